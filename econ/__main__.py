@@ -1,0 +1,7 @@
+"""`python -m econ` runs the command line."""
+
+import sys
+
+from econ.cli import main
+
+sys.exit(main())

@@ -1,0 +1,146 @@
+"""ScenarioBatch: many scenarios as a struct of numpy arrays, one row per scenario.
+
+Every numeric scenario field is a column named by its dotted path (`capex.gpu_price_usd`); choices
+(`Literal` fields) are stored as the index of the choice. Sweeps and Monte Carlo replace columns of a
+batch built from one base scenario, so a million scenarios never become a million pydantic objects.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import types
+import typing
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cache
+
+import numpy as np
+from pydantic import BaseModel
+
+from econ.scenario.models import Scenario
+
+
+@cache
+def field_kinds() -> dict[str, tuple[str, tuple]]:
+    """Dotted path -> (kind, choices) for the scalar fields the engine reads.
+
+    kind is "float", "int" or "choice"; strings, dates, lists and tables are not batch columns.
+    """
+    kinds: dict[str, tuple[str, tuple]] = {}
+
+    def walk(model: type[BaseModel], prefix: str) -> None:
+        for name, info in model.model_fields.items():
+            annotation = info.annotation
+            args = [a for a in typing.get_args(annotation) if a is not type(None)]
+            union = typing.get_origin(annotation) in (typing.Union, types.UnionType)
+            base = args[0] if union and len(args) == 1 else annotation
+            path = prefix + name
+            if isinstance(base, type) and issubclass(base, BaseModel):
+                walk(base, path + ".")
+            elif base is float or base is int:
+                kinds[path] = (base.__name__, ())
+            elif typing.get_origin(base) is typing.Literal:
+                kinds[path] = ("choice", typing.get_args(base))
+
+    walk(Scenario, "")
+    return kinds
+
+
+@dataclass(frozen=True)
+class ScenarioBatch:
+    """n scenarios as columns of length n.
+
+    Attributes
+    ----------
+    names : array (n,) of str
+    start_dates : array (n,) of datetime64[M]  month 0 of each scenario
+    columns : dotted path -> array (n,)  every numeric field; None (absent) is NaN
+    step_months, step_gains : arrays (n, k)  throughput steps, padded with month 10**6 and gain 0
+    horizon_months : int array (n,)  resolved horizon of each scenario
+    """
+
+    names: np.ndarray
+    start_dates: np.ndarray
+    columns: Mapping[str, np.ndarray]
+    step_months: np.ndarray
+    step_gains: np.ndarray
+    horizon_months: np.ndarray
+    scenarios: tuple[Scenario, ...] = field(default=(), repr=False)
+
+    @property
+    def n(self) -> int:
+        return len(self.names)
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __getitem__(self, path: str) -> np.ndarray:
+        return self.columns[path]
+
+    @classmethod
+    def from_scenarios(cls, scenarios: Scenario | Iterable[Scenario]) -> ScenarioBatch:
+        """Compile validated scenarios into a batch (one row each, in order)."""
+        items: Sequence[Scenario] = (
+            (scenarios,) if isinstance(scenarios, Scenario) else tuple(scenarios)
+        )
+        if not items:
+            raise ValueError("a batch needs at least one scenario, got none")
+        kinds = field_kinds()
+        columns = {}
+        for path, (kind, choices) in kinds.items():
+            raw = [_get(s, path) for s in items]
+            if kind == "choice":
+                columns[path] = np.array([choices.index(v) for v in raw], dtype=np.int8)
+            else:
+                columns[path] = np.array([np.nan if v is None else v for v in raw], dtype=float)
+        k = max(1, max(len(s.throughput.steps) for s in items))
+        step_months = np.full((len(items), k), 10**6, dtype=np.int64)
+        step_gains = np.zeros((len(items), k))
+        for row, s in enumerate(items):  # compiling, not projecting: one pass over inputs
+            for j, step in enumerate(s.throughput.steps):
+                step_months[row, j] = step.month
+                step_gains[row, j] = step.gain
+        return cls(
+            names=np.array([s.name for s in items], dtype=object),
+            start_dates=np.array(
+                [np.datetime64(dt.date(s.start_date.year, s.start_date.month, 1), "M") for s in items]
+            ),
+            columns=columns,
+            step_months=step_months,
+            step_gains=step_gains,
+            horizon_months=np.array([s.horizon for s in items], dtype=np.int64),
+            scenarios=tuple(items),
+        )
+
+    @classmethod
+    def repeat(cls, scenario: Scenario, n: int, columns: Mapping[str, np.ndarray] | None = None):
+        """n copies of one scenario with some columns replaced (for sweeps and Monte Carlo).
+
+        Replaced columns are not re-validated here: the caller (sweep, sampler) checks their bounds.
+        """
+        one = cls.from_scenarios(scenario)
+        cols = {path: np.repeat(values, n) for path, values in one.columns.items()}
+        for path, values in (columns or {}).items():
+            if path not in cols:
+                raise KeyError(f"{path} is not a numeric scenario field")
+            cols[path] = np.broadcast_to(np.asarray(values, dtype=cols[path].dtype), (n,)).copy()
+        horizon = np.repeat(one.horizon_months, n)
+        if columns and ("horizon_months" in columns or "depreciation.life_years" in columns):
+            life_months = np.maximum(1, np.rint(cols["depreciation.life_years"] * 12))
+            explicit = cols["horizon_months"]
+            horizon = np.where(np.isnan(explicit), life_months, explicit).astype(np.int64)
+        return cls(
+            names=np.array([f"{scenario.name}#{i}" for i in range(n)], dtype=object),
+            start_dates=np.repeat(one.start_dates, n),
+            columns=cols,
+            step_months=np.repeat(one.step_months, n, axis=0),
+            step_gains=np.repeat(one.step_gains, n, axis=0),
+            horizon_months=horizon,
+        )
+
+
+def _get(scenario: Scenario, path: str):
+    node = scenario
+    for part in path.split("."):
+        node = getattr(node, part)
+    return node

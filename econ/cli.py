@@ -1,0 +1,173 @@
+"""Command line: parse arguments, call the library, print or write. No formulas live here.
+
+Exit codes: 0 success, 2 usage error, 3 invalid input (scenario, data file or output path), with a
+message naming the file, the field, the value and what was expected, and no traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from econ import __version__
+from econ.engine import COMPONENTS, Projection, project
+from econ.export import ExportError, csv_text, flat_summary, write_projection
+from econ.scenario import ScenarioError, json_schema, load_scenario
+
+EXIT_OK, EXIT_USAGE, EXIT_INVALID = 0, 2, 3
+
+
+class InputError(Exception):
+    """Raised inside a command for bad input; main() prints it and exits 3."""
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "command", None):
+        parser.print_help(sys.stderr)
+        return EXIT_USAGE
+    try:
+        return args.run(args)
+    except (ScenarioError, ExportError, InputError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_INVALID
+    except BrokenPipeError:  # e.g. `econ project ... | head`
+        return EXIT_OK
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="econ", description="GPU inference economics: cost per token and asset-life projections."
+    )
+    parser.add_argument("--version", action="version", version=f"econ {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    p = commands.add_parser("project", help="project scenarios and print or write the results")
+    p.add_argument("files", nargs="+", metavar="FILE", help="scenario TOML files")
+    p.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="PATH=VALUE",
+        help="override a field by dotted path (TOML value), e.g. capex.gpu_price_usd=35000",
+    )
+    p.add_argument("--format", choices=("table", "json", "csv"), default="table")
+    p.add_argument(
+        "--out", metavar="PATH", help="write the monthly schedule and summary (.csv, .parquet, .xlsx)"
+    )
+    p.add_argument("--force", action="store_true", help="overwrite existing output files")
+    p.set_defaults(run=_cmd_project)
+
+    v = commands.add_parser("validate", help="check scenario files without projecting them")
+    v.add_argument("files", nargs="+", metavar="FILE")
+    v.set_defaults(run=_cmd_validate)
+
+    s = commands.add_parser("schema", help="print the JSON schema of a scenario file")
+    s.set_defaults(run=_cmd_schema)
+
+    a = commands.add_parser("app", help="start the Streamlit app")
+    a.add_argument("--port", type=int, default=8501)
+    a.set_defaults(run=_cmd_app)
+    return parser
+
+
+def _cmd_project(args) -> int:
+    scenarios = [load_scenario(f, args.overrides) for f in args.files]
+    projection = project(scenarios)
+    if args.out:
+        written = write_projection(projection, args.out, overwrite=args.force)
+        print("wrote " + ", ".join(str(p) for p in written), file=sys.stderr)
+    if args.format == "json":
+        print(json.dumps(summary_json(projection), indent=2, allow_nan=False))
+    elif args.format == "csv":
+        sys.stdout.write(csv_text(flat_summary(projection)))
+    elif not args.out:
+        print(format_table(projection))
+    return EXIT_OK
+
+
+def summary_json(projection: Projection) -> dict:
+    return {"econ_version": __version__, "scenarios": projection.summary_records()}
+
+
+def _cmd_validate(args) -> int:
+    failed = 0
+    for name in args.files:
+        try:
+            scenario = load_scenario(name)
+        except ScenarioError as exc:
+            failed += 1
+            print(f"error: {exc}", file=sys.stderr)
+        else:
+            print(f"{name}: ok ({scenario.name}, {scenario.horizon} months)")
+    return EXIT_INVALID if failed else EXIT_OK
+
+
+def _cmd_schema(args) -> int:
+    print(json.dumps(json_schema(), indent=2))
+    return EXIT_OK
+
+
+def _cmd_app(args) -> int:
+    app = Path(__file__).with_name("ui") / "streamlit_app.py"
+    command = [sys.executable, "-m", "streamlit", "run", str(app), "--server.port", str(args.port)]
+    return subprocess.call(command)
+
+
+_ROWS = (
+    ("lcot_usd_per_mtok", "Levelized cost [USD/Mtok]", "{:,.4f}"),
+    *((f"component:{c}", f"  of which {c} [USD/Mtok]", "{:,.4f}") for c in COMPONENTS),
+    ("breakeven_price_usd_per_mtok", "Break-even price [USD/Mtok]", "{:,.4f}"),
+    ("tokens_total", "Tokens [output, total]", "{:,.4g}"),
+    ("revenue_usd_total", "Revenue [USD]", "{:,.0f}"),
+    ("ebitda_usd_total", "EBITDA [USD]", "{:,.0f}"),
+    ("npv_usd", "NPV [USD]", "{:,.0f}"),
+    ("irr_project_annual", "Project IRR [per year]", "{:.2%}"),
+    ("irr_equity_annual", "Equity IRR [per year]", "{:.2%}"),
+    ("payback_months", "Payback [months]", "{:.1f}"),
+    ("min_dscr", "Minimum DSCR [x]", "{:.2f}"),
+    ("tokens_per_s_per_mw", "Tokens/s per MW IT", "{:,.0f}"),
+    ("revenue_usd_per_mw_year", "Revenue per MW-year [USD]", "{:,.0f}"),
+    ("gpu_count", "GPUs", "{:,.0f}"),
+    ("capex_usd_total", "Capex [USD]", "{:,.0f}"),
+    ("discount_rate_annual", "Discount rate [per year]", "{:.2%}"),
+    ("horizon_months", "Horizon [months]", "{:.0f}"),
+)
+
+
+def format_table(projection: Projection) -> str:
+    """Metrics as rows, scenarios as columns, then each scenario's warnings."""
+    records = projection.summary_records()
+    header = ["metric"] + [r["name"] for r in records]
+    rows = [header]
+    for key, label, fmt in _ROWS:
+        row = [label]
+        for record in records:
+            summary = record["summary"]
+            if key.startswith("component:"):
+                value = summary["cost_usd_per_mtok_by_component"][key.split(":", 1)[1]]
+            else:
+                value = summary[key]
+            row.append("n/a" if value is None else fmt.format(value))
+        rows.append(row)
+    widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
+    lines = []
+    for j, row in enumerate(rows):
+        cells = [row[0].ljust(widths[0])] + [c.rjust(w) for c, w in zip(row[1:], widths[1:], strict=True)]
+        lines.append("  ".join(cells).rstrip())
+        if j == 0:
+            lines.append("  ".join("-" * w for w in widths))
+    for record in records:
+        for warning in record["summary"]["warnings"]:
+            lines.append(f"warning [{record['name']}]: {warning}")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,35 @@
+"""Scenario files: pydantic models, TOML I/O, dotted-path overrides and the JSON schema."""
+
+from econ.scenario.io import (
+    ScenarioError,
+    apply_overrides,
+    atomic_write,
+    check_path,
+    dumps,
+    json_schema,
+    load_scenario,
+    loads,
+    parse_override,
+    save_scenario,
+    scenario_to_dict,
+    validate_dict,
+)
+from econ.scenario.models import SCHEMA_VERSION, GainStep, Scenario
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "GainStep",
+    "Scenario",
+    "ScenarioError",
+    "apply_overrides",
+    "atomic_write",
+    "check_path",
+    "dumps",
+    "json_schema",
+    "load_scenario",
+    "loads",
+    "parse_override",
+    "save_scenario",
+    "scenario_to_dict",
+    "validate_dict",
+]

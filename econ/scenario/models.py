@@ -1,0 +1,261 @@
+"""Pydantic models of a scenario file: one model per section, strict, frozen, units in names.
+
+Every field has a default, bounds and a description with its unit, so a scenario file only needs to
+say what differs from the defaults, and `econ schema` documents the format.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+SCHEMA_VERSION = 1
+
+
+class Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, validate_default=True)
+
+
+class GainStep(Section):
+    """A dated step change in throughput per GPU, e.g. a serving-stack release."""
+
+    month: int = Field(..., ge=1, description="Month the gain takes effect (1 = first service month)")
+    gain: float = Field(
+        ..., gt=-1.0, description="Relative change in tokens/s per GPU, e.g. 0.198 for +19.8% [fraction]"
+    )
+    label: str = Field("", description="What the step is, e.g. a software release")
+
+
+class Fleet(Section):
+    hardware: str = Field(
+        "generic-gpu", min_length=1, description="Hardware key, e.g. gb200-nvl72 (see models/)"
+    )
+    gpu_count: int = Field(72, ge=1, description="GPUs bought at month 0 [GPUs]")
+    gpus_per_rack: int = Field(
+        72, ge=1, description="GPUs per rack, for per-rack figures [GPUs/rack]"
+    )
+    deployment_ramp_months: int = Field(
+        0,
+        ge=0,
+        description="Months over which GPUs enter service linearly after purchase; 0 = all in "
+        "service from month 1 [months]",
+    )
+
+
+class Throughput(Section):
+    tokens_per_s_per_gpu: float = Field(
+        1000.0, gt=0, description="Output tokens per second per GPU while serving [tokens/s/GPU]"
+    )
+    gain_rate_annual: float = Field(
+        0.0,
+        gt=-1.0,
+        description="Compound annual software gain in tokens/s per GPU from month 1 [fraction/year]",
+    )
+    steps: tuple[GainStep, ...] = Field(
+        (), description="Dated step changes in tokens/s per GPU, in month order"
+    )
+    source: str = Field("", description="Where the throughput figure comes from")
+
+    @field_validator("steps")
+    @classmethod
+    def _steps_in_order(cls, steps: tuple[GainStep, ...]) -> tuple[GainStep, ...]:
+        months = [s.month for s in steps]
+        if months != sorted(months):
+            raise ValueError(f"steps must be in month order, got months {months}")
+        return steps
+
+
+class Utilization(Section):
+    share: float = Field(
+        0.7, ge=0.0, le=1.0, description="Share of hours the GPUs serve tokens at the rated speed"
+    )
+    ramp_months: int = Field(
+        0, ge=0, description="Months to ramp linearly from 0 to `share`; 0 = no ramp [months]"
+    )
+
+
+class Capex(Section):
+    gpu_price_usd: float | None = Field(
+        None, gt=0, description="Price per GPU, including its share of the server [USD/GPU]"
+    )
+    system_price_usd: float | None = Field(
+        None, gt=0, description="Price per system (server or rack); use instead of gpu_price_usd [USD]"
+    )
+    gpus_per_system: int = Field(8, ge=1, description="GPUs per priced system [GPUs]")
+    networking_usd_per_gpu: float = Field(0.0, ge=0, description="Network fabric per GPU [USD/GPU]")
+    storage_usd_per_gpu: float = Field(0.0, ge=0, description="Storage per GPU [USD/GPU]")
+    installation_usd_per_gpu: float = Field(
+        0.0, ge=0, description="Installation and integration, capitalized [USD/GPU]"
+    )
+    spares_share: float = Field(
+        0.0, ge=0, le=1, description="Spares as a share of hardware cost [fraction]"
+    )
+
+    @model_validator(mode="after")
+    def _one_price(self) -> Capex:
+        if (self.gpu_price_usd is None) == (self.system_price_usd is None):
+            raise ValueError(
+                "give exactly one of gpu_price_usd and system_price_usd, got "
+                f"gpu_price_usd={self.gpu_price_usd}, system_price_usd={self.system_price_usd}"
+            )
+        return self
+
+
+class Depreciation(Section):
+    method: Literal["straight_line"] = Field(
+        "straight_line", description="Book depreciation method"
+    )
+    life_years: float = Field(6.0, gt=0, le=30, description="Useful life [years]")
+    salvage_share: float = Field(
+        0.0, ge=0, lt=1, description="Residual value at end of life as a share of capex [fraction]"
+    )
+
+
+class Power(Section):
+    kw_per_gpu: float = Field(
+        1.5, gt=0, description="IT power per GPU at full load, including its host share [kW/GPU]"
+    )
+    idle_power_share: float = Field(
+        1.0,
+        ge=0,
+        le=1,
+        description="Power drawn while not serving as a share of full load; 1 = always full [fraction]",
+    )
+    pue: float = Field(1.3, ge=1.0, le=3.0, description="Power usage effectiveness [ratio]")
+    price_usd_per_kwh: float = Field(0.08, gt=0, description="Electricity price [USD/kWh]")
+    escalation_annual: float = Field(
+        0.0, gt=-1, description="Annual change of the electricity price [fraction/year]"
+    )
+
+
+class Facility(Section):
+    colo_usd_per_kw_month: float = Field(
+        0.0, ge=0, description="Colocation price per kW of IT load in service [USD/kW-month]"
+    )
+    escalation_annual: float = Field(
+        0.0, gt=-1, description="Annual change of the colocation price [fraction/year]"
+    )
+
+
+class Opex(Section):
+    staff_usd_per_month: float = Field(0.0, ge=0, description="Operations staff [USD/month]")
+    maintenance_share_of_capex_annual: float = Field(
+        0.0, ge=0, le=1, description="Maintenance and support per year as a share of capex [fraction]"
+    )
+    insurance_share_of_capex_annual: float = Field(
+        0.0, ge=0, le=1, description="Insurance per year as a share of capex [fraction]"
+    )
+    software_usd_per_gpu_month: float = Field(
+        0.0, ge=0, description="Software licences per GPU in service [USD/GPU-month]"
+    )
+
+
+class Financing(Section):
+    debt_share: float = Field(0.0, ge=0, le=1, description="Term loan as a share of capex [fraction]")
+    debt_rate_annual: float = Field(0.09, ge=0, le=1, description="Term loan interest rate [1/year]")
+    debt_rate_quote: Literal["nominal", "effective"] = Field(
+        "nominal",
+        description="How the loan rate is quoted: nominal (monthly rate = rate/12, as loans are) or "
+        "effective ((1+rate)^(1/12)-1)",
+    )
+    debt_term_months: int = Field(
+        60, ge=1, le=600, description="Loan term, level monthly payments from month 1 [months]"
+    )
+    tax_rate: float = Field(0.21, ge=0, lt=1, description="Income tax rate [fraction]")
+    discount_rate_annual: float = Field(
+        0.10, gt=-1, le=1, description="Cost of capital for NPV and levelized cost [1/year]"
+    )
+
+
+class Market(Section):
+    price_usd_per_mtok: float = Field(
+        1.0, ge=0, description="Price of output tokens in month 1 [USD per million tokens]"
+    )
+    price_decline_annual: float = Field(
+        0.0, ge=0, lt=1, description="Annual fall of the token price [fraction/year]"
+    )
+    contract_usd_per_gpu_hour: float = Field(
+        0.0, ge=0, description="Contracted rental price for covered GPUs [USD/GPU-hour]"
+    )
+    contract_share: float = Field(
+        0.0, ge=0, le=1, description="Share of GPUs under the rental contract; the rest sell tokens"
+    )
+
+    @model_validator(mode="after")
+    def _contract_has_price(self) -> Market:
+        if self.contract_share > 0 and self.contract_usd_per_gpu_hour <= 0:
+            raise ValueError(
+                f"contract_share is {self.contract_share} but contract_usd_per_gpu_hour is "
+                f"{self.contract_usd_per_gpu_hour}; expected a price above 0 for contracted GPUs"
+            )
+        return self
+
+
+class Scenario(Section):
+    schema_version: int = Field(SCHEMA_VERSION, ge=1, le=SCHEMA_VERSION, description="File format")
+    name: str = Field("scenario", min_length=1, description="Short name shown in outputs")
+    description: str = Field("", description="What the scenario represents")
+    start_date: dt.date = Field(
+        dt.date(2026, 1, 1), description="Date of month 0, the purchase month (day is ignored)"
+    )
+    horizon_months: int | None = Field(
+        None,
+        ge=1,
+        le=600,
+        description="Months projected after month 0; default: the useful life [months]",
+    )
+    fleet: Fleet = Fleet()
+    throughput: Throughput = Throughput()
+    utilization: Utilization = Utilization()
+    capex: Capex = Capex(gpu_price_usd=30000.0)
+    depreciation: Depreciation = Depreciation()
+    power: Power = Power()
+    facility: Facility = Facility()
+    opex: Opex = Opex()
+    financing: Financing = Financing()
+    market: Market = Market()
+    sources: dict[str, str] = Field(
+        {}, description="Source of each input, keyed by dotted field path, e.g. 'capex.gpu_price_usd'"
+    )
+
+    @property
+    def horizon(self) -> int:
+        """Months projected after month 0 [months]."""
+        if self.horizon_months is not None:
+            return self.horizon_months
+        return max(1, round(self.depreciation.life_years * 12))
+
+    @model_validator(mode="after")
+    def _fits_horizon(self) -> Scenario:
+        horizon = self.horizon
+        ramps = {
+            "fleet.deployment_ramp_months": self.fleet.deployment_ramp_months,
+            "utilization.ramp_months": self.utilization.ramp_months,
+        }
+        for path, months in ramps.items():
+            if months > horizon:
+                raise ValueError(
+                    f"{path} is {months} months, longer than the horizon of {horizon} months; "
+                    "expected a ramp that ends within the horizon"
+                )
+        for step in self.throughput.steps:
+            if step.month > horizon:
+                raise ValueError(
+                    f"throughput step at month {step.month} is beyond the horizon of {horizon} months"
+                )
+        for path in self.sources:
+            if not _has_path(self, path):
+                raise ValueError(f"sources names '{path}', which is not a field of the scenario")
+        return self
+
+
+def _has_path(model: BaseModel, path: str) -> bool:
+    node: object = model
+    for part in path.split("."):
+        fields = type(node).model_fields if isinstance(node, BaseModel) else {}
+        if part not in fields:
+            return False
+        node = getattr(node, part)
+    return True

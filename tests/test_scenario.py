@@ -1,0 +1,180 @@
+"""Scenario files: validation, errors that name file/field/value, overrides, TOML and schema."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from econ.scenario import (
+    Scenario,
+    ScenarioError,
+    apply_overrides,
+    dumps,
+    json_schema,
+    load_scenario,
+    loads,
+    save_scenario,
+    validate_dict,
+)
+from tests.conftest import ROOT, SCENARIOS
+
+BASE = {"name": "base", "capex": {"gpu_price_usd": 30000.0}}
+
+
+def with_change(path: str, value) -> dict:
+    return apply_overrides(BASE, {path: value})
+
+
+def test_defaults_validate():
+    scenario = validate_dict(BASE)
+    assert scenario.horizon == 72  # default life of 6 years
+    assert scenario.capex.gpu_price_usd == 30000.0
+
+
+@pytest.mark.parametrize(
+    ("path", "value", "expected"),
+    [
+        ("capex.gpu_price_usd", -5.0, "greater than 0"),
+        ("capex.gpu_price_usd", "cheap", "valid number"),
+        ("depreciation.life_years", 0, "greater than 0"),
+        ("utilization.share", 1.2, "less than or equal to 1"),
+        ("power.pue", 0.9, "greater than or equal to 1"),
+        ("market.price_usd_per_mtok", -1, "greater than or equal to 0"),
+        ("fleet.gpu_count", 0, "greater than or equal to 1"),
+        ("fleet.gpu_count", 2.5, "valid integer"),
+        ("financing.debt_rate_quote", "monthly", "'nominal' or 'effective'"),
+    ],
+)
+def test_bad_values_name_field_value_and_expectation(path, value, expected):
+    with pytest.raises(ScenarioError) as info:
+        validate_dict(with_change(path, value), file="s.toml")
+    message = str(info.value)
+    assert message.startswith(f"s.toml: {path} = {value!r}")
+    assert expected in message
+
+
+def test_unknown_key_lists_valid_names():
+    data = {**BASE, "capex": {"gpu_price_usd": 1.0, "gpu_prise_usd": 2.0}}
+    with pytest.raises(ScenarioError, match=r"capex.gpu_prise_usd = 2.0: unknown field; expected one of: gpu_price_usd"):
+        validate_dict(data, file="s.toml")
+
+
+def test_unknown_section():
+    with pytest.raises(ScenarioError, match=r"capexx = .*unknown field; expected one of: .*capex"):
+        validate_dict({**BASE, "capexx": {}}, file="s.toml")
+
+
+def test_ramp_longer_than_horizon():
+    data = apply_overrides(BASE, {"horizon_months": 12, "utilization.ramp_months": 13})
+    with pytest.raises(ScenarioError, match="utilization.ramp_months is 13 months, longer than the horizon"):
+        validate_dict(data)
+
+
+def test_step_beyond_horizon_and_out_of_order():
+    late = apply_overrides(BASE, {"horizon_months": 12, "throughput.steps": [{"month": 13, "gain": 0.1}]})
+    with pytest.raises(ScenarioError, match="beyond the horizon"):
+        validate_dict(late)
+    unordered = with_change("throughput.steps", [{"month": 5, "gain": 0.1}, {"month": 2, "gain": 0.1}])
+    with pytest.raises(ScenarioError, match=r"throughput.steps .*month order"):
+        validate_dict(unordered)
+
+
+def test_exactly_one_price():
+    with pytest.raises(ScenarioError, match="exactly one of gpu_price_usd and system_price_usd"):
+        validate_dict(with_change("capex.system_price_usd", 1e6))
+
+
+def test_contract_share_needs_price():
+    with pytest.raises(ScenarioError, match="contract_usd_per_gpu_hour"):
+        validate_dict(with_change("market.contract_share", 0.5))
+
+
+def test_sources_must_name_fields():
+    with pytest.raises(ScenarioError, match="sources names 'capex.nope'"):
+        validate_dict({**BASE, "sources": {"capex.nope": "x"}})
+
+
+def test_missing_file_malformed_and_empty(tmp_path: Path):
+    with pytest.raises(ScenarioError, match="nope.toml: file not found"):
+        load_scenario(tmp_path / "nope.toml")
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[capex\ngpu_price_usd = 1\n")
+    with pytest.raises(ScenarioError, match="bad.toml: malformed TOML"):
+        load_scenario(bad)
+    empty = tmp_path / "empty.toml"
+    empty.write_text("  \n")
+    with pytest.raises(ScenarioError, match="empty.toml: file is empty"):
+        load_scenario(empty)
+
+
+def test_overrides_apply_before_validation(tmp_path: Path):
+    path = tmp_path / "s.toml"
+    path.write_text(dumps(validate_dict(BASE)))
+    scenario = load_scenario(path, ["capex.gpu_price_usd=35000", 'name="x"', "throughput.steps=[{month=5, gain=0.198}]"])
+    assert scenario.capex.gpu_price_usd == 35000
+    assert scenario.name == "x"
+    assert scenario.throughput.steps[0].gain == pytest.approx(0.198)
+    with pytest.raises(ScenarioError, match=r"capex.gpu_prise: no field 'gpu_prise' in capex; expected one of"):
+        load_scenario(path, ["capex.gpu_prise=1"])
+    with pytest.raises(ScenarioError, match=f"{path.name}: capex.gpu_price_usd = -1"):
+        load_scenario(path, ["capex.gpu_price_usd=-1"])
+    with pytest.raises(ScenarioError, match="path=value"):
+        load_scenario(path, ["capex.gpu_price_usd"])
+
+
+@pytest.mark.parametrize("path", SCENARIOS, ids=lambda p: p.stem)
+def test_ready_made_scenarios_round_trip(path: Path, tmp_path: Path):
+    scenario = load_scenario(path)
+    assert scenario.sources, "ready-made scenarios document their inputs"
+    text = dumps(scenario)
+    assert loads(text) == scenario
+    assert dumps(loads(text)) == text
+    out = save_scenario(scenario, tmp_path / "copy.toml")
+    assert load_scenario(out) == scenario
+
+
+def test_save_never_overwrites_without_asking(tmp_path: Path):
+    target = tmp_path / "s.toml"
+    target.write_text("keep me")
+    with pytest.raises(FileExistsError):
+        save_scenario(validate_dict(BASE), target)
+    assert target.read_text() == "keep me"
+    save_scenario(validate_dict(BASE), target, overwrite=True)
+    assert load_scenario(target).name == "base"
+
+
+def test_committed_schema_matches_models():
+    committed = json.loads((ROOT / "models" / "scenario.schema.json").read_text())
+    assert committed == json_schema(), "run `econ schema > models/scenario.schema.json`"
+
+
+finite = dict(allow_nan=False, allow_infinity=False)
+scenario_dicts = st.fixed_dictionaries(
+    {
+        "name": st.text(min_size=1, max_size=20),
+        "capex": st.fixed_dictionaries({"gpu_price_usd": st.floats(1, 1e6, **finite)}),
+        "fleet": st.fixed_dictionaries({"gpu_count": st.integers(1, 10_000)}),
+        "throughput": st.fixed_dictionaries(
+            {
+                "tokens_per_s_per_gpu": st.floats(0.1, 1e5, **finite),
+                "steps": st.lists(
+                    st.fixed_dictionaries({"month": st.integers(1, 36), "gain": st.floats(-0.5, 2, **finite)}),
+                    max_size=3,
+                ).map(lambda s: sorted(s, key=lambda x: x["month"])),
+            }
+        ),
+        "depreciation": st.fixed_dictionaries({"life_years": st.floats(3, 8, **finite)}),
+        "market": st.fixed_dictionaries({"price_usd_per_mtok": st.floats(0, 50, **finite)}),
+    }
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(scenario_dicts)
+def test_toml_round_trip_property(data):
+    scenario = Scenario.model_validate(data)
+    assert loads(dumps(scenario)) == scenario
