@@ -103,7 +103,10 @@ class ScenarioBatch:
         return cls(
             names=np.array([s.name for s in items], dtype=object),
             start_dates=np.array(
-                [np.datetime64(dt.date(s.start_date.year, s.start_date.month, 1), "M") for s in items]
+                [
+                    np.datetime64(dt.date(s.start_date.year, s.start_date.month, 1), "M")
+                    for s in items
+                ]
             ),
             columns=columns,
             step_months=step_months,

@@ -36,5 +36,7 @@ def capex_usd_per_gpu(
 def hardware_usd_per_gpu(gpu_price_usd, system_price_usd, gpus_per_system):
     """Hardware price per GPU from a per-GPU price, or a system price where that is NaN [USD/GPU]."""
     gpu_price = np.asarray(gpu_price_usd, dtype=float)
-    per_system = np.asarray(system_price_usd, dtype=float) / np.asarray(gpus_per_system, dtype=float)
+    per_system = np.asarray(system_price_usd, dtype=float) / np.asarray(
+        gpus_per_system, dtype=float
+    )
     return np.where(np.isnan(gpu_price), per_system, gpu_price)

@@ -42,7 +42,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="econ", description="GPU inference economics: cost per token and asset-life projections."
+        prog="econ",
+        description="GPU inference economics: cost per token and asset-life projections.",
     )
     parser.add_argument("--version", action="version", version=f"econ {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -59,7 +60,9 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--format", choices=("table", "json", "csv"), default="table")
     p.add_argument(
-        "--out", metavar="PATH", help="write the monthly schedule and summary (.csv, .parquet, .xlsx)"
+        "--out",
+        metavar="PATH",
+        help="write the monthly schedule and summary (.csv, .parquet, .xlsx)",
     )
     p.add_argument("--force", action="store_true", help="overwrite existing output files")
     p.set_defaults(run=_cmd_project)
@@ -159,7 +162,9 @@ def format_table(projection: Projection) -> str:
     widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
     lines = []
     for j, row in enumerate(rows):
-        cells = [row[0].ljust(widths[0])] + [c.rjust(w) for c, w in zip(row[1:], widths[1:], strict=True)]
+        cells = [row[0].ljust(widths[0])] + [
+            c.rjust(w) for c, w in zip(row[1:], widths[1:], strict=True)
+        ]
         lines.append("  ".join(cells).rstrip())
         if j == 0:
             lines.append("  ".join("-" * w for w in widths))

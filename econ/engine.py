@@ -152,9 +152,7 @@ class Projection:
             summary = {}
             for key in SUMMARY_COLUMNS:
                 if key == "cost_usd_per_mtok_by_component":
-                    summary[key] = {
-                        c: _json_number(self.components[c][i]) for c in COMPONENTS
-                    }
+                    summary[key] = {c: _json_number(self.components[c][i]) for c in COMPONENTS}
                 elif key == "warnings":
                     summary[key] = list(self.warnings[i])
                 else:
@@ -175,7 +173,11 @@ def project(scenarios: Scenario | ScenarioBatch | Iterable[Scenario]) -> Project
 
     Accepts one Scenario, several, or a ScenarioBatch; one scenario is a batch of one.
     """
-    batch = scenarios if isinstance(scenarios, ScenarioBatch) else ScenarioBatch.from_scenarios(scenarios)
+    batch = (
+        scenarios
+        if isinstance(scenarios, ScenarioBatch)
+        else ScenarioBatch.from_scenarios(scenarios)
+    )
     return _project(batch)
 
 
@@ -195,7 +197,9 @@ def _project(b: ScenarioBatch) -> Projection:
     in_service_share = np.where(deploy > 0, np.minimum(1.0, m / np.maximum(deploy, 1)), 1.0)
     gpus = col(gpu_count) * in_service_share * service
     ramp = col(b["utilization.ramp_months"])
-    utilization = col(b["utilization.share"]) * np.where(ramp > 0, np.minimum(1.0, m / np.maximum(ramp, 1)), 1.0)
+    utilization = col(b["utilization.share"]) * np.where(
+        ramp > 0, np.minimum(1.0, m / np.maximum(ramp, 1)), 1.0
+    )
     utilization = utilization * service
     tps = col(b["throughput.tokens_per_s_per_gpu"]) * gain_multiplier(
         b["throughput.gain_rate_annual"], b.step_months, b.step_gains, months
@@ -247,10 +251,9 @@ def _project(b: ScenarioBatch) -> Projection:
     capex_share_monthly = (
         b["opex.maintenance_share_of_capex_annual"] + b["opex.insurance_share_of_capex_annual"]
     ) / MONTHS_PER_YEAR
-    opex = (
-        col(b["opex.staff_usd_per_month"] + capex_share_monthly * capex_total) * service
-        + gpus * col(b["opex.software_usd_per_gpu_month"])
-    )
+    opex = col(
+        b["opex.staff_usd_per_month"] + capex_share_monthly * capex_total
+    ) * service + gpus * col(b["opex.software_usd_per_gpu_month"])
     ebitda = revenue - power - facility - opex
 
     # Depreciation, and disposal at book value when the projection ends.
@@ -280,8 +283,9 @@ def _project(b: ScenarioBatch) -> Projection:
     draws = np.where(m == 0, col(debt), 0.0)
     cash_flow_equity = cash_flow_project + draws - interest - principal
     scheduled_service = interest + scheduled_principal
-    with np.errstate(divide="ignore", invalid="ignore"):
-        dscr = np.where(scheduled_service > 0, (ebitda - tax) / scheduled_service, np.nan)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        # Below a millionth of a dollar there is no debt service to cover.
+        dscr = np.where(scheduled_service > 1e-6, (ebitda - tax) / scheduled_service, np.nan)
 
     # Discounting at the cost of capital, monthly compounding of the annual rate.
     discount_annual = b["financing.discount_rate_annual"]
@@ -482,26 +486,43 @@ def _warnings(flags, ctx, n) -> list[list[str]]:
     """Per-scenario warnings from flag arrays; only flagged rows are formatted."""
     out: list[list[str]] = [[] for _ in range(n)]
     messages = {
-        "no_tokens": lambda i: "no tokens are produced (utilization or throughput is 0): "
-        "lcot_usd_per_mtok and its components are null",
-        "no_irr_project": lambda i: "project cash flows have no internal rate of return "
-        "(no sign change or no root): irr_project_annual is null",
-        "thin_equity": lambda i: f"equity is {ctx['equity_share'][i]:.1%} of capex, below "
-        f"{MIN_EQUITY_SHARE_FOR_IRR:.0%}: irr_equity_annual is null rather than a meaningless figure",
-        "no_irr_equity": lambda i: "equity cash flows have no internal rate of return: "
-        "irr_equity_annual is null",
-        "no_payback": lambda i: "cumulative project cash flow never turns positive within the "
-        "horizon: payback_months is null",
-        "no_breakeven": lambda i: "token price does not affect NPV (fully contracted or no tokens): "
-        "breakeven_price_usd_per_mtok is null",
+        "no_tokens": lambda i: (
+            "no tokens are produced (utilization or throughput is 0): "
+            "lcot_usd_per_mtok and its components are null"
+        ),
+        "no_irr_project": lambda i: (
+            "project cash flows have no internal rate of return "
+            "(no sign change or no root): irr_project_annual is null"
+        ),
+        "thin_equity": lambda i: (
+            f"equity is {ctx['equity_share'][i]:.1%} of capex, below "
+            f"{MIN_EQUITY_SHARE_FOR_IRR:.0%}: irr_equity_annual is null rather than a meaningless figure"
+        ),
+        "no_irr_equity": lambda i: (
+            "equity cash flows have no internal rate of return: irr_equity_annual is null"
+        ),
+        "no_payback": lambda i: (
+            "cumulative project cash flow never turns positive within the "
+            "horizon: payback_months is null"
+        ),
+        "no_breakeven": lambda i: (
+            "token price does not affect NPV (fully contracted or no tokens): "
+            "breakeven_price_usd_per_mtok is null"
+        ),
         "no_debt": lambda i: "no debt: min_dscr is null",
-        "dscr_below_1": lambda i: f"debt service not covered in {ctx['months_below_1'][i]} months "
-        f"(min DSCR {ctx['min_dscr'][i]:.2f})",
-        "horizon_before_life": lambda i: f"horizon of {ctx['horizon'][i]} months ends before the "
-        f"useful life of {ctx['life_months'][i]:g} months: the remaining book value "
-        f"{ctx['book_value_end'][i]:,.0f} USD is assumed sold at book value in the last month",
-        "balloon": lambda i: f"the loan outlives the horizon: {ctx['balloon'][i]:,.0f} USD is repaid "
-        "as a balloon in the last month",
+        "dscr_below_1": lambda i: (
+            f"debt service not covered in {ctx['months_below_1'][i]} months "
+            f"(min DSCR {ctx['min_dscr'][i]:.2f})"
+        ),
+        "horizon_before_life": lambda i: (
+            f"horizon of {ctx['horizon'][i]} months ends before the "
+            f"useful life of {ctx['life_months'][i]:g} months: the remaining book value "
+            f"{ctx['book_value_end'][i]:,.0f} USD is assumed sold at book value in the last month"
+        ),
+        "balloon": lambda i: (
+            f"the loan outlives the horizon: {ctx['balloon'][i]:,.0f} USD is repaid "
+            "as a balloon in the last month"
+        ),
     }
     for key, message in messages.items():
         for i in np.flatnonzero(flags[key]):
@@ -509,4 +530,11 @@ def _warnings(flags, ctx, n) -> list[list[str]]:
     return out
 
 
-__all__ = ["COMPONENTS", "MONTHLY_COLUMNS", "SUMMARY_COLUMNS", "Projection", "ScenarioBatch", "project"]
+__all__ = [
+    "COMPONENTS",
+    "MONTHLY_COLUMNS",
+    "SUMMARY_COLUMNS",
+    "Projection",
+    "ScenarioBatch",
+    "project",
+]

@@ -24,9 +24,11 @@ def level_payment_balance(principal_usd, rate_monthly, term_months, months):
     i = np.asarray(rate_monthly, dtype=float)[:, None]
     n = np.asarray(term_months, dtype=float)[:, None]
     m = np.minimum(np.asarray(months, dtype=float)[None, :], n)
+    # expm1/log1p keep full precision for tiny rates, where (1+i)^n - 1 would round to 0.
+    log_growth = np.log1p(i)
     with np.errstate(divide="ignore", invalid="ignore"):
-        growth_n = np.power(1.0 + i, n)
-        annuity = (growth_n - np.power(1.0 + i, m)) / (growth_n - 1.0)
+        growth_n = np.expm1(n * log_growth)
+        annuity = (growth_n - np.expm1(m * log_growth)) / growth_n
     share = np.where(i == 0.0, 1.0 - m / n, annuity)
     return p * share
 

@@ -34,6 +34,8 @@ def revenue_usd_per_month(
     """
     col = lambda a: np.asarray(a, dtype=float)[:, None]  # noqa: E731
     share = col(contract_share)
-    tokens_revenue = (1.0 - share) * tokens * col(price_usd_per_mtok) * price_factor / TOKENS_PER_MTOK
+    tokens_revenue = (
+        (1.0 - share) * tokens * col(price_usd_per_mtok) * price_factor / TOKENS_PER_MTOK
+    )
     contract_revenue = share * gpus * HOURS_PER_MONTH * col(contract_usd_per_gpu_hour)
     return tokens_revenue, contract_revenue

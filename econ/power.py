@@ -8,7 +8,14 @@ from econ.units import HOURS_PER_MONTH, annual_growth_factor
 
 
 def power_usd_per_month(
-    gpus, kw_per_gpu, utilization, idle_power_share, pue, price_usd_per_kwh, escalation_annual, months
+    gpus,
+    kw_per_gpu,
+    utilization,
+    idle_power_share,
+    pue,
+    price_usd_per_kwh,
+    escalation_annual,
+    months,
 ):
     """Electricity bill per month at the utility meter [USD/month].
 
@@ -23,5 +30,7 @@ def power_usd_per_month(
     """
     col = lambda a: np.asarray(a, dtype=float)[:, None]  # noqa: E731
     load = utilization + (1.0 - utilization) * col(idle_power_share)
-    price = col(price_usd_per_kwh) * annual_growth_factor(col(escalation_annual), np.maximum(months - 1, 0))
+    price = col(price_usd_per_kwh) * annual_growth_factor(
+        col(escalation_annual), np.maximum(months - 1, 0)
+    )
     return gpus * col(kw_per_gpu) * load * col(pue) * HOURS_PER_MONTH * price

@@ -37,4 +37,6 @@ def nominal_monthly_rate(rate_annual):
 
 def annual_growth_factor(rate_annual, months):
     """Growth factor after `months` at a compound annual rate: (1 + r)^(months / 12)."""
-    return np.power(1.0 + np.asarray(rate_annual, dtype=float), np.asarray(months) / MONTHS_PER_YEAR)
+    return np.power(
+        1.0 + np.asarray(rate_annual, dtype=float), np.asarray(months) / MONTHS_PER_YEAR
+    )

@@ -59,7 +59,10 @@ def test_bad_values_name_field_value_and_expectation(path, value, expected):
 
 def test_unknown_key_lists_valid_names():
     data = {**BASE, "capex": {"gpu_price_usd": 1.0, "gpu_prise_usd": 2.0}}
-    with pytest.raises(ScenarioError, match=r"capex.gpu_prise_usd = 2.0: unknown field; expected one of: gpu_price_usd"):
+    with pytest.raises(
+        ScenarioError,
+        match=r"capex.gpu_prise_usd = 2.0: unknown field; expected one of: gpu_price_usd",
+    ):
         validate_dict(data, file="s.toml")
 
 
@@ -70,15 +73,21 @@ def test_unknown_section():
 
 def test_ramp_longer_than_horizon():
     data = apply_overrides(BASE, {"horizon_months": 12, "utilization.ramp_months": 13})
-    with pytest.raises(ScenarioError, match="utilization.ramp_months is 13 months, longer than the horizon"):
+    with pytest.raises(
+        ScenarioError, match="utilization.ramp_months is 13 months, longer than the horizon"
+    ):
         validate_dict(data)
 
 
 def test_step_beyond_horizon_and_out_of_order():
-    late = apply_overrides(BASE, {"horizon_months": 12, "throughput.steps": [{"month": 13, "gain": 0.1}]})
+    late = apply_overrides(
+        BASE, {"horizon_months": 12, "throughput.steps": [{"month": 13, "gain": 0.1}]}
+    )
     with pytest.raises(ScenarioError, match="beyond the horizon"):
         validate_dict(late)
-    unordered = with_change("throughput.steps", [{"month": 5, "gain": 0.1}, {"month": 2, "gain": 0.1}])
+    unordered = with_change(
+        "throughput.steps", [{"month": 5, "gain": 0.1}, {"month": 2, "gain": 0.1}]
+    )
     with pytest.raises(ScenarioError, match=r"throughput.steps .*month order"):
         validate_dict(unordered)
 
@@ -114,11 +123,15 @@ def test_missing_file_malformed_and_empty(tmp_path: Path):
 def test_overrides_apply_before_validation(tmp_path: Path):
     path = tmp_path / "s.toml"
     path.write_text(dumps(validate_dict(BASE)))
-    scenario = load_scenario(path, ["capex.gpu_price_usd=35000", 'name="x"', "throughput.steps=[{month=5, gain=0.198}]"])
+    scenario = load_scenario(
+        path, ["capex.gpu_price_usd=35000", 'name="x"', "throughput.steps=[{month=5, gain=0.198}]"]
+    )
     assert scenario.capex.gpu_price_usd == 35000
     assert scenario.name == "x"
     assert scenario.throughput.steps[0].gain == pytest.approx(0.198)
-    with pytest.raises(ScenarioError, match=r"capex.gpu_prise: no field 'gpu_prise' in capex; expected one of"):
+    with pytest.raises(
+        ScenarioError, match=r"capex.gpu_prise: no field 'gpu_prise' in capex; expected one of"
+    ):
         load_scenario(path, ["capex.gpu_prise=1"])
     with pytest.raises(ScenarioError, match=f"{path.name}: capex.gpu_price_usd = -1"):
         load_scenario(path, ["capex.gpu_price_usd=-1"])
@@ -162,7 +175,9 @@ scenario_dicts = st.fixed_dictionaries(
             {
                 "tokens_per_s_per_gpu": st.floats(0.1, 1e5, **finite),
                 "steps": st.lists(
-                    st.fixed_dictionaries({"month": st.integers(1, 36), "gain": st.floats(-0.5, 2, **finite)}),
+                    st.fixed_dictionaries(
+                        {"month": st.integers(1, 36), "gain": st.floats(-0.5, 2, **finite)}
+                    ),
                     max_size=3,
                 ).map(lambda s: sorted(s, key=lambda x: x["month"])),
             }

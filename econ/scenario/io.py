@@ -107,7 +107,9 @@ def read_toml(path: str | os.PathLike) -> dict[str, Any]:
     except FileNotFoundError:
         raise ScenarioError(path, "", None, "file not found") from None
     except IsADirectoryError:
-        raise ScenarioError(path, "", None, "is a directory; expected a TOML scenario file") from None
+        raise ScenarioError(
+            path, "", None, "is a directory; expected a TOML scenario file"
+        ) from None
     except UnicodeDecodeError as exc:
         raise ScenarioError(path, "", None, f"not UTF-8 text ({exc.reason})") from None
     except OSError as exc:

@@ -21,9 +21,13 @@ class Section(BaseModel):
 class GainStep(Section):
     """A dated step change in throughput per GPU, e.g. a serving-stack release."""
 
-    month: int = Field(..., ge=1, description="Month the gain takes effect (1 = first service month)")
+    month: int = Field(
+        ..., ge=1, description="Month the gain takes effect (1 = first service month)"
+    )
     gain: float = Field(
-        ..., gt=-1.0, description="Relative change in tokens/s per GPU, e.g. 0.198 for +19.8% [fraction]"
+        ...,
+        gt=-1.0,
+        description="Relative change in tokens/s per GPU, e.g. 0.198 for +19.8% [fraction]",
     )
     label: str = Field("", description="What the step is, e.g. a software release")
 
@@ -81,7 +85,9 @@ class Capex(Section):
         None, gt=0, description="Price per GPU, including its share of the server [USD/GPU]"
     )
     system_price_usd: float | None = Field(
-        None, gt=0, description="Price per system (server or rack); use instead of gpu_price_usd [USD]"
+        None,
+        gt=0,
+        description="Price per system (server or rack); use instead of gpu_price_usd [USD]",
     )
     gpus_per_system: int = Field(8, ge=1, description="GPUs per priced system [GPUs]")
     networking_usd_per_gpu: float = Field(0.0, ge=0, description="Network fabric per GPU [USD/GPU]")
@@ -142,7 +148,10 @@ class Facility(Section):
 class Opex(Section):
     staff_usd_per_month: float = Field(0.0, ge=0, description="Operations staff [USD/month]")
     maintenance_share_of_capex_annual: float = Field(
-        0.0, ge=0, le=1, description="Maintenance and support per year as a share of capex [fraction]"
+        0.0,
+        ge=0,
+        le=1,
+        description="Maintenance and support per year as a share of capex [fraction]",
     )
     insurance_share_of_capex_annual: float = Field(
         0.0, ge=0, le=1, description="Insurance per year as a share of capex [fraction]"
@@ -153,8 +162,12 @@ class Opex(Section):
 
 
 class Financing(Section):
-    debt_share: float = Field(0.0, ge=0, le=1, description="Term loan as a share of capex [fraction]")
-    debt_rate_annual: float = Field(0.09, ge=0, le=1, description="Term loan interest rate [1/year]")
+    debt_share: float = Field(
+        0.0, ge=0, le=1, description="Term loan as a share of capex [fraction]"
+    )
+    debt_rate_annual: float = Field(
+        0.09, ge=0, le=1, description="Term loan interest rate [1/year]"
+    )
     debt_rate_quote: Literal["nominal", "effective"] = Field(
         "nominal",
         description="How the loan rate is quoted: nominal (monthly rate = rate/12, as loans are) or "
@@ -217,7 +230,8 @@ class Scenario(Section):
     financing: Financing = Financing()
     market: Market = Market()
     sources: dict[str, str] = Field(
-        {}, description="Source of each input, keyed by dotted field path, e.g. 'capex.gpu_price_usd'"
+        {},
+        description="Source of each input, keyed by dotted field path, e.g. 'capex.gpu_price_usd'",
     )
 
     @property

@@ -1,0 +1,35 @@
+# Set-up and everyday commands. `make app` and `make test` work on a fresh machine.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed-stamp
+APT_GET := $(shell [ "$$(id -u)" = 0 ] && echo apt-get || echo sudo apt-get)
+PORT ?= 8501
+
+.PHONY: app test bench lint chromium clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+# Debian's Chromium for the browser tests (Playwright cannot download its own browser here).
+chromium:
+	@command -v chromium >/dev/null 2>&1 || { $(APT_GET) update -qq && $(APT_GET) install -y -qq chromium; }
+
+app: $(STAMP)
+	$(VENV)/bin/streamlit run app.py --server.headless=true --server.port=$(PORT)
+
+test: $(STAMP) chromium
+	$(PY) -m pytest
+
+bench: $(STAMP)
+	$(PY) benchmarks/bench_engine.py
+	$(PY) benchmarks/bench_irr.py
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check econ tests benchmarks app.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis

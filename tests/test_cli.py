@@ -1,0 +1,180 @@
+"""The command line through its entry points: output formats, files, exit codes, bad input."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from econ.cli import main
+from econ.engine import MONTHLY_COLUMNS, SUMMARY_COLUMNS
+from tests.conftest import ROOT, SCENARIOS
+
+SEED = ROOT / "models" / "scenarios" / "deepseek-r1-gb200-nvl72.toml"
+
+
+def run(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "econ", *args], capture_output=True, text=True, cwd=ROOT
+    )
+
+
+def test_console_script_and_module_agree():
+    script = shutil.which("econ", path=str(Path(sys.executable).parent))
+    assert script, "the econ console script is installed"
+    by_script = subprocess.run(
+        [script, "project", str(SEED), "--format", "json"], capture_output=True, text=True
+    )
+    by_module = run("project", str(SEED), "--format", "json")
+    assert by_script.returncode == by_module.returncode == 0
+    assert json.loads(by_script.stdout)["scenarios"] == json.loads(by_module.stdout)["scenarios"]
+
+
+def test_json_contract(capsys):
+    assert main(["project", *map(str, SCENARIOS), "--format", "json"]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    assert [s["name"] for s in payload["scenarios"]] == [p.stem for p in SCENARIOS]
+    for scenario in payload["scenarios"]:
+        assert list(scenario["summary"]) == list(SUMMARY_COLUMNS)
+        assert set(scenario["summary"]["cost_usd_per_mtok_by_component"]) == {
+            "depreciation",
+            "financing",
+            "power",
+            "facility",
+            "opex",
+        }
+
+
+def test_table_is_default_and_shows_warnings(capsys):
+    assert main(["project", str(SEED), "--set", "financing.debt_share=0"]) == 0
+    out = capsys.readouterr().out
+    assert "Levelized cost [USD/Mtok]" in out
+    assert "warning [deepseek-r1-gb200-nvl72]: no debt" in out
+
+
+def test_set_changes_the_result(capsys):
+    main(["project", str(SEED), "--format", "json"])
+    base = json.loads(capsys.readouterr().out)["scenarios"][0]["summary"]
+    main(["project", str(SEED), "--format", "json", "--set", "utilization.share=0.9"])
+    busier = json.loads(capsys.readouterr().out)["scenarios"][0]["summary"]
+    assert busier["lcot_usd_per_mtok"] < base["lcot_usd_per_mtok"]
+
+
+def test_csv_to_stdout(capsys):
+    assert main(["project", str(SEED), "--format", "csv"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("scenario,lcot_usd_per_mtok,cost_usd_per_mtok_depreciation")
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".parquet", ".xlsx"])
+def test_out_files(tmp_path: Path, suffix: str):
+    out = tmp_path / f"seed{suffix}"
+    assert main(["project", str(SEED), "--out", str(out)]) == 0
+    if suffix == ".csv":
+        monthly = pd.read_csv(out)
+        summary = pd.read_csv(tmp_path / "seed.summary.csv")
+    elif suffix == ".parquet":
+        monthly = pd.read_parquet(out)
+        summary = pd.read_parquet(tmp_path / "seed.summary.parquet")
+    else:
+        monthly = pd.read_excel(out, sheet_name="Monthly")
+        summary = pd.read_excel(out, sheet_name="Summary")
+    assert list(monthly.columns[:3]) == ["scenario", "month", "date"]
+    assert set(MONTHLY_COLUMNS) <= set(monthly.columns)
+    assert len(monthly) == 73
+    assert summary.loc[0, "scenario"] == "deepseek-r1-gb200-nvl72"
+    # Existing files are kept unless --force.
+    before = out.read_bytes()
+    assert main(["project", str(SEED), "--out", str(out), "--set", "utilization.share=0.2"]) == 3
+    assert out.read_bytes() == before
+    assert (
+        main(["project", str(SEED), "--out", str(out), "--force", "--set", "utilization.share=0.2"])
+        == 0
+    )
+    assert out.read_bytes() != before
+
+
+def test_hostile_scenario_names_are_neutralized_in_csv(tmp_path: Path):
+    out = tmp_path / "x.csv"
+    assert main(["project", str(SEED), "--set", 'name="=HYPERLINK(1)"', "--out", str(out)]) == 0
+    assert "'=HYPERLINK(1)" in out.read_text()
+
+
+def test_validate_and_schema(capsys):
+    assert main(["validate", *map(str, SCENARIOS)]) == 0
+    assert "ok" in capsys.readouterr().out
+    assert main(["schema"]) == 0
+    schema = json.loads(capsys.readouterr().out)
+    assert "capex" in schema["properties"]
+
+
+BAD = {
+    "unknown key": (
+        "[capex]\ngpu_price_usd = 1.0\ngpu_prise = 2\n",
+        "capex.gpu_prise = 2: unknown field",
+    ),
+    "wrong type": ('[capex]\ngpu_price_usd = "a lot"\n', "capex.gpu_price_usd = 'a lot'"),
+    "negative price": (
+        "[capex]\ngpu_price_usd = -100.0\n",
+        "capex.gpu_price_usd = -100.0: Input should be greater than 0",
+    ),
+    "zero price": ("[capex]\ngpu_price_usd = 0\n", "capex.gpu_price_usd = 0"),
+    "life of zero": (
+        "[capex]\ngpu_price_usd = 1.0\n[depreciation]\nlife_years = 0\n",
+        "depreciation.life_years = 0",
+    ),
+    "utilization above 1": (
+        "[capex]\ngpu_price_usd = 1.0\n[utilization]\nshare = 1.5\n",
+        "utilization.share = 1.5",
+    ),
+    "ramp beyond horizon": (
+        "horizon_months = 12\n[capex]\ngpu_price_usd = 1.0\n[fleet]\ndeployment_ramp_months = 24\n",
+        "fleet.deployment_ramp_months is 24 months, longer than the horizon of 12 months",
+    ),
+    "malformed TOML": ("[capex\n", "malformed TOML"),
+    "empty file": ("", "file is empty"),
+}
+
+
+@pytest.mark.parametrize("case", BAD, ids=list(BAD))
+def test_bad_input_exits_3_with_a_message(tmp_path: Path, case: str):
+    text, expected = BAD[case]
+    path = tmp_path / "bad.toml"
+    path.write_text(text)
+    for command in ("project", "validate"):
+        result = run(command, str(path))
+        assert result.returncode == 3, result.stderr
+        assert "Traceback" not in result.stderr
+        assert str(path) in result.stderr
+        assert expected in result.stderr
+
+
+def test_missing_file_and_bad_set_path():
+    missing = run("project", "nope.toml")
+    assert missing.returncode == 3 and "nope.toml: file not found" in missing.stderr
+    bad_path = run("project", str(SEED), "--set", "capex.gpu_prise=1")
+    assert bad_path.returncode == 3
+    assert (
+        "capex.gpu_prise: no field 'gpu_prise' in capex; expected one of: gpu_price_usd"
+        in bad_path.stderr
+    )
+    assert "Traceback" not in bad_path.stderr + missing.stderr
+
+
+def test_bad_output_path_and_format(tmp_path: Path):
+    unknown = run("project", str(SEED), "--out", str(tmp_path / "x.docx"))
+    assert unknown.returncode == 3 and "unknown output format '.docx'" in unknown.stderr
+    nowhere = run("project", str(SEED), "--out", str(tmp_path / "no" / "x.csv"))
+    assert nowhere.returncode == 3 and "does not exist" in nowhere.stderr
+
+
+def test_usage_errors_exit_2():
+    assert run().returncode == 2
+    assert run("project").returncode == 2
+    assert run("project", str(SEED), "--format", "yaml").returncode == 2
+    assert run("frobnicate").returncode == 2

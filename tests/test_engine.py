@@ -1,0 +1,355 @@
+"""The projection engine: hand-computed reference values, loan parity, invariants, batch = single."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import numpy_financial as npf
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from econ import ScenarioBatch, load_scenario, project
+from econ.engine import COMPONENTS, SUMMARY_COLUMNS
+from econ.scenario import apply_overrides, validate_dict
+from tests.conftest import ROOT, SCENARIOS
+
+HOURS_PER_MONTH = 8760 / 12
+
+# One GPU, 12-month life and horizon, flat prices: every figure has a closed form.
+SMALL = {
+    "name": "small",
+    "horizon_months": 12,
+    "fleet": {"gpu_count": 1},
+    "throughput": {"tokens_per_s_per_gpu": 1000.0},
+    "utilization": {"share": 1.0},
+    "capex": {"gpu_price_usd": 10000.0},
+    "depreciation": {"life_years": 1.0, "salvage_share": 0.0},
+    "power": {"kw_per_gpu": 1.0, "pue": 1.2, "price_usd_per_kwh": 0.1},
+    "facility": {"colo_usd_per_kw_month": 100.0},
+    "opex": {"staff_usd_per_month": 50.0},
+    "financing": {"debt_share": 0.0, "tax_rate": 0.25, "discount_rate_annual": 0.10},
+    "market": {"price_usd_per_mtok": 2.0},
+}
+
+
+def small(**changes):
+    return validate_dict(apply_overrides(SMALL, changes))
+
+
+def annuity_factor(rate_annual: float, months: int) -> float:
+    """Sum of v^m for m = 1..months at the monthly rate equivalent to rate_annual."""
+    i = (1 + rate_annual) ** (1 / 12) - 1
+    return (1 - (1 + i) ** -months) / i
+
+
+def test_small_scenario_against_closed_forms():
+    result = project(small())
+    s = result.summary.iloc[0]
+    tokens_month = 1000.0 * HOURS_PER_MONTH * 3600  # 2.628e9
+    power_month = 1.0 * 1.2 * HOURS_PER_MONTH * 0.1  # 87.6
+    costs_month = power_month + 100.0 + 50.0
+    a = annuity_factor(0.10, 12)
+    assert s.tokens_total == pytest.approx(12 * tokens_month, rel=1e-12)
+
+    lcot = (10000.0 + costs_month * a) / (tokens_month * a) * 1e6
+    assert s.lcot_usd_per_mtok == pytest.approx(lcot, rel=1e-12)
+    parts = s.cost_usd_per_mtok_by_component
+    assert parts["power"] == pytest.approx(power_month / tokens_month * 1e6, rel=1e-12)
+    assert parts["depreciation"] == pytest.approx(10000 / 12 / tokens_month * 1e6, rel=1e-12)
+    assert sum(parts.values()) == pytest.approx(lcot, rel=1e-12)
+
+    ebitda = tokens_month * 2.0 / 1e6 - costs_month
+    tax = 0.25 * (ebitda - 10000 / 12)
+    cash = ebitda - tax
+    assert s.ebitda_usd_total == pytest.approx(12 * ebitda, rel=1e-12)
+    assert s.npv_usd == pytest.approx(-10000 + cash * a, rel=1e-12)
+    # IRR from numpy-financial on the same hand-built flows, annualized as (1 + m)^12 - 1.
+    irr_monthly = npf.irr([-10000.0] + [cash] * 12)
+    assert s.irr_project_annual == pytest.approx((1 + irr_monthly) ** 12 - 1, rel=1e-9)
+    assert s.irr_equity_annual == pytest.approx(s.irr_project_annual, rel=1e-12)
+    assert s.payback_months == pytest.approx(10000 / cash, rel=1e-12)
+    assert s.tokens_per_s_per_mw == pytest.approx(1000.0 * 1000 / 1.0)
+    assert s.revenue_usd_per_mw_year == pytest.approx(12 * tokens_month * 2e-6 / 0.001, rel=1e-12)
+    assert s.min_dscr is None
+    assert any("no debt" in w for w in s.warnings)
+
+
+def test_breakeven_price_zeroes_npv_after_tax():
+    base = project(small()).summary.iloc[0]
+    p = base.breakeven_price_usd_per_mtok
+    at_breakeven = project(small(**{"market.price_usd_per_mtok": p})).summary.iloc[0]
+    assert abs(at_breakeven.npv_usd) < 1e-6 * 10000
+    # Without tax the break-even price is the levelized cost when prices are flat.
+    untaxed = project(small(**{"financing.tax_rate": 0.0})).summary.iloc[0]
+    assert untaxed.breakeven_price_usd_per_mtok == pytest.approx(
+        untaxed.lcot_usd_per_mtok, rel=1e-9
+    )
+
+
+def test_loan_schedule_matches_spreadsheet_functions():
+    scenario = small(
+        **{
+            "financing.debt_share": 0.6,
+            "financing.debt_rate_annual": 0.12,
+            "financing.debt_term_months": 12,
+        }
+    )
+    monthly = project(scenario).monthly.loc["small"]
+    periods = np.arange(1, 13)
+    principal = 6000.0
+    assert monthly.interest_usd.iloc[1:].to_numpy() == pytest.approx(
+        -npf.ipmt(0.01, periods, 12, principal), rel=1e-12
+    )
+    assert monthly.principal_usd.iloc[1:].to_numpy() == pytest.approx(
+        -npf.ppmt(0.01, periods, 12, principal), rel=1e-12
+    )
+    assert monthly.debt_balance_usd.iloc[-1] == pytest.approx(0.0, abs=1e-9)
+    payment = -npf.pmt(0.01, 12, principal)
+    assert (monthly.interest_usd + monthly.principal_usd).iloc[1:].to_numpy() == pytest.approx(
+        payment
+    )
+    equity = monthly.cash_flow_equity_usd
+    assert equity.iloc[0] == pytest.approx(-4000.0)
+    dscr = (monthly.ebitda_usd - monthly.tax_usd) / payment
+    assert monthly.dscr.iloc[1:].to_numpy() == pytest.approx(dscr.iloc[1:].to_numpy())
+
+
+def test_effective_rate_quote_and_balloon():
+    effective = small(
+        **{
+            "financing.debt_share": 0.5,
+            "financing.debt_rate_annual": 0.12,
+            "financing.debt_rate_quote": "effective",
+            "financing.debt_term_months": 24,
+        }
+    )
+    result = project(effective)
+    monthly = result.monthly.loc["small"]
+    i = 1.12 ** (1 / 12) - 1
+    assert monthly.interest_usd.iloc[1] == pytest.approx(5000 * i, rel=1e-12)
+    # A 24-month loan over a 12-month horizon is repaid by a balloon in month 12.
+    remaining = -npf.fv(i, 12, npf.pmt(i, 24, 5000), 5000)
+    assert monthly.principal_usd.iloc[12] == pytest.approx(
+        -npf.ppmt(i, 12, 24, 5000) + remaining, rel=1e-9
+    )
+    assert monthly.debt_balance_usd.iloc[12] == 0
+    assert any("balloon" in w for w in result.warnings[0])
+
+
+def test_tax_losses_carry_forward():
+    # A loss-making first year (prices too low), then profits: no tax until the loss is used up.
+    scenario = small(
+        **{
+            "horizon_months": 24,
+            "depreciation.life_years": 1.0,
+            "market.price_usd_per_mtok": 0.3,
+        }
+    )
+    monthly = project(scenario).monthly.loc["small"]
+    taxable = monthly.ebitda_usd - monthly.depreciation_usd - monthly.interest_usd
+    year1, year2 = taxable.iloc[0:13].sum(), taxable.iloc[13:25].sum()
+    assert year1 < 0 < year2 + year1
+    assert monthly.tax_usd.iloc[:13].sum() == 0
+    assert monthly.tax_usd.iloc[13:25].sum() == pytest.approx(0.25 * (year1 + year2), rel=1e-12)
+    assert monthly.tax_usd.iloc[13:25].nunique() == 1  # paid evenly through the year
+
+
+def test_degenerate_scenarios_give_nulls_and_warnings():
+    idle = project(
+        small(**{"utilization.share": 0.0, "market.price_usd_per_mtok": 0.0})
+    ).summary.iloc[0]
+    assert idle.lcot_usd_per_mtok is None
+    assert all(v is None for v in idle.cost_usd_per_mtok_by_component.values())
+    assert idle.irr_project_annual is None
+    assert idle.payback_months is None
+    assert idle.breakeven_price_usd_per_mtok is None
+    assert any("no tokens" in w for w in idle.warnings)
+    thin = project(small(**{"financing.debt_share": 0.99})).summary.iloc[0]
+    assert thin.irr_equity_annual is None
+    assert any("equity is 1.0% of capex" in w for w in thin.warnings)
+
+
+def test_contract_revenue_ignores_utilization():
+    contracted = small(
+        **{
+            "market.contract_share": 1.0,
+            "market.contract_usd_per_gpu_hour": 2.0,
+            "utilization.share": 0.5,
+        }
+    )
+    s = project(contracted).summary.iloc[0]
+    assert s.revenue_usd_total == pytest.approx(12 * HOURS_PER_MONTH * 2.0)
+    assert s.breakeven_price_usd_per_mtok is None
+
+
+def test_ramps_and_steps():
+    scenario = small(
+        **{
+            "fleet.gpu_count": 4,
+            "fleet.deployment_ramp_months": 4,
+            "utilization.ramp_months": 2,
+            "throughput.steps": [{"month": 5, "gain": 0.198}],
+        }
+    )
+    monthly = project(scenario).monthly.loc["small"]
+    assert monthly.gpus_in_service.iloc[:6].tolist() == [0, 1, 2, 3, 4, 4]
+    per_gpu_hour = monthly.tokens / monthly.gpus_in_service.replace(0, np.nan) / HOURS_PER_MONTH
+    base = 1000 * 3600.0
+    assert per_gpu_hour.iloc[1] == pytest.approx(base * 0.5)
+    assert per_gpu_hour.iloc[4] == pytest.approx(base)
+    assert per_gpu_hour.iloc[5] == pytest.approx(base * 1.198)
+    assert str(monthly.date.iloc[5].date()) == "2026-06-01"
+
+
+def test_horizon_shorter_than_life_sells_at_book_value():
+    result = project(small(**{"depreciation.life_years": 2.0}))
+    monthly = result.monthly.loc["small"]
+    assert monthly.disposal_usd.iloc[12] == pytest.approx(5000.0)
+    assert any("before the useful life" in w for w in result.warnings[0])
+
+
+# Property tests over generated scenarios.
+finite = dict(allow_nan=False, allow_infinity=False)
+generated = st.fixed_dictionaries(
+    {
+        "fleet.gpu_count": st.integers(1, 512),
+        "fleet.deployment_ramp_months": st.integers(0, 6),
+        "throughput.tokens_per_s_per_gpu": st.floats(10, 20000, **finite),
+        "throughput.gain_rate_annual": st.floats(-0.2, 0.5, **finite),
+        "utilization.share": st.floats(0.05, 1, **finite),
+        "capex.gpu_price_usd": st.floats(5000, 80000, **finite),
+        "capex.installation_usd_per_gpu": st.floats(0, 3000, **finite),
+        "depreciation.life_years": st.floats(1, 8, **finite),
+        "depreciation.salvage_share": st.floats(0, 0.5, **finite),
+        "horizon_months": st.integers(12, 96),
+        "power.price_usd_per_kwh": st.floats(0.02, 0.3, **finite),
+        "facility.colo_usd_per_kw_month": st.floats(0, 300, **finite),
+        "financing.debt_share": st.floats(0, 0.9, **finite),
+        "financing.debt_rate_annual": st.floats(0, 0.2, **finite),
+        "financing.debt_term_months": st.integers(1, 96),
+        "financing.discount_rate_annual": st.floats(0, 0.3, **finite),
+        "market.price_usd_per_mtok": st.floats(0.01, 5, **finite),
+        "market.price_decline_annual": st.floats(0, 0.7, **finite),
+    }
+)
+
+
+def make(changes) -> object:
+    return validate_dict(apply_overrides({"name": "g"}, changes))
+
+
+def pv(values, rate_annual):
+    i = (1 + rate_annual) ** (1 / 12) - 1
+    return float(np.sum(np.asarray(values) * (1 + i) ** -np.arange(len(values))))
+
+
+@settings(max_examples=60, deadline=None)
+@given(generated)
+def test_invariants(changes):
+    scenario = make(changes)
+    result = project(scenario)
+    s = result.summary.iloc[0]
+    m = result.monthly.loc["g"]
+    life = changes["depreciation.life_years"] * 12
+    capex = s.capex_usd_total
+    salvage = changes["depreciation.salvage_share"] * capex
+    if changes["horizon_months"] >= life:
+        assert m.depreciation_usd.sum() == pytest.approx(capex - salvage, rel=1e-9)
+        assert m.disposal_usd.iloc[-1] == pytest.approx(salvage, rel=1e-9, abs=1e-6)
+    assert m.debt_balance_usd.iloc[-1] == pytest.approx(0.0, abs=1e-6)
+    assert m.principal_usd.sum() == pytest.approx(changes["financing.debt_share"] * capex, rel=1e-9)
+    assert (m.tax_usd >= 0).all()
+    # LCOT x PV(tokens) = PV(costs), with costs built here from the monthly columns.
+    rate = changes["financing.discount_rate_annual"]
+    costs = m.capex_usd - m.disposal_usd + m.power_usd + m.facility_usd + m.opex_usd
+    assert s.lcot_usd_per_mtok * pv(m.tokens, rate) / 1e6 == pytest.approx(
+        pv(costs, rate), rel=1e-9
+    )
+    assert sum(s.cost_usd_per_mtok_by_component.values()) == pytest.approx(
+        s.lcot_usd_per_mtok, rel=1e-9
+    )
+    assert s.npv_usd == pytest.approx(pv(m.cash_flow_project_usd, rate), rel=1e-9, abs=1e-6)
+    if s.irr_project_annual is not None and s.irr_project_annual > -0.99:
+        # NPV at the IRR is 0, relative to the size of the discounted flows. (Near -100% a year the
+        # annual figure holds too few digits of the monthly rate for this check.)
+        scale = pv(np.abs(m.cash_flow_project_usd), s.irr_project_annual)
+        assert abs(pv(m.cash_flow_project_usd, s.irr_project_annual)) <= 1e-9 * scale
+    # More throughput never raises the levelized cost.
+    faster = project(
+        make(
+            {
+                **changes,
+                "throughput.tokens_per_s_per_gpu": changes["throughput.tokens_per_s_per_gpu"] * 1.2,
+            }
+        )
+    )
+    assert faster.summary.iloc[0].lcot_usd_per_mtok <= s.lcot_usd_per_mtok * (1 + 1e-12)
+
+
+@settings(max_examples=10, deadline=None)
+@given(st.lists(generated, min_size=2, max_size=5))
+def test_batch_equals_one_by_one(many):
+    scenarios = [make({**c, "name": f"s{i}"}) for i, c in enumerate(many)]
+    together = project(scenarios)
+    for i, scenario in enumerate(scenarios):
+        alone = project(scenario)
+        a, b = together.summary.iloc[i], alone.summary.iloc[0]
+        for key in SUMMARY_COLUMNS:
+            if key == "cost_usd_per_mtok_by_component":
+                for c in COMPONENTS:
+                    assert a[key][c] == pytest.approx(b[key][c], rel=1e-12, nan_ok=True)
+            elif key == "warnings":
+                assert a[key] == b[key]
+            elif b[key] is None:
+                assert a[key] is None
+            else:
+                assert a[key] == pytest.approx(b[key], rel=1e-9, abs=1e-9)
+        monthly_alone = alone.monthly.loc[scenario.name]
+        monthly_together = together.monthly.loc[scenario.name]
+        assert np.allclose(
+            monthly_alone.drop(columns="date").to_numpy(float),
+            monthly_together.drop(columns="date").to_numpy(float),
+            rtol=1e-12,
+            equal_nan=True,
+        )
+
+
+def test_repeat_matches_compiled_scenarios():
+    base = small()
+    prices = np.array([1.0, 2.0, 3.0])
+    repeated = project(ScenarioBatch.repeat(base, 3, {"market.price_usd_per_mtok": prices}))
+    one_by_one = project(
+        [small(**{"market.price_usd_per_mtok": p, "name": f"p{p}"}) for p in prices]
+    )
+    assert np.allclose(repeated.metrics["npv_usd"], one_by_one.metrics["npv_usd"], rtol=1e-12)
+
+
+@pytest.mark.parametrize("path", SCENARIOS, ids=lambda p: p.stem)
+def test_golden_ready_made_scenarios(path: Path):
+    """End-to-end regression: the ready-made scenarios against their recorded summaries.
+
+    Regenerate after an intended change with `python tests/data/make_golden.py` and review the diff.
+    """
+    golden = json.loads((ROOT / "tests" / "data" / "golden" / f"{path.stem}.json").read_text())
+    summary = project(load_scenario(path)).summary_records()[0]["summary"]
+    for key, expected in golden.items():
+        if isinstance(expected, dict):
+            for c, v in expected.items():
+                assert summary[key][c] == pytest.approx(v, rel=1e-9), (key, c)
+        elif isinstance(expected, float):
+            assert summary[key] == pytest.approx(expected, rel=1e-9), key
+        else:
+            assert summary[key] == expected, key
+
+
+def test_seed_case_inputs():
+    seed = load_scenario(ROOT / "models" / "scenarios" / "deepseek-r1-gb200-nvl72.toml")
+    assert seed.throughput.tokens_per_s_per_gpu == pytest.approx(311531 / 64, abs=0.05)
+    assert seed.throughput.steps[0].month == 5
+    assert seed.throughput.steps[0].gain == pytest.approx(0.198)
+    assert seed.depreciation.life_years == 6
+    assert math.isclose(seed.capex.system_price_usd / seed.capex.gpus_per_system, 3.1e6 / 72)
