@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from econ import capex as capex_mod
+from econ import tax
 from econ.batch import ScenarioBatch
 from econ.depreciation import straight_line_monthly
 from econ.excel import irr_batch
@@ -22,7 +23,6 @@ from econ.financing import level_payment_schedule
 from econ.market import price_path, revenue_usd_per_month
 from econ.power import power_usd_per_month
 from econ.scenario.models import Scenario
-from econ.tax import income_tax_with_loss_carryforward
 from econ.throughput import gain_multiplier
 from econ.units import (
     KW_PER_MW,
@@ -276,16 +276,16 @@ def _project(b: ScenarioBatch) -> Projection:
 
     # Tax on EBITDA less depreciation and interest, with losses carried forward.
     taxable = ebitda - depreciation - interest
-    tax = income_tax_with_loss_carryforward(taxable, b["financing.tax_rate"], horizon)
-    net_income = taxable - tax
+    income_tax = tax.income_tax_with_loss_carryforward(taxable, b["financing.tax_rate"], horizon)
+    net_income = taxable - income_tax
 
-    cash_flow_project = ebitda - capex + disposal - tax
+    cash_flow_project = ebitda - capex + disposal - income_tax
     draws = np.where(m == 0, col(debt), 0.0)
     cash_flow_equity = cash_flow_project + draws - interest - principal
     scheduled_service = interest + scheduled_principal
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         # Below a millionth of a dollar there is no debt service to cover.
-        dscr = np.where(scheduled_service > 1e-6, (ebitda - tax) / scheduled_service, np.nan)
+        dscr = np.where(scheduled_service > 1e-6, (ebitda - income_tax) / scheduled_service, np.nan)
 
     # Discounting at the cost of capital, monthly compounding of the annual rate.
     discount_annual = b["financing.discount_rate_annual"]
@@ -321,7 +321,7 @@ def _project(b: ScenarioBatch) -> Projection:
     breakeven = _breakeven_price(
         fixed=ebitda - token_revenue,
         spot_units=spot_units,
-        depreciation_and_interest=depreciation + interest,
+        deductions=depreciation + interest,
         tax_rate=b["financing.tax_rate"],
         last_month=horizon,
         capital=disposal - capex,
@@ -360,7 +360,7 @@ def _project(b: ScenarioBatch) -> Projection:
         "depreciation_usd": depreciation,
         "interest_usd": interest,
         "principal_usd": principal,
-        "tax_usd": tax,
+        "tax_usd": income_tax,
         "ebitda_usd": ebitda,
         "net_income_usd": net_income,
         "cash_flow_project_usd": cash_flow_project,
@@ -419,45 +419,47 @@ def _payback_months(cash_flow, active):
     return np.where(ok, first - 1 + fraction, np.nan)
 
 
-def _breakeven_price(
-    fixed, spot_units, depreciation_and_interest, tax_rate, last_month, capital, discount
-):
+def _breakeven_price(fixed, spot_units, deductions, tax_rate, last_month, capital, discount):
     """Month-1 token price (following the price path) at which project NPV after tax is zero.
 
-    NPV(p) = PV(fixed + p * spot_units + capital - tax(p)) is continuous, piecewise linear and
-    increasing in p, so a bracket [p_pre, p_hi] with NPV(p_pre) <= 0 <= NPV(p_hi) is refined by the
-    Illinois variant of regula falsi, exact on each linear piece. p_pre is the pre-tax break-even.
-    NaN where token sales do not move the NPV (fully contracted, or no tokens).
+    Tax depends only on each year's taxable income, which is linear in the price p:
+    A_k + p * B_k. So NPV(p) = base + p * a - sum_k w_k * tax_k(A + p B), with w_k the average
+    discount factor of year k's (evenly paid) months. NPV is continuous, piecewise linear and
+    increasing in p; the root is bracketed from the pre-tax break-even (where NPV after tax <= 0)
+    and refined by the Illinois variant of regula falsi, exact on each linear piece, on (n, years)
+    arrays. NaN where token sales do not move the NPV (fully contracted, or no tokens).
     """
-    pv = lambda x, rows: np.einsum("ij,ij->i", x, discount[rows])  # noqa: E731
-    all_rows = np.arange(len(fixed))
-    a = pv(spot_units, all_rows)  # NPV gain per USD/Mtok, before tax
-    base = pv(fixed + capital, all_rows)
+    n, months = fixed.shape
+    years = tax.tax_years(months)
+    pv = lambda x: np.einsum("ij,ij->i", x, discount)  # noqa: E731
+    a = pv(spot_units)  # NPV gain per USD/Mtok, before tax
+    base = pv(fixed + capital)
+    taxable_fixed = tax.annual_sums(fixed - deductions)
+    taxable_per_price = tax.annual_sums(spot_units)
+    paying = (np.arange(months)[None, :] >= 1) * discount
+    weight = tax.annual_sums(paying) / np.maximum(tax.months_in_year(last_month, years), 1)
 
     def npv_at(p, rows):
-        pre_tax = fixed[rows] + p[:, None] * spot_units[rows]
-        tax = income_tax_with_loss_carryforward(
-            pre_tax - depreciation_and_interest[rows], tax_rate[rows], last_month[rows]
-        )
-        return pv(pre_tax + capital[rows] - tax, rows)
+        taxable = taxable_fixed[rows] + p[:, None] * taxable_per_price[rows]
+        due = tax.tax_with_loss_carryforward(taxable, tax_rate[rows])
+        return base[rows] + p * a[rows] - np.einsum("ij,ij->i", due, weight[rows])
 
-    result = np.full(len(fixed), np.nan)
+    result = np.full(n, np.nan)
     rows = np.flatnonzero(a > 0)
     if rows.size == 0:
         return result
     lo = np.maximum(-base[rows] / a[rows], 0.0)
     f_lo = npv_at(lo, rows)
-    done = f_lo >= 0  # no revenue needed (or pre-tax break-even already covers tax)
+    done = f_lo >= 0  # no token revenue needed, or the pre-tax break-even already covers tax
     result[rows[done]] = lo[done]
     rows, lo, f_lo = rows[~done], lo[~done], f_lo[~done]
     hi = np.maximum(lo, 1e-6) * 2.0
     f_hi = npv_at(hi, rows)
-    for _ in range(200):  # expand the bracket; NPV grows at least (1 - tax) * a per USD/Mtok
+    for _ in range(200):  # widen the bracket; NPV rises by at least (1 - tax rate) * a per USD/Mtok
         short = f_hi < 0
         if not short.any():
             break
-        lo = np.where(short, hi, lo)
-        f_lo = np.where(short, f_hi, f_lo)
+        lo, f_lo = np.where(short, hi, lo), np.where(short, f_hi, f_lo)
         hi = np.where(short, hi * 2.0, hi)
         f_hi = np.where(short, npv_at(hi, rows), f_hi)
     side = np.zeros(len(rows), dtype=np.int8)
@@ -466,12 +468,12 @@ def _breakeven_price(
             break
         p = hi - f_hi * (hi - lo) / (f_hi - f_lo)
         f = npv_at(p, rows)
-        converged = (np.abs(f) <= 1e-9 * np.maximum(1.0, np.abs(base[rows]))) | (
-            hi - lo <= 1e-12 * np.maximum(1.0, hi)
+        converged = (np.abs(f) <= 1e-10 * np.maximum(1.0, np.abs(base[rows]))) | (
+            hi - lo <= 1e-13 * np.maximum(1.0, hi)
         )
         result[rows[converged]] = p[converged]
         positive = f > 0
-        # Illinois: halve the function value kept on the side that did not move twice in a row.
+        # Illinois: halve the kept end's value when the same end is kept twice in a row.
         f_lo = np.where(positive & (side == 1), f_lo / 2, f_lo)
         f_hi = np.where(~positive & (side == -1), f_hi / 2, f_hi)
         hi, f_hi = np.where(positive, p, hi), np.where(positive, f, f_hi)

@@ -37,15 +37,19 @@ def test_page_loads_on_default_scenario_with_library_values(app: AppTest):
 
 
 def test_changing_an_input_changes_the_metric(app: AppTest):
-    before = metric(app, "Levelized cost [USD/M tokens]")
+    lcot_before = metric(app, "Levelized cost [USD/M tokens]")
+    npv_before = metric(app, "NPV [USD]")
     number_input(app, "Useful life [years]").set_value(4.0).run()
     assert not app.exception
-    after = metric(app, "Levelized cost [USD/M tokens]")
-    assert after != before
     scenario = load_scenario(
         ready_made_scenarios()[DEFAULT_SCENARIO], {"depreciation.life_years": 4.0}
     )
-    assert after == f"{project(scenario).summary.iloc[0].lcot_usd_per_mtok:.4f}"
+    expected = project(scenario).summary.iloc[0]
+    # A shorter book life moves tax, so NPV, but not the levelized cost of the same service life.
+    assert metric(app, "NPV [USD]") == f"{expected.npv_usd:,.0f}" != npv_before
+    assert metric(app, "Levelized cost [USD/M tokens]") == lcot_before
+    number_input(app, "Utilization [%]").set_value(90.0).run()
+    assert metric(app, "Levelized cost [USD/M tokens]") != lcot_before
 
 
 def test_invalid_input_shows_error_and_keeps_the_value(app: AppTest):

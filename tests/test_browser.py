@@ -92,9 +92,9 @@ def test_change_an_input_and_see_the_metric_move(server: str, browser, tmp_path)
     page.get_by_text("Levelized cost [USD/M tokens]").wait_for(timeout=60_000)
     before = metric_value(page, "Levelized cost")
     assert before not in ("", "n/a")
-    life = page.get_by_role("spinbutton", name="Useful life [years]")
-    life.fill("4.0")
-    life.press("Enter")
+    utilization = page.get_by_role("spinbutton", name="Utilization [%]")
+    utilization.fill("90.0")
+    utilization.press("Enter")
     page.wait_for_function(
         """([label, before]) => {
             const boxes = [...document.querySelectorAll('[data-testid="stMetric"]')];
