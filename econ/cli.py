@@ -7,22 +7,21 @@ message naming the file, the field, the value and what was expected, and no trac
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
+import pkgutil
 import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from econ import __version__
+from econ import __version__, commands
 from econ.engine import COMPONENTS, Projection, project
-from econ.export import ExportError, csv_text, flat_summary, write_projection
+from econ.errors import InputError
+from econ.export import csv_text, flat_summary, write_projection
 from econ.scenario import ScenarioError, json_schema, load_scenario
 
 EXIT_OK, EXIT_USAGE, EXIT_INVALID = 0, 2, 3
-
-
-class InputError(Exception):
-    """Raised inside a command for bad input; main() prints it and exits 3."""
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -33,7 +32,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     try:
         return args.run(args)
-    except (ScenarioError, ExportError, InputError) as exc:
+    except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_INVALID
     except BrokenPipeError:  # e.g. `econ project ... | head`
@@ -46,9 +45,9 @@ def _parser() -> argparse.ArgumentParser:
         description="GPU inference economics: cost per token and asset-life projections.",
     )
     parser.add_argument("--version", action="version", version=f"econ {__version__}")
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    p = commands.add_parser("project", help="project scenarios and print or write the results")
+    p = subparsers.add_parser("project", help="project scenarios and print or write the results")
     p.add_argument("files", nargs="+", metavar="FILE", help="scenario TOML files")
     p.add_argument(
         "--set",
@@ -67,16 +66,19 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--force", action="store_true", help="overwrite existing output files")
     p.set_defaults(run=_cmd_project)
 
-    v = commands.add_parser("validate", help="check scenario files without projecting them")
+    v = subparsers.add_parser("validate", help="check scenario files without projecting them")
     v.add_argument("files", nargs="+", metavar="FILE")
     v.set_defaults(run=_cmd_validate)
 
-    s = commands.add_parser("schema", help="print the JSON schema of a scenario file")
+    s = subparsers.add_parser("schema", help="print the JSON schema of a scenario file")
     s.set_defaults(run=_cmd_schema)
 
-    a = commands.add_parser("app", help="start the Streamlit app")
+    a = subparsers.add_parser("app", help="start the Streamlit app")
     a.add_argument("--port", type=int, default=8501)
     a.set_defaults(run=_cmd_app)
+
+    for module in pkgutil.iter_modules(commands.__path__):
+        importlib.import_module(f"{commands.__name__}.{module.name}").register(subparsers)
     return parser
 
 

@@ -15,13 +15,14 @@ import pandas as pd
 
 from econ import __version__
 from econ.engine import COMPONENTS, Projection
+from econ.errors import InputError
 from econ.scenario.io import atomic_write
 
 FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
 FORMATS = {".csv": "csv", ".parquet": "parquet", ".xlsx": "xlsx"}
 
 
-class ExportError(ValueError):
+class ExportError(InputError):
     """An output that cannot be written as asked (unknown suffix, existing file, bad folder)."""
 
 

@@ -18,10 +18,11 @@ from typing import Any
 import tomli_w
 from pydantic import BaseModel, ValidationError
 
+from econ.errors import InputError
 from econ.scenario.models import Scenario
 
 
-class ScenarioError(ValueError):
+class ScenarioError(InputError):
     """Invalid scenario input; names the file, the field path, the value and what was expected."""
 
     def __init__(self, file: str | os.PathLike | None, path: str, value: Any, expected: str):

@@ -1,0 +1,54 @@
+"""The Curve: a throughput-latency curve with provenance, whatever produced it.
+
+Measured results (MLPerf, vLLM, SGLang, GenAI-Perf/AIPerf, InferenceX, trtllm-bench, a generic CSV)
+and the simulator all produce a Curve, so scenarios and the operating-point logic use one type.
+
+`points` is a DataFrame with one row per operating point (a concurrency or request rate) and these
+columns; a column a source does not report is NaN, never 0:
+
+| column | unit |
+|---|---|
+| concurrency | requests in flight (max concurrency of the run) |
+| request_rate_per_s | offered request rate [1/s]; inf for "all at once" |
+| output_tokens_per_s | output tokens per second, whole system [tokens/s] |
+| total_tokens_per_s | input + output tokens per second, whole system [tokens/s] |
+| output_tokens_per_s_per_gpu | output_tokens_per_s / gpu_count [tokens/s/GPU] |
+| ttft_s_mean, ttft_s_p50, ttft_s_p90, ttft_s_p95, ttft_s_p99 | time to first token [s] |
+| tpot_s_mean, tpot_s_p50, tpot_s_p90, tpot_s_p95, tpot_s_p99 | time per output token after the first (ITL) [s] |
+| tokens_per_s_per_user | output tokens per second seen by one request, 1 / TPOT [tokens/s] |
+| gpu_count | GPUs serving [GPUs] |
+| input_tokens_mean, output_tokens_mean | ISL and OSL per request [tokens] |
+
+`provenance` records where the figures came from: tool, tool_version, file, file_sha256, model,
+hardware, precision, and any flags (e.g. derived_per_gpu, availability) with warnings.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+LATENCY_STATS = ("mean", "p50", "p90", "p95", "p99")
+CURVE_COLUMNS = (
+    "concurrency",
+    "request_rate_per_s",
+    "output_tokens_per_s",
+    "total_tokens_per_s",
+    "output_tokens_per_s_per_gpu",
+    *(f"ttft_s_{s}" for s in LATENCY_STATS),
+    *(f"tpot_s_{s}" for s in LATENCY_STATS),
+    "tokens_per_s_per_user",
+    "gpu_count",
+    "input_tokens_mean",
+    "output_tokens_mean",
+)
+
+
+@dataclass(frozen=True)
+class Curve:
+    """Operating points of one serving configuration, with where they came from."""
+
+    points: pd.DataFrame
+    provenance: dict = field(default_factory=dict)
+    warnings: tuple[str, ...] = ()
