@@ -379,6 +379,8 @@ def _project(b: ScenarioBatch) -> Projection:
         "dscr_below_1": min_dscr < 1.0,
         "horizon_before_life": horizon < np.ceil(life_months - 1e-9),
         "balloon": balloon.sum(axis=1) > 0.005,
+        "irr_project_not_unique": ~np.isnan(irr_project) & (_sign_changes(cash_flow_project) > 1),
+        "irr_equity_not_unique": ~np.isnan(irr_equity) & (_sign_changes(cash_flow_equity) > 1),
     }
     context = {
         "equity_share": equity_share,
@@ -399,6 +401,18 @@ def _project(b: ScenarioBatch) -> Projection:
         components=components,
         warnings=_warnings(flags, context, n),
     )
+
+
+def _sign_changes(cash_flow):
+    """How often each row's cash flow changes sign, zeros skipped [count (n,)].
+
+    More than one change means the IRR need not be unique (Descartes' rule of signs).
+    """
+    sign = np.sign(cash_flow)
+    columns = np.arange(sign.shape[1])[None, :]
+    last_nonzero = np.maximum.accumulate(np.where(sign != 0, columns, 0), axis=1)
+    filled = np.take_along_axis(sign, last_nonzero, axis=1)
+    return (filled[:, 1:] * filled[:, :-1] < 0).sum(axis=1)
 
 
 def _payback_months(cash_flow, active):
@@ -512,6 +526,14 @@ def _warnings(flags, ctx, n) -> list[list[str]]:
             "breakeven_price_usd_per_mtok is null"
         ),
         "no_debt": lambda i: "no debt: min_dscr is null",
+        "irr_project_not_unique": lambda i: (
+            "project cash flows change sign more than once: "
+            "irr_project_annual is one of several rates that zero the NPV; judge by NPV"
+        ),
+        "irr_equity_not_unique": lambda i: (
+            "equity cash flows change sign more than once: "
+            "irr_equity_annual is one of several rates that zero the NPV; judge by NPV"
+        ),
         "dscr_below_1": lambda i: (
             f"debt service not covered in {ctx['months_below_1'][i]} months "
             f"(min DSCR {ctx['min_dscr'][i]:.2f})"

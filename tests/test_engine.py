@@ -353,3 +353,25 @@ def test_seed_case_inputs():
     assert seed.throughput.steps[0].gain == pytest.approx(0.198)
     assert seed.depreciation.life_years == 6
     assert math.isclose(seed.capex.system_price_usd / seed.capex.gpus_per_system, 3.1e6 / 72)
+
+
+def test_sign_changes_skip_zeros():
+    from econ.engine import _sign_changes
+
+    flows = np.array(
+        [[-100.0, 0.0, 230.0, 0.0, -132.0], [-1.0, 0.0, 0.0, 2.0, 3.0], [0.0, 0.0, 0.0, 0.0, 0.0]]
+    )
+    assert _sign_changes(flows).tolist() == [2, 1, 0]
+
+
+def test_irr_with_several_sign_changes_is_flagged():
+    # Prices collapse so late months lose money: the cash flow turns negative again.
+    falling = small(
+        **{
+            "horizon_months": 36,
+            "market.price_decline_annual": 0.95,
+            "market.price_usd_per_mtok": 5.0,
+        }
+    )
+    result = project(falling)
+    assert any("change sign more than once" in w for w in result.warnings[0])

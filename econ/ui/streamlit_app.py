@@ -30,6 +30,16 @@ INPUTS = (
 )
 
 
+COST_LABELS = {
+    "power_usd": "Power",
+    "facility_usd": "Facility",
+    "opex_usd": "Opex",
+    "depreciation_usd": "Depreciation",
+    "interest_usd": "Interest",
+    "tax_usd": "Tax",
+}
+
+
 @st.cache_data(max_entries=64, show_spinner=False)
 def run(scenario_toml: str) -> tuple[dict, pd.DataFrame]:
     """Project one scenario given as TOML text (hashable, so results are cached)."""
@@ -94,8 +104,8 @@ def main() -> None:
         return
     summary, monthly = run(dumps(scenario))
 
-    for warning in summary["warnings"]:
-        st.warning(warning)
+    if summary["warnings"]:
+        st.warning("\n".join(f"- {w}" for w in summary["warnings"]))
     top = st.columns(4)
     top[0].metric("Levelized cost [USD/M tokens]", _fmt(summary["lcot_usd_per_mtok"], "{:.4f}"))
     top[1].metric(
@@ -112,18 +122,9 @@ def main() -> None:
     left, right = st.columns(2)
     with left:
         st.subheader("Monthly revenue against costs")
-        costs = monthly.melt(
-            id_vars="date",
-            value_vars=[
-                "power_usd",
-                "facility_usd",
-                "opex_usd",
-                "depreciation_usd",
-                "interest_usd",
-                "tax_usd",
-            ],
-            var_name="cost",
-            value_name="usd",
+        in_service = monthly[monthly["month"] >= 1].rename(columns=COST_LABELS)
+        costs = in_service.melt(
+            id_vars="date", value_vars=list(COST_LABELS.values()), var_name="cost", value_name="usd"
         )
         area = (
             alt.Chart(costs)
@@ -135,7 +136,7 @@ def main() -> None:
             )
         )
         line = (
-            alt.Chart(monthly)
+            alt.Chart(in_service)
             .mark_line(color="black", strokeWidth=2)
             .encode(x="date:T", y=alt.Y("revenue_usd:Q", title="USD per month"))
         )
