@@ -48,15 +48,17 @@ def field_kinds() -> dict[str, tuple[str, tuple]]:
 
 @dataclass(frozen=True)
 class ScenarioBatch:
-    """n scenarios as columns of length n.
+    """n scenarios as numpy columns; a scenario with vintages takes one row per vintage.
 
     Attributes
     ----------
-    names : array (n,) of str
-    start_dates : array (n,) of datetime64[M]  month 0 of each scenario
-    columns : dotted path -> array (n,)  every numeric field; None (absent) is NaN
-    step_months, step_gains : arrays (n, k)  throughput steps, padded with month 10**6 and gain 0
-    horizon_months : int array (n,)  resolved horizon of each scenario
+    names, start_dates, horizon_months : arrays (n,)  per scenario: name, month 0 (datetime64[M]),
+        resolved horizon [months]
+    columns : dotted path -> array (rows,)  every numeric field, per row; None (absent) is NaN
+    row_scenario : int array (rows,)  the scenario each row belongs to; rows of a scenario are
+        contiguous and in order
+    row_names : array (rows,)  "base" for a scenario's own fleet, else the vintage's name
+    step_months, step_gains : arrays (rows, k)  throughput steps, padded with month 10**6, gain 0
     """
 
     names: np.ndarray
@@ -65,11 +67,23 @@ class ScenarioBatch:
     step_months: np.ndarray
     step_gains: np.ndarray
     horizon_months: np.ndarray
+    row_scenario: np.ndarray
+    row_names: np.ndarray
     scenarios: tuple[Scenario, ...] = field(default=(), repr=False)
 
     @property
     def n(self) -> int:
+        """Number of scenarios."""
         return len(self.names)
+
+    @property
+    def rows(self) -> int:
+        """Number of rows (vintages of all scenarios)."""
+        return len(self.row_scenario)
+
+    @property
+    def one_row_per_scenario(self) -> bool:
+        return self.rows == self.n
 
     def __len__(self) -> int:
         return self.n
@@ -79,24 +93,26 @@ class ScenarioBatch:
 
     @classmethod
     def from_scenarios(cls, scenarios: Scenario | Iterable[Scenario]) -> ScenarioBatch:
-        """Compile validated scenarios into a batch (one row each, in order)."""
+        """Compile validated scenarios into a batch (in order; vintages become extra rows)."""
         items: Sequence[Scenario] = (
             (scenarios,) if isinstance(scenarios, Scenario) else tuple(scenarios)
         )
         if not items:
             raise ValueError("a batch needs at least one scenario, got none")
-        kinds = field_kinds()
+        expanded = [s.expand() for s in items]
+        rows = [row for group in expanded for row in group]
+        row_scenario = np.repeat(np.arange(len(items)), [len(g) for g in expanded])
         columns = {}
-        for path, (kind, choices) in kinds.items():
-            raw = [_get(s, path) for s in items]
+        for path, (kind, choices) in field_kinds().items():
+            raw = [_get(s, path) for s in rows]
             if kind == "choice":
                 columns[path] = np.array([choices.index(v) for v in raw], dtype=np.int8)
             else:
                 columns[path] = np.array([np.nan if v is None else v for v in raw], dtype=float)
-        k = max(1, max(len(s.throughput.steps) for s in items))
-        step_months = np.full((len(items), k), 10**6, dtype=np.int64)
-        step_gains = np.zeros((len(items), k))
-        for row, s in enumerate(items):  # compiling, not projecting: one pass over inputs
+        k = max(1, max(len(s.throughput.steps) for s in rows))
+        step_months = np.full((len(rows), k), 10**6, dtype=np.int64)
+        step_gains = np.zeros((len(rows), k))
+        for row, s in enumerate(rows):  # compiling, not projecting: one pass over inputs
             for j, step in enumerate(s.throughput.steps):
                 step_months[row, j] = step.month
                 step_gains[row, j] = step.gain
@@ -112,6 +128,8 @@ class ScenarioBatch:
             step_months=step_months,
             step_gains=step_gains,
             horizon_months=np.array([s.horizon for s in items], dtype=np.int64),
+            row_scenario=row_scenario,
+            row_names=np.array(_row_names(items), dtype=object),
             scenarios=tuple(items),
         )
 
@@ -119,27 +137,37 @@ class ScenarioBatch:
     def repeat(cls, scenario: Scenario, n: int, columns: Mapping[str, np.ndarray] | None = None):
         """n copies of one scenario with some columns replaced (for sweeps and Monte Carlo).
 
-        Replaced columns are not re-validated here: the caller (sweep, sampler) checks their bounds.
+        A replaced column applies to every vintage of the scenario. Replaced columns are not
+        re-validated here: the caller (sweep, sampler) checks their bounds.
         """
         one = cls.from_scenarios(scenario)
-        cols = {path: np.repeat(values, n) for path, values in one.columns.items()}
+        per = one.rows
+        cols = {path: np.tile(values, n) for path, values in one.columns.items()}
         for path, values in (columns or {}).items():
             if path not in cols:
                 raise KeyError(f"{path} is not a numeric scenario field")
-            cols[path] = np.broadcast_to(np.asarray(values, dtype=cols[path].dtype), (n,)).copy()
+            values = np.broadcast_to(np.asarray(values, dtype=cols[path].dtype), (n,))
+            cols[path] = np.repeat(values, per)
         horizon = np.repeat(one.horizon_months, n)
         if columns and ("horizon_months" in columns or "depreciation.life_years" in columns):
-            life_months = np.maximum(1, np.rint(cols["depreciation.life_years"] * 12))
-            explicit = cols["horizon_months"]
+            first = np.arange(n) * per
+            life_months = np.maximum(1, np.rint(cols["depreciation.life_years"][first] * 12))
+            explicit = cols["horizon_months"][first]
             horizon = np.where(np.isnan(explicit), life_months, explicit).astype(np.int64)
         return cls(
             names=np.array([f"{scenario.name}#{i}" for i in range(n)], dtype=object),
             start_dates=np.repeat(one.start_dates, n),
             columns=cols,
-            step_months=np.repeat(one.step_months, n, axis=0),
-            step_gains=np.repeat(one.step_gains, n, axis=0),
+            step_months=np.tile(one.step_months, (n, 1)),
+            step_gains=np.tile(one.step_gains, (n, 1)),
             horizon_months=horizon,
+            row_scenario=np.repeat(np.arange(n), per),
+            row_names=np.tile(one.row_names, n),
         )
+
+
+def _row_names(items: Sequence[Scenario]) -> list[str]:
+    return [name for s in items for name in ["base", *(v.name for v in s.vintages)]]
 
 
 def _get(scenario: Scenario, path: str):

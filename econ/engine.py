@@ -99,6 +99,7 @@ class Projection:
     metrics : name -> array (n,)  scalar summary metrics (NaN where undefined, explained in warnings)
     components : name -> array (n,)  cost per million tokens by component
     warnings : list of lists of str, one list per scenario
+    vintages : per-vintage figures (scenario, vintage) of scenarios that have vintages, else None
     """
 
     names: np.ndarray
@@ -109,6 +110,7 @@ class Projection:
     metrics: dict[str, np.ndarray]
     components: dict[str, np.ndarray]
     warnings: list[list[str]] = field(default_factory=list)
+    vintages: pd.DataFrame | None = None
 
     def __len__(self) -> int:
         return len(self.names)
@@ -182,31 +184,31 @@ def project(scenarios: Scenario | ScenarioBatch | Iterable[Scenario]) -> Project
 
 
 def _project(b: ScenarioBatch) -> Projection:
-    n = b.n
     horizon = b.horizon_months
     T = int(horizon.max())
     months = np.arange(T + 1)
     m = months[None, :]
-    active = m <= horizon[:, None]
-    service = active & (m >= 1)
     col = lambda a: np.asarray(a, dtype=float)[:, None]  # noqa: E731
 
-    # Fleet in service and tokens produced.
+    # Stage 1: each row (a scenario's fleet or one of its vintages) from purchase to retirement.
+    sc = b.row_scenario
+    row_horizon = horizon[sc]
+    purchase = b["fleet.purchase_month"].astype(np.int64)
+    retire_given = b["fleet.retire_month"]
+    retire = np.where(np.isnan(retire_given), row_horizon, retire_given).astype(np.int64)
+    since = m - purchase[:, None]  # months since purchase
+    service = (since >= 1) & (m <= retire[:, None])
+
     gpu_count = b["fleet.gpu_count"]
     deploy = col(b["fleet.deployment_ramp_months"])
-    in_service_share = np.where(deploy > 0, np.minimum(1.0, m / np.maximum(deploy, 1)), 1.0)
-    gpus = col(gpu_count) * in_service_share * service
-    ramp = col(b["utilization.ramp_months"])
-    utilization = col(b["utilization.share"]) * np.where(
-        ramp > 0, np.minimum(1.0, m / np.maximum(ramp, 1)), 1.0
-    )
+    gpus = col(gpu_count) * _ramp(since, deploy) * service
+    utilization = col(b["utilization.share"]) * _ramp(since, col(b["utilization.ramp_months"]))
     utilization = utilization * service
     tps = col(b["throughput.tokens_per_s_per_gpu"]) * gain_multiplier(
         b["throughput.gain_rate_annual"], b.step_months, b.step_gains, months
     )
     tokens = gpus * tps * utilization * SECONDS_PER_MONTH
 
-    # Revenue.
     price_factor = price_path(b["market.price_decline_annual"], months)
     token_revenue, contract_revenue = revenue_usd_per_month(
         tokens,
@@ -216,9 +218,7 @@ def _project(b: ScenarioBatch) -> Projection:
         b["market.contract_share"],
         b["market.contract_usd_per_gpu_hour"],
     )
-    revenue = token_revenue + contract_revenue
 
-    # Capital cost, paid in month 0.
     hardware = capex_mod.hardware_usd_per_gpu(
         b["capex.gpu_price_usd"], b["capex.system_price_usd"], b["capex.gpus_per_system"]
     )
@@ -229,10 +229,9 @@ def _project(b: ScenarioBatch) -> Projection:
         b["capex.installation_usd_per_gpu"],
         b["capex.spares_share"],
     )
-    capex_total = capex_per_gpu * gpu_count
-    capex = np.where(m == 0, col(capex_total), 0.0)
+    capex_row = capex_per_gpu * gpu_count
+    capex = np.where(since == 0, col(capex_row), 0.0)
 
-    # Operating costs.
     kw_per_gpu = b["power.kw_per_gpu"]
     power = power_usd_per_month(
         gpus,
@@ -251,64 +250,114 @@ def _project(b: ScenarioBatch) -> Projection:
     capex_share_monthly = (
         b["opex.maintenance_share_of_capex_annual"] + b["opex.insurance_share_of_capex_annual"]
     ) / MONTHS_PER_YEAR
-    opex = col(
-        b["opex.staff_usd_per_month"] + capex_share_monthly * capex_total
-    ) * service + gpus * col(b["opex.software_usd_per_gpu_month"])
-    ebitda = revenue - power - facility - opex
+    # Staff run the site for the whole horizon, so they are charged once, on a scenario's first row.
+    first_row = np.r_[True, sc[1:] != sc[:-1]]
+    site_open = (m >= 1) & (m <= row_horizon[:, None]) & first_row[:, None]
+    opex = (
+        col(b["opex.staff_usd_per_month"]) * site_open
+        + col(capex_share_monthly * capex_row) * service
+        + gpus * col(b["opex.software_usd_per_gpu_month"])
+    )
 
-    # Depreciation, and disposal at book value when the projection ends.
+    # Depreciation from the month after purchase; sale at book value when the row retires.
     life_months = b["depreciation.life_years"] * MONTHS_PER_YEAR
-    salvage = b["depreciation.salvage_share"] * capex_total
-    depreciation = straight_line_monthly(capex_total, salvage, life_months, months) * active
-    book_value_end = capex_total - depreciation.sum(axis=1)
-    disposal = np.where(m == horizon[:, None], col(book_value_end), 0.0)
+    salvage = b["depreciation.salvage_share"] * capex_row
+    held = retire - purchase
+    depreciation = _delay(straight_line_monthly(capex_row, salvage, life_months, months), purchase)
+    depreciation = depreciation * (m <= retire[:, None])
+    book_value_end = capex_row - depreciation.sum(axis=1)
+    disposal = np.where(m == retire[:, None], col(book_value_end), 0.0)
 
-    # Term loan drawn at month 0, repaid by a balloon if the projection ends first.
+    # A term loan per row, drawn at purchase, repaid by a balloon if the row retires first.
     fin_rate = b["financing.debt_rate_annual"]
     loan_rate = np.where(
         b["financing.debt_rate_quote"] == 0, nominal_monthly_rate(fin_rate), monthly_rate(fin_rate)
     )
-    debt = b["financing.debt_share"] * capex_total
-    interest, scheduled_principal, balance, balloon = level_payment_schedule(
-        debt, loan_rate, b["financing.debt_term_months"], months, last_month=horizon
+    debt_row = b["financing.debt_share"] * capex_row
+    interest, scheduled_principal, balance, balloon = (
+        _delay(x, purchase)
+        for x in level_payment_schedule(
+            debt_row, loan_rate, b["financing.debt_term_months"], months, last_month=held
+        )
     )
-    principal = scheduled_principal + balloon
+    draws = np.where(since == 0, col(debt_row), 0.0)
 
-    # Tax on EBITDA less depreciation and interest, with losses carried forward.
+    rows = {
+        "gpus_in_service": gpus,
+        "tokens": tokens,
+        "token_revenue_usd": token_revenue,
+        "contract_revenue_usd": contract_revenue,
+        "power_usd": power,
+        "facility_usd": facility,
+        "opex_usd": opex,
+        "capex_usd": capex,
+        "disposal_usd": disposal,
+        "depreciation_usd": depreciation,
+        "interest_usd": interest,
+        "scheduled_principal_usd": scheduled_principal,
+        "balloon_usd": balloon,
+        "debt_balance_usd": balance,
+        "draws_usd": draws,
+        "spot_units": (1.0 - col(b["market.contract_share"]))
+        * tokens
+        * price_factor
+        / TOKENS_PER_MTOK,
+        "it_kw": gpus * col(kw_per_gpu),
+    }
+
+    # Stage 2: a scenario is the sum of its rows.
+    if b.one_row_per_scenario:
+        lines = rows
+        first = np.arange(b.n)
+    else:
+        first = np.flatnonzero(first_row)
+        lines = {k: np.add.reduceat(v, first, axis=0) for k, v in rows.items()}
+    total = lambda x: np.add.reduceat(x, first) if len(first) != len(x) else x  # noqa: E731
+    at_first = lambda x: np.asarray(x)[first]  # noqa: E731
+
+    # Stage 3: financing, tax, cash flows and summary per scenario.
+    active = m <= horizon[:, None]
+    revenue = lines["token_revenue_usd"] + lines["contract_revenue_usd"]
+    ebitda = revenue - lines["power_usd"] - lines["facility_usd"] - lines["opex_usd"]
+    depreciation, interest = lines["depreciation_usd"], lines["interest_usd"]
+    scheduled_principal = lines["scheduled_principal_usd"]
+    principal = scheduled_principal + lines["balloon_usd"]
+    tax_rate = at_first(b["financing.tax_rate"])
     taxable = ebitda - depreciation - interest
-    income_tax = tax.income_tax_with_loss_carryforward(taxable, b["financing.tax_rate"], horizon)
+    income_tax = tax.income_tax_with_loss_carryforward(taxable, tax_rate, horizon)
     net_income = taxable - income_tax
 
+    capex, disposal = lines["capex_usd"], lines["disposal_usd"]
     cash_flow_project = ebitda - capex + disposal - income_tax
-    draws = np.where(m == 0, col(debt), 0.0)
-    cash_flow_equity = cash_flow_project + draws - interest - principal
+    cash_flow_equity = cash_flow_project + lines["draws_usd"] - interest - principal
     scheduled_service = interest + scheduled_principal
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         # Below a millionth of a dollar there is no debt service to cover.
         dscr = np.where(scheduled_service > 1e-6, (ebitda - income_tax) / scheduled_service, np.nan)
 
     # Discounting at the cost of capital, monthly compounding of the annual rate.
-    discount_annual = b["financing.discount_rate_annual"]
+    discount_annual = at_first(b["financing.discount_rate_annual"])
     discount = np.power(1.0 + col(monthly_rate(discount_annual)), -m) * active
     pv = lambda x: np.einsum("ij,ij->i", x, discount)  # noqa: E731
 
-    pv_tokens = pv(tokens)
+    capex_total = total(capex_row)
+    pv_tokens = pv(lines["tokens"])
     pv_depreciation = pv(depreciation)
-    pv_disposal = pv(disposal)
     with np.errstate(divide="ignore", invalid="ignore"):
         per_mtok = TOKENS_PER_MTOK / np.where(pv_tokens > 0, pv_tokens, np.nan)
     components = {
         "depreciation": pv_depreciation * per_mtok,
-        "financing": (capex_total - pv_disposal - pv_depreciation) * per_mtok,
-        "power": pv(power) * per_mtok,
-        "facility": pv(facility) * per_mtok,
-        "opex": pv(opex) * per_mtok,
+        "financing": (pv(capex) - pv(disposal) - pv_depreciation) * per_mtok,
+        "power": pv(lines["power_usd"]) * per_mtok,
+        "facility": pv(lines["facility_usd"]) * per_mtok,
+        "opex": pv(lines["opex_usd"]) * per_mtok,
     }
     lcot = sum(components.values())
 
     npv = pv(cash_flow_project)
     irr_project = annual_rate(irr_batch(cash_flow_project))
-    equity_share = 1.0 - b["financing.debt_share"]
+    debt_total = total(debt_row)
+    equity_share = 1.0 - debt_total / capex_total
     irr_equity = annual_rate(irr_batch(cash_flow_equity))
     equity_too_thin = equity_share < MIN_EQUITY_SHARE_FOR_IRR
     irr_equity = np.where(equity_too_thin, np.nan, irr_equity)
@@ -317,23 +366,26 @@ def _project(b: ScenarioBatch) -> Projection:
     min_dscr = np.nanmin(np.where(np.isnan(dscr), np.inf, dscr), axis=1)
     min_dscr = np.where(np.isinf(min_dscr), np.nan, min_dscr)
 
-    spot_units = (1.0 - col(b["market.contract_share"])) * tokens * price_factor / TOKENS_PER_MTOK
     breakeven = _breakeven_price(
-        fixed=ebitda - token_revenue,
-        spot_units=spot_units,
+        fixed=ebitda - lines["token_revenue_usd"],
+        spot_units=lines["spot_units"],
         deductions=depreciation + interest,
-        tax_rate=b["financing.tax_rate"],
+        tax_rate=tax_rate,
         last_month=horizon,
         capital=disposal - capex,
         discount=discount,
     )
 
-    it_mw = gpu_count * kw_per_gpu / KW_PER_MW
-    years = horizon / MONTHS_PER_YEAR
+    rated_tokens_per_s = total(gpu_count * b["throughput.tokens_per_s_per_gpu"])
+    installed_kw = total(gpu_count * kw_per_gpu)
+    mw_years = lines["it_kw"].sum(axis=1) / KW_PER_MW / MONTHS_PER_YEAR
+    revenue_total = revenue.sum(axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        revenue_per_mw_year = np.where(mw_years > 0, revenue_total / mw_years, np.nan)
     metrics = {
         "lcot_usd_per_mtok": lcot,
-        "tokens_total": tokens.sum(axis=1),
-        "revenue_usd_total": revenue.sum(axis=1),
+        "tokens_total": lines["tokens"].sum(axis=1),
+        "revenue_usd_total": revenue_total,
         "ebitda_usd_total": ebitda.sum(axis=1),
         "npv_usd": npv,
         "irr_project_annual": irr_project,
@@ -341,20 +393,20 @@ def _project(b: ScenarioBatch) -> Projection:
         "payback_months": payback,
         "breakeven_price_usd_per_mtok": breakeven,
         "min_dscr": min_dscr,
-        "tokens_per_s_per_mw": b["throughput.tokens_per_s_per_gpu"] * KW_PER_MW / kw_per_gpu,
-        "revenue_usd_per_mw_year": revenue.sum(axis=1) / it_mw / years,
-        "gpu_count": gpu_count,
+        "tokens_per_s_per_mw": rated_tokens_per_s * KW_PER_MW / installed_kw,
+        "revenue_usd_per_mw_year": revenue_per_mw_year,
+        "gpu_count": total(gpu_count),
         "capex_usd_total": capex_total,
         "discount_rate_annual": discount_annual,
         "horizon_months": horizon.astype(float),
     }
-    lines = {
-        "gpus_in_service": gpus,
-        "tokens": tokens,
+    monthly_lines = {
+        "gpus_in_service": lines["gpus_in_service"],
+        "tokens": lines["tokens"],
         "revenue_usd": revenue,
-        "power_usd": power,
-        "facility_usd": facility,
-        "opex_usd": opex,
+        "power_usd": lines["power_usd"],
+        "facility_usd": lines["facility_usd"],
+        "opex_usd": lines["opex_usd"],
         "capex_usd": capex,
         "disposal_usd": disposal,
         "depreciation_usd": depreciation,
@@ -365,7 +417,7 @@ def _project(b: ScenarioBatch) -> Projection:
         "net_income_usd": net_income,
         "cash_flow_project_usd": cash_flow_project,
         "cash_flow_equity_usd": cash_flow_equity,
-        "debt_balance_usd": balance,
+        "debt_balance_usd": lines["debt_balance_usd"],
         "dscr": dscr,
     }
     flags = {
@@ -375,32 +427,99 @@ def _project(b: ScenarioBatch) -> Projection:
         "no_irr_equity": np.isnan(irr_equity) & ~equity_too_thin,
         "no_payback": np.isnan(payback),
         "no_breakeven": np.isnan(breakeven),
-        "no_debt": debt <= 0,
+        "no_debt": debt_total <= 0,
         "dscr_below_1": min_dscr < 1.0,
-        "horizon_before_life": horizon < np.ceil(life_months - 1e-9),
-        "balloon": balloon.sum(axis=1) > 0.005,
         "irr_project_not_unique": ~np.isnan(irr_project) & (_sign_changes(cash_flow_project) > 1),
         "irr_equity_not_unique": ~np.isnan(irr_equity) & (_sign_changes(cash_flow_equity) > 1),
     }
+    row_flags = {
+        "sold_before_life": held < np.ceil(life_months - 1e-9),
+        "balloon": balloon.sum(axis=1) > 0.005,
+    }
     context = {
         "equity_share": equity_share,
-        "life_months": life_months,
-        "horizon": horizon,
-        "book_value_end": book_value_end,
-        "balloon": balloon.sum(axis=1),
         "min_dscr": min_dscr,
         "months_below_1": (dscr < 1.0).sum(axis=1),
+        "life_months": life_months,
+        "retire": retire,
+        "book_value_end": book_value_end,
+        "balloon": balloon.sum(axis=1),
     }
+    warnings = _warnings(flags, context, b.n)
+    prefix = (lambda r: "") if b.one_row_per_scenario else (lambda r: f"[{b.row_names[r]}] ")
+    for key, rows_flagged in row_flags.items():
+        for r in np.flatnonzero(rows_flagged):
+            warnings[sc[r]].append(prefix(r) + ROW_MESSAGES[key](context, r))
+    vintage_table = (
+        None if b.one_row_per_scenario else _vintage_table(b, rows, retire, discount[sc])
+    )
     return Projection(
         names=b.names,
         months=months,
         start_dates=b.start_dates,
         horizon_months=horizon,
-        lines=lines,
+        lines=monthly_lines,
         metrics=metrics,
         components=components,
-        warnings=_warnings(flags, context, n),
+        warnings=warnings,
+        vintages=vintage_table,
     )
+
+
+ROW_MESSAGES = {
+    "sold_before_life": lambda c, r: (
+        f"sold in month {c['retire'][r]}, before the end of its "
+        f"useful life of {c['life_months'][r]:g} months: the remaining book value "
+        f"{c['book_value_end'][r]:,.0f} USD is assumed sold at book value"
+    ),
+    "balloon": lambda c, r: (
+        f"the loan outlives the GPUs: {c['balloon'][r]:,.0f} USD is repaid "
+        f"as a balloon in month {c['retire'][r]}"
+    ),
+}
+
+
+def _ramp(since, ramp_months):
+    """Linear ramp from 0 to 1 over `ramp_months` after purchase; 1 when there is no ramp."""
+    return np.where(ramp_months > 0, np.minimum(1.0, since / np.maximum(ramp_months, 1)), 1.0)
+
+
+def _delay(values, start_month):
+    """Shift each row right by its start month: out[:, m] = values[:, m - start], 0 before."""
+    if not np.any(start_month):
+        return values
+    source = np.arange(values.shape[1])[None, :] - np.asarray(start_month)[:, None]
+    shifted = np.take_along_axis(values, np.maximum(source, 0), axis=1)
+    return np.where(source >= 0, shifted, 0.0)
+
+
+def _vintage_table(b: ScenarioBatch, rows: dict, retire, discount) -> pd.DataFrame:
+    """Per-vintage operating figures of scenarios with vintages (pre-tax, pre-financing)."""
+    pv = lambda x: np.einsum("ij,ij->i", x, discount)  # noqa: E731
+    revenue = rows["token_revenue_usd"] + rows["contract_revenue_usd"]
+    costs = rows["power_usd"] + rows["facility_usd"] + rows["opex_usd"]
+    pv_tokens = pv(rows["tokens"])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        lcot = (
+            pv(rows["capex_usd"] - rows["disposal_usd"] + costs)
+            / np.where(pv_tokens > 0, pv_tokens, np.nan)
+            * TOKENS_PER_MTOK
+        )
+    return pd.DataFrame(
+        {
+            "scenario": b.names[b.row_scenario],
+            "vintage": b.row_names,
+            "purchase_month": b["fleet.purchase_month"].astype(int),
+            "retire_month": retire,
+            "gpu_count": b["fleet.gpu_count"].astype(int),
+            "capex_usd": rows["capex_usd"].sum(axis=1),
+            "tokens": rows["tokens"].sum(axis=1),
+            "revenue_usd": revenue.sum(axis=1),
+            "ebitda_usd": (revenue - costs).sum(axis=1),
+            "npv_pre_tax_usd": pv(revenue - costs - rows["capex_usd"] + rows["disposal_usd"]),
+            "lcot_usd_per_mtok": lcot,
+        }
+    ).set_index(["scenario", "vintage"])
 
 
 def _sign_changes(cash_flow):
@@ -537,15 +656,6 @@ def _warnings(flags, ctx, n) -> list[list[str]]:
         "dscr_below_1": lambda i: (
             f"debt service not covered in {ctx['months_below_1'][i]} months "
             f"(min DSCR {ctx['min_dscr'][i]:.2f})"
-        ),
-        "horizon_before_life": lambda i: (
-            f"horizon of {ctx['horizon'][i]} months ends before the "
-            f"useful life of {ctx['life_months'][i]:g} months: the remaining book value "
-            f"{ctx['book_value_end'][i]:,.0f} USD is assumed sold at book value in the last month"
-        ),
-        "balloon": lambda i: (
-            f"the loan outlives the horizon: {ctx['balloon'][i]:,.0f} USD is repaid "
-            "as a balloon in the last month"
         ),
     }
     for key, message in messages.items():

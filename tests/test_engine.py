@@ -209,7 +209,7 @@ def test_horizon_shorter_than_life_sells_at_book_value():
     result = project(small(**{"depreciation.life_years": 2.0}))
     monthly = result.monthly.loc["small"]
     assert monthly.disposal_usd.iloc[12] == pytest.approx(5000.0)
-    assert any("before the useful life" in w for w in result.warnings[0])
+    assert any("before the end of its useful life" in w for w in result.warnings[0])
 
 
 # Property tests over generated scenarios.

@@ -67,7 +67,7 @@ def test_unknown_key_lists_valid_names():
 
 
 def test_unknown_section():
-    with pytest.raises(ScenarioError, match=r"capexx = .*unknown field; expected one of: .*capex"):
+    with pytest.raises(ScenarioError, match=r"capexx: unknown field; expected one of: .*capex"):
         validate_dict({**BASE, "capexx": {}}, file="s.toml")
 
 

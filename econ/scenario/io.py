@@ -53,14 +53,16 @@ def _errors_from_validation(exc: ValidationError, file: str | os.PathLike | None
     for err in exc.errors(include_url=False):
         path = _format_loc(err["loc"])
         value = err.get("input")
-        if isinstance(value, Mapping):
-            value = "{...}"
+        if isinstance(value, Mapping):  # a whole table: the message says what is wrong with it
+            value = None
         expected = err["msg"].removeprefix("Value error, ")
         if err["type"] == "extra_forbidden":
             expected = "unknown field; " + _valid_names_hint(err["loc"])
         error = ScenarioError(file, path, value, expected)
         first = first or error
-        messages.append(str(error) if not messages else f"{path} = {value!r}: {expected}")
+        messages.append(
+            str(error) if not messages else str(ScenarioError(None, path, value, expected))
+        )
     combined = ScenarioError(first.file, first.path, first.value, first.expected)
     combined.args = ("\n  ".join(messages),)
     return combined

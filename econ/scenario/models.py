@@ -7,9 +7,16 @@ say what differs from the defaults, and `econ schema` documents the format.
 from __future__ import annotations
 
 import datetime as dt
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 SCHEMA_VERSION = 1
 
@@ -44,7 +51,16 @@ class Fleet(Section):
         0,
         ge=0,
         description="Months over which GPUs enter service linearly after purchase; 0 = all in "
-        "service from month 1 [months]",
+        "service from the month after purchase [months]",
+    )
+    purchase_month: int = Field(
+        0, ge=0, description="Month the GPUs are bought and paid for; service starts a month later"
+    )
+    retire_month: int | None = Field(
+        None,
+        ge=1,
+        description="Last month in service; the GPUs are sold at book value then and their loan "
+        "repaid. Default: the end of the horizon [month]",
     )
 
 
@@ -206,6 +222,27 @@ class Market(Section):
         return self
 
 
+VINTAGE_SECTIONS = ("fleet", "throughput", "utilization", "capex", "depreciation", "power")
+
+
+class Vintage(Section):
+    """Another generation of GPUs in the same scenario, bought at its own month.
+
+    Each section given here is merged field by field over the scenario's own section (a price given
+    here replaces both of the scenario's price fields); the sections not given are the scenario's.
+    """
+
+    name: str = Field(..., min_length=1, description="Short name of the vintage, e.g. gb300-2026")
+    fleet: dict[str, Any] = Field({}, description="Fields of [fleet] for this vintage")
+    throughput: dict[str, Any] = Field({}, description="Fields of [throughput] for this vintage")
+    utilization: dict[str, Any] = Field({}, description="Fields of [utilization] for this vintage")
+    capex: dict[str, Any] = Field({}, description="Fields of [capex] for this vintage")
+    depreciation: dict[str, Any] = Field(
+        {}, description="Fields of [depreciation] for this vintage"
+    )
+    power: dict[str, Any] = Field({}, description="Fields of [power] for this vintage")
+
+
 class Scenario(Section):
     schema_version: int = Field(SCHEMA_VERSION, ge=1, le=SCHEMA_VERSION, description="File format")
     name: str = Field("scenario", min_length=1, description="Short name shown in outputs")
@@ -229,6 +266,9 @@ class Scenario(Section):
     opex: Opex = Opex()
     financing: Financing = Financing()
     market: Market = Market()
+    vintages: tuple[Vintage, ...] = Field(
+        (), description="Further GPU generations bought at their own months (fleet vintages)"
+    )
     sources: dict[str, str] = Field(
         {},
         description="Source of each input, keyed by dotted field path, e.g. 'capex.gpu_price_usd'",
@@ -259,10 +299,55 @@ class Scenario(Section):
                 raise ValueError(
                     f"throughput step at month {step.month} is beyond the horizon of {horizon} months"
                 )
+        _check_service_window(self.fleet, horizon, "fleet")
         for path in self.sources:
             if not _has_path(self, path):
                 raise ValueError(f"sources names '{path}', which is not a field of the scenario")
+        self.expand()  # validates every vintage as a scenario of its own
         return self
+
+    def expand(self) -> tuple[Scenario, ...]:
+        """The scenario's own fleet and each vintage as complete single-fleet scenarios.
+
+        Vintage i is this scenario with the vintage's sections merged over its own, named
+        "<scenario>/<vintage>"; errors name the vintage and the field.
+        """
+        if not self.vintages:
+            return (self,)
+        base = self.model_dump(exclude={"vintages", "sources"})
+        expanded = [Scenario.model_validate({**base, "name": f"{self.name}/base"})]
+        for i, vintage in enumerate(self.vintages):
+            data = {**base, "name": f"{self.name}/{vintage.name}"}
+            for section in VINTAGE_SECTIONS:
+                given = getattr(vintage, section)
+                merged = dict(base[section])
+                if section == "capex" and {"gpu_price_usd", "system_price_usd"} & set(given):
+                    merged.pop("gpu_price_usd", None)
+                    merged.pop("system_price_usd", None)
+                data[section] = {**merged, **given}
+            try:
+                expanded.append(Scenario.model_validate(data))
+            except ValidationError as exc:
+                err = exc.errors(include_url=False)[0]
+                loc = ".".join(str(p) for p in err["loc"])
+                what = f": {loc} = {err.get('input')!r}" if loc else ""
+                message = err["msg"].removeprefix("Value error, ")
+                raise ValueError(f"vintages[{i}] ({vintage.name}){what}: {message}") from None
+        return tuple(expanded)
+
+
+def _check_service_window(fleet: Fleet, horizon: int, where: str) -> None:
+    if fleet.purchase_month >= horizon:
+        raise ValueError(
+            f"{where}.purchase_month is {fleet.purchase_month}, at or after the end of the horizon "
+            f"({horizon} months); expected a purchase before month {horizon}"
+        )
+    retire = fleet.retire_month
+    if retire is not None and not fleet.purchase_month < retire <= horizon:
+        raise ValueError(
+            f"{where}.retire_month is {retire}; expected a month after the purchase month "
+            f"({fleet.purchase_month}) and no later than the horizon ({horizon})"
+        )
 
 
 def _has_path(model: BaseModel, path: str) -> bool:

@@ -1,0 +1,141 @@
+"""Fleet vintages: a scenario holding several GPU generations bought at their own months."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from econ import project
+from econ.scenario import ScenarioError, apply_overrides, validate_dict
+
+BASE = {
+    "name": "hall",
+    "horizon_months": 48,
+    "fleet": {"gpu_count": 64, "retire_month": 30},
+    "throughput": {"tokens_per_s_per_gpu": 4000.0, "steps": [{"month": 20, "gain": 0.1}]},
+    "capex": {"gpu_price_usd": 30000.0},
+    "depreciation": {"life_years": 4.0},
+    "power": {"kw_per_gpu": 1.4},
+    "facility": {"colo_usd_per_kw_month": 150.0},
+    "opex": {"staff_usd_per_month": 10000.0, "maintenance_share_of_capex_annual": 0.02},
+    "financing": {"debt_share": 0.5, "debt_term_months": 36},
+    "market": {"price_usd_per_mtok": 0.5, "price_decline_annual": 0.2},
+}
+NEW = {
+    "name": "next-gen",
+    "fleet": {
+        "gpu_count": 72,
+        "purchase_month": 29,
+        "retire_month": None,
+        "deployment_ramp_months": 2,
+    },
+    "throughput": {"tokens_per_s_per_gpu": 9000.0},
+    "capex": {"system_price_usd": 3.0e6, "gpus_per_system": 72},
+    "power": {"kw_per_gpu": 1.9},
+}
+OPERATING = [
+    "gpus_in_service",
+    "tokens",
+    "revenue_usd",
+    "power_usd",
+    "facility_usd",
+    "opex_usd",
+    "capex_usd",
+    "disposal_usd",
+    "depreciation_usd",
+    "interest_usd",
+    "principal_usd",
+    "ebitda_usd",
+    "debt_balance_usd",
+]
+
+
+def test_vintages_sum_to_the_fleet():
+    fleet = validate_dict({**BASE, "vintages": [NEW]})
+    old_alone = validate_dict({**BASE, "name": "old"})
+    new_alone = validate_dict(
+        apply_overrides(
+            {
+                **BASE,
+                "name": "new",
+                **{k: {**BASE.get(k, {}), **v} for k, v in NEW.items() if k != "name"},
+            },
+            {"capex.gpu_price_usd": None},
+        )
+    )
+    together = project([fleet, old_alone, new_alone])
+    monthly = together.monthly
+    for column in OPERATING:
+        combined = monthly.loc["old", column].to_numpy() + monthly.loc["new", column].to_numpy()
+        if column in ("opex_usd", "ebitda_usd"):
+            # Staff are a site cost, charged once for the fleet: remove the second charge.
+            staff = np.r_[0.0, np.full(48, 10000.0)]
+            combined = combined + (-staff if column == "opex_usd" else staff)
+        assert np.allclose(
+            monthly.loc["hall", column].to_numpy(), combined, rtol=1e-12, atol=1e-6
+        ), column
+    summary = together.summary
+    assert summary.loc["hall", "capex_usd_total"] == pytest.approx(64 * 30000 + 3.0e6)
+    assert summary.loc["hall", "gpu_count"] == 136
+
+
+def test_vintage_timing_and_table():
+    result = project(validate_dict({**BASE, "vintages": [NEW]}))
+    monthly = result.monthly.loc["hall"]
+    assert monthly.capex_usd.iloc[29] == pytest.approx(3.0e6)
+    assert monthly.gpus_in_service.iloc[29] == 64  # old GPUs serve through month 30, new from 30
+    assert monthly.gpus_in_service.iloc[30] == pytest.approx(64 + 36)
+    assert monthly.gpus_in_service.iloc[31] == pytest.approx(72)
+    table = result.vintages.loc["hall"]
+    assert list(table.index) == ["base", "next-gen"]
+    assert table.loc["next-gen", "purchase_month"] == 29
+    assert table.loc["base", "retire_month"] == 30
+    # The old GPUs are sold at book value when retired, before the end of their life.
+    assert any(w.startswith("[base] sold in month 30") for w in result.warnings[0])
+
+
+@pytest.mark.parametrize(
+    ("vintage", "message"),
+    [
+        (
+            {"name": "late", "fleet": {"purchase_month": 48}},
+            "vintages[0] (late): fleet.purchase_month is 48, at or after the end of the horizon",
+        ),
+        (
+            {"name": "odd", "fleet": {"purchase_month": 10, "retire_month": 5}},
+            "vintages[0] (odd): fleet.retire_month is 5",
+        ),
+        (
+            {"name": "neg", "capex": {"gpu_price_usd": -1}},
+            "vintages[0] (neg): capex.gpu_price_usd = -1",
+        ),
+        ({"name": "typo", "powr": {}}, "vintages[0].powr: unknown field"),
+    ],
+)
+def test_bad_vintages(vintage, message):
+    with pytest.raises(ScenarioError) as info:
+        validate_dict({**BASE, "vintages": [vintage]}, file="hall.toml")
+    assert message in str(info.value)
+
+
+def test_repeat_keeps_vintages():
+    from econ import ScenarioBatch
+
+    fleet = validate_dict({**BASE, "vintages": [NEW]})
+    prices = np.array([0.3, 0.5, 0.9])
+    repeated = project(ScenarioBatch.repeat(fleet, 3, {"market.price_usd_per_mtok": prices}))
+    one_by_one = project(
+        [
+            validate_dict(
+                {
+                    **BASE,
+                    "name": f"p{p}",
+                    "vintages": [NEW],
+                    "market": {**BASE["market"], "price_usd_per_mtok": p},
+                }
+            )
+            for p in prices
+        ]
+    )
+    assert np.allclose(repeated.metrics["npv_usd"], one_by_one.metrics["npv_usd"], rtol=1e-12)
+    assert repeated.vintages.shape[0] == 6
