@@ -83,7 +83,7 @@ _SCAN_RATES = np.expm1(0.02 * np.sinh(np.linspace(-math.asinh(math.log(1e6) / 0.
                                                   math.asinh(math.log(1001.0) / 0.02),
                                                   _SCAN_POINTS)))
 _SCAN_RATES[np.argmin(np.abs(_SCAN_RATES))] = 0.0
-_BRACKET_CHUNK_ROWS = 1024  # rows scanned together: (1024 x 641) matrices of NPV values
+_BRACKET_CHUNK_ROWS = 2048  # rows scanned together: (2048 x 641) matrices of NPV values
 
 
 class ExcelFunctionError(ValueError):
@@ -174,7 +174,7 @@ def sln(cost, salvage, life):
 
     References
     ----------
-    Microsoft Support, "SLN function"; OpenFormula v1.2 Part 2, 6.12.39 SLN.
+    Microsoft Support, "SLN function"; OpenFormula (ODF 1.2 Part 2) section 6.12, SLN.
 
     Examples
     --------
@@ -213,7 +213,7 @@ def syd(cost, salvage, life, per):
 
     References
     ----------
-    Microsoft Support, "SYD function"; OpenFormula v1.2 Part 2, 6.12.44 SYD.
+    Microsoft Support, "SYD function"; OpenFormula (ODF 1.2 Part 2) section 6.12, SYD.
 
     Examples
     --------
@@ -282,7 +282,7 @@ def db(cost, salvage, life, period, month=12):
 
     References
     ----------
-    Microsoft Support, "DB function"; OpenFormula v1.2 Part 2, 6.12.14 DB; LibreOffice
+    Microsoft Support, "DB function"; OpenFormula (ODF 1.2 Part 2) section 6.12, DB; LibreOffice
     ``ScInterpreter::ScDB``.
 
     Examples
@@ -349,7 +349,7 @@ def ddb(cost, salvage, life, period, factor=2):
 
     References
     ----------
-    Microsoft Support, "DDB function"; OpenFormula v1.2 Part 2, 6.12.15 DDB; LibreOffice
+    Microsoft Support, "DDB function"; OpenFormula (ODF 1.2 Part 2) section 6.12, DDB; LibreOffice
     ``ScInterpreter::ScGetDDB``.
 
     Examples
@@ -415,7 +415,7 @@ def vdb(cost, salvage, life, start_period, end_period, factor=2, no_switch=False
 
     References
     ----------
-    Microsoft Support, "VDB function"; OpenFormula v1.2 Part 2, 6.12.48 VDB; LibreOffice
+    Microsoft Support, "VDB function"; OpenFormula (ODF 1.2 Part 2) section 6.12, VDB; LibreOffice
     ``ScInterpreter::ScVDB`` and ``ScInterVDB`` (fractional periods).
 
     Examples
@@ -517,7 +517,7 @@ def pmt(rate, nper, pv, fv=0, type=0):
 
     References
     ----------
-    Microsoft Support, "PMT function"; OpenFormula v1.2 Part 2, 6.12.36 PMT.
+    Microsoft Support, "PMT function"; OpenFormula (ODF 1.2 Part 2) section 6.12, PMT.
 
     Examples
     --------
@@ -562,7 +562,7 @@ def fv(rate, nper, pmt, pv=0, type=0):
 
     References
     ----------
-    Microsoft Support, "FV function"; OpenFormula v1.2 Part 2, 6.12.20 FV.
+    Microsoft Support, "FV function"; OpenFormula (ODF 1.2 Part 2) section 6.12, FV.
     """
     rate, nper, pmt_, pv_ = map(_f, (rate, nper, pmt, pv))
     type_ = _check_type("fv", type)
@@ -602,7 +602,7 @@ def pv(rate, nper, pmt, fv=0, type=0):
 
     References
     ----------
-    Microsoft Support, "PV function"; OpenFormula v1.2 Part 2, 6.12.41 PV.
+    Microsoft Support, "PV function"; OpenFormula (ODF 1.2 Part 2) section 6.12, PV.
     """
     rate, nper, pmt_, fv_ = map(_f, (rate, nper, pmt, fv))
     type_ = _check_type("pv", type)
@@ -647,7 +647,7 @@ def nper(rate, pmt, pv, fv=0, type=0):
 
     References
     ----------
-    Microsoft Support, "NPER function"; OpenFormula v1.2 Part 2, 6.12.29 NPER.
+    Microsoft Support, "NPER function"; OpenFormula (ODF 1.2 Part 2) section 6.12, NPER.
     """
     rate, pmt_, pv_, fv_ = map(_f, (rate, pmt, pv, fv))
     type_ = _check_type("nper", type)
@@ -734,7 +734,7 @@ def ipmt(rate, per, nper, pv, fv=0, type=0):
 
     References
     ----------
-    Microsoft Support, "IPMT function"; OpenFormula v1.2 Part 2, 6.12.22 IPMT; LibreOffice
+    Microsoft Support, "IPMT function"; OpenFormula (ODF 1.2 Part 2) section 6.12, IPMT; LibreOffice
     ``ScInterpreter::ScGetIpmt``.
     """
     rate, per, nper_, pv_, fv_ = map(_f, (rate, per, nper, pv, fv))
@@ -755,7 +755,7 @@ def ppmt(rate, per, nper, pv, fv=0, type=0):
 
     References
     ----------
-    Microsoft Support, "PPMT function"; OpenFormula v1.2 Part 2, 6.12.37 PPMT.
+    Microsoft Support, "PPMT function"; OpenFormula (ODF 1.2 Part 2) section 6.12, PPMT.
 
     Examples
     --------
@@ -803,7 +803,7 @@ def rate(nper, pmt, pv, fv=0, type=0, guess=0.1):
 
     References
     ----------
-    Microsoft Support, "RATE function"; OpenFormula v1.2 Part 2, 6.12.42 RATE.
+    Microsoft Support, "RATE function"; OpenFormula (ODF 1.2 Part 2) section 6.12, RATE.
 
     Examples
     --------
@@ -877,7 +877,7 @@ def npv(rate, values):
 
     References
     ----------
-    Microsoft Support, "NPV function"; OpenFormula v1.2 Part 2, 6.12.30 NPV.
+    Microsoft Support, "NPV function"; OpenFormula (ODF 1.2 Part 2) section 6.12, NPV.
 
     Examples
     --------
@@ -955,7 +955,7 @@ def xnpv(rate, values, dates):
 
     References
     ----------
-    Microsoft Support, "XNPV function"; OpenFormula v1.2 Part 2, 6.12.51 XNPV.
+    Microsoft Support, "XNPV function"; OpenFormula (ODF 1.2 Part 2) section 6.12, XNPV.
     """
     rate, values = _f(rate), np.atleast_1d(_f(values))
     _raise_if(rate <= -1, "xnpv", "rate", rate, "greater than -1 [1/year]")
@@ -1004,7 +1004,7 @@ def irr(values, guess=0.1):
 
     References
     ----------
-    Microsoft Support, "IRR function"; OpenFormula v1.2 Part 2, 6.12.23 IRR.
+    Microsoft Support, "IRR function"; OpenFormula (ODF 1.2 Part 2) section 6.12, IRR.
 
     Examples
     --------
@@ -1055,7 +1055,7 @@ def xirr(values, dates, guess=0.1):
 
     References
     ----------
-    Microsoft Support, "XIRR function"; OpenFormula v1.2 Part 2, 6.12.50 XIRR.
+    Microsoft Support, "XIRR function"; OpenFormula (ODF 1.2 Part 2) section 6.12, XIRR.
     """
     values = np.atleast_1d(_f(values))
     years = _year_fractions("xirr", values, dates)
@@ -1102,7 +1102,7 @@ def mirr(values, finance_rate, reinvest_rate):
 
     References
     ----------
-    Microsoft Support, "MIRR function"; OpenFormula v1.2 Part 2, 6.12.28 MIRR.
+    Microsoft Support, "MIRR function"; OpenFormula (ODF 1.2 Part 2) section 6.12, MIRR.
 
     Examples
     --------
@@ -1299,52 +1299,55 @@ def _bracket_nearest(block, guess: np.ndarray) -> np.ndarray:
     """Root nearest ``guess``: scan rates for sign changes, pick the nearest, refine it."""
     grid = _SCAN_RATES
     values = block.scan(grid)
-    m = values.shape[0]
-    out = np.full(m, np.nan)
-    g = guess[:, None]
-    sign = np.sign(values)
-    zero_dist = np.where(sign == 0, np.abs(grid[None, :] - g), np.inf)
-    change = sign[:, :-1] * sign[:, 1:] < 0
-    gap = np.maximum(0.0, np.maximum(grid[None, :-1] - g, g - grid[None, 1:]))
-    change_dist = np.where(change, gap, np.inf)
-    k_zero = np.argmin(zero_dist, axis=1)
-    k_change = np.argmin(change_dist, axis=1)
-    rows = np.arange(m)
-    d_zero, d_change = zero_dist[rows, k_zero], change_dist[rows, k_change]
-    at_grid = np.isfinite(d_zero) & (d_zero <= d_change)
-    out[at_grid] = grid[k_zero[at_grid]]
-    bracketed = np.isfinite(d_change) & ~at_grid
-    if bracketed.any():
-        k = k_change[bracketed]
-        sub = block.subset(bracketed)
-        a, b = grid[k], grid[k + 1]
-        fa, fb = values[bracketed, k], values[bracketed, k + 1]
-        # 0 is a grid point, so a bracket lies wholly on one side of it: one form per bracket.
-        out[bracketed] = _illinois(sub, a, b, fa, fb, b <= 0)
+    out = np.full(values.shape[0], np.nan)
+    positive = values > 0
+    # Sign changes between neighbouring grid rates; a zero counts as negative, so an exact
+    # zero on the grid shows up as a change with the zero at one end.
+    rows, k = np.nonzero(positive[:, :-1] != positive[:, 1:])
+    if rows.size == 0:
+        return out
+    g = guess[rows]
+    distance = np.maximum(0.0, np.maximum(grid[k] - g, g - grid[k + 1]))
+    order = np.lexsort((distance, rows))  # by series, then by distance to its guess
+    first = np.ones(order.size, dtype=bool)
+    first[1:] = rows[order][1:] != rows[order][:-1]
+    rows, k = rows[order[first]], k[order[first]]
+    a, b = grid[k], grid[k + 1]
+    fa, fb = values[rows, k], values[rows, k + 1]
+    out[rows] = np.where(fa == 0, a, np.where(fb == 0, b, np.nan))
+    open_ = (fa != 0) & (fb != 0)
+    if open_.any():
+        sub = block.subset(rows[open_])
+        # 0 is a grid rate, so no bracket straddles it: one evaluation form per bracket.
+        out[rows[open_]] = _illinois(sub, a[open_], b[open_], fa[open_], fb[open_],
+                                     b[open_] <= 0)
     return out
 
 
-def _single_sign_change(flows_sorted: np.ndarray) -> np.ndarray:
-    """True where all negative flows precede all positive ones, or the reverse.
+def _sign_structure(flows_sorted: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per series: (has a positive and a negative flow, changes sign exactly once).
 
-    By Descartes' rule of signs (which also holds for sums of exponentials) such a series has
-    exactly one rate above -1 at which its NPV is zero, so Newton's answer is the answer.
+    A series whose negative flows all precede its positive ones (or the reverse) has, by
+    Descartes' rule of signs (which also holds for sums of exponentials), exactly one rate
+    above -1 at which its NPV is zero, so Newton's answer is the answer.
     """
     T = flows_sorted.shape[1]
     pos, neg = flows_sorted > 0, flows_sorted < 0
     first_pos, first_neg = pos.argmax(axis=1), neg.argmax(axis=1)
+    rows = np.arange(flows_sorted.shape[0])
+    both = pos[rows, first_pos] & neg[rows, first_neg]
     last_pos = T - 1 - pos[:, ::-1].argmax(axis=1)
     last_neg = T - 1 - neg[:, ::-1].argmax(axis=1)
-    both = pos.any(axis=1) & neg.any(axis=1)
-    return both & ((last_neg < first_pos) | (last_pos < first_neg))
+    return both, both & ((last_neg < first_pos) | (last_pos < first_neg))
 
 
 def _solve(make_block, flows_sorted: np.ndarray, guess: np.ndarray) -> np.ndarray:
     """Rates for all series: Newton where the root is unique, else the root nearest guess."""
     n = flows_sorted.shape[0]
     out = np.full(n, np.nan)
-    both = (flows_sorted > 0).any(axis=1) & (flows_sorted < 0).any(axis=1) & (guess > -1)
-    single = both & _single_sign_change(flows_sorted)
+    both, single = _sign_structure(flows_sorted)
+    both &= guess > -1
+    single &= both
     rows = np.flatnonzero(single)
     for start in range(0, rows.size, _CHUNK_ROWS):
         chunk = rows[start:start + _CHUNK_ROWS]
@@ -1408,8 +1411,8 @@ def irr_batch(cash_flows, guess=0.01):
 
     References
     ----------
-    Microsoft Support, "IRR function"; Press et al., *Numerical Recipes*, 3rd ed., sections
-    5.3 (Horner's rule), 9.2 (false position) and 9.4 (Newton-Raphson); Dowell & Jarratt,
+    Microsoft Support, "IRR function"; Press et al., *Numerical Recipes*, 3rd ed., chapter 5
+    (polynomial evaluation), sections 9.2 (false position) and 9.4 (Newton-Raphson); Dowell & Jarratt,
     "A modified regula falsi method for computing the root of an equation", BIT 11 (1971)
     168-174 (Illinois method).
     """
