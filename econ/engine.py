@@ -199,7 +199,8 @@ def _project(b: ScenarioBatch) -> Projection:
     since = m - purchase[:, None]  # months since purchase
     service = (since >= 1) & (m <= retire[:, None])
 
-    gpu_count = b["fleet.gpu_count"]
+    racks = b["fleet.racks"]
+    gpu_count = np.where(np.isnan(racks), b["fleet.gpu_count"], racks * b["fleet.gpus_per_rack"])
     deploy = col(b["fleet.deployment_ramp_months"])
     gpus = col(gpu_count) * _ramp(since, deploy) * service
     utilization = col(b["utilization.share"]) * _ramp(since, col(b["utilization.ramp_months"]))
@@ -429,8 +430,8 @@ def _project(b: ScenarioBatch) -> Projection:
         "no_breakeven": np.isnan(breakeven),
         "no_debt": debt_total <= 0,
         "dscr_below_1": min_dscr < 1.0,
-        "irr_project_not_unique": ~np.isnan(irr_project) & (_sign_changes(cash_flow_project) > 1),
-        "irr_equity_not_unique": ~np.isnan(irr_equity) & (_sign_changes(cash_flow_equity) > 1),
+        "irr_project_not_unique": ~np.isnan(irr_project) & _several_sign_changes(cash_flow_project),
+        "irr_equity_not_unique": ~np.isnan(irr_equity) & _several_sign_changes(cash_flow_equity),
     }
     row_flags = {
         "sold_before_life": held < np.ceil(life_months - 1e-9),
@@ -451,7 +452,7 @@ def _project(b: ScenarioBatch) -> Projection:
         for r in np.flatnonzero(rows_flagged):
             warnings[sc[r]].append(prefix(r) + ROW_MESSAGES[key](context, r))
     vintage_table = (
-        None if b.one_row_per_scenario else _vintage_table(b, rows, retire, discount[sc])
+        None if b.one_row_per_scenario else _vintage_table(b, rows, gpu_count, retire, discount[sc])
     )
     return Projection(
         names=b.names,
@@ -481,6 +482,8 @@ ROW_MESSAGES = {
 
 def _ramp(since, ramp_months):
     """Linear ramp from 0 to 1 over `ramp_months` after purchase; 1 when there is no ramp."""
+    if not np.any(ramp_months):
+        return 1.0
     return np.where(ramp_months > 0, np.minimum(1.0, since / np.maximum(ramp_months, 1)), 1.0)
 
 
@@ -493,7 +496,7 @@ def _delay(values, start_month):
     return np.where(source >= 0, shifted, 0.0)
 
 
-def _vintage_table(b: ScenarioBatch, rows: dict, retire, discount) -> pd.DataFrame:
+def _vintage_table(b: ScenarioBatch, rows: dict, gpu_count, retire, discount) -> pd.DataFrame:
     """Per-vintage operating figures of scenarios with vintages (pre-tax, pre-financing)."""
     pv = lambda x: np.einsum("ij,ij->i", x, discount)  # noqa: E731
     revenue = rows["token_revenue_usd"] + rows["contract_revenue_usd"]
@@ -511,7 +514,7 @@ def _vintage_table(b: ScenarioBatch, rows: dict, retire, discount) -> pd.DataFra
             "vintage": b.row_names,
             "purchase_month": b["fleet.purchase_month"].astype(int),
             "retire_month": retire,
-            "gpu_count": b["fleet.gpu_count"].astype(int),
+            "gpu_count": gpu_count.astype(int),
             "capex_usd": rows["capex_usd"].sum(axis=1),
             "tokens": rows["tokens"].sum(axis=1),
             "revenue_usd": revenue.sum(axis=1),
@@ -522,16 +525,20 @@ def _vintage_table(b: ScenarioBatch, rows: dict, retire, discount) -> pd.DataFra
     ).set_index(["scenario", "vintage"])
 
 
-def _sign_changes(cash_flow):
-    """How often each row's cash flow changes sign, zeros skipped [count (n,)].
+def _several_sign_changes(cash_flow):
+    """True where a row's cash flow changes sign more than once, zeros skipped [bool (n,)].
 
-    More than one change means the IRR need not be unique (Descartes' rule of signs).
+    Then the IRR need not be unique (Descartes' rule of signs). A row changes sign at most once
+    exactly when all its negative flows come before all its positive ones, or the reverse.
     """
-    sign = np.sign(cash_flow)
-    columns = np.arange(sign.shape[1])[None, :]
-    last_nonzero = np.maximum.accumulate(np.where(sign != 0, columns, 0), axis=1)
-    filled = np.take_along_axis(sign, last_nonzero, axis=1)
-    return (filled[:, 1:] * filled[:, :-1] < 0).sum(axis=1)
+    positive, negative = cash_flow > 0, cash_flow < 0
+    last = cash_flow.shape[1] - 1
+    first_positive, first_negative = positive.argmax(axis=1), negative.argmax(axis=1)
+    last_positive = last - positive[:, ::-1].argmax(axis=1)
+    last_negative = last - negative[:, ::-1].argmax(axis=1)
+    both = positive.any(axis=1) & negative.any(axis=1)
+    once = (last_negative < first_positive) | (last_positive < first_negative)
+    return both & ~once
 
 
 def _payback_months(cash_flow, active):

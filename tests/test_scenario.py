@@ -193,3 +193,15 @@ scenario_dicts = st.fixed_dictionaries(
 def test_toml_round_trip_property(data):
     scenario = Scenario.model_validate(data)
     assert loads(dumps(scenario)) == scenario
+
+
+def test_racks_set_the_gpu_count():
+    scenario = validate_dict(apply_overrides(BASE, {"fleet.racks": 3, "fleet.gpus_per_rack": 72}))
+    assert scenario.fleet.gpu_count == 216
+    assert loads(dumps(scenario)) == scenario
+    with pytest.raises(
+        ScenarioError, match=r"fleet: gpu_count is 100 but racks x gpus_per_rack is 3 x 72 = 216"
+    ):
+        validate_dict(
+            apply_overrides(BASE, {"fleet.racks": 3, "fleet.gpu_count": 100}), file="s.toml"
+        )

@@ -47,6 +47,9 @@ class Fleet(Section):
     gpus_per_rack: int = Field(
         72, ge=1, description="GPUs per rack, for per-rack figures [GPUs/rack]"
     )
+    racks: int | None = Field(
+        None, ge=1, description="Racks bought; sets gpu_count = racks x gpus_per_rack [racks]"
+    )
     deployment_ramp_months: int = Field(
         0,
         ge=0,
@@ -62,6 +65,22 @@ class Fleet(Section):
         description="Last month in service; the GPUs are sold at book value then and their loan "
         "repaid. Default: the end of the horizon [month]",
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _gpus_from_racks(cls, data: Any) -> Any:
+        if not isinstance(data, dict) or data.get("racks") is None:
+            return data
+        racks, per_rack = data["racks"], data.get("gpus_per_rack", 72)
+        if not (isinstance(racks, int) and isinstance(per_rack, int)):
+            return data  # the field validators report the types
+        implied = racks * per_rack
+        if data.get("gpu_count", implied) != implied:
+            raise ValueError(
+                f"gpu_count is {data['gpu_count']} but racks x gpus_per_rack is {racks} x "
+                f"{per_rack} = {implied}; give one of them, or both consistently"
+            )
+        return {**data, "gpu_count": implied}
 
 
 class Throughput(Section):
