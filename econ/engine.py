@@ -8,8 +8,9 @@ Month 0 is the purchase month; month m runs to each scenario's horizon H, and co
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 import pandas as pd
@@ -109,8 +110,13 @@ class Projection:
     lines: dict[str, np.ndarray]
     metrics: dict[str, np.ndarray]
     components: dict[str, np.ndarray]
-    warnings: list[list[str]] = field(default_factory=list)
     vintages: pd.DataFrame | None = None
+    warning_source: Callable[[], list[list[str]]] | None = field(default=None, repr=False)
+
+    @cached_property
+    def warnings(self) -> list[list[str]]:
+        """Per-scenario warnings, formatted on first use (batch runs that keep only metrics skip it)."""
+        return self.warning_source() if self.warning_source else [[] for _ in self.names]
 
     def __len__(self) -> int:
         return len(self.names)
@@ -205,9 +211,11 @@ def _project(b: ScenarioBatch) -> Projection:
     gpus = col(gpu_count) * _ramp(since, deploy) * service
     utilization = col(b["utilization.share"]) * _ramp(since, col(b["utilization.ramp_months"]))
     utilization = utilization * service
-    tps = col(b["throughput.tokens_per_s_per_gpu"]) * gain_multiplier(
-        b["throughput.gain_rate_annual"], b.step_months, b.step_gains, months
-    )
+    tps = col(b["throughput.tokens_per_s_per_gpu"])
+    if b.step_gains.any() or b["throughput.gain_rate_annual"].any():
+        tps = tps * gain_multiplier(
+            b["throughput.gain_rate_annual"], b.step_months, b.step_gains, months
+        )
     tokens = gpus * tps * utilization * SECONDS_PER_MONTH
 
     price_factor = price_path(b["market.price_decline_annual"], months)
@@ -446,11 +454,15 @@ def _project(b: ScenarioBatch) -> Projection:
         "book_value_end": book_value_end,
         "balloon": balloon.sum(axis=1),
     }
-    warnings = _warnings(flags, context, b.n)
-    prefix = (lambda r: "") if b.one_row_per_scenario else (lambda r: f"[{b.row_names[r]}] ")
-    for key, rows_flagged in row_flags.items():
-        for r in np.flatnonzero(rows_flagged):
-            warnings[sc[r]].append(prefix(r) + ROW_MESSAGES[key](context, r))
+
+    def warnings() -> list[list[str]]:
+        out = _warnings(flags, context, b.n)
+        prefix = (lambda r: "") if b.one_row_per_scenario else (lambda r: f"[{b.row_names[r]}] ")
+        for key, rows_flagged in row_flags.items():
+            for r in np.flatnonzero(rows_flagged):
+                out[sc[r]].append(prefix(r) + ROW_MESSAGES[key](context, r))
+        return out
+
     vintage_table = (
         None if b.one_row_per_scenario else _vintage_table(b, rows, gpu_count, retire, discount[sc])
     )
@@ -462,8 +474,8 @@ def _project(b: ScenarioBatch) -> Projection:
         lines=monthly_lines,
         metrics=metrics,
         components=components,
-        warnings=warnings,
         vintages=vintage_table,
+        warning_source=warnings,
     )
 
 
