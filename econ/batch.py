@@ -91,6 +91,22 @@ class ScenarioBatch:
     def __getitem__(self, path: str) -> np.ndarray:
         return self.columns[path]
 
+    def slice(self, start: int, stop: int) -> ScenarioBatch:
+        """Scenarios start..stop-1 (with all their rows) as a batch of their own."""
+        rows = np.flatnonzero((self.row_scenario >= start) & (self.row_scenario < stop))
+        take = slice(rows[0], rows[-1] + 1) if rows.size else slice(0, 0)
+        return ScenarioBatch(
+            names=self.names[start:stop],
+            start_dates=self.start_dates[start:stop],
+            columns={path: values[take] for path, values in self.columns.items()},
+            step_months=self.step_months[take],
+            step_gains=self.step_gains[take],
+            horizon_months=self.horizon_months[start:stop],
+            row_scenario=self.row_scenario[take] - start,
+            row_names=self.row_names[take],
+            scenarios=self.scenarios[start:stop],
+        )
+
     @classmethod
     def from_scenarios(cls, scenarios: Scenario | Iterable[Scenario]) -> ScenarioBatch:
         """Compile validated scenarios into a batch (in order; vintages become extra rows)."""

@@ -375,3 +375,22 @@ def test_irr_with_several_sign_changes_is_flagged():
     )
     result = project(falling)
     assert any("change sign more than once" in w for w in result.warnings[0])
+
+
+def test_chunked_projection_equals_one_pass(monkeypatch):
+    import econ.engine as engine
+
+    columns = {
+        "market.price_usd_per_mtok": np.linspace(0.5, 3.0, 7),
+        "horizon_months": np.array([12, 24, 12, 36, 12, 18, 30]),
+    }
+    batch = ScenarioBatch.repeat(small(), 7, columns)
+    whole = project(batch)
+    monkeypatch.setattr(engine, "CHUNK_SCENARIOS", 3)
+    chunked = project(batch)
+    for key, values in whole.metrics.items():
+        assert np.allclose(chunked.metrics[key], values, rtol=1e-12, equal_nan=True), key
+    for key, values in whole.lines.items():
+        assert np.allclose(chunked.lines[key], values, rtol=1e-12, equal_nan=True), key
+    assert chunked.warnings == whole.warnings
+    assert chunked.monthly.equals(whole.monthly)
