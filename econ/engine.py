@@ -16,17 +16,17 @@ import numpy as np
 import pandas as pd
 
 from econ import capex as capex_mod
-from econ import tax
+from econ import density, tax
+from econ import facility as facility_mod
+from econ import power as power_mod
 from econ.batch import ScenarioBatch
 from econ.depreciation import straight_line_monthly
 from econ.excel import irr_batch
 from econ.financing import level_payment_schedule
 from econ.market import price_path, revenue_usd_per_month
-from econ.power import power_usd_per_month
 from econ.scenario.models import Scenario
 from econ.throughput import gain_multiplier
 from econ.units import (
-    KW_PER_MW,
     MONTHS_PER_YEAR,
     SECONDS_PER_MONTH,
     TOKENS_PER_MTOK,
@@ -57,6 +57,20 @@ MONTHLY_COLUMNS = (
 )
 """Monthly line items (DESIGN.md §5); `scenario`, `month` and `date` index them."""
 
+DENSITY_COLUMNS = (
+    "tokens_per_s_per_mw",
+    "revenue_usd_per_mw_year",
+    "tokens_per_s_per_mw_it",
+    "tokens_per_s_per_mw_utility",
+    "revenue_usd_per_mw_year_utility",
+    "revenue_usd_per_rack_year",
+    "revenue_usd_per_m2_year",
+    "joules_per_token_it",
+    "joules_per_token_utility",
+    "power_cost_usd_per_mtok",
+)
+"""Power-density summary metrics (econ.density); DESIGN.md §5 names the first two."""
+
 COMPONENTS = ("depreciation", "financing", "power", "facility", "opex")
 """Parts of the levelized cost per million tokens; they sum to lcot_usd_per_mtok."""
 
@@ -74,6 +88,14 @@ SUMMARY_COLUMNS = (
     "min_dscr",
     "tokens_per_s_per_mw",
     "revenue_usd_per_mw_year",
+    "tokens_per_s_per_mw_it",
+    "tokens_per_s_per_mw_utility",
+    "revenue_usd_per_mw_year_utility",
+    "revenue_usd_per_rack_year",
+    "revenue_usd_per_m2_year",
+    "joules_per_token_it",
+    "joules_per_token_utility",
+    "power_cost_usd_per_mtok",
     "gpu_count",
     "capex_usd_total",
     "discount_rate_annual",
@@ -279,21 +301,33 @@ def _project(b: ScenarioBatch) -> Projection:
     capex_row = capex_per_gpu * gpu_count
     capex = np.where(since == 0, col(capex_row), 0.0)
 
-    kw_per_gpu = b["power.kw_per_gpu"]
-    power = power_usd_per_month(
-        gpus,
-        kw_per_gpu,
-        utilization,
-        b["power.idle_power_share"],
+    # Power: the nameplate figure on the IT boundary, or measured energy per token where given.
+    nameplate_kw = power_mod.it_kw_per_gpu(
+        b["power.kw_per_gpu"],
+        b["power.kw_per_gpu_definition"],
+        b["power.host_overhead_share"],
         b["power.pue"],
-        b["power.price_usd_per_kwh"],
-        b["power.escalation_annual"],
-        months,
     )
-    colo = col(b["facility.colo_usd_per_kw_month"]) * np.power(
-        1.0 + col(b["facility.escalation_annual"]), np.maximum(m - 1, 0) / MONTHS_PER_YEAR
+    measured_tps = b["power.measured_tokens_per_s_per_gpu"]
+    kw_per_gpu, measured_energy = power_mod.serving_kw_per_gpu(
+        nameplate_kw,
+        b["power.measured_joules_per_token"],
+        np.where(np.isnan(measured_tps), b["throughput.tokens_per_s_per_gpu"], measured_tps),
+        b["power.measured_boundary"],
+        b["power.host_overhead_share"],
+        b["power.pue"],
     )
-    facility = gpus * col(kw_per_gpu) * colo
+    it_drawn_kw = power_mod.it_power_kw(gpus, kw_per_gpu, utilization, b["power.idle_power_share"])
+    power = power_mod.power_cost_usd_per_month(
+        it_drawn_kw,
+        b["power.pue"],
+        power_mod.price_usd_per_kwh_path(
+            b["power.price_usd_per_kwh"],
+            b["power.escalation_annual"],
+            months,
+            b["power.time_of_day_factor"],
+        ),
+    )
     capex_share_monthly = (
         b["opex.maintenance_share_of_capex_annual"] + b["opex.insurance_share_of_capex_annual"]
     ) / MONTHS_PER_YEAR
@@ -335,7 +369,6 @@ def _project(b: ScenarioBatch) -> Projection:
         "token_revenue_usd": token_revenue,
         "contract_revenue_usd": contract_revenue,
         "power_usd": power,
-        "facility_usd": facility,
         "opex_usd": opex,
         "capex_usd": capex,
         "disposal_usd": disposal,
@@ -350,6 +383,9 @@ def _project(b: ScenarioBatch) -> Projection:
         * price_factor
         / TOKENS_PER_MTOK,
         "it_kw": gpus * col(kw_per_gpu),
+        "it_drawn_kw": it_drawn_kw,
+        "it_energy_kwh": power_mod.energy_kwh_per_month(it_drawn_kw),
+        "racks_in_service": density.racks_in_service(gpus, b["fleet.gpus_per_rack"]),
     }
 
     # Stage 2: a scenario is the sum of its rows.
@@ -362,11 +398,38 @@ def _project(b: ScenarioBatch) -> Projection:
     total = lambda x: np.add.reduceat(x, first) if len(first) != len(x) else x  # noqa: E731
     at_first = lambda x: np.asarray(x)[first]  # noqa: E731
 
-    # Stage 3: financing, tax, cash flows and summary per scenario.
+    # Stage 3: the site (facility), financing, tax, cash flows and summary per scenario.
     active = m <= horizon[:, None]
+    site = facility_mod.facility_costs(
+        mode=at_first(b["facility.mode"]),
+        months=months,
+        horizon_months=horizon,
+        nameplate_it_kw=lines["it_kw"],
+        drawn_it_kw=lines["it_drawn_kw"],
+        racks=lines["racks_in_service"].max(axis=1),
+        **{
+            name: at_first(b[f"facility.{name}"])
+            for name in (
+                "colo_usd_per_kw_month",
+                "escalation_annual",
+                "contracted_kw",
+                "overage_multiplier",
+                "critical_kw",
+                "capex_usd_per_mw",
+                "life_years",
+                "maintenance_share_of_capex_annual",
+                "rack_cooling",
+                "hall_cooling",
+                "liquid_retrofit_usd_per_rack",
+                "retrofit_life_years",
+            )
+        },
+    )
+    facility = site.facility_usd
     revenue = lines["token_revenue_usd"] + lines["contract_revenue_usd"]
-    ebitda = revenue - lines["power_usd"] - lines["facility_usd"] - lines["opex_usd"]
-    depreciation, interest = lines["depreciation_usd"], lines["interest_usd"]
+    ebitda = revenue - lines["power_usd"] - facility - lines["opex_usd"]
+    depreciation = lines["depreciation_usd"] + site.depreciation_usd
+    interest = lines["interest_usd"]
     scheduled_principal = lines["scheduled_principal_usd"]
     principal = scheduled_principal + lines["balloon_usd"]
     tax_rate = at_first(b["financing.tax_rate"])
@@ -374,7 +437,10 @@ def _project(b: ScenarioBatch) -> Projection:
     income_tax = tax.income_tax_with_loss_carryforward(taxable, tax_rate, horizon)
     net_income = taxable - income_tax
 
-    capex, disposal = lines["capex_usd"], lines["disposal_usd"]
+    capex = lines["capex_usd"] + site.capex_usd
+    disposal = lines["disposal_usd"] + np.where(
+        m == horizon[:, None], col(site.book_value_end_usd), 0.0
+    )
     cash_flow_project = ebitda - capex + disposal - income_tax
     cash_flow_equity = cash_flow_project + lines["draws_usd"] - interest - principal
     scheduled_service = interest + scheduled_principal
@@ -387,7 +453,7 @@ def _project(b: ScenarioBatch) -> Projection:
     discount = np.power(1.0 + col(monthly_rate(discount_annual)), -m) * active
     pv = lambda x: np.einsum("ij,ij->i", x, discount)  # noqa: E731
 
-    capex_total = total(capex_row)
+    capex_total = total(capex_row) + site.capex_usd.sum(axis=1)
     pv_tokens = pv(lines["tokens"])
     pv_depreciation = pv(depreciation)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -396,7 +462,7 @@ def _project(b: ScenarioBatch) -> Projection:
         "depreciation": pv_depreciation * per_mtok,
         "financing": (pv(capex) - pv(disposal) - pv_depreciation) * per_mtok,
         "power": pv(lines["power_usd"]) * per_mtok,
-        "facility": pv(lines["facility_usd"]) * per_mtok,
+        "facility": pv(facility) * per_mtok,
         "opex": pv(lines["opex_usd"]) * per_mtok,
     }
     lcot = sum(components.values())
@@ -425,10 +491,19 @@ def _project(b: ScenarioBatch) -> Projection:
 
     rated_tokens_per_s = total(gpu_count * b["throughput.tokens_per_s_per_gpu"])
     installed_kw = total(gpu_count * kw_per_gpu)
-    mw_years = lines["it_kw"].sum(axis=1) / KW_PER_MW / MONTHS_PER_YEAR
     revenue_total = revenue.sum(axis=1)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        revenue_per_mw_year = np.where(mw_years > 0, revenue_total / mw_years, np.nan)
+    densities = density.density_metrics(
+        tokens=lines["tokens"],
+        revenue_usd=revenue,
+        power_usd=lines["power_usd"],
+        it_energy_kwh=lines["it_energy_kwh"],
+        it_kw_in_service=lines["it_kw"],
+        racks_in_service=lines["racks_in_service"],
+        m2_per_rack=at_first(b["facility.m2_per_rack"]),
+        pue=at_first(b["power.pue"]),
+        rated_tokens_per_s=rated_tokens_per_s,
+        installed_it_kw=installed_kw,
+    )
     metrics = {
         "lcot_usd_per_mtok": lcot,
         "tokens_total": lines["tokens"].sum(axis=1),
@@ -440,8 +515,7 @@ def _project(b: ScenarioBatch) -> Projection:
         "payback_months": payback,
         "breakeven_price_usd_per_mtok": breakeven,
         "min_dscr": min_dscr,
-        "tokens_per_s_per_mw": rated_tokens_per_s * KW_PER_MW / installed_kw,
-        "revenue_usd_per_mw_year": revenue_per_mw_year,
+        **{name: densities[name] for name in DENSITY_COLUMNS},
         "gpu_count": total(gpu_count),
         "capex_usd_total": capex_total,
         "discount_rate_annual": discount_annual,
@@ -452,7 +526,7 @@ def _project(b: ScenarioBatch) -> Projection:
         "tokens": lines["tokens"],
         "revenue_usd": revenue,
         "power_usd": lines["power_usd"],
-        "facility_usd": lines["facility_usd"],
+        "facility_usd": facility,
         "opex_usd": lines["opex_usd"],
         "capex_usd": capex,
         "disposal_usd": disposal,
@@ -479,9 +553,12 @@ def _project(b: ScenarioBatch) -> Projection:
         "irr_project_not_unique": ~np.isnan(irr_project) & _several_sign_changes(cash_flow_project),
         "irr_equity_not_unique": ~np.isnan(irr_equity) & _several_sign_changes(cash_flow_equity),
     }
+    contracted_kw, peak_it_kw = at_first(b["facility.contracted_kw"]), lines["it_kw"].max(axis=1)
+    flags["over_contract"] = ~np.isnan(contracted_kw) & (peak_it_kw > contracted_kw + 1e-9)
     row_flags = {
         "sold_before_life": held < np.ceil(life_months - 1e-9),
         "balloon": balloon.sum(axis=1) > 0.005,
+        "measured_energy": measured_energy,
     }
     context = {
         "equity_share": equity_share,
@@ -491,6 +568,11 @@ def _project(b: ScenarioBatch) -> Projection:
         "retire": retire,
         "book_value_end": book_value_end,
         "balloon": balloon.sum(axis=1),
+        "contracted_kw": contracted_kw,
+        "peak_it_kw": peak_it_kw,
+        "kw_per_gpu": kw_per_gpu,
+        "nameplate_kw": nameplate_kw,
+        "joules_per_token": b["power.measured_joules_per_token"],
     }
 
     def warnings() -> list[list[str]]:
@@ -501,9 +583,13 @@ def _project(b: ScenarioBatch) -> Projection:
                 out[sc[r]].append(prefix(r) + ROW_MESSAGES[key](context, r))
         return out
 
-    vintage_table = (
-        None if b.one_row_per_scenario else _vintage_table(b, rows, gpu_count, retire, discount[sc])
-    )
+    vintage_table = None
+    if not b.one_row_per_scenario:
+        # The site's costs are shared among vintages by their IT load in service each month.
+        with np.errstate(divide="ignore", invalid="ignore"):
+            load_share = np.nan_to_num(rows["it_kw"] / lines["it_kw"][sc])
+        rows["facility_usd"] = facility[sc] * load_share
+        vintage_table = _vintage_table(b, rows, gpu_count, retire, discount[sc])
     return Projection(
         names=b.names,
         months=months,
@@ -518,6 +604,11 @@ def _project(b: ScenarioBatch) -> Projection:
 
 
 ROW_MESSAGES = {
+    "measured_energy": lambda c, r: (
+        f"power from measured energy, "
+        f"{c['joules_per_token'][r]:g} J/token = {c['kw_per_gpu'][r]:.3f} kW per GPU while serving, "
+        f"instead of the nameplate {c['nameplate_kw'][r]:.3f} kW"
+    ),
     "sold_before_life": lambda c, r: (
         f"sold in month {c['retire'][r]}, before the end of its "
         f"useful life of {c['life_months'][r]:g} months: the remaining book value "
@@ -547,7 +638,11 @@ def _delay(values, start_month):
 
 
 def _vintage_table(b: ScenarioBatch, rows: dict, gpu_count, retire, discount) -> pd.DataFrame:
-    """Per-vintage operating figures of scenarios with vintages (pre-tax, pre-financing)."""
+    """Per-vintage operating figures of scenarios with vintages (pre-tax, pre-financing).
+
+    Facility costs are shared by IT load; staff are charged to the first row; site capex
+    (an owned hall, a retrofit) stays with the fleet and is not in these figures.
+    """
     pv = lambda x: np.einsum("ij,ij->i", x, discount)  # noqa: E731
     revenue = rows["token_revenue_usd"] + rows["contract_revenue_usd"]
     costs = rows["power_usd"] + rows["facility_usd"] + rows["opex_usd"]
@@ -709,6 +804,10 @@ def _warnings(flags, ctx, n) -> list[list[str]]:
         "irr_equity_not_unique": lambda i: (
             "equity cash flows change sign more than once: "
             "irr_equity_annual is one of several rates that zero the NPV; judge by NPV"
+        ),
+        "over_contract": lambda i: (
+            f"peak IT load of {ctx['peak_it_kw'][i]:,.0f} kW exceeds the contracted "
+            f"{ctx['contracted_kw'][i]:,.0f} kW: the excess is billed at the overage rate"
         ),
         "dscr_below_1": lambda i: (
             f"debt service not covered in {ctx['months_below_1'][i]} months "

@@ -18,6 +18,8 @@ from pydantic import (
     model_validator,
 )
 
+from econ.scenario.power_models import Facility, Power, check_fleet_in_hall
+
 SCHEMA_VERSION = 1
 
 
@@ -151,32 +153,6 @@ class Depreciation(Section):
     life_years: float = Field(6.0, gt=0, le=30, description="Useful life [years]")
     salvage_share: float = Field(
         0.0, ge=0, lt=1, description="Residual value at end of life as a share of capex [fraction]"
-    )
-
-
-class Power(Section):
-    kw_per_gpu: float = Field(
-        1.5, gt=0, description="IT power per GPU at full load, including its host share [kW/GPU]"
-    )
-    idle_power_share: float = Field(
-        1.0,
-        ge=0,
-        le=1,
-        description="Power drawn while not serving as a share of full load; 1 = always full [fraction]",
-    )
-    pue: float = Field(1.3, ge=1.0, le=3.0, description="Power usage effectiveness [ratio]")
-    price_usd_per_kwh: float = Field(0.08, gt=0, description="Electricity price [USD/kWh]")
-    escalation_annual: float = Field(
-        0.0, gt=-1, description="Annual change of the electricity price [fraction/year]"
-    )
-
-
-class Facility(Section):
-    colo_usd_per_kw_month: float = Field(
-        0.0, ge=0, description="Colocation price per kW of IT load in service [USD/kW-month]"
-    )
-    escalation_annual: float = Field(
-        0.0, gt=-1, description="Annual change of the colocation price [fraction/year]"
     )
 
 
@@ -319,6 +295,9 @@ class Scenario(Section):
                     f"throughput step at month {step.month} is beyond the horizon of {horizon} months"
                 )
         _check_service_window(self.fleet, horizon, "fleet")
+        check_fleet_in_hall(
+            self.fleet.gpu_count, self.fleet.gpus_per_rack, self.power, self.facility
+        )
         for path in self.sources:
             if not _has_path(self, path):
                 raise ValueError(f"sources names '{path}', which is not a field of the scenario")

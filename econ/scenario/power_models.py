@@ -1,0 +1,378 @@
+"""Scenario sections for power and the facility: the `[power]` and `[facility]` tables.
+
+They extend the foundation's sections without renaming a field (kw_per_gpu, idle_power_share, pue,
+price_usd_per_kwh, escalation_annual, colo_usd_per_kw_month) and add: the boundary of the power figure
+(chip only, chip plus host share, at the utility meter), a measured energy per token, a time-of-day
+price shape folded into a monthly average factor, contracted vs drawn colocation capacity, an owned
+facility (capex per MW of critical load, its own life and maintenance), rack and hall cooling with a
+liquid retrofit, the hall's kW-per-rack limit and floor space.
+
+Choices are Literals whose order is the code stored in a ScenarioBatch column; the domain modules
+(econ.power, econ.facility) list the same names in the same order (tests check this). Like the rest
+of econ.scenario, this module imports nothing of econ beyond units.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+PowerBoundary = Literal["chip_plus_host", "chip_only", "utility_meter"]
+FacilityMode = Literal["colocation", "owned"]
+RackCooling = Literal["air", "liquid"]
+HallCooling = Literal["air", "liquid", "air_retrofit_liquid"]
+
+PUE_MESSAGE = (
+    "PUE must be greater than or equal to 1: it is total facility power over IT power "
+    "(The Green Grid WP#49), so the facility cannot draw less than its IT load; got {value}"
+)
+
+
+class Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, validate_default=True)
+
+
+def _no_negative_price(value, what: str):
+    """Reject a negative price with a message saying why, before pydantic's bound check."""
+    if isinstance(value, int | float) and not isinstance(value, bool) and value < 0:
+        raise ValueError(
+            f"{what} must be greater than or equal to 0; a negative price of {value} is not "
+            "supported (negative wholesale hours belong in the time-of-day shape, whose average "
+            "stays positive)"
+        )
+    return value
+
+
+def weighted_price_factor(price_shape, load_shape=()) -> float:
+    """Load-weighted mean of a price shape over its time mean [ratio].
+
+    The same formula as econ.power.time_of_day_factor (tests check they agree); repeated here because
+    scenario models import nothing of econ beyond units.
+    """
+    price = [float(p) for p in price_shape]
+    load = [float(x) for x in load_shape] if load_shape else [1.0] * len(price)
+    weighted = sum(p * w for p, w in zip(price, load, strict=True)) / sum(load)
+    return weighted / (sum(price) / len(price))
+
+
+class Power(Section):
+    """Power drawn by the GPUs and its price."""
+
+    kw_per_gpu: float = Field(
+        1.5,
+        gt=0,
+        description="Power per GPU at full load, on the boundary kw_per_gpu_definition "
+        "(default: chip plus its host share) [kW/GPU]",
+    )
+    kw_per_gpu_definition: PowerBoundary = Field(
+        "chip_plus_host",
+        description="What kw_per_gpu includes: chip_plus_host (GPU and its share of CPUs, memory, "
+        "NICs, fans and rack switches: the IT load, e.g. SemiAnalysis all-in power), chip_only "
+        "(board power/TDP; host_overhead_share is added), or utility_meter (IT x PUE; PUE is "
+        "divided out)",
+    )
+    host_overhead_share: float = Field(
+        0.0,
+        ge=0,
+        le=2,
+        description="Host IT power per unit of chip power, added when kw_per_gpu_definition is "
+        "chip_only, e.g. 0.3 for 30% [fraction]",
+    )
+    idle_power_share: float = Field(
+        1.0,
+        ge=0,
+        le=1,
+        description="Power drawn while not serving as a share of full load; 1 = always full "
+        "(linear power model, Fan et al. 2007) [fraction]",
+    )
+    pue: float = Field(
+        1.3,
+        ge=1.0,
+        le=3.0,
+        description="Power usage effectiveness: total facility power over IT power "
+        "(The Green Grid WP#49) [ratio]",
+    )
+    price_usd_per_kwh: float = Field(
+        0.08, gt=0, description="Electricity price in month 1, time-averaged [USD/kWh]"
+    )
+    escalation_annual: float = Field(
+        0.0, gt=-1, description="Annual change of the electricity price [fraction/year]"
+    )
+    time_of_day_factor: float = Field(
+        1.0,
+        gt=0,
+        le=5,
+        description="Load-weighted over time-averaged electricity price, a monthly average; "
+        "computed from hourly_price_shape when that is given [ratio]",
+    )
+    hourly_price_shape: tuple[float, ...] = Field(
+        (),
+        description="Electricity price in each hour of a typical day (24 values, absolute or "
+        "relative: only ratios matter); empty = flat",
+    )
+    hourly_load_shape: tuple[float, ...] = Field(
+        (),
+        description="IT load in each hour of a typical day (24 values, only ratios matter); "
+        "empty = flat",
+    )
+    measured_joules_per_token: float | None = Field(
+        None,
+        gt=0,
+        description="Measured energy per output token at full load, used instead of kw_per_gpu "
+        "(MLPerf Power, InferenceX power data, a user CSV) [J/token]",
+    )
+    measured_tokens_per_s_per_gpu: float | None = Field(
+        None,
+        gt=0,
+        description="Throughput of the energy measurement; default: throughput.tokens_per_s_per_gpu "
+        "[tokens/s/GPU]",
+    )
+    measured_boundary: PowerBoundary = Field(
+        "chip_plus_host",
+        description="What the measurement includes (MLPerf Power: wall power of the system under "
+        "test, chip_plus_host)",
+    )
+    measured_source: str = Field("", description="Where the measured energy comes from")
+
+    @field_validator("pue", mode="before")
+    @classmethod
+    def _pue_at_least_one(cls, value):
+        if isinstance(value, int | float) and not isinstance(value, bool) and value < 1:
+            raise ValueError(PUE_MESSAGE.format(value=value))
+        return value
+
+    @field_validator("price_usd_per_kwh", mode="before")
+    @classmethod
+    def _price_not_negative(cls, value):
+        return _no_negative_price(value, "the electricity price")
+
+    @field_validator("hourly_price_shape", "hourly_load_shape")
+    @classmethod
+    def _day_shape(cls, shape: tuple[float, ...]) -> tuple[float, ...]:
+        if shape and len(shape) != 24:
+            raise ValueError(f"expected 24 hourly values or none, got {len(shape)} values")
+        if any(not math.isfinite(v) or v < 0 for v in shape):
+            raise ValueError(f"expected hourly values of 0 or more, got {list(shape)}")
+        if shape and sum(shape) <= 0:
+            raise ValueError("expected hourly values that are not all 0")
+        return shape
+
+    @model_validator(mode="before")
+    @classmethod
+    def _factor_from_shape(cls, data):
+        # The factor becomes a batch column, so it is derived here, once, from the shapes.
+        if not isinstance(data, dict) or not data.get("hourly_price_shape"):
+            if isinstance(data, dict) and data.get("hourly_load_shape"):
+                raise ValueError(
+                    "hourly_load_shape is given without hourly_price_shape; expected both, or a "
+                    "price shape alone (flat load)"
+                )
+            return data
+        price, load = data["hourly_price_shape"], data.get("hourly_load_shape") or ()
+        try:
+            ok = len(price) == 24 and (not load or len(load) == 24)
+            ok = ok and all(float(p) >= 0 for p in price) and all(float(x) >= 0 for x in load)
+            ok = ok and sum(map(float, price)) > 0 and (not load or sum(map(float, load)) > 0)
+        except (TypeError, ValueError):
+            return data  # the field validators report the malformed shape
+        if not ok:
+            return data
+        factor = weighted_price_factor(price, load)
+        given = data.get("time_of_day_factor")
+        if given is not None and abs(float(given) - factor) > 1e-9 * max(1.0, factor):
+            raise ValueError(
+                f"time_of_day_factor is {given} but hourly_price_shape gives {factor:.6g}; "
+                "expected one or the other"
+            )
+        return {**data, "time_of_day_factor": factor}
+
+    @model_validator(mode="after")
+    def _measurement_complete(self) -> Power:
+        if (
+            self.measured_joules_per_token is None
+            and self.measured_tokens_per_s_per_gpu is not None
+        ):
+            raise ValueError(
+                "measured_tokens_per_s_per_gpu is given without measured_joules_per_token; "
+                "expected both or neither"
+            )
+        return self
+
+
+class Facility(Section):
+    """Where the racks live and what it costs: colocation or an owned hall, and its limits."""
+
+    mode: FacilityMode = Field(
+        "colocation",
+        description="colocation (rent per contracted kW-month) or owned (capex per MW of critical "
+        "load, depreciated over life_years, plus maintenance)",
+    )
+    colo_usd_per_kw_month: float = Field(
+        0.0,
+        ge=0,
+        description="Colocation price per contracted kW of IT capacity [USD/kW-month] "
+        "(CBRE North America H2 2024: 184.06)",
+    )
+    escalation_annual: float = Field(
+        0.0,
+        gt=-1,
+        description="Annual change of the colocation price and of facility maintenance "
+        "[fraction/year]",
+    )
+    contracted_kw: float | None = Field(
+        None,
+        ge=0,
+        description="Contracted colocation IT capacity, billed every service month whether drawn "
+        "or not; default: the full-load IT power of the GPUs in service [kW]",
+    )
+    overage_multiplier: float = Field(
+        1.0,
+        ge=0,
+        description="Price of IT capacity above the contract relative to the contract price [ratio]",
+    )
+    capex_usd_per_mw: float = Field(
+        11_700_000.0,
+        ge=0,
+        description="Owned facility build cost per MW of critical (IT) load, excluding IT and land "
+        "(Cushman & Wakefield 2025: 11.7 million, range 9.3-15.0) [USD/MW]",
+    )
+    critical_kw: float | None = Field(
+        None,
+        gt=0,
+        description="Critical (IT) capacity of an owned facility; default: the fleet's full-load "
+        "IT power [kW]",
+    )
+    life_years: float = Field(
+        20.0, ge=1, le=50, description="Useful life of an owned facility (15-20 typical) [years]"
+    )
+    maintenance_share_of_capex_annual: float = Field(
+        0.0,
+        ge=0,
+        le=1,
+        description="Owned facility maintenance per year as a share of its capex [fraction]",
+    )
+    rack_cooling: RackCooling = Field(
+        "air", description="How the racks are cooled: air, or liquid (direct-to-chip)"
+    )
+    hall_cooling: HallCooling = Field(
+        "air",
+        description="What the hall offers: air, liquid, or air_retrofit_liquid (an air hall "
+        "retrofitted for liquid racks at liquid_retrofit_usd_per_rack)",
+    )
+    liquid_retrofit_usd_per_rack: float = Field(
+        50_000.0,
+        ge=0,
+        description="Capex of liquid cooling per rack in a retrofitted air hall "
+        "(Morgan Stanley via secondary, 2025: 50,000 per GB300 NVL72 rack) [USD/rack]",
+    )
+    retrofit_life_years: float = Field(
+        15.0, ge=1, le=50, description="Depreciation life of a liquid retrofit [years]"
+    )
+    kw_per_rack: float | None = Field(
+        None,
+        gt=0,
+        description="Rack IT power at full load; default: GPUs per rack x IT kW per GPU [kW/rack]",
+    )
+    hall_max_kw_per_rack: float | None = Field(
+        None,
+        gt=0,
+        description="The hall's limit per rack (legacy air halls 15-20); none = no limit [kW/rack]",
+    )
+    m2_per_rack: float = Field(
+        2.5,
+        gt=0,
+        description="White space per rack including its share of aisles (industry: 25-30 sq ft) "
+        "[m²/rack]",
+    )
+    floor_m2: float | None = Field(
+        None, gt=0, description="White space of the hall; none = not limiting [m²]"
+    )
+
+    @field_validator(
+        "colo_usd_per_kw_month", "capex_usd_per_mw", "liquid_retrofit_usd_per_rack", mode="before"
+    )
+    @classmethod
+    def _prices_not_negative(cls, value, info):
+        return _no_negative_price(value, info.field_name)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Facility:
+        if self.mode == "owned" and self.colo_usd_per_kw_month > 0:
+            raise ValueError(
+                f"mode is 'owned' but colo_usd_per_kw_month is {self.colo_usd_per_kw_month}; "
+                "expected 0 (an owned facility pays no colocation rent) or mode 'colocation'"
+            )
+        if self.mode == "owned" and self.contracted_kw is not None:
+            raise ValueError(
+                "contracted_kw is a colocation term but mode is 'owned'; expected critical_kw"
+            )
+        if self.rack_cooling == "liquid" and self.hall_cooling == "air":
+            raise ValueError(
+                "rack_cooling is 'liquid' but hall_cooling is 'air': a liquid-cooled rack needs "
+                "facility water (ASHRAE TC 9.9 liquid classes); expected hall_cooling 'liquid' or "
+                "'air_retrofit_liquid' (paying liquid_retrofit_usd_per_rack)"
+            )
+        if (
+            self.kw_per_rack is not None
+            and self.hall_max_kw_per_rack is not None
+            and self.kw_per_rack > self.hall_max_kw_per_rack
+        ):
+            raise ValueError(_over_limit(self.kw_per_rack, self.hall_max_kw_per_rack))
+        return self
+
+
+def _over_limit(kw_per_rack: float, limit: float) -> str:
+    return (
+        f"a rack draws {kw_per_rack:g} kW, above the hall's limit of {limit:g} kW per rack "
+        "(hall_max_kw_per_rack); expected a hall rated for the rack (e.g. liquid-cooled) or a "
+        "less dense rack"
+    )
+
+
+def it_kw_per_gpu(power: Power) -> float:
+    """IT power per GPU at full load from the scenario's nameplate figure and its boundary [kW/GPU]."""
+    if power.kw_per_gpu_definition == "chip_only":
+        return power.kw_per_gpu * (1.0 + power.host_overhead_share)
+    if power.kw_per_gpu_definition == "utility_meter":
+        return power.kw_per_gpu / power.pue
+    return power.kw_per_gpu
+
+
+def check_fleet_in_hall(
+    gpu_count: int, gpus_per_rack: int, power: Power, facility: Facility
+) -> None:
+    """Cross-section rules for Scenario's model validator: racks within the hall's kW and floor.
+
+    Raises ValueError (pydantic turns it into a ScenarioError) when the rack's IT power, derived
+    from gpus_per_rack x IT kW per GPU unless facility.kw_per_rack is given, exceeds
+    hall_max_kw_per_rack, or when the racks need more than facility.floor_m2.
+    """
+    kw_rack = (
+        facility.kw_per_rack
+        if facility.kw_per_rack is not None
+        else gpus_per_rack * it_kw_per_gpu(power)
+    )
+    if facility.hall_max_kw_per_rack is not None and kw_rack > facility.hall_max_kw_per_rack:
+        raise ValueError(_over_limit(kw_rack, facility.hall_max_kw_per_rack))
+    racks = math.ceil(gpu_count / gpus_per_rack - 1e-9)
+    if facility.floor_m2 is not None and racks * facility.m2_per_rack > facility.floor_m2 + 1e-9:
+        raise ValueError(
+            f"{gpu_count} GPUs need {racks} racks x {facility.m2_per_rack:g} m² = "
+            f"{racks * facility.m2_per_rack:g} m², more than facility.floor_m2 = "
+            f"{facility.floor_m2:g} m²; expected a fleet that fits the floor"
+        )
+
+
+__all__ = [
+    "Facility",
+    "FacilityMode",
+    "HallCooling",
+    "Power",
+    "PowerBoundary",
+    "RackCooling",
+    "check_fleet_in_hall",
+    "it_kw_per_gpu",
+    "weighted_price_factor",
+]

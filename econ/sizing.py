@@ -1,0 +1,372 @@
+"""Sizing a hall from its power budget: how many racks and GPUs fit, which limit binds, what is left.
+
+Three limits can bind: power (MW of IT load, or MW at the utility meter divided by PUE), floor space
+(m² of white space at m² per rack including aisles), and a capex budget (racks at their price, after
+any fixed facility build cost). The number of racks is the smallest of the three; the others leave
+stranded capacity. A rack the hall cannot take (above its kW-per-rack limit, or liquid-cooled in an
+air-only hall) is refused with a message, never silently placed; so is a budget too small for one rack.
+
+Vectorized over a leading scenario axis: every argument broadcasts to (n,).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from econ.errors import InputError
+from econ.facility import HALL_COOLING, RACK_COOLING, check_racks_fit_hall
+from econ.units import KW_PER_MW
+
+POWER_BASES = ("it", "utility")
+"""What a power budget in MW measures: IT (critical) load, or power at the utility meter."""
+LIMITS = ("power", "floor", "budget")
+"""Limits in the order ties are reported: with equal rack counts the first one binds."""
+
+_EPS = 1e-9  # so that 10,000 kW / 125 kW is 80 racks, not 79.999... racks
+
+
+class SizingError(InputError):
+    """A hall that cannot take one rack: power, floor or budget too small, or missing figures."""
+
+
+@dataclass(frozen=True)
+class Sizing:
+    """Racks and GPUs that fit a hall, with the limit that binds and the capacity left over.
+
+    Every attribute is an array (n,). Stranded figures are what the binding rack count leaves unused
+    of each limit; NaN where the limit was not given.
+
+    Attributes
+    ----------
+    racks, gpus : [racks], [GPUs]
+    it_kw, utility_kw : full-load power of the racks placed, IT and at the meter (IT * PUE) [kW]
+    floor_m2 : white space the racks take [m²]
+    capex_usd : racks at their price plus the fixed facility cost [USD]
+    binding_limit : str array  'power', 'floor' or 'budget'
+    racks_by_limit : {limit: array (n,)}  racks each limit alone allows (inf where not given)
+    it_budget_kw, utility_budget_kw : the power budget on both bases [kW]
+    stranded_it_kw, stranded_utility_kw : power budget not used [kW]
+    stranded_floor_m2 : [m²]
+    stranded_budget_usd : [USD]
+    power_basis : str array  'it' or 'utility', as the budget was given
+    """
+
+    racks: np.ndarray
+    gpus: np.ndarray
+    it_kw: np.ndarray
+    utility_kw: np.ndarray
+    floor_m2: np.ndarray
+    capex_usd: np.ndarray
+    binding_limit: np.ndarray
+    racks_by_limit: dict[str, np.ndarray]
+    it_budget_kw: np.ndarray
+    utility_budget_kw: np.ndarray
+    stranded_it_kw: np.ndarray
+    stranded_utility_kw: np.ndarray
+    stranded_floor_m2: np.ndarray
+    stranded_budget_usd: np.ndarray
+    power_basis: np.ndarray
+
+
+def _basis_codes(power_basis) -> np.ndarray:
+    values = np.atleast_1d(np.asarray(power_basis))
+    if values.dtype.kind in "iu":
+        codes = values
+    else:
+        unknown = sorted({str(v) for v in values.ravel()} - set(POWER_BASES))
+        if unknown:
+            raise SizingError(
+                f"power_basis {unknown[0]!r} is not known; expected one of {', '.join(POWER_BASES)}"
+            )
+        codes = np.array([POWER_BASES.index(str(v)) for v in values.ravel()]).reshape(values.shape)
+    return codes
+
+
+def it_budget_kw(power_mw, pue, power_basis="it"):
+    """IT power available from a power budget [kW].
+
+    IT basis: P_IT = MW * 1000. Utility basis: P_IT = MW * 1000 / PUE, since the meter sees IT * PUE
+    (The Green Grid, White Paper #49).
+
+    Parameters
+    ----------
+    power_mw : array (n,)  power budget [MW]
+    pue : array (n,)  [ratio]
+    power_basis : str or array (n,)  'it' / 'utility', or codes into POWER_BASES
+    """
+    kw = np.asarray(power_mw, float) * KW_PER_MW
+    utility = _basis_codes(power_basis) == POWER_BASES.index("utility")
+    return np.where(utility, kw / np.asarray(pue, float), kw)
+
+
+def racks_within(budget, per_rack):
+    """Whole racks a budget allows: floor(budget / per_rack); inf where the budget is inf [racks].
+
+    Parameters
+    ----------
+    budget : array (n,)  kW, m² or USD available; inf = unlimited
+    per_rack : array (n,)  the same unit per rack, > 0
+    """
+    budget = np.asarray(budget, float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ratio = budget / np.asarray(per_rack, float)
+    return np.where(np.isinf(budget), np.inf, np.floor(np.maximum(ratio, 0.0) + _EPS))
+
+
+def size_hall(
+    power_mw,
+    *,
+    pue,
+    kw_per_rack,
+    gpus_per_rack,
+    power_basis="it",
+    m2_per_rack=np.nan,
+    floor_m2=np.inf,
+    capex_budget_usd=np.inf,
+    capex_usd_per_rack=np.nan,
+    fixed_capex_usd=0.0,
+    hall_max_kw_per_rack=np.inf,
+    rack_cooling=None,
+    hall_cooling=None,
+    strict=True,
+    names=None,
+) -> Sizing:
+    """Racks and GPUs that fit a power budget, floor space and capex budget.
+
+    racks = min( floor(P_IT / kW_rack), floor(A / a_rack), floor((B - F) / C_rack) )
+
+    with P_IT the IT budget (`it_budget_kw`), A the floor space and a_rack the white space per rack
+    (aisles included), B the capex budget, F a fixed facility cost (e.g. an owned build at USD/MW of
+    critical load, Cushman & Wakefield 2025) and C_rack the capex per rack (hardware plus any
+    per-rack liquid retrofit). Placed racks draw racks * kW_rack of IT power and racks * kW_rack * PUE
+    at the meter.
+
+    Parameters
+    ----------
+    power_mw : array (n,)  power budget [MW], on `power_basis`
+    pue : array (n,)  [ratio], >= 1
+    kw_per_rack : array (n,)  rack IT power at full load [kW/rack]
+    gpus_per_rack : array (n,)  [GPUs/rack]
+    power_basis : str or array (n,)  'it' (critical load) or 'utility' (at the meter)
+    m2_per_rack : array (n,)  white space per rack incl. aisles; needed when floor_m2 is given [m²]
+    floor_m2 : array (n,)  white space available; inf = unlimited [m²]
+    capex_budget_usd : array (n,)  inf = unlimited [USD]
+    capex_usd_per_rack : array (n,)  needed when a budget is given [USD/rack]
+    fixed_capex_usd : array (n,)  cost paid before any rack, counted against the budget [USD]
+    hall_max_kw_per_rack : array (n,)  inf or NaN = no limit [kW/rack]
+    rack_cooling, hall_cooling : str or int arrays (n,), optional  see econ.facility
+    strict : bool  raise SizingError where not one rack fits (else report 0 racks)
+    names : sequence of str, optional  labels of the rows in messages
+
+    Raises
+    ------
+    HallLimitError  a rack above the hall's limit, or a liquid rack in an air-only hall
+    SizingError  invalid figures, or (strict) a hall that takes no rack
+    """
+    arrays = np.broadcast_arrays(
+        *(
+            np.atleast_1d(np.asarray(a, float))
+            for a in (
+                power_mw,
+                pue,
+                kw_per_rack,
+                gpus_per_rack,
+                m2_per_rack,
+                floor_m2,
+                capex_budget_usd,
+                capex_usd_per_rack,
+                fixed_capex_usd,
+                hall_max_kw_per_rack,
+            )
+        )
+    )
+    (mw, pue_, kw_rack, gpus_rack, m2_rack, floor, budget, per_rack, fixed, hall_max) = arrays
+    n = mw.shape[0]
+    basis = np.broadcast_to(_basis_codes(power_basis), (n,))
+    label = _labeller(names, n)
+
+    _require(mw > 0, mw, "power budget", "MW", "a power budget above 0", label)
+    _require(pue_ >= 1.0, pue_, "PUE", "", _PUE_EXPECTED, label)
+    _require(kw_rack > 0, kw_rack, "kW per rack", "kW", "a rack power above 0", label)
+    _require(
+        (gpus_rack >= 1) & (gpus_rack == np.floor(gpus_rack)),
+        gpus_rack,
+        "GPUs per rack",
+        "",
+        "a whole number of at least 1",
+        label,
+    )
+    floor_given = np.isfinite(floor)
+    budget_given = np.isfinite(budget)
+    _require(~floor_given | (floor >= 0), floor, "floor space", "m²", "0 or more", label)
+    _require(~budget_given | (budget >= 0), budget, "capex budget", "USD", "0 or more", label)
+    _require(
+        ~floor_given | (m2_rack > 0),
+        m2_rack,
+        "m² per rack",
+        "m²",
+        "a floor area per rack above 0 when floor space is given",
+        label,
+    )
+    _require(
+        ~budget_given | (per_rack > 0),
+        per_rack,
+        "capex per rack",
+        "USD",
+        "a price per rack above 0 when a capex budget is given",
+        label,
+    )
+
+    rack_codes = _codes(rack_cooling, RACK_COOLING, "rack cooling", n)
+    hall_codes = _codes(hall_cooling, HALL_COOLING, "hall cooling", n)
+    check_racks_fit_hall(
+        kw_rack,
+        np.where(np.isnan(hall_max), np.inf, hall_max),
+        rack_codes,
+        hall_codes,
+        names=list(names) if names is not None else None,
+    )
+
+    it_budget = it_budget_kw(mw, pue_, basis)
+    by_limit = {
+        "power": racks_within(it_budget, kw_rack),
+        "floor": racks_within(np.where(floor_given, floor, np.inf), m2_rack),
+        "budget": racks_within(np.where(budget_given, budget - fixed, np.inf), per_rack),
+    }
+    stacked = np.stack([by_limit[k] for k in LIMITS])
+    racks = stacked.min(axis=0)
+    binding = np.array(LIMITS, dtype=object)[np.argmin(stacked, axis=0)]
+
+    if strict and (racks < 1).any():
+        _raise_no_rack(
+            racks,
+            binding,
+            it_budget,
+            basis,
+            mw,
+            kw_rack,
+            pue_,
+            floor,
+            m2_rack,
+            budget,
+            fixed,
+            per_rack,
+            label,
+        )
+
+    it_kw = racks * kw_rack
+    capex = np.where(budget_given | np.isfinite(per_rack), racks * per_rack + fixed, np.nan)
+    return Sizing(
+        racks=racks,
+        gpus=racks * gpus_rack,
+        it_kw=it_kw,
+        utility_kw=it_kw * pue_,
+        floor_m2=racks * m2_rack,
+        capex_usd=capex,
+        binding_limit=binding,
+        racks_by_limit=by_limit,
+        it_budget_kw=it_budget,
+        utility_budget_kw=it_budget * pue_,
+        stranded_it_kw=it_budget - it_kw,
+        stranded_utility_kw=(it_budget - it_kw) * pue_,
+        stranded_floor_m2=np.where(floor_given, floor - racks * m2_rack, np.nan),
+        stranded_budget_usd=np.where(budget_given, budget - fixed - racks * per_rack, np.nan),
+        power_basis=np.array(POWER_BASES, dtype=object)[basis],
+    )
+
+
+_PUE_EXPECTED = (
+    "a PUE greater than or equal to 1: PUE is total facility power over IT power "
+    "(The Green Grid WP#49)"
+)
+
+
+def _labeller(names, n):
+    def label(i: int) -> str:
+        if names is not None:
+            return f"{names[i]}: "
+        return f"row {i}: " if n > 1 else ""
+
+    return label
+
+
+def _require(ok, values, what, unit, expected, label) -> None:
+    bad = np.flatnonzero(~np.asarray(ok))
+    if bad.size:
+        i = int(bad[0])
+        unit_text = f" {unit}" if unit else ""
+        more = f" (and {bad.size - 1} more rows)" if bad.size > 1 else ""
+        raise SizingError(
+            f"{label(i)}{what} is {values[i]:g}{unit_text}; expected {expected}{more}"
+        )
+
+
+def _codes(values, choices, what, n):
+    if values is None:
+        return None
+    array = np.atleast_1d(np.asarray(values))
+    if array.dtype.kind not in "iu":
+        unknown = sorted({str(v) for v in array.ravel()} - set(choices))
+        if unknown:
+            raise SizingError(
+                f"{what} {unknown[0]!r} is not known; expected one of {', '.join(choices)}"
+            )
+        array = np.array([choices.index(str(v)) for v in array.ravel()])
+    return np.broadcast_to(array, (n,))
+
+
+def _raise_no_rack(
+    racks,
+    binding,
+    it_budget,
+    basis,
+    mw,
+    kw_rack,
+    pue,
+    floor,
+    m2_rack,
+    budget,
+    fixed,
+    per_rack,
+    label,
+):
+    i = int(np.flatnonzero(racks < 1)[0])
+    limit = binding[i]
+    if limit == "power":
+        on = POWER_BASES[int(basis[i])]
+        detail = (
+            f"a power budget of {mw[i]:g} MW ({on}) gives {it_budget[i]:,.1f} kW of IT power, below "
+            f"one rack of {kw_rack[i]:g} kW"
+        )
+        if on == "utility":
+            detail += f" at PUE {pue[i]:g} ({kw_rack[i] * pue[i]:,.1f} kW at the meter)"
+        expected = "a power budget of at least one rack"
+    elif limit == "floor":
+        detail = f"floor space of {floor[i]:g} m² is below one rack's {m2_rack[i]:g} m²"
+        expected = "floor space for at least one rack"
+    else:
+        if budget[i] < fixed[i]:
+            detail = (
+                f"a capex budget of {budget[i]:,.0f} USD does not cover the fixed facility cost of "
+                f"{fixed[i]:,.0f} USD"
+            )
+        else:
+            detail = (
+                f"a capex budget of {budget[i]:,.0f} USD leaves {budget[i] - fixed[i]:,.0f} USD "
+                f"for racks, below the cost of one rack ({per_rack[i]:,.0f} USD)"
+            )
+        expected = "a budget that buys at least one rack"
+    raise SizingError(f"{label(i)}{detail}; expected {expected}")
+
+
+__all__ = [
+    "LIMITS",
+    "POWER_BASES",
+    "Sizing",
+    "SizingError",
+    "it_budget_kw",
+    "racks_within",
+    "size_hall",
+]

@@ -1,0 +1,276 @@
+"""Facility: colocation per contracted kW-month, owned hall capex and depreciation, liquid retrofit,
+hall limits, and the [facility] scenario section."""
+
+from __future__ import annotations
+
+import typing
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from pydantic import ValidationError
+
+from econ import facility as fac
+from econ.errors import InputError
+from econ.scenario.power_models import (
+    Facility,
+    FacilityMode,
+    HallCooling,
+    Power,
+    RackCooling,
+    check_fleet_in_hall,
+)
+
+CBRE_NA_2024H2 = 184.06  # USD per kW-month, 250-500 kW, CBRE North America H2 2024 (primary)
+CUSHMAN_2025 = 11.7e6  # USD per MW of critical load, Cushman & Wakefield 2025 (primary)
+MS_LIQUID = 50_000.0  # USD per GB300 NVL72 rack, Morgan Stanley via secondary (2025)
+AIR, LIQUID = fac.RACK_COOLING.index("air"), fac.RACK_COOLING.index("liquid")
+HALL_AIR, HALL_LIQUID, HALL_RETROFIT = (fac.HALL_COOLING.index(c) for c in fac.HALL_COOLING)
+
+
+# --- Colocation -----------------------------------------------------------------------------------
+
+
+def test_colocation_rent_cbre_reference():
+    # 1 MW contracted at CBRE's 184.06 USD/kW-month is 184,060 USD a month; +3% a year from month 13.
+    months = np.arange(14)
+    contracted = np.full((1, 14), 1000.0)
+    rent = fac.colocation_usd_per_month(contracted, contracted, [CBRE_NA_2024H2], [0.03], months)
+    assert rent[0, 1] == pytest.approx(184_060.0, rel=1e-12)
+    assert rent[0, 13] == pytest.approx(184_060.0 * 1.03, rel=1e-12)
+
+
+def test_contract_billed_whether_drawn_or_not():
+    service = np.array([[False, True, True]])
+    nameplate = np.array([[0.0, 50.0, 100.0]])  # ramping deployment
+    contracted = fac.contracted_kw_by_month([150.0], nameplate, service)
+    np.testing.assert_allclose(contracted, [[0.0, 150.0, 150.0]])
+    rent = fac.colocation_usd_per_month(contracted, nameplate, [200.0], [0.0], np.arange(3))
+    np.testing.assert_allclose(rent, [[0.0, 30_000.0, 30_000.0]])
+    np.testing.assert_allclose(fac.stranded_kw(contracted, [[0, 40.0, 75.0]]), [[0, 110.0, 75.0]])
+
+
+def test_no_contract_follows_the_nameplate_as_the_foundation_did():
+    # Foundation engine: facility = GPUs in service x kW per GPU x colo price.
+    months = np.arange(4)
+    gpus = np.array([[0.0, 72.0, 72.0, 72.0]])
+    nameplate = gpus * 1.87
+    service = months[None, :] >= 1
+    contracted = fac.contracted_kw_by_month([np.nan], nameplate, service)
+    rent = fac.colocation_usd_per_month(contracted, nameplate, [194.95], [0.02], months)
+    escalation = 1.02 ** (np.maximum(months - 1, 0) / 12)
+    np.testing.assert_allclose(rent, gpus * 1.87 * 194.95 * escalation, rtol=1e-13)
+
+
+def test_overage_above_the_contract():
+    # 120 kW drawn peak on a 100 kW contract at 200 USD/kW-month, overage at 1.5x:
+    # 200 * (100 + 1.5 * 20) = 26,000 USD.
+    rent = fac.colocation_usd_per_month(
+        np.array([[0.0, 100.0]]), np.array([[0.0, 120.0]]), [200.0], [0.0], np.arange(2), [1.5]
+    )
+    assert rent[0, 1] == pytest.approx(26_000.0)
+
+
+def test_capacity_used_share():
+    share = fac.capacity_used_share(np.array([[100.0, 100.0], [0.0, 0.0]]), [[70, 80], [0, 0]])
+    assert share[0] == pytest.approx(0.75)
+    assert np.isnan(share[1])
+
+
+# --- Owned facility -------------------------------------------------------------------------------
+
+
+def test_owned_facility_cushman_reference():
+    # 10 MW of critical load at 11.7 million USD/MW = 117 million USD; 20-year straight line is
+    # 487,500 USD a month; book value after 6 years = 117e6 - 72 * 487,500 = 81.9 million USD.
+    capex = fac.owned_facility_capex_usd([10_000.0], [CUSHMAN_2025])
+    assert capex[0] == pytest.approx(117e6)
+    months = np.arange(73)
+    dep = fac.straight_line_usd_per_month(capex, [20.0], months)
+    assert dep[0, 0] == 0.0
+    assert dep[0, 1] == pytest.approx(487_500.0)
+    assert fac.book_value_usd(capex, dep)[0] == pytest.approx(81.9e6)
+    maint = fac.maintenance_usd_per_month(capex, [0.02], [0.0], months, months[None, :] >= 1)
+    assert maint[0, 1] == pytest.approx(195_000.0)  # 2% of 117 million / 12
+
+
+def test_fractional_life_ends_with_a_partial_month():
+    dep = fac.straight_line_usd_per_month([1200.0], [1.0 / 12 * 2.5], np.arange(5))
+    np.testing.assert_allclose(dep, [[0.0, 480.0, 480.0, 240.0, 0.0]])
+
+
+@settings(max_examples=50, deadline=None)
+@given(
+    cost=st.floats(1.0, 1e9),
+    life=st.floats(1.0, 20.0),
+    first=st.integers(0, 12),
+)
+def test_straight_line_sums_to_cost_over_its_life(cost, life, first):
+    months = np.arange(int(np.ceil(life * 12)) + first + 2)
+    dep = fac.straight_line_usd_per_month([cost], [life], months, first_month=first)
+    assert dep.sum() == pytest.approx(cost, rel=1e-9)
+    assert (dep >= 0).all() and (dep[0, :first] == 0).all()
+
+
+# --- Liquid retrofit and hall limits --------------------------------------------------------------
+
+
+def test_liquid_retrofit_only_for_liquid_racks_in_a_retrofitted_air_hall():
+    capex = fac.liquid_retrofit_capex_usd(
+        [68, 68, 68, 68],
+        [MS_LIQUID] * 4,
+        [LIQUID, LIQUID, AIR, LIQUID],
+        [HALL_RETROFIT, HALL_LIQUID, HALL_RETROFIT, HALL_AIR],
+    )
+    np.testing.assert_allclose(capex, [3.4e6, 0.0, 0.0, 0.0])  # 68 x 50,000
+
+
+def test_rack_above_hall_limit_is_refused():
+    with pytest.raises(fac.HallLimitError) as info:
+        fac.check_racks_fit_hall([132.0], [20.0])
+    message = str(info.value)
+    assert "132 kW" in message and "20 kW per rack" in message
+    assert isinstance(info.value, InputError)
+
+
+def test_batch_names_the_failing_rows():
+    with pytest.raises(fac.HallLimitError, match="b: a rack draws 132 kW"):
+        fac.check_racks_fit_hall([28.6, 132.0], [40.0, 40.0], names=["a", "b"])
+    fac.check_racks_fit_hall([28.6, 132.0], [40.0, np.nan])  # NaN: no limit
+    fac.check_racks_fit_hall([132.0], [132.0])  # at the limit fits
+
+
+def test_liquid_rack_in_air_hall_is_refused():
+    assert not fac.cooling_compatible(LIQUID, HALL_AIR)
+    assert fac.cooling_compatible(AIR, HALL_LIQUID) and fac.cooling_compatible(
+        LIQUID, HALL_RETROFIT
+    )
+    with pytest.raises(fac.HallLimitError, match="liquid-cooled but the hall is air-cooled"):
+        fac.check_racks_fit_hall([132.0], [np.inf], [LIQUID], [HALL_AIR])
+
+
+# --- Composition ----------------------------------------------------------------------------------
+
+
+def _costs(mode, **over):
+    months = np.arange(13)
+    service = (months >= 1)[None, :].repeat(2, axis=0)
+    nameplate = 720.0 * service
+    args = dict(
+        mode=np.array([mode, mode]),
+        months=months,
+        horizon_months=np.array([12, 12]),
+        nameplate_it_kw=nameplate,
+        drawn_it_kw=0.75 * nameplate,
+        colo_usd_per_kw_month=np.array([200.0, 200.0]),
+        escalation_annual=np.zeros(2),
+        contracted_kw=np.array([np.nan, 1000.0]),
+        overage_multiplier=np.ones(2),
+        critical_kw=np.array([np.nan, 1000.0]),
+        capex_usd_per_mw=np.full(2, 12e6),
+        life_years=np.full(2, 20.0),
+        maintenance_share_of_capex_annual=np.full(2, 0.03),
+        racks=np.array([10.0, 10.0]),
+        rack_cooling=np.array([LIQUID, LIQUID]),
+        hall_cooling=np.array([HALL_LIQUID, HALL_RETROFIT]),
+        liquid_retrofit_usd_per_rack=np.full(2, MS_LIQUID),
+        retrofit_life_years=np.full(2, 10.0),
+    )
+    args.update(over)
+    return fac.facility_costs(**args)
+
+
+def test_facility_costs_colocation():
+    costs = _costs(fac.FACILITY_MODES.index("colocation"))
+    # Row 0 follows the nameplate (720 kW), row 1 pays its 1,000 kW contract.
+    assert costs.facility_usd[0, 1] == pytest.approx(720 * 200.0)
+    assert costs.facility_usd[1, 1] == pytest.approx(1000 * 200.0)
+    assert costs.facility_usd[:, 0].tolist() == [0.0, 0.0]
+    # Only row 1 retrofits: 10 racks x 50,000 in month 0, over 10 years.
+    assert costs.capex_usd[:, 0].tolist() == [0.0, 500_000.0]
+    assert costs.depreciation_usd[1, 1] == pytest.approx(500_000.0 / 120)
+    assert costs.book_value_end_usd[1] == pytest.approx(500_000.0 * (1 - 12 / 120))
+    np.testing.assert_allclose(costs.stranded_kw[:, 1], [720 * 0.25, 1000 - 540])
+
+
+def test_facility_costs_owned():
+    costs = _costs(fac.FACILITY_MODES.index("owned"))
+    # Row 0 builds its peak nameplate 720 kW, row 1 its 1,000 kW critical load, at 12 M USD/MW.
+    build = np.array([0.72 * 12e6, 12e6])
+    np.testing.assert_allclose(costs.capex_usd[:, 0], build + [0.0, 500_000.0])
+    np.testing.assert_allclose(costs.facility_usd[:, 1], build * 0.03 / 12)
+    np.testing.assert_allclose(
+        costs.depreciation_usd[:, 1], build / 240 + [0.0, 500_000.0 / 120], rtol=1e-12
+    )
+    assert (costs.contracted_kw == 0).all()
+    assert costs.stranded_kw[1, 1] == pytest.approx(1000 - 540)
+
+
+@settings(max_examples=50, deadline=None)
+@given(
+    contracted=st.floats(0.0, 1e4),
+    peak=st.floats(0.0, 1e4),
+    rate=st.floats(0.0, 500.0),
+    overage=st.floats(1.0, 3.0),
+)
+def test_rent_at_least_the_contract_and_monotone_in_peak(contracted, peak, rate, overage):
+    k = np.array([[0.0, contracted]])
+    rent = fac.colocation_usd_per_month(
+        k, np.array([[0.0, peak]]), [rate], [0.0], np.arange(2), [overage]
+    )
+    assert rent[0, 1] >= rate * contracted - 1e-6
+    more = fac.colocation_usd_per_month(
+        k, np.array([[0.0, peak + 1.0]]), [rate], [0.0], np.arange(2), [overage]
+    )
+    assert more[0, 1] >= rent[0, 1] - 1e-9
+
+
+# --- The [facility] scenario section --------------------------------------------------------------
+
+
+def test_literal_orders_match_the_domain_codes():
+    assert typing.get_args(FacilityMode) == fac.FACILITY_MODES
+    assert typing.get_args(RackCooling) == fac.RACK_COOLING
+    assert typing.get_args(HallCooling) == fac.HALL_COOLING
+
+
+def test_foundation_fields_still_work():
+    section = Facility(colo_usd_per_kw_month=194.95, escalation_annual=0.0)
+    assert section.mode == "colocation" and section.contracted_kw is None
+
+
+@pytest.mark.parametrize(
+    ("fields", "expected"),
+    [
+        ({"colo_usd_per_kw_month": -1.0}, "negative price of -1.0"),
+        ({"capex_usd_per_mw": -5.0}, "negative price"),
+        ({"mode": "owned", "colo_usd_per_kw_month": 100.0}, "pays no colocation rent"),
+        ({"mode": "owned", "contracted_kw": 100.0}, "expected critical_kw"),
+        ({"rack_cooling": "liquid"}, "needs facility water"),
+        ({"kw_per_rack": 132.0, "hall_max_kw_per_rack": 20.0}, "above the hall's limit of 20 kW"),
+        ({"life_years": 0.5}, "greater than or equal to 1"),
+        ({"hall_cooling": "immersion"}, "'air', 'liquid' or 'air_retrofit_liquid'"),
+    ],
+)
+def test_bad_facility_input(fields, expected):
+    with pytest.raises(ValidationError) as info:
+        Facility(**fields)
+    assert expected in str(info.value)
+
+
+def test_fleet_checked_against_the_hall():
+    power = Power(kw_per_gpu=1.8333)
+    liquid = {"rack_cooling": "liquid", "hall_cooling": "liquid"}
+    # 72 x 1.8333 = 132 kW per rack against a 40 kW legacy limit.
+    with pytest.raises(ValueError, match="above the hall's limit of 40 kW"):
+        check_fleet_in_hall(72, 72, power, Facility(hall_max_kw_per_rack=40.0, **liquid))
+    check_fleet_in_hall(72, 72, power, Facility(hall_max_kw_per_rack=140.0, **liquid))
+    # Two racks of 2.5 m² need 5 m².
+    with pytest.raises(ValueError, match="2 racks"):
+        check_fleet_in_hall(144, 72, power, Facility(floor_m2=4.0))
+    check_fleet_in_hall(144, 72, power, Facility(floor_m2=5.0))
+    # A chip-only figure gets its host share before the check: 16 x 1.0 x 1.3 = 20.8 kW > 20.
+    chip = Power(kw_per_gpu=1.0, kw_per_gpu_definition="chip_only", host_overhead_share=0.3)
+    with pytest.raises(ValueError, match="20.8 kW"):
+        check_fleet_in_hall(16, 16, chip, Facility(hall_max_kw_per_rack=20.0))

@@ -1,0 +1,338 @@
+"""Sizing a hall from its power budget, the rack catalog (models/racks.toml) and `econ size`."""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from econ.cli import main
+from econ.commands.size import RackCatalogError, load_racks, size, with_systems_per_rack
+from econ.errors import InputError
+from econ.facility import HallLimitError
+from econ.sizing import SizingError, it_budget_kw, racks_within, size_hall
+
+GB300 = {"kw_per_rack": 132.0, "gpus_per_rack": 72}  # Supermicro 132-140 kW; reference_figures.csv
+
+
+# --- Power budget examples ------------------------------------------------------------------------
+
+
+def test_ten_mw_utility_at_pue_1_1_gb300():
+    # 10 MW at the meter / PUE 1.1 = 9,090.9 kW of IT; floor(9,090.9 / 132) = 68 racks = 4,896 GPUs,
+    # drawing 8,976 kW IT and 9,873.6 kW at the meter; 114.9 kW IT (126.4 kW at the meter) stranded.
+    s = size_hall(10.0, pue=1.1, power_basis="utility", **GB300)
+    assert s.racks[0] == 68 and s.gpus[0] == 4896
+    assert s.it_kw[0] == pytest.approx(8976.0)
+    assert s.utility_kw[0] == pytest.approx(9873.6)
+    assert s.stranded_it_kw[0] == pytest.approx(10_000 / 1.1 - 8976.0)
+    assert s.stranded_utility_kw[0] == pytest.approx(126.4)
+    assert s.binding_limit[0] == "power" and s.power_basis[0] == "utility"
+    assert np.isnan(s.stranded_floor_m2[0]) and np.isnan(s.stranded_budget_usd[0])
+
+
+def test_ten_mw_it_gb300():
+    # 10,000 kW IT / 132 = 75.76 -> 75 racks, 5,400 GPUs, 9,900 kW IT, 10,890 kW at PUE 1.1.
+    s = size_hall(10.0, pue=1.1, power_basis="it", **GB300)
+    assert (s.racks[0], s.gpus[0]) == (75, 5400)
+    assert s.utility_kw[0] == pytest.approx(10_890.0)
+    assert s.utility_budget_kw[0] == pytest.approx(11_000.0)
+
+
+def test_ten_mw_hgx_b200_air():
+    # DGX B200 14.3 kW x 2 per rack = 28.6 kW; 10,000 / 28.6 = 349.65 -> 349 racks, 5,584 GPUs.
+    s = size_hall(10.0, pue=1.3, kw_per_rack=28.6, gpus_per_rack=16)
+    assert (s.racks[0], s.gpus[0]) == (349, 5584)
+    assert s.stranded_it_kw[0] == pytest.approx(10_000 - 349 * 28.6)
+
+
+def test_exact_division_is_not_lost_to_rounding():
+    assert size_hall(10.0, pue=1.2, kw_per_rack=125.0, gpus_per_rack=72).racks[0] == 80
+    assert racks_within(0.3, 0.1) == 3  # 0.3 / 0.1 = 2.9999999999999996 in floating point
+
+
+def test_floor_binds():
+    s = size_hall(10.0, pue=1.1, m2_per_rack=2.5, floor_m2=100.0, **GB300)
+    assert s.racks[0] == 40 and s.binding_limit[0] == "floor"
+    assert s.racks_by_limit["power"][0] == 75
+    assert s.stranded_floor_m2[0] == pytest.approx(0.0)
+    assert s.stranded_it_kw[0] == pytest.approx(10_000 - 40 * 132)
+
+
+def test_budget_binds_after_the_facility_build():
+    # 200 M USD, less a 10 MW build at 11.7 M USD/MW (Cushman & Wakefield 2025) = 83 M USD,
+    # buys floor(83 / 3.0) = 27 GB300 racks at 3.0 M USD (Bizety).
+    s = size_hall(
+        10.0,
+        pue=1.1,
+        capex_budget_usd=200e6,
+        capex_usd_per_rack=3.0e6,
+        fixed_capex_usd=117e6,
+        **GB300,
+    )
+    assert s.racks[0] == 27 and s.binding_limit[0] == "budget"
+    assert s.capex_usd[0] == pytest.approx(117e6 + 81e6)
+    assert s.stranded_budget_usd[0] == pytest.approx(2e6)
+
+
+def test_ties_report_the_first_limit():
+    s = size_hall(1.0, pue=1.0, kw_per_rack=100.0, gpus_per_rack=8, m2_per_rack=1.0, floor_m2=10.0)
+    assert s.racks[0] == 10 and s.binding_limit[0] == "power"
+
+
+def test_batch_equals_separate_calls():
+    mw = np.array([10.0, 5.0, 20.0])
+    pue = np.array([1.1, 1.3, 1.2])
+    kw = np.array([132.0, 28.6, 120.0])
+    gpus = np.array([72, 16, 72])
+    basis = np.array(["utility", "it", "utility"])
+    floor = np.array([np.inf, 300.0, 150.0])
+    batch = size_hall(
+        mw,
+        pue=pue,
+        kw_per_rack=kw,
+        gpus_per_rack=gpus,
+        power_basis=basis,
+        m2_per_rack=2.5,
+        floor_m2=floor,
+    )
+    for i in range(3):
+        one = size_hall(
+            mw[i],
+            pue=pue[i],
+            kw_per_rack=kw[i],
+            gpus_per_rack=gpus[i],
+            power_basis=basis[i],
+            m2_per_rack=2.5,
+            floor_m2=floor[i],
+        )
+        assert batch.racks[i] == one.racks[0]
+        assert batch.binding_limit[i] == one.binding_limit[0]
+        assert batch.utility_kw[i] == pytest.approx(one.utility_kw[0])
+
+
+# --- Bad input ------------------------------------------------------------------------------------
+
+
+def test_rack_above_hall_limit_is_refused():
+    with pytest.raises(HallLimitError, match="132 kW, above the hall's limit of 40 kW"):
+        size_hall(10.0, pue=1.1, hall_max_kw_per_rack=40.0, **GB300)
+
+
+def test_liquid_rack_in_air_hall_is_refused():
+    with pytest.raises(HallLimitError, match="liquid-cooled"):
+        size_hall(10.0, pue=1.3, rack_cooling="liquid", hall_cooling="air", **GB300)
+    size_hall(10.0, pue=1.3, rack_cooling="liquid", hall_cooling="air_retrofit_liquid", **GB300)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "expected"),
+    [
+        ({"capex_budget_usd": 1e6, "capex_usd_per_rack": 3e6}, "below the cost of one rack"),
+        (
+            {"capex_budget_usd": 50e6, "capex_usd_per_rack": 3e6, "fixed_capex_usd": 117e6},
+            "does not cover the fixed facility cost",
+        ),
+        ({"floor_m2": 2.0, "m2_per_rack": 2.5}, "below one rack's 2.5 m²"),
+        ({"pue": 0.9}, "PUE is 0.9; expected a PUE greater than or equal to 1"),
+        ({"capex_budget_usd": -1.0, "capex_usd_per_rack": 3e6}, "capex budget is -1"),
+        ({"capex_budget_usd": 1e8}, "a price per rack above 0"),
+        ({"floor_m2": 100.0}, "a floor area per rack above 0"),
+        ({"power_basis": "grid"}, "'grid' is not known; expected one of it, utility"),
+        ({"gpus_per_rack": 7.5}, "a whole number"),
+    ],
+)
+def test_bad_sizing_input(kwargs, expected):
+    args = {"pue": 1.1, **GB300, **kwargs}
+    with pytest.raises(SizingError) as info:
+        size_hall(10.0, **args)
+    assert expected in str(info.value)
+    assert isinstance(info.value, InputError)
+
+
+def test_power_budget_too_small_for_one_rack():
+    with pytest.raises(
+        SizingError, match=r"0.1 MW \(utility\) gives 90.9 kW of IT power, below one"
+    ):
+        size_hall(0.1, pue=1.1, power_basis="utility", **GB300)
+    with pytest.raises(SizingError, match="power budget is 0 MW"):
+        size_hall(0.0, pue=1.1, **GB300)
+    relaxed = size_hall(0.1, pue=1.1, strict=False, **GB300)
+    assert relaxed.racks[0] == 0 and relaxed.binding_limit[0] == "power"
+
+
+# --- Invariants ---------------------------------------------------------------------------------
+
+
+@settings(max_examples=50, deadline=None)
+@given(
+    mw=st.floats(0.2, 200.0),
+    pue=st.floats(1.0, 2.0),
+    kw=st.floats(5.0, 200.0),
+    gpus=st.integers(1, 72),
+    utility=st.booleans(),
+    floor=st.one_of(st.just(math.inf), st.floats(0.0, 5000.0)),
+    budget=st.one_of(st.just(math.inf), st.floats(0.0, 1e9)),
+)
+def test_sizing_invariants(mw, pue, kw, gpus, utility, floor, budget):
+    s = size_hall(
+        mw,
+        pue=pue,
+        kw_per_rack=kw,
+        gpus_per_rack=gpus,
+        power_basis="utility" if utility else "it",
+        m2_per_rack=2.5,
+        floor_m2=floor,
+        capex_budget_usd=budget,
+        capex_usd_per_rack=3e6,
+        strict=False,
+    )
+    racks = s.racks[0]
+    it_budget = mw * 1000 / (pue if utility else 1.0)
+    assert racks == min(v[0] for v in s.racks_by_limit.values())
+    assert racks * kw <= it_budget * (1 + 1e-9)
+    assert s.stranded_it_kw[0] >= -1e-6
+    assert s.utility_kw[0] == pytest.approx(s.it_kw[0] * pue)
+    assert s.gpus[0] == racks * gpus
+    if s.binding_limit[0] == "power":
+        assert (racks + 1) * kw > it_budget * (1 - 1e-9)  # one more rack would not fit
+    if math.isfinite(floor):
+        assert racks * 2.5 <= floor + 1e-9
+    if math.isfinite(budget):
+        assert racks * 3e6 <= budget + 1e-6
+
+
+def test_it_budget_basis():
+    np.testing.assert_allclose(
+        it_budget_kw([10.0, 10.0], [1.25, 1.25], ["it", "utility"]), [10_000.0, 8_000.0]
+    )
+
+
+# --- The rack catalog ---------------------------------------------------------------------------
+
+
+def test_rack_catalog_loads_and_is_consistent():
+    catalog = load_racks()
+    assert {"gb300-nvl72", "gb200-nvl72", "b200-sxm", "h100-sxm"} <= set(catalog.racks)
+    for rack in catalog.racks.values():
+        assert rack.kw_per_gpu_definition in ("chip_only", "chip_plus_host", "utility_meter")
+        assert rack.gpus_per_rack == rack.gpus_per_system * rack.systems_per_rack
+    assert catalog.halls["liquid"]["pue"] == 1.1 and catalog.halls["air"]["pue"] == 1.3
+
+
+def _reference(shared_data) -> dict[str, str]:
+    with open(shared_data / "reference_figures.csv", newline="", encoding="utf-8") as f:
+        return {row["item"]: row["value"] for row in csv.DictReader(f)}
+
+
+def test_rack_figures_match_the_reference_data(shared_data):
+    ref = _reference(shared_data)
+    racks = load_racks().racks
+    assert racks["gb300-nvl72"].kw_per_rack == float(ref["GB300 NVL72 rack power"])
+    assert racks["gb200-nvl72"].kw_per_rack == float(ref["GB200 NVL72 rack power"])
+    assert racks["b200-sxm"].kw_per_system == float(ref["DGX B200 system maximum power"])
+    assert racks["b300-sxm"].kw_per_system == float(ref["DGX B300 system power"])
+    assert racks["h100-sxm"].kw_per_system == float(ref["DGX H100/H200 system maximum power"])
+    assert racks["h100-sxm"].kw_per_gpu_all_in == float(
+        ref["All-in power per GPU H100 (chip + host share)"]
+    )
+    assert racks["gb200-nvl72"].kw_per_gpu_all_in == float(
+        ref["All-in power per GPU GB200 (chip + host share)"]
+    )
+    assert racks["gb300-nvl72"].capex_usd_per_rack == float(ref["GB300 NVL72 rack"])
+    assert racks["gb300-nvl72"].liquid_cooling_usd_per_rack == float(
+        ref["Liquid cooling per GB300 NVL72 rack"]
+    )
+
+
+def test_bad_catalog_names_file_and_field(tmp_path):
+    bad = tmp_path / "racks.toml"
+    bad.write_text(
+        "[halls.air]\npue = 1.3\n[halls.liquid]\npue = 1.1\n"
+        '[racks.x]\nname = "x"\ngpus_per_system = 8\nsystems_per_rack = 2\ngpus_per_rack = 16\n'
+        'kw_per_rack = -3.0\nkw_per_gpu_all_in = 1.0\nkw_per_gpu_definition = "chip_plus_host"\n'
+        'cooling = "air"\nm2_per_rack = 2.5\n'
+    )
+    with pytest.raises(
+        RackCatalogError, match=r"racks.x.kw_per_rack = -3.0: expected a value above"
+    ):
+        load_racks(bad)
+    with pytest.raises(RackCatalogError, match="not found"):
+        load_racks(tmp_path / "missing.toml")
+
+
+def test_systems_per_rack_for_a_legacy_hall():
+    h100 = load_racks().get("h100-sxm")
+    one = with_systems_per_rack(h100, 1)
+    assert (one.gpus_per_rack, one.kw_per_rack) == (8, 10.2)
+    assert one.capex_usd_per_rack == pytest.approx(h100.capex_usd_per_rack / 4)
+    with pytest.raises(RackCatalogError, match="rack-scale system"):
+        with_systems_per_rack(load_racks().get("gb300-nvl72"), 2)
+
+
+def test_size_with_retrofit_counts_its_capex():
+    result = size(
+        mw=10.0, hardware="gb300-nvl72", cooling="air", retrofit_liquid=True, budget_usd=100e6
+    )
+    # Each rack costs 3.0 M + 50,000 retrofit; 100 M / 3.05 M = 32 racks.
+    assert result["racks"] == 32 and result["binding_limit"] == "budget"
+    assert result["retrofit_capex_usd"] == pytest.approx(32 * 50_000)
+    assert result["pue"] == 1.3  # the air hall's PUE, racks.toml
+
+
+# --- The command line -------------------------------------------------------------------------
+
+
+def test_cli_json(capsys):
+    code = main(
+        [
+            "size",
+            "--mw",
+            "10",
+            "--basis",
+            "utility",
+            "--hardware",
+            "gb300-nvl72",
+            "--format",
+            "json",
+        ]
+    )
+    assert code == 0
+    out = json.loads(capsys.readouterr().out)
+    for key in ("racks", "gpus", "it_kw", "utility_kw", "binding_limit", "stranded"):
+        assert key in out
+    assert (out["racks"], out["gpus"], out["binding_limit"]) == (68, 4896, "power")
+    assert out["utility_kw"] == pytest.approx(9873.6)
+    assert out["rack"]["sources"]["kw_per_rack"].startswith("GB300 NVL72 rack power 132 kW")
+
+
+def test_cli_table(capsys):
+    assert main(["size", "--mw", "10", "--hardware", "b200-sxm", "--floor-m2", "500"]) == 0
+    out = capsys.readouterr().out
+    assert "Binding limit" in out and "floor" in out and "200" in out
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (["--hardware", "gb300-nvl72", "--hall-max-kw-per-rack", "40"], "above the hall's limit"),
+        (["--hardware", "gb300-nvl72", "--cooling", "air"], "--retrofit-liquid"),
+        (["--hardware", "gb300-nvl72", "--budget-usd", "1000000"], "below the cost of one rack"),
+        (["--hardware", "gb300-nvl72", "--pue", "0.95"], "PUE is 0.95"),
+        (["--hardware", "h200-sxm", "--budget-usd", "1e8"], "--capex-usd-per-rack"),
+        (["--hardware", "nope"], "expected one of b200-sxm"),
+        (["--hardware", "gb300-nvl72", "--facility-usd-per-mw", "-1"], "negative prices"),
+        (["--hardware", "gb300-nvl72", "--budget-usd", "nan"], "expected a finite number"),
+        (["--hardware", "h100-sxm", "--systems-per-rack", "0"], "expected 1 or more"),
+        (["--hardware", "h100-sxm", "--retrofit-liquid"], "applies to liquid racks"),
+    ],
+)
+def test_cli_bad_input_exits_3(capsys, argv, expected):
+    assert main(["size", "--mw", "10", *argv]) == 3
+    err = capsys.readouterr().err
+    assert expected in err and "Traceback" not in err
