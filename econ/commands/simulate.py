@@ -1,0 +1,422 @@
+"""CLI for the catalogs and the throughput simulator.
+
+`register(subparsers)` adds the top-level `econ hardware list` and `econ llms list`.
+`register_throughput(throughput_subparsers)` adds `econ throughput simulate` and
+`econ throughput calibrate` to the `throughput` group that econ/commands/throughput.py owns.
+No formulas here: parse, call the library, print or write.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+from econ.errors import InputError
+from econ.hardware import load_hardware_catalog
+from econ.llms import load_llm_catalog
+from econ.throughput import calibration as cal
+from econ.throughput import simulator as sim
+
+EXIT_OK = 0
+SCENARIO_CHOICES = ("offline", "server", "interactive")
+
+
+def register(subparsers) -> None:
+    """Top-level `hardware` and `llms` commands."""
+    hw = subparsers.add_parser("hardware", help="the accelerator catalog (models/hardware.toml)")
+    hw_sub = hw.add_subparsers(dest="hardware_command", metavar="SUBCOMMAND", required=True)
+    hl = hw_sub.add_parser("list", help="list catalog hardware")
+    hl.add_argument("--format", choices=("table", "json"), default="table")
+    hl.set_defaults(run=cmd_hardware_list)
+
+    lm = subparsers.add_parser("llms", help="the model architecture catalog (models/llms.toml)")
+    lm_sub = lm.add_subparsers(dest="llms_command", metavar="SUBCOMMAND", required=True)
+    ll = lm_sub.add_parser("list", help="list catalog models")
+    ll.add_argument("--format", choices=("table", "json"), default="table")
+    ll.set_defaults(run=cmd_llms_list)
+
+
+def register_throughput(throughput_subparsers) -> None:
+    """`simulate` and `calibrate` under the `econ throughput` group."""
+    s = throughput_subparsers.add_parser(
+        "simulate",
+        help="simulate a throughput-latency curve, its operating point and speed of light",
+        description=(
+            "Simulate the upper envelope over parallelism layouts for a hardware/model pair, the "
+            "operating point under p99 TPOT/TTFT limits and the speed of light at those limits."
+        ),
+    )
+    s.add_argument("--hardware", required=True, help="catalog key, see `econ hardware list`")
+    s.add_argument("--model", required=True, help="catalog key, see `econ llms list`")
+    s.add_argument(
+        "--precision", help="bf16, fp8 or fp4 (default: the hardware's lowest native precision)"
+    )
+    s.add_argument(
+        "--scenario",
+        choices=SCENARIO_CHOICES,
+        help="use MLPerf's latency limits and lengths for this model",
+    )
+    s.add_argument("--isl", type=float, help="input tokens per request (mean)")
+    s.add_argument("--osl", type=float, help="output tokens per request (mean)")
+    s.add_argument("--tpot-ms", type=float, help="p99 time-per-output-token limit [ms]")
+    s.add_argument("--ttft-s", type=float, help="p99 time-to-first-token limit [s]")
+    s.add_argument("--gpus", type=int, help="fix the instance size instead of searching layouts")
+    s.add_argument("--tp", type=int, help="attention tensor-parallel degree (with --gpus)")
+    s.add_argument("--max-gpus", type=int, help="largest instance the envelope searches")
+    s.add_argument("--disaggregated", action="store_true", help="separate prefill and decode GPUs")
+    s.add_argument("--draft-tokens", type=int, help="speculative draft tokens per step")
+    s.add_argument("--accepted-tokens", type=float, help="tokens kept per step with speculation")
+    s.add_argument(
+        "--coefficients",
+        choices=("calibrated", "default", "speed-of-light"),
+        default="calibrated",
+        help="efficiency coefficients: stored calibration, the uncalibrated defaults, or all at 1",
+    )
+    s.add_argument("--points", type=int, default=sim.DEFAULT_POINTS, help="concurrency points")
+    s.add_argument("--format", choices=("table", "json", "csv"), default="table")
+    s.add_argument("--out", metavar="PATH", help="write the curve as CSV")
+    s.add_argument("--force", action="store_true", help="overwrite --out if it exists")
+    s.set_defaults(run=cmd_simulate)
+
+    c = throughput_subparsers.add_parser(
+        "calibrate",
+        help="refit the simulator's efficiency coefficients to MLPerf rows and write them",
+    )
+    c.add_argument(
+        "--hardware",
+        action="append",
+        metavar="KEY",
+        help="hardware to refit (repeatable; default: every catalog entry)",
+    )
+    c.add_argument("--rows", help="MLPerf rows CSV (default: models/calibration/mlperf_rows.csv)")
+    c.add_argument("--out-dir", help="where to write <hardware>.toml (default models/calibration)")
+    c.add_argument("--starts", type=int, default=4, help="starting points per fit")
+    c.add_argument("--force", action="store_true", help="overwrite existing calibration files")
+    c.set_defaults(run=cmd_calibrate)
+
+
+# ---------------------------------------------------------------------------------------------------
+
+
+def _table(rows: list[list[str]]) -> str:
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    lines = []
+    for j, row in enumerate(rows):
+        lines.append("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
+        if j == 0:
+            lines.append("  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def cmd_hardware_list(args) -> int:
+    catalog = load_hardware_catalog()
+    calibrated = cal.load_all_efficiencies()
+    if args.format == "json":
+        out = []
+        for key, hw in catalog.items():
+            record = hw.model_dump()
+            record["default_precision"] = hw.default_precision
+            record["native_precisions"] = list(hw.native_precisions)
+            record["calibration"] = {
+                p: info.get("source", "") for p, (_, info) in calibrated.get(key, {}).items()
+            }
+            out.append(record)
+        print(json.dumps(out, indent=2))
+        return EXIT_OK
+    rows = [
+        [
+            "key",
+            "name",
+            "HBM GB",
+            "TB/s",
+            "BF16/FP8/FP4 TFLOP/s",
+            "scale-up",
+            "default",
+            "kW/GPU all-in",
+            "calibration",
+        ]
+    ]
+    for key, hw in catalog.items():
+        t = hw.dense_tflops
+        peaks = "/".join(f"{v:g}" if v else "-" for v in (t.bf16, t.fp8, t.fp4))
+        source = (
+            calibrated.get(key, {}).get(hw.default_precision, (None, {}))[1].get("source", "none")
+        )
+        rows.append(
+            [
+                key,
+                hw.name,
+                f"{hw.hbm_gb_usable:g}",
+                f"{hw.hbm_bandwidth_tb_per_s:g}",
+                peaks,
+                f"{hw.scaleup_domain_gpus} GPUs",
+                hw.default_precision,
+                f"{hw.power.all_in_kw_per_gpu:g}" if hw.power.all_in_kw_per_gpu else "-",
+                source.split(" (")[0],
+            ]
+        )
+    print(_table(rows))
+    return EXIT_OK
+
+
+def cmd_llms_list(args) -> int:
+    catalog = load_llm_catalog()
+    if args.format == "json":
+        out = []
+        for llm in catalog.values():
+            record = llm.model_dump()
+            record["active_params_b_derived"] = llm.active_params / 1e9
+            out.append(record)
+        print(json.dumps(out, indent=2))
+        return EXIT_OK
+    rows = [["key", "name", "params B", "active B", "layers", "attention", "experts", "KV B/token"]]
+    for key, m in catalog.items():
+        experts = f"{m.experts_per_token}/{m.routed_experts}" if m.is_moe else "dense"
+        rows.append(
+            [
+                key,
+                m.name,
+                f"{m.params_total_b:g}",
+                f"{m.params_active_b:g}",
+                str(m.layers),
+                m.attention.upper(),
+                experts,
+                f"{m.kv_bytes_per_token_bf16:,.0f}",
+            ]
+        )
+    print(_table(rows))
+    return EXIT_OK
+
+
+def _json_safe(value):
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _json_safe(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_json_safe(v) for v in value]
+    if hasattr(value, "item"):
+        return _json_safe(value.item())
+    return value
+
+
+def _write_atomic(path: Path, text: str, force: bool) -> None:
+    if path.exists() and not force:
+        raise InputError(f"output {path} exists; pass --force to overwrite it")
+    if not path.parent.is_dir():
+        raise InputError(f"output folder {path.parent} does not exist")
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    with os.fdopen(fd, "w", newline="") as fh:
+        fh.write(text)
+    os.replace(tmp, path)
+
+
+def simulation_request(args) -> dict:
+    """Lengths, limits and options of a `simulate` call, from the scenario and explicit flags."""
+    hw, llm, precision = sim.resolve(args.hardware, args.model, args.precision)
+    isl, osl = args.isl, args.osl
+    tpot = None if args.tpot_ms is None else args.tpot_ms / 1000.0
+    ttft = args.ttft_s
+    draft, accepted = args.draft_tokens, args.accepted_tokens
+    if args.scenario:
+        w = cal.get_workload(llm.key, args.scenario)
+        isl = w.input_tokens if isl is None else isl
+        osl = w.output_tokens if osl is None else osl
+        if tpot is None and math.isfinite(w.tpot_limit_s):
+            tpot = w.tpot_limit_s
+        if ttft is None and math.isfinite(w.ttft_limit_s):
+            ttft = w.ttft_limit_s
+        draft = w.draft_tokens if draft is None else draft
+        accepted = w.accepted_tokens if accepted is None else accepted
+    if isl is None or osl is None:
+        raise sim.SimulatorError(
+            "give --isl and --osl (input and output tokens per request), or --scenario "
+            f"{'|'.join(SCENARIO_CHOICES)} to use MLPerf's lengths for {llm.key!r}"
+        )
+    if args.tpot_ms is not None and not args.tpot_ms > 0:
+        raise sim.SimulatorError(f"--tpot-ms must be a positive number of ms, got {args.tpot_ms!r}")
+    draft = 0 if draft is None else draft
+    accepted = 1.0 if accepted is None else accepted
+    if args.points < 2 or args.points > 4096:
+        raise sim.SimulatorError(f"--points must be from 2 to 4096, got {args.points}")
+    efficiency = {
+        "calibrated": None,
+        "default": sim.Efficiency(),
+        "speed-of-light": sim.SPEED_OF_LIGHT,
+    }[args.coefficients]
+    return {
+        "hardware": hw,
+        "model": llm,
+        "precision": precision,
+        "input_tokens": isl,
+        "output_tokens": osl,
+        "tpot_limit_s": tpot,
+        "ttft_limit_s": ttft,
+        "draft_tokens": draft,
+        "accepted_tokens": accepted,
+        "efficiency": efficiency,
+    }
+
+
+def cmd_simulate(args) -> int:
+    req = simulation_request(args)
+    common = {
+        "input_tokens": req["input_tokens"],
+        "output_tokens": req["output_tokens"],
+        "draft_tokens": req["draft_tokens"],
+        "accepted_tokens": req["accepted_tokens"],
+    }
+    hw, llm, precision = req["hardware"], req["model"], req["precision"]
+    if args.gpus is not None:
+        curve = sim.simulate_curve(
+            hw,
+            llm,
+            precision,
+            gpus=args.gpus,
+            tensor_parallel=args.tp,
+            points=args.points,
+            efficiency=req["efficiency"],
+            disaggregated=args.disaggregated,
+            **common,
+        )
+        max_gpus = args.gpus
+    else:
+        if args.tp is not None:
+            raise sim.SimulatorError("--tp needs --gpus")
+        curve = sim.simulate_envelope(
+            hw,
+            llm,
+            precision,
+            max_gpus=args.max_gpus,
+            points=args.points,
+            efficiency=req["efficiency"],
+            disaggregated=args.disaggregated,
+            **common,
+        )
+        max_gpus = args.max_gpus
+    point = sim.operating_point(
+        hw,
+        llm,
+        precision,
+        tpot_limit_s=req["tpot_limit_s"],
+        ttft_limit_s=req["ttft_limit_s"],
+        max_gpus=max_gpus,
+        efficiency=req["efficiency"],
+        disaggregated=args.disaggregated,
+        points=args.points,
+        **common,
+    )
+    light = sim.speed_of_light(
+        hw,
+        llm,
+        precision,
+        tpot_limit_s=req["tpot_limit_s"],
+        ttft_limit_s=req["ttft_limit_s"],
+        max_gpus=max_gpus,
+        **common,
+    )
+    if args.out:
+        _write_atomic(Path(args.out), curve.points.to_csv(index=False), args.force)
+        print(f"wrote {args.out}", file=sys.stderr)
+    result = {
+        "hardware": hw.key,
+        "model": llm.key,
+        "precision": precision,
+        "scenario": args.scenario,
+        "input_tokens": req["input_tokens"],
+        "output_tokens": req["output_tokens"],
+        "tpot_limit_s": req["tpot_limit_s"],
+        "ttft_limit_s": req["ttft_limit_s"],
+        **point.as_dict(),
+        "speed_of_light_tokens_per_s_per_gpu": light,
+        "headroom_to_speed_of_light": light / point.tokens_per_s_per_gpu - 1.0,
+        "provenance": curve.provenance,
+        "warnings": list(curve.warnings),
+    }
+    if args.format == "json":
+        result["curve"] = curve.points.to_dict(orient="records")
+        print(json.dumps(_json_safe(result), indent=2, allow_nan=False))
+    elif args.format == "csv":
+        sys.stdout.write(curve.points.to_csv(index=False))
+    else:
+        print(_simulate_table(result, curve))
+    return EXIT_OK
+
+
+def _limit_text(value, scale, unit) -> str:
+    return "none" if value is None else f"{value * scale:g} {unit}"
+
+
+def _simulate_table(result: dict, curve) -> str:
+    r = result
+    lines = [
+        f"{r['model']} on {r['hardware']} at {r['precision'].upper()}"
+        + (f", MLPerf {r['scenario']}" if r["scenario"] else ""),
+        f"lengths: {r['input_tokens']:,.0f} in / {r['output_tokens']:,.0f} out; p99 limits: TPOT "
+        f"{_limit_text(r['tpot_limit_s'], 1000, 'ms')}, TTFT {_limit_text(r['ttft_limit_s'], 1, 's')}",
+        f"coefficients: {r['provenance'].get('efficiency', '')} "
+        f"{r['provenance'].get('calibration_source', '')}".rstrip(),
+        "",
+        f"operating point: {r['tokens_per_s_per_gpu']:,.0f} tokens/s per GPU, "
+        f"{r['tokens_per_s_per_user']:,.1f} tokens/s per user, TPOT p99 "
+        f"{r['tpot_s_p99'] * 1000:,.1f} ms, TTFT p99 {r['ttft_s_p99']:,.2f} s, concurrency "
+        f"{r['concurrency']:,.0f} on {r['instance_gpus']} GPUs (tp {r['tensor_parallel']})",
+        f"speed of light:  {r['speed_of_light_tokens_per_s_per_gpu']:,.0f} tokens/s per GPU "
+        f"(headroom {r['headroom_to_speed_of_light']:+.0%})",
+        "",
+        "envelope (tokens/s per user -> tokens/s per GPU):",
+    ]
+    pts = curve.points
+    step = max(1, len(pts) // 12)
+    rows = [["tok/s/user", "tok/s/GPU", "TPOT p99 ms", "TTFT p99 s", "concurrency", "GPUs", "tp"]]
+    for _, p in pts.iloc[::step].iterrows():
+        rows.append(
+            [
+                f"{p.tokens_per_s_per_user:,.1f}",
+                f"{p.output_tokens_per_s_per_gpu:,.0f}",
+                f"{p.tpot_s_p99 * 1000:,.1f}",
+                f"{p.ttft_s_p99:,.2f}",
+                f"{p.concurrency:,.0f}",
+                f"{p.instance_gpus:.0f}",
+                f"{p.tensor_parallel:.0f}",
+            ]
+        )
+    lines.append(_table(rows))
+    lines += [f"warning: {w}" for w in r["warnings"]]
+    return "\n".join(lines)
+
+
+def cmd_calibrate(args) -> int:
+    rows = cal.load_rows(args.rows) if args.rows else None
+    directory = Path(args.out_dir) if args.out_dir else None
+    if args.starts < 1 or args.starts > 32:
+        raise cal.CalibrationError(f"--starts must be from 1 to 32, got {args.starts}")
+    target_dir = directory or cal.calibration_dir()
+    if directory is not None and not directory.is_dir():
+        raise InputError(f"--out-dir {directory} is not a folder")
+    keys = args.hardware or list(load_hardware_catalog())
+    existing = [k for k in keys if (target_dir / f"{k}.toml").exists()]
+    if existing and not args.force:
+        raise InputError(
+            f"calibration files exist for {', '.join(existing)} in {target_dir}; pass --force to "
+            "overwrite them"
+        )
+    written = cal.calibrate(args.hardware, rows=rows, directory=directory, starts=args.starts)
+    table = [["hardware", "precision", "source", "rows", "median abs error"]]
+    for key, tables in written.items():
+        for precision, t in tables.items():
+            table.append(
+                [key, precision, t["source"], str(t["rows"]), f"{t['median_abs_error']:.1%}"]
+            )
+    print(_table(table))
+    missing = sorted(set(keys) - set(written))
+    for key in missing:
+        print(
+            f"warning: {key}: no measurements and no calibrated sibling; not written",
+            file=sys.stderr,
+        )
+    return EXIT_OK

@@ -1,0 +1,220 @@
+"""Accelerator catalog: loads and validates models/hardware.toml, and owns the precision vocabulary.
+
+Each entry is one accelerator as deployed (an HGX board GPU, an NVL72 rack GPU, an MI3xx OAM): memory,
+bandwidth, dense peak per precision, scale-up domain, scale-out NIC, power and the sibling whose
+calibration it borrows when it has no measurements. Figures and sources come from
+../shared/data/hardware_specs.csv and reference_figures.csv (copied, sources kept).
+
+Precisions are named "bf16", "fp8" and "fp4" ("mxfp4" and "nvfp4" are accepted as "fp4"). A hardware
+runs a precision natively when its datasheet gives a dense peak for it; the default precision is the
+lowest it runs natively (FP4 on Blackwell and MI355X, FP8 on Hopper and MI300X/MI325X).
+"""
+
+from __future__ import annotations
+
+import tomllib
+from functools import lru_cache
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from econ.catalog import models_dir
+from econ.errors import InputError
+
+Precision = Literal["bf16", "fp8", "fp4"]
+PRECISIONS: tuple[str, ...] = ("bf16", "fp8", "fp4")
+"""Precisions from widest to narrowest."""
+PRECISION_ALIASES = {"mxfp4": "fp4", "nvfp4": "fp4", "bfloat16": "bf16", "fp16": "bf16"}
+
+WEIGHT_BYTES_PER_PARAM = {"bf16": 2.0, "fp8": 1.0, "fp4": 0.5625}
+"""Bytes stored per weight [bytes]. FP4 counts NVFP4's block scale: 4 bits + one 8-bit scale per 16
+values = 4.5 bits (NVIDIA, "Introducing NVFP4", 2025); MXFP4 (4.25 bits, OCP MX spec v1.0) is slightly
+smaller, so the figure is an upper bound for it."""
+
+KV_BYTES_PER_ELEMENT = {"bf16": 2.0, "fp8": 1.0, "fp4": 1.0}
+"""KV-cache bytes per element [bytes]: FP8 cache with FP8 or FP4 weights, as the MLPerf submissions
+and TensorRT-LLM/vLLM deployments of these precisions run (FP4 KV caches are not in common use)."""
+
+
+class HardwareError(InputError):
+    """Unknown hardware, an unsupported precision or an invalid hardware catalog."""
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class DenseTflops(_Section):
+    bf16: float = Field(..., gt=0, description="Dense BF16 peak [TFLOP/s]")
+    fp8: float = Field(..., gt=0, description="Dense FP8 peak [TFLOP/s]")
+    fp4: float | None = Field(
+        None, gt=0, description="Dense FP4 peak, absent if not native [TFLOP/s]"
+    )
+
+
+class PowerFigures(_Section):
+    all_in_kw_per_gpu: float | None = Field(
+        None, gt=0, description="Power per GPU including its host share [kW]"
+    )
+    all_in_source: str = ""
+    system_kw: float | None = Field(None, gt=0, description="Power of one system or rack [kW]")
+    gpus_per_system: int | None = Field(None, gt=0, description="GPUs in that system [GPUs]")
+    system_source: str = ""
+
+    @model_validator(mode="after")
+    def _sources(self) -> PowerFigures:
+        if self.all_in_kw_per_gpu is not None and not self.all_in_source:
+            raise ValueError("all_in_kw_per_gpu needs all_in_source")
+        if (self.system_kw is None) != (self.gpus_per_system is None):
+            raise ValueError("system_kw and gpus_per_system go together")
+        if self.system_kw is not None and not self.system_source:
+            raise ValueError("system_kw needs system_source")
+        return self
+
+
+class Hardware(_Section):
+    """One accelerator as deployed."""
+
+    key: str
+    name: str
+    vendor: str
+    generation: str
+    hbm_gb_nominal: float = Field(..., gt=0, description="HBM capacity on the datasheet [GB]")
+    hbm_gb_usable: float = Field(..., gt=0, description="HBM capacity usable by software [GB]")
+    hbm_bandwidth_tb_per_s: float = Field(..., gt=0, description="HBM bandwidth [TB/s]")
+    dense_tflops: DenseTflops
+    scaleup_gb_per_s: float = Field(
+        ...,
+        gt=0,
+        description="Scale-up (NVLink / Infinity Fabric) bandwidth per GPU per direction [GB/s]",
+    )
+    scaleup_domain_gpus: int = Field(..., gt=0, description="GPUs in one scale-up domain [GPUs]")
+    scaleout_gbit_per_s: float = Field(..., gt=0, description="Scale-out NIC per GPU [Gbit/s]")
+    gpu_tdp_w: float = Field(..., gt=0, description="GPU board power [W]")
+    gpus_per_rack: int | None = Field(None, gt=0, description="GPUs per rack [GPUs]")
+    gpus_per_rack_source: str = ""
+    sibling: str = Field("", description="Hardware whose calibration this one borrows")
+    notes: str = ""
+    sources: str = Field(..., min_length=1)
+    power: PowerFigures = PowerFigures()
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Hardware:
+        if self.hbm_gb_usable > self.hbm_gb_nominal:
+            raise ValueError(
+                f"hbm_gb_usable {self.hbm_gb_usable} exceeds hbm_gb_nominal {self.hbm_gb_nominal}"
+            )
+        if self.gpus_per_rack is not None and not self.gpus_per_rack_source:
+            raise ValueError("gpus_per_rack needs gpus_per_rack_source")
+        return self
+
+    @property
+    def native_precisions(self) -> tuple[str, ...]:
+        """Precisions with a datasheet dense peak, widest first."""
+        return tuple(p for p in PRECISIONS if getattr(self.dense_tflops, p) is not None)
+
+    @property
+    def default_precision(self) -> str:
+        """The lowest precision this hardware runs natively."""
+        return self.native_precisions[-1]
+
+    def peak_flops(self, precision: str) -> float:
+        """Dense peak at `precision` [FLOP/s]; raises HardwareError when not native."""
+        p = normalize_precision(precision, self)
+        return float(getattr(self.dense_tflops, p)) * 1e12
+
+    @property
+    def hbm_bytes(self) -> float:
+        return self.hbm_gb_usable * 1e9
+
+    @property
+    def bandwidth_bytes_per_s(self) -> float:
+        return self.hbm_bandwidth_tb_per_s * 1e12
+
+    @property
+    def scaleup_bytes_per_s(self) -> float:
+        return self.scaleup_gb_per_s * 1e9
+
+    @property
+    def scaleout_bytes_per_s(self) -> float:
+        return self.scaleout_gbit_per_s * 1e9 / 8.0
+
+
+def normalize_precision(precision: str, hardware: Hardware | None = None) -> str:
+    """Canonical precision name; with `hardware`, also check that it runs it natively."""
+    p = PRECISION_ALIASES.get(str(precision).strip().lower(), str(precision).strip().lower())
+    if p not in PRECISIONS:
+        raise HardwareError(
+            f"precision {precision!r} is unknown; expected one of {', '.join(PRECISIONS)} "
+            f"(aliases: {', '.join(sorted(PRECISION_ALIASES))})"
+        )
+    if hardware is not None and p not in hardware.native_precisions:
+        raise HardwareError(
+            f"hardware {hardware.key!r} has no native {p.upper()} support; it runs "
+            f"{', '.join(x.upper() for x in hardware.native_precisions)}"
+        )
+    return p
+
+
+def validation_problems(exc: ValidationError) -> str:
+    """Pydantic errors as 'field: message (got value)', one per problem, values cut short."""
+    parts = []
+    for e in exc.errors():
+        where = ".".join(str(p) for p in e["loc"]) or "(entry)"
+        got = "" if e["type"] == "missing" else f" (got {e.get('input')!r:.60})"
+        parts.append(f"{where}: {e['msg']}{got}")
+    return "; ".join(parts)
+
+
+def _catalog_path(path: str | Path | None) -> Path:
+    return Path(path) if path is not None else models_dir() / "hardware.toml"
+
+
+def load_hardware_catalog(path: str | Path | None = None) -> dict[str, Hardware]:
+    """All hardware entries of a catalog file (default models/hardware.toml), keyed by name."""
+    return dict(_load(str(_catalog_path(path))))
+
+
+@lru_cache(maxsize=8)
+def _load(path: str) -> tuple[tuple[str, Hardware], ...]:
+    try:
+        with open(path, "rb") as fh:
+            raw = tomllib.load(fh)
+    except FileNotFoundError as exc:
+        raise HardwareError(f"hardware catalog {path} does not exist") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise HardwareError(f"hardware catalog {path} is not valid TOML: {exc}") from exc
+    table = raw.get("hardware")
+    if not isinstance(table, dict) or not table:
+        raise HardwareError(f"hardware catalog {path} has no [hardware.<key>] tables")
+    entries = []
+    for key, fields in table.items():
+        if not isinstance(fields, dict):
+            raise HardwareError(
+                f"{path}: hardware.{key} must be a table of fields, got {fields!r:.60}"
+            )
+        try:
+            entries.append((key, Hardware(key=key, **fields)))
+        except ValidationError as exc:
+            problems = validation_problems(exc)
+            raise HardwareError(f"{path}: hardware.{key}: {problems}") from exc
+    keys = {k for k, _ in entries}
+    for key, hw in entries:
+        if hw.sibling and hw.sibling not in keys:
+            raise HardwareError(
+                f"{path}: hardware.{key}.sibling: {hw.sibling!r} is not in the catalog; "
+                f"expected one of {', '.join(sorted(keys))}"
+            )
+    return tuple(entries)
+
+
+def get_hardware(key: str, path: str | Path | None = None) -> Hardware:
+    """One catalog entry; an unknown key raises HardwareError listing the valid ones."""
+    catalog = load_hardware_catalog(path)
+    if key not in catalog:
+        raise HardwareError(
+            f"hardware {key!r} is not in the catalog {_catalog_path(path)}; "
+            f"expected one of {', '.join(sorted(catalog))}"
+        )
+    return catalog[key]

@@ -1,0 +1,637 @@
+"""Calibration of the throughput simulator: fitted efficiency coefficients per hardware and precision.
+
+Owns the MLPerf workload definitions (models/calibration/mlperf_workloads.toml), the calibration data
+(models/calibration/mlperf_rows.csv, copied from ../shared with sources), the fit, and the stored
+coefficients (models/calibration/<hardware>.toml, with the data and date they came from).
+
+The fit minimises, in log space, the misses of the predicted MLPerf per-GPU throughput plus Gaussian
+priors on the coefficients, with a robust (soft-L1) loss, bounds and several starts
+(scipy.optimize.least_squares; Branch, Coleman and Li, SIAM J. Sci. Comput. 21(1), 1999, for the
+trust-region reflective method). Hardware without measurements borrows its sibling's coefficients
+(H100 <-> H200, B200 <-> B300, GB200 <-> GB300, MI300X <-> MI325X, MI355X <- MI325X), and a precision
+without measurements borrows the measured precision of the same hardware; both are labelled.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+import tomllib
+from dataclasses import dataclass, fields
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import tomli_w
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from econ.catalog import models_dir
+from econ.errors import InputError
+from econ.hardware import get_hardware, load_hardware_catalog, validation_problems
+from econ.llms import get_llm
+from econ.throughput.simulator import (
+    DEFAULT_POINTS,
+    FITTED_FIELDS,
+    SPEED_OF_LIGHT,
+    Efficiency,
+    best_under_slo,
+    concurrency_grid,
+    parallel_configs,
+    serve,
+    slo_margin,
+    stack_systems,
+    system_arrays,
+)
+
+SCENARIOS = ("Offline", "Server", "Interactive")
+CALIBRATION_POINTS = 40
+"""Concurrency points per layout in the fit (the edge of the SLO is interpolated between them)."""
+DATA_SIGMA_LOG = 0.10
+"""Scatter assumed for a measured per-GPU figure (about 10%), which weighs data against priors."""
+
+PRIOR = Efficiency()
+PRIOR_SIGMA_LOG = {
+    "bandwidth": 0.3,
+    "compute": 0.5,
+    "prefill": 0.5,
+    "overlap": 0.7,
+    "step_overhead_s": 1.5,
+    "layer_overhead_s": 1.5,
+    "token_overhead_s": 1.5,
+    "moe_imbalance": 1.0,
+    "communication": 0.5,
+    "tpot_tail": 0.3,
+}
+"""Prior standard deviations of log coefficients: bandwidth efficiency is well known (70-90% of
+peak in memory-bound GEMV), overheads only to an order of magnitude."""
+BOUNDS = {
+    "bandwidth": (0.2, 1.0),
+    "compute": (0.05, 1.0),
+    "prefill": (0.05, 1.0),
+    "overlap": (1.0, 32.0),
+    "step_overhead_s": (1e-5, 0.05),
+    "layer_overhead_s": (1e-8, 3e-4),
+    "token_overhead_s": (1e-8, 5e-4),
+    "moe_imbalance": (0.01, 3.0),
+    "communication": (0.05, 1.0),
+    "tpot_tail": (1.0, 4.0),
+}
+
+METHOD_NOTES = """
+## Method and limits
+
+- Model: `econ/throughput/simulator.py` (roofline terms x fitted efficiencies; docstrings cite the
+  formulas). Precision per MLPerf row is assumed to be the hardware's lowest native precision (FP4
+  on Blackwell, FP8 on Hopper and MI300X/MI325X), which is what the submissions of the covered
+  rounds ran; KV cache in FP8.
+- Fit: per hardware, the coefficients in log space with Gaussian priors, soft-L1 loss, bounds and
+  four starts (`econ throughput calibrate`). Few targets per hardware (3-15) against eight
+  coefficients: the priors carry the coefficients the data does not pin down, so an in-sample error
+  says little on its own. The leave-one-system-out column predicts each hardware with its sibling's
+  coefficients (a fit that never saw it): that is the error to expect for hardware without
+  measurements.
+- Input lengths are estimates (see `models/calibration/mlperf_workloads.toml`); output lengths are
+  the medians observed in loadgen logs. Latencies are modelled as means with a fixed p99/mean factor
+  for TPOT (fitted, prior 1.3) and an exponential tail for the TTFT queueing wait.
+- Not modelled: pipeline parallelism, CPU/host limits, power capping, prefix caching, and
+  per-model kernel quality (one set of coefficients serves every model on a hardware, which is the
+  main source of the remaining misses).
+"""
+
+
+class CalibrationError(InputError):
+    """Invalid calibration data, workloads or stored coefficients."""
+
+
+# ---------------------------------------------------------------------------------------------------
+# Workloads and rows
+
+
+class _Limits(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    ttft_limit_s: float = Field(..., gt=0, description="p99 time to first token limit [s]")
+    tpot_limit_s: float = Field(..., gt=0, description="p99 time per output token limit [s]")
+    draft_tokens: int = Field(0, ge=0, le=16, description="Speculative draft tokens per step")
+    accepted_tokens: float = Field(1.0, ge=1.0, description="Tokens kept per step [tokens]")
+
+
+class _Workload(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    input_tokens: float = Field(..., ge=1, description="Mean prompt length [tokens]")
+    input_source: str = Field(..., min_length=1)
+    output_tokens: float = Field(..., ge=1, description="Median output length [tokens]")
+    server: _Limits | None = None
+    interactive: _Limits | None = None
+    source: str = Field(..., min_length=1)
+
+
+@dataclass(frozen=True)
+class Workload:
+    """One MLPerf scenario of one model: lengths, p99 limits (inf for Offline), speculation."""
+
+    model: str
+    scenario: str
+    input_tokens: float
+    output_tokens: float
+    ttft_limit_s: float
+    tpot_limit_s: float
+    draft_tokens: int
+    accepted_tokens: float
+    source: str
+
+
+def workloads_path() -> Path:
+    return models_dir() / "calibration" / "mlperf_workloads.toml"
+
+
+def rows_path() -> Path:
+    return models_dir() / "calibration" / "mlperf_rows.csv"
+
+
+def load_workloads(path: str | Path | None = None) -> dict[str, dict[str, Workload]]:
+    """model -> scenario ("Offline", "Server", "Interactive") -> Workload."""
+    path = Path(path) if path is not None else workloads_path()
+    try:
+        raw = tomllib.loads(path.read_text())
+    except FileNotFoundError as exc:
+        raise CalibrationError(f"workload file {path} does not exist") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise CalibrationError(f"workload file {path} is not valid TOML: {exc}") from exc
+    out: dict[str, dict[str, Workload]] = {}
+    for model, table in raw.get("workloads", {}).items():
+        try:
+            w = _Workload(**table)
+        except (ValidationError, TypeError) as exc:
+            detail = validation_problems(exc) if isinstance(exc, ValidationError) else str(exc)
+            raise CalibrationError(f"{path}: workloads.{model}: {detail}") from exc
+        scenarios = {
+            "Offline": Workload(
+                model,
+                "Offline",
+                w.input_tokens,
+                w.output_tokens,
+                math.inf,
+                math.inf,
+                0,
+                1.0,
+                w.source,
+            )
+        }
+        for name, limits in (("Server", w.server), ("Interactive", w.interactive)):
+            if limits is not None:
+                scenarios[name] = Workload(
+                    model,
+                    name,
+                    w.input_tokens,
+                    w.output_tokens,
+                    limits.ttft_limit_s,
+                    limits.tpot_limit_s,
+                    limits.draft_tokens,
+                    limits.accepted_tokens,
+                    w.source,
+                )
+        out[model] = scenarios
+    return out
+
+
+def get_workload(model: str, scenario: str, path: str | Path | None = None) -> Workload:
+    """The MLPerf workload of a model and scenario; unknown ones list what exists."""
+    workloads = load_workloads(path)
+    if model not in workloads:
+        raise CalibrationError(
+            f"model {model!r} has no MLPerf workload; models with one: {', '.join(sorted(workloads))}"
+        )
+    name = scenario.strip().capitalize()
+    if name not in workloads[model]:
+        raise CalibrationError(
+            f"MLPerf has no {scenario!r} scenario for {model!r}; it has "
+            f"{', '.join(s.lower() for s in workloads[model])}"
+        )
+    return workloads[model][name]
+
+
+ROW_COLUMNS = ("hardware", "model", "scenario", "round", "availability", "accelerator_count")
+
+
+def load_rows(path: str | Path | None = None) -> pd.DataFrame:
+    """The MLPerf rows shipped for calibration (models/calibration/mlperf_rows.csv)."""
+    path = Path(path) if path is not None else rows_path()
+    try:
+        rows = pd.read_csv(path, comment="#")
+    except FileNotFoundError as exc:
+        raise CalibrationError(f"calibration data {path} does not exist") from exc
+    missing = [c for c in (*ROW_COLUMNS, "per_accelerator") if c not in rows.columns]
+    if missing:
+        raise CalibrationError(f"{path} lacks columns {', '.join(missing)}")
+    bad = ~np.isfinite(pd.to_numeric(rows["per_accelerator"], errors="coerce"))
+    if bad.any():
+        i = int(np.flatnonzero(bad.to_numpy())[0])
+        raise CalibrationError(
+            f"{path}: row {i + 2}: per_accelerator must be a number, got "
+            f"{rows['per_accelerator'].iloc[i]!r}"
+        )
+    return rows
+
+
+def _round_key(value: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in str(value).lstrip("v").split(".") if x.isdigit())
+
+
+def calibration_targets(
+    rows: pd.DataFrame, workloads: dict | None = None, availability=("available",)
+) -> pd.DataFrame:
+    """One target per (hardware, model, scenario): the best per-GPU result of the latest round.
+
+    The latest round is the state of the serving software on the date of the fit; the best result
+    is what a well-tuned stack reaches (medians mix in untuned submissions).
+    """
+    workloads = load_workloads() if workloads is None else workloads
+    catalog = load_hardware_catalog()
+    d = rows[rows["availability"].isin(availability)].copy()
+    d = d[d["hardware"].isin(catalog) & d["model"].isin(workloads)]
+    d = d[[s in workloads[m] for m, s in zip(d["model"], d["scenario"], strict=True)]]
+    d["_round"] = d["round"].map(_round_key)
+    latest = d.groupby(["hardware", "model", "scenario"])["_round"].transform("max")
+    d = d[d["_round"] == latest]
+    idx = d.groupby(["hardware", "model", "scenario"])["per_accelerator"].idxmax()
+    best = d.loc[idx].reset_index(drop=True)
+    out = pd.DataFrame(
+        {
+            "hardware": best["hardware"],
+            "model": best["model"],
+            "scenario": best["scenario"],
+            "round": best["round"],
+            "submitter": best.get("submitter", ""),
+            "accelerator_count": best["accelerator_count"].astype(int),
+            "measured": best["per_accelerator"].astype(float),
+            "source": best.get("source", ""),
+        }
+    )
+    w = [workloads[m][s] for m, s in zip(out["model"], out["scenario"], strict=True)]
+    out["input_tokens"] = [x.input_tokens for x in w]
+    out["output_tokens"] = [x.output_tokens for x in w]
+    out["tpot_limit_s"] = [x.tpot_limit_s for x in w]
+    out["ttft_limit_s"] = [x.ttft_limit_s for x in w]
+    out["draft_tokens"] = [x.draft_tokens for x in w]
+    out["accepted_tokens"] = [x.accepted_tokens for x in w]
+    out["precision"] = [catalog[h].default_precision for h in out["hardware"]]
+    return out.sort_values(["hardware", "model", "scenario"]).reset_index(drop=True)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Batched prediction
+
+
+def _as_batch_field(value):
+    a = np.asarray(value, dtype=float)
+    return a[:, None, None] if a.ndim == 1 else a
+
+
+@dataclass(frozen=True)
+class PredictionBatch:
+    """Targets laid out as (rows, layouts, concurrency) arrays for one vectorized prediction."""
+
+    system: object
+    gpus: np.ndarray
+    tensor_parallel: np.ndarray
+    layout_ok: np.ndarray
+    input_tokens: np.ndarray
+    output_tokens: np.ndarray
+    tpot_limit_s: np.ndarray
+    ttft_limit_s: np.ndarray
+    draft_tokens: np.ndarray
+    accepted_tokens: np.ndarray
+    points: int
+
+    @classmethod
+    def build(cls, targets: pd.DataFrame, points: int = CALIBRATION_POINTS) -> PredictionBatch:
+        """Each target searches the layouts of its hardware up to its submission's GPU count."""
+        systems, layouts = [], []
+        for r in targets.itertuples(index=False):
+            hw, llm = get_hardware(r.hardware), get_llm(r.model)
+            systems.append(system_arrays(hw, llm, r.precision))
+            layouts.append(parallel_configs(llm, hw, int(r.accelerator_count)))
+        k = max(len(c) for c in layouts)
+        gpus = np.ones((len(layouts), k))
+        tp = np.ones((len(layouts), k))
+        ok = np.zeros((len(layouts), k), dtype=bool)
+        for i, c in enumerate(layouts):
+            gpus[i, : len(c)], tp[i, : len(c)], ok[i, : len(c)] = c[:, 0], c[:, 1], True
+        system = stack_systems(systems)
+        system = type(system)(*(f[:, :, None] for f in system))
+
+        def col(name):
+            return targets[name].to_numpy(dtype=float)[:, None, None]
+
+        return cls(
+            system,
+            gpus[:, :, None],
+            tp[:, :, None],
+            ok[:, :, None],
+            col("input_tokens"),
+            col("output_tokens"),
+            col("tpot_limit_s"),
+            col("ttft_limit_s"),
+            col("draft_tokens"),
+            col("accepted_tokens"),
+            points,
+        )
+
+    def predict(self, efficiency: Efficiency) -> np.ndarray:
+        """Best tokens/s per GPU of each target under its SLO (NaN where nothing fits or meets it)."""
+        eff = Efficiency(
+            **{f.name: _as_batch_field(getattr(efficiency, f.name)) for f in fields(efficiency)}
+        )
+        cap = serve(
+            self.system,
+            1.0,
+            self.input_tokens,
+            self.output_tokens,
+            self.tensor_parallel,
+            self.gpus,
+            eff,
+        )["max_concurrency"]
+        c = concurrency_grid(cap[..., 0], self.points)
+        m = serve(
+            self.system,
+            c,
+            self.input_tokens,
+            self.output_tokens,
+            self.tensor_parallel,
+            self.gpus,
+            eff,
+            draft_tokens=self.draft_tokens,
+            accepted_tokens=self.accepted_tokens,
+        )
+        margin = slo_margin(m, self.tpot_limit_s, self.ttft_limit_s)
+        thr = np.broadcast_to(m["output_tokens_per_s_per_gpu"], c.shape)
+        fits = np.broadcast_to(m["fits"], c.shape) & self.layout_ok
+        best, _ = best_under_slo(thr, np.broadcast_to(margin, c.shape), fits)
+        out = best.max(axis=1)
+        return np.where(np.isfinite(out), out, np.nan)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Fit
+
+
+def _to_x(eff: Efficiency) -> np.ndarray:
+    return np.log([getattr(eff, f) for f in FITTED_FIELDS])
+
+
+def _from_x(x, base: Efficiency = PRIOR) -> Efficiency:
+    return Efficiency(
+        **{
+            **{f.name: getattr(base, f.name) for f in fields(base)},
+            **dict(zip(FITTED_FIELDS, np.exp(x), strict=True)),
+        }
+    )
+
+
+def residuals(x, batch: PredictionBatch, measured: np.ndarray, prior: Efficiency = PRIOR):
+    """Data misses log(predicted / measured) / sigma, then prior terms (log c - log c0) / sigma_c."""
+    predicted = batch.predict(_from_x(x, prior))
+    # a target the coefficients cannot serve at all counts as a large miss, not a crash
+    miss = np.where(np.isfinite(predicted), np.log(np.maximum(predicted, 1e-9) / measured), -5.0)
+    prior_x = _to_x(prior)
+    sigma = np.array([PRIOR_SIGMA_LOG[f] for f in FITTED_FIELDS])
+    return np.concatenate([miss / DATA_SIGMA_LOG, (x - prior_x) / sigma])
+
+
+@dataclass(frozen=True)
+class FitResult:
+    efficiency: Efficiency
+    rows: int
+    median_abs_error: float
+    cost: float
+
+
+def fit_targets(
+    targets: pd.DataFrame, prior: Efficiency = PRIOR, starts: int = 4, seed: int = 0
+) -> FitResult:
+    """Fit the coefficients to targets (usually one hardware's) from several starts; keep the best."""
+    from scipy.optimize import least_squares
+
+    if len(targets) == 0:
+        raise CalibrationError("no calibration targets to fit")
+    batch = PredictionBatch.build(targets)
+    measured = targets["measured"].to_numpy(dtype=float)
+    lo = np.log([BOUNDS[f][0] for f in FITTED_FIELDS])
+    hi = np.log([BOUNDS[f][1] for f in FITTED_FIELDS])
+    rng = np.random.default_rng(seed)
+    x0s = [np.clip(_to_x(prior), lo + 1e-9, hi - 1e-9)]
+    x0s += [lo + (hi - lo) * rng.uniform(0.15, 0.85, size=lo.size) for _ in range(starts - 1)]
+    best = None
+    for x0 in x0s:
+        res = least_squares(
+            residuals,
+            x0,
+            bounds=(lo, hi),
+            loss="cauchy",
+            f_scale=1.0,
+            args=(batch, measured, prior),
+            diff_step=1e-3,
+            max_nfev=200,
+        )
+        if best is None or res.cost < best.cost:
+            best = res
+    eff = _from_x(best.x, prior)
+    predicted = batch.predict(eff)
+    err = float(np.nanmedian(np.abs(predicted / measured - 1.0)))
+    return FitResult(eff, len(targets), err, float(best.cost))
+
+
+# ---------------------------------------------------------------------------------------------------
+# Storage
+
+
+def calibration_dir() -> Path:
+    return models_dir() / "calibration"
+
+
+def _efficiency_table(eff: Efficiency) -> dict:
+    return {f.name: float(getattr(eff, f.name)) for f in fields(eff)}
+
+
+def save_calibration(key: str, tables: dict[str, dict], directory: Path | None = None) -> Path:
+    """Write models/calibration/<key>.toml atomically (temp file + rename)."""
+    directory = Path(directory) if directory is not None else calibration_dir()
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / f"{key}.toml"
+    body = {"hardware": key, "precision": tables}
+    text = (
+        f"# Fitted efficiency coefficients of the throughput simulator for {key}.\n"
+        "# Written by `econ throughput calibrate`; each precision says where its figures came from.\n"
+        + tomli_w.dumps(body)
+    )
+    tmp = path.with_suffix(".toml.tmp")
+    tmp.write_text(text)
+    tmp.replace(path)
+    return path
+
+
+def _read_calibration(key: str, directory: Path | None = None) -> dict:
+    directory = Path(directory) if directory is not None else calibration_dir()
+    path = directory / f"{key}.toml"
+    if not path.is_file():
+        return {}
+    try:
+        raw = tomllib.loads(path.read_text())
+    except tomllib.TOMLDecodeError as exc:
+        raise CalibrationError(f"calibration file {path} is not valid TOML: {exc}") from exc
+    out = {}
+    for precision, table in raw.get("precision", {}).items():
+        names = {f.name for f in fields(Efficiency)}
+        unknown = set(table) - names - {"source", "fitted_on", "data", "rows", "median_abs_error"}
+        if unknown:
+            raise CalibrationError(
+                f"{path}: precision.{precision} has unknown fields {', '.join(sorted(unknown))}"
+            )
+        values = {k: table[k] for k in names if k in table}
+        for k, v in values.items():
+            if not isinstance(v, int | float) or not math.isfinite(v) or v < 0:
+                raise CalibrationError(
+                    f"{path}: precision.{precision}.{k} must be a non-negative number, got {v!r}"
+                )
+        info = {
+            k: table[k]
+            for k in ("source", "fitted_on", "data", "rows", "median_abs_error")
+            if k in table
+        }
+        out[precision] = (Efficiency(**values), info)
+    return out
+
+
+def load_efficiency(hardware: str, precision: str, directory: Path | None = None):
+    """(Efficiency, provenance) for a hardware and precision; the defaults, labelled uncalibrated,
+    when no calibration is stored."""
+    stored = _read_calibration(hardware, directory)
+    if precision in stored:
+        eff, info = stored[precision]
+        return eff, {"efficiency": "calibrated", **{f"calibration_{k}": v for k, v in info.items()}}
+    return PRIOR, {"efficiency": "default coefficients (no calibration stored)"}
+
+
+def load_all_efficiencies(directory: Path | None = None) -> dict[str, dict]:
+    """hardware -> precision -> (Efficiency, info) for every stored calibration."""
+    return {
+        key: stored
+        for key in load_hardware_catalog()
+        if (stored := _read_calibration(key, directory))
+    }
+
+
+def efficiency_by_row(targets: pd.DataFrame, fits: dict, leave_one_out: bool = False) -> Efficiency:
+    """Coefficients per target as (rows,) arrays: the target hardware's own calibration, or with
+    `leave_one_out` its sibling's (which never saw it); defaults where neither exists."""
+    catalog = load_hardware_catalog()
+    per_row = []
+    for r in targets.itertuples(index=False):
+        key = r.hardware
+        if leave_one_out:
+            key = catalog[key].sibling
+            own = fits.get(key, {}).get(r.precision)
+            if own is None or own[1].get("source") != "fit":
+                per_row.append(_any_fit(fits.get(key, {})) or PRIOR)
+                continue
+        entry = fits.get(key, {}).get(r.precision)
+        per_row.append(entry[0] if entry else PRIOR)
+    return Efficiency(
+        **{f.name: np.array([getattr(e, f.name) for e in per_row]) for f in fields(Efficiency)}
+    )
+
+
+def _any_fit(by_precision: dict) -> Efficiency | None:
+    for eff, info in by_precision.values():
+        if info.get("source") == "fit":
+            return eff
+    return None
+
+
+def calibrate(
+    hardware: list[str] | None = None,
+    rows: pd.DataFrame | None = None,
+    directory: Path | None = None,
+    today: dt.date | None = None,
+    starts: int = 4,
+) -> dict[str, dict]:
+    """Fit every hardware with targets, transfer to those without, write the files; returns the
+    tables written, hardware -> precision -> table."""
+    catalog = load_hardware_catalog()
+    keys = list(catalog) if hardware is None else hardware
+    for key in keys:
+        get_hardware(key)
+    rows = load_rows() if rows is None else rows
+    targets = calibration_targets(rows)
+    today = (today or dt.date.today()).isoformat()
+    data_note = (
+        f"{rows_path().relative_to(models_dir().parent) if rows_path().is_relative_to(models_dir().parent) else rows_path()}"
+        " (MLPerf Inference closed, available; best per-GPU result of the latest round per "
+        "hardware, model and scenario)"
+    )
+    written: dict[str, dict] = {}
+    fitted: dict[str, tuple[str, dict]] = {}
+    for key in keys:
+        sub = targets[targets["hardware"] == key]
+        if len(sub) == 0:
+            continue
+        result = fit_targets(sub, starts=starts)
+        precision = catalog[key].default_precision
+        scenarios = ", ".join(
+            f"{m} {s} ({r})"
+            for m, s, r in zip(sub["model"], sub["scenario"], sub["round"], strict=True)
+        )
+        table = {
+            "source": "fit",
+            "fitted_on": today,
+            "data": f"{data_note}: {scenarios}",
+            "rows": result.rows,
+            "median_abs_error": round(result.median_abs_error, 4),
+            **_efficiency_table(result.efficiency),
+        }
+        fitted[key] = (precision, table)
+    for key in keys:
+        if key in fitted:
+            precision, table = fitted[key]
+            source_key = key
+        else:
+            sibling = catalog[key].sibling
+            if sibling not in fitted:
+                continue
+            precision, table = fitted[sibling]
+            table = {**table, "source": f"transferred from {sibling} {precision} (no measurements)"}
+            source_key = sibling
+        tables = {}
+        for p in catalog[key].native_precisions:
+            if p == precision and source_key == key:
+                tables[p] = table
+            else:
+                note = table["source"] if source_key != key else ""
+                tables[p] = {
+                    **table,
+                    "source": note
+                    or f"transferred from {key} {precision} fit (no {p.upper()} measurements)",
+                }
+        save_calibration(key, tables, directory)
+        written[key] = tables
+    return written
+
+
+__all__ = [
+    "CalibrationError",
+    "Efficiency",
+    "FitResult",
+    "PredictionBatch",
+    "SPEED_OF_LIGHT",
+    "Workload",
+    "calibrate",
+    "calibration_targets",
+    "efficiency_by_row",
+    "fit_targets",
+    "get_workload",
+    "load_all_efficiencies",
+    "load_efficiency",
+    "load_rows",
+    "load_workloads",
+    "DEFAULT_POINTS",
+]

@@ -1,0 +1,169 @@
+"""Calibration: workloads and rows match the reference data, the fit recovers known coefficients,
+stored coefficients carry their provenance, and the validation target holds."""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import math
+from dataclasses import fields
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from econ.commands import simulate as cli
+from econ.errors import InputError
+from econ.hardware import load_hardware_catalog
+from econ.throughput import calibration as cal
+from econ.throughput.simulator import SPEED_OF_LIGHT, Efficiency
+
+
+@pytest.fixture(scope="module")
+def targets():
+    return cal.calibration_targets(cal.load_rows())
+
+
+def test_workload_limits_match_the_constraints_file(shared_data):
+    workloads = cal.load_workloads()
+    for r in csv.DictReader(open(shared_data / "mlperf_latency_constraints.csv")):
+        family, scenario = r["benchmark_family"], r["scenario"].split(" ")[0]
+        if family not in workloads or not r["tpot_p99_limit_ms"]:
+            continue
+        w = workloads[family][scenario]
+        assert w.ttft_limit_s == pytest.approx(float(r["ttft_p99_limit_ms"]) / 1000)
+        assert w.tpot_limit_s == pytest.approx(float(r["tpot_p99_limit_ms"]) / 1000)
+        if scenario == "Server":
+            assert w.output_tokens == float(r["median_output_tokens_per_sample_observed"])
+    assert math.isinf(workloads["deepseek-r1"]["Offline"].tpot_limit_s)
+
+
+def test_shipped_rows_are_a_faithful_copy(shared_data):
+    shipped = cal.load_rows()
+    source = (
+        pd.read_csv(shared_data / "mlperf_inference_llm.csv")
+        .drop(columns="scenario")
+        .rename(columns={"scenario_normalized": "scenario"})
+    )
+    key = ["round", "submitter", "system_name", "benchmark", "scenario", "per_accelerator"]
+    found = shipped[key].merge(source[key].drop_duplicates(), on=key, how="left", indicator=True)
+    assert (found["_merge"] == "both").all()
+    assert shipped["source"].str.contains("mlcommons").all()
+
+
+def test_targets_include_the_seed_case(targets):
+    seed = targets[
+        (targets.hardware == "gb200-nvl72")
+        & (targets.model == "deepseek-r1")
+        & (targets.scenario == "Server")
+    ]
+    assert len(seed) == 1
+    # DESIGN.md §8: MLPerf v6.0 CoreWeave, 64 GPUs, 311,531 tok/s = 4,867.7 tok/s/GPU
+    assert seed.measured.iloc[0] == pytest.approx(4867.67, rel=1e-4)
+    assert seed.accelerator_count.iloc[0] == 64
+    assert not targets.duplicated(["hardware", "model", "scenario"]).any()
+    assert set(targets.precision) <= {"fp8", "fp4"}
+
+
+def test_every_measurement_is_below_its_speed_of_light(targets):
+    batch = cal.PredictionBatch.build(targets)
+    light = batch.predict(SPEED_OF_LIGHT)
+    assert np.all(targets.measured.to_numpy() <= light)
+
+
+def test_fit_recovers_known_coefficients(targets):
+    sub = targets[targets.hardware == "h200-sxm"].reset_index(drop=True)
+    truth = Efficiency(bandwidth=0.8, compute=0.55, step_overhead_s=3e-3, token_overhead_s=4e-5)
+    synthetic = sub.assign(measured=cal.PredictionBatch.build(sub).predict(truth))
+    result = cal.fit_targets(synthetic, starts=2)
+    assert result.median_abs_error < 0.02
+    predicted = cal.PredictionBatch.build(sub).predict(result.efficiency)
+    assert np.allclose(predicted, synthetic.measured, rtol=0.05)
+
+
+def test_fit_without_targets():
+    with pytest.raises(cal.CalibrationError, match="no calibration targets"):
+        cal.fit_targets(pd.DataFrame(columns=["hardware", "measured"]))
+
+
+def test_every_catalog_hardware_has_a_labelled_calibration():
+    stored = cal.load_all_efficiencies()
+    for key, hw in load_hardware_catalog().items():
+        assert set(stored[key]) == set(hw.native_precisions)
+        for eff, info in stored[key].values():
+            assert info["fitted_on"] and info["data"] and info["source"]
+            assert 0 < eff.bandwidth <= 1 and 0 < eff.compute <= 1
+    assert stored["mi355x"]["fp4"][1]["source"].startswith("transferred from mi325x")
+    assert stored["h200-sxm"]["fp8"][1]["source"] == "fit"
+    assert "no BF16 measurements" in stored["h200-sxm"]["bf16"][1]["source"]
+
+
+def test_calibrated_error_meets_the_validation_target(targets):
+    """Issue 6: calibrated median absolute error <= 15% over hardware/model pairs."""
+    eff = cal.efficiency_by_row(targets, cal.load_all_efficiencies())
+    err = cal.PredictionBatch.build(targets).predict(eff) / targets.measured - 1.0
+    by_pair = pd.Series(np.abs(err)).groupby([targets.hardware, targets.model]).median()
+    assert by_pair.median() <= 0.15
+
+
+def test_load_efficiency_defaults_are_labelled(tmp_path):
+    eff, info = cal.load_efficiency("h100-sxm", "fp8", tmp_path)
+    assert eff == cal.PRIOR and "no calibration" in info["efficiency"]
+
+
+def test_save_and_load_round_trip(tmp_path):
+    table = {
+        "source": "fit",
+        "fitted_on": "2026-01-01",
+        "data": "test",
+        "rows": 3,
+        "median_abs_error": 0.1,
+    }
+    values = {f.name: float(getattr(Efficiency(), f.name)) for f in fields(Efficiency)}
+    cal.save_calibration("h100-sxm", {"fp8": {**table, **values, "bandwidth": 0.77}}, tmp_path)
+    eff, info = cal.load_efficiency("h100-sxm", "fp8", tmp_path)
+    assert eff.bandwidth == 0.77 and info["calibration_source"] == "fit"
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [("bandwidth = -0.5", "non-negative number"), ("speedup = 2.0", "unknown fields speedup")],
+)
+def test_bad_calibration_file(tmp_path, line, message):
+    (tmp_path / "h100-sxm.toml").write_text(f'hardware = "h100-sxm"\n[precision.fp8]\n{line}\n')
+    with pytest.raises(cal.CalibrationError, match=message):
+        cal.load_efficiency("h100-sxm", "fp8", tmp_path)
+
+
+def test_calibrate_writes_fit_and_sibling_transfer(tmp_path):
+    written = cal.calibrate(["h100-sxm", "h200-sxm"], directory=tmp_path, starts=1)
+    assert written["h100-sxm"]["fp8"]["source"] == "fit"
+    assert (tmp_path / "h200-sxm.toml").is_file()
+    eff, info = cal.load_efficiency("h200-sxm", "fp8", tmp_path)
+    assert info["calibration_rows"] > 0
+
+
+def test_unknown_workload_scenario():
+    with pytest.raises(cal.CalibrationError, match="has offline, server"):
+        cal.get_workload("mixtral-8x7b", "interactive")
+    with pytest.raises(cal.CalibrationError, match="models with one"):
+        cal.get_workload("qwen3-vl-235b-a22b", "server")
+
+
+def test_bad_rows_file(tmp_path):
+    path = tmp_path / "rows.csv"
+    path.write_text("hardware,model\nh100-sxm,llama2-70b\n")
+    with pytest.raises(cal.CalibrationError, match="lacks columns"):
+        cal.load_rows(path)
+
+
+def test_cli_calibrate_refuses_to_overwrite(tmp_path):
+    (tmp_path / "h100-sxm.toml").write_text("")
+    parser = argparse.ArgumentParser()
+    group = parser.add_subparsers().add_parser("throughput").add_subparsers()
+    cli.register_throughput(group)
+    args = parser.parse_args(
+        ["throughput", "calibrate", "--hardware", "h100-sxm", "--out-dir", str(tmp_path)]
+    )
+    with pytest.raises(InputError, match="--force"):
+        args.run(args)
