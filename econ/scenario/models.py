@@ -224,7 +224,9 @@ class Vintage(Section):
     """Another generation of GPUs in the same scenario, bought at its own month.
 
     Each section given here is merged field by field over the scenario's own section (a price given
-    here replaces both of the scenario's price fields); the sections not given are the scenario's.
+    here replaces both of the scenario's price fields, a GPU count or rack count both of its size
+    fields); the sections not given are the scenario's. Purchase and retirement months are the
+    vintage's own (default: bought in month 0, kept to the horizon).
     """
 
     name: str = Field(..., min_length=1, description="Short name of the vintage, e.g. gb300-2026")
@@ -319,9 +321,13 @@ class Scenario(Section):
             for section in VINTAGE_SECTIONS:
                 given = getattr(vintage, section)
                 merged = dict(base[section])
-                if section == "capex" and {"gpu_price_usd", "system_price_usd"} & set(given):
-                    merged.pop("gpu_price_usd", None)
-                    merged.pop("system_price_usd", None)
+                for group in _REPLACED_TOGETHER.get(section, ()):
+                    if group & set(given):
+                        for name in group:
+                            merged.pop(name, None)
+                if section == "fleet":  # a vintage has its own dates
+                    merged.pop("purchase_month", None)
+                    merged.pop("retire_month", None)
                 data[section] = {**merged, **given}
             try:
                 expanded.append(Scenario.model_validate(data))
@@ -332,6 +338,13 @@ class Scenario(Section):
                 message = err["msg"].removeprefix("Value error, ")
                 raise ValueError(f"vintages[{i}] ({vintage.name}){what}: {message}") from None
         return tuple(expanded)
+
+
+_REPLACED_TOGETHER = {
+    "capex": ({"gpu_price_usd", "system_price_usd"},),
+    "fleet": ({"gpu_count", "racks"},),
+}
+"""Fields that say the same thing two ways: a vintage giving one replaces all of them."""
 
 
 def _check_service_window(fleet: Fleet, horizon: int, where: str) -> None:

@@ -1,0 +1,66 @@
+"""`econ refresh`: the month at which replacing a fleet with a new GPU generation maximizes NPV."""
+
+from __future__ import annotations
+
+import json
+
+from econ.fleet import earliest_month, refresh_analysis
+from econ.scenario import load_scenario
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser(
+        "refresh",
+        help="when to replace the scenario's GPUs with one of its vintages (NPV by refresh month)",
+    )
+    p.add_argument(
+        "file", metavar="FILE", help="scenario TOML file with the new generation as a vintage"
+    )
+    p.add_argument("--vintage", required=True, help="name of the vintage that replaces the fleet")
+    p.add_argument("--mw", type=float, help="IT power envelope [MW]; default the installed fleet's")
+    p.add_argument("--from-month", type=int, help="first candidate month (default: the vintage's)")
+    p.add_argument("--to-month", type=int, help="last candidate month (default: horizon - 1)")
+    p.add_argument("--set", dest="overrides", action="append", default=[], metavar="PATH=VALUE")
+    p.add_argument("--format", choices=("table", "json", "csv"), default="table")
+    p.set_defaults(run=run)
+
+
+def run(args) -> int:
+    scenario = load_scenario(args.file, args.overrides)
+    months = None
+    if args.from_month is not None or args.to_month is not None:
+        first = args.from_month
+        if first is None:
+            first = earliest_month(scenario, args.vintage)
+        last = args.to_month if args.to_month is not None else scenario.horizon - 1
+        months = range(first, last + 1)
+    result = refresh_analysis(scenario, args.vintage, months=months, power_mw=args.mw)
+    table = result.table
+    if args.format == "json":
+        payload = {
+            "scenario": scenario.name,
+            "vintage": args.vintage,
+            "best_month": result.best_month,
+            "npv_keep_usd": result.npv_keep_usd,
+            "npv_best_usd": result.npv_best_usd,
+            "gain_usd": result.gain_usd,
+            "months": json.loads(table.reset_index().to_json(orient="records")),
+        }
+        print(json.dumps(payload, indent=2))
+    elif args.format == "csv":
+        print(table.to_csv(float_format="%.17g"), end="")
+    else:
+        print(f"keep to the horizon:   NPV {result.npv_keep_usd:,.0f} USD")
+        print(
+            f"refresh in month {result.best_month}: NPV {result.npv_best_usd:,.0f} USD "
+            f"({result.gain_usd:+,.0f} USD), {int(table['new_gpu_count'].iloc[0]):,} new GPUs"
+        )
+        print()
+        shown = table.assign(
+            npv_usd=table.npv_usd.map("{:,.0f}".format),
+            gain_usd=table.gain_usd.map("{:+,.0f}".format),
+            irr_project_annual=table.irr_project_annual.map("{:.1%}".format),
+            lcot_usd_per_mtok=table.lcot_usd_per_mtok.map("{:.4f}".format),
+        )
+        print(shown.to_string())
+    return 0

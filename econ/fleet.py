@@ -1,0 +1,158 @@
+"""Fleet refresh: when does replacing the installed GPUs with a new generation pay best?
+
+A scenario's own fleet (vintage A) serves until it is retired and sold at book value; a vintage of
+the scenario (B) is bought in the month A retires, in the same power envelope, and serves from the
+next month. For every candidate month k the scenario is projected with A retired at k and B bought
+at k, all months in one batch; the month that maximizes NPV is the refresh month, and its NPV is
+compared with keeping A to the horizon without B.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from econ.engine import project
+from econ.errors import InputError
+from econ.scenario.models import Scenario
+from econ.units import KW_PER_MW
+
+
+class RefreshError(InputError):
+    """A refresh that cannot be analysed (unknown vintage, empty month range, too little power)."""
+
+
+@dataclass(frozen=True)
+class Refresh:
+    """Result of a refresh analysis.
+
+    Attributes
+    ----------
+    table : DataFrame indexed by refresh month k: npv_usd, irr_project_annual, lcot_usd_per_mtok,
+        new_gpu_count, gain_usd (NPV minus the NPV of keeping)
+    best_month : the k with the highest NPV
+    npv_keep_usd, npv_best_usd : NPV of keeping the fleet, and of refreshing at best_month [USD]
+    """
+
+    table: pd.DataFrame
+    best_month: int
+    npv_keep_usd: float
+    npv_best_usd: float
+
+    @property
+    def gain_usd(self) -> float:
+        """NPV of refreshing at the best month minus keeping [USD]."""
+        return self.npv_best_usd - self.npv_keep_usd
+
+
+def gpus_for_power(power_kw: float, kw_per_gpu: float, gpus_per_rack: int) -> int:
+    """Whole racks of GPUs that fit an IT power envelope [GPUs]."""
+    racks = int(np.floor(power_kw / (kw_per_gpu * gpus_per_rack) + 1e-9))
+    return racks * gpus_per_rack
+
+
+def earliest_month(scenario: Scenario, vintage: str) -> int:
+    """The vintage's purchase month in the scenario, taken as when it becomes available (>= 1)."""
+    found = [v for v in scenario.vintages if v.name == vintage]
+    return max(1, int(found[0].fleet.get("purchase_month", 1))) if found else 1
+
+
+def refresh_scenarios(
+    scenario: Scenario, vintage: str, months=None, power_mw: float | None = None
+) -> tuple[Scenario, list[Scenario], np.ndarray, int]:
+    """The keep case (the fleet to the horizon, no replacement) and one case per refresh month.
+
+    Parameters
+    ----------
+    scenario : a scenario with a vintage named `vintage` (the new generation)
+    vintage : name of the replacing vintage
+    months : candidate refresh months; default every month from the vintage's purchase month in the
+        scenario (taken as the month it becomes available) to the horizon - 1
+    power_mw : IT power envelope [MW]; default the installed fleet's full-load IT power. The new
+        vintage is sized to whole racks within it.
+    """
+    names = [v.name for v in scenario.vintages]
+    if vintage not in names:
+        raise RefreshError(
+            f"vintage '{vintage}' is not in scenario '{scenario.name}'; expected one of: "
+            + (", ".join(names) if names else "(the scenario has no vintages)")
+        )
+    horizon = scenario.horizon
+    replacement = scenario.vintages[names.index(vintage)]
+    candidates = (
+        np.arange(earliest_month(scenario, vintage), horizon)
+        if months is None
+        else np.asarray(list(months), dtype=int)
+    )
+    if candidates.size == 0 or candidates.min() < 1 or candidates.max() >= horizon:
+        raise RefreshError(
+            f"refresh months must lie in 1..{horizon - 1} (the horizon is {horizon} months), got "
+            f"{candidates.tolist()}"
+        )
+    old = scenario.fleet
+    new = scenario.expand()[1 + names.index(vintage)]
+    envelope_kw = (
+        power_mw * KW_PER_MW if power_mw is not None else old.gpu_count * scenario.power.kw_per_gpu
+    )
+    new_gpus = gpus_for_power(envelope_kw, new.power.kw_per_gpu, new.fleet.gpus_per_rack)
+    if new_gpus < 1:
+        raise RefreshError(
+            f"an IT power envelope of {envelope_kw:,.0f} kW holds no whole rack of '{vintage}' "
+            f"({new.fleet.gpus_per_rack} GPUs x {new.power.kw_per_gpu:g} kW); expected at least "
+            f"{new.fleet.gpus_per_rack * new.power.kw_per_gpu:,.0f} kW"
+        )
+    others = [v for v in scenario.vintages if v.name != vintage]
+    base = scenario.model_dump(exclude={"sources"})
+    keep = Scenario.model_validate(
+        {
+            **base,
+            "name": f"{scenario.name}/keep",
+            "fleet": {**base["fleet"], "retire_month": None},
+            "vintages": [v.model_dump() for v in others],
+        }
+    )
+    cases = []
+    for k in candidates:  # building inputs, not projecting: one small scenario per month
+        fleet = {**replacement.fleet, "purchase_month": int(k), "gpu_count": new_gpus}
+        fleet.pop("racks", None)
+        moved = replacement.model_copy(update={"fleet": fleet})
+        data = {
+            **base,
+            "name": f"{scenario.name}/refresh@{k}",
+            "fleet": {**base["fleet"], "retire_month": int(k)},
+            "vintages": [v.model_dump() for v in others] + [moved.model_dump()],
+        }
+        cases.append(Scenario.model_validate(data))
+    return keep, cases, candidates, new_gpus
+
+
+def refresh_analysis(
+    scenario: Scenario, vintage: str, months=None, power_mw: float | None = None
+) -> Refresh:
+    """NPV of replacing the scenario's fleet by `vintage` at each candidate month, and the best.
+
+    See refresh_scenarios for the arguments. All cases are projected together in one batch.
+    """
+    keep, cases, candidates, new_gpus = refresh_scenarios(scenario, vintage, months, power_mw)
+    result = project([keep, *cases])
+    metrics = result.metrics
+    npv = metrics["npv_usd"][1:]
+    table = pd.DataFrame(
+        {
+            "npv_usd": npv,
+            "gain_usd": npv - metrics["npv_usd"][0],
+            "irr_project_annual": metrics["irr_project_annual"][1:],
+            "lcot_usd_per_mtok": metrics["lcot_usd_per_mtok"][1:],
+            "new_gpu_count": new_gpus,
+        },
+        index=pd.Index(candidates, name="refresh_month"),
+    )
+    best = int(candidates[int(np.argmax(npv))])
+    return Refresh(
+        table=table,
+        best_month=best,
+        npv_keep_usd=float(metrics["npv_usd"][0]),
+        npv_best_usd=float(npv.max()),
+    )
