@@ -17,6 +17,7 @@ from functools import cache
 import numpy as np
 from pydantic import BaseModel
 
+from econ.scenario.depreciation_models import compile_policies
 from econ.scenario.models import Scenario
 
 
@@ -59,6 +60,8 @@ class ScenarioBatch:
         contiguous and in order
     row_names : array (rows,)  "base" for a scenario's own fleet, else the vintage's name
     step_months, step_gains : arrays (rows, k)  throughput steps, padded with month 10**6, gain 0
+    extras : arrays (rows, ...) of inputs that are not numeric columns: the depreciation policies'
+        tables and flags (econ.scenario.depreciation_models.compile_policies)
     """
 
     names: np.ndarray
@@ -69,6 +72,7 @@ class ScenarioBatch:
     horizon_months: np.ndarray
     row_scenario: np.ndarray
     row_names: np.ndarray
+    extras: Mapping[str, np.ndarray] = field(default_factory=dict, repr=False)
     scenarios: tuple[Scenario, ...] = field(default=(), repr=False)
 
     @property
@@ -104,6 +108,7 @@ class ScenarioBatch:
             horizon_months=self.horizon_months[start:stop],
             row_scenario=self.row_scenario[take] - start,
             row_names=self.row_names[take],
+            extras={k: v[take] for k, v in self.extras.items()},
             scenarios=self.scenarios[start:stop],
         )
 
@@ -146,6 +151,7 @@ class ScenarioBatch:
             horizon_months=np.array([s.horizon for s in items], dtype=np.int64),
             row_scenario=row_scenario,
             row_names=np.array(_row_names(items), dtype=object),
+            extras=compile_policies([row.depreciation for row in rows]),
             scenarios=tuple(items),
         )
 
@@ -179,6 +185,9 @@ class ScenarioBatch:
             horizon_months=horizon,
             row_scenario=np.repeat(np.arange(n), per),
             row_names=np.tile(one.row_names, n),
+            extras={
+                k: np.tile(v, (n,) + (1,) * (v.ndim - 1)) for k, v in one.extras.items()
+            },
         )
 
 

@@ -18,6 +18,7 @@ from pydantic import (
     model_validator,
 )
 
+from econ.scenario.depreciation_models import DepreciationPolicy as Depreciation
 from econ.scenario.power_models import Facility, Power, check_fleet_in_hall
 
 SCHEMA_VERSION = 1
@@ -144,16 +145,6 @@ class Capex(Section):
                 f"gpu_price_usd={self.gpu_price_usd}, system_price_usd={self.system_price_usd}"
             )
         return self
-
-
-class Depreciation(Section):
-    method: Literal["straight_line"] = Field(
-        "straight_line", description="Book depreciation method"
-    )
-    life_years: float = Field(6.0, gt=0, le=30, description="Useful life [years]")
-    salvage_share: float = Field(
-        0.0, ge=0, lt=1, description="Residual value at end of life as a share of capex [fraction]"
-    )
 
 
 class Opex(Section):

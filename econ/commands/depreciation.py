@@ -1,0 +1,424 @@
+"""`econ depreciation`: print an asset's book, tax and deferred tax schedules by month and year.
+
+Thin: parses arguments, validates them with the scenario's depreciation models, calls
+econ.depreciation and econ.deferred_tax, and prints a table, JSON or CSV. No formulas live here.
+
+    econ depreciation --cost 3535600 --method straight_line --life-years 6 \\
+        --tax-method macrs_gds --recovery-years 5 --convention half-year --bonus-share 1.0
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+import sys
+
+import numpy as np
+from pydantic import ValidationError
+
+from econ import deferred_tax as deferred_mod
+from econ import depreciation as dep
+from econ.scenario.depreciation_models import DepreciationMethod, DepreciationPolicy
+from econ.units import MONTHS_PER_YEAR
+
+MONTHLY_COLUMNS = (
+    "month",
+    "book_depreciation_usd",
+    "book_value_usd",
+    "tax_depreciation_usd",
+    "tax_basis_usd",
+    "temporary_difference_usd",
+    "deferred_tax_expense_usd",
+    "deferred_tax_liability_usd",
+)
+YEARLY_COLUMNS = (
+    "year",
+    "book_depreciation_usd",
+    "book_value_usd",
+    "tax_depreciation_usd",
+    "tax_basis_usd",
+    "deferred_tax_expense_usd",
+    "deferred_tax_liability_usd",
+)
+DISPOSAL_COLUMNS = ("proceeds_usd", "book_gain_usd", "tax_gain_usd")
+
+# Model field -> command-line flag, to name the flag in error messages.
+_FLAGS = {
+    "method": "--method",
+    "life_years": "--life-years",
+    "salvage_share": "--salvage-share",
+    "factor": "--factor",
+    "first_year_months": "--first-year-months",
+    "custom_percent": "--custom-percent",
+    "change_month": "--change-month",
+    "change_life_years": "--change-life-years",
+    "lifetime_usage": "--lifetime-usage",
+    "tax.method": "--tax-method",
+    "tax.life_years": "--tax-life-years",
+    "tax.factor": "--tax-factor",
+    "tax.recovery_years": "--recovery-years",
+    "tax.convention": "--convention",
+    "tax.bonus_share": "--bonus-share",
+    "tax.custom_percent": "--tax-custom-percent",
+    "in_service_month": "--in-service-month",
+    "retirement_month": "--retirement-month",
+    "market_value_table": "--value-table",
+}
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser(
+        "depreciation",
+        help="print book, tax and deferred tax schedules of one asset by month and year",
+        description="Depreciation schedules of one asset: the book method (P&L), the tax method "
+        "(taxable income) and the deferred tax between them. Methods: "
+        + ", ".join(dep.METHOD_NAMES),
+    )
+    p.add_argument("--cost", type=float, required=True, metavar="USD", help="capitalized cost")
+    p.add_argument("--method", default="straight_line", help="book method (default straight_line)")
+    p.add_argument("--life-years", type=float, default=6.0, help="book useful life [years]")
+    salvage = p.add_mutually_exclusive_group()
+    salvage.add_argument("--salvage", type=float, metavar="USD", help="book residual value")
+    salvage.add_argument("--salvage-share", type=float, help="residual value / cost [fraction]")
+    p.add_argument("--factor", type=float, default=2.0, help="declining_balance factor")
+    p.add_argument(
+        "--no-switch", action="store_true", help="declining_balance: never switch to straight line"
+    )
+    p.add_argument(
+        "--first-year-months",
+        type=int,
+        default=12,
+        help="fixed_declining_balance: months in the first year (1-12)",
+    )
+    p.add_argument(
+        "--custom-percent", metavar="P1,P2,...", help="custom: annual percentages summing to 100"
+    )
+    p.add_argument(
+        "--value-table",
+        metavar="MONTH:SHARE,...",
+        help="economic: market value / cost by month, e.g. 0:1,24:0.5,72:0.1",
+    )
+    p.add_argument(
+        "--usage",
+        metavar="U1,U2,...",
+        help="units_of_production: usage of months 1, 2, ...; one value = every month",
+    )
+    p.add_argument(
+        "--lifetime-usage", type=float, help="units_of_production: usage expected over the life"
+    )
+    p.add_argument("--in-service-month", type=int, default=1, help="first month depreciated")
+    p.add_argument(
+        "--change-month", type=int, help="change of estimate: first month on the new life"
+    )
+    p.add_argument("--change-life-years", type=float, help="change of estimate: new useful life")
+    p.add_argument("--retirement-month", type=int, help="sell the asset at the end of this month")
+    p.add_argument(
+        "--sale-value",
+        type=float,
+        metavar="USD",
+        help="proceeds of the sale (default: the book value then, no book gain or loss)",
+    )
+    p.add_argument(
+        "--tax-method", default="book", help="tax method (default book: same as the book schedule)"
+    )
+    p.add_argument("--tax-life-years", type=float, help="tax useful life (default: the book life)")
+    p.add_argument("--tax-factor", type=float, default=2.0, help="tax declining_balance factor")
+    p.add_argument("--recovery-years", type=int, default=5, help="macrs_gds: 3, 5 or 7")
+    p.add_argument(
+        "--convention",
+        default="half-year",
+        help="macrs_gds: half-year or 'mid-quarter Q1' .. 'mid-quarter Q4'",
+    )
+    p.add_argument(
+        "--bonus-share",
+        type=float,
+        default=0.0,
+        help="macrs_gds: bonus depreciation share of cost (0-1)",
+    )
+    p.add_argument("--tax-custom-percent", metavar="P1,P2,...", help="tax custom percentages")
+    p.add_argument("--tax-rate", type=float, default=0.21, help="income tax rate (default 0.21)")
+    p.add_argument(
+        "--months", type=int, help="months shown after month 0 (default: until both schedules end)"
+    )
+    p.add_argument(
+        "--by",
+        choices=("month", "year", "both"),
+        default="both",
+        help="schedule rows (default both; CSV: month unless year)",
+    )
+    p.add_argument("--format", choices=("table", "json", "csv"), default="table")
+    p.set_defaults(run=run)
+
+
+def _numbers(text: str | None, flag: str) -> tuple[float, ...]:
+    if text is None:
+        return ()
+    try:
+        return tuple(float(x) for x in text.replace(";", ",").split(",") if x.strip())
+    except ValueError:
+        raise dep.DepreciationError(
+            f"{flag} = {text!r}: expected numbers separated by commas"
+        ) from None
+
+
+def _value_table(text: str | None) -> list[dict]:
+    if text is None:
+        return []
+    points = []
+    for part in text.split(","):
+        if not part.strip():
+            continue
+        try:
+            month, share = part.split(":")
+            points.append({"month": int(month), "share": float(share)})
+        except ValueError:
+            raise dep.DepreciationError(
+                f"--value-table = {text!r}: expected MONTH:SHARE pairs such as 0:1,24:0.5"
+            ) from None
+    return points
+
+
+def _policy(args) -> DepreciationPolicy:
+    if not (math.isfinite(args.cost) and args.cost > 0):
+        raise dep.DepreciationError(f"--cost = {args.cost:g}: expected a cost above 0 [USD]")
+    share = args.salvage_share
+    if args.salvage is not None:
+        if args.salvage < 0 or args.salvage > args.cost:
+            raise dep.DepreciationError(
+                f"--salvage = {args.salvage:g}: expected a residual value from 0 to the cost "
+                f"({args.cost:g}) [USD]"
+            )
+        share = args.salvage / args.cost
+    book = {
+        "method": args.method,
+        "life_years": args.life_years,
+        "factor": args.factor,
+        "switch_to_straight_line": not args.no_switch,
+        "first_year_months": args.first_year_months,
+        "custom_percent": _numbers(args.custom_percent, "--custom-percent"),
+        "value_source": "market_value_table",
+    }
+    if share is not None:
+        book["salvage_share"] = share
+    if args.method == "custom":
+        book.pop("life_years")
+    if args.lifetime_usage is not None:
+        book["lifetime_usage"] = args.lifetime_usage
+    if args.change_month is not None or args.change_life_years is not None:
+        book["change_month"] = args.change_month
+        book["change_life_years"] = args.change_life_years
+    tax = {
+        "method": args.tax_method,
+        "life_years": args.tax_life_years if args.tax_life_years is not None else args.life_years,
+        "factor": args.tax_factor,
+        "recovery_years": args.recovery_years,
+        "convention": args.convention,
+        "bonus_share": args.bonus_share,
+        "custom_percent": _numbers(args.tax_custom_percent, "--tax-custom-percent"),
+        "value_source": "market_value_table",
+    }
+    if args.tax_method == "custom" or (args.tax_method == "book" and args.tax_life_years is None):
+        tax.pop("life_years")
+    data = {
+        **book,
+        "tax": tax,
+        "in_service_month": args.in_service_month,
+        "market_value_table": _value_table(args.value_table),
+    }
+    try:
+        return DepreciationPolicy.model_validate(data)
+    except ValidationError as exc:
+        raise dep.DepreciationError(_validation_message(exc)) from None
+
+
+def _validation_message(exc: ValidationError) -> str:
+    messages = []
+    for err in exc.errors(include_url=False):
+        path = ".".join(str(p) for p in err["loc"])
+        flag = _FLAGS.get(path, path)
+        text = err["msg"].removeprefix("Value error, ")
+        value = err.get("input")
+        if flag and not isinstance(value, dict):
+            messages.append(f"{flag} = {value!r}: {text}")
+        else:
+            messages.append(text)
+    return "; ".join(messages)
+
+
+def method_settings(method: DepreciationMethod, in_service_month: int) -> dep.MethodSettings:
+    """The domain settings of a validated method model (plain data for econ.depreciation)."""
+    return dep.MethodSettings(
+        method=method.method,
+        life_years=method.life_years,
+        salvage_share=method.salvage_share,
+        in_service_month=in_service_month,
+        factor=method.factor,
+        switch_to_straight_line=method.switch_to_straight_line,
+        first_year_months=method.first_year_months,
+        recovery_years=method.recovery_years,
+        convention=method.convention,
+        bonus_share=method.bonus_share,
+        custom_percent=method.custom_percent,
+        lifetime_usage=np.nan if method.lifetime_usage is None else method.lifetime_usage,
+        change_month=method.change_month or 0,
+        change_life_years=np.nan if method.change_life_years is None else method.change_life_years,
+    )
+
+
+def _horizon(policy: DepreciationPolicy, args) -> int:
+    if args.months is not None:
+        if args.months < 1:
+            raise dep.DepreciationError(f"--months = {args.months}: expected at least 1 month")
+        return args.months
+    if args.retirement_month is not None:
+        return args.retirement_month
+    return max(
+        policy.in_service_month - 1 + math.ceil(m.effective_life_years * MONTHS_PER_YEAR - 1e-9)
+        for m in (policy.book, policy.tax_method)
+    )
+
+
+def _usage(args, months: np.ndarray, needed: bool) -> np.ndarray | None:
+    if not needed:
+        return None
+    values = _numbers(args.usage, "--usage")
+    if not values:
+        raise dep.DepreciationError(
+            "units_of_production needs --usage: usage of months 1, 2, ... (one value = every month)"
+        )
+    usage = np.zeros(months.size)
+    if len(values) == 1:
+        usage[1:] = values[0]
+    else:
+        k = min(len(values), months.size - 1)
+        usage[1 : k + 1] = values[:k]
+    return usage[None, :]
+
+
+def schedules(args) -> dict[str, np.ndarray]:
+    """All monthly lines of the command, arrays (T,) [USD]."""
+    policy = _policy(args)
+    months = np.arange(_horizon(policy, args) + 1)
+    cost = np.array([args.cost])
+    s = policy.in_service_month
+    value = None
+    if policy.market_value_table:
+        table = policy.market_value_table
+        value = dep.value_share_from_table(
+            [p.month for p in table], [p.share for p in table], months
+        )
+    lines = {}
+    for side, method in (("book", policy.book), ("tax", policy.tax_method)):
+        settings = method_settings(method, s)
+        usage = _usage(args, months, method.method == "units_of_production")
+        lines[side] = dep.schedule(settings, cost, months, usage=usage, value_curve=value)
+    out = {"month": months}
+    if args.retirement_month is not None:
+        r = args.retirement_month
+        at_book_value = args.cost - lines["book"][0, : r + 1].sum()
+        sale = args.sale_value if args.sale_value is not None else at_book_value
+        book = dep.dispose(
+            lines["book"], cost, months, args.retirement_month, sale, in_service_month=s
+        )
+        tax = dep.dispose(
+            lines["tax"], cost, months, args.retirement_month, sale, in_service_month=s
+        )
+        lines = {"book": book.depreciation_usd, "tax": tax.depreciation_usd}
+        book_value, tax_basis = book.carrying_amount_usd, tax.carrying_amount_usd
+        gains = {"book_gain_usd": book.gain_usd, "tax_gain_usd": tax.gain_usd}
+        out["proceeds_usd"] = book.proceeds_usd[0]
+        out.update({k: v[0] for k, v in gains.items()})
+    else:
+        book_value = dep.book_value(cost, lines["book"])
+        tax_basis = dep.book_value(cost, lines["tax"])
+        gains = {}
+    deferred = deferred_mod.deferred_tax(lines["book"], lines["tax"], args.tax_rate, **gains)
+    out.update(
+        {
+            "book_depreciation_usd": lines["book"][0],
+            "book_value_usd": book_value[0],
+            "tax_depreciation_usd": lines["tax"][0],
+            "tax_basis_usd": tax_basis[0],
+            "temporary_difference_usd": deferred.temporary_difference_usd[0],
+            "deferred_tax_expense_usd": deferred.expense_usd[0],
+            "deferred_tax_liability_usd": deferred.liability_usd[0],
+        }
+    )
+    return out
+
+
+def yearly(lines: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Tax years of 12 months from month 1 (month 0 joins year 1), as econ.tax counts them."""
+    months = lines["month"]
+    year = np.maximum(months - 1, 0) // MONTHS_PER_YEAR + 1
+    years = np.arange(1, int(year.max()) + 1)
+    out = {"year": years}
+    flows = ["book_depreciation_usd", "tax_depreciation_usd", "deferred_tax_expense_usd"]
+    flows += [c for c in DISPOSAL_COLUMNS if c in lines]
+    for name in flows:
+        out[name] = np.array([lines[name][year == y].sum() for y in years])
+    last = np.array([np.flatnonzero(year == y)[-1] for y in years])
+    for name in ("book_value_usd", "tax_basis_usd", "deferred_tax_liability_usd"):
+        out[name] = lines[name][last]
+    return out
+
+
+def _records(table: dict[str, np.ndarray], columns) -> list[dict]:
+    keys = [c for c in columns if c in table]
+    return [
+        # "+ 0.0" turns the -0.0 of a rounded tiny negative into 0.0.
+        {
+            k: (int(table[k][i]) if k in ("month", "year") else round(float(table[k][i]), 6) + 0.0)
+            for k in keys
+        }
+        for i in range(len(table[keys[0]]))
+    ]
+
+
+def _format_table(title: str, records: list[dict]) -> str:
+    if not records:
+        return title
+    keys = list(records[0])
+    header = [k.removesuffix("_usd") for k in keys]
+    rows = [header] + [
+        [str(r[k]) if k in ("month", "year") else f"{r[k]:,.2f}" for k in keys] for r in records
+    ]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(keys))]
+    lines = [title]
+    for j, row in enumerate(rows):
+        lines.append("  ".join(c.rjust(w) for c, w in zip(row, widths, strict=True)))
+        if j == 0:
+            lines.append("  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def run(args) -> int:
+    lines = schedules(args)
+    monthly_cols = MONTHLY_COLUMNS + tuple(c for c in DISPOSAL_COLUMNS if c in lines)
+    year_cols = YEARLY_COLUMNS + tuple(c for c in DISPOSAL_COLUMNS if c in lines)
+    monthly = _records(lines, monthly_cols)
+    annual = _records(yearly(lines), year_cols)
+    if args.format == "json":
+        payload = {"inputs": {k: v for k, v in vars(args).items() if k not in ("run", "format")}}
+        if args.by in ("year", "both"):
+            payload["yearly"] = annual
+        if args.by in ("month", "both"):
+            payload["monthly"] = monthly
+        print(json.dumps(payload, indent=2, allow_nan=False))
+    elif args.format == "csv":
+        records = annual if args.by == "year" else monthly
+        buffer = io.StringIO()
+        writer = csv.DictWriter(buffer, fieldnames=list(records[0]), lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(records)
+        sys.stdout.write(buffer.getvalue())
+    else:
+        parts = []
+        if args.by in ("year", "both"):
+            parts.append(_format_table("By year (12 months from month 1) [USD]", annual))
+        if args.by in ("month", "both"):
+            parts.append(_format_table("By month [USD]", monthly))
+        print("\n\n".join(parts))
+    return 0

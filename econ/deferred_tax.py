@@ -1,0 +1,155 @@
+"""Deferred income tax from book-tax differences of an asset, vectorized over scenarios.
+
+This module owns the temporary difference between the asset's book carrying amount and its tax
+basis, the deferred tax liability it creates (ASC 740-10-25-20 and 30-2; IAS 12.15), the monthly
+deferred tax expense, and the unused tax losses carried forward (the deferred tax asset of
+ASC 740-10-25-29, IAS 12.34). The current (cash) tax with losses carried forward is in
+:mod:`econ.tax`.
+
+Monthly arrays are ``(n, T)`` over months ``0..T-1``; annual arrays ``(n, Y)``; rates ``(n,)``.
+
+Identity the tests check: with ``TD`` the temporary difference and ``NOL`` the unused losses,
+``current tax + rate · ΔTD - rate · ΔNOL = rate · book pre-tax income`` in every tax year, i.e. the
+total tax expense is the statutory rate times book income when no valuation allowance is needed.
+
+References
+----------
+.. [1] FASB ASC 740-10 (Income Taxes): 25-20 (temporary differences), 30-2 and 30-8 (measurement
+   at the enacted rate), 25-29 (deferred tax assets for carryforwards).
+.. [2] IASB IAS 12 *Income Taxes*, paragraphs 5, 15, 34, 47.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from econ.errors import InputError
+
+__all__ = ["DeferredTax", "DeferredTaxError", "deferred_tax", "loss_carryforward_usd"]
+
+
+class DeferredTaxError(InputError):
+    """Invalid deferred tax input: names the argument, the value and what was expected."""
+
+
+@dataclass(frozen=True)
+class DeferredTax:
+    """Deferred tax of an asset, monthly.
+
+    Attributes (arrays (n, T)) [USD]
+    ----------
+    temporary_difference_usd : book carrying amount less tax basis at the end of each month;
+        positive (tax depreciation ahead of book) is a taxable temporary difference
+    liability_usd : deferred tax liability, ``rate · temporary difference``; negative is a
+        deferred tax asset
+    expense_usd : deferred tax expense of the month, the change in the liability; negative is a
+        deferred tax benefit
+    """
+
+    temporary_difference_usd: np.ndarray
+    liability_usd: np.ndarray
+    expense_usd: np.ndarray
+
+
+def _monthly(x, name: str, shape=None) -> np.ndarray:
+    a = np.asarray(x, dtype=float)
+    if a.ndim != 2:
+        raise DeferredTaxError(f"{name} must be an array (n, T) of months, got shape {a.shape}")
+    if shape is not None and a.shape != shape:
+        raise DeferredTaxError(f"{name} must have shape {shape}, got {a.shape}")
+    if not np.all(np.isfinite(a)):
+        raise DeferredTaxError(f"{name} must hold finite amounts [USD]")
+    return a
+
+
+def deferred_tax(
+    book_depreciation_usd,
+    tax_depreciation_usd,
+    tax_rate,
+    *,
+    book_gain_usd=None,
+    tax_gain_usd=None,
+    impairment_usd=None,
+) -> DeferredTax:
+    """Deferred tax liability and expense from book and tax depreciation [USD, arrays (n, T)].
+
+    The asset starts with equal book cost and tax basis, so the temporary difference at the end of
+    month ``m`` is
+
+        TD_m = Σ_{j<=m} (tax depreciation_j - book depreciation_j - impairment_j
+                         + book gain_j - tax gain_j)
+
+    (an impairment lowers the carrying amount but is not deductible until disposal; at disposal
+    the book and tax gains differ by exactly the TD then, so it returns to 0). The liability is
+    ``rate · TD_m`` and the deferred tax expense of month ``m`` its change, at the enacted rate
+    (ASC 740-10-30-8). The rate is constant over the schedule.
+
+    Parameters
+    ----------
+    book_depreciation_usd, tax_depreciation_usd : arrays (n, T)  [USD]
+    tax_rate : array (n,)  income tax rate [fraction, 0 <= rate < 1]
+    book_gain_usd, tax_gain_usd : arrays (n, T) or None  gain on disposal (negative = loss) in the
+        books and for tax [USD]; both or neither
+    impairment_usd : array (n, T) or None  book impairment losses, negative for reversals [USD]
+
+    Returns
+    -------
+    DeferredTax
+    """
+    book = _monthly(book_depreciation_usd, "book_depreciation_usd")
+    tax = _monthly(tax_depreciation_usd, "tax_depreciation_usd", book.shape)
+    n = book.shape[0]
+    rate = np.asarray(tax_rate, dtype=float)
+    try:
+        rate = np.broadcast_to(rate, (n,))
+    except ValueError:
+        raise DeferredTaxError(
+            f"tax_rate must be a scalar or one rate per scenario ({n}), got shape {rate.shape}"
+        ) from None
+    bad = ~((rate >= 0) & (rate < 1))
+    if bad.any():
+        raise DeferredTaxError(
+            f"tax_rate = {float(rate[bad][0]):g}: expected a rate from 0 to below 1 [fraction]"
+        )
+    if (book_gain_usd is None) != (tax_gain_usd is None):
+        raise DeferredTaxError(
+            "give both book_gain_usd and tax_gain_usd (the same sale in the books and for tax) "
+            "or neither"
+        )
+    change = tax - book
+    if impairment_usd is not None:
+        change = change - _monthly(impairment_usd, "impairment_usd", book.shape)
+    if book_gain_usd is not None:
+        change = (
+            change
+            + _monthly(book_gain_usd, "book_gain_usd", book.shape)
+            - _monthly(tax_gain_usd, "tax_gain_usd", book.shape)
+        )
+    difference = np.cumsum(change, axis=1)
+    liability = rate[:, None] * difference
+    expense = np.diff(liability, axis=1, prepend=0.0)
+    return DeferredTax(difference, liability, expense)
+
+
+def loss_carryforward_usd(annual_taxable_usd):
+    """Tax losses carried forward and not yet used at the end of each year [USD, array (n, Y)].
+
+    With ``C_k`` the cumulative taxable income to the end of year ``k``, the income taxed so far
+    is ``max(0, max_{j<=k} C_j)`` (:func:`econ.tax.tax_with_loss_carryforward`), so the loss still
+    available is ``max(0, max_{j<=k} C_j) - C_k``. Times the tax rate it is the deferred tax asset
+    for the carryforward (ASC 740-10-25-29; IAS 12.34), before any valuation allowance.
+
+    Parameters
+    ----------
+    annual_taxable_usd : array (n, Y)  taxable income of each year, losses negative [USD]
+    """
+    taxable = np.asarray(annual_taxable_usd, dtype=float)
+    if taxable.ndim != 2:
+        raise DeferredTaxError(
+            f"annual_taxable_usd must be an array (n, Y) of years, got shape {taxable.shape}"
+        )
+    cumulative = np.cumsum(taxable, axis=1)
+    taxed = np.maximum(np.maximum.accumulate(cumulative, axis=1), 0.0)
+    return taxed - cumulative

@@ -1,0 +1,831 @@
+"""Tests of econ.depreciation and `econ depreciation`: published spreadsheet examples and IRS
+tables, LibreOffice-recalculated schedules, textbook values, invariants and bad input."""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from econ import depreciation as dep
+from econ import excel
+from econ.cli import main as cli_main
+from econ.depreciation import DepreciationError, MethodSettings
+from econ.errors import InputError
+
+DATA = Path(__file__).resolve().parent / "data" / "depreciation"
+MODELS = Path(__file__).resolve().parents[1] / "models"
+SETTINGS = settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def months_for(years: float, start: int = 1, extra: int = 12) -> np.ndarray:
+    return np.arange(start + int(np.ceil(years * 12)) + extra)
+
+
+def annual(x: np.ndarray, start: int = 1) -> np.ndarray:
+    """Sums of the asset's years from the in-service month (first row of x)."""
+    return dep.yearly_totals(np.atleast_2d(x), start)[0]
+
+
+def fractional_sum(monthly: np.ndarray, start: int, end_years: float) -> float:
+    """Depreciation from the in-service month to a fractional age [years] (linear in a month)."""
+    months = end_years * 12
+    whole = int(np.floor(months))
+    part = months - whole
+    return monthly[start : start + whole].sum() + part * monthly[start + whole]
+
+
+# ---------------------------------------------------------------------------------------------
+# published spreadsheet examples (../shared/data/spreadsheet_function_examples.csv)
+# ---------------------------------------------------------------------------------------------
+
+
+def _examples(shared: Path) -> list[dict]:
+    rows = []
+    with (shared / "spreadsheet_function_examples.csv").open(encoding="utf-8") as fh:
+        for row in csv.DictReader(fh):
+            if row["function"] in ("SLN", "SYD", "DB", "DDB", "VDB"):
+                args = {}
+                for part in row["arguments"].split(","):
+                    key, value = part.split("=")
+                    value = value.strip()
+                    args[key.strip()] = value.upper() == "TRUE" if value.isalpha() else float(value)
+                rows.append({**row, "args": args})
+    return rows
+
+
+def _through_schedule(function: str, a: dict) -> float | None:
+    """The example's value read off an econ schedule; None where the schedule differs by design."""
+    cost, salvage, life = a["cost"], a["salvage"], a["life"]
+    if function == "SLN":
+        x = dep.straight_line([cost], [salvage], [life], months_for(life))[0]
+        return x[1:13].sum()  # one year of the monthly schedule
+    if function == "SYD":
+        x = dep.sum_of_years_digits([cost], [salvage], [life], months_for(life))[0]
+        return annual(x)[int(a["per"]) - 1]
+    if function == "DB":
+        month, period = int(a["month"]), int(a["period"])
+        if period == int(life) + (month < 12):
+            return None  # the final period absorbs DB's rounding (checked separately)
+        x = dep.fixed_declining_balance([cost], [salvage], [life], months_for(life + 1), month)[0]
+        bounds = [0, month] + [month + 12 * k for k in range(1, int(life) + 1)]
+        return x[1 + bounds[period - 1] : 1 + bounds[period]].sum()
+    if function == "DDB":
+        period = int(a["period"])
+        if period == life:
+            return None  # without the switch the final period writes off the rest
+        months = np.arange(1 + 12 * (period + 1))
+        x = dep.declining_balance(
+            [cost], [salvage], [life], months, a.get("factor", 2.0), switch_to_straight_line=False
+        )[0]
+        return annual(x)[period - 1]
+    if function == "VDB":
+        start, end = a["start"], a["end"]
+        months = np.arange(1 + int(np.ceil(12 * end)) + 1)
+        x = dep.declining_balance(
+            [cost],
+            [salvage],
+            [life],
+            months,
+            a.get("factor", 2.0),
+            switch_to_straight_line=not a.get("no_switch", False),
+        )[0]
+        return fractional_sum(x, 1, end) - fractional_sum(x, 1, start)
+    raise AssertionError(function)
+
+
+def test_every_spreadsheet_depreciation_example_through_the_schedules(shared_data):
+    rows = _examples(shared_data)
+    assert len(rows) >= 20
+    checked = 0
+    for row in rows:
+        got = _through_schedule(row["function"], row["args"])
+        if got is None:
+            continue
+        assert got == pytest.approx(float(row["expected"]), abs=float(row["tolerance"])), row
+        checked += 1
+    assert checked >= len(rows) - 3
+
+
+def test_db_final_period_takes_the_rounding_difference(shared_data):
+    # Excel's DB example: 1,000,000 cost, 100,000 salvage, 6 years, 7 months in the first year.
+    cost, salvage, life, month = 1_000_000.0, 100_000.0, 6, 7
+    x = dep.fixed_declining_balance([cost], [salvage], [life], months_for(7), month)[0]
+    published = [186083.33, 259639.42, 176814.44, 120410.64, 81999.64, 55841.76, 15845.10]
+    bounds = [0, 7] + [7 + 12 * k for k in range(1, 7)]
+    periods = [x[1 + bounds[p] : 1 + bounds[p + 1]].sum() for p in range(7)]
+    np.testing.assert_allclose(periods[:6], published[:6], atol=0.005)
+    # DB's rounded rate (0.319) leaves 3,365.67 above salvage; the last period takes it.
+    assert periods[6] == pytest.approx(cost - salvage - sum(periods[:6]))
+    assert periods[6] == pytest.approx(15845.10 + (900_000 - sum(published)), abs=0.02)
+    assert x.sum() == pytest.approx(cost - salvage)
+
+
+# ---------------------------------------------------------------------------------------------
+# LibreOffice-recalculated schedules (tests/data/depreciation)
+# ---------------------------------------------------------------------------------------------
+
+
+def _libreoffice_cases() -> list[list[dict]]:
+    by_case: dict[str, list[dict]] = defaultdict(list)
+    with (DATA / "schedule_libreoffice_cases.csv").open(encoding="utf-8") as fh:
+        for row in csv.DictReader(fh):
+            by_case[row["case"]].append(row)
+    return list(by_case.values())
+
+
+LIBREOFFICE = _libreoffice_cases()
+
+
+def test_libreoffice_cases_cover_every_spreadsheet_method():
+    assert sum(len(c) for c in LIBREOFFICE) >= 300
+    assert {c[0]["method"] for c in LIBREOFFICE} == {
+        "declining_balance",
+        "sum_of_years_digits",
+        "fixed_declining_balance",
+        "straight_line",
+    }
+    assert all(r["source"].startswith("LibreOffice") for c in LIBREOFFICE for r in c)
+
+
+@pytest.mark.parametrize("rows", LIBREOFFICE, ids=lambda c: f"case{c[0]['case']}")
+def test_schedule_matches_libreoffice(rows):
+    first = rows[0]
+    method, s = first["method"], int(first["in_service_month"])
+    cost, salvage, life = float(first["cost"]), float(first["salvage"]), float(first["life_years"])
+    kw = {"method": method, "life_years": life, "salvage_share": salvage / cost}
+    if method == "declining_balance":
+        kw["factor"] = float(first["factor"])
+        kw["switch_to_straight_line"] = first["no_switch"] == "FALSE"
+    if method == "fixed_declining_balance":
+        kw["first_year_months"] = int(first["first_year_months"])
+    months = np.arange(s + 12 * int(np.ceil(life)) + 13)
+    x = dep.schedule(MethodSettings(in_service_month=s, **kw), [cost], months)[0]
+    last_period = max(int(r["index"]) for r in rows)
+    for row in rows:
+        i, unit, expected = int(row["index"]), row["unit"], float(row["expected"])
+        if unit == "year":
+            got = x[s + 12 * (i - 1) : s + 12 * i].sum()
+        elif unit == "month":
+            got = x[s + i - 1]
+        else:
+            f = int(first["first_year_months"])
+            bounds = [0] + [f + 12 * k for k in range(int(life) + 1)]
+            got = x[s + bounds[i - 1] : s + bounds[i]].sum()
+        true_up = i == last_period and (
+            method == "fixed_declining_balance" or first["no_switch"] == "TRUE"
+        )
+        if not true_up:
+            assert got == pytest.approx(expected, rel=1e-9, abs=1e-9 * cost), row["formula"]
+    assert x.sum() == pytest.approx(cost - salvage, rel=1e-12)
+    assert x[:s].sum() == 0.0
+
+
+# ---------------------------------------------------------------------------------------------
+# MACRS GDS: the IRS tables exactly
+# ---------------------------------------------------------------------------------------------
+
+
+def _read_table(path: Path) -> list[dict]:
+    with path.open(encoding="utf-8") as fh:
+        return list(csv.DictReader(fh))
+
+
+def test_shipped_macrs_table_holds_the_shared_rows_unchanged(shared_data):
+    shipped = _read_table(MODELS / "macrs_gds_tables.csv")
+    shared = _read_table(shared_data / "macrs_gds_tables.csv")
+    assert shipped[: len(shared)] == shared
+    assert all(r["source"].startswith("IRS Publication 946 Table A-") for r in shipped)
+
+
+def test_every_macrs_table_sums_to_100_00_exactly():
+    tables = dep.load_macrs_gds_tables()
+    assert set(tables) == {(y, c) for y in (3, 5, 7) for c in dep.MACRS_CONVENTIONS}
+    for key, pct in tables.items():
+        assert round(sum(round(p * 100) for p in pct)) == 10_000, key
+        assert len(pct) == key[0] + 1, key  # the convention spills into one more year
+
+
+def test_macrs_published_values():
+    # IRS Pub 946 Table A-1, 5-year: 20.00, 32.00, 19.20, 11.52, 11.52, 5.76; A-5 5-year Q4.
+    np.testing.assert_array_equal(
+        dep.macrs_percent(5, "half-year"), [20.00, 32.00, 19.20, 11.52, 11.52, 5.76]
+    )
+    np.testing.assert_array_equal(
+        dep.macrs_percent(5, "mid-quarter Q4"), [5.00, 38.00, 22.80, 13.68, 10.94, 9.58]
+    )
+    np.testing.assert_array_equal(
+        dep.macrs_percent(7, "half-year"),
+        [14.29, 24.49, 17.49, 12.49, 8.93, 8.92, 8.93, 4.46],
+    )
+
+
+def _recompute_200db(years: int, first_year_fraction: float) -> list[float]:
+    """200% declining balance switching to straight line, by the method IRS Pub 946 describes."""
+    rate, basis, left, out = 2.0 / years, 100.0, years - first_year_fraction, []
+    d = basis * rate * first_year_fraction
+    out.append(d)
+    basis -= d
+    while basis > 1e-9:
+        d = basis if left <= 1 else max(basis * rate, basis / left)
+        out.append(min(d, basis))
+        basis -= out[-1]
+        left -= 1
+    return out
+
+
+@pytest.mark.parametrize(
+    "convention, fraction",
+    [
+        ("half-year", 0.5),
+        ("mid-quarter Q1", 10.5 / 12),
+        ("mid-quarter Q2", 7.5 / 12),
+        ("mid-quarter Q3", 4.5 / 12),
+        ("mid-quarter Q4", 1.5 / 12),
+    ],
+)
+@pytest.mark.parametrize("years", [3, 5, 7])
+def test_macrs_tables_agree_with_the_200db_method(years, convention, fraction):
+    # An independent check of every transcribed table against the method of Pub 946 ch. 4.
+    # Rounding and its carry-over move a published year by at most 0.015 from the exact value.
+    exact = _recompute_200db(years, fraction)
+    np.testing.assert_allclose(dep.macrs_percent(years, convention), exact, atol=0.015)
+
+
+@pytest.mark.parametrize("convention", dep.MACRS_CONVENTIONS)
+@pytest.mark.parametrize("years", dep.MACRS_RECOVERY_YEARS)
+def test_macrs_schedule_is_cost_times_the_table(years, convention):
+    cost = 3_535_600.0
+    pct = dep.macrs_percent(years, convention)
+    for s in (1, 4):
+        months = np.arange(s + 12 * len(pct) + 6)
+        x = dep.macrs_gds([cost], months, years, convention, 0.0, s)[0]
+        np.testing.assert_allclose(annual(x, s)[: len(pct)], cost * pct / 100.0, rtol=0, atol=1e-6)
+        assert x.sum() == pytest.approx(cost, abs=1e-6)
+        assert x[:s].sum() == 0.0
+        # Each recovery year is spread evenly over its 12 months.
+        np.testing.assert_allclose(x[s : s + 12], cost * pct[0] / 1200.0)
+
+
+def test_macrs_bonus_in_service_month_then_table_on_the_rest():
+    cost = np.array([1000.0, 1000.0, 1000.0])
+    x = dep.macrs_gds(cost, np.arange(80), 5, "half-year", [0.0, 0.4, 1.0])
+    assert x[:, 1] == pytest.approx([200 / 12, 400 + 0.6 * 200 / 12, 1000.0])
+    np.testing.assert_allclose(annual(x[1:2])[:6], [400 + 120, 192, 115.2, 69.12, 69.12, 34.56])
+    assert x[2, 2:].sum() == 0.0
+    np.testing.assert_allclose(x.sum(axis=1), 1000.0)
+
+
+def test_macrs_rows_may_use_different_tables():
+    x = dep.macrs_gds([100.0, 100.0], np.arange(120), [3, 7], ["half-year", "mid-quarter Q4"])
+    np.testing.assert_allclose(annual(x[0:1])[:4], [33.33, 44.45, 14.81, 7.41])
+    np.testing.assert_allclose(annual(x[1:2])[:8], dep.macrs_percent(7, "mid-quarter Q4"))
+
+
+# ---------------------------------------------------------------------------------------------
+# other methods: reference values
+# ---------------------------------------------------------------------------------------------
+
+
+def test_straight_line_matches_the_engine_function_and_sln():
+    m = np.arange(80)
+    cost, salvage = np.array([3_535_600.0, 1000.0]), np.array([0.0, 100.0])
+    life = np.array([6.0, 5.55])
+    x = dep.straight_line(cost, salvage, life, m)
+    np.testing.assert_allclose(x, dep.straight_line_monthly(cost, salvage, life * 12, m))
+    assert x[0, 1] == pytest.approx(float(excel.sln(3_535_600.0, 0.0, 72)))  # 49,105.56
+    assert x[0, 1] == pytest.approx(49_105.555555, abs=1e-5)
+    # 5.55 years = 66.6 months: the 67th month takes 0.6 of a month.
+    assert x[1, 67] == pytest.approx(0.6 * 900 / 66.6)
+
+
+def test_units_of_production_textbook_example():
+    # Kieso, Weygandt & Warfield, Intermediate Accounting, ch. 11 (activity method): a crane
+    # costing 500,000 with 50,000 salvage and a life of 30,000 hours, used 800 hours in year 1,
+    # is depreciated (500,000 - 50,000) / 30,000 x 800 = 12,000.
+    usage = np.zeros((1, 61))
+    usage[0, 1:13] = 800 / 12
+    x = dep.units_of_production(
+        [500_000.0], [50_000.0], usage, np.arange(61), [5.0], lifetime_usage=[30_000.0]
+    )
+    assert x[0, 1:13].sum() == pytest.approx(12_000.0)
+    assert x.sum() == pytest.approx(450_000.0)  # the unused hours are written off at the end
+
+
+def test_units_of_production_follows_tokens():
+    m = np.arange(49)
+    tokens = np.where(m >= 1, 1.0 + m, 0.0)[None, :].repeat(2, axis=0)
+    x = dep.units_of_production([1000.0, 1000.0], [0.0, 100.0], tokens, m, [4.0, 4.0])
+    np.testing.assert_allclose(x[:, 1:] / x[:, 1:2], tokens[:, 1:] / tokens[:, 1:2])
+    np.testing.assert_allclose(x.sum(axis=1), [1000.0, 900.0])
+
+
+def test_units_of_production_without_usage_falls_back_to_straight_line():
+    m = np.arange(30)
+    x = dep.units_of_production([1200.0], [0.0], np.zeros((1, 30)), m, [2.0])
+    np.testing.assert_allclose(x, dep.straight_line([1200.0], [0.0], [2.0], m))
+
+
+def test_economic_depreciation_follows_the_market_value():
+    # A GPU worth 50% of cost after 24 months (GPU lease index, secondary: 45-55%), 10% at 72.
+    m = np.arange(73)
+    value = dep.value_share_from_table([0, 24, 72], [1.0, 0.5, 0.1], m)
+    x = dep.economic([1000.0], [0.0], value, m, [6.0])[0]
+    book = 1000.0 - np.cumsum(x)
+    assert book[24] == pytest.approx(500.0)
+    assert book[48] == pytest.approx(300.0)
+    assert x[1] == pytest.approx(500.0 / 24)
+    assert x[-1] == pytest.approx(100 + 400.0 / 48)  # the last month writes off to salvage 0
+    assert x.sum() == pytest.approx(1000.0)
+
+
+def test_economic_never_books_a_rise_in_value_and_stops_at_salvage():
+    m = np.arange(37)
+    price = np.where(m < 12, 1.0 - m / 24, np.where(m < 20, 1.2, 0.05))[None, :]
+    x = dep.economic([1000.0], [200.0], price, m, [3.0])[0]
+    assert (x >= 0).all()
+    book = 1000.0 - np.cumsum(x)
+    assert book.min() == pytest.approx(200.0)
+    assert x[12:20].sum() == 0.0
+    assert x.sum() == pytest.approx(800.0)
+
+
+def test_custom_schedule():
+    x = dep.custom([1000.0], [100.0], [40, 30, 20, 10], np.arange(60), in_service_month=3)[0]
+    np.testing.assert_allclose(annual(x, 3)[:4], [360, 270, 180, 90])
+    assert x[:3].sum() == 0.0
+
+
+def test_declining_balance_without_switch_writes_off_the_rest_in_the_last_month():
+    m = np.arange(62)
+    x = dep.declining_balance([2400.0], [300.0], [5.0], m, 2.0, False)[0]
+    years = annual(x)
+    for k in range(1, 5):
+        assert years[k - 1] == pytest.approx(float(excel.ddb(2400, 300, 5, k)))
+    assert x.sum() == pytest.approx(2100.0)
+
+
+# ---------------------------------------------------------------------------------------------
+# change of estimate, disposal
+# ---------------------------------------------------------------------------------------------
+
+
+def test_change_of_estimate_straight_line_six_to_four_years():
+    # A 6-year asset re-estimated at the start of year 3 to a 4-year life: the book value of
+    # 2/3 of cost is depreciated over the 24 months left (ASC 250-10-45-17, prospective).
+    m = np.arange(80)
+    settings_ = MethodSettings(life_years=6.0, change_month=25, change_life_years=4.0)
+    x = dep.schedule(settings_, [720.0], m)[0]
+    assert x[1:25] == pytest.approx(np.full(24, 10.0))
+    assert x[25:49] == pytest.approx(np.full(24, 480.0 / 24))
+    assert x[49:].sum() == 0.0
+    assert x.sum() == pytest.approx(720.0)
+
+
+def test_change_of_estimate_longer_life_and_other_methods():
+    m = np.arange(130)
+    for method in dep.CHANGE_OF_ESTIMATE_METHODS:
+        settings_ = MethodSettings(
+            method=method,
+            life_years=4.0,
+            salvage_share=0.1,
+            in_service_month=3,
+            change_month=20,
+            change_life_years=8.0,
+        )
+        usage = np.ones((1, 130))
+        x = dep.schedule(settings_, [1000.0], m, usage=usage)[0]
+        unchanged = dep.schedule(
+            MethodSettings(method=method, life_years=4.0, salvage_share=0.1, in_service_month=3),
+            [1000.0],
+            m,
+            usage=usage,
+        )[0]
+        assert x[:20] == pytest.approx(unchanged[:20]), method
+        assert x.sum() == pytest.approx(900.0), method
+        assert x[3 + 96 :].sum() == pytest.approx(0.0, abs=1e-9), method
+        if method != "declining_balance":  # a declining balance may reach salvage earlier
+            assert x[3 + 95] > 0, method
+
+
+@given(
+    life=st.floats(1.0, 10.0),
+    new_life=st.floats(0.5, 12.0),
+    change=st.integers(2, 150),
+    salvage=st.floats(0.0, 0.5),
+    method=st.sampled_from(dep.CHANGE_OF_ESTIMATE_METHODS),
+)
+@SETTINGS
+def test_change_of_estimate_keeps_the_total_equal_to_the_base(
+    life, new_life, change, salvage, method
+):
+    last = int(np.ceil(life * 12 - 1e-9))
+    elapsed = (change - 1) / 12
+    if change > last or new_life <= elapsed + 1e-6:
+        return
+    m = np.arange(1 + int(np.ceil(max(life, new_life) * 12)) + 2)
+    settings_ = MethodSettings(
+        method=method,
+        life_years=life,
+        salvage_share=salvage,
+        change_month=change,
+        change_life_years=new_life,
+    )
+    x = dep.schedule(settings_, [1000.0], m, usage=np.ones((1, m.size)))[0]
+    assert x.sum() == pytest.approx(1000.0 * (1 - salvage), rel=1e-9)
+    assert (x >= -1e-9).all()
+    assert (1000.0 - np.cumsum(x)).min() >= 1000.0 * salvage - 1e-6
+
+
+def test_disposal_gain_and_loss():
+    m = np.arange(73)
+    x = dep.straight_line([7200.0], [0.0], [6.0], m)
+    out = dep.dispose(x, [7200.0], m, [24], [5000.0])
+    assert out.depreciation_usd[0, 25:].sum() == 0.0
+    assert out.depreciation_usd[0].sum() == pytest.approx(2400.0)
+    assert out.gain_usd[0, 24] == pytest.approx(5000.0 - 4800.0)
+    assert out.proceeds_usd[0].sum() == 5000.0
+    assert out.carrying_amount_usd[0, 23] == pytest.approx(4900.0)
+    assert out.carrying_amount_usd[0, 24:].sum() == 0.0
+    loss = dep.dispose(x, [7200.0], m, [24], [1000.0])
+    assert loss.gain_usd[0, 24] == pytest.approx(-3800.0)
+    same = dep.dispose(x, [7200.0], m, [np.nan], [0.0])
+    np.testing.assert_array_equal(same.depreciation_usd, x)
+    assert same.gain_usd.sum() == 0.0
+
+
+@given(
+    r=st.integers(1, 80),
+    sale=st.floats(0, 2000),
+    method=st.sampled_from(["straight_line", "declining_balance", "sum_of_years_digits"]),
+)
+@SETTINGS
+def test_disposal_accounts_for_the_whole_cost(r, sale, method):
+    m = np.arange(85)
+    x = dep.schedule(MethodSettings(method=method, life_years=5.0, salvage_share=0.1), [1000.0], m)
+    out = dep.dispose(x, [1000.0], m, [r], [sale])
+    # cost = depreciation + carrying amount derecognized = depreciation + proceeds - gain
+    total = out.depreciation_usd.sum() + out.proceeds_usd.sum() - out.gain_usd.sum()
+    assert total == pytest.approx(1000.0)
+
+
+# ---------------------------------------------------------------------------------------------
+# invariants of every method
+# ---------------------------------------------------------------------------------------------
+
+LIFE_METHODS = [
+    "straight_line",
+    "declining_balance",
+    "fixed_declining_balance",
+    "sum_of_years_digits",
+    "units_of_production",
+    "economic",
+]
+
+
+@given(
+    method=st.sampled_from(LIFE_METHODS),
+    cost=st.floats(1.0, 1e8),
+    salvage=st.floats(0.0, 0.9),
+    life=st.floats(0.5, 12.0),
+    start=st.integers(1, 13),
+    factor=st.floats(0.3, 4.0),
+    switch=st.booleans(),
+    first=st.integers(1, 12),
+    data=st.data(),
+)
+@SETTINGS
+def test_every_schedule_sums_to_the_base_and_keeps_book_value_above_salvage(
+    method, cost, salvage, life, start, factor, switch, first, data
+):
+    if method == "fixed_declining_balance":
+        life = float(max(1, round(life)))
+    m = np.arange(start + int(np.ceil(life * 12)) + 14)
+    usage = np.asarray(data.draw(st.lists(st.floats(0, 1e6), min_size=m.size, max_size=m.size)))
+    value = np.cumprod(data.draw(st.lists(st.floats(0.8, 1.1), min_size=m.size, max_size=m.size)))
+    settings_ = MethodSettings(
+        method=method,
+        life_years=life,
+        salvage_share=salvage,
+        in_service_month=start,
+        factor=factor,
+        switch_to_straight_line=switch,
+        first_year_months=first,
+    )
+    x = dep.schedule(settings_, [cost], m, usage=usage[None, :], value_curve=value[None, :])[0]
+    base = cost * (1 - salvage)
+    assert x.sum() == pytest.approx(base, rel=1e-9, abs=1e-9 * cost)
+    assert (x >= -1e-9 * cost).all()
+    assert x[:start].sum() == 0.0
+    book = cost - np.cumsum(x)
+    assert book.min() >= cost * salvage - 1e-7 * cost
+    end = start + int(np.ceil(life * 12 - 1e-9))
+    assert x[end:].sum() == pytest.approx(0.0, abs=1e-9 * cost)
+
+
+@given(
+    percent=st.lists(st.floats(0.0, 100.0), min_size=1, max_size=8),
+    start=st.integers(1, 6),
+)
+@SETTINGS
+def test_custom_sums_to_the_base(percent, start):
+    total = sum(percent)
+    if total <= 0:
+        return
+    p = [100.0 * x / total for x in percent]
+    p[-1] = 100.0 - sum(p[:-1])
+    if p[-1] < 0:
+        return
+    m = np.arange(start + 12 * len(p) + 3)
+    x = dep.custom([500.0], [50.0], p, m, start)[0]
+    assert x.sum() == pytest.approx(450.0)
+    np.testing.assert_allclose(annual(x, start)[: len(p)], 4.5 * np.array(p), atol=1e-9)
+
+
+@given(
+    years=st.sampled_from(dep.MACRS_RECOVERY_YEARS),
+    convention=st.sampled_from(dep.MACRS_CONVENTIONS),
+    bonus=st.floats(0, 1),
+    cost=st.floats(0, 1e9),
+)
+@SETTINGS
+def test_macrs_sums_to_cost(years, convention, bonus, cost):
+    x = dep.macrs_gds([cost], np.arange(12 * (years + 1) + 2), years, convention, bonus)
+    assert x.sum() == pytest.approx(cost, rel=1e-12, abs=1e-6)
+    assert (x >= 0).all()
+
+
+def test_in_service_month_shifts_the_schedule():
+    m = np.arange(100)
+    for method in ["straight_line", "declining_balance", "sum_of_years_digits"]:
+        a = dep.schedule(MethodSettings(method=method, life_years=5.5), [1000.0], m)[0]
+        b = dep.schedule(
+            MethodSettings(method=method, life_years=5.5, in_service_month=7), [1000.0], m
+        )[0]
+        np.testing.assert_allclose(b[7:], a[1:-6])
+
+
+def test_schedules_are_vectorized_over_scenarios():
+    m = np.arange(90)
+    life = np.array([3.0, 4.5, 6.0, 7.0])
+    salvage = np.array([0.0, 0.1, 0.2, 0.05])
+    cost = np.array([1e6, 2e6, 3e6, 4e6])
+    factor = np.array([2.0, 1.5, 2.5, 1.0])
+    together = dep.declining_balance(cost, salvage * cost, life, m, factor)
+    for i in range(4):
+        alone = dep.declining_balance(
+            cost[i : i + 1], salvage[i : i + 1] * cost[i], life[i : i + 1], m, factor[i]
+        )
+        np.testing.assert_allclose(together[i], alone[0])
+
+
+def test_all_registered_methods_dispatch():
+    m = np.arange(100)
+    for method in dep.METHOD_NAMES:
+        kw = {"custom_percent": [50, 30, 20]} if method == "custom" else {}
+        x = dep.schedule(
+            MethodSettings(method=method, life_years=5.0, **kw),
+            [1000.0, 2000.0],
+            m,
+            usage=np.ones((2, 100)),
+            value_curve=np.linspace(1, 0, 100)[None, :].repeat(2, 0),
+        )
+        assert x.shape == (2, 100)
+        np.testing.assert_allclose(x.sum(axis=1), [1000.0, 2000.0], err_msg=method)
+
+
+# ---------------------------------------------------------------------------------------------
+# bad input
+# ---------------------------------------------------------------------------------------------
+
+M = np.arange(80)
+
+
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        (lambda: dep.straight_line([-1.0], [0.0], [5.0], M), r"cost_usd = -1: expected a cost"),
+        (lambda: dep.straight_line([100.0], [150.0], [5.0], M), r"salvage_usd = 150: .*at most"),
+        (lambda: dep.straight_line([100.0], [-1.0], [5.0], M), r"salvage_usd = -1"),
+        (lambda: dep.straight_line([100.0], [0.0], [0.0], M), r"life_years = 0: expected a useful"),
+        (lambda: dep.sum_of_years_digits([100.0], [0.0], [-2.0], M), r"life_years = -2"),
+        (lambda: dep.straight_line([100.0], [0.0], [5.0], M, 0), r"in_service_month = 0"),
+        (
+            lambda: dep.fixed_declining_balance([100.0], [10.0], [5.0], M, 13),
+            r"first_year_months = 13: expected a whole number of months from 1 to 12",
+        ),
+        (
+            lambda: dep.fixed_declining_balance([100.0], [10.0], [5.0], M, 0),
+            r"first_year_months = 0",
+        ),
+        (lambda: dep.fixed_declining_balance([100.0], [10.0], [5.5], M), r"whole number of years"),
+        (lambda: dep.declining_balance([100.0], [10.0], [5.0], M, 0.0), r"factor = 0"),
+        (
+            lambda: dep.custom([100.0], [0.0], [50, 40], M),
+            r"sum of custom_percent = 90: .*sum to 100",
+        ),
+        (lambda: dep.custom([100.0], [0.0], [120, -20], M), r"custom_percent = -20"),
+        (lambda: dep.macrs_gds([100.0], M, 4), r"recovery_years = 4.*valid tables: 3-year"),
+        (lambda: dep.macrs_gds([100.0], M, 5, "mid-month"), r"convention = 'mid-month'"),
+        (lambda: dep.macrs_gds([100.0], M, 5, "half-year", 1.5), r"bonus_share = 1.5"),
+        (lambda: dep.units_of_production([100.0], [0.0], None, M, [5.0]), r"needs usage"),
+        (
+            lambda: dep.units_of_production([100.0], [0.0], -np.ones((1, 80)), M, [5.0]),
+            r"usage = -1",
+        ),
+        (lambda: dep.economic([100.0], [0.0], None, M, [5.0]), r"needs a value curve"),
+        (lambda: dep.straight_line([100.0], [0.0], [5.0], [0, 2, 3]), r"consecutive"),
+        (lambda: dep.value_share_from_table([0, 24, 12], [1, 0.5, 0.2], M), r"increasing"),
+    ],
+)
+def test_bad_input_raises_a_clear_input_error(call, message):
+    with pytest.raises(DepreciationError, match=message) as info:
+        call()
+    assert isinstance(info.value, InputError)
+
+
+def test_unknown_method_lists_the_valid_ones():
+    with pytest.raises(DepreciationError) as info:
+        MethodSettings(method="straigth_line")
+    text = str(info.value)
+    assert "'straigth_line'" in text
+    for name in dep.METHOD_NAMES:
+        assert name in text
+
+
+@pytest.mark.parametrize(
+    "settings_, message",
+    [
+        (
+            MethodSettings(life_years=6.0, change_month=80, change_life_years=8.0),
+            r"change_month = 80: .*beyond the life",
+        ),
+        (
+            MethodSettings(
+                life_years=6.0, in_service_month=10, change_month=5, change_life_years=8.0
+            ),
+            r"change_month = 5: expected a month after the in-service month",
+        ),
+        (
+            MethodSettings(life_years=6.0, change_month=37, change_life_years=2.0),
+            r"change_life_years = 2: .*longer than the time already in service \(3 years\)",
+        ),
+        (
+            MethodSettings(method="macrs_gds", change_month=13, change_life_years=2.0),
+            r"change_month = 13: expected 0 .* for macrs_gds",
+        ),
+        (MethodSettings(method="macrs_gds", salvage_share=0.1), r"salvage_share = 0.1"),
+        (MethodSettings(salvage_share=1.5), r"salvage_share = 1.5: expected a share"),
+    ],
+)
+def test_bad_settings(settings_, message):
+    with pytest.raises(DepreciationError, match=message):
+        dep.schedule(settings_, [1000.0], np.arange(120))
+
+
+def test_bad_row_is_named():
+    with pytest.raises(DepreciationError, match=r"scenario row 2"):
+        dep.straight_line([1.0, 2.0, -3.0], 0.0, 5.0, M)
+
+
+def test_disposal_before_service_is_refused():
+    x = dep.straight_line([100.0], [0.0], [5.0], M, 6)
+    with pytest.raises(DepreciationError, match=r"retirement_month = 3: .*start after end"):
+        dep.dispose(x, [100.0], M, [3], [10.0], in_service_month=6)
+
+
+def test_macrs_table_file_errors(tmp_path):
+    with pytest.raises(DepreciationError, match="cannot read the MACRS tables"):
+        dep.load_macrs_gds_tables(tmp_path / "missing.csv")
+    bad = tmp_path / "bad.csv"
+    bad.write_text("table,convention,recovery_years,year,percent,source\nA-1,half-year,5,x,1,s\n")
+    with pytest.raises(DepreciationError, match=r"bad.csv, line 2"):
+        dep.load_macrs_gds_tables(bad)
+
+
+# ---------------------------------------------------------------------------------------------
+# command line
+# ---------------------------------------------------------------------------------------------
+
+
+def test_cli_book_tax_and_deferred_tax_by_year(capsys):
+    code = cli_main(
+        [
+            "depreciation",
+            "--cost",
+            "3535600",
+            "--method",
+            "straight_line",
+            "--life-years",
+            "6",
+            "--tax-method",
+            "macrs_gds",
+            "--recovery-years",
+            "5",
+            "--convention",
+            "half-year",
+            "--bonus-share",
+            "0",
+            "--format",
+            "json",
+        ]
+    )
+    assert code == 0
+    out = json.loads(capsys.readouterr().out)
+    years = out["yearly"]
+    assert [y["year"] for y in years] == [1, 2, 3, 4, 5, 6]
+    assert years[0]["book_depreciation_usd"] == pytest.approx(589_266.666667)
+    assert years[0]["tax_depreciation_usd"] == pytest.approx(707_120.0)  # 20.00% (Table A-1)
+    # Deferred tax liability = 21% x (tax - book) depreciation to date.
+    assert years[0]["deferred_tax_liability_usd"] == pytest.approx(
+        0.21 * (707_120 - 589_266.67), abs=0.01
+    )
+    assert years[-1]["deferred_tax_liability_usd"] == pytest.approx(0.0, abs=1e-6)
+    assert len(out["monthly"]) == 73
+
+
+def test_cli_table_and_csv(capsys):
+    assert cli_main(["depreciation", "--cost", "1000", "--life-years", "2", "--by", "year"]) == 0
+    text = capsys.readouterr().out
+    assert "By year" in text and "book_depreciation" in text and "500.00" in text
+    assert cli_main(["depreciation", "--cost", "1000", "--life-years", "1", "--format", "csv"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("month,book_depreciation_usd")
+    assert len(lines) == 14
+
+
+def test_cli_retirement_and_change_of_estimate(capsys):
+    code = cli_main(
+        [
+            "depreciation",
+            "--cost",
+            "7200",
+            "--life-years",
+            "6",
+            "--change-month",
+            "25",
+            "--change-life-years",
+            "4",
+            "--retirement-month",
+            "40",
+            "--sale-value",
+            "2000",
+            "--format",
+            "json",
+            "--by",
+            "year",
+        ]
+    )
+    assert code == 0
+    years = json.loads(capsys.readouterr().out)["yearly"]
+    assert years[0]["book_depreciation_usd"] == pytest.approx(1200.0)
+    assert years[2]["book_depreciation_usd"] == pytest.approx(12 * 200.0)  # 4800 / 24 a month
+    assert years[3]["book_gain_usd"] == pytest.approx(2000 - (4800 - 16 * 200))
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--cost", "-5"], r"--cost = -5"),
+        (["--cost", "100", "--salvage", "200"], r"--salvage = 200"),
+        (["--cost", "100", "--life-years", "0"], r"--life-years = 0.0: Input should be greater"),
+        (
+            ["--cost", "100", "--method", "straigth"],
+            r"unknown depreciation method 'straigth'; "
+            r"valid methods: straight_line, declining_balance",
+        ),
+        (
+            ["--cost", "100", "--method", "custom", "--custom-percent", "50,40"],
+            r"sums to 90; expected percentages that sum to 100",
+        ),
+        (
+            ["--cost", "100", "--method", "fixed_declining_balance", "--first-year-months", "13"],
+            r"--first-year-months = 13",
+        ),
+        (
+            ["--cost", "100", "--change-month", "90", "--change-life-years", "8"],
+            r"beyond the useful life",
+        ),
+        (
+            ["--cost", "100", "--in-service-month", "5", "--retirement-month", "3"],
+            r"retirement_month = 3: expected a month at or after the in-service month",
+        ),
+        (
+            ["--cost", "100", "--tax-method", "macrs", "--recovery-years", "5"],
+            r"unknown tax depreciation method 'macrs'",
+        ),
+        (["--cost", "100", "--method", "units_of_production"], r"needs --usage"),
+    ],
+)
+def test_cli_bad_input_exits_3_with_the_message(capsys, argv, message):
+    assert cli_main(["depreciation", *argv]) == 3
+    err = capsys.readouterr().err
+    assert re.search(message, err), err
+    assert "Traceback" not in err
