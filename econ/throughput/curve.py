@@ -21,6 +21,21 @@ columns; a column a source does not report is NaN, never 0:
 
 `provenance` records where the figures came from: tool, tool_version, file, file_sha256, model,
 hardware, precision, and any flags (e.g. derived_per_gpu, availability) with warnings.
+
+Measured curves (econ.throughput.importers) add the optional columns in `OPTIONAL_COLUMNS`: the
+input-token rate and end-to-end latency, the run's size, labels that keep different workloads and
+serving configurations apart, and per-point provenance (a curve can merge several files):
+
+| column | unit |
+|---|---|
+| input_tokens_per_s | input (prompt) tokens per second, whole system [tokens/s] |
+| e2e_s_mean, e2e_s_p99 | request latency, first byte sent to last token received [s] |
+| duration_s | measured duration of the run [s] |
+| completed_requests | requests that finished without error [requests] |
+| workload | what was served (dataset, ISL/OSL); points of different workloads are not one curve |
+| config | how it was served (e.g. offloading, replicas); a frontier may span configurations |
+| tool, tool_version, source_file, file_sha256, model, hardware, precision | per-point provenance |
+| warnings | the point's warnings joined by " | " |
 """
 
 from __future__ import annotations
@@ -43,6 +58,42 @@ CURVE_COLUMNS = (
     "input_tokens_mean",
     "output_tokens_mean",
 )
+
+
+NUMERIC_OPTIONAL_COLUMNS = (
+    "input_tokens_per_s",
+    "e2e_s_mean",
+    "e2e_s_p99",
+    "duration_s",
+    "completed_requests",
+)
+TEXT_OPTIONAL_COLUMNS = (
+    "workload",
+    "config",
+    "tool",
+    "tool_version",
+    "source_file",
+    "file_sha256",
+    "model",
+    "hardware",
+    "precision",
+    "warnings",
+)
+OPTIONAL_COLUMNS = NUMERIC_OPTIONAL_COLUMNS + TEXT_OPTIONAL_COLUMNS
+
+
+def with_all_columns(points: pd.DataFrame) -> pd.DataFrame:
+    """The points with every contract and optional column present (NaN or "" where absent), in order.
+
+    Extra columns a producer added are kept after the known ones.
+    """
+    frame = points.copy()
+    for name in CURVE_COLUMNS + NUMERIC_OPTIONAL_COLUMNS:
+        frame[name] = pd.to_numeric(frame[name], errors="coerce") if name in frame else float("nan")
+    for name in TEXT_OPTIONAL_COLUMNS:
+        frame[name] = frame[name].fillna("").astype(str) if name in frame else ""
+    known = list(CURVE_COLUMNS + OPTIONAL_COLUMNS)
+    return frame[known + [c for c in frame.columns if c not in known]].reset_index(drop=True)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,450 @@
+"""The benchmark catalog: MLPerf Inference LLM results shipped in models/benchmarks/, with the
+provenance checks a figure must pass before it becomes a throughput input.
+
+MLPerf publishes one figure per system under test (output tokens/s of the whole system); a
+per-GPU figure is derived by dividing by the accelerator count. Before such a figure drives a
+projection, the seed material asks for three checks (DESIGN.md §1): the silicon generation (does
+the row's accelerator match the scenario's hardware?), the availability category (Available vs
+Preview), and whether the per-GPU figure was submitted or derived. This module adds the other
+traps in the data: open-division results (model substitutions), 99 and 99.9 accuracy rows that
+repeat one run, different system sizes across compared rows (64 vs 72 GPUs), results MLPerf
+marks as inferred, power-capped (MaxQ) systems, and rows whose unit is not tokens/s.
+
+Files (copied from ../shared/data with every source column; see models/benchmarks/README.md):
+`mlperf_inference_llm.csv` (results), `mlperf_latency_constraints.csv` (TTFT/TPOT limits),
+`accelerators.csv` (accelerator name -> hardware key and generation), `rounds.csv` (publication
+dates). Rows get a stable `id`: the round and a hash of the fields that identify a result.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+from collections.abc import Mapping
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from econ.catalog import models_dir
+from econ.errors import InputError
+from econ.throughput.curve import Curve, with_all_columns
+
+RESULTS_FILE = "mlperf_inference_llm.csv"
+CONSTRAINTS_FILE = "mlperf_latency_constraints.csv"
+ACCELERATORS_FILE = "accelerators.csv"
+ROUNDS_FILE = "rounds.csv"
+ID_FIELDS = (
+    "round", "submitter", "system_name", "division", "benchmark", "scenario", "platform",
+    "used_model",
+)  # fmt: skip
+FILTERS = (
+    "model", "accelerator", "hardware", "submitter", "round", "scenario", "division",
+    "availability", "gpus",
+)  # fmt: skip
+EXACT_FILTERS = {
+    "round": "round",
+    "scenario": "scenario_normalized",
+    "division": "division",
+    "availability": "availability",
+}
+RELATIVE_TOLERANCE = 1e-3  # the catalog rounds per-accelerator figures to ~7 significant digits
+
+
+class CatalogError(InputError):
+    """A catalog query that cannot be answered (unknown id, ambiguous filter, unusable row)."""
+
+
+def benchmarks_dir() -> Path:
+    return models_dir() / "benchmarks"
+
+
+def _read(name: str) -> pd.DataFrame:
+    path = benchmarks_dir() / name
+    try:
+        return pd.read_csv(path)
+    except FileNotFoundError:
+        raise CatalogError(
+            f"{path}: catalog file missing (models/benchmarks/ is incomplete)"
+        ) from None
+
+
+def row_id(row: Mapping) -> str:
+    """'<round>-<8 hex>': SHA-1 of the fields that identify one result, stable across reorders."""
+    key = "\x1f".join("" if _missing(row.get(f)) else str(row.get(f)) for f in ID_FIELDS)
+    return f"{row.get('round')}-{hashlib.sha1(key.encode()).hexdigest()[:8]}"
+
+
+def _missing(value) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value)) or value == ""
+
+
+@lru_cache(maxsize=4)
+def _load(directory: str) -> pd.DataFrame:
+    results = _read(RESULTS_FILE)
+    accelerators = _read(ACCELERATORS_FILE).set_index("accelerator")
+    rounds = _read(ROUNDS_FILE).set_index("round")
+    frame = results.copy()
+    frame.insert(0, "id", [row_id(r) for r in results.to_dict("records")])
+    if frame["id"].duplicated().any():
+        dup = frame.loc[frame["id"].duplicated(), "id"].iloc[0]
+        raise CatalogError(f"{benchmarks_dir() / RESULTS_FILE}: two rows share id {dup}")
+    names = frame["accelerator"].fillna("")
+    frame["hardware_key"] = names.map(accelerators["hardware_key"]).fillna("")
+    frame["generation"] = names.map(accelerators["generation"]).fillna("")
+    frame["published"] = frame["round"].map(rounds["published"]).fillna("")
+    count = frame["accelerator_count"]
+    usable_count = count.where(count > 0)
+    frame["tokens_per_s_per_gpu"] = np.where(
+        frame["metric_unit"] == "tokens/s", frame["result"] / usable_count, np.nan
+    )
+    frame["duplicate_of"] = _duplicates(frame)
+    return frame
+
+
+def load_catalog() -> pd.DataFrame:
+    """Every catalog row with its source columns plus `id`, `hardware_key`, `generation`,
+    `published` (round date), `tokens_per_s_per_gpu` (result / accelerator_count, tokens/s rows
+    only) and `duplicate_of` (id of the 99 row a 99.9 row repeats)."""
+    return _load(str(benchmarks_dir().resolve())).copy()
+
+
+def _duplicates(frame: pd.DataFrame) -> pd.Series:
+    """For a 99.9 row whose result equals the 99 row of the same system and scenario: its id."""
+    key = ["round", "submitter", "system_name", "platform", "division", "scenario", "result"]
+    family = frame["benchmark"].str.replace(r"-99(\.9)?$", "", regex=True)
+    tagged = frame.assign(_family=family)
+    base = tagged[tagged["accuracy_target"] == 99.0].drop_duplicates(key + ["_family"])
+    merged = tagged.reset_index().merge(
+        base[key + ["_family", "id"]].rename(columns={"id": "_base"}),
+        on=key + ["_family"],
+        how="left",
+    )
+    merged.loc[merged["accuracy_target"] != 99.9, "_base"] = ""
+    return merged.set_index("index")["_base"].reindex(frame.index).fillna("")
+
+
+def latency_constraints() -> pd.DataFrame:
+    """MLPerf TTFT/TPOT p99 limits [ms] and median output tokens per sample, per workload."""
+    return _read(CONSTRAINTS_FILE)
+
+
+def accelerators() -> pd.DataFrame:
+    return _read(ACCELERATORS_FILE)
+
+
+def generation_of(hardware: str) -> str:
+    """Silicon generation of a hardware key (e.g. gb200-nvl72 -> Blackwell); "" if unknown."""
+    table = accelerators()
+    match = table.loc[table["hardware_key"] == hardware, "generation"]
+    return str(match.iloc[0]) if len(match) else ""
+
+
+def filter_catalog(catalog: pd.DataFrame | None = None, **filters) -> pd.DataFrame:
+    """Rows matching every filter given.
+
+    model, accelerator, hardware, submitter: case-insensitive substring of benchmark/family/used
+    model, accelerator name, hardware key and submitter; round, scenario, division,
+    availability: exact (case-insensitive), and an unknown value lists the valid ones; gpus:
+    the accelerator count.
+    """
+    frame = load_catalog() if catalog is None else catalog
+    unknown = set(filters) - set(FILTERS)
+    if unknown:
+        raise CatalogError(
+            f"unknown filter {sorted(unknown)}; expected one of {', '.join(FILTERS)}"
+        )
+    mask = pd.Series(True, index=frame.index)
+    for name, value in filters.items():
+        if value is None or value == "":
+            continue
+        text = str(value).lower()
+        if name in EXACT_FILTERS:
+            column = frame[EXACT_FILTERS[name]].fillna("").astype(str).str.lower()
+            valid = sorted(set(column) - {""})
+            if text not in valid:
+                raise CatalogError(
+                    f"{name} {value!r} is not in the catalog; valid: {', '.join(valid)}"
+                )
+            mask &= column == text
+        elif name == "model":
+            names = frame[["benchmark", "benchmark_family", "used_model"]].fillna("")
+            hits = [names[c].str.lower().str.contains(text, regex=False) for c in names]
+            mask &= hits[0] | hits[1] | hits[2]
+        elif name == "hardware":
+            mask &= frame["hardware_key"].str.lower() == text
+        elif name == "gpus":
+            try:
+                gpus = float(value)
+            except (TypeError, ValueError):
+                raise CatalogError(f"gpus {value!r} is not a number of accelerators") from None
+            mask &= frame["accelerator_count"] == gpus
+        else:
+            mask &= frame[name].fillna("").str.lower().str.contains(text, regex=False)
+    return frame[mask]
+
+
+def get_row(row: str, catalog: pd.DataFrame | None = None) -> pd.Series:
+    """The row with this id (or a unique prefix of one)."""
+    frame = load_catalog() if catalog is None else catalog
+    hits = frame[frame["id"] == row]
+    if hits.empty:
+        hits = frame[frame["id"].str.startswith(str(row))]
+    if len(hits) == 1:
+        return hits.iloc[0]
+    if hits.empty:
+        raise CatalogError(
+            f"no catalog row has id {row!r}; find ids with `econ benchmarks list` (ids look like "
+            f"{frame['id'].iloc[0]})"
+        )
+    raise CatalogError(
+        f"id prefix {row!r} matches {len(hits)} rows ({', '.join(hits['id'][:5])}...); give more "
+        "characters"
+    )
+
+
+def _system_name_count(name: str) -> float:
+    match = re.search(r"\((\d+)x ", name or "")
+    return float(match.group(1)) if match else math.nan
+
+
+def row_checks(
+    row: Mapping,
+    hardware: str | None = None,
+    catalog: pd.DataFrame | None = None,
+) -> list[str]:
+    """Warnings a catalog row carries before its figure becomes an input.
+
+    hardware: the scenario's hardware key; when given, the row's silicon must match it.
+    """
+    out = []
+    count = row.get("accelerator_count")
+    result, unit = row.get("result"), row.get("metric_unit")
+    rid = row.get("id", "")
+    # (1) submitted vs derived per-GPU figure
+    if count and not _missing(count) and count > 0 and unit == "tokens/s":
+        per_gpu = result / count
+        out.append(
+            f"per-GPU figure derived, not submitted: {result:,.6g} tokens/s system total / "
+            f"{count:g} accelerators = {per_gpu:,.1f} tokens/s per GPU (MLPerf reports systems)"
+        )
+        listed = row.get("per_accelerator")
+        if not _missing(listed) and not math.isclose(listed, per_gpu, rel_tol=RELATIVE_TOLERANCE):
+            out.append(
+                f"the catalog's per_accelerator {listed:,.6g} differs from result / count "
+                f"{per_gpu:,.6g}; the recomputed figure is used"
+            )
+    # (2) availability
+    availability = str(row.get("availability") or "")
+    if availability.lower() == "preview":
+        out.append(
+            "Preview: the system was not available for purchase when submitted; the figure may "
+            "change before it ships (MLPerf availability category)"
+        )
+    elif availability.lower() != "available":
+        out.append("availability category not recorded (Available vs Preview unknown)")
+    # (3) silicon generation
+    generation, key = str(row.get("generation") or ""), str(row.get("hardware_key") or "")
+    accelerator = str(row.get("accelerator") or "")
+    if not accelerator:
+        out.append("no accelerator named (CPU-only or unknown system): no per-GPU figure")
+    elif not generation:
+        out.append(f"accelerator {accelerator!r} is not in accelerators.csv: generation unknown")
+    elif "," in accelerator:
+        out.append(f"mixed accelerators ({accelerator}): the per-GPU figure averages two chips")
+    if hardware:
+        wanted = generation_of(hardware)
+        if key and key == hardware:
+            pass
+        elif not wanted:
+            out.append(f"hardware {hardware!r} has no known generation; cannot check the silicon")
+        elif generation and generation != wanted:
+            out.append(
+                f"silicon mismatch: the row ran on {accelerator} ({generation}), the scenario's "
+                f"hardware {hardware} is {wanted}"
+            )
+        else:
+            out.append(
+                f"same generation ({generation or 'unknown'}) but a different system: the row ran "
+                f"on {accelerator or 'an unnamed accelerator'}"
+                f"{f' ({key})' if key else ''}, the scenario uses {hardware}"
+            )
+    # (4) open division
+    if row.get("division") == "open":
+        subst = re.search(r"model substitution: ran ([^;]+)", str(row.get("notes") or ""))
+        out.append(
+            "open division: the rules allow model and method changes, so the result is not "
+            "comparable with closed-division rows"
+            + (f" (model substitution: {subst.group(1).strip()})" if subst else "")
+        )
+    # (5) 99 / 99.9 duplicates
+    if row.get("duplicate_of"):
+        out.append(
+            f"this 99.9-accuracy row repeats the result of the 99 row {row['duplicate_of']} (one "
+            "run entered under both accuracy targets); count it once"
+        )
+    elif catalog is not None and rid:
+        twins = catalog[catalog["duplicate_of"] == rid]
+        if len(twins):
+            out.append(
+                f"the 99.9-accuracy row {twins['id'].iloc[0]} repeats this result (one run under "
+                "both targets); count it once"
+            )
+    # (6) system size
+    named = _system_name_count(str(row.get("system_name") or ""))
+    if not _missing(count) and not math.isnan(named) and named != count:
+        out.append(
+            f"system name says {named:g} accelerators but the submission counts {count:g}; the "
+            f"per-GPU figure uses {count:g}"
+        )
+    if key.endswith("nvl72") and not _missing(count) and count % 72:
+        out.append(f"{count:g} GPUs is not a whole number of 72-GPU NVL72 racks")
+    # other flags
+    if row.get("inferred_flag") == 1:
+        out.append("MLPerf marks this result as inferred (not measured in its own run)")
+    text = f"{row.get('system_name', '')} {row.get('notes', '')}"
+    if "MaxQ" in text:
+        out.append("power-capped (MaxQ) submission: throughput below the same system's MaxP run")
+    if "not verified" in str(row.get("notes") or ""):
+        out.append("the catalog notes that some fields were not verified against the submission")
+    if unit != "tokens/s":
+        out.append(f"result is in {unit}, not tokens/s: not usable as a token throughput")
+    if row.get("scenario_normalized") == "Offline":
+        out.append(
+            "Offline scenario: no latency bound; a latency-constrained service gets less than this"
+        )
+    return out
+
+
+def provenance(row: Mapping) -> dict:
+    """Where a catalog figure came from, as a flat dict (JSON-safe)."""
+
+    def clean(v):
+        if isinstance(v, np.generic):
+            v = v.item()
+        return None if _missing(v) else v
+
+    keys = (
+        "id", "round", "published", "submitter", "system_name", "division", "availability",
+        "accelerator", "accelerator_count", "hardware_key", "generation", "benchmark",
+        "benchmark_family", "scenario", "scenario_normalized", "metric_unit", "result",
+        "per_accelerator", "tokens_per_s_per_gpu", "ttft_p99_ms", "tpot_p99_ms", "ttft_limit_ms",
+        "tpot_limit_ms", "software", "valid", "source", "duplicate_of", "notes",
+    )  # fmt: skip
+    out = {k: clean(row.get(k)) for k in keys}
+    out["tool"] = "MLPerf Inference (catalog)"
+    out["per_gpu_basis"] = "derived: result / accelerator_count"
+    out["catalog_file"] = f"models/benchmarks/{RESULTS_FILE}"
+    return out
+
+
+def _one_row(query, catalog: pd.DataFrame) -> pd.Series:
+    if isinstance(query, str):
+        return get_row(query, catalog)
+    if not isinstance(query, Mapping):
+        raise CatalogError(f"catalog query {query!r}; expected a row id or a mapping of filters")
+    rows = filter_catalog(catalog, **query)
+    rows = rows[rows["duplicate_of"] == ""]
+    if len(rows) == 1:
+        return rows.iloc[0]
+    if rows.empty:
+        raise CatalogError(f"catalog query {dict(query)} matches no row")
+    listing = "; ".join(
+        f"{r.id} ({r.round} {r.submitter}, {r.accelerator_count:g}x {r.accelerator}, "
+        f"{r.benchmark} {r.scenario})"
+        for r in rows.head(8).itertuples()
+    )
+    raise CatalogError(
+        f"catalog query {dict(query)} matches {len(rows)} rows; expected one. Narrow it or give "
+        f"an id: {listing}{' ...' if len(rows) > 8 else ''}"
+    )
+
+
+def catalog_throughput(
+    query: str | Mapping, hardware: str | None = None
+) -> tuple[float, dict, list[str]]:
+    """(tokens_per_s_per_gpu, provenance, warnings) of one catalog row, by id or filters.
+
+    tokens_per_s_per_gpu = result / accelerator_count [output tokens/s/GPU], recomputed from the
+    submitted system total. `hardware` is the scenario's hardware key for the silicon check.
+    Raises CatalogError for an unknown or ambiguous query and for rows that have no per-GPU
+    token figure (other units, no accelerator count).
+    """
+    catalog = load_catalog()
+    row = _one_row(query, catalog)
+    if row["metric_unit"] != "tokens/s":
+        raise CatalogError(
+            f"catalog row {row['id']} reports {row['result']:g} {row['metric_unit']}, not tokens/s; "
+            "a token throughput cannot be taken from it"
+        )
+    count = row["accelerator_count"]
+    if _missing(count) or count <= 0:
+        raise CatalogError(
+            f"catalog row {row['id']} ({row['system_name']}) has no accelerator count "
+            f"({count}); a per-GPU figure cannot be derived"
+        )
+    value = float(row["result"] / count)
+    return value, provenance(row), row_checks(row, hardware=hardware, catalog=catalog)
+
+
+def compare_rows(ids: list[str]) -> list[str]:
+    """Caveats of comparing catalog rows: system sizes, submitters, divisions, availability."""
+    catalog = load_catalog()
+    rows = pd.DataFrame([get_row(i, catalog) for i in ids])
+    out = []
+    for column, what in (
+        ("accelerator_count", "system sizes"),
+        ("submitter", "submitters"),
+        ("accelerator", "accelerators"),
+        ("division", "divisions"),
+        ("availability", "availability categories"),
+        ("scenario_normalized", "scenarios"),
+        ("benchmark", "benchmarks (accuracy targets)"),
+        ("software", "software stacks"),
+    ):
+        values = [v for v in dict.fromkeys(rows[column].tolist()) if not _missing(v)]
+        if len(values) > 1:
+            shown = ", ".join(f"{v:g}" if isinstance(v, float) else str(v) for v in values)
+            out.append(f"the compared rows have different {what}: {shown}")
+    return out
+
+
+def catalog_curve(query: str | Mapping, hardware: str | None = None) -> Curve:
+    """A catalog row as a one-point Curve (p99 TTFT/TPOT as measured by LoadGen), carrying the
+    row's checks (against `hardware`, the scenario's hardware key, when given) as warnings."""
+    value, prov, warnings = catalog_throughput(query, hardware=hardware)
+    catalog = load_catalog()
+    row = get_row(prov["id"], catalog)
+    constraints = latency_constraints()
+    family = str(row["benchmark_family"])
+    scenario = str(row["scenario_normalized"])
+    match = constraints[
+        (constraints["benchmark_family"] == family)
+        & constraints["scenario"].str.startswith(scenario)
+    ]
+    osl = (
+        float(match["median_output_tokens_per_sample_observed"].iloc[0]) if len(match) else math.nan
+    )
+    point = {
+        "output_tokens_per_s": float(row["result"]),
+        "output_tokens_per_s_per_gpu": value,
+        "gpu_count": float(row["accelerator_count"]),
+        "ttft_s_p99": float(row["ttft_p99_ms"]) / 1000.0,
+        "tpot_s_p99": float(row["tpot_p99_ms"]) / 1000.0,
+        "request_rate_per_s": math.inf
+        if scenario == "Offline"
+        else float(row["completed_samples_per_s"]),
+        "output_tokens_mean": osl,
+        "workload": f"benchmark={family}, scenario={scenario}",
+        "config": str(row["system_name"]),
+        "model": family,
+        "hardware": str(row["accelerator"] or ""),
+        "tool": "MLPerf Inference (catalog)",
+        "tool_version": str(row["round"]),
+        "source_file": f"models/benchmarks/{RESULTS_FILE}#{row['id']}",
+        "warnings": " | ".join(warnings),
+    }
+    points = with_all_columns(pd.DataFrame([point]))
+    return Curve(points=points, provenance=prov, warnings=tuple(warnings))

@@ -1,0 +1,135 @@
+"""`econ benchmarks list|show`: browse the MLPerf catalog and see each row's provenance checks.
+
+Thin: parse arguments, call econ.benchmarks, print.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+
+import numpy as np
+
+from econ.benchmarks import (
+    filter_catalog,
+    get_row,
+    load_catalog,
+    provenance,
+    row_checks,
+)
+from econ.commands.throughput import table
+
+LIST_COLUMNS = (
+    "id", "round", "submitter", "division", "availability", "accelerator", "accelerator_count",
+    "benchmark", "scenario", "result", "metric_unit", "tokens_per_s_per_gpu", "duplicate_of",
+)  # fmt: skip
+
+
+def register(commands) -> None:
+    parser = commands.add_parser("benchmarks", help="browse the MLPerf Inference LLM catalog")
+    sub = parser.add_subparsers(dest="benchmarks_command", metavar="ACTION", required=True)
+
+    p = sub.add_parser("list", help="catalog rows matching filters")
+    p.add_argument("--model", help="benchmark or model name substring, e.g. deepseek-r1")
+    p.add_argument("--accelerator", help="accelerator name substring, e.g. GB200")
+    p.add_argument("--hardware", help="hardware key, e.g. gb200-nvl72")
+    p.add_argument("--submitter", help="submitter substring")
+    p.add_argument("--round", help="e.g. v6.0")
+    p.add_argument("--scenario", help="Server, Offline or Interactive")
+    p.add_argument("--division", help="closed or open")
+    p.add_argument("--availability", help="available or preview")
+    p.add_argument("--gpus", type=float, help="accelerator count")
+    p.add_argument(
+        "--no-duplicates", action="store_true", help="hide 99.9 rows that repeat a 99 row"
+    )
+    p.add_argument("--limit", type=int, default=0, help="show at most N rows (0 = all)")
+    p.add_argument("--format", choices=("table", "json", "csv"), default="table")
+    p.set_defaults(run=_cmd_list)
+
+    s = sub.add_parser("show", help="one row: every source column and its provenance checks")
+    s.add_argument("id", help="row id (or a unique prefix)")
+    s.add_argument("--hardware", help="scenario hardware key, for the silicon check")
+    s.add_argument("--format", choices=("table", "json"), default="table")
+    s.set_defaults(run=_cmd_show)
+
+
+def _cmd_list(args) -> int:
+    filters = {
+        k: getattr(args, k)
+        for k in (
+            "model", "accelerator", "hardware", "submitter", "round", "scenario", "division",
+            "availability", "gpus",
+        )
+    }  # fmt: skip
+    rows = filter_catalog(load_catalog(), **filters)
+    if args.no_duplicates:
+        rows = rows[rows["duplicate_of"] == ""]
+    total = len(rows)
+    if args.limit > 0:
+        rows = rows.head(args.limit)
+    if args.format == "csv":
+        from econ.export import csv_text
+
+        sys.stdout.write(csv_text(rows))
+    elif args.format == "json":
+        records = rows.astype(object).where(rows.notna(), None).to_dict("records")
+        print(json.dumps({"count": total, "rows": records}, indent=2, allow_nan=False, default=str))
+    else:
+        header = ["id", "round", "submitter", "div", "avail", "accelerator", "GPUs", "benchmark",
+                  "scenario", "result", "unit", "tok/s/GPU", "flags"]  # fmt: skip
+        body = []
+        for r in rows.itertuples():
+            flags = "".join(
+                f
+                for f, on in (
+                    ("P", r.availability == "preview"),
+                    ("O", r.division == "open"),
+                    ("D", bool(r.duplicate_of)),
+                    ("I", r.inferred_flag == 1),
+                )
+                if on
+            )
+            body.append(
+                [
+                    r.id, r.round, r.submitter, r.division, r.availability or "-",
+                    (r.accelerator or "-")[:34] if isinstance(r.accelerator, str) else "-",
+                    "-" if math.isnan(r.accelerator_count) else f"{r.accelerator_count:g}",
+                    r.benchmark, r.scenario, f"{r.result:,.6g}", r.metric_unit,
+                    "-" if np.isnan(r.tokens_per_s_per_gpu) else f"{r.tokens_per_s_per_gpu:,.1f}",
+                    flags or "-",
+                ]
+            )  # fmt: skip
+        if body:
+            print(table(header, body))
+        print(
+            f"{total} rows"
+            + (f" (showing {len(rows)})" if len(rows) < total else "")
+            + "; flags: P preview, O open division, D 99.9 row repeating a 99 row, I inferred",
+            file=sys.stderr,
+        )
+    return 0
+
+
+def _cmd_show(args) -> int:
+    catalog = load_catalog()
+    row = get_row(args.id, catalog)
+    checks = row_checks(row, hardware=args.hardware, catalog=catalog)
+    if args.format == "json":
+        data = {
+            "provenance": provenance(row),
+            "row": {
+                k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in row.items()
+            },
+            "warnings": checks,
+        }
+        print(json.dumps(data, indent=2, allow_nan=False, default=str))
+        return 0
+    width = max(len(str(key)) for key in row.index)
+    for key, value in row.items():
+        if (isinstance(value, float) and math.isnan(value)) or value == "":
+            value = "-"
+        print(f"{key:<{width}}  {value}")
+    for check in checks:
+        print(f"check: {check}")
+    return 0

@@ -1,0 +1,279 @@
+"""`econ throughput import|point|history`: measured curves, SLO operating points, gain history.
+
+This module owns the `econ throughput` group; econ/commands/simulate.py adds `simulate` and
+`calibrate` to it through `register_throughput`. Thin: parse arguments, call
+econ.throughput.importers / operating_point / history, print or write.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import math
+import sys
+
+from econ.errors import InputError
+from econ.throughput.importers import FORMATS, import_files, write_curve_csv
+from econ.throughput.operating_point import (
+    LATENCY_COLUMNS,
+    cost_usd_per_mtok,
+    operating_point,
+)
+
+POINT_COLUMNS = (
+    ("concurrency", "conc", "{:g}"),
+    ("request_rate_per_s", "req/s", "{:g}"),
+    ("output_tokens_per_s", "out tok/s", "{:,.1f}"),
+    ("output_tokens_per_s_per_gpu", "out tok/s/GPU", "{:,.1f}"),
+    ("gpu_count", "GPUs", "{:g}"),
+    ("tokens_per_s_per_user", "tok/s/user", "{:,.1f}"),
+    ("ttft_s_p99", "TTFT p99 s", "{:.3f}"),
+    ("tpot_s_p99", "TPOT p99 ms", "ms"),
+    ("input_tokens_mean", "ISL", "{:,.0f}"),
+    ("output_tokens_mean", "OSL", "{:,.0f}"),
+)
+
+
+def table(header: list[str], rows: list[list[str]]) -> str:
+    """Left-aligned first column, right-aligned others, a rule under the header."""
+    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
+    lines = []
+    for j, row in enumerate([header, *rows]):
+        cells = [str(row[0]).ljust(widths[0])] + [
+            str(c).rjust(w) for c, w in zip(row[1:], widths[1:], strict=True)
+        ]
+        lines.append("  ".join(cells).rstrip())
+        if j == 0:
+            lines.append("  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def fmt(value, pattern: str) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "-"
+    if isinstance(value, float) and math.isinf(value):
+        return "inf"
+    if pattern == "ms":
+        return f"{value * 1000:.1f}"
+    return pattern.format(value)
+
+
+def register(commands) -> None:
+    parser = commands.add_parser(
+        "throughput", help="import measured throughput curves and pick SLO operating points"
+    )
+    sub = parser.add_subparsers(dest="throughput_command", metavar="ACTION", required=True)
+
+    p = sub.add_parser(
+        "import",
+        help="read benchmark result files (vLLM, SGLang, GenAI-Perf, AIPerf, MLPerf, InferenceX, "
+        "trtllm-bench, generic CSV) into one curve",
+    )
+    p.add_argument("files", nargs="+", metavar="FILE")
+    p.add_argument("--format", default="auto", choices=["auto", *FORMATS], help="input format")
+    p.add_argument("--gpus", type=float, help="GPUs that served the run (overrides the file)")
+    p.add_argument("--out", metavar="CURVE.csv", help="write the curve as CSV")
+    p.add_argument("--force", action="store_true", help="overwrite --out if it exists")
+    p.add_argument("--show", choices=("table", "json", "csv"), default="table")
+    p.set_defaults(run=_cmd_import)
+
+    q = sub.add_parser("point", help="the operating point an SLO allows on a curve")
+    q.add_argument("files", nargs="+", metavar="CURVE", help="curve CSV or any result file")
+    q.add_argument("--input-format", default="auto", choices=["auto", *FORMATS])
+    q.add_argument("--gpus", type=float, help="GPUs that served the run (overrides the file)")
+    ttft = q.add_mutually_exclusive_group()
+    ttft.add_argument("--ttft-p99-s", type=float, metavar="S")
+    ttft.add_argument("--ttft-p99-ms", type=float, metavar="MS")
+    tpot = q.add_mutually_exclusive_group()
+    tpot.add_argument("--tpot-p99-s", type=float, metavar="S")
+    tpot.add_argument("--tpot-p99-ms", type=float, metavar="MS")
+    q.add_argument("--min-tokens-per-s-per-user", type=float, metavar="TOK_S")
+    q.add_argument(
+        "--limit",
+        action="append",
+        default=[],
+        metavar="NAME=SECONDS",
+        help=f"other latency limit, e.g. ttft_s_p95=5.77 ({', '.join(LATENCY_COLUMNS)})",
+    )
+    q.add_argument("--workload", help="pick one model/hardware/workload group (substring)")
+    q.add_argument(
+        "--usd-per-gpu-hour", type=float, help="also show the cost per million output tokens"
+    )
+    q.add_argument("--format", choices=("table", "json"), default="table")
+    q.set_defaults(run=_cmd_point)
+
+    h = sub.add_parser("history", help="software gains of one platform across MLPerf rounds")
+    h.add_argument("--model", required=True, help="benchmark family, e.g. deepseek-r1")
+    h.add_argument("--scenario", required=True, help="Server, Offline or Interactive")
+    silicon = h.add_mutually_exclusive_group(required=True)
+    silicon.add_argument("--hardware", help="hardware key, e.g. gb200-nvl72")
+    silicon.add_argument("--accelerator", help="accelerator name substring, e.g. GB200")
+    h.add_argument("--submitter")
+    h.add_argument("--gpus", type=float, help="only systems of this many accelerators")
+    h.add_argument("--include-preview", action="store_true")
+    h.add_argument("--start-date", help="scenario start (YYYY-MM-DD): show steps as months")
+    h.add_argument("--format", choices=("table", "json"), default="table")
+    h.set_defaults(run=_cmd_history)
+
+    try:  # the simulator adds `simulate` and `calibrate` to this group when it is installed
+        from econ.commands.simulate import register_throughput
+    except ImportError:
+        return
+    register_throughput(sub)
+
+
+def _cmd_import(args) -> int:
+    curve = import_files(args.files, args.format, args.gpus)
+    if args.out:
+        path = write_curve_csv(curve, args.out, overwrite=args.force)
+        print(f"wrote {path} ({len(curve.points)} points)", file=sys.stderr)
+    if args.show == "json":
+        records = curve.points.replace({math.inf: "inf"}).astype(object)
+        records = records.where(records.notna(), None).to_dict("records")
+        print(
+            json.dumps(
+                {
+                    "provenance": curve.provenance,
+                    "warnings": list(curve.warnings),
+                    "points": records,
+                },
+                indent=2,
+                allow_nan=False,
+            )
+        )
+    elif args.show == "csv":
+        from econ.throughput.importers import curve_csv_text
+
+        sys.stdout.write(curve_csv_text(curve))
+    elif not args.out:
+        print(_provenance_text(curve.provenance))
+        header = ["#"] + [label for _, label, _ in POINT_COLUMNS] + ["workload", "config"]
+        rows = [
+            [str(i)]
+            + [fmt(row[c], pattern) for c, _, pattern in POINT_COLUMNS]
+            + [row["workload"] or "-", (row["config"] or "-")[:40]]
+            for i, row in curve.points.iterrows()
+        ]
+        print(table(header, rows))
+    for warning in curve.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    return 0
+
+
+def _provenance_text(prov: dict) -> str:
+    keys = ("format", "tool", "tool_version", "model", "hardware", "precision", "gpu_count_basis")
+    parts = [f"{k}: {prov.get(k) or '-'}" for k in keys if k in prov]
+    parts.append(f"sha256: {str(prov.get('file_sha256', ''))[:16]}...")
+    return "; ".join(parts)
+
+
+def _limits(args) -> dict:
+    limits = {}
+    for text in args.limit:
+        name, sep, value = text.partition("=")
+        if not sep:
+            raise InputError(f"--limit {text!r}; expected NAME=SECONDS, e.g. ttft_s_p95=5.77")
+        try:
+            limits[name.strip()] = float(value)
+        except ValueError:
+            raise InputError(f"--limit {text!r}: {value!r} is not a number of seconds") from None
+    return limits
+
+
+def _cmd_point(args) -> int:
+    curve = import_files(args.files, args.input_format, args.gpus)
+    ttft = args.ttft_p99_s if args.ttft_p99_ms is None else args.ttft_p99_ms / 1000.0
+    tpot = args.tpot_p99_s if args.tpot_p99_ms is None else args.tpot_p99_ms / 1000.0
+    point = operating_point(
+        curve,
+        ttft_p99_s=ttft,
+        tpot_p99_s=tpot,
+        min_tokens_per_s_per_user=args.min_tokens_per_s_per_user,
+        latency_limits=_limits(args),
+        workload=args.workload,
+    )
+    data = point.to_dict()
+    if args.usd_per_gpu_hour is not None:
+        if not args.usd_per_gpu_hour > 0:
+            raise InputError(f"--usd-per-gpu-hour {args.usd_per_gpu_hour}; expected > 0")
+        data["usd_per_gpu_hour"] = args.usd_per_gpu_hour
+        data["cost_usd_per_mtok"] = float(
+            cost_usd_per_mtok(args.usd_per_gpu_hour, point.tokens_per_s_per_gpu)
+        )
+    if args.format == "json":
+        print(json.dumps(data, indent=2, allow_nan=False, default=str))
+        return 0
+    v = point.values
+    rows = [
+        ["output tokens/s per GPU", fmt(point.tokens_per_s_per_gpu, "{:,.2f}")],
+        ["input tokens/s per GPU", fmt(point.input_tokens_per_s_per_gpu, "{:,.2f}")],
+        ["total tokens/s per GPU", fmt(point.total_tokens_per_s_per_gpu, "{:,.2f}")],
+        ["tokens/s per user", fmt(point.tokens_per_s_per_user, "{:,.2f}")],
+        ["TTFT p99 [s]", fmt(v["ttft_s_p99"], "{:.3f}")],
+        ["TPOT p99 [ms]", fmt(v["tpot_s_p99"], "ms")],
+        ["concurrency", fmt(v["concurrency"], "{:,.2f}")],
+        ["request rate [1/s]", fmt(v["request_rate_per_s"], "{:,.3f}")],
+        ["GPUs", fmt(v["gpu_count"], "{:g}")],
+        ["binding limit", point.binding],
+        ["interpolated", "yes" if point.interpolated else "no (a measured point)"],
+        ["clamped", "yes" if point.clamped else "no"],
+        ["between rows", f"{point.bracket[0]} and {point.bracket[1]}"],
+        ["group", point.group],
+    ]
+    if "cost_usd_per_mtok" in data:
+        rows.append(["cost [USD per Mtok output]", f"{data['cost_usd_per_mtok']:,.4f}"])
+    print(table(["operating point", "value"], rows))
+    for warning in point.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    return 0
+
+
+def _cmd_history(args) -> int:
+    from econ.throughput.history import gain_history
+
+    history = gain_history(
+        model=args.model,
+        scenario=args.scenario,
+        hardware=args.hardware,
+        accelerator=args.accelerator,
+        submitter=args.submitter,
+        gpus=args.gpus,
+        include_preview=args.include_preview,
+    )
+    start = None
+    if args.start_date:
+        try:
+            start = dt.date.fromisoformat(args.start_date)
+        except ValueError:
+            raise InputError(f"--start-date {args.start_date!r}; expected YYYY-MM-DD") from None
+    data = history.to_dict()
+    if start:
+        data["scenario_steps"] = history.scenario_steps(start)
+        data["scenario_steps_replayed"] = history.scenario_steps(start, replay=True)
+    if args.format == "json":
+        print(json.dumps(data, indent=2, allow_nan=False, default=str))
+        return 0
+    rows = [
+        [r["round"], r["published"], r["submitter"], f"{r['accelerator_count']:g}", r["id"],
+         f"{r['tokens_per_s_per_gpu']:,.1f}"]
+        for r in data["points"]
+    ]  # fmt: skip
+    print(table(["round", "published", "submitter", "GPUs", "id", "tok/s/GPU"], rows))
+    for step in history.steps:
+        print(f"step {step['label']} ({step['date']}): {step['gain']:+.1%}")
+    low, high = history.rate_annual_low, history.rate_annual_high
+    band = "" if math.isnan(low) else f" (95% range {low:+.1%} to {high:+.1%})"
+    print(f"compound annual rate: {history.rate_annual:+.1%}{band}")
+    if start:
+        for step in data["scenario_steps_replayed"]:
+            print(f"replayed from {start}: month {step['month']}: {step['gain']:+.1%}")
+    for caveat in history.caveats:
+        print(f"caveat: {caveat}", file=sys.stderr)
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:  # for tests and docs
+    parser = argparse.ArgumentParser(prog="econ")
+    register(parser.add_subparsers(dest="command"))
+    return parser

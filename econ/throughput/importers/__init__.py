@@ -1,0 +1,223 @@
+"""Importers: benchmark result files of any supported tool -> one `Curve` with provenance.
+
+`import_files(paths)` detects each file's format from its content (not its name), parses it with
+the matching importer and merges the points. Supported formats (`FORMATS`):
+
+| name | tool and file |
+|---|---|
+| vllm / sglang | vLLM `benchmark_serving.py` / `vllm bench serve` JSON (also JSONL, sweep lists); SGLang `bench_serving` JSONL |
+| genai-perf-json, genai-perf-csv | GenAI-Perf `profile_export_genai_perf.{json,csv}` |
+| aiperf-json, aiperf-csv | AIPerf `profile_export_aiperf.{json,csv}` |
+| mlperf-summary, mlperf-detail | MLPerf LoadGen `mlperf_log_summary.txt`, `mlperf_log_detail.txt` |
+| inferencex | InferenceX `agg_*.json`, agentic aggregates and nested results |
+| trtllm-bench | TensorRT-LLM `trtllm-bench throughput` report |
+| generic-csv | one row per point, units in the headers (see `generic_csv`) |
+
+Every importer refuses what is not a measurement (all requests failed, zero or negative values,
+NaN throughput, duplicate load levels) with a `CurveError` naming the file, and checks that the
+latencies are in the unit the file states (`LatencyUnitError` otherwise).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from econ.throughput.curve import CURVE_COLUMNS, OPTIONAL_COLUMNS, Curve, with_all_columns
+from econ.throughput.importers import (
+    bench_serving,
+    genai_perf,
+    generic_csv,
+    inferencex,
+    mlperf,
+    trtllm,
+)
+from econ.throughput.importers._common import (
+    CurveError,
+    LatencyUnitError,
+    SourceFile,
+    json_records,
+    latency_unit_findings,
+    read_source,
+)
+
+Parser = Callable[[SourceFile, float | None], Curve]
+
+FORMATS: dict[str, tuple[str, Parser]] = {
+    "vllm": ("vLLM benchmark_serving / vllm bench serve result JSON", bench_serving.parse),
+    "sglang": ("SGLang bench_serving JSONL", bench_serving.parse),
+    "genai-perf-json": ("GenAI-Perf profile_export_genai_perf.json", genai_perf.parse_json),
+    "genai-perf-csv": ("GenAI-Perf profile_export_genai_perf.csv", genai_perf.parse_csv),
+    "aiperf-json": ("AIPerf profile_export_aiperf.json", genai_perf.parse_json),
+    "aiperf-csv": ("AIPerf profile_export_aiperf.csv", genai_perf.parse_csv),
+    "mlperf-summary": ("MLPerf LoadGen mlperf_log_summary.txt", mlperf.parse_summary),
+    "mlperf-detail": ("MLPerf LoadGen mlperf_log_detail.txt", mlperf.parse_detail),
+    "inferencex": ("InferenceX result / aggregate JSON", inferencex.parse),
+    "trtllm-bench": ("TensorRT-LLM trtllm-bench throughput report", trtllm.parse),
+    "generic-csv": ("generic curve CSV with units in the headers", generic_csv.parse),
+}
+
+__all__ = [
+    "FORMATS",
+    "CurveError",
+    "LatencyUnitError",
+    "detect_format",
+    "import_file",
+    "import_files",
+    "latency_unit_findings",
+    "load_curve",
+    "write_curve_csv",
+]
+
+
+def detect_format(src: SourceFile) -> str:
+    """The format name of a file, from its content; CurveError when no importer recognizes it."""
+    text = src.text.lstrip()
+    if mlperf.looks_like_detail(text):
+        return "mlperf-detail"
+    if mlperf.looks_like_summary(text):
+        return "mlperf-summary"
+    if trtllm.looks_like(text):
+        return "trtllm-bench"
+    if text.startswith(("{", "[")):
+        records = json_records(src)
+        first = records[0]
+        if genai_perf.looks_like_json(first):
+            return "aiperf-json" if "aiperf_version" in first else "genai-perf-json"
+        if inferencex.looks_like(first):
+            return "inferencex"
+        if bench_serving.looks_like(first):
+            return "sglang" if bench_serving.is_sglang(first) else "vllm"
+        keys = ", ".join(sorted(first)[:15])
+        raise src.error(
+            "JSON from an unsupported tool (or not a benchmark result): no importer recognizes "
+            f"an object with keys {keys}; supported formats: {', '.join(FORMATS)}"
+        )
+    if genai_perf.looks_like_csv(text):
+        header = text.splitlines()[0].lower()
+        return "aiperf-csv" if ",sum," in header or ",p1," in header else "genai-perf-csv"
+    if generic_csv.looks_like(text):
+        return "generic-csv"
+    first_line = text.splitlines()[0][:80] if text else ""
+    raise src.error(
+        f"unrecognized format (first line: {first_line!r}); supported formats: {', '.join(FORMATS)}"
+    )
+
+
+def import_file(
+    path: str | os.PathLike, fmt: str = "auto", gpu_count: float | None = None
+) -> Curve:
+    """One file as a Curve. `fmt` is a name from FORMATS or "auto" (detect from the content).
+
+    `gpu_count` overrides the GPU count the file states or implies [GPUs].
+    """
+    src = read_source(path)
+    if fmt == "auto":
+        fmt = detect_format(src)
+    elif fmt not in FORMATS:
+        raise CurveError(f"unknown format {fmt!r}; expected 'auto' or one of: {', '.join(FORMATS)}")
+    curve = FORMATS[fmt][1](src, gpu_count)
+    provenance = dict(curve.provenance, format=fmt)
+    return Curve(points=curve.points, provenance=provenance, warnings=curve.warnings)
+
+
+def import_files(
+    paths: Iterable[str | os.PathLike], fmt: str = "auto", gpu_count: float | None = None
+) -> Curve:
+    """Several files merged into one Curve (points in file order, provenance per point).
+
+    The same file given twice is an error; repeated load levels across files are kept as repeat
+    runs with a warning; mixing models or hardware is allowed but warned about.
+    """
+    paths = list(paths)
+    if not paths:
+        raise CurveError("no input files given")
+    curves = [import_file(p, fmt, gpu_count) for p in paths]
+    if len(curves) == 1:
+        return curves[0]
+    hashes = [c.provenance["file_sha256"] for c in curves]
+    for i, digest in enumerate(hashes):
+        if digest in hashes[:i]:
+            j = hashes.index(digest)
+            raise CurveError(
+                f"{paths[i]}: same content as {paths[j]} (SHA-256 {digest[:12]}...); each "
+                "result should be imported once"
+            )
+    points = pd.concat([c.points for c in curves], ignore_index=True)
+    warnings = [w for c in curves for w in c.warnings]
+    for column, plural in (("model", "models"), ("hardware", "hardware")):
+        distinct = sorted({v for v in points[column] if v})
+        if len(distinct) > 1:
+            warnings.append(
+                f"the files describe different {plural} ({'; '.join(distinct)}); an operating "
+                f"point must be taken within one {column}"
+            )
+    key = points[["model", "hardware", "workload", "config"]].copy()
+    key["concurrency"] = points["concurrency"].fillna(-1.0)
+    key["rate"] = points["request_rate_per_s"].fillna(-1.0)
+    loaded = (points["concurrency"].notna() | points["request_rate_per_s"].notna()).to_numpy()
+    repeated = key.duplicated(keep=False).to_numpy() & loaded
+    if repeated.any():
+        files = sorted(set(points.loc[repeated, "source_file"]))
+        warnings.append(
+            f"{int(repeated.sum())} points in {', '.join(files)} repeat a load level measured in "
+            "another file; kept as repeat runs"
+        )
+    provenance = {
+        "files": [c.provenance for c in curves],
+        "tool": "; ".join(sorted({c.provenance["tool"] for c in curves})),
+        "tool_version": "; ".join(sorted({c.provenance["tool_version"] for c in curves} - {""})),
+        "file": "; ".join(str(p) for p in paths),
+        "file_sha256": "; ".join(hashes),
+        "model": "; ".join(sorted({v for v in points["model"] if v})),
+        "hardware": "; ".join(sorted({v for v in points["hardware"] if v})),
+        "precision": "; ".join(sorted({v for v in points["precision"] if v})),
+        "format": "; ".join(sorted({c.provenance["format"] for c in curves})),
+    }
+    return Curve(points=points, provenance=provenance, warnings=tuple(dict.fromkeys(warnings)))
+
+
+def load_curve(path: str | os.PathLike, fmt: str = "auto", gpu_count: float | None = None) -> Curve:
+    """A curve from a curve CSV written by `write_curve_csv` or any supported result file."""
+    return import_file(path, fmt, gpu_count)
+
+
+def curve_csv_text(curve: Curve) -> str:
+    """The curve's points as the generic curve CSV (all columns, NaN as empty, full precision)."""
+    from econ.export import neutralize  # the export layer owns formula-injection safety
+
+    frame = with_all_columns(curve.points)[list(CURVE_COLUMNS + OPTIONAL_COLUMNS)]
+    text_columns = [
+        c
+        for c in frame.columns
+        if frame[c].dtype == object or pd.api.types.is_string_dtype(frame[c])
+    ]
+    for column in text_columns:
+        frame[column] = frame[column].map(neutralize)
+    for column in frame.columns:
+        if column not in text_columns:
+            values = frame[column].to_numpy(dtype=float)
+            frame[column] = [
+                "" if math.isnan(v) else ("inf" if np.isinf(v) else f"{v:.17g}") for v in values
+            ]
+    return frame.to_csv(index=False, lineterminator="\n")
+
+
+def write_curve_csv(curve: Curve, path: str | os.PathLike, overwrite: bool = False) -> Path:
+    """Write the curve CSV atomically; an existing file is replaced only when `overwrite`."""
+    from econ.scenario.io import atomic_write
+
+    path = Path(path)
+    if path.suffix.lower() != ".csv":
+        raise CurveError(f"{path}: a curve is written as CSV; expected a path ending in .csv")
+    if not path.parent.exists():
+        raise CurveError(f"{path}: folder {path.parent} does not exist")
+    try:
+        return atomic_write(path, curve_csv_text(curve), overwrite=overwrite)
+    except FileExistsError:
+        raise CurveError(f"{path} exists; refusing to overwrite it (use --force)") from None

@@ -1,0 +1,274 @@
+"""vLLM (`benchmark_serving.py --save-result`, `vllm bench serve`, `vllm bench sweep`) and SGLang
+(`sglang.bench_serving --output-file`) result JSON, including the InferenceX fork of vLLM's script.
+
+Both tools write one JSON object per run (appended runs make JSON Lines; a sweep summary is a
+list) with latency statistics in milliseconds under keys `{mean,median,std,pXX}_{metric}_ms`.
+vLLM names end-to-end latency `e2el` (old files: `latency`), SGLang `e2e_latency`; the total
+token rate is `total_token_throughput` (vLLM), `total_throughput` (SGLang) or, in old vLLM files,
+`input_throughput` + `output_throughput`. Per-request arrays (`ttfts`, `itls`) are in seconds.
+See ../shared/data/samples/FORMATS.md and vLLM `benchmarks/benchmark_serving.py`.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+import numpy as np
+
+from econ.throughput.curve import Curve
+from econ.throughput.importers._common import (
+    MS_PER_S,
+    Provenance,
+    SourceFile,
+    apply_gpu_count,
+    finish_curve,
+    first_number,
+    gpu_count_from_text,
+    json_records,
+    label_pairs,
+    number,
+)
+
+STAT_KEYS = {"mean": "mean", "p50": "median", "p90": "p90", "p95": "p95", "p99": "p99"}
+E2E_NAMES = ("e2el", "e2e_latency", "latency")
+
+# Keys the tools write themselves; anything else at the top level came from `--metadata` or a
+# wrapper and labels the serving configuration.
+KNOWN_KEYS = {
+    "date", "backend", "endpoint_type", "label", "model_id", "tokenizer_id", "num_prompts",
+    "request_rate", "burstiness", "max_concurrency", "duration", "completed", "failed",
+    "total_input_tokens", "total_output_tokens", "request_throughput", "request_goodput",
+    "request_goodput:", "output_throughput", "total_token_throughput", "input_throughput",
+    "max_output_tokens_per_s", "max_concurrent_requests", "rtfx", "best_of", "use_beam_search",
+    "input_lens", "output_lens", "ttfts", "itls", "generated_texts", "errors", "run_number",
+    "benchmark_start_time_unix", "benchmark_end_time_unix", "tag", "dataset_name",
+    "sharegpt_output_len", "random_input_len", "random_output_len", "random_range_ratio",
+    "server_info", "total_input_text_tokens", "total_input_vision_tokens",
+    "total_output_tokens_retokenized", "total_throughput", "concurrency", "accept_length",
+    "model", "gpu", "input_len", "output_len",
+}  # fmt: skip
+STAT_KEY = re.compile(r"^(mean|median|std|p\d+(?:\.\d+)?)_[a-z0-9_]+_ms$")
+
+
+def is_sglang(record: dict) -> bool:
+    return (
+        "server_info" in record
+        or "total_output_tokens_retokenized" in record
+        or "median_e2e_latency_ms" in record
+        or str(record.get("backend", "")).startswith("sglang")
+    )
+
+
+def looks_like(record: dict) -> bool:
+    """A bench_serving result: an output rate plus latency statistics in ms."""
+    return "output_throughput" in record and any(
+        k.endswith("_ttft_ms") or k.endswith("_itl_ms") for k in record
+    )
+
+
+def model_name(model_id: str) -> str:
+    """A Hugging Face id from a local cache path ('.../models--org--name/snapshots/...')."""
+    match = re.search(r"models--([^/]+?)--([^/]+)", model_id or "")
+    return f"{match.group(1)}/{match.group(2)}" if match else (model_id or "")
+
+
+def _stats(record: dict, metric: str, scale: float = MS_PER_S) -> dict[str, float]:
+    return {
+        stat: first_number(record, [f"{key}_{metric}_ms"], scale) for stat, key in STAT_KEYS.items()
+    }
+
+
+def _from_arrays(record: dict, out: dict, prov: Provenance, label: str) -> None:
+    """Recompute TTFT/TPOT statistics from per-request arrays, dropping requests with no tokens.
+
+    Old vLLM builds counted requests that produced no token with TTFT 0.0 in the statistics;
+    the arrays let us drop them and fill percentiles the file did not print.
+    """
+    ttfts = np.asarray([number(v) for v in record.get("ttfts") or []], dtype=float)
+    lens = np.asarray([number(v) for v in record.get("output_lens") or []], dtype=float)
+    errors = record.get("errors") or [""] * len(ttfts)
+    if len(ttfts) == 0 or len(lens) != len(ttfts):
+        return
+    mean_ms = first_number(record, ["mean_ttft_ms"])
+    if not math.isnan(mean_ms) and np.isfinite(ttfts).all() and ttfts.mean() > 0:
+        ratio = mean_ms / ttfts.mean()
+        if abs(ratio - MS_PER_S) / MS_PER_S < 0.02:
+            scale, unit = 1.0, "s"
+        elif abs(ratio - 1.0) < 0.02:
+            scale, unit = MS_PER_S, "ms"
+        else:
+            prov.warnings.append(
+                f"{label}: per-request ttfts do not match mean_ttft_ms in any unit; "
+                "the arrays were not used"
+            )
+            return
+    else:
+        scale, unit = 1.0, "s (assumed, as vLLM writes them)"
+    prov.notes.append(f"per-request arrays in {unit} (checked against mean_ttft_ms)")
+    ok = (lens > 0) & (ttfts > 0) & np.asarray([not e for e in errors])
+    empty = int((~ok).sum())
+    if ok.sum() == 0:
+        return
+    ttft_s = ttfts[ok] / scale
+    new = {"mean": float(ttft_s.mean())}
+    for stat, q in (("p50", 50), ("p90", 90), ("p95", 95), ("p99", 99)):
+        new[stat] = float(np.percentile(ttft_s, q))
+    if empty:
+        prov.warnings.append(
+            f"{label}: {empty} of {len(ttfts)} requests produced no output token but are counted "
+            f"with TTFT 0 in the file's statistics (mean {mean_ms:.4g} ms); TTFT recomputed from "
+            f"the per-request arrays without them (mean {new['mean'] * MS_PER_S:.4g} ms)"
+        )
+    for stat, value in new.items():
+        if empty or math.isnan(out[f"ttft_s_{stat}"]):
+            out[f"ttft_s_{stat}"] = value
+    itls = record.get("itls") or []
+    if len(itls) == len(lens):
+        tpot = np.asarray(
+            [
+                sum(number(x) for x in gaps) / scale / (n - 1)
+                for gaps, n, good in zip(itls, lens, ok, strict=True)
+                if good and n > 1 and gaps
+            ],
+            dtype=float,
+        )
+        if len(tpot):
+            for stat, q in (("p90", 90), ("p95", 95)):
+                if math.isnan(out[f"tpot_s_{stat}"]):
+                    out[f"tpot_s_{stat}"] = float(np.percentile(tpot, q))
+
+
+def parse(src: SourceFile, gpu_count: float | None = None) -> Curve:
+    records = json_records(src)
+    sglang = any(is_sglang(r) for r in records)
+    prov = Provenance(tool="sglang.bench_serving" if sglang else "vllm benchmark_serving")
+    prov.latency_unit = "ms (stated by the _ms key suffix)"
+    labels = [f"record {i}" for i in range(len(records))] if len(records) > 1 else ["the run"]
+    rows = []
+    itl_only: list[str] = []
+    for record, label in zip(records, labels, strict=True):
+        if not looks_like(record):
+            raise src.error(
+                f"{label} has no output_throughput or *_ttft_ms keys; not a vLLM/SGLang "
+                f"bench_serving result (keys: {', '.join(sorted(record)[:12])})"
+            )
+        completed = number(record.get("completed"))
+        failed = number(record.get("failed"))
+        if completed == 0 or (math.isnan(completed) and number(record["output_throughput"]) == 0):
+            raise src.error(
+                f"{label}: every request failed (completed {record.get('completed')}, failed "
+                f"{record.get('failed')}); its metrics are all 0.0 and are not a measurement. "
+                "Remove the run or fix the server and benchmark again"
+            )
+        if failed > 0:
+            prov.warnings.append(
+                f"{label}: {failed:g} of {completed + failed:g} requests failed; throughput "
+                "counts only the completed ones"
+            )
+        if not sglang and ("endpoint_type" in record or "failed" in record):
+            prov.tool = "vllm bench serve"
+        if sglang:
+            info = record.get("server_info") or {}
+            version = str(info.get("version") or "")
+            prov.tool_version = prov.tool_version or version
+        out: dict = {}
+        for metric, column in (("ttft", "ttft_s"), ("tpot", "tpot_s")):
+            for stat, value in _stats(record, metric).items():
+                out[f"{column}_{stat}"] = value
+        for name in E2E_NAMES:
+            if f"mean_{name}_ms" in record or f"median_{name}_ms" in record:
+                e2e = _stats(record, name)
+                out["e2e_s_mean"], out["e2e_s_p99"] = e2e["mean"], e2e["p99"]
+                break
+        if all(math.isnan(out[f"tpot_s_{s}"]) for s in STAT_KEYS) and "median_itl_ms" in record:
+            # old SGLang files print only ITL; for plain decoding one chunk is one token
+            for stat, value in _stats(record, "itl").items():
+                out[f"tpot_s_{stat}"] = value
+            itl_only.append(label)
+        if "ttfts" in record:
+            _from_arrays(record, out, prov, label)
+        n = completed if completed > 0 else math.nan
+        out["output_tokens_per_s"] = number(record.get("output_throughput"))
+        out["total_tokens_per_s"] = first_number(
+            record, ["total_token_throughput", "total_throughput"]
+        )
+        out["input_tokens_per_s"] = first_number(record, ["input_throughput"])
+        out["request_rate_per_s"] = number(record.get("request_rate"), allow_inf=True)
+        out["concurrency"] = number(record.get("max_concurrency"))
+        out["duration_s"] = number(record.get("duration"))
+        out["completed_requests"] = completed
+        out["input_tokens_mean"] = number(record.get("total_input_tokens")) / n
+        out["output_tokens_mean"] = number(record.get("total_output_tokens")) / n
+        info = record.get("server_info") if isinstance(record.get("server_info"), dict) else {}
+        out["model"] = model_name(
+            str(
+                record.get("model_id")
+                or record.get("model")
+                or info.get("served_model_name")
+                or info.get("model_path")
+                or ""
+            )
+        )
+        out["gpu_count"] = math.nan
+        gpu_text = str(record.get("gpu") or "")
+        if gpu_text:
+            count, _ = gpu_count_from_text(gpu_text)
+            out["gpu_count"] = count
+            out["hardware"] = re.sub(r"^\d+\s*x\s*", "", gpu_text, flags=re.I).replace("_", " ")
+            prov.gpu_count_basis = f"metadata gpu='{gpu_text}'"
+        if sglang:
+            info = record.get("server_info") or {}
+            if info:
+                tp = number(info.get("tp_size"))
+                dp = 1.0 if info.get("enable_dp_attention") else number(info.get("dp_size"))
+                pp = number(info.get("pp_size"))
+                count = tp * (dp if dp > 0 else 1.0) * (pp if pp > 0 else 1.0)
+                if count > 0:
+                    out["gpu_count"] = count
+                    prov.gpu_count_basis = "server_info tp_size x dp_size x pp_size"
+                out["precision"] = str(info.get("quantization") or info.get("dtype") or "")
+        out["workload"] = _workload(record, sglang)
+        out["config"] = label_pairs(
+            (k, v)
+            for k, v in sorted(record.items())
+            if k not in KNOWN_KEYS
+            and not STAT_KEY.match(k)
+            and isinstance(v, str | int | float)
+            and not k.startswith("spec_decode_")
+            and not k.startswith("max_num")
+        )
+        rows.append(out)
+    if itl_only:
+        which = "every run" if len(itl_only) == len(records) else ", ".join(itl_only)
+        prov.warnings.append(
+            f"no TPOT in the file ({which}): per-token latency taken from ITL, which equals TPOT "
+            "only when every streamed chunk carries one token (no speculative or multi-step "
+            "decoding)"
+        )
+    if any("p99.9_ttft_ms" in r for r in records):
+        prov.notes.append("p99.9 statistics present (InferenceX fork of benchmark_serving.py)")
+    if not prov.tool_version:
+        prov.warnings.append(f"the file does not record the {prov.tool.split()[0]} version")
+    apply_gpu_count(rows, src, prov, gpu_count)
+    return finish_curve(rows, src, prov, labels=labels, repeats="warn")
+
+
+def _workload(record: dict, sglang: bool) -> str:
+    if "input_len" in record or "output_len" in record:
+        return label_pairs(
+            (("input_len", record.get("input_len")), ("output_len", record.get("output_len")))
+        )
+    dataset = record.get("dataset_name")
+    if sglang and dataset:
+        if dataset == "random":
+            return label_pairs(
+                (
+                    ("dataset", dataset),
+                    ("input_len", record.get("random_input_len")),
+                    ("output_len", record.get("random_output_len")),
+                    ("range_ratio", record.get("random_range_ratio")),
+                )
+            )
+        return label_pairs((("dataset", dataset),))
+    return ""

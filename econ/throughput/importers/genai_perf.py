@@ -1,0 +1,268 @@
+"""NVIDIA GenAI-Perf (`profile_export_genai_perf.{json,csv}`) and AIPerf
+(`profile_export_aiperf.{json,csv}`) exports.
+
+JSON: each metric is an object `{unit, avg, min, max, std, p1..p99}` and the run settings sit in
+`input_config`; AIPerf adds `aiperf_version`, `benchmark_duration` and total/input token rates.
+CSV: a per-metric table (`Metric,avg,min,max,...` with the unit in the metric name), a blank line,
+a `Metric,Value` table and, for AIPerf, a GPU-telemetry table. Both tools' `inter_token_latency`
+is per request (latency - TTFT) / (output tokens - 1), i.e. TPOT. The CSV does not carry the run
+settings, so concurrency comes from the file name when it says e.g. `concurrency10`.
+See ../shared/data/samples/FORMATS.md and the GenAI-Perf/AIPerf metric documentation.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+import re
+
+from econ.throughput.curve import Curve
+from econ.throughput.importers._common import (
+    MS_PER_S,
+    NS_PER_S,
+    US_PER_S,
+    Provenance,
+    SourceFile,
+    apply_gpu_count,
+    finish_curve,
+    json_records,
+    label_pairs,
+    number,
+)
+
+UNIT_PER_S = {
+    "ms": MS_PER_S, "msec": MS_PER_S, "s": 1.0, "sec": 1.0, "second": 1.0, "seconds": 1.0,
+    "ns": NS_PER_S, "us": US_PER_S, "µs": US_PER_S,
+}  # fmt: skip
+STATS = {"mean": "avg", "p50": "p50", "p90": "p90", "p95": "p95", "p99": "p99"}
+
+# CSV metric names (lower case, unit removed) -> JSON metric keys
+CSV_NAMES = {
+    "time to first token": "time_to_first_token",
+    "inter token latency": "inter_token_latency",
+    "request latency": "request_latency",
+    "output sequence length": "output_sequence_length",
+    "input sequence length": "input_sequence_length",
+    "output token throughput": "output_token_throughput",
+    "input token throughput": "input_token_throughput",
+    "total token throughput": "total_token_throughput",
+    "request throughput": "request_throughput",
+    "request count": "request_count",
+    "benchmark duration": "benchmark_duration",
+}
+
+
+def looks_like_json(record: dict) -> bool:
+    return "aiperf_version" in record or (
+        isinstance(record.get("time_to_first_token") or record.get("request_latency"), dict)
+        and isinstance(record.get("output_token_throughput"), dict)
+    )
+
+
+def looks_like_csv(text: str) -> bool:
+    return text.lstrip().lower().startswith("metric,")
+
+
+def _seconds(metric: dict | None, stat: str, src: SourceFile, name: str) -> float:
+    if not isinstance(metric, dict):
+        return math.nan
+    unit = str(metric.get("unit", "")).strip().lower()
+    if unit not in UNIT_PER_S:
+        raise src.error(
+            f"{name} has unit {metric.get('unit')!r}; expected one of {sorted(UNIT_PER_S)}"
+        )
+    return number(metric.get(stat)) / UNIT_PER_S[unit]
+
+
+def _value(metric, stat: str = "avg") -> float:
+    return number(metric.get(stat)) if isinstance(metric, dict) else math.nan
+
+
+def _concurrency_from_name(name: str) -> float:
+    match = re.search(r"(?:concurrency|conc)[_-]?(\d+)", name, re.I)
+    return float(match.group(1)) if match else math.nan
+
+
+def _record_from_metrics(m: dict, src: SourceFile, prov: Provenance, streaming) -> dict:
+    out: dict = {}
+    ttft, itl = m.get("time_to_first_token"), m.get("inter_token_latency")
+    latency = m.get("request_latency")
+    non_streaming = streaming is False or (
+        ttft is not None and latency is not None and ttft == latency and itl is None
+    )
+    if non_streaming:
+        prov.warnings.append(
+            "non-streaming run: the tool reports request latency as TTFT and has no per-token "
+            "latency, so TTFT, TPOT and tokens/s per user are unknown"
+        )
+        ttft = itl = None
+    for stat, key in STATS.items():
+        out[f"ttft_s_{stat}"] = _seconds(ttft, key, src, "time_to_first_token")
+        out[f"tpot_s_{stat}"] = _seconds(itl, key, src, "inter_token_latency")
+    out["e2e_s_mean"] = _seconds(latency, "avg", src, "request_latency")
+    out["e2e_s_p99"] = _seconds(latency, "p99", src, "request_latency")
+    out["output_tokens_per_s"] = _value(m.get("output_token_throughput"))
+    out["input_tokens_per_s"] = _value(m.get("input_token_throughput"))
+    out["total_tokens_per_s"] = _value(m.get("total_token_throughput"))
+    out["input_tokens_mean"] = _value(m.get("input_sequence_length"))
+    out["output_tokens_mean"] = _value(m.get("output_sequence_length"))
+    out["completed_requests"] = _value(m.get("request_count"))
+    requests_per_s = _value(m.get("request_throughput"))
+    if math.isnan(out["input_tokens_per_s"]) and math.isnan(out["total_tokens_per_s"]):
+        # GenAI-Perf has no input/total rate: requests/s x mean ISL (FORMATS.md)
+        out["input_tokens_per_s"] = requests_per_s * out["input_tokens_mean"]
+    duration = m.get("benchmark_duration")
+    out["duration_s"] = _seconds(duration, "avg", src, "benchmark_duration")
+    if out["completed_requests"] == 0 or (requests_per_s == 0 and out["output_tokens_per_s"] == 0):
+        raise src.error(
+            "no request completed (request count 0 or zero throughput); the run is not a "
+            "measurement"
+        )
+    return out
+
+
+def parse_json(src: SourceFile, gpu_count: float | None = None) -> Curve:
+    records = json_records(src)
+    if len(records) != 1:
+        raise src.error(f"expected one profile export object, found {len(records)} records")
+    data = records[0]
+    config = data.get("input_config") or {}
+    aiperf = "aiperf_version" in data
+    prov = Provenance(tool="aiperf" if aiperf else "genai-perf")
+    prov.tool_version = str(data.get("aiperf_version") or "")
+    prov.latency_unit = "from each metric's 'unit' field"
+    if not aiperf:
+        prov.warnings.append("GenAI-Perf exports do not record the tool version")
+    endpoint = config.get("endpoint") if isinstance(config.get("endpoint"), dict) else {}
+    streaming = config.get("streaming", endpoint.get("streaming"))
+    out = _record_from_metrics(data, src, prov, streaming)
+
+    models = config.get("model") or endpoint.get("model_names") or []
+    items = (
+        (config.get("models") or {}).get("items") if isinstance(config.get("models"), dict) else []
+    )
+    if items:
+        models = [i.get("name", "") for i in items if isinstance(i, dict)]
+    out["model"] = str(models[0] if isinstance(models, list) and models else models or "")
+    concurrency = number(config.get("concurrency"))
+    loadgen = config.get("loadgen") if isinstance(config.get("loadgen"), dict) else {}
+    if math.isnan(concurrency):
+        concurrency = number(loadgen.get("concurrency"))
+    for phase in config.get("phases") or []:
+        if isinstance(phase, dict) and phase.get("kind", "profiling") == "profiling":
+            concurrency = (
+                number(phase.get("concurrency")) if math.isnan(concurrency) else concurrency
+            )
+    out["concurrency"] = concurrency
+    out["request_rate_per_s"] = number(config.get("request_rate") or loadgen.get("request_rate"))
+    isl, osl = config.get("synthetic_input_tokens_mean"), config.get("output_tokens_mean")
+    for dataset in config.get("datasets") or []:
+        prompts = dataset.get("prompts", {}) if isinstance(dataset, dict) else {}
+        isl = (prompts.get("isl") or {}).get("mean", isl)
+        osl = (prompts.get("osl") or {}).get("mean", osl)
+    public = (
+        (config.get("input") or {}).get("public_dataset")
+        if isinstance(config.get("input"), dict)
+        else None
+    )
+    osl = None if number(osl) < 0 else osl  # -1 means "not set"
+    out["workload"] = label_pairs(
+        (("dataset", public), ("input_len", number(isl)), ("output_len", number(osl)))
+    )
+    meta = data.get("metadata") or {}
+    if meta.get("submission_valid") is False:
+        reasons = (
+            ", ".join(map(str, meta.get("submission_invalid_reasons") or [])) or "no reason given"
+        )
+        prov.warnings.append(f"the tool marks this run as not a valid submission ({reasons})")
+    if data.get("was_cancelled"):
+        prov.warnings.append("the run was cancelled before it finished")
+    errors = data.get("error_summary") or []
+    if errors:
+        prov.warnings.append(f"{len(errors)} kinds of request errors recorded in error_summary")
+    if isinstance(data.get("output_token_throughput_per_user"), dict) and not math.isnan(
+        out["tpot_s_mean"]
+    ):
+        prov.notes.append("tokens/s per user = 1 / mean TPOT (the tool's per-user mean is close)")
+    _fill_concurrency_from_name(out, src, prov)
+    rows = [out]
+    apply_gpu_count(rows, src, prov, gpu_count)
+    return finish_curve(rows, src, prov)
+
+
+def _fill_concurrency_from_name(out: dict, src: SourceFile, prov: Provenance) -> None:
+    if math.isnan(out.get("concurrency", math.nan)) and math.isnan(
+        out.get("request_rate_per_s", math.nan)
+    ):
+        concurrency = _concurrency_from_name(src.name)
+        if not math.isnan(concurrency):
+            out["concurrency"] = concurrency
+            prov.warnings.append(
+                f"concurrency {concurrency:g} taken from the file name '{src.name}' (the export "
+                "does not record it)"
+            )
+
+
+def _csv_tables(src: SourceFile) -> list[list[list[str]]]:
+    tables, current = [], []
+    for row in csv.reader(io.StringIO(src.text)):
+        if not any(cell.strip() for cell in row):
+            if current:
+                tables.append(current)
+                current = []
+            continue
+        current.append([cell.strip() for cell in row])
+    if current:
+        tables.append(current)
+    return tables
+
+
+_NAME_UNIT = re.compile(r"^(?P<name>.*?)\s*(?:\((?P<unit>[^)]*)\))?$")
+
+
+def parse_csv(src: SourceFile, gpu_count: float | None = None) -> Curve:
+    tables = _csv_tables(src)
+    metrics: dict[str, dict] = {}
+    aiperf = False
+    for table in tables:
+        header = [h.lower() for h in table[0]]
+        if header[0] != "metric":
+            continue  # e.g. the GPU-telemetry table
+        aiperf = aiperf or "sum" in header or "p1" in header
+        for row in table[1:]:
+            match = _NAME_UNIT.match(row[0])
+            name = match.group("name").strip().lower()
+            unit = (match.group("unit") or "").strip().lower()
+            key = CSV_NAMES.get(name)
+            if key is None:
+                continue
+            values = dict(zip(header[1:], row[1:], strict=False))
+            if "value" in values:
+                values = {"avg": values["value"]}
+            if unit in UNIT_PER_S or key in ("time_to_first_token", "inter_token_latency"):
+                values["unit"] = unit
+            metrics[key] = values
+    if "output_token_throughput" not in metrics:
+        raise src.error(
+            "no 'Output Token Throughput' row; not a GenAI-Perf/AIPerf profile export CSV "
+            f"(tables found: {len(tables)})"
+        )
+    prov = Provenance(tool="aiperf" if aiperf else "genai-perf")
+    prov.latency_unit = "from the unit in each metric name"
+    prov.warnings.append(
+        "CSV export: the tool version and run settings are not in the file (the JSON export "
+        "has them)"
+    )
+    if "time_to_first_token" not in metrics and "inter_token_latency" not in metrics:
+        prov.warnings.append(
+            "no TTFT or inter-token latency rows (a non-streaming run): TTFT, TPOT and tokens/s "
+            "per user are unknown"
+        )
+    out = _record_from_metrics(metrics, src, prov, streaming=None)
+    out["concurrency"] = math.nan
+    out["request_rate_per_s"] = math.nan
+    _fill_concurrency_from_name(out, src, prov)
+    rows = [out]
+    apply_gpu_count(rows, src, prov, gpu_count)
+    return finish_curve(rows, src, prov)

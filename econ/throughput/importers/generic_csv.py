@@ -1,0 +1,194 @@
+"""The generic curve CSV: one row per operating point, units in the headers.
+
+Columns (case-insensitive; spaces or dashes count as underscores):
+- rates: `output_tokens_per_s` (whole system) and/or `output_tokens_per_s_per_gpu`,
+  `total_tokens_per_s`, `input_tokens_per_s`, `tokens_per_s_per_user` [tokens/s];
+- load: `concurrency` [requests in flight], `request_rate_per_s` [1/s; `inf` = all at once];
+- size: `gpu_count`, `input_tokens_mean`, `output_tokens_mean`, `duration_s`, `completed_requests`;
+- latencies: a metric (`ttft`, `tpot`, `e2e`), a statistic (`mean`/`avg`, `p50`/`median`, `p90`,
+  `p95`, `p99`) and a unit (`s`, `ms`, `us`, `ns`) in any order: `ttft_s_p99`, `ttft_ms_p99`,
+  `tpot_p99_ms`, `p99_ttft_ms`, `ttft p99 [ms]`. A latency header without a unit is accepted only
+  when the values fit one unit alone (the choice is stated); otherwise it is an error;
+- labels and provenance: `workload`, `config`, `model`, `hardware`, `precision`, `tool`,
+  `tool_version`, `source_file`, `file_sha256`, `warnings`.
+A CSV written by `econ throughput import --out` is a generic CSV and keeps its provenance columns.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+import re
+
+import pandas as pd
+
+from econ.throughput.curve import (
+    CURVE_COLUMNS,
+    NUMERIC_OPTIONAL_COLUMNS,
+    TEXT_OPTIONAL_COLUMNS,
+    Curve,
+)
+from econ.throughput.importers._common import (
+    MS_PER_S,
+    NS_PER_S,
+    US_PER_S,
+    Provenance,
+    SourceFile,
+    apply_gpu_count,
+    finish_curve,
+    latency_unit_findings,
+    number,
+)
+
+UNIT_PER_S = {"s": 1.0, "sec": 1.0, "ms": MS_PER_S, "us": US_PER_S, "ns": NS_PER_S}
+STAT_ALIASES = {"mean": "mean", "avg": "mean", "p50": "p50", "median": "p50", "p90": "p90"}
+STAT_ALIASES |= {"p95": "p95", "p99": "p99"}
+METRICS = ("ttft", "tpot", "e2e")
+NUMERIC = [
+    c
+    for c in CURVE_COLUMNS + NUMERIC_OPTIONAL_COLUMNS
+    if not c.startswith(("ttft_s_", "tpot_s_", "e2e_s_"))
+]
+TEXT = list(TEXT_OPTIONAL_COLUMNS)
+
+
+def _norm(header: str) -> str:
+    text = header.strip().lower()
+    text = re.sub(r"\[([^\]]*)\]", r" \1 ", text)
+    return re.sub(r"[\s\-/]+", "_", text).strip("_")
+
+
+def latency_column(header: str) -> tuple[str, str, str] | None:
+    """(metric, stat, unit) of a latency header, unit "" when absent; None if not a latency."""
+    tokens = [t for t in _norm(header).split("_") if t]
+    metric = [t for t in tokens if t in METRICS]
+    stat = [STAT_ALIASES[t] for t in tokens if t in STAT_ALIASES]
+    unit = [t for t in tokens if t in UNIT_PER_S]
+    rest = [t for t in tokens if t not in METRICS and t not in STAT_ALIASES and t not in UNIT_PER_S]
+    if len(metric) == 1 and len(stat) == 1 and len(unit) <= 1 and not rest:
+        return metric[0], stat[0], unit[0] if unit else ""
+    return None
+
+
+def looks_like(text: str) -> bool:
+    first = text.lstrip().splitlines()[0] if text.strip() else ""
+    headers = {_norm(h) for h in next(csv.reader([first]), [])}
+    return bool(headers & {"output_tokens_per_s", "output_tokens_per_s_per_gpu"})
+
+
+def parse(src: SourceFile, gpu_count: float | None = None) -> Curve:
+    rows = list(csv.reader(io.StringIO(src.text)))
+    rows = [r for r in rows if any(c.strip() for c in r)]
+    if len(rows) < 2:
+        raise src.error("the CSV has a header but no data rows")
+    header = rows[0]
+    prov = Provenance(tool="generic csv")
+    numeric_cols: dict[int, str] = {}
+    text_cols: dict[int, str] = {}
+    latency_cols: dict[int, tuple[str, str, str]] = {}
+    unknown = []
+    for index, name in enumerate(header):
+        key = _norm(name)
+        if key in NUMERIC:
+            numeric_cols[index] = key
+        elif key in TEXT:
+            text_cols[index] = key
+        elif (lat := latency_column(name)) is not None:
+            latency_cols[index] = lat
+        else:
+            unknown.append(name)
+    targets = list(numeric_cols.values()) + [f"{m}_s_{s}" for m, s, _ in latency_cols.values()]
+    duplicated = sorted({t for t in targets if targets.count(t) > 1})
+    if duplicated:
+        raise src.error(f"columns {duplicated} appear more than once (after unit conversion)")
+    if not {"output_tokens_per_s", "output_tokens_per_s_per_gpu"} & set(numeric_cols.values()):
+        raise src.error(
+            "no output_tokens_per_s or output_tokens_per_s_per_gpu column; expected the generic "
+            f"curve CSV (see docs/throughput.md); header: {', '.join(header)}"
+        )
+    if unknown:
+        prov.warnings.append(
+            f"columns ignored (not part of the curve format): {', '.join(unknown)}"
+        )
+    records = []
+    for line, row in enumerate(rows[1:], start=2):
+        if len(row) != len(header):
+            raise src.error(
+                f"line {line} has {len(row)} cells, the header has {len(header)} (a truncated "
+                "or misaligned row)"
+            )
+        record: dict = {}
+        for index, key in numeric_cols.items():
+            cell = row[index].strip()
+            value = number(cell, allow_inf=key == "request_rate_per_s")
+            if (
+                cell
+                and math.isnan(value)
+                and cell.lower() not in ("nan", "null", "none", "n/a", "na", "-")
+            ):
+                raise src.error(f"line {line}, column {header[index]!r}: {cell!r} is not a number")
+            if cell.lower() == "nan":
+                raise src.error(
+                    f"line {line}, column {header[index]!r}: NaN; leave the cell empty when a "
+                    "value was not measured"
+                )
+            record[key] = value
+        for index, (metric, stat, unit) in latency_cols.items():
+            cell = row[index].strip()
+            value = number(cell)
+            if cell and math.isnan(value):
+                raise src.error(f"line {line}, column {header[index]!r}: {cell!r} is not a number")
+            record[f"{metric}_s_{stat}"] = value / UNIT_PER_S[unit] if unit else value
+        for index, key in text_cols.items():
+            record[key] = row[index].strip()
+        records.append(record)
+    _resolve_missing_units(records, latency_cols, header, src, prov)
+    stated = sorted({u for _, _, u in latency_cols.values() if u})
+    prov.latency_unit = (
+        f"stated in the headers ({', '.join(stated)})" if stated else prov.latency_unit or "none"
+    )
+    labels = [f"line {i}" for i in range(2, len(records) + 2)]
+    for record in records:
+        if "tool" in record and record["tool"]:
+            prov.tool = record["tool"] if prov.tool == "generic csv" else prov.tool
+    apply_gpu_count(records, src, prov, gpu_count)
+    return finish_curve(
+        records, src, prov, labels=labels, repeats="error", keep_point_provenance=True
+    )
+
+
+def _resolve_missing_units(
+    records, latency_cols, header, src: SourceFile, prov: Provenance
+) -> None:
+    """Pick s or ms for latency headers without a unit, when only one is physically plausible."""
+    missing = {i: c for i, c in latency_cols.items() if not c[2]}
+    if not missing:
+        return
+    frame = pd.DataFrame.from_records(records)
+    for column in ("output_tokens_per_s", "concurrency"):
+        if column not in frame:
+            frame[column] = math.nan
+    fits = {}
+    for unit, scale in (("s", 1.0), ("ms", MS_PER_S)):
+        trial = frame.copy()
+        for metric, stat, _ in missing.values():
+            trial[f"{metric}_s_{stat}"] = frame[f"{metric}_s_{stat}"] / scale
+        fits[unit] = not latency_unit_findings(trial)
+    names = ", ".join(repr(header[i]) for i in missing)
+    if fits["s"] == fits["ms"]:
+        raise src.error(
+            f"latency columns {names} have no unit and their values fit "
+            f"{'both seconds and milliseconds' if fits['s'] else 'neither seconds nor milliseconds'}"
+            "; put the unit in the header, e.g. ttft_s_p99 or tpot_ms_p99"
+        )
+    unit = "s" if fits["s"] else "ms"
+    scale = 1.0 if unit == "s" else MS_PER_S
+    for record in records:
+        for metric, stat, _ in missing.values():
+            record[f"{metric}_s_{stat}"] = record[f"{metric}_s_{stat}"] / scale
+    prov.latency_unit = f"{unit} (detected: no unit in the headers)"
+    prov.warnings.append(
+        f"latency columns {names} have no unit; their values are plausible only as {unit}, so "
+        f"they were read as {unit}. Put the unit in the header to make this explicit"
+    )

@@ -1,0 +1,214 @@
+"""MLPerf Inference LoadGen logs: `mlperf_log_summary.txt` and `mlperf_log_detail.txt`.
+
+The summary is `Key : value` text; the detail log holds `:::MLLOG {json}` lines with `key`/`value`.
+Latencies are nanoseconds (the summary says so in each key). Throughput is for the whole system
+under test: the GPU count is not in the log, only in the submission's system description (or a
+results path such as `H200-SXM-141GBx8_TRT`). Server and Interactive runs report completed
+tokens/s at the scheduled Poisson rate; Offline runs report tokens/s with no latency bound.
+`result_token_throughput` in v4.1 detail logs is a bogus 8e-09 and is never used.
+See ../shared/data/samples/FORMATS.md and the MLPerf Inference LoadGen documentation.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+
+from econ.throughput.curve import Curve
+from econ.throughput.importers._common import (
+    NS_PER_S,
+    Provenance,
+    SourceFile,
+    apply_gpu_count,
+    finish_curve,
+    first_number,
+    label_pairs,
+)
+
+MLLOG = ":::MLLOG"
+PERCENTILES = {"p50": "50.00", "p90": "90.00", "p95": "95.00", "p99": "99.00"}
+
+
+def looks_like_summary(text: str) -> bool:
+    return "MLPerf Results Summary" in text[:2000]
+
+
+def looks_like_detail(text: str) -> bool:
+    return text.lstrip().startswith(MLLOG) or f"\n{MLLOG}" in text[:5000]
+
+
+def _summary_fields(text: str) -> dict[str, str]:
+    fields: dict[str, str] = {}
+    for line in text.splitlines():
+        if ":" not in line:
+            continue
+        key, _, value = line.partition(":")
+        key = re.sub(r"\s+", " ", key.strip().lstrip("*").strip()).lower()
+        if key and key not in fields:  # "Completed tokens per second" is printed twice
+            fields[key] = value.strip()
+    return fields
+
+
+def _finish(
+    out: dict,
+    src: SourceFile,
+    prov: Provenance,
+    scenario: str,
+    sut: str,
+    validity: str,
+    ttft_limit_ns: float,
+    tpot_limit_ns: float,
+    gpu_count: float | None,
+) -> Curve:
+    if validity and validity.upper() != "VALID":
+        raise src.error(
+            f"LoadGen marks the run {validity}: an invalid run (latency bounds, duration or "
+            "query count not met) is not a usable measurement"
+        )
+    if not validity:
+        prov.warnings.append("the log does not say whether the run was VALID")
+    model = re.sub(r"-(Server|Offline|Interactive|SingleStream|MultiStream)-SUT$", "", sut)
+    out["model"] = model
+    if scenario.lower() == "offline":
+        out["request_rate_per_s"] = math.inf
+        for key in [k for k in out if k.startswith(("ttft_s_", "tpot_s_", "e2e_s_"))]:
+            out[key] = math.nan
+        prov.notes.append("Offline: one query holds every sample, so there is no latency figure")
+    out["workload"] = label_pairs((("benchmark", model), ("scenario", scenario)))
+    if not math.isnan(ttft_limit_ns) and scenario.lower() != "offline":
+        prov.notes.append(
+            f"latency limits of the run: TTFT p99 <= {ttft_limit_ns / NS_PER_S:g} s, "
+            f"TPOT p99 <= {tpot_limit_ns / NS_PER_S:g} s"
+        )
+    prov.warnings.append(
+        "MLPerf throughput is for the whole system under test; the per-GPU figure is derived "
+        "(system total / GPU count), not submitted"
+    )
+    rows = [out]
+    apply_gpu_count(rows, src, prov, gpu_count)
+    return finish_curve(rows, src, prov)
+
+
+def parse_summary(src: SourceFile, gpu_count: float | None = None) -> Curve:
+    for section in ("MLPerf Results Summary", "Additional Stats", "Test Parameters Used"):
+        if section not in src.text:
+            raise src.error(
+                f"no '{section}' section: the summary is truncated or not a LoadGen "
+                "mlperf_log_summary.txt"
+            )
+    f = _summary_fields(src.text)
+    prov = Provenance(tool="mlperf loadgen (summary)")
+    prov.latency_unit = "ns (stated in the key names)"
+    prov.warnings.append(
+        "the summary log does not record the LoadGen version (the detail log does)"
+    )
+    mode = f.get("mode", "")
+    if mode and mode.lower() != "performanceonly":
+        raise src.error(f"mode is {mode}; only PerformanceOnly runs measure throughput")
+    scenario = f.get("scenario", "")
+    out: dict = {}
+    out["output_tokens_per_s"] = first_number(
+        f, ["completed tokens per second", "tokens per second"]
+    )
+    samples = first_number(f, ["completed samples per second", "samples per second"])
+    out["request_rate_per_s"] = first_number(f, ["scheduled samples per second", "target_qps"])
+    out["output_tokens_mean"] = out["output_tokens_per_s"] / samples
+    if math.isnan(out["output_tokens_per_s"]):
+        raise src.error(
+            "no 'Completed tokens per second' or 'Tokens per second' line: not an LLM "
+            "benchmark summary (throughput in samples/s only)"
+        )
+    out["ttft_s_mean"] = first_number(f, ["mean first token latency (ns)"], NS_PER_S)
+    out["tpot_s_mean"] = first_number(f, ["mean time to output token (ns)"], NS_PER_S)
+    for stat, pct in PERCENTILES.items():
+        out[f"ttft_s_{stat}"] = first_number(
+            f, [f"{pct} percentile first token latency (ns)"], NS_PER_S
+        )
+        out[f"tpot_s_{stat}"] = first_number(
+            f, [f"{pct} percentile time to output token (ns)"], NS_PER_S
+        )
+    out["e2e_s_mean"] = first_number(f, ["mean latency (ns)"], NS_PER_S)
+    out["e2e_s_p99"] = first_number(f, ["99.00 percentile latency (ns)"], NS_PER_S)
+    return _finish(
+        out,
+        src,
+        prov,
+        scenario,
+        f.get("sut name", ""),
+        f.get("result is", ""),
+        first_number(f, ["ttft_latency (ns)"]),
+        first_number(f, ["tpot_latency (ns)"]),
+        gpu_count,
+    )
+
+
+def parse_detail(src: SourceFile, gpu_count: float | None = None) -> Curve:
+    values: dict = {}
+    broken = 0
+    for line in src.text.splitlines():
+        if not line.startswith(MLLOG):
+            continue
+        try:
+            entry = json.loads(line[len(MLLOG) :])
+            values.setdefault(entry["key"], entry["value"])
+        except (json.JSONDecodeError, KeyError, TypeError):
+            broken += 1
+    if not any(k.startswith("result_") for k in values):
+        raise src.error(
+            "the detail log has no result_* records: the run did not finish or the file is "
+            f"truncated ({len(values)} records read, {broken} unreadable lines); the results are "
+            "written at the end of mlperf_log_detail.txt"
+        )
+    prov = Provenance(tool="mlperf loadgen (detail)")
+    prov.latency_unit = "ns (stated in the key names)"
+    version = str(values.get("loadgen_version", ""))
+    prov.tool_version = version
+    if not version:
+        prov.warnings.append("no loadgen_version record (the head of the detail log is missing)")
+    if broken:
+        prov.warnings.append(f"{broken} unreadable :::MLLOG lines skipped")
+    out: dict = {}
+    out["output_tokens_per_s"] = first_number(
+        values, ["result_completed_tokens_per_second", "result_tokens_per_second"]
+    )
+    if math.isnan(out["output_tokens_per_s"]):
+        raise src.error(
+            "no result_completed_tokens_per_second record (result_token_throughput is not a "
+            "valid figure in LoadGen logs); cannot read the token throughput"
+        )
+    samples = first_number(
+        values, ["result_completed_samples_per_sec", "result_samples_per_second"]
+    )
+    out["output_tokens_mean"] = out["output_tokens_per_s"] / samples
+    out["request_rate_per_s"] = first_number(
+        values, ["result_scheduled_samples_per_sec", "requested_server_target_qps"]
+    )
+    out["ttft_s_mean"] = first_number(values, ["result_first_token_mean_latency_ns"], NS_PER_S)
+    out["tpot_s_mean"] = first_number(values, ["result_time_to_output_token_mean"], NS_PER_S)
+    for stat, pct in PERCENTILES.items():
+        out[f"ttft_s_{stat}"] = first_number(
+            values, [f"result_first_token_{pct}_percentile_latency_ns"], NS_PER_S
+        )
+        out[f"tpot_s_{stat}"] = first_number(
+            values, [f"result_time_per_output_token_{pct}_percentile_ns"], NS_PER_S
+        )
+    out["e2e_s_mean"] = first_number(values, ["result_mean_latency_ns"], NS_PER_S)
+    out["e2e_s_p99"] = first_number(values, ["result_99.00_percentile_latency_ns"], NS_PER_S)
+    scenario = str(values.get("requested_scenario") or values.get("effective_scenario") or "")
+    if not scenario:
+        scenario = "Offline" if "result_scheduled_samples_per_sec" not in values else "Server"
+        prov.warnings.append(
+            f"no requested_scenario record; scenario taken as {scenario} from the result keys"
+        )
+    return _finish(
+        out,
+        src,
+        prov,
+        scenario,
+        str(values.get("sut_name", "")),
+        str(values.get("result_validity", "")),
+        first_number(values, ["requested_server_ttft_latency", "effective_ttft_latency_ns"]),
+        first_number(values, ["requested_server_tpot_latency", "effective_tpot_latency_ns"]),
+        gpu_count,
+    )

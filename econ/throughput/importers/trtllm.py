@@ -1,0 +1,161 @@
+"""TensorRT-LLM `trtllm-bench throughput` console report (text).
+
+The report has `= SECTION` banners and `Label: value` lines with the unit in the label, plus
+breakdown blocks (`[TPOT] P99 : 8.13`) whose unit is in the block header
+(`-- Per-Request Time-per-Output-Token [TPOT] Breakdown (ms)`). Labels changed across releases:
+`Total Output Throughput (tokens/sec)` (v0.17 and earlier: `Token Throughput (tokens/sec)`, which
+counts output tokens only), `Per GPU Output Throughput (tokens/sec/gpu)` (was `(tps/gpu)`),
+`Per User Output Speed [1/TPOT]`. An `Issue Rate` near 1e14 req/s means every request was issued
+at once. Without `--streaming` there is no TTFT or TPOT.
+See ../shared/data/samples/FORMATS.md and TensorRT-LLM `docs/source/performance/perf-benchmarking.md`.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+from econ.throughput.curve import Curve
+from econ.throughput.importers._common import (
+    MS_PER_S,
+    Provenance,
+    SourceFile,
+    apply_gpu_count,
+    finish_curve,
+    first_number,
+    label_pairs,
+    number,
+)
+
+UNIT_PER_S = {"ms": MS_PER_S, "seconds": 1.0, "sec": 1.0, "s": 1.0, "us": 1e6, "ns": 1e9}
+ALL_AT_ONCE_RATE = 1e12  # trtllm-bench prints ~1e14-1e17 req/s when it issues everything at once
+BREAKDOWN = re.compile(r"^\[(TPOT|TTFT|Latency|GTPS)\]\s*(MINIMUM|MAXIMUM|AVERAGE|P\d+)$", re.I)
+
+
+def looks_like(text: str) -> bool:
+    head = text[:4000]
+    return "= PERFORMANCE OVERVIEW" in head or (
+        "Request Throughput (req/sec)" in head and "=====" in head
+    )
+
+
+def _fields(text: str) -> tuple[dict[str, str], dict[tuple[str, str], tuple[str, str]], list[str]]:
+    """Label -> value, (metric, stat) -> (value, unit) from breakdowns, and section names."""
+    fields: dict[str, str] = {}
+    breakdown: dict[tuple[str, str], tuple[str, str]] = {}
+    sections: list[str] = []
+    unit = ""
+    for raw in text.splitlines():
+        line = raw.strip()
+        if line.startswith("= "):
+            sections.append(line[2:].strip())
+            continue
+        if line.startswith("--"):
+            found = re.search(r"\(([^)]*)\)\s*-*\s*$", line)
+            unit = found.group(1).strip().lower() if found else ""
+            continue
+        if ":" not in line:
+            continue
+        label, _, value = line.rpartition(":")
+        label, value = re.sub(r"\s+", " ", label.strip()), value.strip()
+        match = BREAKDOWN.match(label)
+        if match:
+            breakdown[(match.group(1).upper(), match.group(2).upper())] = (value, unit)
+        elif label not in fields:
+            fields[label] = value
+    return fields, breakdown, sections
+
+
+def _labelled(fields: dict[str, str], pattern: str) -> tuple[float, str]:
+    """The value of the first label matching `pattern`, and the unit in its parentheses."""
+    for label, value in fields.items():
+        if re.search(pattern, label, re.I):
+            found = re.search(r"\(([^)]*)\)\s*$", label)
+            return number(value), (found.group(1).strip().lower() if found else "")
+    return math.nan, ""
+
+
+def _seconds(value: float, unit: str, src: SourceFile, what: str) -> float:
+    if math.isnan(value):
+        return value
+    if unit not in UNIT_PER_S:
+        raise src.error(f"{what} has unit {unit!r}; expected one of {sorted(UNIT_PER_S)}")
+    return value / UNIT_PER_S[unit]
+
+
+def parse(src: SourceFile, gpu_count: float | None = None) -> Curve:
+    fields, breakdown, sections = _fields(src.text)
+    prov = Provenance(tool="trtllm-bench throughput")
+    prov.latency_unit = "from the unit in each label (ms in current releases)"
+    version = fields.get("TensorRT LLM Version") or fields.get("TensorRT-LLM Version") or ""
+    prov.tool_version = version
+    if not version:
+        prov.warnings.append("the report excerpt does not include the TensorRT-LLM version")
+    out: dict = {}
+    output, _ = _labelled(fields, r"^Total Output Throughput")
+    if math.isnan(output):
+        output, _ = _labelled(fields, r"^Token Throughput")
+        if not math.isnan(output):
+            prov.notes.append("legacy 'Token Throughput' label: output tokens only (<= v0.17)")
+    out["output_tokens_per_s"] = output
+    out["total_tokens_per_s"], _ = _labelled(fields, r"^Total Token Throughput")
+    per_gpu, _ = _labelled(fields, r"^Per GPU Output Throughput")
+    out["output_tokens_per_s_per_gpu"] = per_gpu
+    value, unit = _labelled(fields, r"^Average time-to-first-token")
+    out["ttft_s_mean"] = _seconds(value, unit, src, "Average time-to-first-token")
+    value, unit = _labelled(fields, r"^Average time-per-output-token")
+    out["tpot_s_mean"] = _seconds(value, unit, src, "Average time-per-output-token")
+    value, unit = _labelled(fields, r"^Average request latency")
+    out["e2e_s_mean"] = _seconds(value, unit, src, "Average request latency")
+    value, unit = _labelled(fields, r"^Total Latency")
+    out["duration_s"] = _seconds(value, unit, src, "Total Latency")
+    for metric, column in (("TTFT", "ttft_s"), ("TPOT", "tpot_s"), ("Latency", "e2e_s")):
+        for stat in ("p50", "p90", "p95", "p99"):
+            if column == "e2e_s" and stat != "p99":
+                continue
+            raw, unit = breakdown.get((metric.upper(), stat.upper()), ("", "ms"))
+            out[f"{column}_{stat}"] = _seconds(number(raw), unit, src, f"[{metric}] {stat}")
+    if math.isnan(out["ttft_s_mean"]) and math.isnan(out["tpot_s_mean"]):
+        prov.warnings.append(
+            "no TTFT/TPOT in the report (run without --streaming): tokens/s per user is unknown"
+        )
+    out["input_tokens_mean"] = first_number(fields, ["Average Input Length (tokens)"])
+    out["output_tokens_mean"] = first_number(fields, ["Average Output Length (tokens)"])
+    out["completed_requests"] = first_number(fields, ["Number of requests"])
+    concurrency = first_number(fields, ["Number of concurrent requests"])
+    out["concurrency"] = concurrency
+    if not math.isnan(concurrency):
+        prov.warnings.append(
+            f"concurrency {concurrency:g} is the achieved average number of requests in flight, "
+            "not a configured limit"
+        )
+    rate = first_number(fields, ["Issue Rate (req/sec)"])
+    out["request_rate_per_s"] = math.inf if rate >= ALL_AT_ONCE_RATE else rate
+    tp = first_number(fields, ["TP Size"])
+    pp = first_number(fields, ["PP Size"])
+    if output > 0 and per_gpu > 0:
+        out["gpu_count"] = round(output / per_gpu, 3)
+        prov.gpu_count_basis = "total output rate / per-GPU output rate (world size)"
+    elif tp > 0:
+        out["gpu_count"] = tp * (pp if pp > 0 else 1.0)
+        prov.gpu_count_basis = "TP size x PP size"
+    else:
+        out["gpu_count"] = math.nan
+    out["model"] = fields.get("Model", "")
+    quant = fields.get("Quantization", "")
+    dtype = fields.get("Dtype", "")
+    out["precision"] = quant if quant and quant.lower() != "none" else dtype
+    backend = next((s for s in sections if "backend" in s.lower()), "")
+    out["config"] = label_pairs(
+        (
+            ("backend", backend.lower().replace(" backend", "")),
+            ("tp", tp),
+            ("pp", pp),
+            ("ep", number(fields.get("EP Size"))),
+            ("max_batch_size", number(fields.get("Max Runtime Batch Size"))),
+            ("max_num_tokens", number(fields.get("Max Runtime Tokens"))),
+        )
+    )
+    rows = [out]
+    apply_gpu_count(rows, src, prov, gpu_count)
+    return finish_curve(rows, src, prov)
