@@ -1,10 +1,43 @@
-"""Revenue: tokens sold at a declining price, and GPU-hours rented under contract."""
+"""Revenue and the markets behind it: token prices, GPU-hour rental prices, utilization, contracts.
+
+This module owns
+- token price curves: a constant annual decline (constant-capability deflation, e.g. the roughly
+  10x a year of a16z's "LLMflation", 2024, is a decline of 0.9) or a table of dated prices;
+- GPU-hour rental price curves: a decline towards a floor, or a table (e.g. H100 rentals from about
+  USD 8 in 2023 to USD 1.70-2.60 in 2025-26);
+- utilization: a linear ramp, then churn (booked capacity lost each year and not re-let);
+- contracts: a share of GPUs rented at a fixed price per GPU-hour, renewed at the market rental
+  price every term; the rest (spot) sell tokens at the token price, or GPU-hours at the market;
+- the monotone interpolation (Fritsch-Carlson PCHIP) that turns tables into curves.
+
+Time runs from month 1: `t = max(m - 1, 0) / 12` years. Functions are pure and vectorized over a
+leading scenario axis (n,) and a month axis (T,); tables are (n, k) arrays padded with NaN.
+"""
 
 from __future__ import annotations
 
 import numpy as np
 
+from econ.errors import InputError
 from econ.units import HOURS_PER_MONTH, TOKENS_PER_MTOK
+
+
+class MarketError(InputError):
+    """Invalid market input (a non-positive price in a curve, shares that do not add up, ...)."""
+
+
+def _col(values):
+    return np.asarray(values, dtype=float).reshape(-1)[:, None]
+
+
+def _first_bad(name, values, bad, expected):
+    flat_bad = np.asarray(bad).reshape(-1)
+    if np.any(flat_bad):
+        index = np.unravel_index(int(np.flatnonzero(flat_bad)[0]), np.shape(bad))
+        where = ", ".join(str(int(i)) for i in index)
+        value = np.asarray(values)[index] if np.ndim(values) else values
+        value = value.item() if isinstance(value, np.generic) else value
+        raise MarketError(f"{name}[{where}] = {value!r}: expected {expected}")
 
 
 def price_path(price_decline_annual, months):
@@ -39,3 +72,373 @@ def revenue_usd_per_month(
     )
     contract_revenue = share * gpus * HOURS_PER_MONTH * col(contract_usd_per_gpu_hour)
     return tokens_revenue, contract_revenue
+
+
+def decline_from_fall_factor(fall_factor_annual):
+    """Annual price decline of a price that falls by a factor F a year: 1 - 1/F [fraction/year].
+
+    a16z's "LLMflation" (G. Appenzeller, 2024) finds the price of a constant capability falling
+    about 10x a year, a decline of 0.9; F = 1 is no decline.
+
+    Parameters
+    ----------
+    fall_factor_annual : array  factor by which the price falls each year, >= 1 [ratio]
+    """
+    factor = np.asarray(fall_factor_annual, dtype=float)
+    _first_bad("fall_factor_annual", factor, ~(factor >= 1.0), "a factor >= 1 (1 = flat)")
+    return 1.0 - 1.0 / factor
+
+
+def monotone_interpolate(knot_x, knot_y, x):
+    """Shape-preserving piecewise cubic Hermite interpolation (PCHIP), row by row [same as y (n, T)].
+
+    Slopes at interior knots are the weighted harmonic mean of the neighbouring secants, 0 where
+    they differ in sign (F. N. Fritsch and R. E. Carlson, SIAM J. Numer. Anal. 17(2), 1980, 238-246,
+    doi:10.1137/0717021; the weights of F. N. Fritsch and J. Butland, SIAM J. Sci. Stat. Comput.
+    5(2), 1984, 300-304); end slopes use the shape-preserving three-point formula (C. Moler,
+    Numerical Computing with MATLAB, SIAM 2004, section 3.4). The result is monotone wherever the
+    data are, never overshoots, and equals scipy's PchipInterpolator inside the table. Outside the
+    table the nearest knot's value is held. Two knots interpolate linearly; one knot is constant.
+
+    Parameters
+    ----------
+    knot_x : array (n, k)  knot positions, strictly increasing; unused trailing slots NaN
+    knot_y : array (n, k)  values at the knots, finite; unused slots ignored
+    x : array (T,) or (n, T)  where to evaluate
+    """
+    kx = np.atleast_2d(np.asarray(knot_x, dtype=float))
+    ky = np.atleast_2d(np.asarray(knot_y, dtype=float))
+    if kx.shape != ky.shape:
+        raise MarketError(
+            f"knot_x {kx.shape} and knot_y {ky.shape}: expected arrays of the same shape"
+        )
+    n, k = kx.shape
+    xq = np.asarray(x, dtype=float)
+    xq = np.broadcast_to(xq[None, :] if xq.ndim == 1 else xq, (n, xq.shape[-1]))
+    used = ~np.isnan(kx)
+    count = used.sum(axis=1)
+    slots = np.arange(k)[None, :]
+    _first_bad("knot_x", count, count < 1, "at least one point in each table")
+    _first_bad("knot_x", kx, used != (slots < count[:, None]), "unused slots only after the points")
+    _first_bad("knot_y", ky, used & ~np.isfinite(ky), "a finite value at each point")
+    last = count - 1
+    rows = np.arange(n)
+    x_last, y_last = kx[rows, last][:, None], ky[rows, last][:, None]
+    # Unused slots continue the table flat, one unit apart, so every row has k ordered knots.
+    fx = np.where(used, kx, x_last + (slots - last[:, None]))
+    fy = np.where(used, ky, y_last)
+    if k == 1:
+        return np.broadcast_to(fy, xq.shape).copy()
+    h = np.diff(fx, axis=1)
+    unordered = np.zeros(kx.shape, dtype=bool)
+    unordered[:, 1:] = used[:, 1:] & ~(h > 0)
+    _first_bad("knot_x", kx, unordered, "positions strictly increasing from the previous point")
+    delta = np.diff(fy, axis=1) / h
+
+    slope = np.zeros((n, k))
+    if k >= 3:
+        h_prev, h_next = h[:, :-1], h[:, 1:]
+        m_prev, m_next = delta[:, :-1], delta[:, 1:]
+        w1, w2 = 2.0 * h_next + h_prev, h_next + 2.0 * h_prev
+        same_sign = np.sign(m_prev) * np.sign(m_next) > 0
+        with np.errstate(divide="ignore", invalid="ignore"):
+            harmonic = (w1 + w2) / (w1 / m_prev + w2 / m_next)
+        slope[:, 1:-1] = np.where(same_sign, harmonic, 0.0)
+        left = _edge_slope(h[:, 0], h[:, 1], delta[:, 0], delta[:, 1])
+        j1, j2 = np.maximum(last - 1, 0), np.maximum(last - 2, 0)
+        right = _edge_slope(h[rows, j1], h[rows, j2], delta[rows, j1], delta[rows, j2])
+    else:
+        left = right = delta[:, 0]
+    slope[:, 0] = np.where(count >= 3, left, np.where(count == 2, delta[:, 0], 0.0))
+    slope[rows, last] = np.where(count >= 3, right, np.where(count == 2, delta[:, 0], 0.0))
+
+    interval = np.zeros(xq.shape, dtype=np.int64)
+    for j in range(k):  # loop over knot slots, not scenarios
+        interval += (xq >= kx[:, j : j + 1]) & used[:, j : j + 1]
+    interval = np.clip(interval - 1, 0, np.maximum(count - 2, 0)[:, None])
+    take = lambda a, offset: np.take_along_axis(a, interval + offset, axis=1)  # noqa: E731
+    x0, x1, y0, y1 = take(fx, 0), take(fx, 1), take(fy, 0), take(fy, 1)
+    d0, d1 = take(slope, 0), take(slope, 1)
+    width = x1 - x0
+    t = np.clip((xq - x0) / width, 0.0, 1.0)
+    t2, t3 = t * t, t * t * t
+    return (
+        (2 * t3 - 3 * t2 + 1) * y0
+        + (t3 - 2 * t2 + t) * width * d0
+        + (-2 * t3 + 3 * t2) * y1
+        + (t3 - t2) * width * d1
+    )
+
+
+def _edge_slope(h0, h1, m0, m1):
+    """Three-point end slope, kept monotone (Moler 2004, section 3.4)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        d = ((2.0 * h0 + h1) * m0 - h0 * m1) / (h0 + h1)
+    wrong_sign = np.sign(d) != np.sign(m0)
+    too_steep = (np.sign(m0) != np.sign(m1)) & (np.abs(d) > 3.0 * np.abs(m0))
+    return np.where(wrong_sign, 0.0, np.where(too_steep, 3.0 * m0, d))
+
+
+def table_price_path(table_months, table_prices, months, name="table_prices"):
+    """Prices from a table of (month, price) points, interpolated monotonically [price unit (n, T)].
+
+    ln(price) follows `monotone_interpolate` between the points, so a price that falls between two
+    quotes falls at a smooth rate with no overshoot (and a constant rate of decline reproduces that
+    exponential), prices stay positive, and the first and last prices are held outside the table.
+
+    Parameters
+    ----------
+    table_months : array (n, k)  month of each price point relative to month 0 (may be negative:
+        quotes from before the purchase shape the curve); unused slots NaN
+    table_prices : array (n, k)  price at each point, > 0 (USD/Mtok or USD/GPU-hour); unused NaN
+    months : int array (T,)  month indices
+    """
+    prices = np.atleast_2d(np.asarray(table_prices, dtype=float))
+    used = ~np.isnan(np.atleast_2d(np.asarray(table_months, dtype=float)))
+    _first_bad(name, prices, used & ~(prices > 0), "a price above 0")
+    logs = np.where(used, np.log(np.where(used & (prices > 0), prices, 1.0)), np.nan)
+    return np.exp(monotone_interpolate(table_months, logs, months))
+
+
+def token_price_usd_per_mtok(
+    price_usd_per_mtok, price_decline_annual, months, table_months=None, table_prices=None
+):
+    """Token price each month: a constant annual decline, or a table where one is given [USD/Mtok (n, T)].
+
+        p_m = p_1 * (1 - d)^((m - 1) / 12)        or        p_m = PCHIP(table)(m)
+
+    A row uses its table when its table has at least one point (a non-NaN month).
+
+    Parameters
+    ----------
+    price_usd_per_mtok : array (n,)  price in month 1 [USD/Mtok]
+    price_decline_annual : array (n,)  annual decline, 0 <= d < 1 (0.9 = 10x a year) [fraction/year]
+    months : int array (T,)  month indices
+    table_months, table_prices : arrays (n, k), optional  dated prices [month, USD/Mtok]; NaN padded
+    """
+    price = np.asarray(price_usd_per_mtok, dtype=float).reshape(-1)
+    decline = np.broadcast_to(np.asarray(price_decline_annual, dtype=float), price.shape)
+    _first_bad("price_usd_per_mtok", price, ~(price >= 0), "a price of 0 or more")
+    _first_bad(
+        "price_decline_annual", decline, ~((decline >= 0) & (decline < 1)), "a decline in [0, 1)"
+    )
+    path = _col(price) * price_path(decline, months)
+    if table_months is None:
+        return path
+    has_table = ~np.all(np.isnan(np.atleast_2d(np.asarray(table_months, dtype=float))), axis=1)
+    rows = np.flatnonzero(has_table)
+    if rows.size:
+        path[rows] = table_price_path(
+            np.asarray(table_months, dtype=float)[rows],
+            np.asarray(table_prices, dtype=float)[rows],
+            months,
+            name="token_price_table_usd_per_mtok",
+        )
+    return path
+
+
+def rental_price_usd_per_gpu_hour(
+    start_usd_per_gpu_hour,
+    decline_annual,
+    floor_usd_per_gpu_hour,
+    months,
+    table_months=None,
+    table_prices=None,
+):
+    """Market rental price of a GPU-hour each month [USD/GPU-hour (n, T)].
+
+        P_m = F + (P_1 - F) * (1 - d)^((m - 1) / 12)        or        P_m = PCHIP(table)(m)
+
+    The premium over a floor F (e.g. the hourly total cost of ownership below which owners stop
+    renting out) decays at d a year, so prices fall fast after launch and flatten, as H100 rentals
+    did (above USD 8 in 2023, USD 2.99 in 2024-10, USD 1.70-2.60 in 2025-26; Latent Space,
+    SemiAnalysis, Silicon Data). A row uses its table when its table has points.
+
+    Parameters
+    ----------
+    start_usd_per_gpu_hour : array (n,)  market price in month 1; 0 where a scenario has no rental
+        market [USD/GPU-hour]
+    decline_annual : array (n,)  annual decline of the premium over the floor, in [0, 1)
+        [fraction/year]
+    floor_usd_per_gpu_hour : array (n,)  floor, 0 <= F <= P_1 [USD/GPU-hour]
+    months : int array (T,)  month indices
+    table_months, table_prices : arrays (n, k), optional  dated prices [month, USD/GPU-hour]
+    """
+    start = np.asarray(start_usd_per_gpu_hour, dtype=float).reshape(-1)
+    decline = np.broadcast_to(np.asarray(decline_annual, dtype=float), start.shape)
+    floor = np.broadcast_to(np.asarray(floor_usd_per_gpu_hour, dtype=float), start.shape)
+    _first_bad(
+        "rental_decline_annual", decline, ~((decline >= 0) & (decline < 1)), "a decline in [0, 1)"
+    )
+    if table_months is None:
+        no_table = np.ones(start.shape, dtype=bool)
+    else:
+        no_table = np.all(np.isnan(np.atleast_2d(np.asarray(table_months, dtype=float))), axis=1)
+    _first_bad(
+        "rental_usd_per_gpu_hour", start, no_table & ~(start >= 0), "a price of 0 or more (0: none)"
+    )
+    _first_bad(
+        "rental_floor_usd_per_gpu_hour",
+        floor,
+        no_table & ~((floor >= 0) & (floor <= start)),
+        "a floor between 0 and the month-1 rental price",
+    )
+    path = _col(floor) + _col(start - floor) * price_path(decline, months)
+    rows = np.flatnonzero(~no_table)
+    if rows.size:
+        path[rows] = table_price_path(
+            np.asarray(table_months, dtype=float)[rows],
+            np.asarray(table_prices, dtype=float)[rows],
+            months,
+            name="rental_table_usd_per_gpu_hour",
+        )
+    return path
+
+
+def utilization_path(share, ramp_months, churn_annual, months):
+    """Share of hours the GPUs serve, by month: a ramp, then churn [fraction (n, T)].
+
+        u_m = u * min(1, m / R) * (1 - c)^((m - 1) / 12)        for m >= 1, 0 in month 0
+
+    The ramp is the engine's linear fill over R months (R = 0: full from month 1). Churn c is the
+    share of booked capacity lost each year and not re-let, e.g. customers moving to newer GPUs as
+    the fleet ages; its geometric form is the constant-hazard retention of customer-lifetime
+    models (S. Gupta, D. R. Lehmann and J. A. Stuart, J. Marketing Research 41(1), 2004, 7-18).
+
+    Parameters
+    ----------
+    share : array (n,)  target share of hours serving, 0-1 [fraction]
+    ramp_months : array (n,)  months to reach the share linearly; 0 = no ramp [months]
+    churn_annual : array (n,)  share of booked capacity lost per year, 0 <= c < 1 [fraction/year]
+    months : int array (T,)  month indices
+    """
+    u = np.asarray(share, dtype=float).reshape(-1)
+    ramp = np.broadcast_to(np.asarray(ramp_months, dtype=float), u.shape)
+    churn = np.broadcast_to(np.asarray(churn_annual, dtype=float), u.shape)
+    _first_bad("utilization.share", u, ~((u >= 0) & (u <= 1)), "a share in [0, 1]")
+    _first_bad("utilization.ramp_months", ramp, ~(ramp >= 0), "0 or more months")
+    _first_bad(
+        "utilization.churn_annual", churn, ~((churn >= 0) & (churn < 1)), "a share in [0, 1)"
+    )
+    m = np.asarray(months, dtype=float)[None, :]
+    r = _col(ramp)
+    fill = np.where(r > 0, np.minimum(1.0, m / np.maximum(r, 1.0)), 1.0)
+    retained = price_path(churn, months)
+    return _col(u) * fill * retained * (m >= 1)
+
+
+def contract_price_path(contract_usd_per_gpu_hour, market_usd_per_gpu_hour, term_months, months):
+    """Price per GPU-hour of the contracted share, renewed at the market every term [USD/GPU-hour (n, T)].
+
+    The first contract runs from month 1 at its fixed price; renewal j starts in month 1 + j * K
+    (K = term) at the market price of that month and stays fixed for K months:
+
+        P_m = P_c                          for m < 1 + K
+        P_m = market_{1 + K * floor((m - 1) / K)}   otherwise
+
+    A term of 0 means one contract for the whole horizon.
+
+    Parameters
+    ----------
+    contract_usd_per_gpu_hour : array (n,)  price of the first contract [USD/GPU-hour]
+    market_usd_per_gpu_hour : array (n, T)  market rental price by month, columns aligned with
+        `months` [USD/GPU-hour]
+    term_months : int array (n,)  contract term, 0 = no renewal [months]
+    months : int array (T,)  consecutive month indices (e.g. 0..H)
+    """
+    contract = np.asarray(contract_usd_per_gpu_hour, dtype=float).reshape(-1)
+    market = np.asarray(market_usd_per_gpu_hour, dtype=float)
+    term = np.broadcast_to(np.asarray(term_months), contract.shape).astype(np.int64)
+    m = np.asarray(months, dtype=np.int64)
+    _first_bad("contract_usd_per_gpu_hour", contract, ~(contract >= 0), "a price of 0 or more")
+    _first_bad("contract_term_months", term, term < 0, "0 (no renewal) or a term in months")
+    if market.shape != (contract.shape[0], m.shape[0]):
+        raise MarketError(
+            f"market_usd_per_gpu_hour has shape {market.shape}: expected (scenarios, months) = "
+            f"({contract.shape[0]}, {m.shape[0]})"
+        )
+    if m.size > 1 and np.any(np.diff(m) != 1):
+        raise MarketError("months: expected consecutive month indices, e.g. 0..H")
+    k = np.maximum(term, 1)[:, None]
+    renewal = 1 + k * ((np.maximum(m[None, :], 1) - 1) // k)
+    column = np.clip(renewal - m[0], 0, m.shape[0] - 1)
+    at_renewal = np.take_along_axis(market, column, axis=1)
+    renewed = (term[:, None] > 0) & (renewal > 1)
+    return np.where(renewed, at_renewal, contract[:, None])
+
+
+def revenue_by_source(
+    tokens,
+    gpus,
+    utilization,
+    token_price_usd_per_mtok,
+    contract_share,
+    contract_price_usd_per_gpu_hour,
+    spot_rental_usd_per_gpu_hour=None,
+    spot_sells_gpu_hours=False,
+):
+    """Revenue per month by source: tokens, contracted GPU-hours, spot GPU-hours [USD (n, T) each].
+
+        token_m    = (1 - c) * tokens_m * p_m / 10^6                  (spot sells tokens)
+        spot_m     = (1 - c) * N_m * 730 h * u_m * P_spot_m            (spot sells GPU-hours)
+        contract_m = c * N_m * 730 h * P_contract_m
+
+    Contracted GPUs earn their hourly price whether or not they serve; spot capacity earns only
+    what it sells, so utilization scales it. Only token sales capture a throughput gain: a lessor of
+    GPU-hours sees it only if the market price of GPU-hours reflects it at renewal.
+
+    Parameters
+    ----------
+    tokens, gpus, utilization : arrays (n, T)  tokens produced (by all GPUs), GPUs in service,
+        share of hours serving
+    token_price_usd_per_mtok : array (n, T)  token price by month [USD/Mtok]
+    contract_share : array (n,)  share of GPUs under contract, 0-1 [fraction]
+    contract_price_usd_per_gpu_hour : array (n,) or (n, T)  contract price [USD/GPU-hour]
+    spot_rental_usd_per_gpu_hour : array (n, T), optional  market rental price for spot GPU-hours
+    spot_sells_gpu_hours : bool array (n,)  True where spot capacity rents GPU-hours, not tokens
+
+    Returns
+    -------
+    dict with "token_usd", "contract_usd", "spot_rental_usd": arrays (n, T) [USD/month]
+    """
+    share = np.asarray(contract_share, dtype=float).reshape(-1)
+    _first_bad("contract_share", share, ~((share >= 0) & (share <= 1)), "a share in [0, 1]")
+    c = share[:, None]
+    spot_hours = np.broadcast_to(np.asarray(spot_sells_gpu_hours, dtype=bool), share.shape)[:, None]
+    contract_price = np.asarray(contract_price_usd_per_gpu_hour, dtype=float)
+    if contract_price.ndim == 1:
+        contract_price = contract_price[:, None]
+    token = np.where(
+        spot_hours, 0.0, (1.0 - c) * tokens * token_price_usd_per_mtok / TOKENS_PER_MTOK
+    )
+    if np.any(spot_hours) and spot_rental_usd_per_gpu_hour is None:
+        raise MarketError(
+            "spot_sells_gpu_hours is set but no spot_rental_usd_per_gpu_hour was given: expected "
+            "a market rental price curve for the spot GPU-hours"
+        )
+    spot = (
+        np.zeros(np.shape(tokens))
+        if spot_rental_usd_per_gpu_hour is None
+        else np.where(
+            spot_hours,
+            (1.0 - c) * gpus * HOURS_PER_MONTH * utilization * spot_rental_usd_per_gpu_hour,
+            0.0,
+        )
+    )
+    contract = c * gpus * HOURS_PER_MONTH * contract_price
+    return {"token_usd": token, "contract_usd": contract, "spot_rental_usd": spot}
+
+
+__all__ = [
+    "MarketError",
+    "contract_price_path",
+    "decline_from_fall_factor",
+    "monotone_interpolate",
+    "price_path",
+    "rental_price_usd_per_gpu_hour",
+    "revenue_by_source",
+    "revenue_usd_per_month",
+    "table_price_path",
+    "token_price_usd_per_mtok",
+    "utilization_path",
+]

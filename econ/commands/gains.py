@@ -1,0 +1,204 @@
+"""`econ gains`: what a software throughput gain is worth for a scenario, against the same without it.
+
+Thin: loads the scenario (with --set overrides), replaces its steps by --step ones if given, calls
+econ.gains.value_gain and prints a table, JSON or CSV. No formulas live here.
+
+    econ gains models/scenarios/deepseek-r1-gb200-nvl72.toml
+    econ gains SCENARIO --step 2026-09:+19.8% --set market.price_decline_annual=0.6 --format json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+import pandas as pd
+
+from econ import __version__
+from econ.export import csv_text
+from econ.gains import GainsError, GainValue, parse_step, value_gain, with_steps
+from econ.scenario import atomic_write, load_scenario
+
+_SUMMARY_ROWS = (
+    ("lcot_usd_per_mtok", "Levelized cost [USD/Mtok]", "{:,.4f}"),
+    ("breakeven_price_usd_per_mtok", "Break-even price [USD/Mtok]", "{:,.4f}"),
+    ("tokens_total", "Tokens [output, total]", "{:,.4g}"),
+    ("revenue_usd_total", "Revenue [USD]", "{:,.0f}"),
+    ("ebitda_usd_total", "EBITDA [USD]", "{:,.0f}"),
+    ("npv_usd", "NPV [USD]", "{:,.0f}"),
+    ("irr_project_annual", "Project IRR [per year]", "{:.2%}"),
+    ("irr_equity_annual", "Equity IRR [per year]", "{:.2%}"),
+    ("payback_months", "Payback [months]", "{:.1f}"),
+    ("min_dscr", "Minimum DSCR [x]", "{:.2f}"),
+    ("revenue_usd_per_mw_year", "Revenue per MW-year [USD]", "{:,.0f}"),
+)
+_VALUE_ROWS = (
+    ("npv_usd_per_gpu", "NPV of the gain per GPU [USD]", "{:,.0f}"),
+    ("npv_usd_per_rack", "NPV of the gain per rack [USD]", "{:,.0f}"),
+    ("npv_usd_fleet", "NPV of the gain, fleet [USD]", "{:,.0f}"),
+    ("lcot_change_share", "Change in levelized cost", "{:+.2%}"),
+    ("tokens_change_share", "Change in tokens over the horizon", "{:+.2%}"),
+    ("gpus_avoided", "GPUs not bought for the same tokens", "{:,.1f}"),
+    ("racks_avoided", "Racks not bought for the same tokens", "{:,.2f}"),
+    ("capex_avoided_usd", "Capex avoided [USD]", "{:,.0f}"),
+)
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser(
+        "gains",
+        help="value a software throughput gain (NPV, LCOT, IRR, payback, bridge)",
+        description="Value the software gains of a scenario against the same scenario without "
+        "them. With --step, the given steps replace the scenario's steps.",
+    )
+    p.add_argument("file", metavar="SCENARIO", help="scenario TOML file")
+    p.add_argument(
+        "--step",
+        dest="steps",
+        action="append",
+        default=[],
+        metavar="WHEN:GAIN[:LABEL]",
+        help="a throughput step, e.g. 2026-02:+19.8%% (a date, month 1 = the month after "
+        "start_date) or 5:0.198 (a month number); repeat for several",
+    )
+    p.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="PATH=VALUE",
+        help="override a field by dotted path (TOML value), e.g. market.price_decline_annual=0.6",
+    )
+    p.add_argument("--format", choices=("table", "json", "csv"), default="table")
+    p.add_argument("--out", metavar="FILE", help="write the output to FILE instead of stdout")
+    p.add_argument("--force", action="store_true", help="overwrite an existing --out file")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    scenario = load_scenario(args.file, args.overrides)
+    if args.steps:
+        steps = sorted(
+            (parse_step(text, scenario.start_date, scenario.horizon) for text in args.steps),
+            key=lambda step: step["month"],
+        )
+        scenario = with_steps(scenario, steps, file=args.file)
+    result = value_gain(scenario)
+    if args.format == "json":
+        text = json.dumps(
+            {"econ_version": __version__, **result.to_json()}, indent=2, allow_nan=False
+        )
+    elif args.format == "csv":
+        text = csv_text(result_frame(result))
+    else:
+        text = format_table(result)
+    if args.out:
+        try:
+            atomic_write(args.out, text if text.endswith("\n") else text + "\n", args.force)
+        except FileExistsError:
+            raise GainsError(
+                f"--out {args.out}: the file exists; pass --force to overwrite it"
+            ) from None
+        except OSError as exc:
+            raise GainsError(f"--out {args.out}: cannot write ({exc.strerror})") from None
+        print(f"wrote {args.out}", file=sys.stderr)
+    else:
+        print(text.rstrip("\n"))
+    for warning in result.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    return 0
+
+
+def result_frame(result: GainValue) -> pd.DataFrame:
+    """All figures as rows of section, metric, base, gain, delta (for CSV)."""
+    rows = []
+    for key, b in result.base.items():
+        if key == "warnings":
+            continue
+        if isinstance(b, dict):
+            for part, value in b.items():
+                rows.append(
+                    (
+                        "summary",
+                        f"{key}.{part}",
+                        value,
+                        result.gain[key][part],
+                        result.delta[key][part],
+                    )
+                )
+        else:
+            rows.append(("summary", key, b, result.gain[key], result.delta.get(key)))
+    for key, value in result.value.items():
+        rows.append(("value", key, None, None, value))
+    for entry in result.bridge:
+        rows.append(("bridge", entry["driver"], None, None, entry["npv_usd"]))
+    for row in result.ebitda_by_year.itertuples(index=False):
+        rows.append(
+            ("ebitda_by_year", f"year {row.year}", row.base_usd, row.gain_usd, row.delta_usd)
+        )
+    return pd.DataFrame(rows, columns=["section", "metric", "base", "gain", "delta"])
+
+
+def _fmt(fmt: str, value) -> str:
+    return "n/a" if value is None else fmt.format(value)
+
+
+def format_table(result: GainValue) -> str:
+    """Base, gain and change side by side; then what the gain is worth, the bridge, EBITDA by year."""
+    steps = ", ".join(
+        f"{s['gain']:+.1%} at month {s['month']}" + (f" ({s['label']})" if s["label"] else "")
+        for s in result.steps
+    )
+    lines = [f"Value of the gains of {result.name}" + (f": {steps}" if steps else "")]
+    rows = [("metric", "base", "gain", "change")]
+    for key, label, fmt in _SUMMARY_ROWS:
+        change_fmt = fmt.replace("{:", "{:+") if "+" not in fmt else fmt
+        rows.append(
+            (
+                label,
+                _fmt(fmt, result.base[key]),
+                _fmt(fmt, result.gain[key]),
+                _fmt(change_fmt, result.delta.get(key)),
+            )
+        )
+    lines += _grid(rows)
+    lines.append("")
+    lines += _grid(
+        [("what the gain is worth", "")]
+        + [(label, _fmt(fmt, result.value[key])) for key, label, fmt in _VALUE_ROWS]
+    )
+    lines.append("")
+    bridge = [("NPV bridge by driver", "USD")]
+    bridge += [(e["driver"], _fmt("{:+,.0f}", e["npv_usd"])) for e in result.bridge]
+    bridge.append(("= change in NPV", _fmt("{:+,.0f}", result.delta["npv_usd"])))
+    lines += _grid(bridge)
+    lines.append("")
+    years = [("EBITDA by year", "base", "gain", "change")]
+    for row in result.ebitda_by_year.itertuples(index=False):
+        years.append(
+            (
+                f"year {row.year}",
+                f"{row.base_usd:,.0f}",
+                f"{row.gain_usd:,.0f}",
+                f"{row.delta_usd:+,.0f}",
+            )
+        )
+    lines += _grid(years)
+    for case in ("base", "gain"):
+        for warning in getattr(result, case)["warnings"]:
+            lines.append(f"warning [{case}]: {warning}")
+    return "\n".join(lines)
+
+
+def _grid(rows) -> list[str]:
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    out = []
+    for j, row in enumerate(rows):
+        cells = [row[0].ljust(widths[0])] + [
+            c.rjust(w) for c, w in zip(row[1:], widths[1:], strict=True)
+        ]
+        out.append("  ".join(cells).rstrip())
+        if j == 0:
+            out.append("  ".join("-" * w for w in widths))
+    return out

@@ -1,0 +1,686 @@
+"""What a software throughput gain is worth: value, break-evens and the NPV bridge.
+
+For a base scenario and a gain trajectory (the same scenario with its gains, or with dated steps
+added), this module reports the change in levelized cost per token, NPV per GPU, per rack and for the
+fleet, IRR, payback, EBITDA by year, the GPUs not bought to serve the same tokens (capex avoided),
+a bridge of the NPV change by driver that sums to it, and two break-evens solved by vectorized
+bisection over a ScenarioBatch: the annual gain rate that holds margin under a price deflation, and
+the gain a given service life needs to earn its cost of capital.
+
+It uses only the public engine API (`econ.project` on Scenarios and ScenarioBatches, scenario
+overrides, `ScenarioBatch.repeat`), so it values whatever the engine models.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import math
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from econ.batch import ScenarioBatch
+from econ.engine import Projection, project
+from econ.errors import InputError
+from econ.scenario import Scenario, apply_overrides, scenario_to_dict, validate_dict
+from econ.units import MONTHS_PER_YEAR, monthly_rate
+
+
+class GainsError(InputError):
+    """Invalid input to a gains analysis (a step that cannot be read, a bad bracket, ...)."""
+
+
+NEUTRAL_GAINS: Mapping[str, Any] = {
+    "trajectory": "compound",
+    "gain_rate_annual": 0.0,
+    "rate_decay_annual": 0.0,
+    "table": [],
+    "steps": [],
+}
+"""Throughput fields that, set to these values, remove every software gain. Fields the scenario
+format does not have are skipped, so this works before and after the trajectory fields exist."""
+
+BRIDGE_LINES: tuple[tuple[str, str, float], ...] = (
+    ("revenue", "revenue_usd", 1.0),
+    ("power", "power_usd", -1.0),
+    ("facility", "facility_usd", -1.0),
+    ("opex", "opex_usd", -1.0),
+    ("capex", "capex_usd", -1.0),
+    ("disposal", "disposal_usd", 1.0),
+    ("tax", "tax_usd", -1.0),
+)
+"""Drivers of the NPV bridge: (driver, monthly line, sign in the project cash flow). The project
+cash flow is exactly revenue - power - facility - opex - capex + disposal - tax (docs/methodology.md),
+so the drivers' present values add up to the NPV change."""
+
+REVENUE_SPLIT: tuple[tuple[str, str], ...] = (
+    ("token revenue", "token_revenue_usd"),
+    ("contract revenue", "contract_revenue_usd"),
+    ("spot rental revenue", "spot_revenue_usd"),
+)
+"""When the engine reports revenue by source in these lines, the bridge splits revenue by them."""
+
+BRIDGE_TOLERANCE = 1e-9
+"""Largest gap allowed between the bridge's sum and the NPV change, relative to the sum of the
+drivers' absolute present values (floating-point rounding only)."""
+
+
+OTHER_DRIVER = "other cash-flow lines"
+"""Bridge entry for an NPV change that no known line explains; present only when material."""
+
+
+# --- building the cases -----------------------------------------------------------------------
+
+
+def without_gains(scenario: Scenario, name: str | None = None) -> Scenario:
+    """The same scenario with no software gains (no steps, no growth), validated."""
+    data = scenario_to_dict(scenario)
+    fields = type(scenario.throughput).model_fields
+    data["throughput"] = {
+        **data.get("throughput", {}),
+        **{k: v for k, v in NEUTRAL_GAINS.items() if k in fields},
+    }
+    data["name"] = name or f"{scenario.name} without gains"
+    return validate_dict(data)
+
+
+def with_steps(
+    scenario: Scenario, steps: Sequence[Mapping[str, Any]], file: str | None = None
+) -> Scenario:
+    """The scenario with its throughput steps replaced by `steps` ({month, gain, label, ...})."""
+    data = apply_overrides(
+        scenario_to_dict(scenario), {"throughput.steps": [dict(s) for s in steps]}, file=file
+    )
+    return validate_dict(data, file=file)
+
+
+def with_throughput(scenario: Scenario, file: str | None = None, **fields: Any) -> Scenario:
+    """The scenario with throughput fields replaced, validated.
+
+    Feeds measured and simulated work into a gain case, e.g. a history fit
+    (`gain_rate_annual=history.rate_annual, steps=history.scenario_steps(start_date)`) or the
+    simulator's ceiling (`ceiling_tokens_per_s_per_gpu=speed_of_light(...)`, where the scenario
+    format has it).
+    """
+    overrides = {f"throughput.{name}": value for name, value in fields.items()}
+    return validate_dict(apply_overrides(scenario_to_dict(scenario), overrides, file=file), file)
+
+
+def has_gains(scenario: Scenario) -> bool:
+    """True when the scenario's throughput changes over time."""
+    neutral = without_gains(scenario, name=scenario.name)
+    return neutral.throughput != scenario.throughput
+
+
+_STEP = re.compile(r"^\s*(?P<when>[^:]+?)\s*:\s*(?P<gain>[^:]+?)\s*(?::(?P<label>.*))?$")
+_DATE = re.compile(r"^(\d{4})-(\d{1,2})(?:-(\d{1,2}))?$")
+
+
+def parse_step(text: str, start_date: dt.date, horizon_months: int | None = None) -> dict:
+    """Read a step written WHEN:GAIN[:LABEL], e.g. "2026-02:+19.8%" or "5:0.198:v6.1".
+
+    WHEN is a date (YYYY-MM or YYYY-MM-DD; the month after the scenario's start_date month is month 1)
+    or a month number. GAIN is a fraction (0.198) or a percentage (+19.8%).
+
+    Returns
+    -------
+    dict with month [month], gain [fraction] and label
+    """
+    match = _STEP.match(text)
+    if not match:
+        raise GainsError(
+            f"--step {text!r}: expected WHEN:GAIN[:LABEL], e.g. 2026-02:+19.8% or 5:0.198"
+        )
+    when, gain_text = match["when"], match["gain"]
+    date = _DATE.match(when)
+    if date:
+        year, month = int(date[1]), int(date[2])
+        if not 1 <= month <= 12:
+            raise GainsError(f"--step {text!r}: {when!r} is not a month; expected YYYY-MM")
+        months = (year - start_date.year) * MONTHS_PER_YEAR + (month - start_date.month)
+    elif re.fullmatch(r"\d+", when):
+        months = int(when)
+    else:
+        raise GainsError(
+            f"--step {text!r}: when {when!r} is neither a date (YYYY-MM) nor a month number"
+        )
+    try:
+        gain = float(gain_text[:-1]) / 100.0 if gain_text.endswith("%") else float(gain_text)
+    except ValueError:
+        raise GainsError(
+            f"--step {text!r}: gain {gain_text!r} is not a number; expected e.g. +19.8% or 0.198"
+        ) from None
+    if not gain > -1.0 or not math.isfinite(gain):
+        raise GainsError(
+            f"--step {text!r}: gain {gain_text} is at or below -100% (or not finite); expected a "
+            "gain above -100%"
+        )
+    first = _add_months(start_date, 1)
+    if months < 1:
+        raise GainsError(
+            f"--step {text!r}: {when} is month {months}, before the first service month "
+            f"({first:%Y-%m}, month 1); expected a later date"
+        )
+    if horizon_months is not None and months > horizon_months:
+        last = _add_months(start_date, horizon_months)
+        raise GainsError(
+            f"--step {text!r}: {when} is month {months}, beyond the horizon of {horizon_months} "
+            f"months (last month {last:%Y-%m}); expected a date within the projection"
+        )
+    return {"month": months, "gain": gain, "label": (match["label"] or "").strip()}
+
+
+def _add_months(start: dt.date, months: int) -> dt.date:
+    index = start.year * MONTHS_PER_YEAR + start.month - 1 + months
+    return dt.date(index // MONTHS_PER_YEAR, index % MONTHS_PER_YEAR + 1, 1)
+
+
+# --- the bridge -------------------------------------------------------------------------------
+
+
+def discount_factors(projection: Projection):
+    """v^m at each scenario's discount rate, monthly compounding, 1 in month 0 [fraction (n, T+1)]."""
+    rate = monthly_rate(projection.metrics["discount_rate_annual"])
+    return np.power(1.0 + rate[:, None], -projection.months[None, :].astype(float))
+
+
+def npv_bridge(base: Projection, gain: Projection) -> dict[str, np.ndarray]:
+    """NPV change from base to gain case by driver: the PV of the change in each line [USD (n,)].
+
+        bridge_driver = sum_m v^m * s_driver * (line_gain,m - line_base,m)
+
+    with s the line's sign in the project cash flow (BRIDGE_LINES). The project cash flow is the
+    signed sum of these lines, so the drivers add up to NPV_gain - NPV_base; the sum is checked
+    against the engine's npv_usd: if a cash-flow line the bridge does not know moved the NPV, the
+    unexplained part is reported as OTHER_DRIVER rather than lost. Rows of `base` and `gain` must be
+    the same scenarios in the same order.
+    """
+    if base.lines["revenue_usd"].shape != gain.lines["revenue_usd"].shape:
+        raise GainsError(
+            f"base {base.lines['revenue_usd'].shape} and gain {gain.lines['revenue_usd'].shape} "
+            "projections differ in shape; expected the same scenarios over the same months"
+        )
+    rates = base.metrics["discount_rate_annual"], gain.metrics["discount_rate_annual"]
+    if not np.array_equal(*rates):
+        raise GainsError("base and gain cases have different discount rates; expected the same")
+    v = discount_factors(base)
+    lines = list(BRIDGE_LINES)
+    if all(column in base.lines for _, column in REVENUE_SPLIT):
+        lines = [(d, c, 1.0) for d, c in REVENUE_SPLIT] + lines[1:]
+    bridge = {}
+    scale = np.zeros(len(base))
+    for driver, column, sign in lines:
+        change = sign * (gain.lines[column] - base.lines[column])
+        bridge[driver] = np.einsum("ij,ij->i", change, v)
+        scale += np.einsum("ij,ij->i", np.abs(gain.lines[column]) + np.abs(base.lines[column]), v)
+    total = np.sum(list(bridge.values()), axis=0)
+    expected = gain.metrics["npv_usd"] - base.metrics["npv_usd"]
+    residual = expected - total
+    if np.any(np.abs(residual) > BRIDGE_TOLERANCE * np.maximum(scale, 1.0)):
+        # A cash-flow line the bridge does not know (the engine grew one): show it, never hide it.
+        bridge[OTHER_DRIVER] = residual
+    return bridge
+
+
+# --- value of a gain --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class GainValue:
+    """Base and gain case of one scenario, their difference and what it is worth.
+
+    Attributes
+    ----------
+    base, gain : dict  summaries with the keys of `econ project --format json` (DESIGN.md §5)
+    delta : dict  gain - base for every numeric summary metric (None where either is undefined)
+    bridge : list of {driver, npv_usd}  NPV change by driver; sums to delta["npv_usd"]
+    value : dict  per-GPU, per-rack and fleet figures, GPUs and capex avoided
+    ebitda_by_year : DataFrame  year, base_usd, gain_usd, delta_usd (year 1 = months 0-12)
+    steps : list of dict  the gain case's steps
+    warnings : list of str  about the comparison itself (each case's own are in its summary)
+    """
+
+    name: str
+    base: dict
+    gain: dict
+    delta: dict
+    bridge: list[dict]
+    value: dict
+    ebitda_by_year: pd.DataFrame
+    steps: list[dict] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        """JSON-ready object: base, gain, delta, bridge, value, ebitda_by_year, steps."""
+        return {
+            "name": self.name,
+            "base": self.base,
+            "gain": self.gain,
+            "delta": self.delta,
+            "bridge": self.bridge,
+            "value": {k: _json_number(v) for k, v in self.value.items()},
+            "ebitda_by_year": [
+                {k: _json_number(v) for k, v in row.items()}
+                for row in self.ebitda_by_year.to_dict("records")
+            ],
+            "steps": self.steps,
+            "warnings": self.warnings,
+        }
+
+
+def _json_number(value):
+    if value is None:
+        return None
+    value = float(value)
+    if math.isnan(value) or math.isinf(value):
+        return None
+    return int(value) if value.is_integer() and abs(value) < 2**53 else value
+
+
+def summary_delta(base: Mapping[str, Any], gain: Mapping[str, Any]) -> dict:
+    """gain - base for each numeric summary metric; nested dicts (components) key by key."""
+    delta: dict[str, Any] = {}
+    for key, b in base.items():
+        g = gain.get(key)
+        if isinstance(b, Mapping):
+            delta[key] = summary_delta(b, g or {})
+        elif isinstance(b, bool) or isinstance(b, list | str):
+            continue
+        elif isinstance(b, int | float) and isinstance(g, int | float):
+            delta[key] = _json_number(g - b)
+        elif b is None or g is None:
+            delta[key] = None
+    return delta
+
+
+def _years(months: np.ndarray) -> np.ndarray:
+    return np.maximum(months - 1, 0) // MONTHS_PER_YEAR + 1
+
+
+def value_gain(gain_scenario: Scenario, base_scenario: Scenario | None = None) -> GainValue:
+    """Value the gains of a scenario against the same scenario without them (or a given base).
+
+    Parameters
+    ----------
+    gain_scenario : Scenario  the case with the software gains
+    base_scenario : Scenario, optional  the case without; default `without_gains(gain_scenario)`
+    """
+    base_scenario = base_scenario or without_gains(gain_scenario)
+    base_p, gain_p = project(base_scenario), project(gain_scenario)
+    bridge = npv_bridge(base_p, gain_p)
+    base, gain = base_p.summary_records()[0]["summary"], gain_p.summary_records()[0]["summary"]
+    row = value_metrics(base_p, gain_p, gpus_per_rack=[gain_scenario.fleet.gpus_per_rack])
+    ebitda = pd.DataFrame(
+        {
+            "base_usd": _ebitda_by_year(base_p),
+            "gain_usd": _ebitda_by_year(gain_p),
+        }
+    ).fillna(0.0)
+    ebitda["delta_usd"] = ebitda["gain_usd"] - ebitda["base_usd"]
+    ebitda = ebitda.rename_axis("year").reset_index()
+    warnings = []
+    if base_scenario.throughput == gain_scenario.throughput:
+        warnings.append(
+            "the gain case has the same throughput as the base case: there is no gain to value"
+        )
+    if OTHER_DRIVER in bridge:
+        warnings.append(
+            f"the NPV bridge has {bridge[OTHER_DRIVER][0]:,.2f} USD from cash-flow lines it does "
+            "not know; the other drivers are exact"
+        )
+    return GainValue(
+        name=gain_scenario.name,
+        base=base,
+        gain=gain,
+        delta=summary_delta(base, gain),
+        bridge=[
+            {"driver": driver, "npv_usd": _json_number(values[0])}
+            for driver, values in bridge.items()
+        ],
+        value={k: v[0] for k, v in row.items()},
+        ebitda_by_year=ebitda,
+        steps=[s.model_dump(mode="json") for s in gain_scenario.throughput.steps],
+        warnings=warnings,
+    )
+
+
+def _ebitda_by_year(projection: Projection) -> pd.Series:
+    """EBITDA summed by year of service (year 1 = months 0-12), from the monthly schedule [USD]."""
+    monthly = projection.monthly["ebitda_usd"]
+    months = monthly.index.get_level_values("month").to_numpy()
+    return monthly.groupby(_years(months)).sum()
+
+
+def value_metrics(base: Projection, gain: Projection, gpus_per_rack) -> dict[str, np.ndarray]:
+    """What the gain is worth, per scenario row [arrays (n,)].
+
+    Keys
+    ----
+    npv_usd_fleet, npv_usd_per_gpu, npv_usd_per_rack : NPV change [USD]
+    lcot_change_usd_per_mtok, lcot_change_share : change in levelized cost [USD/Mtok, fraction]
+    tokens_change_share : change in tokens over the horizon [fraction]
+    irr_project_change : change in project IRR [fraction/year]
+    payback_change_months : change in payback [months]
+    gpus_avoided, racks_avoided : GPUs (racks) the base case would need in addition to serve the
+        gain case's tokens over the horizon, N * (tokens_gain / tokens_base - 1) [GPUs, racks]
+    capex_avoided_usd : gpus_avoided * capex per GPU [USD]
+    capex_per_gpu_usd : [USD/GPU]
+    """
+    gpus = base.metrics["gpu_count"]
+    per_rack = np.asarray(gpus_per_rack, dtype=float)
+    npv = gain.metrics["npv_usd"] - base.metrics["npv_usd"]
+    lcot_b, lcot_g = base.metrics["lcot_usd_per_mtok"], gain.metrics["lcot_usd_per_mtok"]
+    tokens_b, tokens_g = base.metrics["tokens_total"], gain.metrics["tokens_total"]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        tokens_ratio = np.where(tokens_b > 0, tokens_g / tokens_b, np.nan)
+        lcot_share = np.where(lcot_b > 0, lcot_g / lcot_b - 1.0, np.nan)
+    capex_per_gpu = base.metrics["capex_usd_total"] / gpus
+    gpus_avoided = gpus * (tokens_ratio - 1.0)
+    return {
+        "npv_usd_fleet": npv,
+        "npv_usd_per_gpu": npv / gpus,
+        "npv_usd_per_rack": npv / gpus * per_rack,
+        "gpus_per_rack": np.broadcast_to(per_rack, npv.shape).astype(float),
+        "lcot_change_usd_per_mtok": lcot_g - lcot_b,
+        "lcot_change_share": lcot_share,
+        "tokens_change_share": tokens_ratio - 1.0,
+        "irr_project_change": gain.metrics["irr_project_annual"]
+        - base.metrics["irr_project_annual"],
+        "payback_change_months": gain.metrics["payback_months"] - base.metrics["payback_months"],
+        "gpus_avoided": gpus_avoided,
+        "racks_avoided": gpus_avoided / per_rack,
+        "capex_per_gpu_usd": capex_per_gpu,
+        "capex_avoided_usd": gpus_avoided * capex_per_gpu,
+    }
+
+
+def life_columns(life_years) -> dict[str, np.ndarray]:
+    """Batch columns for a service life equal to the book life: horizon 12 * L months, L years."""
+    life = np.asarray(life_years, dtype=float)
+    if np.any(~(life > 0)) or np.any(life * MONTHS_PER_YEAR > 600):
+        raise GainsError(f"life_years = {life!r}: expected lives above 0 and up to 50 years")
+    return {
+        "depreciation.life_years": life,
+        "horizon_months": np.rint(life * MONTHS_PER_YEAR),
+    }
+
+
+def value_grid(
+    gain_scenario: Scenario,
+    columns: Mapping[str, Any] | None = None,
+    base_scenario: Scenario | None = None,
+) -> pd.DataFrame:
+    """Value the scenario's gains over a grid of column overrides, all rows in two batch projections.
+
+    Parameters
+    ----------
+    gain_scenario : Scenario  the case with the gains
+    columns : mapping of dotted path to array (n,)  overrides applied to both cases, e.g.
+        `life_columns([4, 5, 6])` and "market.price_decline_annual"; arrays broadcast together
+    base_scenario : Scenario, optional  default `without_gains(gain_scenario)`
+
+    Returns
+    -------
+    DataFrame, one row per grid point: the override columns, base_* and gain_* summary metrics,
+    the `value_metrics` and one `bridge_<driver>` column per driver [USD].
+    """
+    base_scenario = base_scenario or without_gains(gain_scenario)
+    cols = {k: np.asarray(v, dtype=float) for k, v in (columns or {}).items()}
+    n = int(np.broadcast(*cols.values()).size) if cols else 1
+    cols = {k: np.broadcast_to(v, (n,)).copy() for k, v in cols.items()}
+    base_p = project(ScenarioBatch.repeat(base_scenario, n, cols))
+    gain_p = project(ScenarioBatch.repeat(gain_scenario, n, cols))
+    bridge = npv_bridge(base_p, gain_p)
+    frame = pd.DataFrame(cols)
+    for key in ("lcot_usd_per_mtok", "npv_usd", "irr_project_annual", "payback_months"):
+        frame[f"base_{key}"] = base_p.metrics[key]
+        frame[f"gain_{key}"] = gain_p.metrics[key]
+    value = value_metrics(base_p, gain_p, np.full(n, float(gain_scenario.fleet.gpus_per_rack)))
+    for key, values in value.items():
+        frame[key] = values
+    for driver, values in bridge.items():
+        frame[f"bridge_{driver.replace(' ', '_')}"] = values
+    return frame
+
+
+# --- break-evens by vectorized bisection ------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class GainSolution:
+    """Solved gains, one per row, with why a row has none.
+
+    Attributes
+    ----------
+    value : array (n,)  the gain [fraction or fraction/year]; NaN where unsolved
+    status : array (n,) of str  "solved"; "met_at_lower_bound" (the target is met even with the
+        lowest gain tried, `lower`: no gain is needed); "unreachable" (not met even at `upper`)
+    lower, upper : float  the bracket searched
+    """
+
+    value: np.ndarray
+    status: np.ndarray
+    lower: float
+    upper: float
+
+
+def bisect_increasing(
+    evaluate: Callable[[np.ndarray], np.ndarray],
+    target,
+    lower: float,
+    upper: float,
+    upper_max: float,
+    tolerance: float = 1e-9,
+    max_iterations: int = 200,
+) -> GainSolution:
+    """Smallest x with evaluate(x) >= target, row by row, for non-decreasing evaluate [x units (n,)].
+
+    Bisection (R. L. Burden and J. D. Faires, Numerical Analysis, 9th ed., 2011, section 2.1) on
+    every row at once: each iteration is one call of `evaluate` on an (n,) array, e.g. one batch
+    projection. The upper end doubles its distance from `lower` until the target is met or
+    `upper_max` is passed.
+    """
+    target = np.asarray(target, dtype=float)
+    n = target.size
+    lo = np.full(n, float(lower))
+    hi = np.full(n, float(upper))
+    f_lo = evaluate(lo) - target
+    f_hi = evaluate(hi) - target
+    while True:
+        short = (f_hi < 0) & (hi < upper_max)
+        if not short.any():
+            break
+        lo = np.where(short, hi, lo)
+        hi = np.where(short, np.minimum(lower + 2.0 * (hi - lower), upper_max), hi)
+        f_hi = np.where(short, evaluate(hi) - target, f_hi)
+    met_low = f_lo >= 0
+    unreachable = ~met_low & ~(f_hi >= 0)
+    live = ~met_low & ~unreachable
+    for _ in range(max_iterations):
+        if not np.any(live & (hi - lo > tolerance)):
+            break
+        mid = 0.5 * (lo + hi)
+        f_mid = evaluate(np.where(live, mid, hi)) - target
+        below = live & (f_mid < 0)
+        lo = np.where(below, mid, lo)
+        hi = np.where(live & ~below, mid, hi)
+    value = np.where(live, 0.5 * (lo + hi), np.nan)
+    status = np.where(met_low, "met_at_lower_bound", np.where(unreachable, "unreachable", "solved"))
+    return GainSolution(value=value, status=status, lower=float(lower), upper=float(upper_max))
+
+
+def _per_row(batch: ScenarioBatch, per_scenario) -> np.ndarray:
+    """A value per scenario spread over the batch's rows (a scenario with vintages has several)."""
+    values = np.asarray(per_scenario, dtype=float)
+    row_scenario = getattr(batch, "row_scenario", None)
+    return values if row_scenario is None else values[row_scenario]
+
+
+def _solver(
+    scenario: Scenario,
+    columns: Mapping[str, np.ndarray],
+    metric: str,
+    variable: str,
+    step_month: int | None,
+):
+    """An evaluate(x) -> metric function over one batch, x the gain rate or a step's gain."""
+    n = len(next(iter(columns.values()))) if columns else 1
+    if variable == "rate":
+        batch = ScenarioBatch.repeat(scenario, n, columns)
+
+        def evaluate(x):
+            rates = _per_row(batch, x)
+            cols = {**batch.columns, "throughput.gain_rate_annual": rates}
+            return project(dataclasses.replace(batch, columns=cols)).metrics[metric]
+
+        return evaluate
+    if variable != "step":
+        raise GainsError(f"variable = {variable!r}: expected one of: rate, step")
+    if step_month is None or step_month < 1:
+        raise GainsError(f"step_month = {step_month!r}: expected the month of the step, 1 or later")
+    steps = [s.model_dump() for s in scenario.throughput.steps]
+    slot = sum(1 for s in steps if s["month"] <= step_month)
+    steps.insert(slot, {"month": int(step_month), "gain": 0.0, "label": "solved step"})
+    batch = ScenarioBatch.repeat(with_steps(scenario, steps), n, columns)
+
+    def evaluate(x):
+        gains = batch.step_gains.copy()
+        gains[:, slot] = _per_row(batch, x)
+        return project(dataclasses.replace(batch, step_gains=gains)).metrics[metric]
+
+    return evaluate
+
+
+def solve_gain(
+    scenario: Scenario,
+    columns: Mapping[str, Any] | None,
+    target,
+    *,
+    metric: str = "npv_usd",
+    variable: str = "rate",
+    step_month: int | None = None,
+    lower: float = -0.95,
+    upper: float = 1.0,
+    upper_max: float = 1000.0,
+    tolerance: float = 1e-9,
+) -> GainSolution:
+    """The gain at which `metric` reaches `target`, for each row of a batch [fraction (n,)].
+
+    Parameters
+    ----------
+    scenario : Scenario  the case to solve on; its gains stay (the variable replaces the annual
+        rate, or adds a step)
+    columns : mapping of dotted path to array (n,)  batch overrides, broadcast together
+    target : array (n,) or scalar  value of `metric` to reach [metric units]
+    metric : str  a Projection metric that does not fall as throughput rises (npv_usd,
+        ebitda_usd_total, revenue_usd_total, ...)
+    variable : "rate" (throughput.gain_rate_annual [fraction/year]) or "step" (a one-time gain in
+        `step_month` [fraction])
+    lower, upper, upper_max : bracket: start at [lower, upper], widen up to upper_max
+    """
+    cols = {k: np.asarray(v, dtype=float) for k, v in (columns or {}).items()}
+    shapes = [*cols.values(), np.asarray(target, dtype=float)]
+    n = int(np.broadcast(*shapes).size)
+    cols = {k: np.broadcast_to(v, (n,)).copy() for k, v in cols.items()}
+    if not -1.0 < lower < upper <= upper_max:
+        raise GainsError(
+            f"bracket lower={lower}, upper={upper}, upper_max={upper_max}: expected "
+            "-1 < lower < upper <= upper_max"
+        )
+    evaluate = _solver(scenario, cols, metric, variable, step_month)
+    target = np.broadcast_to(np.asarray(target, dtype=float), (n,))
+    return bisect_increasing(evaluate, target, lower, upper, upper_max, tolerance)
+
+
+def gain_rate_to_hold_margin(
+    scenario: Scenario,
+    price_decline_annual,
+    *,
+    metric: str = "ebitda_usd_total",
+    columns: Mapping[str, Any] | None = None,
+) -> GainSolution:
+    """Annual throughput gain that holds margin under a token price deflation [fraction/year (n,)].
+
+    The reference is the scenario at flat token prices with no annual gain (its steps kept); the
+    solution is the compound annual gain at which `metric` (EBITDA over the horizon by default; its
+    margin on unchanged costs) is the same under an annual price decline d. Where only token
+    revenue depends on price and throughput it is d / (1 - d) (`rate_to_hold_revenue`), which the
+    tests check; the solver also covers price tables, contracts and ceilings.
+    """
+    decline = np.atleast_1d(np.asarray(price_decline_annual, dtype=float))
+    cols = {k: np.asarray(v, dtype=float) for k, v in (columns or {}).items()}
+    n = int(np.broadcast(decline, *cols.values()).size)
+    cols = {k: np.broadcast_to(v, (n,)).copy() for k, v in cols.items()}
+    flat = {
+        **cols,
+        "market.price_decline_annual": np.zeros(n),
+        "throughput.gain_rate_annual": np.zeros(n),
+    }
+    target = project(ScenarioBatch.repeat(scenario, n, flat)).metrics[metric]
+    deflated = {**cols, "market.price_decline_annual": np.broadcast_to(decline, (n,)).copy()}
+    return solve_gain(scenario, deflated, target, metric=metric, variable="rate")
+
+
+def gain_to_earn_cost_of_capital(
+    scenario: Scenario,
+    life_years,
+    *,
+    discount_rate_annual=None,
+    price_decline_annual=None,
+    variable: str = "rate",
+    step_month: int | None = None,
+    keep_gains: bool = False,
+) -> GainSolution:
+    """Gain at which an asset serving for L years earns exactly its cost of capital (NPV = 0).
+
+    Service life and book life are both L (horizon 12 * L months); the NPV is at the scenario's
+    discount rate unless `discount_rate_annual` is given. Negative solutions mean headroom: the
+    asset earns its cost of capital even if throughput falls that much.
+
+    Parameters
+    ----------
+    scenario : Scenario
+    life_years : array (n,)  service and book life [years]
+    discount_rate_annual, price_decline_annual : arrays (n,), optional  overrides [fraction/year]
+    variable : "rate" (compound annual gain) or "step" (one-time gain in `step_month`)
+    keep_gains : bool  keep the scenario's own steps (solve for what is needed on top of them)
+    """
+    case = scenario if keep_gains else without_gains(scenario, name=scenario.name)
+    cols = life_columns(life_years)
+    if discount_rate_annual is not None:
+        cols["financing.discount_rate_annual"] = np.asarray(discount_rate_annual, dtype=float)
+    if price_decline_annual is not None:
+        cols["market.price_decline_annual"] = np.asarray(price_decline_annual, dtype=float)
+    n = int(np.broadcast(*cols.values()).size)
+    cols = {k: np.broadcast_to(v, (n,)).copy() for k, v in cols.items()}
+    return solve_gain(case, cols, 0.0, metric="npv_usd", variable=variable, step_month=step_month)
+
+
+__all__ = [
+    "BRIDGE_LINES",
+    "OTHER_DRIVER",
+    "GainSolution",
+    "GainValue",
+    "GainsError",
+    "bisect_increasing",
+    "discount_factors",
+    "gain_rate_to_hold_margin",
+    "gain_to_earn_cost_of_capital",
+    "has_gains",
+    "life_columns",
+    "npv_bridge",
+    "parse_step",
+    "solve_gain",
+    "summary_delta",
+    "value_gain",
+    "value_grid",
+    "value_metrics",
+    "with_steps",
+    "with_throughput",
+    "without_gains",
+]

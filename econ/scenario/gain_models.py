@@ -1,0 +1,305 @@
+"""Pydantic section of a scenario's [throughput] table: tokens/s per GPU and its gain trajectory.
+
+`Throughput` is a drop-in superset of the section in models.py (today's fields keep their names and
+meaning: tokens_per_s_per_gpu, gain_rate_annual, steps [{month, gain, label}], source) and adds the
+trajectory models of econ.throughput.trajectory: a decaying compound rate, a logistic approach to a
+speed-of-light ceiling, a table (e.g. fitted to benchmark history), rollout ramps for steps and a
+cap at the ceiling. `compile_throughput` turns sections into the padded arrays the engine needs.
+
+A scenario file:
+
+    [throughput]
+    tokens_per_s_per_gpu = 4867.7
+    trajectory = "logistic"
+    gain_rate_annual = 0.4
+    ceiling_tokens_per_s_per_gpu = 9000.0
+    steps = [{ month = 5, gain = 0.198, label = "v6.1 serving stack", ramp_months = 2 }]
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from collections.abc import Sequence
+from typing import Literal
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+TRAJECTORIES = ("compound", "logistic", "table")
+"""Trajectory choices; their order is the integer code in a ScenarioBatch column (as in
+econ.throughput.trajectory.TRAJECTORIES)."""
+
+STEP_PADDING_MONTH = 10**6
+"""Month held by unused step slots (beyond any horizon), as in econ.batch."""
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, validate_default=True)
+
+
+def months_after(start: dt.date, date: dt.date) -> int:
+    """Whole months from the month of `start` (month 0) to the month of `date`; days are ignored."""
+    return (date.year - start.year) * 12 + (date.month - start.month)
+
+
+class GainStep(_Section):
+    """A dated step change in throughput per GPU, e.g. a serving-stack release."""
+
+    month: int = Field(
+        ..., ge=1, description="Month the gain takes effect (1 = first service month) [month]"
+    )
+    gain: float = Field(
+        ...,
+        gt=-1.0,
+        description="Relative change in tokens/s per GPU at full rollout, e.g. 0.198 for +19.8%; "
+        "above -1 (-100%) [fraction]",
+    )
+    label: str = Field("", description="What the step is, e.g. a software release")
+    ramp_months: int = Field(
+        0,
+        ge=0,
+        le=600,
+        description="Months for the release to reach the whole fleet, linearly from `month`; "
+        "0 or 1 = all GPUs at once [months]",
+    )
+
+
+class TrajectoryPoint(_Section):
+    """A point of a tabulated trajectory: throughput relative to tokens_per_s_per_gpu at a time."""
+
+    month: int | None = Field(
+        None, ge=-600, le=1200, description="Month of the point (0 = purchase month) [month]"
+    )
+    date: dt.date | None = Field(
+        None, description="Date of the point instead of `month` (day ignored)"
+    )
+    multiplier: float = Field(
+        ..., gt=0, description="Tokens/s per GPU over tokens_per_s_per_gpu at this time [ratio]"
+    )
+
+    @model_validator(mode="after")
+    def _month_or_date(self) -> TrajectoryPoint:
+        if (self.month is None) == (self.date is None):
+            raise ValueError(
+                f"give exactly one of month and date, got month={self.month}, date={self.date}"
+            )
+        return self
+
+
+def check_time_order(points: Sequence, what: str) -> None:
+    """Points share one time key (month or date) and are strictly increasing in it."""
+    keys = {"month" if p.month is not None else "date" for p in points}
+    if len(keys) > 1:
+        raise ValueError(f"{what} mixes months and dates; expected one kind for every point")
+    times = [p.month if p.month is not None else p.date for p in points]
+    for i in range(1, len(times)):
+        if not times[i] > times[i - 1]:
+            raise ValueError(
+                f"{what} must be in strictly increasing time order, got {times[i - 1]} then "
+                f"{times[i]} at points {i - 1} and {i}"
+            )
+
+
+class Throughput(_Section):
+    """Tokens/s per GPU while serving, and how software changes it on the installed hardware.
+
+    g_m = min(C, base_m * prod_k steps_k,m), tokens/s_m = tokens_per_s_per_gpu * g_m, where base is
+    the trajectory (compound with optional rate decay, logistic to the ceiling, or a table).
+    """
+
+    tokens_per_s_per_gpu: float = Field(
+        1000.0, gt=0, description="Output tokens per second per GPU while serving [tokens/s/GPU]"
+    )
+    trajectory: Literal["compound", "logistic", "table"] = Field(
+        "compound",
+        description="Base trajectory: compound (rate, optionally decaying), logistic (rate "
+        "levelling off at the ceiling) or table (multipliers by month or date)",
+    )
+    gain_rate_annual: float = Field(
+        0.0,
+        gt=-1.0,
+        description="Compound annual software gain in tokens/s per GPU from month 1; for the "
+        "logistic trajectory, its initial rate [fraction/year]",
+    )
+    rate_decay_annual: float = Field(
+        0.0,
+        ge=0.0,
+        lt=1.0,
+        description="Share of the compound gain rate lost each year (Gompertz curve); 0 = the rate "
+        "holds [fraction/year]",
+    )
+    ceiling_tokens_per_s_per_gpu: float | None = Field(
+        None,
+        gt=0,
+        description="Ceiling on tokens/s per GPU, e.g. the simulator's speed of light; caps every "
+        "trajectory and is the logistic's asymptote; none = no cap [tokens/s/GPU]",
+    )
+    table: tuple[TrajectoryPoint, ...] = Field(
+        (),
+        description="Trajectory as (month or date, multiplier) points, e.g. fitted to benchmark "
+        "history; interpolated monotonically in log space, held flat outside",
+    )
+    steps: tuple[GainStep, ...] = Field(
+        (), description="Dated step changes in tokens/s per GPU, in month order"
+    )
+    source: str = Field("", description="Where the throughput figure comes from")
+
+    @field_validator("steps")
+    @classmethod
+    def _steps_in_order(cls, steps: tuple[GainStep, ...]) -> tuple[GainStep, ...]:
+        months = [s.month for s in steps]
+        if months != sorted(months):
+            raise ValueError(f"steps must be in month order, got months {months}")
+        return steps
+
+    @field_validator("table")
+    @classmethod
+    def _table_in_order(cls, table: tuple[TrajectoryPoint, ...]) -> tuple[TrajectoryPoint, ...]:
+        check_time_order(table, "table")
+        return table
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Throughput:
+        ceiling = self.ceiling_tokens_per_s_per_gpu
+        if ceiling is not None and ceiling < self.tokens_per_s_per_gpu:
+            raise ValueError(
+                f"ceiling_tokens_per_s_per_gpu is {ceiling:g}, below today's tokens_per_s_per_gpu "
+                f"of {self.tokens_per_s_per_gpu:g}; expected a ceiling at or above today's "
+                "throughput"
+            )
+        if self.trajectory == "logistic":
+            if ceiling is None:
+                raise ValueError(
+                    "trajectory is 'logistic' but ceiling_tokens_per_s_per_gpu is not set; "
+                    "expected the ceiling the throughput levels off at"
+                )
+            if self.gain_rate_annual < 0:
+                raise ValueError(
+                    f"trajectory is 'logistic' with gain_rate_annual {self.gain_rate_annual}; "
+                    "expected an initial rate of 0 or more"
+                )
+        if self.rate_decay_annual > 0 and self.trajectory != "compound":
+            raise ValueError(
+                f"rate_decay_annual is {self.rate_decay_annual} with trajectory "
+                f"'{self.trajectory}'; rate decay applies to the compound trajectory only"
+            )
+        if self.trajectory == "table":
+            if not self.table:
+                raise ValueError(
+                    "trajectory is 'table' but table is empty; expected (month or date, "
+                    "multiplier) points"
+                )
+            if self.gain_rate_annual != 0:
+                raise ValueError(
+                    f"trajectory is 'table' with gain_rate_annual {self.gain_rate_annual}; the "
+                    "table gives the growth, expected gain_rate_annual = 0"
+                )
+        elif self.table:
+            raise ValueError(
+                f"table has {len(self.table)} points but trajectory is '{self.trajectory}'; "
+                "set trajectory = 'table' to use it"
+            )
+        return self
+
+    @property
+    def ceiling_ratio(self) -> float:
+        """Ceiling over today's tokens/s per GPU; inf when there is none [ratio]."""
+        if self.ceiling_tokens_per_s_per_gpu is None:
+            return math.inf
+        return self.ceiling_tokens_per_s_per_gpu / self.tokens_per_s_per_gpu
+
+    def without_gains(self) -> Throughput:
+        """The same section with no software gains: compound at 0, no steps, no table."""
+        return self.model_copy(
+            update={
+                "trajectory": "compound",
+                "gain_rate_annual": 0.0,
+                "rate_decay_annual": 0.0,
+                "table": (),
+                "steps": (),
+            }
+        )
+
+    def horizon_problems(self, horizon_months: int, start_date: dt.date | None = None) -> list[str]:
+        """Messages for inputs that do not fit a horizon (for the Scenario-level validator).
+
+        Steps released after the horizon are errors (they would silently do nothing). A table
+        whose points all lie after the horizon is too, when the start date is known.
+        """
+        problems = []
+        for i, step in enumerate(self.steps):
+            if step.month > horizon_months:
+                problems.append(
+                    f"throughput.steps[{i}] at month {step.month} is beyond the horizon of "
+                    f"{horizon_months} months; expected a month from 1 to {horizon_months}"
+                )
+        if self.table and start_date is not None:
+            first = table_months(self.table, start_date)[0]
+            if first > horizon_months:
+                problems.append(
+                    f"throughput.table starts at month {first}, beyond the horizon of "
+                    f"{horizon_months} months; expected points within the projection"
+                )
+        return problems
+
+
+def table_months(points: Sequence, start_date: dt.date) -> list[int]:
+    """Month index (0 = month of start_date) of each point given by month or by date."""
+    return [p.month if p.month is not None else months_after(start_date, p.date) for p in points]
+
+
+def compile_throughput(
+    sections: Sequence[Throughput], start_dates: Sequence[dt.date]
+) -> dict[str, np.ndarray]:
+    """Arrays the engine needs beyond the scalar batch columns, one row per scenario.
+
+    Returns
+    -------
+    dict of arrays:
+        trajectory : int8 (n,)  code into TRAJECTORIES
+        ceiling_ratio : float (n,)  ceiling / tokens_per_s_per_gpu, inf when none [ratio]
+        step_months : int64 (n, k)  padded with STEP_PADDING_MONTH [month]
+        step_gains : float (n, k)  padded with 0 [fraction]
+        step_ramp_months : float (n, k)  padded with 0 [months]
+        table_months : float (n, k2)  padded with NaN [month]
+        table_multipliers : float (n, k2)  padded with NaN [ratio]
+    """
+    n = len(sections)
+    if n != len(start_dates):
+        raise ValueError(
+            f"got {n} throughput sections and {len(start_dates)} start dates; expected one each"
+        )
+    k = max([1, *(len(s.steps) for s in sections)])
+    k2 = max([1, *(len(s.table) for s in sections)])
+    out = {
+        "trajectory": np.array([TRAJECTORIES.index(s.trajectory) for s in sections], np.int8),
+        "ceiling_ratio": np.array([s.ceiling_ratio for s in sections], dtype=float),
+        "step_months": np.full((n, k), STEP_PADDING_MONTH, dtype=np.int64),
+        "step_gains": np.zeros((n, k)),
+        "step_ramp_months": np.zeros((n, k)),
+        "table_months": np.full((n, k2), np.nan),
+        "table_multipliers": np.full((n, k2), np.nan),
+    }
+    for row, (section, start) in enumerate(zip(sections, start_dates, strict=True)):
+        for j, step in enumerate(section.steps):  # compiling inputs, not projecting
+            out["step_months"][row, j] = step.month
+            out["step_gains"][row, j] = step.gain
+            out["step_ramp_months"][row, j] = step.ramp_months
+        if section.table:
+            length = len(section.table)
+            out["table_months"][row, :length] = table_months(section.table, start)
+            out["table_multipliers"][row, :length] = [p.multiplier for p in section.table]
+    return out
+
+
+__all__ = [
+    "STEP_PADDING_MONTH",
+    "TRAJECTORIES",
+    "GainStep",
+    "Throughput",
+    "TrajectoryPoint",
+    "compile_throughput",
+    "months_after",
+    "table_months",
+]

@@ -1,0 +1,292 @@
+"""Pydantic sections of a scenario's [market] and [utilization] tables: prices, contracts, demand.
+
+`Market` is a drop-in superset of the section in models.py (today's fields keep their names and
+meaning: price_usd_per_mtok, price_decline_annual, contract_usd_per_gpu_hour, contract_share) and
+adds the curves of econ.market: constant-capability deflation given as a fall factor, a table of
+dated token prices, a GPU-hour rental market (a decline to a floor, or a table), contract renewals
+at the market price, and spot capacity selling tokens or GPU-hours. `Utilization` adds churn to the
+ramp. `compile_market` turns sections into the padded arrays the engine needs.
+
+A scenario file:
+
+    [market]
+    price_usd_per_mtok = 0.3261
+    price_fall_factor_annual = 10.0          # a16z "LLMflation": 10x a year, a decline of 0.9
+    contract_share = 0.6
+    contract_usd_per_gpu_hour = 4.00
+    contract_term_months = 36                # renewed at the market rental price
+    rental_usd_per_gpu_hour = 4.00
+    rental_decline_annual = 0.35
+    rental_floor_usd_per_gpu_hour = 1.86
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Sequence
+from typing import Any, Literal
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from econ.scenario.gain_models import check_time_order, table_months
+
+SPOT_SELLS = ("tokens", "gpu_hours")
+"""What uncontracted capacity sells; the order is the integer code in a ScenarioBatch column."""
+
+SHARE_TOLERANCE = 1e-9
+"""contract_share + spot_share may differ from 1 by this much (decimal input rounding)."""
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, validate_default=True)
+
+
+class _Point(_Section):
+    month: int | None = Field(
+        None, ge=-600, le=1200, description="Month of the price (0 = purchase month) [month]"
+    )
+    date: dt.date | None = Field(None, description="Date of the price instead of `month`")
+
+    @model_validator(mode="after")
+    def _month_or_date(self):
+        if (self.month is None) == (self.date is None):
+            raise ValueError(
+                f"give exactly one of month and date, got month={self.month}, date={self.date}"
+            )
+        return self
+
+
+class TokenPricePoint(_Point):
+    """A dated token price quote."""
+
+    price_usd_per_mtok: float = Field(
+        ..., gt=0, description="Price of output tokens at this time [USD per million tokens]"
+    )
+
+
+class RentalPricePoint(_Point):
+    """A dated GPU-hour rental price quote."""
+
+    price_usd_per_gpu_hour: float = Field(
+        ..., gt=0, description="Market rental price at this time [USD/GPU-hour]"
+    )
+
+
+class Utilization(_Section):
+    share: float = Field(
+        0.7, ge=0.0, le=1.0, description="Share of hours the GPUs serve tokens at the rated speed"
+    )
+    ramp_months: int = Field(
+        0, ge=0, description="Months to ramp linearly from 0 to `share`; 0 = no ramp [months]"
+    )
+    churn_annual: float = Field(
+        0.0,
+        ge=0.0,
+        lt=1.0,
+        description="Share of booked capacity lost each year and not re-let, e.g. to newer GPUs "
+        "[fraction/year]",
+    )
+
+
+class Market(_Section):
+    """Who pays for the capacity, and at what price, month by month."""
+
+    price_usd_per_mtok: float = Field(
+        1.0, ge=0, description="Price of output tokens in month 1 [USD per million tokens]"
+    )
+    price_decline_annual: float = Field(
+        0.0,
+        ge=0,
+        lt=1,
+        description="Annual fall of the token price, e.g. 0.3; 0.9 is 10x a year [fraction/year]",
+    )
+    price_fall_factor_annual: float | None = Field(
+        None,
+        ge=1.0,
+        description="Alternative to price_decline_annual: the factor the price falls by each year, "
+        "e.g. 10 for the ~10x a year constant-capability deflation of a16z's LLMflation (2024) "
+        "[ratio/year]",
+    )
+    price_table: tuple[TokenPricePoint, ...] = Field(
+        (),
+        description="Token prices by month or date, instead of price_usd_per_mtok and a decline; "
+        "interpolated monotonically (PCHIP in log price), held flat outside the table",
+    )
+    contract_usd_per_gpu_hour: float = Field(
+        0.0, ge=0, description="Contracted rental price for covered GPUs [USD/GPU-hour]"
+    )
+    contract_share: float = Field(
+        0.0, ge=0, le=1, description="Share of GPUs under the rental contract; the rest sell tokens"
+    )
+    spot_share: float | None = Field(
+        None,
+        ge=0,
+        le=1,
+        description="Share of GPUs selling at market prices; if given, must be 1 - contract_share "
+        "[fraction]",
+    )
+    contract_term_months: int = Field(
+        0,
+        ge=0,
+        le=600,
+        description="Contract term; at each renewal the price resets to the market rental price "
+        "for another term; 0 = one contract for the whole horizon [months]",
+    )
+    spot_sells: Literal["tokens", "gpu_hours"] = Field(
+        "tokens",
+        description="What uncontracted GPUs sell: tokens at the token price, or GPU-hours at the "
+        "market rental price (times utilization)",
+    )
+    rental_usd_per_gpu_hour: float = Field(
+        0.0,
+        ge=0,
+        description="Market rental price of a GPU-hour in month 1, for renewals and spot GPU-hours "
+        "[USD/GPU-hour]",
+    )
+    rental_decline_annual: float = Field(
+        0.0,
+        ge=0,
+        lt=1,
+        description="Annual decline of the rental price's premium over its floor [fraction/year]",
+    )
+    rental_floor_usd_per_gpu_hour: float = Field(
+        0.0,
+        ge=0,
+        description="Level the rental price declines towards, e.g. the hourly cost of ownership "
+        "[USD/GPU-hour]",
+    )
+    rental_table: tuple[RentalPricePoint, ...] = Field(
+        (),
+        description="Rental prices by month or date instead of the decline, e.g. H100 quotes "
+        "2023-2026; interpolated monotonically (PCHIP in log price), held flat outside",
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _decline_from_factor(cls, data: Any) -> Any:
+        # A fall factor is another way to write the decline; the engine reads the decline only.
+        if isinstance(data, dict) and data.get("price_fall_factor_annual") is not None:
+            factor = data["price_fall_factor_annual"]
+            if (
+                isinstance(factor, int | float)
+                and factor >= 1
+                and "price_decline_annual" not in data
+            ):
+                data = {**data, "price_decline_annual": 1.0 - 1.0 / factor}
+        return data
+
+    @field_validator("price_table", "rental_table")
+    @classmethod
+    def _tables_in_order(cls, table, info):
+        check_time_order(table, info.field_name)
+        return table
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Market:
+        if self.contract_share > 0 and self.contract_usd_per_gpu_hour <= 0:
+            raise ValueError(
+                f"contract_share is {self.contract_share} but contract_usd_per_gpu_hour is "
+                f"{self.contract_usd_per_gpu_hour}; expected a price above 0 for contracted GPUs"
+            )
+        if self.spot_share is not None:
+            total = self.contract_share + self.spot_share
+            if abs(total - 1.0) > SHARE_TOLERANCE:
+                raise ValueError(
+                    f"contract_share {self.contract_share} and spot_share {self.spot_share} add up "
+                    f"to {total:g}; expected shares of the fleet that add up to 1"
+                )
+        factor = self.price_fall_factor_annual
+        if factor is not None and abs(self.price_decline_annual - (1.0 - 1.0 / factor)) > 1e-12:
+            raise ValueError(
+                f"price_fall_factor_annual {factor:g} means a decline of {1 - 1 / factor:.6g}, "
+                f"but price_decline_annual is {self.price_decline_annual}; give one of the two"
+            )
+        if self.price_table:
+            if self.price_decline_annual > 0:
+                raise ValueError(
+                    "price_table is given together with a price decline; the table sets every "
+                    "month's price, expected one of the two"
+                )
+            if "price_usd_per_mtok" in self.model_fields_set:
+                raise ValueError(
+                    "price_table is given together with price_usd_per_mtok; the table sets every "
+                    "month's price, expected one of the two"
+                )
+        if self.rental_table and "rental_usd_per_gpu_hour" in self.model_fields_set:
+            raise ValueError(
+                "rental_table is given together with rental_usd_per_gpu_hour; expected one of the two"
+            )
+        if (
+            self.rental_floor_usd_per_gpu_hour > self.rental_usd_per_gpu_hour
+            and not self.rental_table
+        ):
+            raise ValueError(
+                f"rental_floor_usd_per_gpu_hour {self.rental_floor_usd_per_gpu_hour} is above "
+                f"rental_usd_per_gpu_hour {self.rental_usd_per_gpu_hour}; expected a floor at or "
+                "below the month-1 rental price"
+            )
+        has_rental_market = self.rental_usd_per_gpu_hour > 0 or bool(self.rental_table)
+        if self.contract_term_months > 0 and self.contract_share > 0 and not has_rental_market:
+            raise ValueError(
+                f"contract_term_months is {self.contract_term_months}: contracts renew at the "
+                "market rental price, but neither rental_usd_per_gpu_hour nor rental_table is set"
+            )
+        if self.spot_sells == "gpu_hours" and self.contract_share < 1 and not has_rental_market:
+            raise ValueError(
+                "spot_sells is 'gpu_hours' but neither rental_usd_per_gpu_hour nor rental_table is "
+                "set; expected the market price of the spot GPU-hours"
+            )
+        return self
+
+
+def compile_market(
+    sections: Sequence[Market], start_dates: Sequence[dt.date]
+) -> dict[str, np.ndarray]:
+    """Arrays the engine needs beyond the scalar batch columns, one row per scenario.
+
+    Returns
+    -------
+    dict of arrays (tables padded with NaN):
+        price_table_months, price_table_usd_per_mtok : float (n, k)  [month, USD/Mtok]
+        rental_table_months, rental_table_usd_per_gpu_hour : float (n, k2)  [month, USD/GPU-hour]
+        spot_sells_gpu_hours : bool (n,)
+    """
+    n = len(sections)
+    if n != len(start_dates):
+        raise ValueError(
+            f"got {n} market sections and {len(start_dates)} start dates; expected one each"
+        )
+    k = max([1, *(len(s.price_table) for s in sections)])
+    k2 = max([1, *(len(s.rental_table) for s in sections)])
+    out = {
+        "price_table_months": np.full((n, k), np.nan),
+        "price_table_usd_per_mtok": np.full((n, k), np.nan),
+        "rental_table_months": np.full((n, k2), np.nan),
+        "rental_table_usd_per_gpu_hour": np.full((n, k2), np.nan),
+        "spot_sells_gpu_hours": np.array([s.spot_sells == "gpu_hours" for s in sections]),
+    }
+    for row, (section, start) in enumerate(zip(sections, start_dates, strict=True)):
+        if section.price_table:  # compiling inputs, not projecting
+            length = len(section.price_table)
+            out["price_table_months"][row, :length] = table_months(section.price_table, start)
+            out["price_table_usd_per_mtok"][row, :length] = [
+                p.price_usd_per_mtok for p in section.price_table
+            ]
+        if section.rental_table:
+            length = len(section.rental_table)
+            out["rental_table_months"][row, :length] = table_months(section.rental_table, start)
+            out["rental_table_usd_per_gpu_hour"][row, :length] = [
+                p.price_usd_per_gpu_hour for p in section.rental_table
+            ]
+    return out
+
+
+__all__ = [
+    "SPOT_SELLS",
+    "Market",
+    "RentalPricePoint",
+    "TokenPricePoint",
+    "Utilization",
+    "compile_market",
+]

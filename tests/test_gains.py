@@ -1,0 +1,375 @@
+"""Value of a software gain: closed forms, the exact NPV bridge, break-evens, monotonicity, the CLI."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import math
+
+import numpy as np
+import numpy_financial as npf
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from econ import load_scenario, project
+from econ.cli import main
+from econ.engine import SUMMARY_COLUMNS
+from econ.errors import InputError
+from econ.gains import (
+    GainsError,
+    gain_rate_to_hold_margin,
+    gain_to_earn_cost_of_capital,
+    life_columns,
+    npv_bridge,
+    parse_step,
+    solve_gain,
+    value_gain,
+    value_grid,
+    with_steps,
+    with_throughput,
+    without_gains,
+)
+from econ.scenario import apply_overrides, validate_dict
+from econ.throughput.trajectory import rate_to_hold_revenue
+from tests.conftest import ROOT
+
+SEED = ROOT / "models" / "scenarios" / "deepseek-r1-gb200-nvl72.toml"
+HOURS_PER_MONTH = 8760 / 12
+
+# One GPU, 12 months, flat prices, taxable income positive every month: closed forms hold.
+SMALL = {
+    "name": "small",
+    "horizon_months": 12,
+    "fleet": {"gpu_count": 1, "gpus_per_rack": 4},
+    "throughput": {"tokens_per_s_per_gpu": 1000.0},
+    "utilization": {"share": 1.0},
+    "capex": {"gpu_price_usd": 10000.0},
+    "depreciation": {"life_years": 1.0, "salvage_share": 0.0},
+    "power": {"kw_per_gpu": 1.0, "pue": 1.2, "price_usd_per_kwh": 0.1},
+    "facility": {"colo_usd_per_kw_month": 100.0},
+    "opex": {"staff_usd_per_month": 50.0},
+    "financing": {"debt_share": 0.0, "tax_rate": 0.25, "discount_rate_annual": 0.10},
+    "market": {"price_usd_per_mtok": 2.0},
+}
+
+
+def small(**changes):
+    return validate_dict(apply_overrides(SMALL, changes))
+
+
+def discount(m):
+    return (1.10 ** (1 / 12)) ** -np.asarray(m, dtype=float)
+
+
+def test_one_step_with_flat_prices_against_closed_forms():
+    g, s = 0.2, 5
+    result = value_gain(with_steps(small(), [{"month": s, "gain": g, "label": "release"}]))
+    tokens_month = 1000.0 * HOURS_PER_MONTH * 3600  # 2.628e9
+    revenue_gain = g * tokens_month * 2.0 / 1e6  # extra revenue in each month from month 5
+    pv_after = discount(np.arange(s, 13)).sum()
+    pv_all = discount(np.arange(1, 13)).sum()
+    # The year's extra tax, 25% of 8 months of extra revenue, is paid evenly over months 1-12.
+    extra_tax_month = 0.25 * 8 * revenue_gain / 12
+    npv_change = revenue_gain * pv_after - extra_tax_month * pv_all
+    assert result.delta["npv_usd"] == pytest.approx(npv_change, rel=1e-12)
+    bridge = {e["driver"]: e["npv_usd"] for e in result.bridge}
+    assert bridge["revenue"] == pytest.approx(revenue_gain * pv_after, rel=1e-12)
+    assert bridge["tax"] == pytest.approx(-extra_tax_month * pv_all, rel=1e-12)
+    assert bridge["power"] == bridge["facility"] == bridge["opex"] == 0.0
+
+    pv_costs = 10000.0 + (1.2 * HOURS_PER_MONTH * 0.1 + 100.0 + 50.0) * pv_all
+    lcot_gain = pv_costs / (tokens_month * (pv_all + g * pv_after)) * 1e6
+    assert result.gain["lcot_usd_per_mtok"] == pytest.approx(lcot_gain, rel=1e-12)
+    assert result.value["npv_usd_per_gpu"] == pytest.approx(npv_change, rel=1e-12)
+    assert result.value["npv_usd_per_rack"] == pytest.approx(4 * npv_change, rel=1e-12)
+    assert result.value["gpus_avoided"] == pytest.approx(g * 8 / 12, rel=1e-12)
+    assert result.value["capex_avoided_usd"] == pytest.approx(10000 * g * 8 / 12, rel=1e-12)
+
+    ebitda = tokens_month * 2.0 / 1e6 - (1.2 * HOURS_PER_MONTH * 0.1 + 150.0)
+    base_tax = 0.25 * (ebitda - 10000 / 12)
+    flows = [-10000.0] + [ebitda - base_tax - extra_tax_month] * 12
+    flows = [f + (revenue_gain if 5 <= m else 0.0) for m, f in enumerate(flows)]
+    irr = (1 + npf.irr(flows)) ** 12 - 1
+    assert result.gain["irr_project_annual"] == pytest.approx(irr, rel=1e-9)
+    assert result.ebitda_by_year["delta_usd"].sum() == pytest.approx(8 * revenue_gain, rel=1e-12)
+
+
+def test_one_step_without_tax_is_the_pv_of_extra_revenue():
+    result = value_gain(
+        with_steps(small(**{"financing.tax_rate": 0.0}), [{"month": 1, "gain": 0.5}])
+    )
+    pv_all = discount(np.arange(1, 13)).sum()
+    assert result.delta["npv_usd"] == pytest.approx(
+        0.5 * 1000 * HOURS_PER_MONTH * 3600 * 2e-6 * pv_all, rel=1e-12
+    )
+    # With the gain from month 1 and flat prices, cost per token falls by exactly 1 / 1.5.
+    assert result.value["lcot_change_share"] == pytest.approx(1 / 1.5 - 1, rel=1e-12)
+
+
+def test_seed_bridge_sums_to_the_npv_change_and_years_to_ebitda():
+    result = value_gain(load_scenario(SEED))
+    total = math.fsum(e["npv_usd"] for e in result.bridge)
+    assert total == pytest.approx(result.delta["npv_usd"], rel=1e-12)
+    assert result.delta["npv_usd"] == pytest.approx(
+        result.gain["npv_usd"] - result.base["npv_usd"], rel=1e-15
+    )
+    assert result.ebitda_by_year["gain_usd"].sum() == pytest.approx(
+        result.gain["ebitda_usd_total"], rel=1e-12
+    )
+    assert result.value["npv_usd_per_rack"] == pytest.approx(result.delta["npv_usd"])  # 1 rack
+    assert result.warnings == []
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    st.floats(0.0, 0.7),
+    st.floats(0.02, 0.2),
+    st.floats(0.0, 0.35),
+    st.floats(0.0, 0.9),
+    st.floats(-0.5, 1.0),
+)
+def test_bridge_is_exact_for_any_case(decline, rate, tax, debt, gain):
+    scenario = load_scenario(
+        SEED,
+        {
+            "market.price_decline_annual": decline,
+            "financing.discount_rate_annual": rate,
+            "financing.tax_rate": tax,
+            "financing.debt_share": debt,
+            "throughput.steps": [{"month": 5, "gain": gain}],
+        },
+    )
+    base, gain_case = project(without_gains(scenario)), project(scenario)
+    bridge = npv_bridge(base, gain_case)
+    total = np.sum(list(bridge.values()), axis=0)
+    change = gain_case.metrics["npv_usd"] - base.metrics["npv_usd"]
+    assert total == pytest.approx(change, rel=1e-11, abs=1e-6)
+    assert "other cash-flow lines" not in bridge
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.floats(-0.9, 2.0), st.floats(-0.9, 2.0), st.floats(0.0, 0.9))
+def test_a_bigger_gain_never_lowers_npv(g1, g2, decline):
+    low, high = sorted((g1, g2))
+    deflated = load_scenario(SEED, {"market.price_decline_annual": decline})
+    cases = [with_steps(deflated, [{"month": 5, "gain": g}]) for g in (low, high)]
+    npv = project(cases).metrics["npv_usd"]
+    assert npv[1] >= npv[0] - 1e-6
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.floats(0.0, 0.95), st.floats(0.0, 0.95), st.floats(0.0, 1.0))
+def test_steeper_deflation_never_raises_npv(d1, d2, rate):
+    low, high = sorted((d1, d2))
+    scenario = load_scenario(SEED, {"throughput.gain_rate_annual": rate})
+    grid = value_grid(scenario, {"market.price_decline_annual": [low, high]})
+    assert grid["gain_npv_usd"][1] <= grid["gain_npv_usd"][0] + 1e-6
+    assert grid["base_npv_usd"][1] <= grid["base_npv_usd"][0] + 1e-6
+
+
+def test_value_grid_rows_match_value_gain():
+    seed = load_scenario(SEED)
+    grid = value_grid(
+        seed, {**life_columns([4, 6]), "financing.discount_rate_annual": [0.08, 0.12]}
+    )
+    four = value_gain(
+        load_scenario(
+            SEED,
+            {
+                "horizon_months": 48,
+                "depreciation.life_years": 4,
+                "financing.discount_rate_annual": 0.08,
+            },
+        )
+    )
+    assert grid["npv_usd_fleet"][0] == pytest.approx(four.delta["npv_usd"], rel=1e-12)
+    assert grid["gain_lcot_usd_per_mtok"][0] == pytest.approx(
+        four.gain["lcot_usd_per_mtok"], rel=1e-12
+    )
+    bridge = grid[[c for c in grid.columns if c.startswith("bridge_")]].sum(axis=1)
+    assert bridge.to_numpy() == pytest.approx(grid["npv_usd_fleet"].to_numpy(), rel=1e-12)
+
+
+@pytest.mark.parametrize("decline", [0.0, 0.3, 0.6, 0.9])
+def test_gain_rate_to_hold_margin_is_d_over_one_minus_d(decline):
+    # Token revenue per GPU is flat when (1 + a)^t (1 - d)^t = 1, so a = d / (1 - d).
+    solution = gain_rate_to_hold_margin(load_scenario(SEED), [decline])
+    assert solution.status.tolist() == ["solved"]
+    assert solution.value[0] == pytest.approx(rate_to_hold_revenue(decline), abs=1e-7)
+
+
+def test_required_gain_earns_the_cost_of_capital():
+    scenario = small(**{"market.price_usd_per_mtok": 0.35, "financing.tax_rate": 0.0})
+    solution = gain_to_earn_cost_of_capital(scenario, [1.0, 2.0])
+    assert solution.status.tolist() == ["solved", "solved"]
+    # Flat prices and positive EBITDA: a longer life needs less gain.
+    assert solution.value[1] < solution.value[0]
+    for life, rate in zip((1, 2), solution.value, strict=True):
+        check = small(
+            **{
+                "market.price_usd_per_mtok": 0.35,
+                "financing.tax_rate": 0.0,
+                "horizon_months": 12 * life,
+                "depreciation.life_years": life,
+                "throughput.gain_rate_annual": float(rate),
+            }
+        )
+        assert abs(project(check).metrics["npv_usd"][0]) < 1e-4
+    step = gain_to_earn_cost_of_capital(scenario, [1.0], variable="step", step_month=1)
+    # With no tax, NPV = -capex + (R (1 + G) - costs) * annuity: G has a closed form.
+    tokens_month = 1000.0 * HOURS_PER_MONTH * 3600
+    pv_all = discount(np.arange(1, 13)).sum()
+    costs = 1.2 * HOURS_PER_MONTH * 0.1 + 150.0
+    closed = (10000 / pv_all + costs) / (tokens_month * 0.35e-6) - 1
+    assert step.value[0] == pytest.approx(closed, abs=1e-8)
+
+
+def test_unreachable_and_already_met_rows_are_flagged():
+    free = small(**{"market.price_usd_per_mtok": 0.0})  # no token price: no gain helps
+    rich = small(**{"market.price_usd_per_mtok": 50.0})  # earns its cost even at -95% a year
+    assert gain_to_earn_cost_of_capital(free, [1.0]).status.tolist() == ["unreachable"]
+    solution = gain_to_earn_cost_of_capital(rich, [1.0])
+    assert solution.status.tolist() == ["met_at_lower_bound"]
+    assert np.isnan(solution.value[0])
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("2026-09:+19.8%", {"month": 5, "gain": 0.198, "label": ""}),
+        ("2026-09-15:0.198:v6.1 stack", {"month": 5, "gain": 0.198, "label": "v6.1 stack"}),
+        ("7:-5%", {"month": 7, "gain": -0.05, "label": ""}),
+    ],
+)
+def test_parse_step(text, expected):
+    step = parse_step(text, dt.date(2026, 4, 1), 72)
+    assert step["month"] == expected["month"] and step["label"] == expected["label"]
+    assert step["gain"] == pytest.approx(expected["gain"])
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("2026-09", "WHEN:GAIN"),
+        ("2026-13:+5%", "not a month"),
+        ("soon:+5%", "neither a date"),
+        ("2026-09:lots", "not a number"),
+        ("2026-09:-100%", "at or below -100%"),
+        ("2026-04:+5%", "before the first service month (2026-05, month 1)"),
+        ("2032-06:+5%", "beyond the horizon of 72 months"),
+        ("0:0.1", "before the first service month"),
+    ],
+)
+def test_parse_step_bad_input(text, expected):
+    with pytest.raises(GainsError) as info:
+        parse_step(text, dt.date(2026, 4, 1), 72)
+    assert isinstance(info.value, InputError)
+    assert expected in str(info.value)
+
+
+def test_solver_bad_input():
+    seed = load_scenario(SEED)
+    with pytest.raises(GainsError, match="rate, step"):
+        solve_gain(seed, None, 0.0, variable="price")
+    with pytest.raises(GainsError, match="step_month"):
+        solve_gain(seed, None, 0.0, variable="step")
+    with pytest.raises(GainsError, match="bracket"):
+        solve_gain(seed, None, 0.0, lower=-1.5)
+    with pytest.raises(GainsError, match="life_years"):
+        life_columns([0.0])
+
+
+# --- command line -----------------------------------------------------------------------------
+
+
+def test_cli_json_contract(capsys):
+    assert main(["gains", str(SEED), "--format", "json"]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    assert list(payload["base"]) == list(SUMMARY_COLUMNS)
+    assert list(payload["gain"]) == list(SUMMARY_COLUMNS)
+    for key, value in payload["delta"].items():
+        if isinstance(value, float) and payload["base"][key] is not None:
+            assert value == pytest.approx(payload["gain"][key] - payload["base"][key])
+    assert payload["delta"]["cost_usd_per_mtok_by_component"].keys() == (
+        payload["base"]["cost_usd_per_mtok_by_component"].keys()
+    )
+    drivers = [e["driver"] for e in payload["bridge"]]
+    assert drivers[:1] == ["revenue"] and "tax" in drivers
+    assert math.fsum(e["npv_usd"] for e in payload["bridge"]) == pytest.approx(
+        payload["delta"]["npv_usd"], rel=1e-12
+    )
+    assert payload["steps"][0]["month"] == 5
+
+
+def test_cli_step_replaces_the_scenarios_steps(capsys):
+    assert main(["gains", str(SEED), "--step", "2026-06:+10%", "--format", "json"]) == 0
+    later = json.loads(capsys.readouterr().out)
+    assert [(s["month"], s["gain"]) for s in later["steps"]] == [(2, 0.1)]
+    main(["gains", str(SEED), "--format", "json"])
+    seed = json.loads(capsys.readouterr().out)
+    assert later["base"] == seed["base"]  # same base: the scenario without any gains
+    assert later["delta"]["npv_usd"] < seed["delta"]["npv_usd"]
+
+
+def test_cli_table_csv_and_out(tmp_path, capsys):
+    assert main(["gains", str(SEED), "--set", "market.price_decline_annual=0.6"]) == 0
+    table = capsys.readouterr().out
+    assert "NPV bridge by driver" in table and "GPUs not bought" in table
+    assert main(["gains", str(SEED), "--format", "csv"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "section,metric,base,gain,delta"
+    assert any(line.startswith("bridge,tax,") for line in lines)
+    out = tmp_path / "gains.json"
+    assert main(["gains", str(SEED), "--format", "json", "--out", str(out)]) == 0
+    assert json.loads(out.read_text())["bridge"]
+    assert main(["gains", str(SEED), "--format", "json", "--out", str(out)]) == 3
+    assert "--force" in capsys.readouterr().err
+    assert main(["gains", str(SEED), "--out", str(out), "--force"]) == 0
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["--step", "2026-01:+5%"], "before the first service month"),
+        (["--step", "2040-01:+5%"], "beyond the horizon"),
+        (["--step", "2026-09:-120%"], "at or below -100%"),
+        (
+            ["--set", "throughput.steps=[{month = 9, gain = 0.1}, {month = 5, gain = 0.1}]"],
+            "month order",
+        ),
+    ],
+)
+def test_cli_bad_input_exits_3(args, expected, capsys):
+    assert main(["gains", str(SEED), *args]) == 3
+    err = capsys.readouterr().err
+    assert expected in err and "Traceback" not in err
+
+
+def test_cli_warns_when_there_is_no_gain(capsys):
+    assert main(["gains", str(SEED), "--set", "throughput.steps=[]", "--format", "json"]) == 0
+    captured = capsys.readouterr()
+    assert "no gain to value" in captured.err
+    assert json.loads(captured.out)["delta"]["npv_usd"] == 0
+
+
+def test_seed_analysis_renders(tmp_path):
+    # The showcase script runs end to end on the seed case and writes its page.
+    import runpy
+
+    script = runpy.run_path(str(ROOT / "scripts" / "seed_gains.py"))
+    out = tmp_path / "gains.md"
+    assert script["main"](["--out", str(out)]) == 0
+    text = out.read_text()
+    assert "## 4. What gain does a 6-year life need" in text
+    assert "| revenue |" in text and "**change in NPV**" in text
+
+
+def test_with_throughput_sets_a_rate_and_rejects_unknown_fields():
+    seed = load_scenario(SEED)
+    faster = with_throughput(seed, gain_rate_annual=0.25)
+    assert faster.throughput.gain_rate_annual == 0.25
+    assert faster.throughput.steps == seed.throughput.steps
+    assert value_gain(faster).delta["npv_usd"] > value_gain(seed).delta["npv_usd"]
+    with pytest.raises(InputError, match="throughput"):
+        with_throughput(seed, speed=3.0)
