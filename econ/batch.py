@@ -18,7 +18,11 @@ import numpy as np
 from pydantic import BaseModel
 
 from econ.scenario.depreciation_models import compile_policies
+from econ.scenario.financing_models import compile_tranches
+from econ.scenario.gain_models import compile_throughput
+from econ.scenario.market_models import compile_market
 from econ.scenario.models import Scenario
+from econ.throughput.resolve import resolve_throughput
 
 
 @cache
@@ -60,8 +64,12 @@ class ScenarioBatch:
         contiguous and in order
     row_names : array (rows,)  "base" for a scenario's own fleet, else the vintage's name
     step_months, step_gains : arrays (rows, k)  throughput steps, padded with month 10**6, gain 0
-    extras : arrays (rows, ...) of inputs that are not numeric columns: the depreciation policies'
-        tables and flags (econ.scenario.depreciation_models.compile_policies)
+    extras : arrays (rows, ...) of inputs that are not numeric columns: depreciation tables and
+        flags (compile_policies), throughput steps' ramps and tables (compile_throughput), price
+        tables (compile_market)
+    row_warnings : per row, warnings about its inputs (e.g. the provenance of a measured curve)
+    stack : the capital stack of every scenario, one mapping per tranche with arrays (n, ...)
+        (econ.scenario.financing_models.compile_tranches), for econ.capital.stack_schedule
     """
 
     names: np.ndarray
@@ -73,6 +81,8 @@ class ScenarioBatch:
     row_scenario: np.ndarray
     row_names: np.ndarray
     extras: Mapping[str, np.ndarray] = field(default_factory=dict, repr=False)
+    row_warnings: tuple[tuple[str, ...], ...] = ()
+    stack: tuple[dict, ...] = ()
     scenarios: tuple[Scenario, ...] = field(default=(), repr=False)
 
     @property
@@ -109,6 +119,11 @@ class ScenarioBatch:
             row_scenario=self.row_scenario[take] - start,
             row_names=self.row_names[take],
             extras={k: v[take] for k, v in self.extras.items()},
+            row_warnings=self.row_warnings[take],
+            stack=tuple(
+                {k: v[start:stop] if isinstance(v, np.ndarray) else v for k, v in t.items()}
+                for t in self.stack
+            ),
             scenarios=self.scenarios[start:stop],
         )
 
@@ -127,16 +142,35 @@ class ScenarioBatch:
         for path, (kind, choices) in field_kinds().items():
             raw = [_get(s, path) for s in rows]
             if kind == "choice":
-                columns[path] = np.array([choices.index(v) for v in raw], dtype=np.int8)
+                # -1 where the choice sits in an optional section that is left out
+                columns[path] = np.array(
+                    [-1 if v is None else choices.index(v) for v in raw], dtype=np.int8
+                )
             else:
                 columns[path] = np.array([np.nan if v is None else v for v in raw], dtype=float)
-        k = max(1, max(len(s.throughput.steps) for s in rows))
-        step_months = np.full((len(rows), k), 10**6, dtype=np.int64)
-        step_gains = np.zeros((len(rows), k))
-        for row, s in enumerate(rows):  # compiling, not projecting: one pass over inputs
-            for j, step in enumerate(s.throughput.steps):
-                step_months[row, j] = step.month
-                step_gains[row, j] = step.gain
+        starts = [row.start_date for row in rows]
+        throughput = compile_throughput([row.throughput for row in rows], starts)
+        market = compile_market([row.market for row in rows], starts)
+        extras = {
+            **compile_policies([row.depreciation for row in rows]),
+            **{f"throughput.{k}": v for k, v in throughput.items()},
+            **{f"market.{k}": v for k, v in market.items()},
+        }
+        # Measured and simulated sources become a number here, once per distinct source.
+        row_warnings = []
+        for i, row in enumerate(rows):
+            resolved = resolve_throughput(row.throughput, row.fleet.hardware)
+            if resolved is None:
+                row_warnings.append(())
+                continue
+            columns["throughput.tokens_per_s_per_gpu"][i] = resolved.tokens_per_s_per_gpu
+            row_warnings.append(
+                (
+                    f"throughput from {resolved.source}: {resolved.tokens_per_s_per_gpu:,.1f} "
+                    "tokens/s per GPU at the SLO",
+                    *(f"throughput: {w}" for w in resolved.warnings),
+                )
+            )
         return cls(
             names=np.array([s.name for s in items], dtype=object),
             start_dates=np.array(
@@ -146,12 +180,16 @@ class ScenarioBatch:
                 ]
             ),
             columns=columns,
-            step_months=step_months,
-            step_gains=step_gains,
+            step_months=extras.pop("throughput.step_months"),
+            step_gains=extras.pop("throughput.step_gains"),
             horizon_months=np.array([s.horizon for s in items], dtype=np.int64),
             row_scenario=row_scenario,
             row_names=np.array(_row_names(items), dtype=object),
-            extras=compile_policies([row.depreciation for row in rows]),
+            extras=extras,
+            row_warnings=tuple(row_warnings),
+            stack=tuple(
+                compile_tranches([s.financing.stack for s in items], [s.start_date for s in items])
+            ),
             scenarios=tuple(items),
         )
 
@@ -185,9 +223,15 @@ class ScenarioBatch:
             horizon_months=horizon,
             row_scenario=np.repeat(np.arange(n), per),
             row_names=np.tile(one.row_names, n),
-            extras={
-                k: np.tile(v, (n,) + (1,) * (v.ndim - 1)) for k, v in one.extras.items()
-            },
+            extras={k: np.tile(v, (n,) + (1,) * (v.ndim - 1)) for k, v in one.extras.items()},
+            row_warnings=one.row_warnings * n,
+            stack=tuple(
+                {
+                    k: np.repeat(v, n, axis=0) if isinstance(v, np.ndarray) else v
+                    for k, v in t.items()
+                }
+                for t in one.stack
+            ),
         )
 
 
@@ -198,5 +242,5 @@ def _row_names(items: Sequence[Scenario]) -> list[str]:
 def _get(scenario: Scenario, path: str):
     node = scenario
     for part in path.split("."):
-        node = getattr(node, part)
+        node = getattr(node, part, None)  # an optional section left out gives None
     return node

@@ -16,46 +16,69 @@ import numpy as np
 import pandas as pd
 
 from econ import capex as capex_mod
-from econ import density, tax
+from econ import capital as capital_mod
+from econ import deferred_tax as deferred_tax_mod
+from econ import density, market, tax
+from econ import depreciation as dep
 from econ import facility as facility_mod
+from econ import impairment as impairment_mod
 from econ import power as power_mod
-from econ.batch import ScenarioBatch
-from econ.depreciation import straight_line_monthly
+from econ.batch import ScenarioBatch, field_kinds
+from econ.capital import stack_schedule
 from econ.excel import irr_batch
-from econ.financing import level_payment_schedule
-from econ.market import price_path, revenue_usd_per_month
+from econ.scenario.depreciation_models import METHOD_ARRAY_FIELDS
+from econ.scenario.financing_models import MAX_MONTHS
 from econ.scenario.models import Scenario
-from econ.throughput import gain_multiplier
+from econ.throughput.trajectory import throughput_multiplier
 from econ.units import (
+    HOURS_PER_MONTH,
     MONTHS_PER_YEAR,
     SECONDS_PER_MONTH,
     TOKENS_PER_MTOK,
     annual_rate,
     monthly_rate,
-    nominal_monthly_rate,
 )
 
 MONTHLY_COLUMNS = (
     "gpus_in_service",
     "tokens",
     "revenue_usd",
+    "token_revenue_usd",
+    "contract_revenue_usd",
+    "spot_revenue_usd",
     "power_usd",
     "facility_usd",
     "opex_usd",
     "capex_usd",
     "disposal_usd",
+    "gain_on_disposal_usd",
     "depreciation_usd",
+    "impairment_usd",
+    "tax_depreciation_usd",
     "interest_usd",
+    "cash_interest_usd",
     "principal_usd",
+    "debt_service_usd",
     "tax_usd",
+    "deferred_tax_usd",
+    "deferred_tax_liability_usd",
     "ebitda_usd",
     "net_income_usd",
     "cash_flow_project_usd",
     "cash_flow_equity_usd",
     "debt_balance_usd",
     "dscr",
+    "llcr",
+    "ltv",
+    "covenant_breach",
 )
-"""Monthly line items (DESIGN.md §5); `scenario`, `month` and `date` index them."""
+"""Monthly line items (DESIGN.md §5 names the core; `scenario`, `month` and `date` index them).
+
+disposal_usd is the sale proceeds; interest_usd is interest expense (cash interest plus amortized
+fees and discount); tax_usd is the income tax paid; deferred_tax_usd the deferred tax expense."""
+
+RATIO_LINES = ("dscr", "llcr", "ltv")
+"""Monthly lines that are ratios: undefined (NaN, null) where there is nothing to divide."""
 
 DENSITY_COLUMNS = (
     "tokens_per_s_per_mw",
@@ -100,6 +123,16 @@ SUMMARY_COLUMNS = (
     "capex_usd_total",
     "discount_rate_annual",
     "horizon_months",
+    "net_income_usd_total",
+    "impairment_usd_total",
+    "moic_equity",
+    "min_llcr",
+    "covenant_breach_months",
+    "first_breach_month",
+    "wacc_after_tax_annual",
+    "cost_of_debt_annual",
+    "debt_usd",
+    "dilution_shares",
     "warnings",
 )
 
@@ -237,7 +270,7 @@ def _join(parts: list[Projection]) -> Projection:
         start_dates=np.concatenate([p.start_dates for p in parts]),
         horizon_months=np.concatenate([p.horizon_months for p in parts]),
         lines={
-            k: np.concatenate([pad(p.lines[k], np.nan if k == "dscr" else 0.0) for p in parts])
+            k: np.concatenate([pad(p.lines[k], np.nan if k in RATIO_LINES else 0.0) for p in parts])
             for k in parts[0].lines
         },
         metrics={k: np.concatenate([p.metrics[k] for p in parts]) for k in parts[0].metrics},
@@ -254,7 +287,7 @@ def _project(b: ScenarioBatch) -> Projection:
     T = int(horizon.max())
     months = np.arange(T + 1)
     m = months[None, :]
-    col = lambda a: np.asarray(a, dtype=float)[:, None]  # noqa: E731
+    col = _column
 
     # Stage 1: each row (a scenario's fleet or one of its vintages) from purchase to retirement.
     sc = b.row_scenario
@@ -262,30 +295,64 @@ def _project(b: ScenarioBatch) -> Projection:
     purchase = b["fleet.purchase_month"].astype(np.int64)
     retire_given = b["fleet.retire_month"]
     retire = np.where(np.isnan(retire_given), row_horizon, retire_given).astype(np.int64)
+    held = retire - purchase
     since = m - purchase[:, None]  # months since purchase
     service = (since >= 1) & (m <= retire[:, None])
 
     racks = b["fleet.racks"]
     gpu_count = np.where(np.isnan(racks), b["fleet.gpu_count"], racks * b["fleet.gpus_per_rack"])
-    deploy = col(b["fleet.deployment_ramp_months"])
-    gpus = col(gpu_count) * _ramp(since, deploy) * service
-    utilization = col(b["utilization.share"]) * _ramp(since, col(b["utilization.ramp_months"]))
+    # Ramps and churn count from each row's purchase: computed on months since purchase, shifted.
+    gpus = col(gpu_count) * _delay(
+        market.utilization_path(
+            np.ones(b.rows), b["fleet.deployment_ramp_months"], np.zeros(b.rows), months
+        ),
+        purchase,
+    )
+    gpus = gpus * service
+    utilization = _delay(
+        market.utilization_path(
+            b["utilization.share"],
+            b["utilization.ramp_months"],
+            b["utilization.churn_annual"],
+            months,
+        ),
+        purchase,
+    )
     utilization = utilization * service
-    tps = col(b["throughput.tokens_per_s_per_gpu"])
-    if b.step_gains.any() or b["throughput.gain_rate_annual"].any():
-        tps = tps * gain_multiplier(
-            b["throughput.gain_rate_annual"], b.step_months, b.step_gains, months
-        )
+    tps = col(b["throughput.tokens_per_s_per_gpu"]) * _throughput_multiplier(b, months)
     tokens = gpus * tps * utilization * SECONDS_PER_MONTH
 
-    price_factor = price_path(b["market.price_decline_annual"], months)
-    token_revenue, contract_revenue = revenue_usd_per_month(
+    token_price = market.token_price_usd_per_mtok(
+        b["market.price_usd_per_mtok"],
+        b["market.price_decline_annual"],
+        months,
+        b.extras["market.price_table_months"],
+        b.extras["market.price_table_usd_per_mtok"],
+    )
+    rental = market.rental_price_usd_per_gpu_hour(
+        b["market.rental_usd_per_gpu_hour"],
+        b["market.rental_decline_annual"],
+        b["market.rental_floor_usd_per_gpu_hour"],
+        months,
+        b.extras["market.rental_table_months"],
+        b.extras["market.rental_table_usd_per_gpu_hour"],
+    )
+    contract = market.contract_price_path(
+        b["market.contract_usd_per_gpu_hour"],
+        rental,
+        b["market.contract_term_months"].astype(np.int64),
+        months,
+    )
+    spot_sells_hours = b.extras["market.spot_sells_gpu_hours"]
+    revenue_by = market.revenue_by_source(
         tokens,
         gpus,
-        b["market.price_usd_per_mtok"],
-        price_factor,
+        utilization,
+        token_price,
         b["market.contract_share"],
-        b["market.contract_usd_per_gpu_hour"],
+        contract,
+        rental,
+        spot_sells_hours,
     )
 
     hardware = capex_mod.hardware_usd_per_gpu(
@@ -339,128 +406,151 @@ def _project(b: ScenarioBatch) -> Projection:
         + col(capex_share_monthly * capex_row) * service
         + gpus * col(b["opex.software_usd_per_gpu_month"])
     )
-
-    # Depreciation from the month after purchase; sale at book value when the row retires.
-    life_months = b["depreciation.life_years"] * MONTHS_PER_YEAR
-    salvage = b["depreciation.salvage_share"] * capex_row
-    held = retire - purchase
-    depreciation = _delay(straight_line_monthly(capex_row, salvage, life_months, months), purchase)
-    depreciation = depreciation * (m <= retire[:, None])
-    book_value_end = capex_row - depreciation.sum(axis=1)
-    disposal = np.where(m == retire[:, None], col(book_value_end), 0.0)
-
-    # A term loan per row, drawn at purchase, repaid by a balloon if the row retires first.
-    fin_rate = b["financing.debt_rate_annual"]
-    loan_rate = np.where(
-        b["financing.debt_rate_quote"] == 0, nominal_monthly_rate(fin_rate), monthly_rate(fin_rate)
-    )
-    debt_row = b["financing.debt_share"] * capex_row
-    interest, scheduled_principal, balance, balloon = (
-        _delay(x, purchase)
-        for x in level_payment_schedule(
-            debt_row, loan_rate, b["financing.debt_term_months"], months, last_month=held
-        )
-    )
-    draws = np.where(since == 0, col(debt_row), 0.0)
-
+    contract_share = col(b["market.contract_share"])
     rows = {
         "gpus_in_service": gpus,
         "tokens": tokens,
-        "token_revenue_usd": token_revenue,
-        "contract_revenue_usd": contract_revenue,
+        "token_revenue_usd": revenue_by["token_usd"],
+        "contract_revenue_usd": revenue_by["contract_usd"],
+        "spot_revenue_usd": revenue_by["spot_rental_usd"],
         "power_usd": power,
         "opex_usd": opex,
         "capex_usd": capex,
-        "disposal_usd": disposal,
-        "depreciation_usd": depreciation,
-        "interest_usd": interest,
-        "scheduled_principal_usd": scheduled_principal,
-        "balloon_usd": balloon,
-        "debt_balance_usd": balance,
-        "draws_usd": draws,
-        "spot_units": (1.0 - col(b["market.contract_share"]))
-        * tokens
-        * price_factor
-        / TOKENS_PER_MTOK,
+        # NPV gained per USD/Mtok of month-1 token price (for the break-even price)
+        "spot_units": np.where(
+            col(spot_sells_hours) > 0,
+            0.0,
+            (1.0 - contract_share)
+            * tokens
+            * token_price
+            / np.where(token_price[:, 1:2] > 0, token_price[:, 1:2], 1.0)
+            / TOKENS_PER_MTOK,
+        ),
         "it_kw": gpus * col(kw_per_gpu),
         "it_drawn_kw": it_drawn_kw,
         "it_energy_kwh": power_mod.energy_kwh_per_month(it_drawn_kw),
         "racks_in_service": density.racks_in_service(gpus, b["fleet.gpus_per_rack"]),
     }
 
-    # Stage 2: a scenario is the sum of its rows.
+    # Stage 2: a scenario is the sum of its rows; the site (facility) belongs to the scenario.
     if b.one_row_per_scenario:
-        lines = rows
         first = np.arange(b.n)
     else:
         first = np.flatnonzero(first_row)
-        lines = {k: np.add.reduceat(v, first, axis=0) for k, v in rows.items()}
+    add = (lambda x: x) if b.one_row_per_scenario else (lambda x: np.add.reduceat(x, first, axis=0))
     total = lambda x: np.add.reduceat(x, first) if len(first) != len(x) else x  # noqa: E731
     at_first = lambda x: np.asarray(x)[first]  # noqa: E731
-
-    # Stage 3: the site (facility), financing, tax, cash flows and summary per scenario.
-    active = m <= horizon[:, None]
+    it_kw_site = add(rows["it_kw"])
     site = facility_mod.facility_costs(
         mode=at_first(b["facility.mode"]),
         months=months,
         horizon_months=horizon,
-        nameplate_it_kw=lines["it_kw"],
-        drawn_it_kw=lines["it_drawn_kw"],
-        racks=lines["racks_in_service"].max(axis=1),
-        **{
-            name: at_first(b[f"facility.{name}"])
-            for name in (
-                "colo_usd_per_kw_month",
-                "escalation_annual",
-                "contracted_kw",
-                "overage_multiplier",
-                "critical_kw",
-                "capex_usd_per_mw",
-                "life_years",
-                "maintenance_share_of_capex_annual",
-                "rack_cooling",
-                "hall_cooling",
-                "liquid_retrofit_usd_per_rack",
-                "retrofit_life_years",
-            )
-        },
+        nameplate_it_kw=it_kw_site,
+        drawn_it_kw=add(rows["it_drawn_kw"]),
+        racks=add(rows["racks_in_service"]).max(axis=1),
+        **{name: at_first(b[f"facility.{name}"]) for name in FACILITY_INPUTS},
     )
-    facility = site.facility_usd
-    revenue = lines["token_revenue_usd"] + lines["contract_revenue_usd"]
-    ebitda = revenue - lines["power_usd"] - facility - lines["opex_usd"]
-    depreciation = lines["depreciation_usd"] + site.depreciation_usd
-    interest = lines["interest_usd"]
-    scheduled_principal = lines["scheduled_principal_usd"]
-    principal = scheduled_principal + lines["balloon_usd"]
-    tax_rate = at_first(b["financing.tax_rate"])
-    taxable = ebitda - depreciation - interest
-    income_tax = tax.income_tax_with_loss_carryforward(taxable, tax_rate, horizon)
-    net_income = taxable - income_tax
+    # The site's rent is shared among rows by their IT load in service each month.
+    with np.errstate(divide="ignore", invalid="ignore"):
+        load_share = np.nan_to_num(rows["it_kw"] / it_kw_site[sc])
+    rows["facility_usd"] = site.facility_usd[sc] * load_share
+    revenue_row = (
+        rows["token_revenue_usd"] + rows["contract_revenue_usd"] + rows["spot_revenue_usd"]
+    )
+    ebitda_row = revenue_row - rows["power_usd"] - rows["facility_usd"] - rows["opex_usd"]
 
-    capex = lines["capex_usd"] + site.capex_usd
-    disposal = lines["disposal_usd"] + np.where(
-        m == horizon[:, None], col(site.book_value_end_usd), 0.0
+    # Stage 3: each row's depreciation (book and tax), impairment and sale.
+    discount_annual_row = b["financing.discount_rate_annual"]
+    capital = _capital_rows(
+        b,
+        months,
+        purchase,
+        held,
+        capex_row,
+        tokens,
+        gpus,
+        token_price,
+        rental,
+        ebitda_row,
+        discount_annual_row,
     )
-    cash_flow_project = ebitda - capex + disposal - income_tax
-    cash_flow_equity = cash_flow_project + lines["draws_usd"] - interest - principal
-    scheduled_service = interest + scheduled_principal
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        # Below a millionth of a dollar there is no debt service to cover.
-        dscr = np.where(scheduled_service > 1e-6, (ebitda - income_tax) / scheduled_service, np.nan)
+    rows.update(capital.lines)
+
+    lines = {k: add(v) for k, v in rows.items()}
+
+    # Stage 4: financing, tax, cash flows and summary per scenario.
+    active = m <= horizon[:, None]
+    facility = site.facility_usd
+    revenue = lines["token_revenue_usd"] + lines["contract_revenue_usd"] + lines["spot_revenue_usd"]
+    ebitda = revenue - lines["power_usd"] - facility - lines["opex_usd"]
+    site_disposal = np.where(m == horizon[:, None], col(site.book_value_end_usd), 0.0)
+    capex = lines["capex_usd"] + site.capex_usd
+    proceeds = lines["proceeds_usd"] + site_disposal
+    book_depreciation = lines["depreciation_usd"] + site.depreciation_usd
+    tax_depreciation = lines["tax_depreciation_usd"] + site.depreciation_usd
+    impairment = lines["impairment_usd"]
+    capex_total = total(capex_row) + site.capex_usd.sum(axis=1)
+
+    tax_rate = at_first(b["financing.tax_rate"])
+    discount_annual = at_first(discount_annual_row)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        draw_profile = np.nan_to_num(capex / capex.sum(axis=1, keepdims=True))
+    stack = stack_schedule(
+        _stack_specs(b, first, horizon),
+        capex.sum(axis=1),
+        draw_profile,
+        months,
+        horizon,
+        tax_rate=tax_rate,
+        equity_cost_annual=discount_annual,
+    )
+    debt = stack.lines
+    interest = debt["interest_expense_usd"]
+
+    taxable = ebitda - tax_depreciation - interest + lines["tax_gain_usd"]
+    income_tax = tax.income_tax_with_loss_carryforward(taxable, tax_rate, horizon)
+    deferred = deferred_tax_mod.deferred_tax(
+        book_depreciation,
+        tax_depreciation,
+        tax_rate,
+        book_gain_usd=lines["gain_usd"],
+        tax_gain_usd=lines["tax_gain_usd"],
+        impairment_usd=impairment,
+    )
+    pre_tax_income = ebitda - book_depreciation - impairment - interest + lines["gain_usd"]
+    net_income = pre_tax_income - income_tax - deferred.expense_usd
+
+    cash_flow_project = ebitda - capex + proceeds - income_tax
+    cash_flow_equity = cash_flow_project + debt["financing_cash_flow_usd"]
+    cfads = ebitda - income_tax
+    covenants = (
+        at_first(b["financing.covenants.dscr_floor"]),
+        at_first(b["financing.covenants.llcr_floor"]),
+    )
+    coverage = capital_mod.coverage_ratios(
+        cfads,
+        debt["debt_service_usd"],
+        debt["balance_usd"],
+        stack.metrics["debt_rate_monthly"],
+        horizon,
+        dscr_floor=covenants[0],
+        llcr_floor=covenants[1],
+        test_months=int(np.max(b["financing.covenants.test_months"])),
+    )
+    dscr = coverage["dscr"]
 
     # Discounting at the cost of capital, monthly compounding of the annual rate.
-    discount_annual = at_first(b["financing.discount_rate_annual"])
     discount = np.power(1.0 + col(monthly_rate(discount_annual)), -m) * active
     pv = lambda x: np.einsum("ij,ij->i", x, discount)  # noqa: E731
 
-    capex_total = total(capex_row) + site.capex_usd.sum(axis=1)
     pv_tokens = pv(lines["tokens"])
-    pv_depreciation = pv(depreciation)
+    consumed = book_depreciation + impairment
+    pv_consumed = pv(consumed)
     with np.errstate(divide="ignore", invalid="ignore"):
         per_mtok = TOKENS_PER_MTOK / np.where(pv_tokens > 0, pv_tokens, np.nan)
     components = {
-        "depreciation": pv_depreciation * per_mtok,
-        "financing": (pv(capex) - pv(disposal) - pv_depreciation) * per_mtok,
+        "depreciation": pv_consumed * per_mtok,
+        "financing": (pv(capex) - pv(proceeds) - pv_consumed) * per_mtok,
         "power": pv(lines["power_usd"]) * per_mtok,
         "facility": pv(facility) * per_mtok,
         "opex": pv(lines["opex_usd"]) * per_mtok,
@@ -469,23 +559,21 @@ def _project(b: ScenarioBatch) -> Projection:
 
     npv = pv(cash_flow_project)
     irr_project = annual_rate(irr_batch(cash_flow_project))
-    debt_total = total(debt_row)
-    equity_share = 1.0 - debt_total / capex_total
-    irr_equity = annual_rate(irr_batch(cash_flow_equity))
+    equity_in = stack.metrics["equity_usd"]
+    equity_share = np.where(capex_total > 0, equity_in / capex_total, 0.0)
+    equity = capital_mod.equity_returns(cash_flow_equity, MIN_EQUITY_SHARE_FOR_IRR * capex_total)
     equity_too_thin = equity_share < MIN_EQUITY_SHARE_FOR_IRR
-    irr_equity = np.where(equity_too_thin, np.nan, irr_equity)
+    irr_equity = np.where(equity_too_thin, np.nan, equity["irr_annual"])
+    moic = np.where(equity_too_thin, np.nan, equity["moic"])
 
     payback = _payback_months(cash_flow_project, active)
-    min_dscr = np.nanmin(np.where(np.isnan(dscr), np.inf, dscr), axis=1)
-    min_dscr = np.where(np.isinf(min_dscr), np.nan, min_dscr)
-
     breakeven = _breakeven_price(
         fixed=ebitda - lines["token_revenue_usd"],
         spot_units=lines["spot_units"],
-        deductions=depreciation + interest,
+        deductions=tax_depreciation + interest - lines["tax_gain_usd"],
         tax_rate=tax_rate,
         last_month=horizon,
-        capital=disposal - capex,
+        capital=proceeds - capex,
         discount=discount,
     )
 
@@ -504,6 +592,9 @@ def _project(b: ScenarioBatch) -> Projection:
         rated_tokens_per_s=rated_tokens_per_s,
         installed_it_kw=installed_kw,
     )
+    ltv, _ = capital_mod.loan_to_value(
+        debt["balance_usd"], capex_total[:, None] - np.cumsum(consumed, axis=1)
+    )
     metrics = {
         "lcot_usd_per_mtok": lcot,
         "tokens_total": lines["tokens"].sum(axis=1),
@@ -514,32 +605,55 @@ def _project(b: ScenarioBatch) -> Projection:
         "irr_equity_annual": irr_equity,
         "payback_months": payback,
         "breakeven_price_usd_per_mtok": breakeven,
-        "min_dscr": min_dscr,
+        "min_dscr": coverage["min_dscr"],
         **{name: densities[name] for name in DENSITY_COLUMNS},
         "gpu_count": total(gpu_count),
         "capex_usd_total": capex_total,
         "discount_rate_annual": discount_annual,
         "horizon_months": horizon.astype(float),
+        "net_income_usd_total": net_income.sum(axis=1),
+        "impairment_usd_total": impairment.sum(axis=1),
+        "moic_equity": moic,
+        "min_llcr": coverage["min_llcr"],
+        "covenant_breach_months": coverage["breach_months"].astype(float),
+        "first_breach_month": coverage["first_breach_month"],
+        "wacc_after_tax_annual": stack.metrics["wacc_after_tax_annual"],
+        "cost_of_debt_annual": stack.metrics["cost_of_debt_annual"],
+        "debt_usd": stack.metrics["debt_usd"],
+        "dilution_shares": stack.metrics["dilution_shares"],
     }
     monthly_lines = {
         "gpus_in_service": lines["gpus_in_service"],
         "tokens": lines["tokens"],
         "revenue_usd": revenue,
+        "token_revenue_usd": lines["token_revenue_usd"],
+        "contract_revenue_usd": lines["contract_revenue_usd"],
+        "spot_revenue_usd": lines["spot_revenue_usd"],
         "power_usd": lines["power_usd"],
         "facility_usd": facility,
         "opex_usd": lines["opex_usd"],
         "capex_usd": capex,
-        "disposal_usd": disposal,
-        "depreciation_usd": depreciation,
+        "disposal_usd": proceeds,
+        "gain_on_disposal_usd": lines["gain_usd"],
+        "depreciation_usd": book_depreciation,
+        "impairment_usd": impairment,
+        "tax_depreciation_usd": tax_depreciation,
         "interest_usd": interest,
-        "principal_usd": principal,
+        "cash_interest_usd": debt["cash_interest_usd"],
+        "principal_usd": debt["principal_usd"],
+        "debt_service_usd": debt["debt_service_usd"],
         "tax_usd": income_tax,
+        "deferred_tax_usd": deferred.expense_usd,
+        "deferred_tax_liability_usd": deferred.liability_usd,
         "ebitda_usd": ebitda,
         "net_income_usd": net_income,
         "cash_flow_project_usd": cash_flow_project,
         "cash_flow_equity_usd": cash_flow_equity,
-        "debt_balance_usd": lines["debt_balance_usd"],
+        "debt_balance_usd": debt["balance_usd"],
         "dscr": dscr,
+        "llcr": coverage["llcr"],
+        "ltv": ltv,
+        "covenant_breach": (coverage["dscr_breach"] | coverage["llcr_breach"]).astype(float),
     }
     flags = {
         "no_tokens": ~(pv_tokens > 0),
@@ -548,31 +662,40 @@ def _project(b: ScenarioBatch) -> Projection:
         "no_irr_equity": np.isnan(irr_equity) & ~equity_too_thin,
         "no_payback": np.isnan(payback),
         "no_breakeven": np.isnan(breakeven),
-        "no_debt": debt_total <= 0,
-        "dscr_below_1": min_dscr < 1.0,
+        "no_debt": stack.metrics["debt_usd"] <= 0,
+        "dscr_below_1": coverage["min_dscr"] < 1.0,
+        "covenant_breach": coverage["breach_months"] > 0,
         "irr_project_not_unique": ~np.isnan(irr_project) & _several_sign_changes(cash_flow_project),
         "irr_equity_not_unique": ~np.isnan(irr_equity) & _several_sign_changes(cash_flow_equity),
     }
+    flags["debt_settled_at_end"] = debt["settlement_usd"].sum(axis=1) > 0.005
     contracted_kw, peak_it_kw = at_first(b["facility.contracted_kw"]), lines["it_kw"].max(axis=1)
     flags["over_contract"] = ~np.isnan(contracted_kw) & (peak_it_kw > contracted_kw + 1e-9)
     row_flags = {
-        "sold_before_life": held < np.ceil(life_months - 1e-9),
-        "balloon": balloon.sum(axis=1) > 0.005,
+        "sold_before_life": (held < np.ceil(b["depreciation.life_years"] * MONTHS_PER_YEAR - 1e-9))
+        & np.isnan(b["depreciation.sale_value_share"]),
         "measured_energy": measured_energy,
+        "impaired": capital.impairment_month >= 0,
     }
     context = {
         "equity_share": equity_share,
-        "min_dscr": min_dscr,
+        "min_dscr": coverage["min_dscr"],
         "months_below_1": (dscr < 1.0).sum(axis=1),
-        "life_months": life_months,
+        "breach_months": coverage["breach_months"],
+        "first_breach_month": coverage["first_breach_month"],
+        "dscr_floor": covenants[0],
+        "life_months": b["depreciation.life_years"] * MONTHS_PER_YEAR,
         "retire": retire,
-        "book_value_end": book_value_end,
-        "balloon": balloon.sum(axis=1),
+        "purchase": purchase,
+        "carrying_at_sale": capital.carrying_at_sale,
+        "impairment_month": capital.impairment_month,
+        "impairment_loss": capital.impairment_loss,
         "contracted_kw": contracted_kw,
         "peak_it_kw": peak_it_kw,
         "kw_per_gpu": kw_per_gpu,
         "nameplate_kw": nameplate_kw,
         "joules_per_token": b["power.measured_joules_per_token"],
+        "settled_at_end": debt["settlement_usd"].sum(axis=1),
     }
 
     def warnings() -> list[list[str]]:
@@ -581,14 +704,12 @@ def _project(b: ScenarioBatch) -> Projection:
         for key, rows_flagged in row_flags.items():
             for r in np.flatnonzero(rows_flagged):
                 out[sc[r]].append(prefix(r) + ROW_MESSAGES[key](context, r))
+        for r, messages in enumerate(b.row_warnings):
+            out[sc[r]].extend(prefix(r) + w for w in messages)
         return out
 
     vintage_table = None
     if not b.one_row_per_scenario:
-        # The site's costs are shared among vintages by their IT load in service each month.
-        with np.errstate(divide="ignore", invalid="ignore"):
-            load_share = np.nan_to_num(rows["it_kw"] / lines["it_kw"][sc])
-        rows["facility_usd"] = facility[sc] * load_share
         vintage_table = _vintage_table(b, rows, gpu_count, retire, discount[sc])
     return Projection(
         names=b.names,
@@ -603,6 +724,274 @@ def _project(b: ScenarioBatch) -> Projection:
     )
 
 
+FACILITY_INPUTS = (
+    "colo_usd_per_kw_month",
+    "escalation_annual",
+    "contracted_kw",
+    "overage_multiplier",
+    "critical_kw",
+    "capex_usd_per_mw",
+    "life_years",
+    "maintenance_share_of_capex_annual",
+    "rack_cooling",
+    "hall_cooling",
+    "liquid_retrofit_usd_per_rack",
+    "retrofit_life_years",
+)
+"""Facility fields passed to econ.facility.facility_costs under their own names."""
+
+
+def _column(values):
+    return np.asarray(values, dtype=float)[:, None]
+
+
+def _throughput_multiplier(b: ScenarioBatch, months):
+    """Software-gain multiplier by calendar month; 1 where a batch has no gains at all."""
+    rate = b["throughput.gain_rate_annual"]
+    extras = b.extras
+    steps = b.step_gains.any()
+    table = np.isfinite(extras["throughput.table_months"]).any()
+    ceiling = b["throughput.ceiling_tokens_per_s_per_gpu"] / b["throughput.tokens_per_s_per_gpu"]
+    if not (steps or table or rate.any() or np.isfinite(ceiling).any()):
+        return 1.0
+    return throughput_multiplier(
+        months,
+        rate,
+        trajectory=b["throughput.trajectory"],
+        rate_decay_annual=b["throughput.rate_decay_annual"],
+        ceiling_ratio=np.where(np.isnan(ceiling), np.inf, ceiling),
+        step_months=b.step_months,
+        step_gains=b.step_gains,
+        step_ramp_months=extras["throughput.step_ramp_months"],
+        table_months=extras["throughput.table_months"],
+        table_multipliers=extras["throughput.table_multipliers"],
+    )
+
+
+@dataclass(frozen=True)
+class _Capital:
+    """Per-row asset lines on the calendar grid, and facts for warnings."""
+
+    lines: dict[str, np.ndarray]
+    impairment_month: np.ndarray
+    impairment_loss: np.ndarray
+    carrying_at_sale: np.ndarray
+
+
+def _capital_rows(
+    b, months, purchase, held, cost, tokens, gpus, token_price, rental, ebitda, discount_annual
+) -> _Capital:
+    """Book and tax depreciation, impairment and sale of each row's GPUs.
+
+    Schedules run on months since purchase (econ.depreciation's month 0 is the purchase month)
+    and are shifted to the calendar at the end; market curves and usage are shifted the other way.
+    """
+    n = b.rows
+    since = lambda x: _advance(x, purchase)  # noqa: E731
+    in_service = b["depreciation.in_service_month"].astype(np.int64)
+    salvage = b["depreciation.salvage_share"] * cost
+    book_method = _choice(b, "depreciation.method")
+    tax_method = _choice(b, "depreciation.tax.method")
+    used = set(book_method.tolist()) | set(tax_method.tolist())
+    usage = {"book": None, "tax": None}
+    if "units_of_production" in used:
+        tokens_since, hours_since = since(tokens), since(gpus * HOURS_PER_MONTH)
+        for side, path in (("book", "depreciation"), ("tax", "depreciation.tax")):
+            by_tokens = _choice(b, f"{path}.usage_driver") == "tokens"
+            usage[side] = np.where(by_tokens[:, None], tokens_since, hours_since)
+    value_table = dep.value_share_from_table(
+        b.extras["market_value_months"], b.extras["market_value_shares"], months
+    )
+    curves = {
+        "market_value_table": value_table,
+        "token_price": since(token_price),
+        "rental_price": since(rental),
+    }
+    value = {"book": None, "tax": None}
+    if "economic" in used:
+        for side, path in (("book", "depreciation"), ("tax", "depreciation.tax")):
+            source = _choice(b, f"{path}.value_source")
+            value[side] = np.select(
+                [(source == name)[:, None] for name in curves], list(curves.values())
+            )
+
+    book = dep.schedule_mixed(
+        book_method,
+        cost,
+        months,
+        usage=usage["book"],
+        value_curve=value["book"],
+        in_service_month=in_service,
+        **_method_params(b, "depreciation", "book"),
+    )
+    tax_dep = book.copy()
+    own = np.flatnonzero(tax_method != "book")
+    if own.size:
+        params = _method_params(b, "depreciation.tax", "tax")
+        tax_dep[own] = dep.schedule_mixed(
+            tax_method[own],
+            cost[own],
+            months,
+            usage=None if usage["tax"] is None else usage["tax"][own],
+            value_curve=None if value["tax"] is None else value["tax"][own],
+            in_service_month=in_service[own],
+            **{k: np.asarray(v)[own] for k, v in params.items()},
+        )
+
+    # Impairment of the book value where a price drop triggers a test (ASC 360 / IAS 36).
+    impairment = np.zeros_like(book)
+    impairment_month = np.full(n, -1)
+    impairment_loss = np.zeros(n)
+    threshold = b["depreciation.impairment.price_drop_threshold"]
+    tested = np.flatnonzero(~np.isnan(threshold))
+    if tested.size:
+        trigger_price = _choice(b, "depreciation.impairment.trigger_price")[tested]
+        price = np.select(
+            [(trigger_price == name)[:, None] for name in curves],
+            [curve[tested] for curve in curves.values()],
+        )
+        trigger = impairment_mod.price_drop_trigger(price, threshold[tested], in_service[tested])
+        m = np.asarray(months)[None, :]
+        sale_share = b["depreciation.sale_value_share"][tested]
+        expected_sale = np.where(
+            np.isnan(sale_share), b["depreciation.salvage_share"][tested], sale_share
+        )
+        flows = since(ebitda)[tested] * (m <= held[tested, None]) + np.where(
+            m == held[tested, None], (expected_sale * cost[tested])[:, None], 0.0
+        )
+        value_in_use = impairment_mod.remaining_present_value_usd(
+            flows, monthly_rate(discount_annual[tested])
+        )
+        by_market = (
+            _choice(b, "depreciation.impairment.fair_value_source")[tested] == "market_value"
+        )
+        fair_value = np.where(
+            by_market[:, None], value_table[tested] * cost[tested, None], value_in_use
+        )
+        result = impairment_mod.impair(
+            book[tested],
+            cost[tested],
+            salvage[tested],
+            _choice(b, "depreciation.impairment.standard")[tested],
+            trigger,
+            fair_value,
+            undiscounted_usd=impairment_mod.remaining_undiscounted_usd(flows),
+            value_in_use_usd=value_in_use,
+            costs_of_disposal_usd=b["depreciation.impairment.costs_of_disposal_share"][tested, None]
+            * fair_value,
+        )
+        book[tested] = result.depreciation_usd
+        impairment[tested] = result.impairment_usd
+        impairment_month[tested] = np.where(result.month >= 0, result.month + purchase[tested], -1)
+        impairment_loss[tested] = result.loss_usd
+
+    # Sale when the row retires: at book value, or at the given share of cost.
+    carrying = dep.book_value(cost, book, impairment)
+    carrying_at_sale = carrying[np.arange(n), held]
+    sale_share = b["depreciation.sale_value_share"]
+    # (the carrying amount can round to a hair below 0 when fully depreciated)
+    sale = np.maximum(np.where(np.isnan(sale_share), carrying_at_sale, sale_share * cost), 0.0)
+    booked = dep.dispose(book, cost, months, held, sale, impairment, in_service)
+    taxed = dep.dispose(tax_dep, cost, months, held, sale, None, in_service)
+    kept = np.asarray(months)[None, :] <= held[:, None]
+    lines = {
+        "depreciation_usd": booked.depreciation_usd,
+        "impairment_usd": np.where(kept, impairment, 0.0),
+        "tax_depreciation_usd": taxed.depreciation_usd,
+        "proceeds_usd": booked.proceeds_usd,
+        "gain_usd": booked.gain_usd,
+        "tax_gain_usd": taxed.gain_usd,
+    }
+    return _Capital(
+        lines={k: _delay(v, purchase) for k, v in lines.items()},
+        impairment_month=impairment_month,
+        impairment_loss=impairment_loss,
+        carrying_at_sale=carrying_at_sale,
+    )
+
+
+def _choice(b: ScenarioBatch, path: str) -> np.ndarray:
+    """A choice column as its names (or values, e.g. MACRS recovery years)."""
+    choices = np.array(field_kinds()[path][1] + (None,), dtype=object)
+    return choices[b[path].astype(np.int64)]  # -1 (section left out) maps to None
+
+
+def _method_params(b: ScenarioBatch, path: str, side: str) -> dict[str, np.ndarray]:
+    """MethodSettings keyword arrays for one side (book or tax): columns where the batch has them
+    (so sweeps reach them), compiled extras for tuples and flags."""
+    params = {}
+    for name in METHOD_ARRAY_FIELDS:
+        column = f"{path}.{name}"
+        if column in b.columns:
+            kind = field_kinds()[column][0]
+            params[name] = _choice(b, column) if kind == "choice" else b[column]
+        else:
+            params[name] = b.extras[f"{side}.{name}"]
+    params["change_month"] = np.nan_to_num(params["change_month"], nan=0.0).astype(np.int64)
+    params["first_year_months"] = np.asarray(params["first_year_months"]).astype(np.int64)
+    params["recovery_years"] = np.asarray(params["recovery_years"]).astype(np.int64)
+    return params
+
+
+DEBT_SHARE_LOAN = "debt_share loan"
+"""Name of the loan that financing.debt_share stands for in the capital stack."""
+
+
+def _stack_specs(b: ScenarioBatch, first, horizon) -> list[dict]:
+    """The scenarios' tranches, plus financing.debt_share as a delayed-draw term loan.
+
+    The debt_share loan is built from batch columns (so sweeps of debt_share, its rate and term
+    reach it): it draws pro rata to capex, each draw amortizing over debt_term_months with level
+    payments from the month after it; what is owed when the projection ends is repaid then.
+    """
+    specs = [dict(t) for t in b.stack]
+    share = b["financing.debt_share"][first]
+    if not np.any(share > 0):
+        return specs
+    n = len(first)
+    rate = b["financing.debt_rate_annual"][first]
+    effective = b["financing.debt_rate_quote"][first] == 1
+    nominal = np.where(effective, MONTHS_PER_YEAR * monthly_rate(rate), rate)
+    term = b["financing.debt_term_months"][first]
+    text = lambda value: np.full(n, value, dtype=object)  # noqa: E731
+    specs.append(
+        {
+            "type": "delayed_draw_term_loan",
+            "name": DEBT_SHARE_LOAN,
+            "amount_usd": np.where(share > 0, np.nan, 0.0),
+            "share_of_capex": np.where(share > 0, share, np.nan),
+            "issue_month": np.zeros(n),
+            "maturity_month": np.minimum(MAX_MONTHS, horizon + term),
+            "upfront_fee_share": np.zeros(n),
+            "issue_discount_share": np.zeros(n),
+            "repayment": text("level_payment"),
+            "amortization_months": term,
+            "interest_only_months": np.zeros(n),
+            "balloon_share": np.zeros(n),
+            "rate_annual": nominal,
+            "day_count": text("30/360"),
+            "spread_annual": np.zeros(n),
+            "floor_annual": np.full(n, np.nan),
+            "index_interpolation": text("step"),
+            "availability_months": np.full(n, np.nan),
+            "commitment_fee_annual": np.zeros(n),
+        }
+    )
+    return specs
+
+
+def _advance(values, start_month):
+    """Shift each row left by its start month: out[:, j] = values[:, j + start], the last value
+    held beyond the end (the inverse of _delay)."""
+    if not np.any(start_month):
+        return values
+    last = values.shape[1] - 1
+    source = np.minimum(
+        np.arange(values.shape[1])[None, :] + np.asarray(start_month)[:, None], last
+    )
+    return np.take_along_axis(values, source, axis=1)
+
+
 ROW_MESSAGES = {
     "measured_energy": lambda c, r: (
         f"power from measured energy, "
@@ -612,20 +1001,14 @@ ROW_MESSAGES = {
     "sold_before_life": lambda c, r: (
         f"sold in month {c['retire'][r]}, before the end of its "
         f"useful life of {c['life_months'][r]:g} months: the remaining book value "
-        f"{c['book_value_end'][r]:,.0f} USD is assumed sold at book value"
+        f"{c['carrying_at_sale'][r]:,.0f} USD is assumed sold at book value"
     ),
-    "balloon": lambda c, r: (
-        f"the loan outlives the GPUs: {c['balloon'][r]:,.0f} USD is repaid "
-        f"as a balloon in month {c['retire'][r]}"
+    "impaired": lambda c, r: (
+        f"impaired in month {c['impairment_month'][r]}: a loss of "
+        f"{c['impairment_loss'][r]:,.0f} USD writes the GPUs down, and depreciation continues "
+        "from the lower carrying amount"
     ),
 }
-
-
-def _ramp(since, ramp_months):
-    """Linear ramp from 0 to 1 over `ramp_months` after purchase; 1 when there is no ramp."""
-    if not np.any(ramp_months):
-        return 1.0
-    return np.where(ramp_months > 0, np.minimum(1.0, since / np.maximum(ramp_months, 1)), 1.0)
 
 
 def _delay(values, start_month):
@@ -644,12 +1027,12 @@ def _vintage_table(b: ScenarioBatch, rows: dict, gpu_count, retire, discount) ->
     (an owned hall, a retrofit) stays with the fleet and is not in these figures.
     """
     pv = lambda x: np.einsum("ij,ij->i", x, discount)  # noqa: E731
-    revenue = rows["token_revenue_usd"] + rows["contract_revenue_usd"]
+    revenue = rows["token_revenue_usd"] + rows["contract_revenue_usd"] + rows["spot_revenue_usd"]
     costs = rows["power_usd"] + rows["facility_usd"] + rows["opex_usd"]
     pv_tokens = pv(rows["tokens"])
     with np.errstate(divide="ignore", invalid="ignore"):
         lcot = (
-            pv(rows["capex_usd"] - rows["disposal_usd"] + costs)
+            pv(rows["capex_usd"] - rows["proceeds_usd"] + costs)
             / np.where(pv_tokens > 0, pv_tokens, np.nan)
             * TOKENS_PER_MTOK
         )
@@ -664,7 +1047,7 @@ def _vintage_table(b: ScenarioBatch, rows: dict, gpu_count, retire, discount) ->
             "tokens": rows["tokens"].sum(axis=1),
             "revenue_usd": revenue.sum(axis=1),
             "ebitda_usd": (revenue - costs).sum(axis=1),
-            "npv_pre_tax_usd": pv(revenue - costs - rows["capex_usd"] + rows["disposal_usd"]),
+            "npv_pre_tax_usd": pv(revenue - costs - rows["capex_usd"] + rows["proceeds_usd"]),
             "lcot_usd_per_mtok": lcot,
         }
     ).set_index(["scenario", "vintage"])
@@ -808,6 +1191,15 @@ def _warnings(flags, ctx, n) -> list[list[str]]:
         "over_contract": lambda i: (
             f"peak IT load of {ctx['peak_it_kw'][i]:,.0f} kW exceeds the contracted "
             f"{ctx['contracted_kw'][i]:,.0f} kW: the excess is billed at the overage rate"
+        ),
+        "covenant_breach": lambda i: (
+            f"covenant breached in {ctx['breach_months'][i]} months, first in month "
+            f"{ctx['first_breach_month'][i]:.0f} (DSCR floor {ctx['dscr_floor'][i]:g}x over the "
+            "test window)"
+        ),
+        "debt_settled_at_end": lambda i: (
+            f"the debt outlives the projection: {ctx['settled_at_end'][i]:,.0f} USD is repaid in "
+            "the last month"
         ),
         "dscr_below_1": lambda i: (
             f"debt service not covered in {ctx['months_below_1'][i]} months "

@@ -1,12 +1,75 @@
-"""Debt schedules, monthly and vectorized over a leading scenario axis.
+"""One tranche's debt arithmetic, monthly and vectorized over a leading scenario axis.
 
-Sign convention: interest, principal and balances are positive amounts; the engine turns them into
-cash-flow signs.
+This module owns the building blocks the capital stack (econ.capital) composes: interest-rate paths
+(fixed, or an index curve plus spread with a floor), loan repayment schedules (level payment,
+straight line, bullet, interest only then amortizing, balloon) in which each draw amortizes from its
+own month, bond coupon schedules, and the effective interest method that spreads issue discount and
+debt issuance costs over the life of a debt as interest expense.
+
+Arrays are (n, T) over months 0..T-1: n scenarios, T months. Loops run over months or draw cohorts,
+never over scenarios. Sign convention: draws, interest, principal and balances are positive amounts;
+the engine turns them into cash-flow signs. Interest for month m accrues on the balance at the end
+of month m-1 and is paid at the end of month m; a draw in month m earns interest from month m+1.
 """
 
 from __future__ import annotations
 
 import numpy as np
+
+from econ.errors import InputError
+from econ.units import MONTHS_PER_YEAR
+
+REPAYMENTS = (
+    "level_payment",
+    "straight_line",
+    "bullet",
+    "interest_only_then_amortizing",
+    "balloon",
+)
+"""Repayment profiles of a loan; the index of a name is its code in integer arrays."""
+LEVEL_PAYMENT, STRAIGHT_LINE, BULLET, INTEREST_ONLY_THEN_AMORTIZING, BALLOON = range(5)
+
+DAY_COUNTS = {"30/360": 30.0 / 360.0, "act/360": 365.0 / 12.0 / 360.0, "act/365": 1.0 / 12.0}
+"""Fraction of a year one average month accrues under each day-count convention [years/month].
+
+ACT/360 (the SOFR loan convention) accrues 365/12 actual days per average month over a 360-day
+year, so a quoted rate costs 365/360 times as much per year as under 30/360 (ISDA 2006
+Definitions, section 4.16)."""
+
+INTERPOLATIONS = ("step", "linear")
+"""How an index curve fills months between its knots: hold the last knot, or interpolate."""
+
+
+def choice_codes(value, choices, what: str) -> np.ndarray:
+    """Integer codes of a categorical setting given as names or codes.
+
+    Parameters
+    ----------
+    value : str, int or array of str or int
+    choices : sequence of str  the valid names; a name's code is its index
+    what : str  the setting's name, for the error message
+
+    Raises
+    ------
+    InputError  for an unknown name or an out-of-range code, listing the valid names.
+    """
+    array = np.asarray(value)
+    if array.dtype.kind in "US" or array.dtype == object:
+        flat = array.reshape(-1)
+        unknown = sorted({str(v) for v in flat if str(v) not in choices})
+        if unknown:
+            raise InputError(
+                f"{what}: unknown value {unknown[0]!r}; expected one of: {', '.join(choices)}"
+            )
+        lookup = {name: i for i, name in enumerate(choices)}
+        return np.array([lookup[str(v)] for v in flat], dtype=np.int64).reshape(array.shape)
+    codes = array.astype(np.int64)
+    if codes.size and (codes.min() < 0 or codes.max() >= len(choices) or (codes != array).any()):
+        raise InputError(
+            f"{what}: code {array.reshape(-1)[0]!r} is not one of 0..{len(choices) - 1} "
+            f"({', '.join(choices)})"
+        )
+    return codes
 
 
 def level_payment_balance(principal_usd, rate_monthly, term_months, months):
@@ -58,3 +121,387 @@ def level_payment_schedule(principal_usd, rate_monthly, term_months, months, las
         interest = np.where(m > last, 0.0, interest)
         principal = np.where(m > last, 0.0, principal)
     return interest, principal, balance, balloon
+
+
+def index_rate_annual(knot_months, knot_rates_annual, months, interpolation="step"):
+    """An index forward curve (e.g. Term SOFR) month by month [1/year].
+
+    Parameters
+    ----------
+    knot_months : array (k,) or (n, k)
+        Months of the curve's knots, increasing along the last axis; rows with fewer knots are
+        padded with +inf [months, fractional allowed].
+    knot_rates_annual : array (k,) or (n, k)
+        Index rate at each knot [1/year]; padding values are ignored.
+    months : array (T,)
+        Months to evaluate [months].
+    interpolation : {"step", "linear"} or array (n,) of codes
+        "step": the rate of the last knot at or before the month (a stepped curve); "linear":
+        linear in time between knots. Both hold the first rate before the first knot and the
+        last rate after the last knot (flat extrapolation).
+
+    Returns
+    -------
+    array (n, T)  index rate [1/year]
+
+    References
+    ----------
+    Hagan, P. S. & West, G., "Interpolation methods for curve construction", Applied Mathematical
+    Finance 13(2) (2006) 89-129, sections 2-3 (piecewise-constant forwards and linear
+    interpolation).
+    """
+    km = np.atleast_2d(np.asarray(knot_months, dtype=float))
+    kr = np.atleast_2d(np.asarray(knot_rates_annual, dtype=float))
+    codes = np.atleast_1d(choice_codes(interpolation, INTERPOLATIONS, "interpolation"))
+    n = max(km.shape[0], kr.shape[0], codes.shape[0])
+    k = max(km.shape[1], kr.shape[1])
+    km, kr = np.broadcast_to(km, (n, k)), np.broadcast_to(kr, (n, k))
+    linear = np.broadcast_to(codes, (n,))[:, None] == 1
+    m = np.asarray(months, dtype=float)[None, :]
+    # Index of the first knot after each month: loops over knots, which are few.
+    after = np.zeros((n, m.shape[1]), dtype=np.int64)
+    for j in range(k):
+        after += km[:, j : j + 1] <= m
+    rows = np.arange(n)[:, None]
+    lo = np.clip(after - 1, 0, k - 1)
+    hi = np.clip(after, 0, k - 1)
+    x0, x1 = km[rows, lo], km[rows, hi]
+    r0, r1 = kr[rows, lo], kr[rows, hi]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        weight = np.where(np.isfinite(x1) & (x1 > x0), (m - x0) / (x1 - x0), 0.0)
+    return np.where(linear, r0 + np.clip(weight, 0.0, 1.0) * (r1 - r0), r0)
+
+
+def floating_rate_annual(index_annual, spread_annual, floor_annual=None):
+    """All-in rate of a floating-rate loan: max(index, floor) + spread [1/year].
+
+    The floor applies to the index, as in leveraged and GPU-backed loan agreements ("Term SOFR,
+    but not less than the Floor"); NaN means no floor.
+
+    Parameters
+    ----------
+    index_annual : array (n, T)  index rate [1/year]
+    spread_annual : array (n,)  margin over the index [1/year]
+    floor_annual : array (n,), optional  floor on the index [1/year]; NaN or None = none
+
+    References
+    ----------
+    LSTA, "Model Credit Agreement Provisions", definitions of "Term SOFR" and "Floor" (2021);
+    Alternative Reference Rates Committee, "SOFR Starter Kit" (2021).
+    """
+    index = np.asarray(index_annual, dtype=float)
+    spread = _col(spread_annual)
+    if floor_annual is None:
+        return index + spread
+    floor = _col(floor_annual)
+    return np.where(np.isnan(floor), index, np.maximum(index, floor)) + spread
+
+
+def loan_schedule(
+    draws_usd,
+    rate_monthly,
+    maturity_month,
+    repayment="level_payment",
+    amortization_months=None,
+    interest_only_months=0,
+    balloon_share=0.0,
+):
+    """Repayment schedule of a loan in which each draw amortizes from its own month [USD].
+
+    Each month with a draw starts a cohort. A cohort drawn in month d amortizes over
+    ``A = amortization_months`` (default: until maturity, ``maturity_month - d``) from month d+1,
+    and whatever is left at ``min(d + A, maturity_month)`` is repaid then as a balloon. With a
+    balance B at the start of a month, rate r that month and R payments left in the cohort's
+    amortization (this one included), the scheduled principal is
+
+    - level payment: (B - F) * r / ((1+r)^R - 1), or (B - F) / R when r = 0, with F = 0. For a fixed
+      rate this is PPMT of the remaining loan, so the payments are level (PMT); for a floating
+      rate the payment is recast every month at that month's rate (mortgage-style re-amortization);
+    - balloon: the same with F = balloon_share * draw, the amount left for the balloon: the level
+      payment of PMT(r, A, -draw, F);
+    - interest only then amortizing: 0 for the first ``interest_only_months`` of the cohort, then
+      level payments over the remaining A - K months;
+    - straight line: draw * (1 - F/draw) / A each month (equal principal);
+    - bullet: 0 until the cohort's final month.
+
+    Parameters
+    ----------
+    draws_usd : array (n, T)
+        Principal drawn in each month [USD].
+    rate_monthly : array (n,) or (n, T)
+        Interest rate per month on the opening balance [1/month].
+    maturity_month : array (n,)
+        Final maturity: everything still owed is repaid in this month [month index].
+    repayment : str, int or array (n,)
+        One of REPAYMENTS (names or codes).
+    amortization_months : array (n,), optional
+        Amortization period of each draw [months]; NaN or None: until maturity.
+    interest_only_months : array (n,)
+        Interest-only months of each draw, for "interest_only_then_amortizing" [months].
+    balloon_share : array (n,)
+        Share of each draw left for the balloon, for "balloon" [fraction].
+
+    Returns
+    -------
+    dict of arrays (n, T) [USD]
+        ``interest_usd`` (cash interest), ``scheduled_principal_usd`` (the regular instalments),
+        ``balloon_usd`` (bullet, balloon and maturity repayments beyond the regular instalments)
+        and ``balance_usd`` (principal owed at the end of each month).
+
+    Raises
+    ------
+    InputError  if a draw falls in or after the maturity month.
+
+    References
+    ----------
+    Microsoft Support, "PMT function", "PPMT function" (annuity payment and its principal part);
+    Brealey, Myers & Allen, *Principles of Corporate Finance*, 13th ed., ch. 2.5 (annuities);
+    Yescombe, E. R., *Principles of Project Finance*, 2nd ed. (2014), section 12.9 (repayment
+    profiles: annuity, equal principal, bullet, balloon).
+    """
+    draws = np.asarray(draws_usd, dtype=float)
+    n, T = draws.shape
+    rate = np.asarray(rate_monthly, dtype=float)
+    rate = np.broadcast_to(rate[:, None] if rate.ndim == 1 else rate, (n, T))
+    maturity = np.broadcast_to(np.asarray(maturity_month, dtype=float), (n,))
+    code = np.broadcast_to(choice_codes(repayment, REPAYMENTS, "repayment"), (n,))
+    amort = _row(amortization_months, n, np.nan)
+    interest_only = _row(interest_only_months, n, 0.0)
+    balloon = _row(balloon_share, n, 0.0)
+
+    out = {
+        key: np.zeros((n, T))
+        for key in ("interest_usd", "scheduled_principal_usd", "balloon_usd", "balance_usd")
+    }
+    drawn = draws != 0
+    cohort_months = np.flatnonzero(drawn.any(axis=0))
+    if cohort_months.size == 0:
+        return out
+    late = drawn & (np.arange(T)[None, :] >= maturity[:, None])
+    if late.any():
+        row, month = np.argwhere(late)[0]
+        raise InputError(
+            f"loan draw of {draws[row, month]:,.2f} USD in month {month} of scenario {row} is at "
+            f"or after the maturity month {maturity[row]:g}; expected draws before maturity"
+        )
+    d = cohort_months[None, :].astype(float)
+    amount = draws[:, cohort_months]
+    to_maturity = maturity[:, None] - d
+    term = np.where(np.isnan(amort)[:, None], to_maturity, amort[:, None])
+    life = np.minimum(term, to_maturity)
+    target = np.where(code == BALLOON, balloon, 0.0)[:, None] * amount
+    free_months = np.select(
+        [code == BULLET, code == INTEREST_ONLY_THEN_AMORTIZING], [np.inf, interest_only], 0.0
+    )[:, None]
+    straight = (code == STRAIGHT_LINE)[:, None]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        equal_principal = np.where(term > free_months, (amount - target) / (term - free_months), 0)
+
+    balance = np.zeros_like(amount)
+    for m in range(int(cohort_months[0]), T):
+        age = m - d
+        if (age >= 1).any():
+            r = rate[:, m : m + 1]
+            opening = balance
+            remaining = term - (age - 1)
+            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+                annuity_factor = np.where(
+                    r == 0.0, 1.0 / remaining, r / np.expm1(remaining * np.log1p(r))
+                )
+                level = (opening - target) * annuity_factor
+            regular = np.where(straight, equal_principal, level)
+            amortizing = (age > free_months) & (remaining >= 1) & (opening > 0)
+            regular = np.clip(np.where(amortizing, regular, 0.0), 0.0, opening)
+            final = (age >= life) & (opening > 0)
+            extra = np.where(final, opening - regular, 0.0)
+            balance = opening - regular - extra
+            out["interest_usd"][:, m] = (opening * r).sum(axis=1)
+            out["scheduled_principal_usd"][:, m] = regular.sum(axis=1)
+            out["balloon_usd"][:, m] = extra.sum(axis=1)
+        arriving = cohort_months == m
+        if arriving.any():
+            balance[:, arriving] += amount[:, arriving]
+        out["balance_usd"][:, m] = balance.sum(axis=1)
+    return out
+
+
+def coupon_schedule(face_usd, coupon_annual, coupons_per_year, issue_month, maturity_month, T):
+    """Cash coupons, bullet repayment and accrued interest of a fixed-coupon note [USD].
+
+    A note issued in month i pays face * c / f every 12/f months after issue and its face at
+    maturity, with the coupon accrued since the last payment date (a short final period when the
+    term is not a whole number of periods). Coupons accrue month by month between payment dates
+    (30/360: each month is 1/12 of a year).
+
+    Parameters
+    ----------
+    face_usd, coupon_annual : array (n,)  [USD], [1/year]
+    coupons_per_year : array (n,)  1, 2, 4 or 12 (2 = semi-annual, the US corporate bond norm)
+    issue_month, maturity_month : array (n,)  [month index]
+    T : int  months 0..T-1
+
+    Returns
+    -------
+    dict of arrays (n, T) [USD]
+        ``interest_usd`` (coupons paid), ``balloon_usd`` (face repaid at maturity),
+        ``balance_usd`` (face outstanding at month end), ``accrued_usd`` (coupon accrued and not
+        yet paid at month end).
+
+    References
+    ----------
+    SIFMA, *Standard Securities Calculation Methods* (1993), vol. 1: 30/360 accrued interest of
+    fixed-income securities; Fabozzi, F. J., *Bond Markets, Analysis and Strategies*, 9th ed.,
+    ch. 2 (coupon, accrued interest).
+    """
+    n = np.broadcast_shapes(*(np.shape(x) for x in (face_usd, coupon_annual)), (1,))[0]
+    face = _row(face_usd, n, 0.0)[:, None]
+    coupon = _row(coupon_annual, n, 0.0)[:, None]
+    period = np.rint(MONTHS_PER_YEAR / _row(coupons_per_year, n, 2.0))[:, None]
+    issue = _row(issue_month, n, 0.0)[:, None]
+    maturity = _row(maturity_month, n, np.nan)[:, None]
+    m = np.arange(T)[None, :]
+    since = m - issue
+    live = (since > 0) & (m <= maturity)
+    outstanding = (since >= 0) & (m < maturity)
+    months_into_period = np.mod(since, period)
+    monthly_coupon = face * coupon / MONTHS_PER_YEAR
+    payment_date = live & ((months_into_period == 0) | (m == maturity))
+    months_paid = np.where(months_into_period == 0, period, months_into_period)
+    return {
+        "interest_usd": np.where(payment_date, monthly_coupon * months_paid, 0.0),
+        "balloon_usd": np.where(m == maturity, face, 0.0),
+        "balance_usd": np.where(outstanding, face, 0.0),
+        "accrued_usd": np.where(outstanding, monthly_coupon * months_into_period, 0.0),
+    }
+
+
+def effective_interest(net_proceeds_usd, payments_usd, base_rate_monthly=0.0, guess=0.0):
+    """Interest expense by the effective interest method, and the carrying amount [USD].
+
+    The carrying amount C (including interest accrued and unpaid) grows each month at the
+    contractual rate plus a constant margin and falls by the payments:
+
+        C_m = C_(m-1) * (1 + b_m + y) + N_m - P_m,    expense_m = (b_m + y) * C_(m-1),
+
+    with N the cash received (draws net of issue discount and issuance costs), P the contractual
+    payments (interest and principal) and b the contractual base rate (0 for a fixed-coupon note,
+    whose whole yield is then y). y is solved so that the carrying amount ends at 0, so over the
+    life the expense equals the payments less the net proceeds: coupons + discount + fees. With a
+    fixed rate, b + y is the debt's monthly effective yield (the IRR of its cash flows), the
+    "interest method" of ASC 835-30-35-2; with a floating rate, the margin y spreads discount and
+    fees as a constant addition to the index-driven rate.
+
+    Parameters
+    ----------
+    net_proceeds_usd : array (n, T)  cash received each month [USD]
+    payments_usd : array (n, T)  contractual interest and principal paid each month [USD]
+    base_rate_monthly : array (n,) or (n, T)  contractual rate on the balance [1/month]
+    guess : array (n,)  starting margin (e.g. coupon / 12 when the base rate is 0) [1/month]
+
+    Returns
+    -------
+    dict
+        ``expense_usd`` (n, T) [USD], ``carrying_usd`` (n, T) (carrying amount including accrued
+        interest) [USD], ``margin_monthly`` (n,) [1/month] (NaN where no margin closes the
+        schedule).
+
+    References
+    ----------
+    FASB ASC 835-30-35-2 and 835-30-45-1A (ASU 2015-03: issuance costs as a deduction from the
+    carrying amount, amortized as interest expense); Kieso, Weygandt & Warfield, *Intermediate
+    Accounting*, 17th ed., ch. 14 (effective-interest method).
+    """
+    net = np.asarray(net_proceeds_usd, dtype=float)
+    pay = np.asarray(payments_usd, dtype=float)
+    n, T = net.shape
+    base = np.asarray(base_rate_monthly, dtype=float)
+    base = np.broadcast_to(base[:, None] if base.ndim == 1 else base, (n, T))
+    margin = np.array(np.broadcast_to(np.asarray(guess, dtype=float), (n,)), dtype=float)
+    scale = np.maximum(np.abs(net).sum(axis=1) + np.abs(pay).sum(axis=1), 1.0)
+    tolerance = 1e-12 * scale
+
+    def end_value(rows, y):
+        c = np.zeros(rows.size)
+        dc = np.zeros(rows.size)
+        for m in range(T):
+            growth = 1.0 + base[rows, m] + y
+            dc = dc * growth + c
+            c = c * growth + net[rows, m] - pay[rows, m]
+        return c, dc
+
+    # Newton's method on C_end(y); rows whose flows have no fees or discount converge at once.
+    rows = np.arange(n)
+    for _ in range(60):
+        if rows.size == 0:
+            break
+        c, dc = end_value(rows, margin[rows])
+        done = np.abs(c) <= tolerance[rows]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            step = c / dc
+        ok = np.isfinite(step)
+        margin[rows[ok & ~done]] -= step[ok & ~done]
+        rows = rows[~done & ok]
+    failed = rows
+    if failed.size:
+        margin[failed] = _bisect_margin(end_value, failed, tolerance)
+
+    carrying = np.zeros((n, T))
+    expense = np.zeros((n, T))
+    c = np.zeros(n)
+    for m in range(T):
+        rate = base[:, m] + margin
+        expense[:, m] = rate * c
+        c = c * (1.0 + rate) + net[:, m] - pay[:, m]
+        carrying[:, m] = c
+    # A carrying amount within rounding of zero is zero (the debt is repaid).
+    carrying[np.abs(carrying) <= tolerance[:, None]] = 0.0
+    return {"expense_usd": expense, "carrying_usd": carrying, "margin_monthly": margin}
+
+
+def _bisect_margin(end_value, rows, tolerance):
+    """Bisection fallback for effective_interest where Newton leaves the rows unsolved."""
+    lo = np.full(rows.size, -0.05)
+    hi = np.full(rows.size, 0.05)
+    for _ in range(40):  # widen until the end value changes sign (it rises with the margin)
+        c_lo, _ = end_value(rows, lo)
+        c_hi, _ = end_value(rows, hi)
+        need = ~((c_lo <= 0) & (c_hi >= 0))
+        if not need.any():
+            break
+        lo = np.where(need & (c_lo > 0), np.maximum(lo * 2.0, -0.99), lo)
+        hi = np.where(need & (c_hi < 0), hi * 2.0, hi)
+    bracketed = (c_lo <= 0) & (c_hi >= 0)
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        c_mid, _ = end_value(rows, mid)
+        lo = np.where(c_mid < 0, mid, lo)
+        hi = np.where(c_mid < 0, hi, mid)
+        if (hi - lo <= 1e-15).all() or (np.abs(c_mid) <= tolerance[rows]).all():
+            break
+    return np.where(bracketed, 0.5 * (lo + hi), np.nan)
+
+
+def _col(x):
+    x = np.asarray(x, dtype=float)
+    return x[:, None] if x.ndim == 1 else x
+
+
+def _row(x, n, default):
+    if x is None:
+        return np.full(n, default, dtype=float)
+    return np.array(np.broadcast_to(np.asarray(x, dtype=float), (n,)), dtype=float)
+
+
+__all__ = [
+    "DAY_COUNTS",
+    "INTERPOLATIONS",
+    "REPAYMENTS",
+    "choice_codes",
+    "coupon_schedule",
+    "effective_interest",
+    "floating_rate_annual",
+    "index_rate_annual",
+    "level_payment_balance",
+    "level_payment_schedule",
+    "loan_schedule",
+]

@@ -137,7 +137,7 @@ def test_effective_rate_quote_and_balloon():
         -npf.ppmt(i, 12, 24, 5000) + remaining, rel=1e-9
     )
     assert monthly.debt_balance_usd.iloc[12] == 0
-    assert any("balloon" in w for w in result.warnings[0])
+    assert any("debt outlives the projection" in w for w in result.warnings[0])
 
 
 def test_tax_losses_carry_forward():

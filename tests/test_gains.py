@@ -74,7 +74,7 @@ def test_one_step_with_flat_prices_against_closed_forms():
     npv_change = revenue_gain * pv_after - extra_tax_month * pv_all
     assert result.delta["npv_usd"] == pytest.approx(npv_change, rel=1e-12)
     bridge = {e["driver"]: e["npv_usd"] for e in result.bridge}
-    assert bridge["revenue"] == pytest.approx(revenue_gain * pv_after, rel=1e-12)
+    assert bridge["token revenue"] == pytest.approx(revenue_gain * pv_after, rel=1e-12)
     assert bridge["tax"] == pytest.approx(-extra_tax_month * pv_all, rel=1e-12)
     assert bridge["power"] == bridge["facility"] == bridge["opex"] == 0.0
 
@@ -295,7 +295,7 @@ def test_cli_json_contract(capsys):
         payload["base"]["cost_usd_per_mtok_by_component"].keys()
     )
     drivers = [e["driver"] for e in payload["bridge"]]
-    assert drivers[:1] == ["revenue"] and "tax" in drivers
+    assert drivers[:1] == ["token revenue"] and "tax" in drivers
     assert math.fsum(e["npv_usd"] for e in payload["bridge"]) == pytest.approx(
         payload["delta"]["npv_usd"], rel=1e-12
     )
@@ -362,7 +362,7 @@ def test_seed_analysis_renders(tmp_path):
     assert script["main"](["--out", str(out)]) == 0
     text = out.read_text()
     assert "## 4. What gain does a 6-year life need" in text
-    assert "| revenue |" in text and "**change in NPV**" in text
+    assert "| token revenue |" in text and "**change in NPV**" in text
 
 
 def test_with_throughput_sets_a_rate_and_rejects_unknown_fields():

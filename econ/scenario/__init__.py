@@ -15,7 +15,8 @@ from econ.scenario.io import (
     scenario_to_dict,
     validate_dict,
 )
-from econ.scenario.models import SCHEMA_VERSION, GainStep, Scenario
+from econ.scenario.gain_models import GainStep
+from econ.scenario.models import SCHEMA_VERSION, Scenario
 
 __all__ = [
     "SCHEMA_VERSION",

@@ -101,8 +101,72 @@ def check_time_order(points: Sequence, what: str) -> None:
             )
 
 
+class MeasuredThroughput(_Section):
+    """Throughput from a measured curve: a benchmark output file or an MLPerf catalog row."""
+
+    curve: str = Field(
+        "",
+        description="Benchmark output file (vLLM, SGLang, GenAI-Perf, AIPerf, MLPerf, InferenceX, "
+        "trtllm-bench or generic CSV), relative to the scenario file",
+    )
+    format: str = Field("auto", description="Format of the file; auto-detected by default")
+    gpus: int | None = Field(None, gt=0, description="GPUs that served the run [GPUs]")
+    workload: str = Field("", description="Workload to pick when the file holds several")
+    catalog_id: str = Field("", description="MLPerf catalog row id, e.g. v6.0-6f6e7f09")
+    catalog_query: dict[str, str | int | float] = Field(
+        {}, description="MLPerf catalog filter (model, accelerator, submitter, round, scenario, ...)"
+    )
+
+    @model_validator(mode="after")
+    def _one_source(self) -> MeasuredThroughput:
+        given = [name for name in ("curve", "catalog_id", "catalog_query") if getattr(self, name)]
+        if len(given) != 1:
+            raise ValueError(
+                "give exactly one of curve, catalog_id and catalog_query, got "
+                + (", ".join(given) if given else "none")
+            )
+        return self
+
+
+class SimulatedThroughput(_Section):
+    """Throughput from the calibrated roofline simulator (econ.throughput.simulator)."""
+
+    model: str = Field(..., min_length=1, description="Model key, e.g. deepseek-r1 (econ llms list)")
+    hardware: str = Field("", description="Hardware key; default: fleet.hardware")
+    precision: str = Field("", description="Weight precision; default: the hardware's lowest native")
+    mlperf_scenario: Literal["", "offline", "server", "interactive"] = Field(
+        "", description="Use MLPerf's lengths and latency limits for this model and scenario"
+    )
+    input_tokens: float | None = Field(None, gt=0, description="Input tokens per request [tokens]")
+    output_tokens: float | None = Field(None, gt=0, description="Output tokens per request [tokens]")
+
+    @model_validator(mode="after")
+    def _lengths(self) -> SimulatedThroughput:
+        if not self.mlperf_scenario and (self.input_tokens is None or self.output_tokens is None):
+            raise ValueError(
+                "give input_tokens and output_tokens, or mlperf_scenario to use MLPerf's lengths"
+            )
+        return self
+
+
+class ServiceLevel(_Section):
+    """Latency limits the operating point must meet (measured or simulated throughput)."""
+
+    ttft_p99_s: float | None = Field(None, gt=0, description="p99 time to first token [s]")
+    tpot_p99_s: float | None = Field(None, gt=0, description="p99 time per output token [s]")
+    min_tokens_per_s_per_user: float | None = Field(
+        None, gt=0, description="Minimum tokens/s seen by one request [tokens/s]"
+    )
+    latency_limits: dict[str, float] = Field(
+        {}, description="Other limits by curve column, e.g. ttft_s_p95 = 5.77 [s]"
+    )
+
+
 class Throughput(_Section):
     """Tokens/s per GPU while serving, and how software changes it on the installed hardware.
+
+    The figure is `tokens_per_s_per_gpu`, or, when `measured` or `simulated` is given, the
+    operating point of that curve under `slo` (which then replaces `tokens_per_s_per_gpu`).
 
     g_m = min(C, base_m * prod_k steps_k,m), tokens/s_m = tokens_per_s_per_gpu * g_m, where base is
     the trajectory (compound with optional rate decay, logistic to the ceiling, or a table).
@@ -144,6 +208,13 @@ class Throughput(_Section):
         (), description="Dated step changes in tokens/s per GPU, in month order"
     )
     source: str = Field("", description="Where the throughput figure comes from")
+    measured: MeasuredThroughput | None = Field(
+        None, description="Take the throughput from a measured curve at the SLO"
+    )
+    simulated: SimulatedThroughput | None = Field(
+        None, description="Take the throughput from the simulator at the SLO"
+    )
+    slo: ServiceLevel = Field(ServiceLevel(), description="Latency limits of the operating point")
 
     @field_validator("steps")
     @classmethod
@@ -161,6 +232,8 @@ class Throughput(_Section):
 
     @model_validator(mode="after")
     def _consistent(self) -> Throughput:
+        if self.measured is not None and self.simulated is not None:
+            raise ValueError("give measured or simulated throughput, not both")
         ceiling = self.ceiling_tokens_per_s_per_gpu
         if ceiling is not None and ceiling < self.tokens_per_s_per_gpu:
             raise ValueError(

@@ -14,11 +14,18 @@ from pydantic import (
     ConfigDict,
     Field,
     ValidationError,
-    field_validator,
     model_validator,
 )
 
 from econ.scenario.depreciation_models import DepreciationPolicy as Depreciation
+from econ.scenario.financing_models import (
+    CapitalStack,
+    Covenants,
+    Tranche,
+    check_stack_fits_horizon,
+)
+from econ.scenario.gain_models import Throughput
+from econ.scenario.market_models import Market, Utilization
 from econ.scenario.power_models import Facility, Power, check_fleet_in_hall
 
 SCHEMA_VERSION = 1
@@ -26,20 +33,6 @@ SCHEMA_VERSION = 1
 
 class Section(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, validate_default=True)
-
-
-class GainStep(Section):
-    """A dated step change in throughput per GPU, e.g. a serving-stack release."""
-
-    month: int = Field(
-        ..., ge=1, description="Month the gain takes effect (1 = first service month)"
-    )
-    gain: float = Field(
-        ...,
-        gt=-1.0,
-        description="Relative change in tokens/s per GPU, e.g. 0.198 for +19.8% [fraction]",
-    )
-    label: str = Field("", description="What the step is, e.g. a software release")
 
 
 class Fleet(Section):
@@ -84,38 +77,6 @@ class Fleet(Section):
                 f"{per_rack} = {implied}; give one of them, or both consistently"
             )
         return {**data, "gpu_count": implied}
-
-
-class Throughput(Section):
-    tokens_per_s_per_gpu: float = Field(
-        1000.0, gt=0, description="Output tokens per second per GPU while serving [tokens/s/GPU]"
-    )
-    gain_rate_annual: float = Field(
-        0.0,
-        gt=-1.0,
-        description="Compound annual software gain in tokens/s per GPU from month 1 [fraction/year]",
-    )
-    steps: tuple[GainStep, ...] = Field(
-        (), description="Dated step changes in tokens/s per GPU, in month order"
-    )
-    source: str = Field("", description="Where the throughput figure comes from")
-
-    @field_validator("steps")
-    @classmethod
-    def _steps_in_order(cls, steps: tuple[GainStep, ...]) -> tuple[GainStep, ...]:
-        months = [s.month for s in steps]
-        if months != sorted(months):
-            raise ValueError(f"steps must be in month order, got months {months}")
-        return steps
-
-
-class Utilization(Section):
-    share: float = Field(
-        0.7, ge=0.0, le=1.0, description="Share of hours the GPUs serve tokens at the rated speed"
-    )
-    ramp_months: int = Field(
-        0, ge=0, description="Months to ramp linearly from 0 to `share`; 0 = no ramp [months]"
-    )
 
 
 class Capex(Section):
@@ -165,7 +126,11 @@ class Opex(Section):
 
 class Financing(Section):
     debt_share: float = Field(
-        0.0, ge=0, le=1, description="Term loan as a share of capex [fraction]"
+        0.0,
+        ge=0,
+        le=1,
+        description="One term loan as a share of capex, drawn as the GPUs are bought; or give "
+        "tranches [fraction]",
     )
     debt_rate_annual: float = Field(
         0.09, ge=0, le=1, description="Term loan interest rate [1/year]"
@@ -182,30 +147,27 @@ class Financing(Section):
     discount_rate_annual: float = Field(
         0.10, gt=-1, le=1, description="Cost of capital for NPV and levelized cost [1/year]"
     )
-
-
-class Market(Section):
-    price_usd_per_mtok: float = Field(
-        1.0, ge=0, description="Price of output tokens in month 1 [USD per million tokens]"
+    tranches: tuple[Tranche, ...] = Field(
+        (),
+        description="The capital stack: term loans, delayed-draw term loans, senior notes, "
+        "convertible notes, equity. Instead of debt_share and its loan",
     )
-    price_decline_annual: float = Field(
-        0.0, ge=0, lt=1, description="Annual fall of the token price [fraction/year]"
-    )
-    contract_usd_per_gpu_hour: float = Field(
-        0.0, ge=0, description="Contracted rental price for covered GPUs [USD/GPU-hour]"
-    )
-    contract_share: float = Field(
-        0.0, ge=0, le=1, description="Share of GPUs under the rental contract; the rest sell tokens"
-    )
+    covenants: Covenants = Field(Covenants(), description="Lenders' covenants (DSCR, LLCR, LTV)")
 
     @model_validator(mode="after")
-    def _contract_has_price(self) -> Market:
-        if self.contract_share > 0 and self.contract_usd_per_gpu_hour <= 0:
+    def _one_debt_model(self) -> Financing:
+        if self.tranches and self.debt_share > 0:
             raise ValueError(
-                f"contract_share is {self.contract_share} but contract_usd_per_gpu_hour is "
-                f"{self.contract_usd_per_gpu_hour}; expected a price above 0 for contracted GPUs"
+                f"debt_share is {self.debt_share} and tranches are given; give the debt either as "
+                "debt_share (one term loan) or as tranches"
             )
+        self.stack  # noqa: B018  (the stack's own rules: names, shares, residual equity)
         return self
+
+    @property
+    def stack(self) -> CapitalStack:
+        """The tranches and covenants as a capital stack (debt_share's loan is built by the engine)."""
+        return CapitalStack(tranches=self.tranches, covenants=self.covenants)
 
 
 VINTAGE_SECTIONS = ("fleet", "throughput", "utilization", "capex", "depreciation", "power")
@@ -282,12 +244,11 @@ class Scenario(Section):
                     f"{path} is {months} months, longer than the horizon of {horizon} months; "
                     "expected a ramp that ends within the horizon"
                 )
-        for step in self.throughput.steps:
-            if step.month > horizon:
-                raise ValueError(
-                    f"throughput step at month {step.month} is beyond the horizon of {horizon} months"
-                )
+        problems = self.throughput.horizon_problems(horizon, self.start_date)
+        if problems:
+            raise ValueError(problems[0])
         _check_service_window(self.fleet, horizon, "fleet")
+        check_stack_fits_horizon(self.financing.stack, horizon)
         check_fleet_in_hall(
             self.fleet.gpu_count, self.fleet.gpus_per_rack, self.power, self.facility
         )

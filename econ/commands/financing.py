@@ -1,0 +1,321 @@
+"""CLI commands for financing: `econ loan` (a loan's monthly schedule) and `econ lease-vs-own`
+(renting GPUs by the hour against owning them as a scenario projects). Thin: parse, call the
+library, print."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import sys
+
+import numpy as np
+
+from econ.capital import stack_schedule
+from econ.errors import InputError
+from econ.financing import DAY_COUNTS, REPAYMENTS
+from econ.lease import (
+    after_tax_cost_usd,
+    debt_drawn_usd,
+    lease_payments_usd,
+    lease_vs_own,
+    ownership_cost_usd,
+)
+from econ.units import monthly_rate
+
+EXIT_OK = 0
+RENTER_COSTS = ("power", "facility", "opex")
+
+
+def register(subparsers) -> None:
+    loan = subparsers.add_parser(
+        "loan",
+        help="print the monthly schedule of a loan",
+        description="Monthly schedule of one loan drawn at month 0: interest, principal, "
+        "balance, and interest expense with fees amortized by the effective interest method.",
+    )
+    loan.add_argument("--amount", type=float, required=True, help="principal drawn [USD]")
+    rate = loan.add_mutually_exclusive_group(required=True)
+    rate.add_argument("--rate", type=float, help="fixed annual rate, e.g. 0.0925 [1/year]")
+    rate.add_argument("--sofr", type=float, help="flat index rate for a floating loan [1/year]")
+    loan.add_argument("--spread", type=float, default=0.0, help="margin over --sofr [1/year]")
+    loan.add_argument("--floor", type=float, help="floor on the index [1/year]")
+    loan.add_argument("--term-months", type=int, required=True, help="maturity [months]")
+    loan.add_argument("--type", choices=REPAYMENTS, default="level_payment", help="repayment")
+    loan.add_argument("--amortization-months", type=int, help="default: the term [months]")
+    loan.add_argument("--interest-only-months", type=int, default=0)
+    loan.add_argument("--balloon-share", type=float, default=0.0, help="for --type balloon")
+    loan.add_argument("--upfront-fee-share", type=float, default=0.0, help="fee at closing")
+    loan.add_argument("--issue-discount-share", type=float, default=0.0, help="OID")
+    loan.add_argument("--day-count", choices=tuple(DAY_COUNTS), default="30/360")
+    loan.add_argument("--format", choices=("table", "json", "csv"), default="table")
+    loan.set_defaults(run=_cmd_loan)
+
+    lease = subparsers.add_parser(
+        "lease-vs-own",
+        help="compare renting GPUs by the GPU-hour with owning them as the scenario projects",
+        description="Present value and cost per million tokens of owning the fleet (capex, the "
+        "scenario's debt, power, facility, opex, residual value, after tax) and of renting the "
+        "same GPUs for the horizon, with the break-even rental price.",
+    )
+    lease.add_argument("file", metavar="FILE", help="scenario TOML file")
+    lease.add_argument("--set", dest="overrides", action="append", default=[], metavar="PATH=VALUE")
+    lease.add_argument("--price", type=float, required=True, help="rent [USD/GPU-hour]")
+    lease.add_argument("--term-months", type=int, default=36, help="contract term [months]")
+    lease.add_argument(
+        "--upfront-share", type=float, default=0.0, help="share of a contract's rent paid upfront"
+    )
+    lease.add_argument(
+        "--renter-pays",
+        default="opex",
+        help="costs the renter still bears, comma-separated from power,facility,opex, or 'none' "
+        "(default: opex; the rent covers power and facility)",
+    )
+    lease.add_argument(
+        "--discount-rate", type=float, help="annual rate; default: the scenario's discount rate"
+    )
+    lease.add_argument("--format", choices=("table", "json"), default="table")
+    lease.set_defaults(run=_cmd_lease_vs_own)
+
+
+# ---------------------------------------------------------------------------------------------
+# econ loan
+# ---------------------------------------------------------------------------------------------
+
+
+def _cmd_loan(args) -> int:
+    _require(args.amount > 0, "--amount", args.amount, "a principal above 0 [USD]")
+    _require(args.term_months >= 1, "--term-months", args.term_months, "at least 1 month")
+    _require(args.term_months <= 600, "--term-months", args.term_months, "at most 600 months")
+    spec = {
+        "type": "term_loan",
+        "name": "loan",
+        "amount_usd": args.amount,
+        "maturity_month": args.term_months,
+        "repayment": args.type,
+        "amortization_months": args.amortization_months,
+        "interest_only_months": args.interest_only_months,
+        "balloon_share": args.balloon_share,
+        "upfront_fee_share": args.upfront_fee_share,
+        "issue_discount_share": args.issue_discount_share,
+        "day_count": args.day_count,
+    }
+    if args.rate is not None:
+        spec["rate_annual"] = args.rate
+    else:
+        spec.update(
+            index_months=[0.0],
+            index_rates_annual=[args.sofr],
+            spread_annual=args.spread,
+            floor_annual=np.nan if args.floor is None else args.floor,
+        )
+    T = args.term_months + 1
+    profile = np.zeros((1, T))
+    profile[0, 0] = 1.0
+    stack = stack_schedule([spec], [args.amount], profile, np.arange(T), [T - 1])
+    lines = stack.tranches["loan"]
+    rows = _loan_rows(lines)
+    summary = {
+        "amount_usd": args.amount,
+        "first_payment_usd": rows[1]["payment_usd"] if len(rows) > 1 else 0.0,
+        "total_interest_usd": float(lines["cash_interest_usd"].sum()),
+        "total_paid_usd": float(sum(r["payment_usd"] for r in rows)),
+        "interest_expense_usd": float(lines["interest_expense_usd"].sum()),
+        "effective_rate_annual": float(stack.tranche_metrics["loan"]["effective_rate_annual"][0]),
+    }
+    if args.format == "json":
+        print(json.dumps({"summary": summary, "schedule": rows}, indent=2, allow_nan=False))
+    elif args.format == "csv":
+        buffer = io.StringIO()
+        writer = csv.DictWriter(buffer, fieldnames=list(rows[0]), lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(rows)
+        sys.stdout.write(buffer.getvalue())
+    else:
+        print(_loan_table(rows, summary))
+    return EXIT_OK
+
+
+def _loan_rows(lines) -> list[dict]:
+    balance = lines["balance_usd"][0]
+    opening = np.concatenate([[0.0], balance[:-1]])
+    principal = lines["principal_usd"][0]
+    interest = lines["cash_interest_usd"][0]
+    return [
+        {
+            "month": m,
+            "opening_balance_usd": float(opening[m]),
+            "draw_usd": float(lines["draw_usd"][0, m]),
+            "interest_usd": float(interest[m]),
+            "principal_usd": float(principal[m]),
+            "payment_usd": float(interest[m] + principal[m]),
+            "balance_usd": float(balance[m]),
+            "interest_expense_usd": float(lines["interest_expense_usd"][0, m]),
+            "carrying_usd": float(lines["carrying_usd"][0, m]),
+        }
+        for m in range(balance.shape[0])
+    ]
+
+
+def _loan_table(rows, summary) -> str:
+    columns = [
+        ("month", "month", "{:d}"),
+        ("opening_balance_usd", "opening [USD]", "{:,.2f}"),
+        ("interest_usd", "interest [USD]", "{:,.2f}"),
+        ("principal_usd", "principal [USD]", "{:,.2f}"),
+        ("payment_usd", "payment [USD]", "{:,.2f}"),
+        ("balance_usd", "balance [USD]", "{:,.2f}"),
+        ("interest_expense_usd", "int. expense [USD]", "{:,.2f}"),
+    ]
+    cells = [[label for _, label, _ in columns]]
+    cells += [[fmt.format(r[key]) for key, _, fmt in columns] for r in rows]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(columns))]
+    out = ["  ".join(c.rjust(w) for c, w in zip(row, widths, strict=True)) for row in cells]
+    out.insert(1, "  ".join("-" * w for w in widths))
+    out.append("")
+    out.append(f"first payment [USD]        {summary['first_payment_usd']:,.2f}")
+    out.append(f"total interest [USD]       {summary['total_interest_usd']:,.2f}")
+    out.append(f"total paid [USD]           {summary['total_paid_usd']:,.2f}")
+    out.append(f"interest expense [USD]     {summary['interest_expense_usd']:,.2f}")
+    out.append(f"effective rate [per year]  {summary['effective_rate_annual']:.4%}")
+    return "\n".join(out)
+
+
+# ---------------------------------------------------------------------------------------------
+# econ lease-vs-own
+# ---------------------------------------------------------------------------------------------
+
+
+def _cmd_lease_vs_own(args) -> int:
+    from econ import load_scenario, project  # the engine loads only when this command runs
+
+    _require(args.price >= 0, "--price", args.price, "a rental price >= 0 [USD/GPU-hour]")
+    _require(args.term_months >= 1, "--term-months", args.term_months, "at least 1 month")
+    _require(
+        0 <= args.upfront_share < 1, "--upfront-share", args.upfront_share, "a share in [0, 1)"
+    )
+    renter = _renter_costs(args.renter_pays)
+    scenario = load_scenario(args.file, args.overrides)
+    projection = project(scenario)
+    lines = projection.lines
+    horizon = projection.horizon_months
+    months = projection.months
+    tax_rate = np.array([scenario.financing.tax_rate])
+    annual = (
+        scenario.financing.discount_rate_annual
+        if args.discount_rate is None
+        else (args.discount_rate)
+    )
+    _require(annual > -1, "--discount-rate", annual, "a rate above -1 [1/year]")
+
+    operating = lines["power_usd"] + lines["facility_usd"] + lines["opex_usd"]
+    drawn = debt_drawn_usd(lines["debt_balance_usd"], lines["principal_usd"])
+    own = ownership_cost_usd(
+        lines["capex_usd"],
+        drawn,
+        lines["interest_usd"] + lines["principal_usd"],
+        operating,
+        lines["disposal_usd"],
+    )
+    own_deductible = lines["depreciation_usd"] + lines["interest_usd"] + operating
+    own_after_tax = after_tax_cost_usd(own, own_deductible, tax_rate)
+
+    gpus = np.array([float(scenario.fleet.gpu_count)])
+
+    def rent(price):
+        return lease_payments_usd(
+            gpus, price, args.term_months, args.upfront_share, months, horizon
+        )
+
+    kept = sum((lines[f"{c}_usd"] for c in renter), np.zeros_like(own))
+    lease_cost = rent(args.price) + kept
+    lease_after_tax = after_tax_cost_usd(lease_cost, lease_cost, tax_rate)
+    per_price = after_tax_cost_usd(rent(1.0), rent(1.0), tax_rate)
+    result = lease_vs_own(
+        lines["tokens"],
+        own_after_tax,
+        lease_after_tax,
+        monthly_rate(np.array([annual])),
+        lease_cost_per_price_usd=per_price,
+        lease_price_usd_per_gpu_hour=np.array([args.price]),
+    )
+    record = {
+        "scenario": scenario.name,
+        "horizon_months": int(horizon[0]),
+        "gpu_count": int(scenario.fleet.gpu_count),
+        "rent_usd_per_gpu_hour": args.price,
+        "term_months": args.term_months,
+        "upfront_share": args.upfront_share,
+        "renter_pays": list(renter),
+        "discount_rate_annual": annual,
+        "tax_rate": float(tax_rate[0]),
+        **{key: _number(value[0]) for key, value in result.items()},
+    }
+    if args.format == "json":
+        print(json.dumps(record, indent=2, allow_nan=False))
+    else:
+        print(_lease_table(record))
+    return EXIT_OK
+
+
+def _renter_costs(text: str) -> tuple[str, ...]:
+    if text.strip().lower() == "none":
+        return ()
+    names = tuple(part.strip() for part in text.split(",") if part.strip())
+    unknown = [x for x in names if x not in RENTER_COSTS]
+    if unknown:
+        raise InputError(
+            f"--renter-pays {text!r}: unknown cost {unknown[0]!r}; expected 'none' or a "
+            f"comma-separated list of: {', '.join(RENTER_COSTS)}"
+        )
+    return names
+
+
+def _lease_table(r: dict) -> str:
+    def money(x):
+        return "n/a" if x is None else f"{x:,.0f}"
+
+    def per_mtok(x):
+        return "n/a" if x is None else f"{x:,.4f}"
+
+    rows = [
+        ("", "own", "lease"),
+        ("PV of after-tax cost [USD]", money(r["pv_cost_own_usd"]), money(r["pv_cost_lease_usd"])),
+        (
+            "cost per million tokens [USD/Mtok]",
+            per_mtok(r["cost_own_usd_per_mtok"]),
+            per_mtok(r["cost_lease_usd_per_mtok"]),
+        ),
+    ]
+    widths = [max(len(row[i]) for row in rows) for i in range(3)]
+    out = [
+        f"{r['scenario']}: {r['gpu_count']:,} GPUs over {r['horizon_months']} months; rent "
+        f"{r['rent_usd_per_gpu_hour']:g} USD/GPU-hour, {r['term_months']}-month terms, "
+        f"{r['upfront_share']:.0%} upfront; renter pays: {', '.join(r['renter_pays']) or 'none'}",
+        "",
+    ]
+    out += [
+        "  ".join(
+            [row[0].ljust(widths[0])]
+            + [c.rjust(w) for c, w in zip(row[1:], widths[1:], strict=True)]
+        )
+        for row in rows
+    ]
+    advantage = r["lease_advantage_usd"]
+    better = "leasing" if advantage > 0 else "owning"
+    out.append("")
+    out.append(f"{better} is cheaper by {abs(advantage):,.0f} USD in present value")
+    breakeven = r["breakeven_usd_per_gpu_hour"]
+    if breakeven is not None:
+        out.append(f"break-even rent: {breakeven:,.4f} USD/GPU-hour")
+    return "\n".join(out)
+
+
+def _number(value):
+    value = float(value)
+    return None if np.isnan(value) else value
+
+
+def _require(ok: bool, option: str, value, expected: str) -> None:
+    if not ok:
+        raise InputError(f"{option} = {value!r}: expected {expected}")

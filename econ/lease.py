@@ -1,0 +1,196 @@
+"""Lease versus own: renting GPUs by the GPU-hour against buying them with a capital stack.
+
+This module owns the rental side (contract payments with an upfront share, renewed term after
+term) and the comparison: present value of each alternative's after-tax costs, its cost per
+million tokens, the advantage of leasing, and the break-even rental price at which both cost the
+same. The owning side's costs come from the projection (capex, debt flows, power, facility, opex,
+residual value), so both alternatives produce the same tokens.
+
+Arrays are (n, T) over months 0..T-1 with a leading scenario axis; costs are positive.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from econ.units import HOURS_PER_MONTH, TOKENS_PER_MTOK
+
+
+def lease_payments_usd(
+    gpu_count,
+    price_usd_per_gpu_hour,
+    term_months,
+    upfront_share,
+    months,
+    last_month,
+    first_month=1,
+):
+    """Rent paid each month under back-to-back rental contracts [USD], array (n, T).
+
+    A contract covers `term_months` service months for every GPU at a price per GPU-hour, all
+    hours billed (reserved capacity, whatever the utilization). A share of the contract's total
+    rent is paid upfront, in the month before its service starts; the rest is paid in equal monthly
+    instalments over the term. Contracts renew at the same terms until `last_month`; the upfront
+    payment of a contract that runs past `last_month` is scaled to the months it serves within the
+    horizon, so both alternatives are charged for the same period.
+
+        total rent of a contract = gpus * price * HOURS_PER_MONTH * term
+        monthly instalment       = (1 - upfront_share) * gpus * price * HOURS_PER_MONTH
+
+    Parameters
+    ----------
+    gpu_count : array (n,)  GPUs rented [GPUs]
+    price_usd_per_gpu_hour : array (n,)  rental price [USD/GPU-hour]
+    term_months : array (n,)  contract term, e.g. 36 [months]
+    upfront_share : array (n,)  share of the contract's rent paid upfront, e.g. 0.25 [fraction]
+    months : array (T,)  0..T-1
+    last_month : array (n,)  last service month [month index]
+    first_month : int or array (n,)  first service month (1: the month after purchase would be)
+
+    References
+    ----------
+    FASB ASC 842-20 (lessee accounting: lease payments, prepaid rent); Brealey, Myers & Allen,
+    *Principles of Corporate Finance*, 13th ed., ch. 25.2 (lease payments in advance).
+    """
+    months = np.asarray(months)[None, :]
+    gpus = _col(gpu_count)
+    price = _col(price_usd_per_gpu_hour)
+    term = np.maximum(_col(term_months), 1.0)
+    upfront = _col(upfront_share)
+    first = _col(first_month)
+    last = _col(last_month)
+    monthly_rent = gpus * price * HOURS_PER_MONTH
+    serving = (months >= first) & (months <= last)
+    instalments = np.where(serving, (1.0 - upfront) * monthly_rent, 0.0)
+    # Month m is the first of a contract when (m - first) is a multiple of the term; its upfront
+    # payment falls in m - 1 and covers the service months left in the horizon, up to the term.
+    start = months + 1
+    starts = (start >= first) & (start <= last) & (np.mod(start - first, term) == 0)
+    covered = np.minimum(term, last - start + 1)
+    prepaid = np.where(starts, upfront * monthly_rent * covered, 0.0)
+    return instalments + prepaid
+
+
+def ownership_cost_usd(capex_usd, debt_drawn_usd, debt_service_usd, operating_usd, residual_usd):
+    """Monthly cost of owning the GPUs with borrowed money, before tax [USD], array (n, T).
+
+    capex - debt drawn + debt service (interest, principal, fees) + operating costs - residual
+    value: the cash the owner's equity puts in each month, revenue aside.
+
+    References
+    ----------
+    Brealey, Myers & Allen, *Principles of Corporate Finance*, 13th ed., ch. 25.5 (the cash flows
+    of buying with borrowed money against leasing).
+    """
+    return (
+        np.asarray(capex_usd, dtype=float)
+        - np.asarray(debt_drawn_usd, dtype=float)
+        + np.asarray(debt_service_usd, dtype=float)
+        + np.asarray(operating_usd, dtype=float)
+        - np.asarray(residual_usd, dtype=float)
+    )
+
+
+def debt_drawn_usd(balance_usd, principal_usd):
+    """Debt drawn each month from balances and repayments: B_m - B_(m-1) + P_m [USD], (n, T)."""
+    balance = np.asarray(balance_usd, dtype=float)
+    opening = np.concatenate([np.zeros_like(balance[:, :1]), balance[:, :-1]], axis=1)
+    return balance - opening + np.asarray(principal_usd, dtype=float)
+
+
+def after_tax_cost_usd(cost_usd, deductible_usd, tax_rate):
+    """Cost net of the tax it saves: cost - t * deductible [USD], array (n, T).
+
+    Assumes, as lease-versus-buy analysis does, that the operator has taxable income to absorb
+    the deductions when they arise (no loss carry-forward).
+
+    References
+    ----------
+    Brealey, Myers & Allen, *Principles of Corporate Finance*, 13th ed., ch. 25.4-25.5 (lease
+    versus buy on after-tax cash flows).
+    """
+    t = np.asarray(tax_rate, dtype=float)
+    t = t[:, None] if t.ndim == 1 else t
+    return np.asarray(cost_usd, dtype=float) - t * np.asarray(deductible_usd, dtype=float)
+
+
+def lease_vs_own(
+    tokens,
+    own_cost_usd,
+    lease_cost_usd,
+    discount_rate_monthly,
+    lease_cost_per_price_usd=None,
+    lease_price_usd_per_gpu_hour=None,
+):
+    """Present value and cost per million tokens of owning and of leasing the same capacity.
+
+    PV_x = sum_m cost_x,m / (1 + r)^m (month 0 undiscounted); cost per million tokens
+    = PV_x / PV(tokens) * 1e6 (levelized, both discounted at r); advantage of leasing
+    = PV_own - PV_lease. Rent is linear in its price p: lease cost = a_m * p + b_m, so the
+    break-even price is p* = (PV_own - PV(b)) / PV(a).
+
+    Parameters
+    ----------
+    tokens : array (n, T)  tokens produced (the same under both) [tokens]
+    own_cost_usd : array (n, T)  costs of owning: capex less debt drawn, debt service and fees,
+        operating costs, less residual value, after tax [USD]
+    lease_cost_usd : array (n, T)  costs of leasing: rent and the costs the renter still bears,
+        after tax [USD]
+    discount_rate_monthly : array (n,)  [1/month]
+    lease_cost_per_price_usd : array (n, T), optional  d(lease cost)/d(price): the lease cost per
+        USD/GPU-hour of rental price, for the break-even price [USD per USD/GPU-hour]
+    lease_price_usd_per_gpu_hour : array (n,), optional  the price behind lease_cost_usd
+
+    Returns
+    -------
+    dict of arrays (n,)
+        ``pv_cost_own_usd``, ``pv_cost_lease_usd``, ``lease_advantage_usd`` [USD],
+        ``cost_own_usd_per_mtok``, ``cost_lease_usd_per_mtok`` [USD/Mtok] (NaN without tokens),
+        ``breakeven_usd_per_gpu_hour`` (NaN unless the last two arguments are given).
+
+    References
+    ----------
+    Brealey, Myers & Allen, *Principles of Corporate Finance*, 13th ed., ch. 25.5 (value of a
+    lease as the difference of present values); U.S. DOE/NREL, "Levelized cost of energy"
+    (levelized cost = PV of costs / PV of output), applied to tokens.
+    """
+    tokens = np.asarray(tokens, dtype=float)
+    n, T = tokens.shape
+    rate = np.broadcast_to(np.asarray(discount_rate_monthly, dtype=float), (n,))[:, None]
+    discount = np.exp(-np.arange(T)[None, :] * np.log1p(rate))
+
+    def pv(x):
+        return np.einsum("ij,ij->i", np.asarray(x, dtype=float), discount)
+
+    pv_tokens = pv(tokens)
+    pv_own, pv_lease = pv(own_cost_usd), pv(lease_cost_usd)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        per_mtok = np.where(pv_tokens > 0, TOKENS_PER_MTOK / pv_tokens, np.nan)
+    breakeven = np.full(n, np.nan)
+    if lease_cost_per_price_usd is not None and lease_price_usd_per_gpu_hour is not None:
+        slope = pv(lease_cost_per_price_usd)
+        fixed = pv_lease - slope * np.asarray(lease_price_usd_per_gpu_hour, dtype=float)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            breakeven = np.where(slope > 0, (pv_own - fixed) / slope, np.nan)
+    return {
+        "pv_cost_own_usd": pv_own,
+        "pv_cost_lease_usd": pv_lease,
+        "lease_advantage_usd": pv_own - pv_lease,
+        "cost_own_usd_per_mtok": pv_own * per_mtok,
+        "cost_lease_usd_per_mtok": pv_lease * per_mtok,
+        "breakeven_usd_per_gpu_hour": breakeven,
+    }
+
+
+def _col(x):
+    x = np.asarray(x, dtype=float)
+    return x[:, None] if x.ndim == 1 else x
+
+
+__all__ = [
+    "after_tax_cost_usd",
+    "debt_drawn_usd",
+    "lease_payments_usd",
+    "lease_vs_own",
+    "ownership_cost_usd",
+]

@@ -1,0 +1,139 @@
+"""Resolve a scenario's throughput source to tokens/s per GPU at its SLO, with provenance warnings.
+
+A scenario gives its throughput as a number, a measured curve (a benchmark output file or an MLPerf
+catalog row) or the simulator. The batch compiler calls `resolve_throughput` once per distinct
+source and SLO (results are cached), so the engine only ever sees a number per row.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from econ.errors import InputError
+from econ.scenario.gain_models import ServiceLevel, Throughput
+
+
+class ThroughputSourceError(InputError):
+    """A throughput source that cannot give a figure (file, catalog row, model, SLO)."""
+
+
+@dataclass(frozen=True)
+class ResolvedThroughput:
+    """tokens/s per GPU of a source at its SLO, where it came from, and what to watch out for."""
+
+    tokens_per_s_per_gpu: float
+    source: str
+    warnings: tuple[str, ...] = ()
+
+
+def resolve_throughput(section: Throughput, hardware: str) -> ResolvedThroughput | None:
+    """The operating point of a measured or simulated source; None for a fixed figure.
+
+    Parameters
+    ----------
+    section : the scenario's (or vintage's) throughput section
+    hardware : the fleet's hardware key (default hardware of a simulated source; checked
+        against the silicon of a catalog row)
+    """
+    if section.measured is None and section.simulated is None:
+        return None
+    key = json.dumps(
+        {
+            "measured": None if section.measured is None else section.measured.model_dump(),
+            "simulated": None if section.simulated is None else section.simulated.model_dump(),
+            "slo": section.slo.model_dump(),
+            "hardware": hardware,
+        },
+        sort_keys=True,
+        default=str,
+    )
+    return _resolve(key)
+
+
+@lru_cache(maxsize=256)
+def _resolve(key: str) -> ResolvedThroughput:
+    spec = json.loads(key)
+    slo = ServiceLevel.model_validate(spec["slo"])
+    if spec["measured"] is not None:
+        return _measured(spec["measured"], slo, spec["hardware"])
+    return _simulated(spec["simulated"], slo, spec["hardware"])
+
+
+def _measured(measured: dict, slo: ServiceLevel, hardware: str) -> ResolvedThroughput:
+    from econ.benchmarks import catalog_curve
+    from econ.throughput.importers import import_files
+    from econ.throughput.operating_point import operating_point
+
+    where = "throughput.measured"
+    try:
+        if measured["curve"]:
+            curve = import_files([Path(measured["curve"])], measured["format"], measured["gpus"])
+            source = f"measured curve {measured['curve']}"
+        else:
+            query = measured["catalog_id"] or dict(measured["catalog_query"])
+            curve = catalog_curve(query, hardware=hardware or None)
+            source = f"MLPerf catalog {measured['catalog_id'] or measured['catalog_query']}"
+        point = operating_point(
+            curve,
+            ttft_p99_s=slo.ttft_p99_s,
+            tpot_p99_s=slo.tpot_p99_s,
+            min_tokens_per_s_per_user=slo.min_tokens_per_s_per_user,
+            latency_limits=slo.latency_limits or None,
+            workload=measured["workload"] or None,
+        )
+    except InputError as exc:
+        hint = " (set throughput.measured.gpus)" if "GPU count" in str(exc) else ""
+        raise ThroughputSourceError(f"{where}: {exc}{hint}") from None
+    warnings = tuple(dict.fromkeys((*curve.warnings, *getattr(point, "warnings", ()))))
+    return ResolvedThroughput(float(point.tokens_per_s_per_gpu), source, warnings)
+
+
+def _simulated(simulated: dict, slo: ServiceLevel, hardware: str) -> ResolvedThroughput:
+    from econ.throughput import calibration as cal
+    from econ.throughput import simulator as sim
+
+    where = "throughput.simulated"
+    try:
+        hw, llm, precision = sim.resolve(
+            simulated["hardware"] or hardware, simulated["model"], simulated["precision"] or None
+        )
+        isl, osl = simulated["input_tokens"], simulated["output_tokens"]
+        tpot, ttft = slo.tpot_p99_s, slo.ttft_p99_s
+        draft, accepted = 0, 1.0
+        if simulated["mlperf_scenario"]:
+            w = cal.get_workload(llm.key, simulated["mlperf_scenario"])
+            isl = w.input_tokens if isl is None else isl
+            osl = w.output_tokens if osl is None else osl
+            tpot = w.tpot_limit_s if tpot is None and math.isfinite(w.tpot_limit_s) else tpot
+            ttft = w.ttft_limit_s if ttft is None and math.isfinite(w.ttft_limit_s) else ttft
+            draft, accepted = w.draft_tokens, w.accepted_tokens
+        point = sim.operating_point(
+            hw,
+            llm,
+            precision,
+            input_tokens=isl,
+            output_tokens=osl,
+            tpot_limit_s=tpot,
+            ttft_limit_s=ttft,
+            draft_tokens=draft,
+            accepted_tokens=accepted,
+        )
+    except InputError as exc:
+        raise ThroughputSourceError(f"{where}: {exc}") from None
+    _, provenance = cal.load_efficiency(hw.key, precision)
+    warnings = [
+        f"simulated throughput ({llm.key} on {hw.key}, {precision}): a model estimate, not a "
+        "measurement"
+    ]
+    source = str(provenance.get("calibration_source", provenance.get("efficiency", "")))
+    if provenance.get("efficiency") != "calibrated" or source.startswith("transferred"):
+        warnings.append(f"the simulator's coefficients for {hw.key} {precision}: {source}")
+    return ResolvedThroughput(
+        float(point.tokens_per_s_per_gpu),
+        f"simulator: {llm.key} on {hw.key} at {precision}",
+        tuple(warnings),
+    )

@@ -1,0 +1,152 @@
+"""Tests of econ.lease (renting GPUs by the hour against owning them) and `econ lease-vs-own`:
+hand-computed rent schedules, present values, the break-even price, invariants and bad input."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from econ.cli import main
+from econ.lease import (
+    after_tax_cost_usd,
+    debt_drawn_usd,
+    lease_payments_usd,
+    lease_vs_own,
+    ownership_cost_usd,
+)
+from econ.units import HOURS_PER_MONTH
+from tests.conftest import SCENARIOS
+
+SETTINGS = settings(
+    max_examples=int(os.environ.get("ECON_HYPOTHESIS_EXAMPLES", "50")),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+
+
+def test_rent_schedule_hand_computed():
+    # 2 GPUs at 2 USD/GPU-hour: 2 * 2 * 730 = 2,920 a month. 3-month terms, 25% upfront:
+    # 0.25 * 2,920 * 3 = 2,190 before each term (months 0 and 3), 0.75 * 2,920 = 2,190 monthly.
+    rent = lease_payments_usd([2.0], [2.0], [3], [0.25], np.arange(8), [6])
+    np.testing.assert_allclose(rent[0], [2190, 2190, 2190, 4380, 2190, 2190, 2190, 0])
+    assert rent.sum() == pytest.approx(2 * 2 * HOURS_PER_MONTH * 6)
+
+
+def test_last_contract_upfront_is_scaled_to_the_horizon():
+    # A 36-month contract and a 40-month horizon: the second upfront covers months 37-40 only.
+    rent = lease_payments_usd([1.0], [1.0], [36], [0.5], np.arange(41), [40])
+    assert rent[0, 36] == pytest.approx(0.5 * HOURS_PER_MONTH * 4 + 0.5 * HOURS_PER_MONTH)
+    assert rent.sum() == pytest.approx(HOURS_PER_MONTH * 40)
+
+
+@SETTINGS
+@given(
+    gpus=st.integers(1, 10_000),
+    price=st.floats(0.1, 20.0),
+    term=st.integers(1, 60),
+    upfront=st.floats(0.0, 0.99),
+    last=st.integers(1, 96),
+)
+def test_rent_paid_equals_rent_for_the_months_served(gpus, price, term, upfront, last):
+    rent = lease_payments_usd([gpus], [price], [term], [upfront], np.arange(last + 1), [last])
+    assert rent.sum() == pytest.approx(gpus * price * HOURS_PER_MONTH * last, rel=1e-12)
+    assert (rent >= 0).all()
+
+
+def test_present_values_cost_per_mtok_and_break_even():
+    tokens = np.array([[0.0, 1e9, 1e9]])
+    own = np.array([[100.0, 10.0, 10.0]])
+    per_price = np.array([[0.0, 50.0, 50.0]])
+    lease = 1.0 * per_price
+    r = lease_vs_own(tokens, own, lease, [0.0], per_price, [1.0])
+    assert r["pv_cost_own_usd"][0] == 120.0 and r["pv_cost_lease_usd"][0] == 100.0
+    assert r["lease_advantage_usd"][0] == 20.0
+    assert r["cost_own_usd_per_mtok"][0] == pytest.approx(120.0 / 2e3)
+    assert r["breakeven_usd_per_gpu_hour"][0] == pytest.approx(1.2)
+    discounted = lease_vs_own(tokens, own, lease, [0.1])
+    assert discounted["pv_cost_own_usd"][0] == pytest.approx(100 + 10 / 1.1 + 10 / 1.21)
+
+
+@SETTINGS
+@given(st.floats(0.1, 10.0), st.floats(0.0, 0.02), st.floats(0.0, 0.9))
+def test_at_the_break_even_price_both_cost_the_same(price, rate, upfront):
+    months = np.arange(37)
+    tokens = np.full((1, 37), 1e9)
+    own = np.full((1, 37), 5e4)
+    own[0, 0] = 3e6
+    per_price = lease_payments_usd([72], [1.0], [36], [upfront], months, [36])
+    r = lease_vs_own(tokens, own, price * per_price, [rate], per_price, [price])
+    p = r["breakeven_usd_per_gpu_hour"][0]
+    at_breakeven = lease_vs_own(tokens, own, p * per_price, [rate])
+    assert at_breakeven["lease_advantage_usd"][0] == pytest.approx(0.0, abs=1e-6 * 3e6)
+
+
+def test_helpers():
+    np.testing.assert_allclose(after_tax_cost_usd([[100.0]], [[40.0]], [0.25]), [[90.0]])
+    drawn = debt_drawn_usd([[100.0, 80.0, 60.0]], [[0.0, 20.0, 20.0]])
+    np.testing.assert_allclose(drawn, [[100.0, 0.0, 0.0]])
+    cost = ownership_cost_usd([[100.0, 0]], [[60.0, 0]], [[0, 70.0]], [[0, 5.0]], [[0, 10.0]])
+    np.testing.assert_allclose(cost, [[40.0, 65.0]])
+
+
+def test_no_tokens_gives_nan_cost_per_mtok():
+    r = lease_vs_own(np.zeros((1, 3)), np.ones((1, 3)), np.ones((1, 3)), [0.0])
+    assert np.isnan(r["cost_own_usd_per_mtok"][0]) and np.isnan(r["breakeven_usd_per_gpu_hour"][0])
+
+
+# ---------------------------------------------------------------------------------------------
+# econ lease-vs-own
+# ---------------------------------------------------------------------------------------------
+
+
+def scenario_file():
+    return str(next(p for p in SCENARIOS if "deepseek" in p.name))
+
+
+def test_cli_lease_vs_own_json_and_break_even(capsys):
+    args = [
+        "lease-vs-own",
+        scenario_file(),
+        "--price",
+        "4.0",
+        "--term-months",
+        "36",
+        "--upfront-share",
+        "0.25",
+        "--format",
+        "json",
+    ]
+    assert main(args) == 0
+    first = json.loads(capsys.readouterr().out)
+    assert first["pv_cost_own_usd"] > 0 and first["cost_lease_usd_per_mtok"] > 0
+    breakeven = first["breakeven_usd_per_gpu_hour"]
+    assert main([*args[:3], f"{breakeven!r}", *args[4:]]) == 0
+    second = json.loads(capsys.readouterr().out)
+    assert second["lease_advantage_usd"] == pytest.approx(0.0, abs=1e-6 * first["pv_cost_own_usd"])
+    assert second["pv_cost_own_usd"] == pytest.approx(first["pv_cost_own_usd"])
+
+
+def test_cli_lease_vs_own_table(capsys):
+    assert main(["lease-vs-own", scenario_file(), "--price", "4.0", "--renter-pays", "none"]) == 0
+    out = capsys.readouterr().out
+    assert "cost per million tokens [USD/Mtok]" in out and "break-even rent" in out
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--price", "-1"], "--price = -1.0"),
+        (["--price", "2", "--upfront-share", "1.5"], "--upfront-share = 1.5"),
+        (["--price", "2", "--renter-pays", "tax"], "unknown cost 'tax'; expected 'none' or"),
+        (["--price", "2", "--term-months", "0"], "--term-months = 0"),
+    ],
+)
+def test_cli_lease_vs_own_bad_input(extra, message, capsys):
+    assert main(["lease-vs-own", scenario_file(), *extra]) == 3
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
