@@ -77,6 +77,9 @@ MONTHLY_COLUMNS = (
 disposal_usd is the sale proceeds; interest_usd is interest expense (cash interest plus amortized
 fees and discount); tax_usd is the income tax paid; deferred_tax_usd the deferred tax expense."""
 
+BALANCE_LINES = ("debt_balance_usd", "deferred_tax_liability_usd", "gpus_in_service")
+"""Monthly lines that are levels at month end, not flows: yearly figures take the year's last."""
+
 RATIO_LINES = ("dscr", "llcr", "ltv")
 """Monthly lines that are ratios: undefined (NaN, null) where there is nothing to divide."""
 
@@ -123,7 +126,9 @@ SUMMARY_COLUMNS = (
     "capex_usd_total",
     "discount_rate_annual",
     "horizon_months",
+    "ebit_usd_total",
     "net_income_usd_total",
+    "accounting_cost_usd_per_mtok",
     "impairment_usd_total",
     "moic_equity",
     "min_llcr",
@@ -207,6 +212,21 @@ class Projection:
         for name in MONTHLY_COLUMNS:
             data[name] = self.lines[name][rows, cols]
         return pd.DataFrame(data).set_index(["scenario", "month"])
+
+    @property
+    def annual(self) -> pd.DataFrame:
+        """Yearly totals indexed by (scenario, year): year 1 is months 0-12, year k months
+        12k-11..12k. Flows are summed; balances (debt, deferred tax) are taken at year end;
+        ratios are left out."""
+        monthly = self.monthly.drop(columns=["date", *RATIO_LINES, "covenant_breach"])
+        months = monthly.index.get_level_values("month")
+        year = np.maximum(months - 1, 0) // MONTHS_PER_YEAR + 1
+        keys = [monthly.index.get_level_values("scenario"), pd.Index(year, name="year")]
+        grouped = monthly.groupby(keys, sort=False)
+        annual = grouped.sum()
+        for name in BALANCE_LINES:
+            annual[name] = grouped[name].last()
+        return annual
 
     def summary_records(self) -> list[dict]:
         """JSON-ready summaries: [{name, summary: {...}}] with None for undefined metrics."""
@@ -611,7 +631,12 @@ def _project(b: ScenarioBatch) -> Projection:
         "capex_usd_total": capex_total,
         "discount_rate_annual": discount_annual,
         "horizon_months": horizon.astype(float),
+        "ebit_usd_total": (ebitda - consumed).sum(axis=1),
         "net_income_usd_total": net_income.sum(axis=1),
+        "accounting_cost_usd_per_mtok": _per_mtok(
+            (lines["power_usd"] + facility + lines["opex_usd"] + consumed + interest).sum(axis=1),
+            lines["tokens"].sum(axis=1),
+        ),
         "impairment_usd_total": impairment.sum(axis=1),
         "moic_equity": moic,
         "min_llcr": coverage["min_llcr"],
@@ -739,6 +764,12 @@ FACILITY_INPUTS = (
     "retrofit_life_years",
 )
 """Facility fields passed to econ.facility.facility_costs under their own names."""
+
+
+def _per_mtok(usd, tokens):
+    """USD per million tokens; NaN where no tokens."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(tokens > 0, usd / tokens * TOKENS_PER_MTOK, np.nan)
 
 
 def _column(values):

@@ -373,3 +373,14 @@ def test_with_throughput_sets_a_rate_and_rejects_unknown_fields():
     assert value_gain(faster).delta["npv_usd"] > value_gain(seed).delta["npv_usd"]
     with pytest.raises(InputError, match="throughput"):
         with_throughput(seed, speed=3.0)
+
+
+def test_seed_lives_page_is_current():
+    """docs/lives.md is regenerated from the code (scripts/seed_lives.py)."""
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+
+    check = subprocess.run([sys.executable, str(ROOT / "scripts" / "seed_lives.py"), "--check"])
+    assert check.returncode == 0, "run scripts/seed_lives.py and commit docs/lives.md"
