@@ -164,6 +164,10 @@ class ScenarioBatch:
                 row_warnings.append(())
                 continue
             columns["throughput.tokens_per_s_per_gpu"][i] = resolved.tokens_per_s_per_gpu
+            ceiling = columns["throughput.ceiling_tokens_per_s_per_gpu"]
+            if np.isnan(ceiling[i]) and resolved.speed_of_light_tokens_per_s_per_gpu is not None:
+                # The simulator's physical ceiling caps the scenario's software gains.
+                ceiling[i] = resolved.speed_of_light_tokens_per_s_per_gpu
             row_warnings.append(
                 (
                     f"throughput from {resolved.source}: {resolved.tokens_per_s_per_gpu:,.1f} "

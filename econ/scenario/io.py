@@ -138,7 +138,20 @@ def load_scenario(
     data = read_toml(path)
     if overrides:
         data = apply_overrides(data, overrides, file=path)
-    return validate_dict(data, file=path)
+    return validate_dict(_resolve_relative_paths(data, Path(path).parent), file=path)
+
+
+def _resolve_relative_paths(data: dict[str, Any], folder: Path) -> dict[str, Any]:
+    """Measured-curve files named relative to the scenario file become paths from here."""
+    sections = [data.get("throughput")] + [
+        v.get("throughput") for v in data.get("vintages", []) if isinstance(v, dict)
+    ]
+    for section in sections:
+        measured = section.get("measured") if isinstance(section, dict) else None
+        curve = measured.get("curve") if isinstance(measured, dict) else None
+        if isinstance(curve, str) and curve and not Path(curve).is_absolute():
+            measured["curve"] = str(folder / curve)
+    return data
 
 
 def parse_override(text: str) -> tuple[str, Any]:

@@ -28,6 +28,7 @@ class ResolvedThroughput:
     tokens_per_s_per_gpu: float
     source: str
     warnings: tuple[str, ...] = ()
+    speed_of_light_tokens_per_s_per_gpu: float | None = None
 
 
 def resolve_throughput(section: Throughput, hardware: str) -> ResolvedThroughput | None:
@@ -122,6 +123,17 @@ def _simulated(simulated: dict, slo: ServiceLevel, hardware: str) -> ResolvedThr
             draft_tokens=draft,
             accepted_tokens=accepted,
         )
+        ceiling = sim.speed_of_light(
+            hw,
+            llm,
+            precision,
+            input_tokens=isl,
+            output_tokens=osl,
+            tpot_limit_s=tpot,
+            ttft_limit_s=ttft,
+            draft_tokens=draft,
+            accepted_tokens=accepted,
+        )
     except InputError as exc:
         raise ThroughputSourceError(f"{where}: {exc}") from None
     _, provenance = cal.load_efficiency(hw.key, precision)
@@ -132,8 +144,11 @@ def _simulated(simulated: dict, slo: ServiceLevel, hardware: str) -> ResolvedThr
     source = str(provenance.get("calibration_source", provenance.get("efficiency", "")))
     if provenance.get("efficiency") != "calibrated" or source.startswith("transferred"):
         warnings.append(f"the simulator's coefficients for {hw.key} {precision}: {source}")
+    tps = float(point.tokens_per_s_per_gpu)
+    warnings.append(
+        f"speed of light {ceiling:,.0f} tokens/s per GPU at this SLO: software gains are capped "
+        f"there, {ceiling / tps - 1:.0%} above today's operating point"
+    )
     return ResolvedThroughput(
-        float(point.tokens_per_s_per_gpu),
-        f"simulator: {llm.key} on {hw.key} at {precision}",
-        tuple(warnings),
+        tps, f"simulator: {llm.key} on {hw.key} at {precision}", tuple(warnings), float(ceiling)
     )
