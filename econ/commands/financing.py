@@ -213,7 +213,7 @@ def _cmd_lease_vs_own(args) -> int:
     own = ownership_cost_usd(
         lines["capex_usd"],
         drawn,
-        lines["interest_usd"] + lines["principal_usd"],
+        lines["cash_interest_usd"] + lines["principal_usd"],
         operating,
         lines["disposal_usd"],
     )
