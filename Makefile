@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed-stamp
 APT_GET := $(shell [ "$$(id -u)" = 0 ] && echo apt-get || echo sudo apt-get)
 PORT ?= 8501
 
-.PHONY: app test bench lint chromium clean
+.PHONY: app test bench lint system-packages clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -14,19 +14,26 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
-# Debian's Chromium for the browser tests (Playwright cannot download its own browser here).
-chromium:
-	@command -v chromium >/dev/null 2>&1 || { $(APT_GET) update -qq && $(APT_GET) install -y -qq chromium; }
+# Debian's Chromium for the browser tests (Playwright cannot download its own browser here) and
+# LibreOffice Calc, headless, which recalculates exported workbooks in the formula tests.
+system-packages:
+	@missing=""; \
+	command -v chromium >/dev/null 2>&1 || missing="$$missing chromium"; \
+	command -v soffice >/dev/null 2>&1 || missing="$$missing libreoffice-calc-nogui"; \
+	if [ -n "$$missing" ]; then $(APT_GET) update -qq && $(APT_GET) install -y -qq $$missing; fi
 
 app: $(STAMP)
 	$(VENV)/bin/streamlit run app.py --server.headless=true --server.port=$(PORT)
 
-test: $(STAMP) chromium
+test: $(STAMP) system-packages
 	$(PY) -m pytest
 
 bench: $(STAMP)
 	$(PY) benchmarks/bench_engine.py
 	$(PY) benchmarks/bench_irr.py
+	$(PY) benchmarks/bench_batch.py
+	$(PY) benchmarks/bench_simulator.py
+	$(PY) benchmarks/bench_app.py
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check econ tests benchmarks app.py
