@@ -139,3 +139,24 @@ def test_debt_and_tranches_are_exclusive():
                 ],
             }
         )
+
+
+@pytest.mark.parametrize("quote", ["nominal", "effective"])
+@pytest.mark.parametrize("term", [6, 12, 48])
+def test_closed_form_loan_equals_the_general_stack(monkeypatch, quote, term):
+    import econ.engine as engine
+
+    scenarios = [
+        small(**{"financing.debt_share": share, "financing.debt_rate_annual": 0.11,
+                 "financing.debt_rate_quote": quote, "financing.debt_term_months": term,
+                 "name": f"s{share}"})
+        for share in (0.0, 0.3, 0.8)
+    ]
+    fast = project(scenarios)
+    monkeypatch.setattr(engine, "FAST_SINGLE_LOAN", False)
+    general = project(scenarios)
+    for key in fast.lines:
+        assert np.allclose(fast.lines[key], general.lines[key], rtol=1e-9, atol=1e-6, equal_nan=True), key
+    for key in fast.metrics:
+        assert np.allclose(fast.metrics[key], general.metrics[key], rtol=1e-9, atol=1e-9, equal_nan=True), key
+    assert fast.warnings == general.warnings
