@@ -122,7 +122,8 @@ def _cmd_schema(args) -> int:
 def _cmd_app(args) -> int:
     app = Path(__file__).with_name("ui") / "streamlit_app.py"
     command = [sys.executable, "-m", "streamlit", "run", str(app), "--server.port", str(args.port)]
-    return subprocess.call(command)
+    # From the project folder, so Streamlit reads .streamlit/config.toml (theme, upload limit).
+    return subprocess.call(command, cwd=Path(__file__).resolve().parents[1])
 
 
 _ROWS = (

@@ -1,67 +1,595 @@
-"""The first app page through Streamlit's AppTest: loads, reacts to inputs, reports bad input."""
+"""The app through Streamlit's AppTest: every page loads, reacts to inputs with the library's values,
+and answers bad input with st.error (never an exception); plus the state helpers behind the
+shareable link and the generated scenario form.
+"""
 
 from __future__ import annotations
 
+import datetime as dt
+import math
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as hs
 from streamlit.testing.v1 import AppTest
 
 from econ import load_scenario, project
 from econ.catalog import DEFAULT_SCENARIO, ready_made_scenarios
+from econ.scenario import Scenario, read_toml
+from econ.ui import state
+from econ.ui.form import FieldInfo, fields_of, find, from_widget, to_widget
+from econ.ui.streamlit_app import PAGES
 from tests.conftest import ROOT
 
 APP = str(ROOT / "app.py")
+DATA = ROOT / "tests" / "data" / "app"
+SEED = ready_made_scenarios()[DEFAULT_SCENARIO]
+
+
+def page_path(name: str) -> str:
+    return f"econ/ui/pages/{name}.py"
 
 
 def metric(at: AppTest, label: str) -> str:
-    return next(m.value for m in at.metric if m.label == label)
+    values = [m.value for m in at.metric if m.label == label]
+    assert values, f"no metric {label!r}; have {[m.label for m in at.metric]}"
+    return values[0]
 
 
-def number_input(at: AppTest, label: str):
-    return next(w for w in at.sidebar.number_input if w.label == label)
+def widget(elements, label: str):
+    found = [w for w in elements if w.label == label]
+    assert found, f"no widget {label!r}; have {[w.label for w in elements]}"
+    return found[0]
+
+
+def errors(at: AppTest) -> list[str]:
+    return [e.value for e in at.error]
+
+
+def summary_of(overrides=None):
+    return project(load_scenario(SEED, overrides or {})).summary.iloc[0]
 
 
 @pytest.fixture
 def app() -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=60)
+    at = AppTest.from_file(APP, default_timeout=90)
     at.run()
     assert not at.exception, at.exception
     return at
 
 
-def test_page_loads_on_default_scenario_with_library_values(app: AppTest):
+def go(at: AppTest, page: str) -> AppTest:
+    at.switch_page(page_path(page)).run()
+    assert not at.exception, at.exception
+    return at
+
+
+# --- every page -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("page", [name for name, _, _ in PAGES])
+def test_every_page_loads_on_the_default_scenario(app: AppTest, page: str):
+    go(app, page)
+    assert not errors(app), errors(app)
+    assert app.title and app.title[0].value
+
+
+@pytest.mark.parametrize("page", [name for name, _, _ in PAGES if name != "compare"])
+def test_every_page_reports_an_invalid_scenario_with_st_error(app: AppTest, page: str):
+    widget(app.sidebar.number_input, "Token price, month 1 [USD/M tokens]").set_value(-1.0).run()
+    go(app, page)
+    assert any("market.price_usd_per_mtok" in e for e in errors(app)), errors(app)
+    # the value the user typed is still there
+    assert widget(app.sidebar.number_input, "Token price, month 1 [USD/M tokens]").value == -1.0
+
+
+# --- results --------------------------------------------------------------------------------------
+
+
+def test_results_show_the_library_values(app: AppTest):
     assert app.sidebar.selectbox[0].value == DEFAULT_SCENARIO
-    expected = project(load_scenario(ready_made_scenarios()[DEFAULT_SCENARIO])).summary.iloc[0]
+    expected = summary_of()
     assert metric(app, "Levelized cost [USD/M tokens]") == f"{expected.lcot_usd_per_mtok:.4f}"
     assert metric(app, "NPV [USD]") == f"{expected.npv_usd:,.0f}"
-    assert not app.error
+    assert metric(app, "Project IRR [%/year]") == f"{expected.irr_project_annual:.1%}"
+    assert not errors(app)
 
 
-def test_changing_an_input_changes_the_metric(app: AppTest):
+def test_changing_an_input_changes_the_metric_to_the_library_value(app: AppTest):
     lcot_before = metric(app, "Levelized cost [USD/M tokens]")
     npv_before = metric(app, "NPV [USD]")
-    number_input(app, "Useful life [years]").set_value(4.0).run()
+    widget(app.sidebar.number_input, "Useful life [years]").set_value(4.0).run()
     assert not app.exception
-    scenario = load_scenario(
-        ready_made_scenarios()[DEFAULT_SCENARIO], {"depreciation.life_years": 4.0}
-    )
-    expected = project(scenario).summary.iloc[0]
+    expected = summary_of({"depreciation.life_years": 4.0})
     # A shorter book life moves tax, so NPV, but not the levelized cost of the same service life.
     assert metric(app, "NPV [USD]") == f"{expected.npv_usd:,.0f}" != npv_before
     assert metric(app, "Levelized cost [USD/M tokens]") == lcot_before
-    number_input(app, "Utilization [%]").set_value(90.0).run()
+    widget(app.sidebar.number_input, "Utilization [%]").set_value(90.0).run()
+    expected = summary_of({"depreciation.life_years": 4.0, "utilization.share": 0.9})
+    assert metric(app, "Levelized cost [USD/M tokens]") == f"{expected.lcot_usd_per_mtok:.4f}"
     assert metric(app, "Levelized cost [USD/M tokens]") != lcot_before
 
 
 def test_invalid_input_shows_error_and_keeps_the_value(app: AppTest):
-    number_input(app, "Token price, month 1 [USD/M tokens]").set_value(-1.0).run()
+    widget(app.sidebar.number_input, "Token price, month 1 [USD/M tokens]").set_value(-1.0).run()
     assert not app.exception
-    assert app.error and "market.price_usd_per_mtok" in app.error[0].value
-    assert number_input(app, "Token price, month 1 [USD/M tokens]").value == -1.0
+    assert "market.price_usd_per_mtok" in errors(app)[0]
+    assert widget(app.sidebar.number_input, "Token price, month 1 [USD/M tokens]").value == -1.0
+    # fixing it brings the results back
+    widget(app.sidebar.number_input, "Token price, month 1 [USD/M tokens]").set_value(0.5).run()
+    assert not errors(app)
+    assert (
+        metric(app, "NPV [USD]") == f"{summary_of({'market.price_usd_per_mtok': 0.5}).npv_usd:,.0f}"
+    )
 
 
 @pytest.mark.parametrize("name", sorted(ready_made_scenarios()))
 def test_every_ready_made_scenario_renders(app: AppTest, name: str):
     app.sidebar.selectbox[0].set_value(name).run()
     assert not app.exception
-    assert not app.error
-    assert metric(app, "Capex [USD]") != "n/a"
+    assert not errors(app), errors(app)
+    expected = project(load_scenario(ready_made_scenarios()[name])).summary.iloc[0]
+    assert metric(app, "Capex [USD]") == f"{expected.capex_usd_total:,.0f}"
+    go(app, "scenario")  # every section of every ready-made scenario has its widgets
+    assert not errors(app), errors(app)
+
+
+def test_the_entry_that_econ_app_runs_builds_the_same_navigation():
+    at = AppTest.from_file(str(ROOT / "econ" / "ui" / "streamlit_app.py"), default_timeout=90)
+    at.run()
+    assert not at.exception, at.exception
+    assert metric(at, "NPV [USD]") == f"{summary_of().npv_usd:,.0f}"
+    at.switch_page("pages/scenario.py").run()
+    assert not at.exception and at.title[0].value == "Scenario"
+
+
+def test_the_scenario_survives_page_switches(app: AppTest):
+    widget(app.sidebar.number_input, "Utilization [%]").set_value(85.0).run()
+    go(app, "throughput")
+    go(app, "results")
+    assert widget(app.sidebar.number_input, "Utilization [%]").value == 85.0
+    expected = summary_of({"utilization.share": 0.85})
+    assert metric(app, "Levelized cost [USD/M tokens]") == f"{expected.lcot_usd_per_mtok:.4f}"
+
+
+def test_switching_scenarios_keeps_the_edits_in_the_session(app: AppTest):
+    widget(app.sidebar.number_input, "Utilization [%]").set_value(85.0).run()
+    other = next(n for n in sorted(ready_made_scenarios()) if n != DEFAULT_SCENARIO)
+    app.sidebar.selectbox[0].set_value(other).run()
+    assert not app.exception
+    kept = f"{state.SAVED_PREFIX}{DEFAULT_SCENARIO} (edited)"
+    assert kept in app.sidebar.selectbox[0].options
+    app.sidebar.selectbox[0].set_value(kept).run()
+    assert widget(app.sidebar.number_input, "Utilization [%]").value == 85.0
+
+
+# --- shareable link -------------------------------------------------------------------------------
+
+
+def test_a_shared_link_restores_the_scenario():
+    at = AppTest.from_file(APP, default_timeout=90)
+    at.query_params["scenario"] = DEFAULT_SCENARIO
+    at.query_params["edits"] = state.encode({"depreciation": {"life_years": 4.0}})
+    at.run()
+    assert not at.exception
+    expected = summary_of({"depreciation.life_years": 4.0})
+    assert metric(at, "NPV [USD]") == f"{expected.npv_usd:,.0f}"
+    assert widget(at.sidebar.number_input, "Useful life [years]").value == 4.0
+
+
+@pytest.mark.parametrize(
+    ("scenario", "edits", "reason"),
+    [
+        ("no-such-scenario", None, "no-such-scenario"),
+        (DEFAULT_SCENARIO, "not*base64!", "not an encoded scenario"),
+    ],
+)
+def test_a_broken_link_shows_why_and_falls_back_to_the_default(scenario, edits, reason):
+    at = AppTest.from_file(APP, default_timeout=90)
+    at.query_params["scenario"] = scenario
+    if edits:
+        at.query_params["edits"] = edits
+    at.run()
+    assert not at.exception
+    assert any(reason in e for e in errors(at)), errors(at)
+    assert metric(at, "NPV [USD]") == f"{summary_of().npv_usd:,.0f}"
+
+
+# --- scenario page --------------------------------------------------------------------------------
+
+
+def test_editing_a_generated_field_changes_the_results(app: AppTest):
+    go(app, "scenario")
+    widget(app.number_input, "Debt term [months]").set_value(48).run()
+    assert not app.exception
+    go(app, "results")
+    expected = summary_of({"financing.debt_term_months": 48})
+    assert metric(app, "NPV [USD]") == f"{expected.npv_usd:,.0f}"
+
+
+def test_an_invalid_field_shows_its_error_next_to_it(app: AppTest):
+    go(app, "scenario")
+    widget(app.number_input, "PUE [ratio]").set_value(0.5).run()
+    assert not app.exception
+    assert any("power.pue" in e for e in errors(app)), errors(app)
+    assert any("greater than or equal to 1" in e for e in errors(app))
+    assert widget(app.number_input, "PUE [ratio]").value == 0.5
+
+
+def test_a_list_of_numbers_that_does_not_parse_is_kept_with_the_reason(app: AppTest):
+    go(app, "scenario")
+    box = widget(app.text_input, "Hourly load shape (numbers separated by commas)")
+    box.set_value("1, 2, lots").run()
+    assert not app.exception
+    assert any("'lots' is not a number" in e for e in errors(app)), errors(app)
+    box = widget(app.text_input, "Hourly load shape (numbers separated by commas)")
+    assert box.value == "1, 2, lots"
+
+
+def test_uploading_a_scenario_file_loads_it(app: AppTest):
+    go(app, "scenario")
+    text = (ROOT / "models" / "scenarios" / "llama2-70b-h200.toml").read_bytes()
+    app.get("file_uploader")[0].upload("mine.toml", text, "application/toml").run()
+    assert not app.exception
+    assert not errors(app), errors(app)
+    go(app, "results")
+    expected = project(load_scenario(ROOT / "models" / "scenarios" / "llama2-70b-h200.toml"))
+    assert metric(app, "NPV [USD]") == f"{expected.summary.iloc[0].npv_usd:,.0f}"
+
+
+@pytest.mark.parametrize(
+    ("content", "reason"),
+    [
+        (b"", "empty"),
+        (b"name = [unclosed", "malformed TOML"),
+        (b"\xff\xfe\x00", "not UTF-8"),
+    ],
+)
+def test_a_bad_scenario_upload_shows_why_and_keeps_the_current_one(app, content, reason):
+    go(app, "scenario")
+    app.get("file_uploader")[0].upload("bad.toml", content, "application/toml").run()
+    assert not app.exception
+    assert any(reason in e for e in errors(app)), errors(app)
+    go(app, "results")
+    assert metric(app, "NPV [USD]") == f"{summary_of().npv_usd:,.0f}"
+
+
+def test_an_uploaded_scenario_with_an_unknown_field_names_the_valid_ones(app: AppTest):
+    go(app, "scenario")
+    content = SEED.read_bytes() + b"\n[fleet2]\ngpu_count = 8\n"
+    app.get("file_uploader")[0].upload("typo.toml", content, "application/toml").run()
+    assert not app.exception
+    assert any("fleet2" in e and "expected one of" in e for e in errors(app)), errors(app)
+
+
+def test_the_toml_editor_applies_text_and_reports_bad_toml(app: AppTest):
+    go(app, "scenario")
+    area = widget(app.text_area, "The whole scenario as TOML")
+    area.set_value(area.value.replace("life_years = 6.0", "life_years = 5.0")).run()
+    widget(app.button, "Apply the TOML").click().run()
+    assert not app.exception
+    assert widget(app.sidebar.number_input, "Useful life [years]").value == 5.0
+    area = widget(app.text_area, "The whole scenario as TOML")
+    area.set_value("this is = not toml =").run()
+    widget(app.button, "Apply the TOML").click().run()
+    assert any("malformed TOML" in e for e in errors(app)), errors(app)
+    assert widget(app.sidebar.number_input, "Useful life [years]").value == 5.0
+
+
+# --- throughput -----------------------------------------------------------------------------------
+
+
+def upload_curve(app: AppTest, name: str, content: bytes) -> AppTest:
+    go(app, "throughput")
+    app.get("file_uploader")[0].upload(name, content, "text/csv").run()
+    assert not app.exception
+    return app
+
+
+def test_an_uploaded_benchmark_gives_the_library_operating_point(app: AppTest):
+    from econ.throughput.importers import import_files
+    from econ.throughput.operating_point import operating_point
+
+    path = DATA / "sample_curve.csv"
+    upload_curve(app, path.name, path.read_bytes())
+    assert not errors(app), errors(app)
+    expected = operating_point(import_files([path]))
+    assert metric(app, "Measured operating point [tokens/s per GPU]") == (
+        f"{expected.tokens_per_s_per_gpu:,.1f}"
+    )
+    widget(app.number_input, "TPOT p99 limit [ms]").set_value(30.0).run()
+    expected = operating_point(import_files([path]), tpot_p99_s=0.03)
+    assert metric(app, "Measured operating point [tokens/s per GPU]") == (
+        f"{expected.tokens_per_s_per_gpu:,.1f}"
+    )
+    widget(app.button, "Use 405.4 tokens/s per GPU in the scenario").click().run()
+    go(app, "results")
+    # the figure replaced the scenario's throughput
+    assert widget(app.sidebar.number_input, "Output tokens/s per GPU").value == pytest.approx(
+        expected.tokens_per_s_per_gpu
+    )
+
+
+def test_an_slo_no_point_meets_shows_the_closest_point(app: AppTest):
+    path = DATA / "sample_curve.csv"
+    upload_curve(app, path.name, path.read_bytes())
+    widget(app.number_input, "TPOT p99 limit [ms]").set_value(1.0).run()
+    assert not app.exception
+    assert any("no measured point meets the SLO" in e for e in errors(app)), errors(app)
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "reason"),
+    [
+        ("not_a_benchmark.json", (DATA / "not_a_benchmark.json").read_bytes(), "unsupported tool"),
+        ("empty.csv", b"", "empty"),
+        ("huge.csv", b"x" * (5 * 1024 * 1024 + 1), "limit"),
+    ],
+)
+def test_a_bad_benchmark_file_shows_why(app: AppTest, name, content, reason):
+    upload_curve(app, name, content)
+    assert any(reason in e for e in errors(app)), errors(app)
+
+
+def test_the_catalog_shows_provenance_checks_of_a_row(app: AppTest):
+    go(app, "throughput")
+    assert any("derived, not submitted" in w.value for w in app.warning)
+    assert metric(app, "Simulated operating point [tokens/s per GPU]") != "n/a"
+
+
+# --- software gains -------------------------------------------------------------------------------
+
+
+def test_gains_show_the_library_value_and_reject_bad_steps(app: AppTest):
+    from econ.gains import value_gain
+
+    go(app, "gains")
+    result = value_gain(load_scenario(SEED))
+    assert metric(app, "NPV of the gain per rack [USD]") == (
+        f"{result.value['npv_usd_per_rack']:,.0f}"
+    )
+    app.toggle(key="econ.breakevens_on").set_value(True).run()
+    assert not app.exception and not errors(app), errors(app)
+    widget(
+        app.text_area, "Try other steps instead (one per line: WHEN:GAIN or WHEN:GAIN:LABEL)"
+    ).set_value("banana").run()
+    assert not app.exception
+    assert any("Gain steps" in e for e in errors(app)), errors(app)
+
+
+# --- power and fleet ------------------------------------------------------------------------------
+
+
+def test_sizing_gives_the_library_result_and_rejects_a_bad_budget(app: AppTest):
+    from econ.commands.size import size
+
+    go(app, "power")
+    expected = size(mw=10.0, hardware="gb200-nvl72")
+    assert metric(app, "Racks") == f"{expected['racks']:,}"
+    widget(app.number_input, "Power budget [MW]").set_value(25.0).run()
+    assert metric(app, "GPUs") == f"{size(mw=25.0, hardware='gb200-nvl72')['gpus']:,}"
+    widget(app.number_input, "Power budget [MW]").set_value(-3.0).run()
+    assert not app.exception
+    assert any("Sizing" in e for e in errors(app)), errors(app)
+
+
+def test_the_refresh_analysis_of_a_scenario_with_vintages(app: AppTest):
+    from econ.fleet import refresh_analysis
+
+    name = "h200-fleet-gb300-refresh"
+    app.sidebar.selectbox[0].set_value(name).run()
+    go(app, "power")
+    scenario = load_scenario(ready_made_scenarios()[name])
+    result = refresh_analysis(scenario, scenario.vintages[0].name)
+    assert metric(app, "Best refresh month") == str(result.best_month)
+
+
+# --- compare --------------------------------------------------------------------------------------
+
+
+def test_compare_projects_the_picked_scenarios(app: AppTest):
+    go(app, "compare")
+    other = "llama2-70b-h200"
+    app.multiselect[0].set_value(["current scenario", other]).run()
+    assert not app.exception
+    assert not errors(app), errors(app)
+    table = app.dataframe[0].value
+    npv = table[table["metric"] == "NPV [USD]"].iloc[0]
+    expected = project(load_scenario(ready_made_scenarios()[other])).summary.iloc[0]
+    assert npv[other] == f"{expected.npv_usd:,.0f}"
+    assert npv[f"{DEFAULT_SCENARIO} (current)"] == f"{summary_of().npv_usd:,.0f}"
+
+
+def test_compare_reports_an_invalid_current_scenario(app: AppTest):
+    widget(app.sidebar.number_input, "Utilization [%]").set_value(150.0).run()
+    go(app, "compare")
+    assert any("utilization.share" in e for e in errors(app)), errors(app)
+
+
+# --- risk -----------------------------------------------------------------------------------------
+
+
+def test_monte_carlo_runs_on_demand_with_the_library_figures(app: AppTest):
+    from econ.analysis import montecarlo
+
+    go(app, "risk")
+    widget(app.number_input, "Scenarios").set_value(500).run()
+    widget(app.button, "Run the Monte Carlo").click().run()
+    assert not app.exception
+    assert not errors(app), errors(app)
+    base = load_scenario(SEED)
+    dists = {
+        "market.price_decline_annual": "pert(0.15, 0.30, 0.60)",
+        "utilization.share": "uniform(0.55, 0.80)",
+        "throughput.tokens_per_s_per_gpu": "triangular(3894.16, 4867.7, 6084.62)",
+    }
+    expected = montecarlo(base, dists, 500, seed=0).summary.risk["probability_of_loss"]
+    assert metric(app, "Probability of loss (NPV < 0)") == f"{expected:.1%}"
+
+
+@pytest.mark.parametrize(
+    ("label", "value", "reason"),
+    [("Scenarios", 0, "expected a whole number from 1"), ("Seed", -1, "Seed = -1")],
+)
+def test_monte_carlo_parameters_out_of_range_show_st_error(app: AppTest, label, value, reason):
+    go(app, "risk")
+    widget(app.number_input, label).set_value(value).run()
+    widget(app.button, "Run the Monte Carlo").click().run()
+    assert not app.exception
+    assert any(reason in e for e in errors(app)), errors(app)
+
+
+def test_a_bad_distribution_shows_the_library_message(app: AppTest):
+    import pandas as pd
+
+    go(app, "risk")
+    app.session_state["econ.mc_table"] = pd.DataFrame(
+        [("utilization.share", "uniform(0.9, 0.1)")], columns=["path", "distribution"]
+    )
+    app.run()
+    widget(app.button, "Run the Monte Carlo").click().run()
+    assert not app.exception
+    assert any("Monte Carlo" in e and "uniform" in e for e in errors(app)), errors(app)
+
+
+def test_the_tornado_runs_and_a_bad_swing_is_refused(app: AppTest):
+    go(app, "risk")
+    widget(app.button, "Run the tornado").click().run()
+    assert not app.exception
+    assert not errors(app), errors(app)
+    from econ.analysis import tornado
+    from econ.analysis.sensitivity import percent_ranges
+
+    table = app.session_state["econ.tornado_result"][2]
+    shown = table[table["output"] == "npv_usd"].set_index("input")["swing"]
+    base = load_scenario(SEED)
+    expected = tornado(base, percent_ranges(base, list(shown.index), 20.0), outputs=("npv_usd",))
+    assert shown.to_dict() == pytest.approx(expected.table.set_index("input")["swing"].to_dict())
+    widget(app.number_input, "Swing [± %]").set_value(150.0).run()
+    widget(app.button, "Run the tornado").click().run()
+    assert any("Swing = 150" in e for e in errors(app)), errors(app)
+
+
+# --- export ---------------------------------------------------------------------------------------
+
+
+def test_export_offers_every_format(app: AppTest):
+    go(app, "export")
+    labels = [b.label for b in app.get("download_button")]
+    assert "Download the scenario (TOML)" in labels
+    for suffix in (".xlsx", ".csv", ".summary.csv", ".parquet", ".summary.parquet", ".json"):
+        assert any(label.endswith(suffix) for label in labels), (suffix, labels)
+    assert not errors(app)
+
+
+# --- state and form helpers -----------------------------------------------------------------------
+
+scalars = hs.one_of(
+    hs.integers(-(10**6), 10**6),
+    hs.floats(allow_nan=False, allow_infinity=False, width=32),
+    hs.text(max_size=8),
+    hs.booleans(),
+)
+tables = hs.recursive(
+    hs.dictionaries(hs.text(min_size=1, max_size=6), scalars, max_size=4),
+    lambda inner: hs.dictionaries(hs.text(min_size=1, max_size=6), inner, max_size=3),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=50, deadline=None)
+@given(base=tables, data=tables)
+def test_merging_the_diff_restores_the_data(base, data):
+    merged = state.merge(base, state.diff(data, base))
+    for key, value in data.items():
+        assert merged[key] == value or (
+            isinstance(value, dict) and state.merge(base.get(key, {}), value) == merged[key]
+        )
+
+
+@settings(max_examples=50, deadline=None)
+@given(edits=tables)
+def test_a_link_decodes_to_the_edits_it_encodes(edits):
+    assert state.decode(state.encode(edits)) == edits
+
+
+def test_a_link_keeps_dates_as_text_the_models_accept():
+    edits = {"start_date": dt.date(2027, 1, 1)}
+    restored = state.merge(read_toml(SEED), state.decode(state.encode(edits)))
+    assert state.validate(restored).scenario.start_date == dt.date(2027, 1, 1)
+
+
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        ("%%%", "not an encoded scenario"),
+        ("a" * 20_000, "characters long"),
+        (state.encode([1, 2]), "holds a list"),  # type: ignore[arg-type]
+    ],
+)
+def test_a_link_that_is_not_a_scenario_raises_a_link_error(text, reason):
+    with pytest.raises(state.LinkError, match=reason):
+        state.decode(text)
+
+
+def _walk(model, prefix=""):
+    for name, info in model.model_fields.items():
+        yield prefix + name, info
+        inner, _ = state.unwrap_optional(info.annotation)
+        if state.is_model(inner):
+            yield from _walk(inner, prefix + name + ".")
+
+
+def test_the_form_has_a_widget_for_every_scenario_field():
+    paths = {p for p, _ in _walk(Scenario) if p != "schema_version"}
+    assert {p for p in paths if find(p) is not None} == paths
+    for path, info in _walk(Scenario):
+        f = find(path)
+        if f is not None and info.description:
+            assert f.help == info.description
+
+
+@settings(max_examples=50, deadline=None)
+@given(value=hs.floats(0, 1, allow_nan=False))
+def test_percent_widgets_round_trip_the_stored_fraction(value):
+    f = find("utilization.share")
+    assert f.scale == 100 and f.unit == "%"
+    assert math.isclose(from_widget(f, to_widget(f, value)), value, rel_tol=1e-11, abs_tol=1e-15)
+
+
+def test_table_rows_come_back_from_the_grid_in_stored_units():
+    import pandas as pd
+
+    from econ.ui.form import _rows_from_frame
+
+    steps = find("throughput.steps")
+    gain = next(c for c in steps.children if c.name == "gain")
+    assert gain.scale == 100  # shown in percent
+    frame = pd.DataFrame([{"month": 5, "gain": 19.8, "label": "v6.1"}, {"month": None}])
+    assert _rows_from_frame(steps, frame) == [{"month": 5, "gain": 0.198, "label": "v6.1"}]
+    sources = find("sources")
+    frame = pd.DataFrame([{"name": "fleet.gpu_count", "value": "a quote"}, {"name": None}])
+    assert _rows_from_frame(sources, frame) == {"fleet.gpu_count": "a quote"}
+
+
+def test_toml_fields_round_trip_and_report_stray_keys():
+    from econ.ui.form import parse_toml_field, toml_of
+
+    vintages = find("vintages")
+    value = [{"name": "gb300", "fleet": {"gpu_count": 72, "purchase_month": 18}}]
+    assert parse_toml_field("vintages", toml_of("vintages", value), vintages) == value
+    assert parse_toml_field("vintages", "", vintages) == []
+    with pytest.raises(ValueError, match="unexpected key"):
+        parse_toml_field("vintages", "fleet = 1", vintages)
+    with pytest.raises(ValueError, match="not valid TOML"):
+        parse_toml_field("vintages", "[[vintages]", vintages)
+
+
+def test_fraction_fields_are_shown_as_percentages_and_units_come_from_descriptions():
+    assert find("financing.discount_rate_annual").unit == "%/year"
+    assert find("power.price_usd_per_kwh").label == "Price [USD/kWh]"
+    assert find("fleet.gpu_count").kind == "int"
+    assert find("throughput.steps").kind == "table"
+    assert isinstance(find("depreciation.method"), FieldInfo)
+    assert find("depreciation.factor").group == ("method", ("declining_balance",))
+    assert fields_of(Scenario)[0].name == "name"

@@ -1,13 +1,19 @@
-"""End-to-end: the app in a real headless Chromium (Debian's), driven by Playwright."""
+"""End-to-end: the app in a real headless Chromium (Debian's), driven by Playwright.
+
+Few and robust on purpose (the machine is shared): one test moves an input and follows the
+shareable link, one switches pages, uploads a benchmark file and downloads the Excel workbook.
+"""
 
 from __future__ import annotations
 
+import re
 import shutil
 import socket
 import subprocess
 import sys
 import time
 import urllib.request
+import zipfile
 from collections.abc import Iterator
 
 import pytest
@@ -16,6 +22,7 @@ from tests.conftest import ROOT
 
 pytestmark = pytest.mark.browser
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+TIMEOUT_MS = 90_000
 
 
 def free_port() -> int:
@@ -45,14 +52,14 @@ def server() -> Iterator[str]:
     )
     url = f"http://127.0.0.1:{port}"
     try:
-        for _ in range(120):
+        for _ in range(240):
             try:
                 urllib.request.urlopen(f"{url}/_stcore/health", timeout=1)
                 break
             except OSError:
                 time.sleep(0.5)
         else:
-            pytest.fail("streamlit did not start within 60 s")
+            pytest.fail("streamlit did not start within 120 s")
         yield url
     finally:
         process.terminate()
@@ -81,20 +88,19 @@ def browser():
         browser.close()
 
 
+def settle(page) -> None:
+    """Wait until the script run has finished (Streamlit's running indicator is gone)."""
+    page.wait_for_function(
+        "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=TIMEOUT_MS
+    )
+
+
 def metric_value(page, label: str) -> str:
     box = page.locator('[data-testid="stMetric"]', has_text=label).first
     return box.locator('[data-testid="stMetricValue"]').inner_text()
 
 
-def test_change_an_input_and_see_the_metric_move(server: str, browser, tmp_path):
-    page = browser.new_page(viewport={"width": 1400, "height": 1000})
-    page.goto(server)
-    page.get_by_text("Levelized cost [USD/M tokens]").wait_for(timeout=60_000)
-    before = metric_value(page, "Levelized cost")
-    assert before not in ("", "n/a")
-    utilization = page.get_by_role("spinbutton", name="Utilization [%]")
-    utilization.fill("90.0")
-    utilization.press("Enter")
+def wait_for_metric_change(page, label: str, before: str) -> None:
     page.wait_for_function(
         """([label, before]) => {
             const boxes = [...document.querySelectorAll('[data-testid="stMetric"]')];
@@ -102,9 +108,66 @@ def test_change_an_input_and_see_the_metric_move(server: str, browser, tmp_path)
             const value = box && box.querySelector('[data-testid="stMetricValue"]');
             return value && value.innerText !== before;
         }""",
-        arg=["Levelized cost", before],
-        timeout=30_000,
+        arg=[label, before],
+        timeout=TIMEOUT_MS,
     )
-    assert metric_value(page, "Levelized cost") != before
-    page.screenshot(path=str(tmp_path / "app.png"), full_page=True)
+
+
+def open_page(browser, url: str):
+    page = browser.new_page(viewport={"width": 1400, "height": 1000}, accept_downloads=True)
+    page.goto(url)
+    page.get_by_text("Levelized cost [USD/M tokens]").wait_for(timeout=TIMEOUT_MS)
+    settle(page)
+    return page
+
+
+def test_change_an_input_see_the_metric_move_and_share_the_link(server: str, browser, tmp_path):
+    page = open_page(browser, server)
+    before = metric_value(page, "Levelized cost")
+    assert before not in ("", "n/a")
+    utilization = page.get_by_role("spinbutton", name="Utilization [%]")
+    utilization.fill("90.0")
+    utilization.press("Enter")
+    wait_for_metric_change(page, "Levelized cost", before)
+    after = metric_value(page, "Levelized cost")
+    assert after != before
+    page.wait_for_function("() => location.search.includes('edits=')", timeout=TIMEOUT_MS)
+    link = page.url
+    page.screenshot(path=str(tmp_path / "results.png"))
+    page.close()
+
+    shared = open_page(browser, link)  # a new session restores the scenario from the link
+    assert metric_value(shared, "Levelized cost") == after
+    assert shared.get_by_role("spinbutton", name="Utilization [%]").input_value() == "90.00"
+    shared.close()
+
+
+def test_switch_pages_upload_a_benchmark_and_download_the_workbook(server: str, browser, tmp_path):
+    page = open_page(browser, server)
+    page.locator('[data-testid="stSidebarNav"] a', has_text="Throughput").click()
+    page.get_by_role("heading", name="Throughput").wait_for(timeout=TIMEOUT_MS)
+    settle(page)
+    page.get_by_role("tab", name="Measured curve").click()
+    page.locator('input[type="file"]').first.set_input_files(
+        str(ROOT / "tests" / "data" / "app" / "sample_curve.csv")
+    )
+    page.get_by_text("Measured operating point [tokens/s per GPU]").wait_for(timeout=TIMEOUT_MS)
+    settle(page)
+    assert metric_value(page, "Measured operating point") == "700.0"
+
+    page.locator('[data-testid="stSidebarNav"] a', has_text="Export").click()
+    button = page.get_by_role("button", name=re.compile(r"\.xlsx$"))
+    button.wait_for(timeout=TIMEOUT_MS)
+    settle(page)
+    with page.expect_download(timeout=TIMEOUT_MS) as download:
+        button.click()
+    target = tmp_path / download.value.suggested_filename
+    download.value.save_as(target)
+    assert target.suffix == ".xlsx"
+    with zipfile.ZipFile(target) as book:  # an Office Open XML workbook is a zip of parts
+        assert "xl/workbook.xml" in book.namelist()
+    from openpyxl import load_workbook
+
+    sheets = load_workbook(target, read_only=True).sheetnames
+    assert any(name.lower().startswith("summary") for name in sheets), sheets
     page.close()

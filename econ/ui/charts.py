@@ -1,0 +1,209 @@
+"""Altair charts of the app: axis titles with units, tooltips with formatted numbers, and colours
+from Streamlit's theme so that light and dark themes both read well.
+
+Presentation only: the numbers come from the library; here they are reshaped for plotting.
+"""
+
+from __future__ import annotations
+
+import altair as alt
+import pandas as pd
+import streamlit as st
+
+from econ.ui.fmt import MONEY_SCALES
+
+
+def show(chart, key: str | None = None) -> None:
+    st.altair_chart(chart, width="stretch", key=key)
+
+
+def money(frame: pd.DataFrame, columns, money_unit: str) -> pd.DataFrame:
+    """Copy of `frame` with money columns divided by the display scale."""
+    scale = MONEY_SCALES.get(money_unit, 1.0)
+    out = frame.copy()
+    for c in columns:
+        out[c] = out[c] / scale
+    return out
+
+
+def usd_format(money_unit: str) -> str:
+    return ",.0f" if money_unit == "USD" else ",.2f"
+
+
+def lines(
+    frame: pd.DataFrame,
+    x: str,
+    series: dict[str, str],
+    x_title: str,
+    y_title: str,
+    y_format: str = ",.0f",
+    x_type: str = "T",
+    dash: dict[str, bool] | None = None,
+) -> alt.Chart:
+    """One line per column in `series` (column -> legend label)."""
+    long = frame[[x, *series]].melt(id_vars=x, var_name="series", value_name="value")
+    long["series"] = long["series"].map(series)
+    chart = (
+        alt.Chart(long)
+        .mark_line(point=len(frame) <= 24)
+        .encode(
+            x=alt.X(f"{x}:{x_type}", title=x_title),
+            y=alt.Y("value:Q", title=y_title, axis=alt.Axis(format=y_format)),
+            color=alt.Color(
+                "series:N",
+                title=None,
+                sort=list(series.values()),
+                legend=alt.Legend(orient="bottom", labelLimit=400),
+            ),
+            tooltip=[
+                alt.Tooltip(f"{x}:{x_type}", title=x_title),
+                alt.Tooltip("series:N", title="Series"),
+                alt.Tooltip("value:Q", title=y_title, format=y_format),
+            ],
+        )
+    )
+    if dash:
+        dashed = [series[c] for c, on in dash.items() if on and c in series]
+        chart = chart.encode(
+            strokeDash=alt.condition(
+                alt.FieldOneOfPredicate(field="series", oneOf=dashed),
+                alt.value([6, 4]),
+                alt.value([1, 0]),
+            )
+        )
+    return chart
+
+
+def stacked_costs_and_revenue(
+    frame: pd.DataFrame, costs: dict[str, str], revenue: str, x_title: str, y_title: str, fmt: str
+) -> alt.LayerChart:
+    """Costs as stacked areas, revenue as a line over them."""
+    long = frame[["date", *costs]].melt(id_vars="date", var_name="line", value_name="value")
+    long["line"] = long["line"].map(costs)
+    area = (
+        alt.Chart(long)
+        .mark_area(opacity=0.75)
+        .encode(
+            x=alt.X("date:T", title=x_title),
+            y=alt.Y("value:Q", stack=True, title=y_title, axis=alt.Axis(format=fmt)),
+            color=alt.Color("line:N", title="Costs", sort=list(costs.values())),
+            tooltip=[
+                alt.Tooltip("date:T", title="Month"),
+                alt.Tooltip("line:N", title="Line"),
+                alt.Tooltip("value:Q", title=y_title, format=fmt),
+            ],
+        )
+    )
+    rev = frame[["date", revenue]].rename(columns={revenue: "value"}).assign(line="Revenue")
+    line = (
+        alt.Chart(rev)
+        .mark_line(strokeWidth=3, strokeDash=[6, 3])
+        .encode(
+            x="date:T",
+            y=alt.Y("value:Q", title=y_title),
+            detail="line:N",
+            tooltip=[
+                alt.Tooltip("date:T", title="Month"),
+                alt.Tooltip("value:Q", title="Revenue", format=fmt),
+            ],
+        )
+    )
+    return alt.layer(area, line)
+
+
+def waterfall(parts: dict[str, float], total_label: str, y_title: str, fmt: str = ".4f"):
+    """Bars that build up to a total, each starting where the previous one ended."""
+    rows, start = [], 0.0
+    for name, value in parts.items():
+        rows.append({"step": name, "start": start, "end": start + value, "value": value})
+        start += value
+    rows.append({"step": total_label, "start": 0.0, "end": start, "value": start})
+    frame = pd.DataFrame(rows)
+    frame["kind"] = ["part"] * (len(rows) - 1) + ["total"]
+    order = list(frame["step"])
+    return (
+        alt.Chart(frame)
+        .mark_bar()
+        .encode(
+            x=alt.X("step:N", sort=order, title=None, axis=alt.Axis(labelAngle=0)),
+            y=alt.Y("start:Q", title=y_title, axis=alt.Axis(format=fmt)),
+            y2="end:Q",
+            color=alt.Color(
+                "kind:N",
+                legend=None,
+                scale=alt.Scale(domain=["part", "total"], range=["#4c78a8", "#f58518"]),
+            ),
+            tooltip=[
+                alt.Tooltip("step:N", title="Component"),
+                alt.Tooltip("value:Q", title=y_title, format=fmt),
+            ],
+        )
+    )
+
+
+def bridge(frame: pd.DataFrame, y_title: str, fmt: str) -> alt.Chart:
+    """Signed waterfall of changes (columns driver, value) ending in their total."""
+    rows, start = [], 0.0
+    for driver, value in zip(frame["driver"], frame["value"], strict=True):
+        rows.append(
+            {
+                "driver": driver,
+                "start": start,
+                "end": start + value,
+                "value": value,
+                "sign": "increase" if value >= 0 else "decrease",
+            }
+        )
+        start += value
+    rows.append({"driver": "Total change", "start": 0.0, "end": start, "value": start})
+    rows[-1]["sign"] = "total"
+    data = pd.DataFrame(rows)
+    return (
+        alt.Chart(data)
+        .mark_bar()
+        .encode(
+            x=alt.X("driver:N", sort=list(data["driver"]), title=None),
+            y=alt.Y("start:Q", title=y_title, axis=alt.Axis(format=fmt)),
+            y2="end:Q",
+            color=alt.Color(
+                "sign:N",
+                title=None,
+                scale=alt.Scale(
+                    domain=["increase", "decrease", "total"],
+                    range=["#54a24b", "#e45756", "#4c78a8"],
+                ),
+            ),
+            tooltip=[
+                alt.Tooltip("driver:N", title="Driver"),
+                alt.Tooltip("value:Q", title=y_title, format=fmt),
+            ],
+        )
+    )
+
+
+def bars(
+    frame: pd.DataFrame,
+    x: str,
+    y: str,
+    x_title: str,
+    y_title: str,
+    fmt: str,
+    color: str | None = None,
+) -> alt.Chart:
+    enc = {
+        "x": alt.X(f"{x}:N", title=x_title, sort=None),
+        "y": alt.Y(f"{y}:Q", title=y_title, axis=alt.Axis(format=fmt)),
+        "tooltip": [alt.Tooltip(f"{x}:N", title=x_title), alt.Tooltip(f"{y}:Q", format=fmt)],
+    }
+    if color:
+        enc["color"] = alt.Color(
+            f"{color}:N", title=None, legend=alt.Legend(orient="bottom", labelLimit=400)
+        )
+        enc["xOffset"] = f"{color}:N"
+    return alt.Chart(frame).mark_bar().encode(**enc)
+
+
+def rule(value: float, label: str, axis: str = "y", dash=(4, 4)) -> alt.Chart:
+    frame = pd.DataFrame({"value": [value], "label": [label]})
+    enc = {axis: alt.Y("value:Q") if axis == "y" else alt.X("value:Q"), "tooltip": ["label:N"]}
+    return alt.Chart(frame).mark_rule(strokeDash=list(dash), color="#f58518", size=2).encode(**enc)

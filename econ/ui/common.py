@@ -1,0 +1,221 @@
+"""What every page shares: the sidebar (scenario picker, main inputs, display units, share link),
+the current scenario's validation for this run, and the guard pages use before projecting.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass
+
+import streamlit as st
+
+from econ.scenario import Scenario, ScenarioError
+from econ.ui import compute, state
+from econ.ui.fmt import MONEY_SCALES
+from econ.ui.form import Form, find
+
+VALIDATION = "econ.validation"
+
+MAIN_INPUTS = (
+    ("fleet.racks", "Racks"),
+    ("fleet.gpu_count", "GPUs"),
+    ("throughput.tokens_per_s_per_gpu", "Output tokens/s per GPU"),
+    ("utilization.share", "Utilization [%]"),
+    ("depreciation.life_years", "Useful life [years]"),
+    ("power.price_usd_per_kwh", "Electricity [USD/kWh]"),
+    ("facility.colo_usd_per_kw_month", "Colocation [USD/kW-month]"),
+    ("market.price_usd_per_mtok", "Token price, month 1 [USD/M tokens]"),
+    ("market.price_decline_annual", "Token price decline [%/year]"),
+    ("financing.debt_share", "Debt share of capex [%]"),
+    ("financing.debt_rate_annual", "Loan rate [%/year]"),
+    ("financing.discount_rate_annual", "Discount rate [%/year]"),
+)
+"""The levers an operator moves most (the Scenario page edits every field)."""
+
+PICKER = "econ.picker"
+PAGES = {}
+"""Page name -> st.Page, filled by the router (for links between pages)."""
+
+
+@dataclass
+class Current:
+    """The current scenario of this run: valid (scenario and its TOML text) or why not."""
+
+    validation: state.Validation
+
+    @property
+    def scenario(self) -> Scenario | None:
+        return self.validation.scenario
+
+    @property
+    def text(self) -> str:
+        return state.scenario_text(self.validation.scenario)
+
+
+def validation() -> state.Validation:
+    """The current scenario validated once per run (callbacks have already applied the edits)."""
+    ss = st.session_state
+    if VALIDATION not in ss or ss[VALIDATION][0] is not ss.get("econ.run"):
+        ss[VALIDATION] = (ss.get("econ.run"), state.current())
+    return ss[VALIDATION][1]
+
+
+def money() -> str:
+    return st.session_state.get(state.MONEY, "USD")
+
+
+def page_link(name: str, label: str, icon: str | None = None, where=None) -> None:
+    where = where if where is not None else st
+    page = PAGES.get(name)
+    if page is not None:
+        where.page_link(page, label=label, icon=icon)
+
+
+def require_scenario(what: str = "this page") -> Current | None:
+    """The valid current scenario, or an st.error saying why there is none (then None)."""
+    v = validation()
+    if v.ok:
+        return Current(v)
+    st.error(
+        f"The scenario is not valid, so {what} cannot be computed. Your inputs are kept; fix "
+        f"them here or on the Scenario page.\n\n{v.message}",
+        icon=":material/error:",
+    )
+    page_link("scenario", "Open the Scenario page", ":material/tune:")
+    return None
+
+
+# --- sidebar ------------------------------------------------------------------------------------
+
+
+def _picker_options() -> list[str]:
+    saved = st.session_state.get(state.SAVED, {})
+    return list(state.ready_made()) + [state.SAVED_PREFIX + n for n in saved]
+
+
+def _pick() -> None:
+    choice = st.session_state.get(PICKER)
+    if not choice:
+        return
+    try:
+        if choice.startswith(state.SAVED_PREFIX):
+            state.load_saved(choice.removeprefix(state.SAVED_PREFIX))
+        else:
+            state.load_ready_made(choice)
+    except (ScenarioError, KeyError, tomllib.TOMLDecodeError) as exc:
+        st.session_state["econ.pick_error"] = str(exc)
+
+
+def sidebar() -> None:
+    ss = st.session_state
+    bar = st.sidebar
+    options = _picker_options()
+    name = ss.get(state.BASE_NAME, "")
+    wanted = name if name in options else None
+    if ss.get(PICKER) != wanted:
+        ss[PICKER] = wanted
+    bar.selectbox(
+        "Ready-made scenario",
+        options,
+        index=None,
+        key=PICKER,
+        placeholder=name or "choose a scenario",
+        on_change=_pick,
+        help="Start from a ready-made scenario (models/scenarios) or one kept in this session. "
+        "Upload your own TOML on the Scenario page.",
+    )
+    if "econ.pick_error" in ss:
+        bar.error(ss.pop("econ.pick_error"), icon=":material/error:")
+    v = validation()
+    shown = v.scenario or state.shown()
+    if v.ok:
+        bar.caption(shown.description or shown.name)
+    else:
+        count = sum(len(m) for m in v.errors.values()) or 1
+        bar.error(
+            f"{count} problem{'s' if count > 1 else ''} in the scenario; see the Scenario page.",
+            icon=":material/error:",
+        )
+    if state.edited():
+        bar.caption(":material/edit: edited; the Scenario page can reset or save it")
+
+    bar.subheader("Main inputs")
+    form = Form("side", v.errors)
+    racks_given = state.get_path(ss[state.DATA], "fleet.racks", None) is not None
+    for path, label in MAIN_INPUTS:
+        if path == "fleet.racks" and not racks_given:
+            continue
+        if path == "fleet.gpu_count" and racks_given:
+            continue
+        f = find(path)
+        if f is not None:
+            form.widget(f, bar, label=label)
+
+    with bar.expander("Display and sharing", icon=":material/settings:"):
+        st.radio(
+            "Money in",
+            list(MONEY_SCALES),
+            key=state.MONEY,
+            horizontal=True,
+            help="Scale of money in charts and tables (metrics stay in USD unless scaled here).",
+        )
+        url = st.context.url or ""
+        st.caption(
+            "The address bar holds this scenario (the ready-made base and your edits): copy it to "
+            "share or bookmark it."
+        )
+        params = "&".join(f"{k}={v}" for k, v in st.query_params.to_dict().items())
+        if url:
+            st.code(url + ("?" + params if params else ""), language=None, wrap_lines=True)
+
+
+def notices() -> None:
+    ss = st.session_state
+    if state.NOTICE in ss:
+        st.toast(ss.pop(state.NOTICE), icon=":material/save:")
+    if state.LINK_ERROR in ss:
+        st.error(
+            f"{ss.pop(state.LINK_ERROR)}. The default scenario is shown instead.",
+            icon=":material/link_off:",
+        )
+
+
+KEPT = "econ.kept"
+
+
+def keep(key: str, default=None) -> str:
+    """Key of a page widget whose value should survive page switches (Streamlit drops the state
+    of widgets that are not drawn): seeds it from the session's copy; `remember_all` saves it."""
+    ss = st.session_state
+    store = ss.setdefault(KEPT, {})
+    if key not in ss:
+        ss[key] = store.get(key, default)
+    store.setdefault(key, ss[key])
+    ss.setdefault("econ.kept_keys", set()).add(key)
+    return key
+
+
+def remember_all() -> None:
+    ss = st.session_state
+    store = ss.setdefault(KEPT, {})
+    for key in ss.get("econ.kept_keys", ()):
+        if key in ss:
+            store[key] = ss[key]
+
+
+def use_throughput(value: float, source: str) -> None:
+    """Callback: make `value` the scenario's fixed throughput, citing `source`."""
+    data = st.session_state[state.DATA]
+    state.set_path(data, "throughput.tokens_per_s_per_gpu", float(value))
+    state.set_path(data, "throughput.source", source)
+    for name in ("measured", "simulated"):
+        if state.get_path(data, f"throughput.{name}", None) is not None:
+            state.set_path(data, f"throughput.{name}", None)
+    sources = data.setdefault("sources", {})
+    if isinstance(sources, dict):
+        sources["throughput.tokens_per_s_per_gpu"] = source
+    st.session_state[state.NOTICE] = f"Throughput set to {value:,.1f} tokens/s per GPU ({source})."
+
+
+def upload_limit_mb() -> int:
+    return max(1, compute.MAX_UPLOAD_BYTES // (1024 * 1024))

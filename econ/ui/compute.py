@@ -1,0 +1,373 @@
+"""Cached library calls for the app: every page asks here, never the engine directly.
+
+Arguments are hashable (a scenario travels as its canonical TOML text), results are plain data, and
+every cache is bounded (`max_entries`), so a long session cannot grow the server's memory. Errors
+are the library's own (`econ.errors.InputError` subclasses); `attempt` turns them into `st.error`.
+"""
+
+from __future__ import annotations
+
+import logging
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pandas as pd
+import streamlit as st
+
+from econ.errors import InputError
+from econ.scenario import loads
+
+T = TypeVar("T")
+LOG = logging.getLogger("econ.ui")
+
+MAX_UPLOAD_BYTES = 5 * 1024 * 1024
+"""Largest benchmark or scenario file the app reads; serving benchmark outputs are kilobytes."""
+
+
+def attempt(call: Callable[[], T], what: str, where=None) -> T | None:
+    """Run a library call; on failure show `st.error` with the reason and return None.
+
+    Bad input (InputError and its subclasses) shows the library's message as is; anything else
+    is reported by type and message (the traceback goes to the server log, never to the page).
+    """
+    where = where if where is not None else st
+    try:
+        return call()
+    except InputError as exc:
+        where.error(f"{what}: {exc}", icon=":material/error:")
+    except (ValueError, KeyError, OverflowError, ZeroDivisionError, FileNotFoundError) as exc:
+        LOG.warning("%s failed", what, exc_info=True)
+        where.error(f"{what}: {exc}", icon=":material/error:")
+    except Exception as exc:  # noqa: BLE001 - the page must show a reason, never a traceback
+        LOG.exception("%s failed", what)
+        where.error(f"{what} failed ({type(exc).__name__}): {exc}", icon=":material/error:")
+    return None
+
+
+# --- projections ------------------------------------------------------------------------------------
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def projection(text: str) -> dict[str, Any]:
+    """One scenario (TOML text) projected: summary (JSON-ready), monthly frame, vintages frame."""
+    from econ.engine import project
+
+    result = project(loads(text))
+    record = result.summary_records()[0]["summary"]
+    monthly = result.monthly.reset_index()
+    vintages = None if result.vintages is None else result.vintages.reset_index()
+    return {"summary": record, "monthly": monthly, "vintages": vintages}
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def projections(texts: tuple[str, ...]) -> dict[str, Any]:
+    """Several scenarios projected in one batch: summaries (in order) and the monthly frame."""
+    from econ.engine import project
+
+    result = project([loads(t) for t in texts])
+    return {
+        "summaries": [r["summary"] for r in result.summary_records()],
+        "names": [r["name"] for r in result.summary_records()],
+        "monthly": result.monthly.reset_index(),
+    }
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def export_bytes(text: str, kind: str) -> dict[str, bytes]:
+    """The projection as econ.export writes it in `kind` (csv, parquet, xlsx, json): name -> bytes.
+
+    Nothing touches the disk: econ.export.output_payloads builds the files in memory.
+    """
+    from econ.engine import project
+
+    scenario = loads(text)
+    result = project(scenario)
+    stem = "".join(c if c.isalnum() or c in "._-" else "_" for c in scenario.name) or "scenario"
+    try:
+        from econ.export import output_payloads
+    except ImportError:  # an econ.export without in-memory payloads: write to a temporary folder
+        from econ.export import write_projection
+
+        with tempfile.TemporaryDirectory() as folder:
+            written = write_projection(result, Path(folder) / f"{stem}.{kind}")
+            return {p.name: p.read_bytes() for p in written}
+    payloads = output_payloads(result, {kind: f"{stem}.{kind}"}, scenarios=[scenario])
+    return {Path(path).name: build() for path, build in payloads.items()}
+
+
+# --- software gains ---------------------------------------------------------------------------------
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def gain_value(text: str, steps: tuple[tuple[int, float, str], ...] | None = None):
+    """econ.gains.value_gain of the scenario (its steps replaced by `steps` when given)."""
+    from econ.gains import value_gain, with_steps
+
+    scenario = loads(text)
+    if steps is not None:
+        scenario = with_steps(
+            scenario, [{"month": m, "gain": g, "label": label} for m, g, label in steps]
+        )
+    return value_gain(scenario)
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def gain_monthly(text: str, steps: tuple[tuple[int, float, str], ...] | None = None):
+    """Monthly frames of the scenario without its gains (base) and with them (gain)."""
+    from econ.engine import project
+    from econ.gains import with_steps, without_gains
+
+    scenario = loads(text)
+    if steps is not None:
+        scenario = with_steps(
+            scenario, [{"month": m, "gain": g, "label": label} for m, g, label in steps]
+        )
+    result = project([without_gains(scenario, name="base"), scenario])
+    return result.monthly.reset_index()
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def hold_margin(text: str, declines: tuple[float, ...], metric: str):
+    """Annual gain that holds `metric` under each token price decline (econ.gains)."""
+    import numpy as np
+
+    from econ.gains import gain_rate_to_hold_margin
+
+    return gain_rate_to_hold_margin(loads(text), np.asarray(declines, dtype=float), metric=metric)
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def cost_of_capital_gain(
+    text: str,
+    lives: tuple[float, ...],
+    discount: float | None,
+    variable: str,
+    step_month: int | None,
+):
+    """Gain at which the asset earns its cost of capital over each service life (econ.gains)."""
+    import numpy as np
+
+    from econ.gains import gain_to_earn_cost_of_capital
+
+    return gain_to_earn_cost_of_capital(
+        loads(text),
+        np.asarray(lives, dtype=float),
+        discount_rate_annual=discount,
+        variable=variable,
+        step_month=step_month,
+    )
+
+
+def parse_steps(texts: list[str], text: str) -> tuple[tuple[int, float, str], ...]:
+    """Steps written WHEN:GAIN[:LABEL] (econ gains --step syntax) for the scenario in `text`."""
+    from econ.gains import parse_step
+
+    scenario = loads(text)
+    steps = [parse_step(t, scenario.start_date, scenario.horizon) for t in texts if t.strip()]
+    steps.sort(key=lambda s: s["month"])
+    return tuple((int(s["month"]), float(s["gain"]), str(s.get("label", ""))) for s in steps)
+
+
+# --- throughput -------------------------------------------------------------------------------------
+
+
+@st.cache_data(max_entries=1, show_spinner=False)
+def catalog() -> pd.DataFrame:
+    from econ.benchmarks import load_catalog
+
+    return load_catalog()
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def row_checks(row_id: str, hardware: str | None) -> list[str]:
+    from econ.benchmarks import get_row
+    from econ.benchmarks import row_checks as checks
+
+    frame = catalog()
+    return checks(get_row(row_id, frame), hardware=hardware, catalog=frame)
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def generation(hardware: str) -> str:
+    from econ.benchmarks import generation_of
+
+    return generation_of(hardware)
+
+
+def _safe_name(name: str) -> str:
+    keep = "".join(c if c.isalnum() or c in "._-" else "_" for c in Path(name).name)
+    return keep.lstrip(".") or "upload"
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def curve(name: str, content: bytes, gpus: float | None = None):
+    """A benchmark output file (name and bytes, as uploaded) read by econ's importers."""
+    from econ.throughput.importers import CurveError, import_files
+
+    if not content.strip():
+        raise CurveError(f"{name}: the file is empty; expected a benchmark result file")
+    if len(content) > MAX_UPLOAD_BYTES:
+        raise CurveError(
+            f"{name}: {len(content) / 1e6:.1f} MB is larger than the "
+            f"{MAX_UPLOAD_BYTES / 1e6:.0f} MB limit for benchmark files"
+        )
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / _safe_name(name)
+        path.write_bytes(content)
+        return import_files([path], "auto", gpus)
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def measured_point(
+    name: str,
+    content: bytes,
+    gpus: float | None,
+    ttft_p99_s: float | None,
+    tpot_p99_s: float | None,
+    min_tokens_per_s_per_user: float | None,
+    workload: str | None,
+):
+    from econ.throughput.operating_point import operating_point
+
+    return operating_point(
+        curve(name, content, gpus),
+        ttft_p99_s=ttft_p99_s,
+        tpot_p99_s=tpot_p99_s,
+        min_tokens_per_s_per_user=min_tokens_per_s_per_user,
+        workload=workload,
+    )
+
+
+@st.cache_data(max_entries=1, show_spinner=False)
+def hardware_keys() -> list[str]:
+    from econ.hardware import load_hardware_catalog
+
+    return list(load_hardware_catalog())
+
+
+@st.cache_data(max_entries=1, show_spinner=False)
+def llm_keys() -> list[str]:
+    from econ.llms import load_llm_catalog
+
+    return list(load_llm_catalog())
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def precisions(hardware: str) -> tuple[list[str], str]:
+    from econ.hardware import get_hardware
+
+    hw = get_hardware(hardware)
+    return list(hw.native_precisions), hw.default_precision
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def workload(model: str, scenario: str):
+    from econ.throughput.calibration import get_workload
+
+    w = get_workload(model, scenario)
+    return {
+        "input_tokens": w.input_tokens,
+        "output_tokens": w.output_tokens,
+        "tpot_limit_s": w.tpot_limit_s,
+        "ttft_limit_s": w.ttft_limit_s,
+    }
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def simulation(
+    hardware: str,
+    model: str,
+    precision: str | None,
+    input_tokens: float,
+    output_tokens: float,
+    tpot_limit_s: float | None,
+    ttft_limit_s: float | None,
+    max_gpus: int | None,
+) -> dict[str, Any]:
+    """Simulated envelope, its SLO operating point and the speed of light (econ.throughput.simulator)."""
+    from econ.throughput import simulator as sim
+
+    common = {"input_tokens": input_tokens, "output_tokens": output_tokens}
+    envelope = sim.simulate_envelope(hardware, model, precision, max_gpus=max_gpus, **common)
+    point = sim.operating_point(
+        hardware,
+        model,
+        precision,
+        tpot_limit_s=tpot_limit_s,
+        ttft_limit_s=ttft_limit_s,
+        max_gpus=max_gpus,
+        strict=False,
+        **common,
+    )
+    light = sim.speed_of_light(
+        hardware,
+        model,
+        precision,
+        tpot_limit_s=tpot_limit_s,
+        ttft_limit_s=ttft_limit_s,
+        max_gpus=max_gpus,
+        **common,
+    )
+    return {
+        "points": envelope.points,
+        "provenance": dict(envelope.provenance),
+        "warnings": list(envelope.warnings),
+        "point": point.as_dict(),
+        "speed_of_light": float(light),
+        # as `econ throughput simulate` reports it: how much faster physics would allow
+        "headroom": float(light) / point.tokens_per_s_per_gpu - 1.0
+        if point.tokens_per_s_per_gpu > 0
+        else float("nan"),
+    }
+
+
+# --- power and fleet --------------------------------------------------------------------------------
+
+
+@st.cache_data(max_entries=1, show_spinner=False)
+def racks():
+    from econ.commands.size import load_racks
+
+    catalog_ = load_racks()
+    return {
+        key: {
+            "name": r.name,
+            "gpus_per_rack": r.gpus_per_rack,
+            "kw_per_rack": r.kw_per_rack,
+            "cooling": r.cooling,
+            "capex_usd_per_rack": r.capex_usd_per_rack,
+        }
+        for key, r in catalog_.racks.items()
+    }
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def sizing(**kwargs) -> dict:
+    """`econ size` for one hall (econ.commands.size.size: racks.toml figures, econ.sizing)."""
+    from econ.commands.size import size
+
+    return size(**kwargs)
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def refresh(text: str, vintage: str, months: tuple[int, int] | None, power_mw: float | None):
+    from econ.fleet import refresh_analysis
+
+    span = None if months is None else range(months[0], months[1] + 1)
+    result = refresh_analysis(loads(text), vintage, months=span, power_mw=power_mw)
+    return {
+        "table": result.table.reset_index(),
+        "best_month": result.best_month,
+        "npv_keep_usd": result.npv_keep_usd,
+        "npv_best_usd": result.npv_best_usd,
+        "gain_usd": result.gain_usd,
+    }
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def earliest_refresh(text: str, vintage: str) -> int:
+    from econ.fleet import earliest_month
+
+    return earliest_month(loads(text), vintage)

@@ -1,0 +1,715 @@
+"""Scenario widgets generated from the pydantic models: one widget per field, labels and units from
+the field descriptions, values read from and written to the scenario dict in session state.
+
+Nothing here lists the scenario's fields: `fields_of(Scenario)` walks `model_fields`, so a field the
+engine's owners add shows up with its description as help text. Each kind of field gets a widget:
+numbers (fractions shown as percentages), choices, switches, text, dates, lists of numbers, tables
+of small models (an editable grid), optional sub-sections (a switch), and TOML text for anything
+richer (a capital stack, vintages). A value that does not parse is kept as typed, with the reason.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import math
+import re
+import tomllib
+import typing
+from dataclasses import dataclass
+from functools import cache
+from typing import Any, Literal
+
+import pandas as pd
+import streamlit as st
+import tomli_w
+from pydantic import BaseModel
+from pydantic_core import PydanticUndefined
+
+from econ.ui import state
+from econ.ui.fmt import humanize
+
+SCALAR_KINDS = ("float", "int", "bool", "choice", "text", "date")
+HIDDEN = ("schema_version",)
+"""Fields the editor does not show (the file format version is not an input)."""
+
+_UNIT = re.compile(r"\[([^\[\]]+)\]")
+_GROUP_SPLIT = re.compile(r",\s*|\s+or\s+|\s+and\s+")
+
+
+@dataclass(frozen=True)
+class FieldInfo:
+    """One scenario field as the form sees it.
+
+    kind : float, int, bool, choice, text, date, numbers (list of numbers), table (list of small
+        models), mapping (table of text or numbers by name), section, toml (anything else)
+    scale : shown value = stored value x scale (100 for fractions shown as percentages)
+    group : (sibling choice field, its values) for fields used by some choices only
+    """
+
+    path: str
+    name: str
+    kind: str
+    optional: bool
+    choices: tuple
+    unit: str
+    scale: float
+    label: str
+    help: str
+    default: Any
+    group: tuple[str, tuple[str, ...]] | None = None
+    children: tuple[FieldInfo, ...] = ()
+    text_values: bool = True
+
+    @property
+    def scalar(self) -> bool:
+        return self.kind in SCALAR_KINDS
+
+
+def _default(info) -> Any:
+    if info.default is not PydanticUndefined:
+        return state.plain(info.default)
+    if info.default_factory is not None:
+        try:
+            return state.plain(info.default_factory())
+        except TypeError:
+            return None
+    return None
+
+
+def _kind(annotation) -> tuple[str, tuple, Any]:
+    """(kind, choices, item model) of an annotation without its `| None`."""
+    origin = typing.get_origin(annotation)
+    if state.is_model(annotation):
+        return "section", (), annotation
+    if annotation is bool:
+        return "bool", (), None
+    if annotation is int:
+        return "int", (), None
+    if annotation is float:
+        return "float", (), None
+    if annotation is str:
+        return "text", (), None
+    if annotation is dt.date:
+        return "date", (), None
+    if origin is Literal:
+        return "choice", typing.get_args(annotation), None
+    if origin in (tuple, list):
+        args = [a for a in typing.get_args(annotation) if a is not Ellipsis]
+        item = args[0] if len(args) == 1 else None
+        if item in (float, int):
+            return "numbers", (), None
+        if state.is_model(item) and all(
+            _kind(state.unwrap_optional(f.annotation)[0])[0] in SCALAR_KINDS
+            for f in item.model_fields.values()
+        ):
+            return "table", (), item
+        return "toml", (), None
+    if origin is dict:
+        args = typing.get_args(annotation)
+        value = args[1] if len(args) == 2 else None
+        parts = typing.get_args(value) or (value,)
+        if all(p in (str, int, float) for p in parts):
+            return "mapping", (), None
+    return "toml", (), None
+
+
+def unit_and_scale(name: str, kind: str, description: str) -> tuple[str, float]:
+    """Unit shown in the label, and the factor from stored to shown value (fractions as %)."""
+    found = _UNIT.findall(description)
+    unit = found[-1].strip() if found else ""
+    if kind == "choice" and unit and unit != "1":
+        return unit, 1.0
+    if kind not in ("float", "int", "numbers"):
+        return "", 1.0
+    if unit == "1":
+        unit = ""
+    fraction = unit.startswith("fraction") or unit == "1/year"
+    if not unit and kind == "float" and ("share" in name or name.endswith("rate")):
+        fraction = True
+    if fraction and kind == "float":
+        per_year = "year" in unit or name.endswith("_annual")
+        return ("%/year" if per_year else "%"), 100.0
+    return unit, 1.0
+
+
+def label_of(name: str, unit: str) -> str:
+    words = name.split("_")
+    if "usd" in words[1:]:
+        words = words[: words.index("usd", 1)]
+    elif len(words) > 1 and words[-1] in ("months", "years", "annual", "kw", "mw", "m2", "s"):
+        words = words[:-1]
+    text = humanize("_".join(words))
+    return f"{text} [{unit}]" if unit else text
+
+
+def _groups(fields: list[FieldInfo]) -> list[FieldInfo]:
+    """Mark fields whose description starts with the choices they apply to ("macrs_gds: ...")."""
+    choices = {f.name: [str(c).lower() for c in f.choices] for f in fields if f.kind == "choice"}
+    out = []
+    for f in fields:
+        head, sep, _ = f.help.partition(":")
+        group = None
+        if sep and len(head) < 60 and f.kind != "choice":
+            tokens = tuple(t.strip().lower() for t in _GROUP_SPLIT.split(head) if t.strip())
+            for owner, values in choices.items():
+                if tokens and all(t in values for t in tokens):
+                    group = (owner, tokens)
+                    break
+        out.append(f if group is None else _replace(f, group=group))
+    return out
+
+
+def _replace(f: FieldInfo, **changes) -> FieldInfo:
+    from dataclasses import replace
+
+    return replace(f, **changes)
+
+
+@cache
+def fields_of(model: type[BaseModel], prefix: str = "") -> tuple[FieldInfo, ...]:
+    """The fields of a model (recursively for sub-sections) in declaration order."""
+    fields = []
+    for name, info in model.model_fields.items():
+        if name in HIDDEN:
+            continue
+        annotation, optional = state.unwrap_optional(info.annotation)
+        kind, choices, item = _kind(annotation)
+        path = prefix + name
+        description = info.description or ""
+        unit, scale = unit_and_scale(name, kind, description)
+        children: tuple[FieldInfo, ...] = ()
+        if kind == "section":
+            children = fields_of(item, path + ".")
+        elif kind == "table":
+            children = fields_of(item, "")
+        label = label_of(name, unit) if kind != "section" else humanize(name)
+        values = typing.get_args(annotation)[1:] if kind == "mapping" else ()
+        text_values = all(v is str for v in values)
+        fields.append(
+            FieldInfo(
+                path=path,
+                name=name,
+                kind=kind,
+                optional=optional,
+                choices=tuple(choices),
+                unit=unit,
+                scale=scale,
+                label=label,
+                help=description,
+                default=_default(info),
+                children=children,
+                text_values=text_values,
+            )
+        )
+    return tuple(_groups(fields))
+
+
+def find(path: str, model: type[BaseModel] | None = None) -> FieldInfo | None:
+    """The field at a dotted path, or None when the scenario has no such field."""
+    from econ.scenario import Scenario
+
+    fields = fields_of(model or Scenario)
+    found = None
+    for depth, part in enumerate(path.split(".")):
+        found = next((f for f in fields if f.name == part), None)
+        if found is None:
+            return None
+        if depth < len(path.split(".")) - 1:
+            if found.kind != "section":
+                return None
+            fields = found.children
+    return found
+
+
+# --- values between the scenario dict and the widgets ---------------------------------------------
+
+
+def _round(value: float) -> float:
+    return float(f"{value:.12g}")
+
+
+def to_widget(f: FieldInfo, value: Any) -> Any:
+    """The widget's value for a stored value; None when the field is empty."""
+    if value is None:
+        return None
+    if f.kind == "float" and _is_number(value):
+        return _round(float(value) * f.scale)
+    if f.kind == "int" and _is_number(value) and float(value).is_integer():
+        return int(value)
+    if f.kind == "date":
+        if isinstance(value, dt.date):
+            return value
+        try:
+            return dt.date.fromisoformat(str(value))
+        except ValueError:
+            return None
+    if f.kind == "bool" and isinstance(value, bool):
+        return value
+    return value
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def from_widget(f: FieldInfo, value: Any) -> Any:
+    """The stored value of a widget's value (percentages back to fractions)."""
+    if value is None:
+        return None
+    if f.kind == "float":
+        return _round(float(value) / f.scale) if f.scale != 1 else float(value)
+    if f.kind == "int":
+        return int(value)
+    return value
+
+
+def fits_widget(f: FieldInfo, value: Any) -> bool:
+    """False when a stored value cannot be shown by the field's own widget (e.g. text in a number
+    field from an uploaded file); such a value is shown as text so that it is not lost."""
+    if value is None:
+        return f.kind not in ("bool", "choice")
+    if f.kind in ("float", "int"):
+        return _is_number(value) and (f.kind == "float" or float(value).is_integer())
+    if f.kind == "bool":
+        return isinstance(value, bool)
+    if f.kind == "text":
+        return isinstance(value, str)
+    if f.kind == "date":
+        return to_widget(f, value) is not None
+    return True
+
+
+def parse_numbers(text: str) -> list[float]:
+    """'1, 2.5, 3' -> [1.0, 2.5, 3.0]; ValueError naming the part that is not a number."""
+    out = []
+    for part in re.split(r"[,;\s]+", text.strip()):
+        if not part:
+            continue
+        try:
+            out.append(float(part))
+        except ValueError:
+            raise ValueError(
+                f"{part!r} is not a number; expected numbers separated by commas"
+            ) from None
+    return out
+
+
+def numbers_text(values) -> str:
+    return ", ".join(f"{v:g}" if isinstance(v, float) else str(v) for v in values or ())
+
+
+def parse_value(text: str) -> Any:
+    """A TOML value typed as text (a number, a quoted string, a list); bare words stay text."""
+    try:
+        return tomllib.loads(f"v = {text}")["v"]
+    except tomllib.TOMLDecodeError:
+        return text
+
+
+def toml_of(name: str, value: Any) -> str:
+    if value in (None, (), [], {}):
+        return ""
+    try:
+        return tomli_w.dumps({name: state.drop_none(state.plain(value))})
+    except (TypeError, ValueError):
+        return json.dumps({name: state.plain(value)}, default=str)
+
+
+def parse_toml_field(name: str, text: str, f: FieldInfo) -> Any:
+    """The value of `name` in TOML text; ValueError with the reason when it cannot be read."""
+    if not text.strip():
+        return None if f.optional else f.default
+    try:
+        parsed = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ValueError(f"not valid TOML: {exc}") from None
+    extra = sorted(set(parsed) - {name})
+    if extra:
+        raise ValueError(
+            f"unexpected key(s) {', '.join(extra)}; expected only {name} (as `{name} = ...` or "
+            f"`[[{name}]]` tables)"
+        )
+    return parsed.get(name, f.default)
+
+
+# --- rendering --------------------------------------------------------------------------------------
+
+
+class Form:
+    """Widgets bound to the scenario dict in session state.
+
+    prefix : distinguishes copies of one field's widget on one page (sidebar and editor)
+    errors : validation messages by dotted path, shown under the widgets they concern
+    """
+
+    def __init__(self, prefix: str, errors: dict[str, list[str]] | None = None):
+        ss = st.session_state
+        self.prefix = prefix
+        self.errors = errors or {}
+        self.data = ss[state.DATA]
+        self.raw = ss.setdefault(state.RAW, {})
+        self.version = ss.get(state.VERSION, 0)
+        self.shown = state.plain(state.shown().model_dump())
+
+    def key(self, path: str) -> str:
+        return f"{self.prefix}.{self.version}.{path}"
+
+    def value(self, f: FieldInfo) -> Any:
+        """What the field holds: the user's value, else the last valid scenario's, else default."""
+        value = state.get_path(self.data, f.path)
+        if value is state.MISSING:
+            value = state.get_path(self.shown, f.path)
+        if value is state.MISSING:
+            value = f.default
+        return value
+
+    def help(self, f: FieldInfo) -> str:
+        text = f.help or f.label
+        source = state.shown().sources.get(f.path)
+        if source:
+            text += f"\n\nSource: {source}"
+        return text + f"\n\nField: `{f.path}`"
+
+    def field_errors(self, f: FieldInfo) -> list[str]:
+        out = []
+        for path, messages in self.errors.items():
+            if path == f.path or (
+                f.kind != "section" and path.startswith((f.path + ".", f.path + "["))
+            ):
+                where = "" if path == f.path else f"{path.removeprefix(f.path)}: "
+                out += [where + m for m in messages]
+        return out
+
+    def _seed(self, key: str, value: Any) -> None:
+        ss = st.session_state
+        if key not in ss or ss[key] != value:
+            ss[key] = value
+
+    # one widget ---------------------------------------------------------------------------------
+
+    def widget(self, f: FieldInfo, where=None, label: str | None = None) -> None:
+        """The field's widget in `where` (a container; default the main area), with its errors."""
+        where = where if where is not None else st.container()
+        label = label or f.label
+        key = self.key(f.path)
+        stored = self.value(f)
+        args = (key, f.path)
+        if f.path in self.raw and f.kind in SCALAR_KINDS:
+            text_key = key + ".t"
+            self._seed(text_key, self.raw[f.path][0])
+            where.text_input(
+                label + " (as typed)",
+                key=text_key,
+                help=self.help(f),
+                on_change=_commit_text,
+                args=(text_key, f.path),
+            )
+        elif f.kind in ("float", "int") and fits_widget(f, stored):
+            self._seed(key, to_widget(f, stored))
+            integer = f.kind == "int"
+            where.number_input(
+                label,
+                value=None,
+                step=1 if integer else _step(f, stored),
+                format="%d" if integer else _format(f, stored),
+                key=key,
+                help=self.help(f),
+                placeholder="none" if f.optional else "required",
+                on_change=_commit_widget,
+                args=args,
+            )
+        elif f.kind == "bool" and fits_widget(f, stored):
+            self._seed(key, bool(stored))
+            where.toggle(label, key=key, help=self.help(f), on_change=_commit_widget, args=args)
+        elif f.kind == "choice" and (stored in f.choices or stored is None):
+            options = list(f.choices)
+            self._seed(key, stored if stored is not None else None)
+            where.selectbox(
+                label,
+                options,
+                index=None,
+                key=key,
+                help=self.help(f),
+                placeholder="none",
+                on_change=_commit_widget,
+                args=args,
+            )
+        elif f.kind == "date" and fits_widget(f, stored):
+            self._seed(key, to_widget(f, stored))
+            where.date_input(
+                label,
+                value=None,
+                key=key,
+                help=self.help(f),
+                on_change=_commit_widget,
+                args=args,
+            )
+        elif f.kind == "text" and fits_widget(f, stored):
+            self._seed(key, "" if stored is None else stored)
+            where.text_input(label, key=key, help=self.help(f), on_change=_commit_widget, args=args)
+        elif f.kind == "numbers":
+            self._seed(key, self.raw[f.path][0] if f.path in self.raw else numbers_text(stored))
+            where.text_input(
+                label + " (numbers separated by commas)",
+                key=key,
+                help=self.help(f),
+                on_change=_commit_text,
+                args=args,
+            )
+        elif f.kind in ("table", "mapping"):
+            self.table(f, where, label)
+        elif f.kind == "section":
+            self.section(f, where)
+            return
+        elif f.kind == "toml" or f.kind in SCALAR_KINDS:
+            self._toml(f, where, label, stored)
+        for message in self.field_errors(f):
+            where.error(message, icon=":material/error:")
+
+    def _toml(self, f: FieldInfo, where, label: str, stored: Any) -> None:
+        key = self.key(f.path)
+        if f.kind in SCALAR_KINDS:  # a value the field's widget cannot show, kept as typed
+            text = stored if isinstance(stored, str) else toml_of("v", stored).removeprefix("v = ")
+            key += ".t"
+            self._seed(key, text.strip())
+            where.text_input(
+                label + " (as typed)",
+                key=key,
+                help=self.help(f),
+                on_change=_commit_text,
+                args=(key, f.path),
+            )
+            return
+        self._seed(key, self.raw[f.path][0] if f.path in self.raw else toml_of(f.name, stored))
+        where.text_area(
+            label + " (TOML)",
+            key=key,
+            height=160,
+            help=self.help(f)
+            + f"\n\nWrite it as TOML, e.g. `{f.name} = ...` or `[[{f.name}]]` tables; empty = none.",
+            on_change=_commit_text,
+            args=(key, f.path),
+        )
+
+    def table(self, f: FieldInfo, where, label: str) -> None:
+        """An editable grid for a list of small models (or a table by name)."""
+        stored = self.value(f)
+        if f.kind == "mapping":
+            rows = [{"name": k, "value": str(v)} for k, v in (stored or {}).items()]
+            columns = {
+                "name": st.column_config.TextColumn("Name", required=True),
+                "value": st.column_config.TextColumn("Value"),
+            }
+            frame = pd.DataFrame(rows, columns=["name", "value"]).astype(object)
+        else:
+            rows = [dict(r) if isinstance(r, dict) else {} for r in (stored or [])]
+            columns = {}
+            shown_rows = []
+            for row in rows:
+                shown_rows.append({c.name: to_widget(c, row.get(c.name)) for c in f.children})
+            for c in f.children:
+                columns[c.name] = _column(c)
+            frame = pd.DataFrame(shown_rows, columns=[c.name for c in f.children])
+        digest = hashlib.sha1(
+            json.dumps(state.plain(stored), default=str, sort_keys=True).encode()
+        ).hexdigest()[:10]
+        where.markdown(f"**{label}**", help=self.help(f))
+        edited = where.data_editor(
+            frame,
+            column_config=columns,
+            num_rows="dynamic",
+            hide_index=True,
+            width="stretch",
+            key=f"{self.key(f.path)}.{digest}",
+        )
+        new = _rows_from_frame(f, edited)
+        if new != state.plain(stored if stored is not None else ([] if f.kind == "table" else {})):
+            state.set_path(self.data, f.path, new)
+            st.rerun()
+
+    # a section --------------------------------------------------------------------------------
+
+    def section(self, f: FieldInfo, where=None, columns: int = 3) -> None:
+        """A sub-section: an on/off switch when optional, then its fields in a grid."""
+        where = where if where is not None else st.container()
+        if f.optional:
+            key = self.key(f.path) + ".on"
+            on = self.value(f) is not None
+            self._seed(key, on)
+            where.toggle(
+                f"Use {f.label.lower()}",
+                key=key,
+                help=self.help(f),
+                on_change=_toggle_section,
+                args=(key, f.path),
+            )
+            for message in self.field_errors(f):
+                where.error(message, icon=":material/error:")
+            if not on:
+                return
+        else:
+            where.markdown(f"**{f.label}**", help=f.help or None)
+            for message in self.errors.get(f.path, []):
+                where.error(message, icon=":material/error:")
+        self.fields(f.children, where, columns)
+
+    def fields(self, fields, where=None, columns: int = 3) -> None:
+        """Scalar fields in a grid; fields used by other choices in an expander; the rest below."""
+        where = where if where is not None else st.container()
+        active, other = [], []
+        for f in fields:
+            if f.group is not None:
+                owner = next((g for g in fields if g.name == f.group[0]), None)
+                chosen = str(self.value(owner)).lower() if owner is not None else ""
+                if chosen not in f.group[1]:
+                    other.append(f)
+                    continue
+            active.append(f)
+        self._grid([f for f in active if f.scalar or f.kind == "numbers"], where, columns)
+        for f in active:
+            if not (f.scalar or f.kind == "numbers"):
+                self.widget(f, where)
+        if other:
+            owners = sorted({f.group[0] for f in other})
+            with where.expander(
+                "Fields used only with other choices of " + ", ".join(humanize(o) for o in owners)
+            ):
+                self._grid(other, st.container(), columns)
+
+    def _grid(self, fields, where, columns: int) -> None:
+        if not fields:
+            return
+        cols = where.columns(columns)
+        for i, f in enumerate(fields):
+            self.widget(f, cols[i % columns])
+
+
+def _step(f: FieldInfo, value) -> float:
+    if f.scale != 1:
+        return 0.5
+    magnitude = abs(float(value)) if _is_number(value) and value else abs(_num(f.default) or 1.0)
+    return float(10 ** math.floor(math.log10(magnitude) - 1)) if magnitude else 0.1
+
+
+def _num(value) -> float | None:
+    return float(value) if _is_number(value) else None
+
+
+def _format(f: FieldInfo, value) -> str:
+    """printf format wide enough for the stored value (a keyed widget keeps its value when it
+    changes)."""
+    if f.scale != 1:
+        return "%.2f"
+    number = _num(value) if _is_number(value) else _num(f.default)
+    if number is None or number == 0:
+        return "%.4f"
+    text = repr(float(number))
+    decimals = len(text.split(".")[1]) if "." in text and "e" not in text else 6
+    if number.is_integer():
+        decimals = 0 if abs(number) >= 100 else 2
+    return f"%.{min(max(decimals, 2 if abs(number) < 100 else 0), 6)}f"
+
+
+def _column(c: FieldInfo):
+    help_text = c.help or None
+    label = c.label
+    if c.kind in ("float", "int"):
+        return st.column_config.NumberColumn(
+            label, help=help_text, step=1 if c.kind == "int" else None, required=not c.optional
+        )
+    if c.kind == "bool":
+        return st.column_config.CheckboxColumn(label, help=help_text)
+    if c.kind == "choice":
+        return st.column_config.SelectboxColumn(
+            label, help=help_text, options=list(c.choices), required=not c.optional
+        )
+    if c.kind == "date":
+        return st.column_config.DateColumn(label, help=help_text)
+    return st.column_config.TextColumn(label, help=help_text)
+
+
+def _clean(value):
+    if value is None:
+        return None
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    if isinstance(value, pd.Timestamp):
+        return value.date()
+    if hasattr(value, "item"):
+        return _clean(value.item())
+    return value
+
+
+def _rows_from_frame(f: FieldInfo, frame: pd.DataFrame):
+    records = frame.to_dict("records")
+    if f.kind == "mapping":
+        out = {}
+        for r in records:
+            name = _clean(r.get("name"))
+            if name in (None, ""):
+                continue
+            value = _clean(r.get("value"))
+            value = "" if value is None else str(value)
+            out[str(name)] = value if f.text_values else parse_value(value)
+        return state.plain(out)
+    rows = []
+    for r in records:
+        row = {}
+        for c in f.children:
+            value = _clean(r.get(c.name))
+            if value is None or value == "":
+                continue
+            row[c.name] = from_widget(c, value) if c.kind in ("float", "int") else value
+        if row:
+            rows.append(row)
+    return state.plain(rows)
+
+
+# --- callbacks: run before the script, write the widget's value into the scenario dict ----------------
+
+
+def _field(path: str) -> FieldInfo:
+    found = find(path)
+    if found is None:  # the scenario models changed under a running session
+        raise KeyError(path)
+    return found
+
+
+def _commit_widget(key: str, path: str) -> None:
+    ss = st.session_state
+    f = _field(path)
+    value = from_widget(f, ss[key])
+    if f.kind == "text" and value == "" and f.optional:
+        value = None
+    state.set_path(ss[state.DATA], path, value)
+    ss[state.RAW].pop(path, None)
+
+
+def _commit_text(key: str, path: str) -> None:
+    """Text widgets (lists of numbers, TOML, values kept as typed): parse, or keep the text."""
+    ss = st.session_state
+    f = _field(path)
+    text = ss[key]
+    try:
+        if f.kind == "numbers":
+            value = parse_numbers(text)
+        elif f.kind in SCALAR_KINDS:
+            value = parse_value(text) if text.strip() else None
+            if f.kind in ("float", "int") and not (value is None or _is_number(value)):
+                raise ValueError(f"{text!r} is not a number")
+            if f.kind == "float" and value is not None:
+                value = from_widget(f, value)
+        else:
+            value = parse_toml_field(f.name, text, f)
+    except ValueError as exc:
+        ss[state.RAW][path] = (text, str(exc))
+        return
+    state.set_path(ss[state.DATA], path, value)
+    ss[state.RAW].pop(path, None)
+
+
+def _toggle_section(key: str, path: str) -> None:
+    ss = st.session_state
+    state.set_path(ss[state.DATA], path, {} if ss[key] else None)

@@ -1,0 +1,198 @@
+"""Compare: two to four scenarios side by side (the current one, ready-made ones, ones kept in the
+session), projected in one batch, with the inputs that differ highlighted.
+"""
+
+from __future__ import annotations
+
+import json
+import tomllib
+
+import pandas as pd
+import streamlit as st
+
+from econ.scenario import ScenarioError, read_toml, validate_dict
+from econ.ui import charts, common, compute, state
+from econ.ui.fmt import format_metric, metric_label
+
+CURRENT = "current scenario"
+PICK = "econ.compare_pick"
+HIGHLIGHT = "background-color: rgba(255, 171, 0, 0.28); font-weight: 600"
+METRIC_ROWS = (
+    "lcot_usd_per_mtok",
+    "breakeven_price_usd_per_mtok",
+    "npv_usd",
+    "irr_project_annual",
+    "irr_equity_annual",
+    "payback_months",
+    "min_dscr",
+    "tokens_total",
+    "revenue_usd_total",
+    "ebitda_usd_total",
+    "capex_usd_total",
+    "gpu_count",
+    "revenue_usd_per_mw_year",
+)
+
+
+def flatten(value, prefix: str = "") -> dict[str, str]:
+    """Dotted path -> text of every input (lists and tables as JSON)."""
+    out = {}
+    if isinstance(value, dict):
+        for k, v in value.items():
+            out |= flatten(v, f"{prefix}{k}.")
+        return out
+    if isinstance(value, list | tuple):
+        text = json.dumps(state.plain(value), default=str) if value else ""
+        return {prefix[:-1]: text}
+    return {prefix[:-1]: "" if value is None else str(value)}
+
+
+def load(choice: str):
+    """The scenario behind a choice, validated (ScenarioError when it is not valid)."""
+    if choice == CURRENT:
+        v = common.validation()
+        if not v.ok:
+            raise ScenarioError("the current scenario", "", None, v.message)
+        return v.scenario
+    if choice.startswith(state.SAVED_PREFIX):
+        name = choice.removeprefix(state.SAVED_PREFIX)
+        text = st.session_state.get(state.SAVED, {}).get(name, "")
+        try:
+            data = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
+            raise ScenarioError(name, "", None, f"malformed TOML: {exc}") from None
+        return validate_dict(data, file=name)
+    paths = state.ready_made()
+    return validate_dict(read_toml(paths[choice]), file=choice)
+
+
+def render() -> None:
+    st.title("Compare")
+    money = common.money()
+    options = [CURRENT, *state.ready_made()]
+    options += [state.SAVED_PREFIX + n for n in st.session_state.get(state.SAVED, {})]
+    base_name = st.session_state.get(state.BASE_NAME, "")
+    default = [CURRENT] + [o for o in options[1:] if o != base_name][:1]
+    if state.edited() and base_name in options:
+        default = [CURRENT, base_name]
+    key = common.keep(PICK, default)
+    st.session_state[key] = [c for c in st.session_state[key] if c in options] or default
+    picked = st.multiselect(
+        "Scenarios to compare (2 to 4)",
+        options,
+        key=key,
+        max_selections=4,
+        help="The current scenario (with your edits), ready-made ones, and ones kept in this "
+        "session (Scenario page, Keep).",
+    )
+    if len(picked) < 2:
+        st.info("Pick at least two scenarios.", icon=":material/compare_arrows:")
+        return
+    scenarios, labels = [], []
+    for choice in picked:
+        scenario = compute.attempt(lambda c=choice: load(c), f"Scenario '{choice}'")
+        if scenario is None:
+            return
+        label = f"{scenario.name} (current)" if choice == CURRENT else choice
+        scenarios.append(scenario.model_copy(update={"name": label}))
+        labels.append(label)
+    if len(set(labels)) < len(labels):
+        st.error("Each scenario can be picked once.", icon=":material/error:")
+        return
+    texts = tuple(state.scenario_text(s) for s in scenarios)
+    result = compute.attempt(lambda: compute.projections(texts), "Projection")
+    if result is None:
+        return
+
+    st.subheader("Results")
+    rows = []
+    for key_ in METRIC_ROWS:
+        if key_ not in result["summaries"][0]:
+            continue
+        row = {"metric": metric_label(key_, money)}
+        for label, summary in zip(labels, result["summaries"], strict=True):
+            row[label] = format_metric(key_, summary, money)
+        rows.append(row)
+    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+    warnings = [
+        f"- **{label}**: {w}"
+        for label, summary in zip(labels, result["summaries"], strict=True)
+        for w in summary.get("warnings", [])
+    ]
+    if warnings:
+        with st.expander(f"Warnings ({len(warnings)})", icon=":material/warning:"):
+            st.markdown("\n".join(warnings))
+
+    left, right = st.columns(2)
+    monthly = result["monthly"]
+    with left:
+        st.subheader("Cumulative project cash")
+        frame = monthly.pivot_table(
+            index="month", columns="scenario", values="cash_flow_project_usd"
+        )
+        frame = charts.money(frame.cumsum(), list(frame.columns), money).reset_index()
+        charts.show(
+            charts.lines(
+                frame,
+                "month",
+                {c: c for c in labels if c in frame.columns},
+                "Month (0 = purchase)",
+                f"Cumulative {money}",
+                charts.usd_format(money),
+                x_type="Q",
+            )
+        )
+    with right:
+        st.subheader("Cost per million tokens by component")
+        parts = []
+        for label, summary in zip(labels, result["summaries"], strict=True):
+            for part, value in (summary.get("cost_usd_per_mtok_by_component") or {}).items():
+                parts.append({"component": part, "scenario": label, "usd_per_mtok": value or 0.0})
+        if parts:
+            charts.show(
+                charts.bars(
+                    pd.DataFrame(parts),
+                    "component",
+                    "usd_per_mtok",
+                    "Component",
+                    "USD per million output tokens",
+                    ".4f",
+                    color="scenario",
+                )
+            )
+
+    st.subheader("Inputs")
+    flat = [
+        flatten(state.plain(s.model_dump(exclude={"name", "description", "sources"})))
+        for s in scenarios
+    ]
+    paths = sorted(set().union(*flat))
+    table = pd.DataFrame(
+        {label: [f.get(p, "") for p in paths] for label, f in zip(labels, flat, strict=True)}
+    )
+    table.insert(0, "input", paths)
+    differs = table[labels].nunique(axis=1) > 1
+    only = st.toggle("Only the inputs that differ", key=common.keep("econ.compare_only", True))
+    shown = table[differs] if only else table
+    st.caption(f"{int(differs.sum())} of {len(paths)} inputs differ (highlighted).")
+    styled = shown.style.apply(
+        lambda row: [HIGHLIGHT if differs.loc[row.name] else "" for _ in row], axis=1
+    )
+    st.dataframe(styled, hide_index=True, width="stretch", height=min(600, 38 + 35 * len(shown)))
+    with st.expander("Sources of the inputs", icon=":material/menu_book:"):
+        sources = sorted(set().union(*(s.sources for s in scenarios)))
+        st.dataframe(
+            pd.DataFrame(
+                {"input": sources}
+                | {
+                    label: [s.sources.get(p, "") for p in sources]
+                    for label, s in zip(labels, scenarios, strict=True)
+                }
+            ),
+            hide_index=True,
+            width="stretch",
+        )
+
+
+if __name__ == "__main__":
+    render()

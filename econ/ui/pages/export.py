@@ -1,0 +1,66 @@
+"""Export: the scenario as TOML, and its projection as CSV, Parquet, JSON and an Excel workbook
+(econ.export: stamped with the econ version and the scenario's hash, formula-injection safe).
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from econ.scenario import dumps
+from econ.ui import common, compute
+
+FORMATS = (
+    ("xlsx", "Excel workbook", ":material/table_view:", "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+     "Summary, monthly schedule and assumptions; line items as live formulas over the assumptions"),
+    ("csv", "CSV", ":material/csv:", "text/csv",
+     "The monthly schedule and, beside it, the summary (formula-like text neutralized)"),
+    ("parquet", "Parquet", ":material/database:", "application/vnd.apache.parquet",
+     "The monthly schedule and the summary, with the provenance stamp in the file metadata"),
+    ("json", "JSON", ":material/data_object:", "application/json",
+     "The summary metrics as `econ project --format json` prints them"),
+)  # fmt: skip
+
+
+def render() -> None:
+    st.title("Export")
+    current = common.require_scenario("the exports")
+    if current is None:
+        return
+    scenario = current.scenario
+    st.caption(
+        f"**{scenario.name}**. Every table carries the econ version and the SHA-256 of the "
+        "scenario's TOML, so a file can be traced to the inputs that made it."
+    )
+    with st.container(border=True):
+        st.markdown("**Scenario** (TOML): the inputs, to reload here or run with `econ project`")
+        st.download_button(
+            "Download the scenario (TOML)",
+            dumps(scenario),
+            file_name=f"{scenario.name}.toml",
+            mime="application/toml",
+            icon=":material/description:",
+            on_click="ignore",
+        )
+    for kind, label, icon, mime, what in FORMATS:
+        with st.container(border=True):
+            st.markdown(f"**{label}**: {what}")
+            files = compute.attempt(
+                lambda k=kind: compute.export_bytes(current.text, k), f"{label} export"
+            )
+            if files is None:
+                continue
+            cols = st.columns(max(1, len(files)))
+            for col, (name, data) in zip(cols, files.items(), strict=True):
+                col.download_button(
+                    f"Download {name}",
+                    data,
+                    file_name=name,
+                    mime=mime,
+                    icon=icon,
+                    on_click="ignore",
+                    key=f"econ.export.{name}",
+                )
+
+
+if __name__ == "__main__":
+    render()

@@ -1,0 +1,277 @@
+"""Software gains: what a throughput gain on installed GPUs is worth. Base against gain trajectory,
+the value per GPU, rack and fleet, the NPV bridge by driver, and the break-even gains (the rate that
+holds margin under token price deflation, the gain an asset needs to earn its cost of capital).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from econ.ui import charts, common, compute
+from econ.ui.fmt import format_value, metric_kind, metric_label
+
+STEPS = "econ.gain_steps"
+VALUE_ROWS = (
+    ("npv_usd_per_gpu", "NPV of the gain per GPU [USD]", "usd"),
+    ("npv_usd_per_rack", "NPV of the gain per rack [USD]", "usd"),
+    ("npv_usd_fleet", "NPV of the gain, fleet [USD]", "usd"),
+    ("lcot_change_usd_per_mtok", "Change in levelized cost [USD/M tokens]", "usd_per_mtok"),
+    ("lcot_change_share", "Change in levelized cost [%]", "pct"),
+    ("tokens_change_share", "Change in tokens [%]", "pct"),
+    ("irr_project_change", "Change in project IRR [pts]", "pct"),
+    ("payback_change_months", "Change in payback [months]", "months"),
+    ("gpus_avoided", "GPUs not bought for the same tokens", "decimal"),
+    ("capex_avoided_usd", "Capex avoided [USD]", "usd"),
+)
+COMPARE_ROWS = (
+    "lcot_usd_per_mtok",
+    "breakeven_price_usd_per_mtok",
+    "tokens_total",
+    "revenue_usd_total",
+    "ebitda_usd_total",
+    "npv_usd",
+    "irr_project_annual",
+    "irr_equity_annual",
+    "payback_months",
+    "min_dscr",
+)
+STATUS = {
+    "solved": "",
+    "met_at_lower_bound": "met even at the lowest gain tried",
+    "unreachable": "not reachable",
+}
+
+
+def _steps(text: str):
+    lines = [line for line in (st.session_state.get(STEPS) or "").splitlines() if line.strip()]
+    if not lines:
+        return None
+    return compute.attempt(lambda: compute.parse_steps(lines, text), "Gain steps")
+
+
+def value_section(result, money: str) -> None:
+    value = result.value
+    keys = [row for row in VALUE_ROWS if row[0] in value]
+    for start in range(0, len(keys), 5):
+        cols = st.columns(5)
+        for col, (key, label, kind) in zip(cols, keys[start : start + 5], strict=False):
+            number = value[key]
+            number = float(number) if number is not None else None
+            text = format_value(number, kind, money)
+            if kind == "pct" and number is not None:
+                text = f"{number:+.1%}" if "IRR" not in label else f"{number * 100:+.1f}"
+            col.metric(label.replace("[USD]", f"[{money}]"), text, border=True)
+
+
+def compare_table(result, money: str) -> pd.DataFrame:
+    rows = []
+    for key in COMPARE_ROWS:
+        if key not in result.base:
+            continue
+        kind = metric_kind(key)
+        rows.append(
+            {
+                "metric": metric_label(key, money),
+                "without the gains": format_value(result.base.get(key), kind, money),
+                "with the gains": format_value(result.gain.get(key), kind, money),
+                "change": format_value(result.delta.get(key), kind, money),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def breakevens(current) -> None:
+    scenario = current.scenario
+    st.subheader("Break-even gains")
+    on = st.toggle(
+        "Solve the break-even gains",
+        key=common.keep("econ.breakevens_on", False),
+        help="Each curve is solved by bisection over a batch of scenarios (about half a second "
+        "each); once on, they follow every change of the scenario.",
+    )
+    if not on:
+        st.caption(
+            "The annual gain that holds margin under token price deflation, and the gain the "
+            "asset needs to earn its cost of capital over its life: switch on to solve them."
+        )
+        return
+    left, right = st.columns(2)
+    with left:
+        st.markdown("**Annual gain that holds margin under token price deflation**")
+        metric = st.selectbox(
+            "Margin measure",
+            ["ebitda_usd_total", "npv_usd"],
+            format_func=lambda k: metric_label(k),
+            key=common.keep("econ.hold_metric", "ebitda_usd_total"),
+        )
+        declines = tuple(np.round(np.linspace(0.0, 0.8, 9), 2))
+        solution = compute.attempt(
+            lambda: compute.hold_margin(current.text, declines, metric), "Break-even gain rate"
+        )
+        if solution is not None:
+            frame = pd.DataFrame(
+                {
+                    "decline": np.asarray(declines) * 100,
+                    "gain": np.asarray(solution.value) * 100,
+                    "status": [STATUS.get(s, s) for s in solution.status],
+                }
+            )
+            chart = charts.lines(
+                frame,
+                "decline",
+                {"gain": "Annual gain needed"},
+                "Token price decline [%/year]",
+                "Throughput gain needed [%/year]",
+                ",.1f",
+                x_type="Q",
+            )
+            charts.show(chart)
+            st.caption(
+                "The compound annual gain in tokens/s per GPU at which the margin equals the "
+                "margin at flat prices and no gain (the scenario's steps kept). Scenario's own "
+                f"decline: {scenario.market.price_decline_annual:.0%}/year."
+            )
+            odd = frame[frame["status"] != ""]
+            if len(odd):
+                st.dataframe(odd, hide_index=True)
+    with right:
+        st.markdown("**Gain the asset needs to earn its cost of capital**")
+        cols = st.columns(2)
+        variable = cols[0].selectbox(
+            "Gain as",
+            ["rate", "step"],
+            format_func=lambda v: {"rate": "compound annual rate", "step": "one step"}[v],
+            key=common.keep("econ.coc_variable", "rate"),
+        )
+        step_month = None
+        if variable == "step":
+            step_month = cols[1].number_input(
+                "Step month", min_value=1, step=1, value=None, key=common.keep("econ.coc_month", 5)
+            )
+            if step_month is None:
+                st.error("Give the month of the step (1 or later).", icon=":material/error:")
+                return
+        lives = (3.0, 4.0, 5.0, 6.0, 7.0)
+        solution = compute.attempt(
+            lambda: compute.cost_of_capital_gain(current.text, lives, None, variable, step_month),
+            "Gain to earn the cost of capital",
+        )
+        if solution is not None:
+            frame = pd.DataFrame(
+                {
+                    "life": lives,
+                    "gain": np.asarray(solution.value) * 100,
+                    "status": [STATUS.get(s, s) for s in solution.status],
+                }
+            )
+            title = "Gain needed [%/year]" if variable == "rate" else "Step needed [%]"
+            charts.show(
+                charts.lines(
+                    frame,
+                    "life",
+                    {"gain": title},
+                    "Service and book life [years]",
+                    title,
+                    ",.1f",
+                    x_type="Q",
+                )
+            )
+            st.caption(
+                "The gain at which NPV is zero at the scenario's discount rate "
+                f"({scenario.financing.discount_rate_annual:.1%}/year) when the GPUs serve and "
+                "depreciate over the life shown, without the scenario's own gains. Below zero: "
+                "headroom, the asset earns its cost of capital even if throughput falls."
+            )
+            odd = frame[frame["status"] != ""]
+            if len(odd):
+                st.dataframe(odd, hide_index=True)
+
+
+def render() -> None:
+    st.title("Software gains")
+    current = common.require_scenario("the value of software gains")
+    if current is None:
+        return
+    scenario, money = current.scenario, common.money()
+    own = ", ".join(
+        f"{s.gain:+.1%} in month {s.month}" + (f" ({s.label})" if s.label else "")
+        for s in scenario.throughput.steps
+    )
+    rate = scenario.throughput.gain_rate_annual
+    st.caption(
+        "The scenario's gains: "
+        + (own or "no steps")
+        + (f"; compound {rate:+.1%}/year" if rate else "")
+        + ". Valued against the same scenario without them."
+    )
+    st.text_area(
+        "Try other steps instead (one per line: WHEN:GAIN or WHEN:GAIN:LABEL)",
+        key=common.keep(STEPS, ""),
+        placeholder="2026-09:+19.8%:serving stack v2\n18:+10%",
+        height=90,
+        help="WHEN is a date (YYYY-MM) or a month number (1 = the first service month); GAIN a "
+        "percentage or a fraction. Empty = the scenario's own gains.",
+    )
+    steps = _steps(current.text)
+    if steps is None and st.session_state.get(STEPS, "").strip():
+        return
+    result = compute.attempt(lambda: compute.gain_value(current.text, steps), "Value of the gains")
+    if result is None:
+        return
+    for warning in result.warnings:
+        st.warning(warning, icon=":material/warning:")
+    value_section(result, money)
+
+    monthly = compute.attempt(lambda: compute.gain_monthly(current.text, steps), "Gain trajectory")
+    left, right = st.columns(2)
+    with left:
+        st.subheader("Output tokens per month: without and with the gains")
+        if monthly is not None:
+            frame = monthly[monthly["month"] >= 1].pivot(
+                index="date", columns="scenario", values="tokens"
+            )
+            frame.columns = [
+                "without the gains" if c == "base" else "with the gains" for c in frame.columns
+            ]
+            frame = frame.reset_index()
+            charts.show(
+                charts.lines(
+                    frame,
+                    "date",
+                    {c: c for c in frame.columns if c != "date"},
+                    "Month",
+                    "Output tokens per month",
+                    ".3s",
+                    dash={"without the gains": True},
+                )
+            )
+    with right:
+        st.subheader(f"NPV bridge by driver [{money}]")
+        bridge = pd.DataFrame(result.bridge).rename(columns={"npv_usd": "value"})
+        if len(bridge):
+            bridge["value"] = charts.money(bridge, ["value"], money)["value"]
+            bridge["driver"] = bridge["driver"].str.capitalize()
+            charts.show(charts.bridge(bridge, f"Change in NPV [{money}]", charts.usd_format(money)))
+            st.caption(
+                "Present value of the change in each line; the bars sum to the change in NPV."
+            )
+    left, right = st.columns(2)
+    with left:
+        st.subheader("Without and with the gains")
+        st.dataframe(compare_table(result, money), hide_index=True, width="stretch")
+    with right:
+        st.subheader(f"EBITDA by year [{money}]")
+        years = charts.money(result.ebitda_by_year, ["base_usd", "gain_usd", "delta_usd"], money)
+        years.columns = ["year", "without the gains", "with the gains", "change"]
+        st.dataframe(
+            years.style.format({c: "{:,.0f}" for c in years.columns if c != "year"}),
+            hide_index=True,
+            width="stretch",
+        )
+    breakevens(current)
+
+
+if __name__ == "__main__":
+    render()

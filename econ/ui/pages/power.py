@@ -1,0 +1,276 @@
+"""Power and fleet: what the hall earns per MW, rack and m², how many racks a power budget holds
+(and which limit binds), the fleet's vintages, and when replacing the fleet pays best.
+"""
+
+from __future__ import annotations
+
+import altair as alt
+import pandas as pd
+import streamlit as st
+
+from econ.ui import charts, common, compute, state
+from econ.ui.fmt import MONEY_SCALES, format_metric, format_value, metric_label
+
+DENSITY_HINTS = ("_per_mw", "_per_rack", "_per_m2", "joules_per_token", "power_cost")
+
+
+def density_keys(summary: dict) -> list[str]:
+    """Density metrics the engine reports (econ.engine.DENSITY_COLUMNS when it declares them)."""
+    try:
+        from econ.engine import DENSITY_COLUMNS
+    except ImportError:
+        DENSITY_COLUMNS = ()
+    keys = [k for k in DENSITY_COLUMNS if k in summary]
+    keys += [k for k in summary if k not in keys and any(h in k for h in DENSITY_HINTS)]
+    return keys
+
+
+def density(current, money: str) -> None:
+    result = compute.attempt(lambda: compute.projection(current.text), "Projection")
+    if result is None:
+        return
+    summary = result["summary"]
+    keys = density_keys(summary)
+    for start in range(0, len(keys), 5):
+        cols = st.columns(5)
+        for col, key in zip(cols, keys[start : start + 5], strict=False):
+            col.metric(metric_label(key, money), format_metric(key, summary, money), border=True)
+    st.caption(
+        "Rated figures use the fleet at full load; delivered figures the tokens served over the "
+        "horizon per MW-year of capacity in service (docs/power.md)."
+    )
+    vintages = result.get("vintages")
+    if vintages is not None and len(vintages):
+        st.subheader("Fleet vintages")
+        st.dataframe(vintages, hide_index=True, width="stretch")
+
+
+def _apply_sizing(gpus: int, per_rack: int, hardware: str) -> None:
+    data = st.session_state[state.DATA]
+    state.set_path(data, "fleet.gpu_count", int(gpus))
+    state.set_path(data, "fleet.gpus_per_rack", int(per_rack))
+    state.set_path(data, "fleet.racks", None)
+    state.set_path(data, "fleet.hardware", hardware)
+    st.session_state[state.NOTICE] = f"The fleet is now {gpus:,} GPUs of {hardware}."
+
+
+def sizing(current, money: str) -> None:
+    st.subheader("Size a hall from its power budget")
+    racks = compute.attempt(compute.racks, "Rack catalog (models/racks.toml)")
+    if not racks:
+        return
+    keys = list(racks)
+    hardware = current.scenario.fleet.hardware
+    ss = st.session_state
+    key = common.keep("econ.size_hw", hardware if hardware in keys else keys[0])
+    if ss[key] not in keys:
+        ss[key] = keys[0]
+    cols = st.columns(4)
+    chosen = cols[0].selectbox(
+        "Hardware", keys, key=key, format_func=lambda k: f"{k} ({racks[k]['name']})"
+    )
+    mw = cols[1].number_input(
+        "Power budget [MW]",
+        value=None,
+        key=common.keep("econ.size_mw", 10.0),
+        step=1.0,
+        help="The hall's power: critical IT load, or at the utility meter (see basis)",
+    )
+    basis = cols[2].selectbox(
+        "Budget measured at",
+        ["it", "utility"],
+        key=common.keep("econ.size_basis", "it"),
+        format_func=lambda b: {"it": "IT load (critical)", "utility": "utility meter"}[b],
+    )
+    cooling = cols[3].selectbox(
+        "Hall cooling",
+        ["rack's own", "air", "liquid"],
+        key=common.keep("econ.size_cooling", "rack's own"),
+    )
+    cols = st.columns(4)
+    pue = cols[0].number_input(
+        "PUE", value=None, key=common.keep("econ.size_pue"), placeholder="by cooling"
+    )
+    limit = cols[1].number_input(
+        "Hall limit per rack [kW]",
+        value=None,
+        key=common.keep("econ.size_limit"),
+        placeholder="none",
+    )
+    floor = cols[2].number_input(
+        "Floor space [m²]",
+        value=None,
+        key=common.keep("econ.size_floor"),
+        placeholder="not limiting",
+    )
+    budget = cols[3].number_input(
+        "Capex budget [USD]",
+        value=None,
+        key=common.keep("econ.size_budget"),
+        placeholder="not limiting",
+        step=1e6,
+    )
+    retrofit = st.toggle(
+        "Retrofit liquid cooling in an air hall",
+        key=common.keep("econ.size_retrofit", False),
+        help="Liquid-cooled racks in an air hall, at the rack catalog's liquid retrofit price",
+    )
+    if mw is None:
+        st.error("Give the power budget in MW.", icon=":material/error:")
+        return
+    args = {
+        "mw": float(mw),
+        "hardware": chosen,
+        "basis": basis,
+        "cooling": None if cooling == "rack's own" else cooling,
+        "retrofit_liquid": bool(retrofit),
+        "pue": pue,
+        "hall_max_kw_per_rack": limit,
+        "floor_m2": floor,
+        "budget_usd": budget,
+    }
+    result = compute.attempt(lambda: compute.sizing(**args), "Sizing")
+    if result is None:
+        return
+    cols = st.columns(5)
+    cols[0].metric("Racks", f"{result['racks']:,}", border=True)
+    cols[1].metric("GPUs", f"{result['gpus']:,}", border=True)
+    cols[2].metric(
+        "Binding limit", ", ".join(result["binding_limits"]) or result["binding_limit"], border=True
+    )
+    cols[3].metric("IT power used [kW]", f"{result['it_kw']:,.0f}", border=True)
+    cols[4].metric(f"Capex [{money}]", format_value(result["capex_usd"], "usd", money), border=True)
+    limits = [
+        {
+            "limit": name,
+            "racks it allows": "not limiting" if racks_ is None else f"{racks_:,}",
+            "binds": "yes" if name in result["binding_limits"] else "",
+        }
+        for name, racks_ in result["racks_by_limit"].items()
+    ]
+    units = {"it_kw": "IT power [kW]", "utility_kw": "utility power [kW]", "floor_m2": "floor [m²]"}
+    units["budget_usd"] = "budget [USD]"
+    stranded = [
+        {"capacity": units.get(k, k), "left over": f"{v:,.1f}"}
+        for k, v in result["stranded"].items()
+        if v is not None
+    ]
+    left, right = st.columns(2)
+    left.markdown("**Racks each limit allows** (the smallest binds)")
+    left.dataframe(pd.DataFrame(limits), hide_index=True, width="stretch")
+    right.markdown("**Stranded capacity**")
+    right.dataframe(pd.DataFrame(stranded), hide_index=True, width="stretch")
+    rack = result["rack"]
+    st.caption(
+        f"{rack['name']}: {rack['gpus_per_rack']} GPUs and {rack['kw_per_rack']:g} kW per rack, "
+        f"{rack['cooling']}-cooled; PUE {result['pue']:g} ({result['pue_source']})."
+    )
+    for warning in result["warnings"]:
+        st.warning(
+            warning.replace("--mw", "the budget").replace("--basis utility", "utility meter"),
+            icon=":material/warning:",
+        )
+    st.button(
+        f"Use {result['gpus']:,} GPUs of {chosen} as the scenario's fleet",
+        on_click=_apply_sizing,
+        args=(result["gpus"], result["rack"]["gpus_per_rack"], chosen),
+        disabled=not result["gpus"],
+        icon=":material/input:",
+        help="Sets fleet.gpu_count, gpus_per_rack and hardware; prices and power per GPU stay the "
+        "scenario's, so check them on the Scenario page.",
+    )
+
+
+def refresh(current, money: str) -> None:
+    scenario = current.scenario
+    st.subheader("Fleet refresh")
+    if not scenario.vintages:
+        st.info(
+            "The scenario has no vintages. Add the next generation as a vintage (Scenario page, "
+            "Vintages) to find the month at which replacing the fleet pays best.",
+            icon=":material/info:",
+        )
+        return
+    names = [v.name for v in scenario.vintages]
+    cols = st.columns(4)
+    vintage = cols[0].selectbox(
+        "Replace the fleet by", names, key=common.keep("econ.refresh_vintage", names[0])
+    )
+    if vintage not in names:
+        return
+    first = compute.attempt(
+        lambda: compute.earliest_refresh(current.text, vintage), "Earliest refresh month"
+    )
+    if first is None:
+        return
+    last = scenario.horizon - 1
+    if first > last:
+        st.error(
+            f"The vintage becomes available in month {first}, after the horizon's last month {last}."
+        )
+        return
+    start = cols[1].number_input(
+        "From month", min_value=1, value=None, key=common.keep("econ.refresh_from", first), step=1
+    )
+    stop = cols[2].number_input(
+        "To month", min_value=1, value=None, key=common.keep("econ.refresh_to", last), step=1
+    )
+    mw = cols[3].number_input(
+        "IT power envelope [MW]",
+        value=None,
+        key=common.keep("econ.refresh_mw"),
+        placeholder="the installed fleet's",
+    )
+    if start is None or stop is None:
+        st.error("Give the first and last candidate months.", icon=":material/error:")
+        return
+    result = compute.attempt(
+        lambda: compute.refresh(current.text, vintage, (int(start), int(stop)), mw),
+        "Refresh analysis",
+    )
+    if result is None:
+        return
+    cols = st.columns(3)
+    cols[0].metric("Best refresh month", str(result["best_month"]), border=True)
+    cols[1].metric(
+        f"NPV, keep to the horizon [{money}]",
+        format_value(result["npv_keep_usd"], "usd", money),
+        border=True,
+    )
+    cols[2].metric(
+        f"NPV, refresh at the best month [{money}]",
+        format_value(result["npv_best_usd"], "usd", money),
+        delta=format_value(result["gain_usd"], "usd", money),
+        border=True,
+    )
+    table = charts.money(result["table"], ["npv_usd"], money)
+    chart = charts.lines(
+        table,
+        "refresh_month",
+        {"npv_usd": "Refresh in this month"},
+        "Refresh month",
+        f"NPV [{money}]",
+        charts.usd_format(money),
+        x_type="Q",
+    )
+    keep = result["npv_keep_usd"] / MONEY_SCALES[money]
+    charts.show(alt.layer(chart, charts.rule(keep, "keep to the horizon")))
+    with st.expander("Every candidate month"):
+        st.dataframe(result["table"], hide_index=True, width="stretch")
+
+
+def render() -> None:
+    st.title("Power and fleet")
+    current = common.require_scenario("power and fleet figures")
+    if current is None:
+        return
+    money = common.money()
+    density(current, money)
+    st.divider()
+    sizing(current, money)
+    st.divider()
+    refresh(current, money)
+
+
+if __name__ == "__main__":
+    render()

@@ -1,0 +1,274 @@
+"""Results: headline metrics, cost per million tokens by component, monthly revenue against costs,
+cumulative cash, debt and DSCR, the annual P&L, and every summary metric the engine reports.
+"""
+
+from __future__ import annotations
+
+import altair as alt
+import pandas as pd
+import streamlit as st
+
+from econ.ui import charts, common, compute, state
+from econ.ui.fmt import (
+    HEADLINE,
+    column_label,
+    format_metric,
+    format_value,
+    metric_kind,
+    metric_label,
+)
+
+# Page scripts run with Streamlit's "magic": a bare string would be drawn, so notes are comments.
+# Monthly cost lines stacked against revenue (profit-and-loss view; capex enters as depreciation).
+COSTS = (
+    "power_usd",
+    "facility_usd",
+    "opex_usd",
+    "depreciation_usd",
+    "impairment_usd",
+    "interest_usd",
+    "tax_usd",
+)
+
+# Annual P&L rows, summed over each calendar year (those the engine reports).
+# Flows only: balances (debt, deferred tax liability) do not sum over a year.
+PNL = (
+    "revenue_usd",
+    "token_revenue_usd",
+    "contract_revenue_usd",
+    "spot_revenue_usd",
+    "power_usd",
+    "facility_usd",
+    "opex_usd",
+    "ebitda_usd",
+    "depreciation_usd",
+    "impairment_usd",
+    "gain_on_disposal_usd",
+    "interest_usd",
+    "tax_usd",
+    "deferred_tax_usd",
+    "net_income_usd",
+    "capex_usd",
+    "disposal_usd",
+    "principal_usd",
+    "debt_service_usd",
+    "cash_flow_project_usd",
+    "cash_flow_equity_usd",
+)
+
+LOWER_IS_BETTER = {"lcot_usd_per_mtok", "breakeven_price_usd_per_mtok", "payback_months"}
+SECOND_ROW = ("capex_usd_total", "revenue_usd_total", "ebitda_usd_total", "tokens_total")
+
+
+def headline(summary: dict, base: dict | None, money: str) -> None:
+    keys = [k for k in HEADLINE if k in summary] + [k for k in SECOND_ROW if k in summary]
+    for start in range(0, len(keys), 4):
+        cols = st.columns(4)
+        for col, key in zip(cols, keys[start : start + 4], strict=False):
+            delta = None
+            if base is not None:
+                now, before = summary.get(key), base.get(key)
+                if (
+                    isinstance(now, int | float)
+                    and isinstance(before, int | float)
+                    and now != before
+                ):
+                    change = now - before
+                    kind = metric_kind(key)
+                    delta = (
+                        f"{change * 100:+.1f} pts"
+                        if kind == "pct"
+                        else "+" * (change > 0) + format_value(change, kind, money)
+                    )
+                    if not any(ch in "123456789" for ch in delta):
+                        delta = None  # a change too small to show
+            col.metric(
+                metric_label(key, money),
+                format_metric(key, summary, money),
+                delta=delta,
+                delta_color="inverse" if key in LOWER_IS_BETTER else "normal",
+                help=None if delta is None else "Change from the unedited scenario",
+                border=True,
+            )
+
+
+def annual(monthly: pd.DataFrame, money: str) -> pd.DataFrame:
+    """Line items summed by calendar year, as rows (years as columns)."""
+    frame = monthly.copy()
+    frame["year"] = pd.to_datetime(frame["date"]).dt.year
+    rows = [c for c in PNL if c in frame.columns]
+    table = frame.groupby("year")[rows].sum().T
+    table = charts.money(table.T, rows, money).T
+    table.index = [column_label(c) for c in rows]
+    table.columns = [str(c) for c in table.columns]
+    return table
+
+
+def render() -> None:
+    st.title("Results")
+    current = common.require_scenario("the results")
+    if current is None:
+        return
+    scenario, money = current.scenario, common.money()
+    st.caption(f"**{scenario.name}**: {scenario.description}")
+    result = compute.attempt(lambda: compute.projection(current.text), "Projection")
+    if result is None:
+        return
+    summary, monthly = result["summary"], result["monthly"]
+    base = None
+    if state.edited():
+        base_check = state.validate(st.session_state[state.BASE])
+        if base_check.ok:
+            base_result = compute.attempt(
+                lambda: compute.projection(state.scenario_text(base_check.scenario)),
+                "Projection of the unedited scenario",
+            )
+            base = None if base_result is None else base_result["summary"]
+    headline(summary, base, money)
+    warnings = summary.get("warnings", [])
+    if warnings:
+        st.warning("\n".join(f"- {w}" for w in warnings), icon=":material/warning:")
+
+    fmt = charts.usd_format(money)
+    in_service = charts.money(
+        monthly[monthly["month"] >= 1],
+        [c for c in monthly.columns if c.endswith("_usd")],
+        money,
+    )
+    left, right = st.columns(2)
+    with left:
+        st.subheader("Cost per million tokens by component")
+        parts = summary.get("cost_usd_per_mtok_by_component") or {}
+        clean = {k.capitalize(): (v or 0.0) for k, v in parts.items()}
+        chart = charts.waterfall(clean, "Levelized cost", "USD per million output tokens")
+        price = scenario.market.price_usd_per_mtok if hasattr(scenario, "market") else None
+        if price:
+            chart = alt.layer(chart, charts.rule(price, "Token price, month 1"))
+        charts.show(chart)
+        st.caption(
+            "Levelized: present value of each cost over present value of tokens at the discount "
+            "rate. Dashed line: the token price in month 1."
+        )
+    with right:
+        st.subheader("Monthly revenue against costs")
+        costs = {c: column_label(c) for c in COSTS if c in in_service.columns}
+        charts.show(
+            charts.stacked_costs_and_revenue(
+                in_service, costs, "revenue_usd", "Month", f"{money} per month", fmt
+            )
+        )
+        st.caption("Areas: costs, stacked. Dashed line: revenue.")
+
+    left, right = st.columns(2)
+    with left:
+        st.subheader("Cumulative cash")
+        cash = [c for c in ("cash_flow_project_usd", "cash_flow_equity_usd") if c in monthly]
+        cumulative = charts.money(monthly[["date", *cash]], cash, money)
+        cumulative[cash] = cumulative[cash].cumsum()
+        labels = {"cash_flow_project_usd": "Project", "cash_flow_equity_usd": "Equity"}
+        chart = charts.lines(
+            cumulative, "date", {c: labels[c] for c in cash}, "Month", f"Cumulative {money}", fmt
+        )
+        charts.show(alt.layer(chart, charts.rule(0.0, "break-even", dash=(2, 2))))
+        st.caption("Undiscounted cash flows summed from the purchase month (month 0).")
+    with right:
+        st.subheader("Debt balance and DSCR")
+        if "debt_balance_usd" in monthly and monthly["debt_balance_usd"].abs().sum() > 0:
+            debt = charts.money(
+                monthly[["date", "debt_balance_usd", "dscr"]], ["debt_balance_usd"], money
+            )
+            balance = (
+                alt.Chart(debt)
+                .mark_area(opacity=0.5)
+                .encode(
+                    x=alt.X("date:T", title="Month"),
+                    y=alt.Y(
+                        "debt_balance_usd:Q",
+                        title=f"Debt balance [{money}]",
+                        axis=alt.Axis(format=fmt),
+                    ),
+                    tooltip=[
+                        alt.Tooltip("date:T", title="Month"),
+                        alt.Tooltip("debt_balance_usd:Q", title="Debt balance", format=fmt),
+                        alt.Tooltip("dscr:Q", title="DSCR", format=".2f"),
+                    ],
+                )
+            )
+            dscr = (
+                alt.Chart(debt.dropna(subset=["dscr"]))
+                .mark_line(color="#e45756", point=True)
+                .encode(
+                    x="date:T",
+                    y=alt.Y("dscr:Q", title="DSCR [x]", axis=alt.Axis(format=".2f")),
+                )
+            )
+            charts.show(alt.layer(balance, dscr).resolve_scale(y="independent"))
+            st.caption(
+                "Area: debt outstanding at month end (left axis). Line: debt service coverage, "
+                "cash available for debt service over interest and principal due (right axis)."
+            )
+        else:
+            st.info("No debt in this scenario: no balance and no DSCR.", icon=":material/info:")
+
+    st.subheader(f"Annual P&L and cash flow [{money}]")
+    st.dataframe(annual(monthly, money).style.format("{:,.0f}" if money == "USD" else "{:,.2f}"))
+    st.caption("Sums over each calendar year; costs positive, cash-flow outflows negative.")
+
+    vintages = result.get("vintages")
+    if vintages is not None and len(vintages):
+        with st.expander("Fleet vintages", icon=":material/layers:"):
+            st.dataframe(vintages, hide_index=True)
+    with st.expander("Every summary metric", icon=":material/table:"):
+        rows = [
+            {"metric": metric_label(k, money), "value": format_metric(k, summary, money), "key": k}
+            for k in summary
+            if k not in ("warnings", "cost_usd_per_mtok_by_component")
+        ]
+        rows += [
+            {
+                "metric": f"Cost per million tokens: {part} [USD/M tokens]",
+                "value": format_value(value, "usd_per_mtok"),
+                "key": f"cost_usd_per_mtok_by_component.{part}",
+            }
+            for part, value in (summary.get("cost_usd_per_mtok_by_component") or {}).items()
+        ]
+        st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+    with st.expander("Chart any monthly line", icon=":material/show_chart:"):
+        numeric = [c for c in monthly.columns if c not in ("scenario", "month", "date")]
+        numeric = [c for c in numeric if pd.api.types.is_numeric_dtype(monthly[c])]
+        picked = st.multiselect(
+            "Lines",
+            numeric,
+            default=[c for c in ("ebitda_usd", "net_income_usd") if c in numeric],
+            format_func=column_label,
+            key="econ.results_lines",
+        )
+        if picked:
+            money_cols = [c for c in picked if c.endswith("_usd")]
+            frame = charts.money(monthly[["date", *picked]], money_cols, money)
+            unit = money if money_cols and len(money_cols) == len(picked) else "value"
+            charts.show(
+                charts.lines(
+                    frame,
+                    "date",
+                    {c: column_label(c).strip() for c in picked},
+                    "Month",
+                    f"{unit} per month",
+                    ",.4~s" if unit == "value" else fmt,
+                )
+            )
+    with st.expander("Monthly schedule", icon=":material/calendar_month:"):
+        st.dataframe(monthly, hide_index=True)
+    with st.expander("Sources of the inputs", icon=":material/menu_book:"):
+        if scenario.sources:
+            st.dataframe(
+                pd.DataFrame(sorted(scenario.sources.items()), columns=["input", "source"]),
+                hide_index=True,
+                width="stretch",
+            )
+        else:
+            st.caption("This scenario names no sources.")
+
+
+if __name__ == "__main__":
+    render()

@@ -1,0 +1,375 @@
+"""Risk: which inputs move the result most (tornado), and the spread of outcomes when inputs are
+uncertain (Monte Carlo histogram with quantiles, fan chart of cumulative cash). Runs on demand.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+import altair as alt
+import pandas as pd
+import streamlit as st
+
+from econ.ui import charts, common, compute, risk
+from econ.ui.fmt import MONEY_SCALES, format_value, metric_kind, metric_label
+
+TORNADO = "econ.tornado_result"
+MONTECARLO = "econ.mc_result"
+MC_TABLE = "econ.mc_table"
+OUTPUTS = (
+    "npv_usd",
+    "lcot_usd_per_mtok",
+    "irr_project_annual",
+    "irr_equity_annual",
+    "payback_months",
+    "breakeven_price_usd_per_mtok",
+    "min_dscr",
+    "ebitda_usd_total",
+)
+TORNADO_DEFAULTS = (
+    "market.price_usd_per_mtok",
+    "market.price_decline_annual",
+    "utilization.share",
+    "throughput.tokens_per_s_per_gpu",
+    "capex.system_price_usd",
+    "capex.gpu_price_usd",
+    "depreciation.life_years",
+    "power.price_usd_per_kwh",
+    "financing.discount_rate_annual",
+    "financing.debt_rate_annual",
+)
+
+
+def _display(values: pd.Series, output: str, money: str) -> tuple[pd.Series, str, str]:
+    """Values in display units, axis format and axis title of an output."""
+    kind = metric_kind(output)
+    if kind == "usd":
+        return values / MONEY_SCALES[money], charts.usd_format(money), metric_label(output, money)
+    if kind == "pct":
+        return values * 100, ",.1f", metric_label(output).replace("[%/year]", "[% per year]")
+    return values, ",.4g", metric_label(output)
+
+
+def default_distributions(base, paths: list[str]) -> pd.DataFrame:
+    """Starting rows of the Monte Carlo table: ranges around the base values."""
+    rows = []
+    decline = base.market.price_decline_annual
+    if "market.price_decline_annual" in paths:
+        rows.append(
+            (
+                "market.price_decline_annual",
+                f"pert({max(0.0, decline - 0.15):.2f}, {decline:.2f}, {min(0.95, decline + 0.3):.2f})",
+            )
+        )
+    share = base.utilization.share
+    if "utilization.share" in paths:
+        rows.append(
+            (
+                "utilization.share",
+                f"uniform({max(0.0, share - 0.15):.2f}, {min(1.0, share + 0.1):.2f})",
+            )
+        )
+    tokens = base.throughput.tokens_per_s_per_gpu
+    if "throughput.tokens_per_s_per_gpu" in paths:
+        rows.append(
+            (
+                "throughput.tokens_per_s_per_gpu",
+                f"triangular({tokens * 0.8:.6g}, {tokens:.6g}, {tokens * 1.25:.6g})",
+            )
+        )
+    return pd.DataFrame(rows, columns=["path", "distribution"])
+
+
+def tornado_section(current, paths: list[str], money: str) -> None:
+    st.subheader("Tornado: one input at a time")
+    ss = st.session_state
+    cols = st.columns([3, 1, 1])
+    defaults = [p for p in TORNADO_DEFAULTS if p in paths][:8]
+    key = common.keep("econ.tornado_paths", defaults)
+    ss[key] = [p for p in ss[key] if p in paths]
+    chosen = cols[0].multiselect("Inputs", paths, key=key, help="Numeric fields the scenario sets")
+    pct = cols[1].number_input(
+        "Swing [± %]",
+        value=None,
+        key=common.keep("econ.tornado_pct", 20.0),
+        step=5.0,
+        help="Each input at its base value minus and plus this percentage",
+    )
+    output = cols[2].selectbox(
+        "Output",
+        OUTPUTS,
+        format_func=metric_label,
+        key=common.keep("econ.tornado_output", "npv_usd"),
+    )
+    if st.button("Run the tornado", icon=":material/play_arrow:"):
+        if not chosen:
+            st.error("Pick at least one input.", icon=":material/error:")
+        elif pct is None or not 0 < pct < 100:
+            st.error(
+                f"Swing = {pct}: expected a percentage above 0 and below 100.",
+                icon=":material/error:",
+            )
+        else:
+            with st.spinner("Projecting the low and high cases..."):
+                result = compute.attempt(
+                    lambda: risk.tornado(current.scenario, chosen, pct, OUTPUTS), "Tornado"
+                )
+            if result is not None:
+                ss[TORNADO] = (current.text, pct, result.table)
+    if TORNADO not in ss:
+        st.caption("Pick inputs and run: each is set to its low and high value, the others kept.")
+        return
+    text, swing, table = ss[TORNADO]
+    if text != current.text:
+        st.info(
+            "These results are for an earlier version of the scenario; run again.",
+            icon=":material/history:",
+        )
+    rows = table[table["output"] == output].copy()
+    if rows.empty:
+        return
+    scale_rows = rows.copy()
+    scale_rows["output_low"], fmt, title = _display(rows["output_low"], output, money)
+    scale_rows["output_high"], _, _ = _display(rows["output_high"], output, money)
+    base_value, _, _ = _display(rows["output_base"].head(1), output, money)
+    order = list(scale_rows.sort_values("swing", ascending=False)["input"])
+    long = pd.concat(
+        [
+            scale_rows.assign(case=f"input −{swing:g}%", value=scale_rows["output_low"]),
+            scale_rows.assign(case=f"input +{swing:g}%", value=scale_rows["output_high"]),
+        ]
+    )
+    long["base"] = float(base_value.iloc[0])
+    bars = (
+        alt.Chart(long)
+        .mark_bar()
+        .encode(
+            y=alt.Y("input:N", sort=order, title=None, axis=alt.Axis(labelLimit=320)),
+            x=alt.X("base:Q", title=title, axis=alt.Axis(format=fmt)),
+            x2="value:Q",
+            color=alt.Color("case:N", title=None),
+            tooltip=["input:N", "case:N", alt.Tooltip("value:Q", format=fmt, title=title)],
+        )
+    )
+    charts.show(alt.layer(bars, charts.rule(float(base_value.iloc[0]), "base", axis="x")))
+    st.caption("Bars run from the base result (rule) to the result with the input low and high.")
+
+
+def _mc_rows() -> dict[str, str]:
+    table = st.session_state.get(MC_TABLE)
+    out = {}
+    if table is None:
+        return out
+    for row in table.to_dict("records"):
+        path, dist = row.get("path"), row.get("distribution")
+        if isinstance(path, str) and path and isinstance(dist, str) and dist.strip():
+            out[path] = dist.strip()
+    return out
+
+
+def montecarlo_section(current, paths: list[str], money: str) -> None:
+    st.subheader("Monte Carlo: all inputs uncertain at once")
+    ss = st.session_state
+    if MC_TABLE not in ss or not isinstance(ss[MC_TABLE], pd.DataFrame):
+        ss[MC_TABLE] = default_distributions(current.scenario, paths)
+    # A grid keyed by its content: once an edit is stored the grid starts afresh from it, so
+    # Streamlit never re-applies old edits to the new table (and edits survive page switches).
+    digest = hashlib.sha1(ss[MC_TABLE].to_json().encode()).hexdigest()[:10]
+    edited = st.data_editor(
+        ss[MC_TABLE],
+        num_rows="dynamic",
+        hide_index=True,
+        width="stretch",
+        column_config={
+            "path": st.column_config.SelectboxColumn("Input", options=paths, required=True),
+            "distribution": st.column_config.TextColumn(
+                "Distribution",
+                help="uniform(LOW, HIGH), triangular(LOW, MODE, HIGH), pert(LOW, MODE, HIGH), "
+                "normal(MEAN, SD[, low=L][, high=H]), lognormal(MU, SIGMA), discrete(V1:P1, ...)",
+                required=True,
+            ),
+        },
+        key=f"econ.mc_editor.{digest}",
+    )
+    if not edited.equals(ss[MC_TABLE]):
+        ss[MC_TABLE] = edited.reset_index(drop=True)
+        st.rerun()
+    cols = st.columns(4)
+    n = cols[0].number_input(
+        "Scenarios",
+        value=None,
+        step=1000,
+        key=common.keep("econ.mc_n", 2000),
+        help=f"1 to {risk.MAX_SCENARIOS:,}",
+    )
+    seed = cols[1].number_input("Seed", value=None, step=1, key=common.keep("econ.mc_seed", 0))
+    sampling = cols[2].selectbox(
+        "Sampling", ["random", "sobol"], key=common.keep("econ.mc_sampling", "random")
+    )
+    output = cols[3].selectbox(
+        "Output", OUTPUTS, format_func=metric_label, key=common.keep("econ.mc_output", "npv_usd")
+    )
+    if st.button("Run the Monte Carlo", icon=":material/play_arrow:"):
+        problems = []
+        if n is None or not 1 <= int(n) <= risk.MAX_SCENARIOS:
+            problems.append(
+                f"Scenarios = {n}: expected a whole number from 1 to {risk.MAX_SCENARIOS:,}"
+            )
+        if seed is None or int(seed) < 0:
+            problems.append(f"Seed = {seed}: expected a whole number of 0 or more")
+        distributions = _mc_rows()
+        if not distributions:
+            problems.append("Give at least one input with a distribution")
+        if problems:
+            for problem in problems:
+                st.error(problem, icon=":material/error:")
+        else:
+            bar = st.progress(0.0, text="Sampling and projecting...")
+
+            def report(done: int, total: int) -> None:
+                bar.progress(done / total, text=f"Chunk {done} of {total}")
+
+            result = compute.attempt(
+                lambda: risk.montecarlo(
+                    current.scenario, distributions, int(n), int(seed), sampling, report
+                ),
+                "Monte Carlo",
+            )
+            bar.empty()
+            if result is not None:
+                fan = compute.attempt(
+                    lambda: risk.fan(
+                        current.scenario, result.rows, list(distributions), "cash_flow_project_usd"
+                    ),
+                    "Fan chart",
+                )
+                ss[MONTECARLO] = (current.text, result.rows, result.summary, fan, result.seconds)
+    if MONTECARLO not in ss:
+        st.caption(
+            "Give distributions and run. The same seed gives the same draws as `econ montecarlo`."
+        )
+        return
+    text, rows, summary, fan, seconds = ss[MONTECARLO]
+    if text != current.text:
+        st.info(
+            "These results are for an earlier version of the scenario; run again.",
+            icon=":material/history:",
+        )
+    st.caption(f"{len(rows):,} scenarios in {seconds:.2f} s.")
+    metric = summary.metrics.get(output)
+    values, fmt, title = _display(rows[output].astype(float), output, money)
+    left, right = st.columns(2)
+    with left:
+        frame = pd.DataFrame({"value": values.dropna()})
+        hist = (
+            alt.Chart(frame)
+            .mark_bar(opacity=0.8)
+            .encode(
+                x=alt.X("value:Q", bin=alt.Bin(maxbins=50), title=title, axis=alt.Axis(format=fmt)),
+                y=alt.Y("count():Q", title="Scenarios"),
+                tooltip=[alt.Tooltip("count():Q", title="Scenarios")],
+            )
+        )
+        layers = [hist]
+        if metric is not None:
+            for q in (0.05, 0.5, 0.95):
+                value = metric.quantiles.get(q)
+                if value is not None:
+                    shown, _, _ = _display(pd.Series([value]), output, money)
+                    layers.append(charts.rule(float(shown.iloc[0]), f"P{round(q * 100)}", axis="x"))
+        charts.show(alt.layer(*layers))
+        st.caption("Rules: P5, P50 and P95.")
+    with right:
+        if fan is not None and len(fan):
+            band = fan.copy()
+            scale = MONEY_SCALES[money]
+            for c in band.columns:
+                if c != "month":
+                    band[c] = band[c] / scale
+            fmt_money = charts.usd_format(money)
+            outer = (
+                alt.Chart(band)
+                .mark_area(opacity=0.25)
+                .encode(
+                    x=alt.X("month:Q", title="Month (0 = purchase)"),
+                    y=alt.Y(
+                        "p5:Q",
+                        title=f"Cumulative project cash [{money}]",
+                        axis=alt.Axis(format=fmt_money),
+                    ),
+                    y2="p95:Q",
+                )
+            )
+            inner = (
+                alt.Chart(band).mark_area(opacity=0.45).encode(x="month:Q", y="p25:Q", y2="p75:Q")
+            )
+            median = (
+                alt.Chart(band)
+                .mark_line(strokeWidth=2)
+                .encode(
+                    x="month:Q",
+                    y="p50:Q",
+                    tooltip=[
+                        "month:Q",
+                        alt.Tooltip("p5:Q", format=fmt_money),
+                        alt.Tooltip("p50:Q", format=fmt_money),
+                        alt.Tooltip("p95:Q", format=fmt_money),
+                    ],
+                )
+            )
+            charts.show(
+                alt.layer(outer, inner, median, charts.rule(0.0, "break-even", dash=(2, 2)))
+            )
+            st.caption(
+                f"Fan of cumulative project cash over the first {min(len(rows), risk.FAN_DRAWS)} "
+                "draws: P5-P95 (light), P25-P75 (dark), median (line)."
+            )
+    if metric is not None:
+        stats = [("Mean", metric.mean), ("Std. deviation", metric.std)]
+        stats += [(f"P{round(q * 100)}", v) for q, v in metric.quantiles.items()]
+        kind = metric_kind(output)
+        table = pd.DataFrame(
+            [{"statistic": k, title: format_value(v, kind, money)} for k, v in stats]
+        )
+        if metric.undefined:
+            st.warning(f"{metric.undefined:,} scenarios have no {output} (undefined, not counted).")
+        cols = st.columns([2, 3])
+        cols[0].dataframe(table, hide_index=True, width="stretch")
+        risk_figures = summary.risk or {}
+        with cols[1]:
+            if risk_figures:
+                loss = risk_figures.get("probability_of_loss")
+                c = st.columns(3)
+                c[0].metric(
+                    "Probability of loss (NPV < 0)",
+                    "n/a" if loss is None else f"{loss:.1%}",
+                    border=True,
+                )
+                c[1].metric(
+                    f"Value at risk, 95% [{money}]",
+                    format_value(risk_figures.get("value_at_risk_95_usd"), "usd", money),
+                    border=True,
+                )
+                c[2].metric(
+                    f"Expected shortfall, 95% [{money}]",
+                    format_value(risk_figures.get("expected_shortfall_95_usd"), "usd", money),
+                    border=True,
+                )
+
+
+def render() -> None:
+    st.title("Risk")
+    current = common.require_scenario("risk analyses")
+    if current is None:
+        return
+    money = common.money()
+    paths = compute.attempt(lambda: risk.numeric_paths(current.scenario), "Inputs")
+    if not paths:
+        return
+    tornado_section(current, paths, money)
+    st.divider()
+    montecarlo_section(current, paths, money)
+
+
+if __name__ == "__main__":
+    render()

@@ -1,0 +1,184 @@
+"""Scenario: start from a ready-made scenario or an uploaded TOML file, edit every section (widgets
+generated from the scenario models, with units and help from their descriptions), see validation
+messages next to the fields, reset, keep in the session, or download as TOML.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import tomllib
+
+import streamlit as st
+
+from econ.scenario import Scenario, dumps
+from econ.ui import common, state
+from econ.ui.fmt import humanize
+from econ.ui.form import Form, fields_of
+
+UPLOAD = "econ.scenario_upload"
+UPLOAD_ERROR = "econ.scenario_upload_error"
+SAVE_NAME = "econ.save_name"
+TOML_ERROR = "econ.toml_error"
+SAVE_ERROR = "econ.save_error"
+MAX_SCENARIO_BYTES = 1024 * 1024
+
+
+def _uploaded() -> None:
+    ss = st.session_state
+    file = ss.get(UPLOAD)
+    if file is None:
+        return
+    content = file.getvalue()
+    problem = None
+    if len(content) > MAX_SCENARIO_BYTES:
+        problem = f"{len(content) / 1e6:.1f} MB; expected a scenario file under 1 MB"
+    elif not content.strip():
+        problem = "the file is empty; expected a TOML scenario"
+    else:
+        try:
+            data = tomllib.loads(content.decode("utf-8"))
+        except UnicodeDecodeError as exc:
+            problem = f"not UTF-8 text ({exc.reason}); expected a TOML scenario"
+        except tomllib.TOMLDecodeError as exc:
+            problem = f"malformed TOML: {exc}"
+    if problem:
+        ss[UPLOAD_ERROR] = f"{file.name}: {problem}. The current scenario is unchanged."
+        return
+    state.keep_edits()
+    state.load_data(data, state.UPLOAD_PREFIX + file.name)
+
+
+def _reset() -> None:
+    ss = st.session_state
+    state.load_data(ss[state.BASE], ss[state.BASE_NAME])
+
+
+def _save() -> None:
+    ss = st.session_state
+    name = (ss.get(SAVE_NAME) or "").strip()
+    if not name:
+        ss[SAVE_ERROR] = "Give a name to keep the scenario under."
+        return
+    state.save_current(name)
+    ss[state.NOTICE] = f"Kept as '{name}' in this session (see the scenario list and Compare)."
+
+
+def _apply_toml(key: str) -> None:
+    ss = st.session_state
+    text = ss.get(key, "")
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        ss[TOML_ERROR] = f"The TOML text was not applied: malformed TOML: {exc}"
+        ss["econ.toml_draft"] = text
+        return
+    ss.pop("econ.toml_draft", None)
+    state.load_data(data, ss[state.BASE_NAME], base=ss[state.BASE])
+
+
+def _tab_label(name: str, fields, errors) -> str:
+    bad = any(
+        p == f.path or p.startswith((f.path + ".", f.path + "[")) for f in fields for p in errors
+    )
+    return humanize(name) + (" ⚠️" if bad else "")
+
+
+def render() -> None:
+    ss = st.session_state
+    v = common.validation()
+    st.title("Scenario")
+    name = ss.get(state.BASE_NAME, "")
+    st.caption(
+        f"Editing **{name}**" + (" (edited)" if state.edited() else "") + ". Every change applies "
+        "at once to every page; values that do not validate are kept as you typed them."
+    )
+    if v.ok:
+        st.success("The scenario is valid.", icon=":material/check_circle:")
+    else:
+        st.error("The scenario is not valid:\n\n" + v.message, icon=":material/error:")
+
+    with st.container(border=True):
+        up, actions = st.columns([3, 2])
+        with up:
+            st.file_uploader(
+                "Start from a TOML scenario file",
+                type=["toml"],
+                key=UPLOAD,
+                on_change=_uploaded,
+                max_upload_size=1,
+                help="A scenario file as written by `econ` or by the Download button (1 MB at "
+                "most). Invalid files load too, so you can fix them here.",
+            )
+            if UPLOAD_ERROR in ss:
+                st.error(ss.pop(UPLOAD_ERROR), icon=":material/error:")
+        with actions:
+            st.text_input("Keep in this session as", key=SAVE_NAME, placeholder="a name")
+            a, b = st.columns(2)
+            a.button("Keep", on_click=_save, icon=":material/save:", width="stretch")
+            b.button(
+                "Reset edits",
+                on_click=_reset,
+                disabled=not state.edited(),
+                icon=":material/undo:",
+                width="stretch",
+            )
+            if SAVE_ERROR in ss:
+                st.error(ss.pop(SAVE_ERROR), icon=":material/error:")
+            if v.ok:
+                st.download_button(
+                    "Download TOML",
+                    dumps(v.scenario),
+                    file_name=f"{v.scenario.name}.toml",
+                    mime="application/toml",
+                    icon=":material/download:",
+                    width="stretch",
+                )
+            else:
+                st.download_button(
+                    "Download as entered (not valid)",
+                    state.toml_text(ss[state.DATA]),
+                    file_name="scenario-draft.toml",
+                    mime="application/toml",
+                    icon=":material/download:",
+                    width="stretch",
+                )
+
+    form = Form("ed", v.errors)
+    fields = fields_of(Scenario)
+    general = [f for f in fields if f.scalar]
+    others = [f for f in fields if not f.scalar]
+    labels = [_tab_label("general", general, v.errors)]
+    labels += [_tab_label(f.name, [f], v.errors) for f in others]
+    labels.append("TOML")
+    tabs = st.tabs(labels)
+    with tabs[0]:
+        form.fields(general)
+    for tab, f in zip(tabs[1:-1], others, strict=True):
+        with tab:
+            if f.help:
+                st.caption(f.help)
+            if f.kind == "section":
+                form.fields(f.children)
+                for message in v.errors.get(f.path, []):
+                    st.error(message, icon=":material/error:")
+            else:
+                form.widget(f)
+    with tabs[-1]:
+        text = state.toml_text(ss[state.DATA])
+        key = "econ.toml." + hashlib.sha1(text.encode()).hexdigest()[:12]
+        if key not in ss:
+            ss[key] = ss.get("econ.toml_draft", text)
+        st.text_area(
+            "The whole scenario as TOML",
+            key=key,
+            height=480,
+            help="Edit any field, including ones the form shows as TOML, then apply. Unknown "
+            "fields are reported by name with the valid ones.",
+        )
+        st.button("Apply the TOML", on_click=_apply_toml, args=(key,), icon=":material/check:")
+        if TOML_ERROR in ss:
+            st.error(ss.pop(TOML_ERROR), icon=":material/error:")
+
+
+if __name__ == "__main__":
+    render()

@@ -1,0 +1,581 @@
+"""Throughput: where tokens/s per GPU comes from. The MLPerf catalog with provenance badges, a
+measured curve from an uploaded benchmark file with its SLO operating point, and the simulated
+curve with the speed-of-light headroom; any of them can become the scenario's throughput.
+"""
+
+from __future__ import annotations
+
+import math
+
+import altair as alt
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from econ.ui import charts, common, compute
+
+CURVE_FILE = "econ.curve_file"
+CURVE_UPLOAD = "econ.curve_upload"
+CURVE_ERROR = "econ.curve_error"
+ANY = "any"
+WORKLOADS = ("MLPerf server", "MLPerf interactive", "MLPerf offline", "custom lengths")
+CATALOG_COLUMNS = (
+    "id",
+    "round",
+    "submitter",
+    "division",
+    "availability",
+    "accelerator",
+    "accelerator_count",
+    "benchmark",
+    "scenario",
+    "result",
+    "metric_unit",
+    "tokens_per_s_per_gpu",
+    "duplicate_of",
+)
+
+
+def _choice(key: str, options: list, default):
+    """Seed a kept selectbox with a value that is one of its options."""
+    common.keep(key, default)
+    if st.session_state[key] not in options:
+        st.session_state[key] = default if default in options else options[0]
+    return key
+
+
+def _number(value, digits: str = ",.1f") -> str:
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return "n/a"
+    return format(value, digits)
+
+
+def current_figure(scenario) -> None:
+    t = scenario.throughput
+    cols = st.columns([1, 3])
+    cols[0].metric(
+        "Scenario throughput [tokens/s per GPU]",
+        _number(t.tokens_per_s_per_gpu),
+        border=True,
+        help="throughput.tokens_per_s_per_gpu; a measured or simulated source replaces it",
+    )
+    with cols[1]:
+        if getattr(t, "measured", None) is not None:
+            st.info("The scenario takes its throughput from a measured source at its SLO.")
+        if getattr(t, "simulated", None) is not None:
+            st.info("The scenario takes its throughput from the simulator at its SLO.")
+        source = scenario.sources.get("throughput.tokens_per_s_per_gpu") or t.source
+        st.caption(f"Source: {source}" if source else "No source given for the throughput.")
+
+
+def badges(row: pd.Series, hardware: str) -> None:
+    """Provenance badges of one catalog row (DESIGN.md §1: availability, derived, silicon)."""
+    availability = str(row.get("availability") or "unknown")
+    if availability == "available":
+        st.badge("Available", icon=":material/check_circle:", color="green")
+    elif availability == "preview":
+        st.badge("Preview", icon=":material/hourglass_top:", color="orange")
+    else:
+        st.badge("Availability unknown", icon=":material/help:", color="gray")
+    st.badge("Per-GPU derived: system ÷ GPUs", icon=":material/calculate:", color="orange")
+    generation = str(row.get("generation") or "")
+    wanted = compute.generation(hardware) if hardware else ""
+    if row.get("hardware_key") == hardware:
+        st.badge(f"Same hardware ({hardware})", icon=":material/memory:", color="green")
+    elif generation and wanted and generation == wanted:
+        st.badge(
+            f"Same generation ({generation}), other system",
+            icon=":material/memory:",
+            color="orange",
+        )
+    elif generation and wanted:
+        st.badge(f"{generation} ≠ scenario's {wanted}", icon=":material/memory:", color="red")
+    else:
+        st.badge(f"Generation: {generation or 'unknown'}", icon=":material/memory:", color="gray")
+    if row.get("division") == "open":
+        st.badge("Open division", icon=":material/science:", color="orange")
+    if row.get("duplicate_of"):
+        st.badge("99.9 row repeating a 99 row", icon=":material/content_copy:", color="gray")
+
+
+def catalog_tab(scenario) -> None:
+    frame = compute.attempt(compute.catalog, "The MLPerf catalog")
+    if frame is None:
+        return
+    hardware = scenario.fleet.hardware
+    cols = st.columns(5)
+    families = [ANY] + sorted(f for f in frame["benchmark_family"].dropna().unique() if f)
+    model = cols[0].selectbox(
+        "Model", families, key=_choice("econ.cat_model", families, "deepseek-r1")
+    )
+    scenarios = [ANY] + sorted(frame["scenario_normalized"].dropna().unique())
+    mlperf = cols[1].selectbox(
+        "MLPerf scenario", scenarios, key=_choice("econ.cat_scn", scenarios, ANY)
+    )
+    rounds = [ANY] + sorted(frame["round"].dropna().unique())
+    round_ = cols[2].selectbox("Round", rounds, key=_choice("econ.cat_round", rounds, ANY))
+    availabilities = [ANY, "available", "preview"]
+    availability = cols[3].selectbox(
+        "Availability", availabilities, key=_choice("econ.cat_avail", availabilities, ANY)
+    )
+    same = cols[4].toggle(
+        "Scenario's hardware only",
+        key=common.keep("econ.cat_same", True),
+        help=f"Rows that ran on {hardware}",
+    )
+    filters = {
+        "model": None if model == ANY else model,
+        "scenario": None if mlperf == ANY else mlperf,
+        "round": None if round_ == ANY else round_,
+        "availability": None if availability == ANY else availability,
+        "hardware": hardware if same else None,
+    }
+    from econ.benchmarks import filter_catalog
+
+    rows = compute.attempt(
+        lambda: filter_catalog(frame, **{k: v for k, v in filters.items() if v}), "Catalog filter"
+    )
+    if rows is None:
+        return
+    rows = rows[rows["tokens_per_s_per_gpu"].notna()]
+    st.caption(
+        f"{len(rows)} rows with a tokens/s result. Per-GPU figures are derived from system totals."
+    )
+    if rows.empty:
+        st.info("No catalog row matches these filters.", icon=":material/filter_alt_off:")
+        return
+    shown = rows[[c for c in CATALOG_COLUMNS if c in rows.columns]]
+    st.dataframe(
+        shown,
+        hide_index=True,
+        height=260,
+        column_config={
+            "tokens_per_s_per_gpu": st.column_config.NumberColumn(
+                "tokens/s per GPU", format="%.1f", help="result / accelerator_count (derived)"
+            ),
+            "result": st.column_config.NumberColumn("result", format="%.6g"),
+        },
+    )
+    ids = list(rows["id"])
+    labels = {
+        r.id: f"{r.round} {r.submitter} {r.accelerator_count:g}x {r.accelerator} {r.scenario}: "
+        f"{r.tokens_per_s_per_gpu:,.1f} tok/s/GPU"
+        for r in rows.itertuples()
+    }
+    picked = st.selectbox(
+        "Row", ids, format_func=lambda i: labels.get(i, i), key=_choice("econ.cat_row", ids, ids[0])
+    )
+    row = rows[rows["id"] == picked].iloc[0]
+    with st.container(horizontal=True):
+        badges(row, hardware)
+    checks = compute.attempt(lambda: compute.row_checks(picked, hardware), "Provenance checks")
+    for check in checks or []:
+        st.warning(check, icon=":material/policy:")
+    source = (
+        f"MLPerf catalog row {row['id']} ({row['round']}, {row['submitter']}, {row['scenario']})"
+    )
+    st.button(
+        f"Use {row['tokens_per_s_per_gpu']:,.1f} tokens/s per GPU in the scenario",
+        on_click=common.use_throughput,
+        args=(float(row["tokens_per_s_per_gpu"]), source),
+        icon=":material/input:",
+    )
+
+
+def _curve_uploaded() -> None:
+    ss = st.session_state
+    file = ss.get(CURVE_UPLOAD)
+    if file is None:
+        return
+    content = file.getvalue()
+    if len(content) > compute.MAX_UPLOAD_BYTES:
+        ss[CURVE_ERROR] = (
+            f"{file.name}: {len(content) / 1e6:.1f} MB is larger than the "
+            f"{compute.MAX_UPLOAD_BYTES / 1e6:.0f} MB limit for benchmark files; nothing was read"
+        )
+        return
+    ss[CURVE_FILE] = (file.name, content)
+
+
+def _forget_curve() -> None:
+    st.session_state.pop(CURVE_FILE, None)
+
+
+def frontier_chart(points: pd.DataFrame, label: str) -> alt.Chart:
+    from econ.throughput.operating_point import pareto_frontier
+
+    frame = points[["tokens_per_s_per_user", "output_tokens_per_s_per_gpu"]].copy()
+    frame["frontier"] = np.where(
+        pareto_frontier(
+            frame["tokens_per_s_per_user"].to_numpy(float),
+            frame["output_tokens_per_s_per_gpu"].to_numpy(float),
+        ),
+        "frontier",
+        "dominated",
+    )
+    frame["curve"] = label
+    return (
+        alt.Chart(frame)
+        .mark_line(point=True)
+        .encode(
+            x=alt.X("tokens_per_s_per_user:Q", title="Tokens/s per user (interactivity)"),
+            y=alt.Y(
+                "output_tokens_per_s_per_gpu:Q",
+                title="Output tokens/s per GPU",
+                axis=alt.Axis(format=",.0f"),
+            ),
+            color=alt.Color("curve:N", title=None),
+            shape=alt.Shape("frontier:N", title=None),
+            order="tokens_per_s_per_user:Q",
+            tooltip=[
+                alt.Tooltip("tokens_per_s_per_user:Q", title="tok/s per user", format=",.1f"),
+                alt.Tooltip("output_tokens_per_s_per_gpu:Q", title="tok/s per GPU", format=",.1f"),
+                "frontier:N",
+            ],
+        )
+    )
+
+
+def point_mark(x: float, y: float, label: str) -> alt.Chart:
+    frame = pd.DataFrame({"x": [x], "y": [y], "label": [label]})
+    return (
+        alt.Chart(frame)
+        .mark_point(shape="diamond", size=300, filled=True, color="#f58518")
+        .encode(x="x:Q", y="y:Q", tooltip=["label:N", alt.Tooltip("y:Q", format=",.1f")])
+    )
+
+
+def _optional(key: str, label: str, help_text: str, where, scale: float = 1.0, default=None):
+    value = where.number_input(
+        label, value=None, key=common.keep(key, default), help=help_text, placeholder="no limit"
+    )
+    return None if value is None else value / scale
+
+
+def slo_inputs(scenario, prefix: str):
+    slo = getattr(scenario.throughput, "slo", None)
+    cols = st.columns(3)
+    ttft = _optional(
+        f"{prefix}.ttft",
+        "TTFT p99 limit [s]",
+        "Time to first token, 99th percentile; empty = no limit",
+        cols[0],
+        default=getattr(slo, "ttft_p99_s", None),
+    )
+    tpot_default = getattr(slo, "tpot_p99_s", None)
+    tpot = _optional(
+        f"{prefix}.tpot",
+        "TPOT p99 limit [ms]",
+        "Time per output token, 99th percentile; empty = no limit",
+        cols[1],
+        scale=1000.0,
+        default=None if tpot_default is None else tpot_default * 1000.0,
+    )
+    user = _optional(
+        f"{prefix}.user",
+        "Minimum tokens/s per user",
+        "Interactivity floor; empty = none",
+        cols[2],
+        default=getattr(slo, "min_tokens_per_s_per_user", None),
+    )
+    return ttft, tpot, user
+
+
+def measured_tab(scenario) -> None:
+    ss = st.session_state
+    st.file_uploader(
+        "Benchmark output file",
+        key=CURVE_UPLOAD,
+        on_change=_curve_uploaded,
+        max_upload_size=common.upload_limit_mb(),
+        help="vLLM / SGLang bench_serving JSON(L), GenAI-Perf or AIPerf export (JSON or CSV), "
+        "MLPerf LoadGen summary or detail log, InferenceX JSON, trtllm-bench report, or a generic "
+        f"CSV with units in the headers; {common.upload_limit_mb()} MB at most.",
+    )
+    if CURVE_ERROR in ss:
+        st.error(ss.pop(CURVE_ERROR), icon=":material/error:")
+    if CURVE_FILE not in ss:
+        st.info(
+            "Upload a benchmark result to see its curve and SLO operating point.",
+            icon=":material/upload_file:",
+        )
+        return
+    name, content = ss[CURVE_FILE]
+    head = st.columns([3, 1, 1])
+    head[0].markdown(f"**{name}** ({len(content):,} bytes)")
+    gpus = head[1].number_input(
+        "GPUs that served it",
+        value=None,
+        min_value=0.0,
+        key=common.keep("econ.curve_gpus"),
+        placeholder="from the file",
+        help="Overrides the GPU count the file states or implies",
+    )
+    head[2].button("Forget this file", on_click=_forget_curve, icon=":material/delete:")
+    gpus = gpus or None
+    curve = compute.attempt(lambda: compute.curve(name, content, gpus), f"Reading {name}")
+    if curve is None:
+        return
+    prov = curve.provenance
+    tags = st.container(horizontal=True)
+    with tags:
+        st.badge(
+            f"{prov.get('format') or prov.get('tool') or 'unknown format'}",
+            icon=":material/description:",
+            color="blue",
+        )
+        if prov.get("tool_version"):
+            st.badge(f"version {prov['tool_version']}", color="gray")
+        basis = str(prov.get("gpu_count_basis") or "")
+        if basis:
+            st.badge(
+                f"GPUs: {basis}",
+                icon=":material/memory:",
+                color="green" if "file" in basis else "orange",
+            )
+        for key in ("model", "hardware", "precision"):
+            if prov.get(key):
+                st.badge(f"{key}: {prov[key]}", color="gray")
+        if prov.get("file_sha256"):
+            st.badge(f"sha256 {str(prov['file_sha256'])[:12]}…", color="gray")
+    for warning in curve.warnings:
+        st.warning(warning, icon=":material/warning:")
+    points = curve.points
+    workloads = sorted({w for w in points.get("workload", pd.Series(dtype=str)).fillna("") if w})
+    workload = None
+    if len(workloads) > 1:
+        workload = st.selectbox(
+            "Workload", workloads, key=_choice("econ.curve_workload", workloads, workloads[0])
+        )
+    ttft, tpot, user = slo_inputs(scenario, "econ.curve_slo")
+    if points["tokens_per_s_per_user"].notna().sum() == 0:
+        st.warning("The file reports no per-user speed, so there is no curve to plot.")
+    chart = frontier_chart(
+        points.dropna(subset=["tokens_per_s_per_user", "output_tokens_per_s_per_gpu"]), name
+    )
+    point = compute.attempt(
+        lambda: compute.measured_point(name, content, gpus, ttft, tpot, user, workload),
+        "Operating point",
+    )
+    if point is not None:
+        chart = alt.layer(
+            chart,
+            point_mark(
+                point.tokens_per_s_per_user, point.tokens_per_s_per_gpu, "SLO operating point"
+            ),
+        )
+    charts.show(alt.layer(chart, charts.rule(scenario.throughput.tokens_per_s_per_gpu, "scenario")))
+    if point is None:
+        return
+    cols = st.columns(4)
+    cols[0].metric(
+        "Measured operating point [tokens/s per GPU]",
+        _number(point.tokens_per_s_per_gpu),
+        border=True,
+    )
+    cols[1].metric("Tokens/s per user", _number(point.tokens_per_s_per_user), border=True)
+    cols[2].metric("Binding limit", point.binding or "none", border=True)
+    cols[3].metric("Interpolated", "yes" if point.interpolated else "no, measured", border=True)
+    if point.clamped:
+        st.warning("The SLO is looser than the highest measured load: the point is clamped to it.")
+    for warning in point.warnings:
+        st.warning(warning, icon=":material/warning:")
+    st.button(
+        f"Use {point.tokens_per_s_per_gpu:,.1f} tokens/s per GPU in the scenario",
+        on_click=common.use_throughput,
+        args=(float(point.tokens_per_s_per_gpu), f"measured: {name} at the SLO operating point"),
+        icon=":material/input:",
+        key="econ.use_measured",
+    )
+
+
+def simulated_tab(scenario) -> None:
+    hardware_keys = compute.attempt(compute.hardware_keys, "Hardware catalog")
+    models = compute.attempt(compute.llm_keys, "Model catalog")
+    if not hardware_keys or not models:
+        return
+    cols = st.columns(4)
+    fleet_hw = scenario.fleet.hardware
+    hardware = cols[0].selectbox(
+        "Hardware", hardware_keys, key=_choice("econ.sim_hw", hardware_keys, fleet_hw)
+    )
+    simulated = getattr(scenario.throughput, "simulated", None)
+    model_default = getattr(simulated, "model", None) or (
+        "deepseek-r1" if "deepseek-r1" in models else models[0]
+    )
+    model = cols[1].selectbox("Model", models, key=_choice("econ.sim_model", models, model_default))
+    found = compute.attempt(lambda: compute.precisions(hardware), "Precisions")
+    if found is None:
+        return
+    native, default_precision = found
+    precision = cols[2].selectbox(
+        "Precision",
+        native,
+        key=_choice(f"econ.sim_precision.{hardware}", native, default_precision),
+    )
+    kind = cols[3].selectbox(
+        "Workload", WORKLOADS, key=_choice("econ.sim_workload", list(WORKLOADS), WORKLOADS[0])
+    )
+    limits = {"tpot_limit_s": None, "ttft_limit_s": None}
+    if kind != "custom lengths":
+        preset = compute.attempt(
+            lambda: compute.workload(model, kind.split()[-1]),
+            f"MLPerf {kind.split()[-1]} workload of {model}",
+        )
+        if preset is None:
+            return
+        isl, osl = preset["input_tokens"], preset["output_tokens"]
+        limits = {
+            k: (preset[k] if math.isfinite(preset[k]) else None)
+            for k in ("tpot_limit_s", "ttft_limit_s")
+        }
+        tpot_text = (
+            "none" if limits["tpot_limit_s"] is None else f"{limits['tpot_limit_s'] * 1000:g} ms"
+        )
+        ttft_text = "none" if limits["ttft_limit_s"] is None else f"{limits['ttft_limit_s']:g} s"
+        st.caption(
+            f"MLPerf lengths {isl:,.0f} in / {osl:,.0f} out; p99 limits TPOT {tpot_text}, TTFT {ttft_text}"
+        )
+    else:
+        c = st.columns(4)
+        isl = c[0].number_input(
+            "Input tokens per request",
+            value=None,
+            key=common.keep("econ.sim_isl", 1000.0),
+            min_value=1.0,
+        )
+        osl = c[1].number_input(
+            "Output tokens per request",
+            value=None,
+            key=common.keep("econ.sim_osl", 1000.0),
+            min_value=1.0,
+        )
+        tpot = c[2].number_input(
+            "TPOT p99 limit [ms]",
+            value=None,
+            key=common.keep("econ.sim_tpot"),
+            placeholder="no limit",
+        )
+        ttft = c[3].number_input(
+            "TTFT p99 limit [s]",
+            value=None,
+            key=common.keep("econ.sim_ttft"),
+            placeholder="no limit",
+        )
+        if not isl or not osl:
+            st.error(
+                "Give the input and output tokens per request (both above 0).",
+                icon=":material/error:",
+            )
+            return
+        limits = {"tpot_limit_s": None if tpot is None else tpot / 1000.0, "ttft_limit_s": ttft}
+        for name, value in limits.items():
+            if value is not None and value <= 0:
+                st.error(
+                    f"{name}: expected a limit above 0, got {value:g}", icon=":material/error:"
+                )
+                return
+    sim = compute.attempt(
+        lambda: compute.simulation(
+            hardware,
+            model,
+            precision,
+            isl,
+            osl,
+            limits["tpot_limit_s"],
+            limits["ttft_limit_s"],
+            None,
+        ),
+        "Simulation",
+    )
+    if sim is None:
+        return
+    point, light = sim["point"], sim["speed_of_light"]
+    if not point["meets_slo"]:
+        st.error(
+            "No parallelism layout meets this SLO; the closest point is shown: "
+            f"{point['tokens_per_s_per_gpu']:,.0f} tokens/s per GPU at TPOT p99 "
+            f"{point['tpot_s_p99'] * 1000:,.1f} ms, TTFT p99 {point['ttft_s_p99']:,.2f} s. Loosen the limits.",
+            icon=":material/error:",
+        )
+    cols = st.columns(4)
+    cols[0].metric(
+        "Simulated operating point [tokens/s per GPU]",
+        _number(point["tokens_per_s_per_gpu"], ",.0f"),
+        border=True,
+    )
+    cols[1].metric("Speed of light [tokens/s per GPU]", _number(light, ",.0f"), border=True)
+    headroom = sim["headroom"]
+    cols[2].metric(
+        "Headroom to speed of light",
+        "n/a" if not math.isfinite(headroom) else f"{headroom:+.0%}",
+        border=True,
+        help="How far software could still raise throughput on this hardware before physics stops it",
+    )
+    cols[3].metric(
+        "Layout",
+        f"{point['instance_gpus']} GPUs, TP {point['tensor_parallel']}",
+        border=True,
+        help=f"Concurrency {point['concurrency']:,.0f}",
+    )
+    chart = frontier_chart(sim["points"], f"simulated {hardware} / {model}")
+    layers = [
+        chart,
+        point_mark(
+            point["tokens_per_s_per_user"], point["tokens_per_s_per_gpu"], "SLO operating point"
+        ),
+        charts.rule(light, "speed of light"),
+        charts.rule(scenario.throughput.tokens_per_s_per_gpu, "scenario", dash=(1, 3)),
+    ]
+    ss = st.session_state
+    if CURVE_FILE in ss:
+        name, content = ss[CURVE_FILE]
+        measured = compute.attempt(
+            lambda: compute.curve(name, content, None), f"Reading {name}", where=st.empty()
+        )
+        if measured is not None:
+            pts = measured.points.dropna(
+                subset=["tokens_per_s_per_user", "output_tokens_per_s_per_gpu"]
+            )
+            if len(pts):
+                layers.append(frontier_chart(pts, f"measured {name}"))
+    charts.show(alt.layer(*layers))
+    st.caption(
+        "Lines: throughput-interactivity envelopes; diamond: the SLO operating point; dashed rules: "
+        "the speed of light (all efficiencies at 1) and the scenario's throughput. "
+        f"Coefficients: {sim['provenance'].get('efficiency', '')} {sim['provenance'].get('calibration_source', '')}."
+    )
+    for warning in sim["warnings"]:
+        st.warning(warning, icon=":material/warning:")
+    st.button(
+        f"Use {point['tokens_per_s_per_gpu']:,.1f} tokens/s per GPU in the scenario",
+        on_click=common.use_throughput,
+        args=(
+            float(point["tokens_per_s_per_gpu"]),
+            f"simulated: {model} on {hardware} at {precision}, {kind}",
+        ),
+        icon=":material/input:",
+        key="econ.use_simulated",
+    )
+
+
+def render() -> None:
+    st.title("Throughput")
+    current = common.require_scenario("throughput sources")
+    if current is None:
+        return
+    scenario = current.scenario
+    current_figure(scenario)
+    catalog, measured, simulated = st.tabs(
+        ["Benchmark catalog", "Measured curve", "Simulated curve"]
+    )
+    with catalog:
+        catalog_tab(scenario)
+    with measured:
+        measured_tab(scenario)
+    with simulated:
+        simulated_tab(scenario)
+
+
+if __name__ == "__main__":
+    render()

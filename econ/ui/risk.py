@@ -1,0 +1,108 @@
+"""Batch analysis for the Risk page: tornado and Monte Carlo through econ.analysis, with progress.
+
+The runs go through `econ.analysis` (the same code as `econ sensitivity` and `econ montecarlo`, so
+a seed gives the same draws as the command line); this module adds a serial executor that reports
+each finished chunk to a progress bar, and the monthly cash-flow quantiles of a sample of the
+draws for the fan chart.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from econ.analysis.executors import SerialExecutor
+from econ.scenario import Scenario
+
+MAX_SCENARIOS = 100_000
+"""Largest Monte Carlo run the app starts (larger runs belong to `econ montecarlo`)."""
+
+FAN_DRAWS = 400
+"""Draws projected month by month for the fan chart."""
+
+FAN_QUANTILES = (0.05, 0.25, 0.5, 0.75, 0.95)
+
+
+class ProgressExecutor(SerialExecutor):
+    """Runs chunks one after another in this process and calls `report(done, total)` after each."""
+
+    def __init__(self, report: Callable[[int, int], None]):
+        self.report = report
+
+    def map_unordered(self, func, tasks):
+        tasks = list(tasks)
+        for i, task in enumerate(tasks):
+            result = func(task)
+            self.report(i + 1, len(tasks))
+            yield result
+
+
+def numeric_paths(base: Scenario) -> list[str]:
+    """Numeric fields a batch can vary that the base scenario sets (tornado and Monte Carlo)."""
+    from econ.analysis.validation import field_specs
+
+    out = []
+    for path, spec in field_specs().items():
+        if spec.kind == "choice":
+            continue
+        node: object = base
+        for part in path.split("."):
+            node = getattr(node, part, None)
+        if node is not None:
+            out.append(path)
+    return out
+
+
+def tornado(base: Scenario, paths: Sequence[str], pct: float, outputs: Sequence[str]):
+    """One-at-a-time swings of +-pct percent around the base value of each path."""
+    from econ.analysis import tornado as run_tornado
+    from econ.analysis.sensitivity import percent_ranges
+
+    return run_tornado(base, percent_ranges(base, list(paths), pct), outputs=tuple(outputs))
+
+
+def montecarlo(
+    base: Scenario,
+    distributions: Mapping[str, str],
+    n: int,
+    seed: int,
+    sampling: str,
+    report: Callable[[int, int], None],
+):
+    """econ.analysis.montecarlo keeping every row, with progress after each chunk."""
+    from econ.analysis import montecarlo as run_montecarlo
+    from econ.analysis.montecarlo import BLOCK_SIZE
+
+    return run_montecarlo(
+        base,
+        dict(distributions),
+        n,
+        seed=seed,
+        sampling=sampling,
+        keep_rows=True,
+        executor=ProgressExecutor(report),
+        chunk_size=BLOCK_SIZE,
+    )
+
+
+def fan(base: Scenario, rows: pd.DataFrame, paths: Sequence[str], line: str) -> pd.DataFrame:
+    """Quantiles over draws of the cumulative monthly `line` (first FAN_DRAWS draws) [USD].
+
+    Returns one row per month with columns month, p5, p25, p50, p75, p95.
+    """
+    from econ.analysis.validation import prepare_columns
+    from econ.batch import ScenarioBatch
+    from econ.engine import project
+
+    sample = rows.head(FAN_DRAWS)
+    columns = {p: sample[p].to_numpy() for p in paths}
+    batch = ScenarioBatch.repeat(base, len(sample), prepare_columns(base, columns))
+    result = project(batch)
+    cumulative = np.cumsum(np.asarray(result.lines[line], dtype=float), axis=1)
+    bands = np.nanquantile(cumulative, FAN_QUANTILES, axis=0)
+    frame = pd.DataFrame({"month": result.months})
+    for q, band in zip(FAN_QUANTILES, bands, strict=True):
+        frame[f"p{round(q * 100)}"] = band
+    return frame[frame["month"] <= int(result.horizon_months.max())]

@@ -1,0 +1,376 @@
+"""The app's global state: the scenario being edited, where it came from, and the shareable link.
+
+The scenario lives in `st.session_state` as the plain dict the user is editing (TOML data, possibly
+invalid), so nothing the user typed is lost when validation fails; every page validates it with the
+scenario models and either projects it or shows the reason it is invalid. The link in the address
+bar carries the ready-made scenario's name and the user's edits (compressed JSON), so a copied URL
+restores the same scenario in a new session.
+"""
+
+from __future__ import annotations
+
+import base64
+import copy
+import datetime as dt
+import json
+import tomllib
+import typing
+import zlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import streamlit as st
+import tomli_w
+from pydantic import BaseModel, ValidationError
+
+from econ.catalog import DEFAULT_SCENARIO, ready_made_scenarios
+from econ.scenario import Scenario, ScenarioError, dumps, read_toml, validate_dict
+
+DATA = "econ.data"
+BASE = "econ.base"
+BASE_NAME = "econ.base_name"
+VERSION = "econ.version"
+RAW = "econ.raw"
+SHOWN = "econ.shown"
+SAVED = "econ.saved"
+MONEY = "econ.money"
+NOTICE = "econ.notice"
+LINK_ERROR = "econ.link_error"
+
+MAX_LINK_CHARS = 6000
+"""Longest encoded scenario the link carries; browsers and proxies cut URLs near 8 kB."""
+
+SAVED_PREFIX = "saved: "
+UPLOAD_PREFIX = "uploaded: "
+LINK_NAME = "from a shared link"
+MISSING = object()
+
+
+class LinkError(ScenarioError):
+    """A shared link whose scenario cannot be read."""
+
+    def __init__(self, expected: str):
+        super().__init__("the shared link", "edits", None, expected)
+
+
+# --- plain-dict helpers ---------------------------------------------------------------------------
+
+
+def get_path(data: Mapping, path: str, default: Any = MISSING) -> Any:
+    """Value at a dotted path of nested dicts, or `default` when a part is absent."""
+    node: Any = data
+    for part in path.split("."):
+        if not isinstance(node, Mapping) or part not in node:
+            return default
+        node = node[part]
+    return node
+
+
+def set_path(data: dict, path: str, value: Any) -> None:
+    """Set a dotted path, creating tables on the way (a non-table in the way is replaced)."""
+    *parents, leaf = path.split(".")
+    node = data
+    for part in parents:
+        child = node.get(part)
+        if not isinstance(child, dict):
+            child = {}
+            node[part] = child
+        node = child
+    node[leaf] = value
+
+
+def plain(value: Any) -> Any:
+    """JSON/TOML-friendly deep copy: tuples to lists, models to dicts."""
+    if isinstance(value, BaseModel):
+        return plain(value.model_dump())
+    if isinstance(value, Mapping):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [plain(v) for v in value]
+    return value
+
+
+def drop_none(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {k: drop_none(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list | tuple):
+        return [drop_none(v) for v in value]
+    return value
+
+
+def diff(data: Mapping, base: Mapping) -> dict:
+    """The entries of `data` that differ from `base` (tables compared key by key)."""
+    out = {}
+    for key, value in data.items():
+        if key not in base:
+            out[key] = value
+        elif isinstance(value, Mapping) and isinstance(base[key], Mapping):
+            inner = diff(value, base[key])
+            if inner:
+                out[key] = inner
+        elif value != base[key]:
+            out[key] = value
+    return out
+
+
+def merge(base: Mapping, edits: Mapping) -> dict:
+    """`base` with `edits` applied table by table (a None edit clears the field)."""
+    out = copy.deepcopy(dict(base))
+    for key, value in edits.items():
+        if isinstance(value, Mapping) and isinstance(out.get(key), Mapping):
+            out[key] = merge(out[key], value)
+        else:
+            out[key] = copy.deepcopy(value)
+    return out
+
+
+def toml_text(data: Mapping) -> str:
+    """TOML text of a (possibly invalid) scenario dict; None values are left out (TOML has none)."""
+    return tomli_w.dumps(drop_none(plain(data)))
+
+
+# --- validation -----------------------------------------------------------------------------------
+
+
+@dataclass
+class Validation:
+    """The current scenario: valid (`scenario`) or not (`message` and the errors by field path)."""
+
+    scenario: Scenario | None
+    message: str = ""
+    errors: dict[str, list[str]] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return self.scenario is not None
+
+
+def error_path(loc) -> str:
+    parts: list[str] = []
+    for item in loc:
+        if isinstance(item, int):
+            parts.append(f"[{item}]")
+        elif str(item).startswith("function-") or "[" in str(item):
+            continue  # pydantic's names of validators and union members, not fields
+        else:
+            parts.append(("." if parts else "") + str(item))
+    return "".join(parts)
+
+
+def validate(data: Mapping, raw_errors: Mapping[str, str] | None = None) -> Validation:
+    """Validate a scenario dict with the scenario models; errors keyed by dotted field path."""
+    errors: dict[str, list[str]] = {}
+    for path, message in (raw_errors or {}).items():
+        errors.setdefault(path, []).append(message)
+    try:
+        scenario = validate_dict(data)
+    except ScenarioError as exc:
+        try:
+            Scenario.model_validate(data)
+        except ValidationError as detail:
+            for err in detail.errors(include_url=False):
+                path = error_path(err["loc"])
+                errors.setdefault(path, []).append(err["msg"].removeprefix("Value error, "))
+        except Exception as detail:  # noqa: BLE001 - any failure is reported, never raised
+            errors.setdefault("", []).append(str(detail))
+        messages = [str(exc)] + [f"{p}: {m}" for p, m in (raw_errors or {}).items()]
+        return Validation(None, "\n".join(messages), errors)
+    except Exception as exc:  # noqa: BLE001 - e.g. a value pydantic cannot even compare
+        return Validation(None, f"{type(exc).__name__}: {exc}", {"": [str(exc)]})
+    if raw_errors:
+        message = "\n".join(f"{p}: {m}" for p, m in raw_errors.items())
+        return Validation(None, message, errors)
+    return Validation(scenario)
+
+
+# --- session state --------------------------------------------------------------------------------
+
+
+def ready_made() -> dict[str, str]:
+    """Name -> path of the ready-made scenarios."""
+    return {name: str(path) for name, path in ready_made_scenarios().items()}
+
+
+def load_data(data: Mapping, name: str, base: Mapping | None = None) -> None:
+    """Make `data` the scenario being edited; edits are measured against `base` (default: data)."""
+    ss = st.session_state
+    ss[DATA] = copy.deepcopy(dict(data))
+    ss[BASE] = copy.deepcopy(dict(base if base is not None else data))
+    ss[BASE_NAME] = name
+    ss[VERSION] = ss.get(VERSION, 0) + 1
+    ss[RAW] = {}
+    ss.pop(SHOWN, None)
+
+
+def load_ready_made(name: str) -> None:
+    """Load a ready-made scenario by name (ScenarioError if its file cannot be read)."""
+    paths = ready_made()
+    if name not in paths:
+        raise ScenarioError(
+            None,
+            "scenario",
+            name,
+            "unknown ready-made scenario; expected one of: " + ", ".join(paths),
+        )
+    keep_edits()
+    load_data(read_toml(paths[name]), name)
+
+
+def load_saved(name: str) -> None:
+    keep_edits()
+    text = st.session_state.get(SAVED, {})[name]
+    load_data(tomllib.loads(text), SAVED_PREFIX + name)
+
+
+def edited() -> bool:
+    ss = st.session_state
+    return bool(diff(ss.get(DATA, {}), ss.get(BASE, {}))) or bool(ss.get(RAW))
+
+
+def keep_edits() -> None:
+    """Before another scenario replaces the current one, keep the user's edits in the session."""
+    ss = st.session_state
+    if DATA not in ss or not edited():
+        return
+    name = ss.get(BASE_NAME, "scenario").removeprefix(SAVED_PREFIX).removeprefix(UPLOAD_PREFIX)
+    label = f"{name} (edited)"
+    ss.setdefault(SAVED, {})[label] = toml_text(ss[DATA])
+    ss[NOTICE] = f"Your edits to {name} are kept in this session as '{label}'."
+
+
+def save_current(name: str) -> None:
+    """Keep the current scenario (valid or not) in this session's list under `name`."""
+    ss = st.session_state
+    ss.setdefault(SAVED, {})[name] = toml_text(ss[DATA])
+
+
+def ensure() -> None:
+    """First run of a session: the scenario from the link, else the default ready-made one."""
+    ss = st.session_state
+    if DATA in ss:
+        return
+    ss.setdefault(SAVED, {})
+    ss.setdefault(MONEY, "USD")
+    params = st.query_params
+    name = params.get("scenario")
+    edits = params.get("edits")
+    try:
+        if name or edits:
+            restore_link(name, edits)
+            return
+    except ScenarioError as exc:
+        ss[LINK_ERROR] = str(exc)
+    names = ready_made()
+    default = DEFAULT_SCENARIO if DEFAULT_SCENARIO in names else next(iter(names), None)
+    if default is None:
+        load_data(Scenario().model_dump(mode="json", exclude_none=True), "defaults")
+    else:
+        load_data(read_toml(names[default]), default)
+
+
+def restore_link(name: str | None, edits: str | None) -> None:
+    names = ready_made()
+    if name and name not in names:
+        raise LinkError(
+            f"names the ready-made scenario {name!r}, which is not here; expected one of: "
+            + ", ".join(names)
+        )
+    base = read_toml(names[name]) if name else {}
+    changes = decode(edits) if edits else {}
+    data = merge(base, changes)
+    load_data(data, name if name else LINK_NAME, base=base)
+
+
+def current() -> Validation:
+    """The current scenario, validated (computed once per run)."""
+    ss = st.session_state
+    raw = {p: e for p, (_text, e) in ss.get(RAW, {}).items()}
+    result = validate(ss[DATA], raw)
+    if result.ok:
+        ss[SHOWN] = result.scenario
+    return result
+
+
+def shown() -> Scenario:
+    """The last valid scenario (for values the user has not given), or the defaults."""
+    return st.session_state.get(SHOWN) or _defaults()
+
+
+def _defaults() -> Scenario:
+    return Scenario()
+
+
+def scenario_text(scenario: Scenario) -> str:
+    """Canonical TOML text of a scenario: the cache key of every library call."""
+    return dumps(scenario)
+
+
+# --- shareable link -------------------------------------------------------------------------------
+
+
+def _json_default(value):
+    if isinstance(value, dt.date | dt.datetime):
+        return value.isoformat()
+    raise TypeError(f"cannot put {type(value).__name__} in a link")
+
+
+def encode(edits: Mapping) -> str:
+    """URL-safe text of the edits: compressed JSON in base64."""
+    text = json.dumps(plain(edits), separators=(",", ":"), default=_json_default, sort_keys=True)
+    return base64.urlsafe_b64encode(zlib.compress(text.encode(), 9)).decode().rstrip("=")
+
+
+def decode(text: str) -> dict:
+    """Edits from a link, or LinkError saying why they cannot be read."""
+    if len(text) > MAX_LINK_CHARS * 2:
+        raise LinkError(f"is {len(text)} characters long; expected at most {MAX_LINK_CHARS * 2}")
+    try:
+        raw = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+        data = json.loads(zlib.decompress(raw, bufsize=1 << 16).decode())
+    except (ValueError, zlib.error, UnicodeDecodeError) as exc:
+        raise LinkError(f"is not an encoded scenario ({type(exc).__name__}: {exc})") from None
+    if not isinstance(data, dict):
+        raise LinkError(f"holds a {type(data).__name__}; expected a table of scenario fields")
+    return data
+
+
+def sync_link() -> None:
+    """Put the scenario in the address bar (name of the ready-made base and the edits)."""
+    ss = st.session_state
+    name = ss.get(BASE_NAME, "")
+    if name in ready_made():
+        params = {"scenario": name}
+        changes = diff(ss[DATA], ss[BASE])
+    else:
+        params = {}
+        changes = ss[DATA]
+    if changes:
+        try:
+            text = encode(changes)
+        except TypeError:
+            text = ""
+        if text and len(text) <= MAX_LINK_CHARS:
+            params["edits"] = text
+    current_params = {k: st.query_params.get(k) for k in ("scenario", "edits")}
+    wanted = {k: params.get(k) for k in ("scenario", "edits")}
+    if current_params != wanted:
+        st.query_params.from_dict(params)
+
+
+# --- typing helpers shared with the form ------------------------------------------------------------
+
+
+def is_model(annotation) -> bool:
+    return isinstance(annotation, type) and issubclass(annotation, BaseModel)
+
+
+def unwrap_optional(annotation) -> tuple[Any, bool]:
+    """(inner annotation, optional) for `X | None`."""
+    args = typing.get_args(annotation)
+    if type(None) in args:
+        rest = [a for a in args if a is not type(None)]
+        if len(rest) == 1:
+            return rest[0], True
+        return typing.Union[tuple(rest)], True  # noqa: UP007 - a runtime union of the rest
+    return annotation, False
