@@ -1,0 +1,43 @@
+"""Gather the benchmark results (benchmarks/results/*.md) into docs/benchmarks.md.
+
+    .venv/bin/python scripts/benchmarks_doc.py
+
+`make bench` runs every benchmark and then this script. Figures are what the last run measured on
+its machine; nothing here is typed in by hand.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+ORDER = ("bench_engine", "bench_irr", "bench_batch", "bench_simulator", "bench_app")
+
+HEADER = """# Benchmarks
+
+Speed is measured, not asserted: each script in `benchmarks/` times econ against the naive way in the
+same run (a per-scenario pandas ledger with numpy-financial's IRR, loops of pyxirr and
+numpy-financial) and writes its table to `benchmarks/results/`; `make bench` runs them all and
+gathers the tables here. The machine is the project's: 2 cores shared with whatever else runs, so
+figures move by tens of percent between runs; the ratios measured in one run are the fair comparison.
+Tests never assert timings.
+
+"""
+
+
+def main() -> None:
+    results = ROOT / "benchmarks" / "results"
+    found = {p.stem: p for p in results.glob("*.md")}
+    parts = [HEADER]
+    for name in [*ORDER, *sorted(set(found) - set(ORDER))]:
+        if name in found:
+            text = found[name].read_text().strip()
+            if text.startswith("# "):
+                text = "#" + text  # one level down under this page's title
+            parts.append(text + "\n")
+    (ROOT / "docs" / "benchmarks.md").write_text("\n".join(parts))
+    print("wrote docs/benchmarks.md")
+
+
+if __name__ == "__main__":
+    main()
