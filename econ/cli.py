@@ -86,7 +86,7 @@ def _cmd_project(args) -> int:
     scenarios = [load_scenario(f, args.overrides) for f in args.files]
     projection = project(scenarios)
     if args.out:
-        written = write_projection(projection, args.out, overwrite=args.force)
+        written = write_projection(projection, args.out, overwrite=args.force, scenarios=scenarios)
         print("wrote " + ", ".join(str(p) for p in written), file=sys.stderr)
     if args.format == "json":
         print(json.dumps(summary_json(projection), indent=2, allow_nan=False))

@@ -1,29 +1,49 @@
-"""Writers for projections: CSV, Parquet and Excel, written atomically and safe to open.
+"""Writers for projections: CSV, Parquet, JSON and Excel, stamped, atomic and safe to open.
 
-Text the user controls (scenario names, warnings) could start with `=`, `+`, `-` or `@` and become a
-formula when a spreadsheet opens a CSV; such cells are prefixed with an apostrophe (OWASP, "CSV
-Injection"), in CSV and in XLSX alike.
+This module owns the table outputs and how every output reaches the disk:
+
+- Formula injection: text the user controls (scenario names, sources, warnings, vintage names) could
+  start with `=`, `+`, `-`, `@`, a tab or a carriage return and run as a formula when a spreadsheet
+  opens a CSV; such cells get a leading apostrophe (OWASP, "CSV Injection"). The Excel workbook
+  (econ.workbook) stores the same text as string cells, never formulas.
+- Provenance (econ.provenance): every table carries `econ_version`, `scenario_sha256`,
+  `catalog_versions` and `seed` columns; the summary ends with `created_utc`, the only field that
+  changes when the same scenario is run again, so reruns are byte-identical apart from it. Parquet
+  files carry the stamp in their schema metadata too; JSON has it under `provenance` with
+  `created_utc` as its own top-level key.
+- Safe writes: each output is written to a temporary file in the target folder, flushed to disk and
+  renamed over the target, all outputs of one call together; an existing file is kept unless
+  `overwrite`; a failure (full disk, permissions, an exception midway) removes the temporary files
+  and raises ExportError (exit 3 on the command line) naming the file and the reason.
 """
 
 from __future__ import annotations
 
+import errno
 import io
+import json
 import os
+import tempfile
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
-from econ import __version__
-from econ.engine import COMPONENTS, Projection
+from econ.engine import Projection
 from econ.errors import InputError
-from econ.scenario.io import atomic_write
+from econ.provenance import CREATED_FIELD, Stamp, format_catalogs, stamp
+from econ.scenario.models import Scenario
 
 FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
-FORMATS = {".csv": "csv", ".parquet": "parquet", ".xlsx": "xlsx"}
+FORMATS = {".csv": "csv", ".parquet": "parquet", ".xlsx": "xlsx", ".json": "json"}
+STAMP_COLUMNS = ("econ_version", "scenario_sha256", "catalog_versions", "seed")
+"""Provenance columns appended to every table; the summary also ends with `created_utc`."""
 
 
 class ExportError(InputError):
-    """An output that cannot be written as asked (unknown suffix, existing file, bad folder)."""
+    """An output that cannot be written as asked (unknown suffix, existing file, bad folder, full
+    disk)."""
 
 
 def neutralize(value):
@@ -34,18 +54,37 @@ def neutralize(value):
 
 
 def flat_summary(projection: Projection) -> pd.DataFrame:
-    """Summary with one column per component (`cost_usd_per_mtok_<component>`) and warnings joined.
+    """Summary with one column per scalar: object-valued metrics are spread into
+    `<metric>_<key>` columns (`cost_usd_per_mtok_<component>`), lists joined with "; ".
 
-    Undefined metrics stay empty (None), never NaN strings.
+    Undefined metrics stay empty (None), never NaN strings. Metrics the engine adds later are
+    written as they come.
     """
     summary = projection.summary.copy()
-    parts = pd.DataFrame(projection.component_dicts(), index=summary.index)
-    parts.columns = [f"cost_usd_per_mtok_{c}" for c in COMPONENTS]
-    position = summary.columns.get_loc("cost_usd_per_mtok_by_component")
-    summary = summary.drop(columns="cost_usd_per_mtok_by_component")
-    for offset, name in enumerate(parts.columns):
-        summary.insert(position + offset, name, parts[name])
-    summary["warnings"] = summary["warnings"].map("; ".join)
+    for name in list(summary.columns):
+        values = summary[name]
+        if values.map(lambda v: isinstance(v, Mapping)).any():
+            keys = list(dict.fromkeys(k for v in values if isinstance(v, Mapping) for k in v))
+            if name == "cost_usd_per_mtok_by_component":
+                prefix = "cost_usd_per_mtok"
+            else:
+                prefix = name
+            position = summary.columns.get_loc(name)
+            parts = {
+                f"{prefix}_{k}": pd.Series(
+                    [v.get(k) if isinstance(v, Mapping) else None for v in values],
+                    index=summary.index,
+                    dtype=object,
+                )
+                for k in keys
+            }
+            summary = summary.drop(columns=name)
+            for offset, (column, part) in enumerate(parts.items()):
+                summary.insert(position + offset, column, part)
+        elif values.map(lambda v: isinstance(v, list | tuple)).any():
+            summary[name] = values.map(
+                lambda v: "; ".join(map(str, v)) if isinstance(v, list | tuple) else v
+            )
     return summary.reset_index()
 
 
@@ -58,68 +97,322 @@ def _safe_text(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def csv_text(frame: pd.DataFrame) -> str:
-    """CSV of a frame with formula-like text neutralized; full float precision."""
-    return _safe_text(frame).to_csv(index=False, float_format="%.17g", lineterminator="\n")
+    """CSV of a frame with formula-like text neutralized.
 
-
-def output_paths(path: str | os.PathLike) -> tuple[Path, Path | None]:
-    """Where the monthly schedule and the summary go for an --out path.
-
-    CSV and Parquet hold one table each, so the summary goes beside the schedule as
-    `<stem>.summary<suffix>`; an Excel workbook holds both as sheets.
+    Numbers are written in their shortest round-trip form (Python's repr), so reading the CSV
+    gives back the same doubles; undefined values are empty fields. Records end in "\n"; a field
+    holding a line break of either kind (CR or LF) is quoted (RFC 4180).
     """
+    # Python 3.11's csv module quotes only the characters of the line terminator, so a bare CR
+    # in a name would be written unquoted and split the record; write with CRLF records (CR and
+    # LF both quoted), then end records in LF: outside quotes every CRLF is a record end.
+    text = _safe_text(frame).to_csv(index=False, lineterminator="\r\n")
+    parts = text.split('"')
+    parts[0::2] = [part.replace("\r\n", "\n") for part in parts[0::2]]
+    return '"'.join(parts)
+
+
+# --- Stamped tables -------------------------------------------------------------------------------
+
+
+def make_stamp(
+    projection: Projection,
+    scenarios: Sequence[Scenario] | None = None,
+    seed: int | None = None,
+    created=None,
+) -> Stamp:
+    """The provenance stamp of a projection's outputs (hashes need the scenarios themselves)."""
+    if scenarios is not None:
+        scenarios = list(scenarios)
+        if len(scenarios) != len(projection):
+            raise ExportError(
+                f"{len(scenarios)} scenarios given for a projection of {len(projection)}; "
+                "expected the scenarios the projection was made from, in order"
+            )
+        return stamp(scenarios, seed=seed, created=created)
+    return stamp(names=[str(n) for n in projection.names], seed=seed, created=created)
+
+
+def _stamp_values(st: Stamp, rows_per_scenario: Iterable[int]) -> dict[str, list]:
+    catalogs = format_catalogs(st.catalogs)
+    seed = "" if st.seed is None else str(st.seed)
+    hashes = [st.sha256_of(i) for i, count in enumerate(rows_per_scenario) for _ in range(count)]
+    n = len(hashes)
+    return {
+        "econ_version": [st.econ_version] * n,
+        "scenario_sha256": hashes,
+        "catalog_versions": [catalogs] * n,
+        "seed": [seed] * n,
+    }
+
+
+def stamped_tables(projection: Projection, st: Stamp) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Monthly schedule and flat summary, each with the provenance columns appended.
+
+    The monthly table has `scenario`, `month`, `date`, then every engine column in engine order;
+    the summary ends with `created_utc`.
+    """
+    monthly = projection.monthly.reset_index()
+    rows = (np.asarray(projection.horizon_months, dtype=int) + 1).tolist()
+    for name, values in _stamp_values(st, rows).items():
+        monthly[name] = values
+    summary = flat_summary(projection)
+    for name, values in _stamp_values(st, [1] * len(summary)).items():
+        summary[name] = values
+    summary[CREATED_FIELD] = st.created_utc
+    return monthly, summary
+
+
+def projection_json(projection: Projection, st: Stamp) -> str:
+    """JSON text of the summaries with provenance: {econ_version, provenance, created_utc,
+    scenarios}; `created_utc` is a top-level key on its own line, the rest is reproducible."""
+    payload = {
+        "econ_version": st.econ_version,
+        "provenance": st.fields(),
+        CREATED_FIELD: st.created_utc,
+        "scenarios": projection.summary_records(),
+    }
+    return json.dumps(payload, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+def parquet_bytes(frame: pd.DataFrame, st: Stamp) -> bytes:
+    """Parquet file of a frame with the stamp in its schema metadata (keys `econ_*`)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = pa.Table.from_pandas(frame, preserve_index=False)
+    metadata = {k.encode(): v.encode("utf-8") for k, v in st.metadata().items()}
+    table = table.replace_schema_metadata({**(table.schema.metadata or {}), **metadata})
+    buffer = io.BytesIO()
+    pq.write_table(table, buffer)
+    return buffer.getvalue()
+
+
+# --- Output paths and atomic writes ---------------------------------------------------------------
+
+
+def output_kind(path: str | os.PathLike) -> str:
+    """Format of an output path from its suffix, or ExportError listing the known ones."""
     path = Path(path)
     kind = FORMATS.get(path.suffix.lower())
     if kind is None:
         raise ExportError(
             f"{path}: unknown output format '{path.suffix}'; expected one of: " + ", ".join(FORMATS)
         )
-    if kind == "xlsx":
+    return kind
+
+
+def output_paths(path: str | os.PathLike) -> tuple[Path, Path | None]:
+    """Where the monthly schedule and the summary go for an --out path.
+
+    CSV and Parquet hold one table each, so the summary goes beside the schedule as
+    `<stem>.summary<suffix>`; an Excel workbook holds both as sheets, a JSON file the summary.
+    """
+    path = Path(path)
+    if output_kind(path) in ("xlsx", "json"):
         return path, None
     return path, path.with_name(f"{path.stem}.summary{path.suffix}")
 
 
-def write_projection(
-    projection: Projection, path: str | os.PathLike, overwrite: bool = False
-) -> list[Path]:
-    """Write the monthly schedule and the summary to `path` (.csv, .parquet or .xlsx).
+def _write_payload(handle, payload: bytes) -> None:
+    """Write bytes in blocks (the one place bytes reach the disk; tests patch it to fail)."""
+    view = memoryview(payload)
+    for start in range(0, len(view), 1 << 20):
+        handle.write(view[start : start + (1 << 20)])
 
-    Refuses to overwrite existing files unless `overwrite`; each file is written atomically.
-    Returns the paths written.
-    """
-    monthly_path, summary_path = output_paths(path)
-    targets = [p for p in (monthly_path, summary_path) if p is not None]
-    if not monthly_path.parent.is_dir():
-        raise ExportError(f"{monthly_path}: folder {monthly_path.parent} does not exist")
-    existing = [str(p) for p in targets if p.exists()]
+
+def _reason(exc: OSError) -> str:
+    if exc.errno == errno.ENOSPC:
+        return "the disk is full (no space left on device)"
+    if exc.errno == errno.EDQUOT:
+        return "the disk quota is exceeded"
+    if exc.errno in (errno.EACCES, errno.EPERM):
+        return "permission denied"
+    if exc.errno == errno.EROFS:
+        return "the file system is read-only"
+    return exc.strerror or str(exc)
+
+
+def _check_targets(paths: Sequence[Path], overwrite: bool) -> None:
+    for path in paths:
+        if not path.parent.is_dir():
+            what = "is not a folder" if path.parent.exists() else "does not exist"
+            raise ExportError(f"{path}: cannot write it, folder {path.parent} {what}")
+        if path.is_dir():
+            raise ExportError(f"{path}: is a folder; expected a file path")
+    existing = [str(p) for p in paths if p.exists()]
     if existing and not overwrite:
         raise ExportError(f"{', '.join(existing)} exists; use --force to overwrite")
-    monthly = projection.monthly.reset_index()
-    summary = flat_summary(projection)
-    kind = FORMATS[monthly_path.suffix.lower()]
-    if kind == "csv":
-        atomic_write(monthly_path, csv_text(monthly), overwrite=True)
-        atomic_write(summary_path, csv_text(summary), overwrite=True)
-    elif kind == "parquet":
-        metadata = {b"econ_version": __version__.encode()}
-        for frame, target in ((monthly, monthly_path), (summary, summary_path)):
-            buffer = io.BytesIO()
-            table = _arrow_table(frame, metadata)
-            import pyarrow.parquet as pq
-
-            pq.write_table(table, buffer)
-            atomic_write(target, buffer.getvalue(), overwrite=True)
-    else:
-        buffer = io.BytesIO()
-        with pd.ExcelWriter(buffer, engine="openpyxl") as writer:
-            _safe_text(summary).to_excel(writer, sheet_name="Summary", index=False)
-            _safe_text(monthly).to_excel(writer, sheet_name="Monthly", index=False)
-        atomic_write(monthly_path, buffer.getvalue(), overwrite=True)
-    return targets
 
 
-def _arrow_table(frame: pd.DataFrame, metadata: dict[bytes, bytes]):
-    import pyarrow as pa
+def write_atomically(
+    payloads: Mapping[Path, bytes | Callable[[], bytes]], overwrite: bool = False
+) -> list[Path]:
+    """Write several files all-or-nothing: temporary files, flushed, then renamed over the targets.
 
-    table = pa.Table.from_pandas(frame, preserve_index=False)
-    return table.replace_schema_metadata({**(table.schema.metadata or {}), **metadata})
+    A payload may be bytes or a function returning bytes (called after the targets are checked,
+    so a refused write costs nothing). Nothing is left behind when anything fails; files that
+    existed before are only replaced when every new file was written in full.
+
+    Raises ExportError for existing files without `overwrite`, missing folders and OS errors
+    (full disk, permissions), naming the file and the reason.
+    """
+    paths = [Path(p) for p in payloads]
+    _check_targets(paths, overwrite)
+    temporaries: dict[Path, str] = {}
+    renamed: list[Path] = []
+    existed = {p: p.exists() for p in paths}
+    current = paths[0] if paths else None
+    try:
+        for path in paths:
+            current = path
+            payload = payloads[path]
+            data = payload() if callable(payload) else payload
+            if isinstance(data, str):
+                data = data.encode("utf-8")
+            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+            temporaries[path] = tmp
+            with os.fdopen(fd, "wb") as handle:
+                _write_payload(handle, data)
+                handle.flush()
+                os.fsync(handle.fileno())
+            umask = os.umask(0)
+            os.umask(umask)
+            os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600 files; outputs are ordinary files
+        for path in paths:
+            current = path
+            if not overwrite and path.exists():  # appeared while writing
+                raise ExportError(f"{path} exists; use --force to overwrite")
+            os.replace(temporaries.pop(path), path)
+            renamed.append(path)
+    except BaseException as exc:
+        for tmp in temporaries.values():
+            Path(tmp).unlink(missing_ok=True)
+        for path in renamed:
+            if not existed[path]:
+                path.unlink(missing_ok=True)
+        if isinstance(exc, OSError):
+            raise ExportError(
+                f"{current}: cannot write it: {_reason(exc)}; nothing was written"
+            ) from None
+        raise
+    return renamed
+
+
+# --- Public writers -------------------------------------------------------------------------------
+
+
+def output_payloads(
+    projection: Projection,
+    targets: Mapping[str, str | os.PathLike],
+    scenarios: Sequence[Scenario] | None = None,
+    seed: int | None = None,
+    created=None,
+) -> dict[Path, Callable[[], bytes]]:
+    """Files to write for `targets` (format -> path; formats: csv, parquet, xlsx, json).
+
+    CSV and Parquet write the monthly schedule to the path and the summary beside it
+    (`<stem>.summary<suffix>`). All outputs share one stamp.
+    """
+    st = make_stamp(projection, scenarios, seed=seed, created=created)
+    tables: dict[str, pd.DataFrame] = {}
+
+    def table(which: str) -> pd.DataFrame:
+        if not tables:
+            tables["monthly"], tables["summary"] = stamped_tables(projection, st)
+        return tables[which]
+
+    payloads: dict[Path, Callable[[], bytes]] = {}
+    for kind, target in targets.items():
+        if kind not in FORMATS.values():
+            raise ExportError(
+                f"unknown output format '{kind}'; expected one of: csv, parquet, xlsx, json"
+            )
+        monthly_path, summary_path = output_paths(target)
+        if output_kind(monthly_path) != kind:
+            raise ExportError(
+                f"{monthly_path}: expected a file name ending in .{kind} for the {kind} output, "
+                f"got '{monthly_path.suffix}'"
+            )
+        if kind == "csv":
+            payloads[monthly_path] = lambda: csv_text(table("monthly")).encode("utf-8")
+            payloads[summary_path] = lambda: csv_text(table("summary")).encode("utf-8")
+        elif kind == "parquet":
+            payloads[monthly_path] = lambda: parquet_bytes(table("monthly"), st)
+            payloads[summary_path] = lambda: parquet_bytes(table("summary"), st)
+        elif kind == "json":
+            payloads[monthly_path] = lambda: projection_json(projection, st).encode("utf-8")
+        else:
+            from econ.workbook import workbook_bytes
+
+            payloads[monthly_path] = lambda: workbook_bytes(projection, scenarios, stamp=st)
+    return payloads
+
+
+def write_outputs(
+    projection: Projection,
+    targets: Mapping[str, str | os.PathLike],
+    overwrite: bool = False,
+    scenarios: Sequence[Scenario] | None = None,
+    seed: int | None = None,
+    created=None,
+) -> list[Path]:
+    """Write several formats of one projection at once, all-or-nothing. Returns the paths written.
+
+    Parameters
+    ----------
+    targets : format ("csv", "parquet", "xlsx", "json") -> path
+    overwrite : replace existing files (otherwise ExportError before anything is written)
+    scenarios : the validated scenarios the projection was made from, in order; they give the
+        workbook its Assumptions sheet and live formulas, and every output its scenario hashes.
+        Without them the workbook holds values only.
+    seed : random seed to stamp where the projection is random
+    created : creation time to stamp (default now)
+    """
+    payloads = output_payloads(projection, targets, scenarios, seed=seed, created=created)
+    return write_atomically(payloads, overwrite=overwrite)
+
+
+def write_projection(
+    projection: Projection,
+    path: str | os.PathLike,
+    overwrite: bool = False,
+    *,
+    scenarios: Sequence[Scenario] | None = None,
+    seed: int | None = None,
+    created=None,
+) -> list[Path]:
+    """Write the monthly schedule and the summary to `path` (.csv, .parquet, .xlsx or .json).
+
+    Refuses to overwrite existing files unless `overwrite`; the files are written atomically.
+    An .xlsx path gets the full workbook (econ.workbook) with live formulas when `scenarios` are
+    given. Returns the paths written.
+    """
+    return write_outputs(
+        projection,
+        {output_kind(path): path},
+        overwrite=overwrite,
+        scenarios=scenarios,
+        seed=seed,
+        created=created,
+    )
+
+
+__all__ = [
+    "FORMATS",
+    "FORMULA_PREFIXES",
+    "STAMP_COLUMNS",
+    "ExportError",
+    "csv_text",
+    "flat_summary",
+    "make_stamp",
+    "neutralize",
+    "output_kind",
+    "output_paths",
+    "parquet_bytes",
+    "projection_json",
+    "stamped_tables",
+    "write_atomically",
+    "write_outputs",
+    "write_projection",
+]

@@ -19,6 +19,7 @@ import tomli_w
 from pydantic import BaseModel, ValidationError
 
 from econ.errors import InputError
+from econ.scenario.migrations import migrate
 from econ.scenario.models import Scenario
 
 
@@ -97,7 +98,7 @@ def _valid_names_hint(loc: Iterable[Any]) -> str:
 def validate_dict(data: Mapping[str, Any], file: str | os.PathLike | None = None) -> Scenario:
     """Validate a plain dict (as read from TOML) into a Scenario, or raise ScenarioError."""
     try:
-        return Scenario.model_validate(data)
+        return Scenario.model_validate(migrate(data, file))
     except ValidationError as exc:
         raise _errors_from_validation(exc, file) from None
 
@@ -120,9 +121,10 @@ def read_toml(path: str | os.PathLike) -> dict[str, Any]:
     if not text.strip():
         raise ScenarioError(path, "", None, "file is empty; expected a TOML scenario")
     try:
-        return tomllib.loads(text)
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ScenarioError(path, "", None, f"malformed TOML: {exc}") from None
+    return migrate(data, path)  # older schema versions to today's, before any override
 
 
 def load_scenario(

@@ -1,0 +1,87 @@
+"""`econ export`: write a scenario's projection as an Excel workbook, CSV, Parquet or JSON.
+
+Thin: loads the scenarios (with --set overrides), projects them and hands the projection and the
+scenarios to econ.export, which writes every requested file atomically (all or none) with
+provenance stamps. No formulas live here.
+
+    econ export models/scenarios/deepseek-r1-gb200-nvl72.toml --xlsx seed.xlsx
+    econ export deepseek-r1-gb200-nvl72 --xlsx seed.xlsx --csv seed.csv --json seed.json --force
+    econ export SCENARIO --set market.price_usd_per_mtok=0.5 --parquet out.parquet
+
+A bare name that is not a file is looked up among the ready-made scenarios (models/scenarios).
+Exit codes: 0 written, 2 no output asked for, 3 invalid scenario or an output that cannot be
+written (existing file without --force, missing folder, full disk, permissions).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from econ.catalog import ready_made_scenarios
+from econ.engine import project
+from econ.export import write_outputs
+from econ.scenario import load_scenario
+
+EXIT_OK, EXIT_USAGE = 0, 2
+FORMAT_OPTIONS = ("xlsx", "csv", "parquet", "json")
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser(
+        "export",
+        help="write a projection as an Excel workbook with live formulas, CSV, Parquet or JSON",
+        description="Project scenarios and write them for finance: an Excel workbook whose main "
+        "lines are live formulas over an Assumptions sheet, CSV or Parquet schedules, or the JSON "
+        "summary. Every output is stamped (econ version, scenario hash, catalog versions, time) "
+        "and written atomically; existing files are kept unless --force.",
+    )
+    p.add_argument(
+        "files",
+        nargs="+",
+        metavar="SCENARIO",
+        help="scenario TOML file, or the name of a ready-made scenario",
+    )
+    p.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="PATH=VALUE",
+        help="override a field by dotted path (TOML value), e.g. market.price_usd_per_mtok=0.5",
+    )
+    p.add_argument("--xlsx", metavar="PATH", help="Excel workbook with live formulas")
+    p.add_argument(
+        "--csv", metavar="PATH", help="monthly schedule CSV (summary beside it: <stem>.summary.csv)"
+    )
+    p.add_argument(
+        "--parquet",
+        metavar="PATH",
+        help="monthly schedule Parquet (summary beside it: <stem>.summary.parquet)",
+    )
+    p.add_argument("--json", metavar="PATH", help="summary metrics as JSON")
+    p.add_argument("--force", action="store_true", help="overwrite existing output files")
+    p.set_defaults(run=run)
+
+
+def scenario_path(name: str) -> Path:
+    """The file of a scenario argument: a path, or a ready-made scenario's name."""
+    path = Path(name)
+    if path.exists() or path.suffix:
+        return path
+    return ready_made_scenarios().get(name, path)
+
+
+def run(args) -> int:
+    targets = {kind: getattr(args, kind) for kind in FORMAT_OPTIONS if getattr(args, kind)}
+    if not targets:
+        print(
+            "error: nothing to write; give at least one of --xlsx, --csv, --parquet, --json",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
+    scenarios = [load_scenario(scenario_path(f), args.overrides) for f in args.files]
+    projection = project(scenarios)
+    written = write_outputs(projection, targets, overwrite=args.force, scenarios=scenarios)
+    print("wrote " + ", ".join(str(p) for p in written), file=sys.stderr)
+    return EXIT_OK

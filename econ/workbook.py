@@ -1,0 +1,2370 @@
+"""The Excel workbook of a projection: inputs, schedules and metrics as live, checked formulas.
+
+Sheets: Assumptions (every input with unit, value, source and provenance flag, each a defined name;
+then derived figures and constants), Monthly (the engine's schedule), Annual (tax years), Depreciation,
+Debt, Summary (the metrics) and Notes (provenance, warnings, which lines are values and why).
+
+Live formulas. The main lines (tokens, revenue, power, facility, opex, capex, depreciation, sale,
+interest, principal, tax with losses carried forward, EBITDA, net income, cash flows, DSCR) are
+spreadsheet formulas over Assumptions names and schedule cells, and NPV, IRR, the levelized cost and
+its components are formulas over the schedule, so an analyst who changes an input in Excel sees it
+flow through. Tax is computed per tax year on the Annual sheet (taxable income summed by SUMIF, the
+income taxed so far as the running maximum of cumulative income, floored at 0, so losses carry
+forward and nothing is refunded) and spread evenly over the year's months, as the engine does.
+
+Checked formulas. Each formula is written once, as a small expression tree (`Expr`) that renders to
+spreadsheet text and also evaluates with numpy. Before a formula is written, its numpy value is
+compared with the engine's line (relative error 1e-9); a line whose formula does not reproduce the
+engine for a scenario (a feature the formulas do not model: several tranches, vintages, impairment,
+an owned hall, price tables) is written as the engine's values instead, shaded grey, and the Notes
+sheet says which line and why. So the workbook never shows a formula that disagrees with the engine,
+and lines the engine adds later appear as values until a formula is taught to them. The test suite
+recalculates workbooks with LibreOffice and compares every formula cell with the engine.
+
+Cached values. openpyxl writes formulas without results, and a reader that does not recalculate
+(pandas, many viewers, previews) would see empty cells. The results are known exactly (they are the
+checked values), so after openpyxl writes the package, each formula cell's `<v>` is filled in the
+sheet XML: the file opens with numbers everywhere, deterministically, with no office suite at export
+time. `fullCalcOnLoad` asks Excel to recalculate when it opens the file anyway.
+
+Text safety. Every user-controlled text (names, descriptions, sources, warnings) is stored as a
+string cell (never a formula, whatever it starts with) with the quote-prefix style, so editing the
+cell keeps it text; characters XML cannot hold are replaced by U+FFFD.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import io
+import json
+import math
+import os
+import re
+import typing
+import zipfile
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from openpyxl import Workbook
+from openpyxl.styles import Alignment, Font, PatternFill
+from openpyxl.utils import get_column_letter
+from openpyxl.workbook.defined_name import DefinedName
+from pydantic import BaseModel
+
+from econ import excel, units
+from econ.engine import MIN_EQUITY_SHARE_FOR_IRR, Projection
+from econ.errors import InputError
+from econ.excel import irr_batch
+from econ.provenance import CREATED_FIELD, Stamp
+from econ.scenario.models import Scenario
+
+MAX_ROWS = 1_000_000
+"""Rows a sheet may hold here (Excel's limit is 1,048,576); larger batches belong in Parquet."""
+RELATIVE_TOLERANCE = 1e-9
+"""A formula is written only when it reproduces the engine's line to this relative error."""
+TEXT_LIMIT = 32_767
+"""Characters an Excel cell holds."""
+
+SHEETS = ("Summary", "Assumptions", "Monthly", "Annual", "Depreciation", "Debt", "Notes")
+ROW_SHEETS = ("Monthly", "Depreciation", "Debt")
+"""Sheets with one row per scenario-month, aligned: row r is the same month on each."""
+
+
+class WorkbookError(InputError):
+    """A workbook that cannot be built as asked (too many rows, scenarios that do not match)."""
+
+
+class Missing(Exception):  # noqa: N818 - control flow, not an error shown to users
+    """A formula refers to an input or column that this scenario does not have."""
+
+
+# --- Formula expressions ---------------------------------------------------------------------------
+
+_COMPARE, _ADD, _MUL, _POW, _NEG, _ATOM = 1, 3, 4, 5, 6, 9
+
+
+class Expr:
+    """A spreadsheet formula that also evaluates with numpy (vectorized over a block's rows)."""
+
+    prec = _ATOM
+
+    def render(self, ctx: _Ctx) -> str:
+        raise NotImplementedError
+
+    def evaluate(self, env: _Env):
+        raise NotImplementedError
+
+    def refs(self) -> set[tuple[str, str]]:
+        """(sheet, column) and ("name", key) references, for deciding which helpers are needed."""
+        return set().union(*(c.refs() for c in self.children())) if self.children() else set()
+
+    def children(self) -> tuple[Expr, ...]:
+        return ()
+
+    def __add__(self, other):
+        return _Bin("+", self, _wrap(other))
+
+    def __radd__(self, other):
+        return _Bin("+", _wrap(other), self)
+
+    def __sub__(self, other):
+        return _Bin("-", self, _wrap(other))
+
+    def __rsub__(self, other):
+        return _Bin("-", _wrap(other), self)
+
+    def __mul__(self, other):
+        return _Bin("*", self, _wrap(other))
+
+    def __rmul__(self, other):
+        return _Bin("*", _wrap(other), self)
+
+    def __truediv__(self, other):
+        return _Bin("/", self, _wrap(other))
+
+    def __rtruediv__(self, other):
+        return _Bin("/", _wrap(other), self)
+
+    def __pow__(self, other):
+        return _Bin("^", self, _wrap(other))
+
+    def __neg__(self):
+        return _Neg(self)
+
+
+def _wrap(value) -> Expr:
+    if isinstance(value, Expr):
+        return value
+    if isinstance(value, str):
+        return Text(value)
+    return Num(value)
+
+
+def _number_text(value: float) -> str:
+    value = float(value)
+    if value.is_integer() and abs(value) < 1e15:
+        return str(int(value))
+    return repr(value).upper()
+
+
+class Num(Expr):
+    def __init__(self, value: float):
+        self.value = float(value)
+        self.prec = _ATOM if self.value >= 0 else _NEG
+
+    def render(self, ctx):
+        text = _number_text(self.value)
+        return f"({text})" if self.value < 0 else text
+
+    def evaluate(self, env):
+        return self.value
+
+
+class Text(Expr):
+    def __init__(self, value: str):
+        self.value = value
+
+    def render(self, ctx):
+        return '"' + self.value.replace('"', '""') + '"'
+
+    def evaluate(self, env):
+        # An empty text result is a blank in numeric context (e.g. DSCR without debt service).
+        return np.nan if self.value == "" else self.value
+
+
+class Name(Expr):
+    """A named Assumptions cell: an input (`market.price_usd_per_mtok`), a derived figure
+    (`calc.fleet_capex_usd`) or a constant (`const.hours_per_month`)."""
+
+    def __init__(self, key: str):
+        self.key = key
+
+    def render(self, ctx):
+        return ctx.name(self.key)
+
+    def evaluate(self, env):
+        return env.input(self.key)
+
+    def refs(self):
+        return {("name", self.key)}
+
+
+class Cell(Expr):
+    """The same row of a column on a row-aligned sheet (or the same Summary/Annual row)."""
+
+    def __init__(self, sheet: str, column: str):
+        self.sheet, self.column = sheet, column
+
+    def render(self, ctx):
+        return ctx.cell(self.sheet, self.column)
+
+    def evaluate(self, env):
+        return env.column(self.sheet, self.column)
+
+    def refs(self):
+        return {(self.sheet, self.column)}
+
+
+class Prev(Expr):
+    """The previous row of a column; `first` on a block's first row."""
+
+    def __init__(self, sheet: str, column: str, first: float = 0.0):
+        self.sheet, self.column, self.first = sheet, column, float(first)
+
+    def render(self, ctx):
+        if ctx.row == ctx.block(self.sheet)[0]:
+            return Num(self.first).render(ctx)
+        return ctx.cell(self.sheet, self.column, row=ctx.row - 1)
+
+    def evaluate(self, env):
+        values = np.asarray(env.column(self.sheet, self.column), dtype=float)
+        return np.concatenate([[self.first], values[:-1]])
+
+    def refs(self):
+        return {(self.sheet, self.column)}
+
+
+class Running(Expr):
+    """SUM or MAX of a column from the block's first row to this row (cumulative)."""
+
+    def __init__(self, function: str, sheet: str, column: str):
+        self.function, self.sheet, self.column = function, sheet, column
+
+    def render(self, ctx):
+        start = ctx.cell(self.sheet, self.column, row=ctx.block(self.sheet)[0], absolute_row=True)
+        end = ctx.cell(self.sheet, self.column, bare=True)
+        return f"{self.function}({start}:{end})"
+
+    def evaluate(self, env):
+        values = np.asarray(env.column(self.sheet, self.column), dtype=float)
+        if self.function == "SUM":
+            return np.cumsum(values)
+        return np.maximum.accumulate(values)
+
+    def refs(self):
+        return {(self.sheet, self.column)}
+
+
+def _is_blank(value):
+    return value is None
+
+
+def _if(condition, when_true, when_false):
+    return np.where(condition, when_true, when_false)
+
+
+def _minimum(*values):
+    return np.minimum.reduce(np.broadcast_arrays(*[np.asarray(v, dtype=float) for v in values]))
+
+
+def _maximum(*values):
+    return np.maximum.reduce(np.broadcast_arrays(*[np.asarray(v, dtype=float) for v in values]))
+
+
+_FUNCTIONS: dict[str, Callable] = {
+    "AND": lambda *a: np.logical_and.reduce(np.broadcast_arrays(*a)),
+    "OR": lambda *a: np.logical_or.reduce(np.broadcast_arrays(*a)),
+    "MIN": _minimum,
+    "MAX": _maximum,
+    "INT": lambda x: np.floor(np.asarray(x, dtype=float)),
+    "ABS": lambda x: np.abs(np.asarray(x, dtype=float)),
+    "ISBLANK": _is_blank,
+    # Spreadsheet semantics (payments at period ends), from econ.excel.
+    "PMT": lambda rate, nper, pv: excel.pmt(rate, nper, pv),
+    "FV": lambda rate, nper, payment, pv: excel.fv(rate, nper, payment, pv),
+}
+
+
+class Call(Expr):
+    def __init__(self, function: str, *args):
+        self.function = function
+        self.args = tuple(_wrap(a) for a in args)
+
+    def children(self):
+        return self.args
+
+    def render(self, ctx):
+        return f"{self.function}({','.join(a.render(ctx) for a in self.args)})"
+
+    def evaluate(self, env):
+        if self.function == "IF":
+            condition = self.args[0].evaluate(env)
+            if np.ndim(condition) == 0:  # a scalar condition: only the chosen branch, as Excel
+                return self.args[1 if bool(condition) else 2].evaluate(env)
+            with np.errstate(all="ignore"):
+                return _if(condition, self.args[1].evaluate(env), self.args[2].evaluate(env))
+        if self.function == "ISBLANK":
+            return _is_blank(self.args[0].evaluate(env))
+        values = [a.evaluate(env) for a in self.args]
+        for v in values:
+            if v is None:
+                raise Missing(f"{self.function} of an empty input")
+        return _FUNCTIONS[self.function](*values)
+
+
+def IF(condition, when_true, when_false):  # noqa: N802 - spreadsheet names
+    return Call("IF", condition, when_true, when_false)
+
+
+def AND(*args):  # noqa: N802
+    return Call("AND", *args)
+
+
+def MIN(*args):  # noqa: N802
+    return Call("MIN", *args)
+
+
+def MAX(*args):  # noqa: N802
+    return Call("MAX", *args)
+
+
+def INT(x):  # noqa: N802
+    return Call("INT", x)
+
+
+def ISBLANK(x):  # noqa: N802
+    return Call("ISBLANK", x)
+
+
+class _Bin(Expr):
+    _PREC = {"+": _ADD, "-": _ADD, "*": _MUL, "/": _MUL, "^": _POW}
+
+    def __init__(self, op: str, left: Expr, right: Expr):
+        self.op, self.left, self.right = op, left, right
+        self.prec = self._PREC[op]
+
+    def children(self):
+        return (self.left, self.right)
+
+    def render(self, ctx):
+        left, right = self.left.render(ctx), self.right.render(ctx)
+        # Parenthesize so the spreadsheet evaluates exactly this tree (same rounding as numpy).
+        if self.left.prec < self.prec or (self.op == "^" and self.left.prec <= self.prec):
+            left = f"({left})"
+        if self.right.prec <= self.prec:
+            right = f"({right})"
+        return f"{left}{self.op}{right}"
+
+    def evaluate(self, env):
+        a, b = self.left.evaluate(env), self.right.evaluate(env)
+        if a is None or b is None or isinstance(a, str) or isinstance(b, str):
+            raise Missing("arithmetic on an empty or text input")
+        with np.errstate(all="ignore"):
+            a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+            if self.op == "+":
+                return a + b
+            if self.op == "-":
+                return a - b
+            if self.op == "*":
+                return a * b
+            if self.op == "/":
+                return a / b
+            return np.power(a, b)
+
+
+class _Neg(Expr):
+    prec = _NEG
+
+    def __init__(self, operand: Expr):
+        self.operand = operand
+
+    def children(self):
+        return (self.operand,)
+
+    def render(self, ctx):
+        inner = self.operand.render(ctx)
+        return f"-({inner})" if self.operand.prec < _ATOM else f"-{inner}"
+
+    def evaluate(self, env):
+        value = self.operand.evaluate(env)
+        if value is None or isinstance(value, str):
+            raise Missing("negation of an empty or text input")
+        return -np.asarray(value, dtype=float)
+
+
+class _Compare(Expr):
+    prec = _COMPARE
+    _OPS = {"=": np.equal, "<>": np.not_equal, "<": np.less, "<=": np.less_equal}
+    _OPS |= {">": np.greater, ">=": np.greater_equal}
+
+    def __init__(self, op: str, left, right):
+        self.op, self.left, self.right = op, _wrap(left), _wrap(right)
+
+    def children(self):
+        return (self.left, self.right)
+
+    def render(self, ctx):
+        left, right = self.left.render(ctx), self.right.render(ctx)
+        if self.left.prec <= self.prec:
+            left = f"({left})"
+        if self.right.prec <= self.prec:
+            right = f"({right})"
+        return f"{left}{self.op}{right}"
+
+    def evaluate(self, env):
+        a, b = self.left.evaluate(env), self.right.evaluate(env)
+        if isinstance(a, str) or isinstance(b, str):
+            if self.op not in ("=", "<>"):
+                raise Missing("ordering of text")
+            same = str(a).casefold() == str(b).casefold()  # spreadsheets compare text case-blind
+            return same if self.op == "=" else not same
+        if a is None or b is None:
+            raise Missing("comparison with an empty input")
+        return self._OPS[self.op](np.asarray(a, dtype=float), np.asarray(b, dtype=float))
+
+
+def eq(a, b):
+    return _Compare("=", a, b)
+
+
+def ne(a, b):
+    return _Compare("<>", a, b)
+
+
+def lt(a, b):
+    return _Compare("<", a, b)
+
+
+def le(a, b):
+    return _Compare("<=", a, b)
+
+
+def gt(a, b):
+    return _Compare(">", a, b)
+
+
+def ge(a, b):
+    return _Compare(">=", a, b)
+
+
+class _Lookup(Expr):
+    """INDEX into an Annual column of the same scenario by tax year (1-based)."""
+
+    def __init__(self, column: str, index: Expr):
+        self.column, self.index = column, index
+
+    def children(self):
+        return (self.index,)
+
+    def refs(self):
+        return {("Annual", self.column)} | self.index.refs()
+
+    def render(self, ctx):
+        a0, a1 = ctx.block("Annual")
+        letter = ctx.letter("Annual", self.column)
+        return f"INDEX(Annual!${letter}${a0}:${letter}${a1},{self.index.render(ctx)})"
+
+    def evaluate(self, env):
+        table = np.asarray(env.column("Annual", self.column), dtype=float)
+        index = np.asarray(self.index.evaluate(env), dtype=float).astype(int)
+        return table[index - 1]
+
+
+class _SumIf(Expr):
+    """On the Annual sheet: a Monthly column summed over the months of this row's tax year."""
+
+    def __init__(self, column: str, sheet: str = "Monthly"):
+        self.column, self.sheet = column, sheet
+
+    def refs(self):
+        return {(self.sheet, self.column), ("Monthly", "tax_year"), ("Annual", "tax_year")}
+
+    def render(self, ctx):
+        keys = ctx.range("Monthly", "tax_year")
+        values = ctx.range(self.sheet, self.column)
+        return f"SUMIF({keys},{ctx.cell('Annual', 'tax_year')},{values})"
+
+    def evaluate(self, env):
+        keys = np.asarray(env.column("Monthly", "tax_year"), dtype=float).astype(int)
+        values = np.asarray(env.column(self.sheet, self.column), dtype=float)
+        years = np.asarray(env.column("Annual", "tax_year"), dtype=float).astype(int)
+        sums = np.bincount(keys - 1, weights=values, minlength=int(years.max()))
+        return sums[years - 1]
+
+
+class _Aggregate(Expr):
+    """SUM / MIN / COUNT of a whole block column (Summary cells)."""
+
+    def __init__(self, function: str, column: str, sheet: str = "Monthly"):
+        self.function, self.column, self.sheet = function, column, sheet
+
+    def refs(self):
+        return {(self.sheet, self.column)}
+
+    def render(self, ctx):
+        return f"{self.function}({ctx.range(self.sheet, self.column)})"
+
+    def evaluate(self, env):
+        values = np.asarray(env.column(self.sheet, self.column), dtype=float)
+        finite = values[~np.isnan(values)]
+        if self.function == "SUM":
+            return float(finite.sum())
+        if self.function == "COUNT":
+            return float(finite.size)
+        if self.function == "MIN":
+            return float(finite.min()) if finite.size else 0.0
+        raise ValueError(self.function)
+
+
+class _PresentValue(Expr):
+    """SUMPRODUCT of a block column with the discount factors."""
+
+    def __init__(self, column: str):
+        self.column = column
+
+    def refs(self):
+        return {("Monthly", self.column), ("Monthly", "discount_factor")}
+
+    def render(self, ctx):
+        return (
+            f"SUMPRODUCT({ctx.range('Monthly', self.column)},"
+            f"{ctx.range('Monthly', 'discount_factor')})"
+        )
+
+    def evaluate(self, env):
+        values = np.asarray(env.column("Monthly", self.column), dtype=float)
+        factors = np.asarray(env.column("Monthly", "discount_factor"), dtype=float)
+        return float(np.dot(values, factors))
+
+
+class _Npv(Expr):
+    """Month-0 flow plus the spreadsheet NPV of months 1..H at the monthly discount rate."""
+
+    def __init__(self, column: str, rate: Expr):
+        self.column, self.rate = column, rate
+
+    def children(self):
+        return (self.rate,)
+
+    def refs(self):
+        return {("Monthly", self.column)} | self.rate.refs()
+
+    def render(self, ctx):
+        r0, r1 = ctx.block("Monthly")
+        letter = ctx.letter("Monthly", self.column)
+        first = f"Monthly!${letter}${r0}"
+        if r1 == r0:
+            return first
+        return f"{first}+NPV({self.rate.render(ctx)},Monthly!${letter}${r0 + 1}:${letter}${r1})"
+
+    def evaluate(self, env):
+        values = np.asarray(env.column("Monthly", self.column), dtype=float)
+        rate = float(self.rate.evaluate(env))
+        return float(np.dot(values, (1.0 + rate) ** -np.arange(values.size)))
+
+
+class _Irr(Expr):
+    """Annualized IRR of a block column, or `fallback` text where the IRR does not exist."""
+
+    def __init__(self, column: str, guess: float, fallback: str):
+        self.column, self.guess, self.fallback = column, guess, fallback
+
+    def refs(self):
+        return {("Monthly", self.column)}
+
+    def render(self, ctx):
+        irr = f"IRR({ctx.range('Monthly', self.column)},{_number_text(self.guess)})"
+        return f"IFERROR((1+{irr})^12-1,{Text(self.fallback).render(ctx)})"
+
+    def evaluate(self, env):
+        values = np.asarray(env.column("Monthly", self.column), dtype=float)
+        monthly = float(irr_batch(values[None, :])[0])
+        return self.fallback if math.isnan(monthly) else float(units.annual_rate(monthly))
+
+
+class _Guard(Expr):
+    """IF(condition, text, value): a metric that is reported as text (null) when undefined."""
+
+    def __init__(self, condition: Expr, text: str, value: Expr):
+        self.condition, self.text, self.value = condition, text, value
+
+    def children(self):
+        return (self.condition, self.value)
+
+    def render(self, ctx):
+        return IF(self.condition, Text(self.text), self.value).render(ctx)
+
+    def evaluate(self, env):
+        return self.text if bool(self.condition.evaluate(env)) else self.value.evaluate(env)
+
+
+# --- Render context and evaluation environment ----------------------------------------------------
+
+
+class _Env:
+    """Values of one scenario: inputs by key, columns by (sheet, name) as arrays over its rows."""
+
+    def __init__(self, inputs: Mapping[str, Any]):
+        self.inputs = dict(inputs)
+        self.columns: dict[tuple[str, str], Any] = {}
+
+    def input(self, key: str):
+        if key not in self.inputs:
+            raise Missing(f"no input {key}")
+        return self.inputs[key]
+
+    def column(self, sheet: str, name: str):
+        try:
+            return self.columns[(sheet, name)]
+        except KeyError:
+            raise Missing(f"no column {sheet}!{name}") from None
+
+
+@dataclass
+class _Layout:
+    letters: dict[str, dict[str, str]]  # sheet -> column name -> letter
+    blocks: list[dict[str, tuple[int, int]]]  # scenario -> sheet -> (first row, last row)
+    names: list[dict[str, str]]  # scenario -> key -> defined name
+
+
+class _Ctx:
+    def __init__(self, layout: _Layout, k: int, sheet: str, row: int):
+        self.layout, self.k, self.sheet, self.row = layout, k, sheet, row
+
+    def letter(self, sheet: str, column: str) -> str:
+        return self.layout.letters[sheet][column]
+
+    def block(self, sheet: str) -> tuple[int, int]:
+        return self.layout.blocks[self.k][sheet]
+
+    def _prefix(self, sheet: str) -> str:
+        return "" if sheet == self.sheet else f"{sheet}!"
+
+    def cell(self, sheet, column, row=None, absolute_row=False, bare=False) -> str:
+        if row is None:
+            if sheet in ROW_SHEETS and self.sheet in ROW_SHEETS or sheet == self.sheet:
+                row = self.row
+            else:
+                raise Missing(f"no row of {sheet} aligned with {self.sheet}")
+        ref = f"{self.letter(sheet, column)}{'$' if absolute_row else ''}{row}"
+        if absolute_row:
+            ref = "$" + ref
+        return ref if bare else self._prefix(sheet) + ref
+
+    def range(self, sheet: str, column: str) -> str:
+        r0, r1 = self.block(sheet)
+        letter = self.letter(sheet, column)
+        return f"{self._prefix(sheet)}${letter}${r0}:${letter}${r1}"
+
+    def name(self, key: str) -> str:
+        return self.layout.names[self.k][key]
+
+
+# --- The formula model ---------------------------------------------------------------------------
+
+M = "Monthly"
+
+
+def mcol(name: str) -> Cell:
+    return Cell(M, name)
+
+
+month = mcol("month")
+purchase = Name("fleet.purchase_month")
+retire = Name("calc.retire_month")
+since = month - purchase
+in_service = mcol("in_service")
+
+
+def _after_month_1(rate: Expr) -> Expr:
+    """(1 + rate)^(max(m - 1, 0) / 12): a month-1 figure changing at an annual rate."""
+    return (1 + rate) ** (MAX(month - 1, 0) / 12)
+
+
+def _ramp(ramp_months: Expr) -> Expr:
+    """Linear fill over `ramp_months` after purchase; 1 without a ramp (econ.market)."""
+    return IF(gt(ramp_months, 0), MIN(1, since / MAX(ramp_months, 1)), 1)
+
+
+@dataclass
+class _Info:
+    """What gates and value schedules may look at: the scenario and its engine lines."""
+
+    scenario: Scenario | None
+    lines: dict[str, np.ndarray]
+    env: _Env
+    modes: dict[tuple[str, str], str]
+
+
+Gate = Callable[[_Info], bool]
+
+
+@dataclass
+class Spec:
+    """A column of a row-aligned sheet or of Annual.
+
+    `candidates` are (formula, gate) pairs tried in order; the first whose gate holds and whose
+    value reproduces the engine's line `engine` (when the engine has it) is written. `values`
+    makes a value schedule instead (a function of the scenario, None when not applicable).
+    `helper` columns are written only where a formula uses them.
+    """
+
+    sheet: str
+    name: str
+    candidates: tuple[tuple[Expr, Gate | None], ...] = ()
+    engine: str | None = None
+    helper: bool = False
+    values: Callable[[_Info], np.ndarray | None] | None = None
+    label: str = ""
+
+
+def _single_fleet(info: _Info) -> bool:
+    return info.scenario is not None and not getattr(info.scenario, "vintages", ())
+
+
+def _attr(obj, path: str, default=None):
+    for part in path.split("."):
+        obj = getattr(obj, part, None)
+        if obj is None:
+            return default
+    return obj
+
+
+def _no_impairment(info: _Info) -> bool:
+    threshold = _attr(info.scenario, "depreciation.impairment.price_drop_threshold")
+    impaired = info.lines.get("impairment_usd")
+    return threshold is None and (impaired is None or not np.any(impaired))
+
+
+def _capex_is_formula(info: _Info) -> bool:
+    return info.modes.get((M, "capex_usd")) == "formula"
+
+
+def _method_is(path: str, name: str) -> Gate:
+    return lambda info: _attr(info.scenario, path) == name
+
+
+def _all(*gates: Gate) -> Gate:
+    return lambda info: all(g(info) for g in gates)
+
+
+def _throughput_multiplier(info: _Info):
+    """Throughput per GPU relative to throughput.tokens_per_s_per_gpu: the engine's software-gain
+    trajectory, read off its tokens (tokens / (GPUs x base rate x utilization x seconds))."""
+    if not _single_fleet(info) or "tokens" not in info.lines:
+        return None
+    gpus = np.asarray(info.env.column(M, "gpus_in_service"), dtype=float)
+    utilization = np.asarray(info.env.column(M, "utilization"), dtype=float)
+    rate = info.env.input("throughput.tokens_per_s_per_gpu")
+    capacity = gpus * utilization * rate * units.SECONDS_PER_MONTH
+    with np.errstate(all="ignore"):
+        multiplier = np.where(capacity > 0, info.lines["tokens"] / capacity, np.nan)
+    # Months without service produce no tokens; carry the neighbouring factor for readability.
+    known = np.flatnonzero(~np.isnan(multiplier))
+    if known.size == 0:
+        return np.ones_like(multiplier)
+    filled = np.interp(np.arange(multiplier.size), known, multiplier[known])
+    return np.where(np.isnan(multiplier), filled, multiplier)
+
+
+def _financing_cash_flow(info: _Info):
+    """Cash between the lenders and the equity, where the loan is not modelled as formulas (a
+    capital stack): the engine's equity less project cash flow, as a value schedule."""
+    if info.modes.get((M, "interest_usd")) == "formula":
+        return None
+    if "cash_flow_equity_usd" not in info.lines or "cash_flow_project_usd" not in info.lines:
+        return None
+    return info.lines["cash_flow_equity_usd"] - info.lines["cash_flow_project_usd"]
+
+
+def _share_of_capex(line: str) -> Callable[[_Info], np.ndarray | None]:
+    """A depreciation schedule as a share of the fleet's capex (values), where the schedule
+    scales with the cost: one fleet, no impairment, capex as formulas."""
+
+    def compute(info: _Info):
+        if not (_single_fleet(info) and _no_impairment(info) and _capex_is_formula(info)):
+            return None
+        cost = info.env.input("calc.fleet_capex_usd")
+        if line not in info.lines or not cost:
+            return None
+        return info.lines[line] / cost
+
+    return compute
+
+
+def _candidates(formulas) -> tuple[tuple[Expr, Gate | None], ...]:
+    return tuple(f if isinstance(f, tuple) else (f, None) for f in formulas)
+
+
+def when(gate: Gate, formula: Expr) -> tuple[Expr, Gate]:
+    """A candidate formula tried only when `gate` holds for the scenario."""
+    return (formula, gate)
+
+
+def line(name: str, *formulas, sheet: str = "Monthly") -> Spec:
+    """An engine line (checked against the engine, else written as its values)."""
+    return Spec(sheet, name, _candidates(formulas), engine=name)
+
+
+def helper(sheet: str, name: str, *formulas, values=None, label: str = "") -> Spec:
+    """A working column, written only where a formula needs it."""
+    return Spec(sheet, name, _candidates(formulas), helper=True, values=values, label=label)
+
+
+def view(sheet: str, name: str, formula: Expr, label: str = "") -> Spec:
+    """A column shown on a sheet for reading (regroups or accumulates checked lines)."""
+    return Spec(sheet, name, _candidates((formula,)), label=label)
+
+
+_fleet_capex = Name("calc.fleet_capex_usd")
+_dep, _imp, _tax_dep = (
+    mcol("depreciation_usd"),
+    mcol("impairment_usd"),
+    mcol("tax_depreciation_usd"),
+)
+_disposal, _gain, _tax_gain = (
+    mcol("disposal_usd"),
+    mcol("gain_on_disposal_usd"),
+    mcol("tax_gain_on_disposal_usd"),
+)
+_gpus, _util = mcol("gpus_in_service"), mcol("utilization")
+_tax_rate = Name("financing.tax_rate")
+_contract_share = Name("market.contract_share")
+_sells_hours = eq(Name("market.spot_sells"), "gpu_hours")
+_serving = AND(ge(since, 1), le(month, retire))  # in service: after purchase, up to retirement
+_open = IF(ge(month, 1), 1, 0)  # the site runs from month 1
+_it_kw = _gpus * Name("calc.it_kw_per_gpu")
+_loan_rate, _term, _debt = (
+    Name("calc.loan_rate_monthly"),
+    Name("financing.debt_term_months"),
+    Name("calc.debt_usd"),
+)
+_scheduled = Cell("Debt", "scheduled_balance_usd")
+_horizon = Name("calc.horizon_months")
+_token_revenue = (
+    (1 - _contract_share)
+    * mcol("tokens")
+    * mcol("token_price_usd_per_mtok")
+    / Name("const.tokens_per_mtok")
+)
+
+
+def _cumulative(name: str) -> Running:
+    return Running("SUM", M, name)
+
+
+SPECS: tuple[Spec, ...] = (
+    helper(M, "tax_year", IF(eq(month, 0), 1, INT((month - 1) / 12) + 1)),
+    helper(M, "in_service", IF(_serving, 1, 0)),
+    # Fleet and throughput (econ.market.utilization_path, econ.engine).
+    line(
+        "gpus_in_service",
+        Name("fleet.gpu_count") * _ramp(Name("fleet.deployment_ramp_months")) * in_service,
+    ),
+    helper(
+        M,
+        "utilization",
+        Name("utilization.share")
+        * _ramp(Name("utilization.ramp_months"))
+        * (1 - Name("utilization.churn_annual")) ** (MAX(since - 1, 0) / 12)
+        * in_service,
+        Name("utilization.share") * _ramp(Name("utilization.ramp_months")) * in_service,
+        label="share of hours serving",
+    ),
+    helper(M, "throughput_multiplier", values=_throughput_multiplier),
+    helper(
+        M,
+        "tokens_per_s_per_gpu",
+        Name("throughput.tokens_per_s_per_gpu") * mcol("throughput_multiplier"),
+    ),
+    line("tokens", _gpus * mcol("tokens_per_s_per_gpu") * _util * Name("const.seconds_per_month")),
+    # Revenue (econ.market.token_price_usd_per_mtok, rental_price_usd_per_gpu_hour, revenue_by_source).
+    helper(
+        M,
+        "token_price_usd_per_mtok",
+        Name("market.price_usd_per_mtok")
+        * (1 - Name("market.price_decline_annual")) ** (MAX(month - 1, 0) / 12),
+    ),
+    helper(
+        M,
+        "rental_usd_per_gpu_hour",
+        Name("market.rental_floor_usd_per_gpu_hour")
+        + (Name("market.rental_usd_per_gpu_hour") - Name("market.rental_floor_usd_per_gpu_hour"))
+        * (1 - Name("market.rental_decline_annual")) ** (MAX(month - 1, 0) / 12),
+    ),
+    line("token_revenue_usd", IF(_sells_hours, 0, _token_revenue), _token_revenue),
+    line(
+        "contract_revenue_usd",
+        _contract_share
+        * _gpus
+        * Name("const.hours_per_month")
+        * Name("market.contract_usd_per_gpu_hour"),
+    ),
+    line(
+        "spot_revenue_usd",
+        IF(
+            _sells_hours,
+            (1 - _contract_share)
+            * _gpus
+            * Name("const.hours_per_month")
+            * _util
+            * mcol("rental_usd_per_gpu_hour"),
+            0,
+        ),
+    ),
+    line(
+        "revenue_usd",
+        mcol("token_revenue_usd") + mcol("contract_revenue_usd") + mcol("spot_revenue_usd"),
+        mcol("token_revenue_usd") + mcol("contract_revenue_usd"),
+    ),
+    # Power and facility (econ.power, econ.facility: colocation on contracted or installed kW).
+    helper(
+        M,
+        "power_price_usd_per_kwh",
+        Name("power.price_usd_per_kwh")
+        * _after_month_1(Name("power.escalation_annual"))
+        * Name("power.time_of_day_factor"),
+    ),
+    helper(
+        M,
+        "it_drawn_kw",
+        _it_kw * (_util + (1 - _util) * Name("power.idle_power_share")),
+        label="average IT power drawn",
+    ),
+    line(
+        "power_usd",
+        mcol("it_drawn_kw")
+        * Name("power.pue")
+        * Name("const.hours_per_month")
+        * mcol("power_price_usd_per_kwh"),
+    ),
+    line(
+        "facility_usd",
+        Name("facility.colo_usd_per_kw_month")
+        * _after_month_1(Name("facility.escalation_annual"))
+        * IF(
+            ISBLANK(Name("facility.contracted_kw")),
+            _it_kw,
+            Name("facility.contracted_kw") * _open
+            + Name("facility.overage_multiplier")
+            * MAX(_it_kw - Name("facility.contracted_kw") * _open, 0),
+        ),
+    ),
+    line(
+        "opex_usd",
+        Name("opex.staff_usd_per_month") * _open
+        + (
+            Name("opex.maintenance_share_of_capex_annual")
+            + Name("opex.insurance_share_of_capex_annual")
+        )
+        / Name("const.months_per_year")
+        * _fleet_capex
+        * in_service
+        + _gpus * Name("opex.software_usd_per_gpu_month"),
+    ),
+    line(
+        "ebitda_usd",
+        mcol("revenue_usd") - mcol("power_usd") - mcol("facility_usd") - mcol("opex_usd"),
+    ),
+    # Capex, depreciation (straight line as a formula; other methods as a schedule per USD of
+    # cost), impairment and sale at book value or at a share of cost (econ.depreciation).
+    line("capex_usd", IF(eq(month, purchase), _fleet_capex, 0)),
+    helper("Depreciation", "book_share_of_capex", values=_share_of_capex("depreciation_usd")),
+    helper("Depreciation", "tax_share_of_capex", values=_share_of_capex("tax_depreciation_usd")),
+    line(
+        "depreciation_usd",
+        when(
+            _all(_method_is("depreciation.method", "straight_line"), _single_fleet),
+            IF(
+                _serving,
+                (_fleet_capex - Name("calc.salvage_usd"))
+                / Name("calc.life_months")
+                * MAX(0, MIN(1, Name("calc.life_months") - (since - 1))),
+                0,
+            ),
+        ),
+        _fleet_capex * Cell("Depreciation", "book_share_of_capex"),
+    ),
+    line("impairment_usd", when(_no_impairment, Num(0.0))),
+    line(
+        "tax_depreciation_usd",
+        when(_method_is("depreciation.tax.method", "book"), _dep),
+        _fleet_capex * Cell("Depreciation", "tax_share_of_capex"),
+    ),
+    line(
+        "disposal_usd",
+        when(
+            lambda info: _attr(info.scenario, "depreciation.sale_value_share") is None,
+            IF(
+                eq(month, retire),
+                MAX(
+                    0,
+                    _fleet_capex - _cumulative("depreciation_usd") - _cumulative("impairment_usd"),
+                ),
+                0,
+            ),
+        ),
+        IF(eq(month, retire), Name("depreciation.sale_value_share") * _fleet_capex, 0),
+    ),
+    line(
+        "gain_on_disposal_usd",
+        IF(
+            eq(month, retire),
+            _disposal
+            - (_fleet_capex - _cumulative("depreciation_usd") - _cumulative("impairment_usd")),
+            0,
+        ),
+    ),
+    helper(
+        M,
+        "tax_gain_on_disposal_usd",
+        IF(eq(month, retire), _disposal - (_fleet_capex - _cumulative("tax_depreciation_usd")), 0),
+        label="gain on sale over the tax basis",
+    ),
+    # The loan: level monthly payments over its term from the month after the draw; what is
+    # still owed in the last month of the projection is repaid then (econ.capital settlement).
+    helper("Debt", "draws_usd", IF(eq(month, purchase), _debt, 0)),
+    helper(
+        "Debt",
+        "scheduled_balance_usd",
+        when(
+            lambda info: not _attr(info.scenario, "financing.tranches", ()),
+            IF(
+                lt(month, purchase),
+                0,
+                -Call(
+                    "FV",
+                    _loan_rate,
+                    MIN(since, _term),
+                    Call("PMT", _loan_rate, _term, _debt),
+                    _debt,
+                ),
+            ),
+        ),
+        label="balance on the amortization schedule, before any balloon",
+    ),
+    helper(
+        "Debt",
+        "scheduled_principal_usd",
+        IF(ge(since, 1), Prev("Debt", "scheduled_balance_usd") - _scheduled, 0),
+    ),
+    helper(
+        "Debt",
+        "balloon_usd",
+        IF(eq(month, _horizon), _scheduled, 0),
+        label="repaid in the last month",
+    ),
+    line("interest_usd", IF(ge(since, 1), Prev("Debt", "scheduled_balance_usd") * _loan_rate, 0)),
+    line("cash_interest_usd", mcol("interest_usd")),
+    line("principal_usd", Cell("Debt", "scheduled_principal_usd") + Cell("Debt", "balloon_usd")),
+    # Debt service excludes balloons (refinanced; econ.capital), so DSCR does too.
+    line(
+        "debt_service_usd",
+        mcol("cash_interest_usd") + Cell("Debt", "scheduled_principal_usd"),
+        mcol("cash_interest_usd") + mcol("principal_usd"),
+    ),
+    line("debt_balance_usd", IF(ge(month, _horizon), 0, _scheduled)),
+    # Tax per tax year with losses carried forward (econ.tax), spread over the year's months.
+    helper(
+        M, "taxable_income_usd", mcol("ebitda_usd") - _tax_dep - mcol("interest_usd") + _tax_gain
+    ),
+    helper(
+        "Annual",
+        "months_in_year",
+        MIN(12, MAX(0, Name("calc.horizon_months") - 12 * (Cell("Annual", "tax_year") - 1))),
+    ),
+    helper("Annual", "taxable_income_usd", _SumIf("taxable_income_usd")),
+    helper(
+        "Annual", "cumulative_taxable_income_usd", Running("SUM", "Annual", "taxable_income_usd")
+    ),
+    helper(
+        "Annual",
+        "income_taxed_to_date_usd",
+        MAX(0, Running("MAX", "Annual", "cumulative_taxable_income_usd")),
+        label="running maximum of cumulative taxable income, at least 0",
+    ),
+    helper(
+        "Annual",
+        "tax_due_usd",
+        (Cell("Annual", "income_taxed_to_date_usd") - Prev("Annual", "income_taxed_to_date_usd"))
+        * _tax_rate,
+    ),
+    line(
+        "tax_usd",
+        IF(
+            eq(month, 0),
+            0,
+            _Lookup("tax_due_usd", mcol("tax_year"))
+            / MAX(_Lookup("months_in_year", mcol("tax_year")), 1),
+        ),
+    ),
+    line("deferred_tax_usd", _tax_rate * (_tax_dep - _dep - _imp + _gain - _tax_gain)),
+    line("deferred_tax_liability_usd", _cumulative("deferred_tax_usd")),
+    line(
+        "net_income_usd",
+        mcol("ebitda_usd")
+        - _dep
+        - _imp
+        - mcol("interest_usd")
+        + _gain
+        - mcol("tax_usd")
+        - mcol("deferred_tax_usd"),
+    ),
+    line(
+        "cash_flow_project_usd",
+        mcol("ebitda_usd") - mcol("capex_usd") + _disposal - mcol("tax_usd"),
+    ),
+    helper(
+        "Debt",
+        "financing_cash_flow_usd",
+        values=_financing_cash_flow,
+        label="draws less debt service and fees of the capital stack (the engine's values)",
+    ),
+    line(
+        "cash_flow_equity_usd",
+        mcol("cash_flow_project_usd")
+        + Cell("Debt", "draws_usd")
+        - mcol("cash_interest_usd")
+        - mcol("principal_usd"),
+        mcol("cash_flow_project_usd") + Cell("Debt", "financing_cash_flow_usd"),
+    ),
+    line(
+        "dscr",
+        IF(
+            gt(mcol("debt_service_usd"), 1e-6),
+            (mcol("ebitda_usd") - mcol("tax_usd")) / mcol("debt_service_usd"),
+            Text(""),
+        ),
+    ),
+    helper(
+        M,
+        "discount_factor",
+        (1 + Name("calc.discount_rate_monthly")) ** -month,
+        label="(1 + monthly discount rate)^-month",
+    ),
+    # Views: the schedules regrouped for reading, as formulas over Monthly.
+    *(
+        view("Debt", name, mcol(name), "from Monthly")
+        for name in (
+            "interest_usd",
+            "principal_usd",
+            "debt_service_usd",
+            "debt_balance_usd",
+            "dscr",
+        )
+    ),
+    *(
+        view("Depreciation", name, mcol(name), "from Monthly")
+        for name in (
+            "capex_usd",
+            "depreciation_usd",
+            "impairment_usd",
+            "tax_depreciation_usd",
+            "disposal_usd",
+        )
+    ),
+    view(
+        "Depreciation",
+        "book_value_usd",
+        _cumulative("capex_usd")
+        - _cumulative("depreciation_usd")
+        - _cumulative("impairment_usd")
+        - _cumulative("disposal_usd")
+        + _cumulative("gain_on_disposal_usd"),
+        "cost less accumulated depreciation and impairment, less the carrying amount sold",
+    ),
+    view(
+        "Depreciation",
+        "tax_basis_usd",
+        _cumulative("capex_usd")
+        - _cumulative("tax_depreciation_usd")
+        - _cumulative("disposal_usd")
+        + _cumulative("tax_gain_on_disposal_usd"),
+        "cost less accumulated tax depreciation, less the tax basis sold",
+    ),
+    *(
+        view("Annual", name, _SumIf(name))
+        for name in (
+            "revenue_usd",
+            "power_usd",
+            "facility_usd",
+            "opex_usd",
+            "ebitda_usd",
+            "depreciation_usd",
+            "interest_usd",
+            "tax_usd",
+            "net_income_usd",
+            "cash_flow_project_usd",
+            "cash_flow_equity_usd",
+        )
+    ),
+)
+
+DERIVED: tuple[tuple[str, Expr, str, str], ...] = (
+    (
+        "calc.hardware_usd_per_gpu",
+        IF(
+            ISBLANK(Name("capex.gpu_price_usd")),
+            Name("capex.system_price_usd") / Name("capex.gpus_per_system"),
+            Name("capex.gpu_price_usd"),
+        ),
+        "USD/GPU",
+        "hardware price per GPU: gpu_price_usd, else system_price_usd / gpus_per_system",
+    ),
+    (
+        "calc.capex_usd_per_gpu",
+        Name("calc.hardware_usd_per_gpu") * (1 + Name("capex.spares_share"))
+        + Name("capex.networking_usd_per_gpu")
+        + Name("capex.storage_usd_per_gpu")
+        + Name("capex.installation_usd_per_gpu"),
+        "USD/GPU",
+        "capitalized cost per GPU: hardware with spares, network, storage, installation",
+    ),
+    (
+        "calc.fleet_capex_usd",
+        Name("calc.capex_usd_per_gpu") * Name("fleet.gpu_count"),
+        "USD",
+        "capex of the fleet, paid in the purchase month",
+    ),
+    (
+        "calc.salvage_usd",
+        Name("depreciation.salvage_share") * Name("calc.fleet_capex_usd"),
+        "USD",
+        "residual value at the end of the book life",
+    ),
+    (
+        "calc.life_months",
+        Name("depreciation.life_years") * Name("const.months_per_year"),
+        "months",
+        "book life in months",
+    ),
+    (
+        "calc.retire_month",
+        IF(
+            ISBLANK(Name("fleet.retire_month")),
+            Name("calc.horizon_months"),
+            Name("fleet.retire_month"),
+        ),
+        "month",
+        "last month in service: fleet.retire_month, else the horizon",
+    ),
+    (
+        "calc.debt_usd",
+        Name("financing.debt_share") * Name("calc.fleet_capex_usd"),
+        "USD",
+        "term loan drawn in the purchase month",
+    ),
+    (
+        "calc.loan_rate_monthly",
+        IF(
+            eq(Name("financing.debt_rate_quote"), "nominal"),
+            Name("financing.debt_rate_annual") / Name("const.months_per_year"),
+            (1 + Name("financing.debt_rate_annual")) ** (1 / Name("const.months_per_year")) - 1,
+        ),
+        "1/month",
+        "loan rate per month: rate/12 when quoted nominal, (1+rate)^(1/12)-1 when effective",
+    ),
+    (
+        "calc.discount_rate_monthly",
+        (1 + Name("financing.discount_rate_annual")) ** (1 / Name("const.months_per_year")) - 1,
+        "1/month",
+        "discount rate per month, (1+r)^(1/12)-1",
+    ),
+    (
+        "calc.it_kw_per_gpu",
+        IF(
+            eq(Name("power.kw_per_gpu_definition"), "chip_only"),
+            Name("power.kw_per_gpu") * (1 + Name("power.host_overhead_share")),
+            IF(
+                eq(Name("power.kw_per_gpu_definition"), "utility_meter"),
+                Name("power.kw_per_gpu") / Name("power.pue"),
+                Name("power.kw_per_gpu"),
+            ),
+        ),
+        "kW/GPU",
+        "full-load IT power per GPU on the chip-plus-host boundary",
+    ),
+)
+"""Derived figures on the Assumptions sheet: (key, formula, unit, description)."""
+
+CONSTANTS = (
+    ("const.hours_per_month", units.HOURS_PER_MONTH, "h", "hours in an average month (8760/12)"),
+    ("const.seconds_per_month", units.SECONDS_PER_MONTH, "s", "seconds in an average month"),
+    ("const.tokens_per_mtok", units.TOKENS_PER_MTOK, "tokens/Mtok", "tokens per million tokens"),
+    ("const.months_per_year", float(units.MONTHS_PER_YEAR), "months", "months per year"),
+)
+
+
+@dataclass
+class SummarySpec:
+    name: str
+    formula: Expr
+    engine: Callable[[Projection, int], float | None]
+
+
+def _metric(name: str) -> Callable[[Projection, int], float | None]:
+    return lambda p, k: float(p.metrics[name][k]) if name in p.metrics else None
+
+
+def _component(name: str) -> Callable[[Projection, int], float | None]:
+    return lambda p, k: float(p.components[name][k]) if name in p.components else None
+
+
+NO_TOKENS = "n/a: no tokens are produced"
+_PV_TOKENS = _PresentValue("tokens")
+_PER_MTOK = Name("const.tokens_per_mtok")
+
+
+def _per_mtok(numerator: Expr) -> Expr:
+    return _Guard(le(_PV_TOKENS, 0), NO_TOKENS, numerator / _PV_TOKENS * _PER_MTOK)
+
+
+def _summary_specs(projection: Projection, k: int) -> list[SummarySpec]:
+    """Summary formulas of scenario k; the IRR guesses start at the engine's roots, so a
+    spreadsheet's Newton iteration finds the same root when cash flows change sign often."""
+
+    def guess(metric: str) -> float:
+        value = _metric(metric)(projection, k)
+        return 0.01 if value is None or math.isnan(value) else float(units.monthly_rate(value))
+
+    component_cells = [Cell("Summary", f"cost_usd_per_mtok_{c}") for c in _COMPONENT_NAMES]
+    equity_share = (_Aggregate("SUM", "capex_usd") - Cell("Summary", "debt_usd")) / _Aggregate(
+        "SUM", "capex_usd"
+    )
+    return [
+        SummarySpec(
+            "cost_usd_per_mtok_depreciation",
+            _per_mtok(_PresentValue("depreciation_usd") + _PresentValue("impairment_usd")),
+            _component("depreciation"),
+        ),
+        SummarySpec(
+            "cost_usd_per_mtok_financing",
+            _per_mtok(
+                _PresentValue("capex_usd")
+                - _PresentValue("disposal_usd")
+                - _PresentValue("depreciation_usd")
+                - _PresentValue("impairment_usd")
+            ),
+            _component("financing"),
+        ),
+        SummarySpec(
+            "cost_usd_per_mtok_power", _per_mtok(_PresentValue("power_usd")), _component("power")
+        ),
+        SummarySpec(
+            "cost_usd_per_mtok_facility",
+            _per_mtok(_PresentValue("facility_usd")),
+            _component("facility"),
+        ),
+        SummarySpec(
+            "cost_usd_per_mtok_opex", _per_mtok(_PresentValue("opex_usd")), _component("opex")
+        ),
+        SummarySpec(
+            "lcot_usd_per_mtok",
+            _Guard(le(_PV_TOKENS, 0), NO_TOKENS, sum(component_cells[1:], component_cells[0])),
+            _metric("lcot_usd_per_mtok"),
+        ),
+        SummarySpec("tokens_total", _Aggregate("SUM", "tokens"), _metric("tokens_total")),
+        SummarySpec(
+            "revenue_usd_total", _Aggregate("SUM", "revenue_usd"), _metric("revenue_usd_total")
+        ),
+        SummarySpec(
+            "ebitda_usd_total", _Aggregate("SUM", "ebitda_usd"), _metric("ebitda_usd_total")
+        ),
+        SummarySpec(
+            "net_income_usd_total",
+            _Aggregate("SUM", "net_income_usd"),
+            _metric("net_income_usd_total"),
+        ),
+        SummarySpec(
+            "impairment_usd_total",
+            _Aggregate("SUM", "impairment_usd"),
+            _metric("impairment_usd_total"),
+        ),
+        SummarySpec("capex_usd_total", _Aggregate("SUM", "capex_usd"), _metric("capex_usd_total")),
+        SummarySpec("debt_usd", _Aggregate("SUM", "draws_usd", sheet="Debt"), _metric("debt_usd")),
+        SummarySpec(
+            "npv_usd",
+            _Npv("cash_flow_project_usd", Name("calc.discount_rate_monthly")),
+            _metric("npv_usd"),
+        ),
+        SummarySpec(
+            "irr_project_annual",
+            _Irr(
+                "cash_flow_project_usd",
+                guess("irr_project_annual"),
+                "n/a: project cash flows have no internal rate of return",
+            ),
+            _metric("irr_project_annual"),
+        ),
+        SummarySpec(
+            "irr_equity_annual",
+            _Guard(
+                lt(equity_share, MIN_EQUITY_SHARE_FOR_IRR),
+                f"n/a: equity is below {MIN_EQUITY_SHARE_FOR_IRR:.0%} of capex",
+                _Irr(
+                    "cash_flow_equity_usd",
+                    guess("irr_equity_annual"),
+                    "n/a: equity cash flows have no internal rate of return",
+                ),
+            ),
+            _metric("irr_equity_annual"),
+        ),
+        SummarySpec(
+            "min_dscr",
+            _Guard(
+                eq(_Aggregate("COUNT", "dscr"), 0),
+                "n/a: no debt service",
+                _Aggregate("MIN", "dscr"),
+            ),
+            _metric("min_dscr"),
+        ),
+        SummarySpec("gpu_count", Name("fleet.gpu_count"), _metric("gpu_count")),
+        SummarySpec(
+            "discount_rate_annual",
+            Name("financing.discount_rate_annual"),
+            _metric("discount_rate_annual"),
+        ),
+    ]
+
+
+_COMPONENT_NAMES = ("depreciation", "financing", "power", "facility", "opex")
+
+
+# --- Inputs of a scenario --------------------------------------------------------------------------
+
+_UNIT = re.compile(r"\[([^\[\]]+)\]\s*\.?\s*$")
+_INDEX = re.compile(r"\[\d+\]")
+
+
+def _field_info(path: str) -> tuple[str, str]:
+    """(unit, description) of a dotted input path from the pydantic models; vintage sections
+    use the scenario's own sections."""
+    parts = [p for p in _INDEX.sub("", path).split(".") if p]
+    if parts and parts[0] == "vintages" and len(parts) > 2:
+        parts = parts[1:]
+    model: type[BaseModel] | None = Scenario
+    description = ""
+    for part in parts:
+        if model is None or part not in model.model_fields:
+            return "", description
+        info = model.model_fields[part]
+        description = info.description or ""
+        model = _model_of(info.annotation)
+    match = _UNIT.search(description)
+    return (match.group(1) if match else ""), description
+
+
+def _model_of(annotation) -> type[BaseModel] | None:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in typing.get_args(annotation):
+        found = _model_of(arg)
+        if found is not None:
+            return found
+    return None
+
+
+def _flatten(value, prefix: str = "") -> list[tuple[str, Any]]:
+    """Leaf inputs as (dotted path, value); lists of scalars stay whole (shown as JSON)."""
+    if isinstance(value, Mapping):
+        out = []
+        for key, item in value.items():
+            out.extend(_flatten(item, f"{prefix}.{key}" if prefix else str(key)))
+        return out
+    if isinstance(value, list | tuple) and value and all(isinstance(v, Mapping) for v in value):
+        out = []
+        for i, item in enumerate(value):
+            out.extend(_flatten(item, f"{prefix}[{i}]"))
+        return out
+    return [(prefix, value)]
+
+
+def _explicit_paths(model: BaseModel, prefix: str = "") -> set[str]:
+    """Paths of fields given in the file (pydantic's fields_set), sections included."""
+    out = set()
+    for name in model.model_fields_set:
+        path = f"{prefix}.{name}" if prefix else name
+        out.add(path)
+        value = getattr(model, name, None)
+        if isinstance(value, BaseModel):
+            out |= _explicit_paths(value, path)
+        elif isinstance(value, tuple | list):
+            for i, item in enumerate(value):
+                if isinstance(item, BaseModel):
+                    out.add(f"{path}[{i}]")
+                    out |= _explicit_paths(item, f"{path}[{i}]")
+                elif isinstance(item, Mapping):
+                    out |= {f"{path}[{i}].{p}" for p, _ in _flatten(item)} | {f"{path}[{i}]"}
+    return out
+
+
+def _source_of(path: str, sources: Mapping[str, str]) -> str:
+    """The source of a path, or of the nearest enclosing field or section that has one."""
+    candidate = path
+    while candidate:
+        if candidate in sources:
+            return sources[candidate]
+        if candidate.endswith("]"):
+            candidate = candidate[: candidate.rfind("[")]
+        elif "." in candidate:
+            candidate = candidate.rsplit(".", 1)[0]
+        else:
+            break
+    return ""
+
+
+def provenance_flag(source: str, explicit: bool) -> str:
+    """How an input is backed: `assumption`, `derived`, `sourced`, `no source` (given in the file
+    without a source) or `default` (the model's default, not given in the file)."""
+    text = source.strip().casefold()
+    if text.startswith("assumption"):
+        return "assumption"
+    if text.startswith("derived") or "(derived" in text or "derived," in text:
+        return "derived"
+    if text:
+        return "sourced"
+    return "no source" if explicit else "default"
+
+
+@dataclass
+class _InputRow:
+    path: str
+    unit: str
+    description: str
+    values: list[Any] = field(default_factory=list)
+    sources: list[str] = field(default_factory=list)
+    flags: list[str] = field(default_factory=list)
+
+
+def _inputs_of(scenario: Scenario) -> dict[str, Any]:
+    data = scenario.model_dump(mode="python", exclude={"sources"})
+    flat = dict(_flatten(data))
+    flat["calc.horizon_months"] = float(scenario.horizon)
+    return flat
+
+
+def _name_for(key: str, k: int, n: int) -> str:
+    if key.startswith(("calc.", "const.")) or "." in key:
+        base = key.replace(".", "_")
+    else:
+        base = f"scenario_{key}"
+    return base if n == 1 else f"{base}_{k + 1}"
+
+
+_NAMEABLE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.]*$")
+
+
+# --- Resolution: which formulas reproduce the engine ----------------------------------------------
+
+
+def _close(values, reference, scale: float) -> bool:
+    values = np.asarray(values, dtype=float)
+    reference = np.asarray(reference, dtype=float)
+    if values.shape != reference.shape:
+        return False
+    nan_a, nan_b = np.isnan(values), np.isnan(reference)
+    if not np.array_equal(nan_a, nan_b):
+        return False
+    a, b = values[~nan_a], reference[~nan_b]
+    if a.size == 0:
+        return True
+    if not (np.all(np.isfinite(a)) and np.all(np.isfinite(b))):
+        return np.array_equal(a, b)
+    tolerance = RELATIVE_TOLERANCE * np.maximum(np.abs(b), scale)
+    return bool(np.all(np.abs(a - b) <= tolerance))
+
+
+def line_scale(name: str, lines: Mapping[str, np.ndarray]) -> float:
+    """Magnitude against which errors of a line are judged: its own largest value, and for money
+    the largest money line of the scenario (a sum of large flows that nets to about 0 carries
+    rounding of the size of the flows, not of the result)."""
+    own = np.asarray(lines.get(name, np.zeros(1)), dtype=float)
+    own_max = float(np.nanmax(np.abs(own))) if own.size and np.any(~np.isnan(own)) else 0.0
+    if name.endswith("_usd"):
+        money = [
+            float(np.nanmax(np.abs(v)))
+            for key, v in lines.items()
+            if key.endswith("_usd") and np.size(v) and np.any(~np.isnan(v))
+        ]
+        own_max = max([own_max, *money])
+    return max(own_max, 1e-300)
+
+
+@dataclass
+class _Resolved:
+    """What one scenario's block holds for each column: mode, formula, cached values, notes."""
+
+    modes: dict[tuple[str, str], str] = field(default_factory=dict)  # formula | values | absent
+    formulas: dict[tuple[str, str], Expr] = field(default_factory=dict)
+    values: dict[tuple[str, str], Any] = field(default_factory=dict)
+    notes: list[tuple[str, str]] = field(default_factory=list)
+    derived: dict[str, Expr] = field(default_factory=dict)
+    summary: dict[str, tuple[str, Any, Expr | None]] = field(default_factory=dict)
+    env: _Env | None = None
+
+
+def _resolve(projection: Projection, k: int, scenario: Scenario | None) -> _Resolved:
+    """Decide, for scenario k, which columns are formulas (reproducing the engine) and which are
+    values, with the cached results of both."""
+    horizon = int(projection.horizon_months[k])
+    lines = {name: np.asarray(v[k, : horizon + 1]) for name, v in projection.lines.items()}
+    result = _Resolved()
+    inputs = _inputs_of(scenario) if scenario is not None else {}
+    inputs.update({key: value for key, value, _, _ in CONSTANTS})
+    env = _Env(inputs)
+    result.env = env
+    for sheet in ROW_SHEETS:
+        env.columns[(sheet, "month")] = np.arange(horizon + 1, dtype=float)
+    years = max(1, -(-horizon // units.MONTHS_PER_YEAR))
+    env.columns[("Annual", "tax_year")] = np.arange(1, years + 1, dtype=float)
+    if scenario is None:
+        result.notes.append(("all lines", "values: the scenario was not given to the writer"))
+    else:
+        _resolve_derived(result, env)
+        _resolve_columns(result, env, _Info(scenario, lines, env, result.modes))
+    for name, values in lines.items():  # engine lines without a formula, e.g. added later
+        if (M, name) not in result.modes:
+            result.modes[(M, name)] = "values"
+            result.values[(M, name)] = values
+            env.columns[(M, name)] = values
+    if scenario is not None:
+        _resolve_summary(result, env, projection, k)
+        _drop_unused_helpers(result)
+    return result
+
+
+def _resolve_derived(result: _Resolved, env: _Env) -> None:
+    for key, expr, _, _ in DERIVED:
+        try:
+            value = expr.evaluate(env)
+        except (Missing, TypeError, ValueError, ZeroDivisionError):
+            continue
+        if value is None or isinstance(value, str) or not np.isfinite(value):
+            continue
+        env.inputs[key] = float(value)
+        result.derived[key] = expr
+
+
+def _resolve_columns(result: _Resolved, env: _Env, info: _Info) -> None:
+    lines = info.lines
+    for spec in SPECS:
+        key = (spec.sheet, spec.name)
+        # A helper the engine later adds as a line of its own is checked against it too.
+        engine_name = spec.engine or (spec.name if spec.sheet == M else None)
+        checked = engine_name is not None and engine_name in lines
+        rows = ("Annual", "tax_year") if spec.sheet == "Annual" else (M, "month")
+        shape = env.columns[rows].shape
+        if spec.values is not None:
+            try:
+                values = spec.values(info)
+            except Missing:
+                values = None
+            if values is not None:
+                env.columns[key] = np.asarray(values, dtype=float)
+                result.modes[key] = "values"
+                result.values[key] = env.columns[key]
+            continue
+        reasons = []
+        for expr, gate in spec.candidates:
+            if gate is not None and not gate(info):
+                reasons.append("not modelled for this scenario")
+                continue
+            try:
+                with np.errstate(all="ignore"):
+                    value = np.broadcast_to(np.asarray(expr.evaluate(env), dtype=float), shape)
+            except Missing as exc:
+                reasons.append(str(exc))
+                continue
+            except (TypeError, ValueError):
+                reasons.append("gives text where numbers are expected")
+                continue
+            if checked and not _close(value, lines[engine_name], line_scale(engine_name, lines)):
+                reasons.append("does not reproduce the engine")
+                continue
+            shown = lines[engine_name] if checked else np.array(value, dtype=float)
+            result.modes[key], result.formulas[key] = "formula", expr
+            env.columns[key] = result.values[key] = shown
+            break
+        else:
+            if checked:
+                result.modes[key] = "values"
+                env.columns[key] = result.values[key] = lines[engine_name]
+                ranked = sorted(reasons, key=lambda r: _REASON_RANK.get(r, 1))
+                reason = ranked[0] if ranked else "no formula"
+                result.notes.append((spec.name, f"values: the formula {reason}"))
+
+
+def _resolve_summary(result: _Resolved, env: _Env, projection: Projection, k: int) -> None:
+    for spec in _summary_specs(projection, k):
+        engine_value = spec.engine(projection, k)
+        if engine_value is None:  # a metric the engine no longer reports
+            continue
+        try:
+            with np.errstate(all="ignore"):
+                value = spec.formula.evaluate(env)
+        except Missing:
+            value = None
+        if value is None:
+            ok = False
+        elif isinstance(value, str):
+            ok = math.isnan(engine_value)
+        else:
+            value = float(value)
+            ok = not math.isnan(engine_value) and abs(value - engine_value) <= (
+                RELATIVE_TOLERANCE * abs(engine_value)
+            )
+        if ok:
+            shown = value if isinstance(value, str) else engine_value
+            result.summary[spec.name] = ("formula", shown, spec.formula)
+        else:
+            shown = engine_value
+            result.summary[spec.name] = ("values", engine_value, None)
+            if value is not None or not math.isnan(engine_value):
+                reason = "does not reproduce the engine" if value is not None else "is not modelled"
+                result.notes.append((spec.name, f"values: the formula {reason}"))
+        env.columns[("Summary", spec.name)] = shown
+
+
+_REASON_RANK = {"does not reproduce the engine": 0, "not modelled for this scenario": 2}
+
+
+def _drop_unused_helpers(result: _Resolved) -> None:
+    """Keep helper columns only where a written formula needs them (directly or indirectly)."""
+    helpers = {(s.sheet, s.name) for s in SPECS if s.helper}
+    needed: set = set()
+    stack = [expr for key, expr in result.formulas.items() if key not in helpers] + [
+        expr for mode, _, expr in result.summary.values() if expr is not None
+    ]
+    seen_names: set[str] = set()
+    while stack:
+        expr = stack.pop()
+        for ref in expr.refs():
+            if ref[0] == "name":
+                key = ref[1]
+                if key in result.derived and key not in seen_names:
+                    seen_names.add(key)
+                    stack.append(result.derived[key])
+                continue
+            if ref in helpers and ref not in needed:
+                needed.add(ref)
+                if ref in result.formulas:
+                    stack.append(result.formulas[ref])
+                elif ref == (M, "throughput_multiplier"):
+                    pass
+    for key in helpers - needed:
+        if key in result.modes:
+            result.modes[key] = "absent"
+
+
+# --- Writing --------------------------------------------------------------------------------------
+
+_HEADER_FONT = Font(bold=True, color="FFFFFF")
+_HEADER_FILL = PatternFill("solid", fgColor="1F3864")
+_INPUT_FONT = Font(color="0000FF")
+_VALUE_FILL = PatternFill("solid", fgColor="EDEDED")
+_SECTION_FONT = Font(bold=True)
+_ILLEGAL = re.compile(r"[\000-\010\013\014\016-\037\ud800-\udfff\ufffe\uffff]")
+
+CURRENCY = '"$"#,##0.00;[Red]-"$"#,##0.00'
+CURRENCY_PER_MTOK = '"$"#,##0.0000;[Red]-"$"#,##0.0000'
+PERCENT = "0.00%"
+THOUSANDS = "#,##0"
+DECIMAL = "#,##0.00##"
+RATIO = '0.00"x"'
+FACTOR = "0.000000"
+DATE = "yyyy-mm-dd"
+
+
+def number_format(name: str, unit: str = "") -> str:
+    """Display format of a column or input by its name and unit."""
+    lowered = name.casefold()
+    if lowered.endswith("_usd_per_mtok") or unit == "USD per million tokens":
+        return CURRENCY_PER_MTOK
+    if lowered.endswith(("_usd", "_usd_total")) or unit in ("USD", "USD/GPU", "USD/month"):
+        return CURRENCY
+    if "usd_per" in lowered or unit.startswith("USD"):
+        return '"$"#,##0.0000'
+    if lowered in ("dscr", "llcr", "min_dscr", "min_llcr", "moic_equity"):
+        return RATIO
+    if lowered.endswith(("_annual", "_share", "_rate", "_monthly", "ltv")) or unit in (
+        "fraction",
+        "1/year",
+        "fraction/year",
+        "1/month",
+    ):
+        return PERCENT
+    if lowered in ("tokens", "tokens_total") or lowered.endswith(("tokens_per_s_per_mw",)):
+        return THOUSANDS
+    if lowered.endswith(("multiplier", "factor", "share_of_capex", "utilization")):
+        return FACTOR
+    if lowered in ("month", "tax_year", "months_in_year", "horizon_months", "in_service"):
+        return "0"
+    return DECIMAL
+
+
+def _text(value: str) -> str:
+    """Text as a cell can hold it: characters XML 1.0 cannot carry become U+FFFD, and carriage
+    returns become line feeds (XML readers normalize them so; written so, every reader agrees)."""
+    text = str(value).replace("\r\n", "\n").replace("\r", "\n")
+    text = _ILLEGAL.sub("\ufffd", text)
+    return text if len(text) <= TEXT_LIMIT else text[: TEXT_LIMIT - 1] + "\u2026"
+
+
+def _put_text(ws, row: int, column: int, value: str):
+    """A string cell that stays a string: never parsed as a formula, quote-prefixed so that
+    editing it in a spreadsheet keeps it text."""
+    cell = ws.cell(row=row, column=column)
+    cell.value = _text(value)
+    cell.data_type = "s"
+    if cell.value.startswith(("=", "+", "-", "@", "\t", "\r", "'")):
+        cell.quotePrefix = True
+    return cell
+
+
+def _put_value(ws, row: int, column: int, value, fmt: str | None = None):
+    cell = ws.cell(row=row, column=column)
+    if value is None:
+        return cell
+    if isinstance(value, str):
+        return _put_text(ws, row, column, value)
+    if isinstance(value, bool | np.bool_):
+        cell.value = bool(value)
+    elif isinstance(value, dt.datetime | dt.date):
+        cell.value = value
+        cell.number_format = DATE
+        return cell
+    elif isinstance(value, list | tuple | Mapping):
+        return _put_text(ws, row, column, json.dumps(value, default=str, ensure_ascii=False))
+    else:
+        number = float(value)
+        if math.isnan(number) or math.isinf(number):
+            return cell
+        cell.value = int(number) if number.is_integer() and abs(number) < 2**53 else number
+    if fmt:
+        cell.number_format = fmt
+    return cell
+
+
+class _Cache:
+    """Results of formula cells, by sheet title and coordinate, filled into the XML on save."""
+
+    def __init__(self):
+        self.values: dict[str, dict[str, Any]] = {}
+
+    def put(self, ws, row: int, column: int, formula: str, value, fmt: str | None = None):
+        cell = ws.cell(row=row, column=column)
+        cell.value = "=" + formula
+        if fmt:
+            cell.number_format = fmt
+        if isinstance(value, np.generic):
+            value = value.item()
+        if isinstance(value, float) and not math.isfinite(value):
+            value = ""
+        self.values.setdefault(ws.title, {})[cell.coordinate] = value
+        return cell
+
+
+def _header(ws, names: Sequence[str], widths: Mapping[str, float] | None = None):
+    for j, name in enumerate(names, start=1):
+        cell = _put_text(ws, 1, j, name)
+        cell.font = _HEADER_FONT
+        cell.fill = _HEADER_FILL
+        cell.alignment = Alignment(wrap_text=True, vertical="top")
+        width = (widths or {}).get(name) or min(max(len(name) + 2, 11), 40)
+        ws.column_dimensions[get_column_letter(j)].width = width
+
+
+def build_workbook(
+    projection: Projection, scenarios: Sequence[Scenario] | None, stamp: Stamp
+) -> tuple[Workbook, _Cache, list[_Resolved]]:
+    """The workbook (openpyxl) and the cached results of its formula cells."""
+    n = len(projection)
+    if scenarios is not None and len(scenarios) != n:
+        raise WorkbookError(
+            f"{len(scenarios)} scenarios given for a projection of {n}; expected the scenarios "
+            "the projection was made from, in order"
+        )
+    horizons = np.asarray(projection.horizon_months, dtype=int)
+    if int((horizons + 1).sum()) + 1 > MAX_ROWS:
+        raise WorkbookError(
+            f"{n} scenarios make {int((horizons + 1).sum()):,} monthly rows, more than a workbook "
+            f"should hold ({MAX_ROWS:,}); expected fewer scenarios, or write Parquet instead"
+        )
+    resolved = [
+        _resolve(projection, k, None if scenarios is None else scenarios[k]) for k in range(n)
+    ]
+    engine_columns = [c for c in projection.monthly.columns if c != "date"]
+
+    def present(sheet: str, name: str) -> bool:
+        return any(r.modes.get((sheet, name), "absent") != "absent" for r in resolved)
+
+    columns = {
+        M: ["scenario", "month", "date", *engine_columns]
+        + [
+            s.name
+            for s in SPECS
+            if s.sheet == M and s.name not in engine_columns and present(M, s.name)
+        ],
+        "Debt": ["scenario", "month"]
+        + list(
+            dict.fromkeys(s.name for s in SPECS if s.sheet == "Debt" and present("Debt", s.name))
+        ),
+        "Depreciation": ["scenario", "month"]
+        + list(
+            dict.fromkeys(
+                s.name
+                for s in SPECS
+                if s.sheet == "Depreciation" and present("Depreciation", s.name)
+            )
+        ),
+        "Annual": ["scenario", "tax_year"]
+        + list(
+            dict.fromkeys(
+                s.name for s in SPECS if s.sheet == "Annual" and present("Annual", s.name)
+            )
+        ),
+    }
+    summary_frame = _flat_summary(projection)
+    columns["Summary"] = list(summary_frame.columns)
+    letters = {
+        sheet: {name: get_column_letter(j) for j, name in enumerate(names, start=1)}
+        for sheet, names in columns.items()
+    }
+    blocks = []
+    row, annual_row = 2, 2
+    for k in range(n):
+        rows = int(horizons[k]) + 1
+        years = max(1, -(-int(horizons[k]) // units.MONTHS_PER_YEAR))
+        block = {sheet: (row, row + rows - 1) for sheet in ROW_SHEETS}
+        block["Annual"] = (annual_row, annual_row + years - 1)
+        block["Summary"] = (k + 2, k + 2)
+        blocks.append(block)
+        row += rows
+        annual_row += years
+
+    wb = Workbook()
+    wb.remove(wb.active)
+    sheets = {title: wb.create_sheet(title) for title in SHEETS}
+    cache = _Cache()
+    names: list[dict[str, str]] = [{} for _ in range(n)]
+    _write_assumptions(wb, sheets["Assumptions"], scenarios, resolved, names, cache)
+    layout = _Layout(letters=letters, blocks=blocks, names=names)
+
+    # Row-aligned sheets and Annual.
+    spec_by_key = {(s.sheet, s.name): s for s in SPECS}
+    for sheet_name in (*ROW_SHEETS, "Annual"):
+        ws = sheets[sheet_name]
+        _header(ws, columns[sheet_name])
+        ws.freeze_panes = "D2" if sheet_name == M else "C2"
+        for k in range(n):
+            r0, r1 = blocks[k][sheet_name]
+            res = resolved[k]
+            name = str(projection.names[k])
+            start = np.datetime64(projection.start_dates[k], "M")
+            for i, r in enumerate(range(r0, r1 + 1)):
+                _put_text(ws, r, 1, name)
+                if sheet_name == "Annual":
+                    _put_value(ws, r, 2, i + 1, "0")
+                else:
+                    _put_value(ws, r, 2, i, "0")
+                if sheet_name == M:
+                    day = (start + np.timedelta64(i, "M")).astype("datetime64[D]").item()
+                    _put_value(ws, r, 3, day)
+            first_data = 4 if sheet_name == M else 3
+            for j, column in enumerate(columns[sheet_name][first_data - 1 :], start=first_data):
+                key = (sheet_name, column)
+                mode = res.modes.get(key, "absent")
+                if mode == "absent":
+                    continue
+                fmt = number_format(column)
+                values = res.values.get(key)
+                if mode == "formula":
+                    expr = res.formulas[key]
+                    for i, r in enumerate(range(r0, r1 + 1)):
+                        ctx = _Ctx(layout, k, sheet_name, r)
+                        cache.put(ws, r, j, expr.render(ctx), _as_cached(values[i]), fmt)
+                else:
+                    for i, r in enumerate(range(r0, r1 + 1)):
+                        cell = _put_value(ws, r, j, values[i], fmt)
+                        cell.fill = _VALUE_FILL
+                    if key in spec_by_key and spec_by_key[key].values is not None:
+                        for r in range(r0, r1 + 1):
+                            ws.cell(row=r, column=j).font = _INPUT_FONT
+
+    _write_summary(sheets["Summary"], summary_frame, resolved, layout, cache, projection)
+    labels = [
+        (f"{s.sheet}!{s.name}", s.label)
+        for s in SPECS
+        if s.label and s.name in columns.get(s.sheet, ())
+    ]
+    _write_notes(sheets["Notes"], projection, resolved, stamp, labels)
+    _set_properties(wb, stamp)
+    return wb, cache, resolved
+
+
+def _as_cached(value):
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and math.isnan(value):
+        return ""
+    return value
+
+
+def _flat_summary(projection: Projection):
+    from econ.export import flat_summary
+
+    return flat_summary(projection)
+
+
+def _write_assumptions(wb, ws, scenarios, resolved, names, cache: _Cache) -> None:
+    n = len(resolved)
+    header = ["input", "unit", "description"]
+    for k in range(n):
+        suffix = "" if n == 1 else f" ({k + 1})"
+        header += [f"value{suffix}", f"source{suffix}", f"provenance{suffix}"]
+    _header(ws, header, {"input": 40, "description": 60})
+    for k in range(n):
+        ws.column_dimensions[get_column_letter(4 + 3 * k)].width = 18
+        ws.column_dimensions[get_column_letter(5 + 3 * k)].width = 60
+        ws.column_dimensions[get_column_letter(6 + 3 * k)].width = 13
+    ws.freeze_panes = "D2"
+    if scenarios is None:
+        _put_text(ws, 2, 1, "the scenarios were not given to the writer: no inputs to show")
+        return
+    rows: dict[str, _InputRow] = {}
+    for k, scenario in enumerate(scenarios):
+        flat = _flatten(scenario.model_dump(mode="python", exclude={"sources"}))
+        explicit = _explicit_paths(scenario)
+        for path, value in flat:
+            if path not in rows:
+                unit, description = _field_info(path)
+                rows[path] = _InputRow(path, unit, description, [None] * n, [""] * n, [""] * n)
+            source = _source_of(path, scenario.sources)
+            rows[path].values[k] = value
+            rows[path].sources[k] = source
+            rows[path].flags[k] = provenance_flag(source, path in explicit)
+    r = 2
+    for path, item in rows.items():
+        _put_text(ws, r, 1, path)
+        _put_text(ws, r, 2, item.unit)
+        _put_text(ws, r, 3, item.description)
+        for k in range(n):
+            cell = _put_value(ws, r, 4 + 3 * k, item.values[k], number_format(path, item.unit))
+            cell.font = _INPUT_FONT
+            _put_text(ws, r, 5 + 3 * k, item.sources[k])
+            _put_text(ws, r, 6 + 3 * k, item.flags[k])
+            _define(wb, names[k], path, k, n, f"Assumptions!${get_column_letter(4 + 3 * k)}${r}")
+        r += 1
+
+    r += 1
+    _put_text(ws, r, 1, "Derived (formulas)").font = _SECTION_FONT
+    r += 1
+    _put_text(ws, r, 1, "calc.horizon_months")
+    _put_text(ws, r, 2, "months")
+    _put_text(ws, r, 3, "months projected after month 0 (rows of the schedules; not a live input)")
+    for k in range(n):
+        _put_value(ws, r, 4 + 3 * k, resolved[k].env.inputs["calc.horizon_months"], "0")
+        _define(
+            wb,
+            names[k],
+            "calc.horizon_months",
+            k,
+            n,
+            f"Assumptions!${get_column_letter(4 + 3 * k)}${r}",
+        )
+    r += 1
+    constants_at = r + len(DERIVED) + 2
+    const_rows = {key: constants_at + i for i, (key, *_rest) in enumerate(CONSTANTS)}
+    derived_rows = {key: r + i for i, (key, *_rest) in enumerate(DERIVED)}
+    # Names first, so that derived formulas can refer to one another.
+    for key, row_of in (*derived_rows.items(), *const_rows.items()):
+        for k in range(n):
+            _define(
+                wb, names[k], key, k, n, f"Assumptions!${get_column_letter(4 + 3 * k)}${row_of}"
+            )
+    layout = _Layout(letters={}, blocks=[{} for _ in range(n)], names=names)
+    for key, expr, unit, description in DERIVED:
+        row_of = derived_rows[key]
+        _put_text(ws, row_of, 1, key)
+        _put_text(ws, row_of, 2, unit)
+        _put_text(ws, row_of, 3, description)
+        for k in range(n):
+            if key not in resolved[k].derived:
+                continue
+            value = resolved[k].env.inputs[key]
+            formula = expr.render(_Ctx(layout, k, "Assumptions", row_of))
+            cache.put(ws, row_of, 4 + 3 * k, formula, value, number_format(key, unit))
+    _put_text(ws, constants_at - 1, 1, "Constants (econ.units)").font = _SECTION_FONT
+    for key, value, unit, description in CONSTANTS:
+        row_of = const_rows[key]
+        _put_text(ws, row_of, 1, key)
+        _put_text(ws, row_of, 2, unit)
+        _put_text(ws, row_of, 3, description)
+        for k in range(n):
+            _put_value(ws, row_of, 4 + 3 * k, value, DECIMAL)
+
+
+def _define(wb, names: dict[str, str], key: str, k: int, n: int, reference: str) -> None:
+    if _INDEX.search(key) or key.startswith("vintages"):
+        return
+    name = _name_for(key, k, n)
+    if not _NAMEABLE.match(name) or name in wb.defined_names:
+        return
+    wb.defined_names[name] = DefinedName(name, attr_text=reference)
+    names[key] = name
+
+
+def _null_text(metric: str, warnings: Sequence[str]) -> str:
+    stem = metric.removeprefix("cost_usd_per_mtok_")
+    for warning in warnings:
+        if metric in warning or (stem != metric and "lcot_usd_per_mtok" in warning):
+            return "n/a: " + warning
+    return "n/a (see Notes)"
+
+
+def _write_summary(ws, frame, resolved, layout, cache: _Cache, projection: Projection) -> None:
+    _header(ws, list(frame.columns), {"scenario": 30, "warnings": 80})
+    ws.freeze_panes = "B2"
+    for k in range(len(frame)):
+        r = k + 2
+        res = resolved[k]
+        warnings = projection.warnings[k]
+        for j, column in enumerate(frame.columns, start=1):
+            value = frame.iloc[k, j - 1]
+            fmt = number_format(column)
+            entry = res.summary.get(column)
+            if entry is not None and entry[0] == "formula":
+                ctx = _Ctx(layout, k, "Summary", r)
+                cache.put(ws, r, j, entry[2].render(ctx), _as_cached(entry[1]), fmt)
+                continue
+            if column in ("scenario", "warnings") or isinstance(value, str):
+                _put_text(ws, r, j, "" if value is None else str(value))
+                continue
+            if value is None or (isinstance(value, float) and math.isnan(value)):
+                _put_text(ws, r, j, _null_text(column, warnings))
+                continue
+            _put_value(ws, r, j, value, fmt).fill = _VALUE_FILL
+
+
+def _write_notes(ws, projection: Projection, resolved, stamp: Stamp, labels=()) -> None:
+    _header(ws, ["section", "scenario", "item", "text"], {"text": 100, "item": 30, "scenario": 30})
+    ws.freeze_panes = "A2"
+    rows: list[tuple[str, str, str, Any]] = [
+        ("provenance", "", "econ_version", stamp.econ_version),
+        ("provenance", "", CREATED_FIELD, stamp.created_utc),
+        ("provenance", "", "seed", "" if stamp.seed is None else str(stamp.seed)),
+    ]
+    rows += [("provenance", "", f"catalog {name}", v) for name, v in sorted(stamp.catalogs.items())]
+    for k, name in enumerate(projection.names):
+        rows.append(("provenance", str(name), "scenario_sha256", stamp.sha256_of(k)))
+    for k, name in enumerate(projection.names):
+        for warning in projection.warnings[k]:
+            rows.append(("warning", str(name), "", warning))
+    for k, name in enumerate(projection.names):
+        for line, text in resolved[k].notes:
+            rows.append(("values", str(name), line, text))
+    rows += [("column", "", column, text) for column, text in labels]
+    rows += [
+        ("legend", "", "blue", "inputs (Assumptions) and value schedules the formulas scale"),
+        ("legend", "", "black", "formulas: change an input and they recalculate"),
+        ("legend", "", "grey fill", "the engine's values: they do not recalculate"),
+        (
+            "legend",
+            "",
+            "rows",
+            "the schedules have one row per month of the horizon: changing the horizon, the "
+            "purchase month or adding steps needs a new export",
+        ),
+        (
+            "legend",
+            "",
+            "throughput_multiplier",
+            "the software-gain trajectory as values (tokens per GPU relative to "
+            "throughput.tokens_per_s_per_gpu); tokens scale with that input",
+        ),
+    ]
+    for i, (section, scenario, item, text) in enumerate(rows, start=2):
+        _put_text(ws, i, 1, section)
+        _put_text(ws, i, 2, scenario)
+        _put_text(ws, i, 3, item)
+        _put_text(ws, i, 4, str(text))
+
+
+def _set_properties(wb, stamp: Stamp) -> None:
+    created = (
+        dt.datetime.strptime(stamp.created_utc, "%Y-%m-%dT%H:%M:%SZ") if stamp.created_utc else None
+    )
+    wb.properties.creator = f"econ {stamp.econ_version}"
+    wb.properties.title = "econ projection"
+    if created is not None:
+        wb.properties.created = created
+    wb.calculation.fullCalcOnLoad = True
+    from openpyxl.packaging.custom import StringProperty
+
+    for key, value in stamp.metadata().items():
+        wb.custom_doc_props.append(StringProperty(name=key, value=_text(value) or "-"))
+
+
+# --- Saving with cached results -------------------------------------------------------------------
+
+_FORMULA_CELL = re.compile(rb'<c r="([A-Z]+[0-9]+)"([^>]*)><f>([^<]*)</f><v(?: ?/>|></v>)</c>')
+_ZIP_TIME = (1980, 1, 1, 0, 0, 0)
+
+
+def _escape(text: str) -> bytes:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").encode("utf-8")
+
+
+def _fill_cached(xml: bytes, values: Mapping[str, Any]) -> bytes:
+    filled = 0
+
+    def replace(match: re.Match) -> bytes:
+        nonlocal filled
+        ref = match.group(1).decode()
+        if ref not in values:
+            return match.group(0)
+        filled += 1
+        value = values[ref]
+        attrs = match.group(2)
+        if isinstance(value, bool):
+            kind, text = b' t="b"', b"1" if value else b"0"
+        elif isinstance(value, str):
+            kind, text = b' t="str"', _escape(value)
+        else:
+            kind, text = b"", repr(float(value)).encode()
+        return b'<c r="%s"%s%s><f>%s</f><v>%s</v></c>' % (
+            match.group(1),
+            attrs,
+            kind,
+            match.group(3),
+            text,
+        )
+
+    out = _FORMULA_CELL.sub(replace, xml)
+    if filled != len(values):
+        raise RuntimeError(f"filled {filled} of {len(values)} cached formula results")
+    return out
+
+
+def _sheet_parts(archive: zipfile.ZipFile) -> dict[str, str]:
+    """Sheet title -> part name, read from the workbook and its relationships."""
+    workbook = archive.read("xl/workbook.xml").decode("utf-8")
+    rels = archive.read("xl/_rels/workbook.xml.rels").decode("utf-8")
+    targets = dict(re.findall(r'<Relationship[^>]*Id="([^"]+)"[^>]*Target="([^"]+)"', rels))
+    targets |= {
+        rid: target
+        for target, rid in re.findall(r'<Relationship[^>]*Target="([^"]+)"[^>]*Id="([^"]+)"', rels)
+    }
+    out = {}
+    for title, rid in re.findall(r'<sheet[^>]*name="([^"]+)"[^>]*r:id="([^"]+)"', workbook):
+        target = targets[rid].lstrip("/")
+        out[_unescape(title)] = target if target.startswith("xl/") else f"xl/{target}"
+    return out
+
+
+def _unescape(text: str) -> str:
+    return (
+        text.replace("&lt;", "<").replace("&gt;", ">").replace("&quot;", '"').replace("&amp;", "&")
+    )
+
+
+def _package(wb: Workbook, cache: _Cache, stamp: Stamp) -> bytes:
+    raw = io.BytesIO()
+    wb.save(raw)
+    source = zipfile.ZipFile(io.BytesIO(raw.getvalue()))
+    parts = _sheet_parts(source)
+    by_part = {parts[title]: values for title, values in cache.values.items()}
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as target:
+        for item in source.infolist():
+            data = source.read(item.filename)
+            if item.filename in by_part:
+                data = _fill_cached(data, by_part[item.filename])
+            elif item.filename == "docProps/core.xml" and stamp.created_utc:
+                # openpyxl stamps the save time as modified; the creation time is the stamp's.
+                data = re.sub(
+                    rb"(<dcterms:modified[^>]*>)[^<]*(</dcterms:modified>)",
+                    rb"\g<1>" + stamp.created_utc.encode() + rb"\g<2>",
+                    data,
+                )
+            info = zipfile.ZipInfo(item.filename, date_time=_ZIP_TIME)
+            info.compress_type = zipfile.ZIP_DEFLATED
+            info.external_attr = 0o644 << 16
+            target.writestr(info, data)
+    return out.getvalue()
+
+
+def workbook_bytes(
+    projection: Projection,
+    scenarios: Sequence[Scenario] | None = None,
+    *,
+    stamp: Stamp | None = None,
+    seed: int | None = None,
+    created=None,
+) -> bytes:
+    """The .xlsx file of a projection, as bytes (for a download button or a writer).
+
+    Parameters
+    ----------
+    projection : the engine's projection of `scenarios`
+    scenarios : the validated scenarios, in projection order; without them the workbook holds
+        the engine's values only (no Assumptions, no formulas)
+    stamp : provenance stamp (default: made from the scenarios, `seed` and `created`)
+    """
+    if stamp is None:
+        from econ.export import make_stamp
+
+        stamp = make_stamp(projection, scenarios, seed=seed, created=created)
+    wb, cache, _ = build_workbook(projection, scenarios, stamp)
+    return _package(wb, cache, stamp)
+
+
+def write_workbook(
+    projection: Projection,
+    path: str | os.PathLike,
+    scenarios: Sequence[Scenario] | None = None,
+    overwrite: bool = False,
+    seed: int | None = None,
+    created=None,
+) -> Path:
+    """Write the workbook to `path` atomically; refuses to overwrite unless `overwrite`."""
+    from econ.export import write_outputs
+
+    return write_outputs(
+        projection,
+        {"xlsx": path},
+        overwrite=overwrite,
+        scenarios=scenarios,
+        seed=seed,
+        created=created,
+    )[0]
+
+
+def formula_report(
+    projection: Projection, scenarios: Sequence[Scenario]
+) -> list[dict[str, list[str]]]:
+    """Per scenario: which engine lines and metrics are formulas and which are values (and why)."""
+    out = []
+    for k, scenario in enumerate(scenarios):
+        res = _resolve(projection, k, scenario)
+        out.append(
+            {
+                "formulas": sorted(
+                    [
+                        name
+                        for (sheet, name), mode in res.modes.items()
+                        if sheet == M and mode == "formula"
+                    ]
+                    + [name for name, (mode, _, _) in res.summary.items() if mode == "formula"]
+                ),
+                "values": [f"{line}: {text}" for line, text in res.notes],
+            }
+        )
+    return out
+
+
+__all__ = [
+    "RELATIVE_TOLERANCE",
+    "SHEETS",
+    "WorkbookError",
+    "build_workbook",
+    "formula_report",
+    "line_scale",
+    "number_format",
+    "provenance_flag",
+    "workbook_bytes",
+    "write_workbook",
+]

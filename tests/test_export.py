@@ -1,0 +1,316 @@
+"""Table outputs and safe writes: formula injection in CSV, flat summaries, atomic writes, refusal
+to overwrite, interrupted writes, unwritable paths and a full disk, and `econ export`."""
+
+from __future__ import annotations
+
+import csv
+import errno
+import io
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import econ
+from econ import export
+from econ.cli import main
+from econ.export import (
+    ExportError,
+    csv_text,
+    flat_summary,
+    neutralize,
+    write_atomically,
+    write_outputs,
+    write_projection,
+)
+from tests.conftest import ROOT
+
+SEED = ROOT / "models" / "scenarios" / "deepseek-r1-gb200-nvl72.toml"
+HOSTILE = ["=cmd|'/c calc'!A1", "+1", "-1", "@SUM(1)", "\tx", "\rx", '=HYPERLINK("http://x")']
+
+
+@pytest.fixture(scope="module")
+def seed():
+    scenario = econ.load_scenario(SEED)
+    return scenario, econ.project(scenario)
+
+
+# --- Formula injection -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("text", HOSTILE)
+def test_neutralize_prefixes_formula_text(text):
+    # OWASP "CSV Injection": cells starting with = + - @ tab or CR get a leading apostrophe.
+    assert neutralize(text) == "'" + text
+
+
+@pytest.mark.parametrize("value", ["plain", "", "a=b", " =1", 1.5, -2, None])
+def test_neutralize_leaves_other_values(value):
+    assert neutralize(value) == value
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.text(min_size=1, max_size=30))
+def test_no_csv_cell_starts_like_a_formula(text):
+    frame = pd.DataFrame({"scenario": [text], "value": [1.0]})
+    rows = list(csv.reader(io.StringIO(csv_text(frame), newline="")))
+    cell = rows[1][0]
+    assert not cell.startswith(export.FORMULA_PREFIXES)
+    assert cell in (text, "'" + text)
+
+
+@pytest.mark.parametrize("name", HOSTILE)
+def test_hostile_names_in_csv_outputs(tmp_path: Path, name: str):
+    scenario = econ.load_scenario(SEED, {"name": name, "description": name})
+    out = tmp_path / "x.csv"
+    write_outputs(econ.project(scenario), {"csv": out}, scenarios=[scenario])
+    for path in (out, tmp_path / "x.summary.csv"):
+        with path.open(newline="") as handle:
+            rows = list(csv.reader(handle))
+        column = rows[0].index("scenario")
+        assert {row[column] for row in rows[1:]} == {"'" + name}
+        text_cells = [cell for row in rows[1:] for cell in row if cell and not _is_number(cell)]
+        assert not any(cell.startswith(export.FORMULA_PREFIXES) for cell in text_cells)
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+# --- Tables ----------------------------------------------------------------------------------------
+
+
+def test_flat_summary_spreads_objects_and_joins_lists(seed):
+    _, projection = seed
+    frame = flat_summary(projection)
+    assert list(frame.columns[:3]) == [
+        "scenario",
+        "lcot_usd_per_mtok",
+        "cost_usd_per_mtok_depreciation",
+    ]
+    parts = [f"cost_usd_per_mtok_{c}" for c in econ.engine.COMPONENTS]
+    assert np.isclose(frame[parts].sum(axis=1)[0], frame["lcot_usd_per_mtok"][0], rtol=1e-12)
+    assert isinstance(frame["warnings"][0], str)
+
+
+def test_flat_summary_adapts_to_new_metrics():
+    class Stub:
+        summary = pd.DataFrame(
+            {
+                "scenario": ["a", "b"],
+                "new_metric_by_kind": [{"x": 1.0, "y": None}, {"x": 2.0, "z": 3.0}],
+                "notes": [["one", "two"], []],
+                "plain": [1.0, None],
+            }
+        ).set_index("scenario")
+
+    frame = flat_summary(Stub())
+    assert list(frame.columns) == [
+        "scenario",
+        "new_metric_by_kind_x",
+        "new_metric_by_kind_y",
+        "new_metric_by_kind_z",
+        "notes",
+        "plain",
+    ]
+    assert frame["new_metric_by_kind_z"].tolist() == [None, 3.0]
+    assert frame["notes"].tolist() == ["one; two", ""]
+
+
+def test_monthly_csv_has_every_engine_column_and_reads_back_exactly(tmp_path: Path, seed):
+    scenario, projection = seed
+    out = tmp_path / "m.csv"
+    write_projection(projection, out, scenarios=[scenario])
+    frame = pd.read_csv(out)
+    assert list(frame.columns[:3]) == ["scenario", "month", "date"]
+    engine = projection.monthly.reset_index()
+    for name in econ.engine.MONTHLY_COLUMNS:
+        np.testing.assert_array_equal(frame[name].to_numpy(float), engine[name].to_numpy(float))
+    assert list(frame.columns[-4:]) == list(export.STAMP_COLUMNS)
+    assert len(frame) == scenario.horizon + 1
+
+
+def test_json_output_holds_the_summaries(tmp_path: Path, seed):
+    scenario, projection = seed
+    out = tmp_path / "s.json"
+    write_projection(projection, out, scenarios=[scenario])
+    import json
+
+    payload = json.loads(out.read_text())
+    assert payload["scenarios"] == projection.summary_records()
+    assert list(payload) == ["econ_version", "provenance", "created_utc", "scenarios"]
+
+
+def test_xlsx_path_writes_the_workbook(tmp_path: Path, seed):
+    scenario, projection = seed
+    out = tmp_path / "w.xlsx"
+    assert write_projection(projection, out, scenarios=[scenario]) == [out]
+    sheets = pd.ExcelFile(out).sheet_names
+    assert sheets == [
+        "Summary",
+        "Assumptions",
+        "Monthly",
+        "Annual",
+        "Depreciation",
+        "Debt",
+        "Notes",
+    ]
+
+
+def test_unknown_format(tmp_path: Path, seed):
+    _, projection = seed
+    with pytest.raises(ExportError, match=r"unknown output format '\.txt'; expected one of: .csv"):
+        write_projection(projection, tmp_path / "x.txt")
+    with pytest.raises(ExportError, match="expected a file name ending in .xlsx"):
+        write_outputs(projection, {"xlsx": tmp_path / "x.csv"})
+
+
+# --- Safe writes -----------------------------------------------------------------------------------
+
+
+def _leftovers(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.iterdir())
+
+
+def test_existing_file_is_kept_without_overwrite(tmp_path: Path, seed):
+    scenario, projection = seed
+    out = tmp_path / "x.csv"
+    out.write_text("keep me")
+    with pytest.raises(ExportError, match=r"x\.csv exists; use --force to overwrite"):
+        write_projection(projection, out, scenarios=[scenario])
+    assert out.read_text() == "keep me"
+    assert _leftovers(tmp_path) == ["x.csv"]  # the summary was not written either
+    write_projection(projection, out, overwrite=True, scenarios=[scenario])
+    assert out.read_text().startswith("scenario,month,date")
+
+
+class Interrupted(Exception):
+    pass
+
+
+def _fail_midway(handle, payload):
+    handle.write(payload[: len(payload) // 2])
+    raise Interrupted
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".parquet", ".xlsx", ".json"])
+def test_interrupted_write_leaves_nothing(tmp_path: Path, monkeypatch, seed, suffix):
+    scenario, projection = seed
+    monkeypatch.setattr(export, "_write_payload", _fail_midway)
+    with pytest.raises(Interrupted):
+        write_projection(projection, tmp_path / f"x{suffix}", scenarios=[scenario])
+    assert _leftovers(tmp_path) == []
+
+
+def test_interrupted_second_file_keeps_the_old_first(tmp_path: Path, monkeypatch):
+    first, second = tmp_path / "a.csv", tmp_path / "a.summary.csv"
+    first.write_text("old a")
+    second.write_text("old summary")
+    calls = []
+
+    def fail_on_second(handle, payload):
+        calls.append(payload)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        handle.write(payload)
+
+    monkeypatch.setattr(export, "_write_payload", fail_on_second)
+    with pytest.raises(KeyboardInterrupt):
+        write_atomically({first: b"new a", second: b"new summary"}, overwrite=True)
+    assert first.read_text() == "old a" and second.read_text() == "old summary"
+    assert _leftovers(tmp_path) == ["a.csv", "a.summary.csv"]
+
+
+def test_disk_full_is_a_clear_error(tmp_path: Path, monkeypatch, seed):
+    scenario, projection = seed
+
+    def full(handle, payload):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(export, "_write_payload", full)
+    with pytest.raises(ExportError) as info:
+        write_projection(projection, tmp_path / "x.xlsx", scenarios=[scenario])
+    assert str(info.value) == (
+        f"{tmp_path / 'x.xlsx'}: cannot write it: the disk is full (no space left on device); "
+        "nothing was written"
+    )
+    assert _leftovers(tmp_path) == []
+
+
+def test_unwritable_paths(tmp_path: Path, monkeypatch, seed):
+    scenario, projection = seed
+    with pytest.raises(ExportError, match="folder .*missing does not exist"):
+        write_projection(projection, tmp_path / "missing" / "x.csv")
+    (tmp_path / "file").write_text("")
+    with pytest.raises(ExportError, match="is not a folder"):
+        write_projection(projection, tmp_path / "file" / "x.csv")
+    with pytest.raises(ExportError, match="is a folder"):
+        (tmp_path / "d.csv").mkdir()
+        write_projection(projection, tmp_path / "d.csv")
+
+    def denied(*args, **kwargs):  # tests may run as root, where chmod does not deny anything
+        raise PermissionError(errno.EACCES, "Permission denied")
+
+    monkeypatch.setattr(export.tempfile, "mkstemp", denied)
+    with pytest.raises(ExportError, match="cannot write it: permission denied"):
+        write_projection(projection, tmp_path / "x.json", scenarios=[scenario])
+
+
+def test_written_files_are_ordinary_files(tmp_path: Path):
+    import os
+
+    umask = os.umask(0o022)
+    try:
+        write_atomically({tmp_path / "a.csv": b"x"})
+    finally:
+        os.umask(umask)
+    assert (tmp_path / "a.csv").stat().st_mode & 0o777 == 0o644
+
+
+# --- econ export -----------------------------------------------------------------------------------
+
+
+def test_cli_export_writes_every_format(tmp_path: Path, capsys):
+    targets = ["--xlsx", "a.xlsx", "--csv", "a.csv", "--parquet", "a.parquet", "--json", "a.json"]
+    args = [str(tmp_path / t) if t.startswith("a.") else t for t in targets]
+    assert main(["export", "deepseek-r1-gb200-nvl72", *args]) == 0
+    assert "wrote" in capsys.readouterr().err
+    assert _leftovers(tmp_path) == [
+        "a.csv",
+        "a.json",
+        "a.parquet",
+        "a.summary.csv",
+        "a.summary.parquet",
+        "a.xlsx",
+    ]
+    before = (tmp_path / "a.csv").read_bytes()
+    overrides = ["--set", "market.price_usd_per_mtok=0.5"]
+    assert main(["export", str(SEED), *overrides, "--csv", str(tmp_path / "a.csv")]) == 3
+    err = capsys.readouterr().err
+    assert "exists; use --force to overwrite" in err and "Traceback" not in err
+    assert (tmp_path / "a.csv").read_bytes() == before
+    assert main(["export", str(SEED), *overrides, "--csv", str(tmp_path / "a.csv"), "--force"]) == 0
+    assert (tmp_path / "a.csv").read_bytes() != before
+
+
+def test_cli_export_errors(tmp_path: Path, monkeypatch, capsys):
+    assert main(["export", str(SEED)]) == 2
+    assert "give at least one of --xlsx" in capsys.readouterr().err
+    assert main(["export", "no-such-scenario", "--xlsx", str(tmp_path / "x.xlsx")]) == 3
+    assert "no-such-scenario: file not found" in capsys.readouterr().err
+
+    def full(handle, payload):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(export, "_write_payload", full)
+    assert main(["export", str(SEED), "--xlsx", str(tmp_path / "x.xlsx")]) == 3
+    err = capsys.readouterr().err
+    assert "the disk is full" in err and "Traceback" not in err
+    assert _leftovers(tmp_path) == []
