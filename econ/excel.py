@@ -1248,7 +1248,9 @@ def _newton(block, r0: np.ndarray) -> np.ndarray:
             rho_new = np.where(f == 0, rho, rho - f / df)
             r_new = np.expm1(rho_new)
             ok = np.isfinite(rho_new) & (r_new > -1) & np.isfinite(r_new)
-            conv = ok & (np.abs(r_new - r) <= _RATE_TOL * np.maximum(1.0, np.abs(r_new)))
+            # Converged when the step in rho is small: near r = -1 steps in r vanish while rho
+            # still runs off to -inf (a false convergence at r = -1).
+            conv = ok & (np.abs(rho_new - rho) <= _RATE_TOL * np.maximum(1.0, np.abs(rho_new)))
             out[idx[conv]] = r_new[conv]
             keep = ok & ~conv
             if not keep.all():

@@ -361,7 +361,7 @@ def test_gains_show_the_library_value_and_reject_bad_steps(app: AppTest):
 
 
 def test_sizing_gives_the_library_result_and_rejects_a_bad_budget(app: AppTest):
-    from econ.commands.size import size
+    from econ.racks import size
 
     go(app, "power")
     expected = size(mw=10.0, hardware="gb200-nvl72")

@@ -494,8 +494,7 @@ def test_equity_returns_irr_moic():
 def test_npv_at_equity_irr_is_zero(tail, invest):
     flows = np.array([[-invest, *tail]])
     r = equity_returns(flows)
-    # Below -50% a month the root is ill-conditioned (1 + r near 0 magnifies every flow) and
-    # irr_batch has a known issue there (pinned by the xfail test below).
+    # Below -50% a month the root is ill-conditioned (1 + r near 0 magnifies every flow).
     if np.isnan(r["irr_annual"][0]) or r["irr_monthly"][0] <= -0.5:
         return
     monthly = r["irr_monthly"][0]
@@ -505,16 +504,12 @@ def test_npv_at_equity_irr_is_zero(tail, invest):
     assert excel.npv_batch(monthly, flows)[0] == pytest.approx(0.0, abs=1e-8 * scale)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="econ.excel.irr_batch returns about -1 for these series whose IRR is well above -1 "
-    "(e.g. 0.01**(1/3) - 1 for the first); reported to the owner of econ/excel.py",
-)
 @pytest.mark.parametrize(
     ("flows", "root"),
     [([-1000.0, 0.0, 0.0, 10.0], 0.01 ** (1 / 3) - 1), ([-1000.0, 6.0, 5.0, 7.0], None)],
 )
 def test_equity_irr_with_a_deep_loss(flows, root):
+    """Deep losses: Newton must not stop at r = -1, where its steps in r vanish."""
     r = equity_returns(np.array([flows]))
     if root is None:  # the real root of -1000 x^3 + 6 x^2 + 5 x + 7, x = 1 + r
         x = np.roots([-1000.0, 6.0, 5.0, 7.0])

@@ -684,3 +684,10 @@ def test_nan_propagates_and_no_solution_is_nan():
     assert np.isnan(excel.nper(0.05, -10, 1000))  # payment never covers the interest
     assert np.isnan(excel.rate(10, 100, 1000))  # no rate exists: spreadsheet #NUM!
     assert np.isnan(excel.nper(0, 0, 1000))
+
+
+def test_irr_batch_does_not_stop_at_minus_one():
+    # -1000 now and 10 in three periods: IRR = 0.01 ** (1/3) - 1 = -0.7846 (found while
+    # integrating the capital stack; Newton in log(1 + r) once converged falsely at r = -1).
+    rates = excel.irr_batch(np.array([[-1000.0, 0.0, 0.0, 10.0]]))
+    assert rates[0] == pytest.approx(0.01 ** (1 / 3) - 1, rel=1e-12)

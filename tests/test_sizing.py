@@ -12,9 +12,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from econ.cli import main
-from econ.commands.size import RackCatalogError, load_racks, size, with_systems_per_rack
 from econ.errors import InputError
 from econ.facility import HallLimitError
+from econ.racks import RackCatalogError, load_racks, size, with_systems_per_rack
 from econ.sizing import SizingError, it_budget_kw, racks_within, size_hall
 
 GB300 = {"kw_per_rack": 132.0, "gpus_per_rack": 72}  # Supermicro 132-140 kW; reference_figures.csv

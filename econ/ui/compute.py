@@ -328,7 +328,7 @@ def simulation(
 
 @st.cache_data(max_entries=1, show_spinner=False)
 def racks():
-    from econ.commands.size import load_racks
+    from econ.racks import load_racks
 
     catalog_ = load_racks()
     return {
@@ -345,8 +345,8 @@ def racks():
 
 @st.cache_data(max_entries=32, show_spinner=False)
 def sizing(**kwargs) -> dict:
-    """`econ size` for one hall (econ.commands.size.size: racks.toml figures, econ.sizing)."""
-    from econ.commands.size import size
+    """`econ size` for one hall (econ.racks.size: racks.toml figures, econ.sizing)."""
+    from econ.racks import size
 
     return size(**kwargs)
 

@@ -1,0 +1,319 @@
+"""Rack figures per hardware key (models/racks.toml) and the sizing of a hall for one of them.
+
+The library side of `econ size`: `load_racks` reads the rack catalog with its sources, `size` sizes a
+hall from a power budget with econ.sizing and returns a JSON-ready result.
+"""
+
+from __future__ import annotations
+
+import math
+import tomllib
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+import numpy as np
+
+from econ.catalog import models_dir
+from econ.errors import InputError
+from econ.facility import HallLimitError
+from econ.sizing import LIMITS, size_hall
+
+COOLING = ("air", "liquid")
+"""Rack cooling types, as in models/racks.toml."""
+
+
+class RackCatalogError(InputError):
+    """models/racks.toml is missing, malformed, or lacks a figure a command needs."""
+
+
+@dataclass(frozen=True)
+class RackSpec:
+    """One hardware key's rack: GPUs, power, cooling, floor, price, and the source of each figure."""
+
+    key: str
+    name: str
+    gpus_per_system: int
+    systems_per_rack: int
+    gpus_per_rack: int
+    kw_per_rack: float
+    kw_per_gpu_all_in: float
+    kw_per_gpu_definition: str
+    cooling: str
+    m2_per_rack: float
+    kw_per_system: float | None = None
+    capex_usd_per_rack: float | None = None
+    liquid_cooling_usd_per_rack: float | None = None
+    sources: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class RackCatalog:
+    racks: dict[str, RackSpec]
+    halls: dict[str, dict]
+
+    def get(self, key: str) -> RackSpec:
+        if key not in self.racks:
+            raise RackCatalogError(
+                f"hardware {key!r} has no rack figures in models/racks.toml; expected one of "
+                f"{', '.join(sorted(self.racks))}"
+            )
+        return self.racks[key]
+
+
+_REQUIRED = {
+    "name": str,
+    "gpus_per_system": int,
+    "systems_per_rack": int,
+    "gpus_per_rack": int,
+    "kw_per_rack": float,
+    "kw_per_gpu_all_in": float,
+    "kw_per_gpu_definition": str,
+    "cooling": str,
+    "m2_per_rack": float,
+}
+_OPTIONAL = ("kw_per_system", "capex_usd_per_rack", "liquid_cooling_usd_per_rack")
+_DEFINITIONS = ("chip_plus_host", "chip_only", "utility_meter")
+
+
+def load_racks(path: str | Path | None = None) -> RackCatalog:
+    """Read and check models/racks.toml (or `path`); errors name the file, key and field."""
+    path = Path(path) if path is not None else models_dir() / "racks.toml"
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        raise RackCatalogError(f"{path}: rack catalog not found") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise RackCatalogError(f"{path}: not valid TOML: {exc}") from exc
+    racks = {}
+    for key, row in data.get("racks", {}).items():
+        racks[key] = _rack(path, key, row)
+    halls = data.get("halls", {})
+    for cooling in COOLING:
+        pue = halls.get(cooling, {}).get("pue")
+        if not isinstance(pue, int | float) or pue < 1:
+            raise RackCatalogError(
+                f"{path}: halls.{cooling}.pue = {pue!r}: expected a PUE of at least 1"
+            )
+    return RackCatalog(racks=racks, halls=halls)
+
+
+def _rack(path: Path, key: str, row: dict) -> RackSpec:
+    where = f"{path}: racks.{key}"
+    values = {}
+    for name, kind in _REQUIRED.items():
+        value = row.get(name)
+        ok = isinstance(value, kind) or (kind is float and isinstance(value, int))
+        if not ok or isinstance(value, bool):
+            raise RackCatalogError(f"{where}.{name} = {value!r}: expected a {kind.__name__}")
+        if kind is not str and value <= 0:
+            raise RackCatalogError(f"{where}.{name} = {value!r}: expected a value above 0")
+        values[name] = float(value) if kind is float else value
+    for name in _OPTIONAL:
+        value = row.get(name)
+        if value is not None and (not isinstance(value, int | float) or value <= 0):
+            raise RackCatalogError(f"{where}.{name} = {value!r}: expected a number above 0")
+        values[name] = None if value is None else float(value)
+    if values["cooling"] not in COOLING:
+        raise RackCatalogError(
+            f"{where}.cooling = {values['cooling']!r}: expected one of {', '.join(COOLING)}"
+        )
+    if values["kw_per_gpu_definition"] not in _DEFINITIONS:
+        raise RackCatalogError(
+            f"{where}.kw_per_gpu_definition = {values['kw_per_gpu_definition']!r}: expected one "
+            f"of {', '.join(_DEFINITIONS)}"
+        )
+    if values["gpus_per_system"] * values["systems_per_rack"] != values["gpus_per_rack"]:
+        raise RackCatalogError(
+            f"{where}.gpus_per_rack = {values['gpus_per_rack']}: expected gpus_per_system x "
+            f"systems_per_rack = {values['gpus_per_system'] * values['systems_per_rack']}"
+        )
+    if values["kw_per_system"] is not None and not math.isclose(
+        values["kw_per_system"] * values["systems_per_rack"], values["kw_per_rack"], rel_tol=1e-6
+    ):
+        raise RackCatalogError(
+            f"{where}.kw_per_rack = {values['kw_per_rack']}: expected kw_per_system x "
+            f"systems_per_rack = {values['kw_per_system'] * values['systems_per_rack']:g}"
+        )
+    sources = row.get("sources", {})
+    unsourced = [n for n in ("kw_per_rack", "cooling", "m2_per_rack") if n not in sources] + [
+        n for n in _OPTIONAL if values[n] is not None and n not in sources
+    ]
+    if unsourced:
+        raise RackCatalogError(f"{where}.sources: expected a source for {', '.join(unsourced)}")
+    return RackSpec(key=key, sources=dict(sources), **values)
+
+
+def with_systems_per_rack(rack: RackSpec, systems: int) -> RackSpec:
+    """The same hardware with another number of systems per rack (power and price scale with it)."""
+    if rack.kw_per_system is None:
+        raise RackCatalogError(
+            f"{rack.key} is a rack-scale system ({rack.gpus_per_rack} GPUs per rack); expected "
+            "--systems-per-rack only for hardware sold as 8-GPU systems"
+        )
+    if systems < 1:
+        raise RackCatalogError(f"--systems-per-rack = {systems}: expected 1 or more")
+    scale = systems / rack.systems_per_rack
+    return replace(
+        rack,
+        systems_per_rack=systems,
+        gpus_per_rack=rack.gpus_per_system * systems,
+        kw_per_rack=rack.kw_per_system * systems,
+        capex_usd_per_rack=None
+        if rack.capex_usd_per_rack is None
+        else rack.capex_usd_per_rack * scale,
+        sources={**rack.sources, "systems_per_rack": f"--systems-per-rack {systems}"},
+    )
+
+
+def size(
+    *,
+    mw: float,
+    hardware: str,
+    basis: str = "it",
+    cooling: str | None = None,
+    retrofit_liquid: bool = False,
+    pue: float | None = None,
+    hall_max_kw_per_rack: float | None = None,
+    floor_m2: float | None = None,
+    budget_usd: float | None = None,
+    capex_usd_per_rack: float | None = None,
+    facility_usd_per_mw: float = 0.0,
+    systems_per_rack: int | None = None,
+    catalog: RackCatalog | None = None,
+) -> dict:
+    """Size one hall; returns the JSON-ready result (the CLI's `--format json`)."""
+    catalog = catalog or load_racks()
+    rack = catalog.get(hardware)
+    if systems_per_rack is not None:
+        rack = with_systems_per_rack(rack, systems_per_rack)
+    hall = cooling or rack.cooling
+    if retrofit_liquid and not (hall == "air" and rack.cooling == "liquid"):
+        raise InputError(
+            f"--retrofit-liquid applies to liquid racks in an air hall; {hardware} racks are "
+            f"{rack.cooling}-cooled and the hall is {hall}-cooled"
+        )
+    hall_cooling = "air_retrofit_liquid" if retrofit_liquid else hall
+    if pue is None:
+        pue, pue_source = catalog.halls[hall]["pue"], f"racks.toml halls.{hall}.pue"
+    else:
+        pue_source = "--pue"
+    given = (
+        ("--mw", mw),
+        ("--pue", pue),
+        ("--facility-usd-per-mw", facility_usd_per_mw),
+        ("--floor-m2", floor_m2),
+        ("--budget-usd", budget_usd),
+        ("--capex-usd-per-rack", capex_usd_per_rack),
+        ("--hall-max-kw-per-rack", hall_max_kw_per_rack),
+    )
+    for name, value in given:
+        if value is not None and not math.isfinite(value):
+            raise InputError(f"{name} = {value}: expected a finite number")
+    if facility_usd_per_mw < 0:
+        raise InputError(
+            f"--facility-usd-per-mw = {facility_usd_per_mw:g}: expected 0 or more (negative "
+            "prices are not supported)"
+        )
+    if capex_usd_per_rack is not None and capex_usd_per_rack <= 0:
+        raise InputError(f"--capex-usd-per-rack = {capex_usd_per_rack:g}: expected a price above 0")
+    price = capex_usd_per_rack if capex_usd_per_rack is not None else rack.capex_usd_per_rack
+    if budget_usd is not None and price is None:
+        raise RackCatalogError(
+            f"--budget-usd needs a price per rack, and models/racks.toml has no "
+            f"capex_usd_per_rack for {hardware}; expected --capex-usd-per-rack"
+        )
+    retrofit_per_rack = 0.0
+    if retrofit_liquid:
+        if rack.liquid_cooling_usd_per_rack is None:
+            raise RackCatalogError(
+                f"models/racks.toml has no liquid_cooling_usd_per_rack for {hardware}; expected "
+                "one to price --retrofit-liquid"
+            )
+        retrofit_per_rack = rack.liquid_cooling_usd_per_rack
+    per_rack = np.nan if price is None else price + retrofit_per_rack
+    it_mw_hall = mw if basis == "it" else mw / pue
+    fixed = facility_usd_per_mw * it_mw_hall
+
+    try:
+        sized = size_hall(
+            mw,
+            pue=pue,
+            kw_per_rack=rack.kw_per_rack,
+            gpus_per_rack=rack.gpus_per_rack,
+            power_basis=basis,
+            m2_per_rack=rack.m2_per_rack,
+            floor_m2=np.inf if floor_m2 is None else floor_m2,
+            capex_budget_usd=np.inf if budget_usd is None else budget_usd,
+            capex_usd_per_rack=per_rack,
+            fixed_capex_usd=fixed,
+            hall_max_kw_per_rack=np.inf if hall_max_kw_per_rack is None else hall_max_kw_per_rack,
+            rack_cooling=rack.cooling,
+            hall_cooling=hall_cooling,
+        )
+    except HallLimitError as exc:
+        hint = (
+            "--cooling liquid, or --retrofit-liquid for an air hall"
+            if rack.cooling == "liquid" and hall == "air"
+            else "a higher --hall-max-kw-per-rack, or fewer --systems-per-rack"
+        )
+        raise HallLimitError(f"{hardware}: {exc} (command line: {hint})") from exc
+    one = lambda a: _number(np.asarray(a)[0])  # noqa: E731
+    racks = one(sized.racks)
+    warnings = []
+    if basis == "it":
+        warnings.append(
+            f"--mw {mw:g} is read as IT (critical) load; the meter sees {mw * pue:g} MW at PUE "
+            f"{pue:g} (use --basis utility for a grid connection)"
+        )
+    assumed = sorted(k for k, v in rack.sources.items() if "assumption" in v)
+    if assumed:
+        warnings.append(f"{hardware}: {', '.join(assumed)} rest on assumptions (see sources)")
+    return {
+        "hardware": hardware,
+        "power_mw": mw,
+        "power_basis": basis,
+        "pue": pue,
+        "pue_source": pue_source,
+        "hall_cooling": hall_cooling,
+        "hall_max_kw_per_rack": hall_max_kw_per_rack,
+        "rack": {
+            "name": rack.name,
+            "gpus_per_rack": rack.gpus_per_rack,
+            "systems_per_rack": rack.systems_per_rack,
+            "kw_per_rack": rack.kw_per_rack,
+            "kw_per_gpu_all_in": rack.kw_per_gpu_all_in,
+            "kw_per_gpu_definition": rack.kw_per_gpu_definition,
+            "cooling": rack.cooling,
+            "m2_per_rack": rack.m2_per_rack,
+            "capex_usd_per_rack": _number(per_rack),
+            "sources": rack.sources,
+        },
+        "racks": racks,
+        "gpus": one(sized.gpus),
+        "it_kw": one(sized.it_kw),
+        "utility_kw": one(sized.utility_kw),
+        "floor_m2": one(sized.floor_m2),
+        "capex_usd": one(sized.capex_usd),
+        "retrofit_capex_usd": racks * retrofit_per_rack,
+        "fixed_capex_usd": fixed,
+        "binding_limit": str(sized.binding_limit[0]),
+        "binding_limits": [k for k in LIMITS if float(sized.racks_by_limit[k][0]) == racks],
+        "racks_by_limit": {k: one(v) for k, v in sized.racks_by_limit.items()},
+        "it_budget_kw": one(sized.it_budget_kw),
+        "utility_budget_kw": one(sized.utility_budget_kw),
+        "stranded": {
+            "it_kw": one(sized.stranded_it_kw),
+            "utility_kw": one(sized.stranded_utility_kw),
+            "floor_m2": one(sized.stranded_floor_m2),
+            "budget_usd": one(sized.stranded_budget_usd),
+        },
+        "warnings": warnings,
+    }
+
+
+def _number(value) -> float | int | None:
+    """JSON-safe number: None for NaN or infinity (not limiting), int when whole."""
+    value = float(value)
+    if not math.isfinite(value):
+        return None
+    return int(value) if value.is_integer() and abs(value) < 2**53 else value
