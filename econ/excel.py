@@ -1242,7 +1242,6 @@ def _newton(block, r0: np.ndarray) -> np.ndarray:
     idx = np.arange(r0.size)
     with np.errstate(all="ignore"):
         rho = np.log1p(r0)
-        r = r0.astype(np.float64, copy=True)
         for _ in range(_NEWTON_MAXIT):
             f, df = block.npv_and_slope(rho)
             rho_new = np.where(f == 0, rho, rho - f / df)
@@ -1256,8 +1255,8 @@ def _newton(block, r0: np.ndarray) -> np.ndarray:
             if not keep.all():
                 # Iterate only on the series still moving: compact the working set.
                 idx, block = idx[keep], block.subset(keep)
-                rho_new, r_new = rho_new[keep], r_new[keep]
-            rho, r = rho_new, r_new
+                rho_new = rho_new[keep]
+            rho = rho_new
             if idx.size == 0:
                 break
     return out
