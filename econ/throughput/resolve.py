@@ -112,28 +112,16 @@ def _simulated(simulated: dict, slo: ServiceLevel, hardware: str) -> ResolvedThr
             tpot = w.tpot_limit_s if tpot is None and math.isfinite(w.tpot_limit_s) else tpot
             ttft = w.ttft_limit_s if ttft is None and math.isfinite(w.ttft_limit_s) else ttft
             draft, accepted = w.draft_tokens, w.accepted_tokens
-        point = sim.operating_point(
-            hw,
-            llm,
-            precision,
-            input_tokens=isl,
-            output_tokens=osl,
-            tpot_limit_s=tpot,
-            ttft_limit_s=ttft,
-            draft_tokens=draft,
-            accepted_tokens=accepted,
-        )
-        ceiling = sim.speed_of_light(
-            hw,
-            llm,
-            precision,
-            input_tokens=isl,
-            output_tokens=osl,
-            tpot_limit_s=tpot,
-            ttft_limit_s=ttft,
-            draft_tokens=draft,
-            accepted_tokens=accepted,
-        )
+        workload = {
+            "input_tokens": isl,
+            "output_tokens": osl,
+            "tpot_limit_s": tpot,
+            "ttft_limit_s": ttft,
+            "draft_tokens": draft,
+            "accepted_tokens": accepted,
+        }
+        point = sim.operating_point(hw, llm, precision, **workload)
+        ceiling = sim.speed_of_light(hw, llm, precision, **workload)
     except InputError as exc:
         raise ThroughputSourceError(f"{where}: {exc}") from None
     _, provenance = cal.load_efficiency(hw.key, precision)
