@@ -22,7 +22,7 @@ from econ.scenario.financing_models import compile_tranches
 from econ.scenario.gain_models import compile_throughput
 from econ.scenario.market_models import compile_market
 from econ.scenario.models import Scenario
-from econ.throughput.resolve import resolve_throughput
+from econ.throughput.resolve import resolve_history, resolve_throughput
 
 
 @cache
@@ -159,9 +159,18 @@ class ScenarioBatch:
         # Measured and simulated sources become a number here, once per distinct source.
         row_warnings = []
         for i, row in enumerate(rows):
+            fitted = resolve_history(row.throughput, row.fleet.hardware)
+            history_warnings = ()
+            if fitted is not None:
+                columns["throughput.gain_rate_annual"][i] = fitted.rate_annual
+                history_warnings = (
+                    f"software gains from MLPerf history: {fitted.rate_annual:+.1%} a year "
+                    f"({fitted.description})",
+                    *(f"history: {c}" for c in fitted.caveats),
+                )
             resolved = resolve_throughput(row.throughput, row.fleet.hardware)
             if resolved is None:
-                row_warnings.append(())
+                row_warnings.append(history_warnings)
                 continue
             columns["throughput.tokens_per_s_per_gpu"][i] = resolved.tokens_per_s_per_gpu
             ceiling = columns["throughput.ceiling_tokens_per_s_per_gpu"]
@@ -173,6 +182,7 @@ class ScenarioBatch:
                     f"throughput from {resolved.source}: {resolved.tokens_per_s_per_gpu:,.1f} "
                     "tokens/s per GPU at the SLO",
                     *(f"throughput: {w}" for w in resolved.warnings),
+                    *history_warnings,
                 )
             )
         return cls(

@@ -87,3 +87,15 @@ def test_bad_sources():
                 "throughput.simulated": {"model": "deepseek-r1", "mlperf_scenario": "server"},
             }
         )
+
+
+def test_history_sets_the_compound_gain_rate():
+    from econ.throughput.history import gain_history
+
+    s = scenario(**{"fleet.hardware": "gb200-nvl72", "throughput.history": {"model": "deepseek-r1"}})
+    fitted = gain_history(model="deepseek-r1", scenario="Server", hardware="gb200-nvl72")
+    m = project(s).monthly.loc["s"]
+    per_gpu = m.tokens / m.gpus_in_service.where(m.gpus_in_service > 0)
+    assert per_gpu.iloc[13] / per_gpu.iloc[1] == pytest.approx(1 + fitted.rate_annual, rel=1e-12)
+    with pytest.raises(InputError, match="history sets the compound gain rate"):
+        scenario(**{"throughput.history": {"model": "deepseek-r1"}, "throughput.gain_rate_annual": 0.1})

@@ -114,7 +114,8 @@ class MeasuredThroughput(_Section):
     workload: str = Field("", description="Workload to pick when the file holds several")
     catalog_id: str = Field("", description="MLPerf catalog row id, e.g. v6.0-6f6e7f09")
     catalog_query: dict[str, str | int | float] = Field(
-        {}, description="MLPerf catalog filter (model, accelerator, submitter, round, scenario, ...)"
+        {},
+        description="MLPerf catalog filter (model, accelerator, submitter, round, scenario, ...)",
     )
 
     @model_validator(mode="after")
@@ -131,14 +132,20 @@ class MeasuredThroughput(_Section):
 class SimulatedThroughput(_Section):
     """Throughput from the calibrated roofline simulator (econ.throughput.simulator)."""
 
-    model: str = Field(..., min_length=1, description="Model key, e.g. deepseek-r1 (econ llms list)")
+    model: str = Field(
+        ..., min_length=1, description="Model key, e.g. deepseek-r1 (econ llms list)"
+    )
     hardware: str = Field("", description="Hardware key; default: fleet.hardware")
-    precision: str = Field("", description="Weight precision; default: the hardware's lowest native")
+    precision: str = Field(
+        "", description="Weight precision; default: the hardware's lowest native"
+    )
     mlperf_scenario: Literal["", "offline", "server", "interactive"] = Field(
         "", description="Use MLPerf's lengths and latency limits for this model and scenario"
     )
     input_tokens: float | None = Field(None, gt=0, description="Input tokens per request [tokens]")
-    output_tokens: float | None = Field(None, gt=0, description="Output tokens per request [tokens]")
+    output_tokens: float | None = Field(
+        None, gt=0, description="Output tokens per request [tokens]"
+    )
 
     @model_validator(mode="after")
     def _lengths(self) -> SimulatedThroughput:
@@ -147,6 +154,19 @@ class SimulatedThroughput(_Section):
                 "give input_tokens and output_tokens, or mlperf_scenario to use MLPerf's lengths"
             )
         return self
+
+
+class HistoryTrajectory(_Section):
+    """A compound software-gain rate fitted to a platform's MLPerf history (econ.throughput.history)."""
+
+    model: str = Field(..., min_length=1, description="MLPerf benchmark family, e.g. deepseek-r1")
+    scenario: Literal["Server", "Offline", "Interactive"] = Field(
+        "Server", description="MLPerf scenario"
+    )
+    hardware: str = Field("", description="Hardware key; default: fleet.hardware")
+    submitter: str = Field(
+        "", description="Only this submitter's rows; default: the best per round"
+    )
 
 
 class ServiceLevel(_Section):
@@ -215,6 +235,10 @@ class Throughput(_Section):
         None, description="Take the throughput from the simulator at the SLO"
     )
     slo: ServiceLevel = Field(ServiceLevel(), description="Latency limits of the operating point")
+    history: HistoryTrajectory | None = Field(
+        None,
+        description="Take gain_rate_annual from the platform's MLPerf history (compound trajectory)",
+    )
 
     @field_validator("steps")
     @classmethod
@@ -234,6 +258,13 @@ class Throughput(_Section):
     def _consistent(self) -> Throughput:
         if self.measured is not None and self.simulated is not None:
             raise ValueError("give measured or simulated throughput, not both")
+        if self.history is not None and (
+            self.gain_rate_annual != 0 or self.trajectory != "compound"
+        ):
+            raise ValueError(
+                "history sets the compound gain rate; expected trajectory 'compound' and no "
+                f"gain_rate_annual, got {self.trajectory!r} and {self.gain_rate_annual}"
+            )
         ceiling = self.ceiling_tokens_per_s_per_gpu
         if ceiling is not None and ceiling < self.tokens_per_s_per_gpu:
             raise ValueError(

@@ -140,3 +140,41 @@ def _simulated(simulated: dict, slo: ServiceLevel, hardware: str) -> ResolvedThr
     return ResolvedThroughput(
         tps, f"simulator: {llm.key} on {hw.key} at {precision}", tuple(warnings), float(ceiling)
     )
+
+
+@dataclass(frozen=True)
+class FittedRate:
+    """A compound annual gain rate fitted to benchmark history, with its caveats."""
+
+    rate_annual: float
+    description: str
+    caveats: tuple[str, ...]
+
+
+def resolve_history(section: Throughput, hardware: str) -> FittedRate | None:
+    """The compound gain rate of the scenario's history source; None without one."""
+    if section.history is None:
+        return None
+    return _history(json.dumps({**section.history.model_dump(), "fleet": hardware}, sort_keys=True))
+
+
+@lru_cache(maxsize=64)
+def _history(key: str) -> FittedRate:
+    from econ.throughput.history import gain_history
+
+    spec = json.loads(key)
+    try:
+        fitted = gain_history(
+            model=spec["model"],
+            scenario=spec["scenario"],
+            hardware=spec["hardware"] or spec["fleet"],
+            submitter=spec["submitter"] or None,
+        )
+    except InputError as exc:
+        raise ThroughputSourceError(f"throughput.history: {exc}") from None
+    if not math.isfinite(fitted.rate_annual):
+        raise ThroughputSourceError(
+            f"throughput.history: no rate could be fitted ({fitted.description}); expected at "
+            "least two rounds of results"
+        )
+    return FittedRate(float(fitted.rate_annual), fitted.description, tuple(fitted.caveats))
