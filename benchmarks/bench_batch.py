@@ -1,0 +1,157 @@
+"""Batch throughput: Monte Carlo summaries at 1 and 10 million scenarios, serial and on Dask.
+
+In one run:
+1. 1,000,000-scenario Monte Carlo (six input distributions, 72-month scenarios, summary only)
+   on one core, end to end: sampling, validation, projection, streaming summary;
+2. the same on a Dask LocalCluster of two single-threaded worker processes: scaling efficiency
+   = (serial time / Dask time) / 2, and a check that both summaries are identical;
+3. peak memory (max RSS of a fresh process) of a 10,000,000-scenario summary-only run;
+4. the per-scenario ratio against the naive per-scenario pandas ledger of bench_engine.py.
+
+    .venv/bin/python benchmarks/bench_batch.py [--n 1000000] [--big 10000000] [--naive 300]
+
+Writes benchmarks/results/bench_batch.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from bench_engine import BASE, naive_ledger  # noqa: E402
+
+from econ.analysis.executors import make_executor  # noqa: E402
+from econ.analysis.montecarlo import montecarlo  # noqa: E402
+
+DISTRIBUTIONS = {
+    "throughput.tokens_per_s_per_gpu": "uniform(2000, 8000)",
+    "utilization.share": "triangular(0.4, 0.7, 0.95)",
+    "capex.gpu_price_usd": "pert(30000, 43000, 60000)",
+    "market.price_usd_per_mtok": "lognormal(mean=0.5, sd=0.15, low=0.1, high=2)",
+    "market.price_decline_annual": "uniform(0, 0.5)",
+    "financing.discount_rate_annual": "normal(0.10, 0.02, low=0.04, high=0.16)",
+}
+CHUNK = 16_384
+
+
+def run_mc(n: int, executor=None, seed: int = 1):
+    return montecarlo(BASE, DISTRIBUTIONS, n, seed=seed, executor=executor, chunk_size=CHUNK)
+
+
+def child_peak(n: int) -> dict:
+    """Run n scenarios in a fresh process and report its time and peak RSS."""
+    code = "\n".join(
+        [
+            "import json, resource, sys, time",
+            f"sys.path.insert(0, {str(HERE)!r})",
+            "from bench_batch import run_mc",
+            f"t = time.perf_counter(); r = run_mc({n}); s = time.perf_counter() - t",
+            "peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss",
+            "print(json.dumps({'seconds': s, 'peak_kib': peak, 'method': r.summary.quantile_method}))",
+        ]
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=HERE.parent
+    )
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--n", type=int, default=1_000_000)
+    parser.add_argument("--big", type=int, default=10_000_000)
+    parser.add_argument("--naive", type=int, default=300)
+    args = parser.parse_args()
+
+    run_mc(CHUNK)  # warm up imports and caches
+    start = time.perf_counter()
+    serial = run_mc(args.n)
+    serial_s = time.perf_counter() - start
+
+    start = time.perf_counter()
+    executor = make_executor("dask", workers=2)
+    startup_s = time.perf_counter() - start
+    with executor:
+        run_mc(4 * CHUNK, executor)  # workers import econ once
+        start = time.perf_counter()
+        dask = run_mc(args.n, executor)
+        dask_s = time.perf_counter() - start
+    same = json.dumps(serial.summary.as_dict(), default=str) == json.dumps(
+        dask.summary.as_dict(), default=str
+    )
+
+    big = child_peak(args.big)
+
+    rng = np.random.default_rng(7)
+    rows = [
+        {
+            "throughput.tokens_per_s_per_gpu": rng.uniform(2000, 8000),
+            "utilization.share": rng.uniform(0.4, 0.95),
+            "capex.gpu_price_usd": rng.uniform(30000, 60000),
+            "market.price_usd_per_mtok": rng.uniform(0.2, 1.0),
+            "market.price_decline_annual": rng.uniform(0.0, 0.5),
+            "financing.discount_rate_annual": rng.uniform(0.06, 0.15),
+        }
+        for _ in range(args.naive)
+    ]
+    start = time.perf_counter()
+    for row in rows:
+        naive_ledger(row)
+    naive_per = (time.perf_counter() - start) / args.naive
+
+    serial_rate = args.n / serial_s
+    dask_rate = args.n / dask_s
+    efficiency = serial_s / dask_s / 2
+    peak_gib = big["peak_kib"] / 2**20
+    npv = serial.summary.metrics["npv_usd"]
+    lines = [
+        "## Batch: Monte Carlo summaries (72-month scenarios, six input distributions)",
+        "",
+        f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python "
+        f"{platform.python_version()}, numpy {np.__version__}; chunks of {CHUNK:,} scenarios.",
+        "End to end: sampling (inverse CDFs), validation of the drawn values, projection, streaming "
+        "summary (moments, quantiles, NPV risk).",
+        "",
+        "| run | scenarios | seconds | scenarios/s | target |",
+        "|---|---:|---:|---:|---|",
+        f"| serial, one core | {args.n:,} | {serial_s:.1f} | {serial_rate:,.0f} | >= 50,000 per core |",
+        f"| Dask LocalCluster, 2 workers x 1 thread | {args.n:,} | {dask_s:.1f} | {dask_rate:,.0f} | |",
+        f"| serial, fresh process (peak memory run) | {args.big:,} | {big['seconds']:.1f} | "
+        f"{args.big / big['seconds']:,.0f} | |",
+        "",
+        f"- Scaling efficiency on 2 Dask workers: **{efficiency:.0%}** (target >= 80%); cluster "
+        f"start-up {startup_s:.1f} s not counted. Summaries identical to the serial run: {same}.",
+        f"- Peak memory (max RSS) at {args.big:,} scenarios: **{peak_gib:.2f} GiB** (target < 2 GB); "
+        f"quantiles {big['method']}.",
+        f"- Naive per-scenario ledger (pandas + numpy-financial, {args.naive} scenarios): "
+        f"{naive_per * 1e6:,.0f} µs per scenario; batch Monte Carlo end to end "
+        f"{serial_s / args.n * 1e6:.1f} µs per scenario: **{naive_per / (serial_s / args.n):,.0f}x** "
+        "faster per scenario on one core.",
+        f"- NPV of the {args.n:,}-scenario run: P5 {npv.quantiles[0.05]:,.0f}, P50 "
+        f"{npv.quantiles[0.5]:,.0f}, P95 {npv.quantiles[0.95]:,.0f} USD; probability of loss "
+        f"{serial.summary.risk['probability_of_loss']:.1%}.",
+        "",
+    ]
+    text = "\n".join(lines)
+    print(text)
+    (HERE / "results").mkdir(exist_ok=True)
+    (HERE / "results" / "bench_batch.md").write_text(text)
+
+
+if __name__ == "__main__":
+    # Benchmarks own the machine: one BLAS thread per process, as the workers have.
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    main()

@@ -1,0 +1,147 @@
+"""Per-chunk Parquet files of a batch run, so an interrupted run resumes where it stopped.
+
+A chunk directory holds `manifest.json` (what run it belongs to) and one `chunk-NNNNNN.parquet`
+per finished chunk, each written atomically (temporary file, then rename) with the run's metadata
+in its Parquet schema (econ version, scenario hash, seed, sampling plan, engine, chunk range).
+Rerunning the same run finds the finished chunks and computes only the others; a directory that
+belongs to a different run (other plan, seed, scenario, version or chunk size) is refused unless
+the caller asks to start over.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+
+import numpy as np
+
+from econ.errors import InputError
+from econ.scenario.io import atomic_write
+
+MANIFEST = "manifest.json"
+METADATA_KEY = b"econ"
+
+
+class ChunkStoreError(InputError):
+    """A chunk directory that cannot be used for this run."""
+
+
+class ChunkStore:
+    """Chunk files of one run in `directory`.
+
+    Parameters
+    ----------
+    directory : folder of the chunk files (created if missing)
+    metadata : JSON-ready run metadata; `metadata["fingerprint"]` identifies the run
+    overwrite : discard chunk files of another run instead of refusing
+    """
+
+    def __init__(self, directory: str | os.PathLike, metadata: Mapping, overwrite: bool = False):
+        self.directory = Path(directory)
+        self.metadata = dict(metadata)
+        self.fingerprint = str(metadata["fingerprint"])
+        if self.directory.exists() and not self.directory.is_dir():
+            raise ChunkStoreError(f"{self.directory}: exists and is not a folder")
+        if not self.directory.parent.is_dir():
+            raise ChunkStoreError(
+                f"{self.directory}: folder {self.directory.parent} does not exist"
+            )
+        self.directory.mkdir(exist_ok=True)
+        manifest = self.directory / MANIFEST
+        if manifest.exists():
+            try:
+                previous = json.loads(manifest.read_text())
+            except (OSError, json.JSONDecodeError):
+                previous = {}
+            if previous.get("fingerprint") != self.fingerprint:
+                if not overwrite:
+                    raise ChunkStoreError(
+                        f"{self.directory} holds chunks of another run (scenario "
+                        f"{previous.get('scenario')!r}, seed {previous.get('seed')}, "
+                        f"{previous.get('n')} scenarios, chunk size {previous.get('chunk_size')}, "
+                        f"econ {previous.get('econ_version')}); use --force to discard them or "
+                        "choose another folder"
+                    )
+                self.clear()
+        atomic_write(manifest, json.dumps(self.metadata, indent=2, default=str), overwrite=True)
+
+    def path(self, index: int) -> Path:
+        return self.directory / f"chunk-{index:06d}.parquet"
+
+    def clear(self) -> None:
+        for path in self.directory.glob("chunk-*.parquet"):
+            path.unlink()
+
+    def done(self, index: int, start: int, stop: int) -> bool:
+        """True when chunk `index` was written by this run, complete."""
+        import pyarrow.parquet as pq
+
+        path = self.path(index)
+        if not path.is_file():
+            return False
+        try:
+            meta = pq.read_schema(path).metadata or {}
+            info = json.loads(meta.get(METADATA_KEY, b"{}"))
+            rows = pq.ParquetFile(path).metadata.num_rows
+        except Exception:  # noqa: BLE001 - an unreadable file is recomputed
+            return False
+        return (
+            info.get("fingerprint") == self.fingerprint
+            and info.get("chunk") == [index, start, stop]
+            and rows == stop - start
+        )
+
+    def write(
+        self, index: int, start: int, stop: int, rows: Mapping[str, np.ndarray], engine: dict
+    ):
+        """Write chunk `index` atomically with the run metadata."""
+        table = to_arrow(rows, {**self.metadata, "engine": engine, "chunk": [index, start, stop]})
+        import pyarrow.parquet as pq
+
+        buffer = io.BytesIO()
+        pq.write_table(table, buffer)
+        atomic_write(self.path(index), buffer.getvalue(), overwrite=True)
+
+    def read(self, index: int) -> dict[str, np.ndarray]:
+        import pyarrow.parquet as pq
+
+        table = pq.read_table(self.path(index))
+        return {name: _to_numpy(table.column(name)) for name in table.column_names}
+
+    def iter_tables(self, count: int) -> Iterator:
+        import pyarrow.parquet as pq
+
+        for index in range(count):
+            yield pq.read_table(self.path(index))
+
+
+def _to_numpy(column) -> np.ndarray:
+    import pyarrow as pa
+
+    if pa.types.is_string(column.type) or pa.types.is_large_string(column.type):
+        return np.asarray(column.to_pylist(), dtype=object)
+    return column.to_numpy()
+
+
+def to_arrow(rows: Mapping[str, np.ndarray], metadata: Mapping):
+    """Arrow table of the row columns with `metadata` (JSON) in the schema under b"econ"."""
+    import pyarrow as pa
+
+    arrays = {}
+    for name, values in rows.items():
+        values = np.asarray(values)
+        arrays[name] = pa.array(values.tolist() if values.dtype == object else values)
+    table = pa.table(arrays)
+    payload = json.dumps(dict(metadata), default=str).encode()
+    return table.replace_schema_metadata({METADATA_KEY: payload})
+
+
+def read_metadata(path: str | os.PathLike) -> dict:
+    """The run metadata stored in a Parquet file written by econ."""
+    import pyarrow.parquet as pq
+
+    meta = pq.read_schema(path).metadata or {}
+    return json.loads(meta.get(METADATA_KEY, b"{}"))

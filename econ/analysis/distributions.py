@@ -1,0 +1,626 @@
+"""Input distributions for Monte Carlo and sensitivity: parsing, checking and inverse CDFs.
+
+Every distribution is sampled by its inverse cumulative distribution function (quantile function)
+applied to points of the unit interval, so plain random sampling, Sobol sequences and rank
+correlation (which reorders the unit points) share one code path (Devroye, *Non-Uniform Random
+Variate Generation*, 1986, section II.2.1, the inversion method).
+
+Text form, as on the command line (`--dist PATH=TEXT`):
+
+    uniform(LOW, HIGH)
+    triangular(LOW, MODE, HIGH)
+    pert(LOW, MODE, HIGH[, lambda=4])
+    normal(MEAN, SD[, low=L][, high=H])          truncated to [L, H] when given
+    lognormal(MU, SIGMA[, low=L][, high=H])      MU, SIGMA of log(X); or mean=M, sd=S of X
+    discrete(V1:P1, V2:P2, ...)  or  discrete(V1, V2, ...)   equal weights
+    empirical(FILE[, COLUMN])    resampling of a CSV or Parquet column (default: the PATH)
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import ClassVar
+
+import numpy as np
+from scipy import special
+
+from econ.errors import InputError
+
+U_MIN = 2.0**-53
+"""Smallest unit point the samplers produce (and 1 - U_MIN the largest): the support of a
+distribution as sampled is [ppf(U_MIN), ppf(1 - U_MIN)], which is what bounds are checked on."""
+
+
+class DistributionError(InputError):
+    """A distribution that cannot be parsed or whose parameters are invalid."""
+
+
+@dataclass(frozen=True)
+class Distribution:
+    """Base of the distributions: `ppf(u)` maps unit points to values."""
+
+    name: ClassVar[str] = ""
+
+    def ppf(self, u: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
+
+    def support(self) -> tuple[float, float]:
+        """Smallest and largest values the samplers can produce."""
+        ends = self.ppf(np.array([U_MIN, 1.0 - U_MIN]))
+        return float(ends[0]), float(ends[1])
+
+    def mean(self) -> float:
+        raise NotImplementedError
+
+    def var(self) -> float:
+        raise NotImplementedError
+
+    def params(self) -> dict:
+        raise NotImplementedError
+
+    def to_dict(self) -> dict:
+        return {"dist": self.name, **self.params()}
+
+    def __str__(self) -> str:
+        args = ", ".join(f"{k}={_fmt(v)}" for k, v in self.params().items())
+        return f"{self.name}({args})"
+
+
+def _fmt(value) -> str:
+    if isinstance(value, list | tuple):
+        return (
+            "[" + ", ".join(_fmt(v) for v in value[:6]) + (", ..." if len(value) > 6 else "") + "]"
+        )
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+@dataclass(frozen=True)
+class Uniform(Distribution):
+    """Uniform on [low, high]."""
+
+    low: float
+    high: float
+    name: ClassVar[str] = "uniform"
+
+    def __post_init__(self):
+        _finite(self, low=self.low, high=self.high)
+        if not self.low < self.high:
+            raise DistributionError(
+                f"{self}: expected low < high, got {self.low:g} >= {self.high:g}"
+            )
+
+    def ppf(self, u):
+        return self.low + (self.high - self.low) * np.asarray(u, dtype=float)
+
+    def mean(self):
+        return (self.low + self.high) / 2
+
+    def var(self):
+        return (self.high - self.low) ** 2 / 12
+
+    def params(self):
+        return {"low": self.low, "high": self.high}
+
+
+@dataclass(frozen=True)
+class Triangular(Distribution):
+    """Triangular on [low, high] with its mode at `mode`.
+
+    Inverse CDF: low + sqrt(u (high-low)(mode-low)) below u = (mode-low)/(high-low), else
+    high - sqrt((1-u)(high-low)(high-mode)) (Evans, Hastings & Peacock, *Statistical
+    Distributions*, 3rd ed., 2000, ch. 40).
+    """
+
+    low: float
+    mode: float
+    high: float
+    name: ClassVar[str] = "triangular"
+
+    def __post_init__(self):
+        _finite(self, low=self.low, mode=self.mode, high=self.high)
+        _ordered(self, self.low, self.mode, self.high)
+
+    def ppf(self, u):
+        u = np.asarray(u, dtype=float)
+        a, c, b = self.low, self.mode, self.high
+        split = (c - a) / (b - a)
+        with np.errstate(invalid="ignore"):
+            left = a + np.sqrt(u * (b - a) * (c - a))
+            right = b - np.sqrt((1.0 - u) * (b - a) * (b - c))
+        return np.where(u < split, left, right)
+
+    def mean(self):
+        return (self.low + self.mode + self.high) / 3
+
+    def var(self):
+        a, c, b = self.low, self.mode, self.high
+        return (a * a + b * b + c * c - a * b - a * c - b * c) / 18
+
+    def params(self):
+        return {"low": self.low, "mode": self.mode, "high": self.high}
+
+
+@dataclass(frozen=True)
+class Pert(Distribution):
+    """PERT: a beta distribution on [low, high] with its mode at `mode` and shape `lamb` (4).
+
+    alpha = 1 + lamb (mode-low)/(high-low), beta = 1 + lamb (high-mode)/(high-low); mean
+    (low + lamb mode + high)/(lamb + 2) (Malcolm et al., Operations Research 7 (1959) 646-669;
+    Vose, *Risk Analysis*, 3rd ed., 2008, section III.7). Inverse CDF by the inverse regularized
+    incomplete beta function.
+    """
+
+    low: float
+    mode: float
+    high: float
+    lamb: float = 4.0
+    name: ClassVar[str] = "pert"
+
+    def __post_init__(self):
+        _finite(self, low=self.low, mode=self.mode, high=self.high, lamb=self.lamb)
+        _ordered(self, self.low, self.mode, self.high)
+        if not self.lamb > 0:
+            raise DistributionError(f"{self}: expected lambda > 0, got {self.lamb:g}")
+
+    @property
+    def alpha(self) -> float:
+        return 1 + self.lamb * (self.mode - self.low) / (self.high - self.low)
+
+    @property
+    def beta(self) -> float:
+        return 1 + self.lamb * (self.high - self.mode) / (self.high - self.low)
+
+    def ppf(self, u):
+        u = np.asarray(u, dtype=float)
+        x = special.betaincinv(self.alpha, self.beta, u)
+        # The solver gives up (NaN) far below the samplers' smallest point 2**-53: the end of the
+        # range is the answer there.
+        x = np.where(np.isnan(x) & (u < 0.5), 0.0, np.where(np.isnan(x) & (u >= 0.5), 1.0, x))
+        return self.low + (self.high - self.low) * x
+
+    def mean(self):
+        return (self.low + self.lamb * self.mode + self.high) / (self.lamb + 2)
+
+    def var(self):
+        a, b = self.alpha, self.beta
+        return (self.high - self.low) ** 2 * a * b / ((a + b) ** 2 * (a + b + 1))
+
+    def params(self):
+        return {"low": self.low, "mode": self.mode, "high": self.high, "lambda": self.lamb}
+
+
+@dataclass(frozen=True)
+class Normal(Distribution):
+    """Normal with mean and standard deviation, optionally truncated to [low, high].
+
+    Truncation by inversion: x = mean + sd * ndtri(F(lo) + u (F(hi) - F(lo))) with F the
+    standard normal CDF (Devroye 1986, section II.2.1 applied to the truncated CDF).
+    """
+
+    mean_: float
+    sd: float
+    low: float = -math.inf
+    high: float = math.inf
+    name: ClassVar[str] = "normal"
+
+    def __post_init__(self):
+        _finite(self, mean=self.mean_, sd=self.sd)
+        if not self.sd > 0:
+            raise DistributionError(f"{self}: expected sd > 0, got {self.sd:g}")
+        _truncation(self, self.low, self.high)
+
+    def _cdf_range(self) -> tuple[float, float]:
+        lo = special.ndtr((self.low - self.mean_) / self.sd)
+        hi = special.ndtr((self.high - self.mean_) / self.sd)
+        return float(lo), float(hi)
+
+    def ppf(self, u):
+        u = np.asarray(u, dtype=float)
+        if math.isinf(self.low) and math.isinf(self.high):
+            return self.mean_ + self.sd * special.ndtri(u)
+        lo, hi = self._cdf_range()
+        if hi - lo <= 0:
+            raise DistributionError(f"{self}: the truncation range has no probability")
+        x = self.mean_ + self.sd * special.ndtri(lo + u * (hi - lo))
+        return np.clip(x, self.low, self.high)
+
+    def mean(self):
+        if math.isinf(self.low) and math.isinf(self.high):
+            return self.mean_
+        a, b = (self.low - self.mean_) / self.sd, (self.high - self.mean_) / self.sd
+        z = special.ndtr(b) - special.ndtr(a)
+        return self.mean_ + self.sd * (_phi(a) - _phi(b)) / z
+
+    def var(self):
+        if math.isinf(self.low) and math.isinf(self.high):
+            return self.sd**2
+        a, b = (self.low - self.mean_) / self.sd, (self.high - self.mean_) / self.sd
+        z = special.ndtr(b) - special.ndtr(a)
+        pa, pb = _phi(a), _phi(b)
+        ta = a * pa if math.isfinite(a) else 0.0
+        tb = b * pb if math.isfinite(b) else 0.0
+        return self.sd**2 * (1 + (ta - tb) / z - ((pa - pb) / z) ** 2)
+
+    def params(self):
+        out = {"mean": self.mean_, "sd": self.sd}
+        out |= {k: v for k, v in (("low", self.low), ("high", self.high)) if math.isfinite(v)}
+        return out
+
+
+def _phi(x: float) -> float:
+    return 0.0 if math.isinf(x) else math.exp(-x * x / 2) / math.sqrt(2 * math.pi)
+
+
+@dataclass(frozen=True)
+class LogNormal(Distribution):
+    """Log-normal: log(X) is normal with mean mu and standard deviation sigma; optionally
+    truncated to [low, high] (values of X). Mean exp(mu + sigma^2/2), variance
+    (exp(sigma^2) - 1) exp(2 mu + sigma^2) (Johnson, Kotz & Balakrishnan, *Continuous Univariate
+    Distributions* vol. 1, 2nd ed., 1994, ch. 14)."""
+
+    mu: float
+    sigma: float
+    low: float = 0.0
+    high: float = math.inf
+    name: ClassVar[str] = "lognormal"
+
+    def __post_init__(self):
+        _finite(self, mu=self.mu, sigma=self.sigma)
+        if not self.sigma > 0:
+            raise DistributionError(f"{self}: expected sigma > 0, got {self.sigma:g}")
+        if self.low < 0:
+            raise DistributionError(f"{self}: expected low >= 0 for a log-normal, got {self.low:g}")
+        _truncation(self, self.low, self.high)
+
+    @classmethod
+    def from_mean_sd(cls, mean: float, sd: float, low: float = 0.0, high: float = math.inf):
+        """The log-normal whose values have this mean and standard deviation (untruncated)."""
+        if not (mean > 0 and sd > 0):
+            raise DistributionError(
+                f"lognormal(mean={mean:g}, sd={sd:g}): expected mean > 0 and sd > 0"
+            )
+        sigma2 = math.log1p((sd / mean) ** 2)
+        return cls(math.log(mean) - sigma2 / 2, math.sqrt(sigma2), low, high)
+
+    @property
+    def _normal(self) -> Normal:
+        lo = math.log(self.low) if self.low > 0 else -math.inf
+        hi = math.log(self.high) if math.isfinite(self.high) else math.inf
+        return Normal(self.mu, self.sigma, lo, hi)
+
+    def ppf(self, u):
+        return np.exp(self._normal.ppf(u))
+
+    def mean(self):
+        if self.low == 0 and math.isinf(self.high):
+            return math.exp(self.mu + self.sigma**2 / 2)
+        raise NotImplementedError("moments of a truncated log-normal")
+
+    def var(self):
+        if self.low == 0 and math.isinf(self.high):
+            return math.expm1(self.sigma**2) * math.exp(2 * self.mu + self.sigma**2)
+        raise NotImplementedError("moments of a truncated log-normal")
+
+    def params(self):
+        out = {"mu": self.mu, "sigma": self.sigma}
+        out |= {k: v for k, v in (("low", self.low), ("high", self.high)) if 0 < v < math.inf}
+        return out
+
+
+@dataclass(frozen=True)
+class Discrete(Distribution):
+    """Finite set of values with probabilities (equal when not given).
+
+    Values may be numbers or choice names; `ppf` returns the value's index into `values` when
+    `labels` is set (choice fields), else the value.
+    """
+
+    values: tuple
+    probs: tuple[float, ...]
+    name: ClassVar[str] = "discrete"
+    cumulative: np.ndarray = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self):
+        if not self.values:
+            raise DistributionError("discrete(): expected at least one value")
+        if len(self.probs) != len(self.values):
+            raise DistributionError(f"{self}: expected one probability per value")
+        probs = np.asarray(self.probs, dtype=float)
+        if not np.all(np.isfinite(probs)) or (probs < 0).any():
+            raise DistributionError(f"{self}: expected probabilities >= 0, got {list(self.probs)}")
+        if abs(probs.sum() - 1.0) > 1e-9:
+            raise DistributionError(
+                f"{self}: probabilities sum to {probs.sum():g}; expected them to sum to 1"
+            )
+        cumulative = np.cumsum(probs)
+        cumulative[-1] = 1.0
+        object.__setattr__(self, "cumulative", cumulative)
+
+    @property
+    def numeric(self) -> bool:
+        return all(isinstance(v, int | float) for v in self.values)
+
+    def index(self, u) -> np.ndarray:
+        """Index of the value drawn at each unit point."""
+        return np.minimum(
+            np.searchsorted(self.cumulative, np.asarray(u, dtype=float), side="right"),
+            len(self.values) - 1,
+        )
+
+    def ppf(self, u):
+        if not self.numeric:
+            raise DistributionError(f"{self}: names have no numeric values; map them to choices")
+        return np.asarray(self.values, dtype=float)[self.index(u)]
+
+    def support(self):
+        if not self.numeric:
+            return (math.nan, math.nan)
+        values = [v for v, p in zip(self.values, self.probs, strict=True) if p > 0]
+        return float(min(values)), float(max(values))
+
+    def mean(self):
+        return float(np.dot(np.asarray(self.values, dtype=float), self.probs))
+
+    def var(self):
+        v = np.asarray(self.values, dtype=float)
+        return float(np.dot((v - self.mean()) ** 2, self.probs))
+
+    def params(self):
+        return {"values": list(self.values), "probs": list(self.probs)}
+
+
+@dataclass(frozen=True)
+class Empirical(Distribution):
+    """Resampling of observed values: each observation equally likely (the bootstrap
+    distribution, Efron & Tibshirani, *An Introduction to the Bootstrap*, 1993, ch. 6)."""
+
+    data: tuple[float, ...]
+    source: str = ""
+    name: ClassVar[str] = "empirical"
+    sorted_: np.ndarray = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self):
+        values = np.asarray(self.data, dtype=float)
+        if values.size == 0 or not np.all(np.isfinite(values)):
+            raise DistributionError(
+                f"empirical({self.source}): expected at least one value, all finite numbers"
+            )
+        object.__setattr__(self, "sorted_", np.sort(values))
+
+    def ppf(self, u):
+        m = len(self.sorted_)
+        index = np.minimum((np.asarray(u, dtype=float) * m).astype(np.int64), m - 1)
+        return self.sorted_[index]
+
+    def mean(self):
+        return float(self.sorted_.mean())
+
+    def var(self):
+        return float(self.sorted_.var())
+
+    def params(self):
+        return {"source": self.source, "count": len(self.sorted_)}
+
+    def to_dict(self):
+        # The data set is part of the sampling plan: a different file must not resume a run.
+        digest = _digest(self.sorted_)
+        return {
+            "dist": self.name,
+            "source": self.source,
+            "count": len(self.sorted_),
+            "sha256": digest,
+        }
+
+
+def _digest(values: np.ndarray) -> str:
+    import hashlib
+
+    return hashlib.sha256(np.ascontiguousarray(values, dtype="<f8").tobytes()).hexdigest()
+
+
+def _finite(dist, **params) -> None:
+    for key, value in params.items():
+        if not isinstance(value, int | float) or not math.isfinite(value):
+            raise DistributionError(f"{dist.name}: {key} = {value!r}; expected a finite number")
+
+
+def _ordered(dist, low, mode, high) -> None:
+    if not low < high:
+        raise DistributionError(
+            f"{dist.name}(low={low:g}, mode={mode:g}, high={high:g}): expected low < high"
+        )
+    if not low <= mode <= high:
+        raise DistributionError(
+            f"{dist.name}(low={low:g}, mode={mode:g}, high={high:g}): expected low <= mode <= high"
+        )
+
+
+def _truncation(dist, low, high) -> None:
+    if math.isnan(low) or math.isnan(high) or not low < high:
+        raise DistributionError(
+            f"{dist.name}: truncation low={low:g}, high={high:g}; expected low < high"
+        )
+
+
+_CALL = re.compile(r"^\s*([A-Za-z_]+)\s*\((.*)\)\s*$", re.S)
+
+
+def parse_distribution(
+    text: str, path: str = "", base_dir: str | Path | None = None
+) -> Distribution:
+    """Parse the text form of a distribution (see the module docstring).
+
+    Parameters
+    ----------
+    text : e.g. "triangular(0.15, 0.3, 0.5)"
+    path : the dotted field path it is for (names errors; default column of `empirical`)
+    base_dir : folder that relative `empirical` file names are resolved against
+    """
+    where = f"{path}={text}" if path else text
+    match = _CALL.match(text)
+    if not match:
+        raise DistributionError(
+            f"{where}: expected NAME(ARGS), one of: " + ", ".join(f"{n}(...)" for n in PARSERS)
+        )
+    name, body = match.group(1).lower(), match.group(2)
+    if name not in PARSERS:
+        raise DistributionError(
+            f"{where}: unknown distribution '{name}'; expected one of: " + ", ".join(PARSERS)
+        )
+    args = [a.strip() for a in body.split(",")] if body.strip() else []
+    try:
+        return PARSERS[name](args, path, base_dir)
+    except DistributionError as exc:
+        raise DistributionError(f"{where}: {exc}") from None
+
+
+def _split(args: list[str], names: tuple[str, ...], optional: tuple[str, ...] = ()):
+    positional, keywords = [], {}
+    for arg in args:
+        if "=" in arg:
+            key, value = (s.strip() for s in arg.split("=", 1))
+            keywords[key.lower()] = value
+        elif keywords:
+            raise DistributionError("positional arguments must come before keyword arguments")
+        else:
+            positional.append(arg)
+    allowed = names + optional
+    if len(positional) > len(allowed):
+        raise DistributionError(
+            f"expected at most {len(allowed)} arguments ({', '.join(allowed)}), got {len(positional)}"
+        )
+    values = dict(zip(allowed, positional, strict=False))
+    for key, value in keywords.items():
+        if key not in allowed:
+            raise DistributionError(f"unknown argument '{key}'; expected: {', '.join(allowed)}")
+        if key in values:
+            raise DistributionError(f"argument '{key}' given twice")
+        values[key] = value
+    missing = [n for n in names if n not in values]
+    if missing:
+        raise DistributionError(
+            f"missing {', '.join(missing)}; expected ({', '.join(names)}"
+            + (f"[, {', '.join(optional)}]" if optional else "")
+            + ")"
+        )
+    return {k: _number(k, v) for k, v in values.items()}
+
+
+def _number(key: str, text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise DistributionError(f"{key} = {text!r}; expected a number") from None
+    return value
+
+
+def _uniform(args, path, base_dir):
+    v = _split(args, ("low", "high"))
+    return Uniform(v["low"], v["high"])
+
+
+def _triangular(args, path, base_dir):
+    v = _split(args, ("low", "mode", "high"))
+    return Triangular(v["low"], v["mode"], v["high"])
+
+
+def _pert(args, path, base_dir):
+    v = _split(args, ("low", "mode", "high"), ("lambda",))
+    return Pert(v["low"], v["mode"], v["high"], v.get("lambda", 4.0))
+
+
+def _normal(args, path, base_dir):
+    v = _split(args, ("mean", "sd"), ("low", "high"))
+    return Normal(v["mean"], v["sd"], v.get("low", -math.inf), v.get("high", math.inf))
+
+
+def _lognormal(args, path, base_dir):
+    keys = {a.split("=", 1)[0].strip().lower() for a in args if "=" in a}
+    if keys & {"mean", "sd"}:
+        v = _split(args, ("mean", "sd"), ("low", "high"))
+        return LogNormal.from_mean_sd(
+            v["mean"], v["sd"], v.get("low", 0.0), v.get("high", math.inf)
+        )
+    v = _split(args, ("mu", "sigma"), ("low", "high"))
+    return LogNormal(v["mu"], v["sigma"], v.get("low", 0.0), v.get("high", math.inf))
+
+
+def _discrete(args, path, base_dir):
+    if not args:
+        raise DistributionError("expected at least one value")
+    values, probs = [], []
+    weighted = [":" in a for a in args]
+    if any(weighted) and not all(weighted):
+        raise DistributionError("give a probability for every value (V:P) or for none")
+    for arg in args:
+        value, _, prob = arg.partition(":")
+        values.append(_value(value.strip()))
+        if prob:
+            probs.append(_number("probability", prob.strip()))
+    if not probs:
+        probs = [1.0 / len(values)] * len(values)
+    return Discrete(tuple(values), tuple(probs))
+
+
+def _value(text: str):
+    try:
+        number = float(text)
+    except ValueError:
+        return text.strip("'\"")
+    return (
+        int(number)
+        if number.is_integer() and "." not in text and "e" not in text.lower()
+        else number
+    )
+
+
+def _empirical(args, path, base_dir):
+    if not 1 <= len(args) <= 2:
+        raise DistributionError("expected empirical(FILE) or empirical(FILE, COLUMN)")
+    file = Path(args[0].strip("'\""))
+    if base_dir is not None and not file.is_absolute():
+        file = Path(base_dir) / file
+    column = args[1].strip("'\"") if len(args) == 2 else path
+    return Empirical(tuple(read_column(file, column)), source=f"{file}:{column}")
+
+
+def read_column(file: Path, column: str) -> np.ndarray:
+    """Finite numbers of one column of a CSV or Parquet file (errors name file, column, row)."""
+    import pandas as pd
+
+    if not file.is_file():
+        raise DistributionError(f"{file}: file not found")
+    try:
+        if file.suffix.lower() == ".parquet":
+            frame = pd.read_parquet(file)
+        else:
+            frame = pd.read_csv(file)
+    except Exception as exc:  # noqa: BLE001 - any reader failure is a bad input file
+        raise DistributionError(f"{file}: cannot be read ({exc})") from None
+    if column not in frame.columns:
+        raise DistributionError(
+            f"{file}: no column '{column}'; expected one of: " + ", ".join(map(str, frame.columns))
+        )
+    values = pd.to_numeric(frame[column], errors="coerce").to_numpy(dtype=float)
+    bad = ~np.isfinite(values)
+    if bad.any():
+        row = int(np.flatnonzero(bad)[0])
+        raise DistributionError(
+            f"{file}: row {row + 1}, column {column} = {frame[column].iloc[row]!r}; "
+            "expected a finite number"
+        )
+    return values
+
+
+PARSERS = {
+    "uniform": _uniform,
+    "triangular": _triangular,
+    "pert": _pert,
+    "normal": _normal,
+    "lognormal": _lognormal,
+    "discrete": _discrete,
+    "empirical": _empirical,
+}

@@ -1,0 +1,229 @@
+"""Executors: one interface to run chunk tasks serially, in local processes, or on Dask.
+
+`executor.map_unordered(func, tasks)` yields `func(task)` for every task as tasks finish, keeping
+at most a few tasks in flight per worker, so a run of ten million scenarios never queues ten
+million scenarios' inputs or results. Results carry their chunk index; callers put them in order,
+so every executor gives the same numbers.
+
+Dask (`dask.distributed`) is an optional dependency, imported only when the dask engine is asked
+for. An unreachable scheduler raises ExecutorError after `timeout_s`, never hangs.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import importlib
+import multiprocessing
+import os
+import sys
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
+
+from econ.errors import InputError
+
+ENGINES = ("serial", "process", "dask")
+CONNECT_TIMEOUT_S = 10.0
+IN_FLIGHT_PER_WORKER = 2
+
+
+class ExecutorError(InputError):
+    """An executor that cannot be set up: unknown engine, missing Dask, unreachable scheduler."""
+
+
+class Executor:
+    """Base executor: context manager with `map_unordered` and `close`."""
+
+    name = "executor"
+    workers = 1
+
+    def map_unordered(self, func: Callable[[Any], Any], tasks: Iterable[Any]) -> Iterator[Any]:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        pass
+
+    def describe(self) -> dict:
+        return {"engine": self.name, "workers": self.workers}
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+class SerialExecutor(Executor):
+    """Runs tasks one after another in this process."""
+
+    name = "serial"
+
+    def map_unordered(self, func, tasks):
+        for task in tasks:
+            yield func(task)
+
+
+class ProcessExecutor(Executor):
+    """Runs tasks in `workers` local processes (forkserver start method where available, so
+    threads of the calling process are never forked)."""
+
+    name = "process"
+
+    def __init__(self, workers: int | None = None):
+        self.workers = _workers(workers)
+        methods = multiprocessing.get_all_start_methods()
+        method = "forkserver" if "forkserver" in methods else "spawn"
+        self._pool = cf.ProcessPoolExecutor(
+            max_workers=self.workers, mp_context=multiprocessing.get_context(method)
+        )
+
+    def map_unordered(self, func, tasks):
+        limit = self.workers * IN_FLIGHT_PER_WORKER
+        pending: set[cf.Future] = set()
+        iterator = iter(tasks)
+        try:
+            for task in iterator:
+                pending.add(self._pool.submit(func, task))
+                if len(pending) >= limit:
+                    done, pending = cf.wait(pending, return_when=cf.FIRST_COMPLETED)
+                    for future in done:
+                        yield future.result()
+            while pending:
+                done, pending = cf.wait(pending, return_when=cf.FIRST_COMPLETED)
+                for future in done:
+                    yield future.result()
+        finally:
+            for future in pending:
+                future.cancel()
+
+    def close(self):
+        self._pool.shutdown(wait=True, cancel_futures=True)
+
+
+class DaskExecutor(Executor):
+    """Runs tasks on a Dask cluster: the scheduler at `scheduler` (e.g. tcp://host:8786), or a
+    LocalCluster of `workers` single-threaded worker processes started here."""
+
+    name = "dask"
+
+    def __init__(
+        self,
+        workers: int | None = None,
+        scheduler: str | None = None,
+        timeout_s: float | None = None,
+    ):
+        distributed = _import_distributed()
+        timeout_s = CONNECT_TIMEOUT_S if timeout_s is None else timeout_s
+        self.scheduler = scheduler
+        self._cluster = None
+        if scheduler:
+            try:
+                self._client = distributed.Client(
+                    scheduler, timeout=f"{timeout_s}s", set_as_default=False
+                )
+            except (OSError, TimeoutError) as exc:
+                raise ExecutorError(
+                    f"cannot reach the Dask scheduler at {scheduler} within {timeout_s:g} s "
+                    f"({type(exc).__name__}: {exc}); expected a running scheduler, e.g. started "
+                    "with `dask scheduler`, and workers connected to it"
+                ) from None
+            except ValueError as exc:
+                raise ExecutorError(
+                    f"scheduler address {scheduler!r} is not valid ({exc}); expected e.g. "
+                    "tcp://host:8786"
+                ) from None
+            info = self._client.scheduler_info()
+            self.workers = max(1, len(info.get("workers", {})))
+        else:
+            self.workers = _workers(workers)
+            self._cluster = distributed.LocalCluster(
+                n_workers=self.workers,
+                threads_per_worker=1,
+                processes=True,
+                dashboard_address=None,
+                host="127.0.0.1",
+            )
+            self._client = distributed.Client(self._cluster, set_as_default=False)
+        self._distributed = distributed
+
+    def describe(self):
+        return {
+            "engine": self.name,
+            "workers": self.workers,
+            "scheduler": self.scheduler or "local cluster",
+        }
+
+    def map_unordered(self, func, tasks):
+        limit = self.workers * IN_FLIGHT_PER_WORKER
+        pending: set = set()
+        try:
+            for task in tasks:
+                pending.add(self._client.submit(func, task, pure=False))
+                if len(pending) >= limit:
+                    done, pending = self._wait(pending)
+                    yield from self._results(done)
+            while pending:
+                done, pending = self._wait(pending)
+                yield from self._results(done)
+        finally:
+            for future in pending:
+                future.cancel()
+
+    def _wait(self, pending):
+        with self._client.as_current():  # this client, not a process-wide default one
+            done, pending = self._distributed.wait(pending, return_when="FIRST_COMPLETED")
+        return done, set(pending)
+
+    @staticmethod
+    def _results(done):
+        for future in done:
+            result = future.result()
+            future.release()
+            yield result
+
+    def close(self):
+        self._client.close()
+        if self._cluster is not None:
+            self._cluster.close()
+
+
+def _workers(workers: int | None) -> int:
+    if workers is None:
+        return max(1, os.cpu_count() or 1)
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise ExecutorError(f"workers = {workers!r}: expected a positive integer")
+    return workers
+
+
+def _import_distributed():
+    try:
+        return importlib.import_module("distributed")
+    except ImportError as exc:
+        raise ExecutorError(
+            "the dask engine needs the optional packages dask and distributed "
+            f"({exc}); install them with: pip install 'econ[distributed]'"
+        ) from None
+
+
+def make_executor(
+    engine: str = "serial",
+    workers: int | None = None,
+    scheduler: str | None = None,
+    timeout_s: float | None = None,
+) -> Executor:
+    """An executor by name: "serial", "process" (local processes) or "dask".
+
+    `workers` applies to process and local Dask runs (default: the machine's cores); `scheduler`
+    (dask only) connects to an existing cluster instead of starting one, failing after
+    `timeout_s` (default CONNECT_TIMEOUT_S) when it cannot be reached.
+    """
+    if engine not in ENGINES:
+        raise ExecutorError(f"engine = {engine!r}: expected one of: " + ", ".join(ENGINES))
+    if scheduler and engine != "dask":
+        raise ExecutorError(f"a scheduler address needs --engine dask, got engine {engine!r}")
+    if engine == "serial":
+        if workers not in (None, 1):
+            print("note: the serial engine uses one worker; --workers is ignored", file=sys.stderr)
+        return SerialExecutor()
+    if engine == "process":
+        return ProcessExecutor(workers)
+    return DaskExecutor(workers, scheduler, timeout_s)

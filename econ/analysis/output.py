@@ -1,0 +1,150 @@
+"""Writing batch results: per-scenario rows to Parquet or CSV with run metadata, and text tables.
+
+Parquet files carry the run metadata (econ version, scenario hash, seed, sampling plan, engine)
+in their schema under the key "econ"; a CSV file gets it in a sidecar `<name>.meta.json`. Rows of
+a large run are streamed from the chunk files one chunk at a time, so writing ten million rows
+needs the memory of one chunk. Writes go to a temporary file renamed at the end (atomic), and
+never replace an existing file unless asked.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from econ.analysis.chunks import METADATA_KEY, to_arrow
+from econ.analysis.runner import RunResult
+from econ.errors import InputError
+from econ.export import csv_text
+from econ.scenario.io import atomic_write
+
+ROW_FORMATS = (".parquet", ".csv")
+
+
+class OutputError(InputError):
+    """An output path that cannot be written as asked."""
+
+
+def check_out(path: str | os.PathLike, overwrite: bool) -> Path:
+    """Validate an --out path before a run starts (suffix, folder, existing file)."""
+    path = Path(path)
+    if path.suffix.lower() not in ROW_FORMATS:
+        raise OutputError(
+            f"{path}: unknown output format '{path.suffix}'; expected one of: "
+            + ", ".join(ROW_FORMATS)
+        )
+    if not path.parent.is_dir():
+        raise OutputError(f"{path}: folder {path.parent} does not exist")
+    if path.exists() and not overwrite:
+        raise OutputError(f"{path} exists; use --force to overwrite it")
+    return path
+
+
+def write_rows(result: RunResult, path: str | os.PathLike, overwrite: bool = False) -> list[Path]:
+    """Write one row per scenario to `path` (.parquet or .csv); returns the paths written."""
+    path = check_out(path, overwrite)
+    metadata = dict(result.metadata)
+    frames = _frames(result)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    os.close(fd)
+    try:
+        if path.suffix.lower() == ".parquet":
+            import pyarrow.parquet as pq
+
+            writer = None
+            for frame in frames:
+                table = to_arrow({c: frame[c].to_numpy() for c in frame.columns}, metadata)
+                if writer is None:
+                    writer = pq.ParquetWriter(tmp, table.schema)
+                writer.write_table(table.cast(writer.schema))
+            writer.close()
+            written = [path]
+        else:
+            with open(tmp, "w", encoding="utf-8", newline="") as handle:
+                for k, frame in enumerate(frames):
+                    text = csv_text(frame)
+                    handle.write(text if k == 0 else text.split("\n", 1)[1])
+            meta_path = path.with_name(path.stem + ".meta.json")
+            atomic_write(meta_path, json.dumps(metadata, indent=2, default=str), overwrite=True)
+            written = [path, meta_path]
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return written
+
+
+def _frames(result: RunResult):
+    """Row frames in scenario order: from memory, or chunk by chunk from the chunk files."""
+    if result.rows is not None:
+        yield _tidy(result.rows)
+        return
+    if result.store is None:
+        raise OutputError("the run kept no rows to write (run it with rows or a chunk folder)")
+    for table in result.store.iter_tables(result.chunks):
+        yield _tidy(table.to_pandas())
+
+
+def _tidy(frame: pd.DataFrame) -> pd.DataFrame:
+    frame = frame.copy()
+    for name in frame.columns:
+        if frame[name].dtype == object:
+            frame[name] = frame[name].astype(str)
+    return frame
+
+
+def read_rows_metadata(path: str | os.PathLike) -> dict:
+    """Run metadata of a rows file written by `write_rows` (Parquet schema or CSV sidecar)."""
+    path = Path(path)
+    if path.suffix.lower() == ".parquet":
+        import pyarrow.parquet as pq
+
+        return json.loads((pq.read_schema(path).metadata or {}).get(METADATA_KEY, b"{}"))
+    return json.loads(path.with_name(path.stem + ".meta.json").read_text())
+
+
+def format_frame(
+    frame: pd.DataFrame, formats: dict[str, str] | None = None, max_rows: int = 50
+) -> str:
+    """Plain text table, right-aligned numbers; at most `max_rows` rows (says how many more)."""
+    formats = formats or {}
+    shown = frame.head(max_rows)
+    header = [str(c) for c in shown.columns]
+    body = []
+    for _, row in shown.iterrows():
+        cells = []
+        for name in shown.columns:
+            value = row[name]
+            cells.append(_cell(value, formats.get(name)))
+        body.append(cells)
+    widths = [max([len(h)] + [len(r[i]) for r in body]) for i, h in enumerate(header)]
+    numeric = [pd.api.types.is_numeric_dtype(shown[c]) for c in shown.columns]
+
+    def line(cells):
+        return "  ".join(
+            c.rjust(w) if num else c.ljust(w)
+            for c, w, num in zip(cells, widths, numeric, strict=True)
+        ).rstrip()
+
+    lines = [line(header), "  ".join("-" * w for w in widths)] + [line(r) for r in body]
+    if len(frame) > max_rows:
+        lines.append(f"... {len(frame) - max_rows:,} more rows (use --format csv or --out)")
+    return "\n".join(lines)
+
+
+def _cell(value, fmt: str | None) -> str:
+    if value is None or (isinstance(value, float | np.floating) and np.isnan(value)):
+        return "n/a"
+    if isinstance(value, float | np.floating):
+        if fmt:
+            return fmt.format(value)
+        magnitude = abs(value)
+        if magnitude >= 1e5:
+            return f"{value:,.0f}"
+        return f"{value:.4g}"
+    return str(value)

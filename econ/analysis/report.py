@@ -1,0 +1,213 @@
+"""Short reports of batch runs: a Markdown table plus a PNG chart (histogram or tornado).
+
+matplotlib is optional and imported only here, when a report is asked for; without it the
+report fails with a message saying how to install it. Charts use the Agg backend (no display).
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from econ.analysis.output import OutputError
+from econ.analysis.stats import RunSummary, quantile_label
+from econ.scenario.io import atomic_write
+
+
+def _pyplot():
+    try:
+        matplotlib = importlib.import_module("matplotlib")
+    except ImportError as exc:
+        raise OutputError(
+            f"reports need the optional package matplotlib ({exc}); install it with: "
+            "pip install 'econ[report]'"
+        ) from None
+    matplotlib.use("Agg")
+    return importlib.import_module("matplotlib.pyplot")
+
+
+def _targets(prefix: str | os.PathLike, overwrite: bool, chart: str) -> tuple[Path, Path]:
+    prefix = Path(prefix)
+    if prefix.suffix.lower() in (".md", ".png"):
+        prefix = prefix.with_suffix("")
+    if not prefix.parent.is_dir():
+        raise OutputError(f"{prefix}: folder {prefix.parent} does not exist")
+    md, png = prefix.with_suffix(".md"), prefix.with_name(f"{prefix.name}-{chart}.png")
+    existing = [str(p) for p in (md, png) if p.exists()]
+    if existing and not overwrite:
+        raise OutputError(f"{', '.join(existing)} exists; use --force to overwrite")
+    return md, png
+
+
+def _save(fig, png: Path) -> None:
+    import io
+
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=110, bbox_inches="tight")
+    atomic_write(png, buffer.getvalue(), overwrite=True)
+
+
+def markdown_table(frame: pd.DataFrame, floatfmt: str = "{:,.6g}") -> str:
+    def cell(v):
+        if v is None or (isinstance(v, float) and np.isnan(v)):
+            return "n/a"
+        return floatfmt.format(v) if isinstance(v, float | np.floating) else str(v)
+
+    header = "| " + " | ".join(map(str, frame.columns)) + " |"
+    rule = (
+        "|" + "|".join("---" if frame[c].dtype == object else "---:" for c in frame.columns) + "|"
+    )
+    rows = ["| " + " | ".join(cell(v) for v in row) + " |" for row in frame.itertuples(index=False)]
+    return "\n".join([header, rule, *rows])
+
+
+def summary_frame(summary: RunSummary) -> pd.DataFrame:
+    """One row per output: count, undefined, mean, std, min, quantiles, max."""
+    return pd.DataFrame([{"output": name, **m.as_dict()} for name, m in summary.metrics.items()])
+
+
+def montecarlo_report(
+    summary: RunSummary,
+    metadata: dict,
+    prefix: str | os.PathLike,
+    metric: str = "npv_usd",
+    overwrite: bool = False,
+) -> list[Path]:
+    """Markdown summary table and a histogram of `metric` with its P5, P50 and P95 marked."""
+    md, png = _targets(prefix, overwrite, "histogram")
+    plt = _pyplot()
+    if metric not in summary.histograms:
+        metric = next(iter(summary.histograms))
+    counts, edges = summary.histograms[metric]
+    fig, ax = plt.subplots(figsize=(7, 4))
+    ax.stairs(counts, edges, fill=True, alpha=0.6)
+    stats = summary.metrics[metric]
+    for q in (0.05, 0.5, 0.95):
+        if q in stats.quantiles:
+            value = stats.quantiles[q]
+            ax.axvline(value, color="k", linestyle="--", linewidth=0.8)
+            ax.annotate(quantile_label(q).upper(), (value, ax.get_ylim()[1] * 0.95), ha="center")
+    if metric == "npv_usd":
+        ax.axvline(0.0, color="red", linewidth=1)
+    ax.set_xlabel(metric)
+    ax.set_ylabel("scenarios")
+    ax.set_title(f"{metadata.get('scenario', '')}: {summary.n:,} scenarios")
+    _save(fig, png)
+    plt.close(fig)
+    risk = "\n".join(f"- {k}: {v:,.6g}" for k, v in summary.risk.items() if v is not None)
+    text = "\n".join(
+        [
+            f"# Monte Carlo: {metadata.get('scenario', '')}",
+            "",
+            f"{summary.n:,} scenarios, seed {metadata.get('seed')}, sampling "
+            f"{metadata.get('plan', {}).get('sampling')}, quantiles {summary.quantile_method}; "
+            f"econ {metadata.get('econ_version')}, scenario hash {metadata.get('scenario_hash', '')[:12]}.",
+            "",
+            markdown_table(summary_frame(summary)),
+            "",
+            risk,
+            "",
+            f"![{metric}]({png.name})",
+            "",
+        ]
+    )
+    atomic_write(md, text, overwrite=True)
+    return [md, png]
+
+
+def sensitivity_report(result, prefix: str | os.PathLike, overwrite: bool = False) -> list[Path]:
+    """Markdown table of a sensitivity result and a chart of its first output: tornado bars,
+    Sobol index bars or Morris mu* against sigma."""
+    chart = {"tornado": "tornado", "sobol": "sobol", "morris": "morris"}[result.method]
+    md, png = _targets(prefix, overwrite, chart)
+    plt = _pyplot()
+    table = result.table
+    output = table["output"].iloc[0]
+    part = table[table["output"] == output]
+    fig, ax = plt.subplots(figsize=(7, 0.5 * len(part) + 1.5))
+    if result.method == "tornado":
+        base = float(part["output_base"].iloc[0])
+        part = part.iloc[::-1]
+        y = np.arange(len(part))
+        low = part["output_low"].to_numpy(dtype=float) - base
+        high = part["output_high"].to_numpy(dtype=float) - base
+        ax.barh(y, low, left=base, color="tab:blue", label="input at low")
+        ax.barh(y, high, left=base, color="tab:orange", label="input at high")
+        ax.axvline(base, color="k", linewidth=0.8)
+        ax.set_yticks(y, part["input"])
+        ax.set_xlabel(output)
+        ax.legend(loc="lower right")
+    elif result.method == "sobol":
+        y = np.arange(len(part))
+        ax.barh(
+            y - 0.2, part["first_order"], 0.4, xerr=part["first_order_conf"], label="first order"
+        )
+        ax.barh(y + 0.2, part["total"], 0.4, xerr=part["total_conf"], label="total")
+        ax.set_yticks(y, part["input"])
+        ax.set_xlabel(f"Sobol index of {output}")
+        ax.legend(loc="lower right")
+    else:
+        ax.scatter(part["mu_star"], part["sigma"])
+        for _, row in part.iterrows():
+            ax.annotate(row["input"], (row["mu_star"], row["sigma"]))
+        ax.set_xlabel("mu* (mean absolute elementary effect)")
+        ax.set_ylabel("sigma")
+    ax.set_title(f"{result.method}: {output}")
+    _save(fig, png)
+    plt.close(fig)
+    meta = result.run.metadata
+    text = "\n".join(
+        [
+            f"# Sensitivity ({result.method}): {meta.get('scenario', '')}",
+            "",
+            f"econ {meta.get('econ_version')}, scenario hash {meta.get('scenario_hash', '')[:12]}, "
+            f"{result.run.job.n:,} engine runs.",
+            "",
+            markdown_table(table),
+            "",
+            f"![{chart}]({png.name})",
+            "",
+        ]
+    )
+    atomic_write(md, text, overwrite=True)
+    return [md, png]
+
+
+def sweep_report(
+    rows: pd.DataFrame,
+    metadata: dict,
+    prefix: str | os.PathLike,
+    metric: str = "npv_usd",
+    overwrite: bool = False,
+    columns: list[str] | None = None,
+) -> list[Path]:
+    """Markdown table of a sweep (at most 200 rows) and a histogram of `metric` over it."""
+    md, png = _targets(prefix, overwrite, "histogram")
+    plt = _pyplot()
+    values = rows[metric].to_numpy(dtype=float)
+    values = values[np.isfinite(values)]
+    fig, ax = plt.subplots(figsize=(7, 4))
+    ax.hist(values, bins=min(60, max(5, len(values) // 5)))
+    ax.set_xlabel(metric)
+    ax.set_ylabel("scenarios")
+    _save(fig, png)
+    plt.close(fig)
+    shown = rows[columns] if columns else rows
+    text = "\n".join(
+        [
+            f"# Sweep: {metadata.get('scenario', '')}",
+            "",
+            f"{len(rows):,} scenarios; econ {metadata.get('econ_version')}.",
+            "",
+            markdown_table(shown.head(200)),
+            "",
+            f"![{metric}]({png.name})",
+            "",
+        ]
+    )
+    atomic_write(md, text, overwrite=True)
+    return [md, png]

@@ -1,0 +1,352 @@
+"""The chunked batch driver shared by sweeps, Monte Carlo and sensitivity designs.
+
+A job says how many scenarios it has and what overrides scenario i gets (`job.inputs(start,
+stop)`, computed from the indices alone); the driver splits the rows into chunks of whole sampling
+blocks, sends `run_chunk` tasks to an executor, writes finished chunks to a ChunkStore when asked
+(resume after interruption), and collects rows and/or streaming summaries. Nothing in the results
+depends on the executor, the number of workers or the chunk size.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import sys
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from econ import __version__
+from econ.analysis.chunks import ChunkStore
+from econ.analysis.executors import Executor, SerialExecutor
+from econ.analysis.stats import RunSummary, SummaryAccumulator, summarize_chunk
+from econ.analysis.validation import field_specs, prepare_columns
+from econ.batch import ScenarioBatch
+from econ.engine import COMPONENTS, project
+from econ.errors import InputError
+from econ.scenario.io import dumps
+from econ.scenario.models import Scenario
+
+DEFAULT_CHUNK_SIZE = 16_384
+"""Rows per chunk: 4 sampling blocks, 2 of the engine's own chunks (econ.engine.CHUNK_SCENARIOS)."""
+EXACT_LIMIT = 1_000_000
+"""Largest run whose quantiles are exact (all values kept); above it a sketch is used."""
+
+MAIN_OUTPUTS = (
+    "npv_usd",
+    "lcot_usd_per_mtok",
+    "irr_project_annual",
+    "irr_equity_annual",
+    "payback_months",
+    "breakeven_price_usd_per_mtok",
+    "min_dscr",
+    "tokens_total",
+    "revenue_usd_total",
+    "ebitda_usd_total",
+)
+"""Outputs summarized by default in Monte Carlo runs and analysed by sensitivity."""
+
+
+def output_names() -> tuple[str, ...]:
+    """Every scalar output of the engine: summary metrics, then `cost_usd_per_mtok_<component>`."""
+    from econ.engine import SUMMARY_COLUMNS
+
+    metrics = [
+        c for c in SUMMARY_COLUMNS if c not in ("cost_usd_per_mtok_by_component", "warnings")
+    ]
+    return tuple(metrics) + tuple(f"cost_usd_per_mtok_{c}" for c in COMPONENTS)
+
+
+def check_outputs(names) -> tuple[str, ...]:
+    valid = output_names()
+    names = tuple(names)
+    for name in names:
+        if name not in valid:
+            raise InputError(
+                f"output '{name}' is not an engine output; expected one of: " + ", ".join(valid)
+            )
+    if not names:
+        raise InputError("expected at least one output")
+    return names
+
+
+def scenario_hash(scenario: Scenario) -> str:
+    """SHA-256 of the scenario's canonical TOML text."""
+    return hashlib.sha256(dumps(scenario).encode()).hexdigest()
+
+
+def evaluate(
+    base: Scenario,
+    columns: Mapping[str, np.ndarray],
+    n: int,
+    outputs: tuple[str, ...],
+    with_warnings: bool = False,
+) -> dict[str, np.ndarray]:
+    """Project n copies of `base` with `columns` overridden; return the asked outputs (n,)."""
+    batch = ScenarioBatch.repeat(base, n, prepare_columns(base, columns))
+    projection = project(batch, monthly=False)  # summaries only: no (n, months) lines kept
+    out = {}
+    for name in outputs:
+        if name.startswith("cost_usd_per_mtok_"):
+            out[name] = np.asarray(projection.components[name.removeprefix("cost_usd_per_mtok_")])
+        else:
+            out[name] = np.asarray(projection.metrics[name], dtype=float)
+    if with_warnings:
+        out["warnings"] = np.array(["; ".join(w) for w in projection.warnings], dtype=object)
+    return out
+
+
+class Job:
+    """What a batch run computes. Subclasses set the fields and implement `inputs` and `plan`.
+
+    Attributes
+    ----------
+    kind : "sweep", "montecarlo", "tornado", "sobol", "morris"
+    base : the base scenario
+    n : number of scenarios
+    block_size : rows per sampling block (chunks are whole blocks)
+    outputs : engine outputs kept per scenario
+    seed : root seed (None when nothing is random)
+    with_warnings : keep each scenario's warnings (sweeps)
+    """
+
+    kind = "job"
+    base: Scenario
+    n: int
+    block_size: int = 1
+    outputs: tuple[str, ...] = MAIN_OUTPUTS
+    seed: int | None = None
+    with_warnings: bool = False
+
+    def inputs(self, start: int, stop: int) -> dict[str, np.ndarray]:
+        raise NotImplementedError
+
+    def input_record(self, columns: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """Input columns as stored in result rows (choice fields by name)."""
+        specs = field_specs()
+        out = {}
+        for path, values in columns.items():
+            spec = specs[path]
+            if spec.kind == "choice":
+                out[path] = np.asarray(spec.choices, dtype=object)[np.asarray(values, dtype=int)]
+            else:
+                out[path] = np.asarray(values, dtype=float)
+        return out
+
+    def plan(self) -> dict:
+        raise NotImplementedError
+
+    def view(self, start: int, stop: int) -> Job:
+        """What a chunk task carries: the job, or a lighter copy holding only rows start..stop-1
+        (override tables), so no task pickles the whole table."""
+        return self
+
+    def block_starts(self) -> np.ndarray:
+        from econ.analysis.sampling import block_starts
+
+        return block_starts(self.n, self.block_size)
+
+    def metadata(self, chunk_size: int) -> dict:
+        plan = self.plan()
+        digest = scenario_hash(self.base)
+        identity = {
+            "econ_version": __version__,
+            "kind": self.kind,
+            "scenario_hash": digest,
+            "seed": self.seed,
+            "plan": plan,
+            "n": self.n,
+            "chunk_size": chunk_size,
+        }
+        fingerprint = hashlib.sha256(
+            json.dumps(identity, sort_keys=True, default=str).encode()
+        ).hexdigest()
+        return {
+            **identity,
+            "scenario": self.base.name,
+            "fingerprint": fingerprint,
+            "created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        }
+
+
+@dataclass(frozen=True)
+class ChunkTask:
+    job: Job
+    index: int
+    start: int
+    stop: int
+    blocks: tuple[int, ...]
+    keep_rows: bool
+    summarize: bool
+    exact: bool
+
+
+@dataclass
+class ChunkResult:
+    index: int
+    start: int
+    stop: int
+    rows: dict[str, np.ndarray] | None
+    summary: object | None
+    seconds: float
+
+
+def run_chunk(task: ChunkTask) -> ChunkResult:
+    """Compute one chunk: inputs, projection, rows and/or summary. Runs in the workers."""
+    began = time.perf_counter()
+    job = task.job
+    columns = job.inputs(task.start, task.stop)
+    outputs = evaluate(job.base, columns, task.stop - task.start, job.outputs, job.with_warnings)
+    return _result(task, columns, outputs, began)
+
+
+def _result(task: ChunkTask, columns, outputs, began) -> ChunkResult:
+    job = task.job
+    rows = None
+    if task.keep_rows:
+        rows = {"scenario": np.arange(task.start, task.stop, dtype=np.int64)}
+        rows |= job.input_record(columns)
+        rows |= outputs
+    summary = None
+    if task.summarize:
+        metrics = {k: v for k, v in outputs.items() if k != "warnings"}
+        summary = summarize_chunk(metrics, task.start, task.stop, np.array(task.blocks), task.exact)
+    return ChunkResult(
+        task.index, task.start, task.stop, rows, summary, time.perf_counter() - began
+    )
+
+
+@dataclass
+class RunResult:
+    """Rows (one per scenario, when kept) and summary (when asked) of a batch run."""
+
+    job: Job
+    metadata: dict
+    rows: pd.DataFrame | None = None
+    summary: RunSummary | None = None
+    chunks: int = 0
+    resumed: int = 0
+    seconds: float = 0.0
+    store: ChunkStore | None = field(default=None, repr=False)
+
+
+def chunk_bounds(job: Job, chunk_size: int) -> list[tuple[int, int, tuple[int, ...]]]:
+    """(start, stop, block starts) of each chunk: whole sampling blocks, about chunk_size rows."""
+    if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1:
+        raise InputError(f"chunk size = {chunk_size!r}: expected a positive integer")
+    starts = job.block_starts()
+    per = max(1, -(-chunk_size // job.block_size))
+    bounds = []
+    for k in range(0, len(starts), per):
+        blocks = starts[k : k + per]
+        stop = int(starts[k + per]) if k + per < len(starts) else job.n
+        bounds.append((int(blocks[0]), stop, tuple(int(b) for b in blocks)))
+    return bounds
+
+
+def run(
+    job: Job,
+    executor: Executor | None = None,
+    chunk_size: int = DEFAULT_CHUNK_SIZE,
+    store: str | Path | None = None,
+    keep_rows: bool = True,
+    summarize: bool = False,
+    exact_limit: int = EXACT_LIMIT,
+    progress: bool = False,
+    overwrite: bool = False,
+) -> RunResult:
+    """Run a job in chunks through an executor.
+
+    Parameters
+    ----------
+    job : the scenarios to run
+    executor : where chunks run (default: serially in this process)
+    chunk_size : rows per chunk, rounded up to whole sampling blocks
+    store : chunk folder; finished chunks are written there and reused by a rerun
+    keep_rows : return one row per scenario (inputs and outputs) as a DataFrame
+    summarize : return streaming summary statistics of the outputs
+    exact_limit : runs up to this many scenarios get exact quantiles, larger ones a sketch
+    progress : show a progress bar on stderr
+    overwrite : let `store` discard the chunks of a different run
+    """
+    began = time.perf_counter()
+    executor = executor or SerialExecutor()
+    bounds = chunk_bounds(job, chunk_size)
+    metadata = job.metadata(chunk_size)
+    chunk_store = ChunkStore(store, metadata, overwrite=overwrite) if store is not None else None
+    exact = job.n <= exact_limit
+    engine = executor.describe()
+    metadata["engine"] = engine
+    rows: dict[int, dict[str, np.ndarray]] = {}
+    summaries = SummaryAccumulator(job.n)
+    resumed = 0
+    tasks = []
+    for index, (start, stop, blocks) in enumerate(bounds):
+        keep = keep_rows or chunk_store is not None
+        task = ChunkTask(job.view(start, stop), index, start, stop, blocks, keep, summarize, exact)
+        if chunk_store is not None and chunk_store.done(index, start, stop):
+            resumed += 1
+            stored = chunk_store.read(index)
+            done = _from_rows(task, stored)
+            if keep_rows:
+                rows[index] = stored
+            if summarize:
+                summaries.add(done.summary)
+        else:
+            tasks.append(task)
+
+    from tqdm import tqdm
+
+    pending = {t.index for t in tasks}
+    bar = tqdm(
+        total=job.n,
+        initial=sum(b[1] - b[0] for i, b in enumerate(bounds) if i not in pending),
+        unit=" scenarios",
+        unit_scale=True,
+        desc=job.kind,
+        file=sys.stderr,
+        disable=not progress,
+        smoothing=0.1,
+    )
+    try:
+        for result in executor.map_unordered(run_chunk, tasks):
+            if chunk_store is not None:
+                chunk_store.write(result.index, result.start, result.stop, result.rows, engine)
+            if keep_rows:
+                rows[result.index] = result.rows
+            if summarize:
+                summaries.add(result.summary)
+            bar.update(result.stop - result.start)
+    finally:
+        bar.close()
+
+    frame = None
+    if keep_rows:
+        frame = pd.DataFrame(
+            {name: np.concatenate([rows[i][name] for i in range(len(bounds))]) for name in rows[0]}
+        )
+    summary = summaries.result() if summarize else None
+    return RunResult(
+        job=job,
+        metadata=metadata,
+        rows=frame,
+        summary=summary,
+        chunks=len(bounds),
+        resumed=resumed,
+        seconds=time.perf_counter() - began,
+        store=chunk_store,
+    )
+
+
+def _from_rows(task: ChunkTask, stored: Mapping[str, np.ndarray]) -> ChunkResult:
+    """A finished chunk rebuilt from its file: the same summary as when it was computed."""
+    outputs = {name: stored[name] for name in task.job.outputs}
+    summary = None
+    if task.summarize:
+        summary = summarize_chunk(outputs, task.start, task.stop, np.array(task.blocks), task.exact)
+    return ChunkResult(task.index, task.start, task.stop, dict(stored), summary, 0.0)

@@ -1,0 +1,562 @@
+"""Sensitivity: tornado (one at a time), Sobol first-order and total indices, Morris screening.
+
+The estimators are pure functions of model outputs, so they are tested on analytic functions
+(Ishigami) as well as used on the engine:
+
+- tornado: each input set to its low and then its high value, the others at base; the swing
+  |y(high) - y(low)| ranks the inputs (Eschenbach, Interfaces 22 (1992) 40-60);
+- Sobol indices from a Saltelli design: matrices A and B of N points each (the first and last d
+  coordinates of a 2d-dimensional sequence) and A_B^i (A with column i from B), N (d + 2) runs;
+  first order S_i = mean(f(B) (f(A_B^i) - f(A))) / V (Saltelli et al., Computer Physics
+  Communications 181 (2010) 259-270, table 2 (b)), total ST_i = mean((f(A) - f(A_B^i))^2) / (2V)
+  (Jansen, Computer Physics Communications 117 (1999) 35-43; Saltelli 2010 table 2 (f)), with V
+  the variance of f over A and B; confidence intervals by bootstrap over the N rows (Archer,
+  Saltelli & Sobol, J. Statist. Comput. Simul. 58 (1997) 99-120);
+- Morris elementary effects on r trajectories of a p-level grid, summarized by mu, mu* (mean
+  absolute effect) and sigma (Morris, Technometrics 33 (1991) 161-174; Campolongo, Cariboni &
+  Saltelli, Environ. Model. Softw. 22 (2007) 1509-1518).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from econ.analysis.distributions import Discrete, Distribution, Uniform, parse_distribution
+from econ.analysis.montecarlo import _check_distribution
+from econ.analysis.runner import Job, RunResult, check_outputs, run
+from econ.analysis.sampling import (
+    SAMPLINGS,
+    SamplingError,
+    block_generator,
+    check_seed,
+    random_unit,
+    sobol_unit,
+)
+from econ.analysis.validation import (
+    BatchInputError,
+    check_columns,
+    coerce_column,
+    field_specs,
+    resolve_path,
+)
+from econ.scenario.models import Scenario
+
+DEFAULT_OUTPUTS = ("npv_usd", "lcot_usd_per_mtok", "irr_project_annual")
+METHODS = ("tornado", "sobol", "morris")
+RANDOM_BLOCK = 4096
+
+
+# --- estimators on plain arrays -------------------------------------------------------------
+
+
+def tornado_swings(y_base: float, y_low: np.ndarray, y_high: np.ndarray) -> np.ndarray:
+    """Swing of each input: |y(high) - y(low)| [output units]."""
+    return np.abs(np.asarray(y_high, dtype=float) - np.asarray(y_low, dtype=float))
+
+
+def sobol_indices(
+    f_a: np.ndarray, f_b: np.ndarray, f_ab: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """First-order (Saltelli 2010) and total (Jansen 1999) Sobol indices.
+
+    Parameters
+    ----------
+    f_a, f_b : arrays (N,)  outputs on matrices A and B
+    f_ab : array (d, N)  outputs on A_B^i, i = 0..d-1
+
+    Returns
+    -------
+    (first, total) : arrays (d,)  [fraction of output variance]
+    """
+    f_a, f_b, f_ab = (np.asarray(x, dtype=float) for x in (f_a, f_b, f_ab))
+    variance = np.var(np.concatenate([f_a, f_b]))
+    if not variance > 0:
+        nan = np.full(f_ab.shape[0], np.nan)
+        return nan, nan.copy()
+    first = np.mean(f_b[None, :] * (f_ab - f_a[None, :]), axis=1) / variance
+    total = 0.5 * np.mean((f_a[None, :] - f_ab) ** 2, axis=1) / variance
+    return first, total
+
+
+def sobol_bootstrap(
+    f_a: np.ndarray,
+    f_b: np.ndarray,
+    f_ab: np.ndarray,
+    resamples: int = 200,
+    level: float = 0.95,
+    seed: int = 0,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Half-widths of bootstrap percentile intervals of the first and total indices."""
+    n = len(f_a)
+    rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(2**31 - 2,)))
+    firsts, totals = [], []
+    for _ in range(resamples):
+        idx = rng.integers(0, n, n)
+        s1, st = sobol_indices(f_a[idx], f_b[idx], f_ab[:, idx])
+        firsts.append(s1)
+        totals.append(st)
+    tail = (1 - level) / 2 * 100
+
+    def half(x):
+        return (np.nanpercentile(x, 100 - tail, axis=0) - np.nanpercentile(x, tail, axis=0)) / 2
+
+    return half(np.array(firsts)), half(np.array(totals))
+
+
+def morris_trajectories(d: int, r: int, levels: int = 4, seed: int = 0) -> np.ndarray:
+    """Unit points of r Morris trajectories, array (r (d + 1), d) on the grid {0, 1/(p-1), ..., 1}.
+
+    Each trajectory starts at a random grid point from which every coordinate can move by
+    delta = p / (2 (p - 1)), then moves one coordinate at a time, in random order and direction
+    (Morris 1991, section 4; Saltelli et al., *Global Sensitivity Analysis: The Primer*, 2008,
+    section 3.3, matrix B*).
+    """
+    if levels < 2 or levels % 2:
+        raise SamplingError(f"Morris levels = {levels}: expected an even number >= 2")
+    if r < 2:
+        raise SamplingError(f"Morris trajectories = {r}: expected at least 2")
+    rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(2**31 - 3,)))
+    delta = levels / (2 * (levels - 1))
+    starts = np.arange(levels // 2) / (levels - 1)  # grid values from which x + delta <= 1
+    out = []
+    for _ in range(r):
+        x = rng.choice(starts, size=d)
+        signs = rng.choice([-1.0, 1.0], size=d)
+        point = np.where(signs > 0, x, x + delta)  # so every move stays on the grid in [0, 1]
+        rows = [point.copy()]
+        for factor in rng.permutation(d):
+            point[factor] += signs[factor] * delta
+            rows.append(point.copy())
+        out.append(np.array(rows))
+    return np.vstack(out)
+
+
+def morris_effects(
+    unit: np.ndarray, y: np.ndarray, d: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """mu, mu* and sigma of the elementary effects of each input (per unit of its range).
+
+    Parameters
+    ----------
+    unit : array (r (d + 1), d)  trajectory points in the unit cube (as from morris_trajectories)
+    y : array (r (d + 1),)  model output at each point
+    """
+    unit = np.asarray(unit, dtype=float).reshape(-1, d + 1, d)
+    y = np.asarray(y, dtype=float).reshape(-1, d + 1)
+    dx = np.diff(unit, axis=1)  # (r, d, d): one coordinate changes per step
+    moved = np.argmax(np.abs(dx), axis=2)
+    step = np.take_along_axis(dx, moved[..., None], axis=2)[..., 0]
+    effect = np.diff(y, axis=1) / step
+    effects = np.full((unit.shape[0], d), np.nan)
+    rows = np.arange(unit.shape[0])[:, None]
+    effects[rows, moved] = effect
+    mu = np.nanmean(effects, axis=0)
+    mu_star = np.nanmean(np.abs(effects), axis=0)
+    sigma = np.nanstd(effects, axis=0, ddof=1)
+    return mu, mu_star, sigma
+
+
+def ishigami(x: np.ndarray, a: float = 7.0, b: float = 0.1) -> np.ndarray:
+    """Ishigami & Homma test function sin x1 + a sin^2 x2 + b x3^4 sin x1 on [-pi, pi]^3
+    (Proc. ISUMA 1990, 398-403); its Sobol indices have closed forms (`ishigami_indices`)."""
+    x = np.asarray(x, dtype=float)
+    return np.sin(x[:, 0]) + a * np.sin(x[:, 1]) ** 2 + b * x[:, 2] ** 4 * np.sin(x[:, 0])
+
+
+def ishigami_indices(a: float = 7.0, b: float = 0.1) -> tuple[np.ndarray, np.ndarray]:
+    """Closed-form first-order and total Sobol indices of the Ishigami function
+    (Sobol' & Levitan, Comput. Phys. Commun. 117 (1999) 52-61)."""
+    pi = np.pi
+    v1 = 0.5 * (1 + b * pi**4 / 5) ** 2
+    v2 = a**2 / 8
+    v13 = b**2 * pi**8 * (1 / 18 - 1 / 50)
+    v = v1 + v2 + v13
+    return np.array([v1, v2, 0.0]) / v, np.array([v1 + v13, v2, v13]) / v
+
+
+# --- designs ---------------------------------------------------------------------------------
+
+
+def unit_points(seed: int, start: int, stop: int, d: int, sampling: str) -> np.ndarray:
+    """Points start..stop-1 of a d-dimensional unit sequence, addressed by index."""
+    if sampling.startswith("sobol"):
+        return sobol_unit(seed, start, stop, d, scramble=sampling == "sobol")
+    parts = []
+    for block in range(start // RANDOM_BLOCK, (stop - 1) // RANDOM_BLOCK + 1):
+        u = random_unit(block_generator(seed, block), RANDOM_BLOCK, d)
+        lo = max(start - block * RANDOM_BLOCK, 0)
+        hi = min(stop - block * RANDOM_BLOCK, RANDOM_BLOCK)
+        parts.append(u[lo:hi])
+    return np.vstack(parts)
+
+
+def saltelli_unit(
+    seed: int, n_base: int, d: int, sampling: str, start: int, stop: int
+) -> np.ndarray:
+    """Rows start..stop-1 of the Saltelli design, order A, B, A_B^0 .. A_B^(d-1), N rows each."""
+    rows = np.arange(start, stop)
+    group, j = rows // n_base, rows % n_base
+    lo, hi = int(j.min()), int(j.max()) + 1
+    points = unit_points(seed, lo, hi, 2 * d, sampling)[j - lo]
+    a, b = points[:, :d], points[:, d:]
+    out = a.copy()
+    is_b = group == 1
+    out[is_b] = b[is_b]
+    for i in range(d):
+        mask = group == 2 + i
+        out[mask, i] = b[mask, i]
+    return out
+
+
+def _values(dists: Mapping[str, Distribution], unit: np.ndarray) -> dict[str, np.ndarray]:
+    out = {}
+    specs = field_specs()
+    for k, (path, dist) in enumerate(dists.items()):
+        if isinstance(dist, Discrete) and not dist.numeric:
+            codes = np.array([specs[path].choices.index(str(v)) for v in dist.values], np.int8)
+            out[path] = codes[dist.index(unit[:, k])]
+        else:
+            out[path] = dist.ppf(unit[:, k])
+    return out
+
+
+class DesignJob(Job):
+    """Precomputed override rows (tornado, Morris): small designs held whole."""
+
+    def __init__(self, kind, base, columns, outputs, plan, source):
+        self.kind = kind
+        self.base = base
+        self.columns = columns
+        self.n = len(next(iter(columns.values())))
+        self.outputs = outputs
+        self._plan = plan
+        check_columns(base, columns, self.n, source=source, row_label="run", sample_rows=16)
+
+    def inputs(self, start, stop):
+        return {p: v[start:stop] for p, v in self.columns.items()}
+
+    def plan(self):
+        return self._plan
+
+
+class SaltelliJob(Job):
+    """The N (d + 2) runs of a Saltelli design, rows computed from their index."""
+
+    kind = "sobol"
+
+    def __init__(self, base, dists, n_base, seed, sampling, outputs):
+        self.base = base
+        self.dists = dict(dists)
+        self.n_base = n_base
+        self.seed = seed
+        self.sampling = sampling
+        self.outputs = outputs
+        self.n = n_base * (len(self.dists) + 2)
+
+    def inputs(self, start, stop):
+        unit = saltelli_unit(self.seed, self.n_base, len(self.dists), self.sampling, start, stop)
+        columns = _values(self.dists, unit)
+        check_columns(
+            self.base,
+            columns,
+            stop - start,
+            source="Sobol design",
+            row_label="run",
+            row_offset=start,
+            sample_rows=4,
+        )
+        return columns
+
+    def plan(self):
+        return {
+            "method": "sobol",
+            "distributions": {p: d.to_dict() for p, d in self.dists.items()},
+            "n_base": self.n_base,
+            "seed": self.seed,
+            "sampling": self.sampling,
+            "outputs": list(self.outputs),
+        }
+
+
+# --- engine-level analyses --------------------------------------------------------------------
+
+
+@dataclass
+class SensitivityResult:
+    """A sensitivity table (one row per output and input) and the run behind it."""
+
+    method: str
+    table: pd.DataFrame
+    run: RunResult
+
+    def as_dict(self) -> dict:
+        records = self.table.astype(object).where(self.table.notna(), None).to_dict("records")
+        return {
+            "econ_version": self.run.metadata["econ_version"],
+            "method": self.method,
+            "metadata": self.run.metadata,
+            "results": records,
+        }
+
+
+def parse_ranges(items: Sequence[str]) -> dict[str, tuple]:
+    """`PATH=LOW,HIGH` items into {path: (low, high)} (TOML values: numbers or choice names)."""
+    from econ.scenario.io import parse_override
+
+    out = {}
+    for item in items:
+        path, _, raw = item.partition("=")
+        path = path.strip()
+        parts = [p.strip() for p in raw.split(",")]
+        if len(parts) != 2 or not all(parts):
+            raise BatchInputError(f"--range {item!r}: expected PATH=LOW,HIGH")
+        resolve_path(path, what="range path")
+        out[path] = tuple(parse_override(f"{path}={p}")[1] for p in parts)
+    return out
+
+
+def percent_ranges(base: Scenario, paths: Sequence[str], pct: float) -> dict[str, tuple]:
+    """Ranges of +-pct percent around each path's base value (whole numbers for int fields)."""
+    if not pct > 0:
+        raise BatchInputError(f"--pct {pct!r}: expected a percentage above 0")
+    out = {}
+    for path in paths:
+        spec = resolve_path(path, what="range path")
+        if spec.kind == "choice":
+            raise BatchInputError(f"{path} is a choice; give its values with --range {path}=A,B")
+        value = _base(base, path)
+        if value is None:
+            raise BatchInputError(
+                f"{path} is not set in the base scenario; give --range {path}=LOW,HIGH"
+            )
+        low, high = value * (1 - pct / 100), value * (1 + pct / 100)
+        if spec.kind == "int":
+            low, high = round(low), round(high)
+        out[path] = (min(low, high), max(low, high))
+    return out
+
+
+def _base(base: Scenario, path: str):
+    node: object = base
+    for part in path.split("."):
+        node = getattr(node, part)
+    return node
+
+
+def tornado(
+    base: Scenario,
+    ranges: Mapping[str, tuple],
+    outputs: Sequence[str] = DEFAULT_OUTPUTS,
+    **run_options,
+) -> SensitivityResult:
+    """One-at-a-time sensitivity: each input at its low and high value, the others at base.
+
+    Returns a table with, per output and input: low, high, output at low, high and base, swing,
+    and rank (1 = largest swing); rows sorted by output then swing.
+    """
+    outputs = check_outputs(outputs)
+    if not ranges:
+        raise BatchInputError("a tornado needs at least one input range (--range or --vary)")
+    paths = list(ranges)
+    d = len(paths)
+    specs = {p: resolve_path(p, what="range path") for p in paths}
+    base_values = {}
+    for p in paths:
+        value = _base(base, p)
+        base_values[p] = specs[p].choices.index(value) if specs[p].kind == "choice" else value
+    columns = {}
+    for k, path in enumerate(paths):
+        low, high = coerce_column(
+            path, list(ranges[path]), source=f"range {path}", row_label="value", row_offset=1
+        )
+        base_value = np.nan if base_values[path] is None else base_values[path]
+        column = np.full(2 * d + 1, base_value, dtype=float)
+        column[1 + 2 * k] = low
+        column[2 + 2 * k] = high
+        columns[path] = column.astype(np.int8) if specs[path].kind == "choice" else column
+    plan = {
+        "method": "tornado",
+        "ranges": {p: [str(v) for v in r] for p, r in ranges.items()},
+        "outputs": list(outputs),
+    }
+    job = DesignJob("tornado", base, columns, outputs, plan, source="tornado")
+    result = run(job, **run_options)
+    rows = result.rows
+    records = []
+    for name in outputs:
+        y = rows[name].to_numpy()
+        for k, path in enumerate(paths):
+            y_low, y_high = y[1 + 2 * k], y[2 + 2 * k]
+            low, high = ranges[path]
+            records.append(
+                {
+                    "output": name,
+                    "input": path,
+                    "low": low,
+                    "high": high,
+                    "base": _base(base, path),
+                    "output_low": y_low,
+                    "output_high": y_high,
+                    "output_base": y[0],
+                    "swing": float(tornado_swings(y[0], y_low, y_high)),
+                }
+            )
+    table = pd.DataFrame(records)
+    table = table.sort_values(["output", "swing"], ascending=[True, False], kind="stable")
+    table["rank"] = table.groupby("output").cumcount() + 1
+    order = {name: i for i, name in enumerate(outputs)}
+    table = table.sort_values(
+        ["output", "rank"], key=lambda s: s.map(order) if s.name == "output" else s
+    )
+    return SensitivityResult("tornado", table.reset_index(drop=True), result)
+
+
+def sobol(
+    base: Scenario,
+    distributions: Mapping[str, Distribution | str | tuple],
+    n: int = 1024,
+    seed: int = 0,
+    sampling: str = "sobol",
+    outputs: Sequence[str] = DEFAULT_OUTPUTS,
+    resamples: int = 200,
+    **run_options,
+) -> SensitivityResult:
+    """Sobol first-order and total indices of each output, N (d + 2) engine runs.
+
+    `distributions` maps each input to a Distribution, its text form, or a (low, high) range
+    (uniform). Inputs are independent. Rows where an output is undefined are left out of that
+    output's indices (`used` says how many base rows were used).
+    """
+    outputs = check_outputs(outputs)
+    dists = _dists(distributions)
+    seed = check_seed(seed)
+    if sampling not in SAMPLINGS:
+        raise SamplingError(f"sampling = {sampling!r}: expected one of: " + ", ".join(SAMPLINGS))
+    if isinstance(n, bool) or not isinstance(n, int) or n < 2:
+        raise SamplingError(f"n = {n!r}: expected at least 2 base samples")
+    job = SaltelliJob(base, dists, n, seed, sampling, outputs)
+    result = run(job, **run_options)
+    d = len(dists)
+    records = []
+    for name in outputs:
+        y = result.rows[name].to_numpy().reshape(d + 2, n)
+        f_a, f_b, f_ab = y[0], y[1], y[2:]
+        ok = np.isfinite(y).all(axis=0)
+        s1, st = sobol_indices(f_a[ok], f_b[ok], f_ab[:, ok])
+        c1, ct = (
+            sobol_bootstrap(f_a[ok], f_b[ok], f_ab[:, ok], resamples, seed=seed)
+            if ok.sum() > 1 and resamples
+            else (np.full(d, np.nan), np.full(d, np.nan))
+        )
+        for k, path in enumerate(dists):
+            records.append(
+                {
+                    "output": name,
+                    "input": path,
+                    "distribution": str(dists[path]),
+                    "first_order": s1[k],
+                    "first_order_conf": c1[k],
+                    "total": st[k],
+                    "total_conf": ct[k],
+                    "used": int(ok.sum()),
+                }
+            )
+    return SensitivityResult("sobol", pd.DataFrame(records), result)
+
+
+def morris(
+    base: Scenario,
+    distributions: Mapping[str, Distribution | str | tuple],
+    trajectories: int = 20,
+    levels: int = 4,
+    seed: int = 0,
+    outputs: Sequence[str] = DEFAULT_OUTPUTS,
+    **run_options,
+) -> SensitivityResult:
+    """Morris screening: mu, mu* and sigma of elementary effects, r (d + 1) engine runs.
+
+    Grid levels are mapped through each input's distribution, so inputs need bounded
+    distributions (ranges); effects are per unit of the input's quantile range.
+    """
+    outputs = check_outputs(outputs)
+    dists = _dists(distributions)
+    for path, dist in dists.items():
+        if not isinstance(dist, Discrete) and not np.all(
+            np.isfinite(dist.ppf(np.array([0.0, 1.0])))
+        ):
+            raise BatchInputError(f"{path} = {dist}: Morris screening needs a bounded distribution")
+    d = len(dists)
+    unit = morris_trajectories(d, trajectories, levels, check_seed(seed))
+    columns = _values(dists, unit)
+    plan = {
+        "method": "morris",
+        "distributions": {p: x.to_dict() for p, x in dists.items()},
+        "trajectories": trajectories,
+        "levels": levels,
+        "seed": seed,
+        "outputs": list(outputs),
+    }
+    job = DesignJob("morris", base, columns, outputs, plan, source="Morris design")
+    result = run(job, **run_options)
+    records = []
+    for name in outputs:
+        mu, mu_star, sigma = morris_effects(unit, result.rows[name].to_numpy(), d)
+        for k, path in enumerate(dists):
+            records.append(
+                {
+                    "output": name,
+                    "input": path,
+                    "distribution": str(dists[path]),
+                    "mu": mu[k],
+                    "mu_star": mu_star[k],
+                    "sigma": sigma[k],
+                }
+            )
+    table = pd.DataFrame(records)
+    return SensitivityResult("morris", table, result)
+
+
+def _dists(distributions) -> dict[str, Distribution]:
+    if not distributions:
+        raise BatchInputError("expected at least one input (--range, --vary or --dist)")
+    out = {}
+    for path, spec in distributions.items():
+        if isinstance(spec, Distribution):
+            dist = spec
+        elif isinstance(spec, str):
+            dist = parse_distribution(spec, path=path)
+        else:
+            low, high = spec
+            field = resolve_path(path)
+            if field.kind == "choice":
+                dist = Discrete((low, high), (0.5, 0.5))
+            elif field.kind == "int":
+                dist = Discrete(
+                    tuple(range(int(low), int(high) + 1)),
+                    tuple([1 / (int(high) - int(low) + 1)] * (int(high) - int(low) + 1)),
+                )
+            else:
+                dist = Uniform(float(low), float(high))
+        _check_distribution(path, dist)
+        out[path] = dist
+    return out
+
+
+def analyze_function(
+    func: Callable[[np.ndarray], np.ndarray],
+    distributions: Sequence[Distribution],
+    n: int = 1024,
+    seed: int = 0,
+    sampling: str = "sobol",
+) -> tuple[np.ndarray, np.ndarray]:
+    """Sobol first-order and total indices of a vectorized function of d inputs (for tests and
+    for checking the estimators on known functions). `func` maps (rows, d) values to (rows,)."""
+    d = len(distributions)
+    unit = saltelli_unit(check_seed(seed), n, d, sampling, 0, n * (d + 2))
+    values = np.column_stack([dist.ppf(unit[:, k]) for k, dist in enumerate(distributions)])
+    y = np.asarray(func(values), dtype=float).reshape(d + 2, n)
+    return sobol_indices(y[0], y[1], y[2:])

@@ -1,0 +1,224 @@
+"""Sweeps: a base scenario and a grid (cartesian product) or a table of override rows.
+
+Each scenario of a sweep is the base with some numeric fields replaced; the output is one summary
+row per scenario (its inputs, every engine output and its warnings). Grid points are addressed by
+index (`numpy.unravel_index` in C order: the last grid path varies fastest), so any chunk of a
+million-point grid is built without the others.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from econ.analysis.runner import Job, RunResult, output_names, run
+from econ.analysis.validation import (
+    BatchInputError,
+    check_columns,
+    coerce_column,
+    resolve_path,
+)
+from econ.scenario.io import parse_override
+from econ.scenario.models import Scenario
+
+NAME_COLUMN = "name"
+"""Optional column of an override table with each scenario's name."""
+
+
+class GridSweep(Job):
+    """The cartesian product of values per path.
+
+    Parameters
+    ----------
+    base : base scenario
+    grid : dotted path -> values (numbers, or choice names for choice fields), in order
+    outputs : engine outputs per row (default: all)
+    """
+
+    kind = "sweep"
+    with_warnings = True
+
+    def __init__(self, base: Scenario, grid: Mapping[str, Sequence], outputs=None):
+        if not grid:
+            raise BatchInputError("a grid sweep needs at least one path=values")
+        self.base = base
+        self.axes = {
+            path: coerce_column(
+                path, values, source=f"grid {path}", row_label="value", row_offset=1
+            )
+            for path, values in grid.items()
+        }
+        for path, values in self.axes.items():
+            if len(values) == 0:
+                raise BatchInputError(f"grid {path}: expected at least one value")
+        self.shape = tuple(len(v) for v in self.axes.values())
+        self.n = int(np.prod(self.shape))
+        self.outputs = tuple(outputs or output_names())
+        if self.n <= 1_000_000:  # fail before running when the grid is small enough to check
+            self._checked(0, self.n)
+
+    def _columns(self, start: int, stop: int) -> dict[str, np.ndarray]:
+        index = np.unravel_index(np.arange(start, stop), self.shape)
+        return {path: values[i] for (path, values), i in zip(self.axes.items(), index, strict=True)}
+
+    def _checked(self, start: int, stop: int) -> dict[str, np.ndarray]:
+        columns = self._columns(start, stop)
+        check_columns(
+            self.base, columns, stop - start, source="grid", row_label="point", row_offset=start
+        )
+        return columns
+
+    def inputs(self, start, stop):
+        return self._checked(start, stop)
+
+    def plan(self):
+        specs = {p: resolve_path(p) for p in self.axes}
+        return {
+            "grid": {
+                p: (
+                    [specs[p].choices[int(i)] for i in v]
+                    if specs[p].kind == "choice"
+                    else v.tolist()
+                )
+                for p, v in self.axes.items()
+            },
+            "outputs": list(self.outputs),
+        }
+
+
+class TableSweep(Job):
+    """One scenario per row of an override table (columns are dotted paths; `name` optional)."""
+
+    kind = "sweep"
+    with_warnings = True
+
+    def __init__(
+        self,
+        base: Scenario,
+        table: pd.DataFrame | Mapping[str, Sequence],
+        source: str = "overrides",
+        outputs=None,
+        row_offset: int = 1,
+    ):
+        frame = table if isinstance(table, pd.DataFrame) else pd.DataFrame(dict(table))
+        self.base = base
+        self.source = source
+        self.row_offset = row_offset
+        self.n = len(frame)
+        if self.n == 0:
+            raise BatchInputError(f"{source}: the table has no rows")
+        paths = [c for c in frame.columns if c != NAME_COLUMN]
+        if not paths:
+            raise BatchInputError(f"{source}: expected at least one column named by a field path")
+        for path in paths:
+            resolve_path(str(path), what=f"{source}: column")
+        self.columns = {
+            str(p): coerce_column(
+                str(p), frame[p].to_numpy(dtype=object), source=source, row_offset=row_offset
+            )
+            for p in paths
+        }
+        self.names = (
+            frame[NAME_COLUMN].astype(str).to_numpy(dtype=object)
+            if NAME_COLUMN in frame.columns
+            else None
+        )
+        self.outputs = tuple(outputs or output_names())
+        check_columns(
+            base, self.columns, self.n, source=source, row_offset=row_offset, sample_rows=64
+        )
+        self._offset = 0
+
+    def inputs(self, start, stop):
+        return {p: v[start - self._offset : stop - self._offset] for p, v in self.columns.items()}
+
+    def view(self, start, stop):
+        part = copy.copy(self)
+        part.columns = {p: v[start:stop] for p, v in self.columns.items()}
+        part.names = None
+        part._offset = start
+        return part
+
+    def plan(self):
+        import hashlib
+
+        digest = hashlib.sha256()
+        for path, values in self.columns.items():
+            digest.update(path.encode())
+            digest.update(np.ascontiguousarray(values).tobytes())
+        return {
+            "table": self.source,
+            "columns": list(self.columns),
+            "rows": self.n,
+            "sha256": digest.hexdigest(),
+            "outputs": list(self.outputs),
+        }
+
+
+def parse_grid(items: Sequence[str]) -> dict[str, list]:
+    """`PATH=V1,V2,...` items into {path: [values]}; values in TOML syntax (numbers, names)."""
+    grid: dict[str, list] = {}
+    for item in items:
+        if "=" not in item:
+            raise BatchInputError(f"--grid {item!r}: expected PATH=V1,V2,...")
+        path, raw = (s.strip() for s in item.split("=", 1))
+        resolve_path(path, what="grid path")
+        if path in grid:
+            raise BatchInputError(f"--grid {path} is given twice; list all its values once")
+        values = []
+        for text in raw.split(","):
+            text = text.strip()
+            if not text:
+                raise BatchInputError(f"--grid {item!r}: empty value; expected PATH=V1,V2,...")
+            values.append(parse_override(f"{path}={text}")[1])
+        grid[path] = values
+    return grid
+
+
+def read_table(path: str | os.PathLike) -> pd.DataFrame:
+    """An override table from CSV or Parquet (errors name the file)."""
+    path = Path(path)
+    if not path.is_file():
+        raise BatchInputError(f"{path}: file not found; expected a CSV or Parquet override table")
+    try:
+        if path.suffix.lower() == ".parquet":
+            return pd.read_parquet(path)
+        return pd.read_csv(path, dtype=str, keep_default_na=False)
+    except Exception as exc:  # noqa: BLE001 - any parser failure is a bad input file
+        raise BatchInputError(f"{path}: cannot be read as a table ({exc})") from None
+
+
+def sweep(
+    base: Scenario,
+    grid: Mapping[str, Sequence] | None = None,
+    table: pd.DataFrame | str | os.PathLike | None = None,
+    **run_options,
+) -> RunResult:
+    """Run a grid or table sweep; `run_options` go to `econ.analysis.runner.run`.
+
+    Returns the RunResult; `.rows` has one row per scenario: `scenario` (index), `name`, the
+    overridden inputs, every engine output and `warnings`.
+    """
+    if (grid is None) == (table is None):
+        raise BatchInputError("give a grid or an override table (exactly one)")
+    if grid is not None:
+        job = GridSweep(base, grid)
+    else:
+        source = str(table) if not isinstance(table, pd.DataFrame) else "overrides"
+        frame = table if isinstance(table, pd.DataFrame) else read_table(table)
+        job = TableSweep(base, frame, source=source)
+    result = run(job, **run_options)
+    if result.rows is not None:
+        result.rows.insert(1, "name", scenario_names(job, result.rows["scenario"].to_numpy()))
+    return result
+
+
+def scenario_names(job: Job, index: np.ndarray) -> np.ndarray:
+    if isinstance(job, TableSweep) and job.names is not None:
+        return job.names[index]
+    return np.array([f"{job.base.name}#{i}" for i in index], dtype=object)

@@ -1,0 +1,475 @@
+"""Checks of overridden batch columns against the scenario's own rules, without pydantic per row.
+
+Sweeps and Monte Carlo replace numeric columns of a batch built from one validated base scenario
+(`ScenarioBatch.repeat`), so the values they put in never pass through the pydantic models. This
+module applies the same rules to whole columns at once:
+
+- field bounds (`gt`, `ge`, `lt`, `le`), read from the models' own field metadata, so a bound
+  added to a model is enforced here without a change;
+- kinds: integer fields take whole numbers, choice fields take one of their names, only optional
+  fields (`capex.gpu_price_usd`, `horizon_months`, ...) take "absent" (NaN);
+- the cross-field rules that overrides can break: exactly one of the two capex prices; a price for
+  contracted GPUs; ramps, throughput steps, purchase and retirement months within the horizon;
+- and, as a backstop for rules added to the models later, full pydantic validation of a sample of
+  rows (`validate_rows`).
+
+Every error names the field path, the row and the value, and what was expected.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+import types
+import typing
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from functools import cache
+
+import numpy as np
+from pydantic import BaseModel, ValidationError
+
+from econ.batch import field_kinds
+from econ.errors import InputError
+from econ.scenario.models import Scenario
+
+PRICE_PATHS = ("capex.gpu_price_usd", "capex.system_price_usd")
+"""Alternative capex prices: a batch that overrides one of them clears the other."""
+
+
+class BatchInputError(InputError):
+    """An override, grid, table or sampled value that breaks a scenario rule."""
+
+
+@dataclass(frozen=True)
+class FieldSpec:
+    """What a numeric scenario field accepts, from its pydantic declaration.
+
+    Attributes
+    ----------
+    path : dotted path, e.g. "capex.gpu_price_usd"
+    kind : "float", "int" or "choice" (stored as the index of the choice)
+    choices : names of the choices (choice fields only)
+    nullable : True when the field may be absent (None, NaN in a batch)
+    gt, ge, lt, le : bounds (None when absent)
+    description : the field's description, with its unit
+    """
+
+    path: str
+    kind: str
+    choices: tuple[str, ...] = ()
+    nullable: bool = False
+    gt: float | None = None
+    ge: float | None = None
+    lt: float | None = None
+    le: float | None = None
+    description: str = ""
+
+    def expected(self) -> str:
+        """The accepted values in words, e.g. "a number > 0 and <= 1"."""
+        if self.kind == "choice":
+            return "one of: " + ", ".join(self.choices)
+        ops = ((">", self.gt), (">=", self.ge), ("<", self.lt), ("<=", self.le))
+        bounds = " and ".join(f"{op} {_g(v)}" for op, v in ops if v is not None)
+        noun = "a whole number" if self.kind == "int" else "a number"
+        return f"{noun} {bounds}".strip() if bounds else noun
+
+    def outside(self, values: np.ndarray) -> np.ndarray:
+        """Mask of finite values outside the bounds."""
+        bad = np.zeros(values.shape, dtype=bool)
+        with np.errstate(invalid="ignore"):
+            if self.gt is not None:
+                bad |= values <= self.gt
+            if self.ge is not None:
+                bad |= values < self.ge
+            if self.lt is not None:
+                bad |= values >= self.lt
+            if self.le is not None:
+                bad |= values > self.le
+        return bad & np.isfinite(values)
+
+
+def _g(value: float) -> str:
+    return f"{value:g}"
+
+
+@cache
+def field_specs() -> dict[str, FieldSpec]:
+    """Dotted path -> FieldSpec for every numeric batch column (`econ.batch.field_kinds`)."""
+    specs = {}
+    for path, (kind, choices) in field_kinds().items():
+        info = _field_info(path)
+        bounds = {}
+        for item in info.metadata:
+            for name in ("gt", "ge", "lt", "le"):
+                value = getattr(item, name, None)
+                if value is not None:
+                    bounds[name] = float(value)
+        args = typing.get_args(info.annotation)
+        union = typing.get_origin(info.annotation) in (typing.Union, types.UnionType)
+        specs[path] = FieldSpec(
+            path=path,
+            kind=kind,
+            choices=tuple(str(c) for c in choices),
+            nullable=union and type(None) in args,
+            description=info.description or "",
+            **bounds,
+        )
+    return specs
+
+
+def _field_info(path: str):
+    model: type[BaseModel] = Scenario
+    *parents, leaf = path.split(".")
+    for part in parents:
+        annotation = model.model_fields[part].annotation
+        model = next(
+            a
+            for a in (annotation, *typing.get_args(annotation))
+            if isinstance(a, type) and issubclass(a, BaseModel)
+        )
+    return model.model_fields[leaf]
+
+
+def resolve_path(path: str, what: str = "field") -> FieldSpec:
+    """The spec of a numeric field, or BatchInputError naming close matches and the valid paths."""
+    specs = field_specs()
+    if path in specs:
+        return specs[path]
+    close = difflib.get_close_matches(path, list(specs), n=3, cutoff=0.6)
+    hint = f"did you mean {' or '.join(close)}? " if close else ""
+    if _is_scenario_field(path):
+        reason = "is a scenario field but not a numeric one (batches override numbers and choices)"
+    else:
+        reason = "is not a field of the scenario"
+    raise BatchInputError(
+        f"{what} '{path}' {reason}; {hint}expected one of: " + ", ".join(sorted(specs))
+    )
+
+
+def _is_scenario_field(path: str) -> bool:
+    model: object = Scenario
+    for part in path.split("."):
+        fields = getattr(model, "model_fields", {})
+        if part not in fields:
+            return False
+        annotation = fields[part].annotation
+        model = next(
+            (
+                a
+                for a in (annotation, *typing.get_args(annotation))
+                if isinstance(a, type) and issubclass(a, BaseModel)
+            ),
+            None,
+        )
+    return True
+
+
+def _where(source: str | None, row: int | None, row_label: str, row_offset: int) -> str:
+    parts = [source] if source else []
+    if row is not None:
+        parts.append(f"{row_label} {row + row_offset}")
+    return ", ".join(parts)
+
+
+def coerce_column(
+    path: str,
+    values: Iterable | np.ndarray,
+    *,
+    source: str | None = None,
+    row_label: str = "row",
+    row_offset: int = 0,
+) -> np.ndarray:
+    """Turn raw values (numbers, numeric text, choice names) into a batch column and check it.
+
+    Parameters
+    ----------
+    path : dotted path of a numeric field
+    values : one value per row; choice fields take the choice names (or their indices)
+    source, row_label, row_offset : how errors name the input and its rows, e.g. "grid.csv",
+        "row", 1 for rows numbered from 1
+
+    Returns
+    -------
+    numpy.ndarray
+        float64 column (int8 choice indices for choice fields), bounds checked.
+    """
+    spec = resolve_path(path)
+    raw = np.asarray(values if isinstance(values, np.ndarray) else list(values), dtype=object)
+    if raw.ndim != 1:
+        raw = raw.reshape(-1)
+    where = lambda row: _where(source, row, row_label, row_offset)  # noqa: E731
+    if spec.kind == "choice":
+        index = {name: i for i, name in enumerate(spec.choices)}
+        out = np.empty(len(raw), dtype=np.int8)
+        for row, value in enumerate(raw):  # choice columns are short lists of names
+            if isinstance(value, int | np.integer) and 0 <= int(value) < len(spec.choices):
+                out[row] = int(value)
+            elif str(value) in index:
+                out[row] = index[str(value)]
+            else:
+                raise BatchInputError(
+                    f"{where(row)}: {path} = {value!r}: expected {spec.expected()}".lstrip(": ")
+                )
+        return out
+    numbers = _to_float(raw, path, where)
+    check_values(spec, numbers, source=source, row_label=row_label, row_offset=row_offset)
+    return numbers
+
+
+def _to_float(raw: np.ndarray, path: str, where) -> np.ndarray:
+    try:
+        return raw.astype(float)
+    except (TypeError, ValueError):
+        pass
+    out = np.empty(len(raw))
+    for row, value in enumerate(raw):
+        try:
+            if isinstance(value, bool | np.bool_):
+                raise TypeError
+            out[row] = float(value) if value is not None and value != "" else math.nan
+        except (TypeError, ValueError):
+            raise BatchInputError(
+                f"{where(row)}: {path} = {value!r}: expected a number".lstrip(": ")
+            ) from None
+    return out
+
+
+def check_values(
+    spec: FieldSpec,
+    values: np.ndarray,
+    *,
+    source: str | None = None,
+    row_label: str = "row",
+    row_offset: int = 0,
+) -> None:
+    """Raise BatchInputError at the first row whose value the field does not accept."""
+    if spec.kind == "choice":
+        bad = (values < 0) | (values >= len(spec.choices))
+        if bad.any():
+            row = int(np.flatnonzero(bad)[0])
+            raise BatchInputError(
+                f"{_where(source, row, row_label, row_offset)}: {spec.path} = {values[row]!r}: "
+                f"expected a choice index below {len(spec.choices)} ({', '.join(spec.choices)})"
+            )
+        return
+    problems = [
+        (~np.isfinite(values) & ~np.isnan(values), "a finite number"),
+        (np.isnan(values) if not spec.nullable else np.zeros(values.shape, bool), None),
+        (spec.outside(values), spec.expected()),
+    ]
+    if spec.kind == "int":
+        problems.append(((values != np.round(values)) & np.isfinite(values), spec.expected()))
+    for mask, expected in problems:
+        if mask.any():
+            rows = np.flatnonzero(mask)
+            row = int(rows[0])
+            value = values[row]
+            if expected is None:
+                expected = f"a value ({spec.expected()}); the field cannot be left empty"
+            more = f" ({len(rows):,} of {len(values):,} rows)" if len(rows) > 1 else ""
+            where = _where(source, row, row_label, row_offset)
+            raise BatchInputError(
+                f"{where}: {spec.path} = {_show(value)}: expected {expected}{more}".lstrip(": ")
+            )
+
+
+def _show(value) -> str:
+    value = float(value)
+    if math.isnan(value):
+        return "empty (NaN)"
+    return f"{value:g}" if abs(value) < 1e15 else repr(value)
+
+
+def prepare_columns(base: Scenario, columns: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Columns ready for `ScenarioBatch.repeat`: the capex price given clears the other one.
+
+    A scenario prices hardware per GPU or per system, never both; a sweep over
+    `capex.gpu_price_usd` on a base priced per system means "price per GPU instead".
+    """
+    out = dict(columns)
+    given = [p for p in PRICE_PATHS if p in out]
+    if len(given) == 1:
+        other = PRICE_PATHS[1 - PRICE_PATHS.index(given[0])]
+        n = len(np.asarray(out[given[0]]))
+        out[other] = np.full(n, np.nan)
+    return out
+
+
+def check_rules(
+    base: Scenario,
+    columns: Mapping[str, np.ndarray],
+    n: int,
+    *,
+    source: str | None = None,
+    row_label: str = "row",
+    row_offset: int = 0,
+) -> None:
+    """Cross-field rules of the scenario models, on whole columns (base values where not given).
+
+    Covers the rules overrides can break: one capex price, a contract price when GPUs are
+    contracted, and ramps, throughput steps, purchase and retirement months within the horizon.
+    """
+    if not columns:
+        return
+
+    def col(path: str) -> np.ndarray:
+        if path in columns:
+            return np.asarray(columns[path], dtype=float)
+        value = _base_value(base, path)
+        return np.full(n, np.nan if value is None else float(value))
+
+    def fail(mask: np.ndarray, message) -> None:
+        if mask.any():
+            row = int(np.flatnonzero(mask)[0])
+            where = _where(source, row, row_label, row_offset)
+            raise BatchInputError(f"{where}: {message(row)}".lstrip(": "))
+
+    gpu, system = col(PRICE_PATHS[0]), col(PRICE_PATHS[1])
+    fail(
+        np.isnan(gpu) == np.isnan(system),
+        lambda r: (
+            "give exactly one of capex.gpu_price_usd and capex.system_price_usd, got "
+            f"capex.gpu_price_usd = {_show(gpu[r])}, capex.system_price_usd = {_show(system[r])}"
+        ),
+    )
+    share, price = col("market.contract_share"), col("market.contract_usd_per_gpu_hour")
+    fail(
+        (share > 0) & (price <= 0),
+        lambda r: (
+            f"market.contract_share = {share[r]:g} but market.contract_usd_per_gpu_hour = "
+            f"{price[r]:g}; expected a price above 0 for contracted GPUs"
+        ),
+    )
+    explicit = col("horizon_months")
+    life_months = np.maximum(1, np.rint(col("depreciation.life_years") * 12))
+    horizon = np.where(np.isnan(explicit), life_months, explicit)
+    for path in ("fleet.deployment_ramp_months", "utilization.ramp_months"):
+        months = col(path)
+        fail(
+            months > horizon,
+            lambda r, p=path, m=months: (
+                f"{p} = {m[r]:g} months, longer than the horizon of "
+                f"{horizon[r]:g} months; expected a ramp that ends within the horizon"
+            ),
+        )
+    last_step = max((s.month for s in base.throughput.steps), default=0)
+    fail(
+        last_step > horizon,
+        lambda r: (
+            f"the base scenario's throughput step at month {last_step} is beyond the "
+            f"horizon of {horizon[r]:g} months (horizon_months / depreciation.life_years)"
+        ),
+    )
+    if "fleet.purchase_month" in field_specs():
+        purchase, retire = col("fleet.purchase_month"), col("fleet.retire_month")
+        fail(
+            purchase >= horizon,
+            lambda r: (
+                f"fleet.purchase_month = {purchase[r]:g}, at or after the end of the "
+                f"horizon ({horizon[r]:g} months); expected a purchase before month {horizon[r]:g}"
+            ),
+        )
+        fail(
+            ~np.isnan(retire) & ((retire <= purchase) | (retire > horizon)),
+            lambda r: (
+                f"fleet.retire_month = {retire[r]:g}; expected a month after the purchase "
+                f"month ({purchase[r]:g}) and no later than the horizon ({horizon[r]:g})"
+            ),
+        )
+
+
+def _base_value(base: Scenario, path: str):
+    node: object = base
+    for part in path.split("."):
+        if node is None:  # a field of an optional section the base leaves out
+            return None
+        node = getattr(node, part)
+    if isinstance(node, str):  # a choice: its index, as in a batch
+        return field_specs()[path].choices.index(node)
+    return node
+
+
+def row_overrides(columns: Mapping[str, np.ndarray], row: int) -> dict[str, object]:
+    """Plain {path: value} of one row (choice names, ints, None for absent)."""
+    specs = field_specs()
+    out: dict[str, object] = {}
+    for path, values in columns.items():
+        spec = specs[path]
+        value = values[row]
+        if spec.kind == "choice":
+            out[path] = spec.choices[int(value)]
+        elif np.isnan(value):
+            out[path] = None
+        elif spec.kind == "int":
+            out[path] = int(value)
+        else:
+            out[path] = float(value)
+    return out
+
+
+def validate_rows(
+    base: Scenario,
+    columns: Mapping[str, np.ndarray],
+    rows: Iterable[int],
+    *,
+    source: str | None = None,
+    row_label: str = "row",
+    row_offset: int = 0,
+) -> None:
+    """Full pydantic validation of some rows: the backstop for rules not mirrored above."""
+    if not columns:
+        return
+    data = base.model_dump(mode="python")
+    for row in rows:
+        item = _deep_copy(data)
+        for path, value in row_overrides(columns, row).items():
+            node = item
+            *parents, leaf = path.split(".")
+            for part in parents:
+                if node.get(part) is None:  # an optional section the base leaves out
+                    node[part] = {}
+                node = node[part]
+            node[leaf] = value
+        try:
+            Scenario.model_validate(item)
+        except ValidationError as exc:
+            err = exc.errors(include_url=False)[0]
+            loc = ".".join(str(p) for p in err["loc"])
+            message = err["msg"].removeprefix("Value error, ")
+            where = _where(source, row, row_label, row_offset)
+            field = f"{loc} = {err.get('input')!r}: " if loc and "input" in err else ""
+            raise BatchInputError(f"{where}: {field}{message}".lstrip(": ")) from None
+
+
+def _deep_copy(value):
+    if isinstance(value, dict):
+        return {k: _deep_copy(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_deep_copy(v) for v in value]
+    return value
+
+
+def check_columns(
+    base: Scenario,
+    columns: Mapping[str, np.ndarray],
+    n: int,
+    *,
+    source: str | None = None,
+    row_label: str = "row",
+    row_offset: int = 0,
+    sample_rows: int = 8,
+) -> None:
+    """All checks of overridden columns: values, cross-field rules, pydantic on sample rows.
+
+    `sample_rows` rows, spread evenly over the n rows, also go through the pydantic models.
+    """
+    specs = field_specs()
+    where = {"source": source, "row_label": row_label, "row_offset": row_offset}
+    columns = prepare_columns(base, columns)
+    for path, values in columns.items():
+        check_values(specs[path], np.asarray(values), **where)
+    check_rules(base, columns, n, **where)
+    if sample_rows and n:
+        rows = np.unique(np.linspace(0, n - 1, min(sample_rows, n)).astype(int))
+        validate_rows(base, columns, rows.tolist(), **where)

@@ -1,0 +1,412 @@
+"""CLI: `econ sweep`, `econ montecarlo` and `econ sensitivity` (batch projections at scale).
+
+Thin: parse, build the job through econ.analysis, run it on the chosen executor, print or write.
+Every command takes `--engine serial|process|dask [--workers K] [--scheduler ADDRESS]`,
+`--out FILE` (.parquet or .csv: one row per scenario, with run metadata), `--format
+table|json|csv` for what is printed, `--chunks DIR` to keep chunk files (a rerun resumes them),
+and `--report PREFIX` for a Markdown table plus a PNG chart. A progress bar goes to stderr when
+it is a terminal.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from econ.errors import InputError
+
+EXIT_OK, EXIT_INVALID, EXIT_INTERRUPTED = 0, 3, 130
+
+
+def register(subparsers) -> None:
+    from econ.analysis.runner import DEFAULT_CHUNK_SIZE
+
+    def common(p):
+        p.add_argument("scenario", metavar="SCENARIO", help="base scenario TOML file")
+        p.add_argument(
+            "--set",
+            dest="set_values",
+            action="append",
+            default=[],
+            metavar="PATH=VALUE",
+            help="override a field of the base scenario (TOML value)",
+        )
+        p.add_argument("--engine", choices=("serial", "process", "dask"), default="serial")
+        p.add_argument("--workers", type=int, metavar="K", help="worker processes (process, dask)")
+        p.add_argument(
+            "--scheduler",
+            metavar="ADDRESS",
+            help="Dask scheduler, e.g. tcp://host:8786 (default: start a local cluster)",
+        )
+        p.add_argument("--chunk-size", type=int, default=DEFAULT_CHUNK_SIZE, metavar="ROWS")
+        p.add_argument(
+            "--chunks",
+            metavar="DIR",
+            help="keep per-chunk Parquet files here; rerunning the same command resumes",
+        )
+        p.add_argument("--out", metavar="FILE", help="write one row per scenario (.parquet, .csv)")
+        p.add_argument("--format", choices=("table", "json", "csv"), default="table")
+        p.add_argument("--report", metavar="PREFIX", help="write PREFIX.md and a PNG chart")
+        p.add_argument("--force", action="store_true", help="overwrite outputs, discard old chunks")
+        p.add_argument(
+            "--progress",
+            action=argparse_bool(),
+            default=None,
+            help="progress bar on stderr (default: when stderr is a terminal)",
+        )
+
+    s = subparsers.add_parser("sweep", help="a grid or a table of overrides around a scenario")
+    common(s)
+    group = s.add_mutually_exclusive_group(required=True)
+    group.add_argument(
+        "--grid",
+        action="append",
+        metavar="PATH=V1,V2,...",
+        help="values of a field; several --grid make a cartesian product",
+    )
+    group.add_argument(
+        "--overrides",
+        dest="table",
+        metavar="FILE",
+        help="CSV or Parquet table, one column per field path",
+    )
+    s.set_defaults(run=_cmd_sweep)
+
+    m = subparsers.add_parser("montecarlo", help="Monte Carlo over input distributions")
+    common(m)
+    m.add_argument(
+        "--dist",
+        action="append",
+        default=[],
+        metavar="PATH=DIST(ARGS)",
+        help="e.g. market.price_decline_annual=triangular(0.15,0.3,0.5); uniform, triangular, "
+        "pert, normal, lognormal, discrete, empirical",
+    )
+    m.add_argument(
+        "--corr",
+        action="append",
+        default=[],
+        metavar="PATH1,PATH2=RHO",
+        help="Spearman rank correlation between two distributions (Iman-Conover)",
+    )
+    m.add_argument("-n", "--scenarios", dest="n", default="10000", metavar="N")
+    m.add_argument("--seed", default="0", metavar="S", help="root seed (non-negative integer)")
+    m.add_argument("--sampling", choices=("random", "sobol", "sobol-plain"), default="random")
+    m.add_argument(
+        "--output",
+        action="append",
+        metavar="METRIC",
+        help="outputs to summarize (default: the main ones)",
+    )
+    m.set_defaults(run=_cmd_montecarlo)
+
+    t = subparsers.add_parser(
+        "sensitivity", help="tornado, Sobol indices or Morris screening of outputs"
+    )
+    common(t)
+    t.add_argument("--method", choices=("tornado", "sobol", "morris"), default="tornado")
+    t.add_argument("--range", action="append", default=[], metavar="PATH=LOW,HIGH")
+    t.add_argument(
+        "--vary", action="append", default=[], metavar="PATH", help="vary by --pct around base"
+    )
+    t.add_argument("--pct", type=float, default=10.0, help="+- percent for --vary (default 10)")
+    t.add_argument(
+        "--dist",
+        action="append",
+        default=[],
+        metavar="PATH=DIST(ARGS)",
+        help="input distribution (sobol, morris)",
+    )
+    t.add_argument(
+        "-n",
+        "--samples",
+        dest="n",
+        default="1024",
+        metavar="N",
+        help="Sobol base samples N (N (d + 2) runs)",
+    )
+    t.add_argument("--trajectories", type=int, default=20, help="Morris trajectories")
+    t.add_argument("--levels", type=int, default=4, help="Morris grid levels")
+    t.add_argument("--seed", default="0", metavar="S")
+    t.add_argument("--sampling", choices=("random", "sobol", "sobol-plain"), default="sobol")
+    t.add_argument("--output", action="append", metavar="METRIC")
+    t.set_defaults(run=_cmd_sensitivity)
+
+
+def _module(name: str):
+    # econ.analysis re-exports functions named like its modules (montecarlo, sweep...).
+    import importlib
+
+    return importlib.import_module(f"econ.analysis.{name}")
+
+
+def argparse_bool():
+    import argparse
+
+    return argparse.BooleanOptionalAction
+
+
+def _base(args):
+    from econ.scenario import load_scenario
+
+    return load_scenario(args.scenario, args.set_values)
+
+
+def _executor(args):
+    from econ.analysis.executors import make_executor
+
+    return make_executor(args.engine, args.workers, args.scheduler)
+
+
+def _progress(args) -> bool:
+    return sys.stderr.isatty() if args.progress is None else args.progress
+
+
+def _int(name: str, text: str, minimum: int = 1) -> int:
+    try:
+        value = int(str(text).replace("_", ""))
+    except ValueError:
+        raise InputError(f"{name} = {text!r}: expected a whole number >= {minimum}") from None
+    if value < minimum:
+        raise InputError(f"{name} = {value}: expected a whole number >= {minimum}")
+    return value
+
+
+def _run_options(args, out_rows: bool) -> dict:
+    from econ.analysis.output import check_out
+
+    store = args.chunks
+    if args.out:
+        check_out(args.out, args.force)
+        if store is None:
+            store = str(Path(args.out).with_name(Path(args.out).name + ".chunks"))
+    return {
+        "chunk_size": args.chunk_size,
+        "store": store,
+        "progress": _progress(args),
+        "overwrite": args.force,
+    }
+
+
+def _interrupted(store) -> int:
+    where = f"finished chunks are saved in {store}; " if store else ""
+    print(f"interrupted: {where}rerun the same command to resume", file=sys.stderr)
+    return EXIT_INTERRUPTED
+
+
+def _finish_out(args, result, store_given: bool) -> None:
+    from econ.analysis.output import write_rows
+
+    if not args.out:
+        return
+    written = write_rows(result, args.out, overwrite=args.force)
+    if result.store is not None and not store_given:
+        import shutil
+
+        shutil.rmtree(result.store.directory, ignore_errors=True)
+    print("wrote " + ", ".join(str(p) for p in written), file=sys.stderr)
+
+
+def _cmd_sweep(args) -> int:
+    sweeps = _module("sweeps")
+    from econ.analysis.output import format_frame
+    from econ.export import csv_text
+
+    base = _base(args)
+    options = _run_options(args, out_rows=True)
+    grid = sweeps.parse_grid(args.grid) if args.grid else None
+    table = args.table
+    with _executor(args) as executor:
+        try:
+            result = sweeps.sweep(base, grid=grid, table=table, executor=executor, **options)
+        except KeyboardInterrupt:
+            return _interrupted(options["store"])
+    _finish_out(args, result, args.chunks is not None)
+    rows = result.rows
+    job = result.job
+    inputs = list(job.axes if isinstance(job, sweeps.GridSweep) else job.columns)
+    if args.report:
+        from econ.analysis.report import sweep_report
+
+        key = ["name", *inputs, "npv_usd", "lcot_usd_per_mtok", "irr_project_annual"]
+        sweep_report(rows, result.metadata, args.report, overwrite=args.force, columns=key)
+    if args.format == "json":
+        print(json.dumps(sweep_json(result, inputs), indent=2, allow_nan=False))
+    elif args.format == "csv":
+        sys.stdout.write(csv_text(rows))
+    elif not args.out or len(rows) <= 50:
+        shown = rows[
+            [
+                "name",
+                *inputs,
+                "lcot_usd_per_mtok",
+                "npv_usd",
+                "irr_project_annual",
+                "payback_months",
+            ]
+        ]
+        print(format_frame(shown, {"irr_project_annual": "{:.2%}", "payback_months": "{:.1f}"}))
+    return EXIT_OK
+
+
+def sweep_json(result, inputs) -> dict:
+    from econ.engine import COMPONENTS
+
+    rows = result.rows
+    records = []
+    metrics = [c for c in rows.columns if c not in ("scenario", "name", "warnings", *inputs)]
+    for row in rows.to_dict("records"):
+        summary = {
+            k: _json_value(row[k]) for k in metrics if not k.startswith("cost_usd_per_mtok_")
+        }
+        summary["cost_usd_per_mtok_by_component"] = {
+            c: _json_value(row[f"cost_usd_per_mtok_{c}"]) for c in COMPONENTS
+        }
+        summary["warnings"] = [w for w in str(row.get("warnings") or "").split("; ") if w]
+        records.append(
+            {
+                "name": row["name"],
+                "inputs": {k: _json_value(row[k]) for k in inputs},
+                "summary": summary,
+            }
+        )
+    return {
+        "econ_version": result.metadata["econ_version"],
+        "metadata": json.loads(json.dumps(result.metadata, default=str)),
+        "scenarios": records,
+    }
+
+
+def _json_value(value):
+    if isinstance(value, float | np.floating):
+        return None if not np.isfinite(value) else float(value)
+    if isinstance(value, np.integer):
+        return int(value)
+    return value
+
+
+def _cmd_montecarlo(args) -> int:
+    from econ.analysis.runner import MAIN_OUTPUTS, run
+
+    mc = _module("montecarlo")
+    from econ.analysis.sampling import check_seed
+
+    base = _base(args)
+    n = _int("-n", args.n)
+    seed = check_seed(args.seed)
+    dists = mc.parse_dists(args.dist, base_dir=Path.cwd())
+    correlation = mc.parse_correlations(args.corr, list(dists))
+    plan = mc.MonteCarloPlan(
+        dists, n, seed, args.sampling, correlation, outputs=tuple(args.output or MAIN_OUTPUTS)
+    )
+    job = mc.MonteCarlo(base, plan)
+    options = _run_options(args, out_rows=bool(args.out))
+    with _executor(args) as executor:
+        try:
+            result = run(job, executor=executor, keep_rows=False, summarize=True, **options)
+        except KeyboardInterrupt:
+            return _interrupted(options["store"])
+    _finish_out(args, result, args.chunks is not None)
+    summary = result.summary
+    if args.report:
+        from econ.analysis.report import montecarlo_report
+
+        montecarlo_report(summary, result.metadata, args.report, overwrite=args.force)
+    from econ.analysis.report import summary_frame
+
+    frame = summary_frame(summary)
+    if args.format == "json":
+        print(json.dumps(mc.summary_json(result), indent=2, allow_nan=False))
+    elif args.format == "csv":
+        from econ.export import csv_text
+
+        sys.stdout.write(csv_text(frame))
+    else:
+        from econ.analysis.output import format_frame
+
+        print(
+            f"{summary.n:,} scenarios of {base.name}, seed {seed}, {args.sampling} sampling, "
+            f"quantiles {summary.quantile_method}"
+        )
+        print(format_frame(frame))
+        for key, value in summary.risk.items():
+            label = key.replace("_", " ")
+            text = f"{value:.2%}" if key == "probability_of_loss" else f"{value:,.0f}"
+            print(f"{label}: {text}")
+    return EXIT_OK
+
+
+def _cmd_sensitivity(args) -> int:
+    mc, sa = _module("montecarlo"), _module("sensitivity")
+    from econ.analysis.sensitivity import DEFAULT_OUTPUTS
+
+    base = _base(args)
+    outputs = tuple(args.output or DEFAULT_OUTPUTS)
+    ranges = sa.parse_ranges(args.range)
+    if args.vary:
+        ranges |= sa.percent_ranges(base, args.vary, args.pct)
+    options = _run_options(args, out_rows=bool(args.out))
+    with _executor(args) as executor:
+        try:
+            if args.method == "tornado":
+                if args.dist:
+                    raise InputError("a tornado takes --range or --vary, not --dist")
+                result = sa.tornado(base, ranges, outputs, executor=executor, **options)
+            else:
+                inputs: dict = dict(ranges)
+                inputs |= mc.parse_dists(args.dist, base_dir=Path.cwd())
+                if args.method == "sobol":
+                    result = sa.sobol(
+                        base,
+                        inputs,
+                        _int("-n", args.n, 2),
+                        args.seed,
+                        args.sampling,
+                        outputs,
+                        executor=executor,
+                        **options,
+                    )
+                else:
+                    result = sa.morris(
+                        base,
+                        inputs,
+                        args.trajectories,
+                        args.levels,
+                        args.seed,
+                        outputs,
+                        executor=executor,
+                        **options,
+                    )
+        except KeyboardInterrupt:
+            return _interrupted(options["store"])
+    _finish_out(args, result.run, args.chunks is not None)
+    if args.report:
+        from econ.analysis.report import sensitivity_report
+
+        sensitivity_report(result, args.report, overwrite=args.force)
+    table = result.table
+    if args.format == "json":
+        print(json.dumps(_clean(result.as_dict()), indent=2, allow_nan=False))
+    elif args.format == "csv":
+        from econ.export import csv_text
+
+        sys.stdout.write(csv_text(table))
+    else:
+        from econ.analysis.output import format_frame
+
+        for name, part in table.groupby("output", sort=False):
+            print(f"{args.method}: {name}")
+            print(format_frame(part.drop(columns="output"), max_rows=200))
+            print()
+    return EXIT_OK
+
+
+def _clean(value):
+    if isinstance(value, dict):
+        return {k: _clean(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_clean(v) for v in value]
+    return _json_value(value)

@@ -1,0 +1,283 @@
+"""Executors (serial, local processes, a real Dask LocalCluster) and chunk files with resume."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import socket
+import time
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from econ.analysis import executors
+from econ.analysis.chunks import ChunkStoreError, read_metadata
+from econ.analysis.executors import ExecutorError, SerialExecutor, make_executor
+from econ.analysis.montecarlo import MonteCarlo, MonteCarloPlan
+from econ.analysis.runner import run
+from econ.analysis.sweeps import sweep
+from econ.cli import main
+from econ.scenario import validate_dict
+from tests.conftest import ROOT
+
+SEED_FILE = ROOT / "models" / "scenarios" / "deepseek-r1-gb200-nvl72.toml"
+BASE = validate_dict(
+    {
+        "name": "exec",
+        "horizon_months": 36,
+        "fleet": {"gpu_count": 8},
+        "capex": {"gpu_price_usd": 30000.0},
+        "depreciation": {"life_years": 3.0},
+        "throughput": {"tokens_per_s_per_gpu": 2000.0},
+        "financing": {"debt_share": 0.5},
+        "market": {"price_usd_per_mtok": 1.0},
+    }
+)
+DISTS = {
+    "market.price_usd_per_mtok": "triangular(0.4, 1, 2)",
+    "utilization.share": "uniform(0.4, 0.9)",
+    "financing.debt_rate_quote": "discrete(nominal, effective)",
+}
+N, BLOCK, CHUNK = 1200, 100, 300
+
+
+def plan(seed: int = 7) -> MonteCarloPlan:
+    from econ.analysis.montecarlo import parse_dists
+
+    dists = parse_dists([f"{k}={v}" for k, v in DISTS.items()])
+    return MonteCarloPlan(dists, N, seed, block_size=BLOCK)
+
+
+def reference():
+    return run(MonteCarlo(BASE, plan()), chunk_size=CHUNK, keep_rows=True, summarize=True)
+
+
+@pytest.fixture(scope="module")
+def serial_result():
+    return reference()
+
+
+@pytest.fixture(scope="module")
+def dask_executor():
+    pytest.importorskip("distributed")
+    executor = make_executor("dask", workers=2)
+    yield executor
+    executor.close()
+
+
+def assert_same_result(a, b):
+    pd.testing.assert_frame_equal(a.rows, b.rows, check_exact=True)
+    assert json.dumps(a.summary.as_dict()) == json.dumps(b.summary.as_dict())
+
+
+def test_local_processes_give_identical_results(serial_result):
+    with make_executor("process", workers=2) as executor:
+        result = run(MonteCarlo(BASE, plan()), executor, CHUNK, keep_rows=True, summarize=True)
+    assert_same_result(serial_result, result)
+    assert result.metadata["engine"] == {"engine": "process", "workers": 2}
+
+
+def test_dask_local_cluster_with_two_worker_processes(serial_result, dask_executor):
+    info = dask_executor._client.scheduler_info()
+    assert len(info["workers"]) == 2
+    result = run(MonteCarlo(BASE, plan()), dask_executor, CHUNK, keep_rows=True, summarize=True)
+    assert_same_result(serial_result, result)
+    assert result.metadata["engine"]["engine"] == "dask"
+
+
+def test_dask_sweep_and_errors_raised_in_workers(dask_executor):
+    grid = {"depreciation.life_years": [2, 3], "utilization.share": [0.5, 0.7, 0.9]}
+    local = sweep(BASE, grid=grid, chunk_size=2)
+    remote = sweep(BASE, grid=grid, chunk_size=2, executor=dask_executor)
+    pd.testing.assert_frame_equal(local.rows, remote.rows, check_exact=True)
+
+
+def test_unreachable_scheduler_fails_fast_with_a_clear_error():
+    pytest.importorskip("distributed")
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    began = time.monotonic()
+    with pytest.raises(
+        ExecutorError, match=f"cannot reach the Dask scheduler at tcp://127.0.0.1:{port}"
+    ):
+        make_executor("dask", scheduler=f"tcp://127.0.0.1:{port}", timeout_s=2)
+    assert time.monotonic() - began < 60  # bounded by the timeout, not a hang
+
+
+def test_missing_dask_says_how_to_install(monkeypatch):
+    real = importlib.import_module
+
+    def fake(name, *args, **kwargs):
+        if name == "distributed":
+            raise ImportError("No module named 'distributed'")
+        return real(name, *args, **kwargs)
+
+    monkeypatch.setattr(executors.importlib, "import_module", fake)
+    with pytest.raises(ExecutorError, match=r"pip install 'econ\[distributed\]'"):
+        make_executor("dask")
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"engine": "spark"}, "expected one of: serial, process, dask"),
+        ({"engine": "process", "workers": 0}, "expected a positive integer"),
+        ({"engine": "serial", "scheduler": "tcp://x:1"}, "needs --engine dask"),
+    ],
+)
+def test_bad_executor_arguments(kwargs, message):
+    with pytest.raises(ExecutorError, match=message):
+        make_executor(**kwargs)
+
+
+def test_cli_unreachable_scheduler_exits_3(capsys):
+    pytest.importorskip("distributed")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    monkey_timeout = executors.CONNECT_TIMEOUT_S
+    executors.CONNECT_TIMEOUT_S = 2
+    try:
+        code = main(
+            [
+                "montecarlo",
+                str(SEED_FILE),
+                "--dist",
+                "utilization.share=uniform(0.5,0.9)",
+                "-n",
+                "10",
+                "--engine",
+                "dask",
+                "--scheduler",
+                f"tcp://127.0.0.1:{port}",
+            ]
+        )
+    finally:
+        executors.CONNECT_TIMEOUT_S = monkey_timeout
+    assert code == 3
+    assert "cannot reach the Dask scheduler" in capsys.readouterr().err
+
+
+# --- chunk files and resume -----------------------------------------------------------------
+
+
+class Interrupting(SerialExecutor):
+    """Serial executor that is 'interrupted' (Ctrl-C) after `after` chunks."""
+
+    def __init__(self, after: int):
+        self.after = after
+        self.calls = 0
+
+    def map_unordered(self, func, tasks):
+        for task in tasks:
+            if self.calls == self.after:
+                raise KeyboardInterrupt
+            self.calls += 1
+            yield func(task)
+
+
+class Counting(SerialExecutor):
+    def __init__(self):
+        self.computed = []
+
+    def map_unordered(self, func, tasks):
+        for task in tasks:
+            self.computed.append(task.index)
+            yield func(task)
+
+
+def test_interrupted_run_resumes_from_its_chunk_files(tmp_path, serial_result):
+    store = tmp_path / "chunks"
+    job = MonteCarlo(BASE, plan())
+    with pytest.raises(KeyboardInterrupt):
+        run(job, Interrupting(after=2), CHUNK, store=store, keep_rows=True, summarize=True)
+    assert sorted(p.name for p in store.glob("chunk-*.parquet")) == [
+        "chunk-000000.parquet",
+        "chunk-000001.parquet",
+    ]
+    counting = Counting()
+    resumed = run(job, counting, CHUNK, store=store, keep_rows=True, summarize=True)
+    assert counting.computed == [2, 3]
+    assert resumed.resumed == 2
+    assert_same_result(serial_result, resumed)
+    meta = read_metadata(store / "chunk-000003.parquet")
+    assert meta["seed"] == 7 and meta["chunk"] == [3, 900, 1200]
+    assert meta["plan"]["distributions"]["utilization.share"]["dist"] == "uniform"
+    assert len(meta["scenario_hash"]) == 64
+
+
+def test_a_damaged_chunk_file_is_recomputed(tmp_path):
+    store = tmp_path / "chunks"
+    job = MonteCarlo(BASE, plan())
+    first = run(job, chunk_size=CHUNK, store=store, keep_rows=True)
+    (store / "chunk-000001.parquet").write_bytes(b"not parquet")
+    counting = Counting()
+    again = run(job, counting, CHUNK, store=store, keep_rows=True)
+    assert counting.computed == [1]
+    pd.testing.assert_frame_equal(first.rows, again.rows, check_exact=True)
+
+
+def test_a_chunk_folder_of_another_run_is_refused(tmp_path):
+    store = tmp_path / "chunks"
+    run(MonteCarlo(BASE, plan(seed=1)), chunk_size=CHUNK, store=store, keep_rows=False)
+    with pytest.raises(ChunkStoreError, match="holds chunks of another run.*seed 1"):
+        run(MonteCarlo(BASE, plan(seed=2)), chunk_size=CHUNK, store=store, keep_rows=False)
+    counting = Counting()
+    run(
+        MonteCarlo(BASE, plan(seed=2)),
+        counting,
+        CHUNK,
+        store=store,
+        keep_rows=False,
+        overwrite=True,
+    )
+    assert counting.computed == [0, 1, 2, 3]
+
+
+def test_cli_montecarlo_writes_rows_and_resumes_with_chunks(tmp_path, capsys):
+    out = tmp_path / "mc.parquet"
+    chunks = tmp_path / "parts"
+    args = [
+        "montecarlo",
+        str(SEED_FILE),
+        "--dist",
+        "utilization.share=uniform(0.5,0.9)",
+        "--dist",
+        "market.price_decline_annual=pert(0.1,0.3,0.5)",
+        "-n",
+        "5000",
+        "--seed",
+        "3",
+        "--chunk-size",
+        "4096",
+        "--chunks",
+        str(chunks),
+        "--format",
+        "json",
+    ]
+    assert main([*args, "--out", str(out)]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    frame = pd.read_parquet(out)
+    assert len(frame) == 5000 and frame["scenario"].tolist() == list(range(5000))
+    assert read_metadata(out)["seed"] == 3
+    assert (
+        summary["metrics"]["npv_usd"]["count"] + summary["metrics"]["npv_usd"]["undefined"] == 5000
+    )
+    assert np.mean(frame["npv_usd"] < 0) == pytest.approx(
+        summary["npv_risk"]["probability_of_loss"]
+    )
+    assert chunks.is_dir()  # kept: the user named it
+    # A rerun reads every chunk back and prints the same summary.
+    assert main(args) == 0
+    assert json.loads(capsys.readouterr().out)["metrics"] == summary["metrics"]
+
+
+def test_cli_seed_and_size_errors(capsys):
+    base = ["montecarlo", str(SEED_FILE), "--dist", "utilization.share=uniform(0.5,0.9)"]
+    assert main([*base, "--seed", "abc"]) == 3
+    assert "seed = 'abc': expected a non-negative integer" in capsys.readouterr().err
+    assert main([*base, "-n", "0"]) == 3
+    assert main([*base[:2], "--dist", "utilization.share=normal(0.7,-1)"]) == 3
+    assert "sd > 0" in capsys.readouterr().err

@@ -1,0 +1,446 @@
+"""Monte Carlo: distributions, Sobol points, Iman-Conover, streaming statistics, closed forms."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from econ import ScenarioBatch, project
+from econ.analysis.distributions import (
+    DistributionError,
+    LogNormal,
+    Normal,
+    Pert,
+    Triangular,
+    Uniform,
+    parse_distribution,
+)
+from econ.analysis.montecarlo import MonteCarloPlan, montecarlo, parse_correlations, parse_dists
+from econ.analysis.sampling import (
+    SamplingError,
+    block_generator,
+    check_correlation,
+    check_seed,
+    iman_conover,
+    random_unit,
+    sobol_unit,
+    spearman,
+)
+from econ.analysis.stats import BlockMoments, QuantileSketch
+from econ.analysis.validation import BatchInputError
+from econ.scenario import validate_dict
+
+SETTINGS = settings(max_examples=50, deadline=None)
+
+# Two-year, one-rack scenario: quick to project, no debt, so every output is defined.
+BASE = validate_dict(
+    {
+        "name": "mc",
+        "horizon_months": 24,
+        "fleet": {"gpu_count": 8},
+        "capex": {"gpu_price_usd": 30000.0},
+        "depreciation": {"life_years": 2.0},
+        "throughput": {"tokens_per_s_per_gpu": 2000.0},
+        "market": {"price_usd_per_mtok": 1.0},
+    }
+)
+IRR_COLUMNS = ("irr_project_annual", "irr_equity_annual")
+
+
+def assert_same(a, b):
+    """Identical frames; IRR to 1e-12 (the IRR solver's last bits depend on its batch)."""
+    assert list(a.columns) == list(b.columns)
+    for name in a.columns:
+        x, y = a[name].to_numpy(), b[name].to_numpy()
+        if name in IRR_COLUMNS:
+            np.testing.assert_allclose(x, y, rtol=1e-12, atol=0)
+        elif x.dtype == object:
+            assert (x == y).all(), name
+        else:
+            np.testing.assert_array_equal(x, y, err_msg=name)
+
+
+# --- distributions ------------------------------------------------------------------------
+
+
+def test_normal_quantile_reference_value():
+    # Standard normal 97.5% quantile, 1.959963984540054 (Abramowitz & Stegun, table 26.5).
+    assert Normal(0.0, 1.0).ppf(np.array([0.975]))[0] == pytest.approx(1.959963984540054, rel=1e-14)
+
+
+def test_triangular_inverse_cdf_closed_form():
+    # Triangular(0, 1, 4): F(1) = 1/4, so the 25% quantile is the mode; F^-1(0.5) = 4 - sqrt(6).
+    t = Triangular(0.0, 1.0, 4.0)
+    assert t.ppf(np.array([0.25]))[0] == pytest.approx(1.0, rel=1e-15)
+    assert t.ppf(np.array([0.5]))[0] == pytest.approx(4 - math.sqrt(6), rel=1e-14)
+    assert t.mean() == pytest.approx(5 / 3)
+
+
+def test_pert_mean_and_variance_reference():
+    # PERT(0, 1, 10), lambda 4: mean (0 + 4 + 10)/6 = 7/3 (Vose 2008); alpha 1.4, beta 4.6.
+    p = Pert(0.0, 1.0, 10.0)
+    assert p.mean() == pytest.approx(7 / 3)
+    assert (p.alpha, p.beta) == pytest.approx((1.4, 4.6))
+    assert p.var() == pytest.approx(100 * 1.4 * 4.6 / (36 * 7))
+    u = sobol_unit(0, 0, 2**14, 1)[:, 0]
+    x = p.ppf(u)
+    assert x.mean() == pytest.approx(7 / 3, rel=1e-3)
+    assert x.var() == pytest.approx(p.var(), rel=1e-2)
+
+
+def test_lognormal_from_mean_and_sd_round_trips():
+    d = LogNormal.from_mean_sd(0.5, 0.15)
+    assert d.mean() == pytest.approx(0.5, rel=1e-13)
+    assert math.sqrt(d.var()) == pytest.approx(0.15, rel=1e-13)
+    assert d.ppf(np.array([0.5]))[0] == pytest.approx(math.exp(d.mu), rel=1e-14)
+
+
+def test_truncated_normal_stays_in_range_and_has_its_mean():
+    d = Normal(0.7, 0.2, low=0.0, high=1.0)
+    u = sobol_unit(1, 0, 2**14, 1)[:, 0]
+    x = d.ppf(u)
+    assert x.min() >= 0.0 and x.max() <= 1.0
+    assert x.mean() == pytest.approx(d.mean(), rel=1e-3)
+    assert x.var() == pytest.approx(d.var(), rel=1e-2)
+
+
+@SETTINGS
+@given(
+    low=st.floats(-1e6, 1e6),
+    width=st.floats(1e-3, 1e6),
+    mode_share=st.floats(0, 1),
+    u=st.lists(st.floats(0, 1), min_size=2, max_size=20),
+)
+def test_bounded_quantiles_are_monotone_and_in_range(low, width, mode_share, u):
+    high = low + width
+    mode = low + mode_share * width
+    u = np.sort(np.asarray(u))
+    for dist in (Uniform(low, high), Triangular(low, mode, high), Pert(low, mode, high)):
+        x = dist.ppf(u)
+        assert np.all(np.diff(x) >= -1e-9 * max(1.0, abs(high)))
+        assert np.all(x >= low - 1e-9 * max(1, abs(low))) and np.all(
+            x <= high + 1e-9 * max(1, abs(high))
+        )
+
+
+def test_parse_distribution_forms():
+    assert parse_distribution("triangular(0.15, 0.3, 0.5)") == Triangular(0.15, 0.3, 0.5)
+    assert parse_distribution("pert(1, 2, 3, lambda=6)").lamb == 6
+    assert parse_distribution("normal(mean=1, sd=2, low=0)").low == 0
+    d = parse_distribution("discrete(0.08:0.5, 0.1:0.3, 0.12:0.2)")
+    assert d.values == (0.08, 0.1, 0.12)
+    freq = np.bincount(d.index(sobol_unit(0, 0, 4096, 1)[:, 0]), minlength=3) / 4096
+    np.testing.assert_allclose(freq, [0.5, 0.3, 0.2], atol=1e-3)
+
+
+def test_empirical_resamples_a_column(tmp_path):
+    path = tmp_path / "prices.csv"
+    path.write_text("price\n0.2\n0.3\n0.4\n0.5\n")
+    d = parse_distribution(f"empirical({path}, price)")
+    x = d.ppf(sobol_unit(0, 0, 4096, 1)[:, 0])
+    assert set(np.unique(x)) == {0.2, 0.3, 0.4, 0.5}
+    assert x.mean() == pytest.approx(0.35, rel=1e-3)
+    with pytest.raises(DistributionError, match="no column 'cost'"):
+        parse_distribution(f"empirical({path}, cost)")
+    path.write_text("price\n0.2\nabc\n")
+    with pytest.raises(DistributionError, match="row 2, column price"):
+        parse_distribution(f"empirical({path}, price)")
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("uniform(2, 1)", "low < high"),
+        ("triangular(1, 5, 3)", "low <= mode <= high"),
+        ("normal(1, -0.5)", "sd > 0"),
+        ("lognormal(0, -1)", "sigma > 0"),
+        ("lognormal(mean=-1, sd=1)", "mean > 0"),
+        ("gamma(1, 2)", "unknown distribution 'gamma'"),
+        ("uniform(1)", "missing high"),
+        ("uniform(a, 2)", "expected a number"),
+        ("discrete(1:0.5, 2:0.2)", "sum to 1"),
+        ("discrete(1:0.5, 2)", "for every value"),
+        ("pert 1 2 3", "expected NAME(ARGS)"),
+        ("normal(0, 1, width=3)", "unknown argument 'width'"),
+        ("uniform(0, nan)", "finite number"),
+    ],
+)
+def test_bad_distributions_say_what_is_wrong(text, message):
+    with pytest.raises(DistributionError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        parse_distribution(text, path="market.price_usd_per_mtok")
+
+
+# --- sampling -----------------------------------------------------------------------------
+
+
+def test_sobol_points_depend_only_on_their_index():
+    whole = sobol_unit(5, 0, 1000, 3)
+    parts = np.vstack([sobol_unit(5, a, b, 3) for a, b in ((0, 7), (7, 500), (500, 1000))])
+    np.testing.assert_array_equal(whole, parts)
+    assert not np.array_equal(whole, sobol_unit(6, 0, 1000, 3))  # the seed scrambles
+
+
+@pytest.mark.parametrize("scramble", [True, False])
+def test_sobol_points_are_balanced_in_every_dimension(scramble):
+    # A (0, m, 1)-net: 2^m points of each coordinate fall one in each interval [k/2^m, (k+1)/2^m).
+    # The plain sequence skips its origin, so it is checked on points 2^m .. 2^(m+1) - 1 (the
+    # second net of the sequence), which start at index 2^m - 1 after the skip.
+    m = 10
+    start = 0 if scramble else 2**m - 1
+    u = sobol_unit(3, start, start + 2**m, 4, scramble=scramble)
+    cells = np.floor(u * 2**m).astype(int)
+    for j in range(4):
+        assert np.array_equal(np.sort(cells[:, j]), np.arange(2**m))
+    assert u.min() > 0 and u.max() < 1
+
+
+def test_random_unit_points_are_inside_the_open_interval():
+    u = random_unit(block_generator(0, 0), 10000, 2)
+    assert u.min() > 0 and u.max() < 1
+    assert np.array_equal(u, random_unit(block_generator(0, 0), 10000, 2))
+    assert not np.array_equal(u, random_unit(block_generator(0, 1), 10000, 2))
+
+
+def test_iman_conover_reaches_the_target_and_keeps_the_marginals():
+    target = np.array([[1.0, 0.7, -0.3], [0.7, 1.0, 0.0], [-0.3, 0.0, 1.0]])
+    u = random_unit(block_generator(2, 0), 4096, 3)
+    v = iman_conover(u, target, block_generator(2, 1))
+    np.testing.assert_allclose(spearman(v), target, atol=0.03)
+    np.testing.assert_array_equal(np.sort(u, axis=0), np.sort(v, axis=0))
+
+
+@SETTINGS
+@given(rho=st.floats(-0.9, 0.9), seed=st.integers(0, 2**32))
+def test_iman_conover_pairs_follow_the_sign_of_the_target(rho, seed):
+    u = random_unit(block_generator(seed, 0), 512, 2)
+    v = iman_conover(u, np.array([[1, rho], [rho, 1]]), block_generator(seed, 1))
+    assert abs(spearman(v)[0, 1] - rho) < 0.12
+
+
+def test_inconsistent_correlations_are_refused():
+    c = np.array([[1, 0.9, 0.9], [0.9, 1, -0.9], [0.9, -0.9, 1]])
+    with pytest.raises(SamplingError, match="not positive definite"):
+        check_correlation(c, ["a", "b", "c"])
+    with pytest.raises(SamplingError, match="expected -1..1"):
+        check_correlation(np.array([[1, 1.5], [1.5, 1]]), ["a", "b"])
+
+
+@pytest.mark.parametrize("seed", ["abc", 1.5, -1, True, None])
+def test_seed_must_be_a_non_negative_integer(seed):
+    with pytest.raises(SamplingError, match="expected a non-negative integer"):
+        check_seed(seed)
+
+
+# --- streaming statistics -------------------------------------------------------------------
+
+
+@SETTINGS
+@given(
+    values=st.lists(st.floats(-1e6, 1e6), min_size=2, max_size=200),
+    cuts=st.lists(st.integers(1, 199), max_size=6),
+)
+def test_block_moments_merge_to_the_moments_of_all_values(values, cuts):
+    x = np.asarray(values)
+    starts = np.array(sorted({0, *[c for c in cuts if c < len(x)]}))
+    n, mean, m2, lo, hi, below = BlockMoments.of(x, starts).total()
+    assert n == len(x)
+    assert mean == pytest.approx(x.mean(), rel=1e-9, abs=1e-6)
+    assert m2 / (n - 1) == pytest.approx(x.var(ddof=1), rel=1e-8, abs=1e-3)
+    assert (lo, hi, below) == (x.min(), x.max(), np.count_nonzero(x < 0))
+
+
+@SETTINGS
+@given(
+    values=st.lists(st.floats(-1e9, 1e9).filter(lambda v: abs(v) > 1e-6), min_size=1, max_size=300),
+    q=st.floats(0, 1),
+)
+def test_sketch_quantiles_are_within_the_relative_accuracy(values, q):
+    x = np.asarray(values)
+    half = len(x) // 2
+    sketch = QuantileSketch(1e-3).add(x[:half]).merge(QuantileSketch(1e-3).add(x[half:]))
+    got = sketch.quantile(q)[0]
+    ordered = np.sort(x)
+    rank = q * (len(x) - 1)
+    lo, hi = ordered[int(np.floor(rank))], ordered[int(np.ceil(rank))]
+    tol = 1e-3 * max(abs(lo), abs(hi)) * 1.0001
+    assert min(lo, hi) - tol <= got <= max(lo, hi) + tol
+
+
+# --- runs on the engine ---------------------------------------------------------------------
+
+
+def revenue_per_price() -> float:
+    """Revenue over the horizon at 1 USD/Mtok: revenue is linear in the price."""
+    return float(project(BASE).metrics["revenue_usd_total"][0])
+
+
+def test_moments_of_a_linear_output_match_closed_forms():
+    k = revenue_per_price()
+    tri = Triangular(0.5, 1.0, 2.0)
+    result = montecarlo(
+        BASE,
+        {"market.price_usd_per_mtok": tri},
+        2**13,
+        seed=4,
+        sampling="sobol",
+        block_size=1024,
+        chunk_size=2048,
+    )
+    revenue = result.summary.metrics["revenue_usd_total"]
+    assert revenue.mean == pytest.approx(k * tri.mean(), rel=1e-4)
+    assert revenue.std == pytest.approx(k * math.sqrt(tri.var()), rel=1e-3)
+    for q in (0.05, 0.5, 0.95):
+        assert revenue.quantiles[q] == pytest.approx(k * tri.ppf(np.array([q]))[0], rel=2e-3)
+    assert revenue.undefined == 0 and revenue.count == 2**13
+
+
+def test_random_sampling_moments_match_closed_forms_within_sampling_error():
+    k = revenue_per_price()
+    dist = Uniform(0.5, 1.5)
+    n = 20000
+    result = montecarlo(BASE, {"market.price_usd_per_mtok": dist}, n, seed=9, block_size=2048)
+    revenue = result.summary.metrics["revenue_usd_total"]
+    sd = k * math.sqrt(dist.var())
+    assert abs(revenue.mean - k * dist.mean()) < 4 * sd / math.sqrt(n)
+    assert revenue.std == pytest.approx(sd, rel=0.03)
+
+
+def test_results_do_not_depend_on_the_chunk_size():
+    dists = {
+        "market.price_usd_per_mtok": "triangular(0.5, 1, 2)",
+        "utilization.share": "pert(0.4, 0.7, 0.9)",
+        "throughput.tokens_per_s_per_gpu": "normal(2000, 200, low=1000)",
+    }
+    corr = {("market.price_usd_per_mtok", "utilization.share"): -0.5}
+    runs = [
+        montecarlo(
+            BASE,
+            dists,
+            1000,
+            seed=11,
+            correlation=corr,
+            block_size=128,
+            chunk_size=size,
+            keep_rows=True,
+        )
+        for size in (128, 384, 5000)
+    ]
+    for other in runs[1:]:
+        assert_same(runs[0].rows, other.rows)
+        for name, m in runs[0].summary.metrics.items():
+            o = other.summary.metrics[name]
+            if name in IRR_COLUMNS:
+                continue
+            assert m.as_dict() == o.as_dict(), name
+    rows = runs[0].rows
+    rho = spearman(rows[["market.price_usd_per_mtok", "utilization.share"]].to_numpy())[0, 1]
+    assert rho == pytest.approx(-0.5, abs=0.06)
+
+
+def test_sampled_rows_equal_direct_projection_of_the_same_inputs():
+    result = montecarlo(
+        BASE,
+        {"capex.gpu_price_usd": "uniform(20000, 40000)"},
+        64,
+        seed=1,
+        block_size=32,
+        keep_rows=True,
+        outputs=("npv_usd",),
+    )
+    price = result.rows["capex.gpu_price_usd"].to_numpy()
+    direct = project(ScenarioBatch.repeat(BASE, 64, {"capex.gpu_price_usd": price}))
+    np.testing.assert_array_equal(result.rows["npv_usd"].to_numpy(), direct.metrics["npv_usd"])
+
+
+def test_npv_risk_figures_follow_their_definitions():
+    result = montecarlo(
+        BASE,
+        {"market.price_usd_per_mtok": "uniform(0.2, 2)"},
+        4000,
+        seed=3,
+        keep_rows=True,
+        block_size=1000,
+    )
+    npv = result.rows["npv_usd"].to_numpy()
+    risk = result.summary.risk
+    p5 = np.quantile(npv, 0.05)
+    assert risk["probability_of_loss"] == pytest.approx(np.mean(npv < 0))
+    assert risk["value_at_risk_95_usd"] == pytest.approx(-p5)
+    assert risk["expected_shortfall_95_usd"] == pytest.approx(-npv[npv <= p5].mean())
+    assert 0 < risk["probability_of_loss"] < 1
+
+
+def test_sketch_summary_agrees_with_exact_quantiles():
+    options = {"seed": 5, "block_size": 500}
+    dists = {"market.price_usd_per_mtok": "uniform(0.2, 2)"}
+    exact = montecarlo(BASE, dists, 3000, **options).summary
+    sketch = montecarlo(BASE, dists, 3000, exact_limit=0, **options).summary
+    assert sketch.quantile_method.startswith("sketch")
+    for name in ("npv_usd", "revenue_usd_total"):
+        a, b = exact.metrics[name], sketch.metrics[name]
+        assert (a.mean, a.std) == (b.mean, b.std)
+        for q in a.quantiles:
+            assert b.quantiles[q] == pytest.approx(a.quantiles[q], rel=2e-4, abs=1.0)
+
+
+def test_summary_json_is_plain_json():
+    from econ.analysis.montecarlo import summary_json
+
+    result = montecarlo(BASE, {"utilization.share": "uniform(0.5, 0.9)"}, 200, block_size=50)
+    text = json.dumps(summary_json(result), allow_nan=False)
+    data = json.loads(text)
+    assert data["metadata"]["plan"]["distributions"]["utilization.share"]["dist"] == "uniform"
+    assert set(data["metrics"]["npv_usd"]) >= {"mean", "std", "p5", "p50", "p95", "undefined"}
+
+
+# --- bad plans ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "dists, message",
+    [
+        (
+            {"utilization.share": "normal(0.7, 0.2)"},
+            "utilization.share = normal.*expected a number >= 0",
+        ),
+        ({"fleet.gpu_count": "uniform(4, 12)"}, "takes whole numbers"),
+        ({"financing.debt_rate_quote": "discrete(nominal, fixed)"}, "'fixed' is not a choice"),
+        ({"utilization.shar": "uniform(0, 1)"}, "did you mean utilization.share"),
+        ({"name": "uniform(0, 1)"}, "not a numeric one"),
+        ({"capex.gpu_price_usd": "uniform(-5, 10)"}, "expected a number > 0"),
+    ],
+)
+def test_bad_plans_name_the_field(dists, message):
+    with pytest.raises(BatchInputError, match=message):
+        montecarlo(BASE, dists, 10)
+
+
+def test_cross_field_rule_at_the_support_is_checked_before_running():
+    # The ramp bound (<= horizon) is a rule between fields, not a field bound.
+    with pytest.raises(BatchInputError, match="utilization.ramp_months = 30 months, longer than"):
+        montecarlo(BASE, {"utilization.ramp_months": "discrete(0, 30)"}, 10)
+
+
+def test_correlation_arguments_are_checked():
+    paths = ["market.price_usd_per_mtok", "utilization.share"]
+    c = parse_correlations(["market.price_usd_per_mtok,utilization.share=0.4"], paths)
+    assert c[0, 1] == c[1, 0] == 0.4
+    with pytest.raises(BatchInputError, match="has no distribution"):
+        parse_correlations(["market.price_usd_per_mtok,power.pue=0.4"], paths)
+    with pytest.raises(BatchInputError, match="expected PATH1,PATH2=RHO"):
+        parse_correlations(["market.price_usd_per_mtok=0.4"], paths)
+    with pytest.raises(BatchInputError, match="given twice"):
+        parse_dists(["utilization.share=uniform(0,1)", "utilization.share=uniform(0,1)"])
+
+
+def test_plan_rejects_bad_sizes_and_samplings():
+    dists = {"utilization.share": Uniform(0.1, 0.9)}
+    with pytest.raises(SamplingError, match="expected a positive number"):
+        MonteCarloPlan(dists, 0)
+    with pytest.raises(SamplingError, match="expected one of: random, sobol"):
+        MonteCarloPlan(dists, 10, sampling="lhs")

@@ -1,0 +1,231 @@
+"""Sensitivity: tornado, Sobol indices and Morris effects against analytic functions and the engine."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from econ import project
+from econ.analysis.distributions import Uniform
+from econ.analysis.sampling import SamplingError
+from econ.analysis.sensitivity import (
+    analyze_function,
+    ishigami,
+    ishigami_indices,
+    morris,
+    morris_effects,
+    morris_trajectories,
+    percent_ranges,
+    sobol,
+    sobol_indices,
+    tornado,
+)
+from econ.analysis.validation import BatchInputError
+from econ.cli import main
+from econ.errors import InputError
+from econ.scenario import validate_dict
+from tests.conftest import ROOT
+
+SEED_FILE = ROOT / "models" / "scenarios" / "deepseek-r1-gb200-nvl72.toml"
+BASE = validate_dict(
+    {
+        "name": "sens",
+        "horizon_months": 24,
+        "fleet": {"gpu_count": 8},
+        "capex": {"gpu_price_usd": 30000.0},
+        "depreciation": {"life_years": 2.0},
+        "throughput": {"tokens_per_s_per_gpu": 2000.0},
+        "utilization": {"share": 0.7},
+        "market": {"price_usd_per_mtok": 1.0},
+    }
+)
+PI = np.pi
+
+
+def test_ishigami_closed_form_reference_values():
+    # Published indices for a = 7, b = 0.1 (Saltelli et al., Global Sensitivity Analysis: The
+    # Primer, 2008, section 4.7): S = 0.3139, 0.4424, 0; ST = 0.5576, 0.4424, 0.2437.
+    first, total = ishigami_indices()
+    np.testing.assert_allclose(first, [0.3139, 0.4424, 0.0], atol=1e-4)
+    np.testing.assert_allclose(total, [0.5576, 0.4424, 0.2437], atol=1e-4)
+
+
+@pytest.mark.parametrize("sampling, n, tol", [("sobol", 2**13, 0.02), ("random", 2**13, 0.05)])
+def test_sobol_estimators_recover_the_ishigami_indices(sampling, n, tol):
+    dists = [Uniform(-PI, PI)] * 3
+    first, total = analyze_function(ishigami, dists, n=n, seed=1, sampling=sampling)
+    ref_first, ref_total = ishigami_indices()
+    np.testing.assert_allclose(first, ref_first, atol=tol)
+    np.testing.assert_allclose(total, ref_total, atol=tol)
+
+
+@settings(max_examples=30, deadline=None)
+@given(a=st.lists(st.floats(-5, 5).filter(lambda v: abs(v) > 0.1), min_size=2, max_size=4))
+def test_sobol_indices_of_a_linear_function(a):
+    # y = sum a_i x_i, independent U(0, 1): S_i = ST_i = a_i^2 / sum a_j^2 (no interactions).
+    coef = np.asarray(a)
+    first, total = analyze_function(lambda x: x @ coef, [Uniform(0, 1)] * len(a), n=2**11, seed=2)
+    expected = coef**2 / np.sum(coef**2)
+    np.testing.assert_allclose(first, expected, atol=0.03)
+    np.testing.assert_allclose(total, expected, atol=0.03)
+
+
+def test_sobol_indices_of_a_constant_output_are_undefined():
+    first, total = sobol_indices(np.ones(8), np.ones(8), np.ones((2, 8)))
+    assert np.isnan(first).all() and np.isnan(total).all()
+
+
+def test_morris_effects_of_a_linear_function_are_its_coefficients():
+    u = morris_trajectories(3, 12, levels=4, seed=5)
+    mu, mu_star, sigma = morris_effects(u, 2 * u[:, 0] - 3 * u[:, 1], 3)
+    np.testing.assert_allclose(mu, [2, -3, 0], atol=1e-12)
+    np.testing.assert_allclose(mu_star, [2, 3, 0], atol=1e-12)
+    np.testing.assert_allclose(sigma, 0, atol=1e-12)
+
+
+def test_morris_trajectories_move_one_input_at_a_time_on_the_grid():
+    u = morris_trajectories(4, 10, levels=6, seed=1).reshape(10, 5, 4)
+    assert np.all((u >= 0) & (u <= 1))
+    steps = np.abs(np.diff(u, axis=1))
+    assert np.all(np.count_nonzero(steps > 1e-12, axis=2) == 1)
+    np.testing.assert_allclose(steps.max(axis=2), 6 / (2 * 5))
+    np.testing.assert_allclose(u * 5, np.round(u * 5), atol=1e-12)  # on the 6-level grid
+
+
+def test_ishigami_morris_ranks_x3_above_zero_effect():
+    u = morris_trajectories(3, 50, seed=3)
+    _, mu_star, _ = morris_effects(u, ishigami(-PI + 2 * PI * u), 3)
+    assert mu_star.min() > 0  # every input matters (x3 through its interaction)
+
+
+# --- on the engine --------------------------------------------------------------------------
+
+
+def test_tornado_swing_of_a_linear_output_is_exact():
+    k = float(project(BASE).metrics["revenue_usd_total"][0])  # revenue at 1 USD/Mtok
+    ranges = {"market.price_usd_per_mtok": (0.5, 2.0), "power.pue": (1.1, 1.5)}
+    result = tornado(BASE, ranges, outputs=("revenue_usd_total", "npv_usd"))
+    table = result.table
+    revenue = table[table.output == "revenue_usd_total"].set_index("input")
+    assert revenue.loc["market.price_usd_per_mtok", "swing"] == pytest.approx(1.5 * k, rel=1e-12)
+    assert revenue.loc["power.pue", "swing"] == 0.0
+    assert revenue.loc["market.price_usd_per_mtok", "rank"] == 1
+    npv = table[table.output == "npv_usd"]
+    assert npv["swing"].is_monotonic_decreasing
+    assert (npv["output_base"] == float(project(BASE).metrics["npv_usd"][0])).all()
+
+
+def test_percent_ranges_around_the_base():
+    ranges = percent_ranges(BASE, ["market.price_usd_per_mtok", "fleet.gpu_count"], 25)
+    assert ranges["market.price_usd_per_mtok"] == pytest.approx((0.75, 1.25))
+    assert ranges["fleet.gpu_count"] == (6, 10)
+    with pytest.raises(BatchInputError, match="not set in the base"):
+        percent_ranges(BASE, ["capex.system_price_usd"], 10)
+    with pytest.raises(BatchInputError, match="above 0"):
+        percent_ranges(BASE, ["market.price_usd_per_mtok"], 0)
+
+
+def test_engine_sobol_indices_of_a_product_match_closed_forms():
+    # tokens_total = c X Y with X ~ U(1000, 3000) tokens/s and Y ~ U(0.4, 0.8) utilization:
+    # V_X = Var X (E Y)^2, V_Y = Var Y (E X)^2, V = E[X^2] E[Y^2] - (E X E Y)^2.
+    x, y = Uniform(1000, 3000), Uniform(0.4, 0.8)
+    ex2, ey2 = x.var() + x.mean() ** 2, y.var() + y.mean() ** 2
+    v = ex2 * ey2 - (x.mean() * y.mean()) ** 2
+    first_ref = [x.var() * y.mean() ** 2 / v, y.var() * x.mean() ** 2 / v]
+    total_ref = [1 - y.var() * x.mean() ** 2 / v, 1 - x.var() * y.mean() ** 2 / v]
+    result = sobol(
+        BASE,
+        {"throughput.tokens_per_s_per_gpu": (1000, 3000), "utilization.share": (0.4, 0.8)},
+        n=2**11,
+        seed=4,
+        outputs=("tokens_total",),
+        chunk_size=1000,
+    )
+    table = result.table
+    np.testing.assert_allclose(table["first_order"], first_ref, atol=0.02)
+    np.testing.assert_allclose(table["total"], total_ref, atol=0.02)
+    assert (table["used"] == 2**11).all()
+    assert (table["total_conf"] > 0).all()
+
+
+def test_engine_morris_on_a_linear_output():
+    k = float(project(BASE).metrics["revenue_usd_total"][0])
+    result = morris(
+        BASE,
+        {"market.price_usd_per_mtok": (0.5, 1.5), "power.pue": (1.1, 1.5)},
+        trajectories=6,
+        outputs=("revenue_usd_total",),
+    )
+    table = result.table.set_index("input")
+    assert table.loc["market.price_usd_per_mtok", "mu_star"] == pytest.approx(k, rel=1e-9)
+    assert table.loc["power.pue", "mu_star"] == 0.0
+
+
+def test_bad_sensitivity_inputs():
+    with pytest.raises(BatchInputError, match="bounded distribution"):
+        morris(BASE, {"market.price_usd_per_mtok": "lognormal(0, 1)"})
+    with pytest.raises(SamplingError, match="at least 2 base samples"):
+        sobol(BASE, {"utilization.share": (0.2, 0.8)}, n=1)
+    with pytest.raises(BatchInputError, match="at least one input"):
+        sobol(BASE, {})
+    with pytest.raises(InputError, match="'npv' is not an engine output"):
+        tornado(BASE, {"utilization.share": (0.2, 0.8)}, outputs=("npv",))
+    with pytest.raises(BatchInputError, match="utilization.share = 1.5"):
+        tornado(BASE, {"utilization.share": (0.2, 1.5)})
+
+
+def test_cli_tornado_json_and_sobol_table(capsys):
+    code = main(
+        [
+            "sensitivity",
+            str(SEED_FILE),
+            "--vary",
+            "market.price_usd_per_mtok",
+            "--range",
+            "financing.discount_rate_annual=0.08,0.16",
+            "--output",
+            "npv_usd",
+            "--format",
+            "json",
+        ]
+    )
+    assert code == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["method"] == "tornado"
+    assert [r["rank"] for r in data["results"]] == [1, 2]
+    code = main(
+        [
+            "sensitivity",
+            str(SEED_FILE),
+            "--method",
+            "sobol",
+            "-n",
+            "64",
+            "--range",
+            "market.price_usd_per_mtok=0.2,0.4",
+            "--dist",
+            "market.price_decline_annual=triangular(0.15,0.3,0.5)",
+            "--output",
+            "npv_usd",
+        ]
+    )
+    assert code == 0
+    out = capsys.readouterr().out
+    assert "sobol: npv_usd" in out and "first_order" in out
+    assert main(["sensitivity", str(SEED_FILE), "--range", "utilization.share=0.5"]) == 3
+
+
+def test_reports_write_markdown_and_png(tmp_path):
+    pytest.importorskip("matplotlib")
+    from econ.analysis.report import sensitivity_report
+
+    result = tornado(BASE, {"market.price_usd_per_mtok": (0.5, 2.0), "power.pue": (1.1, 1.5)})
+    md, png = sensitivity_report(result, tmp_path / "tornado")
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "market.price_usd_per_mtok" in md.read_text()
+    with pytest.raises(InputError, match="exists"):
+        sensitivity_report(result, tmp_path / "tornado")

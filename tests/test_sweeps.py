@@ -1,0 +1,314 @@
+"""Sweeps: grids and override tables, checked like scenario files, equal to direct projections."""
+
+from __future__ import annotations
+
+import itertools
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from econ import load_scenario, project
+from econ.analysis.chunks import read_metadata
+from econ.analysis.sweeps import GridSweep, TableSweep, parse_grid, sweep
+from econ.analysis.validation import BatchInputError, coerce_column, field_specs
+from econ.cli import main
+from econ.scenario import apply_overrides, scenario_to_dict, validate_dict
+from tests.conftest import ROOT
+
+SEED_FILE = ROOT / "models" / "scenarios" / "deepseek-r1-gb200-nvl72.toml"
+BASE = validate_dict(
+    {
+        "name": "sweep",
+        "fleet": {"gpu_count": 8},
+        "capex": {"system_price_usd": 250000.0, "gpus_per_system": 8},
+        "depreciation": {"life_years": 3.0},
+        "throughput": {"tokens_per_s_per_gpu": 2000.0},
+        "financing": {"debt_share": 0.5},
+        "market": {"price_usd_per_mtok": 1.0},
+    }
+)
+METRICS = ("npv_usd", "lcot_usd_per_mtok", "irr_project_annual", "tokens_total", "payback_months")
+
+
+def direct(overrides: dict) -> dict:
+    """Reference: the same scenario built through the pydantic models and projected alone."""
+    scenario = validate_dict(apply_overrides(scenario_to_dict(BASE), overrides))
+    return {k: float(project(scenario).metrics[k][0]) for k in METRICS}
+
+
+def test_grid_is_the_cartesian_product_in_order_and_matches_direct_projections():
+    grid = {"depreciation.life_years": [2, 3, 4], "financing.discount_rate_annual": [0.08, 0.12]}
+    result = sweep(BASE, grid=grid, chunk_size=4)
+    rows = result.rows
+    assert len(rows) == 6
+    expected = list(itertools.product(*grid.values()))
+    got = list(
+        zip(rows["depreciation.life_years"], rows["financing.discount_rate_annual"], strict=True)
+    )
+    assert got == expected  # the last path varies fastest
+    for i, (life, rate) in enumerate(expected):
+        ref = direct({"depreciation.life_years": life, "financing.discount_rate_annual": rate})
+        for k in METRICS:
+            assert rows[k][i] == pytest.approx(ref[k], rel=1e-12, nan_ok=True), k
+    assert rows["name"].tolist()[:2] == ["sweep#0", "sweep#1"]
+    assert rows["warnings"].map(type).eq(str).all()
+
+
+def test_a_gpu_price_sweep_replaces_the_system_price():
+    result = sweep(BASE, grid={"capex.gpu_price_usd": [20000, 40000]})
+    ref = direct({"capex.gpu_price_usd": 20000, "capex.system_price_usd": None})
+    assert result.rows["npv_usd"][0] == pytest.approx(ref["npv_usd"], rel=1e-12)
+    assert result.rows["npv_usd"][0] > result.rows["npv_usd"][1]
+
+
+def test_choice_fields_are_swept_by_name():
+    result = sweep(BASE, grid={"financing.debt_rate_quote": ["nominal", "effective"]})
+    assert result.rows["financing.debt_rate_quote"].tolist() == ["nominal", "effective"]
+    ref = direct({"financing.debt_rate_quote": "effective"})
+    assert result.rows["npv_usd"][1] == pytest.approx(ref["npv_usd"], rel=1e-12)
+
+
+@settings(max_examples=50, deadline=None)
+@given(sizes=st.lists(st.integers(1, 4), min_size=1, max_size=4), data=st.data())
+def test_grid_points_by_index_follow_itertools_product(sizes, data):
+    paths = ["power.pue", "utilization.share", "financing.tax_rate", "market.price_decline_annual"]
+    grid = {
+        p: [round(0.1 + 0.2 * k, 2) for k in range(s)] for p, s in zip(paths, sizes, strict=False)
+    }
+    job = GridSweep(
+        BASE, {p: [1.0 + v if p == "power.pue" else v for v in vals] for p, vals in grid.items()}
+    )
+    start = data.draw(st.integers(0, job.n - 1))
+    stop = data.draw(st.integers(start + 1, job.n))
+    columns = job.inputs(start, stop)
+    product = list(itertools.product(*job.axes.values()))[start:stop]
+    for k, path in enumerate(job.axes):
+        assert columns[path].tolist() == [p[k] for p in product]
+
+
+def test_override_table_from_csv(tmp_path):
+    path = tmp_path / "rows.csv"
+    path.write_text(
+        "name,market.price_usd_per_mtok,financing.debt_rate_quote,fleet.gpu_count\n"
+        "cheap,0.5,nominal,8\n"
+        "dear,2.0,effective,16\n"
+    )
+    result = sweep(BASE, table=path)
+    rows = result.rows
+    assert rows["name"].tolist() == ["cheap", "dear"]
+    ref = direct(
+        {
+            "market.price_usd_per_mtok": 2.0,
+            "financing.debt_rate_quote": "effective",
+            "fleet.gpu_count": 16,
+        }
+    )
+    assert rows["npv_usd"][1] == pytest.approx(ref["npv_usd"], rel=1e-12)
+
+
+def test_override_table_from_parquet(tmp_path):
+    path = tmp_path / "rows.parquet"
+    pd.DataFrame({"utilization.share": [0.5, 0.9]}).to_parquet(path)
+    rows = sweep(BASE, table=path).rows
+    assert rows["tokens_total"][1] == pytest.approx(rows["tokens_total"][0] * 0.9 / 0.5, rel=1e-12)
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        (
+            "name,capex.gpu_prize_usd\na,1\n",
+            "column 'capex.gpu_prize_usd' is not a field.*did you mean capex.gpu_price_usd",
+        ),
+        (
+            "market.price_usd_per_mtok\n0.5\nabc\n",
+            "row 2: market.price_usd_per_mtok = 'abc': expected a number",
+        ),
+        (
+            "market.price_usd_per_mtok\n0.5\n-1\n",
+            "row 2: market.price_usd_per_mtok = -1: expected a number >= 0",
+        ),
+        ("utilization.share,power.pue\n,1.2\n", "row 1: utilization.share = empty"),
+        ("fleet.gpu_count\n4.5\n", "row 1: fleet.gpu_count = 4.5: expected a whole number >= 1"),
+        (
+            "financing.debt_rate_quote\nfixed\n",
+            "row 1: financing.debt_rate_quote = 'fixed': expected one of: nominal, effective",
+        ),
+        (
+            "market.contract_share\n0.5\n",
+            "row 1: market.contract_share = 0.5 but market.contract_usd_per_gpu_hour = 0",
+        ),
+        (
+            "utilization.ramp_months\n48\n",
+            "row 1: utilization.ramp_months = 48 months, longer than the horizon of 36",
+        ),
+        ("name\nx\n", "expected at least one column named by a field path"),
+    ],
+)
+def test_bad_tables_name_the_row_and_column(tmp_path, text, message):
+    path = tmp_path / "bad.csv"
+    path.write_text(text)
+    with pytest.raises(BatchInputError, match=message):
+        sweep(BASE, table=path)
+
+
+@pytest.mark.parametrize(
+    "items, message",
+    [
+        (
+            ["capex.gpu_prize_usd=1,2"],
+            "grid path 'capex.gpu_prize_usd' is not a field.*did you mean",
+        ),
+        (["depreciation.life_years"], "expected PATH=V1,V2"),
+        (["depreciation.life_years=4,,6"], "empty value"),
+        (["depreciation.life_years=4", "depreciation.life_years=5"], "given twice"),
+        (["name=a,b"], "not a numeric one"),
+    ],
+)
+def test_bad_grid_arguments(items, message):
+    with pytest.raises(BatchInputError, match=message):
+        parse_grid(items)
+
+
+def test_grid_values_are_checked_against_bounds_and_rules():
+    with pytest.raises(
+        BatchInputError, match=r"depreciation.life_years = 40: expected a number > 0 and <= 30"
+    ):
+        GridSweep(BASE, {"depreciation.life_years": [3, 40]})
+    with pytest.raises(BatchInputError, match="fleet.gpu_count = 'many': expected a number"):
+        GridSweep(BASE, {"fleet.gpu_count": [8, "many"]})
+    # 1-year life: the 36-month horizon follows the life, so a 24-month ramp no longer fits.
+    with pytest.raises(BatchInputError, match="point 1: utilization.ramp_months = 24 months"):
+        GridSweep(
+            BASE.model_copy(
+                update={"utilization": BASE.utilization.model_copy(update={"ramp_months": 24})}
+            ),
+            {"depreciation.life_years": [3, 1]},
+        )
+
+
+def test_bounds_come_from_the_models():
+    specs = field_specs()
+    assert specs["utilization.share"].ge == 0 and specs["utilization.share"].le == 1
+    assert specs["capex.gpu_price_usd"].gt == 0 and specs["capex.gpu_price_usd"].nullable
+    assert specs["financing.debt_rate_quote"].choices == ("nominal", "effective")
+    np.testing.assert_array_equal(coerce_column("utilization.share", ["0.5", 1]), [0.5, 1.0])
+
+
+def test_table_needs_rows():
+    with pytest.raises(BatchInputError, match="no rows"):
+        TableSweep(BASE, pd.DataFrame({"utilization.share": []}))
+
+
+# --- command line ---------------------------------------------------------------------------
+
+
+def test_cli_sweep_json(capsys):
+    code = main(
+        [
+            "sweep",
+            str(SEED_FILE),
+            "--grid",
+            "depreciation.life_years=4,6",
+            "--grid",
+            "market.price_decline_annual=0.2,0.4",
+            "--format",
+            "json",
+        ]
+    )
+    assert code == 0
+    data = json.loads(capsys.readouterr().out)
+    assert len(data["scenarios"]) == 4
+    first = data["scenarios"][0]
+    assert first["inputs"] == {"depreciation.life_years": 4.0, "market.price_decline_annual": 0.2}
+    assert set(first["summary"]["cost_usd_per_mtok_by_component"]) >= {"power", "opex"}
+    ref = project(
+        load_scenario(SEED_FILE, ["depreciation.life_years=4", "market.price_decline_annual=0.2"])
+    )
+    assert first["summary"]["npv_usd"] == pytest.approx(float(ref.metrics["npv_usd"][0]), rel=1e-12)
+    assert data["metadata"]["scenario_hash"]
+
+
+def test_cli_sweep_writes_parquet_with_metadata(tmp_path, capsys):
+    out = tmp_path / "sweep.parquet"
+    args = [
+        "sweep",
+        str(SEED_FILE),
+        "--grid",
+        "financing.discount_rate_annual=0.08,0.1,0.12",
+        "--out",
+        str(out),
+    ]
+    assert main(args) == 0
+    frame = pd.read_parquet(out)
+    assert len(frame) == 3 and "npv_usd" in frame
+    meta = read_metadata(out)
+    assert meta["kind"] == "sweep" and meta["engine"]["engine"] == "serial"
+    assert meta["plan"]["grid"]["financing.discount_rate_annual"] == [0.08, 0.1, 0.12]
+    assert not (tmp_path / "sweep.parquet.chunks").exists()
+    assert main(args) == 3  # never overwrites without --force
+    assert "exists" in capsys.readouterr().err
+    assert main([*args, "--force"]) == 0
+
+
+def test_cli_sweep_csv_and_bad_input(tmp_path, capsys):
+    out = tmp_path / "sweep.csv"
+    assert (
+        main(["sweep", str(SEED_FILE), "--grid", "utilization.share=0.5,0.9", "--out", str(out)])
+        == 0
+    )
+    assert len(pd.read_csv(out)) == 2
+    assert json.loads((tmp_path / "sweep.meta.json").read_text())["kind"] == "sweep"
+    capsys.readouterr()
+    assert main(["sweep", str(SEED_FILE), "--grid", "utilization.share=0.5,1.5"]) == 3
+    err = capsys.readouterr().err
+    assert "utilization.share = 1.5" in err and "Traceback" not in err
+
+
+SIMPLE_PATHS = [
+    p
+    for p, spec in field_specs().items()
+    if spec.kind != "choice"
+    and p.count(".") == 1
+    and p.split(".")[0] in ("power", "opex", "market", "financing", "throughput", "utilization")
+    and not p.startswith("market.contract")
+]
+
+
+@settings(max_examples=50, deadline=None)
+@given(path=st.sampled_from(SIMPLE_PATHS), value=st.floats(-2, 1e4, allow_nan=False))
+def test_column_checks_accept_exactly_what_the_models_accept(path, value):
+    """Invariants: the vectorized column checks never refuse a value the models accept, and with
+    the pydantic backstop on the row, the checks refuse exactly what the models refuse."""
+    from econ.analysis.validation import check_columns
+
+    if field_specs()[path].kind == "int":
+        value = float(round(value))
+    try:
+        validate_dict(apply_overrides(scenario_to_dict(BASE), {path: value}))
+        accepted = True
+    except Exception:  # noqa: BLE001 - any validation error means "rejected"
+        accepted = False
+
+    def passes(sample_rows: int) -> bool:
+        try:
+            check_columns(BASE, {path: coerce_column(path, [value])}, 1, sample_rows=sample_rows)
+        except BatchInputError:
+            return False
+        return True
+
+    assert passes(8) == accepted, (path, value)
+    assert passes(0) or not accepted, (path, value)
+
+
+def test_a_table_task_carries_only_its_rows():
+    job = TableSweep(BASE, pd.DataFrame({"utilization.share": np.linspace(0.1, 0.9, 9)}))
+    part = job.view(3, 6)
+    assert len(part.columns["utilization.share"]) == 3
+    np.testing.assert_array_equal(
+        part.inputs(3, 6)["utilization.share"], job.inputs(3, 6)["utilization.share"]
+    )
