@@ -525,14 +525,24 @@ def _project(b: ScenarioBatch) -> Projection:
 
     taxable = ebitda - tax_depreciation - interest + lines["tax_gain_usd"]
     income_tax = tax.income_tax_with_loss_carryforward(taxable, tax_rate, horizon)
-    deferred = deferred_tax_mod.deferred_tax(
-        book_depreciation,
-        tax_depreciation,
-        tax_rate,
-        book_gain_usd=lines["gain_usd"],
-        tax_gain_usd=lines["tax_gain_usd"],
-        impairment_usd=impairment,
+    same_books = (
+        np.array_equal(book_depreciation, tax_depreciation)
+        and np.array_equal(lines["gain_usd"], lines["tax_gain_usd"])
+        and not impairment.any()
     )
+    if same_books:  # no temporary differences, no deferred tax
+        deferred = deferred_tax_mod.DeferredTax(
+            np.zeros_like(ebitda), np.zeros_like(ebitda), np.zeros_like(ebitda)
+        )
+    else:
+        deferred = deferred_tax_mod.deferred_tax(
+            book_depreciation,
+            tax_depreciation,
+            tax_rate,
+            book_gain_usd=lines["gain_usd"],
+            tax_gain_usd=lines["tax_gain_usd"],
+            impairment_usd=impairment,
+        )
     pre_tax_income = ebitda - book_depreciation - impairment - interest + lines["gain_usd"]
     net_income = pre_tax_income - income_tax - deferred.expense_usd
 
