@@ -135,13 +135,21 @@ class DaskExecutor(Executor):
             self.workers = max(1, len(info.get("workers", {})))
         else:
             self.workers = _workers(workers)
-            self._cluster = distributed.LocalCluster(
-                n_workers=self.workers,
-                threads_per_worker=1,
-                processes=True,
-                dashboard_address=None,
-                host="127.0.0.1",
-            )
+            dask = importlib.import_module("dask")
+            # Dask's nanny sets MALLOC_TRIM_THRESHOLD_ in workers, which turns off glibc's
+            # adaptive mmap threshold: every large temporary array of the engine is then mapped
+            # and unmapped, and a worker runs about half as fast as this process. Workers started
+            # here keep the other settings (one BLAS thread) without it.
+            environ = dict(dask.config.get("distributed.nanny.pre-spawn-environ", {}))
+            environ.pop("MALLOC_TRIM_THRESHOLD_", None)
+            with dask.config.set({"distributed.nanny.pre-spawn-environ": environ}):
+                self._cluster = distributed.LocalCluster(
+                    n_workers=self.workers,
+                    threads_per_worker=1,
+                    processes=True,
+                    dashboard_address=None,
+                    host="127.0.0.1",
+                )
             self._client = distributed.Client(self._cluster, set_as_default=False)
         self._distributed = distributed
 
