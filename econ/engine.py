@@ -931,7 +931,10 @@ def _capital_rows(
     # (the carrying amount can round to a hair below 0 when fully depreciated)
     sale = np.maximum(np.where(np.isnan(sale_share), carrying_at_sale, sale_share * cost), 0.0)
     booked = dep.dispose(book, cost, months, held, sale, impairment, in_service)
-    taxed = dep.dispose(tax_dep, cost, months, held, sale, None, in_service)
+    if own.size or tested.size:  # tax schedule differs from the book's somewhere
+        taxed = dep.dispose(tax_dep, cost, months, held, sale, None, in_service)
+    else:
+        taxed = booked
     kept = np.asarray(months)[None, :] <= held[:, None]
     lines = {
         "depreciation_usd": booked.depreciation_usd,
