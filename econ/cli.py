@@ -126,7 +126,8 @@ def _cmd_app(args) -> int:
     return subprocess.call(command, cwd=Path(__file__).resolve().parents[1])
 
 
-_ROWS = (
+# Summary metrics as table rows: (key, label with unit, format); other commands pick from it.
+SUMMARY_ROWS = (
     ("lcot_usd_per_mtok", "Levelized cost [USD/Mtok]", "{:,.4f}"),
     *((f"component:{c}", f"  of which {c} [USD/Mtok]", "{:,.4f}") for c in COMPONENTS),
     ("breakeven_price_usd_per_mtok", "Break-even price [USD/Mtok]", "{:,.4f}"),
@@ -156,7 +157,7 @@ def format_table(projection: Projection) -> str:
     records = projection.summary_records()
     header = ["metric"] + [r["name"] for r in records]
     rows = [header]
-    for key, label, fmt in _ROWS:
+    for key, label, fmt in SUMMARY_ROWS:
         row = [label]
         for record in records:
             summary = record["summary"]

@@ -16,23 +16,25 @@ import sys
 import pandas as pd
 
 from econ import __version__
+from econ.cli import SUMMARY_ROWS
 from econ.export import csv_text
 from econ.gains import GainsError, GainValue, parse_step, value_gain, with_steps
 from econ.scenario import atomic_write, load_scenario
 
-_SUMMARY_ROWS = (
-    ("lcot_usd_per_mtok", "Levelized cost [USD/Mtok]", "{:,.4f}"),
-    ("breakeven_price_usd_per_mtok", "Break-even price [USD/Mtok]", "{:,.4f}"),
-    ("tokens_total", "Tokens [output, total]", "{:,.4g}"),
-    ("revenue_usd_total", "Revenue [USD]", "{:,.0f}"),
-    ("ebitda_usd_total", "EBITDA [USD]", "{:,.0f}"),
-    ("npv_usd", "NPV [USD]", "{:,.0f}"),
-    ("irr_project_annual", "Project IRR [per year]", "{:.2%}"),
-    ("irr_equity_annual", "Equity IRR [per year]", "{:.2%}"),
-    ("payback_months", "Payback [months]", "{:.1f}"),
-    ("min_dscr", "Minimum DSCR [x]", "{:.2f}"),
-    ("revenue_usd_per_mw_year", "Revenue per MW-year [USD]", "{:,.0f}"),
+_SUMMARY_KEYS = (
+    "lcot_usd_per_mtok",
+    "breakeven_price_usd_per_mtok",
+    "tokens_total",
+    "revenue_usd_total",
+    "ebitda_usd_total",
+    "npv_usd",
+    "irr_project_annual",
+    "irr_equity_annual",
+    "payback_months",
+    "min_dscr",
+    "revenue_usd_per_mw_year",
 )
+_SUMMARY_ROWS = tuple(row for row in SUMMARY_ROWS if row[0] in _SUMMARY_KEYS)
 _VALUE_ROWS = (
     ("npv_usd_per_gpu", "NPV of the gain per GPU [USD]", "{:,.0f}"),
     ("npv_usd_per_rack", "NPV of the gain per rack [USD]", "{:,.0f}"),
