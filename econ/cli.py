@@ -18,7 +18,7 @@ from pathlib import Path
 from econ import __version__, commands
 from econ.engine import COMPONENTS, Projection, project
 from econ.errors import InputError
-from econ.export import csv_text, flat_summary, write_projection
+from econ.export import csv_text, flat_summary, make_stamp, projection_json, write_projection
 from econ.scenario import ScenarioError, json_schema, load_scenario
 
 EXIT_OK, EXIT_USAGE, EXIT_INVALID = 0, 2, 3
@@ -89,16 +89,13 @@ def _cmd_project(args) -> int:
         written = write_projection(projection, args.out, overwrite=args.force, scenarios=scenarios)
         print("wrote " + ", ".join(str(p) for p in written), file=sys.stderr)
     if args.format == "json":
-        print(json.dumps(summary_json(projection), indent=2, allow_nan=False))
+        # Stamped like every output: version, scenario hashes, catalog versions, creation time.
+        sys.stdout.write(projection_json(projection, make_stamp(projection, scenarios)))
     elif args.format == "csv":
         sys.stdout.write(csv_text(flat_summary(projection)))
     elif not args.out:
         print(format_table(projection))
     return EXIT_OK
-
-
-def summary_json(projection: Projection) -> dict:
-    return {"econ_version": __version__, "scenarios": projection.summary_records()}
 
 
 def _cmd_validate(args) -> int:
