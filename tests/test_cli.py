@@ -39,6 +39,9 @@ def test_json_contract(capsys):
     assert main(["project", *map(str, SCENARIOS), "--format", "json"]) == 0
     payload = json.loads(capsys.readouterr().out)
     assert [s["name"] for s in payload["scenarios"]] == [p.stem for p in SCENARIOS]
+    stamped = payload["provenance"]["scenarios"]
+    assert [s["name"] for s in stamped] == [p.stem for p in SCENARIOS]
+    assert all(len(s["sha256"]) == 64 for s in stamped)
     for scenario in payload["scenarios"]:
         assert list(scenario["summary"]) == list(SUMMARY_COLUMNS)
         assert set(scenario["summary"]["cost_usd_per_mtok_by_component"]) == {
