@@ -12,14 +12,13 @@ lowest it runs natively (FP4 on Blackwell and MI355X, FP8 on Hopper and MI300X/M
 
 from __future__ import annotations
 
-import tomllib
 from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from econ.catalog import models_dir
+from econ.catalog import load_toml_table, models_dir
 from econ.errors import InputError
 
 Precision = Literal["bf16", "fp8", "fp4"]
@@ -157,16 +156,6 @@ def normalize_precision(precision: str, hardware: Hardware | None = None) -> str
     return p
 
 
-def validation_problems(exc: ValidationError) -> str:
-    """Pydantic errors as 'field: message (got value)', one per problem, values cut short."""
-    parts = []
-    for e in exc.errors():
-        where = ".".join(str(p) for p in e["loc"]) or "(entry)"
-        got = "" if e["type"] == "missing" else f" (got {e.get('input')!r:.60})"
-        parts.append(f"{where}: {e['msg']}{got}")
-    return "; ".join(parts)
-
-
 def _catalog_path(path: str | Path | None) -> Path:
     return Path(path) if path is not None else models_dir() / "hardware.toml"
 
@@ -178,27 +167,9 @@ def load_hardware_catalog(path: str | Path | None = None) -> dict[str, Hardware]
 
 @lru_cache(maxsize=8)
 def _load(path: str) -> tuple[tuple[str, Hardware], ...]:
-    try:
-        with open(path, "rb") as fh:
-            raw = tomllib.load(fh)
-    except FileNotFoundError as exc:
-        raise HardwareError(f"hardware catalog {path} does not exist") from exc
-    except tomllib.TOMLDecodeError as exc:
-        raise HardwareError(f"hardware catalog {path} is not valid TOML: {exc}") from exc
-    table = raw.get("hardware")
-    if not isinstance(table, dict) or not table:
-        raise HardwareError(f"hardware catalog {path} has no [hardware.<key>] tables")
-    entries = []
-    for key, fields in table.items():
-        if not isinstance(fields, dict):
-            raise HardwareError(
-                f"{path}: hardware.{key} must be a table of fields, got {fields!r:.60}"
-            )
-        try:
-            entries.append((key, Hardware(key=key, **fields)))
-        except ValidationError as exc:
-            problems = validation_problems(exc)
-            raise HardwareError(f"{path}: hardware.{key}: {problems}") from exc
+    entries = load_toml_table(
+        path, "hardware", lambda key, fields: Hardware(key=key, **fields), HardwareError, "hardware"
+    )
     keys = {k for k, _ in entries}
     for key, hw in entries:
         if hw.sibling and hw.sibling not in keys:

@@ -9,20 +9,18 @@ per token at a precision, and attention FLOPs per context token.
 
 from __future__ import annotations
 
-import tomllib
 from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from econ.catalog import models_dir
+from econ.catalog import load_toml_table, models_dir
 from econ.errors import InputError
 from econ.hardware import (
     KV_BYTES_PER_ELEMENT,
     PRECISIONS,
     WEIGHT_BYTES_PER_PARAM,
-    validation_problems,
 )
 
 BF16_BYTES = 2.0
@@ -185,26 +183,9 @@ def load_llm_catalog(path: str | Path | None = None) -> dict[str, LLM]:
 
 @lru_cache(maxsize=8)
 def _load(path: str) -> tuple[tuple[str, LLM], ...]:
-    try:
-        with open(path, "rb") as fh:
-            raw = tomllib.load(fh)
-    except FileNotFoundError as exc:
-        raise LLMError(f"model catalog {path} does not exist") from exc
-    except tomllib.TOMLDecodeError as exc:
-        raise LLMError(f"model catalog {path} is not valid TOML: {exc}") from exc
-    table = raw.get("llms")
-    if not isinstance(table, dict) or not table:
-        raise LLMError(f"model catalog {path} has no [llms.<key>] tables")
-    entries = []
-    for key, fields in table.items():
-        if not isinstance(fields, dict):
-            raise LLMError(f"{path}: llms.{key} must be a table of fields, got {fields!r:.60}")
-        try:
-            entries.append((key, LLM(key=key, **fields)))
-        except ValidationError as exc:
-            problems = validation_problems(exc)
-            raise LLMError(f"{path}: llms.{key}: {problems}") from exc
-    return tuple(entries)
+    return load_toml_table(
+        path, "llms", lambda key, fields: LLM(key=key, **fields), LLMError, "model"
+    )
 
 
 def get_llm(key: str, path: str | Path | None = None) -> LLM:

@@ -25,9 +25,9 @@ import pandas as pd
 import tomli_w
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from econ.catalog import models_dir
+from econ.catalog import models_dir, validation_problems
 from econ.errors import InputError
-from econ.hardware import get_hardware, load_hardware_catalog, validation_problems
+from econ.hardware import get_hardware, load_hardware_catalog
 from econ.llms import get_llm
 from econ.throughput.simulator import (
     DEFAULT_POINTS,
