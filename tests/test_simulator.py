@@ -483,3 +483,11 @@ def test_cli_catalog_lists(capsys):
     assert "gb200-nvl72" in capsys.readouterr().out
     assert _run(["llms", "list", "--format", "json"]) == 0
     assert {r["key"] for r in json.loads(capsys.readouterr().out)} >= {"deepseek-r1", "llama2-70b"}
+
+
+def test_headroom_to_speed_of_light():
+    from econ.throughput.simulator import headroom_to_speed_of_light
+
+    assert headroom_to_speed_of_light(4000.0, 6000.0) == pytest.approx(0.5)
+    assert np.isnan(headroom_to_speed_of_light(0.0, 6000.0))
+    assert headroom_to_speed_of_light(np.array([1.0, 2.0]), 4.0).tolist() == [3.0, 1.0]

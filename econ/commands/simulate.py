@@ -333,7 +333,9 @@ def cmd_simulate(args) -> int:
         "ttft_limit_s": req["ttft_limit_s"],
         **point.as_dict(),
         "speed_of_light_tokens_per_s_per_gpu": light,
-        "headroom_to_speed_of_light": light / point.tokens_per_s_per_gpu - 1.0,
+        "headroom_to_speed_of_light": float(
+            sim.headroom_to_speed_of_light(point.tokens_per_s_per_gpu, light)
+        ),
         "provenance": curve.provenance,
         "warnings": list(curve.warnings),
     }

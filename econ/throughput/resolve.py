@@ -135,7 +135,8 @@ def _simulated(simulated: dict, slo: ServiceLevel, hardware: str) -> ResolvedThr
     tps = float(point.tokens_per_s_per_gpu)
     warnings.append(
         f"speed of light {ceiling:,.0f} tokens/s per GPU at this SLO: software gains are capped "
-        f"there, {ceiling / tps - 1:.0%} above today's operating point"
+        f"there, {float(sim.headroom_to_speed_of_light(tps, ceiling)):.0%} above today's "
+        "operating point"
     )
     return ResolvedThroughput(
         tps, f"simulator: {llm.key} on {hw.key} at {precision}", tuple(warnings), float(ceiling)

@@ -1070,6 +1070,16 @@ def _fmt_limit(value, scale, unit):
     return "unlimited" if math.isinf(value) else f"{value * scale:g} {unit}"
 
 
+def headroom_to_speed_of_light(tokens_per_s_per_gpu, speed_of_light_tokens_per_s_per_gpu):
+    """How much faster physics would allow: speed of light / operating point - 1 [fraction];
+    NaN where the operating point is not positive."""
+    tps = np.asarray(tokens_per_s_per_gpu, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(
+            tps > 0, np.asarray(speed_of_light_tokens_per_s_per_gpu) / tps - 1.0, np.nan
+        )
+
+
 def speed_of_light(
     hardware: str | Hardware,
     model: str | LLM,

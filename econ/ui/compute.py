@@ -317,9 +317,7 @@ def simulation(
         "point": point.as_dict(),
         "speed_of_light": float(light),
         # as `econ throughput simulate` reports it: how much faster physics would allow
-        "headroom": float(light) / point.tokens_per_s_per_gpu - 1.0
-        if point.tokens_per_s_per_gpu > 0
-        else float("nan"),
+        "headroom": float(sim.headroom_to_speed_of_light(point.tokens_per_s_per_gpu, light)),
     }
 
 
