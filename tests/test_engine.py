@@ -394,3 +394,10 @@ def test_chunked_projection_equals_one_pass(monkeypatch):
         assert np.allclose(chunked.lines[key], values, rtol=1e-12, equal_nan=True), key
     assert chunked.warnings == whole.warnings
     assert chunked.monthly.equals(whole.monthly)
+
+
+def test_summary_only_projection():
+    full, lean = project(small()), project(small(), monthly=False)
+    assert np.allclose(lean.metrics["npv_usd"], full.metrics["npv_usd"], rtol=0)
+    with pytest.raises(ValueError, match="kept only its summary"):
+        lean.monthly  # noqa: B018
