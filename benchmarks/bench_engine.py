@@ -12,8 +12,11 @@ Writes benchmarks/results/bench_engine.md.
 
 from __future__ import annotations
 
-import argparse
 import os
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # one core: no BLAS threads either
+
+import argparse
 import platform
 import time
 from pathlib import Path

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from econ.arrays import cumsum_months, remaining_sum_months, running_max_months
 from econ.errors import InputError
 from econ.excel import irr_batch
 from econ.financing import (
@@ -309,8 +310,8 @@ def stack_schedule(
         explicit_net += net
         out[spec["name"]], out_metrics[spec["name"]] = lines, metrics
     # Equity funds the running shortfall: cumulative uses not yet covered by debt and equity.
-    shortfall = np.cumsum(uses - sources - explicit_net, axis=1)
-    needed = np.diff(np.maximum.accumulate(np.maximum(shortfall, 0.0), axis=1), axis=1, prepend=0)
+    shortfall = cumsum_months(uses - sources - explicit_net)
+    needed = np.diff(running_max_months(np.maximum(shortfall, 0.0)), axis=1, prepend=0)
     for spec in equity_specs:
         residual = _residual_rows(spec)
         if residual.any():
@@ -481,7 +482,7 @@ def _debt_tranche(spec, capex, profile, last, price_path, T):
     }
 
     cut = slice(0, T)
-    fees_deferred = np.cumsum(upfront_fee - fee_amortization, axis=1) if not in_yield else None
+    fees_deferred = cumsum_months(upfront_fee - fee_amortization) if not in_yield else None
     blank = np.zeros((n, T))
     lines = {
         "draw_usd": draws[:, cut],
@@ -679,7 +680,7 @@ def _delayed_draws(spec, commitment, profile, rate_monthly):
             f"tranche '{spec['name']}': draw in month {month} (scenario {row}) is outside the "
             f"availability period, months {spec['issue_month'][row]:g} to {window_end[row, 0]:g}"
         )
-    undrawn = np.where(window, commitment[:, None] - np.cumsum(draws, axis=1), 0.0)
+    undrawn = np.where(window, commitment[:, None] - cumsum_months(draws), 0.0)
     undrawn_before = np.concatenate([np.zeros((n, 1)), undrawn[:, :-1]], axis=1)
     fee_rate = spec["commitment_fee_annual"][:, None] * spec["day_count"][:, None]
     fee = np.where(window & (m > issue), np.maximum(undrawn_before, 0.0) * fee_rate, 0.0)
@@ -1083,14 +1084,17 @@ def coverage_ratios(
     m = np.arange(T)[None, :]
     last = np.full(n, T - 1) if last_month is None else np.broadcast_to(last_month, (n,))
     live = m <= np.asarray(last)[:, None]
-    owed = service > 1e-6
+    owed = (service > 1e-6) & live
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
-        dscr = np.where(owed & live, cfads / service, np.nan)
+        dscr = np.where(owed, cfads / service, np.nan)
     w = max(int(test_months), 1)
-    window_cfads = _trailing_sum(np.where(live, cfads, 0.0), w)
-    window_service = _trailing_sum(np.where(live, service, 0.0), w)
-    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
-        dscr_test = np.where(owed & live, window_cfads / window_service, np.nan)
+    if w == 1:  # a one-month window is the month itself
+        dscr_test = dscr
+    else:
+        window_cfads = _trailing_sum(np.where(live, cfads, 0.0), w)
+        window_service = _trailing_sum(np.where(live, service, 0.0), w)
+        with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+            dscr_test = np.where(owed, window_cfads / window_service, np.nan)
 
     outstanding = (balance > 1e-6) & live
     end = np.where(outstanding.any(axis=1), T - 1 - np.argmax(outstanding[:, ::-1], axis=1), -1)
@@ -1100,15 +1104,15 @@ def coverage_ratios(
     rate = np.where(np.isfinite(rate), rate, 0.0)[:, None]
     discount = np.exp(-m * np.log1p(rate))
     weighted = np.where(m <= end[:, None], cfads * discount, 0.0)
-    later = np.cumsum(weighted[:, ::-1], axis=1)[:, ::-1] - weighted
+    later = remaining_sum_months(weighted) - weighted
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
         llcr = np.where(outstanding, later / discount / balance, np.nan)
 
     def breach(ratio, floor):
-        if floor is None:
+        floor = None if floor is None else np.broadcast_to(np.asarray(floor, dtype=float), (n,))
+        if floor is None or np.isnan(floor).all():
             return np.zeros((n, T), dtype=bool)
-        floor = np.broadcast_to(np.asarray(floor, dtype=float), (n,))[:, None]
-        return ~np.isnan(ratio) & ~np.isnan(floor) & (ratio < floor)
+        return ~np.isnan(ratio) & ~np.isnan(floor[:, None]) & (ratio < floor[:, None])
 
     dscr_breach = breach(dscr_test, dscr_floor)
     llcr_breach = breach(llcr, llcr_floor)
@@ -1194,15 +1198,13 @@ def wacc_after_tax(debt_usd, debt_cost_annual, equity_usd, equity_cost_annual, t
 
 
 def _trailing_sum(x, w):
-    c = np.cumsum(x, axis=1)
+    c = cumsum_months(x)
     shifted = np.concatenate([np.zeros((x.shape[0], w)), c[:, :-w]], axis=1)[:, : x.shape[1]]
     return c - shifted
 
 
 def _nanmin(x):
-    filled = np.where(np.isnan(x), np.inf, x)
-    low = filled.min(axis=1)
-    return np.where(np.isinf(low), np.nan, low)
+    return np.fmin.reduce(x, axis=1)  # NaN only where a row is all NaN
 
 
 __all__ = [

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from econ.arrays import cumsum_months, running_max_months
 from econ.errors import InputError
 
 __all__ = ["DeferredTax", "DeferredTaxError", "deferred_tax", "loss_carryforward_usd"]
@@ -127,7 +128,7 @@ def deferred_tax(
             + _monthly(book_gain_usd, "book_gain_usd", book.shape)
             - _monthly(tax_gain_usd, "tax_gain_usd", book.shape)
         )
-    difference = np.cumsum(change, axis=1)
+    difference = cumsum_months(change)
     liability = rate[:, None] * difference
     expense = np.diff(liability, axis=1, prepend=0.0)
     return DeferredTax(difference, liability, expense)
@@ -150,6 +151,6 @@ def loss_carryforward_usd(annual_taxable_usd):
         raise DeferredTaxError(
             f"annual_taxable_usd must be an array (n, Y) of years, got shape {taxable.shape}"
         )
-    cumulative = np.cumsum(taxable, axis=1)
-    taxed = np.maximum(np.maximum.accumulate(cumulative, axis=1), 0.0)
+    cumulative = cumsum_months(taxable)
+    taxed = np.maximum(running_max_months(cumulative), 0.0)
     return taxed - cumulative

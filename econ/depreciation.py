@@ -47,6 +47,7 @@ from typing import Any
 import numpy as np
 
 from econ import excel
+from econ.arrays import cumsum_months
 from econ.errors import InputError
 from econ.units import MONTHS_PER_YEAR
 
@@ -478,7 +479,7 @@ def _fixed_declining_balance(cost, salvage, life, s, months, first):
     # never falls below salvage, then let the final period take what is left.
     earlier = np.arange(periods)[None, :] < last[:, None]
     capped = np.minimum(
-        np.cumsum(np.where(earlier, amounts, 0.0), axis=1), (cost - salvage)[:, None]
+        cumsum_months(np.where(earlier, amounts, 0.0)), (cost - salvage)[:, None]
     )
     amounts = np.where(earlier, np.diff(capped, axis=1, prepend=0.0), 0.0)
     amounts[np.arange(n), last] = cost - salvage - amounts.sum(axis=1)
@@ -591,7 +592,7 @@ def _units_of_production(cost, salvage, life, s, months, usage, lifetime_usage):
     used = np.where(window, usage, 0.0)
     total = np.where(np.isnan(lifetime_usage), used.sum(axis=1), lifetime_usage)
     with np.errstate(divide="ignore", invalid="ignore"):
-        cumulative = np.minimum(np.cumsum(used, axis=1) / total[:, None], 1.0) * base[:, None]
+        cumulative = np.minimum(cumsum_months(used) / total[:, None], 1.0) * base[:, None]
     cumulative = np.where(months[None, :] >= end[:, None], base[:, None], cumulative)
     schedule = np.diff(cumulative, axis=1, prepend=0.0)
     idle = ~(total > 0)
@@ -1003,7 +1004,7 @@ def schedule(settings: MethodSettings, cost_usd, months, usage=None, value_curve
     rows, c, remaining = rows[inside], c[inside], remaining[inside]
     if rows.size == 0:
         return depreciation
-    carrying = cost[rows] - np.cumsum(depreciation[rows], axis=1)[np.arange(rows.size), c - 1]
+    carrying = cost[rows] - cumsum_months(depreciation[rows])[np.arange(rows.size), c - 1]
     sub = {
         k: (v[rows] if isinstance(v, np.ndarray) and v.shape[:1] == (n,) else v)
         for k, v in params.items()
@@ -1154,7 +1155,7 @@ def book_value(cost_usd, depreciation_usd, impairment_usd=None):
     dep = np.asarray(depreciation_usd, dtype=float)
     if impairment_usd is not None:
         dep = dep + np.asarray(impairment_usd, dtype=float)
-    return np.asarray(cost_usd, dtype=float)[:, None] - np.cumsum(dep, axis=1)
+    return np.asarray(cost_usd, dtype=float)[:, None] - cumsum_months(dep)
 
 
 @dataclass(frozen=True)
@@ -1223,7 +1224,7 @@ def dispose(
     kept = m[None, :] <= r_idx
     dep_kept = np.where(kept, dep, 0.0)
     imp_kept = np.where(kept, imp, 0.0)
-    carrying = cost[:, None] - np.cumsum(dep_kept + imp_kept, axis=1)
+    carrying = cost[:, None] - cumsum_months(dep_kept + imp_kept)
     at_sale = m[None, :] == r_idx
     proceeds = np.where(at_sale, sale[:, None], 0.0)
     gain = np.where(at_sale, sale[:, None] - carrying, 0.0)

@@ -23,6 +23,7 @@ from econ import depreciation as dep
 from econ import facility as facility_mod
 from econ import impairment as impairment_mod
 from econ import power as power_mod
+from econ.arrays import cumsum_months
 from econ.batch import ScenarioBatch, field_kinds
 from econ.capital import stack_schedule
 from econ.excel import irr_batch
@@ -561,7 +562,10 @@ def _project(b: ScenarioBatch) -> Projection:
         horizon,
         dscr_floor=covenants[0],
         llcr_floor=covenants[1],
-        test_months=int(np.max(b["financing.covenants.test_months"])),
+        # The trailing test window matters only to a DSCR covenant.
+        test_months=int(np.max(b["financing.covenants.test_months"]))
+        if not np.isnan(covenants[0]).all()
+        else 1,
     )
     dscr = coverage["dscr"]
 
@@ -619,7 +623,7 @@ def _project(b: ScenarioBatch) -> Projection:
         installed_it_kw=installed_kw,
     )
     ltv, _ = capital_mod.loan_to_value(
-        debt["balance_usd"], capex_total[:, None] - np.cumsum(consumed, axis=1)
+        debt["balance_usd"], capex_total[:, None] - cumsum_months(consumed)
     )
     metrics = {
         "lcot_usd_per_mtok": lcot,
@@ -1184,7 +1188,7 @@ def _payback_months(cash_flow, active):
 
     NaN when it never does within the horizon.
     """
-    cumulative = np.cumsum(np.where(active, cash_flow, 0.0), axis=1)
+    cumulative = cumsum_months(np.where(active, cash_flow, 0.0))
     reached = (cumulative >= 0) & active
     reached[:, 0] = False
     first = np.argmax(reached, axis=1)

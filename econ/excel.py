@@ -71,6 +71,8 @@ _RATE_TOL = 1e-12  # absolute tolerance on a solved rate (relative above |rate| 
 _NEWTON_MAXIT = 50
 _ILLINOIS_MAXIT = 200
 _CHUNK_ROWS = 8192  # rows solved together: (8192 x 73) float64 stays in the CPU's L2/L3 cache
+_COMPACT_BELOW = 0.6  # share of a block's series still iterating below which it is compacted
+_FEW_SERIES = 1024  # below this many series one (T, m) array of discount factors beats Horner
 
 # Rates scanned for a sign change when Newton cannot be trusted (several sign changes in the
 # cash flows) or fails. Dense near 0 where real rates live, sparse far out; r = 0 is on the
@@ -1138,11 +1140,18 @@ class _PeriodicBlock:
         return _PeriodicBlock(self.flows_tm[:, keep])
 
     def npv_and_slope(self, rho: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """NPV and dNPV/drho at rho = log(1+r), by Horner's rule in x = exp(-rho) = 1/(1+r).
+        """NPV and dNPV/drho at rho = log(1+r).
 
-        The loop runs over periods; each step is one vectorized operation over all series.
+        Many series: Horner's rule in x = exp(-rho) = 1/(1+r), a loop over periods whose steps
+        are each one vectorized operation over all series. Few series (where that loop's
+        per-step overhead dominates): the discount factors exp(-rho t) as one (T, m) array.
         """
         c = self.flows_tm
+        if c.shape[1] <= _FEW_SERIES:
+            t = np.arange(c.shape[0], dtype=np.float64)[:, None]
+            discount = np.exp(t * -rho)
+            return (np.einsum("tj,tj->j", c, discount),
+                    -np.einsum("tj,tj->j", c * t, discount))
         x = np.exp(-rho)
         p = c[-1].copy()
         dp = np.zeros_like(p)
@@ -1240,6 +1249,7 @@ def _newton(block, r0: np.ndarray) -> np.ndarray:
     """
     out = np.full(r0.shape, np.nan)
     idx = np.arange(r0.size)
+    live = np.ones(r0.size, dtype=bool)
     with np.errstate(all="ignore"):
         rho = np.log1p(r0)
         for _ in range(_NEWTON_MAXIT):
@@ -1249,16 +1259,18 @@ def _newton(block, r0: np.ndarray) -> np.ndarray:
             ok = np.isfinite(rho_new) & (r_new > -1) & np.isfinite(r_new)
             # Converged when the step in rho is small: near r = -1 steps in r vanish while rho
             # still runs off to -inf (a false convergence at r = -1).
-            conv = ok & (np.abs(rho_new - rho) <= _RATE_TOL * np.maximum(1.0, np.abs(rho_new)))
+            conv = live & ok & (np.abs(rho_new - rho) <= _RATE_TOL * np.maximum(1.0, np.abs(rho_new)))
             out[idx[conv]] = r_new[conv]
-            keep = ok & ~conv
-            if not keep.all():
-                # Iterate only on the series still moving: compact the working set.
-                idx, block = idx[keep], block.subset(keep)
-                rho_new = rho_new[keep]
-            rho = rho_new
-            if idx.size == 0:
+            live &= ok & ~conv
+            n_live = np.count_nonzero(live)
+            if n_live == 0:
                 break
+            if n_live < _COMPACT_BELOW * live.size:
+                # Iterate only on the series still moving: compact the working set (a copy,
+                # so only once enough series have stopped to pay for it).
+                idx, block, rho_new = idx[live], block.subset(live), rho_new[live]
+                live = np.ones(n_live, dtype=bool)
+            rho = rho_new
     return out
 
 
@@ -1299,48 +1311,65 @@ def _illinois(block, a, b, fa, fb, fv_form) -> np.ndarray:
 def _bracket_nearest(block, guess: np.ndarray) -> np.ndarray:
     """Root nearest ``guess``: scan rates for sign changes, pick the nearest, refine it.
 
-    The scan first covers the _WINDOW grid rates on each side of the guess; where it finds a
-    bracket nearer than the window's edges, no rate outside can be nearer, so the full grid is
-    scanned only for the other series (the same answer, several times faster).
+    With one guess for all series the scan widens in steps (_WINDOWS grid rates on each side
+    of the guess, then the whole grid): where a window shows a bracket nearer than its edges,
+    no rate outside can be nearer, so only the other series go on to the wider scan (the same
+    answer as scanning the whole grid, several times faster).
     """
+    if not (guess.size and np.all(guess == guess[0])):
+        return _nearest_in_grid(block, guess, _SCAN_RATES)[0]
     n_grid = _SCAN_RATES.size
-    if guess.size and np.all(guess == guess[0]):
-        centre = int(np.searchsorted(_SCAN_RATES, guess[0]))
-        lo, hi = max(0, centre - _WINDOW), min(n_grid, centre + _WINDOW + 1)
-        out, distance = _nearest_in_grid(block, guess, _SCAN_RATES[lo:hi])
-        g = guess[0]
+    g = guess[0]
+    centre = int(np.searchsorted(_SCAN_RATES, g))
+    out = np.full(guess.size, np.nan)
+    todo = np.arange(guess.size)
+    for half in (*_WINDOWS, n_grid):
+        lo, hi = max(0, centre - half), min(n_grid, centre + half + 1)
+        sub = block if todo.size == guess.size else block.subset(todo)
+        found, distance = _nearest_in_grid(sub, guess[todo], _SCAN_RATES[lo:hi])
         edge = min(g - _SCAN_RATES[lo] if lo > 0 else np.inf,
                    _SCAN_RATES[hi - 1] - g if hi < n_grid else np.inf)
-        rest = ~(np.isfinite(out) & (distance < edge))
-        if rest.any():
-            out[rest] = _nearest_in_grid(block.subset(rest), guess[rest], _SCAN_RATES)[0]
-        return out
-    return _nearest_in_grid(block, guess, _SCAN_RATES)[0]
+        done = np.isfinite(found) & (distance < edge) | (lo == 0) & (hi == n_grid)
+        out[todo[done]] = found[done]
+        todo = todo[~done]
+        if todo.size == 0:
+            break
+    return out
 
 
-_WINDOW = 40
-"""Grid rates scanned on each side of the guess before the whole grid."""
+_WINDOWS = (40, 120)
+"""Grid rates scanned on each side of the guess before wider scans, then the whole grid."""
 
 
 def _nearest_in_grid(block, guess: np.ndarray, grid: np.ndarray):
     """Root nearest ``guess`` among the sign changes on ``grid`` (increasing rates), and the
     distance from the guess to its bracket; NaN and inf where the grid shows no change."""
     values = block.scan(grid)
-    out = np.full(values.shape[0], np.nan)
-    found_distance = np.full(values.shape[0], np.inf)
+    m = values.shape[0]
+    out = np.full(m, np.nan)
+    found_distance = np.full(m, np.inf)
     positive = values > 0
-    # Sign changes between neighbouring grid rates; a zero counts as negative, so an exact
-    # zero on the grid shows up as a change with the zero at one end.
-    rows, k = np.nonzero(positive[:, :-1] != positive[:, 1:])
+    # Sign changes between neighbouring grid rates (cell k: grid[k]..grid[k+1]); a zero counts
+    # as negative, so an exact zero on the grid shows up as a change with the zero at one end.
+    change = positive[:, :-1] != positive[:, 1:]
+    # Cells left of the guess lie nearer the higher their k, the others the lower their k: the
+    # nearest change is the last one on the left or the first one on the right (the left one
+    # on a tie, as the lower rate).
+    cell = np.arange(change.shape[1])
+    split = np.searchsorted(grid[1:], guess, side="left")[:, None]
+    left, right = change & (cell < split), change & (cell >= split)
+    k_left = change.shape[1] - 1 - left[:, ::-1].argmax(axis=1)
+    k_right = right.argmax(axis=1)
+    g = guess
+    d_left = np.where(left.any(axis=1), g - grid[k_left + 1], np.inf)
+    d_right = np.where(right.any(axis=1), np.maximum(grid[k_right] - g, 0.0), np.inf)
+    use_left = d_left <= d_right
+    distance = np.where(use_left, d_left, d_right)
+    rows = np.flatnonzero(np.isfinite(distance))
     if rows.size == 0:
         return out, found_distance
-    g = guess[rows]
-    distance = np.maximum(0.0, np.maximum(grid[k] - g, g - grid[k + 1]))
-    order = np.lexsort((distance, rows))  # by series, then by distance to its guess
-    first = np.ones(order.size, dtype=bool)
-    first[1:] = rows[order][1:] != rows[order][:-1]
-    found_distance[rows[order[first]]] = distance[order[first]]
-    rows, k = rows[order[first]], k[order[first]]
+    found_distance[rows] = distance[rows]
+    k = np.where(use_left, k_left, k_right)[rows]
     a, b = grid[k], grid[k + 1]
     fa, fb = values[rows, k], values[rows, k + 1]
     out[rows] = np.where(fa == 0, a, np.where(fb == 0, b, np.nan))

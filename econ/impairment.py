@@ -37,6 +37,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from econ.arrays import cumsum_months, remaining_sum_months
 from econ.errors import InputError
 
 __all__ = [
@@ -132,7 +133,7 @@ def remaining_undiscounted_usd(cash_flow_usd):
     cf = _money(cash_flow_usd, "cash_flow_usd")
     if cf.ndim != 2:
         raise ImpairmentError(f"cash_flow_usd must be an array (n, T), got shape {cf.shape}")
-    total = np.cumsum(cf[:, ::-1], axis=1)[:, ::-1]
+    total = remaining_sum_months(cf)
     return total - cf
 
 
@@ -306,7 +307,7 @@ def impair(
     costs = _money(costs_of_disposal_usd, "costs_of_disposal_usd")
     costs = np.broadcast_to(costs if costs.ndim != 1 else costs[:, None], (n, t))
 
-    base = np.cumsum(dep, axis=1)
+    base = cumsum_months(dep)
     carrying0 = cost[:, None] - base  # without impairment
     factor = np.ones((n, t))
     impairment = np.zeros((n, t))
@@ -345,7 +346,7 @@ def impair(
             factor[rows, m] = k
             k = k_next
     depreciation = factor * dep
-    carrying = cost[:, None] - np.cumsum(depreciation + impairment, axis=1)
+    carrying = cost[:, None] - cumsum_months(depreciation + impairment)
     losses = impairment > 0
     first = np.where(losses.any(axis=1), np.argmax(losses, axis=1), -1)
     first_loss = np.where(first >= 0, impairment[np.arange(n), np.maximum(first, 0)], 0.0)

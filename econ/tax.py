@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from econ.arrays import cumsum_months, running_max_months
 from econ.units import MONTHS_PER_YEAR
 
 
@@ -24,10 +25,9 @@ def annual_sums(monthly):
     """
     monthly = np.asarray(monthly, dtype=float)
     n, t = monthly.shape
-    years = tax_years(t)
-    padded = np.zeros((n, years * MONTHS_PER_YEAR))
-    padded[:, : t - 1] = monthly[:, 1:]
-    annual = padded.reshape(n, years, MONTHS_PER_YEAR).sum(axis=2)
+    if t == 1:
+        return monthly.copy()
+    annual = np.add.reduceat(monthly[:, 1:], np.arange(0, t - 1, MONTHS_PER_YEAR), axis=1)
     annual[:, 0] += monthly[:, 0]
     return annual
 
@@ -51,7 +51,7 @@ def tax_with_loss_carryforward(annual_taxable_usd, tax_rate):
     annual_taxable_usd : array (n, Y)  taxable income of each year [USD]
     tax_rate : array (n,)  [fraction]
     """
-    taxed = np.maximum(np.maximum.accumulate(np.cumsum(annual_taxable_usd, axis=1), axis=1), 0.0)
+    taxed = np.maximum(running_max_months(cumsum_months(annual_taxable_usd)), 0.0)
     return np.diff(taxed, axis=1, prepend=0.0) * np.asarray(tax_rate, dtype=float)[:, None]
 
 

@@ -1,5 +1,6 @@
 """Scenario files: pydantic models, TOML I/O, dotted-path overrides and the JSON schema."""
 
+from econ.scenario.gain_models import GainStep
 from econ.scenario.io import (
     ScenarioError,
     apply_overrides,
@@ -15,7 +16,6 @@ from econ.scenario.io import (
     scenario_to_dict,
     validate_dict,
 )
-from econ.scenario.gain_models import GainStep
 from econ.scenario.models import SCHEMA_VERSION, Scenario
 
 __all__ = [

@@ -1,0 +1,51 @@
+"""The month-axis running sums equal numpy's own routines bit for bit."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from econ.arrays import cumsum_months, remaining_sum_months, running_max_months
+
+
+@pytest.mark.parametrize("rows", [1, 3, 255, 256, 1000])
+def test_equal_to_numpy_bit_for_bit(rows):
+    rng = np.random.default_rng(rows)
+    x = rng.normal(size=(rows, 73)) * 10.0 ** rng.integers(-3, 9, size=(rows, 73))
+    x[rng.random(x.shape) < 0.05] = np.nan
+    assert np.array_equal(cumsum_months(x), np.cumsum(x, axis=1), equal_nan=True)
+    assert np.array_equal(
+        remaining_sum_months(x), np.cumsum(x[:, ::-1], axis=1)[:, ::-1], equal_nan=True
+    )
+    assert np.array_equal(running_max_months(x), np.maximum.accumulate(x, axis=1), equal_nan=True)
+
+
+def test_small_example_by_hand():
+    x = np.array([[1.0, 2.0, -4.0, 8.0]])
+    assert cumsum_months(x).tolist() == [[1.0, 3.0, -1.0, 7.0]]
+    assert remaining_sum_months(x).tolist() == [[7.0, 6.0, 4.0, 8.0]]
+    assert running_max_months(x).tolist() == [[1.0, 2.0, 2.0, 8.0]]
+
+
+def test_input_left_alone_and_bool_counts():
+    x = np.tile(np.array([True, False, True]), (300, 1))
+    before = x.copy()
+    assert cumsum_months(x)[0].tolist() == [1.0, 1.0, 2.0]
+    assert np.array_equal(x, before)
+    y = np.ones((300, 5))
+    cumsum_months(y)
+    assert (y == 1.0).all()
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    rows=st.sampled_from([1, 2, 300]),
+    months=st.integers(1, 30),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_property_last_month_is_row_total(rows, months, seed):
+    x = np.random.default_rng(seed).normal(size=(rows, months))
+    total = cumsum_months(x)[:, -1]
+    assert np.allclose(total, x.sum(axis=1), rtol=1e-12, atol=1e-12)
+    assert np.allclose(remaining_sum_months(x)[:, 0], total, rtol=1e-12, atol=1e-12)
+    assert (np.diff(running_max_months(x), axis=1) >= 0).all()
