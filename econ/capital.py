@@ -1091,8 +1091,9 @@ def coverage_ratios(
     if w == 1:  # a one-month window is the month itself
         dscr_test = dscr
     else:
-        window_cfads = _trailing_sum(np.where(live, cfads, 0.0), w)
-        window_service = _trailing_sum(np.where(live, service, 0.0), w)
+        in_life = (lambda x: x) if live.all() else (lambda x: np.where(live, x, 0.0))
+        window_cfads = _trailing_sum(in_life(cfads), w)
+        window_service = _trailing_sum(in_life(service), w)
         with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
             dscr_test = np.where(owed, window_cfads / window_service, np.nan)
 
@@ -1198,9 +1199,10 @@ def wacc_after_tax(debt_usd, debt_cost_annual, equity_usd, equity_cost_annual, t
 
 
 def _trailing_sum(x, w):
+    """Sum over the last ``w`` months, each month included (fewer at the start) (n, T)."""
     c = cumsum_months(x)
-    shifted = np.concatenate([np.zeros((x.shape[0], w)), c[:, :-w]], axis=1)[:, : x.shape[1]]
-    return c - shifted
+    c[:, w:] -= c[:, :-w].copy()
+    return c
 
 
 def _nanmin(x):

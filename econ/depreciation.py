@@ -1184,6 +1184,7 @@ def dispose(
     sale_value_usd,
     impairment_usd=None,
     in_service_month=1,
+    carrying_usd=None,
 ):
     """Retire and sell the asset at the end of its retirement month; gain or loss on disposal.
 
@@ -1202,6 +1203,8 @@ def dispose(
     sale_value_usd : array (n,)  proceeds of the sale [USD, >= 0]
     impairment_usd : array (n, T) or None  impairment losses (negative = reversals) [USD]
     in_service_month : array (n,)  [month index]; the retirement may not come before it
+    carrying_usd : array (n, T), optional  ``book_value(cost, depreciation, impairment)`` where
+        the caller has it already (saves recomputing it)
     """
     dep = np.asarray(depreciation_usd, dtype=float)
     n = dep.shape[0]
@@ -1219,12 +1222,16 @@ def dispose(
         "a month at or after the in-service month (start after end)",
     )
     _refuse(~np.isfinite(sale) | (sale < 0), "sale_value_usd", sale, "proceeds of at least 0")
-    imp = np.zeros_like(dep) if impairment_usd is None else np.asarray(impairment_usd, float)
     r_idx = np.where(retired, r, np.inf)[:, None]
     kept = m[None, :] <= r_idx
     dep_kept = np.where(kept, dep, 0.0)
-    imp_kept = np.where(kept, imp, 0.0)
-    carrying = cost[:, None] - cumsum_months(dep_kept + imp_kept)
+    if carrying_usd is None:
+        spent = dep_kept
+        if impairment_usd is not None:
+            spent = spent + np.where(kept, np.asarray(impairment_usd, dtype=float), 0.0)
+        carrying = cost[:, None] - cumsum_months(spent)
+    else:  # the same through the retirement month, which is all that is used
+        carrying = np.asarray(carrying_usd, dtype=float)
     at_sale = m[None, :] == r_idx
     proceeds = np.where(at_sale, sale[:, None], 0.0)
     gain = np.where(at_sale, sale[:, None] - carrying, 0.0)

@@ -28,6 +28,7 @@ from econ.batch import ScenarioBatch, field_kinds
 from econ.capital import stack_schedule
 from econ.excel import irr_batch
 from econ.financing import level_payment_schedule
+from econ.memory import keep_freed_memory
 from econ.scenario.depreciation_models import METHOD_ARRAY_FIELDS
 from econ.scenario.financing_models import MAX_MONTHS
 from econ.scenario.models import Scenario
@@ -39,6 +40,7 @@ from econ.units import (
     TOKENS_PER_MTOK,
     annual_rate,
     monthly_rate,
+    power_path,
 )
 
 MONTHLY_COLUMNS = (
@@ -251,6 +253,8 @@ def _json_number(value) -> float | int | None:
 CHUNK_SCENARIOS = 8192
 """Scenarios projected at once: the (scenarios x months) arrays of a chunk stay in cache, which
 makes a large batch about four times faster than one pass (benchmarks/bench_engine.py)."""
+KEEP_MEMORY_FROM_SCENARIOS = 1024
+"""Batches this large switch on `econ.memory.keep_freed_memory` (once per process)."""
 
 
 def project(
@@ -268,6 +272,8 @@ def project(
         if isinstance(scenarios, ScenarioBatch)
         else ScenarioBatch.from_scenarios(scenarios)
     )
+    if batch.n >= KEEP_MEMORY_FROM_SCENARIOS:
+        keep_freed_memory()
     if batch.n <= CHUNK_SCENARIOS:
         return _summary_only(_project(batch), monthly)
     parts = [
@@ -364,12 +370,11 @@ def _project(b: ScenarioBatch) -> Projection:
         b.extras["market.rental_table_months"],
         b.extras["market.rental_table_usd_per_gpu_hour"],
     )
-    contract = market.contract_price_path(
-        b["market.contract_usd_per_gpu_hour"],
-        rental,
-        b["market.contract_term_months"].astype(np.int64),
-        months,
-    )
+    contract = b["market.contract_usd_per_gpu_hour"]  # its price matters only under contract
+    if np.any(b["market.contract_share"] > 0):
+        contract = market.contract_price_path(
+            contract, rental, b["market.contract_term_months"].astype(np.int64), months
+        )
     spot_sells_hours = b.extras["market.spot_sells_gpu_hours"]
     revenue_by = market.revenue_by_source(
         tokens,
@@ -570,7 +575,7 @@ def _project(b: ScenarioBatch) -> Projection:
     dscr = coverage["dscr"]
 
     # Discounting at the cost of capital, monthly compounding of the annual rate.
-    discount = np.power(1.0 + col(monthly_rate(discount_annual)), -m) * active
+    discount = power_path(1.0 + monthly_rate(discount_annual), -months) * active
     pv = lambda x: np.einsum("ij,ij->i", x, discount)  # noqa: E731
 
     pv_tokens = pv(lines["tokens"])
@@ -934,7 +939,7 @@ def _capital_rows(
     sale_share = b["depreciation.sale_value_share"]
     # (the carrying amount can round to a hair below 0 when fully depreciated)
     sale = np.maximum(np.where(np.isnan(sale_share), carrying_at_sale, sale_share * cost), 0.0)
-    booked = dep.dispose(book, cost, months, held, sale, impairment, in_service)
+    booked = dep.dispose(book, cost, months, held, sale, impairment, in_service, carrying)
     if own.size or tested.size:  # tax schedule differs from the book's somewhere
         taxed = dep.dispose(tax_dep, cost, months, held, sale, None, in_service)
     else:

@@ -360,35 +360,42 @@ def facility_costs(
     active = m <= horizon
     service = active & (m >= 1)
     owned = np.asarray(mode) == FACILITY_MODES.index("owned")
-
+    owned_col = owned[:, None] if owned.ndim == 1 else owned
+    shape = np.shape(nameplate_it_kw)
+    # Each block below is skipped where no scenario of the batch has it (it would be all 0).
     contracted = contracted_kw_by_month(contracted_kw, nameplate_it_kw, service)
-    rent = colocation_usd_per_month(
-        contracted,
-        nameplate_it_kw,
-        colo_usd_per_kw_month,
-        escalation_annual,
-        months,
-        overage_multiplier,
-    )
+    rent = np.zeros(shape)
+    if not owned.all():
+        rent = colocation_usd_per_month(
+            contracted,
+            nameplate_it_kw,
+            colo_usd_per_kw_month,
+            escalation_annual,
+            months,
+            overage_multiplier,
+        )
 
     peak_kw = np.asarray(nameplate_it_kw, float).max(axis=-1)
     critical = np.where(np.isnan(np.asarray(critical_kw, float)), peak_kw, critical_kw)
     build = np.where(owned, owned_facility_capex_usd(critical, capex_usd_per_mw), 0.0)
-    maintenance = maintenance_usd_per_month(
-        build, maintenance_share_of_capex_annual, escalation_annual, months, service
-    )
+    maintenance = np.zeros(shape)
+    if owned.any():
+        maintenance = maintenance_usd_per_month(
+            build, maintenance_share_of_capex_annual, escalation_annual, months, service
+        )
     retrofit = liquid_retrofit_capex_usd(
         racks, liquid_retrofit_usd_per_rack, rack_cooling, hall_cooling
     )
-    depreciation = (
-        straight_line_usd_per_month(build, life_years, months)
-        + straight_line_usd_per_month(retrofit, retrofit_life_years, months)
-    ) * active
     capex_total = build + retrofit
-    owned_col = owned[:, None] if owned.ndim == 1 else owned
+    depreciation = np.zeros(shape)
+    if np.any(capex_total != 0):
+        depreciation = (
+            straight_line_usd_per_month(build, life_years, months)
+            + straight_line_usd_per_month(retrofit, retrofit_life_years, months)
+        ) * active
     built_kw = np.where(owned_col, _per_scenario(critical) * service, contracted)
     return FacilityCosts(
-        facility_usd=np.where(owned_col, maintenance, rent),
+        facility_usd=np.where(owned_col, maintenance, rent) if owned.any() else rent,
         capex_usd=np.where(m == 0, _per_scenario(capex_total), 0.0),
         depreciation_usd=depreciation,
         book_value_end_usd=book_value_usd(capex_total, depreciation),

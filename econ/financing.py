@@ -91,8 +91,9 @@ def level_payment_balance(principal_usd, rate_monthly, term_months, months):
     log_growth = np.log1p(i)
     with np.errstate(divide="ignore", invalid="ignore"):
         growth_n = np.expm1(n * log_growth)
-        annuity = (growth_n - np.expm1(m * log_growth)) / growth_n
-    share = np.where(i == 0.0, 1.0 - m / n, annuity)
+        share = (growth_n - np.expm1(m * log_growth)) / growth_n
+        if np.any(i == 0.0):
+            share = np.where(i == 0.0, 1.0 - m / n, share)
     return p * share
 
 
@@ -116,10 +117,10 @@ def level_payment_schedule(principal_usd, rate_monthly, term_months, months, las
         m = np.asarray(months)[None, :]
         last = np.asarray(last_month)[:, None]
         balloon = np.where(m == last, balance, 0.0)
-        after = m >= last
-        balance = np.where(after, 0.0, balance)
-        interest = np.where(m > last, 0.0, interest)
-        principal = np.where(m > last, 0.0, principal)
+        balance = np.where(m >= last, 0.0, balance)
+        if np.any(last < m.max()):  # months after the last one carry nothing
+            interest = np.where(m > last, 0.0, interest)
+            principal = np.where(m > last, 0.0, principal)
     return interest, principal, balance, balloon
 
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from econ.errors import InputError
-from econ.units import HOURS_PER_MONTH, TOKENS_PER_MTOK
+from econ.units import HOURS_PER_MONTH, TOKENS_PER_MTOK, power_path
 
 
 class MarketError(InputError):
@@ -48,8 +48,8 @@ def price_path(price_decline_annual, months):
     price_decline_annual : array (n,)  annual fall of the price [fraction/year]
     months : array (T,)  month indices
     """
-    d = np.asarray(price_decline_annual, dtype=float)[:, None]
-    return np.power(1.0 - d, np.maximum(np.asarray(months) - 1, 0)[None, :] / 12.0)
+    d = np.asarray(price_decline_annual, dtype=float).reshape(-1)
+    return power_path(1.0 - d, np.maximum(np.asarray(months) - 1, 0) / 12.0)
 
 
 def revenue_usd_per_month(
@@ -321,10 +321,13 @@ def utilization_path(share, ramp_months, churn_annual, months):
         "utilization.churn_annual", churn, ~((churn >= 0) & (churn < 1)), "a share in [0, 1)"
     )
     m = np.asarray(months, dtype=float)[None, :]
-    r = _col(ramp)
-    fill = np.where(r > 0, np.minimum(1.0, m / np.maximum(r, 1.0)), 1.0)
-    retained = price_path(churn, months)
-    return _col(u) * fill * retained * (m >= 1)
+    path = _col(u) * (m >= 1)
+    if np.any(ramp > 0):  # (the ramp and churn factors are 1 where absent: skipped if all are)
+        r = _col(ramp)
+        path *= np.where(r > 0, np.minimum(1.0, m / np.maximum(r, 1.0)), 1.0)
+    if np.any(churn > 0):
+        path *= price_path(churn, months)
+    return path
 
 
 def contract_price_path(contract_usd_per_gpu_hour, market_usd_per_gpu_hour, term_months, months):
@@ -408,24 +411,28 @@ def revenue_by_source(
     contract_price = np.asarray(contract_price_usd_per_gpu_hour, dtype=float)
     if contract_price.ndim == 1:
         contract_price = contract_price[:, None]
-    token = np.where(
-        spot_hours, 0.0, (1.0 - c) * tokens * token_price_usd_per_mtok / TOKENS_PER_MTOK
-    )
-    if np.any(spot_hours) and spot_rental_usd_per_gpu_hour is None:
+    token = (1.0 - c) * tokens * token_price_usd_per_mtok / TOKENS_PER_MTOK
+    any_spot_hours = np.any(spot_hours)
+    if any_spot_hours:
+        token = np.where(spot_hours, 0.0, token)
+    if any_spot_hours and spot_rental_usd_per_gpu_hour is None:
         raise MarketError(
             "spot_sells_gpu_hours is set but no spot_rental_usd_per_gpu_hour was given: expected "
             "a market rental price curve for the spot GPU-hours"
         )
     spot = (
         np.zeros(np.shape(tokens))
-        if spot_rental_usd_per_gpu_hour is None
+        if spot_rental_usd_per_gpu_hour is None or not any_spot_hours
         else np.where(
             spot_hours,
             (1.0 - c) * gpus * HOURS_PER_MONTH * utilization * spot_rental_usd_per_gpu_hour,
             0.0,
         )
     )
-    contract = c * gpus * HOURS_PER_MONTH * contract_price
+    if np.any(share > 0):
+        contract = c * gpus * HOURS_PER_MONTH * contract_price
+    else:  # nothing under contract (whatever its price)
+        contract = np.zeros(np.shape(tokens))
     return {"token_usd": token, "contract_usd": contract, "spot_rental_usd": spot}
 
 
