@@ -275,18 +275,12 @@ def project(
     if batch.n >= KEEP_MEMORY_FROM_SCENARIOS:
         keep_freed_memory()
     if batch.n <= CHUNK_SCENARIOS:
-        return _summary_only(_project(batch), monthly)
+        return _project(batch, monthly)
     parts = [
-        _summary_only(_project(batch.slice(start, min(start + CHUNK_SCENARIOS, batch.n))), monthly)
+        _project(batch.slice(start, min(start + CHUNK_SCENARIOS, batch.n)), monthly)
         for start in range(0, batch.n, CHUNK_SCENARIOS)
     ]
     return _join(parts)
-
-
-def _summary_only(projection: Projection, monthly: bool) -> Projection:
-    if not monthly:
-        projection.lines = {}
-    return projection
 
 
 def _join(parts: list[Projection]) -> Projection:
@@ -315,7 +309,8 @@ def _join(parts: list[Projection]) -> Projection:
     )
 
 
-def _project(b: ScenarioBatch) -> Projection:
+def _project(b: ScenarioBatch, monthly: bool = True) -> Projection:
+    """One chunk; `monthly=False` keeps no monthly lines (nor computes those only they show)."""
     horizon = b.horizon_months
     T = int(horizon.max())
     months = np.arange(T + 1)
@@ -482,14 +477,22 @@ def _project(b: ScenarioBatch) -> Projection:
         racks=add(rows["racks_in_service"]).max(axis=1),
         **{name: at_first(b[f"facility.{name}"]) for name in FACILITY_INPUTS},
     )
-    # The site's rent is shared among rows by their IT load in service each month.
-    with np.errstate(divide="ignore", invalid="ignore"):
-        load_share = np.nan_to_num(rows["it_kw"] / it_kw_site[sc])
-    rows["facility_usd"] = site.facility_usd[sc] * load_share
-    revenue_row = (
-        rows["token_revenue_usd"] + rows["contract_revenue_usd"] + rows["spot_revenue_usd"]
-    )
-    ebitda_row = revenue_row - rows["power_usd"] - rows["facility_usd"] - rows["opex_usd"]
+
+    def row_facility():
+        # The site's rent is shared among rows by their IT load in service each month.
+        with np.errstate(divide="ignore", invalid="ignore"):
+            load_share = np.nan_to_num(rows["it_kw"] / it_kw_site[sc])
+        return site.facility_usd[sc] * load_share
+
+    if not b.one_row_per_scenario:  # (one row: the site's figures are the row's)
+        rows["facility_usd"] = row_facility()
+
+    def ebitda_row():  # each row's, for impairment tests only
+        revenue_row = (
+            rows["token_revenue_usd"] + rows["contract_revenue_usd"] + rows["spot_revenue_usd"]
+        )
+        facility_row = rows["facility_usd"] if "facility_usd" in rows else row_facility()
+        return revenue_row - rows["power_usd"] - facility_row - rows["opex_usd"]
 
     # Stage 3: each row's depreciation (book and tax), impairment and sale.
     discount_annual_row = b["financing.discount_rate_annual"]
@@ -515,13 +518,17 @@ def _project(b: ScenarioBatch) -> Projection:
     facility = site.facility_usd
     revenue = lines["token_revenue_usd"] + lines["contract_revenue_usd"] + lines["spot_revenue_usd"]
     ebitda = revenue - lines["power_usd"] - facility - lines["opex_usd"]
-    site_disposal = np.where(m == horizon[:, None], col(site.book_value_end_usd), 0.0)
-    capex = lines["capex_usd"] + site.capex_usd
-    proceeds = lines["proceeds_usd"] + site_disposal
-    book_depreciation = lines["depreciation_usd"] + site.depreciation_usd
-    tax_depreciation = lines["tax_depreciation_usd"] + site.depreciation_usd
+    capex, proceeds = lines["capex_usd"], lines["proceeds_usd"]
+    book_depreciation, tax_depreciation = lines["depreciation_usd"], lines["tax_depreciation_usd"]
+    capex_total = total(capex_row)
+    if np.any(site.capex_usd):  # an owned hall or a liquid retrofit: the site's capital too
+        capex = capex + site.capex_usd
+        proceeds = proceeds + np.where(m == horizon[:, None], col(site.book_value_end_usd), 0.0)
+        book_depreciation = book_depreciation + site.depreciation_usd
+        tax_depreciation = tax_depreciation + site.depreciation_usd
+        capex_total = capex_total + site.capex_usd.sum(axis=1)
     impairment = lines["impairment_usd"]
-    capex_total = total(capex_row) + site.capex_usd.sum(axis=1)
+    impaired = bool(impairment.any())
 
     tax_rate = at_first(b["financing.tax_rate"])
     discount_annual = at_first(discount_annual_row)
@@ -531,15 +538,15 @@ def _project(b: ScenarioBatch) -> Projection:
 
     taxable = ebitda - tax_depreciation - interest + lines["tax_gain_usd"]
     income_tax = tax.income_tax_with_loss_carryforward(taxable, tax_rate, horizon)
+    same = lambda x, y: x is y or np.array_equal(x, y)  # noqa: E731
     same_books = (
-        np.array_equal(book_depreciation, tax_depreciation)
-        and np.array_equal(lines["gain_usd"], lines["tax_gain_usd"])
-        and not impairment.any()
+        same(book_depreciation, tax_depreciation)
+        and same(lines["gain_usd"], lines["tax_gain_usd"])
+        and not impaired
     )
     if same_books:  # no temporary differences, no deferred tax
-        deferred = deferred_tax_mod.DeferredTax(
-            np.zeros_like(ebitda), np.zeros_like(ebitda), np.zeros_like(ebitda)
-        )
+        none = np.zeros_like(ebitda)
+        deferred = deferred_tax_mod.DeferredTax(none, none, none)
     else:
         deferred = deferred_tax_mod.deferred_tax(
             book_depreciation,
@@ -549,7 +556,8 @@ def _project(b: ScenarioBatch) -> Projection:
             tax_gain_usd=lines["tax_gain_usd"],
             impairment_usd=impairment,
         )
-    pre_tax_income = ebitda - book_depreciation - impairment - interest + lines["gain_usd"]
+    consumed = book_depreciation + impairment if impaired else book_depreciation
+    pre_tax_income = ebitda - consumed - interest + lines["gain_usd"]
     net_income = pre_tax_income - income_tax - deferred.expense_usd
 
     cash_flow_project = ebitda - capex + proceeds - income_tax
@@ -579,7 +587,6 @@ def _project(b: ScenarioBatch) -> Projection:
     pv = lambda x: np.einsum("ij,ij->i", x, discount)  # noqa: E731
 
     pv_tokens = pv(lines["tokens"])
-    consumed = book_depreciation + impairment
     pv_consumed = pv(consumed)
     with np.errstate(divide="ignore", invalid="ignore"):
         per_mtok = TOKENS_PER_MTOK / np.where(pv_tokens > 0, pv_tokens, np.nan)
@@ -627,9 +634,6 @@ def _project(b: ScenarioBatch) -> Projection:
         rated_tokens_per_s=rated_tokens_per_s,
         installed_it_kw=installed_kw,
     )
-    ltv, _ = capital_mod.loan_to_value(
-        debt["balance_usd"], capex_total[:, None] - cumsum_months(consumed)
-    )
     metrics = {
         "lcot_usd_per_mtok": lcot,
         "tokens_total": lines["tokens"].sum(axis=1),
@@ -664,39 +668,43 @@ def _project(b: ScenarioBatch) -> Projection:
         "debt_usd": stack.metrics["debt_usd"],
         "dilution_shares": stack.metrics["dilution_shares"],
     }
-    monthly_lines = {
-        "gpus_in_service": lines["gpus_in_service"],
-        "tokens": lines["tokens"],
-        "revenue_usd": revenue,
-        "token_revenue_usd": lines["token_revenue_usd"],
-        "contract_revenue_usd": lines["contract_revenue_usd"],
-        "spot_revenue_usd": lines["spot_revenue_usd"],
-        "power_usd": lines["power_usd"],
-        "facility_usd": facility,
-        "opex_usd": lines["opex_usd"],
-        "capex_usd": capex,
-        "disposal_usd": proceeds,
-        "gain_on_disposal_usd": lines["gain_usd"],
-        "depreciation_usd": book_depreciation,
-        "impairment_usd": impairment,
-        "tax_depreciation_usd": tax_depreciation,
-        "interest_usd": interest,
-        "cash_interest_usd": debt["cash_interest_usd"],
-        "principal_usd": debt["principal_usd"],
-        "debt_service_usd": debt["debt_service_usd"],
-        "tax_usd": income_tax,
-        "deferred_tax_usd": deferred.expense_usd,
-        "deferred_tax_liability_usd": deferred.liability_usd,
-        "ebitda_usd": ebitda,
-        "net_income_usd": net_income,
-        "cash_flow_project_usd": cash_flow_project,
-        "cash_flow_equity_usd": cash_flow_equity,
-        "debt_balance_usd": debt["balance_usd"],
-        "dscr": dscr,
-        "llcr": coverage["llcr"],
-        "ltv": ltv,
-        "covenant_breach": (coverage["dscr_breach"] | coverage["llcr_breach"]).astype(float),
-    }
+    monthly_lines = {}
+    if monthly:
+        monthly_lines = {
+            "gpus_in_service": lines["gpus_in_service"],
+            "tokens": lines["tokens"],
+            "revenue_usd": revenue,
+            "token_revenue_usd": lines["token_revenue_usd"],
+            "contract_revenue_usd": lines["contract_revenue_usd"],
+            "spot_revenue_usd": lines["spot_revenue_usd"],
+            "power_usd": lines["power_usd"],
+            "facility_usd": facility,
+            "opex_usd": lines["opex_usd"],
+            "capex_usd": capex,
+            "disposal_usd": proceeds,
+            "gain_on_disposal_usd": lines["gain_usd"],
+            "depreciation_usd": book_depreciation,
+            "impairment_usd": impairment,
+            "tax_depreciation_usd": tax_depreciation,
+            "interest_usd": interest,
+            "cash_interest_usd": debt["cash_interest_usd"],
+            "principal_usd": debt["principal_usd"],
+            "debt_service_usd": debt["debt_service_usd"],
+            "tax_usd": income_tax,
+            "deferred_tax_usd": deferred.expense_usd,
+            "deferred_tax_liability_usd": deferred.liability_usd,
+            "ebitda_usd": ebitda,
+            "net_income_usd": net_income,
+            "cash_flow_project_usd": cash_flow_project,
+            "cash_flow_equity_usd": cash_flow_equity,
+            "debt_balance_usd": debt["balance_usd"],
+            "dscr": dscr,
+            "llcr": coverage["llcr"],
+            "ltv": capital_mod.loan_to_value(
+                debt["balance_usd"], capex_total[:, None] - cumsum_months(consumed)
+            )[0],
+            "covenant_breach": (coverage["dscr_breach"] | coverage["llcr_breach"]).astype(float),
+        }
     flags = {
         "no_tokens": ~(pv_tokens > 0),
         "no_irr_project": np.isnan(irr_project),
@@ -833,6 +841,7 @@ def _capital_rows(
 
     Schedules run on months since purchase (econ.depreciation's month 0 is the purchase month)
     and are shifted to the calendar at the end; market curves and usage are shifted the other way.
+    `ebitda` is a function giving each row's EBITDA (computed only for impairment tests).
     """
     n = b.rows
     since = lambda x: _advance(x, purchase)  # noqa: E731
@@ -904,7 +913,7 @@ def _capital_rows(
         expected_sale = np.where(
             np.isnan(sale_share), b["depreciation.salvage_share"][tested], sale_share
         )
-        flows = since(ebitda)[tested] * (m <= held[tested, None]) + np.where(
+        flows = since(ebitda())[tested] * (m <= held[tested, None]) + np.where(
             m == held[tested, None], (expected_sale * cost[tested])[:, None], 0.0
         )
         value_in_use = impairment_mod.remaining_present_value_usd(
