@@ -12,12 +12,14 @@ from hypothesis import strategies as st
 
 from econ import ScenarioBatch, project
 from econ.analysis.distributions import (
+    U_MIN,
     DistributionError,
     LogNormal,
     Normal,
     Pert,
     Triangular,
     Uniform,
+    beta_ppf,
     parse_distribution,
 )
 from econ.analysis.montecarlo import MonteCarloPlan, montecarlo, parse_correlations, parse_dists
@@ -91,6 +93,34 @@ def test_pert_mean_and_variance_reference():
     x = p.ppf(u)
     assert x.mean() == pytest.approx(7 / 3, rel=1e-3)
     assert x.var() == pytest.approx(p.var(), rel=1e-2)
+
+
+@pytest.mark.parametrize(
+    ("low", "mode", "high", "lamb"),
+    [
+        (30e3, 43e3, 60e3, 4),
+        (0, 1, 10, 4),
+        (0, 0, 1, 4),
+        (0, 1, 1, 4),
+        (0, 3, 9, 20),
+        (0, 3, 9, 0.1),
+    ],
+)
+def test_pert_quantile_table_matches_the_inverse_incomplete_beta(low, mode, high, lamb):
+    from scipy import special
+
+    p = Pert(float(low), float(mode), float(high), float(lamb))
+    u = random_unit(block_generator(5, 0), 20_000, 1)[:, 0]
+    u = np.concatenate([u, 2.0 ** -np.arange(1, 54), 1 - 2.0 ** -np.arange(2, 54), [U_MIN, 0.5]])
+    exact = special.betaincinv(p.alpha, p.beta, u)
+    x = beta_ppf(p.alpha, p.beta, u)
+    assert np.array_equal(p.ppf(u), p.low + (p.high - p.low) * x)
+    assert np.all(np.abs(x - exact) <= 1e-13 * np.minimum(exact, 1 - exact) + 2.0**-50)
+    # Each value depends on its point only (not on the array it comes in): chunking-proof.
+    assert np.array_equal(p.ppf(u), np.concatenate([p.ppf(u[:7]), p.ppf(u[7:])]))
+    # Outside the samplers' range: the ends, and NaN stays NaN.
+    assert np.array_equal(p.ppf(np.array([0.0, 1.0])), [p.low, p.high])
+    assert np.isnan(p.ppf(np.array([np.nan, 0.3])))[0]
 
 
 def test_lognormal_from_mean_and_sd_round_trips():

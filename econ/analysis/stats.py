@@ -67,6 +67,13 @@ class BlockMoments:
     @classmethod
     def _rows(cls, rows: np.ndarray) -> BlockMoments:
         finite = np.isfinite(rows)
+        if finite.all():  # the usual case: the same sums as below, without the masked copies
+            count = np.full(rows.shape[0], float(rows.shape[1]))
+            mean = rows.sum(axis=1) / count
+            deviation = rows - mean[:, None]
+            m2 = np.sum(deviation * deviation, axis=1)
+            below = np.count_nonzero(rows < 0, axis=1).astype(float)
+            return cls(count, mean, m2, rows.min(axis=1), rows.max(axis=1), below)
         count = finite.sum(axis=1).astype(float)
         with np.errstate(invalid="ignore", divide="ignore"):
             mean = np.where(count > 0, np.where(finite, rows, 0.0).sum(axis=1) / count, 0.0)
@@ -370,17 +377,17 @@ class SummaryAccumulator:
         out: dict[str, MetricSummary] = {}
         histograms = {}
         risk: dict[str, float | None] = {}
+        tail_q = 1 - risk_level
         for name in names:
             moments = BlockMoments.concat(self.moments[s][name] for s in starts)
             count, mean, m2, lo, hi, below = moments.total()
             if exact:
                 values = np.concatenate([self.values[s][name] for s in starts])
                 finite = values[np.isfinite(values)]
-                qs = (
-                    np.quantile(finite, quantiles)
-                    if finite.size
-                    else np.full(len(quantiles), np.nan)
-                )
+                # One selection for the reported quantiles and, for the risk metric, the tail one.
+                asked = (*quantiles, tail_q) if name == risk_metric else quantiles
+                qs = np.quantile(finite, asked) if finite.size else np.full(len(asked), np.nan)
+                qs, tail_cut = qs[: len(quantiles)], qs[-1]
                 histograms[name] = _histogram(finite, histogram_bins) if finite.size else None
             else:
                 sketch = self.sketches[name]
@@ -398,9 +405,8 @@ class SummaryAccumulator:
                 below_zero=int(below),
             )
             if name == risk_metric and count:
-                tail_q = 1 - risk_level
                 if exact:
-                    cut = float(np.quantile(finite, tail_q))
+                    cut = float(tail_cut)
                     shortfall = float(finite[finite <= cut].mean())
                 else:
                     cut = float(sketch.quantile(tail_q)[0])
