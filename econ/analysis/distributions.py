@@ -196,8 +196,9 @@ def beta_ppf(alpha: float, beta: float, u: np.ndarray) -> np.ndarray:
     tables of the quantile function (`_beta_table`): about 16 ns per point against 1.2 us for
     the iterative inverse regularized incomplete beta function (scipy.special.betaincinv), and
     within `BETA_TABLE_TOLERANCE` of it (a few units in the last place); other points, and
-    shapes whose table misses that tolerance, go through betaincinv itself. Which path a point takes depends on the point and the shapes only,
-    never on the array size, so a scenario's value does not depend on the chunking.
+    shapes whose table misses that tolerance, go through betaincinv itself. Which path a point
+    takes depends on the point and the shapes only, never on the array size, so a scenario's
+    value does not depend on the chunking.
     """
     table = _beta_table(float(alpha), float(beta))
     fast = (u >= U_MIN) & (u <= 1.0 - U_MIN)
@@ -232,7 +233,8 @@ class _BetaTable:
     The incomplete beta function is x**alpha times a function analytic at 0 (B_x(a, b) =
     x**a / a 2F1(a, 1 - b; a + 1; x), DLMF 8.17.7), so the quantile is analytic in
     v = u**(1/alpha), with x(0) = 0 and x ~ (u alpha B(alpha, beta))**(1/alpha) near 0: on
-    u <= 1/2 the table holds x / v as polynomials in v on `BETA_TABLE_PIECES` equal pieces of [U_MIN**(1/alpha), 2**(-1/alpha)].
+    u <= 1/2 the table holds x / v as polynomials in v on `BETA_TABLE_PIECES` equal pieces of
+    [U_MIN**(1/alpha), 2**(-1/alpha)].
     On u > 1/2 the same is done for 1 - x = quantile of beta(beta, alpha) at 1 - u (I_x(a, b) =
     1 - I_(1-x)(b, a)), so both tails keep their relative accuracy. Each piece interpolates
     betaincinv at the piece's Chebyshev points (Trefethen, *Approximation Theory and
