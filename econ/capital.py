@@ -34,7 +34,7 @@ from econ.financing import (
     index_rate_annual,
     loan_schedule,
 )
-from econ.units import MONTHS_PER_YEAR, annual_rate
+from econ.units import MONTHS_PER_YEAR, annual_rate, power_path
 
 TRANCHE_TYPES = (
     "term_loan",
@@ -1102,8 +1102,8 @@ def coverage_ratios(
     # The last month with debt outstanding is followed by its repayment month.
     end = np.minimum(end + 1, np.asarray(last))
     rate = np.broadcast_to(np.asarray(rate_monthly, dtype=float), (n,))
-    rate = np.where(np.isfinite(rate), rate, 0.0)[:, None]
-    discount = np.exp(-m * np.log1p(rate))
+    rate = np.where(np.isfinite(rate), rate, 0.0)
+    discount = power_path(1.0 + rate, -np.arange(T))
     weighted = np.where(m <= end[:, None], cfads * discount, 0.0)
     later = remaining_sum_months(weighted) - weighted
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
@@ -1162,6 +1162,10 @@ def loan_to_value(balance_usd, value_usd, ltv_ceiling=None):
     return ltv, ~np.isnan(ltv) & (ltv > ceiling)
 
 
+def _nanmin(x):
+    return np.fmin.reduce(x, axis=1)  # NaN only where a row is all NaN
+
+
 def wacc_after_tax(debt_usd, debt_cost_annual, equity_usd, equity_cost_annual, tax_rate):
     """After-tax weighted average cost of capital [1/year].
 
@@ -1205,8 +1209,7 @@ def _trailing_sum(x, w):
     return c
 
 
-def _nanmin(x):
-    return np.fmin.reduce(x, axis=1)  # NaN only where a row is all NaN
+
 
 
 __all__ = [
