@@ -86,14 +86,17 @@ def level_payment_balance(principal_usd, rate_monthly, term_months, months):
     p = np.asarray(principal_usd, dtype=float)[:, None]
     i = np.asarray(rate_monthly, dtype=float)[:, None]
     n = np.asarray(term_months, dtype=float)[:, None]
-    m = np.minimum(np.asarray(months, dtype=float)[None, :], n)
+    months = np.asarray(months, dtype=float)
     # expm1/log1p keep full precision for tiny rates, where (1+i)^n - 1 would round to 0.
     log_growth = np.log1p(i)
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         growth_n = np.expm1(n * log_growth)
-        share = (growth_n - np.expm1(m * log_growth)) / growth_n
+        growth_m = np.multiply.outer(log_growth[:, 0], months)
+        np.expm1(growth_m, out=growth_m)
+        # After the term the share is 0: growth_m passes growth_n there, and is clipped.
+        share = np.maximum((growth_n - growth_m) / growth_n, 0.0)
         if np.any(i == 0.0):
-            share = np.where(i == 0.0, 1.0 - m / n, share)
+            share = np.where(i == 0.0, 1.0 - np.minimum(months[None, :], n) / n, share)
     return p * share
 
 
