@@ -1038,35 +1038,39 @@ def schedule_mixed(
     cost = np.atleast_1d(np.asarray(cost_usd, dtype=float))
     n = cost.shape[0]
     names = _rows(method, n, "method", dtype=object)
-    unknown = sorted({str(x) for x in names.tolist()} - set(METHOD_NAMES))
+    distinct = list(dict.fromkeys(names.tolist()))  # in order of appearance
+    unknown = sorted({str(x) for x in distinct} - set(METHOD_NAMES))
     if unknown:
         raise DepreciationError(
             f"unknown depreciation method {unknown[0]!r}; valid methods: " + ", ".join(METHOD_NAMES)
         )
     m = _months(months)
-    out = np.zeros((n, m.size))
+    out = np.zeros((n, m.size)) if len(distinct) > 1 else None
 
     def take(value, rows):
-        if value is None:
-            return None
+        if value is None or rows is None:
+            return value
         arr = np.asarray(value)
         return arr[rows] if arr.ndim >= 1 and arr.shape[0] == n else value
 
-    for name in dict.fromkeys(names.tolist()):  # distinct methods, in order of appearance
-        rows = np.flatnonzero(names == name)
+    for name in distinct:
+        rows = None if len(distinct) == 1 else np.flatnonzero(names == name)  # None: all
         kwargs = {k: take(v, rows) for k, v in params.items()}
         if name == "custom" and "custom_percent" in kwargs:
             pct = np.atleast_2d(np.asarray(kwargs["custom_percent"], dtype=float))
             keep = max(1, int(np.max(np.flatnonzero(pct.any(axis=0)), initial=0)) + 1)
             kwargs["custom_percent"] = pct[:, :keep]
-        out[rows] = schedule(
+        schedule_rows = schedule(
             MethodSettings(method=name, **kwargs),
-            cost[rows],
+            take(cost, rows),
             m,
             usage=take(usage, rows),
             value_curve=take(value_curve, rows),
             tables=tables,
         )
+        if rows is None:
+            return schedule_rows
+        out[rows] = schedule_rows
     return out
 
 
