@@ -1045,7 +1045,7 @@ def schedule_mixed(
             f"unknown depreciation method {unknown[0]!r}; valid methods: " + ", ".join(METHOD_NAMES)
         )
     m = _months(months)
-    out = np.zeros((n, m.size)) if len(distinct) > 1 else None
+    out = np.zeros((n, m.size)) if len(distinct) != 1 else None
 
     def take(value, rows):
         if value is None or rows is None:
