@@ -691,3 +691,168 @@ def test_irr_batch_does_not_stop_at_minus_one():
     # integrating the capital stack; Newton in log(1 + r) once converged falsely at r = -1).
     rates = excel.irr_batch(np.array([[-1000.0, 0.0, 0.0, 10.0]]))
     assert rates[0] == pytest.approx(0.01 ** (1 / 3) - 1, rel=1e-12)
+
+
+# ---------------------------------------------------------------------------------------------
+# irr_batch: the screened scan of the rate grid (several sign changes) and the Newton start
+# from the coarse scan (one sign change)
+# ---------------------------------------------------------------------------------------------
+
+
+def _value_form(flows: np.ndarray, rates: np.ndarray) -> np.ndarray:
+    """NPV (r >= 0) or NPV compounded to the last period (r < 0), (n, K): the sign of the NPV
+    without overflow, evaluated independently of econ.excel."""
+    T = flows.shape[1]
+    t = np.arange(T, dtype=float)[:, None]
+    y = 1.0 + rates[None, :]
+    with np.errstate(over="ignore"):
+        return flows @ np.where(rates[None, :] < 0, y ** (T - 1 - t), y ** -t)
+
+
+def _dense_scan_nearest(flows: np.ndarray, guess: np.ndarray) -> np.ndarray:
+    """Brute force of the documented rule: evaluate every one of the 641 grid rates, take the
+    sign change nearest the guess (a zero counts as negative, the left one on a tie) and
+    bisect inside that cell."""
+    grid = excel._SCAN_RATES
+    values = _value_form(flows, grid)
+    out = np.full(flows.shape[0], np.nan)
+    for i, (row, g) in enumerate(zip(values, np.asarray(guess, dtype=float), strict=True)):
+        cells = np.flatnonzero((row[:-1] > 0) != (row[1:] > 0))
+        if cells.size == 0:
+            continue
+        distance = np.where(grid[cells + 1] < g, g - grid[cells + 1],
+                            np.maximum(grid[cells] - g, 0.0))
+        k = cells[np.argmin(distance)]  # argmin takes the first, i.e. the left, on a tie
+        if row[k] == 0 or row[k + 1] == 0:
+            out[i] = grid[k] if row[k] == 0 else grid[k + 1]
+            continue
+        lo, hi, f_lo = grid[k], grid[k + 1], row[k]
+        for _ in range(100):
+            mid = 0.5 * (lo + hi)
+            f_mid = _value_form(flows[i:i + 1], np.array([mid]))[0, 0]
+            if (f_mid > 0) == (f_lo > 0):
+                lo, f_lo = mid, f_mid
+            else:
+                hi = mid
+        out[i] = 0.5 * (lo + hi)
+    return out
+
+
+def _several_sign_changes(seed: int, n: int, periods: int) -> np.ndarray:
+    """Series with two or more sign changes of the kinds the engine and users produce."""
+    rng = np.random.default_rng(seed)
+    kind = seed % 4
+    if kind == 0:  # - + - : capex, operating margins, negative months at the end
+        capex = rng.uniform(1e3, 1e7, n)
+        flows = capex[:, None] * rng.uniform(0.0, 0.08, (n, periods))
+        flows[:, 0] = -capex
+        tail = np.arange(periods) >= rng.integers(1, periods, n)[:, None]
+        flows[tail] *= -rng.uniform(0.05, 2.0)
+    elif kind == 1:  # noise
+        flows = rng.normal(0.0, 1.0, (n, periods)) * 10.0 ** rng.uniform(-3, 6)
+    elif kind == 2:  # chosen roots, some close together, some near -1 or far out
+        flows = np.zeros((n, periods))
+        for i in range(n):
+            roots = rng.choice([-0.9999, -0.5, -0.01, 0.0, 0.003, 0.1, 0.1004, 0.4, 3.0, 80.0],
+                               size=min(periods - 1, 3), replace=False)
+            poly = np.poly(1.0 + roots) * 10.0 ** rng.uniform(-2, 6)
+            flows[i, :poly.size] = poly
+    else:  # - + - with trailing zeros (series of different horizons in one batch)
+        flows = _several_sign_changes(seed - 3, n, periods)
+        flows[np.arange(periods) >= periods - rng.integers(0, periods // 2 + 1, n)[:, None]] = 0
+    return flows
+
+
+@given(seed=st.integers(0, 2**32 - 1), periods=st.integers(3, 80))
+@SETTINGS
+def test_irr_batch_several_sign_changes_match_a_dense_scan_of_the_grid(seed, periods):
+    flows = _several_sign_changes(seed, 40, periods)
+    rng = np.random.default_rng(seed + 1)
+    guess = rng.choice([0.01, -0.5, 0.15, 2.0], 40) + rng.uniform(-0.01, 0.01, 40)
+    several = excel._sign_structure(flows)[0] & ~excel._sign_structure(flows)[1]
+    got = excel.irr_batch(flows, guess)[several]
+    expected = _dense_scan_nearest(flows[several], guess[several])
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(expected))
+    np.testing.assert_allclose(got, expected, rtol=1e-9, atol=1e-9)
+
+
+@given(seed=st.integers(0, 2**32 - 1), periods=st.integers(2, 80))
+@SETTINGS
+def test_screened_cells_have_one_sign_on_every_grid_rate(seed, periods):
+    # Soundness of the bound that lets irr_batch skip most of the grid: a coarse cell it
+    # clears shows no sign change (and no zero) at any grid rate inside.
+    flows = _several_sign_changes(seed, 60, periods)
+    rng = np.random.default_rng(seed)
+    if periods >= 3:  # nearly a double root
+        flows[::7] = 0.0
+        flows[::7, :3] = [-100.0, 230.0, -132.25 * (1 + rng.uniform(-1e-9, 1e-9))]
+    tables = excel._grid_tables(periods)
+    values = _value_form(flows, excel._SCAN_RATES)
+    nodes = excel._SCREEN_NODES
+    certain = excel._sign_certain(flows, np.arange(flows.shape[0]), values[:, nodes], tables)
+    for j in range(nodes.size - 1):
+        inside = values[:, nodes[j]:nodes[j + 1] + 1]
+        one_sign = (inside > 0).all(axis=1) | (inside < 0).all(axis=1)
+        assert one_sign[certain[:, j]].all()
+
+
+def test_screening_clears_most_cells_of_project_like_series():
+    flows = _several_sign_changes(4, 500, 73)  # kind 0: - + -
+    tables = excel._grid_tables(73)
+    values = flows @ tables.coarse
+    assert excel._sign_certain(flows, np.arange(500), values, tables).mean() > 0.9
+
+
+def test_irr_batch_minus_plus_minus_without_a_root_is_nan():
+    # NPV = -100 + 230 x - 133 x**2 with x = 1/(1+r): discriminant 230**2 - 4*100*133 < 0.
+    assert np.isnan(excel.irr_batch(np.array([[-100.0, 230.0, -133.0]]))[0])
+    with pytest.raises(ExcelFunctionError, match="internal rate of return"):
+        excel.irr([-100.0, 230.0, -133.0])
+    # A double root (x = 230/264.5, r = 0.15) is no sign change: invisible to the scan.
+    assert np.isnan(excel.irr_batch(np.array([[-100.0, 230.0, -132.25]]))[0])
+
+
+def test_irr_batch_several_roots_returns_the_one_nearest_the_guess():
+    cubic = np.poly([1.05, 1.1, 1.3])  # future value (y - 1.05)(y - 1.1)(y - 1.3), y = 1 + r
+    got = excel.irr_batch(np.tile(cubic, (4, 1)), [-0.5, 0.08, 0.25, 2.0])
+    np.testing.assert_allclose(got, [0.05, 0.1, 0.3, 0.3], atol=1e-12)
+    # NPV = (1 - x)(1 - 2x): roots r = 0 (a grid rate, where the NPV is exactly 0) and r = 1.
+    got = excel.irr_batch(np.array([[1.0, -3.0, 2.0]] * 2), [0.01, 0.9])
+    np.testing.assert_allclose(got, [0.0, 1.0], atol=1e-12)
+    # Monthly project flows: capex, 36 months of margin, then 12 months of losses.
+    flows = np.r_[-1000.0, np.full(36, 45.0), np.full(12, -30.0)]
+    low, high = excel.irr_batch(np.tile(flows, (2, 1)), [-0.05, 0.5])
+    for r in (low, high):
+        assert abs(excel.npv_batch(r, flows)) <= 1e-9 * np.abs(flows).sum()
+    assert low < 0.0 < high
+    np.testing.assert_allclose([low, high], _dense_scan_nearest(np.tile(flows, (2, 1)),
+                                                                [-0.05, 0.5]), atol=1e-12)
+
+
+def test_irr_batch_single_sign_change_is_newton_from_any_start():
+    # One sign change: one root, whatever start Newton takes (the coarse scan's, or the
+    # guess when the root lies beyond the scanned rates).
+    flows = _gpu_like(200, 61, seed=5)
+    block = excel._PeriodicBlock(np.ascontiguousarray(flows.T))
+    from_guess = excel._newton(block, np.full(200, 0.01))
+    np.testing.assert_allclose(excel.irr_batch(flows), from_guess, rtol=1e-12, atol=1e-13)
+    assert excel.irr_batch(np.array([[-1.0, 5000.0]]))[0] == pytest.approx(4999.0, rel=1e-12)
+    # Trailing zeros (a short series in a batch of long ones) change nothing, although the
+    # compounded NPV underflows to exactly 0 at the lowest grid rates.
+    padded = np.zeros((200, 121))
+    padded[:, :61] = flows
+    np.testing.assert_allclose(excel.irr_batch(padded), from_guess, rtol=1e-12, atol=1e-13)
+    tiny = np.r_[-5000.0, np.full(12, 0.7665), np.zeros(54)]
+    assert excel.irr_batch(tiny[None, :])[0] == pytest.approx(
+        excel.irr_batch(tiny[None, :13])[0], rel=1e-12)
+
+
+def test_irr_batch_newton_does_not_stop_where_the_slope_overflows():
+    # From r0 ~ -0.99724, x = 1/(1+r0) has x**120 ~ 1e307: the NPV is finite but its slope
+    # overflows, and Newton's step f/df = -0 looked like convergence at r0.
+    flows = np.zeros((1, 121))
+    flows[0, 0], flows[0, -1] = -1.0, 2.0
+    r0 = 10.0 ** (-307 / 120) - 1
+    block = excel._PeriodicBlock(np.ascontiguousarray(flows.T))
+    assert np.isnan(excel._newton(block, np.array([r0]))[0])
+    assert excel.irr_batch(flows, r0)[0] == pytest.approx(2 ** (1 / 120) - 1, rel=1e-12)
