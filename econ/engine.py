@@ -26,7 +26,7 @@ from econ import power as power_mod
 from econ.arrays import cumsum_months
 from econ.batch import ScenarioBatch, field_kinds
 from econ.capital import stack_schedule
-from econ.excel import irr_batch
+from econ.excel import irr_batch, several_sign_changes
 from econ.financing import level_payment_schedule
 from econ.memory import keep_freed_memory
 from econ.scenario.depreciation_models import METHOD_ARRAY_FIELDS
@@ -715,8 +715,8 @@ def _project(b: ScenarioBatch, monthly: bool = True) -> Projection:
         "no_debt": stack.metrics["debt_usd"] <= 0,
         "dscr_below_1": coverage["min_dscr"] < 1.0,
         "covenant_breach": coverage["breach_months"] > 0,
-        "irr_project_not_unique": ~np.isnan(irr_project) & _several_sign_changes(cash_flow_project),
-        "irr_equity_not_unique": ~np.isnan(irr_equity) & _several_sign_changes(cash_flow_equity),
+        "irr_project_not_unique": ~np.isnan(irr_project) & several_sign_changes(cash_flow_project),
+        "irr_equity_not_unique": ~np.isnan(irr_equity) & several_sign_changes(cash_flow_equity),
     }
     flags["debt_settled_at_end"] = debt["settlement_usd"].sum(axis=1) > 0.005
     contracted_kw, peak_it_kw = at_first(b["facility.contracted_kw"]), lines["it_kw"].max(axis=1)
@@ -1179,22 +1179,6 @@ def _vintage_table(b: ScenarioBatch, rows: dict, gpu_count, retire, discount) ->
             "lcot_usd_per_mtok": lcot,
         }
     ).set_index(["scenario", "vintage"])
-
-
-def _several_sign_changes(cash_flow):
-    """True where a row's cash flow changes sign more than once, zeros skipped [bool (n,)].
-
-    Then the IRR need not be unique (Descartes' rule of signs). A row changes sign at most once
-    exactly when all its negative flows come before all its positive ones, or the reverse.
-    """
-    positive, negative = cash_flow > 0, cash_flow < 0
-    last = cash_flow.shape[1] - 1
-    first_positive, first_negative = positive.argmax(axis=1), negative.argmax(axis=1)
-    last_positive = last - positive[:, ::-1].argmax(axis=1)
-    last_negative = last - negative[:, ::-1].argmax(axis=1)
-    both = positive.any(axis=1) & negative.any(axis=1)
-    once = (last_negative < first_positive) | (last_positive < first_negative)
-    return both & ~once
 
 
 def _payback_months(cash_flow, active):

@@ -56,6 +56,7 @@ __all__ = [
     "ppmt",
     "pv",
     "rate",
+    "several_sign_changes",
     "sln",
     "syd",
     "vdb",
@@ -1641,6 +1642,20 @@ def _screened_nearest(flows: np.ndarray, rows: np.ndarray, values: np.ndarray,
                            _SCAN_RHO[k], _SCAN_RHO[k + 1], fa, fb)
     todo = ~zero
     return out, row[todo], start[todo], a[todo], b[todo], fa[todo], fb[todo]
+
+
+def several_sign_changes(cash_flows) -> np.ndarray:
+    """True where a series changes sign more than once, zeros skipped [bool (n_series,)].
+
+    Its IRR need not then be unique (Descartes' rule of signs): :func:`irr_batch` returns the
+    root nearest its guess.
+
+    Parameters
+    ----------
+    cash_flows : array_like (n_series, n_periods)
+    """
+    both, single = _sign_structure(np.asarray(cash_flows, dtype=float))
+    return both & ~single
 
 
 def _solve_periodic(flows: np.ndarray, guess: np.ndarray) -> np.ndarray:

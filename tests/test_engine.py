@@ -356,12 +356,12 @@ def test_seed_case_inputs():
 
 
 def test_sign_changes_skip_zeros():
-    from econ.engine import _several_sign_changes
+    from econ.excel import several_sign_changes
 
     flows = np.array(
         [[-100.0, 0.0, 230.0, 0.0, -132.0], [-1.0, 0.0, 0.0, 2.0, 3.0], [0.0, 0.0, 0.0, 0.0, 0.0]]
     )
-    assert _several_sign_changes(flows).tolist() == [True, False, False]
+    assert several_sign_changes(flows).tolist() == [True, False, False]
 
 
 def test_irr_with_several_sign_changes_is_flagged():
