@@ -1068,7 +1068,7 @@ def coverage_ratios(
     -------
     dict
         (n, T): ``dscr``, ``dscr_test``, ``llcr`` [x] (NaN where undefined), ``dscr_breach``,
-        ``llcr_breach`` [bool]; (n,): ``min_dscr``, ``min_dscr_test``, ``min_llcr`` [x],
+        ``llcr_breach`` [bool]; (n,): ``min_dscr``, ``min_llcr`` [x],
         ``breach_months`` (months with either breach), ``first_breach_month`` (NaN: none).
 
     References
@@ -1113,7 +1113,7 @@ def coverage_ratios(
         floor = None if floor is None else np.broadcast_to(np.asarray(floor, dtype=float), (n,))
         if floor is None or np.isnan(floor).all():
             return np.zeros((n, T), dtype=bool)
-        return ~np.isnan(ratio) & ~np.isnan(floor[:, None]) & (ratio < floor[:, None])
+        return ratio < floor[:, None]  # False where either is NaN
 
     dscr_breach = breach(dscr_test, dscr_floor)
     llcr_breach = breach(llcr, llcr_floor)
@@ -1125,7 +1125,6 @@ def coverage_ratios(
         "dscr_breach": dscr_breach,
         "llcr_breach": llcr_breach,
         "min_dscr": _nanmin(dscr),
-        "min_dscr_test": _nanmin(dscr_test),
         "min_llcr": _nanmin(llcr),
         "breach_months": either.sum(axis=1),
         "first_breach_month": np.where(either.any(axis=1), np.argmax(either, axis=1), np.nan),
