@@ -86,6 +86,19 @@ def test_dask_local_cluster_with_two_worker_processes(serial_result, dask_execut
     assert result.metadata["engine"]["engine"] == "dask"
 
 
+def _malloc_environment():
+    import os
+
+    return {k: os.environ.get(k) for k in ("MALLOC_ARENA_MAX", "MALLOC_TRIM_THRESHOLD_")}
+
+
+def test_dask_local_workers_get_one_malloc_arena_and_no_trim_threshold(dask_executor):
+    seen = dask_executor._client.run(_malloc_environment)
+    assert len(seen) == 2
+    for environment in seen.values():
+        assert environment == {"MALLOC_ARENA_MAX": "1", "MALLOC_TRIM_THRESHOLD_": None}
+
+
 def test_dask_sweep_and_errors_raised_in_workers(dask_executor):
     grid = {"depreciation.life_years": [2, 3], "utilization.share": [0.5, 0.7, 0.9]}
     local = sweep(BASE, grid=grid, chunk_size=2)
