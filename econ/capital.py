@@ -1014,8 +1014,8 @@ def equity_returns(equity_cash_flow_usd, min_contribution_usd=0.0):
     return measures).
     """
     flows = np.asarray(equity_cash_flow_usd, dtype=float)
-    contributions = -np.where(flows < 0, flows, 0.0).sum(axis=1)
-    distributions = np.where(flows > 0, flows, 0.0).sum(axis=1)
+    contributions = -np.fmin(flows, 0.0).sum(axis=1)  # (fmin: a NaN flow counts as 0)
+    distributions = np.fmax(flows, 0.0).sum(axis=1)
     enough = contributions > np.maximum(np.asarray(min_contribution_usd, dtype=float), 0.0)
     irr_monthly = irr_batch(flows)
     with np.errstate(invalid="ignore", divide="ignore"):

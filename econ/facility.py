@@ -18,7 +18,9 @@ cooling and power capacity; metered energy is passed through at the utility pric
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 
@@ -297,14 +299,27 @@ class FacilityCosts:
     book_value_end_usd : array (n,)  capex less depreciation to the horizon [USD]
     contracted_kw : array (n, T)  colocation capacity billed (0 for an owned facility) [kW]
     stranded_kw : array (n, T)  capacity paid for (contracted, or built) and not drawn [kW]
+
+    The capacity lines are computed when first read (the projection engine does not read them).
     """
 
     facility_usd: np.ndarray
     capex_usd: np.ndarray
     depreciation_usd: np.ndarray
     book_value_end_usd: np.ndarray
-    contracted_kw: np.ndarray
-    stranded_kw: np.ndarray
+    _capacity: Callable[[], tuple[np.ndarray, np.ndarray]] = field(repr=False)
+
+    @cached_property
+    def _capacity_lines(self) -> tuple[np.ndarray, np.ndarray]:
+        return self._capacity()
+
+    @property
+    def contracted_kw(self) -> np.ndarray:
+        return self._capacity_lines[0]
+
+    @property
+    def stranded_kw(self) -> np.ndarray:
+        return self._capacity_lines[1]
 
 
 def facility_costs(
@@ -393,14 +408,19 @@ def facility_costs(
             straight_line_usd_per_month(build, life_years, months)
             + straight_line_usd_per_month(retrofit, retrofit_life_years, months)
         ) * active
-    built_kw = np.where(owned_col, _per_scenario(critical) * service, contracted)
+    def capacity():
+        built_kw = np.where(owned_col, _per_scenario(critical) * service, contracted)
+        return (
+            np.where(owned_col, 0.0, contracted),
+            stranded_kw(built_kw, drawn_it_kw) * service,
+        )
+
     return FacilityCosts(
         facility_usd=np.where(owned_col, maintenance, rent) if owned.any() else rent,
         capex_usd=np.where(m == 0, _per_scenario(capex_total), 0.0),
         depreciation_usd=depreciation,
         book_value_end_usd=book_value_usd(capex_total, depreciation),
-        contracted_kw=np.where(owned_col, 0.0, contracted),
-        stranded_kw=stranded_kw(built_kw, drawn_it_kw) * service,
+        _capacity=capacity,
     )
 
 
