@@ -1035,8 +1035,8 @@ def _single_loan(b, first, horizon, months, capex_usd, tax_rate, discount_annual
         debt_usd, rate_monthly, b["financing.debt_term_months"][first], months, last_month=horizon
     )
     principal = scheduled + settlement
-    draws = np.zeros_like(interest)
-    draws[:, 0] = debt_usd
+    financing = -(interest + principal)
+    financing[:, 0] += debt_usd  # drawn in month 0
     lines = {
         "interest_expense_usd": interest,
         "cash_interest_usd": interest,
@@ -1044,7 +1044,7 @@ def _single_loan(b, first, horizon, months, capex_usd, tax_rate, discount_annual
         "settlement_usd": settlement,
         "debt_service_usd": interest + scheduled,
         "balance_usd": balance,
-        "financing_cash_flow_usd": draws - interest - principal,
+        "financing_cash_flow_usd": financing,
     }
     cost_of_debt = np.where(debt_usd > 0, annual_rate(rate_monthly), 0.0)
     equity_usd = capex_usd - debt_usd

@@ -112,9 +112,11 @@ def level_payment_schedule(principal_usd, rate_monthly, term_months, months, las
     """
     balance = level_payment_balance(principal_usd, rate_monthly, term_months, months)
     opening = np.concatenate([balance[:, :1], balance[:, :-1]], axis=1)
-    started = np.asarray(months)[None, :] >= 1
-    interest = opening * np.asarray(rate_monthly, dtype=float)[:, None] * started
-    principal = (opening - balance) * started
+    interest = opening * np.asarray(rate_monthly, dtype=float)[:, None]
+    principal = opening - balance
+    draw_month = np.asarray(months) < 1  # payments start in month 1
+    interest[:, draw_month] = 0.0
+    principal[:, draw_month] = 0.0
     balloon = np.zeros_like(balance)
     if last_month is not None:
         m = np.asarray(months)[None, :]
