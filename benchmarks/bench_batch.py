@@ -157,7 +157,7 @@ def main() -> None:
             f"{args.n / dask_s:,.0f} | |"
         )
         notes.append(
-            f"- Scaling efficiency on 2 Dask workers: **{efficiency:.0%}** (target >= 80%); "
+            f"- Scaling efficiency on 2 Dask workers: **{efficiency:.1%}** (target >= 80%); "
             f"cluster start-up {startup_s:.1f} s not counted. Summaries identical to the serial "
             f"run: {same}."
         )

@@ -250,9 +250,11 @@ def _json_number(value) -> float | int | None:
     return int(value) if value.is_integer() and abs(value) < 2**53 else value
 
 
-CHUNK_SCENARIOS = 8192
-"""Scenarios projected at once: the (scenarios x months) arrays of a chunk stay in cache, which
-makes a large batch about four times faster than one pass (benchmarks/bench_engine.py)."""
+CHUNK_SCENARIOS = 4096
+"""Scenarios projected at once. A chunk's (scenarios x months) arrays (2.4 MB at 73 months) stay
+in the CPU caches far more than a whole batch's would, which makes a large batch several times
+faster than one pass; 4,096 is as fast as 8,192 in one process and loses less to the other
+process when two share the caches, as two Dask workers do (measured, docs/benchmarks.md)."""
 KEEP_MEMORY_FROM_SCENARIOS = 1024
 """Batches this large switch on `econ.memory.keep_freed_memory` (once per process)."""
 

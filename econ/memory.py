@@ -1,10 +1,11 @@
 """Process memory settings for large batches.
 
-A projection chunk allocates and frees a few hundred (8192, 73) float arrays of 4.8 MB each. By
+A projection chunk allocates and frees a few hundred (4096, 73) float arrays of 2.4 MB each. By
 default glibc maps each such array fresh from the kernel (its mmap threshold starts at 128 kB
 and adapts only up to the last freed size) and gives memory at the top of the heap back when
 more than twice that is free, so most new arrays arrive unmapped and every 4 kB page faults on
-first write: about a tenth of the engine's time on the project's machine (docs/benchmarks.md).
+first write: the engine runs about 1.2x as fast without those faults on the project's machine
+(benchmarks/bench_engine.py measures both, docs/benchmarks.md).
 `keep_freed_memory` asks glibc (mallopt, see mallopt(3)) to serve blocks up to 32 MB from the
 heap and to keep up to 512 MB of freed heap for reuse: the same arrays then reuse pages already
 mapped. The cost is that a process that ran a large batch holds up to 512 MB more than it uses.

@@ -33,7 +33,7 @@ from econ.scenario.io import dumps
 from econ.scenario.models import Scenario
 
 DEFAULT_CHUNK_SIZE = 16_384
-"""Rows per chunk: 4 sampling blocks, 2 of the engine's own chunks (econ.engine.CHUNK_SCENARIOS)."""
+"""Rows per chunk: 4 sampling blocks, 4 of the engine's own chunks (econ.engine.CHUNK_SCENARIOS)."""
 EXACT_LIMIT = 1_000_000
 """Largest run whose quantiles are exact (all values kept); above it a sketch is used."""
 
