@@ -9,7 +9,7 @@ In one run:
 4. the per-scenario ratio against the naive per-scenario pandas ledger of bench_engine.py.
 
     .venv/bin/python benchmarks/bench_batch.py [--n 1000000] [--big 10000000] [--naive 300]
-        [--repeat 2] [--skip-dask] [--skip-memory] [--skip-naive]
+        [--repeat 3] [--skip-dask] [--skip-memory] [--skip-naive]
 
 The serial run also reports how its time splits between the engine (econ.engine.project) and
 everything around it (sampling, validation, batch set-up, summaries). Writes
@@ -113,7 +113,7 @@ def main() -> None:
     parser.add_argument("--big", type=int, default=10_000_000)
     parser.add_argument("--naive", type=int, default=300)
     parser.add_argument(
-        "--repeat", type=int, default=2, help="serial and Dask runs each; the fastest counts"
+        "--repeat", type=int, default=3, help="serial and Dask runs each; the fastest counts"
     )
     parser.add_argument("--skip-dask", action="store_true", help="no Dask LocalCluster run")
     parser.add_argument("--skip-memory", action="store_true", help="no --big peak-memory run")
