@@ -92,11 +92,29 @@ def _malloc_environment():
     return {k: os.environ.get(k) for k in ("MALLOC_ARENA_MAX", "MALLOC_TRIM_THRESHOLD_")}
 
 
+def _quiet_settings():
+    import dask
+
+    from econ.analysis.executors import QUIET_CLUSTER
+
+    return {key: dask.config.get(key) for key in QUIET_CLUSTER}
+
+
 def test_dask_local_workers_get_one_malloc_arena_and_no_trim_threshold(dask_executor):
     seen = dask_executor._client.run(_malloc_environment)
     assert len(seen) == 2
     for environment in seen.values():
         assert environment == {"MALLOC_ARENA_MAX": "1", "MALLOC_TRIM_THRESHOLD_": None}
+
+
+def test_dask_local_workers_run_without_profiler_and_stealing(dask_executor):
+    from econ.analysis.executors import QUIET_CLUSTER
+
+    seen = dask_executor._client.run(_quiet_settings)
+    assert len(seen) == 2
+    for settings in seen.values():
+        assert settings == QUIET_CLUSTER
+    assert QUIET_CLUSTER["distributed.worker.profile.enabled"] is False
 
 
 def test_dask_sweep_and_errors_raised_in_workers(dask_executor):
