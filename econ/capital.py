@@ -1204,7 +1204,7 @@ def wacc_after_tax(debt_usd, debt_cost_annual, equity_usd, equity_cost_annual, t
 def _trailing_sum(x, w):
     """Sum over the last ``w`` months, each month included (fewer at the start) (n, T)."""
     c = cumsum_months(x)
-    c[:, w:] -= c[:, :-w].copy()
+    c[:, w:] -= c[:, :-w]  # (numpy buffers the overlapping operands)
     return c
 
 

@@ -1236,6 +1236,11 @@ def dispose(
         carrying = cost[:, None] - cumsum_months(spent)
     else:  # the same through the retirement month, which is all that is used
         carrying = np.asarray(carrying_usd, dtype=float)
+        if carrying.shape != dep.shape:
+            raise DepreciationError(
+                f"carrying_usd has shape {carrying.shape}: expected the depreciation's "
+                f"(scenarios, months) = {dep.shape}"
+            )
     at_sale = m[None, :] == r_idx
     proceeds = np.where(at_sale, sale[:, None], 0.0)
     gain = np.where(at_sale, sale[:, None] - carrying, 0.0)

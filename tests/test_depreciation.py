@@ -695,6 +695,20 @@ def test_bad_row_is_named():
         dep.straight_line([1.0, 2.0, -3.0], 0.0, 5.0, M)
 
 
+def test_disposal_with_the_carrying_amount_given_is_the_same():
+    m = np.arange(73)
+    x = dep.straight_line([7200.0, 1000.0], [0.0, 0.1], [6.0, 3.0], m)
+    impairment = np.zeros_like(x)
+    impairment[1, 10] = 50.0
+    args = (x, [7200.0, 1000.0], m, [24, 40], [5000.0, 0.0], impairment)
+    given_ = dep.dispose(*args, carrying_usd=dep.book_value([7200.0, 1000.0], x, impairment))
+    plain = dep.dispose(*args)
+    for name in ("depreciation_usd", "carrying_amount_usd", "proceeds_usd", "gain_usd"):
+        np.testing.assert_array_equal(getattr(given_, name), getattr(plain, name))
+    with pytest.raises(DepreciationError, match=r"carrying_usd has shape \(2, 72\)"):
+        dep.dispose(*args, carrying_usd=np.zeros((2, 72)))
+
+
 def test_disposal_before_service_is_refused():
     x = dep.straight_line([100.0], [0.0], [5.0], M, 6)
     with pytest.raises(DepreciationError, match=r"retirement_month = 3: .*start after end"):
