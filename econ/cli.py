@@ -20,23 +20,50 @@ from econ.engine import COMPONENTS, Projection, project
 from econ.errors import InputError
 from econ.export import csv_text, flat_summary, make_stamp, projection_json, write_projection
 from econ.scenario import ScenarioError, json_schema, load_scenario
+from econ.scenario.paths import allow_paths
 
 EXIT_OK, EXIT_USAGE, EXIT_INVALID = 0, 2, 3
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
+    argv, allowed = _take_allow_paths(list(sys.argv[1:] if argv is None else argv))
     args = parser.parse_args(argv)
     if not getattr(args, "command", None):
         parser.print_help(sys.stderr)
         return EXIT_USAGE
     try:
-        return args.run(args)
+        with allow_paths(allowed):
+            return args.run(args)
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_INVALID
     except BrokenPipeError:  # e.g. `econ project ... | head`
         return EXIT_OK
+
+
+def _take_allow_paths(argv: list[str]) -> tuple[list[str], list[str]]:
+    """Remove every `--allow-paths DIR` (before or after the command) from argv; return both.
+
+    The option applies to every command that reads scenario files, so it is taken out before
+    argparse sees the command's own options.
+    """
+    rest, allowed = [], []
+    items = iter(argv)
+    for item in items:
+        if item == "--":
+            rest += [item, *items]
+            break
+        if item == "--allow-paths":
+            folder = next(items, None)
+            if folder is None:
+                raise SystemExit("econ: error: --allow-paths expects a folder")
+            allowed.append(folder)
+        elif item.startswith("--allow-paths="):
+            allowed.append(item.split("=", 1)[1])
+        else:
+            rest.append(item)
+    return rest, allowed
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -45,6 +72,13 @@ def _parser() -> argparse.ArgumentParser:
         description="GPU inference economics: cost per token and asset-life projections.",
     )
     parser.add_argument("--version", action="version", version=f"econ {__version__}")
+    parser.add_argument(
+        "--allow-paths",
+        metavar="DIR",
+        action="append",
+        help="let paths inside scenario files (throughput.measured.curve) point into DIR as well "
+        "as the scenario's own folder; may be repeated, before or after the command",
+    )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     p = subparsers.add_parser("project", help="project scenarios and print or write the results")
@@ -107,7 +141,9 @@ def _cmd_validate(args) -> int:
             failed += 1
             print(f"error: {exc}", file=sys.stderr)
         else:
-            print(f"{name}: ok ({scenario.name}, {scenario.horizon} months)")
+            defaults = scenario.default_sections
+            note = f"; defaults for {', '.join(defaults)}" if defaults else ""
+            print(f"{name}: ok ({scenario.name}, {scenario.horizon} months{note})")
     return EXIT_INVALID if failed else EXIT_OK
 
 

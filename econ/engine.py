@@ -33,6 +33,7 @@ from econ.scenario.depreciation_models import METHOD_ARRAY_FIELDS
 from econ.scenario.financing_models import MAX_MONTHS
 from econ.scenario.models import Scenario
 from econ.throughput.trajectory import throughput_multiplier
+from econ.undefined import explain, mask_infinite
 from econ.units import (
     HOURS_PER_MONTH,
     MONTHS_PER_YEAR,
@@ -170,10 +171,21 @@ class Projection:
     vintages: pd.DataFrame | None = None
     warning_source: Callable[[], list[list[str]]] | None = field(default=None, repr=False)
 
+    overflowed: dict[str, np.ndarray] = field(default_factory=dict, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        # Inputs that overflow give inf; outputs are strict JSON, so inf becomes a named null.
+        self.overflowed = mask_infinite(self.metrics)
+        for key, rows in mask_infinite(self.components).items():
+            self.overflowed[f"component:{key}"] = rows
+
     @cached_property
     def warnings(self) -> list[list[str]]:
-        """Per-scenario warnings, formatted on first use (batch runs that keep only metrics skip it)."""
-        return self.warning_source() if self.warning_source else [[] for _ in self.names]
+        """Per-scenario warnings, formatted on first use (batch runs that keep only metrics skip it).
+
+        Every null metric is named in one of them, with its reason (econ.undefined)."""
+        found = self.warning_source() if self.warning_source else [[] for _ in self.names]
+        return explain(found, self.metrics, self.overflowed, self.components)
 
     def __len__(self) -> int:
         return len(self.names)
@@ -276,12 +288,14 @@ def project(
     )
     if batch.n >= KEEP_MEMORY_FROM_SCENARIOS:
         keep_freed_memory()
-    if batch.n <= CHUNK_SCENARIOS:
-        return _project(batch, monthly)
-    parts = [
-        _project(batch.slice(start, min(start + CHUNK_SCENARIOS, batch.n)), monthly)
-        for start in range(0, batch.n, CHUNK_SCENARIOS)
-    ]
+    # Overflow and 0/0 from extreme inputs become named nulls (econ.undefined), not console noise.
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        if batch.n <= CHUNK_SCENARIOS:
+            return _project(batch, monthly)
+        parts = [
+            _project(batch.slice(start, min(start + CHUNK_SCENARIOS, batch.n)), monthly)
+            for start in range(0, batch.n, CHUNK_SCENARIOS)
+        ]
     return _join(parts)
 
 

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import errno
 import io
-import json
 import os
 import tempfile
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -30,6 +29,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from econ import strict_json
 from econ.engine import Projection
 from econ.errors import InputError
 from econ.provenance import CREATED_FIELD, Stamp, format_catalogs, stamp
@@ -172,7 +172,7 @@ def projection_json(projection: Projection, st: Stamp) -> str:
         CREATED_FIELD: st.created_utc,
         "scenarios": projection.summary_records(),
     }
-    return json.dumps(payload, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    return strict_json.dumps(payload, indent=2, ensure_ascii=False) + "\n"
 
 
 def parquet_bytes(frame: pd.DataFrame, st: Stamp) -> bytes:

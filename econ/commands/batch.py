@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
+from econ import strict_json
 from econ.errors import InputError
 
 EXIT_OK, EXIT_INVALID, EXIT_INTERRUPTED = 0, 3, 130
@@ -234,7 +235,7 @@ def _cmd_sweep(args) -> int:
         key = ["name", *inputs, "npv_usd", "lcot_usd_per_mtok", "irr_project_annual"]
         sweep_report(rows, result.metadata, args.report, overwrite=args.force, columns=key)
     if args.format == "json":
-        print(json.dumps(sweep_json(result, inputs), indent=2, allow_nan=False))
+        print(strict_json.dumps(sweep_json(result, inputs), indent=2))
     elif args.format == "csv":
         sys.stdout.write(csv_text(rows))
     elif not args.out or len(rows) <= 50:
@@ -275,7 +276,7 @@ def sweep_json(result, inputs) -> dict:
         )
     return {
         "econ_version": result.metadata["econ_version"],
-        "metadata": json.loads(json.dumps(result.metadata, default=str)),
+        "metadata": json.loads(strict_json.dumps(result.metadata, default=str)),
         "scenarios": records,
     }
 

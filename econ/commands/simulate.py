@@ -15,6 +15,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from econ import strict_json
 from econ.errors import InputError
 from econ.hardware import load_hardware_catalog
 from econ.llms import load_llm_catalog
@@ -125,7 +126,7 @@ def cmd_hardware_list(args) -> int:
                 p: info.get("source", "") for p, (_, info) in calibrated.get(key, {}).items()
             }
             out.append(record)
-        print(json.dumps(out, indent=2))
+        print(strict_json.dumps(out, indent=2))
         return EXIT_OK
     rows = [
         [
@@ -171,7 +172,7 @@ def cmd_llms_list(args) -> int:
             record = llm.model_dump()
             record["active_params_b_derived"] = llm.active_params / 1e9
             out.append(record)
-        print(json.dumps(out, indent=2))
+        print(strict_json.dumps(out, indent=2))
         return EXIT_OK
     rows = [["key", "name", "params B", "active B", "layers", "attention", "experts", "KV B/token"]]
     for key, m in catalog.items():

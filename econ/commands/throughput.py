@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import json
 import math
 import sys
 
+from econ import strict_json
 from econ.errors import InputError
 from econ.throughput.importers import FORMATS, import_files, write_curve_csv
 from econ.throughput.operating_point import (
@@ -132,14 +132,13 @@ def _cmd_import(args) -> int:
         records = curve.points.replace({math.inf: "inf"}).astype(object)
         records = records.where(records.notna(), None).to_dict("records")
         print(
-            json.dumps(
+            strict_json.dumps(
                 {
                     "provenance": curve.provenance,
                     "warnings": list(curve.warnings),
                     "points": records,
                 },
                 indent=2,
-                allow_nan=False,
             )
         )
     elif args.show == "csv":
@@ -202,7 +201,7 @@ def _cmd_point(args) -> int:
             cost_usd_per_mtok(args.usd_per_gpu_hour, point.tokens_per_s_per_gpu)
         )
     if args.format == "json":
-        print(json.dumps(data, indent=2, allow_nan=False, default=str))
+        print(strict_json.dumps(data, indent=2, default=str))
         return 0
     v = point.values
     rows = [
@@ -252,7 +251,7 @@ def _cmd_history(args) -> int:
         data["scenario_steps"] = history.scenario_steps(start)
         data["scenario_steps_replayed"] = history.scenario_steps(start, replay=True)
     if args.format == "json":
-        print(json.dumps(data, indent=2, allow_nan=False, default=str))
+        print(strict_json.dumps(data, indent=2, default=str))
         return 0
     rows = [
         [r["round"], r["published"], r["submitter"], f"{r['accelerator_count']:g}", r["id"],

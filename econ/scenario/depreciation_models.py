@@ -63,7 +63,9 @@ CHANGE_OF_ESTIMATE_METHODS = (
 
 
 class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, validate_default=True)
+    model_config = ConfigDict(
+        extra="forbid", frozen=True, validate_default=True, allow_inf_nan=False
+    )
 
 
 def _known_method(value: Any, valid: tuple[str, ...], what: str) -> Any:

@@ -31,7 +31,9 @@ MAX_MONTHS = 600
 
 
 class Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, validate_default=True)
+    model_config = ConfigDict(
+        extra="forbid", frozen=True, validate_default=True, allow_inf_nan=False
+    )
 
 
 # ---------------------------------------------------------------------------------------------

@@ -35,7 +35,9 @@ STEP_PADDING_MONTH = 10**6
 
 
 class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, validate_default=True)
+    model_config = ConfigDict(
+        extra="forbid", frozen=True, validate_default=True, allow_inf_nan=False
+    )
 
 
 def months_after(start: dt.date, date: dt.date) -> int:

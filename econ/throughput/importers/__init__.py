@@ -93,19 +93,18 @@ def detect_format(src: SourceFile) -> str:
             return "inferencex"
         if bench_serving.looks_like(first):
             return "sglang" if bench_serving.is_sglang(first) else "vllm"
-        keys = ", ".join(sorted(first)[:15])
+        # The message names the formats, never the file's content (it may not be the user's).
         raise src.error(
             "JSON from an unsupported tool (or not a benchmark result): no importer recognizes "
-            f"an object with keys {keys}; supported formats: {', '.join(FORMATS)}"
+            f"its fields; expected a result file of one of: {', '.join(FORMATS)}"
         )
     if genai_perf.looks_like_csv(text):
         header = text.splitlines()[0].lower()
         return "aiperf-csv" if ",sum," in header or ",p1," in header else "genai-perf-csv"
     if generic_csv.looks_like(text):
         return "generic-csv"
-    first_line = text.splitlines()[0][:80] if text else ""
     raise src.error(
-        f"unrecognized format (first line: {first_line!r}); supported formats: {', '.join(FORMATS)}"
+        f"unrecognized format; expected a result file of one of: {', '.join(FORMATS)}"
     )
 
 
