@@ -15,7 +15,7 @@ import pandas as pd
 
 from econ.analysis.output import OutputError
 from econ.analysis.stats import RunSummary, quantile_label
-from econ.scenario.io import atomic_write
+from econ.files import atomic_write, check_targets
 
 
 def _pyplot():
@@ -34,12 +34,8 @@ def _targets(prefix: str | os.PathLike, overwrite: bool, chart: str) -> tuple[Pa
     prefix = Path(prefix)
     if prefix.suffix.lower() in (".md", ".png"):
         prefix = prefix.with_suffix("")
-    if not prefix.parent.is_dir():
-        raise OutputError(f"{prefix}: folder {prefix.parent} does not exist")
     md, png = prefix.with_suffix(".md"), prefix.with_name(f"{prefix.name}-{chart}.png")
-    existing = [str(p) for p in (md, png) if p.exists()]
-    if existing and not overwrite:
-        raise OutputError(f"{', '.join(existing)} exists; use --force to overwrite")
+    check_targets([md, png], overwrite)
     return md, png
 
 
