@@ -88,6 +88,8 @@ def check_targets(paths: Iterable[str | os.PathLike], overwrite: bool = False) -
     paths = [Path(p) for p in paths]
     existing = []
     for path in paths:
+        if "\0" in str(path):  # pathlib answers "does not exist" for it; the OS call refuses it
+            raise _cannot(path, "the path holds a NUL byte")
         try:
             if not path.parent.is_dir():
                 what = "is not a folder" if path.parent.exists() else "does not exist"
@@ -96,12 +98,8 @@ def check_targets(paths: Iterable[str | os.PathLike], overwrite: bool = False) -
                 raise WriteError(f"{path}: is a folder; expected a file path")
             if path.exists():
                 existing.append(str(path))
-        except WriteError:
-            raise
         except OSError as exc:  # e.g. a name longer than the file system allows
             raise _cannot(path, reason(exc)) from None
-        except ValueError:  # os.stat refuses a NUL byte
-            raise _cannot(path, "the path holds a NUL byte") from None
     if existing and not overwrite:
         raise WriteError(f"{', '.join(existing)} exists; use --force to overwrite")
     return paths
