@@ -210,6 +210,15 @@ def test_sidecar_is_never_overwritten_without_force(argv, tmp_path: Path, capsys
     assert len(pd.read_csv(out)) > 1
 
 
+def test_existing_report_is_refused_before_the_run(tmp_path: Path, capsys):
+    report = tmp_path / "r.md"
+    report.write_text("keep me")
+    argv = [*SWEEP, "--out", str(tmp_path / "rows.csv"), "--report", str(tmp_path / "r")]
+    code, err = _run(argv, capsys)
+    assert code == 3 and f"{report} exists; use --force to overwrite" in err
+    assert _names(tmp_path) == ["r.md"] and report.read_text() == "keep me"
+
+
 def test_sidecar_refused_when_it_appears_during_the_run(tmp_path: Path, monkeypatch):
     # Checked again at the write: a sidecar created while the run computed is not replaced and
     # the rows file is not written either.

@@ -30,7 +30,9 @@ def _pyplot():
     return importlib.import_module("matplotlib.pyplot")
 
 
-def _targets(prefix: str | os.PathLike, overwrite: bool, chart: str) -> tuple[Path, Path]:
+def report_targets(prefix: str | os.PathLike, overwrite: bool, chart: str) -> tuple[Path, Path]:
+    """The Markdown and PNG paths of a report (`PREFIX.md`, `PREFIX-<chart>.png`), checked as
+    econ.files checks every target: the command line calls it before a run starts."""
     prefix = Path(prefix)
     if prefix.suffix.lower() in (".md", ".png"):
         prefix = prefix.with_suffix("")
@@ -74,7 +76,7 @@ def montecarlo_report(
     overwrite: bool = False,
 ) -> list[Path]:
     """Markdown summary table and a histogram of `metric` with its P5, P50 and P95 marked."""
-    md, png = _targets(prefix, overwrite, "histogram")
+    md, png = report_targets(prefix, overwrite, "histogram")
     plt = _pyplot()
     if metric not in summary.histograms:
         metric = next(iter(summary.histograms))
@@ -119,7 +121,7 @@ def sensitivity_report(result, prefix: str | os.PathLike, overwrite: bool = Fals
     """Markdown table of a sensitivity result and a chart of its first output: tornado bars,
     Sobol index bars or Morris mu* against sigma."""
     chart = {"tornado": "tornado", "sobol": "sobol", "morris": "morris"}[result.method]
-    md, png = _targets(prefix, overwrite, chart)
+    md, png = report_targets(prefix, overwrite, chart)
     plt = _pyplot()
     table = result.table
     output = table["output"].iloc[0]
@@ -182,7 +184,7 @@ def sweep_report(
     columns: list[str] | None = None,
 ) -> list[Path]:
     """Markdown table of a sweep (at most 200 rows) and a histogram of `metric` over it."""
-    md, png = _targets(prefix, overwrite, "histogram")
+    md, png = report_targets(prefix, overwrite, "histogram")
     plt = _pyplot()
     values = rows[metric].to_numpy(dtype=float)
     values = values[np.isfinite(values)]
