@@ -60,6 +60,7 @@ from econ.errors import InputError
 from econ.excel import irr_batch
 from econ.provenance import CREATED_FIELD, Stamp
 from econ.scenario.models import Scenario
+from econ.text import looks_like_formula
 
 MAX_ROWS = 1_000_000
 """Rows a sheet may hold here (Excel's limit is 1,048,576); larger batches belong in Parquet."""
@@ -1804,12 +1805,13 @@ def _text(value: str) -> str:
 
 
 def _put_text(ws, row: int, column: int, value: str):
-    """A string cell that stays a string: never parsed as a formula, quote-prefixed so that
-    editing it in a spreadsheet keeps it text."""
+    """A string cell that stays a string: never parsed as a formula, and quote-prefixed when it
+    looks like one to the CSV writers (econ.text) or starts with an apostrophe, so that editing
+    it in a spreadsheet keeps it text."""
     cell = ws.cell(row=row, column=column)
     cell.value = _text(value)
     cell.data_type = "s"
-    if cell.value.startswith(("=", "+", "-", "@", "\t", "\r", "'")):
+    if looks_like_formula(cell.value) or cell.value.startswith("'"):
         cell.quotePrefix = True
     return cell
 

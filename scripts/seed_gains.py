@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from econ import ScenarioBatch, load_scenario, project
+from econ.files import atomic_write
 from econ.gains import (
     gain_rate_to_hold_margin,
     gain_to_earn_cost_of_capital,
@@ -27,7 +28,6 @@ from econ.gains import (
     value_grid,
     without_gains,
 )
-from econ.scenario import atomic_write
 from econ.throughput.trajectory import deflation_months_offset, rate_to_hold_revenue
 
 ROOT = Path(__file__).resolve().parents[1]

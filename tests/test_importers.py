@@ -15,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from econ.cli import main
+from econ.files import WriteError
 from econ.throughput.curve import CURVE_COLUMNS, OPTIONAL_COLUMNS
 from econ.throughput.importers import (
     FORMATS,
@@ -610,7 +611,7 @@ def test_curve_csv_round_trip_keeps_values_and_provenance(tmp_path: Path):
     )
     assert (again.points["tool"] == "sglang.bench_serving").all()
     assert (again.points["file_sha256"] == original.provenance["file_sha256"]).all()
-    with pytest.raises(CurveError, match="exists; refusing"):
+    with pytest.raises(WriteError, match="exists; use --force to overwrite"):
         write_curve_csv(original, path)
     write_curve_csv(original, path, overwrite=True)
     with pytest.raises(CurveError, match="ending in .csv"):
@@ -634,7 +635,7 @@ def test_cli_import_writes_and_refuses_to_overwrite(tmp_path: Path, capsys):
         main(["throughput", "import", str(DATA / "inferencex_agg_fixed.json"), "--out", str(out)])
         == 3
     )
-    assert "refusing to overwrite" in capsys.readouterr().err
+    assert "exists; use --force to overwrite" in capsys.readouterr().err
     assert main(["throughput", "import", str(DATA / "vllm_all_failed.json")]) == 3
     assert "every request failed" in capsys.readouterr().err
     assert (

@@ -180,6 +180,10 @@ def _run_options(args, out_rows: bool) -> dict:
     from econ.analysis.output import check_out
 
     store = args.chunks
+    if args.report:  # checked with --out before the run, so a refusal writes nothing
+        from econ.analysis.report import report_targets
+
+        report_targets(args.report, args.force, getattr(args, "method", "histogram"))
     if args.out:
         check_out(args.out, args.force)
         if store is None:

@@ -18,8 +18,9 @@ import pandas as pd
 from econ import __version__
 from econ.cli import SUMMARY_ROWS
 from econ.export import csv_text
-from econ.gains import GainsError, GainValue, parse_step, value_gain, with_steps
-from econ.scenario import atomic_write, load_scenario
+from econ.files import atomic_write
+from econ.gains import GainValue, parse_step, value_gain, with_steps
+from econ.scenario import load_scenario
 
 _SUMMARY_KEYS = (
     "lcot_usd_per_mtok",
@@ -96,14 +97,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         text = format_table(result)
     if args.out:
-        try:
-            atomic_write(args.out, text if text.endswith("\n") else text + "\n", args.force)
-        except FileExistsError:
-            raise GainsError(
-                f"--out {args.out}: the file exists; pass --force to overwrite it"
-            ) from None
-        except OSError as exc:
-            raise GainsError(f"--out {args.out}: cannot write ({exc.strerror})") from None
+        atomic_write(args.out, text if text.endswith("\n") else text + "\n", args.force)
         print(f"wrote {args.out}", file=sys.stderr)
     else:
         print(text.rstrip("\n"))

@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import sys
-import tempfile
 from pathlib import Path
 
 from econ import strict_json
 from econ.errors import InputError
+from econ.files import atomic_write
 from econ.hardware import load_hardware_catalog
 from econ.llms import load_llm_catalog
 from econ.throughput import calibration as cal
@@ -205,17 +204,6 @@ def _json_safe(value):
     return value
 
 
-def _write_atomic(path: Path, text: str, force: bool) -> None:
-    if path.exists() and not force:
-        raise InputError(f"output {path} exists; pass --force to overwrite it")
-    if not path.parent.is_dir():
-        raise InputError(f"output folder {path.parent} does not exist")
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    with os.fdopen(fd, "w", newline="") as fh:
-        fh.write(text)
-    os.replace(tmp, path)
-
-
 def simulation_request(args) -> dict:
     """Lengths, limits and options of a `simulate` call, from the scenario and explicit flags."""
     hw, llm, precision = sim.resolve(args.hardware, args.model, args.precision)
@@ -321,7 +309,7 @@ def cmd_simulate(args) -> int:
         **common,
     )
     if args.out:
-        _write_atomic(Path(args.out), curve.points.to_csv(index=False), args.force)
+        atomic_write(args.out, curve.points.to_csv(index=False), args.force)
         print(f"wrote {args.out}", file=sys.stderr)
     result = {
         "hardware": hw.key,

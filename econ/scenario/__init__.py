@@ -4,7 +4,6 @@ from econ.scenario.gain_models import GainStep
 from econ.scenario.io import (
     ScenarioError,
     apply_overrides,
-    atomic_write,
     check_path,
     dumps,
     json_schema,
@@ -25,7 +24,6 @@ __all__ = [
     "Scenario",
     "ScenarioError",
     "apply_overrides",
-    "atomic_write",
     "check_path",
     "dumps",
     "json_schema",

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 import tomllib
 import typing
 from collections.abc import Iterable, Mapping
@@ -19,6 +18,7 @@ import tomli_w
 from pydantic import BaseModel, ValidationError
 
 from econ.errors import InputError
+from econ.files import atomic_write
 from econ.scenario.migrations import migrate
 from econ.scenario.models import REQUIRED_SECTIONS, Scenario
 from econ.scenario.paths import resolve_paths
@@ -267,28 +267,9 @@ def loads(text: str, file: str | os.PathLike | None = None) -> Scenario:
     return validate_dict(parse_toml(text, file), file=file)
 
 
-def atomic_write(path: str | os.PathLike, data: bytes | str, overwrite: bool = False) -> Path:
-    """Write a file through a temporary file and a rename, so a failure leaves no partial file.
-
-    Raises FileExistsError when the file exists and `overwrite` is False.
-    """
-    path = Path(path)
-    if path.exists() and not overwrite:
-        raise FileExistsError(f"{path} exists; refusing to overwrite it")
-    payload = data.encode("utf-8") if isinstance(data, str) else data
-    fd, tmp = tempfile.mkstemp(dir=path.parent or ".", prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(payload)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
-
-
 def save_scenario(scenario: Scenario, path: str | os.PathLike, overwrite: bool = False) -> Path:
-    """Write a scenario as TOML, atomically; never overwrites unless asked."""
+    """Write a scenario as TOML, atomically; never overwrites unless asked (econ.files.WriteError
+    naming the file and the reason when it cannot be written)."""
     return atomic_write(path, dumps(scenario), overwrite=overwrite)
 
 

@@ -27,6 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from econ.catalog import models_dir, validation_problems
 from econ.errors import InputError
+from econ.files import atomic_write, make_folder
 from econ.hardware import get_hardware, load_hardware_catalog
 from econ.llms import get_llm
 from econ.throughput.simulator import (
@@ -456,7 +457,7 @@ def _efficiency_table(eff: Efficiency) -> dict:
 def save_calibration(key: str, tables: dict[str, dict], directory: Path | None = None) -> Path:
     """Write models/calibration/<key>.toml atomically (temp file + rename)."""
     directory = Path(directory) if directory is not None else calibration_dir()
-    directory.mkdir(parents=True, exist_ok=True)
+    make_folder(directory, parents=True)
     path = directory / f"{key}.toml"
     body = {"hardware": key, "precision": tables}
     text = (
@@ -464,10 +465,7 @@ def save_calibration(key: str, tables: dict[str, dict], directory: Path | None =
         "# Written by `econ throughput calibrate`; each precision says where its figures came from.\n"
         + tomli_w.dumps(body)
     )
-    tmp = path.with_suffix(".toml.tmp")
-    tmp.write_text(text)
-    tmp.replace(path)
-    return path
+    return atomic_write(path, text, overwrite=True)
 
 
 def _read_calibration(key: str, directory: Path | None = None) -> dict:

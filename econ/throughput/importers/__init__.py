@@ -28,6 +28,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from econ.files import atomic_write
+from econ.text import neutralize
 from econ.throughput.curve import CURVE_COLUMNS, OPTIONAL_COLUMNS, Curve, with_all_columns
 from econ.throughput.importers import (
     bench_serving,
@@ -188,8 +190,6 @@ def load_curve(path: str | os.PathLike, fmt: str = "auto", gpu_count: float | No
 
 def curve_csv_text(curve: Curve) -> str:
     """The curve's points as the generic curve CSV (all columns, NaN as empty, full precision)."""
-    from econ.export import neutralize  # the export layer owns formula-injection safety
-
     frame = with_all_columns(curve.points)[list(CURVE_COLUMNS + OPTIONAL_COLUMNS)]
     text_columns = [
         c
@@ -209,14 +209,7 @@ def curve_csv_text(curve: Curve) -> str:
 
 def write_curve_csv(curve: Curve, path: str | os.PathLike, overwrite: bool = False) -> Path:
     """Write the curve CSV atomically; an existing file is replaced only when `overwrite`."""
-    from econ.scenario.io import atomic_write
-
     path = Path(path)
     if path.suffix.lower() != ".csv":
         raise CurveError(f"{path}: a curve is written as CSV; expected a path ending in .csv")
-    if not path.parent.exists():
-        raise CurveError(f"{path}: folder {path.parent} does not exist")
-    try:
-        return atomic_write(path, curve_csv_text(curve), overwrite=overwrite)
-    except FileExistsError:
-        raise CurveError(f"{path} exists; refusing to overwrite it (use --force)") from None
+    return atomic_write(path, curve_csv_text(curve), overwrite=overwrite)
