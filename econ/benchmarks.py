@@ -11,9 +11,13 @@ repeat one run, different system sizes across compared rows (64 vs 72 GPUs), res
 marks as inferred, power-capped (MaxQ) systems, and rows whose unit is not tokens/s.
 
 Files (copied from ../shared/data with every source column; see models/benchmarks/README.md):
-`mlperf_inference_llm.csv` (results), `mlperf_latency_constraints.csv` (TTFT/TPOT limits),
-`accelerators.csv` (accelerator name -> hardware key and generation), `rounds.csv` (publication
-dates). Rows get a stable `id`: the round and a hash of the fields that identify a result.
+`mlperf_inference_llm.csv` (results v4.0 to v6.0), `mlperf_inference_v6.1.csv` (v6.1, fewer
+columns: the others are read from its benchmark name and source at load time),
+`vendor_claims.csv` (figures announced by vendors with no published result file behind them),
+`mlperf_latency_constraints.csv` (TTFT/TPOT limits), `accelerators.csv` (accelerator name ->
+hardware key and generation), `rounds.csv` (publication dates). Rows get a stable `id`: the round
+(`claim` for a vendor claim) and a hash of the fields that identify a result; `kind` says whether
+a row is a published result or a vendor claim.
 """
 
 from __future__ import annotations
@@ -33,6 +37,10 @@ from econ.errors import InputError
 from econ.throughput.curve import Curve, with_all_columns
 
 RESULTS_FILE = "mlperf_inference_llm.csv"
+V61_FILE = "mlperf_inference_v6.1.csv"
+CLAIMS_FILE = "vendor_claims.csv"
+PUBLISHED = "published result"
+VENDOR_CLAIM = "vendor claim"
 CONSTRAINTS_FILE = "mlperf_latency_constraints.csv"
 ACCELERATORS_FILE = "accelerators.csv"
 ROUNDS_FILE = "rounds.csv"
@@ -72,29 +80,68 @@ def _read(name: str) -> pd.DataFrame:
 
 
 def row_id(row: Mapping) -> str:
-    """'<round>-<8 hex>': SHA-1 of the fields that identify one result, stable across reorders."""
+    """'<round>-<8 hex>': SHA-1 of the fields that identify one result, stable across reorders;
+    'claim-<8 hex>' for a vendor claim."""
     key = "\x1f".join("" if _missing(row.get(f)) else str(row.get(f)) for f in ID_FIELDS)
-    return f"{row.get('round')}-{hashlib.sha1(key.encode()).hexdigest()[:8]}"
+    prefix = "claim" if row.get("kind") == VENDOR_CLAIM else row.get("round")
+    return f"{prefix}-{hashlib.sha1(key.encode()).hexdigest()[:8]}"
 
 
 def _missing(value) -> bool:
     return value is None or (isinstance(value, float) and math.isnan(value)) or value == ""
 
 
+_SUFFIX = re.compile(r"-(99(?:\.9)?)$")
+
+
+def _summary_rows(rows: pd.DataFrame) -> pd.DataFrame:
+    """v6.1 rows (a subset of the results file's columns) with the others read from their
+    benchmark name and source: family and accuracy target from the submitted benchmark name
+    (`llama2-70b-99.9`), platform, node count and MLPerf's inferred flag from the summary.json
+    location in `source`; units lower-cased as in the other rounds (`Tokens/s` -> `tokens/s`)."""
+    out = rows.copy()
+    out["metric_unit"] = out["metric_unit"].str.lower()
+    out["benchmark_family"] = out["benchmark"].str.replace(_SUFFIX, "", regex=True)
+    out["accuracy_target"] = pd.to_numeric(out["benchmark"].str.extract(_SUFFIX)[0])
+    out["scenario_normalized"] = out["scenario"]
+    out["used_model"] = out["benchmark"]
+    source = out["source"].fillna("")
+    out["platform"] = source.str.extract(r"Platform ([^;)]+)")[0].str.strip()
+    out["host_count"] = pd.to_numeric(source.str.extract(r"number_of_nodes (\d+)")[0])
+    out["inferred_flag"] = pd.to_numeric(source.str.extract(r"inferred (\d)")[0])
+    out["accel_count_method"] = "summary.json accelerator_count"
+    out["notes"] = (
+        "v6.1 summary.json row: benchmark_family, accuracy_target, platform, host_count and "
+        "inferred_flag read from benchmark and source at load time"
+    )
+    return out
+
+
 @lru_cache(maxsize=4)
 def _load(directory: str) -> pd.DataFrame:
-    results = _read(RESULTS_FILE)
     accelerators = _read(ACCELERATORS_FILE).set_index("accelerator")
     rounds = _read(ROUNDS_FILE).set_index("round")
-    frame = results.copy()
-    frame.insert(0, "id", [row_id(r) for r in results.to_dict("records")])
+    claims = _read(CLAIMS_FILE)
+    parts = [
+        _read(RESULTS_FILE).assign(kind=PUBLISHED, catalog_file=RESULTS_FILE),
+        _summary_rows(_read(V61_FILE)).assign(kind=PUBLISHED, catalog_file=V61_FILE),
+        claims.assign(
+            catalog_file=CLAIMS_FILE,
+            scenario_normalized=claims["scenario"],
+            benchmark_family=claims["benchmark"],
+            used_model=claims["benchmark"],
+        ),
+    ]
+    frame = pd.concat(parts, ignore_index=True)
+    frame.insert(0, "id", [row_id(r) for r in frame.to_dict("records")])
     if frame["id"].duplicated().any():
         dup = frame.loc[frame["id"].duplicated(), "id"].iloc[0]
-        raise CatalogError(f"{benchmarks_dir() / RESULTS_FILE}: two rows share id {dup}")
+        raise CatalogError(f"{benchmarks_dir()}: two catalog rows share id {dup}")
     names = frame["accelerator"].fillna("")
     frame["hardware_key"] = names.map(accelerators["hardware_key"]).fillna("")
     frame["generation"] = names.map(accelerators["generation"]).fillna("")
-    frame["published"] = frame["round"].map(rounds["published"]).fillna("")
+    published = frame["round"].map(rounds["published"])
+    frame["published"] = published.fillna(frame["as_of"]).fillna("")
     count = frame["accelerator_count"]
     usable_count = count.where(count > 0)
     frame["tokens_per_s_per_gpu"] = np.where(
@@ -105,9 +152,10 @@ def _load(directory: str) -> pd.DataFrame:
 
 
 def load_catalog() -> pd.DataFrame:
-    """Every catalog row with its source columns plus `id`, `hardware_key`, `generation`,
-    `published` (round date), `tokens_per_s_per_gpu` (result / accelerator_count, tokens/s rows
-    only) and `duplicate_of` (id of the 99 row a 99.9 row repeats)."""
+    """Every catalog row with its source columns plus `id`, `kind` (published result or vendor
+    claim), `catalog_file`, `hardware_key`, `generation`, `published` (round date; a claim's
+    `as_of`), `tokens_per_s_per_gpu` (result / accelerator_count, tokens/s rows only) and
+    `duplicate_of` (id of the 99 row a 99.9 row repeats)."""
     return _load(str(benchmarks_dir().resolve())).copy()
 
 
@@ -223,8 +271,40 @@ def row_checks(
     count = row.get("accelerator_count")
     result, unit = row.get("result"), row.get("metric_unit")
     rid = row.get("id", "")
+    # (0) a vendor's announcement, not a published result
+    if row.get("kind") == VENDOR_CLAIM:
+        per_gpu = result / count if not _missing(count) and count > 0 else math.nan
+        out.append(
+            f"vendor claim, not a published result file ({row.get('submitter')} announcement, "
+            f"{row.get('as_of')}; source in the catalog row): no system description, log or "
+            "accuracy run backs it"
+            + (
+                f"; per-GPU {per_gpu:,.0f} tokens/s unverified (announced system total "
+                f"{result:,.0f} / {count:g} GPUs)"
+                if math.isfinite(per_gpu)
+                else ""
+            )
+        )
+        if not _missing(row.get("ttft_p95_ms")) or not _missing(row.get("concurrency")):
+            out.append(
+                "measured under its own load and latency definition ("
+                + ", ".join(
+                    part
+                    for part in (
+                        _claim_part(row.get("concurrency"), "{:,.0f} concurrent requests"),
+                        _claim_part(row.get("ttft_p95_ms"), "TTFT P95 {:,.0f} ms", 1),
+                        _claim_part(
+                            row.get("output_tokens_per_request_min"),
+                            "more than {:,.0f} output tokens per request",
+                        ),
+                    )
+                    if part
+                )
+                + "): not comparable with MLPerf Inference Server/Interactive p99 limits"
+            )
     # (1) submitted vs derived per-GPU figure
-    if count and not _missing(count) and count > 0 and unit == "tokens/s":
+    claim = row.get("kind") == VENDOR_CLAIM
+    if not claim and not _missing(count) and count > 0 and unit == "tokens/s":
         per_gpu = result / count
         out.append(
             f"per-GPU figure derived, not submitted: {result:,.6g} tokens/s system total / "
@@ -243,16 +323,21 @@ def row_checks(
             "Preview: the system was not available for purchase when submitted; the figure may "
             "change before it ships (MLPerf availability category)"
         )
+    elif availability.lower() == "rdi":
+        out.append(
+            "RDI (research, development or internal): the system is not a product anyone can "
+            "buy, and MLPerf does not require it to become one (MLPerf availability category)"
+        )
     elif availability.lower() != "available":
         out.append("availability category not recorded (Available vs Preview unknown)")
     # (3) silicon generation
     generation, key = str(row.get("generation") or ""), str(row.get("hardware_key") or "")
     accelerator = str(row.get("accelerator") or "")
-    if not accelerator:
+    if not accelerator or generation == "CPU only":
         out.append("no accelerator named (CPU-only or unknown system): no per-GPU figure")
     elif not generation:
         out.append(f"accelerator {accelerator!r} is not in accelerators.csv: generation unknown")
-    elif "," in accelerator:
+    elif re.search(r",| \+ | and ", accelerator):
         out.append(f"mixed accelerators ({accelerator}): the per-GPU figure averages two chips")
     if hardware:
         wanted = generation_of(hardware)
@@ -318,6 +403,14 @@ def row_checks(
     return out
 
 
+def _float(value) -> float:
+    return math.nan if _missing(value) else float(value)
+
+
+def _claim_part(value, fmt: str, scale: float = 1.0) -> str:
+    return "" if _missing(value) else fmt.format(float(value) * scale)
+
+
 def provenance(row: Mapping) -> dict:
     """Where a catalog figure came from, as a flat dict (JSON-safe)."""
 
@@ -331,12 +424,18 @@ def provenance(row: Mapping) -> dict:
         "accelerator", "accelerator_count", "hardware_key", "generation", "benchmark",
         "benchmark_family", "scenario", "scenario_normalized", "metric_unit", "result",
         "per_accelerator", "tokens_per_s_per_gpu", "ttft_p99_ms", "tpot_p99_ms", "ttft_limit_ms",
-        "tpot_limit_ms", "software", "valid", "source", "duplicate_of", "notes",
+        "tpot_limit_ms", "software", "valid", "source", "duplicate_of", "notes", "kind",
+        "concurrency", "ttft_p95_ms", "output_tokens_per_request_min", "quality",
     )  # fmt: skip
     out = {k: clean(row.get(k)) for k in keys}
-    out["tool"] = "MLPerf Inference (catalog)"
-    out["per_gpu_basis"] = "derived: result / accelerator_count"
-    out["catalog_file"] = f"models/benchmarks/{RESULTS_FILE}"
+    claim = row.get("kind") == VENDOR_CLAIM
+    out["tool"] = "vendor claim (catalog)" if claim else "MLPerf Inference (catalog)"
+    out["per_gpu_basis"] = (
+        "unverified: announced system total / announced GPU count"
+        if claim
+        else "derived: result / accelerator_count"
+    )
+    out["catalog_file"] = f"models/benchmarks/{row.get('catalog_file') or RESULTS_FILE}"
     return out
 
 
@@ -433,6 +532,8 @@ def catalog_curve(query: str | Mapping, hardware: str | None = None) -> Curve:
         "gpu_count": float(row["accelerator_count"]),
         "ttft_s_p99": float(row["ttft_p99_ms"]) / 1000.0,
         "tpot_s_p99": float(row["tpot_p99_ms"]) / 1000.0,
+        "ttft_s_p95": _float(row.get("ttft_p95_ms")) / 1000.0,
+        "concurrency": _float(row.get("concurrency")),
         "request_rate_per_s": math.inf
         if scenario == "Offline"
         else float(row["completed_samples_per_s"]),
@@ -441,9 +542,9 @@ def catalog_curve(query: str | Mapping, hardware: str | None = None) -> Curve:
         "config": str(row["system_name"]),
         "model": family,
         "hardware": str(row["accelerator"] or ""),
-        "tool": "MLPerf Inference (catalog)",
+        "tool": prov["tool"],
         "tool_version": str(row["round"]),
-        "source_file": f"models/benchmarks/{RESULTS_FILE}#{row['id']}",
+        "source_file": f"{prov['catalog_file']}#{row['id']}",
         "warnings": " | ".join(warnings),
     }
     points = with_all_columns(pd.DataFrame([point]))
