@@ -26,6 +26,7 @@ import hashlib
 import math
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
@@ -508,6 +509,105 @@ def compare_rows(ids: list[str]) -> list[str]:
             shown = ", ".join(f"{v:g}" if isinstance(v, float) else str(v) for v in values)
             out.append(f"the compared rows have different {what}: {shown}")
     return out
+
+
+@dataclass(frozen=True)
+class CatalogStep:
+    """A throughput step read from two catalog rows: gain = to / from - 1 of per-GPU figures.
+
+    Attributes
+    ----------
+    from_id, to_id : the rows' ids
+    from_tokens_per_s_per_gpu, to_tokens_per_s_per_gpu : result / accelerator_count [tokens/s/GPU]
+    gain : to / from - 1 [fraction]
+    date : the later row's publication date (round date or a claim's as-of), ISO text
+    label : e.g. "CoreWeave GB200 deepseek-r1 Server, MLPerf v6.0 to v6.1"
+    warnings : the caveats of reading the two rows as one step
+    """
+
+    from_id: str
+    to_id: str
+    from_tokens_per_s_per_gpu: float
+    to_tokens_per_s_per_gpu: float
+    gain: float
+    date: str
+    label: str
+    warnings: tuple[str, ...]
+
+
+def catalog_step(from_id: str, to_id: str) -> CatalogStep:
+    """The per-GPU step between two catalog rows of one benchmark and scenario, with its caveats.
+
+        gain = (result_to / count_to) / (result_from / count_from) - 1
+
+    Both per-GPU figures are derived (MLPerf reports systems), so the caveats always say so; they
+    also name different system sizes, submitters, silicon and software, and each row's own checks
+    (Preview, vendor claim, racks not whole). Raises CatalogError when the rows are of different
+    benchmarks or scenarios, have no per-GPU token figure, or are given in the wrong order.
+    """
+    catalog = load_catalog()
+    rows = [get_row(i, catalog) for i in (from_id, to_id)]
+    values = [catalog_throughput(str(r["id"]))[0] for r in rows]
+    first, second = rows
+    for column, what in (("benchmark_family", "benchmark"), ("scenario_normalized", "scenario")):
+        if str(first[column]) != str(second[column]):
+            raise CatalogError(
+                f"catalog rows {first['id']} and {second['id']} are of different {what}s "
+                f"({first[column]} and {second[column]}); a throughput step compares one "
+                f"{what} across rounds"
+            )
+    if str(first["published"]) > str(second["published"]):
+        raise CatalogError(
+            f"catalog row {first['id']} ({first['published']}) is later than {second['id']} "
+            f"({second['published']}); give the earlier row first"
+        )
+    gain = values[1] / values[0] - 1.0
+    warnings = [
+        "per-GPU figures derived, not submitted: "
+        + " and ".join(
+            f"{r['result']:,.6g} / {r['accelerator_count']:g} = {v:,.2f} tokens/s per GPU "
+            f"({r['id']})"
+            for r, v in zip(rows, values, strict=True)
+        )
+    ]
+    warnings += compare_rows([str(r["id"]) for r in rows])
+    same = [
+        f"{what} ({first[column]})"
+        for column, what in (("submitter", "submitter"), ("accelerator", "platform"))
+        if str(first[column]) == str(second[column])
+    ]
+    if len(same) == 2:
+        warnings.append(
+            f"same {' and '.join(same)}: read as a software gain on the same silicon, but MLPerf "
+            "does not hold the system configuration fixed between rounds"
+        )
+    elif str(first["hardware_key"] or first["accelerator"]) != str(
+        second["hardware_key"] or second["accelerator"]
+    ):
+        warnings.append(
+            "different silicon: the step mixes a hardware change with software, it is not a gain "
+            "on installed GPUs"
+        )
+    for row in rows:
+        own = row_checks(row, catalog=catalog)
+        warnings += [
+            f"{row['id']}: {check}" for check in own if not check.startswith("per-GPU figure")
+        ]
+    label = (
+        f"{second['submitter']} {str(second['accelerator']).removeprefix('NVIDIA ')} "
+        f"{second['benchmark_family']} {second['scenario_normalized']}, "
+        f"{first['round']} to {second['round']}"
+    )
+    return CatalogStep(
+        from_id=str(first["id"]),
+        to_id=str(second["id"]),
+        from_tokens_per_s_per_gpu=values[0],
+        to_tokens_per_s_per_gpu=values[1],
+        gain=gain,
+        date=str(second["published"]),
+        label=label,
+        warnings=tuple(dict.fromkeys(warnings)),
+    )
 
 
 def catalog_curve(query: str | Mapping, hardware: str | None = None) -> Curve:

@@ -170,6 +170,15 @@ def parse_steps(texts: list[str], text: str) -> tuple[tuple[int, float, str], ..
     return tuple((int(s["month"]), float(s["gain"]), str(s.get("label", ""))) for s in steps)
 
 
+@st.cache_data(max_entries=16, show_spinner=False)
+def catalog_step(text: str, from_id: str, to_id: str) -> tuple[tuple[int, float, str], list[str]]:
+    """A step from two benchmark catalog rows for the scenario in `text`, and its caveats."""
+    from econ.gains import step_from_catalog
+
+    step, warnings = step_from_catalog(loads(text), from_id.strip(), to_id.strip())
+    return (int(step["month"]), float(step["gain"]), str(step["label"])), warnings
+
+
 # --- throughput -------------------------------------------------------------------------------------
 
 
