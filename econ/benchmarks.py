@@ -521,7 +521,7 @@ class CatalogStep:
     from_tokens_per_s_per_gpu, to_tokens_per_s_per_gpu : result / accelerator_count [tokens/s/GPU]
     gain : to / from - 1 [fraction]
     date : the later row's publication date (round date or a claim's as-of), ISO text
-    label : e.g. "CoreWeave GB200 deepseek-r1 Server, MLPerf v6.0 to v6.1"
+    label : e.g. "CoreWeave GB200 deepseek-r1 Server, v6.0 to v6.1"
     warnings : the caveats of reading the two rows as one step
     """
 
