@@ -319,10 +319,15 @@ def simulation(
         max_gpus=max_gpus,
         **common,
     )
+    from econ.throughput.errorbands import error_band
+
+    tps = float(point.tokens_per_s_per_gpu)
+    band = error_band(hardware, model, tps) if tps > 0 else None
     return {
         "points": envelope.points,
         "provenance": dict(envelope.provenance),
         "warnings": list(envelope.warnings),
+        "error_band": None if band is None else band.as_dict(),
         "point": point.as_dict(),
         "speed_of_light": float(light),
         # as `econ throughput simulate` reports it: how much faster physics would allow

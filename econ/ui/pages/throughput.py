@@ -524,6 +524,23 @@ def simulated_tab(scenario) -> None:
         border=True,
         help=f"Concurrency {point['concurrency']:,.0f}",
     )
+    band = sim.get("error_band")
+    if band is not None:
+        q = band["quantiles_tokens_per_s_per_gpu"]
+        text = (
+            f"Out-of-sample error band: {q['p05']:,.0f} to {q['p95']:,.0f} tokens/s per GPU "
+            f"(5th to 95th percentile; median error {band['median_abs_error']:.1%} over "
+            f"{band['predictions']} predictions, {band['basis']}). Monte Carlo: "
+            f"`throughput.tokens_per_s_per_gpu={band['montecarlo_dist_lognormal']}`"
+        )
+        if band["calibrated_pair"]:
+            st.caption(text)
+        else:
+            st.warning(
+                f"{model} on {hardware} is outside the calibrated hardware × model pairs: the "
+                f"coefficients never saw this model on this hardware. {text}",
+                icon=":material/warning:",
+            )
     chart = frontier_chart(sim["points"], f"simulated {hardware} / {model}")
     layers = [
         chart,
