@@ -293,7 +293,7 @@ def row_checks(
                     part
                     for part in (
                         _claim_part(row.get("concurrency"), "{:,.0f} concurrent requests"),
-                        _claim_part(row.get("ttft_p95_ms"), "TTFT P95 {:,.0f} ms", 1),
+                        _claim_part(row.get("ttft_p95_ms"), "TTFT P95 {:,.0f} ms"),
                         _claim_part(
                             row.get("output_tokens_per_request_min"),
                             "more than {:,.0f} output tokens per request",
@@ -408,8 +408,8 @@ def _float(value) -> float:
     return math.nan if _missing(value) else float(value)
 
 
-def _claim_part(value, fmt: str, scale: float = 1.0) -> str:
-    return "" if _missing(value) else fmt.format(float(value) * scale)
+def _claim_part(value, fmt: str) -> str:
+    return "" if _missing(value) else fmt.format(float(value))
 
 
 def provenance(row: Mapping) -> dict:

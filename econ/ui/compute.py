@@ -295,8 +295,10 @@ def simulation(
     ttft_limit_s: float | None,
     max_gpus: int | None,
 ) -> dict[str, Any]:
-    """Simulated envelope, its SLO operating point and the speed of light (econ.throughput.simulator)."""
+    """Simulated envelope, its SLO operating point, the speed of light (econ.throughput.simulator)
+    and the operating point's out-of-sample error band (econ.throughput.errorbands)."""
     from econ.throughput import simulator as sim
+    from econ.throughput.errorbands import error_band
 
     common = {"input_tokens": input_tokens, "output_tokens": output_tokens}
     envelope = sim.simulate_envelope(hardware, model, precision, max_gpus=max_gpus, **common)
@@ -319,8 +321,6 @@ def simulation(
         max_gpus=max_gpus,
         **common,
     )
-    from econ.throughput.errorbands import error_band
-
     tps = float(point.tokens_per_s_per_gpu)
     band = error_band(hardware, model, tps) if tps > 0 else None
     return {
