@@ -175,6 +175,44 @@ def parse_step(text: str, start_date: dt.date, horizon_months: int | None = None
     return {"month": months, "gain": gain, "label": (match["label"] or "").strip()}
 
 
+def step_from_catalog(
+    scenario: Scenario, from_id: str, to_id: str, when: str | None = None
+) -> tuple[dict, list[str]]:
+    """A step read from two benchmark catalog rows, dated for the scenario, and its caveats.
+
+    gain = per-GPU(to) / per-GPU(from) - 1 (econ.benchmarks.catalog_step); the step takes effect
+    in the month of the later row's publication unless `when` (YYYY-MM or a month number) says
+    otherwise. The caveats are the rows' (different system sizes, derived per-GPU figures, same
+    submitter and platform, ...) plus any mismatch with the scenario: other silicon than the
+    fleet's, or a base throughput that is not the earlier row's per-GPU figure.
+
+    Returns
+    -------
+    (step, warnings) : step as parse_step gives it ({month, gain, label}); warnings list of str
+    """
+    from econ.benchmarks import catalog_step, get_row  # catalog I/O, imported on use
+
+    found = catalog_step(from_id, to_id)
+    date = when or found.date[:7]
+    step = parse_step(f"{date}:{found.gain!r}:{found.label}", scenario.start_date, scenario.horizon)
+    warnings = list(found.warnings)
+    hardware = scenario.fleet.hardware
+    keys = {str(get_row(i)["hardware_key"]) for i in (found.from_id, found.to_id)}
+    if keys != {hardware}:
+        warnings.append(
+            f"the catalog rows ran on {', '.join(sorted(k or 'unmapped silicon' for k in keys))}, "
+            f"the scenario's fleet is {hardware}"
+        )
+    base = scenario.throughput.tokens_per_s_per_gpu
+    if not math.isclose(base, found.from_tokens_per_s_per_gpu, rel_tol=1e-3):
+        warnings.append(
+            f"the scenario's base throughput {base:,.1f} tokens/s per GPU is not the earlier "
+            f"row's {found.from_tokens_per_s_per_gpu:,.1f}: the step applies the rows' ratio "
+            f"({found.gain:+.1%}) to the scenario's figure"
+        )
+    return step, warnings
+
+
 def _add_months(start: dt.date, months: int) -> dt.date:
     index = start.year * MONTHS_PER_YEAR + start.month - 1 + months
     return dt.date(index // MONTHS_PER_YEAR, index % MONTHS_PER_YEAR + 1, 1)

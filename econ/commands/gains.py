@@ -5,11 +5,13 @@ econ.gains.value_gain and prints a table, JSON or CSV. No formulas live here.
 
     econ gains models/scenarios/deepseek-r1-gb200-nvl72.toml
     econ gains SCENARIO --step 2026-09:+19.8% --set market.price_decline_annual=0.6 --format json
+    econ gains SCENARIO --step-from-catalog v6.0-6f6e7f09 v6.1-48ef0995
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 
@@ -19,7 +21,14 @@ from econ import __version__
 from econ.cli import SUMMARY_ROWS
 from econ.export import csv_text
 from econ.files import atomic_write
-from econ.gains import GainValue, parse_step, value_gain, with_steps
+from econ.gains import (
+    GainsError,
+    GainValue,
+    parse_step,
+    step_from_catalog,
+    value_gain,
+    with_steps,
+)
 from econ.scenario import load_scenario
 
 _SUMMARY_KEYS = (
@@ -66,6 +75,19 @@ def register(subparsers) -> None:
         "start_date) or 5:0.198 (a month number); repeat for several",
     )
     p.add_argument(
+        "--step-from-catalog",
+        nargs=2,
+        metavar=("FROM_ID", "TO_ID"),
+        help="a step read from two benchmark catalog rows (econ benchmarks list): per-GPU "
+        "throughput of TO over FROM, dated at TO's publication; the caveats become warnings",
+    )
+    p.add_argument(
+        "--step-at",
+        metavar="WHEN",
+        help="date (YYYY-MM) or month number of the --step-from-catalog step instead of the "
+        "later row's publication",
+    )
+    p.add_argument(
         "--set",
         dest="overrides",
         action="append",
@@ -81,13 +103,18 @@ def register(subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     scenario = load_scenario(args.file, args.overrides)
-    if args.steps:
-        steps = sorted(
-            (parse_step(text, scenario.start_date, scenario.horizon) for text in args.steps),
-            key=lambda step: step["month"],
-        )
+    if args.step_at and not args.step_from_catalog:
+        raise GainsError("--step-at dates a --step-from-catalog step; give --step-from-catalog")
+    caveats: list[str] = []
+    if args.steps or args.step_from_catalog:
+        steps = [parse_step(text, scenario.start_date, scenario.horizon) for text in args.steps]
+        if args.step_from_catalog:
+            step, caveats = step_from_catalog(scenario, *args.step_from_catalog, args.step_at)
+            steps.append(step)
+        steps.sort(key=lambda step: step["month"])
         scenario = with_steps(scenario, steps, file=args.file)
     result = value_gain(scenario)
+    result = dataclasses.replace(result, warnings=[*caveats, *result.warnings])
     if args.format == "json":
         text = json.dumps(
             {"econ_version": __version__, **result.to_json()}, indent=2, allow_nan=False

@@ -20,6 +20,7 @@ from econ.hardware import load_hardware_catalog
 from econ.llms import load_llm_catalog
 from econ.throughput import calibration as cal
 from econ.throughput import simulator as sim
+from econ.throughput.errorbands import error_band
 
 EXIT_OK = 0
 SCENARIO_CHOICES = ("offline", "server", "interactive")
@@ -327,7 +328,17 @@ def cmd_simulate(args) -> int:
         ),
         "provenance": curve.provenance,
         "warnings": list(curve.warnings),
+        "error_band": None,
     }
+    if req["efficiency"] is None:  # the band is of the calibrated coefficients' predictions
+        band = error_band(hw.key, llm.key, float(point.tokens_per_s_per_gpu))
+        result["error_band"] = band.as_dict()
+        if not band.calibrated_pair:
+            result["warnings"].append(
+                f"{llm.key} on {hw.key} is outside the calibrated hardware x model pairs: the "
+                f"coefficients never saw this model on this hardware (median out-of-sample error "
+                f"{band.median_abs_error:.0%})"
+            )
     if args.format == "json":
         result["curve"] = curve.points.to_dict(orient="records")
         print(json.dumps(_json_safe(result), indent=2, allow_nan=False))
@@ -358,6 +369,7 @@ def _simulate_table(result: dict, curve) -> str:
         f"{r['concurrency']:,.0f} on {r['instance_gpus']} GPUs (tp {r['tensor_parallel']})",
         f"speed of light:  {r['speed_of_light_tokens_per_s_per_gpu']:,.0f} tokens/s per GPU "
         f"(headroom {r['headroom_to_speed_of_light']:+.0%})",
+        *_band_lines(r["error_band"]),
         "",
         "envelope (tokens/s per user -> tokens/s per GPU):",
     ]
@@ -379,6 +391,21 @@ def _simulate_table(result: dict, curve) -> str:
     lines.append(_table(rows))
     lines += [f"warning: {w}" for w in r["warnings"]]
     return "\n".join(lines)
+
+
+def _band_lines(band: dict | None) -> list[str]:
+    if band is None:
+        return ["error band:      none (bands are of the calibrated coefficients' predictions)"]
+    q = band["quantiles_tokens_per_s_per_gpu"]
+    pair = "calibrated pair" if band["calibrated_pair"] else "OUTSIDE the calibrated pairs"
+    return [
+        f"error band:      {q['p05']:,.0f} to {q['p95']:,.0f} tokens/s per GPU (5th-95th "
+        f"percentile, median {q['p50']:,.0f}); {pair}, median out-of-sample error "
+        f"{band['median_abs_error']:.1%} over {band['predictions']} predictions ({band['basis']})",
+        "Monte Carlo:     --dist throughput.tokens_per_s_per_gpu="
+        f"{band['montecarlo_dist_lognormal']} (the empirical band: --format json, "
+        "montecarlo_dist_empirical)",
+    ]
 
 
 def cmd_calibrate(args) -> int:

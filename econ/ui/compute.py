@@ -170,6 +170,15 @@ def parse_steps(texts: list[str], text: str) -> tuple[tuple[int, float, str], ..
     return tuple((int(s["month"]), float(s["gain"]), str(s.get("label", ""))) for s in steps)
 
 
+@st.cache_data(max_entries=16, show_spinner=False)
+def catalog_step(text: str, from_id: str, to_id: str) -> tuple[tuple[int, float, str], list[str]]:
+    """A step from two benchmark catalog rows for the scenario in `text`, and its caveats."""
+    from econ.gains import step_from_catalog
+
+    step, warnings = step_from_catalog(loads(text), from_id.strip(), to_id.strip())
+    return (int(step["month"]), float(step["gain"]), str(step["label"])), warnings
+
+
 # --- throughput -------------------------------------------------------------------------------------
 
 
@@ -286,8 +295,10 @@ def simulation(
     ttft_limit_s: float | None,
     max_gpus: int | None,
 ) -> dict[str, Any]:
-    """Simulated envelope, its SLO operating point and the speed of light (econ.throughput.simulator)."""
+    """Simulated envelope, its SLO operating point, the speed of light (econ.throughput.simulator)
+    and the operating point's out-of-sample error band (econ.throughput.errorbands)."""
     from econ.throughput import simulator as sim
+    from econ.throughput.errorbands import error_band
 
     common = {"input_tokens": input_tokens, "output_tokens": output_tokens}
     envelope = sim.simulate_envelope(hardware, model, precision, max_gpus=max_gpus, **common)
@@ -310,10 +321,13 @@ def simulation(
         max_gpus=max_gpus,
         **common,
     )
+    tps = float(point.tokens_per_s_per_gpu)
+    band = error_band(hardware, model, tps) if tps > 0 else None
     return {
         "points": envelope.points,
         "provenance": dict(envelope.provenance),
         "warnings": list(envelope.warnings),
+        "error_band": None if band is None else band.as_dict(),
         "point": point.as_dict(),
         "speed_of_light": float(light),
         # as `econ throughput simulate` reports it: how much faster physics would allow

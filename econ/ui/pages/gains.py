@@ -13,6 +13,8 @@ from econ.ui import charts, common, compute
 from econ.ui.fmt import format_value, metric_kind, metric_label
 
 STEPS = "econ.gain_steps"
+FROM_ROW = "econ.gain_from_row"
+TO_ROW = "econ.gain_to_row"
 VALUE_ROWS = (
     ("npv_usd_per_gpu", "NPV of the gain per GPU [USD]", "usd"),
     ("npv_usd_per_rack", "NPV of the gain per rack [USD]", "usd"),
@@ -217,10 +219,30 @@ def render() -> None:
     steps = _steps(current.text)
     if steps is None and st.session_state.get(STEPS, "").strip():
         return
+    cols = st.columns(2)
+    from_id = cols[0].text_input(
+        "Or a step from two catalog rows: earlier row id",
+        key=common.keep(FROM_ROW, ""),
+        placeholder="v6.0-6f6e7f09",
+        help="Ids from the throughput page's catalog or `econ benchmarks list`; the step is the "
+        "later row's per-GPU throughput over the earlier's, in the month the later was published.",
+    )
+    to_id = cols[1].text_input(
+        "later row id", key=common.keep(TO_ROW, ""), placeholder="v6.1-48ef0995"
+    )
+    caveats: list[str] = []
+    if from_id.strip() and to_id.strip():
+        found = compute.attempt(
+            lambda: compute.catalog_step(current.text, from_id, to_id), "Step from the catalog"
+        )
+        if found is None:
+            return
+        step, caveats = found
+        steps = tuple(sorted((*(steps or ()), step)))
     result = compute.attempt(lambda: compute.gain_value(current.text, steps), "Value of the gains")
     if result is None:
         return
-    for warning in result.warnings:
+    for warning in [*caveats, *result.warnings]:
         st.warning(warning, icon=":material/warning:")
     value_section(result, money)
 

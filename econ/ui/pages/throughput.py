@@ -21,6 +21,7 @@ ANY = "any"
 WORKLOADS = ("MLPerf server", "MLPerf interactive", "MLPerf offline", "custom lengths")
 CATALOG_COLUMNS = (
     "id",
+    "kind",
     "round",
     "submitter",
     "division",
@@ -75,9 +76,15 @@ def badges(row: pd.Series, hardware: str) -> None:
         st.badge("Available", icon=":material/check_circle:", color="green")
     elif availability == "preview":
         st.badge("Preview", icon=":material/hourglass_top:", color="orange")
+    elif availability == "rdi":
+        st.badge("RDI: not a product", icon=":material/science:", color="red")
     else:
         st.badge("Availability unknown", icon=":material/help:", color="gray")
-    st.badge("Per-GPU derived: system ÷ GPUs", icon=":material/calculate:", color="orange")
+    if row.get("kind") == "vendor claim":
+        st.badge("Vendor claim: no result file", icon=":material/campaign:", color="red")
+        st.badge("Per-GPU unverified: system ÷ GPUs", icon=":material/calculate:", color="red")
+    else:
+        st.badge("Per-GPU derived: system ÷ GPUs", icon=":material/calculate:", color="orange")
     generation = str(row.get("generation") or "")
     wanted = compute.generation(hardware) if hardware else ""
     if row.get("hardware_key") == hardware:
@@ -171,9 +178,8 @@ def catalog_tab(scenario) -> None:
     checks = compute.attempt(lambda: compute.row_checks(picked, hardware), "Provenance checks")
     for check in checks or []:
         st.warning(check, icon=":material/policy:")
-    source = (
-        f"MLPerf catalog row {row['id']} ({row['round']}, {row['submitter']}, {row['scenario']})"
-    )
+    kind = "vendor claim" if row.get("kind") == "vendor claim" else "MLPerf catalog row"
+    source = f"{kind} {row['id']} ({row['round']}, {row['submitter']}, {row['scenario']})"
     st.button(
         f"Use {row['tokens_per_s_per_gpu']:,.1f} tokens/s per GPU in the scenario",
         on_click=common.use_throughput,
@@ -518,6 +524,23 @@ def simulated_tab(scenario) -> None:
         border=True,
         help=f"Concurrency {point['concurrency']:,.0f}",
     )
+    band = sim.get("error_band")
+    if band is not None:
+        q = band["quantiles_tokens_per_s_per_gpu"]
+        text = (
+            f"Out-of-sample error band: {q['p05']:,.0f} to {q['p95']:,.0f} tokens/s per GPU "
+            f"(5th to 95th percentile; median error {band['median_abs_error']:.1%} over "
+            f"{band['predictions']} predictions, {band['basis']}). Monte Carlo: "
+            f"`throughput.tokens_per_s_per_gpu={band['montecarlo_dist_lognormal']}`"
+        )
+        if band["calibrated_pair"]:
+            st.caption(text)
+        else:
+            st.warning(
+                f"{model} on {hardware} is outside the calibrated hardware × model pairs: the "
+                f"coefficients never saw this model on this hardware. {text}",
+                icon=":material/warning:",
+            )
     chart = frontier_chart(sim["points"], f"simulated {hardware} / {model}")
     layers = [
         chart,
