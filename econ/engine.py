@@ -17,7 +17,7 @@ import pandas as pd
 
 from econ import capex as capex_mod
 from econ import capital as capital_mod
-from econ import cashflow, density, market, tax
+from econ import cashflow, catalog, density, market, tax
 from econ import deferred_tax as deferred_tax_mod
 from econ import depreciation as dep
 from econ import facility as facility_mod
@@ -680,6 +680,7 @@ def _depreciation_rows(b, months, fleet: _Fleet, cost, in_service, curves, since
         for side, path in (("book", "depreciation"), ("tax", "depreciation.tax")):
             by_tokens = _choice(b, f"{path}.usage_driver") == "tokens"
             usage[side] = np.where(by_tokens[:, None], tokens_since, hours_since)
+    tables = catalog.macrs_gds_tables() if "macrs_gds" in used else None
     value = {"book": None, "tax": None}
     if "economic" in used:
         for side, path in (("book", "depreciation"), ("tax", "depreciation.tax")):
@@ -690,6 +691,7 @@ def _depreciation_rows(b, months, fleet: _Fleet, cost, in_service, curves, since
         months,
         usage=usage["book"],
         value_curve=value["book"],
+        tables=tables,
         in_service_month=in_service,
         **_method_params(b, "depreciation", "book"),
     )
@@ -703,6 +705,7 @@ def _depreciation_rows(b, months, fleet: _Fleet, cost, in_service, curves, since
             months,
             usage=None if usage["tax"] is None else usage["tax"][own],
             value_curve=None if value["tax"] is None else value["tax"][own],
+            tables=tables,
             in_service_month=in_service[own],
             **{k: np.asarray(v)[own] for k, v in params.items()},
         )
