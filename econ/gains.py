@@ -30,6 +30,21 @@ from econ.errors import InputError
 from econ.scenario import Scenario, apply_overrides, scenario_to_dict, validate_dict
 from econ.units import MONTHS_PER_YEAR, monthly_rate
 
+COMPARED_METRICS = (
+    "lcot_usd_per_mtok",
+    "breakeven_price_usd_per_mtok",
+    "tokens_total",
+    "revenue_usd_total",
+    "ebitda_usd_total",
+    "npv_usd",
+    "irr_project_annual",
+    "irr_equity_annual",
+    "payback_months",
+    "min_dscr",
+    "revenue_usd_per_mw_year",
+)
+"""Summary metrics shown without and with the gains, side by side (CLI and app)."""
+
 
 class GainsError(InputError):
     """Invalid input to a gains analysis (a step that cannot be read, a bad bracket, ...)."""
@@ -701,6 +716,7 @@ def gain_to_earn_cost_of_capital(
 
 __all__ = [
     "BRIDGE_LINES",
+    "COMPARED_METRICS",
     "OTHER_DRIVER",
     "GainSolution",
     "GainValue",

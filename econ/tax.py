@@ -38,6 +38,15 @@ def months_in_year(last_month, years: int):
     return np.clip(last - MONTHS_PER_YEAR * np.arange(years)[None, :], 0, MONTHS_PER_YEAR)
 
 
+def income_before_tax_usd(ebitda_usd, depreciation_usd, interest_usd, gain_usd):
+    """Income before tax: EBITDA - depreciation - interest + gain on disposal [USD].
+
+    With the tax schedule's depreciation and gain it is taxable income; with the book's (and any
+    impairment in the depreciation) it is pre-tax book income.
+    """
+    return ebitda_usd - depreciation_usd - interest_usd + gain_usd
+
+
 def tax_with_loss_carryforward(annual_taxable_usd, tax_rate):
     """Tax due for each year, losses carried forward without limit [USD, array (n, Y)].
 

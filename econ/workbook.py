@@ -40,7 +40,6 @@ import json
 import math
 import os
 import re
-import typing
 import zipfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -59,7 +58,7 @@ from econ.engine import MIN_EQUITY_SHARE_FOR_IRR, Projection
 from econ.errors import InputError
 from econ.excel import irr_batch
 from econ.provenance import CREATED_FIELD, Stamp
-from econ.scenario.models import Scenario
+from econ.scenario.models import Scenario, model_of
 from econ.text import looks_like_formula
 
 MAX_ROWS = 1_000_000
@@ -419,10 +418,6 @@ class _Compare(Expr):
 
 def eq(a, b):
     return _Compare("=", a, b)
-
-
-def ne(a, b):
-    return _Compare("<>", a, b)
 
 
 def lt(a, b):
@@ -1443,19 +1438,9 @@ def _field_info(path: str) -> tuple[str, str]:
             return "", description
         info = model.model_fields[part]
         description = info.description or ""
-        model = _model_of(info.annotation)
+        model = model_of(info.annotation)
     match = _UNIT.search(description)
     return (match.group(1) if match else ""), description
-
-
-def _model_of(annotation) -> type[BaseModel] | None:
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return annotation
-    for arg in typing.get_args(annotation):
-        found = _model_of(arg)
-        if found is not None:
-            return found
-    return None
 
 
 def _flatten(value, prefix: str = "") -> list[tuple[str, Any]]:

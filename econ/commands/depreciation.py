@@ -20,6 +20,7 @@ from pydantic import ValidationError
 
 from econ import deferred_tax as deferred_mod
 from econ import depreciation as dep
+from econ.catalog import macrs_gds_tables
 from econ.scenario.depreciation_models import DepreciationMethod, DepreciationPolicy
 from econ.units import MONTHS_PER_YEAR
 
@@ -313,7 +314,10 @@ def schedules(args) -> dict[str, np.ndarray]:
     for side, method in (("book", policy.book), ("tax", policy.tax_method)):
         settings = method_settings(method, s)
         usage = _usage(args, months, method.method == "units_of_production")
-        lines[side] = dep.schedule(settings, cost, months, usage=usage, value_curve=value)
+        tables = macrs_gds_tables() if method.method == "macrs_gds" else None
+        lines[side] = dep.schedule(
+            settings, cost, months, usage=usage, value_curve=value, tables=tables
+        )
     out = {"month": months}
     if args.retirement_month is not None:
         r = args.retirement_month

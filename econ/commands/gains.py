@@ -22,6 +22,7 @@ from econ.cli import SUMMARY_ROWS
 from econ.export import csv_text
 from econ.files import atomic_write
 from econ.gains import (
+    COMPARED_METRICS,
     GainsError,
     GainValue,
     parse_step,
@@ -31,20 +32,7 @@ from econ.gains import (
 )
 from econ.scenario import load_scenario
 
-_SUMMARY_KEYS = (
-    "lcot_usd_per_mtok",
-    "breakeven_price_usd_per_mtok",
-    "tokens_total",
-    "revenue_usd_total",
-    "ebitda_usd_total",
-    "npv_usd",
-    "irr_project_annual",
-    "irr_equity_annual",
-    "payback_months",
-    "min_dscr",
-    "revenue_usd_per_mw_year",
-)
-_SUMMARY_ROWS = tuple(row for row in SUMMARY_ROWS if row[0] in _SUMMARY_KEYS)
+_SUMMARY_ROWS = tuple(row for row in SUMMARY_ROWS if row[0] in COMPARED_METRICS)
 _VALUE_ROWS = (
     ("npv_usd_per_gpu", "NPV of the gain per GPU [USD]", "{:,.0f}"),
     ("npv_usd_per_rack", "NPV of the gain per rack [USD]", "{:,.0f}"),

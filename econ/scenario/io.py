@@ -17,24 +17,11 @@ from typing import Any
 import tomli_w
 from pydantic import BaseModel, ValidationError
 
-from econ.errors import InputError
 from econ.files import atomic_write
+from econ.scenario.errors import ScenarioError
 from econ.scenario.migrations import migrate
-from econ.scenario.models import REQUIRED_SECTIONS, Scenario
+from econ.scenario.models import REQUIRED_SECTIONS, Scenario, model_of
 from econ.scenario.paths import resolve_paths
-
-
-class ScenarioError(InputError):
-    """Invalid scenario input; names the file, the field path, the value and what was expected."""
-
-    def __init__(self, file: str | os.PathLike | None, path: str, value: Any, expected: str):
-        self.file = str(file) if file is not None else None
-        self.path = path
-        self.value = value
-        self.expected = expected
-        where = f"{self.file}: " if self.file else ""
-        field = f"{path} = {value!r}: " if value is not None else (f"{path}: " if path else "")
-        super().__init__(f"{where}{field}{expected}")
 
 
 def _format_loc(loc: Iterable[Any]) -> str:
@@ -75,18 +62,8 @@ def _section_model(loc: Iterable[Any]) -> type[BaseModel] | None:
     for part in list(loc)[:-1]:
         if model is None or isinstance(part, int) or part not in model.model_fields:
             return None
-        model = _model_of(model.model_fields[part].annotation)
+        model = model_of(model.model_fields[part].annotation)
     return model
-
-
-def _model_of(annotation: Any) -> type[BaseModel] | None:
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return annotation
-    for arg in typing.get_args(annotation):
-        found = _model_of(arg)
-        if found is not None:
-            return found
-    return None
 
 
 def _valid_names_hint(loc: Iterable[Any]) -> str:
@@ -241,7 +218,7 @@ def check_path(path: str, file: str | os.PathLike | None = None) -> None:
         annotation = model.model_fields[part].annotation
         # Lists and tables (throughput.steps, sources) are set whole, in TOML syntax.
         nested = typing.get_origin(annotation) not in (tuple, list, dict)
-        model = _model_of(annotation) if nested else None
+        model = model_of(annotation) if nested else None
 
 
 def scenario_to_dict(scenario: Scenario) -> dict[str, Any]:

@@ -7,7 +7,7 @@ say what differs from the defaults, and `econ schema` documents the format.
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import (
     BaseModel,
@@ -364,3 +364,15 @@ def _has_path(model: BaseModel, path: str) -> bool:
             return False
         node = getattr(node, part)
     return True
+
+
+def model_of(annotation) -> type[BaseModel] | None:
+    """The pydantic section model inside a field's annotation (``Foo | None``, ``tuple[Foo, ...]``),
+    or None for a plain value."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in get_args(annotation):
+        found = model_of(arg)
+        if found is not None:
+            return found
+    return None

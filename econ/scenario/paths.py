@@ -17,6 +17,8 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from econ.scenario.errors import ScenarioError
+
 # Folders the command-line user allowed with --allow-paths, for every scenario loaded in this context.
 _ALLOWED: contextvars.ContextVar[tuple[Path, ...]] = contextvars.ContextVar(
     "econ_allowed_paths", default=()
@@ -77,8 +79,6 @@ def resolve_inside(
     file, field : where the value came from, for the message
     where : the allowed places in words, for the message (default: the folders' paths)
     """
-    from econ.scenario.io import ScenarioError
-
     if "\x00" in value:
         raise ScenarioError(file, field, value.replace("\x00", "\\0"),
                             "a path may not contain a NUL byte")

@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from econ.gains import COMPARED_METRICS
 from econ.ui import charts, common, compute
 from econ.ui.fmt import format_value, metric_kind, metric_label
 
@@ -26,18 +27,6 @@ VALUE_ROWS = (
     ("payback_change_months", "Change in payback [months]", "months"),
     ("gpus_avoided", "GPUs not bought for the same tokens", "decimal"),
     ("capex_avoided_usd", "Capex avoided [USD]", "usd"),
-)
-COMPARE_ROWS = (
-    "lcot_usd_per_mtok",
-    "breakeven_price_usd_per_mtok",
-    "tokens_total",
-    "revenue_usd_total",
-    "ebitda_usd_total",
-    "npv_usd",
-    "irr_project_annual",
-    "irr_equity_annual",
-    "payback_months",
-    "min_dscr",
 )
 STATUS = {
     "solved": "",
@@ -69,7 +58,7 @@ def value_section(result, money: str) -> None:
 
 def compare_table(result, money: str) -> pd.DataFrame:
     rows = []
-    for key in COMPARE_ROWS:
+    for key in COMPARED_METRICS:
         if key not in result.base:
             continue
         kind = metric_kind(key)
