@@ -5,9 +5,11 @@ every kind of bad input."""
 
 from __future__ import annotations
 
+import io
 import json
 import math
 import os
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -16,11 +18,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from econ.errors import InputError
-from econ.throughput.importers import detect_format, import_file, import_files
+from econ.throughput.importers import detect_format, import_file, import_files, mlperf_endpoints
 from econ.throughput.importers._common import read_source
 from econ.throughput.importers.mlperf_endpoints import (
     EndpointsError,
     accelerator_count,
+    extract_submission_zip,
     provisioned_power_w,
 )
 from tests.endpoints_tree import build_submission
@@ -473,3 +476,52 @@ def test_bad_power_descriptors_are_refused(change, reason):
     change(power)
     with pytest.raises(EndpointsError, match=reason):
         provisioned_power_w(power, "system_power.json")
+
+
+# --- a zipped tree (the app's upload) ------------------------------------------------------------
+
+
+def zip_of(entries: list[tuple[zipfile.ZipInfo | str, bytes]]) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for info, content in entries:
+            archive.writestr(info, content)
+    return buffer.getvalue()
+
+
+def test_a_zipped_tree_reads_like_the_folder(tree, tmp_path):
+    entries = [
+        (p.relative_to(tree).as_posix(), p.read_bytes()) for p in tree.rglob("*") if p.is_file()
+    ]
+    dest = tmp_path / "unpacked"
+    dest.mkdir()
+    extract_submission_zip(zip_of(entries), dest)
+    a, b = import_files([tree]).points, import_files([dest]).points
+    assert list(a["output_tokens_per_s_per_kw_provisioned"]) == list(
+        b["output_tokens_per_s_per_kw_provisioned"]
+    )
+
+
+@pytest.mark.parametrize(
+    ("member", "reason"),
+    [
+        ("/etc/passwd", "points outside"),
+        ("a/../../b.json", "points outside"),
+        ("C:/x.json", "points outside"),
+    ],
+)
+def test_zip_members_outside_the_folder_are_refused(tmp_path, member, reason):
+    with pytest.raises(EndpointsError, match=reason):
+        extract_submission_zip(zip_of([(member, b"{}")]), tmp_path)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_zip_links_and_oversized_contents_are_refused(tmp_path, monkeypatch):
+    link = zipfile.ZipInfo("results/x/result_summary.json")
+    link.external_attr = (0o120777) << 16  # a symbolic link
+    with pytest.raises(EndpointsError, match="is a link or special file"):
+        extract_submission_zip(zip_of([(link, b"/etc/passwd")]), tmp_path)
+    monkeypatch.setattr(mlperf_endpoints, "MAX_ZIP_BYTES", 1000)
+    big = bytes(range(256)) * 8  # incompressible enough to pass the ratio check
+    with pytest.raises(EndpointsError, match="more than 0 MB uncompressed"):
+        extract_submission_zip(zip_of([("a.json", big)]), tmp_path)

@@ -32,8 +32,10 @@ import json
 import math
 import os
 import re
+import stat as file_mode
+import zipfile
 from collections.abc import Mapping
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from econ.throughput.curve import Curve
 from econ.throughput.importers._common import (
@@ -71,6 +73,11 @@ STATES = ("complete", "interrupted")
 OVERHEAD_FRACTION = {"liquid": 0.30, "air": 0.50}
 W_PER_KW = 1000.0
 BITS_PER_BYTE = 8.0
+MAX_ZIP_MEMBERS = 5_000
+MAX_ZIP_BYTES = 64 * 1024 * 1024
+"""Most a submission archive may hold uncompressed [bytes]; a tree of points is a few MB."""
+MAX_ZIP_RATIO = 200
+"""Largest compression ratio of one member: beyond it an archive is treated as a zip bomb."""
 _POINT_DIR = re.compile(r"^r(\d+)$")
 _REL_TOL = 1e-5  # the fixtures round stated figures to 4 decimals
 
@@ -837,3 +844,65 @@ def import_submission(
         points=len(records),
     )
     return Curve(points=curve.points, provenance=provenance, warnings=curve.warnings)
+
+
+def extract_submission_zip(content: bytes, dest: Path, name: str = "upload.zip") -> Path:
+    """Unpack a zipped submission tree into `dest` (an empty folder) and return `dest`.
+
+    Guards: member paths must be relative and stay inside `dest` (no "..", no absolute or drive
+    paths), links and special files are refused, at most MAX_ZIP_MEMBERS members and
+    MAX_ZIP_BYTES uncompressed (counted while reading, not taken from the headers), and no member
+    compressed more than MAX_ZIP_RATIO times (a zip bomb).
+    """
+    import io
+
+    try:
+        archive = zipfile.ZipFile(io.BytesIO(content))
+    except zipfile.BadZipFile:
+        raise EndpointsError(f"{name}: not a zip archive (or a damaged one)") from None
+    with archive:
+        members = archive.infolist()
+        if len(members) > MAX_ZIP_MEMBERS:
+            raise EndpointsError(
+                f"{name}: {len(members):,} members; a submission archive holds at most "
+                f"{MAX_ZIP_MEMBERS:,}"
+            )
+        written = 0
+        for member in members:
+            path = PurePosixPath(member.filename.replace("\\", "/"))
+            if (
+                path.is_absolute()
+                or ".." in path.parts
+                or (path.parts and ":" in path.parts[0])
+                or not path.parts
+            ):
+                raise EndpointsError(
+                    f"{name}: member {member.filename!r} points outside the archive's folder; "
+                    "expected relative paths"
+                )
+            mode = member.external_attr >> 16
+            # many writers store permission bits only (type 0): those are plain files
+            if file_mode.S_IFMT(mode) not in (0, file_mode.S_IFREG, file_mode.S_IFDIR):
+                raise EndpointsError(
+                    f"{name}: member {member.filename!r} is a link or special file; expected "
+                    "plain files"
+                )
+            if member.is_dir():
+                continue
+            if member.compress_size and member.file_size / member.compress_size > MAX_ZIP_RATIO:
+                raise EndpointsError(
+                    f"{name}: member {member.filename!r} expands {member.file_size / member.compress_size:,.0f} "
+                    f"times (more than {MAX_ZIP_RATIO}); refused as a zip bomb"
+                )
+            target = dest.joinpath(*path.parts)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            with archive.open(member) as source, open(target, "wb") as out:
+                while chunk := source.read(1 << 16):
+                    written += len(chunk)
+                    if written > MAX_ZIP_BYTES:
+                        raise EndpointsError(
+                            f"{name}: more than {MAX_ZIP_BYTES / 1e6:.0f} MB uncompressed; a "
+                            "submission archive is a few MB"
+                        )
+                    out.write(chunk)
+    return dest
