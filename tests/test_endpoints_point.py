@@ -215,3 +215,23 @@ def test_cli_refuses_a_limit_given_twice(tree, capsys):
     args = ["throughput", "point", str(tree), "--ttft-p90-s", "1", "--limit", "ttft_s_p90=2"]
     assert main(args) == 3
     assert "ttft_s_p90 is limited twice" in capsys.readouterr().err
+
+
+def test_the_curve_csv_keeps_the_endpoints_columns(curve, tmp_path, capsys):
+    from econ.throughput.importers import write_curve_csv
+
+    path = write_curve_csv(curve, tmp_path / "curve.csv")
+    again = import_files([path])
+    for column in (
+        "provisioned_power_kw",
+        "output_tokens_per_s_per_kw_provisioned",
+        "j_per_output_token_provisioned",
+        "tokens_per_s_per_user_by_concurrency",
+    ):
+        assert list(again.points[column]) == pytest.approx(list(curve.points[column]))
+    # a CSV no longer says it is an Endpoints curve: the step reading is asked for
+    step = operating_point(again, latency_limits={"ttft_s_p90": 1.0}, reading="step")
+    assert (
+        step.to_dict()["values"]
+        == operating_point(curve, latency_limits={"ttft_s_p90": 1.0}).to_dict()["values"]
+    )

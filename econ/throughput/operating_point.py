@@ -439,7 +439,7 @@ def operating_points(
         c: interpolate_at(frontier[c].to_numpy(dtype=float), position) for c in INTERPOLATED_COLUMNS
     }
     for c in EXTRA_COLUMNS + PROVISIONED_COLUMNS[:1]:
-        if c in frontier:
+        if c in frontier and frontier[c].notna().any():
             out[c] = interpolate_at(frontier[c].to_numpy(dtype=float), position)
     if PROVISIONED_COLUMNS[0] in out:
         kw = out[PROVISIONED_COLUMNS[0]]
