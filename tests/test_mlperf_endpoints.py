@@ -525,3 +525,24 @@ def test_zip_links_and_oversized_contents_are_refused(tmp_path, monkeypatch):
     big = bytes(range(256)) * 8  # incompressible enough to pass the ratio check
     with pytest.raises(EndpointsError, match="more than 0 MB uncompressed"):
         extract_submission_zip(zip_of([("a.json", big)]), tmp_path)
+
+
+def test_the_results_layout_gives_benchmark_scenario_and_gpus(shared_data, tmp_path):
+    samples = shared_data / "samples" / "mlperf-endpoints"
+    platform = "VR-NVL72_VR-288GB_aarch64x72_TRT"
+    run = tmp_path / "closed/NVIDIA/results" / platform / "deepseek-r1/Server/performance"
+    run.mkdir(parents=True)
+    (run / "result_summary.json").write_bytes((samples / SUMMARY).read_bytes())
+    systems = tmp_path / "closed/NVIDIA/systems"
+    systems.mkdir()
+    system = samples / f"v6.1-nvidia-systems-{platform}.json"
+    (systems / f"{platform}.json").write_bytes(system.read_bytes())
+    desc = json.loads(system.read_text())
+    curve = import_file(run / "result_summary.json")
+    point = curve.points.iloc[0]
+    assert point["gpu_count"] == desc["number_of_nodes"] * desc["accelerators_per_node"] == 72
+    assert curve.provenance["model"] == "deepseek-r1"
+    assert curve.provenance["hardware"] == desc["system_name"]
+    assert point["workload"] == "scenario=Server"
+    assert "number_of_nodes × accelerators_per_node" in curve.provenance["gpu_count_basis"]
+    assert not any("file name" in w for w in curve.warnings)

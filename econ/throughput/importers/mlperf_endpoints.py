@@ -457,12 +457,26 @@ def _per_user(records: list[dict], per_user: str, where: str) -> None:
         record["tokens_per_s_per_user"] = value
 
 
-def _run_context(path: Path) -> tuple[str, str, str]:
-    """(hardware, model, scenario) from `.../results/<Platform>/<benchmark>/<scenario>/performance/`."""
-    parts = path.resolve().parts
-    if len(parts) >= 6 and parts[-2] == "performance" and parts[-6] == "results":
-        return parts[-5], parts[-4], parts[-3]
-    return "", "", ""
+def _run_context(path: Path) -> tuple[str, str, str, Path | None]:
+    """(platform, benchmark, scenario, systems JSON) from the MLPerf Inference results layout
+    `<submitter>/results/<Platform>/<benchmark>/<scenario>/performance/result_summary.json`, whose
+    `<submitter>/systems/<Platform>.json` describes the system."""
+    parts = path.absolute().parts
+    if len(parts) >= 7 and parts[-2] == "performance" and parts[-6] == "results":
+        systems = Path(*parts[:-6]) / "systems" / f"{parts[-5]}.json"
+        return parts[-5], parts[-4], parts[-3], systems if systems.is_file() else None
+    return "", "", "", None
+
+
+def _systems_gpu_count(path: Path) -> tuple[float, str]:
+    """number_of_nodes × accelerators_per_node of an MLPerf Inference systems JSON, and its name."""
+    desc = load_json(path)
+    count = _count(desc, "number_of_nodes", str(path)) * _count(
+        desc, "accelerators_per_node", str(path)
+    )
+    if count <= 0:
+        raise EndpointsError(f"{path}: number_of_nodes × accelerators_per_node is 0")
+    return count, _text(desc, "system_name")
 
 
 def parse(
@@ -483,8 +497,12 @@ def parse(
     prov = Provenance(tool="MLCommons endpoint client (result_summary.json)")
     prov.tool_version = _text(data, "version")
     prov.latency_unit = "ns (the endpoint client's unit)"
-    hardware, model, scenario = _run_context(src.path)
+    hardware, model, scenario, systems = _run_context(src.path)
     prov.hardware, prov.model = hardware, model
+    if systems is not None and gpu_count is None:
+        record["gpu_count"], name = _systems_gpu_count(systems)
+        prov.hardware = name or hardware
+        prov.gpu_count_basis = f"{systems.name}: number_of_nodes × accelerators_per_node"
     record["workload"] = label_pairs([("scenario", scenario)])
     pattern = _lookup(data, "run_config.load_pattern")
     if isinstance(pattern, Mapping):
