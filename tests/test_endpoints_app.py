@@ -8,31 +8,16 @@ import io
 import zipfile
 
 import pytest
-from streamlit.testing.v1 import AppTest
 
 from econ.throughput.importers import import_files
 from econ.throughput.operating_point import operating_point
-from tests.conftest import ROOT
+from tests import test_app
 from tests.endpoints_tree import build_submission
-from tests.test_app import errors, go, metric, widget
+from tests.test_app import errors, metric, upload_curve, widget
 
-APP = str(ROOT / "app.py")
+app = test_app.app  # the page fixture: the app on the default scenario
+
 SUMMARY = "v6.1-nvidia-vr-nvl72x72-deepseek-r1-Server-performance-result_summary.json"
-
-
-@pytest.fixture
-def app() -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=90)
-    at.run()
-    assert not at.exception, at.exception
-    return at
-
-
-def upload(app: AppTest, name: str, content: bytes) -> AppTest:
-    go(app, "throughput")
-    app.get("file_uploader")[0].upload(name, content, "application/octet-stream").run()
-    assert not app.exception, app.exception
-    return app
 
 
 def zipped(root) -> bytes:
@@ -46,7 +31,7 @@ def zipped(root) -> bytes:
 
 def test_an_uploaded_result_summary_gives_the_library_point(app, shared_data):
     path = shared_data / "samples" / "mlperf-endpoints" / SUMMARY
-    upload(app, path.name, path.read_bytes())
+    upload_curve(app, path.name, path.read_bytes())
     assert not errors(app), errors(app)
     expected = operating_point(import_files([path]))
     assert metric(app, "Measured operating point [tokens/s per GPU]") == (
@@ -57,7 +42,7 @@ def test_an_uploaded_result_summary_gives_the_library_point(app, shared_data):
 
 def test_a_zipped_submission_tree_reads_in_steps(app, tmp_path):
     root = build_submission(tmp_path / "submission")
-    upload(app, "sub_a.zip", zipped(root))
+    upload_curve(app, "sub_a.zip", zipped(root))
     assert not errors(app), errors(app)
     widget(app.number_input, "TTFT P90 limit [s]").set_value(1.0).run()
     assert not errors(app), errors(app)
@@ -88,5 +73,5 @@ def hostile(member: str, content: bytes = b"{}") -> bytes:
     ],
 )
 def test_a_hostile_archive_is_refused(app, content, reason):
-    upload(app, "bad.zip", content)
+    upload_curve(app, "bad.zip", content)
     assert any(reason in e for e in errors(app)), errors(app)

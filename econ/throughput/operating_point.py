@@ -105,6 +105,12 @@ def pareto_frontier(tokens_per_s_per_user, tokens_per_s_per_gpu):
     return finite & ~dominated & ~earlier_twin
 
 
+def _knots_within(m: np.ndarray, lim: np.ndarray) -> np.ndarray:
+    """Whether each measured point meets every limit, per scenario [bool (n, K)]; NaN fails."""
+    free = np.isnan(lim)[:, :, None]  # (n, C, 1)
+    return (free | (m[None, :, :] <= lim[:, :, None] * (1 + _REL_TOL))).all(axis=1)
+
+
 def feasible_position(knots, upper_limits):
     """Largest fractional frontier position t in [0, K-1] where every interpolated metric is
     within its limit, per scenario [(n,), NaN where none is].
@@ -124,8 +130,7 @@ def feasible_position(knots, upper_limits):
     n, k = lim.shape[0], m.shape[1]
     free = np.isnan(lim)[:, :, None]  # (n, C, 1)
     limit = lim[:, :, None]
-    knot_ok = free | (m[None, :, :] <= limit * (1 + _REL_TOL))  # (n, C, K)
-    knot_all = knot_ok.all(axis=1)  # (n, K)
+    knot_all = _knots_within(m, lim)  # (n, K)
     if k == 1:
         return np.where(knot_all[:, 0], 0.0, np.nan)
     m0, m1 = m[:, :-1][None], m[:, 1:][None]  # (1, C, K-1)
@@ -164,11 +169,9 @@ def step_position(knots, upper_limits):
     upper_limits : array (n, C)  limits (m <= L); NaN = no limit on that metric
     """
     m = np.asarray(knots, dtype=float)
-    lim = np.asarray(upper_limits, dtype=float)
     k = m.shape[1]
-    free = np.isnan(lim)[:, :, None]
-    knot_ok = free | (m[None, :, :] <= lim[:, :, None] * (1 + _REL_TOL))
-    index = np.where(knot_ok.all(axis=1), np.arange(k)[None, :], -1).max(axis=1, initial=-1)
+    within = _knots_within(m, np.asarray(upper_limits, dtype=float))
+    index = np.where(within, np.arange(k)[None, :], -1).max(axis=1, initial=-1)
     return np.where(index >= 0, index.astype(float), np.nan)
 
 

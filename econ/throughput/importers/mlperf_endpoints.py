@@ -46,6 +46,7 @@ from econ.throughput.importers._common import (
     apply_gpu_count,
     finish_curve,
     label_pairs,
+    read_source,
 )
 
 SUMMARY_NAME = "result_summary.json"
@@ -128,24 +129,13 @@ def _read(path: Path) -> tuple[str, str]:
     """(UTF-8 text, SHA-256 of the bytes) of a file that is not a link and not too large."""
     if path.is_symlink():
         raise EndpointsError(f"{path}: is a symbolic link; links are not followed")
-    try:
-        size = path.stat().st_size
-        if size > MAX_FILE_BYTES:
-            raise EndpointsError(
-                f"{path}: {size / 1e6:.1f} MB is larger than the {MAX_FILE_BYTES / 1e6:.0f} MB "
-                "a result or descriptor file can be"
-            )
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise EndpointsError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise EndpointsError(f"{path}: is a folder, expected a file") from None
-    except OSError as exc:
-        raise EndpointsError(f"{path}: cannot be read ({exc.strerror})") from None
-    try:
-        return raw.decode("utf-8-sig"), hashlib.sha256(raw).hexdigest()
-    except UnicodeDecodeError as exc:
-        raise EndpointsError(f"{path}: not UTF-8 text (byte {exc.start})") from None
+    if path.is_file() and path.stat().st_size > MAX_FILE_BYTES:
+        raise EndpointsError(
+            f"{path}: {path.stat().st_size / 1e6:.1f} MB is larger than the "
+            f"{MAX_FILE_BYTES / 1e6:.0f} MB a result or descriptor file can be"
+        )
+    src = read_source(path)
+    return src.text, src.sha256
 
 
 def load_json(path: Path) -> dict:
