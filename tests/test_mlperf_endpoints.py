@@ -344,6 +344,18 @@ def test_bad_yaml_and_an_empty_folder_are_refused(tree, tmp_path):
     (tree / "results/system_a/gpt-oss-120b/r4/point.yaml").write_text("concurrency: [4\n")
     with pytest.raises(EndpointsError, match=r"r4/point.yaml: invalid YAML at line"):
         import_files([tree])
+    (tree / "results/system_a/gpt-oss-120b/r4/point.yaml").write_text(
+        "concurrency: 4\nx: " + "[" * 5000 + "]" * 5000 + "\n"
+    )
+    with pytest.raises(EndpointsError, match=r"r4/point.yaml: the YAML is nested too deeply"):
+        import_files([tree])
+    desc = tree / "results/system_a/gpt-oss-120b/r16/system_desc.json"
+    desc.write_text('{"node_types": ' + "[" * 5000 + "]" * 5000 + "}")
+    (tree / "results/system_a/gpt-oss-120b/r4/point.yaml").write_text("concurrency: 4\n")
+    with pytest.raises(
+        EndpointsError, match=r"r16/system_desc.json: the JSON is nested too deeply"
+    ):
+        import_files([tree])
     empty = tmp_path / "empty"
     empty.mkdir()
     with pytest.raises(EndpointsError, match="no measurement point"):
