@@ -142,6 +142,11 @@ def test_failed_samples_are_counted_and_warned(summary, tmp_path):
     curve = import_file(write(tmp_path / "r.json", summary))
     assert curve.points["failed_requests"].iloc[0] == 600
     assert any("600 of 600000 samples failed (0.10%)" in w for w in curve.warnings)
+    summary["n_samples_completed"] -= 100
+    curve = import_file(write(tmp_path / "r2.json", summary))
+    assert any(
+        "100 of 600000 issued samples neither completed nor failed" in w for w in curve.warnings
+    )
 
 
 def test_a_concurrency_run_takes_its_concurrency_from_the_load_pattern(summary, tmp_path):

@@ -335,6 +335,12 @@ def summary_point(
             f"{where}: {failed:g} of {issued:g} samples failed ({failed / issued:.2%}); the "
             "throughput counts the completed ones"
         )
+    unaccounted = issued - completed - (0.0 if math.isnan(failed) else failed)
+    if unaccounted > 0:
+        warnings.append(
+            f"{where}: {unaccounted:g} of {issued:g} issued samples neither completed nor failed "
+            "(in flight when the run ended)"
+        )
     duration_s = _number(data, "duration_ns", where) / NS_PER_S
     legacy_s = _number(data, "legacy_loadgen_window_duration_ns", where, required=False) / NS_PER_S
     output_total = _number(data, "output_sequence_lengths.total", where, required=False)
