@@ -235,3 +235,12 @@ def test_the_curve_csv_keeps_the_endpoints_columns(curve, tmp_path, capsys):
         step.to_dict()["values"]
         == operating_point(curve, latency_limits={"ttft_s_p90": 1.0}).to_dict()["values"]
     )
+
+
+def test_several_endpoints_files_still_read_in_steps(tree):
+    runs = sorted(tree.glob("results/*/*/r*/result_summary.json"))[:3]
+    merged = import_files(runs, gpu_count=8)
+    assert merged.provenance["curve_reading"] == "step"
+    point = operating_point(merged)
+    assert not point.interpolated
+    assert point.tokens_per_s_per_gpu == max(merged.points["output_tokens_per_s_per_gpu"])

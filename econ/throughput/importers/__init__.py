@@ -208,6 +208,9 @@ def import_files(
         "precision": "; ".join(sorted({v for v in points["precision"] if v})),
         "format": "; ".join(sorted({c.provenance["format"] for c in curves})),
     }
+    readings = {c.provenance.get("curve_reading") for c in curves}
+    if len(readings) == 1 and None not in readings:  # e.g. several Endpoints runs: still steps
+        provenance["curve_reading"] = readings.pop()
     return Curve(points=points, provenance=provenance, warnings=tuple(dict.fromkeys(warnings)))
 
 
