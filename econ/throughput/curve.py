@@ -36,6 +36,18 @@ serving configurations apart, and per-point provenance (a curve can merge severa
 | config | how it was served (e.g. offloading, replicas); a frontier may span configurations |
 | tool, tool_version, source_file, file_sha256, model, hardware, precision | per-point provenance |
 | warnings | the point's warnings joined by " | " |
+
+MLPerf Endpoints curves (importers.mlperf_endpoints) also fill:
+
+| column | unit |
+|---|---|
+| failed_requests | samples that failed [requests] |
+| tokens_per_s_per_user_p90 | 1 / TPOT p90, Endpoints v1.0's tps_per_user [tokens/s] |
+| tokens_per_s_per_user_by_concurrency | system tokens/s / concurrency, Endpoints v0.7's [tokens/s] |
+| output_tokens_per_s_loadgen_window, output_tokens_per_s_full_duration | system output tokens/s over the LoadGen window and over the whole run [tokens/s] |
+| provisioned_power_kw | provisioned (TDP-based, Appendix E) power of the system, not measured [kW] |
+| output_tokens_per_s_per_kw_provisioned | output_tokens_per_s / provisioned_power_kw [tokens/s/kW] |
+| j_per_output_token_provisioned | provisioned power / output_tokens_per_s [J/token] |
 """
 
 from __future__ import annotations
@@ -66,6 +78,14 @@ NUMERIC_OPTIONAL_COLUMNS = (
     "e2e_s_p99",
     "duration_s",
     "completed_requests",
+    "failed_requests",
+    "tokens_per_s_per_user_p90",
+    "tokens_per_s_per_user_by_concurrency",
+    "output_tokens_per_s_loadgen_window",
+    "output_tokens_per_s_full_duration",
+    "provisioned_power_kw",
+    "output_tokens_per_s_per_kw_provisioned",
+    "j_per_output_token_provisioned",
 )
 TEXT_OPTIONAL_COLUMNS = (
     "workload",

@@ -212,8 +212,10 @@ def _safe_name(name: str) -> str:
 
 @st.cache_data(max_entries=16, show_spinner=False)
 def curve(name: str, content: bytes, gpus: float | None = None):
-    """A benchmark output file (name and bytes, as uploaded) read by econ's importers."""
+    """A benchmark output file (name and bytes, as uploaded) read by econ's importers; a .zip is
+    an MLPerf Endpoints submission tree, unpacked with its guards (paths, links, size, bombs)."""
     from econ.throughput.importers import CurveError, import_files
+    from econ.throughput.importers.mlperf_endpoints import extract_submission_zip
 
     if not content.strip():
         raise CurveError(f"{name}: the file is empty; expected a benchmark result file")
@@ -224,7 +226,11 @@ def curve(name: str, content: bytes, gpus: float | None = None):
         )
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / _safe_name(name)
-        path.write_bytes(content)
+        if path.suffix.lower() == ".zip":
+            path.mkdir()
+            extract_submission_zip(content, path, name)
+        else:
+            path.write_bytes(content)
         return import_files([path], "auto", gpus)
 
 
@@ -237,7 +243,11 @@ def measured_point(
     tpot_p99_s: float | None,
     min_tokens_per_s_per_user: float | None,
     workload: str | None,
+    latency_limits: tuple[tuple[str, float], ...] = (),
+    reading: str | None = None,
 ):
+    """The SLO operating point of an uploaded curve; `latency_limits` as (column, seconds) pairs,
+    `reading` "step" | "interpolate" | None (the curve's own)."""
     from econ.throughput.operating_point import operating_point
 
     return operating_point(
@@ -245,7 +255,9 @@ def measured_point(
         ttft_p99_s=ttft_p99_s,
         tpot_p99_s=tpot_p99_s,
         min_tokens_per_s_per_user=min_tokens_per_s_per_user,
+        latency_limits=dict(latency_limits),
         workload=workload,
+        reading=reading,
     )
 
 

@@ -12,6 +12,8 @@ the matching importer and merges the points. Supported formats (`FORMATS`):
 | inferencex | InferenceX `agg_*.json`, agentic aggregates and nested results |
 | trtllm-bench | TensorRT-LLM `trtllm-bench throughput` report |
 | generic-csv | one row per point, units in the headers (see `generic_csv`) |
+| mlperf-endpoints | MLPerf Endpoints / endpoint client `performance/result_summary.json` |
+| (a folder) | an MLPerf Endpoints submission tree, one point per concurrency (`mlperf_endpoints`) |
 
 Every importer refuses what is not a measurement (all requests failed, zero or negative values,
 NaN throughput, duplicate load levels) with a `CurveError` naming the file, and checks that the
@@ -37,6 +39,7 @@ from econ.throughput.importers import (
     generic_csv,
     inferencex,
     mlperf,
+    mlperf_endpoints,
     trtllm,
 )
 from econ.throughput.importers._common import (
@@ -62,7 +65,12 @@ FORMATS: dict[str, tuple[str, Parser]] = {
     "inferencex": ("InferenceX result / aggregate JSON", inferencex.parse),
     "trtllm-bench": ("TensorRT-LLM trtllm-bench throughput report", trtllm.parse),
     "generic-csv": ("generic curve CSV with units in the headers", generic_csv.parse),
+    "mlperf-endpoints": (
+        "MLPerf Endpoints / endpoint client performance/result_summary.json",
+        mlperf_endpoints.parse,
+    ),
 }
+ENDPOINTS_SUBMISSION = "mlperf-endpoints-submission"
 
 __all__ = [
     "FORMATS",
@@ -86,6 +94,8 @@ def detect_format(src: SourceFile) -> str:
         return "mlperf-summary"
     if trtllm.looks_like(text):
         return "trtllm-bench"
+    if mlperf_endpoints.looks_like_text(text):
+        return "mlperf-endpoints"
     if text.startswith(("{", "[")):
         records = json_records(src)
         first = records[0]
@@ -111,24 +121,43 @@ def detect_format(src: SourceFile) -> str:
 
 
 def import_file(
-    path: str | os.PathLike, fmt: str = "auto", gpu_count: float | None = None
+    path: str | os.PathLike,
+    fmt: str = "auto",
+    gpu_count: float | None = None,
+    *,
+    allow_incomplete: bool = False,
 ) -> Curve:
     """One file as a Curve. `fmt` is a name from FORMATS or "auto" (detect from the content).
 
-    `gpu_count` overrides the GPU count the file states or implies [GPUs].
+    `gpu_count` overrides the GPU count the file states or implies [GPUs]. A folder is read as an
+    MLPerf Endpoints submission tree. `allow_incomplete` imports an interrupted Endpoints run.
     """
+    if fmt not in ("auto", *FORMATS, ENDPOINTS_SUBMISSION):
+        raise CurveError(f"unknown format {fmt!r}; expected 'auto' or one of: {', '.join(FORMATS)}")
+    if Path(path).is_dir() and fmt in ("auto", ENDPOINTS_SUBMISSION):
+        curve = mlperf_endpoints.import_submission(
+            path, gpu_count, allow_incomplete=allow_incomplete
+        )
+        return Curve(
+            curve.points, dict(curve.provenance, format=ENDPOINTS_SUBMISSION), curve.warnings
+        )
     src = read_source(path)
     if fmt == "auto":
         fmt = detect_format(src)
-    elif fmt not in FORMATS:
-        raise CurveError(f"unknown format {fmt!r}; expected 'auto' or one of: {', '.join(FORMATS)}")
-    curve = FORMATS[fmt][1](src, gpu_count)
+    if fmt == "mlperf-endpoints":
+        curve = mlperf_endpoints.parse(src, gpu_count, allow_incomplete=allow_incomplete)
+    else:
+        curve = FORMATS[fmt][1](src, gpu_count)
     provenance = dict(curve.provenance, format=fmt)
     return Curve(points=curve.points, provenance=provenance, warnings=curve.warnings)
 
 
 def import_files(
-    paths: Iterable[str | os.PathLike], fmt: str = "auto", gpu_count: float | None = None
+    paths: Iterable[str | os.PathLike],
+    fmt: str = "auto",
+    gpu_count: float | None = None,
+    *,
+    allow_incomplete: bool = False,
 ) -> Curve:
     """Several files merged into one Curve (points in file order, provenance per point).
 
@@ -138,7 +167,7 @@ def import_files(
     paths = list(paths)
     if not paths:
         raise CurveError("no input files given")
-    curves = [import_file(p, fmt, gpu_count) for p in paths]
+    curves = [import_file(p, fmt, gpu_count, allow_incomplete=allow_incomplete) for p in paths]
     if len(curves) == 1:
         return curves[0]
     hashes = [c.provenance["file_sha256"] for c in curves]
@@ -180,6 +209,9 @@ def import_files(
         "precision": "; ".join(sorted({v for v in points["precision"] if v})),
         "format": "; ".join(sorted({c.provenance["format"] for c in curves})),
     }
+    readings = {c.provenance.get("curve_reading") for c in curves}
+    if len(readings) == 1 and None not in readings:  # e.g. several Endpoints runs: still steps
+        provenance["curve_reading"] = readings.pop()
     return Curve(points=points, provenance=provenance, warnings=tuple(dict.fromkeys(warnings)))
 
 

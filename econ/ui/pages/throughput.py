@@ -242,6 +242,59 @@ def frontier_chart(points: pd.DataFrame, label: str) -> alt.Chart:
     )
 
 
+def endpoints_chart(points: pd.DataFrame, label: str) -> alt.Chart:
+    """MLPerf Endpoints' published chart: system tokens/s against tokens/s per user, as steps.
+
+    "step-before" holds each point's system throughput back to the previous point's per-user
+    speed: what the system delivers at least that fast per user (rules v1.0 §5.2, no interpolation).
+    """
+    frame = points[["tokens_per_s_per_user", "output_tokens_per_s", "concurrency"]].copy()
+    frame = frame.dropna(subset=["tokens_per_s_per_user", "output_tokens_per_s"])
+    frame["curve"] = label
+    base = alt.Chart(frame).encode(
+        x=alt.X("tokens_per_s_per_user:Q", title="Tokens/s per user"),
+        y=alt.Y(
+            "output_tokens_per_s:Q", title="System output tokens/s", axis=alt.Axis(format=",.0f")
+        ),
+        color=alt.Color("curve:N", title=None),
+        order="tokens_per_s_per_user:Q",
+        tooltip=[
+            alt.Tooltip("concurrency:Q", title="concurrency", format=",.0f"),
+            alt.Tooltip("tokens_per_s_per_user:Q", title="tok/s per user", format=",.1f"),
+            alt.Tooltip("output_tokens_per_s:Q", title="system tok/s", format=",.1f"),
+        ],
+    )
+    return alt.layer(base.mark_line(interpolate="step-before"), base.mark_point(filled=True))
+
+
+def endpoints_inputs() -> tuple[tuple[tuple[str, float], ...], str]:
+    """The MLPerf Endpoints limits (TTFT P90 in v1.0, P95 in v0.7; TPOT P90) and the reading."""
+    cols = st.columns(4)
+    ttft90 = _optional(
+        "econ.curve_ttft90", "TTFT P90 limit [s]", "MLPerf Endpoints v1.0's TTFT", cols[0]
+    )
+    ttft95 = _optional(
+        "econ.curve_ttft95", "TTFT P95 limit [s]", "MLPerf Endpoints v0.7's TTFT", cols[1]
+    )
+    tpot90 = _optional(
+        "econ.curve_tpot90",
+        "TPOT P90 limit [ms]",
+        "1000 / tokens/s per user (v1.0)",
+        cols[2],
+        1000.0,
+    )
+    interpolate = cols[3].toggle(
+        "Interpolate (not official)",
+        key=common.keep("econ.curve_interpolate", False),
+        help="MLPerf Endpoints reads its curve in steps: only measured points count. On: "
+        "read between measured points along the frontier.",
+    )
+    named = (("ttft_s_p90", ttft90), ("ttft_s_p95", ttft95), ("tpot_s_p90", tpot90))
+    return tuple((k, v) for k, v in named if v is not None), (
+        "interpolate" if interpolate else "step"
+    )
+
+
 def point_mark(x: float, y: float, label: str) -> alt.Chart:
     frame = pd.DataFrame({"x": [x], "y": [y], "label": [label]})
     return (
@@ -295,8 +348,9 @@ def measured_tab(scenario) -> None:
         on_change=_curve_uploaded,
         max_upload_size=common.upload_limit_mb(),
         help="vLLM / SGLang bench_serving JSON(L), GenAI-Perf or AIPerf export (JSON or CSV), "
-        "MLPerf LoadGen summary or detail log, InferenceX JSON, trtllm-bench report, or a generic "
-        f"CSV with units in the headers; {common.upload_limit_mb()} MB at most.",
+        "MLPerf LoadGen summary or detail log, MLPerf Endpoints result_summary.json (or a .zip of "
+        "a submission tree), InferenceX JSON, trtllm-bench report, or a generic CSV with units "
+        f"in the headers; {common.upload_limit_mb()} MB at most.",
     )
     if CURVE_ERROR in ss:
         st.error(ss.pop(CURVE_ERROR), icon=":material/error:")
@@ -354,23 +408,48 @@ def measured_tab(scenario) -> None:
             "Workload", workloads, key=_choice("econ.curve_workload", workloads, workloads[0])
         )
     ttft, tpot, user = slo_inputs(scenario, "econ.curve_slo")
+    endpoints = prov.get("curve_reading") == "step"
+    latency_limits, reading = endpoints_inputs() if endpoints else ((), None)
     if points["tokens_per_s_per_user"].notna().sum() == 0:
         st.warning("The file reports no per-user speed, so there is no curve to plot.")
-    chart = frontier_chart(
-        points.dropna(subset=["tokens_per_s_per_user", "output_tokens_per_s_per_gpu"]), name
-    )
     point = compute.attempt(
-        lambda: compute.measured_point(name, content, gpus, ttft, tpot, user, workload),
+        lambda: compute.measured_point(
+            name, content, gpus, ttft, tpot, user, workload, latency_limits, reading
+        ),
         "Operating point",
     )
-    if point is not None:
-        chart = alt.layer(
-            chart,
-            point_mark(
-                point.tokens_per_s_per_user, point.tokens_per_s_per_gpu, "SLO operating point"
-            ),
+    if endpoints:
+        shown = points if workload is None else points[points["workload"] == workload]
+        chart = endpoints_chart(shown, name)
+        if point is not None:
+            chart = alt.layer(
+                chart,
+                point_mark(
+                    point.tokens_per_s_per_user,
+                    point.values["output_tokens_per_s"],
+                    "SLO operating point",
+                ),
+            )
+        charts.show(chart)
+        st.caption(
+            f"MLPerf Endpoints chart: steps, no interpolation. Tokens/s per user: "
+            f"{prov.get('tokens_per_s_per_user_definition', 'n/a')}; throughput window: "
+            f"{prov.get('throughput_window', 'n/a')}."
         )
-    charts.show(alt.layer(chart, charts.rule(scenario.throughput.tokens_per_s_per_gpu, "scenario")))
+    else:
+        chart = frontier_chart(
+            points.dropna(subset=["tokens_per_s_per_user", "output_tokens_per_s_per_gpu"]), name
+        )
+        if point is not None:
+            chart = alt.layer(
+                chart,
+                point_mark(
+                    point.tokens_per_s_per_user, point.tokens_per_s_per_gpu, "SLO operating point"
+                ),
+            )
+        charts.show(
+            alt.layer(chart, charts.rule(scenario.throughput.tokens_per_s_per_gpu, "scenario"))
+        )
     if point is None:
         return
     cols = st.columns(4)
@@ -382,6 +461,23 @@ def measured_tab(scenario) -> None:
     cols[1].metric("Tokens/s per user", _number(point.tokens_per_s_per_user), border=True)
     cols[2].metric("Binding limit", point.binding or "none", border=True)
     cols[3].metric("Interpolated", "yes" if point.interpolated else "no, measured", border=True)
+    if endpoints:
+        v = point.values
+        cols = st.columns(4)
+        cols[0].metric("System output tokens/s", _number(v["output_tokens_per_s"]), border=True)
+        cols[1].metric("Concurrency", _number(v["concurrency"], ",.0f"), border=True)
+        cols[2].metric(
+            "Tokens/s per kW (provisioned)",
+            _number(v.get("output_tokens_per_s_per_kw_provisioned")),
+            border=True,
+            help="Provisioned power (MLPerf Endpoints Appendix E, TDP-based), not measured",
+        )
+        cols[3].metric(
+            "J per token (provisioned)",
+            _number(v.get("j_per_output_token_provisioned"), ",.3f"),
+            border=True,
+            help="Provisioned power / system output tokens/s; not a measured energy",
+        )
     if point.clamped:
         st.warning("The SLO is looser than the highest measured load: the point is clamped to it.")
     for warning in point.warnings:
