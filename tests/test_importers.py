@@ -431,7 +431,7 @@ def test_vllm_bad_values(tmp_path: Path, changes: dict, message: str):
 
 
 def test_gpu_count_must_be_positive():
-    with pytest.raises(CurveError, match="GPU count 0 is not a positive number"):
+    with pytest.raises(CurveError, match=r"GPU count \(--gpus\) is 0; expected a whole number"):
         import_file(DATA / "vllm_bench_serve_sweep.jsonl", gpu_count=0)
 
 

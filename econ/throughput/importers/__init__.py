@@ -40,6 +40,7 @@ from econ.throughput.importers import (
 from econ.throughput.importers._common import (
     CurveError,
     LatencyUnitError,
+    NotANumberError,
     SourceFile,
     json_records,
     latency_unit_findings,
@@ -121,7 +122,10 @@ def import_file(
         fmt = detect_format(src)
     elif fmt not in FORMATS:
         raise CurveError(f"unknown format {fmt!r}; expected 'auto' or one of: {', '.join(FORMATS)}")
-    curve = FORMATS[fmt][1](src, gpu_count)
+    try:
+        curve = FORMATS[fmt][1](src, gpu_count)
+    except NotANumberError as exc:  # raised where the field is read, without the file's name
+        raise NotANumberError(f"{src.path}: {exc}") from None
     provenance = dict(curve.provenance, format=fmt)
     return Curve(points=curve.points, provenance=provenance, warnings=curve.warnings)
 

@@ -85,8 +85,10 @@ def _from_arrays(record: dict, out: dict, prov: Provenance, label: str) -> None:
     Old vLLM builds counted requests that produced no token with TTFT 0.0 in the statistics;
     the arrays let us drop them and fill percentiles the file did not print.
     """
-    ttfts = np.asarray([number(v) for v in record.get("ttfts") or []], dtype=float)
-    lens = np.asarray([number(v) for v in record.get("output_lens") or []], dtype=float)
+    ttfts = np.asarray([number(v, field="ttfts[]") for v in record.get("ttfts") or []], dtype=float)
+    lens = np.asarray(
+        [number(v, field="output_lens[]") for v in record.get("output_lens") or []], dtype=float
+    )
     errors = record.get("errors") or [""] * len(ttfts)
     if len(ttfts) == 0 or len(lens) != len(ttfts):
         return
@@ -127,7 +129,7 @@ def _from_arrays(record: dict, out: dict, prov: Provenance, label: str) -> None:
     if len(itls) == len(lens):
         tpot = np.asarray(
             [
-                sum(number(x) for x in gaps) / scale / (n - 1)
+                sum(number(x, field="itls[]") for x in gaps) / scale / (n - 1)
                 for gaps, n, good in zip(itls, lens, ok, strict=True)
                 if good and n > 1 and gaps
             ],
@@ -153,9 +155,12 @@ def parse(src: SourceFile, gpu_count: float | None = None) -> Curve:
                 f"{label} has no output_throughput or *_ttft_ms keys; not a vLLM/SGLang "
                 f"bench_serving result (keys: {', '.join(sorted(record)[:12])})"
             )
-        completed = number(record.get("completed"))
-        failed = number(record.get("failed"))
-        if completed == 0 or (math.isnan(completed) and number(record["output_throughput"]) == 0):
+        completed = number(record.get("completed"), field="completed")
+        failed = number(record.get("failed"), field="failed")
+        if completed == 0 or (
+            math.isnan(completed)
+            and number(record["output_throughput"], field="output_throughput") == 0
+        ):
             raise src.error(
                 f"{label}: every request failed (completed {record.get('completed')}, failed "
                 f"{record.get('failed')}); its metrics are all 0.0 and are not a measurement. "
@@ -189,17 +194,25 @@ def parse(src: SourceFile, gpu_count: float | None = None) -> Curve:
         if "ttfts" in record:
             _from_arrays(record, out, prov, label)
         n = completed if completed > 0 else math.nan
-        out["output_tokens_per_s"] = number(record.get("output_throughput"))
+        out["output_tokens_per_s"] = number(
+            record.get("output_throughput"), field="output_throughput"
+        )
         out["total_tokens_per_s"] = first_number(
             record, ["total_token_throughput", "total_throughput"]
         )
         out["input_tokens_per_s"] = first_number(record, ["input_throughput"])
-        out["request_rate_per_s"] = number(record.get("request_rate"), allow_inf=True)
-        out["concurrency"] = number(record.get("max_concurrency"))
-        out["duration_s"] = number(record.get("duration"))
+        out["request_rate_per_s"] = number(
+            record.get("request_rate"), allow_inf=True, field="request_rate"
+        )
+        out["concurrency"] = number(record.get("max_concurrency"), field="max_concurrency")
+        out["duration_s"] = number(record.get("duration"), field="duration")
         out["completed_requests"] = completed
-        out["input_tokens_mean"] = number(record.get("total_input_tokens")) / n
-        out["output_tokens_mean"] = number(record.get("total_output_tokens")) / n
+        out["input_tokens_mean"] = (
+            number(record.get("total_input_tokens"), field="total_input_tokens") / n
+        )
+        out["output_tokens_mean"] = (
+            number(record.get("total_output_tokens"), field="total_output_tokens") / n
+        )
         info = record.get("server_info") if isinstance(record.get("server_info"), dict) else {}
         out["model"] = model_name(
             str(
@@ -220,9 +233,13 @@ def parse(src: SourceFile, gpu_count: float | None = None) -> Curve:
         if sglang:
             info = record.get("server_info") or {}
             if info:
-                tp = number(info.get("tp_size"))
-                dp = 1.0 if info.get("enable_dp_attention") else number(info.get("dp_size"))
-                pp = number(info.get("pp_size"))
+                tp = number(info.get("tp_size"), field="tp_size")
+                dp = (
+                    1.0
+                    if info.get("enable_dp_attention")
+                    else number(info.get("dp_size"), field="dp_size")
+                )
+                pp = number(info.get("pp_size"), field="pp_size")
                 count = tp * (dp if dp > 0 else 1.0) * (pp if pp > 0 else 1.0)
                 if count > 0:
                     out["gpu_count"] = count

@@ -33,6 +33,7 @@ from econ.throughput.importers._common import (
     MS_PER_S,
     NS_PER_S,
     US_PER_S,
+    NotANumberError,
     Provenance,
     SourceFile,
     apply_gpu_count,
@@ -121,13 +122,7 @@ def parse(src: SourceFile, gpu_count: float | None = None) -> Curve:
         record: dict = {}
         for index, key in numeric_cols.items():
             cell = row[index].strip()
-            value = number(cell, allow_inf=key == "request_rate_per_s")
-            if (
-                cell
-                and math.isnan(value)
-                and cell.lower() not in ("nan", "null", "none", "n/a", "na", "-")
-            ):
-                raise src.error(f"line {line}, column {header[index]!r}: {cell!r} is not a number")
+            value = _cell_number(src, line, header[index], cell, key == "request_rate_per_s")
             if cell.lower() == "nan":
                 raise src.error(
                     f"line {line}, column {header[index]!r}: NaN; leave the cell empty when a "
@@ -136,9 +131,7 @@ def parse(src: SourceFile, gpu_count: float | None = None) -> Curve:
             record[key] = value
         for index, (metric, stat, unit) in latency_cols.items():
             cell = row[index].strip()
-            value = number(cell)
-            if cell and math.isnan(value):
-                raise src.error(f"line {line}, column {header[index]!r}: {cell!r} is not a number")
+            value = _cell_number(src, line, header[index], cell, False)
             record[f"{metric}_s_{stat}"] = value / UNIT_PER_S[unit] if unit else value
         for index, key in text_cols.items():
             record[key] = row[index].strip()
@@ -156,6 +149,16 @@ def parse(src: SourceFile, gpu_count: float | None = None) -> Curve:
     return finish_curve(
         records, src, prov, labels=labels, repeats="error", keep_point_provenance=True
     )
+
+
+def _cell_number(src: SourceFile, line: int, column: str, cell: str, allow_inf: bool) -> float:
+    try:
+        return number(cell, allow_inf=allow_inf)
+    except NotANumberError:
+        raise src.error(
+            f"line {line}, column {column!r}: {cell[:40]!r} is not a number; expected a number "
+            "with a decimal point (or an empty cell when not measured)"
+        ) from None
 
 
 def _resolve_missing_units(

@@ -71,7 +71,7 @@ def _labelled(fields: dict[str, str], pattern: str) -> tuple[float, str]:
     for label, value in fields.items():
         if re.search(pattern, label, re.I):
             found = re.search(r"\(([^)]*)\)\s*$", label)
-            return number(value), (found.group(1).strip().lower() if found else "")
+            return number(value, field=label), (found.group(1).strip().lower() if found else "")
     return math.nan, ""
 
 
@@ -114,7 +114,9 @@ def parse(src: SourceFile, gpu_count: float | None = None) -> Curve:
             if column == "e2e_s" and stat != "p99":
                 continue
             raw, unit = breakdown.get((metric.upper(), stat.upper()), ("", "ms"))
-            out[f"{column}_{stat}"] = _seconds(number(raw), unit, src, f"[{metric}] {stat}")
+            out[f"{column}_{stat}"] = _seconds(
+                number(raw, field=f"[{metric}] {stat}"), unit, src, f"[{metric}] {stat}"
+            )
     if math.isnan(out["ttft_s_mean"]) and math.isnan(out["tpot_s_mean"]):
         prov.warnings.append(
             "no TTFT/TPOT in the report (run without --streaming): tokens/s per user is unknown"
@@ -151,9 +153,15 @@ def parse(src: SourceFile, gpu_count: float | None = None) -> Curve:
             ("backend", backend.lower().replace(" backend", "")),
             ("tp", tp),
             ("pp", pp),
-            ("ep", number(fields.get("EP Size"))),
-            ("max_batch_size", number(fields.get("Max Runtime Batch Size"))),
-            ("max_num_tokens", number(fields.get("Max Runtime Tokens"))),
+            ("ep", number(fields.get("EP Size"), field="EP Size")),
+            (
+                "max_batch_size",
+                number(fields.get("Max Runtime Batch Size"), field="Max Runtime Batch Size"),
+            ),
+            (
+                "max_num_tokens",
+                number(fields.get("Max Runtime Tokens"), field="Max Runtime Tokens"),
+            ),
         )
     )
     rows = [out]
