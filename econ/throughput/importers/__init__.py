@@ -10,7 +10,7 @@ the matching importer and merges the points. Supported formats (`FORMATS`):
 | aiperf-json, aiperf-csv | AIPerf `profile_export_aiperf.{json,csv}` |
 | mlperf-summary, mlperf-detail | MLPerf LoadGen `mlperf_log_summary.txt`, `mlperf_log_detail.txt` |
 | inferencex | InferenceX `agg_*.json`, agentic aggregates and nested results |
-| trtllm-bench | TensorRT-LLM `trtllm-bench throughput` report |
+| trtllm-bench, trtllm-bench-json | TensorRT-LLM `trtllm-bench throughput` console report and `--report_json` |
 | generic-csv | one row per point, units in the headers (see `generic_csv`) |
 
 Every importer refuses what is not a measurement (all requests failed, zero or negative values,
@@ -60,6 +60,7 @@ FORMATS: dict[str, tuple[str, Parser]] = {
     "mlperf-detail": ("MLPerf LoadGen mlperf_log_detail.txt", mlperf.parse_detail),
     "inferencex": ("InferenceX result / aggregate JSON", inferencex.parse),
     "trtllm-bench": ("TensorRT-LLM trtllm-bench throughput report", trtllm.parse),
+    "trtllm-bench-json": ("TensorRT-LLM trtllm-bench --report_json", trtllm.parse_json),
     "generic-csv": ("generic curve CSV with units in the headers", generic_csv.parse),
 }
 
@@ -92,21 +93,24 @@ def detect_format(src: SourceFile) -> str:
             return "aiperf-json" if "aiperf_version" in first else "genai-perf-json"
         if inferencex.looks_like(first):
             return "inferencex"
+        if trtllm.looks_like_json(first):
+            return "trtllm-bench-json"
         if bench_serving.looks_like(first):
             return "sglang" if bench_serving.is_sglang(first) else "vllm"
-        keys = ", ".join(sorted(first)[:15])
         raise src.error(
-            "JSON from an unsupported tool (or not a benchmark result): no importer recognizes "
-            f"an object with keys {keys}; supported formats: {', '.join(FORMATS)}"
+            f"JSON from an unsupported tool (or not a benchmark result): no importer recognizes "
+            f"its first object ({len(first)} keys); supported formats: {', '.join(FORMATS)}"
         )
     if genai_perf.looks_like_csv(text):
         header = text.splitlines()[0].lower()
         return "aiperf-csv" if ",sum," in header or ",p1," in header else "genai-perf-csv"
     if generic_csv.looks_like(text):
         return "generic-csv"
-    first_line = text.splitlines()[0][:80] if text else ""
+    if "," in (text.splitlines()[0] if text else ""):
+        raise src.error(generic_csv.REQUIRED_COLUMNS_MESSAGE)
     raise src.error(
-        f"unrecognized format (first line: {first_line!r}); supported formats: {', '.join(FORMATS)}"
+        "unrecognized format: not JSON, CSV, a LoadGen log or a trtllm-bench report; "
+        f"supported formats: {', '.join(FORMATS)}"
     )
 
 

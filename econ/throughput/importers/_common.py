@@ -708,6 +708,12 @@ def finish_curve(
     user = frame["tokens_per_s_per_user"]
     tpot = frame["tpot_s_mean"].where(frame["tpot_s_mean"].notna(), frame["tpot_s_p50"])
     frame["tokens_per_s_per_user"] = user.where(user.notna(), 1.0 / tpot.where(tpot > 0))
+    from_median = user.isna() & frame["tpot_s_mean"].isna() & frame["tpot_s_p50"].notna()
+    if from_median.any():
+        prov.warnings.append(
+            "no mean TPOT in the file: tokens/s per user is 1 / median TPOT, which is not the "
+            "mean per-user speed"
+        )
     for column in ("model", "hardware", "precision"):
         frame[column] = frame[column].where(frame[column] != "", getattr(prov, column))
     prov.warnings.extend(check_plausible(frame, src, labels))

@@ -52,6 +52,13 @@ NUMERIC = [
     if not c.startswith(("ttft_s_", "tpot_s_", "e2e_s_"))
 ]
 TEXT = list(TEXT_OPTIONAL_COLUMNS)
+REQUIRED_COLUMNS_MESSAGE = (
+    "a CSV that no importer recognizes: the generic curve CSV requires an "
+    "output_tokens_per_s (whole system) or output_tokens_per_s_per_gpu column; optional: "
+    "concurrency, request_rate_per_s, gpu_count, latencies such as ttft_ms_p99 or tpot_s_mean, "
+    "and labels (workload, config, model, hardware, precision); GenAI-Perf/AIPerf exports start "
+    "with a 'Metric' column (see docs/throughput.md)"
+)
 
 
 def _norm(header: str) -> str:
@@ -104,10 +111,7 @@ def parse(src: SourceFile, gpu_count: float | None = None) -> Curve:
     if duplicated:
         raise src.error(f"columns {duplicated} appear more than once (after unit conversion)")
     if not {"output_tokens_per_s", "output_tokens_per_s_per_gpu"} & set(numeric_cols.values()):
-        raise src.error(
-            "no output_tokens_per_s or output_tokens_per_s_per_gpu column; expected the generic "
-            f"curve CSV (see docs/throughput.md); header: {', '.join(header)}"
-        )
+        raise src.error(REQUIRED_COLUMNS_MESSAGE)
     if unknown:
         prov.warnings.append(
             f"columns ignored (not part of the curve format): {', '.join(unknown)}"
