@@ -95,6 +95,17 @@ def read_source(path: str | Path) -> SourceFile:
     return SourceFile(path=path, text=text, sha256=hashlib.sha256(raw).hexdigest())
 
 
+def _loads(src: SourceFile, text: str):
+    """json.loads, with nesting too deep for the parser refused as an input error."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise src.error(
+            "the JSON is nested too deeply to parse (thousands of levels); expected benchmark "
+            "result objects"
+        ) from None
+
+
 def json_records(src: SourceFile) -> list[dict]:
     """The JSON objects in a file: one object, a list of objects, or JSON Lines.
 
@@ -102,14 +113,14 @@ def json_records(src: SourceFile) -> list[dict]:
     """
     text = src.text.strip()
     try:
-        data = json.loads(text)
+        data = _loads(src, text)
     except json.JSONDecodeError as whole_error:
         records = []
         for number, line in enumerate(text.splitlines(), start=1):
             if not line.strip():
                 continue
             try:
-                records.append(json.loads(line))
+                records.append(_loads(src, line))
             except json.JSONDecodeError as line_error:
                 exc = whole_error if number == 1 and not records else line_error
                 where = (

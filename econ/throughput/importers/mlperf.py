@@ -83,7 +83,7 @@ def system_gpu_count(
     for candidate in candidates:
         try:
             data = json.loads(candidate.read_text(encoding="utf-8-sig"))
-        except (OSError, ValueError):
+        except (OSError, ValueError, RecursionError):
             continue
         if not isinstance(data, dict) or "accelerators_per_node" not in data:
             continue
@@ -267,7 +267,7 @@ def parse_detail(src: SourceFile, gpu_count: float | None = None) -> Curve:
         try:
             entry = json.loads(line[len(MLLOG) :])
             values.setdefault(entry["key"], entry["value"])
-        except (json.JSONDecodeError, KeyError, TypeError):
+        except (json.JSONDecodeError, KeyError, TypeError, RecursionError):
             broken += 1
     if not any(k.startswith("result_") for k in values):
         raise src.error(
