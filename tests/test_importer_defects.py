@@ -119,6 +119,29 @@ def test_benchmark_from_the_sut_name_is_listed_as_a_guess():
     curve = import_file(SERVER)
     assert curve.points["model"].iloc[0] == "llama2-70b"
     assert any("guessed from the SUT name" in w for w in curve.warnings)
+    # the log's TPOT limit (tpot_latency) is llama2-70b's Server limit in the catalog
+    limit_ms = summary_value(SERVER.read_text(), "tpot_latency (ns)") / 1e6
+    assert f"scenario Server from the run's TPOT limit ({limit_ms:g} ms" in " ".join(
+        curve.provenance["notes"]
+    )
+
+
+def test_interactive_from_the_logs_tpot_limit(tmp_path: Path):
+    from econ.benchmarks import latency_constraints
+
+    table = latency_constraints()
+    row = table[
+        (table["benchmark_family"] == "llama2-70b")
+        & (table["scenario"].str.startswith("Interactive"))
+    ]
+    limit_ns = int(row["tpot_p99_limit_ms"].iloc[0] * 1e6)
+    text = re.sub(r"tpot_latency \(ns\): \d+", f"tpot_latency (ns): {limit_ns}", SERVER.read_text())
+    curve = import_file(place(tmp_path, SERVER, "summary.txt", text=text))
+    assert curve.points["workload"].iloc[0] == "benchmark=llama2-70b, scenario=Interactive"
+    # an unknown limit leaves Server with the warning
+    text = re.sub(r"tpot_latency \(ns\): \d+", "tpot_latency (ns): 123000000", SERVER.read_text())
+    curve = import_file(place(tmp_path, SERVER, "other.txt", text=text))
+    assert curve.points["workload"].iloc[0] == "benchmark=llama2-70b, scenario=Server"
     assert any("LoadGen logs Interactive runs as Server" in w for w in curve.warnings)
 
 

@@ -95,6 +95,33 @@ def system_gpu_count(
     return math.nan, "", ""
 
 
+def _server_or_interactive(family: str, tpot_limit_ns: float, prov: Provenance) -> str:
+    """LoadGen logs Interactive runs as Server; the run's TPOT limit tells them apart when it is
+    one of the benchmark's published limits (models/benchmarks latency constraints)."""
+    from econ.benchmarks import latency_constraints
+
+    family = re.sub(r"(-(99\.9|99|interactive))+$", "", family)
+    table = latency_constraints()
+    rows = table[table["benchmark_family"].str.lower() == family]
+    limit_ms = tpot_limit_ns / 1e6
+    for _, row in rows.iterrows():
+        name = str(row["scenario"]).split()[0]  # "Interactive (v5.1+ scenario; ...)"
+        if name in ("Server", "Interactive") and (
+            abs(float(row["tpot_p99_limit_ms"]) - limit_ms) <= 0.01 * limit_ms
+        ):
+            prov.notes.append(
+                f"scenario {name} from the run's TPOT limit ({limit_ms:g} ms, the {family} "
+                f"{name} limit)"
+            )
+            return name
+    prov.warnings.append(
+        "scenario Server from the log: LoadGen logs Interactive runs as Server too, and neither "
+        "a results path (.../results/<Platform>/<benchmark>/<scenario>/) nor a known TPOT limit "
+        "says which this is"
+    )
+    return "Server"
+
+
 def _finish(
     out: dict,
     src: SourceFile,
@@ -121,12 +148,10 @@ def _finish(
                 "the path is used"
             )
         scenario = path_scenario  # LoadGen runs Interactive as a Server test with tighter limits
-    elif not path_scenario and scenario.lower() == "server":
-        prov.warnings.append(
-            "scenario Server from the log: LoadGen logs Interactive runs as Server too, and no "
-            "results path (.../results/<Platform>/<benchmark>/<scenario>/) says which this is"
-        )
     found = BENCHMARK.search(sut)
+    if not path_scenario and scenario.lower() == "server":
+        family = (path_benchmark or (found.group(0) if found else "")).lower()
+        scenario = _server_or_interactive(family, tpot_limit_ns, prov)
     if path_benchmark:
         model = path_benchmark
     elif found:
@@ -325,7 +350,7 @@ def parse_detail(src: SourceFile, gpu_count: float | None = None) -> Curve:
         src,
         prov,
         scenario,
-        str(values.get("sut_name", "")),
+        " ".join(str(values.get(k) or "") for k in ("sut_name", "qsl_name")).strip(),
         str(values.get("result_validity", "")),
         first_number(values, ["requested_server_ttft_latency", "effective_ttft_latency_ns"]),
         first_number(values, ["requested_server_tpot_latency", "effective_tpot_latency_ns"]),
