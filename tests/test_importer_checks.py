@@ -217,3 +217,18 @@ def test_gpu_counts_in_names():
     assert gpu_count_from_text("H200-SXM-141GBx8_TRT")[0] == 8.0
     assert count_from_ratio(8000.0, 999.99) == 8.0
     assert math.isnan(count_from_ratio(8000.0, 1300.0))  # 6.15 GPUs is not a count
+
+
+def test_no_published_mlperf_result_exceeds_its_ceiling():
+    """Every tokens/s row of the MLPerf catalog (real results) stays under the ceiling that would
+    refuse it; a ceiling below a published result would refuse real measurements."""
+    from econ import benchmarks
+
+    catalog = benchmarks.load_catalog()
+    tokens = catalog[catalog["metric_unit"].astype(str).str.contains("token", case=False)]
+    checked = 0
+    for (hardware, family), group in tokens.groupby(["hardware_key", "benchmark_family"]):
+        ceiling, basis = ceiling_for(str(hardware), str(family))
+        assert group["tokens_per_s_per_gpu"].max() <= ceiling, (hardware, family, basis)
+        checked += basis.startswith("the speed of light")
+    assert checked >= 20  # the catalog ceilings, not only the 1e7 fallback, were tested
