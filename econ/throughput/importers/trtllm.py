@@ -36,6 +36,16 @@ BREAKDOWN = re.compile(r"^\[(TPOT|TTFT|Latency|GTPS)\]\s*(MINIMUM|MAXIMUM|AVERAG
 
 REPORT_START = re.compile(r"^=+[ \t]*\r?\n= ", re.M)
 JSON_SECTIONS = ("performance", "world_info", "request_info", "engine")
+# runtime settings: console report labels and --report_json world_info keys
+WORLD_LABELS = {
+    "tp": "TP Size", "pp": "PP Size", "ep": "EP Size", "max_batch_size": "Max Runtime Batch Size",
+    "max_num_tokens": "Max Runtime Tokens", "issue_rate": "Issue Rate (req/sec)",
+    "world_size": "World Size",
+}  # fmt: skip
+WORLD_KEYS = {
+    "tp": "tp_size", "pp": "pp_size", "ep": "ep_size", "max_batch_size": "max_batch_size",
+    "max_num_tokens": "max_num_tokens", "issue_rate": "issue_rate", "world_size": "world_size",
+}  # fmt: skip
 
 
 def looks_like(text: str) -> bool:
@@ -143,31 +153,15 @@ def parse(src: SourceFile, gpu_count: float | None = None) -> Curve:
     out["input_tokens_mean"] = first_number(fields, ["Average Input Length (tokens)"])
     out["output_tokens_mean"] = first_number(fields, ["Average Output Length (tokens)"])
     out["completed_requests"] = first_number(fields, ["Number of requests"])
-    concurrency = first_number(fields, ["Number of concurrent requests"])
-    out["concurrency"] = concurrency
-    if not math.isnan(concurrency):
-        prov.warnings.append(
-            f"concurrency {concurrency:g} is the achieved average number of requests in flight, "
-            "not a configured limit"
-        )
-    rate = first_number(fields, ["Issue Rate (req/sec)"])
-    out["request_rate_per_s"] = math.inf if rate >= ALL_AT_ONCE_RATE else rate
+    out["concurrency"] = first_number(fields, ["Number of concurrent requests"])
     out["model"] = fields.get("Model", "")
     backend = next((s for s in sections if "backend" in s.lower()), "")
-    world = {
-        "tp": first_number(fields, ["TP Size"]),
-        "pp": first_number(fields, ["PP Size"]),
-        "ep": first_number(fields, ["EP Size"]),
-        "max_batch_size": first_number(fields, ["Max Runtime Batch Size"]),
-        "max_num_tokens": first_number(fields, ["Max Runtime Tokens"]),
-    }
     return _finish(
         out,
         src,
         prov,
         gpu_count,
-        world=world,
-        world_size=math.nan,
+        world=(fields, WORLD_LABELS),
         backend=backend.lower().replace(" backend", ""),
         precision=(fields.get("Quantization", ""), fields.get("Dtype", "")),
     )
@@ -179,17 +173,26 @@ def _finish(
     prov: Provenance,
     gpu_count: float | None,
     *,
-    world: dict,
-    world_size: float,
+    world: tuple[dict, dict[str, str]],
     backend: str,
     precision: tuple[str, str],
 ) -> Curve:
-    """GPU count, precision and configuration label, shared by the console and JSON reports."""
+    """Load, GPU count, precision and configuration label, shared by the console and JSON
+    reports; `world` is the section holding the runtime settings and its keys (WORLD_*)."""
+    source, keys = world
+    settings = {name: first_number(source, [key]) for name, key in keys.items()}
+    rate, world_size = settings.pop("issue_rate"), settings.pop("world_size")
+    out["request_rate_per_s"] = math.inf if rate >= ALL_AT_ONCE_RATE else rate
+    if not math.isnan(out["concurrency"]):
+        prov.warnings.append(
+            f"concurrency {out['concurrency']:g} is the achieved average number of requests in "
+            "flight, not a configured limit"
+        )
     output, per_gpu, tp, pp = (
         out["output_tokens_per_s"],
         out["output_tokens_per_s_per_gpu"],
-        world["tp"],
-        world["pp"],
+        settings["tp"],
+        settings["pp"],
     )
     ratio = count_from_ratio(output, per_gpu)
     if world_size > 0:
@@ -210,7 +213,7 @@ def _finish(
     quant, dtype = (str(p or "") for p in precision)
     chosen = quant if quant and quant.lower() not in ("none", "null") else dtype
     out["precision"] = "" if chosen.lower() in ("auto", "none", "null") else chosen
-    out["config"] = label_pairs((("backend", backend), *world.items()))
+    out["config"] = label_pairs((("backend", backend), *settings.items()))
     rows = [out]
     apply_gpu_count(rows, src, prov, gpu_count)
     return finish_curve(rows, src, prov)
@@ -259,28 +262,13 @@ def parse_json(src: SourceFile, gpu_count: float | None = None) -> Curve:
     out["input_tokens_mean"] = first_number(requests, ["avg_input_length"])
     out["output_tokens_mean"] = first_number(requests, ["avg_output_length"])
     out["concurrency"] = first_number(requests, ["avg_num_concurrent_requests"])
-    if not math.isnan(out["concurrency"]):
-        prov.warnings.append(
-            f"concurrency {out['concurrency']:g} is the achieved average number of requests in "
-            "flight, not a configured limit"
-        )
-    rate = first_number(world_info, ["issue_rate"])
-    out["request_rate_per_s"] = math.inf if rate >= ALL_AT_ONCE_RATE else rate
     out["model"] = str(engine.get("model") or "")
-    world = {
-        "tp": first_number(world_info, ["tp_size"]),
-        "pp": first_number(world_info, ["pp_size"]),
-        "ep": first_number(world_info, ["ep_size"]),
-        "max_batch_size": first_number(world_info, ["max_batch_size"]),
-        "max_num_tokens": first_number(world_info, ["max_num_tokens"]),
-    }
     return _finish(
         out,
         src,
         prov,
         gpu_count,
-        world=world,
-        world_size=first_number(world_info, ["world_size"]),
+        world=(world_info, WORLD_KEYS),
         backend=str(engine.get("backend") or "").lower(),
         precision=(engine.get("quantization"), engine.get("dtype")),
     )
