@@ -413,7 +413,7 @@ _HARDWARE_NAMES = (
 ceiling stays an upper bound."""
 _MODEL_DECORATIONS = {
     "instruct", "chat", "hf", "fp8", "fp4", "nvfp4", "mxfp4", "bf16", "fp16", "int4", "int8",
-    "awq", "gptq", "meta", "99", "99.9", "it", "base", "dynamic", "w4a16", "w8a8",
+    "awq", "gptq", "meta", "99", "99.9", "it", "base", "dynamic", "w4a16", "w8a8", "interactive",
 }  # fmt: skip
 
 
@@ -572,10 +572,14 @@ def check_plausible(frame: pd.DataFrame, src: SourceFile, labels: list[str]) -> 
             )
         for column in ("input_tokens_per_s", "total_tokens_per_s"):
             v = frame[column].iloc[i]
-            divisor = gpus[i] if gpus[i] >= 1 else 1.0
-            bound = INPUT_CEILING_FACTOR * ceiling * (divisor if gpus[i] >= 1 else MAX_GPU_COUNT)
+            bound = INPUT_CEILING_FACTOR * ceiling * (gpus[i] if gpus[i] >= 1 else MAX_GPU_COUNT)
             if v > bound:
-                raise refuse(i, column, v, f"expected at most {bound:,.0g} tokens/s")
+                raise refuse(
+                    i,
+                    column,
+                    v,
+                    f"expected at most {bound:.3g} tokens/s ({basis}, x10 for prefill)",
+                )
         unusual = min(UNUSUAL_TOKENS_PER_S_PER_GPU, UNUSUAL_SHARE_OF_CEILING * ceiling)
         if per_gpu[i] > unusual:
             warnings.append(

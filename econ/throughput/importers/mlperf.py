@@ -2,9 +2,14 @@
 
 The summary is `Key : value` text; the detail log holds `:::MLLOG {json}` lines with `key`/`value`.
 Latencies are nanoseconds (the summary says so in each key). Throughput is for the whole system
-under test: the GPU count is not in the log, only in the submission's system description (or a
-results path such as `H200-SXM-141GBx8_TRT`). Server and Interactive runs report completed
-tokens/s at the scheduled Poisson rate; Offline runs report tokens/s with no latency bound.
+under test: the GPU count is not in the log, only in the submission's system description
+(`systems/<Platform>.json`) or the platform name in the results path
+(`.../results/<Platform>/<benchmark>/<scenario>/...`, e.g. `H200-SXM-141GBx8_TRT` or the multi-node
+`9x8xMI355X_2xEPYC_9575F`), which also names the benchmark and the scenario: LoadGen logs an
+Interactive run as Server, and the SUT name can be a generic `PySUT`. Server and Interactive runs
+report completed tokens/s at the scheduled Poisson rate; Offline runs report tokens/s with no
+latency bound. LoadGen 6.x prints "Time per Output Token" where earlier versions print "Time to
+Output Token".
 `result_token_throughput` in v4.1 detail logs is a bogus 8e-09 and is never used.
 See ../shared/data/samples/FORMATS.md and the MLPerf Inference LoadGen documentation.
 """
@@ -19,6 +24,7 @@ from pathlib import Path
 from econ.throughput.curve import Curve
 from econ.throughput.importers._common import (
     NS_PER_S,
+    NotANumberError,
     Provenance,
     SourceFile,
     apply_gpu_count,
@@ -65,7 +71,7 @@ def _summary_fields(text: str) -> dict[str, str]:
 def results_path(path: Path) -> tuple[str, str, str, Path | None]:
     """(platform, benchmark, scenario, submission folder) from a submission path
     `.../results/<Platform>/<benchmark>/<scenario>/...`; "" where the path does not say."""
-    parts = path.resolve().parts
+    parts = path.absolute().parts
     for i in range(len(parts) - 1, -1, -1):
         if parts[i] == "results" and len(parts) > i + 3:
             scenario = next((s for s in SCENARIOS if s.lower() == parts[i + 3].lower()), "")
@@ -87,8 +93,11 @@ def system_gpu_count(
             continue
         if not isinstance(data, dict) or "accelerators_per_node" not in data:
             continue
-        nodes = number(data.get("number_of_nodes"), field="number_of_nodes")
-        per_node = number(data.get("accelerators_per_node"), field="accelerators_per_node")
+        try:
+            nodes = number(data.get("number_of_nodes"), field="number_of_nodes")
+            per_node = number(data.get("accelerators_per_node"), field="accelerators_per_node")
+        except NotANumberError as exc:
+            raise NotANumberError(f"{candidate} (the system description): {exc}") from None
         count = (1.0 if math.isnan(nodes) else nodes) * per_node
         if count > 0:
             return count, str(candidate), str(data.get("accelerator_model_name") or "")
