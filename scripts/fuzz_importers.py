@@ -213,6 +213,14 @@ def absurd_values(curve) -> list[str]:
             problems.append(f"{column} negative")
         if column.startswith(("ttft_s", "tpot_s", "e2e_s")) and (values > MAX_LATENCY_S).any():
             problems.append(f"{column} above {MAX_LATENCY_S:g} s")
+    for metric in ("ttft_s", "tpot_s"):
+        stats = points[[f"{metric}_{q}" for q in ("p50", "p90", "p95", "p99")]].to_numpy(float)
+        for row in stats:
+            known_stats = row[~np.isnan(row)]
+            if (np.diff(known_stats) < -1e-6 * np.abs(known_stats[1:])).any():
+                problems.append(f"{metric} percentiles out of order {known_stats.tolist()}")
+    if (points["tokens_per_s_per_user"].to_numpy(dtype=float) > 1e6).any():
+        problems.append("tokens_per_s_per_user above 1e6")
     gpus = points["gpu_count"].to_numpy(dtype=float)
     known = gpus[~np.isnan(gpus)]
     if ((known < 1) | (known > MAX_GPU_COUNT) | (known != np.round(known))).any():

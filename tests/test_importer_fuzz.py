@@ -59,9 +59,11 @@ def test_the_absurdity_check_can_fail(tmp_path):
     assert fuzz.absurd_values(curve) == []
     curve.points.loc[0, "output_tokens_per_s_per_gpu"] = 1e15
     curve.points.loc[0, "gpu_count"] = 2.5
+    curve.points.loc[0, "ttft_s_p99"] = curve.points.loc[0, "ttft_s_p50"] / 2
     problems = fuzz.absurd_values(curve)
     assert any("output_tokens_per_s_per_gpu" in p for p in problems)
     assert any("gpu_count" in p for p in problems)
+    assert any("ttft_s percentiles out of order" in p for p in problems)
 
 
 @pytest.mark.parametrize("depth", [5000])
