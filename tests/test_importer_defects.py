@@ -289,3 +289,24 @@ def test_sglang_prefill_decode_server_info(tmp_path: Path):
     assert point["precision"] == ""  # "auto": the server chose, the file does not say
     assert curve.provenance["tool_version"] == info["version"]
     assert "summed over 3 prefill/decode servers" in curve.provenance["gpu_count_basis"]
+
+
+def test_inferencex_gpu_count_from_the_rate_ratio_is_a_whole_number(tmp_path: Path):
+    source = SAMPLES / "inferencex" / "agg_bmk-agentic-qwen3.5-397b-mi300x-conc128.json"
+    records = json.loads(source.read_text())
+    record = records[0]
+    assert "num_gpus" not in record
+    # the file's own rates: system / per GPU is 8 (printed rounded); a 0.4% mismatch still is 8
+    ratio = record["output_tput_tps"] / record["output_tput_per_gpu"]
+    assert round(ratio) == 8
+    record["output_tput_per_gpu"] = record["output_tput_tps"] / 8 * 1.004
+    path = tmp_path / "agg.json"
+    path.write_text(json.dumps([record]))
+    curve = import_file(path)
+    assert curve.points["gpu_count"].iloc[0] == 8
+    # a ratio that is no whole number (6.15 GPUs) is not a count: TP size, warned
+    record["output_tput_per_gpu"] = record["output_tput_tps"] / 6.15
+    path.write_text(json.dumps([record]))
+    curve = import_file(path)
+    assert curve.points["gpu_count"].iloc[0] == record["tp"]
+    assert any("GPU count taken as the TP size" in w for w in curve.warnings)

@@ -21,6 +21,7 @@ from econ.throughput.importers._common import (
     Provenance,
     SourceFile,
     apply_gpu_count,
+    count_from_ratio,
     finish_curve,
     first_number,
     json_records,
@@ -120,8 +121,8 @@ def _record(r: dict, prov: Provenance, label: str, src: SourceFile) -> dict:
     if not math.isnan(num_gpus):
         out["gpu_count"] = num_gpus
         prov.gpu_count_basis = "num_gpus"
-    elif system > 0 and per_gpu > 0:
-        out["gpu_count"] = round(system / per_gpu, 3)
+    elif not math.isnan(count_from_ratio(system, per_gpu)):
+        out["gpu_count"] = count_from_ratio(system, per_gpu)
         prov.gpu_count_basis = "system output rate / output_tput_per_gpu"
     else:
         tp = number(r.get("tp"), field="tp")
