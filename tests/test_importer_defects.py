@@ -310,3 +310,15 @@ def test_inferencex_gpu_count_from_the_rate_ratio_is_a_whole_number(tmp_path: Pa
     curve = import_file(path)
     assert curve.points["gpu_count"].iloc[0] == record["tp"]
     assert any("GPU count taken as the TP size" in w for w in curve.warnings)
+
+
+def test_summary_and_detail_log_of_one_run_agree_on_per_user_speed():
+    detail = (
+        MLPERF / "v4.1-nvidia-h200x8-trt-llama2-70b-99-Server-mlperf_log_detail.TAIL-excerpt.txt"
+    )
+    a = import_file(SERVER).points.iloc[0]
+    b = import_file(detail).points.iloc[0]
+    assert a["tokens_per_s_per_user"] == pytest.approx(b["tokens_per_s_per_user"], rel=1e-6)
+    assert a["tokens_per_s_per_user"] == pytest.approx(
+        1e9 / summary_value(SERVER.read_text(), "Mean Time to Output Token (ns)")
+    )
