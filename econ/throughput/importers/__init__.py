@@ -10,7 +10,7 @@ the matching importer and merges the points. Supported formats (`FORMATS`):
 | aiperf-json, aiperf-csv | AIPerf `profile_export_aiperf.{json,csv}` |
 | mlperf-summary, mlperf-detail | MLPerf LoadGen `mlperf_log_summary.txt`, `mlperf_log_detail.txt` |
 | inferencex | InferenceX `agg_*.json`, agentic aggregates and nested results |
-| trtllm-bench | TensorRT-LLM `trtllm-bench throughput` report |
+| trtllm-bench, trtllm-bench-json | TensorRT-LLM `trtllm-bench throughput` console report and `--report_json` |
 | generic-csv | one row per point, units in the headers (see `generic_csv`) |
 | mlperf-endpoints | MLPerf Endpoints / endpoint client `performance/result_summary.json` |
 | (a folder) | an MLPerf Endpoints submission tree, one point per concurrency (`mlperf_endpoints`) |
@@ -45,6 +45,7 @@ from econ.throughput.importers import (
 from econ.throughput.importers._common import (
     CurveError,
     LatencyUnitError,
+    NotANumberError,
     SourceFile,
     json_records,
     latency_unit_findings,
@@ -64,6 +65,7 @@ FORMATS: dict[str, tuple[str, Parser]] = {
     "mlperf-detail": ("MLPerf LoadGen mlperf_log_detail.txt", mlperf.parse_detail),
     "inferencex": ("InferenceX result / aggregate JSON", inferencex.parse),
     "trtllm-bench": ("TensorRT-LLM trtllm-bench throughput report", trtllm.parse),
+    "trtllm-bench-json": ("TensorRT-LLM trtllm-bench --report_json", trtllm.parse_json),
     "generic-csv": ("generic curve CSV with units in the headers", generic_csv.parse),
     "mlperf-endpoints": (
         "MLPerf Endpoints / endpoint client performance/result_summary.json",
@@ -103,6 +105,8 @@ def detect_format(src: SourceFile) -> str:
             return "aiperf-json" if "aiperf_version" in first else "genai-perf-json"
         if inferencex.looks_like(first):
             return "inferencex"
+        if trtllm.looks_like_json(first):
+            return "trtllm-bench-json"
         if bench_serving.looks_like(first):
             return "sglang" if bench_serving.is_sglang(first) else "vllm"
         # The message names the formats, never the file's content (it may not be the user's).
@@ -115,8 +119,11 @@ def detect_format(src: SourceFile) -> str:
         return "aiperf-csv" if ",sum," in header or ",p1," in header else "genai-perf-csv"
     if generic_csv.looks_like(text):
         return "generic-csv"
+    if "," in (text.splitlines()[0] if text else ""):
+        raise src.error(generic_csv.REQUIRED_COLUMNS_MESSAGE)
     raise src.error(
-        f"unrecognized format; expected a result file of one of: {', '.join(FORMATS)}"
+        "unrecognized format: not JSON, CSV, a LoadGen log or a trtllm-bench report; "
+        f"expected a result file of one of: {', '.join(FORMATS)}"
     )
 
 
@@ -144,10 +151,13 @@ def import_file(
     src = read_source(path)
     if fmt == "auto":
         fmt = detect_format(src)
-    if fmt == "mlperf-endpoints":
-        curve = mlperf_endpoints.parse(src, gpu_count, allow_incomplete=allow_incomplete)
-    else:
-        curve = FORMATS[fmt][1](src, gpu_count)
+    try:
+        if fmt == "mlperf-endpoints":
+            curve = mlperf_endpoints.parse(src, gpu_count, allow_incomplete=allow_incomplete)
+        else:
+            curve = FORMATS[fmt][1](src, gpu_count)
+    except NotANumberError as exc:  # raised where the field is read, without the file's name
+        raise NotANumberError(f"{src.path}: {exc}") from None
     provenance = dict(curve.provenance, format=fmt)
     return Curve(points=curve.points, provenance=provenance, warnings=curve.warnings)
 
