@@ -16,7 +16,10 @@ import importlib
 import multiprocessing
 import os
 import sys
+import threading
+import time
 from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
 from econ.errors import InputError
@@ -28,6 +31,11 @@ IN_FLIGHT_PER_WORKER = 2
 
 class ExecutorError(InputError):
     """An executor that cannot be set up: unknown engine, missing Dask, unreachable scheduler."""
+
+
+class WorkerLostError(ExecutorError):
+    """A worker process ended in the middle of a run (killed, out of memory): the chunks it was
+    computing are lost, the finished ones are not. The CLI answers exit code 3."""
 
 
 class Executor:
@@ -73,7 +81,10 @@ class ProcessExecutor(Executor):
         methods = multiprocessing.get_all_start_methods()
         method = "forkserver" if "forkserver" in methods else "spawn"
         self._pool = cf.ProcessPoolExecutor(
-            max_workers=self.workers, mp_context=multiprocessing.get_context(method)
+            max_workers=self.workers,
+            mp_context=multiprocessing.get_context(method),
+            initializer=_watch_parent,
+            initargs=(os.getpid(), _start_time(os.getpid())),
         )
 
     def map_unordered(self, func, tasks):
@@ -91,12 +102,60 @@ class ProcessExecutor(Executor):
                 done, pending = cf.wait(pending, return_when=cf.FIRST_COMPLETED)
                 for future in done:
                     yield future.result()
+        except BrokenProcessPool:
+            raise WorkerLostError(
+                f"a worker process of the process engine ended in the middle of the run "
+                f"({len(pending)} chunks were in flight); it was killed or ran out of memory"
+            ) from None
         finally:
             for future in pending:
                 future.cancel()
 
     def close(self):
         self._pool.shutdown(wait=True, cancel_futures=True)
+
+
+WATCH_INTERVAL_S = 1.0
+"""How often a worker process checks that the process that started it is alive [s]."""
+
+
+def _start_time(pid: int) -> str | None:
+    """The process's start time from /proc (Linux), which tells it apart from a later process
+    given the same pid; None where there is no /proc, or no such process."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as file:
+            fields = file.read().rsplit(b")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return None if fields[0] == b"Z" else fields[19].decode()  # a zombie has ended
+
+
+def _parent_alive(pid: int, started: str | None) -> bool:
+    if started is not None:
+        return _start_time(pid) == started
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _watch_parent(pid: int, started: str | None) -> None:
+    """Worker initializer: end this worker when the process that started the pool is gone.
+
+    A forkserver's workers are its children, not the caller's, and each holds the forkserver's
+    "alive" pipe open, so when the caller is killed nothing tells them (a parent-death signal
+    would come from the forkserver, which they keep alive): they, the forkserver and the
+    resource tracker would run on as orphans. A daemon thread polls the caller instead."""
+
+    def watch():
+        while _parent_alive(pid, started):
+            time.sleep(WATCH_INTERVAL_S)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="econ-parent-watch", daemon=True).start()
 
 
 class DaskExecutor(Executor):
