@@ -1,9 +1,10 @@
-"""Faults of the process engine, with real processes: a killed worker and a killed parent.
+"""Faults of batch runs, with real processes: a killed worker, a killed parent, Ctrl-C.
 
 A worker killed in the middle of `econ montecarlo --engine process` ends the run with exit code 3
 and one line saying to rerun the same command (which resumes from the finished chunks), not a
 BrokenProcessPool traceback. A killed parent leaves no worker, forkserver or resource tracker
-behind. Every wait is bounded.
+behind. Ctrl-C (SIGINT to the whole process group, as a terminal sends it) under the Dask engine
+prints one line and exits 130. Every wait is bounded.
 """
 
 from __future__ import annotations
@@ -27,11 +28,11 @@ SEED_FILE = ROOT / "models" / "scenarios" / "deepseek-r1-gb200-nvl72.toml"
 TIMEOUT_S = 300.0
 
 
-def command(chunks: Path, out: Path | None = None) -> list[str]:
+def command(chunks: Path, out: Path | None = None, engine: str = "process") -> list[str]:
     cmd = [
         sys.executable, "-m", "econ", "montecarlo", str(SEED_FILE), "-n", "200000",
         "--dist", "market.price_decline_annual=triangular(0.15,0.3,0.5)",
-        "--engine", "process", "--workers", "2", "--chunk-size", "4096",
+        "--engine", engine, "--workers", "2", "--chunk-size", "4096",
         "--chunks", str(chunks), "--no-progress", "--format", "json",
     ]  # fmt: skip
     return cmd + (["--out", str(out)] if out else [])
@@ -140,3 +141,24 @@ def test_the_watch_tells_a_live_parent_from_a_dead_or_reused_pid():
     child.wait(timeout=60)
     assert not executors._parent_alive(child.pid, executors._start_time(me))
     assert executors._parent_alive(me, None)  # no /proc: os.kill(pid, 0)
+
+
+@pytest.mark.parametrize("engine", ["dask", "process"])
+def test_ctrl_c_prints_one_line_exits_130_and_leaves_no_process(tmp_path, started, engine):
+    if engine == "dask":
+        pytest.importorskip("distributed")
+    chunks = tmp_path / "chunks"
+    stderr = tmp_path / "stderr.txt"
+    proc = start(command(chunks, engine=engine), stderr)
+    started.append(psutil.Process(proc.pid))
+    wait_for(lambda: chunk_files(chunks), "a finished chunk")
+    everyone = psutil.Process(proc.pid).children(recursive=True)
+    started.extend(everyone)
+    assert len(everyone) >= 2  # the workers (and their helpers) share the process group
+    os.killpg(proc.pid, signal.SIGINT)
+    assert proc.wait(timeout=TIMEOUT_S) == 130
+    text = stderr.read_text()
+    assert text == (
+        f"interrupted: finished chunks are saved in {chunks}; rerun the same command to resume\n"
+    )
+    wait_for(lambda: not running(everyone), "the workers to end", 60)

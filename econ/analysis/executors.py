@@ -12,9 +12,12 @@ for. An unreachable scheduler raises ExecutorError after `timeout_s`, never hang
 from __future__ import annotations
 
 import concurrent.futures as cf
+import contextlib
 import importlib
+import logging
 import multiprocessing
 import os
+import signal
 import sys
 import threading
 import time
@@ -205,7 +208,8 @@ class DaskExecutor(Executor):
             environ = dict(dask.config.get("distributed.nanny.pre-spawn-environ", {}))
             environ.pop("MALLOC_TRIM_THRESHOLD_", None)
             environ.setdefault("MALLOC_ARENA_MAX", "1")
-            with dask.config.set({"distributed.nanny.pre-spawn-environ": environ, **QUIET_CLUSTER}):
+            settings = {"distributed.nanny.pre-spawn-environ": environ, **QUIET_CLUSTER}
+            with dask.config.set(settings), _sigint_ignored():
                 self._cluster = distributed.LocalCluster(
                     n_workers=self.workers,
                     threads_per_worker=1,
@@ -215,6 +219,7 @@ class DaskExecutor(Executor):
                 )
             self._client = distributed.Client(self._cluster, set_as_default=False)
         self._distributed = distributed
+        self._interrupted = False
 
     def describe(self):
         return {
@@ -235,6 +240,13 @@ class DaskExecutor(Executor):
             while pending:
                 done, pending = self._wait(pending)
                 yield from self._results(done)
+        except KeyboardInterrupt:
+            # Closing the client drops the tasks; cancelling each running one makes its worker
+            # log a warning per task, and a local worker busy in a chunk outlives the nanny's
+            # grace period (another warning): Ctrl-C answers one line, so close quietly.
+            self._interrupted = True
+            pending = set()
+            raise
         finally:
             for future in pending:
                 future.cancel()
@@ -252,9 +264,50 @@ class DaskExecutor(Executor):
             yield result
 
     def close(self):
-        self._client.close()
-        if self._cluster is not None:
-            self._cluster.close()
+        quiet = _quiet_logger("distributed") if self._interrupted else contextlib.nullcontext()
+        if self._interrupted and self._cluster is not None:
+            # Our own workers write to this terminal: quiet their logs too (this runs in each
+            # worker's event loop, beside the chunk it may still be computing).
+            with contextlib.suppress(Exception):  # a worker already gone has nothing to say
+                self._client.run(_silence_distributed_log)
+        with quiet:
+            self._client.close()
+            if self._cluster is not None:
+                self._cluster.close()
+
+
+@contextlib.contextmanager
+def _quiet_logger(name: str):
+    """Silence a library's log (all but critical) for the duration of the block."""
+    logger = logging.getLogger(name)
+    level = logger.level
+    logger.setLevel(logging.CRITICAL)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
+
+
+def _silence_distributed_log() -> None:
+    logging.getLogger("distributed").setLevel(logging.CRITICAL)
+
+
+@contextlib.contextmanager
+def _sigint_ignored():
+    """Ignore SIGINT while the local cluster starts its worker processes, which inherit that.
+
+    Ctrl-C in a terminal signals the whole foreground process group: without this each worker
+    would raise KeyboardInterrupt in its event loop and print some thirty lines of traceback,
+    while this process stops the run cleanly (one line) and closes the cluster, which ends the
+    workers. Only the main thread may set signal handlers; elsewhere (the app) nothing changes."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 QUIET_CLUSTER = {
