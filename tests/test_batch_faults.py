@@ -162,3 +162,21 @@ def test_ctrl_c_prints_one_line_exits_130_and_leaves_no_process(tmp_path, starte
         f"interrupted: finished chunks are saved in {chunks}; rerun the same command to resume\n"
     )
     wait_for(lambda: not running(everyone), "the workers to end", 60)
+
+
+def test_a_lost_worker_without_chunk_files_says_how_to_keep_them(monkeypatch, capsys):
+    from econ.cli import main
+
+    def lost(self, func, tasks):
+        raise executors.WorkerLostError("a worker process of the process engine ended")
+        yield
+
+    monkeypatch.setattr(executors.SerialExecutor, "map_unordered", lost)
+    argv = ["montecarlo", str(SEED_FILE), "-n", "100", "--no-progress",
+            "--dist", "market.price_decline_annual=triangular(0.15,0.3,0.5)"]  # fmt: skip
+    assert main(argv) == 3
+    err = capsys.readouterr().err
+    assert err == (
+        "error: a worker process of the process engine ended; rerun the same command "
+        "(with --chunks DIR to keep finished chunks)\n"
+    )
