@@ -5,6 +5,8 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 APT_GET := $(shell [ "$$(id -u)" = 0 ] && echo apt-get || echo sudo apt-get)
 PORT ?= 8501
+# The app listens on this machine only; APP_HOST=0.0.0.0 opens it to the network (see the README).
+APP_HOST ?= 127.0.0.1
 
 .PHONY: app test bench lint system-packages clean
 
@@ -23,7 +25,7 @@ system-packages:
 	if [ -n "$$missing" ]; then $(APT_GET) update -qq && $(APT_GET) install -y -qq $$missing; fi
 
 app: $(STAMP)
-	$(VENV)/bin/streamlit run app.py --server.headless=true --server.port=$(PORT)
+	$(VENV)/bin/streamlit run app.py --server.headless=true --server.port=$(PORT) --server.address=$(APP_HOST)
 
 test: $(STAMP) system-packages
 	$(PY) -m pytest

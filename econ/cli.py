@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import os
 import pkgutil
 import subprocess
 import sys
@@ -23,6 +24,7 @@ from econ.scenario import ScenarioError, json_schema, load_scenario
 from econ.scenario.paths import allow_paths
 
 EXIT_OK, EXIT_USAGE, EXIT_INVALID = 0, 2, 3
+APP_HOST = "127.0.0.1"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -109,6 +111,13 @@ def _parser() -> argparse.ArgumentParser:
 
     a = subparsers.add_parser("app", help="start the Streamlit app")
     a.add_argument("--port", type=int, default=8501)
+    a.add_argument(
+        "--host",
+        default=APP_HOST,
+        metavar="ADDRESS",
+        help=f"address to listen on (default {APP_HOST}: this machine only); 0.0.0.0 opens the "
+        "app, and every file it can read, to anyone who can reach the port",
+    )
     a.set_defaults(run=_cmd_app)
 
     for module in pkgutil.iter_modules(commands.__path__):
@@ -155,8 +164,18 @@ def _cmd_schema(args) -> int:
 def _cmd_app(args) -> int:
     app = Path(__file__).with_name("ui") / "streamlit_app.py"
     command = [sys.executable, "-m", "streamlit", "run", str(app), "--server.port", str(args.port)]
+    command += ["--server.address", args.host]
     # From the project folder, so Streamlit reads .streamlit/config.toml (theme, upload limit).
-    return subprocess.call(command, cwd=Path(__file__).resolve().parents[1])
+    folder = Path(__file__).resolve().parents[1]
+    if os.name != "posix":
+        return subprocess.call(command, cwd=folder)
+    # Streamlit replaces this process (same pid), so a signal that stops `econ app` (SIGTERM
+    # from a service manager, Ctrl-C) stops the server itself: no orphan left serving the port.
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.chdir(folder)
+    os.execv(sys.executable, command)
+    return EXIT_OK  # not reached
 
 
 # Summary metrics as table rows: (key, label with unit, format); other commands pick from it.

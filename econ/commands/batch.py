@@ -197,9 +197,19 @@ def _run_options(args, out_rows: bool) -> dict:
 
 
 def _interrupted(store) -> int:
-    where = f"finished chunks are saved in {store}; " if store else ""
-    print(f"interrupted: {where}rerun the same command to resume", file=sys.stderr)
+    print(f"interrupted: {_resume(store)}", file=sys.stderr)
     return EXIT_INTERRUPTED
+
+
+def _worker_lost(exc, store) -> int:
+    print(f"error: {exc}; {_resume(store)}", file=sys.stderr)
+    return EXIT_INVALID
+
+
+def _resume(store) -> str:
+    if store:
+        return f"finished chunks are saved in {store}; rerun the same command to resume"
+    return "rerun the same command (with --chunks DIR to keep finished chunks)"
 
 
 def _finish_out(args, result, store_given: bool) -> None:
@@ -216,6 +226,8 @@ def _finish_out(args, result, store_given: bool) -> None:
 
 
 def _cmd_sweep(args) -> int:
+    from econ.analysis.executors import WorkerLostError
+
     sweeps = _module("sweeps")
     from econ.analysis.output import format_frame
     from econ.export import csv_text
@@ -229,6 +241,8 @@ def _cmd_sweep(args) -> int:
             result = sweeps.sweep(base, grid=grid, table=table, executor=executor, **options)
         except KeyboardInterrupt:
             return _interrupted(options["store"])
+        except WorkerLostError as exc:
+            return _worker_lost(exc, options["store"])
     _finish_out(args, result, args.chunks is not None)
     rows = result.rows
     job = result.job
@@ -294,6 +308,7 @@ def _json_value(value):
 
 
 def _cmd_montecarlo(args) -> int:
+    from econ.analysis.executors import WorkerLostError
     from econ.analysis.runner import MAIN_OUTPUTS, run
 
     mc = _module("montecarlo")
@@ -314,6 +329,8 @@ def _cmd_montecarlo(args) -> int:
             result = run(job, executor=executor, keep_rows=False, summarize=True, **options)
         except KeyboardInterrupt:
             return _interrupted(options["store"])
+        except WorkerLostError as exc:
+            return _worker_lost(exc, options["store"])
     _finish_out(args, result, args.chunks is not None)
     summary = result.summary
     if args.report:
@@ -345,6 +362,8 @@ def _cmd_montecarlo(args) -> int:
 
 
 def _cmd_sensitivity(args) -> int:
+    from econ.analysis.executors import WorkerLostError
+
     mc, sa = _module("montecarlo"), _module("sensitivity")
     from econ.analysis.sensitivity import DEFAULT_OUTPUTS
 
@@ -387,6 +406,8 @@ def _cmd_sensitivity(args) -> int:
                     )
         except KeyboardInterrupt:
             return _interrupted(options["store"])
+        except WorkerLostError as exc:
+            return _worker_lost(exc, options["store"])
     _finish_out(args, result.run, args.chunks is not None)
     if args.report:
         from econ.analysis.report import sensitivity_report

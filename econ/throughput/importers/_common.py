@@ -73,6 +73,9 @@ class SourceFile:
 
 def read_source(path: str | Path) -> SourceFile:
     """Read a file as UTF-8 text and hash its bytes; an empty or binary file is an error."""
+    if "\x00" in str(path):
+        shown = str(path).replace("\x00", "\\0")
+        raise CurveError(f"{shown}: a file name may not contain a NUL byte")
     path = Path(path)
     try:
         raw = path.read_bytes()
