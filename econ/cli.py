@@ -19,6 +19,7 @@ from econ import __version__, commands
 from econ.engine import COMPONENTS, Projection, project
 from econ.errors import InputError
 from econ.export import csv_text, flat_summary, make_stamp, projection_json, write_projection
+from econ.library import using_url
 from econ.scenario import ScenarioError, json_schema, load_scenario
 
 EXIT_OK, EXIT_USAGE, EXIT_INVALID = 0, 2, 3
@@ -31,7 +32,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return EXIT_USAGE
     try:
-        return args.run(args)
+        with using_url(args.library):  # library:NAME arguments and `econ library` use it
+            return args.run(args)
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_INVALID
@@ -45,6 +47,12 @@ def _parser() -> argparse.ArgumentParser:
         description="GPU inference economics: cost per token and asset-life projections.",
     )
     parser.add_argument("--version", action="version", version=f"econ {__version__}")
+    parser.add_argument(
+        "--library",
+        metavar="URL",
+        help="scenario library for library:NAME[@VERSION] arguments (default: ECON_LIBRARY, "
+        "else the per-user SQLite file); sqlite:///PATH.db or postgresql+psycopg://USER@HOST/DB",
+    )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     p = subparsers.add_parser("project", help="project scenarios and print or write the results")
