@@ -23,7 +23,12 @@ def shared_data() -> Path:
 # on a Unix socket in that folder and no TCP at all, run as the `postgres` user when we are root,
 # stopped when the session ends.
 
-PG_BIN = Path("/usr/lib/postgresql/15/bin")
+PG_BIN = max(
+    Path("/usr/lib/postgresql").glob("*/bin"),
+    key=lambda p: int(p.parent.name) if p.parent.name.isdigit() else 0,
+    default=Path("/usr/lib/postgresql/15/bin"),
+)
+"""Binaries of the newest Debian PostgreSQL installed (15 on Debian 12)."""
 
 
 def _as_postgres(command: list[str]) -> list[str]:

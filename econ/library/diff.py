@@ -16,7 +16,7 @@ from pydantic import BaseModel
 
 from econ.scenario import Scenario
 
-_UNIT = re.compile(r"\[([^\[\]]+)\]\s*$")
+_UNIT = re.compile(r"\[([^\[\]]+)\]")
 
 
 def flatten(value: Any, prefix: str = "") -> dict[str, Any]:
@@ -34,28 +34,43 @@ def flatten(value: Any, prefix: str = "") -> dict[str, Any]:
     return {prefix: value}
 
 
-def unit_of(path: str) -> str | None:
-    """The unit of a dotted field path from the field's description, or None."""
-    model: type[BaseModel] | None = Scenario
+def unit_of(path: str, scenario: Scenario | None = None) -> str | None:
+    """The unit of a dotted field path from the field's description, or None.
+
+    With `scenario`, the path is followed through its values, so a field of a capital-stack
+    tranche takes the description of that tranche's own type; without it, through the models
+    (the first model of a union that has the field). A vintage's sections are plain tables whose
+    fields are the scenario's own: vintages[i].fleet.gpu_count has fleet.gpu_count's unit."""
+    vintage = re.match(
+        r"^vintages\[\d+\]\.(fleet|capex|throughput|depreciation|power)\.(.+)$", path
+    )
+    if vintage:
+        return unit_of(f"{vintage.group(1)}.{vintage.group(2)}")
+    candidates: list[type[BaseModel]] = [Scenario]
+    node: Any = scenario
     description = None
-    for part in re.sub(r"\[\d+\]", "", path).split("."):
-        if model is None or part not in model.model_fields:
+    for part in re.findall(r"[^.\[\]]+|\[\d+\]", path):
+        if part.startswith("["):
+            node = node[int(part[1:-1])] if isinstance(node, tuple | list) else None
+            continue
+        if isinstance(node, BaseModel):
+            candidates = [type(node)]
+        model = next((m for m in candidates if part in m.model_fields), None)
+        if model is None:
             return None
         info = model.model_fields[part]
         description = info.description
-        model = _model_in(info.annotation)
-    match = _UNIT.search(description or "")
-    return match.group(1) if match else None
+        candidates = _models_in(info.annotation)
+        node = getattr(node, part, None)
+    # The unit is the last bracketed word that is not a [section] of the scenario file.
+    units = [u for u in _UNIT.findall(description or "") if u not in Scenario.model_fields]
+    return units[-1] if units else None
 
 
-def _model_in(annotation: Any) -> type[BaseModel] | None:
+def _models_in(annotation: Any) -> list[type[BaseModel]]:
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return annotation
-    for arg in typing.get_args(annotation):
-        found = _model_in(arg)
-        if found is not None:
-            return found
-    return None
+        return [annotation]
+    return [m for arg in typing.get_args(annotation) for m in _models_in(arg)]
 
 
 def input_changes(old: Scenario, new: Scenario) -> list[dict[str, Any]]:
@@ -63,7 +78,7 @@ def input_changes(old: Scenario, new: Scenario) -> list[dict[str, Any]]:
     a, b = flatten(old.model_dump(mode="json")), flatten(new.model_dump(mode="json"))
     paths = sorted(set(a) | set(b))
     return [
-        {"path": p, "old": a.get(p), "new": b.get(p), "unit": unit_of(p)}
+        {"path": p, "old": a.get(p), "new": b.get(p), "unit": unit_of(p, new if p in b else old)}
         for p in paths
         if a.get(p) != b.get(p)
     ]
