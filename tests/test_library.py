@@ -566,3 +566,33 @@ def test_stored_scenario_that_no_longer_validates_is_shown_and_migrated(
     monkeypatch.delitem(MIGRATIONS, 0)
     assert load_scenario("library:legacy@2").capex.gpu_price_usd == 31000.0
     assert econ(capsys, "library", "show", "legacy@1")[1] == V0_TEXT
+
+
+def _open_in_process(url, barrier, results):
+    barrier.wait()
+    with open_library(url) as library:
+        results.put(len(library.history(SEED_NAME)))
+
+
+def test_processes_opening_an_old_library_at_once_migrate_it_once(library_url):
+    _old_library(library_url)
+    context = multiprocessing.get_context("fork")
+    barrier, results = context.Barrier(4), context.Queue()
+    workers = [
+        context.Process(target=_open_in_process, args=(library_url, barrier, results))
+        for _ in range(4)
+    ]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join(120)
+    assert [w.exitcode for w in workers] == [0] * 4
+    assert [results.get(timeout=5) for _ in range(4)] == [1] * 4
+    engine = sa.create_engine(library_url)
+    with engine.connect() as conn:
+        assert conn.execute(sa.text("SELECT version_num FROM econ_library_revision")).all() == [
+            ("0002",)
+        ]
+        hardware = conn.scalar(sa.text("SELECT hardware FROM versions"))
+    engine.dispose()
+    assert hardware == "gb200-nvl72"
