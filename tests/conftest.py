@@ -11,6 +11,21 @@ SCENARIOS = sorted((ROOT / "models" / "scenarios").glob("*.toml"))
 SHARED_DATA = ROOT.parent / "shared" / "data"
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _private_library(tmp_path_factory):
+    """No test reads or writes the user's scenario library: ECON_LIBRARY points at a session
+    file (tests of the library set their own)."""
+    import os
+
+    previous = os.environ.get("ECON_LIBRARY")
+    os.environ["ECON_LIBRARY"] = f"sqlite:///{tmp_path_factory.mktemp('library') / 'library.db'}"
+    yield
+    if previous is None:
+        os.environ.pop("ECON_LIBRARY", None)
+    else:
+        os.environ["ECON_LIBRARY"] = previous
+
+
 @pytest.fixture
 def shared_data() -> Path:
     if not SHARED_DATA.is_dir():
