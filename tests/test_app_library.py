@@ -8,6 +8,7 @@ import pytest
 from conftest import ROOT
 from streamlit.testing.v1 import AppTest
 
+from econ import load_scenario, project
 from econ.library import Ref, open_library
 from econ.ui import state
 
@@ -60,9 +61,10 @@ def test_save_load_diff_restore(library_url):
     save(at, "two racks")
     with open_library(library_url) as library:
         assert [v.version for v in library.history(SEED_NAME)] == [1, 2]
-        expected = library.summary(Ref(SEED_NAME, 2))["npv_usd"] - library.summary(
-            Ref(SEED_NAME, 1)
-        )["npv_usd"]
+        expected = (
+            library.summary(Ref(SEED_NAME, 2))["npv_usd"]
+            - library.summary(Ref(SEED_NAME, 1))["npv_usd"]
+        )
     frames = [f.value for f in at.dataframe]
     inputs = next(f for f in frames if "path" in f.columns)
     assert inputs.to_dict("records") == [
@@ -77,6 +79,7 @@ def test_save_load_diff_restore(library_url):
     assert not at.exception, at.exception
     assert at.session_state[state.BASE_NAME] == f"library:{SEED_NAME}@1"
     assert at.session_state[state.DATA]["fleet"]["gpu_count"] == 72
+    assert at.query_params["scenario"] == f"library:{SEED_NAME}@1"  # the link names the version
 
     # restore version 1 as version 3
     by_label(at.selectbox, "Version").select(1).run()
@@ -104,3 +107,30 @@ def test_a_corrupt_library_is_an_error_not_an_exception(tmp_path, monkeypatch):
     at = library_page()
     assert any("not a readable SQLite library" in e.value for e in at.error)
     assert path.read_bytes() == b"not a database" * 50
+
+
+def test_a_shared_link_names_a_library_version(library_url):
+    seed = ROOT / "models" / "scenarios" / f"{SEED_NAME}.toml"
+    with open_library(library_url) as library:
+        library.save_file(seed)
+        library.save_text(seed.read_text().replace("gpu_count = 72", "gpu_count = 144", 1))
+    scenario = load_scenario(f"library:{SEED_NAME}@1", {"depreciation.life_years": 4.0})
+    npv = project(scenario).summary_records()[0]["summary"]["npv_usd"]
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.query_params["scenario"] = f"library:{SEED_NAME}@1"
+    at.query_params["edits"] = state.encode({"depreciation": {"life_years": 4.0}})
+    at.run()
+    assert not at.exception, at.exception
+    assert at.session_state[state.BASE_NAME] == f"library:{SEED_NAME}@1"
+    assert at.session_state[state.DATA]["fleet"]["gpu_count"] == 72
+    assert [m.value for m in at.metric if m.label == "NPV [USD]"] == [f"{npv:,.0f}"]
+    assert at.session_state[state.DATA]["depreciation"]["life_years"] == 4.0
+
+
+def test_a_link_to_a_missing_library_version_shows_the_default_with_an_error(library_url):
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.query_params["scenario"] = f"library:{SEED_NAME}@9"
+    at.run()
+    assert not at.exception, at.exception
+    assert any(f"library:{SEED_NAME}@9" in e.value for e in at.error), [e.value for e in at.error]
+    assert at.session_state[state.BASE_NAME] == SEED_NAME
