@@ -232,16 +232,19 @@ def _migrate(args) -> int:
     return _saved(args, info, "migrated as")
 
 
-def _export(args) -> int:
-    with _open(args) as library:
-        report = library.export(args.folder, force=args.force)
+def _report(args, payload: dict[str, list[str]]) -> int:
     if args.format == "json":
-        _json(report)
+        _json(payload)
     else:
-        for kind, paths in report.items():
+        for kind, paths in payload.items():
             for path in paths:
                 print(f"{kind}: {path}")
     return EXIT_OK
+
+
+def _export(args) -> int:
+    with _open(args) as library:
+        return _report(args, library.export(args.folder, force=args.force))
 
 
 def _import(args) -> int:
@@ -250,13 +253,7 @@ def _import(args) -> int:
             args.folder, update=args.update, message=args.message, author=args.author
         )
     payload = {"added": report.added, "updated": report.updated, "unchanged": report.unchanged}
-    if args.format == "json":
-        _json(payload)
-    else:
-        for kind, paths in payload.items():
-            for path in paths:
-                print(f"{kind}: {path}")
-    return EXIT_OK
+    return _report(args, payload)
 
 
 def _delete(args) -> int:
