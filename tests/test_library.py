@@ -566,6 +566,8 @@ def test_stored_scenario_that_no_longer_validates_is_shown_and_migrated(
     monkeypatch.delitem(MIGRATIONS, 0)
     assert load_scenario("library:legacy@2").capex.gpu_price_usd == 31000.0
     assert econ(capsys, "library", "show", "legacy@1")[1] == V0_TEXT
+    rc, _, err = econ(capsys, "library", "migrate", "legacy@2")
+    assert rc == 3 and "nothing to migrate" in err
 
 
 def _open_in_process(url, barrier, results):

@@ -142,10 +142,24 @@ def _version_rows(infos, *, with_name: bool) -> str:
     ]
     rows = [
         ([i.name + (" (deleted)" if i.deleted else "")] if with_name else [])
-        + [i.version, i.created_utc, i.author, i.hardware, i.model, ",".join(i.tags), i.message]
+        + [
+            i.version,
+            i.created_utc,
+            i.author,
+            i.hardware,
+            i.model,
+            ",".join(i.tags),
+            _line(i.message),
+        ]
         for i in infos
     ]
     return _table(header, rows)
+
+
+def _line(message: str) -> str:
+    """A message's first line, for one table row (JSON keeps it whole)."""
+    lines = message.splitlines()
+    return lines[0] + (" ..." if len(lines) > 1 else "") if lines else ""
 
 
 def _list(args) -> int:

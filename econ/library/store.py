@@ -42,7 +42,13 @@ from econ.library.tables import (
     tags,
     versions,
 )
-from econ.scenario import ScenarioError, apply_overrides, read_toml, validate_dict
+from econ.scenario import (
+    SCHEMA_VERSION,
+    ScenarioError,
+    apply_overrides,
+    read_toml,
+    validate_dict,
+)
 from econ.scenario.migrations import file_version
 
 REVISION_TABLE = "econ_library_revision"
@@ -190,7 +196,11 @@ class Library:
     def __init__(self, url: str | None = None, *, timeout_s: float | None = None):
         text, source = resolve_url(url)
         self._engine, self.display = _make_engine(text, source, timeout_s)
-        self._ensure_schema()
+        try:
+            self._ensure_schema()
+        except BaseException:
+            self._engine.dispose()
+            raise
 
     def close(self) -> None:
         self._engine.dispose()
@@ -253,6 +263,10 @@ class Library:
         stored = self.get(ref)
         data = tomllib.loads(stored.text)
         old = file_version(data, stored.label)
+        if old == SCHEMA_VERSION:
+            raise LibraryError(
+                f"{stored.label} is already at schema_version {old}, today's; nothing to migrate"
+            )
         migrated = migrate(data, stored.label)
         try:
             validate_dict(migrated, file=stored.label)
