@@ -16,12 +16,14 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
-# Debian's Chromium for the browser tests (Playwright cannot download its own browser here) and
-# LibreOffice Calc, headless, which recalculates exported workbooks in the formula tests.
+# Debian's Chromium for the browser tests (Playwright cannot download its own browser here),
+# LibreOffice Calc, headless, which recalculates exported workbooks in the formula tests, and
+# PostgreSQL, whose server the scenario library's tests start in a temporary folder.
 system-packages:
 	@missing=""; \
 	command -v chromium >/dev/null 2>&1 || missing="$$missing chromium"; \
 	command -v soffice >/dev/null 2>&1 || missing="$$missing libreoffice-calc-nogui"; \
+	ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing="$$missing postgresql"; \
 	if [ -n "$$missing" ]; then $(APT_GET) update -qq && $(APT_GET) install -y -qq $$missing; fi
 
 app: $(STAMP)

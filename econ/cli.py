@@ -20,6 +20,7 @@ from econ import __version__, commands
 from econ.engine import COMPONENTS, Projection, project
 from econ.errors import InputError
 from econ.export import csv_text, flat_summary, make_stamp, projection_json, write_projection
+from econ.library import using_url
 from econ.scenario import ScenarioError, json_schema, load_scenario
 from econ.scenario.paths import allow_paths
 
@@ -35,7 +36,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return EXIT_USAGE
     try:
-        with allow_paths(allowed):
+        with allow_paths(allowed), using_url(args.library):  # library:NAME uses it
             return args.run(args)
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -80,6 +81,12 @@ def _parser() -> argparse.ArgumentParser:
         action="append",
         help="let paths inside scenario files (throughput.measured.curve) point into DIR as well "
         "as the scenario's own folder; may be repeated, before or after the command",
+    )
+    parser.add_argument(
+        "--library",
+        metavar="URL",
+        help="scenario library for library:NAME[@VERSION] arguments (default: ECON_LIBRARY, "
+        "else the per-user SQLite file); sqlite:///PATH.db or postgresql+psycopg://USER@HOST/DB",
     )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
 

@@ -139,7 +139,13 @@ def load_scenario(
     overrides : mapping of dotted path to value, or strings "path=value" (value in TOML syntax)
     allow_paths : folders besides the scenario's own that paths inside it may point into
         (see `econ.scenario.paths`; the CLI's --allow-paths)
+
+    `library:NAME[@VERSION]` names a version in the scenario library (econ.library) instead.
     """
+    if str(path).startswith("library:"):
+        from econ.library import load_library_scenario  # the database layer loads only here
+
+        return load_library_scenario(str(path), overrides)
     data = read_toml(path)
     if overrides:
         data = apply_overrides(data, overrides, file=path)

@@ -43,6 +43,7 @@ MAX_LINK_CHARS = 6000
 
 SAVED_PREFIX = "saved: "
 UPLOAD_PREFIX = "uploaded: "
+LIBRARY_PREFIX = "library:"  # a version of the scenario library (a link may name one)
 LINK_NAME = "from a shared link"
 MISSING = object()
 
@@ -290,6 +291,10 @@ def ensure() -> None:
 
 def restore_link(name: str | None, edits: str | None) -> None:
     names = ready_made()
+    if name and name.startswith(LIBRARY_PREFIX):
+        base = _library_base(name)
+        load_data(merge(base, decode(edits) if edits else {}), name, base=base)
+        return
     if name and name not in names:
         raise LinkError(
             f"names the ready-made scenario {name!r}, which is not here; expected one of: "
@@ -299,6 +304,20 @@ def restore_link(name: str | None, edits: str | None) -> None:
     changes = decode(edits) if edits else {}
     data = merge(base, changes)
     load_data(data, name if name else LINK_NAME, base=base)
+
+
+def _library_base(name: str) -> dict:
+    """The TOML data of a scenario-library version named by a link (library:NAME@VERSION)."""
+    from econ.library import LibraryError, open_library, parse_ref
+
+    try:
+        ref = parse_ref(name, need_version=True)
+        with open_library() as library:
+            return parse_toml(library.get(ref).text, name)
+    except LibraryError as exc:
+        raise LinkError(
+            f"names {name!r}, which this app's scenario library cannot give: {exc}"
+        ) from None
 
 
 def current() -> Validation:
@@ -358,7 +377,7 @@ def sync_link() -> None:
     """Put the scenario in the address bar (name of the ready-made base and the edits)."""
     ss = st.session_state
     name = ss.get(BASE_NAME, "")
-    if name in ready_made():
+    if name in ready_made() or name.startswith(LIBRARY_PREFIX):
         params = {"scenario": name}
         changes = diff(ss[DATA], ss[BASE])
     else:
