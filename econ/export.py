@@ -26,14 +26,18 @@ import os
 import tempfile
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
-from econ.engine import Projection
 from econ.errors import InputError
-from econ.provenance import CREATED_FIELD, Stamp, format_catalogs, stamp
+from econ.provenance import CREATED_FIELD, Stamp, format_catalogs
+from econ.reporting import flat_summary, make_stamp
 from econ.scenario.models import Scenario
+
+if TYPE_CHECKING:  # (the engine sits below the writers only as a type)
+    from econ.engine import Projection
 
 FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
 FORMATS = {".csv": "csv", ".parquet": "parquet", ".xlsx": "xlsx", ".json": "json"}
@@ -51,41 +55,6 @@ def neutralize(value):
     if isinstance(value, str) and value.startswith(FORMULA_PREFIXES):
         return "'" + value
     return value
-
-
-def flat_summary(projection: Projection) -> pd.DataFrame:
-    """Summary with one column per scalar: object-valued metrics are spread into
-    `<metric>_<key>` columns (`cost_usd_per_mtok_<component>`), lists joined with "; ".
-
-    Undefined metrics stay empty (None), never NaN strings. Metrics the engine adds later are
-    written as they come.
-    """
-    summary = projection.summary.copy()
-    for name in list(summary.columns):
-        values = summary[name]
-        if values.map(lambda v: isinstance(v, Mapping)).any():
-            keys = list(dict.fromkeys(k for v in values if isinstance(v, Mapping) for k in v))
-            if name == "cost_usd_per_mtok_by_component":
-                prefix = "cost_usd_per_mtok"
-            else:
-                prefix = name
-            position = summary.columns.get_loc(name)
-            parts = {
-                f"{prefix}_{k}": pd.Series(
-                    [v.get(k) if isinstance(v, Mapping) else None for v in values],
-                    index=summary.index,
-                    dtype=object,
-                )
-                for k in keys
-            }
-            summary = summary.drop(columns=name)
-            for offset, (column, part) in enumerate(parts.items()):
-                summary.insert(position + offset, column, part)
-        elif values.map(lambda v: isinstance(v, list | tuple)).any():
-            summary[name] = values.map(
-                lambda v: "; ".join(map(str, v)) if isinstance(v, list | tuple) else v
-            )
-    return summary.reset_index()
 
 
 def _safe_text(frame: pd.DataFrame) -> pd.DataFrame:
@@ -113,24 +82,6 @@ def csv_text(frame: pd.DataFrame) -> str:
 
 
 # --- Stamped tables -------------------------------------------------------------------------------
-
-
-def make_stamp(
-    projection: Projection,
-    scenarios: Sequence[Scenario] | None = None,
-    seed: int | None = None,
-    created=None,
-) -> Stamp:
-    """The provenance stamp of a projection's outputs (hashes need the scenarios themselves)."""
-    if scenarios is not None:
-        scenarios = list(scenarios)
-        if len(scenarios) != len(projection):
-            raise ExportError(
-                f"{len(scenarios)} scenarios given for a projection of {len(projection)}; "
-                "expected the scenarios the projection was made from, in order"
-            )
-        return stamp(scenarios, seed=seed, created=created)
-    return stamp(names=[str(n) for n in projection.names], seed=seed, created=created)
 
 
 def _stamp_values(st: Stamp, rows_per_scenario: Iterable[int]) -> dict[str, list]:
