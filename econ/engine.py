@@ -642,9 +642,7 @@ def _capital_rows(b, months, fleet: _Fleet, cost, revenue: _Revenue, ebitda, dis
     # Sale when the row retires: at book value, or at the given share of cost.
     carrying = dep.book_value(cost, book, impairment.impairment_usd)
     carrying_at_sale = carrying[np.arange(b.rows), held]
-    sale_share = b["depreciation.sale_value_share"]
-    # (the carrying amount can round to a hair below 0 when fully depreciated)
-    sale = np.maximum(np.where(np.isnan(sale_share), carrying_at_sale, sale_share * cost), 0.0)
+    sale = dep.sale_proceeds_usd(carrying_at_sale, b["depreciation.sale_value_share"] * cost)
     booked = dep.dispose(
         book, cost, months, held, sale, impairment.impairment_usd, in_service, carrying
     )
