@@ -4,6 +4,12 @@ Composition only: each line item comes from a domain module (capex, depreciation
 financing, tax, throughput); this module lines them up month by month as arrays shaped
 (scenarios, months) and reduces them to summary metrics. There is no Python loop over scenarios.
 Month 0 is the purchase month; month m runs to each scenario's horizon H, and columns after H are 0.
+
+`_project` runs the stages in order, each a function of explicit arrays returning a small frozen
+dataclass: fleet and throughput (`_fleet`), revenue (`_revenue`), capex (`_capex`), operating costs
+(`_operating_costs`), the site (`_site`), capital (`_capital_rows`: depreciation, impairment,
+disposal), then per scenario the ledger (`_ledger`: financing, tax, cash flows) and its metrics
+(`_summary_metrics`). docs/architecture.md draws them.
 """
 
 from __future__ import annotations
