@@ -358,7 +358,7 @@ def _project(b: ScenarioBatch, monthly: bool = True) -> Projection:
     )
     rows.update(capital.lines)
     ledger = _ledger(b, months, {k: to.lines(v) for k, v in rows.items()}, site, to, capex_row)
-    metrics, components, facts = _summary_metrics(b, months, ledger, to, fleet, costs)
+    metrics, components, facts = _summary_metrics(b, ledger, to, fleet, costs)
     monthly_lines = _monthly_lines(ledger) if monthly else {}
     warning_source = _warning_source(b, ledger, metrics, facts, fleet, costs, capital)
     vintage_table = None
@@ -922,7 +922,7 @@ def _tax(ebitda, book, tax_depreciation, impairment, interest, gain, tax_gain, t
     return income_tax, deferred, consumed, net_income
 
 
-def _summary_metrics(b: ScenarioBatch, months, ledger: _Ledger, to: _Scenarios, fleet, costs):
+def _summary_metrics(b: ScenarioBatch, ledger: _Ledger, to: _Scenarios, fleet, costs):
     """Metrics: levelized cost, NPV, IRRs, payback, break-even, densities (n,) each; and the
     facts the warnings quote."""
     lines, stack = ledger.lines, ledger.stack
