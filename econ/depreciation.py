@@ -1119,6 +1119,21 @@ def book_value(cost_usd, depreciation_usd, impairment_usd=None):
     return np.asarray(cost_usd, dtype=float)[:, None] - cumsum_months(dep)
 
 
+def sale_proceeds_usd(carrying_at_sale_usd, sale_value_usd):
+    """Proceeds of a sale at retirement: the sale value where one is given, else the carrying
+    amount (sold at book value, no gain or loss) [USD, array (n,)].
+
+    A carrying amount that rounds to a hair below 0 when fully depreciated sells for 0.
+
+    Parameters
+    ----------
+    carrying_at_sale_usd : array (n,)  carrying amount at the retirement month (`book_value`)
+    sale_value_usd : array (n,)  agreed sale price; NaN where none is given [USD]
+    """
+    sale = np.asarray(sale_value_usd, dtype=float)
+    return np.maximum(np.where(np.isnan(sale), carrying_at_sale_usd, sale), 0.0)
+
+
 @dataclass(frozen=True)
 class Disposal:
     """An asset schedule cut at its retirement month, with the sale.

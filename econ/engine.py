@@ -4,6 +4,12 @@ Composition only: each line item comes from a domain module (capex, depreciation
 financing, tax, throughput); this module lines them up month by month as arrays shaped
 (scenarios, months) and reduces them to summary metrics. There is no Python loop over scenarios.
 Month 0 is the purchase month; month m runs to each scenario's horizon H, and columns after H are 0.
+
+`_project` runs the stages in order, each a function of explicit arrays returning a small frozen
+dataclass: fleet and throughput (`_fleet`), revenue (`_revenue`), capex (`_capex`), operating costs
+(`_operating_costs`), the site (`_site`), capital (`_capital_rows`: depreciation, impairment,
+disposal), then per scenario the ledger (`_ledger`: financing, tax, cash flows) and its metrics
+(`_summary_metrics`). docs/architecture.md draws them.
 """
 
 from __future__ import annotations
@@ -366,7 +372,7 @@ def _project(b: ScenarioBatch, monthly: bool = True) -> Projection:
     )
     rows.update(capital.lines)
     ledger = _ledger(b, months, {k: to.lines(v) for k, v in rows.items()}, site, to, capex_row)
-    metrics, components, facts = _summary_metrics(b, months, ledger, to, fleet, costs)
+    metrics, components, facts = _summary_metrics(b, ledger, to, fleet, costs)
     monthly_lines = _monthly_lines(ledger) if monthly else {}
     warning_source = _warning_source(b, ledger, metrics, facts, fleet, costs, capital)
     vintage_table = None
@@ -656,9 +662,7 @@ def _capital_rows(b, months, fleet: _Fleet, cost, revenue: _Revenue, ebitda, dis
     # Sale when the row retires: at book value, or at the given share of cost.
     carrying = dep.book_value(cost, book, impairment.impairment_usd)
     carrying_at_sale = carrying[np.arange(b.rows), held]
-    sale_share = b["depreciation.sale_value_share"]
-    # (the carrying amount can round to a hair below 0 when fully depreciated)
-    sale = np.maximum(np.where(np.isnan(sale_share), carrying_at_sale, sale_share * cost), 0.0)
+    sale = dep.sale_proceeds_usd(carrying_at_sale, b["depreciation.sale_value_share"] * cost)
     booked = dep.dispose(
         book, cost, months, held, sale, impairment.impairment_usd, in_service, carrying
     )
@@ -932,7 +936,7 @@ def _tax(ebitda, book, tax_depreciation, impairment, interest, gain, tax_gain, t
     return income_tax, deferred, consumed, net_income
 
 
-def _summary_metrics(b: ScenarioBatch, months, ledger: _Ledger, to: _Scenarios, fleet, costs):
+def _summary_metrics(b: ScenarioBatch, ledger: _Ledger, to: _Scenarios, fleet, costs):
     """Metrics: levelized cost, NPV, IRRs, payback, break-even, densities (n,) each; and the
     facts the warnings quote."""
     lines, stack = ledger.lines, ledger.stack

@@ -23,16 +23,20 @@ import io
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
 from econ import strict_json
-from econ.engine import Projection
 from econ.files import WriteError, write_files
-from econ.provenance import CREATED_FIELD, Stamp, format_catalogs, stamp
+from econ.provenance import CREATED_FIELD, Stamp, format_catalogs
+from econ.reporting import flat_summary, make_stamp
 from econ.scenario.models import Scenario
 from econ.text import neutralize
+
+if TYPE_CHECKING:  # (the engine sits below the writers only as a type)
+    from econ.engine import Projection
 
 FORMATS = {".csv": "csv", ".parquet": "parquet", ".xlsx": "xlsx", ".json": "json"}
 STAMP_COLUMNS = ("econ_version", "scenario_sha256", "catalog_versions", "seed")
@@ -42,41 +46,6 @@ STAMP_COLUMNS = ("econ_version", "scenario_sha256", "catalog_versions", "seed")
 ExportError = WriteError
 """An output that cannot be written as asked (unknown suffix, existing file, bad folder, full
 disk): the writers' error, under the name this module has always raised."""
-
-
-def flat_summary(projection: Projection) -> pd.DataFrame:
-    """Summary with one column per scalar: object-valued metrics are spread into
-    `<metric>_<key>` columns (`cost_usd_per_mtok_<component>`), lists joined with "; ".
-
-    Undefined metrics stay empty (None), never NaN strings. Metrics the engine adds later are
-    written as they come.
-    """
-    summary = projection.summary.copy()
-    for name in list(summary.columns):
-        values = summary[name]
-        if values.map(lambda v: isinstance(v, Mapping)).any():
-            keys = list(dict.fromkeys(k for v in values if isinstance(v, Mapping) for k in v))
-            if name == "cost_usd_per_mtok_by_component":
-                prefix = "cost_usd_per_mtok"
-            else:
-                prefix = name
-            position = summary.columns.get_loc(name)
-            parts = {
-                f"{prefix}_{k}": pd.Series(
-                    [v.get(k) if isinstance(v, Mapping) else None for v in values],
-                    index=summary.index,
-                    dtype=object,
-                )
-                for k in keys
-            }
-            summary = summary.drop(columns=name)
-            for offset, (column, part) in enumerate(parts.items()):
-                summary.insert(position + offset, column, part)
-        elif values.map(lambda v: isinstance(v, list | tuple)).any():
-            summary[name] = values.map(
-                lambda v: "; ".join(map(str, v)) if isinstance(v, list | tuple) else v
-            )
-    return summary.reset_index()
 
 
 def _safe_text(frame: pd.DataFrame) -> pd.DataFrame:
@@ -104,24 +73,6 @@ def csv_text(frame: pd.DataFrame) -> str:
 
 
 # --- Stamped tables -------------------------------------------------------------------------------
-
-
-def make_stamp(
-    projection: Projection,
-    scenarios: Sequence[Scenario] | None = None,
-    seed: int | None = None,
-    created=None,
-) -> Stamp:
-    """The provenance stamp of a projection's outputs (hashes need the scenarios themselves)."""
-    if scenarios is not None:
-        scenarios = list(scenarios)
-        if len(scenarios) != len(projection):
-            raise ExportError(
-                f"{len(scenarios)} scenarios given for a projection of {len(projection)}; "
-                "expected the scenarios the projection was made from, in order"
-            )
-        return stamp(scenarios, seed=seed, created=created)
-    return stamp(names=[str(n) for n in projection.names], seed=seed, created=created)
 
 
 def _stamp_values(st: Stamp, rows_per_scenario: Iterable[int]) -> dict[str, list]:

@@ -32,6 +32,18 @@ def annual_sums(monthly):
     return annual
 
 
+def year_end_values(monthly):
+    """Each tax year's last month of a level (a balance, a carrying amount) [same unit, (n, Y)].
+
+    Months after a scenario's last month must repeat or zero it as the caller wants; the year's
+    last column is min(12 k, T - 1).
+    """
+    monthly = np.asarray(monthly, dtype=float)
+    t = monthly.shape[1]
+    last = np.minimum(MONTHS_PER_YEAR * np.arange(1, tax_years(t) + 1), t - 1)
+    return monthly[:, last]
+
+
 def months_in_year(last_month, years: int):
     """Service months of each tax year, 0 to 12 [months, array (n, Y)]."""
     last = np.asarray(last_month)[:, None]

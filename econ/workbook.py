@@ -38,12 +38,10 @@ import datetime as dt
 import io
 import json
 import math
-import os
 import re
 import zipfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -58,6 +56,7 @@ from econ.engine import MIN_EQUITY_SHARE_FOR_IRR, Projection
 from econ.errors import InputError
 from econ.excel import irr_batch
 from econ.provenance import CREATED_FIELD, Stamp
+from econ.reporting import flat_summary, make_stamp
 from econ.scenario.models import Scenario, model_of
 from econ.text import looks_like_formula
 
@@ -1904,7 +1903,7 @@ def build_workbook(
             )
         ),
     }
-    summary_frame = _flat_summary(projection)
+    summary_frame = flat_summary(projection)
     columns["Summary"] = list(summary_frame.columns)
     letters = {
         sheet: {name: get_column_letter(j) for j, name in enumerate(names, start=1)}
@@ -1988,12 +1987,6 @@ def _as_cached(value):
     if isinstance(value, float) and math.isnan(value):
         return ""
     return value
-
-
-def _flat_summary(projection: Projection):
-    from econ.export import flat_summary
-
-    return flat_summary(projection)
 
 
 def _write_assumptions(wb, ws, scenarios, resolved, names, cache: _Cache) -> None:
@@ -2292,32 +2285,9 @@ def workbook_bytes(
     stamp : provenance stamp (default: made from the scenarios, `seed` and `created`)
     """
     if stamp is None:
-        from econ.export import make_stamp
-
         stamp = make_stamp(projection, scenarios, seed=seed, created=created)
     wb, cache, _ = build_workbook(projection, scenarios, stamp)
     return _package(wb, cache, stamp)
-
-
-def write_workbook(
-    projection: Projection,
-    path: str | os.PathLike,
-    scenarios: Sequence[Scenario] | None = None,
-    overwrite: bool = False,
-    seed: int | None = None,
-    created=None,
-) -> Path:
-    """Write the workbook to `path` atomically; refuses to overwrite unless `overwrite`."""
-    from econ.export import write_outputs
-
-    return write_outputs(
-        projection,
-        {"xlsx": path},
-        overwrite=overwrite,
-        scenarios=scenarios,
-        seed=seed,
-        created=created,
-    )[0]
 
 
 def formula_report(
@@ -2353,5 +2323,4 @@ __all__ = [
     "number_format",
     "provenance_flag",
     "workbook_bytes",
-    "write_workbook",
 ]

@@ -41,6 +41,7 @@ from econ.errors import InputError
 from econ.hardware import Hardware, get_hardware, normalize_precision
 from econ.llms import LLM, get_llm
 from econ.throughput.curve import CURVE_COLUMNS, Curve
+from econ.throughput.efficiency import Efficiency, load_efficiency
 
 ACTIVATION_BYTES = 2.0
 """Bytes per activation element exchanged by collectives (BF16) [bytes]."""
@@ -58,39 +59,6 @@ HGX_SCALEOUT_NODES = 8
 
 class SimulatorError(InputError):
     """Bad simulator input: lengths, limits, a model that does not fit, an SLO nobody meets."""
-
-
-@dataclass(frozen=True)
-class Efficiency:
-    """Efficiency coefficients multiplying the roofline terms (fitted by econ.throughput.calibration).
-
-    Each field may be a float or an array broadcasting against the workload arrays.
-    """
-
-    bandwidth: float = 0.7
-    """Achieved / peak HBM bandwidth in decode [fraction]."""
-    compute: float = 0.5
-    """Achieved / dense peak FLOP/s in decode GEMMs [fraction]."""
-    prefill: float = 0.5
-    """Achieved / dense peak FLOP/s in prefill [fraction]."""
-    overlap: float = 4.0
-    """Exponent p of the smooth maximum (t_mem^p + t_compute^p)^(1/p); 1 adds, large p overlaps."""
-    step_overhead_s: float = 2e-3
-    """Fixed time per forward step: scheduling, sampling, kernel launch gaps [s]."""
-    layer_overhead_s: float = 1e-5
-    """Fixed time per layer per step: small kernels, norms, synchronisation [s]."""
-    token_overhead_s: float = 2e-5
-    """Time per decoded token per GPU share that scales with neither bytes nor FLOPs: sampling over
-    the vocabulary, logits processing, scheduling and detokenization [s]."""
-    moe_imbalance: float = 0.2
-    """Extra expert work on the busiest GPU over the mean [fraction]."""
-    communication: float = 0.6
-    """Achieved / peak link bandwidth in collectives [fraction]."""
-    memory_reserve: float = 0.1
-    """HBM kept for activations, workspace and fragmentation [fraction]."""
-    tpot_tail: float = 1.3
-    """p99 / mean time per output token: steps that carry prefill chunks and the batch swings of
-    Poisson arrivals make some requests' TPOT longer than the mean [ratio]."""
 
 
 FITTED_FIELDS = (
@@ -616,8 +584,6 @@ def resolve(hardware: str | Hardware, model: str | LLM, precision: str | None):
 def _efficiency_for(hw: Hardware, precision: str, efficiency):
     if efficiency is not None:
         return efficiency, {"efficiency": "given"}
-    from econ.throughput.calibration import load_efficiency
-
     return load_efficiency(hw.key, precision)
 
 
