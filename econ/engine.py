@@ -14,7 +14,7 @@ disposal), then per scenario the ledger (`_ledger`: financing, tax, cash flows) 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -261,6 +261,36 @@ class Projection:
                     summary[key] = _json_number(self.metrics[key][i])
             records.append({"name": str(name), "summary": summary})
         return records
+
+
+def calendar_year_totals(monthly: pd.DataFrame, columns: Sequence[str]) -> pd.DataFrame:
+    """Flows of a projection's monthly schedule summed by calendar year [unit of each line].
+
+    Months are placed in the calendar year of their `date` (the purchase month included), unlike
+    `Projection.annual`, which counts years of 12 months from the first service month as tax does.
+    Balances and ratios (econ.engine.BALANCE_LINES, RATIO_LINES) do not add over a year and are
+    refused.
+
+    Parameters
+    ----------
+    monthly : `Projection.monthly` of one or more scenarios (a `date` column)
+    columns : flow lines to total
+
+    Returns
+    -------
+    DataFrame indexed by (scenario, year) where the index holds scenarios, else by year
+    """
+    levels = [c for c in columns if c in BALANCE_LINES or c in RATIO_LINES]
+    if levels:
+        raise ValueError(
+            f"{levels[0]} is a balance or a ratio, not a flow: it has no yearly total; expected "
+            "flow lines such as revenue_usd"
+        )
+    year = pd.Index(pd.to_datetime(monthly["date"]).dt.year, name="year")
+    keys = [year]
+    if "scenario" in (monthly.index.names or []):
+        keys = [monthly.index.get_level_values("scenario"), year]
+    return monthly[list(columns)].groupby(keys, sort=True).sum()
 
 
 def _json_number(value) -> float | int | None:
@@ -1461,5 +1491,6 @@ __all__ = [
     "SUMMARY_COLUMNS",
     "Projection",
     "ScenarioBatch",
+    "calendar_year_totals",
     "project",
 ]

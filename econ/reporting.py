@@ -1,5 +1,5 @@
 """Tables of a projection that every writer and screen shares: the flat summary (one column per
-scalar), the provenance stamp of a projection's outputs, and calendar-year totals.
+scalar) and the provenance stamp of a projection's outputs.
 
 The writers (econ.export for CSV, Parquet and JSON; econ.workbook for Excel) and the app read
 these from here, so no writer imports another.
@@ -70,35 +70,3 @@ def make_stamp(
             )
         return stamp(scenarios, seed=seed, created=created)
     return stamp(names=[str(n) for n in projection.names], seed=seed, created=created)
-
-
-def calendar_year_totals(monthly: pd.DataFrame, columns: Sequence[str]) -> pd.DataFrame:
-    """Flows of a projection's monthly schedule summed by calendar year [unit of each line].
-
-    Months are placed in the calendar year of their `date` (the purchase month included), unlike
-    `Projection.annual`, which counts years of 12 months from the first service month as tax does.
-    Balances and ratios (econ.engine.BALANCE_LINES, RATIO_LINES) do not add over a year and are
-    refused.
-
-    Parameters
-    ----------
-    monthly : `Projection.monthly` of one or more scenarios (a `date` column)
-    columns : flow lines to total
-
-    Returns
-    -------
-    DataFrame indexed by (scenario, year) where the index holds scenarios, else by year
-    """
-    from econ.engine import BALANCE_LINES, RATIO_LINES
-
-    levels = [c for c in columns if c in BALANCE_LINES or c in RATIO_LINES]
-    if levels:
-        raise ValueError(
-            f"{levels[0]} is a balance or a ratio, not a flow: it has no yearly total; expected "
-            "flow lines such as revenue_usd"
-        )
-    year = pd.Index(pd.to_datetime(monthly["date"]).dt.year, name="year")
-    keys = [year]
-    if "scenario" in (monthly.index.names or []):
-        keys = [monthly.index.get_level_values("scenario"), year]
-    return monthly[list(columns)].groupby(keys, sort=True).sum()

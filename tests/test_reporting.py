@@ -1,5 +1,6 @@
-"""econ.reporting: calendar-year totals (the app's yearly P&L), the shared flat summary and stamp;
-and the yearly figures `econ depreciation` now takes from econ.tax and econ.depreciation."""
+"""Calendar-year totals (econ.engine, the app's yearly P&L), the flat summary and stamp the
+writers share (econ.reporting), and the yearly figures `econ depreciation` takes from econ.tax and
+econ.depreciation."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import pytest
 
 from econ import depreciation as dep
 from econ import export, load_scenario, project, reporting, tax, workbook
+from econ.engine import calendar_year_totals
 from econ.provenance import ProvenanceError
 from tests.conftest import SCENARIOS
 
@@ -18,7 +20,7 @@ def test_calendar_years_of_a_schedule_starting_in_april():
     # The seed starts 2026-04: months 0-8 fall in 2026, 9-20 in 2027, and so on.
     projection = project(load_scenario(SEED))
     monthly = projection.monthly.loc["deepseek-r1-gb200-nvl72"]
-    totals = reporting.calendar_year_totals(monthly, ["revenue_usd", "capex_usd"])
+    totals = calendar_year_totals(monthly, ["revenue_usd", "capex_usd"])
     revenue = monthly["revenue_usd"].to_numpy()
     assert list(totals.index) == list(range(2026, 2033))
     assert totals.loc[2026, "revenue_usd"] == pytest.approx(revenue[:9].sum(), rel=1e-12)
@@ -31,11 +33,11 @@ def test_calendar_years_of_a_schedule_starting_in_april():
 def test_calendar_years_by_scenario_and_refusing_balances():
     scenario = load_scenario(SEED)
     projection = project([scenario, scenario.model_copy(update={"name": "b"})])
-    totals = reporting.calendar_year_totals(projection.monthly, ["tokens"])
+    totals = calendar_year_totals(projection.monthly, ["tokens"])
     assert totals.index.names == ["scenario", "year"]
     assert totals.loc["b"].equals(totals.loc["deepseek-r1-gb200-nvl72"])
     with pytest.raises(ValueError, match="debt_balance_usd is a balance or a ratio"):
-        reporting.calendar_year_totals(projection.monthly, ["debt_balance_usd"])
+        calendar_year_totals(projection.monthly, ["debt_balance_usd"])
 
 
 def test_writers_share_one_flat_summary_and_stamp():

@@ -8,7 +8,7 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from econ.reporting import calendar_year_totals
+from econ.engine import calendar_year_totals
 from econ.ui import charts, common, compute, state
 from econ.ui.fmt import (
     HEADLINE,
