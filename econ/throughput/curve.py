@@ -54,6 +54,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
 import pandas as pd
 
 LATENCY_STATS = ("mean", "p50", "p90", "p95", "p99")
@@ -123,3 +124,31 @@ class Curve:
     points: pd.DataFrame
     provenance: dict = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
+
+
+def pareto_frontier(tokens_per_s_per_user, tokens_per_s_per_gpu):
+    """Mask of the points no other point beats on both axes [bool (K,)].
+
+    Point i is dominated when some j has u_j >= u_i and x_j >= x_i with one inequality strict
+    (Pareto optimality). Points with a NaN or infinite coordinate are never on the frontier; of
+    exact duplicates the first is kept. One sort, O(K log K): measured curves and the simulator's
+    envelope over thousands of layouts and loads use the same function.
+
+    Parameters
+    ----------
+    tokens_per_s_per_user : array (K,)  per-user output speed [tokens/s]
+    tokens_per_s_per_gpu : array (K,)  output throughput per GPU [tokens/s/GPU]
+    """
+    u = np.asarray(tokens_per_s_per_user, dtype=float)
+    x = np.asarray(tokens_per_s_per_gpu, dtype=float)
+    finite = np.isfinite(u) & np.isfinite(x)
+    keep = np.zeros(u.shape, dtype=bool)
+    index = np.flatnonzero(finite)
+    if index.size == 0:
+        return keep
+    # Highest user speed first, then highest throughput; a stable sort keeps the first twin first.
+    order = index[np.lexsort((-x[index], -u[index]))]
+    best_before = np.concatenate(([-np.inf], np.maximum.accumulate(x[order])[:-1]))
+    keep[order] = x[order] > best_before
+    return keep
+

@@ -33,7 +33,7 @@ import numpy as np
 import pandas as pd
 
 from econ.errors import InputError
-from econ.throughput.curve import LATENCY_STATS, Curve, with_all_columns
+from econ.throughput.curve import LATENCY_STATS, Curve, pareto_frontier, with_all_columns
 from econ.units import SECONDS_PER_HOUR, TOKENS_PER_MTOK
 
 LATENCY_COLUMNS = (
@@ -80,29 +80,6 @@ class NoFeasiblePointError(OperatingPointError):
     def __init__(self, message: str, closest: dict):
         super().__init__(message)
         self.closest = closest
-
-
-def pareto_frontier(tokens_per_s_per_user, tokens_per_s_per_gpu):
-    """Mask of the points no other point beats on both axes [bool (K,)].
-
-    Point i is dominated when some j has u_j >= u_i and x_j >= x_i with one inequality strict
-    (Pareto optimality). NaN points are never on the frontier; of exact duplicates the first is
-    kept.
-
-    Parameters
-    ----------
-    tokens_per_s_per_user : array (K,)  per-user output speed [tokens/s]
-    tokens_per_s_per_gpu : array (K,)  output throughput per GPU [tokens/s/GPU]
-    """
-    u = np.asarray(tokens_per_s_per_user, dtype=float)
-    x = np.asarray(tokens_per_s_per_gpu, dtype=float)
-    finite = np.isfinite(u) & np.isfinite(x)
-    ge = (u[None, :] >= u[:, None]) & (x[None, :] >= x[:, None])
-    gt = (u[None, :] > u[:, None]) | (x[None, :] > x[:, None])
-    dominated = (ge & gt & finite[None, :]).any(axis=1)
-    same = (u[None, :] == u[:, None]) & (x[None, :] == x[:, None]) & finite[None, :]
-    earlier_twin = np.tril(same, k=-1).any(axis=1)
-    return finite & ~dominated & ~earlier_twin
 
 
 def _knots_within(m: np.ndarray, lim: np.ndarray) -> np.ndarray:

@@ -40,7 +40,7 @@ import pandas as pd
 from econ.errors import InputError
 from econ.hardware import Hardware, get_hardware, normalize_precision
 from econ.llms import LLM, get_llm
-from econ.throughput.curve import CURVE_COLUMNS, Curve
+from econ.throughput.curve import CURVE_COLUMNS, Curve, pareto_frontier
 from econ.throughput.efficiency import Efficiency, load_efficiency
 
 ACTIVATION_BYTES = 2.0
@@ -813,17 +813,6 @@ def envelope_points(
     )
 
 
-def pareto_mask(throughput, interactivity):
-    """Points no other point beats on both throughput and interactivity (higher is better)."""
-    order = np.lexsort((-throughput, -interactivity))
-    best = -np.inf
-    keep = np.zeros(throughput.shape, dtype=bool)
-    running = np.maximum.accumulate(throughput[order])
-    prev = np.concatenate(([best], running[:-1]))
-    keep[order] = throughput[order] > prev
-    return keep
-
-
 def simulate_envelope(
     hardware: str | Hardware,
     model: str | LLM,
@@ -862,7 +851,7 @@ def simulate_envelope(
     fits = env.metrics["fits"]
     thr = np.where(fits, env.metrics["output_tokens_per_s_per_gpu"], -np.inf).ravel()
     inter = np.where(fits, env.metrics["tokens_per_s_per_user"], -np.inf).ravel()
-    keep = pareto_mask(thr, inter) & np.isfinite(thr)
+    keep = pareto_frontier(inter, thr)  # layouts that do not fit are -inf: never on it
     g = np.broadcast_to(env.configs[:, 0:1], env.concurrency.shape).ravel()
     tp = np.broadcast_to(env.configs[:, 1:2], env.concurrency.shape).ravel()
     flat = {k: np.asarray(v).ravel()[keep] for k, v in _broadcast_metrics(env).items()}
@@ -889,8 +878,11 @@ def _broadcast_metrics(env: Envelope) -> dict:
 
 
 @dataclass(frozen=True)
-class OperatingPoint:
-    """The best point under an SLO (or, when none meets it, the closest one)."""
+class LayoutPoint:
+    """The simulator's best layout and load under an SLO (or, when none meets it, the closest).
+
+    Not to be confused with `econ.throughput.operating_point.OperatingPoint`, the point an SLO
+    allows on a measured curve."""
 
     tokens_per_s_per_gpu: float
     tokens_per_s_per_user: float
@@ -905,7 +897,7 @@ class OperatingPoint:
         return {f.name: getattr(self, f.name) for f in fields(self)}
 
 
-def best_point(env: Envelope) -> OperatingPoint:
+def best_point(env: Envelope) -> LayoutPoint:
     """Highest tokens/s per GPU whose p99 TPOT and TTFT meet the limits; `meets_slo` False and the
     point of largest margin (the closest to meeting them) when none does."""
     m = _broadcast_metrics(env)
@@ -930,7 +922,7 @@ def best_point(env: Envelope) -> OperatingPoint:
             draft_tokens=o["draft_tokens"],
             accepted_tokens=o["accepted_tokens"],
         )
-        return OperatingPoint(
+        return LayoutPoint(
             tokens_per_s_per_gpu=float(pt["output_tokens_per_s_per_gpu"]),
             tokens_per_s_per_user=float(pt["tokens_per_s_per_user"]),
             tpot_s_p99=float(pt["tpot_s_p99"]),
@@ -942,7 +934,7 @@ def best_point(env: Envelope) -> OperatingPoint:
         )
     margin = np.where(fits, env.margin, -np.inf)
     k, j = np.unravel_index(int(np.argmax(margin)), margin.shape)
-    return OperatingPoint(
+    return LayoutPoint(
         tokens_per_s_per_gpu=float(m["output_tokens_per_s_per_gpu"][k, j]),
         tokens_per_s_per_user=float(m["tokens_per_s_per_user"][k, j]),
         tpot_s_p99=float(m["tpot_s_p99"][k, j]),
@@ -994,7 +986,7 @@ def operating_point(
     accepted_tokens: float = 1.0,
     points: int = DEFAULT_POINTS,
     strict: bool = True,
-) -> OperatingPoint:
+) -> LayoutPoint:
     """Most tokens/s per GPU over layouts and concurrency with p99 TPOT and TTFT within the limits
     (None = no limit, as in MLPerf Offline). With `strict`, an SLO that no layout meets raises
     SimulatorError naming the closest point; otherwise that point returns with meets_slo False."""
