@@ -248,3 +248,54 @@ def test_breakeven_does_not_depend_on_the_scenarios_own_price(price):
     assert not any("fully contracted" in w for w in s.warnings)
     at_breakeven = overridden(SEED, {"market.price_usd_per_mtok": s.breakeven_price_usd_per_mtok})
     assert abs(project(at_breakeven).summary.iloc[0].npv_usd) < 1e-6 * s.capex_usd_total
+
+
+# ---------------------------------------------------------------------------------------------
+# CLI table and app tiles
+# ---------------------------------------------------------------------------------------------
+
+
+def test_cli_table_shows_mirr_and_profitability_index(capsys):
+    from econ.cli import main
+
+    assert main(["project", str(SEED)]) == 0
+    out = capsys.readouterr().out
+    for label in ("Project MIRR [per year]", "Equity MIRR [per year]", "Profitability index [x]"):
+        assert label in out
+    assert "13.27%" in out  # the seed's project MIRR
+
+
+def test_irr_tile_carries_the_reason():
+    from econ.ui.fmt import HEADLINE, irr_note
+
+    assert HEADLINE.index("mirr_project_annual") == HEADLINE.index("irr_project_annual") + 1
+    assert HEADLINE.index("mirr_equity_annual") == HEADLINE.index("irr_equity_annual") + 1
+    record = project(load_scenario(SEED)).summary_records()[0]["summary"]
+    note = irr_note("irr_equity_annual", record)
+    assert note is not None and "-14.41% (rises)" in note
+    path = ROOT / "models" / "scenarios" / "hall-10mw-hgx-b200-air.toml"
+    record = project(load_scenario(path)).summary_records()[0]["summary"]
+    assert record["irr_project_annual"] is None
+    assert "irr_project_annual is null" in irr_note("irr_project_annual", record)
+    assert irr_note("npv_usd", record) is None
+
+
+def test_workbook_writes_mirr_and_profitability_index_as_formulas(tmp_path):
+    # LibreOffice recalculates these cells in tests/test_workbook.py (every Summary formula is
+    # compared with the engine there); here: they are live formulas, not typed-in values.
+    from openpyxl import load_workbook
+
+    from econ.workbook import workbook_bytes
+
+    scenario = load_scenario(SEED)
+    path = tmp_path / "seed.xlsx"
+    path.write_bytes(workbook_bytes(project([scenario]), [scenario]))
+    sheet = load_workbook(path)["Summary"]
+    header = {c.value: c.column for c in sheet[1]}
+    formulas = {
+        name: sheet.cell(row=2, column=header[name]).value
+        for name in ("mirr_project_annual", "mirr_equity_annual", "profitability_index")
+    }
+    assert formulas["mirr_project_annual"].startswith("=IFERROR((1+MIRR(")
+    assert "MIRR(" in formulas["mirr_equity_annual"]
+    assert "SUMPRODUCT(" in formulas["profitability_index"]
