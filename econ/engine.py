@@ -1511,7 +1511,9 @@ def _no_irr_message(side: str, ctx, i) -> str:
             f"change or no root): {key} is null"
         )
     count = "no rate" if falling == 0 else f"{falling} rates"
-    several = f"{side} cash flows change sign more than once; " if ctx["irr_several"][side][i] else ""
+    several = (
+        f"{side} cash flows change sign more than once; " if ctx["irr_several"][side][i] else ""
+    )
     return (
         f"{several}{key} is null: {count} in {IRR_RANGE_TEXT} make{'s' if falling == 0 else ''} the NPV "
         f"fall through zero as the rate rises (roots found, NPV as the rate rises: "

@@ -452,7 +452,11 @@ __all__ = [
 
 
 def revenue_per_token_price_usd(
-    tokens, token_price_usd_per_mtok, contract_share, spot_sells_gpu_hours, price_decline_annual=None
+    tokens,
+    token_price_usd_per_mtok,
+    contract_share,
+    spot_sells_gpu_hours,
+    price_decline_annual=None,
 ):
     """Token revenue per USD/Mtok of month-1 token price [USD per USD/Mtok, array (n, T)].
 

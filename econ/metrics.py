@@ -146,9 +146,9 @@ def mirr_annual(cash_flow, finance_rate_annual, reinvest_rate_annual, last_month
     within = t <= horizon[:, None]
     grow = np.log1p(monthly_rate(np.asarray(reinvest_rate_annual, dtype=float)))[:, None]
     cost = np.log1p(monthly_rate(np.asarray(finance_rate_annual, dtype=float)))[:, None]
-    gains = (np.where(within & (flows > 0), flows, 0.0) * np.exp(grow * (horizon[:, None] - t))).sum(
-        axis=1
-    )
+    gains = (
+        np.where(within & (flows > 0), flows, 0.0) * np.exp(grow * (horizon[:, None] - t))
+    ).sum(axis=1)
     costs = -(np.where(within & (flows < 0), flows, 0.0) * np.exp(-cost * t)).sum(axis=1)
     with np.errstate(divide="ignore", invalid="ignore"):
         ok = (gains > 0) & (costs > 0) & (horizon > 0)

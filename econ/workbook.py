@@ -575,7 +575,12 @@ class _Mirr(Expr):
     """Annualized spreadsheet MIRR of a block column, or `fallback` text where it is undefined."""
 
     def __init__(self, column: str, finance: Expr, reinvest: Expr, fallback: str):
-        self.column, self.finance, self.reinvest, self.fallback = column, finance, reinvest, fallback
+        self.column, self.finance, self.reinvest, self.fallback = (
+            column,
+            finance,
+            reinvest,
+            fallback,
+        )
 
     def children(self):
         return (self.finance, self.reinvest)

@@ -127,7 +127,9 @@ def test_mirr_equals_excel_mirr_on_each_rows_horizon(seed, horizon):
     finance, reinvest = rng.uniform(0, 0.3, 3), rng.uniform(0, 0.3, 3)
     out = metrics.mirr_annual(flows, finance, reinvest, np.full(3, horizon))
     monthly = excel.mirr(
-        flows[:, : horizon + 1], excel.monthly_from_annual(finance), excel.monthly_from_annual(reinvest)
+        flows[:, : horizon + 1],
+        excel.monthly_from_annual(finance),
+        excel.monthly_from_annual(reinvest),
     )
     assert out == pytest.approx(excel.annual_from_monthly(monthly), rel=1e-9)
 
@@ -194,7 +196,9 @@ def test_mirr_finance_rate_is_the_discount_rate_without_debt():
     result = project(small())
     s, monthly = result.summary.iloc[0], result.monthly.loc["small"]
     rate = excel.monthly_from_annual(0.10)
-    expected = excel.annual_from_monthly(excel.mirr(monthly.cash_flow_project_usd.to_numpy(), rate, rate))
+    expected = excel.annual_from_monthly(
+        excel.mirr(monthly.cash_flow_project_usd.to_numpy(), rate, rate)
+    )
     assert s.mirr_project_annual == pytest.approx(expected, rel=1e-10)
     assert s.irr_project_annual is None  # 5,082% a year: beyond the policy's +1,000%
 
@@ -299,3 +303,14 @@ def test_workbook_writes_mirr_and_profitability_index_as_formulas(tmp_path):
     assert formulas["mirr_project_annual"].startswith("=IFERROR((1+MIRR(")
     assert "MIRR(" in formulas["mirr_equity_annual"]
     assert "SUMPRODUCT(" in formulas["profitability_index"]
+
+
+def test_a_sweep_through_price_zero_keeps_the_breakeven():
+    from econ import ScenarioBatch
+
+    prices = np.array([0.0, 0.05, 0.3261, 2.0])
+    batch = ScenarioBatch.repeat(
+        load_scenario(SEED), prices.size, {"market.price_usd_per_mtok": prices}
+    )
+    breakeven = project(batch).metrics["breakeven_price_usd_per_mtok"]
+    assert breakeven == pytest.approx(np.full(prices.size, 0.30976989563), rel=1e-9)

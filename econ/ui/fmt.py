@@ -86,6 +86,7 @@ def irr_note(name: str, summary: Mapping) -> str | None:
             return warning
     return None
 
+
 COLUMNS: dict[str, str] = {
     "gpus_in_service": "GPUs in service",
     "tokens": "Output tokens",
