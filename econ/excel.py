@@ -2000,6 +2000,15 @@ def _crossing_cells(flows: np.ndarray, lower: float, upper: float):
     return tuple(np.concatenate(column) for column in zip(*parts, strict=True))
 
 
+def _rate_range(func: str, lower, upper) -> tuple[float, float]:
+    lower, upper = float(lower), float(upper)
+    if not -1.0 < lower < 0.0 < upper < np.inf:
+        raise ExcelFunctionError(
+            f"{func}: the range of rates must satisfy -1 < lower < 0 < upper, got lower = "
+            f"{lower:g}, upper = {upper:g} [1/period]")
+    return lower, upper
+
+
 def _root_in_cell(flows: np.ndarray, row, a, b, fa, fb) -> np.ndarray:
     """The root of series ``flows[row]`` inside each cell [a, b] of :func:`_crossing_cells`."""
     out = np.where(fa == 0, a, np.where(fb == 0, b, np.nan))
@@ -2035,8 +2044,9 @@ def irr_roots_batch(cash_flows, lower, upper) -> list[np.ndarray]:
     sign change and are not seen.
     """
     flows, _ = _rows_2d("irr_roots_batch", cash_flows)
+    lower, upper = _rate_range("irr_roots_batch", lower, upper)
     with one_blas_thread():
-        row, a, b, fa, fb = _crossing_cells(flows, float(lower), float(upper))
+        row, a, b, fa, fb = _crossing_cells(flows, lower, upper)
         roots = _root_in_cell(flows, row, a, b, fa, fb)
     direction = np.where(fa > 0, -1.0, 1.0)
     bounds = np.searchsorted(row, np.arange(flows.shape[0] + 1))
@@ -2055,10 +2065,8 @@ def investment_irr_batch(cash_flows, lower, upper) -> dict[str, np.ndarray]:
 
     Parameters
     ----------
-    cash_flows : array_like (n_series, n_periods)
-        Flows at periods 0, 1, ..., the first at time 0 [USD].
-    lower, upper : float
-        The range of rates searched, -1 < lower < 0 < upper [1/period].
+    cash_flows, lower, upper
+        As :func:`irr_roots_batch`.
 
     Returns
     -------
@@ -2073,7 +2081,7 @@ def investment_irr_batch(cash_flows, lower, upper) -> dict[str, np.ndarray]:
     return", The Engineering Economist 48(1) (2003) 31-51.
     """
     flows, lead = _rows_2d("investment_irr_batch", cash_flows)
-    lower, upper = float(lower), float(upper)
+    lower, upper = _rate_range("investment_irr_batch", lower, upper)
     n = flows.shape[0]
     rate = np.full(n, np.nan)
     falling = np.zeros(n, dtype=np.int64)

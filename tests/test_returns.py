@@ -314,3 +314,10 @@ def test_a_sweep_through_price_zero_keeps_the_breakeven():
     )
     breakeven = project(batch).metrics["breakeven_price_usd_per_mtok"]
     assert breakeven == pytest.approx(np.full(prices.size, 0.30976989563), rel=1e-9)
+
+
+def test_a_bad_range_is_refused():
+    with pytest.raises(excel.ExcelFunctionError, match="-1 < lower < 0 < upper, got lower = 0.1"):
+        excel.investment_irr_batch([[-1.0, 2.0]], 0.1, 1.0)
+    with pytest.raises(excel.ExcelFunctionError, match="upper = -0.5"):
+        excel.irr_roots_batch([[-1.0, 2.0]], -0.9, -0.5)
