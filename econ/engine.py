@@ -1051,7 +1051,6 @@ def _summary_metrics(b: ScenarioBatch, months, ledger: _Ledger, to: _Scenarios, 
         "thin": equity_too_thin,
         "equity_counted": equity_counted,
         "negative_breakeven": negative_breakeven,
-        "finance_is_debt": has_debt,
         "irr": {"project": project_irr, "equity": equity_irr},
     }
     return metrics, components, facts
@@ -1493,7 +1492,7 @@ IRR_RANGE_TEXT = "(-99%, +1,000%) a year"
 
 
 def _roots_text(pairs) -> str:
-    """'-14.41% (NPV rises through zero), 89.34% (falls)' for the roots of irr_roots_annual."""
+    """'-14.41% (rises), 89.34% (falls)': the roots of irr_roots_annual and how NPV crosses them."""
     if len(pairs) == 0:
         return "none"
     return ", ".join(
