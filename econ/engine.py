@@ -34,7 +34,6 @@ from econ import power as power_mod
 from econ.arrays import cumsum_months
 from econ.batch import ScenarioBatch, field_kinds
 from econ.capital import stack_schedule
-from econ.excel import irr_batch, several_sign_changes
 from econ.financing import level_payment_schedule
 from econ.memory import keep_freed_memory
 from econ.scenario.depreciation_models import METHOD_ARRAY_FIELDS
@@ -145,6 +144,9 @@ SUMMARY_COLUMNS = (
     "debt_usd",
     "dilution_shares",
     "warnings",
+    "mirr_project_annual",
+    "mirr_equity_annual",
+    "profitability_index",
 )
 
 MIN_EQUITY_SHARE_FOR_IRR = 0.05
@@ -528,7 +530,11 @@ def _revenue(b: ScenarioBatch, months, fleet: _Fleet) -> _Revenue:
         spot_sells_hours,
     )
     spot_units = market.revenue_per_token_price_usd(
-        fleet.tokens, token_price, b["market.contract_share"], spot_sells_hours
+        fleet.tokens,
+        token_price,
+        b["market.contract_share"],
+        spot_sells_hours,
+        b["market.price_decline_annual"],
     )
     return _Revenue(token_price, rental, by_source, spot_units)
 
@@ -984,14 +990,28 @@ def _summary_metrics(b: ScenarioBatch, ledger: _Ledger, to: _Scenarios, fleet, c
         pv_tokens,
     )
     npv = pv(ledger.cash_flow_project)
-    irr_project = annual_rate(irr_batch(ledger.cash_flow_project))
+    project_irr = metrics_mod.unique_irr_annual(ledger.cash_flow_project)
+    irr_project = project_irr["irr_annual"]
     capex_total = ledger.capex_total
     equity_share = np.where(capex_total > 0, stack.metrics["equity_usd"] / capex_total, 0.0)
     equity = capital_mod.equity_returns(
         ledger.cash_flow_equity, MIN_EQUITY_SHARE_FOR_IRR * capex_total
     )
     equity_too_thin = equity_share < MIN_EQUITY_SHARE_FOR_IRR
-    irr_equity = np.where(equity_too_thin, np.nan, equity["irr_annual"])
+    equity_irr = metrics_mod.unique_irr_annual(ledger.cash_flow_equity)
+    equity_counted = equity_too_thin | np.isnan(equity["moic"])  # too little equity to judge
+    irr_equity = np.where(equity_counted, np.nan, equity_irr["irr_annual"])
+    cost_of_debt = stack.metrics["cost_of_debt_annual"]
+    has_debt = (stack.metrics["debt_usd"] > 0) & np.isfinite(cost_of_debt)
+    finance_rate = np.where(has_debt, cost_of_debt, ledger.discount_annual)
+    mirr = {
+        name: metrics_mod.mirr_annual(flows, finance_rate, ledger.discount_annual, b.horizon_months)
+        for name, flows in (
+            ("project", ledger.cash_flow_project),
+            ("equity", ledger.cash_flow_equity),
+        )
+    }
+    mirr["equity"] = np.where(equity_counted, np.nan, mirr["equity"])
     interest = stack.lines["interest_expense_usd"]
     payback = metrics_mod.payback_months(ledger.cash_flow_project, ledger.active)
     breakeven = metrics_mod.breakeven_price_usd_per_mtok(
@@ -1053,8 +1073,20 @@ def _summary_metrics(b: ScenarioBatch, ledger: _Ledger, to: _Scenarios, fleet, c
         "covenant_breach_months": coverage["breach_months"].astype(float),
         "first_breach_month": coverage["first_breach_month"],
         **{name: stack.metrics[name] for name in STACK_METRICS},
+        "mirr_project_annual": mirr["project"],
+        "mirr_equity_annual": mirr["equity"],
+        "profitability_index": metrics_mod.profitability_index(npv, pv(ledger.capex)),
     }
-    facts = {"pv_tokens": pv_tokens, "equity_share": equity_share, "thin": equity_too_thin}
+    negative_breakeven = breakeven < 0  # NPV > 0 at a zero token price
+    metrics["breakeven_price_usd_per_mtok"] = np.where(negative_breakeven, np.nan, breakeven)
+    facts = {
+        "pv_tokens": pv_tokens,
+        "equity_share": equity_share,
+        "thin": equity_too_thin,
+        "equity_counted": equity_counted,
+        "negative_breakeven": negative_breakeven,
+        "irr": {"project": project_irr, "equity": equity_irr},
+    }
     return metrics, components, facts
 
 
@@ -1107,20 +1139,21 @@ def _warning_source(b, ledger: _Ledger, metrics, facts, fleet: _Fleet, costs: _C
     coverage, stack = ledger.coverage, ledger.stack
     irr_project, irr_equity = metrics["irr_project_annual"], metrics["irr_equity_annual"]
     thin = facts["thin"]
+    irr = facts["irr"]
     flags = {
         "no_tokens": ~(facts["pv_tokens"] > 0),
         "no_irr_project": np.isnan(irr_project),
         "thin_equity": thin,
-        "no_irr_equity": np.isnan(irr_equity) & ~thin,
+        "no_irr_equity": np.isnan(irr_equity) & ~facts["equity_counted"],
         "no_payback": np.isnan(metrics["payback_months"]),
-        "no_breakeven": np.isnan(metrics["breakeven_price_usd_per_mtok"]),
+        "no_breakeven": np.isnan(metrics["breakeven_price_usd_per_mtok"])
+        & ~facts["negative_breakeven"],
+        "breakeven_negative": facts["negative_breakeven"],
         "no_debt": stack.metrics["debt_usd"] <= 0,
         "dscr_below_1": coverage["min_dscr"] < 1.0,
         "covenant_breach": coverage["breach_months"] > 0,
-        "irr_project_not_unique": ~np.isnan(irr_project)
-        & several_sign_changes(ledger.cash_flow_project),
-        "irr_equity_not_unique": ~np.isnan(irr_equity)
-        & several_sign_changes(ledger.cash_flow_equity),
+        "irr_project_not_unique": ~np.isnan(irr_project) & irr["project"]["several_sign_changes"],
+        "irr_equity_not_unique": ~np.isnan(irr_equity) & irr["equity"]["several_sign_changes"],
     }
     settled = stack.lines["settlement_usd"].sum(axis=1)
     flags["debt_settled_at_end"] = settled > 0.005
@@ -1154,10 +1187,21 @@ def _warning_source(b, ledger: _Ledger, metrics, facts, fleet: _Fleet, costs: _C
         "nameplate_kw": costs.nameplate_kw,
         "joules_per_token": b["power.measured_joules_per_token"],
         "settled_at_end": settled,
+        "irr_falling": {side: irr[side]["falling"] for side in irr},
+        "irr_several": {side: irr[side]["several_sign_changes"] for side in irr},
     }
     sc = fleet.scenario
+    irr_rows = {
+        "project": (flags["no_irr_project"] | flags["irr_project_not_unique"], "cash_flow_project"),
+        "equity": (flags["no_irr_equity"] | flags["irr_equity_not_unique"], "cash_flow_equity"),
+    }
 
     def warnings() -> list[list[str]]:
+        # The roots the IRR warnings list, found for the flagged scenarios only, all at once.
+        for side, (rows_flagged, line) in irr_rows.items():
+            rows = np.flatnonzero(rows_flagged)
+            found = metrics_mod.irr_roots_annual(getattr(ledger, line)[rows])
+            context[f"irr_roots_{side}"] = dict(zip(rows.tolist(), found, strict=True))
         out = _warnings(flags, context, b.n)
         prefix = (lambda r: "") if b.one_row_per_scenario else (lambda r: f"[{b.row_names[r]}] ")
         for key, rows_flagged in row_flags.items():
@@ -1433,17 +1477,12 @@ def _warnings(flags, ctx, n) -> list[list[str]]:
             "no tokens are produced (utilization or throughput is 0): "
             "lcot_usd_per_mtok and its components are null"
         ),
-        "no_irr_project": lambda i: (
-            "project cash flows have no internal rate of return "
-            "(no sign change or no root): irr_project_annual is null"
-        ),
+        "no_irr_project": lambda i: _no_irr_message("project", ctx, i),
         "thin_equity": lambda i: (
             f"equity is {ctx['equity_share'][i]:.1%} of capex, below "
             f"{MIN_EQUITY_SHARE_FOR_IRR:.0%}: irr_equity_annual is null rather than a meaningless figure"
         ),
-        "no_irr_equity": lambda i: (
-            "equity cash flows have no internal rate of return: irr_equity_annual is null"
-        ),
+        "no_irr_equity": lambda i: _no_irr_message("equity", ctx, i),
         "no_payback": lambda i: (
             "cumulative project cash flow never turns positive within the "
             "horizon: payback_months is null"
@@ -1452,15 +1491,13 @@ def _warnings(flags, ctx, n) -> list[list[str]]:
             "token price does not affect NPV (fully contracted or no tokens): "
             "breakeven_price_usd_per_mtok is null"
         ),
+        "breakeven_negative": lambda i: (
+            "NPV is positive at a zero token price: contract revenue covers costs; "
+            "breakeven_price_usd_per_mtok is null (the NPV would be zero only at a negative price)"
+        ),
         "no_debt": lambda i: "no debt: min_dscr is null",
-        "irr_project_not_unique": lambda i: (
-            "project cash flows change sign more than once: "
-            "irr_project_annual is one of several rates that zero the NPV; judge by NPV"
-        ),
-        "irr_equity_not_unique": lambda i: (
-            "equity cash flows change sign more than once: "
-            "irr_equity_annual is one of several rates that zero the NPV; judge by NPV"
-        ),
+        "irr_project_not_unique": lambda i: _several_signs_message("project", ctx, i),
+        "irr_equity_not_unique": lambda i: _several_signs_message("equity", ctx, i),
         "over_contract": lambda i: (
             f"peak IT load of {ctx['peak_it_kw'][i]:,.0f} kW exceeds the contracted "
             f"{ctx['contracted_kw'][i]:,.0f} kW: the excess is billed at the overage rate"
@@ -1483,6 +1520,48 @@ def _warnings(flags, ctx, n) -> list[list[str]]:
         for i in np.flatnonzero(flags[key]):
             out[i].append(message(i))
     return out
+
+
+IRR_RANGE_TEXT = "(-99%, +1,000%) a year"
+
+
+def _roots_text(pairs) -> str:
+    """'-14.41% (rises), 89.34% (falls)': the roots of irr_roots_annual and how NPV crosses them."""
+    if len(pairs) == 0:
+        return "none"
+    return ", ".join(
+        f"{rate:.2%} ({'falls' if direction < 0 else 'rises'})" for rate, direction in pairs
+    )
+
+
+def _no_irr_message(side: str, ctx, i) -> str:
+    """Why irr_{side}_annual is null: no root, no falling root, or several (DESIGN.md §5)."""
+    key, roots = f"irr_{side}_annual", ctx[f"irr_roots_{side}"][i]
+    falling = int(ctx["irr_falling"][side][i])
+    if len(roots) == 0 and falling == 0:
+        return (
+            f"{side} cash flows have no internal rate of return in {IRR_RANGE_TEXT} (no sign "
+            f"change or no root): {key} is null"
+        )
+    count = "no rate" if falling == 0 else f"{falling} rates"
+    several = (
+        f"{side} cash flows change sign more than once; " if ctx["irr_several"][side][i] else ""
+    )
+    return (
+        f"{several}{key} is null: {count} in {IRR_RANGE_TEXT} make{'s' if falling == 0 else ''} the NPV "
+        f"fall through zero as the rate rises (roots found, NPV as the rate rises: "
+        f"{_roots_text(roots)}); judge by npv_usd and mirr_{side}_annual"
+    )
+
+
+def _several_signs_message(side: str, ctx, i) -> str:
+    """The warning beside an IRR whose flows change sign more than once."""
+    return (
+        f"{side} cash flows change sign more than once (roots found, NPV as the rate rises: "
+        f"{_roots_text(ctx[f'irr_roots_{side}'][i])}): irr_{side}_annual is the only rate in "
+        f"{IRR_RANGE_TEXT} at which the NPV falls through zero as the rate rises; judge it "
+        f"with npv_usd and mirr_{side}_annual"
+    )
 
 
 __all__ = [

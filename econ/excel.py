@@ -48,7 +48,9 @@ __all__ = [
     "fv",
     "ipmt",
     "irr",
+    "investment_irr_batch",
     "irr_batch",
+    "irr_roots_batch",
     "mirr",
     "monthly_from_annual",
     "nper",
@@ -1961,3 +1963,153 @@ def monthly_from_annual(rate_annual):
     """
     with np.errstate(invalid="ignore"):
         return _out(np.expm1(np.log1p(_f(rate_annual)) / 12.0))
+
+
+# ---------------------------------------------------------------------------------------------
+# every root in a range of rates (the summary's IRR policy)
+# ---------------------------------------------------------------------------------------------
+
+
+def _crossing_cells(flows: np.ndarray, lower: float, upper: float):
+    """Every cell of the scan grid, cut to [lower, upper], where a series' NPV changes sign.
+
+    ``flows`` (m, T). Returns (row, a, b, fa, fb), one entry per sign change, rows ascending
+    and rates ascending within a row; fa and fb carry the sign of the NPV at a and b (the
+    compounded form below r = 0, as :meth:`_PeriodicBlock.value`). A zero counts as negative,
+    so a root exactly on a grid rate is one change.
+    """
+    m, T = flows.shape
+    tables = _grid_tables(T)
+    inside = np.flatnonzero((_SCAN_RATES > lower) & (_SCAN_RATES < upper))
+    grid = np.concatenate([[lower], _SCAN_RATES[inside], [upper]])
+    t = np.arange(T, dtype=np.float64)[:, None]
+    edges = np.array([lower, upper])[None, :]
+    with np.errstate(over="ignore"):
+        edge_powers = np.where(edges < 0, (1.0 + edges) ** (T - 1 - t), (1.0 + edges) ** (-t))
+    powers = np.hstack([edge_powers[:, :1], tables.powers[:, inside], edge_powers[:, 1:]])
+    parts = []
+    for start in range(0, m, _BRACKET_CHUNK_ROWS):
+        with np.errstate(all="ignore"):
+            values = flows[start:start + _BRACKET_CHUNK_ROWS] @ powers
+        positive = values > 0
+        row, k = np.nonzero(positive[:, :-1] != positive[:, 1:])
+        parts.append((row + start, grid[k], grid[k + 1], values[row, k], values[row, k + 1]))
+    if not parts:
+        empty = np.empty(0)
+        return empty.astype(np.intp), empty, empty, empty, empty
+    return tuple(np.concatenate(column) for column in zip(*parts, strict=True))
+
+
+def _rate_range(func: str, lower, upper) -> tuple[float, float]:
+    lower, upper = float(lower), float(upper)
+    if not -1.0 < lower < 0.0 < upper < np.inf:
+        raise ExcelFunctionError(
+            f"{func}: the range of rates must satisfy -1 < lower < 0 < upper, got lower = "
+            f"{lower:g}, upper = {upper:g} [1/period]")
+    return lower, upper
+
+
+def _root_in_cell(flows: np.ndarray, row, a, b, fa, fb) -> np.ndarray:
+    """The root of series ``flows[row]`` inside each cell [a, b] of :func:`_crossing_cells`."""
+    out = np.where(fa == 0, a, np.where(fb == 0, b, np.nan))
+    open_ = np.flatnonzero((fa != 0) & (fb != 0))
+    if open_.size:
+        block = _PeriodicBlock(np.ascontiguousarray(flows[row[open_]].T))
+        out[open_] = _refine(block, a[open_], b[open_], fa[open_], fb[open_])
+    return out
+
+
+def irr_roots_batch(cash_flows, lower, upper) -> list[np.ndarray]:
+    """Every rate in (lower, upper) at which a series' NPV changes sign, and its direction.
+
+    Parameters
+    ----------
+    cash_flows : array_like (n_series, n_periods)
+        Flows at periods 0, 1, ..., the first at time 0 [USD].
+    lower, upper : float
+        The range of rates searched, -1 < lower < 0 < upper [1/period].
+
+    Returns
+    -------
+    list of numpy.ndarray (k, 2)
+        Per series its k roots ascending [1/period] and, in the second column, -1 where the
+        NPV falls through zero as the rate rises (an investment-type root: NPV > 0 just
+        below, < 0 just above) and +1 where it rises.
+
+    Notes
+    -----
+    Roots are the sign changes of the NPV on the grid of :func:`irr_batch` between ``lower``
+    and ``upper`` (both ends added), each refined inside its grid cell to 1e-12. A double root,
+    or two roots within one grid cell (about 0.0004 per period apart near r = 0), show no
+    sign change and are not seen.
+    """
+    flows, _ = _rows_2d("irr_roots_batch", cash_flows)
+    lower, upper = _rate_range("irr_roots_batch", lower, upper)
+    with one_blas_thread():
+        row, a, b, fa, fb = _crossing_cells(flows, lower, upper)
+        roots = _root_in_cell(flows, row, a, b, fa, fb)
+    direction = np.where(fa > 0, -1.0, 1.0)
+    bounds = np.searchsorted(row, np.arange(flows.shape[0] + 1))
+    pairs = np.column_stack([roots, direction])
+    return [pairs[bounds[i]:bounds[i + 1]] for i in range(flows.shape[0])]
+
+
+def investment_irr_batch(cash_flows, lower, upper) -> dict[str, np.ndarray]:
+    """The IRR where it is unique in the sense of an investment, of many series at once.
+
+    A series' rate is reported only where exactly one rate in (lower, upper) makes its NPV
+    fall through zero as the rate rises (above it NPV < 0, just below it NPV > 0); elsewhere
+    NaN. A series whose flows change sign once (negative first) has one root (Descartes' rule
+    of signs), solved by :func:`irr_batch`; the others are scanned for every sign change as
+    :func:`irr_roots_batch`, and only the cell of a sole falling change is refined.
+
+    Parameters
+    ----------
+    cash_flows, lower, upper
+        As :func:`irr_roots_batch`.
+
+    Returns
+    -------
+    dict of arrays (n_series,)
+        ``rate`` [1/period] (NaN unless unique), ``falling`` (roots where NPV falls through
+        zero), ``roots`` (all roots found in the range), ``several_sign_changes`` (bool).
+
+    References
+    ----------
+    Lorie, J. H. & Savage, L. J., "Three problems in rationing capital", Journal of Business
+    28(4) (1955) 229-239; Hazen, G. B., "A new perspective on multiple internal rates of
+    return", The Engineering Economist 48(1) (2003) 31-51.
+    """
+    flows, lead = _rows_2d("investment_irr_batch", cash_flows)
+    lower, upper = _rate_range("investment_irr_batch", lower, upper)
+    n = flows.shape[0]
+    rate = np.full(n, np.nan)
+    falling = np.zeros(n, dtype=np.int64)
+    roots = np.zeros(n, dtype=np.int64)
+    both, single = _sign_structure(flows)
+    several = both & ~single
+    rows = np.flatnonzero(single)
+    if rows.size:
+        root = irr_batch(flows[rows], 0.01)
+        nonzero = flows[rows] != 0
+        first = flows[rows, nonzero.argmax(axis=1)]
+        found = (root > lower) & (root < upper)
+        roots[rows] = found
+        falling[rows] = found & (first < 0)
+        rate[rows] = np.where(found & (first < 0), root, np.nan)
+    rows = np.flatnonzero(several)
+    if rows.size:
+        with one_blas_thread():
+            row, a, b, fa, fb = _crossing_cells(flows[rows], lower, upper)
+            down = fa > 0
+            roots[rows] = np.bincount(row, minlength=rows.size)
+            falling[rows] = np.bincount(row[down], minlength=rows.size)
+            sole = (falling[rows] == 1)[row] & down
+            rate[rows[row[sole]]] = _root_in_cell(
+                flows[rows], row[sole], a[sole], b[sole], fa[sole], fb[sole])
+    return {
+        "rate": _out(rate.reshape(lead)),
+        "falling": falling.reshape(lead),
+        "roots": roots.reshape(lead),
+        "several_sign_changes": several.reshape(lead),
+    }

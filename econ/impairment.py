@@ -324,10 +324,12 @@ def impair(
             before = rho + k * room
             fv = fair[rows, m]
             test = trig[rows, m]
-            recoverable = np.where(is_ifrs, np.maximum(fv - costs[rows, m], in_use[rows, m]), fv)
-            loss = test & (before > recoverable) & (is_ifrs | (before > undiscounted[rows, m]))
-            reverse = is_ifrs & ~test & impaired & (np.minimum(recoverable, c0) > before)
-            target = np.where(loss, recoverable, np.minimum(recoverable, c0))
+            # IFRS: the loss (> 0) or reversal (< 0) of IAS 36 as ifrs_loss defines it.
+            ifrs_change = ifrs_loss(before, fv - costs[rows, m], in_use[rows, m], c0)
+            gaap_loss = (before > fv) & (before > undiscounted[rows, m])
+            loss = test & np.where(is_ifrs, ifrs_change > 0, gaap_loss)
+            reverse = is_ifrs & ~test & impaired & (ifrs_change < 0)
+            target = np.where(is_ifrs, before - ifrs_change, fv)
             target = np.maximum(target, 0.0)
             event = loss | reverse
             new_rho = np.where(event, np.minimum(s, target), rho)

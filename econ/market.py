@@ -452,7 +452,11 @@ __all__ = [
 
 
 def revenue_per_token_price_usd(
-    tokens, token_price_usd_per_mtok, contract_share, spot_sells_gpu_hours
+    tokens,
+    token_price_usd_per_mtok,
+    contract_share,
+    spot_sells_gpu_hours,
+    price_decline_annual=None,
 ):
     """Token revenue per USD/Mtok of month-1 token price [USD per USD/Mtok, array (n, T)].
 
@@ -460,7 +464,10 @@ def revenue_per_token_price_usd(
 
     Token revenue is p_1 * u_m when the price follows its path from a month-1 price p_1, so u is
     how much a unit of that price adds each month (the break-even price's slope); 0 where spot
-    capacity sells GPU-hours (token price moves nothing there).
+    capacity sells GPU-hours (token price moves nothing there). Where p_1 = 0 the path's shape
+    p_m / p_1 is that of the annual decline, (1 - d)^((m - 1) / 12) (`price_path`), so that the
+    slope, and the break-even price, do not depend on the scenario's own price; without
+    `price_decline_annual` such rows get u = 0.
 
     Parameters
     ----------
@@ -470,12 +477,12 @@ def revenue_per_token_price_usd(
     spot_sells_gpu_hours : bool array (n,)
     """
     first = token_price_usd_per_mtok[:, 1:2]
+    shape = token_price_usd_per_mtok / np.where(first > 0, first, 1.0)
+    if price_decline_annual is not None:
+        months = np.arange(token_price_usd_per_mtok.shape[1])
+        shape = np.where(first > 0, shape, price_path(price_decline_annual, months))
     return np.where(
         _col(spot_sells_gpu_hours) > 0,
         0.0,
-        (1.0 - _col(contract_share))
-        * tokens
-        * token_price_usd_per_mtok
-        / np.where(first > 0, first, 1.0)
-        / TOKENS_PER_MTOK,
+        (1.0 - _col(contract_share)) * tokens * shape / TOKENS_PER_MTOK,
     )

@@ -12,7 +12,12 @@ import numpy as np
 
 from econ import tax
 from econ.arrays import cumsum_months
-from econ.units import TOKENS_PER_MTOK, monthly_rate, power_path
+from econ.excel import investment_irr_batch, irr_roots_batch
+from econ.units import TOKENS_PER_MTOK, annual_rate, monthly_rate, power_path
+
+IRR_RANGE_ANNUAL = (-0.99, 10.0)
+"""Rates searched for an IRR, -99% to +1,000% a year: an IRR is reported only where exactly one
+rate in this range makes the NPV fall through zero as the rate rises [fraction/year]."""
 
 
 def discount_factors(discount_rate_annual, months, active=None):
@@ -70,6 +75,109 @@ def cost_usd_per_mtok(usd, tokens):
         return np.where(tokens > 0, usd / tokens * TOKENS_PER_MTOK, np.nan)
 
 
+def _irr_range_monthly():
+    return tuple(float(monthly_rate(np.array(r))) for r in IRR_RANGE_ANNUAL)
+
+
+def unique_irr_annual(cash_flow):
+    """Annual IRR of monthly flows where it is unique as an investment's, else NaN [fraction/year].
+
+    The policy of DESIGN.md §5: the IRR is the one rate in IRR_RANGE_ANNUAL at which the NPV
+    falls through zero as the rate rises (NPV > 0 just below it, < 0 above), found on monthly
+    flows by `econ.excel.investment_irr_batch` and annualized as (1 + m)^12 - 1. Where several
+    rates do so, or none, it is NaN. Where the flows change sign more than once several rates
+    may zero the NPV (Descartes' rule of signs) even where only one of them falls through zero.
+
+    Parameters
+    ----------
+    cash_flow : array (n, T)  monthly cash flows, month 0 first, outflows negative [USD]
+
+    Returns
+    -------
+    dict of arrays (n,)
+        ``irr_annual`` [fraction/year], ``falling`` and ``roots`` (counts of falling and of all
+        roots found in the range), ``several_sign_changes`` (bool).
+    """
+    lower, upper = _irr_range_monthly()
+    found = investment_irr_batch(cash_flow, lower, upper)
+    found["irr_annual"] = annual_rate(found.pop("rate"))
+    return found
+
+
+def irr_roots_annual(cash_flow) -> list[np.ndarray]:
+    """Each row's rates in IRR_RANGE_ANNUAL that zero its NPV, and their direction.
+
+    Per row an array (k, 2): the annual roots ascending [fraction/year] and -1 where the NPV
+    falls through zero there as the rate rises, +1 where it rises (`econ.excel.irr_roots_batch`
+    on the monthly flows, annualized).
+    """
+    lower, upper = _irr_range_monthly()
+    out = irr_roots_batch(cash_flow, lower, upper)
+    for pairs in out:
+        pairs[:, 0] = annual_rate(pairs[:, 0])
+    return out
+
+
+def mirr_annual(cash_flow, finance_rate_annual, reinvest_rate_annual, last_month):
+    """Modified IRR of monthly flows, spreadsheet MIRR semantics, annualized [fraction/year].
+
+        MIRR_m = (FV_H(inflows at r_reinvest) / -PV_0(outflows at r_finance))^(1/H) - 1,
+        MIRR = (1 + MIRR_m)^12 - 1,
+
+    over months 0..H of each row (H its `last_month`: the spreadsheet's n = H + 1 values), the
+    annual rates converted to monthly as (1 + r)^(1/12) - 1. NaN where a row has no inflow or
+    no outflow (the spreadsheet's #DIV/0!).
+
+    Parameters
+    ----------
+    cash_flow : array (n, T)  monthly flows, month 0 first; zero after each row's horizon [USD]
+    finance_rate_annual : array (n,)  rate paid on the money invested [fraction/year]
+    reinvest_rate_annual : array (n,)  rate earned on the cash returned [fraction/year]
+    last_month : int array (n,)  each row's horizon H
+
+    References
+    ----------
+    Microsoft Support, "MIRR function"; Lin, S. A. Y., "The modified internal rate of return
+    and investment criterion", The Engineering Economist 21(4) (1976) 237-247.
+    """
+    flows = np.asarray(cash_flow, dtype=float)
+    horizon = np.asarray(last_month, dtype=float)
+    t = np.arange(flows.shape[1], dtype=float)[None, :]
+    within = t <= horizon[:, None]
+    grow = np.log1p(monthly_rate(np.asarray(reinvest_rate_annual, dtype=float)))[:, None]
+    cost = np.log1p(monthly_rate(np.asarray(finance_rate_annual, dtype=float)))[:, None]
+    gains = (
+        np.where(within & (flows > 0), flows, 0.0) * np.exp(grow * (horizon[:, None] - t))
+    ).sum(axis=1)
+    costs = -(np.where(within & (flows < 0), flows, 0.0) * np.exp(-cost * t)).sum(axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ok = (gains > 0) & (costs > 0) & (horizon > 0)
+        monthly = np.where(ok, np.exp(np.log(gains / costs) / np.where(ok, horizon, 1.0)), np.nan)
+    return annual_rate(monthly - 1.0)
+
+
+def profitability_index(npv_usd, pv_investment_usd):
+    """Profitability index: PV of the project's other flows per USD of PV of investment.
+
+        PI = (NPV + PV(capex)) / PV(capex) = 1 + NPV / PV(capex),
+
+    with PV(capex) the present value of the capital expenditure (the investment outflows, at
+    the discount rate) and NPV the project NPV, so that the numerator is the PV of every other
+    project flow (operating cash flow after tax, disposal proceeds). Where all capex is paid in
+    month 0 and nothing else is, this is the textbook ratio of the PV of the cash flows after
+    the initial investment to the initial investment. PI > 1 exactly where NPV > 0. NaN where
+    there is no capex.
+
+    References
+    ----------
+    Ross, S. A., Westerfield, R. W. & Jaffe, J., *Corporate Finance*, 12th ed., McGraw-Hill
+    (2019), section 5.7 "The profitability index"; Brealey, R. A., Myers, S. C. & Allen, F.,
+    *Principles of Corporate Finance*, 13th ed. (2020), section 5.4.
+    """
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(pv_investment_usd > 0, 1.0 + npv_usd / pv_investment_usd, np.nan)
+
+
 def payback_months(cash_flow, active):
     """Months until cumulative project cash flow turns non-negative, interpolated within the month.
 
@@ -101,9 +209,11 @@ def breakeven_price_usd_per_mtok(
     Tax depends only on each year's taxable income, which is linear in the price p:
     A_k + p * B_k. So NPV(p) = base + p * a - sum_k w_k * tax_k(A + p B), with w_k the average
     discount factor of year k's (evenly paid) months. NPV is continuous, piecewise linear and
-    increasing in p; the root is bracketed from the pre-tax break-even (where NPV after tax <= 0)
-    and refined by the Illinois variant of regula falsi, exact on each linear piece, on (n, years)
-    arrays. NaN where token sales do not move the NPV (fully contracted, or no tokens).
+    increasing in p; the root is bracketed from p = 0 (or, where NPV(0) > 0, from below) and
+    refined by the Illinois variant of regula falsi, exact on each linear piece, on (n, years)
+    arrays. The root is returned even where it is negative (NPV > 0 at a zero price: the other
+    revenue covers the costs), for the caller to report; never clamped to 0. NaN where token
+    sales do not move the NPV (fully contracted, or no tokens).
 
     Parameters
     ----------
@@ -133,20 +243,29 @@ def breakeven_price_usd_per_mtok(
     rows = np.flatnonzero(a > 0)
     if rows.size == 0:
         return result
-    lo = np.maximum(-base[rows] / a[rows], 0.0)
-    f_lo = npv_at(lo, rows)
-    done = f_lo >= 0  # no token revenue needed, or the pre-tax break-even already covers tax
-    result[rows[done]] = lo[done]
-    rows, lo, f_lo = rows[~done], lo[~done], f_lo[~done]
-    hi = np.maximum(lo, 1e-6) * 2.0
-    f_hi = npv_at(hi, rows)
-    for _ in range(200):  # widen the bracket; NPV rises by at least (1 - tax rate) * a per USD/Mtok
-        short = f_hi < 0
-        if not short.any():
+    zero = np.zeros(rows.size)
+    f_zero = npv_at(zero, rows)
+    exact = f_zero == 0
+    result[rows[exact]] = 0.0
+    rows, f_zero = rows[~exact], f_zero[~exact]
+    # The bracket [lo, hi] holds the root: from p = 0 outwards by doubling a step of the size
+    # of the pre-tax break-even, |base / a| (NPV moves by at least (1 - tax rate) * a per USD/Mtok).
+    below = f_zero > 0
+    step = np.maximum(np.abs(base[rows] / a[rows]), 1e-6)
+    lo, f_lo = np.where(below, -step, 0.0), np.where(below, np.nan, f_zero)
+    hi, f_hi = np.where(below, 0.0, step), np.where(below, f_zero, np.nan)
+    f_lo = np.where(below, npv_at(lo, rows), f_lo)
+    f_hi = np.where(below, f_hi, npv_at(hi, rows))
+    for _ in range(200):  # widen the bracket
+        short_hi, short_lo = f_hi < 0, f_lo > 0
+        if not (short_hi.any() or short_lo.any()):
             break
-        lo, f_lo = np.where(short, hi, lo), np.where(short, f_hi, f_lo)
-        hi = np.where(short, hi * 2.0, hi)
-        f_hi = np.where(short, npv_at(hi, rows), f_hi)
+        lo, f_lo = np.where(short_hi, hi, lo), np.where(short_hi, f_hi, f_lo)
+        hi, f_hi = np.where(short_lo, lo, hi), np.where(short_lo, f_lo, f_hi)
+        hi = np.where(short_hi, hi * 2.0, hi)
+        lo = np.where(short_lo, lo * 2.0, lo)
+        f_hi = np.where(short_hi, npv_at(hi, rows), f_hi)
+        f_lo = np.where(short_lo, npv_at(lo, rows), f_lo)
     return _illinois(npv_at, result, rows, lo, hi, f_lo, f_hi, base)
 
 

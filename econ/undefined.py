@@ -42,6 +42,10 @@ REASONS: dict[str, str] = {
     "joules_per_token_it": "no tokens are served",
     "joules_per_token_utility": "no tokens are served",
     "power_cost_usd_per_mtok": "no tokens are served",
+    "mirr_project_annual": "the project cash flows lack an inflow or an outflow",
+    "mirr_equity_annual": "the equity cash flows lack an inflow or an outflow, or equity is too "
+    "thin to judge",
+    "profitability_index": "there is no capital expenditure to divide by",
 }
 """Reason a metric is null when the engine gave none: metric key -> why."""
 

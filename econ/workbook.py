@@ -566,7 +566,41 @@ class _Irr(Expr):
 
     def evaluate(self, env):
         values = np.asarray(env.column("Monthly", self.column), dtype=float)
-        monthly = float(irr_batch(values[None, :])[0])
+        monthly = float(irr_batch(values[None, :], self.guess)[0])  # the root the formula finds
+        return self.fallback if math.isnan(monthly) else float(units.annual_rate(monthly))
+
+
+class _Mirr(Expr):
+    """Annualized spreadsheet MIRR of a block column, or `fallback` text where it is undefined."""
+
+    def __init__(self, column: str, finance: Expr, reinvest: Expr, fallback: str):
+        self.column, self.finance, self.reinvest, self.fallback = (
+            column,
+            finance,
+            reinvest,
+            fallback,
+        )
+
+    def children(self):
+        return (self.finance, self.reinvest)
+
+    def refs(self):
+        return {("Monthly", self.column)} | self.finance.refs() | self.reinvest.refs()
+
+    def render(self, ctx):
+        mirr = (
+            f"MIRR({ctx.range('Monthly', self.column)},{self.finance.render(ctx)},"
+            f"{self.reinvest.render(ctx)})"
+        )
+        return f"IFERROR((1+{mirr})^12-1,{Text(self.fallback).render(ctx)})"
+
+    def evaluate(self, env):
+        values = np.asarray(env.column("Monthly", self.column), dtype=float)
+        finance, reinvest = float(self.finance.evaluate(env)), float(self.reinvest.evaluate(env))
+        try:
+            monthly = float(excel.mirr(values, finance, reinvest))
+        except excel.ExcelFunctionError:
+            return self.fallback
         return self.fallback if math.isnan(monthly) else float(units.annual_rate(monthly))
 
 
@@ -1315,6 +1349,26 @@ def _summary_specs(projection: Projection, k: int) -> list[SummarySpec]:
         value = _metric(metric)(projection, k)
         return 0.01 if value is None or math.isnan(value) else float(units.monthly_rate(value))
 
+    def irr(metric: str, formula: Expr) -> Expr:
+        # The summary's IRR policy (one rate in -99%..+1,000% a year at which NPV falls through
+        # zero) is not a spreadsheet formula: where the engine reports none, the cell says so.
+        value = _metric(metric)(projection, k)
+        if value is None or math.isnan(value):
+            return Text(f"n/a: {metric} is null (no unique IRR; see the warnings)")
+        return formula
+
+    # MIRR: finance rate the engine's cost of debt (the discount rate without debt), monthly.
+    cost_of_debt = _metric("cost_of_debt_annual")(projection, k)
+    debt = _metric("debt_usd")(projection, k)
+    finance = (
+        Num(float(units.monthly_rate(cost_of_debt)))
+        if cost_of_debt is not None and not math.isnan(cost_of_debt) and debt and debt > 0
+        else Name("calc.discount_rate_monthly")
+    )
+    reinvest = Name("calc.discount_rate_monthly")
+    no_mirr = "n/a: the cash flows lack an inflow or an outflow"
+    pv_capex = _PresentValue("capex_usd")
+
     component_cells = [Cell("Summary", f"cost_usd_per_mtok_{c}") for c in _COMPONENT_NAMES]
     equity_share = (_Aggregate("SUM", "capex_usd") - Cell("Summary", "debt_usd")) / _Aggregate(
         "SUM", "capex_usd"
@@ -1377,10 +1431,13 @@ def _summary_specs(projection: Projection, k: int) -> list[SummarySpec]:
         ),
         SummarySpec(
             "irr_project_annual",
-            _Irr(
-                "cash_flow_project_usd",
-                guess("irr_project_annual"),
-                "n/a: project cash flows have no internal rate of return",
+            irr(
+                "irr_project_annual",
+                _Irr(
+                    "cash_flow_project_usd",
+                    guess("irr_project_annual"),
+                    "n/a: project cash flows have no internal rate of return",
+                ),
             ),
             _metric("irr_project_annual"),
         ),
@@ -1389,13 +1446,35 @@ def _summary_specs(projection: Projection, k: int) -> list[SummarySpec]:
             _Guard(
                 lt(equity_share, MIN_EQUITY_SHARE_FOR_IRR),
                 f"n/a: equity is below {MIN_EQUITY_SHARE_FOR_IRR:.0%} of capex",
-                _Irr(
-                    "cash_flow_equity_usd",
-                    guess("irr_equity_annual"),
-                    "n/a: equity cash flows have no internal rate of return",
+                irr(
+                    "irr_equity_annual",
+                    _Irr(
+                        "cash_flow_equity_usd",
+                        guess("irr_equity_annual"),
+                        "n/a: equity cash flows have no internal rate of return",
+                    ),
                 ),
             ),
             _metric("irr_equity_annual"),
+        ),
+        SummarySpec(
+            "mirr_project_annual",
+            _Mirr("cash_flow_project_usd", finance, reinvest, no_mirr),
+            _metric("mirr_project_annual"),
+        ),
+        SummarySpec(
+            "mirr_equity_annual",
+            _Guard(
+                lt(equity_share, MIN_EQUITY_SHARE_FOR_IRR),
+                f"n/a: equity is below {MIN_EQUITY_SHARE_FOR_IRR:.0%} of capex",
+                _Mirr("cash_flow_equity_usd", finance, reinvest, no_mirr),
+            ),
+            _metric("mirr_equity_annual"),
+        ),
+        SummarySpec(
+            "profitability_index",
+            _Guard(le(pv_capex, 0), "n/a: no capex", 1 + Cell("Summary", "npv_usd") / pv_capex),
+            _metric("profitability_index"),
         ),
         SummarySpec(
             "min_dscr",
@@ -1762,7 +1841,7 @@ def number_format(name: str, unit: str = "") -> str:
         return CURRENCY
     if "usd_per" in lowered or unit.startswith("USD"):
         return '"$"#,##0.0000'
-    if lowered in ("dscr", "llcr", "min_dscr", "min_llcr", "moic_equity"):
+    if lowered in ("dscr", "llcr", "min_dscr", "min_llcr", "moic_equity", "profitability_index"):
         return RATIO
     if lowered.endswith(("_annual", "_share", "_rate", "_monthly", "ltv")) or unit in (
         "fraction",

@@ -52,6 +52,9 @@ METRICS: dict[str, tuple[str, str]] = {
     "cost_of_debt_annual": ("Cost of debt [%/year]", "pct"),
     "debt_usd": ("Debt raised [USD]", "usd"),
     "dilution_shares": ("Dilution [shares]", "count"),
+    "mirr_project_annual": ("Project MIRR [%/year]", "pct"),
+    "mirr_equity_annual": ("Equity MIRR [%/year]", "pct"),
+    "profitability_index": ("Profitability index [x]", "ratio"),
 }
 """Summary metric -> (label with unit, format kind). Others are labelled from their names."""
 
@@ -61,11 +64,28 @@ HEADLINE = (
     "npv_usd",
     "npv_usd_per_rack",
     "irr_project_annual",
+    "mirr_project_annual",
     "irr_equity_annual",
+    "mirr_equity_annual",
     "payback_months",
     "min_dscr",
+    "profitability_index",
 )
 """Headline metrics of the Results page, in order (those the engine does not report are skipped)."""
+
+IRR_KEYS = ("irr_project_annual", "irr_equity_annual")
+"""Metrics whose tile carries the reason when the IRR is null or not unique (DESIGN.md §5)."""
+
+
+def irr_note(name: str, summary: Mapping) -> str | None:
+    """The warning that explains an IRR tile: why it is null, or the other roots beside it."""
+    if name not in IRR_KEYS:
+        return None
+    for warning in summary.get("warnings") or ():
+        if name in warning and ("is null" in warning or "change sign" in warning):
+            return warning
+    return None
+
 
 COLUMNS: dict[str, str] = {
     "gpus_in_service": "GPUs in service",

@@ -15,6 +15,7 @@ from econ.ui.fmt import (
     column_label,
     format_metric,
     format_value,
+    irr_note,
     metric_kind,
     metric_label,
 )
@@ -83,14 +84,17 @@ def headline(summary: dict, base: dict | None, money: str) -> None:
                     )
                     if not any(ch in "123456789" for ch in delta):
                         delta = None  # a change too small to show
+            note = irr_note(key, summary)
             col.metric(
                 metric_label(key, money),
                 format_metric(key, summary, money),
                 delta=delta,
                 delta_color="inverse" if key in LOWER_IS_BETTER else "normal",
-                help=None if delta is None else "Change from the unedited scenario",
+                help=note or (None if delta is None else "Change from the unedited scenario"),
                 border=True,
             )
+            if note:
+                col.caption(note)
 
 
 def annual(monthly: pd.DataFrame, money: str) -> pd.DataFrame:

@@ -1,0 +1,323 @@
+"""Headline returns: the IRR policy with several sign changes, MIRR, profitability index, and the
+break-even price (issue 16, sections 1 and 2)."""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy_financial as npf
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from econ import excel, load_scenario, metrics, project
+from econ.scenario import apply_overrides, validate_dict
+from econ.scenario.io import read_toml
+from tests.conftest import ROOT
+from tests.test_engine import small
+
+SEED = ROOT / "models" / "scenarios" / "deepseek-r1-gb200-nvl72.toml"
+RANGE = (-0.99, 10.0)  # per period in the excel-level tests, as the policy's annual range
+
+
+def overridden(path, changes):
+    return validate_dict(apply_overrides(read_toml(path), changes))
+
+
+def roots(flows):
+    return excel.irr_roots_batch([flows], *RANGE)[0]
+
+
+# ---------------------------------------------------------------------------------------------
+# textbook multiple-IRR cases
+# ---------------------------------------------------------------------------------------------
+
+
+def test_lorie_savage_pump_has_roots_25_and_400_percent():
+    # Lorie & Savage (1955), "Three problems in rationing capital", J. Business 28(4): the oil
+    # pump -1,600, +10,000, -10,000 (thousands) has IRRs of 25% and 400% (also Brealey, Myers &
+    # Allen, Principles of Corporate Finance, section 5.3, "Pitfall 2: multiple rates of return").
+    flows = [-1.6, 10.0, -10.0]
+    found = roots(flows)
+    assert found[:, 0] == pytest.approx([0.25, 4.0], rel=1e-10)
+    # NPV rises through zero at 25% and falls through zero at 400% (negative below 25% too).
+    assert found[:, 1].tolist() == [1.0, -1.0]
+    out = excel.investment_irr_batch([flows], *RANGE)
+    assert out["rate"][0] == pytest.approx(4.0, rel=1e-10)
+    assert (out["falling"][0], out["roots"][0], out["several_sign_changes"][0]) == (1, 2, True)
+    # The spreadsheet function keeps spreadsheet semantics: the root nearest the guess.
+    assert float(excel.irr(flows, 0.1)) == pytest.approx(0.25, rel=1e-10)
+
+
+def test_two_falling_roots_give_no_irr():
+    # -1,000 (1+r)^3 + 3,600 (1+r)^2 - 4,310 (1+r) + 1,716 = -1,000 (y-1.1)(y-1.2)(y-1.3), y = 1+r:
+    # roots 10%, 20%, 30%; NPV falls through zero at 10% and at 30%, so no IRR is unique.
+    flows = [-1000.0, 3600.0, -4310.0, 1716.0]
+    found = roots(flows)
+    assert found[:, 0] == pytest.approx([0.1, 0.2, 0.3], rel=1e-10)
+    assert found[:, 1].tolist() == [-1.0, 1.0, -1.0]
+    out = excel.investment_irr_batch([flows], *RANGE)
+    assert np.isnan(out["rate"][0]) and out["falling"][0] == 2
+
+
+def test_ross_westerfield_jaffe_four_irrs():
+    # Ross, Westerfield & Jaffe, Corporate Finance, ch. 5 problem "Multiple IRRs": -252, 1,431,
+    # -3,035, 2,850, -1,000 has IRRs 25%, 33.33%, 42.86% and 66.67%.
+    flows = [-252.0, 1431.0, -3035.0, 2850.0, -1000.0]
+    found = roots(flows)
+    assert found[:, 0] == pytest.approx([0.25, 1 / 3, 3 / 7, 2 / 3], rel=1e-9)
+    out = excel.investment_irr_batch([flows], *RANGE)
+    assert np.isnan(out["rate"][0]) and (out["falling"][0], out["roots"][0]) == (2, 4)
+
+
+def test_single_sign_change_cases():
+    out = excel.investment_irr_batch(
+        [[-100.0, 50.0, 60.0], [100.0, -50.0, -60.0], [-1.0, 100.0, 0.0], [-1.0, -1.0, 0.0]],
+        *RANGE,
+    )
+    assert out["rate"][0] == pytest.approx(npf.irr([-100.0, 50.0, 60.0]), rel=1e-10)
+    assert np.isnan(out["rate"][1])  # a borrowing: NPV rises through its root
+    assert out["roots"][1] == 1 and out["falling"][1] == 0
+    assert np.isnan(out["rate"][2]) and out["roots"][2] == 0  # 9,900% is beyond +1,000%
+    assert np.isnan(out["rate"][3]) and out["roots"][3] == 0  # no sign change
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**31), periods=st.integers(3, 40))
+def test_investment_irr_zeroes_npv_and_npv_falls_through_it(seed, periods):
+    rng = np.random.default_rng(seed)
+    flows = rng.normal(0, 1, (8, periods))
+    flows[:, 0] = -np.abs(flows[:, 0]) - 0.5
+    out = excel.investment_irr_batch(flows, *RANGE)
+    for row, rate in zip(flows, out["rate"], strict=True):
+        found = roots(row)
+        falling = found[found[:, 1] < 0, 0]
+        if np.isnan(rate):
+            assert len(falling) != 1
+            continue
+        assert falling == pytest.approx([rate])
+        scale = excel.npv_batch(rate, np.abs(row))  # sum |c_t| (1 + r)^-t
+        assert abs(excel.npv_batch(rate, row)) <= 1e-9 * scale
+        # NPV falls through zero there: positive just below the rate, negative just above.
+        rho = np.log1p(rate)
+        below, above = (excel.npv_batch(np.expm1(rho + step), row) for step in (-1e-5, 1e-5))
+        assert below > 0 > above
+
+
+# ---------------------------------------------------------------------------------------------
+# MIRR and profitability index
+# ---------------------------------------------------------------------------------------------
+
+
+def test_mirr_matches_the_spreadsheet_example_per_period():
+    # Microsoft Support, "MIRR function": MIRR(-120000, 39000, 30000, 21000, 37000, 46000; 10%;
+    # 12%) = 12.61%. Monthly rates of 10% and 12% are the annual (1.1)^12 - 1 and (1.12)^12 - 1.
+    flows = np.array([[-120000.0, 39000, 30000, 21000, 37000, 46000, 0, 0]])
+    out = metrics.mirr_annual(flows, np.array([1.1**12 - 1]), np.array([1.12**12 - 1]), [5])
+    assert (1 + out[0]) ** (1 / 12) - 1 == pytest.approx(0.12609413, abs=5e-9)
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**31), horizon=st.integers(2, 30))
+def test_mirr_equals_excel_mirr_on_each_rows_horizon(seed, horizon):
+    rng = np.random.default_rng(seed)
+    flows = np.zeros((3, 32))
+    flows[:, : horizon + 1] = rng.normal(0, 1, (3, horizon + 1))
+    flows[:, 0] = -1.0
+    flows[:, horizon] = 1.0
+    finance, reinvest = rng.uniform(0, 0.3, 3), rng.uniform(0, 0.3, 3)
+    out = metrics.mirr_annual(flows, finance, reinvest, np.full(3, horizon))
+    monthly = excel.mirr(
+        flows[:, : horizon + 1],
+        excel.monthly_from_annual(finance),
+        excel.monthly_from_annual(reinvest),
+    )
+    assert out == pytest.approx(excel.annual_from_monthly(monthly), rel=1e-9)
+
+
+def test_mirr_is_null_without_an_inflow():
+    out = metrics.mirr_annual(np.array([[-1.0, -1.0, 0.0]]), np.array([0.1]), np.array([0.1]), [2])
+    assert np.isnan(out[0])
+
+
+def test_profitability_index_of_the_textbook_example():
+    # Ross, Westerfield & Jaffe, Corporate Finance, section 5.7: C0 = -20, C1 = 70, C2 = 10 at
+    # 12%: PV of the later flows 70.5, PI = 70.5 / 20 = 3.53.
+    npv = -20 + 70 / 1.12 + 10 / 1.12**2
+    pi = metrics.profitability_index(np.array([npv]), np.array([20.0]))[0]
+    assert pi == pytest.approx(3.53, abs=0.01)  # the book rounds the PV to 70.5
+    assert pi == pytest.approx((70 / 1.12 + 10 / 1.12**2) / 20, rel=1e-12)
+    assert np.isnan(metrics.profitability_index(np.array([1.0]), np.array([0.0]))[0])
+
+
+# ---------------------------------------------------------------------------------------------
+# the engine's summary
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def seed():
+    result = project(load_scenario(SEED))
+    return result.summary.iloc[0], result.monthly.loc[result.names[0]]
+
+
+def test_seed_equity_irr_follows_the_policy(seed):
+    s, monthly = seed
+    flows = monthly.cash_flow_equity_usd.to_numpy()
+    found = metrics.irr_roots_annual(flows[None, :])[0]
+    # Roots -14.41% (NPV rises through it) and +89.34% (falls): the IRR is the falling one.
+    assert found[:, 0] == pytest.approx([-0.1441129607, 0.8934199492], rel=1e-8)
+    assert found[:, 1].tolist() == [1.0, -1.0]
+    assert s.irr_equity_annual == pytest.approx(found[1, 0], rel=1e-10)
+    (warning,) = [w for w in s.warnings if w.startswith("equity cash flows change sign")]
+    assert "-14.41% (rises)" in warning and "89.34% (falls)" in warning
+    assert "irr_equity_annual" in warning
+    # NPV positive between the two roots, at the 12% discount rate among them.
+    assert s.npv_usd > 0
+
+
+def test_seed_mirr_and_profitability_index(seed):
+    s, monthly = seed
+    horizon = int(s.horizon_months)
+    project_flows = monthly.cash_flow_project_usd.to_numpy()[: horizon + 1]
+    finance = excel.monthly_from_annual(s.cost_of_debt_annual)
+    reinvest = excel.monthly_from_annual(s.discount_rate_annual)
+    expected = excel.annual_from_monthly(excel.mirr(project_flows, finance, reinvest))
+    assert s.mirr_project_annual == pytest.approx(expected, rel=1e-10)
+    equity_flows = monthly.cash_flow_equity_usd.to_numpy()[: horizon + 1]
+    expected = excel.annual_from_monthly(excel.mirr(equity_flows, finance, reinvest))
+    assert s.mirr_equity_annual == pytest.approx(expected, rel=1e-10)
+    factors = (1 + reinvest) ** -np.arange(horizon + 1)
+    pv_capex = monthly.capex_usd.to_numpy()[: horizon + 1] @ factors
+    assert s.profitability_index == pytest.approx(1 + s.npv_usd / pv_capex, rel=1e-10)
+    assert s.profitability_index > 1
+
+
+def test_mirr_finance_rate_is_the_discount_rate_without_debt():
+    result = project(small())
+    s, monthly = result.summary.iloc[0], result.monthly.loc["small"]
+    rate = excel.monthly_from_annual(0.10)
+    expected = excel.annual_from_monthly(
+        excel.mirr(monthly.cash_flow_project_usd.to_numpy(), rate, rate)
+    )
+    assert s.mirr_project_annual == pytest.approx(expected, rel=1e-10)
+    assert s.irr_project_annual is None  # 5,082% a year: beyond the policy's +1,000%
+
+
+def test_policy_range_is_annual():
+    # The 10%/20%/30% case as monthly flows: 30% a month is 2,230% a year, beyond +1,000%, so the
+    # only falling root in range is 10% a month = 213.84% a year.
+    flows = np.array([[-1000.0, 3600.0, -4310.0, 1716.0] + [0.0] * 8])
+    out = metrics.unique_irr_annual(flows)
+    assert out["irr_annual"][0] == pytest.approx(1.1**12 - 1, rel=1e-10)
+    assert (out["falling"][0], out["roots"][0]) == (1, 2)
+    found = metrics.irr_roots_annual(flows)[0]
+    assert found[:, 0] == pytest.approx([1.1**12 - 1, 1.2**12 - 1], rel=1e-10)
+
+
+# ---------------------------------------------------------------------------------------------
+# break-even price
+# ---------------------------------------------------------------------------------------------
+
+
+def test_negative_breakeven_is_returned_by_the_solver():
+    # No tax: NPV(p) = base + p a with base = +600, a = 120: root -5 (not clamped to 0).
+    m = np.arange(13)
+    units = np.where(m >= 1, 10.0, 0.0)[None, :]
+    fixed = np.where(m >= 1, 150.0, 0.0)[None, :]
+    capital = np.where(m == 0, -1200.0, 0.0)[None, :]
+    zeros = np.zeros_like(units)
+    price = metrics.breakeven_price_usd_per_mtok(
+        fixed, units, zeros, np.array([0.0]), np.array([12]), capital, np.ones((1, 13))
+    )
+    assert price[0] == pytest.approx(-5.0)
+
+
+def test_llama2_breakeven_is_null_with_the_reason():
+    path = ROOT / "models" / "scenarios" / "llama2-70b-h200.toml"
+    s = project(load_scenario(path)).summary.iloc[0]
+    assert s.breakeven_price_usd_per_mtok is None
+    assert any(
+        "NPV is positive at a zero token price: contract revenue covers costs" in w
+        and "breakeven_price_usd_per_mtok" in w
+        for w in s.warnings
+    )
+    free = project(overridden(path, {"market.price_usd_per_mtok": 0.0})).summary.iloc[0]
+    assert free.npv_usd > 0
+
+
+@pytest.mark.parametrize("price", [0.0, 0.1, 0.3261, 1.0])
+def test_breakeven_does_not_depend_on_the_scenarios_own_price(price):
+    s = project(overridden(SEED, {"market.price_usd_per_mtok": price})).summary.iloc[0]
+    assert s.breakeven_price_usd_per_mtok == pytest.approx(0.30976989563, rel=1e-9)
+    assert not any("fully contracted" in w for w in s.warnings)
+    at_breakeven = overridden(SEED, {"market.price_usd_per_mtok": s.breakeven_price_usd_per_mtok})
+    assert abs(project(at_breakeven).summary.iloc[0].npv_usd) < 1e-6 * s.capex_usd_total
+
+
+# ---------------------------------------------------------------------------------------------
+# CLI table and app tiles
+# ---------------------------------------------------------------------------------------------
+
+
+def test_cli_table_shows_mirr_and_profitability_index(capsys):
+    from econ.cli import main
+
+    assert main(["project", str(SEED)]) == 0
+    out = capsys.readouterr().out
+    for label in ("Project MIRR [per year]", "Equity MIRR [per year]", "Profitability index [x]"):
+        assert label in out
+    assert "13.27%" in out  # the seed's project MIRR
+
+
+def test_irr_tile_carries_the_reason():
+    from econ.ui.fmt import HEADLINE, irr_note
+
+    assert HEADLINE.index("mirr_project_annual") == HEADLINE.index("irr_project_annual") + 1
+    assert HEADLINE.index("mirr_equity_annual") == HEADLINE.index("irr_equity_annual") + 1
+    record = project(load_scenario(SEED)).summary_records()[0]["summary"]
+    note = irr_note("irr_equity_annual", record)
+    assert note is not None and "-14.41% (rises)" in note
+    path = ROOT / "models" / "scenarios" / "hall-10mw-hgx-b200-air.toml"
+    record = project(load_scenario(path)).summary_records()[0]["summary"]
+    assert record["irr_project_annual"] is None
+    assert "irr_project_annual is null" in irr_note("irr_project_annual", record)
+    assert irr_note("npv_usd", record) is None
+
+
+def test_workbook_writes_mirr_and_profitability_index_as_formulas(tmp_path):
+    # LibreOffice recalculates these cells in tests/test_workbook.py (every Summary formula is
+    # compared with the engine there); here: they are live formulas, not typed-in values.
+    from openpyxl import load_workbook
+
+    from econ.workbook import workbook_bytes
+
+    scenario = load_scenario(SEED)
+    path = tmp_path / "seed.xlsx"
+    path.write_bytes(workbook_bytes(project([scenario]), [scenario]))
+    sheet = load_workbook(path)["Summary"]
+    header = {c.value: c.column for c in sheet[1]}
+    formulas = {
+        name: sheet.cell(row=2, column=header[name]).value
+        for name in ("mirr_project_annual", "mirr_equity_annual", "profitability_index")
+    }
+    assert formulas["mirr_project_annual"].startswith("=IFERROR((1+MIRR(")
+    assert "MIRR(" in formulas["mirr_equity_annual"]
+    assert "SUMPRODUCT(" in formulas["profitability_index"]
+
+
+def test_a_sweep_through_price_zero_keeps_the_breakeven():
+    from econ import ScenarioBatch
+
+    prices = np.array([0.0, 0.05, 0.3261, 2.0])
+    batch = ScenarioBatch.repeat(
+        load_scenario(SEED), prices.size, {"market.price_usd_per_mtok": prices}
+    )
+    breakeven = project(batch).metrics["breakeven_price_usd_per_mtok"]
+    assert breakeven == pytest.approx(np.full(prices.size, 0.30976989563), rel=1e-9)
+
+
+def test_a_bad_range_is_refused():
+    with pytest.raises(excel.ExcelFunctionError, match="-1 < lower < 0 < upper, got lower = 0.1"):
+        excel.investment_irr_batch([[-1.0, 2.0]], 0.1, 1.0)
+    with pytest.raises(excel.ExcelFunctionError, match="upper = -0.5"):
+        excel.irr_roots_batch([[-1.0, 2.0]], -0.9, -0.5)
