@@ -527,6 +527,8 @@ def resolve_series(market, hardware: str, start_date: dt.date, horizon_months: i
         tail = f"extrapolated beyond {last.date} {how}{band}"
     else:
         tail = f"not extrapolated (the horizon ends before the last point, {last.date})"
+    if own_months[0] > 1:
+        tail += f"; held at its first price before {curve.points[0].date}"
     warning = (
         f"rental price from index series {curve.series} (publisher {curve.publisher}), "
         f"{curve.gpu} {kind}: {len(curve.points)} point(s) {curve.points[0].date} to {last.date}; "

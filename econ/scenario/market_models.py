@@ -4,8 +4,10 @@
 meaning: price_usd_per_mtok, price_decline_annual, contract_usd_per_gpu_hour, contract_share) and
 adds the curves of econ.market: constant-capability deflation given as a fall factor, a table of
 dated token prices, a GPU-hour rental market (a decline to a floor, or a table), contract renewals
-at the market price, and spot capacity selling tokens or GPU-hours. `Utilization` adds churn to the
-ramp. `compile_market` turns sections into the padded arrays the engine needs.
+at the market price, and spot capacity selling tokens or GPU-hours; the rental price may come from
+a published index series (`rental_series`, resolved into the rental table by econ.batch through
+econ.rental_index). `Utilization` adds churn to the ramp. `compile_market` turns sections into the
+padded arrays the engine needs.
 
 A scenario file:
 
