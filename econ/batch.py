@@ -236,6 +236,13 @@ class ScenarioBatch:
                 raise KeyError(f"{path} is not a numeric scenario field")
             values = np.broadcast_to(np.asarray(values, dtype=cols[path].dtype), (n,))
             cols[path] = np.repeat(values, per)
+        fixed = [p for p in SERIES_COMPILED if p in (columns or {})]
+        if fixed and any(row.market.rental_series for row in scenario.expand()):
+            raise InputError(
+                f"{fixed[0]} cannot be varied in a batch of a scenario priced from "
+                f"market.rental_series: the series is turned into prices when the scenario is "
+                f"compiled; expected one scenario per value, or {BAND_PATH} for its error band"
+            )
         extras = {k: np.tile(v, (n,) + (1,) * (v.ndim - 1)) for k, v in one.extras.items()}
         band = (columns or {}).get(BAND_PATH)
         if band is not None and "market.rental_table_log_sd" in extras:
@@ -244,9 +251,10 @@ class ScenarioBatch:
             extras["market.rental_table_usd_per_gpu_hour"] = extras[
                 "market.rental_table_usd_per_gpu_hour"
             ] * np.exp(shift[:, None] * np.nan_to_num(extras["market.rental_table_log_sd"]))
-            cols["market.contract_usd_per_gpu_hour"] = cols[
-                "market.contract_usd_per_gpu_hour"
-            ] * np.exp(shift * extras["market.contract_log_sd"])
+            if "market.contract_usd_per_gpu_hour" not in columns:  # a sampled price stays as is
+                cols["market.contract_usd_per_gpu_hour"] = cols[
+                    "market.contract_usd_per_gpu_hour"
+                ] * np.exp(shift * extras["market.contract_log_sd"])
         horizon = np.repeat(one.horizon_months, n)
         if columns and ("horizon_months" in columns or "depreciation.life_years" in columns):
             first = np.arange(n) * per
@@ -275,6 +283,12 @@ class ScenarioBatch:
 
 
 BAND_PATH = "market.rental_series_band_sigmas"
+SERIES_COMPILED = (
+    "market.rental_series_term_months",
+    "market.rental_decline_annual",
+    "market.rental_floor_usd_per_gpu_hour",
+)
+"""Fields a rental series is compiled with, so a batch cannot vary them column by column."""
 
 
 def _rental_series(rows, items, row_scenario, columns, market) -> list[tuple[str, ...]]:

@@ -20,6 +20,7 @@ from econ import rental_index as ri
 from econ.batch import ScenarioBatch
 from econ.cli import main
 from econ.engine import project
+from econ.errors import InputError
 from econ.scenario import ScenarioError, load_scenario
 from tests.conftest import ROOT
 
@@ -412,3 +413,13 @@ def test_cli_project_exits_3_on_a_series_the_index_lacks(tmp_path, capsys):
     assert main(["project", str(BASE), "--set", 'market.rental_series="Nobody/Nothing"']) == 3
     err = capsys.readouterr().err
     assert str(BASE) in err and "CCIR/CRI-T2IF" in err and "Traceback" not in err
+
+
+def test_a_batch_cannot_vary_what_the_series_was_compiled_with(exact_index):
+    scenario = load_scenario(
+        BASE, [*MARKET, 'market.rental_series="Pub/Exact"', "market.rental_series_term_months=12"]
+    )
+    with pytest.raises(InputError, match="rental_series_term_months cannot be varied"):
+        ScenarioBatch.repeat(scenario, 2, {"market.rental_series_term_months": [0, 12]})
+    with pytest.raises(InputError, match="rental_decline_annual cannot be varied"):
+        ScenarioBatch.repeat(scenario, 2, {"market.rental_decline_annual": [0.1, 0.2]})
