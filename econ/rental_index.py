@@ -353,7 +353,12 @@ def fit_decay(years, prices) -> DecayFit:
     if n < FLOOR_MODEL_MIN_POINTS:
         return loglinear
     floor = _fit_floor(t, p)
-    return floor if floor is not None else loglinear
+    if floor is None:
+        return loglinear
+    # The floor model nests the log-linear one (F = 0): keep it only where the search found a
+    # sum of squares no larger (a local minimum above it would be a worse fit, not a better one).
+    ssr = lambda f: f.sigma_log**2 * (f.points - f.parameters)  # noqa: E731
+    return floor if ssr(floor) <= ssr(loglinear) * (1 + 1e-9) + 1e-300 else loglinear
 
 
 def _sigma(residuals: np.ndarray, parameters: int) -> float:
@@ -390,7 +395,7 @@ def _fit_floor(t: np.ndarray, p: np.ndarray) -> DecayFit | None:
             try:
                 result = least_squares(
                     residuals,
-                    x0=[f0, a0 * math.exp(0.0), k0],
+                    x0=[f0, a0, k0],
                     bounds=([0.0, 0.0, 0.0], [low * (1 - 1e-12), np.inf, MAX_RATE_ANNUAL]),
                     x_scale="jac",
                     xtol=1e-15,
