@@ -153,6 +153,7 @@ class ScenarioBatch:
         starts = [row.start_date for row in rows]
         throughput = compile_throughput([row.throughput for row in rows], starts)
         market = compile_market([row.market for row in rows], starts)
+        series_warnings = _rental_series(rows, items, row_scenario, columns, market)
         extras = {
             **compile_policies([row.depreciation for row in rows]),
             **{f"throughput.{k}": v for k, v in throughput.items()},
@@ -181,6 +182,7 @@ class ScenarioBatch:
                     + ", ".join(defaults),
                     *history_warnings,
                 )
+            history_warnings = (*series_warnings[i], *history_warnings)
             if resolved is None:
                 row_warnings.append(history_warnings)
                 continue
@@ -234,6 +236,25 @@ class ScenarioBatch:
                 raise KeyError(f"{path} is not a numeric scenario field")
             values = np.broadcast_to(np.asarray(values, dtype=cols[path].dtype), (n,))
             cols[path] = np.repeat(values, per)
+        fixed = [p for p in SERIES_COMPILED if p in (columns or {})]
+        if fixed and any(row.market.rental_series for row in scenario.expand()):
+            raise InputError(
+                f"{fixed[0]} cannot be varied in a batch of a scenario priced from "
+                f"market.rental_series: the series is turned into prices when the scenario is "
+                f"compiled; expected one scenario per value, or {BAND_PATH} for its error band"
+            )
+        extras = {k: np.tile(v, (n,) + (1,) * (v.ndim - 1)) for k, v in one.extras.items()}
+        band = (columns or {}).get(BAND_PATH)
+        if band is not None and "market.rental_table_log_sd" in extras:
+            # The series' extrapolated prices move with the sampled band, as compiled ones do.
+            shift = cols[BAND_PATH] - np.tile(one.columns[BAND_PATH], n)
+            extras["market.rental_table_usd_per_gpu_hour"] = extras[
+                "market.rental_table_usd_per_gpu_hour"
+            ] * np.exp(shift[:, None] * np.nan_to_num(extras["market.rental_table_log_sd"]))
+            if "market.contract_usd_per_gpu_hour" not in columns:  # a sampled price stays as is
+                cols["market.contract_usd_per_gpu_hour"] = cols[
+                    "market.contract_usd_per_gpu_hour"
+                ] * np.exp(shift * extras["market.contract_log_sd"])
         horizon = np.repeat(one.horizon_months, n)
         if columns and ("horizon_months" in columns or "depreciation.life_years" in columns):
             first = np.arange(n) * per
@@ -249,7 +270,7 @@ class ScenarioBatch:
             horizon_months=horizon,
             row_scenario=np.repeat(np.arange(n), per),
             row_names=np.tile(one.row_names, n),
-            extras={k: np.tile(v, (n,) + (1,) * (v.ndim - 1)) for k, v in one.extras.items()},
+            extras=extras,
             row_warnings=one.row_warnings * n,
             stack=tuple(
                 {
@@ -259,6 +280,57 @@ class ScenarioBatch:
                 for t in one.stack
             ),
         )
+
+
+BAND_PATH = "market.rental_series_band_sigmas"
+SERIES_COMPILED = (
+    "market.rental_series_term_months",
+    "market.rental_decline_annual",
+    "market.rental_floor_usd_per_gpu_hour",
+)
+"""Fields a rental series is compiled with, so a batch cannot vary them column by column."""
+
+
+def _rental_series(rows, items, row_scenario, columns, market) -> list[tuple[str, ...]]:
+    """Rows whose market names a rental index series get its points (and the decay beyond them)
+    as their rental table, in place of the compiled one; returns each row's warnings.
+
+    Adds extras market.rental_table_log_sd (the s.e. of ln price at each table point) and
+    market.contract_log_sd, so a sampled band moves the extrapolated prices (`repeat`).
+    """
+    from econ.rental_index import resolve_series
+
+    warnings: list[tuple[str, ...]] = [() for _ in rows]
+    resolved = {}
+    for i, row in enumerate(rows):
+        if row.market.rental_series is None:
+            continue
+        try:
+            series = resolve_series(row.market, row.fleet.hardware, row.start_date, row.horizon)
+        except InputError as exc:
+            raise _in_file(exc, items[row_scenario[i]].source_file) from None
+        resolved[i] = series
+        warnings[i] = (series.warning,)
+    if not resolved:
+        return warnings
+    width = max(market["rental_table_months"].shape[1], *(r.months.size for r in resolved.values()))
+    for key in ("rental_table_months", "rental_table_usd_per_gpu_hour"):
+        old = market[key]
+        market[key] = np.full((len(rows), width), np.nan)
+        market[key][:, : old.shape[1]] = old
+    market["rental_table_log_sd"] = np.full((len(rows), width), np.nan)
+    market["contract_log_sd"] = np.zeros(len(rows))
+    for i, series in resolved.items():
+        k = series.months.size
+        market["rental_table_months"][i] = np.nan
+        market["rental_table_usd_per_gpu_hour"][i] = np.nan
+        market["rental_table_months"][i, :k] = series.months
+        market["rental_table_usd_per_gpu_hour"][i, :k] = series.prices
+        market["rental_table_log_sd"][i, :k] = series.log_sd
+        if series.contract_usd_per_gpu_hour is not None:
+            columns["market.contract_usd_per_gpu_hour"][i] = series.contract_usd_per_gpu_hour
+            market["contract_log_sd"][i] = series.contract_log_sd
+    return warnings
 
 
 def _in_file(exc: InputError, file: str | None) -> InputError:

@@ -4,8 +4,10 @@
 meaning: price_usd_per_mtok, price_decline_annual, contract_usd_per_gpu_hour, contract_share) and
 adds the curves of econ.market: constant-capability deflation given as a fall factor, a table of
 dated token prices, a GPU-hour rental market (a decline to a floor, or a table), contract renewals
-at the market price, and spot capacity selling tokens or GPU-hours. `Utilization` adds churn to the
-ramp. `compile_market` turns sections into the padded arrays the engine needs.
+at the market price, and spot capacity selling tokens or GPU-hours; the rental price may come from
+a published index series (`rental_series`, resolved into the rental table by econ.batch through
+econ.rental_index). `Utilization` adds churn to the ramp. `compile_market` turns sections into the
+padded arrays the engine needs.
 
 A scenario file:
 
@@ -163,6 +165,37 @@ class Market(_Section):
         description="Rental prices by month or date instead of the decline, e.g. H100 quotes "
         "2023-2026; interpolated monotonically (PCHIP in log price), held flat outside",
     )
+    rental_series: str | None = Field(
+        None,
+        max_length=100,
+        pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$",
+        description="Rental index series (PUBLISHER/INDEX, e.g. 'CCIR/CRI-T2IF'; `econ market "
+        "list`) whose dated points set the market rental price instead of rental_table, "
+        "extended beyond its last point by a fitted decay (or by rental_decline_annual and "
+        "rental_floor_usd_per_gpu_hour when a decline is given)",
+    )
+    rental_series_gpu: str | None = Field(
+        None,
+        max_length=40,
+        pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$",
+        description="GPU of the rental series, e.g. 'H100'; default: fleet.hardware's first part "
+        "in upper case (h100-sxm -> H100)",
+    )
+    rental_series_term_months: int = Field(
+        0,
+        ge=0,
+        le=120,
+        description="Contract term of the rental series' points: 0 = on-demand, 12 = one-year "
+        "contracts [months]",
+    )
+    rental_series_band_sigmas: float = Field(
+        0.0,
+        ge=-4.0,
+        le=4.0,
+        description="Shift of the prices extrapolated beyond the rental series' last point, in "
+        "residual standard errors of the fit's log price: -1.645 / +1.645 are the 5th / 95th "
+        "percentile; Monte Carlo samples it, e.g. normal(0, 1, low=-4, high=4) [standard errors]",
+    )
 
     @model_validator(mode="before")
     @classmethod
@@ -186,7 +219,23 @@ class Market(_Section):
 
     @model_validator(mode="after")
     def _consistent(self) -> Market:
-        if self.contract_share > 0 and self.contract_usd_per_gpu_hour <= 0:
+        if self.rental_series is not None:
+            for name in ("rental_table", "rental_usd_per_gpu_hour"):
+                if getattr(self, name):
+                    raise ValueError(
+                        f"rental_series is given together with {name}; the series sets every "
+                        "month's rental price, expected one of the two"
+                    )
+        elif self.rental_series_gpu is not None or self.rental_series_band_sigmas != 0:
+            raise ValueError(
+                "rental_series_gpu or rental_series_band_sigmas is set but rental_series is not; "
+                "expected the name of a rental index series (econ market list)"
+            )
+        if (
+            self.contract_share > 0
+            and self.contract_usd_per_gpu_hour <= 0
+            and self.rental_series is None  # the series' month-1 price is the first contract's
+        ):
             raise ValueError(
                 f"contract_share is {self.contract_share} but contract_usd_per_gpu_hour is "
                 f"{self.contract_usd_per_gpu_hour}; expected a price above 0 for contracted GPUs"
@@ -222,13 +271,18 @@ class Market(_Section):
         if (
             self.rental_floor_usd_per_gpu_hour > self.rental_usd_per_gpu_hour
             and not self.rental_table
+            and self.rental_series is None
         ):
             raise ValueError(
                 f"rental_floor_usd_per_gpu_hour {self.rental_floor_usd_per_gpu_hour} is above "
                 f"rental_usd_per_gpu_hour {self.rental_usd_per_gpu_hour}; expected a floor at or "
                 "below the month-1 rental price"
             )
-        has_rental_market = self.rental_usd_per_gpu_hour > 0 or bool(self.rental_table)
+        has_rental_market = (
+            self.rental_usd_per_gpu_hour > 0
+            or bool(self.rental_table)
+            or self.rental_series is not None
+        )
         if self.contract_term_months > 0 and self.contract_share > 0 and not has_rental_market:
             raise ValueError(
                 f"contract_term_months is {self.contract_term_months}: contracts renew at the "

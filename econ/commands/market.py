@@ -1,0 +1,226 @@
+"""`econ market list|show|import`: GPU-hour rental index series (econ.rental_index).
+
+    econ market list                                   series, gpu, terms, dates, points, publisher
+    econ market show CCIR/CRI-T2IF --gpu H100          the points and the fitted decay
+    econ market import my_quotes.csv --out checked.csv validate an index file, write a clean copy
+
+`--index FILE` reads another index file instead of the shipped models/market/rental_index.csv.
+Exit codes: 0 success, 3 an index file or a series choice that cannot be used (the message names
+the file, the line and the column).
+"""
+
+from __future__ import annotations
+
+import sys
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser(
+        "market", help="GPU-hour rental index series: list, show (with the fitted decay), import"
+    )
+    sub = p.add_subparsers(dest="market_command", metavar="ACTION", required=True)
+
+    ls = sub.add_parser("list", help="the series of the index: gpu, terms, dates, points")
+    _index_option(ls)
+    ls.add_argument("--format", choices=("table", "json"), default="table")
+    ls.set_defaults(run=cmd_list)
+
+    sh = sub.add_parser("show", help="one series' points and its fitted decay with error band")
+    sh.add_argument("series", metavar="SERIES", help="series name PUBLISHER/INDEX")
+    sh.add_argument("--gpu", help="GPU (default: the series' only GPU, else required)")
+    sh.add_argument(
+        "--term", type=int, help="term in months, 0 = on-demand (default: the only term)"
+    )
+    _index_option(sh)
+    sh.add_argument("--format", choices=("table", "json"), default="table")
+    sh.set_defaults(run=cmd_show)
+
+    im = sub.add_parser(
+        "import", help="validate an index file (date, series, gpu, term_months, ...) and copy it"
+    )
+    im.add_argument("file", metavar="FILE.csv")
+    im.add_argument("--out", metavar="PATH", help="write the validated copy here")
+    im.add_argument("--force", action="store_true", help="overwrite an existing --out file")
+    im.set_defaults(run=cmd_import)
+
+
+def _index_option(parser) -> None:
+    parser.add_argument(
+        "--index",
+        metavar="FILE",
+        help="rental index file (default: the shipped models/market/rental_index.csv)",
+    )
+
+
+def _summaries(points) -> list[dict]:
+    from econ.rental_index import curves
+
+    out: dict[tuple[str, str], dict] = {}
+    for (series, gpu, term), curve in curves(points).items():
+        row = out.setdefault(
+            (series, gpu),
+            {
+                "series": series,
+                "publisher": curve.publisher,
+                "gpu": gpu,
+                "terms_months": [],
+                "first_date": curve.points[0].date.isoformat(),
+                "last_date": curve.points[-1].date.isoformat(),
+                "points": 0,
+            },
+        )
+        row["terms_months"].append(term)
+        row["first_date"] = min(row["first_date"], curve.points[0].date.isoformat())
+        row["last_date"] = max(row["last_date"], curve.points[-1].date.isoformat())
+        row["points"] += len(curve.points)
+    return list(out.values())
+
+
+def _table(header: list[str], rows: list[list[str]]) -> str:
+    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
+    lines = ["  ".join(str(c).ljust(w) for c, w in zip(header, widths, strict=True)).rstrip()]
+    lines.append("  ".join("-" * w for w in widths))
+    for row in rows:
+        lines.append("  ".join(str(c).ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
+    return "\n".join(lines)
+
+
+def cmd_list(args) -> int:
+    from econ import strict_json
+    from econ.rental_index import load_catalog
+
+    rows = _summaries(load_catalog(args.index))
+    if args.format == "json":
+        print(strict_json.dumps({"series": rows}, indent=2))
+        return 0
+    print(
+        _table(
+            ["series", "gpu", "terms [months]", "first", "last", "points", "publisher"],
+            [
+                [
+                    r["series"],
+                    r["gpu"],
+                    ",".join(str(t) for t in r["terms_months"]),
+                    r["first_date"],
+                    r["last_date"],
+                    str(r["points"]),
+                    r["publisher"],
+                ]
+                for r in rows
+            ],
+        )
+    )
+    print(
+        "\nterm 0 = on-demand; series of different publishers are never averaged (docs/market.md)"
+    )
+    return 0
+
+
+def _pick(values: list, given, what: str, series: str):
+    from econ.rental_index import RentalIndexError
+
+    if given is not None:
+        return given
+    if len(values) == 1:
+        return values[0]
+    raise RentalIndexError(
+        f"rental series {series} has several {what}s ({', '.join(str(v) for v in values)}); "
+        f"expected --{what} to choose one"
+    )
+
+
+def cmd_show(args) -> int:
+    from econ import strict_json
+    from econ.rental_index import (
+        BAND_Z,
+        RentalIndexError,
+        curves,
+        find_curve,
+        fit_decay,
+        load_catalog,
+    )
+
+    points = load_catalog(args.index)
+    found = curves(points)
+    gpus = sorted({k[1] for k in found if k[0] == args.series})
+    gpu = _pick(gpus, args.gpu.upper() if args.gpu else None, "gpu", args.series) if gpus else ""
+    terms = sorted(k[2] for k in found if k[0] == args.series and k[1] == gpu)
+    term = _pick(terms, args.term, "term", args.series) if terms else 0
+    curve = find_curve(points, args.series, gpu or (args.gpu or ""), term)
+    try:
+        fit = fit_decay(curve.years(curve.dates), curve.prices)
+        why_not = None
+    except RentalIndexError as exc:
+        fit, why_not = None, str(exc)
+    payload = {
+        "series": curve.series,
+        "publisher": curve.publisher,
+        "gpu": curve.gpu,
+        "term_months": curve.term_months,
+        "points": [
+            {
+                "date": p.date.isoformat(),
+                "usd_per_gpu_hour": p.usd_per_gpu_hour,
+                "source": p.source,
+            }
+            for p in curve.points
+        ],
+        "fit": None
+        if fit is None
+        else {
+            "model": fit.model,
+            "origin_date": curve.points[0].date.isoformat(),
+            "floor_usd_per_gpu_hour": fit.floor_usd_per_gpu_hour,
+            "amplitude_usd_per_gpu_hour": fit.amplitude_usd_per_gpu_hour,
+            "rate_annual": fit.rate_annual,
+            "decline_annual": fit.decline_annual,
+            "sigma_log": fit.sigma_log,
+            "band_factors": fit.band_factors(),
+            "montecarlo_dist": "market.rental_series_band_sigmas=normal(0, 1, low=-4, high=4)",
+        },
+        "fit_unavailable": why_not,
+    }
+    if args.format == "json":
+        print(strict_json.dumps(payload, indent=2))
+        return 0
+    kind = "on-demand" if curve.term_months == 0 else f"{curve.term_months}-month contracts"
+    print(f"{curve.series} ({curve.publisher}), {curve.gpu}, {kind}")
+    print(
+        _table(
+            ["date", "USD/GPU-hour", "source"],
+            [[p.date.isoformat(), f"{p.usd_per_gpu_hour:.4f}", p.source] for p in curve.points],
+        )
+    )
+    if fit is None:
+        print(
+            f"\nno decay fitted: {why_not}; a scenario using this series extends it with "
+            "market.rental_decline_annual and rental_floor_usd_per_gpu_hour"
+        )
+        return 0
+    band = fit.band_factors()
+    print(f"\nfit (t in years since {curve.points[0].date}): {fit.description()}")
+    print(
+        f"error band beyond the last point (5th-95th percentile, z = {BAND_Z:.3f}): "
+        f"x{band['low']:.4f} to x{band['high']:.4f} of the extrapolated price"
+    )
+    print("Monte Carlo:     --dist market.rental_series_band_sigmas=normal(0, 1, low=-4, high=4)")
+    return 0
+
+
+def cmd_import(args) -> int:
+    from econ.files import atomic_write
+    from econ.rental_index import index_csv, read_index
+
+    points = read_index(args.file)
+    rows = _summaries(points)
+    print(f"{args.file}: ok, {len(points)} points in {len(rows)} series x gpu")
+    for r in rows:
+        terms = ",".join(str(t) for t in r["terms_months"])
+        print(
+            f"  {r['series']} {r['gpu']} terms {terms} months: {r['points']} points "
+            f"{r['first_date']} to {r['last_date']}"
+        )
+    if args.out:
+        written = atomic_write(args.out, index_csv(points).encode(), overwrite=args.force)
+        print(f"wrote {written}", file=sys.stderr)
+    return 0

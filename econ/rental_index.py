@@ -1,0 +1,565 @@
+"""GPU-hour rental index series: reading dated index files, fitting a decay, extending a series.
+
+An index file (models/market/rental_index.csv ships one) has one dated point a row:
+
+    date,series,gpu,term_months,usd_per_gpu_hour,source
+    2026-05-13,CCIR/CRI-T2IF,H100,0,3.29,"CCIR ... as of 2026-05-13; ccir.io/tiers"
+
+`series` is PUBLISHER/INDEX, so a series belongs to one publisher; `term_months` is 0 for
+on-demand prices and the contract term otherwise. A curve is one (series, gpu, term): points of
+different publishers are never averaged, since the published H100 indices differ by more than
+2 USD/GPU-hour at the same date (CCIR's tier 1 and tier 3 rates of 2026-05-13: 6.88 and 2.72).
+
+The decay fitted to a curve (docs/market.md), with t in years since the curve's first point:
+
+    floor model (4 points or more):     P(t) = F + A e^(-k t)        F >= 0, A >= 0, k >= 0
+    log-linear model (3 points):        P(t) = A e^(-k t)                     A > 0, k >= 0
+
+by least squares on ln P (price errors are proportional: a quote 10% off is as wrong at 8 USD
+as at 2), with residual standard error s = sqrt(SSR / (n - p)) in ln P. Beyond the last point
+(t_L, P_L) the curve is extended by the fitted shape through the last point,
+
+    P(t) = P_L * f(t) / f(t_L)
+
+and its band is P(t) * exp(z s): z = -1.645, 0, +1.645 gives the low, mid and high (5th, 50th,
+95th percentile of a normal error in ln P). Shifting t's origin rescales A only, so the decline
+rate and floor are those of generation age as well.
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import io
+import math
+import os
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+
+from econ.errors import InputError
+
+COLUMNS = ("date", "series", "gpu", "term_months", "usd_per_gpu_hour", "source")
+"""Columns of an index file, in order."""
+
+SERIES_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$"
+"""A series name: PUBLISHER/INDEX (letters, digits, '.', '_', '-')."""
+
+GPU_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"
+MAX_TERM_MONTHS = 120
+DAYS_PER_YEAR = 365.25
+BAND_Z = 1.6448536269514722
+"""Standard normal 95th percentile: the band's low and high are exp(-/+ z s) times the mid."""
+FLOOR_MODEL_MIN_POINTS = 4
+FIT_MIN_POINTS = 3
+MAX_RATE_ANNUAL = 20.0
+"""Upper bound of the fitted decay rate k [1/year] (a premium halving every 13 days)."""
+INDEX_FILE = "rental_index.csv"
+
+
+class RentalIndexError(InputError):
+    """An index file or a series choice that cannot be used."""
+
+
+@dataclass(frozen=True)
+class IndexPoint:
+    date: dt.date
+    series: str
+    gpu: str
+    term_months: int
+    usd_per_gpu_hour: float
+    source: str
+
+    @property
+    def publisher(self) -> str:
+        return self.series.split("/", 1)[0]
+
+
+def catalog_path() -> Path:
+    from econ.catalog import models_dir
+
+    return models_dir() / "market" / INDEX_FILE
+
+
+# --- reading ------------------------------------------------------------------------------------
+
+
+def read_index(path: str | os.PathLike) -> tuple[IndexPoint, ...]:
+    """Points of an index file, validated; errors name the file, the row (line) and the column."""
+    name = str(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError) as exc:
+        why = getattr(exc, "strerror", None) or "not UTF-8 text"
+        raise RentalIndexError(f"{name}: cannot read the rental index file ({why})") from None
+    return parse_index(text, name)
+
+
+def parse_index(text: str, name: str = "<index>") -> tuple[IndexPoint, ...]:
+    expected = ", ".join(COLUMNS)
+    rows = list(csv.reader(io.StringIO(text)))
+    if not rows:
+        raise RentalIndexError(f"{name}: empty file; expected a CSV header {expected}")
+    header = [h.strip() for h in rows[0]]
+    missing = [c for c in COLUMNS if c not in header]
+    if missing or len(header) != len(COLUMNS) or tuple(header) != COLUMNS:
+        what = (
+            f"column {missing[0]} is missing"
+            if missing
+            else f"{len(header)} columns"
+            if len(header) != len(COLUMNS)
+            else "the columns are in another order"
+        )
+        raise RentalIndexError(
+            f"{name}: line 1 (header): {what}; expected a rental index file with the columns "
+            f"{expected}"
+        )
+    points = []
+    last: dict[tuple[str, str, int], tuple[dt.date, int]] = {}
+    for line, row in enumerate(rows[1:], start=2):
+        if not row or all(not cell.strip() for cell in row):
+            continue
+        if len(row) != len(COLUMNS):
+            raise RentalIndexError(
+                f"{name}: line {line}: {len(row)} fields; expected {len(COLUMNS)} ({expected})"
+            )
+        point = _point(name, line, [cell.strip() for cell in row])
+        key = (point.series, point.gpu, point.term_months)
+        if key in last and not point.date > last[key][0]:
+            earlier_date, earlier_line = last[key]
+            order = "repeats" if point.date == earlier_date else "comes before"
+            raise RentalIndexError(
+                f"{name}: line {line}, column date: {point.date} {order} the date on line "
+                f"{earlier_line} of the same series {point.series}, gpu {point.gpu}, term "
+                f"{point.term_months} months; expected strictly increasing dates within a series"
+            )
+        last[key] = (point.date, line)
+        points.append(point)
+    if not points:
+        raise RentalIndexError(f"{name}: no data rows; expected one dated point a row ({expected})")
+    return tuple(points)
+
+
+def _point(name: str, line: int, cells: list[str]) -> IndexPoint:
+    def bad(column: str, expected: str) -> RentalIndexError:
+        return RentalIndexError(f"{name}: line {line}, column {column}: expected {expected}")
+
+    date_text, series, gpu, term_text, price_text, source = cells
+    try:
+        date = dt.date.fromisoformat(date_text)
+    except ValueError:
+        raise bad("date", "a date YYYY-MM-DD") from None
+    if not re.match(SERIES_PATTERN, series):
+        raise bad("series", "a series name PUBLISHER/INDEX, e.g. CCIR/CRI-T2IF")
+    if not re.match(GPU_PATTERN, gpu):
+        raise bad("gpu", "a GPU name such as H100 (letters, digits, '.', '_', '-')")
+    term_expected = f"a whole number of months from 0 (on-demand) to {MAX_TERM_MONTHS}"
+    try:
+        term = int(term_text)
+    except ValueError:
+        raise bad("term_months", term_expected) from None
+    if not 0 <= term <= MAX_TERM_MONTHS:
+        raise bad("term_months", term_expected)
+    try:
+        price = float(price_text)
+    except ValueError:
+        raise bad("usd_per_gpu_hour", "a number, the price in USD per GPU-hour") from None
+    if not math.isfinite(price) or price <= 0:
+        raise bad("usd_per_gpu_hour", "a finite price above 0 [USD/GPU-hour]")
+    if not source:
+        raise bad("source", "the publication (URL or name) and date the point comes from")
+    return IndexPoint(date, series, gpu.upper(), term, price, source)
+
+
+def load_catalog(path: str | os.PathLike | None = None) -> tuple[IndexPoint, ...]:
+    """The shipped index (models/market/rental_index.csv), or another index file."""
+    target = Path(path) if path is not None else catalog_path()
+    try:
+        stamp = target.stat().st_mtime_ns
+    except OSError:
+        stamp = None
+    return _cached(str(target), stamp)
+
+
+@lru_cache(maxsize=8)
+def _cached(path: str, stamp) -> tuple[IndexPoint, ...]:
+    return read_index(path)
+
+
+def index_csv(points) -> str:
+    """The points as an index file (the validated copy `econ market import --out` writes)."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(COLUMNS)
+    for p in points:
+        writer.writerow(
+            [p.date.isoformat(), p.series, p.gpu, p.term_months, repr(p.usd_per_gpu_hour), p.source]
+        )
+    return out.getvalue()
+
+
+# --- series -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Curve:
+    """The points of one (series, gpu, term), in date order."""
+
+    series: str
+    gpu: str
+    term_months: int
+    points: tuple[IndexPoint, ...]
+
+    @property
+    def publisher(self) -> str:
+        return self.series.split("/", 1)[0]
+
+    @property
+    def dates(self) -> list[dt.date]:
+        return [p.date for p in self.points]
+
+    @property
+    def prices(self) -> np.ndarray:
+        return np.array([p.usd_per_gpu_hour for p in self.points])
+
+    def years(self, dates) -> np.ndarray:
+        """Years since the curve's first point [year]."""
+        first = self.points[0].date
+        return np.array([(d - first).days / DAYS_PER_YEAR for d in dates], dtype=float)
+
+
+def curves(points) -> dict[tuple[str, str, int], Curve]:
+    """Points grouped by (series, gpu, term), each in date order."""
+    groups: dict[tuple[str, str, int], list[IndexPoint]] = {}
+    for p in points:
+        groups.setdefault((p.series, p.gpu, p.term_months), []).append(p)
+    return {
+        key: Curve(*key, tuple(sorted(group, key=lambda p: p.date)))
+        for key, group in sorted(groups.items())
+    }
+
+
+def find_curve(points, series: str, gpu: str, term_months: int, where: str = "") -> Curve:
+    """The curve of a series, or an error listing what the index has."""
+    found = curves(points)
+    prefix = f"{where}: " if where else ""
+    names = sorted({k[0] for k in found})
+    if series not in names:
+        raise RentalIndexError(
+            f"{prefix}rental series {series!r} is not in the index; expected one of: "
+            + ", ".join(names)
+        )
+    gpus = sorted({k[1] for k in found if k[0] == series})
+    if gpu.upper() not in gpus:
+        raise RentalIndexError(
+            f"{prefix}rental series {series} has no points for gpu {gpu}; it has: "
+            + ", ".join(gpus)
+        )
+    terms = sorted(k[2] for k in found if k[0] == series and k[1] == gpu.upper())
+    if term_months not in terms:
+        raise RentalIndexError(
+            f"{prefix}rental series {series} ({gpu.upper()}) has no term of {term_months} months; "
+            "its terms are " + ", ".join(f"{t} months" for t in terms) + " (0 = on-demand)"
+        )
+    return found[(series, gpu.upper(), term_months)]
+
+
+def gpu_of_hardware(hardware: str) -> str:
+    """The index GPU name of a hardware catalog key: its first part, upper case (h100-sxm -> H100)."""
+    return hardware.split("-", 1)[0].upper()
+
+
+# --- the fit ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DecayFit:
+    """A decay fitted to a curve's points: P(t) = F + A e^(-k t), t in years since its first point.
+
+    model : "floor" (F fitted) or "log-linear" (F = 0)
+    floor_usd_per_gpu_hour, amplitude_usd_per_gpu_hour : F, A [USD/GPU-hour]
+    rate_annual : k [1/year]; the premium over the floor falls by 1 - e^(-k) a year
+    sigma_log : residual standard error of ln P (NaN when no degrees of freedom are left)
+    points, parameters : n and p
+    """
+
+    model: str
+    floor_usd_per_gpu_hour: float
+    amplitude_usd_per_gpu_hour: float
+    rate_annual: float
+    sigma_log: float
+    points: int
+    parameters: int
+
+    @property
+    def decline_annual(self) -> float:
+        """Annual decline of the premium over the floor, 1 - e^(-k) [fraction/year]."""
+        return -math.expm1(-self.rate_annual)
+
+    def value(self, years) -> np.ndarray:
+        t = np.asarray(years, dtype=float)
+        return self.floor_usd_per_gpu_hour + self.amplitude_usd_per_gpu_hour * np.exp(
+            -self.rate_annual * t
+        )
+
+    def band_factors(self) -> dict[str, float]:
+        """Multipliers of the extrapolated mid price: low (5th), mid, high (95th percentile)."""
+        s = self.sigma_log if math.isfinite(self.sigma_log) else 0.0
+        return {"low": math.exp(-BAND_Z * s), "mid": 1.0, "high": math.exp(BAND_Z * s)}
+
+    def description(self) -> str:
+        if self.model == "floor":
+            shape = (
+                f"P = {self.floor_usd_per_gpu_hour:.4g} + {self.amplitude_usd_per_gpu_hour:.4g} "
+                f"e^(-{self.rate_annual:.4g} t)"
+            )
+        else:
+            shape = f"P = {self.amplitude_usd_per_gpu_hour:.4g} e^(-{self.rate_annual:.4g} t)"
+        sigma = f"{self.sigma_log:.4g}" if math.isfinite(self.sigma_log) else "n/a"
+        return (
+            f"{self.model} fit {shape} (t in years), premium decline "
+            f"{self.decline_annual:.1%} a year, residual s.e. of ln price {sigma} "
+            f"({self.points} points, {self.parameters} parameters)"
+        )
+
+
+def fit_decay(years, prices) -> DecayFit:
+    """Least-squares decay of price by age, in ln price (see the module docstring).
+
+    Parameters
+    ----------
+    years : array (n,)  distinct ages of the points [year]
+    prices : array (n,)  prices > 0 [USD/GPU-hour]
+
+    Four points or more fit the floor model, three the log-linear one; fewer are refused.
+    """
+    t = np.asarray(years, dtype=float)
+    p = np.asarray(prices, dtype=float)
+    if t.shape != p.shape or t.ndim != 1:
+        raise RentalIndexError(f"years {t.shape} and prices {p.shape}: expected two arrays (n,)")
+    if not np.all(np.isfinite(p) & (p > 0)) or not np.all(np.isfinite(t)):
+        raise RentalIndexError("prices: expected finite prices above 0 at finite ages")
+    n = t.size
+    if n < FIT_MIN_POINTS:
+        raise RentalIndexError(
+            f"{n} point(s): too few to fit a decay; expected at least {FIT_MIN_POINTS}"
+        )
+    if len(np.unique(t)) != n:
+        raise RentalIndexError("years: expected distinct ages, one point per date")
+    loglinear = _fit_loglinear(t, p)
+    if n < FLOOR_MODEL_MIN_POINTS:
+        return loglinear
+    floor = _fit_floor(t, p)
+    if floor is None:
+        return loglinear
+    # The floor model nests the log-linear one (F = 0): keep it only where the search found a
+    # sum of squares no larger (a local minimum above it would be a worse fit, not a better one).
+    ssr = lambda f: f.sigma_log**2 * (f.points - f.parameters)  # noqa: E731
+    return floor if ssr(floor) <= ssr(loglinear) * (1 + 1e-9) + 1e-300 else loglinear
+
+
+def _sigma(residuals: np.ndarray, parameters: int) -> float:
+    dof = residuals.size - parameters
+    return float(np.sqrt(np.sum(residuals**2) / dof)) if dof > 0 else float("nan")
+
+
+def _fit_loglinear(t: np.ndarray, p: np.ndarray) -> DecayFit:
+    # ln P = a - k t by ordinary least squares; a rising series is held flat (k >= 0).
+    y = np.log(p)
+    tc = t - t.mean()
+    slope = float(np.dot(tc, y - y.mean()) / np.dot(tc, tc))
+    k = min(max(-slope, 0.0), MAX_RATE_ANNUAL)
+    a = float(np.mean(y + k * t))
+    residuals = y - (a - k * t)
+    return DecayFit("log-linear", 0.0, math.exp(a), k, _sigma(residuals, 2), t.size, 2)
+
+
+def _fit_floor(t: np.ndarray, p: np.ndarray) -> DecayFit | None:
+    from scipy.optimize import least_squares
+
+    y = np.log(p)
+    low = float(p.min())
+
+    def residuals(x):
+        floor, amplitude, k = x
+        return np.log(floor + amplitude * np.exp(-k * t)) - y
+
+    best = None
+    for k0 in (0.1, 0.5, 1.0, 2.0, 5.0):
+        for share in (0.0, 0.5, 0.9):
+            f0 = share * low
+            a0 = max(float(p[np.argmin(t)]) - f0, 1e-6 * low)
+            try:
+                result = least_squares(
+                    residuals,
+                    x0=[f0, a0, k0],
+                    bounds=([0.0, 0.0, 0.0], [low * (1 - 1e-12), np.inf, MAX_RATE_ANNUAL]),
+                    x_scale="jac",
+                    xtol=1e-15,
+                    ftol=1e-15,
+                    gtol=1e-15,
+                    max_nfev=2000,
+                )
+            except ValueError:
+                continue
+            if np.all(np.isfinite(result.fun)) and (best is None or result.cost < best.cost):
+                best = result
+    if best is None:
+        return None
+    floor, amplitude, k = (float(v) for v in best.x)
+    return DecayFit("floor", floor, amplitude, k, _sigma(best.fun, 3), t.size, 3)
+
+
+def extend(fit: DecayFit, last_years: float, last_price: float, years) -> np.ndarray:
+    """The fitted shape through the last point: P_L f(t) / f(t_L) [USD/GPU-hour]."""
+    return last_price * fit.value(years) / float(fit.value(last_years))
+
+
+def extend_by_decline(
+    decline_annual: float, floor_usd_per_gpu_hour: float, last_years: float, last_price, years
+):
+    """A given decline beyond the last point: F + (P_L - F)(1 - d)^(t - t_L) [USD/GPU-hour]."""
+    t = np.asarray(years, dtype=float) - last_years
+    return (
+        floor_usd_per_gpu_hour + (last_price - floor_usd_per_gpu_hour) * (1.0 - decline_annual) ** t
+    )
+
+
+# --- a scenario's rental price from a series ----------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ResolvedSeries:
+    """A series turned into one scenario row's rental table (months from the first day of month 0).
+
+    months, prices : arrays (k,)  the series' points then one point a month beyond the last one,
+        up to the horizon [month, USD/GPU-hour]
+    log_sd : array (k,)  residual s.e. of ln price at each point: 0 at the series' own points,
+        the fit's s at the extrapolated ones (what rental_series_band_sigmas multiplies)
+    contract_usd_per_gpu_hour : the month-1 price, when the first contract's price comes from it
+    contract_log_sd : log_sd of that price
+    """
+
+    curve: Curve
+    fit: DecayFit | None
+    months: np.ndarray
+    prices: np.ndarray
+    log_sd: np.ndarray
+    contract_usd_per_gpu_hour: float | None
+    contract_log_sd: float
+    warning: str
+
+
+def _add_months(start: dt.date, months: int) -> dt.date:
+    total = start.year * 12 + start.month - 1 + months
+    return dt.date(total // 12, total % 12 + 1, 1)
+
+
+def resolve_series(market, hardware: str, start_date: dt.date, horizon_months: int,
+                   points=None) -> ResolvedSeries | None:  # fmt: skip
+    """A scenario's market rental price from its `rental_series` (None when it names none).
+
+    Parameters
+    ----------
+    market : econ.scenario.market_models.Market
+    hardware : the fleet's hardware key (the default GPU of the series)
+    start_date : the scenario's month 0; horizon_months : its last month
+    points : the index (default: the shipped catalog)
+    """
+    from econ.market import table_price_path
+    from econ.scenario.financing_models import months_after
+
+    if market.rental_series is None:
+        return None
+    index = load_catalog() if points is None else points
+    gpu = market.rental_series_gpu or gpu_of_hardware(hardware)
+    term = market.rental_series_term_months
+    where = f"market.rental_series = {market.rental_series!r}"
+    curve = find_curve(index, market.rental_series, gpu, term, where)
+    start = dt.date(start_date.year, start_date.month, 1)
+    own_months = np.array([months_after(start, d) for d in curve.dates])
+    last, last_month = curve.points[-1], float(own_months[-1])
+    beyond = np.array([m for m in range(horizon_months + 1) if m > last_month], dtype=float)
+    beyond_dates = [_add_months(start, int(m)) for m in beyond]
+    t = curve.years(beyond_dates)
+    t_last = float(curve.years([last.date])[0])
+    decline = market.rental_decline_annual
+    fit, sigma = None, 0.0
+    if decline > 0:
+        floor = market.rental_floor_usd_per_gpu_hour
+        if floor > last.usd_per_gpu_hour:
+            raise RentalIndexError(
+                f"{where}: rental_floor_usd_per_gpu_hour {floor} is above the series' last price "
+                f"{last.usd_per_gpu_hour} ({last.date}); expected a floor at or below it"
+            )
+        extended = extend_by_decline(decline, floor, t_last, last.usd_per_gpu_hour, t)
+        how = (
+            f"by the scenario's rental_decline_annual {decline:.1%} a year towards "
+            f"rental_floor_usd_per_gpu_hour {floor:g}"
+        )
+    else:
+        try:
+            fit = fit_decay(curve.years(curve.dates), curve.prices)
+        except RentalIndexError as exc:
+            raise RentalIndexError(
+                f"{where} ({curve.gpu}, term {term} months): {exc}. Give "
+                "market.rental_decline_annual (and rental_floor_usd_per_gpu_hour) to extend it "
+                "beyond its last point instead"
+            ) from None
+        sigma = fit.sigma_log if math.isfinite(fit.sigma_log) else 0.0
+        extended = extend(fit, t_last, last.usd_per_gpu_hour, t)
+        how = f"by a {fit.description()}"
+    z = market.rental_series_band_sigmas
+    months = np.concatenate([own_months, beyond])
+    prices = np.concatenate([curve.prices, extended * math.exp(z * sigma)])
+    log_sd = np.concatenate([np.zeros(own_months.size), np.full(beyond.size, sigma)])
+    contract, contract_sd = None, 0.0
+    if market.contract_share > 0 and market.contract_usd_per_gpu_hour <= 0:
+        contract = float(table_price_path(months[None, :], prices[None, :], np.array([1]))[0, 0])
+        contract_sd = sigma if 1 in beyond else 0.0
+    kind = "on-demand" if term == 0 else f"{term}-month contracts"
+    if beyond.size:
+        band = (
+            f"; its error band (5th-95th percentile) is x{math.exp(-BAND_Z * sigma):.3f} to "
+            f"x{math.exp(BAND_Z * sigma):.3f}, for Monte Carlo: --dist "
+            "market.rental_series_band_sigmas=normal(0, 1, low=-4, high=4)"
+            if sigma > 0
+            else ""
+        )
+        tail = f"extrapolated beyond {last.date} {how}{band}"
+    else:
+        tail = f"not extrapolated (the horizon ends before the last point, {last.date})"
+    if own_months[0] > 1:
+        tail += f"; held at its first price before {curve.points[0].date}"
+    warning = (
+        f"rental price from index series {curve.series} (publisher {curve.publisher}), "
+        f"{curve.gpu} {kind}: {len(curve.points)} point(s) {curve.points[0].date} to {last.date}; "
+        + tail
+    )
+    return ResolvedSeries(curve, fit, months, prices, log_sd, contract, contract_sd, warning)
+
+
+__all__ = [
+    "BAND_Z",
+    "COLUMNS",
+    "Curve",
+    "DecayFit",
+    "IndexPoint",
+    "RentalIndexError",
+    "catalog_path",
+    "curves",
+    "extend",
+    "extend_by_decline",
+    "find_curve",
+    "fit_decay",
+    "gpu_of_hardware",
+    "index_csv",
+    "load_catalog",
+    "parse_index",
+    "read_index",
+    "resolve_series",
+    "ResolvedSeries",
+]

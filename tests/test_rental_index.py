@@ -1,0 +1,425 @@
+"""Rental index series (econ.rental_index, `econ market`, market.rental_series).
+
+The decay fit against closed forms, the index file's refusals (exit 3 naming the file, line and
+column), a scenario priced from a series against the same scenario given the equivalent
+rental_table by hand, the error band's path into Monte Carlo, and the CLI in-process.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from econ import rental_index as ri
+from econ.batch import ScenarioBatch
+from econ.cli import main
+from econ.engine import project
+from econ.errors import InputError
+from econ.scenario import ScenarioError, load_scenario
+from tests.conftest import ROOT
+
+HEADER = "date,series,gpu,term_months,usd_per_gpu_hour,source\n"
+BASE = ROOT / "models" / "scenarios" / "llama2-70b-h200.toml"
+
+
+def _write(tmp_path, body: str, header: str = HEADER, name: str = "index.csv"):
+    path = tmp_path / name
+    path.write_text(header + body)
+    return path
+
+
+# --- the fit ------------------------------------------------------------------------------------
+
+
+def test_floor_fit_recovers_an_exact_exponential_to_a_floor():
+    t = np.array([0.0, 0.4, 1.0, 1.7, 2.5, 3.2, 4.0])
+    prices = 1.65 + 6.35 * np.exp(-0.9 * t)  # an H100-like fall from 8 USD towards 1.65
+    fit = ri.fit_decay(t, prices)
+    assert fit.model == "floor"
+    assert fit.floor_usd_per_gpu_hour == pytest.approx(1.65, rel=1e-7)
+    assert fit.amplitude_usd_per_gpu_hour == pytest.approx(6.35, rel=1e-7)
+    assert fit.rate_annual == pytest.approx(0.9, rel=1e-7)
+    assert fit.decline_annual == pytest.approx(1 - math.exp(-0.9), rel=1e-7)
+    assert fit.sigma_log == pytest.approx(0.0, abs=1e-9)
+
+
+def test_three_points_fit_log_linear_exactly():
+    t = np.array([0.0, 0.5, 1.25])
+    fit = ri.fit_decay(t, 8.0 * np.exp(-0.5 * t))
+    assert fit.model == "log-linear"
+    assert fit.floor_usd_per_gpu_hour == 0.0
+    assert fit.amplitude_usd_per_gpu_hour == pytest.approx(8.0, rel=1e-12)
+    assert fit.rate_annual == pytest.approx(0.5, rel=1e-12)
+
+
+def test_log_linear_residual_standard_error_is_ols_in_log_price():
+    t = np.array([0.0, 1.0, 2.0])
+    y = np.array([np.log(4.0), np.log(3.0), np.log(2.5)])
+    fit = ri.fit_decay(t, np.exp(y))
+    slope, intercept = np.polyfit(t, y, 1)
+    residuals = y - (intercept + slope * t)
+    assert fit.rate_annual == pytest.approx(-slope, rel=1e-12)
+    assert fit.sigma_log == pytest.approx(math.sqrt(np.sum(residuals**2) / 1), rel=1e-10)
+    band = fit.band_factors()
+    assert band["low"] * band["high"] == pytest.approx(1.0)
+    assert band["high"] == pytest.approx(math.exp(1.6448536269514722 * fit.sigma_log))
+
+
+def test_a_rising_series_is_held_flat_not_extrapolated_upwards():
+    fit = ri.fit_decay(np.array([0.0, 0.4, 0.7]), np.array([1.70, 2.35, 2.65]))
+    assert fit.rate_annual == 0.0
+    assert fit.amplitude_usd_per_gpu_hour == pytest.approx(
+        math.exp(np.mean(np.log([1.7, 2.35, 2.65])))
+    )
+
+
+def test_too_few_points_are_refused():
+    with pytest.raises(ri.RentalIndexError, match="at least 3"):
+        ri.fit_decay(np.array([0.0, 1.0]), np.array([3.0, 2.0]))
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    floor=st.floats(0.5, 3.0),
+    amplitude=st.floats(0.5, 8.0),
+    rate=st.floats(0.2, 3.0),
+)
+def test_fit_recovers_any_exact_decay_and_extends_it_through_the_last_point(floor, amplitude, rate):
+    t = np.array([0.0, 0.3, 0.8, 1.5, 2.2, 3.0])
+    prices = floor + amplitude * np.exp(-rate * t)
+    fit = ri.fit_decay(t, prices)
+    later = np.array([3.5, 5.0, 8.0])
+    np.testing.assert_allclose(fit.value(t), prices, rtol=1e-6)
+    extended = ri.extend(fit, t[-1], prices[-1], later)
+    np.testing.assert_allclose(extended, floor + amplitude * np.exp(-rate * later), rtol=1e-5)
+    # invariants: through the last point, falling, never below the fitted floor
+    assert ri.extend(fit, t[-1], prices[-1], [t[-1]])[0] == pytest.approx(prices[-1])
+    assert np.all(np.diff(extended) <= 1e-12)
+    assert np.all(extended >= fit.floor_usd_per_gpu_hour * (prices[-1] / fit.value(t[-1])) - 1e-9)
+
+
+def test_extend_by_decline_is_the_engine_rental_curve():
+    years = np.array([0.0, 1.0, 2.0])
+    out = ri.extend_by_decline(0.35, 1.86, 0.0, 4.0, years)
+    np.testing.assert_allclose(out, 1.86 + (4.0 - 1.86) * 0.65**years)
+
+
+# --- the index file -----------------------------------------------------------------------------
+
+
+def test_shipped_index_loads_each_point_cited_and_publishers_differ_by_more_than_2_usd():
+    points = ri.load_catalog()
+    assert points and all(p.source for p in points)
+    by = ri.curves(points)
+    tier1 = by[("CCIR/CRI-T1IF", "H100", 0)].points[0]
+    tier3 = by[("CCIR/CRI-T3IF", "H100", 0)].points[0]
+    assert tier1.date == tier3.date == dt.date(2026, 5, 13)
+    assert tier1.usd_per_gpu_hour - tier3.usd_per_gpu_hour > 2.0  # ccir.io/tiers, 2026-05-13
+    assert {p.publisher for p in points} == {"CCIR", "SemiAnalysis", "SiliconData"}
+
+
+GOOD = "2026-01-01,Pub/Idx,H100,0,3.0,src a\n2026-02-01,Pub/Idx,H100,0,2.9,src b\n"
+
+REFUSALS = {
+    "unsorted dates": (
+        HEADER,
+        GOOD + "2026-01-15,Pub/Idx,H100,0,2.8,src c\n",
+        "line 4, column date",
+    ),
+    "duplicate date": (
+        HEADER,
+        GOOD + "2026-02-01,Pub/Idx,H100,0,2.8,src c\n",
+        "line 4, column date",
+    ),
+    "negative price": (
+        HEADER,
+        "2026-01-01,Pub/Idx,H100,0,-1,src\n",
+        "line 2, column usd_per_gpu_hour",
+    ),
+    "nan price": (HEADER, "2026-01-01,Pub/Idx,H100,0,nan,src\n", "line 2, column usd_per_gpu_hour"),
+    "inf price": (HEADER, "2026-01-01,Pub/Idx,H100,0,inf,src\n", "line 2, column usd_per_gpu_hour"),
+    "zero price": (HEADER, "2026-01-01,Pub/Idx,H100,0,0,src\n", "line 2, column usd_per_gpu_hour"),
+    "fractional term": (
+        HEADER,
+        "2026-01-01,Pub/Idx,H100,1.5,2,src\n",
+        "line 2, column term_months",
+    ),
+    "negative term": (HEADER, "2026-01-01,Pub/Idx,H100,-12,2,src\n", "line 2, column term_months"),
+    "bad date": (HEADER, "2026-13-01,Pub/Idx,H100,0,2,src\n", "line 2, column date"),
+    "series without publisher": (HEADER, "2026-01-01,Idx,H100,0,2,src\n", "line 2, column series"),
+    "no source": (HEADER, "2026-01-01,Pub/Idx,H100,0,2,\n", "line 2, column source"),
+    "extra field": (HEADER, "2026-01-01,Pub/Idx,H100,0,2,src,x\n", "line 2: 7 fields"),
+    "missing field": (HEADER, "2026-01-01,Pub/Idx,H100,0,2\n", "line 2: 5 fields"),
+    "missing column": (
+        "date,series,gpu,usd_per_gpu_hour,source\n",
+        "2026-01-01,Pub/Idx,H100,2,src\n",
+        "column term_months is missing",
+    ),
+    "extra column": (
+        HEADER.rstrip() + ",region\n",
+        "2026-01-01,Pub/Idx,H100,0,2,src,us\n",
+        "7 columns",
+    ),
+    "another schema": (
+        "system,accelerator,benchmark,scenario,result\n",
+        "a,b,c,d,1\n",
+        "expected a rental index file",
+    ),
+    "reordered columns": (
+        "series,date,gpu,term_months,usd_per_gpu_hour,source\n",
+        "Pub/Idx,2026-01-01,H100,0,2,src\n",
+        "another order",
+    ),
+    "no rows": (HEADER, "", "no data rows"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(REFUSALS))
+def test_import_refuses_bad_input_naming_file_line_and_column(case, tmp_path, capsys):
+    header, body, where = REFUSALS[case]
+    path = _write(tmp_path, body, header)
+    assert main(["market", "import", str(path)]) == 3
+    err = capsys.readouterr().err
+    assert str(path) in err and where in err
+    assert "Traceback" not in err
+    for secret in ("nan", "-12", "region", "accelerator"):  # no file content quoted
+        assert f"'{secret}'" not in err
+
+
+def test_import_refuses_a_toml_file_and_a_binary_file(tmp_path, capsys):
+    binary = tmp_path / "index.csv"
+    binary.write_bytes(b"\xff\xfe\x00\x01garbage")
+    assert main(["market", "import", str(binary)]) == 3
+    assert str(binary) in capsys.readouterr().err
+    assert main(["market", "import", str(BASE)]) == 3
+    assert "expected a rental index file" in capsys.readouterr().err
+
+
+def test_import_writes_a_validated_copy_and_keeps_an_existing_file(tmp_path, capsys):
+    source = _write(tmp_path, GOOD.replace("3.0", "3.00"))
+    out = tmp_path / "checked.csv"
+    assert main(["market", "import", str(source), "--out", str(out)]) == 0
+    assert ri.read_index(out) == ri.read_index(source)
+    assert "2 points" in capsys.readouterr().out
+    assert main(["market", "import", str(source), "--out", str(out)]) == 3  # no --force
+    assert main(["market", "import", str(source), "--out", str(out), "--force"]) == 0
+
+
+# --- the CLI ------------------------------------------------------------------------------------
+
+
+def test_market_list_json_and_table(capsys):
+    assert main(["market", "list", "--format", "json"]) == 0
+    rows = json.loads(capsys.readouterr().out)["series"]
+    semi = next(r for r in rows if r["series"] == "SemiAnalysis/RentalIndex")
+    assert semi == {
+        "series": "SemiAnalysis/RentalIndex",
+        "publisher": "SemiAnalysis",
+        "gpu": "H100",
+        "terms_months": [0, 12],
+        "first_date": "2024-10-07",
+        "last_date": "2026-06-26",
+        "points": 4,
+    }
+    assert main(["market", "list"]) == 0
+    assert "CCIR/CRI-T2IF" in capsys.readouterr().out
+
+
+def test_market_show_fit_and_montecarlo_suggestion(tmp_path, capsys):
+    body = "".join(
+        f"{d},Pub/Idx,H100,12,{1.65 + 6.35 * math.exp(-0.9 * t):.12f},src\n"
+        for d, t in _dated_ages()
+    )
+    path = _write(tmp_path, body)
+    assert main(["market", "show", "Pub/Idx", "--index", str(path), "--format", "json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["term_months"] == 12 and len(out["points"]) == 6
+    assert out["fit"]["model"] == "floor"
+    assert out["fit"]["floor_usd_per_gpu_hour"] == pytest.approx(1.65, rel=1e-6)
+    assert out["fit"]["rate_annual"] == pytest.approx(0.9, rel=1e-6)
+    assert "rental_series_band_sigmas" in out["fit"]["montecarlo_dist"]
+    assert main(["market", "show", "Pub/Idx", "--index", str(path)]) == 0
+    assert "--dist market.rental_series_band_sigmas=" in capsys.readouterr().out
+
+
+def test_market_show_a_term_not_in_the_series(capsys):
+    assert main(["market", "show", "SemiAnalysis/RentalIndex", "--term", "6"]) == 3
+    err = capsys.readouterr().err
+    assert "no term of 6 months" in err and "0 months, 12 months" in err
+    assert main(["market", "show", "SemiAnalysis/RentalIndex"]) == 3  # two terms: choose one
+    assert "--term" in capsys.readouterr().err
+    assert main(["market", "show", "Nobody/Nothing"]) == 3
+    assert "CCIR/CRI-T2IF" in capsys.readouterr().err
+
+
+# --- a scenario priced from a series ------------------------------------------------------------
+
+
+def _dated_ages():
+    dates = [dt.date(2025, m, 1) for m in (1, 4, 7, 10)] + [
+        dt.date(2026, 1, 1),
+        dt.date(2026, 5, 1),
+    ]
+    return [(d, (d - dates[0]).days / 365.25) for d in dates]
+
+
+@pytest.fixture
+def exact_index(tmp_path, monkeypatch):
+    """An index whose H200 12-month curve is exactly P = 1.2 + 3 e^(-0.7 t), on month starts."""
+    body = "".join(
+        f"{d},Pub/Exact,H200,12,{1.2 + 3.0 * math.exp(-0.7 * t):.15f},closed form\n"
+        for d, t in _dated_ages()
+    )
+    path = _write(tmp_path, body)
+    monkeypatch.setattr(ri, "catalog_path", lambda: path)
+    return path
+
+
+MARKET = [
+    "start_date=2026-05-01",
+    "horizon_months=36",
+    'market.spot_sells="gpu_hours"',
+    "market.contract_share=0.5",
+    "market.contract_term_months=12",
+]
+
+
+def test_series_prices_the_rental_line_as_the_equivalent_hand_table(exact_index):
+    by_series = load_scenario(
+        BASE,
+        [
+            *MARKET,
+            "market.contract_usd_per_gpu_hour=0",
+            'market.rental_series="Pub/Exact"',
+            "market.rental_series_term_months=12",
+        ],
+    )
+    first = dt.date(2025, 1, 1)
+    dates = [d for d, _ in _dated_ages()]
+    month_dates = [dt.date(2026 + (4 + m) // 12, (4 + m) % 12 + 1, 1) for m in range(37)]
+    dates += [d for d in month_dates if d > dates[-1]]
+    price = {d: 1.2 + 3.0 * math.exp(-0.7 * (d - first).days / 365.25) for d in dates}
+    table = ", ".join(f"{{date = {d}, price_usd_per_gpu_hour = {price[d]!r}}}" for d in dates)
+    by_hand = load_scenario(
+        BASE,
+        [
+            *MARKET,
+            f"market.contract_usd_per_gpu_hour={price[dt.date(2026, 6, 1)]!r}",
+            f"market.rental_table=[{table}]",
+        ],
+    )
+    a, b = project(by_series).monthly, project(by_hand).monthly
+    for column in (
+        "contract_revenue_usd",
+        "spot_revenue_usd",
+        "revenue_usd",
+        "cash_flow_project_usd",
+    ):
+        np.testing.assert_allclose(a[column].to_numpy(), b[column].to_numpy(), rtol=1e-8, atol=1e-6)
+    assert a["spot_revenue_usd"].sum() > 0 and a["contract_revenue_usd"].sum() > 0
+    warning = next(w for w in project(by_series).summary.iloc[0]["warnings"] if "Pub/Exact" in w)
+    assert "publisher Pub" in warning and "2026-05-01" in warning
+    assert "extrapolated beyond 2026-05-01" in warning and "floor fit" in warning
+
+
+def test_band_shifts_extrapolated_prices_and_monte_carlo_columns_do_the_same(tmp_path, monkeypatch):
+    noisy = [1.0, 1.03, 0.98, 1.02, 0.99, 1.01]
+    body = "".join(
+        f"{d},Pub/Noisy,H200,0,{(1.2 + 3.0 * math.exp(-0.7 * t)) * e:.12f},test\n"
+        for (d, t), e in zip(_dated_ages(), noisy, strict=True)
+    )
+    monkeypatch.setattr(ri, "catalog_path", lambda: _write(tmp_path, body))
+    overrides = [*MARKET[:3], "market.contract_share=0", 'market.rental_series="Pub/Noisy"']
+    base = load_scenario(BASE, overrides)
+    high = load_scenario(BASE, [*overrides, "market.rental_series_band_sigmas=1.6448536269514722"])
+    b0, b1 = ScenarioBatch.from_scenarios(base), ScenarioBatch.from_scenarios(high)
+    sd = b0.extras["market.rental_table_log_sd"][0]
+    p0 = b0.extras["market.rental_table_usd_per_gpu_hour"][0]
+    p1 = b1.extras["market.rental_table_usd_per_gpu_hour"][0]
+    beyond = sd > 0
+    assert beyond.sum() > 0 and np.all(sd[:6] == 0)
+    np.testing.assert_allclose(p1[:6], p0[:6])  # the series' own points do not move
+    np.testing.assert_allclose(p1[beyond], p0[beyond] * np.exp(1.6448536269514722 * sd[beyond]))
+    # Monte Carlo replaces the column of a repeated batch: the same prices as compiled
+    repeated = ScenarioBatch.repeat(
+        base, 2, {"market.rental_series_band_sigmas": [0.0, 1.6448536269514722]}
+    )
+    table = repeated.extras["market.rental_table_usd_per_gpu_hour"]
+    np.testing.assert_allclose(table[0], p0, equal_nan=True)
+    np.testing.assert_allclose(table[1], p1, equal_nan=True)
+    assert (
+        project(high).summary.iloc[0]["revenue_usd_total"]
+        > project(base).summary.iloc[0]["revenue_usd_total"]
+    )
+
+
+def test_series_with_one_point_needs_a_decline_and_uses_it(capsys):
+    overrides = [
+        "start_date=2026-08-01",
+        "market.contract_share=1",
+        "market.contract_usd_per_gpu_hour=0",
+        "market.contract_term_months=12",
+        'market.rental_series="SemiAnalysis/TCO"',
+        "market.rental_series_term_months=36",
+    ]
+    scenario = load_scenario(BASE, overrides)  # h200-sxm: gpu H200
+    with pytest.raises(ri.RentalIndexError, match="rental_decline_annual"):
+        project(scenario)
+    declining = load_scenario(
+        BASE,
+        [
+            *overrides,
+            "market.rental_decline_annual=0.3",
+            "market.rental_floor_usd_per_gpu_hour=1.41",
+        ],
+    )
+    monthly = project(declining).monthly
+    # first contract at the month-1 price: 2.90 (2026-07-01) declined 0.3/yr for 2 months to 1.41
+    expected = 1.41 + (2.90 - 1.41) * 0.7 ** (
+        (dt.date(2026, 9, 1) - dt.date(2026, 7, 1)).days / 365.25
+    )
+    gpus = monthly["gpus_in_service"].to_numpy()
+    month1 = monthly["contract_revenue_usd"].to_numpy()[1] / (gpus[1] * 730.0)
+    assert month1 == pytest.approx(expected, rel=1e-9)
+
+
+def test_scenario_refusals_name_the_field():
+    with pytest.raises(ScenarioError, match="rental_usd_per_gpu_hour"):
+        load_scenario(
+            BASE, ['market.rental_series="CCIR/CRI-T2IF"', "market.rental_usd_per_gpu_hour=3"]
+        )
+    with pytest.raises(ScenarioError, match="rental_series"):
+        load_scenario(BASE, ["market.rental_series_band_sigmas=1"])
+    with pytest.raises(ScenarioError, match="rental_series_band_sigmas"):
+        load_scenario(
+            BASE, ['market.rental_series="CCIR/CRI-T2IF"', "market.rental_series_band_sigmas=5"]
+        )
+    with pytest.raises(ScenarioError, match="rental_series"):
+        load_scenario(BASE, ['market.rental_series="no publisher"'])
+    scenario = load_scenario(
+        BASE, ['market.rental_series="CCIR/CRI-T2IF"', "market.rental_series_term_months=12"]
+    )
+    with pytest.raises(ri.RentalIndexError, match="no term of 12 months; its terms are 0 months"):
+        project(scenario)
+
+
+def test_cli_project_exits_3_on_a_series_the_index_lacks(tmp_path, capsys):
+    assert main(["project", str(BASE), "--set", 'market.rental_series="Nobody/Nothing"']) == 3
+    err = capsys.readouterr().err
+    assert str(BASE) in err and "CCIR/CRI-T2IF" in err and "Traceback" not in err
+
+
+def test_a_batch_cannot_vary_what_the_series_was_compiled_with(exact_index):
+    scenario = load_scenario(
+        BASE, [*MARKET, 'market.rental_series="Pub/Exact"', "market.rental_series_term_months=12"]
+    )
+    with pytest.raises(InputError, match="rental_series_term_months cannot be varied"):
+        ScenarioBatch.repeat(scenario, 2, {"market.rental_series_term_months": [0, 12]})
+    with pytest.raises(InputError, match="rental_decline_annual cannot be varied"):
+        ScenarioBatch.repeat(scenario, 2, {"market.rental_decline_annual": [0.1, 0.2]})
