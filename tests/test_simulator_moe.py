@@ -204,3 +204,11 @@ def test_calibrated_predictions_carry_the_stored_model_efficiency():
 def test_a_partial_calibration_keeps_the_stored_model_efficiencies(tmp_path):
     cal.calibrate(["h100-sxm"], directory=tmp_path, starts=1)
     assert not (tmp_path / "models.toml").exists()
+
+
+def test_a_hardware_file_cannot_hold_a_model_efficiency(tmp_path):
+    (tmp_path / "h100-sxm.toml").write_text(
+        'hardware = "h100-sxm"\n[precision.fp8]\nmodel_efficiency = 0.5\n'
+    )
+    with pytest.raises(CalibrationError, match="unknown fields model_efficiency"):
+        load_efficiency("h100-sxm", "fp8", tmp_path)

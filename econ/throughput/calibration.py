@@ -107,9 +107,11 @@ METHOD_NOTES = """
   Why it is needed: at the predicted operating points of gpt-oss-120b the roofline terms (weight
   and KV bytes, FLOPs, the expected share of experts a batch touches, 1 - (1 - k/E)^tokens, and
   the expert-parallel all-to-all, absent on the one-GPU layout Offline picks) are a fraction of
-  the step; measured gpt-oss-120b reaches about the per-GPU throughput of Llama-2-70B on every
-  hardware with 14 times fewer active parameters, so what is missing is per-token software cost
-  of that model's stack, which the shared coefficients cannot hold.
+  the step (B200 Offline before this factor: one GPU, 2,287 sequences, memory 36 ms and compute
+  13 ms of a 112 ms step, the rest fitted per-token overhead); measured gpt-oss-120b Offline
+  reaches 0.8-1.0 times the per-GPU throughput of Llama-2-70B on every hardware of rounds up to
+  v6.0 with 14 times fewer active parameters, so what is missing is per-token software cost of
+  that model's stack, which coefficients shared by every model on a hardware cannot hold.
 - Input lengths are estimates (see `models/calibration/mlperf_workloads.toml`); output lengths are
   the medians observed in loadgen logs. Latencies are modelled as means with a fixed p99/mean factor
   for TPOT (fitted, prior 1.3) and an exponential tail for the TTFT queueing wait.

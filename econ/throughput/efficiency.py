@@ -63,18 +63,26 @@ def calibration_dir() -> Path:
     return models_dir() / "calibration"
 
 
+def _read_toml(path: Path, what: str) -> dict | None:
+    """A stored TOML file's tables; None when the file does not exist."""
+    if not path.is_file():
+        return None
+    try:
+        return tomllib.loads(path.read_text())
+    except tomllib.TOMLDecodeError as exc:
+        raise CalibrationError(f"{what} {path} is not valid TOML: {exc}") from exc
+
+
 def _read_calibration(key: str, directory: Path | None = None) -> dict:
     directory = Path(directory) if directory is not None else calibration_dir()
     path = directory / f"{key}.toml"
-    if not path.is_file():
+    raw = _read_toml(path, "calibration file")
+    if raw is None:
         return {}
-    try:
-        raw = tomllib.loads(path.read_text())
-    except tomllib.TOMLDecodeError as exc:
-        raise CalibrationError(f"calibration file {path} is not valid TOML: {exc}") from exc
     out = {}
     for precision, table in raw.get("precision", {}).items():
-        names = {f.name for f in fields(Efficiency)}
+        # a model's efficiency lives in models.toml, never in a hardware's file
+        names = {f.name for f in fields(Efficiency)} - {"model_efficiency"}
         unknown = set(table) - names - {"source", "fitted_on", "data", "rows", "median_abs_error"}
         if unknown:
             raise CalibrationError(
@@ -117,12 +125,9 @@ def load_model_efficiencies(directory: Path | None = None) -> dict[str, tuple[fl
     """model -> (efficiency, provenance) from models/calibration/models.toml; {} when none is
     stored."""
     path = model_efficiency_path(directory)
-    if not path.is_file():
+    raw = _read_toml(path, "model efficiency file")
+    if raw is None:
         return {}
-    try:
-        raw = tomllib.loads(path.read_text())
-    except tomllib.TOMLDecodeError as exc:
-        raise CalibrationError(f"model efficiency file {path} is not valid TOML: {exc}") from exc
     out = {}
     for model, table in raw.get("model", {}).items():
         unknown = set(table) - {"efficiency", *MODEL_INFO_FIELDS}
