@@ -212,3 +212,13 @@ def test_a_hardware_file_cannot_hold_a_model_efficiency(tmp_path):
     )
     with pytest.raises(CalibrationError, match="unknown fields model_efficiency"):
         load_efficiency("h100-sxm", "fp8", tmp_path)
+
+
+def test_cli_simulate_names_the_model_efficiency(capsys):
+    from econ.cli import main
+
+    argv = ["throughput", "simulate", "--hardware", "b200-sxm", "--model", "gpt-oss-120b"]
+    argv += ["--isl", "1500", "--osl", "1312", "--points", "16"]
+    assert main(argv) == 0
+    factor = load_model_efficiencies()["gpt-oss-120b"][0]
+    assert f"model efficiency {factor:.3f} (fitted across hardware)" in capsys.readouterr().out
