@@ -146,7 +146,8 @@ experts over all G), for B sequences in flight with mean input I and output O to
   block scales); KV per sequence (I + O/2) x b_kv / min(tp, KV heads) / dp, MLA's latent replicated
   on every TP rank, sliding-window layers capped at the window; capacity = (HBM (1 - reserve) -
   weights) / KV per sequence;
-- step time t = smoothmax_p(t_mem, t_compute) + t_comm + t_step + L t_layer + (B / G) t_token with
+- step time t = [smoothmax_p(t_mem, t_compute) + t_comm + t_step + L t_layer + (B / G) t_token] /
+  eta_m with eta_m the model's efficiency (below) and
   t_mem = (W_always / tp + W_experts / G x min(1, f (1 + imbalance)) + KV read) / (bandwidth x
   eff_bw), f = 1 - (1 - k/E)^tokens, t_compute = (decode FLOPs / eff_compute + prefill-chunk FLOPs /
   eff_prefill) / (G x peak), 2 FLOPs per active parameter per token plus attention over the
@@ -193,9 +194,10 @@ def explain_miss(r, frame: pd.DataFrame, rows: pd.DataFrame) -> str:
         )
     if share < 0.5 * typical:
         parts.append(
-            "One set of coefficients serves every model on a hardware, so a model whose stack is "
-            "far less tuned there (or a weak single submission) is over-predicted; the robust fit "
-            "treats it as an outlier rather than bending the other models' predictions."
+            "One set of coefficients serves every model on a hardware and one efficiency every "
+            "hardware of a model, so a model whose stack is far less tuned on this hardware (or a "
+            "weak single submission) is over-predicted; the robust fit treats it as an outlier "
+            "rather than bending the other models' predictions."
         )
     elif r.err_calibrated < 0:
         parts.append(
@@ -302,14 +304,39 @@ def round_section(errors: pd.DataFrame) -> list[str]:
         )
         + "."
         + (
-            " All of them over-predict a mixture-of-experts model: one set of coefficients per "
-            "hardware carries no model-specific efficiency, and MoE serving stacks differ most "
-            "between submitters and hardware."
+            " All of them over-predict a mixture-of-experts model: the model efficiency is one "
+            "factor across hardware, and MoE serving stacks differ most between submitters and "
+            "hardware (AMD's gpt-oss-120b and DeepSeek-R1 have no calibration row at all)."
             if all(r.err > 0 and get_llm(r.model).is_moe for _, r in worst.iterrows())
             else ""
         ),
         "",
     ]
+    return lines
+
+
+def model_section() -> list[str]:
+    """The stored per-model efficiencies and what they rest on."""
+    lines = [
+        "",
+        "## Per-model efficiency",
+        "",
+        "The hardware coefficients are shared by every model a hardware serves; each model's step "
+        "times are further divided by its efficiency eta_m, fitted with them on the same rows "
+        "(rounds up to v6.0) by alternating the per-hardware fits with a step of each eta_m to the "
+        f"median log miss of its targets over all hardware ({cal.MODEL_ROUNDS} rounds, then a "
+        "last fit of the hardware; `models/calibration/models.toml`). eta_m < 1: the model's "
+        "serving stack reaches less of its roofline than the hardware's other models.",
+        "",
+        "| model | mixture of experts | efficiency | targets | hardware | in-sample median abs. error |",
+        "|---|---|---:|---:|---|---:|",
+    ]
+    for model, (value, info) in sorted(cal.load_model_efficiencies().items()):
+        lines.append(
+            f"| {model} | {'yes' if get_llm(model).is_moe else 'no'} | {value:.3f} | "
+            f"{info.get('rows', 0)} | {info.get('hardware', '')} | "
+            f"{_abs_pct(float(info.get('median_abs_error', np.nan)))} |"
+        )
     return lines
 
 
@@ -416,6 +443,7 @@ def write_report(frame: pd.DataFrame, fits: dict, errors: pd.DataFrame) -> str:
                 f"{eff.token_overhead_s * 1e6:.1f} | {eff.moe_imbalance:.2f} | "
                 f"{eff.communication:.2f} | {eff.tpot_tail:.2f} |"
             )
+    lines += model_section()
     lines += ["", MODEL_NOTES.strip(), "", cal.METHOD_NOTES.strip(), ""]
     text = "\n".join(lines)
     REPORT.parent.mkdir(parents=True, exist_ok=True)

@@ -353,6 +353,13 @@ def _limit_text(value, scale, unit) -> str:
     return "none" if value is None else f"{value * scale:g} {unit}"
 
 
+def _model_efficiency_text(provenance: dict) -> str:
+    value = provenance.get("model_efficiency")
+    if isinstance(value, int | float):
+        return f"; model efficiency {value:.3f} (fitted across hardware)"
+    return ""
+
+
 def _simulate_table(result: dict, curve) -> str:
     r = result
     lines = [
@@ -361,7 +368,8 @@ def _simulate_table(result: dict, curve) -> str:
         f"lengths: {r['input_tokens']:,.0f} in / {r['output_tokens']:,.0f} out; p99 limits: TPOT "
         f"{_limit_text(r['tpot_limit_s'], 1000, 'ms')}, TTFT {_limit_text(r['ttft_limit_s'], 1, 's')}",
         f"coefficients: {r['provenance'].get('efficiency', '')} "
-        f"{r['provenance'].get('calibration_source', '')}".rstrip(),
+        f"{r['provenance'].get('calibration_source', '')}".rstrip()
+        + _model_efficiency_text(r["provenance"]),
         "",
         f"operating point: {r['tokens_per_s_per_gpu']:,.0f} tokens/s per GPU, "
         f"{r['tokens_per_s_per_user']:,.1f} tokens/s per user, TPOT p99 "

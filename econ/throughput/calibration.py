@@ -17,7 +17,7 @@ from __future__ import annotations
 import datetime as dt
 import math
 import tomllib
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
 import numpy as np
@@ -36,6 +36,8 @@ from econ.throughput.efficiency import (
     calibration_dir,
     load_all_efficiencies,
     load_efficiency,
+    load_model_efficiencies,
+    model_efficiency_path,
 )
 from econ.throughput.simulator import (
     DEFAULT_POINTS,
@@ -51,6 +53,8 @@ from econ.throughput.simulator import (
 )
 
 SCENARIOS = ("Offline", "Server", "Interactive")
+MODEL_ROUNDS = 3
+"""Alternations of the per-hardware fits and the per-model efficiencies in a full calibration."""
 CALIBRATION_POINTS = 40
 """Concurrency points per layout in the fit (the edge of the SLO is interpolated between them)."""
 DATA_SIGMA_LOG = 0.10
@@ -95,13 +99,27 @@ METHOD_NOTES = """
   coefficients: the priors carry the coefficients the data does not pin down, so an in-sample error
   says little on its own. The leave-one-system-out column predicts each hardware with its sibling's
   coefficients (a fit that never saw it): that is the error to expect for hardware without
-  measurements.
+  measurements. The per-model efficiencies are fitted on every hardware's rows, the left-out
+  one's included, so that column is slightly optimistic for them.
+- Per-model efficiency: one factor per model across all hardware divides its step times; it is
+  fitted with the hardware coefficients (alternating: every hardware fitted with the model
+  factors held, then each factor moved by the median log miss of its targets over all hardware).
+  Why it is needed: at the predicted operating points of gpt-oss-120b the roofline terms (weight
+  and KV bytes, FLOPs, the expected share of experts a batch touches, 1 - (1 - k/E)^tokens, and
+  the expert-parallel all-to-all, absent on the one-GPU layout Offline picks) are a fraction of
+  the step (B200 Offline before this factor: one GPU, 2,287 sequences, memory 36 ms and compute
+  13 ms of a 112 ms step, the rest fitted per-token overhead); measured gpt-oss-120b Offline
+  reaches 0.8-1.0 times the per-GPU throughput of Llama-2-70B on every hardware of rounds up to
+  v6.0 with 14 times fewer active parameters, so what is missing is per-token software cost of
+  that model's stack, which coefficients shared by every model on a hardware cannot hold.
 - Input lengths are estimates (see `models/calibration/mlperf_workloads.toml`); output lengths are
   the medians observed in loadgen logs. Latencies are modelled as means with a fixed p99/mean factor
   for TPOT (fitted, prior 1.3) and an exponential tail for the TTFT queueing wait.
 - Not modelled: pipeline parallelism, CPU/host limits, power capping, prefix caching, and
-  per-model kernel quality (one set of coefficients serves every model on a hardware, which is the
-  main source of the remaining misses).
+  kernel quality per hardware x model pair (one set of coefficients per hardware and one
+  efficiency per model; a model whose stack is much less tuned on one vendor's hardware, such as
+  gpt-oss-120b and DeepSeek-R1 on AMD MI300X/MI355X, which no calibration row covers, is the main
+  source of the remaining misses).
 """
 
 
@@ -406,12 +424,48 @@ class FitResult:
     rows: int
     median_abs_error: float
     cost: float
+    predicted: np.ndarray | None = None
+    """Best tokens/s per GPU of each target with the fitted coefficients [tokens/s/GPU (rows,)]."""
+
+
+def with_model_efficiencies(base: Efficiency, models, efficiencies: dict[str, float]) -> Efficiency:
+    """`base` with model_efficiency as a (rows,) array: each target's model efficiency (1 for a
+    model without one)."""
+    return replace(base, model_efficiency=np.array([efficiencies.get(m, 1.0) for m in models]))
+
+
+def update_model_efficiencies(
+    models, measured, predicted, efficiencies: dict[str, float]
+) -> dict[str, float]:
+    """One step of the per-model fit: each model's efficiency times exp(median ln(measured /
+    predicted)) over its targets on every hardware, the median so that one weak submission moves it
+    little. Alternated with the per-hardware fits (block coordinate descent, Bertsekas, "Nonlinear
+    Programming", 2nd ed., 1999, §2.7); a model without a finite prediction keeps its value."""
+    frame = pd.DataFrame(
+        {
+            "model": np.asarray(models),
+            "log_ratio": np.log(np.asarray(measured, dtype=float) / np.asarray(predicted)),
+        }
+    )
+    frame = frame[np.isfinite(frame["log_ratio"])]
+    step = frame.groupby("model")["log_ratio"].median()
+    return {
+        m: float(v * math.exp(step[m])) if m in step.index else v for m, v in efficiencies.items()
+    }
 
 
 def fit_targets(
-    targets: pd.DataFrame, prior: Efficiency = PRIOR, starts: int = 4, seed: int = 0
+    targets: pd.DataFrame,
+    prior: Efficiency = PRIOR,
+    starts: int = 4,
+    seed: int = 0,
+    start: Efficiency | None = None,
 ) -> FitResult:
-    """Fit the coefficients to targets (usually one hardware's) from several starts; keep the best."""
+    """Fit the coefficients to targets (usually one hardware's) from several starts; keep the best.
+
+    With `start`, one local fit from those coefficients instead: a continuation that stays in the
+    basin of an earlier fit (few targets against ten coefficients leave near-equal optima, and a
+    fresh multi-start could jump between them on a small change of the data)."""
     from scipy.optimize import least_squares
 
     if len(targets) == 0:
@@ -421,8 +475,9 @@ def fit_targets(
     lo = np.log([BOUNDS[f][0] for f in FITTED_FIELDS])
     hi = np.log([BOUNDS[f][1] for f in FITTED_FIELDS])
     rng = np.random.default_rng(seed)
-    x0s = [np.clip(_to_x(prior), lo + 1e-9, hi - 1e-9)]
-    x0s += [lo + (hi - lo) * rng.uniform(0.15, 0.85, size=lo.size) for _ in range(starts - 1)]
+    x0s = [np.clip(_to_x(prior if start is None else start), lo + 1e-9, hi - 1e-9)]
+    if start is None:
+        x0s += [lo + (hi - lo) * rng.uniform(0.15, 0.85, size=lo.size) for _ in range(starts - 1)]
     best = None
     for x0 in x0s:
         res = least_squares(
@@ -440,7 +495,9 @@ def fit_targets(
     eff = _from_x(best.x, prior)
     predicted = batch.predict(eff)
     err = float(np.nanmedian(np.abs(predicted / measured - 1.0)))
-    return FitResult(eff, len(targets), err, float(best.cost))
+    # the model efficiencies are inputs of the fit, not hardware coefficients
+    eff = replace(eff, model_efficiency=PRIOR.model_efficiency)
+    return FitResult(eff, len(targets), err, float(best.cost), predicted)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -448,7 +505,22 @@ def fit_targets(
 
 
 def _efficiency_table(eff: Efficiency) -> dict:
-    return {f.name: float(getattr(eff, f.name)) for f in fields(eff)}
+    return {
+        f.name: float(getattr(eff, f.name)) for f in fields(eff) if f.name != "model_efficiency"
+    }
+
+
+def save_model_efficiencies(tables: dict[str, dict], directory: Path | None = None) -> Path:
+    """Write models/calibration/models.toml atomically: model -> {efficiency, provenance}."""
+    path = model_efficiency_path(directory)
+    make_folder(path.parent, parents=True)
+    text = (
+        "# Per-model efficiencies of the throughput simulator: each step time of a model is divided\n"
+        "# by its efficiency on top of the hardware's coefficients. Written by `econ throughput\n"
+        "# calibrate` (all hardware), fitted with them on the same rows.\n"
+        + tomli_w.dumps({"model": tables})
+    )
+    return atomic_write(path, text, overwrite=True)
 
 
 def save_calibration(key: str, tables: dict[str, dict], directory: Path | None = None) -> Path:
@@ -465,10 +537,18 @@ def save_calibration(key: str, tables: dict[str, dict], directory: Path | None =
     return atomic_write(path, text, overwrite=True)
 
 
-def efficiency_by_row(targets: pd.DataFrame, fits: dict, leave_one_out: bool = False) -> Efficiency:
+def efficiency_by_row(
+    targets: pd.DataFrame,
+    fits: dict,
+    leave_one_out: bool = False,
+    model_efficiencies: dict[str, float] | None = None,
+) -> Efficiency:
     """Coefficients per target as (rows,) arrays: the target hardware's own calibration, or with
-    `leave_one_out` its sibling's (which never saw it); defaults where neither exists."""
+    `leave_one_out` its sibling's (which never saw it); defaults where neither exists. Calibrated
+    rows carry their model's efficiency (default: the stored ones), default rows 1."""
     catalog = load_hardware_catalog()
+    if model_efficiencies is None:
+        model_efficiencies = {m: v for m, (v, _) in load_model_efficiencies().items()}
     per_row = []
     for r in targets.itertuples(index=False):
         key = r.hardware
@@ -480,6 +560,10 @@ def efficiency_by_row(targets: pd.DataFrame, fits: dict, leave_one_out: bool = F
                 continue
         entry = fits.get(key, {}).get(r.precision)
         per_row.append(entry[0] if entry else PRIOR)
+    per_row = [
+        e if e is PRIOR else replace(e, model_efficiency=model_efficiencies.get(m, 1.0))
+        for e, m in zip(per_row, targets["model"], strict=True)
+    ]
     return Efficiency(
         **{f.name: np.array([getattr(e, f.name) for e in per_row]) for f in fields(Efficiency)}
     )
@@ -498,9 +582,17 @@ def calibrate(
     directory: Path | None = None,
     today: dt.date | None = None,
     starts: int = 4,
+    model_rounds: int | None = None,
 ) -> dict[str, dict]:
     """Fit every hardware with targets, transfer to those without, write the files; returns the
-    tables written, hardware -> precision -> table."""
+    tables written, hardware -> precision -> table.
+
+    A calibration of all hardware also fits the per-model efficiencies: `model_rounds` (default
+    MODEL_ROUNDS) times, every hardware is fitted with the current model efficiencies (a
+    multi-start fit first, then local fits from the previous coefficients) and each model's
+    efficiency then moves by the median miss of its targets; a last fit of the hardware follows,
+    and models/calibration/models.toml is written. A calibration of some hardware keeps the
+    stored model efficiencies (model_rounds 0)."""
     catalog = load_hardware_catalog()
     keys = list(catalog) if hardware is None else hardware
     for key in keys:
@@ -515,11 +607,34 @@ def calibrate(
     )
     written: dict[str, dict] = {}
     fitted: dict[str, tuple[str, dict]] = {}
-    for key in keys:
+    if model_rounds is None:
+        model_rounds = MODEL_ROUNDS if hardware is None else 0
+    if model_rounds:
+        model_eff = dict.fromkeys(sorted(set(targets["model"])), 1.0)
+    else:
+        model_eff = {m: v for m, (v, _) in load_model_efficiencies().items()}
+    fit_keys = [key for key in keys if (targets["hardware"] == key).any()]
+    results: dict[str, FitResult] = {}
+    for step in range(model_rounds + 1 if fit_keys else 0):
+        # after the first multi-start fit, each round continues from the previous coefficients
+        results = {
+            key: fit_targets(
+                sub := targets[targets["hardware"] == key],
+                prior=with_model_efficiencies(PRIOR, sub["model"], model_eff),
+                starts=starts,
+                start=results[key].efficiency if results else None,
+            )
+            for key in fit_keys
+        }
+        fitted_rows = pd.concat([targets[targets["hardware"] == key] for key in fit_keys])
+        predicted = np.concatenate([results[key].predicted for key in fit_keys])
+        if step < model_rounds:
+            model_eff = update_model_efficiencies(
+                fitted_rows["model"], fitted_rows["measured"], predicted, model_eff
+            )
+    for key in fit_keys:
         sub = targets[targets["hardware"] == key]
-        if len(sub) == 0:
-            continue
-        result = fit_targets(sub, starts=starts)
+        result = results[key]
         precision = catalog[key].default_precision
         scenarios = ", ".join(
             f"{m} {s} ({r})"
@@ -558,7 +673,30 @@ def calibrate(
                 }
         save_calibration(key, tables, directory)
         written[key] = tables
+    if model_rounds and fit_keys:
+        save_model_efficiencies(
+            _model_tables(fitted_rows, predicted, model_eff, data_note, today), directory
+        )
     return written
+
+
+def _model_tables(fitted_rows, predicted, model_eff, data_note, today) -> dict[str, dict]:
+    err = np.abs(predicted / fitted_rows["measured"].to_numpy() - 1.0)
+    tables = {}
+    for model, value in model_eff.items():
+        mine = (fitted_rows["model"] == model).to_numpy()
+        hardware = sorted(set(fitted_rows.loc[mine, "hardware"]))
+        rounds = sorted(set(fitted_rows.loc[mine, "round"]), key=_round_key)
+        tables[model] = {
+            "efficiency": float(value),
+            "source": "fit",
+            "fitted_on": today,
+            "data": f"{data_note}: {int(mine.sum())} targets of rounds {', '.join(rounds)}",
+            "rows": int(mine.sum()),
+            "hardware": ", ".join(hardware),
+            "median_abs_error": round(float(np.nanmedian(err[mine])), 4),
+        }
+    return tables
 
 
 __all__ = [
@@ -572,9 +710,13 @@ __all__ = [
     "calibration_targets",
     "efficiency_by_row",
     "fit_targets",
+    "save_model_efficiencies",
+    "update_model_efficiencies",
+    "with_model_efficiencies",
     "get_workload",
     "load_all_efficiencies",
     "load_efficiency",
+    "load_model_efficiencies",
     "load_rows",
     "load_workloads",
     "DEFAULT_POINTS",

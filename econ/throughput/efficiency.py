@@ -49,6 +49,10 @@ class Efficiency:
     tpot_tail: float = 1.3
     """p99 / mean time per output token: steps that carry prefill chunks and the batch swings of
     Poisson arrivals make some requests' TPOT longer than the mean [ratio]."""
+    model_efficiency: float = 1.0
+    """Speed of one model's serving stack against the hardware's coefficients, which every model on
+    a hardware shares; each step time is divided by it. Fitted per model across hardware
+    (models/calibration/models.toml), not per hardware; 1 where none is stored [ratio]."""
 
 
 PRIOR = Efficiency()
@@ -59,18 +63,26 @@ def calibration_dir() -> Path:
     return models_dir() / "calibration"
 
 
+def _read_toml(path: Path, what: str) -> dict | None:
+    """A stored TOML file's tables; None when the file does not exist."""
+    if not path.is_file():
+        return None
+    try:
+        return tomllib.loads(path.read_text())
+    except tomllib.TOMLDecodeError as exc:
+        raise CalibrationError(f"{what} {path} is not valid TOML: {exc}") from exc
+
+
 def _read_calibration(key: str, directory: Path | None = None) -> dict:
     directory = Path(directory) if directory is not None else calibration_dir()
     path = directory / f"{key}.toml"
-    if not path.is_file():
+    raw = _read_toml(path, "calibration file")
+    if raw is None:
         return {}
-    try:
-        raw = tomllib.loads(path.read_text())
-    except tomllib.TOMLDecodeError as exc:
-        raise CalibrationError(f"calibration file {path} is not valid TOML: {exc}") from exc
     out = {}
     for precision, table in raw.get("precision", {}).items():
-        names = {f.name for f in fields(Efficiency)}
+        # a model's efficiency lives in models.toml, never in a hardware's file
+        names = {f.name for f in fields(Efficiency)} - {"model_efficiency"}
         unknown = set(table) - names - {"source", "fitted_on", "data", "rows", "median_abs_error"}
         if unknown:
             raise CalibrationError(
@@ -99,6 +111,53 @@ def load_efficiency(hardware: str, precision: str, directory: Path | None = None
         eff, info = stored[precision]
         return eff, {"efficiency": "calibrated", **{f"calibration_{k}": v for k, v in info.items()}}
     return PRIOR, {"efficiency": "default coefficients (no calibration stored)"}
+
+
+MODEL_EFFICIENCY_FILE = "models.toml"
+MODEL_INFO_FIELDS = ("source", "fitted_on", "data", "rows", "hardware", "median_abs_error")
+
+
+def model_efficiency_path(directory: Path | None = None) -> Path:
+    return (Path(directory) if directory is not None else calibration_dir()) / MODEL_EFFICIENCY_FILE
+
+
+def load_model_efficiencies(directory: Path | None = None) -> dict[str, tuple[float, dict]]:
+    """model -> (efficiency, provenance) from models/calibration/models.toml; {} when none is
+    stored."""
+    path = model_efficiency_path(directory)
+    raw = _read_toml(path, "model efficiency file")
+    if raw is None:
+        return {}
+    out = {}
+    for model, table in raw.get("model", {}).items():
+        unknown = set(table) - {"efficiency", *MODEL_INFO_FIELDS}
+        if unknown:
+            raise CalibrationError(
+                f"{path}: model.{model} has unknown fields {', '.join(sorted(unknown))}"
+            )
+        value = table.get("efficiency")
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int | float)
+            or not (math.isfinite(value) and value > 0)
+        ):
+            raise CalibrationError(
+                f"{path}: model.{model}.efficiency must be a positive number, got {value!r}"
+            )
+        out[model] = (float(value), {k: table[k] for k in MODEL_INFO_FIELDS if k in table})
+    return out
+
+
+def load_model_efficiency(model: str, directory: Path | None = None) -> tuple[float, dict]:
+    """(efficiency, provenance) of one model; 1 (labelled) when none is stored."""
+    stored = load_model_efficiencies(directory)
+    if model in stored:
+        value, info = stored[model]
+        return value, {
+            "model_efficiency": value,
+            **{f"model_efficiency_{k}": v for k, v in info.items()},
+        }
+    return 1.0, {"model_efficiency": "none stored (1)"}
 
 
 def load_all_efficiencies(directory: Path | None = None) -> dict[str, dict]:

@@ -125,6 +125,12 @@ def out_of_sample_errors(test_round: str = TEST_ROUND) -> pd.DataFrame:
                     f"models/calibration/{key}.toml precision.{precision} was fitted on data "
                     f"naming {test_round}; the by-round check needs coefficients fitted before it"
                 )
+    for model, (_, info) in cal.load_model_efficiencies().items():
+        if test_round in str(info.get("data", "")):
+            raise ErrorBandError(
+                f"models/calibration/models.toml model.{model} was fitted on data naming "
+                f"{test_round}; the by-round check needs efficiencies fitted before it"
+            )
     pairs = calibrated_pairs()
     parts = []
     for check, targets, loso in (

@@ -41,7 +41,7 @@ from econ.errors import InputError
 from econ.hardware import Hardware, get_hardware, normalize_precision
 from econ.llms import LLM, get_llm
 from econ.throughput.curve import CURVE_COLUMNS, Curve, pareto_frontier
-from econ.throughput.efficiency import Efficiency, load_efficiency
+from econ.throughput.efficiency import Efficiency, load_efficiency, load_model_efficiency
 
 ACTIVATION_BYTES = 2.0
 """Bytes per activation element exchanged by collectives (BF16) [bytes]."""
@@ -309,7 +309,11 @@ def forward_time(
     so prefill chunks in a mixed step cost their marginal compute (Agrawal et al., "Sarathi-Serve",
     OSDI 2024, arXiv 2403.02310).
 
-    t = smoothmax_p(t_mem, t_compute) + t_comm + t_step + L t_layer + (n_decode / G) t_token
+    t = [smoothmax_p(t_mem, t_compute) + t_comm + t_step + L t_layer + (n_decode / G) t_token] / eta_m
+
+    eta_m is the model's efficiency (1 unless a per-model calibration is stored): the coefficients of
+    a hardware are shared by every model it serves, and eta_m carries what one model's kernels and
+    scheduling do better or worse than that across all hardware.
 
     Returns (step time, memory time, compute time, communication time) [s].
     """
@@ -357,7 +361,7 @@ def forward_time(
         + efficiency.step_overhead_s
         + system.layers * efficiency.layer_overhead_s
         + np.asarray(decode_tokens) / g * efficiency.token_overhead_s
-    )
+    ) / np.asarray(efficiency.model_efficiency)
     return step, memory_time, compute_time, comm_time
 
 
@@ -581,10 +585,16 @@ def resolve(hardware: str | Hardware, model: str | LLM, precision: str | None):
     return hw, llm, p
 
 
-def _efficiency_for(hw: Hardware, precision: str, efficiency):
+def _efficiency_for(hw: Hardware, llm: LLM, precision: str, efficiency):
+    """The given coefficients as they are, or the stored calibration of the hardware and precision
+    with the model's stored efficiency (which was fitted against calibrated coefficients only)."""
     if efficiency is not None:
         return efficiency, {"efficiency": "given"}
-    return load_efficiency(hw.key, precision)
+    eff, info = load_efficiency(hw.key, precision)
+    if info["efficiency"] != "calibrated":
+        return eff, info
+    factor, model_info = load_model_efficiency(llm.key)
+    return replace(eff, model_efficiency=factor), {**info, **model_info}
 
 
 def _fit_error(hw: Hardware, llm: LLM, precision: str, configs, efficiency, isl, osl) -> None:
@@ -695,7 +705,7 @@ def simulate_curve(
     hw, llm, p = resolve(hardware, model, precision)
     _check_lengths(input_tokens, output_tokens)
     _check_speculation(draft_tokens, accepted_tokens)
-    eff, eff_info = _efficiency_for(hw, p, efficiency)
+    eff, eff_info = _efficiency_for(hw, llm, p, efficiency)
     configs = parallel_configs(llm, hw)
     if gpus is not None:
         if not isinstance(gpus, int) or gpus < 1:
@@ -833,7 +843,7 @@ def simulate_envelope(
     hw, llm, p = resolve(hardware, model, precision)
     _check_lengths(input_tokens, output_tokens)
     _check_speculation(draft_tokens, accepted_tokens)
-    eff, eff_info = _efficiency_for(hw, p, efficiency)
+    eff, eff_info = _efficiency_for(hw, llm, p, efficiency)
     configs = parallel_configs(llm, hw, max_gpus)
     isl, osl = float(input_tokens), float(output_tokens)
     _fit_error(hw, llm, p, configs, eff, isl, osl)
@@ -995,7 +1005,7 @@ def operating_point(
     _check_speculation(draft_tokens, accepted_tokens)
     tpot = _check_limit("TPOT limit", tpot_limit_s)
     ttft = _check_limit("TTFT limit", ttft_limit_s)
-    eff, _ = _efficiency_for(hw, p, efficiency)
+    eff, _ = _efficiency_for(hw, llm, p, efficiency)
     configs = parallel_configs(llm, hw, max_gpus)
     isl, osl = float(input_tokens), float(output_tokens)
     _fit_error(hw, llm, p, configs, eff, isl, osl)

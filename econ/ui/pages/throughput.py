@@ -662,7 +662,12 @@ def simulated_tab(scenario) -> None:
     st.caption(
         "Lines: throughput-interactivity envelopes; diamond: the SLO operating point; dashed rules: "
         "the speed of light (all efficiencies at 1) and the scenario's throughput. "
-        f"Coefficients: {sim['provenance'].get('efficiency', '')} {sim['provenance'].get('calibration_source', '')}."
+        f"Coefficients: {sim['provenance'].get('efficiency', '')} {sim['provenance'].get('calibration_source', '')}"
+        + (
+            f"; model efficiency {eta:.3f} (fitted across hardware)."
+            if isinstance(eta := sim["provenance"].get("model_efficiency"), int | float)
+            else "."
+        )
     )
     for warning in sim["warnings"]:
         st.warning(warning, icon=":material/warning:")
