@@ -311,3 +311,61 @@ def test_cash_waterfall_ends_at_the_project_cash_flow():
         assert parts["value"].sum() * 1e6 == pytest.approx(
             lines["cash_flow_project_usd"].sum(), abs=1e-3
         )
+
+
+MC_ARGS = [
+    "--montecarlo",
+    "64",
+    "--seed",
+    "11",
+    "--dist",
+    "market.price_decline_annual=triangular(0.15,0.3,0.5)",
+    "--dist",
+    "utilization.share=uniform(0.5,0.8)",
+]
+
+
+def test_montecarlo_cases_are_percentiles_of_the_draws(tmp_path, capsys):
+    from econ.analysis.montecarlo import montecarlo
+    from econ.scenario import load_scenario
+
+    out = tmp_path / "mc.html"
+    assert main(["memo", str(SEED), "--out", str(out), *MC_ARGS]) == 0
+    stamp = json.loads(_parsed(out).stamp_text)
+    assert stamp["cases"] == {} and stamp["montecarlo"]["n"] == 64
+    rows = montecarlo(
+        load_scenario(SEED),
+        {
+            "market.price_decline_annual": "triangular(0.15,0.3,0.5)",
+            "utilization.share": "uniform(0.5,0.8)",
+        },
+        64,
+        seed=11,
+        outputs=("npv_usd", "min_dscr"),
+        keep_rows=True,
+    ).rows
+    for q in (10, 50, 90):
+        assert stamp["figures"][f"p{q}.npv_usd"] == pytest.approx(
+            np.quantile(rows["npv_usd"], q / 100), rel=1e-12
+        )
+    npv = [stamp["figures"][f"p{q}.npv_usd"] for q in (10, 50, 90)]
+    assert npv == sorted(npv)
+    code, report = _verify(capsys, out)
+    assert code == 0, report
+
+    def change(stamp):
+        stamp["montecarlo"]["seed"] = 12
+
+    code, report = _verify(capsys, _edited(out, tmp_path, lambda t: _edit_stamp(t, change)))
+    assert code == 1 and "p50.npv_usd" in report
+
+
+def test_montecarlo_needs_draws_and_distributions(tmp_path, capsys):
+    for extra in (
+        ["--montecarlo", "100"],
+        ["--dist", "utilization.share=uniform(0.5,0.8)"],
+        ["--montecarlo", "3", "--dist", "utilization.share=uniform(0.5,0.8)"],
+        ["--montecarlo", "100", "--dist", "no.such=uniform(0,1)"],
+    ):
+        assert main(["memo", str(SEED), "--out", str(tmp_path / "m.html"), *extra]) == 3, extra
+        assert "Traceback" not in capsys.readouterr().err

@@ -47,6 +47,23 @@ def register(subparsers) -> None:
         metavar="PATH=VALUE",
         help="override a field of the scenario itself (TOML value)",
     )
+    m.add_argument(
+        "--montecarlo",
+        type=int,
+        metavar="N",
+        help="add P10/P50/P90 cases: percentiles of each figure over N Monte Carlo draws of the "
+        "--dist distributions (instead of the default downside and upside)",
+    )
+    m.add_argument(
+        "--dist",
+        dest="dists",
+        action="append",
+        default=[],
+        metavar="PATH=DIST",
+        help="a distribution for --montecarlo, e.g. market.price_decline_annual=triangular(0.15,"
+        "0.3,0.5); repeat for several",
+    )
+    m.add_argument("--seed", type=int, default=0, help="root seed of the Monte Carlo (default 0)")
     m.add_argument("--force", action="store_true", help="overwrite an existing --out file")
     m.set_defaults(run=run_memo)
 
@@ -72,13 +89,14 @@ def _check_out(out: str, force: bool) -> Path:
 def run_memo(args: argparse.Namespace) -> int:
     from econ.files import atomic_write
     from econ.memo import render
-    from econ.memo.build import build_memo, parse_case
+    from econ.memo.build import build_memo, parse_case, parse_montecarlo
     from econ.scenario import load_scenario
 
     path = _check_out(args.out, args.force)  # before the work: a bad --out fails at once
     cases = dict(parse_case(text) for text in args.cases) if args.cases else None
+    montecarlo = parse_montecarlo(args.montecarlo, args.dists, args.seed)
     scenario = load_scenario(args.file, args.overrides)
-    memo = build_memo(scenario, cases)
+    memo = build_memo(scenario, cases, montecarlo=montecarlo)
     text = render.html(memo)
     data = render.pdf(text, memo.stamp) if path.suffix.lower() == ".pdf" else text
     atomic_write(path, data, overwrite=args.force)

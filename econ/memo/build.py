@@ -48,6 +48,10 @@ TORNADO_CANDIDATES = (
 DEFAULT_CASE_SHARE = 0.2
 """Default downside and upside: the month-1 token price 20% lower and higher."""
 
+PERCENTILES = (10, 50, 90)
+"""Monte Carlo cases: these percentiles of each metric over the draws (each metric apart)."""
+MAX_DRAWS = 100_000
+
 
 class MemoError(InputError):
     """A memo that cannot be made or read as asked."""
@@ -118,6 +122,50 @@ def tornado_paths(scenario: Scenario) -> list[str]:
     return paths
 
 
+def parse_montecarlo(n: int | None, dists: Sequence[str], seed: int) -> dict | None:
+    """The Monte Carlo spec of `--montecarlo N --dist PATH=DIST ... --seed S` (None without)."""
+    if n is None and not dists:
+        return None
+    if n is None or not dists:
+        raise MemoError("Monte Carlo cases need both --montecarlo N and at least one --dist")
+    if isinstance(n, bool) or not isinstance(n, int) or not 10 <= n <= MAX_DRAWS:
+        raise MemoError(f"--montecarlo {n!r}: expected a whole number of draws, 10 to {MAX_DRAWS}")
+    from econ.analysis.montecarlo import parse_dists
+
+    parse_dists(dists)  # refuse a bad path or distribution before any work
+    distributions = {}
+    for item in dists:
+        path, text = (part.strip() for part in item.split("=", 1))
+        distributions[path] = text
+    return {"n": n, "seed": seed, "distributions": distributions}
+
+
+def montecarlo_cases(scenario: Scenario, spec: Mapping) -> dict[str, dict]:
+    """P10, P50 and P90 of each case metric over the draws of `spec` (see parse_montecarlo)."""
+    import numpy as np
+
+    from econ.analysis.montecarlo import montecarlo
+
+    keys = [key for key, *_ in case_rows()]
+    result = montecarlo(
+        scenario,
+        dict(spec["distributions"]),
+        int(spec["n"]),
+        seed=int(spec["seed"]),
+        outputs=keys,
+        keep_rows=True,
+    )
+    cases = {}
+    for q in PERCENTILES:
+        summary = {}
+        for key in keys:
+            values = result.rows[key].to_numpy(dtype=float)
+            values = values[np.isfinite(values)]
+            summary[key] = float(np.quantile(values, q / 100)) if len(values) else None
+        cases[f"p{q}"] = {"overrides": [], "summary": summary, "montecarlo": True}
+    return cases
+
+
 def _summary(scenario: Scenario) -> tuple[dict, pd.DataFrame]:
     from econ.engine import project
 
@@ -171,14 +219,18 @@ def compute(
     cases: Mapping[str, Sequence[str]],
     tornado_inputs: Sequence[str] | None = None,
     swing_pct: float = TORNADO_SWING_PCT,
+    montecarlo: Mapping | None = None,
 ) -> Memo:
-    """Project the scenario and its cases and run the tornado (same inputs, same results)."""
+    """Project the scenario and its cases (named overrides, and P10/P50/P90 of a Monte Carlo
+    when `montecarlo` is given) and run the tornado (same inputs, same results)."""
     text = dumps(scenario)
     summary, monthly = _summary(scenario)
     case_results = {}
     for name, overrides in cases.items():
         case_summary, _ = _summary(with_overrides(text, overrides, name))
         case_results[name] = {"overrides": list(overrides), "summary": case_summary}
+    if montecarlo is not None:
+        case_results.update(montecarlo_cases(scenario, montecarlo))
     paths = tornado_paths(scenario) if tornado_inputs is None else list(tornado_inputs)
     tornado = run_tornado(scenario, paths, swing_pct)
     figures = figures_of(summary, case_results, tornado)
@@ -189,9 +241,13 @@ def build_memo(
     scenario: Scenario,
     cases: Mapping[str, Sequence[str]] | None = None,
     created: str | None = None,
+    montecarlo: Mapping | None = None,
 ) -> Memo:
-    """The memo of a scenario, stamped: cases default to `default_cases`."""
-    memo = compute(scenario, default_cases(scenario) if cases is None else cases)
+    """The memo of a scenario, stamped: cases default to `default_cases` (none besides the
+    Monte Carlo percentiles when `montecarlo` is given)."""
+    if cases is None:
+        cases = {} if montecarlo is not None else default_cases(scenario)
+    memo = compute(scenario, cases, montecarlo=montecarlo)
     memo.stamp = {
         "kind": "econ-memo",
         "memo_format": MEMO_FORMAT,
@@ -202,7 +258,12 @@ def build_memo(
         "created_utc": created or creation_time(),
         "scenario_toml": memo.scenario_toml,
         "summary": memo.summary,
-        "cases": {name: {"overrides": c["overrides"]} for name, c in memo.cases.items()},
+        "cases": {
+            name: {"overrides": c["overrides"]}
+            for name, c in memo.cases.items()
+            if not c.get("montecarlo")
+        },
+        "montecarlo": None if montecarlo is None else dict(montecarlo),
         "tornado": {
             "output": memo.tornado["output"],
             "swing_pct": memo.tornado["swing_pct"],

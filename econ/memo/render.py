@@ -236,7 +236,10 @@ def html(memo: Memo) -> str:
         ask=_ask(memo),
         headline=headline,
         cases=cases,
-        case_overrides={name: c["overrides"] for name, c in memo.cases.items()},
+        case_overrides={
+            name: c["overrides"] for name, c in memo.cases.items() if not c.get("montecarlo")
+        },
+        montecarlo=memo.stamp.get("montecarlo"),
         case_table=case_table,
         tornado_rows=tornado_rows,
         tornado=memo.tornado,

@@ -159,11 +159,18 @@ def _recompute(stamp: dict, file: str, report: Report) -> dict:
     try:
         cases = {name: list(c["overrides"]) for name, c in stamp["cases"].items()}
         inputs, swing = stamp["tornado"]["inputs"], float(stamp["tornado"]["swing_pct"])
+        montecarlo = stamp.get("montecarlo")
+        if montecarlo is not None:
+            montecarlo = {
+                "n": int(montecarlo["n"]),
+                "seed": int(montecarlo["seed"]),
+                "distributions": dict(montecarlo["distributions"]),
+            }
     except (AttributeError, KeyError, TypeError, ValueError):
         raise NotAMemoError(
             f"{file}: the stamp's cases or tornado are not as econ memo writes them"
         ) from None
-    memo = compute(scenario, cases, inputs, swing)
+    memo = compute(scenario, cases, inputs, swing, montecarlo)
     report.checked += _compare("summary", stamp["summary"], memo.summary, out)
     report.checked += _compare("figures", stamp["figures"], memo.figures, out)
     return memo.figures
