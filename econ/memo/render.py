@@ -131,14 +131,22 @@ def _ask(memo: Memo) -> list[tuple[str, str]]:
     s = memo.scenario
     racks = s.fleet.gpu_count / s.fleet.gpus_per_rack if s.fleet.gpus_per_rack else None
     fin = s.financing
-    debt = (
-        f"{fin.debt_share:.0%} debt at {fin.debt_rate_annual:.2%} a year over "
-        f"{fin.debt_term_months} months"
-        if fin.debt_share
-        else "all equity"
-    )
     if fin.tranches:
-        debt += "; tranches: " + ", ".join(t.name for t in fin.tranches)
+        parts = []
+        for t in fin.tranches:
+            share = "" if t.share_of_capex is None else f", {t.share_of_capex:.0%} of capex"
+            amount = getattr(t, "amount_usd", None)
+            parts.append(
+                f"{t.name} ({t.type}{share}" + (f", {amount:,.0f} USD)" if amount else ")")
+            )
+        debt = "capital stack: " + "; ".join(parts)
+    elif fin.debt_share:
+        debt = (
+            f"{fin.debt_share:.0%} debt at {fin.debt_rate_annual:.2%} a year over "
+            f"{fin.debt_term_months} months"
+        )
+    else:
+        debt = "all equity"
     return [
         (
             "Fleet",

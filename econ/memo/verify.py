@@ -4,8 +4,8 @@ the scenario it embeds with this econ, and list every figure that differs.
 What is checked. A memo: the stamp's econ version, catalog versions and scenario hash (against the
 hash of the embedded TOML), the stamped summary and figures, and every figure the document shows
 (the HTML's `data-key`/`data-value` elements and their text; a PDF's page text holds each shown
-figure's text). Workbooks (.xlsx) stamp the scenario's hash but not its text, so they cannot be
-recomputed yet and are refused with exit 3.
+figure's text). A workbook (econ.memo.workbook_check): its stamp, and its Summary and Monthly
+sheets against a projection of the scenarios its Notes sheet embeds.
 """
 
 from __future__ import annotations
@@ -257,8 +257,7 @@ def verify(file: str | os.PathLike) -> Report:
     if head.startswith(b"%PDF-"):
         return verify_pdf(path)
     if head.startswith(b"PK") and zipfile.is_zipfile(path):
-        raise NotAMemoError(
-            f"{path}: a workbook (zip) file; a workbook does not embed its scenario's TOML, so "
-            "it cannot be recomputed yet: verify the memo (.html, .pdf) made from its scenario"
-        )
+        from econ.memo.workbook_check import verify_workbook
+
+        return verify_workbook(path)
     return verify_html(path)
