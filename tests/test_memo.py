@@ -369,3 +369,23 @@ def test_montecarlo_needs_draws_and_distributions(tmp_path, capsys):
     ):
         assert main(["memo", str(SEED), "--out", str(tmp_path / "m.html"), *extra]) == 3, extra
         assert "Traceback" not in capsys.readouterr().err
+
+
+def test_memo_charts_load_no_streamlit():
+    """The memo draws the app's chart builders without importing Streamlit (econ.ui.charts)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, pandas as pd\n"
+        "from econ.ui import charts\n"
+        "from econ.memo import render\n"
+        "chart = charts.waterfall({'a': 1.0, 'b': 2.0}, 'total', 'USD')\n"
+        "svg = render._svg(chart)\n"
+        "assert svg.startswith('<svg'), svg[:40]\n"
+        "print('streamlit' in sys.modules)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
+    )
+    assert done.stdout.strip() == "False"

@@ -67,21 +67,21 @@ def charts(memo: Memo) -> dict[str, str]:
     if "debt_balance_usd" in monthly and monthly["debt_balance_usd"].abs().sum() > 0:
         floor = memo.scenario.financing.covenants.dscr_floor
         chart = ui.debt_and_dscr(monthly, CHART_MONEY, floor)
-        out["dscr"] = _svg(chart.properties(width=CHART_WIDTH, height=200))
+        out["dscr"] = _svg(chart.properties(width=CHART_WIDTH, height=170))
     parts = memo.summary.get("cost_usd_per_mtok_by_component") or {}
     cost = ui.waterfall(
         {k.capitalize(): (v or 0.0) for k, v in parts.items()},
         "Levelized cost",
         "USD per million output tokens",
     )
-    out["cost"] = _svg(cost.properties(width=CHART_WIDTH // 2 - 40, height=200))
+    out["cost"] = _svg(cost.properties(width=CHART_WIDTH // 2 - 40, height=170))
     out["cash"] = _svg(
         ui.bridge(
             cash_waterfall(monthly),
             f"{CHART_MONEY} over the horizon",
             ",.2f",
             total_label="Project cash flow",
-        ).properties(width=CHART_WIDTH // 2 - 40, height=200)
+        ).properties(width=CHART_WIDTH // 2 - 40, height=170)
     )
     rows = pd.DataFrame(memo.tornado["rows"])
     if len(rows):
@@ -92,7 +92,7 @@ def charts(memo: Memo) -> dict[str, str]:
             output_base=rows["output_base"] / scale,
         )
         chart = ui.tornado(shown_rows, memo.tornado["swing_pct"], f"NPV [{CHART_MONEY}]", ",.2f")
-        out["tornado"] = _svg(chart.properties(width=CHART_WIDTH - 200, height=22 * len(rows)))
+        out["tornado"] = _svg(chart.properties(width=CHART_WIDTH - 200, height=18 * len(rows)))
     return out
 
 
