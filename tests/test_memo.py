@@ -389,3 +389,32 @@ def test_memo_charts_load_no_streamlit():
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
     )
     assert done.stdout.strip() == "False"
+
+
+def test_memo_of_a_library_version(tmp_path, capsys):
+    from econ import provenance
+    from econ.scenario import load_scenario
+
+    library = f"sqlite:///{tmp_path / 'lib.db'}"
+    assert main(["--library", library, "library", "save", str(SEED), "--message", "m"]) == 0
+    out = tmp_path / "memo.html"
+    name = "library:deepseek-r1-gb200-nvl72@1"
+    assert (
+        main(
+            [
+                "--library",
+                library,
+                "memo",
+                name,
+                "--out",
+                str(out),
+                "--case",
+                "flat=market.price_decline_annual=0.0",
+            ]
+        )
+        == 0
+    )
+    stamp = json.loads(_parsed(out).stamp_text)
+    assert stamp["scenario_sha256"] == provenance.scenario_sha256(load_scenario(SEED))
+    code, report = _verify(capsys, out)
+    assert code == 0, report
