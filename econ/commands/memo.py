@@ -69,11 +69,15 @@ def register(subparsers) -> None:
 
     v = subparsers.add_parser(
         "verify",
-        help="recompute a memo's figures from the scenario it embeds",
+        help="recompute a memo's or workbook's figures from the scenario it embeds",
         description="Exit 0 when every figure shown and stamped reproduces with this econ, 1 "
-        "listing each one that differs, 3 for a file that is not an econ memo.",
+        "listing each one that differs, 3 for a file that is not an econ memo or workbook.",
     )
-    v.add_argument("file", metavar="FILE", help="a memo written by econ memo (.html or .pdf)")
+    v.add_argument(
+        "file",
+        metavar="FILE",
+        help="a memo written by econ memo (.html or .pdf) or an econ workbook (.xlsx)",
+    )
     v.set_defaults(run=run_verify)
 
 

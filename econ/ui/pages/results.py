@@ -177,7 +177,8 @@ def render() -> None:
             charts.show(charts.debt_and_dscr(monthly, money, floor))
             st.caption(
                 "Area: debt outstanding at month end (left axis). Line: debt service coverage, "
-                "cash available for debt service over interest and principal due (right axis)."
+                "cash available for debt service over interest and principal due (right axis); "
+                "dashed: the covenant's DSCR floor."
             )
         else:
             st.info("No debt in this scenario: no balance and no DSCR.", icon=":material/info:")
