@@ -418,3 +418,14 @@ def test_memo_of_a_library_version(tmp_path, capsys):
     assert stamp["scenario_sha256"] == provenance.scenario_sha256(load_scenario(SEED))
     code, report = _verify(capsys, out)
     assert code == 0, report
+
+
+def test_memo_of_an_all_equity_scenario(tmp_path, capsys):
+    out = tmp_path / "equity.html"
+    assert main(["memo", str(SEED), "--set", "financing.debt_share=0", "--out", str(out)]) == 0
+    text = out.read_text(encoding="utf-8")
+    assert 'id="no-debt"' in text and "all equity" in text
+    figures = {key: value for key, value, _ in _parsed(out).figures}
+    assert figures["base.min_dscr"] == ""  # undefined without debt service: n/a, not 0
+    code, report = _verify(capsys, out)
+    assert code == 0, report
