@@ -429,3 +429,13 @@ def test_memo_of_an_all_equity_scenario(tmp_path, capsys):
     assert figures["base.min_dscr"] == ""  # undefined without debt service: n/a, not 0
     code, report = _verify(capsys, out)
     assert code == 0, report
+
+
+def test_pdf_without_chromium_exits_3(tmp_path, capsys, monkeypatch):
+    from econ.memo import render
+
+    monkeypatch.setattr(render, "chromium", lambda: None)
+    out = tmp_path / "memo.pdf"
+    assert main(["memo", str(SEED), "--out", str(out)]) == 3
+    assert "no Chromium found" in capsys.readouterr().err
+    assert not out.exists()
