@@ -97,12 +97,15 @@ def run_memo(args: argparse.Namespace) -> int:
     from econ.scenario import load_scenario
 
     path = _check_out(args.out, args.force)  # before the work: a bad --out fails at once
+    as_pdf = path.suffix.lower() == ".pdf"
+    if as_pdf and render.chromium() is None:
+        raise render.RenderError(render.NO_CHROMIUM)
     cases = dict(parse_case(text) for text in args.cases) if args.cases else None
     montecarlo = parse_montecarlo(args.montecarlo, args.dists, args.seed)
     scenario = load_scenario(args.file, args.overrides)
     memo = build_memo(scenario, cases, montecarlo=montecarlo)
     text = render.html(memo)
-    data = render.pdf(text, memo.stamp) if path.suffix.lower() == ".pdf" else text
+    data = render.pdf(text, memo.stamp) if as_pdf else text
     atomic_write(path, data, overwrite=args.force)
     print(f"wrote {path}", file=sys.stderr)
     for warning in memo.summary.get("warnings", []):

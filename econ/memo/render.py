@@ -40,6 +40,12 @@ CHART_MONEY = "million USD"
 CHART_WIDTH = 600
 
 
+NO_CHROMIUM = (
+    "no Chromium found for the PDF (tried $ECON_CHROMIUM, " + ", ".join(CHROMIUM) + "); "
+    "install Debian's chromium or write the memo as .html"
+)
+
+
 class RenderError(InputError):
     """The memo cannot be rendered (no Chromium for a PDF, a renderer that failed)."""
 
@@ -269,10 +275,7 @@ def pdf(html_text: str, stamp: dict) -> bytes:
     """Print the HTML to PDF with headless Chromium and attach the stamp."""
     browser = chromium()
     if browser is None:
-        raise RenderError(
-            "no Chromium found for the PDF (tried " + ", ".join(CHROMIUM) + ", $ECON_CHROMIUM); "
-            "install Debian's chromium or write the memo as .html"
-        )
+        raise RenderError(NO_CHROMIUM)
     with tempfile.TemporaryDirectory(prefix="econ-memo-") as folder:
         source, target = Path(folder) / "memo.html", Path(folder) / "memo.pdf"
         source.write_text(html_text, encoding="utf-8")
