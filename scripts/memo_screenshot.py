@@ -34,8 +34,8 @@ def main(argv: list[str]) -> int:
             executable_path=render.chromium(), args=list(render.CHROMIUM_ARGS[1:])
         )
         page = browser.new_page(
-            viewport={"width": A4_PIXELS[0], "height": int(A4_PIXELS[1] * 1.5)},
-            device_scale_factor=1.5,
+            viewport={"width": A4_PIXELS[0], "height": A4_PIXELS[1]},
+            device_scale_factor=1.25,
         )
         page.emulate_media(media="print")
         page.goto(page_file.as_uri())

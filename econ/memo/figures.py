@@ -32,6 +32,7 @@ HEADLINES: tuple[Row, ...] = (
     ("dscr_headroom", "DSCR headroom over the covenant floor", "x", "{:+,.2f}"),
     ("llcr_headroom", "LLCR headroom over the covenant floor", "x", "{:+,.2f}"),
     ("covenant_breach_months", "Months in covenant breach", "months", "{:,.0f}"),
+    ("first_breach_month", "First month in covenant breach", "month", "{:,.0f}"),
     ("debt_usd_total", "Debt sized", "USD", "{:,.0f}"),
     ("debt_usd", "Debt", "USD", "{:,.0f}"),
     ("capex_usd_total", "Capex", "USD", "{:,.0f}"),
