@@ -2055,7 +2055,7 @@ def build_workbook(
         for s in SPECS
         if s.label and s.name in columns.get(s.sheet, ())
     ]
-    _write_notes(sheets["Notes"], projection, resolved, stamp, labels)
+    _write_notes(sheets["Notes"], projection, resolved, stamp, labels, scenarios)
     _set_properties(wb, stamp)
     return wb, cache, resolved
 
@@ -2198,7 +2198,15 @@ def _write_summary(ws, frame, resolved, layout, cache: _Cache, projection: Proje
             _put_value(ws, r, j, value, fmt).fill = _VALUE_FILL
 
 
-def _write_notes(ws, projection: Projection, resolved, stamp: Stamp, labels=()) -> None:
+SCENARIO_TOML_ITEM = "scenario_toml"
+"""Notes item holding each scenario's TOML, so `econ verify` can recompute the workbook."""
+MAX_CELL_CHARS = 32_767
+"""Most characters a spreadsheet cell holds (Excel's limit)."""
+
+
+def _write_notes(
+    ws, projection: Projection, resolved, stamp: Stamp, labels=(), scenarios=None
+) -> None:
     _header(ws, ["section", "scenario", "item", "text"], {"text": 100, "item": 30, "scenario": 30})
     ws.freeze_panes = "A2"
     rows: list[tuple[str, str, str, Any]] = [
@@ -2209,6 +2217,13 @@ def _write_notes(ws, projection: Projection, resolved, stamp: Stamp, labels=()) 
     rows += [("provenance", "", f"catalog {name}", v) for name, v in sorted(stamp.catalogs.items())]
     for k, name in enumerate(projection.names):
         rows.append(("provenance", str(name), "scenario_sha256", stamp.sha256_of(k)))
+    for scenario in scenarios or ():
+        from econ.scenario.io import dumps
+
+        text = dumps(scenario)
+        if len(text) > MAX_CELL_CHARS:
+            text = f"(the scenario's TOML has {len(text):,} characters, more than a cell holds)"
+        rows.append(("scenario", scenario.name, SCENARIO_TOML_ITEM, text))
     for k, name in enumerate(projection.names):
         for warning in projection.warnings[k]:
             rows.append(("warning", str(name), "", warning))

@@ -2,18 +2,21 @@
 from Streamlit's theme so that light and dark themes both read well.
 
 Presentation only: the numbers come from the library; here they are reshaped for plotting.
+The builders return Altair charts and import no Streamlit (only `show` does), so the investment
+memo (econ.memo) renders the very same specifications to SVG and the memo and the app agree.
 """
 
 from __future__ import annotations
 
 import altair as alt
 import pandas as pd
-import streamlit as st
 
 from econ.ui.fmt import MONEY_SCALES
 
 
 def show(chart, key: str | None = None) -> None:
+    import streamlit as st  # here, so the builders below load without Streamlit (econ.memo)
+
     st.altair_chart(chart, width="stretch", key=key)
 
 
@@ -141,7 +144,9 @@ def waterfall(parts: dict[str, float], total_label: str, y_title: str, fmt: str 
     )
 
 
-def bridge(frame: pd.DataFrame, y_title: str, fmt: str) -> alt.Chart:
+def bridge(
+    frame: pd.DataFrame, y_title: str, fmt: str, total_label: str = "Total change"
+) -> alt.Chart:
     """Signed waterfall of changes (columns driver, value) ending in their total."""
     rows, start = [], 0.0
     for driver, value in zip(frame["driver"], frame["value"], strict=True):
@@ -155,7 +160,7 @@ def bridge(frame: pd.DataFrame, y_title: str, fmt: str) -> alt.Chart:
             }
         )
         start += value
-    rows.append({"driver": "Total change", "start": 0.0, "end": start, "value": start})
+    rows.append({"driver": total_label, "start": 0.0, "end": start, "value": start})
     rows[-1]["sign"] = "total"
     data = pd.DataFrame(rows)
     return (
@@ -207,3 +212,73 @@ def rule(value: float, label: str, axis: str = "y", dash=(4, 4)) -> alt.Chart:
     frame = pd.DataFrame({"value": [value], "label": [label]})
     enc = {axis: alt.Y("value:Q") if axis == "y" else alt.X("value:Q"), "tooltip": ["label:N"]}
     return alt.Chart(frame).mark_rule(strokeDash=list(dash), color="#f58518", size=2).encode(**enc)
+
+
+def debt_and_dscr(
+    monthly: pd.DataFrame, money_unit: str, dscr_floor: float | None = None
+) -> alt.LayerChart:
+    """Debt balance at month end (area, left axis) and DSCR (line, right axis), with the
+    covenant's DSCR floor as a dashed rule when the scenario has one.
+
+    `monthly` holds date, debt_balance_usd [USD] and dscr [x]; money is scaled to `money_unit`.
+    """
+    fmt = usd_format(money_unit)
+    debt = money(monthly[["date", "debt_balance_usd", "dscr"]], ["debt_balance_usd"], money_unit)
+    balance = (
+        alt.Chart(debt)
+        .mark_area(opacity=0.5)
+        .encode(
+            x=alt.X("date:T", title="Month"),
+            y=alt.Y(
+                "debt_balance_usd:Q",
+                title=f"Debt balance [{money_unit}]",
+                axis=alt.Axis(format=fmt),
+            ),
+            tooltip=[
+                alt.Tooltip("date:T", title="Month"),
+                alt.Tooltip("debt_balance_usd:Q", title="Debt balance", format=fmt),
+                alt.Tooltip("dscr:Q", title="DSCR", format=".2f"),
+            ],
+        )
+    )
+    coverage = alt.Chart(debt.dropna(subset=["dscr"])).mark_line(color="#e45756", point=True)
+    dscr_y = alt.Y("dscr:Q", title="DSCR [x]", axis=alt.Axis(format=".2f"))
+    dscr = coverage.encode(x="date:T", y=dscr_y)
+    if dscr_floor is not None:
+        floor = pd.DataFrame({"dscr": [dscr_floor], "label": [f"covenant floor {dscr_floor:.2f}x"]})
+        dscr = alt.layer(
+            dscr,
+            alt.Chart(floor)
+            .mark_rule(strokeDash=[4, 4], color="#f58518", size=2)
+            .encode(y=dscr_y, tooltip=["label:N"]),
+        )
+    return alt.layer(balance, dscr).resolve_scale(y="independent")
+
+
+def tornado(rows: pd.DataFrame, swing_pct: float, title: str, fmt: str) -> alt.LayerChart:
+    """Tornado bars from the base result to the result with each input low and high.
+
+    `rows` holds input, swing, output_low, output_high and output_base (already in display units),
+    one row per input, as econ.analysis.tornado's table for one output.
+    """
+    base_value = float(rows["output_base"].iloc[0])
+    order = list(rows.sort_values("swing", ascending=False)["input"])
+    long = pd.concat(
+        [
+            rows.assign(case=f"input −{swing_pct:g}%", value=rows["output_low"]),
+            rows.assign(case=f"input +{swing_pct:g}%", value=rows["output_high"]),
+        ]
+    )
+    long["base"] = base_value
+    bars_ = (
+        alt.Chart(long)
+        .mark_bar()
+        .encode(
+            y=alt.Y("input:N", sort=order, title=None, axis=alt.Axis(labelLimit=320)),
+            x=alt.X("base:Q", title=title, axis=alt.Axis(format=fmt)),
+            x2="value:Q",
+            color=alt.Color("case:N", title=None),
+            tooltip=["input:N", "case:N", alt.Tooltip("value:Q", format=fmt, title=title)],
+        )
+    )
+    return alt.layer(bars_, rule(base_value, "base", axis="x"))

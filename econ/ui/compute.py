@@ -97,6 +97,23 @@ def export_bytes(text: str, kind: str) -> dict[str, bytes]:
     return {Path(path).name: build() for path, build in payloads.items()}
 
 
+@st.cache_data(max_entries=4, show_spinner=False)
+def memo_bytes(text: str, pdf: bool) -> dict[str, bytes]:
+    """The investment memo of the scenario as `econ memo` writes it: name -> bytes (HTML, and
+    PDF when `pdf` and a Chromium is installed). Nothing touches the disk but Chromium's folder."""
+    from econ.memo import render
+    from econ.memo.build import build_memo
+
+    scenario = loads(text)
+    memo = build_memo(scenario)
+    html = render.html(memo)
+    stem = "".join(c if c.isalnum() or c in "._-" else "_" for c in scenario.name) or "scenario"
+    files = {f"{stem}-memo.html": html.encode("utf-8")}
+    if pdf and render.chromium() is not None:
+        files[f"{stem}-memo.pdf"] = render.pdf(html, memo.stamp)
+    return files
+
+
 # --- software gains ---------------------------------------------------------------------------------
 
 

@@ -1,5 +1,6 @@
-"""Export: the scenario as TOML, and its projection as CSV, Parquet, JSON and an Excel workbook
-(econ.export: stamped with the econ version and the scenario's hash, formula-injection safe).
+"""Export: the scenario as TOML, its projection as CSV, Parquet, JSON and an Excel workbook
+(econ.export: stamped with the econ version and the scenario's hash, formula-injection safe), and
+the investment memo (econ.memo: HTML, and PDF where a Chromium is installed).
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ def render() -> None:
             icon=":material/description:",
             on_click="ignore",
         )
+    memo(current)
     for kind, label, icon, mime, what in FORMATS:
         with st.container(border=True):
             st.markdown(f"**{label}**: {what}")
@@ -60,6 +62,46 @@ def render() -> None:
                     on_click="ignore",
                     key=f"econ.export.{name}",
                 )
+
+
+MEMO = "econ.export.memo"
+MEMO_MIME = {".html": "text/html", ".pdf": "application/pdf"}
+
+
+def memo(current) -> None:
+    """The investment memo, built on request (it projects the cases and the tornado)."""
+    from econ.memo.render import chromium
+
+    with st.container(border=True):
+        has_pdf = chromium() is not None
+        st.markdown(
+            "**Investment memo**: one to four pages for a credit or investment committee (the "
+            "ask, headline figures, cases, DSCR chart, waterfalls, tornado, sources, warnings), "
+            "stamped so that `econ verify` recomputes every figure"
+            + ("" if has_pdf else ". No Chromium here: HTML only")
+        )
+        ss = st.session_state
+        if st.button("Prepare the memo", icon=":material/article:", key="econ.export.memo_go"):
+            with st.spinner("Projecting the cases and the tornado..."):
+                files = compute.attempt(
+                    lambda: compute.memo_bytes(current.text, has_pdf), "Investment memo"
+                )
+            if files is not None:
+                ss[MEMO] = (current.text, files)
+        if MEMO not in ss or ss[MEMO][0] != current.text:
+            return
+        files = ss[MEMO][1]
+        cols = st.columns(len(files))
+        for col, (name, data) in zip(cols, files.items(), strict=True):
+            col.download_button(
+                f"Download {name}",
+                data,
+                file_name=name,
+                mime=MEMO_MIME[name[name.rindex(".") :]],
+                icon=":material/download:",
+                on_click="ignore",
+                key=f"econ.export.{name}",
+            )
 
 
 if __name__ == "__main__":

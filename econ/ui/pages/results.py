@@ -177,38 +177,12 @@ def render() -> None:
     with right:
         st.subheader("Debt balance and DSCR")
         if "debt_balance_usd" in monthly and monthly["debt_balance_usd"].abs().sum() > 0:
-            debt = charts.money(
-                monthly[["date", "debt_balance_usd", "dscr"]], ["debt_balance_usd"], money
-            )
-            balance = (
-                alt.Chart(debt)
-                .mark_area(opacity=0.5)
-                .encode(
-                    x=alt.X("date:T", title="Month"),
-                    y=alt.Y(
-                        "debt_balance_usd:Q",
-                        title=f"Debt balance [{money}]",
-                        axis=alt.Axis(format=fmt),
-                    ),
-                    tooltip=[
-                        alt.Tooltip("date:T", title="Month"),
-                        alt.Tooltip("debt_balance_usd:Q", title="Debt balance", format=fmt),
-                        alt.Tooltip("dscr:Q", title="DSCR", format=".2f"),
-                    ],
-                )
-            )
-            dscr = (
-                alt.Chart(debt.dropna(subset=["dscr"]))
-                .mark_line(color="#e45756", point=True)
-                .encode(
-                    x="date:T",
-                    y=alt.Y("dscr:Q", title="DSCR [x]", axis=alt.Axis(format=".2f")),
-                )
-            )
-            charts.show(alt.layer(balance, dscr).resolve_scale(y="independent"))
+            floor = scenario.financing.covenants.dscr_floor
+            charts.show(charts.debt_and_dscr(monthly, money, floor))
             st.caption(
                 "Area: debt outstanding at month end (left axis). Line: debt service coverage, "
-                "cash available for debt service over interest and principal due (right axis)."
+                "cash available for debt service over interest and principal due (right axis); "
+                "dashed: the covenant's DSCR floor."
             )
         else:
             st.info("No debt in this scenario: no balance and no DSCR.", icon=":material/info:")

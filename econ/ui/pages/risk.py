@@ -131,27 +131,8 @@ def tornado_section(current, paths: list[str], money: str) -> None:
     scale_rows = rows.copy()
     scale_rows["output_low"], fmt, title = _display(rows["output_low"], output, money)
     scale_rows["output_high"], _, _ = _display(rows["output_high"], output, money)
-    base_value, _, _ = _display(rows["output_base"].head(1), output, money)
-    order = list(scale_rows.sort_values("swing", ascending=False)["input"])
-    long = pd.concat(
-        [
-            scale_rows.assign(case=f"input −{swing:g}%", value=scale_rows["output_low"]),
-            scale_rows.assign(case=f"input +{swing:g}%", value=scale_rows["output_high"]),
-        ]
-    )
-    long["base"] = float(base_value.iloc[0])
-    bars = (
-        alt.Chart(long)
-        .mark_bar()
-        .encode(
-            y=alt.Y("input:N", sort=order, title=None, axis=alt.Axis(labelLimit=320)),
-            x=alt.X("base:Q", title=title, axis=alt.Axis(format=fmt)),
-            x2="value:Q",
-            color=alt.Color("case:N", title=None),
-            tooltip=["input:N", "case:N", alt.Tooltip("value:Q", format=fmt, title=title)],
-        )
-    )
-    charts.show(alt.layer(bars, charts.rule(float(base_value.iloc[0]), "base", axis="x")))
+    scale_rows["output_base"], _, _ = _display(rows["output_base"], output, money)
+    charts.show(charts.tornado(scale_rows, swing, title, fmt))
     st.caption("Bars run from the base result (rule) to the result with the input low and high.")
 
 

@@ -1,0 +1,274 @@
+"""What the investment memo says, computed: the base projection, the named cases, the tornado and
+the reproducibility stamp. `econ verify` calls `figures_of` on the stamped scenario to recompute.
+
+No formulas: every figure comes from econ.engine.project and econ.analysis.tornado.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+from econ import __version__
+from econ.errors import InputError
+from econ.memo.figures import TORNADO_OUTPUT, case_rows, shown
+from econ.provenance import catalog_versions, creation_time, scenario_sha256
+from econ.scenario.io import (
+    apply_overrides,
+    check_path,
+    dumps,
+    parse_override,
+    parse_toml,
+    validate_dict,
+)
+from econ.scenario.models import Scenario
+
+MEMO_FORMAT = 1
+"""Version of the stamp layout; `econ verify` refuses layouts it does not know."""
+
+TORNADO_SWING_PCT = 10.0
+TORNADO_CANDIDATES = (
+    "market.price_usd_per_mtok",
+    "market.price_decline_annual",
+    "throughput.tokens_per_s_per_gpu",
+    "utilization.share",
+    "capex.system_price_usd",
+    "capex.gpu_price_usd",
+    "power.price_usd_per_kwh",
+    "facility.colo_usd_per_kw_month",
+    "financing.debt_rate_annual",
+    "financing.discount_rate_annual",
+    "depreciation.life_years",
+)
+"""Inputs the memo's tornado swings, those the scenario sets to a non-zero number."""
+
+DEFAULT_CASE_SHARE = 0.2
+"""Default downside and upside: the month-1 token price 20% lower and higher."""
+
+PERCENTILES = (10, 50, 90)
+"""Monte Carlo cases: these percentiles of each metric over the draws (each metric apart)."""
+MAX_DRAWS = 100_000
+
+
+class MemoError(InputError):
+    """A memo that cannot be made or read as asked."""
+
+
+@dataclass
+class Memo:
+    """Everything a memo shows; `stamp` is what it embeds."""
+
+    scenario: Scenario
+    scenario_toml: str
+    summary: dict
+    monthly: pd.DataFrame
+    cases: dict[str, dict]
+    tornado: dict
+    figures: dict[str, float | None]
+    stamp: dict = field(default_factory=dict)
+
+
+def parse_case(text: str) -> tuple[str, list[str]]:
+    """`NAME=PATH=VALUE[;PATH=VALUE...]` into (name, ["PATH=VALUE", ...])."""
+    name, _, rest = text.partition("=")
+    name = name.strip()
+    items = [item.strip() for item in rest.split(";") if item.strip()]
+    if not name or not name.replace("-", "").replace("_", "").isalnum() or not items:
+        raise MemoError(
+            f"--case {text!r}: expected NAME=PATH=VALUE[;PATH=VALUE...], e.g. "
+            "downside=market.price_usd_per_mtok=0.25;utilization.share=0.6"
+        )
+    if name == "base":
+        raise MemoError(f"--case {text!r}: 'base' is the scenario itself; name the case otherwise")
+    for item in items:
+        path, value = parse_override(item)
+        check_path(path, file=f"--case {name}")
+    return name, items
+
+
+def default_cases(scenario: Scenario) -> dict[str, list[str]]:
+    """Downside and upside: the token price DEFAULT_CASE_SHARE lower and higher."""
+    price = scenario.market.price_usd_per_mtok
+    if not price:
+        return {}
+    low, high = price * (1 - DEFAULT_CASE_SHARE), price * (1 + DEFAULT_CASE_SHARE)
+    return {
+        "downside": [f"market.price_usd_per_mtok={low!r}"],
+        "upside": [f"market.price_usd_per_mtok={high!r}"],
+    }
+
+
+def with_overrides(scenario_toml: str, overrides: Sequence[str], name: str) -> Scenario:
+    data = parse_toml(scenario_toml, f"case {name}")
+    return validate_dict(apply_overrides(data, overrides, file=f"case {name}"), file=f"case {name}")
+
+
+def tornado_paths(scenario: Scenario) -> list[str]:
+    from econ.analysis.validation import field_specs
+
+    specs = field_specs()
+    paths = []
+    for path in TORNADO_CANDIDATES:
+        if path not in specs or specs[path].kind == "choice":
+            continue
+        node: object = scenario
+        for part in path.split("."):
+            node = getattr(node, part, None)
+        if isinstance(node, int | float) and not isinstance(node, bool) and node:
+            paths.append(path)
+    return paths
+
+
+def parse_montecarlo(n: int | None, dists: Sequence[str], seed: int) -> dict | None:
+    """The Monte Carlo spec of `--montecarlo N --dist PATH=DIST ... --seed S` (None without)."""
+    if n is None and not dists:
+        return None
+    if n is None or not dists:
+        raise MemoError("Monte Carlo cases need both --montecarlo N and at least one --dist")
+    if isinstance(n, bool) or not isinstance(n, int) or not 10 <= n <= MAX_DRAWS:
+        raise MemoError(f"--montecarlo {n!r}: expected a whole number of draws, 10 to {MAX_DRAWS}")
+    from econ.analysis.montecarlo import parse_dists
+
+    parse_dists(dists)  # refuse a bad path or distribution before any work
+    distributions = {}
+    for item in dists:
+        path, text = (part.strip() for part in item.split("=", 1))
+        distributions[path] = text
+    return {"n": n, "seed": seed, "distributions": distributions}
+
+
+def montecarlo_cases(scenario: Scenario, spec: Mapping) -> dict[str, dict]:
+    """P10, P50 and P90 of each case metric over the draws of `spec` (see parse_montecarlo)."""
+    import numpy as np
+
+    from econ.analysis.montecarlo import montecarlo
+
+    keys = [key for key, *_ in case_rows()]
+    result = montecarlo(
+        scenario,
+        dict(spec["distributions"]),
+        int(spec["n"]),
+        seed=int(spec["seed"]),
+        outputs=keys,
+        keep_rows=True,
+    )
+    cases = {}
+    for q in PERCENTILES:
+        summary = {}
+        for key in keys:
+            values = result.rows[key].to_numpy(dtype=float)
+            values = values[np.isfinite(values)]
+            summary[key] = float(np.quantile(values, q / 100)) if len(values) else None
+        cases[f"p{q}"] = {"overrides": [], "summary": summary, "montecarlo": True}
+    return cases
+
+
+def _summary(scenario: Scenario) -> tuple[dict, pd.DataFrame]:
+    from econ.engine import project
+
+    projection = project([scenario])
+    return projection.summary_records()[0]["summary"], projection.monthly.reset_index()
+
+
+def _number(value) -> float | None:
+    if value is None:
+        return None
+    value = float(value)
+    return value if math.isfinite(value) else None
+
+
+def run_tornado(scenario: Scenario, paths: Sequence[str], swing_pct: float) -> dict:
+    from econ.analysis.sensitivity import percent_ranges, tornado
+
+    if not paths:
+        return {"output": TORNADO_OUTPUT, "swing_pct": swing_pct, "rows": []}
+    table = tornado(scenario, percent_ranges(scenario, list(paths), swing_pct), (TORNADO_OUTPUT,))
+    rows = [
+        {
+            "input": r["input"],
+            "low": _number(r["low"]),
+            "high": _number(r["high"]),
+            "output_low": _number(r["output_low"]),
+            "output_high": _number(r["output_high"]),
+            "output_base": _number(r["output_base"]),
+            "swing": _number(r["swing"]),
+        }
+        for r in table.table.to_dict("records")
+    ]
+    return {"output": TORNADO_OUTPUT, "swing_pct": swing_pct, "rows": rows}
+
+
+def figures_of(summary: Mapping, cases: Mapping[str, dict], tornado: Mapping) -> dict:
+    """Every figure the memo shows, by figure key: `base.<metric>`, `<case>.<metric>`,
+    `tornado.<path>.low|high`."""
+    figures = {f"base.{key}": summary.get(key) for key, *_ in shown()}
+    for name, case in cases.items():
+        for key, *_ in case_rows():
+            figures[f"{name}.{key}"] = case["summary"].get(key)
+    for row in tornado["rows"]:
+        figures[f"tornado.{row['input']}.low"] = row["output_low"]
+        figures[f"tornado.{row['input']}.high"] = row["output_high"]
+    return figures
+
+
+def compute(
+    scenario: Scenario,
+    cases: Mapping[str, Sequence[str]],
+    tornado_inputs: Sequence[str] | None = None,
+    swing_pct: float = TORNADO_SWING_PCT,
+    montecarlo: Mapping | None = None,
+) -> Memo:
+    """Project the scenario and its cases (named overrides, and P10/P50/P90 of a Monte Carlo
+    when `montecarlo` is given) and run the tornado (same inputs, same results)."""
+    text = dumps(scenario)
+    summary, monthly = _summary(scenario)
+    case_results = {}
+    for name, overrides in cases.items():
+        case_summary, _ = _summary(with_overrides(text, overrides, name))
+        case_results[name] = {"overrides": list(overrides), "summary": case_summary}
+    if montecarlo is not None:
+        case_results.update(montecarlo_cases(scenario, montecarlo))
+    paths = tornado_paths(scenario) if tornado_inputs is None else list(tornado_inputs)
+    tornado = run_tornado(scenario, paths, swing_pct)
+    figures = figures_of(summary, case_results, tornado)
+    return Memo(scenario, text, summary, monthly, case_results, tornado, figures)
+
+
+def build_memo(
+    scenario: Scenario,
+    cases: Mapping[str, Sequence[str]] | None = None,
+    created: str | None = None,
+    montecarlo: Mapping | None = None,
+) -> Memo:
+    """The memo of a scenario, stamped: cases default to `default_cases` (none besides the
+    Monte Carlo percentiles when `montecarlo` is given)."""
+    if cases is None:
+        cases = {} if montecarlo is not None else default_cases(scenario)
+    memo = compute(scenario, cases, montecarlo=montecarlo)
+    memo.stamp = {
+        "kind": "econ-memo",
+        "memo_format": MEMO_FORMAT,
+        "econ_version": __version__,
+        "scenario_name": scenario.name,
+        "scenario_sha256": scenario_sha256(scenario),
+        "catalogs": dict(sorted(catalog_versions().items())),
+        "created_utc": created or creation_time(),
+        "scenario_toml": memo.scenario_toml,
+        "summary": memo.summary,
+        "cases": {
+            name: {"overrides": c["overrides"]}
+            for name, c in memo.cases.items()
+            if not c.get("montecarlo")
+        },
+        "montecarlo": None if montecarlo is None else dict(montecarlo),
+        "tornado": {
+            "output": memo.tornado["output"],
+            "swing_pct": memo.tornado["swing_pct"],
+            "inputs": [row["input"] for row in memo.tornado["rows"]],
+        },
+        "figures": memo.figures,
+    }
+    return memo

@@ -1,0 +1,93 @@
+"""The figures the investment memo shows, in one table: (summary key, label, unit, format).
+
+A row whose key the engine does not compute (not in econ.engine.SUMMARY_COLUMNS) is left out, so
+metrics the engine adds later (MIRR, profitability index, cost per GPU-hour, covenant headroom,
+debt sized) appear in the memo as soon as the projection has them, with no change elsewhere.
+`econ verify` formats the recomputed figures with the same rows, so what a memo shows is checked
+against what this econ computes.
+"""
+
+from __future__ import annotations
+
+import math
+
+from econ.engine import SUMMARY_COLUMNS
+
+Row = tuple[str, str, str, str]
+
+HEADLINES: tuple[Row, ...] = (
+    ("lcot_usd_per_mtok", "Levelized cost per million output tokens", "USD/Mtok", "{:,.4f}"),
+    ("cost_usd_per_gpu_hour", "Levelized cost per GPU-hour", "USD/GPU-h", "{:,.3f}"),
+    ("breakeven_price_usd_per_mtok", "Break-even token price", "USD/Mtok", "{:,.4f}"),
+    ("npv_usd", "NPV at the discount rate", "USD", "{:,.0f}"),
+    ("profitability_index", "Profitability index", "x", "{:,.2f}"),
+    ("irr_project_annual", "Project IRR", "per year", "{:.2%}"),
+    ("mirr_project_annual", "Project MIRR", "per year", "{:.2%}"),
+    ("irr_equity_annual", "Equity IRR", "per year", "{:.2%}"),
+    ("mirr_equity_annual", "Equity MIRR", "per year", "{:.2%}"),
+    ("moic_equity", "Equity multiple (MOIC)", "x", "{:,.2f}"),
+    ("payback_months", "Payback", "months", "{:,.1f}"),
+    ("min_dscr", "Minimum DSCR", "x", "{:,.2f}"),
+    ("min_llcr", "Minimum LLCR", "x", "{:,.2f}"),
+    ("dscr_headroom", "DSCR headroom over the covenant floor", "x", "{:+,.2f}"),
+    ("llcr_headroom", "LLCR headroom over the covenant floor", "x", "{:+,.2f}"),
+    ("covenant_breach_months", "Months in covenant breach", "months", "{:,.0f}"),
+    ("first_breach_month", "First month in covenant breach", "month", "{:,.0f}"),
+    ("debt_usd_total", "Debt sized", "USD", "{:,.0f}"),
+    ("debt_usd", "Debt", "USD", "{:,.0f}"),
+    ("capex_usd_total", "Capex", "USD", "{:,.0f}"),
+    ("revenue_usd_total", "Revenue over the horizon", "USD", "{:,.0f}"),
+    ("ebitda_usd_total", "EBITDA over the horizon", "USD", "{:,.0f}"),
+    ("tokens_total", "Output tokens over the horizon", "tokens", "{:,.4g}"),
+)
+"""Every figure the memo's headline table can show, in the order shown."""
+
+CASE_KEYS = (
+    "lcot_usd_per_mtok",
+    "cost_usd_per_gpu_hour",
+    "npv_usd",
+    "irr_project_annual",
+    "mirr_project_annual",
+    "payback_months",
+    "min_dscr",
+    "dscr_headroom",
+)
+"""Headline keys shown for each case (base, downside, upside), same labels and formats."""
+
+TORNADO_OUTPUT = "npv_usd"
+TORNADO_FORMAT = "{:,.0f}"
+RETURN_KEYS = (
+    "irr_project_annual",
+    "irr_equity_annual",
+    "mirr_project_annual",
+    "mirr_equity_annual",
+)
+"""Keys whose warnings (the return policy's: several roots, little equity) stand beside them."""
+
+
+def shown(rows: tuple[Row, ...] = HEADLINES) -> tuple[Row, ...]:
+    """The rows whose metric the engine computes."""
+    return tuple(row for row in rows if row[0] in SUMMARY_COLUMNS)
+
+
+def case_rows() -> tuple[Row, ...]:
+    by_key = {row[0]: row for row in shown()}
+    return tuple(by_key[key] for key in CASE_KEYS if key in by_key)
+
+
+def format_of(figure_key: str) -> str:
+    """Format of a figure key: `<case>.<metric>` or `tornado.<path>.<low|high|base>`."""
+    if figure_key.startswith("tornado."):
+        return TORNADO_FORMAT
+    metric = figure_key.split(".", 1)[1]
+    for key, _label, _unit, fmt in HEADLINES:
+        if key == metric:
+            return fmt
+    raise KeyError(figure_key)
+
+
+def format_figure(fmt: str, value) -> str:
+    """The text a figure is shown as; n/a for an undefined metric."""
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return "n/a"
+    return fmt.format(value)

@@ -1,0 +1,321 @@
+"""The memo as HTML (Jinja2 templates, charts as inline SVG) and as PDF (headless Chromium's print
+to PDF of the same HTML, the stamp attached as an embedded file and in the document metadata).
+
+The charts are the app's own Altair specifications (econ.ui.charts), rendered to SVG by
+vl-convert, so the memo and the app draw the same thing. Heavy imports stay in the functions.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+import pandas as pd
+
+from econ.errors import InputError
+from econ.memo.build import Memo
+from econ.memo.figures import RETURN_KEYS, case_rows, format_figure, format_of, shown
+
+STAMP_ID = "econ-stamp"
+STAMP_FILE = "econ-stamp.json"
+"""Name of the stamp in the HTML (script id) and in the PDF (embedded file)."""
+
+PDF_STAMP_KEY = "/EconStamp"
+CHROMIUM = ("chromium", "chromium-browser", "google-chrome")
+CHROMIUM_ARGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--no-pdf-header-footer",
+)
+CHART_MONEY = "million USD"
+CHART_WIDTH = 600
+
+
+NO_CHROMIUM = (
+    "no Chromium found for the PDF (tried $ECON_CHROMIUM, " + ", ".join(CHROMIUM) + "); "
+    "install Debian's chromium or write the memo as .html"
+)
+
+
+class RenderError(InputError):
+    """The memo cannot be rendered (no Chromium for a PDF, a renderer that failed)."""
+
+
+def stamp_json(stamp: dict) -> str:
+    """The stamp as strict JSON safe inside <script>: <, > and & escaped as \\u003c etc."""
+    text = json.dumps(stamp, ensure_ascii=False, allow_nan=False, sort_keys=True)
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def _svg(chart) -> str:
+    import vl_convert
+
+    svg = vl_convert.vegalite_to_svg(chart.to_json())
+    return svg[svg.index("<svg") :]  # drop the XML declaration: the SVG is inline
+
+
+def charts(memo: Memo) -> dict[str, str]:
+    """The memo's charts as SVG text: dscr, cost (levelized cost waterfall), cash (cash-flow
+    waterfall), tornado. A chart with nothing to show is left out."""
+    from econ.ui import charts as ui
+
+    out = {}
+    monthly = memo.monthly
+    if "debt_balance_usd" in monthly and monthly["debt_balance_usd"].abs().sum() > 0:
+        floor = memo.scenario.financing.covenants.dscr_floor
+        chart = ui.debt_and_dscr(monthly, CHART_MONEY, floor)
+        out["dscr"] = _svg(chart.properties(width=CHART_WIDTH, height=170))
+    parts = memo.summary.get("cost_usd_per_mtok_by_component") or {}
+    cost = ui.waterfall(
+        {k.capitalize(): (v or 0.0) for k, v in parts.items()},
+        "Levelized cost",
+        "USD per million output tokens",
+    )
+    out["cost"] = _svg(cost.properties(width=CHART_WIDTH // 2 - 40, height=170))
+    out["cash"] = _svg(
+        ui.bridge(
+            cash_waterfall(monthly),
+            f"{CHART_MONEY} over the horizon",
+            ",.2f",
+            total_label="Project cash flow",
+        ).properties(width=CHART_WIDTH // 2 - 40, height=170)
+    )
+    rows = pd.DataFrame(memo.tornado["rows"])
+    if len(rows):
+        scale = 1e6
+        shown_rows = rows.assign(
+            output_low=rows["output_low"] / scale,
+            output_high=rows["output_high"] / scale,
+            output_base=rows["output_base"] / scale,
+        )
+        chart = ui.tornado(shown_rows, memo.tornado["swing_pct"], f"NPV [{CHART_MONEY}]", ",.2f")
+        out["tornado"] = _svg(chart.properties(width=CHART_WIDTH - 200, height=18 * len(rows)))
+    return out
+
+
+CASH_PARTS = (
+    ("revenue_usd", "Revenue", 1.0),
+    ("power_usd", "Power", -1.0),
+    ("facility_usd", "Facility", -1.0),
+    ("opex_usd", "Opex", -1.0),
+    ("capex_usd", "Capex", -1.0),
+    ("tax_usd", "Tax", -1.0),
+)
+
+
+def cash_waterfall(monthly: pd.DataFrame) -> pd.DataFrame:
+    """Project cash flow over the horizon built up from its lines [million USD]: revenue less
+    power, facility, opex, capex and tax; what else moves the cash flow (a sale at the end,
+    working capital) is one more bar, so the bars always end at the total."""
+    total = float(monthly["cash_flow_project_usd"].sum())
+    rows, built = [], 0.0
+    for column, label, sign in CASH_PARTS:
+        if column in monthly:
+            value = sign * float(monthly[column].sum())
+            if value:
+                rows.append((label, value / 1e6))
+                built += value
+    if abs(total - built) >= 0.5:  # half a dollar: rounding is not a line
+        rows.append(("Other", (total - built) / 1e6))
+    return pd.DataFrame(rows, columns=["driver", "value"])
+
+
+def _value_attr(value) -> str:
+    return "" if value is None else repr(float(value))
+
+
+def _ask(memo: Memo) -> list[tuple[str, str]]:
+    s = memo.scenario
+    racks = s.fleet.gpu_count / s.fleet.gpus_per_rack if s.fleet.gpus_per_rack else None
+    fin = s.financing
+    if fin.tranches:
+        parts = []
+        for t in fin.tranches:
+            share = "" if t.share_of_capex is None else f", {t.share_of_capex:.0%} of capex"
+            amount = getattr(t, "amount_usd", None)
+            parts.append(
+                f"{t.name} ({t.type}{share}" + (f", {amount:,.0f} USD)" if amount else ")")
+            )
+        debt = "capital stack: " + "; ".join(parts)
+    elif fin.debt_share:
+        debt = (
+            f"{fin.debt_share:.0%} debt at {fin.debt_rate_annual:.2%} a year over "
+            f"{fin.debt_term_months} months"
+        )
+    else:
+        debt = "all equity"
+    return [
+        (
+            "Fleet",
+            f"{s.fleet.gpu_count:,} GPUs of {s.fleet.hardware}"
+            + (f" ({racks:,.2f} racks of {s.fleet.gpus_per_rack})" if racks else ""),
+        ),
+        ("Capex", format_figure("{:,.0f} USD", memo.summary.get("capex_usd_total"))),
+        ("Financing", debt),
+        (
+            "Term",
+            f"{s.horizon_months} months from {s.start_date:%Y-%m}; discount rate "
+            f"{fin.discount_rate_annual:.2%} a year",
+        ),
+    ]
+
+
+def _assumptions(memo: Memo) -> list[dict]:
+    """Every input the scenario names a source for, with its value, then the sources' text."""
+    rows = []
+    for path, source in sorted(memo.scenario.sources.items()):
+        node: object = memo.scenario
+        for part in path.split("."):
+            node = getattr(node, part, None)
+        if isinstance(node, tuple | list):
+            value = f"{len(node)} entries"
+        elif isinstance(node, float):
+            value = f"{node:,.6g}"
+        else:
+            value = str(node)
+        rows.append({"path": path, "value": value, "source": source})
+    return rows
+
+
+def html(memo: Memo) -> str:
+    """The memo as one self-contained HTML document."""
+    import jinja2
+
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("econ.memo", "templates"),
+        autoescape=jinja2.select_autoescape(["html", "j2"]),
+        undefined=jinja2.StrictUndefined,
+    )
+    warnings = memo.summary.get("warnings", [])
+    headline = [
+        {
+            "key": key,
+            "label": label,
+            "unit": unit,
+            "text": format_figure(fmt, memo.figures[f"base.{key}"]),
+            "value": _value_attr(memo.figures[f"base.{key}"]),
+            "notes": [w for w in warnings if key in w] if key in RETURN_KEYS else [],
+        }
+        for key, label, unit, fmt in shown()
+    ]
+    cases = ["base", *memo.cases]
+    case_table = []
+    for key, label, unit, fmt in case_rows():
+        cells = []
+        for name in cases:
+            value = memo.summary.get(key) if name == "base" else memo.figures[f"{name}.{key}"]
+            cells.append(
+                {
+                    "key": f"{name}.{key}",
+                    "text": format_figure(fmt, value),
+                    "value": _value_attr(value),
+                    # the base case's cells repeat the headline figure: verify checks them alike
+                    "verify": name != "base",
+                }
+            )
+        case_table.append({"label": label, "unit": unit, "cells": cells})
+    tornado_rows = [
+        {
+            "input": row["input"],
+            "low": row["low"],
+            "high": row["high"],
+            "cells": [
+                {
+                    "key": f"tornado.{row['input']}.{side}",
+                    "text": format_figure(
+                        format_of("tornado."), memo.figures[f"tornado.{row['input']}.{side}"]
+                    ),
+                    "value": _value_attr(memo.figures[f"tornado.{row['input']}.{side}"]),
+                }
+                for side in ("low", "high")
+            ],
+        }
+        for row in memo.tornado["rows"]
+    ]
+    return env.get_template("memo.html.j2").render(
+        memo=memo,
+        scenario=memo.scenario,
+        stamp=memo.stamp,
+        stamp_json=stamp_json(memo.stamp),
+        stamp_id=STAMP_ID,
+        ask=_ask(memo),
+        headline=headline,
+        cases=cases,
+        case_overrides={
+            name: c["overrides"] for name, c in memo.cases.items() if not c.get("montecarlo")
+        },
+        montecarlo=memo.stamp.get("montecarlo"),
+        case_table=case_table,
+        tornado_rows=tornado_rows,
+        tornado=memo.tornado,
+        charts=charts(memo),
+        assumptions=_assumptions(memo),
+        warnings=warnings,
+    )
+
+
+def chromium() -> str | None:
+    """Path of a headless Chromium, or None."""
+    for name in (os.environ.get("ECON_CHROMIUM"), *CHROMIUM):
+        if name and (path := shutil.which(name)):
+            return path
+    return None
+
+
+def pdf(html_text: str, stamp: dict) -> bytes:
+    """Print the HTML to PDF with headless Chromium and attach the stamp."""
+    browser = chromium()
+    if browser is None:
+        raise RenderError(NO_CHROMIUM)
+    with tempfile.TemporaryDirectory(prefix="econ-memo-") as folder:
+        source, target = Path(folder) / "memo.html", Path(folder) / "memo.pdf"
+        source.write_text(html_text, encoding="utf-8")
+        command = [
+            browser,
+            *CHROMIUM_ARGS,
+            f"--user-data-dir={folder}/profile",
+            f"--print-to-pdf={target}",
+            source.as_uri(),
+        ]
+        try:
+            done = subprocess.run(command, capture_output=True, timeout=180, check=False)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise RenderError(f"{browser} could not print the memo to PDF: {exc}") from None
+        if not target.is_file() or target.stat().st_size == 0:
+            tail = done.stderr.decode(errors="replace").strip().splitlines()[-1:]
+            raise RenderError(
+                f"{browser} exited with {done.returncode} without writing the PDF"
+                + (f": {tail[0]}" if tail else "")
+            )
+        return attach_stamp(target.read_bytes(), stamp)
+
+
+def attach_stamp(pdf_bytes: bytes, stamp: dict) -> bytes:
+    """The PDF with the stamp as an embedded file and in the document information."""
+    import io
+
+    from pypdf import PdfReader, PdfWriter
+
+    writer = PdfWriter(clone_from=PdfReader(io.BytesIO(pdf_bytes)))
+    text = json.dumps(stamp, ensure_ascii=False, allow_nan=False, sort_keys=True)
+    writer.add_attachment(STAMP_FILE, text.encode("utf-8"))
+    writer.add_metadata(
+        {
+            "/Title": f"Investment memo: {stamp['scenario_name']}",
+            "/Creator": f"econ {stamp['econ_version']}",
+            "/EconScenarioSha256": stamp["scenario_sha256"],
+            PDF_STAMP_KEY: text,
+        }
+    )
+    out = io.BytesIO()
+    writer.write(out)
+    return out.getvalue()

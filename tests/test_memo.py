@@ -1,0 +1,441 @@
+"""The investment memo (econ memo) and its verification (econ verify), in-process.
+
+The memo's figures, read back from the HTML (data-key/data-value and the shown text) and from the
+PDF's text and attached stamp, must equal `econ project --format json`; a memo whose shown figure,
+stamp or scenario was edited must fail `econ verify` (exit 1, naming the figure); bad input exits 3.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from econ.cli import main
+from econ.memo.figures import HEADLINES, format_figure, format_of, shown
+from econ.memo.render import STAMP_FILE, attach_stamp, cash_waterfall
+from econ.memo.verify import _Figures
+
+ROOT = Path(__file__).resolve().parents[1]
+SEED = ROOT / "models" / "scenarios" / "deepseek-r1-gb200-nvl72.toml"
+HAS_CHROMIUM = shutil.which("chromium") is not None
+
+
+def _project_summary(capsys, *extra) -> dict:
+    assert main(["project", str(SEED), *extra, "--format", "json"]) == 0
+    return json.loads(capsys.readouterr().out)["scenarios"][0]["summary"]
+
+
+@pytest.fixture(scope="module")
+def memo_html(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("memo") / "memo.html"
+    assert main(["memo", str(SEED), "--out", str(out)]) == 0
+    return out
+
+
+@pytest.fixture(scope="module")
+def memo_pdf(tmp_path_factory) -> Path:
+    if not HAS_CHROMIUM:
+        pytest.skip("no chromium for the PDF")
+    out = tmp_path_factory.mktemp("memo") / "memo.pdf"
+    assert main(["memo", str(SEED), "--out", str(out)]) == 0
+    return out
+
+
+def _parsed(path: Path) -> _Figures:
+    parser = _Figures()
+    parser.feed(path.read_text(encoding="utf-8"))
+    return parser
+
+
+def _verify(capsys, path: Path) -> tuple[int, str]:
+    capsys.readouterr()
+    code = main(["verify", str(path)])
+    captured = capsys.readouterr()
+    return code, captured.out + captured.err
+
+
+def test_html_figures_equal_project_json(memo_html, capsys):
+    summary = _project_summary(capsys)
+    figures = {key: (value, text) for key, value, text in _parsed(memo_html).figures}
+    base = {k.removeprefix("base."): v for k, v in figures.items() if k.startswith("base.")}
+    assert set(base) == {key for key, *_ in shown()}
+    assert {"lcot_usd_per_mtok", "npv_usd", "irr_project_annual", "min_dscr"} <= set(base)
+    for key, (value, text) in base.items():
+        expected = summary[key]
+        assert (None if value == "" else float(value)) == expected, key
+        assert text == format_figure(format_of(f"base.{key}"), expected), key
+    stamp = json.loads(_parsed(memo_html).stamp_text)
+    assert stamp["summary"] == summary
+
+
+def test_html_shows_cases_tornado_sources_warnings(memo_html, capsys):
+    text = memo_html.read_text(encoding="utf-8")
+    down = _project_summary(capsys, "--set", f"market.price_usd_per_mtok={0.3261 * 0.8!r}")
+    figures = {key: value for key, value, _ in _parsed(memo_html).figures}
+    assert float(figures["downside.npv_usd"]) == down["npv_usd"]
+    assert any(k.startswith("tornado.market.price_usd_per_mtok.") for k in figures)
+    assert text.count("<svg") >= 4  # DSCR, cost waterfall, cash waterfall, tornado
+    assert "covenant floor 1.20x" in text  # the DSCR chart's rule
+    assert "CoreWeave GPU useful life 6 years" in text  # a [sources] entry
+    for warning in _project_summary(capsys)["warnings"]:
+        assert warning in text.replace("&#39;", "'")
+
+
+def test_memo_verifies(memo_html, capsys):
+    code, out = _verify(capsys, memo_html)
+    assert code == 0, out
+    assert "ok" in out
+
+
+def _edited(memo_html: Path, tmp_path: Path, edit) -> Path:
+    target = tmp_path / "edited.html"
+    text = memo_html.read_text(encoding="utf-8")
+    changed = edit(text)
+    assert changed != text
+    target.write_text(changed, encoding="utf-8")
+    return target
+
+
+def test_edited_shown_figure_fails(memo_html, tmp_path, capsys):
+    def edit(text):
+        return re.sub(
+            r'(data-key="base.npv_usd" data-value="[^"]*">)([^<]*)<',
+            lambda m: m.group(1) + "9,999,999<",
+            text,
+        )
+
+    code, out = _verify(capsys, _edited(memo_html, tmp_path, edit))
+    assert code == 1
+    assert "base.npv_usd: shown as '9,999,999'" in out
+
+
+def test_edited_shown_value_fails(memo_html, tmp_path, capsys):
+    def edit(text):
+        return re.sub(
+            r'data-key="base.min_dscr" data-value="[^"]*"',
+            'data-key="base.min_dscr" data-value="1.5"',
+            text,
+        )
+
+    code, out = _verify(capsys, _edited(memo_html, tmp_path, edit))
+    assert code == 1
+    assert "base.min_dscr: shown value 1.5" in out
+
+
+def _edit_stamp(text: str, change) -> str:
+    start = text.index('id="econ-stamp">') + len('id="econ-stamp">')
+    end = text.index("</script>", start)
+    stamp = json.loads(text[start:end])
+    change(stamp)
+    return text[:start] + json.dumps(stamp).replace("<", "\\u003c") + text[end:]
+
+
+def test_edited_stamp_fails(memo_html, tmp_path, capsys):
+    def change(stamp):
+        stamp["summary"]["lcot_usd_per_mtok"] *= 0.9
+
+    target = _edited(memo_html, tmp_path, lambda t: _edit_stamp(t, change))
+    code, out = _verify(capsys, target)
+    assert code == 1
+    assert "summary.lcot_usd_per_mtok: stamped" in out
+
+
+def test_changed_scenario_fails(memo_html, tmp_path, capsys):
+    def change(stamp):
+        stamp["scenario_toml"] = stamp["scenario_toml"].replace(
+            "price_usd_per_kwh = 0.0806", "price_usd_per_kwh = 0.09"
+        )
+
+    code, out = _verify(capsys, _edited(memo_html, tmp_path, lambda t: _edit_stamp(t, change)))
+    assert code == 1
+    assert "scenario_sha256: stamped" in out and "(the scenario was changed)" in out
+    assert "base.lcot_usd_per_mtok" in out  # the shown figure no longer reproduces
+
+
+def test_other_econ_version_fails(memo_html, tmp_path, capsys):
+    def change(stamp):
+        stamp["econ_version"] = "0.0.1"
+
+    code, out = _verify(capsys, _edited(memo_html, tmp_path, lambda t: _edit_stamp(t, change)))
+    assert code == 1
+    assert "econ_version: made by econ 0.0.1" in out
+
+
+def test_scenario_that_no_longer_validates_exits_3(memo_html, tmp_path, capsys):
+    def change(stamp):
+        stamp["scenario_toml"] = stamp["scenario_toml"].replace("share = 0.7", "share = 7.0", 1)
+
+    code, out = _verify(capsys, _edited(memo_html, tmp_path, lambda t: _edit_stamp(t, change)))
+    assert code == 3
+    assert "no longer validates" in out and "Traceback" not in out
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        b"not a memo\n",
+        b"<html><body>hello</body></html>",
+        b"\xff\xfe\x00binary",
+        b'<script type="application/json" id="econ-stamp">{"kind": "other"}</script>',
+        b'<script type="application/json" id="econ-stamp">{not json</script>',
+    ],
+)
+def test_not_a_memo_exits_3(tmp_path, capsys, content):
+    path = tmp_path / "file.html"
+    path.write_bytes(content)
+    code, out = _verify(capsys, path)
+    assert code == 3
+    assert str(path) in out and "Traceback" not in out
+
+
+def test_workbook_and_missing_file_exit_3(tmp_path, capsys):
+    code, out = _verify(capsys, tmp_path / "absent.html")
+    assert code == 3 and "no such file" in out
+    import zipfile
+
+    book = tmp_path / "book.xlsx"
+    with zipfile.ZipFile(book, "w") as archive:
+        archive.writestr("x", "y")
+    code, out = _verify(capsys, book)
+    assert code == 3 and "workbook" in out
+
+
+def test_bad_out_and_cases_exit_3(memo_html, tmp_path, capsys):
+    cases = [
+        ["--out", str(tmp_path / "absent" / "memo.html")],
+        ["--out", str(memo_html)],  # exists, no --force
+        ["--out", str(tmp_path / "memo.txt")],
+        ["--out", str(tmp_path / "m.html"), "--case", "downside"],
+        ["--out", str(tmp_path / "m.html"), "--case", "down=no.such.path=1"],
+        ["--out", str(tmp_path / "m.html"), "--case", "base=market.price_usd_per_mtok=1"],
+    ]
+    for extra in cases:
+        capsys.readouterr()
+        assert main(["memo", str(SEED), *extra]) == 3, extra
+        assert "Traceback" not in capsys.readouterr().err
+    assert main(["memo", str(tmp_path / "absent.toml"), "--out", str(tmp_path / "m.html")]) == 3
+    assert not (tmp_path / "m.html").exists()
+
+
+def test_stamp_escapes_script_end_and_named_cases(tmp_path, capsys):
+    out = tmp_path / "memo.html"
+    args = [
+        "memo",
+        str(SEED),
+        "--out",
+        str(out),
+        "--set",
+        "description=a </script><b>x</b>",
+        "--case",
+        "stress=market.price_usd_per_mtok=0.2;utilization.share=0.5",
+    ]
+    assert main(args) == 0
+    text = out.read_text(encoding="utf-8")
+    assert text.count("</script>") == 1  # only the stamp's own end
+    stamp = json.loads(_parsed(out).stamp_text)
+    assert "a </script><b>x</b>" in stamp["scenario_toml"]
+    assert list(stamp["cases"]) == ["stress"]
+    stress = _project_summary(
+        capsys, "--set", "market.price_usd_per_mtok=0.2", "--set", "utilization.share=0.5"
+    )
+    assert stamp["figures"]["stress.npv_usd"] == stress["npv_usd"]
+    code, report = _verify(capsys, out)
+    assert code == 0, report
+
+
+@pytest.mark.skipif(not HAS_CHROMIUM, reason="no chromium")
+def test_pdf_figures_equal_project_json(memo_pdf, capsys):
+    from pypdf import PdfReader
+
+    summary = _project_summary(capsys)
+    reader = PdfReader(str(memo_pdf))
+    assert 1 <= len(reader.pages) <= 4
+    words = set("\n".join(p.extract_text() for p in reader.pages).split())
+    for key, *_ in shown():
+        assert format_figure(format_of(f"base.{key}"), summary[key]) in words, key
+    stamp = json.loads(reader.attachments[STAMP_FILE][0])
+    assert stamp["summary"] == summary
+    code, out = _verify(capsys, memo_pdf)
+    assert code == 0, out
+
+
+@pytest.mark.skipif(not HAS_CHROMIUM, reason="no chromium")
+def test_pdf_with_edited_stamp_fails(memo_pdf, tmp_path, capsys):
+    from pypdf import PdfReader, PdfWriter
+
+    reader = PdfReader(str(memo_pdf))
+    stamp = json.loads(reader.attachments[STAMP_FILE][0])
+    stamp["figures"]["base.npv_usd"] = 1.0
+    writer = PdfWriter()
+    for page in reader.pages:
+        writer.add_page(page)
+    plain = tmp_path / "plain.pdf"
+    with plain.open("wb") as handle:
+        writer.write(handle)
+    edited = tmp_path / "edited.pdf"
+    edited.write_bytes(attach_stamp(plain.read_bytes(), stamp))
+    code, out = _verify(capsys, edited)
+    assert code == 1
+    assert "figures.base.npv_usd: stamped 1.0" in out
+
+
+def test_rows_absent_from_the_engine_are_skipped():
+    rows = (("no_such_metric", "x", "x", "{}"), ("npv_usd", "NPV", "USD", "{:,.0f}"))
+    assert shown(rows) == (rows[1],)
+    keys = [row[0] for row in HEADLINES]
+    assert len(keys) == len(set(keys))
+
+
+def test_cash_waterfall_ends_at_the_project_cash_flow():
+    rng = np.random.default_rng(7)
+    for _ in range(20):
+        lines = {
+            c: rng.uniform(0, 1e6, 13)
+            for c in (
+                "revenue_usd",
+                "power_usd",
+                "facility_usd",
+                "opex_usd",
+                "capex_usd",
+                "tax_usd",
+            )
+        }
+        lines["cash_flow_project_usd"] = rng.uniform(-1e6, 1e6, 13)
+        parts = cash_waterfall(pd.DataFrame(lines))
+        assert parts["value"].sum() * 1e6 == pytest.approx(
+            lines["cash_flow_project_usd"].sum(), abs=1e-3
+        )
+
+
+MC_ARGS = [
+    "--montecarlo",
+    "64",
+    "--seed",
+    "11",
+    "--dist",
+    "market.price_decline_annual=triangular(0.15,0.3,0.5)",
+    "--dist",
+    "utilization.share=uniform(0.5,0.8)",
+]
+
+
+def test_montecarlo_cases_are_percentiles_of_the_draws(tmp_path, capsys):
+    from econ.analysis.montecarlo import montecarlo
+    from econ.scenario import load_scenario
+
+    out = tmp_path / "mc.html"
+    assert main(["memo", str(SEED), "--out", str(out), *MC_ARGS]) == 0
+    stamp = json.loads(_parsed(out).stamp_text)
+    assert stamp["cases"] == {} and stamp["montecarlo"]["n"] == 64
+    rows = montecarlo(
+        load_scenario(SEED),
+        {
+            "market.price_decline_annual": "triangular(0.15,0.3,0.5)",
+            "utilization.share": "uniform(0.5,0.8)",
+        },
+        64,
+        seed=11,
+        outputs=("npv_usd", "min_dscr"),
+        keep_rows=True,
+    ).rows
+    for q in (10, 50, 90):
+        assert stamp["figures"][f"p{q}.npv_usd"] == pytest.approx(
+            np.quantile(rows["npv_usd"], q / 100), rel=1e-12
+        )
+    npv = [stamp["figures"][f"p{q}.npv_usd"] for q in (10, 50, 90)]
+    assert npv == sorted(npv)
+    code, report = _verify(capsys, out)
+    assert code == 0, report
+
+    def change(stamp):
+        stamp["montecarlo"]["seed"] = 12
+
+    code, report = _verify(capsys, _edited(out, tmp_path, lambda t: _edit_stamp(t, change)))
+    assert code == 1 and "p50.npv_usd" in report
+
+
+def test_montecarlo_needs_draws_and_distributions(tmp_path, capsys):
+    for extra in (
+        ["--montecarlo", "100"],
+        ["--dist", "utilization.share=uniform(0.5,0.8)"],
+        ["--montecarlo", "3", "--dist", "utilization.share=uniform(0.5,0.8)"],
+        ["--montecarlo", "100", "--dist", "no.such=uniform(0,1)"],
+    ):
+        assert main(["memo", str(SEED), "--out", str(tmp_path / "m.html"), *extra]) == 3, extra
+        assert "Traceback" not in capsys.readouterr().err
+
+
+def test_memo_charts_load_no_streamlit():
+    """The memo draws the app's chart builders without importing Streamlit (econ.ui.charts)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, pandas as pd\n"
+        "from econ.ui import charts\n"
+        "from econ.memo import render\n"
+        "chart = charts.waterfall({'a': 1.0, 'b': 2.0}, 'total', 'USD')\n"
+        "svg = render._svg(chart)\n"
+        "assert svg.startswith('<svg'), svg[:40]\n"
+        "print('streamlit' in sys.modules)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
+    )
+    assert done.stdout.strip() == "False"
+
+
+def test_memo_of_a_library_version(tmp_path, capsys):
+    from econ import provenance
+    from econ.scenario import load_scenario
+
+    library = f"sqlite:///{tmp_path / 'lib.db'}"
+    assert main(["--library", library, "library", "save", str(SEED), "--message", "m"]) == 0
+    out = tmp_path / "memo.html"
+    name = "library:deepseek-r1-gb200-nvl72@1"
+    assert (
+        main(
+            [
+                "--library",
+                library,
+                "memo",
+                name,
+                "--out",
+                str(out),
+                "--case",
+                "flat=market.price_decline_annual=0.0",
+            ]
+        )
+        == 0
+    )
+    stamp = json.loads(_parsed(out).stamp_text)
+    assert stamp["scenario_sha256"] == provenance.scenario_sha256(load_scenario(SEED))
+    code, report = _verify(capsys, out)
+    assert code == 0, report
+
+
+def test_memo_of_an_all_equity_scenario(tmp_path, capsys):
+    out = tmp_path / "equity.html"
+    assert main(["memo", str(SEED), "--set", "financing.debt_share=0", "--out", str(out)]) == 0
+    text = out.read_text(encoding="utf-8")
+    assert 'id="no-debt"' in text and "all equity" in text
+    figures = {key: value for key, value, _ in _parsed(out).figures}
+    assert figures["base.min_dscr"] == ""  # undefined without debt service: n/a, not 0
+    code, report = _verify(capsys, out)
+    assert code == 0, report
+
+
+def test_pdf_without_chromium_exits_3(tmp_path, capsys, monkeypatch):
+    from econ.memo import render
+
+    monkeypatch.setattr(render, "chromium", lambda: None)
+    out = tmp_path / "memo.pdf"
+    assert main(["memo", str(SEED), "--out", str(out)]) == 3
+    assert "no Chromium found" in capsys.readouterr().err
+    assert not out.exists()
