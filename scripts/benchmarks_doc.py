@@ -11,7 +11,14 @@ from __future__ import annotations
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-ORDER = ("bench_engine", "bench_irr", "bench_batch", "bench_simulator", "bench_app")
+ORDER = (
+    "bench_startup",
+    "bench_engine",
+    "bench_irr",
+    "bench_batch",
+    "bench_simulator",
+    "bench_app",
+)
 
 HEADER = """# Benchmarks
 

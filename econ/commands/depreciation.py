@@ -14,14 +14,20 @@ import io
 import json
 import math
 import sys
+from typing import TYPE_CHECKING
 
 import numpy as np
-from pydantic import ValidationError
 
-from econ import deferred_tax as deferred_mod
-from econ import depreciation as dep
-from econ.scenario.depreciation_models import DepreciationMethod, DepreciationPolicy
+from econ import depreciation as dep  # numpy only: its method names are in the help
+from econ.commands import lazy
 from econ.units import MONTHS_PER_YEAR
+
+if TYPE_CHECKING:
+    from pydantic import ValidationError
+
+    from econ.scenario.depreciation_models import DepreciationMethod, DepreciationPolicy
+
+deferred_mod = lazy("econ.deferred_tax")
 
 MONTHLY_COLUMNS = (
     "month",
@@ -181,6 +187,10 @@ def _value_table(text: str | None) -> list[dict]:
 
 
 def _policy(args) -> DepreciationPolicy:
+    import pydantic
+
+    from econ.scenario.depreciation_models import DepreciationPolicy
+
     if not (math.isfinite(args.cost) and args.cost > 0):
         raise dep.DepreciationError(f"--cost = {args.cost:g}: expected a cost above 0 [USD]")
     share = args.salvage_share
@@ -229,7 +239,7 @@ def _policy(args) -> DepreciationPolicy:
     }
     try:
         return DepreciationPolicy.model_validate(data)
-    except ValidationError as exc:
+    except pydantic.ValidationError as exc:
         raise dep.DepreciationError(_validation_message(exc)) from None
 
 

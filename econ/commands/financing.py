@@ -11,17 +11,8 @@ import sys
 
 import numpy as np
 
-from econ.capital import stack_schedule
 from econ.errors import InputError
 from econ.financing import DAY_COUNTS, REPAYMENTS
-from econ.lease import (
-    after_tax_cost_usd,
-    debt_drawn_usd,
-    lease_payments_usd,
-    lease_vs_own,
-    ownership_cost_usd,
-)
-from econ.units import monthly_rate
 
 EXIT_OK = 0
 RENTER_COSTS = ("power", "facility", "opex")
@@ -112,6 +103,8 @@ def _cmd_loan(args) -> int:
     T = args.term_months + 1
     profile = np.zeros((1, T))
     profile[0, 0] = 1.0
+    from econ.capital import stack_schedule
+
     stack = stack_schedule([spec], [args.amount], profile, np.arange(T), [T - 1])
     lines = stack.tranches["loan"]
     rows = _loan_rows(lines)
@@ -188,6 +181,14 @@ def _loan_table(rows, summary) -> str:
 
 def _cmd_lease_vs_own(args) -> int:
     from econ import load_scenario, project  # the engine loads only when this command runs
+    from econ.lease import (
+        after_tax_cost_usd,
+        debt_drawn_usd,
+        lease_payments_usd,
+        lease_vs_own,
+        ownership_cost_usd,
+    )
+    from econ.units import monthly_rate
 
     _require(args.price >= 0, "--price", args.price, "a rental price >= 0 [USD/GPU-hour]")
     _require(args.term_months >= 1, "--term-months", args.term_months, "at least 1 month")

@@ -12,14 +12,14 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from econ import __version__
-from econ.cli import SUMMARY_ROWS
-from econ.export import csv_text
-from econ.gains import GainsError, GainValue, parse_step, value_gain, with_steps
-from econ.scenario import atomic_write, load_scenario
+
+if TYPE_CHECKING:  # the work loads when the command runs (econ/commands/__init__.py)
+    import pandas as pd
+
+    from econ.gains import GainValue
 
 _SUMMARY_KEYS = (
     "lcot_usd_per_mtok",
@@ -34,7 +34,6 @@ _SUMMARY_KEYS = (
     "min_dscr",
     "revenue_usd_per_mw_year",
 )
-_SUMMARY_ROWS = tuple(row for row in SUMMARY_ROWS if row[0] in _SUMMARY_KEYS)
 _VALUE_ROWS = (
     ("npv_usd_per_gpu", "NPV of the gain per GPU [USD]", "{:,.0f}"),
     ("npv_usd_per_rack", "NPV of the gain per rack [USD]", "{:,.0f}"),
@@ -79,6 +78,10 @@ def register(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from econ.export import csv_text
+    from econ.gains import GainsError, parse_step, value_gain, with_steps
+    from econ.scenario import atomic_write, load_scenario
+
     scenario = load_scenario(args.file, args.overrides)
     if args.steps:
         steps = sorted(
@@ -114,6 +117,8 @@ def run(args: argparse.Namespace) -> int:
 
 def result_frame(result: GainValue) -> pd.DataFrame:
     """All figures as rows of section, metric, base, gain, delta (for CSV)."""
+    import pandas as pd
+
     rows = []
     for key, b in result.base.items():
         if key == "warnings":
@@ -154,7 +159,9 @@ def format_table(result: GainValue) -> str:
     )
     lines = [f"Value of the gains of {result.name}" + (f": {steps}" if steps else "")]
     rows = [("metric", "base", "gain", "change")]
-    for key, label, fmt in _SUMMARY_ROWS:
+    from econ.cli import summary_rows
+
+    for key, label, fmt in (row for row in summary_rows() if row[0] in _SUMMARY_KEYS):
         change_fmt = fmt.replace("{:", "{:+") if "+" not in fmt else fmt
         rows.append(
             (

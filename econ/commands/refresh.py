@@ -4,9 +4,6 @@ from __future__ import annotations
 
 import json
 
-from econ.fleet import earliest_month, refresh_analysis
-from econ.scenario import load_scenario
-
 
 def register(subparsers) -> None:
     p = subparsers.add_parser(
@@ -26,6 +23,9 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
+    from econ.fleet import earliest_month, refresh_analysis
+    from econ.scenario import load_scenario
+
     scenario = load_scenario(args.file, args.overrides)
     months = None
     if args.from_month is not None or args.to_month is not None:
