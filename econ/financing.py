@@ -426,13 +426,23 @@ def effective_interest(net_proceeds_usd, payments_usd, base_rate_monthly=0.0, gu
     scale = np.maximum(np.abs(net).sum(axis=1) + np.abs(pay).sum(axis=1), 1.0)
     tolerance = 1e-12 * scale
 
+    # The recurrence runs month by month over all scenarios at once, so the months are the rows
+    # here: each month's values are then contiguous in memory (a column of an (n, T) array is
+    # strided, and reading it month after month was most of this function's time).
+    base_t, net_t, pay_t = (np.ascontiguousarray(x.T) for x in (base, net, pay))
+    everyone = np.arange(n)
+
     def end_value(rows, y):
+        if rows.size == n and (rows == everyone).all():
+            b, p, q = base_t, net_t, pay_t
+        else:
+            b, p, q = base_t[:, rows], net_t[:, rows], pay_t[:, rows]
         c = np.zeros(rows.size)
         dc = np.zeros(rows.size)
         for m in range(T):
-            growth = 1.0 + base[rows, m] + y
+            growth = 1.0 + b[m] + y
             dc = dc * growth + c
-            c = c * growth + net[rows, m] - pay[rows, m]
+            c = c * growth + p[m] - q[m]
         return c, dc
 
     # Newton's method on C_end(y); rows whose flows have no fees or discount converge at once.
@@ -451,14 +461,15 @@ def effective_interest(net_proceeds_usd, payments_usd, base_rate_monthly=0.0, gu
     if failed.size:
         margin[failed] = _bisect_margin(end_value, failed, tolerance)
 
-    carrying = np.zeros((n, T))
-    expense = np.zeros((n, T))
+    carrying_t = np.empty((T, n))
+    expense_t = np.empty((T, n))
     c = np.zeros(n)
     for m in range(T):
-        rate = base[:, m] + margin
-        expense[:, m] = rate * c
-        c = c * (1.0 + rate) + net[:, m] - pay[:, m]
-        carrying[:, m] = c
+        rate = base_t[m] + margin
+        expense_t[m] = rate * c
+        c = c * (1.0 + rate) + net_t[m] - pay_t[m]
+        carrying_t[m] = c
+    carrying, expense = np.ascontiguousarray(carrying_t.T), np.ascontiguousarray(expense_t.T)
     # A carrying amount within rounding of zero is zero (the debt is repaid).
     carrying[np.abs(carrying) <= tolerance[:, None]] = 0.0
     return {"expense_usd": expense, "carrying_usd": carrying, "margin_monthly": margin}
