@@ -303,11 +303,15 @@ def loan_schedule(
     with np.errstate(divide="ignore", invalid="ignore"):
         equal_principal = np.where(term > free_months, (amount - target) / (term - free_months), 0)
 
+    # Month-major (T, n) copies and outputs: each month's values are contiguous (see
+    # effective_interest); transposed back at the end.
+    rate_t = np.ascontiguousarray(rate.T)
+    lines_t = {key: np.zeros((T, n)) for key in out}
     balance = np.zeros_like(amount)
     for m in range(int(cohort_months[0]), T):
         age = m - d
         if (age >= 1).any():
-            r = rate[:, m : m + 1]
+            r = rate_t[m][:, None]
             opening = balance
             remaining = term - (age - 1)
             with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
@@ -321,14 +325,14 @@ def loan_schedule(
             final = (age >= life) & (opening > 0)
             extra = np.where(final, opening - regular, 0.0)
             balance = opening - regular - extra
-            out["interest_usd"][:, m] = (opening * r).sum(axis=1)
-            out["scheduled_principal_usd"][:, m] = regular.sum(axis=1)
-            out["balloon_usd"][:, m] = extra.sum(axis=1)
+            lines_t["interest_usd"][m] = (opening * r).sum(axis=1)
+            lines_t["scheduled_principal_usd"][m] = regular.sum(axis=1)
+            lines_t["balloon_usd"][m] = extra.sum(axis=1)
         arriving = cohort_months == m
         if arriving.any():
             balance[:, arriving] += amount[:, arriving]
-        out["balance_usd"][:, m] = balance.sum(axis=1)
-    return out
+        lines_t["balance_usd"][m] = balance.sum(axis=1)
+    return {key: np.ascontiguousarray(value.T) for key, value in lines_t.items()}
 
 
 def coupon_schedule(face_usd, coupon_annual, coupons_per_year, issue_month, maturity_month, T):
