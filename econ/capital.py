@@ -1210,9 +1210,6 @@ def _trailing_sum(x, w):
     return c
 
 
-
-
-
 __all__ = [
     "ISSUANCES",
     "LINES",
