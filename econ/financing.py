@@ -424,8 +424,8 @@ def effective_interest(net_proceeds_usd, payments_usd, base_rate_monthly=0.0, gu
     net = np.asarray(net_proceeds_usd, dtype=float)
     pay = np.asarray(payments_usd, dtype=float)
     n, T = net.shape
-    base = np.asarray(base_rate_monthly, dtype=float)
-    base = np.broadcast_to(base[:, None] if base.ndim == 1 else base, (n, T))
+    rate_given = np.asarray(base_rate_monthly, dtype=float)
+    base = np.broadcast_to(rate_given[:, None] if rate_given.ndim == 1 else rate_given, (n, T))
     margin = np.array(np.broadcast_to(np.asarray(guess, dtype=float), (n,)), dtype=float)
     scale = np.maximum(np.abs(net).sum(axis=1) + np.abs(pay).sum(axis=1), 1.0)
     tolerance = 1e-12 * scale
@@ -433,7 +433,11 @@ def effective_interest(net_proceeds_usd, payments_usd, base_rate_monthly=0.0, gu
     # The recurrence runs month by month over all scenarios at once, so the months are the rows
     # here: each month's values are then contiguous in memory (a column of an (n, T) array is
     # strided, and reading it month after month was most of this function's time).
-    base_t, net_t, pay_t = (np.ascontiguousarray(x.T) for x in (base, net, pay))
+    net_t, pay_t = np.ascontiguousarray(net.T), np.ascontiguousarray(pay.T)
+    if rate_given.ndim < 2:  # the same rate every month: a view, nothing to copy
+        base_t = np.broadcast_to(rate_given, (T, n)) if rate_given.ndim else base.T
+    else:
+        base_t = np.ascontiguousarray(base.T)
     everyone = np.arange(n)
 
     def end_value(rows, y):
