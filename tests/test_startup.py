@@ -116,6 +116,20 @@ def test_throughput_format_choices_are_checked_and_listed(capsys, monkeypatch):
     assert "ttft_s_p95, ttft_s_p99" in out  # --limit lists the latency columns
 
 
+def test_defaults_named_in_help_are_the_library_defaults(capsys, monkeypatch):
+    # The parsers state these defaults without importing the modules that own them.
+    from econ.analysis.runner import DEFAULT_CHUNK_SIZE
+    from econ.throughput.simulator import DEFAULT_POINTS
+
+    monkeypatch.setenv("COLUMNS", "1000")
+    with pytest.raises(SystemExit):
+        main(["sweep", "--help"])
+    assert f"rows per chunk (default {DEFAULT_CHUNK_SIZE:,}," in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        main(["throughput", "simulate", "--help"])
+    assert f"concurrency points (default {DEFAULT_POINTS}," in capsys.readouterr().out
+
+
 def test_summary_rows_are_the_table_rows(capsys):
     from econ import cli
     from econ.engine import COMPONENTS

@@ -43,7 +43,7 @@ def register(subparsers) -> None:
             "--chunk-size",
             type=int,
             metavar="ROWS",
-            help="rows per chunk (default: the runner's, 4 engine chunks)",
+            help="rows per chunk (default 16,384, econ.analysis.runner.DEFAULT_CHUNK_SIZE)",
         )
         p.add_argument(
             "--chunks",

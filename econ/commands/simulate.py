@@ -76,7 +76,7 @@ def register_throughput(throughput_subparsers) -> None:
         default="calibrated",
         help="efficiency coefficients: stored calibration, the uncalibrated defaults, or all at 1",
     )
-    s.add_argument("--points", type=int, help="concurrency points (default: the simulator's)")
+    s.add_argument("--points", type=int, help="concurrency points (default 64, the simulator's)")
     s.add_argument("--format", choices=("table", "json", "csv"), default="table")
     s.add_argument("--out", metavar="PATH", help="write the curve as CSV")
     s.add_argument("--force", action="store_true", help="overwrite --out if it exists")

@@ -63,7 +63,8 @@ CHANGE_OF_ESTIMATE_METHODS = (
 
 
 class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, validate_default=True)
+    # defer_build: a validator is built when a model first validates, not when econ is imported
+    model_config = ConfigDict(extra="forbid", frozen=True, validate_default=True, defer_build=True)
 
 
 def _known_method(value: Any, valid: tuple[str, ...], what: str) -> Any:

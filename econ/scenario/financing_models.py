@@ -31,7 +31,8 @@ MAX_MONTHS = 600
 
 
 class Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, validate_default=True)
+    # defer_build: a validator is built when a model first validates, not when econ is imported
+    model_config = ConfigDict(extra="forbid", frozen=True, validate_default=True, defer_build=True)
 
 
 # ---------------------------------------------------------------------------------------------

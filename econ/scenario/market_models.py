@@ -39,7 +39,8 @@ SHARE_TOLERANCE = 1e-9
 
 
 class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, validate_default=True)
+    # defer_build: a validator is built when a model first validates, not when econ is imported
+    model_config = ConfigDict(extra="forbid", frozen=True, validate_default=True, defer_build=True)
 
 
 class _Point(_Section):

@@ -32,7 +32,8 @@ SCHEMA_VERSION = 1
 
 
 class Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, validate_default=True)
+    # defer_build: a validator is built when a model first validates, not when econ is imported
+    model_config = ConfigDict(extra="forbid", frozen=True, validate_default=True, defer_build=True)
 
 
 class Fleet(Section):

@@ -31,7 +31,8 @@ PUE_MESSAGE = (
 
 
 class Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, validate_default=True)
+    # defer_build: a validator is built when a model first validates, not when econ is imported
+    model_config = ConfigDict(extra="forbid", frozen=True, validate_default=True, defer_build=True)
 
 
 def _no_negative_price(value, what: str):
