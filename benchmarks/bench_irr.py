@@ -10,18 +10,18 @@ that gives the series more than one sign change.
 series, because a full numpy-financial loop would take about a minute. The script prints a
 markdown table and writes it, with machine information, to ``benchmarks/results/bench_irr.md``.
 
+BLAS keeps numpy's default thread count (one per core), as in a user's session: the solver's
+grid scans are matrix products, which it runs with one BLAS thread whatever the caller's setting
+(``econ.blas.one_blas_thread``), so its results do not depend on the thread count. The script
+also times ``econ.excel.irr`` on the pyxirr loop's 20,000 series with the default threads and
+with the caller limiting BLAS to one thread, and checks that both give the same bits.
+
 Run: ``.venv/bin/python benchmarks/bench_irr.py``
 """
 
 from __future__ import annotations
 
 import os
-
-# One core against one-core loops: BLAS (irr_batch's scans are matrix products) gets one thread,
-# set before numpy is imported, when its thread pool is sized.
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-os.environ.setdefault("OMP_NUM_THREADS", "1")
-
 import platform
 import sys
 import time
@@ -31,9 +31,10 @@ from pathlib import Path
 import numpy as np
 import numpy_financial as npf
 import pyxirr
+from threadpoolctl import threadpool_info, threadpool_limits
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from econ.excel import irr_batch, npv_batch  # noqa: E402
+from econ.excel import irr, irr_batch, npv_batch  # noqa: E402
 
 N_SERIES = 100_000
 N_MONTHS = 73
@@ -94,7 +95,7 @@ def cpu_model() -> str:
 def main() -> None:
     flows = gpu_project_flows(N_SERIES, N_MONTHS, SEED)
     several = (sign_changes(flows) > 1).mean()
-    threads = os.environ.get("OMP_NUM_THREADS") or os.environ.get("OPENBLAS_NUM_THREADS")
+    threads = sorted({lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"})
 
     irr_batch(flows[:1000])  # warm-up
     t_batch, ours = best_of(lambda: irr_batch(flows), repeats=3)
@@ -104,6 +105,13 @@ def main() -> None:
     sub = flows[:N_PYXIRR]
     t_pyx, ref_pyx = best_of(
         lambda: np.array([pyxirr.irr(row) for row in sub], dtype=float), repeats=2)
+
+    # The issue-20 measure: econ.excel.irr on the pyxirr loop's series, default BLAS threads,
+    # and the same with the caller limiting BLAS to one thread (same bits expected).
+    t_irr, irr_default = best_of(lambda: irr(sub, 0.01), repeats=3)
+    with threadpool_limits(1, user_api="blas"):
+        t_irr_one, irr_one = best_of(lambda: irr(sub, 0.01), repeats=3)
+    same_bits = irr_default.tobytes() == irr_one.tobytes()
 
     per_batch = t_batch / N_SERIES
     per_npf = t_npf / N_NUMPY_FINANCIAL
@@ -122,6 +130,13 @@ def main() -> None:
     rows = [
         ("`econ.excel.irr_batch` (screened matrix scan, Newton)", N_SERIES, t_batch, per_batch,
          1.0, "reference"),
+        (f"`econ.excel.irr` on the {N_PYXIRR:,} pyxirr series, default BLAS threads",
+         N_PYXIRR, t_irr, t_irr / N_PYXIRR, t_irr / N_PYXIRR / per_batch,
+         f"pyxirr loop / this = {t_pyx / t_irr:.1f}x"),
+        (f"`econ.excel.irr` on the same {N_PYXIRR:,}, BLAS limited to 1 thread by the caller",
+         N_PYXIRR, t_irr_one, t_irr_one / N_PYXIRR, t_irr_one / N_PYXIRR / per_batch,
+         f"pyxirr loop / this = {t_pyx / t_irr_one:.1f}x; "
+         f"same bits as with the default threads: {'yes' if same_bits else 'NO'}"),
         ("loop of `pyxirr.irr`", N_PYXIRR, t_pyx, per_pyx, per_pyx / per_batch,
          agreement(ref_pyx)),
         ("loop of `numpy_financial.irr`", N_NUMPY_FINANCIAL, t_npf, per_npf,
@@ -142,7 +157,7 @@ def main() -> None:
     ]
     for name, count, total, per, ratio, note in rows:
         lines.append(f"| {name} | {count:,} | {total:.3f} | {per * 1e6:.2f} | "
-                     f"{per * N_SERIES:.2f} | {ratio:,.0f}x | {note} |")
+                     f"{per * N_SERIES:.2f} | {ratio:,.1f}x | {note} |")
     found = np.isfinite(ours).mean()
     scale = np.abs(flows).sum(axis=1)
     residual = np.nanmax(np.abs(npv_batch(ours, flows)) / scale)
@@ -155,11 +170,15 @@ def main() -> None:
         "",
         "Targets: >= 5x faster than the pyxirr loop, >= 300x faster than the numpy-financial "
         f"loop: {'met' if per_pyx / per_batch >= 5 else 'MISSED'} / "
-        f"{'met' if per_npf / per_batch >= 300 else 'MISSED'}.",
+        f"{'met' if per_npf / per_batch >= 300 else 'MISSED'}; `econ.excel.irr` on "
+        f"{N_PYXIRR:,} series with the default BLAS threads >= 5x the pyxirr loop: "
+        f"{t_pyx / t_irr:.1f}x, {'met' if t_pyx / t_irr >= 5 else 'MISSED'}; "
+        f"the same bits with one BLAS thread: {'met' if same_bits else 'MISSED'}.",
         "",
         "Machine: "
-        f"{cpu_model()}, {os.cpu_count()} logical cores (BLAS threads: "
-        f"{threads or 'library default'}; irr_batch's grid scans are matrix products); "
+        f"{cpu_model()}, {os.cpu_count()} logical cores (BLAS threads by default: "
+        f"{', '.join(map(str, threads)) or 'no BLAS found'}; the solver's grid scans, matrix "
+        "products, run with one); "
         f"Python {platform.python_version()}, "
         f"numpy {np.__version__}, numpy-financial {version('numpy-financial')}, "
         f"pyxirr {version('pyxirr')}; "

@@ -7,6 +7,7 @@ batch built from one base scenario, so a million scenarios never become a millio
 
 from __future__ import annotations
 
+import copy
 import datetime as dt
 import types
 import typing
@@ -17,6 +18,7 @@ from functools import cache
 import numpy as np
 from pydantic import BaseModel
 
+from econ.errors import InputError
 from econ.scenario.depreciation_models import compile_policies
 from econ.scenario.financing_models import compile_tranches
 from econ.scenario.gain_models import compile_throughput
@@ -159,7 +161,11 @@ class ScenarioBatch:
         # Measured and simulated sources become a number here, once per distinct source.
         row_warnings = []
         for i, row in enumerate(rows):
-            fitted = resolve_history(row.throughput, row.fleet.hardware)
+            try:
+                fitted = resolve_history(row.throughput, row.fleet.hardware)
+                resolved = resolve_throughput(row.throughput, row.fleet.hardware)
+            except InputError as exc:
+                raise _in_file(exc, items[row_scenario[i]].source_file) from None
             history_warnings = ()
             if fitted is not None:
                 columns["throughput.gain_rate_annual"][i] = fitted.rate_annual
@@ -168,7 +174,13 @@ class ScenarioBatch:
                     f"({fitted.description})",
                     *(f"history: {c}" for c in fitted.caveats),
                 )
-            resolved = resolve_throughput(row.throughput, row.fleet.hardware)
+            defaults = items[row_scenario[i]].default_sections
+            if defaults:
+                history_warnings = (
+                    "sections taken from defaults (not given in the scenario): "
+                    + ", ".join(defaults),
+                    *history_warnings,
+                )
             if resolved is None:
                 row_warnings.append(history_warnings)
                 continue
@@ -247,6 +259,16 @@ class ScenarioBatch:
                 for t in one.stack
             ),
         )
+
+
+def _in_file(exc: InputError, file: str | None) -> InputError:
+    """The same error with the scenario file it concerns in front of its message."""
+    message = str(exc)
+    if file is None or message.startswith(file):
+        return exc
+    named = copy.copy(exc)
+    named.args = (f"{file}: {message}",)
+    return named
 
 
 def _row_names(items: Sequence[Scenario]) -> list[str]:

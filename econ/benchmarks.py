@@ -11,9 +11,13 @@ repeat one run, different system sizes across compared rows (64 vs 72 GPUs), res
 marks as inferred, power-capped (MaxQ) systems, and rows whose unit is not tokens/s.
 
 Files (copied from ../shared/data with every source column; see models/benchmarks/README.md):
-`mlperf_inference_llm.csv` (results), `mlperf_latency_constraints.csv` (TTFT/TPOT limits),
-`accelerators.csv` (accelerator name -> hardware key and generation), `rounds.csv` (publication
-dates). Rows get a stable `id`: the round and a hash of the fields that identify a result.
+`mlperf_inference_llm.csv` (results v4.0 to v6.0), `mlperf_inference_v6.1.csv` (v6.1, fewer
+columns: the others are read from its benchmark name and source at load time),
+`vendor_claims.csv` (figures announced by vendors with no published result file behind them),
+`mlperf_latency_constraints.csv` (TTFT/TPOT limits), `accelerators.csv` (accelerator name ->
+hardware key and generation), `rounds.csv` (publication dates). Rows get a stable `id`: the round
+(`claim` for a vendor claim) and a hash of the fields that identify a result; `kind` says whether
+a row is a published result or a vendor claim.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ import hashlib
 import math
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
@@ -33,6 +38,10 @@ from econ.errors import InputError
 from econ.throughput.curve import Curve, with_all_columns
 
 RESULTS_FILE = "mlperf_inference_llm.csv"
+V61_FILE = "mlperf_inference_v6.1.csv"
+CLAIMS_FILE = "vendor_claims.csv"
+PUBLISHED = "published result"
+VENDOR_CLAIM = "vendor claim"
 CONSTRAINTS_FILE = "mlperf_latency_constraints.csv"
 ACCELERATORS_FILE = "accelerators.csv"
 ROUNDS_FILE = "rounds.csv"
@@ -72,29 +81,68 @@ def _read(name: str) -> pd.DataFrame:
 
 
 def row_id(row: Mapping) -> str:
-    """'<round>-<8 hex>': SHA-1 of the fields that identify one result, stable across reorders."""
+    """'<round>-<8 hex>': SHA-1 of the fields that identify one result, stable across reorders;
+    'claim-<8 hex>' for a vendor claim."""
     key = "\x1f".join("" if _missing(row.get(f)) else str(row.get(f)) for f in ID_FIELDS)
-    return f"{row.get('round')}-{hashlib.sha1(key.encode()).hexdigest()[:8]}"
+    prefix = "claim" if row.get("kind") == VENDOR_CLAIM else row.get("round")
+    return f"{prefix}-{hashlib.sha1(key.encode()).hexdigest()[:8]}"
 
 
 def _missing(value) -> bool:
     return value is None or (isinstance(value, float) and math.isnan(value)) or value == ""
 
 
+_SUFFIX = re.compile(r"-(99(?:\.9)?)$")
+
+
+def _summary_rows(rows: pd.DataFrame) -> pd.DataFrame:
+    """v6.1 rows (a subset of the results file's columns) with the others read from their
+    benchmark name and source: family and accuracy target from the submitted benchmark name
+    (`llama2-70b-99.9`), platform, node count and MLPerf's inferred flag from the summary.json
+    location in `source`; units lower-cased as in the other rounds (`Tokens/s` -> `tokens/s`)."""
+    out = rows.copy()
+    out["metric_unit"] = out["metric_unit"].str.lower()
+    out["benchmark_family"] = out["benchmark"].str.replace(_SUFFIX, "", regex=True)
+    out["accuracy_target"] = pd.to_numeric(out["benchmark"].str.extract(_SUFFIX)[0])
+    out["scenario_normalized"] = out["scenario"]
+    out["used_model"] = out["benchmark"]
+    source = out["source"].fillna("")
+    out["platform"] = source.str.extract(r"Platform ([^;)]+)")[0].str.strip()
+    out["host_count"] = pd.to_numeric(source.str.extract(r"number_of_nodes (\d+)")[0])
+    out["inferred_flag"] = pd.to_numeric(source.str.extract(r"inferred (\d)")[0])
+    out["accel_count_method"] = "summary.json accelerator_count"
+    out["notes"] = (
+        "v6.1 summary.json row: benchmark_family, accuracy_target, platform, host_count and "
+        "inferred_flag read from benchmark and source at load time"
+    )
+    return out
+
+
 @lru_cache(maxsize=4)
 def _load(directory: str) -> pd.DataFrame:
-    results = _read(RESULTS_FILE)
     accelerators = _read(ACCELERATORS_FILE).set_index("accelerator")
     rounds = _read(ROUNDS_FILE).set_index("round")
-    frame = results.copy()
-    frame.insert(0, "id", [row_id(r) for r in results.to_dict("records")])
+    claims = _read(CLAIMS_FILE)
+    parts = [
+        _read(RESULTS_FILE).assign(kind=PUBLISHED, catalog_file=RESULTS_FILE),
+        _summary_rows(_read(V61_FILE)).assign(kind=PUBLISHED, catalog_file=V61_FILE),
+        claims.assign(
+            catalog_file=CLAIMS_FILE,
+            scenario_normalized=claims["scenario"],
+            benchmark_family=claims["benchmark"],
+            used_model=claims["benchmark"],
+        ),
+    ]
+    frame = pd.concat(parts, ignore_index=True)
+    frame.insert(0, "id", [row_id(r) for r in frame.to_dict("records")])
     if frame["id"].duplicated().any():
         dup = frame.loc[frame["id"].duplicated(), "id"].iloc[0]
-        raise CatalogError(f"{benchmarks_dir() / RESULTS_FILE}: two rows share id {dup}")
+        raise CatalogError(f"{benchmarks_dir()}: two catalog rows share id {dup}")
     names = frame["accelerator"].fillna("")
     frame["hardware_key"] = names.map(accelerators["hardware_key"]).fillna("")
     frame["generation"] = names.map(accelerators["generation"]).fillna("")
-    frame["published"] = frame["round"].map(rounds["published"]).fillna("")
+    published = frame["round"].map(rounds["published"])
+    frame["published"] = published.fillna(frame["as_of"]).fillna("")
     count = frame["accelerator_count"]
     usable_count = count.where(count > 0)
     frame["tokens_per_s_per_gpu"] = np.where(
@@ -105,9 +153,10 @@ def _load(directory: str) -> pd.DataFrame:
 
 
 def load_catalog() -> pd.DataFrame:
-    """Every catalog row with its source columns plus `id`, `hardware_key`, `generation`,
-    `published` (round date), `tokens_per_s_per_gpu` (result / accelerator_count, tokens/s rows
-    only) and `duplicate_of` (id of the 99 row a 99.9 row repeats)."""
+    """Every catalog row with its source columns plus `id`, `kind` (published result or vendor
+    claim), `catalog_file`, `hardware_key`, `generation`, `published` (round date; a claim's
+    `as_of`), `tokens_per_s_per_gpu` (result / accelerator_count, tokens/s rows only) and
+    `duplicate_of` (id of the 99 row a 99.9 row repeats)."""
     return _load(str(benchmarks_dir().resolve())).copy()
 
 
@@ -223,8 +272,40 @@ def row_checks(
     count = row.get("accelerator_count")
     result, unit = row.get("result"), row.get("metric_unit")
     rid = row.get("id", "")
+    # (0) a vendor's announcement, not a published result
+    if row.get("kind") == VENDOR_CLAIM:
+        per_gpu = result / count if not _missing(count) and count > 0 else math.nan
+        out.append(
+            f"vendor claim, not a published result file ({row.get('submitter')} announcement, "
+            f"{row.get('as_of')}; source in the catalog row): no system description, log or "
+            "accuracy run backs it"
+            + (
+                f"; per-GPU {per_gpu:,.0f} tokens/s unverified (announced system total "
+                f"{result:,.0f} / {count:g} GPUs)"
+                if math.isfinite(per_gpu)
+                else ""
+            )
+        )
+        if not _missing(row.get("ttft_p95_ms")) or not _missing(row.get("concurrency")):
+            out.append(
+                "measured under its own load and latency definition ("
+                + ", ".join(
+                    part
+                    for part in (
+                        _claim_part(row.get("concurrency"), "{:,.0f} concurrent requests"),
+                        _claim_part(row.get("ttft_p95_ms"), "TTFT P95 {:,.0f} ms"),
+                        _claim_part(
+                            row.get("output_tokens_per_request_min"),
+                            "more than {:,.0f} output tokens per request",
+                        ),
+                    )
+                    if part
+                )
+                + "): not comparable with MLPerf Inference Server/Interactive p99 limits"
+            )
     # (1) submitted vs derived per-GPU figure
-    if count and not _missing(count) and count > 0 and unit == "tokens/s":
+    claim = row.get("kind") == VENDOR_CLAIM
+    if not claim and not _missing(count) and count > 0 and unit == "tokens/s":
         per_gpu = result / count
         out.append(
             f"per-GPU figure derived, not submitted: {result:,.6g} tokens/s system total / "
@@ -243,16 +324,21 @@ def row_checks(
             "Preview: the system was not available for purchase when submitted; the figure may "
             "change before it ships (MLPerf availability category)"
         )
+    elif availability.lower() == "rdi":
+        out.append(
+            "RDI (research, development or internal): the system is not a product anyone can "
+            "buy, and MLPerf does not require it to become one (MLPerf availability category)"
+        )
     elif availability.lower() != "available":
         out.append("availability category not recorded (Available vs Preview unknown)")
     # (3) silicon generation
     generation, key = str(row.get("generation") or ""), str(row.get("hardware_key") or "")
     accelerator = str(row.get("accelerator") or "")
-    if not accelerator:
+    if not accelerator or generation == "CPU only":
         out.append("no accelerator named (CPU-only or unknown system): no per-GPU figure")
     elif not generation:
         out.append(f"accelerator {accelerator!r} is not in accelerators.csv: generation unknown")
-    elif "," in accelerator:
+    elif re.search(r",| \+ | and ", accelerator):
         out.append(f"mixed accelerators ({accelerator}): the per-GPU figure averages two chips")
     if hardware:
         wanted = generation_of(hardware)
@@ -318,6 +404,14 @@ def row_checks(
     return out
 
 
+def _float(value) -> float:
+    return math.nan if _missing(value) else float(value)
+
+
+def _claim_part(value, fmt: str) -> str:
+    return "" if _missing(value) else fmt.format(float(value))
+
+
 def provenance(row: Mapping) -> dict:
     """Where a catalog figure came from, as a flat dict (JSON-safe)."""
 
@@ -331,12 +425,18 @@ def provenance(row: Mapping) -> dict:
         "accelerator", "accelerator_count", "hardware_key", "generation", "benchmark",
         "benchmark_family", "scenario", "scenario_normalized", "metric_unit", "result",
         "per_accelerator", "tokens_per_s_per_gpu", "ttft_p99_ms", "tpot_p99_ms", "ttft_limit_ms",
-        "tpot_limit_ms", "software", "valid", "source", "duplicate_of", "notes",
+        "tpot_limit_ms", "software", "valid", "source", "duplicate_of", "notes", "kind",
+        "concurrency", "ttft_p95_ms", "output_tokens_per_request_min", "quality",
     )  # fmt: skip
     out = {k: clean(row.get(k)) for k in keys}
-    out["tool"] = "MLPerf Inference (catalog)"
-    out["per_gpu_basis"] = "derived: result / accelerator_count"
-    out["catalog_file"] = f"models/benchmarks/{RESULTS_FILE}"
+    claim = row.get("kind") == VENDOR_CLAIM
+    out["tool"] = "vendor claim (catalog)" if claim else "MLPerf Inference (catalog)"
+    out["per_gpu_basis"] = (
+        "unverified: announced system total / announced GPU count"
+        if claim
+        else "derived: result / accelerator_count"
+    )
+    out["catalog_file"] = f"models/benchmarks/{row.get('catalog_file') or RESULTS_FILE}"
     return out
 
 
@@ -411,6 +511,105 @@ def compare_rows(ids: list[str]) -> list[str]:
     return out
 
 
+@dataclass(frozen=True)
+class CatalogStep:
+    """A throughput step read from two catalog rows: gain = to / from - 1 of per-GPU figures.
+
+    Attributes
+    ----------
+    from_id, to_id : the rows' ids
+    from_tokens_per_s_per_gpu, to_tokens_per_s_per_gpu : result / accelerator_count [tokens/s/GPU]
+    gain : to / from - 1 [fraction]
+    date : the later row's publication date (round date or a claim's as-of), ISO text
+    label : e.g. "CoreWeave GB200 deepseek-r1 Server, v6.0 to v6.1"
+    warnings : the caveats of reading the two rows as one step
+    """
+
+    from_id: str
+    to_id: str
+    from_tokens_per_s_per_gpu: float
+    to_tokens_per_s_per_gpu: float
+    gain: float
+    date: str
+    label: str
+    warnings: tuple[str, ...]
+
+
+def catalog_step(from_id: str, to_id: str) -> CatalogStep:
+    """The per-GPU step between two catalog rows of one benchmark and scenario, with its caveats.
+
+        gain = (result_to / count_to) / (result_from / count_from) - 1
+
+    Both per-GPU figures are derived (MLPerf reports systems), so the caveats always say so; they
+    also name different system sizes, submitters, silicon and software, and each row's own checks
+    (Preview, vendor claim, racks not whole). Raises CatalogError when the rows are of different
+    benchmarks or scenarios, have no per-GPU token figure, or are given in the wrong order.
+    """
+    catalog = load_catalog()
+    rows = [get_row(i, catalog) for i in (from_id, to_id)]
+    values = [catalog_throughput(str(r["id"]))[0] for r in rows]
+    first, second = rows
+    for column, what in (("benchmark_family", "benchmark"), ("scenario_normalized", "scenario")):
+        if str(first[column]) != str(second[column]):
+            raise CatalogError(
+                f"catalog rows {first['id']} and {second['id']} are of different {what}s "
+                f"({first[column]} and {second[column]}); a throughput step compares one "
+                f"{what} across rounds"
+            )
+    if str(first["published"]) > str(second["published"]):
+        raise CatalogError(
+            f"catalog row {first['id']} ({first['published']}) is later than {second['id']} "
+            f"({second['published']}); give the earlier row first"
+        )
+    gain = values[1] / values[0] - 1.0
+    warnings = [
+        "per-GPU figures derived, not submitted: "
+        + " and ".join(
+            f"{r['result']:,.6g} / {r['accelerator_count']:g} = {v:,.2f} tokens/s per GPU "
+            f"({r['id']})"
+            for r, v in zip(rows, values, strict=True)
+        )
+    ]
+    warnings += compare_rows([str(r["id"]) for r in rows])
+    same = [
+        f"{what} ({first[column]})"
+        for column, what in (("submitter", "submitter"), ("accelerator", "platform"))
+        if str(first[column]) == str(second[column])
+    ]
+    if len(same) == 2:
+        warnings.append(
+            f"same {' and '.join(same)}: read as a software gain on the same silicon, but MLPerf "
+            "does not hold the system configuration fixed between rounds"
+        )
+    elif str(first["hardware_key"] or first["accelerator"]) != str(
+        second["hardware_key"] or second["accelerator"]
+    ):
+        warnings.append(
+            "different silicon: the step mixes a hardware change with software, it is not a gain "
+            "on installed GPUs"
+        )
+    for row in rows:
+        own = row_checks(row, catalog=catalog)
+        warnings += [
+            f"{row['id']}: {check}" for check in own if not check.startswith("per-GPU figure")
+        ]
+    label = (
+        f"{second['submitter']} {str(second['accelerator']).removeprefix('NVIDIA ')} "
+        f"{second['benchmark_family']} {second['scenario_normalized']}, "
+        f"{first['round']} to {second['round']}"
+    )
+    return CatalogStep(
+        from_id=str(first["id"]),
+        to_id=str(second["id"]),
+        from_tokens_per_s_per_gpu=values[0],
+        to_tokens_per_s_per_gpu=values[1],
+        gain=gain,
+        date=str(second["published"]),
+        label=label,
+        warnings=tuple(dict.fromkeys(warnings)),
+    )
+
+
 def catalog_curve(query: str | Mapping, hardware: str | None = None) -> Curve:
     """A catalog row as a one-point Curve (p99 TTFT/TPOT as measured by LoadGen), carrying the
     row's checks (against `hardware`, the scenario's hardware key, when given) as warnings."""
@@ -433,6 +632,8 @@ def catalog_curve(query: str | Mapping, hardware: str | None = None) -> Curve:
         "gpu_count": float(row["accelerator_count"]),
         "ttft_s_p99": float(row["ttft_p99_ms"]) / 1000.0,
         "tpot_s_p99": float(row["tpot_p99_ms"]) / 1000.0,
+        "ttft_s_p95": _float(row.get("ttft_p95_ms")) / 1000.0,
+        "concurrency": _float(row.get("concurrency")),
         "request_rate_per_s": math.inf
         if scenario == "Offline"
         else float(row["completed_samples_per_s"]),
@@ -441,9 +642,9 @@ def catalog_curve(query: str | Mapping, hardware: str | None = None) -> Curve:
         "config": str(row["system_name"]),
         "model": family,
         "hardware": str(row["accelerator"] or ""),
-        "tool": "MLPerf Inference (catalog)",
+        "tool": prov["tool"],
         "tool_version": str(row["round"]),
-        "source_file": f"models/benchmarks/{RESULTS_FILE}#{row['id']}",
+        "source_file": f"{prov['catalog_file']}#{row['id']}",
         "warnings": " | ".join(warnings),
     }
     points = with_all_columns(pd.DataFrame([point]))

@@ -7,7 +7,9 @@ message naming the file, the field, the value and what was expected, and no trac
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
+import os
 import pkgutil
 import subprocess
 import sys
@@ -18,31 +20,68 @@ from typing import TYPE_CHECKING
 
 from econ import __version__, commands
 from econ.errors import InputError
+from econ.library import using_url  # light: the store (SQLAlchemy) loads when a library is used
 
 if TYPE_CHECKING:
     from econ.engine import Projection
 
 # Start-up is most of a one-off command's time, so nothing heavy loads before the arguments are
 # parsed: each command imports the library parts it uses when it runs (pandas, the pydantic models
-# and the engine for `project`; never scipy, Dask or Streamlit), and the modules in econ/commands/
-# register their parsers without importing their work (see econ/commands/__init__.py).
+# and the engine for `project`; never scipy, Dask, Streamlit or SQLAlchemy), and the modules in
+# econ/commands/ register their parsers without importing their work (see econ/commands/__init__.py).
 
 EXIT_OK, EXIT_USAGE, EXIT_INVALID = 0, 2, 3
+APP_HOST = "127.0.0.1"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
+    argv, allowed = _take_allow_paths(list(sys.argv[1:] if argv is None else argv))
     args = parser.parse_args(argv)
     if not getattr(args, "command", None):
         parser.print_help(sys.stderr)
         return EXIT_USAGE
     try:
-        return args.run(args)
+        with _allowing(allowed), using_url(args.library):  # library:NAME uses it
+            return args.run(args)
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_INVALID
     except BrokenPipeError:  # e.g. `econ project ... | head`
         return EXIT_OK
+
+
+def _allowing(folders: list[str]):
+    """`econ.scenario.paths.allow_paths(folders)`, loading the scenario package only if needed."""
+    if not folders:
+        return contextlib.nullcontext()
+    from econ.scenario.paths import allow_paths
+
+    return allow_paths(folders)
+
+
+def _take_allow_paths(argv: list[str]) -> tuple[list[str], list[str]]:
+    """Remove every `--allow-paths DIR` (before or after the command) from argv; return both.
+
+    The option applies to every command that reads scenario files, so it is taken out before
+    argparse sees the command's own options.
+    """
+    rest, allowed = [], []
+    items = iter(argv)
+    for item in items:
+        if item == "--":
+            rest += [item, *items]
+            break
+        if item == "--allow-paths":
+            folder = next(items, None)
+            if folder is None:
+                raise SystemExit("econ: error: --allow-paths expects a folder")
+            allowed.append(folder)
+        elif item.startswith("--allow-paths="):
+            allowed.append(item.split("=", 1)[1])
+        else:
+            rest.append(item)
+    return rest, allowed
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -51,6 +90,19 @@ def _parser() -> argparse.ArgumentParser:
         description="GPU inference economics: cost per token and asset-life projections.",
     )
     parser.add_argument("--version", action="version", version=f"econ {__version__}")
+    parser.add_argument(
+        "--allow-paths",
+        metavar="DIR",
+        action="append",
+        help="let paths inside scenario files (throughput.measured.curve) point into DIR as well "
+        "as the scenario's own folder; may be repeated, before or after the command",
+    )
+    parser.add_argument(
+        "--library",
+        metavar="URL",
+        help="scenario library for library:NAME[@VERSION] arguments (default: ECON_LIBRARY, "
+        "else the per-user SQLite file); sqlite:///PATH.db or postgresql+psycopg://USER@HOST/DB",
+    )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     p = subparsers.add_parser("project", help="project scenarios and print or write the results")
@@ -81,6 +133,13 @@ def _parser() -> argparse.ArgumentParser:
 
     a = subparsers.add_parser("app", help="start the Streamlit app")
     a.add_argument("--port", type=int, default=8501)
+    a.add_argument(
+        "--host",
+        default=APP_HOST,
+        metavar="ADDRESS",
+        help=f"address to listen on (default {APP_HOST}: this machine only); 0.0.0.0 opens the "
+        "app, and every file it can read, to anyone who can reach the port",
+    )
     a.set_defaults(run=_cmd_app)
 
     for module in pkgutil.iter_modules(commands.__path__):
@@ -119,7 +178,9 @@ def _cmd_validate(args) -> int:
             failed += 1
             print(f"error: {exc}", file=sys.stderr)
         else:
-            print(f"{name}: ok ({scenario.name}, {scenario.horizon} months)")
+            defaults = scenario.default_sections
+            note = f"; defaults for {', '.join(defaults)}" if defaults else ""
+            print(f"{name}: ok ({scenario.name}, {scenario.horizon} months{note})")
     return EXIT_INVALID if failed else EXIT_OK
 
 
@@ -135,8 +196,18 @@ def _cmd_schema(args) -> int:
 def _cmd_app(args) -> int:
     app = Path(__file__).with_name("ui") / "streamlit_app.py"
     command = [sys.executable, "-m", "streamlit", "run", str(app), "--server.port", str(args.port)]
+    command += ["--server.address", args.host]
     # From the project folder, so Streamlit reads .streamlit/config.toml (theme, upload limit).
-    return subprocess.call(command, cwd=Path(__file__).resolve().parents[1])
+    folder = Path(__file__).resolve().parents[1]
+    if os.name != "posix":
+        return subprocess.call(command, cwd=folder)
+    # Streamlit replaces this process (same pid), so a signal that stops `econ app` (SIGTERM
+    # from a service manager, Ctrl-C) stops the server itself: no orphan left serving the port.
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.chdir(folder)
+    os.execv(sys.executable, command)
+    return EXIT_OK  # not reached
 
 
 @cache

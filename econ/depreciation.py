@@ -37,11 +37,8 @@ References
 
 from __future__ import annotations
 
-import csv
 import math
 from dataclasses import dataclass
-from functools import lru_cache
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -66,7 +63,6 @@ __all__ = [
     "dispose",
     "economic",
     "fixed_declining_balance",
-    "load_macrs_gds_tables",
     "macrs_gds",
     "macrs_percent",
     "schedule",
@@ -120,7 +116,6 @@ MACRS_CONVENTIONS = (
 """Conventions of IRS Pub 946 Tables A-1 (half-year) and A-2 to A-5 (mid-quarter, by the quarter
 of the tax year the property is placed in service)."""
 
-MACRS_TABLE_FILE = "macrs_gds_tables.csv"
 
 _REL_TOL = 1e-9  # relative tolerance for "equal" money amounts and "whole" numbers
 
@@ -478,9 +473,7 @@ def _fixed_declining_balance(cost, salvage, life, s, months, first):
     # DB's rate is rounded, possibly up: cap the running total at the base so the book value
     # never falls below salvage, then let the final period take what is left.
     earlier = np.arange(periods)[None, :] < last[:, None]
-    capped = np.minimum(
-        cumsum_months(np.where(earlier, amounts, 0.0)), (cost - salvage)[:, None]
-    )
+    capped = np.minimum(cumsum_months(np.where(earlier, amounts, 0.0)), (cost - salvage)[:, None])
     amounts = np.where(earlier, np.diff(capped, axis=1, prepend=0.0), 0.0)
     amounts[np.arange(n), last] = cost - salvage - amounts.sum(axis=1)
     return _spread(amounts, _ages(months, s), _life_months(life), MONTHS_PER_YEAR - first)
@@ -601,59 +594,22 @@ def _units_of_production(cost, salvage, life, s, months, usage, lifetime_usage):
     return schedule
 
 
-def load_macrs_gds_tables(path: str | Path | None = None) -> dict[tuple[int, str], np.ndarray]:
-    """The IRS MACRS GDS percentage tables shipped in ``models/macrs_gds_tables.csv``.
-
-    Returns
-    -------
-    dict (recovery_years, convention) -> array of the percentages of recovery years 1, 2, ...
-    [percent of the unadjusted basis], exactly as published (each table sums to 100.00).
-
-    References
-    ----------
-    IRS Publication 946 (2024), Appendix A, Tables A-1 (half-year) and A-2 to A-5 (mid-quarter).
-    """
-    if path is None:
-        from econ.catalog import models_dir  # the one place this module reads a file
-
-        path = models_dir() / MACRS_TABLE_FILE
-    return _load_macrs(str(path))
-
-
-@lru_cache(maxsize=4)
-def _load_macrs(path: str) -> dict[tuple[int, str], np.ndarray]:
-    rows: dict[tuple[int, str], dict[int, float]] = {}
-    try:
-        with open(path, newline="", encoding="utf-8") as fh:
-            for line, rec in enumerate(csv.DictReader(fh), start=2):
-                try:
-                    key = (int(rec["recovery_years"]), rec["convention"].strip())
-                    rows.setdefault(key, {})[int(rec["year"])] = float(rec["percent"])
-                except (KeyError, TypeError, ValueError) as exc:
-                    raise DepreciationError(
-                        f"{path}, line {line}: expected columns recovery_years, convention, year, "
-                        f"percent with numbers, got {rec} ({exc})"
-                    ) from None
-    except OSError as exc:
-        raise DepreciationError(f"cannot read the MACRS tables {path}: {exc}") from None
-    tables = {}
-    for key, years in rows.items():
-        if sorted(years) != list(range(1, len(years) + 1)):
-            raise DepreciationError(
-                f"{path}: table {key} has years {sorted(years)}; expected 1, 2, ... without gaps"
-            )
-        tables[key] = np.array([years[y] for y in range(1, len(years) + 1)])
-        tables[key].setflags(write=False)
+def _need_tables(tables) -> dict[tuple[int, str], np.ndarray]:
+    if tables is None:
+        raise DepreciationError(
+            "MACRS GDS depreciation needs the IRS percentage tables: pass "
+            "tables=econ.catalog.macrs_gds_tables() (or tables of your own, same shape)"
+        )
     return tables
 
 
 def macrs_percent(recovery_years, convention, tables=None) -> np.ndarray:
     """Percentages of one MACRS GDS table [percent, array (years,)].
 
-    Raises DepreciationError listing the valid recovery periods and conventions when the pair is
-    not published in the tables.
+    `tables` as from econ.catalog.macrs_gds_tables(). Raises DepreciationError listing the valid
+    recovery periods and conventions when the pair is not published in the tables.
     """
-    tables = load_macrs_gds_tables() if tables is None else tables
+    tables = _need_tables(tables)
     key = (int(recovery_years), str(convention))
     if key not in tables:
         valid = ", ".join(f"{y}-year {c}" for y, c in sorted(tables))
@@ -689,7 +645,8 @@ def macrs_gds(
     convention : str or array (n,) of str  one of MACRS_CONVENTIONS
     bonus_share : array (n,)  share of the basis taken as bonus depreciation [fraction, 0..1]
     in_service_month : array (n,)  [month index], default 1
-    tables : dict or None  as from load_macrs_gds_tables(); default: the shipped tables
+    tables : dict  (recovery_years, convention) -> percentages, as from
+        econ.catalog.macrs_gds_tables() (this module reads no file)
 
     References
     ----------
@@ -709,7 +666,7 @@ def macrs_gds(
 
 
 def _macrs_gds(cost, s, months, years, conv, bonus, tables):
-    tables = load_macrs_gds_tables() if tables is None else tables
+    tables = _need_tables(tables)
     n = cost.shape[0]
     keys = list(zip(years.tolist(), conv.tolist(), strict=True))
     percents = {key: macrs_percent(key[0], key[1], tables) for key in set(keys)}
@@ -924,7 +881,7 @@ def schedule(settings: MethodSettings, cost_usd, months, usage=None, value_curve
     months : array (T,)  month indices 0, 1, ..., T-1 (0 = purchase month)
     usage : array (n, T) or None  usage per month, for units_of_production [tokens or GPU-hours]
     value_curve : array (n, T) or None  market value share or price path, for economic [fraction]
-    tables : MACRS tables as from load_macrs_gds_tables(); default: the shipped ones
+    tables : MACRS tables as from econ.catalog.macrs_gds_tables(); needed by macrs_gds only
 
     Returns
     -------
@@ -1160,6 +1117,21 @@ def book_value(cost_usd, depreciation_usd, impairment_usd=None):
     if impairment_usd is not None:
         dep = dep + np.asarray(impairment_usd, dtype=float)
     return np.asarray(cost_usd, dtype=float)[:, None] - cumsum_months(dep)
+
+
+def sale_proceeds_usd(carrying_at_sale_usd, sale_value_usd):
+    """Proceeds of a sale at retirement: the sale value where one is given, else the carrying
+    amount (sold at book value, no gain or loss) [USD, array (n,)].
+
+    A carrying amount that rounds to a hair below 0 when fully depreciated sells for 0.
+
+    Parameters
+    ----------
+    carrying_at_sale_usd : array (n,)  carrying amount at the retirement month (`book_value`)
+    sale_value_usd : array (n,)  agreed sale price; NaN where none is given [USD]
+    """
+    sale = np.asarray(sale_value_usd, dtype=float)
+    return np.maximum(np.where(np.isnan(sale), carrying_at_sale_usd, sale), 0.0)
 
 
 @dataclass(frozen=True)

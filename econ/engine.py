@@ -4,11 +4,17 @@ Composition only: each line item comes from a domain module (capex, depreciation
 financing, tax, throughput); this module lines them up month by month as arrays shaped
 (scenarios, months) and reduces them to summary metrics. There is no Python loop over scenarios.
 Month 0 is the purchase month; month m runs to each scenario's horizon H, and columns after H are 0.
+
+`_project` runs the stages in order, each a function of explicit arrays returning a small frozen
+dataclass: fleet and throughput (`_fleet`), revenue (`_revenue`), capex (`_capex`), operating costs
+(`_operating_costs`), the site (`_site`), capital (`_capital_rows`: depreciation, impairment,
+disposal), then per scenario the ledger (`_ledger`: financing, tax, cash flows) and its metrics
+(`_summary_metrics`). docs/architecture.md draws them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -17,11 +23,13 @@ import pandas as pd
 
 from econ import capex as capex_mod
 from econ import capital as capital_mod
+from econ import cashflow, catalog, density, market, tax
 from econ import deferred_tax as deferred_tax_mod
-from econ import density, market, tax
 from econ import depreciation as dep
 from econ import facility as facility_mod
 from econ import impairment as impairment_mod
+from econ import metrics as metrics_mod
+from econ import opex as opex_mod
 from econ import power as power_mod
 from econ.arrays import cumsum_months
 from econ.batch import ScenarioBatch, field_kinds
@@ -33,6 +41,7 @@ from econ.scenario.depreciation_models import METHOD_ARRAY_FIELDS
 from econ.scenario.financing_models import MAX_MONTHS
 from econ.scenario.models import Scenario
 from econ.throughput.trajectory import throughput_multiplier
+from econ.undefined import explain, mask_infinite
 from econ.units import (
     HOURS_PER_MONTH,
     MONTHS_PER_YEAR,
@@ -40,7 +49,7 @@ from econ.units import (
     TOKENS_PER_MTOK,
     annual_rate,
     monthly_rate,
-    power_path,
+    nominal_monthly_rate,
 )
 
 MONTHLY_COLUMNS = (
@@ -170,10 +179,21 @@ class Projection:
     vintages: pd.DataFrame | None = None
     warning_source: Callable[[], list[list[str]]] | None = field(default=None, repr=False)
 
+    overflowed: dict[str, np.ndarray] = field(default_factory=dict, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        # Inputs that overflow give inf; outputs are strict JSON, so inf becomes a named null.
+        self.overflowed = mask_infinite(self.metrics)
+        for key, rows in mask_infinite(self.components).items():
+            self.overflowed[f"component:{key}"] = rows
+
     @cached_property
     def warnings(self) -> list[list[str]]:
-        """Per-scenario warnings, formatted on first use (batch runs that keep only metrics skip it)."""
-        return self.warning_source() if self.warning_source else [[] for _ in self.names]
+        """Per-scenario warnings, formatted on first use (batch runs that keep only metrics skip it).
+
+        Every null metric is named in one of them, with its reason (econ.undefined)."""
+        found = self.warning_source() if self.warning_source else [[] for _ in self.names]
+        return explain(found, self.metrics, self.overflowed, self.components)
 
     def __len__(self) -> int:
         return len(self.names)
@@ -243,6 +263,36 @@ class Projection:
         return records
 
 
+def calendar_year_totals(monthly: pd.DataFrame, columns: Sequence[str]) -> pd.DataFrame:
+    """Flows of a projection's monthly schedule summed by calendar year [unit of each line].
+
+    Months are placed in the calendar year of their `date` (the purchase month included), unlike
+    `Projection.annual`, which counts years of 12 months from the first service month as tax does.
+    Balances and ratios (econ.engine.BALANCE_LINES, RATIO_LINES) do not add over a year and are
+    refused.
+
+    Parameters
+    ----------
+    monthly : `Projection.monthly` of one or more scenarios (a `date` column)
+    columns : flow lines to total
+
+    Returns
+    -------
+    DataFrame indexed by (scenario, year) where the index holds scenarios, else by year
+    """
+    levels = [c for c in columns if c in BALANCE_LINES or c in RATIO_LINES]
+    if levels:
+        raise ValueError(
+            f"{levels[0]} is a balance or a ratio, not a flow: it has no yearly total; expected "
+            "flow lines such as revenue_usd"
+        )
+    year = pd.Index(pd.to_datetime(monthly["date"]).dt.year, name="year")
+    keys = [year]
+    if "scenario" in (monthly.index.names or []):
+        keys = [monthly.index.get_level_values("scenario"), year]
+    return monthly[list(columns)].groupby(keys, sort=True).sum()
+
+
 def _json_number(value) -> float | int | None:
     value = float(value)
     if np.isnan(value):
@@ -276,12 +326,14 @@ def project(
     )
     if batch.n >= KEEP_MEMORY_FROM_SCENARIOS:
         keep_freed_memory()
-    if batch.n <= CHUNK_SCENARIOS:
-        return _project(batch, monthly)
-    parts = [
-        _project(batch.slice(start, min(start + CHUNK_SCENARIOS, batch.n)), monthly)
-        for start in range(0, batch.n, CHUNK_SCENARIOS)
-    ]
+    # Overflow and 0/0 from extreme inputs become named nulls (econ.undefined), not console noise.
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        if batch.n <= CHUNK_SCENARIOS:
+            return _project(batch, monthly)
+        parts = [
+            _project(batch.slice(start, min(start + CHUNK_SCENARIOS, batch.n)), monthly)
+            for start in range(0, batch.n, CHUNK_SCENARIOS)
+        ]
     return _join(parts)
 
 
@@ -312,27 +364,95 @@ def _join(parts: list[Projection]) -> Projection:
 
 
 def _project(b: ScenarioBatch, monthly: bool = True) -> Projection:
-    """One chunk; `monthly=False` keeps no monthly lines (nor computes those only they show)."""
+    """One chunk through the stages; `monthly=False` keeps no monthly lines (nor computes those
+    only they show)."""
     horizon = b.horizon_months
-    T = int(horizon.max())
-    months = np.arange(T + 1)
-    m = months[None, :]
-    col = _column
+    months = np.arange(int(horizon.max()) + 1)
+    fleet = _fleet(b, months)
+    revenue = _revenue(b, months, fleet)
+    capex_row, capex = _capex(b, fleet)
+    costs = _operating_costs(b, months, fleet, capex_row)
+    rows = {
+        "gpus_in_service": fleet.gpus,
+        "tokens": fleet.tokens,
+        "token_revenue_usd": revenue.by_source["token_usd"],
+        "contract_revenue_usd": revenue.by_source["contract_usd"],
+        "spot_revenue_usd": revenue.by_source["spot_rental_usd"],
+        "power_usd": costs.power_usd,
+        "opex_usd": costs.opex_usd,
+        "capex_usd": capex,
+        "spot_units": revenue.spot_units,
+        "it_kw": fleet.gpus * _column(costs.kw_per_gpu),
+        "it_drawn_kw": costs.it_drawn_kw,
+        "it_energy_kwh": power_mod.energy_kwh_per_month(costs.it_drawn_kw),
+        "racks_in_service": density.racks_in_service(fleet.gpus, b["fleet.gpus_per_rack"]),
+    }
+    to = _Scenarios(np.arange(b.n) if b.one_row_per_scenario else np.flatnonzero(fleet.first_row))
+    site = _site(b, months, rows, to)
+    if not b.one_row_per_scenario:  # (one row: the site's figures are the row's)
+        rows["facility_usd"] = _row_facility(rows, site, to, fleet.scenario)
+    capital = _capital_rows(
+        b,
+        months,
+        fleet,
+        capex_row,
+        revenue,
+        lambda: _row_ebitda(rows, site, to, fleet.scenario),
+        b["financing.discount_rate_annual"],
+    )
+    rows.update(capital.lines)
+    ledger = _ledger(b, months, {k: to.lines(v) for k, v in rows.items()}, site, to, capex_row)
+    metrics, components, facts = _summary_metrics(b, ledger, to, fleet, costs)
+    monthly_lines = _monthly_lines(ledger) if monthly else {}
+    warning_source = _warning_source(b, ledger, metrics, facts, fleet, costs, capital)
+    vintage_table = None
+    if not b.one_row_per_scenario:
+        vintage_table = _vintage_table(
+            b, rows, fleet.gpu_count, fleet.retire, ledger.discount[fleet.scenario]
+        )
+    return Projection(
+        names=b.names,
+        months=months,
+        start_dates=b.start_dates,
+        horizon_months=horizon,
+        lines=monthly_lines,
+        metrics=metrics,
+        components=components,
+        vintages=vintage_table,
+        warning_source=warning_source,
+    )
 
-    # Stage 1: each row (a scenario's fleet or one of its vintages) from purchase to retirement.
+
+@dataclass(frozen=True)
+class _Fleet:
+    """Fleet and throughput: each row (a scenario's fleet or one of its vintages) from purchase to
+    retirement, on the calendar grid (rows, T+1)."""
+
+    scenario: np.ndarray  # (rows,) the scenario of each row
+    first_row: np.ndarray  # bool (rows,) a scenario's first row
+    purchase: np.ndarray  # int (rows,) purchase month
+    retire: np.ndarray  # int (rows,) last month in service
+    held: np.ndarray  # int (rows,) months from purchase to retirement
+    since: np.ndarray  # (rows, T+1) months since purchase
+    service: np.ndarray  # bool (rows, T+1) months in service
+    gpu_count: np.ndarray  # (rows,)
+    gpus: np.ndarray  # (rows, T+1) GPUs in service
+    utilization: np.ndarray  # (rows, T+1) share of hours serving
+    tokens: np.ndarray  # (rows, T+1) tokens produced
+
+
+def _fleet(b: ScenarioBatch, months) -> _Fleet:
+    m = months[None, :]
     sc = b.row_scenario
-    row_horizon = horizon[sc]
     purchase = b["fleet.purchase_month"].astype(np.int64)
     retire_given = b["fleet.retire_month"]
-    retire = np.where(np.isnan(retire_given), row_horizon, retire_given).astype(np.int64)
-    held = retire - purchase
-    since = m - purchase[:, None]  # months since purchase
+    retire = np.where(np.isnan(retire_given), b.horizon_months[sc], retire_given).astype(np.int64)
+    since = m - purchase[:, None]
     service = (since >= 1) & (m <= retire[:, None])
-
     racks = b["fleet.racks"]
     gpu_count = np.where(np.isnan(racks), b["fleet.gpu_count"], racks * b["fleet.gpus_per_rack"])
     # Ramps and churn count from each row's purchase: computed on months since purchase, shifted.
-    gpus = col(gpu_count) * _delay(
+    gpus = _column(gpu_count) * _delay(
         market.utilization_path(
             np.ones(b.rows), b["fleet.deployment_ramp_months"], np.zeros(b.rows), months
         ),
@@ -349,9 +469,33 @@ def _project(b: ScenarioBatch, monthly: bool = True) -> Projection:
         purchase,
     )
     utilization = utilization * service
-    tps = col(b["throughput.tokens_per_s_per_gpu"]) * _throughput_multiplier(b, months)
-    tokens = gpus * tps * utilization * SECONDS_PER_MONTH
+    tps = _column(b["throughput.tokens_per_s_per_gpu"]) * _throughput_multiplier(b, months)
+    return _Fleet(
+        scenario=sc,
+        first_row=np.r_[True, sc[1:] != sc[:-1]],
+        purchase=purchase,
+        retire=retire,
+        held=retire - purchase,
+        since=since,
+        service=service,
+        gpu_count=gpu_count,
+        gpus=gpus,
+        utilization=utilization,
+        tokens=gpus * tps * utilization * SECONDS_PER_MONTH,
+    )
 
+
+@dataclass(frozen=True)
+class _Revenue:
+    """Revenue: price paths and each row's revenue by source (rows, T+1)."""
+
+    token_price: np.ndarray  # USD/Mtok
+    rental: np.ndarray  # USD/GPU-hour
+    by_source: dict[str, np.ndarray]  # econ.market.revenue_by_source
+    spot_units: np.ndarray  # token revenue per USD/Mtok of month-1 price (for the break-even)
+
+
+def _revenue(b: ScenarioBatch, months, fleet: _Fleet) -> _Revenue:
     token_price = market.token_price_usd_per_mtok(
         b["market.price_usd_per_mtok"],
         b["market.price_decline_annual"],
@@ -373,17 +517,24 @@ def _project(b: ScenarioBatch, monthly: bool = True) -> Projection:
             contract, rental, b["market.contract_term_months"].astype(np.int64), months
         )
     spot_sells_hours = b.extras["market.spot_sells_gpu_hours"]
-    revenue_by = market.revenue_by_source(
-        tokens,
-        gpus,
-        utilization,
+    by_source = market.revenue_by_source(
+        fleet.tokens,
+        fleet.gpus,
+        fleet.utilization,
         token_price,
         b["market.contract_share"],
         contract,
         rental,
         spot_sells_hours,
     )
+    spot_units = market.revenue_per_token_price_usd(
+        fleet.tokens, token_price, b["market.contract_share"], spot_sells_hours
+    )
+    return _Revenue(token_price, rental, by_source, spot_units)
 
+
+def _capex(b: ScenarioBatch, fleet: _Fleet):
+    """Each row's capitalized cost (rows,) and its payment in the purchase month (rows, T+1)."""
     hardware = capex_mod.hardware_usd_per_gpu(
         b["capex.gpu_price_usd"], b["capex.system_price_usd"], b["capex.gpus_per_system"]
     )
@@ -394,9 +545,23 @@ def _project(b: ScenarioBatch, monthly: bool = True) -> Projection:
         b["capex.installation_usd_per_gpu"],
         b["capex.spares_share"],
     )
-    capex_row = capex_per_gpu * gpu_count
-    capex = np.where(since == 0, col(capex_row), 0.0)
+    capex_row = capex_per_gpu * fleet.gpu_count
+    return capex_row, np.where(fleet.since == 0, _column(capex_row), 0.0)
 
+
+@dataclass(frozen=True)
+class _Costs:
+    """Operating costs of each row but the facility's, and the power figures behind them."""
+
+    nameplate_kw: np.ndarray  # (rows,) kW per GPU on the IT boundary, from the nameplate
+    kw_per_gpu: np.ndarray  # (rows,) kW per GPU while serving (nameplate or measured energy)
+    measured_energy: np.ndarray  # bool (rows,) power from measured energy per token
+    it_drawn_kw: np.ndarray  # (rows, T+1)
+    power_usd: np.ndarray  # (rows, T+1)
+    opex_usd: np.ndarray  # (rows, T+1)
+
+
+def _operating_costs(b: ScenarioBatch, months, fleet: _Fleet, capex_row) -> _Costs:
     # Power: the nameplate figure on the IT boundary, or measured energy per token where given.
     nameplate_kw = power_mod.it_kw_per_gpu(
         b["power.kw_per_gpu"],
@@ -413,7 +578,9 @@ def _project(b: ScenarioBatch, monthly: bool = True) -> Projection:
         b["power.host_overhead_share"],
         b["power.pue"],
     )
-    it_drawn_kw = power_mod.it_power_kw(gpus, kw_per_gpu, utilization, b["power.idle_power_share"])
+    it_drawn_kw = power_mod.it_power_kw(
+        fleet.gpus, kw_per_gpu, fleet.utilization, b["power.idle_power_share"]
+    )
     power = power_mod.power_cost_usd_per_month(
         it_drawn_kw,
         b["power.pue"],
@@ -424,155 +591,304 @@ def _project(b: ScenarioBatch, monthly: bool = True) -> Projection:
             b["power.time_of_day_factor"],
         ),
     )
-    capex_share_monthly = (
-        b["opex.maintenance_share_of_capex_annual"] + b["opex.insurance_share_of_capex_annual"]
-    ) / MONTHS_PER_YEAR
     # Staff run the site for the whole horizon, so they are charged once, on a scenario's first row.
-    first_row = np.r_[True, sc[1:] != sc[:-1]]
-    site_open = (m >= 1) & (m <= row_horizon[:, None]) & first_row[:, None]
-    opex = (
-        col(b["opex.staff_usd_per_month"]) * site_open
-        + col(capex_share_monthly * capex_row) * service
-        + gpus * col(b["opex.software_usd_per_gpu_month"])
-    )
-    contract_share = col(b["market.contract_share"])
-    rows = {
-        "gpus_in_service": gpus,
-        "tokens": tokens,
-        "token_revenue_usd": revenue_by["token_usd"],
-        "contract_revenue_usd": revenue_by["contract_usd"],
-        "spot_revenue_usd": revenue_by["spot_rental_usd"],
-        "power_usd": power,
-        "opex_usd": opex,
-        "capex_usd": capex,
-        # NPV gained per USD/Mtok of month-1 token price (for the break-even price)
-        "spot_units": np.where(
-            col(spot_sells_hours) > 0,
-            0.0,
-            (1.0 - contract_share)
-            * tokens
-            * token_price
-            / np.where(token_price[:, 1:2] > 0, token_price[:, 1:2], 1.0)
-            / TOKENS_PER_MTOK,
-        ),
-        "it_kw": gpus * col(kw_per_gpu),
-        "it_drawn_kw": it_drawn_kw,
-        "it_energy_kwh": power_mod.energy_kwh_per_month(it_drawn_kw),
-        "racks_in_service": density.racks_in_service(gpus, b["fleet.gpus_per_rack"]),
-    }
-
-    # Stage 2: a scenario is the sum of its rows; the site (facility) belongs to the scenario.
-    if b.one_row_per_scenario:
-        first = np.arange(b.n)
-    else:
-        first = np.flatnonzero(first_row)
-    add = (lambda x: x) if b.one_row_per_scenario else (lambda x: np.add.reduceat(x, first, axis=0))
-    total = lambda x: np.add.reduceat(x, first) if len(first) != len(x) else x  # noqa: E731
-    at_first = lambda x: np.asarray(x)[first]  # noqa: E731
-    it_kw_site = add(rows["it_kw"])
-    site = facility_mod.facility_costs(
-        mode=at_first(b["facility.mode"]),
-        months=months,
-        horizon_months=horizon,
-        nameplate_it_kw=it_kw_site,
-        drawn_it_kw=add(rows["it_drawn_kw"]),
-        racks=add(rows["racks_in_service"]).max(axis=1),
-        **{name: at_first(b[f"facility.{name}"]) for name in FACILITY_INPUTS},
-    )
-
-    def row_facility():
-        # The site's rent is shared among rows by their IT load in service each month.
-        with np.errstate(divide="ignore", invalid="ignore"):
-            load_share = np.nan_to_num(rows["it_kw"] / it_kw_site[sc])
-        return site.facility_usd[sc] * load_share
-
-    if not b.one_row_per_scenario:  # (one row: the site's figures are the row's)
-        rows["facility_usd"] = row_facility()
-
-    def ebitda_row():  # each row's, for impairment tests only
-        revenue_row = (
-            rows["token_revenue_usd"] + rows["contract_revenue_usd"] + rows["spot_revenue_usd"]
-        )
-        facility_row = rows["facility_usd"] if "facility_usd" in rows else row_facility()
-        return revenue_row - rows["power_usd"] - facility_row - rows["opex_usd"]
-
-    # Stage 3: each row's depreciation (book and tax), impairment and sale.
-    discount_annual_row = b["financing.discount_rate_annual"]
-    capital = _capital_rows(
-        b,
-        months,
-        purchase,
-        held,
+    m = months[None, :]
+    site_open = (m >= 1) & (m <= b.horizon_months[fleet.scenario][:, None])
+    opex = opex_mod.opex_usd_per_month(
+        b["opex.staff_usd_per_month"],
+        site_open & fleet.first_row[:, None],
+        b["opex.maintenance_share_of_capex_annual"],
+        b["opex.insurance_share_of_capex_annual"],
         capex_row,
-        tokens,
-        gpus,
-        token_price,
-        rental,
-        ebitda_row,
-        discount_annual_row,
+        fleet.service,
+        fleet.gpus,
+        b["opex.software_usd_per_gpu_month"],
     )
-    rows.update(capital.lines)
+    return _Costs(nameplate_kw, kw_per_gpu, measured_energy, it_drawn_kw, power, opex)
 
-    lines = {k: add(v) for k, v in rows.items()}
 
-    # Stage 4: financing, tax, cash flows and summary per scenario.
-    active = m <= horizon[:, None]
+@dataclass(frozen=True)
+class _Scenarios:
+    """Rows to scenarios: a scenario is the sum of its rows (`first` is each one's first row)."""
+
+    first: np.ndarray
+
+    def lines(self, x):
+        """Monthly lines (rows, T+1) summed to (n, T+1)."""
+        return x if len(self.first) == len(x) else np.add.reduceat(x, self.first, axis=0)
+
+    total = lines  # (the same sum on (rows,) figures)
+
+    def at_first(self, x):
+        """A scenario-level field, read on each scenario's first row."""
+        return np.asarray(x)[self.first]
+
+
+def _site(b: ScenarioBatch, months, rows, to: _Scenarios):
+    """The site (facility) belongs to the scenario: its costs from the rows' summed IT load."""
+    return facility_mod.facility_costs(
+        mode=to.at_first(b["facility.mode"]),
+        months=months,
+        horizon_months=b.horizon_months,
+        nameplate_it_kw=to.lines(rows["it_kw"]),
+        drawn_it_kw=to.lines(rows["it_drawn_kw"]),
+        racks=to.lines(rows["racks_in_service"]).max(axis=1),
+        **{name: to.at_first(b[f"facility.{name}"]) for name in FACILITY_INPUTS},
+    )
+
+
+def _row_facility(rows, site, to: _Scenarios, scenario):
+    """The site's rent shared among rows by their IT load in service each month."""
+    it_kw_site = to.lines(rows["it_kw"])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        load_share = np.nan_to_num(rows["it_kw"] / it_kw_site[scenario])
+    return site.facility_usd[scenario] * load_share
+
+
+def _row_ebitda(rows, site, to: _Scenarios, scenario):
+    """Each row's EBITDA (for impairment tests only)."""
+    revenue_row = (
+        rows["token_revenue_usd"] + rows["contract_revenue_usd"] + rows["spot_revenue_usd"]
+    )
+    facility_row = (
+        rows["facility_usd"] if "facility_usd" in rows else _row_facility(rows, site, to, scenario)
+    )
+    return revenue_row - rows["power_usd"] - facility_row - rows["opex_usd"]
+
+
+@dataclass(frozen=True)
+class _Capital:
+    """Capital: per-row asset lines on the calendar grid, and facts for warnings."""
+
+    lines: dict[str, np.ndarray]
+    impairment_month: np.ndarray
+    impairment_loss: np.ndarray
+    carrying_at_sale: np.ndarray
+
+
+def _capital_rows(b, months, fleet: _Fleet, cost, revenue: _Revenue, ebitda, discount_annual):
+    """Book and tax depreciation, impairment and sale of each row's GPUs.
+
+    Schedules run on months since purchase (econ.depreciation's month 0 is the purchase month)
+    and are shifted to the calendar at the end; market curves and usage are shifted the other way.
+    `ebitda` is a function giving each row's EBITDA (computed only for impairment tests).
+    """
+    purchase, held = fleet.purchase, fleet.held
+    since = lambda x: _advance(x, purchase)  # noqa: E731
+    in_service = b["depreciation.in_service_month"].astype(np.int64)
+    value_table = dep.value_share_from_table(
+        b.extras["market_value_months"], b.extras["market_value_shares"], months
+    )
+    curves = {
+        "market_value_table": value_table,
+        "token_price": since(revenue.token_price),
+        "rental_price": since(revenue.rental),
+    }
+    book, tax_dep, own = _depreciation_rows(b, months, fleet, cost, in_service, curves, since)
+    impairment = _impairment_rows(
+        b, months, fleet, cost, book, in_service, curves, since, ebitda, discount_annual
+    )
+    book = impairment.depreciation_usd
+    # Sale when the row retires: at book value, or at the given share of cost.
+    carrying = dep.book_value(cost, book, impairment.impairment_usd)
+    carrying_at_sale = carrying[np.arange(b.rows), held]
+    sale = dep.sale_proceeds_usd(carrying_at_sale, b["depreciation.sale_value_share"] * cost)
+    booked = dep.dispose(
+        book, cost, months, held, sale, impairment.impairment_usd, in_service, carrying
+    )
+    if own.size or impairment.tested.size:  # tax schedule differs from the book's somewhere
+        taxed = dep.dispose(tax_dep, cost, months, held, sale, None, in_service)
+    else:
+        taxed = booked
+    kept = np.asarray(months)[None, :] <= held[:, None]
+    lines = {
+        "depreciation_usd": booked.depreciation_usd,
+        "impairment_usd": np.where(kept, impairment.impairment_usd, 0.0),
+        "tax_depreciation_usd": taxed.depreciation_usd,
+        "proceeds_usd": booked.proceeds_usd,
+        "gain_usd": booked.gain_usd,
+        "tax_gain_usd": taxed.gain_usd,
+    }
+    return _Capital(
+        lines={k: _delay(v, purchase) for k, v in lines.items()},
+        impairment_month=impairment.month,
+        impairment_loss=impairment.loss_usd,
+        carrying_at_sale=carrying_at_sale,
+    )
+
+
+def _depreciation_rows(b, months, fleet: _Fleet, cost, in_service, curves, since):
+    """Book and tax schedules on months since purchase, and the rows whose tax method is their own."""
+    book_method = _choice(b, "depreciation.method")
+    tax_method = _choice(b, "depreciation.tax.method")
+    used = set(book_method.tolist()) | set(tax_method.tolist())
+    usage = {"book": None, "tax": None}
+    if "units_of_production" in used:
+        tokens_since, hours_since = since(fleet.tokens), since(fleet.gpus * HOURS_PER_MONTH)
+        for side, path in (("book", "depreciation"), ("tax", "depreciation.tax")):
+            by_tokens = _choice(b, f"{path}.usage_driver") == "tokens"
+            usage[side] = np.where(by_tokens[:, None], tokens_since, hours_since)
+    tables = catalog.macrs_gds_tables() if "macrs_gds" in used else None
+    value = {"book": None, "tax": None}
+    if "economic" in used:
+        for side, path in (("book", "depreciation"), ("tax", "depreciation.tax")):
+            value[side] = _pick_curve(curves, _choice(b, f"{path}.value_source"))
+    book = dep.schedule_mixed(
+        book_method,
+        cost,
+        months,
+        usage=usage["book"],
+        value_curve=value["book"],
+        tables=tables,
+        in_service_month=in_service,
+        **_method_params(b, "depreciation", "book"),
+    )
+    tax_dep = book.copy()
+    own = np.flatnonzero(tax_method != "book")
+    if own.size:
+        params = _method_params(b, "depreciation.tax", "tax")
+        tax_dep[own] = dep.schedule_mixed(
+            tax_method[own],
+            cost[own],
+            months,
+            usage=None if usage["tax"] is None else usage["tax"][own],
+            value_curve=None if value["tax"] is None else value["tax"][own],
+            tables=tables,
+            in_service_month=in_service[own],
+            **{k: np.asarray(v)[own] for k, v in params.items()},
+        )
+    return book, tax_dep, own
+
+
+def _pick_curve(curves, names):
+    """Each row's curve (rows, T+1) from the curve named in `names` (rows,)."""
+    return np.select([(names == name)[:, None] for name in curves], list(curves.values()))
+
+
+@dataclass(frozen=True)
+class _Impairment:
+    """Book schedule after impairment tests, on months since purchase (rows, T+1)."""
+
+    depreciation_usd: np.ndarray
+    impairment_usd: np.ndarray
+    month: np.ndarray  # (rows,) calendar month of the impairment, -1 where none
+    loss_usd: np.ndarray  # (rows,)
+    tested: np.ndarray  # rows with an impairment test
+
+
+def _impairment_rows(b, months, fleet, cost, book, in_service, curves, since, ebitda, discount):
+    """Impairment of the book value where a price drop triggers a test (ASC 360 / IAS 36)."""
+    n = b.rows
+    impairment = np.zeros_like(book)
+    impairment_month = np.full(n, -1)
+    impairment_loss = np.zeros(n)
+    threshold = b["depreciation.impairment.price_drop_threshold"]
+    tested = np.flatnonzero(~np.isnan(threshold))
+    if not tested.size:
+        return _Impairment(book, impairment, impairment_month, impairment_loss, tested)
+    book = book.copy()
+    held, purchase = fleet.held[tested], fleet.purchase[tested]
+    cost_t = cost[tested]
+    price = _pick_curve(
+        {k: v[tested] for k, v in curves.items()},
+        _choice(b, "depreciation.impairment.trigger_price")[tested],
+    )
+    trigger = impairment_mod.price_drop_trigger(price, threshold[tested], in_service[tested])
+    m = np.asarray(months)[None, :]
+    sale_share = b["depreciation.sale_value_share"][tested]
+    expected_sale = np.where(
+        np.isnan(sale_share), b["depreciation.salvage_share"][tested], sale_share
+    )
+    flows = since(ebitda())[tested] * (m <= held[:, None]) + np.where(
+        m == held[:, None], (expected_sale * cost_t)[:, None], 0.0
+    )
+    value_in_use = impairment_mod.remaining_present_value_usd(flows, monthly_rate(discount[tested]))
+    by_market = _choice(b, "depreciation.impairment.fair_value_source")[tested] == "market_value"
+    fair_value = np.where(
+        by_market[:, None], curves["market_value_table"][tested] * cost_t[:, None], value_in_use
+    )
+    result = impairment_mod.impair(
+        book[tested],
+        cost_t,
+        (b["depreciation.salvage_share"] * cost)[tested],
+        _choice(b, "depreciation.impairment.standard")[tested],
+        trigger,
+        fair_value,
+        undiscounted_usd=impairment_mod.remaining_undiscounted_usd(flows),
+        value_in_use_usd=value_in_use,
+        costs_of_disposal_usd=b["depreciation.impairment.costs_of_disposal_share"][tested, None]
+        * fair_value,
+    )
+    book[tested] = result.depreciation_usd
+    impairment[tested] = result.impairment_usd
+    impairment_month[tested] = np.where(result.month >= 0, result.month + purchase, -1)
+    impairment_loss[tested] = result.loss_usd
+    return _Impairment(book, impairment, impairment_month, impairment_loss, tested)
+
+
+@dataclass(frozen=True)
+class _Ledger:
+    """A chunk's scenario lines (n, T+1), filled in stage by stage after the rows are summed."""
+
+    lines: dict[str, np.ndarray]  # the rows' lines summed per scenario
+    facility: np.ndarray
+    revenue: np.ndarray
+    ebitda: np.ndarray
+    capex: np.ndarray  # capital: the GPUs' and the site's
+    proceeds: np.ndarray
+    book_depreciation: np.ndarray
+    tax_depreciation: np.ndarray
+    impairment: np.ndarray
+    consumed: np.ndarray  # book depreciation plus impairment
+    capex_total: np.ndarray  # (n,)
+    stack: capital_mod.StackSchedule  # financing
+    tax_rate: np.ndarray  # (n,)
+    income_tax: np.ndarray  # tax
+    deferred: deferred_tax_mod.DeferredTax
+    net_income: np.ndarray
+    cash_flow_project: np.ndarray  # cash flows
+    cash_flow_equity: np.ndarray
+    coverage: dict[str, np.ndarray]
+    covenants: tuple[np.ndarray, np.ndarray]  # DSCR and LLCR floors (n,)
+    discount_annual: np.ndarray  # (n,)
+    active: np.ndarray  # bool (n, T+1) months up to each horizon
+    discount: np.ndarray  # discount factors (n, T+1), 0 after each horizon
+
+
+def _ledger(b: ScenarioBatch, months, lines, site, to: _Scenarios, capex_row) -> _Ledger:
+    """Operating lines, then capital, financing, tax and cash flows of each scenario."""
+    horizon = b.horizon_months
+    active = months[None, :] <= horizon[:, None]
     facility = site.facility_usd
     revenue = lines["token_revenue_usd"] + lines["contract_revenue_usd"] + lines["spot_revenue_usd"]
     ebitda = revenue - lines["power_usd"] - facility - lines["opex_usd"]
-    capex, proceeds = lines["capex_usd"], lines["proceeds_usd"]
-    book_depreciation, tax_depreciation = lines["depreciation_usd"], lines["tax_depreciation_usd"]
-    capex_total = total(capex_row)
-    if np.any(site.capex_usd):  # an owned hall or a liquid retrofit: the site's capital too
-        capex = capex + site.capex_usd
-        proceeds = proceeds + np.where(m == horizon[:, None], col(site.book_value_end_usd), 0.0)
-        book_depreciation = book_depreciation + site.depreciation_usd
-        tax_depreciation = tax_depreciation + site.depreciation_usd
-        capex_total = capex_total + site.capex_usd.sum(axis=1)
+    capital = _scenario_capital(lines, site, months, horizon, to.total(capex_row))
+    capex, proceeds, book_depreciation, tax_depreciation, capex_total = capital
     impairment = lines["impairment_usd"]
-    impaired = bool(impairment.any())
-
-    tax_rate = at_first(b["financing.tax_rate"])
-    discount_annual = at_first(discount_annual_row)
-    stack = _finance(b, first, horizon, months, capex, tax_rate, discount_annual)
-    debt = stack.lines
-    interest = debt["interest_expense_usd"]
-
-    taxable = ebitda - tax_depreciation - interest + lines["tax_gain_usd"]
-    income_tax = tax.income_tax_with_loss_carryforward(taxable, tax_rate, horizon)
-    same = lambda x, y: x is y or np.array_equal(x, y)  # noqa: E731
-    same_books = (
-        same(book_depreciation, tax_depreciation)
-        and same(lines["gain_usd"], lines["tax_gain_usd"])
-        and not impaired
+    tax_rate = to.at_first(b["financing.tax_rate"])
+    discount_annual = to.at_first(b["financing.discount_rate_annual"])
+    stack = _finance(b, to.first, horizon, months, capex, tax_rate, discount_annual)
+    interest = stack.lines["interest_expense_usd"]
+    income_tax, deferred, consumed, net_income = _tax(
+        ebitda,
+        book_depreciation,
+        tax_depreciation,
+        impairment,
+        interest,
+        lines["gain_usd"],
+        lines["tax_gain_usd"],
+        tax_rate,
+        horizon,
     )
-    if same_books:  # no temporary differences, no deferred tax
-        none = np.zeros_like(ebitda)
-        deferred = deferred_tax_mod.DeferredTax(none, none, none)
-    else:
-        deferred = deferred_tax_mod.deferred_tax(
-            book_depreciation,
-            tax_depreciation,
-            tax_rate,
-            book_gain_usd=lines["gain_usd"],
-            tax_gain_usd=lines["tax_gain_usd"],
-            impairment_usd=impairment,
-        )
-    consumed = book_depreciation + impairment if impaired else book_depreciation
-    pre_tax_income = ebitda - consumed - interest + lines["gain_usd"]
-    net_income = pre_tax_income - income_tax - deferred.expense_usd
-
-    cash_flow_project = ebitda - capex + proceeds - income_tax
-    cash_flow_equity = cash_flow_project + debt["financing_cash_flow_usd"]
-    cfads = ebitda - income_tax
+    cash_flow_project = cashflow.project_cash_flow_usd(ebitda, capex, proceeds, income_tax)
     covenants = (
-        at_first(b["financing.covenants.dscr_floor"]),
-        at_first(b["financing.covenants.llcr_floor"]),
+        to.at_first(b["financing.covenants.dscr_floor"]),
+        to.at_first(b["financing.covenants.llcr_floor"]),
     )
     coverage = capital_mod.coverage_ratios(
-        cfads,
-        debt["debt_service_usd"],
-        debt["balance_usd"],
+        cashflow.cash_flow_available_for_debt_service_usd(ebitda, income_tax),
+        stack.lines["debt_service_usd"],
+        stack.lines["balance_usd"],
         stack.metrics["debt_rate_monthly"],
         horizon,
         dscr_floor=covenants[0],
@@ -582,173 +898,264 @@ def _project(b: ScenarioBatch, monthly: bool = True) -> Projection:
         if not np.isnan(covenants[0]).all()
         else 1,
     )
-    dscr = coverage["dscr"]
-
-    # Discounting at the cost of capital, monthly compounding of the annual rate.
-    discount = power_path(1.0 + monthly_rate(discount_annual), -months) * active
-    pv = lambda x: np.einsum("ij,ij->i", x, discount)  # noqa: E731
-
-    pv_tokens = pv(lines["tokens"])
-    pv_consumed = pv(consumed)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        per_mtok = TOKENS_PER_MTOK / np.where(pv_tokens > 0, pv_tokens, np.nan)
-    components = {
-        "depreciation": pv_consumed * per_mtok,
-        "financing": (pv(capex) - pv(proceeds) - pv_consumed) * per_mtok,
-        "power": pv(lines["power_usd"]) * per_mtok,
-        "facility": pv(facility) * per_mtok,
-        "opex": pv(lines["opex_usd"]) * per_mtok,
-    }
-    lcot = sum(components.values())
-
-    npv = pv(cash_flow_project)
-    irr_project = annual_rate(irr_batch(cash_flow_project))
-    equity_in = stack.metrics["equity_usd"]
-    equity_share = np.where(capex_total > 0, equity_in / capex_total, 0.0)
-    equity = capital_mod.equity_returns(cash_flow_equity, MIN_EQUITY_SHARE_FOR_IRR * capex_total)
-    equity_too_thin = equity_share < MIN_EQUITY_SHARE_FOR_IRR
-    irr_equity = np.where(equity_too_thin, np.nan, equity["irr_annual"])
-    moic = np.where(equity_too_thin, np.nan, equity["moic"])
-
-    payback = _payback_months(cash_flow_project, active)
-    breakeven = _breakeven_price(
-        fixed=ebitda - lines["token_revenue_usd"],
-        spot_units=lines["spot_units"],
-        deductions=tax_depreciation + interest - lines["tax_gain_usd"],
+    return _Ledger(
+        lines=lines,
+        facility=facility,
+        revenue=revenue,
+        ebitda=ebitda,
+        capex=capex,
+        proceeds=proceeds,
+        book_depreciation=book_depreciation,
+        tax_depreciation=tax_depreciation,
+        impairment=impairment,
+        consumed=consumed,
+        capex_total=capex_total,
+        stack=stack,
         tax_rate=tax_rate,
-        last_month=horizon,
-        capital=proceeds - capex,
-        discount=discount,
+        income_tax=income_tax,
+        deferred=deferred,
+        net_income=net_income,
+        cash_flow_project=cash_flow_project,
+        cash_flow_equity=cashflow.equity_cash_flow_usd(
+            cash_flow_project, stack.lines["financing_cash_flow_usd"]
+        ),
+        coverage=coverage,
+        covenants=covenants,
+        discount_annual=discount_annual,
+        active=active,
+        discount=metrics_mod.discount_factors(discount_annual, months, active),
     )
 
-    rated_tokens_per_s = total(gpu_count * b["throughput.tokens_per_s_per_gpu"])
-    installed_kw = total(gpu_count * kw_per_gpu)
-    revenue_total = revenue.sum(axis=1)
+
+def _scenario_capital(lines, site, months, horizon, capex_total):
+    """Capex, sale proceeds and depreciation of the GPUs, plus the site's own capital (an owned
+    hall or a liquid retrofit) where it has some."""
+    capex, proceeds = lines["capex_usd"], lines["proceeds_usd"]
+    book_depreciation, tax_depreciation = lines["depreciation_usd"], lines["tax_depreciation_usd"]
+    if np.any(site.capex_usd):
+        m = months[None, :]
+        capex = capex + site.capex_usd
+        proceeds = proceeds + np.where(m == horizon[:, None], _column(site.book_value_end_usd), 0.0)
+        book_depreciation = book_depreciation + site.depreciation_usd
+        tax_depreciation = tax_depreciation + site.depreciation_usd
+        capex_total = capex_total + site.capex_usd.sum(axis=1)
+    return capex, proceeds, book_depreciation, tax_depreciation, capex_total
+
+
+def _tax(ebitda, book, tax_depreciation, impairment, interest, gain, tax_gain, tax_rate, horizon):
+    """Income tax with losses carried forward, deferred tax, and net income."""
+    taxable = tax.income_before_tax_usd(ebitda, tax_depreciation, interest, tax_gain)
+    income_tax = tax.income_tax_with_loss_carryforward(taxable, tax_rate, horizon)
+    impaired = bool(impairment.any())
+    same = lambda x, y: x is y or np.array_equal(x, y)  # noqa: E731
+    if same(book, tax_depreciation) and same(gain, tax_gain) and not impaired:
+        none = np.zeros_like(ebitda)  # no temporary differences, no deferred tax
+        deferred = deferred_tax_mod.DeferredTax(none, none, none)
+    else:
+        deferred = deferred_tax_mod.deferred_tax(
+            book,
+            tax_depreciation,
+            tax_rate,
+            book_gain_usd=gain,
+            tax_gain_usd=tax_gain,
+            impairment_usd=impairment,
+        )
+    consumed = book + impairment if impaired else book
+    pre_tax_income = tax.income_before_tax_usd(ebitda, consumed, interest, gain)
+    net_income = cashflow.net_income_usd(pre_tax_income, income_tax, deferred.expense_usd)
+    return income_tax, deferred, consumed, net_income
+
+
+def _summary_metrics(b: ScenarioBatch, ledger: _Ledger, to: _Scenarios, fleet, costs):
+    """Metrics: levelized cost, NPV, IRRs, payback, break-even, densities (n,) each; and the
+    facts the warnings quote."""
+    lines, stack = ledger.lines, ledger.stack
+    pv = lambda x: metrics_mod.present_value(x, ledger.discount)  # noqa: E731
+    pv_tokens = pv(lines["tokens"])
+    pv_consumed = pv(ledger.consumed)
+    lcot, components = metrics_mod.levelized_cost(
+        {
+            "depreciation": pv_consumed,
+            "financing": pv(ledger.capex) - pv(ledger.proceeds) - pv_consumed,
+            "power": pv(lines["power_usd"]),
+            "facility": pv(ledger.facility),
+            "opex": pv(lines["opex_usd"]),
+        },
+        pv_tokens,
+    )
+    npv = pv(ledger.cash_flow_project)
+    irr_project = annual_rate(irr_batch(ledger.cash_flow_project))
+    capex_total = ledger.capex_total
+    equity_share = np.where(capex_total > 0, stack.metrics["equity_usd"] / capex_total, 0.0)
+    equity = capital_mod.equity_returns(
+        ledger.cash_flow_equity, MIN_EQUITY_SHARE_FOR_IRR * capex_total
+    )
+    equity_too_thin = equity_share < MIN_EQUITY_SHARE_FOR_IRR
+    irr_equity = np.where(equity_too_thin, np.nan, equity["irr_annual"])
+    interest = stack.lines["interest_expense_usd"]
+    payback = metrics_mod.payback_months(ledger.cash_flow_project, ledger.active)
+    breakeven = metrics_mod.breakeven_price_usd_per_mtok(
+        fixed=ledger.ebitda - lines["token_revenue_usd"],
+        spot_units=lines["spot_units"],
+        deductions=ledger.tax_depreciation + interest - lines["tax_gain_usd"],
+        tax_rate=ledger.tax_rate,
+        last_month=b.horizon_months,
+        capital=ledger.proceeds - ledger.capex,
+        discount=ledger.discount,
+    )
+    gpu_count = to.total(fleet.gpu_count)
     densities = density.density_metrics(
         tokens=lines["tokens"],
-        revenue_usd=revenue,
+        revenue_usd=ledger.revenue,
         power_usd=lines["power_usd"],
         it_energy_kwh=lines["it_energy_kwh"],
         it_kw_in_service=lines["it_kw"],
         racks_in_service=lines["racks_in_service"],
-        m2_per_rack=at_first(b["facility.m2_per_rack"]),
-        pue=at_first(b["power.pue"]),
-        rated_tokens_per_s=rated_tokens_per_s,
-        installed_it_kw=installed_kw,
+        m2_per_rack=to.at_first(b["facility.m2_per_rack"]),
+        pue=to.at_first(b["power.pue"]),
+        rated_tokens_per_s=to.total(fleet.gpu_count * b["throughput.tokens_per_s_per_gpu"]),
+        installed_it_kw=to.total(fleet.gpu_count * costs.kw_per_gpu),
     )
+    coverage = ledger.coverage
     metrics = {
         "lcot_usd_per_mtok": lcot,
         "tokens_total": lines["tokens"].sum(axis=1),
-        "revenue_usd_total": revenue_total,
-        "ebitda_usd_total": ebitda.sum(axis=1),
+        "revenue_usd_total": ledger.revenue.sum(axis=1),
+        "ebitda_usd_total": ledger.ebitda.sum(axis=1),
         "npv_usd": npv,
-        "npv_usd_per_gpu": npv / total(gpu_count),
-        "npv_usd_per_rack": npv * at_first(b["fleet.gpus_per_rack"]) / total(gpu_count),
+        "npv_usd_per_gpu": npv / gpu_count,
+        "npv_usd_per_rack": npv * to.at_first(b["fleet.gpus_per_rack"]) / gpu_count,
         "irr_project_annual": irr_project,
         "irr_equity_annual": irr_equity,
         "payback_months": payback,
         "breakeven_price_usd_per_mtok": breakeven,
         "min_dscr": coverage["min_dscr"],
         **{name: densities[name] for name in DENSITY_COLUMNS},
-        "gpu_count": total(gpu_count),
+        "gpu_count": gpu_count,
         "capex_usd_total": capex_total,
-        "discount_rate_annual": discount_annual,
-        "horizon_months": horizon.astype(float),
-        "ebit_usd_total": (ebitda - consumed).sum(axis=1),
-        "net_income_usd_total": net_income.sum(axis=1),
-        "accounting_cost_usd_per_mtok": _per_mtok(
-            (lines["power_usd"] + facility + lines["opex_usd"] + consumed + interest).sum(axis=1),
+        "discount_rate_annual": ledger.discount_annual,
+        "horizon_months": b.horizon_months.astype(float),
+        "ebit_usd_total": (ledger.ebitda - ledger.consumed).sum(axis=1),
+        "net_income_usd_total": ledger.net_income.sum(axis=1),
+        "accounting_cost_usd_per_mtok": metrics_mod.cost_usd_per_mtok(
+            (
+                lines["power_usd"]
+                + ledger.facility
+                + lines["opex_usd"]
+                + ledger.consumed
+                + interest
+            ).sum(axis=1),
             lines["tokens"].sum(axis=1),
         ),
-        "impairment_usd_total": impairment.sum(axis=1),
-        "moic_equity": moic,
+        "impairment_usd_total": ledger.impairment.sum(axis=1),
+        "moic_equity": np.where(equity_too_thin, np.nan, equity["moic"]),
         "min_llcr": coverage["min_llcr"],
         "covenant_breach_months": coverage["breach_months"].astype(float),
         "first_breach_month": coverage["first_breach_month"],
-        "wacc_after_tax_annual": stack.metrics["wacc_after_tax_annual"],
-        "cost_of_debt_annual": stack.metrics["cost_of_debt_annual"],
-        "debt_usd": stack.metrics["debt_usd"],
-        "dilution_shares": stack.metrics["dilution_shares"],
+        **{name: stack.metrics[name] for name in STACK_METRICS},
     }
-    monthly_lines = {}
-    if monthly:
-        monthly_lines = {
-            "gpus_in_service": lines["gpus_in_service"],
-            "tokens": lines["tokens"],
-            "revenue_usd": revenue,
-            "token_revenue_usd": lines["token_revenue_usd"],
-            "contract_revenue_usd": lines["contract_revenue_usd"],
-            "spot_revenue_usd": lines["spot_revenue_usd"],
-            "power_usd": lines["power_usd"],
-            "facility_usd": facility,
-            "opex_usd": lines["opex_usd"],
-            "capex_usd": capex,
-            "disposal_usd": proceeds,
-            "gain_on_disposal_usd": lines["gain_usd"],
-            "depreciation_usd": book_depreciation,
-            "impairment_usd": impairment,
-            "tax_depreciation_usd": tax_depreciation,
-            "interest_usd": interest,
-            "cash_interest_usd": debt["cash_interest_usd"],
-            "principal_usd": debt["principal_usd"],
-            "debt_service_usd": debt["debt_service_usd"],
-            "tax_usd": income_tax,
-            "deferred_tax_usd": deferred.expense_usd,
-            "deferred_tax_liability_usd": deferred.liability_usd,
-            "ebitda_usd": ebitda,
-            "net_income_usd": net_income,
-            "cash_flow_project_usd": cash_flow_project,
-            "cash_flow_equity_usd": cash_flow_equity,
-            "debt_balance_usd": debt["balance_usd"],
-            "dscr": dscr,
-            "llcr": coverage["llcr"],
-            "ltv": capital_mod.loan_to_value(
-                debt["balance_usd"], capex_total[:, None] - cumsum_months(consumed)
-            )[0],
-            "covenant_breach": (coverage["dscr_breach"] | coverage["llcr_breach"]).astype(float),
-        }
+    facts = {"pv_tokens": pv_tokens, "equity_share": equity_share, "thin": equity_too_thin}
+    return metrics, components, facts
+
+
+STACK_METRICS = ("wacc_after_tax_annual", "cost_of_debt_annual", "debt_usd", "dilution_shares")
+"""Summary metrics the capital stack computes (econ.capital.StackSchedule.metrics)."""
+
+
+def _monthly_lines(ledger: _Ledger) -> dict[str, np.ndarray]:
+    """The MONTHLY_COLUMNS lines of a ledger."""
+    lines, debt, coverage = ledger.lines, ledger.stack.lines, ledger.coverage
+    return {
+        "gpus_in_service": lines["gpus_in_service"],
+        "tokens": lines["tokens"],
+        "revenue_usd": ledger.revenue,
+        "token_revenue_usd": lines["token_revenue_usd"],
+        "contract_revenue_usd": lines["contract_revenue_usd"],
+        "spot_revenue_usd": lines["spot_revenue_usd"],
+        "power_usd": lines["power_usd"],
+        "facility_usd": ledger.facility,
+        "opex_usd": lines["opex_usd"],
+        "capex_usd": ledger.capex,
+        "disposal_usd": ledger.proceeds,
+        "gain_on_disposal_usd": lines["gain_usd"],
+        "depreciation_usd": ledger.book_depreciation,
+        "impairment_usd": ledger.impairment,
+        "tax_depreciation_usd": ledger.tax_depreciation,
+        "interest_usd": debt["interest_expense_usd"],
+        "cash_interest_usd": debt["cash_interest_usd"],
+        "principal_usd": debt["principal_usd"],
+        "debt_service_usd": debt["debt_service_usd"],
+        "tax_usd": ledger.income_tax,
+        "deferred_tax_usd": ledger.deferred.expense_usd,
+        "deferred_tax_liability_usd": ledger.deferred.liability_usd,
+        "ebitda_usd": ledger.ebitda,
+        "net_income_usd": ledger.net_income,
+        "cash_flow_project_usd": ledger.cash_flow_project,
+        "cash_flow_equity_usd": ledger.cash_flow_equity,
+        "debt_balance_usd": debt["balance_usd"],
+        "dscr": coverage["dscr"],
+        "llcr": coverage["llcr"],
+        "ltv": capital_mod.loan_to_value(
+            debt["balance_usd"], ledger.capex_total[:, None] - cumsum_months(ledger.consumed)
+        )[0],
+        "covenant_breach": (coverage["dscr_breach"] | coverage["llcr_breach"]).astype(float),
+    }
+
+
+def _warning_source(b, ledger: _Ledger, metrics, facts, fleet: _Fleet, costs: _Costs, capital):
+    """Flags (cheap, now) and a function formatting each scenario's warnings (on first use)."""
+    coverage, stack = ledger.coverage, ledger.stack
+    irr_project, irr_equity = metrics["irr_project_annual"], metrics["irr_equity_annual"]
+    thin = facts["thin"]
     flags = {
-        "no_tokens": ~(pv_tokens > 0),
+        "no_tokens": ~(facts["pv_tokens"] > 0),
         "no_irr_project": np.isnan(irr_project),
-        "thin_equity": equity_too_thin,
-        "no_irr_equity": np.isnan(irr_equity) & ~equity_too_thin,
-        "no_payback": np.isnan(payback),
-        "no_breakeven": np.isnan(breakeven),
+        "thin_equity": thin,
+        "no_irr_equity": np.isnan(irr_equity) & ~thin,
+        "no_payback": np.isnan(metrics["payback_months"]),
+        "no_breakeven": np.isnan(metrics["breakeven_price_usd_per_mtok"]),
         "no_debt": stack.metrics["debt_usd"] <= 0,
         "dscr_below_1": coverage["min_dscr"] < 1.0,
         "covenant_breach": coverage["breach_months"] > 0,
-        "irr_project_not_unique": ~np.isnan(irr_project) & several_sign_changes(cash_flow_project),
-        "irr_equity_not_unique": ~np.isnan(irr_equity) & several_sign_changes(cash_flow_equity),
+        "irr_project_not_unique": ~np.isnan(irr_project)
+        & several_sign_changes(ledger.cash_flow_project),
+        "irr_equity_not_unique": ~np.isnan(irr_equity)
+        & several_sign_changes(ledger.cash_flow_equity),
     }
-    flags["debt_settled_at_end"] = debt["settlement_usd"].sum(axis=1) > 0.005
-    contracted_kw, peak_it_kw = at_first(b["facility.contracted_kw"]), lines["it_kw"].max(axis=1)
+    settled = stack.lines["settlement_usd"].sum(axis=1)
+    flags["debt_settled_at_end"] = settled > 0.005
+    contracted_kw = b["facility.contracted_kw"][np.flatnonzero(fleet.first_row)]
+    peak_it_kw = ledger.lines["it_kw"].max(axis=1)
     flags["over_contract"] = ~np.isnan(contracted_kw) & (peak_it_kw > contracted_kw + 1e-9)
     row_flags = {
-        "sold_before_life": (held < np.ceil(b["depreciation.life_years"] * MONTHS_PER_YEAR - 1e-9))
+        "sold_before_life": (
+            fleet.held < np.ceil(b["depreciation.life_years"] * MONTHS_PER_YEAR - 1e-9)
+        )
         & np.isnan(b["depreciation.sale_value_share"]),
-        "measured_energy": measured_energy,
+        "measured_energy": costs.measured_energy,
         "impaired": capital.impairment_month >= 0,
     }
     context = {
-        "equity_share": equity_share,
+        "equity_share": facts["equity_share"],
         "min_dscr": coverage["min_dscr"],
-        "months_below_1": (dscr < 1.0).sum(axis=1),
+        "months_below_1": (coverage["dscr"] < 1.0).sum(axis=1),
         "breach_months": coverage["breach_months"],
         "first_breach_month": coverage["first_breach_month"],
-        "dscr_floor": covenants[0],
+        "dscr_floor": ledger.covenants[0],
         "life_months": b["depreciation.life_years"] * MONTHS_PER_YEAR,
-        "retire": retire,
-        "purchase": purchase,
+        "retire": fleet.retire,
+        "purchase": fleet.purchase,
         "carrying_at_sale": capital.carrying_at_sale,
         "impairment_month": capital.impairment_month,
         "impairment_loss": capital.impairment_loss,
         "contracted_kw": contracted_kw,
         "peak_it_kw": peak_it_kw,
-        "kw_per_gpu": kw_per_gpu,
-        "nameplate_kw": nameplate_kw,
+        "kw_per_gpu": costs.kw_per_gpu,
+        "nameplate_kw": costs.nameplate_kw,
         "joules_per_token": b["power.measured_joules_per_token"],
-        "settled_at_end": debt["settlement_usd"].sum(axis=1),
+        "settled_at_end": settled,
     }
+    sc = fleet.scenario
 
     def warnings() -> list[list[str]]:
         out = _warnings(flags, context, b.n)
@@ -760,20 +1167,7 @@ def _project(b: ScenarioBatch, monthly: bool = True) -> Projection:
             out[sc[r]].extend(prefix(r) + w for w in messages)
         return out
 
-    vintage_table = None
-    if not b.one_row_per_scenario:
-        vintage_table = _vintage_table(b, rows, gpu_count, retire, discount[sc])
-    return Projection(
-        names=b.names,
-        months=months,
-        start_dates=b.start_dates,
-        horizon_months=horizon,
-        lines=monthly_lines,
-        metrics=metrics,
-        components=components,
-        vintages=vintage_table,
-        warning_source=warnings,
-    )
+    return warnings
 
 
 FACILITY_INPUTS = (
@@ -791,12 +1185,6 @@ FACILITY_INPUTS = (
     "retrofit_life_years",
 )
 """Facility fields passed to econ.facility.facility_costs under their own names."""
-
-
-def _per_mtok(usd, tokens):
-    """USD per million tokens; NaN where no tokens."""
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(tokens > 0, usd / tokens * TOKENS_PER_MTOK, np.nan)
 
 
 def _column(values):
@@ -823,152 +1211,6 @@ def _throughput_multiplier(b: ScenarioBatch, months):
         step_ramp_months=extras["throughput.step_ramp_months"],
         table_months=extras["throughput.table_months"],
         table_multipliers=extras["throughput.table_multipliers"],
-    )
-
-
-@dataclass(frozen=True)
-class _Capital:
-    """Per-row asset lines on the calendar grid, and facts for warnings."""
-
-    lines: dict[str, np.ndarray]
-    impairment_month: np.ndarray
-    impairment_loss: np.ndarray
-    carrying_at_sale: np.ndarray
-
-
-def _capital_rows(
-    b, months, purchase, held, cost, tokens, gpus, token_price, rental, ebitda, discount_annual
-) -> _Capital:
-    """Book and tax depreciation, impairment and sale of each row's GPUs.
-
-    Schedules run on months since purchase (econ.depreciation's month 0 is the purchase month)
-    and are shifted to the calendar at the end; market curves and usage are shifted the other way.
-    `ebitda` is a function giving each row's EBITDA (computed only for impairment tests).
-    """
-    n = b.rows
-    since = lambda x: _advance(x, purchase)  # noqa: E731
-    in_service = b["depreciation.in_service_month"].astype(np.int64)
-    salvage = b["depreciation.salvage_share"] * cost
-    book_method = _choice(b, "depreciation.method")
-    tax_method = _choice(b, "depreciation.tax.method")
-    used = set(book_method.tolist()) | set(tax_method.tolist())
-    usage = {"book": None, "tax": None}
-    if "units_of_production" in used:
-        tokens_since, hours_since = since(tokens), since(gpus * HOURS_PER_MONTH)
-        for side, path in (("book", "depreciation"), ("tax", "depreciation.tax")):
-            by_tokens = _choice(b, f"{path}.usage_driver") == "tokens"
-            usage[side] = np.where(by_tokens[:, None], tokens_since, hours_since)
-    value_table = dep.value_share_from_table(
-        b.extras["market_value_months"], b.extras["market_value_shares"], months
-    )
-    curves = {
-        "market_value_table": value_table,
-        "token_price": since(token_price),
-        "rental_price": since(rental),
-    }
-    value = {"book": None, "tax": None}
-    if "economic" in used:
-        for side, path in (("book", "depreciation"), ("tax", "depreciation.tax")):
-            source = _choice(b, f"{path}.value_source")
-            value[side] = np.select(
-                [(source == name)[:, None] for name in curves], list(curves.values())
-            )
-
-    book = dep.schedule_mixed(
-        book_method,
-        cost,
-        months,
-        usage=usage["book"],
-        value_curve=value["book"],
-        in_service_month=in_service,
-        **_method_params(b, "depreciation", "book"),
-    )
-    tax_dep = book.copy()
-    own = np.flatnonzero(tax_method != "book")
-    if own.size:
-        params = _method_params(b, "depreciation.tax", "tax")
-        tax_dep[own] = dep.schedule_mixed(
-            tax_method[own],
-            cost[own],
-            months,
-            usage=None if usage["tax"] is None else usage["tax"][own],
-            value_curve=None if value["tax"] is None else value["tax"][own],
-            in_service_month=in_service[own],
-            **{k: np.asarray(v)[own] for k, v in params.items()},
-        )
-
-    # Impairment of the book value where a price drop triggers a test (ASC 360 / IAS 36).
-    impairment = np.zeros_like(book)
-    impairment_month = np.full(n, -1)
-    impairment_loss = np.zeros(n)
-    threshold = b["depreciation.impairment.price_drop_threshold"]
-    tested = np.flatnonzero(~np.isnan(threshold))
-    if tested.size:
-        trigger_price = _choice(b, "depreciation.impairment.trigger_price")[tested]
-        price = np.select(
-            [(trigger_price == name)[:, None] for name in curves],
-            [curve[tested] for curve in curves.values()],
-        )
-        trigger = impairment_mod.price_drop_trigger(price, threshold[tested], in_service[tested])
-        m = np.asarray(months)[None, :]
-        sale_share = b["depreciation.sale_value_share"][tested]
-        expected_sale = np.where(
-            np.isnan(sale_share), b["depreciation.salvage_share"][tested], sale_share
-        )
-        flows = since(ebitda())[tested] * (m <= held[tested, None]) + np.where(
-            m == held[tested, None], (expected_sale * cost[tested])[:, None], 0.0
-        )
-        value_in_use = impairment_mod.remaining_present_value_usd(
-            flows, monthly_rate(discount_annual[tested])
-        )
-        by_market = (
-            _choice(b, "depreciation.impairment.fair_value_source")[tested] == "market_value"
-        )
-        fair_value = np.where(
-            by_market[:, None], value_table[tested] * cost[tested, None], value_in_use
-        )
-        result = impairment_mod.impair(
-            book[tested],
-            cost[tested],
-            salvage[tested],
-            _choice(b, "depreciation.impairment.standard")[tested],
-            trigger,
-            fair_value,
-            undiscounted_usd=impairment_mod.remaining_undiscounted_usd(flows),
-            value_in_use_usd=value_in_use,
-            costs_of_disposal_usd=b["depreciation.impairment.costs_of_disposal_share"][tested, None]
-            * fair_value,
-        )
-        book[tested] = result.depreciation_usd
-        impairment[tested] = result.impairment_usd
-        impairment_month[tested] = np.where(result.month >= 0, result.month + purchase[tested], -1)
-        impairment_loss[tested] = result.loss_usd
-
-    # Sale when the row retires: at book value, or at the given share of cost.
-    carrying = dep.book_value(cost, book, impairment)
-    carrying_at_sale = carrying[np.arange(n), held]
-    sale_share = b["depreciation.sale_value_share"]
-    # (the carrying amount can round to a hair below 0 when fully depreciated)
-    sale = np.maximum(np.where(np.isnan(sale_share), carrying_at_sale, sale_share * cost), 0.0)
-    booked = dep.dispose(book, cost, months, held, sale, impairment, in_service, carrying)
-    if own.size or tested.size:  # tax schedule differs from the book's somewhere
-        taxed = dep.dispose(tax_dep, cost, months, held, sale, None, in_service)
-    else:
-        taxed = booked
-    kept = np.asarray(months)[None, :] <= held[:, None]
-    lines = {
-        "depreciation_usd": booked.depreciation_usd,
-        "impairment_usd": np.where(kept, impairment, 0.0),
-        "tax_depreciation_usd": taxed.depreciation_usd,
-        "proceeds_usd": booked.proceeds_usd,
-        "gain_usd": booked.gain_usd,
-        "tax_gain_usd": taxed.gain_usd,
-    }
-    return _Capital(
-        lines={k: _delay(v, purchase) for k, v in lines.items()},
-        impairment_month=impairment_month,
-        impairment_loss=impairment_loss,
-        carrying_at_sale=carrying_at_sale,
     )
 
 
@@ -1031,7 +1273,7 @@ def _single_loan(b, first, horizon, months, capex_usd, tax_rate, discount_annual
     share = b["financing.debt_share"][first]
     rate = b["financing.debt_rate_annual"][first]
     effective = b["financing.debt_rate_quote"][first] == 1
-    rate_monthly = np.where(effective, monthly_rate(rate), rate / MONTHS_PER_YEAR)
+    rate_monthly = np.where(effective, monthly_rate(rate), nominal_monthly_rate(rate))
     debt_usd = share * capex_usd
     interest, scheduled, balance, settlement = level_payment_schedule(
         debt_usd, rate_monthly, b["financing.debt_term_months"][first], months, last_month=horizon
@@ -1183,89 +1425,6 @@ def _vintage_table(b: ScenarioBatch, rows: dict, gpu_count, retire, discount) ->
     ).set_index(["scenario", "vintage"])
 
 
-def _payback_months(cash_flow, active):
-    """Months until cumulative project cash flow turns non-negative, interpolated within the month.
-
-    NaN when it never does within the horizon.
-    """
-    cumulative = cumsum_months(np.where(active, cash_flow, 0.0))
-    reached = (cumulative >= 0) & active
-    reached[:, 0] = False
-    first = np.argmax(reached, axis=1)
-    ok = reached.any(axis=1)
-    rows = np.arange(len(first))
-    before = cumulative[rows, np.maximum(first - 1, 0)]
-    flow = cash_flow[rows, first]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        fraction = np.where(flow > 0, -before / flow, 1.0)
-    return np.where(ok, first - 1 + fraction, np.nan)
-
-
-def _breakeven_price(fixed, spot_units, deductions, tax_rate, last_month, capital, discount):
-    """Month-1 token price (following the price path) at which project NPV after tax is zero.
-
-    Tax depends only on each year's taxable income, which is linear in the price p:
-    A_k + p * B_k. So NPV(p) = base + p * a - sum_k w_k * tax_k(A + p B), with w_k the average
-    discount factor of year k's (evenly paid) months. NPV is continuous, piecewise linear and
-    increasing in p; the root is bracketed from the pre-tax break-even (where NPV after tax <= 0)
-    and refined by the Illinois variant of regula falsi, exact on each linear piece, on (n, years)
-    arrays. NaN where token sales do not move the NPV (fully contracted, or no tokens).
-    """
-    n, months = fixed.shape
-    years = tax.tax_years(months)
-    pv = lambda x: np.einsum("ij,ij->i", x, discount)  # noqa: E731
-    a = pv(spot_units)  # NPV gain per USD/Mtok, before tax
-    base = pv(fixed + capital)
-    taxable_fixed = tax.annual_sums(fixed - deductions)
-    taxable_per_price = tax.annual_sums(spot_units)
-    paying = (np.arange(months)[None, :] >= 1) * discount
-    weight = tax.annual_sums(paying) / np.maximum(tax.months_in_year(last_month, years), 1)
-
-    def npv_at(p, rows):
-        taxable = taxable_fixed[rows] + p[:, None] * taxable_per_price[rows]
-        due = tax.tax_with_loss_carryforward(taxable, tax_rate[rows])
-        return base[rows] + p * a[rows] - np.einsum("ij,ij->i", due, weight[rows])
-
-    result = np.full(n, np.nan)
-    rows = np.flatnonzero(a > 0)
-    if rows.size == 0:
-        return result
-    lo = np.maximum(-base[rows] / a[rows], 0.0)
-    f_lo = npv_at(lo, rows)
-    done = f_lo >= 0  # no token revenue needed, or the pre-tax break-even already covers tax
-    result[rows[done]] = lo[done]
-    rows, lo, f_lo = rows[~done], lo[~done], f_lo[~done]
-    hi = np.maximum(lo, 1e-6) * 2.0
-    f_hi = npv_at(hi, rows)
-    for _ in range(200):  # widen the bracket; NPV rises by at least (1 - tax rate) * a per USD/Mtok
-        short = f_hi < 0
-        if not short.any():
-            break
-        lo, f_lo = np.where(short, hi, lo), np.where(short, f_hi, f_lo)
-        hi = np.where(short, hi * 2.0, hi)
-        f_hi = np.where(short, npv_at(hi, rows), f_hi)
-    side = np.zeros(len(rows), dtype=np.int8)
-    for _ in range(100):
-        if rows.size == 0:
-            break
-        p = hi - f_hi * (hi - lo) / (f_hi - f_lo)
-        f = npv_at(p, rows)
-        converged = (np.abs(f) <= 1e-10 * np.maximum(1.0, np.abs(base[rows]))) | (
-            hi - lo <= 1e-13 * np.maximum(1.0, hi)
-        )
-        result[rows[converged]] = p[converged]
-        positive = f > 0
-        # Illinois: halve the kept end's value when the same end is kept twice in a row.
-        f_lo = np.where(positive & (side == 1), f_lo / 2, f_lo)
-        f_hi = np.where(~positive & (side == -1), f_hi / 2, f_hi)
-        hi, f_hi = np.where(positive, p, hi), np.where(positive, f, f_hi)
-        lo, f_lo = np.where(positive, lo, p), np.where(positive, f_lo, f)
-        side = np.where(positive, 1, -1).astype(np.int8)
-        keep = ~converged
-        rows, lo, hi, f_lo, f_hi, side = (x[keep] for x in (rows, lo, hi, f_lo, f_hi, side))
-    return result
-
-
 def _warnings(flags, ctx, n) -> list[list[str]]:
     """Per-scenario warnings from flag arrays; only flagged rows are formatted."""
     out: list[list[str]] = [[] for _ in range(n)]
@@ -1332,5 +1491,6 @@ __all__ = [
     "SUMMARY_COLUMNS",
     "Projection",
     "ScenarioBatch",
+    "calendar_year_totals",
     "project",
 ]

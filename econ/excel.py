@@ -38,6 +38,8 @@ import math
 
 import numpy as np
 
+from econ.blas import one_blas_thread
+
 __all__ = [
     "ExcelFunctionError",
     "annual_from_monthly",
@@ -1756,6 +1758,9 @@ def irr_batch(cash_flows, guess=0.01):
     coarse nodes, every 16th grid rate from -20% to +55%, sparser outside) in one matrix
     product.
 
+    The matrix products run with one BLAS thread (``econ.blas.one_blas_thread``), so the
+    result is the same, bit for bit, whatever the caller's BLAS thread count.
+
     Rows whose flows change sign once have exactly one root above -1 (Descartes' rule of
     signs); they are solved by Newton's method on the NPV as a function of ``log(1 + r)``
     (so no step can leave r > -1), vectorized across rows: NPV and its derivative come from
@@ -1807,7 +1812,8 @@ def irr_batch(cash_flows, guess=0.01):
     flows, lead = _rows_2d("irr_batch", cash_flows)
     n = flows.shape[0]
     guess_ = np.broadcast_to(np.broadcast_to(_f(guess), lead).reshape(-1), (n,))
-    return _out(_solve_periodic(flows, guess_).reshape(lead))
+    with one_blas_thread():  # the same bits whatever the machine's BLAS thread count
+        return _out(_solve_periodic(flows, guess_).reshape(lead))
 
 
 def _xirr_years(flows: np.ndarray, years: np.ndarray, guess: np.ndarray) -> np.ndarray:
@@ -1821,7 +1827,8 @@ def _xirr_years(flows: np.ndarray, years: np.ndarray, guess: np.ndarray) -> np.n
     def make_block(rows: np.ndarray) -> _DatedBlock:
         return _DatedBlock(flows[rows], years if years.ndim == 1 else years[rows])
 
-    return _solve(make_block, flows_sorted, guess)
+    with one_blas_thread():  # as irr_batch
+        return _solve(make_block, flows_sorted, guess)
 
 
 def xirr_batch(cash_flows, dates, guess=0.1):
@@ -1908,7 +1915,8 @@ def npv_batch(rate, cash_flows):
     with np.errstate(all="ignore"):
         if rate_.ndim == 0:
             powers = np.power(1.0 / (1.0 + rate_), np.arange(T, dtype=np.float64))
-            out = flows @ powers
+            with one_blas_thread():  # as irr_batch
+                out = flows @ powers
         else:
             r = np.broadcast_to(np.broadcast_to(rate_, lead).reshape(-1), flows.shape[:1])
             x = 1.0 / (1.0 + r)

@@ -1,91 +1,51 @@
 """Writers for projections: CSV, Parquet, JSON and Excel, stamped, atomic and safe to open.
 
-This module owns the table outputs and how every output reaches the disk:
+This module owns the table outputs; econ.files owns how they reach the disk:
 
-- Formula injection: text the user controls (scenario names, sources, warnings, vintage names) could
-  start with `=`, `+`, `-`, `@`, a tab or a carriage return and run as a formula when a spreadsheet
-  opens a CSV; such cells get a leading apostrophe (OWASP, "CSV Injection"). The Excel workbook
-  (econ.workbook) stores the same text as string cells, never formulas.
+- Formula injection: text the user controls (scenario names, sources, warnings, vintage names) that
+  a spreadsheet could read as a formula gets a leading apostrophe (econ.text.neutralize; OWASP,
+  "CSV Injection"). The Excel workbook (econ.workbook) stores the same text as string cells, never
+  formulas.
 - Provenance (econ.provenance): every table carries `econ_version`, `scenario_sha256`,
   `catalog_versions` and `seed` columns; the summary ends with `created_utc`, the only field that
   changes when the same scenario is run again, so reruns are byte-identical apart from it. Parquet
   files carry the stamp in their schema metadata too; JSON has it under `provenance` with
   `created_utc` as its own top-level key.
-- Safe writes: each output is written to a temporary file in the target folder, flushed to disk and
-  renamed over the target, all outputs of one call together; an existing file is kept unless
-  `overwrite`; a failure (full disk, permissions, an exception midway) removes the temporary files
-  and raises ExportError (exit 3 on the command line) naming the file and the reason.
+- Safe writes (econ.files.write_files): all outputs of one call are written to temporary files,
+  flushed and renamed together; an existing file is kept unless `overwrite`; a failure (full disk,
+  permissions, an exception midway) removes the temporary files and raises ExportError (exit 3 on
+  the command line) naming the file and the reason.
 """
 
 from __future__ import annotations
 
-import errno
 import io
-import json
 import os
-import tempfile
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
-from econ.engine import Projection
-from econ.errors import InputError
-from econ.provenance import CREATED_FIELD, Stamp, format_catalogs, stamp
+from econ import strict_json
+from econ.files import WriteError, write_files
+from econ.provenance import CREATED_FIELD, Stamp, format_catalogs
+from econ.reporting import flat_summary, make_stamp
 from econ.scenario.models import Scenario
+from econ.text import neutralize
 
-FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
+if TYPE_CHECKING:  # (the engine sits below the writers only as a type)
+    from econ.engine import Projection
+
 FORMATS = {".csv": "csv", ".parquet": "parquet", ".xlsx": "xlsx", ".json": "json"}
 STAMP_COLUMNS = ("econ_version", "scenario_sha256", "catalog_versions", "seed")
 """Provenance columns appended to every table; the summary also ends with `created_utc`."""
 
 
-class ExportError(InputError):
-    """An output that cannot be written as asked (unknown suffix, existing file, bad folder, full
-    disk)."""
-
-
-def neutralize(value):
-    """Prefix text that a spreadsheet would read as a formula with an apostrophe."""
-    if isinstance(value, str) and value.startswith(FORMULA_PREFIXES):
-        return "'" + value
-    return value
-
-
-def flat_summary(projection: Projection) -> pd.DataFrame:
-    """Summary with one column per scalar: object-valued metrics are spread into
-    `<metric>_<key>` columns (`cost_usd_per_mtok_<component>`), lists joined with "; ".
-
-    Undefined metrics stay empty (None), never NaN strings. Metrics the engine adds later are
-    written as they come.
-    """
-    summary = projection.summary.copy()
-    for name in list(summary.columns):
-        values = summary[name]
-        if values.map(lambda v: isinstance(v, Mapping)).any():
-            keys = list(dict.fromkeys(k for v in values if isinstance(v, Mapping) for k in v))
-            if name == "cost_usd_per_mtok_by_component":
-                prefix = "cost_usd_per_mtok"
-            else:
-                prefix = name
-            position = summary.columns.get_loc(name)
-            parts = {
-                f"{prefix}_{k}": pd.Series(
-                    [v.get(k) if isinstance(v, Mapping) else None for v in values],
-                    index=summary.index,
-                    dtype=object,
-                )
-                for k in keys
-            }
-            summary = summary.drop(columns=name)
-            for offset, (column, part) in enumerate(parts.items()):
-                summary.insert(position + offset, column, part)
-        elif values.map(lambda v: isinstance(v, list | tuple)).any():
-            summary[name] = values.map(
-                lambda v: "; ".join(map(str, v)) if isinstance(v, list | tuple) else v
-            )
-    return summary.reset_index()
+ExportError = WriteError
+"""An output that cannot be written as asked (unknown suffix, existing file, bad folder, full
+disk): the writers' error, under the name this module has always raised."""
 
 
 def _safe_text(frame: pd.DataFrame) -> pd.DataFrame:
@@ -113,24 +73,6 @@ def csv_text(frame: pd.DataFrame) -> str:
 
 
 # --- Stamped tables -------------------------------------------------------------------------------
-
-
-def make_stamp(
-    projection: Projection,
-    scenarios: Sequence[Scenario] | None = None,
-    seed: int | None = None,
-    created=None,
-) -> Stamp:
-    """The provenance stamp of a projection's outputs (hashes need the scenarios themselves)."""
-    if scenarios is not None:
-        scenarios = list(scenarios)
-        if len(scenarios) != len(projection):
-            raise ExportError(
-                f"{len(scenarios)} scenarios given for a projection of {len(projection)}; "
-                "expected the scenarios the projection was made from, in order"
-            )
-        return stamp(scenarios, seed=seed, created=created)
-    return stamp(names=[str(n) for n in projection.names], seed=seed, created=created)
 
 
 def _stamp_values(st: Stamp, rows_per_scenario: Iterable[int]) -> dict[str, list]:
@@ -172,7 +114,7 @@ def projection_json(projection: Projection, st: Stamp) -> str:
         CREATED_FIELD: st.created_utc,
         "scenarios": projection.summary_records(),
     }
-    return json.dumps(payload, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    return strict_json.dumps(payload, indent=2, ensure_ascii=False) + "\n"
 
 
 def parquet_bytes(frame: pd.DataFrame, st: Stamp) -> bytes:
@@ -188,7 +130,7 @@ def parquet_bytes(frame: pd.DataFrame, st: Stamp) -> bytes:
     return buffer.getvalue()
 
 
-# --- Output paths and atomic writes ---------------------------------------------------------------
+# --- Output paths ---------------------------------------------------------------------------------
 
 
 def output_kind(path: str | os.PathLike) -> str:
@@ -212,91 +154,6 @@ def output_paths(path: str | os.PathLike) -> tuple[Path, Path | None]:
     if output_kind(path) in ("xlsx", "json"):
         return path, None
     return path, path.with_name(f"{path.stem}.summary{path.suffix}")
-
-
-def _write_payload(handle, payload: bytes) -> None:
-    """Write bytes in blocks (the one place bytes reach the disk; tests patch it to fail)."""
-    view = memoryview(payload)
-    for start in range(0, len(view), 1 << 20):
-        handle.write(view[start : start + (1 << 20)])
-
-
-def _reason(exc: OSError) -> str:
-    if exc.errno == errno.ENOSPC:
-        return "the disk is full (no space left on device)"
-    if exc.errno == errno.EDQUOT:
-        return "the disk quota is exceeded"
-    if exc.errno in (errno.EACCES, errno.EPERM):
-        return "permission denied"
-    if exc.errno == errno.EROFS:
-        return "the file system is read-only"
-    return exc.strerror or str(exc)
-
-
-def _check_targets(paths: Sequence[Path], overwrite: bool) -> None:
-    for path in paths:
-        if not path.parent.is_dir():
-            what = "is not a folder" if path.parent.exists() else "does not exist"
-            raise ExportError(f"{path}: cannot write it, folder {path.parent} {what}")
-        if path.is_dir():
-            raise ExportError(f"{path}: is a folder; expected a file path")
-    existing = [str(p) for p in paths if p.exists()]
-    if existing and not overwrite:
-        raise ExportError(f"{', '.join(existing)} exists; use --force to overwrite")
-
-
-def write_atomically(
-    payloads: Mapping[Path, bytes | Callable[[], bytes]], overwrite: bool = False
-) -> list[Path]:
-    """Write several files all-or-nothing: temporary files, flushed, then renamed over the targets.
-
-    A payload may be bytes or a function returning bytes (called after the targets are checked,
-    so a refused write costs nothing). Nothing is left behind when anything fails; files that
-    existed before are only replaced when every new file was written in full.
-
-    Raises ExportError for existing files without `overwrite`, missing folders and OS errors
-    (full disk, permissions), naming the file and the reason.
-    """
-    paths = [Path(p) for p in payloads]
-    _check_targets(paths, overwrite)
-    temporaries: dict[Path, str] = {}
-    renamed: list[Path] = []
-    existed = {p: p.exists() for p in paths}
-    current = paths[0] if paths else None
-    try:
-        for path in paths:
-            current = path
-            payload = payloads[path]
-            data = payload() if callable(payload) else payload
-            if isinstance(data, str):
-                data = data.encode("utf-8")
-            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-            temporaries[path] = tmp
-            with os.fdopen(fd, "wb") as handle:
-                _write_payload(handle, data)
-                handle.flush()
-                os.fsync(handle.fileno())
-            umask = os.umask(0)
-            os.umask(umask)
-            os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600 files; outputs are ordinary files
-        for path in paths:
-            current = path
-            if not overwrite and path.exists():  # appeared while writing
-                raise ExportError(f"{path} exists; use --force to overwrite")
-            os.replace(temporaries.pop(path), path)
-            renamed.append(path)
-    except BaseException as exc:
-        for tmp in temporaries.values():
-            Path(tmp).unlink(missing_ok=True)
-        for path in renamed:
-            if not existed[path]:
-                path.unlink(missing_ok=True)
-        if isinstance(exc, OSError):
-            raise ExportError(
-                f"{current}: cannot write it: {_reason(exc)}; nothing was written"
-            ) from None
-        raise
-    return renamed
 
 
 # --- Public writers -------------------------------------------------------------------------------
@@ -370,7 +227,7 @@ def write_outputs(
     created : creation time to stamp (default now)
     """
     payloads = output_payloads(projection, targets, scenarios, seed=seed, created=created)
-    return write_atomically(payloads, overwrite=overwrite)
+    return write_files(payloads, overwrite=overwrite)
 
 
 def write_projection(
@@ -400,19 +257,16 @@ def write_projection(
 
 __all__ = [
     "FORMATS",
-    "FORMULA_PREFIXES",
     "STAMP_COLUMNS",
     "ExportError",
     "csv_text",
     "flat_summary",
     "make_stamp",
-    "neutralize",
     "output_kind",
     "output_paths",
     "parquet_bytes",
     "projection_json",
     "stamped_tables",
-    "write_atomically",
     "write_outputs",
     "write_projection",
 ]

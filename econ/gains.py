@@ -30,6 +30,21 @@ from econ.errors import InputError
 from econ.scenario import Scenario, apply_overrides, scenario_to_dict, validate_dict
 from econ.units import MONTHS_PER_YEAR, monthly_rate
 
+COMPARED_METRICS = (
+    "lcot_usd_per_mtok",
+    "breakeven_price_usd_per_mtok",
+    "tokens_total",
+    "revenue_usd_total",
+    "ebitda_usd_total",
+    "npv_usd",
+    "irr_project_annual",
+    "irr_equity_annual",
+    "payback_months",
+    "min_dscr",
+    "revenue_usd_per_mw_year",
+)
+"""Summary metrics shown without and with the gains, side by side (CLI and app)."""
+
 
 class GainsError(InputError):
     """Invalid input to a gains analysis (a step that cannot be read, a bad bracket, ...)."""
@@ -173,6 +188,44 @@ def parse_step(text: str, start_date: dt.date, horizon_months: int | None = None
             f"months (last month {last:%Y-%m}); expected a date within the projection"
         )
     return {"month": months, "gain": gain, "label": (match["label"] or "").strip()}
+
+
+def step_from_catalog(
+    scenario: Scenario, from_id: str, to_id: str, when: str | None = None
+) -> tuple[dict, list[str]]:
+    """A step read from two benchmark catalog rows, dated for the scenario, and its caveats.
+
+    gain = per-GPU(to) / per-GPU(from) - 1 (econ.benchmarks.catalog_step); the step takes effect
+    in the month of the later row's publication unless `when` (YYYY-MM or a month number) says
+    otherwise. The caveats are the rows' (different system sizes, derived per-GPU figures, same
+    submitter and platform, ...) plus any mismatch with the scenario: other silicon than the
+    fleet's, or a base throughput that is not the earlier row's per-GPU figure.
+
+    Returns
+    -------
+    (step, warnings) : step as parse_step gives it ({month, gain, label}); warnings list of str
+    """
+    from econ.benchmarks import catalog_step, get_row  # catalog I/O, imported on use
+
+    found = catalog_step(from_id, to_id)
+    date = when or found.date[:7]
+    step = parse_step(f"{date}:{found.gain!r}:{found.label}", scenario.start_date, scenario.horizon)
+    warnings = list(found.warnings)
+    hardware = scenario.fleet.hardware
+    keys = {str(get_row(i)["hardware_key"]) for i in (found.from_id, found.to_id)}
+    if keys != {hardware}:
+        warnings.append(
+            f"the catalog rows ran on {', '.join(sorted(k or 'unmapped silicon' for k in keys))}, "
+            f"the scenario's fleet is {hardware}"
+        )
+    base = scenario.throughput.tokens_per_s_per_gpu
+    if not math.isclose(base, found.from_tokens_per_s_per_gpu, rel_tol=1e-3):
+        warnings.append(
+            f"the scenario's base throughput {base:,.1f} tokens/s per GPU is not the earlier "
+            f"row's {found.from_tokens_per_s_per_gpu:,.1f}: the step applies the rows' ratio "
+            f"({found.gain:+.1%}) to the scenario's figure"
+        )
+    return step, warnings
 
 
 def _add_months(start: dt.date, months: int) -> dt.date:
@@ -663,6 +716,7 @@ def gain_to_earn_cost_of_capital(
 
 __all__ = [
     "BRIDGE_LINES",
+    "COMPARED_METRICS",
     "OTHER_DRIVER",
     "GainSolution",
     "GainValue",

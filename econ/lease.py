@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from econ.units import HOURS_PER_MONTH, TOKENS_PER_MTOK
+from econ.errors import InputError
+from econ.units import HOURS_PER_MONTH, TOKENS_PER_MTOK, monthly_rate
 
 
 def lease_payments_usd(
@@ -182,15 +183,94 @@ def lease_vs_own(
     }
 
 
+RENTER_COSTS = ("power", "facility", "opex")
+"""Operating costs a renter may still bear (monthly lines `<name>_usd` of a projection)."""
+
+
+def lease_vs_own_of_projection(
+    lines,
+    months,
+    horizon_months,
+    gpu_count,
+    price_usd_per_gpu_hour,
+    term_months,
+    upfront_share,
+    tax_rate,
+    discount_rate_annual,
+    renter_pays=(),
+):
+    """Leasing the fleet of a projection against owning it as projected [dict of arrays (n,)].
+
+    Owning costs capex less debt drawn, plus cash debt service, operating costs (power, facility,
+    opex) and less the sale proceeds, after tax with depreciation, interest expense and operating
+    costs deductible. Leasing costs the rent (`lease_payments_usd`) plus the operating costs in
+    `renter_pays`, all deductible. Both are compared by `lease_vs_own` at the discount rate,
+    compounded monthly.
+
+    Parameters
+    ----------
+    lines : name -> array (n, T)  the projection's monthly lines (econ.engine.MONTHLY_COLUMNS)
+    months : int array (T,)  0..T-1
+    horizon_months : int array (n,)
+    gpu_count : array (n,)  GPUs leased [GPUs]
+    price_usd_per_gpu_hour : float  rent [USD/GPU-hour]
+    term_months : int  contract term [months]
+    upfront_share : float  share of the term's rent paid at signing [fraction]
+    tax_rate : array (n,)  [fraction]
+    discount_rate_annual : array (n,)  [fraction/year]
+    renter_pays : names from RENTER_COSTS
+
+    Returns
+    -------
+    the dict of `lease_vs_own`
+    """
+    unknown = [name for name in renter_pays if name not in RENTER_COSTS]
+    if unknown:
+        raise InputError(
+            f"renter_pays: unknown cost {unknown[0]!r}; expected names from "
+            + ", ".join(RENTER_COSTS)
+        )
+    tax_rate = np.asarray(tax_rate, dtype=float)
+    operating = lines["power_usd"] + lines["facility_usd"] + lines["opex_usd"]
+    own = ownership_cost_usd(
+        lines["capex_usd"],
+        debt_drawn_usd(lines["debt_balance_usd"], lines["principal_usd"]),
+        lines["cash_interest_usd"] + lines["principal_usd"],
+        operating,
+        lines["disposal_usd"],
+    )
+    own_deductible = lines["depreciation_usd"] + lines["interest_usd"] + operating
+    own_after_tax = after_tax_cost_usd(own, own_deductible, tax_rate)
+
+    def rent(price):
+        return lease_payments_usd(
+            gpu_count, price, term_months, upfront_share, months, horizon_months
+        )
+
+    kept = sum((lines[f"{c}_usd"] for c in renter_pays), np.zeros_like(own))
+    lease_cost = rent(price_usd_per_gpu_hour) + kept
+    per_price = after_tax_cost_usd(rent(1.0), rent(1.0), tax_rate)
+    return lease_vs_own(
+        lines["tokens"],
+        own_after_tax,
+        after_tax_cost_usd(lease_cost, lease_cost, tax_rate),
+        monthly_rate(np.asarray(discount_rate_annual, dtype=float)),
+        lease_cost_per_price_usd=per_price,
+        lease_price_usd_per_gpu_hour=np.full(len(own), float(price_usd_per_gpu_hour)),
+    )
+
+
 def _col(x):
     x = np.asarray(x, dtype=float)
     return x[:, None] if x.ndim == 1 else x
 
 
 __all__ = [
+    "RENTER_COSTS",
     "after_tax_cost_usd",
     "debt_drawn_usd",
     "lease_payments_usd",
     "lease_vs_own",
+    "lease_vs_own_of_projection",
     "ownership_cost_usd",
 ]

@@ -449,3 +449,33 @@ __all__ = [
     "token_price_usd_per_mtok",
     "utilization_path",
 ]
+
+
+def revenue_per_token_price_usd(
+    tokens, token_price_usd_per_mtok, contract_share, spot_sells_gpu_hours
+):
+    """Token revenue per USD/Mtok of month-1 token price [USD per USD/Mtok, array (n, T)].
+
+        u_m = (1 - c) * tokens_m * (p_m / p_1) / 10^6
+
+    Token revenue is p_1 * u_m when the price follows its path from a month-1 price p_1, so u is
+    how much a unit of that price adds each month (the break-even price's slope); 0 where spot
+    capacity sells GPU-hours (token price moves nothing there).
+
+    Parameters
+    ----------
+    tokens : array (n, T)  tokens produced [tokens]
+    token_price_usd_per_mtok : array (n, T)  token price path [USD/Mtok]
+    contract_share : array (n,)  [fraction]
+    spot_sells_gpu_hours : bool array (n,)
+    """
+    first = token_price_usd_per_mtok[:, 1:2]
+    return np.where(
+        _col(spot_sells_gpu_hours) > 0,
+        0.0,
+        (1.0 - _col(contract_share))
+        * tokens
+        * token_price_usd_per_mtok
+        / np.where(first > 0, first, 1.0)
+        / TOKENS_PER_MTOK,
+    )

@@ -32,10 +32,31 @@ def annual_sums(monthly):
     return annual
 
 
+def year_end_values(monthly):
+    """Each tax year's last month of a level (a balance, a carrying amount) [same unit, (n, Y)].
+
+    Months after a scenario's last month must repeat or zero it as the caller wants; the year's
+    last column is min(12 k, T - 1).
+    """
+    monthly = np.asarray(monthly, dtype=float)
+    t = monthly.shape[1]
+    last = np.minimum(MONTHS_PER_YEAR * np.arange(1, tax_years(t) + 1), t - 1)
+    return monthly[:, last]
+
+
 def months_in_year(last_month, years: int):
     """Service months of each tax year, 0 to 12 [months, array (n, Y)]."""
     last = np.asarray(last_month)[:, None]
     return np.clip(last - MONTHS_PER_YEAR * np.arange(years)[None, :], 0, MONTHS_PER_YEAR)
+
+
+def income_before_tax_usd(ebitda_usd, depreciation_usd, interest_usd, gain_usd):
+    """Income before tax: EBITDA - depreciation - interest + gain on disposal [USD].
+
+    With the tax schedule's depreciation and gain it is taxable income; with the book's (and any
+    impairment in the depreciation) it is pre-tax book income.
+    """
+    return ebitda_usd - depreciation_usd - interest_usd + gain_usd
 
 
 def tax_with_loss_carryforward(annual_taxable_usd, tax_rate):

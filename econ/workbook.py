@@ -38,13 +38,10 @@ import datetime as dt
 import io
 import json
 import math
-import os
 import re
-import typing
 import zipfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -59,7 +56,9 @@ from econ.engine import MIN_EQUITY_SHARE_FOR_IRR, Projection
 from econ.errors import InputError
 from econ.excel import irr_batch
 from econ.provenance import CREATED_FIELD, Stamp
-from econ.scenario.models import Scenario
+from econ.reporting import flat_summary, make_stamp
+from econ.scenario.models import Scenario, model_of
+from econ.text import looks_like_formula
 
 MAX_ROWS = 1_000_000
 """Rows a sheet may hold here (Excel's limit is 1,048,576); larger batches belong in Parquet."""
@@ -418,10 +417,6 @@ class _Compare(Expr):
 
 def eq(a, b):
     return _Compare("=", a, b)
-
-
-def ne(a, b):
-    return _Compare("<>", a, b)
 
 
 def lt(a, b):
@@ -1442,19 +1437,9 @@ def _field_info(path: str) -> tuple[str, str]:
             return "", description
         info = model.model_fields[part]
         description = info.description or ""
-        model = _model_of(info.annotation)
+        model = model_of(info.annotation)
     match = _UNIT.search(description)
     return (match.group(1) if match else ""), description
-
-
-def _model_of(annotation) -> type[BaseModel] | None:
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return annotation
-    for arg in typing.get_args(annotation):
-        found = _model_of(arg)
-        if found is not None:
-            return found
-    return None
 
 
 def _flatten(value, prefix: str = "") -> list[tuple[str, Any]]:
@@ -1804,12 +1789,13 @@ def _text(value: str) -> str:
 
 
 def _put_text(ws, row: int, column: int, value: str):
-    """A string cell that stays a string: never parsed as a formula, quote-prefixed so that
-    editing it in a spreadsheet keeps it text."""
+    """A string cell that stays a string: never parsed as a formula, and quote-prefixed when it
+    looks like one to the CSV writers (econ.text) or starts with an apostrophe, so that editing
+    it in a spreadsheet keeps it text."""
     cell = ws.cell(row=row, column=column)
     cell.value = _text(value)
     cell.data_type = "s"
-    if cell.value.startswith(("=", "+", "-", "@", "\t", "\r", "'")):
+    if looks_like_formula(cell.value) or cell.value.startswith("'"):
         cell.quotePrefix = True
     return cell
 
@@ -1917,7 +1903,7 @@ def build_workbook(
             )
         ),
     }
-    summary_frame = _flat_summary(projection)
+    summary_frame = flat_summary(projection)
     columns["Summary"] = list(summary_frame.columns)
     letters = {
         sheet: {name: get_column_letter(j) for j, name in enumerate(names, start=1)}
@@ -2001,12 +1987,6 @@ def _as_cached(value):
     if isinstance(value, float) and math.isnan(value):
         return ""
     return value
-
-
-def _flat_summary(projection: Projection):
-    from econ.export import flat_summary
-
-    return flat_summary(projection)
 
 
 def _write_assumptions(wb, ws, scenarios, resolved, names, cache: _Cache) -> None:
@@ -2305,32 +2285,9 @@ def workbook_bytes(
     stamp : provenance stamp (default: made from the scenarios, `seed` and `created`)
     """
     if stamp is None:
-        from econ.export import make_stamp
-
         stamp = make_stamp(projection, scenarios, seed=seed, created=created)
     wb, cache, _ = build_workbook(projection, scenarios, stamp)
     return _package(wb, cache, stamp)
-
-
-def write_workbook(
-    projection: Projection,
-    path: str | os.PathLike,
-    scenarios: Sequence[Scenario] | None = None,
-    overwrite: bool = False,
-    seed: int | None = None,
-    created=None,
-) -> Path:
-    """Write the workbook to `path` atomically; refuses to overwrite unless `overwrite`."""
-    from econ.export import write_outputs
-
-    return write_outputs(
-        projection,
-        {"xlsx": path},
-        overwrite=overwrite,
-        scenarios=scenarios,
-        seed=seed,
-        created=created,
-    )[0]
 
 
 def formula_report(
@@ -2366,5 +2323,4 @@ __all__ = [
     "number_format",
     "provenance_flag",
     "workbook_bytes",
-    "write_workbook",
 ]

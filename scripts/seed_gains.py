@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from econ import ScenarioBatch, load_scenario, project
+from econ.files import atomic_write
 from econ.gains import (
     gain_rate_to_hold_margin,
     gain_to_earn_cost_of_capital,
@@ -27,7 +28,6 @@ from econ.gains import (
     value_grid,
     without_gains,
 )
-from econ.scenario import atomic_write
 from econ.throughput.trajectory import deflation_months_offset, rate_to_hold_revenue
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -453,6 +453,7 @@ def render(a: dict) -> str:
         f"econ gains {SEED.relative_to(ROOT)}",
         f"econ gains {SEED.relative_to(ROOT)} --set market.price_decline_annual=0.6 --format json",
         f"econ gains {SEED.relative_to(ROOT)} --step {step_date}:+10% --step 2027-03:+8%",
+        f"econ gains {SEED.relative_to(ROOT)} --step-from-catalog v6.0-6f6e7f09 v6.1-48ef0995",
         ".venv/bin/python scripts/seed_gains.py   # regenerates this page",
         "```",
         "",
@@ -469,7 +470,10 @@ def render(a: dict) -> str:
         "",
         "- The 19.8% is a *derived* per-GPU figure from two submissions of different sizes (64 "
         "GPUs in v6.0, 72 in v6.1): system throughput divided by GPU count. Scaling across system "
-        "sizes is part of what it measures.",
+        "sizes is part of what it measures. Both rows are in the benchmark catalog "
+        "(CoreWeave GB200 NVL72, deepseek-r1 Server: v6.0-6f6e7f09, 311,531 / 64 = 4,867.7; "
+        "v6.1-48ef0995, 419,778 / 72 = 5,830.25; +19.77%); `--step-from-catalog` reads the step "
+        "from them and prints these caveats as warnings.",
         "- Token prices fall from month 1 at a constant annual rate. Published constant-capability "
         'deflation is far steeper (about 10× a year, a16z "LLMflation", 2024), but the price of '
         "serving one fixed model falls more slowly; the table brackets it with 0–60%.",

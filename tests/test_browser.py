@@ -130,3 +130,19 @@ def test_switch_pages_upload_a_benchmark_and_download_the_workbook(server: str, 
     sheets = load_workbook(target, read_only=True).sheetnames
     assert any(name.lower().startswith("summary") for name in sheets), sheets
     page.close()
+
+
+def test_a_link_naming_a_server_file_shows_no_content(server: str, browser):
+    """A shared link whose scenario names /etc/passwd as its curve: refused, nothing of it shown."""
+    from econ.catalog import DEFAULT_SCENARIO
+    from econ.ui import state
+
+    edits = state.encode({"throughput": {"measured": {"curve": "/etc/passwd"}}})
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    page.goto(f"{server}?scenario={DEFAULT_SCENARIO}&edits={edits}")
+    page.get_by_text("throughput.measured.curve").first.wait_for(timeout=TIMEOUT_MS)
+    settle(page)
+    text = page.inner_text("body")
+    assert "models/" in text
+    assert "root:x:" not in text and "/bin/bash" not in text and "nologin" not in text
+    page.close()

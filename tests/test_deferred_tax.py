@@ -12,8 +12,11 @@ from hypothesis import strategies as st
 from econ import deferred_tax as dt
 from econ import depreciation as dep
 from econ import tax
+from econ.catalog import macrs_gds_tables
 from econ.deferred_tax import DeferredTaxError
 from econ.errors import InputError
+
+TABLES = macrs_gds_tables()
 
 SETTINGS = settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -23,7 +26,7 @@ def test_seed_case_straight_line_six_years_against_macrs_five_years():
     # a year), tax MACRS 5-year half-year (IRS Pub 946 Table A-1: 20.00%, 32.00%, ...), 21%.
     cost, m = 3_535_600.0, np.arange(73)
     book = dep.straight_line([cost], [0.0], [6.0], m)
-    taxd = dep.macrs_gds([cost], m, 5, "half-year")
+    taxd = dep.macrs_gds([cost], m, 5, "half-year", tables=TABLES)
     out = dt.deferred_tax(book, taxd, 0.21)
     year_ends = out.liability_usd[0, [12, 24, 36, 48, 60, 72]]
     table = np.array([20.00, 32.00, 19.20, 11.52, 11.52, 5.76]) / 100
@@ -37,7 +40,7 @@ def test_seed_case_straight_line_six_years_against_macrs_five_years():
 def test_full_bonus_creates_the_liability_in_the_first_month():
     cost, m = 1_000_000.0, np.arange(61)
     book = dep.straight_line([cost], [0.0], [5.0], m)
-    taxd = dep.macrs_gds([cost], m, 5, "half-year", 1.0)
+    taxd = dep.macrs_gds([cost], m, 5, "half-year", 1.0, tables=TABLES)
     out = dt.deferred_tax(book, taxd, 0.21)
     assert out.liability_usd[0, 1] == pytest.approx(0.21 * (cost - cost / 60))
     assert out.expense_usd[0, 2] == pytest.approx(-0.21 * cost / 60)
@@ -53,8 +56,10 @@ def test_full_bonus_creates_the_liability_in_the_first_month():
 @SETTINGS
 def test_balance_is_rate_times_cumulative_tax_less_book(rate, book_method, years, bonus, life):
     m = np.arange(120)
-    book = dep.schedule(dep.MethodSettings(method=book_method, life_years=life), [1e6], m)
-    taxd = dep.macrs_gds([1e6], m, years, "half-year", bonus)
+    book = dep.schedule(
+        dep.MethodSettings(method=book_method, life_years=life), [1e6], m, tables=TABLES
+    )
+    taxd = dep.macrs_gds([1e6], m, years, "half-year", bonus, tables=TABLES)
     out = dt.deferred_tax(book, taxd, rate)
     np.testing.assert_allclose(out.liability_usd, rate * np.cumsum(taxd - book, axis=1), atol=1e-6)
     np.testing.assert_allclose(np.cumsum(out.expense_usd, axis=1), out.liability_usd, atol=1e-6)
@@ -72,7 +77,7 @@ def test_disposal_reverses_the_temporary_difference(retire, sale, rate):
     m = np.arange(80)
     cost = [1e6]
     book = dep.dispose(dep.straight_line(cost, [1e5], [6.0], m), cost, m, [retire], [sale])
-    taxd = dep.dispose(dep.macrs_gds(cost, m, 5), cost, m, [retire], [sale])
+    taxd = dep.dispose(dep.macrs_gds(cost, m, 5, tables=TABLES), cost, m, [retire], [sale])
     out = dt.deferred_tax(
         book.depreciation_usd,
         taxd.depreciation_usd,
@@ -111,7 +116,7 @@ def test_total_tax_expense_is_rate_times_book_income(ebitda, rate, bonus):
     for year, value in enumerate(ebitda):
         monthly_ebitda[0, 1 + 12 * year : 13 + 12 * year] = value / 12
     book = dep.straight_line([1e6], [0.0], [6.0], m)
-    taxd = dep.macrs_gds([1e6], m, 5, "half-year", bonus)
+    taxd = dep.macrs_gds([1e6], m, 5, "half-year", bonus, tables=TABLES)
     taxable = tax.annual_sums(monthly_ebitda - taxd)
     book_income = tax.annual_sums(monthly_ebitda - book)
     current = tax.tax_with_loss_carryforward(taxable, [rate])

@@ -16,9 +16,12 @@ from hypothesis import strategies as st
 
 from econ import depreciation as dep
 from econ import excel
+from econ.catalog import macrs_gds_tables
 from econ.cli import main as cli_main
 from econ.depreciation import DepreciationError, MethodSettings
 from econ.errors import InputError
+
+TABLES = macrs_gds_tables()
 
 DATA = Path(__file__).resolve().parent / "data" / "depreciation"
 MODELS = Path(__file__).resolve().parents[1] / "models"
@@ -167,7 +170,7 @@ def test_schedule_matches_libreoffice(rows):
     if method == "fixed_declining_balance":
         kw["first_year_months"] = int(first["first_year_months"])
     months = np.arange(s + 12 * int(np.ceil(life)) + 13)
-    x = dep.schedule(MethodSettings(in_service_month=s, **kw), [cost], months)[0]
+    x = dep.schedule(MethodSettings(in_service_month=s, **kw), [cost], months, tables=TABLES)[0]
     last_period = max(int(r["index"]) for r in rows)
     for row in rows:
         i, unit, expected = int(row["index"]), row["unit"], float(row["expected"])
@@ -206,7 +209,7 @@ def test_shipped_macrs_table_holds_the_shared_rows_unchanged(shared_data):
 
 
 def test_every_macrs_table_sums_to_100_00_exactly():
-    tables = dep.load_macrs_gds_tables()
+    tables = macrs_gds_tables()
     assert set(tables) == {(y, c) for y in (3, 5, 7) for c in dep.MACRS_CONVENTIONS}
     for key, pct in tables.items():
         assert round(sum(round(p * 100) for p in pct)) == 10_000, key
@@ -216,13 +219,14 @@ def test_every_macrs_table_sums_to_100_00_exactly():
 def test_macrs_published_values():
     # IRS Pub 946 Table A-1, 5-year: 20.00, 32.00, 19.20, 11.52, 11.52, 5.76; A-5 5-year Q4.
     np.testing.assert_array_equal(
-        dep.macrs_percent(5, "half-year"), [20.00, 32.00, 19.20, 11.52, 11.52, 5.76]
+        dep.macrs_percent(5, "half-year", tables=TABLES), [20.00, 32.00, 19.20, 11.52, 11.52, 5.76]
     )
     np.testing.assert_array_equal(
-        dep.macrs_percent(5, "mid-quarter Q4"), [5.00, 38.00, 22.80, 13.68, 10.94, 9.58]
+        dep.macrs_percent(5, "mid-quarter Q4", tables=TABLES),
+        [5.00, 38.00, 22.80, 13.68, 10.94, 9.58],
     )
     np.testing.assert_array_equal(
-        dep.macrs_percent(7, "half-year"),
+        dep.macrs_percent(7, "half-year", tables=TABLES),
         [14.29, 24.49, 17.49, 12.49, 8.93, 8.92, 8.93, 4.46],
     )
 
@@ -256,17 +260,19 @@ def test_macrs_tables_agree_with_the_200db_method(years, convention, fraction):
     # An independent check of every transcribed table against the method of Pub 946 ch. 4.
     # Rounding and its carry-over move a published year by at most 0.015 from the exact value.
     exact = _recompute_200db(years, fraction)
-    np.testing.assert_allclose(dep.macrs_percent(years, convention), exact, atol=0.015)
+    np.testing.assert_allclose(
+        dep.macrs_percent(years, convention, tables=TABLES), exact, atol=0.015
+    )
 
 
 @pytest.mark.parametrize("convention", dep.MACRS_CONVENTIONS)
 @pytest.mark.parametrize("years", dep.MACRS_RECOVERY_YEARS)
 def test_macrs_schedule_is_cost_times_the_table(years, convention):
     cost = 3_535_600.0
-    pct = dep.macrs_percent(years, convention)
+    pct = dep.macrs_percent(years, convention, tables=TABLES)
     for s in (1, 4):
         months = np.arange(s + 12 * len(pct) + 6)
-        x = dep.macrs_gds([cost], months, years, convention, 0.0, s)[0]
+        x = dep.macrs_gds([cost], months, years, convention, 0.0, s, tables=TABLES)[0]
         np.testing.assert_allclose(annual(x, s)[: len(pct)], cost * pct / 100.0, rtol=0, atol=1e-6)
         assert x.sum() == pytest.approx(cost, abs=1e-6)
         assert x[:s].sum() == 0.0
@@ -276,7 +282,7 @@ def test_macrs_schedule_is_cost_times_the_table(years, convention):
 
 def test_macrs_bonus_in_service_month_then_table_on_the_rest():
     cost = np.array([1000.0, 1000.0, 1000.0])
-    x = dep.macrs_gds(cost, np.arange(80), 5, "half-year", [0.0, 0.4, 1.0])
+    x = dep.macrs_gds(cost, np.arange(80), 5, "half-year", [0.0, 0.4, 1.0], tables=TABLES)
     assert x[:, 1] == pytest.approx([200 / 12, 400 + 0.6 * 200 / 12, 1000.0])
     np.testing.assert_allclose(annual(x[1:2])[:6], [400 + 120, 192, 115.2, 69.12, 69.12, 34.56])
     assert x[2, 2:].sum() == 0.0
@@ -284,9 +290,13 @@ def test_macrs_bonus_in_service_month_then_table_on_the_rest():
 
 
 def test_macrs_rows_may_use_different_tables():
-    x = dep.macrs_gds([100.0, 100.0], np.arange(120), [3, 7], ["half-year", "mid-quarter Q4"])
+    x = dep.macrs_gds(
+        [100.0, 100.0], np.arange(120), [3, 7], ["half-year", "mid-quarter Q4"], tables=TABLES
+    )
     np.testing.assert_allclose(annual(x[0:1])[:4], [33.33, 44.45, 14.81, 7.41])
-    np.testing.assert_allclose(annual(x[1:2])[:8], dep.macrs_percent(7, "mid-quarter Q4"))
+    np.testing.assert_allclose(
+        annual(x[1:2])[:8], dep.macrs_percent(7, "mid-quarter Q4", tables=TABLES)
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -382,7 +392,7 @@ def test_change_of_estimate_straight_line_six_to_four_years():
     # 2/3 of cost is depreciated over the 24 months left (ASC 250-10-45-17, prospective).
     m = np.arange(80)
     settings_ = MethodSettings(life_years=6.0, change_month=25, change_life_years=4.0)
-    x = dep.schedule(settings_, [720.0], m)[0]
+    x = dep.schedule(settings_, [720.0], m, tables=TABLES)[0]
     assert x[1:25] == pytest.approx(np.full(24, 10.0))
     assert x[25:49] == pytest.approx(np.full(24, 480.0 / 24))
     assert x[49:].sum() == 0.0
@@ -401,12 +411,13 @@ def test_change_of_estimate_longer_life_and_other_methods():
             change_life_years=8.0,
         )
         usage = np.ones((1, 130))
-        x = dep.schedule(settings_, [1000.0], m, usage=usage)[0]
+        x = dep.schedule(settings_, [1000.0], m, usage=usage, tables=TABLES)[0]
         unchanged = dep.schedule(
             MethodSettings(method=method, life_years=4.0, salvage_share=0.1, in_service_month=3),
             [1000.0],
             m,
             usage=usage,
+            tables=TABLES,
         )[0]
         assert x[:20] == pytest.approx(unchanged[:20]), method
         assert x.sum() == pytest.approx(900.0), method
@@ -438,7 +449,7 @@ def test_change_of_estimate_keeps_the_total_equal_to_the_base(
         change_month=change,
         change_life_years=new_life,
     )
-    x = dep.schedule(settings_, [1000.0], m, usage=np.ones((1, m.size)))[0]
+    x = dep.schedule(settings_, [1000.0], m, usage=np.ones((1, m.size)), tables=TABLES)[0]
     assert x.sum() == pytest.approx(1000.0 * (1 - salvage), rel=1e-9)
     assert (x >= -1e-9).all()
     assert (1000.0 - np.cumsum(x)).min() >= 1000.0 * salvage - 1e-6
@@ -469,7 +480,9 @@ def test_disposal_gain_and_loss():
 @SETTINGS
 def test_disposal_accounts_for_the_whole_cost(r, sale, method):
     m = np.arange(85)
-    x = dep.schedule(MethodSettings(method=method, life_years=5.0, salvage_share=0.1), [1000.0], m)
+    x = dep.schedule(
+        MethodSettings(method=method, life_years=5.0, salvage_share=0.1), [1000.0], m, tables=TABLES
+    )
     out = dep.dispose(x, [1000.0], m, [r], [sale])
     # cost = depreciation + carrying amount derecognized = depreciation + proceeds - gain
     total = out.depreciation_usd.sum() + out.proceeds_usd.sum() - out.gain_usd.sum()
@@ -519,7 +532,9 @@ def test_every_schedule_sums_to_the_base_and_keeps_book_value_above_salvage(
         switch_to_straight_line=switch,
         first_year_months=first,
     )
-    x = dep.schedule(settings_, [cost], m, usage=usage[None, :], value_curve=value[None, :])[0]
+    x = dep.schedule(
+        settings_, [cost], m, usage=usage[None, :], value_curve=value[None, :], tables=TABLES
+    )[0]
     base = cost * (1 - salvage)
     assert x.sum() == pytest.approx(base, rel=1e-9, abs=1e-9 * cost)
     assert (x >= -1e-9 * cost).all()
@@ -557,7 +572,9 @@ def test_custom_sums_to_the_base(percent, start):
 )
 @SETTINGS
 def test_macrs_sums_to_cost(years, convention, bonus, cost):
-    x = dep.macrs_gds([cost], np.arange(12 * (years + 1) + 2), years, convention, bonus)
+    x = dep.macrs_gds(
+        [cost], np.arange(12 * (years + 1) + 2), years, convention, bonus, tables=TABLES
+    )
     assert x.sum() == pytest.approx(cost, rel=1e-12, abs=1e-6)
     assert (x >= 0).all()
 
@@ -565,9 +582,14 @@ def test_macrs_sums_to_cost(years, convention, bonus, cost):
 def test_in_service_month_shifts_the_schedule():
     m = np.arange(100)
     for method in ["straight_line", "declining_balance", "sum_of_years_digits"]:
-        a = dep.schedule(MethodSettings(method=method, life_years=5.5), [1000.0], m)[0]
+        a = dep.schedule(MethodSettings(method=method, life_years=5.5), [1000.0], m, tables=TABLES)[
+            0
+        ]
         b = dep.schedule(
-            MethodSettings(method=method, life_years=5.5, in_service_month=7), [1000.0], m
+            MethodSettings(method=method, life_years=5.5, in_service_month=7),
+            [1000.0],
+            m,
+            tables=TABLES,
         )[0]
         np.testing.assert_allclose(b[7:], a[1:-6])
 
@@ -596,6 +618,7 @@ def test_all_registered_methods_dispatch():
             m,
             usage=np.ones((2, 100)),
             value_curve=np.linspace(1, 0, 100)[None, :].repeat(2, 0),
+            tables=TABLES,
         )
         assert x.shape == (2, 100)
         np.testing.assert_allclose(x.sum(axis=1), [1000.0, 2000.0], err_msg=method)
@@ -632,9 +655,18 @@ M = np.arange(80)
             r"sum of custom_percent = 90: .*sum to 100",
         ),
         (lambda: dep.custom([100.0], [0.0], [120, -20], M), r"custom_percent = -20"),
-        (lambda: dep.macrs_gds([100.0], M, 4), r"recovery_years = 4.*valid tables: 3-year"),
-        (lambda: dep.macrs_gds([100.0], M, 5, "mid-month"), r"convention = 'mid-month'"),
-        (lambda: dep.macrs_gds([100.0], M, 5, "half-year", 1.5), r"bonus_share = 1.5"),
+        (
+            lambda: dep.macrs_gds([100.0], M, 4, tables=TABLES),
+            r"recovery_years = 4.*valid tables: 3-year",
+        ),
+        (
+            lambda: dep.macrs_gds([100.0], M, 5, "mid-month", tables=TABLES),
+            r"convention = 'mid-month'",
+        ),
+        (
+            lambda: dep.macrs_gds([100.0], M, 5, "half-year", 1.5, tables=TABLES),
+            r"bonus_share = 1.5",
+        ),
         (lambda: dep.units_of_production([100.0], [0.0], None, M, [5.0]), r"needs usage"),
         (
             lambda: dep.units_of_production([100.0], [0.0], -np.ones((1, 80)), M, [5.0]),
@@ -687,7 +719,7 @@ def test_unknown_method_lists_the_valid_ones():
 )
 def test_bad_settings(settings_, message):
     with pytest.raises(DepreciationError, match=message):
-        dep.schedule(settings_, [1000.0], np.arange(120))
+        dep.schedule(settings_, [1000.0], np.arange(120), tables=TABLES)
 
 
 def test_bad_row_is_named():
@@ -715,13 +747,22 @@ def test_disposal_before_service_is_refused():
         dep.dispose(x, [100.0], M, [3], [10.0], in_service_month=6)
 
 
+def test_macrs_needs_tables_passed_in():
+    # econ.depreciation reads no file: the tables come from econ.catalog (or the caller).
+    with pytest.raises(DepreciationError, match=r"tables=econ.catalog.macrs_gds_tables\(\)"):
+        dep.macrs_gds([100.0], M, 5)
+    own = {(5, "half-year"): np.array([50.0, 50.0])}
+    x = dep.macrs_gds([100.0], np.arange(30), 5, tables=own)[0]
+    assert x[1:13].sum() == pytest.approx(50.0) and x.sum() == pytest.approx(100.0)
+
+
 def test_macrs_table_file_errors(tmp_path):
     with pytest.raises(DepreciationError, match="cannot read the MACRS tables"):
-        dep.load_macrs_gds_tables(tmp_path / "missing.csv")
+        macrs_gds_tables(tmp_path / "missing.csv")
     bad = tmp_path / "bad.csv"
     bad.write_text("table,convention,recovery_years,year,percent,source\nA-1,half-year,5,x,1,s\n")
     with pytest.raises(DepreciationError, match=r"bad.csv, line 2"):
-        dep.load_macrs_gds_tables(bad)
+        macrs_gds_tables(bad)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -11,9 +11,12 @@ import pytest
 from pydantic import ValidationError
 
 from econ import depreciation as dep
+from econ.catalog import macrs_gds_tables
 from econ.commands.depreciation import method_settings
 from econ.scenario import depreciation_models as dm
 from econ.scenario.depreciation_models import DepreciationPolicy
+
+TABLES = macrs_gds_tables()
 
 BASE = {
     "method": "straight_line",
@@ -217,7 +220,9 @@ def test_validated_settings_drive_the_schedules(method):
     settings = method_settings(p.book, p.in_service_month)
     m = np.arange(90)
     value = dep.value_share_from_table([0, 24, 72], [1.0, 0.5, 0.1], m)
-    x = dep.schedule(settings, [1000.0], m, usage=np.ones((1, 90)), value_curve=value)
+    x = dep.schedule(
+        settings, [1000.0], m, usage=np.ones((1, 90)), value_curve=value, tables=TABLES
+    )
     assert x.sum() == pytest.approx(1000.0 * (1 - p.book.salvage_share))
     assert p.book.effective_life_years >= 4.0
 
@@ -243,11 +248,16 @@ def test_compiled_policies_drive_mixed_schedules():
     m = np.arange(100)
     kwargs = {k: v for k, v in book.items() if k in dm.METHOD_ARRAY_FIELDS}
     x = dep.schedule_mixed(
-        book["method"], [1000.0] * 5, m, in_service_month=arrays["in_service_month"], **kwargs
+        book["method"],
+        [1000.0] * 5,
+        m,
+        in_service_month=arrays["in_service_month"],
+        **kwargs,
+        tables=TABLES,
     )
     np.testing.assert_allclose(x.sum(axis=1), 1000.0 * (1 - book["salvage_share"]))
-    alone = dep.schedule(method_settings(policies[1].book, 1), [1000.0], m)
+    alone = dep.schedule(method_settings(policies[1].book, 1), [1000.0], m, tables=TABLES)
     np.testing.assert_allclose(x[1], alone[0])
     np.testing.assert_allclose(dep.yearly_totals(x[2:3])[0, :2], [500.0, 500.0])
     with pytest.raises(dep.DepreciationError, match="unknown depreciation method 'sl'; valid"):
-        dep.schedule_mixed(["sl"], [1.0], m)
+        dep.schedule_mixed(["sl"], [1.0], m, tables=TABLES)

@@ -15,17 +15,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import econ
-from econ import export
+from econ import export, files
 from econ.cli import main
 from econ.export import (
     ExportError,
     csv_text,
     flat_summary,
-    neutralize,
-    write_atomically,
     write_outputs,
     write_projection,
 )
+from econ.files import write_files
+from econ.text import FORMULA_PREFIXES, neutralize
 from tests.conftest import ROOT
 
 SEED = ROOT / "models" / "scenarios" / "deepseek-r1-gb200-nvl72.toml"
@@ -47,7 +47,7 @@ def test_neutralize_prefixes_formula_text(text):
     assert neutralize(text) == "'" + text
 
 
-@pytest.mark.parametrize("value", ["plain", "", "a=b", " =1", 1.5, -2, None])
+@pytest.mark.parametrize("value", ["plain", "", "a=b", " a=1", 1.5, -2, None])
 def test_neutralize_leaves_other_values(value):
     assert neutralize(value) == value
 
@@ -58,7 +58,7 @@ def test_no_csv_cell_starts_like_a_formula(text):
     frame = pd.DataFrame({"scenario": [text], "value": [1.0]})
     rows = list(csv.reader(io.StringIO(csv_text(frame), newline="")))
     cell = rows[1][0]
-    assert not cell.startswith(export.FORMULA_PREFIXES)
+    assert not cell.startswith(FORMULA_PREFIXES)
     assert cell in (text, "'" + text)
 
 
@@ -73,7 +73,7 @@ def test_hostile_names_in_csv_outputs(tmp_path: Path, name: str):
         column = rows[0].index("scenario")
         assert {row[column] for row in rows[1:]} == {"'" + name}
         text_cells = [cell for row in rows[1:] for cell in row if cell and not _is_number(cell)]
-        assert not any(cell.startswith(export.FORMULA_PREFIXES) for cell in text_cells)
+        assert not any(cell.startswith(FORMULA_PREFIXES) for cell in text_cells)
 
 
 def _is_number(text: str) -> bool:
@@ -203,7 +203,7 @@ def _fail_midway(handle, payload):
 @pytest.mark.parametrize("suffix", [".csv", ".parquet", ".xlsx", ".json"])
 def test_interrupted_write_leaves_nothing(tmp_path: Path, monkeypatch, seed, suffix):
     scenario, projection = seed
-    monkeypatch.setattr(export, "_write_payload", _fail_midway)
+    monkeypatch.setattr(files, "_write_payload", _fail_midway)
     with pytest.raises(Interrupted):
         write_projection(projection, tmp_path / f"x{suffix}", scenarios=[scenario])
     assert _leftovers(tmp_path) == []
@@ -221,9 +221,9 @@ def test_interrupted_second_file_keeps_the_old_first(tmp_path: Path, monkeypatch
             raise KeyboardInterrupt
         handle.write(payload)
 
-    monkeypatch.setattr(export, "_write_payload", fail_on_second)
+    monkeypatch.setattr(files, "_write_payload", fail_on_second)
     with pytest.raises(KeyboardInterrupt):
-        write_atomically({first: b"new a", second: b"new summary"}, overwrite=True)
+        write_files({first: b"new a", second: b"new summary"}, overwrite=True)
     assert first.read_text() == "old a" and second.read_text() == "old summary"
     assert _leftovers(tmp_path) == ["a.csv", "a.summary.csv"]
 
@@ -234,7 +234,7 @@ def test_disk_full_is_a_clear_error(tmp_path: Path, monkeypatch, seed):
     def full(handle, payload):
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(export, "_write_payload", full)
+    monkeypatch.setattr(files, "_write_payload", full)
     with pytest.raises(ExportError) as info:
         write_projection(projection, tmp_path / "x.xlsx", scenarios=[scenario])
     assert str(info.value) == (
@@ -258,7 +258,7 @@ def test_unwritable_paths(tmp_path: Path, monkeypatch, seed):
     def denied(*args, **kwargs):  # tests may run as root, where chmod does not deny anything
         raise PermissionError(errno.EACCES, "Permission denied")
 
-    monkeypatch.setattr(export.tempfile, "mkstemp", denied)
+    monkeypatch.setattr(files.tempfile, "mkstemp", denied)
     with pytest.raises(ExportError, match="cannot write it: permission denied"):
         write_projection(projection, tmp_path / "x.json", scenarios=[scenario])
 
@@ -268,7 +268,7 @@ def test_written_files_are_ordinary_files(tmp_path: Path):
 
     umask = os.umask(0o022)
     try:
-        write_atomically({tmp_path / "a.csv": b"x"})
+        write_files({tmp_path / "a.csv": b"x"})
     finally:
         os.umask(umask)
     assert (tmp_path / "a.csv").stat().st_mode & 0o777 == 0o644
@@ -309,7 +309,7 @@ def test_cli_export_errors(tmp_path: Path, monkeypatch, capsys):
     def full(handle, payload):
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(export, "_write_payload", full)
+    monkeypatch.setattr(files, "_write_payload", full)
     assert main(["export", str(SEED), "--xlsx", str(tmp_path / "x.xlsx")]) == 3
     err = capsys.readouterr().err
     assert "the disk is full" in err and "Traceback" not in err

@@ -252,3 +252,26 @@ def test_points_frame_is_not_modified(hand):
     before = hand.points.copy()
     operating_point(hand, tpot_p99_s=0.04)
     pd.testing.assert_frame_equal(hand.points, before)
+
+
+def _frontier_by_definition(u, x):
+    """Pareto optimality checked pair by pair, O(K^2): the definition the sort must reproduce."""
+    finite = np.isfinite(u) & np.isfinite(x)
+    ge = (u[None, :] >= u[:, None]) & (x[None, :] >= x[:, None])
+    gt = (u[None, :] > u[:, None]) | (x[None, :] > x[:, None])
+    dominated = (ge & gt & finite[None, :]).any(axis=1)
+    same = (u[None, :] == u[:, None]) & (x[None, :] == x[:, None]) & finite[None, :]
+    earlier_twin = np.tril(same, k=-1).any(axis=1)
+    return finite & ~dominated & ~earlier_twin
+
+
+@given(
+    u=st.lists(st.sampled_from([0.5, 1.0, 2.0, np.nan, np.inf, -np.inf, 3.0]), max_size=14),
+    seed=st.integers(0, 2**16),
+)
+def test_the_sorted_frontier_equals_the_pairwise_definition(u, seed):
+    # Few distinct values, so ties, twins and non-finite points are common.
+    rng = np.random.default_rng(seed)
+    u = np.asarray(u, dtype=float)
+    x = rng.choice([1.0, 2.0, 5.0, np.nan, -np.inf], len(u))
+    assert pareto_frontier(u, x).tolist() == _frontier_by_definition(u, x).tolist()

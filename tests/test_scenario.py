@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from econ.files import WriteError
 from econ.scenario import (
     Scenario,
     ScenarioError,
@@ -153,7 +154,7 @@ def test_ready_made_scenarios_round_trip(path: Path, tmp_path: Path):
 def test_save_never_overwrites_without_asking(tmp_path: Path):
     target = tmp_path / "s.toml"
     target.write_text("keep me")
-    with pytest.raises(FileExistsError):
+    with pytest.raises(WriteError, match="s.toml exists; use --force to overwrite"):
         save_scenario(validate_dict(BASE), target)
     assert target.read_text() == "keep me"
     save_scenario(validate_dict(BASE), target, overwrite=True)

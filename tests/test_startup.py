@@ -19,7 +19,7 @@ from econ.commands import LazyChoices, lazy
 from tests.conftest import ROOT
 
 SEED = ROOT / "models" / "scenarios" / "deepseek-r1-gb200-nvl72.toml"
-HEAVY = ("streamlit", "dask", "distributed", "scipy", "matplotlib")
+HEAVY = ("streamlit", "dask", "distributed", "scipy", "matplotlib", "sqlalchemy", "alembic")
 
 PROBE = """
 import contextlib, io, json, sys

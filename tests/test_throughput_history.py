@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from econ.benchmarks import load_catalog
 from econ.cli import main
 from econ.throughput.history import (
     HistoryError,
@@ -32,10 +33,19 @@ def test_cagr_textbook_value():
     assert rates == pytest.approx([0.5, 1.25])
 
 
+def _through_v60():
+    catalog = load_catalog()
+    return catalog[catalog["catalog_file"] == "mlperf_inference_llm.csv"]
+
+
 def test_gb200_nvl72_deepseek_r1_server_v51_to_v60():
     """NVIDIA's 72-GPU GB200 NVL72 submissions: 167,578 tok/s (v5.1) and 336,106 tok/s (v6.0)."""
     history = gain_history(
-        model="deepseek-r1", scenario="Server", hardware="gb200-nvl72", submitter="NVIDIA"
+        model="deepseek-r1",
+        scenario="Server",
+        hardware="gb200-nvl72",
+        submitter="NVIDIA",
+        catalog=_through_v60(),
     )
     assert history.points["tokens_per_s_per_gpu"].tolist() == pytest.approx(
         [167578 / 72, 336106 / 72]
@@ -50,8 +60,36 @@ def test_gb200_nvl72_deepseek_r1_server_v51_to_v60():
     json.dumps(history.to_dict(), allow_nan=False)
 
 
+def test_v61_extends_the_history_and_a_vendor_claim_is_no_round():
+    history = gain_history(
+        model="deepseek-r1", scenario="Server", hardware="gb200-nvl72", submitter="NVIDIA"
+    )
+    assert history.points["round"].tolist() == ["v5.1", "v6.0", "v6.1"]
+    catalog = load_catalog()
+    v61 = catalog[
+        (catalog["round"] == "v6.1")
+        & (catalog["submitter"] == "NVIDIA")
+        & (catalog["benchmark"] == "deepseek-r1")
+        & (catalog["scenario"] == "Server")
+        & (catalog["hardware_key"] == "gb200-nvl72")
+    ]
+    best = (v61["result"] / v61["accelerator_count"]).max()
+    assert history.points["tokens_per_s_per_gpu"].iloc[-1] == pytest.approx(best)
+    assert history.steps[-1]["gain"] == pytest.approx(best / (336106 / 72) - 1)
+    assert history.steps[-1]["date"] == "2026-09-16"
+    coreweave = gain_history(
+        model="deepseek-r1", scenario="Server", hardware="gb200-nvl72", submitter="CoreWeave"
+    )
+    assert "MLPerf Endpoints" not in coreweave.points["round"].tolist()
+    assert coreweave.points["tokens_per_s_per_gpu"].tolist() == pytest.approx(
+        [311531 / 64, 419778 / 72]
+    )
+
+
 def test_best_row_per_round_lists_size_and_submitter_caveats():
-    history = gain_history(model="deepseek-r1", scenario="Server", accelerator="GB200")
+    history = gain_history(
+        model="deepseek-r1", scenario="Server", accelerator="GB200", catalog=_through_v60()
+    )
     assert history.points["submitter"].tolist() == ["NVIDIA", "CoreWeave"]
     assert history.points["accelerator_count"].tolist() == [72, 64]
     assert any("different system sizes (72, 64)" in c for c in history.caveats)
@@ -119,7 +157,9 @@ def test_bad_histories():
     with pytest.raises(HistoryError, match="give the silicon"):
         gain_history(model="deepseek-r1", scenario="Server")
     with pytest.raises(HistoryError, match="one round only"):
-        gain_history(model="gpt-oss-120b", scenario="Server", hardware="b200-sxm")
+        gain_history(
+            model="gpt-oss-120b", scenario="Server", hardware="b200-sxm", catalog=_through_v60()
+        )
     falling = fit_history(["2025-01-01", "2026-01-01"], [100.0, 90.0])
     assert any("fell" in c for c in falling.caveats)
 
@@ -129,8 +169,12 @@ def test_cli_history(capsys):
             "--hardware", "gb200-nvl72", "--submitter", "NVIDIA"]  # fmt: skip
     assert main(args) == 0
     captured = capsys.readouterr()
-    assert "+100.6%" in captured.out and "compound annual rate: +247.7%" in captured.out
-    assert "caveat: two points" in captured.err
+    history = gain_history(
+        model="deepseek-r1", scenario="Server", hardware="gb200-nvl72", submitter="NVIDIA"
+    )
+    assert "+100.6%" in captured.out, "the v5.1 -> v6.0 step"
+    assert f"{history.steps[-1]['gain']:+.1%}" in captured.out, "the v6.0 -> v6.1 step"
+    assert f"compound annual rate: {history.rate_annual:+.1%}" in captured.out
     assert main([*args, "--format", "json", "--start-date", "2026-04-01"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["scenario_steps_replayed"][0]["month"] == 7

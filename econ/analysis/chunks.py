@@ -13,13 +13,14 @@ from __future__ import annotations
 import io
 import json
 import os
+import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import numpy as np
 
 from econ.errors import InputError
-from econ.scenario.io import atomic_write
+from econ.files import atomic_write, make_folder, reason, remove_stale_temporaries
 
 MANIFEST = "manifest.json"
 METADATA_KEY = b"econ"
@@ -43,13 +44,20 @@ class ChunkStore:
         self.directory = Path(directory)
         self.metadata = dict(metadata)
         self.fingerprint = str(metadata["fingerprint"])
-        if self.directory.exists() and not self.directory.is_dir():
+        try:
+            not_a_folder = self.directory.exists() and not self.directory.is_dir()
+            parent_missing = not self.directory.parent.is_dir()
+        except OSError as exc:  # e.g. a name longer than the file system allows
+            raise ChunkStoreError(f"{self.directory}: cannot use it: {reason(exc)}") from None
+        if not_a_folder:
             raise ChunkStoreError(f"{self.directory}: exists and is not a folder")
-        if not self.directory.parent.is_dir():
+        if parent_missing:
             raise ChunkStoreError(
                 f"{self.directory}: folder {self.directory.parent} does not exist"
             )
-        self.directory.mkdir(exist_ok=True)
+        make_folder(self.directory)
+        # Chunk files are written without a scan of the folder each; a killed run's are removed here.
+        remove_stale_temporaries(self.directory, r"chunk-[0-9]{6}\.parquet", time.time())
         manifest = self.directory / MANIFEST
         if manifest.exists():
             try:
@@ -103,7 +111,8 @@ class ChunkStore:
 
         buffer = io.BytesIO()
         pq.write_table(table, buffer)
-        atomic_write(self.path(index), buffer.getvalue(), overwrite=True)
+        # No fsync: a chunk is a resumable cache, checked (rows, range, run) before it is reused.
+        atomic_write(self.path(index), buffer.getvalue(), overwrite=True, sync=False, clean=False)
 
     def read(self, index: int) -> dict[str, np.ndarray]:
         import pyarrow.parquet as pq

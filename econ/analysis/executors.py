@@ -12,11 +12,17 @@ for. An unreachable scheduler raises ExecutorError after `timeout_s`, never hang
 from __future__ import annotations
 
 import concurrent.futures as cf
+import contextlib
 import importlib
+import logging
 import multiprocessing
 import os
+import signal
 import sys
+import threading
+import time
 from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
 from econ.errors import InputError
@@ -28,6 +34,11 @@ IN_FLIGHT_PER_WORKER = 2
 
 class ExecutorError(InputError):
     """An executor that cannot be set up: unknown engine, missing Dask, unreachable scheduler."""
+
+
+class WorkerLostError(ExecutorError):
+    """A worker process ended in the middle of a run (killed, out of memory): the chunks it was
+    computing are lost, the finished ones are not. The CLI answers exit code 3."""
 
 
 class Executor:
@@ -73,7 +84,10 @@ class ProcessExecutor(Executor):
         methods = multiprocessing.get_all_start_methods()
         method = "forkserver" if "forkserver" in methods else "spawn"
         self._pool = cf.ProcessPoolExecutor(
-            max_workers=self.workers, mp_context=multiprocessing.get_context(method)
+            max_workers=self.workers,
+            mp_context=multiprocessing.get_context(method),
+            initializer=_watch_parent,
+            initargs=(os.getpid(), _start_time(os.getpid())),
         )
 
     def map_unordered(self, func, tasks):
@@ -91,12 +105,60 @@ class ProcessExecutor(Executor):
                 done, pending = cf.wait(pending, return_when=cf.FIRST_COMPLETED)
                 for future in done:
                     yield future.result()
+        except BrokenProcessPool:
+            raise WorkerLostError(
+                f"a worker process of the process engine ended in the middle of the run "
+                f"({len(pending)} chunks were in flight); it was killed or ran out of memory"
+            ) from None
         finally:
             for future in pending:
                 future.cancel()
 
     def close(self):
         self._pool.shutdown(wait=True, cancel_futures=True)
+
+
+WATCH_INTERVAL_S = 1.0
+"""How often a worker process checks that the process that started it is alive [s]."""
+
+
+def _start_time(pid: int) -> str | None:
+    """The process's start time from /proc (Linux), which tells it apart from a later process
+    given the same pid; None where there is no /proc, or no such process."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as file:
+            fields = file.read().rsplit(b")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return None if fields[0] == b"Z" else fields[19].decode()  # a zombie has ended
+
+
+def _parent_alive(pid: int, started: str | None) -> bool:
+    if started is not None:
+        return _start_time(pid) == started
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _watch_parent(pid: int, started: str | None) -> None:
+    """Worker initializer: end this worker when the process that started the pool is gone.
+
+    A forkserver's workers are its children, not the caller's, and each holds the forkserver's
+    "alive" pipe open, so when the caller is killed nothing tells them (a parent-death signal
+    would come from the forkserver, which they keep alive): they, the forkserver and the
+    resource tracker would run on as orphans. A daemon thread polls the caller instead."""
+
+    def watch():
+        while _parent_alive(pid, started):
+            time.sleep(WATCH_INTERVAL_S)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="econ-parent-watch", daemon=True).start()
 
 
 class DaskExecutor(Executor):
@@ -146,7 +208,8 @@ class DaskExecutor(Executor):
             environ = dict(dask.config.get("distributed.nanny.pre-spawn-environ", {}))
             environ.pop("MALLOC_TRIM_THRESHOLD_", None)
             environ.setdefault("MALLOC_ARENA_MAX", "1")
-            with dask.config.set({"distributed.nanny.pre-spawn-environ": environ, **QUIET_CLUSTER}):
+            settings = {"distributed.nanny.pre-spawn-environ": environ, **QUIET_CLUSTER}
+            with dask.config.set(settings), _sigint_ignored():
                 self._cluster = distributed.LocalCluster(
                     n_workers=self.workers,
                     threads_per_worker=1,
@@ -156,6 +219,7 @@ class DaskExecutor(Executor):
                 )
             self._client = distributed.Client(self._cluster, set_as_default=False)
         self._distributed = distributed
+        self._interrupted = False
 
     def describe(self):
         return {
@@ -176,6 +240,13 @@ class DaskExecutor(Executor):
             while pending:
                 done, pending = self._wait(pending)
                 yield from self._results(done)
+        except KeyboardInterrupt:
+            # Closing the client drops the tasks; cancelling each running one makes its worker
+            # log a warning per task, and a local worker busy in a chunk outlives the nanny's
+            # grace period (another warning): Ctrl-C answers one line, so close quietly.
+            self._interrupted = True
+            pending = set()
+            raise
         finally:
             for future in pending:
                 future.cancel()
@@ -193,9 +264,50 @@ class DaskExecutor(Executor):
             yield result
 
     def close(self):
-        self._client.close()
-        if self._cluster is not None:
-            self._cluster.close()
+        quiet = _quiet_logger("distributed") if self._interrupted else contextlib.nullcontext()
+        if self._interrupted and self._cluster is not None:
+            # Our own workers write to this terminal: quiet their logs too (this runs in each
+            # worker's event loop, beside the chunk it may still be computing).
+            with contextlib.suppress(Exception):  # a worker already gone has nothing to say
+                self._client.run(_silence_distributed_log)
+        with quiet:
+            self._client.close()
+            if self._cluster is not None:
+                self._cluster.close()
+
+
+@contextlib.contextmanager
+def _quiet_logger(name: str):
+    """Silence a library's log (all but critical) for the duration of the block."""
+    logger = logging.getLogger(name)
+    level = logger.level
+    logger.setLevel(logging.CRITICAL)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
+
+
+def _silence_distributed_log() -> None:
+    logging.getLogger("distributed").setLevel(logging.CRITICAL)
+
+
+@contextlib.contextmanager
+def _sigint_ignored():
+    """Ignore SIGINT while the local cluster starts its worker processes, which inherit that.
+
+    Ctrl-C in a terminal signals the whole foreground process group: without this each worker
+    would raise KeyboardInterrupt in its event loop and print some thirty lines of traceback,
+    while this process stops the run cleanly (one line) and closes the cluster, which ends the
+    workers. Only the main thread may set signal handlers; elsewhere (the app) nothing changes."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 QUIET_CLUSTER = {

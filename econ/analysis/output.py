@@ -1,17 +1,17 @@
 """Writing batch results: per-scenario rows to Parquet or CSV with run metadata, and text tables.
 
 Parquet files carry the run metadata (econ version, scenario hash, seed, sampling plan, engine)
-in their schema under the key "econ"; a CSV file gets it in a sidecar `<name>.meta.json`. Rows of
+in their schema under the key "econ"; a CSV file gets it in a sidecar `<stem>.meta.json`. Rows of
 a large run are streamed from the chunk files one chunk at a time, so writing ten million rows
-needs the memory of one chunk. Writes go to a temporary file renamed at the end (atomic), and
-never replace an existing file unless asked.
+needs the memory of one chunk. Writes go through econ.files: the rows and the sidecar are checked
+before the run starts and again before anything is written, never replace an existing file
+unless asked, and are renamed into place together (atomic).
 """
 
 from __future__ import annotations
 
 import json
 import os
-import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -19,64 +19,76 @@ import pandas as pd
 
 from econ.analysis.chunks import METADATA_KEY, to_arrow
 from econ.analysis.runner import RunResult
-from econ.errors import InputError
 from econ.export import csv_text
-from econ.scenario.io import atomic_write
+from econ.files import Stream, WriteError, check_targets, write_files
 
 ROW_FORMATS = (".parquet", ".csv")
 
 
-class OutputError(InputError):
-    """An output path that cannot be written as asked."""
+OutputError = WriteError
+"""An output path that cannot be written as asked (the writers' error, econ.files.WriteError)."""
 
 
-def check_out(path: str | os.PathLike, overwrite: bool) -> Path:
-    """Validate an --out path before a run starts (suffix, folder, existing file)."""
+def meta_path(path: str | os.PathLike) -> Path:
+    """The run-metadata sidecar of a CSV rows file: `<stem>.meta.json` beside it."""
+    path = Path(path)
+    return path.with_name(path.stem + ".meta.json")
+
+
+def output_files(path: str | os.PathLike) -> list[Path]:
+    """Every file an --out path writes: the rows, and for CSV the `.meta.json` sidecar."""
     path = Path(path)
     if path.suffix.lower() not in ROW_FORMATS:
         raise OutputError(
             f"{path}: unknown output format '{path.suffix}'; expected one of: "
             + ", ".join(ROW_FORMATS)
         )
-    if not path.parent.is_dir():
-        raise OutputError(f"{path}: folder {path.parent} does not exist")
-    if path.exists() and not overwrite:
-        raise OutputError(f"{path} exists; use --force to overwrite it")
-    return path
+    return [path] if path.suffix.lower() == ".parquet" else [path, meta_path(path)]
+
+
+def check_out(path: str | os.PathLike, overwrite: bool) -> Path:
+    """Validate an --out path before a run starts: suffix, folder, name, and every file it writes
+    (the CSV sidecar too) refused if it exists, unless `overwrite`."""
+    check_targets(output_files(path), overwrite)
+    return Path(path)
 
 
 def write_rows(result: RunResult, path: str | os.PathLike, overwrite: bool = False) -> list[Path]:
-    """Write one row per scenario to `path` (.parquet or .csv); returns the paths written."""
-    path = check_out(path, overwrite)
+    """Write one row per scenario to `path` (.parquet or .csv, with its `.meta.json` sidecar)
+    all-or-nothing through econ.files; returns the paths written.
+
+    Every target is checked before anything is written; rows are streamed into the temporary file
+    one chunk at a time.
+    """
+    files = output_files(path)
     metadata = dict(result.metadata)
     frames = _frames(result)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    os.close(fd)
-    try:
-        if path.suffix.lower() == ".parquet":
+
+    if len(files) == 1:
+
+        def rows(handle) -> None:
             import pyarrow.parquet as pq
 
             writer = None
             for frame in frames:
                 table = to_arrow({c: frame[c].to_numpy() for c in frame.columns}, metadata)
                 if writer is None:
-                    writer = pq.ParquetWriter(tmp, table.schema)
+                    writer = pq.ParquetWriter(handle, table.schema)
                 writer.write_table(table.cast(writer.schema))
             writer.close()
-            written = [path]
-        else:
-            with open(tmp, "w", encoding="utf-8", newline="") as handle:
-                for k, frame in enumerate(frames):
-                    text = csv_text(frame)
-                    handle.write(text if k == 0 else text.split("\n", 1)[1])
-            meta_path = path.with_name(path.stem + ".meta.json")
-            atomic_write(meta_path, json.dumps(metadata, indent=2, default=str), overwrite=True)
-            written = [path, meta_path]
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return written
+
+        return write_files({files[0]: Stream(rows)}, overwrite=overwrite)
+
+    def rows(handle) -> None:
+        for k, frame in enumerate(frames):
+            text = csv_text(frame)
+            handle.write((text if k == 0 else text.split("\n", 1)[1]).encode("utf-8"))
+
+    payloads = {
+        files[0]: Stream(rows),
+        files[1]: json.dumps(metadata, indent=2, default=str),
+    }
+    return write_files(payloads, overwrite=overwrite)
 
 
 def _frames(result: RunResult):
@@ -105,7 +117,7 @@ def read_rows_metadata(path: str | os.PathLike) -> dict:
         import pyarrow.parquet as pq
 
         return json.loads((pq.read_schema(path).metadata or {}).get(METADATA_KEY, b"{}"))
-    return json.loads(path.with_name(path.stem + ".meta.json").read_text())
+    return json.loads(meta_path(path).read_text())
 
 
 def format_frame(

@@ -15,7 +15,7 @@ import pandas as pd
 
 from econ.analysis.output import OutputError
 from econ.analysis.stats import RunSummary, quantile_label
-from econ.scenario.io import atomic_write
+from econ.files import atomic_write, check_targets
 
 
 def _pyplot():
@@ -30,16 +30,14 @@ def _pyplot():
     return importlib.import_module("matplotlib.pyplot")
 
 
-def _targets(prefix: str | os.PathLike, overwrite: bool, chart: str) -> tuple[Path, Path]:
+def report_targets(prefix: str | os.PathLike, overwrite: bool, chart: str) -> tuple[Path, Path]:
+    """The Markdown and PNG paths of a report (`PREFIX.md`, `PREFIX-<chart>.png`), checked as
+    econ.files checks every target: the command line calls it before a run starts."""
     prefix = Path(prefix)
     if prefix.suffix.lower() in (".md", ".png"):
         prefix = prefix.with_suffix("")
-    if not prefix.parent.is_dir():
-        raise OutputError(f"{prefix}: folder {prefix.parent} does not exist")
     md, png = prefix.with_suffix(".md"), prefix.with_name(f"{prefix.name}-{chart}.png")
-    existing = [str(p) for p in (md, png) if p.exists()]
-    if existing and not overwrite:
-        raise OutputError(f"{', '.join(existing)} exists; use --force to overwrite")
+    check_targets([md, png], overwrite)
     return md, png
 
 
@@ -78,7 +76,7 @@ def montecarlo_report(
     overwrite: bool = False,
 ) -> list[Path]:
     """Markdown summary table and a histogram of `metric` with its P5, P50 and P95 marked."""
-    md, png = _targets(prefix, overwrite, "histogram")
+    md, png = report_targets(prefix, overwrite, "histogram")
     plt = _pyplot()
     if metric not in summary.histograms:
         metric = next(iter(summary.histograms))
@@ -123,7 +121,7 @@ def sensitivity_report(result, prefix: str | os.PathLike, overwrite: bool = Fals
     """Markdown table of a sensitivity result and a chart of its first output: tornado bars,
     Sobol index bars or Morris mu* against sigma."""
     chart = {"tornado": "tornado", "sobol": "sobol", "morris": "morris"}[result.method]
-    md, png = _targets(prefix, overwrite, chart)
+    md, png = report_targets(prefix, overwrite, chart)
     plt = _pyplot()
     table = result.table
     output = table["output"].iloc[0]
@@ -186,7 +184,7 @@ def sweep_report(
     columns: list[str] | None = None,
 ) -> list[Path]:
     """Markdown table of a sweep (at most 200 rows) and a histogram of `metric` over it."""
-    md, png = _targets(prefix, overwrite, "histogram")
+    md, png = report_targets(prefix, overwrite, "histogram")
     plt = _pyplot()
     values = rows[metric].to_numpy(dtype=float)
     values = values[np.isfinite(values)]

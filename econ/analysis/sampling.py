@@ -20,6 +20,7 @@ import numpy as np
 from scipy import special
 from scipy.stats import qmc
 
+from econ.blas import one_blas_thread
 from econ.errors import InputError
 
 SAMPLINGS = ("random", "sobol", "sobol-plain")
@@ -165,12 +166,15 @@ def iman_conover(u: np.ndarray, rank_corr: np.ndarray, rng: np.random.Generator)
         )
     scores = normal_scores(n)
     r = np.column_stack([rng.permutation(scores) for _ in range(d)])
-    t = np.corrcoef(r, rowvar=False)
-    target = spearman_to_pearson(rank_corr)
-    np.fill_diagonal(target, 1.0)
-    q = np.linalg.cholesky(t)
-    p = np.linalg.cholesky(target)
-    shaped = r @ np.linalg.inv(q).T @ p.T
+    # One BLAS thread: the ranks of `shaped` (the sampled inputs) must not depend on how a
+    # threaded BLAS splits the products, or a Dask run would sample other inputs than a serial one.
+    with one_blas_thread():
+        t = np.corrcoef(r, rowvar=False)
+        target = spearman_to_pearson(rank_corr)
+        np.fill_diagonal(target, 1.0)
+        q = np.linalg.cholesky(t)
+        p = np.linalg.cholesky(target)
+        shaped = r @ np.linalg.inv(q).T @ p.T
     out = np.empty_like(u)
     for j in range(d):
         ranks = np.argsort(np.argsort(shaped[:, j], kind="stable"), kind="stable")

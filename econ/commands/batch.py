@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
+from econ import strict_json
 from econ.errors import InputError
 
 EXIT_OK, EXIT_INVALID, EXIT_INTERRUPTED = 0, 3, 130
@@ -183,6 +184,10 @@ def _run_options(args, out_rows: bool) -> dict:
     from econ.analysis.runner import DEFAULT_CHUNK_SIZE
 
     store = args.chunks
+    if args.report:  # checked with --out before the run, so a refusal writes nothing
+        from econ.analysis.report import report_targets
+
+        report_targets(args.report, args.force, getattr(args, "method", "histogram"))
     if args.out:
         check_out(args.out, args.force)
         if store is None:
@@ -196,9 +201,19 @@ def _run_options(args, out_rows: bool) -> dict:
 
 
 def _interrupted(store) -> int:
-    where = f"finished chunks are saved in {store}; " if store else ""
-    print(f"interrupted: {where}rerun the same command to resume", file=sys.stderr)
+    print(f"interrupted: {_resume(store)}", file=sys.stderr)
     return EXIT_INTERRUPTED
+
+
+def _worker_lost(exc, store) -> int:
+    print(f"error: {exc}; {_resume(store)}", file=sys.stderr)
+    return EXIT_INVALID
+
+
+def _resume(store) -> str:
+    if store:
+        return f"finished chunks are saved in {store}; rerun the same command to resume"
+    return "rerun the same command (with --chunks DIR to keep finished chunks)"
 
 
 def _finish_out(args, result, store_given: bool) -> None:
@@ -215,6 +230,8 @@ def _finish_out(args, result, store_given: bool) -> None:
 
 
 def _cmd_sweep(args) -> int:
+    from econ.analysis.executors import WorkerLostError
+
     sweeps = _module("sweeps")
     from econ.analysis.output import format_frame
     from econ.export import csv_text
@@ -228,6 +245,8 @@ def _cmd_sweep(args) -> int:
             result = sweeps.sweep(base, grid=grid, table=table, executor=executor, **options)
         except KeyboardInterrupt:
             return _interrupted(options["store"])
+        except WorkerLostError as exc:
+            return _worker_lost(exc, options["store"])
     _finish_out(args, result, args.chunks is not None)
     rows = result.rows
     job = result.job
@@ -238,7 +257,7 @@ def _cmd_sweep(args) -> int:
         key = ["name", *inputs, "npv_usd", "lcot_usd_per_mtok", "irr_project_annual"]
         sweep_report(rows, result.metadata, args.report, overwrite=args.force, columns=key)
     if args.format == "json":
-        print(json.dumps(sweep_json(result, inputs), indent=2, allow_nan=False))
+        print(strict_json.dumps(sweep_json(result, inputs), indent=2))
     elif args.format == "csv":
         sys.stdout.write(csv_text(rows))
     elif not args.out or len(rows) <= 50:
@@ -279,7 +298,7 @@ def sweep_json(result, inputs) -> dict:
         )
     return {
         "econ_version": result.metadata["econ_version"],
-        "metadata": json.loads(json.dumps(result.metadata, default=str)),
+        "metadata": json.loads(strict_json.dumps(result.metadata, default=str)),
         "scenarios": records,
     }
 
@@ -293,6 +312,7 @@ def _json_value(value):
 
 
 def _cmd_montecarlo(args) -> int:
+    from econ.analysis.executors import WorkerLostError
     from econ.analysis.runner import MAIN_OUTPUTS, run
 
     mc = _module("montecarlo")
@@ -313,6 +333,8 @@ def _cmd_montecarlo(args) -> int:
             result = run(job, executor=executor, keep_rows=False, summarize=True, **options)
         except KeyboardInterrupt:
             return _interrupted(options["store"])
+        except WorkerLostError as exc:
+            return _worker_lost(exc, options["store"])
     _finish_out(args, result, args.chunks is not None)
     summary = result.summary
     if args.report:
@@ -344,6 +366,8 @@ def _cmd_montecarlo(args) -> int:
 
 
 def _cmd_sensitivity(args) -> int:
+    from econ.analysis.executors import WorkerLostError
+
     mc, sa = _module("montecarlo"), _module("sensitivity")
     from econ.analysis.sensitivity import DEFAULT_OUTPUTS
 
@@ -386,6 +410,8 @@ def _cmd_sensitivity(args) -> int:
                     )
         except KeyboardInterrupt:
             return _interrupted(options["store"])
+        except WorkerLostError as exc:
+            return _worker_lost(exc, options["store"])
     _finish_out(args, result.run, args.chunks is not None)
     if args.report:
         from econ.analysis.report import sensitivity_report

@@ -23,7 +23,9 @@ LIST_COLUMNS = (
 
 
 def register(commands) -> None:
-    parser = commands.add_parser("benchmarks", help="browse the MLPerf Inference LLM catalog")
+    parser = commands.add_parser(
+        "benchmarks", help="browse the MLPerf Inference LLM catalog (v4.0 to v6.1, vendor claims)"
+    )
     sub = parser.add_subparsers(dest="benchmarks_command", metavar="ACTION", required=True)
 
     p = sub.add_parser("list", help="catalog rows matching filters")
@@ -31,10 +33,10 @@ def register(commands) -> None:
     p.add_argument("--accelerator", help="accelerator name substring, e.g. GB200")
     p.add_argument("--hardware", help="hardware key, e.g. gb200-nvl72")
     p.add_argument("--submitter", help="submitter substring")
-    p.add_argument("--round", help="e.g. v6.0")
+    p.add_argument("--round", help="e.g. v6.1")
     p.add_argument("--scenario", help="Server, Offline or Interactive")
     p.add_argument("--division", help="closed or open")
-    p.add_argument("--availability", help="available or preview")
+    p.add_argument("--availability", help="available, preview or rdi")
     p.add_argument("--gpus", type=float, help="accelerator count")
     p.add_argument(
         "--no-duplicates", action="store_true", help="hide 99.9 rows that repeat a 99 row"
@@ -79,7 +81,9 @@ def _cmd_list(args) -> int:
             flags = "".join(
                 f
                 for f, on in (
+                    ("C", r.kind == "vendor claim"),
                     ("P", r.availability == "preview"),
+                    ("R", r.availability == "rdi"),
                     ("O", r.division == "open"),
                     ("D", bool(r.duplicate_of)),
                     ("I", r.inferred_flag == 1),
@@ -101,7 +105,8 @@ def _cmd_list(args) -> int:
         print(
             f"{total} rows"
             + (f" (showing {len(rows)})" if len(rows) < total else "")
-            + "; flags: P preview, O open division, D 99.9 row repeating a 99 row, I inferred",
+            + "; flags: C vendor claim (no result file), P preview, R RDI (research, development or "
+            "internal), O open division, D 99.9 row repeating a 99 row, I inferred",
             file=sys.stderr,
         )
     return 0

@@ -28,6 +28,8 @@ if TYPE_CHECKING:
     from econ.scenario.depreciation_models import DepreciationMethod, DepreciationPolicy
 
 deferred_mod = lazy("econ.deferred_tax")
+tax_mod = lazy("econ.tax")
+catalog = lazy("econ.catalog")  # reads the pydantic-checked MACRS tables
 
 MONTHLY_COLUMNS = (
     "month",
@@ -323,12 +325,15 @@ def schedules(args) -> dict[str, np.ndarray]:
     for side, method in (("book", policy.book), ("tax", policy.tax_method)):
         settings = method_settings(method, s)
         usage = _usage(args, months, method.method == "units_of_production")
-        lines[side] = dep.schedule(settings, cost, months, usage=usage, value_curve=value)
+        tables = catalog.macrs_gds_tables() if method.method == "macrs_gds" else None
+        lines[side] = dep.schedule(
+            settings, cost, months, usage=usage, value_curve=value, tables=tables
+        )
     out = {"month": months}
     if args.retirement_month is not None:
-        r = args.retirement_month
-        at_book_value = args.cost - lines["book"][0, : r + 1].sum()
-        sale = args.sale_value if args.sale_value is not None else at_book_value
+        carrying = dep.book_value(cost, lines["book"])[:, args.retirement_month]
+        given = np.nan if args.sale_value is None else args.sale_value
+        sale = dep.sale_proceeds_usd(carrying, np.array([given]))
         book = dep.dispose(
             lines["book"], cost, months, args.retirement_month, sale, in_service_month=s
         )
@@ -361,18 +366,12 @@ def schedules(args) -> dict[str, np.ndarray]:
 
 def yearly(lines: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     """Tax years of 12 months from month 1 (month 0 joins year 1), as econ.tax counts them."""
-    months = lines["month"]
-    year = np.maximum(months - 1, 0) // MONTHS_PER_YEAR + 1
-    years = np.arange(1, int(year.max()) + 1)
-    out = {"year": years}
     flows = ["book_depreciation_usd", "tax_depreciation_usd", "deferred_tax_expense_usd"]
     flows += [c for c in DISPOSAL_COLUMNS if c in lines]
-    for name in flows:
-        out[name] = np.array([lines[name][year == y].sum() for y in years])
-    last = np.array([np.flatnonzero(year == y)[-1] for y in years])
+    out = {name: tax_mod.annual_sums(lines[name][None, :])[0] for name in flows}
     for name in ("book_value_usd", "tax_basis_usd", "deferred_tax_liability_usd"):
-        out[name] = lines[name][last]
-    return out
+        out[name] = tax_mod.year_end_values(lines[name][None, :])[0]
+    return {"year": np.arange(1, len(out[flows[0]]) + 1), **out}
 
 
 def _records(table: dict[str, np.ndarray], columns) -> list[dict]:

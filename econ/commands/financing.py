@@ -13,9 +13,9 @@ import numpy as np
 
 from econ.errors import InputError
 from econ.financing import DAY_COUNTS, REPAYMENTS
+from econ.lease import RENTER_COSTS  # numpy only; the engine loads in the command
 
 EXIT_OK = 0
-RENTER_COSTS = ("power", "facility", "opex")
 
 
 def register(subparsers) -> None:
@@ -181,14 +181,7 @@ def _loan_table(rows, summary) -> str:
 
 def _cmd_lease_vs_own(args) -> int:
     from econ import load_scenario, project  # the engine loads only when this command runs
-    from econ.lease import (
-        after_tax_cost_usd,
-        debt_drawn_usd,
-        lease_payments_usd,
-        lease_vs_own,
-        ownership_cost_usd,
-    )
-    from econ.units import monthly_rate
+    from econ.lease import lease_vs_own_of_projection
 
     _require(args.price >= 0, "--price", args.price, "a rental price >= 0 [USD/GPU-hour]")
     _require(args.term_months >= 1, "--term-months", args.term_months, "at least 1 month")
@@ -198,9 +191,7 @@ def _cmd_lease_vs_own(args) -> int:
     renter = _renter_costs(args.renter_pays)
     scenario = load_scenario(args.file, args.overrides)
     projection = project(scenario)
-    lines = projection.lines
     horizon = projection.horizon_months
-    months = projection.months
     tax_rate = np.array([scenario.financing.tax_rate])
     annual = (
         scenario.financing.discount_rate_annual
@@ -209,36 +200,18 @@ def _cmd_lease_vs_own(args) -> int:
     )
     _require(annual > -1, "--discount-rate", annual, "a rate above -1 [1/year]")
 
-    operating = lines["power_usd"] + lines["facility_usd"] + lines["opex_usd"]
-    drawn = debt_drawn_usd(lines["debt_balance_usd"], lines["principal_usd"])
-    own = ownership_cost_usd(
-        lines["capex_usd"],
-        drawn,
-        lines["cash_interest_usd"] + lines["principal_usd"],
-        operating,
-        lines["disposal_usd"],
-    )
-    own_deductible = lines["depreciation_usd"] + lines["interest_usd"] + operating
-    own_after_tax = after_tax_cost_usd(own, own_deductible, tax_rate)
-
     gpus = np.array([float(scenario.fleet.gpu_count)])
-
-    def rent(price):
-        return lease_payments_usd(
-            gpus, price, args.term_months, args.upfront_share, months, horizon
-        )
-
-    kept = sum((lines[f"{c}_usd"] for c in renter), np.zeros_like(own))
-    lease_cost = rent(args.price) + kept
-    lease_after_tax = after_tax_cost_usd(lease_cost, lease_cost, tax_rate)
-    per_price = after_tax_cost_usd(rent(1.0), rent(1.0), tax_rate)
-    result = lease_vs_own(
-        lines["tokens"],
-        own_after_tax,
-        lease_after_tax,
-        monthly_rate(np.array([annual])),
-        lease_cost_per_price_usd=per_price,
-        lease_price_usd_per_gpu_hour=np.array([args.price]),
+    result = lease_vs_own_of_projection(
+        projection.lines,
+        projection.months,
+        projection.horizon_months,
+        gpus,
+        args.price,
+        args.term_months,
+        args.upfront_share,
+        tax_rate,
+        np.array([annual]),
+        renter_pays=renter,
     )
     record = {
         "scenario": scenario.name,

@@ -5,35 +5,25 @@ econ.gains.value_gain and prints a table, JSON or CSV. No formulas live here.
 
     econ gains models/scenarios/deepseek-r1-gb200-nvl72.toml
     econ gains SCENARIO --step 2026-09:+19.8% --set market.price_decline_annual=0.6 --format json
+    econ gains SCENARIO --step-from-catalog v6.0-6f6e7f09 v6.1-48ef0995
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 from typing import TYPE_CHECKING
 
 from econ import __version__
+from econ.files import atomic_write  # standard library only
 
 if TYPE_CHECKING:  # the work loads when the command runs (econ/commands/__init__.py)
     import pandas as pd
 
     from econ.gains import GainValue
 
-_SUMMARY_KEYS = (
-    "lcot_usd_per_mtok",
-    "breakeven_price_usd_per_mtok",
-    "tokens_total",
-    "revenue_usd_total",
-    "ebitda_usd_total",
-    "npv_usd",
-    "irr_project_annual",
-    "irr_equity_annual",
-    "payback_months",
-    "min_dscr",
-    "revenue_usd_per_mw_year",
-)
 _VALUE_ROWS = (
     ("npv_usd_per_gpu", "NPV of the gain per GPU [USD]", "{:,.0f}"),
     ("npv_usd_per_rack", "NPV of the gain per rack [USD]", "{:,.0f}"),
@@ -64,6 +54,19 @@ def register(subparsers) -> None:
         "start_date) or 5:0.198 (a month number); repeat for several",
     )
     p.add_argument(
+        "--step-from-catalog",
+        nargs=2,
+        metavar=("FROM_ID", "TO_ID"),
+        help="a step read from two benchmark catalog rows (econ benchmarks list): per-GPU "
+        "throughput of TO over FROM, dated at TO's publication; the caveats become warnings",
+    )
+    p.add_argument(
+        "--step-at",
+        metavar="WHEN",
+        help="date (YYYY-MM) or month number of the --step-from-catalog step instead of the "
+        "later row's publication",
+    )
+    p.add_argument(
         "--set",
         dest="overrides",
         action="append",
@@ -79,17 +82,22 @@ def register(subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from econ.export import csv_text
-    from econ.gains import GainsError, parse_step, value_gain, with_steps
-    from econ.scenario import atomic_write, load_scenario
+    from econ.gains import GainsError, parse_step, step_from_catalog, value_gain, with_steps
+    from econ.scenario import load_scenario
 
     scenario = load_scenario(args.file, args.overrides)
-    if args.steps:
-        steps = sorted(
-            (parse_step(text, scenario.start_date, scenario.horizon) for text in args.steps),
-            key=lambda step: step["month"],
-        )
+    if args.step_at and not args.step_from_catalog:
+        raise GainsError("--step-at dates a --step-from-catalog step; give --step-from-catalog")
+    caveats: list[str] = []
+    if args.steps or args.step_from_catalog:
+        steps = [parse_step(text, scenario.start_date, scenario.horizon) for text in args.steps]
+        if args.step_from_catalog:
+            step, caveats = step_from_catalog(scenario, *args.step_from_catalog, args.step_at)
+            steps.append(step)
+        steps.sort(key=lambda step: step["month"])
         scenario = with_steps(scenario, steps, file=args.file)
     result = value_gain(scenario)
+    result = dataclasses.replace(result, warnings=[*caveats, *result.warnings])
     if args.format == "json":
         text = json.dumps(
             {"econ_version": __version__, **result.to_json()}, indent=2, allow_nan=False
@@ -99,14 +107,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         text = format_table(result)
     if args.out:
-        try:
-            atomic_write(args.out, text if text.endswith("\n") else text + "\n", args.force)
-        except FileExistsError:
-            raise GainsError(
-                f"--out {args.out}: the file exists; pass --force to overwrite it"
-            ) from None
-        except OSError as exc:
-            raise GainsError(f"--out {args.out}: cannot write ({exc.strerror})") from None
+        atomic_write(args.out, text if text.endswith("\n") else text + "\n", args.force)
         print(f"wrote {args.out}", file=sys.stderr)
     else:
         print(text.rstrip("\n"))
@@ -160,8 +161,9 @@ def format_table(result: GainValue) -> str:
     lines = [f"Value of the gains of {result.name}" + (f": {steps}" if steps else "")]
     rows = [("metric", "base", "gain", "change")]
     from econ.cli import summary_rows
+    from econ.gains import COMPARED_METRICS
 
-    for key, label, fmt in (row for row in summary_rows() if row[0] in _SUMMARY_KEYS):
+    for key, label, fmt in (row for row in summary_rows() if row[0] in COMPARED_METRICS):
         change_fmt = fmt.replace("{:", "{:+") if "+" not in fmt else fmt
         rows.append(
             (

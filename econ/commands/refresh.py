@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+from econ import strict_json  # standard library only
+
 
 def register(subparsers) -> None:
     p = subparsers.add_parser(
@@ -46,7 +48,7 @@ def run(args) -> int:
             "gain_usd": result.gain_usd,
             "months": json.loads(table.reset_index().to_json(orient="records")),
         }
-        print(json.dumps(payload, indent=2))
+        print(strict_json.dumps(payload, indent=2))
     elif args.format == "csv":
         print(table.to_csv(float_format="%.17g"), end="")
     else:

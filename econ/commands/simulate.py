@@ -10,16 +10,17 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import sys
-import tempfile
 from pathlib import Path
 
+from econ import strict_json  # standard library only
 from econ.commands import lazy
 from econ.errors import InputError
+from econ.files import atomic_write  # standard library only
 
 cal = lazy("econ.throughput.calibration")
 sim = lazy("econ.throughput.simulator")
+errorbands = lazy("econ.throughput.errorbands")
 
 EXIT_OK = 0
 SCENARIO_CHOICES = ("offline", "server", "interactive")
@@ -127,7 +128,7 @@ def cmd_hardware_list(args) -> int:
                 p: info.get("source", "") for p, (_, info) in calibrated.get(key, {}).items()
             }
             out.append(record)
-        print(json.dumps(out, indent=2))
+        print(strict_json.dumps(out, indent=2))
         return EXIT_OK
     rows = [
         [
@@ -175,7 +176,7 @@ def cmd_llms_list(args) -> int:
             record = llm.model_dump()
             record["active_params_b_derived"] = llm.active_params / 1e9
             out.append(record)
-        print(json.dumps(out, indent=2))
+        print(strict_json.dumps(out, indent=2))
         return EXIT_OK
     rows = [["key", "name", "params B", "active B", "layers", "attention", "experts", "KV B/token"]]
     for key, m in catalog.items():
@@ -206,17 +207,6 @@ def _json_safe(value):
     if hasattr(value, "item"):
         return _json_safe(value.item())
     return value
-
-
-def _write_atomic(path: Path, text: str, force: bool) -> None:
-    if path.exists() and not force:
-        raise InputError(f"output {path} exists; pass --force to overwrite it")
-    if not path.parent.is_dir():
-        raise InputError(f"output folder {path.parent} does not exist")
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    with os.fdopen(fd, "w", newline="") as fh:
-        fh.write(text)
-    os.replace(tmp, path)
 
 
 def simulation_request(args) -> dict:
@@ -326,7 +316,7 @@ def cmd_simulate(args) -> int:
         **common,
     )
     if args.out:
-        _write_atomic(Path(args.out), curve.points.to_csv(index=False), args.force)
+        atomic_write(args.out, curve.points.to_csv(index=False), args.force)
         print(f"wrote {args.out}", file=sys.stderr)
     result = {
         "hardware": hw.key,
@@ -344,7 +334,17 @@ def cmd_simulate(args) -> int:
         ),
         "provenance": curve.provenance,
         "warnings": list(curve.warnings),
+        "error_band": None,
     }
+    if req["efficiency"] is None:  # the band is of the calibrated coefficients' predictions
+        band = errorbands.error_band(hw.key, llm.key, float(point.tokens_per_s_per_gpu))
+        result["error_band"] = band.as_dict()
+        if not band.calibrated_pair:
+            result["warnings"].append(
+                f"{llm.key} on {hw.key} is outside the calibrated hardware x model pairs: the "
+                f"coefficients never saw this model on this hardware (median out-of-sample error "
+                f"{band.median_abs_error:.0%})"
+            )
     if args.format == "json":
         result["curve"] = curve.points.to_dict(orient="records")
         print(json.dumps(_json_safe(result), indent=2, allow_nan=False))
@@ -375,6 +375,7 @@ def _simulate_table(result: dict, curve) -> str:
         f"{r['concurrency']:,.0f} on {r['instance_gpus']} GPUs (tp {r['tensor_parallel']})",
         f"speed of light:  {r['speed_of_light_tokens_per_s_per_gpu']:,.0f} tokens/s per GPU "
         f"(headroom {r['headroom_to_speed_of_light']:+.0%})",
+        *_band_lines(r["error_band"]),
         "",
         "envelope (tokens/s per user -> tokens/s per GPU):",
     ]
@@ -396,6 +397,21 @@ def _simulate_table(result: dict, curve) -> str:
     lines.append(_table(rows))
     lines += [f"warning: {w}" for w in r["warnings"]]
     return "\n".join(lines)
+
+
+def _band_lines(band: dict | None) -> list[str]:
+    if band is None:
+        return ["error band:      none (bands are of the calibrated coefficients' predictions)"]
+    q = band["quantiles_tokens_per_s_per_gpu"]
+    pair = "calibrated pair" if band["calibrated_pair"] else "OUTSIDE the calibrated pairs"
+    return [
+        f"error band:      {q['p05']:,.0f} to {q['p95']:,.0f} tokens/s per GPU (5th-95th "
+        f"percentile, median {q['p50']:,.0f}); {pair}, median out-of-sample error "
+        f"{band['median_abs_error']:.1%} over {band['predictions']} predictions ({band['basis']})",
+        "Monte Carlo:     --dist throughput.tokens_per_s_per_gpu="
+        f"{band['montecarlo_dist_lognormal']} (the empirical band: --format json, "
+        "montecarlo_dist_empirical)",
+    ]
 
 
 def cmd_calibrate(args) -> int:

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import json
 import math
 import sys
 
+from econ import strict_json  # standard library only
 from econ.commands import LazyChoices, lazy
 from econ.errors import InputError
 
@@ -31,6 +31,16 @@ POINT_COLUMNS = (
     ("tpot_s_p99", "TPOT p99 ms", "ms"),
     ("input_tokens_mean", "ISL", "{:,.0f}"),
     ("output_tokens_mean", "OSL", "{:,.0f}"),
+)
+
+
+ALLOW_INCOMPLETE_HELP = "import an interrupted MLPerf Endpoints run (state interrupted) anyway"
+ENDPOINT_COLUMNS = (
+    ("ttft_s_p90", "TTFT p90 s", "{:.3f}"),
+    ("ttft_s_p95", "TTFT p95 s", "{:.3f}"),
+    ("tpot_s_p90", "TPOT p90 ms", "ms"),
+    ("tokens_per_s_per_user_by_concurrency", "tok/s/user v0.7", "{:,.1f}"),
+    ("output_tokens_per_s_per_kw_provisioned", "tok/s/kW prov.", "{:,.1f}"),
 )
 
 
@@ -66,10 +76,13 @@ def register(commands) -> None:
 
     p = sub.add_parser(
         "import",
-        help="read benchmark result files (vLLM, SGLang, GenAI-Perf, AIPerf, MLPerf, InferenceX, "
-        "trtllm-bench, generic CSV) into one curve",
+        help="read benchmark result files (vLLM, SGLang, GenAI-Perf, AIPerf, MLPerf, MLPerf "
+        "Endpoints, InferenceX, trtllm-bench, generic CSV) or an MLPerf Endpoints submission "
+        "folder into one curve",
     )
-    p.add_argument("files", nargs="+", metavar="FILE")
+    p.add_argument(
+        "files", nargs="+", metavar="FILE", help="result file, or an Endpoints submission folder"
+    )
     p.add_argument(
         "--format",
         default="auto",
@@ -78,13 +91,14 @@ def register(commands) -> None:
         help="input format: %(choices)s",
     )
     p.add_argument("--gpus", type=float, help="GPUs that served the run (overrides the file)")
+    p.add_argument("--allow-incomplete", action="store_true", help=ALLOW_INCOMPLETE_HELP)
     p.add_argument("--out", metavar="CURVE.csv", help="write the curve as CSV")
     p.add_argument("--force", action="store_true", help="overwrite --out if it exists")
     p.add_argument("--show", choices=("table", "json", "csv"), default="table")
     p.set_defaults(run=_cmd_import)
 
     q = sub.add_parser("point", help="the operating point an SLO allows on a curve")
-    q.add_argument("files", nargs="+", metavar="CURVE", help="curve CSV or any result file")
+    q.add_argument("files", nargs="+", metavar="CURVE", help="curve CSV, any result file or folder")
     q.add_argument(
         "--input-format",
         default="auto",
@@ -93,13 +107,37 @@ def register(commands) -> None:
         help="input format: %(choices)s",
     )
     q.add_argument("--gpus", type=float, help="GPUs that served the run (overrides the file)")
+    q.add_argument("--allow-incomplete", action="store_true", help=ALLOW_INCOMPLETE_HELP)
     ttft = q.add_mutually_exclusive_group()
     ttft.add_argument("--ttft-p99-s", type=float, metavar="S")
     ttft.add_argument("--ttft-p99-ms", type=float, metavar="MS")
     tpot = q.add_mutually_exclusive_group()
     tpot.add_argument("--tpot-p99-s", type=float, metavar="S")
     tpot.add_argument("--tpot-p99-ms", type=float, metavar="MS")
+    for stat in ("p90", "p95"):
+        q.add_argument(
+            f"--ttft-{stat}-s",
+            type=float,
+            metavar="S",
+            help=f"TTFT {stat.upper()} limit (MLPerf Endpoints: P90 in v1.0, P95 in v0.7)",
+        )
+    q.add_argument("--tpot-p90-ms", type=float, metavar="MS", help="TPOT P90 limit")
     q.add_argument("--min-tokens-per-s-per-user", type=float, metavar="TOK_S")
+    reading = q.add_mutually_exclusive_group()
+    reading.add_argument(
+        "--interpolate",
+        action="store_const",
+        const="interpolate",
+        dest="reading",
+        help="interpolate between measured points (the default except on MLPerf Endpoints curves)",
+    )
+    reading.add_argument(
+        "--step",
+        action="store_const",
+        const="step",
+        dest="reading",
+        help="only measured points, MLPerf's step-function reading (the default on Endpoints curves)",
+    )
     limit = q.add_argument(
         "--limit",
         action="append",
@@ -136,7 +174,9 @@ def register(commands) -> None:
 
 
 def _cmd_import(args) -> int:
-    curve = importers.import_files(args.files, args.format, args.gpus)
+    curve = importers.import_files(
+        args.files, args.format, args.gpus, allow_incomplete=args.allow_incomplete
+    )
     if args.out:
         path = importers.write_curve_csv(curve, args.out, overwrite=args.force)
         print(f"wrote {path} ({len(curve.points)} points)", file=sys.stderr)
@@ -144,14 +184,13 @@ def _cmd_import(args) -> int:
         records = curve.points.replace({math.inf: "inf"}).astype(object)
         records = records.where(records.notna(), None).to_dict("records")
         print(
-            json.dumps(
+            strict_json.dumps(
                 {
                     "provenance": curve.provenance,
                     "warnings": list(curve.warnings),
                     "points": records,
                 },
                 indent=2,
-                allow_nan=False,
             )
         )
     elif args.show == "csv":
@@ -160,10 +199,13 @@ def _cmd_import(args) -> int:
         sys.stdout.write(curve_csv_text(curve))
     elif not args.out:
         print(_provenance_text(curve.provenance))
-        header = ["#"] + [label for _, label, _ in POINT_COLUMNS] + ["workload", "config"]
+        columns = POINT_COLUMNS + tuple(
+            c for c in ENDPOINT_COLUMNS if c[0] in curve.points and curve.points[c[0]].notna().any()
+        )
+        header = ["#"] + [label for _, label, _ in columns] + ["workload", "config"]
         rows = [
             [str(i)]
-            + [fmt(row[c], pattern) for c, _, pattern in POINT_COLUMNS]
+            + [fmt(row[c], pattern) for c, _, pattern in columns]
             + [row["workload"] or "-", (row["config"] or "-")[:40]]
             for i, row in curve.points.iterrows()
         ]
@@ -175,6 +217,7 @@ def _cmd_import(args) -> int:
 
 def _provenance_text(prov: dict) -> str:
     keys = ("format", "tool", "tool_version", "model", "hardware", "precision", "gpu_count_basis")
+    keys += ("throughput_window", "tokens_per_s_per_user_definition", "power_basis")
     parts = [f"{k}: {prov.get(k) or '-'}" for k in keys if k in prov]
     parts.append(f"sha256: {str(prov.get('file_sha256', ''))[:16]}...")
     return "; ".join(parts)
@@ -190,11 +233,22 @@ def _limits(args) -> dict:
             limits[name.strip()] = float(value)
         except ValueError:
             raise InputError(f"--limit {text!r}: {value!r} is not a number of seconds") from None
+    for name, value in (
+        ("ttft_s_p90", args.ttft_p90_s),
+        ("ttft_s_p95", args.ttft_p95_s),
+        ("tpot_s_p90", None if args.tpot_p90_ms is None else args.tpot_p90_ms / 1000.0),
+    ):
+        if value is not None:
+            if name in limits:
+                raise InputError(f"{name} is limited twice (by --limit and its own option)")
+            limits[name] = value
     return limits
 
 
 def _cmd_point(args) -> int:
-    curve = importers.import_files(args.files, args.input_format, args.gpus)
+    curve = importers.import_files(
+        args.files, args.input_format, args.gpus, allow_incomplete=args.allow_incomplete
+    )
     ttft = args.ttft_p99_s if args.ttft_p99_ms is None else args.ttft_p99_ms / 1000.0
     tpot = args.tpot_p99_s if args.tpot_p99_ms is None else args.tpot_p99_ms / 1000.0
     point = operating.operating_point(
@@ -204,6 +258,7 @@ def _cmd_point(args) -> int:
         min_tokens_per_s_per_user=args.min_tokens_per_s_per_user,
         latency_limits=_limits(args),
         workload=args.workload,
+        reading=args.reading,
     )
     data = point.to_dict()
     if args.usd_per_gpu_hour is not None:
@@ -214,19 +269,37 @@ def _cmd_point(args) -> int:
             operating.cost_usd_per_mtok(args.usd_per_gpu_hour, point.tokens_per_s_per_gpu)
         )
     if args.format == "json":
-        print(json.dumps(data, indent=2, allow_nan=False, default=str))
+        print(strict_json.dumps(data, indent=2, default=str))
         return 0
     v = point.values
     rows = [
         ["output tokens/s per GPU", fmt(point.tokens_per_s_per_gpu, "{:,.2f}")],
+        ["output tokens/s, system", fmt(v["output_tokens_per_s"], "{:,.2f}")],
         ["input tokens/s per GPU", fmt(point.input_tokens_per_s_per_gpu, "{:,.2f}")],
         ["total tokens/s per GPU", fmt(point.total_tokens_per_s_per_gpu, "{:,.2f}")],
         ["tokens/s per user", fmt(point.tokens_per_s_per_user, "{:,.2f}")],
-        ["TTFT p99 [s]", fmt(v["ttft_s_p99"], "{:.3f}")],
-        ["TPOT p99 [ms]", fmt(v["tpot_s_p99"], "ms")],
+        *[
+            [f"{metric} {stat} [{'s' if metric == 'TTFT' else 'ms'}]", fmt(value, pattern)]
+            for metric, column, pattern in (("TTFT", "ttft", "{:.3f}"), ("TPOT", "tpot", "ms"))
+            for stat in ("p90", "p95", "p99")
+            if not math.isnan(value := v[f"{column}_s_{stat}"]) or stat == "p99"
+        ],
         ["concurrency", fmt(v["concurrency"], "{:,.2f}")],
         ["request rate [1/s]", fmt(v["request_rate_per_s"], "{:,.3f}")],
         ["GPUs", fmt(v["gpu_count"], "{:g}")],
+        *[
+            [label, fmt(v[column], pattern)]
+            for column, label, pattern in (
+                ("provisioned_power_kw", "provisioned power [kW]", "{:,.2f}"),
+                (
+                    "output_tokens_per_s_per_kw_provisioned",
+                    "tokens/s per kW (provisioned)",
+                    "{:,.2f}",
+                ),
+                ("j_per_output_token_provisioned", "J per output token (provisioned)", "{:,.4f}"),
+            )
+            if column in v and not math.isnan(v[column])
+        ],
         ["binding limit", point.binding],
         ["interpolated", "yes" if point.interpolated else "no (a measured point)"],
         ["clamped", "yes" if point.clamped else "no"],
@@ -264,7 +337,7 @@ def _cmd_history(args) -> int:
         data["scenario_steps"] = history.scenario_steps(start)
         data["scenario_steps_replayed"] = history.scenario_steps(start, replay=True)
     if args.format == "json":
-        print(json.dumps(data, indent=2, allow_nan=False, default=str))
+        print(strict_json.dumps(data, indent=2, default=str))
         return 0
     rows = [
         [r["round"], r["published"], r["submitter"], f"{r['accelerator_count']:g}", r["id"],

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 import tomllib
 import typing
 from collections.abc import Iterable, Mapping
@@ -18,22 +17,11 @@ from typing import Any
 import tomli_w
 from pydantic import BaseModel, ValidationError
 
-from econ.errors import InputError
+from econ.files import atomic_write
+from econ.scenario.errors import ScenarioError
 from econ.scenario.migrations import migrate
-from econ.scenario.models import Scenario
-
-
-class ScenarioError(InputError):
-    """Invalid scenario input; names the file, the field path, the value and what was expected."""
-
-    def __init__(self, file: str | os.PathLike | None, path: str, value: Any, expected: str):
-        self.file = str(file) if file is not None else None
-        self.path = path
-        self.value = value
-        self.expected = expected
-        where = f"{self.file}: " if self.file else ""
-        field = f"{path} = {value!r}: " if value is not None else (f"{path}: " if path else "")
-        super().__init__(f"{where}{field}{expected}")
+from econ.scenario.models import REQUIRED_SECTIONS, Scenario, model_of
+from econ.scenario.paths import resolve_paths
 
 
 def _format_loc(loc: Iterable[Any]) -> str:
@@ -74,18 +62,8 @@ def _section_model(loc: Iterable[Any]) -> type[BaseModel] | None:
     for part in list(loc)[:-1]:
         if model is None or isinstance(part, int) or part not in model.model_fields:
             return None
-        model = _model_of(model.model_fields[part].annotation)
+        model = model_of(model.model_fields[part].annotation)
     return model
-
-
-def _model_of(annotation: Any) -> type[BaseModel] | None:
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return annotation
-    for arg in typing.get_args(annotation):
-        found = _model_of(arg)
-        if found is not None:
-            return found
-    return None
 
 
 def _valid_names_hint(loc: Iterable[Any]) -> str:
@@ -98,37 +76,60 @@ def _valid_names_hint(loc: Iterable[Any]) -> str:
 def validate_dict(data: Mapping[str, Any], file: str | os.PathLike | None = None) -> Scenario:
     """Validate a plain dict (as read from TOML) into a Scenario, or raise ScenarioError."""
     try:
-        return Scenario.model_validate(migrate(data, file))
+        scenario = Scenario.model_validate(migrate(data, file))
     except ValidationError as exc:
         raise _errors_from_validation(exc, file) from None
+    except RecursionError:
+        raise ScenarioError(file, "", None, "nested too deeply; expected a scenario") from None
+    scenario._file = None if file is None else str(file)
+    return scenario
+
+
+def parse_toml(content: bytes | str, file: str | os.PathLike | None = None) -> dict[str, Any]:
+    """TOML text (bytes or str, a UTF-8 byte-order mark allowed) as a dict, or ScenarioError."""
+    if isinstance(content, bytes):
+        try:
+            content = content.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            raise ScenarioError(file, "", None, f"not UTF-8 text ({exc.reason})") from None
+    text = content.removeprefix("\ufeff")
+    if not text.strip():
+        raise ScenarioError(file, "", None, "file is empty; expected a TOML scenario")
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ScenarioError(file, "", None, f"malformed TOML: {exc}") from None
+    except RecursionError:
+        raise ScenarioError(
+            file, "", None, "nested too deeply to be a scenario; expected TOML tables"
+        ) from None
 
 
 def read_toml(path: str | os.PathLike) -> dict[str, Any]:
     """Read a TOML file into a dict, with ScenarioError for missing files and bad syntax."""
+    if "\x00" in os.fspath(path):
+        raise ScenarioError(
+            os.fspath(path).replace("\x00", "\\0"), "", None, "a file name may not contain a NUL byte"
+        )
     path = Path(path)
     try:
-        text = path.read_bytes().decode("utf-8")
+        content = path.read_bytes()
     except FileNotFoundError:
         raise ScenarioError(path, "", None, "file not found") from None
     except IsADirectoryError:
         raise ScenarioError(
             path, "", None, "is a directory; expected a TOML scenario file"
         ) from None
-    except UnicodeDecodeError as exc:
-        raise ScenarioError(path, "", None, f"not UTF-8 text ({exc.reason})") from None
     except OSError as exc:
         raise ScenarioError(path, "", None, f"cannot be read ({exc.strerror})") from None
-    if not text.strip():
-        raise ScenarioError(path, "", None, "file is empty; expected a TOML scenario")
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise ScenarioError(path, "", None, f"malformed TOML: {exc}") from None
+    data = parse_toml(content, path)
     return migrate(data, path)  # older schema versions to today's, before any override
 
 
 def load_scenario(
-    path: str | os.PathLike, overrides: Mapping[str, Any] | Iterable[str] | None = None
+    path: str | os.PathLike,
+    overrides: Mapping[str, Any] | Iterable[str] | None = None,
+    allow_paths: Iterable[str | os.PathLike] = (),
 ) -> Scenario:
     """Load and validate a scenario file, applying dotted-path overrides first.
 
@@ -136,24 +137,31 @@ def load_scenario(
     ----------
     path : path of a TOML scenario file
     overrides : mapping of dotted path to value, or strings "path=value" (value in TOML syntax)
+    allow_paths : folders besides the scenario's own that paths inside it may point into
+        (see `econ.scenario.paths`; the CLI's --allow-paths)
+
+    `library:NAME[@VERSION]` names a version in the scenario library (econ.library) instead.
     """
+    if str(path).startswith("library:"):
+        from econ.library import load_library_scenario  # the database layer loads only here
+
+        return load_library_scenario(str(path), overrides)
     data = read_toml(path)
     if overrides:
         data = apply_overrides(data, overrides, file=path)
-    return validate_dict(_resolve_relative_paths(data, Path(path).parent), file=path)
-
-
-def _resolve_relative_paths(data: dict[str, Any], folder: Path) -> dict[str, Any]:
-    """Measured-curve files named relative to the scenario file become paths from here."""
-    sections = [data.get("throughput")] + [
-        v.get("throughput") for v in data.get("vintages", []) if isinstance(v, dict)
-    ]
-    for section in sections:
-        measured = section.get("measured") if isinstance(section, dict) else None
-        curve = measured.get("curve") if isinstance(measured, dict) else None
-        if isinstance(curve, str) and curve and not Path(curve).is_absolute():
-            measured["curve"] = str(folder / curve)
-    return data
+    resolve_paths(data, Path(path).parent, allow_paths, file=path)
+    scenario = validate_dict(data, file=path)
+    missing = [name for name in REQUIRED_SECTIONS if not isinstance(data.get(name), dict)]
+    if missing:
+        raise ScenarioError(
+            path,
+            "",
+            None,
+            f"no {' or '.join(f'[{m}]' for m in missing)} table; a scenario file must give "
+            + ", ".join(f"[{m}]" for m in REQUIRED_SECTIONS) + " (other sections may be left to "
+            "their defaults). Is the file complete?",
+        )
+    return scenario
 
 
 def parse_override(text: str) -> tuple[str, Any]:
@@ -165,6 +173,8 @@ def parse_override(text: str) -> tuple[str, Any]:
         value = tomllib.loads(f"v = {raw}")["v"]
     except tomllib.TOMLDecodeError:
         value = raw
+    except RecursionError:
+        raise ScenarioError(None, path, None, "value nested too deeply") from None
     return path, value
 
 
@@ -175,7 +185,10 @@ def apply_overrides(
 ) -> dict[str, Any]:
     """Return a copy of `data` with each dotted path set; unknown paths raise ScenarioError."""
     items = overrides.items() if isinstance(overrides, Mapping) else map(parse_override, overrides)
-    result = json.loads(json.dumps(data, default=str))  # deep copy of plain TOML data
+    try:
+        result = json.loads(json.dumps(data, default=str))  # deep copy of plain TOML data
+    except RecursionError:
+        raise ScenarioError(file, "", None, "nested too deeply to be a scenario") from None
     for path, value in items:
         check_path(path, file=file)
         if path.startswith("sources."):
@@ -211,7 +224,7 @@ def check_path(path: str, file: str | os.PathLike | None = None) -> None:
         annotation = model.model_fields[part].annotation
         # Lists and tables (throughput.steps, sources) are set whole, in TOML syntax.
         nested = typing.get_origin(annotation) not in (tuple, list, dict)
-        model = _model_of(annotation) if nested else None
+        model = model_of(annotation) if nested else None
 
 
 def scenario_to_dict(scenario: Scenario) -> dict[str, Any]:
@@ -234,35 +247,12 @@ def dumps(scenario: Scenario) -> str:
 
 def loads(text: str, file: str | os.PathLike | None = None) -> Scenario:
     """Validate a scenario from TOML text."""
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise ScenarioError(file, "", None, f"malformed TOML: {exc}") from None
-    return validate_dict(data, file=file)
-
-
-def atomic_write(path: str | os.PathLike, data: bytes | str, overwrite: bool = False) -> Path:
-    """Write a file through a temporary file and a rename, so a failure leaves no partial file.
-
-    Raises FileExistsError when the file exists and `overwrite` is False.
-    """
-    path = Path(path)
-    if path.exists() and not overwrite:
-        raise FileExistsError(f"{path} exists; refusing to overwrite it")
-    payload = data.encode("utf-8") if isinstance(data, str) else data
-    fd, tmp = tempfile.mkstemp(dir=path.parent or ".", prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(payload)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
+    return validate_dict(parse_toml(text, file), file=file)
 
 
 def save_scenario(scenario: Scenario, path: str | os.PathLike, overwrite: bool = False) -> Path:
-    """Write a scenario as TOML, atomically; never overwrites unless asked."""
+    """Write a scenario as TOML, atomically; never overwrites unless asked (econ.files.WriteError
+    naming the file and the reason when it cannot be written)."""
     return atomic_write(path, dumps(scenario), overwrite=overwrite)
 
 

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from econ.errors import InputError
+from econ.scenario.errors import ScenarioError
 from econ.scenario.models import SCHEMA_VERSION
 
 FIRST_VERSION = 1
@@ -33,9 +34,6 @@ FIRST_VERSION = 1
 
 
 def _error(file, value, expected: str) -> InputError:
-    # Imported here: econ.scenario.io calls migrate(), so a module-level import would be circular.
-    from econ.scenario.io import ScenarioError
-
     return ScenarioError(file, "schema_version", value, expected)
 
 

@@ -7,12 +7,13 @@ say what differs from the defaults, and `econ schema` documents the format.
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    PrivateAttr,
     ValidationError,
     model_validator,
 )
@@ -33,7 +34,9 @@ SCHEMA_VERSION = 1
 
 class Section(BaseModel):
     # defer_build: a validator is built when a model first validates, not when econ is imported
-    model_config = ConfigDict(extra="forbid", frozen=True, validate_default=True, defer_build=True)
+    model_config = ConfigDict(
+        extra="forbid", frozen=True, validate_default=True, allow_inf_nan=False, defer_build=True
+    )
 
 
 class Fleet(Section):
@@ -146,7 +149,11 @@ class Financing(Section):
     )
     tax_rate: float = Field(0.21, ge=0, lt=1, description="Income tax rate [fraction]")
     discount_rate_annual: float = Field(
-        0.10, gt=-1, le=1, description="Cost of capital for NPV and levelized cost [1/year]"
+        0.10,
+        ge=-0.5,
+        le=1,
+        description="Cost of capital for NPV and levelized cost [1/year]; from -50% (below it "
+        "discount factors grow so fast that present values mean nothing) to 100%",
     )
     tranches: tuple[Tranche, ...] = Field(
         (),
@@ -194,6 +201,25 @@ class Vintage(Section):
     power: dict[str, Any] = Field({}, description="Fields of [power] for this vintage")
 
 
+SECTIONS = (
+    "fleet",
+    "throughput",
+    "utilization",
+    "capex",
+    "depreciation",
+    "power",
+    "facility",
+    "opex",
+    "financing",
+    "market",
+)
+"""The sections of a scenario file, in file order."""
+
+REQUIRED_SECTIONS = ("fleet", "throughput", "capex", "market")
+"""Sections a scenario file must give: without them a file (e.g. one cut short) would project on
+defaults that describe no real fleet."""
+
+
 class Scenario(Section):
     schema_version: int = Field(SCHEMA_VERSION, ge=1, le=SCHEMA_VERSION, description="File format")
     name: str = Field("scenario", min_length=1, description="Short name shown in outputs")
@@ -224,6 +250,23 @@ class Scenario(Section):
         {},
         description="Source of each input, keyed by dotted field path, e.g. 'capex.gpu_price_usd'",
     )
+
+    # The file the scenario was read from, for messages raised after validation (not a field:
+    # it is not saved, compared or part of the schema).
+    _file: str | None = PrivateAttr(None)
+
+    def __eq__(self, other: object) -> bool:
+        return type(self) is type(other) and self.__dict__ == other.__dict__
+
+    @property
+    def default_sections(self) -> tuple[str, ...]:
+        """Sections the scenario did not give, so they hold their defaults (e.g. ('opex',))."""
+        return tuple(name for name in SECTIONS if name not in self.model_fields_set)
+
+    @property
+    def source_file(self) -> str | None:
+        """The scenario file this scenario was read from, if any."""
+        return self._file
 
     @property
     def horizon(self) -> int:
@@ -322,3 +365,15 @@ def _has_path(model: BaseModel, path: str) -> bool:
             return False
         node = getattr(node, part)
     return True
+
+
+def model_of(annotation) -> type[BaseModel] | None:
+    """The pydantic section model inside a field's annotation (``Foo | None``, ``tuple[Foo, ...]``),
+    or None for a plain value."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in get_args(annotation):
+        found = model_of(arg)
+        if found is not None:
+            return found
+    return None

@@ -26,14 +26,21 @@ import tomli_w
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from econ.catalog import models_dir, validation_problems
-from econ.errors import InputError
+from econ.files import atomic_write, make_folder
 from econ.hardware import get_hardware, load_hardware_catalog
 from econ.llms import get_llm
+from econ.throughput.efficiency import (
+    PRIOR,
+    CalibrationError,
+    Efficiency,
+    calibration_dir,
+    load_all_efficiencies,
+    load_efficiency,
+)
 from econ.throughput.simulator import (
     DEFAULT_POINTS,
     FITTED_FIELDS,
     SPEED_OF_LIGHT,
-    Efficiency,
     best_under_slo,
     concurrency_grid,
     parallel_configs,
@@ -49,7 +56,6 @@ CALIBRATION_POINTS = 40
 DATA_SIGMA_LOG = 0.10
 """Scatter assumed for a measured per-GPU figure (about 10%), which weighs data against priors."""
 
-PRIOR = Efficiency()
 PRIOR_SIGMA_LOG = {
     "bandwidth": 0.3,
     "compute": 0.5,
@@ -97,10 +103,6 @@ METHOD_NOTES = """
   per-model kernel quality (one set of coefficients serves every model on a hardware, which is the
   main source of the remaining misses).
 """
-
-
-class CalibrationError(InputError):
-    """Invalid calibration data, workloads or stored coefficients."""
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -445,10 +447,6 @@ def fit_targets(
 # Storage
 
 
-def calibration_dir() -> Path:
-    return models_dir() / "calibration"
-
-
 def _efficiency_table(eff: Efficiency) -> dict:
     return {f.name: float(getattr(eff, f.name)) for f in fields(eff)}
 
@@ -456,7 +454,7 @@ def _efficiency_table(eff: Efficiency) -> dict:
 def save_calibration(key: str, tables: dict[str, dict], directory: Path | None = None) -> Path:
     """Write models/calibration/<key>.toml atomically (temp file + rename)."""
     directory = Path(directory) if directory is not None else calibration_dir()
-    directory.mkdir(parents=True, exist_ok=True)
+    make_folder(directory, parents=True)
     path = directory / f"{key}.toml"
     body = {"hardware": key, "precision": tables}
     text = (
@@ -464,61 +462,7 @@ def save_calibration(key: str, tables: dict[str, dict], directory: Path | None =
         "# Written by `econ throughput calibrate`; each precision says where its figures came from.\n"
         + tomli_w.dumps(body)
     )
-    tmp = path.with_suffix(".toml.tmp")
-    tmp.write_text(text)
-    tmp.replace(path)
-    return path
-
-
-def _read_calibration(key: str, directory: Path | None = None) -> dict:
-    directory = Path(directory) if directory is not None else calibration_dir()
-    path = directory / f"{key}.toml"
-    if not path.is_file():
-        return {}
-    try:
-        raw = tomllib.loads(path.read_text())
-    except tomllib.TOMLDecodeError as exc:
-        raise CalibrationError(f"calibration file {path} is not valid TOML: {exc}") from exc
-    out = {}
-    for precision, table in raw.get("precision", {}).items():
-        names = {f.name for f in fields(Efficiency)}
-        unknown = set(table) - names - {"source", "fitted_on", "data", "rows", "median_abs_error"}
-        if unknown:
-            raise CalibrationError(
-                f"{path}: precision.{precision} has unknown fields {', '.join(sorted(unknown))}"
-            )
-        values = {k: table[k] for k in names if k in table}
-        for k, v in values.items():
-            if not isinstance(v, int | float) or not math.isfinite(v) or v < 0:
-                raise CalibrationError(
-                    f"{path}: precision.{precision}.{k} must be a non-negative number, got {v!r}"
-                )
-        info = {
-            k: table[k]
-            for k in ("source", "fitted_on", "data", "rows", "median_abs_error")
-            if k in table
-        }
-        out[precision] = (Efficiency(**values), info)
-    return out
-
-
-def load_efficiency(hardware: str, precision: str, directory: Path | None = None):
-    """(Efficiency, provenance) for a hardware and precision; the defaults, labelled uncalibrated,
-    when no calibration is stored."""
-    stored = _read_calibration(hardware, directory)
-    if precision in stored:
-        eff, info = stored[precision]
-        return eff, {"efficiency": "calibrated", **{f"calibration_{k}": v for k, v in info.items()}}
-    return PRIOR, {"efficiency": "default coefficients (no calibration stored)"}
-
-
-def load_all_efficiencies(directory: Path | None = None) -> dict[str, dict]:
-    """hardware -> precision -> (Efficiency, info) for every stored calibration."""
-    return {
-        key: stored
-        for key in load_hardware_catalog()
-        if (stored := _read_calibration(key, directory))
-    }
+    return atomic_write(path, text, overwrite=True)
 
 
 def efficiency_by_row(targets: pd.DataFrame, fits: dict, leave_one_out: bool = False) -> Efficiency:

@@ -36,12 +36,25 @@ serving configurations apart, and per-point provenance (a curve can merge severa
 | config | how it was served (e.g. offloading, replicas); a frontier may span configurations |
 | tool, tool_version, source_file, file_sha256, model, hardware, precision | per-point provenance |
 | warnings | the point's warnings joined by " | " |
+
+MLPerf Endpoints curves (importers.mlperf_endpoints) also fill:
+
+| column | unit |
+|---|---|
+| failed_requests | samples that failed [requests] |
+| tokens_per_s_per_user_p90 | 1 / TPOT p90, Endpoints v1.0's tps_per_user [tokens/s] |
+| tokens_per_s_per_user_by_concurrency | system tokens/s / concurrency, Endpoints v0.7's [tokens/s] |
+| output_tokens_per_s_loadgen_window, output_tokens_per_s_full_duration | system output tokens/s over the LoadGen window and over the whole run [tokens/s] |
+| provisioned_power_kw | provisioned (TDP-based, Appendix E) power of the system, not measured [kW] |
+| output_tokens_per_s_per_kw_provisioned | output_tokens_per_s / provisioned_power_kw [tokens/s/kW] |
+| j_per_output_token_provisioned | provisioned power / output_tokens_per_s [J/token] |
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
 import pandas as pd
 
 LATENCY_STATS = ("mean", "p50", "p90", "p95", "p99")
@@ -66,6 +79,14 @@ NUMERIC_OPTIONAL_COLUMNS = (
     "e2e_s_p99",
     "duration_s",
     "completed_requests",
+    "failed_requests",
+    "tokens_per_s_per_user_p90",
+    "tokens_per_s_per_user_by_concurrency",
+    "output_tokens_per_s_loadgen_window",
+    "output_tokens_per_s_full_duration",
+    "provisioned_power_kw",
+    "output_tokens_per_s_per_kw_provisioned",
+    "j_per_output_token_provisioned",
 )
 TEXT_OPTIONAL_COLUMNS = (
     "workload",
@@ -103,3 +124,31 @@ class Curve:
     points: pd.DataFrame
     provenance: dict = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
+
+
+def pareto_frontier(tokens_per_s_per_user, tokens_per_s_per_gpu):
+    """Mask of the points no other point beats on both axes [bool (K,)].
+
+    Point i is dominated when some j has u_j >= u_i and x_j >= x_i with one inequality strict
+    (Pareto optimality). Points with a NaN or infinite coordinate are never on the frontier; of
+    exact duplicates the first is kept. One sort, O(K log K): measured curves and the simulator's
+    envelope over thousands of layouts and loads use the same function.
+
+    Parameters
+    ----------
+    tokens_per_s_per_user : array (K,)  per-user output speed [tokens/s]
+    tokens_per_s_per_gpu : array (K,)  output throughput per GPU [tokens/s/GPU]
+    """
+    u = np.asarray(tokens_per_s_per_user, dtype=float)
+    x = np.asarray(tokens_per_s_per_gpu, dtype=float)
+    finite = np.isfinite(u) & np.isfinite(x)
+    keep = np.zeros(u.shape, dtype=bool)
+    index = np.flatnonzero(finite)
+    if index.size == 0:
+        return keep
+    # Highest user speed first, then highest throughput; a stable sort keeps the first twin first.
+    order = index[np.lexsort((-x[index], -u[index]))]
+    best_before = np.concatenate(([-np.inf], np.maximum.accumulate(x[order])[:-1]))
+    keep[order] = x[order] > best_before
+    return keep
+

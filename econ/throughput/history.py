@@ -232,7 +232,11 @@ def gain_history(
     picks the silicon; submitter and gpus narrow further. Per round the best per-GPU row is
     used; 99.9 rows that repeat a 99 row are dropped; preview rows are left out unless asked.
     """
-    from econ.benchmarks import filter_catalog, load_catalog  # I/O layer, imported on use
+    from econ.benchmarks import (  # I/O layer, imported on use
+        PUBLISHED,
+        filter_catalog,
+        load_catalog,
+    )
 
     if not accelerator and not hardware:
         raise HistoryError("give the silicon: an accelerator name or a hardware key")
@@ -253,6 +257,7 @@ def gain_history(
     )
     rows = rows[rows["benchmark_family"].str.lower() == model.lower()]
     rows = rows[(rows["duplicate_of"] == "") & rows["tokens_per_s_per_gpu"].notna()]
+    rows = rows[rows["kind"] == PUBLISHED]  # a vendor claim is no round of the history
     what = " ".join(
         p
         for p in (
@@ -292,7 +297,7 @@ def gain_history(
         if len(values) > 1:
             shown = ", ".join(f"{v:g}" if isinstance(v, float) else str(v) for v in values)
             caveats.append(f"the rounds compare different {what_differs} ({shown})")
-    rounds = list(dict.fromkeys(frame["round"]))
+    rounds = list(dict.fromkeys(frame.loc[frame["kind"] == PUBLISHED, "round"]))
     present = set(best["round"])
     span = rounds[rounds.index(best["round"].iloc[0]) : rounds.index(best["round"].iloc[-1]) + 1]
     missing = [r for r in span if r not in present]

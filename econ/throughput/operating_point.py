@@ -10,6 +10,13 @@ doi:10.1137/0717021), and it never extrapolates: an SLO looser than the highest 
 clamped to that point and flagged; an SLO no measured point meets is an error carrying the
 closest point.
 
+MLPerf Endpoints publishes its curve as a step function and forbids interpolation between measured
+points (Endpoints rules v1.0 §5.2). `reading="step"` follows it: the operating point is the
+measured point of highest per-GPU throughput that meets every limit, among all measured points
+(not only the frontier: a point slower per user may still be the one that meets a TTFT limit).
+A curve whose provenance says `curve_reading = "step"` (the Endpoints importers) is read that way
+unless `reading="interpolate"` is asked for.
+
 Constraints are upper limits on latency statistics (TTFT, TPOT, end-to-end; any of mean, p50,
 p90, p95, p99) and a lower limit on tokens/s per user. The operating point is the largest per-GPU
 output throughput on the frontier satisfying all of them. Everything is vectorized over a leading
@@ -26,7 +33,7 @@ import numpy as np
 import pandas as pd
 
 from econ.errors import InputError
-from econ.throughput.curve import LATENCY_STATS, Curve, with_all_columns
+from econ.throughput.curve import LATENCY_STATS, Curve, pareto_frontier, with_all_columns
 from econ.units import SECONDS_PER_HOUR, TOKENS_PER_MTOK
 
 LATENCY_COLUMNS = (
@@ -51,6 +58,15 @@ INTERPOLATED_COLUMNS = (
     "e2e_s_mean",
     "e2e_s_p99",
 )
+PROVISIONED_COLUMNS = (
+    "provisioned_power_kw",
+    "output_tokens_per_s_per_kw_provisioned",
+    "j_per_output_token_provisioned",
+)
+"""Provisioned-power figures of MLPerf Endpoints curves, recomputed at the operating point."""
+EXTRA_COLUMNS = ("tokens_per_s_per_user_p90", "tokens_per_s_per_user_by_concurrency")
+"""Other columns some curves carry, read at the operating point when present."""
+READINGS = ("interpolate", "step")
 _REL_TOL = 1e-9
 
 
@@ -66,27 +82,10 @@ class NoFeasiblePointError(OperatingPointError):
         self.closest = closest
 
 
-def pareto_frontier(tokens_per_s_per_user, tokens_per_s_per_gpu):
-    """Mask of the points no other point beats on both axes [bool (K,)].
-
-    Point i is dominated when some j has u_j >= u_i and x_j >= x_i with one inequality strict
-    (Pareto optimality). NaN points are never on the frontier; of exact duplicates the first is
-    kept.
-
-    Parameters
-    ----------
-    tokens_per_s_per_user : array (K,)  per-user output speed [tokens/s]
-    tokens_per_s_per_gpu : array (K,)  output throughput per GPU [tokens/s/GPU]
-    """
-    u = np.asarray(tokens_per_s_per_user, dtype=float)
-    x = np.asarray(tokens_per_s_per_gpu, dtype=float)
-    finite = np.isfinite(u) & np.isfinite(x)
-    ge = (u[None, :] >= u[:, None]) & (x[None, :] >= x[:, None])
-    gt = (u[None, :] > u[:, None]) | (x[None, :] > x[:, None])
-    dominated = (ge & gt & finite[None, :]).any(axis=1)
-    same = (u[None, :] == u[:, None]) & (x[None, :] == x[:, None]) & finite[None, :]
-    earlier_twin = np.tril(same, k=-1).any(axis=1)
-    return finite & ~dominated & ~earlier_twin
+def _knots_within(m: np.ndarray, lim: np.ndarray) -> np.ndarray:
+    """Whether each measured point meets every limit, per scenario [bool (n, K)]; NaN fails."""
+    free = np.isnan(lim)[:, :, None]  # (n, C, 1)
+    return (free | (m[None, :, :] <= lim[:, :, None] * (1 + _REL_TOL))).all(axis=1)
 
 
 def feasible_position(knots, upper_limits):
@@ -108,8 +107,7 @@ def feasible_position(knots, upper_limits):
     n, k = lim.shape[0], m.shape[1]
     free = np.isnan(lim)[:, :, None]  # (n, C, 1)
     limit = lim[:, :, None]
-    knot_ok = free | (m[None, :, :] <= limit * (1 + _REL_TOL))  # (n, C, K)
-    knot_all = knot_ok.all(axis=1)  # (n, K)
+    knot_all = _knots_within(m, lim)  # (n, K)
     if k == 1:
         return np.where(knot_all[:, 0], 0.0, np.nan)
     m0, m1 = m[:, :-1][None], m[:, 1:][None]  # (1, C, K-1)
@@ -133,6 +131,25 @@ def feasible_position(knots, upper_limits):
     has = ~np.isnan(both).all(axis=1)
     best[has] = np.nanmax(both[has], axis=1)
     return best
+
+
+def step_position(knots, upper_limits):
+    """Largest index of a measured point meeting every limit, per scenario [(n,), NaN where none].
+
+    The step-function reading of MLPerf Endpoints (rules v1.0 §5.2): between measured points the
+    curve holds the last measured value, so only measured points are candidates. A NaN knot
+    value fails its limit.
+
+    Parameters
+    ----------
+    knots : array (C, K)  metric values at the candidate points, ordered by throughput
+    upper_limits : array (n, C)  limits (m <= L); NaN = no limit on that metric
+    """
+    m = np.asarray(knots, dtype=float)
+    k = m.shape[1]
+    within = _knots_within(m, np.asarray(upper_limits, dtype=float))
+    index = np.where(within, np.arange(k)[None, :], -1).max(axis=1, initial=-1)
+    return np.where(index >= 0, index.astype(float), np.nan)
 
 
 def interpolate_at(values, position):
@@ -310,6 +327,26 @@ def _frontier(points: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
     return frontier, warnings
 
 
+def _reading(curve: Curve, reading: str | None) -> str:
+    chosen = reading or curve.provenance.get("curve_reading") or "interpolate"
+    if chosen not in READINGS:
+        raise OperatingPointError(f"reading {chosen!r}; expected one of {', '.join(READINGS)}")
+    return chosen
+
+
+def _candidates(points: pd.DataFrame, reading: str) -> tuple[pd.DataFrame, list[str]]:
+    """The points an operating point may sit on: the frontier, or every measured point (step)."""
+    if reading == "interpolate":
+        return _frontier(points)
+    if points[GPU_COLUMN].isna().all():
+        return _frontier(points)  # raises with the reason
+    usable = points[points[GPU_COLUMN].notna()].sort_values(GPU_COLUMN, kind="stable")
+    return usable, [
+        "step reading (MLPerf Endpoints rules §5.2): the operating point is a measured point, "
+        "never an interpolation between points (--interpolate reads between them)"
+    ]
+
+
 def _knots(frontier: pd.DataFrame, limits: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
     """Constraint metrics as upper limits: latencies as they are, user speed negated."""
     names = list(limits)
@@ -349,17 +386,22 @@ def operating_points(
     *,
     latency_limits: Mapping[str, object] | None = None,
     workload: str | None = None,
+    reading: str | None = None,
 ) -> dict[str, np.ndarray]:
     """Operating points of one curve for n SLOs at once [dict of (n,) arrays].
 
     Each limit is a scalar or an array (n,) [s for latencies, tokens/s for the per-user speed];
     NaN in a row means no limit for that scenario. Returns every column in INTERPOLATED_COLUMNS,
     plus `input_tokens_per_s_per_gpu`, `total_tokens_per_s_per_gpu`, `position` (fractional
-    frontier index), `feasible` and `clamped` (bool). Infeasible rows hold NaN.
+    frontier index), `feasible` and `clamped` (bool). Infeasible rows hold NaN. `reading` is
+    "interpolate" (along the frontier), "step" (measured points only) or None (the curve's own
+    `curve_reading`, else interpolate). Curves with provisioned power also get
+    PROVISIONED_COLUMNS, and the EXTRA_COLUMNS they carry.
     """
     limits = _limits(ttft_p99_s, tpot_p99_s, min_tokens_per_s_per_user, latency_limits)
+    reading = _reading(curve, reading)
     points, _ = select_group(curve, workload)
-    frontier, _ = _frontier(points)
+    frontier, _ = _candidates(points, reading)
     for name in limits:
         if name != USER_COLUMN and frontier[name].isna().all():
             raise OperatingPointError(
@@ -367,12 +409,23 @@ def operating_points(
                 f"statistic it reports ({', '.join(c for c in LATENCY_COLUMNS if frontier[c].notna().any()) or 'none'})"
             )
     knots, upper = _knots(frontier, limits)
-    position = feasible_position(knots, upper)
+    if reading == "step":
+        position = step_position(knots, upper)
+    else:
+        position = feasible_position(knots, upper)
     if not frontier[USER_COLUMN].notna().any():
         position = np.where(np.isnan(position), np.nan, np.floor(position))
     out = {
         c: interpolate_at(frontier[c].to_numpy(dtype=float), position) for c in INTERPOLATED_COLUMNS
     }
+    for c in EXTRA_COLUMNS + PROVISIONED_COLUMNS[:1]:
+        if c in frontier and frontier[c].notna().any():
+            out[c] = interpolate_at(frontier[c].to_numpy(dtype=float), position)
+    if PROVISIONED_COLUMNS[0] in out:
+        kw = out[PROVISIONED_COLUMNS[0]]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out[PROVISIONED_COLUMNS[1]] = out["output_tokens_per_s"] / kw
+            out[PROVISIONED_COLUMNS[2]] = kw * 1000.0 / out["output_tokens_per_s"]
     gpus = out["gpu_count"]
     out["input_tokens_per_s_per_gpu"] = out["input_tokens_per_s"] / gpus
     out["total_tokens_per_s_per_gpu"] = out["total_tokens_per_s"] / gpus
@@ -381,9 +434,10 @@ def operating_points(
     last = len(frontier) - 1
     at_top = position >= last
     binding = np.zeros_like(at_top)
-    for c in range(len(limits)):
-        value = interpolate_at(knots[c], position)
-        binding |= np.isclose(value, upper[:, c], rtol=1e-6, atol=0.0)
+    if reading == "interpolate":  # a step reading binds only by the next point's breach
+        for c in range(len(limits)):
+            value = interpolate_at(knots[c], position)
+            binding |= np.isclose(value, upper[:, c], rtol=1e-6, atol=0.0)
     out["clamped"] = at_top & ~binding & out["feasible"]
     return out
 
@@ -396,6 +450,7 @@ def operating_point(
     *,
     latency_limits: Mapping[str, float] | None = None,
     workload: str | None = None,
+    reading: str | None = None,
 ) -> OperatingPoint:
     """The highest per-GPU output throughput on the curve's frontier meeting the SLO.
 
@@ -407,6 +462,8 @@ def operating_point(
     min_tokens_per_s_per_user : float  lower limit on per-user output speed [tokens/s]
     latency_limits : {column: limit}  other latency limits, e.g. {"ttft_s_p95": 5.77} [s]
     workload : str  picks one model/hardware/workload group when the curve holds several
+    reading : "interpolate" | "step" | None  between measured points along the frontier, or only
+        measured points (MLPerf Endpoints); None takes the curve's `curve_reading`
 
     Raises
     ------
@@ -417,8 +474,9 @@ def operating_point(
     for name, array in limits.items():
         if len(array) != 1:
             raise OperatingPointError(f"limit {name} has {len(array)} values; expected one")
+    reading = _reading(curve, reading)
     points, group = select_group(curve, workload)
-    frontier, warnings = _frontier(points)
+    frontier, warnings = _candidates(points, reading)
     batch = operating_points(
         curve,
         ttft_p99_s,
@@ -426,6 +484,7 @@ def operating_point(
         min_tokens_per_s_per_user,
         latency_limits=latency_limits,
         workload=workload,
+        reading=reading,
     )
     scalar = {k: float(v[0]) for k, v in batch.items()}
     named_limits = {k: float(v[0]) for k, v in limits.items()}
@@ -449,6 +508,8 @@ def operating_point(
         value = scalar[name]
         if not math.isnan(limit) and math.isclose(value, limit, rel_tol=1e-6):
             binding = name
+    if reading == "step" and k0 < len(frontier) - 1:
+        binding = _step_binding(frontier.iloc[k0 + 1], named_limits)
     clamped = bool(batch["clamped"][0])
     if clamped:
         warnings.append(
@@ -463,7 +524,11 @@ def operating_point(
             f"output length per request varies along the frontier ({osl.min():.0f} to "
             f"{osl.max():.0f} tokens): the points may not share one workload"
         )
-    values = {c: scalar[c] for c in INTERPOLATED_COLUMNS}
+    values = {
+        c: scalar[c]
+        for c in INTERPOLATED_COLUMNS + EXTRA_COLUMNS + PROVISIONED_COLUMNS
+        if c in scalar
+    }
     return OperatingPoint(
         tokens_per_s_per_gpu=scalar[GPU_COLUMN],
         input_tokens_per_s_per_gpu=scalar["input_tokens_per_s_per_gpu"],
@@ -479,6 +544,16 @@ def operating_point(
         provenance=dict(curve.provenance),
         warnings=tuple(dict.fromkeys(list(curve.warnings) + warnings)),
     )
+
+
+def _step_binding(next_point: pd.Series, limits: dict[str, float]) -> str:
+    """The limits the next measured point (more throughput) breaks, which stop the step reading."""
+    broken = []
+    for name, limit in limits.items():
+        value = float(next_point[name])
+        if math.isnan(value) or ((value < limit) if name == USER_COLUMN else (value > limit)):
+            broken.append(name)
+    return ", ".join(broken) or "highest measured load"
 
 
 def _violation(frame: pd.DataFrame, limits: dict[str, float]) -> np.ndarray:
@@ -526,8 +601,18 @@ def _no_point(frontier, points, limits, curve) -> NoFeasiblePointError:
         )
         if p
     )
+    slo = ", ".join(
+        f"{k} <= {v:g}" if k != USER_COLUMN else f"{k} >= {v:g}" for k, v in limits.items()
+    )
+    if not broken:  # the point meets the SLO but another is faster both per user and per GPU
+        message = (
+            f"no point of the frontier meets the SLO ({slo}); row {closest['row']} ({where}, "
+            f"{row[GPU_COLUMN]:.4g} tokens/s per GPU) meets it but lies below the frontier; "
+            "read measured points only (step reading, --step) to take it"
+        )
+        return NoFeasiblePointError(message, closest)
     message = (
-        f"no measured point meets the SLO ({', '.join(f'{k} <= {v:g}' if k != USER_COLUMN else f'{k} >= {v:g}' for k, v in limits.items())}); "
+        f"no measured point meets the SLO ({slo}); "
         f"the closest is row {closest['row']} ({where}): {row[GPU_COLUMN]:.4g} tokens/s per GPU "
         f"with {'; '.join(broken)}. Relax the SLO or measure lower load"
     )

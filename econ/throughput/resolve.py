@@ -96,6 +96,7 @@ def _measured(measured: dict, slo: ServiceLevel, hardware: str) -> ResolvedThrou
 def _simulated(simulated: dict, slo: ServiceLevel, hardware: str) -> ResolvedThroughput:
     from econ.throughput import calibration as cal
     from econ.throughput import simulator as sim
+    from econ.throughput.errorbands import error_band
 
     where = "throughput.simulated"
     try:
@@ -133,6 +134,8 @@ def _simulated(simulated: dict, slo: ServiceLevel, hardware: str) -> ResolvedThr
     if provenance.get("efficiency") != "calibrated" or source.startswith("transferred"):
         warnings.append(f"the simulator's coefficients for {hw.key} {precision}: {source}")
     tps = float(point.tokens_per_s_per_gpu)
+    band = error_band(hw.key, llm.key, tps)
+    warnings.append(band.description())
     warnings.append(
         f"speed of light {ceiling:,.0f} tokens/s per GPU at this SLO: software gains are capped "
         f"there, {float(sim.headroom_to_speed_of_light(tps, ceiling)):.0%} above today's "

@@ -40,7 +40,8 @@ import pandas as pd
 from econ.errors import InputError
 from econ.hardware import Hardware, get_hardware, normalize_precision
 from econ.llms import LLM, get_llm
-from econ.throughput.curve import CURVE_COLUMNS, Curve
+from econ.throughput.curve import CURVE_COLUMNS, Curve, pareto_frontier
+from econ.throughput.efficiency import Efficiency, load_efficiency
 
 ACTIVATION_BYTES = 2.0
 """Bytes per activation element exchanged by collectives (BF16) [bytes]."""
@@ -58,39 +59,6 @@ HGX_SCALEOUT_NODES = 8
 
 class SimulatorError(InputError):
     """Bad simulator input: lengths, limits, a model that does not fit, an SLO nobody meets."""
-
-
-@dataclass(frozen=True)
-class Efficiency:
-    """Efficiency coefficients multiplying the roofline terms (fitted by econ.throughput.calibration).
-
-    Each field may be a float or an array broadcasting against the workload arrays.
-    """
-
-    bandwidth: float = 0.7
-    """Achieved / peak HBM bandwidth in decode [fraction]."""
-    compute: float = 0.5
-    """Achieved / dense peak FLOP/s in decode GEMMs [fraction]."""
-    prefill: float = 0.5
-    """Achieved / dense peak FLOP/s in prefill [fraction]."""
-    overlap: float = 4.0
-    """Exponent p of the smooth maximum (t_mem^p + t_compute^p)^(1/p); 1 adds, large p overlaps."""
-    step_overhead_s: float = 2e-3
-    """Fixed time per forward step: scheduling, sampling, kernel launch gaps [s]."""
-    layer_overhead_s: float = 1e-5
-    """Fixed time per layer per step: small kernels, norms, synchronisation [s]."""
-    token_overhead_s: float = 2e-5
-    """Time per decoded token per GPU share that scales with neither bytes nor FLOPs: sampling over
-    the vocabulary, logits processing, scheduling and detokenization [s]."""
-    moe_imbalance: float = 0.2
-    """Extra expert work on the busiest GPU over the mean [fraction]."""
-    communication: float = 0.6
-    """Achieved / peak link bandwidth in collectives [fraction]."""
-    memory_reserve: float = 0.1
-    """HBM kept for activations, workspace and fragmentation [fraction]."""
-    tpot_tail: float = 1.3
-    """p99 / mean time per output token: steps that carry prefill chunks and the batch swings of
-    Poisson arrivals make some requests' TPOT longer than the mean [ratio]."""
 
 
 FITTED_FIELDS = (
@@ -616,8 +584,6 @@ def resolve(hardware: str | Hardware, model: str | LLM, precision: str | None):
 def _efficiency_for(hw: Hardware, precision: str, efficiency):
     if efficiency is not None:
         return efficiency, {"efficiency": "given"}
-    from econ.throughput.calibration import load_efficiency
-
     return load_efficiency(hw.key, precision)
 
 
@@ -847,17 +813,6 @@ def envelope_points(
     )
 
 
-def pareto_mask(throughput, interactivity):
-    """Points no other point beats on both throughput and interactivity (higher is better)."""
-    order = np.lexsort((-throughput, -interactivity))
-    best = -np.inf
-    keep = np.zeros(throughput.shape, dtype=bool)
-    running = np.maximum.accumulate(throughput[order])
-    prev = np.concatenate(([best], running[:-1]))
-    keep[order] = throughput[order] > prev
-    return keep
-
-
 def simulate_envelope(
     hardware: str | Hardware,
     model: str | LLM,
@@ -896,7 +851,7 @@ def simulate_envelope(
     fits = env.metrics["fits"]
     thr = np.where(fits, env.metrics["output_tokens_per_s_per_gpu"], -np.inf).ravel()
     inter = np.where(fits, env.metrics["tokens_per_s_per_user"], -np.inf).ravel()
-    keep = pareto_mask(thr, inter) & np.isfinite(thr)
+    keep = pareto_frontier(inter, thr)  # layouts that do not fit are -inf: never on it
     g = np.broadcast_to(env.configs[:, 0:1], env.concurrency.shape).ravel()
     tp = np.broadcast_to(env.configs[:, 1:2], env.concurrency.shape).ravel()
     flat = {k: np.asarray(v).ravel()[keep] for k, v in _broadcast_metrics(env).items()}
@@ -923,8 +878,11 @@ def _broadcast_metrics(env: Envelope) -> dict:
 
 
 @dataclass(frozen=True)
-class OperatingPoint:
-    """The best point under an SLO (or, when none meets it, the closest one)."""
+class LayoutPoint:
+    """The simulator's best layout and load under an SLO (or, when none meets it, the closest).
+
+    Not to be confused with `econ.throughput.operating_point.OperatingPoint`, the point an SLO
+    allows on a measured curve."""
 
     tokens_per_s_per_gpu: float
     tokens_per_s_per_user: float
@@ -939,7 +897,7 @@ class OperatingPoint:
         return {f.name: getattr(self, f.name) for f in fields(self)}
 
 
-def best_point(env: Envelope) -> OperatingPoint:
+def best_point(env: Envelope) -> LayoutPoint:
     """Highest tokens/s per GPU whose p99 TPOT and TTFT meet the limits; `meets_slo` False and the
     point of largest margin (the closest to meeting them) when none does."""
     m = _broadcast_metrics(env)
@@ -964,7 +922,7 @@ def best_point(env: Envelope) -> OperatingPoint:
             draft_tokens=o["draft_tokens"],
             accepted_tokens=o["accepted_tokens"],
         )
-        return OperatingPoint(
+        return LayoutPoint(
             tokens_per_s_per_gpu=float(pt["output_tokens_per_s_per_gpu"]),
             tokens_per_s_per_user=float(pt["tokens_per_s_per_user"]),
             tpot_s_p99=float(pt["tpot_s_p99"]),
@@ -976,7 +934,7 @@ def best_point(env: Envelope) -> OperatingPoint:
         )
     margin = np.where(fits, env.margin, -np.inf)
     k, j = np.unravel_index(int(np.argmax(margin)), margin.shape)
-    return OperatingPoint(
+    return LayoutPoint(
         tokens_per_s_per_gpu=float(m["output_tokens_per_s_per_gpu"][k, j]),
         tokens_per_s_per_user=float(m["tokens_per_s_per_user"][k, j]),
         tpot_s_p99=float(m["tpot_s_p99"][k, j]),
@@ -1028,7 +986,7 @@ def operating_point(
     accepted_tokens: float = 1.0,
     points: int = DEFAULT_POINTS,
     strict: bool = True,
-) -> OperatingPoint:
+) -> LayoutPoint:
     """Most tokens/s per GPU over layouts and concurrency with p99 TPOT and TTFT within the limits
     (None = no limit, as in MLPerf Offline). With `strict`, an SLO that no layout meets raises
     SimulatorError naming the closest point; otherwise that point returns with meets_slo False."""

@@ -170,6 +170,15 @@ def parse_steps(texts: list[str], text: str) -> tuple[tuple[int, float, str], ..
     return tuple((int(s["month"]), float(s["gain"]), str(s.get("label", ""))) for s in steps)
 
 
+@st.cache_data(max_entries=16, show_spinner=False)
+def catalog_step(text: str, from_id: str, to_id: str) -> tuple[tuple[int, float, str], list[str]]:
+    """A step from two benchmark catalog rows for the scenario in `text`, and its caveats."""
+    from econ.gains import step_from_catalog
+
+    step, warnings = step_from_catalog(loads(text), from_id.strip(), to_id.strip())
+    return (int(step["month"]), float(step["gain"]), str(step["label"])), warnings
+
+
 # --- throughput -------------------------------------------------------------------------------------
 
 
@@ -203,8 +212,10 @@ def _safe_name(name: str) -> str:
 
 @st.cache_data(max_entries=16, show_spinner=False)
 def curve(name: str, content: bytes, gpus: float | None = None):
-    """A benchmark output file (name and bytes, as uploaded) read by econ's importers."""
+    """A benchmark output file (name and bytes, as uploaded) read by econ's importers; a .zip is
+    an MLPerf Endpoints submission tree, unpacked with its guards (paths, links, size, bombs)."""
     from econ.throughput.importers import CurveError, import_files
+    from econ.throughput.importers.mlperf_endpoints import extract_submission_zip
 
     if not content.strip():
         raise CurveError(f"{name}: the file is empty; expected a benchmark result file")
@@ -215,7 +226,11 @@ def curve(name: str, content: bytes, gpus: float | None = None):
         )
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / _safe_name(name)
-        path.write_bytes(content)
+        if path.suffix.lower() == ".zip":
+            path.mkdir()
+            extract_submission_zip(content, path, name)
+        else:
+            path.write_bytes(content)
         return import_files([path], "auto", gpus)
 
 
@@ -228,7 +243,11 @@ def measured_point(
     tpot_p99_s: float | None,
     min_tokens_per_s_per_user: float | None,
     workload: str | None,
+    latency_limits: tuple[tuple[str, float], ...] = (),
+    reading: str | None = None,
 ):
+    """The SLO operating point of an uploaded curve; `latency_limits` as (column, seconds) pairs,
+    `reading` "step" | "interpolate" | None (the curve's own)."""
     from econ.throughput.operating_point import operating_point
 
     return operating_point(
@@ -236,7 +255,9 @@ def measured_point(
         ttft_p99_s=ttft_p99_s,
         tpot_p99_s=tpot_p99_s,
         min_tokens_per_s_per_user=min_tokens_per_s_per_user,
+        latency_limits=dict(latency_limits),
         workload=workload,
+        reading=reading,
     )
 
 
@@ -286,8 +307,10 @@ def simulation(
     ttft_limit_s: float | None,
     max_gpus: int | None,
 ) -> dict[str, Any]:
-    """Simulated envelope, its SLO operating point and the speed of light (econ.throughput.simulator)."""
+    """Simulated envelope, its SLO operating point, the speed of light (econ.throughput.simulator)
+    and the operating point's out-of-sample error band (econ.throughput.errorbands)."""
     from econ.throughput import simulator as sim
+    from econ.throughput.errorbands import error_band
 
     common = {"input_tokens": input_tokens, "output_tokens": output_tokens}
     envelope = sim.simulate_envelope(hardware, model, precision, max_gpus=max_gpus, **common)
@@ -310,10 +333,13 @@ def simulation(
         max_gpus=max_gpus,
         **common,
     )
+    tps = float(point.tokens_per_s_per_gpu)
+    band = error_band(hardware, model, tps) if tps > 0 else None
     return {
         "points": envelope.points,
         "provenance": dict(envelope.provenance),
         "warnings": list(envelope.warnings),
+        "error_band": None if band is None else band.as_dict(),
         "point": point.as_dict(),
         "speed_of_light": float(light),
         # as `econ throughput simulate` reports it: how much faster physics would allow

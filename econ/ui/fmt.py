@@ -228,10 +228,5 @@ def format_metric(name: str, summary: Mapping, money: str = "USD") -> str:
     return format_value(summary.get(name), metric_kind(name), money)
 
 
-def money_title(money: str, per: str = "") -> str:
-    """Axis title for money in the display scale, e.g. "thousand USD per month"."""
-    return f"{money}{' ' + per if per else ''}"
-
-
 def column_label(name: str) -> str:
     return COLUMNS.get(name, humanize(name.removesuffix("_usd")))

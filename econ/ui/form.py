@@ -304,7 +304,7 @@ def parse_value(text: str) -> Any:
     """A TOML value typed as text (a number, a quoted string, a list); bare words stay text."""
     try:
         return tomllib.loads(f"v = {text}")["v"]
-    except tomllib.TOMLDecodeError:
+    except (tomllib.TOMLDecodeError, RecursionError):
         return text
 
 
@@ -323,7 +323,7 @@ def parse_toml_field(name: str, text: str, f: FieldInfo) -> Any:
         return None if f.optional else f.default
     try:
         parsed = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
+    except (tomllib.TOMLDecodeError, RecursionError) as exc:
         raise ValueError(f"not valid TOML: {exc}") from None
     extra = sorted(set(parsed) - {name})
     if extra:

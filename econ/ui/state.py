@@ -13,7 +13,6 @@ import base64
 import copy
 import datetime as dt
 import json
-import tomllib
 import typing
 import zlib
 from collections.abc import Mapping
@@ -24,8 +23,9 @@ import streamlit as st
 import tomli_w
 from pydantic import BaseModel, ValidationError
 
-from econ.catalog import DEFAULT_SCENARIO, ready_made_scenarios
-from econ.scenario import Scenario, ScenarioError, dumps, read_toml, validate_dict
+from econ.catalog import DEFAULT_SCENARIO, models_dir, ready_made_scenarios
+from econ.scenario import Scenario, ScenarioError, dumps, parse_toml, read_toml, validate_dict
+from econ.scenario.paths import resolve_paths
 
 DATA = "econ.data"
 BASE = "econ.base"
@@ -43,6 +43,7 @@ MAX_LINK_CHARS = 6000
 
 SAVED_PREFIX = "saved: "
 UPLOAD_PREFIX = "uploaded: "
+LIBRARY_PREFIX = "library:"  # a version of the scenario library (a link may name one)
 LINK_NAME = "from a shared link"
 MISSING = object()
 
@@ -158,13 +159,32 @@ def error_path(loc) -> str:
     return "".join(parts)
 
 
+APP_PATHS = (
+    "the models/ folder shipped with econ: a scenario opened in the app (from a link, an upload or "
+    "a saved copy) cannot make the server open any other file; take a measured curve from the "
+    "Throughput page instead"
+)
+
+
+def validate_in_app(data: Mapping, file: str | None = None) -> Scenario:
+    """Validate scenario data that arrived in the app (link, upload, edits), or ScenarioError.
+
+    Paths inside it resolve against the ready-made scenarios' folder and may point only into
+    models/: a link or an upload never makes the server open a file of its choosing.
+    """
+    data = copy.deepcopy(dict(data))
+    folder = models_dir()
+    resolve_paths(data, folder / "scenarios", [folder], file=file, where=APP_PATHS)
+    return validate_dict(data, file=file)
+
+
 def validate(data: Mapping, raw_errors: Mapping[str, str] | None = None) -> Validation:
     """Validate a scenario dict with the scenario models; errors keyed by dotted field path."""
     errors: dict[str, list[str]] = {}
     for path, message in (raw_errors or {}).items():
         errors.setdefault(path, []).append(message)
     try:
-        scenario = validate_dict(data)
+        scenario = validate_in_app(data)
     except ScenarioError as exc:
         try:
             Scenario.model_validate(data)
@@ -220,7 +240,7 @@ def load_ready_made(name: str) -> None:
 def load_saved(name: str) -> None:
     keep_edits()
     text = st.session_state.get(SAVED, {})[name]
-    load_data(tomllib.loads(text), SAVED_PREFIX + name)
+    load_data(parse_toml(text, name), SAVED_PREFIX + name)
 
 
 def edited() -> bool:
@@ -271,6 +291,10 @@ def ensure() -> None:
 
 def restore_link(name: str | None, edits: str | None) -> None:
     names = ready_made()
+    if name and name.startswith(LIBRARY_PREFIX):
+        base = _library_base(name)
+        load_data(merge(base, decode(edits) if edits else {}), name, base=base)
+        return
     if name and name not in names:
         raise LinkError(
             f"names the ready-made scenario {name!r}, which is not here; expected one of: "
@@ -280,6 +304,20 @@ def restore_link(name: str | None, edits: str | None) -> None:
     changes = decode(edits) if edits else {}
     data = merge(base, changes)
     load_data(data, name if name else LINK_NAME, base=base)
+
+
+def _library_base(name: str) -> dict:
+    """The TOML data of a scenario-library version named by a link (library:NAME@VERSION)."""
+    from econ.library import LibraryError, open_library, parse_ref
+
+    try:
+        ref = parse_ref(name, need_version=True)
+        with open_library() as library:
+            return parse_toml(library.get(ref).text, name)
+    except LibraryError as exc:
+        raise LinkError(
+            f"names {name!r}, which this app's scenario library cannot give: {exc}"
+        ) from None
 
 
 def current() -> Validation:
@@ -328,7 +366,7 @@ def decode(text: str) -> dict:
     try:
         raw = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
         data = json.loads(zlib.decompress(raw, bufsize=1 << 16).decode())
-    except (ValueError, zlib.error, UnicodeDecodeError) as exc:
+    except (ValueError, zlib.error, UnicodeDecodeError, RecursionError) as exc:
         raise LinkError(f"is not an encoded scenario ({type(exc).__name__}: {exc})") from None
     if not isinstance(data, dict):
         raise LinkError(f"holds a {type(data).__name__}; expected a table of scenario fields")
@@ -339,7 +377,7 @@ def sync_link() -> None:
     """Put the scenario in the address bar (name of the ready-made base and the edits)."""
     ss = st.session_state
     name = ss.get(BASE_NAME, "")
-    if name in ready_made():
+    if name in ready_made() or name.startswith(LIBRARY_PREFIX):
         params = {"scenario": name}
         changes = diff(ss[DATA], ss[BASE])
     else:

@@ -24,6 +24,7 @@ PAGES = (
     ("gains", "Software gains", ":material/trending_up:"),
     ("power", "Power and fleet", ":material/bolt:"),
     ("compare", "Compare", ":material/compare_arrows:"),
+    ("library", "Library", ":material/library_books:"),
     ("risk", "Risk", ":material/casino:"),
     ("export", "Export", ":material/download:"),
 )

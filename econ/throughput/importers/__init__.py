@@ -10,8 +10,10 @@ the matching importer and merges the points. Supported formats (`FORMATS`):
 | aiperf-json, aiperf-csv | AIPerf `profile_export_aiperf.{json,csv}` |
 | mlperf-summary, mlperf-detail | MLPerf LoadGen `mlperf_log_summary.txt`, `mlperf_log_detail.txt` |
 | inferencex | InferenceX `agg_*.json`, agentic aggregates and nested results |
-| trtllm-bench | TensorRT-LLM `trtllm-bench throughput` report |
+| trtllm-bench, trtllm-bench-json | TensorRT-LLM `trtllm-bench throughput` console report and `--report_json` |
 | generic-csv | one row per point, units in the headers (see `generic_csv`) |
+| mlperf-endpoints | MLPerf Endpoints / endpoint client `performance/result_summary.json` |
+| (a folder) | an MLPerf Endpoints submission tree, one point per concurrency (`mlperf_endpoints`) |
 
 Every importer refuses what is not a measurement (all requests failed, zero or negative values,
 NaN throughput, duplicate load levels) with a `CurveError` naming the file, and checks that the
@@ -28,6 +30,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from econ.files import atomic_write
+from econ.text import neutralize
 from econ.throughput.curve import CURVE_COLUMNS, OPTIONAL_COLUMNS, Curve, with_all_columns
 from econ.throughput.importers import (
     bench_serving,
@@ -35,11 +39,13 @@ from econ.throughput.importers import (
     generic_csv,
     inferencex,
     mlperf,
+    mlperf_endpoints,
     trtllm,
 )
 from econ.throughput.importers._common import (
     CurveError,
     LatencyUnitError,
+    NotANumberError,
     SourceFile,
     json_records,
     latency_unit_findings,
@@ -59,8 +65,14 @@ FORMATS: dict[str, tuple[str, Parser]] = {
     "mlperf-detail": ("MLPerf LoadGen mlperf_log_detail.txt", mlperf.parse_detail),
     "inferencex": ("InferenceX result / aggregate JSON", inferencex.parse),
     "trtllm-bench": ("TensorRT-LLM trtllm-bench throughput report", trtllm.parse),
+    "trtllm-bench-json": ("TensorRT-LLM trtllm-bench --report_json", trtllm.parse_json),
     "generic-csv": ("generic curve CSV with units in the headers", generic_csv.parse),
+    "mlperf-endpoints": (
+        "MLPerf Endpoints / endpoint client performance/result_summary.json",
+        mlperf_endpoints.parse,
+    ),
 }
+ENDPOINTS_SUBMISSION = "mlperf-endpoints-submission"
 
 __all__ = [
     "FORMATS",
@@ -84,6 +96,8 @@ def detect_format(src: SourceFile) -> str:
         return "mlperf-summary"
     if trtllm.looks_like(text):
         return "trtllm-bench"
+    if mlperf_endpoints.looks_like_text(text):
+        return "mlperf-endpoints"
     if text.startswith(("{", "[")):
         records = json_records(src)
         first = records[0]
@@ -91,43 +105,69 @@ def detect_format(src: SourceFile) -> str:
             return "aiperf-json" if "aiperf_version" in first else "genai-perf-json"
         if inferencex.looks_like(first):
             return "inferencex"
+        if trtllm.looks_like_json(first):
+            return "trtllm-bench-json"
         if bench_serving.looks_like(first):
             return "sglang" if bench_serving.is_sglang(first) else "vllm"
-        keys = ", ".join(sorted(first)[:15])
+        # The message names the formats, never the file's content (it may not be the user's).
         raise src.error(
             "JSON from an unsupported tool (or not a benchmark result): no importer recognizes "
-            f"an object with keys {keys}; supported formats: {', '.join(FORMATS)}"
+            f"its fields; expected a result file of one of: {', '.join(FORMATS)}"
         )
     if genai_perf.looks_like_csv(text):
         header = text.splitlines()[0].lower()
         return "aiperf-csv" if ",sum," in header or ",p1," in header else "genai-perf-csv"
     if generic_csv.looks_like(text):
         return "generic-csv"
-    first_line = text.splitlines()[0][:80] if text else ""
+    if "," in (text.splitlines()[0] if text else ""):
+        raise src.error(generic_csv.REQUIRED_COLUMNS_MESSAGE)
     raise src.error(
-        f"unrecognized format (first line: {first_line!r}); supported formats: {', '.join(FORMATS)}"
+        "unrecognized format: not JSON, CSV, a LoadGen log or a trtllm-bench report; "
+        f"expected a result file of one of: {', '.join(FORMATS)}"
     )
 
 
 def import_file(
-    path: str | os.PathLike, fmt: str = "auto", gpu_count: float | None = None
+    path: str | os.PathLike,
+    fmt: str = "auto",
+    gpu_count: float | None = None,
+    *,
+    allow_incomplete: bool = False,
 ) -> Curve:
     """One file as a Curve. `fmt` is a name from FORMATS or "auto" (detect from the content).
 
-    `gpu_count` overrides the GPU count the file states or implies [GPUs].
+    `gpu_count` overrides the GPU count the file states or implies [GPUs]. A folder is read as an
+    MLPerf Endpoints submission tree. `allow_incomplete` imports an interrupted Endpoints run.
     """
+    if fmt not in ("auto", *FORMATS, ENDPOINTS_SUBMISSION):
+        raise CurveError(f"unknown format {fmt!r}; expected 'auto' or one of: {', '.join(FORMATS)}")
+    if Path(path).is_dir() and fmt in ("auto", ENDPOINTS_SUBMISSION):
+        curve = mlperf_endpoints.import_submission(
+            path, gpu_count, allow_incomplete=allow_incomplete
+        )
+        return Curve(
+            curve.points, dict(curve.provenance, format=ENDPOINTS_SUBMISSION), curve.warnings
+        )
     src = read_source(path)
     if fmt == "auto":
         fmt = detect_format(src)
-    elif fmt not in FORMATS:
-        raise CurveError(f"unknown format {fmt!r}; expected 'auto' or one of: {', '.join(FORMATS)}")
-    curve = FORMATS[fmt][1](src, gpu_count)
+    try:
+        if fmt == "mlperf-endpoints":
+            curve = mlperf_endpoints.parse(src, gpu_count, allow_incomplete=allow_incomplete)
+        else:
+            curve = FORMATS[fmt][1](src, gpu_count)
+    except NotANumberError as exc:  # raised where the field is read, without the file's name
+        raise NotANumberError(f"{src.path}: {exc}") from None
     provenance = dict(curve.provenance, format=fmt)
     return Curve(points=curve.points, provenance=provenance, warnings=curve.warnings)
 
 
 def import_files(
-    paths: Iterable[str | os.PathLike], fmt: str = "auto", gpu_count: float | None = None
+    paths: Iterable[str | os.PathLike],
+    fmt: str = "auto",
+    gpu_count: float | None = None,
+    *,
+    allow_incomplete: bool = False,
 ) -> Curve:
     """Several files merged into one Curve (points in file order, provenance per point).
 
@@ -137,7 +177,7 @@ def import_files(
     paths = list(paths)
     if not paths:
         raise CurveError("no input files given")
-    curves = [import_file(p, fmt, gpu_count) for p in paths]
+    curves = [import_file(p, fmt, gpu_count, allow_incomplete=allow_incomplete) for p in paths]
     if len(curves) == 1:
         return curves[0]
     hashes = [c.provenance["file_sha256"] for c in curves]
@@ -179,6 +219,9 @@ def import_files(
         "precision": "; ".join(sorted({v for v in points["precision"] if v})),
         "format": "; ".join(sorted({c.provenance["format"] for c in curves})),
     }
+    readings = {c.provenance.get("curve_reading") for c in curves}
+    if len(readings) == 1 and None not in readings:  # e.g. several Endpoints runs: still steps
+        provenance["curve_reading"] = readings.pop()
     return Curve(points=points, provenance=provenance, warnings=tuple(dict.fromkeys(warnings)))
 
 
@@ -189,8 +232,6 @@ def load_curve(path: str | os.PathLike, fmt: str = "auto", gpu_count: float | No
 
 def curve_csv_text(curve: Curve) -> str:
     """The curve's points as the generic curve CSV (all columns, NaN as empty, full precision)."""
-    from econ.export import neutralize  # the export layer owns formula-injection safety
-
     frame = with_all_columns(curve.points)[list(CURVE_COLUMNS + OPTIONAL_COLUMNS)]
     text_columns = [
         c
@@ -210,14 +251,7 @@ def curve_csv_text(curve: Curve) -> str:
 
 def write_curve_csv(curve: Curve, path: str | os.PathLike, overwrite: bool = False) -> Path:
     """Write the curve CSV atomically; an existing file is replaced only when `overwrite`."""
-    from econ.scenario.io import atomic_write
-
     path = Path(path)
     if path.suffix.lower() != ".csv":
         raise CurveError(f"{path}: a curve is written as CSV; expected a path ending in .csv")
-    if not path.parent.exists():
-        raise CurveError(f"{path}: folder {path.parent} does not exist")
-    try:
-        return atomic_write(path, curve_csv_text(curve), overwrite=overwrite)
-    except FileExistsError:
-        raise CurveError(f"{path} exists; refusing to overwrite it (use --force)") from None
+    return atomic_write(path, curve_csv_text(curve), overwrite=overwrite)

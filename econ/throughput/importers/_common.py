@@ -11,11 +11,13 @@ provenance (tool, version, file, SHA-256, model, hardware, precision) on every p
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import math
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -38,10 +40,15 @@ TTFT_S_MIN, TTFT_S_MAX = 5e-5, 86_400.0
 LITTLE_RATIO_MAX = 5.0
 
 LATENCY_PREFIXES = ("ttft_s_", "tpot_s_", "e2e_s_")
+LATENCY_STATS_ALL = ("mean", "p50", "p90", "p95", "p99")
 
 
 class CurveError(InputError):
     """A throughput file that cannot be turned into a curve; the message names the file."""
+
+
+class ImplausibleValueError(CurveError):
+    """A value no measurement can have: above the speed of light, negative, out of order."""
 
 
 class LatencyUnitError(CurveError):
@@ -66,6 +73,9 @@ class SourceFile:
 
 def read_source(path: str | Path) -> SourceFile:
     """Read a file as UTF-8 text and hash its bytes; an empty or binary file is an error."""
+    if "\x00" in str(path):
+        shown = str(path).replace("\x00", "\\0")
+        raise CurveError(f"{shown}: a file name may not contain a NUL byte")
     path = Path(path)
     try:
         raw = path.read_bytes()
@@ -88,6 +98,17 @@ def read_source(path: str | Path) -> SourceFile:
     return SourceFile(path=path, text=text, sha256=hashlib.sha256(raw).hexdigest())
 
 
+def _loads(src: SourceFile, text: str):
+    """json.loads, with nesting too deep for the parser refused as an input error."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise src.error(
+            "the JSON is nested too deeply to parse (thousands of levels); expected benchmark "
+            "result objects"
+        ) from None
+
+
 def json_records(src: SourceFile) -> list[dict]:
     """The JSON objects in a file: one object, a list of objects, or JSON Lines.
 
@@ -95,14 +116,14 @@ def json_records(src: SourceFile) -> list[dict]:
     """
     text = src.text.strip()
     try:
-        data = json.loads(text)
+        data = _loads(src, text)
     except json.JSONDecodeError as whole_error:
         records = []
         for number, line in enumerate(text.splitlines(), start=1):
             if not line.strip():
                 continue
             try:
-                records.append(json.loads(line))
+                records.append(_loads(src, line))
             except json.JSONDecodeError as line_error:
                 exc = whole_error if number == 1 and not records else line_error
                 where = (
@@ -126,22 +147,57 @@ def json_records(src: SourceFile) -> list[dict]:
     return items
 
 
-def number(value, *, allow_inf: bool = False) -> float:
-    """A JSON/text value as float; None, "", "null", "none", "n/a" -> NaN; "inf" -> inf."""
-    if value is None or isinstance(value, bool):
+MISSING_MARKERS = ("", "null", "none", "n/a", "na", "nan", "-")
+"""Text a tool writes for a value it did not measure; read as missing (NaN)."""
+_THOUSANDS = re.compile(r"^[+-]?\d{1,3}(?:,\d{3})+(?:\.\d+)?$")
+
+
+class NotANumberError(CurveError):
+    """A field that is present but does not hold a number ("abc", true, "8,2")."""
+
+
+def _shown(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def number(value, *, allow_inf: bool = False, field: str = "") -> float:
+    """A JSON/text value as float. None and the MISSING_MARKERS are NaN (not measured).
+
+    Anything else that is not a number raises NotANumberError naming `field`: booleans, lists,
+    objects, words, and commas other than thousands separators between groups of three digits
+    ("5,494.07" is 5494.07; "8,2" is refused: a decimal comma is never guessed). Infinity is
+    refused unless `allow_inf` (a request rate of "all at once").
+    """
+    where = f"field {field!r}" if field else "a value"
+    if value is None:
         return math.nan
-    if isinstance(value, int | float):
-        out = float(value)
-    else:
-        text = str(value).strip().replace(",", "")
-        if text.lower() in ("", "null", "none", "n/a", "na", "nan", "-"):
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        raise NotANumberError(
+            f"{where} is {_shown(value)} ({type(value).__name__}); expected a number"
+        )
+    if isinstance(value, str):
+        text = value.strip()
+        if text.lower() in MISSING_MARKERS:
             return math.nan
+        if "," in text:
+            if not _THOUSANDS.match(text):
+                raise NotANumberError(
+                    f"{where} is {_shown(value)}, not a number (a comma is read only as a "
+                    "thousands separator, as in 5,494.07); expected a number with a decimal point"
+                )
+            text = text.replace(",", "")
         try:
             out = float(text)
         except ValueError:
-            return math.nan
+            raise NotANumberError(f"{where} is {_shown(value)}; expected a number") from None
+    else:
+        try:
+            out = float(value)
+        except OverflowError:
+            raise NotANumberError(f"{where} is an integer too large for a float") from None
     if math.isinf(out) and not allow_inf:
-        return math.nan
+        raise NotANumberError(f"{where} is {_shown(value)} (infinite); expected a finite number")
     return out
 
 
@@ -149,30 +205,63 @@ def first_number(record: Mapping, keys: Iterable[str], scale: float = 1.0, **kw)
     """The first key present with a numeric value, divided by `scale`; NaN when none is."""
     for key in keys:
         if key in record:
-            value = number(record[key], **kw)
+            value = number(record[key], field=key, **kw)
             if not math.isnan(value):
                 return value / scale
     return math.nan
 
 
+_CPU_WORDS = ("epyc", "xeon", "grace", "vera", "cpu", "core", "neoverse")
+_MULTI_NODE = re.compile(
+    r"(?<![a-z0-9.])(\d{1,4})\s*x\s*(\d{1,4})\s*x\s*(?=([a-z][a-z0-9]*))", re.I
+)
 _COUNT_PATTERNS = (
-    (re.compile(r"(?<![a-z0-9.])(\d{1,5})\s*x\s*(?=[a-z])", re.I), "a '<N>x<GPU>' pattern"),
+    (re.compile(r"(?<![a-z0-9.])(\d{1,5})\s*x\s*(?=([a-z][a-z0-9]*))", re.I), "a '<N>x<GPU>' pattern"),
     (re.compile(r"(?<=[a-z0-9])x(\d{1,5})(?![0-9])", re.I), "a '<GPU>x<N>' pattern"),
     (re.compile(r"(?<![a-z])gpus?[_-]?(\d{1,5})(?![0-9])", re.I), "a 'gpus_<N>' pattern"),
     (re.compile(r"(?<![a-z0-9.])(\d{1,5})[_-]?gpus?(?![a-z])", re.I), "a '<N>gpu' pattern"),
-)
+)  # fmt: skip
+MAX_GPU_COUNT = 100_000
+"""Largest GPU count accepted for one measured system [GPUs]; the largest MLPerf systems hold a
+few hundred and the largest clusters a few hundred thousand, none of which one benchmark serves."""
+
+
+def _is_cpu(match: re.Match) -> bool:
+    word = match.group(match.lastindex) if match.lastindex and match.lastindex > 1 else ""
+    return word.lower().startswith(_CPU_WORDS)
 
 
 def gpu_count_from_text(text: str) -> tuple[float, str]:
-    """A GPU count written in a name: '4xNVIDIA_L40S', 'H200-SXM-141GBx8', 'gpus_16' or '8gpu'.
+    """A GPU count written in a name: '4xNVIDIA_L40S', 'H200-SXM-141GBx8', 'gpus_16', '8gpu', or a
+    multi-node platform '9x8xMI355X_2xEPYC_9575F' (9 nodes x 8 GPUs = 72; CPU counts such as
+    '2xEPYC' are skipped).
 
     Returns (count, how it was found), or (NaN, "") when the text names no count.
     """
+    for match in _MULTI_NODE.finditer(text):
+        if not _is_cpu(match):
+            nodes, per_node = int(match.group(1)), int(match.group(2))
+            if 0 < nodes * per_node <= MAX_GPU_COUNT:
+                return float(nodes * per_node), "a '<nodes>x<N>x<GPU>' pattern"
     for pattern, how in _COUNT_PATTERNS:
-        match = pattern.search(text)
-        if match and 0 < int(match.group(1)) <= 100_000:
-            return float(match.group(1)), how
+        for match in pattern.finditer(text):
+            if not _is_cpu(match) and 0 < int(match.group(1)) <= MAX_GPU_COUNT:
+                return float(match.group(1)), how
     return math.nan, ""
+
+
+def count_from_ratio(system: float, per_gpu: float) -> float:
+    """The GPU count a file implies as system rate / per-GPU rate, when that is an integer within
+    1% (the two rates are printed rounded); NaN otherwise."""
+    if not (system > 0 and per_gpu > 0):
+        return math.nan
+    ratio = system / per_gpu
+    count = round(ratio)
+    return (
+        float(count)
+        if 1 <= count <= MAX_GPU_COUNT and abs(ratio - count) <= 0.01 * count
+        else math.nan
+    )
 
 
 @dataclass
@@ -198,8 +287,17 @@ def apply_gpu_count(
 ) -> None:
     """Fill `gpu_count`: the caller's value first, then the file's, then a count in the file name."""
     if gpu_count is not None:
-        if not (isinstance(gpu_count, int | float) and gpu_count > 0 and math.isfinite(gpu_count)):
-            raise src.error(f"GPU count {gpu_count!r} is not a positive number")
+        if not (
+            isinstance(gpu_count, int | float)
+            and not isinstance(gpu_count, bool)
+            and math.isfinite(gpu_count)
+            and float(gpu_count).is_integer()
+            and 1 <= gpu_count <= MAX_GPU_COUNT
+        ):
+            raise ImplausibleValueError(
+                f"{src.path}: GPU count (--gpus) is {gpu_count!r}; expected a whole number of GPUs "
+                f"from 1 to {MAX_GPU_COUNT:,}"
+            )
         for record in records:
             record["gpu_count"] = float(gpu_count)
         prov.gpu_count_basis = "given by the user"
@@ -283,6 +381,223 @@ def _check_values(frame: pd.DataFrame, src: SourceFile, labels: list[str]) -> No
             f"{labels[i]}: no output-token throughput (missing or NaN); every point needs output "
             "tokens/s for the system or per GPU"
         )
+
+
+UNKNOWN_HARDWARE_CEILING_TOKENS_PER_S_PER_GPU = 1e7
+"""Output tokens/s per GPU no measurement can exceed when the hardware or model is not in the
+catalogs: 2 FLOPs per parameter per token for a 100M-parameter model at 2 PFLOP/s dense FP8 (an
+H100) is 1e7 tokens/s [tokens/s/GPU]."""
+UNUSUAL_SHARE_OF_CEILING = 0.5
+UNUSUAL_TOKENS_PER_S_PER_GPU = 1e5
+"""Above this (or half the catalog speed of light) a per-GPU output rate is possible but unusual."""
+MAX_LATENCY_S = 1e6
+"""No benchmark request waits 11.6 days for a token: a latency above this is not a measurement [s]."""
+MAX_TOKENS_PER_S_PER_USER = 1e6
+"""A per-user speed above this means a TPOT below 1 microsecond [tokens/s]."""
+INPUT_CEILING_FACTOR = 10.0
+"""Prefill runs up to ~10x faster than decode per GPU; input and total rates get this headroom."""
+PERCENTILE_ORDER = ("p50", "p90", "p95", "p99")
+PERCENTILE_TOLERANCE = 1e-6
+"""Relative slack in the percentile-order check for statistics printed rounded."""
+_SPEED_OF_LIGHT_LENGTHS = tuple((i, o) for i in (1, 128, 1024) for o in (128, 1024, 4096, 16384))
+_SPEED_OF_LIGHT_DRAFTS = ((0, 1.0), (7, 8.0))
+_HARDWARE_NAMES = (
+    (re.compile(r"(?:(?<![a-z0-9])|(?<=\dx))gb300(?![0-9])", re.I), "gb300-nvl72"),
+    (re.compile(r"(?:(?<![a-z0-9])|(?<=\dx))gb200(?![0-9])", re.I), "gb200-nvl72"),
+    (re.compile(r"(?:(?<![a-z0-9])|(?<=\dx))b300(?![0-9])", re.I), "b300-sxm"),
+    (re.compile(r"(?:(?<![a-z0-9])|(?<=\dx))b200(?![0-9])", re.I), "b200-sxm"),
+    (re.compile(r"(?:(?<![a-z0-9])|(?<=\dx))h200(?![0-9])", re.I), "h200-sxm"),
+    (re.compile(r"(?:(?<![a-z0-9])|(?<=\dx))h100(?![0-9])", re.I), "h100-sxm"),
+    (re.compile(r"(?:(?<![a-z0-9])|(?<=\dx))mi355x?(?![0-9])", re.I), "mi355x"),
+    (re.compile(r"(?:(?<![a-z0-9])|(?<=\dx))mi325x?(?![0-9])", re.I), "mi325x"),
+    (re.compile(r"(?:(?<![a-z0-9])|(?<=\dx))mi300x(?![0-9])", re.I), "mi300x"),
+)
+"""Catalog hardware a name refers to; a PCIe or NVL variant maps to the faster SXM part, so the
+ceiling stays an upper bound."""
+_MODEL_DECORATIONS = {
+    "instruct", "chat", "hf", "fp8", "fp4", "nvfp4", "mxfp4", "bf16", "fp16", "int4", "int8",
+    "awq", "gptq", "meta", "99", "99.9", "it", "base", "dynamic", "w4a16", "w8a8", "interactive",
+}  # fmt: skip
+
+
+def _norm_name(text: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", text.lower())
+
+
+def catalog_hardware(text: str) -> str:
+    """The hardware catalog key a free-text hardware name refers to, or ""."""
+    for pattern, key in _HARDWARE_NAMES:
+        if pattern.search(text or ""):
+            return key
+    return ""
+
+
+def catalog_model(text: str) -> str:
+    """The LLM catalog key a model name refers to, or "": the name's last path part with
+    decorations (instruct, chat, fp8, 99, dates) dropped must equal a catalog key exactly, so a
+    distilled or resized variant never borrows a bigger model's ceiling."""
+    from econ.llms import load_llm_catalog
+
+    base = (text or "").strip().split("/")[-1]
+    tokens = [
+        t
+        for t in re.split(r"[-_ ]+", base.lower())
+        if t and t not in _MODEL_DECORATIONS and not re.fullmatch(r"\d{4}", t)
+    ]
+    name = _norm_name("".join(tokens))
+    for key in load_llm_catalog():
+        if name and _norm_name(key) == name:
+            return key
+    return ""
+
+
+@lru_cache(maxsize=64)
+def catalog_ceiling(hardware_key: str, model_key: str) -> float:
+    """The largest speed of light of a catalog hardware/model pair over short to long requests,
+    with and without ideal speculative decoding (7 drafts, all accepted) [tokens/s/GPU].
+
+    The ceiling is taken over lengths because files rarely state them reliably; it is the
+    simulator's physics with every efficiency at 1 (econ.throughput.simulator.speed_of_light)."""
+    from econ.hardware import get_hardware
+    from econ.throughput.simulator import speed_of_light
+
+    hw = get_hardware(hardware_key)
+    best = 0.0
+    for input_tokens, output_tokens in _SPEED_OF_LIGHT_LENGTHS:
+        for drafts, accepted in _SPEED_OF_LIGHT_DRAFTS:
+            try:
+                value = speed_of_light(
+                    hw,
+                    model_key,
+                    hw.default_precision,
+                    input_tokens=input_tokens,
+                    output_tokens=output_tokens,
+                    draft_tokens=drafts,
+                    accepted_tokens=accepted,
+                )
+            except InputError:  # the model does not fit this length: no bound from it
+                continue
+            best = max(best, float(value))
+    return best
+
+
+def ceiling_for(hardware: str, model: str) -> tuple[float, str]:
+    """Per-GPU output ceiling for a point and where it comes from."""
+    hw_key, model_key = catalog_hardware(hardware), catalog_model(model)
+    if hw_key and model_key:
+        value = catalog_ceiling(hw_key, model_key)
+        if value > 0:
+            return value, f"the speed of light of {model_key} on {hw_key}"
+    return (
+        UNKNOWN_HARDWARE_CEILING_TOKENS_PER_S_PER_GPU,
+        "the ceiling for hardware or a model not in the catalogs",
+    )
+
+
+def check_plausible(frame: pd.DataFrame, src: SourceFile, labels: list[str]) -> list[str]:
+    """Refuse what cannot be a measurement (ImplausibleValueError naming the point, the field and
+    the value); return warnings for values that are possible but unusual.
+
+    Refused: GPU counts that are not whole numbers from 1 to MAX_GPU_COUNT; fewer than one
+    completed request (or a fractional count); percentiles out of order (p50 <= p90 <= p95 <= p99);
+    latencies above MAX_LATENCY_S; per-user speeds above MAX_TOKENS_PER_S_PER_USER; per-GPU output
+    above the speed of light of the hardware and model (catalog) or, when either is unknown,
+    UNKNOWN_HARDWARE_CEILING_TOKENS_PER_S_PER_GPU; a system output rate that would need more than
+    MAX_GPU_COUNT GPUs at that ceiling; input or total rates above INPUT_CEILING_FACTOR x it.
+    """
+    warnings: list[str] = []
+
+    def refuse(i: int, column: str, value: float, expected: str) -> ImplausibleValueError:
+        return ImplausibleValueError(
+            f"{src.path}: {labels[i]}: {column} is {value:.6g}; {expected}; not a measurement"
+        )
+
+    def values(column: str) -> np.ndarray:
+        return frame[column].to_numpy(dtype=float)
+
+    gpus = values("gpu_count")
+    for i, n in enumerate(gpus):
+        if not math.isnan(n) and not (float(n).is_integer() and 1 <= n <= MAX_GPU_COUNT):
+            raise refuse(
+                i, "gpu_count", n, f"expected a whole number of GPUs from 1 to {MAX_GPU_COUNT:,}"
+            )
+    completed = values("completed_requests")
+    for i, n in enumerate(completed):
+        if not math.isnan(n) and not (n >= 1 and float(n).is_integer()):
+            raise refuse(
+                i, "completed_requests", n, "expected a whole number of at least 1 request"
+            )
+        if 1 <= n < 10:
+            warnings.append(f"{labels[i]}: only {n:g} completed requests; the statistics are noisy")
+    for metric in ("ttft_s", "tpot_s", "e2e_s"):
+        for stat in LATENCY_STATS_ALL:
+            column = f"{metric}_{stat}"
+            if column not in frame:
+                continue
+            for i, v in enumerate(values(column)):
+                if v > MAX_LATENCY_S:
+                    raise refuse(i, column, v, f"expected a latency below {MAX_LATENCY_S:g} s")
+        if metric == "e2e_s":
+            continue
+        for low, high in itertools.combinations(PERCENTILE_ORDER, 2):
+            a, b = values(f"{metric}_{low}"), values(f"{metric}_{high}")
+            for i in np.flatnonzero(a > b * (1 + PERCENTILE_TOLERANCE)):
+                raise ImplausibleValueError(
+                    f"{src.path}: {labels[i]}: {metric}_{high} ({b[i]:.6g} s) is below "
+                    f"{metric}_{low} ({a[i]:.6g} s); percentiles must not decrease "
+                    "(p50 <= p90 <= p95 <= p99)"
+                )
+    for i, v in enumerate(values("tokens_per_s_per_user")):
+        if v > MAX_TOKENS_PER_S_PER_USER:
+            raise refuse(
+                i,
+                "tokens_per_s_per_user",
+                v,
+                f"expected at most {MAX_TOKENS_PER_S_PER_USER:g} tokens/s (TPOT of 1 us)",
+            )
+    per_gpu, system = values("output_tokens_per_s_per_gpu"), values("output_tokens_per_s")
+    for i in range(len(frame)):
+        ceiling, basis = ceiling_for(str(frame["hardware"].iloc[i]), str(frame["model"].iloc[i]))
+        if per_gpu[i] > ceiling:
+            raise refuse(
+                i,
+                "output_tokens_per_s_per_gpu",
+                per_gpu[i],
+                f"expected at most {ceiling:,.0f} tokens/s per GPU ({basis})",
+            )
+        if math.isnan(per_gpu[i]) and system[i] > ceiling * MAX_GPU_COUNT:
+            raise refuse(
+                i,
+                "output_tokens_per_s",
+                system[i],
+                f"even {MAX_GPU_COUNT:,} GPUs at {ceiling:,.0f} tokens/s each ({basis}) cannot "
+                "produce it",
+            )
+        for column in ("input_tokens_per_s", "total_tokens_per_s"):
+            v = frame[column].iloc[i]
+            bound = INPUT_CEILING_FACTOR * ceiling * (gpus[i] if gpus[i] >= 1 else MAX_GPU_COUNT)
+            if v > bound:
+                raise refuse(
+                    i,
+                    column,
+                    v,
+                    f"expected at most {bound:.3g} tokens/s ({basis}, x10 for prefill)",
+                )
+        unusual = min(UNUSUAL_TOKENS_PER_S_PER_GPU, UNUSUAL_SHARE_OF_CEILING * ceiling)
+        if per_gpu[i] > unusual:
+            warnings.append(
+                f"{labels[i]}: {per_gpu[i]:,.0f} output tokens/s per GPU is unusually high (above "
+                f"{unusual:,.0f}; ceiling {ceiling:,.0f} from {basis}); check the GPU count"
+            )
+        if gpus[i] > 10_000:
+            warnings.append(f"{labels[i]}: {gpus[i]:,.0f} GPUs is an unusually large system")
+    ttft, tpot = values("ttft_s_mean"), values("tpot_s_mean")
+    for i in range(len(frame)):
+        if ttft[i] > 600:
+            warnings.append(f"{labels[i]}: mean TTFT {ttft[i]:.4g} s is unusually long")
+        if tpot[i] > 5:
+            warnings.append(f"{labels[i]}: mean TPOT {tpot[i]:.4g} s is unusually long")
+    return warnings
 
 
 def _check_duplicates(
@@ -410,7 +725,16 @@ def finish_curve(
     frame = _derive(frame)
     user = frame["tokens_per_s_per_user"]
     tpot = frame["tpot_s_mean"].where(frame["tpot_s_mean"].notna(), frame["tpot_s_p50"])
-    frame["tokens_per_s_per_user"] = user.where(user.notna(), 1.0 / tpot)
+    frame["tokens_per_s_per_user"] = user.where(user.notna(), 1.0 / tpot.where(tpot > 0))
+    from_median = user.isna() & frame["tpot_s_mean"].isna() & frame["tpot_s_p50"].notna()
+    if from_median.any():
+        prov.warnings.append(
+            "no mean TPOT in the file: tokens/s per user is 1 / median TPOT, which is not the "
+            "mean per-user speed"
+        )
+    for column in ("model", "hardware", "precision"):
+        frame[column] = frame[column].where(frame[column] != "", getattr(prov, column))
+    prov.warnings.extend(check_plausible(frame, src, labels))
     _check_values(frame, src, labels)
     if check_units:
         check_latency_units(frame, src, labels, prov.latency_unit or "seconds")
@@ -425,9 +749,6 @@ def finish_curve(
     ):
         keep = (frame[column] != "") & keep_point_provenance
         frame[column] = frame[column].where(keep, value)
-    frame["model"] = frame["model"].where(frame["model"] != "", prov.model)
-    frame["hardware"] = frame["hardware"].where(frame["hardware"] != "", prov.hardware)
-    frame["precision"] = frame["precision"].where(frame["precision"] != "", prov.precision)
     point_warnings = frame["warnings"]
     joined = " | ".join(warnings)
     frame["warnings"] = [

@@ -61,10 +61,25 @@ def is_sglang(record: dict) -> bool:
 
 
 def looks_like(record: dict) -> bool:
-    """A bench_serving result: an output rate plus latency statistics in ms."""
-    return "output_throughput" in record and any(
-        k.endswith("_ttft_ms") or k.endswith("_itl_ms") for k in record
+    """A bench_serving result: latency statistics in ms (`*_ttft_ms`, `*_itl_ms`), or the run
+    counters and rates the tools write (a file without `output_throughput` is still theirs)."""
+    return any(k.endswith(("_ttft_ms", "_itl_ms", "_tpot_ms")) for k in record) or (
+        "output_throughput" in record and ("completed" in record or "duration" in record)
     )
+
+
+def server_infos(info) -> list[dict]:
+    """The server argument objects in `server_info`: one object, or for prefill/decode
+    (disaggregated) runs the router's `{"prefill": [...], "decode": [...]}` lists."""
+    if not isinstance(info, dict):
+        return []
+    if "tp_size" in info or "version" in info:
+        return [info]
+    found = []
+    for value in info.values():
+        items = value if isinstance(value, list) else [value]
+        found += [i for i in items if isinstance(i, dict) and ("tp_size" in i or "version" in i)]
+    return found
 
 
 def model_name(model_id: str) -> str:
@@ -85,8 +100,10 @@ def _from_arrays(record: dict, out: dict, prov: Provenance, label: str) -> None:
     Old vLLM builds counted requests that produced no token with TTFT 0.0 in the statistics;
     the arrays let us drop them and fill percentiles the file did not print.
     """
-    ttfts = np.asarray([number(v) for v in record.get("ttfts") or []], dtype=float)
-    lens = np.asarray([number(v) for v in record.get("output_lens") or []], dtype=float)
+    ttfts = np.asarray([number(v, field="ttfts[]") for v in record.get("ttfts") or []], dtype=float)
+    lens = np.asarray(
+        [number(v, field="output_lens[]") for v in record.get("output_lens") or []], dtype=float
+    )
     errors = record.get("errors") or [""] * len(ttfts)
     if len(ttfts) == 0 or len(lens) != len(ttfts):
         return
@@ -127,7 +144,7 @@ def _from_arrays(record: dict, out: dict, prov: Provenance, label: str) -> None:
     if len(itls) == len(lens):
         tpot = np.asarray(
             [
-                sum(number(x) for x in gaps) / scale / (n - 1)
+                sum(number(x, field="itls[]") for x in gaps) / scale / (n - 1)
                 for gaps, n, good in zip(itls, lens, ok, strict=True)
                 if good and n > 1 and gaps
             ],
@@ -150,12 +167,21 @@ def parse(src: SourceFile, gpu_count: float | None = None) -> Curve:
     for record, label in zip(records, labels, strict=True):
         if not looks_like(record):
             raise src.error(
-                f"{label} has no output_throughput or *_ttft_ms keys; not a vLLM/SGLang "
-                f"bench_serving result (keys: {', '.join(sorted(record)[:12])})"
+                f"{label} has no *_ttft_ms/*_itl_ms statistics and no output_throughput; not a "
+                "vLLM/SGLang bench_serving result"
             )
-        completed = number(record.get("completed"))
-        failed = number(record.get("failed"))
-        if completed == 0 or (math.isnan(completed) and number(record["output_throughput"]) == 0):
+        if "output_throughput" not in record:
+            raise src.error(
+                f"{label}: a vLLM/SGLang bench_serving result without output_throughput (the "
+                "output-token rate), so there is no throughput to import; expected the key the "
+                "tool writes in every result"
+            )
+        completed = number(record.get("completed"), field="completed")
+        failed = number(record.get("failed"), field="failed")
+        if completed == 0 or (
+            math.isnan(completed)
+            and number(record["output_throughput"], field="output_throughput") == 0
+        ):
             raise src.error(
                 f"{label}: every request failed (completed {record.get('completed')}, failed "
                 f"{record.get('failed')}); its metrics are all 0.0 and are not a measurement. "
@@ -168,10 +194,10 @@ def parse(src: SourceFile, gpu_count: float | None = None) -> Curve:
             )
         if not sglang and ("endpoint_type" in record or "failed" in record):
             prov.tool = "vllm bench serve"
-        if sglang:
-            info = record.get("server_info") or {}
-            version = str(info.get("version") or "")
-            prov.tool_version = prov.tool_version or version
+        infos = server_infos(record.get("server_info")) if sglang else []
+        if infos:
+            versions = sorted({str(i.get("version")) for i in infos if i.get("version")})
+            prov.tool_version = prov.tool_version or "; ".join(versions)
         out: dict = {}
         for metric, column in (("ttft", "ttft_s"), ("tpot", "tpot_s")):
             for stat, value in _stats(record, metric).items():
@@ -189,17 +215,25 @@ def parse(src: SourceFile, gpu_count: float | None = None) -> Curve:
         if "ttfts" in record:
             _from_arrays(record, out, prov, label)
         n = completed if completed > 0 else math.nan
-        out["output_tokens_per_s"] = number(record.get("output_throughput"))
+        out["output_tokens_per_s"] = number(
+            record.get("output_throughput"), field="output_throughput"
+        )
         out["total_tokens_per_s"] = first_number(
             record, ["total_token_throughput", "total_throughput"]
         )
         out["input_tokens_per_s"] = first_number(record, ["input_throughput"])
-        out["request_rate_per_s"] = number(record.get("request_rate"), allow_inf=True)
-        out["concurrency"] = number(record.get("max_concurrency"))
-        out["duration_s"] = number(record.get("duration"))
+        out["request_rate_per_s"] = number(
+            record.get("request_rate"), allow_inf=True, field="request_rate"
+        )
+        out["concurrency"] = number(record.get("max_concurrency"), field="max_concurrency")
+        out["duration_s"] = number(record.get("duration"), field="duration")
         out["completed_requests"] = completed
-        out["input_tokens_mean"] = number(record.get("total_input_tokens")) / n
-        out["output_tokens_mean"] = number(record.get("total_output_tokens")) / n
+        out["input_tokens_mean"] = (
+            number(record.get("total_input_tokens"), field="total_input_tokens") / n
+        )
+        out["output_tokens_mean"] = (
+            number(record.get("total_output_tokens"), field="total_output_tokens") / n
+        )
         info = record.get("server_info") if isinstance(record.get("server_info"), dict) else {}
         out["model"] = model_name(
             str(
@@ -217,17 +251,14 @@ def parse(src: SourceFile, gpu_count: float | None = None) -> Curve:
             out["gpu_count"] = count
             out["hardware"] = re.sub(r"^\d+\s*x\s*", "", gpu_text, flags=re.I).replace("_", " ")
             prov.gpu_count_basis = f"metadata gpu='{gpu_text}'"
-        if sglang:
-            info = record.get("server_info") or {}
-            if info:
-                tp = number(info.get("tp_size"))
-                dp = 1.0 if info.get("enable_dp_attention") else number(info.get("dp_size"))
-                pp = number(info.get("pp_size"))
-                count = tp * (dp if dp > 0 else 1.0) * (pp if pp > 0 else 1.0)
-                if count > 0:
-                    out["gpu_count"] = count
-                    prov.gpu_count_basis = "server_info tp_size x dp_size x pp_size"
-                out["precision"] = str(info.get("quantization") or info.get("dtype") or "")
+        if infos:
+            count = sum(_server_gpus(i) for i in infos)
+            if count > 0:
+                out["gpu_count"] = count
+                prov.gpu_count_basis = "server_info tp_size x dp_size x pp_size" + (
+                    f", summed over {len(infos)} prefill/decode servers" if len(infos) > 1 else ""
+                )
+            out["precision"] = "; ".join(sorted({_precision(i) for i in infos} - {""}))
         out["workload"] = _workload(record, sglang)
         out["config"] = label_pairs(
             (k, v)
@@ -252,6 +283,24 @@ def parse(src: SourceFile, gpu_count: float | None = None) -> Curve:
         prov.warnings.append(f"the file does not record the {prov.tool.split()[0]} version")
     apply_gpu_count(rows, src, prov, gpu_count)
     return finish_curve(rows, src, prov, labels=labels, repeats="warn")
+
+
+def _server_gpus(info: dict) -> float:
+    tp = number(info.get("tp_size"), field="server_info.tp_size")
+    dp = number(info.get("dp_size"), field="server_info.dp_size")
+    pp = number(info.get("pp_size"), field="server_info.pp_size")
+    dp = 1.0 if info.get("enable_dp_attention") or not dp > 0 else dp  # DP attention shares TP GPUs
+    count = tp * dp * (pp if pp > 0 else 1.0)
+    return count if count > 0 else 0.0
+
+
+def _precision(info: dict) -> str:
+    """quantization, else dtype; "auto" (the server picks from the checkpoint) is unknown."""
+    for key in ("quantization", "dtype"):
+        value = str(info.get(key) or "").strip()
+        if value and value.lower() not in ("auto", "none", "null"):
+            return value
+    return ""
 
 
 def _workload(record: dict, sglang: bool) -> str:

@@ -72,11 +72,13 @@ def _seconds(metric: dict | None, stat: str, src: SourceFile, name: str) -> floa
         raise src.error(
             f"{name} has unit {metric.get('unit')!r}; expected one of {sorted(UNIT_PER_S)}"
         )
-    return number(metric.get(stat)) / UNIT_PER_S[unit]
+    return number(metric.get(stat), field=f"{name}.{stat}") / UNIT_PER_S[unit]
 
 
-def _value(metric, stat: str = "avg") -> float:
-    return number(metric.get(stat)) if isinstance(metric, dict) else math.nan
+def _value(metric, stat: str = "avg", name: str = "") -> float:
+    return (
+        number(metric.get(stat), field=f"{name}.{stat}") if isinstance(metric, dict) else math.nan
+    )
 
 
 def _concurrency_from_name(name: str) -> float:
@@ -102,13 +104,21 @@ def _record_from_metrics(m: dict, src: SourceFile, prov: Provenance, streaming) 
         out[f"tpot_s_{stat}"] = _seconds(itl, key, src, "inter_token_latency")
     out["e2e_s_mean"] = _seconds(latency, "avg", src, "request_latency")
     out["e2e_s_p99"] = _seconds(latency, "p99", src, "request_latency")
-    out["output_tokens_per_s"] = _value(m.get("output_token_throughput"))
-    out["input_tokens_per_s"] = _value(m.get("input_token_throughput"))
-    out["total_tokens_per_s"] = _value(m.get("total_token_throughput"))
-    out["input_tokens_mean"] = _value(m.get("input_sequence_length"))
-    out["output_tokens_mean"] = _value(m.get("output_sequence_length"))
-    out["completed_requests"] = _value(m.get("request_count"))
-    requests_per_s = _value(m.get("request_throughput"))
+    out["output_tokens_per_s"] = _value(
+        m.get("output_token_throughput"), name="output_token_throughput"
+    )
+    out["input_tokens_per_s"] = _value(
+        m.get("input_token_throughput"), name="input_token_throughput"
+    )
+    out["total_tokens_per_s"] = _value(
+        m.get("total_token_throughput"), name="total_token_throughput"
+    )
+    out["input_tokens_mean"] = _value(m.get("input_sequence_length"), name="input_sequence_length")
+    out["output_tokens_mean"] = _value(
+        m.get("output_sequence_length"), name="output_sequence_length"
+    )
+    out["completed_requests"] = _value(m.get("request_count"), name="request_count")
+    requests_per_s = _value(m.get("request_throughput"), name="request_throughput")
     if math.isnan(out["input_tokens_per_s"]) and math.isnan(out["total_tokens_per_s"]):
         # GenAI-Perf has no input/total rate: requests/s x mean ISL (FORMATS.md)
         out["input_tokens_per_s"] = requests_per_s * out["input_tokens_mean"]
@@ -145,17 +155,21 @@ def parse_json(src: SourceFile, gpu_count: float | None = None) -> Curve:
     if items:
         models = [i.get("name", "") for i in items if isinstance(i, dict)]
     out["model"] = str(models[0] if isinstance(models, list) and models else models or "")
-    concurrency = number(config.get("concurrency"))
+    concurrency = number(config.get("concurrency"), field="concurrency")
     loadgen = config.get("loadgen") if isinstance(config.get("loadgen"), dict) else {}
     if math.isnan(concurrency):
-        concurrency = number(loadgen.get("concurrency"))
+        concurrency = number(loadgen.get("concurrency"), field="concurrency")
     for phase in config.get("phases") or []:
         if isinstance(phase, dict) and phase.get("kind", "profiling") == "profiling":
             concurrency = (
-                number(phase.get("concurrency")) if math.isnan(concurrency) else concurrency
+                number(phase.get("concurrency"), field="concurrency")
+                if math.isnan(concurrency)
+                else concurrency
             )
     out["concurrency"] = concurrency
-    out["request_rate_per_s"] = number(config.get("request_rate") or loadgen.get("request_rate"))
+    out["request_rate_per_s"] = number(
+        config.get("request_rate") or loadgen.get("request_rate"), field="request_rate"
+    )
     isl, osl = config.get("synthetic_input_tokens_mean"), config.get("output_tokens_mean")
     for dataset in config.get("datasets") or []:
         prompts = dataset.get("prompts", {}) if isinstance(dataset, dict) else {}
@@ -166,9 +180,13 @@ def parse_json(src: SourceFile, gpu_count: float | None = None) -> Curve:
         if isinstance(config.get("input"), dict)
         else None
     )
-    osl = None if number(osl) < 0 else osl  # -1 means "not set"
+    osl = None if number(osl, field="output_tokens_mean") < 0 else osl  # -1 means "not set"
     out["workload"] = label_pairs(
-        (("dataset", public), ("input_len", number(isl)), ("output_len", number(osl)))
+        (
+            ("dataset", public),
+            ("input_len", number(isl, field="isl")),
+            ("output_len", number(osl, field="osl")),
+        )
     )
     meta = data.get("metadata") or {}
     if meta.get("submission_valid") is False:

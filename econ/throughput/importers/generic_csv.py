@@ -33,6 +33,7 @@ from econ.throughput.importers._common import (
     MS_PER_S,
     NS_PER_S,
     US_PER_S,
+    NotANumberError,
     Provenance,
     SourceFile,
     apply_gpu_count,
@@ -51,6 +52,13 @@ NUMERIC = [
     if not c.startswith(("ttft_s_", "tpot_s_", "e2e_s_"))
 ]
 TEXT = list(TEXT_OPTIONAL_COLUMNS)
+REQUIRED_COLUMNS_MESSAGE = (
+    "a CSV that no importer recognizes: the generic curve CSV requires an "
+    "output_tokens_per_s (whole system) or output_tokens_per_s_per_gpu column; optional: "
+    "concurrency, request_rate_per_s, gpu_count, latencies such as ttft_ms_p99 or tpot_s_mean, "
+    "and labels (workload, config, model, hardware, precision); GenAI-Perf/AIPerf exports start "
+    "with a 'Metric' column (see docs/throughput.md)"
+)
 
 
 def _norm(header: str) -> str:
@@ -103,10 +111,7 @@ def parse(src: SourceFile, gpu_count: float | None = None) -> Curve:
     if duplicated:
         raise src.error(f"columns {duplicated} appear more than once (after unit conversion)")
     if not {"output_tokens_per_s", "output_tokens_per_s_per_gpu"} & set(numeric_cols.values()):
-        raise src.error(
-            "no output_tokens_per_s or output_tokens_per_s_per_gpu column; expected the generic "
-            f"curve CSV (see docs/throughput.md); header: {', '.join(header)}"
-        )
+        raise src.error(REQUIRED_COLUMNS_MESSAGE)
     if unknown:
         prov.warnings.append(
             f"columns ignored (not part of the curve format): {', '.join(unknown)}"
@@ -121,13 +126,7 @@ def parse(src: SourceFile, gpu_count: float | None = None) -> Curve:
         record: dict = {}
         for index, key in numeric_cols.items():
             cell = row[index].strip()
-            value = number(cell, allow_inf=key == "request_rate_per_s")
-            if (
-                cell
-                and math.isnan(value)
-                and cell.lower() not in ("nan", "null", "none", "n/a", "na", "-")
-            ):
-                raise src.error(f"line {line}, column {header[index]!r}: {cell!r} is not a number")
+            value = _cell_number(src, line, header[index], cell, key == "request_rate_per_s")
             if cell.lower() == "nan":
                 raise src.error(
                     f"line {line}, column {header[index]!r}: NaN; leave the cell empty when a "
@@ -136,9 +135,7 @@ def parse(src: SourceFile, gpu_count: float | None = None) -> Curve:
             record[key] = value
         for index, (metric, stat, unit) in latency_cols.items():
             cell = row[index].strip()
-            value = number(cell)
-            if cell and math.isnan(value):
-                raise src.error(f"line {line}, column {header[index]!r}: {cell!r} is not a number")
+            value = _cell_number(src, line, header[index], cell, False)
             record[f"{metric}_s_{stat}"] = value / UNIT_PER_S[unit] if unit else value
         for index, key in text_cols.items():
             record[key] = row[index].strip()
@@ -156,6 +153,16 @@ def parse(src: SourceFile, gpu_count: float | None = None) -> Curve:
     return finish_curve(
         records, src, prov, labels=labels, repeats="error", keep_point_provenance=True
     )
+
+
+def _cell_number(src: SourceFile, line: int, column: str, cell: str, allow_inf: bool) -> float:
+    try:
+        return number(cell, allow_inf=allow_inf)
+    except NotANumberError:
+        raise src.error(
+            f"line {line}, column {column!r}: {cell[:40]!r} is not a number; expected a number "
+            "with a decimal point (or an empty cell when not measured)"
+        ) from None
 
 
 def _resolve_missing_units(

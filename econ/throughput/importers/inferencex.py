@@ -21,6 +21,7 @@ from econ.throughput.importers._common import (
     Provenance,
     SourceFile,
     apply_gpu_count,
+    count_from_ratio,
     finish_curve,
     first_number,
     json_records,
@@ -43,9 +44,9 @@ def _flat_stats(m: dict, metric: str) -> dict[str, float]:
     return out
 
 
-def _nested_stats(block: dict | None) -> dict[str, float]:
+def _nested_stats(block: dict | None, name: str) -> dict[str, float]:
     block = block or {}
-    return {stat: number(block.get("p50" if stat == "p50" else stat)) for stat in STATS}
+    return {stat: number(block.get(stat), field=f"{name}.{stat}") for stat in STATS}
 
 
 def _record(r: dict, prov: Provenance, label: str, src: SourceFile) -> dict:
@@ -56,18 +57,29 @@ def _record(r: dict, prov: Provenance, label: str, src: SourceFile) -> dict:
         rm = r["request_metrics"]
         lat = rm.get("latency") or {}
         for metric in ("ttft", "tpot"):
-            for stat, value in _nested_stats(lat.get(metric)).items():
+            for stat, value in _nested_stats(
+                lat.get(metric), f"request_metrics.latency.{metric}"
+            ).items():
                 out[f"{metric}_s_{stat}"] = value
-        e2e = _nested_stats(lat.get("e2el"))
+        e2e = _nested_stats(lat.get("e2el"), "request_metrics.latency.e2el")
         out["e2e_s_mean"], out["e2e_s_p99"] = e2e["mean"], e2e["p99"]
         tokens = rm.get("tokens") or {}
-        out["input_tokens_mean"] = number((tokens.get("input") or {}).get("mean"))
-        out["output_tokens_mean"] = number((tokens.get("output_actual") or {}).get("mean"))
+        out["input_tokens_mean"] = number(
+            (tokens.get("input") or {}).get("mean"), field="tokens.input.mean"
+        )
+        out["output_tokens_mean"] = number(
+            (tokens.get("output_actual") or {}).get("mean"), field="tokens.output_actual.mean"
+        )
         tput = rm.get("throughput") or {}
         for kind in ("input", "output", "total"):
-            out[f"{kind}_tokens_per_s"] = number((tput.get(kind) or {}).get("tokens_per_second"))
-        out["duration_s"] = number(tput.get("duration_seconds"))
-        per_gpu = number((tput.get("per_gpu") or {}).get("output_tput_tps"))
+            out[f"{kind}_tokens_per_s"] = number(
+                (tput.get(kind) or {}).get("tokens_per_second"),
+                field=f"throughput.{kind}.tokens_per_second",
+            )
+        out["duration_s"] = number(tput.get("duration_seconds"), field="duration_seconds")
+        per_gpu = number(
+            (tput.get("per_gpu") or {}).get("output_tput_tps"), field="per_gpu.output_tput_tps"
+        )
         prov.tool = "InferenceX agentic result (nested)"
     else:
         for metric in ("ttft", "tpot"):
@@ -89,11 +101,11 @@ def _record(r: dict, prov: Provenance, label: str, src: SourceFile) -> dict:
             f"{label}: only tput_per_gpu (input + output tokens) is present; the output-token "
             "rate is unknown"
         )
-    out["concurrency"] = number(r.get("conc"))
-    total_requests = number(r.get("num_requests_total"))
-    ok_requests = number(r.get("num_requests_successful"))
+    out["concurrency"] = number(r.get("conc"), field="conc")
+    total_requests = number(r.get("num_requests_total"), field="num_requests_total")
+    ok_requests = number(r.get("num_requests_successful"), field="num_requests_successful")
     accounting = r.get("request_accounting") or {}
-    errors = number(accounting.get("records_error_dropped"))
+    errors = number(accounting.get("records_error_dropped"), field="records_error_dropped")
     if errors > 0:
         prov.warnings.append(f"{label}: {errors:g} requests dropped for errors")
     elif ok_requests < total_requests and not accounting:
@@ -105,15 +117,15 @@ def _record(r: dict, prov: Provenance, label: str, src: SourceFile) -> dict:
         )
 
     system = out["output_tokens_per_s"]
-    num_gpus = number(r.get("num_gpus"))
+    num_gpus = number(r.get("num_gpus"), field="num_gpus")
     if not math.isnan(num_gpus):
         out["gpu_count"] = num_gpus
         prov.gpu_count_basis = "num_gpus"
-    elif system > 0 and per_gpu > 0:
-        out["gpu_count"] = round(system / per_gpu, 3)
+    elif not math.isnan(count_from_ratio(system, per_gpu)):
+        out["gpu_count"] = count_from_ratio(system, per_gpu)
         prov.gpu_count_basis = "system output rate / output_tput_per_gpu"
     else:
-        tp = number(r.get("tp"))
+        tp = number(r.get("tp"), field="tp")
         out["gpu_count"] = tp
         prov.gpu_count_basis = "TP size (no num_gpus field)"
         if not math.isnan(tp):

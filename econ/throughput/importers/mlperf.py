@@ -2,9 +2,14 @@
 
 The summary is `Key : value` text; the detail log holds `:::MLLOG {json}` lines with `key`/`value`.
 Latencies are nanoseconds (the summary says so in each key). Throughput is for the whole system
-under test: the GPU count is not in the log, only in the submission's system description (or a
-results path such as `H200-SXM-141GBx8_TRT`). Server and Interactive runs report completed
-tokens/s at the scheduled Poisson rate; Offline runs report tokens/s with no latency bound.
+under test: the GPU count is not in the log, only in the submission's system description
+(`systems/<Platform>.json`) or the platform name in the results path
+(`.../results/<Platform>/<benchmark>/<scenario>/...`, e.g. `H200-SXM-141GBx8_TRT` or the multi-node
+`9x8xMI355X_2xEPYC_9575F`), which also names the benchmark and the scenario: LoadGen logs an
+Interactive run as Server, and the SUT name can be a generic `PySUT`. Server and Interactive runs
+report completed tokens/s at the scheduled Poisson rate; Offline runs report tokens/s with no
+latency bound. LoadGen 6.x prints "Time per Output Token" where earlier versions print "Time to
+Output Token".
 `result_token_throughput` in v4.1 detail logs is a bogus 8e-09 and is never used.
 See ../shared/data/samples/FORMATS.md and the MLPerf Inference LoadGen documentation.
 """
@@ -14,20 +19,33 @@ from __future__ import annotations
 import json
 import math
 import re
+from pathlib import Path
 
 from econ.throughput.curve import Curve
 from econ.throughput.importers._common import (
     NS_PER_S,
+    NotANumberError,
     Provenance,
     SourceFile,
     apply_gpu_count,
     finish_curve,
     first_number,
+    gpu_count_from_text,
     label_pairs,
+    number,
 )
 
 MLLOG = ":::MLLOG"
 PERCENTILES = {"p50": "50.00", "p90": "90.00", "p95": "95.00", "p99": "99.00"}
+SCENARIOS = ("Server", "Offline", "Interactive", "SingleStream", "MultiStream")
+# LoadGen <= 5.x prints "Time to Output Token", 6.x "Time per Output Token"
+TPOT_NAMES = ("time to output token", "time per output token")
+BENCHMARK = re.compile(
+    r"(llama2-70b|llama3\.1-405b|llama3\.1-8b|mixtral-8x7b|deepseek-r1|gpt-oss-120b|"
+    r"qwen3-vl-235b-a22b|gptj|gpt-j|stable-diffusion-xl|dlrm-v2|bert|rgat|whisper)"
+    r"(?:-(?:99\.9|99|interactive))*",
+    re.I,
+)
 
 
 def looks_like_summary(text: str) -> bool:
@@ -50,6 +68,69 @@ def _summary_fields(text: str) -> dict[str, str]:
     return fields
 
 
+def results_path(path: Path) -> tuple[str, str, str, Path | None]:
+    """(platform, benchmark, scenario, submission folder) from a submission path
+    `.../results/<Platform>/<benchmark>/<scenario>/...`; "" where the path does not say."""
+    parts = path.absolute().parts
+    for i in range(len(parts) - 1, -1, -1):
+        if parts[i] == "results" and len(parts) > i + 3:
+            scenario = next((s for s in SCENARIOS if s.lower() == parts[i + 3].lower()), "")
+            return parts[i + 1], parts[i + 2], scenario, Path(*parts[:i])
+    return "", "", "", None
+
+
+def system_gpu_count(
+    submission: Path | None, platform: str, folder: Path
+) -> tuple[float, str, str]:
+    """GPUs and accelerator name from the system description JSON: `<submission>/systems/
+    <Platform>.json` or a system JSON beside the log (Σ number_of_nodes x accelerators_per_node)."""
+    candidates = [submission / "systems" / f"{platform}.json"] if submission and platform else []
+    candidates += sorted(folder.glob("*system*.json"))
+    for candidate in candidates:
+        try:
+            data = json.loads(candidate.read_text(encoding="utf-8-sig"))
+        except (OSError, ValueError, RecursionError):
+            continue
+        if not isinstance(data, dict) or "accelerators_per_node" not in data:
+            continue
+        try:
+            nodes = number(data.get("number_of_nodes"), field="number_of_nodes")
+            per_node = number(data.get("accelerators_per_node"), field="accelerators_per_node")
+        except NotANumberError as exc:
+            raise NotANumberError(f"{candidate} (the system description): {exc}") from None
+        count = (1.0 if math.isnan(nodes) else nodes) * per_node
+        if count > 0:
+            return count, str(candidate), str(data.get("accelerator_model_name") or "")
+    return math.nan, "", ""
+
+
+def _server_or_interactive(family: str, tpot_limit_ns: float, prov: Provenance) -> str:
+    """LoadGen logs Interactive runs as Server; the run's TPOT limit tells them apart when it is
+    one of the benchmark's published limits (models/benchmarks latency constraints)."""
+    from econ.benchmarks import latency_constraints
+
+    family = re.sub(r"(-(99\.9|99|interactive))+$", "", family)
+    table = latency_constraints()
+    rows = table[table["benchmark_family"].str.lower() == family]
+    limit_ms = tpot_limit_ns / 1e6
+    for _, row in rows.iterrows():
+        name = str(row["scenario"]).split()[0]  # "Interactive (v5.1+ scenario; ...)"
+        if name in ("Server", "Interactive") and (
+            abs(float(row["tpot_p99_limit_ms"]) - limit_ms) <= 0.01 * limit_ms
+        ):
+            prov.notes.append(
+                f"scenario {name} from the run's TPOT limit ({limit_ms:g} ms, the {family} "
+                f"{name} limit)"
+            )
+            return name
+    prov.warnings.append(
+        "scenario Server from the log: LoadGen logs Interactive runs as Server too, and neither "
+        "a results path (.../results/<Platform>/<benchmark>/<scenario>/) nor a known TPOT limit "
+        "says which this is"
+    )
+    return "Server"
+
+
 def _finish(
     out: dict,
     src: SourceFile,
@@ -68,13 +149,42 @@ def _finish(
         )
     if not validity:
         prov.warnings.append("the log does not say whether the run was VALID")
-    model = re.sub(r"-(Server|Offline|Interactive|SingleStream|MultiStream)-SUT$", "", sut)
+    platform, path_benchmark, path_scenario, submission = results_path(src.path)
+    if path_scenario and path_scenario.lower() != scenario.lower():
+        if not (path_scenario == "Interactive" and scenario.lower() == "server"):
+            prov.warnings.append(
+                f"the log says scenario {scenario or '(none)'}, the results path {path_scenario}; "
+                "the path is used"
+            )
+        scenario = path_scenario  # LoadGen runs Interactive as a Server test with tighter limits
+    found = BENCHMARK.search(sut)
+    if not path_scenario and scenario.lower() == "server":
+        family = (path_benchmark or (found.group(0) if found else "")).lower()
+        scenario = _server_or_interactive(family, tpot_limit_ns, prov)
+    if path_benchmark:
+        model = path_benchmark
+    elif found:
+        model = found.group(0).lower()
+        prov.warnings.append(
+            f"benchmark {model} guessed from the SUT name (no results path "
+            ".../results/<Platform>/<benchmark>/<scenario>/ names it)"
+        )
+    else:
+        model = ""
+        prov.warnings.append(
+            f"the benchmark is unknown: the SUT name {sut[:40]!r} names none and no results path "
+            "names it; runs of different benchmarks must not share a curve"
+        )
     out["model"] = model
+    if platform:
+        out["hardware"] = platform
     if scenario.lower() == "offline":
         out["request_rate_per_s"] = math.inf
         for key in [k for k in out if k.startswith(("ttft_s_", "tpot_s_", "e2e_s_"))]:
             out[key] = math.nan
         prov.notes.append("Offline: one query holds every sample, so there is no latency figure")
+    if scenario.lower() == "singlestream":
+        out["concurrency"] = 1.0
     out["workload"] = label_pairs((("benchmark", model), ("scenario", scenario)))
     if not math.isnan(ttft_limit_ns) and scenario.lower() != "offline":
         prov.notes.append(
@@ -86,6 +196,22 @@ def _finish(
         "(system total / GPU count), not submitted"
     )
     rows = [out]
+    if gpu_count is None:
+        count, where, accelerator = system_gpu_count(submission, platform, src.path.parent)
+        if not math.isnan(count):
+            out["gpu_count"] = count
+            prov.gpu_count_basis = f"system description {where}"
+            if accelerator:
+                out["hardware"] = f"{platform} ({accelerator})" if platform else accelerator
+        elif platform:
+            count, how = gpu_count_from_text(platform)
+            if not math.isnan(count):
+                out["gpu_count"] = count
+                prov.gpu_count_basis = f"results path platform '{platform}' ({how})"
+                prov.warnings.append(
+                    f"GPU count {count:g} guessed from the platform name '{platform}' in the "
+                    "results path (no system description JSON found); pass --gpus N if wrong"
+                )
     apply_gpu_count(rows, src, prov, gpu_count)
     return finish_curve(rows, src, prov)
 
@@ -111,22 +237,45 @@ def parse_summary(src: SourceFile, gpu_count: float | None = None) -> Curve:
     out["output_tokens_per_s"] = first_number(
         f, ["completed tokens per second", "tokens per second"]
     )
-    samples = first_number(f, ["completed samples per second", "samples per second"])
+    if math.isnan(out["output_tokens_per_s"]):
+        out["output_tokens_per_s"] = first_number(
+            f, ["completed tokens per second (inferred)", "tokens per second (inferred)"]
+        )
+        if not math.isnan(out["output_tokens_per_s"]):
+            prov.warnings.append(
+                f"{scenario or 'this'} scenario: tokens/s is LoadGen's inferred figure (tokens "
+                "per sample over the sample latency), not a measured system rate"
+            )
+    samples = first_number(
+        f,
+        [
+            "completed samples per second",
+            "samples per second",
+            "completed samples per second (inferred)",
+            "samples per second (inferred)",
+        ],
+    )
     out["request_rate_per_s"] = first_number(f, ["scheduled samples per second", "target_qps"])
     out["output_tokens_mean"] = out["output_tokens_per_s"] / samples
     if math.isnan(out["output_tokens_per_s"]):
+        has_samples = not math.isnan(samples)
         raise src.error(
-            "no 'Completed tokens per second' or 'Tokens per second' line: not an LLM "
-            "benchmark summary (throughput in samples/s only)"
+            "no 'Completed tokens per second', 'Tokens per second' or 'Tokens per second "
+            "(inferred)' line: "
+            + (
+                "the summary reports samples/s only, which is not a token throughput"
+                if has_samples
+                else "no throughput line at all (a truncated summary?)"
+            )
         )
     out["ttft_s_mean"] = first_number(f, ["mean first token latency (ns)"], NS_PER_S)
-    out["tpot_s_mean"] = first_number(f, ["mean time to output token (ns)"], NS_PER_S)
+    out["tpot_s_mean"] = first_number(f, [f"mean {n} (ns)" for n in TPOT_NAMES], NS_PER_S)
     for stat, pct in PERCENTILES.items():
         out[f"ttft_s_{stat}"] = first_number(
             f, [f"{pct} percentile first token latency (ns)"], NS_PER_S
         )
         out[f"tpot_s_{stat}"] = first_number(
-            f, [f"{pct} percentile time to output token (ns)"], NS_PER_S
+            f, [f"{pct} percentile {n} (ns)" for n in TPOT_NAMES], NS_PER_S
         )
     out["e2e_s_mean"] = first_number(f, ["mean latency (ns)"], NS_PER_S)
     out["e2e_s_p99"] = first_number(f, ["99.00 percentile latency (ns)"], NS_PER_S)
@@ -152,7 +301,7 @@ def parse_detail(src: SourceFile, gpu_count: float | None = None) -> Curve:
         try:
             entry = json.loads(line[len(MLLOG) :])
             values.setdefault(entry["key"], entry["value"])
-        except (json.JSONDecodeError, KeyError, TypeError):
+        except (json.JSONDecodeError, KeyError, TypeError, RecursionError):
             broken += 1
     if not any(k.startswith("result_") for k in values):
         raise src.error(
@@ -185,7 +334,11 @@ def parse_detail(src: SourceFile, gpu_count: float | None = None) -> Curve:
         values, ["result_scheduled_samples_per_sec", "requested_server_target_qps"]
     )
     out["ttft_s_mean"] = first_number(values, ["result_first_token_mean_latency_ns"], NS_PER_S)
-    out["tpot_s_mean"] = first_number(values, ["result_time_to_output_token_mean"], NS_PER_S)
+    out["tpot_s_mean"] = first_number(
+        values,
+        ["result_time_to_output_token_mean", "result_time_per_output_token_mean"],
+        NS_PER_S,
+    )
     for stat, pct in PERCENTILES.items():
         out[f"ttft_s_{stat}"] = first_number(
             values, [f"result_first_token_{pct}_percentile_latency_ns"], NS_PER_S
@@ -206,7 +359,7 @@ def parse_detail(src: SourceFile, gpu_count: float | None = None) -> Curve:
         src,
         prov,
         scenario,
-        str(values.get("sut_name", "")),
+        " ".join(str(values.get(k) or "") for k in ("sut_name", "qsl_name")).strip(),
         str(values.get("result_validity", "")),
         first_number(values, ["requested_server_ttft_latency", "effective_ttft_latency_ns"]),
         first_number(values, ["requested_server_tpot_latency", "effective_tpot_latency_ns"]),

@@ -21,8 +21,10 @@ from econ.throughput.importers._common import (
     Provenance,
     SourceFile,
     apply_gpu_count,
+    count_from_ratio,
     finish_curve,
     first_number,
+    json_records,
     label_pairs,
     number,
 )
@@ -32,11 +34,38 @@ ALL_AT_ONCE_RATE = 1e12  # trtllm-bench prints ~1e14-1e17 req/s when it issues e
 BREAKDOWN = re.compile(r"^\[(TPOT|TTFT|Latency|GTPS)\]\s*(MINIMUM|MAXIMUM|AVERAGE|P\d+)$", re.I)
 
 
+REPORT_START = re.compile(r"^=+[ \t]*\r?\n= ", re.M)
+JSON_SECTIONS = ("performance", "world_info", "request_info", "engine")
+# runtime settings: console report labels and --report_json world_info keys
+WORLD_LABELS = {
+    "tp": "TP Size", "pp": "PP Size", "ep": "EP Size", "max_batch_size": "Max Runtime Batch Size",
+    "max_num_tokens": "Max Runtime Tokens", "issue_rate": "Issue Rate (req/sec)",
+    "world_size": "World Size",
+}  # fmt: skip
+WORLD_KEYS = {
+    "tp": "tp_size", "pp": "pp_size", "ep": "ep_size", "max_batch_size": "max_batch_size",
+    "max_num_tokens": "max_num_tokens", "issue_rate": "issue_rate", "world_size": "world_size",
+}  # fmt: skip
+
+
 def looks_like(text: str) -> bool:
-    head = text[:4000]
-    return "= PERFORMANCE OVERVIEW" in head or (
-        "Request Throughput (req/sec)" in head and "=====" in head
+    """A console report, anywhere in the text: real logs print ~400 log lines before it."""
+    return "= PERFORMANCE OVERVIEW" in text or (
+        "Request Throughput (req/sec)" in text and "=====" in text
     )
+
+
+def looks_like_json(record: dict) -> bool:
+    """A `--report_json` file: the report's sections as objects."""
+    return isinstance(record.get("performance"), dict) and any(
+        isinstance(record.get(k), dict) for k in JSON_SECTIONS[1:]
+    )
+
+
+def report_text(text: str) -> str:
+    """The report without the log lines before it (they hold 'label: value' text too)."""
+    found = REPORT_START.search(text)
+    return text[found.start() :] if found else text
 
 
 def _fields(text: str) -> tuple[dict[str, str], dict[tuple[str, str], tuple[str, str]], list[str]]:
@@ -71,7 +100,7 @@ def _labelled(fields: dict[str, str], pattern: str) -> tuple[float, str]:
     for label, value in fields.items():
         if re.search(pattern, label, re.I):
             found = re.search(r"\(([^)]*)\)\s*$", label)
-            return number(value), (found.group(1).strip().lower() if found else "")
+            return number(value, field=label), (found.group(1).strip().lower() if found else "")
     return math.nan, ""
 
 
@@ -84,7 +113,7 @@ def _seconds(value: float, unit: str, src: SourceFile, what: str) -> float:
 
 
 def parse(src: SourceFile, gpu_count: float | None = None) -> Curve:
-    fields, breakdown, sections = _fields(src.text)
+    fields, breakdown, sections = _fields(report_text(src.text))
     prov = Provenance(tool="trtllm-bench throughput")
     prov.latency_unit = "from the unit in each label (ms in current releases)"
     version = fields.get("TensorRT LLM Version") or fields.get("TensorRT-LLM Version") or ""
@@ -114,7 +143,9 @@ def parse(src: SourceFile, gpu_count: float | None = None) -> Curve:
             if column == "e2e_s" and stat != "p99":
                 continue
             raw, unit = breakdown.get((metric.upper(), stat.upper()), ("", "ms"))
-            out[f"{column}_{stat}"] = _seconds(number(raw), unit, src, f"[{metric}] {stat}")
+            out[f"{column}_{stat}"] = _seconds(
+                number(raw, field=f"[{metric}] {stat}"), unit, src, f"[{metric}] {stat}"
+            )
     if math.isnan(out["ttft_s_mean"]) and math.isnan(out["tpot_s_mean"]):
         prov.warnings.append(
             "no TTFT/TPOT in the report (run without --streaming): tokens/s per user is unknown"
@@ -122,40 +153,122 @@ def parse(src: SourceFile, gpu_count: float | None = None) -> Curve:
     out["input_tokens_mean"] = first_number(fields, ["Average Input Length (tokens)"])
     out["output_tokens_mean"] = first_number(fields, ["Average Output Length (tokens)"])
     out["completed_requests"] = first_number(fields, ["Number of requests"])
-    concurrency = first_number(fields, ["Number of concurrent requests"])
-    out["concurrency"] = concurrency
-    if not math.isnan(concurrency):
-        prov.warnings.append(
-            f"concurrency {concurrency:g} is the achieved average number of requests in flight, "
-            "not a configured limit"
-        )
-    rate = first_number(fields, ["Issue Rate (req/sec)"])
+    out["concurrency"] = first_number(fields, ["Number of concurrent requests"])
+    out["model"] = fields.get("Model", "")
+    backend = next((s for s in sections if "backend" in s.lower()), "")
+    return _finish(
+        out,
+        src,
+        prov,
+        gpu_count,
+        world=(fields, WORLD_LABELS),
+        backend=backend.lower().replace(" backend", ""),
+        precision=(fields.get("Quantization", ""), fields.get("Dtype", "")),
+    )
+
+
+def _finish(
+    out: dict,
+    src: SourceFile,
+    prov: Provenance,
+    gpu_count: float | None,
+    *,
+    world: tuple[dict, dict[str, str]],
+    backend: str,
+    precision: tuple[str, str],
+) -> Curve:
+    """Load, GPU count, precision and configuration label, shared by the console and JSON
+    reports; `world` is the section holding the runtime settings and its keys (WORLD_*)."""
+    source, keys = world
+    settings = {name: first_number(source, [key]) for name, key in keys.items()}
+    rate, world_size = settings.pop("issue_rate"), settings.pop("world_size")
     out["request_rate_per_s"] = math.inf if rate >= ALL_AT_ONCE_RATE else rate
-    tp = first_number(fields, ["TP Size"])
-    pp = first_number(fields, ["PP Size"])
-    if output > 0 and per_gpu > 0:
-        out["gpu_count"] = round(output / per_gpu, 3)
+    if not math.isnan(out["concurrency"]):
+        prov.warnings.append(
+            f"concurrency {out['concurrency']:g} is the achieved average number of requests in "
+            "flight, not a configured limit"
+        )
+    output, per_gpu, tp, pp = (
+        out["output_tokens_per_s"],
+        out["output_tokens_per_s_per_gpu"],
+        settings["tp"],
+        settings["pp"],
+    )
+    ratio = count_from_ratio(output, per_gpu)
+    if world_size > 0:
+        out["gpu_count"] = world_size
+        prov.gpu_count_basis = "world_info.world_size"
+    elif not math.isnan(ratio):
+        out["gpu_count"] = ratio
         prov.gpu_count_basis = "total output rate / per-GPU output rate (world size)"
     elif tp > 0:
         out["gpu_count"] = tp * (pp if pp > 0 else 1.0)
         prov.gpu_count_basis = "TP size x PP size"
+        prov.warnings.append(
+            f"GPU count {out['gpu_count']:g} guessed as TP x PP size (the report's per-GPU rate "
+            "does not give a whole world size)"
+        )
     else:
         out["gpu_count"] = math.nan
-    out["model"] = fields.get("Model", "")
-    quant = fields.get("Quantization", "")
-    dtype = fields.get("Dtype", "")
-    out["precision"] = quant if quant and quant.lower() != "none" else dtype
-    backend = next((s for s in sections if "backend" in s.lower()), "")
-    out["config"] = label_pairs(
-        (
-            ("backend", backend.lower().replace(" backend", "")),
-            ("tp", tp),
-            ("pp", pp),
-            ("ep", number(fields.get("EP Size"))),
-            ("max_batch_size", number(fields.get("Max Runtime Batch Size"))),
-            ("max_num_tokens", number(fields.get("Max Runtime Tokens"))),
-        )
-    )
+    quant, dtype = (str(p or "") for p in precision)
+    chosen = quant if quant and quant.lower() not in ("none", "null") else dtype
+    out["precision"] = "" if chosen.lower() in ("auto", "none", "null") else chosen
+    out["config"] = label_pairs((("backend", backend), *settings.items()))
     rows = [out]
     apply_gpu_count(rows, src, prov, gpu_count)
     return finish_curve(rows, src, prov)
+
+
+def parse_json(src: SourceFile, gpu_count: float | None = None) -> Curve:
+    """`trtllm-bench throughput --report_json`: the console report's figures as JSON, latencies
+    in ms (keys end in `_ms`), rates in tokens/s (TensorRT-LLM `bench/dataclasses/reporting.py`)."""
+    records = json_records(src)
+    if len(records) != 1:
+        raise src.error(f"expected one trtllm-bench report object, found {len(records)} records")
+    data = records[0]
+
+    def section(name: str) -> dict:
+        value = data.get(name)
+        return value if isinstance(value, dict) else {}
+
+    perf, streaming = section("performance"), section("streaming_metrics")
+    requests, world_info, engine = section("request_info"), section("world_info"), section("engine")
+    prov = Provenance(tool="trtllm-bench throughput (report_json)")
+    prov.latency_unit = "ms (stated by the _ms key suffix)"
+    prov.tool_version = str(engine.get("version") or "")
+    if not prov.tool_version:
+        prov.warnings.append("the report does not record the TensorRT-LLM version")
+    out: dict = {
+        "output_tokens_per_s": first_number(perf, ["system_output_throughput_tok_s"]),
+        "total_tokens_per_s": first_number(perf, ["system_total_throughput_tok_s"]),
+        "output_tokens_per_s_per_gpu": first_number(perf, ["output_throughput_per_gpu_tok_s"]),
+        "duration_s": first_number(perf, ["total_latency_ms"], MS_PER_S),
+        "e2e_s_mean": first_number(perf, ["avg_request_latency_ms"], MS_PER_S),
+        "ttft_s_mean": first_number(streaming, ["avg_ttft_ms"], MS_PER_S),
+        "tpot_s_mean": first_number(streaming, ["avg_tpot_ms"], MS_PER_S),
+    }
+    latency = perf.get("request_latency_percentiles_ms")
+    out["e2e_s_p99"] = first_number(latency if isinstance(latency, dict) else {}, ["p99"], MS_PER_S)
+    for column, key in (("ttft_s", "ttft_percentiles"), ("tpot_s", "tpot_percentiles")):
+        block = streaming.get(key) if isinstance(streaming.get(key), dict) else {}
+        for stat in ("p50", "p90", "p95", "p99"):
+            out[f"{column}_{stat}"] = first_number(block, [stat], MS_PER_S)
+    if not streaming:
+        prov.warnings.append(
+            "no streaming_metrics (run without --streaming): TTFT, TPOT and tokens/s per user "
+            "are unknown"
+        )
+    out["completed_requests"] = first_number(requests, ["num_requests"])
+    out["input_tokens_mean"] = first_number(requests, ["avg_input_length"])
+    out["output_tokens_mean"] = first_number(requests, ["avg_output_length"])
+    out["concurrency"] = first_number(requests, ["avg_num_concurrent_requests"])
+    out["model"] = str(engine.get("model") or "")
+    return _finish(
+        out,
+        src,
+        prov,
+        gpu_count,
+        world=(world_info, WORLD_KEYS),
+        backend=str(engine.get("backend") or "").lower(),
+        precision=(engine.get("quantization"), engine.get("dtype")),
+    )

@@ -5,12 +5,11 @@ session), projected in one batch, with the inputs that differ highlighted.
 from __future__ import annotations
 
 import json
-import tomllib
 
 import pandas as pd
 import streamlit as st
 
-from econ.scenario import ScenarioError, read_toml, validate_dict
+from econ.scenario import ScenarioError, parse_toml, read_toml
 from econ.ui import charts, common, compute, state
 from econ.ui.fmt import format_metric, metric_label
 
@@ -57,13 +56,9 @@ def load(choice: str):
     if choice.startswith(state.SAVED_PREFIX):
         name = choice.removeprefix(state.SAVED_PREFIX)
         text = st.session_state.get(state.SAVED, {}).get(name, "")
-        try:
-            data = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as exc:
-            raise ScenarioError(name, "", None, f"malformed TOML: {exc}") from None
-        return validate_dict(data, file=name)
+        return state.validate_in_app(parse_toml(text, name), file=name)
     paths = state.ready_made()
-    return validate_dict(read_toml(paths[choice]), file=choice)
+    return state.validate_in_app(read_toml(paths[choice]), file=choice)
 
 
 def render() -> None:

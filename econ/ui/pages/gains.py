@@ -9,10 +9,13 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from econ.gains import COMPARED_METRICS
 from econ.ui import charts, common, compute
 from econ.ui.fmt import format_value, metric_kind, metric_label
 
 STEPS = "econ.gain_steps"
+FROM_ROW = "econ.gain_from_row"
+TO_ROW = "econ.gain_to_row"
 VALUE_ROWS = (
     ("npv_usd_per_gpu", "NPV of the gain per GPU [USD]", "usd"),
     ("npv_usd_per_rack", "NPV of the gain per rack [USD]", "usd"),
@@ -24,18 +27,6 @@ VALUE_ROWS = (
     ("payback_change_months", "Change in payback [months]", "months"),
     ("gpus_avoided", "GPUs not bought for the same tokens", "decimal"),
     ("capex_avoided_usd", "Capex avoided [USD]", "usd"),
-)
-COMPARE_ROWS = (
-    "lcot_usd_per_mtok",
-    "breakeven_price_usd_per_mtok",
-    "tokens_total",
-    "revenue_usd_total",
-    "ebitda_usd_total",
-    "npv_usd",
-    "irr_project_annual",
-    "irr_equity_annual",
-    "payback_months",
-    "min_dscr",
 )
 STATUS = {
     "solved": "",
@@ -67,7 +58,7 @@ def value_section(result, money: str) -> None:
 
 def compare_table(result, money: str) -> pd.DataFrame:
     rows = []
-    for key in COMPARE_ROWS:
+    for key in COMPARED_METRICS:
         if key not in result.base:
             continue
         kind = metric_kind(key)
@@ -217,10 +208,30 @@ def render() -> None:
     steps = _steps(current.text)
     if steps is None and st.session_state.get(STEPS, "").strip():
         return
+    cols = st.columns(2)
+    from_id = cols[0].text_input(
+        "Or a step from two catalog rows: earlier row id",
+        key=common.keep(FROM_ROW, ""),
+        placeholder="v6.0-6f6e7f09",
+        help="Ids from the throughput page's catalog or `econ benchmarks list`; the step is the "
+        "later row's per-GPU throughput over the earlier's, in the month the later was published.",
+    )
+    to_id = cols[1].text_input(
+        "later row id", key=common.keep(TO_ROW, ""), placeholder="v6.1-48ef0995"
+    )
+    caveats: list[str] = []
+    if from_id.strip() and to_id.strip():
+        found = compute.attempt(
+            lambda: compute.catalog_step(current.text, from_id, to_id), "Step from the catalog"
+        )
+        if found is None:
+            return
+        step, caveats = found
+        steps = tuple(sorted((*(steps or ()), step)))
     result = compute.attempt(lambda: compute.gain_value(current.text, steps), "Value of the gains")
     if result is None:
         return
-    for warning in result.warnings:
+    for warning in [*caveats, *result.warnings]:
         st.warning(warning, icon=":material/warning:")
     value_section(result, money)
 

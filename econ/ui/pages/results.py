@@ -8,6 +8,7 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
+from econ.engine import calendar_year_totals
 from econ.ui import charts, common, compute, state
 from econ.ui.fmt import (
     HEADLINE,
@@ -94,11 +95,9 @@ def headline(summary: dict, base: dict | None, money: str) -> None:
 
 def annual(monthly: pd.DataFrame, money: str) -> pd.DataFrame:
     """Line items summed by calendar year, as rows (years as columns)."""
-    frame = monthly.copy()
-    frame["year"] = pd.to_datetime(frame["date"]).dt.year
-    rows = [c for c in PNL if c in frame.columns]
-    table = frame.groupby("year")[rows].sum().T
-    table = charts.money(table.T, rows, money).T
+    rows = [c for c in PNL if c in monthly.columns]
+    totals = calendar_year_totals(monthly.reset_index(drop=True), rows)
+    table = charts.money(totals, rows, money).T
     table.index = [column_label(c) for c in rows]
     table.columns = [str(c) for c in table.columns]
     return table

@@ -6,11 +6,10 @@ messages next to the fields, reset, keep in the session, or download as TOML.
 from __future__ import annotations
 
 import hashlib
-import tomllib
 
 import streamlit as st
 
-from econ.scenario import Scenario, dumps
+from econ.scenario import Scenario, ScenarioError, dumps, parse_toml
 from econ.ui import common, state
 from econ.ui.fmt import humanize
 from econ.ui.form import Form, fields_of
@@ -36,11 +35,9 @@ def _uploaded() -> None:
         problem = "the file is empty; expected a TOML scenario"
     else:
         try:
-            data = tomllib.loads(content.decode("utf-8"))
-        except UnicodeDecodeError as exc:
-            problem = f"not UTF-8 text ({exc.reason}); expected a TOML scenario"
-        except tomllib.TOMLDecodeError as exc:
-            problem = f"malformed TOML: {exc}"
+            data = parse_toml(content)
+        except ScenarioError as exc:
+            problem = exc.expected
     if problem:
         ss[UPLOAD_ERROR] = f"{file.name}: {problem}. The current scenario is unchanged."
         return
@@ -67,9 +64,9 @@ def _apply_toml(key: str) -> None:
     ss = st.session_state
     text = ss.get(key, "")
     try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        ss[TOML_ERROR] = f"The TOML text was not applied: malformed TOML: {exc}"
+        data = parse_toml(text)
+    except ScenarioError as exc:
+        ss[TOML_ERROR] = f"The TOML text was not applied: {exc.expected}"
         ss["econ.toml_draft"] = text
         return
     ss.pop("econ.toml_draft", None)

@@ -21,6 +21,7 @@ ANY = "any"
 WORKLOADS = ("MLPerf server", "MLPerf interactive", "MLPerf offline", "custom lengths")
 CATALOG_COLUMNS = (
     "id",
+    "kind",
     "round",
     "submitter",
     "division",
@@ -75,9 +76,15 @@ def badges(row: pd.Series, hardware: str) -> None:
         st.badge("Available", icon=":material/check_circle:", color="green")
     elif availability == "preview":
         st.badge("Preview", icon=":material/hourglass_top:", color="orange")
+    elif availability == "rdi":
+        st.badge("RDI: not a product", icon=":material/science:", color="red")
     else:
         st.badge("Availability unknown", icon=":material/help:", color="gray")
-    st.badge("Per-GPU derived: system ÷ GPUs", icon=":material/calculate:", color="orange")
+    if row.get("kind") == "vendor claim":
+        st.badge("Vendor claim: no result file", icon=":material/campaign:", color="red")
+        st.badge("Per-GPU unverified: system ÷ GPUs", icon=":material/calculate:", color="red")
+    else:
+        st.badge("Per-GPU derived: system ÷ GPUs", icon=":material/calculate:", color="orange")
     generation = str(row.get("generation") or "")
     wanted = compute.generation(hardware) if hardware else ""
     if row.get("hardware_key") == hardware:
@@ -171,9 +178,8 @@ def catalog_tab(scenario) -> None:
     checks = compute.attempt(lambda: compute.row_checks(picked, hardware), "Provenance checks")
     for check in checks or []:
         st.warning(check, icon=":material/policy:")
-    source = (
-        f"MLPerf catalog row {row['id']} ({row['round']}, {row['submitter']}, {row['scenario']})"
-    )
+    kind = "vendor claim" if row.get("kind") == "vendor claim" else "MLPerf catalog row"
+    source = f"{kind} {row['id']} ({row['round']}, {row['submitter']}, {row['scenario']})"
     st.button(
         f"Use {row['tokens_per_s_per_gpu']:,.1f} tokens/s per GPU in the scenario",
         on_click=common.use_throughput,
@@ -236,6 +242,59 @@ def frontier_chart(points: pd.DataFrame, label: str) -> alt.Chart:
     )
 
 
+def endpoints_chart(points: pd.DataFrame, label: str) -> alt.Chart:
+    """MLPerf Endpoints' published chart: system tokens/s against tokens/s per user, as steps.
+
+    "step-before" holds each point's system throughput back to the previous point's per-user
+    speed: what the system delivers at least that fast per user (rules v1.0 §5.2, no interpolation).
+    """
+    frame = points[["tokens_per_s_per_user", "output_tokens_per_s", "concurrency"]].copy()
+    frame = frame.dropna(subset=["tokens_per_s_per_user", "output_tokens_per_s"])
+    frame["curve"] = label
+    base = alt.Chart(frame).encode(
+        x=alt.X("tokens_per_s_per_user:Q", title="Tokens/s per user"),
+        y=alt.Y(
+            "output_tokens_per_s:Q", title="System output tokens/s", axis=alt.Axis(format=",.0f")
+        ),
+        color=alt.Color("curve:N", title=None),
+        order="tokens_per_s_per_user:Q",
+        tooltip=[
+            alt.Tooltip("concurrency:Q", title="concurrency", format=",.0f"),
+            alt.Tooltip("tokens_per_s_per_user:Q", title="tok/s per user", format=",.1f"),
+            alt.Tooltip("output_tokens_per_s:Q", title="system tok/s", format=",.1f"),
+        ],
+    )
+    return alt.layer(base.mark_line(interpolate="step-before"), base.mark_point(filled=True))
+
+
+def endpoints_inputs() -> tuple[tuple[tuple[str, float], ...], str]:
+    """The MLPerf Endpoints limits (TTFT P90 in v1.0, P95 in v0.7; TPOT P90) and the reading."""
+    cols = st.columns(4)
+    ttft90 = _optional(
+        "econ.curve_ttft90", "TTFT P90 limit [s]", "MLPerf Endpoints v1.0's TTFT", cols[0]
+    )
+    ttft95 = _optional(
+        "econ.curve_ttft95", "TTFT P95 limit [s]", "MLPerf Endpoints v0.7's TTFT", cols[1]
+    )
+    tpot90 = _optional(
+        "econ.curve_tpot90",
+        "TPOT P90 limit [ms]",
+        "1000 / tokens/s per user (v1.0)",
+        cols[2],
+        1000.0,
+    )
+    interpolate = cols[3].toggle(
+        "Interpolate (not official)",
+        key=common.keep("econ.curve_interpolate", False),
+        help="MLPerf Endpoints reads its curve in steps: only measured points count. On: "
+        "read between measured points along the frontier.",
+    )
+    named = (("ttft_s_p90", ttft90), ("ttft_s_p95", ttft95), ("tpot_s_p90", tpot90))
+    return tuple((k, v) for k, v in named if v is not None), (
+        "interpolate" if interpolate else "step"
+    )
+
+
 def point_mark(x: float, y: float, label: str) -> alt.Chart:
     frame = pd.DataFrame({"x": [x], "y": [y], "label": [label]})
     return (
@@ -289,8 +348,9 @@ def measured_tab(scenario) -> None:
         on_change=_curve_uploaded,
         max_upload_size=common.upload_limit_mb(),
         help="vLLM / SGLang bench_serving JSON(L), GenAI-Perf or AIPerf export (JSON or CSV), "
-        "MLPerf LoadGen summary or detail log, InferenceX JSON, trtllm-bench report, or a generic "
-        f"CSV with units in the headers; {common.upload_limit_mb()} MB at most.",
+        "MLPerf LoadGen summary or detail log, MLPerf Endpoints result_summary.json (or a .zip of "
+        "a submission tree), InferenceX JSON, trtllm-bench report, or a generic CSV with units "
+        f"in the headers; {common.upload_limit_mb()} MB at most.",
     )
     if CURVE_ERROR in ss:
         st.error(ss.pop(CURVE_ERROR), icon=":material/error:")
@@ -348,23 +408,48 @@ def measured_tab(scenario) -> None:
             "Workload", workloads, key=_choice("econ.curve_workload", workloads, workloads[0])
         )
     ttft, tpot, user = slo_inputs(scenario, "econ.curve_slo")
+    endpoints = prov.get("curve_reading") == "step"
+    latency_limits, reading = endpoints_inputs() if endpoints else ((), None)
     if points["tokens_per_s_per_user"].notna().sum() == 0:
         st.warning("The file reports no per-user speed, so there is no curve to plot.")
-    chart = frontier_chart(
-        points.dropna(subset=["tokens_per_s_per_user", "output_tokens_per_s_per_gpu"]), name
-    )
     point = compute.attempt(
-        lambda: compute.measured_point(name, content, gpus, ttft, tpot, user, workload),
+        lambda: compute.measured_point(
+            name, content, gpus, ttft, tpot, user, workload, latency_limits, reading
+        ),
         "Operating point",
     )
-    if point is not None:
-        chart = alt.layer(
-            chart,
-            point_mark(
-                point.tokens_per_s_per_user, point.tokens_per_s_per_gpu, "SLO operating point"
-            ),
+    if endpoints:
+        shown = points if workload is None else points[points["workload"] == workload]
+        chart = endpoints_chart(shown, name)
+        if point is not None:
+            chart = alt.layer(
+                chart,
+                point_mark(
+                    point.tokens_per_s_per_user,
+                    point.values["output_tokens_per_s"],
+                    "SLO operating point",
+                ),
+            )
+        charts.show(chart)
+        st.caption(
+            f"MLPerf Endpoints chart: steps, no interpolation. Tokens/s per user: "
+            f"{prov.get('tokens_per_s_per_user_definition', 'n/a')}; throughput window: "
+            f"{prov.get('throughput_window', 'n/a')}."
         )
-    charts.show(alt.layer(chart, charts.rule(scenario.throughput.tokens_per_s_per_gpu, "scenario")))
+    else:
+        chart = frontier_chart(
+            points.dropna(subset=["tokens_per_s_per_user", "output_tokens_per_s_per_gpu"]), name
+        )
+        if point is not None:
+            chart = alt.layer(
+                chart,
+                point_mark(
+                    point.tokens_per_s_per_user, point.tokens_per_s_per_gpu, "SLO operating point"
+                ),
+            )
+        charts.show(
+            alt.layer(chart, charts.rule(scenario.throughput.tokens_per_s_per_gpu, "scenario"))
+        )
     if point is None:
         return
     cols = st.columns(4)
@@ -376,6 +461,23 @@ def measured_tab(scenario) -> None:
     cols[1].metric("Tokens/s per user", _number(point.tokens_per_s_per_user), border=True)
     cols[2].metric("Binding limit", point.binding or "none", border=True)
     cols[3].metric("Interpolated", "yes" if point.interpolated else "no, measured", border=True)
+    if endpoints:
+        v = point.values
+        cols = st.columns(4)
+        cols[0].metric("System output tokens/s", _number(v["output_tokens_per_s"]), border=True)
+        cols[1].metric("Concurrency", _number(v["concurrency"], ",.0f"), border=True)
+        cols[2].metric(
+            "Tokens/s per kW (provisioned)",
+            _number(v.get("output_tokens_per_s_per_kw_provisioned")),
+            border=True,
+            help="Provisioned power (MLPerf Endpoints Appendix E, TDP-based), not measured",
+        )
+        cols[3].metric(
+            "J per token (provisioned)",
+            _number(v.get("j_per_output_token_provisioned"), ",.3f"),
+            border=True,
+            help="Provisioned power / system output tokens/s; not a measured energy",
+        )
     if point.clamped:
         st.warning("The SLO is looser than the highest measured load: the point is clamped to it.")
     for warning in point.warnings:
@@ -518,6 +620,23 @@ def simulated_tab(scenario) -> None:
         border=True,
         help=f"Concurrency {point['concurrency']:,.0f}",
     )
+    band = sim.get("error_band")
+    if band is not None:
+        q = band["quantiles_tokens_per_s_per_gpu"]
+        text = (
+            f"Out-of-sample error band: {q['p05']:,.0f} to {q['p95']:,.0f} tokens/s per GPU "
+            f"(5th to 95th percentile; median error {band['median_abs_error']:.1%} over "
+            f"{band['predictions']} predictions, {band['basis']}). Monte Carlo: "
+            f"`throughput.tokens_per_s_per_gpu={band['montecarlo_dist_lognormal']}`"
+        )
+        if band["calibrated_pair"]:
+            st.caption(text)
+        else:
+            st.warning(
+                f"{model} on {hardware} is outside the calibrated hardware × model pairs: the "
+                f"coefficients never saw this model on this hardware. {text}",
+                icon=":material/warning:",
+            )
     chart = frontier_chart(sim["points"], f"simulated {hardware} / {model}")
     layers = [
         chart,

@@ -1,0 +1,285 @@
+"""`econ library ...`: the versioned scenario library (see docs/library.md).
+
+    econ library save models/scenarios/deepseek-r1-gb200-nvl72.toml --message "v6.0 baseline" --tag q3
+    econ library list [--tag T] [--hardware H] [--model M]
+    econ library history NAME            econ library show NAME[@VERSION]
+    econ library diff NAME@1 NAME@2      econ library restore NAME@1
+    econ library export DIR [--force]    econ library import DIR [--update]
+    econ library delete NAME             econ library migrate NAME@VERSION
+
+The library is `--library URL`, else ECON_LIBRARY, else the per-user SQLite file. Thin: every
+command calls econ.library and prints a table or JSON (`--format json`). Exit 3 on a bad library,
+name, version or file, with the reason and nothing changed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from econ.library import default_path, parse_ref
+
+EXIT_OK = 0
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser(
+        "library",
+        help="the versioned scenario library: save, list, history, show, diff, restore, ...",
+        description="Keep every saved version of a team's scenarios (SQLite file by default, "
+        f"{default_path()}; PostgreSQL when shared). Choose the library with --library URL or "
+        "ECON_LIBRARY (sqlite:///PATH.db, postgresql+psycopg://USER@HOST/DB). Every command that "
+        "takes a scenario file also takes library:NAME[@VERSION].",
+    )
+    commands = p.add_subparsers(dest="library_command", metavar="COMMAND", required=True)
+
+    def add(name: str, help_text: str, run) -> argparse.ArgumentParser:
+        sub = commands.add_parser(name, help=help_text, description=help_text)
+        sub.add_argument(
+            "--library",
+            metavar="URL",
+            default=argparse.SUPPRESS,
+            help="library URL (default: ECON_LIBRARY, else the per-user SQLite file)",
+        )
+        sub.add_argument("--format", choices=("table", "json"), default="table")
+        sub.set_defaults(run=run)
+        return sub
+
+    s = add("save", "save a scenario file as a new version of its name", _save)
+    s.add_argument("file", metavar="FILE")
+    s.add_argument("--message", "-m", default="", help="what changed and why")
+    s.add_argument("--tag", dest="tags", action="append", default=[], metavar="TAG")
+    s.add_argument("--author", help="who saves (default: ECON_AUTHOR, else the login name)")
+
+    ls = add("list", "list scenarios (newest version matching the filters)", _list)
+    ls.add_argument("--tag", help="only versions with this tag")
+    ls.add_argument("--hardware", help="only this hardware key (fleet.hardware)")
+    ls.add_argument("--model", help="only this model key (e.g. deepseek-r1)")
+    ls.add_argument("--deleted", action="store_true", help="include deleted scenarios")
+
+    h = add("history", "every version of a scenario, oldest first", _history)
+    h.add_argument("name", metavar="NAME")
+
+    sh = add("show", "print a stored version's TOML exactly as saved", _show)
+    sh.add_argument("ref", metavar="NAME[@VERSION]")
+
+    d = add("diff", "input and metric changes between two versions", _diff)
+    d.add_argument("old", metavar="NAME@A")
+    d.add_argument("new", metavar="NAME@B")
+
+    r = add("restore", "save an old version again as the newest (undeletes)", _restore)
+    r.add_argument("ref", metavar="NAME@VERSION")
+    r.add_argument("--message", "-m", default="")
+    r.add_argument("--author")
+
+    e = add("export", "write each scenario's newest version to DIR/NAME.toml", _export)
+    e.add_argument("folder", metavar="DIR")
+    e.add_argument("--force", action="store_true", help="overwrite files that differ")
+
+    i = add("import", "save DIR/*.toml into the library (never overwrites silently)", _import)
+    i.add_argument("folder", metavar="DIR")
+    i.add_argument(
+        "--update", action="store_true", help="save changed files as new versions of their names"
+    )
+    i.add_argument("--message", "-m", default="")
+    i.add_argument("--author")
+
+    x = add("delete", "soft-delete a scenario (every version is kept)", _delete)
+    x.add_argument("name", metavar="NAME")
+    x.add_argument("--author")
+
+    m = add("migrate", "save a stored version brought to today's schema as a new version", _migrate)
+    m.add_argument("ref", metavar="NAME[@VERSION]")
+    m.add_argument("--author")
+
+
+def _open(args):
+    from econ.library import open_library
+
+    return open_library(getattr(args, "library", None))
+
+
+def _json(payload) -> None:
+    sys.stdout.write(json.dumps(payload, indent=2, ensure_ascii=False, allow_nan=False) + "\n")
+
+
+def _table(header: list[str], rows: list[list[str]]) -> str:
+    cells = [header] + [["" if c is None else str(c) for c in row] for row in rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
+    lines = [
+        "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in cells
+    ]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def _saved(args, info, verb: str) -> int:
+    if args.format == "json":
+        _json(info.to_json())
+    else:
+        print(f"{verb} {info.name} version {info.version} (text sha256 {info.text_sha256[:12]})")
+    return EXIT_OK
+
+
+def _save(args) -> int:
+    with _open(args) as library:
+        info = library.save_file(
+            args.file, message=args.message, tags=args.tags, author=args.author
+        )
+    return _saved(args, info, "saved")
+
+
+def _version_rows(infos, *, with_name: bool) -> str:
+    header = (["name"] if with_name else []) + [
+        "version",
+        "saved (UTC)",
+        "author",
+        "hardware",
+        "model",
+        "tags",
+        "message",
+    ]
+    rows = [
+        ([i.name + (" (deleted)" if i.deleted else "")] if with_name else [])
+        + [
+            i.version,
+            i.created_utc,
+            i.author,
+            i.hardware,
+            i.model,
+            ",".join(i.tags),
+            _line(i.message),
+        ]
+        for i in infos
+    ]
+    return _table(header, rows)
+
+
+def _line(message: str) -> str:
+    """A message's first line, for one table row (JSON keeps it whole)."""
+    lines = message.splitlines()
+    return lines[0] + (" ..." if len(lines) > 1 else "") if lines else ""
+
+
+def _list(args) -> int:
+    with _open(args) as library:
+        infos = library.list(
+            tag=args.tag, hardware=args.hardware, model=args.model, deleted=args.deleted
+        )
+    if args.format == "json":
+        _json({"scenarios": [i.to_json() for i in infos]})
+    elif infos:
+        print(_version_rows(infos, with_name=True))
+    else:
+        print("no scenarios match", file=sys.stderr)
+    return EXIT_OK
+
+
+def _history(args) -> int:
+    with _open(args) as library:
+        infos = library.history(args.name)
+    if args.format == "json":
+        _json({"name": args.name, "versions": [i.to_json() for i in infos]})
+    else:
+        print(_version_rows(infos, with_name=False))
+    return EXIT_OK
+
+
+def _show(args) -> int:
+    with _open(args) as library:
+        stored = library.get(parse_ref(args.ref))
+    if args.format == "json":
+        _json({**stored.info.to_json(), "toml": stored.text})
+    else:
+        sys.stdout.write(stored.text)
+    return EXIT_OK
+
+
+def _diff(args) -> int:
+    from econ.library.diff import input_changes, metric_changes
+
+    old_ref, new_ref = (
+        parse_ref(args.old, need_version=True),
+        parse_ref(args.new, need_version=True),
+    )
+    with _open(args) as library:
+        old, new = library.load(old_ref), library.load(new_ref)
+        inputs = input_changes(old, new)
+        metrics = metric_changes(library.summary(old_ref), library.summary(new_ref))
+    if args.format == "json":
+        _json({"old": str(old_ref), "new": str(new_ref), "inputs": inputs, "metrics": metrics})
+        return EXIT_OK
+    rows = [[c["path"], _cell(c["old"]), _cell(c["new"]), c["unit"] or ""] for c in inputs]
+    print(f"inputs ({old_ref} -> {new_ref})")
+    print(_table(["path", "old", "new", "unit"], rows) if rows else "  no input differs")
+    print()
+    print("metrics")
+    rows = [
+        [k, _cell(v["old"]), _cell(v["new"]), _cell(v["change"])]
+        for k, v in metrics.items()
+        if v["change"] != 0
+    ]
+    print(_table(["metric", "old", "new", "change"], rows) if rows else "  no metric changes")
+    return EXIT_OK
+
+
+def _cell(value) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, float):
+        return f"{value:,.0f}" if abs(value) >= 1e5 else f"{value:.6g}"
+    return json.dumps(value) if isinstance(value, list | dict) else str(value)
+
+
+def _restore(args) -> int:
+    with _open(args) as library:
+        info = library.restore(
+            parse_ref(args.ref, need_version=True), message=args.message, author=args.author
+        )
+    return _saved(args, info, "restored as")
+
+
+def _migrate(args) -> int:
+    with _open(args) as library:
+        info = library.migrate(parse_ref(args.ref), author=args.author)
+    return _saved(args, info, "migrated as")
+
+
+def _report(args, payload: dict[str, list[str]]) -> int:
+    if args.format == "json":
+        _json(payload)
+    else:
+        for kind, paths in payload.items():
+            for path in paths:
+                print(f"{kind}: {path}")
+    return EXIT_OK
+
+
+def _export(args) -> int:
+    with _open(args) as library:
+        return _report(args, library.export(args.folder, force=args.force))
+
+
+def _import(args) -> int:
+    with _open(args) as library:
+        report = library.import_folder(
+            args.folder, update=args.update, message=args.message, author=args.author
+        )
+    payload = {"added": report.added, "updated": report.updated, "unchanged": report.unchanged}
+    return _report(args, payload)
+
+
+def _delete(args) -> int:
+    with _open(args) as library:
+        library.delete(args.name, author=args.author)
+        versions = library.history(args.name)
+    last = versions[-1].version
+    if args.format == "json":
+        _json({"deleted": args.name, "versions_kept": len(versions)})
+    else:
+        print(
+            f"deleted {args.name} ({len(versions)} versions kept; "
+            f"`econ library restore {args.name}@{last}` brings it back)"
+        )
+    return EXIT_OK

@@ -1,0 +1,292 @@
+"""How every output reaches the disk: atomic, all-or-nothing writes that never overwrite unasked.
+
+Every writer of econ (projections, workbooks, curves, batch rows and their `.meta.json`, reports,
+chunk files, saved scenarios) goes through `write_files`:
+
+- the targets are checked first, all of them, before anything is written: the folder exists, the
+  target is not a folder, the name is one the file system can hold, and an existing file is refused
+  unless `overwrite` (so a refused write leaves every file as it was);
+- each file is written to a temporary file beside it (`.<name>.<random>.tmp`), flushed and
+  fsync'ed, then all are renamed over their targets; a failure midway (full disk, permissions, a
+  read-only file system, an exception, Ctrl-C) removes the temporary files and the files this call
+  had already renamed into place where none existed before;
+- an OS error becomes a WriteError (an InputError: exit 3 on the command line) naming the file and
+  the reason, e.g. `out.csv: cannot write it: the disk is full (no space left on device); nothing
+  was written`;
+- temporary files of the same output left by a killed run (older than this write and not held by
+  a live writer, which keeps an advisory lock on its temporary file) are removed first;
+- files get the permissions of an ordinary new file: 0666 less the process umask (a temporary file
+  from `tempfile.mkstemp` is 0600).
+
+This module imports nothing of econ but `econ.errors`.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import re
+import tempfile
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO
+
+from econ.errors import InputError
+
+try:
+    import fcntl
+except ImportError:  # not POSIX: no advisory locks; stale files are told apart by age alone
+    fcntl = None
+
+TEMP_SUFFIX = ".tmp"
+TEMP_NAME_BYTES = 200
+"""At most this many bytes of the target's name go into its temporary file's name, so a target
+whose name the file system can hold (255 bytes) gets a temporary file it can hold too."""
+_RANDOM = "[a-z0-9_]{8}"  # what tempfile.mkstemp puts between prefix and suffix
+
+
+class WriteError(InputError):
+    """An output that cannot be written as asked (unknown suffix, existing file, bad folder, a name
+    too long, read-only or full disk, permissions)."""
+
+
+@dataclass(frozen=True)
+class Stream:
+    """A payload written by a function into the open temporary file (binary), for outputs too
+    large to hold in memory (rows streamed chunk by chunk, Parquet writers)."""
+
+    write: Callable[[BinaryIO], None]
+
+
+Payload = bytes | str | Callable[[], bytes | str] | Stream
+
+
+def reason(exc: OSError) -> str:
+    """Why an OS call failed, in words a user can act on."""
+    reasons = {
+        errno.ENOSPC: "the disk is full (no space left on device)",
+        errno.EDQUOT: "the disk quota is exceeded",
+        errno.EACCES: "permission denied",
+        errno.EPERM: "permission denied",
+        errno.EROFS: "the file system is read-only",
+        errno.ENAMETOOLONG: "the file name is too long for the file system",
+    }
+    return reasons.get(exc.errno) or exc.strerror or str(exc)
+
+
+def _cannot(path: Path, why: str) -> WriteError:
+    return WriteError(f"{path}: cannot write it: {why}")
+
+
+def check_targets(paths: Iterable[str | os.PathLike], overwrite: bool = False) -> list[Path]:
+    """Check that every path can be written (folder, name, existing file); returns them as Paths.
+
+    Raises WriteError naming the first path that cannot, before anything is written.
+    """
+    paths = [Path(p) for p in paths]
+    existing = []
+    for path in paths:
+        if "\0" in str(path):  # pathlib answers "does not exist" for it; the OS call refuses it
+            raise _cannot(path, "the path holds a NUL byte")
+        try:
+            if not path.parent.is_dir():
+                what = "is not a folder" if path.parent.exists() else "does not exist"
+                raise _cannot(path, f"folder {path.parent} {what}")
+            if path.is_dir():
+                raise WriteError(f"{path}: is a folder; expected a file path")
+            if path.exists():
+                existing.append(str(path))
+        except OSError as exc:  # e.g. a name longer than the file system allows
+            raise _cannot(path, reason(exc)) from None
+    if existing and not overwrite:
+        raise WriteError(f"{', '.join(existing)} exists; use --force to overwrite")
+    return paths
+
+
+def make_folder(path: str | os.PathLike, parents: bool = False) -> Path:
+    """Create a folder if missing (and its missing parents if `parents`); WriteError naming it
+    and the reason when that fails."""
+    path = Path(path)
+    try:
+        path.mkdir(parents=parents, exist_ok=True)
+    except (OSError, ValueError) as exc:
+        why = reason(exc) if isinstance(exc, OSError) else "the path holds a NUL byte"
+        raise WriteError(f"{path}: cannot create the folder: {why}") from None
+    return path
+
+
+def file_mode() -> int:
+    """Permissions of an ordinary new file: 0666 less the process umask."""
+    try:  # Linux shows the umask without changing it (os.umask would, for every thread)
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return 0o666 & ~int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    umask = os.umask(0o022)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
+def _temp_prefix(name: str) -> str:
+    raw = os.fsencode(name)
+    if len(raw) > TEMP_NAME_BYTES:  # a character cut in two is dropped
+        name = raw[:TEMP_NAME_BYTES].decode("utf-8", "ignore")
+    return "." + name + "."
+
+
+def _lock(fd: int, blocking: bool) -> bool:
+    """Take the advisory lock that marks a temporary file as being written; False if held."""
+    if fcntl is None:
+        return True
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | (0 if blocking else fcntl.LOCK_NB))
+    except OSError:
+        return False
+    return True
+
+
+def remove_stale_temporaries(
+    folder: str | os.PathLike, name_pattern: str, before: float
+) -> list[Path]:
+    """Remove our temporary files of targets in `folder` whose names match `name_pattern` (a
+    regular expression for the target's name) that a killed run left: modified before `before`
+    (seconds since the epoch) and not locked by a live writer. Returns the paths removed.
+
+    Only names of the form `.<target>.<8 random characters>.tmp` are touched; anything else in
+    the folder is left alone.
+    """
+    pattern = re.compile(r"\." + name_pattern + r"\." + _RANDOM + re.escape(TEMP_SUFFIX) + r"\Z")
+    removed = []
+    try:
+        entries = [e for e in os.scandir(folder) if pattern.match(e.name)]
+    except OSError:
+        return removed
+    for entry in entries:
+        try:
+            info = entry.stat(follow_symlinks=False)
+            if not entry.is_file(follow_symlinks=False) or info.st_mtime >= before:
+                continue
+            fd = os.open(entry.path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        except OSError:
+            continue
+        try:
+            same = os.fstat(fd).st_ino == info.st_ino
+            if same and _lock(fd, blocking=False):
+                os.unlink(entry.path)
+                removed.append(Path(entry.path))
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
+    return removed
+
+
+def write_files(
+    payloads: Mapping[str | os.PathLike, Payload],
+    overwrite: bool = False,
+    *,
+    sync: bool = True,
+    clean: bool = True,
+) -> list[Path]:
+    """Write several files all-or-nothing: temporary files, flushed, then renamed over the targets.
+
+    Parameters
+    ----------
+    payloads : target path -> bytes, text (UTF-8), a function returning either (called only once
+        every target was checked, so a refused write costs nothing), or a Stream
+    overwrite : replace existing files (otherwise WriteError before anything is written)
+    sync : fsync each file before the rename (a resumable cache that verifies its files on reading
+        may skip it)
+    clean : first remove stale temporary files of these targets left by a killed run
+
+    Returns the paths written. Raises WriteError for existing files without `overwrite`, missing
+    folders, names too long and OS errors (full disk, permissions, read-only file system), naming
+    the file and the reason; any other exception propagates after the same clean-up.
+    """
+    started = time.time()
+    paths = check_targets(payloads, overwrite)
+    items = list(zip(paths, payloads.values(), strict=True))
+    if clean:
+        for path in paths:
+            remove_stale_temporaries(path.parent, re.escape(_temp_prefix(path.name)[1:-1]), started)
+    mode = file_mode()
+    open_files: list[tuple[Path, str, BinaryIO]] = []
+    renamed: list[Path] = []
+    existed = {p: p.exists() for p in paths}
+    current = paths[0] if paths else None
+    try:
+        for path, payload in items:
+            current = path
+            fd, tmp = tempfile.mkstemp(
+                dir=path.parent, prefix=_temp_prefix(path.name), suffix=TEMP_SUFFIX
+            )
+            handle = os.fdopen(fd, "wb")
+            open_files.append((path, tmp, handle))
+            _lock(fd, blocking=True)  # held until this call ends: a live write is never stale
+            os.fchmod(fd, mode)
+            if isinstance(payload, Stream):
+                payload.write(handle)
+            else:
+                data = payload() if callable(payload) else payload
+                _write_payload(handle, data.encode("utf-8") if isinstance(data, str) else data)
+            handle.flush()
+            if sync:
+                os.fsync(fd)
+        for path, tmp, _ in open_files:
+            current = path
+            if not overwrite and path.exists():  # appeared while writing
+                raise WriteError(f"{path} exists; use --force to overwrite")
+            os.replace(tmp, path)
+            renamed.append(path)
+    except BaseException as exc:
+        for path, tmp, _ in open_files:
+            if path not in renamed:
+                Path(tmp).unlink(missing_ok=True)
+        for path in renamed:
+            if not existed[path]:
+                path.unlink(missing_ok=True)
+        if isinstance(exc, OSError):
+            raise _cannot(current, f"{reason(exc)}; nothing was written") from None
+        raise
+    finally:
+        for _, _, handle in open_files:
+            try:
+                handle.close()
+            except OSError:
+                pass  # the data is already written and fsync'ed, or the write failed above
+    return renamed
+
+
+def _write_payload(handle: BinaryIO, payload: bytes) -> None:
+    """Write bytes in blocks (the one place bytes reach the disk; tests patch it to fail)."""
+    view = memoryview(payload)
+    for start in range(0, len(view), 1 << 20):
+        handle.write(view[start : start + (1 << 20)])
+
+
+def atomic_write(
+    path: str | os.PathLike,
+    data: Payload,
+    overwrite: bool = False,
+    *,
+    sync: bool = True,
+    clean: bool = True,
+) -> Path:
+    """Write one file as `write_files` does; returns its path."""
+    return write_files({path: data}, overwrite=overwrite, sync=sync, clean=clean)[0]
+
+
+__all__ = [
+    "Stream",
+    "WriteError",
+    "atomic_write",
+    "check_targets",
+    "file_mode",
+    "make_folder",
+    "reason",
+    "remove_stale_temporaries",
+    "write_files",
+]

@@ -1,0 +1,129 @@
+"""The scenario library: every saved version of a team's scenarios, with history, diffs and cached
+results, in SQLite (a per-user file, the default) or PostgreSQL (shared by a team).
+
+Which library: `--library URL` on the command line, else the ECON_LIBRARY environment variable,
+else the SQLite file `$XDG_DATA_HOME/econ/library.db` (`~/.local/share/econ/library.db` when
+XDG_DATA_HOME is unset). URLs: `sqlite:///PATH.db`, `postgresql+psycopg://USER@HOST/DB`.
+
+This module is light (no SQLAlchemy import) so that every command can accept `library:NAME[@V]`
+without paying for the database layer until a library scenario is actually named; the store lives
+in econ.library.store.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import os
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from econ.errors import InputError
+
+if TYPE_CHECKING:
+    from econ.library.store import Library
+    from econ.scenario import Scenario
+
+PREFIX = "library:"
+"""How a scenario argument names a library scenario: library:NAME or library:NAME@VERSION."""
+
+ENV_VAR = "ECON_LIBRARY"
+
+_URL: contextvars.ContextVar[str | None] = contextvars.ContextVar("econ_library_url", default=None)
+
+
+class LibraryError(InputError):
+    """A library that cannot be opened or used as asked, or a name/version it does not hold."""
+
+
+def default_path() -> Path:
+    """The per-user SQLite file: $XDG_DATA_HOME/econ/library.db, else ~/.local/share/econ/."""
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "econ" / "library.db"
+
+
+def resolve_url(url: str | None = None) -> tuple[str, str]:
+    """The library URL to use and where it came from (for messages).
+
+    Order: the argument, then `using_url` (the CLI's --library), then ECON_LIBRARY, then the
+    per-user SQLite file.
+    """
+    if url:
+        return url, "--library"
+    if _URL.get():
+        return _URL.get(), "--library"
+    if os.environ.get(ENV_VAR):
+        return os.environ[ENV_VAR], ENV_VAR
+    return f"sqlite:///{default_path()}", "the default location"
+
+
+@contextlib.contextmanager
+def using_url(url: str | None) -> Iterator[None]:
+    """Within the block, library: names and library commands use `url` (None: no change)."""
+    token = _URL.set(url) if url else None
+    try:
+        yield
+    finally:
+        if token is not None:
+            _URL.reset(token)
+
+
+@dataclass(frozen=True)
+class Ref:
+    """NAME or NAME@VERSION (version None: the latest)."""
+
+    name: str
+    version: int | None = None
+
+    def __str__(self) -> str:
+        return self.name if self.version is None else f"{self.name}@{self.version}"
+
+
+def parse_ref(text: str, *, need_version: bool = False) -> Ref:
+    """Parse NAME[@VERSION] (a leading library: is allowed); VERSION is a whole number >= 1."""
+    body = text.removeprefix(PREFIX)
+    name, at, version = body.rpartition("@")
+    if not at:
+        name, version = body, ""
+    if not name:
+        raise LibraryError(
+            f"{text!r}: expected NAME or NAME@VERSION, e.g. deepseek-r1-gb200-nvl72@3"
+        )
+    if at and not (version.isdigit() and int(version) >= 1):
+        raise LibraryError(
+            f"{text!r}: version {version!r} is not a version number; expected NAME@N with N = 1, "
+            "2, ... (see `econ library history NAME`)"
+        )
+    if need_version and not at:
+        raise LibraryError(f"{text!r}: expected NAME@VERSION, e.g. {name}@1")
+    return Ref(name, int(version) if at else None)
+
+
+def open_library(url: str | None = None, **options: Any) -> Library:
+    """Open (and, if it is older, upgrade) the library at `url` (see resolve_url)."""
+    from econ.library.store import Library
+
+    return Library(url, **options)
+
+
+def load_library_scenario(
+    text: str, overrides: Mapping[str, Any] | Iterable[str] | None = None
+) -> Scenario:
+    """The Scenario named by `library:NAME[@VERSION]`, with dotted-path overrides applied."""
+    return open_library().load(parse_ref(text), overrides)
+
+
+__all__ = [
+    "ENV_VAR",
+    "PREFIX",
+    "LibraryError",
+    "Ref",
+    "default_path",
+    "load_library_scenario",
+    "open_library",
+    "parse_ref",
+    "resolve_url",
+    "using_url",
+]

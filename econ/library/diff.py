@@ -1,0 +1,100 @@
+"""Differences between two scenario versions: inputs by dotted field path with their units, and
+the change of every summary metric.
+
+Inputs are compared as validated scenarios (defaults filled in), so spelling out a default or
+reordering a file is no change. A field's unit is the bracketed end of its pydantic description
+("GPUs bought at month 0 [GPUs]" -> "GPUs"); fields without one have unit null.
+"""
+
+from __future__ import annotations
+
+import re
+import typing
+from typing import Any
+
+from pydantic import BaseModel
+
+from econ.scenario import Scenario
+
+_UNIT = re.compile(r"\[([^\[\]]+)\]")
+
+
+def flatten(value: Any, prefix: str = "") -> dict[str, Any]:
+    """Leaves of nested dicts and lists by dotted path: a.b, a.list[0].c. Empty ones stay whole."""
+    if isinstance(value, dict) and value:
+        out: dict[str, Any] = {}
+        for key, item in value.items():
+            out.update(flatten(item, f"{prefix}.{key}" if prefix else str(key)))
+        return out
+    if isinstance(value, list) and value:
+        out = {}
+        for i, item in enumerate(value):
+            out.update(flatten(item, f"{prefix}[{i}]"))
+        return out
+    return {prefix: value}
+
+
+def unit_of(path: str, scenario: Scenario | None = None) -> str | None:
+    """The unit of a dotted field path from the field's description, or None.
+
+    With `scenario`, the path is followed through its values, so a field of a capital-stack
+    tranche takes the description of that tranche's own type; without it, through the models
+    (the first model of a union that has the field). A vintage's sections are plain tables whose
+    fields are the scenario's own: vintages[i].fleet.gpu_count has fleet.gpu_count's unit."""
+    vintage = re.match(
+        r"^vintages\[\d+\]\.(fleet|capex|throughput|depreciation|power)\.(.+)$", path
+    )
+    if vintage:
+        return unit_of(f"{vintage.group(1)}.{vintage.group(2)}")
+    candidates: list[type[BaseModel]] = [Scenario]
+    node: Any = scenario
+    description = None
+    for part in re.findall(r"[^.\[\]]+|\[\d+\]", path):
+        if part.startswith("["):
+            node = node[int(part[1:-1])] if isinstance(node, tuple | list) else None
+            continue
+        if isinstance(node, BaseModel):
+            candidates = [type(node)]
+        model = next((m for m in candidates if part in m.model_fields), None)
+        if model is None:
+            return None
+        info = model.model_fields[part]
+        description = info.description
+        candidates = _models_in(info.annotation)
+        node = getattr(node, part, None)
+    # The unit is the last bracketed word that is not a [section] of the scenario file.
+    units = [u for u in _UNIT.findall(description or "") if u not in Scenario.model_fields]
+    return units[-1] if units else None
+
+
+def _models_in(annotation: Any) -> list[type[BaseModel]]:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return [annotation]
+    return [m for arg in typing.get_args(annotation) for m in _models_in(arg)]
+
+
+def input_changes(old: Scenario, new: Scenario) -> list[dict[str, Any]]:
+    """[{path, old, new, unit}] for every field whose value differs (absent: null), by path."""
+    a, b = flatten(old.model_dump(mode="json")), flatten(new.model_dump(mode="json"))
+    paths = sorted(set(a) | set(b))
+    return [
+        {"path": p, "old": a.get(p), "new": b.get(p), "unit": unit_of(p, new if p in b else old)}
+        for p in paths
+        if a.get(p) != b.get(p)
+    ]
+
+
+def metric_changes(old: dict[str, Any], new: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """{metric: {old, new, change}} for every numeric summary metric; change = new - old, null
+    when either is null. Component costs appear as cost_usd_per_mtok_by_component.<name>."""
+    a, b = flatten(_numbers(old)), flatten(_numbers(new))
+    out = {}
+    for key in sorted(set(a) | set(b)):
+        x, y = a.get(key), b.get(key)
+        change = None if x is None or y is None else y - x
+        out[key] = {"old": x, "new": y, "change": change}
+    return out
+
+
+def _numbers(summary: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in summary.items() if k != "warnings" and not isinstance(v, str | list)}

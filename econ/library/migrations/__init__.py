@@ -1,0 +1,1 @@
+"""Alembic migrations of the library's tables (run on open by econ.library.store)."""

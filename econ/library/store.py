@@ -1,0 +1,859 @@
+"""The library's store: opening a SQLite or PostgreSQL library, saving versions, reading them back.
+
+Versions are never updated or removed. A save runs in one write transaction that first locks the
+scenario's row (SQLite: BEGIN IMMEDIATE, which takes the database's write lock; PostgreSQL: SELECT
+... FOR UPDATE), then numbers the new version max + 1, so two people saving at once both get a
+version, numbered without gaps or duplicates; the unique (scenario, version) constraint backs
+this up and a save that still collides is retried.
+
+Opening a library brings its tables to the newest Alembic revision (shipped in
+econ/library/migrations) inside a write transaction (PostgreSQL: under an advisory lock), so two
+processes opening an old library at once migrate it once. Every database failure becomes a
+LibraryError naming the library (password hidden) and what to do; nothing is written then.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import difflib
+import getpass
+import hashlib
+import json
+import os
+import re
+import tomllib
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.dialects import postgresql, sqlite
+
+from econ import __version__
+from econ.library import LibraryError, Ref, default_path, resolve_url
+from econ.library.tables import (
+    NAME_LENGTH,
+    TAG_LENGTH,
+    metadata,
+    results,
+    scenarios,
+    tags,
+    versions,
+)
+from econ.scenario import (
+    SCHEMA_VERSION,
+    ScenarioError,
+    apply_overrides,
+    read_toml,
+    validate_dict,
+)
+from econ.scenario.migrations import file_version
+
+REVISION_TABLE = "econ_library_revision"
+"""Alembic's version table, named for econ so it cannot clash with another tool's."""
+
+MIGRATIONS_DIR = Path(__file__).with_name("migrations")
+SQLITE_TIMEOUT_S = 30.0
+"""How long a SQLite write waits for another writer's lock before giving up [s]."""
+PG_CONNECT_TIMEOUT_S = 10
+"""How long connecting to a PostgreSQL server may take before giving up [s]."""
+WRITE_ATTEMPTS = 5
+_PG_LOCK_KEY = 0x65636F6E  # "econ": the advisory lock held while a library is migrated
+_WRITE = "econ_library_write"
+_TAG = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:/+-]*$")
+_URL_HELP = "expected sqlite:///PATH.db or postgresql+psycopg://USER@HOST/DATABASE"
+
+
+@dataclass(frozen=True)
+class VersionInfo:
+    """One saved version, without its text."""
+
+    name: str
+    version: int
+    created_utc: str
+    author: str
+    message: str
+    tags: list[str]
+    text_sha256: str
+    scenario_sha256: str
+    schema_version: int
+    parent_version: int | None
+    hardware: str | None
+    model: str | None
+    deleted: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class StoredVersion:
+    info: VersionInfo
+    text: str
+
+    @property
+    def label(self) -> str:
+        return f"library:{self.info.name}@{self.info.version}"
+
+
+@dataclass
+class ImportReport:
+    added: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class _Prepared:
+    """A scenario text checked and hashed, ready to be stored."""
+
+    name: str
+    text: str
+    text_sha256: str
+    scenario_sha256: str
+    schema_version: int
+    hardware: str
+    model: str | None
+
+
+def scenario_keys(text: str) -> tuple[str, str | None] | None:
+    """(hardware, model) of a scenario text, or None when the text does not validate today."""
+    try:
+        scenario = validate_dict(tomllib.loads(text))
+    except (ValueError, tomllib.TOMLDecodeError):
+        return None
+    return scenario.fleet.hardware, _model_key(scenario)
+
+
+def _model_key(scenario) -> str | None:
+    """The LLM a scenario serves: named by its simulated, history or measured-catalog throughput,
+    else the longest catalog model key that starts the scenario's name or follows a '-' in it."""
+    throughput = scenario.throughput
+    for section in (throughput.simulated, throughput.history):
+        if section is not None:
+            return section.model
+    if throughput.measured is not None and throughput.measured.catalog_query.get("model"):
+        return str(throughput.measured.catalog_query["model"])
+    from econ.llms import load_llm_catalog
+
+    name = scenario.name.lower()
+    found = [
+        key for key in load_llm_catalog() if re.search(rf"(^|-){re.escape(key.lower())}(-|$)", name)
+    ]
+    return max(found, key=len) if found else None
+
+
+def file_paths(data: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """(field path, value) of every file a scenario dict names (measured throughput curves)."""
+    sections = [("throughput", data.get("throughput"))] + [
+        (f"vintages[{i}].throughput", v.get("throughput"))
+        for i, v in enumerate(data.get("vintages", []) or [])
+        if isinstance(v, dict)
+    ]
+    found = []
+    for where, section in sections:
+        measured = section.get("measured") if isinstance(section, dict) else None
+        curve = measured.get("curve") if isinstance(measured, dict) else None
+        if isinstance(curve, str) and curve:
+            found.append((f"{where}.measured.curve", curve))
+    return found
+
+
+def _refuse_files(data: Mapping[str, Any], label: str) -> None:
+    for path, value in file_paths(data):
+        raise LibraryError(
+            f"{label}: {path} = {value!r}: a library scenario has no folder on disk, so it cannot "
+            "name a file; expected throughput.measured.catalog_id or catalog_query (MLPerf rows "
+            "shipped with econ) or a fixed throughput.tokens_per_s_per_gpu"
+        )
+
+
+def _now() -> dt.datetime:
+    return dt.datetime.now(dt.UTC)
+
+
+def _iso(value: dt.datetime) -> str:
+    if value.tzinfo is None:  # SQLite keeps no zone: every time stored here is UTC
+        value = value.replace(tzinfo=dt.UTC)
+    return value.astimezone(dt.UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def default_author() -> str:
+    """ECON_AUTHOR, else the login name."""
+    if os.environ.get("ECON_AUTHOR"):
+        return os.environ["ECON_AUTHOR"]
+    try:
+        return getpass.getuser()
+    except (OSError, KeyError):
+        return "unknown"
+
+
+class Library:
+    """A scenario library at a URL (see econ.library.resolve_url); opening it upgrades its tables."""
+
+    def __init__(self, url: str | None = None, *, timeout_s: float | None = None):
+        text, source = resolve_url(url)
+        self._engine, self.display = _make_engine(text, source, timeout_s)
+        try:
+            self._ensure_schema()
+        except BaseException:
+            self._engine.dispose()
+            raise
+
+    def close(self) -> None:
+        self._engine.dispose()
+
+    def __enter__(self) -> Library:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # --- writing ------------------------------------------------------------------------------
+
+    def save_file(
+        self,
+        path: str | os.PathLike,
+        *,
+        message: str = "",
+        tags: Sequence[str] = (),
+        author: str | None = None,
+    ) -> VersionInfo:
+        """Save a scenario file's text exactly as a new version of the scenario's `name`."""
+        return self.save_text(
+            _read_text(path), origin=str(path), message=message, tags=tags, author=author
+        )
+
+    def save_text(
+        self,
+        text: str,
+        *,
+        origin: str = "<text>",
+        message: str = "",
+        tags: Sequence[str] = (),
+        author: str | None = None,
+    ) -> VersionInfo:
+        """Save a scenario's TOML text as a new version of its `name` (validated first)."""
+        prepared = _prepare(text, origin)
+        tag_list = _check_tags(tags)
+        who = _check_author(author or default_author())
+        return self._transaction(
+            lambda conn: self._insert(conn, prepared, message, tag_list, who), "saving"
+        )
+
+    def restore(self, ref: Ref, *, message: str = "", author: str | None = None) -> VersionInfo:
+        """Save version `ref.version`'s text again as the newest version (and undelete)."""
+        stored = self.get(ref)
+        prepared = _prepare(stored.text, stored.label)
+        note = message or f"restored from version {stored.info.version}"
+        who = _check_author(author or default_author())
+        return self._transaction(
+            lambda conn: self._insert(conn, prepared, note, [], who), "restoring"
+        )
+
+    def migrate(self, ref: Ref, *, author: str | None = None) -> VersionInfo:
+        """Save a stored version brought to today's schema as a new version (comments are lost:
+        the text is written anew from the migrated data)."""
+        import tomli_w
+
+        from econ.scenario.migrations import migrate
+
+        stored = self.get(ref)
+        data = tomllib.loads(stored.text)
+        old = file_version(data, stored.label)
+        if old == SCHEMA_VERSION:
+            raise LibraryError(
+                f"{stored.label} is already at schema_version {old}, today's; nothing to migrate"
+            )
+        migrated = migrate(data, stored.label)
+        try:
+            validate_dict(migrated, file=stored.label)
+        except ScenarioError as exc:
+            raise LibraryError(
+                f"{exc}\n  No migration makes {stored.label} valid; nothing was changed. Fix it by "
+                f"hand: `econ library show {ref} > FILE.toml`, edit FILE.toml, then "
+                "`econ library save FILE.toml`."
+            ) from None
+        note = f"migrated version {stored.info.version} from schema_version {old}"
+        return self.save_text(
+            tomli_w.dumps(migrated), origin=stored.label, message=note, author=author
+        )
+
+    def delete(self, name: str, *, author: str | None = None) -> None:
+        """Soft delete: the scenario leaves `list` and `library:` names; every version is kept."""
+        who = _check_author(author or default_author())
+
+        def run(conn):
+            row = self._scenario(conn, name, lock=True)
+            if row.deleted_utc is not None:
+                raise LibraryError(f"{name!r} is already deleted (library {self.display})")
+            conn.execute(
+                scenarios.update()
+                .where(scenarios.c.id == row.id)
+                .values(deleted_utc=_now(), deleted_by=who)
+            )
+
+        self._transaction(run, "deleting")
+
+    # --- reading ------------------------------------------------------------------------------
+
+    def get(self, ref: Ref) -> StoredVersion:
+        """A stored version's text and details (deleted scenarios stay readable)."""
+        with self._guard("reading"), self._engine.connect() as conn:
+            row = self._scenario(conn, ref.name)
+            query = sa.select(versions).where(versions.c.scenario_id == row.id)
+            if ref.version is None:
+                query = query.order_by(versions.c.version.desc()).limit(1)
+            else:
+                query = query.where(versions.c.version == ref.version)
+            version = conn.execute(query).first()
+            if version is None:
+                latest = conn.scalar(
+                    sa.select(sa.func.max(versions.c.version)).where(
+                        versions.c.scenario_id == row.id
+                    )
+                )
+                raise LibraryError(
+                    f"{ref.name!r} has no version {ref.version} (library {self.display}); "
+                    f"expected 1 to {latest} (see `econ library history {ref.name}`)"
+                )
+            info = self._infos(conn, [(row, version)])[0]
+            return StoredVersion(info, version.toml_text)
+
+    def history(self, name: str) -> list[VersionInfo]:
+        """Every version of a scenario, oldest first."""
+        with self._guard("reading"), self._engine.connect() as conn:
+            row = self._scenario(conn, name)
+            rows = conn.execute(
+                sa.select(versions)
+                .where(versions.c.scenario_id == row.id)
+                .order_by(versions.c.version)
+            ).all()
+            return self._infos(conn, [(row, v) for v in rows])
+
+    def list(
+        self,
+        *,
+        tag: str | None = None,
+        hardware: str | None = None,
+        model: str | None = None,
+        deleted: bool = False,
+    ) -> list[VersionInfo]:
+        """Per scenario, its newest version matching every filter given (by name)."""
+        query = sa.select(versions, scenarios.c.name, scenarios.c.deleted_utc).join(
+            scenarios, versions.c.scenario_id == scenarios.c.id
+        )
+        if not deleted:
+            query = query.where(scenarios.c.deleted_utc.is_(None))
+        if hardware:
+            query = query.where(versions.c.hardware == hardware)
+        if model:
+            query = query.where(versions.c.model == model)
+        if tag:
+            query = query.where(
+                sa.exists().where((tags.c.version_id == versions.c.id) & (tags.c.tag == tag))
+            )
+        query = query.order_by(scenarios.c.name, versions.c.version.desc())
+        with self._guard("reading"), self._engine.connect() as conn:
+            newest: dict[str, tuple] = {}
+            for row in conn.execute(query).all():
+                newest.setdefault(row.name, (row, row))
+            return self._infos(conn, list(newest.values()))
+
+    def load(self, ref: Ref, overrides: Mapping[str, Any] | Iterable[str] | None = None):
+        """The validated Scenario of a stored version, with dotted-path overrides applied."""
+        stored = self.get(ref)
+        if stored.info.deleted:
+            raise LibraryError(
+                f"library:{ref}: the scenario is deleted (library {self.display}); "
+                f"`econ library restore {stored.info.name}@{stored.info.version}` brings it back"
+            )
+        data = tomllib.loads(stored.text)
+        try:
+            scenario = validate_dict(data, file=stored.label)
+        except ScenarioError as exc:
+            raise LibraryError(
+                f"{exc}\n  The stored version no longer validates with econ {__version__}; it is "
+                f"kept unchanged. See it with `econ library show {stored.info.name}@"
+                f"{stored.info.version}`; `econ library migrate {stored.info.name}@"
+                f"{stored.info.version}` saves a migrated copy as a new version where a schema "
+                "migration exists, or fix the text and `econ library save FILE`."
+            ) from None
+        if overrides:
+            data = apply_overrides(data, overrides, file=stored.label)
+            _refuse_files(data, stored.label)
+            return validate_dict(data, file=stored.label)
+        _refuse_files(data, stored.label)
+        return scenario
+
+    def summary(self, ref: Ref) -> dict[str, Any]:
+        """Summary metrics of a stored version (econ.engine), cached by scenario hash, econ version
+        and catalog version; a cache miss projects the stored text."""
+        from econ.provenance import catalog_versions, scenario_sha256
+
+        scenario = self.load(ref)
+        catalogs = json.dumps(catalog_versions(), sort_keys=True)
+        key = {
+            "scenario_sha256": scenario_sha256(scenario),
+            "econ_version": __version__,
+            "catalog_sha256": hashlib.sha256(catalogs.encode()).hexdigest(),
+        }
+        where = sa.and_(*(results.c[k] == v for k, v in key.items()))
+        with self._guard("reading"), self._engine.connect() as conn:
+            cached = conn.scalar(sa.select(results.c.summary_json).where(where))
+        if cached is not None:
+            return json.loads(cached)
+        summary = project_summary(scenario)
+        text = json.dumps(summary, sort_keys=True, allow_nan=False)
+
+        def store(conn):
+            insert = _dialect_insert(conn, results).values(
+                **key, summary_json=text, created_utc=_now()
+            )
+            conn.execute(insert.on_conflict_do_nothing())
+
+        self._transaction(store, "caching a result")
+        return summary
+
+    # --- folders ------------------------------------------------------------------------------
+
+    def export(self, folder: str | os.PathLike, *, force: bool = False) -> dict[str, list[str]]:
+        """Write each scenario's newest version as FOLDER/<name>.toml (its text exactly).
+
+        A file that exists with other content is refused unless `force`; all files are checked
+        before any is written."""
+        from econ.files import atomic_write
+
+        folder = Path(folder)
+        if not folder.is_dir():
+            raise LibraryError(f"{folder}: not a folder; expected an existing folder to export to")
+        plan, seen = [], set()
+        for info in self.list():
+            stem = _file_stem(info.name, seen)
+            plan.append((folder / f"{stem}.toml", self.get(Ref(info.name, info.version)).text))
+        report: dict[str, list[str]] = {"written": [], "unchanged": []}
+        conflicts = []
+        for path, text in plan:
+            if path.exists():
+                if _read_bytes(path) == text.encode("utf-8"):
+                    report["unchanged"].append(str(path))
+                    continue
+                if not force:
+                    conflicts.append(str(path))
+        if conflicts:
+            raise LibraryError(
+                "refusing to overwrite files whose content differs from the library: "
+                + ", ".join(conflicts)
+                + "; nothing was written (use --force to overwrite them)"
+            )
+        for path, text in plan:
+            if str(path) not in report["unchanged"]:
+                atomic_write(path, text, overwrite=True)
+                report["written"].append(str(path))
+        return report
+
+    def import_folder(
+        self,
+        folder: str | os.PathLike,
+        *,
+        update: bool = False,
+        message: str = "",
+        author: str | None = None,
+    ) -> ImportReport:
+        """Save each FOLDER/*.toml: new names as version 1; a text equal to a stored version is
+        skipped; a changed text is refused unless `update` (then it is saved as a new version).
+        All files are checked first and saved in one transaction: all or nothing."""
+        folder = Path(folder)
+        if not folder.is_dir():
+            raise LibraryError(f"{folder}: not a folder; expected a folder of TOML scenario files")
+        files = sorted(folder.glob("*.toml"))
+        if not files:
+            raise LibraryError(f"{folder}: no *.toml files; expected a folder of scenario files")
+        prepared = [(_prepare(_read_text(p), str(p)), p) for p in files]
+        names: dict[str, Path] = {}
+        for item, path in prepared:
+            if item.name in names:
+                raise LibraryError(
+                    f"{path} and {names[item.name]} both hold scenario {item.name!r}; expected "
+                    "one file per scenario name; nothing was imported"
+                )
+            names[item.name] = path
+        who = _check_author(author or default_author())
+
+        def run(conn) -> ImportReport:
+            report, changed = ImportReport(), []
+            for item, path in prepared:
+                row = conn.execute(
+                    sa.select(scenarios.c.id).where(scenarios.c.name == item.name)
+                ).first()
+                hashes = (
+                    set()
+                    if row is None
+                    else set(
+                        conn.scalars(
+                            sa.select(versions.c.text_sha256).where(
+                                versions.c.scenario_id == row.id
+                            )
+                        )
+                    )
+                )
+                if item.text_sha256 in hashes:
+                    report.unchanged.append(str(path))
+                elif row is None:
+                    report.added.append(str(path))
+                else:
+                    changed.append(str(path))
+                    report.updated.append(str(path))
+            if changed and not update:
+                raise LibraryError(
+                    "these files differ from every stored version of their scenario: "
+                    + ", ".join(changed)
+                    + "; nothing was imported (re-run with --update to save them as new versions)"
+                )
+            todo = set(report.added) | set(report.updated)
+            for item, path in prepared:
+                if str(path) in todo:
+                    note = message or f"imported from {path.name}"
+                    self._insert(conn, item, note, [], who)
+            return report
+
+        return self._transaction(run, "importing")
+
+    # --- internals ----------------------------------------------------------------------------
+
+    def _insert(self, conn, item: _Prepared, message, tag_list, author) -> VersionInfo:
+        now = _now()
+        conn.execute(
+            _dialect_insert(conn, scenarios)
+            .values(name=item.name, created_utc=now)
+            .on_conflict_do_nothing(index_elements=["name"])
+        )
+        row = self._scenario(conn, item.name, lock=True)
+        if row.deleted_utc is not None:  # saving a deleted name brings its history back
+            conn.execute(
+                scenarios.update()
+                .where(scenarios.c.id == row.id)
+                .values(deleted_utc=None, deleted_by=None)
+            )
+        latest = conn.scalar(
+            sa.select(sa.func.max(versions.c.version)).where(versions.c.scenario_id == row.id)
+        )
+        values = {
+            "scenario_id": row.id,
+            "version": (latest or 0) + 1,
+            "toml_text": item.text,
+            "text_sha256": item.text_sha256,
+            "scenario_sha256": item.scenario_sha256,
+            "schema_version": item.schema_version,
+            "author": author,
+            "message": message,
+            "created_utc": now,
+            "parent_version": latest,
+            "hardware": item.hardware,
+            "model": item.model,
+        }
+        result = conn.execute(versions.insert().values(**values))
+        version_id = result.inserted_primary_key[0]
+        if tag_list:
+            conn.execute(tags.insert(), [{"version_id": version_id, "tag": t} for t in tag_list])
+        return VersionInfo(
+            name=item.name,
+            version=values["version"],
+            created_utc=_iso(now),
+            author=author,
+            message=message,
+            tags=list(tag_list),
+            text_sha256=item.text_sha256,
+            scenario_sha256=item.scenario_sha256,
+            schema_version=item.schema_version,
+            parent_version=latest,
+            hardware=item.hardware,
+            model=item.model,
+        )
+
+    def _scenario(self, conn, name: str, *, lock: bool = False):
+        query = sa.select(scenarios).where(scenarios.c.name == name)
+        row = conn.execute(query.with_for_update() if lock else query).first()
+        if row is None:
+            known = list(conn.scalars(sa.select(scenarios.c.name)))
+            close = difflib.get_close_matches(name, known, n=3)
+            hint = f"; did you mean {', '.join(close)}?" if close else ""
+            raise LibraryError(
+                f"no scenario {name!r} in library {self.display}{hint} "
+                "(`econ library list` shows the names)"
+            )
+        return row
+
+    def _infos(self, conn, pairs: list[tuple]) -> list[VersionInfo]:
+        ids = [v.id for _, v in pairs]
+        labels: dict[int, list[str]] = {}
+        if ids:
+            query = sa.select(tags).where(tags.c.version_id.in_(ids)).order_by(tags.c.tag)
+            for row in conn.execute(query):
+                labels.setdefault(row.version_id, []).append(row.tag)
+        return [
+            VersionInfo(
+                name=s.name,
+                version=v.version,
+                created_utc=_iso(v.created_utc),
+                author=v.author,
+                message=v.message,
+                tags=labels.get(v.id, []),
+                text_sha256=v.text_sha256,
+                scenario_sha256=v.scenario_sha256,
+                schema_version=v.schema_version,
+                parent_version=v.parent_version,
+                hardware=v.hardware,
+                model=v.model,
+                deleted=s.deleted_utc is not None,
+            )
+            for s, v in pairs
+        ]
+
+    @contextlib.contextmanager
+    def _write(self) -> Iterator[sa.Connection]:
+        with self._engine.connect() as conn:
+            conn.execution_options(**{_WRITE: True})
+            with conn.begin():
+                yield conn
+
+    def _transaction(self, run, doing: str):
+        with self._guard(doing):
+            for attempt in range(WRITE_ATTEMPTS):
+                try:
+                    with self._write() as conn:
+                        return run(conn)
+                except sa.exc.IntegrityError:
+                    if attempt == WRITE_ATTEMPTS - 1:
+                        raise
+
+    @contextlib.contextmanager
+    def _guard(self, doing: str) -> Iterator[None]:
+        try:
+            yield
+        except sa.exc.SQLAlchemyError as exc:
+            raise LibraryError(_describe(exc, self.display, doing)) from None
+
+    def _ensure_schema(self) -> None:
+        from alembic import command
+        from alembic.script import ScriptDirectory
+
+        config = _alembic_config()
+        script = ScriptDirectory.from_config(config)
+        head = script.get_current_head()
+        with self._guard("opening"):
+            with self._engine.connect() as conn:
+                current, _ = _revision(conn)
+            if current == head:
+                return
+            with self._write() as conn:
+                if conn.dialect.name == "postgresql":
+                    conn.execute(sa.text("SELECT pg_advisory_xact_lock(:k)"), {"k": _PG_LOCK_KEY})
+                current, others = _revision(conn)
+                if current is None and others:
+                    raise LibraryError(
+                        f"library {self.display} is a database but not an econ library (it has "
+                        f"tables {', '.join(sorted(others)[:5])}); nothing was changed. Expected "
+                        "an econ library, a new file or an empty database"
+                    )
+                known = {rev.revision for rev in script.walk_revisions()}
+                if current is not None and current not in known:
+                    raise LibraryError(
+                        f"library {self.display} was written by a newer econ (library revision "
+                        f"{current}; econ {__version__} knows up to {head}); nothing was changed. "
+                        "Upgrade econ to use it"
+                    )
+                if current != head:
+                    config.attributes["connection"] = conn
+                    command.upgrade(config, "head")
+
+
+def project_summary(scenario) -> dict[str, Any]:
+    """The engine's summary metrics of one scenario (strict JSON values)."""
+    from econ.engine import project
+
+    records = project([scenario]).summary_records()
+    return records[0]["summary"]
+
+
+def _alembic_config():
+    from alembic.config import Config
+
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS_DIR))
+    return config
+
+
+def _revision(conn) -> tuple[str | None, set[str]]:
+    """(current Alembic revision or None, the other tables in the database)."""
+    from alembic.runtime.migration import MigrationContext
+
+    names = set(sa.inspect(conn).get_table_names())
+    if REVISION_TABLE not in names:
+        return None, names
+    context = MigrationContext.configure(conn, opts={"version_table": REVISION_TABLE})
+    return context.get_current_revision(), names - {REVISION_TABLE} - set(metadata.tables)
+
+
+def _dialect_insert(conn, table):
+    module = postgresql if conn.dialect.name == "postgresql" else sqlite
+    return module.insert(table)
+
+
+def _make_engine(text: str, source: str, timeout_s: float | None):
+    try:
+        url = sa.engine.make_url(text)
+    except (sa.exc.ArgumentError, ValueError):
+        raise LibraryError(f"{source} = {text!r}: not a database URL; {_URL_HELP}") from None
+    backend = url.get_backend_name()
+    if backend == "sqlite":
+        return _sqlite_engine(url, source, timeout_s)
+    if backend == "postgresql":
+        if url.drivername == "postgresql":
+            url = url.set(drivername="postgresql+psycopg")
+        if url.drivername != "postgresql+psycopg":
+            raise LibraryError(
+                f"{source}: driver {url.drivername!r} is not supported; {_URL_HELP} (psycopg 3)"
+            )
+        display = url.render_as_string(hide_password=True)
+        args = {} if "connect_timeout" in url.query else {"connect_timeout": PG_CONNECT_TIMEOUT_S}
+        try:
+            engine = sa.create_engine(url, connect_args=args)
+        except (sa.exc.ArgumentError, ImportError) as exc:
+            raise LibraryError(f"{source} = {display}: {exc}; {_URL_HELP}") from None
+        return engine, display
+    shown = url.render_as_string(hide_password=True)
+    raise LibraryError(f"{source} = {shown}: {backend!r} databases are not supported; {_URL_HELP}")
+
+
+def _sqlite_engine(url, source: str, timeout_s: float | None):
+    database = url.database or ""
+    if url.drivername not in ("sqlite", "sqlite+pysqlite"):
+        raise LibraryError(f"{source}: driver {url.drivername!r} is not supported; {_URL_HELP}")
+    query = dict(url.query)
+    timeout = timeout_s if timeout_s is not None else query.pop("timeout", SQLITE_TIMEOUT_S)
+    try:
+        timeout = float(timeout)
+    except ValueError:
+        raise LibraryError(f"{source}: timeout={timeout!r}: expected seconds, e.g. 30") from None
+    if database and database != ":memory:":
+        path = Path(database).expanduser()
+        if path == default_path():
+            path.parent.mkdir(parents=True, exist_ok=True)
+        if path.is_dir():
+            raise LibraryError(f"{source}: {path} is a folder; expected a library file (.db)")
+        if not path.parent.is_dir():
+            raise LibraryError(
+                f"{source}: folder {path.parent} does not exist; expected the library file's "
+                "folder to exist (econ creates the file, not its folder)"
+            )
+        url = url.set(database=str(path))
+    url = url.set(query={k: v for k, v in query.items() if k != "timeout"})
+    engine = sa.create_engine(url, connect_args={"timeout": timeout})
+
+    @sa.event.listens_for(engine, "connect")
+    def _connect(dbapi_connection, _record):
+        # Transactions are begun by the "begin" hook below, so DDL is transactional and writes
+        # take the lock at BEGIN (no deadlock between two readers turning writers).
+        dbapi_connection.isolation_level = None
+        dbapi_connection.execute("PRAGMA foreign_keys = ON")
+
+    @sa.event.listens_for(engine, "begin")
+    def _begin(conn):
+        write = conn.get_execution_options().get(_WRITE)
+        conn.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
+
+    return engine, f"sqlite:///{database}" if database else "sqlite://"
+
+
+def _describe(exc: sa.exc.SQLAlchemyError, display: str, doing: str) -> str:
+    original = getattr(exc, "orig", None) or exc
+    detail = (str(original).strip().splitlines() or [type(original).__name__])[0]
+    low = detail.lower()
+    where = f"library {display}"
+    if "database is locked" in low or "database table is locked" in low:
+        return (
+            f"{where}: {doing} failed: the library is locked by another process (waited for it); "
+            "nothing was changed. Try again when the other econ finishes"
+        )
+    if "not a database" in low or "malformed" in low or "file is encrypted" in low:
+        return (
+            f"{where}: not a readable SQLite library ({detail}); the file was left untouched. "
+            "Expected an econ library file: restore it from a backup or point --library / "
+            "ECON_LIBRARY at another file"
+        )
+    if "unable to open database" in low:
+        return f"{where}: cannot open the file ({detail}); expected a readable, writable file"
+    if "readonly" in low:
+        return f"{where}: {doing} failed: the file is read-only; expected a writable library"
+    if isinstance(exc, sa.exc.OperationalError | sa.exc.InterfaceError):
+        return (
+            f"{where}: {doing} failed: cannot reach or use the database server ({detail}); "
+            "nothing was changed. Expected a running PostgreSQL server that accepts this user"
+        )
+    return f"{where}: {doing} failed: {detail}; nothing was changed"
+
+
+def _read_bytes(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise LibraryError(f"{path}: cannot be read ({exc.strerror})") from None
+
+
+def _read_text(path: str | os.PathLike) -> str:
+    read_toml(path)  # its errors name the file: missing, a folder, not UTF-8, empty, bad TOML
+    return _read_bytes(Path(path)).decode("utf-8")
+
+
+def _prepare(text: str, origin: str) -> _Prepared:
+    from econ.provenance import scenario_sha256
+
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ScenarioError(origin, "", None, f"malformed TOML: {exc}") from None
+    scenario = validate_dict(data, file=origin)
+    _refuse_files(data, origin)
+    if len(scenario.name) > NAME_LENGTH:
+        raise ScenarioError(
+            origin, "name", scenario.name[:40] + "...", f"expected at most {NAME_LENGTH} characters"
+        )
+    return _Prepared(
+        name=scenario.name,
+        text=text,
+        text_sha256=hashlib.sha256(text.encode("utf-8")).hexdigest(),
+        scenario_sha256=scenario_sha256(scenario),
+        schema_version=file_version(data, origin),
+        hardware=scenario.fleet.hardware,
+        model=_model_key(scenario),
+    )
+
+
+def _check_tags(values: Sequence[str]) -> list[str]:
+    for tag in values:
+        if not _TAG.match(tag) or len(tag) > TAG_LENGTH:
+            raise LibraryError(
+                f"--tag {tag!r}: expected a label of letters, digits and . _ : / + - (at most "
+                f"{TAG_LENGTH} characters, starting with a letter or digit), e.g. board-2026q3"
+            )
+    return sorted(set(values))
+
+
+def _check_author(author: str) -> str:
+    if not author.strip() or len(author) > NAME_LENGTH:
+        raise LibraryError(f"author {author!r}: expected a name of 1 to {NAME_LENGTH} characters")
+    return author
+
+
+def _file_stem(name: str, seen: set[str]) -> str:
+    """A file name for a scenario name: unsafe characters become '-', repeats get -2, -3, ..."""
+    stem = re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-.") or "scenario"
+    candidate, n = stem, 1
+    while candidate.lower() in seen:
+        n += 1
+        candidate = f"{stem}-{n}"
+    seen.add(candidate.lower())
+    return candidate

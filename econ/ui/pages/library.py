@@ -1,0 +1,155 @@
+"""Library: save the current scenario as a version with a message, browse and search the scenario
+library (econ.library), load a version, see its history, diff two versions with their metric
+changes, restore one. The library is ECON_LIBRARY or the per-user SQLite file (docs/library.md).
+"""
+
+from __future__ import annotations
+
+import tomllib
+
+import pandas as pd
+import streamlit as st
+
+from econ.errors import InputError
+from econ.library import LibraryError, Ref, open_library, resolve_url
+from econ.library.diff import input_changes, metric_changes
+from econ.ui import common, state
+
+MESSAGE, TAGS, SEARCH = "econ.library.message", "econ.library.tags", "econ.library.search"
+PICK, VERSION, OLD, NEW = (
+    "econ.library.pick",
+    "econ.library.version",
+    "econ.library.old",
+    "econ.library.new",
+)
+DONE = "econ.library.done"
+
+
+def _versions_frame(infos, *, with_name: bool) -> pd.DataFrame:
+    rows = [
+        {
+            **({"name": i.name} if with_name else {}),
+            "version": i.version,
+            "saved (UTC)": i.created_utc,
+            "author": i.author,
+            "message": i.message,
+            "tags": ", ".join(i.tags),
+            "hardware": i.hardware or "",
+            "model": i.model or "",
+        }
+        for i in infos
+    ]
+    return pd.DataFrame(rows)
+
+
+def _save_section(library) -> None:
+    with st.container(border=True):
+        st.markdown("**Save the current scenario** as a new version of its name")
+        v = common.validation()
+        if not v.ok:
+            st.error(
+                "The current scenario is not valid, so it cannot be saved; your inputs are kept. "
+                f"Fix them here or on the Scenario page.\n\n{v.message}",
+                icon=":material/error:",
+            )
+            return
+        st.text_input("Message", key=MESSAGE, placeholder="what changed and why")
+        st.text_input("Tags", key=TAGS, placeholder="comma separated, e.g. board-2026q3")
+        if st.button("Save as a new version", icon=":material/save:"):
+            tags = [t.strip() for t in st.session_state.get(TAGS, "").split(",") if t.strip()]
+            text = state.toml_text(st.session_state[state.DATA])
+            try:
+                info = library.save_text(
+                    text,
+                    origin="the current scenario",
+                    message=st.session_state.get(MESSAGE, ""),
+                    tags=tags,
+                )
+            except InputError as exc:
+                st.error(str(exc), icon=":material/error:")
+            else:
+                st.success(f"Saved {info.name} version {info.version}.")
+
+
+def _version_actions(library, name: str, numbers: list[int]) -> None:
+    left, middle, right = st.columns([2, 1, 1], vertical_alignment="bottom")
+    version = left.selectbox("Version", numbers[::-1], key=VERSION)
+    if middle.button("Load into the editor", icon=":material/upload:"):
+        stored = library.get(Ref(name, version))
+        state.keep_edits()
+        state.load_data(tomllib.loads(stored.text), stored.label)
+        st.session_state[DONE] = f"Loaded {stored.label}; the other pages now show it."
+        st.rerun()
+    if right.button("Restore as newest", icon=":material/history:"):
+        info = library.restore(Ref(name, version))
+        st.session_state[DONE] = f"Restored version {version} of {name} as version {info.version}."
+        st.rerun()
+
+
+def _diff_section(library, name: str, numbers: list[int]) -> None:
+    st.markdown("**Diff two versions**")
+    left, right = st.columns(2)
+    old = left.selectbox("Old", numbers, index=max(0, len(numbers) - 2), key=OLD)
+    new = right.selectbox("New", numbers, index=len(numbers) - 1, key=NEW)
+    old_ref, new_ref = Ref(name, old), Ref(name, new)
+    inputs = input_changes(library.load(old_ref), library.load(new_ref))
+    if inputs:
+        st.dataframe(pd.DataFrame(inputs), hide_index=True, width="stretch")
+    else:
+        st.caption("No input differs.")
+    metrics = metric_changes(library.summary(old_ref), library.summary(new_ref))
+    frame = pd.DataFrame(
+        [{"metric": k, **v} for k, v in metrics.items() if v["change"] not in (0, None)]
+    )
+    if frame.empty:
+        st.caption("No metric changes.")
+    else:
+        st.dataframe(frame, hide_index=True, width="stretch")
+
+
+def render() -> None:
+    st.title("Library")
+    _, source = resolve_url()
+    try:
+        library = open_library()
+    except LibraryError as exc:
+        st.error(str(exc), icon=":material/error:")
+        return
+    st.caption(
+        f"Library {library.display} ({source}). Every save is a new version, never overwritten; "
+        "`econ library` on the command line reads the same library."
+    )
+    if st.session_state.get(DONE):
+        st.success(st.session_state.pop(DONE))
+    try:
+        with library:
+            _save_section(library)
+            search = st.text_input("Search", key=SEARCH, placeholder="name, message, tag, ...")
+            infos = [
+                i
+                for i in library.list()
+                if search.lower()
+                in " ".join([i.name, i.message, *i.tags, i.hardware or "", i.model or ""]).lower()
+            ]
+            if not infos:
+                st.info(
+                    "No scenario in the library matches." if search else "The library is empty."
+                )
+                return
+            st.dataframe(_versions_frame(infos, with_name=True), hide_index=True, width="stretch")
+            name = st.selectbox("Scenario", [i.name for i in infos], key=PICK)
+            history = library.history(name)
+            st.markdown(f"**History of {name}** (oldest first)")
+            st.dataframe(
+                _versions_frame(history, with_name=False), hide_index=True, width="stretch"
+            )
+            numbers = [v.version for v in history]
+            _version_actions(library, name, numbers)
+            if len(numbers) > 1:
+                _diff_section(library, name, numbers)
+    except InputError as exc:
+        st.error(str(exc), icon=":material/error:")
+
+
+if __name__ == "__main__":
+    render()

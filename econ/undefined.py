@@ -1,0 +1,122 @@
+"""Why a summary metric is null: every undefined figure carries its reason into the warnings.
+
+A summary metric that cannot be computed for a scenario is NaN in `Projection.metrics` and null in
+every output, and DESIGN.md §5 promises a warning that names its key. The engine's own warnings
+explain the common cases (no tokens, no IRR, no debt, ...); this module fills in the rest from one
+table of reasons, so that no null goes unexplained, and turns infinities from inputs that overflow
+floating point into nulls with a warning of their own (outputs are strict JSON: no inf, no NaN).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+REASONS: dict[str, str] = {
+    "lcot_usd_per_mtok": "the present value of tokens is not positive (no tokens served)",
+    "tokens_total": "no tokens could be counted",
+    "npv_usd": "the project cash flows could not be discounted",
+    "npv_usd_per_gpu": "no GPUs, or no NPV",
+    "npv_usd_per_rack": "no racks, or no NPV",
+    "irr_project_annual": "the project cash flows have no internal rate of return",
+    "irr_equity_annual": "the equity cash flows have no internal rate of return",
+    "payback_months": "the cumulative project cash flow never turns positive within the horizon",
+    "breakeven_price_usd_per_mtok": "no token price sets the NPV to zero",
+    "min_dscr": "no month has debt service to cover",
+    "min_llcr": "no month has debt outstanding to cover",
+    "moic_equity": "no equity is put in",
+    "first_breach_month": "no covenant is breached",
+    "cost_of_debt_annual": "there is no debt, so no cost of debt",
+    "wacc_after_tax_annual": "the capital has no cost to weigh (no debt and no equity cost)",
+    "dilution_shares": "no convertible notes convert into shares (or their equity has no share "
+    "price)",
+    "accounting_cost_usd_per_mtok": "no tokens are served",
+    "tokens_per_s_per_mw": "the fleet draws no power",
+    "tokens_per_s_per_mw_it": "the fleet draws no IT power",
+    "tokens_per_s_per_mw_utility": "the fleet draws no utility power",
+    "revenue_usd_per_mw_year": "the fleet draws no power",
+    "revenue_usd_per_mw_year_utility": "the fleet draws no utility power",
+    "revenue_usd_per_rack_year": "the fleet has no racks",
+    "revenue_usd_per_m2_year": "the fleet takes no floor space",
+    "joules_per_token_it": "no tokens are served",
+    "joules_per_token_utility": "no tokens are served",
+    "power_cost_usd_per_mtok": "no tokens are served",
+}
+"""Reason a metric is null when the engine gave none: metric key -> why."""
+
+OVERFLOW = (
+    "the inputs overflow floating point (a value too large or too small for the arithmetic to "
+    "stay finite); check the scenario's extreme values"
+)
+
+
+def mask_infinite(metrics: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Set every ±inf of the metric arrays to NaN in place; key -> rows that were infinite."""
+    overflowed = {}
+    for key, values in metrics.items():
+        values = np.asarray(values)
+        if values.dtype.kind != "f":
+            continue
+        bad = np.isinf(values)
+        if bad.any():
+            values[bad] = np.nan
+            overflowed[key] = bad
+    return overflowed
+
+
+def explain(
+    warnings: Sequence[list[str]],
+    metrics: Mapping[str, np.ndarray],
+    overflowed: Mapping[str, np.ndarray] | None = None,
+    components: Mapping[str, np.ndarray] | None = None,
+) -> list[list[str]]:
+    """`warnings` with one more line per reason for every null metric that no warning names.
+
+    Parameters
+    ----------
+    warnings : per scenario, the warnings so far
+    metrics : key -> array (n,) of summary metrics, NaN where undefined
+    overflowed : key -> bool array (n,), rows whose value was infinite (see `mask_infinite`)
+    components : component -> array (n,) of the levelized cost's parts (named together as
+        cost_usd_per_mtok_by_component)
+    """
+    overflowed = overflowed or {}
+    nulls = {key: np.isnan(np.asarray(v, dtype=float)) for key, v in metrics.items()}
+    if components:
+        parts = np.column_stack([np.asarray(v, dtype=float) for v in components.values()])
+        nulls["cost_usd_per_mtok_by_component"] = np.isnan(parts).any(axis=1)
+    any_null = np.logical_or.reduce(list(nulls.values())) if nulls else ()
+    out = [list(w) for w in warnings]
+    for i in np.flatnonzero(any_null):
+        said = " ".join(out[i])
+        # NaN downstream of an overflow (inf - inf) is the overflow's doing as well.
+        overflow = any(rows[i] for rows in overflowed.values())
+        by_reason: dict[str, list[str]] = {}
+        for key, null in nulls.items():
+            if not null[i] or _named(key, said):
+                continue
+            if overflow:
+                reason = OVERFLOW
+            elif key == "cost_usd_per_mtok_by_component":
+                reason = REASONS["lcot_usd_per_mtok"]
+            else:
+                reason = REASONS.get(key, "it is not defined for this scenario's inputs")
+            by_reason.setdefault(reason, []).append(key)
+        for reason, keys in by_reason.items():
+            verb = "is" if len(keys) == 1 else "are"
+            out[i].append(f"{', '.join(keys)} {verb} null: {reason}")
+    return out
+
+
+def _named(key: str, text: str) -> bool:
+    """Whether `key` stands in `text` as a whole name (not as part of a longer key)."""
+    start = text.find(key)
+    while start >= 0:
+        end = start + len(key)
+        before = text[start - 1] if start else " "
+        after = text[end] if end < len(text) else " "
+        if not (before.isalnum() or before == "_") and not (after.isalnum() or after == "_"):
+            return True
+        start = text.find(key, end)
+    return False

@@ -1,0 +1,35 @@
+"""The app's gains page takes a step from two catalog rows, with the caveats as warnings."""
+
+from __future__ import annotations
+
+from streamlit.testing.v1 import AppTest
+
+from econ import load_scenario
+from econ.benchmarks import catalog_step
+from econ.catalog import DEFAULT_SCENARIO, ready_made_scenarios
+from econ.gains import step_from_catalog, value_gain, with_steps
+from tests.test_app import APP, errors, go, metric, widget
+
+FROM_ID, TO_ID = "v6.0-6f6e7f09", "v6.1-48ef0995"  # CoreWeave GB200 deepseek-r1 Server
+
+
+def test_gains_page_takes_a_step_from_two_catalog_rows():
+    seed = load_scenario(ready_made_scenarios()[DEFAULT_SCENARIO])
+    step, caveats = step_from_catalog(seed, FROM_ID, TO_ID)
+    assert step["gain"] == catalog_step(FROM_ID, TO_ID).gain
+    expected = value_gain(with_steps(seed, [step]))
+    at = AppTest.from_file(APP, default_timeout=90)
+    at.run()
+    go(at, "gains")
+    widget(at.text_input, "Or a step from two catalog rows: earlier row id").set_value(FROM_ID)
+    widget(at.text_input, "later row id").set_value(TO_ID).run()
+    assert not at.exception and not errors(at), errors(at)
+    assert metric(at, "NPV of the gain per rack [USD]") == (
+        f"{expected.value['npv_usd_per_rack']:,.0f}"
+    )
+    shown = [w.value for w in at.warning]
+    assert "the compared rows have different system sizes: 64, 72" in shown
+    assert all(c in shown for c in caveats)
+    widget(at.text_input, "later row id").set_value("v6.1-zzzzzzzz").run()
+    assert not at.exception
+    assert any("Step from the catalog" in e and "no catalog row" in e for e in errors(at))

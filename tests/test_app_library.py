@@ -1,0 +1,136 @@
+"""The app's Library page through Streamlit's AppTest: save the current scenario, browse, load a
+version into the editor, diff two versions with their metric changes, restore, and a bad library
+answered with st.error."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import ROOT
+from streamlit.testing.v1 import AppTest
+
+from econ import load_scenario, project
+from econ.library import Ref, open_library
+from econ.ui import state
+
+APP = str(ROOT / "app.py")
+PAGE = "econ/ui/pages/library.py"
+SEED_NAME = "deepseek-r1-gb200-nvl72"  # the app's default scenario
+
+
+@pytest.fixture
+def library_url(tmp_path, monkeypatch):
+    url = f"sqlite:///{tmp_path / 'library.db'}"
+    monkeypatch.setenv("ECON_LIBRARY", url)
+    monkeypatch.setenv("ECON_AUTHOR", "ada")
+    return url
+
+
+def library_page() -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    at.switch_page(PAGE).run()
+    assert not at.exception, at.exception
+    return at
+
+
+def by_label(elements, label: str):
+    found = [w for w in elements if w.label == label]
+    assert found, f"no {label!r}; have {[w.label for w in elements]}"
+    return found[0]
+
+
+def save(at: AppTest, message: str) -> AppTest:
+    by_label(at.text_input, "Message").input(message)
+    by_label(at.button, "Save as a new version").click().run()
+    assert not at.exception, at.exception
+    return at
+
+
+def test_save_load_diff_restore(library_url):
+    at = library_page()
+    assert [i.value for i in at.info] == ["The library is empty."]
+    save(at, "baseline")
+    assert any("version 1" in s.value for s in at.success)
+    with open_library(library_url) as library:
+        [info] = library.history(SEED_NAME)
+        assert (info.message, info.author) == ("baseline", "ada")
+
+    # an edit, saved as version 2, then the diff shows it with the metric changes
+    at.session_state[state.DATA]["fleet"]["gpu_count"] = 144
+    at.run()
+    save(at, "two racks")
+    with open_library(library_url) as library:
+        assert [v.version for v in library.history(SEED_NAME)] == [1, 2]
+        expected = (
+            library.summary(Ref(SEED_NAME, 2))["npv_usd"]
+            - library.summary(Ref(SEED_NAME, 1))["npv_usd"]
+        )
+    frames = [f.value for f in at.dataframe]
+    inputs = next(f for f in frames if "path" in f.columns)
+    assert inputs.to_dict("records") == [
+        {"path": "fleet.gpu_count", "old": 72, "new": 144, "unit": "GPUs"}
+    ]
+    metrics = next(f for f in frames if "metric" in f.columns).set_index("metric")
+    assert metrics.loc["npv_usd", "change"] == pytest.approx(expected)
+
+    # load version 1 into the editor
+    by_label(at.selectbox, "Version").select(1).run()
+    by_label(at.button, "Load into the editor").click().run()
+    assert not at.exception, at.exception
+    assert at.session_state[state.BASE_NAME] == f"library:{SEED_NAME}@1"
+    assert at.session_state[state.DATA]["fleet"]["gpu_count"] == 72
+    assert at.query_params["scenario"] == f"library:{SEED_NAME}@1"  # the link names the version
+
+    # restore version 1 as version 3
+    by_label(at.selectbox, "Version").select(1).run()
+    by_label(at.button, "Restore as newest").click().run()
+    assert any("as version 3" in s.value for s in at.success)
+    with open_library(library_url) as library:
+        history = library.history(SEED_NAME)
+        assert [v.version for v in history] == [1, 2, 3]
+        assert library.get(Ref(SEED_NAME, 3)).text == library.get(Ref(SEED_NAME, 1)).text
+
+
+def test_search_filters_the_list(library_url):
+    at = library_page()
+    save(at, "baseline for the board")
+    by_label(at.text_input, "Search").input("nothing like this").run()
+    assert [i.value for i in at.info] == ["No scenario in the library matches."]
+    by_label(at.text_input, "Search").input("board").run()
+    assert at.dataframe[0].value["name"].tolist() == [SEED_NAME]
+
+
+def test_a_corrupt_library_is_an_error_not_an_exception(tmp_path, monkeypatch):
+    path = tmp_path / "library.db"
+    path.write_bytes(b"not a database" * 50)
+    monkeypatch.setenv("ECON_LIBRARY", f"sqlite:///{path}")
+    at = library_page()
+    assert any("not a readable SQLite library" in e.value for e in at.error)
+    assert path.read_bytes() == b"not a database" * 50
+
+
+def test_a_shared_link_names_a_library_version(library_url):
+    seed = ROOT / "models" / "scenarios" / f"{SEED_NAME}.toml"
+    with open_library(library_url) as library:
+        library.save_file(seed)
+        library.save_text(seed.read_text().replace("gpu_count = 72", "gpu_count = 144", 1))
+    scenario = load_scenario(f"library:{SEED_NAME}@1", {"depreciation.life_years": 4.0})
+    npv = project(scenario).summary_records()[0]["summary"]["npv_usd"]
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.query_params["scenario"] = f"library:{SEED_NAME}@1"
+    at.query_params["edits"] = state.encode({"depreciation": {"life_years": 4.0}})
+    at.run()
+    assert not at.exception, at.exception
+    assert at.session_state[state.BASE_NAME] == f"library:{SEED_NAME}@1"
+    assert at.session_state[state.DATA]["fleet"]["gpu_count"] == 72
+    assert [m.value for m in at.metric if m.label == "NPV [USD]"] == [f"{npv:,.0f}"]
+    assert at.session_state[state.DATA]["depreciation"]["life_years"] == 4.0
+
+
+def test_a_link_to_a_missing_library_version_shows_the_default_with_an_error(library_url):
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.query_params["scenario"] = f"library:{SEED_NAME}@9"
+    at.run()
+    assert not at.exception, at.exception
+    assert any(f"library:{SEED_NAME}@9" in e.value for e in at.error), [e.value for e in at.error]
+    assert at.session_state[state.BASE_NAME] == SEED_NAME

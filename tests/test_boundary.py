@@ -1,0 +1,376 @@
+"""The input boundary (DESIGN.md §5-6): scenarios never make econ read files outside their folder,
+non-finite and meaningless inputs are refused with the field named, every null has its reason, and
+parser-breaking input (NUL bytes, deep nesting, a byte-order mark, a cut-short file) gets exit 3.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from econ import load_scenario, project
+from econ.cli import main
+from econ.scenario import ScenarioError, read_toml, validate_dict
+from econ.scenario.paths import allow_paths, resolve_inside
+from econ.strict_json import dumps, finite
+from econ.ui import state
+from econ.undefined import REASONS, explain, mask_infinite
+from scripts import fuzz_scenarios
+from tests.conftest import ROOT
+
+SEED = ROOT / "models" / "scenarios" / "deepseek-r1-gb200-nvl72.toml"
+CURVE = ROOT / "tests" / "data" / "app" / "sample_curve.csv"
+SECRET = "root:x:0:0:secret-first-line"
+
+
+def run(capsys, *args: str) -> tuple[int, str, str]:
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture
+def secret(tmp_path: Path) -> Path:
+    """A file outside the scenario's folder whose content must never appear in a message."""
+    path = tmp_path / "outside" / "passwd"
+    path.parent.mkdir()
+    path.write_text(SECRET + "\nsecond line\n")
+    return path
+
+
+@pytest.fixture
+def scenario_dir(tmp_path: Path) -> Path:
+    folder = tmp_path / "scenarios"
+    folder.mkdir()
+    shutil.copy(SEED, folder / "seed.toml")
+    shutil.copy(CURVE, folder / "curve.csv")
+    return folder
+
+
+# --- 1. paths inside a scenario ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("exists", [True, False])
+def test_a_scenario_cannot_name_a_file_outside_its_folder(capsys, secret, scenario_dir, exists):
+    target = secret if exists else secret.with_name("absent")
+    code, out, err = run(
+        capsys, "project", str(scenario_dir / "seed.toml"),
+        "--set", f'throughput.measured.curve="{target}"',
+    )
+    assert code == 3
+    assert SECRET not in err and "Traceback" not in err
+    assert "throughput.measured.curve" in err and "must stay inside" in err
+    # The refusal reads the same whether or not the file exists: it says nothing about the server.
+    assert "not found" not in err and "no such file" not in err.lower()
+
+
+def test_the_refusal_does_not_depend_on_existence(capsys, secret, scenario_dir):
+    messages = []
+    for target in (secret, secret.with_name("absent"), "../outside/passwd", "../nope/x"):
+        code, _, err = run(
+            capsys, "project", str(scenario_dir / "seed.toml"),
+            "--set", f'throughput.measured.curve="{target}"',
+        )
+        assert code == 3
+        messages.append(err.replace(str(target), "PATH"))
+    assert len(set(messages)) == 1, messages
+
+
+def test_dot_dot_and_symlinks_that_leave_the_folder_are_refused(secret, scenario_dir):
+    (scenario_dir / "link.csv").symlink_to(secret)
+    for value in ("../outside/passwd", "sub/../../outside/passwd", "link.csv"):
+        with pytest.raises(ScenarioError, match="must stay inside") as info:
+            resolve_inside(value, scenario_dir, [scenario_dir], file="s.toml", field="f")
+        assert SECRET not in str(info.value)
+    # Inside the folder, relative and absolute spellings resolve to the same file.
+    inside = resolve_inside("curve.csv", scenario_dir, [scenario_dir], file=None, field="f")
+    assert inside == str(scenario_dir / "curve.csv")
+    assert resolve_inside(inside, scenario_dir, [scenario_dir], file=None, field="f") == inside
+
+
+def test_a_curve_in_the_scenario_folder_is_read(capsys, scenario_dir):
+    code, out, err = run(
+        capsys, "project", str(scenario_dir / "seed.toml"),
+        "--set", 'throughput.measured.curve="curve.csv"', "--format", "json",
+    )
+    assert code == 0, err
+    warnings = json.loads(out)["scenarios"][0]["summary"]["warnings"]
+    assert any("curve.csv" in w for w in warnings)
+
+
+@pytest.mark.parametrize("where", ["before", "after", "equals"])
+def test_allow_paths_opens_a_folder_on_purpose(capsys, tmp_path, scenario_dir, where):
+    other = tmp_path / "curves"
+    other.mkdir()
+    shutil.copy(CURVE, other / "run.csv")
+    args = ["project", str(scenario_dir / "seed.toml"),
+            "--set", f'throughput.measured.curve="{other / "run.csv"}"', "--format", "json"]
+    assert run(capsys, *args)[0] == 3
+    if where == "before":
+        args = ["--allow-paths", str(other), *args]
+    elif where == "after":
+        args = [*args, "--allow-paths", str(other)]
+    else:
+        args = [f"--allow-paths={other}", *args]
+    code, out, err = run(capsys, *args)
+    assert code == 0, err
+    assert json.loads(out)["scenarios"][0]["summary"]["lcot_usd_per_mtok"] > 0
+
+
+def test_allow_paths_through_the_python_api(tmp_path, scenario_dir):
+    other = tmp_path / "curves"
+    other.mkdir()
+    shutil.copy(CURVE, other / "run.csv")
+    override = {"throughput.measured.curve": str(other / "run.csv")}
+    with pytest.raises(ScenarioError, match="must stay inside"):
+        load_scenario(scenario_dir / "seed.toml", override)
+    assert load_scenario(scenario_dir / "seed.toml", override, allow_paths=[other])
+    with allow_paths([other]):
+        assert load_scenario(scenario_dir / "seed.toml", override)
+
+
+def test_every_vintage_path_is_checked(secret):
+    data = read_toml(ROOT / "models" / "scenarios" / "h200-fleet-gb300-refresh.toml")
+    from econ.scenario.paths import path_fields, resolve_paths
+
+    data["vintages"][0].setdefault("throughput", {})["measured"] = {"curve": str(secret)}
+    assert [f for f, _, _ in path_fields(data)] == ["vintages[0].throughput.measured.curve"]
+    with pytest.raises(ScenarioError, match=r"vintages\[0\]\.throughput\.measured\.curve"):
+        resolve_paths(data, ROOT / "models" / "scenarios", file="refresh.toml")
+
+
+def test_the_app_refuses_server_paths_from_data(secret):
+    data = read_toml(SEED)
+    data["throughput"]["measured"] = {"curve": str(secret)}
+    result = state.validate(data)
+    assert not result.ok
+    assert SECRET not in result.message and "models/" in result.message
+    # A ready-made scenario's own folder is fine, and nothing outside models/ is.
+    data["throughput"]["measured"] = {"curve": "../../../../../../etc/passwd"}
+    assert not state.validate(data).ok
+
+
+def test_a_link_naming_etc_passwd_shows_no_file_content():
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=90)
+    at.query_params["scenario"] = SEED.stem
+    at.query_params["edits"] = state.encode(
+        {"throughput": {"measured": {"curve": "/etc/passwd"}}}
+    )
+    at.run()
+    assert not at.exception
+    shown = " ".join(e.value for e in at.error)
+    assert "throughput.measured.curve" in shown and "models/" in shown
+    first_line = Path("/etc/passwd").read_text().splitlines()[0] if Path("/etc/passwd").exists() else "root:x:"
+    everything = " ".join(str(e.value) for e in [*at.error, *at.warning, *at.info, *at.markdown])
+    assert first_line not in everything and "root:x:" not in everything
+
+
+def test_an_unrecognized_file_is_named_not_quoted(tmp_path):
+    from econ.throughput.importers import CurveError, import_files
+
+    path = tmp_path / "notes.txt"
+    path.write_text(SECRET + "\n")
+    with pytest.raises(CurveError) as info:
+        import_files([path])
+    assert "notes.txt" in str(info.value) and SECRET not in str(info.value)
+    path.write_text(json.dumps({"secret_key_name": SECRET}))
+    with pytest.raises(CurveError) as info:
+        import_files([path])
+    assert "secret_key_name" not in str(info.value) and SECRET not in str(info.value)
+
+
+# --- 3. inf and NaN; strict JSON -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("throughput.tokens_per_s_per_gpu", "inf"),
+        ("opex.staff_usd_per_month", "inf"),
+        ("capex.gpu_price_usd", "nan"),
+        ("market.price_usd_per_mtok", "-inf"),
+    ],
+)
+def test_non_finite_inputs_are_refused_with_the_field(capsys, tmp_path, field, value):
+    code, out, err = run(capsys, "project", str(SEED), "--set", f"{field}={value}",
+                         "--format", "json", "--out", str(tmp_path / "x.csv"))
+    assert code == 3
+    assert field in err and "finite" in err and str(SEED) in err
+    assert "Traceback" not in err and not (tmp_path / "x.csv").exists()
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "key"),
+    [
+        ("facility.m2_per_rack", "1e-310", "revenue_usd_per_m2_year"),
+        ("throughput.gain_rate_annual", "1e300", "npv_usd"),
+    ],
+)
+def test_overflowing_inputs_give_named_nulls_in_strict_json(capsys, field, value, key):
+    code, out, err = run(capsys, "project", str(SEED), "--set", f"{field}={value}",
+                         "--format", "json")
+    assert code == 0, err
+    assert "Warning" not in err  # no numpy RuntimeWarning noise
+
+    def refuse(token):
+        raise AssertionError(f"non-strict JSON token {token}")
+
+    summary = json.loads(out, parse_constant=refuse)["scenarios"][0]["summary"]
+    assert summary[key] is None
+    assert any(key in w and "overflow" in w for w in summary["warnings"])
+
+
+def test_finite_replaces_every_non_finite_number():
+    import numpy as np
+
+    value = {"a": float("nan"), "b": [1.0, float("inf"), np.float64("-inf")], "c": np.float32(2)}
+    assert finite(value) == {"a": None, "b": [1.0, None, None], "c": 2.0}
+    assert "NaN" not in dumps(value) and "Infinity" not in dumps(value)
+
+
+# --- 4. nulls with reasons; meaningless discount rates --------------------------------------------
+
+
+def test_every_null_names_its_key_in_a_warning():
+    for path in sorted((ROOT / "models" / "scenarios").glob("*.toml")):
+        for record in project(load_scenario(path)).summary_records():
+            summary = record["summary"]
+            said = " ".join(summary["warnings"])
+            for key, value in summary.items():
+                if value is None:
+                    assert key in said, (path.name, key, summary["warnings"])
+
+
+def test_tiny_debt_explains_the_missing_dscr():
+    summary = project(load_scenario(SEED, {"financing.debt_share": 1e-12})).summary_records()
+    s = summary[0]["summary"]
+    assert s["min_dscr"] is None
+    assert any(w.startswith("min_dscr") and "debt service" in w for w in s["warnings"])
+
+
+def test_explain_groups_reasons_and_skips_named_keys():
+    import numpy as np
+
+    metrics = {"min_dscr": np.array([np.nan, 1.2]), "min_llcr": np.array([np.nan, 1.5]),
+               "first_breach_month": np.array([np.nan, np.nan])}
+    out = explain([["no debt: min_dscr is null"], []], metrics)
+    assert out[0] == ["no debt: min_dscr is null", f"min_llcr is null: {REASONS['min_llcr']}",
+                      f"first_breach_month is null: {REASONS['first_breach_month']}"]
+    assert out[1] == [f"first_breach_month is null: {REASONS['first_breach_month']}"]
+    # A key that only appears inside a longer name is not taken as named.
+    assert len(explain([["min_dscr_floor was set"]], {"min_dscr": np.array([np.nan])})[0]) == 2
+
+
+def test_mask_infinite_marks_rows():
+    import numpy as np
+
+    metrics = {"a": np.array([1.0, np.inf, -np.inf]), "b": np.array([1.0, 2.0, 3.0])}
+    overflowed = mask_infinite(metrics)
+    assert list(overflowed) == ["a"] and overflowed["a"].tolist() == [False, True, True]
+    assert np.isnan(metrics["a"][1:]).all()
+    out = explain([[], [], []], metrics, overflowed)
+    assert out[0] == [] and "overflow" in out[1][0]
+
+
+@pytest.mark.parametrize("rate", ["-0.999999999", "-0.6", "1.5"])
+def test_meaningless_discount_rates_are_refused_with_bounds(capsys, rate):
+    code, _, err = run(capsys, "project", str(SEED), "--set",
+                       f"financing.discount_rate_annual={rate}")
+    assert code == 3 and "discount_rate_annual" in err
+    assert "-0.5" in err or "1" in err
+
+
+# --- 5-7. parser-breaking input ---------------------------------------------------------------------
+
+
+def test_a_nul_byte_in_a_path_exits_3(capsys):
+    code, _, err = run(capsys, "validate", "models/scenarios/a\x00b.toml")
+    assert code == 3 and "NUL" in err and "Traceback" not in err
+    code, _, err = run(capsys, "project", str(SEED), "--set", 'throughput.measured.curve="a\x00b"')
+    assert code == 3 and "NUL" in err
+
+
+@pytest.mark.parametrize("kind", ["array", "table"])
+def test_toml_nested_5000_deep_exits_3(capsys, tmp_path, kind):
+    path = tmp_path / "deep.toml"
+    if kind == "array":
+        path.write_text("a = " + "[" * 5000 + "]" * 5000 + "\n")
+    else:
+        path.write_text("a = " + "{b = " * 5000 + "1" + "}" * 5000 + "\n")
+    code, _, err = run(capsys, "validate", str(path))
+    assert code == 3 and "nested too deeply" in err and str(path) in err
+
+
+def test_an_override_nested_5000_deep_exits_3(capsys):
+    code, _, err = run(capsys, "project", str(SEED), "--set", "x=" + "[" * 5000 + "]" * 5000)
+    assert code == 3 and "nested too deeply" in err
+
+
+def test_a_link_nested_5000_deep_is_refused():
+    import base64
+    import zlib
+
+    text = "{" + '"a":{' * 5000 + "}" * 5001
+    raw = base64.urlsafe_b64encode(zlib.compress(text.encode())).decode().rstrip("=")
+    with pytest.raises(ScenarioError, match="not an encoded scenario"):
+        state.decode(raw)
+
+
+def test_a_cut_short_file_is_refused_and_defaults_are_listed(capsys, tmp_path):
+    head = tmp_path / "head.toml"
+    head.write_text("\n".join(SEED.read_text().splitlines()[:20]) + "\n")
+    code, _, err = run(capsys, "project", str(head))
+    assert code == 3 and "[capex]" in err and "[market]" in err and str(head) in err
+    comments = tmp_path / "comments.toml"
+    comments.write_text("# just a comment\n")
+    code, out, err = run(capsys, "validate", str(comments))
+    assert code == 3 and "ok" not in out and "[fleet]" in err
+    # A file with the four required tables validates and says which sections are defaults.
+    data = read_toml(SEED)
+    minimal = {k: data[k] for k in ("name", "fleet", "throughput", "capex", "market")}
+    import tomli_w
+
+    small = tmp_path / "small.toml"
+    small.write_text(tomli_w.dumps(minimal))
+    code, out, err = run(capsys, "validate", str(small))
+    assert code == 0, err
+    assert "defaults for utilization, depreciation, power, facility, opex, financing" in out
+    code, out, err = run(capsys, "project", str(small), "--format", "json")
+    warnings = json.loads(out)["scenarios"][0]["summary"]["warnings"]
+    assert any(w.startswith("sections taken from defaults") and "opex" in w for w in warnings)
+
+
+def test_a_byte_order_mark_is_accepted(capsys, tmp_path):
+    path = tmp_path / "bom.toml"
+    path.write_bytes(b"\xef\xbb\xbf" + SEED.read_bytes())
+    code, out, err = run(capsys, "validate", str(path))
+    assert code == 0, err
+    assert validate_dict(read_toml(path)) == load_scenario(SEED)
+
+
+# --- 8. errors raised at projection time name the file ---------------------------------------------
+
+
+def test_errors_at_projection_time_name_the_file(capsys, tmp_path):
+    path = tmp_path / "history.toml"
+    path.write_text(SEED.read_text())
+    code, _, err = run(capsys, "project", str(path), "--set",
+                       'throughput.history={model="nonsense", scenario="Server"}')
+    assert code == 3 and err.startswith(f"error: {path}: throughput.history")
+    scenario = load_scenario(path)
+    assert scenario.source_file == str(path)
+    assert scenario == validate_dict(read_toml(path))  # the file is not part of equality
+
+
+# --- the harness -----------------------------------------------------------------------------------
+
+
+def test_generated_scenarios_are_refused_or_project_to_explained_strict_json():
+    counts, failures = fuzz_scenarios.run(cases=int(os.environ.get("ECON_FUZZ_CASES", 300)), seed=7)
+    assert not failures, failures[:3]
+    assert counts["refused"] > 0 and counts["projected"] > 0

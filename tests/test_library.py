@@ -1,0 +1,600 @@
+"""The scenario library (econ.library, `econ library ...`, library:NAME[@V]) on SQLite and on a
+real PostgreSQL server started by the postgres_socket fixture (tests/conftest.py)."""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import sqlalchemy as sa
+from conftest import ROOT
+
+from econ import __version__ as econ_version
+from econ.cli import main
+from econ.library import LibraryError, Ref, open_library, parse_ref
+from econ.library.diff import unit_of
+from econ.library.store import project_summary
+from econ.scenario import load_scenario
+from econ.scenario.migrations import MIGRATIONS, Migration
+
+SEED = ROOT / "models" / "scenarios" / "deepseek-r1-gb200-nvl72.toml"
+SEED_NAME = "deepseek-r1-gb200-nvl72"
+HALL = ROOT / "models" / "scenarios" / "hall-10mw-hgx-b200-air.toml"
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def library_url(request, tmp_path, monkeypatch):
+    if request.param == "sqlite":
+        url = f"sqlite:///{tmp_path / 'library.db'}"
+    else:
+        url = request.getfixturevalue("postgres_url")
+    monkeypatch.setenv("ECON_LIBRARY", url)
+    monkeypatch.setenv("ECON_AUTHOR", "ada")
+    return url
+
+
+def econ(capsys, *argv):
+    rc = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+def edited(tmp_path: Path, old: str, new: str, source: Path = SEED, name: str = "b.toml") -> Path:
+    text = source.read_text()
+    assert old in text
+    path = tmp_path / name
+    path.write_bytes(text.replace(old, new, 1).encode())
+    return path
+
+
+def summary_of(capsys, target) -> dict:
+    rc, out, _ = econ(capsys, "project", target, "--format", "json")
+    assert rc == 0
+    return json.loads(out)["scenarios"][0]["summary"]
+
+
+# --- versions, exactly as saved -----------------------------------------------------------------
+
+
+def test_save_history_show_keep_every_version_exactly(library_url, tmp_path, capsys):
+    second = edited(tmp_path, "gpu_count = 72", "gpu_count = 144")
+    assert (
+        econ(capsys, "library", "save", SEED, "-m", "baseline", "--tag", "q3", "--tag", "a")[0] == 0
+    )
+    rc, out, _ = econ(capsys, "library", "save", second, "-m", "two racks", "--format", "json")
+    assert rc == 0 and json.loads(out)["version"] == 2
+
+    rc, out, _ = econ(capsys, "library", "history", SEED_NAME, "--format", "json")
+    versions = json.loads(out)["versions"]
+    assert [v["version"] for v in versions] == [1, 2]
+    assert [v["parent_version"] for v in versions] == [None, 1]
+    assert [v["message"] for v in versions] == ["baseline", "two racks"]
+    assert versions[0]["tags"] == ["a", "q3"] and versions[1]["tags"] == []
+    assert {v["author"] for v in versions} == {"ada"}
+    assert versions[0]["schema_version"] == 1
+    assert versions[0]["created_utc"] <= versions[1]["created_utc"]
+    assert versions[0]["text_sha256"] != versions[1]["text_sha256"]
+    assert versions[0]["hardware"] == "gb200-nvl72" and versions[0]["model"] == "deepseek-r1"
+
+    # show prints the text byte for byte, comments included; no version means the newest
+    rc, out, _ = econ(capsys, "library", "show", f"{SEED_NAME}@1")
+    assert rc == 0 and out == SEED.read_text()
+    assert econ(capsys, "library", "show", SEED_NAME)[1] == second.read_text()
+    rc, out, _ = econ(capsys, "library", "show", f"{SEED_NAME}@1", "--format", "json")
+    assert json.loads(out)["toml"] == SEED.read_text()
+
+
+def test_missing_name_and_version_exit_3(library_url, capsys):
+    econ(capsys, "library", "save", SEED)
+    rc, _, err = econ(capsys, "library", "show", f"{SEED_NAME}@7")
+    assert rc == 3 and "no version 7" in err and "expected 1 to 1" in err
+    rc, _, err = econ(capsys, "library", "history", "deepseek-r1-gb200")
+    assert rc == 3 and "did you mean deepseek-r1-gb200-nvl72" in err
+    rc, _, err = econ(capsys, "library", "show", f"{SEED_NAME}@x")
+    assert rc == 3 and "not a version number" in err
+    rc, _, err = econ(capsys, "library", "restore", SEED_NAME)
+    assert rc == 3 and "expected NAME@VERSION" in err
+    rc, _, err = econ(capsys, "library", "save", SEED, "--tag", "has space")
+    assert rc == 3 and "--tag 'has space'" in err
+
+
+def test_list_filters_by_tag_hardware_and_model(library_url, tmp_path, capsys):
+    econ(capsys, "library", "save", SEED, "--tag", "board-q3")
+    econ(capsys, "library", "save", edited(tmp_path, "gpu_count = 72", "gpu_count = 144"))
+    econ(capsys, "library", "save", HALL)
+
+    def names(*filters):
+        rc, out, _ = econ(capsys, "library", "list", *filters, "--format", "json")
+        assert rc == 0
+        return [(s["name"], s["version"]) for s in json.loads(out)["scenarios"]]
+
+    hall = load_scenario(HALL)
+    assert names() == sorted([(SEED_NAME, 2), (hall.name, 1)])
+    assert names("--tag", "board-q3") == [(SEED_NAME, 1)]  # the newest version with the tag
+    assert names("--hardware", "gb200-nvl72") == [(SEED_NAME, 2)]
+    assert names("--hardware", hall.fleet.hardware) == [(hall.name, 1)]
+    assert names("--model", "deepseek-r1") == [(SEED_NAME, 2)]
+    assert names("--model", "no-such-model") == []
+
+
+def test_unit_comes_from_the_field_description():
+    assert unit_of("fleet.gpu_count") == "GPUs"
+    assert unit_of("capex.system_price_usd") == "USD"
+    assert unit_of("throughput.steps[0].gain") == "fraction"
+    assert unit_of("depreciation.life_years") == "years"  # bracket mid-description
+    assert unit_of("vintages[1].fleet.gpu_count") == "GPUs"  # a vintage's plain tables
+    assert unit_of("name") is None  # no unit given
+    assert unit_of("no.such.path") is None
+    stack = load_scenario(
+        ROOT / "models" / "scenarios" / "deepseek-r1-gb200-nvl72-capital-stack.toml"
+    )
+    kinds = [type(t).__name__ for t in stack.financing.tranches]
+    convertible = next(
+        i for i, t in enumerate(stack.financing.tranches) if hasattr(t, "conversion_price_usd")
+    )
+    assert (
+        unit_of(f"financing.tranches[{convertible}].conversion_price_usd", stack) == "USD/share"
+    ), kinds
+
+
+def test_diff_lists_changed_inputs_with_units_and_every_metric(library_url, tmp_path, capsys):
+    second = edited(tmp_path, "gpu_count = 72", "gpu_count = 144")
+    text = second.read_text()
+    assert "[utilization]\nshare = 0.7\n" in text
+    second.write_text(text.replace("[utilization]\nshare = 0.7\n", "[utilization]\nshare = 0.75\n"))
+    econ(capsys, "library", "save", SEED)
+    econ(capsys, "library", "save", second)
+    rc, out, _ = econ(
+        capsys, "library", "diff", f"{SEED_NAME}@1", f"{SEED_NAME}@2", "--format", "json"
+    )
+    assert rc == 0
+    diff = json.loads(out)
+    assert diff["inputs"] == [
+        {"path": "fleet.gpu_count", "old": 72, "new": 144, "unit": "GPUs"},
+        {"path": "utilization.share", "old": 0.7, "new": 0.75, "unit": None},  # none given
+    ]
+    old, new = summary_of(capsys, SEED), summary_of(capsys, second)
+    for key in ("npv_usd", "lcot_usd_per_mtok", "capex_usd_total", "tokens_total"):
+        metric = diff["metrics"][key]
+        assert metric["old"] == old[key] and metric["new"] == new[key]
+        assert metric["change"] == pytest.approx(new[key] - old[key], rel=1e-12, abs=1e-9)
+    assert diff["metrics"]["gpu_count"]["change"] == 72
+    component = "cost_usd_per_mtok_by_component.power"
+    assert diff["metrics"][component]["old"] == old["cost_usd_per_mtok_by_component"]["power"]
+    # the table form shows the same change
+    rc, out, _ = econ(capsys, "library", "diff", f"{SEED_NAME}@1", f"{SEED_NAME}@2")
+    assert rc == 0 and "fleet.gpu_count" in out and "GPUs" in out
+
+
+def test_a_version_diffed_with_itself_has_no_changes(library_url, capsys):
+    econ(capsys, "library", "save", SEED)
+    rc, out, _ = econ(
+        capsys, "library", "diff", f"{SEED_NAME}@1", f"{SEED_NAME}@1", "--format", "json"
+    )
+    diff = json.loads(out)
+    assert diff["inputs"] == []
+    assert all(m["change"] in (0, None) for m in diff["metrics"].values())
+
+
+# --- library:NAME[@VERSION] everywhere ----------------------------------------------------------
+
+
+def test_library_names_work_where_files_do(library_url, tmp_path, capsys):
+    second = edited(tmp_path, "gpu_count = 72", "gpu_count = 144")
+    econ(capsys, "library", "save", SEED)
+    econ(capsys, "library", "save", second)
+    assert summary_of(capsys, f"library:{SEED_NAME}@1") == summary_of(capsys, SEED)
+    assert summary_of(capsys, f"library:{SEED_NAME}") == summary_of(capsys, second)
+    rc, out, _ = econ(capsys, "validate", f"library:{SEED_NAME}@2")
+    assert rc == 0 and "ok" in out
+    rc, out, _ = econ(
+        capsys,
+        "project",
+        f"library:{SEED_NAME}@1",
+        "--set",
+        "fleet.gpu_count=144",
+        "--format",
+        "json",
+    )
+    assert json.loads(out)["scenarios"][0]["summary"] == summary_of(capsys, second)
+    # --library before the command picks the library, over ECON_LIBRARY
+    rc, _, err = econ(
+        capsys, "--library", "sqlite:////nonexistent-folder/x.db", "project", f"library:{SEED_NAME}"
+    )
+    assert rc == 3 and "nonexistent-folder" in err
+
+
+def test_library_scenario_cannot_name_a_file(library_url, tmp_path, capsys):
+    curve = tmp_path / "c.toml"
+    curve.write_text('name = "curvy"\n[throughput.measured]\ncurve = "runs/vllm.json"\n')
+    rc, _, err = econ(capsys, "library", "save", curve)
+    assert rc == 3 and "throughput.measured.curve" in err and "no folder on disk" in err
+    econ(capsys, "library", "save", SEED)
+    rc, _, err = econ(
+        capsys, "project", f"library:{SEED_NAME}", "--set", 'throughput.measured={curve="x.csv"}'
+    )
+    assert rc == 3 and "throughput.measured.curve" in err
+
+
+# --- restore, delete, export, import ------------------------------------------------------------
+
+
+def test_restore_and_soft_delete_lose_nothing(library_url, tmp_path, capsys):
+    econ(capsys, "library", "save", SEED)
+    econ(capsys, "library", "save", edited(tmp_path, "gpu_count = 72", "gpu_count = 144"))
+    rc, out, _ = econ(capsys, "library", "restore", f"{SEED_NAME}@1", "--format", "json")
+    restored = json.loads(out)
+    assert restored["version"] == 3 and restored["parent_version"] == 2
+    assert restored["message"] == "restored from version 1"
+    assert econ(capsys, "library", "show", f"{SEED_NAME}@3")[1] == SEED.read_text()
+
+    assert econ(capsys, "library", "delete", SEED_NAME)[0] == 0
+    assert json.loads(econ(capsys, "library", "list", "--format", "json")[1])["scenarios"] == []
+    rc, _, err = econ(capsys, "project", f"library:{SEED_NAME}")
+    assert rc == 3 and "deleted" in err and "restore" in err
+    # every version is still there and readable
+    rc, out, _ = econ(capsys, "library", "history", SEED_NAME, "--format", "json")
+    assert [v["version"] for v in json.loads(out)["versions"]] == [1, 2, 3]
+    assert econ(capsys, "library", "list", "--deleted", "--format", "json")[0] == 0
+    assert econ(capsys, "library", "delete", SEED_NAME)[0] == 3  # already deleted
+    # restoring brings it back as a new version
+    assert econ(capsys, "library", "restore", f"{SEED_NAME}@2")[0] == 0
+    assert summary_of(capsys, f"library:{SEED_NAME}")["gpu_count"] == 144
+
+
+def test_export_then_import_into_another_library(library_url, tmp_path, capsys):
+    econ(capsys, "library", "save", SEED)
+    econ(capsys, "library", "save", HALL)
+    folder = tmp_path / "team"
+    folder.mkdir()
+    rc, out, _ = econ(capsys, "library", "export", folder, "--format", "json")
+    assert rc == 0 and len(json.loads(out)["written"]) == 2
+    assert (folder / f"{SEED_NAME}.toml").read_bytes() == SEED.read_bytes()
+    # exporting again changes nothing; a file edited by hand is not overwritten without --force
+    assert (
+        json.loads(econ(capsys, "library", "export", folder, "--format", "json")[1])["written"]
+        == []
+    )
+    edited_file = folder / f"{SEED_NAME}.toml"
+    edited_file.write_text(SEED.read_text().replace("gpu_count = 72", "gpu_count = 144"))
+    rc, _, err = econ(capsys, "library", "export", folder)
+    assert rc == 3 and "refusing to overwrite" in err
+    assert "gpu_count = 144" in edited_file.read_text()
+
+    # importing: the changed file is refused (nothing imported) until --update
+    rc, _, err = econ(capsys, "library", "import", folder)
+    assert rc == 3 and edited_file.name in err and "--update" in err
+    assert (
+        len(
+            json.loads(econ(capsys, "library", "history", SEED_NAME, "--format", "json")[1])[
+                "versions"
+            ]
+        )
+        == 1
+    )
+    rc, out, _ = econ(capsys, "library", "import", folder, "--update", "--format", "json")
+    report = json.loads(out)
+    assert rc == 0 and report["updated"] == [str(edited_file)] and len(report["unchanged"]) == 1
+    assert summary_of(capsys, f"library:{SEED_NAME}@2")["gpu_count"] == 144
+    # a file equal to an older version is not saved again
+    edited_file.write_bytes(SEED.read_bytes())
+    report = json.loads(econ(capsys, "library", "import", folder, "--format", "json")[1])
+    assert report["added"] == [] and report["updated"] == [] and len(report["unchanged"]) == 2
+
+    # into a fresh SQLite library: the same texts
+    other = f"sqlite:///{tmp_path / 'other.db'}"
+    rc, out, _ = econ(capsys, "library", "import", folder, "--library", other, "--format", "json")
+    assert rc == 0 and len(json.loads(out)["added"]) == 2
+    assert econ(capsys, "library", "show", SEED_NAME, "--library", other)[1] == SEED.read_text()
+
+
+def test_import_of_an_invalid_file_imports_nothing(library_url, tmp_path, capsys):
+    folder = tmp_path / "team"
+    folder.mkdir()
+    (folder / "a.toml").write_bytes(SEED.read_bytes())
+    (folder / "b.toml").write_text('name = "broken"\n[fleet]\ngpu_count = -1\n')
+    rc, _, err = econ(capsys, "library", "import", folder)
+    assert rc == 3 and "b.toml" in err and "fleet.gpu_count" in err
+    assert json.loads(econ(capsys, "library", "list", "--format", "json")[1])["scenarios"] == []
+
+
+# --- results cache ------------------------------------------------------------------------------
+
+
+def test_cached_summary_is_reproducible_from_the_stored_text(library_url, monkeypatch):
+    with open_library() as library:
+        library.save_file(SEED)
+        first = library.summary(Ref(SEED_NAME, 1))
+        assert first == project_summary(load_scenario(SEED))
+        assert library.summary(Ref(SEED_NAME, 1)) == first
+        engine = library._engine
+        with engine.connect() as conn:
+            assert conn.scalar(sa.text("SELECT count(*) FROM results")) == 1
+        # another econ version is another cache row, recomputed from the text
+        monkeypatch.setattr("econ.library.store.__version__", "9.9.9")
+        assert library.summary(Ref(SEED_NAME, 1)) == first
+        with engine.connect() as conn:
+            rows = conn.execute(sa.text("SELECT econ_version FROM results")).scalars().all()
+        assert sorted(rows) == sorted([econ_version, "9.9.9"])
+
+
+# --- concurrency: separate processes saving the same scenario at once -------------------------
+
+
+def _save_in_process(url, path, barrier, results):
+    barrier.wait()
+    with open_library(url) as library:
+        results.put(library.save_file(path, message=str(path)).version)
+
+
+@pytest.mark.parametrize("processes", [6])
+def test_concurrent_saves_from_processes_all_get_a_version(library_url, tmp_path, processes):
+    context = multiprocessing.get_context("fork")
+    barrier, results = context.Barrier(processes), context.Queue()
+    files = [
+        edited(tmp_path, "gpu_count = 72", f"gpu_count = {72 * (i + 1)}", name=f"s{i}.toml")
+        for i in range(processes)
+    ]
+    workers = [
+        context.Process(target=_save_in_process, args=(library_url, f, barrier, results))
+        for f in files
+    ]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join(120)
+    assert [w.exitcode for w in workers] == [0] * processes
+    numbers = sorted(results.get(timeout=5) for _ in range(processes))
+    assert numbers == list(range(1, processes + 1))  # no gaps, no duplicates
+    with open_library(library_url) as library:
+        history = library.history(SEED_NAME)
+        texts = {library.get(Ref(SEED_NAME, v.version)).text for v in history}
+    assert [v.version for v in history] == list(range(1, processes + 1))
+    assert texts == {f.read_text() for f in files}  # no save lost
+    assert [v.parent_version for v in history] == [None, *range(1, processes)]
+
+
+def test_concurrent_cli_saves(library_url, tmp_path):
+    """The same through `python -m econ library save` in parallel subprocesses."""
+    files = [
+        edited(tmp_path, "gpu_count = 72", f"gpu_count = {72 * (i + 1)}", name=f"c{i}.toml")
+        for i in range(3)
+    ]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "econ", "library", "save", str(f), "--format", "json"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for f in files
+    ]
+    outputs = [p.communicate(timeout=300) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0, 0], [o[1] for o in outputs]
+    assert sorted(json.loads(o[0])["version"] for o in outputs) == [1, 2, 3]
+
+
+# --- bad input: clear messages, exit 3, nothing lost --------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "url, expected",
+    [
+        ("mysql://u@h/db", "'mysql' databases are not supported"),
+        ("not a url", "not a database URL"),
+        ("postgresql+psycopg2://u@h/db", "driver 'postgresql+psycopg2' is not supported"),
+        ("sqlite:///{tmp}/no/such/folder/lib.db", "does not exist"),
+        ("sqlite:///{tmp}", "is a folder"),
+    ],
+)
+def test_wrong_url_exits_3(url, expected, tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("ECON_LIBRARY", url.format(tmp=tmp_path))
+    rc, _, err = econ(capsys, "library", "list")
+    assert rc == 3 and expected in err and "Traceback" not in err
+
+
+def test_password_is_never_shown(capsys, tmp_path):
+    rc, _, err = econ(
+        capsys, "library", "list", "--library", f"postgresql://ada:s3cret@/db?host={tmp_path}"
+    )
+    assert rc == 3 and "s3cret" not in err and "cannot reach" in err
+
+
+def test_unreachable_server_and_missing_database_exit_3(postgres_socket, tmp_path, capsys):
+    rc, _, err = econ(
+        capsys, "library", "list", "--library", f"postgresql+psycopg://postgres@/db?host={tmp_path}"
+    )
+    assert rc == 3 and "cannot reach or use the database server" in err
+    rc, _, err = econ(
+        capsys,
+        "library",
+        "list",
+        "--library",
+        f"postgresql+psycopg://postgres@/nodb?host={postgres_socket}",
+    )
+    assert rc == 3 and "nodb" in err
+
+
+def test_corrupt_file_is_left_untouched(tmp_path, capsys):
+    path = tmp_path / "library.db"
+    garbage = b"this is not a database\n" * 100
+    path.write_bytes(garbage)
+    for argv in (["list"], ["save", SEED]):
+        rc, _, err = econ(capsys, "library", *argv, "--library", f"sqlite:///{path}")
+        assert rc == 3 and "not a readable SQLite library" in err and "left untouched" in err
+    assert path.read_bytes() == garbage
+
+
+def test_a_database_that_is_not_a_library_is_not_changed(tmp_path, capsys):
+    path = tmp_path / "other.db"
+    with sqlite3.connect(path) as conn:
+        conn.execute("CREATE TABLE invoices (id INTEGER)")
+    rc, _, err = econ(capsys, "library", "list", "--library", f"sqlite:///{path}")
+    assert rc == 3 and "not an econ library" in err and "invoices" in err
+    with sqlite3.connect(path) as conn:
+        names = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")]
+    assert names == ["invoices"]
+
+
+def test_locked_file_waits_then_exits_3(tmp_path, capsys):
+    path = tmp_path / "library.db"
+    url = f"sqlite:///{path}?timeout=0.3"
+    assert econ(capsys, "library", "save", SEED, "--library", url)[0] == 0
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sqlite3, sys, time; c = sqlite3.connect(sys.argv[1], isolation_level=None); "
+            "c.execute('BEGIN EXCLUSIVE'); print('locked', flush=True); time.sleep(120)",
+            str(path),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout.readline().strip() == "locked"
+        rc, _, err = econ(capsys, "library", "save", SEED, "--library", url)
+        assert rc == 3 and "locked by another process" in err
+    finally:
+        holder.kill()
+        holder.wait()
+    rc, out, _ = econ(capsys, "library", "history", SEED_NAME, "--library", url, "--format", "json")
+    assert rc == 0 and len(json.loads(out)["versions"]) == 1
+
+
+def test_version_numbers_parse():
+    assert parse_ref("library:a@3") == Ref("a", 3)
+    assert parse_ref("a-b") == Ref("a-b", None)
+    assert parse_ref("x@y@2") == Ref("x@y", 2)
+    with pytest.raises(LibraryError):
+        parse_ref("a@0")
+    with pytest.raises(LibraryError):
+        parse_ref("@3")
+
+
+# --- migrations: of the library's tables and of stored scenarios -------------------------------
+
+
+def _old_library(url: str) -> None:
+    """A library at the first revision (0001), with one version saved the way 0001 stored it."""
+    from alembic import command
+
+    from econ.library.store import _alembic_config
+
+    engine = sa.create_engine(url)
+    with engine.begin() as conn:
+        config = _alembic_config()
+        config.attributes["connection"] = conn
+        command.upgrade(config, "0001")
+        conn.execute(
+            sa.text("INSERT INTO scenarios (id, name, created_utc) VALUES (1, :n, :t)"),
+            {"n": SEED_NAME, "t": "2025-01-02 03:04:05"},
+        )
+        conn.execute(
+            sa.text(
+                "INSERT INTO versions (id, scenario_id, version, toml_text, text_sha256, "
+                "scenario_sha256, schema_version, author, message, created_utc) VALUES "
+                "(1, 1, 1, :text, 'x', 'y', 1, 'bob', 'old', :t)"
+            ),
+            {"text": SEED.read_text(), "t": "2025-01-02 03:04:05"},
+        )
+        conn.execute(sa.text("INSERT INTO tags (version_id, tag) VALUES (1, 'fy25')"))
+    engine.dispose()
+
+
+def test_an_old_library_is_upgraded_on_open(library_url, capsys):
+    _old_library(library_url)
+    rc, out, _ = econ(capsys, "library", "list", "--hardware", "gb200-nvl72", "--format", "json")
+    assert rc == 0
+    [row] = json.loads(out)["scenarios"]
+    assert (row["name"], row["author"], row["tags"], row["model"]) == (
+        SEED_NAME,
+        "bob",
+        ["fy25"],
+        "deepseek-r1",
+    )
+    assert econ(capsys, "library", "show", f"{SEED_NAME}@1")[1] == SEED.read_text()
+    assert econ(capsys, "library", "save", SEED)[0] == 0
+    assert summary_of(capsys, f"library:{SEED_NAME}@1") == summary_of(capsys, SEED)
+    engine = sa.create_engine(library_url)
+    with engine.connect() as conn:
+        assert conn.scalar(sa.text("SELECT version_num FROM econ_library_revision")) == "0002"
+    engine.dispose()
+
+
+def test_a_library_from_a_newer_econ_is_refused(library_url, capsys):
+    econ(capsys, "library", "save", SEED)
+    engine = sa.create_engine(library_url)
+    with engine.begin() as conn:
+        conn.execute(sa.text("UPDATE econ_library_revision SET version_num = '9999'"))
+    engine.dispose()
+    rc, _, err = econ(capsys, "library", "list")
+    assert rc == 3 and "newer econ" in err and "9999" in err
+
+
+def _v0_to_v1(data: dict) -> dict:
+    data.setdefault("capex", {})["gpu_price_usd"] = data["capex"].pop("price_per_gpu")
+    return data
+
+
+V0_TEXT = 'schema_version = 0\nname = "legacy"\n[capex]\nprice_per_gpu = 31000.0  # kept\n'
+
+
+def test_stored_scenario_that_no_longer_validates_is_shown_and_migrated(
+    library_url, capsys, monkeypatch
+):
+    # saved while a migration from schema_version 0 existed ...
+    monkeypatch.setitem(MIGRATIONS, 0, Migration(0, "capex.price_per_gpu renamed", _v0_to_v1))
+    with open_library() as library:
+        assert library.save_text(V0_TEXT).schema_version == 0
+    # ... then this econ no longer knows version 0: the version is shown, never dropped
+    monkeypatch.delitem(MIGRATIONS, 0)
+    rc, _, err = econ(capsys, "project", "library:legacy@1")
+    assert rc == 3 and "library:legacy@1" in err and "econ library show legacy@1" in err
+    assert "kept unchanged" in err and "Traceback" not in err
+    assert econ(capsys, "library", "show", "legacy@1") == (0, V0_TEXT, "")
+    assert econ(capsys, "library", "migrate", "legacy@1")[0] == 3
+    # with the migration available, `migrate` saves a current copy as version 2
+    monkeypatch.setitem(MIGRATIONS, 0, Migration(0, "capex.price_per_gpu renamed", _v0_to_v1))
+    rc, out, _ = econ(capsys, "library", "migrate", "legacy@1", "--format", "json")
+    assert rc == 0 and json.loads(out)["version"] == 2 and json.loads(out)["schema_version"] == 1
+    monkeypatch.delitem(MIGRATIONS, 0)
+    assert load_scenario("library:legacy@2").capex.gpu_price_usd == 31000.0
+    assert econ(capsys, "library", "show", "legacy@1")[1] == V0_TEXT
+    rc, _, err = econ(capsys, "library", "migrate", "legacy@2")
+    assert rc == 3 and "nothing to migrate" in err
+
+
+def _open_in_process(url, barrier, results):
+    barrier.wait()
+    with open_library(url) as library:
+        results.put(len(library.history(SEED_NAME)))
+
+
+def test_processes_opening_an_old_library_at_once_migrate_it_once(library_url):
+    _old_library(library_url)
+    context = multiprocessing.get_context("fork")
+    barrier, results = context.Barrier(4), context.Queue()
+    workers = [
+        context.Process(target=_open_in_process, args=(library_url, barrier, results))
+        for _ in range(4)
+    ]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join(120)
+    assert [w.exitcode for w in workers] == [0] * 4
+    assert [results.get(timeout=5) for _ in range(4)] == [1] * 4
+    engine = sa.create_engine(library_url)
+    with engine.connect() as conn:
+        assert conn.execute(sa.text("SELECT version_num FROM econ_library_revision")).all() == [
+            ("0002",)
+        ]
+        hardware = conn.scalar(sa.text("SELECT hardware FROM versions"))
+    engine.dispose()
+    assert hardware == "gb200-nvl72"
