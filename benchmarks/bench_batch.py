@@ -6,10 +6,13 @@ In one run:
 2. the same on a Dask LocalCluster of two single-threaded worker processes: scaling efficiency
    = (serial time / Dask time) / 2, and a check that both summaries are identical;
 3. peak memory (max RSS of a fresh process) of a 10,000,000-scenario summary-only run;
-4. the per-scenario ratio against the naive per-scenario pandas ledger of bench_engine.py.
+4. the per-scenario ratio against the naive per-scenario pandas ledger of bench_engine.py;
+5. the same Monte Carlo on the ready-made scenarios users run (bench_engine.READY_MADE: the seed,
+   its capital stack, a 10 MW hall), `--n-ready` scenarios each, as ratios to the naive ledger.
 
     .venv/bin/python benchmarks/bench_batch.py [--n 1000000] [--big 10000000] [--naive 300]
-        [--repeat 3] [--skip-dask] [--skip-memory] [--skip-naive]
+        [--n-ready 100000] [--repeat 3] [--skip-dask] [--skip-memory] [--skip-naive]
+        [--write-partial]
 
 The serial run also reports how its time splits between the engine (econ.engine.project) and
 everything around it (sampling, validation, batch set-up, summaries). Writes
@@ -40,7 +43,7 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from bench_engine import BASE, naive_ledger  # noqa: E402
+from bench_engine import BASE, READY_MADE, naive_ledger  # noqa: E402
 
 import econ.analysis.runner as runner  # noqa: E402
 from econ.analysis.executors import make_executor  # noqa: E402
@@ -57,8 +60,31 @@ DISTRIBUTIONS = {
 CHUNK = 16_384
 
 
-def run_mc(n: int, executor=None, seed: int = 1):
-    return montecarlo(BASE, DISTRIBUTIONS, n, seed=seed, executor=executor, chunk_size=CHUNK)
+def run_mc(n: int, executor=None, seed: int = 1, base=BASE):
+    return montecarlo(base, distributions(base), n, seed=seed, executor=executor, chunk_size=CHUNK)
+
+
+def distributions(base) -> dict[str, str]:
+    """DISTRIBUTIONS, with the GPU price as a system price where the scenario prices systems."""
+    if base.capex.system_price_usd is None:
+        return DISTRIBUTIONS
+    per = base.capex.gpus_per_system
+    out = {k: v for k, v in DISTRIBUTIONS.items() if k != "capex.gpu_price_usd"}
+    out["capex.system_price_usd"] = f"pert({30000 * per}, {43000 * per}, {60000 * per})"
+    return out
+
+
+def ready_made_rates(n: int, repeat: int) -> dict[str, tuple[float, int]]:
+    """Serial Monte Carlo of each READY_MADE scenario: (seconds per scenario, horizon months)."""
+    from econ import load_scenario
+
+    out = {}
+    for label, name in READY_MADE.items():
+        scenario = load_scenario(HERE.parent / "models" / "scenarios" / f"{name}.toml")
+        run_mc(min(n, CHUNK), base=scenario)  # warm-up: curves, catalogs, caches
+        seconds = min(_timed(lambda s=scenario: run_mc(n, base=s))[0] for _ in range(repeat))
+        out[label] = (seconds / n, scenario.horizon)
+    return out
 
 
 def timed_serial(n: int) -> tuple[object, float, float]:
@@ -118,6 +144,14 @@ def main() -> None:
     parser.add_argument("--skip-dask", action="store_true", help="no Dask LocalCluster run")
     parser.add_argument("--skip-memory", action="store_true", help="no --big peak-memory run")
     parser.add_argument("--skip-naive", action="store_true", help="no naive pandas ledger")
+    parser.add_argument(
+        "--n-ready", type=int, default=100_000, help="scenarios per ready-made scenario (0: none)"
+    )
+    parser.add_argument(
+        "--write-partial",
+        action="store_true",
+        help="write the results file even when a part was skipped (the text says which)",
+    )
     args = parser.parse_args()
 
     run_mc(CHUNK)  # warm up imports and caches
@@ -174,6 +208,7 @@ def main() -> None:
             f"< 2 GB); quantiles {big['method']}."
         )
 
+    ratio_rows = []
     if not args.skip_naive:
         rng = np.random.default_rng(7)
         inputs = [
@@ -197,15 +232,48 @@ def main() -> None:
             f"per scenario: **{naive_per / (serial_s / args.n):,.0f}x** faster per scenario on "
             "one core."
         )
+        ratio_rows.append(
+            f"| synthetic base (bench_engine's BASE) | 72 | **{naive_per * 1e6 / per:,.0f}x** | "
+            f"{per:.1f} | {args.n:,} |"
+        )
+        if args.n_ready > 0:
+            for label, (seconds, horizon) in ready_made_rates(args.n_ready, args.repeat).items():
+                ratio_rows.append(
+                    f"| {label} | {horizon} | **{naive_per / seconds:,.0f}x** | "
+                    f"{seconds * 1e6:.1f} | {args.n_ready:,} |"
+                )
 
     notes.append(
         f"- NPV of the {args.n:,}-scenario run: P5 {npv.quantiles[0.05]:,.0f}, P50 "
         f"{npv.quantiles[0.5]:,.0f}, P95 {npv.quantiles[0.95]:,.0f} USD; probability of loss "
         f"{serial.summary.risk['probability_of_loss']:.1%}."
     )
+    skipped = [
+        part for part, flag in (("Dask", args.skip_dask), ("memory", args.skip_memory)) if flag
+    ]
+    headline = (
+        [
+            "Monte Carlo end to end, per scenario, against the naive pandas + numpy-financial "
+            "ledger timed in the same run (which models the synthetic base only, so the "
+            "ready-made scenarios' ratios flatter it):",
+            "",
+            "| scenario | months | batch vs naive ledger | µs per scenario | scenarios |",
+            "|---|---:|---:|---:|---:|",
+            *ratio_rows,
+            "",
+        ]
+        if ratio_rows
+        else []
+    )
     lines = [
-        "## Batch: Monte Carlo summaries (72-month scenarios, six input distributions)",
+        "## Batch: Monte Carlo summaries (six input distributions)",
         "",
+        *headline,
+        *(
+            [f"Partial run: {', '.join(skipped)} skipped; sizes as in the tables.", ""]
+            if skipped
+            else []
+        ),
         f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python "
         f"{platform.python_version()}, numpy {np.__version__}; chunks of {CHUNK:,} scenarios; "
         f"fastest of {max(1, args.repeat)} runs (serial and Dask each).",
@@ -221,7 +289,7 @@ def main() -> None:
     ]
     text = "\n".join(lines)
     print(text)
-    if args.skip_dask or args.skip_memory or args.skip_naive:
+    if (args.skip_dask or args.skip_memory or args.skip_naive) and not args.write_partial:
         print("(partial run: benchmarks/results/bench_batch.md left as it was)")
         return
     (HERE / "results").mkdir(exist_ok=True)

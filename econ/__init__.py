@@ -4,13 +4,28 @@ Public API (re-exports only):
 
 - load_scenario(path, overrides=None) -> Scenario
 - project(scenario | [scenarios] | ScenarioBatch) -> Projection (.summary, .monthly)
+
+The names load on first use (PEP 562), so `import econ` and a CLI command that needs none of them
+(`econ --help`) do not pay for pandas, the pydantic models and the engine.
 """
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+from typing import TYPE_CHECKING
 
 __version__ = "0.1.0"
 
-from econ.batch import ScenarioBatch  # noqa: E402
-from econ.engine import Projection, project  # noqa: E402
-from econ.scenario import Scenario, ScenarioError, load_scenario, save_scenario  # noqa: E402
+_EXPORTS = {
+    "Projection": "econ.engine",
+    "project": "econ.engine",
+    "ScenarioBatch": "econ.batch",
+    "Scenario": "econ.scenario",
+    "ScenarioError": "econ.scenario",
+    "load_scenario": "econ.scenario",
+    "save_scenario": "econ.scenario",
+}
 
 __all__ = [
     "Projection",
@@ -22,3 +37,22 @@ __all__ = [
     "project",
     "save_scenario",
 ]
+
+if TYPE_CHECKING:
+    from econ.batch import ScenarioBatch
+    from econ.engine import Projection, project
+    from econ.scenario import Scenario, ScenarioError, load_scenario, save_scenario
+
+
+def __getattr__(name: str):
+    if name in _EXPORTS:
+        value = getattr(importlib.import_module(_EXPORTS[name]), name)
+        globals()[name] = value  # once loaded, a plain module attribute
+        return value
+    if not name.startswith("_") and importlib.util.find_spec(f"econ.{name}") is not None:
+        return importlib.import_module(f"econ.{name}")  # `import econ; econ.engine...` as before
+    raise AttributeError(f"module 'econ' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_EXPORTS})

@@ -293,7 +293,9 @@ def stack_schedule(
     def total(line, names):
         acc = np.zeros((n, T))
         for k in names:  # in place: the lines are large and there are many of them
-            acc += out[k][line]
+            value = out[k][line]
+            if value.any():  # most tranches leave most lines at 0: adding them changes nothing
+                acc += value
         return acc
 
     uses = (
@@ -1206,9 +1208,6 @@ def _trailing_sum(x, w):
     c = cumsum_months(x)
     c[:, w:] -= c[:, :-w]  # (numpy buffers the overlapping operands)
     return c
-
-
-
 
 
 __all__ = [

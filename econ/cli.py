@@ -7,22 +7,28 @@ message naming the file, the field, the value and what was expected, and no trac
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
-import json
 import os
 import pkgutil
 import subprocess
 import sys
 from collections.abc import Sequence
+from functools import cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from econ import __version__, commands
-from econ.engine import COMPONENTS, Projection, project
 from econ.errors import InputError
-from econ.export import csv_text, flat_summary, make_stamp, projection_json, write_projection
-from econ.library import using_url
-from econ.scenario import ScenarioError, json_schema, load_scenario
-from econ.scenario.paths import allow_paths
+from econ.library import using_url  # light: the store (SQLAlchemy) loads when a library is used
+
+if TYPE_CHECKING:
+    from econ.engine import Projection
+
+# Start-up is most of a one-off command's time, so nothing heavy loads before the arguments are
+# parsed: each command imports the library parts it uses when it runs (pandas, the pydantic models
+# and the engine for `project`; never scipy, Dask, Streamlit or SQLAlchemy), and the modules in
+# econ/commands/ register their parsers without importing their work (see econ/commands/__init__.py).
 
 EXIT_OK, EXIT_USAGE, EXIT_INVALID = 0, 2, 3
 APP_HOST = "127.0.0.1"
@@ -36,13 +42,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return EXIT_USAGE
     try:
-        with allow_paths(allowed), using_url(args.library):  # library:NAME uses it
+        with _allowing(allowed), using_url(args.library):  # library:NAME uses it
             return args.run(args)
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_INVALID
     except BrokenPipeError:  # e.g. `econ project ... | head`
         return EXIT_OK
+
+
+def _allowing(folders: list[str]):
+    """`econ.scenario.paths.allow_paths(folders)`, loading the scenario package only if needed."""
+    if not folders:
+        return contextlib.nullcontext()
+    from econ.scenario.paths import allow_paths
+
+    return allow_paths(folders)
 
 
 def _take_allow_paths(argv: list[str]) -> tuple[list[str], list[str]]:
@@ -133,6 +148,10 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _cmd_project(args) -> int:
+    from econ.engine import project
+    from econ.export import csv_text, flat_summary, make_stamp, projection_json, write_projection
+    from econ.scenario import load_scenario
+
     scenarios = [load_scenario(f, args.overrides) for f in args.files]
     projection = project(scenarios)
     if args.out:
@@ -149,6 +168,8 @@ def _cmd_project(args) -> int:
 
 
 def _cmd_validate(args) -> int:
+    from econ.scenario import ScenarioError, load_scenario
+
     failed = 0
     for name in args.files:
         try:
@@ -164,6 +185,10 @@ def _cmd_validate(args) -> int:
 
 
 def _cmd_schema(args) -> int:
+    import json
+
+    from econ.scenario import json_schema
+
     print(json.dumps(json_schema(), indent=2))
     return EXIT_OK
 
@@ -185,10 +210,29 @@ def _cmd_app(args) -> int:
     return EXIT_OK  # not reached
 
 
-# Summary metrics as table rows: (key, label with unit, format); other commands pick from it.
-SUMMARY_ROWS = (
-    ("lcot_usd_per_mtok", "Levelized cost [USD/Mtok]", "{:,.4f}"),
-    *((f"component:{c}", f"  of which {c} [USD/Mtok]", "{:,.4f}") for c in COMPONENTS),
+@cache
+def summary_rows() -> tuple[tuple[str, str, str], ...]:
+    """Summary metrics as table rows: (key, label with unit, format); other commands pick from it.
+
+    A function (also readable as `SUMMARY_ROWS`) because the components come from the engine,
+    which only commands that project load."""
+    from econ.engine import COMPONENTS
+
+    return (
+        _SUMMARY_HEAD
+        + tuple((f"component:{c}", f"  of which {c} [USD/Mtok]", "{:,.4f}") for c in COMPONENTS)
+        + _SUMMARY_TAIL
+    )
+
+
+def __getattr__(name: str):
+    if name == "SUMMARY_ROWS":
+        return summary_rows()
+    raise AttributeError(f"module 'econ.cli' has no attribute {name!r}")
+
+
+_SUMMARY_HEAD = (("lcot_usd_per_mtok", "Levelized cost [USD/Mtok]", "{:,.4f}"),)
+_SUMMARY_TAIL = (
     ("breakeven_price_usd_per_mtok", "Break-even price [USD/Mtok]", "{:,.4f}"),
     ("tokens_total", "Tokens [output, total]", "{:,.4g}"),
     ("revenue_usd_total", "Revenue [USD]", "{:,.0f}"),
@@ -219,7 +263,7 @@ def format_table(projection: Projection) -> str:
     records = projection.summary_records()
     header = ["metric"] + [r["name"] for r in records]
     rows = [header]
-    for key, label, fmt in SUMMARY_ROWS:
+    for key, label, fmt in summary_rows():
         row = [label]
         for record in records:
             summary = record["summary"]

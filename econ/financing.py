@@ -303,11 +303,15 @@ def loan_schedule(
     with np.errstate(divide="ignore", invalid="ignore"):
         equal_principal = np.where(term > free_months, (amount - target) / (term - free_months), 0)
 
+    # Month-major (T, n) copies and outputs: each month's values are contiguous (see
+    # effective_interest); transposed back at the end.
+    rate_t = np.ascontiguousarray(rate.T)
+    lines_t = {key: np.zeros((T, n)) for key in out}
     balance = np.zeros_like(amount)
     for m in range(int(cohort_months[0]), T):
         age = m - d
         if (age >= 1).any():
-            r = rate[:, m : m + 1]
+            r = rate_t[m][:, None]
             opening = balance
             remaining = term - (age - 1)
             with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
@@ -321,14 +325,14 @@ def loan_schedule(
             final = (age >= life) & (opening > 0)
             extra = np.where(final, opening - regular, 0.0)
             balance = opening - regular - extra
-            out["interest_usd"][:, m] = (opening * r).sum(axis=1)
-            out["scheduled_principal_usd"][:, m] = regular.sum(axis=1)
-            out["balloon_usd"][:, m] = extra.sum(axis=1)
+            lines_t["interest_usd"][m] = (opening * r).sum(axis=1)
+            lines_t["scheduled_principal_usd"][m] = regular.sum(axis=1)
+            lines_t["balloon_usd"][m] = extra.sum(axis=1)
         arriving = cohort_months == m
         if arriving.any():
             balance[:, arriving] += amount[:, arriving]
-        out["balance_usd"][:, m] = balance.sum(axis=1)
-    return out
+        lines_t["balance_usd"][m] = balance.sum(axis=1)
+    return {key: np.ascontiguousarray(value.T) for key, value in lines_t.items()}
 
 
 def coupon_schedule(face_usd, coupon_annual, coupons_per_year, issue_month, maturity_month, T):
@@ -420,19 +424,33 @@ def effective_interest(net_proceeds_usd, payments_usd, base_rate_monthly=0.0, gu
     net = np.asarray(net_proceeds_usd, dtype=float)
     pay = np.asarray(payments_usd, dtype=float)
     n, T = net.shape
-    base = np.asarray(base_rate_monthly, dtype=float)
-    base = np.broadcast_to(base[:, None] if base.ndim == 1 else base, (n, T))
+    rate_given = np.asarray(base_rate_monthly, dtype=float)
+    base = np.broadcast_to(rate_given[:, None] if rate_given.ndim == 1 else rate_given, (n, T))
     margin = np.array(np.broadcast_to(np.asarray(guess, dtype=float), (n,)), dtype=float)
     scale = np.maximum(np.abs(net).sum(axis=1) + np.abs(pay).sum(axis=1), 1.0)
     tolerance = 1e-12 * scale
 
+    # The recurrence runs month by month over all scenarios at once, so the months are the rows
+    # here: each month's values are then contiguous in memory (a column of an (n, T) array is
+    # strided, and reading it month after month was most of this function's time).
+    net_t, pay_t = np.ascontiguousarray(net.T), np.ascontiguousarray(pay.T)
+    if rate_given.ndim < 2:  # the same rate every month: a view, nothing to copy
+        base_t = np.broadcast_to(rate_given, (T, n)) if rate_given.ndim else base.T
+    else:
+        base_t = np.ascontiguousarray(base.T)
+    everyone = np.arange(n)
+
     def end_value(rows, y):
+        if rows.size == n and (rows == everyone).all():
+            b, p, q = base_t, net_t, pay_t
+        else:
+            b, p, q = base_t[:, rows], net_t[:, rows], pay_t[:, rows]
         c = np.zeros(rows.size)
         dc = np.zeros(rows.size)
         for m in range(T):
-            growth = 1.0 + base[rows, m] + y
+            growth = 1.0 + b[m] + y
             dc = dc * growth + c
-            c = c * growth + net[rows, m] - pay[rows, m]
+            c = c * growth + p[m] - q[m]
         return c, dc
 
     # Newton's method on C_end(y); rows whose flows have no fees or discount converge at once.
@@ -451,14 +469,15 @@ def effective_interest(net_proceeds_usd, payments_usd, base_rate_monthly=0.0, gu
     if failed.size:
         margin[failed] = _bisect_margin(end_value, failed, tolerance)
 
-    carrying = np.zeros((n, T))
-    expense = np.zeros((n, T))
+    carrying_t = np.empty((T, n))
+    expense_t = np.empty((T, n))
     c = np.zeros(n)
     for m in range(T):
-        rate = base[:, m] + margin
-        expense[:, m] = rate * c
-        c = c * (1.0 + rate) + net[:, m] - pay[:, m]
-        carrying[:, m] = c
+        rate = base_t[m] + margin
+        expense_t[m] = rate * c
+        c = c * (1.0 + rate) + net_t[m] - pay_t[m]
+        carrying_t[m] = c
+    carrying, expense = np.ascontiguousarray(carrying_t.T), np.ascontiguousarray(expense_t.T)
     # A carrying amount within rounding of zero is zero (the debt is repaid).
     carrying[np.abs(carrying) <= tolerance[:, None]] = 0.0
     return {"expense_usd": expense, "carrying_usd": carrying, "margin_monthly": margin}

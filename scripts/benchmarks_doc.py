@@ -11,16 +11,27 @@ from __future__ import annotations
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-ORDER = ("bench_engine", "bench_irr", "bench_batch", "bench_simulator", "bench_app")
+ORDER = (
+    "bench_startup",
+    "bench_engine",
+    "bench_irr",
+    "bench_batch",
+    "bench_simulator",
+    "bench_app",
+)
 
 HEADER = """# Benchmarks
 
 Speed is measured, not asserted: each script in `benchmarks/` times econ against the naive way in the
 same run (a per-scenario pandas ledger with numpy-financial's IRR, loops of pyxirr and
-numpy-financial) and writes its table to `benchmarks/results/`; `make bench` runs them all and
-gathers the tables here. The machine is the project's: 2 cores shared with whatever else runs, so
-figures move by tens of percent between runs; the ratios measured in one run are the fair comparison.
-Tests never assert timings.
+numpy-financial, a bare Python process importing the same libraries) and writes its table to
+`benchmarks/results/`; `make bench` runs them all and gathers the tables here. Ratios come first:
+machines differ by several times in absolute speed (the naive ledger's own time per scenario is
+given beside each ratio, so a reader can place their machine), while a ratio measured in one run
+holds. The engine and batch figures cover the synthetic base and the ready-made scenarios users
+run (the seed, the seed with its capital stack, a 10 MW hall). The machine is the project's: 2
+cores shared with whatever else runs, so figures move by tens of percent between runs. A table
+says when a run used reduced sizes or skipped a part. Tests never assert timings.
 
 """
 

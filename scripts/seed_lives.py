@@ -108,10 +108,12 @@ def render() -> str:
     return "\n".join(lines)
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
+    """Write docs/lives.md; with --check, exit 1 instead if the committed page is out of date."""
+    args = sys.argv[1:] if argv is None else argv
     target = ROOT / "docs" / "lives.md"
     text = render()
-    if "--check" in sys.argv:
+    if "--check" in args:
         return 0 if target.exists() and target.read_text() == text else 1
     target.write_text(text)
     print(f"wrote {target.relative_to(ROOT)}")

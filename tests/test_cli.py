@@ -1,4 +1,9 @@
-"""The command line through its entry points: output formats, files, exit codes, bad input."""
+"""The command line: output formats, files, exit codes, bad input.
+
+The commands run in-process through `econ.cli.main` (a fresh interpreter per test costs seconds);
+a few smoke tests start the real entry points (`python -m econ`, the `econ` console script) to
+check that they reach the same code with the same exit codes and no traceback.
+"""
 
 from __future__ import annotations
 
@@ -18,10 +23,26 @@ from tests.conftest import ROOT, SCENARIOS
 SEED = ROOT / "models" / "scenarios" / "deepseek-r1-gb200-nvl72.toml"
 
 
-def run(*args: str) -> subprocess.CompletedProcess:
+def entry_point(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "econ", *args], capture_output=True, text=True, cwd=ROOT
     )
+
+
+@pytest.fixture
+def run(capsys):
+    """`econ ARGS...` in this process: a CompletedProcess-like result with the exit code."""
+
+    def call(*args: str) -> subprocess.CompletedProcess:
+        capsys.readouterr()  # drop what earlier calls printed
+        try:
+            code = main(list(args))
+        except SystemExit as exc:  # argparse's usage errors and --help
+            code = exc.code if isinstance(exc.code, int) else 2
+        out, err = capsys.readouterr()
+        return subprocess.CompletedProcess(["econ", *args], code, out, err)
+
+    return call
 
 
 def test_console_script_and_module_agree():
@@ -30,7 +51,7 @@ def test_console_script_and_module_agree():
     by_script = subprocess.run(
         [script, "project", str(SEED), "--format", "json"], capture_output=True, text=True
     )
-    by_module = run("project", str(SEED), "--format", "json")
+    by_module = entry_point("project", str(SEED), "--format", "json")
     assert by_script.returncode == by_module.returncode == 0
     assert json.loads(by_script.stdout)["scenarios"] == json.loads(by_module.stdout)["scenarios"]
 
@@ -145,7 +166,7 @@ BAD = {
 
 
 @pytest.mark.parametrize("case", BAD, ids=list(BAD))
-def test_bad_input_exits_3_with_a_message(tmp_path: Path, case: str):
+def test_bad_input_exits_3_with_a_message(tmp_path: Path, case: str, run):
     text, expected = BAD[case]
     path = tmp_path / "bad.toml"
     path.write_text(text)
@@ -157,7 +178,7 @@ def test_bad_input_exits_3_with_a_message(tmp_path: Path, case: str):
         assert expected in result.stderr
 
 
-def test_missing_file_and_bad_set_path():
+def test_missing_file_and_bad_set_path(run):
     missing = run("project", "nope.toml")
     assert missing.returncode == 3 and "nope.toml: file not found" in missing.stderr
     bad_path = run("project", str(SEED), "--set", "capex.gpu_prise=1")
@@ -169,15 +190,29 @@ def test_missing_file_and_bad_set_path():
     assert "Traceback" not in bad_path.stderr + missing.stderr
 
 
-def test_bad_output_path_and_format(tmp_path: Path):
+def test_bad_output_path_and_format(tmp_path: Path, run):
     unknown = run("project", str(SEED), "--out", str(tmp_path / "x.docx"))
     assert unknown.returncode == 3 and "unknown output format '.docx'" in unknown.stderr
     nowhere = run("project", str(SEED), "--out", str(tmp_path / "no" / "x.csv"))
     assert nowhere.returncode == 3 and "does not exist" in nowhere.stderr
 
 
-def test_usage_errors_exit_2():
+def test_usage_errors_exit_2(run):
     assert run().returncode == 2
     assert run("project").returncode == 2
     assert run("project", str(SEED), "--format", "yaml").returncode == 2
     assert run("frobnicate").returncode == 2
+
+
+def test_entry_point_exit_codes_and_messages(tmp_path: Path):
+    """`python -m econ`: 0 with output, 2 on usage errors, 3 with a message and no traceback."""
+    ok = entry_point("validate", str(SEED))
+    assert ok.returncode == 0 and "ok" in ok.stdout
+    assert entry_point().returncode == 2
+    assert entry_point("frobnicate").returncode == 2
+    bad = tmp_path / "bad.toml"
+    bad.write_text(BAD["unknown key"][0])
+    invalid = entry_point("project", str(bad))
+    assert invalid.returncode == 3
+    assert BAD["unknown key"][1] in invalid.stderr and str(bad) in invalid.stderr
+    assert "Traceback" not in invalid.stderr

@@ -23,8 +23,6 @@ EXIT_OK, EXIT_INVALID, EXIT_INTERRUPTED = 0, 3, 130
 
 
 def register(subparsers) -> None:
-    from econ.analysis.runner import DEFAULT_CHUNK_SIZE
-
     def common(p):
         p.add_argument("scenario", metavar="SCENARIO", help="base scenario TOML file")
         p.add_argument(
@@ -42,7 +40,12 @@ def register(subparsers) -> None:
             metavar="ADDRESS",
             help="Dask scheduler, e.g. tcp://host:8786 (default: start a local cluster)",
         )
-        p.add_argument("--chunk-size", type=int, default=DEFAULT_CHUNK_SIZE, metavar="ROWS")
+        p.add_argument(
+            "--chunk-size",
+            type=int,
+            metavar="ROWS",
+            help="rows per chunk (default 16,384, econ.analysis.runner.DEFAULT_CHUNK_SIZE)",
+        )
         p.add_argument(
             "--chunks",
             metavar="DIR",
@@ -178,6 +181,7 @@ def _int(name: str, text: str, minimum: int = 1) -> int:
 
 def _run_options(args, out_rows: bool) -> dict:
     from econ.analysis.output import check_out
+    from econ.analysis.runner import DEFAULT_CHUNK_SIZE
 
     store = args.chunks
     if args.report:  # checked with --out before the run, so a refusal writes nothing
@@ -189,7 +193,7 @@ def _run_options(args, out_rows: bool) -> dict:
         if store is None:
             store = str(Path(args.out).with_name(Path(args.out).name + ".chunks"))
     return {
-        "chunk_size": args.chunk_size,
+        "chunk_size": DEFAULT_CHUNK_SIZE if args.chunk_size is None else args.chunk_size,
         "store": store,
         "progress": _progress(args),
         "overwrite": args.force,

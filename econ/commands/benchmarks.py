@@ -11,14 +11,10 @@ import sys
 
 import numpy as np
 
-from econ.benchmarks import (
-    filter_catalog,
-    get_row,
-    load_catalog,
-    provenance,
-    row_checks,
-)
+from econ.commands import lazy
 from econ.commands.throughput import table
+
+bench = lazy("econ.benchmarks")  # pandas and the catalog load when a command runs
 
 LIST_COLUMNS = (
     "id", "round", "submitter", "division", "availability", "accelerator", "accelerator_count",
@@ -64,7 +60,7 @@ def _cmd_list(args) -> int:
             "availability", "gpus",
         )
     }  # fmt: skip
-    rows = filter_catalog(load_catalog(), **filters)
+    rows = bench.filter_catalog(bench.load_catalog(), **filters)
     if args.no_duplicates:
         rows = rows[rows["duplicate_of"] == ""]
     total = len(rows)
@@ -117,12 +113,12 @@ def _cmd_list(args) -> int:
 
 
 def _cmd_show(args) -> int:
-    catalog = load_catalog()
-    row = get_row(args.id, catalog)
-    checks = row_checks(row, hardware=args.hardware, catalog=catalog)
+    catalog = bench.load_catalog()
+    row = bench.get_row(args.id, catalog)
+    checks = bench.row_checks(row, hardware=args.hardware, catalog=catalog)
     if args.format == "json":
         data = {
-            "provenance": provenance(row),
+            "provenance": bench.provenance(row),
             "row": {
                 k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in row.items()
             },

@@ -14,16 +14,22 @@ import io
 import json
 import math
 import sys
+from typing import TYPE_CHECKING
 
 import numpy as np
-from pydantic import ValidationError
 
-from econ import deferred_tax as deferred_mod
-from econ import depreciation as dep
-from econ import tax as tax_mod
-from econ.catalog import macrs_gds_tables
-from econ.scenario.depreciation_models import DepreciationMethod, DepreciationPolicy
+from econ import depreciation as dep  # numpy only: its method names are in the help
+from econ.commands import lazy
 from econ.units import MONTHS_PER_YEAR
+
+if TYPE_CHECKING:
+    from pydantic import ValidationError
+
+    from econ.scenario.depreciation_models import DepreciationMethod, DepreciationPolicy
+
+deferred_mod = lazy("econ.deferred_tax")
+tax_mod = lazy("econ.tax")
+catalog = lazy("econ.catalog")  # reads the pydantic-checked MACRS tables
 
 MONTHLY_COLUMNS = (
     "month",
@@ -183,6 +189,10 @@ def _value_table(text: str | None) -> list[dict]:
 
 
 def _policy(args) -> DepreciationPolicy:
+    import pydantic
+
+    from econ.scenario.depreciation_models import DepreciationPolicy
+
     if not (math.isfinite(args.cost) and args.cost > 0):
         raise dep.DepreciationError(f"--cost = {args.cost:g}: expected a cost above 0 [USD]")
     share = args.salvage_share
@@ -231,7 +241,7 @@ def _policy(args) -> DepreciationPolicy:
     }
     try:
         return DepreciationPolicy.model_validate(data)
-    except ValidationError as exc:
+    except pydantic.ValidationError as exc:
         raise dep.DepreciationError(_validation_message(exc)) from None
 
 
@@ -315,7 +325,7 @@ def schedules(args) -> dict[str, np.ndarray]:
     for side, method in (("book", policy.book), ("tax", policy.tax_method)):
         settings = method_settings(method, s)
         usage = _usage(args, months, method.method == "units_of_production")
-        tables = macrs_gds_tables() if method.method == "macrs_gds" else None
+        tables = catalog.macrs_gds_tables() if method.method == "macrs_gds" else None
         lines[side] = dep.schedule(
             settings, cost, months, usage=usage, value_curve=value, tables=tables
         )

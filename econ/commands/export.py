@@ -18,11 +18,6 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from econ.catalog import ready_made_scenarios
-from econ.engine import project
-from econ.export import write_outputs
-from econ.scenario import load_scenario
-
 EXIT_OK, EXIT_USAGE = 0, 2
 FORMAT_OPTIONS = ("xlsx", "csv", "parquet", "json")
 
@@ -66,6 +61,8 @@ def register(subparsers) -> None:
 
 def scenario_path(name: str) -> Path:
     """The file of a scenario argument: a path, or a ready-made scenario's name."""
+    from econ.catalog import ready_made_scenarios
+
     path = Path(name)
     if path.exists() or path.suffix:
         return path
@@ -73,6 +70,10 @@ def scenario_path(name: str) -> Path:
 
 
 def run(args) -> int:
+    from econ.engine import project
+    from econ.export import write_outputs
+    from econ.scenario import load_scenario
+
     targets = {kind: getattr(args, kind) for kind in FORMAT_OPTIONS if getattr(args, kind)}
     if not targets:
         print(

@@ -11,10 +11,9 @@ import sys
 
 import numpy as np
 
-from econ.capital import stack_schedule
 from econ.errors import InputError
 from econ.financing import DAY_COUNTS, REPAYMENTS
-from econ.lease import RENTER_COSTS, lease_vs_own_of_projection
+from econ.lease import RENTER_COSTS  # numpy only; the engine loads in the command
 
 EXIT_OK = 0
 
@@ -104,6 +103,8 @@ def _cmd_loan(args) -> int:
     T = args.term_months + 1
     profile = np.zeros((1, T))
     profile[0, 0] = 1.0
+    from econ.capital import stack_schedule
+
     stack = stack_schedule([spec], [args.amount], profile, np.arange(T), [T - 1])
     lines = stack.tranches["loan"]
     rows = _loan_rows(lines)
@@ -180,6 +181,7 @@ def _loan_table(rows, summary) -> str:
 
 def _cmd_lease_vs_own(args) -> int:
     from econ import load_scenario, project  # the engine loads only when this command runs
+    from econ.lease import lease_vs_own_of_projection
 
     _require(args.price >= 0, "--price", args.price, "a rental price >= 0 [USD/GPU-hour]")
     _require(args.term_months >= 1, "--term-months", args.term_months, "at least 1 month")

@@ -14,25 +14,16 @@ import argparse
 import dataclasses
 import json
 import sys
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from econ import __version__
-from econ.cli import SUMMARY_ROWS
-from econ.export import csv_text
-from econ.files import atomic_write
-from econ.gains import (
-    COMPARED_METRICS,
-    GainsError,
-    GainValue,
-    parse_step,
-    step_from_catalog,
-    value_gain,
-    with_steps,
-)
-from econ.scenario import load_scenario
+from econ.files import atomic_write  # standard library only
 
-_SUMMARY_ROWS = tuple(row for row in SUMMARY_ROWS if row[0] in COMPARED_METRICS)
+if TYPE_CHECKING:  # the work loads when the command runs (econ/commands/__init__.py)
+    import pandas as pd
+
+    from econ.gains import GainValue
+
 _VALUE_ROWS = (
     ("npv_usd_per_gpu", "NPV of the gain per GPU [USD]", "{:,.0f}"),
     ("npv_usd_per_rack", "NPV of the gain per rack [USD]", "{:,.0f}"),
@@ -90,6 +81,10 @@ def register(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from econ.export import csv_text
+    from econ.gains import GainsError, parse_step, step_from_catalog, value_gain, with_steps
+    from econ.scenario import load_scenario
+
     scenario = load_scenario(args.file, args.overrides)
     if args.step_at and not args.step_from_catalog:
         raise GainsError("--step-at dates a --step-from-catalog step; give --step-from-catalog")
@@ -123,6 +118,8 @@ def run(args: argparse.Namespace) -> int:
 
 def result_frame(result: GainValue) -> pd.DataFrame:
     """All figures as rows of section, metric, base, gain, delta (for CSV)."""
+    import pandas as pd
+
     rows = []
     for key, b in result.base.items():
         if key == "warnings":
@@ -163,7 +160,10 @@ def format_table(result: GainValue) -> str:
     )
     lines = [f"Value of the gains of {result.name}" + (f": {steps}" if steps else "")]
     rows = [("metric", "base", "gain", "change")]
-    for key, label, fmt in _SUMMARY_ROWS:
+    from econ.cli import summary_rows
+    from econ.gains import COMPARED_METRICS
+
+    for key, label, fmt in (row for row in summary_rows() if row[0] in COMPARED_METRICS):
         change_fmt = fmt.replace("{:", "{:+") if "+" not in fmt else fmt
         rows.append(
             (

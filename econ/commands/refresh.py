@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import json
 
-from econ import strict_json
-from econ.fleet import earliest_month, refresh_analysis
-from econ.scenario import load_scenario
+from econ import strict_json  # standard library only
 
 
 def register(subparsers) -> None:
@@ -27,6 +25,9 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
+    from econ.fleet import earliest_month, refresh_analysis
+    from econ.scenario import load_scenario
+
     scenario = load_scenario(args.file, args.overrides)
     months = None
     if args.from_month is not None or args.to_month is not None:

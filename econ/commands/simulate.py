@@ -13,14 +13,14 @@ import math
 import sys
 from pathlib import Path
 
-from econ import strict_json
+from econ import strict_json  # standard library only
+from econ.commands import lazy
 from econ.errors import InputError
-from econ.files import atomic_write
-from econ.hardware import load_hardware_catalog
-from econ.llms import load_llm_catalog
-from econ.throughput import calibration as cal
-from econ.throughput import simulator as sim
-from econ.throughput.errorbands import error_band
+from econ.files import atomic_write  # standard library only
+
+cal = lazy("econ.throughput.calibration")
+sim = lazy("econ.throughput.simulator")
+errorbands = lazy("econ.throughput.errorbands")
 
 EXIT_OK = 0
 SCENARIO_CHOICES = ("offline", "server", "interactive")
@@ -77,7 +77,7 @@ def register_throughput(throughput_subparsers) -> None:
         default="calibrated",
         help="efficiency coefficients: stored calibration, the uncalibrated defaults, or all at 1",
     )
-    s.add_argument("--points", type=int, default=sim.DEFAULT_POINTS, help="concurrency points")
+    s.add_argument("--points", type=int, help="concurrency points (default 64, the simulator's)")
     s.add_argument("--format", choices=("table", "json", "csv"), default="table")
     s.add_argument("--out", metavar="PATH", help="write the curve as CSV")
     s.add_argument("--force", action="store_true", help="overwrite --out if it exists")
@@ -114,6 +114,8 @@ def _table(rows: list[list[str]]) -> str:
 
 
 def cmd_hardware_list(args) -> int:
+    from econ.hardware import load_hardware_catalog
+
     catalog = load_hardware_catalog()
     calibrated = cal.load_all_efficiencies()
     if args.format == "json":
@@ -165,6 +167,8 @@ def cmd_hardware_list(args) -> int:
 
 
 def cmd_llms_list(args) -> int:
+    from econ.llms import load_llm_catalog
+
     catalog = load_llm_catalog()
     if args.format == "json":
         out = []
@@ -231,6 +235,8 @@ def simulation_request(args) -> dict:
         raise sim.SimulatorError(f"--tpot-ms must be a positive number of ms, got {args.tpot_ms!r}")
     draft = 0 if draft is None else draft
     accepted = 1.0 if accepted is None else accepted
+    if args.points is None:
+        args.points = sim.DEFAULT_POINTS
     if args.points < 2 or args.points > 4096:
         raise sim.SimulatorError(f"--points must be from 2 to 4096, got {args.points}")
     efficiency = {
@@ -331,7 +337,7 @@ def cmd_simulate(args) -> int:
         "error_band": None,
     }
     if req["efficiency"] is None:  # the band is of the calibrated coefficients' predictions
-        band = error_band(hw.key, llm.key, float(point.tokens_per_s_per_gpu))
+        band = errorbands.error_band(hw.key, llm.key, float(point.tokens_per_s_per_gpu))
         result["error_band"] = band.as_dict()
         if not band.calibrated_pair:
             result["warnings"].append(
@@ -417,6 +423,8 @@ def _band_lines(band: dict | None) -> list[str]:
 
 
 def cmd_calibrate(args) -> int:
+    from econ.hardware import load_hardware_catalog
+
     rows = cal.load_rows(args.rows) if args.rows else None
     directory = Path(args.out_dir) if args.out_dir else None
     if args.starts < 1 or args.starts > 32:

@@ -10,8 +10,10 @@ from __future__ import annotations
 import argparse
 import json
 
-from econ.racks import COOLING, size
+from econ.commands import LazyChoices, lazy
 from econ.sizing import POWER_BASES
+
+racks = lazy("econ.racks")  # the rack catalog loads when the command runs
 
 
 def register(subparsers) -> None:
@@ -33,8 +35,9 @@ def register(subparsers) -> None:
     p.add_argument("--hardware", required=True, help="hardware key, e.g. gb300-nvl72")
     p.add_argument(
         "--cooling",
-        choices=COOLING,
-        help="the hall's cooling; default: the rack's own (air or liquid)",
+        choices=LazyChoices(lambda: racks.COOLING),
+        metavar="COOLING",
+        help="the hall's cooling (%(choices)s); default: the rack's own",
     )
     p.add_argument(
         "--retrofit-liquid",
@@ -70,7 +73,7 @@ def register(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    result = size(
+    result = racks.size(
         mw=args.mw,
         hardware=args.hardware,
         basis=args.basis,

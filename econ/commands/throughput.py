@@ -12,14 +12,13 @@ import datetime as dt
 import math
 import sys
 
-from econ import strict_json
+from econ import strict_json  # standard library only
+from econ.commands import LazyChoices, lazy
 from econ.errors import InputError
-from econ.throughput.importers import FORMATS, import_files, write_curve_csv
-from econ.throughput.operating_point import (
-    LATENCY_COLUMNS,
-    cost_usd_per_mtok,
-    operating_point,
-)
+
+importers = lazy("econ.throughput.importers")  # pandas and the parsers load when a command runs
+operating = lazy("econ.throughput.operating_point")
+FORMAT_CHOICES = LazyChoices(lambda: importers.FORMATS, first=("auto",))
 
 POINT_COLUMNS = (
     ("concurrency", "conc", "{:g}"),
@@ -84,7 +83,13 @@ def register(commands) -> None:
     p.add_argument(
         "files", nargs="+", metavar="FILE", help="result file, or an Endpoints submission folder"
     )
-    p.add_argument("--format", default="auto", choices=["auto", *FORMATS], help="input format")
+    p.add_argument(
+        "--format",
+        default="auto",
+        choices=FORMAT_CHOICES,
+        metavar="FORMAT",
+        help="input format: %(choices)s",
+    )
     p.add_argument("--gpus", type=float, help="GPUs that served the run (overrides the file)")
     p.add_argument("--allow-incomplete", action="store_true", help=ALLOW_INCOMPLETE_HELP)
     p.add_argument("--out", metavar="CURVE.csv", help="write the curve as CSV")
@@ -94,7 +99,13 @@ def register(commands) -> None:
 
     q = sub.add_parser("point", help="the operating point an SLO allows on a curve")
     q.add_argument("files", nargs="+", metavar="CURVE", help="curve CSV, any result file or folder")
-    q.add_argument("--input-format", default="auto", choices=["auto", *FORMATS])
+    q.add_argument(
+        "--input-format",
+        default="auto",
+        choices=FORMAT_CHOICES,
+        metavar="FORMAT",
+        help="input format: %(choices)s",
+    )
     q.add_argument("--gpus", type=float, help="GPUs that served the run (overrides the file)")
     q.add_argument("--allow-incomplete", action="store_true", help=ALLOW_INCOMPLETE_HELP)
     ttft = q.add_mutually_exclusive_group()
@@ -127,13 +138,14 @@ def register(commands) -> None:
         dest="reading",
         help="only measured points, MLPerf's step-function reading (the default on Endpoints curves)",
     )
-    q.add_argument(
+    limit = q.add_argument(
         "--limit",
         action="append",
         default=[],
         metavar="NAME=SECONDS",
-        help=f"other latency limit, e.g. ttft_s_p95=5.77 ({', '.join(LATENCY_COLUMNS)})",
+        help="other latency limit, e.g. ttft_s_p95=5.77 (%(columns)s)",
     )
+    limit.columns = LazyChoices(lambda: operating.LATENCY_COLUMNS)  # for %(columns)s in the help
     q.add_argument("--workload", help="pick one model/hardware/workload group (substring)")
     q.add_argument(
         "--usd-per-gpu-hour", type=float, help="also show the cost per million output tokens"
@@ -162,9 +174,11 @@ def register(commands) -> None:
 
 
 def _cmd_import(args) -> int:
-    curve = import_files(args.files, args.format, args.gpus, allow_incomplete=args.allow_incomplete)
+    curve = importers.import_files(
+        args.files, args.format, args.gpus, allow_incomplete=args.allow_incomplete
+    )
     if args.out:
-        path = write_curve_csv(curve, args.out, overwrite=args.force)
+        path = importers.write_curve_csv(curve, args.out, overwrite=args.force)
         print(f"wrote {path} ({len(curve.points)} points)", file=sys.stderr)
     if args.show == "json":
         records = curve.points.replace({math.inf: "inf"}).astype(object)
@@ -232,12 +246,12 @@ def _limits(args) -> dict:
 
 
 def _cmd_point(args) -> int:
-    curve = import_files(
+    curve = importers.import_files(
         args.files, args.input_format, args.gpus, allow_incomplete=args.allow_incomplete
     )
     ttft = args.ttft_p99_s if args.ttft_p99_ms is None else args.ttft_p99_ms / 1000.0
     tpot = args.tpot_p99_s if args.tpot_p99_ms is None else args.tpot_p99_ms / 1000.0
-    point = operating_point(
+    point = operating.operating_point(
         curve,
         ttft_p99_s=ttft,
         tpot_p99_s=tpot,
@@ -252,7 +266,7 @@ def _cmd_point(args) -> int:
             raise InputError(f"--usd-per-gpu-hour {args.usd_per_gpu_hour}; expected > 0")
         data["usd_per_gpu_hour"] = args.usd_per_gpu_hour
         data["cost_usd_per_mtok"] = float(
-            cost_usd_per_mtok(args.usd_per_gpu_hour, point.tokens_per_s_per_gpu)
+            operating.cost_usd_per_mtok(args.usd_per_gpu_hour, point.tokens_per_s_per_gpu)
         )
     if args.format == "json":
         print(strict_json.dumps(data, indent=2, default=str))

@@ -35,8 +35,9 @@ STEP_PADDING_MONTH = 10**6
 
 
 class _Section(BaseModel):
+    # defer_build: a validator is built when a model first validates, not when econ is imported
     model_config = ConfigDict(
-        extra="forbid", frozen=True, validate_default=True, allow_inf_nan=False
+        extra="forbid", frozen=True, validate_default=True, allow_inf_nan=False, defer_build=True
     )
 
 

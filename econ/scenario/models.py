@@ -33,8 +33,9 @@ SCHEMA_VERSION = 1
 
 
 class Section(BaseModel):
+    # defer_build: a validator is built when a model first validates, not when econ is imported
     model_config = ConfigDict(
-        extra="forbid", frozen=True, validate_default=True, allow_inf_nan=False
+        extra="forbid", frozen=True, validate_default=True, allow_inf_nan=False, defer_build=True
     )
 
 

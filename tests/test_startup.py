@@ -1,0 +1,142 @@
+"""Start-up: a CLI command imports what it uses and no more.
+
+`econ --help` and `econ project` run in a fresh interpreter (a test process has imported
+everything already) and report which heavy libraries ended up in sys.modules. Also checked: the
+lazy pieces that make this possible (`econ`'s names, the command modules' deferred imports and
+choices) behave like the eager ones did.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from econ.cli import main
+from econ.commands import LazyChoices, lazy
+from tests.conftest import ROOT
+
+SEED = ROOT / "models" / "scenarios" / "deepseek-r1-gb200-nvl72.toml"
+HEAVY = ("streamlit", "dask", "distributed", "scipy", "matplotlib", "sqlalchemy", "alembic")
+
+PROBE = """
+import contextlib, io, json, sys
+from econ.cli import main
+with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+    try:
+        code = main(sys.argv[1:])
+    except SystemExit as exc:
+        code = exc.code
+print(json.dumps({"code": code, "modules": sorted({m.split(".")[0] for m in sys.modules})}))
+"""
+
+
+def loaded_by(*args: str) -> tuple[int, set[str]]:
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, *args], capture_output=True, text=True, cwd=ROOT, check=True
+    )
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    return report["code"], set(report["modules"])
+
+
+@pytest.mark.parametrize(
+    "args", [("--help",), ("project", str(SEED)), ("project", str(SEED), "--format", "json")]
+)
+def test_command_imports_no_heavy_library(args):
+    code, modules = loaded_by(*args)
+    assert code == 0
+    assert not modules & set(HEAVY), f"econ {' '.join(args)} imported {modules & set(HEAVY)}"
+
+
+def test_help_does_not_load_the_engine():
+    code, modules = loaded_by("--help")
+    assert code == 0
+    assert "pandas" not in modules and "pydantic_core" not in modules
+
+
+def test_a_command_that_needs_scipy_still_gets_it():
+    # The probe itself must be able to see a heavy import, or the tests above prove nothing.
+    code, modules = loaded_by(
+        "montecarlo", str(SEED), "--dist", "utilization.share=uniform(0.5,0.9)", "-n", "8"
+    )
+    assert code == 0 and "scipy" in modules
+
+
+def test_package_names_load_on_first_use():
+    import econ
+
+    assert econ.project is __import__("econ.engine", fromlist=["project"]).project
+    assert econ.engine.COMPONENTS  # submodules as attributes, as before
+    assert set(econ.__all__) <= set(dir(econ))
+    with pytest.raises(AttributeError, match="no attribute 'nothing_here'"):
+        econ.nothing_here  # noqa: B018
+
+
+def test_lazy_module_imports_on_attribute_access():
+    units = lazy("econ.units")
+    from econ import units as real
+
+    assert units.MONTHS_PER_YEAR == real.MONTHS_PER_YEAR
+    assert "econ.units" in repr(units)
+    with pytest.raises(AttributeError):
+        units.no_such_name  # noqa: B018
+
+
+def test_lazy_choices_load_once_and_act_as_a_sequence():
+    calls = []
+
+    def load():
+        calls.append(1)
+        return ("b", "c")
+
+    choices = LazyChoices(load, first=("a",))
+    assert not calls  # nothing read when built
+    assert "b" in choices and "z" not in choices
+    assert list(choices) == ["a", "b", "c"] and len(choices) == 3 and choices[0] == "a"
+    assert str(choices) == "a, b, c"
+    assert len(calls) == 1
+
+
+def test_throughput_format_choices_are_checked_and_listed(capsys, monkeypatch):
+    from econ.throughput.importers import FORMATS
+
+    monkeypatch.setenv("COLUMNS", "1000")  # help on one line: argparse wraps at hyphens
+    with pytest.raises(SystemExit) as exc:
+        main(["throughput", "import", "x.json", "--format", "bogus"])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert "invalid choice: 'bogus'" in err
+    assert all(repr(name) in err for name in ["auto", *FORMATS])
+    with pytest.raises(SystemExit):
+        main(["throughput", "point", "--help"])
+    out = capsys.readouterr().out
+    assert "input format: auto, " + ", ".join(FORMATS) in out
+    assert "ttft_s_p95, ttft_s_p99" in out  # --limit lists the latency columns
+
+
+def test_defaults_named_in_help_are_the_library_defaults(capsys, monkeypatch):
+    # The parsers state these defaults without importing the modules that own them.
+    from econ.analysis.runner import DEFAULT_CHUNK_SIZE
+    from econ.throughput.simulator import DEFAULT_POINTS
+
+    monkeypatch.setenv("COLUMNS", "1000")
+    with pytest.raises(SystemExit):
+        main(["sweep", "--help"])
+    assert f"rows per chunk (default {DEFAULT_CHUNK_SIZE:,}," in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        main(["throughput", "simulate", "--help"])
+    assert f"concurrency points (default {DEFAULT_POINTS}," in capsys.readouterr().out
+
+
+def test_summary_rows_are_the_table_rows(capsys):
+    from econ import cli
+    from econ.engine import COMPONENTS
+
+    keys = [key for key, _, _ in cli.SUMMARY_ROWS]
+    assert cli.SUMMARY_ROWS == cli.summary_rows()
+    assert [k for k in keys if k.startswith("component:")] == [f"component:{c}" for c in COMPONENTS]
+    assert main(["project", str(SEED)]) == 0
+    out = capsys.readouterr().out
+    assert all(label in out for _, label, _ in cli.SUMMARY_ROWS)
