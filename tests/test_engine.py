@@ -31,7 +31,14 @@ SMALL = {
     "power": {"kw_per_gpu": 1.0, "pue": 1.2, "price_usd_per_kwh": 0.1},
     "facility": {"colo_usd_per_kw_month": 100.0},
     "opex": {"staff_usd_per_month": 50.0},
-    "financing": {"debt_share": 0.0, "tax_rate": 0.25, "discount_rate_annual": 0.10},
+    # Tax paid in equal monthly parts (the default is quarterly estimates since issue 16): the
+    # closed forms below discount a level monthly tax.
+    "financing": {
+        "debt_share": 0.0,
+        "tax_rate": 0.25,
+        "discount_rate_annual": 0.10,
+        "tax_payment": "monthly",
+    },
     "market": {"price_usd_per_mtok": 2.0},
 }
 
@@ -155,7 +162,12 @@ def test_tax_losses_carry_forward():
     assert year1 < 0 < year2 + year1
     assert monthly.tax_usd.iloc[:13].sum() == 0
     assert monthly.tax_usd.iloc[13:25].sum() == pytest.approx(0.25 * (year1 + year2), rel=1e-12)
-    assert monthly.tax_usd.iloc[13:25].nunique() == 1  # paid evenly through the year
+    # Paid monthly (SMALL's choice): evenly, but only from the first month whose cumulative
+    # taxable income is positive (month 19), never before the first taxable income (issue 16).
+    first = int(np.argmax(np.cumsum(taxable.to_numpy()) > 0))
+    paid = monthly.tax_usd.iloc[13:25]
+    assert paid[paid > 0].index.tolist() == list(range(first, 25))
+    assert paid[paid > 0].nunique() == 1
 
 
 def test_degenerate_scenarios_give_nulls_and_warnings():
