@@ -65,13 +65,13 @@ class DeferredTax:
     expense_usd: np.ndarray
 
 
-def _monthly(x, name: str, shape=None) -> np.ndarray:
+def _monthly(x, name: str, shape=None, finite=True) -> np.ndarray:
     a = np.asarray(x, dtype=float)
     if a.ndim != 2:
         raise DeferredTaxError(f"{name} must be an array (n, T) of months, got shape {a.shape}")
     if shape is not None and a.shape != shape:
         raise DeferredTaxError(f"{name} must have shape {shape}, got {a.shape}")
-    if not np.all(np.isfinite(a)):
+    if finite and not np.all(np.isfinite(a)):
         raise DeferredTaxError(f"{name} must hold finite amounts [USD]")
     return a
 
@@ -204,8 +204,10 @@ def deferred_tax_with_losses(
     current_tax_expense_usd : array (n, T)
     DeferredTax  (temporary difference, net liability, deferred expense; arrays (n, T))
     """
-    book = _monthly(book_pre_tax_income_usd, "book_pre_tax_income_usd")
-    taxable = _monthly(taxable_income_usd, "taxable_income_usd", book.shape)
+    # Amounts that overflowed (inf, NaN from extreme inputs) pass through: the engine names the
+    # metrics they make undefined (econ.undefined).
+    book = _monthly(book_pre_tax_income_usd, "book_pre_tax_income_usd", finite=False)
+    taxable = _monthly(taxable_income_usd, "taxable_income_usd", book.shape, finite=False)
     n, months = book.shape
     rate = np.broadcast_to(np.asarray(tax_rate, dtype=float), (n,))[:, None]
     nol = loss_carryforward_usd(annual_sums(taxable))

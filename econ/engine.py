@@ -546,11 +546,9 @@ def _construction_loan(b: ScenarioBatch, months, fleet: _Fleet, capex):
     built = (fleet.start > fleet.purchase + 1) | np.any(capex[:, 1:] > 0, axis=1)
     if b.stack or not b.one_row_per_scenario or not built.any():
         return None
-    rate = b["financing.debt_rate_annual"]
-    effective = b["financing.debt_rate_quote"] == 1
     return construction.construction_loan(
         capex * _column(b["financing.debt_share"]),
-        np.where(effective, monthly_rate(rate), nominal_monthly_rate(rate)),
+        _debt_share_rate_monthly(b),
         fleet.start,
         b["financing.debt_term_months"],
         b.horizon_months,
@@ -568,6 +566,13 @@ class _Costs:
     power_usd: np.ndarray  # (rows, T+1)
     opex_usd: np.ndarray  # (rows, T+1)
     site_open: np.ndarray  # int (n,) month each scenario's site opens
+
+
+def _debt_share_rate_monthly(b: ScenarioBatch):
+    """financing.debt_share's loan rate per month, as quoted (nominal: r/12) [1/month]."""
+    rate = b["financing.debt_rate_annual"]
+    effective = b["financing.debt_rate_quote"] == 1
+    return np.where(effective, monthly_rate(rate), nominal_monthly_rate(rate))
 
 
 def _operating_costs(b: ScenarioBatch, months, fleet: _Fleet, capex_row, revenue) -> _Costs:
@@ -1338,9 +1343,15 @@ def _single_loan(b, first, horizon, months, capex_usd, tax_rate, discount_annual
         "balance_usd": balance,
         "financing_cash_flow_usd": financing,
     }
+    metrics = _loan_metrics(debt_usd, rate_monthly, capex_usd, tax_rate, discount_annual)
+    return capital_mod.StackSchedule(lines=lines, tranches={}, metrics=metrics)
+
+
+def _loan_metrics(debt_usd, rate_monthly, capex_usd, tax_rate, discount_annual):
+    """The StackSchedule metrics of financing.debt_share's loan, the rest being equity."""
     cost_of_debt = np.where(debt_usd > 0, annual_rate(rate_monthly), 0.0)
     equity_usd = capex_usd - debt_usd
-    metrics = {
+    return {
         "debt_usd": debt_usd,
         "equity_usd": equity_usd,
         "cost_of_debt_annual": np.where(debt_usd > 0, cost_of_debt, np.nan),
@@ -1348,17 +1359,13 @@ def _single_loan(b, first, horizon, months, capex_usd, tax_rate, discount_annual
         "wacc_after_tax_annual": capital_mod.wacc_after_tax(
             debt_usd[:, None], cost_of_debt[:, None], equity_usd, discount_annual, tax_rate
         ),
-        "dilution_shares": np.zeros(len(first)),
+        "dilution_shares": np.zeros(len(debt_usd)),
     }
-    return capital_mod.StackSchedule(lines=lines, tranches={}, metrics=metrics)
 
 
 def _built_loan(b, built: construction.ConstructionLoan, capex, tax_rate, discount_annual):
     """The StackSchedule of financing.debt_share's construction loan (one row per scenario)."""
     debt_usd = built.draws_usd.sum(axis=1)
-    rate = b["financing.debt_rate_annual"]
-    effective = b["financing.debt_rate_quote"] == 1
-    rate_monthly = np.where(effective, monthly_rate(rate), nominal_monthly_rate(rate))
     scheduled = built.principal_usd - built.settlement_usd
     lines = {
         "interest_expense_usd": built.interest_usd,
@@ -1370,19 +1377,9 @@ def _built_loan(b, built: construction.ConstructionLoan, capex, tax_rate, discou
         "financing_cash_flow_usd": built.draws_usd - built.interest_usd - built.principal_usd,
         "capitalized_interest_usd": built.capitalized_interest_usd,
     }
-    cost_of_debt = np.where(debt_usd > 0, annual_rate(rate_monthly), 0.0)
-    capex_usd = capex.sum(axis=1)
-    equity_usd = capex_usd - debt_usd
-    metrics = {
-        "debt_usd": debt_usd,
-        "equity_usd": equity_usd,
-        "cost_of_debt_annual": np.where(debt_usd > 0, cost_of_debt, np.nan),
-        "debt_rate_monthly": np.where(debt_usd > 0, rate_monthly, np.nan),
-        "wacc_after_tax_annual": capital_mod.wacc_after_tax(
-            debt_usd[:, None], cost_of_debt[:, None], equity_usd, discount_annual, tax_rate
-        ),
-        "dilution_shares": np.zeros(len(debt_usd)),
-    }
+    metrics = _loan_metrics(
+        debt_usd, _debt_share_rate_monthly(b), capex.sum(axis=1), tax_rate, discount_annual
+    )
     return capital_mod.StackSchedule(lines=lines, tranches={}, metrics=metrics)
 
 
