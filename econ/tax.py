@@ -133,11 +133,11 @@ def tax_payments_usd(annual_tax_usd, first_taxable, last_month, months: int, sch
     open_month = (m >= 1) & (m <= last) & (m >= np.asarray(first_taxable)[:, None])
     quarter_end = (m % QUARTER_MONTHS == 0) | (m == last)
     weight = np.where(code == 0, open_month & quarter_end, open_month).astype(float)
-    weight_sum = np.zeros((n, years))
-    np.add.at(weight_sum, (np.arange(n)[:, None], year), weight)
     due = np.take_along_axis(annual, year, axis=1)
-    total = np.take_along_axis(weight_sum, year, axis=1)
+    total = np.take_along_axis(annual_sums(weight)[:, :years], year, axis=1)
     paid = np.where(weight > 0, due * weight / np.where(total > 0, total, 1.0), 0.0)
+    if not np.any(code == 1):
+        return paid
     # Annual payment: each year's tax in the month after it ends (the last month at the latest).
     pay_month = np.minimum(MONTHS_PER_YEAR * np.arange(1, years + 1)[None, :] + 1, last)
     after = np.zeros((n, months))
