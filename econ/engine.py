@@ -1109,6 +1109,8 @@ STACK_METRICS = ("wacc_after_tax_annual", "cost_of_debt_annual", "debt_usd", "di
 def _monthly_lines(ledger: _Ledger) -> dict[str, np.ndarray]:
     """The MONTHLY_COLUMNS lines of a ledger."""
     lines, debt, coverage = ledger.lines, ledger.stack.lines, ledger.coverage
+    # (construction interest is part of the GPUs' book value, as it is of their cost)
+    capitalized = debt.get("capitalized_interest_usd", np.zeros_like(ledger.current_tax))
     return {
         "gpus_in_service": lines["gpus_in_service"],
         "tokens": lines["tokens"],
@@ -1140,13 +1142,12 @@ def _monthly_lines(ledger: _Ledger) -> dict[str, np.ndarray]:
         "dscr": coverage["dscr"],
         "llcr": coverage["llcr"],
         "ltv": capital_mod.loan_to_value(
-            debt["balance_usd"], ledger.capex_total[:, None] - cumsum_months(ledger.consumed)
+            debt["balance_usd"],
+            ledger.capex_total[:, None] + cumsum_months(capitalized - ledger.consumed),
         )[0],
         "covenant_breach": (coverage["dscr_breach"] | coverage["llcr_breach"]).astype(float),
         "current_tax_usd": ledger.current_tax,
-        "capitalized_interest_usd": debt.get(
-            "capitalized_interest_usd", np.zeros_like(ledger.current_tax)
-        ),
+        "capitalized_interest_usd": capitalized,
     }
 
 

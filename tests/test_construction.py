@@ -180,3 +180,45 @@ def test_cli_rejects_a_schedule_that_does_not_sum_to_one(tmp_path, capsys):
     assert cli.main(["validate", str(path)]) == 3
     err = capsys.readouterr().err
     assert "built.toml" in err and "sum to 0.6" in err and "Traceback" not in err
+
+
+def test_a_batch_of_service_starts_matches_each_scenario():
+    # Sweeps override fleet.service_start_month as a batch column: the same figures as one by one.
+    from econ import ScenarioBatch
+
+    base = built(start=2)
+    starts = np.array([2, 4, 7])
+    batch = project(ScenarioBatch.repeat(base, 3, {"fleet.service_start_month": starts}))
+    for i, start in enumerate(starts):
+        alone = project(built(start=int(start))).summary.iloc[0]
+        assert batch.summary.npv_usd.iloc[i] == pytest.approx(alone.npv_usd, rel=1e-12)
+        assert batch.summary.net_income_usd_total.iloc[i] == pytest.approx(
+            alone.net_income_usd_total, rel=1e-12
+        )
+
+
+def test_ltv_counts_the_capitalized_interest_in_the_book_value():
+    m = project(built(start=7)).monthly.loc["small"]
+    capitalized = m.capitalized_interest_usd.cumsum()
+    book_value = 10000.0 + capitalized - m.depreciation_usd.cumsum()
+    month = 9
+    assert m.ltv.iloc[month] == pytest.approx(
+        m.debt_balance_usd.iloc[month] / book_value.iloc[month], rel=1e-12
+    )
+
+
+def test_tax_expense_is_rate_times_book_income_with_construction():
+    s = built(
+        start=5,
+        payments=[(0, 0.3), (3, 0.7)],
+        **{"depreciation.tax": {"method": "macrs_gds", "recovery_years": 5, "bonus_share": 1}},
+    )
+    m = project(s).monthly
+    pre_tax = m.ebitda_usd - m.depreciation_usd - m.interest_usd + m.gain_on_disposal_usd
+    year = np.maximum(m.index.get_level_values("month") - 1, 0) // 12
+    expense = (m.current_tax_usd + m.deferred_tax_usd).groupby(year).sum().to_numpy()
+    assert expense == pytest.approx(0.25 * pre_tax.groupby(year).sum().to_numpy(), abs=1e-6)
+    # Tax depreciation (100% bonus) deducts the capitalized interest with the cost.
+    assert m.tax_depreciation_usd.sum() == pytest.approx(
+        10000.0 + m.capitalized_interest_usd.sum(), rel=1e-12
+    )
