@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from econ.units import HALF_CENT_USD
+
 _MANY_ROWS = 256
 
 
@@ -51,3 +53,15 @@ def remaining_sum_months(x) -> np.ndarray:
 def running_max_months(x) -> np.ndarray:
     """Largest value so far over months: ``np.maximum.accumulate(x, axis=-1)`` as floats."""
     return _running(x, np.maximum, reverse=False)
+
+
+def snap_to_zero(x, tolerance: float = HALF_CENT_USD) -> np.ndarray:
+    """Amounts within `tolerance` of 0 set to exactly 0 [same unit as x].
+
+    Sums that are 0 in exact arithmetic (cost less its accumulated depreciation, a loan's balance
+    after its last payment) come out of floating point as +-1e-9 USD; left alone they show up as
+    a disposal of 0.000000003 USD or interest of -3e-8 USD every month. Half a cent
+    (econ.units.HALF_CENT_USD) is far above such residues and far below any real amount.
+    """
+    a = np.asarray(x, dtype=float)
+    return np.where(np.abs(a) < tolerance, 0.0, a)

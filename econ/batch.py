@@ -155,6 +155,7 @@ class ScenarioBatch:
         market = compile_market([row.market for row in rows], starts)
         series_warnings = _rental_series(rows, items, row_scenario, columns, market)
         extras = {
+            **compile_payments([row.capex for row in rows]),
             **compile_policies([row.depreciation for row in rows]),
             **{f"throughput.{k}": v for k, v in throughput.items()},
             **{f"market.{k}": v for k, v in market.items()},
@@ -331,6 +332,19 @@ def _rental_series(rows, items, row_scenario, columns, market) -> list[tuple[str
             columns["market.contract_usd_per_gpu_hour"][i] = series.contract_usd_per_gpu_hour
             market["contract_log_sd"][i] = series.contract_log_sd
     return warnings
+
+
+def compile_payments(capexes) -> dict[str, np.ndarray]:
+    """Capex payment schedules as arrays (rows, k): months after purchase (NaN padding) and
+    shares (0 padding); no schedule is one payment of the whole capex in the purchase month."""
+    schedules = [[(p.month, p.share) for p in c.payments] or [(0, 1.0)] for c in capexes]
+    k = max(len(s) for s in schedules)
+    months = np.full((len(schedules), k), np.nan)
+    shares = np.zeros((len(schedules), k))
+    for i, schedule in enumerate(schedules):
+        months[i, : len(schedule)] = [m for m, _ in schedule]
+        shares[i, : len(schedule)] = [s for _, s in schedule]
+    return {"capex.payment_months": months, "capex.payment_shares": shares}
 
 
 def _in_file(exc: InputError, file: str | None) -> InputError:

@@ -25,10 +25,21 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from econ.arrays import cumsum_months, running_max_months
+from econ.arrays import cumsum_months, running_max_months, snap_to_zero
 from econ.errors import InputError
+from econ.tax import annual_sums
 
-__all__ = ["DeferredTax", "DeferredTaxError", "deferred_tax", "loss_carryforward_usd"]
+__all__ = [
+    "VALUATION_ALLOWANCES",
+    "DeferredTax",
+    "DeferredTaxError",
+    "deferred_tax",
+    "deferred_tax_with_losses",
+    "loss_carryforward_usd",
+]
+
+VALUATION_ALLOWANCES = ("none", "beyond_reversing_liabilities")
+"""Valuation allowance policies for the deferred tax asset of losses carried forward (codes 0, 1)."""
 
 
 class DeferredTaxError(InputError):
@@ -54,13 +65,13 @@ class DeferredTax:
     expense_usd: np.ndarray
 
 
-def _monthly(x, name: str, shape=None) -> np.ndarray:
+def _monthly(x, name: str, shape=None, finite=True) -> np.ndarray:
     a = np.asarray(x, dtype=float)
     if a.ndim != 2:
         raise DeferredTaxError(f"{name} must be an array (n, T) of months, got shape {a.shape}")
     if shape is not None and a.shape != shape:
         raise DeferredTaxError(f"{name} must have shape {shape}, got {a.shape}")
-    if not np.all(np.isfinite(a)):
+    if finite and not np.all(np.isfinite(a)):
         raise DeferredTaxError(f"{name} must hold finite amounts [USD]")
     return a
 
@@ -154,3 +165,67 @@ def loss_carryforward_usd(annual_taxable_usd):
     cumulative = cumsum_months(taxable)
     taxed = np.maximum(running_max_months(cumulative), 0.0)
     return taxed - cumulative
+
+
+def deferred_tax_with_losses(
+    book_pre_tax_income_usd, taxable_income_usd, tax_rate, last_month, allowance=0
+):
+    """Current and deferred tax expense under ASC 740, losses carried forward included [USD].
+
+    The net deferred tax liability at the end of each tax year y is
+
+        DTL_y = rate * TD_y - rate * NOL_y + VA_y
+
+    with TD the temporary difference (the running sum of book pre-tax income less taxable income:
+    tax depreciation ahead of book, an impairment not yet deductible), NOL the losses carried
+    forward and not yet used (:func:`loss_carryforward_usd`) and VA the valuation allowance. With
+    no allowance (code 0: realization more likely than not, ASC 740-10-30-5(e)) the year's tax
+    expense, current plus deferred, is the statutory rate times book pre-tax income, as it must
+    be with no permanent differences. With ``beyond_reversing_liabilities`` (code 1) the asset
+    is recognized only up to the liability of the taxable temporary differences whose reversal
+    will absorb the losses (ASC 740-10-30-18(b)): VA_y = max(0, rate NOL_y - max(0, rate TD_y)).
+
+    Month by month, the current tax expense is rate * taxable income_m, plus in each year's last
+    month rate * (NOL_y - NOL_{y-1}), so that it sums to the year's tax due; the deferred expense
+    is rate * (book - taxable)_m, less that NOL change and plus the allowance's change in the
+    year's last month. So the total expense is rate * book pre-tax income in every month but the
+    year ends of a year whose allowance changes, and the liability (the deferred expense's running
+    sum) is DTL_y at every year end.
+
+    Parameters
+    ----------
+    book_pre_tax_income_usd, taxable_income_usd : arrays (n, T)  0 after `last_month` [USD]
+    tax_rate : array (n,)  [fraction, 0 <= rate < 1]
+    last_month : int array (n,)  final month of each projection
+    allowance : int array (n,) or int  index into VALUATION_ALLOWANCES
+
+    Returns
+    -------
+    current_tax_expense_usd : array (n, T)
+    DeferredTax  (temporary difference, net liability, deferred expense; arrays (n, T))
+    """
+    # Amounts that overflowed (inf, NaN from extreme inputs) pass through: the engine names the
+    # metrics they make undefined (econ.undefined).
+    book = _monthly(book_pre_tax_income_usd, "book_pre_tax_income_usd", finite=False)
+    taxable = _monthly(taxable_income_usd, "taxable_income_usd", book.shape, finite=False)
+    n, months = book.shape
+    rate = np.broadcast_to(np.asarray(tax_rate, dtype=float), (n,))[:, None]
+    nol = loss_carryforward_usd(annual_sums(taxable))
+    years = nol.shape[1]
+    rows = np.arange(n)[:, None]
+    year_end = np.minimum(
+        np.minimum(12 * np.arange(1, years + 1)[None, :], np.asarray(last_month)[:, None]),
+        months - 1,
+    )
+    nol_change = np.zeros((n, months))
+    np.add.at(nol_change, (rows, year_end), rate * np.diff(nol, axis=1, prepend=0.0))
+    current = rate * taxable + nol_change
+    deferred = rate * (book - taxable) - nol_change
+    difference = cumsum_months(book - taxable)
+    code = np.broadcast_to(np.asarray(allowance), (n,))
+    if np.any(code == 1):
+        td_end = np.take_along_axis(difference, year_end, axis=1)
+        va = np.maximum(rate * nol - np.maximum(rate * td_end, 0.0), 0.0) * (code == 1)[:, None]
+        np.add.at(deferred, (rows, year_end), np.diff(va, axis=1, prepend=0.0))
+    # (a liability that is 0 in exact arithmetic is 0, not 3e-10 USD)
+    return current, DeferredTax(difference, snap_to_zero(cumsum_months(deferred)), deferred)

@@ -44,7 +44,7 @@ from typing import Any
 import numpy as np
 
 from econ import excel
-from econ.arrays import cumsum_months
+from econ.arrays import cumsum_months, snap_to_zero
 from econ.errors import InputError
 from econ.units import MONTHS_PER_YEAR
 
@@ -1111,12 +1111,13 @@ def book_value(cost_usd, depreciation_usd, impairment_usd=None):
 
     Returns
     -------
-    array (n, T)  [USD]
+    array (n, T)  [USD]; within half a cent of 0 it is 0 (econ.arrays.snap_to_zero)
     """
     dep = np.asarray(depreciation_usd, dtype=float)
     if impairment_usd is not None:
         dep = dep + np.asarray(impairment_usd, dtype=float)
-    return np.asarray(cost_usd, dtype=float)[:, None] - cumsum_months(dep)
+    # (a fully depreciated asset's carrying amount is 0, not the 3e-9 USD of rounding)
+    return snap_to_zero(np.asarray(cost_usd, dtype=float)[:, None] - cumsum_months(dep))
 
 
 def sale_proceeds_usd(carrying_at_sale_usd, sale_value_usd):

@@ -23,7 +23,7 @@ import pandas as pd
 
 from econ import capex as capex_mod
 from econ import capital as capital_mod
-from econ import cashflow, catalog, density, market, tax
+from econ import cashflow, catalog, construction, density, market, tax
 from econ import deferred_tax as deferred_tax_mod
 from econ import depreciation as dep
 from econ import facility as facility_mod
@@ -83,11 +83,15 @@ MONTHLY_COLUMNS = (
     "llcr",
     "ltv",
     "covenant_breach",
+    "current_tax_usd",
+    "capitalized_interest_usd",
 )
 """Monthly line items (DESIGN.md §5 names the core; `scenario`, `month` and `date` index them).
 
 disposal_usd is the sale proceeds; interest_usd is interest expense (cash interest plus amortized
-fees and discount); tax_usd is the income tax paid; deferred_tax_usd the deferred tax expense."""
+fees and discount); tax_usd is the income tax paid (financing.tax_payment), current_tax_usd the
+current tax expense and deferred_tax_usd the deferred tax expense (ASC 740); capitalized_interest_usd
+is loan interest of the construction period, added to the GPUs' cost instead of expensed."""
 
 BALANCE_LINES = ("debt_balance_usd", "deferred_tax_liability_usd", "gpus_in_service")
 """Monthly lines that are levels at month end, not flows: yearly figures take the year's last."""
@@ -372,8 +376,9 @@ def _project(b: ScenarioBatch, monthly: bool = True) -> Projection:
     months = np.arange(int(horizon.max()) + 1)
     fleet = _fleet(b, months)
     revenue = _revenue(b, months, fleet)
-    capex_row, capex = _capex(b, fleet)
-    costs = _operating_costs(b, months, fleet, capex_row)
+    capex_row, capex = _capex(b, fleet, months)
+    built = _construction_loan(b, months, fleet, capex)
+    costs = _operating_costs(b, months, fleet, capex_row, revenue)
     rows = {
         "gpus_in_service": fleet.gpus,
         "tokens": fleet.tokens,
@@ -383,27 +388,31 @@ def _project(b: ScenarioBatch, monthly: bool = True) -> Projection:
         "power_usd": costs.power_usd,
         "opex_usd": costs.opex_usd,
         "capex_usd": capex,
-        "spot_units": revenue.spot_units,
+        "spot_units": revenue.spot_units * _column(1.0 - b["opex.sga_share_of_revenue"]),
+        "token_revenue_after_sga_usd": revenue.by_source["token_usd"]
+        * _column(1.0 - b["opex.sga_share_of_revenue"]),
         "it_kw": fleet.gpus * _column(costs.kw_per_gpu),
         "it_drawn_kw": costs.it_drawn_kw,
         "it_energy_kwh": power_mod.energy_kwh_per_month(costs.it_drawn_kw),
         "racks_in_service": density.racks_in_service(fleet.gpus, b["fleet.gpus_per_rack"]),
     }
     to = _Scenarios(np.arange(b.n) if b.one_row_per_scenario else np.flatnonzero(fleet.first_row))
-    site = _site(b, months, rows, to)
+    site = _site(b, months, rows, to, costs.site_open)
     if not b.one_row_per_scenario:  # (one row: the site's figures are the row's)
         rows["facility_usd"] = _row_facility(rows, site, to, fleet.scenario)
     capital = _capital_rows(
         b,
         months,
         fleet,
-        capex_row,
+        capex_row if built is None else capex_row + built.capitalized_total_usd,
         revenue,
         lambda: _row_ebitda(rows, site, to, fleet.scenario),
         b["financing.discount_rate_annual"],
     )
     rows.update(capital.lines)
-    ledger = _ledger(b, months, {k: to.lines(v) for k, v in rows.items()}, site, to, capex_row)
+    ledger = _ledger(
+        b, months, {k: to.lines(v) for k, v in rows.items()}, site, to, capex_row, built
+    )
     metrics, components, facts = _summary_metrics(b, ledger, to, fleet, costs)
     monthly_lines = _monthly_lines(ledger) if monthly else {}
     warning_source = _warning_source(b, ledger, metrics, facts, fleet, costs, capital)
@@ -433,6 +442,7 @@ class _Fleet:
     scenario: np.ndarray  # (rows,) the scenario of each row
     first_row: np.ndarray  # bool (rows,) a scenario's first row
     purchase: np.ndarray  # int (rows,) purchase month
+    start: np.ndarray  # int (rows,) first month in service
     retire: np.ndarray  # int (rows,) last month in service
     held: np.ndarray  # int (rows,) months from purchase to retirement
     since: np.ndarray  # (rows, T+1) months since purchase
@@ -450,15 +460,17 @@ def _fleet(b: ScenarioBatch, months) -> _Fleet:
     retire_given = b["fleet.retire_month"]
     retire = np.where(np.isnan(retire_given), b.horizon_months[sc], retire_given).astype(np.int64)
     since = m - purchase[:, None]
-    service = (since >= 1) & (m <= retire[:, None])
+    start_given = b["fleet.service_start_month"]
+    start = np.where(np.isnan(start_given), purchase + 1, start_given).astype(np.int64)
+    service = (m >= start[:, None]) & (m <= retire[:, None])
     racks = b["fleet.racks"]
     gpu_count = np.where(np.isnan(racks), b["fleet.gpu_count"], racks * b["fleet.gpus_per_rack"])
-    # Ramps and churn count from each row's purchase: computed on months since purchase, shifted.
+    # Ramps and churn count from each row's service start: computed from month 1, shifted.
     gpus = _column(gpu_count) * _delay(
         market.utilization_path(
             np.ones(b.rows), b["fleet.deployment_ramp_months"], np.zeros(b.rows), months
         ),
-        purchase,
+        start - 1,
     )
     gpus = gpus * service
     utilization = _delay(
@@ -468,7 +480,7 @@ def _fleet(b: ScenarioBatch, months) -> _Fleet:
             b["utilization.churn_annual"],
             months,
         ),
-        purchase,
+        start - 1,
     )
     utilization = utilization * service
     tps = _column(b["throughput.tokens_per_s_per_gpu"]) * _throughput_multiplier(b, months)
@@ -476,6 +488,7 @@ def _fleet(b: ScenarioBatch, months) -> _Fleet:
         scenario=sc,
         first_row=np.r_[True, sc[1:] != sc[:-1]],
         purchase=purchase,
+        start=start,
         retire=retire,
         held=retire - purchase,
         since=since,
@@ -516,7 +529,11 @@ def _revenue(b: ScenarioBatch, months, fleet: _Fleet) -> _Revenue:
     contract = b["market.contract_usd_per_gpu_hour"]  # its price matters only under contract
     if np.any(b["market.contract_share"] > 0):
         contract = market.contract_price_path(
-            contract, rental, b["market.contract_term_months"].astype(np.int64), months
+            contract,
+            rental,
+            b["market.contract_term_months"].astype(np.int64),
+            months,
+            first_service_month=fleet.start,
         )
     spot_sells_hours = b.extras["market.spot_sells_gpu_hours"]
     by_source = market.revenue_by_source(
@@ -539,8 +556,9 @@ def _revenue(b: ScenarioBatch, months, fleet: _Fleet) -> _Revenue:
     return _Revenue(token_price, rental, by_source, spot_units)
 
 
-def _capex(b: ScenarioBatch, fleet: _Fleet):
-    """Each row's capitalized cost (rows,) and its payment in the purchase month (rows, T+1)."""
+def _capex(b: ScenarioBatch, fleet: _Fleet, months):
+    """Each row's capitalized cost (rows,) and its payments (rows, T+1): in the purchase month,
+    or by capex.payments' schedule."""
     hardware = capex_mod.hardware_usd_per_gpu(
         b["capex.gpu_price_usd"], b["capex.system_price_usd"], b["capex.gpus_per_system"]
     )
@@ -552,7 +570,31 @@ def _capex(b: ScenarioBatch, fleet: _Fleet):
         b["capex.spares_share"],
     )
     capex_row = capex_per_gpu * fleet.gpu_count
-    return capex_row, np.where(fleet.since == 0, _column(capex_row), 0.0)
+    shares = b.extras["capex.payment_shares"]
+    if shares.shape[1] == 1:  # one payment, in the purchase month
+        return capex_row, np.where(fleet.since == 0, _column(capex_row), 0.0)
+    paid = construction.payment_schedule_usd(
+        capex_row, fleet.purchase, b.extras["capex.payment_months"], shares, len(months)
+    )
+    return capex_row, paid
+
+
+def _construction_loan(b: ScenarioBatch, months, fleet: _Fleet, capex):
+    """financing.debt_share's loan drawn with the capex payments, its interest capitalized until
+    service starts (econ.construction), where a scenario has a construction period; else None.
+
+    Only the debt_share loan of a scenario without vintages has one (the scenario models refuse
+    a construction period with tranches or vintages)."""
+    built = (fleet.start > fleet.purchase + 1) | np.any(capex[:, 1:] > 0, axis=1)
+    if b.stack or not b.one_row_per_scenario or not built.any():
+        return None
+    return construction.construction_loan(
+        capex * _column(b["financing.debt_share"]),
+        _debt_share_rate_monthly(b),
+        fleet.start,
+        b["financing.debt_term_months"],
+        b.horizon_months,
+    )
 
 
 @dataclass(frozen=True)
@@ -565,9 +607,17 @@ class _Costs:
     it_drawn_kw: np.ndarray  # (rows, T+1)
     power_usd: np.ndarray  # (rows, T+1)
     opex_usd: np.ndarray  # (rows, T+1)
+    site_open: np.ndarray  # int (n,) month each scenario's site opens
 
 
-def _operating_costs(b: ScenarioBatch, months, fleet: _Fleet, capex_row) -> _Costs:
+def _debt_share_rate_monthly(b: ScenarioBatch):
+    """financing.debt_share's loan rate per month, as quoted (nominal: r/12) [1/month]."""
+    rate = b["financing.debt_rate_annual"]
+    effective = b["financing.debt_rate_quote"] == 1
+    return np.where(effective, monthly_rate(rate), nominal_monthly_rate(rate))
+
+
+def _operating_costs(b: ScenarioBatch, months, fleet: _Fleet, capex_row, revenue) -> _Costs:
     # Power: the nameplate figure on the IT boundary, or measured energy per token where given.
     nameplate_kw = power_mod.it_kw_per_gpu(
         b["power.kw_per_gpu"],
@@ -597,12 +647,20 @@ def _operating_costs(b: ScenarioBatch, months, fleet: _Fleet, capex_row) -> _Cos
             b["power.time_of_day_factor"],
         ),
     )
-    # Staff run the site for the whole horizon, so they are charged once, on a scenario's first row.
+    # Staff run the site from its opening (opex.site_open_month, or the first GPUs in service) to
+    # the horizon, so they are charged once, on a scenario's first row.
     m = months[None, :]
-    site_open = (m >= 1) & (m <= b.horizon_months[fleet.scenario][:, None])
+    first = np.flatnonzero(fleet.first_row)
+    open_given = b["opex.site_open_month"][first]
+    site_open = np.where(
+        np.isnan(open_given), np.minimum.reduceat(fleet.start, first), open_given
+    ).astype(np.int64)
+    is_open = (m >= site_open[fleet.scenario][:, None]) & (
+        m <= b.horizon_months[fleet.scenario][:, None]
+    )
     opex = opex_mod.opex_usd_per_month(
         b["opex.staff_usd_per_month"],
-        site_open & fleet.first_row[:, None],
+        is_open & fleet.first_row[:, None],
         b["opex.maintenance_share_of_capex_annual"],
         b["opex.insurance_share_of_capex_annual"],
         capex_row,
@@ -610,7 +668,13 @@ def _operating_costs(b: ScenarioBatch, months, fleet: _Fleet, capex_row) -> _Cos
         fleet.gpus,
         b["opex.software_usd_per_gpu_month"],
     )
-    return _Costs(nameplate_kw, kw_per_gpu, measured_energy, it_drawn_kw, power, opex)
+    sga = b["opex.sga_share_of_revenue"]
+    if np.any(sga > 0):
+        revenue_row = sum(
+            revenue.by_source[k] for k in ("token_usd", "contract_usd", "spot_rental_usd")
+        )
+        opex = opex + opex_mod.sga_usd_per_month(revenue_row, sga)
+    return _Costs(nameplate_kw, kw_per_gpu, measured_energy, it_drawn_kw, power, opex, site_open)
 
 
 @dataclass(frozen=True)
@@ -630,8 +694,9 @@ class _Scenarios:
         return np.asarray(x)[self.first]
 
 
-def _site(b: ScenarioBatch, months, rows, to: _Scenarios):
-    """The site (facility) belongs to the scenario: its costs from the rows' summed IT load."""
+def _site(b: ScenarioBatch, months, rows, to: _Scenarios, open_month):
+    """The site (facility) belongs to the scenario: its costs from the rows' summed IT load, from
+    the month it opens."""
     return facility_mod.facility_costs(
         mode=to.at_first(b["facility.mode"]),
         months=months,
@@ -639,6 +704,7 @@ def _site(b: ScenarioBatch, months, rows, to: _Scenarios):
         nameplate_it_kw=to.lines(rows["it_kw"]),
         drawn_it_kw=to.lines(rows["it_drawn_kw"]),
         racks=to.lines(rows["racks_in_service"]).max(axis=1),
+        open_month=open_month,
         **{name: to.at_first(b[f"facility.{name}"]) for name in FACILITY_INPUTS},
     )
 
@@ -681,7 +747,10 @@ def _capital_rows(b, months, fleet: _Fleet, cost, revenue: _Revenue, ebitda, dis
     """
     purchase, held = fleet.purchase, fleet.held
     since = lambda x: _advance(x, purchase)  # noqa: E731
-    in_service = b["depreciation.in_service_month"].astype(np.int64)
+    # Depreciation starts when the GPUs serve, after any construction period (months since purchase).
+    in_service = np.maximum(b["depreciation.in_service_month"], fleet.start - purchase).astype(
+        np.int64
+    )
     value_table = dep.value_share_from_table(
         b.extras["market_value_months"], b.extras["market_value_shares"], months
     )
@@ -849,7 +918,8 @@ class _Ledger:
     capex_total: np.ndarray  # (n,)
     stack: capital_mod.StackSchedule  # financing
     tax_rate: np.ndarray  # (n,)
-    income_tax: np.ndarray  # tax
+    income_tax: np.ndarray  # tax: paid
+    current_tax: np.ndarray  # current tax expense
     deferred: deferred_tax_mod.DeferredTax
     net_income: np.ndarray
     cash_flow_project: np.ndarray  # cash flows
@@ -861,7 +931,7 @@ class _Ledger:
     discount: np.ndarray  # discount factors (n, T+1), 0 after each horizon
 
 
-def _ledger(b: ScenarioBatch, months, lines, site, to: _Scenarios, capex_row) -> _Ledger:
+def _ledger(b: ScenarioBatch, months, lines, site, to: _Scenarios, capex_row, built) -> _Ledger:
     """Operating lines, then capital, financing, tax and cash flows of each scenario."""
     horizon = b.horizon_months
     active = months[None, :] <= horizon[:, None]
@@ -873,9 +943,9 @@ def _ledger(b: ScenarioBatch, months, lines, site, to: _Scenarios, capex_row) ->
     impairment = lines["impairment_usd"]
     tax_rate = to.at_first(b["financing.tax_rate"])
     discount_annual = to.at_first(b["financing.discount_rate_annual"])
-    stack = _finance(b, to.first, horizon, months, capex, tax_rate, discount_annual)
+    stack = _finance(b, to.first, horizon, months, capex, tax_rate, discount_annual, built)
     interest = stack.lines["interest_expense_usd"]
-    income_tax, deferred, consumed, net_income = _tax(
+    income_tax, current_tax, deferred, consumed, net_income = _tax(
         ebitda,
         book_depreciation,
         tax_depreciation,
@@ -885,6 +955,8 @@ def _ledger(b: ScenarioBatch, months, lines, site, to: _Scenarios, capex_row) ->
         lines["tax_gain_usd"],
         tax_rate,
         horizon,
+        to.at_first(b["financing.tax_payment"]),
+        to.at_first(b["financing.tax_valuation_allowance"]),
     )
     cash_flow_project = cashflow.project_cash_flow_usd(ebitda, capex, proceeds, income_tax)
     covenants = (
@@ -919,6 +991,7 @@ def _ledger(b: ScenarioBatch, months, lines, site, to: _Scenarios, capex_row) ->
         stack=stack,
         tax_rate=tax_rate,
         income_tax=income_tax,
+        current_tax=current_tax,
         deferred=deferred,
         net_income=net_income,
         cash_flow_project=cash_flow_project,
@@ -948,28 +1021,33 @@ def _scenario_capital(lines, site, months, horizon, capex_total):
     return capex, proceeds, book_depreciation, tax_depreciation, capex_total
 
 
-def _tax(ebitda, book, tax_depreciation, impairment, interest, gain, tax_gain, tax_rate, horizon):
-    """Income tax with losses carried forward, deferred tax, and net income."""
+def _tax(
+    ebitda,
+    book,
+    tax_depreciation,
+    impairment,
+    interest,
+    gain,
+    tax_gain,
+    tax_rate,
+    horizon,
+    payment,
+    allowance,
+):
+    """Income tax with losses carried forward (paid by financing.tax_payment's schedule), current
+    and deferred tax expense under ASC 740, and net income."""
     taxable = tax.income_before_tax_usd(ebitda, tax_depreciation, interest, tax_gain)
-    income_tax = tax.income_tax_with_loss_carryforward(taxable, tax_rate, horizon)
-    impaired = bool(impairment.any())
-    same = lambda x, y: x is y or np.array_equal(x, y)  # noqa: E731
-    if same(book, tax_depreciation) and same(gain, tax_gain) and not impaired:
-        none = np.zeros_like(ebitda)  # no temporary differences, no deferred tax
-        deferred = deferred_tax_mod.DeferredTax(none, none, none)
-    else:
-        deferred = deferred_tax_mod.deferred_tax(
-            book,
-            tax_depreciation,
-            tax_rate,
-            book_gain_usd=gain,
-            tax_gain_usd=tax_gain,
-            impairment_usd=impairment,
-        )
-    consumed = book + impairment if impaired else book
+    annual_tax = tax.tax_with_loss_carryforward(tax.annual_sums(taxable), tax_rate)
+    income_tax = tax.tax_payments_usd(
+        annual_tax, tax.first_taxable_month(taxable), horizon, taxable.shape[1], payment
+    )
+    consumed = book + impairment if impairment.any() else book
     pre_tax_income = tax.income_before_tax_usd(ebitda, consumed, interest, gain)
-    net_income = cashflow.net_income_usd(pre_tax_income, income_tax, deferred.expense_usd)
-    return income_tax, deferred, consumed, net_income
+    current_tax, deferred = deferred_tax_mod.deferred_tax_with_losses(
+        pre_tax_income, taxable, tax_rate, horizon, allowance
+    )
+    net_income = cashflow.net_income_usd(pre_tax_income, current_tax, deferred.expense_usd)
+    return income_tax, current_tax, deferred, consumed, net_income
 
 
 def _summary_metrics(b: ScenarioBatch, ledger: _Ledger, to: _Scenarios, fleet, costs):
@@ -1015,13 +1093,14 @@ def _summary_metrics(b: ScenarioBatch, ledger: _Ledger, to: _Scenarios, fleet, c
     interest = stack.lines["interest_expense_usd"]
     payback = metrics_mod.payback_months(ledger.cash_flow_project, ledger.active)
     breakeven = metrics_mod.breakeven_price_usd_per_mtok(
-        fixed=ledger.ebitda - lines["token_revenue_usd"],
+        fixed=ledger.ebitda - lines["token_revenue_after_sga_usd"],
         spot_units=lines["spot_units"],
         deductions=ledger.tax_depreciation + interest - lines["tax_gain_usd"],
         tax_rate=ledger.tax_rate,
         last_month=b.horizon_months,
         capital=ledger.proceeds - ledger.capex,
         discount=ledger.discount,
+        tax_payment=to.at_first(b["financing.tax_payment"]),
     )
     gpu_count = to.total(fleet.gpu_count)
     densities = density.density_metrics(
@@ -1097,6 +1176,8 @@ STACK_METRICS = ("wacc_after_tax_annual", "cost_of_debt_annual", "debt_usd", "di
 def _monthly_lines(ledger: _Ledger) -> dict[str, np.ndarray]:
     """The MONTHLY_COLUMNS lines of a ledger."""
     lines, debt, coverage = ledger.lines, ledger.stack.lines, ledger.coverage
+    # (construction interest is part of the GPUs' book value, as it is of their cost)
+    capitalized = debt.get("capitalized_interest_usd", np.zeros_like(ledger.current_tax))
     return {
         "gpus_in_service": lines["gpus_in_service"],
         "tokens": lines["tokens"],
@@ -1128,9 +1209,12 @@ def _monthly_lines(ledger: _Ledger) -> dict[str, np.ndarray]:
         "dscr": coverage["dscr"],
         "llcr": coverage["llcr"],
         "ltv": capital_mod.loan_to_value(
-            debt["balance_usd"], ledger.capex_total[:, None] - cumsum_months(ledger.consumed)
+            debt["balance_usd"],
+            ledger.capex_total[:, None] + cumsum_months(capitalized - ledger.consumed),
         )[0],
         "covenant_breach": (coverage["dscr_breach"] | coverage["llcr_breach"]).astype(float),
+        "current_tax_usd": ledger.current_tax,
+        "capitalized_interest_usd": capitalized,
     }
 
 
@@ -1281,13 +1365,18 @@ def _method_params(b: ScenarioBatch, path: str, side: str) -> dict[str, np.ndarr
     return params
 
 
-def _finance(b, first, horizon, months, capex, tax_rate, discount_annual):
+def _finance(b, first, horizon, months, capex, tax_rate, discount_annual, built=None):
     """The capital stack's schedules: the general stack, or the closed form of its common case.
+
+    With a construction period (`built`, econ.construction) the debt_share loan is the
+    construction loan: drawn with the capex payments, its interest capitalized until service.
 
     When the only debt is financing.debt_share's loan and all capex is paid in month 0, the loan
     is one level-payment draw, whose schedule has a closed form (econ.financing) that is several
     times faster than the general stack; tests check the two agree.
     """
+    if built is not None:
+        return _built_loan(b, built, capex, tax_rate, discount_annual)
     if not b.stack and _only_month_zero_capex(capex) and FAST_SINGLE_LOAN:
         return _single_loan(b, first, horizon, months, capex[:, 0], tax_rate, discount_annual)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -1334,9 +1423,15 @@ def _single_loan(b, first, horizon, months, capex_usd, tax_rate, discount_annual
         "balance_usd": balance,
         "financing_cash_flow_usd": financing,
     }
+    metrics = _loan_metrics(debt_usd, rate_monthly, capex_usd, tax_rate, discount_annual)
+    return capital_mod.StackSchedule(lines=lines, tranches={}, metrics=metrics)
+
+
+def _loan_metrics(debt_usd, rate_monthly, capex_usd, tax_rate, discount_annual):
+    """The StackSchedule metrics of financing.debt_share's loan, the rest being equity."""
     cost_of_debt = np.where(debt_usd > 0, annual_rate(rate_monthly), 0.0)
     equity_usd = capex_usd - debt_usd
-    metrics = {
+    return {
         "debt_usd": debt_usd,
         "equity_usd": equity_usd,
         "cost_of_debt_annual": np.where(debt_usd > 0, cost_of_debt, np.nan),
@@ -1344,8 +1439,27 @@ def _single_loan(b, first, horizon, months, capex_usd, tax_rate, discount_annual
         "wacc_after_tax_annual": capital_mod.wacc_after_tax(
             debt_usd[:, None], cost_of_debt[:, None], equity_usd, discount_annual, tax_rate
         ),
-        "dilution_shares": np.zeros(len(first)),
+        "dilution_shares": np.zeros(len(debt_usd)),
     }
+
+
+def _built_loan(b, built: construction.ConstructionLoan, capex, tax_rate, discount_annual):
+    """The StackSchedule of financing.debt_share's construction loan (one row per scenario)."""
+    debt_usd = built.draws_usd.sum(axis=1)
+    scheduled = built.principal_usd - built.settlement_usd
+    lines = {
+        "interest_expense_usd": built.interest_usd,
+        "cash_interest_usd": built.interest_usd,
+        "principal_usd": built.principal_usd,
+        "settlement_usd": built.settlement_usd,
+        "debt_service_usd": built.interest_usd + scheduled,
+        "balance_usd": built.balance_usd,
+        "financing_cash_flow_usd": built.draws_usd - built.interest_usd - built.principal_usd,
+        "capitalized_interest_usd": built.capitalized_interest_usd,
+    }
+    metrics = _loan_metrics(
+        debt_usd, _debt_share_rate_monthly(b), capex.sum(axis=1), tax_rate, discount_annual
+    )
     return capital_mod.StackSchedule(lines=lines, tranches={}, metrics=metrics)
 
 

@@ -342,6 +342,7 @@ def facility_costs(
     hall_cooling,
     liquid_retrofit_usd_per_rack,
     retrofit_life_years,
+    open_month=1,
 ) -> FacilityCosts:
     """Facility line items for colocation or an owned hall, plus any liquid retrofit.
 
@@ -368,12 +369,14 @@ def facility_costs(
     rack_cooling, hall_cooling : int arrays (n,)  codes into RACK_COOLING, HALL_COOLING
     liquid_retrofit_usd_per_rack : array (n,)  [USD/rack]
     retrofit_life_years : array (n,)  [years]
+    open_month : int array (n,) or int  month the site opens: contracted kW and an owned hall's
+        maintenance are charged from it (default 1) [month index]
     """
     months = np.asarray(months)
     m = months[None, :]
     horizon = _per_scenario(horizon_months)
     active = m <= horizon
-    service = active & (m >= 1)
+    service = active & (m >= _per_scenario(open_month))
     owned = np.asarray(mode) == FACILITY_MODES.index("owned")
     owned_col = owned[:, None] if owned.ndim == 1 else owned
     shape = np.shape(nameplate_it_kw)

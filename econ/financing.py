@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from econ.errors import InputError
-from econ.units import MONTHS_PER_YEAR
+from econ.units import HALF_CENT_USD, MONTHS_PER_YEAR
 
 REPAYMENTS = (
     "level_payment",
@@ -324,6 +324,10 @@ def loan_schedule(
             regular = np.clip(np.where(amortizing, regular, 0.0), 0.0, opening)
             final = (age >= life) & (opening > 0)
             extra = np.where(final, opening - regular, 0.0)
+            # A balance left within half a cent of 0 is a rounding residue: repay it now, so no
+            # interest of 1e-10 USD runs on after the loan is repaid.
+            left = opening - regular - extra
+            regular = np.where(np.abs(left) < HALF_CENT_USD, regular + left, regular)
             balance = opening - regular - extra
             lines_t["interest_usd"][m] = (opening * r).sum(axis=1)
             lines_t["scheduled_principal_usd"][m] = regular.sum(axis=1)
@@ -476,10 +480,11 @@ def effective_interest(net_proceeds_usd, payments_usd, base_rate_monthly=0.0, gu
         rate = base_t[m] + margin
         expense_t[m] = rate * c
         c = c * (1.0 + rate) + net_t[m] - pay_t[m]
+        # A carrying amount within rounding of zero is zero (the debt is repaid), so no interest
+        # of 1e-10 USD runs on it in the months after.
+        c = np.where(np.abs(c) <= np.maximum(tolerance, HALF_CENT_USD), 0.0, c)
         carrying_t[m] = c
     carrying, expense = np.ascontiguousarray(carrying_t.T), np.ascontiguousarray(expense_t.T)
-    # A carrying amount within rounding of zero is zero (the debt is repaid).
-    carrying[np.abs(carrying) <= tolerance[:, None]] = 0.0
     return {"expense_usd": expense, "carrying_usd": carrying, "margin_monthly": margin}
 
 

@@ -330,14 +330,22 @@ def utilization_path(share, ramp_months, churn_annual, months):
     return path
 
 
-def contract_price_path(contract_usd_per_gpu_hour, market_usd_per_gpu_hour, term_months, months):
+def contract_price_path(
+    contract_usd_per_gpu_hour,
+    market_usd_per_gpu_hour,
+    term_months,
+    months,
+    first_service_month=1,
+):
     """Price per GPU-hour of the contracted share, renewed at the market every term [USD/GPU-hour (n, T)].
 
-    The first contract runs from month 1 at its fixed price; renewal j starts in month 1 + j * K
-    (K = term) at the market price of that month and stays fixed for K months:
+    The term counts from the first month of service s (the contract is signed for the GPUs'
+    service, not for the months they are being bought or built): the first contract runs from
+    month s at its fixed price; renewal j starts in month s + j * K (K = term) at the market price
+    of that month and stays fixed for K months:
 
-        P_m = P_c                          for m < 1 + K
-        P_m = market_{1 + K * floor((m - 1) / K)}   otherwise
+        P_m = P_c                                  for m < s + K
+        P_m = market_{s + K * floor((m - s) / K)}  otherwise
 
     A term of 0 means one contract for the whole horizon.
 
@@ -348,6 +356,7 @@ def contract_price_path(contract_usd_per_gpu_hour, market_usd_per_gpu_hour, term
         `months` [USD/GPU-hour]
     term_months : int array (n,)  contract term, 0 = no renewal [months]
     months : int array (T,)  consecutive month indices (e.g. 0..H)
+    first_service_month : int or int array (n,)  first month of service s (default 1) [month index]
     """
     contract = np.asarray(contract_usd_per_gpu_hour, dtype=float).reshape(-1)
     market = np.asarray(market_usd_per_gpu_hour, dtype=float)
@@ -362,11 +371,14 @@ def contract_price_path(contract_usd_per_gpu_hour, market_usd_per_gpu_hour, term
         )
     if m.size > 1 and np.any(np.diff(m) != 1):
         raise MarketError("months: expected consecutive month indices, e.g. 0..H")
+    start = np.broadcast_to(np.asarray(first_service_month), contract.shape).astype(np.int64)
+    _first_bad("first_service_month", start, start < 0, "a month index of 0 or more")
     k = np.maximum(term, 1)[:, None]
-    renewal = 1 + k * ((np.maximum(m[None, :], 1) - 1) // k)
+    s = start[:, None]
+    renewal = s + k * ((np.maximum(m[None, :], s) - s) // k)
     column = np.clip(renewal - m[0], 0, m.shape[0] - 1)
     at_renewal = np.take_along_axis(market, column, axis=1)
-    renewed = (term[:, None] > 0) & (renewal > 1)
+    renewed = (term[:, None] > 0) & (renewal > s)
     return np.where(renewed, at_renewal, contract[:, None])
 
 

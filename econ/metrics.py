@@ -202,16 +202,16 @@ def payback_months(cash_flow, active):
 
 
 def breakeven_price_usd_per_mtok(
-    fixed, spot_units, deductions, tax_rate, last_month, capital, discount
+    fixed, spot_units, deductions, tax_rate, last_month, capital, discount, tax_payment=None
 ):
     """Month-1 token price (following the price path) at which project NPV after tax is zero.
 
     Tax depends only on each year's taxable income, which is linear in the price p:
-    A_k + p * B_k. So NPV(p) = base + p * a - sum_k w_k * tax_k(A + p B), with w_k the average
-    discount factor of year k's (evenly paid) months. NPV is continuous, piecewise linear and
-    increasing in p; the root is bracketed from p = 0 (or, where NPV(0) > 0, from below) and
-    refined by the Illinois variant of regula falsi, exact on each linear piece, on (n, years)
-    arrays. The root is returned even where it is negative (NPV > 0 at a zero price: the other
+    A_k + p * B_k. So NPV(p) = base + p * a - PV(payments of tax_k(A + p B)), the payments made
+    on the engine's own schedule (`tax.tax_payments_usd`: quarterly, annual or monthly, none
+    before the first taxable income). NPV is increasing in p and piecewise linear between the
+    prices at which the first taxable month moves; the root is bracketed from p = 0 (or, where
+    NPV(0) > 0, from below) and refined by the Illinois variant of regula falsi. The root is returned even where it is negative (NPV > 0 at a zero price: the other
     revenue covers the costs), for the caller to report; never clamped to 0. NaN where token
     sales do not move the NPV (fully contracted, or no tokens).
 
@@ -224,20 +224,23 @@ def breakeven_price_usd_per_mtok(
     last_month : int array (n,)
     capital : array (n, T)  capital cash flows (proceeds less capex) [USD]
     discount : array (n, T)  discount factors (`discount_factors`)
+    tax_payment : int array (n,)  payment schedule code (`tax.tax_payments_usd`); default
+        quarterly
     """
     n, months = fixed.shape
-    years = tax.tax_years(months)
     a = present_value(spot_units, discount)  # NPV gain per USD/Mtok, before tax
     base = present_value(fixed + capital, discount)
-    taxable_fixed = tax.annual_sums(fixed - deductions)
-    taxable_per_price = tax.annual_sums(spot_units)
-    paying = (np.arange(months)[None, :] >= 1) * discount
-    weight = tax.annual_sums(paying) / np.maximum(tax.months_in_year(last_month, years), 1)
+    taxable_fixed = np.asarray(fixed, dtype=float) - deductions
+    last_month = np.broadcast_to(np.asarray(last_month), (n,))
+    schedule = np.zeros(n, dtype=np.int64) if tax_payment is None else np.asarray(tax_payment)
 
     def npv_at(p, rows):
-        taxable = taxable_fixed[rows] + p[:, None] * taxable_per_price[rows]
-        due = tax.tax_with_loss_carryforward(taxable, tax_rate[rows])
-        return base[rows] + p * a[rows] - np.einsum("ij,ij->i", due, weight[rows])
+        taxable = taxable_fixed[rows] + p[:, None] * spot_units[rows]
+        due = tax.tax_with_loss_carryforward(tax.annual_sums(taxable), tax_rate[rows])
+        paid = tax.tax_payments_usd(
+            due, tax.first_taxable_month(taxable), last_month[rows], months, schedule[rows]
+        )
+        return base[rows] + p * a[rows] - np.einsum("ij,ij->i", paid, discount[rows])
 
     result = np.full(n, np.nan)
     rows = np.flatnonzero(a > 0)

@@ -1,4 +1,5 @@
-"""Operating costs other than power and the facility: staff, maintenance, insurance, software."""
+"""Operating costs other than power and the facility: staff, maintenance, insurance, software,
+and selling, general and administrative costs (SG&A)."""
 
 from __future__ import annotations
 
@@ -46,3 +47,16 @@ def opex_usd_per_month(
         + _col(share_monthly * capex_usd) * in_service
         + gpus_in_service * _col(software_usd_per_gpu_month)
     )
+
+
+def sga_usd_per_month(revenue_usd, sga_share_of_revenue):
+    """Selling, general and administrative costs as a share of revenue [USD/month, array (n, T)].
+
+        SGA_m = a * R_m
+
+    Parameters
+    ----------
+    revenue_usd : array (n, T)  revenue of each month [USD/month]
+    sga_share_of_revenue : array (n,)  a, a share of revenue [fraction, 0 <= a < 1]
+    """
+    return np.asarray(revenue_usd, dtype=float) * _col(sga_share_of_revenue)

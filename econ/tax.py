@@ -1,8 +1,12 @@
 """Income tax with net operating losses carried forward, vectorized over scenarios.
 
-Tax years are 12-month blocks from the first service month (months 1-12, 13-24, ...); month 0 joins
-the first, and each scenario's last month closes a possibly short final year. Monthly arrays are
-(n, T) over months 0..T-1; annual arrays are (n, Y).
+Tax years are 12-month blocks from month 1 (months 1-12, 13-24, ...); month 0 joins the first, and
+each scenario's last month closes a possibly short final year. Monthly arrays are (n, T) over months
+0..T-1; annual arrays are (n, Y).
+
+When the tax is paid is a choice (TAX_PAYMENTS): quarterly estimated payments (IRC §6655, the
+default), annual payment after the year ends, or equal monthly parts; in every case nothing is paid
+before the first month whose cumulative taxable income is positive (the first taxable income).
 """
 
 from __future__ import annotations
@@ -89,6 +93,68 @@ def spread_over_months(annual_usd, last_month, months: int):
     spread = np.repeat(per_month, MONTHS_PER_YEAR, axis=1)[:, : months - 1]
     paying = np.arange(1, months)[None, :] <= last
     return np.concatenate([np.zeros((n, 1)), np.where(paying, spread, 0.0)], axis=1)
+
+
+TAX_PAYMENTS = ("quarterly", "annual", "monthly")
+"""Payment schedules of a tax year's income tax (codes 0, 1, 2 in that order)."""
+
+QUARTER_MONTHS = 3
+
+
+def first_taxable_month(taxable_income_usd):
+    """First month whose cumulative taxable income (from month 0) is positive [month index, (n,)].
+
+    Before it every loss so far still exceeds all income so far, so no tax can be due. Where the
+    cumulative income never turns positive it is T (no month).
+    """
+    positive = cumsum_months(np.asarray(taxable_income_usd, dtype=float)) > 0
+    return np.where(positive.any(axis=1), positive.argmax(axis=1), positive.shape[1])
+
+
+def tax_payments_usd(annual_tax_usd, first_taxable, last_month, months: int, schedule):
+    """When each tax year's tax is paid [USD, array (n, T)].
+
+    Year y (1-based) covers months 12(y-1)+1 .. 12y (month 0 joins year 1), cut at `last_month`.
+    A year's tax is paid
+
+    - quarterly (code 0): in equal estimated installments at the ends of its quarters (months
+      12(y-1)+3, +6, +9, +12; IRC §6655), the last month standing for quarter ends beyond it;
+    - annual (code 1): in one payment in the month after the year ends, or in the last month for
+      the final year (the projection settles what it owes when it ends);
+    - monthly (code 2): in equal parts over its months;
+
+    counting for quarterly and monthly only the months from `first_taxable` on, so no tax is paid
+    before the first taxable income. A year with tax to pay has cumulative taxable income above
+    0 at its end, so it always has such a month.
+
+    Parameters
+    ----------
+    annual_tax_usd : array (n, Y)  tax due of each year [USD]
+    first_taxable : int array (n,)  first month with cumulative taxable income above 0
+    last_month : int array (n,)  final month of each projection
+    months : int  columns T of the result (months 0..T-1)
+    schedule : int array (n,)  index into TAX_PAYMENTS
+    """
+    annual = np.asarray(annual_tax_usd, dtype=float)
+    n, years = annual.shape
+    m = np.arange(months)[None, :]
+    last = np.asarray(last_month)[:, None]
+    year = (np.maximum(m - 1, 0) // MONTHS_PER_YEAR) + np.zeros((n, 1), dtype=np.int64)
+    year = np.minimum(year, years - 1)
+    code = np.asarray(schedule)[:, None]
+    open_month = (m >= 1) & (m <= last) & (m >= np.asarray(first_taxable)[:, None])
+    quarter_end = (m % QUARTER_MONTHS == 0) | (m == last)
+    weight = np.where(code == 0, open_month & quarter_end, open_month).astype(float)
+    due = np.take_along_axis(annual, year, axis=1)
+    total = np.take_along_axis(annual_sums(weight)[:, :years], year, axis=1)
+    paid = np.where(weight > 0, due * weight / np.where(total > 0, total, 1.0), 0.0)
+    if not np.any(code == 1):
+        return paid
+    # Annual payment: each year's tax in the month after it ends (the last month at the latest).
+    pay_month = np.minimum(MONTHS_PER_YEAR * np.arange(1, years + 1)[None, :] + 1, last)
+    after = np.zeros((n, months))
+    np.add.at(after, (np.arange(n)[:, None], np.minimum(pay_month, months - 1)), annual)
+    return np.where(code == 1, after, paid)
 
 
 def income_tax_with_loss_carryforward(taxable_income_usd, tax_rate, last_month):

@@ -19,6 +19,10 @@ TOKENS_PER_MTOK = 1_000_000.0
 """Prices are quoted per million tokens [tokens/Mtok]."""
 KW_PER_MW = 1000.0
 
+HALF_CENT_USD = 0.005
+"""Amounts smaller than this are float residues of sums that are 0 exactly (a loan balance once
+repaid, the book value of a fully depreciated asset); domain functions snap them to 0 [USD]."""
+
 
 def monthly_rate(rate_annual):
     """Effective monthly rate of an effective annual rate: (1 + r)^(1/12) - 1 [fraction]."""

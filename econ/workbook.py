@@ -10,7 +10,8 @@ spreadsheet formulas over Assumptions names and schedule cells, and NPV, IRR, th
 its components are formulas over the schedule, so an analyst who changes an input in Excel sees it
 flow through. Tax is computed per tax year on the Annual sheet (taxable income summed by SUMIF, the
 income taxed so far as the running maximum of cumulative income, floored at 0, so losses carry
-forward and nothing is refunded) and spread evenly over the year's months, as the engine does.
+forward and nothing is refunded) and paid as the engine does (quarterly or monthly, never before the
+first taxable income); the losses carried forward are a deferred tax asset (ASC 740).
 
 Checked formulas. Each formula is written once, as a small expression tree (`Expr`) that renders to
 spreadsheet text and also evaluates with numpy. Before a formula is written, its numpy value is
@@ -853,8 +854,20 @@ _gpus, _util = mcol("gpus_in_service"), mcol("utilization")
 _tax_rate = Name("financing.tax_rate")
 _contract_share = Name("market.contract_share")
 _sells_hours = eq(Name("market.spot_sells"), "gpu_hours")
-_serving = AND(ge(since, 1), le(month, retire))  # in service: after purchase, up to retirement
-_open = IF(ge(month, 1), 1, 0)  # the site runs from month 1
+# In service from the month after purchase (or fleet.service_start_month) up to retirement.
+_service_start = IF(
+    ISBLANK(Name("fleet.service_start_month")), purchase + 1, Name("fleet.service_start_month")
+)
+_serving = AND(ge(month, _service_start), le(month, retire))
+# The site runs from its opening: opex.site_open_month, or the first month in service.
+_open = IF(
+    ge(
+        month,
+        IF(ISBLANK(Name("opex.site_open_month")), _service_start, Name("opex.site_open_month")),
+    ),
+    1,
+    0,
+)
 _it_kw = _gpus * Name("calc.it_kw_per_gpu")
 _loan_rate, _term, _debt = (
     Name("calc.loan_rate_monthly"),
@@ -982,7 +995,8 @@ SPECS: tuple[Spec, ...] = (
         / Name("const.months_per_year")
         * _fleet_capex
         * in_service
-        + _gpus * Name("opex.software_usd_per_gpu_month"),
+        + _gpus * Name("opex.software_usd_per_gpu_month")
+        + Name("opex.sga_share_of_revenue") * mcol("revenue_usd"),
     ),
     line(
         "ebitda_usd",
@@ -1111,16 +1125,76 @@ SPECS: tuple[Spec, ...] = (
         (Cell("Annual", "income_taxed_to_date_usd") - Prev("Annual", "income_taxed_to_date_usd"))
         * _tax_rate,
     ),
+    helper(
+        "Annual",
+        "loss_carried_forward_usd",
+        Cell("Annual", "income_taxed_to_date_usd")
+        - Cell("Annual", "cumulative_taxable_income_usd"),
+        label="losses carried forward, not yet used",
+    ),
+    helper(
+        "Annual",
+        "loss_change_usd",
+        Cell("Annual", "loss_carried_forward_usd") - Prev("Annual", "loss_carried_forward_usd"),
+    ),
+    # Tax paid (econ.tax.tax_payments_usd): never before the first month whose cumulative taxable
+    # income is positive; quarterly estimates at the quarter ends, or monthly in equal parts.
+    helper(M, "cumulative_taxable_usd", _cumulative("taxable_income_usd")),
+    helper(
+        M,
+        "tax_installment",
+        IF(
+            AND(
+                ge(month, 1),
+                le(month, _horizon),
+                gt(Running("MAX", M, "cumulative_taxable_usd"), 0),
+                Call(
+                    "OR",
+                    eq(Name("financing.tax_payment"), "monthly"),
+                    eq(month - 3 * INT(month / 3), 0),
+                    eq(month, _horizon),
+                ),
+            ),
+            1,
+            0,
+        ),
+        label="a month the year's tax is paid in",
+    ),
+    helper("Annual", "installments", _SumIf("tax_installment")),
     line(
         "tax_usd",
-        IF(
-            eq(month, 0),
-            0,
-            _Lookup("tax_due_usd", mcol("tax_year"))
-            / MAX(_Lookup("months_in_year", mcol("tax_year")), 1),
+        mcol("tax_installment")
+        * _Lookup("tax_due_usd", mcol("tax_year"))
+        / MAX(_Lookup("installments", mcol("tax_year")), 1),
+    ),
+    # Current and deferred tax expense (econ.deferred_tax.deferred_tax_with_losses, ASC 740):
+    # the losses carried forward are a deferred tax asset, recognized at each year end.
+    helper(
+        M,
+        "year_end",
+        IF(eq(month, MIN(12 * mcol("tax_year"), _horizon)), 1, 0),
+        label="last month of a tax year",
+    ),
+    line(
+        "current_tax_usd",
+        _tax_rate
+        * (
+            mcol("taxable_income_usd")
+            + mcol("year_end") * _Lookup("loss_change_usd", mcol("tax_year"))
         ),
     ),
-    line("deferred_tax_usd", _tax_rate * (_tax_dep - _dep - _imp + _gain - _tax_gain)),
+    line(
+        "deferred_tax_usd",
+        _tax_rate
+        * (
+            _tax_dep
+            - _dep
+            - _imp
+            + _gain
+            - _tax_gain
+            - mcol("year_end") * _Lookup("loss_change_usd", mcol("tax_year"))
+        ),
+    ),
     line("deferred_tax_liability_usd", _cumulative("deferred_tax_usd")),
     line(
         "net_income_usd",
@@ -1129,7 +1203,7 @@ SPECS: tuple[Spec, ...] = (
         - _imp
         - mcol("interest_usd")
         + _gain
-        - mcol("tax_usd")
+        - mcol("current_tax_usd")
         - mcol("deferred_tax_usd"),
     ),
     line(

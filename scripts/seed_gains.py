@@ -511,8 +511,8 @@ def render(a: dict) -> str:
         "| GPU-hour rental price to a floor | P_m = F + (P_1 − F)(1 − d)^t | |",
         "| Utilization ramp and churn c | u_m = u · min(1, m/R) · (1 − c)^t | constant-hazard "
         "retention (Gupta, Lehmann & Stuart, JMR 2004) |",
-        "| Contract renewed every K months | P_m = P_c until month K, then the market price "
-        "of each renewal month | |",
+        "| Contract renewed every K months | P_m = P_c for K months from the first service "
+        "month s, then the market price of each renewal month s + jK | |",
         "| Gain to hold margin | a = d / (1 − d) | from (1 + a)^t (1 − d)^t = 1 |",
         "| Months of deflation offset by G | 12 ln(1 + G) / −ln(1 − d) | |",
         "",

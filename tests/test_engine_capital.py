@@ -30,10 +30,18 @@ def test_macrs_tax_with_bonus_and_deferred_tax():
     assert m.tax_depreciation_usd.iloc[1] == pytest.approx(10000.0)
     assert m.tax_depreciation_usd.iloc[2:].sum() == pytest.approx(0.0, abs=1e-9)
     assert m.depreciation_usd.sum() == pytest.approx(10000.0)
-    # Deferred tax liability = rate x cumulative (tax - book) depreciation (ASC 740).
+    # Net deferred tax liability at each year end = rate x (cumulative (tax - book) depreciation
+    # less the losses carried forward): ASC 740 recognizes a deferred tax asset for the losses
+    # (issue 16; before, the losses were left out and year-1 tax expense was not 25% of income).
     gap = np.cumsum(m.tax_depreciation_usd - m.depreciation_usd)
-    assert m.deferred_tax_liability_usd.to_numpy() == pytest.approx(0.25 * gap.to_numpy(), abs=1e-6)
-    assert m.deferred_tax_usd.sum() == pytest.approx(0.0, abs=1e-6)
+    taxable = m.ebitda_usd - m.tax_depreciation_usd - m.interest_usd
+    year_ends = [12, 24, 36]
+    cumulative = np.cumsum(taxable).iloc[year_ends].to_numpy()
+    losses = np.maximum.accumulate(np.maximum(cumulative, 0.0)) - cumulative
+    assert m.deferred_tax_liability_usd.iloc[year_ends].to_numpy() == pytest.approx(
+        0.25 * (gap.iloc[year_ends].to_numpy() - losses), abs=1e-6
+    )
+    assert m.deferred_tax_usd.sum() == pytest.approx(-0.25 * losses[-1], abs=1e-6)
     # Cash tax follows the tax schedule, with the year-1 loss carried forward.
     taxable = m.ebitda_usd - m.tax_depreciation_usd - m.interest_usd
     year1 = taxable.iloc[:13].sum()

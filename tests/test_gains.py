@@ -49,7 +49,14 @@ SMALL = {
     "power": {"kw_per_gpu": 1.0, "pue": 1.2, "price_usd_per_kwh": 0.1},
     "facility": {"colo_usd_per_kw_month": 100.0},
     "opex": {"staff_usd_per_month": 50.0},
-    "financing": {"debt_share": 0.0, "tax_rate": 0.25, "discount_rate_annual": 0.10},
+    # Tax paid in equal monthly parts (the default is quarterly since issue 16): the closed forms
+    # below discount a level monthly tax.
+    "financing": {
+        "debt_share": 0.0,
+        "tax_rate": 0.25,
+        "discount_rate_annual": 0.10,
+        "tax_payment": "monthly",
+    },
     "market": {"price_usd_per_mtok": 2.0},
 }
 

@@ -103,15 +103,21 @@ def test_payback_ignores_months_after_the_horizon():
     assert np.isnan(metrics.payback_months(flows, active)[0])
 
 
-def npv_after_tax(price, fixed, units, deductions, rate, last, capital, factors):
+def npv_after_tax(price, fixed, units, deductions, rate, last, capital, factors, schedule):
+    """NPV after tax the engine's way: yearly tax with losses carried forward, paid on the
+    scenario's schedule (quarterly, annual or monthly; none before the first taxable income)."""
     revenue = fixed + price[:, None] * units
-    income_tax = tax.income_tax_with_loss_carryforward(revenue - deductions, rate, last)
-    return metrics.present_value(revenue + capital - income_tax, factors)
+    taxable = revenue - deductions
+    due = tax.tax_with_loss_carryforward(tax.annual_sums(taxable), rate)
+    paid = tax.tax_payments_usd(
+        due, tax.first_taxable_month(taxable), last, taxable.shape[1], schedule
+    )
+    return metrics.present_value(revenue + capital - paid, factors)
 
 
 @settings(max_examples=40, deadline=None)
-@given(seed=st.integers(0, 2**31), rate=st.floats(0.0, 0.4))
-def test_breakeven_price_zeroes_npv_after_tax(seed, rate):
+@given(seed=st.integers(0, 2**31), rate=st.floats(0.0, 0.4), code=st.sampled_from([0, 1, 2]))
+def test_breakeven_price_zeroes_npv_after_tax(seed, rate, code):
     rng = np.random.default_rng(seed)
     n, months = 4, 37
     last = np.full(n, months - 1)
@@ -122,15 +128,16 @@ def test_breakeven_price_zeroes_npv_after_tax(seed, rate):
     capital = np.where(m == 0, -rng.uniform(1e4, 1e5, (n, 1)), 0.0)
     tax_rate = np.full(n, rate)
     factors = metrics.discount_factors(np.full(n, 0.1), m)
+    schedule = np.full(n, code)
     price = metrics.breakeven_price_usd_per_mtok(
-        fixed, units, deductions, tax_rate, last, capital, factors
+        fixed, units, deductions, tax_rate, last, capital, factors, schedule
     )
     assert np.all(price > 0)
-    npv = npv_after_tax(price, fixed, units, deductions, tax_rate, last, capital, factors)
+    args = (fixed, units, deductions, tax_rate, last, capital, factors, schedule)
+    npv = npv_after_tax(price, *args)
     assert np.allclose(npv, 0.0, atol=1e-6 * np.abs(capital).sum(axis=1))
     # a cent above the break-even the NPV is positive
-    above = npv_after_tax(price + 0.01, fixed, units, deductions, tax_rate, last, capital, factors)
-    assert np.all(above > 0)
+    assert np.all(npv_after_tax(price + 0.01, *args) > 0)
 
 
 def test_breakeven_price_is_nan_when_price_moves_nothing():

@@ -160,16 +160,38 @@ def seed():
     return result.summary.iloc[0], result.monthly.loc[result.names[0]]
 
 
+def _npv_roots_by_scan(flows):
+    """Every annual rate in (-99%, +1000%) where the NPV of monthly `flows` crosses zero, found
+    independently of econ's solver: a dense scan of the NPV, each crossing refined by brentq."""
+    from scipy.optimize import brentq
+
+    def npv(annual):
+        monthly = (1.0 + annual) ** (1.0 / 12.0) - 1.0
+        return float(np.sum(flows / (1.0 + monthly) ** np.arange(flows.size)))
+
+    grid = np.concatenate([np.linspace(-0.99, 0.0, 4000), np.geomspace(1e-4, 10.0, 4000)])
+    values = np.array([npv(r) for r in grid])
+    roots = []
+    for lo, hi, a, b in zip(grid[:-1], grid[1:], values[:-1], values[1:], strict=True):
+        if a == 0 or a * b < 0:
+            roots.append((brentq(npv, lo, hi, xtol=1e-14), 1.0 if b > a else -1.0))
+    return roots
+
+
 def test_seed_equity_irr_follows_the_policy(seed):
     s, monthly = seed
     flows = monthly.cash_flow_equity_usd.to_numpy()
     found = metrics.irr_roots_annual(flows[None, :])[0]
-    # Roots -14.41% (NPV rises through it) and +89.34% (falls): the IRR is the falling one.
-    assert found[:, 0] == pytest.approx([-0.1441129607, 0.8934199492], rel=1e-8)
+    expected = _npv_roots_by_scan(flows)
+    # Two roots: NPV rises through the lower one and falls through the upper one (the issue found
+    # -14.41% and +89.34% before tax was paid by quarterly instalments): the IRR is the falling one.
+    assert len(expected) == 2 and [d for _, d in expected] == [1.0, -1.0]
+    assert found[:, 0] == pytest.approx([r for r, _ in expected], rel=1e-8)
     assert found[:, 1].tolist() == [1.0, -1.0]
     assert s.irr_equity_annual == pytest.approx(found[1, 0], rel=1e-10)
     (warning,) = [w for w in s.warnings if w.startswith("equity cash flows change sign")]
-    assert "-14.41% (rises)" in warning and "89.34% (falls)" in warning
+    low, high = (r for r, _ in expected)
+    assert f"{low:.2%} (rises)" in warning and f"{high:.2%} (falls)" in warning
     assert "irr_equity_annual" in warning
     # NPV positive between the two roots, at the 12% discount rate among them.
     assert s.npv_usd > 0
@@ -248,7 +270,11 @@ def test_llama2_breakeven_is_null_with_the_reason():
 @pytest.mark.parametrize("price", [0.0, 0.1, 0.3261, 1.0])
 def test_breakeven_does_not_depend_on_the_scenarios_own_price(price):
     s = project(overridden(SEED, {"market.price_usd_per_mtok": price})).summary.iloc[0]
-    assert s.breakeven_price_usd_per_mtok == pytest.approx(0.30976989563, rel=1e-9)
+    # The seed's own price (0.3261) gives the reference; the issue measured 0.30977 when tax was
+    # spread over the months, 0.30958 now that it is paid by quarterly instalments.
+    own = project(load_scenario(SEED)).summary.iloc[0].breakeven_price_usd_per_mtok
+    assert 0.3 < own < 0.32
+    assert s.breakeven_price_usd_per_mtok == pytest.approx(own, rel=1e-9)
     assert not any("fully contracted" in w for w in s.warnings)
     at_breakeven = overridden(SEED, {"market.price_usd_per_mtok": s.breakeven_price_usd_per_mtok})
     assert abs(project(at_breakeven).summary.iloc[0].npv_usd) < 1e-6 * s.capex_usd_total
@@ -266,7 +292,8 @@ def test_cli_table_shows_mirr_and_profitability_index(capsys):
     out = capsys.readouterr().out
     for label in ("Project MIRR [per year]", "Equity MIRR [per year]", "Profitability index [x]"):
         assert label in out
-    assert "13.27%" in out  # the seed's project MIRR
+    seed = project(load_scenario(SEED)).summary.iloc[0]
+    assert f"{seed.mirr_project_annual:.2%}" in out and 0.05 < seed.mirr_project_annual < 0.25
 
 
 def test_irr_tile_carries_the_reason():
@@ -276,7 +303,7 @@ def test_irr_tile_carries_the_reason():
     assert HEADLINE.index("mirr_equity_annual") == HEADLINE.index("irr_equity_annual") + 1
     record = project(load_scenario(SEED)).summary_records()[0]["summary"]
     note = irr_note("irr_equity_annual", record)
-    assert note is not None and "-14.41% (rises)" in note
+    assert note is not None and "% (rises)" in note and "% (falls)" in note
     path = ROOT / "models" / "scenarios" / "hall-10mw-hgx-b200-air.toml"
     record = project(load_scenario(path)).summary_records()[0]["summary"]
     assert record["irr_project_annual"] is None
@@ -313,7 +340,8 @@ def test_a_sweep_through_price_zero_keeps_the_breakeven():
         load_scenario(SEED), prices.size, {"market.price_usd_per_mtok": prices}
     )
     breakeven = project(batch).metrics["breakeven_price_usd_per_mtok"]
-    assert breakeven == pytest.approx(np.full(prices.size, 0.30976989563), rel=1e-9)
+    own = project(load_scenario(SEED)).summary.iloc[0].breakeven_price_usd_per_mtok
+    assert breakeven == pytest.approx(np.full(prices.size, own), rel=1e-9)
 
 
 def test_a_bad_range_is_refused():

@@ -57,7 +57,18 @@ class Fleet(Section):
         "service from the month after purchase [months]",
     )
     purchase_month: int = Field(
-        0, ge=0, description="Month the GPUs are bought and paid for; service starts a month later"
+        0,
+        ge=0,
+        description="Month the GPUs are bought (the first capex payment, capex.payments counts "
+        "from it) [month index]",
+    )
+    service_start_month: int | None = Field(
+        None,
+        ge=1,
+        le=600,
+        description="First month the GPUs serve; the months from the purchase to it are a "
+        "construction period whose loan interest is capitalized into the GPUs' cost. Default: "
+        "the month after purchase_month [month index]",
     )
     retire_month: int | None = Field(
         None,
@@ -83,6 +94,19 @@ class Fleet(Section):
         return {**data, "gpu_count": implied}
 
 
+class CapexPayment(Section):
+    """One payment of the GPUs' capex: a deposit, a progress payment or the balance on delivery."""
+
+    month: int = Field(
+        ...,
+        ge=0,
+        le=600,
+        description="Months after fleet.purchase_month the payment is made (0 = the purchase "
+        "month); before the service start month [months]",
+    )
+    share: float = Field(..., gt=0, le=1, description="Share of the capex paid [fraction]")
+
+
 class Capex(Section):
     gpu_price_usd: float | None = Field(
         None, gt=0, description="Price per GPU, including its share of the server [USD/GPU]"
@@ -101,6 +125,12 @@ class Capex(Section):
     spares_share: float = Field(
         0.0, ge=0, le=1, description="Spares as a share of hardware cost [fraction]"
     )
+    payments: tuple[CapexPayment, ...] = Field(
+        (),
+        description="Schedule of capex payments (deposits, progress payments, the balance on "
+        "delivery), months counted from fleet.purchase_month, shares summing to 1. Default: all "
+        "paid in the purchase month",
+    )
 
     @model_validator(mode="after")
     def _one_price(self) -> Capex:
@@ -109,7 +139,21 @@ class Capex(Section):
                 "give exactly one of gpu_price_usd and system_price_usd, got "
                 f"gpu_price_usd={self.gpu_price_usd}, system_price_usd={self.system_price_usd}"
             )
+        months = [p.month for p in self.payments]
+        if any(b <= a for a, b in zip(months, months[1:], strict=False)):
+            raise ValueError(
+                f"capex.payments months are {months}; expected strictly increasing months"
+            )
+        total = sum(p.share for p in self.payments)
+        if self.payments and abs(total - 1.0) > PAYMENT_SHARE_TOLERANCE:
+            raise ValueError(
+                f"capex.payments shares sum to {total:.6g}; expected 1 (100% of the capex)"
+            )
         return self
+
+
+PAYMENT_SHARE_TOLERANCE = 1e-9
+"""How far the shares of capex.payments may sum from 1 (rounding of decimal shares)."""
 
 
 class Opex(Section):
@@ -125,6 +169,19 @@ class Opex(Section):
     )
     software_usd_per_gpu_month: float = Field(
         0.0, ge=0, description="Software licences per GPU in service [USD/GPU-month]"
+    )
+    site_open_month: int | None = Field(
+        None,
+        ge=0,
+        le=600,
+        description="Month the site opens and its staff are first paid; default: the first "
+        "month any GPU is in service [month index]",
+    )
+    sga_share_of_revenue: float = Field(
+        0.0,
+        ge=0,
+        lt=1,
+        description="Selling, general and administrative costs as a share of revenue [fraction]",
     )
 
 
@@ -148,6 +205,18 @@ class Financing(Section):
         60, ge=1, le=600, description="Loan term, level monthly payments from month 1 [months]"
     )
     tax_rate: float = Field(0.21, ge=0, lt=1, description="Income tax rate [fraction]")
+    tax_payment: Literal["quarterly", "annual", "monthly"] = Field(
+        "quarterly",
+        description="When each tax year's income tax is paid: quarterly estimates at the end of "
+        "each quarter (IRC §6655), annual in the month after the year ends, or monthly in equal "
+        "parts; never before the first month with taxable income",
+    )
+    tax_valuation_allowance: Literal["none", "beyond_reversing_liabilities"] = Field(
+        "none",
+        description="Deferred tax asset for losses carried forward (ASC 740-10-30-5): none (the "
+        "whole asset is recognized) or beyond_reversing_liabilities (an allowance on the part "
+        "the deferred tax liabilities do not cover)",
+    )
     discount_rate_annual: float = Field(
         0.10,
         ge=-0.5,
@@ -292,6 +361,8 @@ class Scenario(Section):
         if problems:
             raise ValueError(problems[0])
         _check_service_window(self.fleet, horizon, "fleet")
+        _check_payments(self.capex, self.fleet, "fleet")
+        _check_construction_financing(self)
         check_stack_fits_horizon(self.financing.stack, horizon)
         check_fleet_in_hall(
             self.fleet.gpu_count, self.fleet.gpus_per_rack, self.power, self.facility
@@ -324,6 +395,7 @@ class Scenario(Section):
                 if section == "fleet":  # a vintage has its own dates
                     merged.pop("purchase_month", None)
                     merged.pop("retire_month", None)
+                    merged.pop("service_start_month", None)
                 data[section] = {**merged, **given}
             try:
                 expanded.append(Scenario.model_validate(data))
@@ -354,6 +426,44 @@ def _check_service_window(fleet: Fleet, horizon: int, where: str) -> None:
         raise ValueError(
             f"{where}.retire_month is {retire}; expected a month after the purchase month "
             f"({fleet.purchase_month}) and no later than the horizon ({horizon})"
+        )
+    start = fleet.service_start_month
+    last = horizon if retire is None else retire
+    if start is not None and not fleet.purchase_month < start <= last:
+        raise ValueError(
+            f"{where}.service_start_month is {start}; expected a month after the purchase month "
+            f"({fleet.purchase_month}) and no later than the "
+            + ("horizon" if retire is None else f"{where}.retire_month")
+            + f" ({last})"
+        )
+
+
+def _check_payments(capex: Capex, fleet: Fleet, where: str) -> None:
+    """Capex payments fall from the purchase month to the month before service starts."""
+    start = fleet.service_start_month
+    construction = (fleet.purchase_month + 1 if start is None else start) - fleet.purchase_month
+    late = [p.month for p in capex.payments if p.month >= construction]
+    if late:
+        raise ValueError(
+            f"capex.payments has a payment {late[0]} months after {where}.purchase_month "
+            f"({fleet.purchase_month}), in or after the service start month "
+            f"({fleet.purchase_month + construction}); expected every payment before service "
+            "starts (set fleet.service_start_month later)"
+        )
+
+
+def _check_construction_financing(scenario: Scenario) -> None:
+    """A construction period's interest is capitalized on financing.debt_share's loan only."""
+    built = scenario.fleet.service_start_month is not None or bool(scenario.capex.payments)
+    built = built or any(
+        "service_start_month" in v.fleet or "payments" in v.capex for v in scenario.vintages
+    )
+    if built and (scenario.financing.tranches or scenario.vintages):
+        what = "financing.tranches" if scenario.financing.tranches else "vintages"
+        raise ValueError(
+            f"a construction period (fleet.service_start_month or capex.payments) is given with "
+            f"{what}; expected it with financing.debt_share's loan and no vintages (the "
+            "interest capitalized during construction is modelled for that loan only)"
         )
 
 

@@ -1,0 +1,224 @@
+"""A construction period (issue 16 §4): capex paid by a schedule, service from
+fleet.service_start_month, the loan's interest of those months capitalized into the GPUs' cost and
+counted once."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from econ import cli, project
+from econ.construction import construction_loan, payment_schedule_usd
+from econ.scenario import apply_overrides, validate_dict
+from tests.test_engine import SMALL
+
+RATE_ANNUAL = 0.12  # nominal: 1% a month
+
+
+def scenario(**changes):
+    return validate_dict(apply_overrides(SMALL, changes))
+
+
+def built(start=4, payments=None, debt_share=0.6, term=12, horizon=24, **more):
+    changes = {
+        "horizon_months": horizon,
+        "depreciation.life_years": 1.0,
+        "fleet.service_start_month": start,
+        "financing.debt_share": debt_share,
+        "financing.debt_rate_annual": RATE_ANNUAL,
+        "financing.debt_term_months": term,
+        **more,
+    }
+    if payments is not None:
+        changes["capex.payments"] = [{"month": m, "share": s} for m, s in payments]
+    return scenario(**changes)
+
+
+def test_capitalized_interest_closed_form():
+    # A loan D drawn in month 0 at r a month, service from month s: the k = s - 1 construction
+    # months capitalize D ((1+r)^k - 1) (ASC 835-20-30-2: interest on accumulated expenditures).
+    d, r, s = 6000.0, 0.01, 7
+    loan = construction_loan(np.r_[d, np.zeros(24)][None, :], [r], [s], [12], [24])
+    k = s - 1
+    assert loan.capitalized_total_usd[0] == pytest.approx(d * ((1 + r) ** k - 1), rel=1e-12)
+    assert loan.balance_usd[0, s - 1] == pytest.approx(d * (1 + r) ** k, rel=1e-12)
+    assert loan.interest_usd[0, :s].sum() == 0  # no interest expense while building
+    # From month s: level payments of PMT(r, 12, B) on the balance then owed.
+    owed = d * (1 + r) ** k
+    payment = owed * r / (1 - (1 + r) ** -12)
+    service = loan.interest_usd[0, s : s + 12] + loan.principal_usd[0, s : s + 12]
+    assert service == pytest.approx(np.full(12, payment), rel=1e-12)
+
+
+@given(
+    draws=st.lists(st.floats(0.0, 1e6), min_size=1, max_size=8),
+    rate=st.floats(0.0, 0.03),
+    extra=st.integers(1, 6),
+)
+@settings(max_examples=100, deadline=None)
+def test_capitalized_interest_of_several_draws(draws, rate, extra):
+    # Each draw d_j capitalizes d_j ((1+r)^(s-1-j) - 1); the principal repaid is what was drawn
+    # plus what was capitalized (the interest is counted once, as principal, never as expense).
+    s = len(draws) + extra - 1
+    s = max(s, len(draws))
+    months = s + 30
+    schedule = np.zeros((1, months + 1))
+    schedule[0, : len(draws)] = draws
+    loan = construction_loan(schedule, [rate], [s], [24], [months])
+    expected = sum(d * ((1 + rate) ** (s - 1 - j) - 1) for j, d in enumerate(draws))
+    assert loan.capitalized_total_usd[0] == pytest.approx(expected, rel=1e-9, abs=1e-6)
+    assert loan.principal_usd.sum() == pytest.approx(
+        sum(draws) + loan.capitalized_total_usd[0], rel=1e-9, abs=1e-6
+    )
+    assert loan.balance_usd[0, -1] == 0
+
+
+def test_payment_schedule():
+    paid = payment_schedule_usd(
+        [1000.0], [2], np.array([[0.0, 3.0, 5.0]]), np.array([[0.1, 0.3, 0.6]]), 10
+    )
+    assert paid[0].tolist() == [0, 0, 100, 0, 0, 300, 0, 600, 0, 0]
+
+
+def test_engine_capitalizes_construction_interest_once():
+    s = built(start=7)
+    m = project(s).monthly.loc["small"]
+    debt = 0.6 * 10000.0
+    k = 7 - 1
+    capitalized = debt * ((1 + RATE_ANNUAL / 12) ** k - 1)
+    assert m.capitalized_interest_usd.sum() == pytest.approx(capitalized, rel=1e-12)
+    # Depreciated with the GPUs, from the service start: cost + capitalized interest.
+    assert m.depreciation_usd.iloc[:7].sum() == 0
+    assert m.depreciation_usd.sum() == pytest.approx(10000.0 + capitalized, rel=1e-12)
+    # Not interest expense while building; repaid once as principal.
+    assert m.interest_usd.iloc[:7].sum() == 0
+    assert m.principal_usd.sum() == pytest.approx(debt + capitalized, rel=1e-12)
+    assert m.gpus_in_service.iloc[:7].sum() == 0 and m.gpus_in_service.iloc[7] == 1
+    assert m.tokens.iloc[:7].sum() == 0
+
+
+def test_equity_and_debt_draws_follow_the_payments():
+    s = built(start=5, payments=[(0, 0.1), (2, 0.3), (4, 0.6)])
+    m = project(s).monthly.loc["small"]
+    assert m.capex_usd.iloc[:5].tolist() == [1000.0, 0.0, 3000.0, 0.0, 6000.0]
+    # Equity pays its 40% of each payment; the loan the rest (nothing is paid on it yet).
+    assert m.cash_flow_equity_usd.iloc[:5].tolist() == pytest.approx(
+        [-400.0, 0.0, -1200.0, 0.0, -2400.0]
+    )
+    r = RATE_ANNUAL / 12
+    capitalized = 600 * ((1 + r) ** 4 - 1) + 1800 * ((1 + r) ** 2 - 1)
+    assert m.capitalized_interest_usd.sum() == pytest.approx(capitalized, rel=1e-12)
+    summary = project(s).summary.iloc[0]
+    assert summary.capex_usd_total == pytest.approx(10000.0)
+    assert summary.debt_usd == pytest.approx(6000.0)
+
+
+def test_default_service_start_is_the_month_after_purchase():
+    default = project(scenario(**{"fleet.purchase_month": 2, "horizon_months": 24}))
+    explicit = project(
+        scenario(
+            **{"fleet.purchase_month": 2, "fleet.service_start_month": 3, "horizon_months": 24}
+        )
+    )
+    assert default.summary.npv_usd.iloc[0] == explicit.summary.npv_usd.iloc[0]
+
+
+def test_equity_only_construction():
+    m = project(built(start=4, debt_share=0.0)).monthly.loc["small"]
+    assert m.capitalized_interest_usd.sum() == 0
+    assert m.depreciation_usd.sum() == pytest.approx(10000.0)
+    assert m.contract_revenue_usd.iloc[:4].sum() + m.token_revenue_usd.iloc[:4].sum() == 0
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        (
+            {"capex.payments": [{"month": 0, "share": 0.5}, {"month": 1, "share": 0.4}],
+             "fleet.service_start_month": 3},
+            "capex.payments shares sum to 0.9; expected 1",
+        ),
+        (
+            {"capex.payments": [{"month": 2, "share": 0.5}, {"month": 1, "share": 0.5}],
+             "fleet.service_start_month": 4},
+            "expected strictly increasing months",
+        ),
+        (
+            {"capex.payments": [{"month": 0, "share": 0.5}, {"month": 3, "share": 0.5}],
+             "fleet.service_start_month": 3},
+            "a payment 3 months after fleet.purchase_month (0), in or after the service start",
+        ),
+        ({"fleet.service_start_month": 13}, "fleet.service_start_month is 13"),
+        (
+            {"fleet.purchase_month": 4, "fleet.service_start_month": 4},
+            "expected a month after the purchase month (4)",
+        ),
+        (
+            {"fleet.service_start_month": 3, "financing.debt_share": 0.0,
+             "financing.tranches": [{"type": "equity", "name": "sponsor"}]},
+            "a construction period (fleet.service_start_month or capex.payments) is given with "
+            "financing.tranches",
+        ),
+    ],
+)  # fmt: skip
+def test_bad_construction_inputs_are_named(changes, message):
+    with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        scenario(**changes)
+
+
+def test_cli_rejects_a_schedule_that_does_not_sum_to_one(tmp_path, capsys):
+    path = tmp_path / "built.toml"
+    path.write_text(
+        "[fleet]\nservice_start_month = 3\n[throughput]\ntokens_per_s_per_gpu = 1000.0\n"
+        "[capex]\ngpu_price_usd = 10000.0\n"
+        "[[capex.payments]]\nmonth = 0\nshare = 0.3\n"
+        "[[capex.payments]]\nmonth = 1\nshare = 0.3\n"
+        "[market]\nprice_usd_per_mtok = 2.0\n"
+    )
+    assert cli.main(["validate", str(path)]) == 3
+    err = capsys.readouterr().err
+    assert "built.toml" in err and "sum to 0.6" in err and "Traceback" not in err
+
+
+def test_a_batch_of_service_starts_matches_each_scenario():
+    # Sweeps override fleet.service_start_month as a batch column: the same figures as one by one.
+    from econ import ScenarioBatch
+
+    base = built(start=2)
+    starts = np.array([2, 4, 7])
+    batch = project(ScenarioBatch.repeat(base, 3, {"fleet.service_start_month": starts}))
+    for i, start in enumerate(starts):
+        alone = project(built(start=int(start))).summary.iloc[0]
+        assert batch.summary.npv_usd.iloc[i] == pytest.approx(alone.npv_usd, rel=1e-12)
+        assert batch.summary.net_income_usd_total.iloc[i] == pytest.approx(
+            alone.net_income_usd_total, rel=1e-12
+        )
+
+
+def test_ltv_counts_the_capitalized_interest_in_the_book_value():
+    m = project(built(start=7)).monthly.loc["small"]
+    capitalized = m.capitalized_interest_usd.cumsum()
+    book_value = 10000.0 + capitalized - m.depreciation_usd.cumsum()
+    month = 9
+    assert m.ltv.iloc[month] == pytest.approx(
+        m.debt_balance_usd.iloc[month] / book_value.iloc[month], rel=1e-12
+    )
+
+
+def test_tax_expense_is_rate_times_book_income_with_construction():
+    s = built(
+        start=5,
+        payments=[(0, 0.3), (3, 0.7)],
+        **{"depreciation.tax": {"method": "macrs_gds", "recovery_years": 5, "bonus_share": 1}},
+    )
+    m = project(s).monthly
+    pre_tax = m.ebitda_usd - m.depreciation_usd - m.interest_usd + m.gain_on_disposal_usd
+    year = np.maximum(m.index.get_level_values("month") - 1, 0) // 12
+    expense = (m.current_tax_usd + m.deferred_tax_usd).groupby(year).sum().to_numpy()
+    assert expense == pytest.approx(0.25 * pre_tax.groupby(year).sum().to_numpy(), abs=1e-6)
+    # Tax depreciation (100% bonus) deducts the capitalized interest with the cost.
+    assert m.tax_depreciation_usd.sum() == pytest.approx(
+        10000.0 + m.capitalized_interest_usd.sum(), rel=1e-12
+    )
