@@ -51,3 +51,16 @@ def remaining_sum_months(x) -> np.ndarray:
 def running_max_months(x) -> np.ndarray:
     """Largest value so far over months: ``np.maximum.accumulate(x, axis=-1)`` as floats."""
     return _running(x, np.maximum, reverse=False)
+
+
+def trailing_sum_months(x, w: int) -> np.ndarray:
+    """Sum over the last ``w`` months, each month included (fewer at the start).
+
+    Summed lag by lag (w is a covenant window, at most a few dozen months) rather than as a
+    difference of running totals, which cancels to 0 where a small month follows large ones.
+    """
+    x = np.asarray(x, dtype=float)
+    out = x.copy()
+    for lag in range(1, min(int(w), x.shape[-1])):
+        out[..., lag:] += x[..., :-lag]
+    return out

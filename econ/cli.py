@@ -191,6 +191,14 @@ SUMMARY_ROWS = (
     ("irr_equity_annual", "Equity IRR [per year]", "{:.2%}"),
     ("payback_months", "Payback [months]", "{:.1f}"),
     ("min_dscr", "Minimum DSCR [x]", "{:.2f}"),
+    ("dscr_headroom", "DSCR headroom over the covenant [x]", "{:+.2f}"),
+    ("months_of_headroom", "Months of debt service within the covenant", "{:.0f}"),
+    ("debt_usd_total", "Debt [USD]", "{:,.0f}"),
+    ("cost_usd_per_gpu_hour", "Levelized cost per GPU-hour [USD]", "{:,.4f}"),
+    *(
+        (f"cost_usd_per_gpu_hour_{c}", f"  of which {c} [USD/GPU-hour]", "{:,.4f}")
+        for c in COMPONENTS
+    ),
     ("tokens_per_s_per_mw", "Rated tokens/s per MW IT", "{:,.0f}"),
     ("revenue_usd_per_mw_year", "Revenue per MW-year IT [USD]", "{:,.0f}"),
     ("tokens_per_s_per_mw_utility", "Delivered tokens/s per MW utility", "{:,.0f}"),

@@ -21,12 +21,14 @@ from econ import cashflow, catalog, density, market, tax
 from econ import deferred_tax as deferred_tax_mod
 from econ import depreciation as dep
 from econ import facility as facility_mod
+from econ import financing as financing_mod
 from econ import impairment as impairment_mod
 from econ import metrics as metrics_mod
 from econ import opex as opex_mod
 from econ import power as power_mod
 from econ.arrays import cumsum_months
 from econ.batch import ScenarioBatch, field_kinds
+from econ.errors import InputError
 from econ.capital import stack_schedule
 from econ.excel import irr_batch, several_sign_changes
 from econ.financing import level_payment_schedule
@@ -139,6 +141,12 @@ SUMMARY_COLUMNS = (
     "debt_usd",
     "dilution_shares",
     "warnings",
+    "debt_usd_total",
+    "debt_sizing_constraint",
+    "dscr_headroom",
+    "months_of_headroom",
+    "cost_usd_per_gpu_hour",
+    *(f"cost_usd_per_gpu_hour_{c}" for c in COMPONENTS),
 )
 
 MIN_EQUITY_SHARE_FOR_IRR = 0.05
@@ -228,18 +236,12 @@ class Projection:
 
     @property
     def annual(self) -> pd.DataFrame:
-        """Yearly totals indexed by (scenario, year): year 1 is months 0-12, year k months
-        12k-11..12k. Flows are summed; balances (debt, deferred tax) are taken at year end;
-        ratios are left out."""
-        monthly = self.monthly.drop(columns=["date", *RATIO_LINES, "covenant_breach"])
-        months = monthly.index.get_level_values("month")
-        year = np.maximum(months - 1, 0) // MONTHS_PER_YEAR + 1
-        keys = [monthly.index.get_level_values("scenario"), pd.Index(year, name="year")]
-        grouped = monthly.groupby(keys, sort=False)
-        annual = grouped.sum()
-        for name in BALANCE_LINES:
-            annual[name] = grouped[name].last()
-        return annual
+        """Yearly totals by asset year (`yearly("asset")`)."""
+        return self.yearly("asset")
+
+    def yearly(self, years: str = "asset") -> pd.DataFrame:
+        """Yearly totals indexed by (scenario, year), by asset or calendar year (annual_table)."""
+        return annual_table(self.monthly, years)
 
     def summary_records(self) -> list[dict]:
         """JSON-ready summaries: [{name, summary: {...}}] with None for undefined metrics."""
@@ -255,6 +257,46 @@ class Projection:
                     summary[key] = _json_number(self.metrics[key][i])
             records.append({"name": str(name), "summary": summary})
         return records
+
+
+YEARS = ("asset", "calendar")
+"""How annual outputs group months: asset years (year 1 is months 0-12, year k months
+12k-11..12k, counted from the purchase month) or calendar years (January to December)."""
+
+
+def annual_table(monthly: pd.DataFrame, years: str = "asset") -> pd.DataFrame:
+    """Yearly totals of a monthly schedule indexed by (scenario, year), with an EBIT row.
+
+    Flows are summed; balances (debt, deferred tax) are taken at year end; ratios are left out.
+    ebit_usd = EBITDA - depreciation - impairment (earnings before interest and tax).
+
+    Parameters
+    ----------
+    monthly : the frame of Projection.monthly (indexed by scenario and month, or with those as
+        columns)
+    years : "asset" (year 1 = months 0-12, the workbook's and the gains page's year) or
+        "calendar" (the year of each month's date; year 1 then starts at the start date)
+    """
+    if years not in YEARS:
+        raise InputError(f"years: unknown value {years!r}; expected one of: {', '.join(YEARS)}")
+    frame = monthly.reset_index() if "month" not in monthly.columns else monthly
+    frame = frame.drop(columns=[c for c in (*RATIO_LINES, "covenant_breach") if c in frame])
+    if years == "asset":
+        year = np.maximum(frame["month"].to_numpy() - 1, 0) // MONTHS_PER_YEAR + 1
+    else:
+        year = pd.to_datetime(frame["date"]).dt.year.to_numpy()
+    keys = [frame["scenario"].to_numpy(), pd.Index(year, name="year")]
+    values = frame.drop(columns=["scenario", "month", "date"])
+    grouped = values.groupby(keys, sort=False)
+    annual = grouped.sum()
+    annual.index.names = ["scenario", "year"]
+    for name in BALANCE_LINES:
+        if name in annual:
+            annual[name] = grouped[name].last()
+    annual["ebit_usd"] = annual["ebitda_usd"] - annual["depreciation_usd"] - annual[
+        "impairment_usd"
+    ]
+    return annual
 
 
 def _json_number(value) -> float | int | None:
@@ -833,7 +875,8 @@ def _ledger(b: ScenarioBatch, months, lines, site, to: _Scenarios, capex_row) ->
     impairment = lines["impairment_usd"]
     tax_rate = to.at_first(b["financing.tax_rate"])
     discount_annual = to.at_first(b["financing.discount_rate_annual"])
-    stack = _finance(b, to.first, horizon, months, capex, tax_rate, discount_annual)
+    sizing = _sizing(b, to.first, horizon, capex, ebitda, lines, book_depreciation, impairment)
+    stack = _finance(b, to.first, horizon, months, capex, tax_rate, discount_annual, sizing)
     interest = stack.lines["interest_expense_usd"]
     income_tax, deferred, consumed, net_income = _tax(
         ebitda,
@@ -939,16 +982,14 @@ def _summary_metrics(b: ScenarioBatch, months, ledger: _Ledger, to: _Scenarios, 
     pv = lambda x: metrics_mod.present_value(x, ledger.discount)  # noqa: E731
     pv_tokens = pv(lines["tokens"])
     pv_consumed = pv(ledger.consumed)
-    lcot, components = metrics_mod.levelized_cost(
-        {
-            "depreciation": pv_consumed,
-            "financing": pv(ledger.capex) - pv(ledger.proceeds) - pv_consumed,
-            "power": pv(lines["power_usd"]),
-            "facility": pv(ledger.facility),
-            "opex": pv(lines["opex_usd"]),
-        },
-        pv_tokens,
-    )
+    pv_parts = {
+        "depreciation": pv_consumed,
+        "financing": pv(ledger.capex) - pv(ledger.proceeds) - pv_consumed,
+        "power": pv(lines["power_usd"]),
+        "facility": pv(ledger.facility),
+        "opex": pv(lines["opex_usd"]),
+    }
+    lcot, components = metrics_mod.levelized_cost(pv_parts, pv_tokens)
     npv = pv(ledger.cash_flow_project)
     irr_project = annual_rate(irr_batch(ledger.cash_flow_project))
     capex_total = ledger.capex_total
@@ -1019,9 +1060,49 @@ def _summary_metrics(b: ScenarioBatch, months, ledger: _Ledger, to: _Scenarios, 
         "covenant_breach_months": coverage["breach_months"].astype(float),
         "first_breach_month": coverage["first_breach_month"],
         **{name: stack.metrics[name] for name in STACK_METRICS},
+        **_debt_metrics(ledger),
+        **_cost_per_gpu_hour(pv, lines["gpus_in_service"], pv_parts),
     }
     facts = {"pv_tokens": pv_tokens, "equity_share": equity_share, "thin": equity_too_thin}
     return metrics, components, facts
+
+
+def _debt_metrics(ledger: _Ledger) -> dict[str, np.ndarray]:
+    """Debt drawn, what sized it, and the headroom under the DSCR covenant (n,) each.
+
+    dscr_headroom = min_dscr - the covenant's DSCR floor. months_of_headroom counts months of
+    debt service, from the first, before the covenant's DSCR (on its trailing test window) first
+    falls below the floor: all months of debt service where it never does, 0 where the first test
+    fails. Both are NaN where there is no debt service or no DSCR covenant.
+    """
+    stack, coverage = ledger.stack, ledger.coverage
+    debt = stack.metrics["debt_usd"]
+    sized = stack.metrics.get("debt_sizing_constraint")
+    constraint = np.where(debt > 0, 1.0, 0.0) if sized is None else sized.astype(float)
+    floor = ledger.covenants[0]
+    owed = (stack.lines["debt_service_usd"] > 1e-6) & ledger.active
+    serviced = owed.any(axis=1) & ~np.isnan(floor)
+    breach = coverage["first_breach_month"]
+    before = np.arange(owed.shape[1])[None, :] < np.where(np.isnan(breach), np.inf, breach)[:, None]
+    months = (owed & before).sum(axis=1)
+    return {
+        "debt_usd_total": debt,
+        "debt_sizing_constraint": constraint,
+        "dscr_headroom": np.where(serviced, coverage["min_dscr"] - floor, np.nan),
+        "months_of_headroom": np.where(serviced, months, np.nan),
+    }
+
+
+def _cost_per_gpu_hour(pv, gpus_in_service, pv_parts) -> dict[str, np.ndarray]:
+    """Levelized all-in cost per GPU-hour in service: PV(costs) / PV(GPU-hours) [USD/GPU-hour],
+    and its parts (the levelized cost's components over GPU-hours instead of tokens)."""
+    pv_hours = pv(gpus_in_service * HOURS_PER_MONTH)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        parts = {
+            f"cost_usd_per_gpu_hour_{k}": np.where(pv_hours > 0, v / pv_hours, np.nan)
+            for k, v in pv_parts.items()
+        }
+    return {"cost_usd_per_gpu_hour": sum(parts.values()), **parts}
 
 
 STACK_METRICS = ("wacc_after_tax_annual", "cost_of_debt_annual", "debt_usd", "dilution_shares")
@@ -1090,6 +1171,8 @@ def _warning_source(b, ledger: _Ledger, metrics, facts, fleet: _Fleet, costs: _C
     }
     settled = stack.lines["settlement_usd"].sum(axis=1)
     flags["debt_settled_at_end"] = settled > 0.005
+    sized = stack.metrics.get("debt_sizing_constraint")
+    flags["debt_sized"] = np.zeros(b.n, dtype=bool) if sized is None else sized >= 0
     contracted_kw = b["facility.contracted_kw"][np.flatnonzero(fleet.first_row)]
     peak_it_kw = ledger.lines["it_kw"].max(axis=1)
     flags["over_contract"] = ~np.isnan(contracted_kw) & (peak_it_kw > contracted_kw + 1e-9)
@@ -1120,6 +1203,11 @@ def _warning_source(b, ledger: _Ledger, metrics, facts, fleet: _Fleet, costs: _C
         "nameplate_kw": costs.nameplate_kw,
         "joules_per_token": b["power.measured_joules_per_token"],
         "settled_at_end": settled,
+        "sizing_constraint": sized,
+        "debt_usd": stack.metrics["debt_usd"],
+        "capex_total": ledger.capex_total,
+        "size_to_min_dscr": b["financing.size_to_min_dscr"][np.flatnonzero(fleet.first_row)],
+        "max_ltv": b["financing.max_ltv"][np.flatnonzero(fleet.first_row)],
     }
     sc = fleet.scenario
 
@@ -1203,25 +1291,118 @@ def _method_params(b: ScenarioBatch, path: str, side: str) -> dict[str, np.ndarr
     return params
 
 
-def _finance(b, first, horizon, months, capex, tax_rate, discount_annual):
+def _finance(b, first, horizon, months, capex, tax_rate, discount_annual, sizing=None):
     """The capital stack's schedules: the general stack, or the closed form of its common case.
 
     When the only debt is financing.debt_share's loan and all capex is paid in month 0, the loan
-    is one level-payment draw, whose schedule has a closed form (econ.financing) that is several
-    times faster than the general stack; tests check the two agree.
+    is one level-payment (or sculpted) draw, whose schedule has a closed form (econ.financing)
+    that is several times faster than the general stack; tests check the two agree. `sizing`
+    (from _sizing) sizes the debt to a minimum DSCR and a maximum LTV: the single loan in closed
+    form, the general stack by one factor on every debt tranche (its schedules scale with it).
     """
     if not b.stack and _only_month_zero_capex(capex) and FAST_SINGLE_LOAN:
-        return _single_loan(b, first, horizon, months, capex[:, 0], tax_rate, discount_annual)
+        return _single_loan(
+            b, first, horizon, months, capex[:, 0], tax_rate, discount_annual, sizing
+        )
+    if sizing is not None and np.any(sizing.sculpted):
+        row = int(np.flatnonzero(sizing.sculpted)[0])
+        raise InputError(
+            f"scenario '{b.names[row]}': financing.repayment = 'sculpted' needs all capex paid in "
+            "month 0 (one draw); this scenario buys GPUs later (vintages or a deployment "
+            "schedule): use repayment = 'level_payment' with size_to_min_dscr"
+        )
     with np.errstate(divide="ignore", invalid="ignore"):
         draw_profile = np.nan_to_num(capex / capex.sum(axis=1, keepdims=True))
-    return stack_schedule(
-        _stack_specs(b, first, horizon),
-        capex.sum(axis=1),
-        draw_profile,
-        months,
+    specs = _stack_specs(b, first, horizon)
+
+    def schedule(specs):
+        return stack_schedule(
+            specs,
+            capex.sum(axis=1),
+            draw_profile,
+            months,
+            horizon,
+            tax_rate=tax_rate,
+            equity_cost_annual=discount_annual,
+        )
+
+    stack = schedule(specs)
+    if sizing is None or not specs:
+        return stack
+    given = stack.metrics["debt_usd"]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        per_usd = {
+            k: np.nan_to_num(stack.lines[k] / given[:, None])
+            for k in ("debt_service_usd", "balance_usd")
+        }
+    debt, constraint = financing_mod.size_debt(
+        sizing.cfads,
+        per_usd["debt_service_usd"],
+        per_usd["balance_usd"],
+        sizing.min_dscr,
+        given,
+        sizing.test_months,
+        sizing.value,
+        sizing.max_ltv,
+    )
+    with np.errstate(divide="ignore", invalid="ignore"):
+        scale = np.where(given > 0, np.minimum(debt / given, 1.0), 1.0)
+    if not np.all(scale == 1.0):
+        scaled = [dict(t) for t in specs]
+        for spec in scaled:
+            if spec["type"] != "equity":
+                spec["amount_usd"] = spec["amount_usd"] * scale
+                spec["share_of_capex"] = spec["share_of_capex"] * scale
+        stack = schedule(scaled)
+    stack.metrics["debt_sizing_constraint"] = constraint
+    return stack
+
+
+@dataclass(frozen=True)
+class _DebtSizing:
+    """What sizes a scenario's debt (n,) and the cash flow it is sized on (n, T+1)."""
+
+    min_dscr: np.ndarray  # target minimum DSCR [x], NaN: not sized by DSCR
+    max_ltv: np.ndarray  # [fraction], NaN: no cap
+    sculpted: np.ndarray  # bool: debt_share's loan sculpted to CFADS
+    test_months: int  # the DSCR covenant's trailing window
+    cfads: np.ndarray  # CFADS before financing: EBITDA - tax on income before interest [USD]
+    value: np.ndarray  # the GPUs' (and site's) book value at month end [USD]
+
+
+def _sizing(b, first, horizon, capex, ebitda, lines, book_depreciation, impairment):
+    """The debt sizing inputs, or None where no scenario sizes its debt or sculpts it.
+
+    The debt is sized on CFADS before financing: EBITDA less the income tax the scenario would
+    pay with no interest to deduct. Interest only lowers taxable income, so the tax actually paid
+    is no higher and the realised DSCR is at or above the target (the tax shield of the debt is
+    the lenders' cushion; no circular iteration). The collateral value for LTV is the book value:
+    capex paid so far less book depreciation and impairment.
+    """
+    min_dscr = b["financing.size_to_min_dscr"][first]
+    max_ltv = b["financing.max_ltv"][first]
+    sculpted = b["financing.repayment"][first] == 1
+    if np.isnan(min_dscr).all() and np.isnan(max_ltv).all() and not sculpted.any():
+        return None
+    no_interest = np.zeros_like(ebitda)
+    income_tax = _tax(
+        ebitda,
+        book_depreciation,
+        lines["tax_depreciation_usd"],
+        impairment,
+        no_interest,
+        lines["gain_usd"],
+        lines["tax_gain_usd"],
+        b["financing.tax_rate"][first],
         horizon,
-        tax_rate=tax_rate,
-        equity_cost_annual=discount_annual,
+    )[0]
+    return _DebtSizing(
+        min_dscr=min_dscr,
+        max_ltv=max_ltv,
+        sculpted=sculpted,
+        test_months=int(np.max(b["financing.covenants.test_months"])),
+        cfads=cashflow.cash_flow_available_for_debt_service_usd(ebitda, income_tax),
+        value=cumsum_months(capex - book_depreciation - impairment),
     )
 
 
@@ -1233,17 +1414,33 @@ def _only_month_zero_capex(capex) -> bool:
     return not np.any(capex[:, 1:])
 
 
-def _single_loan(b, first, horizon, months, capex_usd, tax_rate, discount_annual):
+def _single_loan(b, first, horizon, months, capex_usd, tax_rate, discount_annual, sizing=None):
     """financing.debt_share's loan drawn in month 0: level payments over debt_term_months, the
-    balance left repaid in the last month; the StackSchedule lines and metrics the engine reads."""
+    balance left repaid in the last month, or payments sculpted to CFADS over the term within the
+    horizon; sized by `sizing` where given. The StackSchedule lines and metrics the engine reads."""
     share = b["financing.debt_share"][first]
     rate = b["financing.debt_rate_annual"][first]
     effective = b["financing.debt_rate_quote"][first] == 1
     rate_monthly = np.where(effective, monthly_rate(rate), nominal_monthly_rate(rate))
+    term = b["financing.debt_term_months"][first]
     debt_usd = share * capex_usd
+    if sizing is not None:
+        debt_usd, constraint, sculpt = _size_single_loan(
+            sizing, debt_usd, rate_monthly, term, horizon, months
+        )
     interest, scheduled, balance, settlement = level_payment_schedule(
-        debt_usd, rate_monthly, b["financing.debt_term_months"][first], months, last_month=horizon
+        debt_usd, rate_monthly, term, months, last_month=horizon
     )
+    if sizing is not None and sizing.sculpted.any():
+        rows = sizing.sculpted[:, None]
+        service = debt_usd[:, None] * sculpt["service_per_usd"]
+        sculpted_balance = debt_usd[:, None] * sculpt["balance_per_usd"]
+        opening = np.concatenate([debt_usd[:, None], sculpted_balance[:, :-1]], axis=1)
+        sculpted_interest = np.where(months[None, :] >= 1, opening * rate_monthly[:, None], 0.0)
+        interest = np.where(rows, sculpted_interest, interest)
+        scheduled = np.where(rows, service - sculpted_interest, scheduled)
+        balance = np.where(rows, sculpted_balance, balance)
+        settlement = np.where(rows, 0.0, settlement)
     principal = scheduled + settlement
     financing = -(interest + principal)
     financing[:, 0] += debt_usd  # drawn in month 0
@@ -1268,7 +1465,31 @@ def _single_loan(b, first, horizon, months, capex_usd, tax_rate, discount_annual
         ),
         "dilution_shares": np.zeros(len(first)),
     }
+    if sizing is not None:
+        metrics["debt_sizing_constraint"] = constraint
     return capital_mod.StackSchedule(lines=lines, tranches={}, metrics=metrics)
+
+
+def _size_single_loan(sizing, cap_usd, rate_monthly, term, horizon, months):
+    """debt_share's loan sized to the DSCR and LTV limits; the sculpted shape per USD of debt."""
+    tenor = np.minimum(term, horizon)
+    sculpt = financing_mod.sculpted_schedule(sizing.cfads, rate_monthly, tenor)
+    level_interest, level_principal, level_balance, _ = level_payment_schedule(
+        np.ones_like(cap_usd), rate_monthly, term, months, last_month=horizon
+    )
+    level_service = level_interest + level_principal  # debt service per USD (no settlement)
+    rows = sizing.sculpted[:, None]
+    debt, constraint = financing_mod.size_debt(
+        sizing.cfads,
+        np.where(rows, sculpt["service_per_usd"], level_service),
+        np.where(rows, sculpt["balance_per_usd"], level_balance),
+        sizing.min_dscr,
+        cap_usd,
+        sizing.test_months,
+        sizing.value,
+        sizing.max_ltv,
+    )
+    return debt, constraint, sculpt
 
 
 DEBT_SHARE_LOAN = "debt_share loan"
@@ -1440,6 +1661,7 @@ def _warnings(flags, ctx, n) -> list[list[str]]:
             f"the debt outlives the projection: {ctx['settled_at_end'][i]:,.0f} USD is repaid in "
             "the last month"
         ),
+        "debt_sized": lambda i: _sizing_message(ctx, i),
         "dscr_below_1": lambda i: (
             f"debt service not covered in {ctx['months_below_1'][i]} months "
             f"(min DSCR {ctx['min_dscr'][i]:.2f})"
@@ -1449,6 +1671,21 @@ def _warnings(flags, ctx, n) -> list[list[str]]:
         for i in np.flatnonzero(flags[key]):
             out[i].append(message(i))
     return out
+
+
+def _sizing_message(ctx, i) -> str:
+    limits = []
+    if not np.isnan(ctx["size_to_min_dscr"][i]):
+        limits.append(f"a minimum DSCR of {ctx['size_to_min_dscr'][i]:g}x")
+    if not np.isnan(ctx["max_ltv"][i]):
+        limits.append(f"a maximum LTV of {ctx['max_ltv'][i]:.0%} of book value")
+    code = int(ctx["sizing_constraint"][i])
+    share = ctx["debt_usd"][i] / ctx["capex_total"][i] if ctx["capex_total"][i] > 0 else 0.0
+    return (
+        f"debt sized to {' and '.join(limits) or 'the cash flow (sculpted)'}: "
+        f"{ctx['debt_usd'][i]:,.0f} USD ({share:.1%} of capex); binding constraint: "
+        f"{financing_mod.SIZING_CONSTRAINTS[code]} (debt_sizing_constraint = {code})"
+    )
 
 
 __all__ = [

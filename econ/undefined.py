@@ -42,6 +42,15 @@ REASONS: dict[str, str] = {
     "joules_per_token_it": "no tokens are served",
     "joules_per_token_utility": "no tokens are served",
     "power_cost_usd_per_mtok": "no tokens are served",
+    "dscr_headroom": "there is no debt service or no DSCR covenant (financing.covenants.dscr_floor)",
+    "months_of_headroom": "there is no debt service or no DSCR covenant "
+    "(financing.covenants.dscr_floor)",
+    "cost_usd_per_gpu_hour": "no GPU is in service (the present value of GPU-hours is 0)",
+    **{
+        f"cost_usd_per_gpu_hour_{part}": "no GPU is in service (the present value of GPU-hours "
+        "is 0)"
+        for part in ("depreciation", "financing", "power", "facility", "opex")
+    },
 }
 """Reason a metric is null when the engine gave none: metric key -> why."""
 
