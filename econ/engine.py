@@ -28,8 +28,8 @@ from econ import opex as opex_mod
 from econ import power as power_mod
 from econ.arrays import cumsum_months
 from econ.batch import ScenarioBatch, field_kinds
-from econ.errors import InputError
 from econ.capital import stack_schedule
+from econ.errors import InputError
 from econ.excel import irr_batch, several_sign_changes
 from econ.financing import level_payment_schedule
 from econ.memory import keep_freed_memory
@@ -293,9 +293,9 @@ def annual_table(monthly: pd.DataFrame, years: str = "asset") -> pd.DataFrame:
     for name in BALANCE_LINES:
         if name in annual:
             annual[name] = grouped[name].last()
-    annual["ebit_usd"] = annual["ebitda_usd"] - annual["depreciation_usd"] - annual[
-        "impairment_usd"
-    ]
+    annual["ebit_usd"] = (
+        annual["ebitda_usd"] - annual["depreciation_usd"] - annual["impairment_usd"]
+    )
     return annual
 
 
@@ -1172,7 +1172,12 @@ def _warning_source(b, ledger: _Ledger, metrics, facts, fleet: _Fleet, costs: _C
     settled = stack.lines["settlement_usd"].sum(axis=1)
     flags["debt_settled_at_end"] = settled > 0.005
     sized = stack.metrics.get("debt_sizing_constraint")
-    flags["debt_sized"] = np.zeros(b.n, dtype=bool) if sized is None else sized >= 0
+    first = np.flatnonzero(fleet.first_row)
+    flags["debt_sized"] = (
+        ~np.isnan(b["financing.size_to_min_dscr"][first])
+        | ~np.isnan(b["financing.max_ltv"][first])
+        | (b["financing.repayment"][first] == 1)
+    ) & (sized is not None)
     contracted_kw = b["facility.contracted_kw"][np.flatnonzero(fleet.first_row)]
     peak_it_kw = ledger.lines["it_kw"].max(axis=1)
     flags["over_contract"] = ~np.isnan(contracted_kw) & (peak_it_kw > contracted_kw + 1e-9)
@@ -1304,8 +1309,9 @@ def _finance(b, first, horizon, months, capex, tax_rate, discount_annual, sizing
         return _single_loan(
             b, first, horizon, months, capex[:, 0], tax_rate, discount_annual, sizing
         )
-    if sizing is not None and np.any(sizing.sculpted):
-        row = int(np.flatnonzero(sizing.sculpted)[0])
+    sculpted = np.zeros(len(first), bool) if sizing is None else sizing.sculpted
+    if np.any(sculpted & np.any(capex[:, 1:], axis=1)):
+        row = int(np.flatnonzero(sculpted & np.any(capex[:, 1:], axis=1))[0])
         raise InputError(
             f"scenario '{b.names[row]}': financing.repayment = 'sculpted' needs all capex paid in "
             "month 0 (one draw); this scenario buys GPUs later (vintages or a deployment "
@@ -1313,7 +1319,8 @@ def _finance(b, first, horizon, months, capex, tax_rate, discount_annual, sizing
         )
     with np.errstate(divide="ignore", invalid="ignore"):
         draw_profile = np.nan_to_num(capex / capex.sum(axis=1, keepdims=True))
-    specs = _stack_specs(b, first, horizon)
+    # Sculpted loans (single loans drawn in month 0) take the closed form, the rest the stack.
+    specs = _stack_specs(b, first, horizon, leave_out=sculpted)
 
     def schedule(specs):
         return stack_schedule(
@@ -1327,7 +1334,23 @@ def _finance(b, first, horizon, months, capex, tax_rate, discount_annual, sizing
         )
 
     stack = schedule(specs)
-    if sizing is None or not specs:
+    if sizing is None:
+        return stack
+    if sculpted.any():
+        rows = np.flatnonzero(sculpted)
+        single = _single_loan(
+            b,
+            first[rows],
+            horizon[rows],
+            months,
+            capex[rows, 0],
+            tax_rate[rows],
+            discount_annual[rows],
+            sizing.rows(rows),
+        )
+        _put_rows(stack, single, rows)
+        sized_rows = stack.metrics["debt_sizing_constraint"][rows].copy()
+    if not specs:
         return stack
     given = stack.metrics["debt_usd"]
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -1354,8 +1377,22 @@ def _finance(b, first, horizon, months, capex, tax_rate, discount_annual, sizing
                 spec["amount_usd"] = spec["amount_usd"] * scale
                 spec["share_of_capex"] = spec["share_of_capex"] * scale
         stack = schedule(scaled)
+    if sculpted.any():
+        _put_rows(stack, single, rows)
+        constraint[rows] = sized_rows
     stack.metrics["debt_sizing_constraint"] = constraint
     return stack
+
+
+def _put_rows(stack, single, rows) -> None:
+    """Write the lines and metrics of some scenarios' single loans into the stack's, in place."""
+    n = len(next(iter(stack.metrics.values())))
+    for group in ("lines", "metrics"):
+        target = getattr(stack, group)
+        for key, values in getattr(single, group).items():
+            if key not in target:
+                target[key] = np.zeros((n, *np.shape(values)[1:]), dtype=np.asarray(values).dtype)
+            target[key][rows] = values
 
 
 @dataclass(frozen=True)
@@ -1368,6 +1405,17 @@ class _DebtSizing:
     test_months: int  # the DSCR covenant's trailing window
     cfads: np.ndarray  # CFADS before financing: EBITDA - tax on income before interest [USD]
     value: np.ndarray  # the GPUs' (and site's) book value at month end [USD]
+
+    def rows(self, rows) -> _DebtSizing:
+        """The sizing of some scenarios only."""
+        return _DebtSizing(
+            self.min_dscr[rows],
+            self.max_ltv[rows],
+            self.sculpted[rows],
+            self.test_months,
+            self.cfads[rows],
+            self.value[rows],
+        )
 
 
 def _sizing(b, first, horizon, capex, ebitda, lines, book_depreciation, impairment):
@@ -1496,15 +1544,18 @@ DEBT_SHARE_LOAN = "debt_share loan"
 """Name of the loan that financing.debt_share stands for in the capital stack."""
 
 
-def _stack_specs(b: ScenarioBatch, first, horizon) -> list[dict]:
+def _stack_specs(b: ScenarioBatch, first, horizon, leave_out=None) -> list[dict]:
     """The scenarios' tranches, plus financing.debt_share as a delayed-draw term loan.
 
     The debt_share loan is built from batch columns (so sweeps of debt_share, its rate and term
     reach it): it draws pro rata to capex, each draw amortizing over debt_term_months with level
     payments from the month after it; what is owed when the projection ends is repaid then.
+    Scenarios in `leave_out` (bool (n,)) get no such loan (their loan is computed elsewhere).
     """
     specs = [dict(t) for t in b.stack]
     share = b["financing.debt_share"][first]
+    if leave_out is not None:
+        share = np.where(leave_out, 0.0, share)
     if not np.any(share > 0):
         return specs
     n = len(first)

@@ -628,7 +628,7 @@ def size_debt(
     owed = service > 0
     w = max(int(test_months), 1)
     window_cfads, window_service = trailing_sum_months(cfads, w), trailing_sum_months(service, w)
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         by_month = np.where(owed, cfads / (target * service), np.inf)
         by_window = np.where(
             owed & (window_service > 0), window_cfads / (target * window_service), np.inf
@@ -640,16 +640,12 @@ def size_debt(
         ltv = np.broadcast_to(np.asarray(max_ltv, dtype=float), (n,))[:, None]
         balance = np.asarray(balance_per_usd, dtype=float)
         value = np.maximum(np.asarray(value_usd, dtype=float), 0.0)
-        with np.errstate(divide="ignore", invalid="ignore"):
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             by_value = np.where(balance > 0, ltv * value / balance, np.inf)
         d_ltv = np.where(np.isnan(ltv[:, 0]), np.inf, by_value.min(axis=1, initial=np.inf))
     debt = np.minimum(cap, np.minimum(d_dscr, d_ltv))
-    constraint = np.select(
-        [cap <= 0, debt >= cap, debt >= d_dscr], [0, 1, 2], 3
-    ).astype(np.int64)
+    constraint = np.select([cap <= 0, debt >= cap, debt >= d_dscr], [0, 1, 2], 3).astype(np.int64)
     return debt, constraint
-
-
 
 
 def _col(x):

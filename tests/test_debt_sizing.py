@@ -20,7 +20,6 @@ from econ.financing import (
     size_debt,
 )
 from econ.units import HOURS_PER_MONTH
-
 from tests.conftest import ROOT
 
 SEED = ROOT / "models" / "scenarios" / "deepseek-r1-gb200-nvl72.toml"
@@ -87,7 +86,11 @@ def test_sculpted_debt_keeps_every_test_window_at_the_target(cfads, window):
     flows = np.r_[0.0, cfads][None, :]
     out = sculpted_schedule(flows, np.array([0.008]), np.array([len(cfads)]))
     debt, _ = size_debt(
-        flows, out["service_per_usd"], out["balance_per_usd"], np.array([1.3]), np.array([1e12]),
+        flows,
+        out["service_per_usd"],
+        out["balance_per_usd"],
+        np.array([1.3]),
+        np.array([1e12]),
         test_months=window,
     )
     # at least PV(A)/DSCR* (more where a made-up shortfall falls outside every test window)
@@ -184,8 +187,9 @@ def test_engine_sizes_the_largest_level_loan_on_cfads_before_financing():
     """The sized loan's service x 1.30 stays within CFADS before financing (EBITDA less the tax of
     the all-equity case) in every month, and meets it in the binding month."""
     sized = project(_seed(repayment="level_payment", size_to_min_dscr=1.3, max_ltv=None))
-    unlevered = project(_seed(debt_share=0.0, repayment="level_payment", size_to_min_dscr=None,
-                              max_ltv=None))
+    unlevered = project(
+        _seed(debt_share=0.0, repayment="level_payment", size_to_min_dscr=None, max_ltv=None)
+    )
     m, u = sized.monthly, unlevered.monthly
     cfads = (u["ebitda_usd"] - u["tax_usd"]).to_numpy()
     service = m["debt_service_usd"].to_numpy()
@@ -251,17 +255,20 @@ def test_sculpted_with_later_purchases_is_refused():
         project(scenario)
 
 
-@pytest.mark.parametrize(
-    "overrides, message",
-    [
-        ({"financing.debt_share": 0.0, "financing.repayment": "level_payment"}, "there is none"),
-        ({"financing.debt_share": 0.0, "financing.size_to_min_dscr": None,
-          "financing.max_ltv": None}, "repayment = 'sculpted'"),
-    ],
-)
-def test_sizing_without_a_loan_is_refused(overrides, message):
-    with pytest.raises(InputError, match=message):
-        load_scenario(SEED, overrides)
+def test_sculpted_tranches_are_refused():
+    with pytest.raises(InputError, match="tranches have their own repayment"):
+        load_scenario(
+            ROOT / "models" / "scenarios" / "deepseek-r1-gb200-nvl72-capital-stack.toml",
+            {"financing.repayment": "sculpted"},
+        )
+
+
+def test_no_loan_to_size_is_no_debt():
+    result = project(_seed(debt_share=0.0))
+    summary = result.summary.iloc[0]
+    assert summary["debt_usd_total"] == 0 and summary["debt_sizing_constraint"] == 0
+    assert summary["dscr_headroom"] is None and summary["months_of_headroom"] is None
+    assert any("dscr_headroom" in w for w in summary["warnings"])
 
 
 def test_months_of_headroom_counts_service_months_before_the_first_breach():
@@ -332,3 +339,27 @@ def test_annual_by_asset_and_calendar_year_with_ebit():
     assert result.annual.equals(asset)
     with pytest.raises(InputError, match="asset, calendar"):
         annual_table(monthly, "fiscal")
+
+
+def test_a_mixed_batch_sizes_each_scenario_as_alone():
+    """Sculpted single loans, sized level loans on the stack and tranches in one batch."""
+    files = sorted((ROOT / "models" / "scenarios").glob("*.toml"))
+    together = project([load_scenario(f) for f in files])
+    for i, path in enumerate(files):
+        alone = project(load_scenario(path))
+        for key, values in alone.metrics.items():
+            np.testing.assert_allclose(
+                together.metrics[key][i : i + 1], values, rtol=1e-9, err_msg=f"{path.name} {key}"
+            )
+        assert together.warnings[i] == alone.warnings[0]
+
+
+def test_workbook_cost_per_gpu_hour_is_a_live_formula():
+    from econ.workbook import formula_report
+
+    scenario = load_scenario(SEED)
+    report = formula_report(project(scenario), [scenario])[0]
+    parts = {f"cost_usd_per_gpu_hour_{p}" for p in ("depreciation", "financing", "power")}
+    assert {"cost_usd_per_gpu_hour", *parts} <= set(report["formulas"])
+    # the sculpted loan's lines are the engine's values (the sizing searches the schedule)
+    assert any(note.startswith("interest_usd:") for note in report["values"])

@@ -188,16 +188,10 @@ class Financing(Section):
                 f"debt_share is {self.debt_share} and tranches are given; give the debt either as "
                 "debt_share (one term loan) or as tranches"
             )
-        sizing = self.size_to_min_dscr is not None or self.max_ltv is not None
-        if sizing and not self.tranches and self.debt_share == 0:
+        if self.repayment == "sculpted" and self.tranches:
             raise ValueError(
-                "size_to_min_dscr / max_ltv size a loan, but there is none: give debt_share (the "
-                "largest share of capex the lenders would lend) or tranches"
-            )
-        if self.repayment == "sculpted" and (self.tranches or self.debt_share == 0):
-            raise ValueError(
-                "repayment = 'sculpted' shapes debt_share's loan; expected debt_share > 0 and no "
-                "tranches (tranches have their own repayment)"
+                "repayment = 'sculpted' shapes debt_share's loan; tranches have their own "
+                "repayment: give debt_share instead, or repayment = 'level_payment'"
             )
         self.stack  # noqa: B018  (the stack's own rules: names, shares, residual equity)
         return self
