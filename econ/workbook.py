@@ -1180,6 +1180,20 @@ SPECS: tuple[Spec, ...] = (
             "opex_usd",
             "ebitda_usd",
             "depreciation_usd",
+            "impairment_usd",
+        )
+    ),
+    view(
+        "Annual",
+        "ebit_usd",
+        Cell("Annual", "ebitda_usd")
+        - Cell("Annual", "depreciation_usd")
+        - Cell("Annual", "impairment_usd"),
+        "EBIT: EBITDA - depreciation - impairment (econ.engine.annual_table)",
+    ),
+    *(
+        view("Annual", name, _SumIf(name))
+        for name in (
             "interest_usd",
             "tax_usd",
             "net_income_usd",

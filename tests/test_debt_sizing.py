@@ -3,6 +3,8 @@ levelized cost per GPU-hour (issue 16, sections 5 and 6)."""
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -363,3 +365,33 @@ def test_workbook_cost_per_gpu_hour_is_a_live_formula():
     assert {"cost_usd_per_gpu_hour", *parts} <= set(report["formulas"])
     # the sculpted loan's lines are the engine's values (the sizing searches the schedule)
     assert any(note.startswith("interest_usd:") for note in report["values"])
+
+
+def test_workbook_annual_ebit_is_the_engines_asset_year_ebit(tmp_path):
+    import pandas as pd
+
+    from econ.workbook import write_workbook
+
+    scenario = load_scenario(SEED)
+    path = write_workbook(project(scenario), tmp_path / "seed.xlsx", [scenario])
+    sheet = pd.read_excel(path, sheet_name="Annual")
+    engine = project(scenario).annual.loc["deepseek-r1-gb200-nvl72"]
+    years = sheet["tax_year"].astype(int).to_numpy()
+    np.testing.assert_allclose(
+        sheet["ebit_usd"].to_numpy(float), engine.loc[years, "ebit_usd"].to_numpy(), rtol=1e-9
+    )
+
+
+def test_cli_table_and_json_show_the_new_figures(capsys):
+    from econ.cli import main
+
+    assert main(["project", str(SEED)]) == 0
+    table = capsys.readouterr().out
+    assert "Levelized cost per GPU-hour [USD]" in table and "DSCR headroom" in table
+    assert "binding constraint: debt_share" in table
+    assert main(["project", str(SEED), "--format", "json"]) == 0
+    summary = json.loads(capsys.readouterr().out)["scenarios"][0]["summary"]
+    expected = project(load_scenario(SEED)).summary.iloc[0]
+    for key in ("cost_usd_per_gpu_hour", "debt_usd_total", "dscr_headroom", "months_of_headroom"):
+        assert summary[key] == pytest.approx(expected[key], rel=1e-12)
+    assert summary["debt_sizing_constraint"] == 1
