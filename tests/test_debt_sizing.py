@@ -395,3 +395,24 @@ def test_cli_table_and_json_show_the_new_figures(capsys):
     for key in ("cost_usd_per_gpu_hour", "debt_usd_total", "dscr_headroom", "months_of_headroom"):
         assert summary[key] == pytest.approx(expected[key], rel=1e-12)
     assert summary["debt_sizing_constraint"] == 1
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "models" / "scenarios").glob("*.toml")))
+def test_ready_made_cases_are_financeable_or_say_why_not(path):
+    """Every ready-made case carries sourced opex; its debt keeps the DSCR covenant, or its
+    description says it is a stress case; a case that loses money says so."""
+    scenario = load_scenario(path)
+    summary = project(scenario).summary.iloc[0]
+    opex = scenario.opex
+    assert opex.staff_usd_per_month > 0 and opex.insurance_share_of_capex_annual > 0
+    for field in ("staff_usd_per_month", "insurance_share_of_capex_annual"):
+        assert f"opex.{field}" in scenario.sources
+    description = scenario.description.lower()
+    if summary["debt_usd_total"] > 0 and "stress" not in description:
+        assert summary["min_dscr"] >= 1.3 - 1e-6
+        assert summary["covenant_breach_months"] == 0
+        assert summary["debt_sizing_constraint"] >= 1
+    if summary["npv_usd"] < 0:
+        assert "loses money" in description
+    else:
+        assert "loses money" not in description
