@@ -875,7 +875,8 @@ def _ledger(b: ScenarioBatch, months, lines, site, to: _Scenarios, capex_row) ->
     impairment = lines["impairment_usd"]
     tax_rate = to.at_first(b["financing.tax_rate"])
     discount_annual = to.at_first(b["financing.discount_rate_annual"])
-    sizing = _sizing(b, to.first, horizon, capex, ebitda, lines, book_depreciation, impairment)
+    depreciation = (book_depreciation, tax_depreciation)
+    sizing = _sizing(b, to.first, horizon, capex, ebitda, lines, depreciation, impairment)
     stack = _finance(b, to.first, horizon, months, capex, tax_rate, discount_annual, sizing)
     interest = stack.lines["interest_expense_usd"]
     income_tax, deferred, consumed, net_income = _tax(
@@ -1418,7 +1419,7 @@ class _DebtSizing:
         )
 
 
-def _sizing(b, first, horizon, capex, ebitda, lines, book_depreciation, impairment):
+def _sizing(b, first, horizon, capex, ebitda, lines, depreciation, impairment):
     """The debt sizing inputs, or None where no scenario sizes its debt or sculpts it.
 
     The debt is sized on CFADS before financing: EBITDA less the income tax the scenario would
@@ -1432,11 +1433,12 @@ def _sizing(b, first, horizon, capex, ebitda, lines, book_depreciation, impairme
     sculpted = b["financing.repayment"][first] == 1
     if np.isnan(min_dscr).all() and np.isnan(max_ltv).all() and not sculpted.any():
         return None
+    book_depreciation, tax_depreciation = depreciation  # the scenario's, with the site's
     no_interest = np.zeros_like(ebitda)
     income_tax = _tax(
         ebitda,
         book_depreciation,
-        lines["tax_depreciation_usd"],
+        tax_depreciation,
         impairment,
         no_interest,
         lines["gain_usd"],
