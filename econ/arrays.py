@@ -65,3 +65,16 @@ def snap_to_zero(x, tolerance: float = HALF_CENT_USD) -> np.ndarray:
     """
     a = np.asarray(x, dtype=float)
     return np.where(np.abs(a) < tolerance, 0.0, a)
+
+
+def trailing_sum_months(x, w: int) -> np.ndarray:
+    """Sum over the last ``w`` months, each month included (fewer at the start).
+
+    Summed lag by lag (w is a covenant window, at most a few dozen months) rather than as a
+    difference of running totals, which cancels to 0 where a small month follows large ones.
+    """
+    x = np.asarray(x, dtype=float)
+    out = x.copy()
+    for lag in range(1, min(int(w), x.shape[-1])):
+        out[..., lag:] += x[..., :-lag]
+    return out

@@ -218,11 +218,17 @@ def summary_rows() -> tuple[tuple[str, str, str], ...]:
     which only commands that project load."""
     from econ.engine import COMPONENTS
 
-    return (
-        _SUMMARY_HEAD
-        + tuple((f"component:{c}", f"  of which {c} [USD/Mtok]", "{:,.4f}") for c in COMPONENTS)
-        + _SUMMARY_TAIL
-    )
+    rows = []
+    for row in _SUMMARY_HEAD + _SUMMARY_TAIL:
+        rows.append(row)
+        if row[0] == "lcot_usd_per_mtok":
+            rows += [(f"component:{c}", f"  of which {c} [USD/Mtok]", "{:,.4f}") for c in COMPONENTS]
+        elif row[0] == "cost_usd_per_gpu_hour":
+            rows += [
+                (f"cost_usd_per_gpu_hour_{c}", f"  of which {c} [USD/GPU-hour]", "{:,.4f}")
+                for c in COMPONENTS
+            ]
+    return tuple(rows)
 
 
 def __getattr__(name: str):
@@ -245,6 +251,10 @@ _SUMMARY_TAIL = (
     ("profitability_index", "Profitability index [x]", "{:.3f}"),
     ("payback_months", "Payback [months]", "{:.1f}"),
     ("min_dscr", "Minimum DSCR [x]", "{:.2f}"),
+    ("dscr_headroom", "DSCR headroom over the covenant [x]", "{:+.2f}"),
+    ("months_of_headroom", "Months of debt service within the covenant", "{:.0f}"),
+    ("debt_usd_total", "Debt [USD]", "{:,.0f}"),
+    ("cost_usd_per_gpu_hour", "Levelized cost per GPU-hour [USD]", "{:,.4f}"),
     ("tokens_per_s_per_mw", "Rated tokens/s per MW IT", "{:,.0f}"),
     ("revenue_usd_per_mw_year", "Revenue per MW-year IT [USD]", "{:,.0f}"),
     ("tokens_per_s_per_mw_utility", "Delivered tokens/s per MW utility", "{:,.0f}"),

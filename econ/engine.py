@@ -14,7 +14,7 @@ disposal), then per scenario the ledger (`_ledger`: financing, tax, cash flows) 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -27,6 +27,7 @@ from econ import cashflow, catalog, construction, density, market, tax
 from econ import deferred_tax as deferred_tax_mod
 from econ import depreciation as dep
 from econ import facility as facility_mod
+from econ import financing as financing_mod
 from econ import impairment as impairment_mod
 from econ import metrics as metrics_mod
 from econ import opex as opex_mod
@@ -34,6 +35,7 @@ from econ import power as power_mod
 from econ.arrays import cumsum_months
 from econ.batch import ScenarioBatch, field_kinds
 from econ.capital import stack_schedule
+from econ.errors import InputError
 from econ.financing import level_payment_schedule
 from econ.memory import keep_freed_memory
 from econ.scenario.depreciation_models import METHOD_ARRAY_FIELDS
@@ -151,6 +153,12 @@ SUMMARY_COLUMNS = (
     "mirr_project_annual",
     "mirr_equity_annual",
     "profitability_index",
+    "debt_usd_total",
+    "debt_sizing_constraint",
+    "dscr_headroom",
+    "months_of_headroom",
+    "cost_usd_per_gpu_hour",
+    *(f"cost_usd_per_gpu_hour_{c}" for c in COMPONENTS),
 )
 
 MIN_EQUITY_SHARE_FOR_IRR = 0.05
@@ -240,18 +248,12 @@ class Projection:
 
     @property
     def annual(self) -> pd.DataFrame:
-        """Yearly totals indexed by (scenario, year): year 1 is months 0-12, year k months
-        12k-11..12k. Flows are summed; balances (debt, deferred tax) are taken at year end;
-        ratios are left out."""
-        monthly = self.monthly.drop(columns=["date", *RATIO_LINES, "covenant_breach"])
-        months = monthly.index.get_level_values("month")
-        year = np.maximum(months - 1, 0) // MONTHS_PER_YEAR + 1
-        keys = [monthly.index.get_level_values("scenario"), pd.Index(year, name="year")]
-        grouped = monthly.groupby(keys, sort=False)
-        annual = grouped.sum()
-        for name in BALANCE_LINES:
-            annual[name] = grouped[name].last()
-        return annual
+        """Yearly totals by asset year (`yearly("asset")`)."""
+        return self.yearly("asset")
+
+    def yearly(self, years: str = "asset") -> pd.DataFrame:
+        """Yearly totals indexed by (scenario, year), by asset or calendar year (annual_table)."""
+        return annual_table(self.monthly, years)
 
     def summary_records(self) -> list[dict]:
         """JSON-ready summaries: [{name, summary: {...}}] with None for undefined metrics."""
@@ -269,34 +271,44 @@ class Projection:
         return records
 
 
-def calendar_year_totals(monthly: pd.DataFrame, columns: Sequence[str]) -> pd.DataFrame:
-    """Flows of a projection's monthly schedule summed by calendar year [unit of each line].
+YEARS = ("asset", "calendar")
+"""How annual outputs group months: asset years (year 1 is months 0-12, year k months
+12k-11..12k, counted from the purchase month) or calendar years (January to December)."""
 
-    Months are placed in the calendar year of their `date` (the purchase month included), unlike
-    `Projection.annual`, which counts years of 12 months from the first service month as tax does.
-    Balances and ratios (econ.engine.BALANCE_LINES, RATIO_LINES) do not add over a year and are
-    refused.
+
+def annual_table(monthly: pd.DataFrame, years: str = "asset") -> pd.DataFrame:
+    """Yearly totals of a monthly schedule indexed by (scenario, year), with an EBIT row.
+
+    Flows are summed; balances (debt, deferred tax) are taken at year end; ratios are left out.
+    ebit_usd = EBITDA - depreciation - impairment (earnings before interest and tax).
 
     Parameters
     ----------
-    monthly : `Projection.monthly` of one or more scenarios (a `date` column)
-    columns : flow lines to total
-
-    Returns
-    -------
-    DataFrame indexed by (scenario, year) where the index holds scenarios, else by year
+    monthly : the frame of Projection.monthly (indexed by scenario and month, or with those as
+        columns)
+    years : "asset" (year 1 = months 0-12, the workbook's and the gains page's year) or
+        "calendar" (the year of each month's date; year 1 then starts at the start date)
     """
-    levels = [c for c in columns if c in BALANCE_LINES or c in RATIO_LINES]
-    if levels:
-        raise ValueError(
-            f"{levels[0]} is a balance or a ratio, not a flow: it has no yearly total; expected "
-            "flow lines such as revenue_usd"
-        )
-    year = pd.Index(pd.to_datetime(monthly["date"]).dt.year, name="year")
-    keys = [year]
-    if "scenario" in (monthly.index.names or []):
-        keys = [monthly.index.get_level_values("scenario"), year]
-    return monthly[list(columns)].groupby(keys, sort=True).sum()
+    if years not in YEARS:
+        raise InputError(f"years: unknown value {years!r}; expected one of: {', '.join(YEARS)}")
+    frame = monthly.reset_index() if "month" not in monthly.columns else monthly
+    frame = frame.drop(columns=[c for c in (*RATIO_LINES, "covenant_breach") if c in frame])
+    if years == "asset":
+        year = np.maximum(frame["month"].to_numpy() - 1, 0) // MONTHS_PER_YEAR + 1
+    else:
+        year = pd.to_datetime(frame["date"]).dt.year.to_numpy()
+    keys = [frame["scenario"].to_numpy(), pd.Index(year, name="year")]
+    values = frame.drop(columns=["scenario", "month", "date"])
+    grouped = values.groupby(keys, sort=False)
+    annual = grouped.sum()
+    annual.index.names = ["scenario", "year"]
+    for name in BALANCE_LINES:
+        if name in annual:
+            annual[name] = grouped[name].last()
+    annual["ebit_usd"] = (
+        annual["ebitda_usd"] - annual["depreciation_usd"] - annual["impairment_usd"]
+    )
+    return annual
 
 
 def _json_number(value) -> float | int | None:
@@ -943,7 +955,13 @@ def _ledger(b: ScenarioBatch, months, lines, site, to: _Scenarios, capex_row, bu
     impairment = lines["impairment_usd"]
     tax_rate = to.at_first(b["financing.tax_rate"])
     discount_annual = to.at_first(b["financing.discount_rate_annual"])
-    stack = _finance(b, to.first, horizon, months, capex, tax_rate, discount_annual, built)
+    depreciation = (book_depreciation, tax_depreciation)
+    sizing = _sizing(
+        b, to.first, horizon, capex, ebitda, lines, depreciation, impairment, built is not None
+    )
+    stack = _finance(
+        b, to.first, horizon, months, capex, tax_rate, discount_annual, built, sizing
+    )
     interest = stack.lines["interest_expense_usd"]
     income_tax, current_tax, deferred, consumed, net_income = _tax(
         ebitda,
@@ -1057,16 +1075,14 @@ def _summary_metrics(b: ScenarioBatch, ledger: _Ledger, to: _Scenarios, fleet, c
     pv = lambda x: metrics_mod.present_value(x, ledger.discount)  # noqa: E731
     pv_tokens = pv(lines["tokens"])
     pv_consumed = pv(ledger.consumed)
-    lcot, components = metrics_mod.levelized_cost(
-        {
-            "depreciation": pv_consumed,
-            "financing": pv(ledger.capex) - pv(ledger.proceeds) - pv_consumed,
-            "power": pv(lines["power_usd"]),
-            "facility": pv(ledger.facility),
-            "opex": pv(lines["opex_usd"]),
-        },
-        pv_tokens,
-    )
+    pv_parts = {
+        "depreciation": pv_consumed,
+        "financing": pv(ledger.capex) - pv(ledger.proceeds) - pv_consumed,
+        "power": pv(lines["power_usd"]),
+        "facility": pv(ledger.facility),
+        "opex": pv(lines["opex_usd"]),
+    }
+    lcot, components = metrics_mod.levelized_cost(pv_parts, pv_tokens)
     npv = pv(ledger.cash_flow_project)
     project_irr = metrics_mod.unique_irr_annual(ledger.cash_flow_project)
     irr_project = project_irr["irr_annual"]
@@ -1155,6 +1171,8 @@ def _summary_metrics(b: ScenarioBatch, ledger: _Ledger, to: _Scenarios, fleet, c
         "mirr_project_annual": mirr["project"],
         "mirr_equity_annual": mirr["equity"],
         "profitability_index": metrics_mod.profitability_index(npv, pv(ledger.capex)),
+        **_debt_metrics(ledger),
+        **_cost_per_gpu_hour(pv, lines["gpus_in_service"], pv_parts),
     }
     negative_breakeven = breakeven < 0  # NPV > 0 at a zero token price
     metrics["breakeven_price_usd_per_mtok"] = np.where(negative_breakeven, np.nan, breakeven)
@@ -1167,6 +1185,44 @@ def _summary_metrics(b: ScenarioBatch, ledger: _Ledger, to: _Scenarios, fleet, c
         "irr": {"project": project_irr, "equity": equity_irr},
     }
     return metrics, components, facts
+
+
+def _debt_metrics(ledger: _Ledger) -> dict[str, np.ndarray]:
+    """Debt drawn, what sized it, and the headroom under the DSCR covenant (n,) each.
+
+    dscr_headroom = min_dscr - the covenant's DSCR floor. months_of_headroom counts months of
+    debt service, from the first, before the covenant's DSCR (on its trailing test window) first
+    falls below the floor: all months of debt service where it never does, 0 where the first test
+    fails. Both are NaN where there is no debt service or no DSCR covenant.
+    """
+    stack, coverage = ledger.stack, ledger.coverage
+    debt = stack.metrics["debt_usd"]
+    sized = stack.metrics.get("debt_sizing_constraint")
+    constraint = np.where(debt > 0, 1.0, 0.0) if sized is None else sized.astype(float)
+    floor = ledger.covenants[0]
+    owed = (stack.lines["debt_service_usd"] > 1e-6) & ledger.active
+    serviced = owed.any(axis=1) & ~np.isnan(floor)
+    breach = coverage["first_breach_month"]
+    before = np.arange(owed.shape[1])[None, :] < np.where(np.isnan(breach), np.inf, breach)[:, None]
+    months = (owed & before).sum(axis=1)
+    return {
+        "debt_usd_total": debt,
+        "debt_sizing_constraint": constraint,
+        "dscr_headroom": np.where(serviced, coverage["min_dscr"] - floor, np.nan),
+        "months_of_headroom": np.where(serviced, months, np.nan),
+    }
+
+
+def _cost_per_gpu_hour(pv, gpus_in_service, pv_parts) -> dict[str, np.ndarray]:
+    """Levelized all-in cost per GPU-hour in service: PV(costs) / PV(GPU-hours) [USD/GPU-hour],
+    and its parts (the levelized cost's components over GPU-hours instead of tokens)."""
+    pv_hours = pv(gpus_in_service * HOURS_PER_MONTH)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        parts = {
+            f"cost_usd_per_gpu_hour_{k}": np.where(pv_hours > 0, v / pv_hours, np.nan)
+            for k, v in pv_parts.items()
+        }
+    return {"cost_usd_per_gpu_hour": sum(parts.values()), **parts}
 
 
 STACK_METRICS = ("wacc_after_tax_annual", "cost_of_debt_annual", "debt_usd", "dilution_shares")
@@ -1241,6 +1297,13 @@ def _warning_source(b, ledger: _Ledger, metrics, facts, fleet: _Fleet, costs: _C
     }
     settled = stack.lines["settlement_usd"].sum(axis=1)
     flags["debt_settled_at_end"] = settled > 0.005
+    sized = stack.metrics.get("debt_sizing_constraint")
+    first = np.flatnonzero(fleet.first_row)
+    flags["debt_sized"] = (
+        ~np.isnan(b["financing.size_to_min_dscr"][first])
+        | ~np.isnan(b["financing.max_ltv"][first])
+        | (b["financing.repayment"][first] == 1)
+    ) & (sized is not None)
     contracted_kw = b["facility.contracted_kw"][np.flatnonzero(fleet.first_row)]
     peak_it_kw = ledger.lines["it_kw"].max(axis=1)
     flags["over_contract"] = ~np.isnan(contracted_kw) & (peak_it_kw > contracted_kw + 1e-9)
@@ -1273,6 +1336,11 @@ def _warning_source(b, ledger: _Ledger, metrics, facts, fleet: _Fleet, costs: _C
         "settled_at_end": settled,
         "irr_falling": {side: irr[side]["falling"] for side in irr},
         "irr_several": {side: irr[side]["several_sign_changes"] for side in irr},
+        "sizing_constraint": sized,
+        "debt_usd": stack.metrics["debt_usd"],
+        "capex_total": ledger.capex_total,
+        "size_to_min_dscr": b["financing.size_to_min_dscr"][np.flatnonzero(fleet.first_row)],
+        "max_ltv": b["financing.max_ltv"][np.flatnonzero(fleet.first_row)],
     }
     sc = fleet.scenario
     irr_rows = {
@@ -1365,30 +1433,179 @@ def _method_params(b: ScenarioBatch, path: str, side: str) -> dict[str, np.ndarr
     return params
 
 
-def _finance(b, first, horizon, months, capex, tax_rate, discount_annual, built=None):
+def _finance(
+    b, first, horizon, months, capex, tax_rate, discount_annual, built=None, sizing=None
+):
     """The capital stack's schedules: the general stack, or the closed form of its common case.
 
     With a construction period (`built`, econ.construction) the debt_share loan is the
     construction loan: drawn with the capex payments, its interest capitalized until service.
 
     When the only debt is financing.debt_share's loan and all capex is paid in month 0, the loan
-    is one level-payment draw, whose schedule has a closed form (econ.financing) that is several
-    times faster than the general stack; tests check the two agree.
+    is one level-payment (or sculpted) draw, whose schedule has a closed form (econ.financing)
+    that is several times faster than the general stack; tests check the two agree. `sizing`
+    (from _sizing) sizes the debt to a minimum DSCR and a maximum LTV: the single loan in closed
+    form, the general stack by one factor on every debt tranche (its schedules scale with it).
     """
     if built is not None:
         return _built_loan(b, built, capex, tax_rate, discount_annual)
     if not b.stack and _only_month_zero_capex(capex) and FAST_SINGLE_LOAN:
-        return _single_loan(b, first, horizon, months, capex[:, 0], tax_rate, discount_annual)
+        return _single_loan(
+            b, first, horizon, months, capex[:, 0], tax_rate, discount_annual, sizing
+        )
+    sculpted = np.zeros(len(first), bool) if sizing is None else sizing.sculpted
+    if np.any(sculpted & np.any(capex[:, 1:], axis=1)):
+        row = int(np.flatnonzero(sculpted & np.any(capex[:, 1:], axis=1))[0])
+        raise InputError(
+            f"scenario '{b.names[row]}': financing.repayment = 'sculpted' needs all capex paid in "
+            "month 0 (one draw); this scenario buys GPUs later (vintages or a deployment "
+            "schedule): use repayment = 'level_payment' with size_to_min_dscr"
+        )
     with np.errstate(divide="ignore", invalid="ignore"):
         draw_profile = np.nan_to_num(capex / capex.sum(axis=1, keepdims=True))
-    return stack_schedule(
-        _stack_specs(b, first, horizon),
-        capex.sum(axis=1),
-        draw_profile,
-        months,
+    # Sculpted loans (single loans drawn in month 0) take the closed form, the rest the stack.
+    specs = _stack_specs(b, first, horizon, leave_out=sculpted)
+
+    def schedule(specs):
+        return stack_schedule(
+            specs,
+            capex.sum(axis=1),
+            draw_profile,
+            months,
+            horizon,
+            tax_rate=tax_rate,
+            equity_cost_annual=discount_annual,
+        )
+
+    stack = schedule(specs)
+    if sizing is None:
+        return stack
+    if sculpted.any():
+        rows = np.flatnonzero(sculpted)
+        single = _single_loan(
+            b,
+            first[rows],
+            horizon[rows],
+            months,
+            capex[rows, 0],
+            tax_rate[rows],
+            discount_annual[rows],
+            sizing.rows(rows),
+        )
+        _put_rows(stack, single, rows)
+        sized_rows = stack.metrics["debt_sizing_constraint"][rows].copy()
+    if not specs:
+        return stack
+    given = stack.metrics["debt_usd"]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        per_usd = {
+            k: np.nan_to_num(stack.lines[k] / given[:, None])
+            for k in ("debt_service_usd", "balance_usd")
+        }
+    debt, constraint = financing_mod.size_debt(
+        sizing.cfads,
+        per_usd["debt_service_usd"],
+        per_usd["balance_usd"],
+        sizing.min_dscr,
+        given,
+        sizing.test_months,
+        sizing.value,
+        sizing.max_ltv,
+    )
+    with np.errstate(divide="ignore", invalid="ignore"):
+        scale = np.where(given > 0, np.minimum(debt / given, 1.0), 1.0)
+    if not np.all(scale == 1.0):
+        scaled = [dict(t) for t in specs]
+        for spec in scaled:
+            if spec["type"] != "equity":
+                spec["amount_usd"] = spec["amount_usd"] * scale
+                spec["share_of_capex"] = spec["share_of_capex"] * scale
+        stack = schedule(scaled)
+    if sculpted.any():
+        _put_rows(stack, single, rows)
+        constraint[rows] = sized_rows
+    stack.metrics["debt_sizing_constraint"] = constraint
+    return stack
+
+
+def _put_rows(stack, single, rows) -> None:
+    """Write the lines and metrics of some scenarios' single loans into the stack's, in place."""
+    n = len(next(iter(stack.metrics.values())))
+    for group in ("lines", "metrics"):
+        target = getattr(stack, group)
+        for key, values in getattr(single, group).items():
+            if key not in target:
+                target[key] = np.zeros((n, *np.shape(values)[1:]), dtype=np.asarray(values).dtype)
+            target[key][rows] = values
+
+
+@dataclass(frozen=True)
+class _DebtSizing:
+    """What sizes a scenario's debt (n,) and the cash flow it is sized on (n, T+1)."""
+
+    min_dscr: np.ndarray  # target minimum DSCR [x], NaN: not sized by DSCR
+    max_ltv: np.ndarray  # [fraction], NaN: no cap
+    sculpted: np.ndarray  # bool: debt_share's loan sculpted to CFADS
+    test_months: int  # the DSCR covenant's trailing window
+    cfads: np.ndarray  # CFADS before financing: EBITDA - tax on income before interest [USD]
+    value: np.ndarray  # the GPUs' (and site's) book value at month end [USD]
+
+    def rows(self, rows) -> _DebtSizing:
+        """The sizing of some scenarios only."""
+        return _DebtSizing(
+            self.min_dscr[rows],
+            self.max_ltv[rows],
+            self.sculpted[rows],
+            self.test_months,
+            self.cfads[rows],
+            self.value[rows],
+        )
+
+
+def _sizing(b, first, horizon, capex, ebitda, lines, depreciation, impairment, construction=False):
+    """The debt sizing inputs, or None where no scenario sizes its debt or sculpts it.
+
+    The debt is sized on CFADS before financing: EBITDA less the income tax the scenario would
+    pay with no interest to deduct. Interest only lowers taxable income, so the tax actually paid
+    is no higher and the realised DSCR is at or above the target (the tax shield of the debt is
+    the lenders' cushion; no circular iteration). The collateral value for LTV is the book value:
+    capex paid so far less book depreciation and impairment.
+    """
+    min_dscr = b["financing.size_to_min_dscr"][first]
+    max_ltv = b["financing.max_ltv"][first]
+    sculpted = b["financing.repayment"][first] == 1
+    if np.isnan(min_dscr).all() and np.isnan(max_ltv).all() and not sculpted.any():
+        return None
+    if construction:
+        row = int(np.flatnonzero(~np.isnan(min_dscr) | ~np.isnan(max_ltv) | sculpted)[0])
+        raise InputError(
+            f"scenario '{b.names[row]}': debt sizing (financing.size_to_min_dscr, max_ltv or "
+            "repayment = 'sculpted') is not available with a construction period "
+            "(fleet.service_start_month or capex.payments) yet; give the debt as "
+            "financing.debt_share with level payments"
+        )
+    book_depreciation, tax_depreciation = depreciation  # the scenario's, with the site's
+    no_interest = np.zeros_like(ebitda)
+    income_tax = _tax(
+        ebitda,
+        book_depreciation,
+        tax_depreciation,
+        impairment,
+        no_interest,
+        lines["gain_usd"],
+        lines["tax_gain_usd"],
+        b["financing.tax_rate"][first],
         horizon,
-        tax_rate=tax_rate,
-        equity_cost_annual=discount_annual,
+        b["financing.tax_payment"][first],
+        b["financing.tax_valuation_allowance"][first],
+    )[0]
+    return _DebtSizing(
+        min_dscr=min_dscr,
+        max_ltv=max_ltv,
+        sculpted=sculpted,
+        test_months=int(np.max(b["financing.covenants.test_months"])),
+        cfads=cashflow.cash_flow_available_for_debt_service_usd(ebitda, income_tax),
+        value=cumsum_months(capex - book_depreciation - impairment),
     )
 
 
@@ -1400,17 +1617,33 @@ def _only_month_zero_capex(capex) -> bool:
     return not np.any(capex[:, 1:])
 
 
-def _single_loan(b, first, horizon, months, capex_usd, tax_rate, discount_annual):
+def _single_loan(b, first, horizon, months, capex_usd, tax_rate, discount_annual, sizing=None):
     """financing.debt_share's loan drawn in month 0: level payments over debt_term_months, the
-    balance left repaid in the last month; the StackSchedule lines and metrics the engine reads."""
+    balance left repaid in the last month, or payments sculpted to CFADS over the term within the
+    horizon; sized by `sizing` where given. The StackSchedule lines and metrics the engine reads."""
     share = b["financing.debt_share"][first]
     rate = b["financing.debt_rate_annual"][first]
     effective = b["financing.debt_rate_quote"][first] == 1
     rate_monthly = np.where(effective, monthly_rate(rate), nominal_monthly_rate(rate))
+    term = b["financing.debt_term_months"][first]
     debt_usd = share * capex_usd
+    if sizing is not None:
+        debt_usd, constraint, sculpt = _size_single_loan(
+            sizing, debt_usd, rate_monthly, term, horizon, months
+        )
     interest, scheduled, balance, settlement = level_payment_schedule(
-        debt_usd, rate_monthly, b["financing.debt_term_months"][first], months, last_month=horizon
+        debt_usd, rate_monthly, term, months, last_month=horizon
     )
+    if sizing is not None and sizing.sculpted.any():
+        rows = sizing.sculpted[:, None]
+        service = debt_usd[:, None] * sculpt["service_per_usd"]
+        sculpted_balance = debt_usd[:, None] * sculpt["balance_per_usd"]
+        opening = np.concatenate([debt_usd[:, None], sculpted_balance[:, :-1]], axis=1)
+        sculpted_interest = np.where(months[None, :] >= 1, opening * rate_monthly[:, None], 0.0)
+        interest = np.where(rows, sculpted_interest, interest)
+        scheduled = np.where(rows, service - sculpted_interest, scheduled)
+        balance = np.where(rows, sculpted_balance, balance)
+        settlement = np.where(rows, 0.0, settlement)
     principal = scheduled + settlement
     financing = -(interest + principal)
     financing[:, 0] += debt_usd  # drawn in month 0
@@ -1424,6 +1657,8 @@ def _single_loan(b, first, horizon, months, capex_usd, tax_rate, discount_annual
         "financing_cash_flow_usd": financing,
     }
     metrics = _loan_metrics(debt_usd, rate_monthly, capex_usd, tax_rate, discount_annual)
+    if sizing is not None:
+        metrics["debt_sizing_constraint"] = constraint
     return capital_mod.StackSchedule(lines=lines, tranches={}, metrics=metrics)
 
 
@@ -1463,19 +1698,44 @@ def _built_loan(b, built: construction.ConstructionLoan, capex, tax_rate, discou
     return capital_mod.StackSchedule(lines=lines, tranches={}, metrics=metrics)
 
 
+def _size_single_loan(sizing, cap_usd, rate_monthly, term, horizon, months):
+    """debt_share's loan sized to the DSCR and LTV limits; the sculpted shape per USD of debt."""
+    tenor = np.minimum(term, horizon)
+    sculpt = financing_mod.sculpted_schedule(sizing.cfads, rate_monthly, tenor)
+    level_interest, level_principal, level_balance, _ = level_payment_schedule(
+        np.ones_like(cap_usd), rate_monthly, term, months, last_month=horizon
+    )
+    level_service = level_interest + level_principal  # debt service per USD (no settlement)
+    rows = sizing.sculpted[:, None]
+    debt, constraint = financing_mod.size_debt(
+        sizing.cfads,
+        np.where(rows, sculpt["service_per_usd"], level_service),
+        np.where(rows, sculpt["balance_per_usd"], level_balance),
+        sizing.min_dscr,
+        cap_usd,
+        sizing.test_months,
+        sizing.value,
+        sizing.max_ltv,
+    )
+    return debt, constraint, sculpt
+
+
 DEBT_SHARE_LOAN = "debt_share loan"
 """Name of the loan that financing.debt_share stands for in the capital stack."""
 
 
-def _stack_specs(b: ScenarioBatch, first, horizon) -> list[dict]:
+def _stack_specs(b: ScenarioBatch, first, horizon, leave_out=None) -> list[dict]:
     """The scenarios' tranches, plus financing.debt_share as a delayed-draw term loan.
 
     The debt_share loan is built from batch columns (so sweeps of debt_share, its rate and term
     reach it): it draws pro rata to capex, each draw amortizing over debt_term_months with level
     payments from the month after it; what is owed when the projection ends is repaid then.
+    Scenarios in `leave_out` (bool (n,)) get no such loan (their loan is computed elsewhere).
     """
     specs = [dict(t) for t in b.stack]
     share = b["financing.debt_share"][first]
+    if leave_out is not None:
+        share = np.where(leave_out, 0.0, share)
     if not np.any(share > 0):
         return specs
     n = len(first)
@@ -1625,6 +1885,7 @@ def _warnings(flags, ctx, n) -> list[list[str]]:
             f"the debt outlives the projection: {ctx['settled_at_end'][i]:,.0f} USD is repaid in "
             "the last month"
         ),
+        "debt_sized": lambda i: _sizing_message(ctx, i),
         "dscr_below_1": lambda i: (
             f"debt service not covered in {ctx['months_below_1'][i]} months "
             f"(min DSCR {ctx['min_dscr'][i]:.2f})"
@@ -1678,12 +1939,28 @@ def _several_signs_message(side: str, ctx, i) -> str:
     )
 
 
+def _sizing_message(ctx, i) -> str:
+    limits = []
+    if not np.isnan(ctx["size_to_min_dscr"][i]):
+        limits.append(f"a minimum DSCR of {ctx['size_to_min_dscr'][i]:g}x")
+    if not np.isnan(ctx["max_ltv"][i]):
+        limits.append(f"a maximum LTV of {ctx['max_ltv'][i]:.0%} of book value")
+    code = int(ctx["sizing_constraint"][i])
+    share = ctx["debt_usd"][i] / ctx["capex_total"][i] if ctx["capex_total"][i] > 0 else 0.0
+    return (
+        f"debt sized to {' and '.join(limits) or 'the cash flow (sculpted)'}: "
+        f"{ctx['debt_usd'][i]:,.0f} USD ({share:.1%} of capex); binding constraint: "
+        f"{financing_mod.SIZING_CONSTRAINTS[code]} (debt_sizing_constraint = {code}); "
+        "breakeven_price_usd_per_mtok holds this debt as sized at the scenario's own token price "
+        "(at another price the sizing would give another debt)"
+    )
+
+
 __all__ = [
     "COMPONENTS",
     "MONTHLY_COLUMNS",
     "SUMMARY_COLUMNS",
     "Projection",
     "ScenarioBatch",
-    "calendar_year_totals",
     "project",
 ]

@@ -4,7 +4,9 @@ This module owns the building blocks the capital stack (econ.capital) composes: 
 (fixed, or an index curve plus spread with a floor), loan repayment schedules (level payment,
 straight line, bullet, interest only then amortizing, balloon) in which each draw amortizes from its
 own month, bond coupon schedules, and the effective interest method that spreads issue discount and
-debt issuance costs over the life of a debt as interest expense.
+debt issuance costs over the life of a debt as interest expense; and debt sizing as lenders size
+it: a loan sculpted to cash flow, and the largest loan a minimum DSCR and a maximum loan-to-value
+allow (closed forms, no search).
 
 Arrays are (n, T) over months 0..T-1: n scenarios, T months. Loops run over months or draw cohorts,
 never over scenarios. Sign convention: draws, interest, principal and balances are positive amounts;
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from econ.arrays import remaining_sum_months, trailing_sum_months
 from econ.errors import InputError
 from econ.units import HALF_CENT_USD, MONTHS_PER_YEAR
 
@@ -511,6 +514,164 @@ def _bisect_margin(end_value, rows, tolerance):
     return np.where(bracketed, 0.5 * (lo + hi), np.nan)
 
 
+SIZING_CONSTRAINTS = ("none", "debt_share", "dscr", "ltv")
+"""What limits a sized loan; the index of a name is its code in the summary's
+`debt_sizing_constraint` (0: no debt sized, 1: the debt_share cap on gearing, 2: the minimum DSCR,
+3: the maximum loan-to-value)."""
+
+
+def cfads_net_of_shortfalls(cfads_usd):
+    """CFADS of each month less the shortfalls of earlier months not yet made up [USD].
+
+    A month with negative CFADS leaves a shortfall that the following months make up before any of
+    their CFADS counts toward debt service (as a debt service reserve is replenished first):
+    A_m = max(0, CFADS_m - S_(m-1)), S_m = max(0, S_(m-1) - CFADS_m), S_0 = 0. Debt service of
+    A_m / target then keeps both the monthly DSCR and every trailing-window DSCR that ends in a
+    month with debt service at or above the target.
+
+    Parameters
+    ----------
+    cfads_usd : array (n, T)  cash flow available for debt service [USD]
+
+    Returns
+    -------
+    array (n, T)  [USD], 0 <= A_m <= max(CFADS_m, 0)
+    """
+    cfads = np.asarray(cfads_usd, dtype=float)
+    out = np.zeros_like(cfads)
+    shortfall = np.zeros(cfads.shape[0])
+    for m in range(cfads.shape[1]):
+        net = cfads[:, m] - shortfall
+        out[:, m] = np.maximum(net, 0.0)
+        shortfall = np.maximum(-net, 0.0)
+    return out
+
+
+def sculpted_schedule(cfads_usd, rate_monthly, tenor_months):
+    """Debt service and balance of a loan of 1 USD drawn in month 0 and sculpted to CFADS.
+
+    Sculpting sets each month's debt service in proportion to the CFADS available then (net of
+    earlier shortfalls, `cfads_net_of_shortfalls`), over months 1..N of the tenor; the loan the
+    service repays is its present value at the loan rate:
+
+        DS_m = A_m / DSCR*,   D = sum_(m=1..N) DS_m (1+i)^-m,
+
+    so a loan of D has DSCR = DSCR* in every month with service. Per USD of debt the service is
+    A_m / PV(A) and the balance after month m is the PV of the service still to come,
+    B_m = sum_(k>m) DS_k (1+i)^-(k-m), exactly 0 from month N on. Where A_m is below the interest
+    due, the interest not paid is added to the balance (B_m > B_(m-1), capitalized interest).
+    With constant CFADS the service is level and the loan is an annuity (PMT).
+
+    Parameters
+    ----------
+    cfads_usd : array (n, T)  CFADS by month, month 0 first [USD]
+    rate_monthly : array (n,)  loan rate [1/month]
+    tenor_months : array (n,)  months of debt service N (from month 1) [months]
+
+    Returns
+    -------
+    dict
+        ``service_per_usd`` (n, T) [USD per USD of debt], ``balance_per_usd`` (n, T),
+        ``pv_usd`` (n,): PV of the CFADS available over the tenor (D = pv_usd / DSCR*) [USD].
+
+    References
+    ----------
+    Yescombe, E. R., *Principles of Project Finance*, 2nd ed. (2014), section 14.5.2 (debt
+    sculpting: the repayment schedule set so that ADSCR is constant); Gatti, S., *Project Finance
+    in Theory and Practice*, 3rd ed. (2018), section 5.6.2 (sculpted repayment, debt sized as the
+    PV of CFADS / target DSCR at the cost of debt).
+    """
+    cfads = np.asarray(cfads_usd, dtype=float)
+    n, T = cfads.shape
+    m = np.arange(T)[None, :]
+    rate = np.broadcast_to(np.asarray(rate_monthly, dtype=float), (n,))[:, None]
+    tenor = np.broadcast_to(np.asarray(tenor_months, dtype=float), (n,))[:, None]
+    available = np.where((m >= 1) & (m <= tenor), cfads_net_of_shortfalls(cfads), 0.0)
+    discount = np.exp(-m * np.log1p(rate))  # (1+i)^-m
+    pv = (available * discount).sum(axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        service = np.where(pv[:, None] > 0, available / pv[:, None], 0.0)
+        # B_m = (sum_(k>m) DS_k v^k) / v^m: the PV at m of the service still to come.
+        later = remaining_sum_months(service * discount) - service * discount
+        balance = np.where(pv[:, None] > 0, later / discount, 0.0)
+    balance = np.where(m >= tenor, 0.0, balance)
+    return {"service_per_usd": service, "balance_per_usd": balance, "pv_usd": pv}
+
+
+def size_debt(
+    cfads_usd,
+    service_per_usd,
+    balance_per_usd,
+    min_dscr,
+    cap_usd,
+    test_months=1,
+    value_usd=None,
+    max_ltv=None,
+):
+    """The largest loan whose schedule keeps DSCR and LTV within the lenders' limits [USD].
+
+    A loan's service and balance scale with its amount D, so each limit gives D in closed form:
+
+    - DSCR: CFADS_m >= DSCR* x D x s_m in every month m with service s_m > 0, and the same over
+      every trailing window of ``test_months`` ending in such a month (the covenant test), so
+      D_dscr = min_m min(CFADS_m / (DSCR* s_m), sum_w CFADS / (DSCR* sum_w s)), at least 0;
+    - LTV: D x b_m <= LTV_max x V_m in every month with a balance b_m > 0 per USD, against the
+      collateral value V (the GPUs' book value): D_ltv = min_m LTV_max V_m / b_m;
+    - the gearing cap D_cap (financing.debt_share x capex).
+
+    D = min(D_cap, D_dscr, D_ltv), and the binding constraint is the one that gives D (ties go to
+    the cap, then DSCR). Rows with DSCR* NaN are not sized by DSCR, LTV_max NaN not by LTV.
+
+    Parameters
+    ----------
+    cfads_usd : array (n, T)  CFADS by month [USD]
+    service_per_usd, balance_per_usd : arrays (n, T)  the loan's debt service and closing balance
+        per USD borrowed (level payment: PMT and the annuity balance; sculpted: sculpted_schedule)
+    min_dscr : array (n,)  target minimum DSCR [x]; NaN: no DSCR sizing
+    cap_usd : array (n,)  largest loan allowed whatever the cover [USD]
+    test_months : int  trailing window of the DSCR covenant [months]
+    value_usd : array (n, T), optional  collateral value by month [USD]
+    max_ltv : array (n,), optional  maximum loan-to-value [fraction]; NaN: none
+
+    Returns
+    -------
+    debt_usd : array (n,)  [USD]
+    constraint : int array (n,)  code in SIZING_CONSTRAINTS (0 where the loan is 0 for want of a
+        cap, i.e. cap_usd = 0)
+
+    References
+    ----------
+    Yescombe, E. R., *Principles of Project Finance*, 2nd ed. (2014), sections 12.5.1 (ADSCR),
+    12.5.4 (asset cover) and 14.5 (debt sizing by cover ratio); Gatti (2018), section 5.6.
+    """
+    cfads = np.asarray(cfads_usd, dtype=float)
+    service = np.asarray(service_per_usd, dtype=float)
+    n, _ = cfads.shape
+    target = np.broadcast_to(np.asarray(min_dscr, dtype=float), (n,))[:, None]
+    cap = np.array(np.broadcast_to(np.asarray(cap_usd, dtype=float), (n,)), dtype=float)
+    owed = service > 0
+    w = max(int(test_months), 1)
+    window_cfads, window_service = trailing_sum_months(cfads, w), trailing_sum_months(service, w)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        by_month = np.where(owed, cfads / (target * service), np.inf)
+        by_window = np.where(
+            owed & (window_service > 0), window_cfads / (target * window_service), np.inf
+        )
+    d_dscr = np.maximum(np.minimum(by_month, by_window).min(axis=1, initial=np.inf), 0.0)
+    d_dscr = np.where(np.isnan(target[:, 0]), np.inf, d_dscr)
+    d_ltv = np.full(n, np.inf)
+    if value_usd is not None and max_ltv is not None:
+        ltv = np.broadcast_to(np.asarray(max_ltv, dtype=float), (n,))[:, None]
+        balance = np.asarray(balance_per_usd, dtype=float)
+        value = np.maximum(np.asarray(value_usd, dtype=float), 0.0)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            by_value = np.where(balance > 0, ltv * value / balance, np.inf)
+        d_ltv = np.where(np.isnan(ltv[:, 0]), np.inf, by_value.min(axis=1, initial=np.inf))
+    debt = np.minimum(cap, np.minimum(d_dscr, d_ltv))
+    constraint = np.select([cap <= 0, debt >= cap, debt >= d_dscr], [0, 1, 2], 3).astype(np.int64)
+    return debt, constraint
+
+
 def _col(x):
     x = np.asarray(x, dtype=float)
     return x[:, None] if x.ndim == 1 else x
@@ -526,6 +687,8 @@ __all__ = [
     "DAY_COUNTS",
     "INTERPOLATIONS",
     "REPAYMENTS",
+    "SIZING_CONSTRAINTS",
+    "cfads_net_of_shortfalls",
     "choice_codes",
     "coupon_schedule",
     "effective_interest",
@@ -534,4 +697,6 @@ __all__ = [
     "level_payment_balance",
     "level_payment_schedule",
     "loan_schedule",
+    "sculpted_schedule",
+    "size_debt",
 ]

@@ -46,6 +46,15 @@ REASONS: dict[str, str] = {
     "mirr_equity_annual": "the equity cash flows lack an inflow or an outflow, or equity is too "
     "thin to judge",
     "profitability_index": "there is no capital expenditure to divide by",
+    "dscr_headroom": "there is no debt service or no DSCR covenant (financing.covenants.dscr_floor)",
+    "months_of_headroom": "there is no debt service or no DSCR covenant "
+    "(financing.covenants.dscr_floor)",
+    "cost_usd_per_gpu_hour": "no GPU is in service (the present value of GPU-hours is 0)",
+    **{
+        f"cost_usd_per_gpu_hour_{part}": "no GPU is in service (the present value of GPU-hours "
+        "is 0)"
+        for part in ("depreciation", "financing", "power", "facility", "opex")
+    },
 }
 """Reason a metric is null when the engine gave none: metric key -> why."""
 

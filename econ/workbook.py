@@ -1287,6 +1287,20 @@ SPECS: tuple[Spec, ...] = (
             "opex_usd",
             "ebitda_usd",
             "depreciation_usd",
+            "impairment_usd",
+        )
+    ),
+    view(
+        "Annual",
+        "ebit_usd",
+        Cell("Annual", "ebitda_usd")
+        - Cell("Annual", "depreciation_usd")
+        - Cell("Annual", "impairment_usd"),
+        "EBIT: EBITDA - depreciation - impairment (econ.engine.annual_table)",
+    ),
+    *(
+        view("Annual", name, _SumIf(name))
+        for name in (
             "interest_usd",
             "tax_usd",
             "net_income_usd",
@@ -1415,6 +1429,29 @@ def _per_mtok(numerator: Expr) -> Expr:
     return _Guard(le(_PV_TOKENS, 0), NO_TOKENS, numerator / _PV_TOKENS * _PER_MTOK)
 
 
+NO_GPU_HOURS = "n/a: no GPU is in service"
+_PV_GPU_HOURS = _PresentValue("gpus_in_service") * Name("const.hours_per_month")
+
+
+def _per_gpu_hour(numerator: Expr) -> Expr:
+    return _Guard(le(_PV_GPU_HOURS, 0), NO_GPU_HOURS, numerator / _PV_GPU_HOURS)
+
+
+def _gpu_hour_specs(pv_costs: dict[str, Expr]) -> list[SummarySpec]:
+    """cost_usd_per_gpu_hour and its parts: the levelized cost's PVs over PV(GPU-hours)."""
+    parts = [
+        SummarySpec(
+            f"cost_usd_per_gpu_hour_{c}",
+            _per_gpu_hour(pv_costs[c]),
+            _metric(f"cost_usd_per_gpu_hour_{c}"),
+        )
+        for c in _COMPONENT_NAMES
+    ]
+    cells = [Cell("Summary", f"cost_usd_per_gpu_hour_{c}") for c in _COMPONENT_NAMES]
+    total = _Guard(le(_PV_GPU_HOURS, 0), NO_GPU_HOURS, sum(cells[1:], cells[0]))
+    return [*parts, SummarySpec("cost_usd_per_gpu_hour", total, _metric("cost_usd_per_gpu_hour"))]
+
+
 def _summary_specs(projection: Projection, k: int) -> list[SummarySpec]:
     """Summary formulas of scenario k; the IRR guesses start at the engine's roots, so a
     spreadsheet's Newton iteration finds the same root when cash flows change sign often."""
@@ -1447,33 +1484,22 @@ def _summary_specs(projection: Projection, k: int) -> list[SummarySpec]:
     equity_share = (_Aggregate("SUM", "capex_usd") - Cell("Summary", "debt_usd")) / _Aggregate(
         "SUM", "capex_usd"
     )
+    pv_costs = {
+        "depreciation": _PresentValue("depreciation_usd") + _PresentValue("impairment_usd"),
+        "financing": _PresentValue("capex_usd")
+        - _PresentValue("disposal_usd")
+        - _PresentValue("depreciation_usd")
+        - _PresentValue("impairment_usd"),
+        "power": _PresentValue("power_usd"),
+        "facility": _PresentValue("facility_usd"),
+        "opex": _PresentValue("opex_usd"),
+    }
     return [
-        SummarySpec(
-            "cost_usd_per_mtok_depreciation",
-            _per_mtok(_PresentValue("depreciation_usd") + _PresentValue("impairment_usd")),
-            _component("depreciation"),
+        *(
+            SummarySpec(f"cost_usd_per_mtok_{c}", _per_mtok(pv_costs[c]), _component(c))
+            for c in _COMPONENT_NAMES
         ),
-        SummarySpec(
-            "cost_usd_per_mtok_financing",
-            _per_mtok(
-                _PresentValue("capex_usd")
-                - _PresentValue("disposal_usd")
-                - _PresentValue("depreciation_usd")
-                - _PresentValue("impairment_usd")
-            ),
-            _component("financing"),
-        ),
-        SummarySpec(
-            "cost_usd_per_mtok_power", _per_mtok(_PresentValue("power_usd")), _component("power")
-        ),
-        SummarySpec(
-            "cost_usd_per_mtok_facility",
-            _per_mtok(_PresentValue("facility_usd")),
-            _component("facility"),
-        ),
-        SummarySpec(
-            "cost_usd_per_mtok_opex", _per_mtok(_PresentValue("opex_usd")), _component("opex")
-        ),
+        *_gpu_hour_specs(pv_costs),
         SummarySpec(
             "lcot_usd_per_mtok",
             _Guard(le(_PV_TOKENS, 0), NO_TOKENS, sum(component_cells[1:], component_cells[0])),

@@ -1,4 +1,4 @@
-"""Calendar-year totals (econ.engine, the app's yearly P&L), the flat summary and stamp the
+"""Yearly totals by asset or calendar year (econ.engine.annual_table, the app's yearly P&L), the flat summary and stamp the
 writers share (econ.reporting), and the yearly figures `econ depreciation` takes from econ.tax and
 econ.depreciation."""
 
@@ -9,7 +9,8 @@ import pytest
 
 from econ import depreciation as dep
 from econ import export, load_scenario, project, reporting, tax, workbook
-from econ.engine import calendar_year_totals
+from econ.engine import annual_table
+from econ.errors import InputError
 from econ.provenance import ProvenanceError
 from tests.conftest import SCENARIOS
 
@@ -19,25 +20,30 @@ SEED = next(p for p in SCENARIOS if p.stem == "deepseek-r1-gb200-nvl72")
 def test_calendar_years_of_a_schedule_starting_in_april():
     # The seed starts 2026-04: months 0-8 fall in 2026, 9-20 in 2027, and so on.
     projection = project(load_scenario(SEED))
-    monthly = projection.monthly.loc["deepseek-r1-gb200-nvl72"]
-    totals = calendar_year_totals(monthly, ["revenue_usd", "capex_usd"])
-    revenue = monthly["revenue_usd"].to_numpy()
+    monthly = projection.monthly
+    totals = annual_table(monthly, "calendar").loc["deepseek-r1-gb200-nvl72"]
+    one = monthly.loc["deepseek-r1-gb200-nvl72"]
+    revenue = one["revenue_usd"].to_numpy()
     assert list(totals.index) == list(range(2026, 2033))
     assert totals.loc[2026, "revenue_usd"] == pytest.approx(revenue[:9].sum(), rel=1e-12)
     assert totals.loc[2027, "revenue_usd"] == pytest.approx(revenue[9:21].sum(), rel=1e-12)
-    assert totals.loc[2026, "capex_usd"] == monthly["capex_usd"].iloc[0]
-    # every month counted once
+    assert totals.loc[2026, "capex_usd"] == one["capex_usd"].iloc[0]
+    # every month counted once; balances at year end
     assert totals["revenue_usd"].sum() == pytest.approx(revenue.sum(), rel=1e-12)
+    assert totals.loc[2026, "debt_balance_usd"] == one["debt_balance_usd"].iloc[8]
 
 
-def test_calendar_years_by_scenario_and_refusing_balances():
+def test_calendar_years_by_scenario_and_asset_years():
     scenario = load_scenario(SEED)
     projection = project([scenario, scenario.model_copy(update={"name": "b"})])
-    totals = calendar_year_totals(projection.monthly, ["tokens"])
+    totals = annual_table(projection.monthly, "calendar")
     assert totals.index.names == ["scenario", "year"]
     assert totals.loc["b"].equals(totals.loc["deepseek-r1-gb200-nvl72"])
-    with pytest.raises(ValueError, match="debt_balance_usd is a balance or a ratio"):
-        calendar_year_totals(projection.monthly, ["debt_balance_usd"])
+    asset = annual_table(projection.monthly, "asset")
+    assert list(asset.loc["b"].index) == list(range(1, 7))  # year 1 = months 0-12
+    assert asset["tokens"].sum() == pytest.approx(totals["tokens"].sum(), rel=1e-12)
+    with pytest.raises(InputError, match="years: unknown value 'fiscal'"):
+        annual_table(projection.monthly, "fiscal")
 
 
 def test_writers_share_one_flat_summary_and_stamp():

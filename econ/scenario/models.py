@@ -204,6 +204,26 @@ class Financing(Section):
     debt_term_months: int = Field(
         60, ge=1, le=600, description="Loan term, level monthly payments from month 1 [months]"
     )
+    repayment: Literal["level_payment", "sculpted"] = Field(
+        "level_payment",
+        description="Repayment of debt_share's loan: level monthly payments, or sculpted to the "
+        "cash flow available for debt service (constant DSCR over the term)",
+    )
+    size_to_min_dscr: float | None = Field(
+        None,
+        gt=0,
+        le=10,
+        description="Size the debt to this minimum DSCR, as lenders do (e.g. 1.30): the largest "
+        "debt, up to debt_share of capex (or the tranches as given), whose service it covers in "
+        "every month and covenant test window [x]; none: the debt as given",
+    )
+    max_ltv: float | None = Field(
+        None,
+        gt=0,
+        le=1,
+        description="Cap the sized debt so that its balance stays within this share of the GPUs' "
+        "book value in every month [fraction]; none: no cap",
+    )
     tax_rate: float = Field(0.21, ge=0, lt=1, description="Income tax rate [fraction]")
     tax_payment: Literal["quarterly", "annual", "monthly"] = Field(
         "quarterly",
@@ -237,6 +257,11 @@ class Financing(Section):
             raise ValueError(
                 f"debt_share is {self.debt_share} and tranches are given; give the debt either as "
                 "debt_share (one term loan) or as tranches"
+            )
+        if self.repayment == "sculpted" and self.tranches:
+            raise ValueError(
+                "repayment = 'sculpted' shapes debt_share's loan; tranches have their own "
+                "repayment: give debt_share instead, or repayment = 'level_payment'"
             )
         self.stack  # noqa: B018  (the stack's own rules: names, shares, residual equity)
         return self

@@ -55,6 +55,15 @@ METRICS: dict[str, tuple[str, str]] = {
     "mirr_project_annual": ("Project MIRR [%/year]", "pct"),
     "mirr_equity_annual": ("Equity MIRR [%/year]", "pct"),
     "profitability_index": ("Profitability index [x]", "ratio"),
+    "debt_usd_total": ("Debt [USD]", "usd"),
+    "debt_sizing_constraint": ("Debt sized by (0 none, 1 debt share, 2 DSCR, 3 LTV)", "count"),
+    "dscr_headroom": ("DSCR headroom over the covenant [x]", "ratio"),
+    "months_of_headroom": ("Months of debt service within the covenant", "count"),
+    "cost_usd_per_gpu_hour": ("Levelized cost per GPU-hour [USD]", "usd_per_mtok"),
+    **{
+        f"cost_usd_per_gpu_hour_{part}": (f"  of which {part} [USD/GPU-hour]", "usd_per_mtok")
+        for part in ("depreciation", "financing", "power", "facility", "opex")
+    },
 }
 """Summary metric -> (label with unit, format kind). Others are labelled from their names."""
 
@@ -70,6 +79,9 @@ HEADLINE = (
     "payback_months",
     "min_dscr",
     "profitability_index",
+    "cost_usd_per_gpu_hour",
+    "dscr_headroom",
+    "debt_usd_total",
 )
 """Headline metrics of the Results page, in order (those the engine does not report are skipped)."""
 
@@ -114,6 +126,7 @@ COLUMNS: dict[str, str] = {
     "principal_usd": "Principal",
     "tax_usd": "Tax",
     "ebitda_usd": "EBITDA",
+    "ebit_usd": "EBIT",
     "net_income_usd": "Net income",
     "cash_flow_project_usd": "Project cash flow",
     "cash_flow_equity_usd": "Equity cash flow",

@@ -8,7 +8,7 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from econ.engine import calendar_year_totals
+from econ.engine import annual_table
 from econ.ui import charts, common, compute, state
 from econ.ui.fmt import (
     HEADLINE,
@@ -32,7 +32,7 @@ COSTS = (
     "tax_usd",
 )
 
-# Annual P&L rows, summed over each calendar year (those the engine reports).
+# Annual P&L rows, summed over each asset year (year 1 = months 0-12, as in the workbook).
 # Flows only: balances (debt, deferred tax liability) do not sum over a year.
 PNL = (
     "revenue_usd",
@@ -45,6 +45,7 @@ PNL = (
     "ebitda_usd",
     "depreciation_usd",
     "impairment_usd",
+    "ebit_usd",
     "gain_on_disposal_usd",
     "interest_usd",
     "tax_usd",
@@ -98,12 +99,12 @@ def headline(summary: dict, base: dict | None, money: str) -> None:
 
 
 def annual(monthly: pd.DataFrame, money: str) -> pd.DataFrame:
-    """Line items summed by calendar year, as rows (years as columns)."""
-    rows = [c for c in PNL if c in monthly.columns]
-    totals = calendar_year_totals(monthly.reset_index(drop=True), rows)
-    table = charts.money(totals, rows, money).T
+    """Line items summed by asset year (as the workbook and the gains page), years as columns."""
+    frame = annual_table(monthly, "asset").droplevel("scenario")
+    rows = [c for c in PNL if c in frame.columns]
+    table = charts.money(frame[rows], rows, money).T
     table.index = [column_label(c) for c in rows]
-    table.columns = [str(c) for c in table.columns]
+    table.columns = [f"Year {c}" for c in table.columns]
     return table
 
 
@@ -189,7 +190,10 @@ def render() -> None:
 
     st.subheader(f"Annual P&L and cash flow [{money}]")
     st.dataframe(annual(monthly, money).style.format("{:,.0f}" if money == "USD" else "{:,.2f}"))
-    st.caption("Sums over each calendar year; costs positive, cash-flow outflows negative.")
+    st.caption(
+        "Sums over each asset year (year 1 = the purchase month and the first 12 months of "
+        "service, as in the workbook); costs positive, cash-flow outflows negative."
+    )
 
     vintages = result.get("vintages")
     if vintages is not None and len(vintages):

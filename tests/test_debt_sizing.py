@@ -1,0 +1,418 @@
+"""Debt sized as lenders size it: sculpting, minimum-DSCR and LTV sizing, covenant headroom, and the
+levelized cost per GPU-hour (issue 16, sections 5 and 6)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from econ import ScenarioBatch, load_scenario, project
+from econ.engine import annual_table
+from econ.errors import InputError
+from econ.excel import pmt, pv
+from econ.financing import (
+    SIZING_CONSTRAINTS,
+    cfads_net_of_shortfalls,
+    level_payment_balance,
+    sculpted_schedule,
+    size_debt,
+)
+from econ.units import HOURS_PER_MONTH
+from tests.conftest import ROOT
+
+SEED = ROOT / "models" / "scenarios" / "deepseek-r1-gb200-nvl72.toml"
+REFRESH = ROOT / "models" / "scenarios" / "h200-fleet-gb300-refresh.toml"
+
+
+# ---- sculpting: closed form ------------------------------------------------------------------
+
+
+def test_sculpted_constant_cfads_is_an_annuity():
+    """Constant CFADS C sculpted to DSCR* over N months: level service C/DSCR*, and the debt is
+    the annuity's present value, the spreadsheet's PV(i, N, -C/DSCR*) (Yescombe 2014, 14.5.2).
+    Reference: C = 100, DSCR* = 1.25, i = 1%/month, N = 12: D = 80 x 11.2550775 = 900.4062."""
+    cfads = np.r_[0.0, np.full(12, 100.0), np.zeros(3)][None, :]
+    out = sculpted_schedule(cfads, np.array([0.01]), np.array([12]))
+    debt = out["pv_usd"] / 1.25
+    assert debt[0] == pytest.approx(900.4062, abs=1e-4)
+    assert debt[0] == pytest.approx(pv(0.01, 12, -80.0), rel=1e-13)
+    service = debt[:, None] * out["service_per_usd"]
+    np.testing.assert_allclose(service[0, 1:13], 80.0, rtol=1e-13)
+    assert service[0, 0] == 0 and not service[0, 13:].any()
+    # The balance is the level-payment (annuity) loan's: PMT = 80 on a loan of 900.41.
+    expected = level_payment_balance(debt, np.array([0.01]), np.array([12]), np.arange(16))
+    np.testing.assert_allclose(debt[:, None] * out["balance_per_usd"], expected, atol=1e-9)
+    assert pmt(0.01, 12, -debt[0]) == pytest.approx(80.0, rel=1e-13)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    cfads=st.lists(st.floats(1.0, 1e6), min_size=3, max_size=40),
+    rate=st.floats(0.0, 0.03),
+    target=st.floats(1.0, 2.0),
+)
+def test_sculpted_dscr_is_the_target_and_the_balance_closes(cfads, rate, target):
+    flows = np.r_[0.0, cfads][None, :]
+    tenor = len(cfads)
+    out = sculpted_schedule(flows, np.array([rate]), np.array([tenor]))
+    debt = out["pv_usd"] / target
+    service = debt[:, None] * out["service_per_usd"]
+    np.testing.assert_allclose(flows[0, 1:] / service[0, 1:], target, rtol=1e-9)
+    balance = debt[:, None] * out["balance_per_usd"]
+    # B_m = B_(m-1) (1 + i) - DS_m from B_0 = D, and 0 at the end of the tenor.
+    opening = np.r_[debt, balance[0, :-1]]
+    np.testing.assert_allclose(
+        balance[0, 1:], opening[1:] * (1 + rate) - service[0, 1:], atol=1e-7 * debt[0]
+    )
+    assert balance[0, 0] == pytest.approx(debt[0], rel=1e-12)
+    assert balance[0, tenor] == 0.0
+
+
+def test_shortfalls_are_made_up_before_cfads_counts():
+    cfads = np.array([[0.0, -30.0, 10.0, 50.0, -5.0, 20.0]])
+    np.testing.assert_array_equal(cfads_net_of_shortfalls(cfads), [[0, 0, 0, 30, 0, 15]])
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    cfads=st.lists(st.floats(-1e5, 1e6, allow_subnormal=False), min_size=2, max_size=30),
+    window=st.integers(1, 12),
+)
+def test_sculpted_debt_keeps_every_test_window_at_the_target(cfads, window):
+    """With months of negative CFADS, sculpting on CFADS net of shortfalls keeps the monthly and
+    the trailing-window DSCR at or above the target in every month with debt service."""
+    flows = np.r_[0.0, cfads][None, :]
+    out = sculpted_schedule(flows, np.array([0.008]), np.array([len(cfads)]))
+    debt, _ = size_debt(
+        flows,
+        out["service_per_usd"],
+        out["balance_per_usd"],
+        np.array([1.3]),
+        np.array([1e12]),
+        test_months=window,
+    )
+    # at least PV(A)/DSCR* (more where a made-up shortfall falls outside every test window)
+    assert debt[0] >= out["pv_usd"][0] / 1.3 * (1 - 1e-9)
+    service = debt[:, None] * out["service_per_usd"]
+    owed = service[0] > 0
+    csum = lambda x: np.convolve(x, np.ones(window))[: x.size]  # noqa: E731
+    assert np.all(flows[0, owed] >= 1.3 * service[0, owed] * (1 - 1e-9))
+    assert np.all(csum(flows[0])[owed] >= 1.3 * csum(service[0])[owed] * (1 - 1e-9) - 1e-6)
+
+
+# ---- sizing: DSCR, LTV, cap ------------------------------------------------------------------
+
+
+def _level(rate, term, T):
+    """Level-payment service and balance per USD (payments from month 1)."""
+    months = np.arange(T)
+    balance = level_payment_balance(np.ones(1), np.array([rate]), np.array([term]), months)
+    service = np.where((months >= 1) & (months <= term), pmt(rate, term, -1.0), 0.0)[None, :]
+    return service, balance
+
+
+def test_level_payment_sized_to_dscr_is_the_pv_of_cfads_over_the_target():
+    """Constant CFADS C: the largest level-payment loan with DSCR >= DSCR* pays C/DSCR* a month,
+    so D = PV(i, N, -C/DSCR*)."""
+    service, balance = _level(0.0075, 48, 61)
+    cfads = np.r_[0.0, np.full(60, 50_000.0)][None, :]
+    debt, code = size_debt(cfads, service, balance, np.array([1.3]), np.array([1e9]), 12)
+    assert debt[0] == pytest.approx(pv(0.0075, 48, -50_000.0 / 1.3), rel=1e-12)
+    assert SIZING_CONSTRAINTS[code[0]] == "dscr"
+
+
+def test_level_payment_sized_by_the_tightest_month():
+    service, balance = _level(0.01, 24, 25)
+    cfads = np.r_[0.0, np.full(24, 1_000.0)]
+    cfads[10] = 400.0  # the tightest month, and its 12-month window
+    debt, _ = size_debt(cfads[None, :], service, balance, np.array([1.25]), np.array([1e9]), 1)
+    assert debt[0] == pytest.approx(400.0 / 1.25 / pmt(0.01, 24, -1.0), rel=1e-12)
+    # over a 12-month window the dip is averaged out: the window sizes a larger loan
+    windowed, _ = size_debt(cfads[None, :], service, balance, np.array([1.25]), np.array([1e9]), 12)
+    assert windowed[0] == pytest.approx(400.0 / 1.25 / pmt(0.01, 24, -1.0), rel=1e-12)
+
+
+def test_ltv_cap_against_depreciating_book_value():
+    """Balance b_m per USD against a book value V_m falling straight line over 36 months: D is the
+    largest amount with D b_m <= LTV V_m in every month, found here by brute force."""
+    service, balance = _level(0.008, 60, 61)
+    months = np.arange(61)
+    value = (1_000_000.0 * np.maximum(1 - months / 36, 0.0))[None, :]
+    cfads = np.full((1, 61), 1e9)
+    debt, code = size_debt(
+        cfads, service, balance, np.array([1.3]), np.array([1e9]), 12, value, np.array([0.6])
+    )
+    live = balance[0] > 0
+    brute = np.min(0.6 * value[0, live] / balance[0, live])
+    assert debt[0] == pytest.approx(brute, rel=1e-12)
+    assert SIZING_CONSTRAINTS[code[0]] == "ltv"
+    assert np.all(debt[0] * balance[0] <= 0.6 * value[0] * (1 + 1e-12))
+    # at month 0 the book value is cost: the cap is at most 60% of cost
+    assert debt[0] <= 600_000.0
+
+
+def test_constraint_codes_and_unsized_rows():
+    service, balance = _level(0.01, 12, 13)
+    cfads = np.tile(np.r_[0.0, np.full(12, 100.0)], (4, 1))
+    debt, code = size_debt(
+        cfads,
+        np.tile(service, (4, 1)),
+        np.tile(balance, (4, 1)),
+        np.array([1.25, 1.25, np.nan, 1.25]),
+        np.array([500.0, 5_000.0, 5_000.0, 0.0]),
+    )
+    np.testing.assert_array_equal(code, [1, 2, 1, 0])
+    assert debt[0] == 500.0 and debt[2] == 5_000.0 and debt[3] == 0.0
+    assert debt[1] == pytest.approx(pv(0.01, 12, -80.0), rel=1e-12)
+
+
+def test_negative_cfads_in_a_level_payment_month_allows_no_debt():
+    service, balance = _level(0.01, 12, 13)
+    cfads = np.r_[0.0, -1.0, np.full(11, 100.0)][None, :]
+    debt, code = size_debt(cfads, service, balance, np.array([1.3]), np.array([1e6]))
+    assert debt[0] == 0.0 and SIZING_CONSTRAINTS[code[0]] == "dscr"
+
+
+# ---- the engine ------------------------------------------------------------------------------
+
+
+def _seed(**financing):
+    overrides = {f"financing.{k}": v for k, v in financing.items()}
+    return load_scenario(SEED, overrides)
+
+
+def test_engine_sizes_the_largest_level_loan_on_cfads_before_financing():
+    """The sized loan's service x 1.30 stays within CFADS before financing (EBITDA less the tax of
+    the all-equity case) in every month, and meets it in the binding month."""
+    sized = project(_seed(repayment="level_payment", size_to_min_dscr=1.3, max_ltv=None))
+    unlevered = project(
+        _seed(debt_share=0.0, repayment="level_payment", size_to_min_dscr=None, max_ltv=None)
+    )
+    m, u = sized.monthly, unlevered.monthly
+    cfads = (u["ebitda_usd"] - u["tax_usd"]).to_numpy()
+    service = m["debt_service_usd"].to_numpy()
+    owed = service > 0
+    ratio = cfads[owed] / service[owed]
+    assert ratio.min() == pytest.approx(1.3, rel=1e-9)
+    summary = sized.summary.iloc[0]
+    assert summary["debt_sizing_constraint"] == 2.0
+    assert summary["min_dscr"] >= 1.3 - 1e-9  # the debt's tax shield only adds cover
+    assert summary["covenant_breach_months"] == 0
+    assert summary["debt_usd_total"] == pytest.approx(summary["debt_usd"])
+    assert summary["dscr_headroom"] == pytest.approx(summary["min_dscr"] - 1.2)
+
+
+def test_engine_sculpted_seed_debt_and_cover():
+    result = project(_seed(repayment="sculpted", size_to_min_dscr=1.3, max_ltv=None))
+    summary, monthly = result.summary.iloc[0], result.monthly
+    capex = summary["capex_usd_total"]
+    assert summary["debt_usd_total"] <= 0.7 * capex * (1 + 1e-12)
+    assert summary["min_dscr"] >= 1.3 - 1e-9
+    balance = monthly["debt_balance_usd"].to_numpy()
+    assert balance[60] == 0.0 and balance[0] == pytest.approx(summary["debt_usd_total"])
+    # principal + interest = debt service; the principal repaid sums to the debt
+    assert monthly["principal_usd"].sum() == pytest.approx(summary["debt_usd_total"], rel=1e-9)
+    assert any("binding constraint" in w for w in summary["warnings"])
+
+
+def test_engine_ltv_cap_binds_at_the_purchase_month():
+    result = project(_seed(repayment="sculpted", size_to_min_dscr=1.3, max_ltv=0.4))
+    summary = result.summary.iloc[0]
+    assert summary["debt_sizing_constraint"] == 3.0
+    assert summary["debt_usd_total"] == pytest.approx(0.4 * summary["capex_usd_total"], rel=1e-9)
+    ltv = result.monthly["ltv"].to_numpy()
+    assert np.nanmax(ltv) <= 0.4 * (1 + 1e-9)
+
+
+def test_sizing_is_vectorized_over_a_batch():
+    base = _seed(repayment="sculpted", size_to_min_dscr=1.3, max_ltv=None)
+    targets = np.array([1.2, 1.3, 1.5, 2.0])
+    batch = ScenarioBatch.repeat(base, 4, {"financing.size_to_min_dscr": targets})
+    together = project(batch, monthly=False).metrics["debt_usd_total"]
+    one_by_one = [
+        project(_seed(repayment="sculpted", size_to_min_dscr=t, max_ltv=None)).metrics[
+            "debt_usd_total"
+        ][0]
+        for t in targets
+    ]
+    np.testing.assert_allclose(together, one_by_one, rtol=1e-12)
+    assert np.all(np.diff(together) <= 0)  # a higher target never allows more debt
+
+
+def test_stack_path_scales_the_loan_of_a_fleet_with_vintages():
+    result = project(load_scenario(REFRESH))
+    summary = result.summary.iloc[0]
+    assert summary["debt_sizing_constraint"] == 2.0
+    assert summary["min_dscr"] >= 1.3 - 1e-6
+    assert summary["covenant_breach_months"] == 0
+
+
+def test_sculpted_with_later_purchases_is_refused():
+    scenario = load_scenario(REFRESH, {"financing.repayment": "sculpted"})
+    with pytest.raises(InputError, match="sculpted.*month 0"):
+        project(scenario)
+
+
+def test_sculpted_tranches_are_refused():
+    with pytest.raises(InputError, match="tranches have their own repayment"):
+        load_scenario(
+            ROOT / "models" / "scenarios" / "deepseek-r1-gb200-nvl72-capital-stack.toml",
+            {"financing.repayment": "sculpted"},
+        )
+
+
+def test_no_loan_to_size_is_no_debt():
+    result = project(_seed(debt_share=0.0))
+    summary = result.summary.iloc[0]
+    assert summary["debt_usd_total"] == 0 and summary["debt_sizing_constraint"] == 0
+    assert summary["dscr_headroom"] is None and summary["months_of_headroom"] is None
+    assert any("dscr_headroom" in w for w in summary["warnings"])
+
+
+def test_months_of_headroom_counts_service_months_before_the_first_breach():
+    result = project(_seed(repayment="level_payment", size_to_min_dscr=None, max_ltv=None))
+    summary, monthly = result.summary.iloc[0], result.monthly
+    first = int(summary["first_breach_month"])
+    service = monthly["debt_service_usd"].to_numpy()
+    assert summary["months_of_headroom"] == np.count_nonzero(service[:first] > 1e-6)
+    assert summary["dscr_headroom"] == pytest.approx(summary["min_dscr"] - 1.2)
+    assert summary["debt_sizing_constraint"] == 1.0
+
+
+# ---- levelized cost per GPU-hour -------------------------------------------------------------
+
+
+def test_cost_per_gpu_hour_closed_form_flat_case():
+    """No discounting, a flat fleet sold at zero book value at the end: the cost per GPU-hour is
+    (capex + power + facility + opex) / (GPUs x hours per month x months)."""
+    scenario = _seed(discount_rate_annual=0.0)
+    result = project(scenario)
+    summary, monthly = result.summary.iloc[0], result.monthly
+    costs = (
+        scenario.capex.system_price_usd
+        + 72 * (scenario.capex.networking_usd_per_gpu + scenario.capex.installation_usd_per_gpu)
+        + monthly[["power_usd", "facility_usd", "opex_usd"]].to_numpy().sum()
+    )
+    expected = costs / (72 * HOURS_PER_MONTH * 72)
+    assert summary["cost_usd_per_gpu_hour"] == pytest.approx(expected, rel=1e-12)
+    # power alone: 1.87 kW x PUE 1.1 x 0.0806 USD/kWh per GPU-hour at full draw
+    assert summary["cost_usd_per_gpu_hour_power"] == pytest.approx(1.87 * 1.1 * 0.0806, rel=1e-12)
+
+
+def test_cost_per_gpu_hour_parts_sum_and_levelize():
+    result = project(load_scenario(SEED))
+    summary, monthly = result.summary.iloc[0], result.monthly
+    parts = ["depreciation", "financing", "power", "facility", "opex"]
+    total = sum(summary[f"cost_usd_per_gpu_hour_{p}"] for p in parts)
+    assert summary["cost_usd_per_gpu_hour"] == pytest.approx(total, rel=1e-12)
+    # the same PV of costs over GPU-hours as LCOT over tokens
+    hours = monthly["gpus_in_service"].to_numpy() * HOURS_PER_MONTH
+    i = (1 + summary["discount_rate_annual"]) ** (1 / 12) - 1
+    v = (1 + i) ** -np.arange(hours.size)
+    tokens = monthly["tokens"].to_numpy()
+    pv_costs = summary["lcot_usd_per_mtok"] * (tokens @ v) / 1e6
+    assert summary["cost_usd_per_gpu_hour"] * (hours @ v) == pytest.approx(pv_costs, rel=1e-9)
+
+
+# ---- annual outputs --------------------------------------------------------------------------
+
+
+def test_annual_by_asset_and_calendar_year_with_ebit():
+    result = project(load_scenario(SEED))
+    monthly = result.monthly
+    asset, calendar = result.yearly("asset"), annual_table(monthly, "calendar")
+    for table in (asset, calendar):
+        assert table["revenue_usd"].sum() == pytest.approx(monthly["revenue_usd"].sum(), rel=1e-12)
+        np.testing.assert_allclose(
+            table["ebit_usd"],
+            table["ebitda_usd"] - table["depreciation_usd"] - table["impairment_usd"],
+        )
+    # asset year 1 is months 0-12; calendar 2026 is April-December, months 0-8
+    assert asset.loc[("deepseek-r1-gb200-nvl72", 1), "revenue_usd"] == pytest.approx(
+        monthly["revenue_usd"].to_numpy()[:13].sum()
+    )
+    assert calendar.loc[("deepseek-r1-gb200-nvl72", 2026), "revenue_usd"] == pytest.approx(
+        monthly["revenue_usd"].to_numpy()[:9].sum()
+    )
+    assert result.annual.equals(asset)
+    with pytest.raises(InputError, match="asset, calendar"):
+        annual_table(monthly, "fiscal")
+
+
+def test_a_mixed_batch_sizes_each_scenario_as_alone():
+    """Sculpted single loans, sized level loans on the stack and tranches in one batch."""
+    files = sorted((ROOT / "models" / "scenarios").glob("*.toml"))
+    together = project([load_scenario(f) for f in files])
+    for i, path in enumerate(files):
+        alone = project(load_scenario(path))
+        for key, values in alone.metrics.items():
+            np.testing.assert_allclose(
+                together.metrics[key][i : i + 1], values, rtol=1e-9, err_msg=f"{path.name} {key}"
+            )
+        assert together.warnings[i] == alone.warnings[0]
+
+
+def test_workbook_cost_per_gpu_hour_is_a_live_formula():
+    from econ.workbook import formula_report
+
+    scenario = load_scenario(SEED)
+    report = formula_report(project(scenario), [scenario])[0]
+    parts = {f"cost_usd_per_gpu_hour_{p}" for p in ("depreciation", "financing", "power")}
+    assert {"cost_usd_per_gpu_hour", *parts} <= set(report["formulas"])
+    # the sculpted loan's lines are the engine's values (the sizing searches the schedule)
+    assert any(note.startswith("interest_usd:") for note in report["values"])
+
+
+def test_workbook_annual_ebit_is_the_engines_asset_year_ebit(tmp_path):
+    import pandas as pd
+
+    from econ.export import write_outputs
+
+    scenario = load_scenario(SEED)
+    (path,) = write_outputs(project(scenario), {"xlsx": tmp_path / "seed.xlsx"}, scenarios=[scenario])
+    sheet = pd.read_excel(path, sheet_name="Annual")
+    engine = project(scenario).annual.loc["deepseek-r1-gb200-nvl72"]
+    years = sheet["tax_year"].astype(int).to_numpy()
+    np.testing.assert_allclose(
+        sheet["ebit_usd"].to_numpy(float), engine.loc[years, "ebit_usd"].to_numpy(), rtol=1e-9
+    )
+
+
+def test_cli_table_and_json_show_the_new_figures(capsys):
+    from econ.cli import main
+
+    assert main(["project", str(SEED)]) == 0
+    table = capsys.readouterr().out
+    assert "Levelized cost per GPU-hour [USD]" in table and "DSCR headroom" in table
+    assert "binding constraint: debt_share" in table
+    assert main(["project", str(SEED), "--format", "json"]) == 0
+    summary = json.loads(capsys.readouterr().out)["scenarios"][0]["summary"]
+    expected = project(load_scenario(SEED)).summary.iloc[0]
+    for key in ("cost_usd_per_gpu_hour", "debt_usd_total", "dscr_headroom", "months_of_headroom"):
+        assert summary[key] == pytest.approx(expected[key], rel=1e-12)
+    assert summary["debt_sizing_constraint"] == 1
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "models" / "scenarios").glob("*.toml")))
+def test_ready_made_cases_are_financeable_or_say_why_not(path):
+    """Every ready-made case carries sourced opex; its debt keeps the DSCR covenant, or its
+    description says it is a stress case; a case that loses money says so."""
+    scenario = load_scenario(path)
+    summary = project(scenario).summary.iloc[0]
+    opex = scenario.opex
+    assert opex.staff_usd_per_month > 0 and opex.insurance_share_of_capex_annual > 0
+    for field in ("staff_usd_per_month", "insurance_share_of_capex_annual"):
+        assert f"opex.{field}" in scenario.sources
+    description = scenario.description.lower()
+    if summary["debt_usd_total"] > 0 and "stress" not in description:
+        assert summary["min_dscr"] >= 1.3 - 1e-6
+        assert summary["covenant_breach_months"] == 0
+        assert summary["debt_sizing_constraint"] >= 1
+    if summary["npv_usd"] < 0:
+        assert "loses money" in description
+    else:
+        assert "loses money" not in description
