@@ -151,7 +151,12 @@ def sidebar() -> None:
         if f is not None:
             form.widget(f, bar, label=label)
 
-    with bar.expander("Display and sharing", icon=":material/settings:"):
+    with bar.expander(
+        "Display and sharing",
+        icon=":material/settings:",
+        key=keep(SHARE_OPEN, False),
+        on_change=_keep_open,
+    ):
         st.radio(
             "Money in",
             list(MONEY_SCALES),
@@ -159,14 +164,27 @@ def sidebar() -> None:
             horizontal=True,
             help="Scale of money in charts and tables (metrics stay in USD unless scaled here).",
         )
-        url = st.context.url or ""
         st.caption(
             "The address bar holds this scenario (the ready-made base and your edits): copy it to "
             "share or bookmark it."
         )
-        params = "&".join(f"{k}={v}" for k, v in st.query_params.to_dict().items())
-        if url:
-            st.code(url + ("?" + params if params else ""), language=None, wrap_lines=True)
+        ss[SHARE_SLOT] = st.empty()
+
+
+SHARE_OPEN = "econ.share_open"
+SHARE_SLOT = "econ.share_slot"
+
+
+def _keep_open() -> None:
+    """The expander's open state is kept under SHARE_OPEN (so an input change does not close it)."""
+
+
+def share_box(page_path: str, params: dict[str, str]) -> None:
+    """Fill the sidebar's share box with the link of this run's state (after the page ran and its
+    edits were applied), so it always equals the address bar."""
+    slot = st.session_state.pop(SHARE_SLOT, None)
+    if slot is not None and st.context.url:
+        slot.code(state.share_url(page_path, params), language=None, wrap_lines=True)
 
 
 def notices() -> None:

@@ -373,8 +373,9 @@ def decode(text: str) -> dict:
     return data
 
 
-def sync_link() -> None:
-    """Put the scenario in the address bar (name of the ready-made base and the edits)."""
+def link_params() -> dict[str, str]:
+    """The link's query parameters for the current state: the ready-made (or library) base and
+    the edits, or the whole scenario when it has no named base."""
     ss = st.session_state
     name = ss.get(BASE_NAME, "")
     if name in ready_made() or name.startswith(LIBRARY_PREFIX):
@@ -390,10 +391,38 @@ def sync_link() -> None:
             text = ""
         if text and len(text) <= MAX_LINK_CHARS:
             params["edits"] = text
+    return params
+
+
+def share_url(page_path: str, params: Mapping[str, str], url: str | None = None) -> str:
+    """The address of page `page_path` (its url_path; "" for the landing page) with `params`.
+
+    `url` is the address the browser opened (st.context.url; any page of the app): its last part
+    is dropped when it names a page, so the link points at the page shown now.
+    """
+    from urllib.parse import urlencode, urlsplit, urlunsplit
+
+    from econ.ui.streamlit_app import PAGES
+
+    parts = urlsplit(url if url is not None else (st.context.url or ""))
+    segments = [s for s in parts.path.split("/") if s]
+    if segments and segments[-1] in {stem for stem, _, _ in PAGES}:
+        segments.pop()
+    if page_path:
+        segments.append(page_path)
+    path = "/" + "/".join(segments)
+    query = urlencode({k: v for k, v in params.items() if v})
+    return urlunsplit((parts.scheme, parts.netloc, path, query, ""))
+
+
+def sync_link() -> dict[str, str]:
+    """Put the scenario in the address bar (name of the ready-made base and the edits)."""
+    params = link_params()
     current_params = {k: st.query_params.get(k) for k in ("scenario", "edits")}
     wanted = {k: params.get(k) for k in ("scenario", "edits")}
     if current_params != wanted:
         st.query_params.from_dict(params)
+    return params
 
 
 # --- typing helpers shared with the form ------------------------------------------------------------

@@ -54,7 +54,7 @@ def main() -> None:
     common.notices()
     page.run()
     common.remember_all()
-    state.sync_link()
+    common.share_box(page.url_path, state.sync_link())
 
 
 if __name__ == "__main__":
