@@ -7,10 +7,12 @@ from __future__ import annotations
 
 from urllib.parse import parse_qs, urlsplit
 
+import pandas as pd
+import pytest
 from streamlit.testing.v1 import AppTest
 
 from econ.ui import state
-from tests.test_app import APP, errors, go, widget  # noqa: F401 - app fixture below
+from tests.test_app import APP, DATA, SEED, upload_curve, widget
 
 
 def test_share_url_points_at_the_page_shown_with_this_runs_parameters():
@@ -34,3 +36,63 @@ def test_link_params_follow_the_edit_of_the_same_run():
     assert state.decode(edits)["utilization"]["share"] == 0.9
     url = state.share_url("", {"edits": edits}, "http://h/")
     assert state.decode(parse_qs(urlsplit(url).query)["edits"][0]) == state.decode(edits)
+
+
+# --- 2. a measured curve of another model or GPU ----------------------------------------------------
+
+
+def _curve_with(model: str, hardware: str) -> bytes:
+    lines = (DATA / "sample_curve.csv").read_text().splitlines()
+    rows = [lines[0] + ",model,hardware"] + [f"{line},{model},{hardware}" for line in lines[1:]]
+    return ("\n".join(rows) + "\n").encode()
+
+
+@pytest.fixture
+def app() -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=90)
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def test_a_curve_of_another_model_and_gpu_needs_an_explicit_confirmation(app: AppTest):
+    upload_curve(app, "l40s.csv", _curve_with("meta-llama/Llama-3.2-3B-Instruct", "NVIDIA L40S"))
+    text = " ".join(w.value for w in app.warning)
+    assert "NVIDIA L40S" in text and "gb200-nvl72" in text
+    assert "Llama-3.2-3B" in text and "deepseek-r1" in text
+    use = app.button(key="econ.use_measured")
+    assert use.disabled
+    before = app.session_state[state.DATA]["throughput"]["tokens_per_s_per_gpu"]
+    widget(app.checkbox, "Use it anyway: I confirm this curve stands for the scenario's deployment")
+    next(c for c in app.checkbox if c.label.startswith("Use it anyway")).check().run()
+    use = app.button(key="econ.use_measured")
+    assert not use.disabled
+    use.click().run()
+    throughput = app.session_state[state.DATA]["throughput"]
+    assert throughput["tokens_per_s_per_gpu"] != before
+    assert "confirmed in the app" in throughput["source"]
+
+
+def test_a_curve_of_the_scenarios_model_and_gpu_is_used_without_question(app: AppTest):
+    upload_curve(app, "gb200.csv", _curve_with("deepseek-ai/DeepSeek-R1", "NVIDIA GB200"))
+    assert not [w for w in app.warning if "not of the scenario's" in w.value]
+    use = app.button(key="econ.use_measured")
+    assert not use.disabled
+
+
+def test_curve_mismatches_name_both_sides_and_what_the_file_does_not_state():
+    from econ import load_scenario
+    from econ.ui.checks import curve_mismatches, hardware_key_of, model_key_of
+
+    scenario = load_scenario(SEED)
+    assert hardware_key_of("NVIDIA GB200 NVL72") == "gb200-nvl72"  # not b200 (longest chip first)
+    assert hardware_key_of("NVIDIA H200-SXM-141GB") == "h200-sxm"
+    assert hardware_key_of("NVIDIA L40S") is None
+    assert model_key_of("meta-llama/Llama-2-70b-chat-hf") == "llama2-70b"
+    differences, unknowns = curve_mismatches(
+        {"model": "meta-llama/Llama-2-70b-chat-hf", "hardware": "NVIDIA H200"},
+        pd.DataFrame(),
+        scenario,
+    )
+    assert len(differences) == 2 and not unknowns
+    assert curve_mismatches({}, pd.DataFrame(), scenario) == ([], ["hardware", "model"])

@@ -482,13 +482,43 @@ def measured_tab(scenario) -> None:
         st.warning("The SLO is looser than the highest measured load: the point is clamped to it.")
     for warning in point.warnings:
         st.warning(warning, icon=":material/warning:")
+    source = f"measured: {name} at the SLO operating point"
+    allowed, note = curve_fits(prov, points, scenario, name)
     st.button(
         f"Use {point.tokens_per_s_per_gpu:,.1f} tokens/s per GPU in the scenario",
         on_click=common.use_throughput,
-        args=(float(point.tokens_per_s_per_gpu), f"measured: {name} at the SLO operating point"),
+        args=(float(point.tokens_per_s_per_gpu), source + note),
         icon=":material/input:",
         key="econ.use_measured",
+        disabled=not allowed,
     )
+
+
+def curve_fits(prov, points, scenario, name: str) -> tuple[bool, str]:
+    """Compare the curve's model and hardware with the scenario's: (may it be used, note for the
+    source). A difference needs the user's explicit confirmation before "Use" is enabled."""
+    from econ.ui.checks import curve_mismatches, joined
+
+    differences, unknowns = curve_mismatches(prov, points, scenario)
+    if unknowns:
+        st.info(
+            f"{name} does not state its {joined(unknowns)}, so it cannot be checked against the "
+            f"scenario ({scenario.fleet.hardware}); make sure it measured the scenario's.",
+            icon=":material/help:",
+        )
+    if not differences:
+        return True, ""
+    st.warning(
+        "This curve is not of the scenario's model and hardware:\n\n"
+        + "\n".join(f"- {d}" for d in differences)
+        + "\n\nIts throughput would stand for a different deployment.",
+        icon=":material/compare_arrows:",
+    )
+    confirmed = st.checkbox(
+        "Use it anyway: I confirm this curve stands for the scenario's deployment",
+        key=f"econ.curve_confirm.{name}",
+    )
+    return confirmed, " (model/hardware differ from the scenario's; confirmed in the app)"
 
 
 def simulated_tab(scenario) -> None:
