@@ -96,3 +96,33 @@ def test_curve_mismatches_name_both_sides_and_what_the_file_does_not_state():
     )
     assert len(differences) == 2 and not unknowns
     assert curve_mismatches({}, pd.DataFrame(), scenario) == ([], ["hardware", "model"])
+
+
+# --- 3. the tornado within each field's bounds ------------------------------------------------------
+
+
+def test_tornado_swings_are_clipped_to_the_fields_bounds():
+    from econ import load_scenario
+    from econ.ui.risk import bounded_ranges
+
+    base = load_scenario(SEED, {"utilization.share": 0.9})
+    ranges, clipped = bounded_ranges(base, ["utilization.share", "market.price_usd_per_mtok"], 20)
+    assert ranges["utilization.share"] == pytest.approx((0.72, 1.0))  # 1.08 is above the le=1
+    assert clipped == ["utilization.share"]
+    assert ranges["market.price_usd_per_mtok"][1] == pytest.approx(
+        base.market.price_usd_per_mtok * 1.2
+    )
+
+
+def test_the_default_tornado_runs_above_83_percent_utilization_and_labels_by_form(app: AppTest):
+    widget(app.sidebar.number_input, "Utilization [%]").set_value(90.0).run()
+    app.switch_page("econ/ui/pages/risk.py").run()
+    widget(app.button, "Run the tornado").click().run()
+    assert not app.exception and not [e.value for e in app.error], [e.value for e in app.error]
+    notes = " ".join(i.value for i in app.info)
+    assert "clipped" in notes and "Utilization › Share [%] 72 to 100" in notes
+    table = app.session_state["econ.tornado_result"][2]
+    low = table[(table["input"] == "utilization.share") & (table["output"] == "npv_usd")]
+    assert len(low) == 1
+    options = widget(app.multiselect, "Inputs").options
+    assert "Utilization › Share [%]" in options

@@ -223,6 +223,23 @@ def find(path: str, model: type[BaseModel] | None = None) -> FieldInfo | None:
     return found
 
 
+def path_label(path: str) -> str:
+    """A field's label for tables and charts: its section and the form's label with the unit
+    ("Utilization › Share [%]"); the dotted path when the form does not know it."""
+    parts = path.split(".")
+    f = find(path)
+    if f is None:
+        return path
+    sections = [find(".".join(parts[: i + 1])) for i in range(len(parts) - 1)]
+    return " › ".join([s.label for s in sections if s is not None] + [f.label])
+
+
+def shown_value(path: str, value: Any) -> Any:
+    """A stored value as the form shows it (fractions as percentages)."""
+    f = find(path)
+    return to_widget(f, value) if f is not None else value
+
+
 # --- values between the scenario dict and the widgets ---------------------------------------------
 
 

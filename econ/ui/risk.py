@@ -55,12 +55,42 @@ def numeric_paths(base: Scenario) -> list[str]:
     return out
 
 
-def tornado(base: Scenario, paths: Sequence[str], pct: float, outputs: Sequence[str]):
-    """One-at-a-time swings of +-pct percent around the base value of each path."""
-    from econ.analysis import tornado as run_tornado
-    from econ.analysis.sensitivity import percent_ranges
+def bounded_ranges(
+    base: Scenario, paths: Sequence[str], pct: float
+) -> tuple[dict[str, tuple], list[str]]:
+    """+-pct percent around each path's base value, clipped to the field's declared bounds
+    (e.g. utilization.share <= 1); the notes say which swings were clipped and to what."""
+    import math
 
-    return run_tornado(base, percent_ranges(base, list(paths), pct), outputs=tuple(outputs))
+    from econ.analysis.sensitivity import percent_ranges
+    from econ.analysis.validation import field_specs
+
+    specs = field_specs()
+    ranges, notes = {}, []
+    for path, (low, high) in percent_ranges(base, list(paths), pct).items():
+        spec = specs.get(path)
+        new_low, new_high = low, high
+        if spec is not None:
+            integer = spec.kind == "int"
+            if spec.ge is not None:
+                new_low, new_high = max(new_low, spec.ge), max(new_high, spec.ge)
+            if spec.gt is not None and new_low <= spec.gt:
+                new_low = spec.gt + 1 if integer else math.nextafter(spec.gt, math.inf)
+            if spec.le is not None:
+                new_low, new_high = min(new_low, spec.le), min(new_high, spec.le)
+            if spec.lt is not None and new_high >= spec.lt:
+                new_high = spec.lt - 1 if integer else math.nextafter(spec.lt, -math.inf)
+        if (new_low, new_high) != (low, high):
+            notes.append(path)
+        ranges[path] = (new_low, new_high)
+    return ranges, notes
+
+
+def tornado(base: Scenario, ranges: Mapping[str, tuple], outputs: Sequence[str]):
+    """One-at-a-time swings over `ranges` (from bounded_ranges)."""
+    from econ.analysis import tornado as run_tornado
+
+    return run_tornado(base, dict(ranges), outputs=tuple(outputs))
 
 
 def montecarlo(

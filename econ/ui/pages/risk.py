@@ -12,6 +12,7 @@ import streamlit as st
 
 from econ.ui import charts, common, compute, risk
 from econ.ui.fmt import MONEY_SCALES, format_value, metric_kind, metric_label
+from econ.ui.form import path_label, shown_value
 
 TORNADO = "econ.tornado_result"
 MONTECARLO = "econ.mc_result"
@@ -80,6 +81,11 @@ def default_distributions(base, paths: list[str]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["path", "distribution"])
 
 
+def _clip_note(path: str, bounds: tuple) -> str:
+    low, high = (shown_value(path, b) for b in bounds)
+    return f"{path_label(path)} {low:,.6g} to {high:,.6g}"
+
+
 def tornado_section(current, paths: list[str], money: str) -> None:
     st.subheader("Tornado: one input at a time")
     ss = st.session_state
@@ -87,7 +93,9 @@ def tornado_section(current, paths: list[str], money: str) -> None:
     defaults = [p for p in TORNADO_DEFAULTS if p in paths][:8]
     key = common.keep("econ.tornado_paths", defaults)
     ss[key] = [p for p in ss[key] if p in paths]
-    chosen = cols[0].multiselect("Inputs", paths, key=key, help="Numeric fields the scenario sets")
+    chosen = cols[0].multiselect(
+        "Inputs", paths, key=key, format_func=path_label, help="Numeric fields the scenario sets"
+    )
     pct = cols[1].number_input(
         "Swing [± %]",
         value=None,
@@ -110,16 +118,28 @@ def tornado_section(current, paths: list[str], money: str) -> None:
                 icon=":material/error:",
             )
         else:
-            with st.spinner("Projecting the low and high cases..."):
-                result = compute.attempt(
-                    lambda: risk.tornado(current.scenario, chosen, pct, OUTPUTS), "Tornado"
-                )
+            bounded = compute.attempt(
+                lambda: risk.bounded_ranges(current.scenario, chosen, pct), "Tornado ranges"
+            )
+            result = None
+            if bounded is not None:
+                with st.spinner("Projecting the low and high cases..."):
+                    result = compute.attempt(
+                        lambda: risk.tornado(current.scenario, bounded[0], OUTPUTS), "Tornado"
+                    )
             if result is not None:
-                ss[TORNADO] = (current.text, pct, result.table)
+                ss[TORNADO] = (current.text, pct, result.table, bounded)
     if TORNADO not in ss:
         st.caption("Pick inputs and run: each is set to its low and high value, the others kept.")
         return
-    text, swing, table = ss[TORNADO]
+    text, swing, table, (ranges, clipped) = ss[TORNADO]
+    if clipped:
+        st.info(
+            "Swings clipped to what the field accepts: "
+            + "; ".join(_clip_note(p, ranges[p]) for p in clipped)
+            + ".",
+            icon=":material/vertical_align_center:",
+        )
     if text != current.text:
         st.info(
             "These results are for an earlier version of the scenario; run again.",
@@ -129,6 +149,7 @@ def tornado_section(current, paths: list[str], money: str) -> None:
     if rows.empty:
         return
     scale_rows = rows.copy()
+    scale_rows["input"] = [path_label(p) for p in scale_rows["input"]]
     scale_rows["output_low"], fmt, title = _display(rows["output_low"], output, money)
     scale_rows["output_high"], _, _ = _display(rows["output_high"], output, money)
     base_value, _, _ = _display(rows["output_base"].head(1), output, money)
