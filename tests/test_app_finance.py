@@ -126,3 +126,28 @@ def test_the_default_tornado_runs_above_83_percent_utilization_and_labels_by_for
     assert len(low) == 1
     options = widget(app.multiselect, "Inputs").options
     assert "Utilization › Share [%]" in options
+
+
+# --- 4. edits cited in [sources] ---------------------------------------------------------------------
+
+
+def test_edited_inputs_are_cited_in_sources_of_the_downloaded_toml(app: AppTest):
+    import datetime as dt
+    import tomllib
+
+    from econ.scenario import dumps
+
+    original = app.session_state[state.BASE]["sources"]["utilization.share"]
+    widget(app.sidebar.number_input, "Utilization [%]").set_value(90.0).run()
+    widget(app.sidebar.number_input, "Debt share of capex [%]").set_value(50.0).run()
+    assert not app.exception
+    scenario = state.validate(app.session_state[state.DATA]).scenario  # what Export downloads
+    sources = tomllib.loads(dumps(scenario))["sources"]
+    today = dt.date.today().isoformat()
+    assert sources["utilization.share"] == (
+        f"edited in the app on {today} (was: 70 %; source: {original})"
+    )
+    assert sources["financing.debt_share"].startswith(f"edited in the app on {today} (was: 70 %")
+    # back to the base value: the base's own source again
+    widget(app.sidebar.number_input, "Utilization [%]").set_value(70.0).run()
+    assert app.session_state[state.DATA]["sources"]["utilization.share"] == original

@@ -544,6 +544,7 @@ class Form:
         new = _rows_from_frame(f, edited)
         if new != state.plain(stored if stored is not None else ([] if f.kind == "table" else {})):
             state.set_path(self.data, f.path, new)
+            mark_edited(f.path)
             st.rerun()
 
     # a section --------------------------------------------------------------------------------
@@ -694,6 +695,46 @@ def _field(path: str) -> FieldInfo:
     return found
 
 
+EDITED = "edited in the app on"
+
+
+def _described(f: FieldInfo | None, value: Any) -> str:
+    if value is None:
+        return "none"
+    if f is not None and f.kind == "float" and _is_number(value):
+        return f"{to_widget(f, value):,.6g}" + (f" {f.unit}" if f.unit else "")
+    if f is not None and f.kind == "int" and _is_number(value):
+        return f"{value:,}" + (f" {f.unit}" if f.unit else "")
+    text = value if isinstance(value, str) else json.dumps(state.plain(value), default=str)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def mark_edited(path: str) -> None:
+    """Cite an edit in the scenario's [sources]: "edited in the app on DATE (was: OLD VALUE;
+    source: OLD SOURCE)"; an edit back to the base value restores the base's source."""
+    ss = st.session_state
+    data, base = ss[state.DATA], ss.get(state.BASE, {})
+    if path.startswith("sources") or find(path) is None:
+        return
+    old = state.get_path(base, path, None)
+    new = state.get_path(data, path, None)
+    base_sources = base.get("sources") if isinstance(base.get("sources"), dict) else {}
+    sources = data.get("sources")
+    if not isinstance(sources, dict):
+        sources = data["sources"] = {}
+    original = base_sources.get(path)
+    if new == old:
+        if original is None:
+            sources.pop(path, None)
+        else:
+            sources[path] = original
+        return
+    note = f"was: {_described(find(path), old)}"
+    if original:
+        note += f"; source: {original}"
+    sources[path] = f"{EDITED} {dt.date.today().isoformat()} ({note})"
+
+
 def _commit_widget(key: str, path: str) -> None:
     ss = st.session_state
     f = _field(path)
@@ -702,6 +743,7 @@ def _commit_widget(key: str, path: str) -> None:
         value = None
     state.set_path(ss[state.DATA], path, value)
     ss[state.RAW].pop(path, None)
+    mark_edited(path)
 
 
 def _commit_text(key: str, path: str) -> None:
@@ -725,6 +767,7 @@ def _commit_text(key: str, path: str) -> None:
         return
     state.set_path(ss[state.DATA], path, value)
     ss[state.RAW].pop(path, None)
+    mark_edited(path)
 
 
 def _toggle_section(key: str, path: str) -> None:
