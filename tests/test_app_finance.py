@@ -12,7 +12,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from econ.ui import state
-from tests.test_app import APP, DATA, SEED, upload_curve, widget
+from tests.test_app import APP, DATA, SEED, errors, upload_curve, widget
 
 
 def test_share_url_points_at_the_page_shown_with_this_runs_parameters():
@@ -151,3 +151,67 @@ def test_edited_inputs_are_cited_in_sources_of_the_downloaded_toml(app: AppTest)
     # back to the base value: the base's own source again
     widget(app.sidebar.number_input, "Utilization [%]").set_value(70.0).run()
     assert app.session_state[state.DATA]["sources"]["utilization.share"] == original
+
+
+# --- 5. messages in the unit the field is shown in ---------------------------------------------------
+
+
+def test_a_percent_field_out_of_bounds_is_reported_in_percent(app: AppTest):
+    widget(app.sidebar.number_input, "Utilization [%]").set_value(150.0).run()
+    assert not app.exception
+    text = " ".join(errors(app))
+    assert "150 % is above 100 %" in text and "less than or equal to 1" not in text
+
+
+def test_validation_problems_are_listed_one_a_line():
+    from econ.scenario import read_toml
+
+    data = read_toml(SEED)
+    data["utilization"]["share"] = 1.5
+    data["market"]["price_usd_per_mtok"] = -1
+    lines = state.validate(data).message.splitlines()
+    assert lines == [
+        "- utilization.share: 150 % is above 100 % (expected at most 100 %)",
+        "- market.price_usd_per_mtok = -1: Input should be greater than or equal to 0",
+    ]
+
+
+def test_a_fraction_typed_into_a_percent_field_gets_a_did_you_mean(app: AppTest):
+    widget(app.sidebar.number_input, "Utilization [%]").set_value(0.7).run()
+    hints = [w.value for w in app.sidebar.warning]
+    assert any("did you mean 70 %?" in h for h in hints), hints
+    widget(app.sidebar.number_input, "Utilization [%]").set_value(75.0).run()
+    assert not any("did you mean" in w.value for w in app.sidebar.warning)
+
+
+def test_a_tpot_limit_no_point_meets_is_reported_in_ms(app: AppTest):
+    upload_curve(app, "sample_curve.csv", (DATA / "sample_curve.csv").read_bytes())
+    widget(app.number_input, "TPOT p99 limit [ms]").set_value(1.0).run()
+    text = " ".join(errors(app))
+    assert "TPOT p99 ≤ 1 ms" in text and "tpot_s_p99" not in text, text
+
+
+# --- 7. no command-line wording, no server paths ---------------------------------------------------
+
+
+def test_app_text_speaks_of_the_apps_controls_and_the_uploaded_files_name():
+    import tempfile
+
+    from econ.ui.compute import app_text
+
+    temp = f"{tempfile.gettempdir()}/tmpk3j_x9/run.csv"
+    assert app_text(f"{temp}: bad header") == "run.csv: bad header"
+    text = app_text("per-GPU throughput is unknown (pass --gpus N)")
+    assert "--gpus" not in text and '"GPUs that served it" box' in text
+    assert app_text("--step '5:x': gain 'x' is not a number") == "step '5:x': gain 'x' is not a number"
+    assert app_text("tpot_s_p99 = 0.0123 (limit 0.005)") == "TPOT p99 = 12.3 ms (limit 5 ms)"
+
+
+def test_a_curve_without_a_gpu_count_points_at_the_gpus_box(app: AppTest):
+    import tempfile
+
+    frame = pd.read_csv(DATA / "sample_curve.csv").drop(columns=["gpu_count"])
+    upload_curve(app, "no_gpus.csv", frame.to_csv(index=False).encode())
+    shown = " ".join([w.value for w in app.warning] + errors(app))
+    assert "GPUs that served it" in shown, shown
+    assert "--gpus" not in shown and tempfile.gettempdir() not in shown

@@ -17,6 +17,7 @@ import math
 import re
 import tomllib
 import typing
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
 from typing import Any, Literal
@@ -238,6 +239,43 @@ def shown_value(path: str, value: Any) -> Any:
     """A stored value as the form shows it (fractions as percentages)."""
     f = find(path)
     return to_widget(f, value) if f is not None else value
+
+
+_BOUNDS = {
+    "less_than_equal": ("le", "above", "at most"),
+    "less_than": ("lt", "not below", "below"),
+    "greater_than_equal": ("ge", "below", "at least"),
+    "greater_than": ("gt", "not above", "above"),
+}
+
+
+def unit_message(path: str, error: Mapping) -> str | None:
+    """A pydantic bound error in the unit the field is shown in (percent fields in %):
+    "150 % is above 100 % (expected at most 100 %)"; None when the field shows stored values."""
+    f = find(path)
+    kind = _BOUNDS.get(str(error.get("type")))
+    if f is None or kind is None or f.scale == 1 or not _is_number(error.get("input")):
+        return None
+    bound = (error.get("ctx") or {}).get(kind[0])
+    if not _is_number(bound):
+        return None
+    unit = f" {f.unit}" if f.unit else ""
+    value, limit = to_widget(f, error["input"]), to_widget(f, bound)
+    return f"{value:,.6g}{unit} is {kind[1]} {limit:,.6g}{unit} (expected {kind[2]} {limit:,.6g}{unit})"
+
+
+def fraction_hint(f: FieldInfo, value: Any, base: Any) -> str | None:
+    """For a percent field holding a small value the user typed (0 < shown <= 1, not the base's):
+    "did you mean 70 %?" (a fraction typed where a percentage is expected)."""
+    if f.scale != 100 or not _is_number(value) or value == base:
+        return None
+    shown = to_widget(f, value)
+    if not 0 < abs(shown) <= 1:
+        return None
+    return (
+        f"{shown:g} {f.unit} is taken as {shown:g} percent; did you mean {shown * 100:g} {f.unit}? "
+        "This field is in percent."
+    )
 
 
 # --- values between the scenario dict and the widgets ---------------------------------------------
@@ -484,6 +522,11 @@ class Form:
             self._toml(f, where, label, stored)
         for message in self.field_errors(f):
             where.error(message, icon=":material/error:")
+        if f.kind == "float" and f.path not in self.raw:
+            base = state.get_path(st.session_state.get(state.BASE, {}), f.path, None)
+            hint = fraction_hint(f, stored, base)
+            if hint:
+                where.warning(hint, icon=":material/percent:")
 
     def _toml(self, f: FieldInfo, where, label: str, stored: Any) -> None:
         key = self.key(f.path)

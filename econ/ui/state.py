@@ -25,6 +25,7 @@ from pydantic import BaseModel, ValidationError
 
 from econ.catalog import DEFAULT_SCENARIO, models_dir, ready_made_scenarios
 from econ.scenario import Scenario, ScenarioError, dumps, parse_toml, read_toml, validate_dict
+from econ.scenario.io import _valid_names_hint
 from econ.scenario.paths import resolve_paths
 
 DATA = "econ.data"
@@ -186,16 +187,27 @@ def validate(data: Mapping, raw_errors: Mapping[str, str] | None = None) -> Vali
     try:
         scenario = validate_in_app(data)
     except ScenarioError as exc:
+        listed: list[str] = []
         try:
             Scenario.model_validate(data)
         except ValidationError as detail:
+            from econ.ui.form import unit_message
+
             for err in detail.errors(include_url=False):
                 path = error_path(err["loc"])
-                errors.setdefault(path, []).append(err["msg"].removeprefix("Value error, "))
+                shown = unit_message(path, err)
+                message = shown or err["msg"].removeprefix("Value error, ")
+                if err["type"] == "extra_forbidden":
+                    message = "unknown field; " + _valid_names_hint(err["loc"])
+                errors.setdefault(path, []).append(message)
+                value = "" if shown or "input" not in err else f" = {err['input']!r}"
+                listed.append(f"{path}{value}: {message}")
         except Exception as detail:  # noqa: BLE001 - any failure is reported, never raised
             errors.setdefault("", []).append(str(detail))
-        messages = [str(exc)] + [f"{p}: {m}" for p, m in (raw_errors or {}).items()]
-        return Validation(None, "\n".join(messages), errors)
+        lines = (listed or [str(exc)]) + [f"{p}: {m}" for p, m in (raw_errors or {}).items()]
+        # one problem a line, in the units the fields are shown in
+        text = lines[0] if len(lines) == 1 else "\n".join(f"- {line}" for line in lines)
+        return Validation(None, text, errors)
     except Exception as exc:  # noqa: BLE001 - e.g. a value pydantic cannot even compare
         return Validation(None, f"{type(exc).__name__}: {exc}", {"": [str(exc)]})
     if raw_errors:

@@ -45,6 +45,15 @@ def _choice(key: str, options: list, default):
     return key
 
 
+def warnings_box(warnings) -> None:
+    """Warnings in one box, each once, in the app's words (no command-line options or paths)."""
+    seen = list(dict.fromkeys(compute.app_text(w) for w in warnings))
+    if len(seen) == 1:
+        st.warning(seen[0], icon=":material/warning:")
+    elif seen:
+        st.warning("\n".join(f"- {w}" for w in seen), icon=":material/warning:")
+
+
 def _number(value, digits: str = ",.1f") -> str:
     if value is None or (isinstance(value, float) and not math.isfinite(value)):
         return "n/a"
@@ -398,8 +407,7 @@ def measured_tab(scenario) -> None:
                 st.badge(f"{key}: {prov[key]}", color="gray")
         if prov.get("file_sha256"):
             st.badge(f"sha256 {str(prov['file_sha256'])[:12]}…", color="gray")
-    for warning in curve.warnings:
-        st.warning(warning, icon=":material/warning:")
+    warnings_box(curve.warnings)
     points = curve.points
     workloads = sorted({w for w in points.get("workload", pd.Series(dtype=str)).fillna("") if w})
     workload = None
@@ -480,8 +488,7 @@ def measured_tab(scenario) -> None:
         )
     if point.clamped:
         st.warning("The SLO is looser than the highest measured load: the point is clamped to it.")
-    for warning in point.warnings:
-        st.warning(warning, icon=":material/warning:")
+    warnings_box([w for w in point.warnings if w not in curve.warnings])
     source = f"measured: {name} at the SLO operating point"
     allowed, note = curve_fits(prov, points, scenario, name)
     st.button(
