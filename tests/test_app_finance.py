@@ -215,3 +215,26 @@ def test_a_curve_without_a_gpu_count_points_at_the_gpus_box(app: AppTest):
     shown = " ".join([w.value for w in app.warning] + errors(app))
     assert "GPUs that served it" in shown, shown
     assert "--gpus" not in shown and tempfile.gettempdir() not in shown
+
+
+# --- 6. uploads above the limit ---------------------------------------------------------------------
+
+
+def test_an_oversized_benchmark_file_names_itself_and_the_limit_and_clears_the_last_file(app):
+    from econ.ui.pages.throughput import CURVE_FILE
+
+    upload_curve(app, "sample_curve.csv", (DATA / "sample_curve.csv").read_bytes())
+    assert CURVE_FILE in app.session_state
+    app.get("file_uploader")[0].upload("big.json", b"x" * (6 * 1024 * 1024), "text/csv").run()
+    shown = errors(app)
+    assert any("big.json" in e and "5 MB limit" in e for e in shown), shown
+    assert not any("sample_curve" in e for e in shown)
+    assert CURVE_FILE not in app.session_state
+    assert not [m for m in app.metric if m.label.startswith("Measured operating point")]
+
+
+def test_an_oversized_scenario_file_names_the_limit(app: AppTest):
+    app.switch_page("econ/ui/pages/scenario.py").run()
+    content = b"# padding\n" * 120_000
+    app.get("file_uploader")[0].upload("big.toml", content, "application/toml").run()
+    assert any("big.toml" in e and "1 MB limit" in e for e in errors(app)), errors(app)

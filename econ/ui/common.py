@@ -237,3 +237,8 @@ def use_throughput(value: float, source: str) -> None:
 
 def upload_limit_mb() -> int:
     return max(1, compute.MAX_UPLOAD_BYTES // (1024 * 1024))
+
+
+UPLOAD_BOX_MB = 20
+"""What an upload box accepts (server.maxUploadSize): above the app's own limits, so that a file
+too large gets a message naming it and the limit rather than only a red chip."""

@@ -204,9 +204,10 @@ def _curve_uploaded() -> None:
         return
     content = file.getvalue()
     if len(content) > compute.MAX_UPLOAD_BYTES:
+        ss.pop(CURVE_FILE, None)  # no message of an earlier file stays beside this one
         ss[CURVE_ERROR] = (
             f"{file.name}: {len(content) / 1e6:.1f} MB is larger than the "
-            f"{compute.MAX_UPLOAD_BYTES / 1e6:.0f} MB limit for benchmark files; nothing was read"
+            f"{common.upload_limit_mb()} MB limit for benchmark files; nothing was read"
         )
         return
     ss[CURVE_FILE] = (file.name, content)
@@ -355,7 +356,7 @@ def measured_tab(scenario) -> None:
         "Benchmark output file",
         key=CURVE_UPLOAD,
         on_change=_curve_uploaded,
-        max_upload_size=common.upload_limit_mb(),
+        max_upload_size=common.UPLOAD_BOX_MB,
         help="vLLM / SGLang bench_serving JSON(L), GenAI-Perf or AIPerf export (JSON or CSV), "
         "MLPerf LoadGen summary or detail log, MLPerf Endpoints result_summary.json (or a .zip of "
         "a submission tree), InferenceX JSON, trtllm-bench report, or a generic CSV with units "
