@@ -96,3 +96,57 @@ def curve_mismatches(
 
 def joined(items: Iterable[str]) -> str:
     return " and ".join(items)
+
+
+# --- sanity warnings: values the models accept but no real deployment has ---------------------------
+
+MAX_PLAUSIBLE_GPUS = 2_000_000
+"""More GPUs than any operator runs (the largest announced fleets are a few hundred thousand)."""
+
+MAX_PLAUSIBLE_MW = 5_000.0
+"""More IT power than any campus (the largest announced are 1-5 GW)."""
+
+
+def power_budget_warning(mw: float) -> str | None:
+    """A hall power budget beyond any campus."""
+    if mw > MAX_PLAUSIBLE_MW:
+        return (
+            f"{mw:,.0f} MW is more than any data-centre campus (the largest announced are 1-5 GW, "
+            f"{MAX_PLAUSIBLE_MW:,.0f} MW at most here); check the unit (MW, not kW)"
+        )
+    return None
+
+
+def sanity_warnings(scenario: Scenario) -> list[str]:
+    """Values the scenario models accept but no real deployment has: a typo or a unit slip."""
+    out = []
+    gpus = scenario.fleet.gpu_count
+    if gpus > MAX_PLAUSIBLE_GPUS:
+        out.append(
+            f"{gpus:,} GPUs is more than any operator runs (the largest fleets are a few hundred "
+            "thousand); check the GPU or rack count"
+        )
+    it_mw = gpus * scenario.power.kw_per_gpu / 1000
+    if it_mw > MAX_PLAUSIBLE_MW:
+        out.append(f"the fleet draws {it_mw:,.0f} MW of IT power: " + power_budget_warning(it_mw))
+    facility = scenario.facility
+    for name in ("critical_kw", "contracted_kw"):
+        kw = getattr(facility, name, None)
+        if kw is not None and kw / 1000 > MAX_PLAUSIBLE_MW:
+            out.append(f"facility {name.replace('_', ' ')}: " + power_budget_warning(kw / 1000))
+    financing = scenario.financing
+    for name, label in (
+        ("discount_rate_annual", "discount rate"),
+        ("debt_rate_annual", "loan rate"),
+    ):
+        rate = getattr(financing, name, None)
+        if rate is None:
+            continue
+        if rate < 0:
+            out.append(
+                f"the {label} is {rate * 100:g} %/year: negative, so money later is worth more "
+                "than money now; check the sign"
+            )
+        elif rate > 1:
+            out.append(f"the {label} is {rate * 100:,.4g} %/year, above 100 %; check the unit (%)")
+    return out

@@ -130,6 +130,14 @@ def sidebar() -> None:
     shown = v.scenario or state.shown()
     if v.ok:
         bar.caption(shown.description or shown.name)
+        from econ.ui.checks import sanity_warnings
+
+        odd = sanity_warnings(shown)
+        if odd:
+            bar.warning(
+                "Check these inputs:\n" + "\n".join(f"- {w}" for w in odd),
+                icon=":material/report:",
+            )
     else:
         count = sum(len(m) for m in v.errors.values()) or 1
         bar.error(

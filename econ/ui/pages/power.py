@@ -118,6 +118,11 @@ def sizing(current, money: str) -> None:
     if mw is None:
         st.error("Give the power budget in MW.", icon=":material/error:")
         return
+    from econ.ui.checks import power_budget_warning
+
+    odd = power_budget_warning(float(mw))
+    if odd:
+        st.warning(odd, icon=":material/report:")
     args = {
         "mw": float(mw),
         "hardware": chosen,
