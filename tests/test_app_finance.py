@@ -268,3 +268,12 @@ def test_the_sidebar_warns_of_a_billion_gpus_and_the_power_page_of_a_huge_hall(a
     widget(app.number_input, "Power budget [MW]").set_value(100_000.0).run()
     assert not app.exception
     assert any("100,000 MW" in w.value for w in app.warning)
+
+
+# --- 12. wording ------------------------------------------------------------------------------------
+
+
+def test_one_month_is_singular_in_the_projection_warnings():
+    from econ.engine import _months
+
+    assert (_months(1), _months(23)) == ("1 month", "23 months")
