@@ -195,6 +195,53 @@ def share_box(page_path: str, params: dict[str, str]) -> None:
         slot.code(state.share_url(page_path, params), language=None, wrap_lines=True)
 
 
+STYLE = """
+<style>
+/* Metric tiles: values and labels wrap instead of being cut ("257,300,…"), shrink on narrow
+   screens, and columns of tiles wrap to the next line when a tile would be narrower than 150 px;
+   on narrow screens the open sidebar overlays the page instead of squeezing it. */
+[data-testid="stMetricValue"] .stMarkdownEllipsis, [data-testid="stMetricLabel"] .stMarkdownEllipsis,
+[data-testid="stMetricValue"] > div, [data-testid="stMetricLabel"] > div {
+  overflow: visible !important; text-overflow: clip !important; white-space: normal !important;
+}
+[data-testid="stMetricValue"] p, [data-testid="stMetricLabel"] p {
+  white-space: normal !important; overflow-wrap: anywhere;
+}
+[data-testid="stMetricValue"] { font-size: clamp(1.15rem, 0.9rem + 1.2vw, 2.1rem); line-height: 1.15; }
+[data-testid="stHorizontalBlock"]:has(> [data-testid="stColumn"] [data-testid="stMetric"]) {
+  flex-wrap: wrap;
+}
+[data-testid="stHorizontalBlock"]:has(> [data-testid="stColumn"] [data-testid="stMetric"])
+  > [data-testid="stColumn"] { min-width: 150px; }
+@media (max-width: 900px) {
+  section[data-testid="stSidebar"][aria-expanded="true"] { position: fixed; z-index: 999990; }
+}
+/* Print (any page): no sidebar, header or toolbar; the page full width; tiles, charts and tables
+   not cut across pages. */
+@media print {
+  section[data-testid="stSidebar"], header[data-testid="stHeader"], [data-testid="stToolbar"],
+  [data-testid="stSidebarCollapsedControl"], [data-testid="stStatusWidget"],
+  [data-testid="stBaseButton-secondary"], [data-testid="stDownloadButton"],
+  [data-testid="stFileUploader"] { display: none !important; }
+  [data-testid="stMain"], [data-testid="stMainBlockContainer"], .block-container {
+    margin: 0 !important; padding: 0.5cm !important; max-width: 100% !important;
+    width: 100% !important; overflow: visible !important;
+  }
+  [data-testid="stMetric"], [data-testid="stVegaLiteChart"], [data-testid="stTable"], tr,
+  [data-testid="stAlert"] { break-inside: avoid; }
+  [data-testid="stDataFrame"], [data-testid="stTable"], [data-testid="stDataFrameResizable"] {
+    overflow: visible !important; max-height: none !important; height: auto !important;
+  }
+}
+</style>
+"""
+
+
+def style() -> None:
+    """The app's stylesheet: tiles that wrap, the sidebar on narrow screens, the print view."""
+    st.html(STYLE)
+
+
 def notices() -> None:
     ss = st.session_state
     if state.NOTICE in ss:
