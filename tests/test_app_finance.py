@@ -277,3 +277,40 @@ def test_one_month_is_singular_in_the_projection_warnings():
     from econ.engine import _months
 
     assert (_months(1), _months(23)) == ("1 month", "23 months")
+
+
+# --- 14. the two-way data table ---------------------------------------------------------------------
+
+
+def test_the_data_table_equals_projecting_each_pair():
+    from econ import load_scenario, project
+    from econ.ui.risk import axis_values, data_table
+
+    base = load_scenario(SEED)
+    rows, cols = [0.5, 0.9], [0.2, 0.4, 0.6]
+    table = data_table(
+        base, "utilization.share", rows, "market.price_usd_per_mtok", cols, "npv_usd"
+    )
+    assert table.shape == (2, 3)
+    for r in rows:
+        for c in cols:
+            one = project(
+                load_scenario(SEED, {"utilization.share": r, "market.price_usd_per_mtok": c})
+            ).summary.iloc[0]
+            assert table.loc[r, c] == pytest.approx(one.npv_usd, rel=1e-9, abs=1e-6)
+    assert axis_values(1, 3, 5, integer=True) == [1, 2, 3]
+
+
+def test_the_risk_page_computes_and_exports_the_data_table(app: AppTest):
+    app.switch_page("econ/ui/pages/risk.py").run()
+    widget(app.button, "Compute the data table").click().run()
+    assert not app.exception and not errors(app), errors(app)
+    text, row_path, col_path, output, table = app.session_state["econ.data_table"]
+    assert (row_path, col_path, output) == (
+        "utilization.share",
+        "market.price_usd_per_mtok",
+        "npv_usd",
+    )
+    assert table.shape == (5, 5)
+    assert list(table.index) == pytest.approx([56, 63, 70, 77, 84])  # shown in %
+    assert app.get("download_button")

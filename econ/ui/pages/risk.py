@@ -378,6 +378,94 @@ def montecarlo_section(current, paths: list[str], money: str) -> None:
                 )
 
 
+DATA_TABLE = "econ.data_table"
+
+
+def _axis(where, name: str, paths: list[str], default: str, scenario):
+    """One axis of the data table: the input and its values (from, to, steps) in its shown unit."""
+    from econ.ui.form import find
+
+    path = where.selectbox(
+        f"{name} input",
+        paths,
+        format_func=path_label,
+        key=common.keep(f"econ.dt_{name}", default if default in paths else paths[0]),
+    )
+    node: object = scenario
+    for part in path.split("."):
+        node = getattr(node, part, None)
+    f = find(path)
+    scale = f.scale if f is not None else 1.0
+    base = float(node) * scale if isinstance(node, int | float) else 0.0
+    c = where.columns(3)
+    low = c[0].number_input("from", value=round(base * 0.8, 6), key=f"econ.dt_{name}_lo.{path}")
+    high = c[1].number_input("to", value=round(base * 1.2, 6), key=f"econ.dt_{name}_hi.{path}")
+    steps = c[2].number_input(
+        "steps", min_value=2, max_value=50, value=5, step=1, key=f"econ.dt_{name}_n.{path}"
+    )
+    integer = f is not None and f.kind == "int"
+    shown = risk.axis_values(low, high, steps, integer)
+    return path, shown, [v / scale if scale != 1 else v for v in shown]
+
+
+def data_table_section(current, paths: list[str], money: str) -> None:
+    st.subheader("Data table: two inputs, one output")
+    st.caption(
+        "Like a spreadsheet's two-way data table: the output for every pair of values of two "
+        "inputs, the others kept; projected as one batch (econ.analysis sweep)."
+    )
+    ss = st.session_state
+    left, right, out = st.columns([2, 2, 1])
+    row_path, row_shown, row_values = _axis(
+        left, "Row", paths, "utilization.share", current.scenario
+    )
+    col_path, col_shown, col_values = _axis(
+        right, "Column", paths, "market.price_usd_per_mtok", current.scenario
+    )
+    output = out.selectbox(
+        "Output",
+        OUTPUTS,
+        format_func=metric_label,
+        key=common.keep("econ.dt_output", "npv_usd"),
+    )
+    if st.button("Compute the data table", icon=":material/grid_on:"):
+        with st.spinner(f"Projecting {len(row_values) * len(col_values)} scenarios..."):
+            table = compute.attempt(
+                lambda: risk.data_table(
+                    current.scenario, row_path, row_values, col_path, col_values, output
+                ),
+                "Data table",
+            )
+        if table is not None:
+            table.index, table.columns = row_shown, col_shown
+            ss[DATA_TABLE] = (current.text, row_path, col_path, output, table)
+    if DATA_TABLE not in ss:
+        return
+    text, row_path, col_path, output, table = ss[DATA_TABLE]
+    if text != current.text:
+        st.info(
+            "This table is for an earlier version of the scenario; compute it again.",
+            icon=":material/history:",
+        )
+    kind = metric_kind(output)
+    shown = table.map(lambda v: format_value(v, kind, money))
+    shown.index = [f"{v:,.6g}" for v in table.index]
+    shown.columns = [f"{v:,.6g}" for v in table.columns]
+    shown.index.name = f"{path_label(row_path)} ↓ / {path_label(col_path)} →"
+    st.markdown(f"**{metric_label(output, money)}**")
+    st.dataframe(shown, width="stretch")
+    export = table.copy()
+    export.index.name = f"{row_path} \\ {col_path}"
+    st.download_button(
+        "Download the data table (CSV)",
+        export.to_csv().encode(),
+        file_name=f"data-table-{output}.csv",
+        mime="text/csv",
+        icon=":material/csv:",
+        on_click="ignore",
+    )
+
+
 def render() -> None:
     st.title("Risk")
     current = common.require_scenario("risk analyses")
@@ -388,6 +476,8 @@ def render() -> None:
     if not paths:
         return
     tornado_section(current, paths, money)
+    st.divider()
+    data_table_section(current, paths, money)
     st.divider()
     montecarlo_section(current, paths, money)
 
