@@ -314,3 +314,50 @@ def test_the_risk_page_computes_and_exports_the_data_table(app: AppTest):
     assert table.shape == (5, 5)
     assert list(table.index) == pytest.approx([56, 63, 70, 77, 84])  # shown in %
     assert app.get("download_button")
+
+
+# --- 13. compare up to 8, differences from the base, export ------------------------------------------
+
+
+def test_compare_takes_eight_scenarios_with_differences_from_the_base_and_exports(app: AppTest):
+
+
+    from econ import load_scenario, project
+    from econ.catalog import ready_made_scenarios
+
+    names = list(ready_made_scenarios())
+    picked = ["current scenario", *[n for n in names if n != "deepseek-r1-gb200-nvl72"]][:8]
+    assert len(picked) == 8
+    app.switch_page("econ/ui/pages/compare.py").run()
+    app.multiselect[0].set_value(picked).run()
+    assert not app.exception and not errors(app), errors(app)
+    table = app.dataframe[0].value
+    npv = table[table["metric"] == "NPV [USD]"].iloc[0]
+    other = picked[1]
+    expected = project(load_scenario(ready_made_scenarios()[other])).summary.iloc[0]
+    base = project(load_scenario(SEED)).summary.iloc[0]
+    assert npv[f"{other} − base"] == f"{expected.npv_usd - base.npv_usd:,.0f}"
+    inputs = app.dataframe[1].value
+    assert "Utilization › Share [%]" in list(inputs["input"]) or "Fleet › Gpu count [GPUs]" in list(
+        inputs["input"]
+    )
+    downloads = {b.proto.label: b for b in app.get("download_button")}
+    assert "Download the comparison (workbook)" in downloads
+    assert "Download the results (CSV)" in downloads
+
+
+def test_the_comparison_workbook_has_results_and_inputs_sheets():
+    import io
+
+    import pandas as pd
+    from openpyxl import load_workbook
+
+    from econ.ui.pages.compare import difference, workbook_bytes
+
+    results = pd.DataFrame({"metric": ["npv_usd"], "a": [2.0], "b": [5.0], "b - a": [3.0]})
+    inputs = pd.DataFrame({"input": ["=cmd()"], "a": ["1"], "path": ["x"]})
+    book = load_workbook(io.BytesIO(workbook_bytes(results, inputs)))
+    assert book.sheetnames == ["Results", "Inputs"]
+    assert book["Results"]["D2"].value == 3.0
+    assert not str(book["Inputs"]["A2"].value).startswith("=")  # formula text neutralized
+    assert difference(5.0, 2.0) == 3.0 and difference(None, 2.0) is None
