@@ -361,3 +361,39 @@ def test_the_comparison_workbook_has_results_and_inputs_sheets():
     assert book["Results"]["D2"].value == 3.0
     assert not str(book["Inputs"]["A2"].value).startswith("=")  # formula text neutralized
     assert difference(5.0, 2.0) == 3.0 and difference(None, 2.0) is None
+
+
+# --- 10. tables with labels and units --------------------------------------------------------------
+
+
+def test_readable_tables_have_labels_dates_and_the_money_scale():
+    from econ.ui.fmt import readable
+
+    frame = pd.DataFrame(
+        {
+            "date": pd.to_datetime(["2026-04-01"]),
+            "capex_usd": [130523316019200.03],
+            "gpu_count": [72],
+            "share": [0.123456789],
+        }
+    )
+    styled = readable(frame, "million USD")
+    shown = styled.data
+    assert shown.iloc[0, 0] == "2026-04-01"
+    assert "[million USD]" in shown.columns[1] and "_" not in "".join(shown.columns)
+    html = styled.to_html()
+    assert "130,523,316.02" in html and "0.123457" in html and "2026-04-01 00:00:00" not in html
+
+
+def test_results_tables_are_readable_in_the_app(app: AppTest):
+    app.switch_page("econ/ui/pages/results.py").run()
+    assert not app.exception
+    frames = [d.value for d in app.dataframe]
+    assert not any("gpus_in_service" in map(str, f.columns) for f in frames)
+
+
+def test_choices_are_shown_as_words():
+    from econ.ui.form import choice_label
+
+    assert choice_label("straight_line") == "Straight line"
+    assert choice_label("us_gaap") == "US GAAP"

@@ -486,6 +486,7 @@ class Form:
                 options,
                 index=None,
                 key=key,
+                format_func=choice_label,
                 help=self.help(f),
                 placeholder="none",
                 on_change=_commit_widget,
@@ -645,6 +646,11 @@ class Form:
         cols = where.columns(columns)
         for i, f in enumerate(fields):
             self.widget(f, cols[i % columns])
+
+
+def choice_label(value: Any) -> str:
+    """A choice as words: straight_line -> "Straight line", us_gaap -> "US GAAP"."""
+    return humanize(value) if isinstance(value, str) else str(value)
 
 
 def _step(f: FieldInfo, value) -> float:
