@@ -397,3 +397,11 @@ def test_choices_are_shown_as_words():
 
     assert choice_label("straight_line") == "Straight line"
     assert choice_label("us_gaap") == "US GAAP"
+
+
+def test_the_catalog_row_defaults_to_the_scenarios_own(app: AppTest):
+    app.switch_page("econ/ui/pages/throughput.py").run()
+    assert not app.exception
+    row = widget(app.selectbox, "Row")
+    chosen = row.format_func(row.value) if hasattr(row, "format_func") else str(row.value)
+    assert "4,867.7" in chosen and "(the scenario's)" in chosen, chosen

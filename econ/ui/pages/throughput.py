@@ -114,6 +114,19 @@ def badges(row: pd.Series, hardware: str) -> None:
         st.badge("99.9 row repeating a 99 row", icon=":material/content_copy:", color="gray")
 
 
+def scenario_row(rows: pd.DataFrame, scenario) -> str | None:
+    """The catalog row the scenario's throughput came from: its id in the source, else the row
+    whose tokens/s per GPU is the scenario's (to 0.05), else None."""
+    source = scenario.throughput.source or ""
+    for row_id in rows["id"]:
+        if str(row_id) in source:
+            return str(row_id)
+    close = rows[
+        (rows["tokens_per_s_per_gpu"] - scenario.throughput.tokens_per_s_per_gpu).abs() < 0.05
+    ]
+    return str(close["id"].iloc[0]) if len(close) else None
+
+
 def catalog_tab(scenario) -> None:
     frame = compute.attempt(compute.catalog, "The MLPerf catalog")
     if frame is None:
@@ -178,8 +191,12 @@ def catalog_tab(scenario) -> None:
         f"{r.tokens_per_s_per_gpu:,.1f} tok/s/GPU"
         for r in rows.itertuples()
     }
+    own = scenario_row(rows, scenario)
     picked = st.selectbox(
-        "Row", ids, format_func=lambda i: labels.get(i, i), key=_choice("econ.cat_row", ids, ids[0])
+        "Row",
+        ids,
+        format_func=lambda i: labels.get(i, i) + (" (the scenario's)" if i == own else ""),
+        key=_choice("econ.cat_row", ids, own or ids[0]),
     )
     row = rows[rows["id"] == picked].iloc[0]
     with st.container(horizontal=True):
