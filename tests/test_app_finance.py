@@ -405,3 +405,27 @@ def test_the_catalog_row_defaults_to_the_scenarios_own(app: AppTest):
     row = widget(app.selectbox, "Row")
     chosen = row.format_func(row.value) if hasattr(row, "format_func") else str(row.value)
     assert "4,867.7" in chosen and "(the scenario's)" in chosen, chosen
+
+
+# --- 11. charts ----------------------------------------------------------------------------------
+
+
+def test_reference_lines_carry_their_label_and_the_dscr_chart_its_covenant_floor(app: AppTest):
+    from econ.ui import charts
+
+    spec = charts.rule(1.2, "covenant floor 1.2x").to_dict()
+    marks = [layer["mark"]["type"] for layer in spec["layer"]]
+    assert marks == ["rule", "text"]
+    import json
+
+    specs = [json.loads(c.proto.spec) for c in app.get("vega_lite_chart")]
+    dscr = [s for s in specs if "DSCR [x]" in json.dumps(s)]
+    assert dscr and '"rule"' in json.dumps(dscr[0]) and '"text"' in json.dumps(dscr[0])
+
+
+def test_counts_are_scaled_in_words_as_the_tiles_do():
+    from econ.ui.charts import count_scale
+
+    assert count_scale(8e11) == (1e9, "billion")
+    assert count_scale(5.5e13) == (1e12, "trillion")
+    assert count_scale(10.0) == (1.0, "")

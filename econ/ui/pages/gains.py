@@ -247,14 +247,17 @@ def render() -> None:
                 "without the gains" if c == "base" else "with the gains" for c in frame.columns
             ]
             frame = frame.reset_index()
+            columns = [c for c in frame.columns if c != "date"]
+            size, word = charts.count_scale(float(frame[columns].abs().max().max()))
+            frame[columns] = frame[columns] / size
             charts.show(
                 charts.lines(
                     frame,
                     "date",
-                    {c: c for c in frame.columns if c != "date"},
+                    {c: c for c in columns},
                     "Month",
-                    "Output tokens per month",
-                    ".3s",
+                    f"Output tokens per month [{word}]" if word else "Output tokens per month",
+                    ",.2f",
                     dash={"without the gains": True},
                 )
             )

@@ -196,12 +196,15 @@ def render() -> None:
             )
             dscr = (
                 alt.Chart(debt.dropna(subset=["dscr"]))
-                .mark_line(color="#e45756", point=True)
+                .mark_line(color="#e45756", point=alt.OverlayMarkDef(color="#e45756"))
                 .encode(
                     x="date:T",
                     y=alt.Y("dscr:Q", title="DSCR [x]", axis=alt.Axis(format=".2f")),
                 )
             )
+            floor = scenario.financing.covenants.dscr_floor
+            if floor is not None:
+                dscr = alt.layer(dscr, charts.rule(floor, f"covenant floor {floor:g}x"))
             charts.show(alt.layer(balance, dscr).resolve_scale(y="independent"))
             st.caption(
                 "Area: debt outstanding at month end (left axis). Line: debt service coverage, "
