@@ -429,3 +429,14 @@ def test_counts_are_scaled_in_words_as_the_tiles_do():
     assert count_scale(8e11) == (1e9, "billion")
     assert count_scale(5.5e13) == (1e12, "trillion")
     assert count_scale(10.0) == (1.0, "")
+
+
+def test_the_gains_caption_follows_the_steps_typed(app: AppTest):
+    app.switch_page("econ/ui/pages/gains.py").run()
+    assert any("+19.8% in month 5" in c.value for c in app.caption)
+    widget(app.text_area, "Try other steps instead (one per line: WHEN:GAIN or WHEN:GAIN:LABEL)")
+    app.text_area[0].set_value("12:+10%").run()
+    assert not app.exception
+    captions = [c.value for c in app.caption]
+    assert any("+10.0% in month 12" in c for c in captions), captions
+    assert not any("+19.8% in month 5" in c for c in captions)
