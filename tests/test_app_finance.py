@@ -12,7 +12,10 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from econ.ui import state
+from tests import test_app
 from tests.test_app import APP, DATA, SEED, errors, upload_curve, widget
+
+app = test_app.app  # the AppTest fixture: the app run once on the default scenario
 
 
 def test_share_url_points_at_the_page_shown_with_this_runs_parameters():
@@ -45,14 +48,6 @@ def _curve_with(model: str, hardware: str) -> bytes:
     lines = (DATA / "sample_curve.csv").read_text().splitlines()
     rows = [lines[0] + ",model,hardware"] + [f"{line},{model},{hardware}" for line in lines[1:]]
     return ("\n".join(rows) + "\n").encode()
-
-
-@pytest.fixture
-def app() -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=90)
-    at.run()
-    assert not at.exception, at.exception
-    return at
 
 
 def test_a_curve_of_another_model_and_gpu_needs_an_explicit_confirmation(app: AppTest):

@@ -7,28 +7,16 @@ tests/test_browser.py.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 
-from scripts.screenshot import start_server
 from tests import test_browser
 from tests.conftest import ROOT
 from tests.test_browser import TIMEOUT_MS, open_page, settle
 
-browser = test_browser.browser  # the module's Chromium fixture
+browser = test_browser.browser  # the module-scoped Chromium and server fixtures of test_browser
+server = test_browser.server
 
 pytestmark = pytest.mark.browser
-
-
-@pytest.fixture(scope="module")
-def server() -> Iterator[str]:
-    process, url = start_server()
-    try:
-        yield url
-    finally:
-        process.terminate()
-        process.wait(timeout=20)
 
 
 def share_box(page) -> str:

@@ -97,24 +97,17 @@ def workbook_bytes(results: pd.DataFrame, inputs: pd.DataFrame) -> bytes:
 def export_buttons(results: pd.DataFrame, inputs: pd.DataFrame) -> None:
     from econ.export import csv_text
 
-    a, b, c = st.columns(3)
-    a.download_button(
-        "Download the results (CSV)",
-        csv_text(results).encode(),
-        file_name="comparison-results.csv",
-        mime="text/csv",
-        icon=":material/csv:",
-        on_click="ignore",
-    )
-    b.download_button(
-        "Download the inputs (CSV)",
-        csv_text(inputs).encode(),
-        file_name="comparison-inputs.csv",
-        mime="text/csv",
-        icon=":material/csv:",
-        on_click="ignore",
-    )
-    c.download_button(
+    cols = st.columns(3)
+    for col, (what, frame) in zip(cols, (("results", results), ("inputs", inputs)), strict=False):
+        col.download_button(
+            f"Download the {what} (CSV)",
+            csv_text(frame).encode(),
+            file_name=f"comparison-{what}.csv",
+            mime="text/csv",
+            icon=":material/csv:",
+            on_click="ignore",
+        )
+    cols[2].download_button(
         "Download the comparison (workbook)",
         workbook_bytes(results, inputs),
         file_name="comparison.xlsx",
