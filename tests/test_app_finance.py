@@ -435,3 +435,17 @@ def test_the_gains_caption_follows_the_steps_typed(app: AppTest):
     captions = [c.value for c in app.caption]
     assert any("+10.0% in month 12" in c for c in captions), captions
     assert not any("+19.8% in month 5" in c for c in captions)
+
+
+def test_the_sizing_capex_is_the_one_results_shows_after_use(app: AppTest):
+    app.switch_page("econ/ui/pages/power.py").run()
+    assert not app.exception
+    gpus = int(next(m.value for m in app.metric if m.label == "GPUs").replace(",", ""))
+    capex = [m.value for m in app.metric if m.label == "Capex [USD]"]
+    per_gpu = 3_100_000 / 72 + 4300 + 1750  # the seed scenario's prices per GPU
+    assert capex == [f"{gpus * per_gpu:,.0f}"]
+    assert any("networking" in c.value and "installation" in c.value for c in app.caption)
+    use = next(b for b in app.button if b.label.startswith(f"Use {gpus:,} GPUs"))
+    use.click().run()
+    app.switch_page("econ/ui/pages/results.py").run()
+    assert [m.value for m in app.metric if m.label == "Capex [USD]"] == capex
