@@ -1843,6 +1843,11 @@ def _vintage_table(b: ScenarioBatch, rows: dict, gpu_count, retire, discount) ->
     ).set_index(["scenario", "vintage"])
 
 
+def _months(count) -> str:
+    """'1 month', '23 months'."""
+    return f"{count} month" if int(count) == 1 else f"{count} months"
+
+
 def _warnings(flags, ctx, n) -> list[list[str]]:
     """Per-scenario warnings from flag arrays; only flagged rows are formatted."""
     out: list[list[str]] = [[] for _ in range(n)]
@@ -1877,7 +1882,7 @@ def _warnings(flags, ctx, n) -> list[list[str]]:
             f"{ctx['contracted_kw'][i]:,.0f} kW: the excess is billed at the overage rate"
         ),
         "covenant_breach": lambda i: (
-            f"covenant breached in {ctx['breach_months'][i]} months, first in month "
+            f"covenant breached in {_months(ctx['breach_months'][i])}, first in month "
             f"{ctx['first_breach_month'][i]:.0f} (DSCR floor {ctx['dscr_floor'][i]:g}x over the "
             "test window)"
         ),
@@ -1887,7 +1892,7 @@ def _warnings(flags, ctx, n) -> list[list[str]]:
         ),
         "debt_sized": lambda i: _sizing_message(ctx, i),
         "dscr_below_1": lambda i: (
-            f"debt service not covered in {ctx['months_below_1'][i]} months "
+            f"debt service not covered in {_months(ctx['months_below_1'][i])} "
             f"(min DSCR {ctx['min_dscr'][i]:.2f})"
         ),
     }

@@ -30,7 +30,8 @@ CHROMIUM_ARGS = [
 ]
 
 
-def start_server() -> tuple[subprocess.Popen, str]:
+def start_server(app: Path | None = None) -> tuple[subprocess.Popen, str]:
+    """Start `streamlit run` on `app` (default: the econ app) on a free port; (process, url)."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
@@ -40,7 +41,7 @@ def start_server() -> tuple[subprocess.Popen, str]:
             "-m",
             "streamlit",
             "run",
-            str(ROOT / "app.py"),
+            str(app or ROOT / "app.py"),
             "--server.headless=true",
             f"--server.port={port}",
             "--server.address=127.0.0.1",

@@ -208,10 +208,33 @@ def bars(
     return alt.Chart(frame).mark_bar().encode(**enc)
 
 
-def rule(value: float, label: str, axis: str = "y", dash=(4, 4)) -> alt.Chart:
+RULE_COLOUR = "#f58518"
+
+
+def count_scale(largest: float) -> tuple[float, str]:
+    """(divisor, word) to show counts as the tiles do ("55.10 trillion"), not as SI ("800G")."""
+    for size, word in ((1e12, "trillion"), (1e9, "billion"), (1e6, "million")):
+        if largest >= size:
+            return size, word
+    return 1.0, ""
+
+
+def rule(
+    value: float, label: str, axis: str = "y", dash=(4, 4), colour: str = RULE_COLOUR
+) -> alt.Chart:
+    """A dashed reference line with its label written beside it (the line's legend)."""
     frame = pd.DataFrame({"value": [value], "label": [label]})
     enc = {axis: alt.Y("value:Q") if axis == "y" else alt.X("value:Q"), "tooltip": ["label:N"]}
-    return alt.Chart(frame).mark_rule(strokeDash=list(dash), color="#f58518", size=2).encode(**enc)
+    line = alt.Chart(frame).mark_rule(strokeDash=list(dash), color=colour, size=2).encode(**enc)
+    if axis == "y":
+        text = alt.Chart(frame).mark_text(
+            align="left", baseline="bottom", dx=4, dy=-3, color=colour, fontWeight="bold"
+        ).encode(y="value:Q", x=alt.value(0), text="label:N")
+    else:
+        text = alt.Chart(frame).mark_text(
+            align="left", baseline="top", dx=4, dy=4, color=colour, fontWeight="bold"
+        ).encode(x="value:Q", y=alt.value(0), text="label:N")
+    return alt.layer(line, text)
 
 
 def debt_and_dscr(
@@ -241,17 +264,13 @@ def debt_and_dscr(
             ],
         )
     )
-    coverage = alt.Chart(debt.dropna(subset=["dscr"])).mark_line(color="#e45756", point=True)
+    coverage = alt.Chart(debt.dropna(subset=["dscr"])).mark_line(
+        color="#e45756", point=alt.OverlayMarkDef(color="#e45756")
+    )
     dscr_y = alt.Y("dscr:Q", title="DSCR [x]", axis=alt.Axis(format=".2f"))
     dscr = coverage.encode(x="date:T", y=dscr_y)
     if dscr_floor is not None:
-        floor = pd.DataFrame({"dscr": [dscr_floor], "label": [f"covenant floor {dscr_floor:.2f}x"]})
-        dscr = alt.layer(
-            dscr,
-            alt.Chart(floor)
-            .mark_rule(strokeDash=[4, 4], color="#f58518", size=2)
-            .encode(y=dscr_y, tooltip=["label:N"]),
-        )
+        dscr = alt.layer(dscr, rule(dscr_floor, f"covenant floor {dscr_floor:g}x"))
     return alt.layer(balance, dscr).resolve_scale(y="independent")
 
 

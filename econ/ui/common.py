@@ -130,6 +130,14 @@ def sidebar() -> None:
     shown = v.scenario or state.shown()
     if v.ok:
         bar.caption(shown.description or shown.name)
+        from econ.ui.checks import sanity_warnings
+
+        odd = sanity_warnings(shown)
+        if odd:
+            bar.warning(
+                "Check these inputs:\n" + "\n".join(f"- {w}" for w in odd),
+                icon=":material/report:",
+            )
     else:
         count = sum(len(m) for m in v.errors.values()) or 1
         bar.error(
@@ -151,7 +159,12 @@ def sidebar() -> None:
         if f is not None:
             form.widget(f, bar, label=label)
 
-    with bar.expander("Display and sharing", icon=":material/settings:"):
+    with bar.expander(
+        "Display and sharing",
+        icon=":material/settings:",
+        key=keep(SHARE_OPEN, False),
+        on_change=_keep_open,
+    ):
         st.radio(
             "Money in",
             list(MONEY_SCALES),
@@ -159,14 +172,74 @@ def sidebar() -> None:
             horizontal=True,
             help="Scale of money in charts and tables (metrics stay in USD unless scaled here).",
         )
-        url = st.context.url or ""
         st.caption(
             "The address bar holds this scenario (the ready-made base and your edits): copy it to "
             "share or bookmark it."
         )
-        params = "&".join(f"{k}={v}" for k, v in st.query_params.to_dict().items())
-        if url:
-            st.code(url + ("?" + params if params else ""), language=None, wrap_lines=True)
+        ss[SHARE_SLOT] = st.empty()
+
+
+SHARE_OPEN = "econ.share_open"
+SHARE_SLOT = "econ.share_slot"
+
+
+def _keep_open() -> None:
+    """The expander's open state is kept under SHARE_OPEN (so an input change does not close it)."""
+
+
+def share_box(page_path: str, params: dict[str, str]) -> None:
+    """Fill the sidebar's share box with the link of this run's state (after the page ran and its
+    edits were applied), so it always equals the address bar."""
+    slot = st.session_state.pop(SHARE_SLOT, None)
+    if slot is not None and st.context.url:
+        slot.code(state.share_url(page_path, params), language=None, wrap_lines=True)
+
+
+STYLE = """
+<style>
+/* Metric tiles: values and labels wrap instead of being cut ("257,300,…"), shrink on narrow
+   screens, and columns of tiles wrap to the next line when a tile would be narrower than 150 px;
+   on narrow screens the open sidebar overlays the page instead of squeezing it. */
+[data-testid="stMetricValue"] .stMarkdownEllipsis, [data-testid="stMetricLabel"] .stMarkdownEllipsis,
+[data-testid="stMetricValue"] > div, [data-testid="stMetricLabel"] > div {
+  overflow: visible !important; text-overflow: clip !important; white-space: normal !important;
+}
+[data-testid="stMetricValue"] p, [data-testid="stMetricLabel"] p {
+  white-space: normal !important; overflow-wrap: anywhere;
+}
+[data-testid="stMetricValue"] { font-size: clamp(1.15rem, 0.9rem + 1.2vw, 2.1rem); line-height: 1.15; }
+[data-testid="stHorizontalBlock"]:has(> [data-testid="stColumn"] [data-testid="stMetric"]) {
+  flex-wrap: wrap;
+}
+[data-testid="stHorizontalBlock"]:has(> [data-testid="stColumn"] [data-testid="stMetric"])
+  > [data-testid="stColumn"] { min-width: 150px; }
+@media (max-width: 900px) {
+  section[data-testid="stSidebar"][aria-expanded="true"] { position: fixed; z-index: 999990; }
+}
+/* Print (any page): no sidebar, header or toolbar; the page full width; tiles, charts and tables
+   not cut across pages. */
+@media print {
+  section[data-testid="stSidebar"], header[data-testid="stHeader"], [data-testid="stToolbar"],
+  [data-testid="stSidebarCollapsedControl"], [data-testid="stStatusWidget"],
+  [data-testid="stBaseButton-secondary"], [data-testid="stDownloadButton"],
+  [data-testid="stFileUploader"] { display: none !important; }
+  [data-testid="stMain"], [data-testid="stMainBlockContainer"], .block-container {
+    margin: 0 !important; padding: 0.5cm !important; max-width: 100% !important;
+    width: 100% !important; overflow: visible !important;
+  }
+  [data-testid="stMetric"], [data-testid="stVegaLiteChart"], [data-testid="stTable"], tr,
+  [data-testid="stAlert"] { break-inside: avoid; }
+  [data-testid="stDataFrame"], [data-testid="stTable"], [data-testid="stDataFrameResizable"] {
+    overflow: visible !important; max-height: none !important; height: auto !important;
+  }
+}
+</style>
+"""
+
+
+def style() -> None:
+    """The app's stylesheet: tiles that wrap, the sidebar on narrow screens, the print view."""
+    st.html(STYLE)
 
 
 def notices() -> None:
@@ -219,3 +292,8 @@ def use_throughput(value: float, source: str) -> None:
 
 def upload_limit_mb() -> int:
     return max(1, compute.MAX_UPLOAD_BYTES // (1024 * 1024))
+
+
+UPLOAD_BOX_MB = 20
+"""What an upload box accepts (server.maxUploadSize): above the app's own limits, so that a file
+too large gets a message naming it and the limit rather than only a red chip."""

@@ -8,6 +8,7 @@ are the library's own (`econ.errors.InputError` subclasses); `attempt` turns the
 from __future__ import annotations
 
 import logging
+import re
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -26,6 +27,41 @@ MAX_UPLOAD_BYTES = 5 * 1024 * 1024
 """Largest benchmark or scenario file the app reads; serving benchmark outputs are kilobytes."""
 
 
+GPUS_BOX = 'the "GPUs that served it" box above the chart'
+_COMMAND_LINE = (
+    ("import it with the GPU count (--gpus N)", f"type the GPU count in {GPUS_BOX}"),
+    ("pass the GPU count explicitly (--gpus) if that is wrong", f"correct it in {GPUS_BOX}"),
+    ("pass --gpus N if wrong", f"correct it in {GPUS_BOX}"),
+    ("(pass --gpus N)", f"(type the GPU count in {GPUS_BOX})"),
+    ("GPU count (--gpus)", "GPU count"),
+    ("(step reading, --step)", '(step reading: "Interpolate" off, MLPerf Endpoints files)'),
+)
+_SECONDS_TO_MS = re.compile(
+    r"\b(tpot|itl)_s_(\w+?) (<=|>=|=) ([-+0-9.eE]+)(?: \(limit ([-+0-9.eE]+)\))?"
+)
+
+
+def _ms(match: re.Match) -> str:
+    name, stat, op, value, limit = match.groups()
+    text = f"{name.upper()} {stat} {op.replace('<=', '≤').replace('>=', '≥')} "
+    text += f"{float(value) * 1000:.4g} ms"
+    return text + (f" (limit {float(limit) * 1000:.4g} ms)" if limit else "")
+
+
+def app_text(message: str) -> str:
+    """A library message as the app shows it: no command-line options (the app's own controls
+    instead), latencies per token in ms as the app's fields are, and no temporary upload paths
+    (the uploaded file's own name stays)."""
+    text = str(message)
+    temp = re.escape(tempfile.gettempdir().rstrip("/"))
+    text = re.sub(temp + r"/[^/\s'\"]+/", "", text)
+    for cli, app in _COMMAND_LINE:
+        text = text.replace(cli, app)
+    text = re.sub(r"--gpus(?: N)?", GPUS_BOX, text)
+    text = re.sub(r"--step (?=['\"])", "step ", text)
+    return _SECONDS_TO_MS.sub(_ms, text)
+
+
 def attempt(call: Callable[[], T], what: str, where=None) -> T | None:
     """Run a library call; on failure show `st.error` with the reason and return None.
 
@@ -36,13 +72,15 @@ def attempt(call: Callable[[], T], what: str, where=None) -> T | None:
     try:
         return call()
     except InputError as exc:
-        where.error(f"{what}: {exc}", icon=":material/error:")
+        where.error(f"{what}: {app_text(exc)}", icon=":material/error:")
     except (ValueError, KeyError, OverflowError, ZeroDivisionError, FileNotFoundError) as exc:
         LOG.warning("%s failed", what, exc_info=True)
-        where.error(f"{what}: {exc}", icon=":material/error:")
+        where.error(f"{what}: {app_text(exc)}", icon=":material/error:")
     except Exception as exc:  # noqa: BLE001 - the page must show a reason, never a traceback
         LOG.exception("%s failed", what)
-        where.error(f"{what} failed ({type(exc).__name__}): {exc}", icon=":material/error:")
+        where.error(
+            f"{what} failed ({type(exc).__name__}): {app_text(exc)}", icon=":material/error:"
+        )
     return None
 
 

@@ -136,6 +136,12 @@ COLUMNS: dict[str, str] = {
 """Monthly column -> short label (USD columns carry the unit in the axis title)."""
 
 _WORDS = {
+    "us": "US",
+    "gaap": "GAAP",
+    "ifrs": "IFRS",
+    "macrs": "MACRS",
+    "gds": "GDS",
+    "ads": "ADS",
     "usd": "USD",
     "gpu": "GPU",
     "gpus": "GPUs",
@@ -263,3 +269,47 @@ def format_metric(name: str, summary: Mapping, money: str = "USD") -> str:
 
 def column_label(name: str) -> str:
     return COLUMNS.get(name, humanize(name.removesuffix("_usd")))
+
+
+def readable(frame, money: str = "USD"):
+    """A table as a finance reader expects it: headers as labels with units, dates as dates,
+    money in the display scale, numbers with thousands separators (a pandas Styler)."""
+    import pandas as pd
+
+    out = frame.copy()
+    scale = MONEY_SCALES.get(money, 1.0)
+    formats = {}
+    labels = {}
+    for name in out.columns:
+        column = out[name]
+        text = str(name)
+        money_column = "_usd" in text
+        unit = f" [{money}]" if money_column else ""
+        label = column_label(text).strip()
+        if money_column and "[" not in label:
+            label += unit
+        labels[name] = label
+        if pd.api.types.is_datetime64_any_dtype(column):
+            out[name] = column.dt.strftime("%Y-%m-%d")
+        elif pd.api.types.is_bool_dtype(column):
+            continue
+        elif pd.api.types.is_numeric_dtype(column):
+            if money_column:
+                out[name] = column / scale
+                formats[label] = "{:,.0f}" if money == "USD" else "{:,.2f}"
+            elif pd.api.types.is_integer_dtype(column):
+                formats[label] = "{:,.0f}"
+            else:
+                formats[label] = _number_format
+    out = out.rename(columns=labels)
+    return out.style.format(formats, na_rep="n/a")
+
+
+def _number_format(value) -> str:
+    """A non-money number: thousands separators, at most 6 significant digits."""
+    if is_missing(value):
+        return "n/a"
+    number = float(value)
+    if number.is_integer() and abs(number) < 1e15:
+        return f"{number:,.0f}"
+    return f"{number:,.6g}" if abs(number) < 1e6 else f"{number:,.0f}"

@@ -17,6 +17,7 @@ import math
 import re
 import tomllib
 import typing
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
 from typing import Any, Literal
@@ -221,6 +222,60 @@ def find(path: str, model: type[BaseModel] | None = None) -> FieldInfo | None:
                 return None
             fields = found.children
     return found
+
+
+def path_label(path: str) -> str:
+    """A field's label for tables and charts: its section and the form's label with the unit
+    ("Utilization › Share [%]"); the dotted path when the form does not know it."""
+    parts = path.split(".")
+    f = find(path)
+    if f is None:
+        return path
+    sections = [find(".".join(parts[: i + 1])) for i in range(len(parts) - 1)]
+    return " › ".join([s.label for s in sections if s is not None] + [f.label])
+
+
+def shown_value(path: str, value: Any) -> Any:
+    """A stored value as the form shows it (fractions as percentages)."""
+    f = find(path)
+    return to_widget(f, value) if f is not None else value
+
+
+_BOUNDS = {
+    "less_than_equal": ("le", "above", "at most"),
+    "less_than": ("lt", "not below", "below"),
+    "greater_than_equal": ("ge", "below", "at least"),
+    "greater_than": ("gt", "not above", "above"),
+}
+
+
+def unit_message(path: str, error: Mapping) -> str | None:
+    """A pydantic bound error in the unit the field is shown in (percent fields in %):
+    "150 % is above 100 % (expected at most 100 %)"; None when the field shows stored values."""
+    f = find(path)
+    kind = _BOUNDS.get(str(error.get("type")))
+    if f is None or kind is None or f.scale == 1 or not _is_number(error.get("input")):
+        return None
+    bound = (error.get("ctx") or {}).get(kind[0])
+    if not _is_number(bound):
+        return None
+    unit = f" {f.unit}" if f.unit else ""
+    value, limit = to_widget(f, error["input"]), to_widget(f, bound)
+    return f"{value:,.6g}{unit} is {kind[1]} {limit:,.6g}{unit} (expected {kind[2]} {limit:,.6g}{unit})"
+
+
+def fraction_hint(f: FieldInfo, value: Any, base: Any) -> str | None:
+    """For a percent field holding a small value the user typed (0 < shown <= 1, not the base's):
+    "did you mean 70 %?" (a fraction typed where a percentage is expected)."""
+    if f.scale != 100 or not _is_number(value) or value == base:
+        return None
+    shown = to_widget(f, value)
+    if not 0 < abs(shown) <= 1:
+        return None
+    return (
+        f"{shown:g} {f.unit} is taken as {shown:g} percent; did you mean {shown * 100:g} {f.unit}? "
+        "This field is in percent."
+    )
 
 
 # --- values between the scenario dict and the widgets ---------------------------------------------
@@ -431,6 +486,7 @@ class Form:
                 options,
                 index=None,
                 key=key,
+                format_func=choice_label,
                 help=self.help(f),
                 placeholder="none",
                 on_change=_commit_widget,
@@ -467,6 +523,11 @@ class Form:
             self._toml(f, where, label, stored)
         for message in self.field_errors(f):
             where.error(message, icon=":material/error:")
+        if f.kind == "float" and f.path not in self.raw:
+            base = state.get_path(st.session_state.get(state.BASE, {}), f.path, None)
+            hint = fraction_hint(f, stored, base)
+            if hint:
+                where.warning(hint, icon=":material/percent:")
 
     def _toml(self, f: FieldInfo, where, label: str, stored: Any) -> None:
         key = self.key(f.path)
@@ -527,6 +588,7 @@ class Form:
         new = _rows_from_frame(f, edited)
         if new != state.plain(stored if stored is not None else ([] if f.kind == "table" else {})):
             state.set_path(self.data, f.path, new)
+            mark_edited(f.path)
             st.rerun()
 
     # a section --------------------------------------------------------------------------------
@@ -584,6 +646,11 @@ class Form:
         cols = where.columns(columns)
         for i, f in enumerate(fields):
             self.widget(f, cols[i % columns])
+
+
+def choice_label(value: Any) -> str:
+    """A choice as words: straight_line -> "Straight line", us_gaap -> "US GAAP"."""
+    return humanize(value) if isinstance(value, str) else str(value)
 
 
 def _step(f: FieldInfo, value) -> float:
@@ -677,6 +744,46 @@ def _field(path: str) -> FieldInfo:
     return found
 
 
+EDITED = "edited in the app on"
+
+
+def _described(f: FieldInfo | None, value: Any) -> str:
+    if value is None:
+        return "none"
+    if f is not None and f.kind == "float" and _is_number(value):
+        return f"{to_widget(f, value):,.6g}" + (f" {f.unit}" if f.unit else "")
+    if f is not None and f.kind == "int" and _is_number(value):
+        return f"{value:,}" + (f" {f.unit}" if f.unit else "")
+    text = value if isinstance(value, str) else json.dumps(state.plain(value), default=str)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def mark_edited(path: str) -> None:
+    """Cite an edit in the scenario's [sources]: "edited in the app on DATE (was: OLD VALUE;
+    source: OLD SOURCE)"; an edit back to the base value restores the base's source."""
+    ss = st.session_state
+    data, base = ss[state.DATA], ss.get(state.BASE, {})
+    if path.startswith("sources") or find(path) is None:
+        return
+    old = state.get_path(base, path, None)
+    new = state.get_path(data, path, None)
+    base_sources = base.get("sources") if isinstance(base.get("sources"), dict) else {}
+    sources = data.get("sources")
+    if not isinstance(sources, dict):
+        sources = data["sources"] = {}
+    original = base_sources.get(path)
+    if new == old:
+        if original is None:
+            sources.pop(path, None)
+        else:
+            sources[path] = original
+        return
+    note = f"was: {_described(find(path), old)}"
+    if original:
+        note += f"; source: {original}"
+    sources[path] = f"{EDITED} {dt.date.today().isoformat()} ({note})"
+
+
 def _commit_widget(key: str, path: str) -> None:
     ss = st.session_state
     f = _field(path)
@@ -685,6 +792,7 @@ def _commit_widget(key: str, path: str) -> None:
         value = None
     state.set_path(ss[state.DATA], path, value)
     ss[state.RAW].pop(path, None)
+    mark_edited(path)
 
 
 def _commit_text(key: str, path: str) -> None:
@@ -708,6 +816,7 @@ def _commit_text(key: str, path: str) -> None:
         return
     state.set_path(ss[state.DATA], path, value)
     ss[state.RAW].pop(path, None)
+    mark_edited(path)
 
 
 def _toggle_section(key: str, path: str) -> None:

@@ -55,12 +55,42 @@ def numeric_paths(base: Scenario) -> list[str]:
     return out
 
 
-def tornado(base: Scenario, paths: Sequence[str], pct: float, outputs: Sequence[str]):
-    """One-at-a-time swings of +-pct percent around the base value of each path."""
-    from econ.analysis import tornado as run_tornado
-    from econ.analysis.sensitivity import percent_ranges
+def bounded_ranges(
+    base: Scenario, paths: Sequence[str], pct: float
+) -> tuple[dict[str, tuple], list[str]]:
+    """+-pct percent around each path's base value, clipped to the field's declared bounds
+    (e.g. utilization.share <= 1); the notes say which swings were clipped and to what."""
+    import math
 
-    return run_tornado(base, percent_ranges(base, list(paths), pct), outputs=tuple(outputs))
+    from econ.analysis.sensitivity import percent_ranges
+    from econ.analysis.validation import field_specs
+
+    specs = field_specs()
+    ranges, notes = {}, []
+    for path, (low, high) in percent_ranges(base, list(paths), pct).items():
+        spec = specs.get(path)
+        new_low, new_high = low, high
+        if spec is not None:
+            integer = spec.kind == "int"
+            if spec.ge is not None:
+                new_low, new_high = max(new_low, spec.ge), max(new_high, spec.ge)
+            if spec.gt is not None and new_low <= spec.gt:
+                new_low = spec.gt + 1 if integer else math.nextafter(spec.gt, math.inf)
+            if spec.le is not None:
+                new_low, new_high = min(new_low, spec.le), min(new_high, spec.le)
+            if spec.lt is not None and new_high >= spec.lt:
+                new_high = spec.lt - 1 if integer else math.nextafter(spec.lt, -math.inf)
+        if (new_low, new_high) != (low, high):
+            notes.append(path)
+        ranges[path] = (new_low, new_high)
+    return ranges, notes
+
+
+def tornado(base: Scenario, ranges: Mapping[str, tuple], outputs: Sequence[str]):
+    """One-at-a-time swings over `ranges` (from bounded_ranges)."""
+    from econ.analysis import tornado as run_tornado
+
+    return run_tornado(base, dict(ranges), outputs=tuple(outputs))
 
 
 def montecarlo(
@@ -106,3 +136,43 @@ def fan(base: Scenario, rows: pd.DataFrame, paths: Sequence[str], line: str) -> 
     for q, band in zip(FAN_QUANTILES, bands, strict=True):
         frame[f"p{round(q * 100)}"] = band
     return frame[frame["month"] <= int(result.horizon_months.max())]
+
+
+MAX_TABLE_CELLS = 2_500
+"""Largest two-way data table the app projects (50 x 50)."""
+
+
+def axis_values(low: float, high: float, steps: int, integer: bool = False) -> list[float]:
+    """`steps` evenly spaced values from low to high (whole numbers, deduplicated, for ints)."""
+    values = np.linspace(float(low), float(high), int(steps)).tolist()
+    if integer:
+        values = list(dict.fromkeys(int(round(v)) for v in values))
+    return values
+
+
+def data_table(
+    base: Scenario,
+    row_path: str,
+    row_values: Sequence[float],
+    column_path: str,
+    column_values: Sequence[float],
+    output: str,
+) -> pd.DataFrame:
+    """A spreadsheet's two-way data table: `output` for every (row value, column value) pair,
+    projected as one grid sweep (econ.analysis.sweep, one batch). Rows are indexed by the row
+    input's values, columns by the column input's (stored units)."""
+    from econ.analysis import sweep
+    from econ.analysis.validation import BatchInputError
+
+    if row_path == column_path:
+        raise BatchInputError(f"{row_path} is both the row and the column input; pick two inputs")
+    cells = len(row_values) * len(column_values)
+    if cells > MAX_TABLE_CELLS:
+        raise BatchInputError(
+            f"{len(row_values)} x {len(column_values)} = {cells:,} cells; expected at most "
+            f"{MAX_TABLE_CELLS:,}"
+        )
+    result = sweep(base, grid={row_path: list(row_values), column_path: list(column_values)})
+    rows = result.rows
+    table = rows.pivot_table(index=row_path, columns=column_path, values=output, aggfunc="first")
+    return table.reindex(index=list(row_values), columns=list(column_values))

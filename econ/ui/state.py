@@ -25,6 +25,7 @@ from pydantic import BaseModel, ValidationError
 
 from econ.catalog import DEFAULT_SCENARIO, models_dir, ready_made_scenarios
 from econ.scenario import Scenario, ScenarioError, dumps, parse_toml, read_toml, validate_dict
+from econ.scenario.io import _valid_names_hint
 from econ.scenario.paths import resolve_paths
 
 DATA = "econ.data"
@@ -186,16 +187,27 @@ def validate(data: Mapping, raw_errors: Mapping[str, str] | None = None) -> Vali
     try:
         scenario = validate_in_app(data)
     except ScenarioError as exc:
+        listed: list[str] = []
         try:
             Scenario.model_validate(data)
         except ValidationError as detail:
+            from econ.ui.form import unit_message
+
             for err in detail.errors(include_url=False):
                 path = error_path(err["loc"])
-                errors.setdefault(path, []).append(err["msg"].removeprefix("Value error, "))
+                shown = unit_message(path, err)
+                message = shown or err["msg"].removeprefix("Value error, ")
+                if err["type"] == "extra_forbidden":
+                    message = "unknown field; " + _valid_names_hint(err["loc"])
+                errors.setdefault(path, []).append(message)
+                value = "" if shown or "input" not in err else f" = {err['input']!r}"
+                listed.append(f"{path}{value}: {message}")
         except Exception as detail:  # noqa: BLE001 - any failure is reported, never raised
             errors.setdefault("", []).append(str(detail))
-        messages = [str(exc)] + [f"{p}: {m}" for p, m in (raw_errors or {}).items()]
-        return Validation(None, "\n".join(messages), errors)
+        lines = (listed or [str(exc)]) + [f"{p}: {m}" for p, m in (raw_errors or {}).items()]
+        # one problem a line, in the units the fields are shown in
+        text = lines[0] if len(lines) == 1 else "\n".join(f"- {line}" for line in lines)
+        return Validation(None, text, errors)
     except Exception as exc:  # noqa: BLE001 - e.g. a value pydantic cannot even compare
         return Validation(None, f"{type(exc).__name__}: {exc}", {"": [str(exc)]})
     if raw_errors:
@@ -373,8 +385,9 @@ def decode(text: str) -> dict:
     return data
 
 
-def sync_link() -> None:
-    """Put the scenario in the address bar (name of the ready-made base and the edits)."""
+def link_params() -> dict[str, str]:
+    """The link's query parameters for the current state: the ready-made (or library) base and
+    the edits, or the whole scenario when it has no named base."""
     ss = st.session_state
     name = ss.get(BASE_NAME, "")
     if name in ready_made() or name.startswith(LIBRARY_PREFIX):
@@ -390,10 +403,38 @@ def sync_link() -> None:
             text = ""
         if text and len(text) <= MAX_LINK_CHARS:
             params["edits"] = text
+    return params
+
+
+def share_url(page_path: str, params: Mapping[str, str], url: str | None = None) -> str:
+    """The address of page `page_path` (its url_path; "" for the landing page) with `params`.
+
+    `url` is the address the browser opened (st.context.url; any page of the app): its last part
+    is dropped when it names a page, so the link points at the page shown now.
+    """
+    from urllib.parse import urlencode, urlsplit, urlunsplit
+
+    from econ.ui.streamlit_app import PAGES
+
+    parts = urlsplit(url if url is not None else (st.context.url or ""))
+    segments = [s for s in parts.path.split("/") if s]
+    if segments and segments[-1] in {stem for stem, _, _ in PAGES}:
+        segments.pop()
+    if page_path:
+        segments.append(page_path)
+    path = "/" + "/".join(segments)
+    query = urlencode({k: v for k, v in params.items() if v})
+    return urlunsplit((parts.scheme, parts.netloc, path, query, ""))
+
+
+def sync_link() -> dict[str, str]:
+    """Put the scenario in the address bar (name of the ready-made base and the edits)."""
+    params = link_params()
     current_params = {k: st.query_params.get(k) for k in ("scenario", "edits")}
     wanted = {k: params.get(k) for k in ("scenario", "edits")}
     if current_params != wanted:
         st.query_params.from_dict(params)
+    return params
 
 
 # --- typing helpers shared with the form ------------------------------------------------------------

@@ -35,9 +35,11 @@ def main() -> None:
         page_title="econ: GPU inference economics",
         page_icon=":material/memory:",
         layout="wide",
+        initial_sidebar_state="auto",
     )
     st.session_state["econ.run"] = object()  # marks this run: validation is computed once per run
     state.ensure()
+    common.style()
     pages = [
         st.Page(
             PAGES_DIR / f"{stem}.py",
@@ -54,7 +56,7 @@ def main() -> None:
     common.notices()
     page.run()
     common.remember_all()
-    state.sync_link()
+    common.share_box(page.url_path, state.sync_link())
 
 
 if __name__ == "__main__":

@@ -1,5 +1,7 @@
-"""Compare: two to four scenarios side by side (the current one, ready-made ones, ones kept in the
-session), projected in one batch, with the inputs that differ highlighted.
+"""Compare: two to eight scenarios side by side (the current one, ready-made ones, ones kept in the
+session), projected in one batch, with each one's difference from the first (the base), the
+inputs that differ highlighted (by label, in the units the form shows), and the comparison as CSV
+and as a workbook.
 """
 
 from __future__ import annotations
@@ -11,9 +13,11 @@ import streamlit as st
 
 from econ.scenario import ScenarioError, parse_toml, read_toml
 from econ.ui import charts, common, compute, state
-from econ.ui.fmt import format_metric, metric_label
+from econ.ui.fmt import format_metric, format_value, metric_kind, metric_label
+from econ.ui.form import path_label, shown_value
 
 CURRENT = "current scenario"
+MAX_COMPARED = 8
 PICK = "econ.compare_pick"
 HIGHLIGHT = "background-color: rgba(255, 171, 0, 0.28); font-weight: 600"
 METRIC_ROWS = (
@@ -61,6 +65,58 @@ def load(choice: str):
     return state.validate_in_app(read_toml(paths[choice]), file=choice)
 
 
+def difference(value, base):
+    """value - base for two numbers, else None."""
+    numbers = all(isinstance(v, int | float) and not isinstance(v, bool) for v in (value, base))
+    return float(value) - float(base) if numbers else None
+
+
+def _shown(path: str, text: str) -> str:
+    """An input's text in the unit the form shows (fractions as percentages)."""
+    try:
+        number = float(text)
+    except (TypeError, ValueError):
+        return text
+    value = shown_value(path, number)
+    return f"{value:,.6g}" if isinstance(value, float) else text
+
+
+def workbook_bytes(results: pd.DataFrame, inputs: pd.DataFrame) -> bytes:
+    """The comparison as an Excel workbook: Results (numbers, differences) and Inputs sheets."""
+    import io
+
+    from econ.export import _safe_text
+
+    buffer = io.BytesIO()
+    with pd.ExcelWriter(buffer, engine="openpyxl") as writer:
+        _safe_text(results).to_excel(writer, sheet_name="Results", index=False)
+        _safe_text(inputs).to_excel(writer, sheet_name="Inputs", index=False)
+    return buffer.getvalue()
+
+
+def export_buttons(results: pd.DataFrame, inputs: pd.DataFrame) -> None:
+    from econ.export import csv_text
+
+    cols = st.columns(3)
+    for col, (what, frame) in zip(cols, (("results", results), ("inputs", inputs)), strict=False):
+        col.download_button(
+            f"Download the {what} (CSV)",
+            csv_text(frame).encode(),
+            file_name=f"comparison-{what}.csv",
+            mime="text/csv",
+            icon=":material/csv:",
+            on_click="ignore",
+        )
+    cols[2].download_button(
+        "Download the comparison (workbook)",
+        workbook_bytes(results, inputs),
+        file_name="comparison.xlsx",
+        mime="application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+        icon=":material/table_view:",
+        on_click="ignore",
+    )
+
+
 def render() -> None:
     st.title("Compare")
     money = common.money()
@@ -73,10 +129,10 @@ def render() -> None:
     key = common.keep(PICK, default)
     st.session_state[key] = [c for c in st.session_state[key] if c in options] or default
     picked = st.multiselect(
-        "Scenarios to compare (2 to 4)",
+        f"Scenarios to compare (2 to {MAX_COMPARED}; the first is the base)",
         options,
         key=key,
-        max_selections=4,
+        max_selections=MAX_COMPARED,
         help="The current scenario (with your edits), ready-made ones, and ones kept in this "
         "session (Scenario page, Keep).",
     )
@@ -100,15 +156,24 @@ def render() -> None:
         return
 
     st.subheader("Results")
-    rows = []
+    summaries = result["summaries"]
+    rows, raw = [], []
     for key_ in METRIC_ROWS:
-        if key_ not in result["summaries"][0]:
+        if key_ not in summaries[0]:
             continue
         row = {"metric": metric_label(key_, money)}
-        for label, summary in zip(labels, result["summaries"], strict=True):
+        numbers = {"metric": key_}
+        for label, summary in zip(labels, summaries, strict=True):
             row[label] = format_metric(key_, summary, money)
+            numbers[label] = summary.get(key_)
+        for label, summary in zip(labels[1:], summaries[1:], strict=True):
+            change = difference(summary.get(key_), summaries[0].get(key_))
+            row[f"{label} − base"] = format_value(change, metric_kind(key_), money)
+            numbers[f"{label} - {labels[0]}"] = change
         rows.append(row)
+        raw.append(numbers)
     st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+    st.caption(f"Base: {labels[0]} (the first scenario picked); '− base' columns are differences.")
     warnings = [
         f"- **{label}**: {w}"
         for label, summary in zip(labels, result["summaries"], strict=True)
@@ -165,7 +230,9 @@ def render() -> None:
     table = pd.DataFrame(
         {label: [f.get(p, "") for p in paths] for label, f in zip(labels, flat, strict=True)}
     )
-    table.insert(0, "input", paths)
+    for label, f in zip(labels, flat, strict=True):
+        table[label] = [_shown(p, f.get(p, "")) for p in paths]
+    table.insert(0, "input", [path_label(p) for p in paths])
     differs = table[labels].nunique(axis=1) > 1
     only = st.toggle("Only the inputs that differ", key=common.keep("econ.compare_only", True))
     shown = table[differs] if only else table
@@ -174,6 +241,7 @@ def render() -> None:
         lambda row: [HIGHLIGHT if differs.loc[row.name] else "" for _ in row], axis=1
     )
     st.dataframe(styled, hide_index=True, width="stretch", height=min(600, 38 + 35 * len(shown)))
+    export_buttons(pd.DataFrame(raw), table.assign(path=paths))
     with st.expander("Sources of the inputs", icon=":material/menu_book:"):
         sources = sorted(set().union(*(s.sources for s in scenarios)))
         st.dataframe(

@@ -180,23 +180,29 @@ def breakevens(current) -> None:
                 st.dataframe(odd, hide_index=True)
 
 
+def _described(what: str, steps, rate: float) -> str:
+    rows = [s if isinstance(s, tuple) else (s.month, s.gain, s.label) for s in steps]
+    listed = ", ".join(
+        f"{gain:+.1%} in month {month}" + (f" ({label})" if label else "")
+        for month, gain, label in rows
+    )
+    return (
+        f"{what}: "
+        + (listed or "no steps")
+        + (f"; compound {rate:+.1%}/year" if rate else "")
+        + ". Valued against the same scenario without them."
+    )
+
+
 def render() -> None:
     st.title("Software gains")
     current = common.require_scenario("the value of software gains")
     if current is None:
         return
     scenario, money = current.scenario, common.money()
-    own = ", ".join(
-        f"{s.gain:+.1%} in month {s.month}" + (f" ({s.label})" if s.label else "")
-        for s in scenario.throughput.steps
-    )
     rate = scenario.throughput.gain_rate_annual
-    st.caption(
-        "The scenario's gains: "
-        + (own or "no steps")
-        + (f"; compound {rate:+.1%}/year" if rate else "")
-        + ". Valued against the same scenario without them."
-    )
+    caption = st.empty()  # filled once the steps being valued are known (typed or the scenario's)
+    caption.caption(_described("The scenario's gains", scenario.throughput.steps, rate))
     st.text_area(
         "Try other steps instead (one per line: WHEN:GAIN or WHEN:GAIN:LABEL)",
         key=common.keep(STEPS, ""),
@@ -228,6 +234,8 @@ def render() -> None:
             return
         step, caveats = found
         steps = tuple(sorted((*(steps or ()), step)))
+    if steps is not None:
+        caption.caption(_described("The gains valued (instead of the scenario's)", steps, rate))
     result = compute.attempt(lambda: compute.gain_value(current.text, steps), "Value of the gains")
     if result is None:
         return
@@ -247,14 +255,17 @@ def render() -> None:
                 "without the gains" if c == "base" else "with the gains" for c in frame.columns
             ]
             frame = frame.reset_index()
+            columns = [c for c in frame.columns if c != "date"]
+            size, word = charts.count_scale(float(frame[columns].abs().max().max()))
+            frame[columns] = frame[columns] / size
             charts.show(
                 charts.lines(
                     frame,
                     "date",
-                    {c: c for c in frame.columns if c != "date"},
+                    {c: c for c in columns},
                     "Month",
-                    "Output tokens per month",
-                    ".3s",
+                    f"Output tokens per month [{word}]" if word else "Output tokens per month",
+                    ",.2f",
                     dash={"without the gains": True},
                 )
             )

@@ -4,6 +4,8 @@
 
 from __future__ import annotations
 
+import math
+
 import altair as alt
 import pandas as pd
 import streamlit as st
@@ -43,6 +45,24 @@ def density(current, money: str) -> None:
     if vintages is not None and len(vintages):
         st.subheader("Fleet vintages")
         st.dataframe(vintages, hide_index=True, width="stretch")
+
+
+def fleet_capex_parts(scenario, gpus: int) -> dict[str, float]:
+    """The scenario's capex for `gpus` GPUs by part [USD] (econ.capex, its prices per GPU): what
+    the Results page shows once the sized fleet is used."""
+    from econ.capex import hardware_usd_per_gpu
+
+    c = scenario.capex
+    gpu_price = math.nan if c.gpu_price_usd is None else c.gpu_price_usd
+    system = math.nan if c.system_price_usd is None else c.system_price_usd
+    hardware = float(hardware_usd_per_gpu(gpu_price, system, c.gpus_per_system))
+    return {
+        "hardware": gpus * hardware,
+        "spares": gpus * hardware * c.spares_share,
+        "networking": gpus * c.networking_usd_per_gpu,
+        "storage": gpus * c.storage_usd_per_gpu,
+        "installation": gpus * c.installation_usd_per_gpu,
+    }
 
 
 def _apply_sizing(gpus: int, per_rack: int, hardware: str) -> None:
@@ -118,6 +138,11 @@ def sizing(current, money: str) -> None:
     if mw is None:
         st.error("Give the power budget in MW.", icon=":material/error:")
         return
+    from econ.ui.checks import power_budget_warning
+
+    odd = power_budget_warning(float(mw))
+    if odd:
+        st.warning(odd, icon=":material/report:")
     args = {
         "mw": float(mw),
         "hardware": chosen,
@@ -139,7 +164,14 @@ def sizing(current, money: str) -> None:
         "Binding limit", ", ".join(result["binding_limits"]) or result["binding_limit"], border=True
     )
     cols[3].metric("IT power used [kW]", f"{result['it_kw']:,.0f}", border=True)
-    cols[4].metric(f"Capex [{money}]", format_value(result["capex_usd"], "usd", money), border=True)
+    parts = fleet_capex_parts(current.scenario, result["gpus"])
+    cols[4].metric(
+        f"Capex [{money}]",
+        format_value(sum(parts.values()), "usd", money),
+        border=True,
+        help="The scenario's capex with this fleet (what Results shows after Use): its prices "
+        "per GPU times the GPUs sized here",
+    )
     limits = [
         {
             "limit": name,
@@ -160,6 +192,13 @@ def sizing(current, money: str) -> None:
     left.dataframe(pd.DataFrame(limits), hide_index=True, width="stretch")
     right.markdown("**Stranded capacity**")
     right.dataframe(pd.DataFrame(stranded), hide_index=True, width="stretch")
+    st.caption(
+        "Capex: "
+        + ", ".join(f"{name} {format_value(v, 'usd', money)}" for name, v in parts.items())
+        + f" {money} (the scenario's prices per GPU). The rack catalog's price, "
+        f"{format_value(result['capex_usd'], 'usd', money)} {money}, is what the capex budget "
+        "limit is checked against."
+    )
     rack = result["rack"]
     st.caption(
         f"{rack['name']}: {rack['gpus_per_rack']} GPUs and {rack['kw_per_rack']:g} kW per rack, "

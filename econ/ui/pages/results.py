@@ -18,6 +18,7 @@ from econ.ui.fmt import (
     irr_note,
     metric_kind,
     metric_label,
+    readable,
 )
 
 # Page scripts run with Streamlit's "magic": a bare string would be drawn, so notes are comments.
@@ -198,7 +199,7 @@ def render() -> None:
     vintages = result.get("vintages")
     if vintages is not None and len(vintages):
         with st.expander("Fleet vintages", icon=":material/layers:"):
-            st.dataframe(vintages, hide_index=True)
+            st.dataframe(readable(vintages, money), hide_index=True)
     with st.expander("Every summary metric", icon=":material/table:"):
         rows = [
             {"metric": metric_label(k, money), "value": format_metric(k, summary, money), "key": k}
@@ -239,7 +240,7 @@ def render() -> None:
                 )
             )
     with st.expander("Monthly schedule", icon=":material/calendar_month:"):
-        st.dataframe(monthly, hide_index=True)
+        st.dataframe(readable(monthly, money), hide_index=True)
     with st.expander("Sources of the inputs", icon=":material/menu_book:"):
         if scenario.sources:
             st.dataframe(

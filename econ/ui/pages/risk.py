@@ -12,6 +12,7 @@ import streamlit as st
 
 from econ.ui import charts, common, compute, risk
 from econ.ui.fmt import MONEY_SCALES, format_value, metric_kind, metric_label
+from econ.ui.form import path_label, shown_value
 
 TORNADO = "econ.tornado_result"
 MONTECARLO = "econ.mc_result"
@@ -80,6 +81,11 @@ def default_distributions(base, paths: list[str]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["path", "distribution"])
 
 
+def _clip_note(path: str, bounds: tuple) -> str:
+    low, high = (shown_value(path, b) for b in bounds)
+    return f"{path_label(path)} {low:,.6g} to {high:,.6g}"
+
+
 def tornado_section(current, paths: list[str], money: str) -> None:
     st.subheader("Tornado: one input at a time")
     ss = st.session_state
@@ -87,7 +93,9 @@ def tornado_section(current, paths: list[str], money: str) -> None:
     defaults = [p for p in TORNADO_DEFAULTS if p in paths][:8]
     key = common.keep("econ.tornado_paths", defaults)
     ss[key] = [p for p in ss[key] if p in paths]
-    chosen = cols[0].multiselect("Inputs", paths, key=key, help="Numeric fields the scenario sets")
+    chosen = cols[0].multiselect(
+        "Inputs", paths, key=key, format_func=path_label, help="Numeric fields the scenario sets"
+    )
     pct = cols[1].number_input(
         "Swing [± %]",
         value=None,
@@ -110,16 +118,28 @@ def tornado_section(current, paths: list[str], money: str) -> None:
                 icon=":material/error:",
             )
         else:
-            with st.spinner("Projecting the low and high cases..."):
-                result = compute.attempt(
-                    lambda: risk.tornado(current.scenario, chosen, pct, OUTPUTS), "Tornado"
-                )
+            bounded = compute.attempt(
+                lambda: risk.bounded_ranges(current.scenario, chosen, pct), "Tornado ranges"
+            )
+            result = None
+            if bounded is not None:
+                with st.spinner("Projecting the low and high cases..."):
+                    result = compute.attempt(
+                        lambda: risk.tornado(current.scenario, bounded[0], OUTPUTS), "Tornado"
+                    )
             if result is not None:
-                ss[TORNADO] = (current.text, pct, result.table)
+                ss[TORNADO] = (current.text, pct, result.table, bounded)
     if TORNADO not in ss:
         st.caption("Pick inputs and run: each is set to its low and high value, the others kept.")
         return
-    text, swing, table = ss[TORNADO]
+    text, swing, table, (ranges, clipped) = ss[TORNADO]
+    if clipped:
+        st.info(
+            "Swings clipped to what the field accepts: "
+            + "; ".join(_clip_note(p, ranges[p]) for p in clipped)
+            + ".",
+            icon=":material/vertical_align_center:",
+        )
     if text != current.text:
         st.info(
             "These results are for an earlier version of the scenario; run again.",
@@ -129,6 +149,7 @@ def tornado_section(current, paths: list[str], money: str) -> None:
     if rows.empty:
         return
     scale_rows = rows.copy()
+    scale_rows["input"] = [path_label(p) for p in scale_rows["input"]]
     scale_rows["output_low"], fmt, title = _display(rows["output_low"], output, money)
     scale_rows["output_high"], _, _ = _display(rows["output_high"], output, money)
     scale_rows["output_base"], _, _ = _display(rows["output_base"], output, money)
@@ -338,6 +359,94 @@ def montecarlo_section(current, paths: list[str], money: str) -> None:
                 )
 
 
+DATA_TABLE = "econ.data_table"
+
+
+def _axis(where, name: str, paths: list[str], default: str, scenario):
+    """One axis of the data table: the input and its values (from, to, steps) in its shown unit."""
+    from econ.ui.form import find
+
+    path = where.selectbox(
+        f"{name} input",
+        paths,
+        format_func=path_label,
+        key=common.keep(f"econ.dt_{name}", default if default in paths else paths[0]),
+    )
+    node: object = scenario
+    for part in path.split("."):
+        node = getattr(node, part, None)
+    f = find(path)
+    scale = f.scale if f is not None else 1.0
+    base = float(node) * scale if isinstance(node, int | float) else 0.0
+    c = where.columns(3)
+    low = c[0].number_input("from", value=round(base * 0.8, 6), key=f"econ.dt_{name}_lo.{path}")
+    high = c[1].number_input("to", value=round(base * 1.2, 6), key=f"econ.dt_{name}_hi.{path}")
+    steps = c[2].number_input(
+        "steps", min_value=2, max_value=50, value=5, step=1, key=f"econ.dt_{name}_n.{path}"
+    )
+    integer = f is not None and f.kind == "int"
+    shown = risk.axis_values(low, high, steps, integer)
+    return path, shown, [v / scale if scale != 1 else v for v in shown]
+
+
+def data_table_section(current, paths: list[str], money: str) -> None:
+    st.subheader("Data table: two inputs, one output")
+    st.caption(
+        "Like a spreadsheet's two-way data table: the output for every pair of values of two "
+        "inputs, the others kept; projected as one batch (econ.analysis sweep)."
+    )
+    ss = st.session_state
+    left, right, out = st.columns([2, 2, 1])
+    row_path, row_shown, row_values = _axis(
+        left, "Row", paths, "utilization.share", current.scenario
+    )
+    col_path, col_shown, col_values = _axis(
+        right, "Column", paths, "market.price_usd_per_mtok", current.scenario
+    )
+    output = out.selectbox(
+        "Output",
+        OUTPUTS,
+        format_func=metric_label,
+        key=common.keep("econ.dt_output", "npv_usd"),
+    )
+    if st.button("Compute the data table", icon=":material/grid_on:"):
+        with st.spinner(f"Projecting {len(row_values) * len(col_values)} scenarios..."):
+            table = compute.attempt(
+                lambda: risk.data_table(
+                    current.scenario, row_path, row_values, col_path, col_values, output
+                ),
+                "Data table",
+            )
+        if table is not None:
+            table.index, table.columns = row_shown, col_shown
+            ss[DATA_TABLE] = (current.text, row_path, col_path, output, table)
+    if DATA_TABLE not in ss:
+        return
+    text, row_path, col_path, output, table = ss[DATA_TABLE]
+    if text != current.text:
+        st.info(
+            "This table is for an earlier version of the scenario; compute it again.",
+            icon=":material/history:",
+        )
+    kind = metric_kind(output)
+    shown = table.map(lambda v: format_value(v, kind, money))
+    shown.index = [f"{v:,.6g}" for v in table.index]
+    shown.columns = [f"{v:,.6g}" for v in table.columns]
+    shown.index.name = f"{path_label(row_path)} ↓ / {path_label(col_path)} →"
+    st.markdown(f"**{metric_label(output, money)}**")
+    st.dataframe(shown, width="stretch")
+    export = table.copy()
+    export.index.name = f"{row_path} \\ {col_path}"
+    st.download_button(
+        "Download the data table (CSV)",
+        export.to_csv().encode(),
+        file_name=f"data-table-{output}.csv",
+        mime="text/csv",
+        icon=":material/csv:",
+        on_click="ignore",
+    )
+
+
 def render() -> None:
     st.title("Risk")
     current = common.require_scenario("risk analyses")
@@ -348,6 +457,8 @@ def render() -> None:
     if not paths:
         return
     tornado_section(current, paths, money)
+    st.divider()
+    data_table_section(current, paths, money)
     st.divider()
     montecarlo_section(current, paths, money)
 

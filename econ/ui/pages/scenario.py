@@ -30,7 +30,7 @@ def _uploaded() -> None:
     content = file.getvalue()
     problem = None
     if len(content) > MAX_SCENARIO_BYTES:
-        problem = f"{len(content) / 1e6:.1f} MB; expected a scenario file under 1 MB"
+        problem = f"{len(content) / 1e6:.1f} MB is larger than the 1 MB limit for scenario files"
     elif not content.strip():
         problem = "the file is empty; expected a TOML scenario"
     else:
@@ -102,7 +102,7 @@ def render() -> None:
                 type=["toml"],
                 key=UPLOAD,
                 on_change=_uploaded,
-                max_upload_size=1,
+                max_upload_size=common.UPLOAD_BOX_MB,
                 help="A scenario file as written by `econ` or by the Download button (1 MB at "
                 "most). Invalid files load too, so you can fix them here.",
             )

@@ -45,6 +45,15 @@ def _choice(key: str, options: list, default):
     return key
 
 
+def warnings_box(warnings) -> None:
+    """Warnings in one box, each once, in the app's words (no command-line options or paths)."""
+    seen = list(dict.fromkeys(compute.app_text(w) for w in warnings))
+    if len(seen) == 1:
+        st.warning(seen[0], icon=":material/warning:")
+    elif seen:
+        st.warning("\n".join(f"- {w}" for w in seen), icon=":material/warning:")
+
+
 def _number(value, digits: str = ",.1f") -> str:
     if value is None or (isinstance(value, float) and not math.isfinite(value)):
         return "n/a"
@@ -103,6 +112,19 @@ def badges(row: pd.Series, hardware: str) -> None:
         st.badge("Open division", icon=":material/science:", color="orange")
     if row.get("duplicate_of"):
         st.badge("99.9 row repeating a 99 row", icon=":material/content_copy:", color="gray")
+
+
+def scenario_row(rows: pd.DataFrame, scenario) -> str | None:
+    """The catalog row the scenario's throughput came from: its id in the source, else the row
+    whose tokens/s per GPU is the scenario's (to 0.05), else None."""
+    source = scenario.throughput.source or ""
+    for row_id in rows["id"]:
+        if str(row_id) in source:
+            return str(row_id)
+    close = rows[
+        (rows["tokens_per_s_per_gpu"] - scenario.throughput.tokens_per_s_per_gpu).abs() < 0.05
+    ]
+    return str(close["id"].iloc[0]) if len(close) else None
 
 
 def catalog_tab(scenario) -> None:
@@ -169,8 +191,12 @@ def catalog_tab(scenario) -> None:
         f"{r.tokens_per_s_per_gpu:,.1f} tok/s/GPU"
         for r in rows.itertuples()
     }
+    own = scenario_row(rows, scenario)
     picked = st.selectbox(
-        "Row", ids, format_func=lambda i: labels.get(i, i), key=_choice("econ.cat_row", ids, ids[0])
+        "Row",
+        ids,
+        format_func=lambda i: labels.get(i, i) + (" (the scenario's)" if i == own else ""),
+        key=_choice("econ.cat_row", ids, own or ids[0]),
     )
     row = rows[rows["id"] == picked].iloc[0]
     with st.container(horizontal=True):
@@ -195,9 +221,10 @@ def _curve_uploaded() -> None:
         return
     content = file.getvalue()
     if len(content) > compute.MAX_UPLOAD_BYTES:
+        ss.pop(CURVE_FILE, None)  # no message of an earlier file stays beside this one
         ss[CURVE_ERROR] = (
             f"{file.name}: {len(content) / 1e6:.1f} MB is larger than the "
-            f"{compute.MAX_UPLOAD_BYTES / 1e6:.0f} MB limit for benchmark files; nothing was read"
+            f"{common.upload_limit_mb()} MB limit for benchmark files; nothing was read"
         )
         return
     ss[CURVE_FILE] = (file.name, content)
@@ -346,7 +373,7 @@ def measured_tab(scenario) -> None:
         "Benchmark output file",
         key=CURVE_UPLOAD,
         on_change=_curve_uploaded,
-        max_upload_size=common.upload_limit_mb(),
+        max_upload_size=common.UPLOAD_BOX_MB,
         help="vLLM / SGLang bench_serving JSON(L), GenAI-Perf or AIPerf export (JSON or CSV), "
         "MLPerf LoadGen summary or detail log, MLPerf Endpoints result_summary.json (or a .zip of "
         "a submission tree), InferenceX JSON, trtllm-bench report, or a generic CSV with units "
@@ -398,8 +425,7 @@ def measured_tab(scenario) -> None:
                 st.badge(f"{key}: {prov[key]}", color="gray")
         if prov.get("file_sha256"):
             st.badge(f"sha256 {str(prov['file_sha256'])[:12]}…", color="gray")
-    for warning in curve.warnings:
-        st.warning(warning, icon=":material/warning:")
+    warnings_box(curve.warnings)
     points = curve.points
     workloads = sorted({w for w in points.get("workload", pd.Series(dtype=str)).fillna("") if w})
     workload = None
@@ -447,9 +473,13 @@ def measured_tab(scenario) -> None:
                     point.tokens_per_s_per_user, point.tokens_per_s_per_gpu, "SLO operating point"
                 ),
             )
-        charts.show(
-            alt.layer(chart, charts.rule(scenario.throughput.tokens_per_s_per_gpu, "scenario"))
-        )
+        own = scenario.throughput.tokens_per_s_per_gpu
+        top = points["output_tokens_per_s_per_gpu"].max()
+        if pd.notna(top) and own <= 3 * float(top):
+            chart = alt.layer(chart, charts.rule(own, "scenario"))
+        else:  # the scenario's line would pin the axis and flatten the curve on its floor
+            st.caption(f"The scenario's {own:,.1f} tokens/s per GPU is off this chart's scale.")
+        charts.show(chart)
     if point is None:
         return
     cols = st.columns(4)
@@ -480,15 +510,44 @@ def measured_tab(scenario) -> None:
         )
     if point.clamped:
         st.warning("The SLO is looser than the highest measured load: the point is clamped to it.")
-    for warning in point.warnings:
-        st.warning(warning, icon=":material/warning:")
+    warnings_box([w for w in point.warnings if w not in curve.warnings])
+    source = f"measured: {name} at the SLO operating point"
+    allowed, note = curve_fits(prov, points, scenario, name)
     st.button(
         f"Use {point.tokens_per_s_per_gpu:,.1f} tokens/s per GPU in the scenario",
         on_click=common.use_throughput,
-        args=(float(point.tokens_per_s_per_gpu), f"measured: {name} at the SLO operating point"),
+        args=(float(point.tokens_per_s_per_gpu), source + note),
         icon=":material/input:",
         key="econ.use_measured",
+        disabled=not allowed,
     )
+
+
+def curve_fits(prov, points, scenario, name: str) -> tuple[bool, str]:
+    """Compare the curve's model and hardware with the scenario's: (may it be used, note for the
+    source). A difference needs the user's explicit confirmation before "Use" is enabled."""
+    from econ.ui.checks import curve_mismatches, joined
+
+    differences, unknowns = curve_mismatches(prov, points, scenario)
+    if unknowns:
+        st.info(
+            f"{name} does not state its {joined(unknowns)}, so it cannot be checked against the "
+            f"scenario ({scenario.fleet.hardware}); make sure it measured the scenario's.",
+            icon=":material/help:",
+        )
+    if not differences:
+        return True, ""
+    st.warning(
+        "This curve is not of the scenario's model and hardware:\n\n"
+        + "\n".join(f"- {d}" for d in differences)
+        + "\n\nIts throughput would stand for a different deployment.",
+        icon=":material/compare_arrows:",
+    )
+    confirmed = st.checkbox(
+        "Use it anyway: I confirm this curve stands for the scenario's deployment",
+        key=f"econ.curve_confirm.{name}",
+    )
+    return confirmed, " (model/hardware differ from the scenario's; confirmed in the app)"
 
 
 def simulated_tab(scenario) -> None:

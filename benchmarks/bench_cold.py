@@ -1,0 +1,117 @@
+"""App cold start in a real browser: server start to the first metric, and the first rerun, for
+the econ app and for a bare Streamlit page that imports the same libraries (so the difference is
+econ's own share).
+
+Starts `streamlit run` (scripts/screenshot.py's start_server, the tests' way), opens headless
+Debian Chromium with Playwright, and times (1) from the server process's start to the first
+`stMetric` drawn, (2) from pressing Enter in a number input to the metric's new value.
+
+    .venv/bin/python benchmarks/bench_cold.py [--repeats 2]
+
+Appends its table to benchmarks/results/bench_app.md (bench_app.py writes the rerun table).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(ROOT))
+RESULTS = HERE / "results" / "bench_app.md"
+TIMEOUT_MS = 180_000
+
+BARE = '''
+import altair, numpy, pandas, pyarrow, pydantic, tomli_w
+import streamlit as st
+
+st.set_page_config(layout="wide")
+value = st.sidebar.number_input("Utilization [%]", value=70.0)
+st.title("Bare")
+st.metric("Levelized cost [USD/M tokens]", f"{1 / max(value, 1e-9):.4f}")
+'''
+
+
+def cold_start(app: Path | None) -> tuple[float, float]:
+    """(seconds from server start to the first metric, seconds of the first rerun)."""
+    from playwright.sync_api import sync_playwright
+
+    from scripts.screenshot import CHROMIUM_ARGS, start_server
+
+    began = time.perf_counter()
+    process, url = start_server(app)
+    try:
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            page.goto(url)
+            metric = page.locator('[data-testid="stMetricValue"]').first
+            metric.wait_for(timeout=TIMEOUT_MS)
+            first = time.perf_counter() - began
+            page.wait_for_function(
+                "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')",
+                timeout=TIMEOUT_MS,
+            )
+            before = metric.inner_text()
+            box = page.get_by_role("spinbutton", name="Utilization [%]")
+            box.fill("83.0")
+            pressed = time.perf_counter()
+            box.press("Enter")
+            page.wait_for_function(
+                "(before) => document.querySelector('[data-testid=\"stMetricValue\"]')"
+                ".innerText !== before",
+                arg=before,
+                timeout=TIMEOUT_MS,
+            )
+            rerun = time.perf_counter() - pressed
+            browser.close()
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+    return first, rerun
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=2)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as folder:
+        bare = Path(folder) / "bare.py"
+        bare.write_text(BARE, encoding="utf-8")
+        runs = {"bare Streamlit page, same libraries": [], "econ app": []}
+        for _ in range(args.repeats):  # interleaved, so load on the machine hits both alike
+            runs["bare Streamlit page, same libraries"].append(cold_start(bare))
+            runs["econ app"].append(cold_start(None))
+    medians = {k: tuple(statistics.median(x[i] for x in v) for i in (0, 1)) for k, v in runs.items()}
+    bare_first, bare_rerun = medians["bare Streamlit page, same libraries"]
+    app_first, app_rerun = medians["econ app"]
+    lines = [
+        "",
+        "## App: cold start in a browser (server start to first metric) and first rerun",
+        "",
+        f"Headless Chromium, median of {args.repeats} interleaved starts each; the bare page imports "
+        "the third-party libraries the app's first run imports (altair, numpy, pandas, pyarrow, "
+        "pydantic, tomli_w; scipy, openpyxl and sqlalchemy load later, on demand) and draws one "
+        "input and one metric.",
+        "",
+        "| page | server start to first metric [s] | first rerun [s] |",
+        "|---|---:|---:|",
+        *(f"| {k} | {m[0]:.2f} | {m[1]:.2f} |" for k, m in medians.items()),
+        f"| econ's own share | {app_first - bare_first:.2f} | {app_rerun - bare_rerun:.2f} |",
+        "",
+        "Command: `.venv/bin/python benchmarks/bench_cold.py`",
+        "",
+    ]
+    text = "\n".join(lines)
+    print(text)
+    with RESULTS.open("a", encoding="utf-8") as out:
+        out.write(text)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,152 @@
+"""Checks the app makes before it takes a figure into the scenario: does a measured curve stand
+for the scenario's model and hardware, and are the inputs within sane ranges (warnings, not
+refusals: the scenario models already refuse what is impossible).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from functools import cache
+
+import pandas as pd
+
+from econ.scenario import Scenario
+
+
+def _norm(text: object) -> str:
+    """Lower-case letters and digits only: 'NVIDIA GB200-NVL72' -> 'nvidiagb200nvl72'."""
+    return re.sub(r"[^a-z0-9]", "", str(text or "").lower())
+
+
+@cache
+def _hardware_chips() -> tuple[tuple[str, str], ...]:
+    """(chip, hardware key) pairs, longest chip first (gb200 before b200)."""
+    from econ.hardware import load_hardware_catalog
+
+    pairs = {(_norm(key.split("-")[0]), key) for key in load_hardware_catalog()}
+    return tuple(sorted(pairs, key=lambda p: -len(p[0])))
+
+
+@cache
+def _model_keys() -> tuple[str, ...]:
+    """Model keys of econ's LLM catalog, longest first (llama3.1-405b before llama3.1-8b)."""
+    from econ.llms import load_llm_catalog
+
+    return tuple(sorted(load_llm_catalog(), key=lambda k: -len(_norm(k))))
+
+
+def hardware_key_of(text: str) -> str | None:
+    """The hardware key a curve's hardware names (by its chip), or None when none matches."""
+    norm = _norm(text)
+    return next((key for chip, key in _hardware_chips() if chip and chip in norm), None)
+
+
+def model_key_of(text: str) -> str | None:
+    """The LLM catalog key a text names ('deepseek-ai/DeepSeek-R1' -> deepseek-r1), or None."""
+    norm = _norm(text)
+    return next((key for key in _model_keys() if _norm(key) in norm), None)
+
+
+def scenario_model(scenario: Scenario) -> str | None:
+    """The model the scenario serves: its simulated or history model, else the one its name,
+    description or throughput source names; None when it names none."""
+    t = scenario.throughput
+    for given in (
+        t.simulated.model if t.simulated is not None else "",
+        t.history.model if t.history is not None else "",
+    ):
+        if given:
+            return model_key_of(given) or given
+    return model_key_of(" ".join((scenario.name, scenario.description, t.source)))
+
+
+def _stated(provenance: Mapping, points: pd.DataFrame, name: str) -> str:
+    given = str(provenance.get(name) or "").strip()
+    if given or name not in points:
+        return given
+    return "; ".join(sorted({str(v) for v in points[name].dropna() if str(v).strip()}))
+
+
+def curve_mismatches(
+    provenance: Mapping, points: pd.DataFrame, scenario: Scenario
+) -> tuple[list[str], list[str]]:
+    """(differences, unknowns) between a measured curve and the scenario it would go into.
+
+    differences: the curve's model or hardware is not the scenario's (say what each is);
+    unknowns: the file does not state its model or hardware, so nothing could be compared.
+    """
+    differences, unknowns = [], []
+    hardware = _stated(provenance, points, "hardware")
+    if not hardware:
+        unknowns.append("hardware")
+    elif hardware_key_of(hardware) != scenario.fleet.hardware:
+        differences.append(
+            f"hardware: the curve ran on {hardware}; the scenario's fleet is "
+            f"{scenario.fleet.hardware}"
+        )
+    model = _stated(provenance, points, "model")
+    wanted = scenario_model(scenario)
+    if not model:
+        unknowns.append("model")
+    elif wanted is not None and (model_key_of(model) or _norm(model)) != wanted:
+        differences.append(f"model: the curve served {model}; the scenario serves {wanted}")
+    return differences, unknowns
+
+
+def joined(items: Iterable[str]) -> str:
+    return " and ".join(items)
+
+
+# --- sanity warnings: values the models accept but no real deployment has ---------------------------
+
+MAX_PLAUSIBLE_GPUS = 2_000_000
+"""More GPUs than any operator runs (the largest announced fleets are a few hundred thousand)."""
+
+MAX_PLAUSIBLE_MW = 5_000.0
+"""More IT power than any campus (the largest announced are 1-5 GW)."""
+
+
+def power_budget_warning(mw: float) -> str | None:
+    """A hall power budget beyond any campus."""
+    if mw > MAX_PLAUSIBLE_MW:
+        return (
+            f"{mw:,.0f} MW is more than any data-centre campus (the largest announced are 1-5 GW, "
+            f"{MAX_PLAUSIBLE_MW:,.0f} MW at most here); check the unit (MW, not kW)"
+        )
+    return None
+
+
+def sanity_warnings(scenario: Scenario) -> list[str]:
+    """Values the scenario models accept but no real deployment has: a typo or a unit slip."""
+    out = []
+    gpus = scenario.fleet.gpu_count
+    if gpus > MAX_PLAUSIBLE_GPUS:
+        out.append(
+            f"{gpus:,} GPUs is more than any operator runs (the largest fleets are a few hundred "
+            "thousand); check the GPU or rack count"
+        )
+    it_mw = gpus * scenario.power.kw_per_gpu / 1000
+    if it_mw > MAX_PLAUSIBLE_MW:
+        out.append(f"the fleet draws {it_mw:,.0f} MW of IT power: " + power_budget_warning(it_mw))
+    facility = scenario.facility
+    for name in ("critical_kw", "contracted_kw"):
+        kw = getattr(facility, name, None)
+        if kw is not None and kw / 1000 > MAX_PLAUSIBLE_MW:
+            out.append(f"facility {name.replace('_', ' ')}: " + power_budget_warning(kw / 1000))
+    financing = scenario.financing
+    for name, label in (
+        ("discount_rate_annual", "discount rate"),
+        ("debt_rate_annual", "loan rate"),
+    ):
+        rate = getattr(financing, name, None)
+        if rate is None:
+            continue
+        if rate < 0:
+            out.append(
+                f"the {label} is {rate * 100:g} %/year: negative, so money later is worth more "
+                "than money now; check the sign"
+            )
+        elif rate > 1:
+            out.append(f"the {label} is {rate * 100:,.4g} %/year, above 100 %; check the unit (%)")
+    return out

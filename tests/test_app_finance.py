@@ -1,0 +1,451 @@
+"""Issue 19 (the app for a finance team) through AppTest and the helpers behind it: the share
+link, checks of a measured curve against the scenario, tornado swings within bounds, edited
+sources, messages in the displayed unit, upload limits and sanity warnings.
+"""
+
+from __future__ import annotations
+
+from urllib.parse import parse_qs, urlsplit
+
+import pandas as pd
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from econ.ui import state
+from tests import test_app
+from tests.test_app import APP, DATA, SEED, errors, upload_curve, widget
+
+app = test_app.app  # the AppTest fixture: the app run once on the default scenario
+
+
+def test_share_url_points_at_the_page_shown_with_this_runs_parameters():
+    params = {"scenario": "seed", "edits": "abc"}
+    url = state.share_url("risk", params, "http://host:8501/results?scenario=old")
+    assert url == "http://host:8501/risk?scenario=seed&edits=abc"
+    assert state.share_url("", params, "http://host:8501/risk") == (
+        "http://host:8501/?scenario=seed&edits=abc"
+    )
+    # a base path in front of the app is kept
+    assert state.share_url("power", {}, "https://h/apps/econ/") == "https://h/apps/econ/power"
+
+
+def test_link_params_follow_the_edit_of_the_same_run():
+    at = AppTest.from_file(APP, default_timeout=90)
+    at.run()
+    widget(at.sidebar.number_input, "Utilization [%]").set_value(90.0).run()
+    assert not at.exception
+    edits = at.query_params["edits"]
+    edits = edits[0] if isinstance(edits, list) else edits
+    assert state.decode(edits)["utilization"]["share"] == 0.9
+    url = state.share_url("", {"edits": edits}, "http://h/")
+    assert state.decode(parse_qs(urlsplit(url).query)["edits"][0]) == state.decode(edits)
+
+
+# --- 2. a measured curve of another model or GPU ----------------------------------------------------
+
+
+def _curve_with(model: str, hardware: str) -> bytes:
+    lines = (DATA / "sample_curve.csv").read_text().splitlines()
+    rows = [lines[0] + ",model,hardware"] + [f"{line},{model},{hardware}" for line in lines[1:]]
+    return ("\n".join(rows) + "\n").encode()
+
+
+def test_a_curve_of_another_model_and_gpu_needs_an_explicit_confirmation(app: AppTest):
+    upload_curve(app, "l40s.csv", _curve_with("meta-llama/Llama-3.2-3B-Instruct", "NVIDIA L40S"))
+    text = " ".join(w.value for w in app.warning)
+    assert "NVIDIA L40S" in text and "gb200-nvl72" in text
+    assert "Llama-3.2-3B" in text and "deepseek-r1" in text
+    use = app.button(key="econ.use_measured")
+    assert use.disabled
+    before = app.session_state[state.DATA]["throughput"]["tokens_per_s_per_gpu"]
+    widget(app.checkbox, "Use it anyway: I confirm this curve stands for the scenario's deployment")
+    next(c for c in app.checkbox if c.label.startswith("Use it anyway")).check().run()
+    use = app.button(key="econ.use_measured")
+    assert not use.disabled
+    use.click().run()
+    throughput = app.session_state[state.DATA]["throughput"]
+    assert throughput["tokens_per_s_per_gpu"] != before
+    assert "confirmed in the app" in throughput["source"]
+
+
+def test_a_curve_of_the_scenarios_model_and_gpu_is_used_without_question(app: AppTest):
+    upload_curve(app, "gb200.csv", _curve_with("deepseek-ai/DeepSeek-R1", "NVIDIA GB200"))
+    assert not [w for w in app.warning if "not of the scenario's" in w.value]
+    use = app.button(key="econ.use_measured")
+    assert not use.disabled
+
+
+def test_curve_mismatches_name_both_sides_and_what_the_file_does_not_state():
+    from econ import load_scenario
+    from econ.ui.checks import curve_mismatches, hardware_key_of, model_key_of
+
+    scenario = load_scenario(SEED)
+    assert hardware_key_of("NVIDIA GB200 NVL72") == "gb200-nvl72"  # not b200 (longest chip first)
+    assert hardware_key_of("NVIDIA H200-SXM-141GB") == "h200-sxm"
+    assert hardware_key_of("NVIDIA L40S") is None
+    assert model_key_of("meta-llama/Llama-2-70b-chat-hf") == "llama2-70b"
+    differences, unknowns = curve_mismatches(
+        {"model": "meta-llama/Llama-2-70b-chat-hf", "hardware": "NVIDIA H200"},
+        pd.DataFrame(),
+        scenario,
+    )
+    assert len(differences) == 2 and not unknowns
+    assert curve_mismatches({}, pd.DataFrame(), scenario) == ([], ["hardware", "model"])
+
+
+# --- 3. the tornado within each field's bounds ------------------------------------------------------
+
+
+def test_tornado_swings_are_clipped_to_the_fields_bounds():
+    from econ import load_scenario
+    from econ.ui.risk import bounded_ranges
+
+    base = load_scenario(SEED, {"utilization.share": 0.9})
+    ranges, clipped = bounded_ranges(base, ["utilization.share", "market.price_usd_per_mtok"], 20)
+    assert ranges["utilization.share"] == pytest.approx((0.72, 1.0))  # 1.08 is above the le=1
+    assert clipped == ["utilization.share"]
+    assert ranges["market.price_usd_per_mtok"][1] == pytest.approx(
+        base.market.price_usd_per_mtok * 1.2
+    )
+
+
+def test_the_default_tornado_runs_above_83_percent_utilization_and_labels_by_form(app: AppTest):
+    widget(app.sidebar.number_input, "Utilization [%]").set_value(90.0).run()
+    app.switch_page("econ/ui/pages/risk.py").run()
+    widget(app.button, "Run the tornado").click().run()
+    assert not app.exception and not [e.value for e in app.error], [e.value for e in app.error]
+    notes = " ".join(i.value for i in app.info)
+    assert "clipped" in notes and "Utilization › Share [%] 72 to 100" in notes
+    table = app.session_state["econ.tornado_result"][2]
+    low = table[(table["input"] == "utilization.share") & (table["output"] == "npv_usd")]
+    assert len(low) == 1
+    options = widget(app.multiselect, "Inputs").options
+    assert "Utilization › Share [%]" in options
+
+
+# --- 4. edits cited in [sources] ---------------------------------------------------------------------
+
+
+def test_edited_inputs_are_cited_in_sources_of_the_downloaded_toml(app: AppTest):
+    import datetime as dt
+    import tomllib
+
+    from econ.scenario import dumps
+
+    original = app.session_state[state.BASE]["sources"]["utilization.share"]
+    widget(app.sidebar.number_input, "Utilization [%]").set_value(90.0).run()
+    widget(app.sidebar.number_input, "Debt share of capex [%]").set_value(50.0).run()
+    assert not app.exception
+    scenario = state.validate(app.session_state[state.DATA]).scenario  # what Export downloads
+    sources = tomllib.loads(dumps(scenario))["sources"]
+    today = dt.date.today().isoformat()
+    assert sources["utilization.share"] == (
+        f"edited in the app on {today} (was: 70 %; source: {original})"
+    )
+    assert sources["financing.debt_share"].startswith(f"edited in the app on {today} (was: 70 %")
+    # back to the base value: the base's own source again
+    widget(app.sidebar.number_input, "Utilization [%]").set_value(70.0).run()
+    assert app.session_state[state.DATA]["sources"]["utilization.share"] == original
+
+
+# --- 5. messages in the unit the field is shown in ---------------------------------------------------
+
+
+def test_a_percent_field_out_of_bounds_is_reported_in_percent(app: AppTest):
+    widget(app.sidebar.number_input, "Utilization [%]").set_value(150.0).run()
+    assert not app.exception
+    text = " ".join(errors(app))
+    assert "150 % is above 100 %" in text and "less than or equal to 1" not in text
+
+
+def test_validation_problems_are_listed_one_a_line():
+    from econ.scenario import read_toml
+
+    data = read_toml(SEED)
+    data["utilization"]["share"] = 1.5
+    data["market"]["price_usd_per_mtok"] = -1
+    lines = state.validate(data).message.splitlines()
+    assert lines == [
+        "- utilization.share: 150 % is above 100 % (expected at most 100 %)",
+        "- market.price_usd_per_mtok = -1: Input should be greater than or equal to 0",
+    ]
+
+
+def test_a_fraction_typed_into_a_percent_field_gets_a_did_you_mean(app: AppTest):
+    widget(app.sidebar.number_input, "Utilization [%]").set_value(0.7).run()
+    hints = [w.value for w in app.sidebar.warning]
+    assert any("did you mean 70 %?" in h for h in hints), hints
+    widget(app.sidebar.number_input, "Utilization [%]").set_value(75.0).run()
+    assert not any("did you mean" in w.value for w in app.sidebar.warning)
+
+
+def test_a_tpot_limit_no_point_meets_is_reported_in_ms(app: AppTest):
+    upload_curve(app, "sample_curve.csv", (DATA / "sample_curve.csv").read_bytes())
+    widget(app.number_input, "TPOT p99 limit [ms]").set_value(1.0).run()
+    text = " ".join(errors(app))
+    assert "TPOT p99 ≤ 1 ms" in text and "tpot_s_p99" not in text, text
+
+
+# --- 7. no command-line wording, no server paths ---------------------------------------------------
+
+
+def test_app_text_speaks_of_the_apps_controls_and_the_uploaded_files_name():
+    import tempfile
+
+    from econ.ui.compute import app_text
+
+    temp = f"{tempfile.gettempdir()}/tmpk3j_x9/run.csv"
+    assert app_text(f"{temp}: bad header") == "run.csv: bad header"
+    text = app_text("per-GPU throughput is unknown (pass --gpus N)")
+    assert "--gpus" not in text and '"GPUs that served it" box' in text
+    assert app_text("--step '5:x': gain 'x' is not a number") == "step '5:x': gain 'x' is not a number"
+    assert app_text("tpot_s_p99 = 0.0123 (limit 0.005)") == "TPOT p99 = 12.3 ms (limit 5 ms)"
+
+
+def test_a_curve_without_a_gpu_count_points_at_the_gpus_box(app: AppTest):
+    import tempfile
+
+    frame = pd.read_csv(DATA / "sample_curve.csv").drop(columns=["gpu_count"])
+    upload_curve(app, "no_gpus.csv", frame.to_csv(index=False).encode())
+    shown = " ".join([w.value for w in app.warning] + errors(app))
+    assert "GPUs that served it" in shown, shown
+    assert "--gpus" not in shown and tempfile.gettempdir() not in shown
+
+
+# --- 6. uploads above the limit ---------------------------------------------------------------------
+
+
+def test_an_oversized_benchmark_file_names_itself_and_the_limit_and_clears_the_last_file(app):
+    from econ.ui.pages.throughput import CURVE_FILE
+
+    upload_curve(app, "sample_curve.csv", (DATA / "sample_curve.csv").read_bytes())
+    assert CURVE_FILE in app.session_state
+    app.get("file_uploader")[0].upload("big.json", b"x" * (6 * 1024 * 1024), "text/csv").run()
+    shown = errors(app)
+    assert any("big.json" in e and "5 MB limit" in e for e in shown), shown
+    assert not any("sample_curve" in e for e in shown)
+    assert CURVE_FILE not in app.session_state
+    assert not [m for m in app.metric if m.label.startswith("Measured operating point")]
+
+
+def test_an_oversized_scenario_file_names_the_limit(app: AppTest):
+    app.switch_page("econ/ui/pages/scenario.py").run()
+    content = b"# padding\n" * 120_000
+    app.get("file_uploader")[0].upload("big.toml", content, "application/toml").run()
+    assert any("big.toml" in e and "1 MB limit" in e for e in errors(app)), errors(app)
+
+
+# --- 8. sanity warnings -----------------------------------------------------------------------------
+
+
+def test_extreme_values_get_sanity_warnings_and_ordinary_ones_none():
+    from econ import load_scenario
+    from econ.ui.checks import power_budget_warning, sanity_warnings
+
+    assert sanity_warnings(load_scenario(SEED)) == []
+    odd = sanity_warnings(
+        load_scenario(
+            SEED,
+            {"fleet.gpu_count": 1_000_000_000, "financing.discount_rate_annual": -0.05},
+        )
+    )
+    text = " ".join(odd)
+    assert "1,000,000,000 GPUs" in text and "-5 %/year" in text and "MW of IT power" in text
+    assert "100,000 MW" in power_budget_warning(100_000)
+    assert power_budget_warning(10) is None
+
+
+def test_the_sidebar_warns_of_a_billion_gpus_and_the_power_page_of_a_huge_hall(app: AppTest):
+    widget(app.sidebar.number_input, "GPUs").set_value(1_000_000_000).run()
+    assert any("1,000,000,000 GPUs" in w.value for w in app.sidebar.warning)
+    widget(app.sidebar.number_input, "GPUs").set_value(72).run()
+    app.switch_page("econ/ui/pages/power.py").run()
+    widget(app.number_input, "Power budget [MW]").set_value(100_000.0).run()
+    assert not app.exception
+    assert any("100,000 MW" in w.value for w in app.warning)
+
+
+# --- 12. wording ------------------------------------------------------------------------------------
+
+
+def test_one_month_is_singular_in_the_projection_warnings():
+    from econ.engine import _months
+
+    assert (_months(1), _months(23)) == ("1 month", "23 months")
+
+
+# --- 14. the two-way data table ---------------------------------------------------------------------
+
+
+def test_the_data_table_equals_projecting_each_pair():
+    from econ import load_scenario, project
+    from econ.ui.risk import axis_values, data_table
+
+    base = load_scenario(SEED)
+    rows, cols = [0.5, 0.9], [0.2, 0.4, 0.6]
+    table = data_table(
+        base, "utilization.share", rows, "market.price_usd_per_mtok", cols, "npv_usd"
+    )
+    assert table.shape == (2, 3)
+    for r in rows:
+        for c in cols:
+            one = project(
+                load_scenario(SEED, {"utilization.share": r, "market.price_usd_per_mtok": c})
+            ).summary.iloc[0]
+            assert table.loc[r, c] == pytest.approx(one.npv_usd, rel=1e-9, abs=1e-6)
+    assert axis_values(1, 3, 5, integer=True) == [1, 2, 3]
+
+
+def test_the_risk_page_computes_and_exports_the_data_table(app: AppTest):
+    app.switch_page("econ/ui/pages/risk.py").run()
+    widget(app.button, "Compute the data table").click().run()
+    assert not app.exception and not errors(app), errors(app)
+    text, row_path, col_path, output, table = app.session_state["econ.data_table"]
+    assert (row_path, col_path, output) == (
+        "utilization.share",
+        "market.price_usd_per_mtok",
+        "npv_usd",
+    )
+    assert table.shape == (5, 5)
+    assert list(table.index) == pytest.approx([56, 63, 70, 77, 84])  # shown in %
+    assert app.get("download_button")
+
+
+# --- 13. compare up to 8, differences from the base, export ------------------------------------------
+
+
+def test_compare_takes_eight_scenarios_with_differences_from_the_base_and_exports(app: AppTest):
+
+
+    from econ import load_scenario, project
+    from econ.catalog import ready_made_scenarios
+
+    names = list(ready_made_scenarios())
+    picked = ["current scenario", *[n for n in names if n != "deepseek-r1-gb200-nvl72"]][:8]
+    assert len(picked) == 8
+    app.switch_page("econ/ui/pages/compare.py").run()
+    app.multiselect[0].set_value(picked).run()
+    assert not app.exception and not errors(app), errors(app)
+    table = app.dataframe[0].value
+    npv = table[table["metric"] == "NPV [USD]"].iloc[0]
+    other = picked[1]
+    expected = project(load_scenario(ready_made_scenarios()[other])).summary.iloc[0]
+    base = project(load_scenario(SEED)).summary.iloc[0]
+    assert npv[f"{other} − base"] == f"{expected.npv_usd - base.npv_usd:,.0f}"
+    inputs = app.dataframe[1].value
+    assert "Utilization › Share [%]" in list(inputs["input"]) or "Fleet › Gpu count [GPUs]" in list(
+        inputs["input"]
+    )
+    downloads = {b.proto.label: b for b in app.get("download_button")}
+    assert "Download the comparison (workbook)" in downloads
+    assert "Download the results (CSV)" in downloads
+
+
+def test_the_comparison_workbook_has_results_and_inputs_sheets():
+    import io
+
+    import pandas as pd
+    from openpyxl import load_workbook
+
+    from econ.ui.pages.compare import difference, workbook_bytes
+
+    results = pd.DataFrame({"metric": ["npv_usd"], "a": [2.0], "b": [5.0], "b - a": [3.0]})
+    inputs = pd.DataFrame({"input": ["=cmd()"], "a": ["1"], "path": ["x"]})
+    book = load_workbook(io.BytesIO(workbook_bytes(results, inputs)))
+    assert book.sheetnames == ["Results", "Inputs"]
+    assert book["Results"]["D2"].value == 3.0
+    assert not str(book["Inputs"]["A2"].value).startswith("=")  # formula text neutralized
+    assert difference(5.0, 2.0) == 3.0 and difference(None, 2.0) is None
+
+
+# --- 10. tables with labels and units --------------------------------------------------------------
+
+
+def test_readable_tables_have_labels_dates_and_the_money_scale():
+    from econ.ui.fmt import readable
+
+    frame = pd.DataFrame(
+        {
+            "date": pd.to_datetime(["2026-04-01"]),
+            "capex_usd": [130523316019200.03],
+            "gpu_count": [72],
+            "share": [0.123456789],
+        }
+    )
+    styled = readable(frame, "million USD")
+    shown = styled.data
+    assert shown.iloc[0, 0] == "2026-04-01"
+    assert "[million USD]" in shown.columns[1] and "_" not in "".join(shown.columns)
+    html = styled.to_html()
+    assert "130,523,316.02" in html and "0.123457" in html and "2026-04-01 00:00:00" not in html
+
+
+def test_results_tables_are_readable_in_the_app(app: AppTest):
+    app.switch_page("econ/ui/pages/results.py").run()
+    assert not app.exception
+    frames = [d.value for d in app.dataframe]
+    assert not any("gpus_in_service" in map(str, f.columns) for f in frames)
+
+
+def test_choices_are_shown_as_words():
+    from econ.ui.form import choice_label
+
+    assert choice_label("straight_line") == "Straight line"
+    assert choice_label("us_gaap") == "US GAAP"
+
+
+def test_the_catalog_row_defaults_to_the_scenarios_own(app: AppTest):
+    app.switch_page("econ/ui/pages/throughput.py").run()
+    assert not app.exception
+    row = widget(app.selectbox, "Row")
+    chosen = row.format_func(row.value) if hasattr(row, "format_func") else str(row.value)
+    assert "4,867.7" in chosen and "(the scenario's)" in chosen, chosen
+
+
+# --- 11. charts ----------------------------------------------------------------------------------
+
+
+def test_reference_lines_carry_their_label_and_the_dscr_chart_its_covenant_floor(app: AppTest):
+    from econ.ui import charts
+
+    spec = charts.rule(1.2, "covenant floor 1.2x").to_dict()
+    marks = [layer["mark"]["type"] for layer in spec["layer"]]
+    assert marks == ["rule", "text"]
+    import json
+
+    specs = [json.loads(c.proto.spec) for c in app.get("vega_lite_chart")]
+    dscr = [s for s in specs if "DSCR [x]" in json.dumps(s)]
+    assert dscr and '"rule"' in json.dumps(dscr[0]) and '"text"' in json.dumps(dscr[0])
+
+
+def test_counts_are_scaled_in_words_as_the_tiles_do():
+    from econ.ui.charts import count_scale
+
+    assert count_scale(8e11) == (1e9, "billion")
+    assert count_scale(5.5e13) == (1e12, "trillion")
+    assert count_scale(10.0) == (1.0, "")
+
+
+def test_the_gains_caption_follows_the_steps_typed(app: AppTest):
+    app.switch_page("econ/ui/pages/gains.py").run()
+    assert any("+19.8% in month 5" in c.value for c in app.caption)
+    widget(app.text_area, "Try other steps instead (one per line: WHEN:GAIN or WHEN:GAIN:LABEL)")
+    app.text_area[0].set_value("12:+10%").run()
+    assert not app.exception
+    captions = [c.value for c in app.caption]
+    assert any("+10.0% in month 12" in c for c in captions), captions
+    assert not any("+19.8% in month 5" in c for c in captions)
+
+
+def test_the_sizing_capex_is_the_one_results_shows_after_use(app: AppTest):
+    app.switch_page("econ/ui/pages/power.py").run()
+    assert not app.exception
+    gpus = int(next(m.value for m in app.metric if m.label == "GPUs").replace(",", ""))
+    capex = [m.value for m in app.metric if m.label == "Capex [USD]"]
+    per_gpu = 3_100_000 / 72 + 4300 + 1750  # the seed scenario's prices per GPU
+    assert capex == [f"{gpus * per_gpu:,.0f}"]
+    assert any("networking" in c.value and "installation" in c.value for c in app.caption)
+    use = next(b for b in app.button if b.label.startswith(f"Use {gpus:,} GPUs"))
+    use.click().run()
+    app.switch_page("econ/ui/pages/results.py").run()
+    assert [m.value for m in app.metric if m.label == "Capex [USD]"] == capex
