@@ -175,5 +175,6 @@ def test_serial_with_two_blas_threads_and_dask_workers_with_one_give_the_same_ro
         serial = montecarlo(base, dists, **options)
     with make_executor("dask", workers=2) as executor:
         dask = montecarlo(base, dists, executor=executor, **options)
-    assert serial.rows["irr_project_annual"].notna().sum() > 2000
+    # Most rows have a project IRR, so the bit-for-bit comparison covers the solver.
+    assert serial.rows["irr_project_annual"].notna().sum() > 1500
     pd.testing.assert_frame_equal(serial.rows, dask.rows, check_exact=True)

@@ -270,7 +270,7 @@ def debt_and_dscr(
     dscr_y = alt.Y("dscr:Q", title="DSCR [x]", axis=alt.Axis(format=".2f"))
     dscr = coverage.encode(x="date:T", y=dscr_y)
     if dscr_floor is not None:
-        dscr = alt.layer(dscr, rule(dscr_floor, f"covenant floor {dscr_floor:g}x"))
+        dscr = alt.layer(dscr, rule(dscr_floor, f"covenant floor {dscr_floor:.2f}x"))
     return alt.layer(balance, dscr).resolve_scale(y="independent")
 
 
