@@ -134,3 +134,22 @@ def test_a_link_to_a_missing_library_version_shows_the_default_with_an_error(lib
     assert not at.exception, at.exception
     assert any(f"library:{SEED_NAME}@9" in e.value for e in at.error), [e.value for e in at.error]
     assert at.session_state[state.BASE_NAME] == SEED_NAME
+
+
+def test_the_scenario_page_saves_to_the_library(library_url):
+    """'Keep in this session' is gone: the Scenario page saves a version in the library."""
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    at.switch_page("econ/ui/pages/scenario.py").run()
+    assert not [b for b in at.button if b.label == "Keep"]
+    by_label(at.text_input, "Message for the library").input("from the editor")
+    by_label(at.button, "Save to library").click().run()
+    assert not at.exception, at.exception
+    with open_library(library_url) as library:
+        [info] = library.history(SEED_NAME)
+        assert (info.version, info.message) == (1, "from the editor")
+        stored = library.get(Ref(SEED_NAME, 1)).text
+    # What was saved is the scenario being edited: it projects to the same NPV as the seed.
+    seed = load_scenario(ROOT / "models" / "scenarios" / f"{SEED_NAME}.toml")
+    saved = state.validate_in_app(state.parse_toml(stored))
+    assert project(saved).metrics["npv_usd"][0] == project(seed).metrics["npv_usd"][0]

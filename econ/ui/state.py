@@ -271,12 +271,6 @@ def keep_edits() -> None:
     ss[NOTICE] = f"Your edits to {name} are kept in this session as '{label}'."
 
 
-def save_current(name: str) -> None:
-    """Keep the current scenario (valid or not) in this session's list under `name`."""
-    ss = st.session_state
-    ss.setdefault(SAVED, {})[name] = toml_text(ss[DATA])
-
-
 def ensure() -> None:
     """First run of a session: the scenario from the link, else the default ready-made one."""
     ss = st.session_state

@@ -51,13 +51,31 @@ def _reset() -> None:
 
 
 def _save() -> None:
+    """Save the scenario being edited as a new version in the scenario library."""
+    from econ.errors import InputError
+    from econ.library import open_library
+
     ss = st.session_state
-    name = (ss.get(SAVE_NAME) or "").strip()
-    if not name:
-        ss[SAVE_ERROR] = "Give a name to keep the scenario under."
+    v = common.validation()
+    if not v.ok:
+        ss[SAVE_ERROR] = (
+            "The scenario is not valid, so it is not saved; your inputs are kept. " + v.message
+        )
         return
-    state.save_current(name)
-    ss[state.NOTICE] = f"Kept as '{name}' in this session (see the scenario list and Compare)."
+    try:
+        with open_library() as library:
+            info = library.save_text(
+                state.toml_text(ss[state.DATA]),
+                origin="the current scenario",
+                message=(ss.get(SAVE_NAME) or "").strip(),
+            )
+    except InputError as exc:
+        ss[SAVE_ERROR] = str(exc)
+        return
+    ss[state.NOTICE] = (
+        f"Saved {info.name} version {info.version} in the library (its history, diffs and "
+        "restore are on the Library page)."
+    )
 
 
 def _apply_toml(key: str) -> None:
@@ -109,9 +127,15 @@ def render() -> None:
             if UPLOAD_ERROR in ss:
                 st.error(ss.pop(UPLOAD_ERROR), icon=":material/error:")
         with actions:
-            st.text_input("Keep in this session as", key=SAVE_NAME, placeholder="a name")
+            st.text_input(
+                "Message for the library",
+                key=SAVE_NAME,
+                placeholder="what changed and why",
+                help="Every save is a new version of the scenario's name in the scenario "
+                "library, never overwritten (the Library page shows its history).",
+            )
             a, b = st.columns(2)
-            a.button("Keep", on_click=_save, icon=":material/save:", width="stretch")
+            a.button("Save to library", on_click=_save, icon=":material/save:", width="stretch")
             b.button(
                 "Reset edits",
                 on_click=_reset,
