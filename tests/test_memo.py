@@ -66,6 +66,11 @@ def test_html_figures_equal_project_json(memo_html, capsys):
     base = {k.removeprefix("base."): v for k, v in figures.items() if k.startswith("base.")}
     assert set(base) == {key for key, *_ in shown()}
     assert {"lcot_usd_per_mtok", "npv_usd", "irr_project_annual", "min_dscr"} <= set(base)
+    # The headline figures a committee reads (issue 16's keys): MIRR beside IRR, cost per
+    # GPU-hour, the debt as sized and the covenant headroom.
+    headline = {"mirr_project_annual", "mirr_equity_annual", "profitability_index",
+                "cost_usd_per_gpu_hour", "debt_usd_total", "dscr_headroom"}
+    assert headline <= set(base)
     for key, (value, text) in base.items():
         expected = summary[key]
         assert (None if value == "" else float(value)) == expected, key
