@@ -293,11 +293,7 @@ def annual_table(monthly: pd.DataFrame, years: str = "asset") -> pd.DataFrame:
         raise InputError(f"years: unknown value {years!r}; expected one of: {', '.join(YEARS)}")
     frame = monthly.reset_index() if "month" not in monthly.columns else monthly
     frame = frame.drop(columns=[c for c in (*RATIO_LINES, "covenant_breach") if c in frame])
-    if years == "asset":
-        year = np.maximum(frame["month"].to_numpy() - 1, 0) // MONTHS_PER_YEAR + 1
-    else:
-        year = pd.to_datetime(frame["date"]).dt.year.to_numpy()
-    keys = [frame["scenario"].to_numpy(), pd.Index(year, name="year")]
+    keys = [frame["scenario"].to_numpy(), pd.Index(_years(frame, years), name="year")]
     values = frame.drop(columns=["scenario", "month", "date"])
     grouped = values.groupby(keys, sort=False)
     annual = grouped.sum()
@@ -309,6 +305,82 @@ def annual_table(monthly: pd.DataFrame, years: str = "asset") -> pd.DataFrame:
         annual["ebitda_usd"] - annual["depreciation_usd"] - annual["impairment_usd"]
     )
     return annual
+
+
+DEBT_SCHEDULE = (
+    "months",
+    "opening_balance_usd",
+    "draws_usd",
+    "interest_usd",
+    "principal_usd",
+    "closing_balance_usd",
+    "debt_service_usd",
+    "cfads_usd",
+    "dscr",
+    "min_dscr_in_year",
+    "llcr",
+    "dscr_headroom",
+)
+"""Columns of debt_schedule_table, in order."""
+
+
+def debt_schedule_table(
+    monthly: pd.DataFrame, years: str = "asset", dscr_floor: float | None = None
+) -> pd.DataFrame:
+    """Yearly debt schedule of a monthly schedule, indexed by (scenario, year).
+
+    closing_balance_usd is the debt outstanding at the year's last month; opening_balance_usd the
+    previous year's closing (0 in the first year, before the month-0 draw); draws_usd is what the
+    financing identity closing = opening + draws - principal leaves (loan draws and any interest
+    added to the balance). interest_usd (interest expense), principal_usd and debt_service_usd are
+    summed. cfads_usd = EBITDA - income tax paid, summed (the numerator of the monthly DSCR);
+    dscr = the year's CFADS / the year's debt service (annual DSCR, NaN in a year without debt
+    service); min_dscr_in_year the lowest monthly DSCR; llcr the LLCR at the year's last month;
+    dscr_headroom = dscr - dscr_floor (NaN without a floor). months counts the year's months of
+    service (month 1 on), so a year with fewer than 12 is partial.
+
+    Parameters
+    ----------
+    monthly : the frame of Projection.monthly
+    years : "asset" or "calendar", as annual_table
+    dscr_floor : the covenant's DSCR floor [x], optional
+    """
+    annual = annual_table(monthly, years)
+    frame = monthly.reset_index() if "month" not in monthly.columns else monthly
+    grouped = frame.groupby(
+        [frame["scenario"].to_numpy(), pd.Index(_years(frame, years), name="year")], sort=False
+    )
+    closing = annual["debt_balance_usd"]
+    opening = closing.groupby(level="scenario", sort=False).shift(1, fill_value=0.0)
+    service = annual["debt_service_usd"]
+    cfads = annual["ebitda_usd"] - annual["tax_usd"]
+    dscr = (cfads / service).where(service > 1e-6)
+    floor = np.nan if dscr_floor is None else float(dscr_floor)
+    table = pd.DataFrame(
+        {
+            "months": grouped["month"].agg(lambda m: int((m >= 1).sum())).to_numpy(),
+            "opening_balance_usd": opening,
+            "draws_usd": closing - opening + annual["principal_usd"],
+            "interest_usd": annual["interest_usd"],
+            "principal_usd": annual["principal_usd"],
+            "closing_balance_usd": closing,
+            "debt_service_usd": service,
+            "cfads_usd": cfads,
+            "dscr": dscr,
+            "min_dscr_in_year": grouped["dscr"].min().to_numpy(),
+            "llcr": grouped["llcr"].agg(lambda v: v.iloc[-1]).to_numpy(),
+            "dscr_headroom": dscr - floor,
+        },
+        index=annual.index,
+    )
+    return table
+
+
+def _years(frame: pd.DataFrame, years: str) -> np.ndarray:
+    """The asset or calendar year of each month of a monthly frame with month and date columns."""
+    if years == "asset":
+        return np.maximum(frame["month"].to_numpy() - 1, 0) // MONTHS_PER_YEAR + 1
+    return pd.to_datetime(frame["date"]).dt.year.to_numpy()
 
 
 def _json_number(value) -> float | int | None:

@@ -1,0 +1,94 @@
+"""The yearly debt schedule (engine.debt_schedule_table) against the monthly lines it sums."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from econ import load_scenario, project
+from econ.engine import DEBT_SCHEDULE, debt_schedule_table
+from econ.errors import InputError
+from tests.conftest import ROOT
+
+SEEDS = ("deepseek-r1-gb200-nvl72", "deepseek-r1-gb200-nvl72-capital-stack")
+
+
+@pytest.fixture(scope="module", params=SEEDS)
+def monthly(request) -> pd.DataFrame:
+    return project(
+        load_scenario(ROOT / "models" / "scenarios" / f"{request.param}.toml")
+    ).monthly.reset_index()
+
+
+def year_of(frame: pd.DataFrame, years: str) -> np.ndarray:
+    if years == "asset":
+        return np.maximum(frame["month"].to_numpy() - 1, 0) // 12 + 1
+    return pd.to_datetime(frame["date"]).dt.year.to_numpy()
+
+
+@pytest.mark.parametrize("years", ["asset", "calendar"])
+def test_schedule_sums_the_months_and_keeps_the_balance_identity(monthly, years):
+    table = debt_schedule_table(monthly, years, dscr_floor=1.25).droplevel("scenario")
+    assert list(table.columns) == list(DEBT_SCHEDULE)
+    year = year_of(monthly, years)
+    assert list(table.index) == list(dict.fromkeys(year))
+    assert monthly["debt_balance_usd"].max() > 0  # both seeds borrow
+    opening = 0.0
+    for y, row in table.iterrows():
+        months = monthly[year == y]
+        assert row["months"] == (months["month"] >= 1).sum()
+        for line in ("interest_usd", "principal_usd", "debt_service_usd"):
+            assert row[line] == pytest.approx(months[line].sum(), rel=1e-12, abs=1e-6)
+        assert row["closing_balance_usd"] == months["debt_balance_usd"].iloc[-1]
+        assert row["opening_balance_usd"] == opening
+        assert abs(
+            row["opening_balance_usd"]
+            + row["draws_usd"]
+            - row["principal_usd"]
+            - row["closing_balance_usd"]
+        ) <= 1e-9 * max(1.0, row["opening_balance_usd"])
+        cfads = (months["dscr"] * months["debt_service_usd"]).where(months["dscr"].notna())
+        served = months["debt_service_usd"] > 1e-6
+        # CFADS = EBITDA - tax paid, the DSCR's numerator month by month.
+        assert cfads[served].sum() == pytest.approx(
+            (months["ebitda_usd"] - months["tax_usd"])[served].sum(), rel=1e-9
+        )
+        assert row["cfads_usd"] == pytest.approx(
+            (months["ebitda_usd"] - months["tax_usd"]).sum(), rel=1e-12, abs=1e-6
+        )
+        if row["debt_service_usd"] > 1e-6:
+            assert row["dscr"] == pytest.approx(row["cfads_usd"] / row["debt_service_usd"])
+            assert row["dscr_headroom"] == pytest.approx(row["dscr"] - 1.25)
+            assert row["min_dscr_in_year"] == pytest.approx(months["dscr"].min())
+            if served[months["month"] >= 1].all():
+                # A ratio of sums is a weighted mean of the monthly ratios: never below their min.
+                assert row["min_dscr_in_year"] <= row["dscr"] * (1 + 1e-12)
+        else:
+            assert np.isnan(row["dscr"]) and np.isnan(row["dscr_headroom"])
+        last_llcr = months["llcr"].iloc[-1]
+        assert row["llcr"] == pytest.approx(last_llcr, nan_ok=True)
+        opening = row["closing_balance_usd"]
+    # Draws over the life equal the principal repaid plus what is still owed at the end.
+    assert table["draws_usd"].sum() == pytest.approx(
+        table["principal_usd"].sum() + table["closing_balance_usd"].iloc[-1], rel=1e-12
+    )
+    assert table["draws_usd"].iloc[0] > 0  # the month-0 draw
+
+
+def test_asset_years_are_whole_and_calendar_years_mark_the_partial_ends(monthly):
+    asset = debt_schedule_table(monthly, "asset")
+    assert (asset["months"] == 12).all()  # the 72-month seeds: six whole asset years
+    calendar = debt_schedule_table(monthly, "calendar")
+    # Start in April 2026: month 1 is May, so 2026 has 8 months of service and 2032 the rest.
+    assert calendar["months"].iloc[0] == 8
+    assert calendar["months"].iloc[-1] == 4
+    assert calendar["months"].sum() == asset["months"].sum() == 72
+    assert calendar["interest_usd"].sum() == pytest.approx(asset["interest_usd"].sum())
+
+
+def test_without_a_floor_there_is_no_headroom_and_bad_years_are_refused(monthly):
+    table = debt_schedule_table(monthly)
+    assert table["dscr_headroom"].isna().all()
+    with pytest.raises(InputError, match="years"):
+        debt_schedule_table(monthly, "fiscal")
