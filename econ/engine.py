@@ -307,21 +307,21 @@ def annual_table(monthly: pd.DataFrame, years: str = "asset") -> pd.DataFrame:
     return annual
 
 
-DEBT_SCHEDULE = (
-    "months",
-    "opening_balance_usd",
-    "draws_usd",
-    "interest_usd",
-    "principal_usd",
-    "closing_balance_usd",
-    "debt_service_usd",
-    "cfads_usd",
-    "dscr",
-    "min_dscr_in_year",
-    "llcr",
-    "dscr_headroom",
-)
-"""Columns of debt_schedule_table, in order."""
+DEBT_SCHEDULE = {
+    "months": "Months of service",
+    "opening_balance_usd": "Opening balance [USD]",
+    "draws_usd": "Draws [USD]",
+    "interest_usd": "Interest [USD]",
+    "principal_usd": "Principal [USD]",
+    "closing_balance_usd": "Closing balance [USD]",
+    "debt_service_usd": "Debt service [USD]",
+    "cfads_usd": "Cash available for debt service [USD]",
+    "dscr": "DSCR, year [x]",
+    "min_dscr_in_year": "Lowest monthly DSCR [x]",
+    "llcr": "LLCR, year end [x]",
+    "dscr_headroom": "DSCR headroom over the floor [x]",
+}
+"""Columns of debt_schedule_table, in order, and their labels with units (Results, workbook)."""
 
 
 def debt_schedule_table(

@@ -8,7 +8,7 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from econ.engine import annual_table
+from econ.engine import DEBT_SCHEDULE, annual_table, debt_schedule_table
 from econ.ui import charts, common, compute, state
 from econ.ui.fmt import (
     HEADLINE,
@@ -99,13 +99,39 @@ def headline(summary: dict, base: dict | None, money: str) -> None:
                 col.caption(note)
 
 
-def annual(monthly: pd.DataFrame, money: str) -> pd.DataFrame:
-    """Line items summed by asset year (as the workbook and the gains page), years as columns."""
-    frame = annual_table(monthly, "asset").droplevel("scenario")
+YEARS = {"asset": "asset years", "calendar": "calendar years"}
+
+
+def year_labels(monthly: pd.DataFrame, years: str) -> list[str]:
+    """Column headings: "Year 1" or "2026", with "(9 months)" after a partial year."""
+    months = debt_schedule_table(monthly, years)["months"].droplevel("scenario")
+    return [
+        (f"Year {y}" if years == "asset" else str(y)) + (f" ({n} months)" if n < 12 else "")
+        for y, n in months.items()
+    ]
+
+
+def annual(monthly: pd.DataFrame, money: str, years: str = "asset") -> pd.DataFrame:
+    """Line items summed by asset or calendar year (annual_table), years as columns."""
+    frame = annual_table(monthly, years).droplevel("scenario")
     rows = [c for c in PNL if c in frame.columns]
     table = charts.money(frame[rows], rows, money).T
     table.index = [column_label(c) for c in rows]
-    table.columns = [f"Year {c}" for c in table.columns]
+    table.columns = year_labels(monthly, years)
+    return table
+
+
+def debt_schedule(
+    monthly: pd.DataFrame, money: str, years: str = "asset", dscr_floor: float | None = None
+) -> pd.DataFrame:
+    """debt_schedule_table with labelled rows (money in `money`) and years as columns."""
+    frame = debt_schedule_table(monthly, years, dscr_floor).droplevel("scenario")
+    rows = [c for c in DEBT_SCHEDULE if c != "months"]
+    rows = [c for c in rows if dscr_floor is not None or c != "dscr_headroom"]
+    money_rows = [c for c in rows if c.endswith("_usd")]
+    table = charts.money(frame[rows], money_rows, money).T
+    table.index = [DEBT_SCHEDULE[c].replace("[USD]", f"[{money}]") for c in rows]
+    table.columns = year_labels(monthly, years)
     return table
 
 
@@ -189,12 +215,33 @@ def render() -> None:
         else:
             st.info("No debt in this scenario: no balance and no DSCR.", icon=":material/info:")
 
+    years = st.radio(
+        "Years", list(YEARS), format_func=YEARS.get, horizontal=True, key="results_years"
+    )
+    money_format = "{:,.0f}" if money == "USD" else "{:,.2f}"
     st.subheader(f"Annual P&L and cash flow [{money}]")
-    st.dataframe(annual(monthly, money).style.format("{:,.0f}" if money == "USD" else "{:,.2f}"))
+    st.dataframe(annual(monthly, money, years).style.format(money_format))
     st.caption(
         "Sums over each asset year (year 1 = the purchase month and the first 12 months of "
-        "service, as in the workbook); costs positive, cash-flow outflows negative."
+        "service, as in the workbook) or calendar year; a partial year shows its months of "
+        "service. Costs positive, cash-flow outflows negative."
     )
+    if monthly["debt_balance_usd"].abs().sum() > 0:
+        st.subheader("Debt schedule by year")
+        floor = scenario.financing.covenants.dscr_floor
+        schedule = debt_schedule(monthly, money, years, floor)
+        ratios = [label for label in schedule.index if label.endswith("[x]")]
+        money_labels = [label for label in schedule.index if label not in ratios]
+        st.dataframe(
+            schedule.style.format(money_format, subset=pd.IndexSlice[money_labels, :]).format(
+                "{:.2f}", subset=pd.IndexSlice[ratios, :], na_rep=""
+            )
+        )
+        st.caption(
+            "Closing = opening + draws - principal. DSCR, year: the year's cash available for "
+            "debt service (EBITDA - tax paid) over its interest and principal due; LLCR at the "
+            "year's last month; headroom = DSCR, year - the covenant's floor."
+        )
 
     vintages = result.get("vintages")
     if vintages is not None and len(vintages):
