@@ -53,7 +53,7 @@ from openpyxl.workbook.defined_name import DefinedName
 from pydantic import BaseModel
 
 from econ import excel, units
-from econ.engine import MIN_EQUITY_SHARE_FOR_IRR, Projection
+from econ.engine import DEBT_SCHEDULE, MIN_EQUITY_SHARE_FOR_IRR, Projection, debt_schedule_table
 from econ.errors import InputError
 from econ.excel import irr_batch
 from econ.provenance import CREATED_FIELD, Stamp
@@ -68,7 +68,16 @@ RELATIVE_TOLERANCE = 1e-9
 TEXT_LIMIT = 32_767
 """Characters an Excel cell holds."""
 
-SHEETS = ("Summary", "Assumptions", "Monthly", "Annual", "Depreciation", "Debt", "Notes")
+SHEETS = (
+    "Summary",
+    "Assumptions",
+    "Monthly",
+    "Annual",
+    "Depreciation",
+    "Debt",
+    "Debt schedule",
+    "Notes",
+)
 ROW_SHEETS = ("Monthly", "Depreciation", "Debt")
 """Sheets with one row per scenario-month, aligned: row r is the same month on each."""
 
@@ -2022,6 +2031,24 @@ class _Cache:
         return cell
 
 
+def _write_debt_schedule(ws, projection: Projection, scenarios) -> None:
+    """The yearly debt schedule by asset year (engine.debt_schedule_table), as values."""
+    _header(ws, ["Scenario", "Asset year", *DEBT_SCHEDULE.values()])
+    ws.freeze_panes = "C2"
+    monthly = projection.monthly.reset_index()
+    row = 2
+    for k, name in enumerate(projection.names):
+        floor = None if scenarios is None else scenarios[k].financing.covenants.dscr_floor
+        table = debt_schedule_table(monthly[monthly["scenario"] == name], "asset", floor)
+        for (_, year), values in table.iterrows():
+            _put_text(ws, row, 1, str(name))
+            _put_value(ws, row, 2, year, "0")
+            for j, column in enumerate(DEBT_SCHEDULE, start=3):
+                fmt = RATIO if DEBT_SCHEDULE[column].endswith("[x]") else number_format(column)
+                _put_value(ws, row, j, values[column], fmt if column != "months" else "0")
+            row += 1
+
+
 def _header(ws, names: Sequence[str], widths: Mapping[str, float] | None = None):
     for j, name in enumerate(names, start=1):
         cell = _put_text(ws, 1, j, name)
@@ -2150,6 +2177,7 @@ def build_workbook(
                             ws.cell(row=r, column=j).font = _INPUT_FONT
 
     _write_summary(sheets["Summary"], summary_frame, resolved, layout, cache, projection)
+    _write_debt_schedule(sheets["Debt schedule"], projection, scenarios)
     labels = [
         (f"{s.sheet}!{s.name}", s.label)
         for s in SPECS

@@ -160,6 +160,7 @@ def test_xlsx_path_writes_the_workbook(tmp_path: Path, seed):
         "Annual",
         "Depreciation",
         "Debt",
+        "Debt schedule",
         "Notes",
     ]
 

@@ -1,0 +1,48 @@
+"""The workbook's Debt schedule sheet: engine.debt_schedule_table by asset year, as values."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import numpy as np
+import pytest
+from openpyxl import load_workbook
+
+from econ import load_scenario, project
+from econ.engine import DEBT_SCHEDULE, debt_schedule_table
+from econ.workbook import workbook_bytes
+from tests.conftest import ROOT
+
+T0 = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
+NAMES = ("deepseek-r1-gb200-nvl72", "deepseek-r1-gb200-nvl72-capital-stack")
+
+
+@pytest.mark.parametrize("with_scenarios", [True, False])
+def test_debt_schedule_sheet_equals_the_library_table(tmp_path, with_scenarios):
+    scenarios = [load_scenario(ROOT / "models" / "scenarios" / f"{n}.toml") for n in NAMES]
+    projection = project(scenarios)
+    path = tmp_path / "book.xlsx"
+    path.write_bytes(workbook_bytes(projection, scenarios if with_scenarios else None, created=T0))
+    sheet = load_workbook(path)["Debt schedule"]
+    rows = list(sheet.iter_rows(values_only=True))
+    assert list(rows[0]) == ["Scenario", "Asset year", *DEBT_SCHEDULE.values()]
+    shown = rows[1:]
+    at = 0
+    for scenario in scenarios:
+        floor = scenario.financing.covenants.dscr_floor if with_scenarios else None
+        expected = debt_schedule_table(
+            projection.monthly.loc[[scenario.name]], "asset", floor
+        ).droplevel("scenario")
+        for year, values in expected.iterrows():
+            row = shown[at]
+            assert row[:2] == (scenario.name, year)
+            for j, column in enumerate(DEBT_SCHEDULE, start=2):
+                if np.isnan(values[column]):
+                    assert row[j] is None
+                else:
+                    assert row[j] == pytest.approx(values[column], rel=1e-12, abs=1e-9)
+            at += 1
+    assert at == len(shown) == 12  # two 72-month scenarios, six asset years each
+    # The capital-stack seed's covenant gives a headroom; without scenarios none is shown.
+    headroom = [r[-1] for r in shown]
+    assert any(h is not None for h in headroom) == with_scenarios
