@@ -92,3 +92,44 @@ def test_without_a_floor_there_is_no_headroom_and_bad_years_are_refused(monthly)
     assert table["dscr_headroom"].isna().all()
     with pytest.raises(InputError, match="years"):
         debt_schedule_table(monthly, "fiscal")
+
+
+def test_a_hand_worked_schedule():
+    """A 1,200 loan drawn in month 0, 100 of principal a month at 1% a month on the opening
+    balance, CFADS 150 a month: the loan is repaid over asset year 1."""
+    months = np.arange(13)
+    balance = np.where(months == 0, 1200.0, 1200.0 - 100.0 * months)
+    principal = np.where(months == 0, 0.0, 100.0)
+    interest = np.where(months == 0, 0.0, 0.01 * (balance + principal))
+    service = principal + interest
+    frame = pd.DataFrame(
+        {
+            "scenario": "hand",
+            "month": months,
+            "date": pd.date_range("2026-04-01", periods=13, freq="MS"),
+            "debt_balance_usd": balance,
+            "principal_usd": principal,
+            "interest_usd": interest,
+            "debt_service_usd": service,
+            "ebitda_usd": np.where(months == 0, 0.0, 160.0),
+            "tax_usd": np.where(months == 0, 0.0, 10.0),
+            "depreciation_usd": 0.0,
+            "impairment_usd": 0.0,
+            "dscr": np.where(months == 0, np.nan, 150.0 / np.maximum(service, 1.0)),
+            "llcr": np.where(balance > 0, 1.5, np.nan),
+        }
+    )
+    row = debt_schedule_table(frame, "asset", dscr_floor=1.2).iloc[0]
+    # Interest: 1% of 1,200, 1,100, ..., 100 = 0.01 * 7,800 = 78.
+    assert row["interest_usd"] == pytest.approx(78.0)
+    assert (row["opening_balance_usd"], row["draws_usd"], row["principal_usd"]) == (0, 1200, 1200)
+    assert row["closing_balance_usd"] == 0
+    assert row["dscr"] == pytest.approx(1800.0 / 1278.0)  # 12 x 150 over 1,200 + 78
+    assert row["min_dscr_in_year"] == pytest.approx(150.0 / 112.0)  # month 1: 100 + 12
+    assert row["dscr_headroom"] == pytest.approx(1800.0 / 1278.0 - 1.2)
+    assert np.isnan(row["llcr"])  # repaid: no LLCR at year end
+    calendar = debt_schedule_table(frame, "calendar")
+    assert list(calendar["months"]) == [8, 4]  # May-December 2026, January-April 2027
+    assert list(calendar["closing_balance_usd"]) == [400.0, 0.0]
+    assert list(calendar["opening_balance_usd"]) == [0.0, 400.0]
+    assert list(calendar["draws_usd"]) == [1200.0, 0.0]
