@@ -14,7 +14,7 @@ disposal), then per scenario the ledger (`_ledger`: financing, tax, cash flows) 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -325,7 +325,9 @@ DEBT_SCHEDULE = {
 
 
 def debt_schedule_table(
-    monthly: pd.DataFrame, years: str = "asset", dscr_floor: float | None = None
+    monthly: pd.DataFrame,
+    years: str = "asset",
+    dscr_floor: float | Mapping[str, float | None] | None = None,
 ) -> pd.DataFrame:
     """Yearly debt schedule of a monthly schedule, indexed by (scenario, year).
 
@@ -343,7 +345,7 @@ def debt_schedule_table(
     ----------
     monthly : the frame of Projection.monthly
     years : "asset" or "calendar", as annual_table
-    dscr_floor : the covenant's DSCR floor [x], optional
+    dscr_floor : the covenant's DSCR floor [x], optional; or one per scenario, by name
     """
     annual = annual_table(monthly, years)
     frame = monthly.reset_index() if "month" not in monthly.columns else monthly
@@ -355,7 +357,11 @@ def debt_schedule_table(
     service = annual["debt_service_usd"]
     cfads = annual["ebitda_usd"] - annual["tax_usd"]
     dscr = (cfads / service).where(service > 1e-6)
-    floor = np.nan if dscr_floor is None else float(dscr_floor)
+    if isinstance(dscr_floor, Mapping):
+        names = annual.index.get_level_values("scenario")
+        floor = np.array([np.nan if dscr_floor.get(s) is None else dscr_floor[s] for s in names])
+    else:
+        floor = np.nan if dscr_floor is None else float(dscr_floor)
     table = pd.DataFrame(
         {
             "months": grouped["month"].agg(lambda m: int((m >= 1).sum())).to_numpy(),

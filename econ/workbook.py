@@ -2035,18 +2035,22 @@ def _write_debt_schedule(ws, projection: Projection, scenarios) -> None:
     """The yearly debt schedule by asset year (engine.debt_schedule_table), as values."""
     _header(ws, ["Scenario", "Asset year", *DEBT_SCHEDULE.values()])
     ws.freeze_panes = "C2"
-    monthly = projection.monthly.reset_index()
-    row = 2
-    for k, name in enumerate(projection.names):
-        floor = None if scenarios is None else scenarios[k].financing.covenants.dscr_floor
-        table = debt_schedule_table(monthly[monthly["scenario"] == name], "asset", floor)
-        for (_, year), values in table.iterrows():
-            _put_text(ws, row, 1, str(name))
-            _put_value(ws, row, 2, year, "0")
-            for j, column in enumerate(DEBT_SCHEDULE, start=3):
-                fmt = RATIO if DEBT_SCHEDULE[column].endswith("[x]") else number_format(column)
-                _put_value(ws, row, j, values[column], fmt if column != "months" else "0")
-            row += 1
+    floors = None
+    if scenarios is not None:
+        floors = {
+            str(name): s.financing.covenants.dscr_floor
+            for name, s in zip(projection.names, scenarios, strict=True)
+        }
+    table = debt_schedule_table(projection.monthly, "asset", floors)
+    formats = [
+        "0" if c == "months" else RATIO if label.endswith("[x]") else number_format(c)
+        for c, label in DEBT_SCHEDULE.items()
+    ]
+    for row, ((name, year), values) in enumerate(table.iterrows(), start=2):
+        _put_text(ws, row, 1, str(name))
+        _put_value(ws, row, 2, year, "0")
+        for j, (column, fmt) in enumerate(zip(DEBT_SCHEDULE, formats, strict=True), start=3):
+            _put_value(ws, row, j, values[column], fmt)
 
 
 def _header(ws, names: Sequence[str], widths: Mapping[str, float] | None = None):

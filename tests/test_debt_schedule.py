@@ -133,3 +133,14 @@ def test_a_hand_worked_schedule():
     assert list(calendar["closing_balance_usd"]) == [400.0, 0.0]
     assert list(calendar["opening_balance_usd"]) == [0.0, 400.0]
     assert list(calendar["draws_usd"]) == [1200.0, 0.0]
+
+
+def test_a_floor_per_scenario_by_name():
+    scenarios = [load_scenario(ROOT / "models" / "scenarios" / f"{n}.toml") for n in SEEDS]
+    monthly = project(scenarios).monthly
+    table = debt_schedule_table(monthly, "asset", {SEEDS[0]: None, SEEDS[1]: 1.2})
+    assert table.loc[SEEDS[0], "dscr_headroom"].isna().all()
+    second = table.loc[SEEDS[1]]
+    assert list(second["dscr_headroom"]) == pytest.approx(list(second["dscr"] - 1.2))
+    alone = debt_schedule_table(monthly.loc[[SEEDS[1]]], "asset", 1.2).loc[SEEDS[1]]
+    pd.testing.assert_frame_equal(second, alone)
