@@ -32,7 +32,7 @@ from econ import impairment as impairment_mod
 from econ import metrics as metrics_mod
 from econ import opex as opex_mod
 from econ import power as power_mod
-from econ.arrays import cumsum_months
+from econ.arrays import cumsum_months, snap_to_zero
 from econ.batch import ScenarioBatch, field_kinds
 from econ.capital import stack_schedule
 from econ.errors import InputError
@@ -366,7 +366,8 @@ def debt_schedule_table(
         {
             "months": grouped["month"].agg(lambda m: int((m >= 1).sum())).to_numpy(),
             "opening_balance_usd": opening,
-            "draws_usd": closing - opening + annual["principal_usd"],
+            # (half-cent residues of the subtraction are zero: no "-0" draws in years without any)
+            "draws_usd": snap_to_zero(closing - opening + annual["principal_usd"]),
             "interest_usd": annual["interest_usd"],
             "principal_usd": annual["principal_usd"],
             "closing_balance_usd": closing,
