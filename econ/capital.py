@@ -990,7 +990,7 @@ def convertible_settlement(
     }
 
 
-def equity_returns(equity_cash_flow_usd, min_contribution_usd=0.0):
+def equity_returns(equity_cash_flow_usd, min_contribution_usd=0.0, irr: bool = True):
     """Equity IRR and multiple of invested capital of monthly equity cash flows.
 
     IRR: the monthly rate at which the flows' NPV is 0 (``econ.excel.irr_batch``), annualized as
@@ -1002,6 +1002,8 @@ def equity_returns(equity_cash_flow_usd, min_contribution_usd=0.0):
     equity_cash_flow_usd : array (n, T)  cash to (+) and from (-) equity, month 0 first [USD]
     min_contribution_usd : array (n,)  below this total contribution IRR and MOIC are NaN (a
         return on almost no equity is arithmetic, not information) [USD]
+    irr : False skips the IRR (NaN), for callers that take the IRR elsewhere (the engine
+        applies the summary's IRR policy, econ.metrics.unique_irr_annual)
 
     Returns
     -------
@@ -1019,7 +1021,7 @@ def equity_returns(equity_cash_flow_usd, min_contribution_usd=0.0):
     contributions = -np.fmin(flows, 0.0).sum(axis=1)  # (fmin: a NaN flow counts as 0)
     distributions = np.fmax(flows, 0.0).sum(axis=1)
     enough = contributions > np.maximum(np.asarray(min_contribution_usd, dtype=float), 0.0)
-    irr_monthly = irr_batch(flows)
+    irr_monthly = irr_batch(flows) if irr else np.full(len(flows), np.nan)
     with np.errstate(invalid="ignore", divide="ignore"):
         moic = distributions / contributions
     return {

@@ -1168,7 +1168,7 @@ def _summary_metrics(b: ScenarioBatch, ledger: _Ledger, to: _Scenarios, fleet, c
     capex_total = ledger.capex_total
     equity_share = np.where(capex_total > 0, stack.metrics["equity_usd"] / capex_total, 0.0)
     equity = capital_mod.equity_returns(
-        ledger.cash_flow_equity, MIN_EQUITY_SHARE_FOR_IRR * capex_total
+        ledger.cash_flow_equity, MIN_EQUITY_SHARE_FOR_IRR * capex_total, irr=False
     )
     equity_too_thin = equity_share < MIN_EQUITY_SHARE_FOR_IRR
     equity_irr = metrics_mod.unique_irr_annual(ledger.cash_flow_equity)

@@ -594,3 +594,10 @@ def test_convertible_without_a_share_price():
     spec = {**CONVERT, "reference_share_price_usd": None}
     with pytest.raises(InputError, match="need a share price path"):
         run([spec])
+
+
+def test_equity_returns_without_the_irr_keeps_the_multiple():
+    flows = np.array([[-100.0, 30.0, 40.0, 50.0], [-10.0, 0.0, 0.0, 12.0]])
+    full, moic_only = equity_returns(flows), equity_returns(flows, irr=False)
+    assert np.array_equal(full["moic"], moic_only["moic"])
+    assert np.isnan(moic_only["irr_annual"]).all() and not np.isnan(full["irr_annual"]).any()
