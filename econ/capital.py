@@ -20,7 +20,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from econ.arrays import cumsum_months, remaining_sum_months, running_max_months
+from econ.arrays import (
+    cumsum_months,
+    remaining_sum_months,
+    running_max_months,
+    trailing_sum_months,
+)
 from econ.errors import InputError
 from econ.excel import irr_batch
 from econ.financing import (
@@ -1096,8 +1101,8 @@ def coverage_ratios(
         dscr_test = dscr
     else:
         in_life = (lambda x: x) if live.all() else (lambda x: np.where(live, x, 0.0))
-        window_cfads = _trailing_sum(in_life(cfads), w)
-        window_service = _trailing_sum(in_life(service), w)
+        window_cfads = trailing_sum_months(in_life(cfads), w)
+        window_service = trailing_sum_months(in_life(service), w)
         with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
             dscr_test = np.where(owed, window_cfads / window_service, np.nan)
 
@@ -1203,13 +1208,6 @@ def wacc_after_tax(debt_usd, debt_cost_annual, equity_usd, equity_cost_annual, t
         debt_part = (debt * cost).sum(axis=1) * (1.0 - t)
         equity_part = np.where(equity > 0, equity * equity_cost, 0.0)
         return np.where(value > 0, (debt_part + equity_part) / value, np.nan)
-
-
-def _trailing_sum(x, w):
-    """Sum over the last ``w`` months, each month included (fewer at the start) (n, T)."""
-    c = cumsum_months(x)
-    c[:, w:] -= c[:, :-w]  # (numpy buffers the overlapping operands)
-    return c
 
 
 __all__ = [
