@@ -31,7 +31,7 @@ def main(argv: list[str]) -> int:
         page_file = Path(folder) / "memo.html"
         page_file.write_text(html, encoding="utf-8")
         browser = p.chromium.launch(
-            executable_path=render.chromium(), args=list(render.CHROMIUM_ARGS[1:])
+            executable_path=render.chromium(), args=[*render.BROWSER_ARGS, "--no-pdf-header-footer"]
         )
         page = browser.new_page(
             viewport={"width": A4_PIXELS[0], "height": A4_PIXELS[1]},

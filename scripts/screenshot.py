@@ -18,16 +18,11 @@ from pathlib import Path
 
 from playwright.sync_api import sync_playwright
 
+from econ.memo.render import BROWSER_ARGS
+
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = ("results", "scenario", "throughput", "gains", "power", "compare", "risk", "export")
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
+CHROMIUM_ARGS = list(BROWSER_ARGS)
 
 
 def start_server(app: Path | None = None) -> tuple[subprocess.Popen, str]:

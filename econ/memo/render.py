@@ -26,16 +26,17 @@ STAMP_FILE = "econ-stamp.json"
 
 PDF_STAMP_KEY = "/EconStamp"
 CHROMIUM = ("chromium", "chromium-browser", "google-chrome")
-CHROMIUM_ARGS = (
-    "--headless",
+BROWSER_ARGS = (
     "--no-sandbox",
     "--disable-gpu",
     "--disable-background-networking",
     "--disable-component-update",
     "--disable-sync",
     "--no-first-run",
-    "--no-pdf-header-footer",
 )
+"""Flags for Debian's Chromium on this closed network, as root (also the screenshots' and the
+browser tests' through Playwright): no sandbox, GPU or background connections."""
+CHROMIUM_ARGS = ("--headless", *BROWSER_ARGS, "--no-pdf-header-footer")
 CHART_MONEY = "million USD"
 CHART_WIDTH = 600
 
