@@ -36,6 +36,13 @@ def _format_loc(loc: Iterable[Any]) -> str:
     return "".join(parts)
 
 
+def expected_message(err: Mapping[str, Any]) -> str:
+    """What a pydantic error expected, in words; an unknown field lists the valid names."""
+    if err["type"] == "extra_forbidden":
+        return "unknown field; " + _valid_names_hint(err["loc"])
+    return err["msg"].removeprefix("Value error, ")
+
+
 def _errors_from_validation(exc: ValidationError, file: str | os.PathLike | None) -> ScenarioError:
     messages = []
     first = None
@@ -44,9 +51,7 @@ def _errors_from_validation(exc: ValidationError, file: str | os.PathLike | None
         value = err.get("input")
         if isinstance(value, Mapping):  # a whole table: the message says what is wrong with it
             value = None
-        expected = err["msg"].removeprefix("Value error, ")
-        if err["type"] == "extra_forbidden":
-            expected = "unknown field; " + _valid_names_hint(err["loc"])
+        expected = expected_message(err)
         error = ScenarioError(file, path, value, expected)
         first = first or error
         messages.append(

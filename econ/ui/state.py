@@ -25,7 +25,7 @@ from pydantic import BaseModel, ValidationError
 
 from econ.catalog import DEFAULT_SCENARIO, models_dir, ready_made_scenarios
 from econ.scenario import Scenario, ScenarioError, dumps, parse_toml, read_toml, validate_dict
-from econ.scenario.io import _valid_names_hint
+from econ.scenario.io import expected_message
 from econ.scenario.paths import resolve_paths
 
 DATA = "econ.data"
@@ -196,9 +196,9 @@ def validate(data: Mapping, raw_errors: Mapping[str, str] | None = None) -> Vali
             for err in detail.errors(include_url=False):
                 path = error_path(err["loc"])
                 shown = unit_message(path, err)
-                message = shown or err["msg"].removeprefix("Value error, ")
-                if err["type"] == "extra_forbidden":
-                    message = "unknown field; " + _valid_names_hint(err["loc"])
+                # in the field's displayed unit where there is one; an unknown field lists names
+                unknown = err["type"] == "extra_forbidden"
+                message = shown if shown and not unknown else expected_message(err)
                 errors.setdefault(path, []).append(message)
                 value = "" if shown or "input" not in err else f" = {err['input']!r}"
                 listed.append(f"{path}{value}: {message}")
