@@ -63,6 +63,8 @@ BASE = validate_dict(
             "debt_term_months": 60,
             "tax_rate": 0.21,
             "discount_rate_annual": 0.12,
+            # the naive ledger spreads each year's tax over its months: the same convention
+            "tax_payment": "monthly",
         },
         "market": {"price_usd_per_mtok": 0.5, "price_decline_annual": 0.2},
     }
