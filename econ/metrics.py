@@ -233,8 +233,15 @@ def breakeven_price_usd_per_mtok(
     taxable_fixed = np.asarray(fixed, dtype=float) - deductions
     last_month = np.broadcast_to(np.asarray(last_month), (n,))
     schedule = np.zeros(n, dtype=np.int64) if tax_payment is None else np.asarray(tax_payment)
+    tax_value = tax.LinearTaxValue(
+        taxable_fixed, spot_units, tax_rate, last_month, discount, schedule
+    )
 
     def npv_at(p, rows):
+        fast = tax_value.usable[rows]
+        if fast.all():
+            return base[rows] + p * a[rows] - tax_value(p, rows)
+        # Negative token revenue in some month (not from the engine): tax month by month.
         taxable = taxable_fixed[rows] + p[:, None] * spot_units[rows]
         due = tax.tax_with_loss_carryforward(tax.annual_sums(taxable), tax_rate[rows])
         paid = tax.tax_payments_usd(

@@ -137,24 +137,125 @@ def tax_payments_usd(annual_tax_usd, first_taxable, last_month, months: int, sch
     """
     annual = np.asarray(annual_tax_usd, dtype=float)
     n, years = annual.shape
-    m = np.arange(months)[None, :]
-    last = np.asarray(last_month)[:, None]
-    year = (np.maximum(m - 1, 0) // MONTHS_PER_YEAR) + np.zeros((n, 1), dtype=np.int64)
-    year = np.minimum(year, years - 1)
     code = np.asarray(schedule)[:, None]
-    open_month = (m >= 1) & (m <= last) & (m >= np.asarray(first_taxable)[:, None])
-    quarter_end = (m % QUARTER_MONTHS == 0) | (m == last)
-    weight = np.where(code == 0, open_month & quarter_end, open_month).astype(float)
-    due = np.take_along_axis(annual, year, axis=1)
-    total = np.take_along_axis(annual_sums(weight)[:, :years], year, axis=1)
-    paid = np.where(weight > 0, due * weight / np.where(total > 0, total, 1.0), 0.0)
+    weight = _payment_weights(first_taxable, last_month, years, code)
+    total = weight.sum(axis=2)
+    paid = annual[:, :, None] * weight / np.where(total > 0, total, 1.0)[:, :, None]
+    out = np.zeros((n, months))
+    out[:, 1:] = paid.reshape(n, -1)[:, : months - 1]
     if not np.any(code == 1):
-        return paid
+        return out
     # Annual payment: each year's tax in the month after it ends (the last month at the latest).
-    pay_month = np.minimum(MONTHS_PER_YEAR * np.arange(1, years + 1)[None, :] + 1, last)
+    pay_month = _annual_pay_month(last_month, years)
     after = np.zeros((n, months))
     np.add.at(after, (np.arange(n)[:, None], np.minimum(pay_month, months - 1)), annual)
-    return np.where(code == 1, after, paid)
+    return np.where(code == 1, after, out)
+
+
+def _payment_weights(first_taxable, last_month, years: int, code):
+    """Which months 1..12Y pay a share of their year's tax (1.0) [array (n, Y, 12)].
+
+    Quarterly (code 0): quarter ends and the last month; monthly (2): every month; both from
+    `first_taxable` to `last_month`. The annual schedule (1) is handled apart (`_annual_pay_month`).
+    """
+    m = np.arange(1, MONTHS_PER_YEAR * years + 1)[None, :]
+    last = np.asarray(last_month)[:, None]
+    open_month = (m <= last) & (m >= np.asarray(first_taxable)[:, None])
+    quarter_end = (m % QUARTER_MONTHS == 0) | (m == last)
+    weight = np.where(code == 0, open_month & quarter_end, open_month).astype(float)
+    return weight.reshape(len(weight), years, MONTHS_PER_YEAR)
+
+
+def _annual_pay_month(last_month, years: int):
+    """Month of each year's single payment: the month after it ends, or the last [(n, Y)]."""
+    return np.minimum(
+        MONTHS_PER_YEAR * np.arange(1, years + 1)[None, :] + 1, np.asarray(last_month)[:, None]
+    )
+
+
+class LinearTaxValue:
+    """Present value of the tax paid on taxable income A + p B, as a function of the number p.
+
+    The break-even price solves NPV(p) = 0 where token revenue p B adds to fixed taxable income
+    A. Evaluating `tax_payments_usd` on (n, T) months for every trial p costs dozens of passes over
+    the months; here the months are summed once. Per tax year k (`annual_sums`), the tax due is
+    `tax_with_loss_carryforward(A_k + p B_k)`, and it is paid in months whose discount factors
+    weigh it by W_k: the mean factor of the year's payment months from the first taxable month f
+    on (quarterly, monthly), or the factor of its payment month (annual). W_k depends on p only
+    through f and only in the year holding f; years before f owe nothing. f(p) is the first month
+    whose cumulative income C_m = CA_m + p CB_m is positive: with B >= 0, C_m > 0 exactly where
+    p exceeds t_m = -CA_m / CB_m, so f(p) is the count of leading months whose running minimum
+    of t_m is at least p.
+
+    The value equals `tax_payments_usd(...) @ discount` up to rounding (tests compare them).
+    Requires B >= 0 in every month (`usable` says where that holds).
+
+    Parameters
+    ----------
+    fixed, per_unit : arrays (n, T)  taxable income A and its change per unit of p, B [USD]
+    tax_rate : array (n,)  [fraction]
+    last_month : int array (n,)
+    discount : array (n, T)  discount factors
+    schedule : int array (n,)  index into TAX_PAYMENTS
+    """
+
+    def __init__(self, fixed, per_unit, tax_rate, last_month, discount, schedule):
+        fixed, per_unit = np.asarray(fixed, dtype=float), np.asarray(per_unit, dtype=float)
+        n, months = fixed.shape
+        years = tax_years(months)
+        self.usable = np.all(per_unit >= 0, axis=1)
+        self.tax_rate = np.asarray(tax_rate, dtype=float)
+        self.annual_fixed, self.annual_unit = annual_sums(fixed), annual_sums(per_unit)
+        cum_fixed, cum_unit = cumsum_months(fixed), cumsum_months(per_unit)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            threshold = np.where(
+                cum_unit > 0, -cum_fixed / cum_unit, np.where(cum_fixed > 0, -np.inf, np.inf)
+            )
+        self.running_min = -running_max_months(-threshold)
+        self.months = months
+        code = np.broadcast_to(np.asarray(schedule), (n,))[:, None]
+        # Weights of every month of each year from the year's first month on ("from f"), summed
+        # from each position to the year's end: (n, Y, 13), the last slot 0.
+        weight = _payment_weights(np.ones(n, dtype=np.int64), last_month, years, code)
+        factor = np.zeros((n, MONTHS_PER_YEAR * years))
+        factor[:, : months - 1] = np.asarray(discount, dtype=float)[:, 1:]
+        factor = factor.reshape(n, years, MONTHS_PER_YEAR)
+        self.from_weight = _suffix_sums(weight)
+        self.from_value = _suffix_sums(weight * factor)
+        annual = code[:, 0] == 1
+        self.annual_rows = np.flatnonzero(annual)
+        pay = np.minimum(_annual_pay_month(last_month, years), months - 1)
+        self.annual_value = np.take_along_axis(np.asarray(discount, dtype=float), pay, axis=1)
+
+    def first_taxable(self, p, rows):
+        """First month with cumulative taxable income above 0 at p [(len(rows),)]."""
+        return np.count_nonzero(self.running_min[rows] >= p[:, None], axis=1)
+
+    def __call__(self, p, rows):
+        """Present value of the tax paid at p, for the given rows [USD, (len(rows),)]."""
+        p = np.asarray(p, dtype=float)
+        due = tax_with_loss_carryforward(
+            self.annual_fixed[rows] + p[:, None] * self.annual_unit[rows], self.tax_rate[rows]
+        )
+        years = due.shape[1]
+        first = np.maximum(self.first_taxable(p, rows), 1)
+        year, position = np.minimum((first - 1) // MONTHS_PER_YEAR, years), (first - 1) % 12
+        k = np.arange(years)[None, :]
+        slot = np.where(k == year[:, None], position[:, None], 0)[:, :, None]
+        value = np.take_along_axis(self.from_value[rows], slot, axis=2)[:, :, 0]
+        count = np.take_along_axis(self.from_weight[rows], slot, axis=2)[:, :, 0]
+        mean = np.where((k >= year[:, None]) & (count > 0), value / np.where(count > 0, count, 1), 0)
+        annual = np.isin(rows, self.annual_rows)
+        if annual.any():
+            mean[annual] = self.annual_value[rows[annual]]
+        return np.einsum("ij,ij->i", due, mean)
+
+
+def _suffix_sums(blocks):
+    """Sums from each position of the last axis to its end, with a final 0 [(..., L + 1)]."""
+    out = np.zeros(blocks.shape[:-1] + (blocks.shape[-1] + 1,))
+    out[..., :-1] = np.cumsum(blocks[..., ::-1], axis=-1)[..., ::-1]
+    return out
 
 
 def income_tax_with_loss_carryforward(taxable_income_usd, tax_rate, last_month):
