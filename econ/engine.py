@@ -1134,10 +1134,7 @@ def _tax(
     """Income tax with losses carried forward (paid by financing.tax_payment's schedule), current
     and deferred tax expense under ASC 740, and net income."""
     taxable = tax.income_before_tax_usd(ebitda, tax_depreciation, interest, tax_gain)
-    annual_tax = tax.tax_with_loss_carryforward(tax.annual_sums(taxable), tax_rate)
-    income_tax = tax.tax_payments_usd(
-        annual_tax, tax.first_taxable_month(taxable), horizon, taxable.shape[1], payment
-    )
+    income_tax = _income_tax(taxable, tax_rate, horizon, payment)
     consumed = book + impairment if impairment.any() else book
     pre_tax_income = tax.income_before_tax_usd(ebitda, consumed, interest, gain)
     current_tax, deferred = deferred_tax_mod.deferred_tax_with_losses(
@@ -1145,6 +1142,14 @@ def _tax(
     )
     net_income = cashflow.net_income_usd(pre_tax_income, current_tax, deferred.expense_usd)
     return income_tax, current_tax, deferred, consumed, net_income
+
+
+def _income_tax(taxable, tax_rate, horizon, payment):
+    """Income tax paid each month on monthly taxable income, losses carried forward [USD]."""
+    annual_tax = tax.tax_with_loss_carryforward(tax.annual_sums(taxable), tax_rate)
+    return tax.tax_payments_usd(
+        annual_tax, tax.first_taxable_month(taxable), horizon, taxable.shape[1], payment
+    )
 
 
 def _summary_metrics(b: ScenarioBatch, ledger: _Ledger, to: _Scenarios, fleet, costs):
@@ -1664,20 +1669,10 @@ def _sizing(b, first, horizon, capex, ebitda, lines, depreciation, impairment, c
             "financing.debt_share with level payments"
         )
     book_depreciation, tax_depreciation = depreciation  # the scenario's, with the site's
-    no_interest = np.zeros_like(ebitda)
-    income_tax = _tax(
-        ebitda,
-        book_depreciation,
-        tax_depreciation,
-        impairment,
-        no_interest,
-        lines["gain_usd"],
-        lines["tax_gain_usd"],
-        b["financing.tax_rate"][first],
-        horizon,
-        b["financing.tax_payment"][first],
-        b["financing.tax_valuation_allowance"][first],
-    )[0]
+    taxable = tax.income_before_tax_usd(ebitda, tax_depreciation, 0.0, lines["tax_gain_usd"])
+    income_tax = _income_tax(
+        taxable, b["financing.tax_rate"][first], horizon, b["financing.tax_payment"][first]
+    )
     return _DebtSizing(
         min_dscr=min_dscr,
         max_ltv=max_ltv,
