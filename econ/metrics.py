@@ -258,24 +258,36 @@ def breakeven_price_usd_per_mtok(
     exact = f_zero == 0
     result[rows[exact]] = 0.0
     rows, f_zero = rows[~exact], f_zero[~exact]
-    # The bracket [lo, hi] holds the root: from p = 0 outwards by doubling a step of the size
-    # of the pre-tax break-even, |base / a| (NPV moves by at least (1 - tax rate) * a per USD/Mtok).
+    # The bracket [lo, hi] holds the root. Where NPV(0) < 0 and costs exceed the other revenue
+    # (base < 0), the pre-tax break-even -base / a is a lower end (tax only lowers the NPV
+    # there) and the same divided by (1 - tax rate) usually an upper one; otherwise from p = 0
+    # outwards. Ends that fall short are doubled below.
     below = f_zero > 0
     step = np.maximum(np.abs(base[rows] / a[rows]), 1e-6)
-    lo, f_lo = np.where(below, -step, 0.0), np.where(below, np.nan, f_zero)
-    hi, f_hi = np.where(below, 0.0, step), np.where(below, f_zero, np.nan)
-    f_lo = np.where(below, npv_at(lo, rows), f_lo)
-    f_hi = np.where(below, f_hi, npv_at(hi, rows))
+    pretax = (-base[rows] / a[rows] > 0) & ~below
+    first = np.where(below, -step, step)
+    f_first = npv_at(first, rows)
+    keep = 1.0 - np.clip(np.asarray(tax_rate, dtype=float)[rows], 0.0, 0.9)
+    lo = np.where(below, first, np.where(pretax, first, 0.0))
+    f_lo = np.where(below, f_first, np.where(pretax, f_first, f_zero))
+    hi = np.where(below, 0.0, np.where(pretax, first / keep, first))
+    f_hi = np.where(below, f_zero, f_first)
+    if pretax.any():
+        f_hi[pretax] = npv_at(hi[pretax], rows[pretax])
     for _ in range(200):  # widen the bracket
         short_hi, short_lo = f_hi < 0, f_lo > 0
         if not (short_hi.any() or short_lo.any()):
             break
         lo, f_lo = np.where(short_hi, hi, lo), np.where(short_hi, f_hi, f_lo)
         hi, f_hi = np.where(short_lo, lo, hi), np.where(short_lo, f_lo, f_hi)
-        hi = np.where(short_hi, hi * 2.0, hi)
-        lo = np.where(short_lo, lo * 2.0, lo)
+        hi = np.where(short_hi, np.maximum(hi * 2.0, hi + step), hi)
+        lo = np.where(short_lo, np.minimum(lo * 2.0, lo - step), lo)
         f_hi = np.where(short_hi, npv_at(hi, rows), f_hi)
         f_lo = np.where(short_lo, npv_at(lo, rows), f_lo)
+    on_end = (f_lo == 0) | (f_hi == 0)  # an end is the root (e.g. the pre-tax one, untaxed)
+    result[rows[on_end]] = np.where(f_lo == 0, lo, hi)[on_end]
+    keep = ~on_end
+    rows, lo, hi, f_lo, f_hi = (x[keep] for x in (rows, lo, hi, f_lo, f_hi))
     return _illinois(npv_at, result, rows, lo, hi, f_lo, f_hi, base)
 
 

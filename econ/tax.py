@@ -222,14 +222,30 @@ class LinearTaxValue:
         factor = factor.reshape(n, years, MONTHS_PER_YEAR)
         self.from_weight = _suffix_sums(weight)
         self.from_value = _suffix_sums(weight * factor)
+        self.year_weight, self.year_value = self.from_weight[:, :, 0], self.from_value[:, :, 0]
         annual = code[:, 0] == 1
         self.annual_rows = np.flatnonzero(annual)
         pay = np.minimum(_annual_pay_month(last_month, years), months - 1)
         self.annual_value = np.take_along_axis(np.asarray(discount, dtype=float), pay, axis=1)
 
     def first_taxable(self, p, rows):
-        """First month with cumulative taxable income above 0 at p [(len(rows),)]."""
-        return np.count_nonzero(self.running_min[rows] >= p[:, None], axis=1)
+        """First month with cumulative taxable income above 0 at p [(len(rows),)].
+
+        The count of leading months whose running minimum threshold is at least p, found by
+        bisection over each row's non-increasing thresholds (log2 T steps over the rows, not a
+        pass over every month).
+        """
+        flat, months = self.running_min.ravel(), self.months
+        start = np.asarray(rows) * months
+        lo, hi = np.zeros(len(start), dtype=np.int64), np.full(len(start), months)
+        while True:  # invariant: months < lo are >= p, months >= hi are < p
+            open_ = lo < hi
+            if not open_.any():
+                return lo
+            mid = (lo + hi) // 2
+            at_least = flat[start + np.minimum(mid, months - 1)] >= p
+            lo = np.where(open_ & at_least, mid + 1, lo)
+            hi = np.where(open_ & ~at_least, mid, hi)
 
     def __call__(self, p, rows):
         """Present value of the tax paid at p, for the given rows [USD, (len(rows),)]."""
@@ -239,14 +255,19 @@ class LinearTaxValue:
         )
         years = due.shape[1]
         first = np.maximum(self.first_taxable(p, rows), 1)
-        year, position = np.minimum((first - 1) // MONTHS_PER_YEAR, years), (first - 1) % 12
+        year = (first - 1) // MONTHS_PER_YEAR
+        slot = (np.asarray(rows) * years + np.minimum(year, years - 1)) * (MONTHS_PER_YEAR + 1)
+        slot = slot + (first - 1) % MONTHS_PER_YEAR
+        partial = self.from_value.ravel()[slot], self.from_weight.ravel()[slot]
         k = np.arange(years)[None, :]
-        slot = np.where(k == year[:, None], position[:, None], 0)[:, :, None]
-        value = np.take_along_axis(self.from_value[rows], slot, axis=2)[:, :, 0]
-        count = np.take_along_axis(self.from_weight[rows], slot, axis=2)[:, :, 0]
-        mean = np.where((k >= year[:, None]) & (count > 0), value / np.where(count > 0, count, 1), 0)
-        annual = np.isin(rows, self.annual_rows)
-        if annual.any():
+        this_year = k == year[:, None]
+        value = np.where(this_year, partial[0][:, None], self.year_value[rows])
+        count = np.where(this_year, partial[1][:, None], self.year_weight[rows])
+        mean = np.where(
+            (k >= year[:, None]) & (count > 0), value / np.where(count > 0, count, 1.0), 0.0
+        )
+        if self.annual_rows.size:
+            annual = np.isin(rows, self.annual_rows)
             mean[annual] = self.annual_value[rows[annual]]
         return np.einsum("ij,ij->i", due, mean)
 
