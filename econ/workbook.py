@@ -56,6 +56,7 @@ from econ import excel, units
 from econ.engine import DEBT_SCHEDULE, MIN_EQUITY_SHARE_FOR_IRR, Projection, debt_schedule_table
 from econ.errors import InputError
 from econ.excel import irr_batch
+from econ.labels import summary_label
 from econ.provenance import CREATED_FIELD, Stamp
 from econ.reporting import flat_summary, make_stamp
 from econ.scenario.models import Scenario, model_of
@@ -657,6 +658,8 @@ class _Layout:
     letters: dict[str, dict[str, str]]  # sheet -> column name -> letter
     blocks: list[dict[str, tuple[int, int]]]  # scenario -> sheet -> (first row, last row)
     names: list[dict[str, str]]  # scenario -> key -> defined name
+    summary_rows: dict[str, int] = field(default_factory=dict)  # Summary: metric -> row
+    summary_columns: list[str] = field(default_factory=list)  # Summary: scenario -> letter
 
 
 class _Ctx:
@@ -673,6 +676,9 @@ class _Ctx:
         return "" if sheet == self.sheet else f"{sheet}!"
 
     def cell(self, sheet, column, row=None, absolute_row=False, bare=False) -> str:
+        if sheet == "Summary":  # one row per metric, one column per scenario
+            ref = f"{self.layout.summary_columns[self.k]}{self.layout.summary_rows[column]}"
+            return ref if bare else self._prefix(sheet) + ref
         if row is None:
             if sheet in ROW_SHEETS and self.sheet in ROW_SHEETS or sheet == self.sheet:
                 row = self.row
@@ -1929,6 +1935,7 @@ _HEADER_FILL = PatternFill("solid", fgColor="1F3864")
 _INPUT_FONT = Font(color="0000FF")
 _VALUE_FILL = PatternFill("solid", fgColor="EDEDED")
 _SECTION_FONT = Font(bold=True)
+_KEY_FONT = Font(color="808080")
 _ILLEGAL = re.compile(r"[\000-\010\013\014\016-\037\ud800-\udfff\ufffe\uffff]")
 
 CURRENCY = '"$"#,##0.00;[Red]-"$"#,##0.00'
@@ -2114,7 +2121,7 @@ def build_workbook(
         ),
     }
     summary_frame = flat_summary(projection)
-    columns["Summary"] = list(summary_frame.columns)
+    summary_keys = [c for c in summary_frame.columns if c not in SUMMARY_TEXT_ROWS]
     letters = {
         sheet: {name: get_column_letter(j) for j, name in enumerate(names, start=1)}
         for sheet, names in columns.items()
@@ -2126,7 +2133,6 @@ def build_workbook(
         years = max(1, -(-int(horizons[k]) // units.MONTHS_PER_YEAR))
         block = {sheet: (row, row + rows - 1) for sheet in ROW_SHEETS}
         block["Annual"] = (annual_row, annual_row + years - 1)
-        block["Summary"] = (k + 2, k + 2)
         blocks.append(block)
         row += rows
         annual_row += years
@@ -2137,7 +2143,13 @@ def build_workbook(
     cache = _Cache()
     names: list[dict[str, str]] = [{} for _ in range(n)]
     _write_assumptions(wb, sheets["Assumptions"], scenarios, resolved, names, cache)
-    layout = _Layout(letters=letters, blocks=blocks, names=names)
+    layout = _Layout(
+        letters=letters,
+        blocks=blocks,
+        names=names,
+        summary_rows={key: SUMMARY_FIRST_ROW + i for i, key in enumerate(summary_keys)},
+        summary_columns=[get_column_letter(3 + k) for k in range(n)],
+    )
 
     # Row-aligned sheets and Annual.
     spec_by_key = {(s.sheet, s.name): s for s in SPECS}
@@ -2306,28 +2318,79 @@ def _null_text(metric: str, warnings: Sequence[str]) -> str:
     return "n/a (see Notes)"
 
 
+SUMMARY_KEY = "Key"
+"""Header of the Summary column holding each row's summary key (`npv_usd`), for programs."""
+SUMMARY_TEXT_ROWS = ("scenario", "warnings")
+"""Summary keys written as text rows: the scenario names (row 2) and the warnings (last row)."""
+SUMMARY_FIRST_ROW = 3
+"""First metric row of the Summary sheet (row 1 headers, row 2 the scenario names)."""
+
+
+def _summary_value_headers(n: int) -> list[str]:
+    return ["Value"] if n == 1 else [f"Value ({k + 1})" for k in range(n)]
+
+
 def _write_summary(ws, frame, resolved, layout, cache: _Cache, projection: Projection) -> None:
-    _header(ws, list(frame.columns), {"scenario": 30, "warnings": 80})
-    ws.freeze_panes = "B2"
-    for k in range(len(frame)):
-        r = k + 2
-        res = resolved[k]
-        warnings = projection.warnings[k]
-        for j, column in enumerate(frame.columns, start=1):
-            value = frame.iloc[k, j - 1]
-            fmt = number_format(column)
-            entry = res.summary.get(column)
+    """One metric per row: label, unit, a value per scenario (formula or engine value), key."""
+    n = len(frame)
+    values = _summary_value_headers(n)
+    key_column = 3 + n
+    _header(
+        ws,
+        ["Metric", "Unit", *values, SUMMARY_KEY],
+        {"Metric": 46, "Unit": 14, SUMMARY_KEY: 34} | dict.fromkeys(values, 22),
+    )
+    ws.freeze_panes = f"C{SUMMARY_FIRST_ROW}"
+    _put_text(ws, 2, 1, "Scenario").font = _SECTION_FONT
+    _put_text(ws, 2, key_column, "scenario").font = _KEY_FONT
+    for k in range(n):
+        _put_text(ws, 2, 3 + k, str(frame["scenario"].iloc[k])).font = _SECTION_FONT
+    for key, r in layout.summary_rows.items():
+        label, unit = summary_label(key)
+        cell = _put_text(ws, r, 1, label.strip())
+        if label.startswith(" "):  # a part of the metric above ("of which power")
+            cell.alignment = Alignment(indent=2)
+        _put_text(ws, r, 2, unit)
+        _put_text(ws, r, key_column, key).font = _KEY_FONT
+        fmt = number_format(key)
+        for k in range(n):
+            j = 3 + k
+            entry = resolved[k].summary.get(key)
             if entry is not None and entry[0] == "formula":
                 ctx = _Ctx(layout, k, "Summary", r)
                 cache.put(ws, r, j, entry[2].render(ctx), _as_cached(entry[1]), fmt)
                 continue
-            if column in ("scenario", "warnings") or isinstance(value, str):
-                _put_text(ws, r, j, "" if value is None else str(value))
-                continue
-            if value is None or (isinstance(value, float) and math.isnan(value)):
-                _put_text(ws, r, j, _null_text(column, warnings))
-                continue
-            _put_value(ws, r, j, value, fmt).fill = _VALUE_FILL
+            value = frame[key].iloc[k]
+            if isinstance(value, str):
+                _put_text(ws, r, j, value)
+            elif value is None or (isinstance(value, float) and math.isnan(value)):
+                _put_text(ws, r, j, _null_text(key, projection.warnings[k]))
+            else:
+                _put_value(ws, r, j, value, fmt).fill = _VALUE_FILL
+    r = SUMMARY_FIRST_ROW + len(layout.summary_rows)
+    if "warnings" in frame.columns:
+        _put_text(ws, r, 1, "Warnings")
+        _put_text(ws, r, key_column, "warnings").font = _KEY_FONT
+        for k in range(n):
+            text = frame["warnings"].iloc[k]
+            cell = _put_text(ws, r, 3 + k, "" if text is None else str(text))
+            cell.alignment = Alignment(wrap_text=True, vertical="top")
+
+
+def read_summary(sheet):
+    """The Summary sheet as pandas reads it (header row 1) -> one row per scenario and a column per
+    summary key, as econ.reporting.flat_summary (for `econ verify` and other programs)."""
+    import pandas as pd
+
+    if SUMMARY_KEY not in sheet.columns:
+        raise WorkbookError(
+            f"the Summary sheet has no {SUMMARY_KEY} column; expected a workbook written by an "
+            "econ with one metric per row"
+        )
+    keys = [str(key) for key in sheet[SUMMARY_KEY].tolist()]
+    columns = [c for c in sheet.columns if str(c).startswith("Value")]
+    rows = [dict(zip(keys, sheet[c].tolist(), strict=True)) for c in columns]
+    return pd.DataFrame(rows, columns=keys)
 
 
 SCENARIO_TOML_ITEM = "scenario_toml"
@@ -2548,5 +2611,6 @@ __all__ = [
     "line_scale",
     "number_format",
     "provenance_flag",
+    "read_summary",
     "workbook_bytes",
 ]
