@@ -1,4 +1,5 @@
-"""Labels and units of the summary metrics, for every reader: the app, the workbook's Summary sheet.
+"""Labels and units of the summary metrics and monthly columns, for every reader: the app, the
+workbook's Summary sheet and charts.
 
 One table (`SUMMARY_METRICS`: key -> label, unit, format kind) and one fallback for keys that are not
 in it: a metric the engine adds later is labelled from its name (`npv_usd_per_mw` -> "NPV per MW",
@@ -72,6 +73,42 @@ SUMMARY_METRICS: dict[str, tuple[str, str, str]] = {
 """Summary metric -> (label, unit, format kind). A label starting with two spaces is a part of the
 metric above it ("  of which power"). Kinds: usd, usd_per_mtok, pct, months, ratio, tokens, count,
 joules, number."""
+
+COLUMNS: dict[str, str] = {
+    "gpus_in_service": "GPUs in service",
+    "tokens": "Output tokens",
+    "revenue_usd": "Revenue",
+    "token_revenue_usd": "  of which tokens",
+    "contract_revenue_usd": "  of which contracts",
+    "spot_revenue_usd": "  of which spot rentals",
+    "gain_on_disposal_usd": "Gain on disposal",
+    "impairment_usd": "Impairment",
+    "tax_depreciation_usd": "Tax depreciation",
+    "cash_interest_usd": "Cash interest",
+    "debt_service_usd": "Debt service",
+    "deferred_tax_usd": "Deferred tax",
+    "deferred_tax_liability_usd": "Deferred tax liability",
+    "llcr": "LLCR",
+    "ltv": "LTV",
+    "covenant_breach": "Covenant breach",
+    "power_usd": "Power",
+    "facility_usd": "Facility",
+    "opex_usd": "Opex",
+    "capex_usd": "Capex",
+    "disposal_usd": "Disposal proceeds",
+    "depreciation_usd": "Depreciation",
+    "interest_usd": "Interest",
+    "principal_usd": "Principal",
+    "tax_usd": "Tax",
+    "ebitda_usd": "EBITDA",
+    "ebit_usd": "EBIT",
+    "net_income_usd": "Net income",
+    "cash_flow_project_usd": "Project cash flow",
+    "cash_flow_equity_usd": "Equity cash flow",
+    "debt_balance_usd": "Debt balance",
+    "dscr": "DSCR",
+}
+"""Monthly column -> short label (USD columns carry the unit in the axis title)."""
 
 _WORDS = {
     "us": "US",
@@ -184,10 +221,23 @@ def summary_label(name: str) -> tuple[str, str]:
     return humanize(name), ""
 
 
+def column_label(name: str) -> str:
+    """Short label of a monthly column ("Power"; USD columns carry the unit elsewhere)."""
+    return COLUMNS.get(name, humanize(name.removesuffix("_usd")))
+
+
 def label_with_unit(name: str) -> str:
     """The label and, when it has one, the unit in brackets: "NPV [USD]"."""
     label, unit = summary_label(name)
     return f"{label} [{unit}]" if unit else label
 
 
-__all__ = ["SUMMARY_METRICS", "humanize", "label_with_unit", "metric_kind", "summary_label"]
+__all__ = [
+    "COLUMNS",
+    "SUMMARY_METRICS",
+    "column_label",
+    "humanize",
+    "label_with_unit",
+    "metric_kind",
+    "summary_label",
+]

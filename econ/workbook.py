@@ -47,8 +47,10 @@ from typing import Any
 
 import numpy as np
 from openpyxl import Workbook
+from openpyxl.chart import BarChart, LineChart, Reference, Series
+from openpyxl.chart.axis import ChartLines
 from openpyxl.styles import Alignment, Font, PatternFill
-from openpyxl.utils import get_column_letter
+from openpyxl.utils import column_index_from_string, get_column_letter
 from openpyxl.workbook.defined_name import DefinedName
 from pydantic import BaseModel
 
@@ -56,7 +58,7 @@ from econ import excel, units
 from econ.engine import DEBT_SCHEDULE, MIN_EQUITY_SHARE_FOR_IRR, Projection, debt_schedule_table
 from econ.errors import InputError
 from econ.excel import irr_batch
-from econ.labels import summary_label
+from econ.labels import column_label, summary_label
 from econ.provenance import CREATED_FIELD, Stamp
 from econ.reporting import flat_summary, make_stamp
 from econ.scenario.models import Scenario, model_of
@@ -71,6 +73,7 @@ TEXT_LIMIT = 32_767
 
 SHEETS = (
     "Summary",
+    "Charts",
     "Assumptions",
     "Monthly",
     "Annual",
@@ -786,6 +789,10 @@ def _all(*gates: Gate) -> Gate:
     return lambda info: all(g(info) for g in gates)
 
 
+def _has_dscr_floor(info: _Info) -> bool:
+    return _attr(info.scenario, "financing.covenants.dscr_floor") is not None
+
+
 def _throughput_multiplier(info: _Info):
     """Throughput per GPU relative to throughput.tokens_per_s_per_gpu: the engine's software-gain
     trajectory, read off its tokens (tokens / (GPUs x base rate x utilization x seconds))."""
@@ -1264,6 +1271,16 @@ SPECS: tuple[Spec, ...] = (
             "dscr",
         )
     ),
+    Spec(
+        "Debt",
+        "dscr_floor",
+        _candidates((when(_has_dscr_floor, Name("financing.covenants.dscr_floor")),)),
+        label="the covenants' DSCR floor (financing.covenants.dscr_floor), for the DSCR chart",
+    ),
+    *(
+        view(M, f"cumulative_{name}", _cumulative(name), f"running sum of {name}, for the chart")
+        for name in ("cash_flow_project_usd", "cash_flow_equity_usd")
+    ),
     *(
         view("Depreciation", name, mcol(name), "from Monthly")
         for name in (
@@ -1724,6 +1741,21 @@ def _name_for(key: str, k: int, n: int) -> str:
 
 
 _NAMEABLE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.]*$")
+_CELL_LIKE = re.compile(r"^(?:[A-Za-z]{1,3}[0-9]+|[Rr][0-9]*(?:[Cc][0-9]*)?|[Cc][0-9]*)$")
+NAME_LIMIT = 255
+"""Characters an Excel defined name may have."""
+
+
+def excel_name_ok(name: str) -> bool:
+    """Whether a spreadsheet accepts `name` as a defined name: a letter or underscore first, then
+    letters, digits, underscores or dots, at most 255 characters, and not readable as a cell
+    reference (`AB12`, `R1C1`) or a logical value (ECMA-376 Part 1, 18.2.5; Excel's rules)."""
+    return (
+        bool(_NAMEABLE.match(name))
+        and len(name) <= NAME_LIMIT
+        and not _CELL_LIKE.match(name)
+        and name.upper() not in ("TRUE", "FALSE")
+    )
 
 
 # --- Resolution: which formulas reproduce the engine ----------------------------------------------
@@ -2193,6 +2225,7 @@ def build_workbook(
                             ws.cell(row=r, column=j).font = _INPUT_FONT
 
     _write_summary(sheets["Summary"], summary_frame, resolved, layout, cache, projection)
+    _write_charts(sheets["Charts"], sheets, layout, projection)
     _write_debt_schedule(sheets["Debt schedule"], projection, scenarios)
     labels = [
         (f"{s.sheet}!{s.name}", s.label)
@@ -2228,6 +2261,7 @@ def _write_assumptions(wb, ws, scenarios, resolved, names, cache: _Cache) -> Non
         _put_text(ws, 2, 1, "the scenarios were not given to the writer: no inputs to show")
         return
     rows: dict[str, _InputRow] = {}
+    taken: set[str] = set()  # defined names, case-folded
     for k, scenario in enumerate(scenarios):
         flat = _flatten(scenario.model_dump(mode="python", exclude={"sources"}))
         explicit = _explicit_paths(scenario)
@@ -2249,7 +2283,9 @@ def _write_assumptions(wb, ws, scenarios, resolved, names, cache: _Cache) -> Non
             cell.font = _INPUT_FONT
             _put_text(ws, r, 5 + 3 * k, item.sources[k])
             _put_text(ws, r, 6 + 3 * k, item.flags[k])
-            _define(wb, names[k], path, k, n, f"Assumptions!${get_column_letter(4 + 3 * k)}${r}")
+            _define(
+                wb, names[k], taken, path, k, n, f"Assumptions!${get_column_letter(4 + 3 * k)}${r}"
+            )
         r += 1
 
     r += 1
@@ -2263,6 +2299,7 @@ def _write_assumptions(wb, ws, scenarios, resolved, names, cache: _Cache) -> Non
         _define(
             wb,
             names[k],
+            taken,
             "calc.horizon_months",
             k,
             n,
@@ -2276,7 +2313,13 @@ def _write_assumptions(wb, ws, scenarios, resolved, names, cache: _Cache) -> Non
     for key, row_of in (*derived_rows.items(), *const_rows.items()):
         for k in range(n):
             _define(
-                wb, names[k], key, k, n, f"Assumptions!${get_column_letter(4 + 3 * k)}${row_of}"
+                wb,
+                names[k],
+                taken,
+                key,
+                k,
+                n,
+                f"Assumptions!${get_column_letter(4 + 3 * k)}${row_of}",
             )
     layout = _Layout(letters={}, blocks=[{} for _ in range(n)], names=names)
     for key, expr, unit, description in DERIVED:
@@ -2300,12 +2343,19 @@ def _write_assumptions(wb, ws, scenarios, resolved, names, cache: _Cache) -> Non
             _put_value(ws, row_of, 4 + 3 * k, value, DECIMAL)
 
 
-def _define(wb, names: dict[str, str], key: str, k: int, n: int, reference: str) -> None:
+def _define(
+    wb, names: dict[str, str], taken: set[str], key: str, k: int, n: int, reference: str
+) -> None:
+    """Name the cell of input `key` of scenario k (`market_price_usd_per_mtok`, `_2` with several
+    scenarios); paths inside lists (vintages, steps) and names a spreadsheet refuses stay unnamed,
+    as no formula reads them."""
     if _INDEX.search(key) or key.startswith("vintages"):
         return
     name = _name_for(key, k, n)
-    if not _NAMEABLE.match(name) or name in wb.defined_names:
+    # Names are case-blind in spreadsheets: a second name differing only in case is left out.
+    if not excel_name_ok(name) or name.casefold() in taken:
         return
+    taken.add(name.casefold())
     wb.defined_names[name] = DefinedName(name, attr_text=reference)
     names[key] = name
 
@@ -2391,6 +2441,119 @@ def read_summary(sheet):
     columns = [c for c in sheet.columns if str(c).startswith("Value")]
     rows = [dict(zip(keys, sheet[c].tolist(), strict=True)) for c in columns]
     return pd.DataFrame(rows, columns=keys)
+
+
+CHART_ROWS = 17
+"""Rows of the Charts sheet per scenario: a title row and charts 15 rows (7.5 cm) high."""
+REVENUE_COSTS = ("power_usd", "facility_usd", "opex_usd", "depreciation_usd", "interest_usd")
+"""Costs stacked against revenue on the revenue chart (Annual sheet, per tax year)."""
+
+
+def _series(ws, letters: Mapping[str, str], column: str, rows: tuple[int, int], title: str):
+    """A chart series over rows of one column of `ws`, or None when the sheet lacks the column."""
+    if column not in letters:
+        return None
+    j = column_index_from_string(letters[column])
+    values = Reference(ws, min_col=j, min_row=rows[0], max_row=rows[1])
+    return Series(values, title=title)
+
+
+def _categories(ws, letters: Mapping[str, str], column: str, rows: tuple[int, int]):
+    j = column_index_from_string(letters[column])
+    return Reference(ws, min_col=j, min_row=rows[0], max_row=rows[1])
+
+
+def _chart_axes(chart, x_title: str, y_title: str, y_format: str) -> None:
+    chart.x_axis.title = x_title
+    chart.y_axis.title = y_title
+    chart.y_axis.numFmt = y_format
+    chart.y_axis.majorGridlines = ChartLines()
+    chart.x_axis.delete = False
+    chart.y_axis.delete = False
+    chart.x_axis.tickLblPos = "low"  # below the plot, also where values are negative
+    chart.legend.position = "b"
+    chart.display_blanks = "gap"
+    chart.width, chart.height = 16.0, 7.5
+
+
+def _revenue_chart(sheets, layout: _Layout, k: int):
+    """Revenue (line) against the costs stacked (bars), per tax year, from the Annual sheet."""
+    ws, letters = sheets["Annual"], layout.letters["Annual"]
+    rows = layout.blocks[k]["Annual"]
+    bars = BarChart()
+    bars.type, bars.grouping, bars.overlap = "col", "stacked", 100
+    for column in REVENUE_COSTS:
+        series = _series(ws, letters, column, rows, column_label(column))
+        if series is not None:
+            bars.series.append(series)
+    bars.set_categories(_categories(ws, letters, "tax_year", rows))
+    bars.title = "Revenue against costs per tax year"
+    _chart_axes(bars, "tax year", "USD", THOUSANDS)
+    revenue = _series(ws, letters, "revenue_usd", rows, column_label("revenue_usd"))
+    if revenue is not None:
+        line = LineChart()
+        line.series.append(revenue)
+        bars += line
+    return bars
+
+
+def _line_chart(title: str, y_title: str, y_format: str, parts, layout: _Layout, rows, sheets):
+    """Lines over `rows` of the row-aligned sheets: parts are (sheet, column, series title)."""
+    chart = LineChart()
+    chart.title = title
+    for sheet, column, label in parts:
+        series = _series(sheets[sheet], layout.letters[sheet], column, rows, label)
+        if series is not None:
+            series.smooth = False
+            chart.series.append(series)
+    chart.set_categories(_categories(sheets[M], layout.letters[M], "month", rows))
+    _chart_axes(chart, "month", y_title, y_format)
+    chart.x_axis.tickLblSkip = chart.x_axis.tickMarkSkip = units.MONTHS_PER_YEAR
+    return chart
+
+
+def _service_rows(projection: Projection, k: int, block: tuple[int, int]) -> tuple[int, int] | None:
+    """Rows of the months with a DSCR (debt service): outside them the DSCR cells hold an empty
+    text, which spreadsheets plot as 0, so the DSCR chart covers only these months."""
+    if "dscr" not in projection.lines:
+        return None
+    horizon = int(projection.horizon_months[k])
+    defined = np.flatnonzero(~np.isnan(np.asarray(projection.lines["dscr"][k, : horizon + 1])))
+    if defined.size == 0:
+        return None
+    return block[0] + int(defined[0]), block[0] + int(defined[-1])
+
+
+def _write_charts(ws, sheets, layout: _Layout, projection: Projection) -> None:
+    """Per scenario, three charts over the workbook's own cells, so they follow a changed input:
+    revenue against costs per tax year, DSCR with the covenant floor, cumulative cash flow."""
+    ws.column_dimensions["A"].width = 12
+    for k, name in enumerate(projection.names):
+        top = 1 + k * CHART_ROWS
+        _put_text(ws, top, 1, str(name)).font = _SECTION_FONT
+        months = layout.blocks[k][M]
+        charts = [_revenue_chart(sheets, layout, k)]
+        service = _service_rows(projection, k, months)
+        if service is None:
+            _put_text(ws, top + 2, 11, "no debt service: no DSCR to chart")
+            charts.append(None)
+        else:
+            parts = [("Debt", "dscr", "DSCR"), ("Debt", "dscr_floor", "Covenant DSCR floor")]
+            charts.append(
+                _line_chart(
+                    "DSCR and the covenant floor", "x", RATIO, parts, layout, service, sheets
+                )
+            )
+        parts = [
+            (M, "cumulative_cash_flow_project_usd", "Project"),
+            (M, "cumulative_cash_flow_equity_usd", "Equity"),
+        ]
+        charts.append(
+            _line_chart("Cumulative cash flow", "USD", THOUSANDS, parts, layout, months, sheets)
+        )
+        for i, chart in enumerate(charts):
+            if chart is not None:
+                ws.add_chart(chart, f"{get_column_letter(1 + 10 * i)}{top + 1}")
 
 
 SCENARIO_TOML_ITEM = "scenario_toml"
@@ -2607,6 +2770,7 @@ __all__ = [
     "SHEETS",
     "WorkbookError",
     "build_workbook",
+    "excel_name_ok",
     "formula_report",
     "line_scale",
     "number_format",

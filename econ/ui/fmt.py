@@ -10,7 +10,10 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 
-from econ.labels import SUMMARY_METRICS, humanize, label_with_unit, metric_kind
+# The tables live in econ.labels (shared with the workbook); re-exported for the app's pages.
+from econ.labels import COLUMNS as COLUMNS
+from econ.labels import SUMMARY_METRICS, column_label, label_with_unit, metric_kind
+from econ.labels import humanize as humanize
 
 MONEY_SCALES = {"USD": 1.0, "thousand USD": 1e3, "million USD": 1e6}
 """Display scales for money in charts and tables (the numbers themselves stay in USD)."""
@@ -51,43 +54,6 @@ def irr_note(name: str, summary: Mapping) -> str | None:
         if name in warning and ("is null" in warning or "change sign" in warning):
             return warning
     return None
-
-
-COLUMNS: dict[str, str] = {
-    "gpus_in_service": "GPUs in service",
-    "tokens": "Output tokens",
-    "revenue_usd": "Revenue",
-    "token_revenue_usd": "  of which tokens",
-    "contract_revenue_usd": "  of which contracts",
-    "spot_revenue_usd": "  of which spot rentals",
-    "gain_on_disposal_usd": "Gain on disposal",
-    "impairment_usd": "Impairment",
-    "tax_depreciation_usd": "Tax depreciation",
-    "cash_interest_usd": "Cash interest",
-    "debt_service_usd": "Debt service",
-    "deferred_tax_usd": "Deferred tax",
-    "deferred_tax_liability_usd": "Deferred tax liability",
-    "llcr": "LLCR",
-    "ltv": "LTV",
-    "covenant_breach": "Covenant breach",
-    "power_usd": "Power",
-    "facility_usd": "Facility",
-    "opex_usd": "Opex",
-    "capex_usd": "Capex",
-    "disposal_usd": "Disposal proceeds",
-    "depreciation_usd": "Depreciation",
-    "interest_usd": "Interest",
-    "principal_usd": "Principal",
-    "tax_usd": "Tax",
-    "ebitda_usd": "EBITDA",
-    "ebit_usd": "EBIT",
-    "net_income_usd": "Net income",
-    "cash_flow_project_usd": "Project cash flow",
-    "cash_flow_equity_usd": "Equity cash flow",
-    "debt_balance_usd": "Debt balance",
-    "dscr": "DSCR",
-}
-"""Monthly column -> short label (USD columns carry the unit in the axis title)."""
 
 
 def metric_label(name: str, money: str = "USD") -> str:
@@ -138,10 +104,6 @@ def format_value(value, kind: str, money: str = "USD") -> str:
 def format_metric(name: str, summary: Mapping, money: str = "USD") -> str:
     """Text of one summary metric ("n/a" when the engine reports it as undefined)."""
     return format_value(summary.get(name), metric_kind(name), money)
-
-
-def column_label(name: str) -> str:
-    return COLUMNS.get(name, humanize(name.removesuffix("_usd")))
 
 
 def readable(frame, money: str = "USD"):
