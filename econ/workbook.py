@@ -1,8 +1,11 @@
 """The Excel workbook of a projection: inputs, schedules and metrics as live, checked formulas.
 
-Sheets: Assumptions (every input with unit, value, source and provenance flag, each a defined name;
-then derived figures and constants), Monthly (the engine's schedule), Annual (tax years), Depreciation,
-Debt, Summary (the metrics) and Notes (provenance, warnings, which lines are values and why).
+Sheets: Summary (one metric per row: label and unit from econ.labels, a value per scenario, the
+summary key), Charts (revenue against costs, DSCR with the covenant floor, cumulative cash flow, over
+the sheets' own cells), Assumptions (every input with unit, value, source and provenance flag, each a
+defined name; then derived figures and constants), Monthly (the engine's schedule), Annual (tax
+years), Depreciation, Debt, Debt schedule and Notes (provenance, warnings, which lines are values and
+why).
 
 Live formulas. The main lines (tokens, revenue, power, facility, opex, capex, depreciation, sale,
 interest, principal, tax with losses carried forward, EBITDA, net income, cash flows, DSCR) are
