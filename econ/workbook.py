@@ -2529,34 +2529,42 @@ def _service_rows(projection: Projection, k: int, block: tuple[int, int]) -> tup
 
 def _write_charts(ws, sheets, layout: _Layout, projection: Projection) -> None:
     """Per scenario, three charts over the workbook's own cells, so they follow a changed input:
-    revenue against costs per tax year, DSCR with the covenant floor, cumulative cash flow."""
+    revenue against costs per tax year, DSCR with the covenant floor, cumulative cash flow. A
+    chart with nothing to show (no debt service; a workbook written without the scenarios, whose
+    sheets lack the charted lines) is replaced by a sentence saying so."""
     ws.column_dimensions["A"].width = 12
+    cash = [
+        (M, "cumulative_cash_flow_project_usd", "Project"),
+        (M, "cumulative_cash_flow_equity_usd", "Equity"),
+    ]
+    dscr = [("Debt", "dscr", "DSCR"), ("Debt", "dscr_floor", "Covenant DSCR floor")]
+    missing = "not in this workbook (written without the scenarios)"
     for k, name in enumerate(projection.names):
         top = 1 + k * CHART_ROWS
         _put_text(ws, top, 1, str(name)).font = _SECTION_FONT
         months = layout.blocks[k][M]
-        charts = [_revenue_chart(sheets, layout, k)]
         service = _service_rows(projection, k, months)
-        if service is None:
-            _put_text(ws, top + 2, 11, "no debt service: no DSCR to chart")
-            charts.append(None)
-        else:
-            parts = [("Debt", "dscr", "DSCR"), ("Debt", "dscr_floor", "Covenant DSCR floor")]
-            charts.append(
-                _line_chart(
-                    "DSCR and the covenant floor", "x", RATIO, parts, layout, service, sheets
-                )
-            )
-        parts = [
-            (M, "cumulative_cash_flow_project_usd", "Project"),
-            (M, "cumulative_cash_flow_equity_usd", "Equity"),
+        slots = [
+            (_revenue_chart(sheets, layout, k), f"revenue and costs per tax year: {missing}"),
+            (
+                None
+                if service is None
+                else _line_chart(
+                    "DSCR and the covenant floor", "x", RATIO, dscr, layout, service, sheets
+                ),
+                "no debt service: no DSCR to chart" if service is None else f"DSCR: {missing}",
+            ),
+            (
+                _line_chart("Cumulative cash flow", "USD", THOUSANDS, cash, layout, months, sheets),
+                f"cumulative cash flow: {missing}",
+            ),
         ]
-        charts.append(
-            _line_chart("Cumulative cash flow", "USD", THOUSANDS, parts, layout, months, sheets)
-        )
-        for i, chart in enumerate(charts):
-            if chart is not None:
-                ws.add_chart(chart, f"{get_column_letter(1 + 10 * i)}{top + 1}")
+        for i, (chart, note) in enumerate(slots):
+            column = 1 + 10 * i
+            if chart is None or not chart.series:
+                _put_text(ws, top + 2, column, note)
+            else:
+                ws.add_chart(chart, f"{get_column_letter(column)}{top + 1}")
 
 
 SCENARIO_TOML_ITEM = "scenario_toml"

@@ -243,6 +243,14 @@ def test_charts_of_each_scenario_and_none_without_debt(pair):
     charts = book["Charts"]._charts
     assert [c.title is not None for c in charts] == [True, True]  # revenue and cash only
     assert book["Charts"]["K3"].value == "no debt service: no DSCR to chart"
+    # Without the scenarios the sheets hold values only and lack the charted lines.
+    projection = econ.project(scenarios)
+    book = load_workbook(io.BytesIO(workbook_bytes(projection, created=T0)))
+    assert book["Charts"]._charts == []
+    notes = [book["Charts"].cell(row=3, column=c).value for c in (1, 11, 21)]
+    assert notes[0].startswith("revenue and costs per tax year: not in this workbook")
+    assert notes[1].startswith("DSCR: not in this workbook")
+    assert notes[2].startswith("cumulative cash flow: not in this workbook")
 
 
 # --- Named input cells ----------------------------------------------------------------------------
