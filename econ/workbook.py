@@ -1,8 +1,11 @@
 """The Excel workbook of a projection: inputs, schedules and metrics as live, checked formulas.
 
-Sheets: Assumptions (every input with unit, value, source and provenance flag, each a defined name;
-then derived figures and constants), Monthly (the engine's schedule), Annual (tax years), Depreciation,
-Debt, Summary (the metrics) and Notes (provenance, warnings, which lines are values and why).
+Sheets: Summary (one metric per row: label and unit from econ.labels, a value per scenario, the
+summary key), Charts (revenue against costs, DSCR with the covenant floor, cumulative cash flow, over
+the sheets' own cells), Assumptions (every input with unit, value, source and provenance flag, each a
+defined name; then derived figures and constants), Monthly (the engine's schedule), Annual (tax
+years), Depreciation, Debt, Debt schedule and Notes (provenance, warnings, which lines are values and
+why).
 
 Live formulas. The main lines (tokens, revenue, power, facility, opex, capex, depreciation, sale,
 interest, principal, tax with losses carried forward, EBITDA, net income, cash flows, DSCR) are
@@ -47,8 +50,10 @@ from typing import Any
 
 import numpy as np
 from openpyxl import Workbook
+from openpyxl.chart import BarChart, LineChart, Reference, Series
+from openpyxl.chart.axis import ChartLines
 from openpyxl.styles import Alignment, Font, PatternFill
-from openpyxl.utils import get_column_letter
+from openpyxl.utils import column_index_from_string, get_column_letter
 from openpyxl.workbook.defined_name import DefinedName
 from pydantic import BaseModel
 
@@ -56,6 +61,7 @@ from econ import excel, units
 from econ.engine import DEBT_SCHEDULE, MIN_EQUITY_SHARE_FOR_IRR, Projection, debt_schedule_table
 from econ.errors import InputError
 from econ.excel import irr_batch
+from econ.labels import column_label, summary_label
 from econ.provenance import CREATED_FIELD, Stamp
 from econ.reporting import flat_summary, make_stamp
 from econ.scenario.models import Scenario, model_of
@@ -70,6 +76,7 @@ TEXT_LIMIT = 32_767
 
 SHEETS = (
     "Summary",
+    "Charts",
     "Assumptions",
     "Monthly",
     "Annual",
@@ -657,6 +664,8 @@ class _Layout:
     letters: dict[str, dict[str, str]]  # sheet -> column name -> letter
     blocks: list[dict[str, tuple[int, int]]]  # scenario -> sheet -> (first row, last row)
     names: list[dict[str, str]]  # scenario -> key -> defined name
+    summary_rows: dict[str, int] = field(default_factory=dict)  # Summary: metric -> row
+    summary_columns: list[str] = field(default_factory=list)  # Summary: scenario -> letter
 
 
 class _Ctx:
@@ -673,6 +682,9 @@ class _Ctx:
         return "" if sheet == self.sheet else f"{sheet}!"
 
     def cell(self, sheet, column, row=None, absolute_row=False, bare=False) -> str:
+        if sheet == "Summary":  # one row per metric, one column per scenario
+            ref = f"{self.layout.summary_columns[self.k]}{self.layout.summary_rows[column]}"
+            return ref if bare else self._prefix(sheet) + ref
         if row is None:
             if sheet in ROW_SHEETS and self.sheet in ROW_SHEETS or sheet == self.sheet:
                 row = self.row
@@ -778,6 +790,10 @@ def _method_is(path: str, name: str) -> Gate:
 
 def _all(*gates: Gate) -> Gate:
     return lambda info: all(g(info) for g in gates)
+
+
+def _has_dscr_floor(info: _Info) -> bool:
+    return _attr(info.scenario, "financing.covenants.dscr_floor") is not None
 
 
 def _throughput_multiplier(info: _Info):
@@ -1258,6 +1274,16 @@ SPECS: tuple[Spec, ...] = (
             "dscr",
         )
     ),
+    Spec(
+        "Debt",
+        "dscr_floor",
+        _candidates((when(_has_dscr_floor, Name("financing.covenants.dscr_floor")),)),
+        label="the covenants' DSCR floor (financing.covenants.dscr_floor), for the DSCR chart",
+    ),
+    *(
+        view(M, f"cumulative_{name}", _cumulative(name), f"running sum of {name}, for the chart")
+        for name in ("cash_flow_project_usd", "cash_flow_equity_usd")
+    ),
     *(
         view("Depreciation", name, mcol(name), "from Monthly")
         for name in (
@@ -1718,6 +1744,21 @@ def _name_for(key: str, k: int, n: int) -> str:
 
 
 _NAMEABLE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.]*$")
+_CELL_LIKE = re.compile(r"^(?:[A-Za-z]{1,3}[0-9]+|[Rr][0-9]*(?:[Cc][0-9]*)?|[Cc][0-9]*)$")
+NAME_LIMIT = 255
+"""Characters an Excel defined name may have."""
+
+
+def excel_name_ok(name: str) -> bool:
+    """Whether a spreadsheet accepts `name` as a defined name: a letter or underscore first, then
+    letters, digits, underscores or dots, at most 255 characters, and not readable as a cell
+    reference (`AB12`, `R1C1`) or a logical value (ECMA-376 Part 1, 18.2.5; Excel's rules)."""
+    return (
+        bool(_NAMEABLE.match(name))
+        and len(name) <= NAME_LIMIT
+        and not _CELL_LIKE.match(name)
+        and name.upper() not in ("TRUE", "FALSE")
+    )
 
 
 # --- Resolution: which formulas reproduce the engine ----------------------------------------------
@@ -1929,6 +1970,7 @@ _HEADER_FILL = PatternFill("solid", fgColor="1F3864")
 _INPUT_FONT = Font(color="0000FF")
 _VALUE_FILL = PatternFill("solid", fgColor="EDEDED")
 _SECTION_FONT = Font(bold=True)
+_KEY_FONT = Font(color="808080")
 _ILLEGAL = re.compile(r"[\000-\010\013\014\016-\037\ud800-\udfff\ufffe\uffff]")
 
 CURRENCY = '"$"#,##0.00;[Red]-"$"#,##0.00'
@@ -2114,7 +2156,7 @@ def build_workbook(
         ),
     }
     summary_frame = flat_summary(projection)
-    columns["Summary"] = list(summary_frame.columns)
+    summary_keys = [c for c in summary_frame.columns if c not in SUMMARY_TEXT_ROWS]
     letters = {
         sheet: {name: get_column_letter(j) for j, name in enumerate(names, start=1)}
         for sheet, names in columns.items()
@@ -2126,7 +2168,6 @@ def build_workbook(
         years = max(1, -(-int(horizons[k]) // units.MONTHS_PER_YEAR))
         block = {sheet: (row, row + rows - 1) for sheet in ROW_SHEETS}
         block["Annual"] = (annual_row, annual_row + years - 1)
-        block["Summary"] = (k + 2, k + 2)
         blocks.append(block)
         row += rows
         annual_row += years
@@ -2137,7 +2178,13 @@ def build_workbook(
     cache = _Cache()
     names: list[dict[str, str]] = [{} for _ in range(n)]
     _write_assumptions(wb, sheets["Assumptions"], scenarios, resolved, names, cache)
-    layout = _Layout(letters=letters, blocks=blocks, names=names)
+    layout = _Layout(
+        letters=letters,
+        blocks=blocks,
+        names=names,
+        summary_rows={key: SUMMARY_FIRST_ROW + i for i, key in enumerate(summary_keys)},
+        summary_columns=[get_column_letter(3 + k) for k in range(n)],
+    )
 
     # Row-aligned sheets and Annual.
     spec_by_key = {(s.sheet, s.name): s for s in SPECS}
@@ -2181,6 +2228,7 @@ def build_workbook(
                             ws.cell(row=r, column=j).font = _INPUT_FONT
 
     _write_summary(sheets["Summary"], summary_frame, resolved, layout, cache, projection)
+    _write_charts(sheets["Charts"], sheets, layout, projection)
     _write_debt_schedule(sheets["Debt schedule"], projection, scenarios)
     labels = [
         (f"{s.sheet}!{s.name}", s.label)
@@ -2216,6 +2264,7 @@ def _write_assumptions(wb, ws, scenarios, resolved, names, cache: _Cache) -> Non
         _put_text(ws, 2, 1, "the scenarios were not given to the writer: no inputs to show")
         return
     rows: dict[str, _InputRow] = {}
+    taken: set[str] = set()  # defined names, case-folded
     for k, scenario in enumerate(scenarios):
         flat = _flatten(scenario.model_dump(mode="python", exclude={"sources"}))
         explicit = _explicit_paths(scenario)
@@ -2237,7 +2286,9 @@ def _write_assumptions(wb, ws, scenarios, resolved, names, cache: _Cache) -> Non
             cell.font = _INPUT_FONT
             _put_text(ws, r, 5 + 3 * k, item.sources[k])
             _put_text(ws, r, 6 + 3 * k, item.flags[k])
-            _define(wb, names[k], path, k, n, f"Assumptions!${get_column_letter(4 + 3 * k)}${r}")
+            _define(
+                wb, names[k], taken, path, k, n, f"Assumptions!${get_column_letter(4 + 3 * k)}${r}"
+            )
         r += 1
 
     r += 1
@@ -2251,6 +2302,7 @@ def _write_assumptions(wb, ws, scenarios, resolved, names, cache: _Cache) -> Non
         _define(
             wb,
             names[k],
+            taken,
             "calc.horizon_months",
             k,
             n,
@@ -2264,7 +2316,13 @@ def _write_assumptions(wb, ws, scenarios, resolved, names, cache: _Cache) -> Non
     for key, row_of in (*derived_rows.items(), *const_rows.items()):
         for k in range(n):
             _define(
-                wb, names[k], key, k, n, f"Assumptions!${get_column_letter(4 + 3 * k)}${row_of}"
+                wb,
+                names[k],
+                taken,
+                key,
+                k,
+                n,
+                f"Assumptions!${get_column_letter(4 + 3 * k)}${row_of}",
             )
     layout = _Layout(letters={}, blocks=[{} for _ in range(n)], names=names)
     for key, expr, unit, description in DERIVED:
@@ -2288,12 +2346,19 @@ def _write_assumptions(wb, ws, scenarios, resolved, names, cache: _Cache) -> Non
             _put_value(ws, row_of, 4 + 3 * k, value, DECIMAL)
 
 
-def _define(wb, names: dict[str, str], key: str, k: int, n: int, reference: str) -> None:
+def _define(
+    wb, names: dict[str, str], taken: set[str], key: str, k: int, n: int, reference: str
+) -> None:
+    """Name the cell of input `key` of scenario k (`market_price_usd_per_mtok`, `_2` with several
+    scenarios); paths inside lists (vintages, steps) and names a spreadsheet refuses stay unnamed,
+    as no formula reads them."""
     if _INDEX.search(key) or key.startswith("vintages"):
         return
     name = _name_for(key, k, n)
-    if not _NAMEABLE.match(name) or name in wb.defined_names:
+    # Names are case-blind in spreadsheets: a second name differing only in case is left out.
+    if not excel_name_ok(name) or name.casefold() in taken:
         return
+    taken.add(name.casefold())
     wb.defined_names[name] = DefinedName(name, attr_text=reference)
     names[key] = name
 
@@ -2306,28 +2371,200 @@ def _null_text(metric: str, warnings: Sequence[str]) -> str:
     return "n/a (see Notes)"
 
 
+SUMMARY_KEY = "Key"
+"""Header of the Summary column holding each row's summary key (`npv_usd`), for programs."""
+SUMMARY_TEXT_ROWS = ("scenario", "warnings")
+"""Summary keys written as text rows: the scenario names (row 2) and the warnings (last row)."""
+SUMMARY_FIRST_ROW = 3
+"""First metric row of the Summary sheet (row 1 headers, row 2 the scenario names)."""
+
+
+def _summary_value_headers(n: int) -> list[str]:
+    return ["Value"] if n == 1 else [f"Value ({k + 1})" for k in range(n)]
+
+
 def _write_summary(ws, frame, resolved, layout, cache: _Cache, projection: Projection) -> None:
-    _header(ws, list(frame.columns), {"scenario": 30, "warnings": 80})
-    ws.freeze_panes = "B2"
-    for k in range(len(frame)):
-        r = k + 2
-        res = resolved[k]
-        warnings = projection.warnings[k]
-        for j, column in enumerate(frame.columns, start=1):
-            value = frame.iloc[k, j - 1]
-            fmt = number_format(column)
-            entry = res.summary.get(column)
+    """One metric per row: label, unit, a value per scenario (formula or engine value), key."""
+    n = len(frame)
+    values = _summary_value_headers(n)
+    key_column = 3 + n
+    _header(
+        ws,
+        ["Metric", "Unit", *values, SUMMARY_KEY],
+        {"Metric": 46, "Unit": 14, SUMMARY_KEY: 34} | dict.fromkeys(values, 22),
+    )
+    ws.freeze_panes = f"C{SUMMARY_FIRST_ROW}"
+    _put_text(ws, 2, 1, "Scenario").font = _SECTION_FONT
+    _put_text(ws, 2, key_column, "scenario").font = _KEY_FONT
+    for k in range(n):
+        _put_text(ws, 2, 3 + k, str(frame["scenario"].iloc[k])).font = _SECTION_FONT
+    for key, r in layout.summary_rows.items():
+        label, unit = summary_label(key)
+        cell = _put_text(ws, r, 1, label.strip())
+        if label.startswith(" "):  # a part of the metric above ("of which power")
+            cell.alignment = Alignment(indent=2)
+        _put_text(ws, r, 2, unit)
+        _put_text(ws, r, key_column, key).font = _KEY_FONT
+        fmt = number_format(key)
+        for k in range(n):
+            j = 3 + k
+            entry = resolved[k].summary.get(key)
             if entry is not None and entry[0] == "formula":
                 ctx = _Ctx(layout, k, "Summary", r)
                 cache.put(ws, r, j, entry[2].render(ctx), _as_cached(entry[1]), fmt)
                 continue
-            if column in ("scenario", "warnings") or isinstance(value, str):
-                _put_text(ws, r, j, "" if value is None else str(value))
-                continue
-            if value is None or (isinstance(value, float) and math.isnan(value)):
-                _put_text(ws, r, j, _null_text(column, warnings))
-                continue
-            _put_value(ws, r, j, value, fmt).fill = _VALUE_FILL
+            value = frame[key].iloc[k]
+            if isinstance(value, str):
+                _put_text(ws, r, j, value)
+            elif value is None or (isinstance(value, float) and math.isnan(value)):
+                _put_text(ws, r, j, _null_text(key, projection.warnings[k]))
+            else:
+                _put_value(ws, r, j, value, fmt).fill = _VALUE_FILL
+    r = SUMMARY_FIRST_ROW + len(layout.summary_rows)
+    if "warnings" in frame.columns:
+        _put_text(ws, r, 1, "Warnings")
+        _put_text(ws, r, key_column, "warnings").font = _KEY_FONT
+        for k in range(n):
+            text = frame["warnings"].iloc[k]
+            cell = _put_text(ws, r, 3 + k, "" if text is None else str(text))
+            cell.alignment = Alignment(wrap_text=True, vertical="top")
+
+
+def read_summary(sheet):
+    """The Summary sheet as pandas reads it (header row 1) -> one row per scenario and a column per
+    summary key, as econ.reporting.flat_summary (for `econ verify` and other programs)."""
+    import pandas as pd
+
+    if SUMMARY_KEY not in sheet.columns:
+        raise WorkbookError(
+            f"the Summary sheet has no {SUMMARY_KEY} column; expected a workbook written by an "
+            "econ with one metric per row"
+        )
+    keys = [str(key) for key in sheet[SUMMARY_KEY].tolist()]
+    columns = [c for c in sheet.columns if str(c).startswith("Value")]
+    rows = [dict(zip(keys, sheet[c].tolist(), strict=True)) for c in columns]
+    return pd.DataFrame(rows, columns=keys)
+
+
+CHART_ROWS = 17
+"""Rows of the Charts sheet per scenario: a title row and charts 15 rows (7.5 cm) high."""
+REVENUE_COSTS = ("power_usd", "facility_usd", "opex_usd", "depreciation_usd", "interest_usd")
+"""Costs stacked against revenue on the revenue chart (Annual sheet, per tax year)."""
+
+
+def _series(ws, letters: Mapping[str, str], column: str, rows: tuple[int, int], title: str):
+    """A chart series over rows of one column of `ws`, or None when the sheet lacks the column."""
+    if column not in letters:
+        return None
+    j = column_index_from_string(letters[column])
+    values = Reference(ws, min_col=j, min_row=rows[0], max_row=rows[1])
+    return Series(values, title=title)
+
+
+def _categories(ws, letters: Mapping[str, str], column: str, rows: tuple[int, int]):
+    j = column_index_from_string(letters[column])
+    return Reference(ws, min_col=j, min_row=rows[0], max_row=rows[1])
+
+
+def _chart_axes(chart, x_title: str, y_title: str, y_format: str) -> None:
+    chart.x_axis.title = x_title
+    chart.y_axis.title = y_title
+    chart.y_axis.numFmt = y_format
+    chart.y_axis.majorGridlines = ChartLines()
+    chart.x_axis.delete = False
+    chart.y_axis.delete = False
+    chart.x_axis.tickLblPos = "low"  # below the plot, also where values are negative
+    chart.legend.position = "b"
+    chart.display_blanks = "gap"
+    chart.width, chart.height = 16.0, 7.5
+
+
+def _revenue_chart(sheets, layout: _Layout, k: int):
+    """Revenue (line) against the costs stacked (bars), per tax year, from the Annual sheet."""
+    ws, letters = sheets["Annual"], layout.letters["Annual"]
+    rows = layout.blocks[k]["Annual"]
+    bars = BarChart()
+    bars.type, bars.grouping, bars.overlap = "col", "stacked", 100
+    for column in REVENUE_COSTS:
+        series = _series(ws, letters, column, rows, column_label(column))
+        if series is not None:
+            bars.series.append(series)
+    bars.set_categories(_categories(ws, letters, "tax_year", rows))
+    bars.title = "Revenue against costs per tax year"
+    _chart_axes(bars, "tax year", "USD", THOUSANDS)
+    revenue = _series(ws, letters, "revenue_usd", rows, column_label("revenue_usd"))
+    if revenue is not None:
+        line = LineChart()
+        line.series.append(revenue)
+        bars += line
+    return bars
+
+
+def _line_chart(title: str, y_title: str, y_format: str, parts, layout: _Layout, rows, sheets):
+    """Lines over `rows` of the row-aligned sheets: parts are (sheet, column, series title)."""
+    chart = LineChart()
+    chart.title = title
+    for sheet, column, label in parts:
+        series = _series(sheets[sheet], layout.letters[sheet], column, rows, label)
+        if series is not None:
+            series.smooth = False
+            chart.series.append(series)
+    chart.set_categories(_categories(sheets[M], layout.letters[M], "month", rows))
+    _chart_axes(chart, "month", y_title, y_format)
+    chart.x_axis.tickLblSkip = chart.x_axis.tickMarkSkip = units.MONTHS_PER_YEAR
+    return chart
+
+
+def _service_rows(projection: Projection, k: int, block: tuple[int, int]) -> tuple[int, int] | None:
+    """Rows of the months with a DSCR (debt service): outside them the DSCR cells hold an empty
+    text, which spreadsheets plot as 0, so the DSCR chart covers only these months."""
+    if "dscr" not in projection.lines:
+        return None
+    horizon = int(projection.horizon_months[k])
+    defined = np.flatnonzero(~np.isnan(np.asarray(projection.lines["dscr"][k, : horizon + 1])))
+    if defined.size == 0:
+        return None
+    return block[0] + int(defined[0]), block[0] + int(defined[-1])
+
+
+def _write_charts(ws, sheets, layout: _Layout, projection: Projection) -> None:
+    """Per scenario, three charts over the workbook's own cells, so they follow a changed input:
+    revenue against costs per tax year, DSCR with the covenant floor, cumulative cash flow. A
+    chart with nothing to show (no debt service; a workbook written without the scenarios, whose
+    sheets lack the charted lines) is replaced by a sentence saying so."""
+    ws.column_dimensions["A"].width = 12
+    cash = [
+        (M, "cumulative_cash_flow_project_usd", "Project"),
+        (M, "cumulative_cash_flow_equity_usd", "Equity"),
+    ]
+    dscr = [("Debt", "dscr", "DSCR"), ("Debt", "dscr_floor", "Covenant DSCR floor")]
+    missing = "not in this workbook (written without the scenarios)"
+    for k, name in enumerate(projection.names):
+        top = 1 + k * CHART_ROWS
+        _put_text(ws, top, 1, str(name)).font = _SECTION_FONT
+        months = layout.blocks[k][M]
+        service = _service_rows(projection, k, months)
+        slots = [
+            (_revenue_chart(sheets, layout, k), f"revenue and costs per tax year: {missing}"),
+            (
+                None
+                if service is None
+                else _line_chart(
+                    "DSCR and the covenant floor", "x", RATIO, dscr, layout, service, sheets
+                ),
+                "no debt service: no DSCR to chart" if service is None else f"DSCR: {missing}",
+            ),
+            (
+                _line_chart("Cumulative cash flow", "USD", THOUSANDS, cash, layout, months, sheets),
+                f"cumulative cash flow: {missing}",
+            ),
+        ]
+        for i, (chart, note) in enumerate(slots):
+            column = 1 + 10 * i
+            if chart is None or not chart.series:
+                _put_text(ws, top + 2, column, note)
+            else:
+                ws.add_chart(chart, f"{get_column_letter(column)}{top + 1}")
 
 
 SCENARIO_TOML_ITEM = "scenario_toml"
@@ -2544,9 +2781,11 @@ __all__ = [
     "SHEETS",
     "WorkbookError",
     "build_workbook",
+    "excel_name_ok",
     "formula_report",
     "line_scale",
     "number_format",
     "provenance_flag",
+    "read_summary",
     "workbook_bytes",
 ]

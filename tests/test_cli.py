@@ -18,6 +18,7 @@ import pytest
 
 from econ.cli import main
 from econ.engine import MONTHLY_COLUMNS, SUMMARY_COLUMNS
+from econ.workbook import read_summary
 from tests.conftest import ROOT, SCENARIOS
 
 SEED = ROOT / "models" / "scenarios" / "deepseek-r1-gb200-nvl72.toml"
@@ -107,7 +108,7 @@ def test_out_files(tmp_path: Path, suffix: str):
         summary = pd.read_parquet(tmp_path / "seed.summary.parquet")
     else:
         monthly = pd.read_excel(out, sheet_name="Monthly")
-        summary = pd.read_excel(out, sheet_name="Summary")
+        summary = read_summary(pd.read_excel(out, sheet_name="Summary"))
     assert list(monthly.columns[:3]) == ["scenario", "month", "date"]
     assert set(MONTHLY_COLUMNS) <= set(monthly.columns)
     assert len(monthly) == 73

@@ -155,6 +155,7 @@ def test_xlsx_path_writes_the_workbook(tmp_path: Path, seed):
     sheets = pd.ExcelFile(out).sheet_names
     assert sheets == [
         "Summary",
+        "Charts",
         "Assumptions",
         "Monthly",
         "Annual",

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 from openpyxl import load_workbook
-from openpyxl.utils import get_column_letter
 
 from econ.cli import main
+from tests.workbook_helpers import summary_cell
 
 ROOT = Path(__file__).resolve().parents[1]
 SEEDS = [
@@ -47,10 +47,16 @@ def test_workbook_verifies(book, capsys):
     assert "workbook" in out
 
 
+def test_workbook_of_the_old_summary_layout_exits_3(book, tmp_path, capsys):
+    # A Summary sheet without the key column (the older layout: one wide row per scenario).
+    edited = tmp_path / "wide.xlsx"
+    _rewrite(book, edited, lambda name, data: data.replace(b">Key<", b">Name<"))
+    code, out = _verify(capsys, edited)
+    assert code == 3 and "no Key column" in out and "Traceback" not in out
+
+
 def test_edited_summary_figure_fails(book, tmp_path, capsys):
-    sheet = load_workbook(book, read_only=True)["Summary"]
-    header = [c.value for c in next(sheet.iter_rows(min_row=1, max_row=1))]
-    cell = f"{get_column_letter(header.index('npv_usd') + 1)}2"
+    cell = summary_cell(load_workbook(book)["Summary"], "npv_usd").coordinate
     pattern = re.compile(
         rb'(<c r="' + cell.encode() + rb'"[^>]*>(?:<f>[^<]*</f>)?<v>)([^<]*)(</v>)'
     )

@@ -330,14 +330,14 @@ def test_workbook_writes_mirr_and_profitability_index_as_formulas(tmp_path):
     from openpyxl import load_workbook
 
     from econ.workbook import workbook_bytes
+    from tests.workbook_helpers import summary_cells
 
     scenario = load_scenario(SEED)
     path = tmp_path / "seed.xlsx"
     path.write_bytes(workbook_bytes(project([scenario]), [scenario]))
-    sheet = load_workbook(path)["Summary"]
-    header = {c.value: c.column for c in sheet[1]}
+    cells = summary_cells(load_workbook(path)["Summary"])
     formulas = {
-        name: sheet.cell(row=2, column=header[name]).value
+        name: cells[name][0].value
         for name in ("mirr_project_annual", "mirr_equity_annual", "profitability_index")
     }
     assert formulas["mirr_project_annual"].startswith("=IFERROR((1+MIRR(")

@@ -35,6 +35,7 @@ from econ.workbook import (
     workbook_bytes,
 )
 from tests.conftest import ROOT, SCENARIOS
+from tests.workbook_helpers import summary_cell, summary_cells
 
 SEED = ROOT / "models" / "scenarios" / "deepseek-r1-gb200-nvl72.toml"
 LEVEL_LOAN = {
@@ -160,9 +161,9 @@ def compare_with_engine(formulas_path: Path, values_path: Path, scenarios) -> in
 
     summary = flat_summary(projection)
     summary_f, summary_v = formulas["Summary"], values["Summary"]
-    for j, name in enumerate([c.value for c in summary_f[1]], start=1):
-        for k in range(len(scenarios)):
-            cell = summary_f.cell(row=k + 2, column=j)
+    shown = summary_cells(summary_v)
+    for name, cells in summary_cells(summary_f).items():
+        for k, cell in enumerate(cells):
             if cell.data_type != "f":
                 continue
             if "n/a: irr_" in str(cell.value) and "IRR(" not in str(cell.value):
@@ -171,7 +172,7 @@ def compare_with_engine(formulas_path: Path, values_path: Path, scenarios) -> in
                 continue
             checked += 1
             expected = summary.loc[k, name]
-            value = summary_v.cell(row=k + 2, column=j).value
+            value = shown[name][k].value
             expected = np.nan if expected is None else float(expected)
             if not _close(value, expected, 0.0):
                 failures.append(("Summary", k, name, value, expected))
@@ -212,7 +213,7 @@ def test_sheets_names_and_layout(seed_file: Path):
     book = load_workbook(seed_file)
     assert book.sheetnames == list(workbook.SHEETS)
     assert book["Monthly"].freeze_panes == "D2"
-    assert book["Summary"].freeze_panes == "B2"
+    assert book["Summary"].freeze_panes == "C3"
     assert book["Assumptions"].freeze_panes == "D2"
     assert book.calculation.fullCalcOnLoad
     target = book.defined_names["market_price_usd_per_mtok"].attr_text
@@ -223,9 +224,7 @@ def test_sheets_names_and_layout(seed_file: Path):
     assert monthly[f"{header['revenue_usd']}5"].number_format.startswith('"$"#,##0.00')
     assert monthly[f"{header['tokens']}5"].number_format == "#,##0"
     assert monthly[f"{header['dscr']}20"].number_format == '0.00"x"'
-    summary = book["Summary"]
-    summary_header = {c.value: c.column_letter for c in summary[1]}
-    assert summary[f"{summary_header['irr_project_annual']}2"].number_format == "0.00%"
+    assert summary_cell(book["Summary"], "irr_project_annual").number_format == "0.00%"
 
 
 def test_assumptions_show_unit_value_source_and_flag(seed_file: Path):
@@ -266,10 +265,9 @@ def test_main_lines_of_the_seed_are_formulas(seed_file: Path):
     column = {c.value: c.column for c in monthly[1]}
     for name in MAIN_LINES:
         assert monthly.cell(row=10, column=column[name]).data_type == "f", name
-    summary = book["Summary"]
-    column = {c.value: c.column for c in summary[1]}
+    summary = summary_cells(book["Summary"])
     for name in MAIN_METRICS:
-        assert summary.cell(row=2, column=column[name]).data_type == "f", name
+        assert summary[name][0].data_type == "f", name
     column = {c.value: c.column for c in monthly[1]}
     price = monthly.cell(row=10, column=column["token_price_usd_per_mtok"]).value
     assert price.startswith("=market_price_usd_per_mtok*")  # the input, by name
@@ -290,7 +288,7 @@ def test_cached_results_match_the_engine_without_recalculation(seed_file: Path):
             atol=1e-6,
             err_msg=name,
         )
-    summary = pd.read_excel(seed_file, sheet_name="Summary")
+    summary = workbook.read_summary(pd.read_excel(seed_file, sheet_name="Summary"))
     expected = flat_summary(projection)
     for name in MAIN_METRICS:
         if expected.loc[0, name] is None:  # a null metric shows its reason
@@ -305,8 +303,8 @@ def test_every_formula_cell_has_a_cached_result(seed_file: Path):
             if part.startswith("xl/worksheets/sheet"):
                 xml = archive.read(part).decode()
                 cells = re.findall(r"<c ([^>]*)><f>[^<]*</f><v(?: ?/>|>([^<]*)</v>)", xml)
-                # Debt schedule (values) and Notes have no formulas
-                assert cells or part.endswith(("sheet7.xml", "sheet8.xml")), part
+                # Charts (charts only), Debt schedule (values) and Notes have no formulas
+                assert cells or part.endswith(("sheet2.xml", "sheet8.xml", "sheet9.xml")), part
                 for attributes, value in cells:
                     # a number, or a text result (an empty text is a blank, e.g. DSCR)
                     assert value or 't="str"' in attributes, (part, attributes)
@@ -342,7 +340,7 @@ def test_null_metrics_show_the_reason_not_an_error(tmp_path: Path, override, met
     assert econ.project(scenario).summary[metric].iloc[0] is None
     path = tmp_path / "null.xlsx"
     build([scenario], path)
-    summary = pd.read_excel(path, sheet_name="Summary")
+    summary = workbook.read_summary(pd.read_excel(path, sheet_name="Summary"))
     assert summary.loc[0, metric] == text
     with zipfile.ZipFile(path) as archive:
         for part in archive.namelist():
@@ -395,8 +393,8 @@ def test_hostile_text_is_stored_as_strings(tmp_path: Path):
         # XML carries a carriage return as a line feed; the text stays text either way.
         assert inputs[path_][4].value == text.replace("\r", "\n")
         assert inputs[path_][4].data_type == "s"
-    summary = book["Summary"]
-    assert summary["A2"].value == HOSTILE and summary["A2"].data_type == "s"
+    name = book["Summary"]["C2"]  # the scenario's name heads its value column
+    assert name.value == HOSTILE and name.data_type == "s" and name.quotePrefix
 
 
 # --- The formula language -------------------------------------------------------------------------
@@ -533,7 +531,12 @@ RECALCULATE_ON_LOAD = """<?xml version="1.0" encoding="UTF-8"?>
 """LibreOffice profile setting: always recalculate .xlsx files on load (0), so the cached results
 we wrote are replaced by LibreOffice's own."""
 
-CHANGES = {"market.price_usd_per_mtok": 0.5, "power.price_usd_per_kwh": 0.12}
+CHANGES = {
+    "market.price_usd_per_mtok": 0.5,
+    "power.price_usd_per_kwh": 0.12,
+    "utilization.share": 0.5,
+}
+"""Named input cells changed as an analyst would, then recalculated by LibreOffice."""
 
 
 def recalculate(files: list[Path], outdir: Path) -> None:
@@ -624,17 +627,18 @@ def test_changed_input_recalculates_like_the_engine(recalculated, path):
     assert compare_with_engine(written, values, [changed]) > 2000
     # The change moved the result: the check above is not comparing two unchanged files.
     npv_before = econ.project(econ.load_scenario(SEED, LEVEL_LOAN)).metrics["npv_usd"][0]
-    npv_after = load_workbook(values, data_only=True)["Summary"]
-    header = [c.value for c in npv_after[1]]
-    assert npv_after.cell(row=2, column=header.index("npv_usd") + 1).value != pytest.approx(
-        npv_before, rel=1e-6
-    )
+    after = summary_cells(load_workbook(values, data_only=True)["Summary"])
+    assert after["npv_usd"][0].value != pytest.approx(npv_before, rel=1e-6)
+    # compare_with_engine above checked every Summary formula against the changed scenario's
+    # figures (to 1e-9 relative: below a cent on NPV): the names are wired to the ledger.
+    formulas = summary_cells(load_workbook(written)["Summary"])
+    assert sum(cells[0].data_type == "f" for cells in formulas.values()) > 25
 
 
 def test_libreoffice_keeps_hostile_text_as_text(recalculated):
     files, _ = recalculated
     book = _load(files["hostile"][1], data_only=True)
     assert book["Monthly"]["A2"].value == HOSTILE
-    assert book["Summary"]["A2"].value == HOSTILE
+    assert book["Summary"]["C2"].value == HOSTILE
     inputs = {r[0].value: r[3].value for r in book["Assumptions"].iter_rows(min_row=2)}
     assert inputs["description"] == "@SUM(1)"

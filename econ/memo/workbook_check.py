@@ -1,7 +1,8 @@
 """`econ verify` of an exported workbook (econ.workbook): the scenarios are read from the Notes
-sheet (`scenario_toml` rows), projected again with this econ, and every figure of the Summary and
-Monthly sheets (the cached results of its formulas and its values) is compared with the projection;
-the stamp's econ version, catalogs and scenario hashes are checked too.
+sheet (`scenario_toml` rows), projected again with this econ, and every figure of the Summary sheet
+(one metric per row, read back by econ.workbook.read_summary) and of the Monthly sheet (the cached
+results of its formulas and its values) is compared with the projection; the stamp's econ version,
+catalogs and scenario hashes are checked too.
 
 The workbook's formulas are checked against the engine to 1e-9 relative when written (see
 econ.workbook), so figures here agree within WORKBOOK_TOLERANCE of each sheet column's scale.
@@ -56,9 +57,13 @@ def verify_workbook(path: Path) -> Report:
     from econ.engine import project
     from econ.reporting import flat_summary
     from econ.scenario.io import loads
-    from econ.workbook import SCENARIO_TOML_ITEM
+    from econ.workbook import SCENARIO_TOML_ITEM, WorkbookError, read_summary
 
     sheets = _read(path)
+    try:
+        summary = read_summary(sheets["Summary"])
+    except WorkbookError as exc:
+        raise NotAMemoError(f"{path}: {exc}") from None
     notes = sheets["Notes"].fillna("")
     report = Report(str(path), "workbook")
     out = report.differences
@@ -98,7 +103,7 @@ def verify_workbook(path: Path) -> Report:
             )
         scenarios.append(scenario)
     projection = project(scenarios)
-    _compare_frame("Summary", sheets["Summary"], flat_summary(projection), report)
+    _compare_frame("Summary", summary, flat_summary(projection), report)
     monthly = projection.monthly.reset_index()
     _compare_frame("Monthly", sheets["Monthly"], monthly, report)
     return report

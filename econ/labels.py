@@ -1,0 +1,243 @@
+"""Labels and units of the summary metrics and monthly columns, for every reader: the app, the
+workbook's Summary sheet and charts.
+
+One table (`SUMMARY_METRICS`: key -> label, unit, format kind) and one fallback for keys that are not
+in it: a metric the engine adds later is labelled from its name (`npv_usd_per_mw` -> "NPV per MW",
+unit "USD") with the unit read off its suffix (`_usd`, `_usd_per_mtok`, `_annual`, `_months`, ...),
+so new outputs appear readable everywhere without a change here. No numbers are formatted here
+(econ.ui.fmt formats for the screen, econ.workbook for the spreadsheet).
+"""
+
+from __future__ import annotations
+
+SUMMARY_METRICS: dict[str, tuple[str, str, str]] = {
+    "lcot_usd_per_mtok": ("Levelized cost", "USD/M tokens", "usd_per_mtok"),
+    **{
+        f"cost_usd_per_mtok_{part}": (f"  of which {part}", "USD/M tokens", "usd_per_mtok")
+        for part in ("depreciation", "financing", "power", "facility", "opex")
+    },
+    "breakeven_price_usd_per_mtok": ("Break-even price", "USD/M tokens", "usd_per_mtok"),
+    "npv_usd": ("NPV", "USD", "usd"),
+    "npv_usd_per_rack": ("NPV per rack", "USD", "usd"),
+    "npv_usd_per_gpu": ("NPV per GPU", "USD", "usd"),
+    "irr_project_annual": ("Project IRR", "%/year", "pct"),
+    "irr_equity_annual": ("Equity IRR", "%/year", "pct"),
+    "payback_months": ("Payback", "months", "months"),
+    "min_dscr": ("Minimum DSCR", "x", "ratio"),
+    "tokens_total": ("Output over the horizon", "tokens", "tokens"),
+    "revenue_usd_total": ("Revenue over the horizon", "USD", "usd"),
+    "ebitda_usd_total": ("EBITDA over the horizon", "USD", "usd"),
+    "capex_usd_total": ("Capex", "USD", "usd"),
+    "gpu_count": ("GPUs", "", "count"),
+    "discount_rate_annual": ("Discount rate", "%/year", "pct"),
+    "horizon_months": ("Horizon", "months", "count"),
+    "tokens_per_s_per_mw": ("Rated throughput per MW IT", "tokens/s", "count"),
+    "tokens_per_s_per_mw_it": ("Delivered throughput per MW IT", "tokens/s", "count"),
+    "tokens_per_s_per_mw_utility": (
+        "Delivered throughput per MW at the meter",
+        "tokens/s",
+        "count",
+    ),
+    "revenue_usd_per_mw_year": ("Revenue per MW-year IT", "USD", "usd"),
+    "revenue_usd_per_mw_year_utility": ("Revenue per MW-year at the meter", "USD", "usd"),
+    "revenue_usd_per_rack_year": ("Revenue per rack-year", "USD", "usd"),
+    "revenue_usd_per_m2_year": ("Revenue per m²-year", "USD", "usd"),
+    "joules_per_token_it": ("Energy per token, IT", "J", "joules"),
+    "joules_per_token_utility": ("Energy per token at the meter", "J", "joules"),
+    "power_cost_usd_per_mtok": ("Power cost", "USD/M tokens", "usd_per_mtok"),
+    "ebit_usd_total": ("EBIT over the horizon", "USD", "usd"),
+    "net_income_usd_total": ("Net income over the horizon", "USD", "usd"),
+    "accounting_cost_usd_per_mtok": ("Accounting cost", "USD/M tokens", "usd_per_mtok"),
+    "impairment_usd_total": ("Impairment over the horizon", "USD", "usd"),
+    "moic_equity": ("Equity multiple (MOIC)", "x", "ratio"),
+    "min_llcr": ("Minimum LLCR", "x", "ratio"),
+    "covenant_breach_months": ("Covenant breach", "months", "count"),
+    "first_breach_month": ("First covenant breach", "month", "count"),
+    "wacc_after_tax_annual": ("WACC after tax", "%/year", "pct"),
+    "cost_of_debt_annual": ("Cost of debt", "%/year", "pct"),
+    "debt_usd": ("Debt raised", "USD", "usd"),
+    "dilution_shares": ("Dilution", "shares", "count"),
+    "mirr_project_annual": ("Project MIRR", "%/year", "pct"),
+    "mirr_equity_annual": ("Equity MIRR", "%/year", "pct"),
+    "profitability_index": ("Profitability index", "x", "ratio"),
+    "debt_usd_total": ("Debt", "USD", "usd"),
+    "debt_sizing_constraint": ("Debt sized by (0 none, 1 debt share, 2 DSCR, 3 LTV)", "", "count"),
+    "dscr_headroom": ("DSCR headroom over the covenant", "x", "ratio"),
+    "months_of_headroom": ("Debt service within the covenant", "months", "count"),
+    "cost_usd_per_gpu_hour": ("Levelized cost per GPU-hour", "USD", "usd_per_mtok"),
+    **{
+        f"cost_usd_per_gpu_hour_{part}": (f"  of which {part}", "USD/GPU-hour", "usd_per_mtok")
+        for part in ("depreciation", "financing", "power", "facility", "opex")
+    },
+}
+"""Summary metric -> (label, unit, format kind). A label starting with two spaces is a part of the
+metric above it ("  of which power"). Kinds: usd, usd_per_mtok, pct, months, ratio, tokens, count,
+joules, number."""
+
+COLUMNS: dict[str, str] = {
+    "gpus_in_service": "GPUs in service",
+    "tokens": "Output tokens",
+    "revenue_usd": "Revenue",
+    "token_revenue_usd": "  of which tokens",
+    "contract_revenue_usd": "  of which contracts",
+    "spot_revenue_usd": "  of which spot rentals",
+    "gain_on_disposal_usd": "Gain on disposal",
+    "impairment_usd": "Impairment",
+    "tax_depreciation_usd": "Tax depreciation",
+    "cash_interest_usd": "Cash interest",
+    "debt_service_usd": "Debt service",
+    "deferred_tax_usd": "Deferred tax",
+    "deferred_tax_liability_usd": "Deferred tax liability",
+    "llcr": "LLCR",
+    "ltv": "LTV",
+    "covenant_breach": "Covenant breach",
+    "power_usd": "Power",
+    "facility_usd": "Facility",
+    "opex_usd": "Opex",
+    "capex_usd": "Capex",
+    "disposal_usd": "Disposal proceeds",
+    "depreciation_usd": "Depreciation",
+    "interest_usd": "Interest",
+    "principal_usd": "Principal",
+    "tax_usd": "Tax",
+    "ebitda_usd": "EBITDA",
+    "ebit_usd": "EBIT",
+    "net_income_usd": "Net income",
+    "cash_flow_project_usd": "Project cash flow",
+    "cash_flow_equity_usd": "Equity cash flow",
+    "debt_balance_usd": "Debt balance",
+    "dscr": "DSCR",
+}
+"""Monthly column -> short label (USD columns carry the unit in the axis title)."""
+
+_WORDS = {
+    "us": "US",
+    "gaap": "GAAP",
+    "ifrs": "IFRS",
+    "macrs": "MACRS",
+    "gds": "GDS",
+    "ads": "ADS",
+    "usd": "USD",
+    "gpu": "GPU",
+    "gpus": "GPUs",
+    "mtok": "M tokens",
+    "kw": "kW",
+    "kwh": "kWh",
+    "mw": "MW",
+    "m2": "m²",
+    "pue": "PUE",
+    "irr": "IRR",
+    "npv": "NPV",
+    "lcot": "Levelized cost",
+    "dscr": "DSCR",
+    "ebitda": "EBITDA",
+    "it": "IT",
+    "ttft": "TTFT",
+    "tpot": "TPOT",
+    "p99": "p99",
+    "mlperf": "MLPerf",
+    "slo": "SLO",
+    "colo": "Colocation",
+    "capex": "capex",
+    "opex": "opex",
+    "llcr": "LLCR",
+    "ltv": "LTV",
+    "sofr": "SOFR",
+    "hbm": "HBM",
+    "isl": "ISL",
+    "osl": "OSL",
+    "atm": "ATM",
+    "id": "ID",
+}
+
+
+def humanize(name: str) -> str:
+    """`price_decline_annual` -> "Price decline annual" with known abbreviations kept."""
+    parts = [w for w in name.split("_") if w]
+    if not parts:
+        return name
+    words = [_WORDS.get(w, w) for w in parts]
+    if parts[0] not in ("kw", "kwh", "mw", "m2"):  # units keep their case: kW, m²
+        words[0] = words[0][:1].upper() + words[0][1:]
+    return " ".join(words)
+
+
+def metric_kind(name: str) -> str:
+    """Format kind of a metric or column from its name."""
+    if name in SUMMARY_METRICS:
+        return SUMMARY_METRICS[name][2]
+    if name.endswith("_per_mtok"):
+        return "usd_per_mtok"
+    if name.endswith(("_usd", "_usd_total")) or "_usd_per_" in name:
+        return "usd"
+    if name.endswith(("_annual", "_share", "_rate")):
+        return "pct"
+    if name.endswith("_months"):
+        return "months"
+    if "dscr" in name or name.endswith("_ratio"):
+        return "ratio"
+    return "number"
+
+
+_PARTS = (("cost_usd_per_mtok_", "USD/M tokens"), ("cost_usd_per_gpu_hour_", "USD/GPU-hour"))
+_MONEY_SUFFIXES = (
+    ("_usd_per_mtok", "USD/M tokens"),
+    ("_usd_per_gpu_hour", "USD/GPU-hour"),
+    ("_usd_total", "USD"),
+    ("_usd", "USD"),
+)
+_SUFFIXES = (
+    ("_annual", "%/year"),
+    ("_monthly", "%/month"),
+    ("_share", "%"),
+    ("_months", "months"),
+    ("_kwh", "kWh"),
+    ("_kw", "kW"),
+    ("_mw", "MW"),
+)
+"""Name suffix -> unit, for metrics not in SUMMARY_METRICS (money first; first match wins)."""
+
+
+def summary_label(name: str) -> tuple[str, str]:
+    """(label, unit) of a summary metric: from SUMMARY_METRICS, else read off the key
+    (`resale_value_usd` -> ("Resale value", "USD"), `npv_usd_per_mw` -> ("NPV per MW", "USD"))."""
+    if name in SUMMARY_METRICS:
+        label, unit, _ = SUMMARY_METRICS[name]
+        return label, unit
+    for prefix, unit in _PARTS:  # a component of the levelized cost added later
+        if name.startswith(prefix) and len(name) > len(prefix):
+            return "  of which " + name.removeprefix(prefix).replace("_", " "), unit
+    for suffix, unit in _MONEY_SUFFIXES:
+        if name.endswith(suffix) and len(name) > len(suffix):
+            return humanize(name.removesuffix(suffix)), unit
+    if "_usd_per_" in name:
+        head, tail = name.split("_usd_per_", 1)
+        return humanize(f"{head}_per_{tail}"), "USD"
+    for suffix, unit in _SUFFIXES:
+        if name.endswith(suffix) and len(name) > len(suffix):
+            return humanize(name.removesuffix(suffix)), unit
+    if name.endswith(("dscr", "llcr", "_ratio", "_multiple")):
+        return humanize(name), "x"
+    return humanize(name), ""
+
+
+def column_label(name: str) -> str:
+    """Short label of a monthly column ("Power"; USD columns carry the unit elsewhere)."""
+    return COLUMNS.get(name, humanize(name.removesuffix("_usd")))
+
+
+def label_with_unit(name: str) -> str:
+    """The label and, when it has one, the unit in brackets: "NPV [USD]"."""
+    label, unit = summary_label(name)
+    return f"{label} [{unit}]" if unit else label
+
+
+__all__ = [
+    "COLUMNS",
+    "SUMMARY_METRICS",
+    "column_label",
+    "humanize",
+    "label_with_unit",
+    "metric_kind",
+    "summary_label",
+]
