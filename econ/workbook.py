@@ -1764,7 +1764,8 @@ def excel_name_ok(name: str) -> bool:
 # --- Resolution: which formulas reproduce the engine ----------------------------------------------
 
 
-def _close(values, reference, scale: float) -> bool:
+def _close(values, reference, scale: float, absolute: float = 0.0) -> bool:
+    """Values agree within RELATIVE_TOLERANCE of the scale, or within `absolute`."""
     values = np.asarray(values, dtype=float)
     reference = np.asarray(reference, dtype=float)
     if values.shape != reference.shape:
@@ -1777,8 +1778,15 @@ def _close(values, reference, scale: float) -> bool:
         return True
     if not (np.all(np.isfinite(a)) and np.all(np.isfinite(b))):
         return np.array_equal(a, b)
-    tolerance = RELATIVE_TOLERANCE * np.maximum(np.abs(b), scale)
+    tolerance = np.maximum(RELATIVE_TOLERANCE * np.maximum(np.abs(b), scale), absolute)
     return bool(np.all(np.abs(a - b) <= tolerance))
+
+
+def _reproduces(value, name: str, lines: Mapping[str, np.ndarray]) -> bool:
+    """A formula's values are the engine's line `name`: to RELATIVE_TOLERANCE of the line's
+    scale, and money to half a cent (the engine sets smaller amounts to 0, snap_to_zero)."""
+    cent = units.HALF_CENT_USD if name.endswith("_usd") else 0.0
+    return _close(value, lines[name], line_scale(name, lines), cent)
 
 
 def line_scale(name: str, lines: Mapping[str, np.ndarray]) -> float:
@@ -1885,7 +1893,7 @@ def _resolve_columns(result: _Resolved, env: _Env, info: _Info) -> None:
             except (TypeError, ValueError):
                 reasons.append("gives text where numbers are expected")
                 continue
-            if checked and not _close(value, lines[engine_name], line_scale(engine_name, lines)):
+            if checked and not _reproduces(value, engine_name, lines):
                 reasons.append("does not reproduce the engine")
                 continue
             shown = lines[engine_name] if checked else np.array(value, dtype=float)
