@@ -77,7 +77,9 @@ def test_contract_and_spot_gpu_hours_against_the_engines_rental_curve():
     np.testing.assert_allclose(paths["contract_usd_per_gpu_hour"], 2.9, rtol=1e-12)
     share = scenario.utilization.share
     # spot GPU-hours earn the market price while they serve (no ramp after the deployment)
-    served = paths["month"] > scenario.fleet.deployment_ramp_months + scenario.utilization.ramp_months
+    served = (
+        paths["month"] > scenario.fleet.deployment_ramp_months + scenario.utilization.ramp_months
+    )
     np.testing.assert_allclose(
         paths.loc[served, "spot_usd_per_gpu_hour"], share * market[served.to_numpy()], rtol=1e-9
     )
