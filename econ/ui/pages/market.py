@@ -339,13 +339,20 @@ def price_chart(points, fitted, bands, own):
         title="Line",
         sort=order,
         scale=alt.Scale(domain=order),
-        legend=alt.Legend(orient="bottom", columns=2, labelLimit=480),
+        legend=alt.Legend(
+            orient="bottom",
+            columns=2,
+            labelLimit=480,
+            symbolType="stroke",
+            symbolOpacity=1,
+            symbolStrokeWidth=3,
+        ),
     )
     dash = alt.StrokeDash(
         "kind:N",
         title="Kind",
-        scale=alt.Scale(domain=[PUBLISHED, FITTED, OWN_PATH], range=[[1, 0], [6, 4], [2, 2]]),
-        legend=alt.Legend(orient="bottom"),
+        scale=alt.Scale(domain=[PUBLISHED, FITTED, OWN_PATH], range=[[1, 0], [6, 4], [1, 3]]),
+        legend=alt.Legend(orient="top", labelLimit=400, symbolStrokeWidth=2),
     )
     y = alt.Y("price:Q", title="Price [USD/GPU-hour]", axis=alt.Axis(format=",.2f"))
     x = alt.X("date:T", title="Date")
@@ -355,7 +362,12 @@ def price_chart(points, fitted, bands, own):
         alt.Tooltip("price:Q", title="Price [USD/GPU-hour]", format=",.2f"),
         alt.Tooltip("source:N", title="Source"),
     ]
-    layers = []
+    layers = []  # the lines first: the legend's symbols are theirs
+    base = alt.Chart(lines).encode(x=x, y=y, color=colour, strokeDash=dash, tooltip=tooltip)
+    width = alt.condition(
+        alt.FieldEqualPredicate(field="kind", equal=OWN_PATH), alt.value(3.5), alt.value(2)
+    )
+    layers.append(base.mark_line().encode(detail="line:N", strokeWidth=width))
     if len(bands):
         layers.append(
             alt.Chart(bands)
@@ -364,7 +376,7 @@ def price_chart(points, fitted, bands, own):
                 x=x,
                 y=alt.Y("low:Q", title="Price [USD/GPU-hour]"),
                 y2="high:Q",
-                color=alt.Color("line:N", sort=order, scale=alt.Scale(domain=order), legend=None),
+                color=colour,
                 tooltip=[
                     alt.Tooltip("date:T", title="Date"),
                     alt.Tooltip("line:N", title="Band of"),
@@ -373,15 +385,13 @@ def price_chart(points, fitted, bands, own):
                 ],
             )
         )
-    base = alt.Chart(lines).encode(x=x, y=y, color=colour, strokeDash=dash, tooltip=tooltip)
-    layers.append(base.mark_line(strokeWidth=2).encode(detail="line:N"))
     if len(points):
         layers.append(
             alt.Chart(points)
             .mark_point(filled=True, size=45)
-            .encode(x=x, y=y, color=alt.Color("line:N", sort=order, legend=None), tooltip=tooltip)
+            .encode(x=x, y=y, color=colour, tooltip=tooltip)
         )
-    return alt.layer(*layers).properties(height=460)
+    return alt.layer(*layers).properties(height=640)
 
 
 def own_frame(paths, wanted: dict[str, str]):
