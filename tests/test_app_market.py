@@ -309,6 +309,10 @@ BAD_UPLOADS = {
     ),
     "a scenario file": ("[fleet]\ngpu_count = 8\n" + f'name = "{SECRET}"\n', "line 1 (header)"),
     "no rows": (HEADER, "no data rows"),
+    "an unclosed quote": (
+        HEADER + f'2026-02-01,Pub/Idx,H100,0,3.0,"{SECRET}\n2026-03-01,Pub/Idx,H100,0,2.9,s\n',
+        "line 2: not a well-formed CSV record",
+    ),
 }
 
 
