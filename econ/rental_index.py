@@ -91,10 +91,23 @@ def read_index(path: str | os.PathLike) -> tuple[IndexPoint, ...]:
     """Points of an index file, validated; errors name the file, the row (line) and the column."""
     name = str(path)
     try:
-        text = Path(path).read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError) as exc:
-        why = getattr(exc, "strerror", None) or "not UTF-8 text"
-        raise RentalIndexError(f"{name}: cannot read the rental index file ({why})") from None
+        content = Path(path).read_bytes()
+    except OSError as exc:
+        raise RentalIndexError(
+            f"{name}: cannot read the rental index file ({exc.strerror})"
+        ) from None
+    return parse_index_bytes(content, name)
+
+
+def parse_index_bytes(content: bytes, name: str = "<index>") -> tuple[IndexPoint, ...]:
+    """Points of an index file's bytes (UTF-8, a byte-order mark allowed), as `read_index`."""
+    try:
+        text = content.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise RentalIndexError(
+            f"{name}: cannot read the rental index file (not UTF-8 text); expected a CSV with "
+            f"the columns {', '.join(COLUMNS)}"
+        ) from None
     return parse_index(text, name)
 
 
@@ -584,6 +597,7 @@ __all__ = [
     "index_csv",
     "load_catalog",
     "parse_index",
+    "parse_index_bytes",
     "read_index",
     "resolve_series",
     "ResolvedSeries",

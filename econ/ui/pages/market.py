@@ -116,17 +116,10 @@ def shipped_points():
 
 @st.cache_data(max_entries=8, show_spinner=False)
 def uploaded_points(name: str, content: bytes):
-    """An uploaded index file read by econ.rental_index.parse_index (as `econ market import`)."""
-    from econ.rental_index import RentalIndexError, parse_index
+    """An uploaded index file read as `econ market import` reads one (econ.rental_index)."""
+    from econ.rental_index import parse_index_bytes
 
-    try:
-        text = content.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        raise RentalIndexError(
-            f"{name}: cannot read the rental index file (not UTF-8 text); expected a CSV with "
-            "the columns date, series, gpu, term_months, usd_per_gpu_hour, source"
-        ) from None
-    return parse_index(text, name)
+    return parse_index_bytes(content, name)
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
