@@ -96,42 +96,30 @@ def test_the_products_own_files_of_other_schemas_are_refused_at_the_header(path,
     assert str(path) in err and "line 1 (header)" in err and "Traceback" not in err
 
 
-def test_a_scenario_naming_a_term_the_series_lacks_exits_3_naming_the_terms(capsys):
-    code = main(
-        [
-            "project",
-            str(H200),
-            "--set",
-            'market.spot_sells="gpu_hours"',
-            "--set",
-            'market.rental_series="CCIR/CRI-T2IF"',
-            "--set",
-            "market.rental_series_term_months=12",
-        ]
-    )
+@pytest.mark.parametrize(
+    ("series", "term", "expected"),
+    [
+        ("CCIR/CRI-T2IF", 12, "no term of 12 months; its terms are 0 months"),
+        ("SiliconData/RentalIndex", 0, "has no points for gpu H200; it has: B200, H100"),
+    ],
+    ids=["a term", "a GPU"],
+)
+def test_a_scenario_naming_what_the_series_lacks_exits_3_naming_what_it_has(
+    series, term, expected, capsys
+):
+    overrides = [
+        'market.spot_sells="gpu_hours"',
+        f'market.rental_series="{series}"',
+        f"market.rental_series_term_months={term}",
+    ]
+    code = main(["project", str(H200), *(a for o in overrides for a in ("--set", o))])
     assert code == 3
     err = capsys.readouterr().err
     assert str(H200) in err and "market.rental_series" in err
-    assert "no term of 12 months; its terms are 0 months" in err and "Traceback" not in err
+    assert expected in err and "Traceback" not in err
 
 
 def test_market_show_a_gpu_the_series_lacks_lists_the_gpus_it_has(capsys):
     assert main(["market", "show", "SiliconData/RentalIndex", "--gpu", "GB200"]) == 3
     err = capsys.readouterr().err
     assert "no points for gpu GB200" in err and "B200, H100" in err and "Traceback" not in err
-
-
-def test_a_scenario_naming_a_gpu_the_series_lacks_exits_3(capsys):
-    code = main(
-        [
-            "project",
-            str(H200),
-            "--set",
-            'market.rental_series="SiliconData/RentalIndex"',
-            "--set",
-            'market.spot_sells="gpu_hours"',
-        ]
-    )
-    assert code == 3
-    err = capsys.readouterr().err
-    assert str(H200) in err and "has no points for gpu H200; it has: B200, H100" in err

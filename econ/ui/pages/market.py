@@ -224,12 +224,13 @@ def index_points():
     return (*shipped, *mine), own_keys
 
 
-def _valid(key: str, options: list, default: list) -> None:
-    """Keep a kept multiselect's value to the options there are now (a value no longer offered
-    would make the widget fail); an empty result falls back to `default`."""
+def _choice(key: str, options: list, default: list) -> str:
+    """Key of a multiselect kept across page switches, its value kept to the options there are
+    now (a value no longer offered would make the widget fail); empty falls back to `default`."""
     ss = st.session_state
-    value = [v for v in (ss.get(key) or []) if v in options]
-    ss[key] = value or default
+    common.keep(key, default)
+    ss[key] = [v for v in (ss.get(key) or []) if v in options] or default
+    return key
 
 
 def _reset(*keys: str) -> None:
@@ -246,34 +247,28 @@ def pick_curves(points, scenario_gpu: str):
     found = curves(points)
     gpus = sorted({k[1] for k in found})
     cols = st.columns([2, 2, 3])
-    common.keep(GPUS, [scenario_gpu] if scenario_gpu in gpus else gpus[:1])
-    _valid(GPUS, gpus, [scenario_gpu] if scenario_gpu in gpus else gpus[:1])
     chosen_gpus = cols[0].multiselect(
         "GPU generation",
         gpus,
-        key=GPUS,
+        key=_choice(GPUS, gpus, [scenario_gpu] if scenario_gpu in gpus else gpus[:1]),
         on_change=_reset,
         args=(TERMS, SERIES),
         help="Series are published per GPU; several generations can be shown together.",
     )
     terms = sorted({k[2] for k in found if k[1] in chosen_gpus})
-    common.keep(TERMS, terms)
-    _valid(TERMS, terms, terms)
     chosen_terms = cols[1].multiselect(
         "Contract term",
         terms,
-        key=TERMS,
+        key=_choice(TERMS, terms, terms),
         format_func=term_label,
         on_change=_reset,
         args=(SERIES,),
     )
     names = sorted({k[0] for k in found if k[1] in chosen_gpus and k[2] in chosen_terms})
-    common.keep(SERIES, names)
-    _valid(SERIES, names, names)
     chosen = cols[2].multiselect(
         "Series (publisher/index)",
         names,
-        key=SERIES,
+        key=_choice(SERIES, names, names),
         help="Each series is one publisher's index; points of different publishers are never "
         "averaged (they differ by more than 2 USD/GPU-hour at the same date).",
     )
