@@ -343,3 +343,18 @@ def test_an_unreadable_or_too_large_index_file_is_refused(content, reason):
     upload(at, "odd.csv", content)
     assert any("odd.csv" in e and reason in e for e in errors(at)), errors(at)
     assert legend(chart(at)[0])
+
+
+def test_a_curve_of_your_file_named_as_a_shipped_one_stays_its_own_line():
+    key = ("CCIR/CRI-T2IF", "H100", 0)
+    shipped = ri.curves(ri.load_catalog())[key]
+    content = HEADER + "2026-06-24,CCIR/CRI-T2IF,H100,0,9.99,my own reading\n"
+    at = market_page()
+    upload(at, "same.csv", content.encode())
+    widget(at.multiselect, "GPU generation").set_value(["H100"]).run()
+    assert not errors(at), errors(at)
+    assert any("each is its own line" in c.value for c in at.caption)
+    lines = lines_of(chart(at)[1])
+    ours = lines[(curve_label(key), "published points")]
+    assert list(ours["price"]) == [p.usd_per_gpu_hour for p in shipped.points]
+    assert list(lines[(curve_label(key, uploaded=True), "published points")]["price"]) == [9.99]

@@ -64,9 +64,15 @@ def term_label(term: int) -> str:
     return "on-demand" if term == 0 else f"{term}-month contracts"
 
 
-def curve_label(key: tuple[str, str, int], uploaded: bool = False) -> str:
-    series, gpu, term = key
-    return f"{series} · {gpu} · {term_label(term)}" + (" (your file)" if uploaded else "")
+def curve_label(key: tuple, uploaded: bool = False) -> str:
+    """(series, gpu, term[, from your file]) as the legend names it."""
+    series, gpu, term = key[:3]
+    mine = uploaded or (len(key) > 3 and key[3])
+    return f"{series} · {gpu} · {term_label(term)}" + (" (your file)" if mine else "")
+
+
+def series_name(key: tuple) -> str:
+    return key[0] + (" (your file)" if len(key) > 3 and key[3] else "")
 
 
 def usd_hour(value) -> str:
@@ -174,8 +180,14 @@ def _index_uploaded() -> None:
     ss[UPLOADED] = (name, content)
 
 
-def index_points():
-    """(points, uploaded keys): the index the user chose to see, and which curves are theirs."""
+def index_curves() -> dict:
+    """The curves of the index the user chose to see, keyed (series, gpu, term, from your file):
+    a curve of the shipped index and one of your file with the same name stay two curves."""
+    from econ.rental_index import curves
+
+    def tagged(points, mine: bool) -> dict:
+        return {(*key, mine): curve for key, curve in curves(points).items()}
+
     ss = st.session_state
     with st.expander("Your own index file", icon=":material/upload_file:"):
         st.file_uploader(
@@ -201,27 +213,24 @@ def index_points():
                 f"{name}: {len(mine):,} points read and checked.", icon=":material/check_circle:"
             )
     if not mine:
-        return shipped, set()
+        return tagged(shipped, False)
     choice = st.radio(
         "Index shown",
         [SHIPPED, MINE, BOTH],
         horizontal=True,
         key=common.keep(SHOWN_INDEX, BOTH),
     )
-    from econ.rental_index import curves
-
-    own_keys = set(curves(mine))
     if choice == SHIPPED:
-        return shipped, set()
+        return tagged(shipped, False)
     if choice == MINE:
-        return mine, own_keys
-    clash = own_keys & set(curves(shipped))
+        return tagged(mine, True)
+    clash = set(curves(mine)) & set(curves(shipped))
     if clash:
         st.caption(
-            "Your file has curves the shipped index has too; both are shown: "
-            + "; ".join(curve_label(k) for k in sorted(clash))
+            "Your file has curves of the same series, GPU and term as the shipped index; each "
+            "is its own line: " + "; ".join(curve_label(k) for k in sorted(clash))
         )
-    return (*shipped, *mine), own_keys
+    return {**tagged(shipped, False), **tagged(mine, True)}
 
 
 def _choice(key: str, options: list, default: list) -> str:
@@ -241,10 +250,7 @@ def _reset(*keys: str) -> None:
         ss.get(common.KEPT, {}).pop(key, None)
 
 
-def pick_curves(points, scenario_gpu: str):
-    from econ.rental_index import curves
-
-    found = curves(points)
+def pick_curves(found: dict, scenario_gpu: str) -> dict:
     gpus = sorted({k[1] for k in found})
     cols = st.columns([2, 2, 3])
     chosen_gpus = cols[0].multiselect(
@@ -282,7 +288,7 @@ def pick_curves(points, scenario_gpu: str):
 # --- the chart ---------------------------------------------------------------------------------
 
 
-def chart_frames(shown, own_keys, until: dt.date, band: bool):
+def chart_frames(shown, until: dt.date, band: bool):
     """Long frames of the published points, the fitted extensions and the bands; and per curve
     the fit or why there is none."""
     import pandas as pd
@@ -291,7 +297,7 @@ def chart_frames(shown, own_keys, until: dt.date, band: bool):
 
     points, fitted, bands, fits = [], [], [], {}
     for key, curve in shown.items():
-        label = curve_label(key, key in own_keys)
+        label = curve_label(key)
         for p in curve.points:
             points.append(
                 {
@@ -401,7 +407,7 @@ def own_frame(paths, wanted: dict[str, str]):
     return pd.DataFrame(rows)
 
 
-def curves_table(shown, own_keys, fits):
+def curves_table(shown, fits):
     import pandas as pd
 
     from econ.price_paths import band_percent
@@ -413,7 +419,7 @@ def curves_table(shown, own_keys, fits):
         low, high = band_percent(fit) if fit is not None else (None, None)
         rows.append(
             {
-                "Series": key[0] + (" (your file)" if key in own_keys else ""),
+                "Series": series_name(key),
                 "Publisher": curve.publisher,
                 "GPU": key[1],
                 "Term": term_label(key[2]),
@@ -436,13 +442,13 @@ def curves_table(shown, own_keys, fits):
     return pd.DataFrame(rows)
 
 
-def points_table(shown, own_keys):
+def points_table(shown):
     import pandas as pd
 
     rows = [
         {
             "Date": p.date.isoformat(),
-            "Series": key[0] + (" (your file)" if key in own_keys else ""),
+            "Series": series_name(key),
             "GPU": key[1],
             "Term": term_label(key[2]),
             "Price [USD/GPU-hour]": usd_hour(p.usd_per_gpu_hour),
@@ -693,15 +699,15 @@ def render() -> None:
         "own price per GPU-hour against them (docs/market.md)."
     )
     current = common.require_scenario("the scenario's price path")
-    points, own_keys = index_points()
-    if not points:
+    found = index_curves()
+    if not found:
         return
     scenario = current.scenario if current is not None else None
     gpu = "H100"
     if scenario is not None:
         m = scenario.market
         gpu = (m.rental_series_gpu or gpu_of_hardware(scenario.fleet.hardware)).upper()
-    shown = pick_curves(points, gpu)
+    shown = pick_curves(found, gpu)
     toggles = st.columns(2)
     band = toggles[0].toggle(
         "Fitted decay with its 5th–95th percentile band",
@@ -730,7 +736,7 @@ def render() -> None:
         st.info("Choose a GPU, a term and a series to see the index.", icon=":material/info:")
     import pandas as pd
 
-    pts, fitted, bands, fits = chart_frames(shown, own_keys, until, band)
+    pts, fitted, bands, fits = chart_frames(shown, until, band)
     if not band:
         fitted = pd.DataFrame()
     own = own if own is not None else pd.DataFrame()
@@ -750,9 +756,9 @@ def render() -> None:
         st.caption(" ".join(notes))
     if shown:
         st.subheader("Series shown")
-        st.dataframe(curves_table(shown, own_keys, fits), hide_index=True, width="stretch")
+        st.dataframe(curves_table(shown, fits), hide_index=True, width="stretch")
         with st.expander("Points and their sources", icon=":material/format_quote:"):
-            st.dataframe(points_table(shown, own_keys), hide_index=True, width="stretch")
+            st.dataframe(points_table(shown), hide_index=True, width="stretch")
     shipped = compute.attempt(shipped_points, "Shipped rental index") or ()
     if shipped:
         use_section(shipped)
