@@ -13,6 +13,7 @@ from pathlib import Path
 
 import streamlit as st
 
+from econ.scenario import ScenarioError
 from econ.ui import common, compute, state
 
 GPUS = "econ.market_gpus"
@@ -654,10 +655,17 @@ def use_section(points) -> None:
     try:
         warning = series_check(state.toml_text(candidate))
     except Exception as exc:  # noqa: BLE001 - the reason is shown, the scenario is kept
-        st.error(
-            f"{curve_label(key)} cannot price this scenario: {in_app_words(str(exc))}",
-            icon=":material/error:",
-        )
+        if isinstance(exc, ScenarioError) and not common.validation().ok:
+            st.info(
+                "The scenario has problems a rental series does not fix (listed at the top of "
+                "the page); fix them on the Scenario page, then choose its series here.",
+                icon=":material/info:",
+            )
+        else:
+            st.error(
+                f"{curve_label(key)} cannot price this scenario: {in_app_words(str(exc))}",
+                icon=":material/error:",
+            )
         return
     term = int(_number(get("contract_term_months")))
     if share > 0 and not term and spot != "gpu_hours" and not first:
