@@ -91,19 +91,57 @@ def read_index(path: str | os.PathLike) -> tuple[IndexPoint, ...]:
     """Points of an index file, validated; errors name the file, the row (line) and the column."""
     name = str(path)
     try:
-        text = Path(path).read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError) as exc:
-        why = getattr(exc, "strerror", None) or "not UTF-8 text"
-        raise RentalIndexError(f"{name}: cannot read the rental index file ({why})") from None
+        content = Path(path).read_bytes()
+    except OSError as exc:
+        raise RentalIndexError(
+            f"{name}: cannot read the rental index file ({exc.strerror})"
+        ) from None
+    return parse_index_bytes(content, name)
+
+
+def parse_index_bytes(content: bytes, name: str = "<index>") -> tuple[IndexPoint, ...]:
+    """Points of an index file's bytes (UTF-8, a byte-order mark allowed), as `read_index`."""
+    try:
+        text = content.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise RentalIndexError(
+            f"{name}: cannot read the rental index file (not UTF-8 text); expected a CSV with "
+            f"the columns {', '.join(COLUMNS)}"
+        ) from None
     return parse_index(text, name)
+
+
+def _records(text: str, name: str, expected: str):
+    """(line, fields) of each CSV record in turn, numbered by the line it starts on (a quoted
+    field may span lines); a record that is not well-formed CSV (an unclosed quote, a field over
+    the csv module's size limit, a NUL character) is refused with its line."""
+    reader = csv.reader(io.StringIO(text), strict=True)
+    end = 0
+    while True:
+        try:
+            row = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            raise RentalIndexError(
+                f"{name}: line {end + 1}: not a well-formed CSV record ({exc}); expected "
+                f"comma-separated fields {expected}"
+            ) from None
+        if any("\x00" in cell for cell in row):
+            raise RentalIndexError(
+                f"{name}: line {end + 1}: a NUL character; expected text fields ({expected})"
+            )
+        yield end + 1, row
+        end = reader.line_num
 
 
 def parse_index(text: str, name: str = "<index>") -> tuple[IndexPoint, ...]:
     expected = ", ".join(COLUMNS)
-    rows = list(csv.reader(io.StringIO(text)))
-    if not rows:
+    records = _records(text, name, expected)
+    first = next(records, None)  # the header is checked before the rows are read
+    if first is None:
         raise RentalIndexError(f"{name}: empty file; expected a CSV header {expected}")
-    header = [h.strip() for h in rows[0]]
+    header = [h.strip() for h in first[1]]
     missing = [c for c in COLUMNS if c not in header]
     if missing or len(header) != len(COLUMNS) or tuple(header) != COLUMNS:
         what = (
@@ -119,7 +157,7 @@ def parse_index(text: str, name: str = "<index>") -> tuple[IndexPoint, ...]:
         )
     points = []
     last: dict[tuple[str, str, int], tuple[dt.date, int]] = {}
-    for line, row in enumerate(rows[1:], start=2):
+    for line, row in records:
         if not row or all(not cell.strip() for cell in row):
             continue
         if len(row) != len(COLUMNS):
@@ -559,6 +597,7 @@ __all__ = [
     "index_csv",
     "load_catalog",
     "parse_index",
+    "parse_index_bytes",
     "read_index",
     "resolve_series",
     "ResolvedSeries",

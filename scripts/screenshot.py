@@ -21,7 +21,17 @@ from playwright.sync_api import sync_playwright
 from econ.memo.render import BROWSER_ARGS
 
 ROOT = Path(__file__).resolve().parents[1]
-PAGES = ("results", "scenario", "throughput", "gains", "power", "compare", "risk", "export")
+PAGES = (
+    "results",
+    "scenario",
+    "throughput",
+    "gains",
+    "power",
+    "market",
+    "compare",
+    "risk",
+    "export",
+)
 CHROMIUM_ARGS = list(BROWSER_ARGS)
 
 
@@ -70,8 +80,19 @@ def wait_until_idle(page, timeout_ms: int = 90_000) -> None:
         time.sleep(1.5)
 
 
+def market_query() -> str:
+    """The Market page on a GPU-hour scenario priced from a series (the H200 one, its spot
+    GPU-hours and renewals at CCIR's tier-2 index), where its own price lines show best."""
+    from econ.ui.state import encode
+
+    edits = {"market": {"spot_sells": "gpu_hours", "contract_term_months": 12,
+                        "rental_series": "CCIR/CRI-T2IF"}}  # fmt: skip
+    return f"?scenario=llama2-70b-h200&edits={encode(edits)}"
+
+
 def shoot(page, url: str, name: str, target: Path) -> None:
-    page.goto(f"{url}/{'' if name == 'results' else name}")
+    query = market_query() if name == "market" else ""
+    page.goto(f"{url}/{'' if name == 'results' else name}{query}")
     wait_until_idle(page)
     if name == "throughput":
         page.get_by_role("tab", name="Simulated curve").click()

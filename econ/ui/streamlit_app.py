@@ -23,6 +23,7 @@ PAGES = (
     ("throughput", "Throughput", ":material/speed:"),
     ("gains", "Software gains", ":material/trending_up:"),
     ("power", "Power and fleet", ":material/bolt:"),
+    ("market", "Market", ":material/storefront:"),
     ("compare", "Compare", ":material/compare_arrows:"),
     ("library", "Library", ":material/library_books:"),
     ("risk", "Risk", ":material/casino:"),
