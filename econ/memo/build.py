@@ -204,7 +204,7 @@ def run_tornado(scenario: Scenario, paths: Sequence[str], swing_pct: float) -> d
 def figures_of(summary: Mapping, cases: Mapping[str, dict], tornado: Mapping) -> dict:
     """Every figure the memo shows, by figure key: `base.<metric>`, `<case>.<metric>`,
     `tornado.<path>.low|high`."""
-    figures = {f"base.{key}": summary.get(key) for key, *_ in shown()}
+    figures = {f"base.{key}": summary.get(key) for key, *_ in shown(summary=summary)}
     for name, case in cases.items():
         for key, *_ in case_rows():
             figures[f"{name}.{key}"] = case["summary"].get(key)
