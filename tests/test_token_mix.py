@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from econ import market, project
+from econ import load_scenario, market, project
 from econ.batch import ScenarioBatch
 from econ.cli import main
 from econ.errors import InputError
@@ -423,3 +423,52 @@ def test_cli_shows_the_token_mix(tmp_path, capsys):
     table = capsys.readouterr().out
     assert "Levelized cost, input+output [USD/Mtok]" in table
     assert "of which cached input tokens [USD]" in table
+
+
+# --- sweeps and Monte Carlo from the command line ------------------------------------------------
+
+SEED_FILE = ROOT / "models" / "scenarios" / "deepseek-r1-gb200-nvl72.toml"
+
+
+def test_cli_sweep_over_the_input_price_and_cache_share(capsys):
+    base = ["market.input_price_usd_per_mtok=0.05", "market.cached_input_price_usd_per_mtok=0.01"]
+    args = ["sweep", str(SEED_FILE), "--set", base[0], "--set", base[1]]
+    args += ["--grid", "market.input_price_usd_per_mtok=0.05,0.1"]
+    args += ["--grid", "market.cache_hit_share=0,0.8", "--format", "json"]
+    assert main(args) == 0
+    rows = json.loads(capsys.readouterr().out)["scenarios"]
+    assert len(rows) == 4
+    for row in rows:
+        inputs = row["inputs"]
+        sets = [f"{k}={v!r}" for k, v in inputs.items()]
+        alone = project(load_scenario(SEED_FILE, [*base, *sets])).summary_records()[0]["summary"]
+        for key in ("npv_usd", "input_token_revenue_usd_total", "breakeven_price_usd_per_mtok"):
+            assert row["summary"][key] == pytest.approx(alone[key], rel=1e-12), (inputs, key)
+    assert main([*args[:-4], "--grid", "market.cache_hit_share=0.5,1.5"]) == 3
+    assert "market.cache_hit_share" in capsys.readouterr().err
+
+
+def test_cli_montecarlo_samples_the_token_mix(capsys):
+    args = ["montecarlo", str(SEED_FILE), "-n", "16", "--seed", "1", "--format", "json"]
+    args += ["--set", "market.input_price_usd_per_mtok=0.05"]
+    args += ["--set", "market.cached_input_price_usd_per_mtok=0.01"]
+    args += ["--dist", "market.input_price_usd_per_mtok=uniform(0.02, 0.2)"]
+    args += ["--dist", "market.cache_hit_share=uniform(0, 1)"]
+    args += ["--dist", "throughput.input_tokens_per_output_token=uniform(0.1, 4)"]
+    assert main([*args, "--no-progress"]) == 0
+    revenue = json.loads(capsys.readouterr().out)["metrics"]["revenue_usd_total"]
+    assert revenue["count"] == 16 and revenue["undefined"] == 0 and revenue["std"] > 0
+    # Every draw lies between the projections at the corners of the sampled ranges.
+    corners = [
+        [
+            "market.cached_input_price_usd_per_mtok=0.01",
+            f"market.input_price_usd_per_mtok={price}",
+            f"market.cache_hit_share={hit}",
+            f"throughput.input_tokens_per_output_token={ratio}",
+        ]
+        for price, hit, ratio in ((0.02, 1, 0.1), (0.2, 0, 4))
+    ]
+    low, high = (
+        project(load_scenario(SEED_FILE, c)).metrics["revenue_usd_total"][0] for c in corners
+    )
+    assert low <= revenue["min"] <= revenue["max"] <= high
