@@ -94,6 +94,7 @@ def test_memo_shows_and_verifies_the_token_mix(tmp_path, capsys):
     assert main(["memo", str(SEED_FILE), *sets, "--out", str(out)]) == 0
     figures = _memo_figures(out)
     assert {f"base.{key}" for key in TOKEN_MIX_KEYS} <= set(figures)
+    assert any(k.startswith("tornado.market.input_price_usd_per_mtok.") for k in figures)
     assert main(["project", str(SEED_FILE), *sets, "--format", "json"]) == 0
     summary = json.loads(capsys.readouterr().out)["scenarios"][0]["summary"]
     for key in TOKEN_MIX_KEYS:

@@ -33,6 +33,7 @@ TORNADO_SWING_PCT = 10.0
 TORNADO_CANDIDATES = (
     "market.price_usd_per_mtok",
     "market.price_decline_annual",
+    "market.input_price_usd_per_mtok",
     "throughput.tokens_per_s_per_gpu",
     "utilization.share",
     "capex.system_price_usd",
