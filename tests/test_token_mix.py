@@ -387,16 +387,32 @@ def test_bad_token_mix_is_named(changes, field, expected):
     assert field in text and expected in text
 
 
-def test_cli_exits_3_on_a_bad_token_mix(tmp_path, capsys):
+@pytest.mark.parametrize(
+    ("throughput", "market", "named"),
+    [
+        ("", "cache_hit_share = 1.5", ("market.cache_hit_share", "1.5", "less than or equal")),
+        ("", "cache_hit_share = nan", ("market.cache_hit_share", "finite")),
+        ("", "input_price_usd_per_mtok = -2.5", ("input_price_usd_per_mtok", "-2.5")),
+        (
+            "input_tokens_per_output_token = 0",
+            "input_price_usd_per_mtok = 2.5",
+            ("throughput.input_tokens_per_output_token is 0", "above 0"),
+        ),
+        ("", "input_price_usd_per_mtok = 2.5", ("input_tokens_per_output_token is not set",)),
+    ],
+)
+def test_cli_exits_3_on_a_bad_token_mix(tmp_path, capsys, throughput, market, named):
     path = tmp_path / "bad.toml"
     path.write_text(
-        "[fleet]\ngpu_count = 8\n[throughput]\ntokens_per_s_per_gpu = 1000.0\n"
+        f"[fleet]\ngpu_count = 8\n[throughput]\ntokens_per_s_per_gpu = 1000.0\n{throughput}\n"
         "[capex]\ngpu_price_usd = 30000.0\n"
-        "[market]\nprice_usd_per_mtok = 10.0\ncache_hit_share = 1.5\n"
+        f"[market]\nprice_usd_per_mtok = 10.0\n{market}\n"
     )
     assert main(["project", str(path)]) == 3
     err = capsys.readouterr().err
-    assert "cache_hit_share" in err and "1.5" in err and "Traceback" not in err
+    assert str(path) in err and "Traceback" not in err
+    for text in named:
+        assert text in err, (text, err)
 
 
 def test_cli_shows_the_token_mix(tmp_path, capsys):
