@@ -188,6 +188,11 @@ class ScenarioBatch:
                 row_warnings.append(history_warnings)
                 continue
             columns["throughput.tokens_per_s_per_gpu"][i] = resolved.tokens_per_s_per_gpu
+            try:
+                ratio_warnings = _input_ratio(row, resolved, columns, i)
+            except InputError as exc:
+                raise _in_file(exc, items[row_scenario[i]].source_file) from None
+            history_warnings = (*ratio_warnings, *history_warnings)
             ceiling = columns["throughput.ceiling_tokens_per_s_per_gpu"]
             if np.isnan(ceiling[i]) and resolved.speed_of_light_tokens_per_s_per_gpu is not None:
                 # The simulator's physical ceiling caps the scenario's software gains.
@@ -332,6 +337,28 @@ def _rental_series(rows, items, row_scenario, columns, market) -> list[tuple[str
             columns["market.contract_usd_per_gpu_hour"][i] = series.contract_usd_per_gpu_hour
             market["contract_log_sd"][i] = series.contract_log_sd
     return warnings
+
+
+def _input_ratio(row: Scenario, resolved, columns, i: int) -> tuple[str, ...]:
+    """A measured or simulated source's input tokens per output token, where the scenario does
+    not give its own; the warning saying where it came from."""
+    ratio = columns["throughput.input_tokens_per_output_token"]
+    if not np.isnan(ratio[i]):
+        return ()
+    if resolved.input_tokens_per_output_token is not None:
+        ratio[i] = resolved.input_tokens_per_output_token
+        return (
+            f"throughput: {ratio[i]:.4g} input tokens per output token, from "
+            f"{resolved.input_ratio_source}",
+        )
+    if row.market.charges_input_tokens:
+        raise InputError(
+            f"throughput.input_tokens_per_output_token is not set and {resolved.source} records "
+            "no input tokens (neither input token rates nor input lengths), but "
+            f"market.input_price_usd_per_mtok is {row.market.input_price_usd_per_mtok:g}; "
+            "expected the input tokens served per output token"
+        )
+    return ()
 
 
 def compile_payments(capexes) -> dict[str, np.ndarray]:

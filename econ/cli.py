@@ -223,6 +223,12 @@ def summary_rows() -> tuple[tuple[str, str, str], ...]:
         rows.append(row)
         if row[0] == "lcot_usd_per_mtok":
             rows += [(f"component:{c}", f"  of which {c} [USD/Mtok]", "{:,.4f}") for c in COMPONENTS]
+            rows.append(("lcot_usd_per_mtok_all_tokens", _ALL_TOKENS_LABEL, "{:,.4f}"))
+        elif row[0] == "revenue_usd_total":
+            rows += [
+                (f"{kind}_revenue_usd_total", f"  of which {label} [USD]", "{:,.0f}")
+                for kind, label in _TOKEN_KINDS
+            ]
         elif row[0] == "cost_usd_per_gpu_hour":
             rows += [
                 (f"cost_usd_per_gpu_hour_{c}", f"  of which {c} [USD/GPU-hour]", "{:,.4f}")
@@ -237,10 +243,17 @@ def __getattr__(name: str):
     raise AttributeError(f"module 'econ.cli' has no attribute {name!r}")
 
 
+_ALL_TOKENS_LABEL = "Levelized cost, input+output [USD/Mtok]"
+_TOKEN_KINDS = (
+    ("output_token", "output tokens"),
+    ("input_token", "input tokens"),
+    ("cached_input_token", "cached input tokens"),
+)
 _SUMMARY_HEAD = (("lcot_usd_per_mtok", "Levelized cost [USD/Mtok]", "{:,.4f}"),)
 _SUMMARY_TAIL = (
     ("breakeven_price_usd_per_mtok", "Break-even price [USD/Mtok]", "{:,.4f}"),
     ("tokens_total", "Tokens [output, total]", "{:,.4g}"),
+    ("input_tokens_total", "Input tokens [total]", "{:,.4g}"),
     ("revenue_usd_total", "Revenue [USD]", "{:,.0f}"),
     ("ebitda_usd_total", "EBITDA [USD]", "{:,.0f}"),
     ("npv_usd", "NPV [USD]", "{:,.0f}"),

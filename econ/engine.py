@@ -53,11 +53,16 @@ from econ.units import (
     nominal_monthly_rate,
 )
 
+TOKEN_KINDS = ("output_token", "input_token", "cached_input_token")
+"""Kinds of tokens billed at their own prices; token_revenue_usd is their sum."""
+
 MONTHLY_COLUMNS = (
     "gpus_in_service",
     "tokens",
+    "input_tokens",
     "revenue_usd",
     "token_revenue_usd",
+    *(f"{kind}_revenue_usd" for kind in TOKEN_KINDS),
     "contract_revenue_usd",
     "spot_revenue_usd",
     "power_usd",
@@ -89,6 +94,11 @@ MONTHLY_COLUMNS = (
     "capitalized_interest_usd",
 )
 """Monthly line items (DESIGN.md §5 names the core; `scenario`, `month` and `date` index them).
+
+tokens are output tokens and input_tokens the input (prompt) tokens sent with them (NaN where the
+workload's input tokens per output token are unknown); token_revenue_usd is the revenue of tokens
+of every kind, output_token_revenue_usd, input_token_revenue_usd (uncached) and
+cached_input_token_revenue_usd its parts.
 
 disposal_usd is the sale proceeds; interest_usd is interest expense (cash interest plus amortized
 fees and discount); tax_usd is the income tax paid (financing.tax_payment), current_tax_usd the
@@ -159,6 +169,9 @@ SUMMARY_COLUMNS = (
     "months_of_headroom",
     "cost_usd_per_gpu_hour",
     *(f"cost_usd_per_gpu_hour_{c}" for c in COMPONENTS),
+    "lcot_usd_per_mtok_all_tokens",
+    "input_tokens_total",
+    *(f"{kind}_revenue_usd_total" for kind in TOKEN_KINDS),
 )
 
 MIN_EQUITY_SHARE_FOR_IRR = 0.05
@@ -473,14 +486,19 @@ def _project(b: ScenarioBatch, monthly: bool = True) -> Projection:
     rows = {
         "gpus_in_service": fleet.gpus,
         "tokens": fleet.tokens,
+        "input_tokens": revenue.input_tokens,
         "token_revenue_usd": revenue.by_source["token_usd"],
+        "output_token_revenue_usd": revenue.by_source["output_token_usd"],
+        "input_token_revenue_usd": revenue.by_source["input_token_usd"],
+        "cached_input_token_revenue_usd": revenue.by_source["cached_input_token_usd"],
         "contract_revenue_usd": revenue.by_source["contract_usd"],
         "spot_revenue_usd": revenue.by_source["spot_rental_usd"],
         "power_usd": costs.power_usd,
         "opex_usd": costs.opex_usd,
         "capex_usd": capex,
         "spot_units": revenue.spot_units * _column(1.0 - b["opex.sga_share_of_revenue"]),
-        "token_revenue_after_sga_usd": revenue.by_source["token_usd"]
+        # (the break-even solves for the output price: input tokens' revenue stays in `fixed`)
+        "token_revenue_after_sga_usd": revenue.by_source["output_token_usd"]
         * _column(1.0 - b["opex.sga_share_of_revenue"]),
         "it_kw": fleet.gpus * _column(costs.kw_per_gpu),
         "it_drawn_kw": costs.it_drawn_kw,
@@ -597,8 +615,9 @@ class _Revenue:
 
     token_price: np.ndarray  # USD/Mtok
     rental: np.ndarray  # USD/GPU-hour
-    by_source: dict[str, np.ndarray]  # econ.market.revenue_by_source
-    spot_units: np.ndarray  # token revenue per USD/Mtok of month-1 price (for the break-even)
+    by_source: dict[str, np.ndarray]  # econ.market.revenue_by_source, token_usd of every kind
+    spot_units: np.ndarray  # output token revenue per USD/Mtok of month-1 price (break-even)
+    input_tokens: np.ndarray  # input tokens of the output tokens produced; NaN where unknown
 
 
 def _revenue(b: ScenarioBatch, months, fleet: _Fleet) -> _Revenue:
@@ -644,7 +663,39 @@ def _revenue(b: ScenarioBatch, months, fleet: _Fleet) -> _Revenue:
         spot_sells_hours,
         b["market.price_decline_annual"],
     )
-    return _Revenue(token_price, rental, by_source, spot_units)
+    # The token mix: input and cached input tokens beside the output tokens; token_usd holds
+    # every kind, so the sums of revenue are unchanged, and output_token_usd the output's alone.
+    output = by_source["token_usd"]
+    ratio = b["throughput.input_tokens_per_output_token"]
+    input_price = b["market.input_price_usd_per_mtok"]
+    by_source["output_token_usd"] = output
+    cached = b["market.cached_input_price_usd_per_mtok"]
+    if np.any(input_price != 0) or np.any(np.nan_to_num(cached) != 0):  # (else all 0: skipped)
+        input_path, cached_path = market.input_price_paths(
+            input_price,
+            cached,
+            b["market.input_price_decline_annual"],
+            b["market.cached_input_price_decline_annual"],
+            market.relative_price_path(token_price, b["market.price_decline_annual"]),
+            months,
+        )
+        mix = market.token_mix_revenue(
+            fleet.tokens,
+            ratio,
+            b["market.cache_hit_share"],
+            input_path,
+            cached_path,
+            b["market.contract_share"],
+            spot_sells_hours,
+        )
+        input_tokens = mix["input_tokens"]
+        by_source["input_token_usd"] = mix["input_usd"]
+        by_source["cached_input_token_usd"] = mix["cached_input_usd"]
+        by_source["token_usd"] = output + mix["input_usd"] + mix["cached_input_usd"]
+    else:
+        input_tokens = market.input_tokens_served(fleet.tokens, ratio)
+        by_source["input_token_usd"] = by_source["cached_input_token_usd"] = np.zeros_like(output)
+    return _Revenue(token_price, rental, by_source, spot_units, input_tokens)
 
 
 def _capex(b: ScenarioBatch, fleet: _Fleet, months):
@@ -1167,6 +1218,9 @@ def _summary_metrics(b: ScenarioBatch, ledger: _Ledger, to: _Scenarios, fleet, c
         "opex": pv(lines["opex_usd"]),
     }
     lcot, components = metrics_mod.levelized_cost(pv_parts, pv_tokens)
+    # Per input plus output token, discounted alike; NaN where the input tokens are unknown.
+    pv_input_tokens = pv(lines["input_tokens"])
+    lcot_all_tokens, _ = metrics_mod.levelized_cost(pv_parts, pv_tokens + pv_input_tokens)
     npv = pv(ledger.cash_flow_project)
     project_irr = metrics_mod.unique_irr_annual(ledger.cash_flow_project)
     irr_project = project_irr["irr_annual"]
@@ -1218,8 +1272,14 @@ def _summary_metrics(b: ScenarioBatch, ledger: _Ledger, to: _Scenarios, fleet, c
     coverage = ledger.coverage
     metrics = {
         "lcot_usd_per_mtok": lcot,
+        "lcot_usd_per_mtok_all_tokens": lcot_all_tokens,
         "tokens_total": lines["tokens"].sum(axis=1),
+        "input_tokens_total": lines["input_tokens"].sum(axis=1),
         "revenue_usd_total": ledger.revenue.sum(axis=1),
+        **{
+            f"{kind}_revenue_usd_total": lines[f"{kind}_revenue_usd"].sum(axis=1)
+            for kind in TOKEN_KINDS
+        },
         "ebitda_usd_total": ledger.ebitda.sum(axis=1),
         "npv_usd": npv,
         "npv_usd_per_gpu": npv / gpu_count,
@@ -1262,6 +1322,7 @@ def _summary_metrics(b: ScenarioBatch, ledger: _Ledger, to: _Scenarios, fleet, c
     metrics["breakeven_price_usd_per_mtok"] = np.where(negative_breakeven, np.nan, breakeven)
     facts = {
         "pv_tokens": pv_tokens,
+        "no_input_ratio": np.isnan(pv_input_tokens) & (pv_tokens > 0),
         "equity_share": equity_share,
         "thin": equity_too_thin,
         "equity_counted": equity_counted,
@@ -1321,8 +1382,10 @@ def _monthly_lines(ledger: _Ledger) -> dict[str, np.ndarray]:
     return {
         "gpus_in_service": lines["gpus_in_service"],
         "tokens": lines["tokens"],
+        "input_tokens": lines["input_tokens"],
         "revenue_usd": ledger.revenue,
         "token_revenue_usd": lines["token_revenue_usd"],
+        **{f"{kind}_revenue_usd": lines[f"{kind}_revenue_usd"] for kind in TOKEN_KINDS},
         "contract_revenue_usd": lines["contract_revenue_usd"],
         "spot_revenue_usd": lines["spot_revenue_usd"],
         "power_usd": lines["power_usd"],
@@ -1378,6 +1441,7 @@ def _warning_source(b, ledger: _Ledger, metrics, facts, fleet: _Fleet, costs: _C
         "covenant_breach": coverage["breach_months"] > 0,
         "irr_project_not_unique": ~np.isnan(irr_project) & irr["project"]["several_sign_changes"],
         "irr_equity_not_unique": ~np.isnan(irr_equity) & irr["equity"]["several_sign_changes"],
+        "no_input_ratio": facts["no_input_ratio"],
     }
     settled = stack.lines["settlement_usd"].sum(axis=1)
     flags["debt_settled_at_end"] = settled > 0.005
@@ -1425,6 +1489,9 @@ def _warning_source(b, ledger: _Ledger, metrics, facts, fleet: _Fleet, costs: _C
         "capex_total": ledger.capex_total,
         "size_to_min_dscr": b["financing.size_to_min_dscr"][np.flatnonzero(fleet.first_row)],
         "max_ltv": b["financing.max_ltv"][np.flatnonzero(fleet.first_row)],
+        "input_revenue": (
+            ledger.lines["input_token_revenue_usd"] + ledger.lines["cached_input_token_revenue_usd"]
+        ).any(axis=1),
     }
     sc = fleet.scenario
     irr_rows = {
@@ -1945,10 +2012,20 @@ def _warnings(flags, ctx, n) -> list[list[str]]:
             "breakeven_price_usd_per_mtok is null"
         ),
         "breakeven_negative": lambda i: (
-            "NPV is positive at a zero token price: contract revenue covers costs; "
+            "NPV is positive at a zero token price: "
+            + (
+                "contract and input-token revenue cover"
+                if ctx["input_revenue"][i]
+                else "contract revenue covers"
+            )
+            + " costs; "
             "breakeven_price_usd_per_mtok is null (the NPV would be zero only at a negative price)"
         ),
         "no_debt": lambda i: "no debt: min_dscr is null",
+        "no_input_ratio": lambda i: (
+            "throughput.input_tokens_per_output_token is not set and the throughput source "
+            "records no input tokens: lcot_usd_per_mtok_all_tokens and input_tokens_total are null"
+        ),
         "irr_project_not_unique": lambda i: _several_signs_message("project", ctx, i),
         "irr_equity_not_unique": lambda i: _several_signs_message("equity", ctx, i),
         "over_contract": lambda i: (

@@ -16,6 +16,11 @@ SUMMARY_METRICS: dict[str, tuple[str, str, str]] = {
         f"cost_usd_per_mtok_{part}": (f"  of which {part}", "USD/M tokens", "usd_per_mtok")
         for part in ("depreciation", "financing", "power", "facility", "opex")
     },
+    "lcot_usd_per_mtok_all_tokens": (
+        "Levelized cost per input and output token",
+        "USD/M tokens",
+        "usd_per_mtok",
+    ),
     "breakeven_price_usd_per_mtok": ("Break-even price", "USD/M tokens", "usd_per_mtok"),
     "npv_usd": ("NPV", "USD", "usd"),
     "npv_usd_per_rack": ("NPV per rack", "USD", "usd"),
@@ -25,7 +30,15 @@ SUMMARY_METRICS: dict[str, tuple[str, str, str]] = {
     "payback_months": ("Payback", "months", "months"),
     "min_dscr": ("Minimum DSCR", "x", "ratio"),
     "tokens_total": ("Output over the horizon", "tokens", "tokens"),
+    "input_tokens_total": ("Input over the horizon", "tokens", "tokens"),
     "revenue_usd_total": ("Revenue over the horizon", "USD", "usd"),
+    "output_token_revenue_usd_total": ("Output-token revenue over the horizon", "USD", "usd"),
+    "input_token_revenue_usd_total": ("Input-token revenue over the horizon", "USD", "usd"),
+    "cached_input_token_revenue_usd_total": (
+        "Cached-input-token revenue over the horizon",
+        "USD",
+        "usd",
+    ),
     "ebitda_usd_total": ("EBITDA over the horizon", "USD", "usd"),
     "capex_usd_total": ("Capex", "USD", "usd"),
     "gpu_count": ("GPUs", "", "count"),
@@ -64,7 +77,7 @@ SUMMARY_METRICS: dict[str, tuple[str, str, str]] = {
     "debt_sizing_constraint": ("Debt sized by (0 none, 1 debt share, 2 DSCR, 3 LTV)", "", "count"),
     "dscr_headroom": ("DSCR headroom over the covenant", "x", "ratio"),
     "months_of_headroom": ("Debt service within the covenant", "months", "count"),
-    "cost_usd_per_gpu_hour": ("Levelized cost per GPU-hour", "USD", "usd_per_mtok"),
+    "cost_usd_per_gpu_hour": ("Levelized cost per GPU-hour", "USD/GPU-hour", "usd_per_mtok"),
     **{
         f"cost_usd_per_gpu_hour_{part}": (f"  of which {part}", "USD/GPU-hour", "usd_per_mtok")
         for part in ("depreciation", "financing", "power", "facility", "opex")
@@ -78,7 +91,11 @@ COLUMNS: dict[str, str] = {
     "gpus_in_service": "GPUs in service",
     "tokens": "Output tokens",
     "revenue_usd": "Revenue",
+    "input_tokens": "Input tokens",
     "token_revenue_usd": "  of which tokens",
+    "output_token_revenue_usd": "    output tokens",
+    "input_token_revenue_usd": "    input tokens",
+    "cached_input_token_revenue_usd": "    cached input tokens",
     "contract_revenue_usd": "  of which contracts",
     "spot_revenue_usd": "  of which spot rentals",
     "gain_on_disposal_usd": "Gain on disposal",

@@ -6,6 +6,8 @@ This module owns
 - GPU-hour rental price curves: a decline towards a floor, or a table (e.g. H100 rentals from about
   USD 8 in 2023 to USD 1.70-2.60 in 2025-26);
 - utilization: a linear ramp, then churn (booked capacity lost each year and not re-let);
+- the token mix: input and cached input token prices beside the output price, and the revenue
+  of the input tokens a workload sends per output token;
 - contracts: a share of GPUs rented at a fixed price per GPU-hour, renewed at the market rental
   price every term; the rest (spot) sell tokens at the token price, or GPU-hours at the market;
 - the monotone interpolation (Fritsch-Carlson PCHIP) that turns tables into curves.
@@ -452,12 +454,16 @@ __all__ = [
     "MarketError",
     "contract_price_path",
     "decline_from_fall_factor",
+    "input_price_paths",
+    "input_tokens_served",
     "monotone_interpolate",
     "price_path",
+    "relative_price_path",
     "rental_price_usd_per_gpu_hour",
     "revenue_by_source",
     "revenue_usd_per_month",
     "table_price_path",
+    "token_mix_revenue",
     "token_price_usd_per_mtok",
     "utilization_path",
 ]
@@ -488,13 +494,173 @@ def revenue_per_token_price_usd(
     contract_share : array (n,)  [fraction]
     spot_sells_gpu_hours : bool array (n,)
     """
-    first = token_price_usd_per_mtok[:, 1:2]
-    shape = token_price_usd_per_mtok / np.where(first > 0, first, 1.0)
-    if price_decline_annual is not None:
-        months = np.arange(token_price_usd_per_mtok.shape[1])
-        shape = np.where(first > 0, shape, price_path(price_decline_annual, months))
+    shape = relative_price_path(token_price_usd_per_mtok, price_decline_annual)
     return np.where(
         _col(spot_sells_gpu_hours) > 0,
         0.0,
         (1.0 - _col(contract_share)) * tokens * shape / TOKENS_PER_MTOK,
     )
+
+
+def relative_price_path(token_price_usd_per_mtok, price_decline_annual=None):
+    """The output token price path relative to its month-1 price, p_m / p_1 [fraction (n, T)].
+
+    Where p_1 = 0 the path has no shape of its own, so it is that of the annual decline,
+    (1 - d)^((m - 1) / 12) (`price_path`); without `price_decline_annual` such rows are 0.
+
+    Parameters
+    ----------
+    token_price_usd_per_mtok : array (n, T)  output token price path, month 0 first [USD/Mtok]
+    price_decline_annual : array (n,), optional  the output price's annual decline [fraction/year]
+    """
+    first = token_price_usd_per_mtok[:, 1:2]
+    shape = token_price_usd_per_mtok / np.where(first > 0, first, 1.0)
+    if price_decline_annual is not None:
+        months = np.arange(token_price_usd_per_mtok.shape[1])
+        shape = np.where(first > 0, shape, price_path(price_decline_annual, months))
+    return shape
+
+
+def input_price_paths(
+    input_price_usd_per_mtok,
+    cached_input_price_usd_per_mtok,
+    input_decline_annual,
+    cached_decline_annual,
+    output_relative_path,
+    months,
+):
+    """Input and cached input token prices each month [USD/Mtok (n, T) each].
+
+        p_in_m = p_in_1 * s_m        or  p_in_1 * (1 - d_in)^((m - 1) / 12)  with its own decline
+        p_c_m  = p_c_1 * s_m         or  p_c_1 * (1 - d_c)^((m - 1) / 12);   p_c = p_in if absent
+
+    where s_m = p_m / p_1 is the output price's path relative to month 1 (`relative_price_path`):
+    API price lists cut input and output prices of a model together, so by default input prices
+    follow the output price's decline or table. NaN in a decline means "follow the output price";
+    NaN in the cached price means cached tokens pay the input price (and follow its path).
+
+    Parameters
+    ----------
+    input_price_usd_per_mtok : array (n,)  uncached input price in month 1, >= 0 [USD/Mtok]
+    cached_input_price_usd_per_mtok : array (n,)  cached input price in month 1, >= 0, or NaN
+        [USD/Mtok]
+    input_decline_annual, cached_decline_annual : arrays (n,)  own annual declines in [0, 1), or
+        NaN [fraction/year]
+    output_relative_path : array (n, T)  the output price relative to month 1 [fraction]
+    months : int array (T,)  month indices, aligned with the path's columns
+    """
+    price = np.asarray(input_price_usd_per_mtok, dtype=float).reshape(-1)
+    cached = np.broadcast_to(np.asarray(cached_input_price_usd_per_mtok, dtype=float), price.shape)
+    _first_bad(
+        "market.input_price_usd_per_mtok", price, ~(price >= 0), "a finite price of 0 or more"
+    )
+    _first_bad(
+        "market.cached_input_price_usd_per_mtok",
+        cached,
+        ~(np.isnan(cached) | (cached >= 0)),
+        "a finite price of 0 or more, or absent (the input price)",
+    )
+
+    def path(start, decline, name):
+        decline = np.broadcast_to(np.asarray(decline, dtype=float), price.shape)
+        own = ~np.isnan(decline)
+        _first_bad(name, decline, own & ~((decline >= 0) & (decline < 1)), "a decline in [0, 1)")
+        shape = output_relative_path
+        if own.any():
+            shape = np.where(own[:, None], price_path(np.where(own, decline, 0.0), months), shape)
+        return _col(start) * shape
+
+    input_path = path(price, input_decline_annual, "market.input_price_decline_annual")
+    given = ~np.isnan(cached)
+    if not given.any():
+        return input_path, input_path
+    cached_path = path(
+        np.where(given, cached, 0.0),
+        cached_decline_annual,
+        "market.cached_input_price_decline_annual",
+    )
+    return input_path, np.where(given[:, None], cached_path, input_path)
+
+
+def input_tokens_served(tokens, input_tokens_per_output_token):
+    """Input (prompt) tokens sent with the output tokens produced, I_m = r * Q_m [tokens (n, T)].
+
+    No output is no input: months with Q_m = 0 have I_m = 0 even where r is unknown (NaN), so
+    only months that produce tokens are NaN for an unknown ratio.
+
+    Parameters
+    ----------
+    tokens : array (n, T)  output tokens produced [tokens]
+    input_tokens_per_output_token : array (n,)  r >= 0, or NaN (unknown) [ratio]
+    """
+    with np.errstate(invalid="ignore"):
+        return np.where(tokens == 0, 0.0, _col(input_tokens_per_output_token) * tokens)
+
+
+def token_mix_revenue(
+    tokens,
+    input_tokens_per_output_token,
+    cache_hit_share,
+    input_price_usd_per_mtok,
+    cached_input_price_usd_per_mtok,
+    contract_share,
+    spot_sells_gpu_hours=False,
+):
+    """Input tokens and the revenue of uncached and cached input tokens [tokens, USD (n, T) each].
+
+        I_m        = r * Q_m
+        input_m    = (1 - c) * (1 - h) * I_m * p_in_m / 10^6
+        cached_m   = (1 - c) * h * I_m * p_c_m / 10^6
+
+    with Q the output tokens produced (by all GPUs, at the utilization), r the input tokens per
+    output token of the served workload, h the share of input tokens served from the prompt cache
+    and c the contracted share: token APIs bill prompt, cached prompt and generated tokens at
+    separate prices per million (e.g. OpenAI's and Anthropic's API price lists), and the output
+    tokens' revenue is `revenue_by_source`'s token line. Contracted GPUs and spot GPU-hours sell
+    no tokens, so they earn no input revenue either. Where r is NaN (unknown) the input tokens are
+    NaN and the revenue 0, which is allowed only where both prices are 0.
+
+    Parameters
+    ----------
+    tokens : array (n, T)  output tokens produced [tokens]
+    input_tokens_per_output_token : array (n,)  r >= 0, or NaN (unknown) [ratio]
+    cache_hit_share : array (n,)  h in [0, 1] [fraction]
+    input_price_usd_per_mtok, cached_input_price_usd_per_mtok : arrays (n, T)  price paths
+        (`input_price_paths`) [USD/Mtok]
+    contract_share : array (n,)  [fraction]
+    spot_sells_gpu_hours : bool array (n,)  True where spot capacity rents GPU-hours, not tokens
+
+    Returns
+    -------
+    dict with "input_tokens" [tokens], "input_usd", "cached_input_usd" [USD/month]: arrays (n, T)
+    """
+    ratio = np.asarray(input_tokens_per_output_token, dtype=float).reshape(-1)
+    hit = np.broadcast_to(np.asarray(cache_hit_share, dtype=float), ratio.shape)
+    _first_bad(
+        "throughput.input_tokens_per_output_token",
+        ratio,
+        ~(np.isnan(ratio) | ((ratio >= 0) & np.isfinite(ratio))),
+        "a finite ratio of 0 or more",
+    )
+    _first_bad("market.cache_hit_share", hit, ~((hit >= 0) & (hit <= 1)), "a share in [0, 1]")
+    charged = np.any(input_price_usd_per_mtok > 0, axis=1) | np.any(
+        cached_input_price_usd_per_mtok > 0, axis=1
+    )
+    _first_bad(
+        "throughput.input_tokens_per_output_token",
+        ratio,
+        charged & ~(ratio > 0),
+        "a ratio above 0 where input tokens are priced (market.input_price_usd_per_mtok > 0)",
+    )
+    input_tokens = input_tokens_served(tokens, ratio)
+    sold = np.where(
+        _col(np.broadcast_to(spot_sells_gpu_hours, ratio.shape)) > 0,
+        0.0,
+        (1.0 - _col(contract_share)) * np.nan_to_num(input_tokens) / TOKENS_PER_MTOK,
+    )
+    h = _col(hit)
+    return {
+        "input_tokens": input_tokens,
+        "input_usd": sold * (1.0 - h) * input_price_usd_per_mtok,
+        "cached_input_usd": sold * h * cached_input_price_usd_per_mtok,
+    }

@@ -16,6 +16,11 @@ import numpy as np
 REASONS: dict[str, str] = {
     "lcot_usd_per_mtok": "the present value of tokens is not positive (no tokens served)",
     "tokens_total": "no tokens could be counted",
+    "lcot_usd_per_mtok_all_tokens": "the present value of input and output tokens is not "
+    "positive (no tokens served), or the input tokens per output token are unknown "
+    "(throughput.input_tokens_per_output_token)",
+    "input_tokens_total": "the input tokens per output token are unknown "
+    "(throughput.input_tokens_per_output_token)",
     "npv_usd": "the project cash flows could not be discounted",
     "npv_usd_per_gpu": "no GPUs, or no NPV",
     "npv_usd_per_rack": "no racks, or no NPV",

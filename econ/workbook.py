@@ -58,7 +58,13 @@ from openpyxl.workbook.defined_name import DefinedName
 from pydantic import BaseModel
 
 from econ import excel, units
-from econ.engine import DEBT_SCHEDULE, MIN_EQUITY_SHARE_FOR_IRR, Projection, debt_schedule_table
+from econ.engine import (
+    DEBT_SCHEDULE,
+    MIN_EQUITY_SHARE_FOR_IRR,
+    TOKEN_KINDS,
+    Projection,
+    debt_schedule_table,
+)
 from econ.errors import InputError
 from econ.excel import irr_batch
 from econ.labels import column_label, summary_label
@@ -908,6 +914,26 @@ _token_revenue = (
     / Name("const.tokens_per_mtok")
 )
 
+# The token mix (econ.market.input_price_paths, token_mix_revenue): input prices follow the
+# output price's decline unless given their own; cached tokens pay the input price if unpriced.
+_input_decline = IF(
+    ISBLANK(Name("market.input_price_decline_annual")),
+    Name("market.price_decline_annual"),
+    Name("market.input_price_decline_annual"),
+)
+_cached_decline = IF(
+    ISBLANK(Name("market.cached_input_price_decline_annual")),
+    Name("market.price_decline_annual"),
+    Name("market.cached_input_price_decline_annual"),
+)
+_no_input_price = eq(Name("market.input_price_usd_per_mtok"), 0)
+_input_sold = (1 - _contract_share) * mcol("input_tokens") / Name("const.tokens_per_mtok")
+
+
+def _token_kind_revenue(share: Expr, price: str) -> Expr:
+    """Revenue of uncached or cached input tokens (0 where input tokens are not priced)."""
+    return IF(_no_input_price, 0, IF(_sells_hours, 0, _input_sold * share * mcol(price)))
+
 
 def _cumulative(name: str) -> Running:
     return Running("SUM", M, name)
@@ -952,7 +978,46 @@ SPECS: tuple[Spec, ...] = (
         + (Name("market.rental_usd_per_gpu_hour") - Name("market.rental_floor_usd_per_gpu_hour"))
         * (1 - Name("market.rental_decline_annual")) ** (MAX(month - 1, 0) / 12),
     ),
-    line("token_revenue_usd", IF(_sells_hours, 0, _token_revenue), _token_revenue),
+    helper(
+        M,
+        "input_price_usd_per_mtok",
+        Name("market.input_price_usd_per_mtok") * (1 - _input_decline) ** (MAX(month - 1, 0) / 12),
+    ),
+    helper(
+        M,
+        "cached_input_price_usd_per_mtok",
+        IF(
+            ISBLANK(Name("market.cached_input_price_usd_per_mtok")),
+            mcol("input_price_usd_per_mtok"),
+            Name("market.cached_input_price_usd_per_mtok")
+            * (1 - _cached_decline) ** (MAX(month - 1, 0) / 12),
+        ),
+    ),
+    line(
+        "input_tokens",
+        IF(
+            ISBLANK(Name("throughput.input_tokens_per_output_token")),
+            IF(eq(mcol("tokens"), 0), 0, ""),  # unknown where tokens are produced
+            Name("throughput.input_tokens_per_output_token") * mcol("tokens"),
+        ),
+    ),
+    line("output_token_revenue_usd", IF(_sells_hours, 0, _token_revenue), _token_revenue),
+    line(
+        "input_token_revenue_usd",
+        _token_kind_revenue(1 - Name("market.cache_hit_share"), "input_price_usd_per_mtok"),
+    ),
+    line(
+        "cached_input_token_revenue_usd",
+        _token_kind_revenue(Name("market.cache_hit_share"), "cached_input_price_usd_per_mtok"),
+    ),
+    line(
+        "token_revenue_usd",
+        mcol("output_token_revenue_usd")
+        + mcol("input_token_revenue_usd")
+        + mcol("cached_input_token_revenue_usd"),
+        IF(_sells_hours, 0, _token_revenue),
+        _token_revenue,
+    ),
     line(
         "contract_revenue_usd",
         _contract_share
@@ -1464,6 +1529,10 @@ def _per_mtok(numerator: Expr) -> Expr:
     return _Guard(le(_PV_TOKENS, 0), NO_TOKENS, numerator / _PV_TOKENS * _PER_MTOK)
 
 
+_PV_ALL_TOKENS = _PresentValue("tokens") + _PresentValue("input_tokens")
+NO_RATIO = "n/a: throughput.input_tokens_per_output_token is not given"
+_NO_RATIO = ISBLANK(Name("throughput.input_tokens_per_output_token"))
+
 NO_GPU_HOURS = "n/a: no GPU is in service"
 _PV_GPU_HOURS = _PresentValue("gpus_in_service") * Name("const.hours_per_month")
 
@@ -1540,9 +1609,35 @@ def _summary_specs(projection: Projection, k: int) -> list[SummarySpec]:
             _Guard(le(_PV_TOKENS, 0), NO_TOKENS, sum(component_cells[1:], component_cells[0])),
             _metric("lcot_usd_per_mtok"),
         ),
+        SummarySpec(
+            "lcot_usd_per_mtok_all_tokens",
+            _Guard(
+                _NO_RATIO,
+                NO_RATIO,
+                _Guard(
+                    le(_PV_TOKENS, 0),
+                    NO_TOKENS,
+                    Cell("Summary", "lcot_usd_per_mtok") * _PV_TOKENS / _PV_ALL_TOKENS,
+                ),
+            ),
+            _metric("lcot_usd_per_mtok_all_tokens"),
+        ),
         SummarySpec("tokens_total", _Aggregate("SUM", "tokens"), _metric("tokens_total")),
         SummarySpec(
+            "input_tokens_total",
+            _Guard(_NO_RATIO, NO_RATIO, _Aggregate("SUM", "input_tokens")),
+            _metric("input_tokens_total"),
+        ),
+        SummarySpec(
             "revenue_usd_total", _Aggregate("SUM", "revenue_usd"), _metric("revenue_usd_total")
+        ),
+        *(
+            SummarySpec(
+                f"{kind}_revenue_usd_total",
+                _Aggregate("SUM", f"{kind}_revenue_usd"),
+                _metric(f"{kind}_revenue_usd_total"),
+            )
+            for kind in TOKEN_KINDS
         ),
         SummarySpec(
             "ebitda_usd_total", _Aggregate("SUM", "ebitda_usd"), _metric("ebitda_usd_total")

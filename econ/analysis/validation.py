@@ -9,7 +9,8 @@ module applies the same rules to whole columns at once:
 - kinds: integer fields take whole numbers, choice fields take one of their names, only optional
   fields (`capex.gpu_price_usd`, `horizon_months`, ...) take "absent" (NaN);
 - the cross-field rules that overrides can break: exactly one of the two capex prices; a price for
-  contracted GPUs; ramps, throughput steps, purchase and retirement months within the horizon;
+  contracted GPUs; input token prices with the input tokens per output token they need; ramps,
+  throughput steps, purchase and retirement months within the horizon;
 - and, as a backstop for rules added to the models later, full pydantic validation of a sample of
   rows (`validate_rows`).
 
@@ -341,6 +342,7 @@ def check_rules(
             f"{price[r]:g}; expected a price above 0 for contracted GPUs"
         ),
     )
+    _check_token_mix(base, col, fail)
     explicit = col("horizon_months")
     life_months = np.maximum(1, np.rint(col("depreciation.life_years") * 12))
     horizon = np.where(np.isnan(explicit), life_months, explicit)
@@ -377,6 +379,44 @@ def check_rules(
                 f"month ({purchase[r]:g}) and no later than the horizon ({horizon[r]:g})"
             ),
         )
+
+
+def _check_token_mix(base: Scenario, col, fail) -> None:
+    """The token mix's rules (econ.scenario.market_models.Market, models._check_token_mix)."""
+    price = col("market.input_price_usd_per_mtok")
+    cached = col("market.cached_input_price_usd_per_mtok")
+    hit = col("market.cache_hit_share")
+    ratio = col("throughput.input_tokens_per_output_token")
+    fail(
+        (hit > 0) & np.isnan(cached),
+        lambda r: (
+            f"market.cache_hit_share = {hit[r]:g} but market.cached_input_price_usd_per_mtok is "
+            "not set; expected the price of input tokens served from the cache"
+        ),
+    )
+    fail(
+        (cached > 0) & ~(price > 0),
+        lambda r: (
+            f"market.cached_input_price_usd_per_mtok = {cached[r]:g} but "
+            f"market.input_price_usd_per_mtok = {price[r]:g}; expected an input price above 0"
+        ),
+    )
+    fail(
+        (price > 0) & (ratio == 0),
+        lambda r: (
+            f"market.input_price_usd_per_mtok = {price[r]:g} but "
+            "throughput.input_tokens_per_output_token = 0; expected a ratio above 0"
+        ),
+    )
+    from_source = base.throughput.measured is not None or base.throughput.simulated is not None
+    fail(
+        (price > 0) & np.isnan(ratio) & (not from_source),
+        lambda r: (
+            f"market.input_price_usd_per_mtok = {price[r]:g} but "
+            "throughput.input_tokens_per_output_token is not set and the throughput is a fixed "
+            "figure; expected the input tokens served per output token"
+        ),
+    )
 
 
 def _base_value(base: Scenario, path: str):

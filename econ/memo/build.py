@@ -33,6 +33,7 @@ TORNADO_SWING_PCT = 10.0
 TORNADO_CANDIDATES = (
     "market.price_usd_per_mtok",
     "market.price_decline_annual",
+    "market.input_price_usd_per_mtok",
     "throughput.tokens_per_s_per_gpu",
     "utilization.share",
     "capex.system_price_usd",
@@ -204,7 +205,7 @@ def run_tornado(scenario: Scenario, paths: Sequence[str], swing_pct: float) -> d
 def figures_of(summary: Mapping, cases: Mapping[str, dict], tornado: Mapping) -> dict:
     """Every figure the memo shows, by figure key: `base.<metric>`, `<case>.<metric>`,
     `tornado.<path>.low|high`."""
-    figures = {f"base.{key}": summary.get(key) for key, *_ in shown()}
+    figures = {f"base.{key}": summary.get(key) for key, *_ in shown(summary=summary)}
     for name, case in cases.items():
         for key, *_ in case_rows():
             figures[f"{name}.{key}"] = case["summary"].get(key)

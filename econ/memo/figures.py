@@ -10,6 +10,7 @@ against what this econ computes.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 
 from econ.engine import SUMMARY_COLUMNS
 
@@ -17,6 +18,12 @@ Row = tuple[str, str, str, str]
 
 HEADLINES: tuple[Row, ...] = (
     ("lcot_usd_per_mtok", "Levelized cost per million output tokens", "USD/Mtok", "{:,.4f}"),
+    (
+        "lcot_usd_per_mtok_all_tokens",
+        "Levelized cost per million input and output tokens",
+        "USD/Mtok",
+        "{:,.4f}",
+    ),
     ("cost_usd_per_gpu_hour", "Levelized cost per GPU-hour", "USD/GPU-h", "{:,.3f}"),
     ("breakeven_price_usd_per_mtok", "Break-even token price", "USD/Mtok", "{:,.4f}"),
     ("npv_usd", "NPV at the discount rate", "USD", "{:,.0f}"),
@@ -37,6 +44,9 @@ HEADLINES: tuple[Row, ...] = (
     ("debt_usd", "Debt", "USD", "{:,.0f}"),
     ("capex_usd_total", "Capex", "USD", "{:,.0f}"),
     ("revenue_usd_total", "Revenue over the horizon", "USD", "{:,.0f}"),
+    ("output_token_revenue_usd_total", "Revenue from output tokens", "USD", "{:,.0f}"),
+    ("input_token_revenue_usd_total", "Revenue from uncached input tokens", "USD", "{:,.0f}"),
+    ("cached_input_token_revenue_usd_total", "Revenue from cached input tokens", "USD", "{:,.0f}"),
     ("ebitda_usd_total", "EBITDA over the horizon", "USD", "{:,.0f}"),
     ("tokens_total", "Output tokens over the horizon", "tokens", "{:,.4g}"),
 )
@@ -65,9 +75,26 @@ RETURN_KEYS = (
 """Keys whose warnings (the return policy's: several roots, little equity) stand beside them."""
 
 
-def shown(rows: tuple[Row, ...] = HEADLINES) -> tuple[Row, ...]:
-    """The rows whose metric the engine computes."""
-    return tuple(row for row in rows if row[0] in SUMMARY_COLUMNS)
+TOKEN_MIX_KEYS = (
+    "lcot_usd_per_mtok_all_tokens",
+    "output_token_revenue_usd_total",
+    "input_token_revenue_usd_total",
+    "cached_input_token_revenue_usd_total",
+)
+"""Rows shown only for a scenario that bills input tokens (the memo of an output-only scenario
+keeps its length)."""
+
+
+def shown(rows: tuple[Row, ...] = HEADLINES, summary: Mapping | None = None) -> tuple[Row, ...]:
+    """The rows whose metric the engine computes; the token mix's where `summary` bills input
+    tokens."""
+    mix = summary is not None and any(
+        summary.get(key)
+        for key in ("input_token_revenue_usd_total", "cached_input_token_revenue_usd_total")
+    )
+    return tuple(
+        row for row in rows if row[0] in SUMMARY_COLUMNS and (mix or row[0] not in TOKEN_MIX_KEYS)
+    )
 
 
 def case_rows() -> tuple[Row, ...]:

@@ -206,7 +206,7 @@ def html(memo: Memo) -> str:
             "value": _value_attr(memo.figures[f"base.{key}"]),
             "notes": [w for w in warnings if key in w] if key in RETURN_KEYS else [],
         }
-        for key, label, unit, fmt in shown()
+        for key, label, unit, fmt in shown(summary=memo.summary)
     ]
     cases = ["base", *memo.cases]
     case_table = []

@@ -231,6 +231,14 @@ class Throughput(_Section):
         (), description="Dated step changes in tokens/s per GPU, in month order"
     )
     source: str = Field("", description="Where the throughput figure comes from")
+    input_tokens_per_output_token: float | None = Field(
+        None,
+        ge=0,
+        le=100_000,
+        description="Input (prompt) tokens served per output token, e.g. the workload's mean "
+        "input length over its mean output length; default: from the measured curve's input "
+        "and output token rates or lengths, or the simulator's input and output lengths [ratio]",
+    )
     measured: MeasuredThroughput | None = Field(
         None, description="Take the throughput from a measured curve at the SLO"
     )

@@ -2,7 +2,8 @@
 
 `Market` is a drop-in superset of the section in models.py (today's fields keep their names and
 meaning: price_usd_per_mtok, price_decline_annual, contract_usd_per_gpu_hour, contract_share) and
-adds the curves of econ.market: constant-capability deflation given as a fall factor, a table of
+adds the token mix (input and cached input prices beside the output price, and the cache hit
+share), the curves of econ.market: constant-capability deflation given as a fall factor, a table of
 dated token prices, a GPU-hour rental market (a decline to a floor, or a table), contract renewals
 at the market price, and spot capacity selling tokens or GPU-hours; the rental price may come from
 a published index series (`rental_series`, resolved into the rental table by econ.batch through
@@ -14,6 +15,9 @@ A scenario file:
     [market]
     price_usd_per_mtok = 0.3261
     price_fall_factor_annual = 10.0          # a16z "LLMflation": 10x a year, a decline of 0.9
+    input_price_usd_per_mtok = 0.08          # prompt tokens, following the output price's path
+    cached_input_price_usd_per_mtok = 0.02   # prompt tokens served from the cache
+    cache_hit_share = 0.5
     contract_share = 0.6
     contract_usd_per_gpu_hour = 4.00
     contract_term_months = 36                # renewed at the market rental price
@@ -117,6 +121,39 @@ class Market(_Section):
         (),
         description="Token prices by month or date, instead of price_usd_per_mtok and a decline; "
         "interpolated monotonically (PCHIP in log price), held flat outside the table",
+    )
+    input_price_usd_per_mtok: float = Field(
+        0.0,
+        ge=0,
+        description="Price of uncached input (prompt) tokens in month 1; 0 = input tokens are "
+        "not charged, today's output-only pricing [USD per million tokens]",
+    )
+    cached_input_price_usd_per_mtok: float | None = Field(
+        None,
+        ge=0,
+        description="Price of input tokens served from the prompt cache in month 1; default: the "
+        "input price [USD per million tokens]",
+    )
+    cache_hit_share: float = Field(
+        0.0,
+        ge=0,
+        le=1,
+        description="Share of input tokens served from the prompt cache, billed at "
+        "cached_input_price_usd_per_mtok [fraction]",
+    )
+    input_price_decline_annual: float | None = Field(
+        None,
+        ge=0,
+        lt=1,
+        description="Annual fall of the input price; default: the input price follows the output "
+        "price's path (its decline or table) [fraction/year]",
+    )
+    cached_input_price_decline_annual: float | None = Field(
+        None,
+        ge=0,
+        lt=1,
+        description="Annual fall of the cached input price; default: it follows the output "
+        "price's path (the input price's, where no cached price is given) [fraction/year]",
     )
     contract_usd_per_gpu_hour: float = Field(
         0.0, ge=0, description="Contracted rental price for covered GPUs [USD/GPU-hour]"
@@ -241,6 +278,7 @@ class Market(_Section):
                 f"contract_share is {self.contract_share} but contract_usd_per_gpu_hour is "
                 f"{self.contract_usd_per_gpu_hour}; expected a price above 0 for contracted GPUs"
             )
+        self._check_token_mix()
         if self.spot_share is not None:
             total = self.contract_share + self.spot_share
             if abs(total - 1.0) > SHARE_TOLERANCE:
@@ -295,6 +333,30 @@ class Market(_Section):
                 "set; expected the market price of the spot GPU-hours"
             )
         return self
+
+    def _check_token_mix(self) -> None:
+        cached = self.cached_input_price_usd_per_mtok
+        if self.cache_hit_share > 0 and cached is None:
+            raise ValueError(
+                f"cache_hit_share is {self.cache_hit_share} but cached_input_price_usd_per_mtok "
+                "is not set; expected the price of input tokens served from the cache"
+            )
+        if cached is not None and cached > 0 and self.input_price_usd_per_mtok <= 0:
+            raise ValueError(
+                f"cached_input_price_usd_per_mtok is {cached} but input_price_usd_per_mtok is "
+                f"{self.input_price_usd_per_mtok}; expected an input price above 0 for the "
+                "uncached input tokens"
+            )
+        if self.cached_input_price_decline_annual is not None and cached is None:
+            raise ValueError(
+                "cached_input_price_decline_annual is set but cached_input_price_usd_per_mtok "
+                "is not; expected the month-1 price of cached input tokens"
+            )
+
+    @property
+    def charges_input_tokens(self) -> bool:
+        """Whether input tokens earn revenue (an input price above 0; a cached price needs one)."""
+        return self.input_price_usd_per_mtok > 0
 
 
 def compile_market(

@@ -388,6 +388,7 @@ class Scenario(Section):
         _check_service_window(self.fleet, horizon, "fleet")
         _check_payments(self.capex, self.fleet, "fleet")
         _check_construction_financing(self)
+        _check_token_mix(self)
         check_stack_fits_horizon(self.financing.stack, horizon)
         check_fleet_in_hall(
             self.fleet.gpu_count, self.fleet.gpus_per_rack, self.power, self.facility
@@ -489,6 +490,28 @@ def _check_construction_financing(scenario: Scenario) -> None:
             f"a construction period (fleet.service_start_month or capex.payments) is given with "
             f"{what}; expected it with financing.debt_share's loan and no vintages (the "
             "interest capitalized during construction is modelled for that loan only)"
+        )
+
+
+def _check_token_mix(scenario: Scenario) -> None:
+    """Input prices need the workload's input tokens per output token, given or from its source."""
+    market, throughput = scenario.market, scenario.throughput
+    if not market.charges_input_tokens:
+        return
+    ratio = throughput.input_tokens_per_output_token
+    price = f"market.input_price_usd_per_mtok is {market.input_price_usd_per_mtok:g}"
+    if ratio == 0:
+        raise ValueError(
+            f"{price} but throughput.input_tokens_per_output_token is 0; expected the input "
+            "tokens served per output token above 0 (no input tokens earn no input revenue: "
+            "set the input price to 0)"
+        )
+    if ratio is None and throughput.measured is None and throughput.simulated is None:
+        raise ValueError(
+            f"{price} but throughput.input_tokens_per_output_token is not set and the throughput "
+            "is a fixed figure; expected the input tokens served per output token (e.g. mean "
+            "input length / mean output length), or a measured or simulated source that "
+            "records them"
         )
 
 

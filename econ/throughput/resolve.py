@@ -29,6 +29,10 @@ class ResolvedThroughput:
     source: str
     warnings: tuple[str, ...] = ()
     speed_of_light_tokens_per_s_per_gpu: float | None = None
+    input_tokens_per_output_token: float | None = None
+    """Input tokens served per output token at the operating point, where the source records it."""
+    input_ratio_source: str = ""
+    """What the ratio was read from (the curve's token rates or lengths, the simulator's lengths)."""
 
 
 def resolve_throughput(section: Throughput, hardware: str) -> ResolvedThroughput | None:
@@ -90,7 +94,32 @@ def _measured(measured: dict, slo: ServiceLevel, hardware: str) -> ResolvedThrou
         hint = " (set throughput.measured.gpus)" if "GPU count" in str(exc) else ""
         raise ThroughputSourceError(f"{where}: {exc}{hint}") from None
     warnings = tuple(dict.fromkeys((*curve.warnings, *getattr(point, "warnings", ()))))
-    return ResolvedThroughput(float(point.tokens_per_s_per_gpu), source, warnings)
+    ratio, ratio_source = input_ratio_at(point)
+    return ResolvedThroughput(
+        float(point.tokens_per_s_per_gpu),
+        source,
+        warnings,
+        input_tokens_per_output_token=ratio,
+        input_ratio_source=ratio_source,
+    )
+
+
+def input_ratio_at(point) -> tuple[float | None, str]:
+    """Input tokens per output token at an operating point, and what it was read from.
+
+    The measured input and output token rates where the curve records both (they weigh each
+    request by its lengths, as revenue does), else its mean input and output lengths per
+    request; None where the curve records neither.
+    """
+    output = float(point.tokens_per_s_per_gpu)
+    rate = float(point.input_tokens_per_s_per_gpu)
+    if math.isfinite(rate) and rate >= 0 and math.isfinite(output) and output > 0:
+        return rate / output, "the curve's input and output token rates at the operating point"
+    isl = float(point.values.get("input_tokens_mean", math.nan))
+    osl = float(point.values.get("output_tokens_mean", math.nan))
+    if math.isfinite(isl) and isl >= 0 and math.isfinite(osl) and osl > 0:
+        return isl / osl, "the curve's mean input and output lengths at the operating point"
+    return None, ""
 
 
 def _simulated(simulated: dict, slo: ServiceLevel, hardware: str) -> ResolvedThroughput:
@@ -142,7 +171,13 @@ def _simulated(simulated: dict, slo: ServiceLevel, hardware: str) -> ResolvedThr
         "operating point"
     )
     return ResolvedThroughput(
-        tps, f"simulator: {llm.key} on {hw.key} at {precision}", tuple(warnings), float(ceiling)
+        tps,
+        f"simulator: {llm.key} on {hw.key} at {precision}",
+        tuple(warnings),
+        float(ceiling),
+        # Each simulated request prefills isl tokens and decodes osl.
+        input_tokens_per_output_token=float(isl) / float(osl),
+        input_ratio_source=f"the simulator's prefill and decode lengths ({isl:g} / {osl:g} tokens)",
     )
 
 
