@@ -154,6 +154,8 @@ class ScenarioBatch:
         throughput = compile_throughput([row.throughput for row in rows], starts)
         market = compile_market([row.market for row in rows], starts)
         series_warnings = _rental_series(rows, items, row_scenario, columns, market)
+        resale_warnings = _resale_tables(rows, items, row_scenario, market)
+        series_warnings = [(*a, *b) for a, b in zip(series_warnings, resale_warnings, strict=True)]
         extras = {
             **compile_payments([row.capex for row in rows]),
             **compile_policies([row.depreciation for row in rows]),
@@ -331,6 +333,44 @@ def _rental_series(rows, items, row_scenario, columns, market) -> list[tuple[str
         if series.contract_usd_per_gpu_hour is not None:
             columns["market.contract_usd_per_gpu_hour"][i] = series.contract_usd_per_gpu_hour
             market["contract_log_sd"][i] = series.contract_log_sd
+    return warnings
+
+
+RESALE_TABLE_KEYS = (
+    "resale_table_ages",
+    "resale_table_share",
+    "resale_table_share_low",
+    "resale_table_share_high",
+)
+"""Extras market.<key> (rows, k): each row's resale table points (econ.resale_index.row_table),
+NaN-padded; all NaN where the scenario gives no resale table."""
+
+
+def _resale_tables(rows, items, row_scenario, market) -> list[tuple[str, ...]]:
+    """Each row's resale value table (market.resale_value_table or the points of its
+    resale_series for the row's GPU) into `market` as RESALE_TABLE_KEYS; returns each row's
+    warnings. The band (market.resale_band) stays a column, applied by the engine."""
+    from econ.resale_index import row_table
+
+    tables, warnings = [], []
+    for i, row in enumerate(rows):
+        try:
+            table = row_table(row.market, row.fleet.hardware)
+        except InputError as exc:
+            raise _in_file(exc, items[row_scenario[i]].source_file) from None
+        tables.append(table)
+        warnings.append(() if table is None or table.warning is None else (table.warning,))
+    width = max([1, *(t.ages.size for t in tables if t is not None)])
+    for key in RESALE_TABLE_KEYS:
+        market[key] = np.full((len(rows), width), np.nan)
+    for i, table in enumerate(tables):
+        if table is None:
+            continue
+        k = table.ages.size
+        market["resale_table_ages"][i, :k] = table.ages
+        market["resale_table_share"][i, :k] = table.share
+        market["resale_table_share_low"][i, :k] = table.share_low
+        market["resale_table_share_high"][i, :k] = table.share_high
     return warnings
 
 

@@ -63,6 +63,7 @@ def run(args) -> int:
             gain_usd=table.gain_usd.map("{:+,.0f}".format),
             irr_project_annual=table.irr_project_annual.map("{:.1%}".format),
             lcot_usd_per_mtok=table.lcot_usd_per_mtok.map("{:.4f}".format),
+            sale_proceeds_usd=table.sale_proceeds_usd.map("{:,.0f}".format),
         )
         print(shown.to_string())
     return 0
