@@ -41,6 +41,7 @@ from pathlib import Path
 import numpy as np
 
 from econ.errors import InputError
+from econ.index_files import data_rows, modified_stamp, read_text
 
 COLUMNS = ("date", "series", "gpu", "term_months", "usd_per_gpu_hour", "source")
 """Columns of an index file, in order."""
@@ -89,44 +90,14 @@ def catalog_path() -> Path:
 
 def read_index(path: str | os.PathLike) -> tuple[IndexPoint, ...]:
     """Points of an index file, validated; errors name the file, the row (line) and the column."""
-    name = str(path)
-    try:
-        text = Path(path).read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError) as exc:
-        why = getattr(exc, "strerror", None) or "not UTF-8 text"
-        raise RentalIndexError(f"{name}: cannot read the rental index file ({why})") from None
-    return parse_index(text, name)
+    return parse_index(read_text(path, "rental index file", RentalIndexError), str(path))
 
 
 def parse_index(text: str, name: str = "<index>") -> tuple[IndexPoint, ...]:
-    expected = ", ".join(COLUMNS)
-    rows = list(csv.reader(io.StringIO(text)))
-    if not rows:
-        raise RentalIndexError(f"{name}: empty file; expected a CSV header {expected}")
-    header = [h.strip() for h in rows[0]]
-    missing = [c for c in COLUMNS if c not in header]
-    if missing or len(header) != len(COLUMNS) or tuple(header) != COLUMNS:
-        what = (
-            f"column {missing[0]} is missing"
-            if missing
-            else f"{len(header)} columns"
-            if len(header) != len(COLUMNS)
-            else "the columns are in another order"
-        )
-        raise RentalIndexError(
-            f"{name}: line 1 (header): {what}; expected a rental index file with the columns "
-            f"{expected}"
-        )
     points = []
     last: dict[tuple[str, str, int], tuple[dt.date, int]] = {}
-    for line, row in enumerate(rows[1:], start=2):
-        if not row or all(not cell.strip() for cell in row):
-            continue
-        if len(row) != len(COLUMNS):
-            raise RentalIndexError(
-                f"{name}: line {line}: {len(row)} fields; expected {len(COLUMNS)} ({expected})"
-            )
-        point = _point(name, line, [cell.strip() for cell in row])
+    for line, cells in data_rows(text, name, COLUMNS, "rental index file", RentalIndexError):
+        point = _point(name, line, cells)
         key = (point.series, point.gpu, point.term_months)
         if key in last and not point.date > last[key][0]:
             earlier_date, earlier_line = last[key]
@@ -139,7 +110,9 @@ def parse_index(text: str, name: str = "<index>") -> tuple[IndexPoint, ...]:
         last[key] = (point.date, line)
         points.append(point)
     if not points:
-        raise RentalIndexError(f"{name}: no data rows; expected one dated point a row ({expected})")
+        raise RentalIndexError(
+            f"{name}: no data rows; expected one dated point a row ({', '.join(COLUMNS)})"
+        )
     return tuple(points)
 
 
@@ -177,11 +150,7 @@ def _point(name: str, line: int, cells: list[str]) -> IndexPoint:
 def load_catalog(path: str | os.PathLike | None = None) -> tuple[IndexPoint, ...]:
     """The shipped index (models/market/rental_index.csv), or another index file."""
     target = Path(path) if path is not None else catalog_path()
-    try:
-        stamp = target.stat().st_mtime_ns
-    except OSError:
-        stamp = None
-    return _cached(str(target), stamp)
+    return _cached(str(target), modified_stamp(target))
 
 
 @lru_cache(maxsize=8)

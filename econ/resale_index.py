@@ -19,9 +19,7 @@ DataFrame for the app.
 
 from __future__ import annotations
 
-import csv
 import datetime as dt
-import io
 import math
 import os
 import re
@@ -32,6 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from econ.errors import InputError
+from econ.index_files import data_rows, modified_stamp, read_text
 from econ.resale import MAX_AGE_MONTHS, resale_share
 
 COLUMNS = ("series", "gpu", "age_months", "share", "share_low", "share_high", "as_of", "source")
@@ -96,73 +95,50 @@ def catalog_path() -> Path:
 
 def read_index(path: str | os.PathLike) -> tuple[ResalePoint, ...]:
     """Points of a resale index file, validated; errors name the file, the line and the column."""
-    name = str(path)
-    try:
-        text = Path(path).read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError) as exc:
-        why = getattr(exc, "strerror", None) or "not UTF-8 text"
-        raise ResaleIndexError(f"{name}: cannot read the resale index file ({why})") from None
-    return parse_index(text, name)
+    return parse_index(read_text(path, "resale index file", ResaleIndexError), str(path))
 
 
 def parse_index(text: str, name: str = "<resale index>") -> tuple[ResalePoint, ...]:
-    expected = ", ".join(COLUMNS)
-    try:
-        rows = list(csv.reader(io.StringIO(text)))
-    except csv.Error:
-        raise ResaleIndexError(f"{name}: not a CSV file; expected the columns {expected}") from None
-    if not rows:
-        raise ResaleIndexError(f"{name}: empty file; expected a CSV header {expected}")
-    header = tuple(h.strip() for h in rows[0])
-    if header != COLUMNS:
-        missing = [c for c in COLUMNS if c not in header]
-        what = (
-            f"column {missing[0]} is missing"
-            if missing
-            else f"{len(header)} columns"
-            if len(header) != len(COLUMNS)
-            else "the columns are in another order"
-        )
-        raise ResaleIndexError(
-            f"{name}: line 1 (header): {what}; expected a resale index file with the columns "
-            f"{expected}"
-        )
     points: list[ResalePoint] = []
     last: dict[tuple[str, str], tuple[ResalePoint, int]] = {}
-    for line, row in enumerate(rows[1:], start=2):
-        if not row or all(not cell.strip() for cell in row):
-            continue
-        if len(row) != len(COLUMNS):
-            raise ResaleIndexError(
-                f"{name}: line {line}: {len(row)} fields; expected {len(COLUMNS)} ({expected})"
-            )
-        point = _point(name, line, [cell.strip() for cell in row])
+    for line, cells in data_rows(text, name, COLUMNS, "resale index file", ResaleIndexError):
+        point = _point(name, line, cells)
         key = (point.series, point.gpu)
         if key in last:
-            before, before_line = last[key]
-            where = (
-                f"{name}: line {line}, column {{}}: {{}} line {before_line} of the same series "
-                f"{point.series}, gpu {point.gpu}"
-            )
-            if point.age_months <= before.age_months:
-                order = "repeats" if point.age_months == before.age_months else "comes before"
-                raise ResaleIndexError(
-                    where.format("age_months", f"age {point.age_months} {order} the age on")
-                    + "; expected strictly increasing ages within a curve"
-                )
-            for column in ("share", "share_low", "share_high"):
-                now, then = getattr(point, column), getattr(before, column)
-                if now is not None and then is not None and now > then:
-                    raise ResaleIndexError(
-                        where.format(column, f"{now:g} is above the {then:g} of the younger age on")
-                        + "; expected shares that do not rise with age (a used GPU does not gain "
-                        "value as it ages)"
-                    )
+            _check_order(name, line, point, *last[key])
         last[key] = (point, line)
         points.append(point)
     if not points:
-        raise ResaleIndexError(f"{name}: no data rows; expected one point a row ({expected})")
+        raise ResaleIndexError(
+            f"{name}: no data rows; expected one point a row ({', '.join(COLUMNS)})"
+        )
     return tuple(points)
+
+
+def _check_order(name: str, line: int, point: ResalePoint, before: ResalePoint, at: int) -> None:
+    """Ages strictly increasing down a curve, shares (and their low and high) not rising."""
+
+    def refuse(column: str, said: str, expected: str) -> ResaleIndexError:
+        return ResaleIndexError(
+            f"{name}: line {line}, column {column}: {said} line {at} of the same series "
+            f"{point.series}, gpu {point.gpu}; expected {expected}"
+        )
+
+    if point.age_months <= before.age_months:
+        order = "repeats" if point.age_months == before.age_months else "comes before"
+        raise refuse(
+            "age_months",
+            f"age {point.age_months} {order} the age on",
+            "strictly increasing ages within a curve",
+        )
+    for column in ("share", "share_low", "share_high"):
+        now, then = getattr(point, column), getattr(before, column)
+        if now is not None and then is not None and now > then:
+            raise refuse(
+                column,
+                f"{now:g} is above the {then:g} of the younger age on",
+                "shares that do not rise with age (a used GPU does not gain value as it ages)",
+            )
 
 
 def _point(name: str, line: int, cells: list[str]) -> ResalePoint:
@@ -213,11 +189,7 @@ def _point(name: str, line: int, cells: list[str]) -> ResalePoint:
 def load_catalog(path: str | os.PathLike | None = None) -> tuple[ResalePoint, ...]:
     """The shipped resale index (models/market/resale_index.csv), or another index file."""
     target = Path(path) if path is not None else catalog_path()
-    try:
-        stamp = target.stat().st_mtime_ns
-    except OSError:
-        stamp = None
-    return _cached(str(target), stamp)
+    return _cached(str(target), modified_stamp(target))
 
 
 @lru_cache(maxsize=8)
@@ -266,22 +238,42 @@ def curve_frame(curve: ResaleCurve | None = None, *, ages=None, table=None, band
     age_months, share, share_low, share_high and share_at_band (the curve at band position
     `band`, econ.resale.band_shares), by month of age 0..`ages` (default: the last point + 12).
     """
+    table_ages, mid, low, high = _arrays(curve, table)
+    return _frame(table_ages, mid, low, high, ages, band)
+
+
+def scenario_curve_frame(scenario, ages=None):
+    """A scenario's own resale curve (its resale_value_table, or its resale_series for its own
+    fleet's GPU) at its market.resale_band, as `curve_frame` gives it; None without one."""
+    table = row_table(scenario.market, scenario.fleet.hardware)
+    if table is None:
+        return None
+    return _frame(
+        table.ages,
+        table.share,
+        table.share_low,
+        table.share_high,
+        scenario.horizon if ages is None else ages,
+        scenario.market.resale_band,
+    )
+
+
+def _frame(table_ages, mid, low, high, ages, band):
     import pandas as pd
 
     from econ.resale import band_shares
 
-    table_ages, mid, low, high = _arrays(curve, table)
     count = int(table_ages[-1]) + 12 if ages is None else int(ages)
     months = np.arange(count + 1, dtype=float)
-    curves_by = {
+    by = {
         "share": resale_share(table_ages, mid, months),
         "share_low": resale_share(table_ages, np.where(np.isnan(low), mid, low), months),
         "share_high": resale_share(table_ages, np.where(np.isnan(high), mid, high), months),
     }
-    curves_by["share_at_band"] = band_shares(
-        curves_by["share"], curves_by["share_low"], curves_by["share_high"], np.asarray(band)
+    by["share_at_band"] = band_shares(
+        by["share"], by["share_low"], by["share_high"], np.asarray(band)
     )
-    return pd.DataFrame({"age_months": months.astype(int), **curves_by})
+    return pd.DataFrame({"age_months": months.astype(int), **by})
 
 
 def _arrays(curve, table):
@@ -362,4 +354,5 @@ __all__ = [
     "parse_index",
     "read_index",
     "row_table",
+    "scenario_curve_frame",
 ]
