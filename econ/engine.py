@@ -518,14 +518,15 @@ def _project(b: ScenarioBatch, monthly: bool = True) -> Projection:
         b, months, {k: to.lines(v) for k, v in rows.items()}, site, to, capex_row, built
     )
     metrics, components, facts = _summary_metrics(b, ledger, to, fleet, costs)
-    spread, no_table = _resale_spread(b, months, fleet, revenue, capital.resale)
+    row_spread = _resale_spread(b, months, fleet, revenue, capital.resale)
+    spread, no_table = _spread_metrics(b, fleet, row_spread)
     metrics.update(spread)
     monthly_lines = _monthly_lines(ledger) if monthly else {}
     warning_source = _warning_source(b, ledger, metrics, facts, fleet, costs, capital)
     vintage_table = None
     if not b.one_row_per_scenario:
         vintage_table = _vintage_table(
-            b, rows, fleet.gpu_count, fleet.retire, ledger.discount[fleet.scenario]
+            b, rows, fleet.gpu_count, fleet.retire, ledger.discount[fleet.scenario], row_spread
         )
     return Projection(
         names=b.names,
@@ -1355,36 +1356,40 @@ def _summary_metrics(b: ScenarioBatch, ledger: _Ledger, to: _Scenarios, fleet, c
 
 
 def _resale_spread(b: ScenarioBatch, months, fleet: _Fleet, revenue: _Revenue, resale):
-    """The rental-versus-resale spread of the scenario's own fleet over its first 12 months in
-    service (fewer where the horizon ends sooner), per GPU (econ.resale.rental_resale_spread);
-    and the scenarios without a resale table, whose spread is null by design."""
-    n = b.n
-    first = np.flatnonzero(fleet.first_row)
-    no_table = np.ones(n, bool) if resale is None else ~resale.has[first]
-    out = {key: np.full(n, np.nan) for key in resale_mod.SPREAD_KEYS}
+    """The rental-versus-resale spread of each row (generation) over its first 12 months in
+    service (fewer where the horizon ends sooner), per GPU (econ.resale.rental_resale_spread),
+    NaN where the row has no resale table or no market rental price; None without any table."""
     if resale is None:
-        return out, no_table
-    start, purchase = fleet.start[first], fleet.purchase[first]
+        return None
+    start, purchase = fleet.start, fleet.purchase
     calendar = start[:, None] + np.arange(MONTHS_PER_YEAR)[None, :]
-    inside = calendar <= b.horizon_months[:, None]
+    inside = calendar <= b.horizon_months[fleet.scenario][:, None]
     at = np.minimum(calendar, len(months) - 1)
-    price = np.where(inside, np.take_along_axis(revenue.rental[first], at, 1), 0.0)
-    utilization = np.where(inside, np.take_along_axis(fleet.utilization[first], at, 1), 0.0)
+    price = np.where(inside, np.take_along_axis(revenue.rental, at, 1), 0.0)
+    utilization = np.where(inside, np.take_along_axis(fleet.utilization, at, 1), 0.0)
     age_start = np.maximum(start - 1 - purchase, 0)  # age at the end of the month before service
     age_end = np.minimum(age_start + inside.sum(axis=1), resale.share.shape[1] - 1)
-    share = resale.share[first]
-    rows = np.arange(n)
+    rows = np.arange(b.rows)
     spread = resale_mod.rental_resale_spread(
         price,
         utilization,
-        share[rows, age_start],
-        share[rows, age_end],
-        resale.hardware_usd[first] / fleet.gpu_count[first],
+        resale.share[rows, age_start],
+        resale.share[rows, age_end],
+        resale.hardware_usd / fleet.gpu_count,
     )
-    priced = (price > 0).any(axis=1) & ~no_table
-    for key in resale_mod.SPREAD_KEYS:
-        out[key] = np.where(priced, spread[key], np.nan)
-    return out, no_table
+    priced = (price > 0).any(axis=1) & resale.has
+    return {key: np.where(priced, value, np.nan) for key, value in spread.items()}
+
+
+def _spread_metrics(b: ScenarioBatch, fleet: _Fleet, spread):
+    """The spread keys of each scenario (its own fleet's row), and the scenarios without a
+    resale table, whose spread is null by design."""
+    first = np.flatnonzero(fleet.first_row)
+    if spread is None:
+        nulls = {key: np.full(b.n, np.nan) for key in resale_mod.SPREAD_KEYS}
+        return nulls, np.ones(b.n, bool)
+    no_table = np.isnan(b.extras["market.resale_table_ages"][first]).all(axis=1)
+    return {key: spread[key][first] for key in resale_mod.SPREAD_KEYS}, no_table
 
 
 def _debt_metrics(ledger: _Ledger) -> dict[str, np.ndarray]:
@@ -2050,11 +2055,15 @@ def _delay(values, start_month):
     return np.where(source >= 0, shifted, 0.0)
 
 
-def _vintage_table(b: ScenarioBatch, rows: dict, gpu_count, retire, discount) -> pd.DataFrame:
+def _vintage_table(
+    b: ScenarioBatch, rows: dict, gpu_count, retire, discount, spread=None
+) -> pd.DataFrame:
     """Per-vintage operating figures of scenarios with vintages (pre-tax, pre-financing).
 
     Facility costs are shared by IT load; staff are charged to the first row; site capex
-    (an owned hall, a retrofit) stays with the fleet and is not in these figures.
+    (an owned hall, a retrofit) stays with the fleet and is not in these figures. Where the
+    batch has a resale table, each generation's rental-versus-resale spread (`spread`, per GPU,
+    its first year in service) is in the table too.
     """
     pv = lambda x: np.einsum("ij,ij->i", x, discount)  # noqa: E731
     revenue = rows["token_revenue_usd"] + rows["contract_revenue_usd"] + rows["spot_revenue_usd"]
@@ -2079,6 +2088,7 @@ def _vintage_table(b: ScenarioBatch, rows: dict, gpu_count, retire, discount) ->
             "ebitda_usd": (revenue - costs).sum(axis=1),
             "npv_pre_tax_usd": pv(revenue - costs - rows["capex_usd"] + rows["proceeds_usd"]),
             "lcot_usd_per_mtok": lcot,
+            **(spread or {}),
         }
     ).set_index(["scenario", "vintage"])
 

@@ -427,3 +427,30 @@ def test_refresh_table_shows_the_old_fleet_resale_value():
     kept = refresh_analysis(load_scenario(REFRESH), "gb300", months=[24])
     assert kept.table.sale_proceeds_usd.iloc[0] != pytest.approx(hardware * 0.425)
     assert math.isfinite(kept.table.sale_proceeds_usd.iloc[0])
+
+
+def test_each_generation_has_its_spread_in_the_vintage_table():
+    data = read_toml(REFRESH)
+    data["market"].update(
+        resale_series="GLRI/ResidualGuide", resale_series_gpu="H100", rental_usd_per_gpu_hour=2.5
+    )
+    result = project(validate_dict(data))
+    table = result.vintages.loc["h200-fleet-gb300-refresh"]
+    # earnings: 2.5 x 8760 x 0.65 for both; losses: hardware per GPU x (1 - 0.625)
+    assert table.rental_earnings_usd_per_gpu_year.tolist() == pytest.approx([14235.0, 14235.0])
+    h200 = 310000.0 / 8
+    gb300 = 3_000_000.0 / 72  # a GB300 NVL72 rack per GPU (its networking does not resell)
+    assert table.resale_loss_usd_per_gpu_year.tolist() == pytest.approx(
+        [h200 * 0.375, gb300 * 0.375]
+    )
+    assert result.metrics["rental_resale_spread_usd_per_gpu_year"][0] == pytest.approx(
+        14235.0 - h200 * 0.375
+    )
+
+
+def test_a_scenarios_own_curve_for_the_app():
+    scenario = validate_dict(_scenario(resale_series="GLRI/ResidualGuide", resale_band=-1))
+    frame = rx.scenario_curve_frame(scenario)
+    assert frame.age_months.iloc[-1] == scenario.horizon
+    assert frame.share_at_band.iloc[24] == pytest.approx(0.40)  # the low end at 24 months
+    assert rx.scenario_curve_frame(validate_dict(_scenario())) is None
