@@ -454,3 +454,26 @@ def test_a_scenarios_own_curve_for_the_app():
     assert frame.age_months.iloc[-1] == scenario.horizon
     assert frame.share_at_band.iloc[24] == pytest.approx(0.40)  # the low end at 24 months
     assert rx.scenario_curve_frame(validate_dict(_scenario())) is None
+
+
+def test_montecarlo_and_refresh_on_the_command_line(tmp_path, capsys):
+    import tomli_w
+
+    path = tmp_path / "resale.toml"
+    path.write_text(tomli_w.dumps(_scenario(resale_value_table=GLRI_TABLE)))
+    args = ["montecarlo", str(path), "--dist", "market.resale_band=uniform(-1, 1)", "-n", "64"]
+    assert main([*args, "--output", "npv_usd", "--format", "json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["metadata"]["plan"]["distributions"]["market.resale_band"]["dist"] == "uniform"
+    # outside the field's bounds -1..1: refused with exit 3
+    bad = ["montecarlo", str(path), "--dist", "market.resale_band=uniform(-2, 1)", "-n", "8"]
+    assert main(bad) == 3
+    assert "market.resale_band" in capsys.readouterr().err
+    refresh = tmp_path / "refresh.toml"
+    data = read_toml(REFRESH)
+    data["market"].update(resale_series="GLRI/ResidualGuide", resale_series_gpu="H100")
+    refresh.write_text(tomli_w.dumps(data))
+    assert main(["refresh", str(refresh), "--vintage", "gb300", "--format", "json"]) == 0
+    months = json.loads(capsys.readouterr().out)["months"]
+    at_24 = next(m for m in months if m["refresh_month"] == 24)
+    assert at_24["sale_proceeds_usd"] == pytest.approx(1024 * 310000.0 / 8 * 0.425)
