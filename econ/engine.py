@@ -1128,7 +1128,9 @@ def _ledger(b: ScenarioBatch, months, lines, site, to: _Scenarios, capex_row, bu
         built is not None,
         market_collateral,
     )
-    stack = _finance(b, to.first, horizon, months, capex, tax_rate, discount_annual, built, sizing)
+    stack = _finance(
+        b, to.first, horizon, months, capex, tax_rate, discount_annual, built, sizing
+    )
     interest = stack.lines["interest_expense_usd"]
     income_tax, current_tax, deferred, consumed, net_income = _tax(
         ebitda,
@@ -1645,7 +1647,9 @@ def _method_params(b: ScenarioBatch, path: str, side: str) -> dict[str, np.ndarr
     return params
 
 
-def _finance(b, first, horizon, months, capex, tax_rate, discount_annual, built=None, sizing=None):
+def _finance(
+    b, first, horizon, months, capex, tax_rate, discount_annual, built=None, sizing=None
+):
     """The capital stack's schedules: the general stack, or the closed form of its common case.
 
     With a construction period (`built`, econ.construction) the debt_share loan is the
