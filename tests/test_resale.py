@@ -477,3 +477,29 @@ def test_montecarlo_and_refresh_on_the_command_line(tmp_path, capsys):
     months = json.loads(capsys.readouterr().out)["months"]
     at_24 = next(m for m in months if m["refresh_month"] == 24)
     assert at_24["sale_proceeds_usd"] == pytest.approx(1024 * 310000.0 / 8 * 0.425)
+
+
+def test_rows_with_and_without_a_table_in_one_batch_keep_their_own_figures():
+    plain, resold = (
+        validate_dict(_scenario()),
+        validate_dict(_scenario(resale_value_table=GLRI_TABLE)),
+    )
+    together = project([plain, resold, plain])
+    alone = project(plain)
+    for key in ("npv_usd", "irr_project_annual", "lcot_usd_per_mtok"):
+        assert together.metrics[key][[0, 2]] == pytest.approx(
+            [alone.metrics[key][0]] * 2, rel=1e-12
+        )
+        assert together.metrics[key][1] == pytest.approx(project(resold).metrics[key][0], rel=1e-12)
+    assert together.warnings[0] == alone.warnings[0]
+
+
+def test_a_bad_table_in_a_scenario_file_exits_3_naming_the_point(tmp_path, capsys):
+    import tomli_w
+
+    path = tmp_path / "bad.toml"
+    table = [{"age_months": 12, "share": 0.5}, {"age_months": 24, "share": 0.7}]
+    path.write_text(tomli_w.dumps(_scenario(resale_value_table=table)))
+    assert main(["project", str(path)]) == 3
+    err = capsys.readouterr().err
+    assert "resale_value_table[1].share" in err and "Traceback" not in err
