@@ -16,7 +16,7 @@ b in [-1, 1] picks a curve between them, linearly on each side of the mid:
 
 so b = -1, 0, 1 are the low, mid and high curves (Monte Carlo draws b).
 
-The resale value of a row of GPUs at age a is V(a) = s(a) x H, where H is the row's hardware
+The resale value of a row of GPUs at age a is V(a) = s_b(a) x H, where H is the row's hardware
 cost with its spares (capex.gpu_price_usd, or the system price per GPU, x (1 + spares_share) x
 GPUs): networking, storage and installation do not resell with the GPUs.
 
@@ -30,6 +30,15 @@ a to a + 12):
 with p_m the market rental price [USD/GPU-hour], u_m the utilization and 730 = 8760 / 12 the
 hours of a month. S > 0: a year of renting earns more than the year's ageing costs in resale
 value (before power, facility and opex), so holding and renting beats selling now.
+
+References
+----------
+GPU Lease Rate Index (GLRI), H100 residual value guide (updated 2026-01-08): residuals of 60-65%,
+40-45%, 25-35%, 15-20% and 10-15% of MSRP after years 1 to 5, the shipped GLRI/ResidualGuide
+series and the reference values of tests/test_resale.py. SpotWire valuator data v0.6
+(CC-BY-4.0, 2026-06-04): vintage curves and liquidation factors. Yescombe, *Principles of
+Project Finance*, 2nd ed. (2014), section 12.5.4 (asset cover: debt against the market value
+of the collateral). docs/market.md gives every source and what was not found.
 """
 
 from __future__ import annotations
