@@ -55,7 +55,8 @@ def run(args) -> int:
         print(f"keep to the horizon:   NPV {result.npv_keep_usd:,.0f} USD")
         print(
             f"refresh in month {result.best_month}: NPV {result.npv_best_usd:,.0f} USD "
-            f"({result.gain_usd:+,.0f} USD), {int(table['new_gpu_count'].iloc[0]):,} new GPUs"
+            f"({result.gain_usd:+,.0f} USD), {int(table['new_gpu_count'].iloc[0]):,} new GPUs; "
+            f"the old fleet sells for {table.sale_proceeds_usd.loc[result.best_month]:,.0f} USD"
         )
         print()
         shown = table.assign(
