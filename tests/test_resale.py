@@ -446,6 +446,11 @@ def test_each_generation_has_its_spread_in_the_vintage_table():
     assert result.metrics["rental_resale_spread_usd_per_gpu_year"][0] == pytest.approx(
         14235.0 - h200 * 0.375
     )
+    # each generation sells at its own age: the H200s at 18 months (0.625 - 0.2 x 6/12), the
+    # GB300s bought in month 18 at the horizon, 54 months old (0.175 - 0.05 x 6/12)
+    disposal = result.lines["disposal_usd"][0]
+    assert disposal[18] == pytest.approx(1024 * h200 * 0.525)
+    assert disposal[72] == pytest.approx(720 * gb300 * 0.15)
 
 
 def test_a_scenarios_own_curve_for_the_app():
@@ -503,3 +508,17 @@ def test_a_bad_table_in_a_scenario_file_exits_3_naming_the_point(tmp_path, capsy
     assert main(["project", str(path)]) == 3
     err = capsys.readouterr().err
     assert "resale_value_table[1].share" in err and "Traceback" not in err
+
+
+@settings(max_examples=12, deadline=None)
+@given(
+    st.lists(st.floats(0.0, 1.0), min_size=3, max_size=3),
+    st.floats(0.0, 0.3),
+)
+def test_a_higher_curve_sells_for_more_and_lends_no_less(shares, lift):
+    shares = sorted(shares, reverse=True)
+    low = [{"age_months": a, "share": s} for a, s in zip((12, 24, 36), shares, strict=True)]
+    high = [{**p, "share": min(1.0, p["share"] + lift)} for p in low]  # still not rising
+    got = [project(validate_dict(_levered(resale_value_table=t))) for t in (low, high)]
+    assert got[0].lines["disposal_usd"][0, 30] <= got[1].lines["disposal_usd"][0, 30] + 1e-6
+    assert got[0].metrics["debt_usd_total"][0] <= got[1].metrics["debt_usd_total"][0] + 1e-6
