@@ -1,4 +1,5 @@
-"""`econ market list|show|import`: GPU-hour rental index series (econ.rental_index).
+"""`econ market list|show|import|resale`: GPU-hour rental index series (econ.rental_index) and
+used-GPU resale value series (econ.resale_index).
 
     econ market list                                   series, gpu, terms, dates, points, publisher
     econ market show CCIR/CRI-T2IF --gpu H100          the points and the fitted decay
@@ -18,7 +19,9 @@ import sys
 
 def register(subparsers) -> None:
     p = subparsers.add_parser(
-        "market", help="GPU-hour rental index series: list, show (with the fitted decay), import"
+        "market",
+        help="GPU-hour rental index series (list, show with the fitted decay, import) and "
+        "used-GPU resale value series (resale)",
     )
     sub = p.add_subparsers(dest="market_command", metavar="ACTION", required=True)
 
