@@ -246,6 +246,12 @@ class ScenarioBatch:
                 f"market.rental_series: the series is turned into prices when the scenario is "
                 f"compiled; expected one scenario per value, or {BAND_PATH} for its error band"
             )
+        if RESALE_BAND_PATH in (columns or {}) and not scenario.market.has_resale:
+            raise InputError(
+                f"{RESALE_BAND_PATH} is varied but scenario '{scenario.name}' gives no resale "
+                "table, so the band would change nothing; expected market.resale_value_table or "
+                "market.resale_series (with share_low and share_high for a band)"
+            )
         extras = {k: np.tile(v, (n,) + (1,) * (v.ndim - 1)) for k, v in one.extras.items()}
         band = (columns or {}).get(BAND_PATH)
         if band is not None and "market.rental_table_log_sd" in extras:
@@ -335,6 +341,8 @@ def _rental_series(rows, items, row_scenario, columns, market) -> list[tuple[str
             market["contract_log_sd"][i] = series.contract_log_sd
     return warnings
 
+
+RESALE_BAND_PATH = "market.resale_band"
 
 RESALE_TABLE_KEYS = (
     "resale_table_ages",

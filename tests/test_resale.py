@@ -522,3 +522,17 @@ def test_a_higher_curve_sells_for_more_and_lends_no_less(shares, lift):
     got = [project(validate_dict(_levered(resale_value_table=t))) for t in (low, high)]
     assert got[0].lines["disposal_usd"][0, 30] <= got[1].lines["disposal_usd"][0, 30] + 1e-6
     assert got[0].metrics["debt_usd_total"][0] <= got[1].metrics["debt_usd_total"][0] + 1e-6
+
+
+def test_varying_the_band_of_a_scenario_without_a_table_is_refused(tmp_path, capsys):
+    import tomli_w
+
+    from econ.errors import InputError
+
+    with pytest.raises(InputError, match="gives no resale table"):
+        ScenarioBatch.repeat(validate_dict(_scenario()), 2, {"market.resale_band": [-1, 1]})
+    path = tmp_path / "plain.toml"
+    path.write_text(tomli_w.dumps(_scenario()))
+    args = ["montecarlo", str(path), "--dist", "market.resale_band=uniform(-1, 1)", "-n", "8"]
+    assert main(args) == 3  # the sampler's own check of the draws against the scenario model
+    assert "no resale_value_table or resale_series" in capsys.readouterr().err
