@@ -154,6 +154,8 @@ class ScenarioBatch:
         throughput = compile_throughput([row.throughput for row in rows], starts)
         market = compile_market([row.market for row in rows], starts)
         series_warnings = _rental_series(rows, items, row_scenario, columns, market)
+        resale_warnings = _resale_tables(rows, items, row_scenario, market)
+        series_warnings = [(*a, *b) for a, b in zip(series_warnings, resale_warnings, strict=True)]
         extras = {
             **compile_payments([row.capex for row in rows]),
             **compile_policies([row.depreciation for row in rows]),
@@ -248,6 +250,12 @@ class ScenarioBatch:
                 f"{fixed[0]} cannot be varied in a batch of a scenario priced from "
                 f"market.rental_series: the series is turned into prices when the scenario is "
                 f"compiled; expected one scenario per value, or {BAND_PATH} for its error band"
+            )
+        if RESALE_BAND_PATH in (columns or {}) and not scenario.market.has_resale:
+            raise InputError(
+                f"{RESALE_BAND_PATH} is varied but scenario '{scenario.name}' gives no resale "
+                "table, so the band would change nothing; expected market.resale_value_table or "
+                "market.resale_series (with share_low and share_high for a band)"
             )
         extras = {k: np.tile(v, (n,) + (1,) * (v.ndim - 1)) for k, v in one.extras.items()}
         band = (columns or {}).get(BAND_PATH)
@@ -359,6 +367,44 @@ def _input_ratio(row: Scenario, resolved, columns, i: int) -> tuple[str, ...]:
             "expected the input tokens served per output token"
         )
     return ()
+RESALE_BAND_PATH = "market.resale_band"
+
+RESALE_TABLE_KEYS = (
+    "resale_table_ages",
+    "resale_table_share",
+    "resale_table_share_low",
+    "resale_table_share_high",
+)
+"""Extras market.<key> (rows, k): each row's resale table points (econ.resale_index.row_table),
+NaN-padded; all NaN where the scenario gives no resale table."""
+
+
+def _resale_tables(rows, items, row_scenario, market) -> list[tuple[str, ...]]:
+    """Each row's resale value table (market.resale_value_table or the points of its
+    resale_series for the row's GPU) into `market` as RESALE_TABLE_KEYS; returns each row's
+    warnings. The band (market.resale_band) stays a column, applied by the engine."""
+    from econ.resale_index import row_table
+
+    tables, warnings = [], []
+    for i, row in enumerate(rows):
+        try:
+            table = row_table(row.market, row.fleet.hardware)
+        except InputError as exc:
+            raise _in_file(exc, items[row_scenario[i]].source_file) from None
+        tables.append(table)
+        warnings.append(() if table is None or table.warning is None else (table.warning,))
+    width = max([1, *(t.ages.size for t in tables if t is not None)])
+    for key in RESALE_TABLE_KEYS:
+        market[key] = np.full((len(rows), width), np.nan)
+    for i, table in enumerate(tables):
+        if table is None:
+            continue
+        k = table.ages.size
+        market["resale_table_ages"][i, :k] = table.ages
+        market["resale_table_share"][i, :k] = table.share
+        market["resale_table_share_low"][i, :k] = table.share_low
+        market["resale_table_share_high"][i, :k] = table.share_high
+    return warnings
 
 
 def compile_payments(capexes) -> dict[str, np.ndarray]:

@@ -32,6 +32,7 @@ from econ import impairment as impairment_mod
 from econ import metrics as metrics_mod
 from econ import opex as opex_mod
 from econ import power as power_mod
+from econ import resale as resale_mod
 from econ.arrays import cumsum_months, snap_to_zero
 from econ.batch import ScenarioBatch, field_kinds
 from econ.capital import stack_schedule
@@ -172,6 +173,7 @@ SUMMARY_COLUMNS = (
     "lcot_usd_per_mtok_all_tokens",
     "input_tokens_total",
     *(f"{kind}_revenue_usd_total" for kind in TOKEN_KINDS),
+    *resale_mod.SPREAD_KEYS,
 )
 
 MIN_EQUITY_SHARE_FOR_IRR = 0.05
@@ -205,6 +207,9 @@ class Projection:
     components: dict[str, np.ndarray]
     vintages: pd.DataFrame | None = None
     warning_source: Callable[[], list[list[str]]] | None = field(default=None, repr=False)
+    not_applicable: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
+    """metric key -> bool (n,): scenarios that do not give the metric's input (the resale spread
+    without a resale table), whose null is by design and not a warning (docs/market.md)"""
 
     overflowed: dict[str, np.ndarray] = field(default_factory=dict, init=False, repr=False)
 
@@ -220,7 +225,12 @@ class Projection:
 
         Every null metric is named in one of them, with its reason (econ.undefined)."""
         found = self.warning_source() if self.warning_source else [[] for _ in self.names]
-        return explain(found, self.metrics, self.overflowed, self.components)
+        metrics = self.metrics
+        if self.not_applicable:
+            metrics = dict(metrics)
+            for key, rows in self.not_applicable.items():
+                metrics[key] = np.where(rows, 0.0, metrics[key])
+        return explain(found, metrics, self.overflowed, self.components)
 
     def __len__(self) -> int:
         return len(self.names)
@@ -470,6 +480,9 @@ def _join(parts: list[Projection]) -> Projection:
         },
         vintages=pd.concat(vintages) if vintages else None,
         warning_source=lambda: [w for p in parts for w in p.warnings],
+        not_applicable={
+            k: np.concatenate([p.not_applicable[k] for p in parts]) for k in parts[0].not_applicable
+        },
     )
 
 
@@ -523,12 +536,15 @@ def _project(b: ScenarioBatch, monthly: bool = True) -> Projection:
         b, months, {k: to.lines(v) for k, v in rows.items()}, site, to, capex_row, built
     )
     metrics, components, facts = _summary_metrics(b, ledger, to, fleet, costs)
+    row_spread = _resale_spread(b, months, fleet, revenue, capital.resale)
+    spread, no_table = _spread_metrics(b, fleet, row_spread)
+    metrics.update(spread)
     monthly_lines = _monthly_lines(ledger) if monthly else {}
     warning_source = _warning_source(b, ledger, metrics, facts, fleet, costs, capital)
     vintage_table = None
     if not b.one_row_per_scenario:
         vintage_table = _vintage_table(
-            b, rows, fleet.gpu_count, fleet.retire, ledger.discount[fleet.scenario]
+            b, rows, fleet.gpu_count, fleet.retire, ledger.discount[fleet.scenario], row_spread
         )
     return Projection(
         names=b.names,
@@ -540,6 +556,7 @@ def _project(b: ScenarioBatch, monthly: bool = True) -> Projection:
         components=components,
         vintages=vintage_table,
         warning_source=warning_source,
+        not_applicable={key: no_table for key in resale_mod.SPREAD_KEYS},
     )
 
 
@@ -878,6 +895,38 @@ class _Capital:
     impairment_month: np.ndarray
     impairment_loss: np.ndarray
     carrying_at_sale: np.ndarray
+    resale: _Resale | None = None
+
+
+@dataclass(frozen=True)
+class _Resale:
+    """Each row's resale value by age (market.resale_value_table or resale_series)."""
+
+    has: np.ndarray  # bool (rows,) the row has a resale table
+    share: np.ndarray  # (rows, T+1) share of the new hardware price by age in months (1: none)
+    hardware_usd: np.ndarray  # (rows,) hardware cost with spares: what resells [USD]
+
+    def proceeds_usd(self, held):
+        """Sale proceeds at retirement after `held` months (NaN where no table)."""
+        value = resale_mod.proceeds_at_retirement_usd(self.hardware_usd, self.share, held)
+        return np.where(self.has, value, np.nan)
+
+
+def _resale_rows(b: ScenarioBatch, months, fleet: _Fleet) -> _Resale | None:
+    """The rows' resale curves at market.resale_band, or None where no row has a table."""
+    ages = b.extras.get("market.resale_table_ages")
+    if ages is None or np.isnan(ages).all():
+        return None
+    has = ~np.isnan(ages).all(axis=1)
+    curves = [
+        resale_mod.resale_share(ages, b.extras[f"market.resale_table_{name}"], months)
+        for name in ("share", "share_low", "share_high")
+    ]
+    share = np.where(has[:, None], resale_mod.band_shares(*curves, b["market.resale_band"]), 1.0)
+    hardware = capex_mod.hardware_usd_per_gpu(
+        b["capex.gpu_price_usd"], b["capex.system_price_usd"], b["capex.gpus_per_system"]
+    ) * (1.0 + b["capex.spares_share"])
+    return _Resale(has, share, hardware * fleet.gpu_count)
 
 
 def _capital_rows(b, months, fleet: _Fleet, cost, revenue: _Revenue, ebitda, discount_annual):
@@ -901,15 +950,22 @@ def _capital_rows(b, months, fleet: _Fleet, cost, revenue: _Revenue, ebitda, dis
         "token_price": since(revenue.token_price),
         "rental_price": since(revenue.rental),
     }
+    resale = _resale_rows(b, months, fleet)
+    if resale is not None:
+        curves["resale_value"] = resale.share
     book, tax_dep, own = _depreciation_rows(b, months, fleet, cost, in_service, curves, since)
     impairment = _impairment_rows(
-        b, months, fleet, cost, book, in_service, curves, since, ebitda, discount_annual
+        b, months, fleet, cost, book, in_service, curves, since, ebitda, discount_annual, resale
     )
     book = impairment.depreciation_usd
-    # Sale when the row retires: at book value, or at the given share of cost.
+    # Sale when the row retires: at book value, at the given share of cost, or at the resale
+    # value of its hardware at its age then.
     carrying = dep.book_value(cost, book, impairment.impairment_usd)
     carrying_at_sale = carrying[np.arange(b.rows), held]
-    sale = dep.sale_proceeds_usd(carrying_at_sale, b["depreciation.sale_value_share"] * cost)
+    sale_value = b["depreciation.sale_value_share"] * cost
+    if resale is not None:
+        sale_value = np.where(resale.has, resale.proceeds_usd(held), sale_value)
+    sale = dep.sale_proceeds_usd(carrying_at_sale, sale_value)
     booked = dep.dispose(
         book, cost, months, held, sale, impairment.impairment_usd, in_service, carrying
     )
@@ -926,11 +982,17 @@ def _capital_rows(b, months, fleet: _Fleet, cost, revenue: _Revenue, ebitda, dis
         "gain_usd": booked.gain_usd,
         "tax_gain_usd": taxed.gain_usd,
     }
+    calendar = {k: _delay(v, purchase) for k, v in lines.items()}
+    if resale is not None:  # the lenders' collateral at market value (financing.max_ltv)
+        calendar["resale_collateral_usd"] = resale_mod.collateral_value_usd(
+            resale.hardware_usd, resale.share, fleet.since, held
+        )
     return _Capital(
-        lines={k: _delay(v, purchase) for k, v in lines.items()},
+        lines=calendar,
         impairment_month=impairment.month,
         impairment_loss=impairment.loss_usd,
         carrying_at_sale=carrying_at_sale,
+        resale=resale,
     )
 
 
@@ -993,8 +1055,13 @@ class _Impairment:
     tested: np.ndarray  # rows with an impairment test
 
 
-def _impairment_rows(b, months, fleet, cost, book, in_service, curves, since, ebitda, discount):
-    """Impairment of the book value where a price drop triggers a test (ASC 360 / IAS 36)."""
+def _impairment_rows(
+    b, months, fleet, cost, book, in_service, curves, since, ebitda, discount, resale=None
+):
+    """Impairment of the book value where a price drop triggers a test (ASC 360 / IAS 36).
+
+    With a resale table the cash flows end in its resale proceeds, and fair value may be the
+    resale value (fair_value_source 'resale_value': hardware cost x share at the age)."""
     n = b.rows
     impairment = np.zeros_like(book)
     impairment_month = np.full(n, -1)
@@ -1016,14 +1083,26 @@ def _impairment_rows(b, months, fleet, cost, book, in_service, curves, since, eb
     expected_sale = np.where(
         np.isnan(sale_share), b["depreciation.salvage_share"][tested], sale_share
     )
+    expected_sale_usd = expected_sale * cost_t
+    if resale is not None:
+        resold = resale.proceeds_usd(fleet.held)[tested]
+        expected_sale_usd = np.where(np.isnan(resold), expected_sale_usd, resold)
     flows = since(ebitda())[tested] * (m <= held[:, None]) + np.where(
-        m == held[:, None], (expected_sale * cost_t)[:, None], 0.0
+        m == held[:, None], expected_sale_usd[:, None], 0.0
     )
     value_in_use = impairment_mod.remaining_present_value_usd(flows, monthly_rate(discount[tested]))
-    by_market = _choice(b, "depreciation.impairment.fair_value_source")[tested] == "market_value"
+    source = _choice(b, "depreciation.impairment.fair_value_source")[tested]
     fair_value = np.where(
-        by_market[:, None], curves["market_value_table"][tested] * cost_t[:, None], value_in_use
+        (source == "market_value")[:, None],
+        curves["market_value_table"][tested] * cost_t[:, None],
+        value_in_use,
     )
+    if resale is not None:
+        fair_value = np.where(
+            (source == "resale_value")[:, None],
+            resale_mod.resale_value_usd(resale.hardware_usd[tested], resale.share[tested]),
+            fair_value,
+        )
     result = impairment_mod.impair(
         book[tested],
         cost_t,
@@ -1071,6 +1150,7 @@ class _Ledger:
     discount_annual: np.ndarray  # (n,)
     active: np.ndarray  # bool (n, T+1) months up to each horizon
     discount: np.ndarray  # discount factors (n, T+1), 0 after each horizon
+    market_collateral: np.ndarray | None = None  # (n, T+1) at resale value; NaN: book value
 
 
 def _ledger(b: ScenarioBatch, months, lines, site, to: _Scenarios, capex_row, built) -> _Ledger:
@@ -1086,8 +1166,18 @@ def _ledger(b: ScenarioBatch, months, lines, site, to: _Scenarios, capex_row, bu
     tax_rate = to.at_first(b["financing.tax_rate"])
     discount_annual = to.at_first(b["financing.discount_rate_annual"])
     depreciation = (book_depreciation, tax_depreciation)
+    market_collateral = _market_collateral(b, to.first, capex, book_depreciation, impairment, lines)
     sizing = _sizing(
-        b, to.first, horizon, capex, ebitda, lines, depreciation, impairment, built is not None
+        b,
+        to.first,
+        horizon,
+        capex,
+        ebitda,
+        lines,
+        depreciation,
+        impairment,
+        built is not None,
+        market_collateral,
     )
     stack = _finance(
         b, to.first, horizon, months, capex, tax_rate, discount_annual, built, sizing
@@ -1151,6 +1241,7 @@ def _ledger(b: ScenarioBatch, months, lines, site, to: _Scenarios, capex_row, bu
         discount_annual=discount_annual,
         active=active,
         discount=metrics_mod.discount_factors(discount_annual, months, active),
+        market_collateral=market_collateral,
     )
 
 
@@ -1332,6 +1423,43 @@ def _summary_metrics(b: ScenarioBatch, ledger: _Ledger, to: _Scenarios, fleet, c
     return metrics, components, facts
 
 
+def _resale_spread(b: ScenarioBatch, months, fleet: _Fleet, revenue: _Revenue, resale):
+    """The rental-versus-resale spread of each row (generation) over its first 12 months in
+    service (fewer where the horizon ends sooner), per GPU (econ.resale.rental_resale_spread),
+    NaN where the row has no resale table or no market rental price; None without any table."""
+    if resale is None:
+        return None
+    start, purchase = fleet.start, fleet.purchase
+    calendar = start[:, None] + np.arange(MONTHS_PER_YEAR)[None, :]
+    inside = calendar <= b.horizon_months[fleet.scenario][:, None]
+    at = np.minimum(calendar, len(months) - 1)
+    price = np.where(inside, np.take_along_axis(revenue.rental, at, 1), 0.0)
+    utilization = np.where(inside, np.take_along_axis(fleet.utilization, at, 1), 0.0)
+    age_start = np.maximum(start - 1 - purchase, 0)  # age at the end of the month before service
+    age_end = np.minimum(age_start + inside.sum(axis=1), resale.share.shape[1] - 1)
+    rows = np.arange(b.rows)
+    spread = resale_mod.rental_resale_spread(
+        price,
+        utilization,
+        resale.share[rows, age_start],
+        resale.share[rows, age_end],
+        resale.hardware_usd / fleet.gpu_count,
+    )
+    priced = (price > 0).any(axis=1) & resale.has
+    return {key: np.where(priced, value, np.nan) for key, value in spread.items()}
+
+
+def _spread_metrics(b: ScenarioBatch, fleet: _Fleet, spread):
+    """The spread keys of each scenario (its own fleet's row), and the scenarios without a
+    resale table, whose spread is null by design."""
+    first = np.flatnonzero(fleet.first_row)
+    if spread is None:
+        nulls = {key: np.full(b.n, np.nan) for key in resale_mod.SPREAD_KEYS}
+        return nulls, np.ones(b.n, bool)
+    no_table = np.isnan(b.extras["market.resale_table_ages"][first]).all(axis=1)
+    return {key: spread[key][first] for key in resale_mod.SPREAD_KEYS}, no_table
+
+
 def _debt_metrics(ledger: _Ledger) -> dict[str, np.ndarray]:
     """Debt drawn, what sized it, and the headroom under the DSCR covenant (n,) each.
 
@@ -1413,7 +1541,10 @@ def _monthly_lines(ledger: _Ledger) -> dict[str, np.ndarray]:
         "llcr": coverage["llcr"],
         "ltv": capital_mod.loan_to_value(
             debt["balance_usd"],
-            ledger.capex_total[:, None] + cumsum_months(capitalized - ledger.consumed),
+            _or_book(
+                ledger.market_collateral,
+                ledger.capex_total[:, None] + cumsum_months(capitalized - ledger.consumed),
+            ),
         )[0],
         "covenant_breach": (coverage["dscr_breach"] | coverage["llcr_breach"]).astype(float),
         "current_tax_usd": ledger.current_tax,
@@ -1459,7 +1590,8 @@ def _warning_source(b, ledger: _Ledger, metrics, facts, fleet: _Fleet, costs: _C
         "sold_before_life": (
             fleet.held < np.ceil(b["depreciation.life_years"] * MONTHS_PER_YEAR - 1e-9)
         )
-        & np.isnan(b["depreciation.sale_value_share"]),
+        & np.isnan(b["depreciation.sale_value_share"])
+        & (True if capital.resale is None else ~capital.resale.has),
         "measured_energy": costs.measured_energy,
         "impaired": capital.impairment_month >= 0,
     }
@@ -1492,6 +1624,9 @@ def _warning_source(b, ledger: _Ledger, metrics, facts, fleet: _Fleet, costs: _C
         "input_revenue": (
             ledger.lines["input_token_revenue_usd"] + ledger.lines["cached_input_token_revenue_usd"]
         ).any(axis=1),
+        "resale_collateral": np.zeros(b.n, bool)
+        if capital.resale is None
+        else capital.resale.has[np.flatnonzero(fleet.first_row)],
     }
     sc = fleet.scenario
     irr_rows = {
@@ -1713,14 +1848,28 @@ class _DebtSizing:
         )
 
 
-def _sizing(b, first, horizon, capex, ebitda, lines, depreciation, impairment, construction=False):
+def _sizing(
+    b,
+    first,
+    horizon,
+    capex,
+    ebitda,
+    lines,
+    depreciation,
+    impairment,
+    construction=False,
+    market_collateral=None,
+):
     """The debt sizing inputs, or None where no scenario sizes its debt or sculpts it.
 
     The debt is sized on CFADS before financing: EBITDA less the income tax the scenario would
     pay with no interest to deduct. Interest only lowers taxable income, so the tax actually paid
     is no higher and the realised DSCR is at or above the target (the tax shield of the debt is
     the lenders' cushion; no circular iteration). The collateral value for LTV is the book value:
-    capex paid so far less book depreciation and impairment.
+    capex paid so far less book depreciation and impairment; where the scenario gives a resale
+    table (market.resale_value_table or resale_series), the GPUs count at their resale value
+    instead (hardware x share at their age, until sold; econ.resale.collateral_value_usd) and the
+    site at its book value.
     """
     min_dscr = b["financing.size_to_min_dscr"][first]
     max_ltv = b["financing.max_ltv"][first]
@@ -1746,8 +1895,29 @@ def _sizing(b, first, horizon, capex, ebitda, lines, depreciation, impairment, c
         sculpted=sculpted,
         test_months=int(np.max(b["financing.covenants.test_months"])),
         cfads=cashflow.cash_flow_available_for_debt_service_usd(ebitda, income_tax),
-        value=cumsum_months(capex - book_depreciation - impairment),
+        value=_or_book(market_collateral, cumsum_months(capex - book_depreciation - impairment)),
     )
+
+
+def _or_book(market_collateral, book):
+    """The collateral at market value where a scenario has one, else the book value given."""
+    if market_collateral is None:
+        return book
+    return np.where(np.isnan(market_collateral), book, market_collateral)
+
+
+def _market_collateral(b, first, capex, book_depreciation, impairment, lines):
+    """The collateral the LTV limit and the ltv line test where a scenario gives a resale table
+    [USD, (n, T+1)]: the site's book value plus the GPUs at their resale value; NaN in the
+    scenarios without a table (their collateral is the book value); None where none has one."""
+    if "resale_collateral_usd" not in lines:
+        return None
+    has = ~np.isnan(b.extras["market.resale_table_ages"][first]).all(axis=1)
+    book = cumsum_months(capex - book_depreciation - impairment)
+    gpus_book = cumsum_months(
+        lines["capex_usd"] - lines["depreciation_usd"] - lines["impairment_usd"]
+    )
+    return np.where(has[:, None], book - gpus_book + lines["resale_collateral_usd"], np.nan)
 
 
 FAST_SINGLE_LOAN = True
@@ -1951,11 +2121,15 @@ def _delay(values, start_month):
     return np.where(source >= 0, shifted, 0.0)
 
 
-def _vintage_table(b: ScenarioBatch, rows: dict, gpu_count, retire, discount) -> pd.DataFrame:
+def _vintage_table(
+    b: ScenarioBatch, rows: dict, gpu_count, retire, discount, spread=None
+) -> pd.DataFrame:
     """Per-vintage operating figures of scenarios with vintages (pre-tax, pre-financing).
 
     Facility costs are shared by IT load; staff are charged to the first row; site capex
-    (an owned hall, a retrofit) stays with the fleet and is not in these figures.
+    (an owned hall, a retrofit) stays with the fleet and is not in these figures. Where the
+    batch has a resale table, each generation's rental-versus-resale spread (`spread`, per GPU,
+    its first year in service) is in the table too.
     """
     pv = lambda x: np.einsum("ij,ij->i", x, discount)  # noqa: E731
     revenue = rows["token_revenue_usd"] + rows["contract_revenue_usd"] + rows["spot_revenue_usd"]
@@ -1980,6 +2154,7 @@ def _vintage_table(b: ScenarioBatch, rows: dict, gpu_count, retire, discount) ->
             "ebitda_usd": (revenue - costs).sum(axis=1),
             "npv_pre_tax_usd": pv(revenue - costs - rows["capex_usd"] + rows["proceeds_usd"]),
             "lcot_usd_per_mtok": lcot,
+            **(spread or {}),
         }
     ).set_index(["scenario", "vintage"])
 
@@ -2100,7 +2275,8 @@ def _sizing_message(ctx, i) -> str:
     if not np.isnan(ctx["size_to_min_dscr"][i]):
         limits.append(f"a minimum DSCR of {ctx['size_to_min_dscr'][i]:g}x")
     if not np.isnan(ctx["max_ltv"][i]):
-        limits.append(f"a maximum LTV of {ctx['max_ltv'][i]:.0%} of book value")
+        collateral = "resale value" if ctx["resale_collateral"][i] else "book value"
+        limits.append(f"a maximum LTV of {ctx['max_ltv'][i]:.0%} of {collateral}")
     code = int(ctx["sizing_constraint"][i])
     share = ctx["debt_usd"][i] / ctx["capex_total"][i] if ctx["capex_total"][i] > 0 else 0.0
     return (

@@ -1,6 +1,8 @@
 """Fleet refresh: when does replacing the installed GPUs with a new generation pay best?
 
-A scenario's own fleet (vintage A) serves until it is retired and sold at book value; a vintage of
+A scenario's own fleet (vintage A) serves until it is retired and sold (at book value, at
+depreciation.sale_value_share, or at its resale value where the market gives a resale table:
+econ.resale); a vintage of
 the scenario (B) is bought in the month A retires, in the same power envelope, and serves from the
 next month. For every candidate month k the scenario is projected with A retired at k and B bought
 at k, all months in one batch; the month that maximizes NPV is the refresh month, and its NPV is
@@ -31,7 +33,8 @@ class Refresh:
     Attributes
     ----------
     table : DataFrame indexed by refresh month k: npv_usd, irr_project_annual, lcot_usd_per_mtok,
-        new_gpu_count, gain_usd (NPV minus the NPV of keeping)
+        new_gpu_count, gain_usd (NPV minus the NPV of keeping), sale_proceeds_usd (what the
+        old fleet sells for in month k: its resale value at that age with a resale table)
     best_month : the k with the highest NPV
     npv_keep_usd, npv_best_usd : NPV of keeping the fleet, and of refreshing at best_month [USD]
     """
@@ -139,6 +142,8 @@ def refresh_analysis(
     result = project([keep, *cases])
     metrics = result.metrics
     npv = metrics["npv_usd"][1:]
+    # The sale in month k is the old fleet's (the new vintage is bought then, sold at the end).
+    sold = result.lines["disposal_usd"][1 + np.arange(len(candidates)), candidates]
     table = pd.DataFrame(
         {
             "npv_usd": npv,
@@ -146,6 +151,7 @@ def refresh_analysis(
             "irr_project_annual": metrics["irr_project_annual"][1:],
             "lcot_usd_per_mtok": metrics["lcot_usd_per_mtok"][1:],
             "new_gpu_count": new_gpus,
+            "sale_proceeds_usd": sold,
         },
         index=pd.Index(candidates, name="refresh_month"),
     )

@@ -77,6 +77,17 @@ SUMMARY_METRICS: dict[str, tuple[str, str, str]] = {
     "debt_sizing_constraint": ("Debt sized by (0 none, 1 debt share, 2 DSCR, 3 LTV)", "", "count"),
     "dscr_headroom": ("DSCR headroom over the covenant", "x", "ratio"),
     "months_of_headroom": ("Debt service within the covenant", "months", "count"),
+    "rental_earnings_usd_per_gpu_year": (
+        "Rental earnings, first year in service",
+        "USD/GPU-year",
+        "usd",
+    ),
+    "resale_loss_usd_per_gpu_year": ("Resale value lost, first year", "USD/GPU-year", "usd"),
+    "rental_resale_spread_usd_per_gpu_year": (
+        "Rental less resale value lost, first year",
+        "USD/GPU-year",
+        "usd",
+    ),
     "cost_usd_per_gpu_hour": ("Levelized cost per GPU-hour", "USD/GPU-hour", "usd_per_mtok"),
     **{
         f"cost_usd_per_gpu_hour_{part}": (f"  of which {part}", "USD/GPU-hour", "usd_per_mtok")

@@ -41,6 +41,7 @@ from pathlib import Path
 import numpy as np
 
 from econ.errors import InputError
+from econ.index_files import data_rows, decode, modified_stamp, read_text
 
 COLUMNS = ("date", "series", "gpu", "term_months", "usd_per_gpu_hour", "source")
 """Columns of an index file, in order."""
@@ -89,82 +90,19 @@ def catalog_path() -> Path:
 
 def read_index(path: str | os.PathLike) -> tuple[IndexPoint, ...]:
     """Points of an index file, validated; errors name the file, the row (line) and the column."""
-    name = str(path)
-    try:
-        content = Path(path).read_bytes()
-    except OSError as exc:
-        raise RentalIndexError(
-            f"{name}: cannot read the rental index file ({exc.strerror})"
-        ) from None
-    return parse_index_bytes(content, name)
+    return parse_index(read_text(path, "rental index file", RentalIndexError), str(path))
 
 
 def parse_index_bytes(content: bytes, name: str = "<index>") -> tuple[IndexPoint, ...]:
     """Points of an index file's bytes (UTF-8, a byte-order mark allowed), as `read_index`."""
-    try:
-        text = content.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        raise RentalIndexError(
-            f"{name}: cannot read the rental index file (not UTF-8 text); expected a CSV with "
-            f"the columns {', '.join(COLUMNS)}"
-        ) from None
-    return parse_index(text, name)
-
-
-def _records(text: str, name: str, expected: str):
-    """(line, fields) of each CSV record in turn, numbered by the line it starts on (a quoted
-    field may span lines); a record that is not well-formed CSV (an unclosed quote, a field over
-    the csv module's size limit, a NUL character) is refused with its line."""
-    reader = csv.reader(io.StringIO(text), strict=True)
-    end = 0
-    while True:
-        try:
-            row = next(reader)
-        except StopIteration:
-            return
-        except csv.Error as exc:
-            raise RentalIndexError(
-                f"{name}: line {end + 1}: not a well-formed CSV record ({exc}); expected "
-                f"comma-separated fields {expected}"
-            ) from None
-        if any("\x00" in cell for cell in row):
-            raise RentalIndexError(
-                f"{name}: line {end + 1}: a NUL character; expected text fields ({expected})"
-            )
-        yield end + 1, row
-        end = reader.line_num
+    return parse_index(decode(content, name, "rental index file", RentalIndexError), name)
 
 
 def parse_index(text: str, name: str = "<index>") -> tuple[IndexPoint, ...]:
-    expected = ", ".join(COLUMNS)
-    records = _records(text, name, expected)
-    first = next(records, None)  # the header is checked before the rows are read
-    if first is None:
-        raise RentalIndexError(f"{name}: empty file; expected a CSV header {expected}")
-    header = [h.strip() for h in first[1]]
-    missing = [c for c in COLUMNS if c not in header]
-    if missing or len(header) != len(COLUMNS) or tuple(header) != COLUMNS:
-        what = (
-            f"column {missing[0]} is missing"
-            if missing
-            else f"{len(header)} columns"
-            if len(header) != len(COLUMNS)
-            else "the columns are in another order"
-        )
-        raise RentalIndexError(
-            f"{name}: line 1 (header): {what}; expected a rental index file with the columns "
-            f"{expected}"
-        )
     points = []
     last: dict[tuple[str, str, int], tuple[dt.date, int]] = {}
-    for line, row in records:
-        if not row or all(not cell.strip() for cell in row):
-            continue
-        if len(row) != len(COLUMNS):
-            raise RentalIndexError(
-                f"{name}: line {line}: {len(row)} fields; expected {len(COLUMNS)} ({expected})"
-            )
-        point = _point(name, line, [cell.strip() for cell in row])
+    for line, cells in data_rows(text, name, COLUMNS, "rental index file", RentalIndexError):
+        point = _point(name, line, cells)
         key = (point.series, point.gpu, point.term_months)
         if key in last and not point.date > last[key][0]:
             earlier_date, earlier_line = last[key]
@@ -177,7 +115,9 @@ def parse_index(text: str, name: str = "<index>") -> tuple[IndexPoint, ...]:
         last[key] = (point.date, line)
         points.append(point)
     if not points:
-        raise RentalIndexError(f"{name}: no data rows; expected one dated point a row ({expected})")
+        raise RentalIndexError(
+            f"{name}: no data rows; expected one dated point a row ({', '.join(COLUMNS)})"
+        )
     return tuple(points)
 
 
@@ -215,11 +155,7 @@ def _point(name: str, line: int, cells: list[str]) -> IndexPoint:
 def load_catalog(path: str | os.PathLike | None = None) -> tuple[IndexPoint, ...]:
     """The shipped index (models/market/rental_index.csv), or another index file."""
     target = Path(path) if path is not None else catalog_path()
-    try:
-        stamp = target.stat().st_mtime_ns
-    except OSError:
-        stamp = None
-    return _cached(str(target), stamp)
+    return _cached(str(target), modified_stamp(target))
 
 
 @lru_cache(maxsize=8)

@@ -60,6 +60,15 @@ REASONS: dict[str, str] = {
         "is 0)"
         for part in ("depreciation", "financing", "power", "facility", "opex")
     },
+    **{
+        key: "the scenario gives no market rental price (market.rental_usd_per_gpu_hour, "
+        "rental_table or rental_series) in its first year in service"
+        for key in (
+            "rental_earnings_usd_per_gpu_year",
+            "resale_loss_usd_per_gpu_year",
+            "rental_resale_spread_usd_per_gpu_year",
+        )
+    },
 }
 """Reason a metric is null when the engine gave none: metric key -> why."""
 

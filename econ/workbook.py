@@ -20,7 +20,7 @@ Checked formulas. Each formula is written once, as a small expression tree (`Exp
 spreadsheet text and also evaluates with numpy. Before a formula is written, its numpy value is
 compared with the engine's line (relative error 1e-9); a line whose formula does not reproduce the
 engine for a scenario (a feature the formulas do not model: several tranches, vintages, impairment,
-an owned hall, price tables) is written as the engine's values instead, shaded grey, and the Notes
+an owned hall, price tables, a resale value table) is written as the engine's values instead, shaded grey, and the Notes
 sheet says which line and why. So the workbook never shows a formula that disagrees with the engine,
 and lines the engine adds later appear as values until a formula is taught to them. The test suite
 recalculates workbooks with LibreOffice and compares every formula cell with the engine.
@@ -846,6 +846,12 @@ def _share_of_capex(line: str) -> Callable[[_Info], np.ndarray | None]:
     return compute
 
 
+def _sells_at_resale(info: _Info) -> bool:
+    """Whether the GPUs sell at a resale table's value (market.resale_value_table or series)."""
+    market = info.scenario.market if info.scenario is not None else None
+    return market is not None and market.has_resale
+
+
 def _candidates(formulas) -> tuple[tuple[Expr, Gate | None], ...]:
     return tuple(f if isinstance(f, tuple) else (f, None) for f in formulas)
 
@@ -1120,7 +1126,10 @@ SPECS: tuple[Spec, ...] = (
     line(
         "disposal_usd",
         when(
-            lambda info: _attr(info.scenario, "depreciation.sale_value_share") is None,
+            lambda info: (
+                _attr(info.scenario, "depreciation.sale_value_share") is None
+                and not _sells_at_resale(info)
+            ),
             IF(
                 eq(month, retire),
                 MAX(
@@ -1130,7 +1139,11 @@ SPECS: tuple[Spec, ...] = (
                 0,
             ),
         ),
-        IF(eq(month, retire), Name("depreciation.sale_value_share") * _fleet_capex, 0),
+        # (a resale table's straight line is not written as a formula: its sale is values)
+        when(
+            lambda info: not _sells_at_resale(info),
+            IF(eq(month, retire), Name("depreciation.sale_value_share") * _fleet_capex, 0),
+        ),
     ),
     line(
         "gain_on_disposal_usd",

@@ -1,12 +1,15 @@
-"""`econ market list|show|import`: GPU-hour rental index series (econ.rental_index).
+"""`econ market list|show|import|resale`: GPU-hour rental index series (econ.rental_index) and
+used-GPU resale value series (econ.resale_index).
 
     econ market list                                   series, gpu, terms, dates, points, publisher
     econ market show CCIR/CRI-T2IF --gpu H100          the points and the fitted decay
     econ market import my_quotes.csv --out checked.csv validate an index file, write a clean copy
+    econ market resale                                 resale value series (econ.resale_index)
+    econ market resale GLRI/ResidualGuide --gpu H100   its points, sources and curve by age
 
-`--index FILE` reads another index file instead of the shipped models/market/rental_index.csv.
-Exit codes: 0 success, 3 an index file or a series choice that cannot be used (the message names
-the file, the line and the column).
+`--index FILE` reads another index file instead of the shipped models/market/rental_index.csv
+(for `resale`: models/market/resale_index.csv). Exit codes: 0 success, 3 an index file or a
+series choice that cannot be used (the message names the file, the line and the column).
 """
 
 from __future__ import annotations
@@ -16,7 +19,9 @@ import sys
 
 def register(subparsers) -> None:
     p = subparsers.add_parser(
-        "market", help="GPU-hour rental index series: list, show (with the fitted decay), import"
+        "market",
+        help="GPU-hour rental index series (list, show with the fitted decay, import) and "
+        "used-GPU resale value series (resale)",
     )
     sub = p.add_subparsers(dest="market_command", metavar="ACTION", required=True)
 
@@ -42,6 +47,25 @@ def register(subparsers) -> None:
     im.add_argument("--out", metavar="PATH", help="write the validated copy here")
     im.add_argument("--force", action="store_true", help="overwrite an existing --out file")
     im.set_defaults(run=cmd_import)
+
+    rs = sub.add_parser(
+        "resale",
+        help="used-GPU resale value series (share of the new price by age): list, or one curve",
+    )
+    rs.add_argument(
+        "series", metavar="SERIES", nargs="?", help="series name PUBLISHER/NAME (default: list)"
+    )
+    rs.add_argument("--gpu", help="GPU (default: the series' only GPU, else required)")
+    rs.add_argument(
+        "--band", type=float, default=0.0, help="band position -1 (low) .. 0 (mid) .. 1 (high)"
+    )
+    rs.add_argument(
+        "--index",
+        metavar="FILE",
+        help="resale index file (default: the shipped models/market/resale_index.csv)",
+    )
+    rs.add_argument("--format", choices=("table", "json"), default="table")
+    rs.set_defaults(run=cmd_resale)
 
 
 def _index_option(parser) -> None:
@@ -204,6 +228,127 @@ def cmd_show(args) -> int:
         f"x{band['low']:.4f} to x{band['high']:.4f} of the extrapolated price"
     )
     print("Monte Carlo:     --dist market.rental_series_band_sigmas=normal(0, 1, low=-4, high=4)")
+    return 0
+
+
+def cmd_resale(args) -> int:
+    from econ import strict_json
+    from econ.resale_index import (
+        ResaleIndexError,
+        curve_frame,
+        curves,
+        find_curve,
+        load_catalog,
+    )
+
+    points = load_catalog(args.index)
+    found = curves(points)
+    if args.series is None:
+        rows = [
+            {
+                "series": c.series,
+                "publisher": c.publisher,
+                "gpu": c.gpu,
+                "ages_months": [p.age_months for p in c.points],
+                "band": c.has_band,
+                "as_of": max(p.as_of for p in c.points).isoformat(),
+            }
+            for c in found.values()
+        ]
+        if args.format == "json":
+            print(strict_json.dumps({"series": rows}, indent=2))
+            return 0
+        print(
+            _table(
+                ["series", "gpu", "ages [months]", "low-high band", "as of", "publisher"],
+                [
+                    [
+                        r["series"],
+                        r["gpu"],
+                        ",".join(str(a) for a in r["ages_months"]),
+                        "yes" if r["band"] else "no",
+                        r["as_of"],
+                        r["publisher"],
+                    ]
+                    for r in rows
+                ],
+            )
+        )
+        print(
+            "\nshares of the new hardware price; series of different publishers are never "
+            "averaged (docs/market.md)"
+        )
+        return 0
+    if not -1.0 <= args.band <= 1.0 or args.band != args.band:
+        raise ResaleIndexError(f"--band is {args.band}; expected a band position from -1 to 1")
+    gpus = sorted(k[1] for k in found if k[0] == args.series)
+    gpu = args.gpu.upper() if args.gpu else (gpus[0] if len(gpus) == 1 else None)
+    if gpu is None and len(gpus) > 1:
+        raise ResaleIndexError(
+            f"resale series {args.series} has several gpus ({', '.join(gpus)}); expected --gpu "
+            "to choose one"
+        )
+    curve = find_curve(points, args.series, gpu or "")
+    frame = curve_frame(curve, band=args.band)
+    yearly = frame[frame.age_months % 12 == 0]
+    payload = {
+        "series": curve.series,
+        "publisher": curve.publisher,
+        "gpu": curve.gpu,
+        "points": [
+            {
+                "age_months": p.age_months,
+                "share": p.share,
+                "share_low": p.share_low,
+                "share_high": p.share_high,
+                "as_of": p.as_of.isoformat(),
+                "source": p.source,
+            }
+            for p in curve.points
+        ],
+        "band": args.band,
+        "curve": yearly.to_dict(orient="records"),
+    }
+    if args.format == "json":
+        print(strict_json.dumps(payload, indent=2))
+        return 0
+    print(
+        f"{curve.series} ({curve.publisher}), {curve.gpu}: resale value as a share of the new price"
+    )
+    fmt = lambda v: "" if v is None else f"{v:.3f}"  # noqa: E731
+    print(
+        _table(
+            ["age [months]", "share", "low", "high", "as of", "source"],
+            [
+                [
+                    str(p.age_months),
+                    fmt(p.share),
+                    fmt(p.share_low),
+                    fmt(p.share_high),
+                    p.as_of.isoformat(),
+                    p.source,
+                ]
+                for p in curve.points
+            ],
+        )
+    )
+    print(
+        f"\ncurve by year of age (straight line between points from 1.0 at age 0, flat after "
+        f"the last; band {args.band:g}):"
+    )
+    print(
+        _table(
+            ["age [months]", "share", "low", "high", "at band"],
+            [
+                [str(int(r.age_months)), *(f"{v:.4f}" for v in r[1:])]
+                for r in yearly.itertuples(index=False)
+            ],
+        )
+    )
+    print(
+        "scenario: market.resale_series = "
+        f'"{curve.series}"; Monte Carlo: --dist "market.resale_band=uniform(-1, 1)"'
+    )
     return 0
 
 

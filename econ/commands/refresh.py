@@ -55,7 +55,8 @@ def run(args) -> int:
         print(f"keep to the horizon:   NPV {result.npv_keep_usd:,.0f} USD")
         print(
             f"refresh in month {result.best_month}: NPV {result.npv_best_usd:,.0f} USD "
-            f"({result.gain_usd:+,.0f} USD), {int(table['new_gpu_count'].iloc[0]):,} new GPUs"
+            f"({result.gain_usd:+,.0f} USD), {int(table['new_gpu_count'].iloc[0]):,} new GPUs; "
+            f"the old fleet sells for {table.sale_proceeds_usd.loc[result.best_month]:,.0f} USD"
         )
         print()
         shown = table.assign(
@@ -63,6 +64,7 @@ def run(args) -> int:
             gain_usd=table.gain_usd.map("{:+,.0f}".format),
             irr_project_annual=table.irr_project_annual.map("{:.1%}".format),
             lcot_usd_per_mtok=table.lcot_usd_per_mtok.map("{:.4f}".format),
+            sale_proceeds_usd=table.sale_proceeds_usd.map("{:,.0f}".format),
         )
         print(shown.to_string())
     return 0

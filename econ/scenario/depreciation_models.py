@@ -268,15 +268,17 @@ class Impairment(_Section):
         description="Test when the trigger price falls by at least this share from the "
         "in-service month; none = no impairment test [fraction]",
     )
-    trigger_price: Literal["token_price", "rental_price", "market_value"] = Field(
+    trigger_price: Literal["token_price", "rental_price", "market_value", "resale_value"] = Field(
         "token_price",
         description="The market price whose fall triggers the test (market_value: "
-        "depreciation.market_value_table)",
+        "depreciation.market_value_table; resale_value: market.resale_value_table or "
+        "resale_series)",
     )
-    fair_value_source: Literal["discounted_cash_flows", "market_value"] = Field(
+    fair_value_source: Literal["discounted_cash_flows", "market_value", "resale_value"] = Field(
         "discounted_cash_flows",
         description="Fair value: present value of the remaining cash flows at the discount rate, "
-        "or cost x depreciation.market_value_table",
+        "cost x depreciation.market_value_table, or the resale value (hardware cost x "
+        "market.resale_value_table's share at the GPUs' age)",
     )
     costs_of_disposal_share: float = Field(
         0.0,

@@ -82,6 +82,60 @@ class RentalPricePoint(_Point):
     )
 
 
+class ResaleValuePoint(_Section):
+    """A point of a resale value table: what a used GPU resells for at an age."""
+
+    age_months: int = Field(
+        ..., ge=0, le=600, description="Age of the GPUs since purchase [months]"
+    )
+    share: float = Field(
+        ...,
+        ge=0,
+        le=1,
+        description="Resale value at that age as a share of the new hardware price [fraction]",
+    )
+    share_low: float | None = Field(
+        None, ge=0, le=1, description="Low end of the published range at that age [fraction]"
+    )
+    share_high: float | None = Field(
+        None, ge=0, le=1, description="High end of the published range at that age [fraction]"
+    )
+
+    @model_validator(mode="after")
+    def _band_around_share(self):
+        if self.share_low is not None and self.share_low > self.share:
+            raise ValueError(
+                f"share_low {self.share_low} is above share {self.share}; expected the low end "
+                "of the range at or below the share"
+            )
+        if self.share_high is not None and self.share_high < self.share:
+            raise ValueError(
+                f"share_high {self.share_high} is below share {self.share}; expected the high "
+                "end of the range at or above the share"
+            )
+        return self
+
+
+def check_resale_table(table: Sequence[ResaleValuePoint], name: str = "resale_value_table"):
+    """Ages strictly increasing; shares (and their low and high ends) not rising with age."""
+    for i in range(1, len(table)):
+        before, point = table[i - 1], table[i]
+        if point.age_months <= before.age_months:
+            order = "repeats" if point.age_months == before.age_months else "comes before"
+            raise ValueError(
+                f"{name}[{i}].age_months {point.age_months} {order} {name}[{i - 1}].age_months "
+                f"{before.age_months}; expected strictly increasing ages"
+            )
+        for column in ("share", "share_low", "share_high"):
+            now, then = getattr(point, column), getattr(before, column)
+            if now is not None and then is not None and now > then:
+                raise ValueError(
+                    f"{name}[{i}].{column} {now} is above {name}[{i - 1}].{column} {then}; "
+                    "expected shares that do not rise with age (a used GPU does not gain value "
+                    "as it ages)"
+                )
+
+
 class Utilization(_Section):
     share: float = Field(
         0.7, ge=0.0, le=1.0, description="Share of hours the GPUs serve tokens at the rated speed"
@@ -235,6 +289,37 @@ class Market(_Section):
         "percentile; Monte Carlo samples it, e.g. normal(0, 1, low=-4, high=4) [standard errors]",
     )
 
+    resale_value_table: tuple[ResaleValuePoint, ...] = Field(
+        (),
+        description="Resale value of the GPUs by age (age_months, share of the new hardware "
+        "price, optional share_low and share_high): straight line between points from (0, 1), "
+        "flat after the last; sets the sale proceeds at retirement, the collateral value for "
+        "financing.max_ltv and the impairment test's 'resale_value' (docs/market.md)",
+    )
+    resale_series: str | None = Field(
+        None,
+        max_length=100,
+        pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$",
+        description="Resale index series (PUBLISHER/NAME, e.g. 'GLRI/ResidualGuide'; `econ "
+        "market resale`) whose points are the resale value table, instead of "
+        "resale_value_table",
+    )
+    resale_series_gpu: str | None = Field(
+        None,
+        max_length=40,
+        pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$",
+        description="GPU of the resale series, e.g. 'H100'; default: each row's fleet.hardware "
+        "first part in upper case (h100-sxm -> H100)",
+    )
+    resale_band: float = Field(
+        0.0,
+        ge=-1.0,
+        le=1.0,
+        description="Position between the resale table's low (-1), mid (0) and high (+1) "
+        "shares, linear on each side; Monte Carlo samples it, e.g. uniform(-1, 1) [band "
+        "position]",
+    )
+
     @model_validator(mode="before")
     @classmethod
     def _decline_from_factor(cls, data: Any) -> Any:
@@ -255,8 +340,34 @@ class Market(_Section):
         check_time_order(table, info.field_name)
         return table
 
+    @field_validator("resale_value_table")
+    @classmethod
+    def _resale_in_order(cls, table):
+        check_resale_table(table)
+        return table
+
+    @property
+    def has_resale(self) -> bool:
+        """Whether a resale value table or series is given."""
+        return bool(self.resale_value_table) or self.resale_series is not None
+
     @model_validator(mode="after")
     def _consistent(self) -> Market:
+        if self.resale_series is not None and self.resale_value_table:
+            raise ValueError(
+                "resale_series is given together with resale_value_table; the series is the "
+                "table, expected one of the two"
+            )
+        if self.resale_series_gpu is not None and self.resale_series is None:
+            raise ValueError(
+                "resale_series_gpu is set but resale_series is not; expected the name of a "
+                "resale index series (econ market resale)"
+            )
+        if self.resale_band != 0 and not self.has_resale:
+            raise ValueError(
+                f"resale_band is {self.resale_band} but there is no resale_value_table or "
+                "resale_series; expected a resale table whose low and high shares it picks from"
+            )
         if self.rental_series is not None:
             for name in ("rental_table", "rental_usd_per_gpu_hour"):
                 if getattr(self, name):
@@ -404,6 +515,8 @@ def compile_market(
 __all__ = [
     "SPOT_SELLS",
     "Market",
+    "ResaleValuePoint",
+    "check_resale_table",
     "RentalPricePoint",
     "TokenPricePoint",
     "Utilization",

@@ -386,6 +386,7 @@ class Scenario(Section):
         if problems:
             raise ValueError(problems[0])
         _check_service_window(self.fleet, horizon, "fleet")
+        _check_resale(self)
         _check_payments(self.capex, self.fleet, "fleet")
         _check_construction_financing(self)
         _check_token_mix(self)
@@ -475,6 +476,29 @@ def _check_payments(capex: Capex, fleet: Fleet, where: str) -> None:
             f"({fleet.purchase_month}), in or after the service start month "
             f"({fleet.purchase_month + construction}); expected every payment before service "
             "starts (set fleet.service_start_month later)"
+        )
+
+
+def _check_resale(scenario: Scenario) -> None:
+    """A resale table sets the sale proceeds, so it excludes depreciation.sale_value_share; the
+    impairment test's 'resale_value' needs one."""
+    has_resale = scenario.market.has_resale
+    if has_resale and scenario.depreciation.sale_value_share is not None:
+        raise ValueError(
+            f"depreciation.sale_value_share is {scenario.depreciation.sale_value_share} and a "
+            "market resale table (market.resale_value_table or resale_series) is given; both set "
+            "the sale proceeds at retirement, expected one of the two"
+        )
+    impairment = scenario.depreciation.impairment
+    uses = [
+        name
+        for name in ("trigger_price", "fair_value_source")
+        if getattr(impairment, name) == "resale_value"
+    ]
+    if uses and impairment.price_drop_threshold is not None and not has_resale:
+        raise ValueError(
+            f"depreciation.impairment.{uses[0]} is 'resale_value' but the scenario gives no "
+            "market.resale_value_table or market.resale_series; expected one of them"
         )
 
 

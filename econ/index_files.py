@@ -1,0 +1,93 @@
+"""Reading the market index files of models/market/ (rental and resale): the text, the header,
+the data rows; errors name the file, the line and what was expected, never the file's content."""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+from econ.errors import InputError
+
+
+def read_text(path: str | os.PathLike, what: str, error: type[InputError]) -> str:
+    """The file's text (UTF-8, a BOM allowed), or `error` naming the file and why not."""
+    try:
+        content = Path(path).read_bytes()
+    except OSError as exc:
+        raise error(f"{path}: cannot read the {what} ({exc.strerror})") from None
+    return decode(content, str(path), what, error)
+
+
+def decode(content: bytes, name: str, what: str, error: type[InputError]) -> str:
+    """An index file's bytes as text (UTF-8, a BOM allowed), or `error` naming the file."""
+    try:
+        return content.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise error(f"{name}: cannot read the {what} (not UTF-8 text)") from None
+
+
+def _records(text: str, name: str, expected: str, error: type[InputError]):
+    """(line, fields) of each CSV record in turn, numbered by the line it starts on (a quoted
+    field may span lines); a record that is not well-formed CSV (an unclosed quote, a field over
+    the csv module's size limit, a NUL character) is refused with its line."""
+    reader = csv.reader(io.StringIO(text), strict=True)
+    end = 0
+    while True:
+        try:
+            row = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            raise error(
+                f"{name}: line {end + 1}: not a well-formed CSV record ({exc}); expected "
+                f"comma-separated fields {expected}"
+            ) from None
+        if any("\x00" in cell for cell in row):
+            raise error(f"{name}: line {end + 1}: a NUL character; expected text fields ({expected})")
+        yield end + 1, row
+        end = reader.line_num
+
+
+def data_rows(
+    text: str, name: str, columns: Sequence[str], what: str, error: type[InputError]
+) -> Iterator[tuple[int, list[str]]]:
+    """(line, stripped cells) of each data row of a CSV whose header must be `columns` exactly;
+    the header is checked before any row is read; blank rows are skipped, a row with a missing
+    or an extra field is refused."""
+    expected = ", ".join(columns)
+    records = _records(text, name, expected, error)
+    first = next(records, None)
+    if first is None:
+        raise error(f"{name}: empty file; expected a CSV header {expected}")
+    header = [h.strip() for h in first[1]]
+    missing = [c for c in columns if c not in header]
+    if missing or tuple(header) != tuple(columns):
+        problem = (
+            f"column {missing[0]} is missing"
+            if missing
+            else f"{len(header)} columns"
+            if len(header) != len(columns)
+            else "the columns are in another order"
+        )
+        raise error(
+            f"{name}: line 1 (header): {problem}; expected a {what} with the columns {expected}"
+        )
+    for line, row in records:
+        if not row or all(not cell.strip() for cell in row):
+            continue
+        if len(row) != len(columns):
+            raise error(
+                f"{name}: line {line}: {len(row)} fields; expected {len(columns)} ({expected})"
+            )
+        yield line, [cell.strip() for cell in row]
+
+
+def modified_stamp(path: Path):
+    """The file's modification time [ns] (a cache key: an edited file is read again), or None."""
+    try:
+        return path.stat().st_mtime_ns
+    except OSError:
+        return None
