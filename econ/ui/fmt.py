@@ -60,7 +60,7 @@ def metric_label(name: str, money: str = "USD") -> str:
     """Label with unit of a summary metric; money in the display scale."""
     label = label_with_unit(name)
     if money != "USD" and metric_kind(name) == "usd":
-        label = label.replace("[USD]", f"[{money}]")
+        label = label.replace("[USD", f"[{money}")  # also "[USD/GPU-year]"
     return label
 
 

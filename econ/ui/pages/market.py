@@ -770,6 +770,9 @@ def render() -> None:
     shipped = compute.attempt(shipped_points, "Shipped rental index") or ()
     if shipped:
         use_section(shipped)
+    from econ.ui.pages import market_resale
+
+    market_resale.render_section(current)
 
 
 if __name__ == "__main__":
