@@ -106,6 +106,8 @@ _CATEGORIES = {
     "settlement": SETTLEMENTS,
     "issuance": ISSUANCES,
 }
+_DAY_COUNT_FACTORS = np.array([DAY_COUNTS[name] for name in _CATEGORIES["day_count"]])
+"""DAY_COUNTS' years per month, indexed by the day count's code."""
 _TABLES = ("index_months", "index_rates_annual", "draw_months", "draw_shares")
 
 LINES = (
@@ -753,11 +755,7 @@ def _normalize(spec: Mapping, index: int, n: int) -> dict:
         if key in _CATEGORIES:
             codes = choice_codes(value, _CATEGORIES[key], where)
             codes = np.broadcast_to(codes, (n,))
-            out[key] = (
-                np.array([DAY_COUNTS[_CATEGORIES[key][c]] for c in codes])
-                if key == "day_count"
-                else codes
-            )
+            out[key] = _DAY_COUNT_FACTORS[codes] if key == "day_count" else codes
         elif key in _TABLES:
             out[key] = None if value is None else np.asarray(value, dtype=float)
         else:

@@ -58,14 +58,17 @@ def choice_codes(value, choices, what: str) -> np.ndarray:
     """
     array = np.asarray(value)
     if array.dtype.kind in "US" or array.dtype == object:
-        flat = array.reshape(-1)
-        unknown = sorted({str(v) for v in flat if str(v) not in choices})
+        flat = array.reshape(-1).tolist()
+        distinct = set(flat)  # a batch column repeats a few names many times
+        unknown = sorted({str(v) for v in distinct if str(v) not in choices})
         if unknown:
             raise InputError(
                 f"{what}: unknown value {unknown[0]!r}; expected one of: {', '.join(choices)}"
             )
-        lookup = {name: i for i, name in enumerate(choices)}
-        return np.array([lookup[str(v)] for v in flat], dtype=np.int64).reshape(array.shape)
+        lookup = {v: choices.index(str(v)) for v in distinct}
+        if len(lookup) == 1:
+            return np.full(array.shape, lookup[flat[0]], dtype=np.int64)
+        return np.array([lookup[v] for v in flat], dtype=np.int64).reshape(array.shape)
     codes = array.astype(np.int64)
     if codes.size and (codes.min() < 0 or codes.max() >= len(choices) or (codes != array).any()):
         raise InputError(
@@ -73,6 +76,32 @@ def choice_codes(value, choices, what: str) -> np.ndarray:
             f"({', '.join(choices)})"
         )
     return codes
+
+
+def common_row(*columns):
+    """The columns cut to their first row when every one of them repeats it in all rows.
+
+    A batch seldom varies a tranche's timing (issue, maturity, coupon period); the month masks
+    built from it are then one row (1, T) broadcast over the scenarios instead of an array
+    (n, T) per mask, the same values with a fraction of the work.
+
+    Parameters
+    ----------
+    *columns : arrays (n, ...)  settings per scenario, NaN matching NaN
+
+    Returns
+    -------
+    tuple of arrays, each (1, ...) when all columns are alike over rows, else the columns as given
+    """
+    arrays = [np.asarray(c) for c in columns]
+    for a in arrays:
+        first = a[:1]
+        same = a == first
+        if a.dtype.kind == "f":
+            same |= np.isnan(a) & np.isnan(first)
+        if not same.all():
+            return tuple(arrays)
+    return tuple(a[:1] for a in arrays)
 
 
 def level_payment_balance(principal_usd, rate_monthly, term_months, months):
@@ -310,36 +339,64 @@ def loan_schedule(
     # effective_interest); transposed back at the end.
     rate_t = np.ascontiguousarray(rate.T)
     lines_t = {key: np.zeros((T, n)) for key in out}
+    first, last_draw = int(cohort_months[0]), int(cohort_months[-1])
+    one = cohort_months.size == 1  # one cohort: its column is the loan, no sums over cohorts
+    total = (lambda x: x[:, 0]) if one else (lambda x: x.sum(axis=1))
+    offset = target if target.any() else None
+    straight_rows = straight if straight.any() else None
     balance = np.zeros_like(amount)
-    for m in range(int(cohort_months[0]), T):
-        age = m - d
-        if (age >= 1).any():
-            r = rate_t[m][:, None]
-            opening = balance
-            remaining = term - (age - 1)
-            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-                annuity_factor = np.where(
-                    r == 0.0, 1.0 / remaining, r / np.expm1(remaining * np.log1p(r))
+    stop = T
+    # What does not depend on the balance (the cohorts' ages, payments left, annuity factors
+    # and which cohorts amortize or end) is computed for blocks of months at once; the loop
+    # carries only the balance from month to month.
+    block = max(1, (1 << 20) // max(n * cohort_months.size, 1))
+    for start in range(first, T, block):
+        months_block = np.arange(start, min(start + block, T))
+        age = months_block[:, None, None] - d[None]
+        r_block = rate_t[months_block][:, :, None]
+        remaining = term[None] - (age - 1)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            annuity_factor = np.where(
+                r_block == 0.0, 1.0 / remaining, r_block / np.expm1(remaining * np.log1p(r_block))
+            )
+        amortizes = (age > free_months[None]) & (remaining >= 1)
+        ends = age >= life[None]
+        for j, m in enumerate(months_block.tolist()):
+            if m > first:  # a cohort drawn before this month pays in it
+                r = r_block[j]
+                opening = balance
+                with np.errstate(invalid="ignore"):  # 0 * inf past a cohort's term, masked below
+                    level = (opening if offset is None else opening - offset) * annuity_factor[j]
+                regular = (
+                    level
+                    if straight_rows is None
+                    else np.where(straight_rows, equal_principal, level)
                 )
-                level = (opening - target) * annuity_factor
-            regular = np.where(straight, equal_principal, level)
-            amortizing = (age > free_months) & (remaining >= 1) & (opening > 0)
-            regular = np.clip(np.where(amortizing, regular, 0.0), 0.0, opening)
-            final = (age >= life) & (opening > 0)
-            extra = np.where(final, opening - regular, 0.0)
-            # A balance left within half a cent of 0 is a rounding residue: repay it now, so no
-            # interest of 1e-10 USD runs on after the loan is repaid.
-            left = opening - regular - extra
-            regular = np.where(np.abs(left) < HALF_CENT_USD, regular + left, regular)
-            balance = opening - regular - extra
-            lines_t["interest_usd"][m] = (opening * r).sum(axis=1)
-            lines_t["scheduled_principal_usd"][m] = regular.sum(axis=1)
-            lines_t["balloon_usd"][m] = extra.sum(axis=1)
-        arriving = cohort_months == m
-        if arriving.any():
-            balance[:, arriving] += amount[:, arriving]
-        lines_t["balance_usd"][m] = balance.sum(axis=1)
-    return {key: np.ascontiguousarray(value.T) for key, value in lines_t.items()}
+                owed = opening > 0
+                regular = np.clip(np.where(amortizes[j] & owed, regular, 0.0), 0.0, opening)
+                extra = np.where(ends[j] & owed, opening - regular, 0.0)
+                # A balance left within half a cent of 0 is a rounding residue: repay it now, so
+                # no interest of 1e-10 USD runs on after the loan is repaid.
+                left = opening - regular - extra
+                regular = np.where(np.abs(left) < HALF_CENT_USD, regular + left, regular)
+                balance = opening - regular - extra
+                lines_t["interest_usd"][m] = total(opening * r)
+                lines_t["scheduled_principal_usd"][m] = total(regular)
+                lines_t["balloon_usd"][m] = total(extra)
+            if m <= last_draw:
+                arriving = cohort_months == m
+                if arriving.any():
+                    balance[:, arriving] += amount[:, arriving]
+            lines_t["balance_usd"][m] = total(balance)
+            # Repaid and nothing more to draw: the months left are all 0 (at a finite rate).
+            if m >= last_draw and not balance.any() and np.isfinite(rate_t[m + 1 :]).all():
+                stop = m + 1
+                break
+        if stop < T:
+            break
+    for key, value in lines_t.items():
+        out[key][:, first:stop] = value[first:stop].T
+    return out
 
 
 def coupon_schedule(face_usd, coupon_annual, coupons_per_year, issue_month, maturity_month, T):
@@ -376,6 +433,7 @@ def coupon_schedule(face_usd, coupon_annual, coupons_per_year, issue_month, matu
     period = np.rint(MONTHS_PER_YEAR / _row(coupons_per_year, n, 2.0))[:, None]
     issue = _row(issue_month, n, 0.0)[:, None]
     maturity = _row(maturity_month, n, np.nan)[:, None]
+    period, issue, maturity = common_row(period, issue, maturity)
     m = np.arange(T)[None, :]
     since = m - issue
     live = (since > 0) & (m <= maturity)
