@@ -499,23 +499,36 @@ def effective_interest(net_proceeds_usd, payments_usd, base_rate_monthly=0.0, gu
     # here: each month's values are then contiguous in memory (a column of an (n, T) array is
     # strided, and reading it month after month was most of this function's time).
     net_t, pay_t = np.ascontiguousarray(net.T), np.ascontiguousarray(pay.T)
-    if rate_given.ndim < 2:  # the same rate every month: a view, nothing to copy
+    steady = rate_given.ndim < 2  # the same base rate every month
+    if steady:  # a view, nothing to copy
         base_t = np.broadcast_to(rate_given, (T, n)) if rate_given.ndim else base.T
+    elif rate_given.shape[0] == 1:  # the same path in every row: one column
+        base_t = rate_given.T
     else:
         base_t = np.ascontiguousarray(base.T)
+    # Months in which some row receives or pays anything; in the others the carrying amount only
+    # grows (adding 0 changes no value), which notes paying twice a year make most months.
+    receives, pays = net_t.any(axis=1).tolist(), pay_t.any(axis=1).tolist()
     everyone = np.arange(n)
 
     def end_value(rows, y):
         if rows.size == n and (rows == everyone).all():
             b, p, q = base_t, net_t, pay_t
         else:
-            b, p, q = base_t[:, rows], net_t[:, rows], pay_t[:, rows]
+            b = base_t if base_t.shape[1] == 1 else base_t[:, rows]
+            p, q = net_t[:, rows], pay_t[:, rows]
         c = np.zeros(rows.size)
         dc = np.zeros(rows.size)
+        growth = 1.0 + b[0] + y if steady else None
         for m in range(T):
-            growth = 1.0 + b[m] + y
+            if not steady:
+                growth = 1.0 + b[m] + y
             dc = dc * growth + c
-            c = c * growth + p[m] - q[m]
+            c = c * growth
+            if receives[m]:
+                c += p[m]
+            if pays[m]:
+                c -= q[m]
         return c, dc
 
     # Newton's method on C_end(y); rows whose flows have no fees or discount converge at once.
@@ -537,14 +550,22 @@ def effective_interest(net_proceeds_usd, payments_usd, base_rate_monthly=0.0, gu
     carrying_t = np.empty((T, n))
     expense_t = np.empty((T, n))
     c = np.zeros(n)
+    # A carrying amount within rounding of zero is zero (the debt is repaid), so no interest of
+    # 1e-10 USD runs on it in the months after.
+    snap = np.maximum(tolerance, HALF_CENT_USD)
+    rate = base_t[0] + margin if steady else None
+    growth = 1.0 + rate if steady else None
     for m in range(T):
-        rate = base_t[m] + margin
-        expense_t[m] = rate * c
-        c = c * (1.0 + rate) + net_t[m] - pay_t[m]
-        # A carrying amount within rounding of zero is zero (the debt is repaid), so no interest
-        # of 1e-10 USD runs on it in the months after.
-        c = np.where(np.abs(c) <= np.maximum(tolerance, HALF_CENT_USD), 0.0, c)
-        carrying_t[m] = c
+        if not steady:
+            rate = base_t[m] + margin
+            growth = 1.0 + rate
+        np.multiply(rate, c, out=expense_t[m])
+        c = np.multiply(c, growth, out=carrying_t[m])
+        if receives[m]:
+            c += net_t[m]
+        if pays[m]:
+            c -= pay_t[m]
+        c[np.abs(c) <= snap] = 0.0
     carrying, expense = np.ascontiguousarray(carrying_t.T), np.ascontiguousarray(expense_t.T)
     return {"expense_usd": expense, "carrying_usd": carrying, "margin_monthly": margin}
 
