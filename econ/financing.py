@@ -337,7 +337,9 @@ def loan_schedule(
 
     # Month-major (T, n) copies and outputs: each month's values are contiguous (see
     # effective_interest); transposed back at the end.
-    rate_t = np.ascontiguousarray(rate.T)
+    given = np.asarray(rate_monthly, dtype=float)
+    # One rate path for every row stays one column.
+    rate_t = given.T if given.ndim == 2 and given.shape[0] == 1 else np.ascontiguousarray(rate.T)
     lines_t = {key: np.zeros((T, n)) for key in out}
     first, last_draw = int(cohort_months[0]), int(cohort_months[-1])
     one = cohort_months.size == 1  # one cohort: its column is the loan, no sums over cohorts
