@@ -353,19 +353,14 @@ def stack_schedule(
         - lines["principal_usd"]
     )
     opening = np.concatenate([zeros[:, :1], lines["balance_usd"][:, :-1]], axis=1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        lines["rate_annual"] = np.where(
-            opening > 0,
-            sum(
-                (
-                    np.nan_to_num(out[k]["rate_annual"]) * _opening(out[k]["balance_usd"])
-                    for k in debt_names
-                ),
-                zeros.copy(),
-            )
-            / opening,
-            np.nan,
+    # Rates weighted by the opening balance; month 0 opens with nothing owed (weight 0).
+    weighted = zeros.copy()
+    for k in debt_names:
+        weighted[:, 1:] += (
+            np.nan_to_num(out[k]["rate_annual"][:, 1:]) * out[k]["balance_usd"][:, :-1]
         )
+    with np.errstate(invalid="ignore", divide="ignore"):
+        lines["rate_annual"] = np.where(opening > 0, weighted / opening, np.nan)
         debt_rate_monthly = lines["cash_interest_usd"].sum(axis=1) / opening.sum(axis=1)
 
     drawn = np.column_stack([out_metrics[k]["drawn_usd"] for k in debt_names] or [np.zeros(n)])
@@ -397,10 +392,6 @@ def stack_schedule(
 
 def _sum_lines(out, names, line, n):
     return sum((out[k][line].sum(axis=1) for k in names), np.zeros(n))
-
-
-def _opening(balance):
-    return np.concatenate([np.zeros_like(balance[:, :1]), balance[:, :-1]], axis=1)
 
 
 def _equity_cost(equity_specs, specs_by_name, out, fallback, n):
@@ -772,9 +763,11 @@ def _amount(spec, capex):
 
 
 def _check_draws_fit(name, draws, last):
-    late = (draws > 0) & (np.arange(draws.shape[1])[None, :] > last[:, None])
+    after = int(last.min()) + 1  # months before it are within every scenario's horizon
+    late = (draws[:, after:] > 0) & (np.arange(after, draws.shape[1])[None, :] > last[:, None])
     if late.any():
         row, month = np.argwhere(late)[0]
+        month += after
         raise InputError(
             f"tranche '{name}': draw schedule beyond the horizon: draw in month {month} of "
             f"scenario {row}, after its last month {last[row]}"

@@ -500,7 +500,6 @@ def effective_interest(net_proceeds_usd, payments_usd, base_rate_monthly=0.0, gu
     # The recurrence runs month by month over all scenarios at once, so the months are the rows
     # here: each month's values are then contiguous in memory (a column of an (n, T) array is
     # strided, and reading it month after month was most of this function's time).
-    net_t, pay_t = np.ascontiguousarray(net.T), np.ascontiguousarray(pay.T)
     steady = rate_given.ndim < 2  # the same base rate every month
     if steady:  # a view, nothing to copy
         base_t = np.broadcast_to(rate_given, (T, n)) if rate_given.ndim else base.T
@@ -508,29 +507,36 @@ def effective_interest(net_proceeds_usd, payments_usd, base_rate_monthly=0.0, gu
         base_t = rate_given.T
     else:
         base_t = np.ascontiguousarray(base.T)
-    # Months in which some row receives or pays anything; in the others the carrying amount only
-    # grows (adding 0 changes no value), which notes paying twice a year make most months.
-    receives, pays = net_t.any(axis=1).tolist(), pay_t.any(axis=1).tolist()
+    # Only the months in which some row receives or pays anything are copied, month-major; in
+    # the others the carrying amount only grows (adding 0 changes no value), which notes paying
+    # twice a year make most months.
+    receiving, paying = np.flatnonzero(net.any(axis=0)), np.flatnonzero(pay.any(axis=0))
+    net_k, pay_k = net.T[receiving], pay.T[paying]
+    slot_net, slot_pay = [-1] * T, [-1] * T
+    for slots, months in ((slot_net, receiving), (slot_pay, paying)):
+        for j, m in enumerate(months.tolist()):
+            slots[m] = j
     everyone = np.arange(n)
 
     def end_value(rows, y):
         if rows.size == n and (rows == everyone).all():
-            b, p, q = base_t, net_t, pay_t
+            b, p, q = base_t, net_k, pay_k
         else:
             b = base_t if base_t.shape[1] == 1 else base_t[:, rows]
-            p, q = net_t[:, rows], pay_t[:, rows]
+            p, q = net_k[:, rows], pay_k[:, rows]
         c = np.zeros(rows.size)
         dc = np.zeros(rows.size)
         growth = 1.0 + b[0] + y if steady else None
         for m in range(T):
             if not steady:
                 growth = 1.0 + b[m] + y
-            dc = dc * growth + c
-            c = c * growth
-            if receives[m]:
-                c += p[m]
-            if pays[m]:
-                c -= q[m]
+            dc *= growth
+            dc += c
+            c *= growth
+            if slot_net[m] >= 0:
+                c += p[slot_net[m]]
+            if slot_pay[m] >= 0:
+                c -= q[slot_pay[m]]
         return c, dc
 
     # Newton's method on C_end(y); rows whose flows have no fees or discount converge at once.
@@ -563,10 +569,10 @@ def effective_interest(net_proceeds_usd, payments_usd, base_rate_monthly=0.0, gu
             growth = 1.0 + rate
         np.multiply(rate, c, out=expense_t[m])
         c = np.multiply(c, growth, out=carrying_t[m])
-        if receives[m]:
-            c += net_t[m]
-        if pays[m]:
-            c -= pay_t[m]
+        if slot_net[m] >= 0:
+            c += net_k[slot_net[m]]
+        if slot_pay[m] >= 0:
+            c -= pay_k[slot_pay[m]]
         c[np.abs(c) <= snap] = 0.0
     carrying, expense = np.ascontiguousarray(carrying_t.T), np.ascontiguousarray(expense_t.T)
     return {"expense_usd": expense, "carrying_usd": carrying, "margin_monthly": margin}
