@@ -556,25 +556,30 @@ def effective_interest(net_proceeds_usd, payments_usd, base_rate_monthly=0.0, gu
         margin[failed] = _bisect_margin(end_value, failed, tolerance)
 
     carrying_t = np.empty((T, n))
-    expense_t = np.empty((T, n))
     c = np.zeros(n)
     # A carrying amount within rounding of zero is zero (the debt is repaid), so no interest of
     # 1e-10 USD runs on it in the months after.
     snap = np.maximum(tolerance, HALF_CENT_USD)
-    rate = base_t[0] + margin if steady else None
-    growth = 1.0 + rate if steady else None
+    size, small = np.empty(n), np.empty(n, dtype=bool)
+    if steady:
+        rate = (base_t[0] + margin)[:, None]
+        growth = np.broadcast_to(1.0 + rate[:, 0], (T, n))
+    else:
+        rate = base + margin[:, None]
+        growth = 1.0 + (base_t + margin)
     for m in range(T):
-        if not steady:
-            rate = base_t[m] + margin
-            growth = 1.0 + rate
-        np.multiply(rate, c, out=expense_t[m])
-        c = np.multiply(c, growth, out=carrying_t[m])
+        c = np.multiply(c, growth[m], out=carrying_t[m])
         if slot_net[m] >= 0:
             c += net_k[slot_net[m]]
         if slot_pay[m] >= 0:
             c -= pay_k[slot_pay[m]]
-        c[np.abs(c) <= snap] = 0.0
-    carrying, expense = np.ascontiguousarray(carrying_t.T), np.ascontiguousarray(expense_t.T)
+        np.less_equal(np.abs(c, out=size), snap, out=small)
+        c[small] = 0.0
+    carrying = np.ascontiguousarray(carrying_t.T)
+    # The expense of a month is its rate on the carrying amount the month opens with.
+    expense = np.empty((n, T))
+    expense[:, :1] = rate[:, :1] * 0.0
+    expense[:, 1:] = (rate if steady else rate[:, 1:]) * carrying[:, :-1]
     return {"expense_usd": expense, "carrying_usd": carrying, "margin_monthly": margin}
 
 
