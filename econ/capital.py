@@ -443,7 +443,8 @@ def _debt_tranche(spec, capex, profile, last, price_path, T, blank):
             # ASU 2015-15: costs of a line of credit are deferred and amortized ratably over the
             # arrangement, not through the effective yield of draws that may never happen.
             term = np.maximum(maturity - issue, 1.0)
-            fee_amortization = np.where(in_term, upfront_fee.sum(axis=1)[:, None] / term, 0.0)
+            fee_total = spec["upfront_fee_share"] * amount  # the one month of upfront_fee
+            fee_amortization = np.where(in_term, fee_total[:, None] / term, 0.0)
         schedule = loan_schedule(
             draws,
             rate_monthly,
@@ -487,7 +488,8 @@ def _debt_tranche(spec, capex, profile, last, price_path, T, blank):
         effective_monthly = all_in.sum(axis=1) / (carrying[:, :-1].sum(axis=1))
     metrics = {
         "amount_usd": amount,
-        "drawn_usd": draws.sum(axis=1),
+        # Drawn at issue, all of it, except a delayed-draw loan.
+        "drawn_usd": draws.sum(axis=1) if kind == "delayed_draw_term_loan" else amount.copy(),
         "effective_rate_annual": annual_rate(effective_monthly),
     }
 
@@ -511,7 +513,7 @@ def _debt_tranche(spec, capex, profile, last, price_path, T, blank):
         "carrying_usd": carrying[:, cut] if accrued is None else carrying[:, cut] - accrued[:, cut],
         "equity_issued_usd": blank,
         "shares_issued": blank,
-        "rate_annual": np.array(
+        "rate_annual": np.ascontiguousarray(
             np.broadcast_to(np.where(in_term[:, cut], rate_annual[:, cut], np.nan), (n, T))
         ),
     }
@@ -586,20 +588,18 @@ def _settle(lines, settle, accrued, deferred_fee, maturity, blank):
             if value is not blank and (value.any() if key != "rate_annual" else True):
                 lines[key] = np.where(keep, value, np.nan if key == "rate_annual" else 0.0)
     if early.any():
-        # Each row settles in one month: set and add there, leaving the other months alone.
+        # Each row settles in one month: set and add there, leaving the other months alone (in
+        # place: the lines are the tranche's own arrays).
         at = (rows, settle)
         lines["settlement_usd"] = np.zeros((n, T))
         lines["settlement_usd"][at] = owed
-        lines["cash_interest_usd"] = np.array(lines["cash_interest_usd"])
         lines["cash_interest_usd"][at] += interest_due
         lines["extinguishment_usd"] = np.zeros((n, T))
         lines["extinguishment_usd"][at] = write_off
-        lines["interest_expense_usd"] = np.array(lines["interest_expense_usd"])
         lines["interest_expense_usd"][at] += write_off
         cleared = (rows[early], settle[early])
-        for key in ("balance_usd", "carrying_usd"):
-            lines[key] = np.array(lines[key])
-            lines[key][cleared] = 0.0
+        lines["balance_usd"][cleared] = 0.0
+        lines["carrying_usd"][cleared] = 0.0
 
 
 def _convert(lines, spec, face, settle, price_path, metrics, blank):
@@ -635,12 +635,9 @@ def _convert(lines, spec, face, settle, price_path, metrics, blank):
         lines["converted_usd"] = converted
         for key in ("balloon_usd", "settlement_usd"):
             if lines[key] is not blank:
-                lines[key] = np.array(lines[key])
                 lines[key][at] = 0.0
         if lines["extinguishment_usd"] is not blank:
-            lines["interest_expense_usd"] = np.array(lines["interest_expense_usd"])
             lines["interest_expense_usd"][at] -= lines["extinguishment_usd"][at]
-            lines["extinguishment_usd"] = np.array(lines["extinguishment_usd"])
             lines["extinguishment_usd"][at] = 0.0
     lines["shares_issued"] = np.zeros((n, T))
     lines["shares_issued"][rows, settle] = result["net_shares"]
