@@ -375,13 +375,16 @@ def loan_schedule(
                     else np.where(straight_rows, equal_principal, level)
                 )
                 owed = opening > 0
-                regular = np.clip(np.where(amortizes[j] & owed, regular, 0.0), 0.0, opening)
+                regular = np.where(amortizes[j] & owed, regular, 0.0)
+                np.minimum(np.maximum(regular, 0.0, out=regular), opening, out=regular)  # clip
                 extra = np.where(ends[j] & owed, opening - regular, 0.0)
                 # A balance left within half a cent of 0 is a rounding residue: repay it now, so
                 # no interest of 1e-10 USD runs on after the loan is repaid.
-                left = opening - regular - extra
-                regular = np.where(np.abs(left) < HALF_CENT_USD, regular + left, regular)
                 balance = opening - regular - extra
+                residue = np.abs(balance) < HALF_CENT_USD
+                if residue.any():
+                    np.add(regular, balance, out=regular, where=residue)
+                    balance[residue] = (opening - regular - extra)[residue]
                 lines_t["interest_usd"][m] = total(opening * r)
                 lines_t["scheduled_principal_usd"][m] = total(regular)
                 lines_t["balloon_usd"][m] = total(extra)
