@@ -299,19 +299,20 @@ def stack_schedule(
 
     debt_names = list(out)
     zeros = np.zeros((n, T))
-    totals: dict[tuple, np.ndarray] = {}
+    totals: dict[tuple, np.ndarray] = {}  # by line and the arrays summed
 
     def total(line, names):
-        given = tuple(k for k in names if out[k][line] is not blank)
-        if (line, given) not in totals:  # sums of the same lines are taken once
-            if not given:
-                totals[line, given] = np.zeros((n, T))
+        given = [out[k][line] for k in names if out[k][line] is not blank]
+        key = (line, tuple(map(id, given)))
+        if key not in totals:  # sums of the same lines are taken once
+            if len(given) < 2:
+                totals[key] = np.array(given[0]) if given else np.zeros((n, T))
             else:
-                acc = np.array(out[given[0]][line])
-                for k in given[1:]:  # in place: the lines are large and there are many of them
-                    acc += out[k][line]
-                totals[line, given] = acc
-        return totals[line, given]
+                acc = given[0] + given[1]
+                for value in given[2:]:  # in place: the lines are large and there are many
+                    acc += value
+                totals[key] = acc
+        return totals[key]
 
     uses = (
         capex[:, None] * profile
