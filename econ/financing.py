@@ -342,11 +342,15 @@ def loan_schedule(
     rate_t = given.T if given.ndim == 2 and given.shape[0] == 1 else np.ascontiguousarray(rate.T)
     lines_t = {key: np.zeros((T, n)) for key in out}
     first, last_draw = int(cohort_months[0]), int(cohort_months[-1])
-    one = cohort_months.size == 1  # one cohort: its column is the loan, no sums over cohorts
-    total = (lambda x: x[:, 0]) if one else (lambda x: x.sum(axis=1))
-    offset = target if target.any() else None
-    straight_rows = straight if straight.any() else None
-    balance = np.zeros_like(amount)
+    # One cohort (all drawn in one month, the common case): its column is the loan, held as
+    # arrays (n,), which numpy runs faster than (n, 1); no sums over cohorts.
+    one = cohort_months.size == 1
+    column = (lambda x: x[..., 0]) if one else (lambda x: x)
+    total = (lambda x: x) if one else (lambda x: x.sum(axis=1))
+    offset = column(target) if target.any() else None
+    straight_rows = column(straight) if straight.any() else None
+    equal_principal = column(equal_principal)
+    balance = np.zeros_like(column(amount))
     stop = T
     # What does not depend on the balance (the cohorts' ages, payments left, annuity factors
     # and which cohorts amortize or end) is computed for blocks of months at once; the loop
@@ -361,8 +365,9 @@ def loan_schedule(
             annuity_factor = np.where(
                 r_block == 0.0, 1.0 / remaining, r_block / np.expm1(remaining * np.log1p(r_block))
             )
-        amortizes = (age > free_months[None]) & (remaining >= 1)
-        ends = age >= life[None]
+        amortizes = column((age > free_months[None]) & (remaining >= 1))
+        ends = column(age >= life[None])
+        annuity_factor, r_block = column(annuity_factor), column(r_block)
         for j, m in enumerate(months_block.tolist()):
             if m > first:  # a cohort drawn before this month pays in it
                 r = r_block[j]
@@ -388,7 +393,9 @@ def loan_schedule(
                 lines_t["interest_usd"][m] = total(opening * r)
                 lines_t["scheduled_principal_usd"][m] = total(regular)
                 lines_t["balloon_usd"][m] = total(extra)
-            if m <= last_draw:
+            if one and m == first:
+                balance += amount[:, 0]
+            elif m <= last_draw:
                 arriving = cohort_months == m
                 if arriving.any():
                     balance[:, arriving] += amount[:, arriving]
