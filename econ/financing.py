@@ -792,6 +792,7 @@ __all__ = [
     "SIZING_CONSTRAINTS",
     "cfads_net_of_shortfalls",
     "choice_codes",
+    "common_row",
     "coupon_schedule",
     "effective_interest",
     "floating_rate_annual",
