@@ -33,6 +33,7 @@ from econ.financing import (
     INTERPOLATIONS,
     REPAYMENTS,
     choice_codes,
+    common_row,
     coupon_schedule,
     effective_interest,
     floating_rate_annual,
@@ -106,6 +107,8 @@ _CATEGORIES = {
     "settlement": SETTLEMENTS,
     "issuance": ISSUANCES,
 }
+_DAY_COUNT_FACTORS = np.array([DAY_COUNTS[name] for name in _CATEGORIES["day_count"]])
+"""DAY_COUNTS' years per month, indexed by the day count's code."""
 _TABLES = ("index_months", "index_rates_annual", "draw_months", "draw_shares")
 
 LINES = (
@@ -287,21 +290,29 @@ def stack_schedule(
 
     out: dict[str, dict[str, np.ndarray]] = {}
     out_metrics: dict[str, dict[str, np.ndarray]] = {}
+    blank = np.zeros((n, T))  # the line of a tranche that has none: one array, read only
+    blank.flags.writeable = False
     for spec in debt_specs:
-        lines, metrics = _debt_tranche(spec, capex, profile_long, last, price_path, T)
+        lines, metrics = _debt_tranche(spec, capex, profile_long, last, price_path, T, blank)
         out[spec["name"]] = lines
         out_metrics[spec["name"]] = metrics
 
     debt_names = list(out)
     zeros = np.zeros((n, T))
+    totals: dict[tuple, np.ndarray] = {}  # by line and the arrays summed
 
     def total(line, names):
-        acc = np.zeros((n, T))
-        for k in names:  # in place: the lines are large and there are many of them
-            value = out[k][line]
-            if value.any():  # most tranches leave most lines at 0: adding them changes nothing
-                acc += value
-        return acc
+        given = [out[k][line] for k in names if out[k][line] is not blank]
+        key = (line, tuple(map(id, given)))
+        if key not in totals:  # sums of the same lines are taken once
+            if len(given) < 2:
+                totals[key] = np.array(given[0]) if given else np.zeros((n, T))
+            else:
+                acc = given[0] + given[1]
+                for value in given[2:]:  # in place: the lines are large and there are many
+                    acc += value
+                totals[key] = acc
+        return totals[key]
 
     uses = (
         capex[:, None] * profile
@@ -313,7 +324,9 @@ def stack_schedule(
     equity_specs = [s for s in specs if s["type"] == "equity"]
     explicit_net = zeros.copy()
     for spec in equity_specs:
-        lines, metrics, net = _equity_tranche(spec, capex, profile, price_path, T)
+        if _residual_rows(spec).all():  # issues only what is needed, computed below
+            continue
+        lines, metrics, net = _equity_tranche(spec, capex, profile, price_path, T, blank)
         explicit_net += net
         out[spec["name"]], out_metrics[spec["name"]] = lines, metrics
     # Equity funds the running shortfall: cumulative uses not yet covered by debt and equity.
@@ -322,8 +335,8 @@ def stack_schedule(
     for spec in equity_specs:
         residual = _residual_rows(spec)
         if residual.any():
-            share = np.where(residual[:, None], needed, 0.0)
-            lines, metrics, _ = _equity_tranche(spec, capex, profile, price_path, T, share)
+            share = needed if residual.all() else np.where(residual[:, None], needed, 0.0)
+            lines, metrics, _ = _equity_tranche(spec, capex, profile, price_path, T, blank, share)
             out[spec["name"]], out_metrics[spec["name"]] = lines, metrics
             needed = needed - share
     equity_names = [s["name"] for s in equity_specs]
@@ -341,19 +354,14 @@ def stack_schedule(
         - lines["principal_usd"]
     )
     opening = np.concatenate([zeros[:, :1], lines["balance_usd"][:, :-1]], axis=1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        lines["rate_annual"] = np.where(
-            opening > 0,
-            sum(
-                (
-                    np.nan_to_num(out[k]["rate_annual"]) * _opening(out[k]["balance_usd"])
-                    for k in debt_names
-                ),
-                zeros.copy(),
-            )
-            / opening,
-            np.nan,
+    # Rates weighted by the opening balance; month 0 opens with nothing owed (weight 0).
+    weighted = zeros.copy()
+    for k in debt_names:
+        weighted[:, 1:] += (
+            np.nan_to_num(out[k]["rate_annual"][:, 1:]) * out[k]["balance_usd"][:, :-1]
         )
+    with np.errstate(invalid="ignore", divide="ignore"):
+        lines["rate_annual"] = np.where(opening > 0, weighted / opening, np.nan)
         debt_rate_monthly = lines["cash_interest_usd"].sum(axis=1) / opening.sum(axis=1)
 
     drawn = np.column_stack([out_metrics[k]["drawn_usd"] for k in debt_names] or [np.zeros(n)])
@@ -387,10 +395,6 @@ def _sum_lines(out, names, line, n):
     return sum((out[k][line].sum(axis=1) for k in names), np.zeros(n))
 
 
-def _opening(balance):
-    return np.concatenate([np.zeros_like(balance[:, :1]), balance[:, :-1]], axis=1)
-
-
 def _equity_cost(equity_specs, specs_by_name, out, fallback, n):
     """Issuance-weighted required return of the equity tranches, else the fallback [1/year]."""
     weights = np.zeros(n)
@@ -410,37 +414,38 @@ def _equity_cost(equity_specs, specs_by_name, out, fallback, n):
 # ---------------------------------------------------------------------------------------------
 
 
-def _debt_tranche(spec, capex, profile, last, price_path, T):
+def _debt_tranche(spec, capex, profile, last, price_path, T, blank):
     """Lines (n, T) and metrics (n,) of one loan or note, settled in each scenario's last month.
 
     The contractual schedule and effective yield are computed to maturity on the long grid of
-    `profile` (n, L); the lines are then cut to the projection's T months and settled.
+    `profile` (n, L); the lines are then cut to the projection's T months and settled. Lines
+    that are 0 throughout are `blank` (one read-only array), which the totals skip.
     """
     n, L = profile.shape
     kind = spec["type"]
     m = np.arange(L)[None, :]
     amount = _amount(spec, capex)
-    issue = spec["issue_month"][:, None]
-    maturity = spec["maturity_month"][:, None]
+    # Masks of the tranche's timing: one row when no scenario varies it.
+    issue, maturity = (x[:, None] for x in common_row(spec["issue_month"], spec["maturity_month"]))
     at_issue = m == issue
-    zeros = np.zeros((n, L))
-    commitment_fee = zeros
-    fee_amortization = zeros
+    in_term = (m > issue) & (m <= maturity)
+    commitment_fee = None
+    fee_amortization = None
     upfront_fee = np.where(at_issue, (spec["upfront_fee_share"] * amount)[:, None], 0.0)
 
     if kind in LOANS:
         rate_annual = _loan_rate_annual(spec, L)
-        rate_monthly = rate_annual * spec["day_count"][:, None]
+        (day_count,) = common_row(spec["day_count"])
+        rate_monthly = rate_annual * day_count[:, None]
         if kind == "term_loan":
             draws = np.where(at_issue, amount[:, None], 0.0)
         else:
-            draws, commitment_fee = _delayed_draws(spec, amount, profile, rate_monthly)
+            draws, commitment_fee = _delayed_draws(spec, amount, profile)
             # ASU 2015-15: costs of a line of credit are deferred and amortized ratably over the
             # arrangement, not through the effective yield of draws that may never happen.
             term = np.maximum(maturity - issue, 1.0)
-            fee_amortization = np.where(
-                (m > issue) & (m <= maturity), upfront_fee.sum(axis=1)[:, None] / term, 0.0
-            )
+            fee_total = spec["upfront_fee_share"] * amount  # the one month of upfront_fee
+            fee_amortization = np.where(in_term, fee_total[:, None] / term, 0.0)
         schedule = loan_schedule(
             draws,
             rate_monthly,
@@ -450,10 +455,11 @@ def _debt_tranche(spec, capex, profile, last, price_path, T):
             spec["interest_only_months"],
             spec["balloon_share"],
         )
-        accrued = zeros
+        scheduled = schedule["scheduled_principal_usd"]
+        accrued = None
         base_rate, guess = rate_monthly, np.zeros(n)
     else:
-        rate_annual = np.broadcast_to(spec["coupon_annual"][:, None], (n, L))
+        rate_annual = spec["coupon_annual"][:, None]
         draws = np.where(at_issue, amount[:, None], 0.0)
         schedule = coupon_schedule(
             amount,
@@ -463,78 +469,106 @@ def _debt_tranche(spec, capex, profile, last, price_path, T):
             spec["maturity_month"],
             L,
         )
-        schedule["scheduled_principal_usd"] = zeros
+        scheduled = None
         accrued = schedule["accrued_usd"]
         base_rate, guess = 0.0, spec["coupon_annual"] / MONTHS_PER_YEAR
     _check_draws_fit(spec["name"], draws, last)
 
-    discount = draws * spec["issue_discount_share"][:, None]
-    proceeds = draws - discount
+    discounted = spec["issue_discount_share"].any()
+    discount = draws * spec["issue_discount_share"][:, None] if discounted else None
+    proceeds = draws - discount if discounted else draws
     in_yield = kind != "delayed_draw_term_loan"
     net = proceeds - upfront_fee if in_yield else proceeds
-    payments = (
-        schedule["interest_usd"] + schedule["scheduled_principal_usd"] + schedule["balloon_usd"]
-    )
+    payments = _plus(schedule["interest_usd"], scheduled, schedule["balloon_usd"])
     eir = effective_interest(net, payments, base_rate, guess)
     carrying = eir["carrying_usd"]
     # All-in cost over the contractual life: effective interest, deferred facility fees and
     # commitment fees per dollar-month of carrying amount.
-    all_in = eir["expense_usd"] + fee_amortization + commitment_fee
+    all_in = _plus(eir["expense_usd"], fee_amortization, commitment_fee)
     with np.errstate(invalid="ignore", divide="ignore"):
         effective_monthly = all_in.sum(axis=1) / (carrying[:, :-1].sum(axis=1))
     metrics = {
         "amount_usd": amount,
-        "drawn_usd": draws.sum(axis=1),
+        # Drawn at issue, all of it, except a delayed-draw loan.
+        "drawn_usd": draws.sum(axis=1) if kind == "delayed_draw_term_loan" else amount.copy(),
         "effective_rate_annual": annual_rate(effective_monthly),
     }
 
     cut = slice(0, T)
-    fees_deferred = cumsum_months(upfront_fee - fee_amortization) if not in_yield else None
-    blank = np.zeros((n, T))
+    part = lambda x: blank if x is None else x[:, cut]  # noqa: E731
     lines = {
         "draw_usd": draws[:, cut],
         "proceeds_usd": proceeds[:, cut],
-        "discount_usd": discount[:, cut],
-        "fees_usd": (upfront_fee + commitment_fee)[:, cut],
-        "commitment_fee_usd": commitment_fee[:, cut],
+        "discount_usd": part(discount),
+        "fees_usd": _plus(upfront_fee[:, cut], part(commitment_fee), blank=blank),
+        "commitment_fee_usd": part(commitment_fee),
         "capped_call_usd": blank,
         "cash_interest_usd": schedule["interest_usd"][:, cut],
         "interest_expense_usd": all_in[:, cut],
         "extinguishment_usd": blank,
-        "scheduled_principal_usd": schedule["scheduled_principal_usd"][:, cut],
+        "scheduled_principal_usd": part(scheduled),
         "balloon_usd": schedule["balloon_usd"][:, cut],
         "settlement_usd": blank,
         "converted_usd": blank,
         "balance_usd": schedule["balance_usd"][:, cut],
-        "carrying_usd": (carrying - accrued)[:, cut],
+        "carrying_usd": carrying[:, cut] if accrued is None else carrying[:, cut] - accrued[:, cut],
         "equity_issued_usd": blank,
         "shares_issued": blank,
-        "rate_annual": np.where((m > issue) & (m <= maturity), rate_annual, np.nan)[:, cut],
+        "rate_annual": np.ascontiguousarray(
+            np.broadcast_to(np.where(in_term[:, cut], rate_annual[:, cut], np.nan), (n, T))
+        ),
     }
-    deferred = blank if fees_deferred is None else fees_deferred[:, cut]
-    accrued = accrued[:, cut]
+    deferred = blank if in_yield else cumsum_months(upfront_fee[:, cut] - fee_amortization[:, cut])
+    accrued = blank if accrued is None else accrued[:, cut]
     if kind == "convertible_notes":
         lines["capped_call_usd"] = np.where(
             at_issue[:, cut], (spec["capped_call_cost_share"] * amount)[:, None], 0.0
         )
         settle = np.minimum(spec["maturity_month"], last).astype(np.int64)
-        _settle(lines, settle, accrued, deferred, spec["maturity_month"])
-        _convert(lines, spec, amount, settle, price_path, metrics)
+        _settle(lines, settle, accrued, deferred, spec["maturity_month"], blank)
+        _convert(lines, spec, amount, settle, price_path, metrics, blank)
     else:
-        _settle(lines, last, accrued, deferred, spec["maturity_month"])
-    lines["principal_usd"] = (
-        lines["scheduled_principal_usd"] + lines["balloon_usd"] + lines["settlement_usd"]
+        _settle(lines, last, accrued, deferred, spec["maturity_month"], blank)
+    lines["principal_usd"] = _plus(
+        lines["scheduled_principal_usd"], lines["balloon_usd"], lines["settlement_usd"], blank=blank
     )
-    lines["amortization_usd"] = (
-        lines["interest_expense_usd"] - lines["cash_interest_usd"] - lines["commitment_fee_usd"]
+    lines["amortization_usd"] = _minus(
+        lines["interest_expense_usd"],
+        lines["cash_interest_usd"],
+        lines["commitment_fee_usd"],
+        blank=blank,
     )
-    lines["debt_service_usd"] = (
-        lines["cash_interest_usd"] + lines["commitment_fee_usd"] + lines["scheduled_principal_usd"]
+    lines["debt_service_usd"] = _plus(
+        lines["cash_interest_usd"],
+        lines["commitment_fee_usd"],
+        lines["scheduled_principal_usd"],
+        blank=blank,
     )
     return lines, metrics
 
 
-def _settle(lines, settle, accrued, deferred_fee, maturity):
+def _plus(*terms, blank=None):
+    """The sum of the terms left to right, leaving out None and `blank` (adding 0 changes no
+    value, so the sum is the one with them, bit for bit)."""
+    given = [t for t in terms if t is not None and t is not blank]
+    if not given:
+        return blank
+    total = given[0]
+    for t in given[1:]:
+        total = total + t
+    return total
+
+
+def _minus(first, *terms, blank):
+    """first - terms[0] - terms[1] ..., leaving out the terms that are `blank`."""
+    total = first
+    for t in terms:
+        if t is not blank:
+            total = total - t
+    return total
+
+
+def _settle(lines, settle, accrued, deferred_fee, maturity, blank):
     """Repay in month `settle` (n,) what is still owed; nothing happens after it.
 
     The face still owed and the accrued interest are paid in cash; the unamortized discount and
@@ -543,35 +577,36 @@ def _settle(lines, settle, accrued, deferred_fee, maturity):
     """
     n, T = lines["balance_usd"].shape
     rows = np.arange(n)
-    m = np.arange(T)[None, :]
-    at = m == settle[:, None]
-    keep = m <= settle[:, None]
     early = settle < maturity
     owed = np.where(early, lines["balance_usd"][rows, settle], 0.0)
     write_off = np.where(
         early, owed - lines["carrying_usd"][rows, settle] + deferred_fee[rows, settle], 0.0
     )
     interest_due = np.where(early, accrued[rows, settle], 0.0)
-    if not keep.all():
+    if (settle < T - 1).any():
+        keep = np.arange(T)[None, :] <= settle[:, None]
         for key, value in lines.items():
-            if value.any() if key != "rate_annual" else True:
+            if value is not blank and (value.any() if key != "rate_annual" else True):
                 lines[key] = np.where(keep, value, np.nan if key == "rate_annual" else 0.0)
     if early.any():
-        lines["settlement_usd"] = np.where(at, owed[:, None], 0.0)
-        lines["cash_interest_usd"] = lines["cash_interest_usd"] + np.where(
-            at, interest_due[:, None], 0.0
-        )
-        lines["extinguishment_usd"] = np.where(at, write_off[:, None], 0.0)
-        lines["interest_expense_usd"] = lines["interest_expense_usd"] + lines["extinguishment_usd"]
-        cleared = at & early[:, None]
-        lines["balance_usd"] = np.where(cleared, 0.0, lines["balance_usd"])
-        lines["carrying_usd"] = np.where(cleared, 0.0, lines["carrying_usd"])
+        # Each row settles in one month: set and add there, leaving the other months alone (in
+        # place: the lines are the tranche's own arrays).
+        at = (rows, settle)
+        lines["settlement_usd"] = np.zeros((n, T))
+        lines["settlement_usd"][at] = owed
+        lines["cash_interest_usd"][at] += interest_due
+        lines["extinguishment_usd"] = np.zeros((n, T))
+        lines["extinguishment_usd"][at] = write_off
+        lines["interest_expense_usd"][at] += write_off
+        cleared = (rows[early], settle[early])
+        lines["balance_usd"][cleared] = 0.0
+        lines["carrying_usd"][cleared] = 0.0
 
 
-def _convert(lines, spec, face, settle, price_path, metrics):
+def _convert(lines, spec, face, settle, price_path, metrics, blank):
     """Settle convertible notes in shares where the share price at settlement is above the
     conversion price (ASC 470-20-40-4: conversion per the terms, carrying amount to equity)."""
-    n, L = lines["balance_usd"].shape
+    n, T = lines["balance_usd"].shape
     rows = np.arange(n)
     if price_path is None:
         growth = np.power(1.0 + spec["share_price_growth_annual"], settle / MONTHS_PER_YEAR)
@@ -592,19 +627,21 @@ def _convert(lines, spec, face, settle, price_path, metrics):
     )
     converts = result["converts"]
     physical = converts & (spec["settlement"] == SETTLEMENTS.index("physical"))
-    at = np.arange(L)[None, :] == settle[:, None]
-    in_shares = physical[:, None] & at
-    # Settled in shares: no cash principal, and the carrying amount (unamortized costs included)
-    # moves to equity instead of being written off.
-    paid = lines["balloon_usd"] + lines["settlement_usd"]
-    lines["converted_usd"] = np.where(in_shares, paid, 0.0)
-    lines["balloon_usd"] = np.where(in_shares, 0.0, lines["balloon_usd"])
-    lines["settlement_usd"] = np.where(in_shares, 0.0, lines["settlement_usd"])
-    lines["interest_expense_usd"] = lines["interest_expense_usd"] - np.where(
-        in_shares, lines["extinguishment_usd"], 0.0
-    )
-    lines["extinguishment_usd"] = np.where(in_shares, 0.0, lines["extinguishment_usd"])
-    lines["shares_issued"] = np.where(at, result["net_shares"][:, None], 0.0)
+    if physical.any():
+        # Settled in shares: no cash principal, and the carrying amount (unamortized costs
+        # included) moves to equity instead of being written off.
+        at = (rows[physical], settle[physical])
+        converted = np.zeros((n, T))
+        converted[at] = lines["balloon_usd"][at] + lines["settlement_usd"][at]
+        lines["converted_usd"] = converted
+        for key in ("balloon_usd", "settlement_usd"):
+            if lines[key] is not blank:
+                lines[key][at] = 0.0
+        if lines["extinguishment_usd"] is not blank:
+            lines["interest_expense_usd"][at] -= lines["extinguishment_usd"][at]
+            lines["extinguishment_usd"][at] = 0.0
+    lines["shares_issued"] = np.zeros((n, T))
+    lines["shares_issued"][rows, settle] = result["net_shares"]
     metrics.update(
         settlement_month=settle.astype(float),
         share_price_at_settlement_usd=price,
@@ -620,53 +657,50 @@ def _residual_rows(spec):
     return np.isnan(spec["amount_usd"]) & np.isnan(spec["share_of_capex"])
 
 
-def _equity_tranche(spec, capex, profile, price_path, T, needed=None):
+def _equity_tranche(spec, capex, profile, price_path, T, blank, needed=None):
     """Lines and metrics of an equity tranche, and its net proceeds (n, T).
 
     Rows without an amount issue `needed` (n, T) gross of commission, or nothing without it.
     """
-    n = capex.shape[0]
     m = np.arange(T)[None, :]
     atm = (spec["issuance"] == ISSUANCES.index("at_the_market"))[:, None]
     commission = spec["atm_commission_share"][:, None] * atm
     amount = np.nan_to_num(_amount(spec, capex))
-    gross = np.where(
-        atm,
-        amount[:, None] * profile,
-        np.where(m == spec["issue_month"][:, None], amount[:, None], 0.0),
-    )
+    (issue,) = common_row(spec["issue_month"])
+    upfront = np.where(m == issue[:, None], amount[:, None], 0.0)
+    gross = upfront if not atm.any() else np.where(atm, amount[:, None] * profile, upfront)
     if needed is not None:
         # Sold to cover the shortfall; an ATM programme sells enough to net it after commission.
         gross = np.where(_residual_rows(spec)[:, None], needed / (1.0 - commission), gross)
-    fees = gross * commission
+    fees = gross * commission if commission.any() else blank
     if price_path is None:
-        price = share_price_path(
-            spec["reference_share_price_usd"], spec["share_price_growth_annual"], np.arange(T)
+        reference, growth = common_row(
+            spec["reference_share_price_usd"], spec["share_price_growth_annual"]
         )
+        price = share_price_path(reference, growth, np.arange(T))
     else:
         price = price_path[:, :T]
     with np.errstate(invalid="ignore", divide="ignore"):
         shares = np.where(gross > 0, gross / price, 0.0)
-    zeros = np.zeros((n, T))
-    lines = dict.fromkeys(LINES, zeros)
+    lines = dict.fromkeys(LINES, blank)
     lines.update(equity_issued_usd=gross, fees_usd=fees, shares_issued=shares)
-    metrics = {
-        "amount_usd": gross.sum(axis=1),
-        "drawn_usd": gross.sum(axis=1),
-        "shares": shares.sum(axis=1),
-    }
-    return lines, metrics, gross - fees
+    issued = gross.sum(axis=1)
+    metrics = {"amount_usd": issued, "drawn_usd": issued.copy(), "shares": shares.sum(axis=1)}
+    return lines, metrics, gross if fees is blank else gross - fees
 
 
-def _delayed_draws(spec, commitment, profile, rate_monthly):
+def _delayed_draws(spec, commitment, profile):
     """Draws of a delayed-draw term loan and the commitment fee on its undrawn amount (n, L)."""
     n, L = profile.shape
     m = np.arange(L)[None, :]
-    issue = spec["issue_month"][:, None]
-    availability = spec["availability_months"][:, None]
+    issue, availability, maturity = (
+        x[:, None]
+        for x in common_row(
+            spec["issue_month"], spec["availability_months"], spec["maturity_month"]
+        )
+    )
     window_end = np.minimum(
-        np.where(np.isnan(availability), np.inf, issue + availability),
-        spec["maturity_month"][:, None] - 1,
+        np.where(np.isnan(availability), np.inf, issue + availability), maturity - 1
     )
     window = (m >= issue) & (m <= window_end)
     if spec["draw_months"] is not None:
@@ -683,28 +717,40 @@ def _delayed_draws(spec, commitment, profile, rate_monthly):
     outside = (draws > 0) & ~window
     if outside.any():
         row, month = np.argwhere(outside)[0]
+        end = np.broadcast_to(window_end, (n, 1))[row, 0]
         raise InputError(
             f"tranche '{spec['name']}': draw in month {month} (scenario {row}) is outside the "
-            f"availability period, months {spec['issue_month'][row]:g} to {window_end[row, 0]:g}"
+            f"availability period, months {spec['issue_month'][row]:g} to {end:g}"
         )
-    undrawn = np.where(window, commitment[:, None] - cumsum_months(draws), 0.0)
+    # Nothing is undrawn outside the availability period: the months after it stay 0.
+    open_months = slice(0, int(min(L - 1, max(np.max(window_end), -1.0))) + 1)
+    window, m = window[:, open_months], m[:, open_months]
+    undrawn = np.where(window, commitment[:, None] - cumsum_months(draws[:, open_months]), 0.0)
     undrawn_before = np.concatenate([np.zeros((n, 1)), undrawn[:, :-1]], axis=1)
     fee_rate = spec["commitment_fee_annual"][:, None] * spec["day_count"][:, None]
-    fee = np.where(window & (m > issue), np.maximum(undrawn_before, 0.0) * fee_rate, 0.0)
+    fee = np.zeros((n, L))
+    fee[:, open_months] = np.where(
+        window & (m > issue), np.maximum(undrawn_before, 0.0) * fee_rate, 0.0
+    )
     return draws, fee
 
 
 def _loan_rate_annual(spec, L):
-    """Contractual annual rate path (n, L): fixed, or index + spread with the index floored."""
+    """Contractual annual rate path, (n, L) or (1, L) when every scenario has the same: fixed,
+    or index + spread with the index floored."""
     n = spec["rate_annual"].shape[0]
-    fixed = spec["rate_annual"][:, None]
-    if spec["index_months"] is None:
-        return np.broadcast_to(fixed, (n, L)).copy()
-    index = index_rate_annual(
-        spec["index_months"], spec["index_rates_annual"], np.arange(L), spec["index_interpolation"]
+    curve = (
+        [] if spec["index_months"] is None else [spec["index_months"], spec["index_rates_annual"]]
     )
-    index = np.broadcast_to(index, (n, L))
-    floating = floating_rate_annual(index, spec["spread_annual"], spec["floor_annual"])
+    columns = [spec["rate_annual"], spec["spread_annual"], spec["floor_annual"]]
+    columns.append(spec["index_interpolation"])
+    tables = [np.broadcast_to(np.atleast_2d(x), (n, x.shape[-1])) for x in curve]
+    fixed, spread, floor, interpolation, *tables = common_row(*columns, *tables)
+    fixed = fixed[:, None]
+    if not tables:
+        return np.array(np.broadcast_to(fixed, (fixed.shape[0], L)))
+    index = index_rate_annual(*tables, np.arange(L), interpolation)
+    floating = floating_rate_annual(index, spread, floor)
     return np.where(np.isnan(fixed), floating, fixed)
 
 
@@ -715,9 +761,11 @@ def _amount(spec, capex):
 
 
 def _check_draws_fit(name, draws, last):
-    late = (draws > 0) & (np.arange(draws.shape[1])[None, :] > last[:, None])
+    after = int(last.min()) + 1  # months before it are within every scenario's horizon
+    late = (draws[:, after:] > 0) & (np.arange(after, draws.shape[1])[None, :] > last[:, None])
     if late.any():
         row, month = np.argwhere(late)[0]
+        month += after
         raise InputError(
             f"tranche '{name}': draw schedule beyond the horizon: draw in month {month} of "
             f"scenario {row}, after its last month {last[row]}"
@@ -753,11 +801,7 @@ def _normalize(spec: Mapping, index: int, n: int) -> dict:
         if key in _CATEGORIES:
             codes = choice_codes(value, _CATEGORIES[key], where)
             codes = np.broadcast_to(codes, (n,))
-            out[key] = (
-                np.array([DAY_COUNTS[_CATEGORIES[key][c]] for c in codes])
-                if key == "day_count"
-                else codes
-            )
+            out[key] = _DAY_COUNT_FACTORS[codes] if key == "day_count" else codes
         elif key in _TABLES:
             out[key] = None if value is None else np.asarray(value, dtype=float)
         else:

@@ -58,14 +58,17 @@ def choice_codes(value, choices, what: str) -> np.ndarray:
     """
     array = np.asarray(value)
     if array.dtype.kind in "US" or array.dtype == object:
-        flat = array.reshape(-1)
-        unknown = sorted({str(v) for v in flat if str(v) not in choices})
+        flat = array.reshape(-1).tolist()
+        distinct = set(flat)  # a batch column repeats a few names many times
+        unknown = sorted({str(v) for v in distinct if str(v) not in choices})
         if unknown:
             raise InputError(
                 f"{what}: unknown value {unknown[0]!r}; expected one of: {', '.join(choices)}"
             )
-        lookup = {name: i for i, name in enumerate(choices)}
-        return np.array([lookup[str(v)] for v in flat], dtype=np.int64).reshape(array.shape)
+        lookup = {v: choices.index(str(v)) for v in distinct}
+        if len(lookup) == 1:
+            return np.full(array.shape, lookup[flat[0]], dtype=np.int64)
+        return np.array([lookup[v] for v in flat], dtype=np.int64).reshape(array.shape)
     codes = array.astype(np.int64)
     if codes.size and (codes.min() < 0 or codes.max() >= len(choices) or (codes != array).any()):
         raise InputError(
@@ -73,6 +76,32 @@ def choice_codes(value, choices, what: str) -> np.ndarray:
             f"({', '.join(choices)})"
         )
     return codes
+
+
+def common_row(*columns):
+    """The columns cut to their first row when every one of them repeats it in all rows.
+
+    A batch seldom varies a tranche's timing (issue, maturity, coupon period); the month masks
+    built from it are then one row (1, T) broadcast over the scenarios instead of an array
+    (n, T) per mask, the same values with a fraction of the work.
+
+    Parameters
+    ----------
+    *columns : arrays (n, ...)  settings per scenario, NaN matching NaN
+
+    Returns
+    -------
+    tuple of arrays, each (1, ...) when all columns are alike over rows, else the columns as given
+    """
+    arrays = [np.asarray(c) for c in columns]
+    for a in arrays:
+        first = a[:1]
+        same = a == first
+        if a.dtype.kind == "f":
+            same |= np.isnan(a) & np.isnan(first)
+        if not same.all():
+            return tuple(arrays)
+    return tuple(a[:1] for a in arrays)
 
 
 def level_payment_balance(principal_usd, rate_monthly, term_months, months):
@@ -308,38 +337,78 @@ def loan_schedule(
 
     # Month-major (T, n) copies and outputs: each month's values are contiguous (see
     # effective_interest); transposed back at the end.
-    rate_t = np.ascontiguousarray(rate.T)
+    given = np.asarray(rate_monthly, dtype=float)
+    # One rate path for every row stays one column.
+    rate_t = given.T if given.ndim == 2 and given.shape[0] == 1 else np.ascontiguousarray(rate.T)
     lines_t = {key: np.zeros((T, n)) for key in out}
-    balance = np.zeros_like(amount)
-    for m in range(int(cohort_months[0]), T):
-        age = m - d
-        if (age >= 1).any():
-            r = rate_t[m][:, None]
-            opening = balance
-            remaining = term - (age - 1)
-            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-                annuity_factor = np.where(
-                    r == 0.0, 1.0 / remaining, r / np.expm1(remaining * np.log1p(r))
+    first, last_draw = int(cohort_months[0]), int(cohort_months[-1])
+    # One cohort (all drawn in one month, the common case): its column is the loan, held as
+    # arrays (n,), which numpy runs faster than (n, 1); no sums over cohorts.
+    one = cohort_months.size == 1
+    column = (lambda x: x[..., 0]) if one else (lambda x: x)
+    total = (lambda x: x) if one else (lambda x: x.sum(axis=1))
+    offset = column(target) if target.any() else None
+    straight_rows = column(straight) if straight.any() else None
+    equal_principal = column(equal_principal)
+    balance = np.zeros_like(column(amount))
+    stop = T
+    # What does not depend on the balance (the cohorts' ages, payments left, annuity factors
+    # and which cohorts amortize or end) is computed for blocks of months at once; the loop
+    # carries only the balance from month to month.
+    block = max(1, (1 << 20) // max(n * cohort_months.size, 1))
+    for start in range(first, T, block):
+        months_block = np.arange(start, min(start + block, T))
+        age = months_block[:, None, None] - d[None]
+        r_block = rate_t[months_block][:, :, None]
+        remaining = term[None] - (age - 1)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            annuity_factor = np.where(
+                r_block == 0.0, 1.0 / remaining, r_block / np.expm1(remaining * np.log1p(r_block))
+            )
+        amortizes = column((age > free_months[None]) & (remaining >= 1))
+        ends = column(age >= life[None])
+        annuity_factor, r_block = column(annuity_factor), column(r_block)
+        for j, m in enumerate(months_block.tolist()):
+            if m > first:  # a cohort drawn before this month pays in it
+                r = r_block[j]
+                opening = balance
+                with np.errstate(invalid="ignore"):  # 0 * inf past a cohort's term, masked below
+                    level = (opening if offset is None else opening - offset) * annuity_factor[j]
+                regular = (
+                    level
+                    if straight_rows is None
+                    else np.where(straight_rows, equal_principal, level)
                 )
-                level = (opening - target) * annuity_factor
-            regular = np.where(straight, equal_principal, level)
-            amortizing = (age > free_months) & (remaining >= 1) & (opening > 0)
-            regular = np.clip(np.where(amortizing, regular, 0.0), 0.0, opening)
-            final = (age >= life) & (opening > 0)
-            extra = np.where(final, opening - regular, 0.0)
-            # A balance left within half a cent of 0 is a rounding residue: repay it now, so no
-            # interest of 1e-10 USD runs on after the loan is repaid.
-            left = opening - regular - extra
-            regular = np.where(np.abs(left) < HALF_CENT_USD, regular + left, regular)
-            balance = opening - regular - extra
-            lines_t["interest_usd"][m] = (opening * r).sum(axis=1)
-            lines_t["scheduled_principal_usd"][m] = regular.sum(axis=1)
-            lines_t["balloon_usd"][m] = extra.sum(axis=1)
-        arriving = cohort_months == m
-        if arriving.any():
-            balance[:, arriving] += amount[:, arriving]
-        lines_t["balance_usd"][m] = balance.sum(axis=1)
-    return {key: np.ascontiguousarray(value.T) for key, value in lines_t.items()}
+                owed = opening > 0
+                regular = np.where(amortizes[j] & owed, regular, 0.0)
+                np.minimum(np.maximum(regular, 0.0, out=regular), opening, out=regular)  # clip
+                extra = np.where(ends[j] & owed, opening - regular, 0.0)
+                # A balance left within half a cent of 0 is a rounding residue: repay it now, so
+                # no interest of 1e-10 USD runs on after the loan is repaid.
+                balance = opening - regular - extra
+                residue = np.abs(balance) < HALF_CENT_USD
+                if residue.any():
+                    np.add(regular, balance, out=regular, where=residue)
+                    balance[residue] = (opening - regular - extra)[residue]
+                lines_t["interest_usd"][m] = total(opening * r)
+                lines_t["scheduled_principal_usd"][m] = total(regular)
+                lines_t["balloon_usd"][m] = total(extra)
+            if one and m == first:
+                balance += amount[:, 0]
+            elif m <= last_draw:
+                arriving = cohort_months == m
+                if arriving.any():
+                    balance[:, arriving] += amount[:, arriving]
+            lines_t["balance_usd"][m] = total(balance)
+            # Repaid and nothing more to draw: the months left are all 0 (at a finite rate).
+            if m >= last_draw and not balance.any() and np.isfinite(rate_t[m + 1 :]).all():
+                stop = m + 1
+                break
+        if stop < T:
+            break
+    for key, value in lines_t.items():
+        out[key][:, first:stop] = value[first:stop].T
+    return out
 
 
 def coupon_schedule(face_usd, coupon_annual, coupons_per_year, issue_month, maturity_month, T):
@@ -376,6 +445,7 @@ def coupon_schedule(face_usd, coupon_annual, coupons_per_year, issue_month, matu
     period = np.rint(MONTHS_PER_YEAR / _row(coupons_per_year, n, 2.0))[:, None]
     issue = _row(issue_month, n, 0.0)[:, None]
     maturity = _row(maturity_month, n, np.nan)[:, None]
+    period, issue, maturity = common_row(period, issue, maturity)
     m = np.arange(T)[None, :]
     since = m - issue
     live = (since > 0) & (m <= maturity)
@@ -440,24 +510,43 @@ def effective_interest(net_proceeds_usd, payments_usd, base_rate_monthly=0.0, gu
     # The recurrence runs month by month over all scenarios at once, so the months are the rows
     # here: each month's values are then contiguous in memory (a column of an (n, T) array is
     # strided, and reading it month after month was most of this function's time).
-    net_t, pay_t = np.ascontiguousarray(net.T), np.ascontiguousarray(pay.T)
-    if rate_given.ndim < 2:  # the same rate every month: a view, nothing to copy
+    steady = rate_given.ndim < 2  # the same base rate every month
+    if steady:  # a view, nothing to copy
         base_t = np.broadcast_to(rate_given, (T, n)) if rate_given.ndim else base.T
+    elif rate_given.shape[0] == 1:  # the same path in every row: one column
+        base_t = rate_given.T
     else:
         base_t = np.ascontiguousarray(base.T)
+    # Only the months in which some row receives or pays anything are copied, month-major; in
+    # the others the carrying amount only grows (adding 0 changes no value), which notes paying
+    # twice a year make most months.
+    receiving, paying = np.flatnonzero(net.any(axis=0)), np.flatnonzero(pay.any(axis=0))
+    net_k, pay_k = net.T[receiving], pay.T[paying]
+    slot_net, slot_pay = [-1] * T, [-1] * T
+    for slots, months in ((slot_net, receiving), (slot_pay, paying)):
+        for j, m in enumerate(months.tolist()):
+            slots[m] = j
     everyone = np.arange(n)
 
     def end_value(rows, y):
         if rows.size == n and (rows == everyone).all():
-            b, p, q = base_t, net_t, pay_t
+            b, p, q = base_t, net_k, pay_k
         else:
-            b, p, q = base_t[:, rows], net_t[:, rows], pay_t[:, rows]
+            b = base_t if base_t.shape[1] == 1 else base_t[:, rows]
+            p, q = net_k[:, rows], pay_k[:, rows]
         c = np.zeros(rows.size)
         dc = np.zeros(rows.size)
+        growth = 1.0 + b[0] + y if steady else None
         for m in range(T):
-            growth = 1.0 + b[m] + y
-            dc = dc * growth + c
-            c = c * growth + p[m] - q[m]
+            if not steady:
+                growth = 1.0 + b[m] + y
+            dc *= growth
+            dc += c
+            c *= growth
+            if slot_net[m] >= 0:
+                c += p[slot_net[m]]
+            if slot_pay[m] >= 0:
+                c -= q[slot_pay[m]]
         return c, dc
 
     # Newton's method on C_end(y); rows whose flows have no fees or discount converge at once.
@@ -477,17 +566,30 @@ def effective_interest(net_proceeds_usd, payments_usd, base_rate_monthly=0.0, gu
         margin[failed] = _bisect_margin(end_value, failed, tolerance)
 
     carrying_t = np.empty((T, n))
-    expense_t = np.empty((T, n))
     c = np.zeros(n)
+    # A carrying amount within rounding of zero is zero (the debt is repaid), so no interest of
+    # 1e-10 USD runs on it in the months after.
+    snap = np.maximum(tolerance, HALF_CENT_USD)
+    size, small = np.empty(n), np.empty(n, dtype=bool)
+    if steady:
+        rate = (base_t[0] + margin)[:, None]
+        growth = np.broadcast_to(1.0 + rate[:, 0], (T, n))
+    else:
+        rate = base + margin[:, None]
+        growth = 1.0 + (base_t + margin)
     for m in range(T):
-        rate = base_t[m] + margin
-        expense_t[m] = rate * c
-        c = c * (1.0 + rate) + net_t[m] - pay_t[m]
-        # A carrying amount within rounding of zero is zero (the debt is repaid), so no interest
-        # of 1e-10 USD runs on it in the months after.
-        c = np.where(np.abs(c) <= np.maximum(tolerance, HALF_CENT_USD), 0.0, c)
-        carrying_t[m] = c
-    carrying, expense = np.ascontiguousarray(carrying_t.T), np.ascontiguousarray(expense_t.T)
+        c = np.multiply(c, growth[m], out=carrying_t[m])
+        if slot_net[m] >= 0:
+            c += net_k[slot_net[m]]
+        if slot_pay[m] >= 0:
+            c -= pay_k[slot_pay[m]]
+        np.less_equal(np.abs(c, out=size), snap, out=small)
+        c[small] = 0.0
+    carrying = np.ascontiguousarray(carrying_t.T)
+    # The expense of a month is its rate on the carrying amount the month opens with.
+    expense = np.empty((n, T))
+    expense[:, :1] = rate[:, :1] * 0.0
+    expense[:, 1:] = (rate if steady else rate[:, 1:]) * carrying[:, :-1]
     return {"expense_usd": expense, "carrying_usd": carrying, "margin_monthly": margin}
 
 
@@ -690,6 +792,7 @@ __all__ = [
     "SIZING_CONSTRAINTS",
     "cfads_net_of_shortfalls",
     "choice_codes",
+    "common_row",
     "coupon_schedule",
     "effective_interest",
     "floating_rate_annual",
