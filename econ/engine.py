@@ -207,7 +207,6 @@ class Projection:
     components: dict[str, np.ndarray]
     vintages: pd.DataFrame | None = None
     warning_source: Callable[[], list[list[str]]] | None = field(default=None, repr=False)
-    not_applicable: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
     """metric key -> bool (n,): scenarios that do not give the metric's input (the resale spread
     without a resale table), whose null is by design and not a warning (docs/market.md)"""
 
@@ -225,12 +224,7 @@ class Projection:
 
         Every null metric is named in one of them, with its reason (econ.undefined)."""
         found = self.warning_source() if self.warning_source else [[] for _ in self.names]
-        metrics = self.metrics
-        if self.not_applicable:
-            metrics = dict(metrics)
-            for key, rows in self.not_applicable.items():
-                metrics[key] = np.where(rows, 0.0, metrics[key])
-        return explain(found, metrics, self.overflowed, self.components)
+        return explain(found, self.metrics, self.overflowed, self.components)
 
     def __len__(self) -> int:
         return len(self.names)
@@ -480,9 +474,6 @@ def _join(parts: list[Projection]) -> Projection:
         },
         vintages=pd.concat(vintages) if vintages else None,
         warning_source=lambda: [w for p in parts for w in p.warnings],
-        not_applicable={
-            k: np.concatenate([p.not_applicable[k] for p in parts]) for k in parts[0].not_applicable
-        },
     )
 
 
@@ -540,7 +531,9 @@ def _project(b: ScenarioBatch, monthly: bool = True) -> Projection:
     spread, no_table = _spread_metrics(b, fleet, row_spread)
     metrics.update(spread)
     monthly_lines = _monthly_lines(ledger) if monthly else {}
-    warning_source = _warning_source(b, ledger, metrics, facts, fleet, costs, capital)
+    warning_source = _with_no_resale(
+        _warning_source(b, ledger, metrics, facts, fleet, costs, capital), no_table
+    )
     vintage_table = None
     if not b.one_row_per_scenario:
         vintage_table = _vintage_table(
@@ -556,8 +549,20 @@ def _project(b: ScenarioBatch, monthly: bool = True) -> Projection:
         components=components,
         vintages=vintage_table,
         warning_source=warning_source,
-        not_applicable={key: no_table for key in resale_mod.SPREAD_KEYS},
     )
+
+
+NO_RESALE = f"{', '.join(resale_mod.SPREAD_KEYS)} are null: no resale curve (market.resale_*)"
+
+
+def _with_no_resale(warning_source, no_table):
+    """The warnings, with NO_RESALE for each scenario without a resale curve."""
+
+    def source():
+        found = warning_source()
+        return [w + [NO_RESALE] if none else w for w, none in zip(found, no_table, strict=True)]
+
+    return source
 
 
 @dataclass(frozen=True)

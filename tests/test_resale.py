@@ -336,12 +336,13 @@ def test_a_table_of_ones_sells_at_cost_and_bands_order_the_proceeds():
     assert compiled.lines["disposal_usd"][0, 30] == pytest.approx(proceeds[3])
 
 
-def test_no_table_is_todays_projection_and_the_spread_is_null_without_a_warning():
+def test_no_table_leaves_the_spread_null_with_one_warning_naming_it():
     scenario = load_scenario(ROOT / "models" / "scenarios" / "llama2-70b-h200.toml")
     summary = project(scenario).summary_records()[0]["summary"]
     for key in resale.SPREAD_KEYS:
         assert summary[key] is None
-        assert not any(key in w for w in summary["warnings"])
+    said = [w for w in summary["warnings"] if "no resale curve" in w]
+    assert len(said) == 1 and all(key in said[0] for key in resale.SPREAD_KEYS)
 
 
 def test_spread_summary_keys_by_hand():
