@@ -200,8 +200,11 @@ def render() -> None:
         chart = charts.lines(
             cumulative, "date", {c: labels[c] for c in cash}, "Month", f"Cumulative {money}", fmt
         )
-        charts.show(alt.layer(chart, charts.rule(0.0, "break-even", dash=(2, 2))))
-        st.caption("Undiscounted cash flows summed from the purchase month (month 0).")
+        charts.show(alt.layer(chart, charts.zero_line()))
+        st.caption(
+            "Undiscounted cash flows summed from the purchase month (month 0); grey line: zero, "
+            "where the cash spent is earned back."
+        )
     with right:
         st.subheader("Debt balance and DSCR")
         if "debt_balance_usd" in monthly and monthly["debt_balance_usd"].abs().sum() > 0:

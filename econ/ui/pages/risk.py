@@ -320,11 +320,11 @@ def montecarlo_section(current, paths: list[str], money: str) -> None:
                 )
             )
             charts.show(
-                alt.layer(outer, inner, median, charts.rule(0.0, "break-even", dash=(2, 2)))
+                alt.layer(outer, inner, median, charts.zero_line())
             )
             st.caption(
                 f"Fan of cumulative project cash over the first {min(len(rows), risk.FAN_DRAWS)} "
-                "draws: P5-P95 (light), P25-P75 (dark), median (line)."
+                "draws: P5-P95 (light), P25-P75 (dark), median (line); grey line: zero."
             )
     if metric is not None:
         stats = [("Mean", metric.mean), ("Std. deviation", metric.std)]
