@@ -206,7 +206,10 @@ def montecarlo_section(current, paths: list[str], money: str) -> None:
     )
     seed = cols[1].number_input("Seed", value=None, step=1, key=common.keep("econ.mc_seed", 0))
     sampling = cols[2].selectbox(
-        "Sampling", ["random", "sobol"], key=common.keep("econ.mc_sampling", "random")
+        "Sampling",
+        ["random", "sobol"],
+        key=common.keep("econ.mc_sampling", "random"),
+        format_func=lambda s: {"random": "Random", "sobol": "Sobol (quasi-random)"}[s],
     )
     output = cols[3].selectbox(
         "Output", OUTPUTS, format_func=metric_label, key=common.keep("econ.mc_output", "npv_usd")
@@ -319,9 +322,7 @@ def montecarlo_section(current, paths: list[str], money: str) -> None:
                     ],
                 )
             )
-            charts.show(
-                alt.layer(outer, inner, median, charts.zero_line())
-            )
+            charts.show(alt.layer(outer, inner, median, charts.zero_line()))
             st.caption(
                 f"Fan of cumulative project cash over the first {min(len(rows), risk.FAN_DRAWS)} "
                 "draws: P5-P95 (light), P25-P75 (dark), median (line); grey line: zero."

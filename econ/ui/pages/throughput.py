@@ -19,22 +19,23 @@ CURVE_UPLOAD = "econ.curve_upload"
 CURVE_ERROR = "econ.curve_error"
 ANY = "any"
 WORKLOADS = ("MLPerf server", "MLPerf interactive", "MLPerf offline", "custom lengths")
-CATALOG_COLUMNS = (
-    "id",
-    "kind",
-    "round",
-    "submitter",
-    "division",
-    "availability",
-    "accelerator",
-    "accelerator_count",
-    "benchmark",
-    "scenario",
-    "result",
-    "metric_unit",
-    "tokens_per_s_per_gpu",
-    "duplicate_of",
-)
+CATALOG_COLUMNS = {
+    "id": "Row ID",
+    "kind": "Kind",
+    "round": "MLPerf round",
+    "submitter": "Submitter",
+    "division": "Division",
+    "availability": "Availability",
+    "accelerator": "Accelerator",
+    "accelerator_count": "Accelerators [count]",
+    "benchmark": "Benchmark",
+    "scenario": "MLPerf scenario",
+    "result": "Result [in its unit]",
+    "metric_unit": "Result unit",
+    "tokens_per_s_per_gpu": "Output [tokens/s per GPU]",
+    "duplicate_of": "Duplicate of",
+}
+"""The catalog's columns shown, with their labels and units."""
 
 
 def _choice(key: str, options: list, default):
@@ -139,13 +140,19 @@ def catalog_tab(scenario) -> None:
     )
     scenarios = [ANY] + sorted(frame["scenario_normalized"].dropna().unique())
     mlperf = cols[1].selectbox(
-        "MLPerf scenario", scenarios, key=_choice("econ.cat_scn", scenarios, ANY)
+        "MLPerf scenario",
+        scenarios,
+        key=_choice("econ.cat_scn", scenarios, ANY),
+        format_func=str.capitalize,
     )
     rounds = [ANY] + sorted(frame["round"].dropna().unique())
     round_ = cols[2].selectbox("Round", rounds, key=_choice("econ.cat_round", rounds, ANY))
     availabilities = [ANY, "available", "preview"]
     availability = cols[3].selectbox(
-        "Availability", availabilities, key=_choice("econ.cat_avail", availabilities, ANY)
+        "Availability",
+        availabilities,
+        key=_choice("econ.cat_avail", availabilities, ANY),
+        format_func=str.capitalize,
     )
     same = cols[4].toggle(
         "Scenario's hardware only",
@@ -179,10 +186,22 @@ def catalog_tab(scenario) -> None:
         hide_index=True,
         height=260,
         column_config={
+            name: st.column_config.Column(label) for name, label in CATALOG_COLUMNS.items()
+        }
+        | {
             "tokens_per_s_per_gpu": st.column_config.NumberColumn(
-                "tokens/s per GPU", format="%.1f", help="result / accelerator_count (derived)"
+                CATALOG_COLUMNS["tokens_per_s_per_gpu"],
+                format="localized",
+                help="The result over the accelerator count (derived from the system's total)",
             ),
-            "result": st.column_config.NumberColumn("result", format="%.6g"),
+            "result": st.column_config.NumberColumn(
+                CATALOG_COLUMNS["result"],
+                format="localized",
+                help="As submitted: the system's total",
+            ),
+            "accelerator_count": st.column_config.NumberColumn(
+                CATALOG_COLUMNS["accelerator_count"], format="%d"
+            ),
         },
     )
     ids = list(rows["id"])
@@ -573,6 +592,7 @@ def simulated_tab(scenario) -> None:
         "Precision",
         native,
         key=_choice(f"econ.sim_precision.{hardware}", native, default_precision),
+        format_func=str.upper,
     )
     kind = cols[3].selectbox(
         "Workload", WORKLOADS, key=_choice("econ.sim_workload", list(WORKLOADS), WORKLOADS[0])
