@@ -777,11 +777,36 @@ def mark_edited(path: str) -> None:
             sources.pop(path, None)
         else:
             sources[path] = original
+    else:
+        note = f"was: {_described(find(path), old)}"
+        if original:
+            note += f"; source: {original}"
+        sources[path] = f"{EDITED} {dt.date.today().isoformat()} ({note})"
+    mark_description(data)
+
+
+EDITED_NOTE = re.compile(r"\s*Edited in the app on \d{4}-\d{2}-\d{2}: .*$", re.DOTALL)
+
+
+def mark_description(data: dict) -> None:
+    """The description was written for the base's values: after an edit it says so and names
+    the edited fields ("... Edited in the app on DATE: Utilization › Share [%]."), from the
+    [sources] entries marked as edited; with no edit left, the description is the user's again."""
+    if not isinstance(data.get("description", ""), str):
         return
-    note = f"was: {_described(find(path), old)}"
-    if original:
-        note += f"; source: {original}"
-    sources[path] = f"{EDITED} {dt.date.today().isoformat()} ({note})"
+    text = EDITED_NOTE.sub("", data.get("description", ""))
+    sources = data.get("sources") if isinstance(data.get("sources"), dict) else {}
+    edited = sorted(
+        p
+        for p, v in sources.items()
+        if isinstance(v, str) and v.startswith(EDITED) and p not in ("name", "description")
+    )
+    if edited:
+        fields = ", ".join(path_label(p) for p in edited)
+        note = f"Edited in the app on {dt.date.today().isoformat()}: {fields}."
+        text = f"{text} {note}" if text else note
+    if text or "description" in data:
+        data["description"] = text
 
 
 def _commit_widget(key: str, path: str) -> None:
