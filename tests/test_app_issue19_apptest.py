@@ -118,3 +118,25 @@ def test_compare_charts_give_each_scenario_one_colour(app: AppTest):
     (domain,) = domains
     assert domain[1:] == (STACK, other) and domain[0].endswith("(current)")
     assert len(set(next(iter(ranges)))) == 3  # three scenarios, three colours
+
+
+# --- 18. a spinner around every library call --------------------------------------------------------
+
+
+def test_library_calls_run_under_a_spinner_named_for_the_step(monkeypatch):
+    """compute.attempt wraps each call in st.spinner (which Streamlit shows only past 0.5 s)."""
+    import contextlib
+
+    from econ.ui import compute
+
+    shown = []
+
+    @contextlib.contextmanager
+    def spinner(text):
+        shown.append(text)
+        yield
+
+    monkeypatch.setattr(compute.st, "spinner", spinner)
+    assert compute.attempt(lambda: 42, "Monte Carlo") == 42
+    assert compute.attempt(lambda: 1, "Data table", busy="Projecting 25 scenarios...") == 1
+    assert shown == ["Monte Carlo...", "Projecting 25 scenarios..."]

@@ -97,7 +97,8 @@ def _diff_section(library, name: str, numbers: list[int]) -> None:
         st.dataframe(pd.DataFrame(inputs), hide_index=True, width="stretch")
     else:
         st.caption("No input differs.")
-    metrics = metric_changes(library.summary(old_ref), library.summary(new_ref))
+    with st.spinner(f"Projecting versions {old} and {new}..."):
+        metrics = metric_changes(library.summary(old_ref), library.summary(new_ref))
     frame = pd.DataFrame(
         [{"metric": k, **v} for k, v in metrics.items() if v["change"] not in (0, None)]
     )
@@ -125,9 +126,11 @@ def render() -> None:
         with library:
             _save_section(library)
             search = st.text_input("Search", key=SEARCH, placeholder="name, message, tag, ...")
+            with st.spinner("Reading the library..."):
+                listed = library.list()
             infos = [
                 i
-                for i in library.list()
+                for i in listed
                 if search.lower()
                 in " ".join([i.name, i.message, *i.tags, i.hardware or "", i.model or ""]).lower()
             ]
@@ -138,7 +141,8 @@ def render() -> None:
                 return
             st.dataframe(_versions_frame(infos, with_name=True), hide_index=True, width="stretch")
             name = st.selectbox("Scenario", [i.name for i in infos], key=PICK)
-            history = library.history(name)
+            with st.spinner(f"Reading the history of {name}..."):
+                history = library.history(name)
             st.markdown(f"**History of {name}** (oldest first)")
             st.dataframe(
                 _versions_frame(history, with_name=False), hide_index=True, width="stretch"

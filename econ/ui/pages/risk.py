@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 
 import altair as alt
+import numpy as np
 import pandas as pd
 import streamlit as st
 
@@ -123,10 +124,11 @@ def tornado_section(current, paths: list[str], money: str) -> None:
             )
             result = None
             if bounded is not None:
-                with st.spinner("Projecting the low and high cases..."):
-                    result = compute.attempt(
-                        lambda: risk.tornado(current.scenario, bounded[0], OUTPUTS), "Tornado"
-                    )
+                result = compute.attempt(
+                    lambda: risk.tornado(current.scenario, bounded[0], OUTPUTS),
+                    "Tornado",
+                    busy="Projecting the low and high cases...",
+                )
             if result is not None:
                 ss[TORNADO] = (current.text, pct, result.table, bounded)
     if TORNADO not in ss:
@@ -247,6 +249,7 @@ def montecarlo_section(current, paths: list[str], money: str) -> None:
                         current.scenario, result.rows, list(distributions), "cash_flow_project_usd"
                     ),
                     "Fan chart",
+                    busy="Projecting the fan of cumulative cash...",
                 )
                 ss[MONTECARLO] = (current.text, result.rows, result.summary, fan, result.seconds)
     if MONTECARLO not in ss:
@@ -265,14 +268,23 @@ def montecarlo_section(current, paths: list[str], money: str) -> None:
     values, fmt, title = _display(rows[output].astype(float), output, money)
     left, right = st.columns(2)
     with left:
-        frame = pd.DataFrame({"value": values.dropna()})
+        # binned here: 50 bars reach the browser, not every scenario (100,000 rows took seconds
+        # to send and bin there, with no indicator)
+        finite = values.to_numpy(dtype=float)
+        counts, edges = np.histogram(finite[np.isfinite(finite)], bins=50)
+        frame = pd.DataFrame({"low": edges[:-1], "high": edges[1:], "count": counts})
         hist = (
             alt.Chart(frame)
             .mark_bar(opacity=0.8)
             .encode(
-                x=alt.X("value:Q", bin=alt.Bin(maxbins=50), title=title, axis=alt.Axis(format=fmt)),
-                y=alt.Y("count():Q", title="Scenarios"),
-                tooltip=[alt.Tooltip("count():Q", title="Scenarios")],
+                x=alt.X("low:Q", title=title, axis=alt.Axis(format=fmt)),
+                x2="high:Q",
+                y=alt.Y("count:Q", title="Scenarios"),
+                tooltip=[
+                    alt.Tooltip("low:Q", title="From", format=fmt),
+                    alt.Tooltip("high:Q", title="To", format=fmt),
+                    alt.Tooltip("count:Q", title="Scenarios", format=","),
+                ],
             )
         )
         layers = [hist]
@@ -411,13 +423,13 @@ def data_table_section(current, paths: list[str], money: str) -> None:
         key=common.keep("econ.dt_output", "npv_usd"),
     )
     if st.button("Compute the data table", icon=":material/grid_on:"):
-        with st.spinner(f"Projecting {len(row_values) * len(col_values)} scenarios..."):
-            table = compute.attempt(
-                lambda: risk.data_table(
-                    current.scenario, row_path, row_values, col_path, col_values, output
-                ),
-                "Data table",
-            )
+        table = compute.attempt(
+            lambda: risk.data_table(
+                current.scenario, row_path, row_values, col_path, col_values, output
+            ),
+            "Data table",
+            busy=f"Projecting {len(row_values) * len(col_values)} scenarios...",
+        )
         if table is not None:
             table.index, table.columns = row_shown, col_shown
             ss[DATA_TABLE] = (current.text, row_path, col_path, output, table)
