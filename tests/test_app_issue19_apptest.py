@@ -140,3 +140,25 @@ def test_library_calls_run_under_a_spinner_named_for_the_step(monkeypatch):
     assert compute.attempt(lambda: 42, "Monte Carlo") == 42
     assert compute.attempt(lambda: 1, "Data table", busy="Projecting 25 scenarios...") == 1
     assert shown == ["Monte Carlo...", "Projecting 25 scenarios..."]
+
+
+# --- 10. number boxes: large values repeated with thousands separators ---------------------------
+
+
+def test_large_numbers_are_repeated_with_thousands_separators_under_their_box(app: AppTest):
+    widget(app.sidebar.number_input, "GPUs").set_value(1_000_000).run()
+    assert not app.exception
+    captions = [c.value for c in app.sidebar.caption]
+    assert "= 1,000,000 GPUs" in captions
+    widget(app.sidebar.number_input, "GPUs").set_value(72).run()
+    assert not any(c.value.startswith("= ") for c in app.sidebar.caption)  # small: no repeat
+
+
+def test_grouped_text_of_a_number():
+    from econ.ui.form import grouped
+
+    assert grouped(3535600.0, "USD") == "= 3,535,600 USD"
+    assert grouped(12345.678, "kW") == "= 12,345.68 kW"
+    assert grouped(9999, "USD") is None
+    assert grouped(None) is None
+    assert grouped(-25000, "USD") == "= -25,000 USD"

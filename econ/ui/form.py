@@ -475,6 +475,7 @@ class Form:
                 on_change=_commit_widget,
                 args=args,
             )
+            grouped_caption(where, st.session_state.get(key), f.unit, integer)
         elif f.kind == "bool" and fits_widget(f, stored):
             self._seed(key, bool(stored))
             where.toggle(label, key=key, help=self.help(f), on_change=_commit_widget, args=args)
@@ -646,6 +647,25 @@ class Form:
         cols = where.columns(columns)
         for i, f in enumerate(fields):
             self.widget(f, cols[i % columns])
+
+
+GROUPED_FROM = 10_000
+"""From this size a number box's value is repeated under it with thousands separators (Streamlit's
+number box cannot group digits: "3535600" is hard to read as 3.5 million)."""
+
+
+def grouped(value: Any, unit: str = "", integer: bool = False) -> str | None:
+    """ "3,535,600 USD" for a number of GROUPED_FROM or more, else None."""
+    if not _is_number(value) or abs(value) < GROUPED_FROM:
+        return None
+    digits = 0 if integer or float(value).is_integer() else 2
+    return f"= {value:,.{digits}f}" + (f" {unit}" if unit else "")
+
+
+def grouped_caption(where, value: Any, unit: str = "", integer: bool = False) -> None:
+    text = grouped(value, unit, integer)
+    if text:
+        where.caption(text)
 
 
 def choice_label(value: Any) -> str:

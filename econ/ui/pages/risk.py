@@ -13,7 +13,7 @@ import streamlit as st
 
 from econ.ui import charts, common, compute, risk
 from econ.ui.fmt import MONEY_SCALES, format_value, metric_kind, metric_label
-from econ.ui.form import path_label, shown_value
+from econ.ui.form import grouped_caption, path_label, shown_value
 
 TORNADO = "econ.tornado_result"
 MONTECARLO = "econ.mc_result"
@@ -206,6 +206,7 @@ def montecarlo_section(current, paths: list[str], money: str) -> None:
         key=common.keep("econ.mc_n", 2000),
         help=f"1 to {risk.MAX_SCENARIOS:,}",
     )
+    grouped_caption(cols[0], n, "scenarios", integer=True)
     seed = cols[1].number_input("Seed", value=None, step=1, key=common.keep("econ.mc_seed", 0))
     sampling = cols[2].selectbox(
         "Sampling",
