@@ -162,3 +162,20 @@ def test_grouped_text_of_a_number():
     assert grouped(9999, "USD") is None
     assert grouped(None) is None
     assert grouped(-25000, "USD") == "= -25,000 USD"
+
+
+# --- 12. "1 month", not "1 months" ---------------------------------------------------------------
+
+
+def test_a_partial_year_of_one_month_is_one_month():
+    import datetime as dt
+
+    from econ import load_scenario, project
+    from econ.ui.pages.results import year_labels
+    from tests.test_app import SEED
+
+    # bought in November (month 0), in service from December: 2026 holds one month
+    monthly = project(load_scenario(SEED, {"start_date": dt.date(2026, 11, 1)})).monthly
+    labels = year_labels(monthly, "calendar")
+    assert labels[0] == "2026 (1 month)", labels
+    assert all("(1 months)" not in label for label in labels)
