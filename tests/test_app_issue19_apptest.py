@@ -7,6 +7,7 @@ from __future__ import annotations
 import datetime as dt
 import tomllib
 
+import pytest
 from streamlit.testing.v1 import AppTest
 
 from econ.scenario import dumps
@@ -179,3 +180,31 @@ def test_a_partial_year_of_one_month_is_one_month():
     labels = year_labels(monthly, "calendar")
     assert labels[0] == "2026 (1 month)", labels
     assert all("(1 months)" not in label for label in labels)
+
+
+# --- 12. one warning box for one benchmark upload -----------------------------------------------
+
+
+def test_an_mlperf_upload_gives_one_warning_box_with_each_warning_once(app: AppTest):
+    from tests.conftest import SHARED_DATA
+    from tests.test_app import upload_curve
+
+    path = (
+        SHARED_DATA
+        / "samples"
+        / "mlperf"
+        / "v4.1-nvidia-h200x8-trt-llama2-70b-99-Server-mlperf_log_summary.txt"
+    )
+    if not path.exists():
+        pytest.skip(f"{path} is not on this machine")
+    upload_curve(app, path.name, path.read_bytes())
+    (tab,) = [t for t in app.tabs if t.label == "Measured curve"]
+    boxes = [w.value for w in tab.warning]
+    lines = [line for box in boxes for line in box.splitlines() if line.strip()]
+    assert len(lines) == len(set(lines)), boxes  # no warning twice
+    # the file's and the operating point's warnings in one box, the model mismatch in another
+    assert len(boxes) == 2, boxes
+    assert "clamped" in boxes[0] and "LoadGen version" in boxes[0]
+    assert "not of the scenario's model and hardware" in boxes[1]
+    (catalog,) = [t for t in app.tabs if t.label == "Benchmark catalog"]
+    assert len(catalog.warning) <= 1  # the catalog row's checks in one box
