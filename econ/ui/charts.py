@@ -229,7 +229,7 @@ def bars(
     legend_columns: int | None = None,
 ) -> alt.Chart:
     enc = {
-        "x": alt.X(f"{x}:N", title=x_title, sort=None),
+        "x": alt.X(f"{x}:N", title=x_title, sort=None, axis=alt.Axis(labelAngle=0)),
         "y": alt.Y(f"{y}:Q", title=y_title, axis=alt.Axis(format=fmt)),
         "tooltip": [alt.Tooltip(f"{x}:N", title=x_title), alt.Tooltip(f"{y}:Q", format=fmt)],
     }

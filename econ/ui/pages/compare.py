@@ -275,7 +275,7 @@ def render() -> None:
                     "component",
                     "usd_per_mtok",
                     "Component",
-                    "USD per million output tokens",
+                    "USD/M output tokens",
                     ".4f",
                     color="scenario",
                     scale=colours,
