@@ -133,7 +133,7 @@ def breakevens(current) -> None:
         variable = cols[0].selectbox(
             "Gain as",
             ["rate", "step"],
-            format_func=lambda v: {"rate": "compound annual rate", "step": "one step"}[v],
+            format_func=lambda v: {"rate": "Compound annual rate", "step": "One step"}[v],
             key=common.keep("econ.coc_variable", "rate"),
         )
         step_month = None

@@ -106,6 +106,7 @@ def sizing(current, money: str) -> None:
         "Hall cooling",
         ["rack's own", "air", "liquid"],
         key=common.keep("econ.size_cooling", "rack's own"),
+        format_func=str.capitalize,
     )
     cols = st.columns(4)
     pue = cols[0].number_input(
