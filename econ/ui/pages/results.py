@@ -106,7 +106,8 @@ def year_labels(monthly: pd.DataFrame, years: str) -> list[str]:
     """Column headings: "Year 1" or "2026", with "(9 months)" after a partial year."""
     months = debt_schedule_table(monthly, years)["months"].droplevel("scenario")
     return [
-        (f"Year {y}" if years == "asset" else str(y)) + (f" ({n} month{'' if n == 1 else 's'})" if n < 12 else "")
+        (f"Year {y}" if years == "asset" else str(y))
+        + (f" ({n} month{'' if n == 1 else 's'})" if n < 12 else "")
         for y, n in months.items()
     ]
 

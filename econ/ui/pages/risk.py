@@ -281,6 +281,7 @@ def montecarlo_section(current, paths: list[str], money: str) -> None:
                 x=alt.X("low:Q", title=title, axis=alt.Axis(format=fmt)),
                 x2="high:Q",
                 y=alt.Y("count:Q", title="Scenarios"),
+                y2=alt.datum(0),
                 tooltip=[
                     alt.Tooltip("low:Q", title="From", format=fmt),
                     alt.Tooltip("high:Q", title="To", format=fmt),
