@@ -21,7 +21,17 @@ from playwright.sync_api import sync_playwright
 from econ.memo.render import BROWSER_ARGS
 
 ROOT = Path(__file__).resolve().parents[1]
-PAGES = ("results", "scenario", "throughput", "gains", "power", "compare", "risk", "export")
+PAGES = (
+    "results",
+    "scenario",
+    "throughput",
+    "gains",
+    "power",
+    "compare",
+    "library",
+    "risk",
+    "export",
+)
 CHROMIUM_ARGS = list(BROWSER_ARGS)
 
 
