@@ -14,12 +14,12 @@ import streamlit as st
 from econ.scenario import ScenarioError, parse_toml, read_toml
 from econ.ui import charts, common, compute, state
 from econ.ui.fmt import (
-    _number_format,
     format_metric,
     format_value,
     humanize,
     metric_kind,
     metric_label,
+    number_format,
 )
 from econ.ui.form import FieldInfo, choice_label, fields_of, find, path_label, to_widget
 
@@ -70,7 +70,7 @@ def _text(f: FieldInfo | None, value) -> str:
     if isinstance(value, bool):
         return "yes" if value else "no"
     if isinstance(value, int | float):
-        return _number_format(value)
+        return number_format(value)
     if isinstance(value, list | tuple):
         return ", ".join(_text(None, v) for v in value) if value else ""
     return str(value)
