@@ -14,6 +14,7 @@ from econ.errors import InputError
 from econ.library import LibraryError, Ref, open_library, resolve_url
 from econ.library.diff import input_changes, metric_changes
 from econ.ui import common, state
+from econ.ui.fmt import format_value, humanize, metric_kind, metric_label
 
 MESSAGE, TAGS, SEARCH = "econ.library.message", "econ.library.tags", "econ.library.search"
 PICK, VERSION, OLD, NEW = (
@@ -86,6 +87,15 @@ def _version_actions(library, name: str, numbers: list[int]) -> None:
         st.rerun()
 
 
+def _metric(key: str, money: str) -> tuple[str, str]:
+    """(label with unit, format kind) of a summary metric in a diff; a component cost is
+    "cost_usd_per_mtok_by_component.NAME"."""
+    if "." in key:
+        part = key.split(".", 1)[1]
+        return f"Levelized cost, {humanize(part).lower()} [USD/M tokens]", "usd_per_mtok"
+    return metric_label(key, money), metric_kind(key)
+
+
 def _diff_section(library, name: str, numbers: list[int]) -> None:
     st.markdown("**Diff two versions**")
     left, right = st.columns(2)
@@ -99,8 +109,17 @@ def _diff_section(library, name: str, numbers: list[int]) -> None:
         st.caption("No input differs.")
     with st.spinner(f"Projecting versions {old} and {new}..."):
         metrics = metric_changes(library.summary(old_ref), library.summary(new_ref))
+    money = common.money()
     frame = pd.DataFrame(
-        [{"metric": k, **v} for k, v in metrics.items() if v["change"] not in (0, None)]
+        [
+            {
+                "metric": label,
+                **{k: format_value(v[k], kind, money) for k in ("old", "new", "change")},
+            }
+            for key, v in metrics.items()
+            if v["change"] not in (0, None)
+            for label, kind in [_metric(key, money)]
+        ]
     )
     if frame.empty:
         st.caption("No metric changes.")
