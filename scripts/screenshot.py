@@ -29,6 +29,7 @@ PAGES = (
     "power",
     "market",
     "compare",
+    "library",
     "risk",
     "export",
 )

@@ -33,6 +33,34 @@ def usd_format(money_unit: str) -> str:
     return ",.0f" if money_unit == "USD" else ",.2f"
 
 
+SCENARIO_COLOURS = (
+    "#4c78a8",
+    "#f58518",
+    "#54a24b",
+    "#e45756",
+    "#72b7b2",
+    "#b279a2",
+    "#eeca3b",
+    "#9d755d",
+)
+"""One colour per compared scenario, in the order picked (Vega's tableau10 without its greys)."""
+
+
+def scenario_scale(labels) -> alt.Scale:
+    """A fixed scenario -> colour scale, so that every chart of one comparison colours each
+    scenario alike (Vega would otherwise assign colours in each chart's own sort order)."""
+    labels = list(labels)
+    colours = [SCENARIO_COLOURS[i % len(SCENARIO_COLOURS)] for i in range(len(labels))]
+    return alt.Scale(domain=labels, range=colours)
+
+
+def _legend(columns: int | None) -> alt.Legend:
+    """A legend under the chart; one label a line when `columns` is 1 (long scenario names would
+    otherwise run past the chart's edge and be cut)."""
+    extra = {"columns": columns} if columns else {}
+    return alt.Legend(orient="bottom", labelLimit=0, **extra)
+
+
 def lines(
     frame: pd.DataFrame,
     x: str,
@@ -42,8 +70,10 @@ def lines(
     y_format: str = ",.0f",
     x_type: str = "T",
     dash: dict[str, bool] | None = None,
+    scale: alt.Scale | None = None,
+    legend_columns: int | None = None,
 ) -> alt.Chart:
-    """One line per column in `series` (column -> legend label)."""
+    """One line per column in `series` (column -> legend label); `scale` fixes the colours."""
     long = frame[[x, *series]].melt(id_vars=x, var_name="series", value_name="value")
     long["series"] = long["series"].map(series)
     chart = (
@@ -56,7 +86,8 @@ def lines(
                 "series:N",
                 title=None,
                 sort=list(series.values()),
-                legend=alt.Legend(orient="bottom", labelLimit=400),
+                legend=_legend(legend_columns),
+                **({"scale": scale} if scale is not None else {}),
             ),
             tooltip=[
                 alt.Tooltip(f"{x}:{x_type}", title=x_title),
@@ -194,21 +225,30 @@ def bars(
     y_title: str,
     fmt: str,
     color: str | None = None,
+    scale: alt.Scale | None = None,
+    legend_columns: int | None = None,
 ) -> alt.Chart:
     enc = {
-        "x": alt.X(f"{x}:N", title=x_title, sort=None),
+        "x": alt.X(f"{x}:N", title=x_title, sort=None, axis=alt.Axis(labelAngle=0)),
         "y": alt.Y(f"{y}:Q", title=y_title, axis=alt.Axis(format=fmt)),
         "tooltip": [alt.Tooltip(f"{x}:N", title=x_title), alt.Tooltip(f"{y}:Q", format=fmt)],
     }
     if color:
         enc["color"] = alt.Color(
-            f"{color}:N", title=None, legend=alt.Legend(orient="bottom", labelLimit=400)
+            f"{color}:N",
+            title=None,
+            legend=_legend(legend_columns),
+            **({"scale": scale} if scale is not None else {}),
         )
-        enc["xOffset"] = f"{color}:N"
+        enc["xOffset"] = alt.XOffset(
+            f"{color}:N", **({"scale": alt.Scale(domain=scale.domain)} if scale else {})
+        )
+        enc["tooltip"].insert(0, alt.Tooltip(f"{color}:N", title=color.capitalize()))
     return alt.Chart(frame).mark_bar().encode(**enc)
 
 
 RULE_COLOUR = "#f58518"
+ZERO_COLOUR = "#8a8a8a"
 
 
 def count_scale(largest: float) -> tuple[float, str]:
@@ -220,21 +260,38 @@ def count_scale(largest: float) -> tuple[float, str]:
 
 
 def rule(
-    value: float, label: str, axis: str = "y", dash=(4, 4), colour: str = RULE_COLOUR
+    value: float,
+    label: str,
+    axis: str = "y",
+    dash=(4, 4),
+    colour: str = RULE_COLOUR,
+    size: float = 2,
 ) -> alt.Chart:
     """A dashed reference line with its label written beside it (the line's legend)."""
     frame = pd.DataFrame({"value": [value], "label": [label]})
     enc = {axis: alt.Y("value:Q") if axis == "y" else alt.X("value:Q"), "tooltip": ["label:N"]}
-    line = alt.Chart(frame).mark_rule(strokeDash=list(dash), color=colour, size=2).encode(**enc)
+    line = alt.Chart(frame).mark_rule(strokeDash=list(dash), color=colour, size=size)
+    line = line.encode(**enc)
     if axis == "y":
-        text = alt.Chart(frame).mark_text(
-            align="left", baseline="bottom", dx=4, dy=-3, color=colour, fontWeight="bold"
-        ).encode(y="value:Q", x=alt.value(0), text="label:N")
+        text = (
+            alt.Chart(frame)
+            .mark_text(
+                align="left", baseline="bottom", dx=4, dy=-3, color=colour, fontWeight="bold"
+            )
+            .encode(y="value:Q", x=alt.value(0), text="label:N")
+        )
     else:
-        text = alt.Chart(frame).mark_text(
-            align="left", baseline="top", dx=4, dy=4, color=colour, fontWeight="bold"
-        ).encode(x="value:Q", y=alt.value(0), text="label:N")
+        text = (
+            alt.Chart(frame)
+            .mark_text(align="left", baseline="top", dx=4, dy=4, color=colour, fontWeight="bold")
+            .encode(x="value:Q", y=alt.value(0), text="label:N")
+        )
     return alt.layer(line, text)
+
+
+def zero_line(label: str = "zero") -> alt.Chart:
+    """The zero of a money axis: a thin grey rule, unlike any series' line."""
+    return rule(0.0, label, dash=(1, 0), colour=ZERO_COLOUR, size=1)
 
 
 def debt_and_dscr(

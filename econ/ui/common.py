@@ -214,7 +214,10 @@ STYLE = """
 [data-testid="stHorizontalBlock"]:has(> [data-testid="stColumn"] [data-testid="stMetric"])
   > [data-testid="stColumn"] { min-width: 150px; }
 @media (max-width: 900px) {
-  section[data-testid="stSidebar"][aria-expanded="true"] { position: fixed; z-index: 999990; }
+  section[data-testid="stSidebar"][data-collapsed="false"] { position: fixed; z-index: 999990; }
+}
+[data-testid="stSidebarUserContent"] [data-testid="stElementContainer"]:has(.econ-narrow) {
+  display: none;
 }
 /* Print (any page): no sidebar, header or toolbar; the page full width; tiles, charts and tables
    not cut across pages. */
@@ -237,9 +240,42 @@ STYLE = """
 """
 
 
+NARROW_PX = 900
+"""Below this window width the sidebar starts collapsed. Streamlit's own "auto" collapses it only
+at 768 px and below (its `md` breakpoint), which leaves 800 px screens with half the page covered."""
+
+NARROW_SCRIPT = f"""
+<span class="econ-narrow"></span>
+<script>
+(() => {{
+  // Once per page load, and only when the user has not opened or closed the sidebar themselves
+  // (Streamlit keeps that choice in localStorage under stSidebarCollapsed-...).
+  if (window.econNarrowDone || window.innerWidth >= {NARROW_PX}) return;
+  window.econNarrowDone = true;
+  const chosen = () => Object.keys(localStorage).filter(k => k.startsWith("stSidebarCollapsed-"));
+  if (chosen().length) return;
+  const collapse = (tries) => {{
+    const bar = document.querySelector('[data-testid="stSidebar"]');
+    const button = document.querySelector('[data-testid="stSidebarCollapseButton"] button');
+    if (bar && button && bar.dataset.collapsed === "false") {{
+      button.click();
+      // not the user's choice: a wider window later opens the sidebar as Streamlit would
+      setTimeout(() => chosen().forEach(k => localStorage.removeItem(k)), 0);
+    }} else if (tries > 0 && !(bar && bar.dataset.collapsed === "true")) {{
+      setTimeout(() => collapse(tries - 1), 100);
+    }}
+  }};
+  collapse(50);
+}})();
+</script>
+"""
+
+
 def style() -> None:
-    """The app's stylesheet: tiles that wrap, the sidebar on narrow screens, the print view."""
+    """The app's stylesheet: tiles that wrap, the sidebar on narrow screens, the print view; and
+    the sidebar collapsed when the page opens in a window narrower than NARROW_PX."""
     st.html(STYLE)
+    st.sidebar.html(NARROW_SCRIPT, unsafe_allow_javascript=True)
 
 
 def notices() -> None:

@@ -62,15 +62,18 @@ def app_text(message: str) -> str:
     return _SECONDS_TO_MS.sub(_ms, text)
 
 
-def attempt(call: Callable[[], T], what: str, where=None) -> T | None:
-    """Run a library call; on failure show `st.error` with the reason and return None.
+def attempt(call: Callable[[], T], what: str, where=None, busy: str | None = None) -> T | None:
+    """Run a library call under a spinner (`busy`, default "WHAT..."; Streamlit shows it only
+    when the call takes longer than half a second, so a cached result shows none); on failure
+    show `st.error` with the reason and return None.
 
     Bad input (InputError and its subclasses) shows the library's message as is; anything else
     is reported by type and message (the traceback goes to the server log, never to the page).
     """
     where = where if where is not None else st
     try:
-        return call()
+        with st.spinner(busy or f"{what}..."):
+            return call()
     except InputError as exc:
         where.error(f"{what}: {app_text(exc)}", icon=":material/error:")
     except (ValueError, KeyError, OverflowError, ZeroDivisionError, FileNotFoundError) as exc:

@@ -135,12 +135,12 @@ def readable(frame, money: str = "USD"):
             elif pd.api.types.is_integer_dtype(column):
                 formats[label] = "{:,.0f}"
             else:
-                formats[label] = _number_format
+                formats[label] = number_format
     out = out.rename(columns=labels)
     return out.style.format(formats, na_rep="n/a")
 
 
-def _number_format(value) -> str:
+def number_format(value) -> str:
     """A non-money number: thousands separators, at most 6 significant digits."""
     if is_missing(value):
         return "n/a"

@@ -475,6 +475,7 @@ class Form:
                 on_change=_commit_widget,
                 args=args,
             )
+            grouped_caption(where, st.session_state.get(key), f.unit, integer)
         elif f.kind == "bool" and fits_widget(f, stored):
             self._seed(key, bool(stored))
             where.toggle(label, key=key, help=self.help(f), on_change=_commit_widget, args=args)
@@ -648,6 +649,25 @@ class Form:
             self.widget(f, cols[i % columns])
 
 
+GROUPED_FROM = 10_000
+"""From this size a number box's value is repeated under it with thousands separators (Streamlit's
+number box cannot group digits: "3535600" is hard to read as 3.5 million)."""
+
+
+def grouped(value: Any, unit: str = "", integer: bool = False) -> str | None:
+    """ "3,535,600 USD" for a number of GROUPED_FROM or more, else None."""
+    if not _is_number(value) or abs(value) < GROUPED_FROM:
+        return None
+    digits = 0 if integer or float(value).is_integer() else 2
+    return f"= {value:,.{digits}f}" + (f" {unit}" if unit else "")
+
+
+def grouped_caption(where, value: Any, unit: str = "", integer: bool = False) -> None:
+    text = grouped(value, unit, integer)
+    if text:
+        where.caption(text)
+
+
 def choice_label(value: Any) -> str:
     """A choice as words: straight_line -> "Straight line", us_gaap -> "US GAAP"."""
     return humanize(value) if isinstance(value, str) else str(value)
@@ -777,11 +797,36 @@ def mark_edited(path: str) -> None:
             sources.pop(path, None)
         else:
             sources[path] = original
+    else:
+        note = f"was: {_described(find(path), old)}"
+        if original:
+            note += f"; source: {original}"
+        sources[path] = f"{EDITED} {dt.date.today().isoformat()} ({note})"
+    mark_description(data)
+
+
+EDITED_NOTE = re.compile(r"\s*Edited in the app on \d{4}-\d{2}-\d{2}: .*$", re.DOTALL)
+
+
+def mark_description(data: dict) -> None:
+    """The description was written for the base's values: after an edit it says so and names
+    the edited fields ("... Edited in the app on DATE: Utilization › Share [%]."), from the
+    [sources] entries marked as edited; with no edit left, the description is the user's again."""
+    if not isinstance(data.get("description", ""), str):
         return
-    note = f"was: {_described(find(path), old)}"
-    if original:
-        note += f"; source: {original}"
-    sources[path] = f"{EDITED} {dt.date.today().isoformat()} ({note})"
+    text = EDITED_NOTE.sub("", data.get("description", ""))
+    sources = data.get("sources") if isinstance(data.get("sources"), dict) else {}
+    edited = sorted(
+        p
+        for p, v in sources.items()
+        if isinstance(v, str) and v.startswith(EDITED) and p not in ("name", "description")
+    )
+    if edited:
+        fields = ", ".join(path_label(p) for p in edited)
+        note = f"Edited in the app on {dt.date.today().isoformat()}: {fields}."
+        text = f"{text} {note}" if text else note
+    if text or "description" in data:
+        data["description"] = text
 
 
 def _commit_widget(key: str, path: str) -> None:

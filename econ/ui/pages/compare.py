@@ -6,15 +6,22 @@ and as a workbook.
 
 from __future__ import annotations
 
-import json
+from typing import get_args
 
 import pandas as pd
 import streamlit as st
 
 from econ.scenario import ScenarioError, parse_toml, read_toml
 from econ.ui import charts, common, compute, state
-from econ.ui.fmt import format_metric, format_value, metric_kind, metric_label
-from econ.ui.form import path_label, shown_value
+from econ.ui.fmt import (
+    format_metric,
+    format_value,
+    humanize,
+    metric_kind,
+    metric_label,
+    number_format,
+)
+from econ.ui.form import FieldInfo, choice_label, fields_of, find, path_label, to_widget
 
 CURRENT = "current scenario"
 MAX_COMPARED = 8
@@ -37,17 +44,75 @@ METRIC_ROWS = (
 )
 
 
-def flatten(value, prefix: str = "") -> dict[str, str]:
-    """Dotted path -> text of every input (lists and tables as JSON)."""
-    out = {}
-    if isinstance(value, dict):
-        for k, v in value.items():
-            out |= flatten(v, f"{prefix}{k}.")
-        return out
+def _row_fields(path: str, row: dict) -> dict[str, FieldInfo]:
+    """The form's fields of one row of a list of tables: a tranche's by its type, else the
+    table's columns."""
+    if path == "financing.tranches":
+        from econ.scenario.financing_models import Tranche
+
+        for model in get_args(get_args(Tranche)[0]):
+            if row.get("type") in get_args(model.model_fields["type"].annotation):
+                return {f.name: f for f in fields_of(model)}
+        return {}
+    table = find(path)
+    return {c.name: c for c in table.children} if table is not None else {}
+
+
+def _text(f: FieldInfo | None, value) -> str:
+    """An input's text as the form shows it: percentages for fractions, thousands separators,
+    choices as words."""
+    if value is None:
+        return ""
+    if f is not None:
+        value = to_widget(f, value)
+        if f.kind == "choice":
+            return choice_label(value)
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int | float):
+        return number_format(value)
     if isinstance(value, list | tuple):
-        text = json.dumps(state.plain(value), default=str) if value else ""
-        return {prefix[:-1]: text}
-    return {prefix[:-1]: "" if value is None else str(value)}
+        return ", ".join(_text(None, v) for v in value) if value else ""
+    return str(value)
+
+
+def _tables(value) -> bool:
+    return (
+        isinstance(value, list | tuple) and bool(value) and all(isinstance(v, dict) for v in value)
+    )
+
+
+def inputs(value, path: str = "", label: str = "", fields=None) -> dict[str, tuple[str, str]]:
+    """Dotted path -> (label with unit, text as the form shows it) of every input. A list of
+    tables (a capital stack's tranches, a rental table) gives one row per field of each table,
+    labelled by the table's name ("Financing › Tranches › ddtl › Share of capex [%]").
+
+    fields : inside a table, its fields by name (None: the scenario's, found by path)
+    """
+    if _tables(value):
+        out = {}
+        for i, row in enumerate(value):
+            title = f"{label} › {row.get('name') or f'row {i + 1}'}"
+            out |= inputs(row, f"{path}[{i}]", title, _row_fields(path.split("[")[0], row))
+        return out
+    if not isinstance(value, dict):
+        return {path: (label, _text(find(path) if fields is None else None, value))}
+    out = {}
+    for key, item in value.items():
+        child = f"{path}.{key}" if path else key
+        if fields is None:  # the scenario's own sections: each field found by its path
+            f = find(child)
+            name = path_label(child) if f is not None else " › ".join(filter(None, (label, key)))
+            inner = None
+        else:  # inside a table: its model's fields (a tranche's floating rate, say)
+            f = fields.get(key)
+            name = f"{label} › {f.label if f is not None else humanize(key)}"
+            inner = {c.name: c for c in f.children} if f is not None else {}
+        if isinstance(item, dict) or _tables(item):
+            out |= inputs(item, child, name, inner)
+        else:
+            out[child] = (name, _text(f, item))
+    return out
 
 
 def load(choice: str):
@@ -69,16 +134,6 @@ def difference(value, base):
     """value - base for two numbers, else None."""
     numbers = all(isinstance(v, int | float) and not isinstance(v, bool) for v in (value, base))
     return float(value) - float(base) if numbers else None
-
-
-def _shown(path: str, text: str) -> str:
-    """An input's text in the unit the form shows (fractions as percentages)."""
-    try:
-        number = float(text)
-    except (TypeError, ValueError):
-        return text
-    value = shown_value(path, number)
-    return f"{value:,.6g}" if isinstance(value, float) else text
 
 
 def workbook_bytes(results: pd.DataFrame, inputs: pd.DataFrame) -> bytes:
@@ -185,6 +240,7 @@ def render() -> None:
 
     left, right = st.columns(2)
     monthly = result["monthly"]
+    colours = charts.scenario_scale(labels)  # one colour per scenario in every chart
     with left:
         st.subheader("Cumulative project cash")
         frame = monthly.pivot_table(
@@ -200,6 +256,8 @@ def render() -> None:
                 f"Cumulative {money}",
                 charts.usd_format(money),
                 x_type="Q",
+                scale=colours,
+                legend_columns=1,
             )
         )
     with right:
@@ -207,7 +265,9 @@ def render() -> None:
         parts = []
         for label, summary in zip(labels, result["summaries"], strict=True):
             for part, value in (summary.get("cost_usd_per_mtok_by_component") or {}).items():
-                parts.append({"component": part, "scenario": label, "usd_per_mtok": value or 0.0})
+                parts.append(
+                    {"component": humanize(part), "scenario": label, "usd_per_mtok": value or 0.0}
+                )
         if parts:
             charts.show(
                 charts.bars(
@@ -215,24 +275,28 @@ def render() -> None:
                     "component",
                     "usd_per_mtok",
                     "Component",
-                    "USD per million output tokens",
+                    "USD/M output tokens",
                     ".4f",
                     color="scenario",
+                    scale=colours,
+                    legend_columns=1,
                 )
             )
 
     st.subheader("Inputs")
     flat = [
-        flatten(state.plain(s.model_dump(exclude={"name", "description", "sources"})))
+        inputs(state.plain(s.model_dump(exclude={"name", "description", "sources"})))
         for s in scenarios
     ]
     paths = sorted(set().union(*flat))
+    names = {p: label for f in flat for p, (label, _) in f.items()}
     table = pd.DataFrame(
-        {label: [f.get(p, "") for p in paths] for label, f in zip(labels, flat, strict=True)}
+        {
+            label: [f.get(p, ("", ""))[1] for p in paths]
+            for label, f in zip(labels, flat, strict=True)
+        }
     )
-    for label, f in zip(labels, flat, strict=True):
-        table[label] = [_shown(p, f.get(p, "")) for p in paths]
-    table.insert(0, "input", [path_label(p) for p in paths])
+    table.insert(0, "input", [names[p] for p in paths])
     differs = table[labels].nunique(axis=1) > 1
     only = st.toggle("Only the inputs that differ", key=common.keep("econ.compare_only", True))
     shown = table[differs] if only else table

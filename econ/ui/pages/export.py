@@ -47,7 +47,9 @@ def render() -> None:
         with st.container(border=True):
             st.markdown(f"**{label}**: {what}")
             files = compute.attempt(
-                lambda k=kind: compute.export_bytes(current.text, k), f"{label} export"
+                lambda k=kind: compute.export_bytes(current.text, k),
+                f"{label} export",
+                busy=f"Writing the {label}...",
             )
             if files is None:
                 continue
@@ -82,10 +84,11 @@ def memo(current) -> None:
         )
         ss = st.session_state
         if st.button("Prepare the memo", icon=":material/article:", key="econ.export.memo_go"):
-            with st.spinner("Projecting the cases and the tornado..."):
-                files = compute.attempt(
-                    lambda: compute.memo_bytes(current.text, has_pdf), "Investment memo"
-                )
+            files = compute.attempt(
+                lambda: compute.memo_bytes(current.text, has_pdf),
+                "Investment memo",
+                busy="Projecting the cases and the tornado, writing the memo...",
+            )
             if files is not None:
                 ss[MEMO] = (current.text, files)
         if MEMO not in ss or ss[MEMO][0] != current.text:

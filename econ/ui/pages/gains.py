@@ -133,7 +133,7 @@ def breakevens(current) -> None:
         variable = cols[0].selectbox(
             "Gain as",
             ["rate", "step"],
-            format_func=lambda v: {"rate": "compound annual rate", "step": "one step"}[v],
+            format_func=lambda v: {"rate": "Compound annual rate", "step": "One step"}[v],
             key=common.keep("econ.coc_variable", "rate"),
         )
         step_month = None
@@ -286,9 +286,10 @@ def render() -> None:
     with right:
         st.subheader(f"EBITDA by year [{money}]")
         years = charts.money(result.ebitda_by_year, ["base_usd", "gain_usd", "delta_usd"], money)
-        years.columns = ["year", "without the gains", "with the gains", "change"]
+        years.columns = ["Year", "Without the gains", "With the gains", "Change"]
+        fmt = "{:,.0f}" if money == "USD" else "{:,.2f}"
         st.dataframe(
-            years.style.format({c: "{:,.0f}" for c in years.columns if c != "year"}),
+            years.style.format({c: fmt for c in years.columns if c != "Year"}),
             hide_index=True,
             width="stretch",
         )

@@ -14,6 +14,7 @@ from econ.errors import InputError
 from econ.library import LibraryError, Ref, open_library, resolve_url
 from econ.library.diff import input_changes, metric_changes
 from econ.ui import common, state
+from econ.ui.fmt import format_value, humanize, metric_kind, metric_label
 
 MESSAGE, TAGS, SEARCH = "econ.library.message", "econ.library.tags", "econ.library.search"
 PICK, VERSION, OLD, NEW = (
@@ -86,6 +87,15 @@ def _version_actions(library, name: str, numbers: list[int]) -> None:
         st.rerun()
 
 
+def _metric(key: str, money: str) -> tuple[str, str]:
+    """(label with unit, format kind) of a summary metric in a diff; a component cost is
+    "cost_usd_per_mtok_by_component.NAME"."""
+    if "." in key:
+        part = key.split(".", 1)[1]
+        return f"Levelized cost, {humanize(part).lower()} [USD/M tokens]", "usd_per_mtok"
+    return metric_label(key, money), metric_kind(key)
+
+
 def _diff_section(library, name: str, numbers: list[int]) -> None:
     st.markdown("**Diff two versions**")
     left, right = st.columns(2)
@@ -97,9 +107,19 @@ def _diff_section(library, name: str, numbers: list[int]) -> None:
         st.dataframe(pd.DataFrame(inputs), hide_index=True, width="stretch")
     else:
         st.caption("No input differs.")
-    metrics = metric_changes(library.summary(old_ref), library.summary(new_ref))
+    with st.spinner(f"Projecting versions {old} and {new}..."):
+        metrics = metric_changes(library.summary(old_ref), library.summary(new_ref))
+    money = common.money()
     frame = pd.DataFrame(
-        [{"metric": k, **v} for k, v in metrics.items() if v["change"] not in (0, None)]
+        [
+            {
+                "metric": label,
+                **{k: format_value(v[k], kind, money) for k in ("old", "new", "change")},
+            }
+            for key, v in metrics.items()
+            if v["change"] not in (0, None)
+            for label, kind in [_metric(key, money)]
+        ]
     )
     if frame.empty:
         st.caption("No metric changes.")
@@ -125,9 +145,11 @@ def render() -> None:
         with library:
             _save_section(library)
             search = st.text_input("Search", key=SEARCH, placeholder="name, message, tag, ...")
+            with st.spinner("Reading the library..."):
+                listed = library.list()
             infos = [
                 i
-                for i in library.list()
+                for i in listed
                 if search.lower()
                 in " ".join([i.name, i.message, *i.tags, i.hardware or "", i.model or ""]).lower()
             ]
@@ -138,7 +160,8 @@ def render() -> None:
                 return
             st.dataframe(_versions_frame(infos, with_name=True), hide_index=True, width="stretch")
             name = st.selectbox("Scenario", [i.name for i in infos], key=PICK)
-            history = library.history(name)
+            with st.spinner(f"Reading the history of {name}..."):
+                history = library.history(name)
             st.markdown(f"**History of {name}** (oldest first)")
             st.dataframe(
                 _versions_frame(history, with_name=False), hide_index=True, width="stretch"

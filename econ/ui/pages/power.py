@@ -11,7 +11,7 @@ import pandas as pd
 import streamlit as st
 
 from econ.ui import charts, common, compute, state
-from econ.ui.fmt import MONEY_SCALES, format_metric, format_value, metric_label
+from econ.ui.fmt import MONEY_SCALES, format_metric, format_value, metric_label, readable
 
 DENSITY_HINTS = ("_per_mw", "_per_rack", "_per_m2", "joules_per_token", "power_cost")
 
@@ -44,7 +44,7 @@ def density(current, money: str) -> None:
     vintages = result.get("vintages")
     if vintages is not None and len(vintages):
         st.subheader("Fleet vintages")
-        st.dataframe(vintages, hide_index=True, width="stretch")
+        st.dataframe(readable(vintages, money), hide_index=True, width="stretch")
 
 
 def fleet_capex_parts(scenario, gpus: int) -> dict[str, float]:
@@ -106,6 +106,7 @@ def sizing(current, money: str) -> None:
         "Hall cooling",
         ["rack's own", "air", "liquid"],
         key=common.keep("econ.size_cooling", "rack's own"),
+        format_func=str.capitalize,
     )
     cols = st.columns(4)
     pue = cols[0].number_input(
@@ -295,7 +296,7 @@ def refresh(current, money: str) -> None:
     keep = result["npv_keep_usd"] / MONEY_SCALES[money]
     charts.show(alt.layer(chart, charts.rule(keep, "keep to the horizon")))
     with st.expander("Every candidate month"):
-        st.dataframe(result["table"], hide_index=True, width="stretch")
+        st.dataframe(readable(result["table"], money), hide_index=True, width="stretch")
 
 
 def render() -> None:

@@ -106,7 +106,8 @@ def year_labels(monthly: pd.DataFrame, years: str) -> list[str]:
     """Column headings: "Year 1" or "2026", with "(9 months)" after a partial year."""
     months = debt_schedule_table(monthly, years)["months"].droplevel("scenario")
     return [
-        (f"Year {y}" if years == "asset" else str(y)) + (f" ({n} months)" if n < 12 else "")
+        (f"Year {y}" if years == "asset" else str(y))
+        + (f" ({n} month{'' if n == 1 else 's'})" if n < 12 else "")
         for y, n in months.items()
     ]
 
@@ -200,8 +201,11 @@ def render() -> None:
         chart = charts.lines(
             cumulative, "date", {c: labels[c] for c in cash}, "Month", f"Cumulative {money}", fmt
         )
-        charts.show(alt.layer(chart, charts.rule(0.0, "break-even", dash=(2, 2))))
-        st.caption("Undiscounted cash flows summed from the purchase month (month 0).")
+        charts.show(alt.layer(chart, charts.zero_line()))
+        st.caption(
+            "Undiscounted cash flows summed from the purchase month (month 0); grey line: zero, "
+            "where the cash spent is earned back."
+        )
     with right:
         st.subheader("Debt balance and DSCR")
         if "debt_balance_usd" in monthly and monthly["debt_balance_usd"].abs().sum() > 0:

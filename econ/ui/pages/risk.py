@@ -7,12 +7,13 @@ from __future__ import annotations
 import hashlib
 
 import altair as alt
+import numpy as np
 import pandas as pd
 import streamlit as st
 
 from econ.ui import charts, common, compute, risk
 from econ.ui.fmt import MONEY_SCALES, format_value, metric_kind, metric_label
-from econ.ui.form import path_label, shown_value
+from econ.ui.form import grouped_caption, path_label, shown_value
 
 TORNADO = "econ.tornado_result"
 MONTECARLO = "econ.mc_result"
@@ -123,10 +124,11 @@ def tornado_section(current, paths: list[str], money: str) -> None:
             )
             result = None
             if bounded is not None:
-                with st.spinner("Projecting the low and high cases..."):
-                    result = compute.attempt(
-                        lambda: risk.tornado(current.scenario, bounded[0], OUTPUTS), "Tornado"
-                    )
+                result = compute.attempt(
+                    lambda: risk.tornado(current.scenario, bounded[0], OUTPUTS),
+                    "Tornado",
+                    busy="Projecting the low and high cases...",
+                )
             if result is not None:
                 ss[TORNADO] = (current.text, pct, result.table, bounded)
     if TORNADO not in ss:
@@ -204,9 +206,13 @@ def montecarlo_section(current, paths: list[str], money: str) -> None:
         key=common.keep("econ.mc_n", 2000),
         help=f"1 to {risk.MAX_SCENARIOS:,}",
     )
+    grouped_caption(cols[0], n, "scenarios", integer=True)
     seed = cols[1].number_input("Seed", value=None, step=1, key=common.keep("econ.mc_seed", 0))
     sampling = cols[2].selectbox(
-        "Sampling", ["random", "sobol"], key=common.keep("econ.mc_sampling", "random")
+        "Sampling",
+        ["random", "sobol"],
+        key=common.keep("econ.mc_sampling", "random"),
+        format_func=lambda s: {"random": "Random", "sobol": "Sobol (quasi-random)"}[s],
     )
     output = cols[3].selectbox(
         "Output", OUTPUTS, format_func=metric_label, key=common.keep("econ.mc_output", "npv_usd")
@@ -244,6 +250,7 @@ def montecarlo_section(current, paths: list[str], money: str) -> None:
                         current.scenario, result.rows, list(distributions), "cash_flow_project_usd"
                     ),
                     "Fan chart",
+                    busy="Projecting the fan of cumulative cash...",
                 )
                 ss[MONTECARLO] = (current.text, result.rows, result.summary, fan, result.seconds)
     if MONTECARLO not in ss:
@@ -262,14 +269,24 @@ def montecarlo_section(current, paths: list[str], money: str) -> None:
     values, fmt, title = _display(rows[output].astype(float), output, money)
     left, right = st.columns(2)
     with left:
-        frame = pd.DataFrame({"value": values.dropna()})
+        # binned here: 50 bars reach the browser, not every scenario (100,000 rows took seconds
+        # to send and bin there, with no indicator)
+        finite = values.to_numpy(dtype=float)
+        counts, edges = np.histogram(finite[np.isfinite(finite)], bins=50)
+        frame = pd.DataFrame({"low": edges[:-1], "high": edges[1:], "count": counts})
         hist = (
             alt.Chart(frame)
             .mark_bar(opacity=0.8)
             .encode(
-                x=alt.X("value:Q", bin=alt.Bin(maxbins=50), title=title, axis=alt.Axis(format=fmt)),
-                y=alt.Y("count():Q", title="Scenarios"),
-                tooltip=[alt.Tooltip("count():Q", title="Scenarios")],
+                x=alt.X("low:Q", title=title, axis=alt.Axis(format=fmt)),
+                x2="high:Q",
+                y=alt.Y("count:Q", title="Scenarios"),
+                y2=alt.datum(0),
+                tooltip=[
+                    alt.Tooltip("low:Q", title="From", format=fmt),
+                    alt.Tooltip("high:Q", title="To", format=fmt),
+                    alt.Tooltip("count:Q", title="Scenarios", format=","),
+                ],
             )
         )
         layers = [hist]
@@ -319,12 +336,10 @@ def montecarlo_section(current, paths: list[str], money: str) -> None:
                     ],
                 )
             )
-            charts.show(
-                alt.layer(outer, inner, median, charts.rule(0.0, "break-even", dash=(2, 2)))
-            )
+            charts.show(alt.layer(outer, inner, median, charts.zero_line()))
             st.caption(
                 f"Fan of cumulative project cash over the first {min(len(rows), risk.FAN_DRAWS)} "
-                "draws: P5-P95 (light), P25-P75 (dark), median (line)."
+                "draws: P5-P95 (light), P25-P75 (dark), median (line); grey line: zero."
             )
     if metric is not None:
         stats = [("Mean", metric.mean), ("Std. deviation", metric.std)]
@@ -410,13 +425,13 @@ def data_table_section(current, paths: list[str], money: str) -> None:
         key=common.keep("econ.dt_output", "npv_usd"),
     )
     if st.button("Compute the data table", icon=":material/grid_on:"):
-        with st.spinner(f"Projecting {len(row_values) * len(col_values)} scenarios..."):
-            table = compute.attempt(
-                lambda: risk.data_table(
-                    current.scenario, row_path, row_values, col_path, col_values, output
-                ),
-                "Data table",
-            )
+        table = compute.attempt(
+            lambda: risk.data_table(
+                current.scenario, row_path, row_values, col_path, col_values, output
+            ),
+            "Data table",
+            busy=f"Projecting {len(row_values) * len(col_values)} scenarios...",
+        )
         if table is not None:
             table.index, table.columns = row_shown, col_shown
             ss[DATA_TABLE] = (current.text, row_path, col_path, output, table)

@@ -19,22 +19,23 @@ CURVE_UPLOAD = "econ.curve_upload"
 CURVE_ERROR = "econ.curve_error"
 ANY = "any"
 WORKLOADS = ("MLPerf server", "MLPerf interactive", "MLPerf offline", "custom lengths")
-CATALOG_COLUMNS = (
-    "id",
-    "kind",
-    "round",
-    "submitter",
-    "division",
-    "availability",
-    "accelerator",
-    "accelerator_count",
-    "benchmark",
-    "scenario",
-    "result",
-    "metric_unit",
-    "tokens_per_s_per_gpu",
-    "duplicate_of",
-)
+CATALOG_COLUMNS = {
+    "id": "Row ID",
+    "kind": "Kind",
+    "round": "MLPerf round",
+    "submitter": "Submitter",
+    "division": "Division",
+    "availability": "Availability",
+    "accelerator": "Accelerator",
+    "accelerator_count": "Accelerators [count]",
+    "benchmark": "Benchmark",
+    "scenario": "MLPerf scenario",
+    "result": "Result [in its unit]",
+    "metric_unit": "Result unit",
+    "tokens_per_s_per_gpu": "Output [tokens/s per GPU]",
+    "duplicate_of": "Duplicate of",
+}
+"""The catalog's columns shown, with their labels and units."""
 
 
 def _choice(key: str, options: list, default):
@@ -45,13 +46,14 @@ def _choice(key: str, options: list, default):
     return key
 
 
-def warnings_box(warnings) -> None:
+def warnings_box(warnings, where=None) -> None:
     """Warnings in one box, each once, in the app's words (no command-line options or paths)."""
+    where = where if where is not None else st
     seen = list(dict.fromkeys(compute.app_text(w) for w in warnings))
     if len(seen) == 1:
-        st.warning(seen[0], icon=":material/warning:")
+        where.warning(seen[0], icon=":material/warning:")
     elif seen:
-        st.warning("\n".join(f"- {w}" for w in seen), icon=":material/warning:")
+        where.warning("\n".join(f"- {w}" for w in seen), icon=":material/warning:")
 
 
 def _number(value, digits: str = ",.1f") -> str:
@@ -139,13 +141,19 @@ def catalog_tab(scenario) -> None:
     )
     scenarios = [ANY] + sorted(frame["scenario_normalized"].dropna().unique())
     mlperf = cols[1].selectbox(
-        "MLPerf scenario", scenarios, key=_choice("econ.cat_scn", scenarios, ANY)
+        "MLPerf scenario",
+        scenarios,
+        key=_choice("econ.cat_scn", scenarios, ANY),
+        format_func=str.capitalize,
     )
     rounds = [ANY] + sorted(frame["round"].dropna().unique())
     round_ = cols[2].selectbox("Round", rounds, key=_choice("econ.cat_round", rounds, ANY))
     availabilities = [ANY, "available", "preview"]
     availability = cols[3].selectbox(
-        "Availability", availabilities, key=_choice("econ.cat_avail", availabilities, ANY)
+        "Availability",
+        availabilities,
+        key=_choice("econ.cat_avail", availabilities, ANY),
+        format_func=str.capitalize,
     )
     same = cols[4].toggle(
         "Scenario's hardware only",
@@ -179,10 +187,22 @@ def catalog_tab(scenario) -> None:
         hide_index=True,
         height=260,
         column_config={
+            name: st.column_config.Column(label) for name, label in CATALOG_COLUMNS.items()
+        }
+        | {
             "tokens_per_s_per_gpu": st.column_config.NumberColumn(
-                "tokens/s per GPU", format="%.1f", help="result / accelerator_count (derived)"
+                CATALOG_COLUMNS["tokens_per_s_per_gpu"],
+                format="localized",
+                help="The result over the accelerator count (derived from the system's total)",
             ),
-            "result": st.column_config.NumberColumn("result", format="%.6g"),
+            "result": st.column_config.NumberColumn(
+                CATALOG_COLUMNS["result"],
+                format="localized",
+                help="As submitted: the system's total",
+            ),
+            "accelerator_count": st.column_config.NumberColumn(
+                CATALOG_COLUMNS["accelerator_count"], format="%d"
+            ),
         },
     )
     ids = list(rows["id"])
@@ -202,8 +222,9 @@ def catalog_tab(scenario) -> None:
     with st.container(horizontal=True):
         badges(row, hardware)
     checks = compute.attempt(lambda: compute.row_checks(picked, hardware), "Provenance checks")
-    for check in checks or []:
-        st.warning(check, icon=":material/policy:")
+    if checks:  # the row's provenance checks in one box
+        text = checks[0] if len(checks) == 1 else "\n".join(f"- {c}" for c in checks)
+        st.warning(text, icon=":material/policy:")
     kind = "vendor claim" if row.get("kind") == "vendor claim" else "MLPerf catalog row"
     source = f"{kind} {row['id']} ({row['round']}, {row['submitter']}, {row['scenario']})"
     st.button(
@@ -425,7 +446,8 @@ def measured_tab(scenario) -> None:
                 st.badge(f"{key}: {prov[key]}", color="gray")
         if prov.get("file_sha256"):
             st.badge(f"sha256 {str(prov['file_sha256'])[:12]}…", color="gray")
-    warnings_box(curve.warnings)
+    # the file's and the operating point's warnings in one box, here, filled once both are known
+    box, notes = st.empty(), list(curve.warnings)
     points = curve.points
     workloads = sorted({w for w in points.get("workload", pd.Series(dtype=str)).fillna("") if w})
     workload = None
@@ -437,7 +459,7 @@ def measured_tab(scenario) -> None:
     endpoints = prov.get("curve_reading") == "step"
     latency_limits, reading = endpoints_inputs() if endpoints else ((), None)
     if points["tokens_per_s_per_user"].notna().sum() == 0:
-        st.warning("The file reports no per-user speed, so there is no curve to plot.")
+        notes.append("The file reports no per-user speed, so there is no curve to plot.")
     point = compute.attempt(
         lambda: compute.measured_point(
             name, content, gpus, ttft, tpot, user, workload, latency_limits, reading
@@ -480,6 +502,13 @@ def measured_tab(scenario) -> None:
         else:  # the scenario's line would pin the axis and flatten the curve on its floor
             st.caption(f"The scenario's {own:,.1f} tokens/s per GPU is off this chart's scale.")
         charts.show(chart)
+    if point is not None:
+        notes += point.warnings
+        if point.clamped and not any("clamped" in w for w in point.warnings):
+            notes.append(
+                "The SLO is looser than the highest measured load: the point is clamped to it."
+            )
+    warnings_box(notes, box)
     if point is None:
         return
     cols = st.columns(4)
@@ -508,9 +537,6 @@ def measured_tab(scenario) -> None:
             border=True,
             help="Provisioned power / system output tokens/s; not a measured energy",
         )
-    if point.clamped:
-        st.warning("The SLO is looser than the highest measured load: the point is clamped to it.")
-    warnings_box([w for w in point.warnings if w not in curve.warnings])
     source = f"measured: {name} at the SLO operating point"
     allowed, note = curve_fits(prov, points, scenario, name)
     st.button(
@@ -573,6 +599,7 @@ def simulated_tab(scenario) -> None:
         "Precision",
         native,
         key=_choice(f"econ.sim_precision.{hardware}", native, default_precision),
+        format_func=str.upper,
     )
     kind = cols[3].selectbox(
         "Workload", WORKLOADS, key=_choice("econ.sim_workload", list(WORKLOADS), WORKLOADS[0])
