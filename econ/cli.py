@@ -35,8 +35,8 @@ APP_HOST = "127.0.0.1"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = _parser()
     argv, allowed = _take_allow_paths(list(sys.argv[1:] if argv is None else argv))
+    parser = _parser(features=_command_of(argv) not in BUILT_IN)
     args = parser.parse_args(argv)
     if not getattr(args, "command", None):
         parser.print_help(sys.stderr)
@@ -84,7 +84,27 @@ def _take_allow_paths(argv: list[str]) -> tuple[list[str], list[str]]:
     return rest, allowed
 
 
-def _parser() -> argparse.ArgumentParser:
+BUILT_IN = ("project", "validate", "schema", "app")
+"""Commands defined in this module; the others come from the modules in econ/commands/."""
+
+
+def _command_of(argv: Sequence[str]) -> str | None:
+    """The command argv names: its first argument that is neither an option nor the value of
+    --library (None if there is none, or if the top-level help or version is asked first)."""
+    items = iter(argv)
+    for item in items:
+        if item in ("-h", "--help", "--version", "--"):
+            return None
+        if len(item) > 2 and "--library".startswith(item):  # argparse takes --lib for --library
+            next(items, None)
+        elif not item.startswith("-"):
+            return item
+    return None
+
+
+def _parser(features: bool = True) -> argparse.ArgumentParser:
+    """The command line's parser; `features=False` leaves out the commands of econ/commands/
+    (importing them is a fifth of `econ project`'s start-up), for a command defined here."""
     parser = argparse.ArgumentParser(
         prog="econ",
         description="GPU inference economics: cost per token and asset-life projections.",
@@ -142,8 +162,9 @@ def _parser() -> argparse.ArgumentParser:
     )
     a.set_defaults(run=_cmd_app)
 
-    for module in pkgutil.iter_modules(commands.__path__):
-        importlib.import_module(f"{commands.__name__}.{module.name}").register(subparsers)
+    if features:
+        for module in pkgutil.iter_modules(commands.__path__):
+            importlib.import_module(f"{commands.__name__}.{module.name}").register(subparsers)
     return parser
 
 
