@@ -170,11 +170,18 @@ def _parser(features: bool = True) -> argparse.ArgumentParser:
 
 def _cmd_project(args) -> int:
     from econ.engine import project
-    from econ.export import csv_text, flat_summary, make_stamp, projection_json, write_projection
     from econ.scenario import load_scenario
 
     scenarios = [load_scenario(f, args.overrides) for f in args.files]
     projection = project(scenarios)
+    if args.out or args.format != "table":  # the writers load only for files, JSON and CSV
+        from econ.export import (
+            csv_text,
+            flat_summary,
+            make_stamp,
+            projection_json,
+            write_projection,
+        )
     if args.out:
         written = write_projection(projection, args.out, overwrite=args.force, scenarios=scenarios)
         print("wrote " + ", ".join(str(p) for p in written), file=sys.stderr)

@@ -31,9 +31,14 @@ HEAVY = (
     "xlsxwriter",
 )
 # econ's own modules that a plain `econ project` of the seed has no use for: the library's store,
-# the memo, the rental index (the seed names no series), the analysis runner, the workbook.
+# the memo, the rental index (the seed names no series), the analysis runner, the workbook, the
+# writers (the table needs none), construction loans and impairment tests (the seed has neither).
 UNUSED_BY_PROJECT = (
     "econ.library.store",
+    "econ.export",
+    "econ.provenance",
+    "econ.construction",
+    "econ.impairment",
     "econ.memo",
     "econ.rental_index",
     "econ.analysis",
