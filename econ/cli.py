@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING
 
 from econ import __version__, commands
 from econ.errors import InputError
-from econ.library import using_url  # light: the store (SQLAlchemy) loads when a library is used
 
 if TYPE_CHECKING:
     from econ.engine import Projection
@@ -42,13 +41,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return EXIT_USAGE
     try:
-        with _allowing(allowed), using_url(args.library):  # library:NAME uses it
+        with _allowing(allowed), _using_library(args.library):  # library:NAME uses it
             return args.run(args)
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_INVALID
     except BrokenPipeError:  # e.g. `econ project ... | head`
         return EXIT_OK
+
+
+def _using_library(url: str | None):
+    """`econ.library.using_url(url)`, loading the library module only if --library is given
+    (a library:NAME argument loads it when it is read)."""
+    if not url:
+        return contextlib.nullcontext()
+    from econ.library import using_url
+
+    return using_url(url)
 
 
 def _allowing(folders: list[str]):

@@ -30,11 +30,11 @@ HEAVY = (
     "openpyxl",
     "xlsxwriter",
 )
-# econ's own modules that a plain `econ project` of the seed has no use for: the library's store,
-# the memo, the rental index (the seed names no series), the analysis runner, the workbook, the
+# econ's own modules that a plain `econ project` of the seed has no use for: the scenario library
+# (its store and SQLAlchemy, and its light front module: no --library, no library:NAME), the memo, the rental index (the seed names no series), the analysis runner, the workbook, the
 # writers (the table needs none), construction loans and impairment tests (the seed has neither).
 UNUSED_BY_PROJECT = (
-    "econ.library.store",
+    "econ.library",
     "econ.export",
     "econ.provenance",
     "econ.construction",
