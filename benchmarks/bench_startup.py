@@ -126,7 +126,7 @@ def measure(args, env: dict[str, str]) -> None:
         "",
         f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python "
         f"{platform.python_version()}, numpy {numpy.__version__}, pandas {pandas.__version__}, "
-        f"pydantic {pydantic.VERSION}; fresh processes, the three commands interleaved, fastest of "
+        f"pydantic {pydantic.VERSION}; fresh processes, the four commands interleaved, fastest of "
         f"{args.runs} runs of each, bytecode cached (as after installation).",
         "",
         "| command | ratio to the floor | seconds | CPU ratio | CPU seconds | heavy libraries "

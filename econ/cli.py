@@ -113,7 +113,8 @@ def _command_of(argv: Sequence[str]) -> str | None:
 
 def _parser(features: bool = True) -> argparse.ArgumentParser:
     """The command line's parser; `features=False` leaves out the commands of econ/commands/
-    (importing them is a fifth of `econ project`'s start-up), for a command defined here."""
+    (importing them all is a large part of a one-off command's start-up), for a command defined
+    here."""
     parser = argparse.ArgumentParser(
         prog="econ",
         description="GPU inference economics: cost per token and asset-life projections.",

@@ -31,8 +31,9 @@ HEAVY = (
     "xlsxwriter",
 )
 # econ's own modules that a plain `econ project` of the seed has no use for: the scenario library
-# (its store and SQLAlchemy, and its light front module: no --library, no library:NAME), the memo, the rental index (the seed names no series), the analysis runner, the workbook, the
-# writers (the table needs none), construction loans and impairment tests (the seed has neither).
+# (no --library, no library:NAME), the writers (the table needs none), construction loans and
+# impairment tests (the seed has neither), the memo, the rental index (the seed names no series),
+# the analysis runner, the workbook, the app.
 UNUSED_BY_PROJECT = (
     "econ.library",
     "econ.export",
