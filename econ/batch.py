@@ -312,9 +312,11 @@ def _rental_series(rows, items, row_scenario, columns, market) -> list[tuple[str
     Adds extras market.rental_table_log_sd (the s.e. of ln price at each table point) and
     market.contract_log_sd, so a sampled band moves the extrapolated prices (`repeat`).
     """
+    warnings: list[tuple[str, ...]] = [() for _ in rows]
+    if all(row.market.rental_series is None for row in rows):
+        return warnings  # without loading the index module
     from econ.rental_index import resolve_series
 
-    warnings: list[tuple[str, ...]] = [() for _ in rows]
     resolved = {}
     for i, row in enumerate(rows):
         if row.market.rental_series is None:

@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING
 
 from econ import __version__, commands
 from econ.errors import InputError
-from econ.library import using_url  # light: the store (SQLAlchemy) loads when a library is used
 
 if TYPE_CHECKING:
     from econ.engine import Projection
@@ -35,20 +34,30 @@ APP_HOST = "127.0.0.1"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = _parser()
     argv, allowed = _take_allow_paths(list(sys.argv[1:] if argv is None else argv))
+    parser = _parser(features=_command_of(argv) not in BUILT_IN)
     args = parser.parse_args(argv)
     if not getattr(args, "command", None):
         parser.print_help(sys.stderr)
         return EXIT_USAGE
     try:
-        with _allowing(allowed), using_url(args.library):  # library:NAME uses it
+        with _allowing(allowed), _using_library(args.library):  # library:NAME uses it
             return args.run(args)
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_INVALID
     except BrokenPipeError:  # e.g. `econ project ... | head`
         return EXIT_OK
+
+
+def _using_library(url: str | None):
+    """`econ.library.using_url(url)`, loading the library module only if --library is given
+    (a library:NAME argument loads it when it is read)."""
+    if not url:
+        return contextlib.nullcontext()
+    from econ.library import using_url
+
+    return using_url(url)
 
 
 def _allowing(folders: list[str]):
@@ -84,7 +93,28 @@ def _take_allow_paths(argv: list[str]) -> tuple[list[str], list[str]]:
     return rest, allowed
 
 
-def _parser() -> argparse.ArgumentParser:
+BUILT_IN = ("project", "validate", "schema", "app")
+"""Commands defined in this module; the others come from the modules in econ/commands/."""
+
+
+def _command_of(argv: Sequence[str]) -> str | None:
+    """The command argv names: its first argument that is neither an option nor the value of
+    --library (None if there is none, or if the top-level help or version is asked first)."""
+    items = iter(argv)
+    for item in items:
+        if item in ("-h", "--help", "--version", "--"):
+            return None
+        if len(item) > 2 and "--library".startswith(item):  # argparse takes --lib for --library
+            next(items, None)
+        elif not item.startswith("-"):
+            return item
+    return None
+
+
+def _parser(features: bool = True) -> argparse.ArgumentParser:
+    """The command line's parser; `features=False` leaves out the commands of econ/commands/
+    (importing them all is a large part of a one-off command's start-up), for a command defined
+    here."""
     parser = argparse.ArgumentParser(
         prog="econ",
         description="GPU inference economics: cost per token and asset-life projections.",
@@ -142,18 +172,26 @@ def _parser() -> argparse.ArgumentParser:
     )
     a.set_defaults(run=_cmd_app)
 
-    for module in pkgutil.iter_modules(commands.__path__):
-        importlib.import_module(f"{commands.__name__}.{module.name}").register(subparsers)
+    if features:
+        for module in pkgutil.iter_modules(commands.__path__):
+            importlib.import_module(f"{commands.__name__}.{module.name}").register(subparsers)
     return parser
 
 
 def _cmd_project(args) -> int:
     from econ.engine import project
-    from econ.export import csv_text, flat_summary, make_stamp, projection_json, write_projection
     from econ.scenario import load_scenario
 
     scenarios = [load_scenario(f, args.overrides) for f in args.files]
     projection = project(scenarios)
+    if args.out or args.format != "table":  # the writers load only for files, JSON and CSV
+        from econ.export import (
+            csv_text,
+            flat_summary,
+            make_stamp,
+            projection_json,
+            write_projection,
+        )
     if args.out:
         written = write_projection(projection, args.out, overwrite=args.force, scenarios=scenarios)
         print("wrote " + ", ".join(str(p) for p in written), file=sys.stderr)

@@ -17,18 +17,18 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
 from econ import capex as capex_mod
 from econ import capital as capital_mod
-from econ import cashflow, catalog, construction, density, market, tax
+from econ import cashflow, catalog, density, market, tax
 from econ import deferred_tax as deferred_tax_mod
 from econ import depreciation as dep
 from econ import facility as facility_mod
 from econ import financing as financing_mod
-from econ import impairment as impairment_mod
 from econ import metrics as metrics_mod
 from econ import opex as opex_mod
 from econ import power as power_mod
@@ -56,6 +56,8 @@ from econ.units import (
 
 TOKEN_KINDS = ("output_token", "input_token", "cached_input_token")
 """Kinds of tokens billed at their own prices; token_revenue_usd is their sum."""
+if TYPE_CHECKING:  # construction loans and impairment tests load when a scenario has one
+    from econ import construction
 
 MONTHLY_COLUMNS = (
     "gpus_in_service",
@@ -737,6 +739,8 @@ def _capex(b: ScenarioBatch, fleet: _Fleet, months):
     shares = b.extras["capex.payment_shares"]
     if shares.shape[1] == 1:  # one payment, in the purchase month
         return capex_row, np.where(fleet.since == 0, _column(capex_row), 0.0)
+    from econ import construction
+
     paid = construction.payment_schedule_usd(
         capex_row, fleet.purchase, b.extras["capex.payment_months"], shares, len(months)
     )
@@ -752,6 +756,8 @@ def _construction_loan(b: ScenarioBatch, months, fleet: _Fleet, capex):
     built = (fleet.start > fleet.purchase + 1) | np.any(capex[:, 1:] > 0, axis=1)
     if b.stack or not b.one_row_per_scenario or not built.any():
         return None
+    from econ import construction
+
     return construction.construction_loan(
         capex * _column(b["financing.debt_share"]),
         _debt_share_rate_monthly(b),
@@ -1075,6 +1081,8 @@ def _impairment_rows(
     tested = np.flatnonzero(~np.isnan(threshold))
     if not tested.size:
         return _Impairment(book, impairment, impairment_month, impairment_loss, tested)
+    from econ import impairment as impairment_mod
+
     book = book.copy()
     held, purchase = fleet.held[tested], fleet.purchase[tested]
     cost_t = cost[tested]

@@ -19,7 +19,34 @@ from econ.commands import LazyChoices, lazy
 from tests.conftest import ROOT
 
 SEED = ROOT / "models" / "scenarios" / "deepseek-r1-gb200-nvl72.toml"
-HEAVY = ("streamlit", "dask", "distributed", "scipy", "matplotlib", "sqlalchemy", "alembic")
+HEAVY = (
+    "streamlit",
+    "dask",
+    "distributed",
+    "scipy",
+    "matplotlib",
+    "sqlalchemy",
+    "alembic",
+    "openpyxl",
+    "xlsxwriter",
+)
+# econ's own modules that a plain `econ project` of the seed has no use for: the scenario library
+# (no --library, no library:NAME), the writers (the table needs none), construction loans and
+# impairment tests (the seed has neither), the memo, the rental index (the seed names no series),
+# the analysis runner, the workbook, the app.
+UNUSED_BY_PROJECT = (
+    "econ.library",
+    "econ.export",
+    "econ.provenance",
+    "econ.construction",
+    "econ.impairment",
+    "econ.memo",
+    "econ.rental_index",
+    "econ.analysis",
+    "econ.workbook",
+    "econ.ui",
+)
+UNUSED_PACKAGES = tuple(f"{name}." for name in UNUSED_BY_PROJECT)
 
 PROBE = """
 import contextlib, io, json, sys
@@ -29,16 +56,19 @@ with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.St
         code = main(sys.argv[1:])
     except SystemExit as exc:
         code = exc.code
-print(json.dumps({"code": code, "modules": sorted({m.split(".")[0] for m in sys.modules})}))
+print(json.dumps({"code": code, "modules": sorted(sys.modules)}))
 """
 
 
-def loaded_by(*args: str) -> tuple[int, set[str]]:
+def loaded_by(*args: str, packages: bool = True) -> tuple[int, set[str]]:
+    """Exit code of `econ ARGS` in a fresh interpreter, and the modules it loaded (their
+    top-level packages, or with packages=False every module by its full name)."""
     done = subprocess.run(
         [sys.executable, "-c", PROBE, *args], capture_output=True, text=True, cwd=ROOT, check=True
     )
     report = json.loads(done.stdout.strip().splitlines()[-1])
-    return report["code"], set(report["modules"])
+    modules = set(report["modules"])
+    return report["code"], {m.split(".")[0] for m in modules} if packages else modules
 
 
 @pytest.mark.parametrize(
@@ -48,6 +78,57 @@ def test_command_imports_no_heavy_library(args):
     code, modules = loaded_by(*args)
     assert code == 0
     assert not modules & set(HEAVY), f"econ {' '.join(args)} imported {modules & set(HEAVY)}"
+
+
+def test_project_loads_no_command_module_and_no_unused_econ_module():
+    code, modules = loaded_by("project", str(SEED), packages=False)
+    assert code == 0
+    assert not {m for m in modules if m.startswith("econ.commands.")}
+    unused = {m for m in modules if m in UNUSED_BY_PROJECT or m.startswith(UNUSED_PACKAGES)}
+    assert not unused, f"econ project imported {unused}"
+
+
+def test_help_lists_the_feature_commands_too(capsys):
+    from econ import commands
+
+    with pytest.raises(SystemExit) as exc:
+        main(["--help"])
+    assert exc.value.code == 0
+    out = capsys.readouterr().out
+    assert all(name in out for name in ("project", "montecarlo", "export", "memo", "library"))
+    assert "econ.commands.batch" in sys.modules and commands.__name__ == "econ.commands"
+
+
+@pytest.mark.parametrize(
+    ("argv", "command"),
+    [
+        (["project", "a.toml"], "project"),
+        (["--library", "sqlite:///x.db", "project", "a.toml"], "project"),
+        (["--lib", "project", "sweep", "a.toml"], "sweep"),  # argparse's abbreviation
+        (["--library=sqlite:///x.db", "validate", "a.toml"], "validate"),
+        (["montecarlo", "a.toml"], "montecarlo"),
+        (["--help", "project"], None),  # the top-level help lists every command
+        (["--version"], None),
+        ([], None),
+    ],
+)
+def test_command_of_finds_the_command_argparse_will_run(argv, command):
+    from econ.cli import _command_of
+
+    assert _command_of(argv) == command
+
+
+def test_a_feature_command_after_a_built_in_name_as_option_value_still_runs(capsys):
+    # `--library project`: "project" is the option's value, the command is `hardware list`.
+    assert main(["--library", "project", "hardware", "list"]) == 0
+    assert "gb200-nvl72" in capsys.readouterr().out
+
+
+def test_unknown_command_lists_every_command(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["no-such-command"])
+    assert exc.value.code == 2
+    assert "'montecarlo'" in capsys.readouterr().err
 
 
 def test_help_does_not_load_the_engine():
