@@ -56,6 +56,7 @@ from econ.units import (
 
 TOKEN_KINDS = ("output_token", "input_token", "cached_input_token")
 """Kinds of tokens billed at their own prices; token_revenue_usd is their sum."""
+
 if TYPE_CHECKING:  # construction loans and impairment tests load when a scenario has one
     from econ import construction
 
