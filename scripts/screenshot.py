@@ -36,8 +36,9 @@ PAGES = (
 CHROMIUM_ARGS = list(BROWSER_ARGS)
 
 
-def start_server(app: Path | None = None) -> tuple[subprocess.Popen, str]:
-    """Start `streamlit run` on `app` (default: the econ app) on a free port; (process, url)."""
+def start_server(app: Path | None = None, env: dict | None = None) -> tuple[subprocess.Popen, str]:
+    """Start `streamlit run` on `app` (default: the econ app) on a free port; (process, url).
+    `env`: the server's environment (default: this process's)."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
@@ -54,6 +55,7 @@ def start_server(app: Path | None = None) -> tuple[subprocess.Popen, str]:
             "--browser.gatherUsageStats=false",
         ],
         cwd=ROOT,
+        env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )

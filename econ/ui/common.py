@@ -271,11 +271,18 @@ NARROW_SCRIPT = f"""
 """
 
 
+NARROW_SCRIPT_SENT = "econ.narrow_script_sent"
+
+
 def style() -> None:
     """The app's stylesheet: tiles that wrap, the sidebar on narrow screens, the print view; and
     the sidebar collapsed when the page opens in a window narrower than NARROW_PX."""
     st.html(STYLE)
-    st.sidebar.html(NARROW_SCRIPT, unsafe_allow_javascript=True)
+    # The script acts once, when the page loads (a new browser tab is a new session); drawn at
+    # every rerun it cost the browser about 0.4 s per rerun (benchmarks/bench_cold.py).
+    if not st.session_state.get(NARROW_SCRIPT_SENT):
+        st.session_state[NARROW_SCRIPT_SENT] = True
+        st.sidebar.html(NARROW_SCRIPT, unsafe_allow_javascript=True)
 
 
 def notices() -> None:
