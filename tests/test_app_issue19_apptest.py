@@ -208,3 +208,18 @@ def test_an_mlperf_upload_gives_one_warning_box_with_each_warning_once(app: AppT
     assert "not of the scenario's model and hardware" in boxes[1]
     (catalog,) = [t for t in app.tabs if t.label == "Benchmark catalog"]
     assert len(catalog.warning) <= 1  # the catalog row's checks in one box
+
+
+def test_a_calendar_year_holding_only_the_purchase_month_says_so():
+    import datetime as dt
+
+    from econ import load_scenario, project
+    from econ.ui.pages.results import year_labels
+    from tests.test_app import SEED
+
+    # bought in December (month 0), in service from January: 2026 has no month of service
+    monthly = project(load_scenario(SEED, {"start_date": dt.date(2026, 12, 1)})).monthly
+    labels = year_labels(monthly, "calendar")
+    assert labels[0] == "2026 (purchase only)", labels
+    assert labels[1] == "2027"
+    assert all("(0 months)" not in label for label in labels)

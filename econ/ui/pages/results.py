@@ -103,13 +103,16 @@ YEARS = {"asset": "asset years", "calendar": "calendar years"}
 
 
 def year_labels(monthly: pd.DataFrame, years: str) -> list[str]:
-    """Column headings: "Year 1" or "2026", with "(9 months)" after a partial year."""
+    """Column headings: "Year 1" or "2026", with "(9 months)" after a partial year and
+    "(purchase only)" for a calendar year that holds only the purchase month (no service)."""
     months = debt_schedule_table(monthly, years)["months"].droplevel("scenario")
-    return [
-        (f"Year {y}" if years == "asset" else str(y))
-        + (f" ({n} month{'' if n == 1 else 's'})" if n < 12 else "")
-        for y, n in months.items()
-    ]
+
+    def note(n: int) -> str:
+        if n >= 12:
+            return ""
+        return " (purchase only)" if n == 0 else f" ({n} month{'' if n == 1 else 's'})"
+
+    return [(f"Year {y}" if years == "asset" else str(y)) + note(n) for y, n in months.items()]
 
 
 def annual(monthly: pd.DataFrame, money: str, years: str = "asset") -> pd.DataFrame:
