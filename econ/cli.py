@@ -305,7 +305,7 @@ _SUMMARY_TAIL = (
     ("dscr_headroom", "DSCR headroom over the covenant [x]", "{:+.2f}"),
     ("months_of_headroom", "Months of debt service within the covenant", "{:.0f}"),
     ("debt_usd_total", "Debt [USD]", "{:,.0f}"),
-    ("cost_usd_per_gpu_hour", "Levelized cost per GPU-hour [USD]", "{:,.4f}"),
+    ("cost_usd_per_gpu_hour", "Levelized cost per GPU-hour [USD/GPU-hour]", "{:,.4f}"),
     ("tokens_per_s_per_mw", "Rated tokens/s per MW IT", "{:,.0f}"),
     ("revenue_usd_per_mw_year", "Revenue per MW-year IT [USD]", "{:,.0f}"),
     ("tokens_per_s_per_mw_utility", "Delivered tokens/s per MW utility", "{:,.0f}"),
