@@ -387,7 +387,7 @@ def test_cli_table_and_json_show_the_new_figures(capsys):
 
     assert main(["project", str(SEED)]) == 0
     table = capsys.readouterr().out
-    assert "Levelized cost per GPU-hour [USD]" in table and "DSCR headroom" in table
+    assert "Levelized cost per GPU-hour [USD/GPU-hour]" in table and "DSCR headroom" in table
     assert "binding constraint: debt_share" in table
     assert main(["project", str(SEED), "--format", "json"]) == 0
     summary = json.loads(capsys.readouterr().out)["scenarios"][0]["summary"]
