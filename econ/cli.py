@@ -252,26 +252,29 @@ def _cmd_app(args) -> int:
 def summary_rows() -> tuple[tuple[str, str, str], ...]:
     """Summary metrics as table rows: (key, label with unit, format); other commands pick from it.
 
-    A function (also readable as `SUMMARY_ROWS`) because the components come from the engine,
-    which only commands that project load."""
-    from econ.engine import COMPONENTS
+    Labels and units are econ.labels' (the app's, the workbook's); the rows and number formats
+    are the table's own. A function (also readable as `SUMMARY_ROWS`) because the components come
+    from the engine, which only commands that project load."""
+    from econ.engine import COMPONENTS, TOKEN_KINDS
+    from econ.labels import label_with_unit
 
     rows = []
-    for row in _SUMMARY_HEAD + _SUMMARY_TAIL:
-        rows.append(row)
-        if row[0] == "lcot_usd_per_mtok":
-            rows += [(f"component:{c}", f"  of which {c} [USD/Mtok]", "{:,.4f}") for c in COMPONENTS]
-            rows.append(("lcot_usd_per_mtok_all_tokens", _ALL_TOKENS_LABEL, "{:,.4f}"))
-        elif row[0] == "revenue_usd_total":
+    for key, fmt in _SUMMARY_ROWS:
+        rows.append((key, label_with_unit(key), fmt))
+        if key == "lcot_usd_per_mtok":
             rows += [
-                (f"{kind}_revenue_usd_total", f"  of which {label} [USD]", "{:,.0f}")
-                for kind, label in _TOKEN_KINDS
-            ]
-        elif row[0] == "cost_usd_per_gpu_hour":
-            rows += [
-                (f"cost_usd_per_gpu_hour_{c}", f"  of which {c} [USD/GPU-hour]", "{:,.4f}")
+                (f"component:{c}", label_with_unit(f"cost_usd_per_mtok_{c}"), fmt)
                 for c in COMPONENTS
             ]
+            all_tokens = "lcot_usd_per_mtok_all_tokens"
+            rows.append((all_tokens, label_with_unit(all_tokens), fmt))
+        elif key == "revenue_usd_total":
+            rows += [
+                (f"{kind}_revenue_usd_total", label_with_unit(f"{kind}_revenue_usd_total"), fmt)
+                for kind in TOKEN_KINDS
+            ]
+        elif key == "cost_usd_per_gpu_hour":
+            rows += [(f"{key}_{c}", label_with_unit(f"{key}_{c}"), fmt) for c in COMPONENTS]
     return tuple(rows)
 
 
@@ -281,42 +284,38 @@ def __getattr__(name: str):
     raise AttributeError(f"module 'econ.cli' has no attribute {name!r}")
 
 
-_ALL_TOKENS_LABEL = "Levelized cost, input+output [USD/Mtok]"
-_TOKEN_KINDS = (
-    ("output_token", "output tokens"),
-    ("input_token", "input tokens"),
-    ("cached_input_token", "cached input tokens"),
+_SUMMARY_ROWS = (
+    ("lcot_usd_per_mtok", "{:,.4f}"),
+    ("breakeven_price_usd_per_mtok", "{:,.4f}"),
+    ("tokens_total", "{:,.4g}"),
+    ("input_tokens_total", "{:,.4g}"),
+    ("revenue_usd_total", "{:,.0f}"),
+    ("ebitda_usd_total", "{:,.0f}"),
+    ("npv_usd", "{:,.0f}"),
+    ("irr_project_annual", "{:.2%}"),
+    ("irr_equity_annual", "{:.2%}"),
+    ("mirr_project_annual", "{:.2%}"),
+    ("mirr_equity_annual", "{:.2%}"),
+    ("profitability_index", "{:.3f}"),
+    ("payback_months", "{:.1f}"),
+    ("min_dscr", "{:.2f}"),
+    ("dscr_headroom", "{:+.2f}"),
+    ("months_of_headroom", "{:.0f}"),
+    ("debt_usd_total", "{:,.0f}"),
+    ("cost_usd_per_gpu_hour", "{:,.4f}"),
+    ("tokens_per_s_per_mw", "{:,.0f}"),
+    ("revenue_usd_per_mw_year", "{:,.0f}"),
+    ("tokens_per_s_per_mw_utility", "{:,.0f}"),
+    ("revenue_usd_per_rack_year", "{:,.0f}"),
+    ("joules_per_token_utility", "{:.3f}"),
+    ("power_cost_usd_per_mtok", "{:.4f}"),
+    ("gpu_count", "{:,.0f}"),
+    ("capex_usd_total", "{:,.0f}"),
+    ("discount_rate_annual", "{:.2%}"),
+    ("horizon_months", "{:.0f}"),
 )
-_SUMMARY_HEAD = (("lcot_usd_per_mtok", "Levelized cost [USD/Mtok]", "{:,.4f}"),)
-_SUMMARY_TAIL = (
-    ("breakeven_price_usd_per_mtok", "Break-even price [USD/Mtok]", "{:,.4f}"),
-    ("tokens_total", "Tokens [output, total]", "{:,.4g}"),
-    ("input_tokens_total", "Input tokens [total]", "{:,.4g}"),
-    ("revenue_usd_total", "Revenue [USD]", "{:,.0f}"),
-    ("ebitda_usd_total", "EBITDA [USD]", "{:,.0f}"),
-    ("npv_usd", "NPV [USD]", "{:,.0f}"),
-    ("irr_project_annual", "Project IRR [per year]", "{:.2%}"),
-    ("irr_equity_annual", "Equity IRR [per year]", "{:.2%}"),
-    ("mirr_project_annual", "Project MIRR [per year]", "{:.2%}"),
-    ("mirr_equity_annual", "Equity MIRR [per year]", "{:.2%}"),
-    ("profitability_index", "Profitability index [x]", "{:.3f}"),
-    ("payback_months", "Payback [months]", "{:.1f}"),
-    ("min_dscr", "Minimum DSCR [x]", "{:.2f}"),
-    ("dscr_headroom", "DSCR headroom over the covenant [x]", "{:+.2f}"),
-    ("months_of_headroom", "Months of debt service within the covenant", "{:.0f}"),
-    ("debt_usd_total", "Debt [USD]", "{:,.0f}"),
-    ("cost_usd_per_gpu_hour", "Levelized cost per GPU-hour [USD/GPU-hour]", "{:,.4f}"),
-    ("tokens_per_s_per_mw", "Rated tokens/s per MW IT", "{:,.0f}"),
-    ("revenue_usd_per_mw_year", "Revenue per MW-year IT [USD]", "{:,.0f}"),
-    ("tokens_per_s_per_mw_utility", "Delivered tokens/s per MW utility", "{:,.0f}"),
-    ("revenue_usd_per_rack_year", "Revenue per rack-year [USD]", "{:,.0f}"),
-    ("joules_per_token_utility", "Energy per token at the meter [J]", "{:.3f}"),
-    ("power_cost_usd_per_mtok", "Power cost [USD/Mtok]", "{:.4f}"),
-    ("gpu_count", "GPUs", "{:,.0f}"),
-    ("capex_usd_total", "Capex [USD]", "{:,.0f}"),
-    ("discount_rate_annual", "Discount rate [per year]", "{:.2%}"),
-    ("horizon_months", "Horizon [months]", "{:.0f}"),
-)
+"""The table's metrics in order, each with its number format (the levelized cost's components,
+the token revenue by kind and the GPU-hour cost's components follow their total)."""
 
 
 def format_table(projection: Projection) -> str:

@@ -310,10 +310,10 @@ def row_table(market, hardware: str) -> RowTable | None:
     market : the scenario's Market section (resale_value_table or resale_series)
     hardware : the row's fleet.hardware key (the series' default GPU: h100-sxm -> H100)
     """
-    from econ.rental_index import gpu_of_hardware
-
     if market.resale_series is None and not market.resale_value_table:
         return None
+    from econ.rental_index import gpu_of_hardware
+
     warning = None
     if market.resale_series is not None:
         gpu = market.resale_series_gpu or gpu_of_hardware(hardware)

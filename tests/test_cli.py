@@ -78,7 +78,7 @@ def test_json_contract(capsys):
 def test_table_is_default_and_shows_warnings(capsys):
     assert main(["project", str(SEED), "--set", "financing.debt_share=0"]) == 0
     out = capsys.readouterr().out
-    assert "Levelized cost [USD/Mtok]" in out
+    assert "Levelized cost [USD/M tokens]" in out
     assert "warning [deepseek-r1-gb200-nvl72]: no debt" in out
 
 

@@ -302,7 +302,7 @@ def test_cli_table_shows_mirr_and_profitability_index(capsys):
 
     assert main(["project", str(SEED)]) == 0
     out = capsys.readouterr().out
-    for label in ("Project MIRR [per year]", "Equity MIRR [per year]", "Profitability index [x]"):
+    for label in ("Project MIRR [%/year]", "Equity MIRR [%/year]", "Profitability index [x]"):
         assert label in out
     seed = project(load_scenario(SEED)).summary.iloc[0]
     assert f"{seed.mirr_project_annual:.2%}" in out and 0.05 < seed.mirr_project_annual < 0.25

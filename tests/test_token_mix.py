@@ -437,8 +437,8 @@ def test_cli_shows_the_token_mix(tmp_path, capsys):
     assert got["revenue_usd_total"] == pytest.approx(15.625 * got["tokens_total"] / 1e6)
     assert main(["project", str(path)]) == 0
     table = capsys.readouterr().out
-    assert "Levelized cost, input+output [USD/Mtok]" in table
-    assert "of which cached input tokens [USD]" in table
+    assert "Levelized cost per input and output token [USD/M tokens]" in table
+    assert "Cached-input-token revenue over the horizon [USD]" in table
 
 
 # --- sweeps and Monte Carlo from the command line ------------------------------------------------
