@@ -16,6 +16,10 @@ settings.load_profile("econ")
 ROOT = Path(__file__).resolve().parents[1]
 SCENARIOS = sorted((ROOT / "models" / "scenarios").glob("*.toml"))
 SHARED_DATA = ROOT.parent / "shared" / "data"
+needs_shared_data = pytest.mark.skipif(
+    not SHARED_DATA.is_dir(), reason=f"reference data folder {SHARED_DATA} is absent"
+)
+"""Mark of a test that reads the real sample files of ../shared/data in place."""
 
 
 @pytest.fixture(scope="session", autouse=True)

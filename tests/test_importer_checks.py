@@ -27,7 +27,7 @@ from econ.throughput.importers._common import (
     number,
 )
 from econ.throughput.simulator import speed_of_light
-from tests.conftest import ROOT, SHARED_DATA
+from tests.conftest import ROOT, SHARED_DATA, needs_shared_data
 
 DATA = ROOT / "tests" / "data" / "throughput"
 SGLANG = (
@@ -111,6 +111,7 @@ def test_absurd_vllm_values_are_refused(tmp_path: Path, changes: dict, field: st
         import_file(vllm_file(tmp_path, **changes))
 
 
+@needs_shared_data
 def test_sglang_output_above_the_ceiling_is_refused_naming_field_and_value(tmp_path: Path):
     path = sglang_file(tmp_path, output_throughput=1e15)
     with pytest.raises(ImplausibleValueError) as info:

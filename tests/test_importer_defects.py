@@ -14,9 +14,10 @@ import pytest
 from econ.throughput.importers import CurveError, detect_format, import_file, import_files
 from econ.throughput.importers._common import read_source
 from econ.throughput.operating_point import group_labels
-from tests.conftest import SHARED_DATA
+from tests.conftest import SHARED_DATA, needs_shared_data
 
 SAMPLES = SHARED_DATA / "samples"
+pytestmark = needs_shared_data  # every test reads a real sample file
 MLPERF = SAMPLES / "mlperf"
 SERVER = MLPERF / "v4.1-nvidia-h200x8-trt-llama2-70b-99-Server-mlperf_log_summary.txt"
 OFFLINE = MLPERF / "v4.1-nvidia-h200x8-trt-llama2-70b-99-Offline-mlperf_log_summary.txt"

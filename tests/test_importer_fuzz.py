@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from tests.conftest import ROOT, SHARED_DATA
+from tests.conftest import ROOT, SHARED_DATA, needs_shared_data
 
 SPEC = importlib.util.spec_from_file_location(
     "fuzz_importers", ROOT / "scripts" / "fuzz_importers.py"
@@ -21,12 +21,14 @@ sys.modules[SPEC.name] = fuzz  # dataclasses look their module up by name
 SPEC.loader.exec_module(fuzz)
 
 
+@needs_shared_data
 def test_every_sample_is_mutated():
     files = fuzz.sample_files(SHARED_DATA / "samples")
     assert len(files) >= 30
     assert {p.parent.name for p in files} >= {"vllm", "sglang", "mlperf", "trtllm-bench", "aiperf"}
 
 
+@needs_shared_data
 def test_two_hundred_mutations_escape_nothing_and_accept_nothing_absurd():
     report = fuzz.run(200, seed=15, samples=fuzz.sample_files(SHARED_DATA / "samples"))
     assert report.imports == 200
@@ -36,6 +38,7 @@ def test_two_hundred_mutations_escape_nothing_and_accept_nothing_absurd():
     assert report.refused > 50 and report.accepted > 10
 
 
+@needs_shared_data
 def test_mutations_are_seeded():
     path = SHARED_DATA / "samples" / "vllm" / "er0080-vllm-bench-sweep-v0.25.1-opt125m-run0.json"
     first = [fuzz.mutate(path, rng) for rng in [random.Random(3)] for _ in range(5)]
