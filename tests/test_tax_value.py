@@ -66,7 +66,8 @@ def test_rows_subset_and_first_taxable_month():
 
 def test_a_hand_computed_year():
     """One year of 12 months, 100 USD taxable a month from p = 1 with A = 0, B = 100; 25% tax,
-    quarterly: 300 USD due, paid 75 at months 3, 6, 9 and 12; undiscounted PV = 300."""
+    quarterly: 300 USD due, paid in four equal required installments of 25% each (IRC §6655(d):
+    75 USD at months 3, 6, 9 and 12); undiscounted PV = 300."""
     months = 13
     fixed = np.zeros((1, months))
     per_unit = np.r_[0.0, np.full(12, 100.0)][None, :]

@@ -300,11 +300,7 @@ def montecarlo_section(current, paths: list[str], money: str) -> None:
         st.caption("Rules: P5, P50 and P95.")
     with right:
         if fan is not None and len(fan):
-            band = fan.copy()
-            scale = MONEY_SCALES[money]
-            for c in band.columns:
-                if c != "month":
-                    band[c] = band[c] / scale
+            band = charts.money(fan, [c for c in fan.columns if c != "month"], money)
             fmt_money = charts.usd_format(money)
             outer = (
                 alt.Chart(band)

@@ -1,0 +1,39 @@
+"""econ.arrays.trailing_sum_months, built from doubled windows: every window length against the
+sum written out, and no cancellation where small months follow large ones (the reason it never
+subtracts running totals)."""
+
+import numpy as np
+import pytest
+
+from econ.arrays import trailing_sum_months
+
+
+def _written_out(x, w):
+    return np.array(
+        [[row[max(0, t - w + 1) : t + 1].sum() for t in range(row.size)] for row in x]
+    )
+
+
+@pytest.mark.parametrize("w", [*range(1, 26), 36, 48, 64, 72, 73, 100])
+def test_every_window_is_the_sum_of_its_months(w):
+    x = np.random.default_rng(w).normal(0, 1e6, (7, 73))
+    np.testing.assert_allclose(trailing_sum_months(x, w), _written_out(x, w), rtol=1e-12, atol=1e-6)
+
+
+def test_a_quarter_by_hand():
+    x = np.array([[1.0, 2.0, 3.0, 4.0, 5.0]])
+    assert trailing_sum_months(x, 3).tolist() == [[1.0, 3.0, 6.0, 9.0, 12.0]]
+
+
+def test_small_months_after_large_ones_keep_their_exact_sum():
+    x = np.array([[1e12, 1e12, 0.0, 0.0, 0.0, 0.01, 0.02]])
+    out = trailing_sum_months(x, 3)
+    assert out[0, 4] == 0.0  # months 2-4 hold nothing
+    assert abs(out[0, 6] - 0.03) < 1e-15  # a difference of running totals errs by ~1e-4 here
+
+
+def test_the_input_is_left_alone():
+    x = np.arange(12.0)[None, :]
+    before = x.copy()
+    trailing_sum_months(x, 5)
+    np.testing.assert_array_equal(x, before)
