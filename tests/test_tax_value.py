@@ -97,3 +97,24 @@ def test_negative_per_unit_rows_are_flagged():
     per_unit[2, 5] = -1.0
     value = tax.LinearTaxValue(fixed, per_unit, rate, last, discount, schedule)
     assert value.usable.tolist() == [True, True, False, True]
+
+
+def test_breakeven_falls_back_to_monthly_tax_where_token_revenue_is_negative():
+    """Rows with a negative revenue month take the month-by-month path; both paths give the
+    same break-even where the negative month is negligible."""
+    from econ.metrics import breakeven_price_usd_per_mtok
+
+    fixed, per_unit, rate, last, discount, schedule = _case(21, n=60)
+    n, months = fixed.shape
+    capital = np.zeros((n, months))
+    capital[:, 0] = -np.random.default_rng(3).uniform(1e6, 5e6, n)
+    args = dict(tax_rate=rate, last_month=last, capital=capital, discount=discount,
+                tax_payment=schedule)
+    per_unit[:, 0] = 0.0  # no token sales in the purchase month
+    fast = breakeven_price_usd_per_mtok(fixed, per_unit, np.zeros((n, months)), **args)
+    bent = per_unit.copy()
+    bent[:, 0] = -1e-300  # unusable for the yearly evaluation, no effect on the figures
+    assert not tax.LinearTaxValue(fixed, bent, rate, last, discount, schedule).usable.any()
+    slow = breakeven_price_usd_per_mtok(fixed, bent, np.zeros((n, months)), **args)
+    assert np.isfinite(fast).sum() > n // 2
+    np.testing.assert_allclose(slow, fast, rtol=1e-9, equal_nan=True)
