@@ -20,7 +20,6 @@ from functools import cached_property
 from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from econ import capex as capex_mod
 from econ import capital as capital_mod
@@ -57,7 +56,11 @@ from econ.units import (
 TOKEN_KINDS = ("output_token", "input_token", "cached_input_token")
 """Kinds of tokens billed at their own prices; token_revenue_usd is their sum."""
 
-if TYPE_CHECKING:  # construction loans and impairment tests load when a scenario has one
+# pandas loads for the frames (Projection.summary, .monthly, the vintage table), not for a
+# projection; construction loans and impairment tests load when a scenario has one.
+if TYPE_CHECKING:
+    import pandas as pd
+
     from econ import construction
 
 MONTHLY_COLUMNS = (
@@ -235,6 +238,8 @@ class Projection:
     @property
     def summary(self) -> pd.DataFrame:
         """One row per scenario, the DESIGN.md §5 summary metrics; undefined values are None."""
+        import pandas as pd
+
         frame = pd.DataFrame({"scenario": self.names})
         for name in SUMMARY_COLUMNS:
             if name == "cost_usd_per_mtok_by_component":
@@ -256,6 +261,8 @@ class Projection:
     @property
     def monthly(self) -> pd.DataFrame:
         """Monthly schedule indexed by (scenario, month), each scenario to its own horizon."""
+        import pandas as pd
+
         if not self.lines:
             raise ValueError("this projection kept only its summary (project(..., monthly=False))")
         keep = self.months[None, :] <= self.horizon_months[:, None]
@@ -309,6 +316,8 @@ def annual_table(monthly: pd.DataFrame, years: str = "asset") -> pd.DataFrame:
     years : "asset" (year 1 = months 0-12, the workbook's and the gains page's year) or
         "calendar" (the year of each month's date; year 1 then starts at the start date)
     """
+    import pandas as pd
+
     if years not in YEARS:
         raise InputError(f"years: unknown value {years!r}; expected one of: {', '.join(YEARS)}")
     frame = monthly.reset_index() if "month" not in monthly.columns else monthly
@@ -367,6 +376,8 @@ def debt_schedule_table(
     years : "asset" or "calendar", as annual_table
     dscr_floor : the covenant's DSCR floor [x], optional; or one per scenario, by name
     """
+    import pandas as pd
+
     annual = annual_table(monthly, years)
     frame = monthly.reset_index() if "month" not in monthly.columns else monthly
     grouped = frame.groupby(
@@ -405,6 +416,8 @@ def debt_schedule_table(
 
 def _years(frame: pd.DataFrame, years: str) -> np.ndarray:
     """The asset or calendar year of each month of a monthly frame with month and date columns."""
+    import pandas as pd
+
     if years == "asset":
         return np.maximum(frame["month"].to_numpy() - 1, 0) // MONTHS_PER_YEAR + 1
     return pd.to_datetime(frame["date"]).dt.year.to_numpy()
@@ -456,6 +469,8 @@ def project(
 
 def _join(parts: list[Projection]) -> Projection:
     """One Projection of consecutive chunks (monthly arrays padded to the longest horizon)."""
+    import pandas as pd
+
     months = max((p.months for p in parts), key=len)
 
     def pad(array, fill=0.0):
@@ -2145,6 +2160,8 @@ def _vintage_table(
     batch has a resale table, each generation's rental-versus-resale spread (`spread`, per GPU,
     its first year in service) is in the table too.
     """
+    import pandas as pd
+
     pv = lambda x: np.einsum("ij,ij->i", x, discount)  # noqa: E731
     revenue = rows["token_revenue_usd"] + rows["contract_revenue_usd"] + rows["spot_revenue_usd"]
     costs = rows["power_usd"] + rows["facility_usd"] + rows["opex_usd"]

@@ -26,7 +26,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from econ import strict_json
 from econ.files import WriteError, write_files
@@ -35,7 +34,9 @@ from econ.reporting import flat_summary, make_stamp
 from econ.scenario.models import Scenario
 from econ.text import neutralize
 
-if TYPE_CHECKING:  # (the engine sits below the writers only as a type)
+if TYPE_CHECKING:  # (the engine sits below the writers only as a type; pandas loads for tables)
+    import pandas as pd
+
     from econ.engine import Projection
 
 FORMATS = {".csv": "csv", ".parquet": "parquet", ".xlsx": "xlsx", ".json": "json"}
@@ -49,6 +50,8 @@ disk): the writers' error, under the name this module has always raised."""
 
 
 def _safe_text(frame: pd.DataFrame) -> pd.DataFrame:
+    import pandas as pd
+
     frame = frame.copy()
     for name in frame.columns:
         if frame[name].dtype == object or pd.api.types.is_string_dtype(frame[name]):
@@ -171,6 +174,7 @@ def output_payloads(
     CSV and Parquet write the monthly schedule to the path and the summary beside it
     (`<stem>.summary<suffix>`). All outputs share one stamp.
     """
+
     st = make_stamp(projection, scenarios, seed=seed, created=created)
     tables: dict[str, pd.DataFrame] = {}
 

@@ -10,12 +10,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
-import pandas as pd
-
 from econ.provenance import ProvenanceError, Stamp, stamp
 from econ.scenario.models import Scenario
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from econ.engine import Projection
 
 
@@ -26,6 +26,8 @@ def flat_summary(projection: Projection) -> pd.DataFrame:
     Undefined metrics stay empty (None), never NaN strings. Metrics the engine adds later are
     written as they come.
     """
+    import pandas as pd
+
     summary = projection.summary.copy()
     for name in list(summary.columns):
         values = summary[name]

@@ -131,6 +131,26 @@ def test_unknown_command_lists_every_command(capsys):
     assert "'montecarlo'" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("args", [(), ("--format", "json")])
+def test_project_table_and_json_load_no_pandas(args):
+    # The engine is numpy arrays; pandas loads for the frames (Projection.summary, .monthly, the
+    # per-vintage table) and the table writers (CSV, Parquet), not for the table or the JSON.
+    code, modules = loaded_by("project", str(SEED), *args)
+    assert code == 0 and "pandas" not in modules
+
+
+def test_project_csv_still_gets_pandas():
+    code, modules = loaded_by("project", str(SEED), "--format", "csv")
+    assert code == 0 and "pandas" in modules
+
+
+def test_a_projection_with_vintages_loads_pandas_for_its_vintage_table():
+    # The lazy import is reached: the refresh scenario's per-vintage figures are a DataFrame.
+    fleet = ROOT / "models" / "scenarios" / "h200-fleet-gb300-refresh.toml"
+    code, modules = loaded_by("project", str(fleet))
+    assert code == 0 and "pandas" in modules
+
+
 def test_help_does_not_load_the_engine():
     code, modules = loaded_by("--help")
     assert code == 0
