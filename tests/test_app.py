@@ -17,7 +17,15 @@ from econ import load_scenario, project
 from econ.catalog import DEFAULT_SCENARIO, ready_made_scenarios
 from econ.scenario import Scenario, read_toml
 from econ.ui import state
-from econ.ui.form import FieldInfo, fields_of, find, from_widget, to_widget
+from econ.ui.form import (
+    FieldInfo,
+    fields_of,
+    find,
+    from_widget,
+    path_label,
+    stored_path_label,
+    to_widget,
+)
 from econ.ui.streamlit_app import PAGES
 from tests.conftest import ROOT
 
@@ -593,3 +601,16 @@ def test_fraction_fields_are_shown_as_percentages_and_units_come_from_descriptio
     assert isinstance(find("depreciation.method"), FieldInfo)
     assert find("depreciation.factor").group == ("method", ("declining_balance",))
     assert fields_of(Scenario)[0].name == "name"
+
+
+def test_stored_path_label_names_the_unit_values_are_typed_in():
+    # The Monte Carlo grid holds stored values (a share as 0.6): its labels say so, where the
+    # form, which shows shares as percentages, says [%].
+    assert path_label("utilization.share") == "Utilization › Share [%]"
+    assert stored_path_label("utilization.share") == "Utilization › Share [fraction]"
+    assert stored_path_label("market.price_decline_annual") == (
+        "Market › Price decline [fraction/year]"
+    )
+    for unscaled in ("capex.gpu_price_usd", "throughput.tokens_per_s_per_gpu"):
+        assert stored_path_label(unscaled) == path_label(unscaled)
+    assert stored_path_label("no.such.field") == "no.such.field"

@@ -235,6 +235,18 @@ def path_label(path: str) -> str:
     return " › ".join([s.label for s in sections if s is not None] + [f.label])
 
 
+def stored_path_label(path: str) -> str:
+    """`path_label` with the unit the value is stored and typed in where the form shows it
+    scaled ("Utilization › Share [fraction]", not "[%]"): for tables whose cells hold stored
+    values, such as the Monte Carlo distributions (uniform(0.6, 0.9) of a share)."""
+    label = path_label(path)
+    f = find(path)
+    if f is None or f.scale == 1 or not label.endswith(f"[{f.unit}]"):
+        return label
+    stored = "fraction/year" if f.unit.endswith("/year") else "fraction"
+    return label[: -len(f.unit) - 2] + f"[{stored}]"
+
+
 def shown_value(path: str, value: Any) -> Any:
     """A stored value as the form shows it (fractions as percentages)."""
     f = find(path)

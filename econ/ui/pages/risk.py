@@ -13,7 +13,7 @@ import streamlit as st
 
 from econ.ui import charts, common, compute, risk
 from econ.ui.fmt import MONEY_SCALES, format_value, metric_kind, metric_label
-from econ.ui.form import grouped_caption, path_label, shown_value
+from econ.ui.form import grouped_caption, path_label, shown_value, stored_path_label
 
 TORNADO = "econ.tornado_result"
 MONTECARLO = "econ.mc_result"
@@ -185,7 +185,10 @@ def montecarlo_section(current, paths: list[str], money: str) -> None:
         hide_index=True,
         width="stretch",
         column_config={
-            "path": st.column_config.SelectboxColumn("Input", options=paths, required=True),
+            # Distributions are typed in stored units (a share as 0.6, not 60 %): so is the label.
+            "path": st.column_config.SelectboxColumn(
+                "Input", options=paths, required=True, format_func=stored_path_label
+            ),
             "distribution": st.column_config.TextColumn(
                 "Distribution",
                 help="uniform(LOW, HIGH), triangular(LOW, MODE, HIGH), pert(LOW, MODE, HIGH), "
