@@ -165,6 +165,24 @@ def test_a_command_that_needs_scipy_still_gets_it():
     assert code == 0 and "scipy" in modules
 
 
+@pytest.mark.parametrize(("sampling", "loaded"), [("random", False), ("sobol", True)])
+def test_monte_carlo_loads_scipy_stats_for_sobol_points_only(sampling, loaded):
+    # scipy.stats takes about half a second to import; random sampling needs only scipy.special.
+    code, modules = loaded_by(
+        "montecarlo",
+        str(SEED),
+        "--dist",
+        "utilization.share=uniform(0.5,0.9)",
+        "-n",
+        "8",
+        "--sampling",
+        sampling,
+        packages=False,
+    )
+    assert code == 0
+    assert ("scipy.stats" in modules) is loaded
+
+
 def test_package_names_load_on_first_use():
     import econ
 

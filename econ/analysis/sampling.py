@@ -18,7 +18,6 @@ import warnings
 
 import numpy as np
 from scipy import special
-from scipy.stats import qmc
 
 from econ.blas import one_blas_thread
 from econ.errors import InputError
@@ -84,6 +83,8 @@ def sobol_unit(seed: int, start: int, stop: int, d: int, scramble: bool = True) 
     skip = 0 if scramble else 1
     if stop + skip > 2**SOBOL_BITS:
         raise SamplingError(f"Sobol sampling is limited to {2**SOBOL_BITS:,} points, got {stop:,}")
+    from scipy.stats import qmc  # only Sobol sampling needs scipy.stats (0.5 s to import)
+
     stream = np.random.Generator(
         np.random.PCG64(np.random.SeedSequence(seed, spawn_key=(_SOBOL_STREAM,)))
     )
