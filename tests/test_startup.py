@@ -157,12 +157,25 @@ def test_help_does_not_load_the_engine():
     assert "pandas" not in modules and "pydantic_core" not in modules
 
 
-def test_a_command_that_needs_scipy_still_gets_it():
-    # The probe itself must be able to see a heavy import, or the tests above prove nothing.
-    code, modules = loaded_by(
-        "montecarlo", str(SEED), "--dist", "utilization.share=uniform(0.5,0.9)", "-n", "8"
-    )
-    assert code == 0 and "scipy" in modules
+@pytest.mark.parametrize(
+    ("dist", "loaded"),
+    [
+        ("utilization.share=uniform(0.5,0.9)", False),  # inverse CDFs in closed form
+        ("market.price_decline_annual=triangular(0.1,0.3,0.6)", False),
+        ("utilization.share=pert(0.5,0.7,0.9)", True),  # the inverse incomplete beta function
+        ("utilization.share=normal(0.7,0.05,low=0.5,high=0.9)", True),  # ndtr and ndtri
+    ],
+)
+def test_monte_carlo_loads_scipy_for_the_distributions_that_need_it(dist, loaded):
+    # Also the probe's own check: it sees a heavy import, or the tests above prove nothing.
+    code, modules = loaded_by("montecarlo", str(SEED), "--dist", dist, "-n", "8")
+    assert code == 0
+    assert ("scipy" in modules) is loaded
+
+
+def test_a_sweep_loads_no_scipy():
+    code, modules = loaded_by("sweep", str(SEED), "--grid", "depreciation.life_years=4,5,6")
+    assert code == 0 and "scipy" not in modules
 
 
 @pytest.mark.parametrize(("sampling", "loaded"), [("random", False), ("sobol", True)])

@@ -26,9 +26,17 @@ from pathlib import Path
 from typing import ClassVar
 
 import numpy as np
-from scipy import special
 
 from econ.errors import InputError
+
+
+def _special():
+    """scipy.special, imported on first use: a sweep, or draws from uniform and triangular
+    distributions, need none of it (it takes about 0.15 s to import)."""
+    from scipy import special
+
+    return special
+
 
 U_MIN = 2.0**-53
 """Smallest unit point the samplers produce (and 1 - U_MIN the largest): the support of a
@@ -213,7 +221,7 @@ def beta_ppf(alpha: float, beta: float, u: np.ndarray) -> np.ndarray:
 
 
 def _beta_ppf_exact(alpha: float, beta: float, u: np.ndarray) -> np.ndarray:
-    x = special.betaincinv(alpha, beta, u)
+    x = _special().betaincinv(alpha, beta, u)
     # The solver gives up (NaN) far below the samplers' smallest point 2**-53: the end of the
     # range is the answer there.
     return np.where(np.isnan(x) & (u < 0.5), 0.0, np.where(np.isnan(x) & (u >= 0.5), 1.0, x))
@@ -260,7 +268,7 @@ class _BetaTable:
             self.start[half] = lo
             self.width[half] = (np.power(0.5, 1.0 / p) - lo) / pieces
             v = lo + self.width[half] * (np.arange(pieces)[:, None] + (nodes + 1.0) / 2.0)
-            ratio = special.betaincinv(p, q, np.power(v, p)) / v
+            ratio = _special().betaincinv(p, q, np.power(v, p)) / v
             cheb = np.polynomial.chebyshev.chebfit(nodes, ratio.T, degree)
             coefs.append((to_monomial @ cheb).T)
         # Row k: piece k of the lower half; row pieces + k: piece k of the upper half.
@@ -326,32 +334,32 @@ class Normal(Distribution):
         _truncation(self, self.low, self.high)
 
     def _cdf_range(self) -> tuple[float, float]:
-        lo = special.ndtr((self.low - self.mean_) / self.sd)
-        hi = special.ndtr((self.high - self.mean_) / self.sd)
+        lo = _special().ndtr((self.low - self.mean_) / self.sd)
+        hi = _special().ndtr((self.high - self.mean_) / self.sd)
         return float(lo), float(hi)
 
     def ppf(self, u):
         u = np.asarray(u, dtype=float)
         if math.isinf(self.low) and math.isinf(self.high):
-            return self.mean_ + self.sd * special.ndtri(u)
+            return self.mean_ + self.sd * _special().ndtri(u)
         lo, hi = self._cdf_range()
         if hi - lo <= 0:
             raise DistributionError(f"{self}: the truncation range has no probability")
-        x = self.mean_ + self.sd * special.ndtri(lo + u * (hi - lo))
+        x = self.mean_ + self.sd * _special().ndtri(lo + u * (hi - lo))
         return np.clip(x, self.low, self.high)
 
     def mean(self):
         if math.isinf(self.low) and math.isinf(self.high):
             return self.mean_
         a, b = (self.low - self.mean_) / self.sd, (self.high - self.mean_) / self.sd
-        z = special.ndtr(b) - special.ndtr(a)
+        z = _special().ndtr(b) - _special().ndtr(a)
         return self.mean_ + self.sd * (_phi(a) - _phi(b)) / z
 
     def var(self):
         if math.isinf(self.low) and math.isinf(self.high):
             return self.sd**2
         a, b = (self.low - self.mean_) / self.sd, (self.high - self.mean_) / self.sd
-        z = special.ndtr(b) - special.ndtr(a)
+        z = _special().ndtr(b) - _special().ndtr(a)
         pa, pb = _phi(a), _phi(b)
         ta = a * pa if math.isfinite(a) else 0.0
         tb = b * pb if math.isfinite(b) else 0.0

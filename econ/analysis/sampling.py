@@ -17,7 +17,6 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
-from scipy import special
 
 from econ.blas import one_blas_thread
 from econ.errors import InputError
@@ -102,6 +101,8 @@ def sobol_unit(seed: int, start: int, stop: int, d: int, scramble: bool = True) 
 
 def normal_scores(n: int) -> np.ndarray:
     """Van der Waerden scores ndtri(i / (n + 1)), i = 1..n (Iman & Conover 1982, section 3)."""
+    from scipy import special
+
     return special.ndtri(np.arange(1, n + 1) / (n + 1.0))
 
 
