@@ -1658,16 +1658,22 @@ def _warning_source(b, ledger: _Ledger, metrics, facts, fleet: _Fleet, costs: _C
         else capital.resale.has[np.flatnonzero(fleet.first_row)],
     }
     sc = fleet.scenario
-    irr_rows = {
-        "project": (flags["no_irr_project"] | flags["irr_project_not_unique"], "cash_flow_project"),
-        "equity": (flags["no_irr_equity"] | flags["irr_equity_not_unique"], "cash_flow_equity"),
-    }
+    # The flows of the scenarios whose IRR warnings list roots, cut now: the closure below must
+    # not keep the chunk's ledger alive (a batch of many chunks would hold every one of them).
+    irr_rows = {}
+    for side, flagged, flows in (
+        ("project", flags["no_irr_project"] | flags["irr_project_not_unique"],
+         ledger.cash_flow_project),
+        ("equity", flags["no_irr_equity"] | flags["irr_equity_not_unique"],
+         ledger.cash_flow_equity),
+    ):
+        rows = np.flatnonzero(flagged)
+        irr_rows[side] = (rows, flows[rows])
 
     def warnings() -> list[list[str]]:
         # The roots the IRR warnings list, found for the flagged scenarios only, all at once.
-        for side, (rows_flagged, line) in irr_rows.items():
-            rows = np.flatnonzero(rows_flagged)
-            found = metrics_mod.irr_roots_annual(getattr(ledger, line)[rows])
+        for side, (rows, flows) in irr_rows.items():
+            found = metrics_mod.irr_roots_annual(flows)
             context[f"irr_roots_{side}"] = dict(zip(rows.tolist(), found, strict=True))
         out = _warnings(flags, context, b.n)
         prefix = (lambda r: "") if b.one_row_per_scenario else (lambda r: f"[{b.row_names[r]}] ")

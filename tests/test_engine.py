@@ -419,3 +419,34 @@ def test_summary_only_projection():
     assert np.allclose(lean.metrics["npv_usd"], full.metrics["npv_usd"], rtol=0)
     with pytest.raises(ValueError, match="kept only its summary"):
         lean.monthly  # noqa: B018
+
+
+def test_a_kept_summary_holds_no_chunk_ledger_and_still_formats_its_warnings(monkeypatch):
+    # A batch of many chunks kept with monthly=False must not keep each chunk's monthly arrays
+    # alive through its lazy warnings (memory growing with scenarios x months, and page faults
+    # on every new chunk): the warnings keep only the flows of the scenarios they quote.
+    import gc
+    import weakref
+
+    from econ import engine
+
+    ledgers = []
+    original = engine._warning_source
+
+    def spy(b, ledger, *args):
+        ledgers.append(weakref.ref(ledger))
+        return original(b, ledger, *args)
+
+    monkeypatch.setattr(engine, "_warning_source", spy)
+    monkeypatch.setattr(engine, "CHUNK_SCENARIOS", 8)
+    seed = load_scenario(ROOT / "models" / "scenarios" / "deepseek-r1-gb200-nvl72.toml")
+    decline = np.linspace(0.0, 0.9, 20)  # steep declines turn late cash flows negative
+    batch = ScenarioBatch.repeat(seed, 20, {"market.price_decline_annual": decline})
+    kept = project(batch, monthly=False)
+    gc.collect()
+    assert len(ledgers) == 3 and all(ref() is None for ref in ledgers)
+    monkeypatch.setattr(engine, "CHUNK_SCENARIOS", 4096)  # the same batch as one chunk
+    whole = project(ScenarioBatch.repeat(seed, 20, {"market.price_decline_annual": decline}))
+    assert kept.warnings == whole.warnings
+    # the IRR messages, which read the kept flows, are among them
+    assert sum("internal rate of return" in w for ws in kept.warnings for w in ws) >= 12
