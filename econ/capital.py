@@ -293,7 +293,7 @@ def stack_schedule(
     blank = np.zeros((n, T))  # the line of a tranche that has none: one array, read only
     blank.flags.writeable = False
     for spec in debt_specs:
-        lines, metrics = _debt_tranche(spec, capex, profile_long, last, price_path, T, blank)
+        lines, metrics = _scaled_tranche(spec, capex, profile_long, last, price_path, T, blank)
         out[spec["name"]] = lines
         out_metrics[spec["name"]] = metrics
 
@@ -544,6 +544,63 @@ def _debt_tranche(spec, capex, profile, last, price_path, T, blank):
         lines["scheduled_principal_usd"],
         blank=blank,
     )
+    return lines, metrics
+
+
+SCALED_METRICS = ("amount_usd", "drawn_usd", "gross_shares", "capped_call_shares", "net_shares")
+"""Tranche metrics in proportion to its amount (money, shares); the others (its effective rate,
+the settlement month, the share price then, whether it converted) are not."""
+
+
+def _scaled_tranche(spec, capex, profile, last, price_path, T, blank):
+    """`_debt_tranche` of a batch whose scenarios differ in this tranche's amount only.
+
+    A tranche's schedule is linear in its amount: draws, fees, interest, principal, balances and
+    the shares a conversion issues all scale with it, while its rates, effective yield and
+    conversion (the share price against the conversion price) do not. So where every scenario
+    has the same terms, timing, draw profile, last month and share prices, as in a sweep or a
+    Monte Carlo run that varies the fleet or the market, the tranche is scheduled once for 1 USD
+    and each line multiplied by each scenario's amount: the figures of the general computation
+    to rounding. Otherwise, or for one scenario, the general computation.
+    """
+    n = capex.shape[0]
+    cut = None
+    if n > 1:
+        # (a table given as one row (k,) is every scenario's already)
+        fields = [
+            k
+            for k, v in spec.items()
+            if isinstance(v, np.ndarray) and not (k in _TABLES and v.ndim == 1)
+        ]
+        context = [profile, last] + ([] if price_path is None else [price_path])
+        cut = common_row(*(spec[k] for k in fields), *context)
+    if cut is None or cut[0].shape[0] == n:
+        return _debt_tranche(spec, capex, profile, last, price_path, T, blank)
+    unit = {**spec, **dict(zip(fields, cut[: len(fields)], strict=True))}
+    unit["amount_usd"], unit["share_of_capex"] = np.ones(1), np.full(1, np.nan)
+    unit_profile, unit_last, *unit_prices = cut[len(fields) :]
+    unit_blank = np.zeros((1, T))
+    unit_blank.flags.writeable = False
+    lines, metrics = _debt_tranche(
+        unit, np.ones(1), unit_profile, unit_last, unit_prices[0] if unit_prices else None, T,
+        unit_blank,
+    )
+    amount = _amount(spec, capex)
+    scale = amount[:, None]
+    for key, value in lines.items():
+        if value is unit_blank:
+            lines[key] = blank
+        elif key == "rate_annual":
+            lines[key] = np.ascontiguousarray(np.broadcast_to(value, (n, T)))
+        else:
+            lines[key] = value * scale
+    for key, value in metrics.items():
+        metrics[key] = value * amount if key in SCALED_METRICS else np.repeat(value, n)
+    # A tranche of nothing has no yield (0/0 in the general computation) and converts nothing.
+    nothing = amount == 0
+    metrics["effective_rate_annual"][nothing] = np.nan
+    if "converted" in metrics:
+        metrics["converted"][nothing] = 0.0
     return lines, metrics
 
 

@@ -235,3 +235,40 @@ def test_effective_interest_one_rate_path_for_all_rows():
     for key in one:
         np.testing.assert_array_equal(one[key], repeated[key], err_msg=key)
     assert np.all(one["margin_monthly"] > 0)  # the discount to 1e6 of face raises the yield
+
+
+@pytest.mark.parametrize("settlement", ["physical", "net_share"])
+def test_scenarios_differing_in_amounts_only_scale_one_schedule(settlement, monkeypatch):
+    """A batch whose scenarios share every tranche term, the timing and the horizon (a sweep of
+    the fleet or the market) schedules each tranche once for 1 USD and scales it: each row is
+    the scenario's own schedule, computed alone, to rounding."""
+    import econ.capital as capital
+
+    n = 5
+    capex = np.array([2.0e6, 2.4e6, 0.0, 3.1e6, 7.0])  # one with nothing to fund
+    last = np.full(n, 40)  # the DDTL matures before it; the notes are settled early
+    specs = []
+    for spec in _stack(n):
+        spec = dict(spec)
+        if spec["type"] == "convertible_notes":  # converts: the price beats 125 by month 40
+            spec.update(share_price_growth_annual=0.3, settlement=settlement)
+        specs.append(spec)
+    scheduled = []
+    original = capital._debt_tranche
+
+    def spy(spec, capex_usd, *args):
+        scheduled.append(len(capex_usd))
+        return original(spec, capex_usd, *args)
+
+    monkeypatch.setattr(capital, "_debt_tranche", spy)
+    batch = _run(specs, capex, last)
+    assert scheduled == [1, 1, 1]  # each debt tranche once, for one scenario of 1 USD
+    assert batch.tranche_metrics["converts"]["converted"].tolist() == [1, 1, 0, 1, 1]
+    for i in range(n):
+        alone = _run(specs, capex[i : i + 1], last[i : i + 1])
+        _assert_same(_rows(batch, slice(i, i + 1)), _rows(alone, slice(0, 1)))
+    assert scheduled[3:] == [1] * (3 * n)  # alone: the general computation, one row
+    # Amounts scale every money line and share count; the rates do not.
+    notes = batch.tranches["notes"]
+    np.testing.assert_allclose(notes["balance_usd"][1], notes["balance_usd"][0] * 1.2, rtol=1e-12)
+    assert np.array_equal(notes["rate_annual"][0], notes["rate_annual"][3], equal_nan=True)
