@@ -174,7 +174,6 @@ def output_payloads(
     CSV and Parquet write the monthly schedule to the path and the summary beside it
     (`<stem>.summary<suffix>`). All outputs share one stamp.
     """
-
     st = make_stamp(projection, scenarios, seed=seed, created=created)
     tables: dict[str, pd.DataFrame] = {}
 

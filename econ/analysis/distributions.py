@@ -334,8 +334,9 @@ class Normal(Distribution):
         _truncation(self, self.low, self.high)
 
     def _cdf_range(self) -> tuple[float, float]:
-        lo = _special().ndtr((self.low - self.mean_) / self.sd)
-        hi = _special().ndtr((self.high - self.mean_) / self.sd)
+        ndtr = _special().ndtr
+        lo = ndtr((self.low - self.mean_) / self.sd)
+        hi = ndtr((self.high - self.mean_) / self.sd)
         return float(lo), float(hi)
 
     def ppf(self, u):
@@ -352,14 +353,16 @@ class Normal(Distribution):
         if math.isinf(self.low) and math.isinf(self.high):
             return self.mean_
         a, b = (self.low - self.mean_) / self.sd, (self.high - self.mean_) / self.sd
-        z = _special().ndtr(b) - _special().ndtr(a)
+        ndtr = _special().ndtr
+        z = ndtr(b) - ndtr(a)
         return self.mean_ + self.sd * (_phi(a) - _phi(b)) / z
 
     def var(self):
         if math.isinf(self.low) and math.isinf(self.high):
             return self.sd**2
         a, b = (self.low - self.mean_) / self.sd, (self.high - self.mean_) / self.sd
-        z = _special().ndtr(b) - _special().ndtr(a)
+        ndtr = _special().ndtr
+        z = ndtr(b) - ndtr(a)
         pa, pb = _phi(a), _phi(b)
         ta = a * pa if math.isfinite(a) else 0.0
         tb = b * pb if math.isfinite(b) else 0.0
