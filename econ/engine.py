@@ -1977,19 +1977,25 @@ def _single_loan(b, first, horizon, months, capex_usd, tax_rate, discount_annual
         debt_usd, constraint, sculpt = _size_single_loan(
             sizing, debt_usd, rate_monthly, term, horizon, months
         )
-    interest, scheduled, balance, settlement = level_payment_schedule(
-        debt_usd, rate_monthly, term, months, last_month=horizon
-    )
-    if sizing is not None and sizing.sculpted.any():
-        rows = sizing.sculpted[:, None]
+    sculpted = np.zeros(len(debt_usd), bool) if sizing is None else sizing.sculpted
+    if not sculpted.all():  # (the level schedule of rows sculpted would be thrown away)
+        interest, scheduled, balance, settlement = level_payment_schedule(
+            debt_usd, rate_monthly, term, months, last_month=horizon
+        )
+    if sculpted.any():
         service = debt_usd[:, None] * sculpt["service_per_usd"]
         sculpted_balance = debt_usd[:, None] * sculpt["balance_per_usd"]
         opening = np.concatenate([debt_usd[:, None], sculpted_balance[:, :-1]], axis=1)
         sculpted_interest = np.where(months[None, :] >= 1, opening * rate_monthly[:, None], 0.0)
-        interest = np.where(rows, sculpted_interest, interest)
-        scheduled = np.where(rows, service - sculpted_interest, scheduled)
-        balance = np.where(rows, sculpted_balance, balance)
-        settlement = np.where(rows, 0.0, settlement)
+        if sculpted.all():
+            interest, scheduled = sculpted_interest, service - sculpted_interest
+            balance, settlement = sculpted_balance, np.zeros_like(sculpted_balance)
+        else:
+            rows = sculpted[:, None]
+            interest = np.where(rows, sculpted_interest, interest)
+            scheduled = np.where(rows, service - sculpted_interest, scheduled)
+            balance = np.where(rows, sculpted_balance, balance)
+            settlement = np.where(rows, 0.0, settlement)
     principal = scheduled + settlement
     financing = -(interest + principal)
     financing[:, 0] += debt_usd  # drawn in month 0
@@ -2046,17 +2052,24 @@ def _built_loan(b, built: construction.ConstructionLoan, capex, tax_rate, discou
 
 def _size_single_loan(sizing, cap_usd, rate_monthly, term, horizon, months):
     """debt_share's loan sized to the DSCR and LTV limits; the sculpted shape per USD of debt."""
-    tenor = np.minimum(term, horizon)
-    sculpt = financing_mod.sculpted_schedule(sizing.cfads, rate_monthly, tenor)
-    level_interest, level_principal, level_balance, _ = level_payment_schedule(
-        np.ones_like(cap_usd), rate_monthly, term, months, last_month=horizon
-    )
-    level_service = level_interest + level_principal  # debt service per USD (no settlement)
-    rows = sizing.sculpted[:, None]
+    sculpted = sizing.sculpted
+    sculpt = None
+    if sculpted.any():
+        tenor = np.minimum(term, horizon)
+        sculpt = financing_mod.sculpted_schedule(sizing.cfads, rate_monthly, tenor)
+        service, balance = sculpt["service_per_usd"], sculpt["balance_per_usd"]
+    if not sculpted.all():  # per USD of debt: the level schedule's service (no settlement)
+        level_interest, level_principal, level_balance, _ = level_payment_schedule(
+            np.ones_like(cap_usd), rate_monthly, term, months, last_month=horizon
+        )
+        level_service = level_interest + level_principal
+        rows = sculpted[:, None]
+        service = level_service if sculpt is None else np.where(rows, service, level_service)
+        balance = level_balance if sculpt is None else np.where(rows, balance, level_balance)
     debt, constraint = financing_mod.size_debt(
         sizing.cfads,
-        np.where(rows, sculpt["service_per_usd"], level_service),
-        np.where(rows, sculpt["balance_per_usd"], level_balance),
+        service,
+        balance,
         sizing.min_dscr,
         cap_usd,
         sizing.test_months,
