@@ -104,6 +104,9 @@ def test_the_default_tornado_runs_at_90_percent_utilization(server, browser):
     utilization.press("Enter")
     settle(page)
     page.locator('[data-testid="stSidebarNav"] a', has_text="Risk").click()
+    # The page's first run must finish first: a click while it still draws can be lost.
+    page.get_by_role("heading", name="Risk").wait_for(timeout=TIMEOUT_MS)
+    settle(page)
     page.get_by_role("button", name="Run the tornado").click()
     page.get_by_text("Swings clipped to what the field accepts").wait_for(timeout=TIMEOUT_MS)
     settle(page)
