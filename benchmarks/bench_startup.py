@@ -1,10 +1,12 @@
 """Start-up: `econ project` of the seed, whole process, against importing numpy, pandas and pydantic.
 
 A one-off CLI command is mostly start-up. The floor is what any tool built on the same libraries
-pays: a Python process that imports numpy, pandas and pydantic. Both commands run here in fresh
-processes, alternating, and the fastest of N of each counts (the machine is shared, so the fastest
-run is the one least disturbed). Also timed: `econ --help`, and which heavy libraries each command
-imported (none of scipy, Dask, Streamlit or matplotlib should load for these commands).
+pays: a Python process that imports numpy, pandas and pydantic. Each command runs here in fresh
+processes, all interleaved, and the fastest of N of each counts (the machine is shared, so the
+fastest run is the one least disturbed). Also timed: the floor with one pydantic model built,
+`econ project --format json` and `econ --help`; and which libraries each command imported (none of
+scipy, Dask, Streamlit or matplotlib should load for these commands, nor pandas for the table and
+the JSON).
 
     .venv/bin/python benchmarks/bench_startup.py [--runs 15]
 
