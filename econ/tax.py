@@ -273,9 +273,17 @@ class LinearTaxValue:
 
 
 def _suffix_sums(blocks):
-    """Sums from each position of the last axis to its end, with a final 0 [(..., L + 1)]."""
-    out = np.zeros(blocks.shape[:-1] + (blocks.shape[-1] + 1,))
-    out[..., :-1] = np.cumsum(blocks[..., ::-1], axis=-1)[..., ::-1]
+    """Sums from each position of the last axis to its end, with a final 0 [(..., L + 1)].
+
+    The same additions in the same order as ``cumsum(blocks[..., ::-1])[..., ::-1]``, one slot
+    at a time over all rows and years: numpy's cumsum along a reversed 12-wide axis walks each
+    short run alone and cost twice as much.
+    """
+    length = blocks.shape[-1]
+    out = np.zeros(blocks.shape[:-1] + (length + 1,))
+    out[..., length - 1] = blocks[..., length - 1]
+    for j in range(length - 2, -1, -1):
+        np.add(out[..., j + 1], blocks[..., j], out=out[..., j])
     return out
 
 

@@ -118,3 +118,15 @@ def test_breakeven_falls_back_to_monthly_tax_where_token_revenue_is_negative():
     slow = breakeven_price_usd_per_mtok(fixed, bent, np.zeros((n, months)), **args)
     assert np.isfinite(fast).sum() > n // 2
     np.testing.assert_allclose(slow, fast, rtol=1e-9, equal_nan=True)
+
+
+@pytest.mark.parametrize("shape", [(300, 7, 12), (5, 1, 12), (4, 3, 1)])
+def test_suffix_sums_are_the_reversed_cumsum_bit_for_bit(shape):
+    rng = np.random.default_rng(sum(shape))
+    blocks = rng.uniform(0, 1e6, shape) * (rng.random(shape) > 0.3)  # zeros as in the weights
+    expected = np.zeros(shape[:-1] + (shape[-1] + 1,))
+    expected[..., :-1] = np.cumsum(blocks[..., ::-1], axis=-1)[..., ::-1]
+    got = tax._suffix_sums(blocks)
+    assert got.shape == expected.shape
+    assert np.array_equal(got, expected)
+    assert (got[..., -1] == 0).all()
