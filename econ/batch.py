@@ -19,6 +19,7 @@ import numpy as np
 from pydantic import BaseModel
 
 from econ.errors import InputError
+from econ.hardware import unknown_key_warning
 from econ.scenario.depreciation_models import compile_policies
 from econ.scenario.financing_models import compile_tranches
 from econ.scenario.gain_models import compile_throughput
@@ -164,6 +165,7 @@ class ScenarioBatch:
         }
         # Measured and simulated sources become a number here, once per distinct source.
         row_warnings = []
+        hardware_warnings: dict[str, str | None] = {}  # per distinct fleet.hardware
         for i, row in enumerate(rows):
             try:
                 fitted = resolve_history(row.throughput, row.fleet.hardware)
@@ -185,6 +187,11 @@ class ScenarioBatch:
                     + ", ".join(defaults),
                     *history_warnings,
                 )
+            unknown = hardware_warnings.setdefault(
+                row.fleet.hardware, unknown_key_warning(row.fleet.hardware)
+            )
+            if unknown:
+                history_warnings = (unknown, *history_warnings)
             history_warnings = (*series_warnings[i], *history_warnings)
             if resolved is None:
                 row_warnings.append(history_warnings)

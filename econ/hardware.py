@@ -180,6 +180,32 @@ def _load(path: str) -> tuple[tuple[str, Hardware], ...]:
     return tuple(entries)
 
 
+DEFAULT_KEY = "generic-gpu"
+"""fleet.hardware when a scenario names none: a label, not a catalog entry."""
+
+
+def unknown_key_warning(key: str, path: str | Path | None = None) -> str | None:
+    """A warning where a scenario's fleet.hardware is not in the catalog, else None.
+
+    Such a key is allowed (a GPU of one's own, with throughput, power and prices given in the
+    scenario), but a typo of a catalog key would otherwise pass unnoticed: the warning names
+    the value and the nearest catalog keys.
+    """
+    if key == DEFAULT_KEY:
+        return None
+    catalog = load_hardware_catalog(path)
+    if key in catalog:
+        return None
+    import difflib
+
+    near = difflib.get_close_matches(key, list(catalog), n=2, cutoff=0.6)
+    hint = f" (did you mean {' or '.join(repr(k) for k in near)}?)" if near else ""
+    return (
+        f"fleet.hardware {key!r} is not in the hardware catalog ({_catalog_path(path).name})"
+        f"{hint}; a key of one's own is allowed where the scenario gives throughput and power"
+    )
+
+
 def get_hardware(key: str, path: str | Path | None = None) -> Hardware:
     """One catalog entry; an unknown key raises HardwareError listing the valid ones."""
     catalog = load_hardware_catalog(path)

@@ -211,3 +211,17 @@ def test_bad_llm_catalog(tmp_path, old, new, message):
     with pytest.raises(LLMError, match=message) as err:
         load_llm_catalog(path)
     assert "llms.deepseek-r1" in str(err.value)
+
+
+def test_a_hardware_key_outside_the_catalog_is_named_with_the_nearest_keys():
+    from econ.hardware import DEFAULT_KEY, unknown_key_warning
+
+    note = unknown_key_warning("gb200-nv72")
+    assert note.startswith("fleet.hardware 'gb200-nv72' is not in the hardware catalog")
+    assert "did you mean 'gb200-nvl72'" in note
+    assert unknown_key_warning("my-own-asic-9000") is not None
+    assert "did you mean" not in unknown_key_warning("my-own-asic-9000")
+    assert unknown_key_warning("gb200-nvl72") is None
+    assert unknown_key_warning(DEFAULT_KEY) is None  # a scenario that names no hardware
+    for key in load_hardware_catalog():
+        assert unknown_key_warning(key) is None
