@@ -111,11 +111,22 @@ def _command_of(argv: Sequence[str]) -> str | None:
     return None
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, reading "-1e6" as a number: Python 3.11's argparse takes a negative number in
+    scientific notation for an option ("expected one argument"), though "-1000000" works."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        import re
+
+        self._negative_number_matcher = re.compile(r"^-(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$")
+
+
 def _parser(features: bool = True) -> argparse.ArgumentParser:
     """The command line's parser; `features=False` leaves out the commands of econ/commands/
     (importing them all is a large part of a one-off command's start-up), for a command defined
     here."""
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="econ",
         description="GPU inference economics: cost per token and asset-life projections.",
     )
@@ -149,7 +160,8 @@ def _parser(features: bool = True) -> argparse.ArgumentParser:
     p.add_argument(
         "--out",
         metavar="PATH",
-        help="write the monthly schedule and summary (.csv, .parquet, .xlsx)",
+        help="write the monthly schedule and summary (.csv, .parquet, .xlsx) or the JSON "
+        "summary (.json)",
     )
     p.add_argument("--force", action="store_true", help="overwrite existing output files")
     p.set_defaults(run=_cmd_project)
@@ -216,9 +228,14 @@ def _cmd_validate(args) -> int:
             failed += 1
             print(f"error: {exc}", file=sys.stderr)
         else:
+            from econ.hardware import unknown_key_warning
+
             defaults = scenario.default_sections
             note = f"; defaults for {', '.join(defaults)}" if defaults else ""
             print(f"{name}: ok ({scenario.name}, {scenario.horizon} months{note})")
+            unknown = unknown_key_warning(scenario.fleet.hardware)
+            if unknown:
+                print(f"warning [{scenario.name}]: {unknown}", file=sys.stderr)
     return EXIT_INVALID if failed else EXIT_OK
 
 

@@ -138,6 +138,31 @@ def test_validate_and_schema(capsys):
     assert "capex" in schema["properties"]
 
 
+def test_a_typo_in_the_hardware_key_is_warned_of_by_validate_and_project(run, tmp_path: Path):
+    typo = tmp_path / "typo.toml"
+    typo.write_text(SEED.read_text().replace('hardware = "gb200-nvl72"', 'hardware = "gb200-nv72"'))
+    assert 'hardware = "gb200-nv72"' in typo.read_text()
+    checked = run("validate", str(typo))
+    assert checked.returncode == 0 and "ok" in checked.stdout
+    assert "fleet.hardware 'gb200-nv72' is not in the hardware catalog" in checked.stderr
+    assert "did you mean 'gb200-nvl72'" in checked.stderr
+    projected = run("project", str(typo), "--format", "json")
+    assert projected.returncode == 0
+    warnings = json.loads(projected.stdout)["scenarios"][0]["summary"]["warnings"]
+    assert any("'gb200-nv72' is not in the hardware catalog" in w for w in warnings)
+    plain = run("project", str(SEED), "--format", "json")
+    assert not any(
+        "hardware catalog" in w for w in json.loads(plain.stdout)["scenarios"][0]["summary"]["warnings"]
+    )
+
+
+def test_a_negative_number_in_scientific_notation_reaches_the_check_of_its_value(run):
+    done = run("loan", "--amount", "-1e6", "--rate", "0.1", "--term-months", "12")
+    assert done.returncode == 3
+    assert "--amount = -1000000.0: expected a principal above 0" in done.stderr
+    assert "expected one argument" not in done.stderr
+
+
 BAD = {
     "unknown key": (
         "[capex]\ngpu_price_usd = 1.0\ngpu_prise = 2\n",
