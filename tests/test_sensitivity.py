@@ -229,3 +229,15 @@ def test_reports_write_markdown_and_png(tmp_path):
     assert "market.price_usd_per_mtok" in md.read_text()
     with pytest.raises(InputError, match="exists"):
         sensitivity_report(result, tmp_path / "tornado")
+
+
+def test_morris_effects_of_an_output_null_along_one_input_are_nan_without_warnings():
+    import warnings
+
+    u = morris_trajectories(2, 6, levels=4, seed=3)
+    y = np.where(np.diff(np.r_[0.0, u[:, 1]]) != 0, np.nan, u[:, 0])  # NaN after each move of x1
+    y[::3] = u[::3, 0]  # each trajectory's start point is finite
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        mu, mu_star, sigma = morris_effects(u, y, 2)
+    assert np.isnan(mu[1]) and np.isnan(mu_star[1]) and np.isnan(sigma[1])

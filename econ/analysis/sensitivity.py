@@ -19,6 +19,7 @@ The estimators are pure functions of model outputs, so they are tested on analyt
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -154,9 +155,13 @@ def morris_effects(
     effects = np.full((unit.shape[0], d), np.nan)
     rows = np.arange(unit.shape[0])[:, None]
     effects[rows, moved] = effect
-    mu = np.nanmean(effects, axis=0)
-    mu_star = np.nanmean(np.abs(effects), axis=0)
-    sigma = np.nanstd(effects, axis=0, ddof=1)
+    # An input whose every effect is NaN (the output is null along all its moves, as an IRR
+    # that is not unique) gets NaN statistics: the intended result, not a console warning.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        mu = np.nanmean(effects, axis=0)
+        mu_star = np.nanmean(np.abs(effects), axis=0)
+        sigma = np.nanstd(effects, axis=0, ddof=1)
     return mu, mu_star, sigma
 
 

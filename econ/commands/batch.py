@@ -429,7 +429,10 @@ def _cmd_sensitivity(args) -> int:
 
         for name, part in table.groupby("output", sort=False):
             print(f"{args.method}: {name}")
-            print(format_frame(part.drop(columns="output"), max_rows=200))
+            shown = part.drop(columns="output")
+            print(format_frame(shown, max_rows=200))
+            if shown.select_dtypes("number").isna().to_numpy().any():
+                print(f"n/a: {name} is null at the points behind it (econ project says why)")
             print()
     return EXIT_OK
 
