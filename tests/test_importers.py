@@ -663,3 +663,13 @@ def test_cli_import_writes_and_refuses_to_overwrite(tmp_path: Path, capsys):
     payload = json.loads(capsys.readouterr().out)
     assert payload["points"][0]["request_rate_per_s"] == "inf"
     assert payload["provenance"]["tool_version"] == "1.0.0"
+
+
+@pytest.mark.parametrize(
+    "name", ["scenarios/deepseek-r1-gb200-nvl72.toml", "calibration/b200-sxm.toml"]
+)
+def test_a_toml_file_of_econ_own_is_named_so_not_called_a_csv(name: str):
+    path = ROOT / "models" / name
+    with pytest.raises(CurveError, match="a TOML file, not a serving benchmark's result") as err:
+        import_file(path)
+    assert "CSV" not in str(err.value)

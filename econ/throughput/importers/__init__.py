@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
@@ -119,12 +120,25 @@ def detect_format(src: SourceFile) -> str:
         return "aiperf-csv" if ",sum," in header or ",p1," in header else "genai-perf-csv"
     if generic_csv.looks_like(text):
         return "generic-csv"
+    if _looks_like_toml(text):
+        raise src.error(
+            "a TOML file, not a serving benchmark's result; expected a "
+            f"result file of one of: {', '.join(FORMATS)}"
+        )
     if "," in (text.splitlines()[0] if text else ""):
         raise src.error(generic_csv.REQUIRED_COLUMNS_MESSAGE)
     raise src.error(
         "unrecognized format: not JSON, CSV, a LoadGen log or a trtllm-bench report; "
         f"expected a result file of one of: {', '.join(FORMATS)}"
     )
+
+
+def _looks_like_toml(text: str) -> bool:
+    """Whether the first line that is neither blank nor a comment is a TOML table header or a
+    `key = value` (as econ's scenarios and curves; no benchmark's CSV, YAML or log starts so)."""
+    lines = (line.strip() for line in text.splitlines())
+    first = next((line for line in lines if line and not line.startswith("#")), "")
+    return bool(re.match(r"\[\[?[\w.\-\" ]+\]\]?$|[\w.\-\"]+\s*=\s*\S", first))
 
 
 def import_file(
