@@ -108,6 +108,23 @@ def test_sources_must_name_fields():
         validate_dict({**BASE, "sources": {"capex.nope": "x"}})
 
 
+def test_a_missing_file_named_as_a_ready_made_scenario_points_to_it(tmp_path, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    with pytest.raises(ScenarioError, match="file not found") as err:
+        load_scenario("deepseek-r1-gb200-nvl72")
+    assert str(err.value).endswith(
+        "the ready-made scenario of that name is models/scenarios/deepseek-r1-gb200-nvl72.toml"
+    )
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ScenarioError) as err:
+        load_scenario("deepseek-r1-gb200-nvl72")
+    assert str(ROOT / "models" / "scenarios" / "deepseek-r1-gb200-nvl72.toml") in str(err.value)
+    for other in ("no-such-scenario", "deepseek-r1-gb200-nvl72.toml", "x/deepseek-r1-gb200-nvl72"):
+        with pytest.raises(ScenarioError) as err:
+            load_scenario(other)
+        assert "ready-made" not in str(err.value)
+
+
 def test_missing_file_malformed_and_empty(tmp_path: Path):
     with pytest.raises(ScenarioError, match="nope.toml: file not found"):
         load_scenario(tmp_path / "nope.toml")

@@ -120,7 +120,7 @@ def read_toml(path: str | os.PathLike) -> dict[str, Any]:
     try:
         content = path.read_bytes()
     except FileNotFoundError:
-        raise ScenarioError(path, "", None, "file not found") from None
+        raise ScenarioError(path, "", None, "file not found" + _ready_made_hint(path)) from None
     except IsADirectoryError:
         raise ScenarioError(
             path, "", None, "is a directory; expected a TOML scenario file"
@@ -129,6 +129,19 @@ def read_toml(path: str | os.PathLike) -> dict[str, Any]:
         raise ScenarioError(path, "", None, f"cannot be read ({exc.strerror})") from None
     data = parse_toml(content, path)
     return migrate(data, path)  # older schema versions to today's, before any override
+
+
+def _ready_made_hint(path: Path) -> str:
+    """Where a missing path is the name of a ready-made scenario: its path (econ's own file)."""
+    from econ.catalog import models_dir
+
+    if path.suffix == ".toml" or path.parent != Path("."):
+        return ""
+    shipped = models_dir() / "scenarios" / f"{path.name}.toml"
+    if not shipped.is_file():
+        return ""
+    shown = shipped.relative_to(Path.cwd()) if shipped.is_relative_to(Path.cwd()) else shipped
+    return f"; the ready-made scenario of that name is {shown}"
 
 
 def load_scenario(
