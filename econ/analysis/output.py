@@ -155,8 +155,7 @@ def _cell(value, fmt: str | None) -> str:
     if isinstance(value, float | np.floating):
         if fmt:
             return fmt.format(value)
-        magnitude = abs(value)
-        if magnitude >= 1e5:
+        if abs(value) >= 1e3:  # whole units with separators: 5,631 and 70,310 beside -102,283
             return f"{value:,.0f}"
         return f"{value:.4g}"
     return str(value)

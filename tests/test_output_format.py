@@ -1,0 +1,20 @@
+"""Plain-text tables of the batch commands (econ.analysis.output.format_frame)."""
+
+import numpy as np
+import pandas as pd
+
+from econ.analysis.output import format_frame
+
+
+def test_amounts_of_a_thousand_and_more_have_separators_and_no_exponent():
+    frame = pd.DataFrame({"npv_usd": [70312.4, -102283.2, 5631.0, -28720.9, 1e9, 999.5]})
+    body = format_frame(frame).splitlines()[2:]
+    cells = [line.strip() for line in body]
+    assert cells == ["70,312", "-102,283", "5,631", "-28,721", "1,000,000,000", "999.5"]
+    assert not any("e+" in c for c in cells)
+
+
+def test_small_figures_keep_four_significant_digits_and_nan_reads_n_a():
+    frame = pd.DataFrame({"x": [0.137215, 33.94, 1.5e-5, np.nan]})
+    cells = [line.strip() for line in format_frame(frame).splitlines()[2:]]
+    assert cells == ["0.1372", "33.94", "1.5e-05", "n/a"]
