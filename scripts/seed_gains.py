@@ -301,11 +301,15 @@ def render(a: dict) -> str:
         "flat prices every extra year of life adds to it; under steep deflation late tokens sell "
         "for too little for the life to matter.",
         f"2. **It decides whether the rack earns its cost of capital** in {len(flips)} of the 18 "
-        f"cases (those at {', '.join(pct0(d) for d in flip_deflations) or 'no'} deflation): in the "
-        f"seed case ({headline_key[0]} years, {pct0(headline_key[2])} deflation, "
-        f"{pct0(headline_key[1])} cost of capital) NPV goes from {k_usd(v['base_npv_usd'][hi])}k "
-        f"to {k_usd(v['gain_npv_usd'][hi], True)}k USD and project IRR from "
-        f"{pct(v['base_irr_project_annual'][hi])} to {pct(v['gain_irr_project_annual'][hi])}.",
+        f"cases (those at {', '.join(pct0(d) for d in flip_deflations) or 'no'} deflation and "
+        f"{', '.join(pct0(c) for c in sorted({g[1] for g in flips})) or 'no'} cost of capital). "
+        f"The seed case ({headline_key[0]} years, {pct0(headline_key[2])} deflation, "
+        f"{pct0(headline_key[1])} cost of capital) is "
+        f"{'one of them' if headline_key in flips else 'not among them'}: NPV goes from "
+        f"{k_usd(v['base_npv_usd'][hi])}k to {k_usd(v['gain_npv_usd'][hi], True)}k USD and "
+        f"project IRR from {pct(v['base_irr_project_annual'][hi])} to "
+        f"{pct(v['gain_irr_project_annual'][hi])}"
+        f"{'' if headline_key in flips else ', still below ' + pct0(headline_key[1])}.",
         f"3. **Cost per token falls {pct(-hv['lcot_change_share'], 1)}** in the seed case "
         f"({h.base['lcot_usd_per_mtok']:.4f} → {h.gain['lcot_usd_per_mtok']:.4f} USD per million "
         f"tokens): the depreciation clock does not care, so the same capital, power and space are "

@@ -92,20 +92,99 @@ def render() -> str:
         "",
         "## What it shows",
         "",
-        "- The book life moves profit between years, not in total: over the six years the EBIT "
-        "and net income of the three policies add up to the same figures; a 4-year life reports "
-        "lower profit in years 1-4 and higher in years 5-6, when the GPUs are fully depreciated.",
-        "- The accounting cost per token follows depreciation: it is highest in the early years "
-        "of a short life. The levelized cost is the same for every life: it counts the cash "
-        "spent on the GPUs when it is spent, and discounts it, so no accounting policy changes "
-        "it.",
-        "- With MACRS tax (and 100% bonus depreciation) the cash taxes do not depend on the book "
-        "life either, so NPV and IRR are identical; the book life only changes the deferred tax "
-        "line. Where tax followed the book life, a shorter life would raise NPV slightly by "
-        "bringing deductions forward.",
+        *_what_it_shows(summary, ebit, annual, cost, years, _npv_without_debt()),
         "",
     ]
     return "\n".join(lines)
+
+
+def _npv_without_debt() -> dict[str, float]:
+    """NPV of each life with no debt (financing.debt_share = 0) [USD]."""
+    scenarios = [
+        load_scenario(
+            SCENARIO,
+            {
+                "depreciation.life_years": life,
+                "name": f"{life}-year life",
+                "financing.debt_share": 0.0,
+            },
+        )
+        for life in LIVES
+    ]
+    return dict(project(scenarios).summary["npv_usd"])
+
+
+def _what_it_shows(summary, ebit, annual, cost, years, npv_no_debt) -> list[str]:
+    """The page's conclusions, each worded from the figures so that it stays true."""
+    names = [f"{life}-year life" for life in LIVES]
+    k = lambda usd: f"{usd / 1e3:,.0f}k USD"  # noqa: E731
+    borrowed = lambda usd: k(usd) if round(usd) else "none"  # noqa: E731
+    term = load_scenario(SCENARIO).financing.debt_term_months
+    ebit_total = {n: ebit.loc[n].sum() for n in names}
+    income_total = {n: annual.loc[n, "net_income_usd"].sum() for n in names}
+    debt = {n: summary.loc[n, "debt_usd"] for n in names}
+    same_ebit = max(ebit_total.values()) - min(ebit_total.values()) < 1.0
+    same_income = max(income_total.values()) - min(income_total.values()) < 1.0
+    short, long_ = names[0], names[-1]
+    out = [
+        "- The book life moves EBIT between years"
+        + (
+            f", not in total: over the six years each policy's EBIT adds up to {k(ebit_total[long_])}"
+            if same_ebit
+            else ""
+        )
+        + f"; the {short} reports less EBIT than the {long_} in the years it depreciates faster "
+        "and more once its GPUs are fully depreciated. "
+        + (
+            "Net income adds up to the same too."
+            if same_income
+            else "Net income does not add up to the same ("
+            + ", ".join(f"{k(income_total[n])} for the {n}" for n in names)
+            + "): the interest differs where the debt does (below)."
+        ),
+    ]
+    first = years[0]
+    year_one = {n: cost.loc[(n, first)] for n in names}
+    highest = max(year_one, key=year_one.get)
+    out.append(
+        f"- The accounting cost per token follows depreciation and interest: in year {first} the "
+        f"{highest}'s is the highest ({year_one[highest]:.4f} USD per million tokens; "
+        + ", ".join(f"{n} {year_one[n]:.4f}" for n in names if n != highest)
+        + "). The levelized cost is the same for every life: it counts the cash spent on the GPUs "
+        "when it is spent, and discounts it, so no accounting policy changes it."
+    )
+    npv = {n: summary.loc[n, "npv_usd"] for n in names}
+    irr = {n: summary.loc[n, "irr_project_annual"] for n in names}
+    if len({round(d) for d in debt.values()}) == 1:
+        out.append(
+            "- With MACRS tax (and 100% bonus depreciation) the cash taxes do not depend on the "
+            "book life, and the debt is the same, so NPV and IRR are identical; the book life only "
+            "changes the deferred tax line."
+        )
+    else:
+        out.append(
+            "- With MACRS tax (and 100% bonus depreciation) the tax depreciation does not depend "
+            "on the book life, but the debt does: it is sized so that in every month the loan "
+            "runs it stays within the LTV share of the GPUs' book value, and a short life writes "
+            f"the GPUs down before a {term}-month loan is repaid. Debt: "
+            + ", ".join(f"{borrowed(debt[n])} for the {n}" for n in names)
+            + "; NPV "
+            + ", ".join(f"{k(npv[n])}" for n in names)
+            + "; project IRR "
+            + ", ".join(f"{irr[n]:.1%}" for n in names)
+            + "."
+        )
+        unlevered = sorted(npv_no_debt.values())
+        out[-1] += (
+            f" With no debt (`--set financing.debt_share=0`) every life has the same NPV "
+            f"({k(unlevered[0])}): only the debt moves them, and the book life itself changes "
+            "the deferred tax line."
+            if unlevered[-1] - unlevered[0] < 1.0
+            else " With no debt the NPVs still differ: "
+            + ", ".join(f"{k(npv_no_debt[n])}" for n in names)
+            + "."
+        )
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
