@@ -2333,9 +2333,33 @@ def _sizing_message(ctx, i) -> str:
         f"debt sized to {' and '.join(limits) or 'the cash flow (sculpted)'}: "
         f"{ctx['debt_usd'][i]:,.0f} USD ({share:.1%} of capex); binding constraint: "
         f"{financing_mod.SIZING_CONSTRAINTS[code]} (debt_sizing_constraint = {code}); "
+        f"{_why_no_debt(ctx, i, code)}"
         "breakeven_price_usd_per_mtok holds this debt as sized at the scenario's own token price "
         "(at another price the sizing would give another debt)"
     )
+
+
+def _why_no_debt(ctx, i, code: int) -> str:
+    """Where a limit sized the loan to nothing: the reason, as financing.size_debt finds it."""
+    if ctx["debt_usd"][i] > 0 or code not in (2, 3):
+        return ""
+    if code == 3 and ctx["max_ltv"][i] > 0:
+        if ctx["resale_collateral"][i]:
+            return (
+                "no debt because the resale value reaches 0 while the loan would still be "
+                "outstanding; a shorter financing.debt_term_months allows debt; "
+            )
+        return (
+            "no debt because the GPUs' book value reaches 0 while the loan would still be "
+            "outstanding (its term outlives the book life); a financing.debt_term_months within "
+            "the book life, or resale values as collateral (market.resale_*), allow debt; "
+        )
+    if code == 2:
+        return (
+            "no debt because the cash flow available for debt service is 0 or negative in a "
+            "month with debt service due; "
+        )
+    return ""
 
 
 __all__ = [

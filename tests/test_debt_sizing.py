@@ -416,3 +416,22 @@ def test_ready_made_cases_are_financeable_or_say_why_not(path):
         assert "loses money" in description
     else:
         assert "loses money" not in description
+
+
+def test_a_loan_that_outlives_the_book_life_gets_no_debt_and_the_warning_says_why():
+    """LTV against book value: a 60-month loan on a 4-year book life is still outstanding when the
+    GPUs are fully depreciated (value 0), so the test allows nothing; a 48-month term fits."""
+    short_life = {"depreciation.life_years": 4}
+    alone = project(load_scenario(SEED, {**short_life, "financing.max_ltv": 0.7}))
+    summary = alone.summary.iloc[0]
+    assert summary["debt_usd"] == 0 and summary["debt_sizing_constraint"] == 3
+    (sizing,) = [w for w in summary["warnings"] if "binding constraint" in w]
+    assert "no debt because the GPUs' book value reaches 0 while the loan would still be " in sizing
+    assert "financing.debt_term_months within the book life" in sizing
+    fitted = project(
+        load_scenario(
+            SEED, {**short_life, "financing.max_ltv": 0.7, "financing.debt_term_months": 48}
+        )
+    ).summary.iloc[0]
+    assert fitted["debt_usd"] > 0
+    assert not any("no debt because" in w for w in fitted["warnings"])
