@@ -331,7 +331,7 @@ def test_compare_takes_eight_scenarios_with_differences_from_the_base_and_export
     other = picked[1]
     expected = project(load_scenario(ready_made_scenarios()[other])).summary.iloc[0]
     base = project(load_scenario(SEED)).summary.iloc[0]
-    assert npv[f"{other} − base"] == f"{expected.npv_usd - base.npv_usd:,.0f}"
+    assert npv[f"{other} − base"] == f"{expected.npv_usd - base.npv_usd:+,.0f}"
     inputs = app.dataframe[1].value
     assert "Utilization › Share [%]" in list(inputs["input"]) or "Fleet › Gpu count [GPUs]" in list(
         inputs["input"]
@@ -378,6 +378,37 @@ def test_readable_tables_have_labels_dates_and_the_money_scale():
     assert "[million USD]" in shown.columns[1] and "_" not in "".join(shown.columns)
     html = styled.to_html()
     assert "130,523,316.02" in html and "0.123457" in html and "2026-04-01 00:00:00" not in html
+
+
+def test_rates_are_not_money_amounts_and_ratios_read_as_ratios():
+    """A vintage's levelized cost [USD/M tokens] is neither scaled to million USD nor rounded to
+    whole dollars (it showed 0); DSCR and LLCR to 2 decimals, LTV in percent, breaches yes/no."""
+    from econ.ui.fmt import readable
+
+    frame = pd.DataFrame(
+        {
+            "lcot_usd_per_mtok": [0.2295561],
+            "revenue_usd": [30_680_000.0],
+            "dscr": [9.10998],
+            "llcr": [float("nan")],
+            "ltv": [0.0931751],
+            "covenant_breach": [1.0],
+            "spot_revenue_usd": [5.0],
+        }
+    )
+    styled = readable(frame, "million USD")
+    assert list(styled.data.columns) == [
+        "Levelized cost [USD/M tokens]",
+        "Revenue [million USD]",
+        "DSCR",
+        "LLCR",
+        "LTV",
+        "Covenant breach",
+        "Of which spot rentals [million USD]",
+    ]
+    html = styled.to_html()
+    for text in ("0.2296", "30.68", "9.11", "n/a", "9.3%", "yes"):
+        assert f">{text}<" in html, text
 
 
 def test_results_tables_are_readable_in_the_app(app: AppTest):
@@ -449,3 +480,19 @@ def test_the_sizing_capex_is_the_one_results_shows_after_use(app: AppTest):
     use.click().run()
     app.switch_page("econ/ui/pages/results.py").run()
     assert [m.value for m in app.metric if m.label == "Capex [USD]"] == capex
+
+
+def test_a_difference_is_signed_and_a_change_of_a_percentage_is_in_points():
+    from econ.ui.fmt import format_change, header
+
+    assert format_change(16520.4, "usd") == "+16,520"
+    assert format_change(-0.0011, "usd_per_mtok") == "-0.0011"
+    assert format_change(0.004, "pct") == "+0.4 pts" and format_change(-4.373, "pct") == "-437.3 pts"
+    assert format_change(0.0, "usd") == "0"
+    assert format_change(None, "usd") == "n/a"
+    assert format_change(2_500_000.0, "usd", "million USD") == "+2.50"
+    # headers: plain lowercase words in sentence case; keys, labels and scenario names kept
+    assert header("metric") == "Metric" and header("saved (UTC)") == "Saved (UTC)"
+    assert header("racks it allows") == "Racks it allows"
+    for kept in ("deepseek-r1-gb200-nvl72", "npv_usd", "NPV [USD]", "Year 1", 2027):
+        assert header(kept) == str(kept)

@@ -11,7 +11,7 @@ from streamlit.testing.v1 import AppTest
 from econ import load_scenario, project
 from econ.library import Ref, open_library
 from econ.ui import state
-from econ.ui.fmt import format_value
+from econ.ui.fmt import format_change
 
 APP = str(ROOT / "app.py")
 PAGE = "econ/ui/pages/library.py"
@@ -73,8 +73,9 @@ def test_save_load_diff_restore(library_url):
     ]
     metrics = next(f for f in frames if "metric" in f.columns).set_index("metric")
     # labelled and formatted as the Results page shows them (in the money setting)
-    assert metrics.loc["NPV [USD]", "change"] == format_value(expected, "usd")
-    assert metrics.loc["GPUs", "change"] == "72"
+    assert metrics.loc["NPV [USD]", "change"] == format_change(expected, "usd")
+    assert metrics.loc["NPV [USD]", "change"][0] in "+-"  # a difference carries its sign
+    assert metrics.loc["GPUs", "change"] == "+72"
 
     # load version 1 into the editor
     by_label(at.selectbox, "Version").select(1).run()

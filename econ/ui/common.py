@@ -11,7 +11,7 @@ import streamlit as st
 
 from econ.scenario import Scenario, ScenarioError
 from econ.ui import compute, state
-from econ.ui.fmt import MONEY_SCALES
+from econ.ui.fmt import MONEY_SCALES, header
 from econ.ui.form import Form, find
 
 VALIDATION = "econ.validation"
@@ -331,6 +331,22 @@ def use_throughput(value: float, source: str) -> None:
     if isinstance(sources, dict):
         sources["throughput.tokens_per_s_per_gpu"] = source
     st.session_state[state.NOTICE] = f"Throughput set to {value:,.1f} tokens/s per GPU ({source})."
+
+
+def table(data, rows: int | None = None, keep=(), **kwargs) -> None:
+    """st.dataframe with sentence-case headers (fmt.header; the frame's own names stay, for code
+    that reads them; names in `keep`, such as scenario names, as they are) and, given `rows`,
+    tall enough to show that many rows without scrolling."""
+    frame = getattr(data, "data", data)  # a pandas Styler's frame
+    config = {
+        name: st.column_config.Column(header(name))
+        for name in frame.columns
+        if name not in keep and header(name) != str(name)
+    }
+    config.update(kwargs.pop("column_config", {}) or {})
+    if rows is not None:
+        kwargs.setdefault("height", 38 + 35 * rows)
+    st.dataframe(data, column_config=config or None, **kwargs)
 
 
 def upload_limit_mb() -> int:

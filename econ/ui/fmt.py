@@ -7,7 +7,9 @@ up readable without a change here.
 
 from __future__ import annotations
 
+import functools
 import math
+import re
 from collections.abc import Mapping
 
 # The tables live in econ.labels (shared with the workbook); re-exported for the app's pages.
@@ -101,9 +103,33 @@ def format_value(value, kind: str, money: str = "USD") -> str:
     return str(value)
 
 
+def format_change(value, kind: str, money: str = "USD") -> str:
+    """Text of a difference: signed ("+16,520", "-0.0011"), and a change of a percentage in
+    percentage points ("+0.4 pts", not "0.4%")."""
+    if is_missing(value) or (isinstance(value, float) and math.isinf(value)):
+        return format_value(value, kind, money)
+    if kind == "pct":
+        return f"{value * 100:+.1f} pts"
+    text = format_value(value, kind, money)
+    return f"+{text}" if value > 0 and not text.startswith("+") else text
+
+
 def format_metric(name: str, summary: Mapping, money: str = "USD") -> str:
     """Text of one summary metric ("n/a" when the engine reports it as undefined)."""
     return format_value(summary.get(name), metric_kind(name), money)
+
+
+def _format_as(value, kind: str) -> str:
+    return format_value(value, kind)
+
+
+COLUMN_FORMATS = {
+    "dscr": lambda v: "n/a" if is_missing(v) else f"{v:.2f}",
+    "llcr": lambda v: "n/a" if is_missing(v) else f"{v:.2f}",
+    "ltv": lambda v: "n/a" if is_missing(v) else f"{v:.1%}",
+    "covenant_breach": lambda v: "n/a" if is_missing(v) else ("yes" if v else "no"),
+}
+"""Monthly ratio and flag columns: cover ratios to 2 decimals, LTV in percent, breach yes/no."""
 
 
 def readable(frame, money: str = "USD"):
@@ -118,12 +144,14 @@ def readable(frame, money: str = "USD"):
     for name in out.columns:
         column = out[name]
         text = str(name)
-        money_column = "_usd" in text
-        unit = f" [{money}]" if money_column else ""
-        label = column_label(text).strip()
+        money_column = text.endswith(("_usd", "_usd_total"))  # amounts; not rates (_usd_per_)
+        if "_usd_per_" in text and text not in COLUMNS:
+            label = label_with_unit(text)  # "Levelized cost [USD/M tokens]"
+        else:
+            label = column_label(text).strip()
         if money_column and "[" not in label:
-            label += unit
-        labels[name] = label
+            label += f" [{money}]"
+        labels[name] = label = label[:1].upper() + label[1:]  # "  of which ..." -> "Of which"
         if pd.api.types.is_datetime64_any_dtype(column):
             out[name] = column.dt.strftime("%Y-%m-%d")
         elif pd.api.types.is_bool_dtype(column):
@@ -135,9 +163,21 @@ def readable(frame, money: str = "USD"):
             elif pd.api.types.is_integer_dtype(column):
                 formats[label] = "{:,.0f}"
             else:
-                formats[label] = number_format
+                formats[label] = COLUMN_FORMATS.get(text, number_format)
+                if "_usd_per_" in text:  # a rate in its unit, as the summary shows it
+                    formats[label] = functools.partial(_format_as, kind=metric_kind(text))
     out = out.rename(columns=labels)
     return out.style.format(formats, na_rep="n/a")
+
+
+def header(name) -> str:
+    """A table header as the app shows it: a name of plain lowercase words in sentence case
+    ("metric" -> "Metric", "saved (UTC)" -> "Saved (UTC)"); others (labels with units, years,
+    keys, scenario names such as deepseek-r1-gb200-nvl72) as they are."""
+    text = str(name)
+    if re.fullmatch(r"[a-z][a-z ]*(\([A-Z]+\))?", text):
+        return text[:1].upper() + text[1:]
+    return text
 
 
 def number_format(value) -> str:

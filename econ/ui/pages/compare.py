@@ -14,8 +14,8 @@ import streamlit as st
 from econ.scenario import ScenarioError, parse_toml, read_toml
 from econ.ui import charts, common, compute, state
 from econ.ui.fmt import (
+    format_change,
     format_metric,
-    format_value,
     humanize,
     metric_kind,
     metric_label,
@@ -223,11 +223,11 @@ def render() -> None:
             numbers[label] = summary.get(key_)
         for label, summary in zip(labels[1:], summaries[1:], strict=True):
             change = difference(summary.get(key_), summaries[0].get(key_))
-            row[f"{label} − base"] = format_value(change, metric_kind(key_), money)
+            row[f"{label} − base"] = format_change(change, metric_kind(key_), money)
             numbers[f"{label} - {labels[0]}"] = change
         rows.append(row)
         raw.append(numbers)
-    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+    common.table(pd.DataFrame(rows), keep=labels, hide_index=True, width="stretch")
     st.caption(f"Base: {labels[0]} (the first scenario picked); '− base' columns are differences.")
     warnings = [
         f"- **{label}**: {w}"
@@ -304,11 +304,13 @@ def render() -> None:
     styled = shown.style.apply(
         lambda row: [HIGHLIGHT if differs.loc[row.name] else "" for _ in row], axis=1
     )
-    st.dataframe(styled, hide_index=True, width="stretch", height=min(600, 38 + 35 * len(shown)))
+    common.table(
+        styled, keep=labels, hide_index=True, width="stretch", height=min(600, 38 + 35 * len(shown))
+    )
     export_buttons(pd.DataFrame(raw), table.assign(path=paths))
     with st.expander("Sources of the inputs", icon=":material/menu_book:"):
         sources = sorted(set().union(*(s.sources for s in scenarios)))
-        st.dataframe(
+        common.table(
             pd.DataFrame(
                 {"input": sources}
                 | {
@@ -316,6 +318,7 @@ def render() -> None:
                     for label, s in zip(labels, scenarios, strict=True)
                 }
             ),
+            keep=labels,
             hide_index=True,
             width="stretch",
         )

@@ -11,7 +11,7 @@ import streamlit as st
 
 from econ.gains import COMPARED_METRICS
 from econ.ui import charts, common, compute
-from econ.ui.fmt import format_value, metric_kind, metric_label
+from econ.ui.fmt import format_change, format_value, metric_kind, metric_label
 
 STEPS = "econ.gain_steps"
 FROM_ROW = "econ.gain_from_row"
@@ -67,7 +67,7 @@ def compare_table(result, money: str) -> pd.DataFrame:
                 "metric": metric_label(key, money),
                 "without the gains": format_value(result.base.get(key), kind, money),
                 "with the gains": format_value(result.gain.get(key), kind, money),
-                "change": format_value(result.delta.get(key), kind, money),
+                "change": format_change(result.delta.get(key), kind, money),
             }
         )
     return pd.DataFrame(rows)
@@ -126,7 +126,7 @@ def breakevens(current) -> None:
             )
             odd = frame[frame["status"] != ""]
             if len(odd):
-                st.dataframe(odd, hide_index=True)
+                common.table(odd, hide_index=True)
     with right:
         st.markdown("**Gain the asset needs to earn its cost of capital**")
         cols = st.columns(2)
@@ -177,7 +177,7 @@ def breakevens(current) -> None:
             )
             odd = frame[frame["status"] != ""]
             if len(odd):
-                st.dataframe(odd, hide_index=True)
+                common.table(odd, hide_index=True)
 
 
 def _described(what: str, steps, rate: float) -> str:
@@ -282,13 +282,14 @@ def render() -> None:
     left, right = st.columns(2)
     with left:
         st.subheader("Without and with the gains")
-        st.dataframe(compare_table(result, money), hide_index=True, width="stretch")
+        compared = compare_table(result, money)
+        common.table(compared, rows=len(compared), hide_index=True, width="stretch")
     with right:
         st.subheader(f"EBITDA by year [{money}]")
         years = charts.money(result.ebitda_by_year, ["base_usd", "gain_usd", "delta_usd"], money)
         years.columns = ["Year", "Without the gains", "With the gains", "Change"]
         fmt = "{:,.0f}" if money == "USD" else "{:,.2f}"
-        st.dataframe(
+        common.table(
             years.style.format({c: fmt for c in years.columns if c != "Year"}),
             hide_index=True,
             width="stretch",

@@ -14,7 +14,7 @@ from econ.errors import InputError
 from econ.library import LibraryError, Ref, open_library, resolve_url
 from econ.library.diff import input_changes, metric_changes
 from econ.ui import common, state
-from econ.ui.fmt import format_value, humanize, metric_kind, metric_label
+from econ.ui.fmt import format_change, format_value, humanize, metric_kind, metric_label
 
 MESSAGE, TAGS, SEARCH = "econ.library.message", "econ.library.tags", "econ.library.search"
 PICK, VERSION, OLD, NEW = (
@@ -104,7 +104,7 @@ def _diff_section(library, name: str, numbers: list[int]) -> None:
     old_ref, new_ref = Ref(name, old), Ref(name, new)
     inputs = input_changes(library.load(old_ref), library.load(new_ref))
     if inputs:
-        st.dataframe(pd.DataFrame(inputs), hide_index=True, width="stretch")
+        common.table(pd.DataFrame(inputs), hide_index=True, width="stretch")
     else:
         st.caption("No input differs.")
     with st.spinner(f"Projecting versions {old} and {new}..."):
@@ -114,7 +114,9 @@ def _diff_section(library, name: str, numbers: list[int]) -> None:
         [
             {
                 "metric": label,
-                **{k: format_value(v[k], kind, money) for k in ("old", "new", "change")},
+                "old": format_value(v["old"], kind, money),
+                "new": format_value(v["new"], kind, money),
+                "change": format_change(v["change"], kind, money),
             }
             for key, v in metrics.items()
             if v["change"] not in (0, None)
@@ -124,7 +126,7 @@ def _diff_section(library, name: str, numbers: list[int]) -> None:
     if frame.empty:
         st.caption("No metric changes.")
     else:
-        st.dataframe(frame, hide_index=True, width="stretch")
+        common.table(frame, hide_index=True, width="stretch")
 
 
 def render() -> None:
@@ -158,12 +160,12 @@ def render() -> None:
                     "No scenario in the library matches." if search else "The library is empty."
                 )
                 return
-            st.dataframe(_versions_frame(infos, with_name=True), hide_index=True, width="stretch")
+            common.table(_versions_frame(infos, with_name=True), hide_index=True, width="stretch")
             name = st.selectbox("Scenario", [i.name for i in infos], key=PICK)
             with st.spinner(f"Reading the history of {name}..."):
                 history = library.history(name)
             st.markdown(f"**History of {name}** (oldest first)")
-            st.dataframe(
+            common.table(
                 _versions_frame(history, with_name=False), hide_index=True, width="stretch"
             )
             numbers = [v.version for v in history]

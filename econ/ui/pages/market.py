@@ -764,9 +764,9 @@ def render() -> None:
         st.caption(" ".join(notes))
     if shown:
         st.subheader("Series shown")
-        st.dataframe(curves_table(shown, fits), hide_index=True, width="stretch")
+        common.table(curves_table(shown, fits), hide_index=True, width="stretch")
         with st.expander("Points and their sources", icon=":material/format_quote:"):
-            st.dataframe(points_table(shown), hide_index=True, width="stretch")
+            common.table(points_table(shown), hide_index=True, width="stretch")
     shipped = compute.attempt(shipped_points, "Shipped rental index") or ()
     if shipped:
         use_section(shipped)

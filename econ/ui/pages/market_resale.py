@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from econ.ui import compute, fmt
+from econ.ui import common, compute, fmt
 
 SPREAD = (
     "rental_earnings_usd_per_gpu_year",
@@ -110,7 +110,7 @@ def render_section(current) -> None:
             f"({scenario.market.resale_band:+.2f}: −1 the low end, 0 the mid, +1 the high end)."
         )
     with st.expander("Resale points and their sources", icon=":material/format_quote:"):
-        st.dataframe(points, hide_index=True, width="stretch")
+        common.table(points, hide_index=True, width="stretch")
     if scenario is None:
         return
     if own is None:

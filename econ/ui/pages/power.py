@@ -44,7 +44,7 @@ def density(current, money: str) -> None:
     vintages = result.get("vintages")
     if vintages is not None and len(vintages):
         st.subheader("Fleet vintages")
-        st.dataframe(readable(vintages, money), hide_index=True, width="stretch")
+        common.table(readable(vintages, money), hide_index=True, width="stretch")
 
 
 def fleet_capex_parts(scenario, gpus: int) -> dict[str, float]:
@@ -296,7 +296,7 @@ def refresh(current, money: str) -> None:
     keep = result["npv_keep_usd"] / MONEY_SCALES[money]
     charts.show(alt.layer(chart, charts.rule(keep, "keep to the horizon")))
     with st.expander("Every candidate month"):
-        st.dataframe(readable(result["table"], money), hide_index=True, width="stretch")
+        common.table(readable(result["table"], money), hide_index=True, width="stretch")
 
 
 def render() -> None:

@@ -227,7 +227,8 @@ def render() -> None:
     )
     money_format = "{:,.0f}" if money == "USD" else "{:,.2f}"
     st.subheader(f"Annual P&L and cash flow [{money}]")
-    st.dataframe(annual(monthly, money, years).style.format(money_format))
+    pnl = annual(monthly, money, years)
+    common.table(pnl.style.format(money_format), rows=len(pnl))
     st.caption(
         "Sums over each asset year (year 1 = the purchase month and the first 12 months of "
         "service, as in the workbook) or calendar year; a partial year shows its months of "
@@ -239,10 +240,11 @@ def render() -> None:
         schedule = debt_schedule(monthly, money, years, floor)
         ratios = [label for label in schedule.index if label.endswith("[x]")]
         money_labels = [label for label in schedule.index if label not in ratios]
-        st.dataframe(
+        common.table(
             schedule.style.format(money_format, subset=pd.IndexSlice[money_labels, :]).format(
-                "{:.2f}", subset=pd.IndexSlice[ratios, :], na_rep=""
-            )
+                "{:.2f}", subset=pd.IndexSlice[ratios, :], na_rep="–"  # no debt service that year
+            ),
+            rows=len(schedule),
         )
         st.caption(
             "Closing = opening + draws - principal. DSCR, year: the year's cash available for "
@@ -253,7 +255,7 @@ def render() -> None:
     vintages = result.get("vintages")
     if vintages is not None and len(vintages):
         with st.expander("Fleet vintages", icon=":material/layers:"):
-            st.dataframe(readable(vintages, money), hide_index=True)
+            common.table(readable(vintages, money), hide_index=True)
     with st.expander("Every summary metric", icon=":material/table:"):
         rows = [
             {"metric": metric_label(k, money), "value": format_metric(k, summary, money), "key": k}
@@ -268,7 +270,7 @@ def render() -> None:
             }
             for part, value in (summary.get("cost_usd_per_mtok_by_component") or {}).items()
         ]
-        st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+        common.table(pd.DataFrame(rows), hide_index=True, width="stretch")
     with st.expander("Chart any monthly line", icon=":material/show_chart:"):
         numeric = [c for c in monthly.columns if c not in ("scenario", "month", "date")]
         numeric = [c for c in numeric if pd.api.types.is_numeric_dtype(monthly[c])]
@@ -294,10 +296,10 @@ def render() -> None:
                 )
             )
     with st.expander("Monthly schedule", icon=":material/calendar_month:"):
-        st.dataframe(readable(monthly, money), hide_index=True)
+        common.table(readable(monthly, money), hide_index=True)
     with st.expander("Sources of the inputs", icon=":material/menu_book:"):
         if scenario.sources:
-            st.dataframe(
+            common.table(
                 pd.DataFrame(sorted(scenario.sources.items()), columns=["input", "source"]),
                 hide_index=True,
                 width="stretch",

@@ -448,7 +448,7 @@ def data_table_section(current, paths: list[str], money: str) -> None:
     shown.columns = [f"{v:,.6g}" for v in table.columns]
     shown.index.name = f"{path_label(row_path)} ↓ / {path_label(col_path)} →"
     st.markdown(f"**{metric_label(output, money)}**")
-    st.dataframe(shown, width="stretch")
+    common.table(shown, width="stretch")
     export = table.copy()
     export.index.name = f"{row_path} \\ {col_path}"
     st.download_button(

@@ -182,7 +182,7 @@ def catalog_tab(scenario) -> None:
         st.info("No catalog row matches these filters.", icon=":material/filter_alt_off:")
         return
     shown = rows[[c for c in CATALOG_COLUMNS if c in rows.columns]]
-    st.dataframe(
+    common.table(
         shown,
         hide_index=True,
         height=260,
