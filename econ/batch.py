@@ -165,7 +165,7 @@ class ScenarioBatch:
         }
         # Measured and simulated sources become a number here, once per distinct source.
         row_warnings = []
-        hardware_warnings: dict[str, str | None] = {}  # per distinct fleet.hardware
+        hardware_warnings: dict[tuple[str, str], tuple[str, ...]] = {}  # per hardware, cooling
         for i, row in enumerate(rows):
             try:
                 fitted = resolve_history(row.throughput, row.fleet.hardware)
@@ -187,11 +187,10 @@ class ScenarioBatch:
                     + ", ".join(defaults),
                     *history_warnings,
                 )
-            unknown = hardware_warnings.setdefault(
-                row.fleet.hardware, unknown_key_warning(row.fleet.hardware)
-            )
-            if unknown:
-                history_warnings = (unknown, *history_warnings)
+            key = (row.fleet.hardware, row.facility.rack_cooling)
+            if key not in hardware_warnings:
+                hardware_warnings[key] = _hardware_warnings(*key)
+            history_warnings = (*hardware_warnings[key], *history_warnings)
             history_warnings = (*series_warnings[i], *history_warnings)
             if resolved is None:
                 row_warnings.append(history_warnings)
@@ -427,6 +426,14 @@ def compile_payments(capexes) -> dict[str, np.ndarray]:
         months[i, : len(schedule)] = [m for m, _ in schedule]
         shares[i, : len(schedule)] = [s for _, s in schedule]
     return {"capex.payment_months": months, "capex.payment_shares": shares}
+
+
+def _hardware_warnings(hardware: str, rack_cooling: str) -> tuple[str, ...]:
+    """What a scenario's hardware key and rack cooling contradict in the catalogs."""
+    from econ.racks import cooling_warning  # the rack catalog loads only for air-cooled rows
+
+    found = (unknown_key_warning(hardware), cooling_warning(hardware, rack_cooling))
+    return tuple(w for w in found if w)
 
 
 def _in_file(exc: InputError, file: str | None) -> InputError:

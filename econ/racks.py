@@ -97,6 +97,22 @@ def load_racks(path: str | Path | None = None) -> RackCatalog:
     return RackCatalog(racks=racks, halls=halls)
 
 
+def cooling_warning(hardware: str, rack_cooling: str, catalog: RackCatalog | None = None):
+    """A warning where a scenario cools air-only what its rack catalog says needs liquid, else
+    None (a hardware key without rack figures: nothing to compare)."""
+    if rack_cooling != "air":
+        return None
+    rack = (catalog or load_racks()).racks.get(hardware)
+    if rack is None or rack.cooling != "liquid":
+        return None
+    source = rack.sources.get("cooling", "models/racks.toml")
+    return (
+        f"facility.rack_cooling is 'air' but {hardware} racks are liquid-cooled "
+        f"({source}); set facility.rack_cooling = 'liquid' and a hall_cooling with facility "
+        "water ('liquid', or 'air_retrofit_liquid' with its retrofit capex)"
+    )
+
+
 def _rack(path: Path, key: str, row: dict) -> RackSpec:
     where = f"{path}: racks.{key}"
     values = {}
@@ -189,7 +205,7 @@ def size(
     hall = cooling or rack.cooling
     if retrofit_liquid and not (hall == "air" and rack.cooling == "liquid"):
         raise InputError(
-            f"--retrofit-liquid applies to liquid racks in an air hall; {hardware} racks are "
+            f"a liquid retrofit applies to liquid-cooled racks in an air hall; {hardware} racks are "
             f"{rack.cooling}-cooled and the hall is {hall}-cooled"
         )
     hall_cooling = "air_retrofit_liquid" if retrofit_liquid else hall

@@ -16,6 +16,7 @@ from econ.errors import InputError
 from econ.facility import HallLimitError
 from econ.racks import RackCatalogError, load_racks, size, with_systems_per_rack
 from econ.sizing import SizingError, it_budget_kw, racks_within, size_hall
+from tests.conftest import ROOT
 
 GB300 = {"kw_per_rack": 132.0, "gpus_per_rack": 72}  # Supermicro 132-140 kW; reference_figures.csv
 
@@ -329,10 +330,28 @@ def test_cli_table(capsys):
         (["--hardware", "gb300-nvl72", "--facility-usd-per-mw", "-1"], "negative prices"),
         (["--hardware", "gb300-nvl72", "--budget-usd", "nan"], "expected a finite number"),
         (["--hardware", "h100-sxm", "--systems-per-rack", "0"], "expected 1 or more"),
-        (["--hardware", "h100-sxm", "--retrofit-liquid"], "applies to liquid racks"),
+        (["--hardware", "h100-sxm", "--retrofit-liquid"], "applies to liquid-cooled racks in an air hall"),
     ],
 )
 def test_cli_bad_input_exits_3(capsys, argv, expected):
     assert main(["size", "--mw", "10", *argv]) == 3
     err = capsys.readouterr().err
     assert expected in err and "Traceback" not in err
+
+
+def test_an_air_cooled_rack_of_liquid_only_hardware_is_warned_of():
+    from econ import load_scenario, project
+    from econ.racks import cooling_warning
+
+    note = cooling_warning("gb200-nvl72", "air")
+    assert note.startswith("facility.rack_cooling is 'air' but gb200-nvl72 racks are liquid-cooled")
+    assert "NVIDIA DGX GB rack scale user guide" in note  # the catalog's source, named
+    assert cooling_warning("gb200-nvl72", "liquid") is None
+    assert cooling_warning("b200-sxm", "air") is None  # an air-cooled rack
+    assert cooling_warning("my-own-asic", "air") is None  # no rack figures to compare
+    seed = ROOT / "models" / "scenarios" / "deepseek-r1-gb200-nvl72.toml"
+    shipped = project(load_scenario(seed)).summary.iloc[0]["warnings"]
+    assert not any("rack_cooling" in w for w in shipped)  # the seed says liquid
+    air = {"facility.rack_cooling": "air", "facility.hall_cooling": "air"}
+    warned = project(load_scenario(seed, air)).summary.iloc[0]["warnings"]
+    assert sum("facility.rack_cooling is 'air' but gb200-nvl72" in w for w in warned) == 1
