@@ -265,6 +265,20 @@ def test_the_sidebar_warns_of_a_billion_gpus_and_the_power_page_of_a_huge_hall(a
     assert any("100,000 MW" in w.value for w in app.warning)
 
 
+def test_the_liquid_retrofit_toggle_is_off_where_it_cannot_apply(app: AppTest):
+    """GB200 NVL72 racks in their own (liquid) hall: nothing to retrofit, so the toggle is
+    disabled and says why, instead of an error box naming a command-line flag."""
+    app.switch_page("econ/ui/pages/power.py").run()
+    toggle = widget(app.toggle, "Retrofit liquid cooling in an air hall")
+    assert toggle.disabled and "racks are liquid-cooled and the hall is liquid-cooled" in toggle.help
+    widget(app.selectbox, "Hall cooling").set_value("air").run()
+    toggle = widget(app.toggle, "Retrofit liquid cooling in an air hall")
+    assert not toggle.disabled
+    toggle.set_value(True).run()
+    assert not app.exception and not errors(app), errors(app)
+    assert not any("--retrofit-liquid" in e for e in errors(app))
+
+
 # --- 12. wording ------------------------------------------------------------------------------------
 
 

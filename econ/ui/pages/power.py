@@ -131,11 +131,22 @@ def sizing(current, money: str) -> None:
         placeholder="not limiting",
         step=1e6,
     )
+    rack_cooling = racks[chosen]["cooling"]
+    hall = rack_cooling if cooling == "rack's own" else cooling
+    can_retrofit = rack_cooling == "liquid" and hall == "air"
     retrofit = st.toggle(
         "Retrofit liquid cooling in an air hall",
         key=common.keep("econ.size_retrofit", False),
-        help="Liquid-cooled racks in an air hall, at the rack catalog's liquid retrofit price",
+        disabled=not can_retrofit,
+        help="Liquid-cooled racks in an air hall, at the rack catalog's liquid retrofit price"
+        + (
+            ""
+            if can_retrofit
+            else f" (for liquid-cooled racks in an air hall: {chosen} racks are "
+            f"{rack_cooling}-cooled and the hall is {hall}-cooled)"
+        ),
     )
+    retrofit = retrofit and can_retrofit
     if mw is None:
         st.error("Give the power budget in MW.", icon=":material/error:")
         return
