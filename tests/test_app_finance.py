@@ -510,3 +510,27 @@ def test_a_difference_is_signed_and_a_change_of_a_percentage_is_in_points():
     assert header("racks it allows") == "Racks it allows"
     for kept in ("deepseek-r1-gb200-nvl72", "npv_usd", "NPV [USD]", "Year 1", 2027):
         assert header(kept) == str(kept)
+
+
+def test_warnings_read_in_labels_and_the_credit_ones_come_first():
+    from econ.ui.fmt import readable_warning, severe_first
+
+    irr = (
+        "equity cash flows change sign more than once (roots found, NPV as the rate rises: 6.66% "
+        "(rises), 436.37% (falls)): irr_equity_annual is the only rate in (-99%, +1,000%) a year "
+        "at which the NPV falls through zero as the rate rises; judge it with npv_usd and "
+        "mirr_equity_annual"
+    )
+    shown = readable_warning(irr)
+    assert shown.startswith("Equity cash flows change sign")
+    assert "Equity IRR is the only rate" in shown and "judge it with NPV and Equity MIRR" in shown
+    assert "_annual" not in shown and "npv_usd" not in shown
+    sized = (
+        "debt sized to a minimum DSCR of 1.3x: 0 USD (0.0% of capex); binding constraint: ltv "
+        "(debt_sizing_constraint = 3); no debt because ..."
+    )
+    assert "debt_sizing_constraint" not in readable_warning(sized)
+    # dotted input paths are not summary keys
+    assert "market.resale_*" in readable_warning("x are null: no resale curve (market.resale_*)")
+    breach = "covenant breached in 23 months, first in month 40"
+    assert severe_first([irr, breach, "no resale curve"]) == [breach, irr, "no resale curve"]

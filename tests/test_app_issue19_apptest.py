@@ -32,13 +32,17 @@ def test_the_downloaded_toml_description_names_the_edited_fields(app: AppTest):
     assert description.startswith(base)
     note = description.removeprefix(base)
     assert note.strip() == (
-        f"Edited in the app on {today}: Financing › Debt share [%], Utilization › Share [%]."
+        f"(Edited in the app on {today}: Financing › Debt share [%], Utilization › Share [%]; "
+        "the text before describes the saved values.)"
     )
     assert note in " ".join(c.value for c in app.sidebar.caption)  # the sidebar says it too
     # one edit undone: one field named; both undone: the base's description again
     widget(app.sidebar.number_input, "Utilization [%]").set_value(70.0).run()
     description = app.session_state[state.DATA]["description"]
-    assert description == f"{base} Edited in the app on {today}: Financing › Debt share [%]."
+    assert description == (
+        f"{base} (Edited in the app on {today}: Financing › Debt share [%]; "
+        "the text before describes the saved values.)"
+    )
     widget(app.sidebar.number_input, "Debt share of capex [%]").set_value(70.0).run()
     assert app.session_state[state.DATA]["description"] == base
     assert not state.diff(app.session_state[state.DATA], app.session_state[state.BASE])
@@ -54,7 +58,13 @@ def test_the_description_note_is_replaced_not_repeated():
     }
     mark_description(data)
     mark_description(data)
-    assert data["description"] == f"Seed. Edited in the app on {today}: Utilization › Share [%]."
+    assert data["description"] == (
+        f"Seed. (Edited in the app on {today}: Utilization › Share [%]; "
+        "the text before describes the saved values.)"
+    )
+    old_style = {**data, "description": f"Seed. Edited in the app on {today}: Utilization."}
+    mark_description(old_style)  # a note of the earlier form is replaced too
+    assert old_style["description"] == data["description"]
     data["sources"]["utilization.share"] = "a report"
     mark_description(data)
     assert data["description"] == "Seed."

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 
 # The tables live in econ.labels (shared with the workbook); re-exported for the app's pages.
 from econ.labels import COLUMNS as COLUMNS
-from econ.labels import SUMMARY_METRICS, column_label, label_with_unit, metric_kind
+from econ.labels import SUMMARY_METRICS, column_label, label_with_unit, metric_kind, summary_label
 from econ.labels import humanize as humanize
 
 MONEY_SCALES = {"USD": 1.0, "thousand USD": 1e3, "million USD": 1e6}
@@ -54,8 +54,37 @@ def irr_note(name: str, summary: Mapping) -> str | None:
         return None
     for warning in summary.get("warnings") or ():
         if name in warning and ("is null" in warning or "change sign" in warning):
-            return warning
+            return readable_warning(warning)
     return None
+
+
+_SUMMARY_KEY = re.compile(
+    r"(?<![\w.])(" + "|".join(sorted(map(re.escape, SUMMARY_METRICS), key=len, reverse=True))
+    + r")(?![\w.])"
+)
+_SIZING_CODE = re.compile(r" \(debt_sizing_constraint = \d\)")
+
+
+def readable_warning(text: str) -> str:
+    """A projection warning in the app's words: summary keys by their labels ("judge it with
+    npv_usd" -> "judge it with NPV"; a label with a comma in quotes); the CLI and files keep the
+    keys, which are the names of their columns."""
+
+    def label(match) -> str:
+        name = summary_label(match.group(1))[0].strip()
+        return f"“{name}”" if "," in name else name
+
+    text = _SUMMARY_KEY.sub(label, _SIZING_CODE.sub("", text))
+    return text[:1].upper() + text[1:]
+
+
+SEVERE = ("breach", "not covered", "outlives", "loses money", "negative")
+"""Words of the warnings a credit reader must see first (covenants, cover, unpaid debt)."""
+
+
+def severe_first(warnings) -> list[str]:
+    """Warnings with the severe ones (SEVERE) first, each group in the engine's order."""
+    return sorted(warnings, key=lambda w: not any(word in w for word in SEVERE))
 
 
 def metric_label(name: str, money: str = "USD") -> str:

@@ -817,7 +817,7 @@ def mark_edited(path: str) -> None:
     mark_description(data)
 
 
-EDITED_NOTE = re.compile(r"\s*Edited in the app on \d{4}-\d{2}-\d{2}: .*$", re.DOTALL)
+EDITED_NOTE = re.compile(r"\s*\(?Edited in the app on \d{4}-\d{2}-\d{2}: .*$", re.DOTALL)
 
 
 def mark_description(data: dict) -> None:
@@ -835,8 +835,9 @@ def mark_description(data: dict) -> None:
     )
     if edited:
         fields = ", ".join(path_label(p) for p in edited)
-        note = f"Edited in the app on {dt.date.today().isoformat()}: {fields}."
-        text = f"{text} {note}" if text else note
+        note = f"Edited in the app on {dt.date.today().isoformat()}: {fields}"
+        # apart from the user's text, which describes the values before the edit
+        text = f"{text} ({note}; the text before describes the saved values.)" if text else f"{note}."
     if text or "description" in data:
         data["description"] = text
 

@@ -20,6 +20,7 @@ from econ.ui.fmt import (
     metric_kind,
     metric_label,
     number_format,
+    readable_warning,
 )
 from econ.ui.form import FieldInfo, choice_label, fields_of, find, path_label, to_widget
 
@@ -230,7 +231,7 @@ def render() -> None:
     common.table(pd.DataFrame(rows), keep=labels, hide_index=True, width="stretch")
     st.caption(f"Base: {labels[0]} (the first scenario picked); '− base' columns are differences.")
     warnings = [
-        f"- **{label}**: {w}"
+        f"- **{label}**: {readable_warning(w)}"
         for label, summary in zip(labels, result["summaries"], strict=True)
         for w in summary.get("warnings", [])
     ]

@@ -19,6 +19,8 @@ from econ.ui.fmt import (
     metric_kind,
     metric_label,
     readable,
+    readable_warning,
+    severe_first,
 )
 
 # Page scripts run with Streamlit's "magic": a bare string would be drawn, so notes are comments.
@@ -162,7 +164,10 @@ def render() -> None:
     headline(summary, base, money)
     warnings = summary.get("warnings", [])
     if warnings:
-        st.warning("\n".join(f"- {w}" for w in warnings), icon=":material/warning:")
+        st.warning(
+            "\n".join(f"- {readable_warning(w)}" for w in severe_first(warnings)),
+            icon=":material/warning:",
+        )
 
     fmt = charts.usd_format(money)
     in_service = charts.money(
