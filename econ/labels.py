@@ -139,6 +139,7 @@ COLUMNS: dict[str, str] = {
 """Monthly column -> short label (USD columns carry the unit in the axis title)."""
 
 _WORDS = {
+    "sga": "SG&A",
     "us": "US",
     "gaap": "GAAP",
     "ifrs": "IFRS",

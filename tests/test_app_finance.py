@@ -512,6 +512,12 @@ def test_a_difference_is_signed_and_a_change_of_a_percentage_is_in_points():
         assert header(kept) == str(kept)
 
 
+def test_field_labels_spell_abbreviations_as_finance_does():
+    from econ.ui.form import path_label
+
+    assert path_label("opex.sga_share_of_revenue") == "Opex › SG&A share of revenue [%]"
+
+
 def test_warnings_read_in_labels_and_the_credit_ones_come_first():
     from econ.ui.fmt import readable_warning, severe_first
 

@@ -31,7 +31,7 @@ def _versions_frame(infos, *, with_name: bool) -> pd.DataFrame:
         {
             **({"name": i.name} if with_name else {}),
             "version": i.version,
-            "saved (UTC)": i.created_utc,
+            "saved (UTC)": i.created_utc.replace("T", " ").removesuffix("Z"),  # ISO 8601 as read
             "author": i.author,
             "message": i.message,
             "tags": ", ".join(i.tags),
