@@ -37,6 +37,7 @@ from econ.batch import ScenarioBatch, field_kinds
 from econ.capital import stack_schedule
 from econ.errors import InputError
 from econ.financing import level_payment_schedule
+from econ.labels import counted
 from econ.memory import keep_freed_memory
 from econ.scenario.depreciation_models import METHOD_ARRAY_FIELDS
 from econ.scenario.financing_models import MAX_MONTHS
@@ -2211,7 +2212,7 @@ def _vintage_table(
 
 def _months(count) -> str:
     """'1 month', '23 months'."""
-    return f"{count} month" if int(count) == 1 else f"{count} months"
+    return counted(count, "month")
 
 
 def _warnings(flags, ctx, n) -> list[list[str]]:

@@ -250,6 +250,12 @@ def summary_label(name: str) -> tuple[str, str]:
     return humanize(name), ""
 
 
+def counted(count, noun: str, plural: str | None = None) -> str:
+    """'1 point', '3 points', '1,024 GPUs': a count with its noun in the right number."""
+    word = noun if int(count) == 1 else (plural or f"{noun}s")
+    return f"{int(count):,} {word}"
+
+
 def column_label(name: str) -> str:
     """Short label of a monthly column ("Power"; USD columns carry the unit elsewhere)."""
     return COLUMNS.get(name, humanize(name.removesuffix("_usd")))
@@ -265,6 +271,7 @@ __all__ = [
     "COLUMNS",
     "SUMMARY_METRICS",
     "column_label",
+    "counted",
     "humanize",
     "label_with_unit",
     "metric_kind",

@@ -42,6 +42,7 @@ import numpy as np
 
 from econ.errors import InputError
 from econ.index_files import data_rows, decode, modified_stamp, read_text
+from econ.labels import counted
 
 COLUMNS = ("date", "series", "gpu", "term_months", "usd_per_gpu_hour", "source")
 """Columns of an index file, in order."""
@@ -319,7 +320,7 @@ def fit_decay(years, prices) -> DecayFit:
     n = t.size
     if n < FIT_MIN_POINTS:
         raise RentalIndexError(
-            f"{n} point(s): too few to fit a decay; expected at least {FIT_MIN_POINTS}"
+            f"{counted(n, 'point')}: too few to fit a decay; expected at least {FIT_MIN_POINTS}"
         )
     if len(np.unique(t)) != n:
         raise RentalIndexError("years: expected distinct ages, one point per date")
@@ -510,7 +511,8 @@ def resolve_series(market, hardware: str, start_date: dt.date, horizon_months: i
         tail += f"; held at its first price before {curve.points[0].date}"
     warning = (
         f"rental price from index series {curve.series} (publisher {curve.publisher}), "
-        f"{curve.gpu} {kind}: {len(curve.points)} point(s) {curve.points[0].date} to {last.date}; "
+        f"{curve.gpu} {kind}: {counted(len(curve.points), 'point')} {curve.points[0].date} to "
+        f"{last.date}; "
         + tail
     )
     return ResolvedSeries(curve, fit, months, prices, log_sd, contract, contract_sd, warning)

@@ -31,6 +31,7 @@ import numpy as np
 
 from econ.errors import InputError
 from econ.index_files import data_rows, modified_stamp, read_text
+from econ.labels import counted
 from econ.resale import MAX_AGE_MONTHS, resale_share
 
 COLUMNS = ("series", "gpu", "age_months", "share", "share_low", "share_high", "as_of", "source")
@@ -322,7 +323,7 @@ def row_table(market, hardware: str) -> RowTable | None:
         band = "with a low-high band" if curve.has_band else "with no published range"
         warning = (
             f"resale value from index series {curve.series} (publisher {curve.publisher}), "
-            f"{curve.gpu}: {len(curve.points)} point(s) at ages "
+            f"{curve.gpu}: {counted(len(curve.points), 'point')} at ages "
             + ", ".join(f"{p.age_months}" for p in curve.points)
             + f" months, published {max(p.as_of for p in curve.points)}, {band}"
             + ("" if curve.has_band else " (market.resale_band has no effect)")

@@ -18,3 +18,13 @@ def test_small_figures_keep_four_significant_digits_and_nan_reads_n_a():
     frame = pd.DataFrame({"x": [0.137215, 33.94, 1.5e-5, np.nan]})
     cells = [line.strip() for line in format_frame(frame).splitlines()[2:]]
     assert cells == ["0.1372", "33.94", "1.5e-05", "n/a"]
+
+
+def test_counts_carry_their_noun_in_the_right_number():
+    from econ.labels import counted
+
+    assert counted(1, "point") == "1 point"
+    assert counted(3, "point") == "3 points"
+    assert counted(1024, "GPU") == "1,024 GPUs"
+    assert counted(1, "measured point") == "1 measured point"
+    assert counted(2, "inquiry", "inquiries") == "2 inquiries"

@@ -33,6 +33,7 @@ import numpy as np
 import pandas as pd
 
 from econ.errors import InputError
+from econ.labels import counted
 from econ.throughput.curve import LATENCY_STATS, Curve, pareto_frontier, with_all_columns
 from econ.units import SECONDS_PER_HOUR, TOKENS_PER_MTOK
 
@@ -315,8 +316,9 @@ def _frontier(points: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
         frontier = usable[mask].sort_values(GPU_COLUMN, kind="stable")
         if (~mask).sum() - missing.sum() > 0:
             warnings.append(
-                f"{int((~mask).sum() - missing.sum())} measured points are below the frontier "
-                "(another point is faster per user and per GPU) and are not used"
+                f"{counted((~mask).sum() - missing.sum(), 'measured point')} "
+                f"{'is' if (~mask).sum() - missing.sum() == 1 else 'are'} below the frontier "
+                "(another point is faster per user and per GPU) and not used"
             )
     else:
         warnings.append(
