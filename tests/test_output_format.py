@@ -28,3 +28,15 @@ def test_counts_carry_their_noun_in_the_right_number():
     assert counted(1024, "GPU") == "1,024 GPUs"
     assert counted(1, "measured point") == "1 measured point"
     assert counted(2, "inquiry", "inquiries") == "2 inquiries"
+
+
+def test_input_values_as_headings_are_short():
+    from econ.ui.fmt import short_number
+
+    assert [short_number(v) for v in (0.26088, 0.3261, 70.0, 43000.0, 1.5e-5)] == [
+        "0.2609",
+        "0.3261",
+        "70",
+        "43,000",
+        "1.5e-05",
+    ]

@@ -209,6 +209,13 @@ def header(name) -> str:
     return text
 
 
+def short_number(value) -> str:
+    """An input value as a row or column heading: 4 significant digits, whole units with
+    separators from 1,000 on (0.2609, 70, 43,000)."""
+    number = float(value)
+    return f"{number:,.0f}" if abs(number) >= 1e3 else f"{number:.4g}"
+
+
 def number_format(value) -> str:
     """A non-money number: thousands separators, at most 6 significant digits."""
     if is_missing(value):

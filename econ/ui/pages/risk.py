@@ -12,7 +12,7 @@ import pandas as pd
 import streamlit as st
 
 from econ.ui import charts, common, compute, risk
-from econ.ui.fmt import MONEY_SCALES, format_value, metric_kind, metric_label
+from econ.ui.fmt import MONEY_SCALES, format_value, metric_kind, metric_label, short_number
 from econ.ui.form import grouped_caption, path_label, shown_value, stored_path_label
 
 TORNADO = "econ.tornado_result"
@@ -444,8 +444,8 @@ def data_table_section(current, paths: list[str], money: str) -> None:
         )
     kind = metric_kind(output)
     shown = table.map(lambda v: format_value(v, kind, money))
-    shown.index = [f"{v:,.6g}" for v in table.index]
-    shown.columns = [f"{v:,.6g}" for v in table.columns]
+    shown.index = [short_number(v) for v in table.index]
+    shown.columns = [short_number(v) for v in table.columns]
     shown.index.name = f"{path_label(row_path)} ↓ / {path_label(col_path)} →"
     st.markdown(f"**{metric_label(output, money)}**")
     common.table(shown, width="stretch")
