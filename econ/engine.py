@@ -349,7 +349,7 @@ DEBT_SCHEDULE = {
     "dscr": "DSCR, year [x]",
     "min_dscr_in_year": "Lowest monthly DSCR [x]",
     "llcr": "LLCR, year end [x]",
-    "dscr_headroom": "DSCR headroom over the floor [x]",
+    "dscr_headroom": "DSCR headroom over the covenant [x]",
 }
 """Columns of debt_schedule_table, in order, and their labels with units (Results, workbook)."""
 

@@ -503,6 +503,11 @@ def test_a_difference_is_signed_and_a_change_of_a_percentage_is_in_points():
     assert format_change(-0.0011, "usd_per_mtok") == "-0.0011"
     assert format_change(0.004, "pct") == "+0.4 pts" and format_change(-4.373, "pct") == "-437.3 pts"
     assert format_change(0.0, "usd") == "0"
+    assert format_change(-0.2, "usd") == "0" and format_change(-1e-5, "pct") == "0.0 pts"
+    from econ.ui.fmt import format_value
+
+    assert format_value(-1e-5, "pct") == "0.0%" and format_value(-0.3, "usd") == "0"  # no "-0"
+    assert format_value(-0.0012, "pct") == "-0.1%" and format_value(-2e-7, "number") == "-2e-07"
     assert format_change(None, "usd") == "n/a"
     assert format_change(2_500_000.0, "usd", "million USD") == "+2.50"
     # headers: plain lowercase words in sentence case; keys, labels and scenario names kept

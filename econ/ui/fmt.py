@@ -100,7 +100,15 @@ def is_missing(value) -> bool:
 
 
 def format_value(value, kind: str, money: str = "USD") -> str:
-    """Text of a value: USD with thousands separators, $/M tokens to 4 decimals, percentages."""
+    """Text of a value: USD with thousands separators, $/M tokens to 4 decimals, percentages;
+    never a negative zero ("-0.0%" of a tiny negative reads "0.0%")."""
+    text = _format_value(value, kind, money)
+    if text.startswith("-") and not any(c in "123456789" for c in text.split("e")[0]):
+        return text[1:]
+    return text
+
+
+def _format_value(value, kind: str, money: str = "USD") -> str:
     if is_missing(value):
         return "n/a"
     if isinstance(value, float) and math.isinf(value):
@@ -138,9 +146,11 @@ def format_change(value, kind: str, money: str = "USD") -> str:
     if is_missing(value) or (isinstance(value, float) and math.isinf(value)):
         return format_value(value, kind, money)
     if kind == "pct":
-        return f"{value * 100:+.1f} pts"
+        text = f"{value * 100:+.1f} pts"
+        return text[1:] if text[1:].startswith("0.0 ") else text  # no sign on a zero change
     text = format_value(value, kind, money)
-    return f"+{text}" if value > 0 and not text.startswith("+") else text
+    zero = not any(c in "123456789" for c in text.split("e")[0])
+    return f"+{text}" if value > 0 and not zero and not text.startswith("+") else text
 
 
 def format_metric(name: str, summary: Mapping, money: str = "USD") -> str:

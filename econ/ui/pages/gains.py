@@ -25,7 +25,7 @@ VALUE_ROWS = (
     ("tokens_change_share", "Change in tokens [%]", "pct"),
     ("irr_project_change", "Change in project IRR [pts]", "pct"),
     ("payback_change_months", "Change in payback [months]", "months"),
-    ("gpus_avoided", "GPUs not bought for the same tokens", "decimal"),
+    ("gpus_avoided", "GPUs not bought for the same tokens [GPUs]", "decimal"),
     ("capex_avoided_usd", "Capex avoided [USD]", "usd"),
 )
 STATUS = {

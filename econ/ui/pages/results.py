@@ -101,7 +101,7 @@ def headline(summary: dict, base: dict | None, money: str) -> None:
                 col.caption(note)
 
 
-YEARS = {"asset": "asset years", "calendar": "calendar years"}
+YEARS = {"asset": "Asset years", "calendar": "Calendar years"}
 
 
 def year_labels(monthly: pd.DataFrame, years: str) -> list[str]:
