@@ -545,3 +545,17 @@ def test_warnings_read_in_labels_and_the_credit_ones_come_first():
     assert "market.resale_*" in readable_warning("x are null: no resale curve (market.resale_*)")
     breach = "covenant breached in 23 months, first in month 40"
     assert severe_first([irr, breach, "no resale curve"]) == [breach, irr, "no resale curve"]
+
+
+def test_choice_fields_of_one_method_are_grouped_under_it():
+    """Usage driver, recovery years, convention and value source apply to one depreciation
+    method each; with another method the Scenario page shows them apart, as other parameters."""
+    from econ.scenario import Scenario
+    from econ.ui.form import fields_of
+
+    depreciation = next(f for f in fields_of(Scenario) if f.name == "depreciation")
+    groups = {f.name: f.group for f in depreciation.children}
+    assert groups["usage_driver"] == ("method", ("units_of_production",))
+    assert groups["recovery_years"] == groups["convention"] == ("method", ("macrs_gds",))
+    assert groups["value_source"] == ("method", ("economic",))
+    assert groups["method"] is None and groups["life_years"] is None

@@ -152,10 +152,10 @@ def _groups(fields: list[FieldInfo]) -> list[FieldInfo]:
     for f in fields:
         head, sep, _ = f.help.partition(":")
         group = None
-        if sep and len(head) < 60 and f.kind != "choice":
+        if sep and len(head) < 60:
             tokens = tuple(t.strip().lower() for t in _GROUP_SPLIT.split(head) if t.strip())
             for owner, values in choices.items():
-                if tokens and all(t in values for t in tokens):
+                if owner != f.name and tokens and all(t in values for t in tokens):
                     group = (owner, tokens)
                     break
         out.append(f if group is None else _replace(f, group=group))
