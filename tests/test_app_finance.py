@@ -545,6 +545,8 @@ def test_warnings_read_in_labels_and_the_credit_ones_come_first():
     assert "market.resale_*" in readable_warning("x are null: no resale curve (market.resale_*)")
     breach = "covenant breached in 23 months, first in month 40"
     assert severe_first([irr, breach, "no resale curve"]) == [breach, irr, "no resale curve"]
+    calm = "first_breach_month is null: no covenant is breached"
+    assert severe_first([irr, calm]) == [irr, calm]  # good news is not a credit warning
 
 
 def test_choice_fields_of_one_method_are_grouped_under_it():

@@ -333,10 +333,10 @@ def use_throughput(value: float, source: str) -> None:
     st.session_state[state.NOTICE] = f"Throughput set to {value:,.1f} tokens/s per GPU ({source})."
 
 
-def table(data, rows: int | None = None, keep=(), **kwargs) -> None:
+def table(data, rows: int | None = None, keep=(), where=None, **kwargs) -> None:
     """st.dataframe with sentence-case headers (fmt.header; the frame's own names stay, for code
     that reads them; names in `keep`, such as scenario names, as they are) and, given `rows`,
-    tall enough to show that many rows without scrolling."""
+    tall enough to show that many rows without scrolling; in the container `where` if given."""
     frame = getattr(data, "data", data)  # a pandas Styler's frame
     config = {
         name: st.column_config.Column(header(name))
@@ -346,7 +346,7 @@ def table(data, rows: int | None = None, keep=(), **kwargs) -> None:
     config.update(kwargs.pop("column_config", {}) or {})
     if rows is not None:
         kwargs.setdefault("height", 38 + 35 * rows)
-    st.dataframe(data, column_config=config or None, **kwargs)
+    (where or st).dataframe(data, column_config=config or None, **kwargs)
 
 
 def upload_limit_mb() -> int:

@@ -78,7 +78,7 @@ def readable_warning(text: str) -> str:
     return text[:1].upper() + text[1:]
 
 
-SEVERE = ("breach", "not covered", "outlives", "loses money", "negative")
+SEVERE = ("covenant breached", "not covered", "outlives", "loses money")
 """Words of the warnings a credit reader must see first (covenants, cover, unpaid debt)."""
 
 

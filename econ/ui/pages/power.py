@@ -173,7 +173,9 @@ def sizing(current, money: str) -> None:
     cols[0].metric("Racks", f"{result['racks']:,}", border=True)
     cols[1].metric("GPUs", f"{result['gpus']:,}", border=True)
     cols[2].metric(
-        "Binding limit", ", ".join(result["binding_limits"]) or result["binding_limit"], border=True
+        "Binding limit",
+        (", ".join(result["binding_limits"]) or result["binding_limit"]).capitalize(),
+        border=True,
     )
     cols[3].metric("IT power used [kW]", f"{result['it_kw']:,.0f}", border=True)
     parts = fleet_capex_parts(current.scenario, result["gpus"])
@@ -186,14 +188,14 @@ def sizing(current, money: str) -> None:
     )
     limits = [
         {
-            "limit": name,
+            "limit": name.capitalize(),
             "racks it allows": "not limiting" if racks_ is None else f"{racks_:,}",
-            "binds": "yes" if name in result["binding_limits"] else "",
+            "binds": "Yes" if name in result["binding_limits"] else "",
         }
         for name, racks_ in result["racks_by_limit"].items()
     ]
-    units = {"it_kw": "IT power [kW]", "utility_kw": "utility power [kW]", "floor_m2": "floor [m²]"}
-    units["budget_usd"] = "budget [USD]"
+    units = {"it_kw": "IT power [kW]", "utility_kw": "Utility power [kW]", "floor_m2": "Floor [m²]"}
+    units["budget_usd"] = "Budget [USD]"
     stranded = [
         {"capacity": units.get(k, k), "left over": f"{v:,.1f}"}
         for k, v in result["stranded"].items()
@@ -201,9 +203,9 @@ def sizing(current, money: str) -> None:
     ]
     left, right = st.columns(2)
     left.markdown("**Racks each limit allows** (the smallest binds)")
-    left.dataframe(pd.DataFrame(limits), hide_index=True, width="stretch")
+    common.table(pd.DataFrame(limits), where=left, hide_index=True, width="stretch")
     right.markdown("**Stranded capacity**")
-    right.dataframe(pd.DataFrame(stranded), hide_index=True, width="stretch")
+    common.table(pd.DataFrame(stranded), where=right, hide_index=True, width="stretch")
     st.caption(
         "Capex: "
         + ", ".join(f"{name} {format_value(v, 'usd', money)}" for name, v in parts.items())
