@@ -231,6 +231,9 @@ def test_cli_sweep_json(capsys):
     )
     assert first["summary"]["npv_usd"] == pytest.approx(float(ref.metrics["npv_usd"][0]), rel=1e-12)
     assert data["metadata"]["scenario_hash"]
+    # the warnings whole, as `econ project` gives them (the sizing one holds "; " itself)
+    assert first["summary"]["warnings"] == list(ref.warnings[0])
+    assert any("; " in w for w in first["summary"]["warnings"])
 
 
 def test_cli_sweep_writes_parquet_with_metadata(tmp_path, capsys):

@@ -51,6 +51,9 @@ MAIN_OUTPUTS = (
 )
 """Outputs summarized by default in Monte Carlo runs and analysed by sensitivity."""
 
+WARNING_SEPARATOR = "\n"
+"""Between the warnings of one row in its `warnings` cell (no warning holds a line break)."""
+
 
 def output_names() -> tuple[str, ...]:
     """Every scalar output of the engine: summary metrics, then `cost_usd_per_mtok_<component>`."""
@@ -97,7 +100,10 @@ def evaluate(
         else:
             out[name] = np.asarray(projection.metrics[name], dtype=float)
     if with_warnings:
-        out["warnings"] = np.array(["; ".join(w) for w in projection.warnings], dtype=object)
+        # one line each: a warning may itself hold "; " (sweep_json splits them again)
+        out["warnings"] = np.array(
+            [WARNING_SEPARATOR.join(w) for w in projection.warnings], dtype=object
+        )
     return out
 
 

@@ -276,6 +276,7 @@ def _cmd_sweep(args) -> int:
 
 
 def sweep_json(result, inputs) -> dict:
+    from econ.analysis.runner import WARNING_SEPARATOR
     from econ.engine import COMPONENTS
 
     rows = result.rows
@@ -288,7 +289,9 @@ def sweep_json(result, inputs) -> dict:
         summary["cost_usd_per_mtok_by_component"] = {
             c: _json_value(row[f"cost_usd_per_mtok_{c}"]) for c in COMPONENTS
         }
-        summary["warnings"] = [w for w in str(row.get("warnings") or "").split("; ") if w]
+        summary["warnings"] = [
+            w for w in str(row.get("warnings") or "").split(WARNING_SEPARATOR) if w
+        ]
         records.append(
             {
                 "name": row["name"],
