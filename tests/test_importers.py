@@ -673,3 +673,24 @@ def test_a_toml_file_of_econ_own_is_named_so_not_called_a_csv(name: str):
     with pytest.raises(CurveError, match="a TOML file, not a serving benchmark's result") as err:
         import_file(path)
     assert "CSV" not in str(err.value)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["[fleet]\ngpu_count = 72\n", "[fleet]  # the rack\ngpu_count = 72\n", 'name = "x"\n'],
+)
+def test_a_toml_file_that_opens_with_a_table_or_a_key_is_named_so(tmp_path, text: str):
+    path = tmp_path / "scenario.toml"
+    path.write_text(text)
+    with pytest.raises(CurveError, match="a TOML file, not a serving benchmark's result"):
+        import_file(path)
+
+
+def test_no_real_benchmark_output_reads_as_toml(shared_data: Path):
+    from econ.throughput.importers import _looks_like_toml
+
+    for name in SAMPLES:
+        path = shared_data / "samples" / name
+        if path.is_file():
+            text = path.read_text(errors="replace").lstrip()
+            assert not _looks_like_toml(text), name

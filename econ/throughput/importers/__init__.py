@@ -22,6 +22,7 @@ latencies are in the unit the file states (`LatencyUnitError` otherwise).
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import re
@@ -99,6 +100,11 @@ def detect_format(src: SourceFile) -> str:
         return "trtllm-bench"
     if mlperf_endpoints.looks_like_text(text):
         return "mlperf-endpoints"
+    if _looks_like_toml(text):  # before JSON: a TOML table header starts with "[" too
+        raise src.error(
+            "a TOML file, not a serving benchmark's result; expected a "
+            f"result file of one of: {', '.join(FORMATS)}"
+        )
     if text.startswith(("{", "[")):
         records = json_records(src)
         first = records[0]
@@ -120,11 +126,6 @@ def detect_format(src: SourceFile) -> str:
         return "aiperf-csv" if ",sum," in header or ",p1," in header else "genai-perf-csv"
     if generic_csv.looks_like(text):
         return "generic-csv"
-    if _looks_like_toml(text):
-        raise src.error(
-            "a TOML file, not a serving benchmark's result; expected a "
-            f"result file of one of: {', '.join(FORMATS)}"
-        )
     if "," in (text.splitlines()[0] if text else ""):
         raise src.error(generic_csv.REQUIRED_COLUMNS_MESSAGE)
     raise src.error(
@@ -138,7 +139,15 @@ def _looks_like_toml(text: str) -> bool:
     `key = value` (as econ's scenarios and curves; no benchmark's CSV, YAML or log starts so)."""
     lines = (line.strip() for line in text.splitlines())
     first = next((line for line in lines if line and not line.startswith("#")), "")
-    return bool(re.match(r"\[\[?[\w.\-\" ]+\]\]?$|[\w.\-\"]+\s*=\s*\S", first))
+    if re.match(r"[\w.\-\"]+\s*=\s*\S", first):
+        return True
+    if not re.match(r"\[\[?[\w.\-\" ]+\]\]?\s*(#.*)?$", first):
+        return False
+    try:  # '["a"]' is a table header and a JSON array: JSON, then
+        json.loads(text)
+    except ValueError:
+        return True
+    return False
 
 
 def import_file(
