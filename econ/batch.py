@@ -19,7 +19,7 @@ import numpy as np
 from pydantic import BaseModel
 
 from econ.errors import InputError
-from econ.hardware import unknown_key_warning
+from econ.racks import catalog_warnings
 from econ.scenario.depreciation_models import compile_policies
 from econ.scenario.financing_models import compile_tranches
 from econ.scenario.gain_models import compile_throughput
@@ -189,7 +189,7 @@ class ScenarioBatch:
                 )
             key = (row.fleet.hardware, row.facility.rack_cooling)
             if key not in hardware_warnings:
-                hardware_warnings[key] = _hardware_warnings(*key)
+                hardware_warnings[key] = catalog_warnings(*key)
             history_warnings = (*hardware_warnings[key], *history_warnings)
             history_warnings = (*series_warnings[i], *history_warnings)
             if resolved is None:
@@ -426,14 +426,6 @@ def compile_payments(capexes) -> dict[str, np.ndarray]:
         months[i, : len(schedule)] = [m for m, _ in schedule]
         shares[i, : len(schedule)] = [s for _, s in schedule]
     return {"capex.payment_months": months, "capex.payment_shares": shares}
-
-
-def _hardware_warnings(hardware: str, rack_cooling: str) -> tuple[str, ...]:
-    """What a scenario's hardware key and rack cooling contradict in the catalogs."""
-    from econ.racks import cooling_warning  # the rack catalog loads only for air-cooled rows
-
-    found = (unknown_key_warning(hardware), cooling_warning(hardware, rack_cooling))
-    return tuple(w for w in found if w)
 
 
 def _in_file(exc: InputError, file: str | None) -> InputError:

@@ -228,14 +228,14 @@ def _cmd_validate(args) -> int:
             failed += 1
             print(f"error: {exc}", file=sys.stderr)
         else:
-            from econ.hardware import unknown_key_warning
+            from econ.racks import catalog_warnings
 
             defaults = scenario.default_sections
             note = f"; defaults for {', '.join(defaults)}" if defaults else ""
             print(f"{name}: ok ({scenario.name}, {scenario.horizon} months{note})")
-            unknown = unknown_key_warning(scenario.fleet.hardware)
-            if unknown:
-                print(f"warning [{scenario.name}]: {unknown}", file=sys.stderr)
+            for row in scenario.expand():  # the fleet and each vintage, as projected
+                for warning in catalog_warnings(row.fleet.hardware, row.facility.rack_cooling):
+                    print(f"warning [{row.name}]: {warning}", file=sys.stderr)
     return EXIT_INVALID if failed else EXIT_OK
 
 

@@ -2344,7 +2344,9 @@ def _why_no_debt(ctx, i, code: int) -> str:
     """Where a limit sized the loan to nothing: the reason, as financing.size_debt finds it."""
     if ctx["debt_usd"][i] > 0 or code not in (2, 3):
         return ""
-    if code == 3 and ctx["max_ltv"][i] > 0:
+    if code == 3 and ctx["max_ltv"][i] == 0:
+        return "no debt because financing.max_ltv is 0; "
+    if code == 3:
         if ctx["resale_collateral"][i]:
             return (
                 "no debt because the resale value reaches 0 while the loan would still be "
@@ -2352,8 +2354,8 @@ def _why_no_debt(ctx, i, code: int) -> str:
             )
         return (
             "no debt because the GPUs' book value reaches 0 while the loan would still be "
-            "outstanding (its term outlives the book life); a financing.debt_term_months within "
-            "the book life, or resale values as collateral (market.resale_*), allow debt; "
+            "outstanding (its term is longer than the book life); a financing.debt_term_months "
+            "within the book life, or resale values as collateral (market.resale_*), allow debt; "
         )
     if code == 2:
         return (

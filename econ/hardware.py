@@ -185,7 +185,8 @@ DEFAULT_KEY = "generic-gpu"
 
 
 def unknown_key_warning(key: str, path: str | Path | None = None) -> str | None:
-    """A warning where a scenario's fleet.hardware is not in the catalog, else None.
+    """A warning where a scenario's hardware key (fleet.hardware, or a vintage's) is not in the
+    catalog, else None.
 
     Such a key is allowed (a GPU of one's own, with throughput, power and prices given in the
     scenario), but a typo of a catalog key would otherwise pass unnoticed: the warning names
@@ -201,7 +202,7 @@ def unknown_key_warning(key: str, path: str | Path | None = None) -> str | None:
     near = difflib.get_close_matches(key, list(catalog), n=2, cutoff=0.6)
     hint = f" (did you mean {' or '.join(repr(k) for k in near)}?)" if near else ""
     return (
-        f"fleet.hardware {key!r} is not in the hardware catalog ({_catalog_path(path).name})"
+        f"hardware {key!r} is not in the hardware catalog ({_catalog_path(path).name})"
         f"{hint}; a key of one's own is allowed where the scenario gives throughput and power"
     )
 

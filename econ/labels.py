@@ -256,6 +256,15 @@ def counted(count, noun: str, plural: str | None = None) -> str:
     return f"{int(count):,} {word}"
 
 
+def short_number(value: float) -> str:
+    """A number in a plain table: 4 significant digits, and whole units with separators from
+    1,000 on (0.2609, 33.94, 5,631, 1,000 for 999.96), never in exponent form above 1,000."""
+    text = f"{value:.4g}"
+    if "e" not in text and abs(float(text)) < 1e3:
+        return text
+    return f"{value:,.0f}" if abs(value) >= 0.5 else text
+
+
 def column_label(name: str) -> str:
     """Short label of a monthly column ("Power"; USD columns carry the unit elsewhere)."""
     return COLUMNS.get(name, humanize(name.removesuffix("_usd")))
@@ -272,6 +281,7 @@ __all__ = [
     "SUMMARY_METRICS",
     "column_label",
     "counted",
+    "short_number",
     "humanize",
     "label_with_unit",
     "metric_kind",

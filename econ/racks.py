@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 import tomllib
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -76,8 +77,15 @@ _DEFINITIONS = ("chip_plus_host", "chip_only", "utility_meter")
 
 
 def load_racks(path: str | Path | None = None) -> RackCatalog:
-    """Read and check models/racks.toml (or `path`); errors name the file, key and field."""
-    path = Path(path) if path is not None else models_dir() / "racks.toml"
+    """Read and check models/racks.toml (or `path`); errors name the file, key and field.
+
+    Read once per path and process (as the hardware catalog): callers must not change it."""
+    return _load_racks(str(Path(path) if path is not None else models_dir() / "racks.toml"))
+
+
+@lru_cache(maxsize=8)
+def _load_racks(path: str) -> RackCatalog:
+    path = Path(path)
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError as exc:
@@ -111,6 +119,20 @@ def cooling_warning(hardware: str, rack_cooling: str, catalog: RackCatalog | Non
         f"({source}); set facility.rack_cooling = 'liquid' and a hall_cooling with facility "
         "water ('liquid', or 'air_retrofit_liquid' with its retrofit capex)"
     )
+
+
+def can_retrofit(rack_cooling: str, hall_cooling: str) -> bool:
+    """Whether a liquid retrofit applies: liquid-cooled racks in an air hall."""
+    return rack_cooling == "liquid" and hall_cooling == "air"
+
+
+def catalog_warnings(hardware: str, rack_cooling: str) -> tuple[str, ...]:
+    """What a scenario row's hardware key and rack cooling contradict in the catalogs: a key
+    outside the hardware catalog, an air-cooled rack the rack catalog says needs liquid."""
+    from econ.hardware import unknown_key_warning
+
+    found = (unknown_key_warning(hardware), cooling_warning(hardware, rack_cooling))
+    return tuple(w for w in found if w)
 
 
 def _rack(path: Path, key: str, row: dict) -> RackSpec:
@@ -203,7 +225,7 @@ def size(
     if systems_per_rack is not None:
         rack = with_systems_per_rack(rack, systems_per_rack)
     hall = cooling or rack.cooling
-    if retrofit_liquid and not (hall == "air" and rack.cooling == "liquid"):
+    if retrofit_liquid and not can_retrofit(rack.cooling, hall):
         raise InputError(
             f"a liquid retrofit applies to liquid-cooled racks in an air hall; {hardware} racks are "
             f"{rack.cooling}-cooled and the hall is {hall}-cooled"

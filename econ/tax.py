@@ -281,6 +281,8 @@ def _suffix_sums(blocks):
     """
     length = blocks.shape[-1]
     out = np.zeros(blocks.shape[:-1] + (length + 1,))
+    if length == 0:
+        return out
     out[..., length - 1] = blocks[..., length - 1]
     for j in range(length - 2, -1, -1):
         np.add(out[..., j + 1], blocks[..., j], out=out[..., j])

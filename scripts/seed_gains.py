@@ -247,7 +247,21 @@ def render(a: dict) -> str:
 
     # Findings that the prose states, computed rather than asserted.
     flips = [g for g in grid if v["base_npv_usd"][index[g]] < 0 <= v["gain_npv_usd"][index[g]]]
-    flip_deflations = sorted({g[2] for g in flips})
+    pairs = sorted({(g[2], g[1]) for g in flips})  # (deflation, cost of capital)
+    flip_cases = "; ".join(
+        f"{pct0(d)} deflation and {pct0(c)} cost of capital, with a life of "
+        + " or ".join(
+            ", ".join(str(g[0]) for g in sorted(flips) if (g[2], g[1]) == (d, c)).rsplit(", ", 1)
+        )
+        + " years"
+        for d, c in pairs
+    ) or "none"
+    if headline_key in flips:
+        seed_note = ""
+    elif v["base_npv_usd"][hi] >= 0:
+        seed_note = ": it earned its cost of capital without the gain"
+    else:
+        seed_note = f", still below {pct0(headline_key[1])}"
     share_of_capex = {
         d: [v["npv_usd_per_rack"][index[g]] / capex for g in grid if g[2] == d] for d in DEFLATIONS
     }
@@ -301,15 +315,13 @@ def render(a: dict) -> str:
         "flat prices every extra year of life adds to it; under steep deflation late tokens sell "
         "for too little for the life to matter.",
         f"2. **It decides whether the rack earns its cost of capital** in {len(flips)} of the 18 "
-        f"cases (those at {', '.join(pct0(d) for d in flip_deflations) or 'no'} deflation and "
-        f"{', '.join(pct0(c) for c in sorted({g[1] for g in flips})) or 'no'} cost of capital). "
+        f"cases ({flip_cases}). "
         f"The seed case ({headline_key[0]} years, {pct0(headline_key[2])} deflation, "
         f"{pct0(headline_key[1])} cost of capital) is "
         f"{'one of them' if headline_key in flips else 'not among them'}: NPV goes from "
         f"{k_usd(v['base_npv_usd'][hi])}k to {k_usd(v['gain_npv_usd'][hi], True)}k USD and "
         f"project IRR from {pct(v['base_irr_project_annual'][hi])} to "
-        f"{pct(v['gain_irr_project_annual'][hi])}"
-        f"{'' if headline_key in flips else ', still below ' + pct0(headline_key[1])}.",
+        f"{pct(v['gain_irr_project_annual'][hi])}{seed_note}.",
         f"3. **Cost per token falls {pct(-hv['lcot_change_share'], 1)}** in the seed case "
         f"({h.base['lcot_usd_per_mtok']:.4f} → {h.gain['lcot_usd_per_mtok']:.4f} USD per million "
         f"tokens): the depreciation clock does not care, so the same capital, power and space are "

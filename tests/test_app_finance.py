@@ -541,8 +541,13 @@ def test_warnings_read_in_labels_and_the_credit_ones_come_first():
         "(debt_sizing_constraint = 3); no debt because ..."
     )
     assert "debt_sizing_constraint" not in readable_warning(sized)
-    # dotted input paths are not summary keys
-    assert "market.resale_*" in readable_warning("x are null: no resale curve (market.resale_*)")
+    # dotted input paths are not summary keys (gpu_count is one; fleet.gpu_count an input)
+    assert "fleet.gpu_count" in readable_warning("x: set fleet.gpu_count lower")
+    assert readable_warning("judge it with npv_usd.") == "Judge it with NPV."  # a sentence's end
+    path_first = "facility.rack_cooling is 'air' but gb200-nvl72 racks are liquid-cooled"
+    assert readable_warning(path_first) == path_first  # not "Facility.rack_cooling"
+    no_debt = "binding constraint: ltv; no debt because ... (its term is longer than the book life)"
+    assert severe_first(["x", no_debt]) == ["x", no_debt]
     breach = "covenant breached in 23 months, first in month 40"
     assert severe_first([irr, breach, "no resale curve"]) == [breach, irr, "no resale curve"]
     calm = "first_breach_month is null: no covenant is breached"

@@ -33,7 +33,7 @@ def test_the_downloaded_toml_description_names_the_edited_fields(app: AppTest):
     note = description.removeprefix(base)
     assert note.strip() == (
         f"(Edited in the app on {today}: Financing › Debt share [%], Utilization › Share [%]; "
-        "the text before describes the saved values.)"
+        "the text before describes the values before these edits.)"
     )
     assert note in " ".join(c.value for c in app.sidebar.caption)  # the sidebar says it too
     # one edit undone: one field named; both undone: the base's description again
@@ -41,7 +41,7 @@ def test_the_downloaded_toml_description_names_the_edited_fields(app: AppTest):
     description = app.session_state[state.DATA]["description"]
     assert description == (
         f"{base} (Edited in the app on {today}: Financing › Debt share [%]; "
-        "the text before describes the saved values.)"
+        "the text before describes the values before these edits.)"
     )
     widget(app.sidebar.number_input, "Debt share of capex [%]").set_value(70.0).run()
     assert app.session_state[state.DATA]["description"] == base
@@ -60,7 +60,7 @@ def test_the_description_note_is_replaced_not_repeated():
     mark_description(data)
     assert data["description"] == (
         f"Seed. (Edited in the app on {today}: Utilization › Share [%]; "
-        "the text before describes the saved values.)"
+        "the text before describes the values before these edits.)"
     )
     old_style = {**data, "description": f"Seed. Edited in the app on {today}: Utilization."}
     mark_description(old_style)  # a note of the earlier form is replaced too

@@ -144,12 +144,22 @@ def test_a_typo_in_the_hardware_key_is_warned_of_by_validate_and_project(run, tm
     assert 'hardware = "gb200-nv72"' in typo.read_text()
     checked = run("validate", str(typo))
     assert checked.returncode == 0 and "ok" in checked.stdout
-    assert "fleet.hardware 'gb200-nv72' is not in the hardware catalog" in checked.stderr
+    assert "hardware 'gb200-nv72' is not in the hardware catalog" in checked.stderr
     assert "did you mean 'gb200-nvl72'" in checked.stderr
     projected = run("project", str(typo), "--format", "json")
     assert projected.returncode == 0
     warnings = json.loads(projected.stdout)["scenarios"][0]["summary"]["warnings"]
     assert any("'gb200-nv72' is not in the hardware catalog" in w for w in warnings)
+    vintage = tmp_path / "vintage.toml"  # a typo in a vintage is found too, by both
+    vintage.write_text(
+        SEED.read_text() + '\n[[vintages]]\nname = "next"\n[vintages.fleet]\nhardware = "gb300-nv72"\n'
+    )
+    checked = run("validate", str(vintage))
+    assert checked.returncode == 0, checked.stderr
+    assert "warning [deepseek-r1-gb200-nvl72/next]: hardware 'gb300-nv72'" in checked.stderr
+    warned = run("project", str(vintage), "--format", "json")
+    assert warned.returncode == 0, warned.stderr
+    assert "'gb300-nv72' is not in the hardware catalog" in warned.stdout
     plain = run("project", str(SEED), "--format", "json")
     assert not any(
         "hardware catalog" in w for w in json.loads(plain.stdout)["scenarios"][0]["summary"]["warnings"]

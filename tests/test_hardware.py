@@ -217,7 +217,7 @@ def test_a_hardware_key_outside_the_catalog_is_named_with_the_nearest_keys():
     from econ.hardware import DEFAULT_KEY, unknown_key_warning
 
     note = unknown_key_warning("gb200-nv72")
-    assert note.startswith("fleet.hardware 'gb200-nv72' is not in the hardware catalog")
+    assert note.startswith("hardware 'gb200-nv72' is not in the hardware catalog")
     assert "did you mean 'gb200-nvl72'" in note
     assert unknown_key_warning("my-own-asic-9000") is not None
     assert "did you mean" not in unknown_key_warning("my-own-asic-9000")

@@ -21,6 +21,7 @@ from econ.analysis.chunks import METADATA_KEY, to_arrow
 from econ.analysis.runner import RunResult
 from econ.export import csv_text
 from econ.files import Stream, WriteError, check_targets, write_files
+from econ.labels import short_number
 
 ROW_FORMATS = (".parquet", ".csv")
 
@@ -155,7 +156,5 @@ def _cell(value, fmt: str | None) -> str:
     if isinstance(value, float | np.floating):
         if fmt:
             return fmt.format(value)
-        if abs(value) >= 1e3:  # whole units with separators: 5,631 and 70,310 beside -102,283
-            return f"{value:,.0f}"
-        return f"{value:.4g}"
+        return short_number(value)  # 5,631 and 70,312 beside -102,283, not 7.031e+04
     return str(value)

@@ -19,7 +19,6 @@ The estimators are pure functions of model outputs, so they are tested on analyt
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -155,13 +154,16 @@ def morris_effects(
     effects = np.full((unit.shape[0], d), np.nan)
     rows = np.arange(unit.shape[0])[:, None]
     effects[rows, moved] = effect
-    # An input whose every effect is NaN (the output is null along all its moves, as an IRR
-    # that is not unique) gets NaN statistics: the intended result, not a console warning.
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        mu = np.nanmean(effects, axis=0)
-        mu_star = np.nanmean(np.abs(effects), axis=0)
-        sigma = np.nanstd(effects, axis=0, ddof=1)
+    # Over each input's finite effects; NaN where it has none (the output is null along all its
+    # moves, as an IRR that is not unique), and sigma NaN below two.
+    finite = np.isfinite(effects)
+    count = finite.sum(axis=0)
+    values = np.where(finite, effects, 0.0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mu = np.where(count > 0, values.sum(axis=0) / count, np.nan)
+        mu_star = np.where(count > 0, np.abs(values).sum(axis=0) / count, np.nan)
+        spread = np.where(finite, effects - mu, 0.0)
+        sigma = np.where(count > 1, np.sqrt((spread**2).sum(axis=0) / (count - 1)), np.nan)
     return mu, mu_star, sigma
 
 

@@ -435,7 +435,10 @@ def _cmd_sensitivity(args) -> int:
             shown = part.drop(columns="output")
             print(format_frame(shown, max_rows=200))
             if shown.select_dtypes("number").isna().to_numpy().any():
-                print(f"n/a: {name} is null at the points behind it (econ project says why)")
+                print(
+                    f"n/a: {name} has no value (null) at the sampled points behind that figure; "
+                    "econ project's warnings of such a scenario say why"
+                )
             print()
     return EXIT_OK
 

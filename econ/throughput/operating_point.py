@@ -314,11 +314,11 @@ def _frontier(points: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
             )
         mask = pareto_frontier(usable[USER_COLUMN], usable[GPU_COLUMN])
         frontier = usable[mask].sort_values(GPU_COLUMN, kind="stable")
-        if (~mask).sum() - missing.sum() > 0:
+        below = int((~mask).sum() - missing.sum())
+        if below > 0:
             warnings.append(
-                f"{counted((~mask).sum() - missing.sum(), 'measured point')} "
-                f"{'is' if (~mask).sum() - missing.sum() == 1 else 'are'} below the frontier "
-                "(another point is faster per user and per GPU) and not used"
+                f"{counted(below, 'measured point')} {'is' if below == 1 else 'are'} below the "
+                "frontier (another point is faster per user and per GPU) and not used"
             )
     else:
         warnings.append(

@@ -337,7 +337,9 @@ def table(data, rows: int | None = None, keep=(), where=None, **kwargs) -> None:
     """st.dataframe with sentence-case headers (fmt.header; the frame's own names stay, for code
     that reads them; names in `keep`, such as scenario names, as they are) and, given `rows`,
     tall enough to show that many rows without scrolling; in the container `where` if given."""
-    frame = getattr(data, "data", data)  # a pandas Styler's frame
+    from pandas.io.formats.style import Styler
+
+    frame = data.data if isinstance(data, Styler) else data
     config = {
         name: st.column_config.Column(header(name))
         for name in frame.columns

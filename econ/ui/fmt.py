@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from econ.labels import COLUMNS as COLUMNS
 from econ.labels import SUMMARY_METRICS, column_label, label_with_unit, metric_kind, summary_label
 from econ.labels import humanize as humanize
+from econ.labels import short_number as short_number
 
 MONEY_SCALES = {"USD": 1.0, "thousand USD": 1e3, "million USD": 1e6}
 """Display scales for money in charts and tables (the numbers themselves stay in USD)."""
@@ -60,7 +61,7 @@ def irr_note(name: str, summary: Mapping) -> str | None:
 
 _SUMMARY_KEY = re.compile(
     r"(?<![\w.])(" + "|".join(sorted(map(re.escape, SUMMARY_METRICS), key=len, reverse=True))
-    + r")(?![\w.])"
+    + r")(?!\w|\.\w)"
 )
 _SIZING_CODE = re.compile(r" \(debt_sizing_constraint = \d\)")
 
@@ -75,10 +76,13 @@ def readable_warning(text: str) -> str:
         return f"“{name}”" if "," in name else name
 
     text = _SUMMARY_KEY.sub(label, _SIZING_CODE.sub("", text))
+    first = text.split(" ", 1)[0]
+    if "." in first or "_" in first:  # an input's path ("facility.rack_cooling is ...") as it is
+        return text
     return text[:1].upper() + text[1:]
 
 
-SEVERE = ("covenant breached", "not covered", "outlives", "loses money")
+SEVERE = ("covenant breached", "debt service not covered", "the debt outlives the projection")
 """Words of the warnings a credit reader must see first (covenants, cover, unpaid debt)."""
 
 
@@ -103,9 +107,12 @@ def format_value(value, kind: str, money: str = "USD") -> str:
     """Text of a value: USD with thousands separators, $/M tokens to 4 decimals, percentages;
     never a negative zero ("-0.0%" of a tiny negative reads "0.0%")."""
     text = _format_value(value, kind, money)
-    if text.startswith("-") and not any(c in "123456789" for c in text.split("e")[0]):
-        return text[1:]
-    return text
+    return text[1:] if text.startswith("-") and _is_zero_text(text) else text
+
+
+def _is_zero_text(text: str) -> bool:
+    """Whether a formatted number shows zero ("0", "-0.0%", "0.0000"; not "2e-07")."""
+    return not any(c in "123456789" for c in text.split("e")[0])
 
 
 def _format_value(value, kind: str, money: str = "USD") -> str:
@@ -149,17 +156,12 @@ def format_change(value, kind: str, money: str = "USD") -> str:
         text = f"{value * 100:+.1f} pts"
         return text[1:] if text[1:].startswith("0.0 ") else text  # no sign on a zero change
     text = format_value(value, kind, money)
-    zero = not any(c in "123456789" for c in text.split("e")[0])
-    return f"+{text}" if value > 0 and not zero and not text.startswith("+") else text
+    return f"+{text}" if value > 0 and not _is_zero_text(text) else text
 
 
 def format_metric(name: str, summary: Mapping, money: str = "USD") -> str:
     """Text of one summary metric ("n/a" when the engine reports it as undefined)."""
     return format_value(summary.get(name), metric_kind(name), money)
-
-
-def _format_as(value, kind: str) -> str:
-    return format_value(value, kind)
 
 
 COLUMN_FORMATS = {
@@ -204,7 +206,7 @@ def readable(frame, money: str = "USD"):
             else:
                 formats[label] = COLUMN_FORMATS.get(text, number_format)
                 if "_usd_per_" in text:  # a rate in its unit, as the summary shows it
-                    formats[label] = functools.partial(_format_as, kind=metric_kind(text))
+                    formats[label] = functools.partial(format_value, kind=metric_kind(text))
     out = out.rename(columns=labels)
     return out.style.format(formats, na_rep="n/a")
 
@@ -217,13 +219,6 @@ def header(name) -> str:
     if re.fullmatch(r"[a-z][a-z ]*(\([A-Z]+\))?", text):
         return text[:1].upper() + text[1:]
     return text
-
-
-def short_number(value) -> str:
-    """An input value as a row or column heading: 4 significant digits, whole units with
-    separators from 1,000 on (0.2609, 70, 43,000)."""
-    number = float(value)
-    return f"{number:,.0f}" if abs(number) >= 1e3 else f"{number:.4g}"
 
 
 def number_format(value) -> str:

@@ -817,12 +817,15 @@ def mark_edited(path: str) -> None:
     mark_description(data)
 
 
+BEFORE_EDITS = "the text before describes the values before these edits."
+"""The end of the note that an edited scenario's description gets."""
 EDITED_NOTE = re.compile(r"\s*\(?Edited in the app on \d{4}-\d{2}-\d{2}: .*$", re.DOTALL)
 
 
 def mark_description(data: dict) -> None:
     """The description was written for the base's values: after an edit it says so and names
-    the edited fields ("... Edited in the app on DATE: Utilization › Share [%]."), from the
+    the edited fields ("... (Edited in the app on DATE: Utilization › Share [%]; the text before
+    describes the values before these edits.)"), from the
     [sources] entries marked as edited; with no edit left, the description is the user's again."""
     if not isinstance(data.get("description", ""), str):
         return
@@ -837,7 +840,7 @@ def mark_description(data: dict) -> None:
         fields = ", ".join(path_label(p) for p in edited)
         note = f"Edited in the app on {dt.date.today().isoformat()}: {fields}"
         # apart from the user's text, which describes the values before the edit
-        text = f"{text} ({note}; the text before describes the saved values.)" if text else f"{note}."
+        text = f"{text} ({note}; {BEFORE_EDITS})" if text else f"{note}."
     if text or "description" in data:
         data["description"] = text
 

@@ -133,20 +133,22 @@ def sizing(current, money: str) -> None:
     )
     rack_cooling = racks[chosen]["cooling"]
     hall = rack_cooling if cooling == "rack's own" else cooling
-    can_retrofit = rack_cooling == "liquid" and hall == "air"
+    from econ.racks import can_retrofit
+
+    retrofittable = can_retrofit(rack_cooling, hall)
     retrofit = st.toggle(
         "Retrofit liquid cooling in an air hall",
         key=common.keep("econ.size_retrofit", False),
-        disabled=not can_retrofit,
+        disabled=not retrofittable,
         help="Liquid-cooled racks in an air hall, at the rack catalog's liquid retrofit price"
         + (
             ""
-            if can_retrofit
+            if retrofittable
             else f" (for liquid-cooled racks in an air hall: {chosen} racks are "
             f"{rack_cooling}-cooled and the hall is {hall}-cooled)"
         ),
     )
-    retrofit = retrofit and can_retrofit
+    retrofit = retrofit and retrofittable
     if mw is None:
         st.error("Give the power budget in MW.", icon=":material/error:")
         return
