@@ -277,6 +277,9 @@ def test_the_liquid_retrofit_toggle_is_off_where_it_cannot_apply(app: AppTest):
     toggle.set_value(True).run()
     assert not app.exception and not errors(app), errors(app)
     assert not any("--retrofit-liquid" in e for e in errors(app))
+    shown = [w.value for w in app.warning]
+    assert any(w.startswith("The budget of 10 MW is read as IT (critical) load") for w in shown)
+    assert not any("--mw" in w or "--basis" in w for w in shown)  # no command-line flags
 
 
 # --- 12. wording ------------------------------------------------------------------------------------

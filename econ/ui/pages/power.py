@@ -5,13 +5,21 @@
 from __future__ import annotations
 
 import math
+import re
 
 import altair as alt
 import pandas as pd
 import streamlit as st
 
 from econ.ui import charts, common, compute, state
-from econ.ui.fmt import MONEY_SCALES, format_metric, format_value, metric_label, readable
+from econ.ui.fmt import (
+    MONEY_SCALES,
+    format_metric,
+    format_value,
+    metric_label,
+    readable,
+    readable_warning,
+)
 
 DENSITY_HINTS = ("_per_mw", "_per_rack", "_per_m2", "joules_per_token", "power_cost")
 
@@ -221,10 +229,9 @@ def sizing(current, money: str) -> None:
         f"{rack['cooling']}-cooled; PUE {result['pue']:g} ({result['pue_source']})."
     )
     for warning in result["warnings"]:
-        st.warning(
-            warning.replace("--mw", "the budget").replace("--basis utility", "utility meter"),
-            icon=":material/warning:",
-        )
+        text = re.sub(r"--mw (\S+)", r"the budget of \1 MW", warning)
+        text = text.replace("--basis utility", "the utility meter as the budget's basis")
+        st.warning(readable_warning(text), icon=":material/warning:")
     st.button(
         f"Use {result['gpus']:,} GPUs of {chosen} as the scenario's fleet",
         on_click=_apply_sizing,
