@@ -19,7 +19,6 @@ import numpy as np
 from pydantic import BaseModel
 
 from econ.errors import InputError
-from econ.racks import catalog_warnings
 from econ.scenario.depreciation_models import compile_policies
 from econ.scenario.financing_models import compile_tranches
 from econ.scenario.gain_models import compile_throughput
@@ -189,6 +188,8 @@ class ScenarioBatch:
                 )
             key = (row.fleet.hardware, row.facility.rack_cooling)
             if key not in hardware_warnings:
+                from econ.racks import catalog_warnings  # the catalogs load only here
+
                 hardware_warnings[key] = catalog_warnings(*key)
             history_warnings = (*hardware_warnings[key], *history_warnings)
             history_warnings = (*series_warnings[i], *history_warnings)

@@ -194,17 +194,29 @@ def unknown_key_warning(key: str, path: str | Path | None = None) -> str | None:
     """
     if key == DEFAULT_KEY:
         return None
-    catalog = load_hardware_catalog(path)
-    if key in catalog:
+    keys = _keys(str(_catalog_path(path)))
+    if key in keys:
         return None
     import difflib
 
-    near = difflib.get_close_matches(key, list(catalog), n=2, cutoff=0.6)
+    near = difflib.get_close_matches(key, keys, n=2, cutoff=0.6)
     hint = f" (did you mean {' or '.join(repr(k) for k in near)}?)" if near else ""
     return (
         f"hardware {key!r} is not in the hardware catalog ({_catalog_path(path).name})"
         f"{hint}; a key of one's own is allowed where the scenario gives throughput and power"
     )
+
+
+@lru_cache(maxsize=8)
+def _keys(path: str) -> list[str]:
+    """The catalog's keys, read without building its entries (a projection's check of its
+    hardware key should not cost the catalog's validation); an unreadable catalog has none."""
+    import tomllib
+
+    try:
+        return list(tomllib.loads(Path(path).read_text(encoding="utf-8")).get("hardware", {}))
+    except (OSError, tomllib.TOMLDecodeError):
+        return []
 
 
 def get_hardware(key: str, path: str | Path | None = None) -> Hardware:

@@ -225,3 +225,12 @@ def test_a_hardware_key_outside_the_catalog_is_named_with_the_nearest_keys():
     assert unknown_key_warning(DEFAULT_KEY) is None  # a scenario that names no hardware
     for key in load_hardware_catalog():
         assert unknown_key_warning(key) is None
+
+
+def test_the_key_check_reads_the_catalog_keys_and_an_unreadable_catalog_has_none(tmp_path):
+    from econ.hardware import unknown_key_warning
+
+    assert unknown_key_warning("gb200-nvl72") is None
+    broken = tmp_path / "hardware.toml"
+    broken.write_text("[hardware.x\n")
+    assert unknown_key_warning("x", broken).startswith("hardware 'x' is not in the hardware")
