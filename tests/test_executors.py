@@ -312,3 +312,23 @@ def test_cli_seed_and_size_errors(capsys):
     assert main([*base, "-n", "0"]) == 3
     assert main([*base[:2], "--dist", "utilization.share=normal(0.7,-1)"]) == 3
     assert "sd > 0" in capsys.readouterr().err
+
+
+def _state_machine_log_level() -> int:
+    import logging
+
+    return logging.getLogger("distributed.worker.state_machine").getEffectiveLevel()
+
+
+def test_our_local_workers_do_not_warn_of_tasks_cancelled_by_ctrl_c(dask_executor):
+    """A cancelled task's "ended with CancelledError" warning could reach the terminal after
+    Ctrl-C's one line, before close() quieted the workers; the local cluster's workers keep that
+    logger at ERROR from the start (and nothing else quieter)."""
+    import logging
+
+    levels = dask_executor._client.run(_state_machine_log_level)
+    assert len(levels) == 2 and set(levels.values()) == {logging.ERROR}
+    worker_log = dask_executor._client.run(
+        lambda: logging.getLogger("distributed.worker").getEffectiveLevel()
+    )
+    assert set(worker_log.values()) != {logging.CRITICAL}  # the workers' other logs still speak

@@ -218,6 +218,10 @@ class DaskExecutor(Executor):
                     host="127.0.0.1",
                 )
             self._client = distributed.Client(self._cluster, set_as_default=False)
+            # A task cancelled by Ctrl-C makes its worker warn "Async instruction ... ended with
+            # CancelledError"; close() quiets the workers first, but a worker can cancel before
+            # that reaches it. Only our own workers, and only that logger, from the start.
+            self._client.run(_quiet_cancellations)
         self._distributed = distributed
         self._interrupted = False
 
@@ -286,6 +290,10 @@ def _quiet_logger(name: str):
         yield
     finally:
         logger.setLevel(level)
+
+
+def _quiet_cancellations() -> None:
+    logging.getLogger("distributed.worker.state_machine").setLevel(logging.ERROR)
 
 
 def _silence_distributed_log() -> None:
