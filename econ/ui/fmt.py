@@ -154,7 +154,7 @@ def format_change(value, kind: str, money: str = "USD") -> str:
         return format_value(value, kind, money)
     if kind == "pct":
         text = f"{value * 100:+.1f} pts"
-        return text[1:] if text[1:].startswith("0.0 ") else text  # no sign on a zero change
+        return text[1:] if _is_zero_text(text) else text  # no sign on a zero change
     text = format_value(value, kind, money)
     return f"+{text}" if value > 0 and not _is_zero_text(text) else text
 
