@@ -241,3 +241,25 @@ def test_morris_effects_of_an_output_null_along_one_input_are_nan_without_warnin
         warnings.simplefilter("error")
         mu, mu_star, sigma = morris_effects(u, y, 2)
     assert np.isnan(mu[1]) and np.isnan(mu_star[1]) and np.isnan(sigma[1])
+
+
+def test_morris_statistics_equal_numpys_nan_statistics_where_effects_are_missing():
+    rng = np.random.default_rng(11)
+    u = morris_trajectories(3, 40, levels=4, seed=2)
+    y = np.sin(3 * u[:, 0]) + u[:, 1] * u[:, 2]
+    y[rng.random(len(y)) < 0.2] = np.nan  # outputs null at some points
+    mu, mu_star, sigma = morris_effects(u, y, 3)
+    # the same effects, by hand, and numpy's NaN-skipping statistics of them
+    grid = u.reshape(-1, 4, 3)
+    steps = np.diff(grid, axis=1)
+    moved = np.abs(steps).argmax(axis=2)
+    effect = np.diff(y.reshape(-1, 4), axis=1) / np.take_along_axis(steps, moved[..., None], 2)[..., 0]
+    table = np.full((40, 3), np.nan)
+    table[np.arange(40)[:, None], moved] = effect
+    np.testing.assert_allclose(mu, np.nanmean(table, axis=0), rtol=1e-12)
+    np.testing.assert_allclose(mu_star, np.nanmean(np.abs(table), axis=0), rtol=1e-12)
+    np.testing.assert_allclose(sigma, np.nanstd(table, axis=0, ddof=1), rtol=1e-12)
+    # one finite effect: its mean, and no spread
+    unit = np.array([[0.0], [0.5], [0.5], [0.0]])  # two trajectories of one input
+    mu, mu_star, sigma = morris_effects(unit, np.array([0.0, 1.0, np.nan, 0.0]), 1)
+    assert mu[0] == mu_star[0] == 2.0 and np.isnan(sigma[0])
