@@ -603,6 +603,17 @@ def test_fraction_fields_are_shown_as_percentages_and_units_come_from_descriptio
     assert fields_of(Scenario)[0].name == "name"
 
 
+def test_labels_give_the_unit_once():
+    # The unit in brackets unless the words already say it; percent as %.
+    assert find("depreciation.custom_percent").label == "Custom [%]"
+    assert find("fleet.racks").label == "Racks"
+    assert find("throughput.tokens_per_s_per_gpu").label == "Tokens per s per GPU"
+    assert find("power.kw_per_gpu").label == "kW per GPU"
+    assert find("capex.gpu_price_usd").label == "GPU price [USD/GPU]"
+    assert find("horizon_months").label == "Horizon [months]"
+    assert find("utilization.share").label == "Share [%]"
+
+
 def test_stored_path_label_names_the_unit_values_are_typed_in():
     # The Monte Carlo grid holds stored values (a share as 0.6): its labels say so, where the
     # form, which shows shares as percentages, says [%].

@@ -136,12 +136,20 @@ def unit_and_scale(name: str, kind: str, description: str) -> tuple[str, float]:
 
 
 def label_of(name: str, unit: str) -> str:
+    """The form's label: the field's name in words and its unit, the unit left out where the
+    words already say it ("Racks", "Tokens per s per GPU") and percent shown as %."""
     words = name.split("_")
     if "usd" in words[1:]:
         words = words[: words.index("usd", 1)]
     elif len(words) > 1 and words[-1] in ("months", "years", "annual", "kw", "mw", "m2", "s"):
         words = words[:-1]
+    if unit == "percent":
+        unit = "%"
+        words = words[:-1] if len(words) > 1 and words[-1] == "percent" else words
     text = humanize("_".join(words))
+    said = text.lower().replace(" per ", "/")
+    if unit and (said == unit.lower() or said.endswith(" " + unit.lower())):
+        return text
     return f"{text} [{unit}]" if unit else text
 
 
