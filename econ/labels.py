@@ -256,6 +256,15 @@ def counted(count, noun: str, plural: str | None = None) -> str:
     return f"{int(count):,} {word}"
 
 
+def duration(years: float) -> str:
+    """'6 weeks', '7 months', '4.3 years': a length of time in the unit that reads best."""
+    if years < 0.25:
+        return counted(max(round(years * 365.25 / 7), 1), "week")
+    if years < 2:
+        return counted(max(round(years * 12), 1), "month")
+    return f"{years:.1f} years"
+
+
 def short_number(value: float) -> str:
     """A number in a plain table: 4 significant digits, and whole units with separators from
     1,000 on (0.2609, 33.94, 5,631, 1,000 for 999.96), never in exponent form above 1,000."""

@@ -42,7 +42,7 @@ import numpy as np
 
 from econ.errors import InputError
 from econ.index_files import data_rows, decode, modified_stamp, read_text
-from econ.labels import counted
+from econ.labels import counted, duration
 
 COLUMNS = ("date", "series", "gpu", "term_months", "usd_per_gpu_hour", "source")
 """Columns of an index file, in order."""
@@ -336,6 +336,25 @@ def fit_decay(years, prices) -> DecayFit:
     return floor if ssr(floor) <= ssr(loglinear) * (1 + 1e-9) + 1e-300 else loglinear
 
 
+def extrapolation_caution(curve: Curve, until_years: float) -> str | None:
+    """Why a decay fitted to `curve` is weak ground where it is carried past the last point by
+    more than the points span (up to `until_years`, years since the first point), else None.
+
+    The band (exp(+/- z s)) is the scatter of the points about the fit; it leaves out the
+    uncertainty of the fitted rate k, whose effect on ln P grows with the distance from the
+    points, so a few weeks of points say little about prices years later.
+    """
+    ages = curve.years(curve.dates)
+    span, beyond = float(ages[-1] - ages[0]), float(until_years - ages[-1])
+    if beyond <= span:
+        return None
+    return (
+        f"the fit rests on {counted(len(curve.points), 'point')} over {duration(span)} and is "
+        f"carried {duration(beyond)} past them: its band is the points' scatter, not the "
+        "uncertainty of the decline rate, which so short a series cannot pin down"
+    )
+
+
 def _sigma(residuals: np.ndarray, parameters: int) -> float:
     dof = residuals.size - parameters
     return float(np.sqrt(np.sum(residuals**2) / dof)) if dof > 0 else float("nan")
@@ -505,6 +524,9 @@ def resolve_series(market, hardware: str, start_date: dt.date, horizon_months: i
             else ""
         )
         tail = f"extrapolated beyond {last.date} {how}{band}"
+        caution = None if fit is None else extrapolation_caution(curve, float(t[-1]))
+        if caution:
+            tail += f"; caution: {caution} (market.rental_decline_annual sets the decline instead)"
     else:
         tail = f"not extrapolated (the horizon ends before the last point, {last.date})"
     if own_months[0] > 1:
@@ -528,6 +550,7 @@ __all__ = [
     "catalog_path",
     "curves",
     "extend",
+    "extrapolation_caution",
     "extend_by_decline",
     "find_curve",
     "fit_decay",

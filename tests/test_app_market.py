@@ -237,6 +237,28 @@ def test_a_series_too_short_to_extend_needs_a_decline_said_in_the_apps_words():
     assert market["rental_series_term_months"] == 36
 
 
+def test_fitted_decays_carried_years_past_weeks_of_points_are_cautioned_once_per_wording():
+    at = market_page(H200.stem, GPU_HOUR_EDITS)
+    said = [c.value for c in at.caption if "Caution" in c.value]
+    assert len(said) == 1, said
+    cautions = re.findall(r"Caution, ([^:]+): the fit rests on 3 points over 6 weeks", said[0])
+    # the two CCIR on-demand H200 series fitted (3 points each) share one sentence
+    assert cautions and "CCIR/CRI-T1IF" in cautions[0] and "CCIR/CRI-T2IF" in cautions[0]
+
+
+def test_an_unset_decline_and_floor_show_empty_boxes_that_mean_none():
+    at = market_page(H200.stem, GPU_HOUR_EDITS)
+    decline = widget(at.number_input, "Decline beyond the last point [%/year]")
+    floor = widget(at.number_input, "Floor [USD/GPU-hour]")
+    assert decline.value is None and floor.value is None  # not a 0.00 the user did not give
+    assert decline.placeholder == "the fitted decay" and floor.placeholder == "none"
+    widget(at.selectbox, "Series, GPU and term").set_value(("CCIR/CRI-T1IF", "H200", 0)).run()
+    widget(at.button, "Use this series").click().run()
+    assert not errors(at), errors(at)
+    market = at.session_state[state.DATA]["market"]
+    assert market["rental_decline_annual"] == 0.0 and market["rental_floor_usd_per_gpu_hour"] == 0.0
+
+
 def test_a_series_term_the_index_lacks_is_an_error_naming_the_terms_it_has():
     edits = {"market": {**GPU_HOUR_EDITS["market"], "rental_usd_per_gpu_hour": 0.0,
                         "rental_series": "CCIR/CRI-T2IF", "rental_series_term_months": 12}}  # fmt: skip

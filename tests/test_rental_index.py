@@ -258,6 +258,56 @@ def test_market_show_a_term_not_in_the_series(capsys):
     assert "CCIR/CRI-T2IF" in capsys.readouterr().err
 
 
+def _curve(dates, prices=None):
+    points = tuple(
+        ri.IndexPoint(d, "Pub/Thin", "H200", 0, p, "test")
+        for d, p in zip(dates, prices or [4.0 - 0.1 * i for i in range(len(dates))])
+    )
+    return ri.Curve("Pub/Thin", "H200", 0, points)
+
+
+def test_a_fit_carried_past_its_points_further_than_they_span_gets_a_caution():
+    thin = _curve([dt.date(2026, 5, 13), dt.date(2026, 6, 3), dt.date(2026, 6, 24)])
+    span = (dt.date(2026, 6, 24) - dt.date(2026, 5, 13)).days / 365.25  # 42 days: 6 weeks
+    assert ri.extrapolation_caution(thin, 2 * span) is None  # carried as far as they span
+    said = ri.extrapolation_caution(thin, 2 * span + 1e-9)
+    assert "3 points over 6 weeks" in said and "carried 6 weeks past them" in said
+    assert "carried 3.9 years" in ri.extrapolation_caution(thin, span + 3.9)
+    # six years of quarterly points carried one year: no caution
+    long = _curve([dt.date(2020 + q // 4, 1 + 3 * (q % 4), 1) for q in range(24)])
+    assert ri.extrapolation_caution(long, float(long.years(long.dates)[-1]) + 1.0) is None
+
+
+@given(st.floats(0.001, 30.0))
+def test_duration_words_round_to_their_unit(years):
+    from econ.labels import duration
+
+    number, unit = duration(years).split(" ")
+    value = float(number.replace(",", ""))
+    assert value > 0
+    scale = {"week": 7 / 365.25, "weeks": 7 / 365.25, "month": 1 / 12, "months": 1 / 12}
+    if unit == "years":
+        assert years >= 2 and abs(value - years) <= 0.05 + 1e-9
+    else:
+        assert abs(value * scale[unit] - years) <= scale[unit] / 2 + 1e-9 or value == 1
+
+
+def test_a_scenario_priced_from_a_short_fitted_series_is_warned_a_given_decline_is_not():
+    overrides = [*MARKET, "market.contract_usd_per_gpu_hour=0", 'market.rental_series="CCIR/CRI-T2IF"',
+                 "market.rental_series_term_months=0"]  # fmt: skip
+    scenario = load_scenario(BASE, overrides)
+    found = ri.resolve_series(
+        scenario.market, scenario.fleet.hardware, scenario.start_date, scenario.horizon
+    )
+    assert "caution: the fit rests on 3 points over 6 weeks" in found.warning
+    assert "market.rental_decline_annual sets the decline instead" in found.warning
+    given_decline = load_scenario(BASE, [*overrides, "market.rental_decline_annual=0.3"])
+    found = ri.resolve_series(
+        given_decline.market, scenario.fleet.hardware, scenario.start_date, scenario.horizon
+    )
+    assert "caution" not in found.warning
+
+
 # --- a scenario priced from a series ------------------------------------------------------------
 
 

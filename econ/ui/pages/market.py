@@ -323,6 +323,20 @@ def chart_frames(shown, until: dt.date, band: bool):
     return pd.DataFrame(points), pd.DataFrame(fitted), pd.DataFrame(bands), fits
 
 
+def fit_cautions(shown, fits, until: dt.date) -> list[str]:
+    """Cautions for the fitted decays drawn further past their points than these span, one per
+    wording (series alike in points and span share one)."""
+    from econ.rental_index import extrapolation_caution
+
+    said: dict[str, list[str]] = {}
+    for key, fit in fits.items():
+        curve = shown[key]
+        caution = fit and extrapolation_caution(curve, float(curve.years([until])[0]))
+        if caution:
+            said.setdefault(caution, []).append(curve_label(key))
+    return [f"Caution, {'; '.join(labels)}: {caution}." for caution, labels in said.items()]
+
+
 def price_chart(points, fitted, bands, own):
     import altair as alt
     import pandas as pd
@@ -568,6 +582,13 @@ def _market_value(data: dict, name: str):
     return Market.model_fields[name].default if value is state.MISSING else value
 
 
+def _given(value, scale: float = 1.0) -> float | None:
+    """A number field's value as the page shows it, or None (an empty box) where it is unset or
+    0, which means "none" for the series' decline and floor."""
+    number = _number(value)
+    return number * scale if number else None
+
+
 def _number(value, default: float = 0.0) -> float:
     return (
         float(value) if isinstance(value, int | float) and not isinstance(value, bool) else default
@@ -626,19 +647,21 @@ def use_section(points) -> None:
         min_value=0.0,
         max_value=99.0,
         step=5.0,
-        key=common.keep(USE_DECLINE, _number(get("rental_decline_annual")) * 100),
-        help="0 = the fitted decay of the series; otherwise the premium over the floor falls "
-        "by this much a year after the series' last point (needed for a series of fewer than "
-        "3 points).",
+        placeholder="the fitted decay",
+        key=common.keep(USE_DECLINE, _given(get("rental_decline_annual"), 100.0)),
+        help="Empty (or 0) = the fitted decay of the series; otherwise the premium over the "
+        "floor falls by this much a year after the series' last point (needed for a series of "
+        "fewer than 3 points).",
     )
     floor = cols[2].number_input(
         "Floor [USD/GPU-hour]",
         min_value=0.0,
         step=0.1,
         format="%.2f",
-        key=common.keep(USE_FLOOR, _number(get("rental_floor_usd_per_gpu_hour"))),
+        placeholder="none",
+        key=common.keep(USE_FLOOR, _given(get("rental_floor_usd_per_gpu_hour"))),
         help="What the price declines towards (with a decline above 0), e.g. the hourly cost "
-        "of ownership; at or below the series' last price.",
+        "of ownership; at or below the series' last price. Empty (or 0): no floor.",
     )
     contract_price = _number(get("contract_usd_per_gpu_hour"))
     first = False
@@ -648,10 +671,8 @@ def use_section(points) -> None:
             f"{contract_price:,.2f} USD/GPU-hour)",
             key=common.keep(USE_FIRST, False),
         )
-    if decline is None or floor is None:
-        st.error("Give the decline and the floor (0 for none).", icon=":material/error:")
-        return
-    candidate = _candidate(data, key, gpu_default, decline / 100.0, floor, first)
+    decline, floor = (decline or 0.0) / 100.0, floor or 0.0  # empty: fitted decay, no floor
+    candidate = _candidate(data, key, gpu_default, decline, floor, first)
     try:
         warning = series_check(state.toml_text(candidate))
     except Exception as exc:  # noqa: BLE001 - the reason is shown, the scenario is kept
@@ -759,6 +780,8 @@ def render() -> None:
         unfitted = [curve_label(k) for k, f in fits.items() if f is None]
         if band and unfitted:
             notes.append("Too few points to fit a decay (3 needed): " + "; ".join(unfitted) + ".")
+        if band and len(fitted):
+            notes.extend(fit_cautions(shown, fits, until))
         if scenario is not None and wanted:
             notes.append(scenario_caption(scenario, wanted))
         st.caption(" ".join(notes))
