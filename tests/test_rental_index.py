@@ -245,7 +245,9 @@ def test_market_show_fit_and_montecarlo_suggestion(tmp_path, capsys):
     assert out["fit"]["rate_annual"] == pytest.approx(0.9, rel=1e-6)
     assert "rental_series_band_sigmas" in out["fit"]["montecarlo_dist"]
     assert main(["market", "show", "Pub/Idx", "--index", str(path)]) == 0
-    assert "--dist market.rental_series_band_sigmas=" in capsys.readouterr().out
+    text = capsys.readouterr().out
+    assert "--dist market.rental_series_band_sigmas=" in text
+    assert "the points span 16 months; carried further than that past 2026-05-01" in text
 
 
 def test_market_show_a_term_not_in_the_series(capsys):

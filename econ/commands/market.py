@@ -155,8 +155,10 @@ def _pick(values: list, given, what: str, series: str):
 
 def cmd_show(args) -> int:
     from econ import strict_json
+    from econ.labels import duration
     from econ.rental_index import (
         BAND_Z,
+        DAYS_PER_YEAR,
         RentalIndexError,
         curves,
         find_curve,
@@ -226,6 +228,12 @@ def cmd_show(args) -> int:
     print(
         f"error band beyond the last point (5th-95th percentile, z = {BAND_Z:.3f}): "
         f"x{band['low']:.4f} to x{band['high']:.4f} of the extrapolated price"
+    )
+    span_days = (curve.points[-1].date - curve.points[0].date).days
+    print(
+        f"caution:         the points span {duration(span_days / DAYS_PER_YEAR)}; carried "
+        f"further than that past {curve.points[-1].date}, the band leaves out the uncertainty "
+        "of the decline rate (scenario warnings say when)"
     )
     print("Monte Carlo:     --dist market.rental_series_band_sigmas=normal(0, 1, low=-4, high=4)")
     return 0
