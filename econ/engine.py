@@ -2360,7 +2360,8 @@ def _why_no_debt(ctx, i, code: int) -> str:
     if code == 2:
         return (
             "no debt because the cash flow available for debt service is 0 or negative in a "
-            "month with debt service due; "
+            "month with debt service due (for a sculpted loan: in every month of the term, so "
+            "nothing would repay it); "
         )
     return ""
 

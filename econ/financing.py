@@ -722,7 +722,9 @@ def size_debt(
     - the gearing cap D_cap (financing.debt_share x capex).
 
     D = min(D_cap, D_dscr, D_ltv), and the binding constraint is the one that gives D (ties go to
-    the cap, then DSCR). Rows with DSCR* NaN are not sized by DSCR, LTV_max NaN not by LTV.
+    the cap, then DSCR). Rows with DSCR* NaN are not sized by DSCR, LTV_max NaN not by LTV. A
+    schedule with no month of service (s = 0 throughout: a loan sculpted to a cash flow never
+    positive over the term) would never be repaid, so D_dscr = 0 there, DSCR* given or not.
 
     Parameters
     ----------
@@ -761,6 +763,9 @@ def size_debt(
         )
     d_dscr = np.maximum(np.minimum(by_month, by_window).min(axis=1, initial=np.inf), 0.0)
     d_dscr = np.where(np.isnan(target[:, 0]), np.inf, d_dscr)
+    # A schedule with no service at all (sculpted to a cash flow that is never positive over
+    # the term) would never repay the loan: it carries none.
+    d_dscr = np.where(owed.any(axis=1), d_dscr, 0.0)
     d_ltv = np.full(n, np.inf)
     if value_usd is not None and max_ltv is not None:
         ltv = np.broadcast_to(np.asarray(max_ltv, dtype=float), (n,))[:, None]

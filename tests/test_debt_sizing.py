@@ -177,6 +177,19 @@ def test_negative_cfads_in_a_level_payment_month_allows_no_debt():
     assert debt[0] == 0.0 and SIZING_CONSTRAINTS[code[0]] == "dscr"
 
 
+def test_a_sculpted_schedule_with_no_service_carries_no_debt():
+    # CFADS never positive over the term: sculpting has nothing to shape the service to
+    cfads = np.r_[0.0, np.full(12, -50.0)][None, :]
+    sculpt = sculpted_schedule(cfads, np.array([0.01]), np.array([12]))
+    assert not sculpt["service_per_usd"].any()
+    for target in (1.3, np.nan):  # sized to a DSCR or not, the loan would never be repaid
+        debt, code = size_debt(
+            cfads, sculpt["service_per_usd"], sculpt["balance_per_usd"], np.array([target]),
+            np.array([1e6]),
+        )  # fmt: skip
+        assert debt[0] == 0.0 and SIZING_CONSTRAINTS[code[0]] == "dscr"
+
+
 # ---- the engine ------------------------------------------------------------------------------
 
 
@@ -217,6 +230,21 @@ def test_engine_sculpted_seed_debt_and_cover():
     # principal + interest = debt service; the principal repaid sums to the debt
     assert monthly["principal_usd"].sum() == pytest.approx(summary["debt_usd_total"], rel=1e-9)
     assert any("binding constraint" in w for w in summary["warnings"])
+
+
+def test_sculpted_seed_debt_falls_to_zero_as_the_token_price_falls_and_is_then_owed_by_no_one():
+    # Found by review: at a price where CFADS is never positive the full cap was lent, with a
+    # zero balance and no service (2.47M to the equity, never repaid).
+    prices = np.array([0.03, 0.05, 0.09, 0.12, 0.2, 0.3261])
+    batch = ScenarioBatch.repeat(_seed(), prices.size, {"market.price_usd_per_mtok": prices})
+    result = project(batch)
+    debt = result.summary["debt_usd"].to_numpy()
+    assert debt[0] == 0.0 and debt[1] == 0.0 and (np.diff(debt) >= 0).all() and debt[-1] > 0
+    monthly = result.monthly.xs(batch.names[1], level="scenario")
+    assert monthly["cash_flow_equity_usd"].iloc[0] == -monthly["capex_usd"].iloc[0]
+    assert (monthly["debt_balance_usd"] == 0).all() and (monthly["principal_usd"] == 0).all()
+    said = result.summary["warnings"].iloc[1]
+    assert any("in every month of the term, so nothing would repay it" in w for w in said)
 
 
 def test_engine_ltv_cap_binds_at_the_purchase_month():
