@@ -1573,7 +1573,7 @@ def _monthly_lines(ledger: _Ledger) -> dict[str, np.ndarray]:
             debt["balance_usd"],
             _or_book(
                 ledger.market_collateral,
-                ledger.capex_total[:, None] + cumsum_months(capitalized - ledger.consumed),
+                cumsum_months(ledger.capex + capitalized - ledger.consumed),  # paid so far
             ),
         )[0],
         "covenant_breach": (coverage["dscr_breach"] | coverage["llcr_breach"]).astype(float),

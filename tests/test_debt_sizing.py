@@ -463,3 +463,18 @@ def test_a_loan_that_outlives_the_book_life_gets_no_debt_and_the_warning_says_wh
     ).summary.iloc[0]
     assert fitted["debt_usd"] > 0
     assert not any("no debt because" in w for w in fitted["warnings"])
+
+
+def test_the_ltv_line_counts_a_later_vintage_from_its_purchase_month():
+    # Found by review: month 0 divided the loan by all the capex of the horizon (the GB300s
+    # bought in month 18 included): 0.093 where the balance over the H200s' cost is 0.162.
+    monthly = project(load_scenario(REFRESH)).monthly
+    book = (
+        monthly["capex_usd"] + monthly["capitalized_interest_usd"] - monthly["depreciation_usd"]
+        - monthly["impairment_usd"]
+    ).cumsum()  # fmt: skip
+    balance = monthly["debt_balance_usd"]
+    assert monthly["capex_usd"].iloc[18] > 0  # the second generation's purchase
+    assert monthly["ltv"].iloc[0] == pytest.approx(balance.iloc[0] / monthly["capex_usd"].iloc[0])
+    has = book > 0
+    np.testing.assert_allclose(monthly["ltv"][has], (balance / book)[has], rtol=1e-12)
