@@ -1606,6 +1606,9 @@ def _warning_source(b, ledger: _Ledger, metrics, facts, fleet: _Fleet, costs: _C
     }
     settled = stack.lines["settlement_usd"].sum(axis=1)
     flags["debt_settled_at_end"] = settled > 0.005
+    deferred = stack.lines.get("deferred_interest_usd")
+    deferred_months = np.zeros(b.n, int) if deferred is None else (deferred > 0.005).sum(axis=1)
+    flags["interest_deferred"] = deferred_months > 0
     sized = stack.metrics.get("debt_sizing_constraint")
     first = np.flatnonzero(fleet.first_row)
     flags["debt_sized"] = (
@@ -1644,6 +1647,8 @@ def _warning_source(b, ledger: _Ledger, metrics, facts, fleet: _Fleet, costs: _C
         "nameplate_kw": costs.nameplate_kw,
         "joules_per_token": b["power.measured_joules_per_token"],
         "settled_at_end": settled,
+        "deferred": _deferred_interest(deferred, flags["interest_deferred"], ledger),
+        "deferred_months": deferred_months,
         "irr_falling": {side: irr[side]["falling"] for side in irr},
         "irr_several": {side: irr[side]["several_sign_changes"] for side in irr},
         "sizing_constraint": sized,
@@ -1686,6 +1691,18 @@ def _warning_source(b, ledger: _Ledger, metrics, facts, fleet: _Fleet, costs: _C
         return out
 
     return warnings
+
+
+def _deferred_interest(deferred, flagged, ledger: _Ledger) -> dict[int, tuple]:
+    """Per scenario whose sculpted service leaves interest unpaid: the interest added to the loan
+    [USD], the first such month, and the lowest interest cover CFADS / interest in those months."""
+    out = {}
+    for i in np.flatnonzero(flagged):
+        months = np.flatnonzero(deferred[i] > 0.005)
+        cfads = ledger.ebitda[i, months] - ledger.income_tax[i, months]
+        cover = cfads / ledger.stack.lines["interest_expense_usd"][i, months]
+        out[int(i)] = (float(deferred[i].sum()), int(months[0]), float(cover.min()))
+    return out
 
 
 FACILITY_INPUTS = (
@@ -1983,29 +2000,34 @@ def _single_loan(b, first, horizon, months, capex_usd, tax_rate, discount_annual
         interest, scheduled, balance, settlement = level_payment_schedule(
             debt_usd, rate_monthly, term, months, last_month=horizon
         )
+        paid = interest
     if sculpted.any():
         service = debt_usd[:, None] * sculpt["service_per_usd"]
         sculpted_balance = debt_usd[:, None] * sculpt["balance_per_usd"]
         opening = np.concatenate([debt_usd[:, None], sculpted_balance[:, :-1]], axis=1)
         sculpted_interest = np.where(months[None, :] >= 1, opening * rate_monthly[:, None], 0.0)
+        # Interest the service does not cover is added to the balance (deferred), not paid.
+        sculpted_paid = np.minimum(sculpted_interest, service)
         if sculpted.all():
-            interest, scheduled = sculpted_interest, service - sculpted_interest
+            interest, paid, scheduled = sculpted_interest, sculpted_paid, service - sculpted_paid
             balance, settlement = sculpted_balance, np.zeros_like(sculpted_balance)
         else:
             rows = sculpted[:, None]
             interest = np.where(rows, sculpted_interest, interest)
-            scheduled = np.where(rows, service - sculpted_interest, scheduled)
+            paid = np.where(rows, sculpted_paid, paid)
+            scheduled = np.where(rows, service - sculpted_paid, scheduled)
             balance = np.where(rows, sculpted_balance, balance)
             settlement = np.where(rows, 0.0, settlement)
     principal = scheduled + settlement
-    financing = -(interest + principal)
+    financing = -(paid + principal)
     financing[:, 0] += debt_usd  # drawn in month 0
     lines = {
         "interest_expense_usd": interest,
-        "cash_interest_usd": interest,
+        "cash_interest_usd": paid,
+        "deferred_interest_usd": interest - paid,
         "principal_usd": principal,
         "settlement_usd": settlement,
-        "debt_service_usd": interest + scheduled,
+        "debt_service_usd": paid + scheduled,
         "balance_usd": balance,
         "financing_cash_flow_usd": financing,
     }
@@ -2268,6 +2290,19 @@ def _warnings(flags, ctx, n) -> list[list[str]]:
             "the last month"
         ),
         "debt_sized": lambda i: _sizing_message(ctx, i),
+        "interest_deferred": lambda i: (
+            "the sculpted debt service falls short of the interest due in "
+            f"{_months(ctx['deferred_months'][i])} (first in month {ctx['deferred'][i][1]}): "
+            f"{ctx['deferred'][i][0]:,.0f} USD of interest is added to the loan rather than "
+            "paid; "
+            + (
+                "the DSCR counts the service paid, so interest cover (CFADS / interest) is as "
+                f"low as {ctx['deferred'][i][2]:.2f}x"
+                if ctx["deferred"][i][2] >= 0
+                else "the cash flow available for debt service is negative in some of those "
+                "months (the DSCR, counting the service paid, does not show it)"
+            )
+        ),
         "dscr_below_1": lambda i: (
             f"debt service not covered in {_months(ctx['months_below_1'][i])} "
             f"(min DSCR {ctx['min_dscr'][i]:.2f})"
