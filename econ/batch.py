@@ -19,6 +19,7 @@ import numpy as np
 from pydantic import BaseModel
 
 from econ.errors import InputError
+from econ.financing import balance_schedule_table
 from econ.scenario.depreciation_models import compile_policies
 from econ.scenario.financing_models import compile_tranches
 from econ.scenario.gain_models import compile_throughput
@@ -157,6 +158,9 @@ class ScenarioBatch:
         resale_warnings = _resale_tables(rows, items, row_scenario, market)
         series_warnings = [(*a, *b) for a, b in zip(series_warnings, resale_warnings, strict=True)]
         extras = {
+            "financing.balance_schedule": balance_schedule_table(
+                [row.financing.balance_schedule for row in rows]
+            ),
             **compile_payments([row.capex for row in rows]),
             **compile_policies([row.depreciation for row in rows]),
             **{f"throughput.{k}": v for k, v in throughput.items()},
@@ -376,6 +380,8 @@ def _input_ratio(row: Scenario, resolved, columns, i: int) -> tuple[str, ...]:
             "expected the input tokens served per output token"
         )
     return ()
+
+
 RESALE_BAND_PATH = "market.resale_band"
 
 RESALE_TABLE_KEYS = (

@@ -1209,9 +1209,7 @@ def _ledger(b: ScenarioBatch, months, lines, site, to: _Scenarios, capex_row, bu
         built is not None,
         market_collateral,
     )
-    stack = _finance(
-        b, to.first, horizon, months, capex, tax_rate, discount_annual, built, sizing
-    )
+    stack = _finance(b, to.first, horizon, months, capex, tax_rate, discount_annual, built, sizing)
     interest = stack.lines["interest_expense_usd"]
     income_tax, current_tax, deferred, consumed, net_income = _tax(
         ebitda,
@@ -1668,10 +1666,16 @@ def _warning_source(b, ledger: _Ledger, metrics, facts, fleet: _Fleet, costs: _C
     # not keep the chunk's ledger alive (a batch of many chunks would hold every one of them).
     irr_rows = {}
     for side, flagged, flows in (
-        ("project", flags["no_irr_project"] | flags["irr_project_not_unique"],
-         ledger.cash_flow_project),
-        ("equity", flags["no_irr_equity"] | flags["irr_equity_not_unique"],
-         ledger.cash_flow_equity),
+        (
+            "project",
+            flags["no_irr_project"] | flags["irr_project_not_unique"],
+            ledger.cash_flow_project,
+        ),
+        (
+            "equity",
+            flags["no_irr_equity"] | flags["irr_equity_not_unique"],
+            ledger.cash_flow_equity,
+        ),
     ):
         rows = np.flatnonzero(flagged)
         irr_rows[side] = (rows, flows[rows])
@@ -1772,9 +1776,7 @@ def _method_params(b: ScenarioBatch, path: str, side: str) -> dict[str, np.ndarr
     return params
 
 
-def _finance(
-    b, first, horizon, months, capex, tax_rate, discount_annual, built=None, sizing=None
-):
+def _finance(b, first, horizon, months, capex, tax_rate, discount_annual, built=None, sizing=None):
     """The capital stack's schedules: the general stack, or the closed form of its common case.
 
     With a construction period (`built`, econ.construction) the debt_share loan is the
@@ -1792,11 +1794,12 @@ def _finance(
         return _single_loan(
             b, first, horizon, months, capex[:, 0], tax_rate, discount_annual, sizing
         )
-    sculpted = np.zeros(len(first), bool) if sizing is None else sizing.sculpted
+    sculpted = np.zeros(len(first), bool) if sizing is None else sizing.shaped
     if np.any(sculpted & np.any(capex[:, 1:], axis=1)):
         row = int(np.flatnonzero(sculpted & np.any(capex[:, 1:], axis=1))[0])
+        name = REPAYMENT_NAMES[int(b["financing.repayment"][first][row])]
         raise InputError(
-            f"scenario '{b.names[row]}': financing.repayment = 'sculpted' needs all capex paid in "
+            f"scenario '{b.names[row]}': financing.repayment = '{name}' needs all capex paid in "
             "month 0 (one draw); this scenario buys GPUs later (vintages or a deployment "
             "schedule): use repayment = 'level_payment' with size_to_min_dscr"
         )
@@ -1884,7 +1887,7 @@ class _DebtSizing:
 
     min_dscr: np.ndarray  # target minimum DSCR [x], NaN: not sized by DSCR
     max_ltv: np.ndarray  # [fraction], NaN: no cap
-    sculpted: np.ndarray  # bool: debt_share's loan sculpted to CFADS
+    shaped: np.ndarray  # bool: debt_share's loan sculpted to CFADS or on a balance schedule
     test_months: int  # the DSCR covenant's trailing window
     cfads: np.ndarray  # CFADS before financing: EBITDA - tax on income before interest [USD]
     value: np.ndarray  # the GPUs' (and site's) book value at month end [USD]
@@ -1894,7 +1897,7 @@ class _DebtSizing:
         return _DebtSizing(
             self.min_dscr[rows],
             self.max_ltv[rows],
-            self.sculpted[rows],
+            self.shaped[rows],
             self.test_months,
             self.cfads[rows],
             self.value[rows],
@@ -1926,14 +1929,15 @@ def _sizing(
     """
     min_dscr = b["financing.size_to_min_dscr"][first]
     max_ltv = b["financing.max_ltv"][first]
-    sculpted = b["financing.repayment"][first] == 1
-    if np.isnan(min_dscr).all() and np.isnan(max_ltv).all() and not sculpted.any():
+    shaped = np.isin(b["financing.repayment"][first], (1, 2))  # sculpted, balance_schedule
+    if np.isnan(min_dscr).all() and np.isnan(max_ltv).all() and not shaped.any():
         return None
     if construction:
-        row = int(np.flatnonzero(~np.isnan(min_dscr) | ~np.isnan(max_ltv) | sculpted)[0])
+        row = int(np.flatnonzero(~np.isnan(min_dscr) | ~np.isnan(max_ltv) | shaped)[0])
         raise InputError(
             f"scenario '{b.names[row]}': debt sizing (financing.size_to_min_dscr, max_ltv or "
-            "repayment = 'sculpted') is not available with a construction period "
+            "repayment = 'sculpted' or 'balance_schedule') is not available with a "
+            "construction period "
             "(fleet.service_start_month or capex.payments) yet; give the debt as "
             "financing.debt_share with level payments"
         )
@@ -1945,7 +1949,7 @@ def _sizing(
     return _DebtSizing(
         min_dscr=min_dscr,
         max_ltv=max_ltv,
-        sculpted=sculpted,
+        shaped=shaped,
         test_months=int(np.max(b["financing.covenants.test_months"])),
         cfads=cashflow.cash_flow_available_for_debt_service_usd(ebitda, income_tax),
         value=_or_book(market_collateral, cumsum_months(capex - book_depreciation - impairment)),
@@ -1973,6 +1977,9 @@ def _market_collateral(b, first, capex, book_depreciation, impairment, lines):
     return np.where(has[:, None], book - gpus_book + lines["resale_collateral_usd"], np.nan)
 
 
+REPAYMENT_NAMES = ("level_payment", "sculpted", "balance_schedule")
+"""financing.repayment by its batch code."""
+
 FAST_SINGLE_LOAN = True
 """Use the closed form for a single debt_share loan drawn in month 0 (tests switch it off)."""
 
@@ -1983,42 +1990,52 @@ def _only_month_zero_capex(capex) -> bool:
 
 def _single_loan(b, first, horizon, months, capex_usd, tax_rate, discount_annual, sizing=None):
     """financing.debt_share's loan drawn in month 0: level payments over debt_term_months, the
-    balance left repaid in the last month, or payments sculpted to CFADS over the term within the
-    horizon; sized by `sizing` where given. The StackSchedule lines and metrics the engine reads."""
+    balance left repaid in the last month; payments sculpted to CFADS over the term within the
+    horizon; or the balances of financing.balance_schedule. Sized by `sizing` where given. The
+    StackSchedule lines and metrics the engine reads."""
     share = b["financing.debt_share"][first]
     rate = b["financing.debt_rate_annual"][first]
     effective = b["financing.debt_rate_quote"][first] == 1
     rate_monthly = np.where(effective, monthly_rate(rate), nominal_monthly_rate(rate))
     term = b["financing.debt_term_months"][first]
     debt_usd = share * capex_usd
+    repayment = b["financing.repayment"][first]  # 1 sculpted, 2 balance_schedule: _sizing's rows
+    scheduled = repayment == 2
+    per_usd = None  # the balance-schedule loan per USD drawn
+    if scheduled.any():
+        per_usd = financing_mod.scheduled_balance_loan(
+            b.extras["financing.balance_schedule"][first], rate_monthly, months, horizon
+        )
     if sizing is not None:
         debt_usd, constraint, sculpt = _size_single_loan(
-            sizing, debt_usd, rate_monthly, term, horizon, months
+            sizing, debt_usd, rate_monthly, term, horizon, months, repayment, per_usd
         )
-    sculpted = np.zeros(len(debt_usd), bool) if sizing is None else sizing.sculpted
-    if not sculpted.all():  # (the level schedule of rows sculpted would be thrown away)
-        interest, scheduled, balance, settlement = level_payment_schedule(
+    parts = []  # (rows, (interest, paid, scheduled principal, balance, settlement)) in USD
+    level = ~np.isin(repayment, (1, 2))
+    if level.any():  # (the level schedule of the other rows would be thrown away)
+        interest, principal, balance, settlement = level_payment_schedule(
             debt_usd, rate_monthly, term, months, last_month=horizon
         )
-        paid = interest
-    if sculpted.any():
+        parts.append((level, (interest, interest, principal, balance, settlement)))
+    if (repayment == 1).any():
         service = debt_usd[:, None] * sculpt["service_per_usd"]
         sculpted_balance = debt_usd[:, None] * sculpt["balance_per_usd"]
         opening = np.concatenate([debt_usd[:, None], sculpted_balance[:, :-1]], axis=1)
-        sculpted_interest = np.where(months[None, :] >= 1, opening * rate_monthly[:, None], 0.0)
+        interest = np.where(months[None, :] >= 1, opening * rate_monthly[:, None], 0.0)
         # Interest the service does not cover is added to the balance (deferred), not paid.
-        sculpted_paid = np.minimum(sculpted_interest, service)
-        if sculpted.all():
-            interest, paid, scheduled = sculpted_interest, sculpted_paid, service - sculpted_paid
-            balance, settlement = sculpted_balance, np.zeros_like(sculpted_balance)
-        else:
-            rows = sculpted[:, None]
-            interest = np.where(rows, sculpted_interest, interest)
-            paid = np.where(rows, sculpted_paid, paid)
-            scheduled = np.where(rows, service - sculpted_paid, scheduled)
-            balance = np.where(rows, sculpted_balance, balance)
-            settlement = np.where(rows, 0.0, settlement)
-    principal = scheduled + settlement
+        paid = np.minimum(interest, service)
+        no_settlement = np.zeros_like(sculpted_balance)
+        parts.append(
+            (repayment == 1, (interest, paid, service - paid, sculpted_balance, no_settlement))
+        )
+    if per_usd is not None:
+        usd = {k: debt_usd[:, None] * v for k, v in per_usd.items()}
+        lines = ("interest", "paid", "principal", "balance", "settlement")
+        parts.append((scheduled, tuple(usd[k] for k in lines)))
+    interest, paid, scheduled_principal, balance, settlement = (
+        parts[0][1] if len(parts) == 1 else _by_rows(parts)
+    )
+    principal = scheduled_principal + settlement
     financing = -(paid + principal)
     financing[:, 0] += debt_usd  # drawn in month 0
     lines = {
@@ -2027,7 +2044,7 @@ def _single_loan(b, first, horizon, months, capex_usd, tax_rate, discount_annual
         "deferred_interest_usd": interest - paid,
         "principal_usd": principal,
         "settlement_usd": settlement,
-        "debt_service_usd": paid + scheduled,
+        "debt_service_usd": paid + scheduled_principal,
         "balance_usd": balance,
         "financing_cash_flow_usd": financing,
     }
@@ -2035,6 +2052,15 @@ def _single_loan(b, first, horizon, months, capex_usd, tax_rate, discount_annual
     if sizing is not None:
         metrics["debt_sizing_constraint"] = constraint
     return capital_mod.StackSchedule(lines=lines, tranches={}, metrics=metrics)
+
+
+def _by_rows(parts):
+    """Lines of loans of several kinds, each kind's rows taken from its own lines."""
+    out = [np.zeros_like(line) for line in parts[0][1]]
+    for rows, lines in parts:
+        for target, line in zip(out, lines, strict=True):
+            target[rows] = line[rows]
+    return tuple(out)
 
 
 def _loan_metrics(debt_usd, rate_monthly, capex_usd, tax_rate, discount_annual):
@@ -2073,22 +2099,24 @@ def _built_loan(b, built: construction.ConstructionLoan, capex, tax_rate, discou
     return capital_mod.StackSchedule(lines=lines, tranches={}, metrics=metrics)
 
 
-def _size_single_loan(sizing, cap_usd, rate_monthly, term, horizon, months):
-    """debt_share's loan sized to the DSCR and LTV limits; the sculpted shape per USD of debt."""
-    sculpted = sizing.sculpted
+def _size_single_loan(sizing, cap_usd, rate_monthly, term, horizon, months, repayment, per_usd):
+    """debt_share's loan sized to the DSCR and LTV limits; the sculpted shape per USD of debt.
+    `per_usd`: the balance-schedule loan per USD (rows with repayment 2), or None."""
     sculpt = None
-    if sculpted.any():
+    parts = []  # (rows, (service, balance)) per USD of debt
+    if (repayment == 1).any():
         tenor = np.minimum(term, horizon)
         sculpt = financing_mod.sculpted_schedule(sizing.cfads, rate_monthly, tenor)
-        service, balance = sculpt["service_per_usd"], sculpt["balance_per_usd"]
-    if not sculpted.all():  # per USD of debt: the level schedule's service (no settlement)
+        parts.append((repayment == 1, (sculpt["service_per_usd"], sculpt["balance_per_usd"])))
+    if per_usd is not None:
+        parts.append((repayment == 2, (per_usd["service"], per_usd["balance"])))
+    level = ~np.isin(repayment, (1, 2))
+    if level.any():  # the level schedule's service (no settlement)
         level_interest, level_principal, level_balance, _ = level_payment_schedule(
             np.ones_like(cap_usd), rate_monthly, term, months, last_month=horizon
         )
-        level_service = level_interest + level_principal
-        rows = sculpted[:, None]
-        service = level_service if sculpt is None else np.where(rows, service, level_service)
-        balance = level_balance if sculpt is None else np.where(rows, balance, level_balance)
+        parts.append((level, (level_interest + level_principal, level_balance)))
+    service, balance = parts[0][1] if len(parts) == 1 else _by_rows(parts)
     debt, constraint = financing_mod.size_debt(
         sizing.cfads,
         service,

@@ -649,6 +649,107 @@ def cfads_net_of_shortfalls(cfads_usd):
     return out
 
 
+BALANCE_SCHEDULE_MAX_MONTHS = 600
+"""Longest financing.balance_schedule [months]."""
+
+
+def balance_schedule_error(shares, rate_annual: float, effective: bool = False) -> str | None:
+    """Why closing balances cannot be a loan's (financing.balance_schedule), or None.
+
+    The balances B_1..B_K are shares of the amount drawn in month 0 (B_0 = 1): at least 0, ending
+    at 0, and each at most the opening balance with its interest, B_m <= B_(m-1) (1 + i), since
+    the month's service B_(m-1) (1 + i) - B_m cannot be negative. `rate_annual` is quoted nominal
+    (i = r / 12) unless `effective` ((1 + r)^(1/12) - 1).
+    """
+    from econ.units import monthly_rate, nominal_monthly_rate
+
+    b = np.asarray(shares, dtype=float)
+    if b.size > BALANCE_SCHEDULE_MAX_MONTHS:
+        return f"lists {b.size} months; expected at most {BALANCE_SCHEDULE_MAX_MONTHS}"
+    bad = ~np.isfinite(b) | (b < 0)
+    if bad.any():
+        return (
+            f"holds {b[bad][0]} in month {int(np.argmax(bad)) + 1}; expected balances of at least 0"
+        )
+    if b[-1] != 0:
+        return f"ends at {b[-1]:g}; expected 0, the loan repaid by the end of the list"
+    i = float(monthly_rate(rate_annual) if effective else nominal_monthly_rate(rate_annual))
+    ceiling = np.concatenate([[1.0], b[:-1]]) * (1.0 + i)
+    over = b > ceiling * (1 + 1e-12)
+    if over.any():
+        m = int(np.argmax(over))
+        return (
+            f"rises to {b[m]:g} in month {m + 1}, above the opening balance with its interest "
+            f"({ceiling[m]:.6g} at {i:.6g} a month); expected at most that (no negative service)"
+        )
+    return None
+
+
+def balance_schedule_table(schedules) -> np.ndarray:
+    """Scenarios' balance schedules as one array (n, K), padded with NaN (K at least 1)."""
+    width = max([1] + [len(s) for s in schedules])
+    table = np.full((len(schedules), width), np.nan)
+    for row, schedule in enumerate(schedules):
+        table[row, : len(schedule)] = schedule
+    return table
+
+
+def scheduled_balance_loan(balance_shares, rate_monthly, months, last_month):
+    """Per USD of debt drawn in month 0: the lines of a loan that follows given closing balances.
+
+    With B_0 = 1, B_m the schedule's share for months 1..K and 0 after it:
+
+        I_m  = B_(m-1) i                        interest accrued
+        DS_m = B_(m-1) (1 + i) - B_m            debt service (>= 0: balance_schedule_error)
+        paid_m = min(I_m, DS_m)                 interest paid in cash; I_m - paid_m is added
+        principal_m = DS_m - paid_m             to the balance (deferred)
+
+    In `last_month` (the horizon) a balance still owed is repaid as a settlement (not debt
+    service), and nothing is owed after it.
+
+    Parameters
+    ----------
+    balance_shares : array (n, K)  B_1..B_K, padded with NaN [fraction of the amount drawn]
+    rate_monthly : array (n,)  [1/month]
+    months : array (T,)  0, 1, ..., T-1
+    last_month : array (n,)
+
+    Returns
+    -------
+    dict of arrays (n, T) per USD drawn: ``interest``, ``paid`` (cash interest), ``principal``,
+    ``service``, ``balance``, ``settlement``.
+
+    References
+    ----------
+    Yescombe, E. R., *Principles of Project Finance*, 2nd ed. (2014), section 14.5 (a repayment
+    profile fixed at financial close, against which cover ratios are then tested).
+    """
+    shares = np.asarray(balance_shares, dtype=float)
+    rate = np.asarray(rate_monthly, dtype=float)[:, None]
+    m = np.asarray(months)[None, :]
+    n, T = shares.shape[0], m.shape[1]
+    balance = np.zeros((n, T))
+    balance[:, 0] = 1.0
+    k = min(shares.shape[1], T - 1)
+    balance[:, 1 : 1 + k] = np.nan_to_num(shares[:, :k])
+    opening = np.concatenate([balance[:, :1], balance[:, :-1]], axis=1)
+    live = (m >= 1) & (m <= np.asarray(last_month)[:, None])
+    interest = np.where(live, opening * rate, 0.0)
+    service = np.where(live, opening + interest - balance, 0.0)
+    last = m == np.asarray(last_month)[:, None]
+    settlement = np.where(last, balance, 0.0)
+    balance = np.where(m >= np.asarray(last_month)[:, None], 0.0, balance)
+    paid = np.minimum(interest, service)
+    return {
+        "interest": interest,
+        "paid": paid,
+        "principal": service - paid,
+        "service": service,
+        "balance": balance,
+        "settlement": settlement,
+    }
+
+
 def sculpted_schedule(cfads_usd, rate_monthly, tenor_months):
     """Debt service and balance of a loan of 1 USD drawn in month 0 and sculpted to CFADS.
 
@@ -791,9 +892,12 @@ def _row(x, n, default):
 
 
 __all__ = [
+    "BALANCE_SCHEDULE_MAX_MONTHS",
     "DAY_COUNTS",
     "INTERPOLATIONS",
     "REPAYMENTS",
+    "balance_schedule_error",
+    "balance_schedule_table",
     "SIZING_CONSTRAINTS",
     "cfads_net_of_shortfalls",
     "choice_codes",
@@ -805,6 +909,7 @@ __all__ = [
     "level_payment_balance",
     "level_payment_schedule",
     "loan_schedule",
+    "scheduled_balance_loan",
     "sculpted_schedule",
     "size_debt",
 ]

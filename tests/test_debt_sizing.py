@@ -16,8 +16,10 @@ from econ.errors import InputError
 from econ.excel import pmt, pv
 from econ.financing import (
     SIZING_CONSTRAINTS,
+    balance_schedule_error,
     cfads_net_of_shortfalls,
     level_payment_balance,
+    scheduled_balance_loan,
     sculpted_schedule,
     size_debt,
 )
@@ -401,7 +403,9 @@ def test_workbook_annual_ebit_is_the_engines_asset_year_ebit(tmp_path):
     from econ.export import write_outputs
 
     scenario = load_scenario(SEED)
-    (path,) = write_outputs(project(scenario), {"xlsx": tmp_path / "seed.xlsx"}, scenarios=[scenario])
+    (path,) = write_outputs(
+        project(scenario), {"xlsx": tmp_path / "seed.xlsx"}, scenarios=[scenario]
+    )
     sheet = pd.read_excel(path, sheet_name="Annual")
     engine = project(scenario).annual.loc["deepseek-r1-gb200-nvl72"]
     years = sheet["tax_year"].astype(int).to_numpy()
@@ -517,3 +521,89 @@ def test_a_sculpted_loan_never_shows_negative_principal_and_its_cash_is_the_serv
     np.testing.assert_allclose(
         m["debt_service_usd"], paid + m["principal_usd"], rtol=1e-12, atol=1e-6
     )
+
+
+# ---- a loan on a balance schedule ---------------------------------------------------------------
+
+
+def test_an_annuitys_balances_as_a_schedule_give_the_pmt_payment():
+    # Reference: the level payment of 1 USD over 24 months at 0.75% a month is PMT (excel.pmt)
+    i, n = 0.0075, 24
+    balances = level_payment_balance([1.0], [i], [n], np.arange(n + 1))[0, 1:]
+    loan = scheduled_balance_loan(balances[None, :], np.array([i]), np.arange(31), np.array([30]))
+    payment = -pmt(i, n, 1.0)
+    np.testing.assert_allclose(loan["service"][0, 1 : n + 1], payment, rtol=1e-12)
+    assert (loan["service"][0, n + 1 :] == 0).all() and loan["settlement"].sum() == 0
+    np.testing.assert_allclose(loan["principal"].sum(), 1.0, rtol=1e-12)
+    assert loan["interest"][0, 1] == pytest.approx(i) and loan["paid"][0, 1] == pytest.approx(i)
+
+
+@given(
+    st.lists(st.floats(0.0, 1.2), min_size=1, max_size=30),
+    st.floats(0.0, 0.02),
+    st.integers(1, 40),
+)
+def test_a_balance_schedule_loan_keeps_its_identities(shares, rate, last):
+    """Service = cash interest + principal >= 0; the balance moves by the interest not paid less
+    the principal; what is owed at the last month is settled and nothing is owed after."""
+    shares = [*shares, 0.0]
+    problem = balance_schedule_error(shares, rate * 12)
+    if problem:
+        return
+    loan = scheduled_balance_loan(np.array([shares]), np.array([rate]), np.arange(41), [last])
+    service, paid, principal = loan["service"][0], loan["paid"][0], loan["principal"][0]
+    interest, balance, settlement = loan["interest"][0], loan["balance"][0], loan["settlement"][0]
+    assert (service >= -1e-12).all() and (paid <= interest + 1e-15).all()
+    np.testing.assert_allclose(service, paid + principal, atol=1e-12)
+    opening = np.r_[1.0, balance[:-1]]
+    moved = opening + interest - paid - principal - settlement
+    np.testing.assert_allclose(balance[1 : last + 1], moved[1 : last + 1], atol=1e-12)
+    assert (balance[last:] == 0).all() and (service[last + 1 :] == 0).all()
+    # the lenders get back what was drawn plus the interest accrued
+    total = principal.sum() + settlement.sum()
+    assert total == pytest.approx(1.0 + (interest - paid).sum(), abs=1e-9)
+
+
+@pytest.mark.parametrize(
+    ("shares", "said"),
+    [
+        ([0.5, -0.1, 0.0], "holds -0.1 in month 2; expected balances of at least 0"),
+        ([0.5, 0.25], "ends at 0.25; expected 0"),
+        ([0.5, 0.6, 0.0], "rises to 0.6 in month 2, above the opening balance with its interest"),
+        ([float("nan"), 0.0], "balance_schedule[0] = nan: Input should be a finite number"),
+        ([0.5] * 600 + [0.0], "lists 601 months; expected at most 600"),
+    ],
+)
+def test_a_balance_schedule_that_no_loan_can_follow_is_refused_naming_the_month(shares, said):
+    with pytest.raises(InputError) as err:
+        load_scenario(SEED, {"financing.repayment": "balance_schedule",
+                             "financing.balance_schedule": shares})  # fmt: skip
+    assert "financing" in str(err.value) and said in str(err.value)
+
+
+def test_repayment_balance_schedule_and_its_list_go_together():
+    for overrides in (
+        {"financing.repayment": "balance_schedule"},
+        {"financing.balance_schedule": [0.5, 0.0]},
+    ):
+        with pytest.raises(InputError, match="go together"):
+            load_scenario(SEED, overrides)
+
+
+def test_a_balance_schedule_loan_is_sized_on_its_own_shape():
+    # Straight-line amortization over 48 months, sized to 1.3x: D = min CFADS / (1.3 s_m)
+    shares = [1 - m / 48 for m in range(1, 49)]
+    scenario = _seed(repayment="balance_schedule", balance_schedule=shares, max_ltv=None)
+    result = project(scenario)
+    m, summary = result.monthly, result.summary.iloc[0]
+    unlevered = project(
+        _seed(debt_share=0.0, repayment="level_payment", size_to_min_dscr=None, max_ltv=None)
+    ).monthly
+    cfads = (unlevered["ebitda_usd"] - unlevered["tax_usd"]).to_numpy()
+    i = 0.1075 / 12
+    service = np.array([0.0] + [(1 - (k - 1) / 48) * (1 + i) - (1 - k / 48) for k in range(1, 49)])
+    expected = min(0.7 * summary["capex_usd_total"], (cfads[1:49] / (1.3 * service[1:])).min())
+    assert summary["debt_usd"] == pytest.approx(expected, rel=1e-12)
+    balance = m["debt_balance_usd"].to_numpy()
+    np.testing.assert_allclose(balance[1:49], summary["debt_usd"] * np.array(shares), rtol=1e-12)
+    assert (balance[48:] == 0).all()

@@ -263,7 +263,7 @@ def test_market_show_a_term_not_in_the_series(capsys):
 def _curve(dates, prices=None):
     points = tuple(
         ri.IndexPoint(d, "Pub/Thin", "H200", 0, p, "test")
-        for d, p in zip(dates, prices or [4.0 - 0.1 * i for i in range(len(dates))])
+        for d, p in zip(dates, prices or [4.0 - 0.1 * i for i in range(len(dates))], strict=True)
     )
     return ri.Curve("Pub/Thin", "H200", 0, points)
 

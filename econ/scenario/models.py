@@ -204,10 +204,18 @@ class Financing(Section):
     debt_term_months: int = Field(
         60, ge=1, le=600, description="Loan term, level monthly payments from month 1 [months]"
     )
-    repayment: Literal["level_payment", "sculpted"] = Field(
+    repayment: Literal["level_payment", "sculpted", "balance_schedule"] = Field(
         "level_payment",
-        description="Repayment of debt_share's loan: level monthly payments, or sculpted to the "
-        "cash flow available for debt service (constant DSCR over the term)",
+        description="Repayment of debt_share's loan: level monthly payments, sculpted to the "
+        "cash flow available for debt service (constant DSCR over the term), or to the "
+        "balances of balance_schedule (a profile agreed at close)",
+    )
+    balance_schedule: tuple[float, ...] = Field(
+        (),
+        description="balance_schedule: debt_share's loan balance at the end of months 1, 2, ... "
+        "as shares of the amount drawn, ending at 0 (repaid); each month's service is the "
+        "opening balance with its interest less the closing one, so a balance may rise by at "
+        "most the month's interest; debt_term_months does not apply [fraction]",
     )
     size_to_min_dscr: float | None = Field(
         None,
@@ -258,13 +266,31 @@ class Financing(Section):
                 f"debt_share is {self.debt_share} and tranches are given; give the debt either as "
                 "debt_share (one term loan) or as tranches"
             )
-        if self.repayment == "sculpted" and self.tranches:
+        if self.repayment != "level_payment" and self.tranches:
             raise ValueError(
-                "repayment = 'sculpted' shapes debt_share's loan; tranches have their own "
-                "repayment: give debt_share instead, or repayment = 'level_payment'"
+                f"repayment = '{self.repayment}' shapes debt_share's loan; tranches have their "
+                "own repayment: give debt_share instead, or repayment = 'level_payment'"
             )
+        self._check_balance_schedule()
         self.stack  # noqa: B018  (the stack's own rules: names, shares, residual equity)
         return self
+
+    def _check_balance_schedule(self) -> None:
+        schedule = self.balance_schedule
+        if (self.repayment == "balance_schedule") != bool(schedule):
+            raise ValueError(
+                "repayment = 'balance_schedule' and balance_schedule go together: give both "
+                "(the balances at the end of months 1, 2, ...) or neither"
+            )
+        if not schedule:
+            return
+        from econ.financing import balance_schedule_error
+
+        problem = balance_schedule_error(
+            schedule, self.debt_rate_annual, self.debt_rate_quote == "effective"
+        )
+        if problem:
+            raise ValueError(f"balance_schedule {problem}")
 
     @property
     def stack(self) -> CapitalStack:
