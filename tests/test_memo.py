@@ -68,8 +68,14 @@ def test_html_figures_equal_project_json(memo_html, capsys):
     assert {"lcot_usd_per_mtok", "npv_usd", "irr_project_annual", "min_dscr"} <= set(base)
     # The headline figures a committee reads (issue 16's keys): MIRR beside IRR, cost per
     # GPU-hour, the debt as sized and the covenant headroom.
-    headline = {"mirr_project_annual", "mirr_equity_annual", "profitability_index",
-                "cost_usd_per_gpu_hour", "debt_usd_total", "dscr_headroom"}
+    headline = {
+        "mirr_project_annual",
+        "mirr_equity_annual",
+        "profitability_index",
+        "cost_usd_per_gpu_hour",
+        "debt_usd_total",
+        "dscr_headroom",
+    }
     assert headline <= set(base)
     for key, (value, text) in base.items():
         expected = summary[key]
@@ -81,9 +87,18 @@ def test_html_figures_equal_project_json(memo_html, capsys):
 
 def test_html_shows_cases_tornado_sources_warnings(memo_html, capsys):
     text = memo_html.read_text(encoding="utf-8")
-    down = _project_summary(capsys, "--set", f"market.price_usd_per_mtok={0.3261 * 0.8!r}")
+    # the downside: the price 20% lower, holding the base case's loan (test below)
+    from econ import load_scenario, project
+    from econ.analysis.committed import committed_loan
+    from econ.memo.build import with_overrides
+    from econ.scenario import dumps
+
+    seed = load_scenario(SEED)
+    base = project(seed)
+    loan = committed_loan(seed, base.summary.iloc[0], base.monthly["debt_balance_usd"].to_numpy())
+    held = with_overrides(dumps(seed), [f"market.price_usd_per_mtok={0.3261 * 0.8!r}"], "d", loan)
     figures = {key: value for key, value, _ in _parsed(memo_html).figures}
-    assert float(figures["downside.npv_usd"]) == down["npv_usd"]
+    assert float(figures["downside.npv_usd"]) == project(held).summary["npv_usd"].iloc[0]
     assert any(k.startswith("tornado.market.price_usd_per_mtok.") for k in figures)
     assert text.count("<svg") >= 4  # DSCR, cost waterfall, cash waterfall, tornado
     assert "covenant floor 1.20x" in text  # the DSCR chart's rule
@@ -444,3 +459,37 @@ def test_pdf_without_chromium_exits_3(tmp_path, capsys, monkeypatch):
     assert main(["memo", str(SEED), "--out", str(out)]) == 3
     assert "no Chromium found" in capsys.readouterr().err
     assert not out.exists()
+
+
+def test_downside_and_upside_stress_the_loan_proposed_not_a_loan_sized_again():
+    # Found by review: the downside re-sized the debt (1.86M against the base's 2.47M) and
+    # showed a 1.30x minimum DSCR; the proposed loan's cover is far lower.
+    from econ import load_scenario, project
+    from econ.analysis.committed import committed_loan
+    from econ.memo.build import compute, default_cases, with_overrides
+    from econ.scenario import dumps
+
+    seed = load_scenario(SEED)
+    memo = compute(seed, default_cases(seed), tornado_inputs=[])
+    base = project(seed).monthly
+    loan = committed_loan(seed, memo.summary, base["debt_balance_usd"].to_numpy())
+    for name in ("downside", "upside"):
+        case = memo.cases[name]
+        assert case["holds_loan"] and case["summary"]["debt_usd"] == memo.summary["debt_usd"]
+        held = with_overrides(dumps(seed), case["overrides"], name, loan)
+        m = project(held).monthly
+        service = base["debt_service_usd"].to_numpy()
+        np.testing.assert_allclose(m["debt_service_usd"], service, rtol=1e-9, atol=1e-6)
+        owed = service > 0
+        cover = ((m["ebitda_usd"] - m["tax_usd"]).to_numpy() / np.where(owed, service, 1))[owed]
+        assert case["summary"]["min_dscr"] == pytest.approx(cover.min(), rel=1e-9)
+    assert memo.cases["downside"]["summary"]["min_dscr"] < 1.0  # the loan is not covered
+    # a case that sets the loan's own terms is sized as it says
+    own = compute(seed, {"geared": ["financing.debt_share=0.5"]}, tornado_inputs=[])
+    assert not own.cases["geared"]["holds_loan"]
+    assert own.cases["geared"]["summary"]["debt_usd"] < memo.summary["debt_usd"]
+
+
+def test_the_memo_says_its_cases_hold_the_base_loan(memo_html):
+    text = re.sub(r"<[^>]+>", " ", memo_html.read_text()).replace("&#39;", "'")
+    assert "hold the base case's loan: the debt sized there (2,474,920 USD)" in text

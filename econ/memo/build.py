@@ -102,9 +102,18 @@ def default_cases(scenario: Scenario) -> dict[str, list[str]]:
     }
 
 
-def with_overrides(scenario_toml: str, overrides: Sequence[str], name: str) -> Scenario:
-    data = parse_toml(scenario_toml, f"case {name}")
-    return validate_dict(apply_overrides(data, overrides, file=f"case {name}"), file=f"case {name}")
+def with_overrides(
+    scenario_toml: str, overrides: Sequence[str], name: str, loan: Mapping | None = None
+) -> Scenario:
+    """A case: the scenario with its overrides, holding the base case's loan where `loan`
+    (`econ.analysis.committed.committed_loan`) is given and the case sets no loan terms."""
+    from econ.analysis.committed import hold, holds
+
+    where = f"case {name}"
+    data = apply_overrides(parse_toml(scenario_toml, where), overrides, file=where)
+    if loan is not None and holds(overrides):
+        data = hold(data, loan)
+    return validate_dict(data, file=where)
 
 
 def tornado_paths(scenario: Scenario) -> list[str]:
@@ -224,12 +233,19 @@ def compute(
 ) -> Memo:
     """Project the scenario and its cases (named overrides, and P10/P50/P90 of a Monte Carlo
     when `montecarlo` is given) and run the tornado (same inputs, same results)."""
+    from econ.analysis.committed import committed_loan, holds
+
     text = dumps(scenario)
     summary, monthly = _summary(scenario)
+    loan = committed_loan(scenario, summary, monthly["debt_balance_usd"].to_numpy())
     case_results = {}
     for name, overrides in cases.items():
-        case_summary, _ = _summary(with_overrides(text, overrides, name))
-        case_results[name] = {"overrides": list(overrides), "summary": case_summary}
+        case_summary, _ = _summary(with_overrides(text, overrides, name, loan))
+        case_results[name] = {
+            "overrides": list(overrides),
+            "summary": case_summary,
+            "holds_loan": loan is not None and holds(overrides),
+        }
     if montecarlo is not None:
         case_results.update(montecarlo_cases(scenario, montecarlo))
     paths = tornado_paths(scenario) if tornado_inputs is None else list(tornado_inputs)

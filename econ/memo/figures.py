@@ -61,6 +61,8 @@ CASE_KEYS = (
     "payback_months",
     "min_dscr",
     "dscr_headroom",
+    "covenant_breach_months",
+    "debt_usd",
 )
 """Headline keys shown for each case (base, downside, upside), same labels and formats."""
 

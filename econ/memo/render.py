@@ -130,6 +130,20 @@ def cash_waterfall(monthly: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["driver", "value"])
 
 
+def _held_loan(memo) -> str | None:
+    """The sentence saying which cases hold the base case's loan, or None."""
+    names = [name for name, c in memo.cases.items() if c.get("holds_loan")]
+    if not names:
+        return None
+    sculpted = memo.scenario.financing.repayment == "sculpted"
+    return (
+        f"{' and '.join(names).capitalize()} hold the base case's loan: the debt sized there "
+        f"({format_figure('{:,.0f}', memo.summary.get('debt_usd'))} USD) and its "
+        + ("repayment schedule (its closing balances month by month)" if sculpted else "terms")
+        + ", not sized again, so their DSCR is the cover of the loan proposed."
+    )
+
+
 def _value_attr(value) -> str:
     return "" if value is None else repr(float(value))
 
@@ -255,6 +269,7 @@ def html(memo: Memo) -> str:
             name: c["overrides"] for name, c in memo.cases.items() if not c.get("montecarlo")
         },
         montecarlo=memo.stamp.get("montecarlo"),
+        held=_held_loan(memo),
         case_table=case_table,
         tornado_rows=tornado_rows,
         tornado=memo.tornado,
