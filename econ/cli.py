@@ -214,6 +214,9 @@ def _cmd_project(args) -> int:
         sys.stdout.write(csv_text(flat_summary(projection)))
     elif not args.out:
         print(format_table(projection))
+    else:  # the files hold the warnings too; covenant breaches must not pass unseen
+        for line in warning_lines(projection.summary_records()):
+            print(line, file=sys.stderr)
     return EXIT_OK
 
 
@@ -359,10 +362,16 @@ def format_table(projection: Projection) -> str:
         lines.append("  ".join(cells).rstrip())
         if j == 0:
             lines.append("  ".join("-" * w for w in widths))
-    for record in records:
-        for warning in record["summary"]["warnings"]:
-            lines.append(f"warning [{record['name']}]: {warning}")
-    return "\n".join(lines)
+    return "\n".join(lines + warning_lines(records))
+
+
+def warning_lines(records) -> list[str]:
+    """Each scenario's warnings, one line each: "warning [NAME]: ..."."""
+    return [
+        f"warning [{record['name']}]: {warning}"
+        for record in records
+        for warning in record["summary"]["warnings"]
+    ]
 
 
 if __name__ == "__main__":

@@ -97,9 +97,12 @@ def test_csv_to_stdout(capsys):
 
 
 @pytest.mark.parametrize("suffix", [".csv", ".parquet", ".xlsx"])
-def test_out_files(tmp_path: Path, suffix: str):
+def test_out_files(tmp_path: Path, suffix: str, capsys):
     out = tmp_path / f"seed{suffix}"
     assert main(["project", str(SEED), "--out", str(out)]) == 0
+    # the warnings are said on stderr too, not only written into the summary file
+    said = capsys.readouterr()
+    assert said.out == "" and "warning [deepseek-r1-gb200-nvl72]: debt sized to" in said.err
     if suffix == ".csv":
         monthly = pd.read_csv(out)
         summary = pd.read_csv(tmp_path / "seed.summary.csv")
