@@ -45,6 +45,7 @@ from econ.scenario.models import Scenario
 from econ.throughput.trajectory import throughput_multiplier
 from econ.undefined import explain, mask_infinite
 from econ.units import (
+    HALF_CENT_USD,
     HOURS_PER_MONTH,
     MONTHS_PER_YEAR,
     SECONDS_PER_MONTH,
@@ -1530,6 +1531,15 @@ STACK_METRICS = ("wacc_after_tax_annual", "cost_of_debt_annual", "debt_usd", "di
 """Summary metrics the capital stack computes (econ.capital.StackSchedule.metrics)."""
 
 
+def _collateral(ledger: _Ledger) -> np.ndarray:
+    """What the ltv line divides by [USD, (n, T+1)]: the book value (capex paid so far with
+    capitalized interest, less book depreciation and impairment), or the resale collateral
+    where the scenario gives a resale table."""
+    capitalized = ledger.stack.lines.get("capitalized_interest_usd", 0.0)
+    book = snap_to_zero(cumsum_months(ledger.capex + capitalized - ledger.consumed))
+    return _or_book(ledger.market_collateral, book)
+
+
 def _monthly_lines(ledger: _Ledger) -> dict[str, np.ndarray]:
     """The MONTHLY_COLUMNS lines of a ledger."""
     lines, debt, coverage = ledger.lines, ledger.stack.lines, ledger.coverage
@@ -1567,13 +1577,7 @@ def _monthly_lines(ledger: _Ledger) -> dict[str, np.ndarray]:
         "debt_balance_usd": debt["balance_usd"],
         "dscr": coverage["dscr"],
         "llcr": coverage["llcr"],
-        "ltv": capital_mod.loan_to_value(
-            debt["balance_usd"],
-            _or_book(
-                ledger.market_collateral,
-                cumsum_months(ledger.capex + capitalized - ledger.consumed),  # paid so far
-            ),
-        )[0],
+        "ltv": capital_mod.loan_to_value(debt["balance_usd"], _collateral(ledger))[0],
         "covenant_breach": (coverage["dscr_breach"] | coverage["llcr_breach"]).astype(float),
         "current_tax_usd": ledger.current_tax,
         "capitalized_interest_usd": capitalized,
@@ -1604,9 +1608,8 @@ def _warning_source(b, ledger: _Ledger, metrics, facts, fleet: _Fleet, costs: _C
     }
     settled = stack.lines["settlement_usd"].sum(axis=1)
     flags["debt_settled_at_end"] = settled > 0.005
-    deferred = stack.lines.get("deferred_interest_usd")
-    deferred_months = np.zeros(b.n, int) if deferred is None else (deferred > 0.005).sum(axis=1)
-    flags["interest_deferred"] = deferred_months > 0
+    late_flags, late = _late_troubles(ledger)
+    flags.update(late_flags)
     sized = stack.metrics.get("debt_sizing_constraint")
     first = np.flatnonzero(fleet.first_row)
     flags["debt_sized"] = (
@@ -1645,8 +1648,7 @@ def _warning_source(b, ledger: _Ledger, metrics, facts, fleet: _Fleet, costs: _C
         "nameplate_kw": costs.nameplate_kw,
         "joules_per_token": b["power.measured_joules_per_token"],
         "settled_at_end": settled,
-        "deferred": _deferred_interest(deferred, flags["interest_deferred"], ledger),
-        "deferred_months": deferred_months,
+        **late,
         "irr_falling": {side: irr[side]["falling"] for side in irr},
         "irr_several": {side: irr[side]["several_sign_changes"] for side in irr},
         "sizing_constraint": sized,
@@ -1697,15 +1699,80 @@ def _warning_source(b, ledger: _Ledger, metrics, facts, fleet: _Fleet, costs: _C
     return warnings
 
 
-def _deferred_interest(deferred, flagged, ledger: _Ledger) -> dict[int, tuple]:
-    """Per scenario whose sculpted service leaves interest unpaid: the interest added to the loan
-    [USD], the first such month, and the lowest interest cover CFADS / interest in those months."""
-    out = {}
-    for i in np.flatnonzero(flagged):
-        months = np.flatnonzero(deferred[i] > 0.005)
-        cfads = ledger.ebitda[i, months] - ledger.income_tax[i, months]
-        cover = cfads / ledger.stack.lines["interest_expense_usd"][i, months]
-        out[int(i)] = (float(deferred[i].sum()), int(months[0]), float(cover.min()))
+def _late_troubles(ledger: _Ledger) -> tuple[dict[str, np.ndarray], dict[str, tuple]]:
+    """What a lender reads in the monthly lines and no summary figure shows: flags (n,) and per
+    flag (months, first month, figures...), each (n,), computed on the flagged scenarios only:
+    a loan larger than its collateral (peak LTV, months the collateral is worth nothing), a loan
+    life cover below 1 (the lowest), interest the service leaves unpaid (the sum [USD], the
+    lowest interest cover), and EBITDA negative after the first month it was positive (its sum)."""
+    n = len(ledger.capex_total)
+    flags: dict[str, np.ndarray] = {}
+    facts: dict[str, tuple] = {}
+
+    def note(key, mask, *figures):
+        """Flag the rows of `mask` (n, T) and record their facts; `figures(rows, sub)` gives
+        figures of those rows from their mask `sub`."""
+        flags[key] = hit = mask.any(axis=1)
+        rows = np.flatnonzero(hit)
+        sub = mask[rows]
+        columns = (sub.sum(axis=1), np.argmax(sub, axis=1), *(f(rows, sub) for f in figures))
+        facts[key] = tuple(_scatter(n, rows, c) for c in columns)
+
+    lines = ledger.stack.lines
+    balance = lines["balance_usd"]
+    owed = balance > HALF_CENT_USD
+    if owed.any():
+        value = _collateral(ledger)
+
+        def peak_ltv(rows, sub):
+            worth = sub & (value[rows] > 0)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                ltv = np.where(worth, balance[rows] / value[rows], -np.inf).max(axis=1)
+            return np.where(worth.any(axis=1), ltv, np.inf)
+
+        def worthless(rows, sub):
+            return (sub & (value[rows] <= 0)).sum(axis=1)
+
+        note("loan_over_collateral", owed & (balance > value), peak_ltv, worthless)
+        llcr = ledger.coverage["llcr"]
+        note(
+            "llcr_below_1",
+            llcr < 1.0,
+            lambda rows, sub: np.where(sub, llcr[rows], np.inf).min(axis=1),
+        )
+    deferred = lines.get("deferred_interest_usd")
+    if deferred is not None:
+
+        def lowest_cover(rows, sub):
+            cfads = ledger.ebitda[rows] - ledger.income_tax[rows]
+            with np.errstate(divide="ignore", invalid="ignore"):
+                cover = cfads / lines["interest_expense_usd"][rows]
+            return np.where(sub, cover, np.inf).min(axis=1)
+
+        note(
+            "interest_deferred",
+            deferred > HALF_CENT_USD,
+            lambda rows, sub: deferred[rows].sum(axis=1),
+            lowest_cover,
+        )
+    ebitda = ledger.ebitda
+    positive = ebitda > 0
+    since = np.where(positive.any(axis=1), np.argmax(positive, axis=1), ebitda.shape[1])
+    after = np.arange(ebitda.shape[1])[None, :] > since[:, None]
+    note(
+        "ebitda_negative_late",
+        after & (ebitda < -HALF_CENT_USD) & ledger.active,
+        lambda rows, sub: np.where(sub, ebitda[rows], 0.0).sum(axis=1),
+    )
+    for key in ("loan_over_collateral", "llcr_below_1", "interest_deferred"):
+        flags.setdefault(key, np.zeros(n, bool))
+    return flags, facts
+
+
+def _scatter(n: int, rows, values) -> np.ndarray:
+    """Values of some rows as an array (n,), 0 elsewhere."""
+    out = np.zeros(n, dtype=np.asarray(values).dtype)
+    out[rows] = values
     return out
 
 
@@ -2318,19 +2385,18 @@ def _warnings(flags, ctx, n) -> list[list[str]]:
             "the last month"
         ),
         "debt_sized": lambda i: _sizing_message(ctx, i),
-        "interest_deferred": lambda i: (
-            "the sculpted debt service falls short of the interest due in "
-            f"{_months(ctx['deferred_months'][i])} (first in month {ctx['deferred'][i][1]}): "
-            f"{ctx['deferred'][i][0]:,.0f} USD of interest is added to the loan rather than "
-            "paid; "
-            + (
-                "the DSCR counts the service paid, so interest cover (CFADS / interest) is as "
-                f"low as {ctx['deferred'][i][2]:.2f}x"
-                if ctx["deferred"][i][2] >= 0
-                else "the cash flow available for debt service is negative in some of those "
-                "months (the DSCR, counting the service paid, does not show it)"
-            )
-        ),
+        "loan_over_collateral": lambda i: _over_collateral_message(ctx, i),
+        "llcr_below_1": lambda i: (
+            "the loan life coverage ratio is below 1 in {}, first in month {} (lowest {:.2f}): "
+            "from then the cash flow available for debt service over the loan's remaining "
+            "life, discounted at its rate, does not repay the balance"
+        ).format(*_fact(ctx, "llcr_below_1", i)),
+        "ebitda_negative_late": lambda i: (
+            "EBITDA is negative in {} after it was positive, from month {} ({:,.0f} USD in "
+            "all): the GPUs cost more to run than they earn then; an earlier "
+            "fleet.retire_month would stop the loss"
+        ).format(*_fact(ctx, "ebitda_negative_late", i)),
+        "interest_deferred": lambda i: _deferred_message(ctx, i),
         "dscr_below_1": lambda i: (
             f"debt service not covered in {_months(ctx['months_below_1'][i])} "
             f"(min DSCR {ctx['min_dscr'][i]:.2f})"
@@ -2382,6 +2448,38 @@ def _several_signs_message(side: str, ctx, i) -> str:
         f"{IRR_RANGE_TEXT} at which the NPV falls through zero as the rate rises; judge it "
         f"with npv_usd and mirr_{side}_annual"
     )
+
+
+def _fact(ctx, key: str, i) -> tuple:
+    """Scenario i's (months as words, first month, figures...) of a _late_troubles fact."""
+    months, first, *figures = (x[i] for x in ctx[key])
+    return (_months(months), int(first), *(float(f) for f in figures))
+
+
+def _deferred_message(ctx, i) -> str:
+    months, first, total, cover = _fact(ctx, "interest_deferred", i)
+    return (
+        f"the debt service falls short of the interest due in {months} (first in "
+        f"month {first}): {total:,.0f} USD of interest is added to the loan rather than paid; "
+        + (
+            "the DSCR counts the service paid, so interest cover (CFADS / interest) is as low "
+            f"as {cover:.2f}x"
+            if cover >= 0
+            else "the cash flow available for debt service is negative in some of those months "
+            "(the DSCR, counting the service paid, does not show it)"
+        )
+    )
+
+
+def _over_collateral_message(ctx, i) -> str:
+    months, first, peak, worthless = _fact(ctx, "loan_over_collateral", i)
+    basis = "resale value" if ctx["resale_collateral"][i] else "book value"
+    text = f"the loan is larger than its collateral (the GPUs' {basis}) in {months}, first in month {first}"
+    if np.isfinite(peak):
+        text += f": LTV up to {peak:.2f}x"
+    if worthless:
+        text += f"; in {_months(worthless)} the collateral is worth nothing (the loan is unsecured)"
+    return text
 
 
 def _sizing_message(ctx, i) -> str:

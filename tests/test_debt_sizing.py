@@ -607,3 +607,57 @@ def test_a_balance_schedule_loan_is_sized_on_its_own_shape():
     balance = m["debt_balance_usd"].to_numpy()
     np.testing.assert_allclose(balance[1:49], summary["debt_usd"] * np.array(shares), rtol=1e-12)
     assert (balance[48:] == 0).all()
+
+
+STACK = ROOT / "models" / "scenarios" / "deepseek-r1-gb200-nvl72-capital-stack.toml"
+
+
+def test_a_loan_over_its_collateral_a_loan_life_cover_below_1_and_late_losses_are_warned():
+    # Found by review: the capital-stack case's LTV passes 1 in month 28 (21.6x in month 71),
+    # its LLCR is below 1 from month 7, and the seed's EBITDA is negative from month 61: no
+    # warning said so. The figures are checked here against the monthly lines.
+    result = project(load_scenario(STACK))
+    m, said = result.monthly, result.summary["warnings"].iloc[0]
+    owed = m["debt_balance_usd"] > 0.005
+    over = owed & (m["ltv"].isna() | (m["ltv"] > 1))
+    first, peak = int(np.argmax(over.to_numpy())), m["ltv"][over].max()
+    assert (first, round(peak, 2)) == (28, 21.6)
+    assert any(
+        f"larger than its collateral (the GPUs' book value) in {over.sum()} months, first in "
+        f"month {first}: LTV up to {peak:.2f}x" in w
+        for w in said
+    ), said
+    short = m["llcr"] < 1
+    assert any(
+        f"loan life coverage ratio is below 1 in {short.sum()} months, first in month "
+        f"{int(np.argmax(short.to_numpy()))} (lowest {m['llcr'].min():.2f})" in w
+        for w in said
+    ), said
+    seed = project(load_scenario(SEED))
+    ebitda = seed.monthly["ebitda_usd"].to_numpy()
+    late = np.arange(ebitda.size) > np.argmax(ebitda > 0)
+    losing = late & (ebitda < -0.005)
+    assert int(np.argmax(losing)) == 61
+    assert any(
+        f"EBITDA is negative in {losing.sum()} months after it was positive, from month 61 "
+        f"({ebitda[losing].sum():,.0f} USD in all)" in w
+        for w in seed.summary["warnings"].iloc[0]
+    )
+    # a loan within its collateral, covered over its life and no late loss: no such warnings
+    quiet = project(load_scenario(ROOT / "models" / "scenarios" / "llama2-70b-h200.toml"))
+    text = " ".join(quiet.summary["warnings"].iloc[0])
+    assert "larger than its collateral" not in text and "loan life coverage" not in text
+    assert quiet.monthly["ltv"].max() <= 1 and quiet.monthly["llcr"].min() >= 1
+
+
+def test_a_loan_that_outlives_the_book_value_is_warned_unsecured():
+    gpt = ROOT / "models" / "scenarios" / "gpt-oss-120b-b200.toml"
+    scenario = load_scenario(
+        gpt,
+        {"financing.debt_share": 0.7, "financing.debt_term_months": 120, "horizon_months": 72,
+         "depreciation.life_years": 4.0, "depreciation.salvage_share": 0.0},
+    )  # fmt: skip
+    m = project(scenario)
+    said = " ".join(m.summary["warnings"].iloc[0])
+    worthless = ((m.monthly["debt_balance_usd"] > 0.005) & m.monthly["ltv"].isna()).sum()
+    assert worthless > 0 and f"in {worthless} months the collateral is worth nothing" in said
