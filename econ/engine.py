@@ -1639,6 +1639,7 @@ def _warning_source(b, ledger: _Ledger, metrics, facts, fleet: _Fleet, costs: _C
         "life_months": b["depreciation.life_years"] * MONTHS_PER_YEAR,
         "retire": fleet.retire,
         "purchase": fleet.purchase,
+        "held": fleet.held,
         "carrying_at_sale": capital.carrying_at_sale,
         "impairment_month": capital.impairment_month,
         "impairment_loss": capital.impairment_loss,
@@ -2266,8 +2267,10 @@ ROW_MESSAGES = {
         f"instead of the nameplate {c['nameplate_kw'][r]:.3f} kW"
     ),
     "sold_before_life": lambda c, r: (
-        f"sold in month {c['retire'][r]}, before the end of its "
-        f"useful life of {c['life_months'][r]:g} months: the remaining book value "
+        f"sold in month {c['retire'][r]}"
+        + (f" at {c['held'][r]} months old" if c["purchase"][r] > 0 else "")
+        + f", before the end of its useful life of {c['life_months'][r]:g} months: the "
+        "remaining book value "
         f"{c['carrying_at_sale'][r]:,.0f} USD is assumed sold at book value"
     ),
     "impaired": lambda c, r: (

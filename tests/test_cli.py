@@ -155,7 +155,8 @@ def test_a_typo_in_the_hardware_key_is_warned_of_by_validate_and_project(run, tm
     assert any("'gb200-nv72' is not in the hardware catalog" in w for w in warnings)
     vintage = tmp_path / "vintage.toml"  # a typo in a vintage is found too, by both
     vintage.write_text(
-        SEED.read_text() + '\n[[vintages]]\nname = "next"\n[vintages.fleet]\nhardware = "gb300-nv72"\n'
+        SEED.read_text()
+        + '\n[[vintages]]\nname = "next"\n[vintages.fleet]\nhardware = "gb300-nv72"\n'
     )
     checked = run("validate", str(vintage))
     assert checked.returncode == 0, checked.stderr
@@ -165,7 +166,8 @@ def test_a_typo_in_the_hardware_key_is_warned_of_by_validate_and_project(run, tm
     assert "'gb300-nv72' is not in the hardware catalog" in warned.stdout
     plain = run("project", str(SEED), "--format", "json")
     assert not any(
-        "hardware catalog" in w for w in json.loads(plain.stdout)["scenarios"][0]["summary"]["warnings"]
+        "hardware catalog" in w
+        for w in json.loads(plain.stdout)["scenarios"][0]["summary"]["warnings"]
     )
 
 
@@ -255,3 +257,11 @@ def test_entry_point_exit_codes_and_messages(tmp_path: Path):
     assert invalid.returncode == 3
     assert BAD["unknown key"][1] in invalid.stderr and str(bad) in invalid.stderr
     assert "Traceback" not in invalid.stderr
+
+
+def test_the_table_shows_what_a_lender_reads_first(capsys):
+    assert main(["project", str(SEED)]) == 0
+    out = capsys.readouterr().out
+    for label in ("Equity multiple (MOIC)", "Minimum LLCR", "Covenant breach [months]",
+                  "First covenant breach", "Debt sized by"):  # fmt: skip
+        assert label in out, label

@@ -450,3 +450,14 @@ def test_a_kept_summary_holds_no_chunk_ledger_and_still_formats_its_warnings(mon
     assert kept.warnings == whole.warnings
     # the IRR messages, which read the kept flows, are among them
     assert sum("internal rate of return" in w for ws in kept.warnings for w in ws) >= 12
+
+
+def test_a_later_vintage_sold_early_is_said_with_its_age():
+    refresh = project(
+        load_scenario(ROOT / "models" / "scenarios" / "h200-fleet-gb300-refresh.toml")
+    )
+    said = refresh.summary["warnings"].iloc[0]
+    # bought in month 18, sold in month 72: 54 months old, against a 72-month life
+    assert any("[gb300] sold in month 72 at 54 months old, before the end of its useful life of "
+               "72 months" in w for w in said), said  # fmt: skip
+    assert any(w.startswith("[base] sold in month 18, before") for w in said)

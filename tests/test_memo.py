@@ -493,3 +493,27 @@ def test_downside_and_upside_stress_the_loan_proposed_not_a_loan_sized_again():
 def test_the_memo_says_its_cases_hold_the_base_loan(memo_html):
     text = re.sub(r"<[^>]+>", " ", memo_html.read_text()).replace("&#39;", "'")
     assert "hold the base case's loan: the debt sized there (2,474,920 USD)" in text
+
+
+def test_an_irr_warning_stands_beside_the_irr_not_the_mirr_it_points_to():
+    from econ.memo.render import _return_notes
+
+    warnings = [
+        "project cash flows change sign more than once (...): irr_project_annual is the only "
+        "rate ...; judge it with npv_usd and mirr_project_annual",
+        "mirr_equity_annual is null: no equity cash flow is positive",
+    ]
+    assert _return_notes(warnings, "irr_project_annual") == warnings[:1]
+    assert _return_notes(warnings, "mirr_project_annual") == []
+    assert _return_notes(warnings, "mirr_equity_annual") == warnings[1:]
+
+
+def test_the_tornado_leaves_out_a_loan_rate_no_loan_pays():
+    from econ import load_scenario
+    from econ.memo.build import tornado_paths
+
+    stack = load_scenario(
+        ROOT / "models" / "scenarios" / "deepseek-r1-gb200-nvl72-capital-stack.toml"
+    )
+    assert "financing.debt_rate_annual" not in tornado_paths(stack)
+    assert "financing.debt_rate_annual" in tornado_paths(load_scenario(SEED))

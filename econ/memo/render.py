@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -130,6 +131,13 @@ def cash_waterfall(monthly: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["driver", "value"])
 
 
+def _return_notes(warnings, key: str) -> list[str]:
+    """The warnings about one return figure: those whose first return key is `key` (an IRR's
+    warning ends "judge it with npv_usd and mirr_...": it belongs to the IRR, not the MIRR)."""
+    pattern = re.compile(r"\b(" + "|".join(RETURN_KEYS) + r")\b")
+    return [w for w in warnings if (m := pattern.search(w)) and m.group(1) == key]
+
+
 def _held_loan(memo) -> str | None:
     """The sentence saying which cases hold the base case's loan, or None."""
     names = [name for name, c in memo.cases.items() if c.get("holds_loan")]
@@ -166,6 +174,18 @@ def _ask(memo: Memo) -> list[tuple[str, str]]:
             f"{fin.debt_share:.0%} debt at {fin.debt_rate_annual:.2%} a year over "
             f"{fin.debt_term_months} months"
         )
+        limits = [
+            f"a minimum DSCR of {fin.size_to_min_dscr:g}x" if fin.size_to_min_dscr else "",
+            f"a maximum LTV of {fin.max_ltv:.0%}" if fin.max_ltv else "",
+        ]
+        limits = [text for text in limits if text]
+        if limits or fin.repayment != "level_payment":
+            debt = (
+                f"up to {fin.debt_share:.0%} debt at {fin.debt_rate_annual:.2%} a year, "
+                + fin.repayment.replace("_", " ")
+                + (f", sized to {' and '.join(limits)}" if limits else "")
+                + f": {format_figure('{:,.0f}', memo.summary.get('debt_usd'))} USD"
+            )
     else:
         debt = "all equity"
     return [
@@ -218,7 +238,7 @@ def html(memo: Memo) -> str:
             "unit": unit,
             "text": format_figure(fmt, memo.figures[f"base.{key}"]),
             "value": _value_attr(memo.figures[f"base.{key}"]),
-            "notes": [w for w in warnings if key in w] if key in RETURN_KEYS else [],
+            "notes": _return_notes(warnings, key) if key in RETURN_KEYS else [],
         }
         for key, label, unit, fmt in shown(summary=memo.summary)
     ]
