@@ -40,7 +40,6 @@ def test_defaults_validate():
     ("path", "value", "expected"),
     [
         ("capex.gpu_price_usd", -5.0, "greater than 0"),
-        ("capex.gpu_price_usd", "cheap", "valid number"),
         ("depreciation.life_years", 0, "greater than 0"),
         ("utilization.share", 1.2, "less than or equal to 1"),
         ("power.pue", 0.9, "greater than or equal to 1"),
@@ -56,6 +55,20 @@ def test_bad_values_name_field_value_and_expectation(path, value, expected):
     message = str(info.value)
     assert message.startswith(f"s.toml: {path} = {value!r}")
     assert expected in message
+
+
+@pytest.mark.parametrize("value", ["cheap", "310000", "1e3"])
+def test_a_number_written_as_text_is_refused_not_read(value):
+    # pydantic would read "310000" as the number; in TOML a quoted value is text
+    with pytest.raises(ScenarioError) as info:
+        validate_dict(with_change("capex.gpu_price_usd", value), file="s.toml")
+    assert str(info.value) == (
+        f"s.toml: capex.gpu_price_usd = {value!r}: a number written as text; expected the "
+        "number without quotes"
+    )
+    validate_dict(with_change("capex.gpu_price_usd", 310000))  # the number itself is fine
+    with pytest.raises(ScenarioError, match="s.toml: horizon_months = '60': a number written as text"):
+        validate_dict({**BASE, "horizon_months": "60"}, file="s.toml")
 
 
 def test_unknown_key_lists_valid_names():

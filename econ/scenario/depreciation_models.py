@@ -19,8 +19,9 @@ from collections.abc import Sequence
 from typing import Any, Literal, get_args
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
 
+from econ.scenario.section import Section as _Section
 from econ.units import MONTHS_PER_YEAR
 
 MethodName = Literal[
@@ -60,13 +61,6 @@ CHANGE_OF_ESTIMATE_METHODS = (
     "sum_of_years_digits",
     "units_of_production",
 )
-
-
-class _Section(BaseModel):
-    # defer_build: a validator is built when a model first validates, not when econ is imported
-    model_config = ConfigDict(
-        extra="forbid", frozen=True, validate_default=True, allow_inf_nan=False, defer_build=True
-    )
 
 
 def _known_method(value: Any, valid: tuple[str, ...], what: str) -> Any:

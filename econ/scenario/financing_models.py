@@ -18,8 +18,6 @@ from typing import Annotated, Literal
 
 import numpy as np
 from pydantic import (
-    BaseModel,
-    ConfigDict,
     Discriminator,
     Field,
     Tag,
@@ -27,14 +25,9 @@ from pydantic import (
     model_validator,
 )
 
+from econ.scenario.section import Section
+
 MAX_MONTHS = 600
-
-
-class Section(BaseModel):
-    # defer_build: a validator is built when a model first validates, not when econ is imported
-    model_config = ConfigDict(
-        extra="forbid", frozen=True, validate_default=True, allow_inf_nan=False, defer_build=True
-    )
 
 
 # ---------------------------------------------------------------------------------------------

@@ -24,7 +24,9 @@ from collections.abc import Sequence
 from typing import Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
+
+from econ.scenario.section import Section as _Section
 
 TRAJECTORIES = ("compound", "logistic", "table")
 """Trajectory choices; their order is the integer code in a ScenarioBatch column (as in
@@ -32,13 +34,6 @@ econ.throughput.trajectory.TRAJECTORIES)."""
 
 STEP_PADDING_MONTH = 10**6
 """Month held by unused step slots (beyond any horizon), as in econ.batch."""
-
-
-class _Section(BaseModel):
-    # defer_build: a validator is built when a model first validates, not when econ is imported
-    model_config = ConfigDict(
-        extra="forbid", frozen=True, validate_default=True, allow_inf_nan=False, defer_build=True
-    )
 
 
 def months_after(start: dt.date, date: dt.date) -> int:

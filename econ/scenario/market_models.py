@@ -33,22 +33,16 @@ from collections.abc import Sequence
 from typing import Any, Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from econ.scenario.gain_models import check_time_order, table_months
+from econ.scenario.section import Section as _Section
 
 SPOT_SELLS = ("tokens", "gpu_hours")
 """What uncontracted capacity sells; the order is the integer code in a ScenarioBatch column."""
 
 SHARE_TOLERANCE = 1e-9
 """contract_share + spot_share may differ from 1 by this much (decimal input rounding)."""
-
-
-class _Section(BaseModel):
-    # defer_build: a validator is built when a model first validates, not when econ is imported
-    model_config = ConfigDict(
-        extra="forbid", frozen=True, validate_default=True, allow_inf_nan=False, defer_build=True
-    )
 
 
 class _Point(_Section):

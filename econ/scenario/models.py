@@ -11,7 +11,6 @@ from typing import Any, Literal, get_args
 
 from pydantic import (
     BaseModel,
-    ConfigDict,
     Field,
     PrivateAttr,
     ValidationError,
@@ -28,15 +27,9 @@ from econ.scenario.financing_models import (
 from econ.scenario.gain_models import Throughput
 from econ.scenario.market_models import Market, Utilization
 from econ.scenario.power_models import Facility, Power, check_fleet_in_hall
+from econ.scenario.section import Section
 
 SCHEMA_VERSION = 1
-
-
-class Section(BaseModel):
-    # defer_build: a validator is built when a model first validates, not when econ is imported
-    model_config = ConfigDict(
-        extra="forbid", frozen=True, validate_default=True, allow_inf_nan=False, defer_build=True
-    )
 
 
 class Fleet(Section):

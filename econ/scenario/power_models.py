@@ -17,7 +17,9 @@ from __future__ import annotations
 import math
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
+
+from econ.scenario.section import Section
 
 PowerBoundary = Literal["chip_plus_host", "chip_only", "utility_meter"]
 FacilityMode = Literal["colocation", "owned"]
@@ -28,13 +30,6 @@ PUE_MESSAGE = (
     "PUE must be greater than or equal to 1: it is total facility power over IT power "
     "(The Green Grid WP#49), so the facility cannot draw less than its IT load; got {value}"
 )
-
-
-class Section(BaseModel):
-    # defer_build: a validator is built when a model first validates, not when econ is imported
-    model_config = ConfigDict(
-        extra="forbid", frozen=True, validate_default=True, allow_inf_nan=False, defer_build=True
-    )
 
 
 def _no_negative_price(value, what: str):
