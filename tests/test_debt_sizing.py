@@ -661,3 +661,19 @@ def test_a_loan_that_outlives_the_book_value_is_warned_unsecured():
     said = " ".join(m.summary["warnings"].iloc[0])
     worthless = ((m.monthly["debt_balance_usd"] > 0.005) & m.monthly["ltv"].isna()).sum()
     assert worthless > 0 and f"in {worthless} months the collateral is worth nothing" in said
+
+
+def test_a_batch_mixing_level_sculpted_and_scheduled_loans_projects_each_as_alone():
+    shares = [1 - m / 48 for m in range(1, 49)]
+    scenarios = [
+        _seed(),
+        _seed(repayment="level_payment"),
+        _seed(repayment="balance_schedule", balance_schedule=shares),
+    ]
+    together = project(scenarios).monthly  # the names repeat: compare by position
+    rows = len(together) // len(scenarios)
+    for k, scenario in enumerate(scenarios):
+        alone = project(scenario).monthly
+        part = together.iloc[k * rows : (k + 1) * rows]
+        for line in ("debt_balance_usd", "debt_service_usd", "cash_interest_usd", "interest_usd"):
+            np.testing.assert_allclose(part[line].to_numpy(), alone[line].to_numpy(), rtol=1e-12)
