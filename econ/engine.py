@@ -2109,13 +2109,14 @@ def _single_loan(b, first, horizon, months, capex_usd, tax_rate, discount_annual
     lines = {
         "interest_expense_usd": interest,
         "cash_interest_usd": paid,
-        "deferred_interest_usd": interest - paid,
         "principal_usd": principal,
         "settlement_usd": settlement,
         "debt_service_usd": paid + scheduled_principal,
         "balance_usd": balance,
         "financing_cash_flow_usd": financing,
     }
+    if not level.all():  # a level loan pays all its interest
+        lines["deferred_interest_usd"] = interest - paid
     metrics = _loan_metrics(debt_usd, rate_monthly, capex_usd, tax_rate, discount_annual)
     if sizing is not None:
         metrics["debt_sizing_constraint"] = constraint

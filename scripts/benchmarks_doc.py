@@ -30,8 +30,12 @@ machines differ by several times in absolute speed (the naive ledger's own time 
 given beside each ratio, so a reader can place their machine), while a ratio measured in one run
 holds. The engine and batch figures cover the synthetic base and the ready-made scenarios users
 run (the seed, the seed with its capital stack, a 10 MW hall). The machine is the project's: 2
-cores shared with whatever else runs, so figures move by tens of percent between runs. A table
-says when a run used reduced sizes or skipped a part. Tests never assert timings.
+cores shared with whatever else runs, so figures move by tens of percent between runs, and on a
+busy day the ratios move too: the engine's passes over large arrays slow down with the machine's
+memory traffic more than the naive ledger's interpreter-bound loop does, so the same engine code
+has measured from under half to the whole of its best ratio on different days. Compare two
+versions of econ by running both in one session, not against a table here. A table says when a
+run used reduced sizes or skipped a part. Tests never assert timings.
 
 """
 
