@@ -1615,7 +1615,7 @@ def _warning_source(b, ledger: _Ledger, metrics, facts, fleet: _Fleet, costs: _C
     flags["debt_sized"] = (
         ~np.isnan(b["financing.size_to_min_dscr"][first])
         | ~np.isnan(b["financing.max_ltv"][first])
-        | (b["financing.repayment"][first] == 1)
+        | (b["financing.repayment"][first] == SCULPTED)
     ) & (sized is not None)
     contracted_kw = b["facility.contracted_kw"][np.flatnonzero(fleet.first_row)]
     peak_it_kw = ledger.lines["it_kw"].max(axis=1)
@@ -1997,7 +1997,7 @@ def _sizing(
     """
     min_dscr = b["financing.size_to_min_dscr"][first]
     max_ltv = b["financing.max_ltv"][first]
-    shaped = np.isin(b["financing.repayment"][first], (1, 2))  # sculpted, balance_schedule
+    shaped = np.isin(b["financing.repayment"][first], SHAPED)
     if np.isnan(min_dscr).all() and np.isnan(max_ltv).all() and not shaped.any():
         return None
     if construction:
@@ -2045,8 +2045,11 @@ def _market_collateral(b, first, capex, book_depreciation, impairment, lines):
     return np.where(has[:, None], book - gpus_book + lines["resale_collateral_usd"], np.nan)
 
 
-REPAYMENT_NAMES = ("level_payment", "sculpted", "balance_schedule")
-"""financing.repayment by its batch code."""
+REPAYMENT_NAMES = field_kinds()["financing.repayment"][1]
+"""financing.repayment by its batch code (the choices in the model's order)."""
+SCULPTED, SCHEDULED = REPAYMENT_NAMES.index("sculpted"), REPAYMENT_NAMES.index("balance_schedule")
+SHAPED = (SCULPTED, SCHEDULED)
+"""Repayment codes whose loan is shaped (to CFADS or to a balance schedule), not level."""
 
 FAST_SINGLE_LOAN = True
 """Use the closed form for a single debt_share loan drawn in month 0 (tests switch it off)."""
@@ -2067,8 +2070,8 @@ def _single_loan(b, first, horizon, months, capex_usd, tax_rate, discount_annual
     rate_monthly = np.where(effective, monthly_rate(rate), nominal_monthly_rate(rate))
     term = b["financing.debt_term_months"][first]
     debt_usd = share * capex_usd
-    repayment = b["financing.repayment"][first]  # 1 sculpted, 2 balance_schedule: _sizing's rows
-    scheduled = repayment == 2
+    repayment = b["financing.repayment"][first]  # the shaped rows are _sizing's
+    scheduled = repayment == SCHEDULED
     per_usd = None  # the balance-schedule loan per USD drawn
     if scheduled.any():
         per_usd = financing_mod.scheduled_balance_loan(
@@ -2079,13 +2082,13 @@ def _single_loan(b, first, horizon, months, capex_usd, tax_rate, discount_annual
             sizing, debt_usd, rate_monthly, term, horizon, months, repayment, per_usd
         )
     parts = []  # (rows, (interest, paid, scheduled principal, balance, settlement)) in USD
-    level = ~np.isin(repayment, (1, 2))
+    level = ~np.isin(repayment, SHAPED)
     if level.any():  # (the level schedule of the other rows would be thrown away)
         interest, principal, balance, settlement = level_payment_schedule(
             debt_usd, rate_monthly, term, months, last_month=horizon
         )
         parts.append((level, (interest, interest, principal, balance, settlement)))
-    if (repayment == 1).any():
+    if (repayment == SCULPTED).any():
         service = debt_usd[:, None] * sculpt["service_per_usd"]
         sculpted_balance = debt_usd[:, None] * sculpt["balance_per_usd"]
         opening = np.concatenate([debt_usd[:, None], sculpted_balance[:, :-1]], axis=1)
@@ -2094,7 +2097,10 @@ def _single_loan(b, first, horizon, months, capex_usd, tax_rate, discount_annual
         paid = np.minimum(interest, service)
         no_settlement = np.zeros_like(sculpted_balance)
         parts.append(
-            (repayment == 1, (interest, paid, service - paid, sculpted_balance, no_settlement))
+            (
+                repayment == SCULPTED,
+                (interest, paid, service - paid, sculpted_balance, no_settlement),
+            )
         )
     if per_usd is not None:
         usd = {k: debt_usd[:, None] * v for k, v in per_usd.items()}
@@ -2170,16 +2176,17 @@ def _built_loan(b, built: construction.ConstructionLoan, capex, tax_rate, discou
 
 def _size_single_loan(sizing, cap_usd, rate_monthly, term, horizon, months, repayment, per_usd):
     """debt_share's loan sized to the DSCR and LTV limits; the sculpted shape per USD of debt.
-    `per_usd`: the balance-schedule loan per USD (rows with repayment 2), or None."""
+    `per_usd`: the balance-schedule loan per USD (rows with repayment SCHEDULED), or None."""
     sculpt = None
     parts = []  # (rows, (service, balance)) per USD of debt
-    if (repayment == 1).any():
+    if (repayment == SCULPTED).any():
         tenor = np.minimum(term, horizon)
         sculpt = financing_mod.sculpted_schedule(sizing.cfads, rate_monthly, tenor)
-        parts.append((repayment == 1, (sculpt["service_per_usd"], sculpt["balance_per_usd"])))
+        rows = repayment == SCULPTED
+        parts.append((rows, (sculpt["service_per_usd"], sculpt["balance_per_usd"])))
     if per_usd is not None:
-        parts.append((repayment == 2, (per_usd["service"], per_usd["balance"])))
-    level = ~np.isin(repayment, (1, 2))
+        parts.append((repayment == SCHEDULED, (per_usd["service"], per_usd["balance"])))
+    level = ~np.isin(repayment, SHAPED)
     if level.any():  # the level schedule's service (no settlement)
         level_interest, level_principal, level_balance, _ = level_payment_schedule(
             np.ones_like(cap_usd), rate_monthly, term, months, last_month=horizon

@@ -72,7 +72,7 @@ def holds(overrides: Sequence[str]) -> bool:
 def hold(data: Mapping, fields: Mapping) -> dict:
     """Scenario data (a plain dict) with the financing fields of `committed_loan` put in."""
     out = dict(data)
-    financing = {k: v for k, v in dict(out.get("financing", {})).items()}
+    financing = dict(out.get("financing", {}))
     for name, value in fields.items():
         if value is None:
             financing.pop(name, None)

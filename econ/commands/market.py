@@ -158,7 +158,6 @@ def cmd_show(args) -> int:
     from econ.labels import duration
     from econ.rental_index import (
         BAND_Z,
-        DAYS_PER_YEAR,
         RentalIndexError,
         curves,
         find_curve,
@@ -229,9 +228,9 @@ def cmd_show(args) -> int:
         f"error band beyond the last point (5th-95th percentile, z = {BAND_Z:.3f}): "
         f"x{band['low']:.4f} to x{band['high']:.4f} of the extrapolated price"
     )
-    span_days = (curve.points[-1].date - curve.points[0].date).days
+    span = float(curve.years([curve.points[-1].date])[0])
     print(
-        f"caution:         the points span {duration(span_days / DAYS_PER_YEAR)}; carried "
+        f"caution:         the points span {duration(span)}; carried "
         f"further than that past {curve.points[-1].date}, the band leaves out the uncertainty "
         "of the decline rate (scenario warnings say when)"
     )

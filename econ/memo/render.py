@@ -174,11 +174,11 @@ def _ask(memo: Memo) -> list[tuple[str, str]]:
             f"{fin.debt_share:.0%} debt at {fin.debt_rate_annual:.2%} a year over "
             f"{fin.debt_term_months} months"
         )
-        limits = [
-            f"a minimum DSCR of {fin.size_to_min_dscr:g}x" if fin.size_to_min_dscr else "",
-            f"a maximum LTV of {fin.max_ltv:.0%}" if fin.max_ltv else "",
-        ]
-        limits = [text for text in limits if text]
+        limits = []
+        if fin.size_to_min_dscr:
+            limits.append(f"a minimum DSCR of {fin.size_to_min_dscr:g}x")
+        if fin.max_ltv:
+            limits.append(f"a maximum LTV of {fin.max_ltv:.0%}")
         if limits or fin.repayment != "level_payment":
             debt = (
                 f"up to {fin.debt_share:.0%} debt at {fin.debt_rate_annual:.2%} a year, "
