@@ -677,3 +677,15 @@ def test_a_batch_mixing_level_sculpted_and_scheduled_loans_projects_each_as_alon
         part = together.iloc[k * rows : (k + 1) * rows]
         for line in ("debt_balance_usd", "debt_service_usd", "cash_interest_usd", "interest_usd"):
             np.testing.assert_allclose(part[line].to_numpy(), alone[line].to_numpy(), rtol=1e-12)
+
+
+def test_a_balance_schedule_with_tranches_or_later_purchases_is_refused_naming_why():
+    with pytest.raises(InputError, match="repayment = 'balance_schedule' shapes debt_share's loan"):
+        load_scenario(STACK, {"financing.repayment": "balance_schedule",
+                              "financing.balance_schedule": [0.5, 0.0]})  # fmt: skip
+    later = load_scenario(
+        REFRESH, {"financing.repayment": "balance_schedule", "financing.balance_schedule": [0.5, 0.0],
+                  "financing.size_to_min_dscr": None, "financing.max_ltv": None},
+    )  # fmt: skip
+    with pytest.raises(InputError, match="repayment = 'balance_schedule' needs all capex paid in"):
+        project(later)
