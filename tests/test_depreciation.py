@@ -850,7 +850,7 @@ def test_cli_retirement_and_change_of_estimate(capsys):
     [
         (["--cost", "-5"], r"--cost = -5"),
         (["--cost", "100", "--salvage", "200"], r"--salvage = 200"),
-        (["--cost", "100", "--life-years", "0"], r"--life-years = 0.0: Input should be greater"),
+        (["--cost", "100", "--life-years", "0"], r"--life-years = 0.0: expected a useful life of at least one month"),
         (
             ["--cost", "100", "--method", "straigth"],
             r"unknown depreciation method 'straigth'; "

@@ -124,8 +124,8 @@ def test_frozen_and_strict():
             r"macrs_gds, economic, custom",
         ),
         ({"tax__method": "macrs"}, r"unknown tax depreciation method 'macrs'; valid methods: book"),
-        ({"life_years": 0}, r"\nlife_years\n.*greater than 0"),
-        ({"life_years": -3}, r"greater than 0"),
+        ({"life_years": 0}, r"\nlife_years\n.*at least one month"),
+        ({"life_years": -3}, r"at least one month"),
         ({"salvage_share": 1.2}, r"salvage_share\n.*less than 1"),
         ({"salvage_share": -0.1}, r"greater than or equal to 0"),
         (

@@ -40,7 +40,11 @@ def test_defaults_validate():
     ("path", "value", "expected"),
     [
         ("capex.gpu_price_usd", -5.0, "greater than 0"),
-        ("depreciation.life_years", 0, "greater than 0"),
+        ("depreciation.life_years", 0, "at least one month (1/12 = 0.0833 years)"),
+        ("depreciation.life_years", 1e-9, "at least one month"),
+        ("depreciation.change_life_years", 0.05, "at least one month"),
+        ("depreciation.tax.life_years", -3.0, "at least one month"),
+        ("depreciation.life_years", 30.5, "less than or equal to 30"),
         ("utilization.share", 1.2, "less than or equal to 1"),
         ("power.pue", 0.9, "greater than or equal to 1"),
         ("market.price_usd_per_mtok", -1, "greater than or equal to 0"),
@@ -69,6 +73,24 @@ def test_a_number_written_as_text_is_refused_not_read(value):
     validate_dict(with_change("capex.gpu_price_usd", 310000))  # the number itself is fine
     with pytest.raises(ScenarioError, match="s.toml: horizon_months = '60': a number written as text"):
         validate_dict({**BASE, "horizon_months": "60"}, file="s.toml")
+
+
+def test_the_shortest_life_is_one_month():
+    assert validate_dict(with_change("depreciation.life_years", 1 / 12)).depreciation.life_years == (
+        1 / 12
+    )
+
+
+@pytest.mark.parametrize("text", ["1e400", "-1e400", "inf"])
+def test_a_number_beyond_the_float_range_is_named_as_such(text):
+    # TOML reads 1e400 as inf: the message must not leave the user wondering where inf came from
+    content = f'name = "s"\n[capex]\ngpu_price_usd = {text}\n'
+    with pytest.raises(ScenarioError) as info:
+        loads(content, file="s.toml")
+    assert str(info.value) == (
+        f"s.toml: capex.gpu_price_usd = {float(text)!r}: expected a finite number (inf written, "
+        "or a number beyond 1.8e308 such as 1e400)"
+    )
 
 
 def test_unknown_key_lists_valid_names():

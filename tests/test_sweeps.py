@@ -176,7 +176,7 @@ def test_bad_grid_arguments(items, message):
 
 def test_grid_values_are_checked_against_bounds_and_rules():
     with pytest.raises(
-        BatchInputError, match=r"depreciation.life_years = 40: expected a number > 0 and <= 30"
+        BatchInputError, match=r"depreciation.life_years = 40: expected a number >= 0.0833333 and <= 30"
     ):
         GridSweep(BASE, {"depreciation.life_years": [3, 40]})
     with pytest.raises(BatchInputError, match="fleet.gpu_count = 'many': expected a number"):

@@ -53,6 +53,9 @@ MacrsConvention = Literal[
     "half-year", "mid-quarter Q1", "mid-quarter Q2", "mid-quarter Q3", "mid-quarter Q4"
 ]
 
+SHORTEST_LIFE_YEARS = 1 / MONTHS_PER_YEAR
+"""A useful life shorter than the engine's month is a slip (months written as years, a typo)."""
+
 METHOD_NAMES: tuple[str, ...] = get_args(MethodName)
 TAX_METHOD_NAMES: tuple[str, ...] = get_args(TaxMethodName)
 CHANGE_OF_ESTIMATE_METHODS = (
@@ -84,10 +87,11 @@ class DepreciationMethod(_Section):
     method: MethodName = Field("straight_line", description="Depreciation method")
     life_years: float = Field(
         6.0,
-        gt=0,
+        ge=SHORTEST_LIFE_YEARS,
         le=30,
-        description="Useful life from the in-service month [years] (not used by macrs_gds, whose "
-        "recovery_years is statutory, nor by custom, whose percentages give the years)",
+        description="Useful life from the in-service month, at least one month [years] (not used "
+        "by macrs_gds, whose recovery_years is statutory, nor by custom, whose percentages give "
+        "the years)",
     )
     salvage_share: float = Field(
         0.0,
@@ -154,7 +158,7 @@ class DepreciationMethod(_Section):
     )
     change_life_years: float | None = Field(
         None,
-        gt=0,
+        ge=SHORTEST_LIFE_YEARS,
         le=30,
         description="Change of estimate: the new useful life, counted from the in-service month "
         "[years]",
@@ -164,6 +168,19 @@ class DepreciationMethod(_Section):
     @classmethod
     def _method_known(cls, value: Any) -> Any:
         return _known_method(value, METHOD_NAMES, "depreciation")
+
+    @field_validator("life_years", "change_life_years", mode="before")
+    @classmethod
+    def _at_least_a_month(cls, value: Any) -> Any:
+        # before the field's bound, whose own words would be "greater than or equal to 0.0833..."
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and (
+            value < SHORTEST_LIFE_YEARS
+        ):
+            raise ValueError(
+                "expected a useful life of at least one month (1/12 = 0.0833 years); a life is "
+                "given in years"
+            )
+        return value
 
     @field_validator("custom_percent")
     @classmethod

@@ -7,6 +7,7 @@ A scenario file is TOML whose tables mirror the pydantic sections. Overrides use
 from __future__ import annotations
 
 import json
+import math
 import os
 import tomllib
 import typing
@@ -41,6 +42,9 @@ def expected_message(err: Mapping[str, Any]) -> str:
     """What a pydantic error expected, in words; an unknown field lists the valid names."""
     if err["type"] == "extra_forbidden":
         return "unknown field; " + _valid_names_hint(err["loc"])
+    if err["type"] == "finite_number" and err.get("input") in (math.inf, -math.inf):
+        # TOML and JSON read a number beyond the float range (1e400) as inf: say so
+        return "expected a finite number (inf written, or a number beyond 1.8e308 such as 1e400)"
     return err["msg"].removeprefix("Value error, ")
 
 
