@@ -1,4 +1,5 @@
-"""Running sums and maxima along the month axis of (scenarios, months) arrays.
+"""Running sums and maxima along the month axis of (scenarios, months) arrays, and a test of
+whether a batch's rows share their inputs.
 
 numpy's ``cumsum(x, axis=1)`` on a C-ordered (8192, 73) array walks one short row at a time and
 costs about as much as twenty elementwise operations on the whole array. The same sums taken a
@@ -91,3 +92,18 @@ def trailing_sum_months(x, w: int) -> np.ndarray:
         doubled = window.copy()
         doubled[..., length:] += window[..., : months - length]
         window, length = doubled, 2 * length
+
+
+def rows_alike(*arrays) -> bool:
+    """Whether every row (first axis) of each array equals its first row, NaN equal to NaN.
+
+    A batch from a sweep or Monte Carlo run varies a few inputs; a stage whose inputs all pass
+    this test can compute one row and repeat it.
+    """
+    for a in arrays:
+        a = np.asarray(a)
+        if a.ndim == 0 or a.shape[0] <= 1:
+            continue
+        if not np.array_equal(a, np.broadcast_to(a[:1], a.shape), equal_nan=a.dtype.kind == "f"):
+            return False
+    return True

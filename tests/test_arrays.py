@@ -49,3 +49,13 @@ def test_property_last_month_is_row_total(rows, months, seed):
     assert np.allclose(total, x.sum(axis=1), rtol=1e-12, atol=1e-12)
     assert np.allclose(remaining_sum_months(x)[:, 0], total, rtol=1e-12, atol=1e-12)
     assert (np.diff(running_max_months(x), axis=1) >= 0).all()
+
+
+def test_rows_alike():
+    from econ.arrays import rows_alike
+
+    nan_rows = np.array([[1.0, np.nan], [1.0, np.nan]])
+    assert rows_alike(np.ones(4), nan_rows, np.array([2, 2]), np.float64(3.0))
+    assert not rows_alike(np.ones(4), np.array([[1.0, np.nan], [1.0, 2.0]]))
+    assert not rows_alike(np.array([0.0, 1e-300]))
+    assert rows_alike(np.array([5.0]))  # one row is alike with itself

@@ -193,3 +193,34 @@ def test_bad_input_is_an_input_error(call, expected):
     with pytest.raises(InputError) as info:
         call()
     assert expected in str(info.value)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.integers(0, 1), rates, shares, st.floats(1.0, 5.0), st.integers(2, 9),
+    st.lists(st.floats(1.0, 8.0), min_size=1, max_size=1),
+)
+def test_rows_alike_are_computed_once_and_each_row_keeps_its_own_cap(
+    code, rate, decay, logistic_ceiling, n, caps
+):
+    # The trajectory inputs repeated over n rows (as in a sweep of other fields); the cap of a
+    # compound row differs per row (a ceiling over each row's own tokens/s).
+    ceiling = np.full(n, logistic_ceiling) if code == 1 else np.linspace(caps[0], caps[0] + 3, n)
+    kwargs = dict(
+        trajectory=np.full(n, code), rate_decay_annual=np.full(n, decay if code == 0 else 0.0),
+        ceiling_ratio=ceiling, step_months=np.full((n, 1), 12), step_gains=np.full((n, 1), 0.2),
+        step_ramp_months=np.full((n, 1), 6),
+    )
+    together = throughput_multiplier(MONTHS, np.full(n, rate), **kwargs)
+    for i in range(n):
+        alone = throughput_multiplier(
+            MONTHS, [rate], **{k: np.asarray(v)[i : i + 1] for k, v in kwargs.items()}
+        )
+        np.testing.assert_array_equal(together[i], alone[0])
+
+
+def test_rows_that_differ_are_each_computed():
+    rates_ = np.array([0.1, 0.1, 0.3])
+    g = throughput_multiplier(MONTHS, rates_, rate_decay_annual=np.zeros(3))
+    np.testing.assert_array_equal(g[2], compound_multiplier([0.3], MONTHS, [0.0])[0])
+    assert not np.array_equal(g[0], g[2])

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from econ.arrays import rows_alike
 from econ.errors import InputError
 from econ.market import monotone_interpolate
 from econ.units import MONTHS_PER_YEAR, annual_growth_factor
@@ -319,6 +320,27 @@ def throughput_multiplier(
     decay = np.broadcast_to(np.asarray(rate_decay_annual, dtype=float), (n,))
     ceiling = np.broadcast_to(np.asarray(ceiling_ratio, dtype=float), (n,))
     ceiling = np.where(np.isnan(ceiling), np.inf, ceiling)
+    inputs = (code, rate, decay, np.where(code == 1, ceiling, 0.0))  # the logistic's own ceiling
+    inputs += tuple(
+        np.asarray(a) for a in (step_months, step_gains, step_ramp_months) if a is not None
+    )
+    if np.any(code == 2) and table_months is not None and table_multipliers is not None:
+        inputs += (np.asarray(table_months), np.asarray(table_multipliers))
+    if n > 1 and rows_alike(*inputs):
+        # A sweep or Monte Carlo run seldom varies the trajectory: one row computed, repeated.
+        one = throughput_multiplier(
+            m, rate[:1], trajectory=code[:1], rate_decay_annual=decay[:1],
+            ceiling_ratio=np.where(code[:1] == 1, ceiling[:1], np.inf),
+            **{
+                name: None if value is None else np.asarray(value)[:1]
+                for name, value in (
+                    ("step_months", step_months), ("step_gains", step_gains),
+                    ("step_ramp_months", step_ramp_months), ("table_months", table_months),
+                    ("table_multipliers", table_multipliers),
+                )
+            },
+        )
+        return cap_at_ceiling(np.repeat(one, n, axis=0), ceiling)
     base = np.ones((n, m.shape[0]))
     rows = np.flatnonzero(code == 0)
     if rows.size:
