@@ -1356,8 +1356,11 @@ def _summary_metrics(b: ScenarioBatch, ledger: _Ledger, to: _Scenarios, fleet, c
     cost_of_debt = stack.metrics["cost_of_debt_annual"]
     has_debt = (stack.metrics["debt_usd"] > 0) & np.isfinite(cost_of_debt)
     finance_rate = np.where(has_debt, cost_of_debt, ledger.discount_annual)
+    finance_factors = metrics_mod.discount_factors(finance_rate, np.arange(ledger.discount.shape[1]))
     mirr = {
-        name: metrics_mod.mirr_annual(flows, finance_rate, ledger.discount_annual, b.horizon_months)
+        name: metrics_mod.mirr_of_factors(
+            flows, finance_factors, ledger.discount, b.horizon_months
+        )
         for name, flows in (
             ("project", ledger.cash_flow_project),
             ("equity", ledger.cash_flow_equity),

@@ -126,7 +126,8 @@ def mirr_annual(cash_flow, finance_rate_annual, reinvest_rate_annual, last_month
 
     over months 0..H of each row (H its `last_month`: the spreadsheet's n = H + 1 values), the
     annual rates converted to monthly as (1 + r)^(1/12) - 1. NaN where a row has no inflow or
-    no outflow (the spreadsheet's #DIV/0!).
+    no outflow (the spreadsheet's #DIV/0!). `mirr_of_factors` is the same from discount factors
+    a caller already has.
 
     Parameters
     ----------
@@ -140,16 +141,29 @@ def mirr_annual(cash_flow, finance_rate_annual, reinvest_rate_annual, last_month
     Microsoft Support, "MIRR function"; Lin, S. A. Y., "The modified internal rate of return
     and investment criterion", The Engineering Economist 21(4) (1976) 237-247.
     """
+    months = np.arange(np.shape(cash_flow)[1])
+    return mirr_of_factors(
+        cash_flow,
+        discount_factors(np.asarray(finance_rate_annual, dtype=float), months),
+        discount_factors(np.asarray(reinvest_rate_annual, dtype=float), months),
+        last_month,
+    )
+
+
+def mirr_of_factors(cash_flow, finance_factors, reinvest_factors, last_month):
+    """`mirr_annual` from the discount factors of its two rates (`discount_factors`, (n, T)).
+
+    The future value at month H of the inflows is their present value at the reinvestment
+    rate over that rate's factor of month H: sum_t c_t (1 + r)^(H - t) = sum_t c_t d_t / d_H.
+    Factors may be 0 after each row's horizon (the engine's own), not before it.
+    """
     flows = np.asarray(cash_flow, dtype=float)
-    horizon = np.asarray(last_month, dtype=float)
-    t = np.arange(flows.shape[1], dtype=float)[None, :]
-    within = t <= horizon[:, None]
-    grow = np.log1p(monthly_rate(np.asarray(reinvest_rate_annual, dtype=float)))[:, None]
-    cost = np.log1p(monthly_rate(np.asarray(finance_rate_annual, dtype=float)))[:, None]
-    gains = (
-        np.where(within & (flows > 0), flows, 0.0) * np.exp(grow * (horizon[:, None] - t))
-    ).sum(axis=1)
-    costs = -(np.where(within & (flows < 0), flows, 0.0) * np.exp(-cost * t)).sum(axis=1)
+    horizon = np.asarray(last_month)
+    within = np.arange(flows.shape[1])[None, :] <= horizon[:, None]
+    rows = np.arange(flows.shape[0])
+    inflows = np.where(within & (flows > 0), flows, 0.0)
+    gains = present_value(inflows, reinvest_factors) / reinvest_factors[rows, horizon]
+    costs = -present_value(np.where(within & (flows < 0), flows, 0.0), finance_factors)
     with np.errstate(divide="ignore", invalid="ignore"):
         ok = (gains > 0) & (costs > 0) & (horizon > 0)
         monthly = np.where(ok, np.exp(np.log(gains / costs) / np.where(ok, horizon, 1.0)), np.nan)

@@ -143,6 +143,37 @@ def test_mirr_equals_excel_mirr_on_each_rows_horizon(seed, horizon):
     assert out == pytest.approx(excel.annual_from_monthly(monthly), rel=1e-9)
 
 
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 2**31))
+def test_mirr_from_the_engines_factors_equals_mirr_from_rates(seed):
+    # The engine passes its discount factors, 0 after each row's horizon; rows of other horizons.
+    rng = np.random.default_rng(seed)
+    horizon = rng.integers(2, 30, 4)
+    flows = rng.normal(0, 1, (4, 31)) * (np.arange(31) <= horizon[:, None])
+    flows[:, 0] = -1.0
+    finance, reinvest = rng.uniform(-0.2, 0.5, 4), rng.uniform(-0.2, 0.5, 4)
+    active = np.arange(31) <= horizon[:, None]
+    out = metrics.mirr_of_factors(
+        flows,
+        metrics.discount_factors(finance, np.arange(31)),
+        metrics.discount_factors(reinvest, np.arange(31), active),
+        horizon,
+    )
+    expected = metrics.mirr_annual(flows, finance, reinvest, horizon)
+    assert out == pytest.approx(expected, rel=1e-12, nan_ok=True)
+    for i in range(4):
+        kept = flows[i, : horizon[i] + 1]
+        if not (kept > 0).any():  # the spreadsheet's #DIV/0!
+            assert np.isnan(out[i])
+            continue
+        monthly = excel.mirr(
+            flows[i, : horizon[i] + 1],
+            excel.monthly_from_annual(finance[i]),
+            excel.monthly_from_annual(reinvest[i]),
+        )
+        assert out[i] == pytest.approx(excel.annual_from_monthly(monthly), rel=1e-9)
+
+
 def test_mirr_is_null_without_an_inflow():
     out = metrics.mirr_annual(np.array([[-1.0, -1.0, 0.0]]), np.array([0.1]), np.array([0.1]), [2])
     assert np.isnan(out[0])
