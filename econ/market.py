@@ -515,9 +515,11 @@ def relative_price_path(token_price_usd_per_mtok, price_decline_annual=None):
     """
     first = token_price_usd_per_mtok[:, 1:2]
     shape = token_price_usd_per_mtok / np.where(first > 0, first, 1.0)
-    if price_decline_annual is not None:
+    unpriced = np.flatnonzero(~(first[:, 0] > 0))
+    if price_decline_annual is not None and unpriced.size:
         months = np.arange(token_price_usd_per_mtok.shape[1])
-        shape = np.where(first > 0, shape, price_path(price_decline_annual, months))
+        decline = np.broadcast_to(np.asarray(price_decline_annual, dtype=float), first[:, 0].shape)
+        shape[unpriced] = price_path(decline[unpriced], months)
     return shape
 
 

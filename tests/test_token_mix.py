@@ -488,3 +488,15 @@ def test_cli_montecarlo_samples_the_token_mix(capsys):
         project(load_scenario(SEED_FILE, c)).metrics["revenue_usd_total"][0] for c in corners
     )
     assert low <= revenue["min"] <= revenue["max"] <= high
+
+
+def test_a_row_without_a_month_1_price_takes_the_declines_shape_and_others_their_own():
+    months = np.arange(25)
+    prices = market.token_price_usd_per_mtok([10.0, 0.0, 4.0], [0.5, 0.3, 0.0], months)
+    shape = market.relative_price_path(prices, [0.5, 0.3, 0.0])
+    np.testing.assert_array_equal(shape[0], prices[0] / 10.0)
+    np.testing.assert_array_equal(shape[1], market.price_path([0.3], months)[0])
+    np.testing.assert_array_equal(shape[2], np.ones(25))
+    assert shape[1, 13] == pytest.approx(0.7, rel=1e-14)  # (1 - 0.3) a year after month 1
+    # without a decline such a row keeps the path it was given (zero prices: no shape)
+    np.testing.assert_array_equal(market.relative_price_path(prices)[1], np.zeros(25))
