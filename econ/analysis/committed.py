@@ -10,7 +10,7 @@ cash flow then meets the base case's debt service, so its DSCR is the committed 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -60,13 +60,19 @@ def committed_loan(scenario, summary: Mapping, balance_usd: Sequence[float]) -> 
     return fields
 
 
+def loan_terms(paths: Iterable[str]) -> list[str]:
+    """The paths among `paths` that set the loan's own terms (LOAN_TERMS), in their order."""
+    return [
+        path
+        for path in paths
+        if any(path == term or path.startswith(term + ".") for term in LOAN_TERMS)
+    ]
+
+
 def holds(overrides: Sequence[str]) -> bool:
     """Whether a case with these overrides (PATH=VALUE) holds the base case's loan: unless it
     sets the loan's own terms (LOAN_TERMS)."""
-    paths = {item.split("=", 1)[0].strip() for item in overrides}
-    return not any(
-        path == term or path.startswith(term + ".") for path in paths for term in LOAN_TERMS
-    )
+    return not loan_terms(item.split("=", 1)[0].strip() for item in overrides)
 
 
 def hold(data: Mapping, fields: Mapping) -> dict:
@@ -82,4 +88,90 @@ def hold(data: Mapping, fields: Mapping) -> dict:
     return out
 
 
-__all__ = ["LOAN_TERMS", "committed_loan", "hold", "holds"]
+def hold_job(job):
+    """A batch job whose scenarios hold its base case's sized loan, and a note of what is held.
+
+    The base is projected once; where it sizes financing.debt_share's loan, every scenario of
+    the job borrows that loan (`committed_loan`): the same share of its capex (the loan-to-cost
+    the lender commits), on the base case's level schedule or sculpted closing balances. Each
+    scenario's DSCR is then the committed loan's cover under its own inputs: a stress test of the
+    loan, where a plain run asks what loan each scenario could carry. Where the base sizes no
+    loan, nothing changes (every scenario already borrows its debt_share of capex as given).
+
+    Raises BatchInputError where the job varies the loan's own terms (LOAN_TERMS), the base has a
+    capital stack (financing.tranches), or its sized loan cannot be held (a sculpted loan not
+    repaid within the horizon, a balance schedule the scenario refuses).
+
+    Returns
+    -------
+    (job, held) : the job (a copy with the held base, or the job itself) and a dict: ``note``
+        (a sentence), and where a loan is held ``debt_usd``, ``debt_share``, ``repayment`` and,
+        for a sculpted loan, ``schedule_months``.
+    """
+    import copy
+
+    from econ.analysis.validation import BatchInputError
+    from econ.engine import project
+    from econ.scenario import ScenarioError, scenario_to_dict, validate_dict
+
+    base = job.base
+    varied = loan_terms(job.inputs(0, min(job.n, 1)))
+    if varied:
+        raise BatchInputError(
+            f"--hold-debt holds the base case's loan, and the run varies its terms "
+            f"({', '.join(varied)}): leave out --hold-debt to size each scenario's own loan"
+        )
+    financing = base.financing
+    if financing.tranches:
+        raise BatchInputError(
+            f"--hold-debt holds financing.debt_share's loan; {base.name} finances with a capital "
+            "stack (financing.tranches), whose tranches are not held: leave out --hold-debt"
+        )
+    projection = project([base])
+    summary = projection.summary_records()[0]["summary"]
+    loan = committed_loan(base, summary, projection.lines["debt_balance_usd"][0])
+    sized = (
+        financing.size_to_min_dscr is not None
+        or financing.max_ltv is not None
+        or financing.repayment == "sculpted"
+    )
+    if not sized:
+        share = financing.debt_share
+        note = (
+            f"{base.name} sizes no loan: every scenario borrows its debt_share ({share:.1%}) of "
+            "its own capex, as without --hold-debt"
+        )
+        return job, {"note": note}
+    if loan is None:
+        raise BatchInputError(
+            f"--hold-debt: {base.name}'s sculpted loan is not repaid within its horizon, so "
+            "there are no closing balances to hold; leave out --hold-debt"
+        )
+    data = hold(scenario_to_dict(base), loan)
+    try:
+        held_base = validate_dict(data, file=f"{base.name} holding its loan")
+    except ScenarioError as exc:
+        raise BatchInputError(f"--hold-debt: {exc}") from None
+    debt = float(summary["debt_usd"])
+    held = {"debt_usd": debt, "debt_share": loan["debt_share"]}
+    if "balance_schedule" in loan:
+        held["repayment"] = "balance_schedule"
+        held["schedule_months"] = len(loan["balance_schedule"])
+        how = f"on the sculpted schedule's closing balances ({held['schedule_months']} months)"
+    else:
+        held["repayment"] = financing.repayment
+        how = {
+            "level_payment": "on level payments",
+            "balance_schedule": "on its financing.balance_schedule",
+        }[financing.repayment]
+    held["note"] = (
+        f"every scenario holds {base.name}'s sized loan: {debt:,.0f} USD, "
+        f"{loan['debt_share']:.1%} of capex (a scenario with other capex borrows that share of "
+        f"its own), {how}; each scenario's DSCR is that loan's cover"
+    )
+    out = copy.copy(job)
+    out.base = held_base
+    return out, held
+
+
+__all__ = ["LOAN_TERMS", "committed_loan", "hold", "hold_job", "holds", "loan_terms"]

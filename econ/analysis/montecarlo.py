@@ -313,7 +313,7 @@ def montecarlo(
     correlation : rank-correlation matrix in distribution order, or {(path1, path2): rho}
     outputs : engine outputs to summarize
     keep_rows : also return one row per scenario (inputs and outputs)
-    run_options : executor, chunk_size, store, progress, exact_limit, overwrite
+    run_options : executor, chunk_size, store, progress, exact_limit, overwrite, hold_debt
     """
     dists = {
         p: (parse_distribution(d, path=p) if isinstance(d, str) else d)

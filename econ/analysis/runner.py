@@ -51,6 +51,10 @@ MAIN_OUTPUTS = (
 )
 """Outputs summarized by default in Monte Carlo runs and analysed by sensitivity."""
 
+LOAN_STRESS_OUTPUTS = ("covenant_breach_months", "first_breach_month")
+"""Added to a Monte Carlo run's default outputs where it holds the base case's loan
+(`hold_debt`): how often and how long the committed loan is in breach."""
+
 WARNING_SEPARATOR = "\n"
 """Between the warnings of one row in its `warnings` cell (no warning holds a line break)."""
 
@@ -265,6 +269,7 @@ def run(
     exact_limit: int = EXACT_LIMIT,
     progress: bool = False,
     overwrite: bool = False,
+    hold_debt: bool = False,
 ) -> RunResult:
     """Run a job in chunks through an executor.
 
@@ -279,11 +284,20 @@ def run(
     exact_limit : runs up to this many scenarios get exact quantiles, larger ones a sketch
     progress : show a progress bar on stderr
     overwrite : let `store` discard the chunks of a different run
+    hold_debt : every scenario holds the base case's sized loan instead of sizing its own
+        (`econ.analysis.committed.hold_job`); the metadata's ``held_loan`` says what is held
     """
     began = time.perf_counter()
     executor = executor or SerialExecutor()
+    held = None
+    if hold_debt:
+        from econ.analysis.committed import hold_job
+
+        job, held = hold_job(job)
     bounds = chunk_bounds(job, chunk_size)
     metadata = job.metadata(chunk_size)
+    if held is not None:
+        metadata["held_loan"] = held
     chunk_store = ChunkStore(store, metadata, overwrite=overwrite) if store is not None else None
     exact = job.n <= exact_limit
     engine = executor.describe()

@@ -327,14 +327,19 @@ class RunSummary:
     quantile_method: str
     risk: dict[str, float | None]
     histograms: dict[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
+    covenant_breach_probability: float | None = None
+    """Share of scenarios with a covenant breach, where first_breach_month is an output."""
 
     def as_dict(self) -> dict:
-        return {
+        out = {
             "scenarios": self.n,
             "quantile_method": self.quantile_method,
             "metrics": {name: m.as_dict() for name, m in self.metrics.items()},
             "npv_risk": {k: _clean(v) for k, v in self.risk.items()},
         }
+        if self.covenant_breach_probability is not None:
+            out["probability_of_covenant_breach"] = self.covenant_breach_probability
+        return out
 
 
 class SummaryAccumulator:
@@ -417,6 +422,7 @@ class SummaryAccumulator:
                     f"value_at_risk_{pct}_usd": -cut,
                     f"expected_shortfall_{pct}_usd": -shortfall,
                 }
+        breach = out.get("first_breach_month")  # null exactly where no covenant is breached
         histograms = {k: v for k, v in histograms.items() if v is not None}
         if exact:
             method = "exact (linear interpolation)"
@@ -424,7 +430,12 @@ class SummaryAccumulator:
             accuracy = next(iter(self.sketches.values())).relative_accuracy
             method = f"sketch (relative error <= {accuracy:g})"
         return RunSummary(
-            n=self.n, metrics=out, quantile_method=method, risk=risk, histograms=histograms
+            n=self.n,
+            metrics=out,
+            quantile_method=method,
+            risk=risk,
+            histograms=histograms,
+            covenant_breach_probability=None if breach is None else breach.count / self.n,
         )
 
 

@@ -56,6 +56,12 @@ def register(subparsers) -> None:
         p.add_argument("--report", metavar="PREFIX", help="write PREFIX.md and a PNG chart")
         p.add_argument("--force", action="store_true", help="overwrite outputs, discard old chunks")
         p.add_argument(
+            "--hold-debt",
+            action="store_true",
+            help="every scenario holds the base case's sized loan instead of sizing its own: a "
+            "stress test of the committed loan",
+        )
+        p.add_argument(
             "--progress",
             action=argparse_bool(),
             default=None,
@@ -197,7 +203,15 @@ def _run_options(args, out_rows: bool) -> dict:
         "store": store,
         "progress": _progress(args),
         "overwrite": args.force,
+        "hold_debt": args.hold_debt,
     }
+
+
+def _say_held(result) -> None:
+    """What --hold-debt held, on stderr (the metadata of --out and --format json has it too)."""
+    held = result.metadata.get("held_loan")
+    if held is not None:
+        print(f"held loan: {held['note']}", file=sys.stderr)
 
 
 def _interrupted(store) -> int:
@@ -248,6 +262,7 @@ def _cmd_sweep(args) -> int:
         except WorkerLostError as exc:
             return _worker_lost(exc, options["store"])
     _finish_out(args, result, args.chunks is not None)
+    _say_held(result)
     rows = result.rows
     job = result.job
     inputs = list(job.axes if isinstance(job, sweeps.GridSweep) else job.columns)
@@ -316,7 +331,7 @@ def _json_value(value):
 
 def _cmd_montecarlo(args) -> int:
     from econ.analysis.executors import WorkerLostError
-    from econ.analysis.runner import MAIN_OUTPUTS, run
+    from econ.analysis.runner import LOAN_STRESS_OUTPUTS, MAIN_OUTPUTS, run
 
     mc = _module("montecarlo")
     from econ.analysis.sampling import check_seed
@@ -326,9 +341,8 @@ def _cmd_montecarlo(args) -> int:
     seed = check_seed(args.seed)
     dists = mc.parse_dists(args.dist, base_dir=Path.cwd())
     correlation = mc.parse_correlations(args.corr, list(dists))
-    plan = mc.MonteCarloPlan(
-        dists, n, seed, args.sampling, correlation, outputs=tuple(args.output or MAIN_OUTPUTS)
-    )
+    outputs = args.output or MAIN_OUTPUTS + (LOAN_STRESS_OUTPUTS if args.hold_debt else ())
+    plan = mc.MonteCarloPlan(dists, n, seed, args.sampling, correlation, outputs=tuple(outputs))
     job = mc.MonteCarlo(base, plan)
     options = _run_options(args, out_rows=bool(args.out))
     with _executor(args) as executor:
@@ -339,6 +353,7 @@ def _cmd_montecarlo(args) -> int:
         except WorkerLostError as exc:
             return _worker_lost(exc, options["store"])
     _finish_out(args, result, args.chunks is not None)
+    _say_held(result)
     summary = result.summary
     if args.report:
         from econ.analysis.report import montecarlo_report
@@ -365,6 +380,8 @@ def _cmd_montecarlo(args) -> int:
             label = key.replace("_", " ")
             text = f"{value:.2%}" if key == "probability_of_loss" else f"{value:,.0f}"
             print(f"{label}: {text}")
+        if summary.covenant_breach_probability is not None:
+            print(f"probability of a covenant breach: {summary.covenant_breach_probability:.2%}")
     return EXIT_OK
 
 
@@ -416,6 +433,7 @@ def _cmd_sensitivity(args) -> int:
         except WorkerLostError as exc:
             return _worker_lost(exc, options["store"])
     _finish_out(args, result.run, args.chunks is not None)
+    _say_held(result.run)
     if args.report:
         from econ.analysis.report import sensitivity_report
 

@@ -1,0 +1,137 @@
+"""Batch runs that hold the base case's sized loan (`--hold-debt`): a stress test of the committed
+loan, where a plain run sizes each scenario's own."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from econ import load_scenario, project
+from econ.analysis.committed import hold_job, loan_terms
+from econ.analysis.montecarlo import montecarlo
+from econ.analysis.sweeps import GridSweep, sweep
+from econ.analysis.validation import BatchInputError
+from econ.cli import main
+from econ.scenario import apply_overrides, scenario_to_dict, validate_dict
+from tests.conftest import ROOT
+
+SCENARIOS = ROOT / "models" / "scenarios"
+SEED = SCENARIOS / "deepseek-r1-gb200-nvl72.toml"
+PRICES = [0.2, 0.25, 0.3261, 0.4]
+
+
+@pytest.fixture(scope="module")
+def seed():
+    return load_scenario(SEED)
+
+
+def with_values(scenario, values):
+    return validate_dict(apply_overrides(scenario_to_dict(scenario), values))
+
+
+def test_each_scenario_borrows_the_base_loan_and_its_dscr_is_that_loans_cover(seed):
+    held = sweep(seed, grid={"market.price_usd_per_mtok": PRICES}, hold_debt=True).rows
+    sized = sweep(seed, grid={"market.price_usd_per_mtok": PRICES}).rows
+    base = project([seed])
+    debt = base.metrics["debt_usd"][0]
+    assert debt > 0
+    np.testing.assert_allclose(held["debt_usd"], debt, rtol=1e-12)
+    assert sized["debt_usd"].nunique() > 1  # sized again, the loan follows the price
+    service = base.lines["debt_service_usd"][0]
+    owed = service > 1e-6
+    held_base = hold_job(GridSweep(seed, {"market.price_usd_per_mtok": PRICES}))[0].base
+    for price, row in zip(PRICES, held.itertuples(), strict=True):
+        case = project([with_values(held_base, {"market.price_usd_per_mtok": price})])
+        np.testing.assert_allclose(case.lines["debt_service_usd"][0], service, atol=1e-6)
+        # By hand: the case's own cash available for debt service over the base's service.
+        cfads = case.lines["ebitda_usd"][0] - case.lines["tax_usd"][0]
+        assert row.min_dscr == pytest.approx(np.min(cfads[owed] / service[owed]), rel=1e-12)
+    # At the base case's own price the held loan is the base case itself.
+    at_base = held[held["market.price_usd_per_mtok"] == 0.3261].iloc[0]
+    assert at_base["min_dscr"] == pytest.approx(base.metrics["min_dscr"][0], rel=1e-12)
+    assert at_base["npv_usd"] == pytest.approx(base.metrics["npv_usd"][0], rel=1e-12)
+    # Below the base price the committed loan is covered less than a loan sized again.
+    low = held["market.price_usd_per_mtok"] < 0.3261
+    assert (held["min_dscr"][low] < sized["min_dscr"][low]).all()
+
+
+def test_the_held_loan_is_said_in_the_metadata(seed):
+    result = sweep(seed, grid={"market.price_usd_per_mtok": [0.3]}, hold_debt=True)
+    held = result.metadata["held_loan"]
+    assert held["debt_usd"] == pytest.approx(project([seed]).metrics["debt_usd"][0])
+    assert held["repayment"] == "balance_schedule" and held["schedule_months"] == 60
+    assert "2,474,920 USD, 70.0% of capex" in held["note"]
+    plain = sweep(seed, grid={"market.price_usd_per_mtok": [0.3]})
+    assert "held_loan" not in plain.metadata
+    assert plain.metadata["fingerprint"] != result.metadata["fingerprint"]  # no resume mix-up
+
+
+def test_a_level_payment_loan_keeps_its_schedule():
+    scenario = load_scenario(SCENARIOS / "h200-fleet-gb300-refresh.toml")
+    job, held = hold_job(GridSweep(scenario, {"market.price_usd_per_mtok": [0.2]}))
+    assert held["repayment"] == "level_payment" and "on level payments" in held["note"]
+    assert job.base.financing.size_to_min_dscr is None and job.base.financing.max_ltv is None
+    assert project([job.base]).metrics["debt_usd"][0] == pytest.approx(held["debt_usd"])
+
+
+def test_probability_of_covenant_breach_counts_the_breaching_scenarios(seed):
+    dists = {"market.price_usd_per_mtok": "uniform(0.15, 0.45)"}
+    outputs = ("npv_usd", "covenant_breach_months", "first_breach_month")
+    held = montecarlo(seed, dists, 400, 3, outputs=outputs, keep_rows=True, hold_debt=True)
+    breached = (held.rows["covenant_breach_months"] > 0).mean()
+    assert 0 < breached < 1
+    assert held.summary.covenant_breach_probability == pytest.approx(breached)
+    sized = montecarlo(seed, dists, 400, 3, outputs=outputs)
+    assert sized.summary.covenant_breach_probability < breached
+    assert montecarlo(seed, dists, 20, outputs=("npv_usd",)).summary.covenant_breach_probability is None
+
+
+@pytest.mark.parametrize(
+    ("grid", "scenario", "expected"),
+    [
+        ({"financing.debt_share": [0.5]}, SEED, "varies its terms (financing.debt_share)"),
+        ({"financing.size_to_min_dscr": [1.2]}, SEED, "financing.size_to_min_dscr"),
+        (
+            {"market.price_usd_per_mtok": [0.3]},
+            SCENARIOS / "deepseek-r1-gb200-nvl72-capital-stack.toml",
+            "capital stack (financing.tranches), whose tranches are not held",
+        ),
+    ],
+)
+def test_what_cannot_be_held_is_refused(grid, scenario, expected):
+    with pytest.raises(BatchInputError, match=expected.replace("(", r"\(").replace(")", r"\)")):
+        hold_job(GridSweep(load_scenario(scenario), grid))
+
+
+def test_an_unsized_loan_is_left_as_given(seed):
+    given = with_values(seed, {"financing.size_to_min_dscr": None, "financing.max_ltv": None,
+                               "financing.repayment": "level_payment"})
+    job = GridSweep(given, {"market.price_usd_per_mtok": [0.3]})
+    same, held = hold_job(job)
+    assert same is job and "sizes no loan" in held["note"]
+
+
+def test_loan_terms_are_found_with_their_sub_paths():
+    assert loan_terms(["market.price_usd_per_mtok", "financing.tranches.0.amount_usd",
+                       "financing.debt_share"]) == [
+        "financing.tranches.0.amount_usd", "financing.debt_share"]
+
+
+def test_cli_hold_debt(capsys, tmp_path):
+    code = main(["montecarlo", str(SEED), "--dist", "market.price_usd_per_mtok=uniform(0.15,0.45)",
+                 "-n", "300", "--hold-debt", "--format", "json"])
+    out, err = capsys.readouterr()
+    assert code == 0 and err.startswith("held loan: every scenario holds deepseek-r1-gb200-nvl72")
+    data = json.loads(out)
+    assert data["metadata"]["held_loan"]["debt_usd"] == pytest.approx(2474920.0)
+    assert "covenant_breach_months" in data["metrics"]  # the loan's outputs join the defaults
+    assert 0 < data["probability_of_covenant_breach"] < 1
+    code = main(["sweep", str(SEED), "--grid", "financing.debt_share=0.5,0.6", "--hold-debt"])
+    out, err = capsys.readouterr()
+    assert code == 3 and "Traceback" not in err
+    assert err == (
+        "error: --hold-debt holds the base case's loan, and the run varies its terms "
+        "(financing.debt_share): leave out --hold-debt to size each scenario's own loan\n"
+    )
