@@ -435,6 +435,41 @@ def test_monte_carlo_runs_on_demand_with_the_library_figures(app: AppTest):
     assert metric(app, "Probability of loss (NPV < 0)") == f"{expected:.1%}"
 
 
+def test_monte_carlo_holding_the_base_loan_shows_the_breach_probability(app: AppTest):
+    from econ.analysis import montecarlo
+
+    go(app, "risk")
+    widget(app.number_input, "Scenarios").set_value(300).run()
+    widget(app.toggle, "Hold the base case's loan").set_value(True).run()
+    widget(app.button, "Run the Monte Carlo").click().run()
+    assert not app.exception
+    assert not errors(app), errors(app)
+    dists = {
+        "market.price_decline_annual": "pert(0.15, 0.30, 0.60)",
+        "utilization.share": "uniform(0.55, 0.80)",
+        "throughput.tokens_per_s_per_gpu": "triangular(3894.16, 4867.7, 6084.62)",
+    }
+    outputs = ("npv_usd", "covenant_breach_months", "first_breach_month")
+    held = montecarlo(load_scenario(SEED), dists, 300, seed=0, outputs=outputs, hold_debt=True)
+    expected = held.summary.covenant_breach_probability
+    assert metric(app, "Probability of a covenant breach") == f"{expected:.1%}"
+    assert any("Every scenario holds" in i.value for i in app.info), [i.value for i in app.info]
+
+
+def test_holding_a_capital_stacks_loan_names_the_toggle_not_a_flag(app: AppTest):
+    stack = "deepseek-r1-gb200-nvl72-capital-stack"
+    app.sidebar.selectbox[0].set_value(stack).run()
+    go(app, "risk")
+    widget(app.number_input, "Scenarios").set_value(100).run()
+    widget(app.toggle, "Hold the base case's loan").set_value(True).run()
+    widget(app.button, "Run the Monte Carlo").click().run()
+    assert not app.exception
+    assert any(
+        "capital stack" in e and 'turn off "Hold the base case\'s loan"' in e for e in errors(app)
+    ), errors(app)
+    assert not any("--hold-debt" in e for e in errors(app))
+
+
 @pytest.mark.parametrize(
     ("label", "value", "reason"),
     [("Scenarios", 0, "expected a whole number from 1"), ("Seed", -1, "Seed = -1")],

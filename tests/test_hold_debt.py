@@ -91,7 +91,7 @@ def test_probability_of_covenant_breach_counts_the_breaching_scenarios(seed):
 @pytest.mark.parametrize(
     ("grid", "scenario", "expected"),
     [
-        ({"financing.debt_share": [0.5]}, SEED, "varies its terms (financing.debt_share)"),
+        ({"financing.debt_share": [0.5]}, SEED, "the loan's own terms (financing.debt_share)"),
         ({"financing.size_to_min_dscr": [1.2]}, SEED, "financing.size_to_min_dscr"),
         (
             {"market.price_usd_per_mtok": [0.3]},
@@ -132,6 +132,6 @@ def test_cli_hold_debt(capsys, tmp_path):
     out, err = capsys.readouterr()
     assert code == 3 and "Traceback" not in err
     assert err == (
-        "error: --hold-debt holds the base case's loan, and the run varies its terms "
+        "error: holding the base case's loan, a run cannot vary the loan's own terms "
         "(financing.debt_share): leave out --hold-debt to size each scenario's own loan\n"
     )

@@ -118,14 +118,15 @@ def hold_job(job):
     varied = loan_terms(job.inputs(0, min(job.n, 1)))
     if varied:
         raise BatchInputError(
-            f"--hold-debt holds the base case's loan, and the run varies its terms "
+            f"holding the base case's loan, a run cannot vary the loan's own terms "
             f"({', '.join(varied)}): leave out --hold-debt to size each scenario's own loan"
         )
     financing = base.financing
     if financing.tranches:
         raise BatchInputError(
-            f"--hold-debt holds financing.debt_share's loan; {base.name} finances with a capital "
-            "stack (financing.tranches), whose tranches are not held: leave out --hold-debt"
+            f"holding the base case's loan holds financing.debt_share's loan; {base.name} "
+            "finances with a capital stack (financing.tranches), whose tranches are not held: "
+            "leave out --hold-debt"
         )
     projection = project([base])
     summary = projection.summary_records()[0]["summary"]
@@ -139,19 +140,19 @@ def hold_job(job):
         share = financing.debt_share
         note = (
             f"{base.name} sizes no loan: every scenario borrows its debt_share ({share:.1%}) of "
-            "its own capex, as without --hold-debt"
+            "its own capex, as it would without holding a loan"
         )
         return job, {"note": note}
     if loan is None:
         raise BatchInputError(
-            f"--hold-debt: {base.name}'s sculpted loan is not repaid within its horizon, so "
-            "there are no closing balances to hold; leave out --hold-debt"
+            f"holding the base case's loan: {base.name}'s sculpted loan is not repaid within its "
+            "horizon, so there are no closing balances to hold: leave out --hold-debt"
         )
     data = hold(scenario_to_dict(base), loan)
     try:
         held_base = validate_dict(data, file=f"{base.name} holding its loan")
     except ScenarioError as exc:
-        raise BatchInputError(f"--hold-debt: {exc}") from None
+        raise BatchInputError(f"holding the base case's loan: {exc}") from None
     debt = float(summary["debt_usd"])
     held = {"debt_usd": debt, "debt_share": loan["debt_share"]}
     if "balance_schedule" in loan:

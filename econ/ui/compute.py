@@ -28,6 +28,8 @@ MAX_UPLOAD_BYTES = 5 * 1024 * 1024
 
 
 GPUS_BOX = 'the "GPUs that served it" box above the chart'
+HOLD_LOAN_BOX = '"Hold the base case\'s loan"'
+"""The Risk page's control for `hold_debt`, as messages name it."""
 _COMMAND_LINE = (
     ("import it with the GPU count (--gpus N)", f"type the GPU count in {GPUS_BOX}"),
     ("pass the GPU count explicitly (--gpus) if that is wrong", f"correct it in {GPUS_BOX}"),
@@ -35,6 +37,7 @@ _COMMAND_LINE = (
     ("(pass --gpus N)", f"(type the GPU count in {GPUS_BOX})"),
     ("GPU count (--gpus)", "GPU count"),
     ("(step reading, --step)", '(step reading: "Interpolate" off, MLPerf Endpoints files)'),
+    ("leave out --hold-debt", f"turn off {HOLD_LOAN_BOX}"),
 )
 _SECONDS_TO_MS = re.compile(
     r"\b(tpot|itl)_s_(\w+?) (<=|>=|=) ([-+0-9.eE]+)(?: \(limit ([-+0-9.eE]+)\))?"

@@ -100,10 +100,14 @@ def montecarlo(
     seed: int,
     sampling: str,
     report: Callable[[int, int], None],
+    hold_debt: bool = False,
 ):
-    """econ.analysis.montecarlo keeping every row, with progress after each chunk."""
+    """econ.analysis.montecarlo keeping every row, with progress after each chunk; where
+    `hold_debt`, every scenario holds the base case's sized loan and the loan's breach figures
+    are outputs too (as `econ montecarlo --hold-debt`)."""
     from econ.analysis import montecarlo as run_montecarlo
     from econ.analysis.montecarlo import BLOCK_SIZE
+    from econ.analysis.runner import LOAN_STRESS_OUTPUTS, MAIN_OUTPUTS
 
     return run_montecarlo(
         base,
@@ -111,9 +115,11 @@ def montecarlo(
         n,
         seed=seed,
         sampling=sampling,
+        outputs=MAIN_OUTPUTS + (LOAN_STRESS_OUTPUTS if hold_debt else ()),
         keep_rows=True,
         executor=ProgressExecutor(report),
         chunk_size=BLOCK_SIZE,
+        hold_debt=hold_debt,
     )
 
 

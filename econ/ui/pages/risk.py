@@ -220,6 +220,12 @@ def montecarlo_section(current, paths: list[str], money: str) -> None:
     output = cols[3].selectbox(
         "Output", OUTPUTS, format_func=metric_label, key=common.keep("econ.mc_output", "npv_usd")
     )
+    hold = st.toggle(
+        compute.HOLD_LOAN_BOX.strip('"'),
+        key=common.keep("econ.mc_hold_debt", False),
+        help="Every scenario borrows the loan the base case sizes, instead of sizing its own: a "
+        "lender's stress test of the committed loan. Adds the probability of a covenant breach.",
+    )
     if st.button("Run the Monte Carlo", icon=":material/play_arrow:"):
         problems = []
         if n is None or not 1 <= int(n) <= risk.MAX_SCENARIOS:
@@ -242,32 +248,38 @@ def montecarlo_section(current, paths: list[str], money: str) -> None:
 
             result = compute.attempt(
                 lambda: risk.montecarlo(
-                    current.scenario, distributions, int(n), int(seed), sampling, report
+                    current.scenario, distributions, int(n), int(seed), sampling, report, hold
                 ),
                 "Monte Carlo",
             )
             bar.empty()
             if result is not None:
                 fan = compute.attempt(
-                    lambda: risk.fan(
-                        current.scenario, result.rows, list(distributions), "cash_flow_project_usd"
+                    lambda: risk.fan(  # the run's base: the held loan's where one is held
+                        result.job.base, result.rows, list(distributions), "cash_flow_project_usd"
                     ),
                     "Fan chart",
                     busy="Projecting the fan of cumulative cash...",
                 )
-                ss[MONTECARLO] = (current.text, result.rows, result.summary, fan, result.seconds)
+                held = result.metadata.get("held_loan")
+                ss[MONTECARLO] = (
+                    current.text, result.rows, result.summary, fan, result.seconds, held
+                )
     if MONTECARLO not in ss:
         st.caption(
             "Give distributions and run. The same seed gives the same draws as `econ montecarlo`."
         )
         return
-    text, rows, summary, fan, seconds = ss[MONTECARLO]
+    text, rows, summary, fan, seconds, held = ss[MONTECARLO]
     if text != current.text:
         st.info(
             "These results are for an earlier version of the scenario; run again.",
             icon=":material/history:",
         )
     st.caption(f"{len(rows):,} scenarios in {seconds:.2f} s.")
+    if held is not None:
+        note = held["note"]
+        st.info(note[0].upper() + note[1:] + ".", icon=":material/account_balance:")
     metric = summary.metrics.get(output)
     values, fmt, title = _display(rows[output].astype(float), output, money)
     left, right = st.columns(2)
@@ -371,6 +383,9 @@ def montecarlo_section(current, paths: list[str], money: str) -> None:
                     format_value(risk_figures.get("expected_shortfall_95_usd"), "usd", money),
                     border=True,
                 )
+            breach = summary.covenant_breach_probability
+            if breach is not None:
+                st.metric("Probability of a covenant breach", f"{breach:.1%}", border=True)
 
 
 DATA_TABLE = "econ.data_table"
