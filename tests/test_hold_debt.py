@@ -135,3 +135,12 @@ def test_cli_hold_debt(capsys, tmp_path):
         "error: holding the base case's loan, a run cannot vary the loan's own terms "
         "(financing.debt_share): leave out --hold-debt to size each scenario's own loan\n"
     )
+
+
+def test_cli_sweep_table_shows_the_held_loans_cover(capsys):
+    code = main(["sweep", str(SEED), "--grid", "market.price_usd_per_mtok=0.3,0.4", "--hold-debt"])
+    out, err = capsys.readouterr()
+    header = out.splitlines()[0].split()
+    assert code == 0 and header[-2:] == ["min_dscr", "covenant_breach_months"]
+    main(["sweep", str(SEED), "--grid", "market.price_usd_per_mtok=0.3,0.4"])
+    assert "min_dscr" not in capsys.readouterr().out.splitlines()[0]

@@ -276,6 +276,7 @@ def _cmd_sweep(args) -> int:
     elif args.format == "csv":
         sys.stdout.write(csv_text(rows))
     elif not args.out or len(rows) <= 50:
+        loan = ["min_dscr", "covenant_breach_months"] if args.hold_debt else []
         shown = rows[
             [
                 "name",
@@ -284,9 +285,15 @@ def _cmd_sweep(args) -> int:
                 "npv_usd",
                 "irr_project_annual",
                 "payback_months",
+                *loan,
             ]
         ]
-        print(format_frame(shown, {"irr_project_annual": "{:.2%}", "payback_months": "{:.1f}"}))
+        print(
+            format_frame(
+                shown,
+                {"irr_project_annual": "{:.2%}", "payback_months": "{:.1f}", "min_dscr": "{:.2f}"},
+            )
+        )
     return EXIT_OK
 
 
