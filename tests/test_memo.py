@@ -363,11 +363,15 @@ def test_montecarlo_cases_are_percentiles_of_the_draws(tmp_path, capsys):
         seed=11,
         outputs=("npv_usd", "min_dscr"),
         keep_rows=True,
+        hold_debt=True,  # the draws hold the seed's sized loan, as the named cases do
     ).rows
     for q in (10, 50, 90):
-        assert stamp["figures"][f"p{q}.npv_usd"] == pytest.approx(
-            np.quantile(rows["npv_usd"], q / 100), rel=1e-12
-        )
+        for key in ("npv_usd", "min_dscr"):
+            assert stamp["figures"][f"p{q}.{key}"] == pytest.approx(
+                np.quantile(rows[key], q / 100), rel=1e-12
+            )
+    assert stamp["figures"]["p10.min_dscr"] < 1.0  # sized again, every draw's would be >= 1.3
+    assert "P10, p50 and p90 hold the base case&#39;s loan" in out.read_text(encoding="utf-8")
     npv = [stamp["figures"][f"p{q}.npv_usd"] for q in (10, 50, 90)]
     assert npv == sorted(npv)
     code, report = _verify(capsys, out)

@@ -153,13 +153,19 @@ def parse_montecarlo(n: int | None, dists: Sequence[str], seed: int) -> dict | N
     return {"n": n, "seed": seed, "distributions": distributions}
 
 
-def montecarlo_cases(scenario: Scenario, spec: Mapping) -> dict[str, dict]:
-    """P10, P50 and P90 of each case metric over the draws of `spec` (see parse_montecarlo)."""
+def montecarlo_cases(scenario: Scenario, spec: Mapping, hold: bool = False) -> dict[str, dict]:
+    """P10, P50 and P90 of each case metric over the draws of `spec` (see parse_montecarlo).
+
+    Where `hold` (the base case sizes a loan the other cases hold) and the draws leave the loan's
+    terms alone, every draw holds that loan too (`econ.analysis.committed.hold_job`), so the
+    percentiles of the DSCR are the proposed loan's cover, as in the named cases."""
     import numpy as np
 
+    from econ.analysis.committed import loan_terms
     from econ.analysis.montecarlo import montecarlo
 
     keys = [key for key, *_ in case_rows()]
+    holds = hold and not loan_terms(spec["distributions"])
     result = montecarlo(
         scenario,
         dict(spec["distributions"]),
@@ -167,6 +173,7 @@ def montecarlo_cases(scenario: Scenario, spec: Mapping) -> dict[str, dict]:
         seed=int(spec["seed"]),
         outputs=keys,
         keep_rows=True,
+        hold_debt=holds,
     )
     cases = {}
     for q in PERCENTILES:
@@ -175,7 +182,12 @@ def montecarlo_cases(scenario: Scenario, spec: Mapping) -> dict[str, dict]:
             values = result.rows[key].to_numpy(dtype=float)
             values = values[np.isfinite(values)]
             summary[key] = float(np.quantile(values, q / 100)) if len(values) else None
-        cases[f"p{q}"] = {"overrides": [], "summary": summary, "montecarlo": True}
+        cases[f"p{q}"] = {
+            "overrides": [],
+            "summary": summary,
+            "montecarlo": True,
+            "holds_loan": holds,
+        }
     return cases
 
 
@@ -250,7 +262,7 @@ def compute(
             "holds_loan": loan is not None and holds(overrides),
         }
     if montecarlo is not None:
-        case_results.update(montecarlo_cases(scenario, montecarlo))
+        case_results.update(montecarlo_cases(scenario, montecarlo, hold=loan is not None))
     paths = tornado_paths(scenario) if tornado_inputs is None else list(tornado_inputs)
     tornado = run_tornado(scenario, paths, swing_pct)
     figures = figures_of(summary, case_results, tornado)

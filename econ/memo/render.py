@@ -144,8 +144,9 @@ def _held_loan(memo) -> str | None:
     if not names:
         return None
     sculpted = memo.scenario.financing.repayment == "sculpted"
+    listed = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
     return (
-        f"{' and '.join(names).capitalize()} hold the base case's loan: the debt sized there "
+        f"{listed.capitalize()} hold the base case's loan: the debt sized there "
         f"({format_figure('{:,.0f}', memo.summary.get('debt_usd'))} USD) and its "
         + ("repayment schedule (its closing balances month by month)" if sculpted else "terms")
         + ", not sized again, so their DSCR is the cover of the loan proposed."
