@@ -26,6 +26,16 @@ LOAN_TERMS = (
 """Paths a case may set to choose its own loan: such a case is sized as it says, not held."""
 
 
+def sizes_loan(financing) -> bool:
+    """Whether financing.debt_share's loan is sized (to a minimum DSCR, a maximum LTV, or
+    sculpted to the cash flow) rather than given."""
+    return (
+        financing.size_to_min_dscr is not None
+        or financing.max_ltv is not None
+        or financing.repayment == "sculpted"
+    )
+
+
 def committed_loan(scenario, summary: Mapping, balance_usd: Sequence[float]) -> dict | None:
     """The financing fields that hold the base case's sized loan, or None where it sizes none.
 
@@ -36,12 +46,7 @@ def committed_loan(scenario, summary: Mapping, balance_usd: Sequence[float]) -> 
     balance_usd : its monthly ``debt_balance_usd``, month 0 first [USD]
     """
     financing = scenario.financing
-    sized = (
-        financing.size_to_min_dscr is not None
-        or financing.max_ltv is not None
-        or financing.repayment == "sculpted"
-    )
-    if financing.tranches or not sized:
+    if financing.tranches or not sizes_loan(financing):
         return None
     debt, capex = float(summary["debt_usd"]), float(summary["capex_usd_total"])
     fields: dict = {
@@ -131,12 +136,7 @@ def hold_job(job):
     projection = project([base])
     summary = projection.summary_records()[0]["summary"]
     loan = committed_loan(base, summary, projection.lines["debt_balance_usd"][0])
-    sized = (
-        financing.size_to_min_dscr is not None
-        or financing.max_ltv is not None
-        or financing.repayment == "sculpted"
-    )
-    if not sized:
+    if not sizes_loan(financing):
         share = financing.debt_share
         note = (
             f"{base.name} sizes no loan: every scenario borrows its debt_share ({share:.1%}) of "
@@ -175,4 +175,4 @@ def hold_job(job):
     return out, held
 
 
-__all__ = ["LOAN_TERMS", "committed_loan", "hold", "hold_job", "holds", "loan_terms"]
+__all__ = ["LOAN_TERMS", "committed_loan", "hold", "hold_job", "holds", "loan_terms", "sizes_loan"]
