@@ -328,17 +328,20 @@ def throughput_multiplier(
         inputs += (np.asarray(table_months), np.asarray(table_multipliers))
     if n > 1 and rows_alike(*inputs):
         # A sweep or Monte Carlo run seldom varies the trajectory: one row computed, repeated.
+        def first(a):
+            return None if a is None else np.asarray(a)[:1]
+
         one = throughput_multiplier(
-            m, rate[:1], trajectory=code[:1], rate_decay_annual=decay[:1],
+            m,
+            rate[:1],
+            trajectory=code[:1],
+            rate_decay_annual=decay[:1],
             ceiling_ratio=np.where(code[:1] == 1, ceiling[:1], np.inf),
-            **{
-                name: None if value is None else np.asarray(value)[:1]
-                for name, value in (
-                    ("step_months", step_months), ("step_gains", step_gains),
-                    ("step_ramp_months", step_ramp_months), ("table_months", table_months),
-                    ("table_multipliers", table_multipliers),
-                )
-            },
+            step_months=first(step_months),
+            step_gains=first(step_gains),
+            step_ramp_months=first(step_ramp_months),
+            table_months=first(table_months),
+            table_multipliers=first(table_multipliers),
         )
         return cap_at_ceiling(np.repeat(one, n, axis=0), ceiling)
     base = np.ones((n, m.shape[0]))
