@@ -93,11 +93,6 @@ def test_probability_of_covenant_breach_counts_the_breaching_scenarios(seed):
     [
         ({"financing.debt_share": [0.5]}, SEED, "the loan's own terms (financing.debt_share)"),
         ({"financing.size_to_min_dscr": [1.2]}, SEED, "financing.size_to_min_dscr"),
-        (
-            {"market.price_usd_per_mtok": [0.3]},
-            SCENARIOS / "deepseek-r1-gb200-nvl72-capital-stack.toml",
-            "capital stack (financing.tranches), whose tranches are not held",
-        ),
     ],
 )
 def test_what_cannot_be_held_is_refused(grid, scenario, expected):
@@ -111,6 +106,34 @@ def test_an_unsized_loan_is_left_as_given(seed):
     job = GridSweep(given, {"market.price_usd_per_mtok": [0.3]})
     same, held = hold_job(job)
     assert same is job and "sizes no loan" in held["note"]
+
+
+def test_a_capital_stack_given_is_left_as_given_and_a_sized_one_is_held_scaled():
+    stack = load_scenario(SCENARIOS / "deepseek-r1-gb200-nvl72-capital-stack.toml")
+    job = GridSweep(stack, {"market.price_usd_per_mtok": [0.3]})
+    same, held = hold_job(job)
+    assert same is job and "capital stack's tranches as given" in held["note"]
+    sized = with_values(stack, {"financing.max_ltv": 0.5})
+    base = project([sized]).metrics
+    as_given = project([stack]).metrics["debt_usd"][0]
+    assert 0 < base["debt_usd"][0] < 0.1 * as_given  # the LTV test scales the stack down
+    held_job, held = hold_job(GridSweep(sized, {"market.price_usd_per_mtok": [0.2, 0.5]}))
+    assert held["tranches"] == ["ddtl", "senior_notes", "convertible_notes", "equity"]
+    assert held_job.base.financing.max_ltv is None
+    scale = base["debt_usd"][0] / as_given
+    for given, kept in zip(
+        stack.financing.tranches[:3], held_job.base.financing.tranches[:3], strict=True
+    ):
+        assert kept.share_of_capex == pytest.approx(given.share_of_capex * scale, rel=1e-12)
+    again = project([held_job.base]).metrics
+    for key in ("debt_usd", "min_dscr", "npv_usd", "irr_equity_annual"):
+        assert again[key][0] == pytest.approx(base[key][0], rel=1e-12, nan_ok=True)
+    rows = sweep(sized, grid={"market.price_usd_per_mtok": [0.2, 0.5]}, hold_debt=True).rows
+    np.testing.assert_allclose(rows["debt_usd"], base["debt_usd"][0], rtol=1e-12)
+    resized = sweep(sized, grid={"market.price_usd_per_mtok": [0.2, 0.5]}).rows
+    np.testing.assert_allclose(resized["debt_usd"], base["debt_usd"][0], rtol=1e-12)  # LTV-bound
+    with pytest.raises(BatchInputError, match=r"loan's own terms \(financing\.max_ltv\)"):
+        hold_job(GridSweep(sized, {"financing.max_ltv": [0.4, 0.6]}))
 
 
 def test_loan_terms_are_found_with_their_sub_paths():
@@ -144,3 +167,20 @@ def test_cli_sweep_table_shows_the_held_loans_cover(capsys):
     assert code == 0 and header[-2:] == ["min_dscr", "covenant_breach_months"]
     main(["sweep", str(SEED), "--grid", "market.price_usd_per_mtok=0.3,0.4"])
     assert "min_dscr" not in capsys.readouterr().out.splitlines()[0]
+
+
+def test_the_memo_cases_hold_a_stack_sized_to_a_minimum_dscr():
+    from econ.memo.build import compute
+
+    data = scenario_to_dict(load_scenario(SCENARIOS / "deepseek-r1-gb200-nvl72-capital-stack.toml"))
+    ddtl, *_, equity = data["financing"]["tranches"]
+    data["financing"] |= {"tranches": [ddtl, equity], "size_to_min_dscr": 1.3}
+    data["market"]["price_usd_per_mtok"] = 0.45
+    sized = validate_dict(data)
+    memo = compute(sized, {"downside": ["market.price_usd_per_mtok=0.35"]}, tornado_inputs=[])
+    downside, debt = memo.cases["downside"], memo.summary["debt_usd"]
+    assert downside["holds_loan"] and debt > 0
+    assert downside["summary"]["debt_usd"] == pytest.approx(debt, rel=1e-12)
+    resized = project([with_values(sized, {"market.price_usd_per_mtok": 0.35})]).metrics
+    assert resized["debt_usd"][0] < 0.5 * debt  # sized again, the stack would shrink
+    assert downside["summary"]["min_dscr"] < resized["min_dscr"][0]

@@ -4,12 +4,15 @@ A lender stresses the loan it is asked to make, not the loan each case could car
 base case sizes financing.debt_share's loan (to a minimum DSCR, a maximum LTV, or sculpted to its
 cash flow), a case holds that loan: debt_share becomes the sized debt over capex, sizing is
 switched off, and a sculpted loan keeps the base case's closing balances as a
-financing.balance_schedule (a level-payment loan keeps its level schedule). The case's own
-cash flow then meets the base case's debt service, so its DSCR is the committed loan's cover.
+financing.balance_schedule (a level-payment loan keeps its level schedule). A sized capital
+stack (financing.tranches) is held likewise: the sizing scales every debt tranche by one
+factor, and the held stack is the tranches so scaled, sizing off. The case's own cash flow
+then meets the base case's debt service, so its DSCR is the committed loan's cover.
 """
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
@@ -46,8 +49,10 @@ def committed_loan(scenario, summary: Mapping, balance_usd: Sequence[float]) -> 
     balance_usd : its monthly ``debt_balance_usd``, month 0 first [USD]
     """
     financing = scenario.financing
-    if financing.tranches or not sizes_loan(financing):
+    if not sizes_loan(financing):
         return None
+    if financing.tranches:
+        return _held_stack(scenario, float(summary["debt_usd"]))
     debt, capex = float(summary["debt_usd"]), float(summary["capex_usd_total"])
     fields: dict = {
         "debt_share": debt / capex if capex > 0 else 0.0,
@@ -72,6 +77,30 @@ def loan_terms(paths: Iterable[str]) -> list[str]:
         for path in paths
         if any(path == term or path.startswith(term + ".") for term in LOAN_TERMS)
     ]
+
+
+def _held_stack(scenario, debt_usd: float) -> dict:
+    """The financing fields that hold a sized capital stack: each debt tranche's amount (or share
+    of capex) times the one factor the sizing applied to all of them (econ.engine._finance), the
+    sized debt over the debt of the stack as given; a factor of 0 leaves the debt tranches out."""
+    from econ.engine import project
+    from econ.scenario import scenario_to_dict, validate_dict
+
+    data = scenario_to_dict(scenario)
+    unsized = validate_dict(hold(data, {"size_to_min_dscr": None, "max_ltv": None}))
+    given = float(project([unsized]).metrics["debt_usd"][0])
+    scale = min(debt_usd / given, 1.0) if given > 0 else 1.0
+    tranches = []
+    for tranche in data["financing"]["tranches"]:
+        if tranche["type"] != "equity":
+            if scale == 0:
+                continue
+            tranche = {
+                key: value * scale if key in ("amount_usd", "share_of_capex") else value
+                for key, value in tranche.items()
+            }
+        tranches.append(tranche)
+    return {"tranches": tranches, "size_to_min_dscr": None, "max_ltv": None}
 
 
 def holds(overrides: Sequence[str]) -> bool:
@@ -113,8 +142,6 @@ def hold_job(job):
         (a sentence), and where a loan is held ``debt_usd``, ``debt_share``, ``repayment`` and,
         for a sculpted loan, ``schedule_months``.
     """
-    import copy
-
     from econ.analysis.validation import BatchInputError
     from econ.engine import project
     from econ.scenario import ScenarioError, scenario_to_dict, validate_dict
@@ -127,22 +154,20 @@ def hold_job(job):
             f"({', '.join(varied)}): leave out --hold-debt to size each scenario's own loan"
         )
     financing = base.financing
-    if financing.tranches:
-        raise BatchInputError(
-            f"holding the base case's loan holds financing.debt_share's loan; {base.name} "
-            "finances with a capital stack (financing.tranches), whose tranches are not held: "
-            "leave out --hold-debt"
+    if not sizes_loan(financing):
+        given = (
+            "capital stack's tranches"
+            if financing.tranches
+            else f"debt_share ({financing.debt_share:.1%}) of its own capex"
         )
+        note = (
+            f"{base.name} sizes no loan: every scenario borrows its {given} as given, as it "
+            "would without holding a loan"
+        )
+        return job, {"note": note}
     projection = project([base])
     summary = projection.summary_records()[0]["summary"]
     loan = committed_loan(base, summary, projection.lines["debt_balance_usd"][0])
-    if not sizes_loan(financing):
-        share = financing.debt_share
-        note = (
-            f"{base.name} sizes no loan: every scenario borrows its debt_share ({share:.1%}) of "
-            "its own capex, as it would without holding a loan"
-        )
-        return job, {"note": note}
     if loan is None:
         raise BatchInputError(
             f"holding the base case's loan: {base.name}'s sculpted loan is not repaid within its "
@@ -154,6 +179,15 @@ def hold_job(job):
     except ScenarioError as exc:
         raise BatchInputError(f"holding the base case's loan: {exc}") from None
     debt = float(summary["debt_usd"])
+    if financing.tranches:
+        held = {"debt_usd": debt, "tranches": [t["name"] for t in loan["tranches"]]}
+        held["note"] = (
+            f"every scenario holds {base.name}'s sized capital stack ({debt:,.0f} USD of debt): "
+            "each debt tranche scaled as the sizing scaled it (a tranche given as a share of "
+            "capex keeps that share of each scenario's own capex); each scenario's DSCR is that "
+            "stack's cover"
+        )
+        return _with_base(job, held_base), held
     held = {"debt_usd": debt, "debt_share": loan["debt_share"]}
     if "balance_schedule" in loan:
         held["repayment"] = "balance_schedule"
@@ -170,9 +204,13 @@ def hold_job(job):
         f"{loan['debt_share']:.1%} of capex (a scenario with other capex borrows that share of "
         f"its own), {how}; each scenario's DSCR is that loan's cover"
     )
+    return _with_base(job, held_base), held
+
+
+def _with_base(job, base):
     out = copy.copy(job)
-    out.base = held_base
-    return out, held
+    out.base = base
+    return out
 
 
 __all__ = ["LOAN_TERMS", "committed_loan", "hold", "hold_job", "holds", "loan_terms", "sizes_loan"]
