@@ -456,16 +456,21 @@ def test_monte_carlo_holding_the_base_loan_shows_the_breach_probability(app: App
     assert any("Every scenario holds" in i.value for i in app.info), [i.value for i in app.info]
 
 
-def test_holding_a_capital_stacks_loan_names_the_toggle_not_a_flag(app: AppTest):
-    stack = "deepseek-r1-gb200-nvl72-capital-stack"
-    app.sidebar.selectbox[0].set_value(stack).run()
+def test_holding_the_loan_while_drawing_its_terms_names_the_toggle_not_a_flag(app: AppTest):
+    import pandas as pd
+
     go(app, "risk")
+    app.session_state["econ.mc_table"] = pd.DataFrame(
+        [("financing.debt_share", "uniform(0.5, 0.7)")], columns=["path", "distribution"]
+    )
+    app.run()
     widget(app.number_input, "Scenarios").set_value(100).run()
     widget(app.toggle, "Hold the base case's loan").set_value(True).run()
     widget(app.button, "Run the Monte Carlo").click().run()
     assert not app.exception
     assert any(
-        "capital stack" in e and 'turn off "Hold the base case\'s loan"' in e for e in errors(app)
+        "financing.debt_share" in e and 'turn off "Hold the base case\'s loan"' in e
+        for e in errors(app)
     ), errors(app)
     assert not any("--hold-debt" in e for e in errors(app))
 
