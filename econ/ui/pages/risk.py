@@ -385,7 +385,9 @@ def montecarlo_section(current, paths: list[str], money: str) -> None:
                 )
             breach = summary.covenant_breach_probability
             if breach is not None:
-                st.metric("Probability of a covenant breach", f"{breach:.1%}", border=True)
+                st.columns(3)[0].metric(
+                    "Probability of a covenant breach", f"{breach:.1%}", border=True
+                )
 
 
 DATA_TABLE = "econ.data_table"
