@@ -184,3 +184,18 @@ def test_the_memo_cases_hold_a_stack_sized_to_a_minimum_dscr():
     resized = project([with_values(sized, {"market.price_usd_per_mtok": 0.35})]).metrics
     assert resized["debt_usd"][0] < 0.5 * debt  # sized again, the stack would shrink
     assert downside["summary"]["min_dscr"] < resized["min_dscr"][0]
+
+
+def test_reports_say_the_loan_is_held(tmp_path, capsys):
+    args = ["--hold-debt", "--report", str(tmp_path / "mc")]
+    dist = ["--dist", "market.price_usd_per_mtok=uniform(0.15,0.45)", "-n", "200"]
+    assert main(["montecarlo", str(SEED), *dist, *args]) == 0
+    text = (tmp_path / "mc.md").read_text()
+    assert "Held loan: Every scenario holds deepseek-r1-gb200-nvl72's sized loan" in text
+    assert "- probability_of_covenant_breach: " in text
+    args[-1] = str(tmp_path / "sweep")
+    assert main(["sweep", str(SEED), "--grid", "market.price_usd_per_mtok=0.3,0.4", *args]) == 0
+    assert "Held loan: Every scenario holds" in (tmp_path / "sweep.md").read_text()
+    assert main(["sweep", str(SEED), "--grid", "market.price_usd_per_mtok=0.3", "--report",
+                 str(tmp_path / "plain")]) == 0
+    assert "Held loan" not in (tmp_path / "plain.md").read_text()

@@ -68,6 +68,15 @@ def summary_frame(summary: RunSummary) -> pd.DataFrame:
     return pd.DataFrame([{"output": name, **m.as_dict()} for name, m in summary.metrics.items()])
 
 
+def _held(metadata: dict) -> list[str]:
+    """The line that says what loan a run held (`hold_debt`), or none."""
+    held = metadata.get("held_loan")
+    if held is None:
+        return []
+    note = held["note"]
+    return ["", f"Held loan: {note[0].upper()}{note[1:]}."]
+
+
 def montecarlo_report(
     summary: RunSummary,
     metadata: dict,
@@ -97,6 +106,8 @@ def montecarlo_report(
     _save(fig, png)
     plt.close(fig)
     risk = "\n".join(f"- {k}: {v:,.6g}" for k, v in summary.risk.items() if v is not None)
+    if summary.covenant_breach_probability is not None:
+        risk += f"\n- probability_of_covenant_breach: {summary.covenant_breach_probability:,.6g}"
     text = "\n".join(
         [
             f"# Monte Carlo: {metadata.get('scenario', '')}",
@@ -104,6 +115,7 @@ def montecarlo_report(
             f"{summary.n:,} scenarios, seed {metadata.get('seed')}, sampling "
             f"{metadata.get('plan', {}).get('sampling')}, quantiles {summary.quantile_method}; "
             f"econ {metadata.get('econ_version')}, scenario hash {metadata.get('scenario_hash', '')[:12]}.",
+            *_held(metadata),
             "",
             markdown_table(summary_frame(summary)),
             "",
@@ -164,6 +176,7 @@ def sensitivity_report(result, prefix: str | os.PathLike, overwrite: bool = Fals
             "",
             f"econ {meta.get('econ_version')}, scenario hash {meta.get('scenario_hash', '')[:12]}, "
             f"{result.run.job.n:,} engine runs.",
+            *_held(meta),
             "",
             markdown_table(table),
             "",
@@ -200,6 +213,7 @@ def sweep_report(
             f"# Sweep: {metadata.get('scenario', '')}",
             "",
             f"{len(rows):,} scenarios; econ {metadata.get('econ_version')}.",
+            *_held(metadata),
             "",
             markdown_table(shown.head(200)),
             "",
