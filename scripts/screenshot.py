@@ -104,9 +104,9 @@ def shoot(page, url: str, name: str, target: Path) -> None:
         page.get_by_text("Solve the break-even gains").click()
         wait_until_idle(page)
     if name == "risk":
-        page.get_by_role("button", name="Run the tornado").click()
-        wait_until_idle(page)
         page.get_by_text("Hold the base case's loan").click()  # a lender's stress test
+        wait_until_idle(page)
+        page.get_by_role("button", name="Run the tornado").click()
         wait_until_idle(page)
         page.get_by_role("button", name="Run the Monte Carlo").click()
         wait_until_idle(page)

@@ -456,6 +456,31 @@ def test_monte_carlo_holding_the_base_loan_shows_the_breach_probability(app: App
     assert any("Every scenario holds" in i.value for i in app.info), [i.value for i in app.info]
 
 
+def test_the_tornado_and_data_table_hold_the_base_loan_when_asked(app: AppTest):
+    from econ.analysis import sweep, tornado
+    from econ.analysis.sensitivity import percent_ranges
+
+    go(app, "risk")
+    widget(app.toggle, "Hold the base case's loan").set_value(True).run()
+    widget(app.button, "Run the tornado").click().run()
+    widget(app.button, "Compute the data table").click().run()
+    assert not app.exception and not errors(app), errors(app)
+    table = app.session_state["econ.tornado_result"][2]
+    shown = table[table["output"] == "min_dscr"].set_index("input")["output_low"]
+    base = load_scenario(SEED)
+    held = tornado(
+        base, percent_ranges(base, list(shown.index), 20.0), outputs=("min_dscr",), hold_debt=True
+    ).table.set_index("input")["output_low"]
+    assert shown.to_dict() == pytest.approx(held.to_dict())
+    assert min(shown) < 1.0  # a 20% lower input breaks the committed loan's cover
+    cells = app.session_state["econ.data_table"][4]
+    debt = project(base).summary.iloc[0].debt_usd
+    assert cells.attrs["held_loan"]["debt_usd"] == pytest.approx(debt)
+    grid = sweep(base, grid={"market.price_usd_per_mtok": [0.3]}, hold_debt=True).rows
+    assert grid["debt_usd"].iloc[0] == pytest.approx(debt)
+    assert sum("Every scenario holds" in i.value for i in app.info) == 2
+
+
 def test_holding_the_loan_while_drawing_its_terms_names_the_toggle_not_a_flag(app: AppTest):
     import pandas as pd
 

@@ -86,11 +86,14 @@ def bounded_ranges(
     return ranges, notes
 
 
-def tornado(base: Scenario, ranges: Mapping[str, tuple], outputs: Sequence[str]):
-    """One-at-a-time swings over `ranges` (from bounded_ranges)."""
+def tornado(
+    base: Scenario, ranges: Mapping[str, tuple], outputs: Sequence[str], hold_debt: bool = False
+):
+    """One-at-a-time swings over `ranges` (from bounded_ranges); where `hold_debt`, every case
+    holds the base case's sized loan (`econ.analysis.committed.hold_job`)."""
     from econ.analysis import tornado as run_tornado
 
-    return run_tornado(base, dict(ranges), outputs=tuple(outputs))
+    return run_tornado(base, dict(ranges), outputs=tuple(outputs), hold_debt=hold_debt)
 
 
 def montecarlo(
@@ -163,10 +166,12 @@ def data_table(
     column_path: str,
     column_values: Sequence[float],
     output: str,
+    hold_debt: bool = False,
 ) -> pd.DataFrame:
     """A spreadsheet's two-way data table: `output` for every (row value, column value) pair,
     projected as one grid sweep (econ.analysis.sweep, one batch). Rows are indexed by the row
-    input's values, columns by the column input's (stored units)."""
+    input's values, columns by the column input's (stored units). Where `hold_debt`, every cell
+    holds the base case's sized loan, and ``attrs["held_loan"]`` says what is held."""
     from econ.analysis import sweep
     from econ.analysis.validation import BatchInputError
 
@@ -178,7 +183,10 @@ def data_table(
             f"{len(row_values)} x {len(column_values)} = {cells:,} cells; expected at most "
             f"{MAX_TABLE_CELLS:,}"
         )
-    result = sweep(base, grid={row_path: list(row_values), column_path: list(column_values)})
+    grid = {row_path: list(row_values), column_path: list(column_values)}
+    result = sweep(base, grid=grid, hold_debt=hold_debt)
     rows = result.rows
     table = rows.pivot_table(index=row_path, columns=column_path, values=output, aggfunc="first")
-    return table.reindex(index=list(row_values), columns=list(column_values))
+    table = table.reindex(index=list(row_values), columns=list(column_values))
+    table.attrs["held_loan"] = result.metadata.get("held_loan")
+    return table

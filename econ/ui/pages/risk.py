@@ -87,7 +87,23 @@ def _clip_note(path: str, bounds: tuple) -> str:
     return f"{path_label(path)} {low:,.6g} to {high:,.6g}"
 
 
-def tornado_section(current, paths: list[str], money: str) -> None:
+def _held_info(held) -> None:
+    """What loan a run held, above its results."""
+    if held is not None:
+        note = held["note"]
+        st.info(note[0].upper() + note[1:] + ".", icon=":material/account_balance:")
+
+
+def _stale(stored, current, hold: bool) -> None:
+    if stored != (current.text, hold):
+        st.info(
+            "These results are for an earlier version of the scenario or of the loan setting; "
+            "run again.",
+            icon=":material/history:",
+        )
+
+
+def tornado_section(current, paths: list[str], money: str, hold: bool) -> None:
     st.subheader("Tornado: one input at a time")
     ss = st.session_state
     cols = st.columns([3, 1, 1])
@@ -125,16 +141,18 @@ def tornado_section(current, paths: list[str], money: str) -> None:
             result = None
             if bounded is not None:
                 result = compute.attempt(
-                    lambda: risk.tornado(current.scenario, bounded[0], OUTPUTS),
+                    lambda: risk.tornado(current.scenario, bounded[0], OUTPUTS, hold),
                     "Tornado",
                     busy="Projecting the low and high cases...",
                 )
             if result is not None:
-                ss[TORNADO] = (current.text, pct, result.table, bounded)
+                held = result.run.metadata.get("held_loan")
+                ss[TORNADO] = ((current.text, hold), pct, result.table, bounded, held)
     if TORNADO not in ss:
         st.caption("Pick inputs and run: each is set to its low and high value, the others kept.")
         return
-    text, swing, table, (ranges, clipped) = ss[TORNADO]
+    stored, swing, table, (ranges, clipped), held = ss[TORNADO]
+    _held_info(held)
     if clipped:
         st.info(
             "Swings clipped to what the field accepts: "
@@ -142,11 +160,7 @@ def tornado_section(current, paths: list[str], money: str) -> None:
             + ".",
             icon=":material/vertical_align_center:",
         )
-    if text != current.text:
-        st.info(
-            "These results are for an earlier version of the scenario; run again.",
-            icon=":material/history:",
-        )
+    _stale(stored, current, hold)
     rows = table[table["output"] == output].copy()
     if rows.empty:
         return
@@ -171,7 +185,7 @@ def _mc_rows() -> dict[str, str]:
     return out
 
 
-def montecarlo_section(current, paths: list[str], money: str) -> None:
+def montecarlo_section(current, paths: list[str], money: str, hold: bool) -> None:
     st.subheader("Monte Carlo: all inputs uncertain at once")
     ss = st.session_state
     if MC_TABLE not in ss or not isinstance(ss[MC_TABLE], pd.DataFrame):
@@ -220,12 +234,6 @@ def montecarlo_section(current, paths: list[str], money: str) -> None:
     output = cols[3].selectbox(
         "Output", OUTPUTS, format_func=metric_label, key=common.keep("econ.mc_output", "npv_usd")
     )
-    hold = st.toggle(
-        compute.HOLD_LOAN_BOX.strip('"'),
-        key=common.keep("econ.mc_hold_debt", False),
-        help="Every scenario borrows the loan the base case sizes, instead of sizing its own: a "
-        "lender's stress test of the committed loan. Adds the probability of a covenant breach.",
-    )
     if st.button("Run the Monte Carlo", icon=":material/play_arrow:"):
         problems = []
         if n is None or not 1 <= int(n) <= risk.MAX_SCENARIOS:
@@ -263,23 +271,17 @@ def montecarlo_section(current, paths: list[str], money: str) -> None:
                 )
                 held = result.metadata.get("held_loan")
                 ss[MONTECARLO] = (
-                    current.text, result.rows, result.summary, fan, result.seconds, held
+                    (current.text, hold), result.rows, result.summary, fan, result.seconds, held
                 )
     if MONTECARLO not in ss:
         st.caption(
             "Give distributions and run. The same seed gives the same draws as `econ montecarlo`."
         )
         return
-    text, rows, summary, fan, seconds, held = ss[MONTECARLO]
-    if text != current.text:
-        st.info(
-            "These results are for an earlier version of the scenario; run again.",
-            icon=":material/history:",
-        )
+    stored, rows, summary, fan, seconds, held = ss[MONTECARLO]
+    _stale(stored, current, hold)
     st.caption(f"{len(rows):,} scenarios in {seconds:.2f} s.")
-    if held is not None:
-        note = held["note"]
-        st.info(note[0].upper() + note[1:] + ".", icon=":material/account_balance:")
+    _held_info(held)
     metric = summary.metrics.get(output)
     values, fmt, title = _display(rows[output].astype(float), output, money)
     left, right = st.columns(2)
@@ -420,7 +422,7 @@ def _axis(where, name: str, paths: list[str], default: str, scenario):
     return path, shown, [v / scale if scale != 1 else v for v in shown]
 
 
-def data_table_section(current, paths: list[str], money: str) -> None:
+def data_table_section(current, paths: list[str], money: str, hold: bool) -> None:
     st.subheader("Data table: two inputs, one output")
     st.caption(
         "Like a spreadsheet's two-way data table: the output for every pair of values of two "
@@ -443,22 +445,19 @@ def data_table_section(current, paths: list[str], money: str) -> None:
     if st.button("Compute the data table", icon=":material/grid_on:"):
         table = compute.attempt(
             lambda: risk.data_table(
-                current.scenario, row_path, row_values, col_path, col_values, output
+                current.scenario, row_path, row_values, col_path, col_values, output, hold
             ),
             "Data table",
             busy=f"Projecting {len(row_values) * len(col_values)} scenarios...",
         )
         if table is not None:
             table.index, table.columns = row_shown, col_shown
-            ss[DATA_TABLE] = (current.text, row_path, col_path, output, table)
+            ss[DATA_TABLE] = ((current.text, hold), row_path, col_path, output, table)
     if DATA_TABLE not in ss:
         return
-    text, row_path, col_path, output, table = ss[DATA_TABLE]
-    if text != current.text:
-        st.info(
-            "This table is for an earlier version of the scenario; compute it again.",
-            icon=":material/history:",
-        )
+    stored, row_path, col_path, output, table = ss[DATA_TABLE]
+    _held_info(table.attrs.get("held_loan"))
+    _stale(stored, current, hold)
     kind = metric_kind(output)
     shown = table.map(lambda v: format_value(v, kind, money))
     shown.index = [short_number(v) for v in table.index]
@@ -487,11 +486,18 @@ def render() -> None:
     paths = compute.attempt(lambda: risk.numeric_paths(current.scenario), "Inputs")
     if not paths:
         return
-    tornado_section(current, paths, money)
+    hold = st.toggle(
+        compute.HOLD_LOAN_BOX.strip('"'),
+        key=common.keep("econ.risk_hold_debt", False),
+        help="Every case, cell and draw below borrows the loan the base case sizes, instead of "
+        "sizing its own: a lender's stress test of the committed loan (its DSCR is that loan's "
+        "cover). The Monte Carlo adds the probability of a covenant breach.",
+    )
+    tornado_section(current, paths, money, hold)
     st.divider()
-    data_table_section(current, paths, money)
+    data_table_section(current, paths, money, hold)
     st.divider()
-    montecarlo_section(current, paths, money)
+    montecarlo_section(current, paths, money, hold)
 
 
 if __name__ == "__main__":
