@@ -199,3 +199,67 @@ def test_reports_say_the_loan_is_held(tmp_path, capsys):
     assert main(["sweep", str(SEED), "--grid", "market.price_usd_per_mtok=0.3", "--report",
                  str(tmp_path / "plain")]) == 0
     assert "Held loan" not in (tmp_path / "plain.md").read_text()
+
+
+# ---------------------------------------------------------------------------------------------
+# the token price below which the committed loan breaches a covenant
+# ---------------------------------------------------------------------------------------------
+
+
+def window_dscr_low(projection, test_months=12):
+    """By hand: the lowest trailing-window DSCR over months with debt service (the covenant's
+    test, econ.capital.coverage_ratios): sums of CFADS over sums of service."""
+    cfads = projection.lines["ebitda_usd"][0] - projection.lines["tax_usd"][0]
+    service = projection.lines["debt_service_usd"][0]
+    kernel = np.ones(test_months)
+    window_cfads = np.convolve(cfads, kernel)[: cfads.size]
+    window_service = np.convolve(service, kernel)[: service.size]
+    owed = service > 1e-6
+    return np.min(window_cfads[owed] / window_service[owed])
+
+
+def test_the_breach_price_is_where_the_committed_loans_covenant_test_reaches_its_floor(seed):
+    from econ.analysis.committed import (
+        BREACH_PRICE_SPAN,
+        BREACH_PRICE_STEPS,
+        committed_loan,
+        covenant_breach_price,
+        hold,
+    )
+
+    base = project([seed])
+    loan = committed_loan(seed, base.summary_records()[0]["summary"],
+                          base.lines["debt_balance_usd"][0])
+    found = covenant_breach_price(seed, loan)
+    price, step = found["price_usd_per_mtok"], (
+        BREACH_PRICE_SPAN * seed.market.price_usd_per_mtok / BREACH_PRICE_STEPS**3
+    )
+    assert found["reason"] is None and 0 < price < seed.market.price_usd_per_mtok
+    held = hold(scenario_to_dict(seed), loan)
+    at, below = (
+        project([validate_dict(apply_overrides(held, {"market.price_usd_per_mtok": p}))])
+        for p in (price, price - step)
+    )
+    floor = seed.financing.covenants.dscr_floor
+    assert at.metrics["covenant_breach_months"][0] == 0
+    assert below.metrics["covenant_breach_months"][0] > 0
+    assert window_dscr_low(below) < floor <= window_dscr_low(at) < floor + 1e-3
+    # The seed sizes its loan to 1.3x against a 1.2x covenant: the cushion is thin.
+    assert 1 - price / seed.market.price_usd_per_mtok < 0.05
+
+
+@pytest.mark.parametrize(
+    ("scenario", "changes", "reason"),
+    [
+        ("gpt-oss-120b-b200", {}, "no debt to breach a covenant"),
+        ("deepseek-r1-gb200-nvl72", {"financing.covenants.dscr_floor": None}, "no covenant"),
+        ("deepseek-r1-gb200-nvl72", {"market.price_usd_per_mtok": 0.0}, "no month-1 token price"),
+        ("deepseek-r1-gb200-nvl72-capital-stack", {"financing.covenants.dscr_floor": 9.0},
+         "breached even at 4 times"),
+    ],
+)
+def test_no_breach_price_says_why(scenario, changes, reason):
+    from econ.analysis.committed import covenant_breach_price
+
+    found = covenant_breach_price(with_values(load_scenario(SCENARIOS / f"{scenario}.toml"), changes))
+    assert found["price_usd_per_mtok"] is None and reason in found["reason"]

@@ -64,6 +64,7 @@ def test_html_figures_equal_project_json(memo_html, capsys):
     summary = _project_summary(capsys)
     figures = {key: (value, text) for key, value, text in _parsed(memo_html).figures}
     base = {k.removeprefix("base."): v for k, v in figures.items() if k.startswith("base.")}
+    cushion_value, cushion_text = base.pop("covenant_breach_price_usd_per_mtok")
     assert set(base) == {key for key, *_ in shown()}
     assert {"lcot_usd_per_mtok", "npv_usd", "irr_project_annual", "min_dscr"} <= set(base)
     # The headline figures a committee reads (issue 16's keys): MIRR beside IRR, cost per
@@ -83,6 +84,18 @@ def test_html_figures_equal_project_json(memo_html, capsys):
         assert text == format_figure(format_of(f"base.{key}"), expected), key
     stamp = json.loads(_parsed(memo_html).stamp_text)
     assert stamp["summary"] == summary
+    # The ask's price cushion: the seed's committed loan breaches below this month-1 price.
+    from econ import load_scenario, project
+    from econ.analysis.committed import committed_loan, covenant_breach_price
+
+    seed = load_scenario(SEED)
+    base = project([seed])
+    loan = committed_loan(seed, summary, base.lines["debt_balance_usd"][0])
+    expected = covenant_breach_price(seed, loan)["price_usd_per_mtok"]
+    assert float(cushion_value) == expected and cushion_text == f"{expected:,.4f}"
+    text = memo_html.read_text(encoding="utf-8")
+    below = 1 - expected / seed.market.price_usd_per_mtok
+    assert f"a covenant is breached, {below:.1%} under the base case&#39;s 0.3261 (the loan held" in text
 
 
 def test_html_shows_cases_tornado_sources_warnings(memo_html, capsys):

@@ -207,10 +207,88 @@ def hold_job(job):
     return _with_base(job, held_base), held
 
 
+BREACH_PRICE_SPAN = 4.0
+"""covenant_breach_price searches month-1 token prices from 0 to this multiple of the scenario's."""
+BREACH_PRICE_STEPS = 64
+"""Steps of each of covenant_breach_price's three grids (a step of 1/64^3 of the span at the end)."""
+
+
+def covenant_breach_price(scenario, loan: Mapping | None = None) -> dict:
+    """The month-1 token price below which the loan breaches a covenant: a lender's price cushion.
+
+    The scenario holds its loan (`loan`, from `committed_loan`; else its debt as given, which
+    no price moves) and only ``market.price_usd_per_mtok`` moves, its decline path following.
+    Prices from 0 to BREACH_PRICE_SPAN times the scenario's are projected on a grid of
+    BREACH_PRICE_STEPS steps; the step from the highest price with a covenant breach
+    (covenant_breach_months > 0) to the next is searched again on a grid of as many steps, twice:
+    the price returned is the lowest price of the last grid above that highest breach, within
+    1/64^3 of the span (1.5e-5 of the scenario's price) of where the breach ends. Where breaches
+    come and go with the price (a tax payment month can fall as the price rises), lower prices
+    may hold months without a breach: it is the price above which none was found.
+
+    Returns
+    -------
+    dict: ``price_usd_per_mtok`` (None where there is no such price), ``base_usd_per_mtok``
+    and ``reason`` (why there is none, else None).
+    """
+    from econ.batch import ScenarioBatch
+    from econ.engine import project
+    from econ.scenario import scenario_to_dict, validate_dict
+
+    base_price = scenario.market.price_usd_per_mtok
+    out = {"price_usd_per_mtok": None, "base_usd_per_mtok": base_price, "reason": None}
+    covenants = scenario.financing.covenants
+    if all(
+        limit is None for limit in (covenants.dscr_floor, covenants.llcr_floor, covenants.ltv_ceiling)
+    ):
+        out["reason"] = "no covenant (financing.covenants) to breach"
+        return out
+    if not base_price:
+        out["reason"] = "no month-1 token price (market.price_usd_per_mtok) to move"
+        return out
+    held = scenario if loan is None else validate_dict(hold(scenario_to_dict(scenario), loan))
+
+    def breached(prices):
+        batch = ScenarioBatch.repeat(held, len(prices), {"market.price_usd_per_mtok": prices})
+        metrics = project(batch, monthly=False).metrics
+        return metrics["covenant_breach_months"] > 0, metrics["debt_usd"]
+
+    low, high = 0.0, BREACH_PRICE_SPAN * base_price
+    for depth in range(3):
+        prices = np.linspace(low, high, BREACH_PRICE_STEPS + 1)
+        breach, debt = breached(prices)
+        if depth == 0:
+            if not np.any(debt > 0):
+                out["reason"] = "no debt to breach a covenant"
+                return out
+            if breach[-1]:
+                out["reason"] = (
+                    f"a covenant is breached even at {BREACH_PRICE_SPAN:g} times the scenario's "
+                    "price"
+                )
+                return out
+            if not breach.any():
+                out["reason"] = "no covenant is breached at any month-1 token price from 0"
+                return out
+        last = int(np.flatnonzero(breach)[-1])
+        low, high = prices[last], prices[last + 1]
+    out["price_usd_per_mtok"] = float(high)
+    return out
+
+
 def _with_base(job, base):
     out = copy.copy(job)
     out.base = base
     return out
 
 
-__all__ = ["LOAN_TERMS", "committed_loan", "hold", "hold_job", "holds", "loan_terms", "sizes_loan"]
+__all__ = [
+    "LOAN_TERMS",
+    "committed_loan",
+    "covenant_breach_price",
+    "hold",
+    "hold_job",
+    "holds",
+    "loan_terms",
+    "sizes_loan",
+]

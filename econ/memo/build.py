@@ -14,7 +14,7 @@ import pandas as pd
 
 from econ import __version__
 from econ.errors import InputError
-from econ.memo.figures import TORNADO_OUTPUT, case_rows, shown
+from econ.memo.figures import BREACH_PRICE, TORNADO_OUTPUT, case_rows, shown
 from econ.provenance import catalog_versions, creation_time, scenario_sha256
 from econ.scenario.io import (
     apply_overrides,
@@ -70,6 +70,9 @@ class Memo:
     tornado: dict
     figures: dict[str, float | None]
     stamp: dict = field(default_factory=dict)
+    breach: dict | None = None
+    """`econ.analysis.committed.covenant_breach_price` of the base case holding its loan, where
+    it has debt."""
 
 
 def parse_case(text: str) -> tuple[str, list[str]]:
@@ -248,11 +251,14 @@ def compute(
 ) -> Memo:
     """Project the scenario and its cases (named overrides, and P10/P50/P90 of a Monte Carlo
     when `montecarlo` is given) and run the tornado (same inputs, same results)."""
-    from econ.analysis.committed import committed_loan, holds
+    from econ.analysis.committed import committed_loan, covenant_breach_price, holds
 
     text = dumps(scenario)
     summary, monthly = _summary(scenario)
     loan = committed_loan(scenario, summary, monthly["debt_balance_usd"].to_numpy())
+    breach = None
+    if summary.get("debt_usd"):
+        breach = covenant_breach_price(scenario, loan) | {"holds_loan": loan is not None}
     case_results = {}
     for name, overrides in cases.items():
         case_summary, _ = _summary(with_overrides(text, overrides, name, loan))
@@ -266,7 +272,9 @@ def compute(
     paths = tornado_paths(scenario) if tornado_inputs is None else list(tornado_inputs)
     tornado = run_tornado(scenario, paths, swing_pct)
     figures = figures_of(summary, case_results, tornado)
-    return Memo(scenario, text, summary, monthly, case_results, tornado, figures)
+    if breach is not None:
+        figures[f"base.{BREACH_PRICE[0]}"] = breach["price_usd_per_mtok"]
+    return Memo(scenario, text, summary, monthly, case_results, tornado, figures, breach=breach)
 
 
 def build_memo(

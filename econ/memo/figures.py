@@ -104,12 +104,22 @@ def case_rows() -> tuple[Row, ...]:
     return tuple(by_key[key] for key in CASE_KEYS if key in by_key)
 
 
+BREACH_PRICE: Row = (
+    "covenant_breach_price_usd_per_mtok",
+    "Token price below which the loan breaches a covenant",
+    "USD/Mtok",
+    "{:,.4f}",
+)
+"""The memo's price cushion (`econ.analysis.committed.covenant_breach_price`): a figure of the
+memo, not an engine metric, shown in the ask beside the financing."""
+
+
 def format_of(figure_key: str) -> str:
     """Format of a figure key: `<case>.<metric>` or `tornado.<path>.<low|high|base>`."""
     if figure_key.startswith("tornado."):
         return TORNADO_FORMAT
     metric = figure_key.split(".", 1)[1]
-    for key, _label, _unit, fmt in HEADLINES:
+    for key, _label, _unit, fmt in (*HEADLINES, BREACH_PRICE):
         if key == metric:
             return fmt
     raise KeyError(figure_key)

@@ -19,7 +19,14 @@ import pandas as pd
 
 from econ.errors import InputError
 from econ.memo.build import Memo
-from econ.memo.figures import RETURN_KEYS, case_rows, format_figure, format_of, shown
+from econ.memo.figures import (
+    BREACH_PRICE,
+    RETURN_KEYS,
+    case_rows,
+    format_figure,
+    format_of,
+    shown,
+)
 
 STAMP_ID = "econ-stamp"
 STAMP_FILE = "econ-stamp.json"
@@ -153,6 +160,29 @@ def _held_loan(memo) -> str | None:
     )
 
 
+def _cushion(memo: Memo) -> dict | None:
+    """The ask's price-cushion row: the breach price as a verified figure and its words."""
+    breach = memo.breach
+    if breach is None:
+        return None
+    price, base = breach["price_usd_per_mtok"], breach["base_usd_per_mtok"]
+    held = "the loan held as sized" if breach["holds_loan"] else "the debt as given"
+    if price is None:
+        words = f"({breach['reason']})"
+    else:
+        words = (
+            f"USD/Mtok: below this month-1 token price a covenant is breached, "
+            f"{1 - price / base:.1%} under the base case's {base:,.4f} ({held}; the price "
+            "path's decline kept)"
+        )
+    return {
+        "key": f"base.{BREACH_PRICE[0]}",
+        "value": _value_attr(price),
+        "text": format_figure(BREACH_PRICE[3], price),
+        "words": words,
+    }
+
+
 def _value_attr(value) -> str:
     return "" if value is None else repr(float(value))
 
@@ -284,6 +314,7 @@ def html(memo: Memo) -> str:
         stamp_json=stamp_json(memo.stamp),
         stamp_id=STAMP_ID,
         ask=_ask(memo),
+        cushion=_cushion(memo),
         headline=headline,
         cases=cases,
         case_overrides={
