@@ -456,6 +456,22 @@ def test_monte_carlo_holding_the_base_loan_shows_the_breach_probability(app: App
     assert any("Every scenario holds" in i.value for i in app.info), [i.value for i in app.info]
 
 
+def test_the_risk_page_shows_the_price_cushion_of_the_loan_held(app: AppTest):
+    from econ.analysis.committed import committed_loan, covenant_breach_price
+
+    go(app, "risk")
+    assert not errors(app), errors(app)
+    seed = load_scenario(SEED)
+    base = project(seed)
+    loan = committed_loan(
+        seed, base.summary_records()[0]["summary"], base.lines["debt_balance_usd"][0]
+    )
+    expected = covenant_breach_price(seed, loan)["price_usd_per_mtok"]
+    assert metric(app, "Covenant breached below [USD/M tokens]") == f"{expected:,.4f}"
+    app.sidebar.selectbox[0].set_value("gpt-oss-120b-b200").run()  # all equity: no cushion
+    assert not any(m.label.startswith("Covenant breached") for m in app.metric)
+
+
 def test_the_tornado_and_data_table_hold_the_base_loan_when_asked(app: AppTest):
     from econ.analysis import sweep, tornado
     from econ.analysis.sensitivity import percent_ranges

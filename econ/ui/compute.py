@@ -106,6 +106,20 @@ def projection(text: str) -> dict[str, Any]:
 
 
 @st.cache_data(max_entries=16, show_spinner=False)
+def price_cushion(text: str) -> dict[str, Any] | None:
+    """The month-1 token price below which the scenario's loan, held as sized, breaches a
+    covenant (`econ.analysis.committed.covenant_breach_price`); None without debt."""
+    from econ.analysis.committed import committed_loan, covenant_breach_price
+
+    projected = projection(text)
+    if not projected["summary"].get("debt_usd"):
+        return None
+    scenario = loads(text)
+    balance = projected["monthly"]["debt_balance_usd"].to_numpy()
+    return covenant_breach_price(scenario, committed_loan(scenario, projected["summary"], balance))
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
 def projections(texts: tuple[str, ...]) -> dict[str, Any]:
     """Several scenarios projected in one batch: summaries (in order) and the monthly frame."""
     from econ.engine import project

@@ -103,6 +103,31 @@ def _stale(stored, current, hold: bool) -> None:
         )
 
 
+def cushion_section(current) -> None:
+    """The price cushion of the scenario's loan held as sized, where it has debt."""
+    cushion = compute.attempt(
+        lambda: compute.price_cushion(current.text), "Price cushion", busy="Searching prices..."
+    )
+    if cushion is None:
+        return
+    price, base = cushion["price_usd_per_mtok"], cushion["base_usd_per_mtok"]
+    help_text = (
+        "The month-1 token price below which the loan, held as sized, breaches a covenant "
+        "(the price path's decline kept); as the memo's price cushion."
+    )
+    if price is None:
+        st.caption(f"Price cushion: n/a ({cushion['reason']}).", help=help_text)
+        return
+    st.columns(3)[0].metric(
+        "Covenant breached below [USD/M tokens]",
+        f"{price:,.4f}",
+        f"{price / base - 1:.1%} from {base:,.4f}",
+        delta_color="off",
+        border=True,
+        help=help_text,
+    )
+
+
 def tornado_section(current, paths: list[str], money: str, hold: bool) -> None:
     st.subheader("Tornado: one input at a time")
     ss = st.session_state
@@ -493,6 +518,7 @@ def render() -> None:
         "sizing its own: a lender's stress test of the committed loan (its DSCR is that loan's "
         "cover). The Monte Carlo adds the probability of a covenant breach.",
     )
+    cushion_section(current)
     tornado_section(current, paths, money, hold)
     st.divider()
     data_table_section(current, paths, money, hold)
