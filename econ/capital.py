@@ -1178,7 +1178,8 @@ def coverage_ratios(
     -------
     dict
         (n, T): ``dscr``, ``dscr_test``, ``llcr`` [x] (NaN where undefined), ``dscr_breach``,
-        ``llcr_breach`` [bool]; (n,): ``min_dscr``, ``min_llcr`` [x],
+        ``llcr_breach`` [bool]; (n,): ``min_dscr``, ``min_dscr_test`` (the lowest ratio the
+        covenant tests, on its trailing window), ``min_llcr`` [x],
         ``breach_months`` (months with either breach), ``first_breach_month`` (NaN: none).
 
     References
@@ -1235,6 +1236,7 @@ def coverage_ratios(
         "dscr_breach": dscr_breach,
         "llcr_breach": llcr_breach,
         "min_dscr": _nanmin(dscr),
+        "min_dscr_test": _nanmin(dscr_test),
         "min_llcr": _nanmin(llcr),
         "breach_months": either.sum(axis=1),
         "first_breach_month": np.where(either.any(axis=1), np.argmax(either, axis=1), np.nan),

@@ -1495,9 +1495,11 @@ def _spread_metrics(b: ScenarioBatch, fleet: _Fleet, spread):
 def _debt_metrics(ledger: _Ledger) -> dict[str, np.ndarray]:
     """Debt drawn, what sized it, and the headroom under the DSCR covenant (n,) each.
 
-    dscr_headroom = min_dscr - the covenant's DSCR floor. months_of_headroom counts months of
-    debt service, from the first, before the covenant's DSCR (on its trailing test window) first
-    falls below the floor: all months of debt service where it never does, 0 where the first test
+    dscr_headroom = the lowest DSCR the covenant tests (on its trailing test window, as the
+    breach) - its floor, so that it is negative exactly where the DSCR covenant is breached; with
+    a one-month window it is min_dscr - the floor. months_of_headroom counts months of debt
+    service, from the first, before the covenant's DSCR (on its trailing test window) first falls
+    below the floor: all months of debt service where it never does, 0 where the first test
     fails. Both are NaN where there is no debt service or no DSCR covenant.
     """
     stack, coverage = ledger.stack, ledger.coverage
@@ -1513,7 +1515,7 @@ def _debt_metrics(ledger: _Ledger) -> dict[str, np.ndarray]:
     return {
         "debt_usd_total": debt,
         "debt_sizing_constraint": constraint,
-        "dscr_headroom": np.where(serviced, coverage["min_dscr"] - floor, np.nan),
+        "dscr_headroom": np.where(serviced, coverage["min_dscr_test"] - floor, np.nan),
         "months_of_headroom": np.where(serviced, months, np.nan),
     }
 

@@ -195,6 +195,20 @@ def test_a_sculpted_schedule_with_no_service_carries_no_debt():
 # ---- the engine ------------------------------------------------------------------------------
 
 
+def covenant_dscr_low(cfads, service, test_months=12):
+    """By hand: the lowest DSCR the covenant tests, over months with debt service, each the sum
+    of CFADS over the sum of debt service on the trailing `test_months` (Yescombe 14.12)."""
+    window = np.ones(test_months)
+    sums = np.convolve(cfads, window)[: cfads.size], np.convolve(service, window)[: service.size]
+    owed = service > 1e-6
+    return np.min(sums[0][owed] / sums[1][owed])
+
+
+def monthly_dscr_low(monthly):
+    cfads = (monthly["ebitda_usd"] - monthly["tax_usd"]).to_numpy()
+    return covenant_dscr_low(cfads, monthly["debt_service_usd"].to_numpy())
+
+
 def _seed(**financing):
     overrides = {f"financing.{k}": v for k, v in financing.items()}
     return load_scenario(SEED, overrides)
@@ -218,7 +232,10 @@ def test_engine_sizes_the_largest_level_loan_on_cfads_before_financing():
     assert summary["min_dscr"] >= 1.3 - 1e-9  # the debt's tax shield only adds cover
     assert summary["covenant_breach_months"] == 0
     assert summary["debt_usd_total"] == pytest.approx(summary["debt_usd"])
-    assert summary["dscr_headroom"] == pytest.approx(summary["min_dscr"] - 1.2)
+    # Headroom is on the covenant's test, the trailing 12 months, where quarterly tax payments
+    # average out: far above the monthly minimum that sized the loan.
+    assert summary["dscr_headroom"] == pytest.approx(monthly_dscr_low(m) - 1.2, rel=1e-12)
+    assert summary["dscr_headroom"] > summary["min_dscr"] - 1.2
 
 
 def test_engine_sculpted_seed_debt_and_cover():
@@ -309,7 +326,9 @@ def test_months_of_headroom_counts_service_months_before_the_first_breach():
     first = int(summary["first_breach_month"])
     service = monthly["debt_service_usd"].to_numpy()
     assert summary["months_of_headroom"] == np.count_nonzero(service[:first] > 1e-6)
-    assert summary["dscr_headroom"] == pytest.approx(summary["min_dscr"] - 1.2)
+    # In breach, so below the floor on the covenant's test (the monthly minimum is lower still).
+    assert summary["dscr_headroom"] == pytest.approx(monthly_dscr_low(monthly) - 1.2, rel=1e-12)
+    assert summary["dscr_headroom"] < 0
     assert summary["debt_sizing_constraint"] == 1.0
 
 
@@ -689,3 +708,20 @@ def test_a_balance_schedule_with_tranches_or_later_purchases_is_refused_naming_w
     )  # fmt: skip
     with pytest.raises(InputError, match="repayment = 'balance_schedule' needs all capex paid in"):
         project(later)
+
+
+def test_dscr_headroom_is_negative_exactly_where_the_dscr_covenant_is_breached():
+    # The seed's committed loan over 400 token prices (no LLCR covenant: every breach is DSCR's).
+    from econ.analysis.committed import hold_job
+    from econ.analysis.sweeps import GridSweep, sweep
+
+    seed = load_scenario(SEED)
+    prices = list(np.linspace(0.25, 0.45, 400))
+    held = hold_job(GridSweep(seed, {"market.price_usd_per_mtok": prices}))[0].base
+    assert held.financing.covenants.llcr_floor is None
+    rows = sweep(held, grid={"market.price_usd_per_mtok": prices}).rows
+    breached = rows["covenant_breach_months"] > 0
+    assert 0 < breached.sum() < len(rows)
+    np.testing.assert_array_equal(rows["dscr_headroom"] < 0, breached)
+    # The monthly minimum misses that: it falls below the floor at prices with no breach.
+    assert ((rows["min_dscr"] < 1.2) & ~breached).any()

@@ -16,6 +16,7 @@ from econ.analysis.validation import BatchInputError
 from econ.cli import main
 from econ.scenario import apply_overrides, scenario_to_dict, validate_dict
 from tests.conftest import ROOT
+from tests.test_debt_sizing import covenant_dscr_low
 
 SCENARIOS = ROOT / "models" / "scenarios"
 SEED = SCENARIOS / "deepseek-r1-gb200-nvl72.toml"
@@ -206,16 +207,10 @@ def test_reports_say_the_loan_is_held(tmp_path, capsys):
 # ---------------------------------------------------------------------------------------------
 
 
-def window_dscr_low(projection, test_months=12):
-    """By hand: the lowest trailing-window DSCR over months with debt service (the covenant's
-    test, econ.capital.coverage_ratios): sums of CFADS over sums of service."""
-    cfads = projection.lines["ebitda_usd"][0] - projection.lines["tax_usd"][0]
-    service = projection.lines["debt_service_usd"][0]
-    kernel = np.ones(test_months)
-    window_cfads = np.convolve(cfads, kernel)[: cfads.size]
-    window_service = np.convolve(service, kernel)[: service.size]
-    owed = service > 1e-6
-    return np.min(window_cfads[owed] / window_service[owed])
+def window_dscr_low(projection):
+    """The covenant's lowest trailing-window DSCR of a one-scenario projection, by hand."""
+    lines = projection.lines
+    return covenant_dscr_low(lines["ebitda_usd"][0] - lines["tax_usd"][0], lines["debt_service_usd"][0])
 
 
 def test_the_breach_price_is_where_the_committed_loans_covenant_test_reaches_its_floor(seed):
