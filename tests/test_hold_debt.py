@@ -226,6 +226,7 @@ def test_the_breach_price_is_where_the_committed_loans_covenant_test_reaches_its
     loan = committed_loan(seed, base.summary_records()[0]["summary"],
                           base.lines["debt_balance_usd"][0])
     found = covenant_breach_price(seed, loan)
+    assert covenant_breach_price(seed) == found  # the committed loan found when not given
     price, step = found["price_usd_per_mtok"], (
         BREACH_PRICE_SPAN * seed.market.price_usd_per_mtok / BREACH_PRICE_STEPS**3
     )

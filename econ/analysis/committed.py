@@ -216,8 +216,9 @@ BREACH_PRICE_STEPS = 64
 def covenant_breach_price(scenario, loan: Mapping | None = None) -> dict:
     """The month-1 token price below which the loan breaches a covenant: a lender's price cushion.
 
-    The scenario holds its loan (`loan`, from `committed_loan`; else its debt as given, which
-    no price moves) and only ``market.price_usd_per_mtok`` moves, its decline path following.
+    The scenario holds its loan as sized (`loan`, from `committed_loan`, found here where not
+    given; a loan that is not sized is the debt as given, which no price moves) and only
+    ``market.price_usd_per_mtok`` moves, its decline path following.
     Prices from 0 to BREACH_PRICE_SPAN times the scenario's are projected on a grid of
     BREACH_PRICE_STEPS steps; the step from the highest price with a covenant breach
     (covenant_breach_months > 0) to the next is searched again on a grid of as many steps, twice:
@@ -246,6 +247,10 @@ def covenant_breach_price(scenario, loan: Mapping | None = None) -> dict:
     if not base_price:
         out["reason"] = "no month-1 token price (market.price_usd_per_mtok) to move"
         return out
+    if loan is None and sizes_loan(scenario.financing):
+        base = project([scenario])
+        summary = base.summary_records()[0]["summary"]
+        loan = committed_loan(scenario, summary, base.lines["debt_balance_usd"][0])
     held = scenario if loan is None else validate_dict(hold(scenario_to_dict(scenario), loan))
 
     def breached(prices):

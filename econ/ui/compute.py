@@ -109,14 +109,11 @@ def projection(text: str) -> dict[str, Any]:
 def price_cushion(text: str) -> dict[str, Any] | None:
     """The month-1 token price below which the scenario's loan, held as sized, breaches a
     covenant (`econ.analysis.committed.covenant_breach_price`); None without debt."""
-    from econ.analysis.committed import committed_loan, covenant_breach_price
+    from econ.analysis.committed import covenant_breach_price
 
-    projected = projection(text)
-    if not projected["summary"].get("debt_usd"):
+    if not projection(text)["summary"].get("debt_usd"):
         return None
-    scenario = loads(text)
-    balance = projected["monthly"]["debt_balance_usd"].to_numpy()
-    return covenant_breach_price(scenario, committed_loan(scenario, projected["summary"], balance))
+    return covenant_breach_price(loads(text))
 
 
 @st.cache_data(max_entries=16, show_spinner=False)
