@@ -259,3 +259,16 @@ def test_no_breach_price_says_why(scenario, changes, reason):
 
     found = covenant_breach_price(with_values(load_scenario(SCENARIOS / f"{scenario}.toml"), changes))
     assert found["price_usd_per_mtok"] is None and reason in found["reason"]
+
+
+def test_the_memo_says_when_the_base_case_itself_is_in_breach():
+    from econ.memo import render
+    from econ.memo.build import build_memo
+
+    stack = load_scenario(SCENARIOS / "deepseek-r1-gb200-nvl72-capital-stack.toml")
+    assert project([stack]).metrics["covenant_breach_months"][0] > 0
+    text = render.html(build_memo(stack))
+    price = build_memo(stack).breach["price_usd_per_mtok"]
+    above = price / stack.market.price_usd_per_mtok - 1
+    assert above > 0
+    assert f"{above:.1%} above the base case&#39;s 0.3261, which is in breach" in text
