@@ -79,6 +79,16 @@ def loan_terms(paths: Iterable[str]) -> list[str]:
     ]
 
 
+def sized_loan(scenario) -> tuple[dict, dict | None]:
+    """The scenario projected once: its summary, and the fields that hold its sized loan
+    (`committed_loan`; None where it sizes none)."""
+    from econ.engine import project
+
+    projection = project([scenario])
+    summary = projection.summary_records()[0]["summary"]
+    return summary, committed_loan(scenario, summary, projection.lines["debt_balance_usd"][0])
+
+
 def _held_stack(scenario, debt_usd: float) -> dict:
     """The financing fields that hold a sized capital stack: each debt tranche's amount (or share
     of capex) times the one factor the sizing applied to all of them (econ.engine._finance), the
@@ -143,7 +153,6 @@ def hold_job(job):
         for a sculpted loan, ``schedule_months``.
     """
     from econ.analysis.validation import BatchInputError
-    from econ.engine import project
     from econ.scenario import ScenarioError, scenario_to_dict, validate_dict
 
     base = job.base
@@ -165,9 +174,7 @@ def hold_job(job):
             "would without holding a loan"
         )
         return job, {"note": note}
-    projection = project([base])
-    summary = projection.summary_records()[0]["summary"]
-    loan = committed_loan(base, summary, projection.lines["debt_balance_usd"][0])
+    summary, loan = sized_loan(base)
     if loan is None:
         raise BatchInputError(
             f"holding the base case's loan: {base.name}'s sculpted loan is not repaid within its "
@@ -248,9 +255,7 @@ def covenant_breach_price(scenario, loan: Mapping | None = None) -> dict:
         out["reason"] = "no month-1 token price (market.price_usd_per_mtok) to move"
         return out
     if loan is None and sizes_loan(scenario.financing):
-        base = project([scenario])
-        summary = base.summary_records()[0]["summary"]
-        loan = committed_loan(scenario, summary, base.lines["debt_balance_usd"][0])
+        loan = sized_loan(scenario)[1]
     held = scenario if loan is None else validate_dict(hold(scenario_to_dict(scenario), loan))
 
     def breached(prices):
@@ -295,5 +300,6 @@ __all__ = [
     "hold_job",
     "holds",
     "loan_terms",
+    "sized_loan",
     "sizes_loan",
 ]

@@ -55,6 +55,12 @@ LOAN_STRESS_OUTPUTS = ("covenant_breach_months", "first_breach_month")
 """Added to a Monte Carlo run's default outputs where it holds the base case's loan
 (`hold_debt`): how often and how long the committed loan is in breach."""
 
+
+def default_outputs(hold_debt: bool = False) -> tuple[str, ...]:
+    """A Monte Carlo run's outputs when none are asked for: MAIN_OUTPUTS, and where the run
+    holds the base case's loan LOAN_STRESS_OUTPUTS too."""
+    return MAIN_OUTPUTS + (LOAN_STRESS_OUTPUTS if hold_debt else ())
+
 WARNING_SEPARATOR = "\n"
 """Between the warnings of one row in its `warnings` cell (no warning holds a line break)."""
 

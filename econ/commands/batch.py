@@ -338,7 +338,7 @@ def _json_value(value):
 
 def _cmd_montecarlo(args) -> int:
     from econ.analysis.executors import WorkerLostError
-    from econ.analysis.runner import LOAN_STRESS_OUTPUTS, MAIN_OUTPUTS, run
+    from econ.analysis.runner import default_outputs, run
 
     mc = _module("montecarlo")
     from econ.analysis.sampling import check_seed
@@ -348,7 +348,7 @@ def _cmd_montecarlo(args) -> int:
     seed = check_seed(args.seed)
     dists = mc.parse_dists(args.dist, base_dir=Path.cwd())
     correlation = mc.parse_correlations(args.corr, list(dists))
-    outputs = args.output or MAIN_OUTPUTS + (LOAN_STRESS_OUTPUTS if args.hold_debt else ())
+    outputs = args.output or default_outputs(args.hold_debt)
     plan = mc.MonteCarloPlan(dists, n, seed, args.sampling, correlation, outputs=tuple(outputs))
     job = mc.MonteCarlo(base, plan)
     options = _run_options(args, out_rows=bool(args.out))

@@ -110,7 +110,7 @@ def montecarlo(
     are outputs too (as `econ montecarlo --hold-debt`)."""
     from econ.analysis import montecarlo as run_montecarlo
     from econ.analysis.montecarlo import BLOCK_SIZE
-    from econ.analysis.runner import LOAN_STRESS_OUTPUTS, MAIN_OUTPUTS
+    from econ.analysis.runner import default_outputs
 
     return run_montecarlo(
         base,
@@ -118,7 +118,7 @@ def montecarlo(
         n,
         seed=seed,
         sampling=sampling,
-        outputs=MAIN_OUTPUTS + (LOAN_STRESS_OUTPUTS if hold_debt else ()),
+        outputs=default_outputs(hold_debt),
         keep_rows=True,
         executor=ProgressExecutor(report),
         chunk_size=BLOCK_SIZE,
