@@ -231,6 +231,7 @@ def test_the_breach_price_is_where_the_committed_loans_covenant_test_reaches_its
         BREACH_PRICE_SPAN * seed.market.price_usd_per_mtok / BREACH_PRICE_STEPS**3
     )
     assert found["reason"] is None and 0 < price < seed.market.price_usd_per_mtok
+    assert found["cushion_share"] == pytest.approx(1 - price / seed.market.price_usd_per_mtok)
     held = hold(scenario_to_dict(seed), loan)
     at, below = (
         project([validate_dict(apply_overrides(held, {"market.price_usd_per_mtok": p}))])

@@ -236,15 +236,22 @@ def covenant_breach_price(scenario, loan: Mapping | None = None) -> dict:
 
     Returns
     -------
-    dict: ``price_usd_per_mtok`` (None where there is no such price), ``base_usd_per_mtok``
-    and ``reason`` (why there is none, else None).
+    dict: ``price_usd_per_mtok`` (None where there is no such price), ``base_usd_per_mtok``,
+    ``cushion_share`` (1 - price / base price: how far the price may fall before a breach,
+    negative where the scenario is in breach at its own price; None without a price) and
+    ``reason`` (why there is none, else None).
     """
     from econ.batch import ScenarioBatch
     from econ.engine import project
     from econ.scenario import scenario_to_dict, validate_dict
 
     base_price = scenario.market.price_usd_per_mtok
-    out = {"price_usd_per_mtok": None, "base_usd_per_mtok": base_price, "reason": None}
+    out = {
+        "price_usd_per_mtok": None,
+        "base_usd_per_mtok": base_price,
+        "cushion_share": None,
+        "reason": None,
+    }
     covenants = scenario.financing.covenants
     if all(
         limit is None for limit in (covenants.dscr_floor, covenants.llcr_floor, covenants.ltv_ceiling)
@@ -283,6 +290,7 @@ def covenant_breach_price(scenario, loan: Mapping | None = None) -> dict:
         last = int(np.flatnonzero(breach)[-1])
         low, high = prices[last], prices[last + 1]
     out["price_usd_per_mtok"] = float(high)
+    out["cushion_share"] = 1.0 - float(high) / base_price
     return out
 
 

@@ -170,10 +170,11 @@ def _cushion(memo: Memo) -> dict | None:
     if price is None:
         words = f"({breach['reason']})"
     else:
+        cushion = breach["cushion_share"]
         where = (
-            f"{1 - price / base:.1%} under the base case's {base:,.4f}"
-            if price <= base
-            else f"{price / base - 1:.1%} above the base case's {base:,.4f}, which is in breach"
+            f"{cushion:.1%} under the base case's {base:,.4f}"
+            if cushion >= 0
+            else f"{-cushion:.1%} above the base case's {base:,.4f}, which is in breach"
         )
         words = (
             f"USD/Mtok: below this month-1 token price a covenant is breached, {where} ({held}; "

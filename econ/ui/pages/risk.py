@@ -121,7 +121,7 @@ def cushion_section(current) -> None:
     st.columns(3)[0].metric(
         "Covenant breached below [USD/M tokens]",
         f"{price:,.4f}",
-        f"{price / base - 1:.1%} from {base:,.4f}",
+        f"{-cushion['cushion_share']:.1%} from {base:,.4f}",
         delta_color="off",
         border=True,
         help=help_text,
