@@ -120,9 +120,13 @@ def test_compare_charts_colour_each_scenario_alike_and_keep_labels_inside(server
 
 def test_the_cumulative_cash_zero_line_is_grey_not_a_series_colour(server, browser):
     page = open_at(browser, server, 1440)
-    page.get_by_role("heading", name="Cumulative cash").wait_for(timeout=TIMEOUT_MS)
-    chart = page.locator('[data-testid="stVegaLiteChart"]').nth(2)
-    chart.locator("svg").wait_for(timeout=TIMEOUT_MS)
+    heading = page.get_by_role("heading", name="Cumulative cash")
+    heading.wait_for(timeout=TIMEOUT_MS)
+    # the chart in the heading's own column (not the n-th chart of the page, which counts charts
+    # still being drawn), waited for until its zero label is drawn
+    column = page.locator('[data-testid="stColumn"]', has=heading)
+    chart = column.locator('[data-testid="stVegaLiteChart"]')
+    chart.locator(".mark-text text", has_text="zero").wait_for(timeout=TIMEOUT_MS)
     colours = chart.evaluate(
         """c => ({
             rules: [...c.querySelectorAll('.mark-rule line')].map(l => l.getAttribute('stroke')),
