@@ -248,6 +248,35 @@ def test_toml_round_trip_property(data):
     assert loads(dumps(scenario)) == scenario
 
 
+@settings(max_examples=40, deadline=None)
+@given(scenario_dicts, st.sampled_from([None, "none", "NONE ", 1.25]))
+def test_a_covenant_turned_off_stays_off_through_toml(data, floor):
+    """The DSCR covenant is on by default (1.20x): "none" turns it off, and a scenario without
+    it is written with "none" (TOML has no null), so loading it does not turn it back on."""
+    scenario = Scenario.model_validate(
+        {**data, "financing": {"covenants": {"dscr_floor": floor}}}
+    )
+    expected = 1.25 if floor == 1.25 else None
+    assert scenario.financing.covenants.dscr_floor == expected
+    text = dumps(scenario)
+    assert ('dscr_floor = "none"' in text) == (expected is None)
+    assert loads(text) == scenario
+
+
+def test_none_turns_off_any_optional_number_and_only_that():
+    scenario = validate_dict(with_change("financing.covenants.llcr_floor", "none"))
+    assert scenario.financing.covenants.llcr_floor is None
+    assert 'llcr_floor' not in dumps(scenario)  # off by default: nothing to write
+    with pytest.raises(ScenarioError) as info:
+        validate_dict(with_change("financing.covenants.dscr_floor", "off"), file="s.toml")
+    assert str(info.value) == (
+        "s.toml: financing.covenants.dscr_floor = 'off': expected a number, or \"none\" to turn "
+        "it off"
+    )
+    with pytest.raises(ScenarioError, match="a number written as text"):
+        validate_dict(with_change("financing.tax_rate", "none"), file="s.toml")  # never off
+
+
 def test_racks_set_the_gpu_count():
     scenario = validate_dict(apply_overrides(BASE, {"fleet.racks": 3, "fleet.gpus_per_rack": 72}))
     assert scenario.fleet.gpu_count == 216

@@ -23,7 +23,7 @@ from econ.scenario.errors import ScenarioError
 from econ.scenario.migrations import migrate
 from econ.scenario.models import REQUIRED_SECTIONS, Scenario, model_of
 from econ.scenario.paths import resolve_paths
-from econ.scenario.section import NUMBER_AS_TEXT
+from econ.scenario.section import NONE_WORD, NUMBER_AS_TEXT, none_word_fields
 
 
 def _format_loc(loc: Iterable[Any]) -> str:
@@ -254,15 +254,26 @@ def check_path(path: str, file: str | os.PathLike | None = None) -> None:
 
 
 def scenario_to_dict(scenario: Scenario) -> dict[str, Any]:
-    """Plain TOML-ready dict of a scenario, None values dropped (TOML has no null)."""
-    return _drop_none(scenario.model_dump(mode="python"))
+    """Plain TOML-ready dict of a scenario, None values dropped (TOML has no null), except in
+    fields on by default, written as NONE_WORD so that they stay off (validate_dict of it is
+    the scenario again)."""
+    return _drop_none(scenario.model_dump(mode="python"), scenario)
 
 
-def _drop_none(value: Any) -> Any:
+def _drop_none(value: Any, model: Any = None) -> Any:
+    """`value` without its None values; `model` is the model instance it was dumped from."""
     if isinstance(value, dict):
+        if isinstance(model, BaseModel):
+            off = none_word_fields(type(model))
+            return {
+                k: NONE_WORD if v is None else _drop_none(v, getattr(model, k, None))
+                for k, v in value.items()
+                if v is not None or k in off
+            }
         return {k: _drop_none(v) for k, v in value.items() if v is not None}
     if isinstance(value, list | tuple):
-        return [_drop_none(v) for v in value]
+        items = model if isinstance(model, list | tuple) and len(model) == len(value) else ()
+        return [_drop_none(v, m) for v, m in zip(value, items or [None] * len(value))]
     return value
 
 
