@@ -94,6 +94,21 @@ def trailing_sum_months(x, w: int) -> np.ndarray:
         window, length = doubled, 2 * length
 
 
+def trailing_sum_rows(x, windows) -> np.ndarray:
+    """`trailing_sum_months` of each row (first axis) over its own window ``windows`` (n,) or
+    one for all [months]: one computation per distinct window (a sweep over a covenant's test
+    window has a few)."""
+    x = np.asarray(x, dtype=float)
+    windows = np.maximum(np.broadcast_to(np.asarray(windows, dtype=np.int64), x.shape[:1]), 1)
+    if x.shape[0] == 0 or (windows == windows[0]).all():
+        return trailing_sum_months(x, windows[0] if x.shape[0] else 1)
+    out = x.copy()
+    for w in np.unique(windows[windows > 1]):
+        rows = windows == w
+        out[rows] = trailing_sum_months(x[rows], w)
+    return out
+
+
 def rows_alike(*arrays) -> bool:
     """Whether every row (first axis) of each array equals its first row, NaN equal to NaN.
 

@@ -24,7 +24,7 @@ from econ.arrays import (
     cumsum_months,
     remaining_sum_months,
     running_max_months,
-    trailing_sum_months,
+    trailing_sum_rows,
 )
 from econ.errors import InputError
 from econ.excel import irr_batch
@@ -1153,6 +1153,8 @@ def coverage_ratios(
     dscr_floor=None,
     llcr_floor=None,
     test_months=1,
+    collateral_usd=None,
+    ltv_ceiling=None,
 ):
     """Debt service and loan life coverage ratios by month, and covenant breaches.
 
@@ -1172,15 +1174,18 @@ def coverage_ratios(
     rate_monthly : array (n,)  discount rate for LLCR [1/month]
     last_month : array (n,), optional  last month of each scenario
     dscr_floor, llcr_floor : array (n,), optional  covenant floors [x]; NaN or None: no covenant
-    test_months : int  length of the trailing DSCR test window [months]
+    test_months : int or array (n,)  length of the trailing DSCR test window [months]
+    collateral_usd : array (n, T), optional  the collateral an LTV covenant tests [USD]
+    ltv_ceiling : array (n,), optional  covenant maximum loan-to-value (`loan_to_value`), tested
+        in each month with debt outstanding [fraction]; NaN or None: no covenant
 
     Returns
     -------
     dict
         (n, T): ``dscr``, ``dscr_test``, ``llcr`` [x] (NaN where undefined), ``dscr_breach``,
-        ``llcr_breach`` [bool]; (n,): ``min_dscr``, ``min_dscr_test`` (the lowest ratio the
-        covenant tests, on its trailing window), ``min_llcr`` [x],
-        ``breach_months`` (months with either breach), ``first_breach_month`` (NaN: none).
+        ``llcr_breach``, ``ltv_breach`` [bool]; (n,): ``min_dscr``, ``min_dscr_test`` (the
+        lowest ratio the covenant tests, on its trailing window), ``min_llcr`` [x],
+        ``breach_months`` (months with any breach), ``first_breach_month`` (NaN: none).
 
     References
     ----------
@@ -1198,13 +1203,13 @@ def coverage_ratios(
     owed = (service > 1e-6) & live
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
         dscr = np.where(owed, cfads / service, np.nan)
-    w = max(int(test_months), 1)
-    if w == 1:  # a one-month window is the month itself
+    windows = np.maximum(np.broadcast_to(np.asarray(test_months, dtype=np.int64), (n,)), 1)
+    if (windows == 1).all():  # a one-month window is the month itself
         dscr_test = dscr
     else:
         in_life = (lambda x: x) if live.all() else (lambda x: np.where(live, x, 0.0))
-        window_cfads = trailing_sum_months(in_life(cfads), w)
-        window_service = trailing_sum_months(in_life(service), w)
+        window_cfads = trailing_sum_rows(in_life(cfads), windows)
+        window_service = trailing_sum_rows(in_life(service), windows)
         with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
             dscr_test = np.where(owed, window_cfads / window_service, np.nan)
 
@@ -1228,13 +1233,18 @@ def coverage_ratios(
 
     dscr_breach = breach(dscr_test, dscr_floor)
     llcr_breach = breach(llcr, llcr_floor)
-    either = dscr_breach | llcr_breach
+    if ltv_ceiling is None or np.isnan(np.asarray(ltv_ceiling, dtype=float)).all():
+        ltv_breach = np.zeros((n, T), dtype=bool)
+    else:
+        ltv_breach = loan_to_value(balance, collateral_usd, ltv_ceiling)[1] & outstanding
+    either = dscr_breach | llcr_breach | ltv_breach
     return {
         "dscr": dscr,
         "dscr_test": dscr_test,
         "llcr": llcr,
         "dscr_breach": dscr_breach,
         "llcr_breach": llcr_breach,
+        "ltv_breach": ltv_breach,
         "min_dscr": _nanmin(dscr),
         "min_dscr_test": _nanmin(dscr_test),
         "min_llcr": _nanmin(llcr),

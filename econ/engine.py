@@ -1177,11 +1177,15 @@ class _Ledger:
     cash_flow_project: np.ndarray  # cash flows
     cash_flow_equity: np.ndarray
     coverage: dict[str, np.ndarray]
-    covenants: tuple[np.ndarray, np.ndarray]  # DSCR and LLCR floors (n,)
+    covenants: tuple[np.ndarray, np.ndarray, np.ndarray]  # DSCR, LLCR floors, LTV ceiling (n,)
     discount_annual: np.ndarray  # (n,)
     active: np.ndarray  # bool (n, T+1) months up to each horizon
     discount: np.ndarray  # discount factors (n, T+1), 0 after each horizon
     market_collateral: np.ndarray | None = None  # (n, T+1) at resale value; NaN: book value
+
+    def collateral(self) -> np.ndarray:
+        """What the ltv line divides by (`_collateral`) [USD, (n, T+1)]."""
+        return _collateral(self.stack, self.capex, self.consumed, self.market_collateral)
 
 
 def _ledger(b: ScenarioBatch, months, lines, site, to: _Scenarios, capex_row, built) -> _Ledger:
@@ -1229,6 +1233,7 @@ def _ledger(b: ScenarioBatch, months, lines, site, to: _Scenarios, capex_row, bu
     covenants = (
         to.at_first(b["financing.covenants.dscr_floor"]),
         to.at_first(b["financing.covenants.llcr_floor"]),
+        to.at_first(b["financing.covenants.ltv_ceiling"]),
     )
     coverage = capital_mod.coverage_ratios(
         cashflow.cash_flow_available_for_debt_service_usd(ebitda, income_tax),
@@ -1239,9 +1244,14 @@ def _ledger(b: ScenarioBatch, months, lines, site, to: _Scenarios, capex_row, bu
         dscr_floor=covenants[0],
         llcr_floor=covenants[1],
         # The trailing test window matters only to a DSCR covenant.
-        test_months=int(np.max(b["financing.covenants.test_months"]))
-        if not np.isnan(covenants[0]).all()
-        else 1,
+        test_months=np.where(
+            np.isnan(covenants[0]), 1, to.at_first(b["financing.covenants.test_months"])
+        ),
+        # The collateral only where an LTV covenant tests it.
+        collateral_usd=None
+        if np.isnan(covenants[2]).all()
+        else _collateral(stack, capex, consumed, market_collateral),
+        ltv_ceiling=covenants[2],
     )
     return _Ledger(
         lines=lines,
@@ -1509,8 +1519,8 @@ def _debt_metrics(ledger: _Ledger) -> dict[str, np.ndarray]:
     floor = ledger.covenants[0]
     owed = (stack.lines["debt_service_usd"] > 1e-6) & ledger.active
     serviced = owed.any(axis=1) & ~np.isnan(floor)
-    breach = coverage["first_breach_month"]
-    before = np.arange(owed.shape[1])[None, :] < np.where(np.isnan(breach), np.inf, breach)[:, None]
+    # (the DSCR test's own first breach: an LLCR or LTV covenant may be breached sooner)
+    before = ~np.logical_or.accumulate(coverage["dscr_breach"], axis=1)
     months = (owed & before).sum(axis=1)
     return {
         "debt_usd_total": debt,
@@ -1536,13 +1546,13 @@ STACK_METRICS = ("wacc_after_tax_annual", "cost_of_debt_annual", "debt_usd", "di
 """Summary metrics the capital stack computes (econ.capital.StackSchedule.metrics)."""
 
 
-def _collateral(ledger: _Ledger) -> np.ndarray:
-    """What the ltv line divides by [USD, (n, T+1)]: the book value (capex paid so far with
-    capitalized interest, less book depreciation and impairment), or the resale collateral
-    where the scenario gives a resale table."""
-    capitalized = ledger.stack.lines.get("capitalized_interest_usd", 0.0)
-    book = snap_to_zero(cumsum_months(ledger.capex + capitalized - ledger.consumed))
-    return _or_book(ledger.market_collateral, book)
+def _collateral(stack, capex, consumed, market_collateral) -> np.ndarray:
+    """What the ltv line divides by and an LTV covenant tests [USD, (n, T+1)]: the book value
+    (capex paid so far with capitalized interest, less book depreciation and impairment), or
+    the resale collateral where the scenario gives a resale table."""
+    capitalized = stack.lines.get("capitalized_interest_usd", 0.0)
+    book = snap_to_zero(cumsum_months(capex + capitalized - consumed))
+    return _or_book(market_collateral, book)
 
 
 def _monthly_lines(ledger: _Ledger) -> dict[str, np.ndarray]:
@@ -1582,8 +1592,10 @@ def _monthly_lines(ledger: _Ledger) -> dict[str, np.ndarray]:
         "debt_balance_usd": debt["balance_usd"],
         "dscr": coverage["dscr"],
         "llcr": coverage["llcr"],
-        "ltv": capital_mod.loan_to_value(debt["balance_usd"], _collateral(ledger))[0],
-        "covenant_breach": (coverage["dscr_breach"] | coverage["llcr_breach"]).astype(float),
+        "ltv": capital_mod.loan_to_value(debt["balance_usd"], ledger.collateral())[0],
+        "covenant_breach": (
+            coverage["dscr_breach"] | coverage["llcr_breach"] | coverage["ltv_breach"]
+        ).astype(float),
         "current_tax_usd": ledger.current_tax,
         "capitalized_interest_usd": capitalized,
     }
@@ -1640,7 +1652,9 @@ def _warning_source(b, ledger: _Ledger, metrics, facts, fleet: _Fleet, costs: _C
         "months_below_1": (coverage["dscr"] < 1.0).sum(axis=1),
         "breach_months": coverage["breach_months"],
         "first_breach_month": coverage["first_breach_month"],
-        "dscr_floor": ledger.covenants[0],
+        "covenants": ledger.covenants,
+        "breaches": {name: coverage[f"{name}_breach"] for name in ("dscr", "llcr", "ltv")},
+        "test_months": b["financing.covenants.test_months"][np.flatnonzero(fleet.first_row)],
         "life_months": b["depreciation.life_years"] * MONTHS_PER_YEAR,
         "retire": fleet.retire,
         "purchase": fleet.purchase,
@@ -1728,7 +1742,7 @@ def _late_troubles(ledger: _Ledger) -> tuple[dict[str, np.ndarray], dict[str, tu
     balance = lines["balance_usd"]
     owed = balance > HALF_CENT_USD
     if owed.any():
-        value = _collateral(ledger)
+        value = ledger.collateral()
 
         def peak_ltv(rows, sub):
             worth = sub & (value[rows] > 0)
@@ -1961,7 +1975,7 @@ class _DebtSizing:
     min_dscr: np.ndarray  # target minimum DSCR [x], NaN: not sized by DSCR
     max_ltv: np.ndarray  # [fraction], NaN: no cap
     shaped: np.ndarray  # bool: debt_share's loan sculpted to CFADS or on a balance schedule
-    test_months: int  # the DSCR covenant's trailing window
+    test_months: np.ndarray  # (n,) the DSCR covenant's trailing window [months]
     cfads: np.ndarray  # CFADS before financing: EBITDA - tax on income before interest [USD]
     value: np.ndarray  # the GPUs' (and site's) book value at month end [USD]
 
@@ -1971,7 +1985,7 @@ class _DebtSizing:
             self.min_dscr[rows],
             self.max_ltv[rows],
             self.shaped[rows],
-            self.test_months,
+            self.test_months[rows],
             self.cfads[rows],
             self.value[rows],
         )
@@ -2023,7 +2037,7 @@ def _sizing(
         min_dscr=min_dscr,
         max_ltv=max_ltv,
         shaped=shaped,
-        test_months=int(np.max(b["financing.covenants.test_months"])),
+        test_months=b["financing.covenants.test_months"][first],
         cfads=cashflow.cash_flow_available_for_debt_service_usd(ebitda, income_tax),
         value=_or_book(market_collateral, cumsum_months(capex - book_depreciation - impairment)),
     )
@@ -2391,11 +2405,7 @@ def _warnings(flags, ctx, n) -> list[list[str]]:
             f"peak IT load of {ctx['peak_it_kw'][i]:,.0f} kW exceeds the contracted "
             f"{ctx['contracted_kw'][i]:,.0f} kW: the excess is billed at the overage rate"
         ),
-        "covenant_breach": lambda i: (
-            f"covenant breached in {_months(ctx['breach_months'][i])}, first in month "
-            f"{ctx['first_breach_month'][i]:.0f} (DSCR floor {ctx['dscr_floor'][i]:g}x over the "
-            "test window)"
-        ),
+        "covenant_breach": lambda i: _breach_message(ctx, i),
         "debt_settled_at_end": lambda i: (
             f"the debt outlives the projection: {ctx['settled_at_end'][i]:,.0f} USD is repaid in "
             "the last month"
@@ -2484,6 +2494,26 @@ def _deferred_message(ctx, i) -> str:
             else "the cash flow available for debt service is negative in some of those months "
             "(the DSCR, counting the service paid, does not show it)"
         )
+    )
+
+
+def _breach_message(ctx, i) -> str:
+    """Months in breach, the first, and which covenant each test breached in how many months."""
+    (dscr_floor, llcr_floor, ltv_ceiling), breaches = ctx["covenants"], ctx["breaches"]
+    tests = {
+        "dscr": f"DSCR below its {dscr_floor[i]:.2f}x floor over the "
+        f"{ctx['test_months'][i]:.0f}-month test window",
+        "llcr": f"LLCR below its {llcr_floor[i]:.2f}x floor",
+        "ltv": f"loan-to-value above its {ltv_ceiling[i]:.0%} ceiling",
+    }
+    which = [
+        f"{text} in {_months(breaches[name][i].sum())}"
+        for name, text in tests.items()
+        if breaches[name][i].any()
+    ]
+    return (
+        f"covenant breached in {_months(ctx['breach_months'][i])}, first in month "
+        f"{ctx['first_breach_month'][i]:.0f}: " + "; ".join(which)
     )
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from econ.arrays import remaining_sum_months, trailing_sum_months
+from econ.arrays import remaining_sum_months, trailing_sum_rows
 from econ.errors import InputError
 from econ.units import HALF_CENT_USD, MONTHS_PER_YEAR
 
@@ -834,7 +834,7 @@ def size_debt(
         per USD borrowed (level payment: PMT and the annuity balance; sculpted: sculpted_schedule)
     min_dscr : array (n,)  target minimum DSCR [x]; NaN: no DSCR sizing
     cap_usd : array (n,)  largest loan allowed whatever the cover [USD]
-    test_months : int  trailing window of the DSCR covenant [months]
+    test_months : int or array (n,)  trailing window of the DSCR covenant [months]
     value_usd : array (n, T), optional  collateral value by month [USD]
     max_ltv : array (n,), optional  maximum loan-to-value [fraction]; NaN: none
 
@@ -855,8 +855,8 @@ def size_debt(
     target = np.broadcast_to(np.asarray(min_dscr, dtype=float), (n,))[:, None]
     cap = np.array(np.broadcast_to(np.asarray(cap_usd, dtype=float), (n,)), dtype=float)
     owed = service > 0
-    w = max(int(test_months), 1)
-    window_cfads, window_service = trailing_sum_months(cfads, w), trailing_sum_months(service, w)
+    window_cfads = trailing_sum_rows(cfads, test_months)
+    window_service = trailing_sum_rows(service, test_months)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         by_month = np.where(owed, cfads / (target * service), np.inf)
         by_window = np.where(

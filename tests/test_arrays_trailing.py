@@ -1,11 +1,11 @@
 """econ.arrays.trailing_sum_months, built from doubled windows: every window length against the
 sum written out, and no cancellation where small months follow large ones (the reason it never
-subtracts running totals)."""
+subtracts running totals); trailing_sum_rows, each row over its own window."""
 
 import numpy as np
 import pytest
 
-from econ.arrays import trailing_sum_months
+from econ.arrays import trailing_sum_months, trailing_sum_rows
 
 
 def _written_out(x, w):
@@ -37,3 +37,16 @@ def test_the_input_is_left_alone():
     before = x.copy()
     trailing_sum_months(x, 5)
     np.testing.assert_array_equal(x, before)
+
+
+def test_each_row_sums_over_its_own_window():
+    x = np.random.default_rng(3).normal(0, 1e6, (6, 40))
+    windows = np.array([1, 12, 3, 12, 1, 40])
+    before = x.copy()
+    out = trailing_sum_rows(x, windows)
+    for row, w in enumerate(windows):
+        np.testing.assert_allclose(out[row], _written_out(x[row : row + 1], w)[0], atol=1e-6)
+    np.testing.assert_array_equal(x, before)  # the input is left alone
+    # one window for all rows (the usual batch) is trailing_sum_months itself
+    np.testing.assert_array_equal(trailing_sum_rows(x, 12), trailing_sum_months(x, 12))
+    np.testing.assert_array_equal(trailing_sum_rows(x, np.full(6, 5)), trailing_sum_months(x, 5))

@@ -479,6 +479,61 @@ def test_ltv():
     assert np.isnan(ltv[0, 2]) and breach[0].tolist() == [False, True, False]
 
 
+def test_an_ltv_covenant_is_tested_in_each_month_with_debt_outstanding():
+    """LTV = balance / collateral against the ceiling, by hand: 100/120 = 0.833, 80/90 = 0.889,
+    60/70 = 0.857, then no debt (a collateral of 0 with nothing owed is no breach)."""
+    balance = np.array([[100.0, 80.0, 60.0, 0.0]])
+    collateral = np.array([[120.0, 90.0, 70.0, 0.0]])
+    service = np.array([[0.0, 30.0, 30.0, 62.0]])
+    cfads = 10 * service  # DSCR 10: only the LTV test can fail
+    c = coverage_ratios(
+        cfads, service, balance, [0.0], dscr_floor=[1.2], collateral_usd=collateral,
+        ltv_ceiling=[0.85],
+    )
+    assert c["ltv_breach"][0].tolist() == [False, True, True, False]
+    assert not c["dscr_breach"].any()
+    assert c["breach_months"][0] == 2 and c["first_breach_month"][0] == 1
+    # without the covenant (None or NaN) nothing is tested, with or without collateral
+    for ceiling in (None, [np.nan]):
+        free = coverage_ratios(cfads, service, balance, [0.0], ltv_ceiling=ceiling)
+        assert not free["ltv_breach"].any() and free["breach_months"][0] == 0
+
+
+@SETTINGS
+@given(ceiling=st.floats(0.05, 2.0), lower=st.floats(0.0, 1.0))
+def test_a_lower_ltv_ceiling_never_breaches_fewer_months(ceiling, lower):
+    rng = np.random.default_rng(11)
+    balance = np.maximum(np.cumsum(rng.normal(-5, 20, (4, 24)), axis=1) + 100, 0)
+    collateral = rng.uniform(0, 200, (4, 24))
+    service = np.full((4, 24), 10.0)
+    high = coverage_ratios(
+        service, service, balance, [0.0] * 4, collateral_usd=collateral, ltv_ceiling=[ceiling] * 4
+    )
+    low = coverage_ratios(
+        service, service, balance, [0.0] * 4, collateral_usd=collateral,
+        ltv_ceiling=[ceiling * lower] * 4,
+    )
+    assert np.all(low["ltv_breach"] >= high["ltv_breach"])
+    assert np.all(low["breach_months"] >= high["breach_months"])
+
+
+def test_each_scenario_is_tested_on_its_own_dscr_window():
+    """Rows testing 1, 2 and 3 months in one call give what each gives alone."""
+    cfads = np.array([[0.0, 120.0, 90.0, 150.0, 60.0, 110.0]] * 3)
+    service = np.array([[0.0, 100.0, 100.0, 100.0, 100.0, 100.0]] * 3)
+    balance = np.array([[500.0, 400.0, 300.0, 200.0, 100.0, 0.0]] * 3)
+    windows = np.array([1, 2, 3])
+    together = coverage_ratios(cfads, service, balance, [0.0] * 3, dscr_floor=[1.0] * 3,
+                               test_months=windows)
+    for row, w in enumerate(windows):
+        alone = coverage_ratios(cfads[:1], service[:1], balance[:1], [0.0], dscr_floor=[1.0],
+                                test_months=int(w))
+        np.testing.assert_array_equal(together["dscr_test"][row], alone["dscr_test"][0])
+        assert together["breach_months"][row] == alone["breach_months"][0]
+    # by hand: monthly breaches in months 2 and 4; two-month windows 1.05, 1.2, 1.05, 0.85
+    assert together["breach_months"].tolist() == [2, 1, 0]
+
+
 def test_equity_returns_irr_moic():
     flows = np.array([[-100.0, 10.0, 10.0, 110.0], [-100.0, 0.0, 0.0, 300.0], [0.0, 0.0, 1.0, 2.0]])
     r = equity_returns(flows)

@@ -251,6 +251,10 @@ def test_the_breach_price_is_where_the_committed_loans_covenant_test_reaches_its
         ("gpt-oss-120b-b200", {}, "no debt to breach a covenant"),
         ("deepseek-r1-gb200-nvl72", {"financing.covenants.dscr_floor": None}, "no covenant"),
         ("deepseek-r1-gb200-nvl72", {"market.price_usd_per_mtok": 0.0}, "no month-1 token price"),
+        # an LTV ceiling the held loan never reaches, and no DSCR covenant: no price breaches
+        ("deepseek-r1-gb200-nvl72",
+         {"financing.covenants.dscr_floor": "none", "financing.covenants.ltv_ceiling": 0.95},
+         "no covenant is breached at any month-1 token price from 0"),
         ("deepseek-r1-gb200-nvl72-capital-stack", {"financing.covenants.dscr_floor": 9.0},
          "breached even at 4 times"),
     ],

@@ -438,11 +438,16 @@ class Covenants(Section):
         1.20,
         gt=0,
         le=10,
-        description="Minimum DSCR on the trailing test window; typical 1.20-1.25 [x]",
+        description='Minimum DSCR on the trailing test window; typical 1.20-1.25; "none": no '
+        "DSCR covenant [x]",
     )
     llcr_floor: float | None = Field(None, gt=0, le=10, description="Minimum LLCR [x]")
     ltv_ceiling: float | None = Field(
-        None, gt=0, le=2, description="Maximum loan-to-value against book value [fraction]"
+        None,
+        gt=0,
+        le=2,
+        description="Maximum loan-to-value in each month with debt outstanding, against the "
+        "collateral of the ltv line (book value, or resale value with a resale table) [fraction]",
     )
     test_months: int = Field(
         12, ge=1, le=24, description="Trailing months over which DSCR is tested [months]"
