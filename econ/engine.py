@@ -1520,7 +1520,9 @@ def _debt_metrics(ledger: _Ledger) -> dict[str, np.ndarray]:
     owed = (stack.lines["debt_service_usd"] > 1e-6) & ledger.active
     serviced = owed.any(axis=1) & ~np.isnan(floor)
     # (the DSCR test's own first breach: an LLCR or LTV covenant may be breached sooner)
-    before = ~np.logical_or.accumulate(coverage["dscr_breach"], axis=1)
+    dscr_breach = coverage["dscr_breach"]
+    first = np.where(dscr_breach.any(axis=1), np.argmax(dscr_breach, axis=1), owed.shape[1])
+    before = np.arange(owed.shape[1])[None, :] < first[:, None]
     months = (owed & before).sum(axis=1)
     return {
         "debt_usd_total": debt,
