@@ -244,8 +244,10 @@ class ScenarioBatch:
     def repeat(cls, scenario: Scenario, n: int, columns: Mapping[str, np.ndarray] | None = None):
         """n copies of one scenario with some columns replaced (for sweeps and Monte Carlo).
 
-        A replaced column applies to every vintage of the scenario. Replaced columns are not
-        re-validated here: the caller (sweep, sampler) checks their bounds.
+        A replaced column applies where an override of the scenario's field would
+        (`Scenario.takes_own_value`): to its own fleet and to each vintage that does not give the
+        field itself, so row i is the scenario with the field set to the i-th value. Replaced
+        columns are not re-validated here: the caller (sweep, sampler) checks their bounds.
         """
         one = cls.from_scenarios(scenario)
         per = one.rows
@@ -253,8 +255,11 @@ class ScenarioBatch:
         for path, values in (columns or {}).items():
             if path not in cols:
                 raise KeyError(f"{path} is not a numeric scenario field")
-            values = np.broadcast_to(np.asarray(values, dtype=cols[path].dtype), (n,))
-            cols[path] = np.repeat(values, per)
+            values = np.repeat(
+                np.broadcast_to(np.asarray(values, dtype=cols[path].dtype), (n,)), per
+            )
+            taken = np.tile(scenario.takes_own_value(path), n) if per > 1 else True
+            cols[path] = np.where(taken, values, cols[path])
         fixed = [p for p in SERIES_COMPILED if p in (columns or {})]
         if fixed and any(row.market.rental_series for row in scenario.expand()):
             raise InputError(

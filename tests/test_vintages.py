@@ -140,3 +140,42 @@ def test_repeat_keeps_vintages():
     )
     assert np.allclose(repeated.metrics["npv_usd"], one_by_one.metrics["npv_usd"], rtol=1e-12)
     assert repeated.vintages.shape[0] == 6
+
+
+def test_each_row_takes_the_value_where_an_override_of_the_file_would():
+    """The new generation gives its own throughput, price, power draw and dates: a column over
+    those fields varies the scenario's own fleet only, as `--set` would; a field it inherits
+    (utilization, the power price) varies both."""
+    fleet = validate_dict({**BASE, "vintages": [NEW]})
+    assert fleet.takes_own_value("throughput.tokens_per_s_per_gpu") == (True, False)
+    assert fleet.takes_own_value("capex.gpu_price_usd") == (True, False)  # NEW gives a system price
+    assert fleet.takes_own_value("fleet.purchase_month") == (True, False)  # dates are its own
+    assert fleet.takes_own_value("fleet.gpus_per_rack") == (True, True)
+    assert fleet.takes_own_value("power.price_usd_per_kwh") == (True, True)
+    assert fleet.takes_own_value("market.price_usd_per_mtok") == (True, True)
+
+
+@pytest.mark.parametrize(
+    ("path", "values"),
+    [
+        ("throughput.tokens_per_s_per_gpu", [4000.0, 3000.0, 6000.0]),
+        ("capex.gpu_price_usd", [30000.0, 20000.0]),
+        ("power.kw_per_gpu", [1.4, 1.1]),
+        ("fleet.retire_month", [30, 24, 36]),
+        ("utilization.share", [0.5, 0.9]),
+        ("power.price_usd_per_kwh", [0.05, 0.12]),
+    ],
+)
+def test_a_batch_row_is_the_scenario_with_that_override(path, values):
+    from econ import ScenarioBatch
+
+    fleet = validate_dict({**BASE, "vintages": [NEW]})
+    batch = ScenarioBatch.repeat(fleet, len(values), {path: np.array(values, dtype=float)})
+    together = project(batch, monthly=False)
+    for row, value in enumerate(values):
+        alone = project(validate_dict(apply_overrides({**BASE, "vintages": [NEW]}, {path: value})))
+        for key in ("npv_usd", "tokens_total", "capex_usd_total", "debt_usd"):
+            assert together.metrics[key][row] == pytest.approx(alone.metrics[key][0], rel=1e-12), (
+                key,
+                value,
+            )

@@ -454,6 +454,24 @@ class Scenario(Section):
         return tuple(expanded)
 
 
+    def takes_own_value(self, path: str) -> tuple[bool, ...]:
+        """For each scenario of `expand`, whether its `path` is this scenario's own value (what an
+        override of the file's field sets): always for the scenario's own fleet; for a vintage,
+        unless it gives the field itself (or one that says the same thing, _REPLACED_TOGETHER) or
+        the field is a fleet date, which a vintage always has of its own."""
+        section, _, name = path.partition(".")
+        out = [True]
+        for vintage in self.vintages:
+            given = set(getattr(vintage, section)) if section in VINTAGE_SECTIONS else set()
+            for group in _REPLACED_TOGETHER.get(section, ()):
+                if group & given:
+                    given |= group
+            if section == "fleet":
+                given |= {"purchase_month", "retire_month", "service_start_month"}
+            out.append(name not in given)
+        return tuple(out)
+
+
 _REPLACED_TOGETHER = {
     "capex": ({"gpu_price_usd", "system_price_usd"},),
     "fleet": ({"gpu_count", "racks"},),
