@@ -272,8 +272,8 @@ def _drop_none(value: Any, model: Any = None) -> Any:
             }
         return {k: _drop_none(v) for k, v in value.items() if v is not None}
     if isinstance(value, list | tuple):
-        items = model if isinstance(model, list | tuple) and len(model) == len(value) else ()
-        return [_drop_none(v, m) for v, m in zip(value, items or [None] * len(value))]
+        same = isinstance(model, list | tuple) and len(model) == len(value)
+        return [_drop_none(v, model[i] if same else None) for i, v in enumerate(value)]
     return value
 
 

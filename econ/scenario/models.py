@@ -453,7 +453,6 @@ class Scenario(Section):
                 raise ValueError(f"vintages[{i}] ({vintage.name}){what}: {message}") from None
         return tuple(expanded)
 
-
     def takes_own_value(self, path: str) -> tuple[bool, ...]:
         """For each scenario of `expand`, whether its `path` is this scenario's own value (what an
         override of the file's field sets): always for the scenario's own fleet; for a vintage,

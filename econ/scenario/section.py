@@ -3,8 +3,9 @@
 A section forbids unknown keys, inf and NaN, and is frozen. It also refuses a number written as
 text (`gpu_price_usd = "310000"` in TOML, `--set 'x="0.5"'`), which pydantic would otherwise read
 as the number: a quoted value is a string in TOML, and quoting a number is more often a slip
-(a value pasted from elsewhere, a cell of a spreadsheet) than a choice. The one word it takes
-is NONE_WORD, in a field that is on by default (TOML has no null to turn it off).
+(a value pasted from elsewhere, a cell of a spreadsheet) than a choice. The one word an
+optional number takes is NONE_WORD, for None (TOML has no null): it turns off a field that is on
+by default.
 """
 
 from __future__ import annotations
