@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+import tomli_w
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -261,6 +262,23 @@ def test_a_covenant_turned_off_stays_off_through_toml(data, floor):
     text = dumps(scenario)
     assert ('dscr_floor = "none"' in text) == (expected is None)
     assert loads(text) == scenario
+
+
+def test_data_not_yet_valid_keeps_a_covenant_turned_off():
+    """The app saves and downloads what the user entered, valid or not (econ.ui.state.toml_text):
+    a DSCR floor cleared there is written "none", a value still wrong is kept as entered."""
+    from econ.scenario import toml_ready
+
+    data = {
+        **BASE,
+        "capex": {"gpu_price_usd": -5.0},
+        "financing": {"covenants": {"dscr_floor": None, "llcr_floor": None}},
+    }
+    ready = toml_ready(data)
+    assert ready["financing"]["covenants"] == {"dscr_floor": "none"}
+    assert ready["capex"] == {"gpu_price_usd": -5.0}
+    fixed = loads(tomli_w.dumps({**ready, "capex": {"gpu_price_usd": 30000.0}}))
+    assert fixed.financing.covenants.dscr_floor is None
 
 
 def test_none_turns_off_any_optional_number_and_only_that():

@@ -14,6 +14,7 @@ from econ.scenario.io import (
     read_toml,
     save_scenario,
     scenario_to_dict,
+    toml_ready,
     validate_dict,
 )
 from econ.scenario.models import SCHEMA_VERSION, Scenario
@@ -34,5 +35,6 @@ __all__ = [
     "read_toml",
     "save_scenario",
     "scenario_to_dict",
+    "toml_ready",
     "validate_dict",
 ]

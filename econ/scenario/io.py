@@ -254,26 +254,33 @@ def check_path(path: str, file: str | os.PathLike | None = None) -> None:
 
 
 def scenario_to_dict(scenario: Scenario) -> dict[str, Any]:
-    """Plain TOML-ready dict of a scenario, None values dropped (TOML has no null), except in
-    fields on by default, written as NONE_WORD so that they stay off (validate_dict of it is
-    the scenario again)."""
-    return _drop_none(scenario.model_dump(mode="python"), scenario)
+    """Plain TOML-ready dict of a scenario (`toml_ready`): validate_dict of it is the scenario."""
+    return toml_ready(scenario.model_dump(mode="python"))
 
 
-def _drop_none(value: Any, model: Any = None) -> Any:
-    """`value` without its None values; `model` is the model instance it was dumped from."""
-    if isinstance(value, dict):
-        if isinstance(model, BaseModel):
-            off = none_word_fields(type(model))
-            return {
-                k: NONE_WORD if v is None else _drop_none(v, getattr(model, k, None))
-                for k, v in value.items()
-                if v is not None or k in off
-            }
-        return {k: _drop_none(v) for k, v in value.items() if v is not None}
-    if isinstance(value, list | tuple):
-        same = isinstance(model, list | tuple) and len(model) == len(value)
-        return [_drop_none(v, model[i] if same else None) for i, v in enumerate(value)]
+def toml_ready(data: Mapping[str, Any]) -> dict[str, Any]:
+    """A TOML-ready copy of scenario data, valid or not: None values left out (TOML has no
+    null), except in fields on by default (`none_word_fields`, e.g. the DSCR covenant), written
+    as NONE_WORD so that loading the text does not turn them back on."""
+    return _drop_none(data, Scenario)
+
+
+def _field_model(fields: Mapping[str, Any], name: str) -> type[BaseModel] | None:
+    return model_of(fields[name].annotation) if name in fields else None
+
+
+def _drop_none(value: Any, model: type[BaseModel] | None) -> Any:
+    """`value` without its None values; `model` is the section model it follows, if any."""
+    if isinstance(value, Mapping):
+        fields = model.model_fields if model is not None else {}
+        off = none_word_fields(model) if model is not None else frozenset()
+        return {
+            k: NONE_WORD if v is None else _drop_none(v, _field_model(fields, k))
+            for k, v in value.items()
+            if v is not None or k in off
+        }
+    if isinstance(value, list | tuple):  # (a list field's model is its items' model)
+        return [_drop_none(v, model) for v in value]
     return value
 
 

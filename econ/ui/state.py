@@ -24,7 +24,15 @@ import tomli_w
 from pydantic import BaseModel, ValidationError
 
 from econ.catalog import DEFAULT_SCENARIO, models_dir, ready_made_scenarios
-from econ.scenario import Scenario, ScenarioError, dumps, parse_toml, read_toml, validate_dict
+from econ.scenario import (
+    Scenario,
+    ScenarioError,
+    dumps,
+    parse_toml,
+    read_toml,
+    toml_ready,
+    validate_dict,
+)
 from econ.scenario.io import expected_message
 from econ.scenario.paths import resolve_paths
 
@@ -128,8 +136,9 @@ def merge(base: Mapping, edits: Mapping) -> dict:
 
 
 def toml_text(data: Mapping) -> str:
-    """TOML text of a (possibly invalid) scenario dict; None values are left out (TOML has none)."""
-    return tomli_w.dumps(drop_none(plain(data)))
+    """TOML text of a (possibly invalid) scenario dict (`econ.scenario.toml_ready`: None values
+    left out, a covenant turned off written "none")."""
+    return tomli_w.dumps(toml_ready(plain(data)))
 
 
 # --- validation -----------------------------------------------------------------------------------
