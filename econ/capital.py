@@ -1265,7 +1265,8 @@ def loan_to_value(balance_usd, value_usd, ltv_ceiling=None):
     Returns
     -------
     ltv : array (n, T)  NaN where the value is not positive
-    breach : array (n, T) of bool
+    breach : array (n, T) of bool: LTV above the ceiling, or debt outstanding against collateral
+        worth nothing (an unsecured loan: its LTV is unbounded)
 
     References
     ----------
@@ -1280,7 +1281,8 @@ def loan_to_value(balance_usd, value_usd, ltv_ceiling=None):
     if ltv_ceiling is None:
         return ltv, np.zeros(balance.shape, dtype=bool)
     ceiling = np.broadcast_to(np.asarray(ltv_ceiling, dtype=float), balance.shape[:1])[:, None]
-    return ltv, ~np.isnan(ltv) & (ltv > ceiling)
+    unsecured = (balance > 0) & ~(value > 0)
+    return ltv, (~np.isnan(ltv) & (ltv > ceiling)) | (unsecured & ~np.isnan(ceiling))
 
 
 def _nanmin(x):

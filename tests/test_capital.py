@@ -477,6 +477,10 @@ def test_ltv():
     ltv, breach = loan_to_value([[80.0, 60.0, 0.0]], [[100.0, 50.0, 0.0]], [0.9])
     np.testing.assert_allclose(ltv[0, :2], [0.8, 1.2])
     assert np.isnan(ltv[0, 2]) and breach[0].tolist() == [False, True, False]
+    # debt outstanding against collateral worth nothing: unbounded LTV, a breach of any ceiling
+    ltv, breach = loan_to_value([[80.0, 60.0, 40.0]], [[100.0, 0.0, -5.0]], [1.5])
+    assert np.isnan(ltv[0, 1:]).all() and breach[0].tolist() == [False, True, True]
+    assert not loan_to_value([[80.0, 60.0]], [[100.0, 0.0]], [np.nan])[1].any()  # no covenant
 
 
 def test_an_ltv_covenant_is_tested_in_each_month_with_debt_outstanding():

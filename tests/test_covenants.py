@@ -98,3 +98,31 @@ def test_months_of_headroom_count_to_the_dscr_tests_own_breach():
     assert both["first_breach_month"][0] == 0 < dscr_only["first_breach_month"][0]
     assert both["months_of_headroom"][0] == dscr_only["months_of_headroom"][0] > 0
     assert both["covenant_breach_months"][0] > dscr_only["covenant_breach_months"][0]
+
+
+def test_a_loan_outliving_its_collateral_breaches_any_ltv_ceiling():
+    """Book life 3 years, loan 5: from month 36 the GPUs are worth nothing on the books while
+    debt is outstanding. The ltv line is undefined there (NaN), and every such month breaches
+    even a 100% ceiling: a lender reads the loan as unsecured."""
+    result = project(seed(**{"depreciation.life_years": 3, "financing.covenants.dscr_floor": "none",
+                             "financing.covenants.ltv_ceiling": 1.0}))
+    monthly = result.monthly
+    ltv, owed = monthly["ltv"].to_numpy(), monthly["debt_balance_usd"].to_numpy() > 1e-6
+    unsecured = owed & np.isnan(ltv)
+    assert unsecured[37:60].all()  # book value 0 from month 36, debt to month 60
+    expected = unsecured | (owed & (ltv > 1.0))
+    assert monthly["covenant_breach"].to_numpy().astype(bool).tolist() == expected.tolist()
+    assert result.summary.iloc[0]["covenant_breach_months"] == expected.sum()
+
+
+def test_a_sweep_compares_a_covenant_with_none():
+    """"none" in a grid is the covenant turned off, as `--set ...=none` is."""
+    from econ.analysis.sweeps import sweep
+
+    base = seed(**{"market.price_usd_per_mtok": 0.26})
+    rows = sweep(base, grid={"financing.covenants.dscr_floor": [1.2, "none"]}).rows
+    for row, value in enumerate([1.2, "none"]):
+        alone = project(seed(**{"market.price_usd_per_mtok": 0.26,
+                                "financing.covenants.dscr_floor": value}), monthly=False)
+        assert rows["covenant_breach_months"].iloc[row] == alone.metrics["covenant_breach_months"][0]
+    assert rows["covenant_breach_months"].iloc[0] > 0 == rows["covenant_breach_months"].iloc[1]

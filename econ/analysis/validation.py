@@ -33,6 +33,7 @@ from pydantic import BaseModel, ValidationError
 from econ.batch import field_kinds
 from econ.errors import InputError
 from econ.scenario.models import Scenario
+from econ.scenario.section import NONE_WORD
 
 PRICE_PATHS = ("capex.gpu_price_usd", "capex.system_price_usd")
 """Alternative capex prices: a batch that overrides one of them clears the other."""
@@ -228,7 +229,8 @@ def _to_float(raw: np.ndarray, path: str, where) -> np.ndarray:
         try:
             if isinstance(value, bool | np.bool_):
                 raise TypeError
-            out[row] = float(value) if value is not None and value != "" else math.nan
+            empty = value is None or str(value).strip().lower() in ("", NONE_WORD)
+            out[row] = math.nan if empty else float(value)
         except (TypeError, ValueError):
             raise BatchInputError(
                 f"{where(row)}: {path} = {value!r}: expected a number".lstrip(": ")
