@@ -1756,6 +1756,17 @@ def _late_troubles(ledger: _Ledger) -> tuple[dict[str, np.ndarray], dict[str, tu
             return (sub & (value[rows] <= 0)).sum(axis=1)
 
         note("loan_over_collateral", owed & (balance > value), peak_ltv, worthless)
+        proceeds = ledger.lines["proceeds_usd"]  # the GPUs' sales (before the horizon's)
+
+        def at_first(line):
+            return lambda rows, sub: line[rows, np.argmax(sub, axis=1)]
+
+        note(
+            "sold_while_owed",
+            owed & (proceeds > HALF_CENT_USD),
+            at_first(proceeds),
+            at_first(balance),
+        )
         llcr = ledger.coverage["llcr"]
         note(
             "llcr_below_1",
@@ -1786,7 +1797,7 @@ def _late_troubles(ledger: _Ledger) -> tuple[dict[str, np.ndarray], dict[str, tu
         after & (ebitda < -HALF_CENT_USD) & ledger.active,
         lambda rows, sub: np.where(sub, ebitda[rows], 0.0).sum(axis=1),
     )
-    for key in ("loan_over_collateral", "llcr_below_1", "interest_deferred"):
+    for key in ("loan_over_collateral", "sold_while_owed", "llcr_below_1", "interest_deferred"):
         flags.setdefault(key, np.zeros(n, bool))
     return flags, facts
 
@@ -2414,6 +2425,12 @@ def _warnings(flags, ctx, n) -> list[list[str]]:
         ),
         "debt_sized": lambda i: _sizing_message(ctx, i),
         "loan_over_collateral": lambda i: _over_collateral_message(ctx, i),
+        "sold_while_owed": lambda i: (
+            "GPUs are sold with debt outstanding in {}, first in month {} ({:,.0f} USD of "
+            "proceeds, {:,.0f} USD of debt): the loan is not prepaid from the proceeds, which go "
+            "to the cash flows, yet the ltv line and an LTV covenant still count what was sold "
+            "as collateral (at its carrying amount at sale, or its proceeds with a resale table)"
+        ).format(*_fact(ctx, "sold_while_owed", i)),
         "llcr_below_1": lambda i: (
             "the loan life coverage ratio is below 1 in {}, first in month {} (lowest {:.2f}): "
             "from then the cash flow available for debt service over the loan's remaining "

@@ -126,3 +126,20 @@ def test_a_sweep_compares_a_covenant_with_none():
                                 "financing.covenants.dscr_floor": value}), monthly=False)
         assert rows["covenant_breach_months"].iloc[row] == alone.metrics["covenant_breach_months"][0]
     assert rows["covenant_breach_months"].iloc[0] > 0 == rows["covenant_breach_months"].iloc[1]
+
+
+def test_a_sale_with_debt_outstanding_is_said_with_its_figures():
+    """The refresh scenario sells its H200s in month 18 while its loans run on: the warning gives
+    the month, the proceeds and the debt from the monthly lines; the seed, sold at the horizon
+    with its loan repaid, has none."""
+    refresh = project(load_scenario(ROOT / "models" / "scenarios" / "h200-fleet-gb300-refresh.toml"))
+    month = refresh.monthly.xs(18, level="month").iloc[0]
+    said = [w for w in refresh.warnings[0] if w.startswith("GPUs are sold with debt outstanding")]
+    assert said == [
+        f"GPUs are sold with debt outstanding in 1 month, first in month 18 "
+        f"({month['disposal_usd']:,.0f} USD of proceeds, {month['debt_balance_usd']:,.0f} USD of "
+        "debt): the loan is not prepaid from the proceeds, which go to the cash flows, yet the "
+        "ltv line and an LTV covenant still count what was sold as collateral (at its carrying "
+        "amount at sale, or its proceeds with a resale table)"
+    ]
+    assert not any("sold with debt" in w for w in project(load_scenario(SEED)).warnings[0])
