@@ -777,7 +777,7 @@ def _construction_loan(b: ScenarioBatch, months, fleet: _Fleet, capex):
     from econ import construction
 
     return construction.construction_loan(
-        capex * _column(b["financing.debt_share"]),
+        capex * _column(_loan_share(b, slice(None), capex.sum(axis=1))),
         _debt_share_rate_monthly(b),
         fleet.start,
         b["financing.debt_term_months"],
@@ -1906,7 +1906,7 @@ def _finance(b, first, horizon, months, capex, tax_rate, discount_annual, built=
     with np.errstate(divide="ignore", invalid="ignore"):
         draw_profile = np.nan_to_num(capex / capex.sum(axis=1, keepdims=True))
     # Sculpted loans (single loans drawn in month 0) take the closed form, the rest the stack.
-    specs = _stack_specs(b, first, horizon, leave_out=sculpted)
+    specs = _stack_specs(b, first, horizon, capex.sum(axis=1), leave_out=sculpted)
 
     def schedule(specs):
         return stack_schedule(
@@ -2096,7 +2096,7 @@ def _single_loan(b, first, horizon, months, capex_usd, tax_rate, discount_annual
     balance left repaid in the last month; payments sculpted to CFADS over the term within the
     horizon; or the balances of financing.balance_schedule. Sized by `sizing` where given. The
     StackSchedule lines and metrics the engine reads."""
-    share = b["financing.debt_share"][first]
+    share = _loan_share(b, first, capex_usd)
     rate = b["financing.debt_rate_annual"][first]
     effective = b["financing.debt_rate_quote"][first] == 1
     rate_monthly = np.where(effective, monthly_rate(rate), nominal_monthly_rate(rate))
@@ -2242,7 +2242,21 @@ DEBT_SHARE_LOAN = "debt_share loan"
 """Name of the loan that financing.debt_share stands for in the capital stack."""
 
 
-def _stack_specs(b: ScenarioBatch, first, horizon, leave_out=None) -> list[dict]:
+def _loan_share(b: ScenarioBatch, first, capex_usd) -> np.ndarray:
+    """The term loan's share of each scenario's capex (n,): financing.debt_share, or where a
+    scenario gives the loan as an amount, financing.debt_usd over its capex `capex_usd` (n,),
+    at most 1: the loan keeps its dollars whatever the capex."""
+    share = b["financing.debt_share"][first]
+    amount = b["financing.debt_usd"][first]
+    if np.isnan(amount).all():
+        return share
+    capex = np.asarray(capex_usd, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        given = np.where(capex > 0, np.minimum(amount / capex, 1.0), 0.0)
+    return np.where(np.isnan(amount), share, given)
+
+
+def _stack_specs(b: ScenarioBatch, first, horizon, capex_usd, leave_out=None) -> list[dict]:
     """The scenarios' tranches, plus financing.debt_share as a delayed-draw term loan.
 
     The debt_share loan is built from batch columns (so sweeps of debt_share, its rate and term
@@ -2251,7 +2265,7 @@ def _stack_specs(b: ScenarioBatch, first, horizon, leave_out=None) -> list[dict]
     Scenarios in `leave_out` (bool (n,)) get no such loan (their loan is computed elsewhere).
     """
     specs = [dict(t) for t in b.stack]
-    share = b["financing.debt_share"][first]
+    share = _loan_share(b, first, capex_usd)
     if leave_out is not None:
         share = np.where(leave_out, 0.0, share)
     if not np.any(share > 0):

@@ -63,7 +63,7 @@ def test_the_held_loan_is_said_in_the_metadata(seed):
     held = result.metadata["held_loan"]
     assert held["debt_usd"] == pytest.approx(project([seed]).metrics["debt_usd"][0])
     assert held["repayment"] == "balance_schedule" and held["schedule_months"] == 60
-    assert "2,474,920 USD, 70.0% of capex" in held["note"]
+    assert "2,474,920 USD whatever its capex" in held["note"]
     plain = sweep(seed, grid={"market.price_usd_per_mtok": [0.3]})
     assert "held_loan" not in plain.metadata
     assert plain.metadata["fingerprint"] != result.metadata["fingerprint"]  # no resume mix-up
@@ -99,6 +99,37 @@ def test_probability_of_covenant_breach_counts_the_breaching_scenarios(seed):
 def test_what_cannot_be_held_is_refused(grid, scenario, expected):
     with pytest.raises(BatchInputError, match=expected.replace("(", r"\(").replace(")", r"\)")):
         hold_job(GridSweep(load_scenario(scenario), grid))
+
+
+def test_the_held_loan_keeps_its_dollars_whatever_the_capex(seed):
+    """A lender commits dollars: a scenario with dearer GPUs borrows the same loan (its equity
+    pays the difference), a cheaper one too, until the loan would exceed the capex."""
+    base_debt = project([seed]).metrics["debt_usd"][0]
+    price = seed.capex.system_price_usd
+    prices = [price * 0.8, price, price * 1.25, 1000.0]  # the last: GPUs cheaper than the loan
+    rows = sweep(seed, grid={"capex.system_price_usd": prices}, hold_debt=True).rows
+    np.testing.assert_allclose(rows["debt_usd"][:3], base_debt, rtol=1e-12)
+    assert rows["debt_usd"].iloc[3] == pytest.approx(rows["capex_usd_total"].iloc[3], rel=1e-12)
+    assert rows["debt_usd"].iloc[3] < base_debt
+    # each row is the scenario holding debt_usd, projected alone
+    for value, row in zip(prices, rows.itertuples(), strict=True):
+        alone = project([with_values(hold_job(GridSweep(seed, {"capex.system_price_usd": [value]}))
+                                     [0].base, {"capex.system_price_usd": value})])
+        assert row.npv_usd == pytest.approx(alone.metrics["npv_usd"][0], rel=1e-12)
+
+
+def test_a_loan_as_an_amount_and_as_a_share_are_one_loan(seed):
+    """financing.debt_usd = D is the loan debt_share = D / capex draws: the same ledger."""
+    given = {"financing.size_to_min_dscr": None, "financing.max_ltv": None,
+             "financing.repayment": "level_payment"}
+    share = project([with_values(seed, {**given, "financing.debt_share": 0.4})])
+    capex = share.metrics["capex_usd_total"][0]
+    amount = project([with_values(seed, {**given, "financing.debt_share": 0.0,
+                                         "financing.debt_usd": 0.4 * capex})])
+    for key in ("debt_usd", "npv_usd", "irr_equity_annual", "min_dscr"):
+        assert amount.metrics[key][0] == pytest.approx(share.metrics[key][0], rel=1e-12), key
+    with pytest.raises(Exception, match="give the term loan either as debt_usd"):
+        with_values(seed, {"financing.debt_usd": 1e6})  # the seed gives debt_share too
 
 
 def test_an_unsized_loan_is_left_as_given(seed):

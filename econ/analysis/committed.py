@@ -2,8 +2,8 @@
 
 A lender stresses the loan it is asked to make, not the loan each case could carry. Where the
 base case sizes financing.debt_share's loan (to a minimum DSCR, a maximum LTV, or sculpted to its
-cash flow), a case holds that loan: debt_share becomes the sized debt over capex, sizing is
-switched off, and a sculpted loan keeps the base case's closing balances as a
+cash flow), a case holds that loan: financing.debt_usd becomes the sized debt (the dollars
+committed, whatever the case's capex), sizing is switched off, and a sculpted loan keeps the base case's closing balances as a
 financing.balance_schedule (a level-payment loan keeps its level schedule). A sized capital
 stack (financing.tranches) is held likewise: the sizing scales every debt tranche by one
 factor, and the held stack is the tranches so scaled, sizing off. The case's own cash flow
@@ -19,6 +19,7 @@ import numpy as np
 
 LOAN_TERMS = (
     "financing.debt_share",
+    "financing.debt_usd",
     "financing.size_to_min_dscr",
     "financing.max_ltv",
     "financing.repayment",
@@ -53,12 +54,8 @@ def committed_loan(scenario, summary: Mapping, balance_usd: Sequence[float]) -> 
         return None
     if financing.tranches:
         return _held_stack(scenario, float(summary["debt_usd"]))
-    debt, capex = float(summary["debt_usd"]), float(summary["capex_usd_total"])
-    fields: dict = {
-        "debt_share": debt / capex if capex > 0 else 0.0,
-        "size_to_min_dscr": None,
-        "max_ltv": None,
-    }
+    debt = float(summary["debt_usd"])
+    fields: dict = {"debt_usd": debt, "debt_share": None, "size_to_min_dscr": None, "max_ltv": None}
     if financing.repayment == "sculpted":
         closing = np.asarray(balance_usd, dtype=float)[1:] / debt if debt > 0 else np.zeros(1)
         owed = np.flatnonzero(closing > 0)
@@ -136,8 +133,9 @@ def hold_job(job):
     """A batch job whose scenarios hold its base case's sized loan, and a note of what is held.
 
     The base is projected once; where it sizes financing.debt_share's loan, every scenario of
-    the job borrows that loan (`committed_loan`): the same share of its capex (the loan-to-cost
-    the lender commits), on the base case's level schedule or sculpted closing balances. Each
+    the job borrows that loan (`committed_loan`): the same dollars whatever its capex (the loan
+    the lender commits, at most the scenario's capex), on the base case's level schedule or
+    sculpted closing balances. Each
     scenario's DSCR is then the committed loan's cover under its own inputs: a stress test of the
     loan, where a plain run asks what loan each scenario could carry. Where the base sizes no
     loan, nothing changes (every scenario already borrows its debt_share of capex as given).
@@ -149,7 +147,7 @@ def hold_job(job):
     Returns
     -------
     (job, held) : the job (a copy with the held base, or the job itself) and a dict: ``note``
-        (a sentence), and where a loan is held ``debt_usd``, ``debt_share``, ``repayment`` and,
+        (a sentence), and where a loan is held ``debt_usd``, ``repayment`` and,
         for a sculpted loan, ``schedule_months``.
     """
     from econ.analysis.validation import BatchInputError
@@ -195,7 +193,7 @@ def hold_job(job):
             "stack's cover"
         )
         return _with_base(job, held_base), held
-    held = {"debt_usd": debt, "debt_share": loan["debt_share"]}
+    held = {"debt_usd": debt}
     if "balance_schedule" in loan:
         held["repayment"] = "balance_schedule"
         held["schedule_months"] = len(loan["balance_schedule"])
@@ -207,9 +205,8 @@ def hold_job(job):
             "balance_schedule": "on its financing.balance_schedule",
         }[financing.repayment]
     held["note"] = (
-        f"every scenario holds {base.name}'s sized loan: {debt:,.0f} USD, "
-        f"{loan['debt_share']:.1%} of capex (a scenario with other capex borrows that share of "
-        f"its own), {how}; each scenario's DSCR is that loan's cover"
+        f"every scenario holds {base.name}'s sized loan: {debt:,.0f} USD whatever its capex (at "
+        f"most its capex), {how}; each scenario's DSCR is that loan's cover"
     )
     return _with_base(job, held_base), held
 

@@ -132,7 +132,8 @@ def tornado_paths(scenario: Scenario) -> list[str]:
             node = getattr(node, part, None)
         if isinstance(node, int | float) and not isinstance(node, bool) and node:
             paths.append(path)
-    if scenario.financing.tranches or not scenario.financing.debt_share:
+    financing = scenario.financing
+    if financing.tranches or not (financing.debt_share or financing.debt_usd):
         # debt_share's loan rate moves nothing where there is no such loan
         paths = [p for p in paths if p != "financing.debt_rate_annual"]
     return paths

@@ -205,11 +205,9 @@ def _ask(memo: Memo) -> list[tuple[str, str]]:
                 f"{t.name} ({t.type}{share}" + (f", {amount:,.0f} USD)" if amount else ")")
             )
         debt = "capital stack: " + "; ".join(parts)
-    elif fin.debt_share:
-        debt = (
-            f"{fin.debt_share:.0%} debt at {fin.debt_rate_annual:.2%} a year over "
-            f"{fin.debt_term_months} months"
-        )
+    elif fin.debt_share or fin.debt_usd:
+        loan = f"{fin.debt_share:.0%}" if fin.debt_usd is None else f"{fin.debt_usd:,.0f} USD of"
+        debt = f"{loan} debt at {fin.debt_rate_annual:.2%} a year over {fin.debt_term_months} months"
         limits = []
         if fin.size_to_min_dscr:
             limits.append(f"a minimum DSCR of {fin.size_to_min_dscr:g}x")
@@ -217,7 +215,7 @@ def _ask(memo: Memo) -> list[tuple[str, str]]:
             limits.append(f"a maximum LTV of {fin.max_ltv:.0%}")
         if limits or fin.repayment != "level_payment":
             debt = (
-                f"up to {fin.debt_share:.0%} debt at {fin.debt_rate_annual:.2%} a year, "
+                f"up to {loan} debt at {fin.debt_rate_annual:.2%} a year, "
                 + fin.repayment.replace("_", " ")
                 + (f", sized to {' and '.join(limits)}" if limits else "")
                 + f": {format_figure('{:,.0f}', memo.summary.get('debt_usd'))} USD"

@@ -186,6 +186,12 @@ class Financing(Section):
         description="One term loan as a share of capex, drawn as the GPUs are bought; or give "
         "tranches [fraction]",
     )
+    debt_usd: float | None = Field(
+        None,
+        ge=0,
+        description="The term loan as an amount instead of debt_share: drawn with the capex, at "
+        "most the capex (a committed loan keeps its dollars whatever the capex) [USD]",
+    )
     debt_rate_annual: float = Field(
         0.09, ge=0, le=1, description="Term loan interest rate [1/year]"
     )
@@ -258,6 +264,12 @@ class Financing(Section):
             raise ValueError(
                 f"debt_share is {self.debt_share} and tranches are given; give the debt either as "
                 "debt_share (one term loan) or as tranches"
+            )
+        if self.debt_usd is not None and (self.tranches or self.debt_share > 0):
+            other = "tranches are" if self.tranches else f"debt_share is {self.debt_share}"
+            raise ValueError(
+                f"debt_usd is {self.debt_usd:,.0f} and {other} given; give the term loan either "
+                "as debt_usd (an amount) or as debt_share (a share of capex), and no tranches"
             )
         if self.repayment != "level_payment" and self.tranches:
             raise ValueError(
