@@ -53,7 +53,7 @@ def committed_loan(scenario, summary: Mapping, balance_usd: Sequence[float]) -> 
     if not sizes_loan(financing):
         return None
     if financing.tranches:
-        return _held_stack(scenario, float(summary["debt_usd"]), float(summary["capex_usd_total"]))
+        return _held_stack(scenario, float(summary["debt_usd"]))
     debt = float(summary["debt_usd"])
     fields: dict = {"debt_usd": debt, "debt_share": None, "size_to_min_dscr": None, "max_ltv": None}
     if financing.repayment == "sculpted":
@@ -86,12 +86,10 @@ def sized_loan(scenario) -> tuple[dict, dict | None]:
     return summary, committed_loan(scenario, summary, projection.lines["debt_balance_usd"][0])
 
 
-def _held_stack(scenario, debt_usd: float, capex_usd: float) -> dict:
-    """The financing fields that hold a sized capital stack: each debt tranche's amount times the
-    one factor the sizing applied to all of them (econ.engine._finance), the sized debt over the
-    debt of the stack as given, in USD (a tranche given as a share of capex becomes that share of
-    the base case's capex `capex_usd`: the dollars committed); a factor of 0 leaves the debt
-    tranches out."""
+def _held_stack(scenario, debt_usd: float) -> dict:
+    """The financing fields that hold a sized capital stack: each debt tranche's amount (or share
+    of capex) times the one factor the sizing applied to all of them (econ.engine._finance), the
+    sized debt over the debt of the stack as given; a factor of 0 leaves the debt tranches out."""
     from econ.engine import project
     from econ.scenario import scenario_to_dict, validate_dict
 
@@ -104,10 +102,10 @@ def _held_stack(scenario, debt_usd: float, capex_usd: float) -> dict:
         if tranche["type"] != "equity":
             if scale == 0:
                 continue
-            share = tranche.pop("share_of_capex", None)
-            amount = tranche.get("amount_usd") if share is None else share * capex_usd
-            if amount is not None:
-                tranche["amount_usd"] = amount * scale
+            tranche = {
+                key: value * scale if key in ("amount_usd", "share_of_capex") else value
+                for key, value in tranche.items()
+            }
         tranches.append(tranche)
     return {"tranches": tranches, "size_to_min_dscr": None, "max_ltv": None}
 
@@ -190,9 +188,9 @@ def hold_job(job):
         held = {"debt_usd": debt, "tranches": [t["name"] for t in loan["tranches"]]}
         held["note"] = (
             f"every scenario holds {base.name}'s sized capital stack ({debt:,.0f} USD of debt): "
-            "each debt tranche scaled as the sizing scaled it, in USD whatever the scenario's "
-            "capex (a tranche given as a share of capex is that share of the base case's); each "
-            "scenario's DSCR is that stack's cover"
+            "each debt tranche scaled as the sizing scaled it (a tranche given as a share of "
+            "capex keeps that share of each scenario's own capex); each scenario's DSCR is that "
+            "stack's cover"
         )
         return _with_base(job, held_base), held
     held = {"debt_usd": debt}
