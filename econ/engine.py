@@ -1636,6 +1636,8 @@ def _warning_source(b, ledger: _Ledger, metrics, facts, fleet: _Fleet, costs: _C
         | ~np.isnan(b["financing.max_ltv"][first])
         | (b["financing.repayment"][first] == SCULPTED)
     ) & (sized is not None)
+    loan_usd = b["financing.debt_usd"][first]
+    flags["loan_cut_to_capex"] = loan_usd > ledger.capex_total + HALF_CENT_USD
     contracted_kw = b["facility.contracted_kw"][np.flatnonzero(fleet.first_row)]
     peak_it_kw = ledger.lines["it_kw"].max(axis=1)
     flags["over_contract"] = ~np.isnan(contracted_kw) & (peak_it_kw > contracted_kw + 1e-9)
@@ -1665,6 +1667,7 @@ def _warning_source(b, ledger: _Ledger, metrics, facts, fleet: _Fleet, costs: _C
         "impairment_month": capital.impairment_month,
         "impairment_loss": capital.impairment_loss,
         "contracted_kw": contracted_kw,
+        "loan_usd": loan_usd,
         "peak_it_kw": peak_it_kw,
         "kw_per_gpu": costs.kw_per_gpu,
         "nameplate_kw": costs.nameplate_kw,
@@ -2439,6 +2442,10 @@ def _warnings(flags, ctx, n) -> list[list[str]]:
         ),
         "debt_sized": lambda i: _sizing_message(ctx, i),
         "loan_over_collateral": lambda i: _over_collateral_message(ctx, i),
+        "loan_cut_to_capex": lambda i: (
+            f"financing.debt_usd of {ctx['loan_usd'][i]:,.0f} USD is more than the capex of "
+            f"{ctx['capex_total'][i]:,.0f} USD: the loan drawn is the capex"
+        ),
         "sold_while_owed": lambda i: (
             "GPUs are sold with debt outstanding in {}, first in month {} ({:,.0f} USD of "
             "proceeds, {:,.0f} USD of debt): the loan is not prepaid from the proceeds, which go "

@@ -132,6 +132,23 @@ def test_a_loan_as_an_amount_and_as_a_share_are_one_loan(seed):
         with_values(seed, {"financing.debt_usd": 1e6})  # the seed gives debt_share too
 
 
+def test_a_loan_above_the_capex_is_cut_to_it_and_said(seed):
+    given = {"financing.size_to_min_dscr": None, "financing.max_ltv": None,
+             "financing.repayment": "level_payment", "financing.debt_share": 0.0}
+    result = project([with_values(seed, {**given, "financing.debt_usd": 9e6})])
+    capex = result.metrics["capex_usd_total"][0]
+    assert result.metrics["debt_usd"][0] == pytest.approx(capex, rel=1e-12)
+    assert (f"financing.debt_usd of 9,000,000 USD is more than the capex of {capex:,.0f} USD: "
+            "the loan drawn is the capex") in result.warnings[0]
+    within = project([with_values(seed, {**given, "financing.debt_usd": 1e6})])
+    assert not any("financing.debt_usd" in w for w in within.warnings[0])
+    # a base given as an amount and not sized: held as it is, and the note says so
+    job = GridSweep(with_values(seed, {**given, "financing.debt_usd": 1e6}),
+                    {"capex.system_price_usd": [2e6]})
+    same, held = hold_job(job)
+    assert same is job and "borrows its loan of 1,000,000 USD (at most its capex)" in held["note"]
+
+
 def test_an_unsized_loan_is_left_as_given(seed):
     given = with_values(seed, {"financing.size_to_min_dscr": None, "financing.max_ltv": None,
                                "financing.repayment": "level_payment"})

@@ -534,3 +534,19 @@ def test_the_tornado_leaves_out_a_loan_rate_no_loan_pays():
     )
     assert "financing.debt_rate_annual" not in tornado_paths(stack)
     assert "financing.debt_rate_annual" in tornado_paths(load_scenario(SEED))
+
+
+def test_the_ask_states_a_loan_given_in_usd_as_drawn():
+    """financing.debt_usd above the capex is drawn up to the capex: the ask says what is lent."""
+    from econ import load_scenario
+    from econ.memo.build import build_memo
+    from econ.memo.render import _ask
+
+    overrides = {"financing.size_to_min_dscr": "none", "financing.max_ltv": "none",
+                 "financing.repayment": "level_payment", "financing.debt_share": 0.0}
+    path = ROOT / "models" / "scenarios" / "llama2-70b-h200.toml"
+    for asked in (3e6, 9e6):
+        memo = build_memo(load_scenario(path, {**overrides, "financing.debt_usd": asked}), cases={})
+        drawn = memo.summary["debt_usd"]
+        assert drawn == min(asked, memo.summary["capex_usd_total"])
+        assert dict(_ask(memo))["Financing"].startswith(f"{drawn:,.0f} USD of debt at 9.25% a year")

@@ -162,11 +162,12 @@ def hold_job(job):
         )
     financing = base.financing
     if not sizes_loan(financing):
-        given = (
-            "capital stack's tranches"
-            if financing.tranches
-            else f"debt_share ({financing.debt_share:.1%}) of its own capex"
-        )
+        if financing.tranches:
+            given = "capital stack's tranches"
+        elif financing.debt_usd is not None:
+            given = f"loan of {financing.debt_usd:,.0f} USD (at most its capex)"
+        else:
+            given = f"debt_share ({financing.debt_share:.1%}) of its own capex"
         note = (
             f"{base.name} sizes no loan: every scenario borrows its {given} as given, as it "
             "would without holding a loan"

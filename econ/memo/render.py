@@ -206,7 +206,13 @@ def _ask(memo: Memo) -> list[tuple[str, str]]:
             )
         debt = "capital stack: " + "; ".join(parts)
     elif fin.debt_share or fin.debt_usd:
-        loan = f"{fin.debt_share:.0%}" if fin.debt_usd is None else f"{fin.debt_usd:,.0f} USD of"
+        # a loan given in USD is drawn up to the capex (the engine warns where it is cut)
+        capex = memo.summary.get("capex_usd_total") or 0.0
+        loan = (
+            f"{fin.debt_share:.0%}"
+            if fin.debt_usd is None
+            else f"{min(fin.debt_usd, capex):,.0f} USD of"
+        )
         debt = f"{loan} debt at {fin.debt_rate_annual:.2%} a year over {fin.debt_term_months} months"
         limits = []
         if fin.size_to_min_dscr:
