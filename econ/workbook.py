@@ -1473,9 +1473,14 @@ DERIVED: tuple[tuple[str, Expr, str, str], ...] = (
     ),
     (
         "calc.debt_usd",
-        Name("financing.debt_share") * Name("calc.fleet_capex_usd"),
+        IF(
+            ISBLANK(Name("financing.debt_usd")),
+            Name("financing.debt_share") * Name("calc.fleet_capex_usd"),
+            MIN(Name("financing.debt_usd"), Name("calc.fleet_capex_usd")),
+        ),
         "USD",
-        "term loan drawn in the purchase month",
+        "term loan drawn in the purchase month, before any sizing: financing.debt_usd (at most "
+        "the capex), else debt_share of the capex",
     ),
     (
         "calc.loan_rate_monthly",

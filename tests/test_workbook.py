@@ -519,6 +519,18 @@ def test_formulas_reproduce_the_engine_for_single_fleets(overrides):
     assert {"npv_usd", "lcot_usd_per_mtok", "cost_usd_per_mtok_power"} <= set(report["formulas"])
 
 
+@pytest.mark.parametrize("amount", [1e6, 9e6])  # within the capex, and above it (cut to it)
+def test_formulas_reproduce_a_loan_given_in_usd(amount):
+    scenario = econ.load_scenario(
+        SEED, {**LEVEL_LOAN, "financing.debt_share": 0.0, "financing.debt_usd": amount}
+    )
+    projection = econ.project(scenario)
+    assert projection.metrics["debt_usd"][0] == min(amount, projection.metrics["capex_usd_total"][0])
+    report = formula_report(projection, [scenario])[0]
+    assert report["values"] == []
+    assert {"interest_usd", "principal_usd", "debt_balance_usd"} <= set(report["formulas"])
+
+
 # --- With LibreOffice: recalculate and compare ----------------------------------------------------
 
 RECALCULATE_ON_LOAD = """<?xml version="1.0" encoding="UTF-8"?>
