@@ -315,3 +315,18 @@ def test_a_table_task_carries_only_its_rows():
     np.testing.assert_array_equal(
         part.inputs(3, 6)["utilization.share"], job.inputs(3, 6)["utilization.share"]
     )
+
+
+def test_a_rule_over_a_whole_table_names_the_table_not_its_contents():
+    """A value that breaks a rule between fields (a loan given both as an amount and a share)
+    names the section and the rule, not a dump of every financing field."""
+    from econ.analysis.validation import BatchInputError
+
+    base = load_scenario(ROOT / "models" / "scenarios" / "llama2-70b-h200.toml")
+    with pytest.raises(BatchInputError) as info:
+        sweep(base, grid={"financing.debt_usd": [1e6]})
+    assert str(info.value) == (
+        "grid, point 0: financing: debt_usd is 1,000,000 and debt_share is 0.5 given; give the "
+        "term loan either as debt_usd (an amount) or as debt_share (a share of capex), and no "
+        "tranches"
+    )

@@ -480,7 +480,11 @@ def validate_rows(
             loc = ".".join(str(p) for p in err["loc"])
             message = err["msg"].removeprefix("Value error, ")
             where = _where(source, row, row_label, row_offset)
-            field = f"{loc} = {err.get('input')!r}: " if loc and "input" in err else ""
+            value = err.get("input")
+            if isinstance(value, dict):  # a rule over a whole table: its message names the fields
+                field = f"{loc}: " if loc else ""
+            else:
+                field = f"{loc} = {value!r}: " if loc and "input" in err else ""
             raise BatchInputError(f"{where}: {field}{message}".lstrip(": ")) from None
 
 
