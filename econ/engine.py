@@ -1638,6 +1638,8 @@ def _warning_source(b, ledger: _Ledger, metrics, facts, fleet: _Fleet, costs: _C
     ) & (sized is not None)
     loan_usd = b["financing.debt_usd"][first]
     flags["loan_cut_to_capex"] = loan_usd > ledger.capex_total + HALF_CENT_USD
+    # (a capital stack's tranche amounts are not cut to the capex as the term loan is)
+    flags["debt_over_capex"] = stack.metrics["debt_usd"] > ledger.capex_total + HALF_CENT_USD
     contracted_kw = b["facility.contracted_kw"][np.flatnonzero(fleet.first_row)]
     peak_it_kw = ledger.lines["it_kw"].max(axis=1)
     flags["over_contract"] = ~np.isnan(contracted_kw) & (peak_it_kw > contracted_kw + 1e-9)
@@ -1668,6 +1670,7 @@ def _warning_source(b, ledger: _Ledger, metrics, facts, fleet: _Fleet, costs: _C
         "impairment_loss": capital.impairment_loss,
         "contracted_kw": contracted_kw,
         "loan_usd": loan_usd,
+        "capex_usd": ledger.capex_total,
         "peak_it_kw": peak_it_kw,
         "kw_per_gpu": costs.kw_per_gpu,
         "nameplate_kw": costs.nameplate_kw,
@@ -2445,6 +2448,13 @@ def _warnings(flags, ctx, n) -> list[list[str]]:
         "loan_cut_to_capex": lambda i: (
             f"financing.debt_usd of {ctx['loan_usd'][i]:,.0f} USD is more than the capex of "
             f"{ctx['capex_total'][i]:,.0f} USD: the loan drawn is the capex"
+        ),
+        "debt_over_capex": lambda i: (
+            f"the debt raised, {ctx['debt_usd'][i]:,.0f} USD, is more than the capex of "
+            f"{ctx['capex_usd'][i]:,.0f} USD ({ctx['debt_usd'][i] / ctx['capex_usd'][i]:.0%} "
+            "loan-to-cost): the lenders finance more than the GPUs and the site cost"
+            if ctx["capex_usd"][i] > 0
+            else f"the debt raised, {ctx['debt_usd'][i]:,.0f} USD, finances no capex"
         ),
         "sold_while_owed": lambda i: (
             "GPUs are sold with debt outstanding in {}, first in month {} ({:,.0f} USD of "

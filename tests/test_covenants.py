@@ -143,3 +143,21 @@ def test_a_sale_with_debt_outstanding_is_said_with_its_figures():
         "amount at sale, or its proceeds with a resale table)"
     ]
     assert not any("sold with debt" in w for w in project(load_scenario(SEED)).warnings[0])
+
+
+def test_a_stack_that_lends_more_than_the_capex_is_said():
+    """Tranche amounts are not cut to the capex as the term loan is: a stack raising more debt
+    than the GPUs cost is projected, and a warning gives the loan-to-cost."""
+    from econ.scenario import scenario_to_dict, validate_dict
+
+    stack = load_scenario(ROOT / "models" / "scenarios" / "deepseek-r1-gb200-nvl72-capital-stack.toml")
+    data = scenario_to_dict(stack)
+    first = data["financing"]["tranches"][0]
+    first.pop("share_of_capex", None)
+    first["amount_usd"] = 9e6
+    result = project(validate_dict(data), monthly=False)
+    debt, capex = result.metrics["debt_usd"][0], result.metrics["capex_usd_total"][0]
+    assert debt > capex
+    assert (f"the debt raised, {debt:,.0f} USD, is more than the capex of {capex:,.0f} USD "
+            f"({debt / capex:.0%} loan-to-cost)") in " ".join(result.warnings[0])
+    assert not any("debt raised" in w for w in project(stack, monthly=False).warnings[0])
