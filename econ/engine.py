@@ -1660,7 +1660,7 @@ def _warning_source(b, ledger: _Ledger, metrics, facts, fleet: _Fleet, costs: _C
         "first_breach_month": coverage["first_breach_month"],
         "covenants": ledger.covenants,
         "breaches": {name: coverage[f"{name}_breach"] for name in ("dscr", "llcr", "ltv")},
-        "test_months": b["financing.covenants.test_months"][np.flatnonzero(fleet.first_row)],
+        "test_months": b["financing.covenants.test_months"][first],
         "life_months": b["depreciation.life_years"] * MONTHS_PER_YEAR,
         "retire": fleet.retire,
         "purchase": fleet.purchase,
@@ -1670,7 +1670,6 @@ def _warning_source(b, ledger: _Ledger, metrics, facts, fleet: _Fleet, costs: _C
         "impairment_loss": capital.impairment_loss,
         "contracted_kw": contracted_kw,
         "loan_usd": loan_usd,
-        "capex_usd": ledger.capex_total,
         "peak_it_kw": peak_it_kw,
         "kw_per_gpu": costs.kw_per_gpu,
         "nameplate_kw": costs.nameplate_kw,
@@ -2451,9 +2450,9 @@ def _warnings(flags, ctx, n) -> list[list[str]]:
         ),
         "debt_over_capex": lambda i: (
             f"the debt raised, {ctx['debt_usd'][i]:,.0f} USD, is more than the capex of "
-            f"{ctx['capex_usd'][i]:,.0f} USD ({ctx['debt_usd'][i] / ctx['capex_usd'][i]:.0%} "
+            f"{ctx['capex_total'][i]:,.0f} USD ({ctx['debt_usd'][i] / ctx['capex_total'][i]:.0%} "
             "loan-to-cost): the lenders finance more than the GPUs and the site cost"
-            if ctx["capex_usd"][i] > 0
+            if ctx["capex_total"][i] > 0
             else f"the debt raised, {ctx['debt_usd'][i]:,.0f} USD, finances no capex"
         ),
         "sold_while_owed": lambda i: (

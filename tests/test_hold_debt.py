@@ -132,6 +132,22 @@ def test_a_loan_as_an_amount_and_as_a_share_are_one_loan(seed):
         with_values(seed, {"financing.debt_usd": 1e6})  # the seed gives debt_share too
 
 
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("-5", "financing.debt_usd = -5: Input should be greater than or equal to 0"),
+        ("inf", "financing.debt_usd = inf: expected a finite number"),
+        ('"3e6"', "financing.debt_usd = '3e6': a number written as text"),
+    ],
+)
+def test_a_bad_loan_amount_names_the_file_the_field_and_the_value(value, expected, capsys):
+    code = main(["project", str(SEED), "--set", "financing.debt_share=0",
+                 "--set", f"financing.debt_usd={value}"])
+    err = capsys.readouterr().err
+    assert code == 3 and expected in err and str(SEED.name) in err
+    assert "Traceback" not in err
+
+
 def test_a_loan_above_the_capex_is_cut_to_it_and_said(seed):
     given = {"financing.size_to_min_dscr": None, "financing.max_ltv": None,
              "financing.repayment": "level_payment", "financing.debt_share": 0.0}
