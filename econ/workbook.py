@@ -58,6 +58,7 @@ from openpyxl.workbook.defined_name import DefinedName
 from pydantic import BaseModel
 
 from econ import excel, units
+from econ.arrays import snap_to_zero
 from econ.engine import (
     DEBT_SCHEDULE,
     MIN_EQUITY_SHARE_FOR_IRR,
@@ -527,6 +528,24 @@ class _Aggregate(Expr):
         raise ValueError(self.function)
 
 
+class _SignedSum(Expr):
+    """SUMIF of a whole block column's positive (sign +1) or negative (-1) values."""
+
+    def __init__(self, column: str, sign: int):
+        self.column, self.sign = column, sign
+
+    def refs(self):
+        return {("Monthly", self.column)}
+
+    def render(self, ctx):
+        criterion = '">0"' if self.sign > 0 else '"<0"'
+        return f"SUMIF({ctx.range('Monthly', self.column)},{criterion})"
+
+    def evaluate(self, env):
+        values = np.asarray(env.column("Monthly", self.column), dtype=float)
+        return float(np.where(values * self.sign > 0, values, 0.0).sum())
+
+
 class _PresentValue(Expr):
     """SUMPRODUCT of a block column with the discount factors."""
 
@@ -575,22 +594,45 @@ class _Npv(Expr):
 
 
 class _Irr(Expr):
-    """Annualized IRR of a block column, or `fallback` text where the IRR does not exist."""
+    """Annualized IRR of a block column, or `fallback` text where the spreadsheet's IRR finds
+    no rate.
+
+    The first guess is the engine's root, so that a spreadsheet's Newton iteration finds the same
+    root where cash flows change sign often; after an input is changed in the workbook that guess
+    may be far from the new root, and Newton from it may fail where a rate exists (LibreOffice
+    returns #N/A), so IRR_GUESSES are tried after it, each only where the ones before failed.
+    """
 
     def __init__(self, column: str, guess: float, fallback: str):
-        self.column, self.guess, self.fallback = column, guess, fallback
+        self.column, self.fallback = column, fallback
+        self.guesses = tuple(dict.fromkeys((guess, *IRR_GUESSES)))
 
     def refs(self):
         return {("Monthly", self.column)}
 
     def render(self, ctx):
-        irr = f"IRR({ctx.range('Monthly', self.column)},{_number_text(self.guess)})"
-        return f"IFERROR((1+{irr})^12-1,{Text(self.fallback).render(ctx)})"
+        text = Text(self.fallback).render(ctx)
+        for guess in reversed(self.guesses):
+            irr = f"IRR({ctx.range('Monthly', self.column)},{_number_text(guess)})"
+            text = f"IFERROR((1+{irr})^12-1,{text})"
+        return text
 
     def evaluate(self, env):
         values = np.asarray(env.column("Monthly", self.column), dtype=float)
-        monthly = float(irr_batch(values[None, :], self.guess)[0])  # the root the formula finds
-        return self.fallback if math.isnan(monthly) else float(units.annual_rate(monthly))
+        for guess in self.guesses:  # the root the formula finds
+            monthly = float(irr_batch(values[None, :], guess)[0])
+            if not math.isnan(monthly):
+                return float(units.annual_rate(monthly))
+        return self.fallback
+
+
+IRR_GUESSES = (0.01, -0.05, 0.05)
+"""Monthly IRR guesses tried after the engine's root (about +13%, -46% and +80% a year)."""
+IRR_NOT_FOUND = (
+    "n/a: the spreadsheet's IRR found no rate from its starting guesses "
+    "(not a proof that none exists: `econ project` gives it)"
+)
+"""What an IRR cell shows where no guess converges (after an input was changed here)."""
 
 
 class _Mirr(Expr):
@@ -829,6 +871,28 @@ def _financing_cash_flow(info: _Info):
     if "cash_flow_equity_usd" not in info.lines or "cash_flow_project_usd" not in info.lines:
         return None
     return info.lines["cash_flow_equity_usd"] - info.lines["cash_flow_project_usd"]
+
+
+def _frozen_draws(info: _Info):
+    """The term loan's draws as the engine's values where its interest is values (a loan sized
+    to a DSCR target, a cap or a sculpted schedule: the repayments do not follow the inputs), so
+    that an input changed in the workbook cannot move the draw while the repayments stay put;
+    None (the formula) where the service lines are formulas too. A capital stack's draws are
+    in its financing cash flow (`_financing_cash_flow`)."""
+    if info.modes.get((M, "interest_usd")) == "formula":
+        return None
+    if _attr(info.scenario, "financing.tranches", ()):
+        return None
+    needed = ("cash_flow_equity_usd", "cash_flow_project_usd", "cash_interest_usd", "principal_usd")
+    if not all(name in info.lines for name in needed):
+        return None
+    lines = info.lines
+    return snap_to_zero(
+        lines["cash_flow_equity_usd"]
+        - lines["cash_flow_project_usd"]
+        + lines["cash_interest_usd"]
+        + lines["principal_usd"]
+    )
 
 
 def _share_of_capex(line: str) -> Callable[[_Info], np.ndarray | None]:
@@ -1162,7 +1226,6 @@ SPECS: tuple[Spec, ...] = (
     ),
     # The loan: level monthly payments over its term from the month after the draw; what is
     # still owed in the last month of the projection is repaid then (econ.capital settlement).
-    helper("Debt", "draws_usd", IF(eq(month, purchase), _debt, 0)),
     helper(
         "Debt",
         "scheduled_balance_usd",
@@ -1203,6 +1266,8 @@ SPECS: tuple[Spec, ...] = (
         mcol("cash_interest_usd") + mcol("principal_usd"),
     ),
     line("debt_balance_usd", IF(ge(month, _horizon), 0, _scheduled)),
+    # After the loan's service lines: a draw is a formula only where they are (`_frozen_draws`).
+    helper("Debt", "draws_usd", IF(eq(month, purchase), _debt, 0), values=_frozen_draws),
     # Tax per tax year with losses carried forward (econ.tax), spread over the year's months.
     helper(
         M, "taxable_income_usd", mcol("ebitda_usd") - _tax_dep - mcol("interest_usd") + _tax_gain
@@ -1574,7 +1639,7 @@ def _gpu_hour_specs(pv_costs: dict[str, Expr]) -> list[SummarySpec]:
     return [*parts, SummarySpec("cost_usd_per_gpu_hour", total, _metric("cost_usd_per_gpu_hour"))]
 
 
-def _summary_specs(projection: Projection, k: int) -> list[SummarySpec]:
+def _summary_specs(projection: Projection, k: int, scenario: Scenario) -> list[SummarySpec]:
     """Summary formulas of scenario k; the IRR guesses start at the engine's roots, so a
     spreadsheet's Newton iteration finds the same root when cash flows change sign often."""
 
@@ -1590,14 +1655,20 @@ def _summary_specs(projection: Projection, k: int) -> list[SummarySpec]:
             return Text(f"n/a: {metric} is null (no unique IRR; see the warnings)")
         return formula
 
-    # MIRR: finance rate the engine's cost of debt (the discount rate without debt), monthly.
+    # MIRR: finance rate the engine's cost of debt (the discount rate without debt), monthly:
+    # the term loan's rate while the loan is drawn, a capital stack's draw-weighted yield.
     cost_of_debt = _metric("cost_of_debt_annual")(projection, k)
     debt = _metric("debt_usd")(projection, k)
-    finance = (
-        Num(float(units.monthly_rate(cost_of_debt)))
-        if cost_of_debt is not None and not math.isnan(cost_of_debt) and debt and debt > 0
-        else Name("calc.discount_rate_monthly")
-    )
+    if not _attr(scenario, "financing.tranches", ()):
+        finance = IF(
+            gt(Cell("Summary", "debt_usd"), 0),
+            Name("calc.loan_rate_monthly"),
+            Name("calc.discount_rate_monthly"),
+        )
+    elif cost_of_debt is not None and not math.isnan(cost_of_debt) and debt and debt > 0:
+        finance = Num(float(units.monthly_rate(cost_of_debt)))
+    else:
+        finance = Name("calc.discount_rate_monthly")
     reinvest = Name("calc.discount_rate_monthly")
     no_mirr = "n/a: the cash flows lack an inflow or an outflow"
     pv_capex = _PresentValue("capex_usd")
@@ -1684,7 +1755,7 @@ def _summary_specs(projection: Projection, k: int) -> list[SummarySpec]:
                 _Irr(
                     "cash_flow_project_usd",
                     guess("irr_project_annual"),
-                    "n/a: project cash flows have no internal rate of return",
+                    IRR_NOT_FOUND,
                 ),
             ),
             _metric("irr_project_annual"),
@@ -1699,7 +1770,7 @@ def _summary_specs(projection: Projection, k: int) -> list[SummarySpec]:
                     _Irr(
                         "cash_flow_equity_usd",
                         guess("irr_equity_annual"),
-                        "n/a: equity cash flows have no internal rate of return",
+                        IRR_NOT_FOUND,
                     ),
                 ),
             ),
@@ -1734,6 +1805,7 @@ def _summary_specs(projection: Projection, k: int) -> list[SummarySpec]:
             _metric("min_dscr"),
         ),
         SummarySpec("gpu_count", Name("fleet.gpu_count"), _metric("gpu_count")),
+        *_derived_summary_specs(scenario, equity_share),
         SummarySpec(
             "discount_rate_annual",
             Name("financing.discount_rate_annual"),
@@ -1745,9 +1817,70 @@ def _summary_specs(projection: Projection, k: int) -> list[SummarySpec]:
 _COMPONENT_NAMES = ("depreciation", "financing", "power", "facility", "opex")
 
 
+def _derived_summary_specs(scenario: Scenario, equity_share: Expr) -> list[SummarySpec]:
+    """Summary rows that follow from the live rows and schedules (per GPU and per rack, EBIT,
+    equity multiple, cost of debt, DSCR headroom), so that they move with them when an input is
+    changed in the workbook; each is checked against the engine like the rest. The DSCR headroom
+    is a formula only where the covenant tests single months: over a trailing window (the
+    default, 12 months) it is the engine's value."""
+    npv, gpus = Cell("Summary", "npv_usd"), Name("fleet.gpu_count")
+    debt = Cell("Summary", "debt_usd")
+    paid_in = -_SignedSum("cash_flow_equity_usd", -1)
+    thin = f"n/a: equity is below {MIN_EQUITY_SHARE_FOR_IRR:.0%} of capex"
+    specs = [
+        SummarySpec("npv_usd_per_gpu", npv / gpus, _metric("npv_usd_per_gpu")),
+        SummarySpec(
+            "npv_usd_per_rack",
+            npv * Name("fleet.gpus_per_rack") / gpus,
+            _metric("npv_usd_per_rack"),
+        ),
+        SummarySpec(
+            "ebit_usd_total",
+            _Aggregate("SUM", "ebitda_usd")
+            - _Aggregate("SUM", "depreciation_usd")
+            - _Aggregate("SUM", "impairment_usd"),
+            _metric("ebit_usd_total"),
+        ),
+        SummarySpec(
+            "moic_equity",
+            _Guard(
+                lt(equity_share, MIN_EQUITY_SHARE_FOR_IRR),
+                thin,
+                _Guard(
+                    le(paid_in, 0),
+                    "n/a: the equity pays nothing in",
+                    _SignedSum("cash_flow_equity_usd", 1) / paid_in,
+                ),
+            ),
+            _metric("moic_equity"),
+        ),
+    ]
+    if _attr(scenario, "financing.covenants.test_months") == 1:  # tested month by month
+        headroom = Cell("Summary", "min_dscr") - Name("financing.covenants.dscr_floor")
+        specs.append(
+            SummarySpec(
+                "dscr_headroom",
+                _Guard(eq(_Aggregate("COUNT", "dscr"), 0), "n/a: no debt service", headroom),
+                _metric("dscr_headroom"),
+            )
+        )
+    if not _attr(scenario, "financing.tranches", ()):  # one term loan: its own rate
+        specs += [
+            SummarySpec(
+                "cost_of_debt_annual",
+                _Guard(le(debt, 0), "n/a: no debt", (1 + Name("calc.loan_rate_monthly")) ** 12 - 1),
+                _metric("cost_of_debt_annual"),
+            ),
+            SummarySpec("debt_usd_total", debt, _metric("debt_usd_total")),
+        ]
+    return specs
+
+
 # --- Inputs of a scenario --------------------------------------------------------------------------
 
 _UNIT = re.compile(r"\[([^\[\]]+)\]\s*\.?\s*$")
+_ANY_UNIT = re.compile(r"\[(?!\d+\])([^\[\]]+)\]")
+"""A unit in brackets within a description ("... [years] (not used by ...)"), where none ends it."""
 _INDEX = re.compile(r"\[\d+\]")
 
 
@@ -1765,7 +1898,7 @@ def _field_info(path: str) -> tuple[str, str]:
         info = model.model_fields[part]
         description = info.description or ""
         model = model_of(info.annotation)
-    match = _UNIT.search(description)
+    match = _UNIT.search(description) or _ANY_UNIT.search(description)
     return (match.group(1) if match else ""), description
 
 
@@ -1956,7 +2089,7 @@ def _resolve(projection: Projection, k: int, scenario: Scenario | None) -> _Reso
             result.values[(M, name)] = values
             env.columns[(M, name)] = values
     if scenario is not None:
-        _resolve_summary(result, env, projection, k)
+        _resolve_summary(result, env, projection, k, scenario)
         _drop_unused_helpers(result)
     return result
 
@@ -1987,11 +2120,12 @@ def _resolve_columns(result: _Resolved, env: _Env, info: _Info) -> None:
                 values = spec.values(info)
             except Missing:
                 values = None
-            if values is not None:
-                env.columns[key] = np.asarray(values, dtype=float)
-                result.modes[key] = "values"
-                result.values[key] = env.columns[key]
-            continue
+            if values is not None or not spec.candidates:
+                if values is not None:
+                    env.columns[key] = np.asarray(values, dtype=float)
+                    result.modes[key] = "values"
+                    result.values[key] = env.columns[key]
+                continue  # (no values: the spec's formulas, where it has any)
         reasons = []
         for expr, gate in spec.candidates:
             if gate is not None and not gate(info):
@@ -2022,8 +2156,10 @@ def _resolve_columns(result: _Resolved, env: _Env, info: _Info) -> None:
                 result.notes.append((spec.name, f"values: the formula {reason}"))
 
 
-def _resolve_summary(result: _Resolved, env: _Env, projection: Projection, k: int) -> None:
-    for spec in _summary_specs(projection, k):
+def _resolve_summary(
+    result: _Resolved, env: _Env, projection: Projection, k: int, scenario: Scenario
+) -> None:
+    for spec in _summary_specs(projection, k, scenario):
         engine_value = spec.engine(projection, k)
         if engine_value is None:  # a metric the engine no longer reports
             continue
@@ -2109,7 +2245,11 @@ def number_format(name: str, unit: str = "") -> str:
     lowered = name.casefold()
     if lowered.endswith("_usd_per_mtok") or unit == "USD per million tokens":
         return CURRENCY_PER_MTOK
-    if lowered.endswith(("_usd", "_usd_total")) or unit in ("USD", "USD/GPU", "USD/month"):
+    if lowered.endswith(("_usd", "_usd_total", "_usd_per_gpu", "_usd_per_rack")) or unit in (
+        "USD",
+        "USD/GPU",
+        "USD/month",
+    ):
         return CURRENCY
     if "usd_per" in lowered or unit.startswith("USD"):
         return '"$"#,##0.0000'

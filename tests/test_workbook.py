@@ -46,6 +46,9 @@ LEVEL_LOAN = {
 """The seed's loan as debt_share's level-payment loan, which the workbook writes as formulas (sized
 or sculpted debt is written as the engine's values: docs/excel.md)."""
 T0 = dt.datetime(2026, 4, 1, tzinfo=dt.UTC)
+ALL_EQUITY = ROOT / "models" / "scenarios" / "gpt-oss-120b-b200.toml"
+SIZED_RACK = 2_600_000.0
+"""A GB200 NVL72 rack cheaper than the seed's 3.1M, in USD (capex.system_price_usd)."""
 MAIN_LINES = (
     "tokens",
     "revenue_usd",
@@ -525,7 +528,9 @@ def test_formulas_reproduce_a_loan_given_in_usd(amount):
         SEED, {**LEVEL_LOAN, "financing.debt_share": 0.0, "financing.debt_usd": amount}
     )
     projection = econ.project(scenario)
-    assert projection.metrics["debt_usd"][0] == min(amount, projection.metrics["capex_usd_total"][0])
+    assert projection.metrics["debt_usd"][0] == min(
+        amount, projection.metrics["capex_usd_total"][0]
+    )
     report = formula_report(projection, [scenario])[0]
     assert report["values"] == []
     assert {"interest_usd", "principal_usd", "debt_balance_usd"} <= set(report["formulas"])
@@ -547,6 +552,7 @@ CHANGES = {
     "market.price_usd_per_mtok": 0.5,
     "power.price_usd_per_kwh": 0.12,
     "utilization.share": 0.5,
+    "financing.debt_rate_annual": 0.12,  # the loan's formulas, and the MIRR's finance rate
 }
 """Named input cells changed as an analyst would, then recalculated by LibreOffice."""
 
@@ -608,6 +614,15 @@ def recalculated(tmp_path_factory):
         ],
         files["idle"],
     )
+    # The seed as shipped (its loan sized, written as values) with a cheaper rack: the loan held.
+    files["sized_capex"] = folder / "sized_capex.xlsx"
+    build([econ.load_scenario(SEED)], folder / "sized.xlsx")
+    _with_input(folder / "sized.xlsx", files["sized_capex"], "capex.system_price_usd", SIZED_RACK)
+    # An all-equity case given a loan in the workbook: the IRR's first guess (the all-equity
+    # root) is too far for the spreadsheet's Newton iteration, the later guesses find the rate.
+    files["geared"] = folder / "geared.xlsx"
+    build([econ.load_scenario(ALL_EQUITY)], folder / "equity.xlsx")
+    _with_input(folder / "equity.xlsx", files["geared"], "financing.debt_share", 0.5)
     out = folder / "recalculated"
     out.mkdir()
     recalculate(list(files.values()), out)
@@ -645,6 +660,54 @@ def test_changed_input_recalculates_like_the_engine(recalculated, path):
     # figures (to 1e-9 relative: below a cent on NPV): the names are wired to the ledger.
     formulas = summary_cells(load_workbook(written)["Summary"])
     assert sum(cells[0].data_type == "f" for cells in formulas.values()) > 25
+
+
+def test_a_sized_loan_is_held_when_the_capex_changes_in_the_workbook(recalculated):
+    """The sized loan's lines are values, its draw too: a cheaper rack leaves the loan as it was
+    (draws = repayments, one debt figure), and every formula is the engine's with that loan held
+    (econ.analysis.committed), not a loan drawn at debt_share of the new capex and repaid on the
+    old schedule."""
+    from econ.analysis.committed import committed_loan, hold
+    from econ.scenario import scenario_to_dict, validate_dict
+
+    files, _ = recalculated
+    written, values = files["sized_capex"]
+    book = load_workbook(values, data_only=True)
+    summary = {name: cells[0].value for name, cells in summary_cells(book["Summary"]).items()}
+    monthly = book["Monthly"]
+    header = [c.value for c in monthly[1]]
+    principal = sum(
+        r[header.index("principal_usd")] for r in monthly.iter_rows(min_row=2, values_only=True)
+    )
+    assert summary["debt_usd"] == pytest.approx(principal, abs=0.01)
+    assert summary["debt_usd"] == pytest.approx(summary["debt_usd_total"], abs=0.01)
+
+    seed = econ.load_scenario(SEED)
+    base = econ.project(seed)
+    loan = committed_loan(
+        seed, base.summary_records()[0]["summary"], base.lines["debt_balance_usd"][0]
+    )
+    data = scenario_to_dict(econ.load_scenario(SEED, {"capex.system_price_usd": SIZED_RACK}))
+    held = validate_dict(hold(data, loan))
+    assert compare_with_engine(written, values, [held]) > 2000
+    engine_irr = econ.project(held).metrics["irr_equity_annual"][0]
+    resized = econ.project(econ.load_scenario(SEED, {"capex.system_price_usd": SIZED_RACK}))
+    assert summary["irr_equity_annual"] == pytest.approx(engine_irr, rel=1e-9)
+    assert summary["irr_equity_annual"] != pytest.approx(
+        resized.metrics["irr_equity_annual"][0], rel=1e-3
+    )
+
+
+def test_an_irr_whose_first_guess_fails_is_found_from_the_next(recalculated):
+    files, _ = recalculated
+    written, values = files["geared"]
+    geared = econ.load_scenario(ALL_EQUITY, {"financing.debt_share": 0.5})
+    assert compare_with_engine(written, values, [geared]) > 1000
+    cell = summary_cells(load_workbook(values, data_only=True)["Summary"])["irr_equity_annual"][0]
+    expected = econ.project(geared).metrics["irr_equity_annual"][0]
+    assert cell.value == pytest.approx(expected, rel=1e-9)
+    formula = summary_cells(load_workbook(written)["Summary"])["irr_equity_annual"][0].value
+    assert formula.count("IRR(") == 1 + len(workbook.IRR_GUESSES)
 
 
 def test_libreoffice_keeps_hostile_text_as_text(recalculated):

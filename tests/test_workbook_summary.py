@@ -303,3 +303,30 @@ def test_every_input_cell_the_formulas_can_read_has_its_name(seed):
 )
 def test_spreadsheet_name_rules(name, ok):
     assert excel_name_ok(name) is ok
+
+
+def test_money_per_gpu_or_rack_has_cents_and_rates_per_token_more_digits():
+    from econ.workbook import CURRENCY, CURRENCY_PER_MTOK, number_format
+
+    assert number_format("npv_usd_per_gpu") == CURRENCY
+    assert number_format("npv_usd_per_rack") == CURRENCY
+    assert number_format("lcot_usd_per_mtok") == CURRENCY_PER_MTOK
+    assert number_format("cost_usd_per_gpu_hour") == '"$"#,##0.0000'
+
+
+@pytest.mark.parametrize(
+    "path, unit",
+    [
+        ("depreciation.life_years", "years"),  # "... [years] (not used by ...)"
+        ("facility.colo_usd_per_kw_month", "USD/kW-month"),
+        ("financing.discount_rate_annual", "1/year"),
+        ("financing.max_ltv", "fraction"),
+        ("utilization.share", "fraction"),
+        ("market.contract_share", "fraction"),
+        ("financing.debt_rate_annual", "1/year"),
+    ],
+)
+def test_the_unit_column_reads_a_unit_anywhere_in_the_description(path, unit):
+    from econ.workbook import _field_info
+
+    assert _field_info(path)[0] == unit

@@ -147,7 +147,7 @@ class _Tranche(Section):
         None, gt=0, le=1, description="Amount as a share of capex; or give amount_usd [fraction]"
     )
     issue_month: int = Field(
-        0, ge=0, le=MAX_MONTHS, description="Month of closing or issue (0 = purchase month)"
+        0, ge=0, le=MAX_MONTHS, description="Month of closing or issue (0 = purchase month) [month]"
     )
 
     @model_validator(mode="after")

@@ -132,7 +132,7 @@ def check_resale_table(table: Sequence[ResaleValuePoint], name: str = "resale_va
 
 class Utilization(_Section):
     share: float = Field(
-        0.7, ge=0.0, le=1.0, description="Share of hours the GPUs serve tokens at the rated speed"
+        0.7, ge=0.0, le=1.0, description="Share of hours the GPUs serve tokens at the rated speed [fraction]"
     )
     ramp_months: int = Field(
         0, ge=0, description="Months to ramp linearly from 0 to `share`; 0 = no ramp [months]"
@@ -207,7 +207,7 @@ class Market(_Section):
         0.0, ge=0, description="Contracted rental price for covered GPUs [USD/GPU-hour]"
     )
     contract_share: float = Field(
-        0.0, ge=0, le=1, description="Share of GPUs under the rental contract; the rest sell tokens"
+        0.0, ge=0, le=1, description="Share of GPUs under the rental contract; the rest sell tokens [fraction]"
     )
     spot_share: float | None = Field(
         None,
