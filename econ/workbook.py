@@ -1974,9 +1974,13 @@ class _InputRow:
     flags: list[str] = field(default_factory=list)
 
 
+def scenario_inputs(scenario: Scenario) -> list[tuple[str, Any]]:
+    """The inputs the Assumptions sheet shows, as (dotted path, value) in its order."""
+    return _flatten(scenario.model_dump(mode="python", exclude={"sources"}))
+
+
 def _inputs_of(scenario: Scenario) -> dict[str, Any]:
-    data = scenario.model_dump(mode="python", exclude={"sources"})
-    flat = dict(_flatten(data))
+    flat = dict(scenario_inputs(scenario))
     flat["calc.horizon_months"] = float(scenario.horizon)
     return flat
 
@@ -2527,7 +2531,7 @@ def _write_assumptions(wb, ws, scenarios, resolved, names, cache: _Cache) -> Non
     rows: dict[str, _InputRow] = {}
     taken: set[str] = set()  # defined names, case-folded
     for k, scenario in enumerate(scenarios):
-        flat = _flatten(scenario.model_dump(mode="python", exclude={"sources"}))
+        flat = scenario_inputs(scenario)
         explicit = _explicit_paths(scenario)
         for path, value in flat:
             if path not in rows:

@@ -95,7 +95,10 @@ def test_html_figures_equal_project_json(memo_html, capsys):
     assert float(cushion_value) == expected and cushion_text == f"{expected:,.4f}"
     text = memo_html.read_text(encoding="utf-8")
     below = 1 - expected / seed.market.price_usd_per_mtok
-    assert f"a covenant is breached, {below:.1%} under the base case&#39;s 0.3261 (the loan held" in text
+    assert (
+        f"a covenant is breached, {below:.1%} under the base case&#39;s 0.3261 (the loan held"
+        in text
+    )
 
 
 def test_html_shows_cases_tornado_sources_warnings(memo_html, capsys):
@@ -159,6 +162,23 @@ def test_edited_shown_value_fails(memo_html, tmp_path, capsys):
     code, out = _verify(capsys, _edited(memo_html, tmp_path, edit))
     assert code == 1
     assert "base.min_dscr: shown value 1.5" in out
+
+
+@pytest.mark.parametrize(
+    "pattern, forged, shown",
+    [
+        # an input in Key assumptions, a figure of the ask, and a source: none has a data-key
+        (r">0\.3261<", ">0.9999<", "0.9999"),  # market.price_usd_per_mtok
+        (r"(debt at )([0-9.]+%)", r"\g<1>7.75%", "7.75%"),
+        (r"S-1 / 10-K 2025", "audited", "audited"),
+    ],
+)
+def test_edited_text_without_a_data_key_fails(memo_html, tmp_path, capsys, pattern, forged, shown):
+    code, out = _verify(
+        capsys, _edited(memo_html, tmp_path, lambda t: re.sub(pattern, forged, t, count=1))
+    )
+    assert code == 1, out
+    assert f"shown '{shown}'" in out, out
 
 
 def _edit_stamp(text: str, change) -> str:
@@ -542,11 +562,44 @@ def test_the_ask_states_a_loan_given_in_usd_as_drawn():
     from econ.memo.build import build_memo
     from econ.memo.render import _ask
 
-    overrides = {"financing.size_to_min_dscr": "none", "financing.max_ltv": "none",
-                 "financing.repayment": "level_payment", "financing.debt_share": 0.0}
+    overrides = {
+        "financing.size_to_min_dscr": "none",
+        "financing.max_ltv": "none",
+        "financing.repayment": "level_payment",
+        "financing.debt_share": 0.0,
+    }
     path = ROOT / "models" / "scenarios" / "llama2-70b-h200.toml"
     for asked in (3e6, 9e6):
         memo = build_memo(load_scenario(path, {**overrides, "financing.debt_usd": asked}), cases={})
         drawn = memo.summary["debt_usd"]
         assert drawn == min(asked, memo.summary["capex_usd_total"])
         assert dict(_ask(memo))["Financing"].startswith(f"{drawn:,.0f} USD of debt at 9.25% a year")
+
+
+@pytest.mark.skipif(not HAS_CHROMIUM, reason="no chromium")
+def test_pdf_with_a_forged_figure_that_also_stands_elsewhere_fails(memo_html, tmp_path, capsys):
+    """The headline NPV also stands in the cases table: a PDF printed with the headline forged
+    still holds the true figure's text somewhere, and is caught where it stands."""
+    from econ.memo import render
+
+    text = memo_html.read_text(encoding="utf-8")
+    parser = _Figures()
+    parser.feed(text)
+    stamp = json.loads(parser.stamp_text)
+    true = next(t for key, _, t in parser.figures if key == "base.npv_usd")
+    assert text.count(f">{true}<") >= 2  # the headline and the cases table
+    forged = text.replace(f">{true}<", ">+1,234,567<", 1)
+    path = tmp_path / "forged.pdf"
+    path.write_bytes(render.pdf(forged, stamp))
+    code, out = _verify(capsys, path)
+    assert code == 1, out
+    assert "shown '+1,234,567'" in out and f"the scenario gives '{true}'" in out
+
+
+def test_pdf_without_chromium_says_what_it_did_not_check(memo_pdf, capsys, monkeypatch):
+    from econ.memo import render
+
+    monkeypatch.setattr(render, "chromium", lambda: None)
+    code, out = _verify(capsys, memo_pdf)
+    assert code == 0, out
+    assert "note: Chromium is not installed" in out

@@ -104,3 +104,16 @@ def test_workbook_without_embedded_scenario_exits_3(book, tmp_path, capsys):
         archive.writestr("x", "y")
     code, out = _verify(capsys, broken)
     assert code == 3 and "not a readable workbook" in out and "Traceback" not in out
+
+
+def test_an_input_edited_on_the_assumptions_sheet_fails(book, tmp_path, capsys):
+    """The figures are the embedded scenario's: a loan rate edited in the workbook (recalculated
+    or not) is an input they do not rest on."""
+    edited = tmp_path / "rate.xlsx"
+    workbook = load_workbook(book)
+    sheet, ref = workbook.defined_names["financing_debt_rate_annual_1"].attr_text.split("!")
+    workbook[sheet][ref.replace("$", "")].value = 0.09
+    workbook.save(edited)
+    code, out = _verify(capsys, edited)
+    assert code == 1
+    assert "Assumptions.financing.debt_rate_annual (scenario 1): shown 0.09" in out

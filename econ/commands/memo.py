@@ -117,6 +117,8 @@ def run_verify(args: argparse.Namespace) -> int:
     from econ.memo.verify import verify
 
     report = verify(args.file)
+    for note in report.notes:
+        print(f"note: {note}", file=sys.stderr)
     if report.ok:
         print(f"{report.file}: ok, {report.checked} figures reproduce ({report.kind})")
         return EXIT_OK

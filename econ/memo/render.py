@@ -213,7 +213,9 @@ def _ask(memo: Memo) -> list[tuple[str, str]]:
             if fin.debt_usd is None
             else f"{min(fin.debt_usd, capex):,.0f} USD of"
         )
-        debt = f"{loan} debt at {fin.debt_rate_annual:.2%} a year over {fin.debt_term_months} months"
+        debt = (
+            f"{loan} debt at {fin.debt_rate_annual:.2%} a year over {fin.debt_term_months} months"
+        )
         limits = []
         if fin.size_to_min_dscr:
             limits.append(f"a minimum DSCR of {fin.size_to_min_dscr:g}x")

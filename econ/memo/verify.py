@@ -20,9 +20,9 @@ from pathlib import Path
 
 from econ import __version__
 from econ.errors import InputError
+from econ.memo import render
 from econ.memo.build import MEMO_FORMAT, compute
 from econ.memo.figures import format_figure, format_of
-from econ.memo.render import PDF_STAMP_KEY, STAMP_FILE, STAMP_ID
 from econ.provenance import catalog_versions, scenario_sha256
 from econ.scenario.errors import ScenarioError
 
@@ -43,6 +43,7 @@ class Report:
     kind: str
     checked: int = 0
     differences: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -92,7 +93,7 @@ class _Figures(HTMLParser):
 
     def handle_starttag(self, tag, attrs):
         attrs = dict(attrs)
-        if tag == "script" and attrs.get("id") == STAMP_ID:
+        if tag == "script" and attrs.get("id") == render.STAMP_ID:
             self._in_stamp, self.stamp_text = True, ""
         elif "data-key" in attrs:
             self._open.append([tag, attrs["data-key"], attrs.get("data-value", ""), ""])
@@ -109,6 +110,62 @@ class _Figures(HTMLParser):
             self.stamp_text += data
         elif self._open:
             self._open[-1][3] += data
+
+
+class _Text(HTMLParser):
+    """The words a reader sees: text outside scripts, styles and charts (SVG)."""
+
+    HIDDEN = ("script", "style", "svg", "title")
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.words: list[str] = []
+        self._hidden = 0
+
+    def handle_starttag(self, tag, attrs):
+        if tag in self.HIDDEN:
+            self._hidden += 1
+
+    def handle_endtag(self, tag):
+        if tag in self.HIDDEN and self._hidden:
+            self._hidden -= 1
+
+    def handle_data(self, data):
+        if not self._hidden:
+            self.words.extend(data.split())
+
+
+def visible_words(html_text: str) -> list[str]:
+    """The words of an HTML document as a reader sees them, in order."""
+    parser = _Text()
+    parser.feed(html_text)
+    parser.close()
+    return parser.words
+
+
+TEXT_DIFFERENCES_SHOWN = 20
+"""Passages of text that differ listed one by one; the rest are counted."""
+
+
+def _compare_text(shown: list[str], expected: list[str], report: Report) -> None:
+    """Every word of the document against the memo the embedded scenario gives, in order: a figure,
+    an input in Key assumptions, a sentence of the ask or a source edited anywhere (also where the
+    same figure stands elsewhere unedited) is a difference, listed with the words before it."""
+    import difflib
+
+    report.checked += 1
+    matcher = difflib.SequenceMatcher(a=shown, b=expected, autojunk=False)
+    passages = [op for op in matcher.get_opcodes() if op[0] != "equal"]
+    for _, i1, i2, j1, j2 in passages[:TEXT_DIFFERENCES_SHOWN]:
+        before = " ".join(expected[max(0, j1 - 6) : j1])
+        report.differences.append(
+            f"text after {before!r}: shown {' '.join(shown[i1:i2]) or '(nothing)'!r}, the "
+            f"scenario gives {' '.join(expected[j1:j2]) or '(nothing)'!r}"
+        )
+    if len(passages) > TEXT_DIFFERENCES_SHOWN:
+        report.differences.append(
+            f"text: {len(passages) - TEXT_DIFFERENCES_SHOWN} more passages differ"
+        )
 
 
 def _load_stamp(text: str | None, file: str) -> dict:
@@ -132,8 +189,10 @@ def _load_stamp(text: str | None, file: str) -> dict:
     return stamp
 
 
-def _recompute(stamp: dict, file: str, report: Report) -> dict:
-    """Check version, catalogs and hash; return the recomputed figures and summary."""
+def _recompute(stamp: dict, file: str, report: Report):
+    """Check version, catalogs and hash; return the memo recomputed from the embedded scenario
+    (econ.memo.build.Memo, stamped with the document's own stamp, so that it renders as the
+    document should read)."""
     from econ.scenario.io import loads
 
     out = report.differences
@@ -173,7 +232,8 @@ def _recompute(stamp: dict, file: str, report: Report) -> dict:
     memo = compute(scenario, cases, inputs, swing, montecarlo)
     report.checked += _compare("summary", stamp["summary"], memo.summary, out)
     report.checked += _compare("figures", stamp["figures"], memo.figures, out)
-    return memo.figures
+    memo.stamp = stamp
+    return memo
 
 
 def _check_shown(key: str, text: str, value: str | None, figures: dict, report: Report):
@@ -203,7 +263,9 @@ def verify_html(path: Path) -> Report:
     parser.feed(text)
     stamp = _load_stamp(parser.stamp_text, str(path))
     report = Report(str(path), "memo (HTML)")
-    figures = _recompute(stamp, str(path), report)
+    memo = _recompute(stamp, str(path), report)
+    figures = memo.figures
+    _compare_text(visible_words(text), visible_words(render.html(memo)), report)
     shown = {key for key, _, _ in parser.figures}
     for key, value, shown_text in parser.figures:
         _check_shown(key, shown_text, value, figures, report)
@@ -221,30 +283,51 @@ def verify_pdf(path: Path) -> Report:
         reader = PdfReader(str(path))
         attachments = reader.attachments
         text = None
-        if STAMP_FILE in attachments:
-            text = attachments[STAMP_FILE][0].decode("utf-8")
-        elif reader.metadata and PDF_STAMP_KEY in reader.metadata:
-            text = str(reader.metadata[PDF_STAMP_KEY])
+        if render.STAMP_FILE in attachments:
+            text = attachments[render.STAMP_FILE][0].decode("utf-8")
+        elif reader.metadata and render.PDF_STAMP_KEY in reader.metadata:
+            text = str(reader.metadata[render.PDF_STAMP_KEY])
         pages = "\n".join(page.extract_text() or "" for page in reader.pages)
     except (PdfReadError, OSError, ValueError, KeyError) as exc:
         raise NotAMemoError(f"{path}: not a readable PDF ({type(exc).__name__})") from None
     stamp = _load_stamp(text, str(path))
-    if reader.metadata and PDF_STAMP_KEY in reader.metadata:
-        if str(reader.metadata[PDF_STAMP_KEY]) != text:
+    if reader.metadata and render.PDF_STAMP_KEY in reader.metadata:
+        if str(reader.metadata[render.PDF_STAMP_KEY]) != text:
             raise_text = "the stamp in the document information differs from the attached stamp"
             report = Report(str(path), "memo (PDF)", differences=[f"stamp: {raise_text}"])
         else:
             report = Report(str(path), "memo (PDF)")
     else:
         report = Report(str(path), "memo (PDF)")
-    figures = _recompute(stamp, str(path), report)
+    memo = _recompute(stamp, str(path), report)
+    if render.chromium() is not None:  # print the memo as it should read, and compare the text
+        expected = _pdf_text(render.pdf(render.html(memo), stamp), str(path))
+        _compare_text(pages.split(), expected.split(), report)
+        return report
+    report.notes.append(
+        "Chromium is not installed: each figure was looked for in the text, not checked where "
+        "it stands, and the rest of the text was not compared (install Debian's chromium)"
+    )
     words = set(pages.split())
-    for key, value in figures.items():
+    for key, value in memo.figures.items():
         report.checked += 1
         expected = format_figure(format_of(key), value)
         if expected not in words:
             report.differences.append(f"{key}: {expected} is not in the document's text")
     return report
+
+
+def _pdf_text(data: bytes, file: str) -> str:
+    import io
+
+    from pypdf import PdfReader
+
+    try:
+        return "\n".join(page.extract_text() or "" for page in PdfReader(io.BytesIO(data)).pages)
+    except (ValueError, KeyError) as exc:  # (the memo econ printed: not the user's file)
+        raise InputError(
+            f"{file}: the memo reprinted for comparison is unreadable: {exc}"
+        ) from None
 
 
 def verify(file: str | os.PathLike) -> Report:

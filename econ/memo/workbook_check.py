@@ -102,6 +102,10 @@ def verify_workbook(path: Path) -> Report:
                 f"scenario hashes to {sha} (the scenario was changed)"
             )
         scenarios.append(scenario)
+    if "Assumptions" in sheets:
+        _compare_inputs(sheets["Assumptions"], scenarios, report)
+    else:
+        out.append("Assumptions: no such sheet; the inputs shown cannot be checked")
     projection = project(scenarios)
     _compare_frame("Summary", summary, flat_summary(projection), report)
     monthly = projection.monthly.reset_index()
@@ -136,3 +140,53 @@ def _compare_frame(sheet: str, shown: pd.DataFrame, expected: pd.DataFrame, repo
                 where = f"{sheet}.{column}" + (f" row {k + 1}" if len(cells) > 1 else "")
                 report.differences.append(f"{where}: shown {cell!r}, recomputed {value!r}")
                 break  # one line per column: the first cell that differs
+
+
+def _compare_inputs(shown: pd.DataFrame, scenarios, report: Report) -> None:
+    """Each input the Assumptions sheet shows against the embedded scenario's: the figures are
+    the scenario's, so an input edited in the workbook (and recalculated there or not) is an
+    input the figures do not rest on. Numbers, text and blanks are compared; lists and dates are
+    left to the scenario's hash."""
+    from econ.workbook import scenario_inputs
+
+    if "input" not in shown.columns:
+        report.differences.append("Assumptions: no 'input' column; expected an econ workbook")
+        return
+    rows = {str(path): i for i, path in enumerate(shown["input"]) if isinstance(path, str)}
+    n = len(scenarios)
+    for k, scenario in enumerate(scenarios):
+        column = "value" if n == 1 else f"value ({k + 1})"
+        if column not in shown.columns:
+            report.differences.append(f"Assumptions: no '{column}' column")
+            continue
+        for path, value in scenario_inputs(scenario):
+            if path not in rows or isinstance(value, list | tuple | dict) or hasattr(value, "year"):
+                continue
+            report.checked += 1
+            cell = shown[column].iloc[rows[path]]
+            if _same_input(cell, value):
+                continue
+            where = f"Assumptions.{path}" + ("" if n == 1 else f" (scenario {k + 1})")
+            report.differences.append(
+                f"{where}: shown {_shown(cell)}, the embedded scenario gives {_shown(value)}"
+            )
+
+
+def _same_input(cell, value) -> bool:
+    blank = cell is None or (isinstance(cell, float) and math.isnan(cell)) or cell == ""
+    if value is None or value == "":
+        return blank
+    if isinstance(value, bool):
+        return (
+            not blank and bool(cell) == value and str(cell).lower() in ("true", "false", "1", "0")
+        )
+    if isinstance(value, int | float):
+        got = _number(cell)
+        return got is not None and abs(got - value) <= 1e-12 * max(abs(value), 1.0)
+    return str(cell) == str(value)
+
+
+def _shown(value) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "a blank"
+    return repr(value.item() if hasattr(value, "item") else value)
