@@ -59,8 +59,11 @@ def scenario_dir(tmp_path: Path) -> Path:
 def test_a_scenario_cannot_name_a_file_outside_its_folder(capsys, secret, scenario_dir, exists):
     target = secret if exists else secret.with_name("absent")
     code, out, err = run(
-        capsys, "project", str(scenario_dir / "seed.toml"),
-        "--set", f'throughput.measured.curve="{target}"',
+        capsys,
+        "project",
+        str(scenario_dir / "seed.toml"),
+        "--set",
+        f'throughput.measured.curve="{target}"',
     )
     assert code == 3
     assert SECRET not in err and "Traceback" not in err
@@ -73,8 +76,11 @@ def test_the_refusal_does_not_depend_on_existence(capsys, secret, scenario_dir):
     messages = []
     for target in (secret, secret.with_name("absent"), "../outside/passwd", "../nope/x"):
         code, _, err = run(
-            capsys, "project", str(scenario_dir / "seed.toml"),
-            "--set", f'throughput.measured.curve="{target}"',
+            capsys,
+            "project",
+            str(scenario_dir / "seed.toml"),
+            "--set",
+            f'throughput.measured.curve="{target}"',
         )
         assert code == 3
         messages.append(err.replace(str(target), "PATH"))
@@ -95,8 +101,13 @@ def test_dot_dot_and_symlinks_that_leave_the_folder_are_refused(secret, scenario
 
 def test_a_curve_in_the_scenario_folder_is_read(capsys, scenario_dir):
     code, out, err = run(
-        capsys, "project", str(scenario_dir / "seed.toml"),
-        "--set", 'throughput.measured.curve="curve.csv"', "--format", "json",
+        capsys,
+        "project",
+        str(scenario_dir / "seed.toml"),
+        "--set",
+        'throughput.measured.curve="curve.csv"',
+        "--format",
+        "json",
     )
     assert code == 0, err
     warnings = json.loads(out)["scenarios"][0]["summary"]["warnings"]
@@ -108,8 +119,14 @@ def test_allow_paths_opens_a_folder_on_purpose(capsys, tmp_path, scenario_dir, w
     other = tmp_path / "curves"
     other.mkdir()
     shutil.copy(CURVE, other / "run.csv")
-    args = ["project", str(scenario_dir / "seed.toml"),
-            "--set", f'throughput.measured.curve="{other / "run.csv"}"', "--format", "json"]
+    args = [
+        "project",
+        str(scenario_dir / "seed.toml"),
+        "--set",
+        f'throughput.measured.curve="{other / "run.csv"}"',
+        "--format",
+        "json",
+    ]
     assert run(capsys, *args)[0] == 3
     if where == "before":
         args = ["--allow-paths", str(other), *args]
@@ -158,14 +175,16 @@ def test_the_app_refuses_server_paths_from_data(secret):
 def test_a_link_naming_etc_passwd_shows_no_file_content():
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=90)
     at.query_params["scenario"] = SEED.stem
-    at.query_params["edits"] = state.encode(
-        {"throughput": {"measured": {"curve": "/etc/passwd"}}}
-    )
+    at.query_params["edits"] = state.encode({"throughput": {"measured": {"curve": "/etc/passwd"}}})
     at.run()
     assert not at.exception
     shown = " ".join(e.value for e in at.error)
     assert "throughput.measured.curve" in shown and "models/" in shown
-    first_line = Path("/etc/passwd").read_text().splitlines()[0] if Path("/etc/passwd").exists() else "root:x:"
+    first_line = (
+        Path("/etc/passwd").read_text().splitlines()[0]
+        if Path("/etc/passwd").exists()
+        else "root:x:"
+    )
     everything = " ".join(str(e.value) for e in [*at.error, *at.warning, *at.info, *at.markdown])
     assert first_line not in everything and "root:x:" not in everything
 
@@ -197,8 +216,17 @@ def test_an_unrecognized_file_is_named_not_quoted(tmp_path):
     ],
 )
 def test_non_finite_inputs_are_refused_with_the_field(capsys, tmp_path, field, value):
-    code, out, err = run(capsys, "project", str(SEED), "--set", f"{field}={value}",
-                         "--format", "json", "--out", str(tmp_path / "x.csv"))
+    code, out, err = run(
+        capsys,
+        "project",
+        str(SEED),
+        "--set",
+        f"{field}={value}",
+        "--format",
+        "json",
+        "--out",
+        str(tmp_path / "x.csv"),
+    )
     assert code == 3
     assert field in err and "finite" in err and str(SEED) in err
     assert "Traceback" not in err and not (tmp_path / "x.csv").exists()
@@ -212,8 +240,9 @@ def test_non_finite_inputs_are_refused_with_the_field(capsys, tmp_path, field, v
     ],
 )
 def test_overflowing_inputs_give_named_nulls_in_strict_json(capsys, field, value, key):
-    code, out, err = run(capsys, "project", str(SEED), "--set", f"{field}={value}",
-                         "--format", "json")
+    code, out, err = run(
+        capsys, "project", str(SEED), "--set", f"{field}={value}", "--format", "json"
+    )
     assert code == 0, err
     assert "Warning" not in err  # no numpy RuntimeWarning noise
 
@@ -256,11 +285,17 @@ def test_tiny_debt_explains_the_missing_dscr():
 def test_explain_groups_reasons_and_skips_named_keys():
     import numpy as np
 
-    metrics = {"min_dscr": np.array([np.nan, 1.2]), "min_llcr": np.array([np.nan, 1.5]),
-               "first_breach_month": np.array([np.nan, np.nan])}
+    metrics = {
+        "min_dscr": np.array([np.nan, 1.2]),
+        "min_llcr": np.array([np.nan, 1.5]),
+        "first_breach_month": np.array([np.nan, np.nan]),
+    }
     out = explain([["no debt: min_dscr is null"], []], metrics)
-    assert out[0] == ["no debt: min_dscr is null", f"min_llcr is null: {REASONS['min_llcr']}",
-                      f"first_breach_month is null: {REASONS['first_breach_month']}"]
+    assert out[0] == [
+        "no debt: min_dscr is null",
+        f"min_llcr is null: {REASONS['min_llcr']}",
+        f"first_breach_month is null: {REASONS['first_breach_month']}",
+    ]
     assert out[1] == [f"first_breach_month is null: {REASONS['first_breach_month']}"]
     # A key that only appears inside a longer name is not taken as named.
     assert len(explain([["min_dscr_floor was set"]], {"min_dscr": np.array([np.nan])})[0]) == 2
@@ -279,8 +314,9 @@ def test_mask_infinite_marks_rows():
 
 @pytest.mark.parametrize("rate", ["-0.999999999", "-0.6", "1.5"])
 def test_meaningless_discount_rates_are_refused_with_bounds(capsys, rate):
-    code, _, err = run(capsys, "project", str(SEED), "--set",
-                       f"financing.discount_rate_annual={rate}")
+    code, _, err = run(
+        capsys, "project", str(SEED), "--set", f"financing.discount_rate_annual={rate}"
+    )
     assert code == 3 and "discount_rate_annual" in err
     assert "-0.5" in err or "1" in err
 
@@ -359,8 +395,13 @@ def test_a_byte_order_mark_is_accepted(capsys, tmp_path):
 def test_errors_at_projection_time_name_the_file(capsys, tmp_path):
     path = tmp_path / "history.toml"
     path.write_text(SEED.read_text())
-    code, _, err = run(capsys, "project", str(path), "--set",
-                       'throughput.history={model="nonsense", scenario="Server"}')
+    code, _, err = run(
+        capsys,
+        "project",
+        str(path),
+        "--set",
+        'throughput.history={model="nonsense", scenario="Server"}',
+    )
     assert code == 3 and err.startswith(f"error: {path}: throughput.history")
     scenario = load_scenario(path)
     assert scenario.source_file == str(path)
@@ -374,3 +415,34 @@ def test_generated_scenarios_are_refused_or_project_to_explained_strict_json():
     counts, failures = fuzz_scenarios.run(cases=int(os.environ.get("ECON_FUZZ_CASES", 300)), seed=7)
     assert not failures, failures[:3]
     assert counts["refused"] > 0 and counts["projected"] > 0
+
+
+@pytest.mark.parametrize("parts", [33, 500, 5000])
+def test_dotted_keys_and_table_headers_nested_deep_exit_3(capsys, tmp_path, parts):
+    for name, text in (
+        ("dotted.toml", ".".join(["a"] * parts) + " = 1\n"),
+        ("header.toml", "[" + ".".join(["a"] * parts) + "]\n"),
+    ):
+        path = tmp_path / name
+        path.write_text(text)
+        code, _, err = run(capsys, "validate", str(path))
+        assert code == 3 and "nested too deeply" in err and str(path) in err, err
+        assert "Traceback" not in err
+
+
+def test_a_device_or_an_oversized_file_is_refused_unread(capsys, tmp_path):
+    code, _, err = run(capsys, "validate", "/dev/zero")
+    assert code == 3 and "/dev/zero: not a regular file" in err
+    big = tmp_path / "big.toml"
+    with big.open("wb") as handle:  # sparse: no disk used
+        handle.truncate(17 * 1024 * 1024)
+    code, _, err = run(capsys, "validate", str(big))
+    assert code == 3 and "larger than 16 MB" in err
+
+
+def test_a_long_value_is_cut_in_a_message(capsys, tmp_path):
+    path = tmp_path / "long.toml"
+    path.write_text("nonsense = '" + "A" * 100_000 + "'\n" + SEED.read_text())
+    code, _, err = run(capsys, "validate", str(path))
+    assert code == 3 and "nonsense" in err
+    assert len(err) < 2_000 and "(100,002 characters)" in err

@@ -156,7 +156,7 @@ def test_diff_lists_changed_inputs_with_units_and_every_metric(library_url, tmp_
     diff = json.loads(out)
     assert diff["inputs"] == [
         {"path": "fleet.gpu_count", "old": 72, "new": 144, "unit": "GPUs"},
-        {"path": "utilization.share", "old": 0.7, "new": 0.75, "unit": None},  # none given
+        {"path": "utilization.share", "old": 0.7, "new": 0.75, "unit": "fraction"},
     ]
     old, new = summary_of(capsys, SEED), summary_of(capsys, second)
     for key in ("npv_usd", "lcot_usd_per_mtok", "capex_usd_total", "tokens_total"):

@@ -603,3 +603,68 @@ def test_pdf_without_chromium_says_what_it_did_not_check(memo_pdf, capsys, monke
     code, out = _verify(capsys, memo_pdf)
     assert code == 0, out
     assert "note: Chromium is not installed" in out
+
+
+def _with_curve(stamp, curve):
+    stamp["scenario_toml"] += f'\n[throughput.measured]\ncurve = "{curve}"\n'
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        # a stamp's Monte Carlo reading a file of the machine that verifies it
+        (
+            lambda s: s.update(
+                montecarlo={
+                    "n": 10,
+                    "seed": 1,
+                    "distributions": {"market.price_decline_annual": "empirical(/etc/passwd)"},
+                }
+            ),
+            "empirical(FILE) reads a file on this machine",
+        ),
+        (
+            lambda s: s.update(
+                montecarlo={
+                    "n": 10**9,
+                    "seed": 1,
+                    "distributions": {"market.price_decline_annual": "uniform(0.1, 0.2)"},
+                }
+            ),
+            "expected a whole number of draws, 10 to",
+        ),
+        # an embedded scenario or a case naming a file, existing or not: the same refusal
+        (lambda s: _with_curve(s, "/etc/passwd"), "names a file (throughput.measured.curve)"),
+        (lambda s: _with_curve(s, "/no/such/file.csv"), "names a file (throughput.measured.curve)"),
+        (
+            lambda s: s["cases"].update(
+                evil={"overrides": ['throughput.measured = {curve = "/etc/passwd"}']}
+            ),
+            "names a file (throughput.measured.curve)",
+        ),
+    ],
+)
+def test_a_stamp_cannot_make_verify_open_a_file(memo_html, tmp_path, capsys, change, message):
+    code, out = _verify(capsys, _edited(memo_html, tmp_path, lambda t: _edit_stamp(t, change)))
+    assert code == 3 and message in out, out
+    assert "root:" not in out and "Traceback" not in out
+
+
+def test_a_memo_refuses_an_empirical_distribution(tmp_path, capsys):
+    prices = tmp_path / "prices.csv"
+    prices.write_text("price\n0.2\n0.3\n")
+    out = tmp_path / "memo.html"
+    code = main(
+        [
+            "memo",
+            str(SEED),
+            "--out",
+            str(out),
+            "--montecarlo",
+            "10",
+            "--dist",
+            f"market.price_decline_annual=empirical({prices}, price)",
+        ]
+    )
+    assert code == 3 and not out.exists()
+    assert "empirical(FILE) reads a file" in capsys.readouterr().err

@@ -117,3 +117,21 @@ def test_an_input_edited_on_the_assumptions_sheet_fails(book, tmp_path, capsys):
     code, out = _verify(capsys, edited)
     assert code == 1
     assert "Assumptions.financing.debt_rate_annual (scenario 1): shown 0.09" in out
+
+
+def test_an_embedded_scenario_naming_a_file_is_refused_unopened(book, tmp_path, capsys):
+    edited = tmp_path / "curve.xlsx"
+    old = b"[throughput]"
+    new = b'[throughput.measured]\ncurve = "/etc/passwd"\n\n[throughput]'
+    hits = []
+
+    def edit(name, data):
+        if old in data:
+            hits.append(name)
+        return data.replace(old, new, 1)
+
+    _rewrite(book, edited, edit)
+    assert hits
+    code, out = _verify(capsys, edited)
+    assert code == 3 and "names a file (throughput.measured.curve)" in out, out
+    assert "root:" not in out

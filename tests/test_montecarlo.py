@@ -182,6 +182,28 @@ def test_empirical_resamples_a_column(tmp_path):
         parse_distribution(f"empirical({path}, price)")
 
 
+def test_empirical_messages_name_the_file_never_quote_it(tmp_path):
+    """The file may not be the user's (a server's, in the app): a message names the file, the
+    column and the row, and quotes none of its header or cells."""
+    path = tmp_path / "secrets.csv"
+    path.write_text("root:x:0:0\nDB_PASSWORD=hunter2\n")
+    for text in (f"empirical({path})", f"empirical({path}, root:x:0:0)"):
+        with pytest.raises(DistributionError) as caught:
+            parse_distribution(text, path="market.price_decline_annual")
+        assert str(path) in str(caught.value)
+        assert "hunter2" not in str(caught.value)
+        if "root:x:0:0)" not in text:
+            assert "root:x" not in str(caught.value)
+
+
+def test_empirical_is_refused_where_files_are_not_allowed(tmp_path):
+    path = tmp_path / "prices.csv"
+    path.write_text("price\n0.2\n")
+    with pytest.raises(DistributionError, match="reads a file on this machine"):
+        parse_distribution(f"empirical({path}, price)", files=False)
+    assert parse_distribution("uniform(0, 1)", files=False).ppf(np.array([0.5]))[0] == 0.5
+
+
 @pytest.mark.parametrize(
     "text, message",
     [

@@ -573,7 +573,7 @@ _CALL = re.compile(r"^\s*([A-Za-z_]+)\s*\((.*)\)\s*$", re.S)
 
 
 def parse_distribution(
-    text: str, path: str = "", base_dir: str | Path | None = None
+    text: str, path: str = "", base_dir: str | Path | None = None, files: bool = True
 ) -> Distribution:
     """Parse the text form of a distribution (see the module docstring).
 
@@ -582,6 +582,8 @@ def parse_distribution(
     text : e.g. "triangular(0.15, 0.3, 0.5)"
     path : the dotted field path it is for (names errors; default column of `empirical`)
     base_dir : folder that relative `empirical` file names are resolved against
+    files : whether `empirical(FILE)` may open a file; False where the text comes from someone
+        else (a memo's stamp), so that it cannot make econ read this machine's files
     """
     where = f"{path}={text}" if path else text
     match = _CALL.match(text)
@@ -595,6 +597,12 @@ def parse_distribution(
             f"{where}: unknown distribution '{name}'; expected one of: " + ", ".join(PARSERS)
         )
     args = [a.strip() for a in body.split(",")] if body.strip() else []
+    if name == "empirical" and not files:
+        raise DistributionError(
+            f"{where}: empirical(FILE) reads a file on this machine, which a distribution from "
+            "this source may not do; expected a distribution with its parameters, e.g. "
+            "triangular(LOW, MODE, HIGH)"
+        )
     try:
         return PARSERS[name](args, path, base_dir)
     except DistributionError as exc:
@@ -723,18 +731,22 @@ def read_column(file: Path, column: str) -> np.ndarray:
         else:
             frame = pd.read_csv(file)
     except Exception as exc:  # noqa: BLE001 - any reader failure is a bad input file
-        raise DistributionError(f"{file}: cannot be read ({exc})") from None
+        raise DistributionError(
+            f"{file}: cannot be read as CSV or Parquet ({type(exc).__name__})"
+        ) from None
+    # (the messages name the file, the column and the row, never what the file holds)
     if column not in frame.columns:
         raise DistributionError(
-            f"{file}: no column '{column}'; expected one of: " + ", ".join(map(str, frame.columns))
+            f"{file}: no column '{column}' among its {len(frame.columns)}; expected a CSV or "
+            "Parquet file with that column (or give it: empirical(FILE, COLUMN))"
         )
     values = pd.to_numeric(frame[column], errors="coerce").to_numpy(dtype=float)
     bad = ~np.isfinite(values)
     if bad.any():
         row = int(np.flatnonzero(bad)[0])
         raise DistributionError(
-            f"{file}: row {row + 1}, column {column} = {frame[column].iloc[row]!r}; "
-            "expected a finite number"
+            f"{file}: row {row + 1}, column {column}: not a finite number; expected a finite "
+            "number in every row"
         )
     return values
 

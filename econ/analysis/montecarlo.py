@@ -150,8 +150,11 @@ def _check_distribution(path: str, dist: Distribution) -> None:
         )
 
 
-def parse_dists(items: Sequence[str], base_dir: str | os.PathLike | None = None) -> dict:
-    """`PATH=DIST(...)` items into {path: Distribution}."""
+def parse_dists(
+    items: Sequence[str], base_dir: str | os.PathLike | None = None, files: bool = True
+) -> dict:
+    """`PATH=DIST(...)` items into {path: Distribution}; `files`: whether empirical(FILE) may
+    read a file (`parse_distribution`)."""
     out: dict[str, Distribution] = {}
     for item in items:
         if "=" not in item:
@@ -163,7 +166,7 @@ def parse_dists(items: Sequence[str], base_dir: str | os.PathLike | None = None)
         resolve_path(path, what="distribution path")
         if path in out:
             raise BatchInputError(f"--dist {path} is given twice")
-        out[path] = parse_distribution(text, path=path, base_dir=base_dir)
+        out[path] = parse_distribution(text, path=path, base_dir=base_dir, files=files)
     return out
 
 

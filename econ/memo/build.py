@@ -149,7 +149,9 @@ def parse_montecarlo(n: int | None, dists: Sequence[str], seed: int) -> dict | N
         raise MemoError(f"--montecarlo {n!r}: expected a whole number of draws, 10 to {MAX_DRAWS}")
     from econ.analysis.montecarlo import parse_dists
 
-    parse_dists(dists)  # refuse a bad path or distribution before any work
+    # Refuse a bad path or distribution before any work, and empirical(FILE): a memo is
+    # recomputed from its stamp alone (`econ verify`, on another machine), which holds no file.
+    parse_dists(dists, files=False)
     distributions = {}
     for item in dists:
         path, text = (part.strip() for part in item.split("=", 1))

@@ -21,10 +21,11 @@ from pathlib import Path
 from econ import __version__
 from econ.errors import InputError
 from econ.memo import render
-from econ.memo.build import MEMO_FORMAT, compute
+from econ.memo.build import MEMO_FORMAT, compute, parse_montecarlo
 from econ.memo.figures import format_figure, format_of
 from econ.provenance import catalog_versions, scenario_sha256
 from econ.scenario.errors import ScenarioError
+from econ.scenario.paths import path_fields
 
 RELATIVE_TOLERANCE = 1e-9
 """Figures agree when within this relative difference (the engine is deterministic; the margin
@@ -177,6 +178,8 @@ def _load_stamp(text: str | None, file: str) -> dict:
         raise NotAMemoError(
             f"{file}: the econ stamp is not valid JSON (line {exc.lineno}, column {exc.colno})"
         ) from None
+    except RecursionError:
+        raise NotAMemoError(f"{file}: the econ stamp is nested too deeply to be a memo's") from None
     if not isinstance(stamp, dict) or stamp.get("kind") != "econ-memo":
         raise NotAMemoError(f"{file}: the econ stamp is not a memo stamp (kind econ-memo)")
     if stamp.get("memo_format") != MEMO_FORMAT:
@@ -193,7 +196,7 @@ def _recompute(stamp: dict, file: str, report: Report):
     """Check version, catalogs and hash; return the memo recomputed from the embedded scenario
     (econ.memo.build.Memo, stamped with the document's own stamp, so that it renders as the
     document should read)."""
-    from econ.scenario.io import loads
+    from econ.scenario.io import apply_overrides, loads, scenario_to_dict
 
     out = report.differences
     if stamp.get("econ_version") != __version__:
@@ -204,6 +207,7 @@ def _recompute(stamp: dict, file: str, report: Report):
     report.checked += _compare("catalogs", stamp.get("catalogs", {}), current, out)
     try:
         scenario = loads(stamp["scenario_toml"], file=f"{file} (embedded scenario)")
+        refuse_files(scenario_to_dict(scenario), file)
     except ScenarioError as exc:
         raise InputError(
             f"{file}: the embedded scenario no longer validates with econ {__version__}: {exc}"
@@ -216,24 +220,42 @@ def _recompute(stamp: dict, file: str, report: Report):
             f"to {sha} (the scenario was changed)"
         )
     try:
-        cases = {name: list(c["overrides"]) for name, c in stamp["cases"].items()}
+        cases = {name: [str(o) for o in c["overrides"]] for name, c in stamp["cases"].items()}
         inputs, swing = stamp["tornado"]["inputs"], float(stamp["tornado"]["swing_pct"])
         montecarlo = stamp.get("montecarlo")
         if montecarlo is not None:
-            montecarlo = {
-                "n": int(montecarlo["n"]),
-                "seed": int(montecarlo["seed"]),
-                "distributions": dict(montecarlo["distributions"]),
-            }
+            n, seed = montecarlo["n"], int(montecarlo["seed"])
+            dists = [f"{p}={text}" for p, text in dict(montecarlo["distributions"]).items()]
     except (AttributeError, KeyError, TypeError, ValueError):
         raise NotAMemoError(
             f"{file}: the stamp's cases or tornado are not as econ memo writes them"
         ) from None
+    if montecarlo is not None:  # checked as `econ memo` checks its options (no empirical(FILE))
+        try:
+            montecarlo = parse_montecarlo(n, dists, seed)
+        except InputError as exc:
+            raise NotAMemoError(f"{file}: the stamp's Monte Carlo: {exc}") from None
+    for name, overrides in cases.items():  # each case as it will be projected
+        refuse_files(apply_overrides(scenario_to_dict(scenario), overrides, file=name), file)
     memo = compute(scenario, cases, inputs, swing, montecarlo)
     report.checked += _compare("summary", stamp["summary"], memo.summary, out)
     report.checked += _compare("figures", stamp["figures"], memo.figures, out)
     memo.stamp = stamp
     return memo
+
+
+def refuse_files(data: dict, file: str) -> None:
+    """A memo or workbook is recomputed from what it embeds alone: a scenario or case in it that
+    names a file (a measured throughput curve) would make `econ verify` open a file of this
+    machine chosen by whoever wrote the document. Refused without opening it (whether or not the
+    file exists), as a library scenario is refused."""
+    for where, table, key in path_fields(data):
+        if table[key]:
+            raise NotAMemoError(
+                f"{file}: an embedded scenario or case names a file ({where}); a memo or "
+                "workbook is recomputed from what it embeds and opens no file: expected "
+                "throughput from the MLPerf catalog (catalog_id) or a fixed tokens_per_s_per_gpu"
+            )
 
 
 def _check_shown(key: str, text: str, value: str | None, figures: dict, report: Report):

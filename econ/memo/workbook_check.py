@@ -18,7 +18,7 @@ import pandas as pd
 
 from econ import __version__
 from econ.errors import InputError
-from econ.memo.verify import NotAMemoError, Report
+from econ.memo.verify import NotAMemoError, Report, refuse_files
 from econ.provenance import catalog_versions, scenario_sha256
 from econ.scenario.errors import ScenarioError
 
@@ -56,7 +56,7 @@ def verify_workbook(path: Path) -> Report:
     """Recompute an econ workbook and list each figure that differs."""
     from econ.engine import project
     from econ.reporting import flat_summary
-    from econ.scenario.io import loads
+    from econ.scenario.io import loads, scenario_to_dict
     from econ.workbook import SCENARIO_TOML_ITEM, WorkbookError, read_summary
 
     sheets = _read(path)
@@ -89,6 +89,7 @@ def verify_workbook(path: Path) -> Report:
     for name, text in tomls:
         try:
             scenario = loads(str(text), file=f"{path} (scenario {name})")
+            refuse_files(scenario_to_dict(scenario), str(path))
         except ScenarioError as exc:
             raise InputError(
                 f"{path}: the embedded scenario {name} no longer validates with econ "

@@ -18,5 +18,19 @@ class ScenarioError(InputError):
         self.value = value
         self.expected = expected
         where = f"{self.file}: " if self.file else ""
-        field = f"{path} = {value!r}: " if value is not None else (f"{path}: " if path else "")
+        field = (
+            f"{path} = {shortened(value)}: " if value is not None else (f"{path}: " if path else "")
+        )
         super().__init__(f"{where}{field}{expected}")
+
+
+QUOTED_LIMIT = 80
+"""Characters of a value a message quotes; a longer one is cut, saying how long it was."""
+
+
+def shortened(value: Any) -> str:
+    """repr(value), cut to QUOTED_LIMIT characters (a 20 MB string is not a message)."""
+    text = repr(value)
+    if len(text) <= QUOTED_LIMIT:
+        return text
+    return f"{text[:QUOTED_LIMIT]}... ({len(text):,} characters)"

@@ -109,24 +109,57 @@ def parse_toml(content: bytes | str, file: str | os.PathLike | None = None) -> d
     if not text.strip():
         raise ScenarioError(file, "", None, "file is empty; expected a TOML scenario")
     try:
-        return tomllib.loads(text)
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ScenarioError(file, "", None, f"malformed TOML: {exc}") from None
     except RecursionError:
         raise ScenarioError(
             file, "", None, "nested too deeply to be a scenario; expected TOML tables"
         ) from None
+    depth = nesting_depth(data)
+    if depth > MAX_NESTING:
+        raise ScenarioError(
+            file,
+            "",
+            None,
+            f"nested too deeply: tables or arrays more than {MAX_NESTING} levels down; "
+            "expected a scenario's tables, which nest about six (e.g. [financing.covenants])",
+        )
+    return data
+
+
+MAX_NESTING = 32
+"""Levels of tables and arrays a scenario may nest (its deepest field is about six down)."""
+MAX_FILE_BYTES = 16 * 1024 * 1024
+"""Bytes of a scenario file econ reads (the largest ready-made one is under 20 kB)."""
+
+
+def nesting_depth(data: Any) -> int:
+    """Levels of dicts and lists in `data`, counted without recursion (a file nested 5,000
+    deep must not exhaust Python's stack on its way to a clear message)."""
+    deepest, stack = 0, [(data, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict | list | tuple):
+            deepest = max(deepest, depth)
+            if depth <= MAX_NESTING:  # deeper than that is refused: no need to walk further
+                children = item.values() if isinstance(item, dict) else item
+                stack.extend((child, depth + 1) for child in children)
+    return deepest
 
 
 def read_toml(path: str | os.PathLike) -> dict[str, Any]:
     """Read a TOML file into a dict, with ScenarioError for missing files and bad syntax."""
     if "\x00" in os.fspath(path):
         raise ScenarioError(
-            os.fspath(path).replace("\x00", "\\0"), "", None, "a file name may not contain a NUL byte"
+            os.fspath(path).replace("\x00", "\\0"),
+            "",
+            None,
+            "a file name may not contain a NUL byte",
         )
     path = Path(path)
     try:
-        content = path.read_bytes()
+        content = read_bounded(path, MAX_FILE_BYTES, "a TOML scenario file")
     except FileNotFoundError:
         raise ScenarioError(path, "", None, "file not found" + _ready_made_hint(path)) from None
     except IsADirectoryError:
@@ -137,6 +170,24 @@ def read_toml(path: str | os.PathLike) -> dict[str, Any]:
         raise ScenarioError(path, "", None, f"cannot be read ({exc.strerror})") from None
     data = parse_toml(content, path)
     return migrate(data, path)  # older schema versions to today's, before any override
+
+
+def read_bounded(path: Path, limit: int, expected: str) -> bytes:
+    """The bytes of a regular file of at most `limit` bytes, or ScenarioError (a device such as
+    /dev/zero, a FIFO, or a file too large to be `expected`); OSErrors pass to the caller."""
+    import stat
+
+    if path.exists() and not stat.S_ISREG(path.stat().st_mode):  # (before opening: a FIFO blocks)
+        if path.is_dir():
+            raise IsADirectoryError(path)
+        raise ScenarioError(path, "", None, f"not a regular file; expected {expected}")
+    with path.open("rb") as handle:
+        content = handle.read(limit + 1)
+    if len(content) > limit:
+        raise ScenarioError(
+            path, "", None, f"larger than {limit // (1024 * 1024)} MB; expected {expected}"
+        )
+    return content
 
 
 def _ready_made_hint(path: Path) -> str:
@@ -184,7 +235,8 @@ def load_scenario(
             "",
             None,
             f"no {' or '.join(f'[{m}]' for m in missing)} table; a scenario file must give "
-            + ", ".join(f"[{m}]" for m in REQUIRED_SECTIONS) + " (other sections may be left to "
+            + ", ".join(f"[{m}]" for m in REQUIRED_SECTIONS)
+            + " (other sections may be left to "
             "their defaults). Is the file complete?",
         )
     return scenario
