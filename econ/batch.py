@@ -24,7 +24,7 @@ from econ.scenario.depreciation_models import compile_policies
 from econ.scenario.financing_models import compile_tranches
 from econ.scenario.gain_models import compile_throughput
 from econ.scenario.market_models import compile_market
-from econ.scenario.models import Scenario
+from econ.scenario.models import Scenario, set_elsewhere_message
 from econ.throughput.resolve import resolve_history, resolve_throughput
 
 
@@ -249,6 +249,13 @@ class ScenarioBatch:
         field itself, so row i is the scenario with the field set to the i-th value. Replaced
         columns are not re-validated here: the caller (sweep, sampler) checks their bounds.
         """
+        elsewhere = scenario.set_elsewhere()
+        for path in columns or {}:
+            if path in elsewhere:
+                raise InputError(
+                    f"{path} cannot be varied for scenario '{scenario.name}': "
+                    + set_elsewhere_message(path, elsewhere[path])
+                )
         one = cls.from_scenarios(scenario)
         per = one.rows
         cols = {path: np.tile(values, n) for path, values in one.columns.items()}

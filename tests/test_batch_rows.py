@@ -19,10 +19,20 @@ from econ.errors import InputError
 from econ.scenario import ScenarioError, apply_overrides, scenario_to_dict, validate_dict
 from tests.conftest import ROOT
 
-SCENARIOS = ("deepseek-r1-gb200-nvl72", "deepseek-r1-gb200-nvl72-capital-stack",
-             "h200-fleet-gb300-refresh")
-COMPARED = ("npv_usd", "irr_equity_annual", "debt_usd", "covenant_breach_months",
-            "breakeven_price_usd_per_mtok", "lcot_usd_per_mtok", "dscr_headroom")
+SCENARIOS = (
+    "deepseek-r1-gb200-nvl72",
+    "deepseek-r1-gb200-nvl72-capital-stack",
+    "h200-fleet-gb300-refresh",
+)
+COMPARED = (
+    "npv_usd",
+    "irr_equity_annual",
+    "debt_usd",
+    "covenant_breach_months",
+    "breakeven_price_usd_per_mtok",
+    "lcot_usd_per_mtok",
+    "dscr_headroom",
+)
 
 
 def _values(base: float, kind: str) -> list[float]:
@@ -59,7 +69,40 @@ def test_every_numeric_column_gives_each_row_what_the_override_gives(name):
             for key in COMPARED:
                 got, want = together[key][row], expected[key][0]
                 assert got == pytest.approx(want, rel=1e-9, abs=1e-6, nan_ok=True), (
-                    path, value, key,
+                    path,
+                    value,
+                    key,
                 )
             compared += 1
     assert compared > 100  # the fields were compared, not skipped
+
+
+MEASURED = {"throughput.measured.catalog_id": "v6.0-6f6e7f09"}
+"""The seed with its throughput read from the MLPerf catalog row it cites."""
+
+
+@pytest.mark.parametrize(
+    "name, overrides, path, source",
+    [
+        ("deepseek-r1-gb200-nvl72", MEASURED, "throughput.tokens_per_s_per_gpu", "measured"),
+        ("deepseek-r1-gb200-nvl72-capital-stack", {}, "financing.debt_rate_annual", "tranches"),
+    ],
+)
+def test_a_field_another_input_replaces_is_refused_not_ignored(name, overrides, path, source):
+    """A field the scenario takes from another input: `--set` of it changed nothing (the
+    measured point replaced it) while a sweep of it used it, so the two disagreed (NPV -163,291
+    against -2,172,206 at 3,000 tokens/s). Both now refuse it, and the tornado leaves it out."""
+    from econ.memo.build import tornado_paths
+
+    file = ROOT / "models" / "scenarios" / f"{name}.toml"
+    scenario = load_scenario(file, overrides)
+    assert path in scenario.set_elsewhere()
+    with pytest.raises(
+        ScenarioError, match=f"not used: this scenario takes {path} from .*{source}"
+    ):
+        load_scenario(file, {**overrides, path: 0.05 if "rate" in path else 3000.0})
+    with pytest.raises(InputError, match=f"{path} cannot be varied"):
+        ScenarioBatch.repeat(scenario, 2, {path: np.array([0.05, 0.2])})
+    assert path not in tornado_paths(scenario)
+    plain = load_scenario(ROOT / "models" / "scenarios" / "deepseek-r1-gb200-nvl72.toml")
+    assert plain.set_elsewhere() == {}

@@ -133,10 +133,11 @@ def tornado_paths(scenario: Scenario) -> list[str]:
         if isinstance(node, int | float) and not isinstance(node, bool) and node:
             paths.append(path)
     financing = scenario.financing
-    if financing.tranches or not (financing.debt_share or financing.debt_usd):
+    if not (financing.debt_share or financing.debt_usd):
         # debt_share's loan rate moves nothing where there is no such loan
         paths = [p for p in paths if p != "financing.debt_rate_annual"]
-    return paths
+    elsewhere = scenario.set_elsewhere()  # (the tranches' own rates, a measured throughput)
+    return [p for p in paths if p not in elsewhere]
 
 
 def parse_montecarlo(n: int | None, dists: Sequence[str], seed: int) -> dict | None:

@@ -21,7 +21,7 @@ from pydantic import BaseModel, ValidationError
 from econ.files import atomic_write
 from econ.scenario.errors import ScenarioError
 from econ.scenario.migrations import migrate
-from econ.scenario.models import REQUIRED_SECTIONS, Scenario, model_of
+from econ.scenario.models import REQUIRED_SECTIONS, Scenario, model_of, set_elsewhere_message
 from econ.scenario.paths import resolve_paths
 from econ.scenario.section import NONE_WORD, NUMBER_AS_TEXT, none_word_fields
 
@@ -228,6 +228,8 @@ def load_scenario(
         data = apply_overrides(data, overrides, file=path)
     resolve_paths(data, Path(path).parent, allow_paths, file=path)
     scenario = validate_dict(data, file=path)
+    if overrides:
+        refuse_set_elsewhere(scenario, overrides, file=path)
     missing = [name for name in REQUIRED_SECTIONS if not isinstance(data.get(name), dict)]
     if missing:
         raise ScenarioError(
@@ -280,6 +282,20 @@ def apply_overrides(
                 raise ScenarioError(file, path, node, "cannot set a field inside a non-table value")
         node[leaf] = value
     return result
+
+
+def refuse_set_elsewhere(
+    scenario: Scenario,
+    overrides: Mapping[str, Any] | Iterable[str],
+    file: str | os.PathLike | None = None,
+) -> None:
+    """ScenarioError for an override of a field the scenario takes from another input
+    (`Scenario.set_elsewhere`), which would otherwise be ignored without a word."""
+    items = overrides.items() if isinstance(overrides, Mapping) else map(parse_override, overrides)
+    elsewhere = scenario.set_elsewhere()
+    for path, value in items:
+        if path in elsewhere:
+            raise ScenarioError(file, path, value, set_elsewhere_message(path, elsewhere[path]))
 
 
 def check_path(path: str, file: str | os.PathLike | None = None) -> None:

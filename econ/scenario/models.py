@@ -465,6 +465,28 @@ class Scenario(Section):
                 raise ValueError(f"vintages[{i}] ({vintage.name}){what}: {message}") from None
         return tuple(expanded)
 
+    def set_elsewhere(self) -> dict[str, str]:
+        """Numeric fields of the scenario's own fleet whose value comes from another input, as
+        {dotted path: that input}: an override or a batch column of one would change nothing
+        (a measured curve or the simulator replaces throughput.tokens_per_s_per_gpu, the MLPerf
+        history replaces gain_rate_annual, and tranches carry their own rates)."""
+        out = {}
+        throughput = self.throughput
+        source = (
+            "throughput.measured"
+            if throughput.measured is not None
+            else "throughput.simulated"
+            if throughput.simulated is not None
+            else None
+        )
+        if source is not None:
+            out["throughput.tokens_per_s_per_gpu"] = source
+        if throughput.history is not None:
+            out["throughput.gain_rate_annual"] = "throughput.history"
+        if self.financing.tranches:
+            out["financing.debt_rate_annual"] = "financing.tranches (each carries its own rate)"
+        return out
+
     def takes_own_value(self, path: str) -> tuple[bool, ...]:
         """For each scenario of `expand`, whether its `path` is this scenario's own value (what an
         override of the file's field sets): always for the scenario's own fleet; for a vintage,
@@ -481,6 +503,15 @@ class Scenario(Section):
                 given |= {"purchase_month", "retire_month", "service_start_month"}
             out.append(name not in given)
         return tuple(out)
+
+
+def set_elsewhere_message(path: str, source: str) -> str:
+    """What to say of a change to `path`, which the scenario takes from `source`
+    (`Scenario.set_elsewhere`)."""
+    return (
+        f"not used: this scenario takes {path} from {source}, so a value set here would change "
+        f"nothing; expected a change to {source.split(' ')[0]}, or a scenario without it"
+    )
 
 
 _REPLACED_TOGETHER = {
