@@ -239,7 +239,11 @@ class Projection:
 
     @property
     def summary(self) -> pd.DataFrame:
-        """One row per scenario, the DESIGN.md §5 summary metrics; undefined values are None."""
+        """One row per scenario, the DESIGN.md §5 summary metrics: a float64 column per metric
+        (NaN where undefined, the reason in the row's warnings), so that `describe`,
+        `select_dtypes("number")` and plotting work; the components (dicts) and the warnings
+        (lists) are object columns. `summary_records` and `econ.reporting.flat_summary` give None
+        for undefined values, as JSON and the files do."""
         import pandas as pd
 
         frame = pd.DataFrame({"scenario": self.names})
@@ -249,8 +253,7 @@ class Projection:
             elif name == "warnings":
                 frame[name] = self.warnings
             else:
-                values = self.metrics[name]
-                frame[name] = pd.Series(values).astype(object).where(~np.isnan(values), None)
+                frame[name] = np.asarray(self.metrics[name], dtype=float)
         return frame.set_index("scenario")
 
     def component_dicts(self) -> list[dict[str, float | None]]:

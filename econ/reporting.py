@@ -31,7 +31,9 @@ def flat_summary(projection: Projection) -> pd.DataFrame:
     summary = projection.summary.copy()
     for name in list(summary.columns):
         values = summary[name]
-        if values.map(lambda v: isinstance(v, Mapping)).any():
+        if values.dtype.kind == "f":  # undefined: None, not NaN, in every file
+            summary[name] = values.astype(object).where(values.notna(), None)
+        elif values.map(lambda v: isinstance(v, Mapping)).any():
             keys = list(dict.fromkeys(k for v in values if isinstance(v, Mapping) for k in v))
             if name == "cost_usd_per_mtok_by_component":
                 prefix = "cost_usd_per_mtok"

@@ -316,7 +316,7 @@ def test_no_loan_to_size_is_no_debt():
     result = project(_seed(debt_share=0.0))
     summary = result.summary.iloc[0]
     assert summary["debt_usd_total"] == 0 and summary["debt_sizing_constraint"] == 0
-    assert summary["dscr_headroom"] is None and summary["months_of_headroom"] is None
+    assert np.isnan(summary["dscr_headroom"]) and np.isnan(summary["months_of_headroom"])
     assert any("dscr_headroom" in w for w in summary["warnings"])
 
 

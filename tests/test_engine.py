@@ -80,12 +80,12 @@ def test_small_scenario_against_closed_forms():
     # with the reason; below that bound the figure is the numpy-financial root (test_returns.py).
     irr_monthly = npf.irr([-10000.0] + [cash] * 12)
     assert (1 + irr_monthly) ** 12 - 1 == pytest.approx(50.818152337864184, rel=1e-9)
-    assert s.irr_project_annual is None and s.irr_equity_annual is None
+    assert np.isnan(s.irr_project_annual) and np.isnan(s.irr_equity_annual)
     assert any("irr_project_annual is null" in w for w in s.warnings)
     assert s.payback_months == pytest.approx(10000 / cash, rel=1e-12)
     assert s.tokens_per_s_per_mw == pytest.approx(1000.0 * 1000 / 1.0)
     assert s.revenue_usd_per_mw_year == pytest.approx(12 * tokens_month * 2e-6 / 0.001, rel=1e-12)
-    assert s.min_dscr is None
+    assert np.isnan(s.min_dscr)
     assert any("no debt" in w for w in s.warnings)
 
 
@@ -178,14 +178,14 @@ def test_degenerate_scenarios_give_nulls_and_warnings():
     idle = project(
         small(**{"utilization.share": 0.0, "market.price_usd_per_mtok": 0.0})
     ).summary.iloc[0]
-    assert idle.lcot_usd_per_mtok is None
+    assert np.isnan(idle.lcot_usd_per_mtok)
     assert all(v is None for v in idle.cost_usd_per_mtok_by_component.values())
-    assert idle.irr_project_annual is None
-    assert idle.payback_months is None
-    assert idle.breakeven_price_usd_per_mtok is None
+    assert np.isnan(idle.irr_project_annual)
+    assert np.isnan(idle.payback_months)
+    assert np.isnan(idle.breakeven_price_usd_per_mtok)
     assert any("no tokens" in w for w in idle.warnings)
     thin = project(small(**{"financing.debt_share": 0.99})).summary.iloc[0]
-    assert thin.irr_equity_annual is None
+    assert np.isnan(thin.irr_equity_annual)
     assert any("equity is 1.0% of capex" in w for w in thin.warnings)
 
 
@@ -199,7 +199,7 @@ def test_contract_revenue_ignores_utilization():
     )
     s = project(contracted).summary.iloc[0]
     assert s.revenue_usd_total == pytest.approx(12 * HOURS_PER_MONTH * 2.0)
-    assert s.breakeven_price_usd_per_mtok is None
+    assert np.isnan(s.breakeven_price_usd_per_mtok)
 
 
 def test_ramps_and_steps():
@@ -322,8 +322,8 @@ def test_batch_equals_one_by_one(many):
                     assert a[key][c] == pytest.approx(b[key][c], rel=1e-12, nan_ok=True)
             elif key == "warnings":
                 assert a[key] == b[key]
-            elif b[key] is None:
-                assert a[key] is None
+            elif np.isnan(b[key]):
+                assert np.isnan(a[key])
             else:
                 assert a[key] == pytest.approx(b[key], rel=1e-9, abs=1e-9)
         monthly_alone = alone.monthly.loc[scenario.name]
@@ -461,3 +461,18 @@ def test_a_later_vintage_sold_early_is_said_with_its_age():
     assert any("[gb300] sold in month 72 at 54 months old, before the end of its useful life of "
                "72 months" in w for w in said), said  # fmt: skip
     assert any(w.startswith("[base] sold in month 18, before") for w in said)
+
+
+def test_the_summary_frame_is_numeric_with_nan_where_undefined():
+    """A data scientist's frame: float64 metric columns (describe, select_dtypes, plotting), NaN
+    where a metric is undefined; the files and JSON still say null (flat_summary, records)."""
+    from econ.reporting import flat_summary
+
+    idle = project(small(**{"utilization.share": 0.0, "market.price_usd_per_mtok": 0.0}))
+    frame = idle.summary
+    numeric = frame.select_dtypes("number").columns
+    assert set(frame.columns) - set(numeric) == {"cost_usd_per_mtok_by_component", "warnings"}
+    assert np.isnan(frame["lcot_usd_per_mtok"].iloc[0])
+    assert "mean" in frame[["npv_usd"]].describe().index
+    assert flat_summary(idle)["lcot_usd_per_mtok"].iloc[0] is None
+    assert idle.summary_records()[0]["summary"]["lcot_usd_per_mtok"] is None

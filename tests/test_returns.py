@@ -262,7 +262,7 @@ def test_mirr_finance_rate_is_the_discount_rate_without_debt():
         excel.mirr(monthly.cash_flow_project_usd.to_numpy(), rate, rate)
     )
     assert s.mirr_project_annual == pytest.approx(expected, rel=1e-10)
-    assert s.irr_project_annual is None  # 5,082% a year: beyond the policy's +1,000%
+    assert np.isnan(s.irr_project_annual)  # 5,082% a year: beyond the policy's +1,000%
 
 
 def test_policy_range_is_annual():
@@ -297,7 +297,7 @@ def test_negative_breakeven_is_returned_by_the_solver():
 def test_llama2_breakeven_is_null_with_the_reason():
     path = ROOT / "models" / "scenarios" / "llama2-70b-h200.toml"
     s = project(load_scenario(path)).summary.iloc[0]
-    assert s.breakeven_price_usd_per_mtok is None
+    assert np.isnan(s.breakeven_price_usd_per_mtok)
     assert any(
         "NPV is positive at a zero token price: contract revenue covers costs" in w
         and "breakeven_price_usd_per_mtok" in w

@@ -340,7 +340,7 @@ def test_lines_the_formulas_do_not_model_are_values_with_a_note(tmp_path: Path):
 )
 def test_null_metrics_show_the_reason_not_an_error(tmp_path: Path, override, metric, text):
     scenario = econ.load_scenario(SEED, {**LEVEL_LOAN, **override})
-    assert econ.project(scenario).summary[metric].iloc[0] is None
+    assert np.isnan(econ.project(scenario).summary[metric].iloc[0])
     path = tmp_path / "null.xlsx"
     build([scenario], path)
     summary = workbook.read_summary(pd.read_excel(path, sheet_name="Summary"))
