@@ -7,6 +7,7 @@ hall from a power budget with econ.sizing and returns a JSON-ready result.
 from __future__ import annotations
 
 import math
+import re
 import tomllib
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
@@ -181,8 +182,21 @@ def _rack(path: Path, key: str, row: dict) -> RackSpec:
     return RackSpec(key=key, sources=dict(sources), **values)
 
 
+_SYSTEMS_IN_NAME = re.compile(r",?\s*\d+\s+systems?\s+per\s+rack", re.I)
+
+
+def rack_name(name: str, systems: int) -> str:
+    """The catalog's rack name with its systems-per-rack count replaced by `systems` (appended when
+    the name states none), so a label never contradicts the figures beside it."""
+    count = f"{systems} system{'' if systems == 1 else 's'} per rack"
+    if _SYSTEMS_IN_NAME.search(name):
+        return _SYSTEMS_IN_NAME.sub(f", {count}", name, count=1)
+    return f"{name}, {count}"
+
+
 def with_systems_per_rack(rack: RackSpec, systems: int) -> RackSpec:
-    """The same hardware with another number of systems per rack (power and price scale with it)."""
+    """The same hardware with another number of systems per rack (power, price and the name's
+    systems count follow it)."""
     if rack.kw_per_system is None:
         raise RackCatalogError(
             f"{rack.key} is a rack-scale system ({rack.gpus_per_rack} GPUs per rack); expected "
@@ -193,6 +207,7 @@ def with_systems_per_rack(rack: RackSpec, systems: int) -> RackSpec:
     scale = systems / rack.systems_per_rack
     return replace(
         rack,
+        name=rack_name(rack.name, systems),
         systems_per_rack=systems,
         gpus_per_rack=rack.gpus_per_system * systems,
         kw_per_rack=rack.kw_per_system * systems,

@@ -244,3 +244,45 @@ def test_several_endpoints_files_still_read_in_steps(tree):
     point = operating_point(merged)
     assert not point.interpolated
     assert point.tokens_per_s_per_gpu == max(merged.points["output_tokens_per_s_per_gpu"])
+
+
+@pytest.fixture(scope="module")
+def plain(tmp_path_factory):
+    """The synthetic tree as built (the same TPOT at every concurrency): its frontier on
+    1000 / TPOT P90 and per-GPU throughput holds one point."""
+    return build_submission(tmp_path_factory.mktemp("plain") / "submission")
+
+
+def test_interpolate_never_falls_below_the_step_reading(plain, capsys):
+    # With TTFT P90 <= 1 s the step reading takes concurrency 128, but the frontier read with
+    # --interpolate had no feasible point and the error pointed at the lower concurrency 16
+    # (236 tokens/s per GPU) "below the frontier".
+    root = plain
+    curve = import_files([root])
+    step = operating_point(curve, latency_limits={"ttft_s_p90": 1.0})
+    between = operating_point(curve, latency_limits={"ttft_s_p90": 1.0}, reading="interpolate")
+    assert step.values["concurrency"] == 128
+    assert between.tokens_per_s_per_gpu == step.tokens_per_s_per_gpu == pytest.approx(710.88, 1e-4)
+    assert between.bracket == step.bracket and not between.interpolated
+    assert any("the best measured point meeting the SLO" in w for w in between.warnings)
+    assert main(["throughput", "point", str(root), "--ttft-p90-s", "1", "--interpolate"]) == 0
+    assert "710.88" in capsys.readouterr().out
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    ttft=st.floats(0.05, 20.0),
+    tpot_ms=st.one_of(st.none(), st.floats(5.0, 60.0)),
+    varied=st.booleans(),
+)
+def test_interpolated_point_is_at_least_the_step_point(curve, plain, ttft, tpot_ms, varied):
+    chosen = curve if varied else import_files([plain])
+    named = {"ttft_s_p90": ttft} | ({} if tpot_ms is None else {"tpot_s_p90": tpot_ms / 1000})
+    step = operating_points(chosen, latency_limits=named, reading="step")
+    between = operating_points(chosen, latency_limits=named, reading="interpolate")
+    assert step["feasible"][0] == between["feasible"][0]
+    if step["feasible"][0]:
+        gpu = "output_tokens_per_s_per_gpu"
+        assert between[gpu][0] >= step[gpu][0] * (1 - 1e-12)
+        for name, limit in named.items():
+            assert between[name][0] <= limit * (1 + 1e-9)

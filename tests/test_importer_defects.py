@@ -11,7 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from econ.throughput.importers import CurveError, detect_format, import_file, import_files
+from econ.throughput.importers import (
+    CurveError,
+    LatencyUnitError,
+    detect_format,
+    import_file,
+    import_files,
+)
 from econ.throughput.importers._common import read_source
 from econ.throughput.operating_point import group_labels
 from tests.conftest import SHARED_DATA, needs_shared_data
@@ -323,3 +329,235 @@ def test_summary_and_detail_log_of_one_run_agree_on_per_user_speed():
     assert a["tokens_per_s_per_user"] == pytest.approx(
         1e9 / summary_value(SERVER.read_text(), "Mean Time to Output Token (ns)")
     )
+
+
+# --- review of the throughput side (infrastructure benchmarking, /tmp/rev-infra) ----------------
+
+GENAI_CSV = SAMPLES / "genai-perf" / "nim-llama3-8b-streaming-conc10_profile_export_genai_perf.csv"
+AIPERF_CSV = SAMPLES / "aiperf" / "mlx-qwen3-0.6b-conc4_profile_export_aiperf.csv"
+NERDALERT = SAMPLES / "vllm" / "nerdalert-llmd-llama3.2-3b-l40s-results.jsonl"
+GLM_GAUDI = SAMPLES / "inferencex" / "inferencex-app-supplemental-bmk-glm4.7-gaudi3.json"
+GLM_RAW = SAMPLES / "inferencex" / "raw-vllm-gaudi-glm4.7-conc1-source-of-supplemental.json"
+
+
+def cli_error(capsys, argv: list[str]) -> str:
+    """The message of a command that must exit 3 without a traceback."""
+    from econ.cli import main
+
+    assert main(argv) == 3
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    return err
+
+
+def cut_after(text: str, marker: str) -> str:
+    """The text up to and including the line holding `marker` (a cut at a line end)."""
+    lines = text.splitlines(keepends=True)
+    index = next(i for i, line in enumerate(lines) if marker in line)
+    return "".join(lines[: index + 1])
+
+
+def test_trtllm_report_cut_in_the_middle_of_a_number_is_refused(tmp_path: Path, capsys):
+    # head -c 1600 ends "Per GPU Output Throughput (tps/gpu):   11" (of 11076.7700): it imported
+    # as 1,007 GPUs at 11 tokens/s each, "run without --streaming"
+    text = TRT_REPORT.read_text()[:1600]
+    assert text.endswith(": 11") or text.rstrip().endswith("11")
+    path = place(tmp_path, TRT_REPORT, "cut.txt", text=text)
+    with pytest.raises(CurveError, match="ends without a line break") as info:
+        import_file(path)
+    message = str(info.value)
+    line = text.count("\n") + 1
+    assert str(path) in message and f"line {line}" in message
+    assert "'Per GPU Output Throughput (tps/gpu)'" in message and "value '11'" in message
+    assert "cut off" in cli_error(capsys, ["throughput", "import", str(path)])
+
+
+@pytest.mark.parametrize(
+    "marker, what",
+    [
+        ("Total Output Throughput (tokens/sec)", "no Request Latency Breakdown block"),
+        ("Per GPU Output Throughput", "no Request Latency Breakdown block"),
+        ("[TPOT] P90", r"the \[TPOT\] breakdown block has 5 of its 7 statistics \(no P95, P99\)"),
+        ("Per-Request Time-to-First-Token", r"the \[TTFT\] breakdown block has 0 of its 7"),
+        ("[Latency] P95", "the Request Latency Breakdown block has 3 of its 7"),
+    ],
+)
+def test_trtllm_report_cut_at_a_line_end_is_refused(tmp_path: Path, marker: str, what: str):
+    path = place(tmp_path, TRT_REPORT, "cut.txt", text=cut_after(TRT_REPORT.read_text(), marker))
+    with pytest.raises(CurveError, match=f"the report looks cut off: {what}"):
+        import_file(path)
+
+
+def test_trtllm_report_cut_after_its_performance_overview_keeps_its_figures(tmp_path: Path):
+    text = cut_after(TRT_REPORT.read_text(), "[Latency] AVERAGE")  # the dataset details cut off
+    point = import_file(place(tmp_path, TRT_REPORT, "cut.txt", text=text)).points.iloc[0]
+    whole = import_file(TRT_REPORT).points.iloc[0]
+    for column in ("output_tokens_per_s", "output_tokens_per_s_per_gpu", "gpu_count", "tpot_s_p99"):
+        assert point[column] == whole[column]
+
+
+def test_legacy_trtllm_overview_cut_before_total_latency_is_refused(tmp_path: Path):
+    legacy = SAMPLES / "trtllm-bench" / "docs-perf-benchmarking-v0.17-pytorch-legacy-overview.txt"
+    text = cut_after(legacy.read_text(), "Token Throughput (tokens/sec)")
+    with pytest.raises(CurveError, match="no 'Total Latency \\(ms\\)' line"):
+        import_file(place(tmp_path, legacy, "cut.txt", text=text))
+    # the whole excerpt: TP x PP, said to be a guess because the report has no per-GPU rate
+    curve = import_file(legacy)
+    assert curve.points["gpu_count"].iloc[0] == 1
+    assert any("the report has no per-GPU output rate" in w for w in curve.warnings)
+    assert not any("does not give a whole world size" in w for w in curve.warnings)
+
+
+def test_trtllm_world_size_that_disagrees_with_tp_x_pp_is_refused(tmp_path: Path, capsys):
+    text = TRT_REPORT.read_text()
+    # a per-GPU rate of a tenth: 10 GPUs by the ratio, but TP Size 1 x PP Size 1
+    tenth = re.sub(
+        r"(Per GPU Output Throughput \(tps/gpu\):\s+)11076.7700", r"\g<1>1107.6770", text
+    )
+    path = place(tmp_path, TRT_REPORT, "tenth.txt", text=tenth)
+    with pytest.raises(CurveError, match="gives 10 GPUs but the report's TP x PP size is 1"):
+        import_file(path)
+    # a per-GPU rate that divides into no whole number of GPUs
+    odd = re.sub(r"(Per GPU Output Throughput \(tps/gpu\):\s+)11076.7700", r"\g<1>4000.0000", text)
+    with pytest.raises(CurveError, match="does not divide the total output rate 11076.8"):
+        import_file(place(tmp_path, TRT_REPORT, "odd.txt", text=odd))
+    # --gpus states the count: per-GPU recomputed from it, the disagreement warned
+    curve = import_file(path, gpu_count=10)
+    point = curve.points.iloc[0]
+    assert point["gpu_count"] == 10
+    assert point["output_tokens_per_s_per_gpu"] == pytest.approx(11076.77 / 10)
+    assert any(
+        "(--gpus) 10 overrides the 1 GPU of the report's TP x PP" in w for w in curve.warnings
+    )
+    assert "import it with the GPU count" in cli_error(capsys, ["throughput", "import", str(path)])
+
+
+def test_gpus_recomputes_the_per_gpu_rate_of_a_trtllm_report():
+    curve = import_file(TRT_REPORT, gpu_count=2)  # the report says 1 GPU, 11,076.77 per GPU
+    point = curve.points.iloc[0]
+    assert point["output_tokens_per_s_per_gpu"] == pytest.approx(11076.77 / 2)
+    assert any("overrides the 1 GPU of the report's" in w for w in curve.warnings)
+    assert import_file(TRT_REPORT, gpu_count=1).warnings == import_file(TRT_REPORT).warnings
+
+
+def test_trtllm_json_world_size_is_checked_against_the_rates_and_tp_pp(tmp_path: Path):
+    report = trtllm_json()
+    report["world_info"] = dict(report["world_info"], world_size=2)  # per-GPU rate of 1 GPU
+    path = tmp_path / "report.json"
+    path.write_text(json.dumps(report))
+    with pytest.raises(CurveError, match="world_size is 2 but the total output rate / per-GPU"):
+        import_file(path)
+    report["performance"] = dict(
+        report["performance"], output_throughput_per_gpu_tok_s=11076.77 / 2
+    )
+    path.write_text(json.dumps(report))
+    curve = import_file(path)  # TP 1 x PP 1 against world size 2: used, and said
+    assert curve.points["gpu_count"].iloc[0] == 2
+    assert any("world_size 2 is not the TP x PP size (1)" in w for w in curve.warnings)
+
+
+@pytest.mark.parametrize("sample", [GENAI_CSV, AIPERF_CSV], ids=["genai-perf", "aiperf"])
+def test_genai_perf_and_aiperf_csv_cut_off_are_refused(tmp_path: Path, sample: Path):
+    raw = sample.read_bytes()
+    # the last line without its end: the GenAI-Perf file then ends "Request Throughput (per
+    # sec),11" (of 11.38) and imported an input rate of 2,200.3 tokens/s (11 x 200.03)
+    cut = place(tmp_path, sample, "cut.csv", text=raw[:-5].decode())
+    with pytest.raises(CurveError, match="ends without a line break") as info:
+        import_file(cut)
+    assert str(cut) in str(info.value) and "line " in str(info.value)
+    text = sample.read_text()
+    # cut at a line end before the Request Throughput row, and before the Metric,Value table
+    before = text[: text.index("Request Throughput")]
+    with pytest.raises(CurveError, match="no 'Request Throughput' row.*looks cut off"):
+        import_file(place(tmp_path, sample, "before.csv", text=before))
+    table = text[: text.index("Metric,Value")]
+    with pytest.raises(CurveError, match="no 'Metric,Value' table.*looks cut off"):
+        import_file(place(tmp_path, sample, "table.csv", text=table))
+    import_file(sample)  # the whole export still imports
+
+
+def test_seconds_in_ms_keys_of_request_rate_runs_are_refused(tmp_path: Path, capsys):
+    # the nerdalert runs at 30 req/s and all at once (max_concurrency null: no Little's law) with
+    # every *_ms value divided by 1000: 16,000-42,000 tokens/s per user, TPOT of 24-62 us
+    runs = []
+    for line in NERDALERT.read_text().splitlines():
+        record = json.loads(line)
+        if record["request_rate"] == 10.0:
+            continue
+        assert record["max_concurrency"] is None
+        for key, value in list(record.items()):
+            if key.endswith("_ms") and isinstance(value, int | float):
+                record[key] = value / 1000
+        runs.append(json.dumps(record))
+    path = place(tmp_path, NERDALERT, "seconds.jsonl", text="\n".join(runs) + "\n")
+    with pytest.raises(LatencyUnitError, match="look like seconds while the file states milli"):
+        import_file(path)
+    message = cli_error(capsys, ["throughput", "import", str(path)])
+    assert "line 1: mean TPOT" in message and "tokens/s per user" in message
+    # the real file imports, its fastest user at 73.7 tokens/s
+    assert import_file(NERDALERT).points["tokens_per_s_per_user"].max() < 100
+
+
+def test_inferencex_requested_lengths_are_not_measured_means():
+    curve = import_file(GLM_GAUDI)
+    points = curve.points
+    assert points["output_tokens_mean"].isna().all() and points["input_tokens_mean"].isna().all()
+    assert (points["workload"] == "isl=1024, osl=1024").all()  # the requested lengths stay
+    assert any("requested lengths, not measured means" in n for n in curve.provenance["notes"])
+    # the raw vLLM file of the conc-1 run measured 6,739 tokens over 10 requests; merged, the
+    # aggregate no longer claims 1,024 for the same run
+    both = import_files([GLM_GAUDI, GLM_RAW]).points
+    raw = json.loads(GLM_RAW.read_text())
+    lengths = set(both["output_tokens_mean"].dropna())
+    assert lengths == {raw["total_output_tokens"] / raw["completed"]}
+
+
+def test_forced_trtllm_formats_say_what_they_expected(capsys):
+    vllm = SAMPLES / "vllm" / "er0080-vllm-bench-sweep-v0.25.1-opt125m-run0.json"
+    with pytest.raises(CurveError, match="not a trtllm-bench throughput report: no '= PERF"):
+        import_file(SERVER, fmt="trtllm-bench")
+    with pytest.raises(CurveError, match="not a trtllm-bench --report_json file: no 'perf"):
+        import_file(vllm, fmt="trtllm-bench-json")
+    err = cli_error(capsys, ["throughput", "import", "--format", "trtllm-bench-json", str(vllm)])
+    assert str(vllm) in err and "no output-token throughput" not in err
+
+
+def test_unrecognized_json_gives_its_key_count_not_its_keys(tmp_path: Path):
+    path = tmp_path / "other.json"
+    path.write_text('{"alpha": 1, "beta": 2, "gamma": 3}')
+    with pytest.raises(CurveError, match="an object with 3 keys") as info:
+        import_file(path)
+    assert "alpha" not in str(info.value)
+    path.write_text('{"alpha": 1}\n{"beta": 2}\n')
+    with pytest.raises(CurveError, match="2 records, the first with 1 key,"):
+        import_file(path)
+
+
+def test_latency_unit_message_names_the_units(tmp_path: Path):
+    text = (
+        "concurrency,output_tokens_per_s,gpu_count,tpot_s_mean\n"
+        "1,90,1,10\n4,300,1,12.5\n16,800,1,20\n"
+    )
+    path = tmp_path / "ms_as_s.csv"
+    path.write_text(text)
+    with pytest.raises(LatencyUnitError) as info:
+        import_file(path)
+    message = str(info.value)
+    assert "the latencies look like milliseconds while the file states seconds." in message
+    assert "states stated" not in message and "in stated" not in message
+
+
+def test_json_lines_messages_give_the_file_line(tmp_path: Path):
+    offline = import_file(SAMPLES / "sglang" / "datacrunch-h200-llama3.3-70b-offline.jsonl")
+    # the repeated runs are the file's lines 4 and 5 (they were "record 3, record 4")
+    assert any(w.startswith("line 4, line 5 measure the same load level") for w in offline.warnings)
+    lines = NERDALERT.read_text().splitlines()
+    bad = json.loads(lines[2])
+    bad["duration"] = 0.0
+    text = "\n".join([lines[0], "", lines[1], json.dumps(bad)]) + "\n"  # a blank line 2
+    with pytest.raises(CurveError, match="line 4: duration_s is zero"):
+        import_file(place(tmp_path, NERDALERT, "runs.jsonl", text=text))
+    listed = tmp_path / "list.json"
+    listed.write_text(json.dumps([json.loads(lines[0]), bad]))
+    with pytest.raises(CurveError, match="record 2: duration_s is zero"):
+        import_file(listed)

@@ -135,6 +135,81 @@ def test_curves_without_per_user_speed_use_measured_points_only():
     assert any("no frontier" in w for w in point.warnings)
 
 
+DOMINATED = (
+    "concurrency,output_tokens_per_s,gpu_count,tpot_s_mean,ttft_s_p99,config\n"
+    "8,100,1,0.020,0.5,a\n64,200,1,0.025,5.0,a\n32,180,1,0.0333,0.6,b\n"
+)
+"""Config b at concurrency 32 (180 tokens/s per GPU, 30 per user, TTFT p99 0.6 s) lies below the
+frontier of config a (100 at 50 per user, 200 at 40) but has the better TTFT."""
+
+
+def test_a_point_off_the_frontier_that_meets_the_slo_is_not_lost(tmp_path):
+    path = tmp_path / "dominated.csv"
+    path.write_text(DOMINATED)
+    curve = import_file(path)
+    point = operating_point(curve, ttft_p99_s=1.0)
+    # the frontier alone: s = (1 - 0.5) / (5 - 0.5) between 100 and 200, 111.1 tokens/s per GPU
+    assert point.tokens_per_s_per_gpu == 180.0
+    assert not point.interpolated and point.bracket == (2, 2) and not point.clamped
+    assert point.binding == "ttft_s_p99"  # the next measured point (200, 5 s) breaks it
+    assert any("the frontier allows only 111.1 by interpolation" in w for w in point.warnings)
+    step = operating_point(curve, ttft_p99_s=1.0, reading="step")
+    assert point.tokens_per_s_per_gpu == step.tokens_per_s_per_gpu
+    batch = operating_points(curve, ttft_p99_s=np.array([1.0, 0.55, 10.0, 0.4]))
+    expected = [180.0, 100 + 0.05 / 4.5 * 100, 200.0, np.nan]
+    np.testing.assert_allclose(batch["output_tokens_per_s_per_gpu"], expected)
+    assert batch["from_measured"].tolist() == [True, False, False, False]
+    assert batch["feasible"].tolist() == [True, True, True, False]
+    assert batch["clamped"].tolist() == [False, False, True, False]
+    assert batch["measured_row"][0] == 2 and np.isnan(batch["measured_row"][1:]).all()
+
+
+def test_the_real_sample_point_is_the_measured_one_meeting_ttft(shared_data: Path):
+    curve = import_file(shared_data / "samples/vllm/nerdalert-llmd-llama3.2-3b-l40s-results.jsonl")
+    point = operating_point(curve, ttft_p99_s=0.172)
+    step = operating_point(curve, ttft_p99_s=0.172, reading="step")
+    # no-features at 30 req/s: TTFT p99 0.1717 s, 1,460.34 tokens/s per GPU; the frontier
+    # interpolation between rows 7 and 4 gave 1,456.70
+    assert point.tokens_per_s_per_gpu == step.tokens_per_s_per_gpu == pytest.approx(1460.34, 1e-5)
+    assert point.bracket == (1, 1) and not point.interpolated
+    assert "deployment=no-features" in curve.points.loc[1, "config"]
+    assert any("the frontier allows only 1,456.7 by interpolation" in w for w in point.warnings)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    values=st.lists(
+        st.tuples(
+            st.floats(1, 1000), st.floats(1, 200), st.floats(0.01, 10), st.floats(0.005, 0.2)
+        ),
+        min_size=1,
+        max_size=7,
+        unique_by=lambda v: v[0],
+    ),
+    ttft=st.floats(0.01, 12),
+    tpot=st.one_of(st.none(), st.floats(0.005, 0.25)),
+)
+def test_the_operating_point_is_never_below_a_measured_point_meeting_the_slo(
+    hand, values, ttft, tpot
+):
+    gpu, user, ttft_p99, tpot_p99 = (np.asarray(v) for v in zip(*values, strict=True))
+    frame = hand.points.iloc[[0] * len(values)].reset_index(drop=True)
+    frame["output_tokens_per_s_per_gpu"] = gpu
+    frame["output_tokens_per_s"] = gpu * frame["gpu_count"]
+    frame["tokens_per_s_per_user"] = user
+    frame["ttft_s_p99"], frame["tpot_s_p99"] = ttft_p99, tpot_p99
+    frame["concurrency"] = np.arange(1, len(values) + 1, dtype=float)
+    curve = Curve(frame, hand.provenance)
+    meets = (ttft_p99 <= ttft) & (tpot_p99 <= (np.inf if tpot is None else tpot))
+    batch = operating_points(curve, ttft_p99_s=ttft, tpot_p99_s=tpot)
+    assert batch["feasible"][0] == meets.any()
+    if meets.any():
+        assert batch["output_tokens_per_s_per_gpu"][0] >= gpu[meets].max() * (1 - 1e-12)
+        assert batch["ttft_s_p99"][0] <= ttft * (1 + 1e-9)
+        point = operating_point(curve, ttft_p99_s=ttft, tpot_p99_s=tpot)
+        assert point.tokens_per_s_per_gpu == pytest.approx(batch["output_tokens_per_s_per_gpu"][0])
+
+
 def test_bad_requests(hand):
     with pytest.raises(OperatingPointError, match="expected a positive finite number"):
         operating_point(hand, tpot_p99_s=-0.04)

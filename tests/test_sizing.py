@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import dataclasses
 import json
 import math
 
@@ -276,6 +277,25 @@ def test_systems_per_rack_for_a_legacy_hall():
         with_systems_per_rack(load_racks().get("gb300-nvl72"), 2)
 
 
+def test_systems_per_rack_renames_the_rack(capsys):
+    # The catalog names the H100 rack "..., 4 systems per rack"; with --systems-per-rack 1 the
+    # header said 4 systems beside the figures of 1 (8 GPUs, 10.2 kW).
+    h100 = load_racks().get("h100-sxm")
+    assert h100.name.endswith("4 systems per rack")
+    assert with_systems_per_rack(h100, 1).name == "NVIDIA HGX/DGX H100, 1 system per rack"
+    assert with_systems_per_rack(h100, 2).name == "NVIDIA HGX/DGX H100, 2 systems per rack"
+    unnamed = dataclasses.replace(h100, name="my rack")
+    assert with_systems_per_rack(unnamed, 3).name == "my rack, 3 systems per rack"
+    argv = ["size", "--mw", "10", "--hardware", "h100-sxm", "--systems-per-rack", "1"]
+    argv += ["--hall-max-kw-per-rack", "20", "--cooling", "air"]
+    assert main(argv) == 0
+    head = capsys.readouterr().out.splitlines()[0]
+    assert head.startswith("h100-sxm (NVIDIA HGX/DGX H100, 1 system per rack): 8 GPUs and 10.2 kW")
+    assert "4 systems" not in head
+    result = size(mw=10.0, hardware="h100-sxm", systems_per_rack=1, hall_max_kw_per_rack=20.0)
+    assert result["rack"]["name"] == "NVIDIA HGX/DGX H100, 1 system per rack"
+
+
 def test_size_with_retrofit_counts_its_capex():
     result = size(
         mw=10.0, hardware="gb300-nvl72", cooling="air", retrofit_liquid=True, budget_usd=100e6
@@ -330,7 +350,10 @@ def test_cli_table(capsys):
         (["--hardware", "gb300-nvl72", "--facility-usd-per-mw", "-1"], "negative prices"),
         (["--hardware", "gb300-nvl72", "--budget-usd", "nan"], "expected a finite number"),
         (["--hardware", "h100-sxm", "--systems-per-rack", "0"], "expected 1 or more"),
-        (["--hardware", "h100-sxm", "--retrofit-liquid"], "applies to liquid-cooled racks in an air hall"),
+        (
+            ["--hardware", "h100-sxm", "--retrofit-liquid"],
+            "applies to liquid-cooled racks in an air hall",
+        ),
     ],
 )
 def test_cli_bad_input_exits_3(capsys, argv, expected):

@@ -19,8 +19,11 @@ unless `reading="interpolate"` is asked for.
 
 Constraints are upper limits on latency statistics (TTFT, TPOT, end-to-end; any of mean, p50,
 p90, p95, p99) and a lower limit on tokens/s per user. The operating point is the largest per-GPU
-output throughput on the frontier satisfying all of them. Everything is vectorized over a leading
-scenario axis of limits; `operating_point` is the one-scenario form that raises when no point fits.
+output throughput on the frontier satisfying all of them, or the best measured point satisfying
+them when that is larger: the frontier is built on per-user speed and per-GPU throughput alone, so
+a point it drops (slower per user) may be the one meeting a TTFT limit. Everything is vectorized
+over a leading scenario axis of limits; `operating_point` is the one-scenario form that raises when
+no point fits.
 """
 
 from __future__ import annotations
@@ -318,7 +321,9 @@ def _frontier(points: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
         if below > 0:
             warnings.append(
                 f"{counted(below, 'measured point')} {'is' if below == 1 else 'are'} below the "
-                "frontier (another point is faster per user and per GPU) and not used"
+                "frontier (another point is faster per user and per GPU): not interpolated "
+                "between, but still taken as measured points when one meets the SLO with more "
+                "throughput"
             )
     else:
         warnings.append(
@@ -395,7 +400,10 @@ def operating_points(
     Each limit is a scalar or an array (n,) [s for latencies, tokens/s for the per-user speed];
     NaN in a row means no limit for that scenario. Returns every column in INTERPOLATED_COLUMNS,
     plus `input_tokens_per_s_per_gpu`, `total_tokens_per_s_per_gpu`, `position` (fractional
-    frontier index), `feasible` and `clamped` (bool). Infeasible rows hold NaN. `reading` is
+    frontier index; NaN where the answer is a measured point), `feasible`, `clamped` and
+    `from_measured` (bool: the best measured point meeting every limit beat the frontier's
+    interpolation), `measured_row` (its row in the curve's points, else NaN) and
+    `frontier_tokens_per_s_per_gpu` (the frontier's answer). Infeasible rows hold NaN. `reading` is
     "interpolate" (along the frontier), "step" (measured points only) or None (the curve's own
     `curve_reading`, else interpolate). Curves with provisioned power also get
     PROVISIONED_COLUMNS, and the EXTRA_COLUMNS they carry.
@@ -411,18 +419,37 @@ def operating_points(
                 f"statistic it reports ({', '.join(c for c in LATENCY_COLUMNS if frontier[c].notna().any()) or 'none'})"
             )
     knots, upper = _knots(frontier, limits)
-    if reading == "step":
-        position = step_position(knots, upper)
+    if reading == "step" or not frontier[USER_COLUMN].notna().any():
+        position = step_position(knots, upper)  # measured points only
     else:
         position = feasible_position(knots, upper)
-    if not frontier[USER_COLUMN].notna().any():
-        position = np.where(np.isnan(position), np.nan, np.floor(position))
-    out = {
-        c: interpolate_at(frontier[c].to_numpy(dtype=float), position) for c in INTERPOLATED_COLUMNS
-    }
-    for c in EXTRA_COLUMNS + PROVISIONED_COLUMNS[:1]:
-        if c in frontier and frontier[c].notna().any():
-            out[c] = interpolate_at(frontier[c].to_numpy(dtype=float), position)
+    columns = INTERPOLATED_COLUMNS + tuple(
+        c
+        for c in EXTRA_COLUMNS + PROVISIONED_COLUMNS[:1]
+        if c in frontier and frontier[c].notna().any()
+    )
+    out = {c: interpolate_at(frontier[c].to_numpy(dtype=float), position) for c in columns}
+    out["frontier_tokens_per_s_per_gpu"] = out[GPU_COLUMN].copy()
+    # The frontier is built on (per-user speed, per-GPU throughput) alone: a point it drops
+    # (slower per user) may be the one meeting a TTFT limit, above what the frontier allows.
+    # Never return less than the best measured point meeting every limit.
+    measured = points[points[GPU_COLUMN].notna()].sort_values(GPU_COLUMN, kind="stable")
+    index = step_position(*_knots(measured, limits))
+    best = interpolate_at(measured[GPU_COLUMN].to_numpy(dtype=float), index)
+    from_measured = ~np.isnan(index) & (
+        np.isnan(position) | (best > out[GPU_COLUMN] * (1 + _REL_TOL))
+    )
+    if reading == "step":
+        from_measured[:] = False  # the step reading's candidates are already every point
+    for c in columns:
+        out[c] = np.where(
+            from_measured, interpolate_at(measured[c].to_numpy(dtype=float), index), out[c]
+        )
+    rows = measured.index.to_numpy(dtype=float)
+    out["measured_row"] = np.where(
+        from_measured, rows[np.nan_to_num(index).astype(int)] if len(rows) else np.nan, np.nan
+    )
+    out["from_measured"] = from_measured
     if PROVISIONED_COLUMNS[0] in out:
         kw = out[PROVISIONED_COLUMNS[0]]
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -431,8 +458,8 @@ def operating_points(
     gpus = out["gpu_count"]
     out["input_tokens_per_s_per_gpu"] = out["input_tokens_per_s"] / gpus
     out["total_tokens_per_s_per_gpu"] = out["total_tokens_per_s"] / gpus
-    out["position"] = position
-    out["feasible"] = ~np.isnan(position)
+    out["position"] = np.where(from_measured, np.nan, position)
+    out["feasible"] = ~np.isnan(position) | from_measured
     last = len(frontier) - 1
     at_top = position >= last
     binding = np.zeros_like(at_top)
@@ -440,7 +467,7 @@ def operating_points(
         for c in range(len(limits)):
             value = interpolate_at(knots[c], position)
             binding |= np.isclose(value, upper[:, c], rtol=1e-6, atol=0.0)
-    out["clamped"] = at_top & ~binding & out["feasible"]
+    out["clamped"] = at_top & ~binding & ~from_measured & out["feasible"]
     return out
 
 
@@ -454,7 +481,8 @@ def operating_point(
     workload: str | None = None,
     reading: str | None = None,
 ) -> OperatingPoint:
-    """The highest per-GPU output throughput on the curve's frontier meeting the SLO.
+    """The highest per-GPU output throughput meeting the SLO: on the curve's frontier, or a
+    measured point off it when that is higher (never less than a measured point meeting the SLO).
 
     Parameters
     ----------
@@ -491,27 +519,53 @@ def operating_point(
     scalar = {k: float(v[0]) for k, v in batch.items()}
     named_limits = {k: float(v[0]) for k, v in limits.items()}
     if not batch["feasible"][0]:
-        raise _no_point(frontier, points, named_limits, curve)
-    position = scalar["position"]
-    k0 = int(math.floor(position))
-    k1 = min(k0 + 1, len(frontier) - 1)
-    interpolated = not float(position).is_integer()
-    rows = frontier.index.to_numpy()
-    bracket = (int(rows[k0]), int(rows[k1] if interpolated else rows[k0]))
-    if interpolated:
-        configs = {frontier["config"].iloc[k0], frontier["config"].iloc[k1]}
-        if len(configs) > 1:
-            warnings.append(
-                "the operating point lies between points of different serving configurations "
-                f"({' vs '.join(sorted(configs))}); it is an interpolation, not a measured setup"
+        raise _no_point(points, named_limits)
+    if batch["from_measured"][0]:
+        row = int(scalar["measured_row"])
+        measured = points[points[GPU_COLUMN].notna()].sort_values(GPU_COLUMN, kind="stable")
+        k = list(measured.index).index(row)
+        interpolated, bracket = False, (row, row)
+        binding = (
+            _step_binding(measured.iloc[k + 1], named_limits)
+            if k < len(measured) - 1
+            else "highest measured load"
+        )
+        frontier_value = scalar["frontier_tokens_per_s_per_gpu"]
+        config = measured["config"].iloc[k]
+        warnings.append(
+            f"the best measured point meeting the SLO (row {row}"
+            + (f", {config}" if config else "")
+            + f": {scalar[GPU_COLUMN]:,.1f} tokens/s per GPU) is used: "
+            + (
+                "no point interpolated on the frontier meets the SLO"
+                if math.isnan(frontier_value)
+                else f"the frontier allows only {frontier_value:,.1f} by interpolation"
             )
-    binding = "highest measured load"
-    for name, limit in named_limits.items():
-        value = scalar[name]
-        if not math.isnan(limit) and math.isclose(value, limit, rel_tol=1e-6):
-            binding = name
-    if reading == "step" and k0 < len(frontier) - 1:
-        binding = _step_binding(frontier.iloc[k0 + 1], named_limits)
+            + " (a point slower per user, left off the frontier, meets the limits)"
+        )
+    else:
+        position = scalar["position"]
+        k0 = int(math.floor(position))
+        k1 = min(k0 + 1, len(frontier) - 1)
+        interpolated = not float(position).is_integer()
+        rows = frontier.index.to_numpy()
+        bracket = (int(rows[k0]), int(rows[k1] if interpolated else rows[k0]))
+        if interpolated:
+            configs = {frontier["config"].iloc[k0], frontier["config"].iloc[k1]}
+            if len(configs) > 1:
+                warnings.append(
+                    "the operating point lies between points of different serving "
+                    f"configurations ({' vs '.join(sorted(configs))}); it is an interpolation, "
+                    "not a measured setup"
+                )
+        binding = "highest measured load"
+        for name, limit in named_limits.items():
+            value = scalar[name]
+            if not math.isnan(limit) and math.isclose(value, limit, rel_tol=1e-6):
+                binding = name
+        steps = reading == "step" or not frontier[USER_COLUMN].notna().any()
+        if steps and k0 < len(frontier) - 1:  # measured points only: the next one's breach
+            binding = _step_binding(frontier.iloc[k0 + 1], named_limits)
     clamped = bool(batch["clamped"][0])
     if clamped:
         warnings.append(
@@ -570,7 +624,7 @@ def _violation(frame: pd.DataFrame, limits: dict[str, float]) -> np.ndarray:
     return np.nanmax(np.where(np.isnan(np.vstack(ratios)), np.inf, np.vstack(ratios)), axis=0)
 
 
-def _no_point(frontier, points, limits, curve) -> NoFeasiblePointError:
+def _no_point(points, limits) -> NoFeasiblePointError:
     candidates = points[points[GPU_COLUMN].notna()]
     score = _violation(candidates, limits)
     best = int(np.argmin(score))
@@ -606,13 +660,6 @@ def _no_point(frontier, points, limits, curve) -> NoFeasiblePointError:
     slo = ", ".join(
         f"{k} <= {v:g}" if k != USER_COLUMN else f"{k} >= {v:g}" for k, v in limits.items()
     )
-    if not broken:  # the point meets the SLO but another is faster both per user and per GPU
-        message = (
-            f"no point of the frontier meets the SLO ({slo}); row {closest['row']} ({where}, "
-            f"{row[GPU_COLUMN]:.4g} tokens/s per GPU) meets it but lies below the frontier; "
-            "read measured points only (step reading, --step) to take it"
-        )
-        return NoFeasiblePointError(message, closest)
     message = (
         f"no measured point meets the SLO ({slo}); "
         f"the closest is row {closest['row']} ({where}): {row[GPU_COLUMN]:.4g} tokens/s per GPU "

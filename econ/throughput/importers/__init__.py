@@ -33,6 +33,7 @@ import numpy as np
 import pandas as pd
 
 from econ.files import atomic_write
+from econ.labels import counted
 from econ.text import neutralize
 from econ.throughput.curve import CURVE_COLUMNS, OPTIONAL_COLUMNS, Curve, with_all_columns
 from econ.throughput.importers import (
@@ -116,10 +117,17 @@ def detect_format(src: SourceFile) -> str:
             return "trtllm-bench-json"
         if bench_serving.looks_like(first):
             return "sglang" if bench_serving.is_sglang(first) else "vllm"
-        # The message names the formats, never the file's content (it may not be the user's).
+        # The message counts keys and names the formats, never the file's content (it may not
+        # be the user's): the count tells an empty or tiny object from another tool's result.
+        shape = (
+            f"an object with {counted(len(first), 'key')}"
+            if len(records) == 1
+            else f"{len(records)} records, the first with {counted(len(first), 'key')}"
+        )
         raise src.error(
-            "JSON from an unsupported tool (or not a benchmark result): no importer recognizes "
-            f"its fields; expected a result file of one of: {', '.join(FORMATS)}"
+            f"JSON from an unsupported tool (or not a benchmark result): {shape}, and no "
+            "importer recognizes its fields; expected a result file of one of: "
+            f"{', '.join(FORMATS)}"
         )
     if genai_perf.looks_like_csv(text):
         header = text.splitlines()[0].lower()

@@ -10,6 +10,7 @@ provenance (tool, version, file, SHA-256, model, hardware, precision) on every p
 
 from __future__ import annotations
 
+import csv
 import hashlib
 import itertools
 import json
@@ -31,9 +32,13 @@ NS_PER_S = 1e9
 US_PER_S = 1e6
 
 # Plausible ranges used to detect a latency unit that is off by 1000. TPOT outside
-# [20 us, 30 s] means a per-user speed above 50,000 or below 0.03 tokens/s, which no LLM server
-# produces; TTFT below 50 us is faster than a loopback HTTP round trip, above a day is not a run.
-TPOT_S_MIN, TPOT_S_MAX = 2e-5, 30.0
+# [100 us, 30 s] means a per-user speed above 10,000 or below 0.03 tokens/s, which no LLM server
+# produces: the fastest per-user speeds published (wafer-scale and SRAM accelerators, 2025) are
+# 2,000-3,000 tokens/s, GPU servers a few hundred (the samples: at most 177). The lower bound is
+# the only unit check of a request-rate run (no concurrency for Little's law), where seconds
+# written into `*_ms` keys read as TPOTs of tens of microseconds. TTFT below 50 us is faster than
+# a loopback HTTP round trip, above a day is not a run.
+TPOT_S_MIN, TPOT_S_MAX = 1e-4, 30.0
 TTFT_S_MIN, TTFT_S_MAX = 5e-5, 86_400.0
 # A system cannot emit more than (requests in flight) / TPOT tokens/s; allow 5x for the gap
 # between mean(1/TPOT) and 1/mean(TPOT) and for bursts.
@@ -98,6 +103,32 @@ def read_source(path: str | Path) -> SourceFile:
     return SourceFile(path=path, text=text, sha256=hashlib.sha256(raw).hexdigest())
 
 
+def require_line_end(src: SourceFile, what: str, separator: str = ":") -> None:
+    """Refuse a text report or CSV whose last line has no line end: the tools end every line, so
+    a file that stops mid-line was cut, and a number cut to its first digits still parses (a
+    per-GPU rate of 11 for 11,076.77). `separator` splits the last line into field and value for
+    the message (":" for `label: value` reports, "," for CSV rows)."""
+    if src.text.endswith(("\n", "\r")):
+        return
+    lines = src.text.splitlines()
+    last = lines[-1]
+    if separator == ",":
+        cells = next(csv.reader([last]), [""])
+        field, value = cells[0].strip(), cells[-1].strip()
+    else:
+        field, _, value = (p.strip() for p in last.rpartition(separator))
+    where = (
+        f"line {len(lines)} (field {_shown(field, 80)}, value {_shown(value)})"
+        if field
+        else f"line {len(lines)} (value {_shown(value)})"
+    )
+    raise src.error(
+        f"{where} ends without a line break: the file looks cut off in the middle of that line; "
+        f"expected a complete {what}, whose every line ends with a line break (add one if "
+        "the file is complete)"
+    )
+
+
 def _loads(src: SourceFile, text: str):
     """json.loads, with nesting too deep for the parser refused as an input error."""
     try:
@@ -109,25 +140,47 @@ def _loads(src: SourceFile, text: str):
         ) from None
 
 
-def json_records(src: SourceFile) -> list[dict]:
+class Records(list):
+    """The JSON objects of a file, with the 1-based file line of each when the file is JSON Lines
+    (`lines`; None for one object or a list), so messages point at the line a user opens."""
+
+    lines: list[int] | None = None
+
+    def where(self, index: int) -> str:
+        """'line 4' (JSON Lines) or 'record 2' (1-based position in a JSON list)."""
+        if self.lines is not None:
+            return f"line {self.lines[index]}"
+        return f"record {index + 1}"
+
+    def labels(self) -> list[str]:
+        """Point labels for messages: where each record is, or "the run" for a single object."""
+        if len(self) == 1:
+            return ["the run"]
+        return [self.where(i) for i in range(len(self))]
+
+
+def json_records(src: SourceFile) -> Records:
     """The JSON objects in a file: one object, a list of objects, or JSON Lines.
 
     Python's json accepts the bare `Infinity` and `NaN` tokens SGLang writes.
     """
     text = src.text.strip()
+    lead = src.text[: len(src.text) - len(src.text.lstrip())].count("\n")  # blank lines stripped
+    lines: list[int] | None = None
     try:
         data = _loads(src, text)
     except json.JSONDecodeError as whole_error:
-        records = []
-        for number, line in enumerate(text.splitlines(), start=1):
+        records, lines = [], []
+        for number, line in enumerate(text.splitlines(), start=lead + 1):
             if not line.strip():
                 continue
             try:
                 records.append(_loads(src, line))
             except json.JSONDecodeError as line_error:
-                exc = whole_error if number == 1 and not records else line_error
+                # a first line that is not JSON by itself: report the document's own error
+                exc = whole_error if number == lead + 1 else line_error
                 where = (
-                    f"line {exc.lineno} column {exc.colno}"
+                    f"line {exc.lineno + lead} column {exc.colno}"
                     if exc is whole_error
                     else f"line {number} column {exc.colno}"
                 )
@@ -135,14 +188,17 @@ def json_records(src: SourceFile) -> list[dict]:
                     f"invalid or truncated JSON at {where}: {exc.msg}; "
                     "expected one JSON object, a list of objects or JSON Lines"
                 ) from None
+            lines.append(number)
         data = records
-    items = data if isinstance(data, list) else [data]
+    items = Records(data if isinstance(data, list) else [data])
+    items.lines = lines
     if not items:
         raise src.error("the JSON holds an empty list; expected benchmark result objects")
     for index, item in enumerate(items):
         if not isinstance(item, dict):
             raise src.error(
-                f"record {index} is a JSON {type(item).__name__}, expected an object of results"
+                f"{items.where(index)} is a JSON {type(item).__name__}, expected an object of "
+                "results"
             )
     return items
 
@@ -156,9 +212,9 @@ class NotANumberError(CurveError):
     """A field that is present but does not hold a number ("abc", true, "8,2")."""
 
 
-def _shown(value) -> str:
+def _shown(value, width: int = 40) -> str:
     text = repr(value)
-    return text if len(text) <= 40 else text[:37] + "..."
+    return text if len(text) <= width else text[: width - 3] + "..."
 
 
 def number(value, *, allow_inf: bool = False, field: str = "") -> float:
@@ -664,7 +720,15 @@ def latency_unit_findings(points: pd.DataFrame) -> list[tuple[int, str, float]]:
     for i in range(len(points)):
         t, f = tpot[i], ttft[i]
         if t < TPOT_S_MIN and TPOT_S_MIN <= t * 1e3 <= TPOT_S_MAX:
-            findings.append((i, f"mean TPOT {t:.3g} s is below {TPOT_S_MIN:g} s", 1e-3))
+            findings.append(
+                (
+                    i,
+                    f"mean TPOT {t:.3g} s ({1 / t:,.0f} tokens/s per user) is below "
+                    f"{TPOT_S_MIN:g} s ({1 / TPOT_S_MIN:,.0f} tokens/s per user, several times the "
+                    "fastest published serving speed)",
+                    1e-3,
+                )
+            )
         elif t > TPOT_S_MAX and TPOT_S_MIN <= t / 1e3 <= TPOT_S_MAX:
             findings.append((i, f"mean TPOT {t:.3g} s is above {TPOT_S_MAX:g} s", 1e3))
         elif f < TTFT_S_MIN and f * 1e3 >= TTFT_S_MIN:
@@ -686,18 +750,42 @@ def latency_unit_findings(points: pd.DataFrame) -> list[tuple[int, str, float]]:
     return findings
 
 
+_UNIT_WORDS = {"ns": "nanoseconds", "us": "microseconds", "ms": "milliseconds", "s": "seconds"}
+_UNIT_ORDER = ("ns", "us", "ms", "s")
+
+
+def stated_unit(source: str) -> str:
+    """The one latency unit a provenance `latency_unit` text states ('ms (stated by the _ms key
+    suffix)' -> 'ms', 'stated in the headers (s)' -> 's'), or "" when it states several or none."""
+    found = re.match(r"^(ns|us|ms|s)\b", source) or re.search(
+        r"stated in the headers \((ns|us|ms|s)\)$", source
+    )
+    return found.group(1) if found else ""
+
+
 def check_latency_units(frame: pd.DataFrame, src: SourceFile, labels: list[str], unit: str) -> None:
-    """Raise LatencyUnitError when the file's latencies contradict its stated unit."""
+    """Raise LatencyUnitError when the file's latencies contradict its stated unit.
+
+    `unit` is the provenance text saying where the unit came from (`Provenance.latency_unit`)."""
     findings = latency_unit_findings(frame)
     if not findings:
         return
     i, what, factor = findings[0]
-    looks = "milliseconds" if factor == 1e3 else "microseconds (or seconds labelled as ms)"
+    stated = stated_unit(unit)
+    step = 1 if factor < 1 else -1  # too small: the values are in the next coarser unit
+    index = _UNIT_ORDER.index(stated) + step if stated else -1
+    if 0 <= index < len(_UNIT_ORDER):
+        looks = (
+            f"the latencies look like {_UNIT_WORDS[_UNIT_ORDER[index]]} while the file states "
+            f"{_UNIT_WORDS[stated]}"
+        )
+    else:
+        size = "small" if factor < 1 else "large"
+        looks = f"the latencies look 1000 times too {size} for the unit the file states ({unit})"
     raise LatencyUnitError(
-        f"{src.path}: {labels[i]}: {what}, which is not physically plausible; the latencies look "
-        f"like {looks} while the file states {unit}. Expected latencies in {unit}; fix the unit "
-        "in the file (or its column names) and import again"
-        + (f" ({len(findings)} points affected)" if len(findings) > 1 else "")
+        f"{src.path}: {labels[i]}: {what}, which is not physically plausible; {looks}. Expected "
+        "latencies in the stated unit; fix the unit in the file (or its column names) and "
+        "import again" + (f" ({len(findings)} points affected)" if len(findings) > 1 else "")
     )
 
 
@@ -719,7 +807,7 @@ def finish_curve(
     if not records:
         raise src.error("no benchmark results found in the file")
     labels = labels or (
-        [f"record {i}" for i in range(len(records))] if len(records) > 1 else ["the run"]
+        [f"record {i}" for i in range(1, len(records) + 1)] if len(records) > 1 else ["the run"]
     )
     frame = with_all_columns(pd.DataFrame.from_records(records))
     frame = _derive(frame)

@@ -161,7 +161,7 @@ def parse(src: SourceFile, gpu_count: float | None = None) -> Curve:
     sglang = any(is_sglang(r) for r in records)
     prov = Provenance(tool="sglang.bench_serving" if sglang else "vllm benchmark_serving")
     prov.latency_unit = "ms (stated by the _ms key suffix)"
-    labels = [f"record {i}" for i in range(len(records))] if len(records) > 1 else ["the run"]
+    labels = records.labels()
     rows = []
     itl_only: list[str] = []
     for record, label in zip(records, labels, strict=True):

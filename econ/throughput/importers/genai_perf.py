@@ -29,6 +29,7 @@ from econ.throughput.importers._common import (
     json_records,
     label_pairs,
     number,
+    require_line_end,
 )
 
 UNIT_PER_S = {
@@ -262,9 +263,24 @@ def parse_csv(src: SourceFile, gpu_count: float | None = None) -> Curve:
                 values["unit"] = unit
             metrics[key] = values
     if "output_token_throughput" not in metrics:
+        headers = [[h.lower() for h in t[0][:2]] for t in tables]
+        per_metric = any(h[0] == "metric" and h != ["metric", "value"] for h in headers)
+        if per_metric and ["metric", "value"] not in headers:  # cut after the per-metric table
+            raise src.error(
+                "no 'Metric,Value' table (it holds 'Output Token Throughput' and follows the "
+                "per-metric table in every GenAI-Perf/AIPerf CSV export), so the file looks cut "
+                "off; expected the complete export"
+            )
         raise src.error(
             "no 'Output Token Throughput' row; not a GenAI-Perf/AIPerf profile export CSV "
             f"(tables found: {len(tables)})"
+        )
+    require_line_end(src, "GenAI-Perf/AIPerf CSV export", separator=",")
+    if "request_throughput" not in metrics:
+        raise src.error(
+            "no 'Request Throughput' row: every GenAI-Perf/AIPerf CSV export writes one in its "
+            "'Metric,Value' table beside 'Output Token Throughput', so the file looks cut off; "
+            "expected the complete export"
         )
     prov = Provenance(tool="aiperf" if aiperf else "genai-perf")
     prov.latency_unit = "from the unit in each metric name"

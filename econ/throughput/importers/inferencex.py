@@ -87,14 +87,22 @@ def _record(r: dict, prov: Provenance, label: str, src: SourceFile) -> dict:
                 out[f"{metric}_s_{stat}"] = value
         e2e = _flat_stats(m, "e2el")
         out["e2e_s_mean"], out["e2e_s_p99"] = e2e["mean"], e2e["p99"]
-        out["input_tokens_mean"] = first_number({**r, **m}, ["mean_input_tokens", "isl"])
-        out["output_tokens_mean"] = first_number({**r, **m}, ["mean_output_tokens_actual", "osl"])
+        # measured means only: `isl`/`osl` are the requested lengths (a run without ignore_eos
+        # stops early: GLM-4.7 on Gaudi3 produced 674 tokens per request for osl 1,024); they
+        # stay in the workload label
+        out["input_tokens_mean"] = first_number({**r, **m}, ["mean_input_tokens"])
+        out["output_tokens_mean"] = first_number({**r, **m}, ["mean_output_tokens_actual"])
         for kind in ("input", "output", "total"):
             out[f"{kind}_tokens_per_s"] = first_number(m, [f"{kind}_tput_tps"])
         out["duration_s"] = first_number(m, ["duration_seconds"])
         per_gpu = first_number(m, ["output_tput_per_gpu"])
-        if "isl" in r and "mean_input_tokens" not in m:
-            prov.notes.append("ISL/OSL are the requested lengths, not measured means")
+        if ("isl" in r and "mean_input_tokens" not in {**r, **m}) or (
+            "osl" in r and "mean_output_tokens_actual" not in {**r, **m}
+        ):
+            prov.notes.append(
+                "isl/osl are the requested lengths, not measured means: a mean length the file "
+                "does not measure is left empty (NaN); the requested ones are in the workload label"
+            )
     out["output_tokens_per_s_per_gpu"] = per_gpu
     if math.isnan(per_gpu) and "tput_per_gpu" in m:
         prov.warnings.append(
@@ -175,7 +183,7 @@ def parse(src: SourceFile, gpu_count: float | None = None) -> Curve:
     records = json_records(src)
     prov = Provenance(tool="InferenceX aggregate")
     prov.latency_unit = "s (InferenceX stores vLLM's ms statistics divided by 1000)"
-    labels = [f"record {i} (conc {r.get('conc')})" for i, r in enumerate(records)]
+    labels = [f"{records.where(i)} (conc {r.get('conc')})" for i, r in enumerate(records)]
     rows = []
     for record, label in zip(records, labels, strict=True):
         if not looks_like(record):

@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 import re
 
+from econ.labels import counted
 from econ.throughput.curve import Curve
 from econ.throughput.importers._common import (
     MS_PER_S,
@@ -27,6 +28,7 @@ from econ.throughput.importers._common import (
     json_records,
     label_pairs,
     number,
+    require_line_end,
 )
 
 UNIT_PER_S = {"ms": MS_PER_S, "seconds": 1.0, "sec": 1.0, "s": 1.0, "us": 1e6, "ns": 1e9}
@@ -38,13 +40,14 @@ REPORT_START = re.compile(r"^=+[ \t]*\r?\n= ", re.M)
 JSON_SECTIONS = ("performance", "world_info", "request_info", "engine")
 # runtime settings: console report labels and --report_json world_info keys
 WORLD_LABELS = {
-    "tp": "TP Size", "pp": "PP Size", "ep": "EP Size", "max_batch_size": "Max Runtime Batch Size",
-    "max_num_tokens": "Max Runtime Tokens", "issue_rate": "Issue Rate (req/sec)",
-    "world_size": "World Size",
+    "tp": "TP Size", "pp": "PP Size", "cp": "CP Size", "ep": "EP Size",
+    "max_batch_size": "Max Runtime Batch Size", "max_num_tokens": "Max Runtime Tokens",
+    "issue_rate": "Issue Rate (req/sec)", "world_size": "World Size",
 }  # fmt: skip
 WORLD_KEYS = {
-    "tp": "tp_size", "pp": "pp_size", "ep": "ep_size", "max_batch_size": "max_batch_size",
-    "max_num_tokens": "max_num_tokens", "issue_rate": "issue_rate", "world_size": "world_size",
+    "tp": "tp_size", "pp": "pp_size", "cp": "cp_size", "ep": "ep_size",
+    "max_batch_size": "max_batch_size", "max_num_tokens": "max_num_tokens",
+    "issue_rate": "issue_rate", "world_size": "world_size",
 }  # fmt: skip
 
 
@@ -68,11 +71,15 @@ def report_text(text: str) -> str:
     return text[found.start() :] if found else text
 
 
-def _fields(text: str) -> tuple[dict[str, str], dict[tuple[str, str], tuple[str, str]], list[str]]:
-    """Label -> value, (metric, stat) -> (value, unit) from breakdowns, and section names."""
+def _fields(
+    text: str,
+) -> tuple[dict[str, str], dict[tuple[str, str], tuple[str, str]], list[str], set[str]]:
+    """Label -> value, (metric, stat) -> (value, unit) from breakdowns, section names, and the
+    metrics whose breakdown block header is present (TPOT, TTFT, GTPS, LATENCY)."""
     fields: dict[str, str] = {}
     breakdown: dict[tuple[str, str], tuple[str, str]] = {}
     sections: list[str] = []
+    blocks: set[str] = set()
     unit = ""
     for raw in text.splitlines():
         line = raw.strip()
@@ -82,6 +89,11 @@ def _fields(text: str) -> tuple[dict[str, str], dict[tuple[str, str], tuple[str,
         if line.startswith("--"):
             found = re.search(r"\(([^)]*)\)\s*-*\s*$", line)
             unit = found.group(1).strip().lower() if found else ""
+            named = re.search(r"\[(TPOT|TTFT|GTPS)\]", line, re.I)
+            if named:
+                blocks.add(named.group(1).upper())
+            elif re.search(r"Request Latency Breakdown", line, re.I):
+                blocks.add("LATENCY")
             continue
         if ":" not in line:
             continue
@@ -92,7 +104,67 @@ def _fields(text: str) -> tuple[dict[str, str], dict[tuple[str, str], tuple[str,
             breakdown[(match.group(1).upper(), match.group(2).upper())] = (value, unit)
         elif label not in fields:
             fields[label] = value
-    return fields, breakdown, sections
+    return fields, breakdown, sections, blocks
+
+
+BLOCK_STATS = ("MINIMUM", "MAXIMUM", "AVERAGE", "P50", "P90", "P95", "P99")
+"""The statistics every breakdown block of the report prints (TensorRT-LLM
+`bench/dataclasses/reporting.py`)."""
+BLOCK_NAMES = {
+    "TPOT": "[TPOT] breakdown", "TTFT": "[TTFT] breakdown", "GTPS": "[GTPS] breakdown",
+    "LATENCY": "Request Latency Breakdown",
+}  # fmt: skip
+
+
+def _check_complete(
+    src: SourceFile,
+    fields: dict[str, str],
+    breakdown: dict[tuple[str, str], tuple[str, str]],
+    blocks: set[str],
+) -> None:
+    """Refuse a report that stops before its end: a truncated copy keeps parsing (a number cut
+    to its first digits is still a number), so what a complete report always prints is checked.
+
+    Since the `Total Output Throughput` labels (v0.18), the performance overview ends with the
+    Request Latency Breakdown block; a --streaming run adds the TTFT/TPOT averages and their
+    breakdown blocks before it; every block prints seven statistics. The v0.17 overview ends
+    with `Total Latency (ms)`."""
+
+    def cut(what: str):
+        return src.error(
+            f"the report looks cut off: {what}; expected the complete report `trtllm-bench "
+            "throughput` prints (import the whole console output; an excerpt of the overview "
+            "alone cannot be told from a cut report, so enter its figures in a generic curve "
+            "CSV instead)"
+        )
+
+    def has(pattern: str) -> bool:
+        return any(re.search(pattern, label, re.I) for label in fields)
+
+    for metric in sorted(blocks):
+        missing = [stat for stat in BLOCK_STATS if (metric, stat) not in breakdown]
+        if missing:
+            raise cut(
+                f"the {BLOCK_NAMES[metric]} block has {7 - len(missing)} of its 7 statistics "
+                f"(no {', '.join(missing)})"
+            )
+    if has(r"^Total Output Throughput") and "LATENCY" not in blocks:
+        raise cut(
+            "no Request Latency Breakdown block, which ends the performance overview of every "
+            "report with a 'Total Output Throughput' line"
+        )
+    averages = {
+        "TTFT": ("Average time-to-first-token [TTFT]", has(r"^Average time-to-first-token")),
+        "TPOT": ("Average time-per-output-token [TPOT]", has(r"^Average time-per-output-token")),
+    }
+    if any(present for _, present in averages.values()) or blocks & {"TTFT", "TPOT"}:  # streaming
+        for metric, (label, present) in averages.items():
+            if not present:
+                raise cut(f"a --streaming report without its '{label}' line")
+            if metric not in blocks:
+                raise cut(f"a --streaming report without its {BLOCK_NAMES[metric]} block")
+    if has(r"^Token Throughput") and not has(r"^Total Latency"):
+        raise cut("no 'Total Latency (ms)' line, the last line of a v0.17 performance overview")
 
 
 def _labelled(fields: dict[str, str], pattern: str) -> tuple[float, str]:
@@ -113,7 +185,15 @@ def _seconds(value: float, unit: str, src: SourceFile, what: str) -> float:
 
 
 def parse(src: SourceFile, gpu_count: float | None = None) -> Curve:
-    fields, breakdown, sections = _fields(report_text(src.text))
+    if not looks_like(src.text):
+        raise src.error(
+            "not a trtllm-bench throughput report: no '= PERFORMANCE OVERVIEW' section; expected "
+            "the console report `trtllm-bench throughput` prints (for --report_json use "
+            "--format trtllm-bench-json, or --format auto to detect the tool)"
+        )
+    require_line_end(src, "trtllm-bench report")
+    fields, breakdown, sections, blocks = _fields(report_text(src.text))
+    _check_complete(src, fields, breakdown, blocks)
     prov = Provenance(tool="trtllm-bench throughput")
     prov.latency_unit = "from the unit in each label (ms in current releases)"
     version = fields.get("TensorRT LLM Version") or fields.get("TensorRT-LLM Version") or ""
@@ -188,28 +268,7 @@ def _finish(
             f"concurrency {out['concurrency']:g} is the achieved average number of requests in "
             "flight, not a configured limit"
         )
-    output, per_gpu, tp, pp = (
-        out["output_tokens_per_s"],
-        out["output_tokens_per_s_per_gpu"],
-        settings["tp"],
-        settings["pp"],
-    )
-    ratio = count_from_ratio(output, per_gpu)
-    if world_size > 0:
-        out["gpu_count"] = world_size
-        prov.gpu_count_basis = "world_info.world_size"
-    elif not math.isnan(ratio):
-        out["gpu_count"] = ratio
-        prov.gpu_count_basis = "total output rate / per-GPU output rate (world size)"
-    elif tp > 0:
-        out["gpu_count"] = tp * (pp if pp > 0 else 1.0)
-        prov.gpu_count_basis = "TP size x PP size"
-        prov.warnings.append(
-            f"GPU count {out['gpu_count']:g} guessed as TP x PP size (the report's per-GPU rate "
-            "does not give a whole world size)"
-        )
-    else:
-        out["gpu_count"] = math.nan
+    out["gpu_count"] = _world_size(out, settings, world_size, src, prov, gpu_count)
     quant, dtype = (str(p or "") for p in precision)
     chosen = quant if quant and quant.lower() not in ("none", "null") else dtype
     out["precision"] = "" if chosen.lower() in ("auto", "none", "null") else chosen
@@ -219,6 +278,84 @@ def _finish(
     return finish_curve(rows, src, prov)
 
 
+def _world_size(
+    out: dict,
+    settings: dict[str, float],
+    world_size: float,
+    src: SourceFile,
+    prov: Provenance,
+    gpu_count: float | None,
+) -> float:
+    """The GPU count of the run, checked against every figure the report gives for it.
+
+    The JSON report states `world_size`; the console report does not, but its per-GPU rate is the
+    total output rate / world size (TensorRT-LLM `reporting.py`), so their ratio gives it. The
+    runtime settings give TP x PP (x CP when printed). A ratio that is no whole number, or one that
+    disagrees with TP x PP, is an edited or cut report (a rate cut to its first digits divides
+    into any count) and is refused. With `--gpus` the user's count is used, the per-GPU rate is
+    recomputed from it, and a disagreement with the report is warned.
+    """
+    output, per_gpu = out["output_tokens_per_s"], out["output_tokens_per_s_per_gpu"]
+    tp, pp, cp = settings["tp"], settings["pp"], settings.get("cp", math.nan)
+    stated = tp * (pp if pp > 0 else 1.0) * (cp if cp > 0 else 1.0) if tp > 0 else math.nan
+    stated_name = "TP x PP x CP size" if cp > 0 else "TP x PP size"
+    ratio = count_from_ratio(output, per_gpu)
+    ratio_name = "total output rate / per-GPU output rate"
+    if gpu_count is not None:
+        if output > 0:
+            out["output_tokens_per_s_per_gpu"] = math.nan  # recomputed from the user's count
+        given = gpu_count if isinstance(gpu_count, int | float) else math.nan  # checked later
+        for value, name in ((world_size, "world size"), (ratio, ratio_name), (stated, stated_name)):
+            if value > 0 and given > 0 and value != given:
+                prov.warnings.append(
+                    f"the GPU count (--gpus) {given:g} overrides the {counted(value, 'GPU')} of the "
+                    f"report's {name}; the per-GPU rate is recomputed from it"
+                )
+                break
+        return math.nan  # apply_gpu_count fills it
+    if output > 0 and per_gpu > 0 and math.isnan(ratio):
+        raise src.error(
+            f"the per-GPU output rate {per_gpu:g} does not divide the total output rate "
+            f"{output:g} into a whole number of GPUs (ratio {output / per_gpu:.4g}); expected the "
+            "total over the world size, as the tool prints it (a cut or edited report); if the "
+            "report is whole, import it with the GPU count (--gpus N)"
+        )
+    if world_size > 0:
+        if ratio > 0 and ratio != world_size:
+            raise src.error(
+                f"world_size is {world_size:g} but the {ratio_name} is {ratio:g}; expected "
+                "them to agree (an edited report); if it is whole, import it with the GPU count "
+                "(--gpus N)"
+            )
+        if stated > 0 and stated != world_size:
+            prov.warnings.append(
+                f"world_size {world_size:g} is not the {stated_name} ({stated:g}); the world size "
+                "is used (parallelism the report does not state, such as context parallelism, "
+                "or an edited report)"
+            )
+        prov.gpu_count_basis = "world_info.world_size"
+        return world_size
+    if ratio > 0:
+        if stated > 0 and ratio != stated:
+            raise src.error(
+                f"the {ratio_name} gives {ratio:g} GPUs but the report's {stated_name} is "
+                f"{stated:g}; expected them to agree (a cut or edited report); if it is whole, "
+                "import it with the GPU count (--gpus N)"
+            )
+        prov.gpu_count_basis = f"{ratio_name} (world size)" + (
+            f", equal to the {stated_name}" if stated > 0 else ""
+        )
+        return ratio
+    if stated > 0:
+        prov.gpu_count_basis = stated_name
+        prov.warnings.append(
+            f"GPU count {stated:g} guessed as the {stated_name}: the report has no per-GPU output "
+            "rate to confirm the world size; pass --gpus N if wrong"
+        )
+        return stated
+    return math.nan
+
+
 def parse_json(src: SourceFile, gpu_count: float | None = None) -> Curve:
     """`trtllm-bench throughput --report_json`: the console report's figures as JSON, latencies
     in ms (keys end in `_ms`), rates in tokens/s (TensorRT-LLM `bench/dataclasses/reporting.py`)."""
@@ -226,6 +363,13 @@ def parse_json(src: SourceFile, gpu_count: float | None = None) -> Curve:
     if len(records) != 1:
         raise src.error(f"expected one trtllm-bench report object, found {len(records)} records")
     data = records[0]
+    if not looks_like_json(data):
+        raise src.error(
+            "not a trtllm-bench --report_json file: no 'performance' object beside "
+            f"{'/'.join(repr(k) for k in JSON_SECTIONS[1:])}; expected the JSON "
+            "`trtllm-bench throughput --report_json` writes (for the console report use "
+            "--format trtllm-bench, or --format auto to detect the tool)"
+        )
 
     def section(name: str) -> dict:
         value = data.get(name)
