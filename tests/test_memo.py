@@ -74,10 +74,11 @@ def test_html_figures_equal_project_json(memo_html, capsys):
         "mirr_equity_annual",
         "profitability_index",
         "cost_usd_per_gpu_hour",
-        "debt_usd_total",
+        "debt_usd",
         "dscr_headroom",
     }
     assert headline <= set(base)
+    assert "debt_usd_total" not in base  # the same figure as debt_usd, shown once
     for key, (value, text) in base.items():
         expected = summary[key]
         assert (None if value == "" else float(value)) == expected, key
@@ -668,3 +669,13 @@ def test_a_memo_refuses_an_empirical_distribution(tmp_path, capsys):
     )
     assert code == 3 and not out.exists()
     assert "empirical(FILE) reads a file" in capsys.readouterr().err
+
+
+def test_the_ask_states_a_sized_loans_tenor_and_when_it_is_repaid(memo_html):
+    """A lender read "Term 72 months" (the projection) beside a sized 60-month loan."""
+    ask = dict(
+        re.findall(r'<th style="width:22%">([^<]*)</th><td>([^<]*)</td>', memo_html.read_text())
+    )
+    assert "10.75% a year over 60 months, sculpted" in ask["Financing"]
+    assert ask["Financing"].endswith("repaid by month 60")
+    assert "Term" not in ask and ask["Projection"].startswith("72 months from 2026-04")

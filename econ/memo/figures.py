@@ -40,8 +40,7 @@ HEADLINES: tuple[Row, ...] = (
     ("llcr_headroom", "LLCR headroom over the covenant floor", "x", "{:+,.2f}"),
     ("covenant_breach_months", "Months in covenant breach", "months", "{:,.0f}"),
     ("first_breach_month", "First month in covenant breach", "month", "{:,.0f}"),
-    ("debt_usd_total", "Debt drawn", "USD", "{:,.0f}"),
-    ("debt_usd", "Debt", "USD", "{:,.0f}"),
+    ("debt_usd", "Debt raised", "USD", "{:,.0f}"),  # (debt_usd_total: the same figure)
     ("capex_usd_total", "Capex", "USD", "{:,.0f}"),
     ("revenue_usd_total", "Revenue over the horizon", "USD", "{:,.0f}"),
     ("output_token_revenue_usd_total", "Revenue from output tokens", "USD", "{:,.0f}"),

@@ -15,6 +15,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from econ.errors import InputError
@@ -192,6 +193,15 @@ def _value_attr(value) -> str:
     return "" if value is None else repr(float(value))
 
 
+def _repaid_by(memo: Memo) -> str:
+    """ ", repaid by month N" for a loan whose balance is 0 before the projection ends."""
+    balance = memo.monthly["debt_balance_usd"].to_numpy(dtype=float)
+    owed = np.flatnonzero(balance > 0)
+    if owed.size == 0 or owed[-1] + 1 >= balance.size - 1:
+        return ""
+    return f", repaid by month {owed[-1] + 1}"
+
+
 def _ask(memo: Memo) -> list[tuple[str, str]]:
     s = memo.scenario
     racks = s.fleet.gpu_count / s.fleet.gpus_per_rack if s.fleet.gpus_per_rack else None
@@ -223,10 +233,12 @@ def _ask(memo: Memo) -> list[tuple[str, str]]:
             limits.append(f"a maximum LTV of {fin.max_ltv:.0%}")
         if limits or fin.repayment != "level_payment":
             debt = (
-                f"up to {loan} debt at {fin.debt_rate_annual:.2%} a year, "
+                f"up to {loan} debt at {fin.debt_rate_annual:.2%} a year over "
+                f"{fin.debt_term_months} months, "
                 + fin.repayment.replace("_", " ")
                 + (f", sized to {' and '.join(limits)}" if limits else "")
                 + f": {format_figure('{:,.0f}', memo.summary.get('debt_usd'))} USD"
+                + _repaid_by(memo)
             )
     else:
         debt = "all equity"
@@ -239,7 +251,7 @@ def _ask(memo: Memo) -> list[tuple[str, str]]:
         ("Capex", format_figure("{:,.0f} USD", memo.summary.get("capex_usd_total"))),
         ("Financing", debt),
         (
-            "Term",
+            "Projection",
             f"{s.horizon_months} months from {s.start_date:%Y-%m}; discount rate "
             f"{fin.discount_rate_annual:.2%} a year",
         ),
@@ -255,8 +267,8 @@ def _assumptions(memo: Memo) -> list[dict]:
             node = getattr(node, part, None)
         if isinstance(node, tuple | list):
             value = f"{len(node)} entries"
-        elif isinstance(node, float):
-            value = f"{node:,.6g}"
+        elif isinstance(node, float):  # (6 significant digits wrote 3,100,000 as 3.1e+06)
+            value = f"{node:,.0f}" if abs(node) >= 1e5 else f"{node:,.6g}"
         else:
             value = str(node)
         rows.append({"path": path, "value": value, "source": source})
