@@ -66,3 +66,27 @@ def test_each_after_figure_is_the_engines_at_the_shown_rounding(name):
             assert actual is None or math.isnan(actual), f"{name} {key}: page null, engine {actual}"
         else:
             assert abs(actual - value) <= half * 1.000001, f"{name} {key}: page {cell}, engine {actual}"
+
+
+STRUCTURAL = {"schema_version", "horizon_months", "capex.gpus_per_system", "fleet.gpus_per_rack"}
+"""Numbers that describe the file or the hardware's packaging, not an economic input."""
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "models" / "scenarios").glob("*.toml")), ids=str)
+def test_every_number_a_ready_made_scenario_sets_has_a_source(path):
+    """README: each ready-made scenario records the source of every input in [sources]. The
+    workbook's provenance column flagged the loan tenor of four of them 'no source'."""
+    from econ.workbook import _explicit_paths, _source_of, scenario_inputs
+
+    scenario = load_scenario(path)
+    explicit = _explicit_paths(scenario)
+    unsourced = [
+        name
+        for name, value in scenario_inputs(scenario)
+        if name in explicit
+        and isinstance(value, int | float)
+        and not isinstance(value, bool)
+        and name not in STRUCTURAL
+        and not _source_of(name, scenario.sources)
+    ]
+    assert unsourced == []
