@@ -873,6 +873,28 @@ def _financing_cash_flow(info: _Info):
     return info.lines["cash_flow_equity_usd"] - info.lines["cash_flow_project_usd"]
 
 
+LOAN_LINES = (
+    "interest_usd",
+    "cash_interest_usd",
+    "principal_usd",
+    "debt_service_usd",
+    "debt_balance_usd",
+)
+"""The term loan's lines, written as values where the loan is sized (SIZED_REASON)."""
+SIZED_REASON = (
+    "the loan is sized (financing.size_to_min_dscr, max_ltv or a sculpted repayment): the "
+    "sizing searches the whole schedule, so the engine's loan is written and an input changed "
+    "here keeps it, as --hold-debt holds it"
+)
+
+
+def _sized_loan(info: _Info) -> bool:
+    from econ.analysis.committed import sizes_loan
+
+    financing = getattr(info.scenario, "financing", None)
+    return financing is not None and not financing.tranches and sizes_loan(financing)
+
+
 def _frozen_draws(info: _Info):
     """The term loan's draws as the engine's values where its interest is values (a loan sized
     to a DSCR target, a cap or a sculpted schedule: the repayments do not follow the inputs), so
@@ -2156,8 +2178,10 @@ def _resolve_columns(result: _Resolved, env: _Env, info: _Info) -> None:
                 result.modes[key] = "values"
                 env.columns[key] = result.values[key] = lines[engine_name]
                 ranked = sorted(reasons, key=lambda r: _REASON_RANK.get(r, 1))
-                reason = ranked[0] if ranked else "no formula"
-                result.notes.append((spec.name, f"values: the formula {reason}"))
+                reason = f"the formula {ranked[0]}" if ranked else "no formula"
+                if spec.name in LOAN_LINES and _sized_loan(info):
+                    reason = SIZED_REASON
+                result.notes.append((spec.name, f"values: {reason}"))
 
 
 def _resolve_summary(

@@ -330,3 +330,13 @@ def test_the_unit_column_reads_a_unit_anywhere_in_the_description(path, unit):
     from econ.workbook import _field_info
 
     assert _field_info(path)[0] == unit
+
+
+def test_notes_say_a_sized_loan_is_why_its_lines_are_values():
+    scenario = econ.load_scenario(SEED)
+    book = load_workbook(io.BytesIO(workbook.workbook_bytes(econ.project([scenario]), [scenario])))
+    notes = {
+        row[2]: row[3] for row in book["Notes"].iter_rows(values_only=True) if row[0] == "values"
+    }
+    for line in ("interest_usd", "principal_usd", "debt_balance_usd"):
+        assert notes[line] == f"values: {workbook.SIZED_REASON}"
