@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+import re
 
 import pytest
 from hypothesis import given, settings
@@ -50,8 +51,15 @@ def widget(elements, label: str):
     return found[0]
 
 
+def shown(markdown: str) -> str:
+    """Markdown text as the reader sees it: escaped characters as themselves, without the word
+    joiners that keep addresses from becoming links (econ.ui.fmt.literal)."""
+    return re.sub(r"\\(.)", r"\1", markdown).replace("\u2060", "")
+
+
 def errors(at: AppTest) -> list[str]:
-    return [e.value for e in at.error]
+    """The page's st.error messages as the reader sees them."""
+    return [shown(e.value) for e in at.error]
 
 
 def summary_of(overrides=None):

@@ -13,7 +13,7 @@ from streamlit.testing.v1 import AppTest
 from econ.scenario import dumps
 from econ.ui import state
 from tests import test_app
-from tests.test_app import go, widget
+from tests.test_app import go, shown, widget
 
 app = test_app.app  # the AppTest fixture: the app run once on the default scenario
 
@@ -35,7 +35,7 @@ def test_the_downloaded_toml_description_names_the_edited_fields(app: AppTest):
         f"(Edited in the app on {today}: Financing › Debt share [%], Utilization › Share [%]; "
         "the text before describes the values before these edits.)"
     )
-    assert note in " ".join(c.value for c in app.sidebar.caption)  # the sidebar says it too
+    assert note in " ".join(shown(c.value) for c in app.sidebar.caption)  # the sidebar too
     # one edit undone: one field named; both undone: the base's description again
     widget(app.sidebar.number_input, "Utilization [%]").set_value(70.0).run()
     description = app.session_state[state.DATA]["description"]

@@ -24,6 +24,7 @@ from econ.scenario import load_scenario
 from econ.ui import state
 from econ.ui.pages.market import SCENARIO_LINES, curve_label
 from tests.conftest import ROOT
+from tests.test_app import shown
 
 APP = str(ROOT / "app.py")
 PAGE = "econ/ui/pages/market.py"
@@ -56,7 +57,7 @@ def market_page(scenario: str = DEFAULT_SCENARIO, edits: dict | None = None) -> 
 
 
 def errors(at: AppTest) -> list[str]:
-    return [e.value for e in at.error]
+    return [shown(e.value) for e in at.error]
 
 
 def widget(elements, label: str):

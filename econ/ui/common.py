@@ -5,13 +5,14 @@ the current scenario's validation for this run, and the guard pages use before p
 from __future__ import annotations
 
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import streamlit as st
 
 from econ.scenario import Scenario, ScenarioError
 from econ.ui import compute, state
-from econ.ui.fmt import MONEY_SCALES, header
+from econ.ui.fmt import MONEY_SCALES, header, literal
 from econ.ui.form import Form, find
 
 VALIDATION = "econ.validation"
@@ -64,6 +65,28 @@ def money() -> str:
     return st.session_state.get(state.MONEY, "USD")
 
 
+ROUTING = "econ.routing"
+"""Set while the router (econ.ui.streamlit_app.main) runs a page."""
+
+
+def run_page(render: Callable[[], None] | None) -> None:
+    """What a page script does when run: its `render()` when the router runs it, else the
+    router itself, which sets up the session (the scenario from the link, the sidebar) and runs
+    the page the address names.
+
+    Streamlit finds econ/ui/pages/ beside the script `econ app` runs and, until a first session
+    has called st.navigation, serves a page address (/scenario) by running that page's script
+    alone; without this the first visitor after a restart met a KeyError instead of the page.
+    """
+    if st.session_state.get(ROUTING):
+        if render is not None:
+            render()
+        return
+    from econ.ui.streamlit_app import main
+
+    main()
+
+
 def page_link(name: str, label: str, icon: str | None = None, where=None) -> None:
     where = where if where is not None else st
     page = PAGES.get(name)
@@ -78,7 +101,7 @@ def require_scenario(what: str = "this page") -> Current | None:
         return Current(v)
     st.error(
         f"The scenario is not valid, so {what} cannot be computed. Your inputs are kept; fix "
-        f"them here or on the Scenario page.\n\n{v.message}",
+        f"them here or on the Scenario page.\n\n{literal(v.message)}",
         icon=":material/error:",
     )
     page_link("scenario", "Open the Scenario page", ":material/tune:")
@@ -125,11 +148,11 @@ def sidebar() -> None:
         "Upload your own TOML on the Scenario page.",
     )
     if "econ.pick_error" in ss:
-        bar.error(ss.pop("econ.pick_error"), icon=":material/error:")
+        bar.error(literal(ss.pop("econ.pick_error")), icon=":material/error:")
     v = validation()
     shown = v.scenario or state.shown()
     if v.ok:
-        bar.caption(shown.description or shown.name)
+        bar.caption(literal(shown.description or shown.name))
         from econ.ui.checks import sanity_warnings
 
         odd = sanity_warnings(shown)
@@ -288,10 +311,10 @@ def style() -> None:
 def notices() -> None:
     ss = st.session_state
     if state.NOTICE in ss:
-        st.toast(ss.pop(state.NOTICE), icon=":material/save:")
+        st.toast(literal(ss.pop(state.NOTICE)), icon=":material/save:")
     if state.LINK_ERROR in ss:
         st.error(
-            f"{ss.pop(state.LINK_ERROR)}. The default scenario is shown instead.",
+            f"{literal(ss.pop(state.LINK_ERROR))}. The default scenario is shown instead.",
             icon=":material/link_off:",
         )
 

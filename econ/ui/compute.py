@@ -65,28 +65,37 @@ def app_text(message: str) -> str:
     return _SECONDS_TO_MS.sub(_ms, text)
 
 
-def attempt(call: Callable[[], T], what: str, where=None, busy: str | None = None) -> T | None:
+def attempt(
+    call: Callable[[], T],
+    what: str,
+    where=None,
+    busy: str | None = None,
+    words: Callable[[str], str] | None = None,
+) -> T | None:
     """Run a library call under a spinner (`busy`, default "WHAT..."; Streamlit shows it only
     when the call takes longer than half a second, so a cached result shows none); on failure
     show `st.error` with the reason and return None.
 
     Bad input (InputError and its subclasses) shows the library's message as is; anything else
     is reported by type and message (the traceback goes to the server log, never to the page).
+    Messages and `what` may quote a user's text (a scenario's name, a file's), so they are shown
+    as plain text (`fmt.literal`); `words` rewords a message first (a page's own terms).
     """
+    from econ.ui.fmt import literal
+
     where = where if where is not None else st
     try:
-        with st.spinner(busy or f"{what}..."):
+        with st.spinner(literal(busy or f"{what}...")):
             return call()
     except InputError as exc:
-        where.error(f"{what}: {app_text(exc)}", icon=":material/error:")
+        text = f"{what}: {app_text(exc)}"
     except (ValueError, KeyError, OverflowError, ZeroDivisionError, FileNotFoundError) as exc:
         LOG.warning("%s failed", what, exc_info=True)
-        where.error(f"{what}: {app_text(exc)}", icon=":material/error:")
+        text = f"{what}: {app_text(exc)}"
     except Exception as exc:  # noqa: BLE001 - the page must show a reason, never a traceback
         LOG.exception("%s failed", what)
-        where.error(
-            f"{what} failed ({type(exc).__name__}): {app_text(exc)}", icon=":material/error:"
-        )
+        text = f"{what} failed ({type(exc).__name__}): {app_text(exc)}"
+    where.error(literal(words(text) if words is not None else text), icon=":material/error:")
     return None
 
 

@@ -60,7 +60,8 @@ def irr_note(name: str, summary: Mapping) -> str | None:
 
 
 _SUMMARY_KEY = re.compile(
-    r"(?<![\w.])(" + "|".join(sorted(map(re.escape, SUMMARY_METRICS), key=len, reverse=True))
+    r"(?<![\w.])("
+    + "|".join(sorted(map(re.escape, SUMMARY_METRICS), key=len, reverse=True))
     + r")(?!\w|\.\w)"
 )
 _SIZING_CODE = re.compile(r" \(debt_sizing_constraint = \d\)")
@@ -209,6 +210,36 @@ def readable(frame, money: str = "USD"):
                     formats[label] = functools.partial(format_value, kind=metric_kind(text))
     out = out.rename(columns=labels)
     return out.style.format(formats, na_rep="n/a")
+
+
+_MARKUP = re.compile(r"[\\`*\[\]<$~|]")
+_ENTITY = re.compile(r"&(?=#?\w+;)")
+_LOOSE_UNDERSCORE = re.compile(r"_(?![^\W_])|(?<![^\W_])_")
+_LINE_START = re.compile(r"^( {0,3})([#>])", re.MULTILINE)  # a heading, a quote
+_SCHEME = re.compile(r"(https?|ftp|mailto|xmpp)(?=:)", re.IGNORECASE)
+_WWW = re.compile(r"(www)(?=\.)", re.IGNORECASE)
+_AT = re.compile(r"(?<=[\w.+-])@(?=[\w-]+\.[\w-])")  # a mail address, not NAME@VERSION
+WORD_JOINER = "\u2060"
+"""An invisible character that keeps a web or mail address in text from becoming a link."""
+
+
+def literal(text) -> str:
+    """Text from a user, a file or a link, made safe to show through Streamlit's markdown
+    (st.caption, st.error, help texts, ...) exactly as typed: no image, link, HTML, code,
+    emphasis, heading, maths or strikethrough comes out of it.
+
+    Markdown's characters are escaped with a backslash (an underscore inside a word, such as a
+    field's path, needs none), and an invisible word joiner goes into "https:", "www." and "@":
+    GitHub-flavoured markdown turns such web and mail addresses into links even when escaped.
+    A line starting "- " stays a list item (the app's own lists of messages).
+    """
+    out = _MARKUP.sub(lambda m: "\\" + m.group(0), str(text))
+    out = _ENTITY.sub("\\&", out)
+    out = _LOOSE_UNDERSCORE.sub("\\_", out)
+    out = _LINE_START.sub(r"\1\\\2", out)
+    out = _SCHEME.sub(lambda m: m.group(1) + WORD_JOINER, out)
+    out = _WWW.sub(lambda m: m.group(1) + WORD_JOINER, out)
+    return _AT.sub(WORD_JOINER + "@", out)
 
 
 def header(name) -> str:

@@ -29,7 +29,7 @@ from pydantic import BaseModel
 from pydantic_core import PydanticUndefined
 
 from econ.ui import state
-from econ.ui.fmt import humanize
+from econ.ui.fmt import humanize, literal
 
 SCALAR_KINDS = ("float", "int", "bool", "choice", "text", "date")
 HIDDEN = ("schema_version",)
@@ -376,11 +376,13 @@ def numbers_text(values) -> str:
 
 
 def parse_value(text: str) -> Any:
-    """A TOML value typed as text (a number, a quoted string, a list); bare words stay text."""
+    """A TOML value typed as text (a number, a quoted string, a list); bare words (and lists
+    nested deeper than a scenario's fields go, state.MAX_DEPTH) stay text."""
     try:
-        return tomllib.loads(f"v = {text}")["v"]
+        value = tomllib.loads(f"v = {text}")["v"]
     except (tomllib.TOMLDecodeError, RecursionError):
         return text
+    return text if state.too_deep(value) else value
 
 
 def toml_of(name: str, value: Any) -> str:
@@ -400,6 +402,11 @@ def parse_toml_field(name: str, text: str, f: FieldInfo) -> Any:
         parsed = tomllib.loads(text)
     except (tomllib.TOMLDecodeError, RecursionError) as exc:
         raise ValueError(f"not valid TOML: {exc}") from None
+    if state.too_deep(parsed):
+        raise ValueError(
+            f"tables or lists nested more than {state.MAX_DEPTH} levels deep; expected the "
+            "field's own tables"
+        )
     extra = sorted(set(parsed) - {name})
     if extra:
         raise ValueError(
@@ -444,7 +451,7 @@ class Form:
         text = f.help or f.label
         source = state.shown().sources.get(f.path)
         if source:
-            text += f"\n\nSource: {source}"
+            text += f"\n\nSource: {literal(source)}"
         return text + f"\n\nField: `{f.path}`"
 
     def field_errors(self, f: FieldInfo) -> list[str]:
@@ -543,7 +550,7 @@ class Form:
         elif f.kind == "toml" or f.kind in SCALAR_KINDS:
             self._toml(f, where, label, stored)
         for message in self.field_errors(f):
-            where.error(message, icon=":material/error:")
+            where.error(literal(message), icon=":material/error:")
         if f.kind == "float" and f.path not in self.raw:
             base = state.get_path(st.session_state.get(state.BASE, {}), f.path, None)
             hint = fraction_hint(f, stored, base)
@@ -629,13 +636,13 @@ class Form:
                 args=(key, f.path),
             )
             for message in self.field_errors(f):
-                where.error(message, icon=":material/error:")
+                where.error(literal(message), icon=":material/error:")
             if not on:
                 return
         else:
             where.markdown(f"**{f.label}**", help=f.help or None)
             for message in self.errors.get(f.path, []):
-                where.error(message, icon=":material/error:")
+                where.error(literal(message), icon=":material/error:")
         self.fields(f.children, where, columns)
 
     def fields(self, fields, where=None, columns: int = 3) -> None:

@@ -8,6 +8,7 @@ draws for the fan chart.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
@@ -23,6 +24,25 @@ FAN_DRAWS = 400
 """Draws projected month by month for the fan chart."""
 
 FAN_QUANTILES = (0.05, 0.25, 0.5, 0.75, 0.95)
+
+_READS_A_FILE = re.compile(r"^\s*empirical\s*\(", re.IGNORECASE)
+"""A distribution that draws from a file's column (`empirical(FILE[, COLUMN])`), in the
+spelling econ.analysis.distributions accepts (any case, spaces around the name)."""
+FILE_REFUSED = (
+    "empirical(FILE) reads a file on the server, and the app's visitors may not name the "
+    "server's files; give a distribution by its parameters instead, e.g. triangular(LOW, MODE, "
+    "HIGH) (econ montecarlo on the command line reads your own files)"
+)
+
+
+def file_distributions(distributions: Mapping[str, str]) -> list[str]:
+    """Paths whose distribution would read a file (`empirical(...)`), which the app refuses
+    before anything is parsed or opened."""
+    return [
+        path
+        for path, text in distributions.items()
+        if isinstance(text, str) and _READS_A_FILE.match(text)
+    ]
 
 
 class ProgressExecutor(SerialExecutor):
@@ -111,7 +131,11 @@ def montecarlo(
     from econ.analysis import montecarlo as run_montecarlo
     from econ.analysis.montecarlo import BLOCK_SIZE
     from econ.analysis.runner import default_outputs
+    from econ.analysis.validation import BatchInputError
 
+    refused = file_distributions(distributions)
+    if refused:  # the page says so first; this guards any other caller in the app
+        raise BatchInputError(f"{', '.join(refused)}: {FILE_REFUSED}")
     return run_montecarlo(
         base,
         dict(distributions),

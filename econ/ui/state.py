@@ -13,6 +13,8 @@ import base64
 import copy
 import datetime as dt
 import json
+import logging
+import re
 import typing
 import zlib
 from collections.abc import Mapping
@@ -36,6 +38,8 @@ from econ.scenario import (
 from econ.scenario.io import expected_message
 from econ.scenario.paths import resolve_paths
 
+LOG = logging.getLogger("econ.ui")
+
 DATA = "econ.data"
 BASE = "econ.base"
 BASE_NAME = "econ.base_name"
@@ -49,6 +53,17 @@ LINK_ERROR = "econ.link_error"
 
 MAX_LINK_CHARS = 6000
 """Longest encoded scenario the link carries; browsers and proxies cut URLs near 8 kB."""
+MAX_LINK_JSON_BYTES = 64 * 1024
+"""Most bytes a link's edits may inflate to: a whole ready-made scenario is 6 to 9 kB of JSON
+(under 5,000 characters of link), and the bound stops a short link that inflates to megabytes
+from costing the server seconds at every rerun."""
+MAX_DEPTH = 32
+"""Levels of tables and lists that edits from a link or a file may nest (a scenario nests about
+six, e.g. financing.covenants.dscr_floor)."""
+MAX_TEXT_CHARS = {"name": 200, "description": 5_000, "sources": 2_000}
+"""Longest name, description and source (each entry of [sources]) a link may carry."""
+MAX_SOURCE_KEY_CHARS = 200
+"""Longest key of [sources] a link may carry (a field's dotted path)."""
 
 SAVED_PREFIX = "saved: "
 UPLOAD_PREFIX = "uploaded: "
@@ -107,6 +122,25 @@ def drop_none(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [drop_none(v) for v in value]
     return value
+
+
+def too_deep(value: Any, limit: int = MAX_DEPTH) -> bool:
+    """Whether tables (dicts) and lists in `value` nest more than `limit` levels, counted
+    without recursion: edits nested thousands deep must reach a clear message, not exhaust
+    Python's stack in copy.deepcopy or merge."""
+    stack = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, Mapping):
+            children = node.values()
+        elif isinstance(node, list | tuple):
+            children = node
+        else:
+            continue
+        if depth > limit:
+            return True
+        stack.extend((child, depth + 1) for child in children)
+    return False
 
 
 def diff(data: Mapping, base: Mapping) -> dict:
@@ -296,6 +330,9 @@ def ensure() -> None:
             return
     except ScenarioError as exc:
         ss[LINK_ERROR] = str(exc)
+    except Exception as exc:  # noqa: BLE001 - a link opens the default with a reason, never a traceback
+        LOG.exception("the shared link could not be read")
+        ss[LINK_ERROR] = f"The shared link cannot be read ({type(exc).__name__})"
     names = ready_made()
     default = DEFAULT_SCENARIO if DEFAULT_SCENARIO in names else next(iter(names), None)
     if default is None:
@@ -311,8 +348,9 @@ def restore_link(name: str | None, edits: str | None) -> None:
         load_data(merge(base, decode(edits) if edits else {}), name, base=base)
         return
     if name and name not in names:
+        shown = name if len(name) <= 80 else name[:77] + "..."
         raise LinkError(
-            f"names the ready-made scenario {name!r}, which is not here; expected one of: "
+            f"names the ready-made scenario {shown!r}, which is not here; expected one of: "
             + ", ".join(names)
         )
     base = read_toml(names[name]) if name else {}
@@ -375,17 +413,90 @@ def encode(edits: Mapping) -> str:
 
 
 def decode(text: str) -> dict:
-    """Edits from a link, or LinkError saying why they cannot be read."""
+    """Edits from a link, or LinkError saying why they cannot be read.
+
+    Every bound is checked before the edits go further: the link's length, the size its
+    compressed JSON inflates to (read no further than MAX_LINK_JSON_BYTES), how deep its tables
+    nest and how long its name, description and sources are (`check_link_edits`).
+    """
     if len(text) > MAX_LINK_CHARS * 2:
         raise LinkError(f"is {len(text)} characters long; expected at most {MAX_LINK_CHARS * 2}")
     try:
         raw = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
-        data = json.loads(zlib.decompress(raw, bufsize=1 << 16).decode())
-    except (ValueError, zlib.error, UnicodeDecodeError, RecursionError) as exc:
+        inflate = zlib.decompressobj()
+        payload = inflate.decompress(raw, MAX_LINK_JSON_BYTES + 1)
+    except (ValueError, zlib.error) as exc:
+        raise LinkError(f"is not an encoded scenario ({type(exc).__name__}: {exc})") from None
+    if len(payload) > MAX_LINK_JSON_BYTES or inflate.unconsumed_tail:
+        raise LinkError(
+            f"holds more than {MAX_LINK_JSON_BYTES:,} bytes of edits once decompressed; expected "
+            f"at most {MAX_LINK_JSON_BYTES:,} (a larger scenario is shared as a TOML file)"
+        )
+    if not inflate.eof:
+        raise LinkError("is not an encoded scenario (its compressed data is cut short)")
+    try:
+        json_text = payload.decode()
+    except UnicodeDecodeError as exc:
+        raise LinkError(f"is not an encoded scenario ({type(exc).__name__}: {exc})") from None
+    if _json_too_deep(json_text):  # before json.loads, which recurses once per level
+        raise LinkError(TOO_DEEP)
+    try:
+        data = json.loads(json_text)
+    except ValueError as exc:
         raise LinkError(f"is not an encoded scenario ({type(exc).__name__}: {exc})") from None
     if not isinstance(data, dict):
         raise LinkError(f"holds a {type(data).__name__}; expected a table of scenario fields")
+    check_link_edits(data)
     return data
+
+
+TOO_DEEP = (
+    f"is not an encoded scenario: its tables or lists nest more than {MAX_DEPTH} levels deep; "
+    "expected a scenario's tables, which nest about six (e.g. financing.covenants.dscr_floor)"
+)
+_JSON_TOKEN = re.compile(r'\\.|["\[\]{}]', re.DOTALL)
+
+
+def _json_too_deep(text: str, limit: int = MAX_DEPTH) -> bool:
+    """Whether the arrays and objects of JSON text nest more than `limit` levels, counted in one
+    pass over its quotes, escapes and brackets (brackets inside strings do not count)."""
+    depth, in_string = 0, False
+    for token in _JSON_TOKEN.findall(text):
+        if token == '"':
+            in_string = not in_string
+        elif in_string or token[0] == "\\":
+            continue
+        elif token in "[{":
+            depth += 1
+            if depth > limit:
+                return True
+        else:
+            depth -= 1
+    return False
+
+
+def check_link_edits(data: Mapping) -> None:
+    """LinkError when a link's edits nest deeper than MAX_DEPTH or carry a name, description or
+    source longer than MAX_TEXT_CHARS allows (the edits the app writes in links pass)."""
+    if too_deep(data):
+        raise LinkError(TOO_DEEP)
+    texts = [(key, data.get(key)) for key in ("name", "description")]
+    sources = data.get("sources")
+    if isinstance(sources, Mapping):
+        for path, source in sources.items():
+            if len(path) > MAX_SOURCE_KEY_CHARS:
+                raise LinkError(
+                    f"names a source of a field path {len(path):,} characters long; expected a "
+                    f"field's dotted path (at most {MAX_SOURCE_KEY_CHARS} characters)"
+                )
+            texts.append(("sources", source))
+    for key, value in texts:
+        limit = MAX_TEXT_CHARS[key]
+        if isinstance(value, str) and len(value) > limit:
+            what = "a source" if key == "sources" else f"a {key}"
+            raise LinkError(
+                f"carries {what} of {len(value):,} characters; expected at most {limit:,}"
+            )
 
 
 def link_params() -> dict[str, str]:
@@ -402,7 +513,8 @@ def link_params() -> dict[str, str]:
     if changes:
         try:
             text = encode(changes)
-        except TypeError:
+            decode(text)  # the app never writes a link it would refuse to open
+        except (TypeError, LinkError):
             text = ""
         if text and len(text) <= MAX_LINK_CHARS:
             params["edits"] = text

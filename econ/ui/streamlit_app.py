@@ -55,7 +55,11 @@ def main() -> None:
     page = st.navigation(pages)
     common.sidebar()
     common.notices()
-    page.run()
+    st.session_state[common.ROUTING] = True  # the page's script renders (common.run_page)
+    try:
+        page.run()
+    finally:
+        st.session_state.pop(common.ROUTING, None)
     common.remember_all()
     common.share_box(page.url_path, state.sync_link())
 

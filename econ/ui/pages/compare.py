@@ -17,6 +17,7 @@ from econ.ui.fmt import (
     format_change,
     format_metric,
     humanize,
+    literal,
     metric_kind,
     metric_label,
     number_format,
@@ -229,9 +230,11 @@ def render() -> None:
         rows.append(row)
         raw.append(numbers)
     common.table(pd.DataFrame(rows), keep=labels, hide_index=True, width="stretch")
-    st.caption(f"Base: {labels[0]} (the first scenario picked); '− base' columns are differences.")
+    st.caption(
+        f"Base: {literal(labels[0])} (the first scenario picked); '− base' columns are differences."
+    )
     warnings = [
-        f"- **{label}**: {readable_warning(w)}"
+        f"- **{literal(label)}**: {literal(readable_warning(w))}"
         for label, summary in zip(labels, result["summaries"], strict=True)
         for w in summary.get("warnings", [])
     ]
@@ -326,4 +329,4 @@ def render() -> None:
 
 
 if __name__ == "__main__":
-    render()
+    common.run_page(render)

@@ -9,6 +9,7 @@ import streamlit as st
 
 from econ.scenario import dumps
 from econ.ui import common, compute
+from econ.ui.fmt import literal
 
 FORMATS = (
     ("xlsx", "Excel workbook", ":material/table_view:", "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
@@ -29,7 +30,7 @@ def render() -> None:
         return
     scenario = current.scenario
     st.caption(
-        f"**{scenario.name}**. Every table carries the econ version and the SHA-256 of the "
+        f"**{literal(scenario.name)}**. Every table carries the econ version and the SHA-256 of the "
         "scenario's TOML, so a file can be traced to the inputs that made it."
     )
     with st.container(border=True):
@@ -56,7 +57,7 @@ def render() -> None:
             cols = st.columns(max(1, len(files)))
             for col, (name, data) in zip(cols, files.items(), strict=True):
                 col.download_button(
-                    f"Download {name}",
+                    f"Download {literal(name)}",
                     data,
                     file_name=name,
                     mime=mime,
@@ -97,7 +98,7 @@ def memo(current) -> None:
         cols = st.columns(len(files))
         for col, (name, data) in zip(cols, files.items(), strict=True):
             col.download_button(
-                f"Download {name}",
+                f"Download {literal(name)}",
                 data,
                 file_name=name,
                 mime=MEMO_MIME[name[name.rindex(".") :]],
@@ -108,4 +109,4 @@ def memo(current) -> None:
 
 
 if __name__ == "__main__":
-    render()
+    common.run_page(render)

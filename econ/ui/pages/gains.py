@@ -11,7 +11,7 @@ import streamlit as st
 
 from econ.gains import COMPARED_METRICS
 from econ.ui import charts, common, compute
-from econ.ui.fmt import format_change, format_value, metric_kind, metric_label
+from econ.ui.fmt import format_change, format_value, literal, metric_kind, metric_label
 
 STEPS = "econ.gain_steps"
 FROM_ROW = "econ.gain_from_row"
@@ -186,7 +186,7 @@ def _described(what: str, steps, rate: float) -> str:
         f"{gain:+.1%} in month {month}" + (f" ({label})" if label else "")
         for month, gain, label in rows
     )
-    return (
+    return literal(
         f"{what}: "
         + (listed or "no steps")
         + (f"; compound {rate:+.1%}/year" if rate else "")
@@ -240,7 +240,7 @@ def render() -> None:
     if result is None:
         return
     for warning in [*caveats, *result.warnings]:
-        st.warning(warning, icon=":material/warning:")
+        st.warning(literal(warning), icon=":material/warning:")
     value_section(result, money)
 
     monthly = compute.attempt(lambda: compute.gain_monthly(current.text, steps), "Gain trajectory")
@@ -298,4 +298,4 @@ def render() -> None:
 
 
 if __name__ == "__main__":
-    render()
+    common.run_page(render)

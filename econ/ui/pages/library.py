@@ -14,7 +14,14 @@ from econ.errors import InputError
 from econ.library import LibraryError, Ref, open_library, resolve_url
 from econ.library.diff import input_changes, metric_changes
 from econ.ui import common, state
-from econ.ui.fmt import format_change, format_value, humanize, metric_kind, metric_label
+from econ.ui.fmt import (
+    format_change,
+    format_value,
+    humanize,
+    literal,
+    metric_kind,
+    metric_label,
+)
 
 MESSAGE, TAGS, SEARCH = "econ.library.message", "econ.library.tags", "econ.library.search"
 PICK, VERSION, OLD, NEW = (
@@ -50,7 +57,7 @@ def _save_section(library) -> None:
         if not v.ok:
             st.error(
                 "The current scenario is not valid, so it cannot be saved; your inputs are kept. "
-                f"Fix them here or on the Scenario page.\n\n{v.message}",
+                f"Fix them here or on the Scenario page.\n\n{literal(v.message)}",
                 icon=":material/error:",
             )
             return
@@ -67,9 +74,9 @@ def _save_section(library) -> None:
                     tags=tags,
                 )
             except InputError as exc:
-                st.error(str(exc), icon=":material/error:")
+                st.error(literal(exc), icon=":material/error:")
             else:
-                st.success(f"Saved {info.name} version {info.version}.")
+                st.success(f"Saved {literal(info.name)} version {info.version}.")
 
 
 def _version_actions(library, name: str, numbers: list[int]) -> None:
@@ -135,14 +142,14 @@ def render() -> None:
     try:
         library = open_library()
     except LibraryError as exc:
-        st.error(str(exc), icon=":material/error:")
+        st.error(literal(exc), icon=":material/error:")
         return
     st.caption(
-        f"Library {library.display} ({source}). Every save is a new version, never overwritten; "
+        f"Library {literal(library.display)} ({literal(source)}). Every save is a new version, never overwritten; "
         "`econ library` on the command line reads the same library."
     )
     if st.session_state.get(DONE):
-        st.success(st.session_state.pop(DONE))
+        st.success(literal(st.session_state.pop(DONE)))
     try:
         with library:
             _save_section(library)
@@ -162,9 +169,9 @@ def render() -> None:
                 return
             common.table(_versions_frame(infos, with_name=True), hide_index=True, width="stretch")
             name = st.selectbox("Scenario", [i.name for i in infos], key=PICK)
-            with st.spinner(f"Reading the history of {name}..."):
+            with st.spinner(f"Reading the history of {literal(name)}..."):
                 history = library.history(name)
-            st.markdown(f"**History of {name}** (oldest first)")
+            st.markdown(f"**History of {literal(name)}** (oldest first)")
             common.table(
                 _versions_frame(history, with_name=False), hide_index=True, width="stretch"
             )
@@ -173,8 +180,8 @@ def render() -> None:
             if len(numbers) > 1:
                 _diff_section(library, name, numbers)
     except InputError as exc:
-        st.error(str(exc), icon=":material/error:")
+        st.error(literal(exc), icon=":material/error:")
 
 
 if __name__ == "__main__":
-    render()
+    common.run_page(render)

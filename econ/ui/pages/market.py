@@ -15,6 +15,7 @@ import streamlit as st
 
 from econ.scenario import ScenarioError
 from econ.ui import common, compute, state
+from econ.ui.fmt import literal
 
 GPUS = "econ.market_gpus"
 TERMS = "econ.market_terms"
@@ -101,14 +102,6 @@ def in_app_words(message: str) -> str:
     )
     text = re.sub(r"\bmarket\.([a-z_]+)", dotted, text)
     return re.sub(r"\b(?:rental|contract|spot)_[a-z_]+\b", bare, text)
-
-
-class InAppWords:
-    """Where `compute.attempt` writes its errors: st.error with the fields named by their labels."""
-
-    @staticmethod
-    def error(text: str, **kwargs) -> None:
-        st.error(in_app_words(text), **kwargs)
 
 
 # --- library calls, cached ---------------------------------------------------------------------
@@ -203,7 +196,7 @@ def index_curves() -> dict:
             "scenario can name only a series of the shipped index.",
         )
     if UPLOAD_ERROR in ss:
-        st.error(ss.pop(UPLOAD_ERROR), icon=":material/error:")
+        st.error(literal(ss.pop(UPLOAD_ERROR)), icon=":material/error:")
     shipped = compute.attempt(shipped_points, "Shipped rental index") or ()
     mine = ()
     if UPLOADED in ss:
@@ -211,7 +204,8 @@ def index_curves() -> dict:
         mine = compute.attempt(lambda: uploaded_points(name, content), "Rental index file") or ()
         if mine:
             st.success(
-                f"{name}: {len(mine):,} points read and checked.", icon=":material/check_circle:"
+                f"{literal(name)}: {len(mine):,} points read and checked.",
+                icon=":material/check_circle:",
             )
     if not mine:
         return tagged(shipped, False)
@@ -229,7 +223,7 @@ def index_curves() -> dict:
     if clash:
         st.caption(
             "Your file has curves of the same series, GPU and term as the shipped index; each "
-            "is its own line: " + "; ".join(curve_label(k) for k in sorted(clash))
+            "is its own line: " + literal("; ".join(curve_label(k) for k in sorted(clash)))
         )
     return {**tagged(shipped, False), **tagged(mine, True)}
 
@@ -624,7 +618,7 @@ def use_section(points) -> None:
         current_key = (get("rental_series"), str(get("rental_series_gpu") or gpu_default).upper(),
                        int(_number(get("rental_series_term_months"))))  # fmt: skip
     if current_key in found:
-        st.caption(f"Now priced from {curve_label(current_key)}.")
+        st.caption(f"Now priced from {literal(curve_label(current_key))}.")
     default = (
         current_key
         if current_key in found
@@ -684,7 +678,7 @@ def use_section(points) -> None:
             )
         else:
             st.error(
-                f"{curve_label(key)} cannot price this scenario: {in_app_words(str(exc))}",
+                literal(f"{curve_label(key)} cannot price this scenario: {in_app_words(str(exc))}"),
                 icon=":material/error:",
             )
         return
@@ -701,7 +695,7 @@ def use_section(points) -> None:
         f"{curve_label(key)} ({curve.publisher}; {len(curve.points)} points "
         f"{curve.points[0].date} to {curve.points[-1].date}, models/market/rental_index.csv)"
     )
-    st.caption(in_app_words(warning[:1].upper() + warning[1:]) + ".")
+    st.caption(literal(in_app_words(warning[:1].upper() + warning[1:]) + "."))
     buttons = st.columns([1, 1, 2])
     buttons[0].button(
         "Use this series",
@@ -756,7 +750,9 @@ def render() -> None:
         until = max(until, dt.date(total // 12, total % 12 + 1, 1))
         if show_own:
             paths = compute.attempt(
-                lambda: price_paths(current.text), "The scenario's price path", InAppWords
+                lambda: price_paths(current.text),
+                "The scenario's price path",
+                words=in_app_words,
             )
             if paths is not None:
                 wanted = scenario_lines(scenario, paths)
@@ -784,7 +780,7 @@ def render() -> None:
             notes.extend(fit_cautions(shown, fits, until))
         if scenario is not None and wanted:
             notes.append(scenario_caption(scenario, wanted))
-        st.caption(" ".join(notes))
+        st.caption(literal(" ".join(notes)))
     if shown:
         st.subheader("Series shown")
         common.table(curves_table(shown, fits), hide_index=True, width="stretch")
@@ -799,4 +795,4 @@ def render() -> None:
 
 
 if __name__ == "__main__":
-    render()
+    common.run_page(render)

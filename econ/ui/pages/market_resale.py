@@ -27,9 +27,7 @@ def shipped_frames():
     from econ.resale_index import curve_frame, curves, load_catalog
 
     found = curves(load_catalog())
-    frames = [
-        curve_frame(curve).assign(line=curve_name(*key)) for key, curve in found.items()
-    ]
+    frames = [curve_frame(curve).assign(line=curve_name(*key)) for key, curve in found.items()]
     points = pd.DataFrame(
         [
             {
@@ -147,3 +145,7 @@ def spread_section(current) -> None:
             "at the end of the year). A positive spread says a year of renting earns more than "
             "the year of ageing costs."
         )
+
+
+if __name__ == "__main__":  # not a page of its own (the Market page draws it): the router runs
+    common.run_page(None)

@@ -335,4 +335,4 @@ def render() -> None:
 
 
 if __name__ == "__main__":
-    render()
+    common.run_page(render)

@@ -16,6 +16,7 @@ from econ.ui.fmt import (
     format_metric,
     format_value,
     irr_note,
+    literal,
     metric_kind,
     metric_label,
     readable,
@@ -89,6 +90,7 @@ def headline(summary: dict, base: dict | None, money: str) -> None:
                     if not any(ch in "123456789" for ch in delta):
                         delta = None  # a change too small to show
             note = irr_note(key, summary)
+            note = literal(note) if note else None
             col.metric(
                 metric_label(key, money),
                 format_metric(key, summary, money),
@@ -147,7 +149,7 @@ def render() -> None:
     if current is None:
         return
     scenario, money = current.scenario, common.money()
-    st.caption(f"**{scenario.name}**: {scenario.description}")
+    st.caption(f"**{literal(scenario.name)}**: {literal(scenario.description)}")
     result = compute.attempt(lambda: compute.projection(current.text), "Projection")
     if result is None:
         return
@@ -165,7 +167,7 @@ def render() -> None:
     warnings = summary.get("warnings", [])
     if warnings:
         st.warning(
-            "\n".join(f"- {readable_warning(w)}" for w in severe_first(warnings)),
+            "\n".join(f"- {literal(readable_warning(w))}" for w in severe_first(warnings)),
             icon=":material/warning:",
         )
 
@@ -247,7 +249,9 @@ def render() -> None:
         money_labels = [label for label in schedule.index if label not in ratios]
         common.table(
             schedule.style.format(money_format, subset=pd.IndexSlice[money_labels, :]).format(
-                "{:.2f}", subset=pd.IndexSlice[ratios, :], na_rep="–"  # no debt service that year
+                "{:.2f}",
+                subset=pd.IndexSlice[ratios, :],
+                na_rep="–",  # no debt service that year
             ),
             rows=len(schedule),
         )
@@ -314,4 +318,4 @@ def render() -> None:
 
 
 if __name__ == "__main__":
-    render()
+    common.run_page(render)

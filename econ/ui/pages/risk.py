@@ -12,7 +12,14 @@ import pandas as pd
 import streamlit as st
 
 from econ.ui import charts, common, compute, risk
-from econ.ui.fmt import MONEY_SCALES, format_value, metric_kind, metric_label, short_number
+from econ.ui.fmt import (
+    MONEY_SCALES,
+    format_value,
+    literal,
+    metric_kind,
+    metric_label,
+    short_number,
+)
 from econ.ui.form import grouped_caption, path_label, shown_value, stored_path_label
 
 TORNADO = "econ.tornado_result"
@@ -270,9 +277,13 @@ def montecarlo_section(current, paths: list[str], money: str, hold: bool) -> Non
         distributions = _mc_rows()
         if not distributions:
             problems.append("Give at least one input with a distribution")
+        problems += [
+            f"{stored_path_label(path)}: {risk.FILE_REFUSED}"
+            for path in risk.file_distributions(distributions)
+        ]
         if problems:
             for problem in problems:
-                st.error(problem, icon=":material/error:")
+                st.error(literal(problem), icon=":material/error:")
         else:
             bar = st.progress(0.0, text="Sampling and projecting...")
 
@@ -296,7 +307,12 @@ def montecarlo_section(current, paths: list[str], money: str, hold: bool) -> Non
                 )
                 held = result.metadata.get("held_loan")
                 ss[MONTECARLO] = (
-                    (current.text, hold), result.rows, result.summary, fan, result.seconds, held
+                    (current.text, hold),
+                    result.rows,
+                    result.summary,
+                    fan,
+                    result.seconds,
+                    held,
                 )
     if MONTECARLO not in ss:
         st.caption(
@@ -527,4 +543,4 @@ def render() -> None:
 
 
 if __name__ == "__main__":
-    render()
+    common.run_page(render)

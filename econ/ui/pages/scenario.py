@@ -11,7 +11,7 @@ import streamlit as st
 
 from econ.scenario import Scenario, ScenarioError, dumps, parse_toml
 from econ.ui import common, state
-from econ.ui.fmt import humanize
+from econ.ui.fmt import humanize, literal
 from econ.ui.form import Form, fields_of
 
 UPLOAD = "econ.scenario_upload"
@@ -20,6 +20,10 @@ SAVE_NAME = "econ.save_name"
 TOML_ERROR = "econ.toml_error"
 SAVE_ERROR = "econ.save_error"
 MAX_SCENARIO_BYTES = 1024 * 1024
+TOO_DEEP = (
+    f"tables nested more than {state.MAX_DEPTH} levels deep; expected a scenario's tables, which "
+    "nest about six (e.g. [financing.covenants])"
+)
 
 
 def _uploaded() -> None:
@@ -38,6 +42,8 @@ def _uploaded() -> None:
             data = parse_toml(content)
         except ScenarioError as exc:
             problem = exc.expected
+        else:
+            problem = TOO_DEEP if state.too_deep(data) else None
     if problem:
         ss[UPLOAD_ERROR] = f"{file.name}: {problem}. The current scenario is unchanged."
         return
@@ -83,6 +89,8 @@ def _apply_toml(key: str) -> None:
     text = ss.get(key, "")
     try:
         data = parse_toml(text)
+        if state.too_deep(data):
+            raise ScenarioError(None, "", None, TOO_DEEP)
     except ScenarioError as exc:
         ss[TOML_ERROR] = f"The TOML text was not applied: {exc.expected}"
         ss["econ.toml_draft"] = text
@@ -104,13 +112,15 @@ def render() -> None:
     st.title("Scenario")
     name = ss.get(state.BASE_NAME, "")
     st.caption(
-        f"Editing **{name}**" + (" (edited)" if state.edited() else "") + ". Every change applies "
+        f"Editing **{literal(name)}**"
+        + (" (edited)" if state.edited() else "")
+        + ". Every change applies "
         "at once to every page; values that do not validate are kept as you typed them."
     )
     if v.ok:
         st.success("The scenario is valid.", icon=":material/check_circle:")
     else:
-        st.error("The scenario is not valid:\n\n" + v.message, icon=":material/error:")
+        st.error("The scenario is not valid:\n\n" + literal(v.message), icon=":material/error:")
 
     with st.container(border=True):
         up, actions = st.columns([3, 2])
@@ -125,7 +135,7 @@ def render() -> None:
                 "most). Invalid files load too, so you can fix them here.",
             )
             if UPLOAD_ERROR in ss:
-                st.error(ss.pop(UPLOAD_ERROR), icon=":material/error:")
+                st.error(literal(ss.pop(UPLOAD_ERROR)), icon=":material/error:")
         with actions:
             st.text_input(
                 "Message for the library",
@@ -144,7 +154,7 @@ def render() -> None:
                 width="stretch",
             )
             if SAVE_ERROR in ss:
-                st.error(ss.pop(SAVE_ERROR), icon=":material/error:")
+                st.error(literal(ss.pop(SAVE_ERROR)), icon=":material/error:")
             if v.ok:
                 st.download_button(
                     "Download TOML",
@@ -181,7 +191,7 @@ def render() -> None:
             if f.kind == "section":
                 form.fields(f.children)
                 for message in v.errors.get(f.path, []):
-                    st.error(message, icon=":material/error:")
+                    st.error(literal(message), icon=":material/error:")
             else:
                 form.widget(f)
     with tabs[-1]:
@@ -198,8 +208,8 @@ def render() -> None:
         )
         st.button("Apply the TOML", on_click=_apply_toml, args=(key,), icon=":material/check:")
         if TOML_ERROR in ss:
-            st.error(ss.pop(TOML_ERROR), icon=":material/error:")
+            st.error(literal(ss.pop(TOML_ERROR)), icon=":material/error:")
 
 
 if __name__ == "__main__":
-    render()
+    common.run_page(render)

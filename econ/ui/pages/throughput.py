@@ -13,6 +13,7 @@ import pandas as pd
 import streamlit as st
 
 from econ.ui import charts, common, compute
+from econ.ui.fmt import literal
 
 CURVE_FILE = "econ.curve_file"
 CURVE_UPLOAD = "econ.curve_upload"
@@ -47,9 +48,10 @@ def _choice(key: str, options: list, default):
 
 
 def warnings_box(warnings, where=None) -> None:
-    """Warnings in one box, each once, in the app's words (no command-line options or paths)."""
+    """Warnings in one box, each once, in the app's words (no command-line options or paths),
+    as plain text (they may quote the file)."""
     where = where if where is not None else st
-    seen = list(dict.fromkeys(compute.app_text(w) for w in warnings))
+    seen = list(dict.fromkeys(literal(compute.app_text(w)) for w in warnings))
     if len(seen) == 1:
         where.warning(seen[0], icon=":material/warning:")
     elif seen:
@@ -77,7 +79,9 @@ def current_figure(scenario) -> None:
         if getattr(t, "simulated", None) is not None:
             st.info("The scenario takes its throughput from the simulator at its SLO.")
         source = scenario.sources.get("throughput.tokens_per_s_per_gpu") or t.source
-        st.caption(f"Source: {source}" if source else "No source given for the throughput.")
+        st.caption(
+            f"Source: {literal(source)}" if source else "No source given for the throughput."
+        )
 
 
 def badges(row: pd.Series, hardware: str) -> None:
@@ -99,7 +103,7 @@ def badges(row: pd.Series, hardware: str) -> None:
     generation = str(row.get("generation") or "")
     wanted = compute.generation(hardware) if hardware else ""
     if row.get("hardware_key") == hardware:
-        st.badge(f"Same hardware ({hardware})", icon=":material/memory:", color="green")
+        st.badge(f"Same hardware ({literal(hardware)})", icon=":material/memory:", color="green")
     elif generation and wanted and generation == wanted:
         st.badge(
             f"Same generation ({generation}), other system",
@@ -107,7 +111,11 @@ def badges(row: pd.Series, hardware: str) -> None:
             color="orange",
         )
     elif generation and wanted:
-        st.badge(f"{generation} ≠ scenario's {wanted}", icon=":material/memory:", color="red")
+        st.badge(
+            f"{literal(generation)} ≠ scenario's {literal(wanted)}",
+            icon=":material/memory:",
+            color="red",
+        )
     else:
         st.badge(f"Generation: {generation or 'unknown'}", icon=":material/memory:", color="gray")
     if row.get("division") == "open":
@@ -158,7 +166,7 @@ def catalog_tab(scenario) -> None:
     same = cols[4].toggle(
         "Scenario's hardware only",
         key=common.keep("econ.cat_same", True),
-        help=f"Rows that ran on {hardware}",
+        help=f"Rows that ran on {literal(hardware)}",
     )
     filters = {
         "model": None if model == ANY else model,
@@ -223,6 +231,7 @@ def catalog_tab(scenario) -> None:
         badges(row, hardware)
     checks = compute.attempt(lambda: compute.row_checks(picked, hardware), "Provenance checks")
     if checks:  # the row's provenance checks in one box
+        checks = [literal(c) for c in checks]
         text = checks[0] if len(checks) == 1 else "\n".join(f"- {c}" for c in checks)
         st.warning(text, icon=":material/policy:")
     kind = "vendor claim" if row.get("kind") == "vendor claim" else "MLPerf catalog row"
@@ -401,7 +410,7 @@ def measured_tab(scenario) -> None:
         f"in the headers; {common.upload_limit_mb()} MB at most.",
     )
     if CURVE_ERROR in ss:
-        st.error(ss.pop(CURVE_ERROR), icon=":material/error:")
+        st.error(literal(ss.pop(CURVE_ERROR)), icon=":material/error:")
     if CURVE_FILE not in ss:
         st.info(
             "Upload a benchmark result to see its curve and SLO operating point.",
@@ -410,7 +419,7 @@ def measured_tab(scenario) -> None:
         return
     name, content = ss[CURVE_FILE]
     head = st.columns([3, 1, 1])
-    head[0].markdown(f"**{name}** ({len(content):,} bytes)")
+    head[0].markdown(f"**{literal(name)}** ({len(content):,} bytes)")
     gpus = head[1].number_input(
         "GPUs that served it",
         value=None,
@@ -428,22 +437,22 @@ def measured_tab(scenario) -> None:
     tags = st.container(horizontal=True)
     with tags:
         st.badge(
-            f"{prov.get('format') or prov.get('tool') or 'unknown format'}",
+            literal(prov.get("format") or prov.get("tool") or "unknown format"),
             icon=":material/description:",
             color="blue",
         )
         if prov.get("tool_version"):
-            st.badge(f"version {prov['tool_version']}", color="gray")
+            st.badge(f"version {literal(prov['tool_version'])}", color="gray")
         basis = str(prov.get("gpu_count_basis") or "")
         if basis:
             st.badge(
-                f"GPUs: {basis}",
+                f"GPUs: {literal(basis)}",
                 icon=":material/memory:",
                 color="green" if "file" in basis else "orange",
             )
         for key in ("model", "hardware", "precision"):
             if prov.get(key):
-                st.badge(f"{key}: {prov[key]}", color="gray")
+                st.badge(f"{key}: {literal(prov[key])}", color="gray")
         if prov.get("file_sha256"):
             st.badge(f"sha256 {str(prov['file_sha256'])[:12]}…", color="gray")
     # the file's and the operating point's warnings in one box, here, filled once both are known
@@ -480,9 +489,11 @@ def measured_tab(scenario) -> None:
             )
         charts.show(chart)
         st.caption(
-            f"MLPerf Endpoints chart: steps, no interpolation. Tokens/s per user: "
-            f"{prov.get('tokens_per_s_per_user_definition', 'n/a')}; throughput window: "
-            f"{prov.get('throughput_window', 'n/a')}."
+            "MLPerf Endpoints chart: steps, no interpolation. Tokens/s per user: "
+            + literal(
+                f"{prov.get('tokens_per_s_per_user_definition', 'n/a')}; throughput window: "
+                f"{prov.get('throughput_window', 'n/a')}."
+            )
         )
     else:
         chart = frontier_chart(
@@ -557,15 +568,17 @@ def curve_fits(prov, points, scenario, name: str) -> tuple[bool, str]:
     differences, unknowns = curve_mismatches(prov, points, scenario)
     if unknowns:
         st.info(
-            f"{name} does not state its {joined(unknowns)}, so it cannot be checked against the "
-            f"scenario ({scenario.fleet.hardware}); make sure it measured the scenario's.",
+            literal(
+                f"{name} does not state its {joined(unknowns)}, so it cannot be checked against "
+                f"the scenario ({scenario.fleet.hardware}); make sure it measured the scenario's."
+            ),
             icon=":material/help:",
         )
     if not differences:
         return True, ""
     st.warning(
         "This curve is not of the scenario's model and hardware:\n\n"
-        + "\n".join(f"- {d}" for d in differences)
+        + "\n".join(f"- {literal(d)}" for d in differences)
         + "\n\nIts throughput would stand for a different deployment.",
         icon=":material/compare_arrows:",
     )
@@ -788,4 +801,4 @@ def render() -> None:
 
 
 if __name__ == "__main__":
-    render()
+    common.run_page(render)

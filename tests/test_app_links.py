@@ -1,0 +1,281 @@
+"""What reaches the app from outside it: shared links bounded before they are used (size once
+decompressed, nesting, text lengths), text from links and files shown as typed (never as markdown
+images or links), page scripts that work when Streamlit runs them alone, and Monte Carlo
+distributions that would name a server file refused. Through Streamlit's AppTest.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+import zlib
+
+import pandas as pd
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from econ.catalog import DEFAULT_SCENARIO
+from econ.ui import risk, state
+from econ.ui.fmt import literal
+from econ.ui.streamlit_app import PAGES
+from tests.conftest import ROOT
+from tests.test_app import APP, errors, go, metric, shown, summary_of, widget
+
+
+def raw_link(text: str) -> str:
+    """The `edits` of a link holding `text` as its JSON, whatever it is (state.encode checks)."""
+    return base64.urlsafe_b64encode(zlib.compress(text.encode(), 9)).decode().rstrip("=")
+
+
+def nested(levels: int) -> str:
+    """Edits {"fleet": {"a": {"a": ... 1}}}: `levels` tables inside the fleet's."""
+    return '{"fleet":' + '{"a":' * levels + "1" + "}" * levels + "}"
+
+
+def opened(edits: str, scenario: str | None = DEFAULT_SCENARIO, page: str | None = None):
+    at = AppTest.from_file(APP, default_timeout=90)
+    if scenario:
+        at.query_params["scenario"] = scenario
+    at.query_params["edits"] = edits
+    at.run()
+    assert not at.exception, at.exception
+    if page is not None:
+        go(at, page)
+    return at
+
+
+def shows_the_default(at: AppTest) -> None:
+    assert at.sidebar.selectbox[0].value == DEFAULT_SCENARIO
+    assert metric(at, "NPV [USD]") == f"{summary_of().npv_usd:,.0f}"
+
+
+# --- nesting (report #3) -----------------------------------------------------------------------------
+
+
+def test_a_66_character_link_nested_800_deep_says_why_and_opens_the_default():
+    edits = raw_link(nested(800))
+    assert len(edits) == 66  # the reviewer's link: a RecursionError traceback before
+    at = opened(edits)
+    assert any("levels deep" in e and "nest about six" in e for e in errors(at)), errors(at)
+    shows_the_default(at)
+
+
+@pytest.mark.parametrize("levels", [state.MAX_DEPTH - 1, state.MAX_DEPTH, 5_000])
+def test_decoded_edits_may_nest_as_deep_as_the_bound_and_no_deeper(levels):
+    text = raw_link(nested(levels))
+    if levels + 1 <= state.MAX_DEPTH:  # the edits' own table is a level too
+        assert state.decode(text)["fleet"]
+    else:
+        with pytest.raises(state.LinkError, match=f"more than {state.MAX_DEPTH} levels deep"):
+            state.decode(text)
+
+
+def test_too_deep_counts_without_recursion():
+    deep: object = 1
+    for _ in range(100_000):  # far past Python's recursion limit
+        deep = [deep]
+    assert state.too_deep(deep)
+    assert not state.too_deep({"financing": {"tranches": [{"floating": {"spread": 0.02}}]}})
+
+
+@pytest.mark.parametrize("levels", [500, 5_000])
+def test_an_uploaded_scenario_nested_deeper_than_a_scenario_says_why(levels):
+    at = AppTest.from_file(APP, default_timeout=90)
+    at.run()
+    go(at, "scenario")
+    content = ("[" + ".".join(["a"] * levels) + "]\n").encode()
+    at.get("file_uploader")[0].upload("deep.toml", content, "application/toml").run()
+    assert not at.exception, at.exception
+    assert any("deep.toml" in e and "nested" in e for e in errors(at)), errors(at)
+    go(at, "results")
+    shows_the_default(at)
+
+
+# --- size (report #4) --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("chars", [1_000_000, 8_000_000])
+def test_a_short_link_that_inflates_to_megabytes_is_refused_unread(chars):
+    edits = raw_link(json.dumps({"name": "A" * chars}))
+    assert len(edits) <= 2 * state.MAX_LINK_CHARS  # short enough to pass the length check
+    with pytest.raises(state.LinkError, match="once decompressed"):
+        state.decode(edits)
+    at = opened(edits)  # took 34 s (1 MB) and over 120 s (8 MB) of server time per rerun
+    assert any("65,536 bytes" in e for e in errors(at)), errors(at)
+    shows_the_default(at)
+
+
+def test_edits_up_to_the_decompressed_bound_are_read():
+    padding = state.MAX_LINK_JSON_BYTES - len(json.dumps({"x": ""}))
+    assert state.decode(raw_link(json.dumps({"x": "A" * padding}))) == {"x": "A" * padding}
+    with pytest.raises(state.LinkError, match="once decompressed"):
+        state.decode(raw_link(json.dumps({"x": "A" * (padding + 1)})))
+
+
+@pytest.mark.parametrize(
+    ("edits", "reason"),
+    [
+        ({"name": "n" * 201}, "a name of 201 characters; expected at most 200"),
+        ({"description": "d" * 5_001}, "a description of 5,001 characters; expected at most 5,000"),
+        (
+            {"sources": {"market.price_usd_per_mtok": "s" * 2_001}},
+            "a source of 2,001 characters; expected at most 2,000",
+        ),
+        ({"sources": {"p" * 201: "s"}}, "field path 201 characters long"),
+    ],
+)
+def test_text_fields_of_a_link_are_bounded(edits, reason):
+    with pytest.raises(state.LinkError, match=reason):
+        state.decode(state.encode(edits))
+
+
+def test_text_fields_at_their_bounds_pass():
+    edits = {
+        "name": "n" * 200,
+        "description": "d" * 5_000,
+        "sources": {"market.price_usd_per_mtok": "s" * 2_000},
+    }
+    assert state.decode(state.encode(edits)) == edits
+
+
+def test_a_link_with_a_too_long_name_says_why_and_opens_the_default():
+    at = opened(state.encode({"name": "A" * 1_000}))
+    assert any("a name of 1,000 characters" in e for e in errors(at)), errors(at)
+    shows_the_default(at)
+
+
+def test_the_app_writes_no_link_it_would_refuse_to_open():
+    import random
+
+    at = AppTest.from_file(APP, default_timeout=90)
+    at.run()
+    go(at, "scenario")
+    words = random.Random(0).choices(["gpu", "rack", "token", "price", "hall", "lease"], k=1_500)
+    widget(at.text_input, "Description").set_value(" ".join(words)).run()
+    assert not at.exception, at.exception
+    edits = at.query_params.get("edits")
+    assert not edits or state.decode(edits[0] if isinstance(edits, list) else edits)
+
+
+# --- pages run alone (report #5) ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "script", sorted(p.name for p in (ROOT / "econ" / "ui" / "pages").glob("[!_]*.py"))
+)
+def test_a_page_script_run_alone_sets_up_the_session_instead_of_failing(script):
+    """Streamlit runs a page's script alone when a fresh `econ app` server is first asked for a
+    page address (it finds econ/ui/pages/ beside the main script): KeyError 'econ.data' before."""
+    at = AppTest.from_file(str(ROOT / "econ" / "ui" / "pages" / script), default_timeout=90)
+    at.run()
+    assert not at.exception, at.exception
+    assert at.title and at.title[0].value
+    assert at.sidebar.selectbox[0].value == DEFAULT_SCENARIO  # the router's sidebar is there
+
+
+# --- markdown (report #6) ----------------------------------------------------------------------------
+
+IMAGE = "![x](http://127.0.0.1:9/pixel.png?leak=1)"
+LINK = "[re-enter your SSO password](https://evil.example/login)"
+INJECTED = {
+    "name": "evil [n](https://evil.example/name)",
+    "description": f"Plan {IMAGE} **Action required:** {LINK} https://evil.example/bare "
+    "www.evil.example mail@evil.example <https://evil.example/auto> `code` $x$",
+    "sources": {"market.price_usd_per_mtok": "[s](https://evil.example/source)"},
+}
+INVALID = {
+    "market": {"price_usd_per_mtok": f"{IMAGE} {LINK}"},
+    "[k](https://evil.example/key)": 1,
+}
+
+
+def markdown_texts(node) -> list[str]:
+    """Every text of the page that Streamlit renders as markdown: bodies of markdown, captions
+    and alerts, labels and help of elements and widgets."""
+    out = []
+    proto = getattr(node, "proto", None)
+    for field in ("body", "label", "help"):
+        value = getattr(proto, field, None)
+        if isinstance(value, str) and value:
+            out.append(value)
+    for child in (getattr(node, "children", None) or {}).values():
+        out += markdown_texts(child)
+    return out
+
+
+LIVE = re.compile(r"\]\(|(?i:https?|mailto):|www\.|\w@\w|<https?")
+
+
+def live_markup(text: str) -> str | None:
+    """Markdown that would render as an image or a link (escaped characters are not)."""
+    found = LIVE.search(re.sub(r"\\.", "", text))
+    return found.group(0) if found else None
+
+
+def assert_shown_as_typed(at: AppTest) -> None:
+    texts = markdown_texts(at._tree)
+    live = [t for t in texts if live_markup(t)]
+    assert not live, live
+
+
+def test_literal_escapes_every_markup_and_keeps_words():
+    text = literal(INJECTED["description"] + " debt_share _i_ # h")
+    assert live_markup(text) is None
+    assert "debt_share" in text and "\\_i\\_" in text
+    assert shown(text) == INJECTED["description"] + " debt_share _i_ # h"
+
+
+@pytest.mark.parametrize("page", [name for name, _, _ in PAGES])
+def test_a_name_description_and_source_from_a_link_are_shown_as_typed(page):
+    at = opened(state.encode(INJECTED), page=page)
+    assert not errors(at), errors(at)
+    assert_shown_as_typed(at)
+    if page == "results":  # the description is there, as text
+        assert any("evil.example/login" in t for t in markdown_texts(at._tree))
+
+
+@pytest.mark.parametrize("page", ["results", "scenario", "library"])
+def test_values_echoed_in_validation_messages_are_shown_as_typed(page):
+    at = opened(state.encode(INVALID), page=page)
+    assert any("evil.example" in e for e in errors(at)), errors(at)
+    assert_shown_as_typed(at)
+
+
+# --- Monte Carlo files (report #1) -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text", ["empirical(/etc/passwd)", "  EMPIRICAL ( /etc/passwd , root )", "Empirical(x.csv)"]
+)
+def test_the_monte_carlo_refuses_a_distribution_that_reads_a_file(monkeypatch, text):
+    from econ.analysis import distributions
+
+    opened_files = []
+    monkeypatch.setitem(distributions.PARSERS, "empirical", lambda *args: opened_files.append(args))
+    at = AppTest.from_file(APP, default_timeout=90)
+    at.run()
+    go(at, "risk")
+    at.session_state["econ.mc_table"] = pd.DataFrame(
+        [("market.price_decline_annual", text), ("utilization.share", "uniform(0.5, 0.8)")],
+        columns=["path", "distribution"],
+    )
+    at.run()
+    widget(at.button, "Run the Monte Carlo").click().run()
+    assert not at.exception, at.exception
+    assert any(
+        "Market › Price decline" in e and "reads a file on the server" in e for e in errors(at)
+    ), errors(at)
+    assert not opened_files
+    assert "econ.mc_result" not in at.session_state
+    assert not any("root:" in e for e in errors(at))
+
+
+def test_the_apps_monte_carlo_call_refuses_files_too():
+    from econ.analysis.validation import BatchInputError
+    from econ.scenario import Scenario
+
+    with pytest.raises(BatchInputError, match="reads a file on the server"):
+        risk.montecarlo(
+            Scenario(), {"utilization.share": "empirical(/etc/passwd)"}, 10, 0, "random", print
+        )
