@@ -386,6 +386,9 @@ def value_gain(gain_scenario: Scenario, base_scenario: Scenario | None = None) -
             f"the NPV bridge has {bridge[OTHER_DRIVER][0]:,.2f} USD from cash-flow lines it does "
             "not know; the other drivers are exact"
         )
+    undefined = undefined_value_note({k: v[0] for k, v in row.items()}, base, gain)
+    if undefined:
+        warnings.append(undefined)
     return GainValue(
         name=gain_scenario.name,
         base=base,
@@ -400,6 +403,45 @@ def value_gain(gain_scenario: Scenario, base_scenario: Scenario | None = None) -
         steps=[s.model_dump(mode="json") for s in gain_scenario.throughput.steps],
         warnings=warnings,
     )
+
+
+VALUE_KEYS = (
+    "npv_usd_fleet",
+    "npv_usd_per_gpu",
+    "npv_usd_per_rack",
+    "lcot_change_share",
+    "tokens_change_share",
+    "gpus_avoided",
+    "racks_avoided",
+    "capex_avoided_usd",
+)
+"""The figures of what a gain is worth that every case with tokens defines (`value_metrics`)."""
+_VALUE_INPUTS = ("npv_usd", "tokens_total", "lcot_usd_per_mtok")
+
+
+def undefined_value_note(value: Mapping[str, Any], base: Mapping, gain: Mapping) -> str | None:
+    """The warning for VALUE_KEYS that are not finite numbers (n/a in tables, null in JSON), with
+    the reason: a null input of the base or gain case (whose own warnings say why, e.g. inputs
+    that overflow floating point, as a step of +1e308 does), a base case without tokens, or
+    arithmetic that overflows; None when every figure is defined."""
+    missing = [
+        k
+        for k in VALUE_KEYS
+        if k in value and (value[k] is None or not math.isfinite(float(value[k])))
+    ]
+    if not missing:
+        return None
+    reasons = [
+        f"the {case} case's {', '.join(nulls)} {'is' if len(nulls) == 1 else 'are'} null (see "
+        "its warnings)"
+        for case, summary in (("base", base), ("gain", gain))
+        if (nulls := [k for k in _VALUE_INPUTS if summary.get(k) is None])
+    ]
+    if not reasons and base.get("tokens_total") == 0:
+        reasons.append("the base case serves no tokens")
+    reason = "; ".join(reasons) or "the difference overflows floating point"
+    verb = "is" if len(missing) == 1 else "are"
+    return f"{', '.join(missing)} {verb} n/a: {reason}"
 
 
 def _ebitda_by_year(projection: Projection) -> pd.Series:

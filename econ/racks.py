@@ -22,6 +22,8 @@ from econ.sizing import LIMITS, size_hall
 
 COOLING = ("air", "liquid")
 """Rack cooling types, as in models/racks.toml."""
+MAX_MW = 1_000_000.0
+"""The largest power budget `size` takes [MW]: 1 TW, more than every data centre draws today."""
 
 
 class RackCatalogError(InputError):
@@ -262,6 +264,11 @@ def size(
     for name, value in given:
         if value is not None and not math.isfinite(value):
             raise InputError(f"{name} = {value}: expected a finite number")
+    if mw > MAX_MW:  # far beyond any hall; past ~1e305 the arithmetic overflows
+        raise InputError(
+            f"--mw = {mw:g}: expected a power budget of at most {MAX_MW:,.0f} MW (1 TW, more than "
+            "every data centre in the world draws together)"
+        )
     if facility_usd_per_mw < 0:
         raise InputError(
             f"--facility-usd-per-mw = {facility_usd_per_mw:g}: expected 0 or more (negative "
@@ -287,22 +294,24 @@ def size(
     it_mw_hall = mw if basis == "it" else mw / pue
     fixed = facility_usd_per_mw * it_mw_hall
 
+    hall_max = np.inf if hall_max_kw_per_rack is None else hall_max_kw_per_rack
     try:
-        sized = size_hall(
-            mw,
-            pue=pue,
-            kw_per_rack=rack.kw_per_rack,
-            gpus_per_rack=rack.gpus_per_rack,
-            power_basis=basis,
-            m2_per_rack=rack.m2_per_rack,
-            floor_m2=np.inf if floor_m2 is None else floor_m2,
-            capex_budget_usd=np.inf if budget_usd is None else budget_usd,
-            capex_usd_per_rack=per_rack,
-            fixed_capex_usd=fixed,
-            hall_max_kw_per_rack=np.inf if hall_max_kw_per_rack is None else hall_max_kw_per_rack,
-            rack_cooling=rack.cooling,
-            hall_cooling=hall_cooling,
-        )
+        with np.errstate(over="ignore", invalid="ignore"):  # an overflow is refused below
+            sized = size_hall(
+                mw,
+                pue=pue,
+                kw_per_rack=rack.kw_per_rack,
+                gpus_per_rack=rack.gpus_per_rack,
+                power_basis=basis,
+                m2_per_rack=rack.m2_per_rack,
+                floor_m2=np.inf if floor_m2 is None else floor_m2,
+                capex_budget_usd=np.inf if budget_usd is None else budget_usd,
+                capex_usd_per_rack=per_rack,
+                fixed_capex_usd=fixed,
+                hall_max_kw_per_rack=hall_max,
+                rack_cooling=rack.cooling,
+                hall_cooling=hall_cooling,
+            )
     except HallLimitError as exc:
         hint = (
             "--cooling liquid, or --retrofit-liquid for an air hall"
@@ -310,6 +319,7 @@ def size(
             else "a higher --hall-max-kw-per-rack, or fewer --systems-per-rack"
         )
         raise HallLimitError(f"{hardware}: {exc} (command line: {hint})") from exc
+    _refuse_overflow(sized, fixed, given)
     one = lambda a: _number(np.asarray(a)[0])  # noqa: E731
     racks = one(sized.racks)
     warnings = []
@@ -362,6 +372,24 @@ def size(
         },
         "warnings": warnings,
     }
+
+
+def _refuse_overflow(sized, fixed: float, given) -> None:
+    """InputError when finite inputs give a figure beyond the float range (a price of 1e308 per
+    rack times thousands of racks): the result would print inf, or null in JSON."""
+    figures = {
+        "the facility build [USD]": fixed,
+        "the capex [USD]": sized.capex_usd[0],
+        "the power at the meter [kW]": sized.utility_kw[0],
+        "the stranded budget [USD]": sized.stranded_budget_usd[0],
+    }
+    for what, value in figures.items():
+        if np.isinf(value):
+            inputs = ", ".join(f"{name} {value:g}" for name, value in given if value is not None)
+            raise InputError(
+                f"{what} overflows floating point (beyond 1.8e308) with {inputs}; expected "
+                "inputs whose products stay finite (a price or PUE of a real hall)"
+            )
 
 
 def _number(value) -> float | int | None:

@@ -203,6 +203,16 @@ def test_an_unrecognized_file_is_named_not_quoted(tmp_path):
     assert "secret_key_name" not in str(info.value) and SECRET not in str(info.value)
 
 
+def test_an_unrecognized_inferencex_json_is_named_not_quoted(capsys, tmp_path):
+    # the importer listed the object's keys ("keys: SECRETKEY_A, ...")
+    path = tmp_path / "obj.json"
+    path.write_text(json.dumps({"SECRETKEY_A": SECRET, "SECRETKEY_B": [1, 2], "conc": "x"}))
+    code, _, err = run(capsys, "throughput", "import", "--format", "inferencex", str(path))
+    assert code == 3 and f"{path}: record 1 is an object with 3 keys" in err
+    assert "'hw' and 'conc'" in err and "not an InferenceX result" in err
+    assert "SECRETKEY" not in err and SECRET not in err and "Traceback" not in err
+
+
 # --- 3. inf and NaN; strict JSON -------------------------------------------------------------------
 
 
@@ -446,3 +456,59 @@ def test_a_long_value_is_cut_in_a_message(capsys, tmp_path):
     code, _, err = run(capsys, "validate", str(path))
     assert code == 3 and "nonsense" in err
     assert len(err) < 2_000 and "(100,002 characters)" in err
+
+
+# --- 9. names reach terminals; dates reach spreadsheets --------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("name", "\x1b[31mRED\x1b[0m\r\nfake line"),  # ANSI colour and a forged line
+        ("name", "osc\x1b]52;c;ZWNobyBwd25lZA==\x07"),  # OSC 52 writes the clipboard
+        ("name", "tab\there"),
+        ("name", "c1\x9b2J"),  # the one-byte CSI
+        ("vintages", [{"name": "gb300\x1b[2J"}]),
+    ],
+)
+def test_control_characters_in_names_are_refused(capsys, tmp_path, field, value):
+    import tomli_w
+
+    data = read_toml(SEED)
+    data[field] = value
+    path = tmp_path / "ansi.toml"
+    path.write_text(tomli_w.dumps(data))
+    code, out, err = run(capsys, "validate", str(path))
+    assert code == 3 and "a control character" in err and "expected a name of printable" in err
+    assert not any(c in out + err for c in "\x1b\x07\x9b\r\t")  # quoted escaped, never raw
+    assert field in err and str(path) in err
+
+
+def test_printable_names_of_any_script_are_accepted():
+    for name in ("Ωmega-gb300 (ラック 2)", "a name with spaces", "ü/é"):
+        assert load_scenario(SEED, {"name": name}).name == name
+
+
+@pytest.mark.parametrize(
+    ("start", "expected"),
+    [
+        ("0001-01-01", "start_date = 0001-01-01: expected a date from 1900-01-01 on"),
+        ("1899-12-31", "start_date = 1899-12-31: expected a date from 1900-01-01 on"),
+        ("9999-12-01", "with a horizon of 72 months ends in 10005-12; expected a start_date"),
+        ("9994-01-01", "ends in 10000-01"),
+    ],
+)
+def test_start_date_is_bounded_by_the_dates_spreadsheets_show(capsys, start, expected):
+    # 9999-12-01 wrote CSV dates up to 10005-12-01, and 0001-01-01 dates no spreadsheet shows
+    code, out, err = run(capsys, "project", str(SEED), "--set", f"start_date={start}")
+    assert code == 3 and expected in err and str(SEED) in err and out == ""
+
+
+@pytest.mark.parametrize("start", ["1900-01-01", "9993-12-01"])
+def test_the_first_and_last_start_dates_project(start):
+    scenario = load_scenario(SEED, {"start_date": start})
+    assert scenario.horizon == 72  # 9993-12 + 72 months = 9999-12, the last month shown
+    seed = load_scenario(SEED)
+    npv = project(scenario).summary.iloc[0]["npv_usd"]
+    # the calendar changes nothing in the seed's figures (its prices fall by month, not by date)
+    assert npv == pytest.approx(project(seed).summary.iloc[0]["npv_usd"], rel=1e-9)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import math
+import re
 
 import numpy as np
 import numpy_financial as npf
@@ -319,6 +320,30 @@ def test_cli_step_replaces_the_scenarios_steps(capsys):
     seed = json.loads(capsys.readouterr().out)
     assert later["base"] == seed["base"]  # same base: the scenario without any gains
     assert later["delta"]["npv_usd"] < seed["delta"]["npv_usd"]
+
+
+def test_a_gain_that_overflows_reports_n_a_with_the_reason(capsys):
+    # +1e308 per step used to print "+inf%" and "nan" in the table
+    assert main(["gains", str(SEED), "--step", "5:1e308"]) == 0
+    out, err = capsys.readouterr()
+    figures = "\n".join(line for line in out.splitlines() if not line.startswith("warning"))
+    assert not re.search(r"(?<![a-z])[+-]?(inf|nan)(?![a-z])", figures), figures
+    assert "+1e+308 (a fraction) at month 5" in out
+    worth = out.split("what the gain is worth")[1].split("NPV bridge")[0]
+    assert "NPV of the gain per GPU [USD]" in worth and worth.count("n/a") >= 6
+    assert "npv_usd_per_gpu" in err and "are n/a: the gain case's npv_usd" in err
+    assert main(["gains", str(SEED), "--step", "5:1e308", "--format", "json"]) == 0
+
+    def refuse(token):
+        raise AssertionError(f"non-strict JSON token {token}")
+
+    payload = json.loads(capsys.readouterr().out, parse_constant=refuse)
+    assert payload["value"]["npv_usd_per_gpu"] is None
+    assert any("are n/a" in w for w in payload["warnings"])
+
+
+def test_every_value_is_defined_for_an_ordinary_gain():
+    assert value_gain(load_scenario(SEED)).warnings == []  # no n/a note without a reason
 
 
 def test_cli_table_csv_and_out(tmp_path, capsys):

@@ -8,6 +8,7 @@ import multiprocessing
 import sqlite3
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import pytest
@@ -19,7 +20,7 @@ from econ.cli import main
 from econ.library import LibraryError, Ref, open_library, parse_ref
 from econ.library.diff import unit_of
 from econ.library.store import project_summary
-from econ.scenario import load_scenario
+from econ.scenario import ScenarioError, load_scenario
 from econ.scenario.migrations import MIGRATIONS, Migration
 
 SEED = ROOT / "models" / "scenarios" / "deepseek-r1-gb200-nvl72.toml"
@@ -303,6 +304,102 @@ def test_import_of_an_invalid_file_imports_nothing(library_url, tmp_path, capsys
     assert json.loads(econ(capsys, "library", "list", "--format", "json")[1])["scenarios"] == []
 
 
+def test_import_refuses_a_link_out_of_the_folder_unread(library_url, tmp_path, capsys):
+    secret = tmp_path / "outside" / "conf.toml"
+    secret.parent.mkdir()
+    secret.write_text('password = "hunter2"\n[db]\nuser = "root"\n')
+    folder = tmp_path / "team"
+    (folder / "sub").mkdir(parents=True)
+    (folder / "a.toml").write_bytes(SEED.read_bytes())
+    (folder / "conf.toml").symlink_to(secret)
+    rc, _, err = econ(capsys, "library", "import", folder)
+    assert rc == 3 and f"{folder / 'conf.toml'}: a symbolic link to a file outside" in err
+    assert "hunter2" not in err and "password" not in err and str(secret) not in err
+    assert "nothing was imported" in err and "Traceback" not in err
+    assert econ(capsys, "library", "list", "--format", "json")[1] == '{\n  "scenarios": []\n}\n'
+    # the same for a link to a device, and whether the target exists or not
+    for target in (Path("/dev/zero"), tmp_path / "outside" / "absent.toml"):
+        (folder / "conf.toml").unlink()
+        (folder / "conf.toml").symlink_to(target)
+        rc, _, err = econ(capsys, "library", "import", folder)
+        assert rc == 3 and "a symbolic link to a file outside" in err
+    # a link that stays inside the folder is the folder's own file
+    (folder / "conf.toml").unlink()
+    (folder / "sub" / "hall.toml").write_bytes(HALL.read_bytes())
+    (folder / "hall.toml").symlink_to(folder / "sub" / "hall.toml")
+    rc, out, err = econ(capsys, "library", "import", folder, "--format", "json")
+    assert rc == 0, err
+    assert len(json.loads(out)["added"]) == 2
+
+
+def test_the_library_reads_files_as_validate_does(library_url, tmp_path, capsys):
+    # a byte-order mark: `validate` accepts it, and so do save and import (it is not stored)
+    bom = tmp_path / "bom.toml"
+    bom.write_bytes(b"\xef\xbb\xbf" + SEED.read_bytes())
+    assert econ(capsys, "validate", bom)[0] == 0
+    rc, _, err = econ(capsys, "library", "save", bom)
+    assert rc == 0, err
+    assert econ(capsys, "library", "show", SEED_NAME)[1] == SEED.read_text()
+    folder = tmp_path / "team"
+    folder.mkdir()
+    (folder / "bom.toml").write_bytes(bom.read_bytes())
+    rc, out, _ = econ(capsys, "library", "import", folder, "--format", "json")
+    assert rc == 0 and json.loads(out)["unchanged"] == [str(folder / "bom.toml")]
+    # a file cut short: `validate` refuses it, and so do save, import and save_text
+    short = tmp_path / "min.toml"
+    short.write_text('name = "x"\n')
+    rc_validate, _, validate_err = econ(capsys, "validate", short)
+    rc, _, err = econ(capsys, "library", "save", short)
+    assert rc_validate == rc == 3 and "no [fleet] or [throughput] or [capex] or [market]" in err
+    assert err == validate_err
+    (folder / "min.toml").write_text('name = "x"\n')
+    rc, _, err = econ(capsys, "library", "import", folder)
+    assert rc == 3 and "min.toml: no [fleet]" in err
+    with open_library() as library:
+        with pytest.raises(ScenarioError, match="no \\[throughput\\] or \\[capex\\] or"):
+            library.save_text('name = "x"\n[fleet]\n')
+        with pytest.raises(LibraryError, match="no scenario 'x'"):
+            library.history("x")
+
+
+def test_a_version_number_beyond_any_stored_exits_3(library_url, capsys):
+    econ(capsys, "library", "save", SEED)
+    huge = "99999999999999999999999"  # beyond SQLite's INTEGER: an OverflowError traceback before
+    for argv in (
+        ["library", "show", f"{SEED_NAME}@{huge}"],
+        ["library", "restore", f"{SEED_NAME}@{huge}"],
+        ["library", "diff", f"{SEED_NAME}@1", f"{SEED_NAME}@{huge}"],
+        ["project", f"library:{SEED_NAME}@{huge}"],
+        ["library", "show", f"{SEED_NAME}@{2**31}"],  # beyond PostgreSQL's INTEGER
+    ):
+        rc, _, err = econ(capsys, *argv)
+        assert rc == 3 and "Traceback" not in err, err
+        assert "has no version" in err and "expected 1 to 1" in err
+    for version in ("\u00b2", "1" * 5000):  # a superscript digit; more digits than int() reads
+        rc, _, err = econ(capsys, "library", "show", f"{SEED_NAME}@{version}")
+        assert rc == 3 and "not a version number" in err and len(err) < 500
+
+
+def test_authors_are_refused_and_messages_escaped_with_control_characters(library_url, capsys):
+    osc = "evil\x1b]0;pwned\x07"
+    rc, _, err = econ(capsys, "library", "save", SEED, "--author", osc)
+    assert rc == 3 and "author 'evil\\x1b]0;pwned\\x07': a control character" in err
+    assert "\x1b" not in err
+    message = "ok\x1b[31m red\x9b2J \u202e\r\nsecond line"
+    assert econ(capsys, "library", "save", SEED, "-m", message)[0] == 0
+    rc, out, _ = econ(capsys, "library", "history", SEED_NAME)
+    assert rc == 0 and "ok\\x1b[31m red\\x9b2J \\u202e ..." in out
+    assert not any(c in out for c in "\x1b\x9b\u202e\r")
+    rc, out, _ = econ(capsys, "library", "history", SEED_NAME, "--format", "json")
+    assert not any(c in out for c in "\x1b\x9b\u202e\r")
+    assert json.loads(out)["versions"][0]["message"] == message  # the same JSON value
+    # bytes that are not UTF-8 on the command line arrive as lone surrogates
+    rc, _, err = econ(capsys, "library", "save", SEED, "-m", "caf\udce9")
+    assert rc == 3 and "is a byte that is not UTF-8" in err and "Traceback" not in err
+    rc, _, err = econ(capsys, "library", "save", SEED, "--author", "caf\udce9")
+    assert rc == 3 and "is a byte that is not UTF-8" in err
+
+
 # --- results cache ------------------------------------------------------------------------------
 
 
@@ -467,6 +564,53 @@ def test_locked_file_waits_then_exits_3(tmp_path, capsys):
     assert rc == 0 and len(json.loads(out)["versions"]) == 1
 
 
+def test_sqlite_failures_name_the_file_and_leave_no_new_file(tmp_path, capsys):
+    rc, _, err = econ(capsys, "library", "save", SEED, "--library", "sqlite:////dev/full")
+    assert rc == 3 and "/dev/full is not a regular file" in err
+    # a full disk, made by SQLite's page limit: the tables fit in 12 pages, a version does not
+    path = tmp_path / "new.db"
+    url = f"sqlite:///{path}"
+
+    def full_disk(dbapi_connection, _record):
+        dbapi_connection.execute("PRAGMA max_page_count = 12")
+
+    sa.event.listen(sa.engine.Engine, "connect", full_disk)
+    try:
+        rc, _, err = econ(capsys, "library", "save", SEED, "--library", url)
+        assert rc == 3 and "the disk holding the library file is full" in err
+        assert "PostgreSQL" not in err and "server" not in err
+        assert not path.exists() and list(tmp_path.iterdir()) == []  # nor a journal
+        assert f"econ removed the library file it had just created ({path})" in err
+        # a library that existed before is never removed
+        sa.event.remove(sa.engine.Engine, "connect", full_disk)
+        assert econ(capsys, "library", "list", "--library", url)[0] == 0
+        sa.event.listen(sa.engine.Engine, "connect", full_disk)
+        rc, _, err = econ(capsys, "library", "save", SEED, "--library", url)
+        assert rc == 3 and "disk holding the library file is full" in err
+        assert path.exists() and "removed" not in err
+    finally:
+        sa.event.remove(sa.engine.Engine, "connect", full_disk)
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("timeout=-1", "timeout='-1': expected the seconds a save waits"),
+        ("timeout=nan", "timeout='nan'"),
+        ("timeout=abc", "timeout='abc'"),
+        ("mode=ro", "?mode=... is not a SQLite library option; expected only ?timeout=S"),
+        ("cache=shared", "?cache=... is not a SQLite library option"),
+    ],
+)
+def test_sqlite_url_options_are_checked(tmp_path, capsys, query, expected):
+    path = tmp_path / "library.db"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no raw SAWarning for an ignored option
+        rc, _, err = econ(capsys, "library", "list", "--library", f"sqlite:///{path}?{query}")
+    assert rc == 3 and expected in err and "Traceback" not in err
+    assert not path.exists()
+
+
 def test_version_numbers_parse():
     assert parse_ref("library:a@3") == Ref("a", 3)
     assert parse_ref("a-b") == Ref("a-b", None)
@@ -542,7 +686,10 @@ def _v0_to_v1(data: dict) -> dict:
     return data
 
 
-V0_TEXT = 'schema_version = 0\nname = "legacy"\n[capex]\nprice_per_gpu = 31000.0  # kept\n'
+V0_TEXT = (
+    'schema_version = 0\nname = "legacy"\n[fleet]\n[throughput]\n[capex]\n'
+    "price_per_gpu = 31000.0  # kept\n[market]\n"
+)
 
 
 def test_stored_scenario_that_no_longer_validates_is_shown_and_migrated(

@@ -323,6 +323,32 @@ def test_cli_point_table_json_and_errors(capsys):
     capsys.readouterr()
 
 
+@pytest.mark.parametrize(
+    ("option", "value"),
+    [
+        ("--ttft-p99-s", "nan"),
+        ("--tpot-p99-ms", "inf"),
+        ("--ttft-p95-s", "nan"),
+        ("--min-tokens-per-s-per-user", "nan"),
+        ("--limit", "ttft_s_p99=nan"),
+    ],
+)
+def test_a_non_finite_limit_is_refused_not_read_as_no_limit(capsys, option, value):
+    # nan used to pass as "no limit" (exit 0 with the unconstrained point)
+    assert main(["throughput", "point", str(HAND), option, value, "--format", "json"]) == 3
+    out, err = capsys.readouterr()
+    shown = option if option != "--limit" else "--limit ttft_s_p99"
+    assert out == "" and f"{shown} = {value.split('=')[-1]}" in err
+    assert "expected a positive finite number" in err and "Traceback" not in err
+
+
+def test_the_one_scenario_form_refuses_a_nan_limit(hand):
+    # NaN means "no limit" row by row in operating_points only; here None says that
+    with pytest.raises(OperatingPointError, match="limit ttft_s_p99 = nan"):
+        operating_point(hand, ttft_p99_s=float("nan"))
+    assert operating_points(hand, ttft_p99_s=[np.nan, 2.0])["feasible"].all()
+
+
 def test_points_frame_is_not_modified(hand):
     before = hand.points.copy()
     operating_point(hand, tpot_p99_s=0.04)

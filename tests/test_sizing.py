@@ -6,6 +6,7 @@ import csv
 import dataclasses
 import json
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -349,6 +350,11 @@ def test_cli_table(capsys):
         (["--hardware", "nope"], "expected one of b200-sxm"),
         (["--hardware", "gb300-nvl72", "--facility-usd-per-mw", "-1"], "negative prices"),
         (["--hardware", "gb300-nvl72", "--budget-usd", "nan"], "expected a finite number"),
+        # finite inputs whose products overflow (a TypeError traceback before)
+        (["--hardware", "gb300-nvl72", "--mw", "1e308"], "--mw = 1e+308: expected a power budget"),
+        (["--hardware", "gb300-nvl72", "--mw", "1e6", "--capex-usd-per-rack", "1e308"], "capex"),
+        (["--hardware", "gb300-nvl72", "--facility-usd-per-mw", "1e308"], "facility build"),
+        (["--hardware", "gb300-nvl72", "--pue", "1e308"], "power at the meter"),
         (["--hardware", "h100-sxm", "--systems-per-rack", "0"], "expected 1 or more"),
         (
             ["--hardware", "h100-sxm", "--retrofit-liquid"],
@@ -357,9 +363,17 @@ def test_cli_table(capsys):
     ],
 )
 def test_cli_bad_input_exits_3(capsys, argv, expected):
-    assert main(["size", "--mw", "10", *argv]) == 3
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no numpy overflow warning on the way to the message
+        assert main(["size", "--mw", "10", *argv]) == 3
     err = capsys.readouterr().err
     assert expected in err and "Traceback" not in err
+
+
+def test_the_largest_power_budget_sizes_finitely(capsys):
+    assert main(["size", "--mw", "1e6", "--hardware", "gb300-nvl72", "--format", "json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["racks"] == 7_575_757  # floor(1e9 kW / 132 kW)
 
 
 def test_an_air_cooled_rack_of_liquid_only_hardware_is_warned_of():

@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import math
 import sys
 from typing import TYPE_CHECKING
 
@@ -149,13 +150,22 @@ def result_frame(result: GainValue) -> pd.DataFrame:
 
 
 def _fmt(fmt: str, value) -> str:
-    return "n/a" if value is None else fmt.format(value)
+    """A figure, or n/a where it is undefined (None, NaN or infinite; the warnings say why)."""
+    if value is None or not math.isfinite(float(value)):
+        return "n/a"
+    return fmt.format(value)
+
+
+def _step_gain(gain: float) -> str:
+    """A step's gain as a percentage, or as a fraction where the percentage would overflow."""
+    return f"{gain:+.1%}" if math.isfinite(gain * 100.0) else f"{gain:+.3g} (a fraction)"
 
 
 def format_table(result: GainValue) -> str:
     """Base, gain and change side by side; then what the gain is worth, the bridge, EBITDA by year."""
     steps = ", ".join(
-        f"{s['gain']:+.1%} at month {s['month']}" + (f" ({s['label']})" if s["label"] else "")
+        f"{_step_gain(s['gain'])} at month {s['month']}"
+        + (f" ({s['label']})" if s["label"] else "")
         for s in result.steps
     )
     lines = [f"Value of the gains of {result.name}" + (f": {steps}" if steps else "")]
@@ -190,9 +200,9 @@ def format_table(result: GainValue) -> str:
         years.append(
             (
                 f"year {row.year}",
-                f"{row.base_usd:,.0f}",
-                f"{row.gain_usd:,.0f}",
-                f"{row.delta_usd:+,.0f}",
+                _fmt("{:,.0f}", row.base_usd),
+                _fmt("{:,.0f}", row.gain_usd),
+                _fmt("{:+,.0f}", row.delta_usd),
             )
         )
     lines += _grid(years)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 
 from econ.library import default_path, parse_ref
@@ -100,12 +101,28 @@ def _open(args):
     return open_library(getattr(args, "library", None))
 
 
+# Control and format characters (ESC, CR, DEL, the C1 controls, bidirectional overrides): text
+# stored by others (a message, a name saved before names were checked) must not reach a terminal
+# raw, where an escape sequence could rewrite the screen or the clipboard.
+_FORMAT_CHARACTERS = r"\x7f-\x9f\u00ad\u200b-\u200f\u202a-\u202e\u2060-\u206f\ufeff"
+_UNPRINTABLE = re.compile(rf"[\x00-\x1f{_FORMAT_CHARACTERS}]")
+_UNPRINTABLE_IN_JSON = re.compile(rf"[{_FORMAT_CHARACTERS}]")  # (json escapes U+0000-U+001F)
+
+
+def _printable(text: str) -> str:
+    """`text` with control and format characters written as escapes (ESC as \\x1b)."""
+    return _UNPRINTABLE.sub(lambda m: m[0].encode("unicode_escape").decode("ascii"), text)
+
+
 def _json(payload) -> None:
-    sys.stdout.write(json.dumps(payload, indent=2, ensure_ascii=False, allow_nan=False) + "\n")
+    text = json.dumps(payload, indent=2, ensure_ascii=False, allow_nan=False)
+    # the same JSON, with the characters json leaves raw written as \\u escapes
+    text = _UNPRINTABLE_IN_JSON.sub(lambda m: f"\\u{ord(m[0]):04x}", text)
+    sys.stdout.write(text + "\n")
 
 
 def _table(header: list[str], rows: list[list[str]]) -> str:
-    cells = [header] + [["" if c is None else str(c) for c in row] for row in rows]
+    cells = [header] + [["" if c is None else _printable(str(c)) for c in row] for row in rows]
     widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
     lines = [
         "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in cells
@@ -118,7 +135,10 @@ def _saved(args, info, verb: str) -> int:
     if args.format == "json":
         _json(info.to_json())
     else:
-        print(f"{verb} {info.name} version {info.version} (text sha256 {info.text_sha256[:12]})")
+        print(
+            f"{verb} {_printable(info.name)} version {info.version} "
+            f"(text sha256 {info.text_sha256[:12]})"
+        )
     return EXIT_OK
 
 
@@ -252,7 +272,7 @@ def _report(args, payload: dict[str, list[str]]) -> int:
     else:
         for kind, paths in payload.items():
             for path in paths:
-                print(f"{kind}: {path}")
+                print(f"{kind}: {_printable(path)}")
     return EXIT_OK
 
 

@@ -223,7 +223,32 @@ def _provenance_text(prov: dict) -> str:
     return "; ".join(parts)
 
 
+_LIMIT_OPTIONS = (
+    ("ttft_p99_s", "--ttft-p99-s", "seconds"),
+    ("ttft_p99_ms", "--ttft-p99-ms", "milliseconds"),
+    ("tpot_p99_s", "--tpot-p99-s", "seconds"),
+    ("tpot_p99_ms", "--tpot-p99-ms", "milliseconds"),
+    ("ttft_p90_s", "--ttft-p90-s", "seconds"),
+    ("ttft_p95_s", "--ttft-p95-s", "seconds"),
+    ("tpot_p90_ms", "--tpot-p90-ms", "milliseconds"),
+    ("min_tokens_per_s_per_user", "--min-tokens-per-s-per-user", "tokens/s"),
+)
+"""The SLO options of `econ throughput point`: (argparse dest, option, unit)."""
+
+
+def _check_limit(option: str, value: float, unit: str) -> None:
+    # nan would silently mean "no limit" and inf is none either: a limit left out says so
+    if not (math.isfinite(value) and value > 0):
+        raise InputError(
+            f"{option} = {value:g}: expected a positive finite number of {unit} (leave the "
+            "option out for no limit)"
+        )
+
+
 def _limits(args) -> dict:
+    for dest, option, unit in _LIMIT_OPTIONS:
+        if getattr(args, dest) is not None:
+            _check_limit(option, getattr(args, dest), unit)
     limits = {}
     for text in args.limit:
         name, sep, value = text.partition("=")
@@ -233,6 +258,7 @@ def _limits(args) -> dict:
             limits[name.strip()] = float(value)
         except ValueError:
             raise InputError(f"--limit {text!r}: {value!r} is not a number of seconds") from None
+        _check_limit(f"--limit {name.strip()}", limits[name.strip()], "seconds")
     for name, value in (
         ("ttft_s_p90", args.ttft_p90_s),
         ("ttft_s_p95", args.ttft_p95_s),
@@ -246,6 +272,7 @@ def _limits(args) -> dict:
 
 
 def _cmd_point(args) -> int:
+    latency_limits = _limits(args)  # checks every limit option before any file is read
     curve = importers.import_files(
         args.files, args.input_format, args.gpus, allow_incomplete=args.allow_incomplete
     )
@@ -256,7 +283,7 @@ def _cmd_point(args) -> int:
         ttft_p99_s=ttft,
         tpot_p99_s=tpot,
         min_tokens_per_s_per_user=args.min_tokens_per_s_per_user,
-        latency_limits=_limits(args),
+        latency_limits=latency_limits,
         workload=args.workload,
         reading=args.reading,
     )

@@ -91,10 +91,16 @@ def parse_ref(text: str, *, need_version: bool = False) -> Ref:
         raise LibraryError(
             f"{text!r}: expected NAME or NAME@VERSION, e.g. deepseek-r1-gb200-nvl72@3"
         )
-    if at and not (version.isdigit() and int(version) >= 1):
+    # ASCII digits only ('²' is a digit to str.isdigit, not to int), and at most 100 of them
+    # (int() refuses more than 4,300); a number beyond every stored version is "no version N"
+    digits = version.isascii() and version.isdigit() and len(version) <= 100
+    if at and not (digits and int(version) >= 1):
+        shown = (
+            version if len(version) <= 40 else f"{version[:40]}... ({len(version):,} characters)"
+        )
         raise LibraryError(
-            f"{text!r}: version {version!r} is not a version number; expected NAME@N with N = 1, "
-            "2, ... (see `econ library history NAME`)"
+            f"{text[:80]!r}: version {shown!r} is not a version number; expected NAME@N with "
+            "N = 1, 2, ... (see `econ library history NAME`)"
         )
     if need_version and not at:
         raise LibraryError(f"{text!r}: expected NAME@VERSION, e.g. {name}@1")

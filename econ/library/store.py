@@ -20,9 +20,9 @@ import difflib
 import getpass
 import hashlib
 import json
+import math
 import os
 import re
-import tomllib
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -49,7 +49,10 @@ from econ.scenario import (
     read_toml,
     validate_dict,
 )
+from econ.scenario.errors import shortened
+from econ.scenario.io import MAX_FILE_BYTES, check_complete, parse_toml, read_bounded
 from econ.scenario.migrations import file_version
+from econ.scenario.models import check_name
 
 REVISION_TABLE = "econ_library_revision"
 """Alembic's version table, named for econ so it cannot clash with another tool's."""
@@ -57,9 +60,13 @@ REVISION_TABLE = "econ_library_revision"
 MIGRATIONS_DIR = Path(__file__).with_name("migrations")
 SQLITE_TIMEOUT_S = 30.0
 """How long a SQLite write waits for another writer's lock before giving up [s]."""
+MAX_SQLITE_TIMEOUT_S = 86_400.0
+"""The longest wait `?timeout=` may ask for [s] (a day: longer is a library stuck, not busy)."""
 PG_CONNECT_TIMEOUT_S = 10
 """How long connecting to a PostgreSQL server may take before giving up [s]."""
 WRITE_ATTEMPTS = 5
+MAX_VERSION = 2**31 - 1
+"""The largest version number the versions table holds (a 32-bit INTEGER on PostgreSQL)."""
 _PG_LOCK_KEY = 0x65636F6E  # "econ": the advisory lock held while a library is migrated
 _WRITE = "econ_library_write"
 _TAG = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:/+-]*$")
@@ -121,8 +128,8 @@ class _Prepared:
 def scenario_keys(text: str) -> tuple[str, str | None] | None:
     """(hardware, model) of a scenario text, or None when the text does not validate today."""
     try:
-        scenario = validate_dict(tomllib.loads(text))
-    except (ValueError, tomllib.TOMLDecodeError):
+        scenario = validate_dict(parse_toml(text))
+    except ValueError:
         return None
     return scenario.fleet.hardware, _model_key(scenario)
 
@@ -195,11 +202,12 @@ class Library:
 
     def __init__(self, url: str | None = None, *, timeout_s: float | None = None):
         text, source = resolve_url(url)
-        self._engine, self.display = _make_engine(text, source, timeout_s)
+        self._engine, self.display, self._new_file = _make_engine(text, source, timeout_s)
         try:
             self._ensure_schema()
-        except BaseException:
+        except BaseException as exc:
             self._engine.dispose()
+            self._discard_new_file(exc)
             raise
 
     def close(self) -> None:
@@ -239,6 +247,7 @@ class Library:
         prepared = _prepare(text, origin)
         tag_list = _check_tags(tags)
         who = _check_author(author or default_author())
+        message = _check_message(message)
         return self._transaction(
             lambda conn: self._insert(conn, prepared, message, tag_list, who), "saving"
         )
@@ -247,7 +256,7 @@ class Library:
         """Save version `ref.version`'s text again as the newest version (and undelete)."""
         stored = self.get(ref)
         prepared = _prepare(stored.text, stored.label)
-        note = message or f"restored from version {stored.info.version}"
+        note = _check_message(message) or f"restored from version {stored.info.version}"
         who = _check_author(author or default_author())
         return self._transaction(
             lambda conn: self._insert(conn, prepared, note, [], who), "restoring"
@@ -261,7 +270,7 @@ class Library:
         from econ.scenario.migrations import migrate
 
         stored = self.get(ref)
-        data = tomllib.loads(stored.text)
+        data = parse_toml(stored.text, stored.label)
         old = file_version(data, stored.label)
         if old == SCHEMA_VERSION:
             raise LibraryError(
@@ -308,7 +317,9 @@ class Library:
                 query = query.order_by(versions.c.version.desc()).limit(1)
             else:
                 query = query.where(versions.c.version == ref.version)
-            version = conn.execute(query).first()
+            # a number beyond the column's range is no stored version (and no database error)
+            too_large = ref.version is not None and ref.version > MAX_VERSION
+            version = None if too_large else conn.execute(query).first()
             if version is None:
                 latest = conn.scalar(
                     sa.select(sa.func.max(versions.c.version)).where(
@@ -370,9 +381,10 @@ class Library:
                 f"library:{ref}: the scenario is deleted (library {self.display}); "
                 f"`econ library restore {stored.info.name}@{stored.info.version}` brings it back"
             )
-        data = tomllib.loads(stored.text)
         try:
+            data = parse_toml(stored.text, stored.label)
             scenario = validate_dict(data, file=stored.label)
+            check_complete(data, stored.label)
         except ScenarioError as exc:
             raise LibraryError(
                 f"{exc}\n  The stored version no longer validates with econ {__version__}; it is "
@@ -471,6 +483,7 @@ class Library:
         files = sorted(folder.glob("*.toml"))
         if not files:
             raise LibraryError(f"{folder}: no *.toml files; expected a folder of scenario files")
+        _refuse_links_out(files, folder)
         prepared = [(_prepare(_read_text(p), str(p)), p) for p in files]
         names: dict[str, Path] = {}
         for item, path in prepared:
@@ -481,6 +494,7 @@ class Library:
                 )
             names[item.name] = path
         who = _check_author(author or default_author())
+        message = _check_message(message)
 
         def run(conn) -> ImportReport:
             report, changed = ImportReport(), []
@@ -620,14 +634,34 @@ class Library:
                 yield conn
 
     def _transaction(self, run, doing: str):
-        with self._guard(doing):
-            for attempt in range(WRITE_ATTEMPTS):
-                try:
-                    with self._write() as conn:
-                        return run(conn)
-                except sa.exc.IntegrityError:
-                    if attempt == WRITE_ATTEMPTS - 1:
-                        raise
+        try:
+            with self._guard(doing):
+                for attempt in range(WRITE_ATTEMPTS):
+                    try:
+                        with self._write() as conn:
+                            result = run(conn)
+                        self._new_file = None  # it holds what was saved: it is the user's now
+                        return result
+                    except sa.exc.IntegrityError:
+                        if attempt == WRITE_ATTEMPTS - 1:
+                            raise
+        except BaseException as exc:
+            self._discard_new_file(exc)
+            raise
+
+    def _discard_new_file(self, exc: BaseException) -> None:
+        """Remove the SQLite file this Library created when its first write failed (a full disk,
+        say), so that a failed save leaves no new file behind; a file holding any version, or
+        one that existed before, is never removed."""
+        path, self._new_file = self._new_file, None
+        if path is None or not path.is_file() or _holds_versions(path):
+            return
+        self._engine.dispose()
+        for leftover in (path, *(path.with_name(path.name + s) for s in _SQLITE_SIDECARS)):
+            with contextlib.suppress(OSError):
+                leftover.unlink()
+        if isinstance(exc, LibraryError):
+            exc.args = (f"{exc}; econ removed the library file it had just created ({path})",)
 
     @contextlib.contextmanager
     def _guard(self, doing: str) -> Iterator[None]:
@@ -702,7 +736,27 @@ def _dialect_insert(conn, table):
     return module.insert(table)
 
 
+_SQLITE_SIDECARS = ("-journal", "-wal", "-shm")
+"""Files SQLite keeps beside a database (rollback journal, write-ahead log, its index)."""
+
+
+def _holds_versions(path: Path) -> bool:
+    """Whether a SQLite library file holds a saved version (True when that cannot be told)."""
+    import sqlite3
+
+    try:
+        with contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as conn:
+            tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
+            if "versions" not in tables:
+                return False
+            return conn.execute("SELECT count(*) FROM versions").fetchone()[0] > 0
+    except sqlite3.DatabaseError as exc:
+        # a file cut short while econ created it holds nothing; any other doubt keeps the file
+        return "not a database" not in str(exc) and "malformed" not in str(exc)
+
+
 def _make_engine(text: str, source: str, timeout_s: float | None):
+    """(engine, the URL to show, the SQLite file this creates or None)."""
     try:
         url = sa.engine.make_url(text)
     except (sa.exc.ArgumentError, ValueError):
@@ -723,7 +777,7 @@ def _make_engine(text: str, source: str, timeout_s: float | None):
             engine = sa.create_engine(url, connect_args=args)
         except (sa.exc.ArgumentError, ImportError) as exc:
             raise LibraryError(f"{source} = {display}: {exc}; {_URL_HELP}") from None
-        return engine, display
+        return engine, display, None
     shown = url.render_as_string(hide_password=True)
     raise LibraryError(f"{source} = {shown}: {backend!r} databases are not supported; {_URL_HELP}")
 
@@ -733,11 +787,29 @@ def _sqlite_engine(url, source: str, timeout_s: float | None):
     if url.drivername not in ("sqlite", "sqlite+pysqlite"):
         raise LibraryError(f"{source}: driver {url.drivername!r} is not supported; {_URL_HELP}")
     query = dict(url.query)
-    timeout = timeout_s if timeout_s is not None else query.pop("timeout", SQLITE_TIMEOUT_S)
+    others = sorted(set(query) - {"timeout"})
+    if others:
+        hint = (
+            " (a read-only library: make the file read-only, and econ reads it but refuses saves)"
+            if "mode" in others
+            else ""
+        )
+        raise LibraryError(
+            f"{source}: ?{others[0]}=... is not a SQLite library option; expected only "
+            f"?timeout=S, the seconds a save waits for another writer's lock{hint}"
+        )
+    timeout = timeout_s if timeout_s is not None else query.get("timeout", SQLITE_TIMEOUT_S)
     try:
-        timeout = float(timeout)
+        timeout = float(timeout if isinstance(timeout, int | float | str) else timeout[-1])
     except ValueError:
-        raise LibraryError(f"{source}: timeout={timeout!r}: expected seconds, e.g. 30") from None
+        timeout = math.nan
+    if not 0 <= timeout <= MAX_SQLITE_TIMEOUT_S:  # (NaN fails too)
+        raise LibraryError(
+            f"{source}: timeout={shortened(query.get('timeout', timeout_s))}: expected the "
+            f"seconds a save waits for another writer's lock, 0 to {MAX_SQLITE_TIMEOUT_S:,.0f} "
+            f"(a day), e.g. {SQLITE_TIMEOUT_S:g}"
+        )
+    new_file = None
     if database and database != ":memory:":
         path = Path(database).expanduser()
         if path == default_path():
@@ -749,8 +821,13 @@ def _sqlite_engine(url, source: str, timeout_s: float | None):
                 f"{source}: folder {path.parent} does not exist; expected the library file's "
                 "folder to exist (econ creates the file, not its folder)"
             )
+        if path.exists() and not path.is_file():  # /dev/full, a FIFO, a socket
+            raise LibraryError(
+                f"{source}: {path} is not a regular file; expected a library file (.db)"
+            )
+        new_file = None if path.exists() or path.is_symlink() else path
         url = url.set(database=str(path))
-    url = url.set(query={k: v for k, v in query.items() if k != "timeout"})
+    url = url.set(query={})
     engine = sa.create_engine(url, connect_args={"timeout": timeout})
 
     @sa.event.listens_for(engine, "connect")
@@ -765,7 +842,7 @@ def _sqlite_engine(url, source: str, timeout_s: float | None):
         write = conn.get_execution_options().get(_WRITE)
         conn.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
 
-    return engine, f"sqlite:///{database}" if database else "sqlite://"
+    return engine, f"sqlite:///{database}" if database else "sqlite://", new_file
 
 
 def _describe(exc: sa.exc.SQLAlchemyError, display: str, doing: str) -> str:
@@ -788,6 +865,19 @@ def _describe(exc: sa.exc.SQLAlchemyError, display: str, doing: str) -> str:
         return f"{where}: cannot open the file ({detail}); expected a readable, writable file"
     if "readonly" in low:
         return f"{where}: {doing} failed: the file is read-only; expected a writable library"
+    if display.startswith("sqlite"):  # the library is a file: no server to blame
+        if "disk is full" in low or "no space" in low:
+            cause = "the disk holding the library file is full"
+            expected = "free space on that disk (or a library file on another disk)"
+        elif "disk i/o" in low or "i/o error" in low:
+            cause = "the library file could not be read or written (a disk I/O error)"
+            expected = "a library file on a working, writable disk"
+        else:
+            cause = "SQLite could not use the library file"
+            expected = "a readable, writable library file in a folder econ may write to"
+        return (
+            f"{where}: {doing} failed: {cause} ({detail}); nothing was changed. Expected {expected}"
+        )
     if isinstance(exc, sa.exc.OperationalError | sa.exc.InterfaceError):
         return (
             f"{where}: {doing} failed: cannot reach or use the database server ({detail}); "
@@ -804,19 +894,44 @@ def _read_bytes(path: Path) -> bytes:
 
 
 def _read_text(path: str | os.PathLike) -> str:
-    read_toml(path)  # its errors name the file: missing, a folder, not UTF-8, empty, bad TOML
-    return _read_bytes(Path(path)).decode("utf-8")
+    """A scenario file's text, read by the reader of `econ validate` (econ.scenario.io.read_toml),
+    whose errors name the file: missing, a folder, a device or FIFO, larger than 16 MB, not UTF-8,
+    empty, bad TOML, nested too deeply. A UTF-8 byte-order mark is accepted and not kept: it marks
+    the encoding, not the text."""
+    read_toml(path)
+    try:
+        raw = read_bounded(Path(path), MAX_FILE_BYTES, "a TOML scenario file")
+        return raw.decode("utf-8-sig")
+    except OSError as exc:
+        raise LibraryError(f"{path}: cannot be read ({exc.strerror})") from None
+    except UnicodeDecodeError as exc:  # (changed since read_toml read it)
+        raise ScenarioError(path, "", None, f"not UTF-8 text ({exc.reason})") from None
+
+
+def _refuse_links_out(files: Sequence[Path], folder: Path) -> None:
+    """LibraryError for a file of `folder` that is a symbolic link to a file outside it, before
+    any file is read: import reads the folder's own files, and the message never quotes the
+    target (its path or its content)."""
+    root = Path(os.path.realpath(folder))
+    for path in files:
+        if root not in Path(os.path.realpath(path)).parents:
+            raise LibraryError(
+                f"{path}: a symbolic link to a file outside {folder}; nothing was imported. "
+                f"Expected the folder's own scenario files (copy the file into {folder} to "
+                "import it)"
+            )
 
 
 def _prepare(text: str, origin: str) -> _Prepared:
+    """A scenario text checked as `econ validate` checks a file (econ.scenario.io.parse_toml, the
+    pydantic models, the required sections) and as a library scenario must be (no file paths)."""
     from econ.provenance import scenario_sha256
 
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise ScenarioError(origin, "", None, f"malformed TOML: {exc}") from None
+    text = text.removeprefix("\ufeff")  # as a file's is (read_text): the text is stored without
+    data = parse_toml(text, origin)
     scenario = validate_dict(data, file=origin)
     _refuse_files(data, origin)
+    check_complete(data, origin)
     if len(scenario.name) > NAME_LENGTH:
         raise ScenarioError(
             origin, "name", scenario.name[:40] + "...", f"expected at most {NAME_LENGTH} characters"
@@ -842,9 +957,36 @@ def _check_tags(values: Sequence[str]) -> list[str]:
     return sorted(set(values))
 
 
+def _check_utf8(text: str, what: str) -> None:
+    """LibraryError for text that cannot be stored as UTF-8: bytes of another encoding on the
+    command line reach Python as lone surrogates ('\\udc9b')."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise LibraryError(
+            f"{what} {shortened(text)}: character {exc.start + 1} is a byte that is not UTF-8; "
+            "expected UTF-8 text"
+        ) from None
+
+
+def _check_message(message: str) -> str:
+    """A version's message: any UTF-8 text (free text, shown escaped: see econ.commands.library)."""
+    _check_utf8(message, "message")
+    return message
+
+
 def _check_author(author: str) -> str:
+    """The author unless blank, too long or holding a control character: an author is replayed
+    by `econ library history` to every user of a shared library, and an escape sequence in it
+    would rewrite their terminal (the author comes from --author, ECON_AUTHOR or the login)."""
+    shown = shortened(author)
+    _check_utf8(author, "author")
     if not author.strip() or len(author) > NAME_LENGTH:
-        raise LibraryError(f"author {author!r}: expected a name of 1 to {NAME_LENGTH} characters")
+        raise LibraryError(f"author {shown}: expected a name of 1 to {NAME_LENGTH} characters")
+    try:
+        check_name(author)
+    except ValueError as exc:
+        raise LibraryError(f"author {shown}: {exc}") from None
     return author
 
 

@@ -230,18 +230,24 @@ def load_scenario(
     scenario = validate_dict(data, file=path)
     if overrides:
         refuse_set_elsewhere(scenario, overrides, file=path)
+    check_complete(data, path)
+    return scenario
+
+
+def check_complete(data: Mapping[str, Any], file: str | os.PathLike | None) -> None:
+    """ScenarioError unless the scenario data gives every REQUIRED_SECTIONS table: a file (or a
+    library text) cut short would otherwise be projected on default sections that describe no
+    real fleet."""
     missing = [name for name in REQUIRED_SECTIONS if not isinstance(data.get(name), dict)]
     if missing:
         raise ScenarioError(
-            path,
+            file,
             "",
             None,
             f"no {' or '.join(f'[{m}]' for m in missing)} table; a scenario file must give "
             + ", ".join(f"[{m}]" for m in REQUIRED_SECTIONS)
-            + " (other sections may be left to "
-            "their defaults). Is the file complete?",
+            + " (other sections may be left to their defaults). Is the file complete?",
         )
-    return scenario
 
 
 def parse_override(text: str) -> tuple[str, Any]:

@@ -7,6 +7,7 @@ say what differs from the defaults, and `econ schema` documents the format.
 from __future__ import annotations
 
 import datetime as dt
+import unicodedata
 from typing import Any, Literal, get_args
 
 from pydantic import (
@@ -14,6 +15,7 @@ from pydantic import (
     Field,
     PrivateAttr,
     ValidationError,
+    field_validator,
     model_validator,
 )
 
@@ -30,6 +32,27 @@ from econ.scenario.power_models import Facility, Power, check_fleet_in_hall
 from econ.scenario.section import Section
 
 SCHEMA_VERSION = 1
+
+EARLIEST_START = dt.date(1900, 1, 1)
+"""The earliest start_date: spreadsheets (Excel's and LibreOffice's default 1900 date system)
+show no earlier date, and every export writes month dates."""
+LATEST_YEAR = 9999
+"""The last year a projection's month may fall in: the last year spreadsheets (and Python's
+datetime) can show."""
+NAME_DESCRIPTION = "printable characters: no control characters such as ESC, CR or LF"
+
+
+def check_name(value: str) -> str:
+    """`value` unless it holds a control character (ESC, CR, LF, tab, DEL, C1 controls): a name
+    is printed on terminals, in tables and in file names, where such a character could rewrite
+    the screen (ANSI and OSC escape sequences) or forge a line."""
+    for position, char in enumerate(value, start=1):
+        if unicodedata.category(char) == "Cc":
+            raise ValueError(
+                f"a control character ({char!r}) at character {position}; expected a name of "
+                f"{NAME_DESCRIPTION}"
+            )
+    return value
 
 
 class Fleet(Section):
@@ -315,7 +338,11 @@ class Vintage(Section):
     vintage's own (default: bought in month 0, kept to the horizon).
     """
 
-    name: str = Field(..., min_length=1, description="Short name of the vintage, e.g. gb300-2026")
+    name: str = Field(
+        ...,
+        min_length=1,
+        description=f"Short name of the vintage, e.g. gb300-2026 ({NAME_DESCRIPTION})",
+    )
     fleet: dict[str, Any] = Field({}, description="Fields of [fleet] for this vintage")
     throughput: dict[str, Any] = Field({}, description="Fields of [throughput] for this vintage")
     utilization: dict[str, Any] = Field({}, description="Fields of [utilization] for this vintage")
@@ -324,6 +351,8 @@ class Vintage(Section):
         {}, description="Fields of [depreciation] for this vintage"
     )
     power: dict[str, Any] = Field({}, description="Fields of [power] for this vintage")
+
+    _printable_name = field_validator("name")(check_name)
 
 
 SECTIONS = (
@@ -347,10 +376,14 @@ defaults that describe no real fleet."""
 
 class Scenario(Section):
     schema_version: int = Field(SCHEMA_VERSION, ge=1, le=SCHEMA_VERSION, description="File format")
-    name: str = Field("scenario", min_length=1, description="Short name shown in outputs")
+    name: str = Field(
+        "scenario", min_length=1, description=f"Short name shown in outputs ({NAME_DESCRIPTION})"
+    )
     description: str = Field("", description="What the scenario represents")
     start_date: dt.date = Field(
-        dt.date(2026, 1, 1), description="Date of month 0, the purchase month (day is ignored)"
+        dt.date(2026, 1, 1),
+        description="Date of month 0, the purchase month (day is ignored); from 1900-01-01, with "
+        "the horizon's last month in 9999 at the latest (the dates spreadsheets show)",
     )
     horizon_months: int | None = Field(
         None,
@@ -383,6 +416,8 @@ class Scenario(Section):
     def __eq__(self, other: object) -> bool:
         return type(self) is type(other) and self.__dict__ == other.__dict__
 
+    _printable_name = field_validator("name")(check_name)
+
     @property
     def default_sections(self) -> tuple[str, ...]:
         """Sections the scenario did not give, so they hold their defaults (e.g. ('opex',))."""
@@ -403,6 +438,7 @@ class Scenario(Section):
     @model_validator(mode="after")
     def _fits_horizon(self) -> Scenario:
         horizon = self.horizon
+        _check_dates(self.start_date, horizon)
         ramps = {
             "fleet.deployment_ramp_months": self.fleet.deployment_ramp_months,
             "utilization.ramp_months": self.utilization.ramp_months,
@@ -519,6 +555,23 @@ _REPLACED_TOGETHER = {
     "fleet": ({"gpu_count", "racks"},),
 }
 """Fields that say the same thing two ways: a vintage giving one replaces all of them."""
+
+
+def _check_dates(start: dt.date, horizon: int) -> None:
+    """ValueError unless every month of the projection (start_date to start_date + horizon) has
+    a date spreadsheets show: the exports write one per month."""
+    if start < EARLIEST_START:
+        raise ValueError(
+            f"start_date = {start}: expected a date from {EARLIEST_START} on (spreadsheets show "
+            "no earlier date, and every export writes the month dates)"
+        )
+    last = start.year * 12 + start.month - 1 + horizon
+    if last // 12 > LATEST_YEAR:
+        raise ValueError(
+            f"start_date = {start} with a horizon of {horizon} months ends in "
+            f"{last // 12}-{last % 12 + 1:02d}; expected a start_date whose last month falls in "
+            f"{LATEST_YEAR} at the latest (spreadsheets show no later date)"
+        )
 
 
 def _check_service_window(fleet: Fleet, horizon: int, where: str) -> None:

@@ -504,6 +504,10 @@ def operating_point(
     for name, array in limits.items():
         if len(array) != 1:
             raise OperatingPointError(f"limit {name} has {len(array)} values; expected one")
+        if np.isnan(array[0]):  # NaN is "no limit" only in the vectorized form, row by row
+            raise OperatingPointError(
+                f"limit {name} = nan; expected a positive finite number (None for no limit)"
+            )
     reading = _reading(curve, reading)
     points, group = select_group(curve, workload)
     frontier, warnings = _candidates(points, reading)

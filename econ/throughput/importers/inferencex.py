@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 
+from econ.labels import counted
 from econ.throughput.curve import Curve
 from econ.throughput.importers._common import (
     Provenance,
@@ -185,11 +186,14 @@ def parse(src: SourceFile, gpu_count: float | None = None) -> Curve:
     prov.latency_unit = "s (InferenceX stores vLLM's ms statistics divided by 1000)"
     labels = [f"{records.where(i)} (conc {r.get('conc')})" for i, r in enumerate(records)]
     rows = []
-    for record, label in zip(records, labels, strict=True):
+    for index, (record, label) in enumerate(zip(records, labels, strict=True)):
         if not looks_like(record):
+            # Named by its place and key count only: the file may not be the user's, so neither
+            # its keys nor its values are quoted (docs/inputs.md).
             raise src.error(
-                f"{label} has no 'hw'/'conc' keys; not an InferenceX result "
-                f"(keys: {', '.join(sorted(record)[:12])})"
+                f"{records.where(index)} is an object with {counted(len(record), 'key')} but "
+                "without both 'hw' and 'conc'; not an InferenceX result (expected an agg_*.json "
+                "record or an agg_bmk.json list, each record with 'hw' and 'conc')"
             )
         if "scenario_type" in record and "request_metrics" not in record:
             prov.tool = "InferenceX agentic aggregate"
