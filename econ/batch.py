@@ -261,7 +261,22 @@ class ScenarioBatch:
         cols = {path: np.tile(values, n) for path, values in one.columns.items()}
         for path, values in (columns or {}).items():
             if path not in cols:
-                raise KeyError(f"{path} is not a numeric scenario field")
+                import difflib
+
+                close = difflib.get_close_matches(str(path), list(cols), n=1)
+                hint = (
+                    f"did you mean {close[0]}?"
+                    if close
+                    else "expected the dotted path of one, e.g. utilization.share"
+                )
+                raise InputError(f"column {path!r} is not a numeric scenario field; {hint}")
+            shape = np.shape(values)
+            if shape not in ((), (1,), (n,)):
+                got = f"{shape[0]:,} values" if len(shape) == 1 else f"an array of shape {shape}"
+                raise InputError(
+                    f"column {path} has {got}; expected {n:,} (one per scenario) or a single "
+                    "value for all"
+                )
             values = np.repeat(
                 np.broadcast_to(np.asarray(values, dtype=cols[path].dtype), (n,)), per
             )

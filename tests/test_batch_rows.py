@@ -106,3 +106,33 @@ def test_a_field_another_input_replaces_is_refused_not_ignored(name, overrides, 
     assert path not in tornado_paths(scenario)
     plain = load_scenario(ROOT / "models" / "scenarios" / "deepseek-r1-gb200-nvl72.toml")
     assert plain.set_elsewhere() == {}
+
+
+@pytest.mark.parametrize(
+    "columns, message",
+    [
+        (  # numpy's "operands could not be broadcast together with shapes (2,) (3,)"
+            {"utilization.share": np.array([0.3, 0.4])},
+            r"column utilization.share has 2 values; expected 3 \(one per scenario\) or a single "
+            "value for all",
+        ),
+        (
+            {"utilization.share": np.zeros((3, 2))},
+            r"column utilization.share has an array of shape \(3, 2\); expected 3",
+        ),
+        (  # a bare KeyError
+            {"utilization.shar": np.array([0.3, 0.4, 0.5])},
+            "column 'utilization.shar' is not a numeric scenario field; did you mean "
+            "utilization.share?",
+        ),
+        ({"nothing.like.it": 1.0}, "expected the dotted path of one, e.g. utilization.share"),
+    ],
+)
+def test_repeat_names_a_column_of_the_wrong_length_or_path(columns, message):
+    seed = load_scenario(ROOT / "models" / "scenarios" / "deepseek-r1-gb200-nvl72.toml")
+    with pytest.raises(InputError, match=message):
+        ScenarioBatch.repeat(seed, 3, columns)
+    # one value for all, or one per scenario
+    for share in (0.5, np.array([0.5]), np.array([0.4, 0.5, 0.6])):
+        batch = ScenarioBatch.repeat(seed, 3, {"utilization.share": share})
+        assert batch.columns["utilization.share"].shape == (3,)

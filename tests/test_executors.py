@@ -332,3 +332,60 @@ def test_our_local_workers_do_not_warn_of_tasks_cancelled_by_ctrl_c(dask_executo
         lambda: logging.getLogger("distributed.worker").getEffectiveLevel()
     )
     assert set(worker_log.values()) != {logging.CRITICAL}  # the workers' other logs still speak
+
+
+UNGUARDED = """\
+from econ.analysis import make_executor
+print("top level ran")
+executor = make_executor({engine!r}, workers=1)
+"""
+GUARDED = """\
+from econ.analysis import make_executor
+
+if __name__ == "__main__":
+    with make_executor("process", workers=1) as executor:
+        print(list(executor.map_unordered(abs, [-3])))
+"""
+
+
+@pytest.mark.parametrize("engine", ["process", "dask"])
+def test_an_unguarded_script_gets_one_clear_error_before_any_worker_starts(tmp_path, engine):
+    """docs/batch.md's snippet pasted into a script: each Dask worker ran the script again and
+    failed with "An attempt has been made to start a new process before the current process has
+    finished its bootstrapping phase", and the run with "Nanny failed to start"."""
+    import os
+    import subprocess
+    import sys
+
+    script = tmp_path / "batch_script.py"
+    script.write_text(UNGUARDED.format(engine=engine))
+    done = subprocess.run(
+        [sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True, timeout=120,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )  # fmt: skip
+    assert done.returncode == 1
+    assert done.stdout == "top level ran\n"  # once: no worker ran the script again
+    last = done.stderr.strip().splitlines()[-1]
+    assert last == (
+        f"econ.analysis.executors.ExecutorError: make_executor({engine!r}) is called at the top "
+        f'level of {script}, line 3, outside `if __name__ == "__main__":`: the {engine} engine '
+        "starts its workers by running that script again, and each would start workers of its "
+        'own; put the code that runs the batch under `if __name__ == "__main__":` '
+        "(docs/batch.md, Python API), or run it in a notebook"
+    )
+    assert "bootstrapping" not in done.stderr and "Nanny" not in done.stderr
+
+
+def test_a_guarded_script_starts_its_workers(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    script = tmp_path / "batch_script.py"
+    script.write_text(GUARDED)
+    done = subprocess.run(
+        [sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True, timeout=120,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "[3]\n"

@@ -253,7 +253,9 @@ def test_morris_statistics_equal_numpys_nan_statistics_where_effects_are_missing
     grid = u.reshape(-1, 4, 3)
     steps = np.diff(grid, axis=1)
     moved = np.abs(steps).argmax(axis=2)
-    effect = np.diff(y.reshape(-1, 4), axis=1) / np.take_along_axis(steps, moved[..., None], 2)[..., 0]
+    effect = (
+        np.diff(y.reshape(-1, 4), axis=1) / np.take_along_axis(steps, moved[..., None], 2)[..., 0]
+    )
     table = np.full((40, 3), np.nan)
     table[np.arange(40)[:, None], moved] = effect
     np.testing.assert_allclose(mu, np.nanmean(table, axis=0), rtol=1e-12)
@@ -263,3 +265,142 @@ def test_morris_statistics_equal_numpys_nan_statistics_where_effects_are_missing
     unit = np.array([[0.0], [0.5], [0.5], [0.0]])  # two trajectories of one input
     mu, mu_star, sigma = morris_effects(unit, np.array([0.0, 1.0, np.nan, 0.0]), 1)
     assert mu[0] == mu_star[0] == 2.0 and np.isnan(sigma[0])
+
+
+# --- inputs given twice, ranges that do not move, what each figure rests on ----------------
+
+
+@pytest.mark.parametrize(
+    "args, by",
+    [
+        (["--range", "utilization.share=0.5,0.9", "--range", "utilization.share=0.6,0.8"], "--range"),
+        (["--vary", "utilization.share", "--range", "utilization.share=0.5,0.9"], "by --range and --vary"),
+        (
+            ["--method", "sobol", "-n", "8", "--range", "utilization.share=0.5,0.9",
+             "--dist", "utilization.share=uniform(0.6,0.8)"],
+            "by --range and --dist",
+        ),
+        (["--vary", "utilization.share", "--vary", "utilization.share"], "--vary"),
+    ],
+)  # fmt: skip
+def test_cli_refuses_an_input_given_twice(capsys, args, by):
+    """The later one silently replaced the earlier (0.6..0.8 used, 0.5..0.9 dropped), where
+    econ sweep --grid and econ montecarlo --dist refuse a path given twice."""
+    assert main(["sensitivity", str(SEED_FILE), *args, "--output", "npv_usd"]) == 3
+    err = capsys.readouterr().err
+    assert "utilization.share is given twice" in err and by in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (
+            ["--vary", "power.escalation_annual"],
+            "power.escalation_annual is 0 in the base scenario, and +-10% of 0 is 0, so it would "
+            "not move; give its range instead: --range power.escalation_annual=LOW,HIGH",
+        ),
+        (
+            ["--vary", "fleet.gpu_count", "--pct", "0.1"],
+            "fleet.gpu_count is 72 in the base scenario, and +-0.1% of it rounds to 72 both ways",
+        ),
+        (
+            ["--range", "utilization.share=0.7,0.7"],
+            "range utilization.share=0.7,0.7: LOW equals HIGH, so utilization.share would not "
+            "move; expected LOW < HIGH",
+        ),
+        (
+            ["--range", "utilization.share=0.9,0.5"],
+            "range utilization.share=0.9,0.5: LOW is above HIGH; expected LOW < HIGH",
+        ),
+        (  # named the distribution only: "uniform(low=0.9, high=0.5): expected low < high"
+            ["--method", "sobol", "--range", "utilization.share=0.9,0.5"],
+            "range utilization.share=0.9,0.5: LOW is above HIGH",
+        ),
+        (
+            ["--method", "morris", "--range", "financing.debt_rate_quote=nominal,nominal"],
+            "the same choice twice",
+        ),
+        (  # as --set and --grid refuse it
+            ["--range", 'utilization.share="0.5",0.9'],
+            '--range utilization.share: "0.5" is a number written as text',
+        ),
+    ],
+)
+def test_cli_refuses_a_range_that_does_not_move_its_input(capsys, args, message):
+    assert main(["sensitivity", str(SEED_FILE), *args, "--output", "npv_usd"]) == 3
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+
+
+def test_ranges_that_do_not_move_are_refused_by_the_python_api():
+    with pytest.raises(BatchInputError, match="LOW equals HIGH"):
+        tornado(BASE, {"utilization.share": (0.7, 0.7)})
+    with pytest.raises(BatchInputError, match="range utilization.share=0.9,0.5: LOW is above"):
+        sobol(BASE, {"utilization.share": (0.9, 0.5)}, n=8)
+    with pytest.raises(BatchInputError, match="fleet.gpu_count=4,4"):
+        morris(BASE, {"fleet.gpu_count": (4, 4)})
+    with pytest.raises(BatchInputError, match="power.escalation_annual is 0 in the base"):
+        percent_ranges(BASE, ["power.escalation_annual"], 10)
+    with pytest.raises(BatchInputError, match="rounds to 8 both ways"):
+        percent_ranges(BASE, ["fleet.gpu_count"], 5)
+    with pytest.raises(BatchInputError, match="--vary utilization.share is given twice"):
+        percent_ranges(BASE, ["utilization.share", "utilization.share"], 5)
+
+
+def test_a_tornado_input_that_moves_no_output_is_noted(capsys):
+    result = tornado(
+        BASE,
+        {"depreciation.factor": (1.5, 2.5), "market.price_usd_per_mtok": (0.5, 2.0)},
+        outputs=("npv_usd", "revenue_usd_total"),
+    )
+    assert result.run.metadata["notes"] == [
+        "depreciation.factor moves no output (npv_usd, revenue_usd_total) between 1.5 and 2.5: "
+        "it has no effect on sens"
+    ]
+    args = [
+        "sensitivity",
+        str(SEED_FILE),
+        "--range",
+        "depreciation.factor=1.5,2.5",
+        "--format",
+        "json",
+    ]
+    assert main(args) == 0
+    captured = capsys.readouterr()
+    assert "note: depreciation.factor moves no output" in captured.err
+    assert json.loads(captured.out)["metadata"]["notes"][0].startswith("depreciation.factor moves")
+
+
+def test_morris_says_how_many_effects_each_figure_uses():
+    """Sobol's `used` had no Morris counterpart: mu* = 0.978, sigma = 0 for the seed's IRR came
+    from 4 of 20 effects, with nothing to say so."""
+    u = morris_trajectories(2, 10, levels=4, seed=5)
+    y = u[:, 0] + 2 * u[:, 1]
+    y[[3, 7, 12]] = np.nan
+    mu, mu_star, sigma, used = morris_effects(u, y, 2, counts=True)
+    effects = np.diff(y.reshape(-1, 3), axis=1)  # each NaN point spoils the moves on either side
+    assert used.sum() == np.isfinite(effects).sum() and used.max() <= 10
+    np.testing.assert_array_equal((mu, mu_star, sigma), morris_effects(u, y, 2))
+    result = morris(
+        BASE,
+        {"market.price_usd_per_mtok": (0.5, 1.5), "power.pue": (1.1, 1.5)},
+        trajectories=6,
+        outputs=("revenue_usd_total",),
+    )
+    assert result.table["used"].tolist() == [6, 6]
+
+
+def test_cli_morris_table_shows_used_and_says_what_it_counts(capsys):
+    args = [
+        "sensitivity", str(SEED_FILE), "--method", "morris", "--trajectories", "20",
+        "--range", "utilization.share=0.5,0.9", "--range", "market.price_decline_annual=0.15,0.5",
+        "--output", "irr_project_annual",
+    ]  # fmt: skip
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    header = next(line for line in out.splitlines() if line.startswith("input"))
+    assert header.split()[-1] == "used"
+    assert "used: of each input's 20 elementary effects (one per trajectory)" in out
+    assert main([*args, "--format", "json"]) == 0
+    rows = json.loads(capsys.readouterr().out)["results"]
+    assert all(0 <= r["used"] <= 20 for r in rows) and min(r["used"] for r in rows) < 20

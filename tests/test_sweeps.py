@@ -147,6 +147,11 @@ def test_override_table_from_parquet(tmp_path):
             "row 1: utilization.ramp_months = 48 months, longer than the horizon of 36",
         ),
         ("name\nx\n", "expected at least one column named by a field path"),
+        (  # pandas would rename the second one market.price_usd_per_mtok.1
+            "market.price_usd_per_mtok,utilization.share,market.price_usd_per_mtok\n0.2,0.5,0.3\n",
+            r"column 'market.price_usd_per_mtok' is repeated \(columns 1 and 3\); expected each "
+            "field path once",
+        ),
     ],
 )
 def test_bad_tables_name_the_row_and_column(tmp_path, text, message):
@@ -167,6 +172,15 @@ def test_bad_tables_name_the_row_and_column(tmp_path, text, message):
         (["depreciation.life_years=4,,6"], "empty value"),
         (["depreciation.life_years=4", "depreciation.life_years=5"], "given twice"),
         (["name=a,b"], "not a numeric one"),
+        (  # as `econ project --set` refuses it
+            ['utilization.share="0.5",0.6'],
+            r'--grid utilization.share: "0.5" is a number written as text; expected the number '
+            "without quotes",
+        ),
+        (
+            ["utilization.share='half',0.6"],
+            "--grid utilization.share: 'half' is text; expected a number",
+        ),
     ],
 )
 def test_bad_grid_arguments(items, message):
@@ -176,7 +190,8 @@ def test_bad_grid_arguments(items, message):
 
 def test_grid_values_are_checked_against_bounds_and_rules():
     with pytest.raises(
-        BatchInputError, match=r"depreciation.life_years = 40: expected a number >= 0.0833333 and <= 30"
+        BatchInputError,
+        match=r"depreciation.life_years = 40: expected a number >= 0.0833333 and <= 30",
     ):
         GridSweep(BASE, {"depreciation.life_years": [3, 40]})
     with pytest.raises(BatchInputError, match="fleet.gpu_count = 'many': expected a number"):
@@ -330,3 +345,175 @@ def test_a_rule_over_a_whole_table_names_the_table_not_its_contents():
         "term loan either as debt_usd (an amount) or as debt_share (a share of capex), and no "
         "tranches"
     )
+
+
+# --- size, repeats, streaming ---------------------------------------------------------------
+
+
+def test_a_quoted_choice_name_is_still_a_choice():
+    assert parse_grid(['financing.debt_rate_quote="nominal",effective']) == {
+        "financing.debt_rate_quote": ["nominal", "effective"]
+    }
+
+
+@pytest.mark.parametrize(
+    "grid, message",
+    [
+        (
+            {"depreciation.life_years": [4, 4.0, 6]},
+            r"grid depreciation.life_years: value 2 \(4.0\) repeats value 1 \(4\); expected each "
+            "value once",
+        ),
+        (
+            {"financing.covenants.dscr_floor": [1.2, "none", "none"]},
+            r"value 3 \(none\) repeats value 2 \(none\)",
+        ),
+        ({"financing.debt_rate_quote": ["nominal", "effective", "nominal"]}, "value 3"),
+    ],
+)
+def test_a_repeated_grid_value_is_refused(grid, message):
+    """Two identical grid points would count twice in any statistic of the sweep."""
+    with pytest.raises(BatchInputError, match=message):
+        GridSweep(BASE, grid)
+
+
+def test_cli_refuses_repeated_and_quoted_grid_values(capsys):
+    assert main(["sweep", str(SEED_FILE), "--grid", "depreciation.life_years=4,4.0,6"]) == 3
+    err = capsys.readouterr().err
+    assert "value 2 (4.0) repeats value 1 (4)" in err and "Traceback" not in err
+    assert main(["sweep", str(SEED_FILE), "--grid", 'utilization.share="0.5",0.6']) == 3
+    assert "a number written as text" in capsys.readouterr().err
+
+
+HUGE_GRID = {  # 10^10 points
+    path: list(np.linspace(lo, hi, 100))
+    for path, lo, hi in [
+        ("utilization.share", 0.5, 0.9),
+        ("market.price_decline_annual", 0.1, 0.6),
+        ("market.price_usd_per_mtok", 0.2, 0.4),
+        ("financing.discount_rate_annual", 0.05, 0.15),
+        ("power.price_usd_per_kwh", 0.06, 0.11),
+    ]
+}
+
+
+def test_chunk_bounds_of_a_huge_grid_hold_nothing_per_point():
+    """A chunk needs only its first and last row: 10^10 grid points took 74.5 GiB of bounds
+    (one int64 per point) before the first chunk, and ended in numpy's MemoryError."""
+    import tracemalloc
+
+    from econ.analysis.runner import chunk_bounds
+
+    job = GridSweep(BASE, HUGE_GRID)
+    assert job.n == 10**10
+    tracemalloc.start()
+    try:
+        bounds = chunk_bounds(job, 16_384)
+        first, last = bounds[0], bounds[-1]
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 100_000
+    assert len(bounds) == -(-(10**10) // 16_384)
+    assert first[:2] == (0, 16_384) and list(first[2]) == list(range(16_384))
+    assert last[1] == 10**10 and last[0] == (len(bounds) - 1) * 16_384
+    # the last chunk's rows from their index alone (the last --grid varies fastest)
+    prices = HUGE_GRID["power.price_usd_per_kwh"]
+    got = job.inputs(last[0], last[0] + 2)["power.price_usd_per_kwh"].tolist()
+    assert got == [prices[last[0] % 100], prices[(last[0] + 1) % 100]]
+
+
+@settings(max_examples=200, deadline=None)
+@given(n=st.integers(1, 5000), block=st.integers(1, 700), chunk=st.integers(1, 3000))
+def test_chunk_bounds_by_index_are_the_whole_blocks_of_the_run(n, block, chunk):
+    """Reference: every block start listed, then grouped (the former implementation)."""
+    from econ.analysis.runner import ChunkBounds
+
+    starts = np.arange(max(1, n // block), dtype=np.int64) * block
+    per = max(1, -(-chunk // block))
+    expected = [
+        (int(starts[k]), int(starts[k + per]) if k + per < len(starts) else n,
+         [int(b) for b in starts[k : k + per]])
+        for k in range(0, len(starts), per)
+    ]  # fmt: skip
+    got = [(a, b, list(c)) for a, b, c in ChunkBounds(n, block, chunk)]
+    assert got == expected
+
+
+def test_cli_refuses_a_grid_beyond_what_can_run_naming_its_size(tmp_path, capsys):
+    grid = [f"--grid={p}=" + ",".join(f"{v:.6g}" for v in vs) for p, vs in HUGE_GRID.items()]
+    # 10^10 rows kept in memory (printed): refused, with the way to stream them
+    assert main(["sweep", str(SEED_FILE), *grid]) == 3
+    err = capsys.readouterr().err
+    assert "the sweep has 10,000,000,000 scenarios, whose rows would take about" in err
+    assert "expected at most 2 GB" in err and "--out FILE.parquet" in err
+    assert "Traceback" not in err and "MemoryError" not in err
+    # 10^12 points even streamed to a file: beyond any run
+    out = tmp_path / "rows.parquet"
+    more = [*grid, "--grid=power.pue=" + ",".join(f"{1.1 + k / 1000:.4f}" for k in range(100))]
+    assert main(["sweep", str(SEED_FILE), *more, "--out", str(out)]) == 3
+    err = capsys.readouterr().err
+    assert "has 1,000,000,000,000 scenarios; expected at most 10,000,000,000 in one run" in err
+    assert not out.exists() and not (tmp_path / "rows.parquet.chunks").exists()
+
+
+def test_a_sweep_written_with_out_streams_its_rows_with_their_names(tmp_path, monkeypatch):
+    """Beyond 50 rows, --out with the table format keeps no row in memory: the file is written
+    from the chunk files, names included, and equals the rows a kept sweep returns."""
+    from econ.analysis import runner
+
+    kept = []
+    real = runner.run
+
+    def spy(job, *args, **kwargs):
+        kept.append(kwargs.get("keep_rows", True))
+        return real(job, *args, **kwargs)
+
+    monkeypatch.setattr(runner, "run", spy)
+    shares = [float(f"{v:.4f}") for v in np.linspace(0.5, 0.9, 60)]
+    out = tmp_path / "rows.parquet"
+    grid = "utilization.share=" + ",".join(str(v) for v in shares)
+    assert (
+        main(["sweep", str(SEED_FILE), "--grid", grid, "--out", str(out), "--chunk-size", "16"])
+        == 0
+    )
+    assert kept == [False]
+    written = pd.read_parquet(out)
+    expected = real(GridSweep(load_scenario(SEED_FILE), {"utilization.share": shares})).rows
+    assert written["name"].tolist() == [f"deepseek-r1-gb200-nvl72#{i}" for i in range(60)]
+    assert list(written.columns) == list(expected.columns)
+    np.testing.assert_array_equal(written["npv_usd"], expected["npv_usd"])
+
+
+def test_a_table_sweep_names_its_rows_in_every_chunk(tmp_path):
+    table = pd.DataFrame({"name": list("abcde"), "utilization.share": np.linspace(0.5, 0.9, 5)})
+    rows = sweep(BASE, table=table, chunk_size=2).rows
+    assert rows["name"].tolist() == list("abcde")
+    assert list(rows.columns[:3]) == ["scenario", "name", "utilization.share"]
+
+
+def test_a_sweep_over_an_input_that_moves_no_output_says_so(capsys):
+    """depreciation.factor is read only by declining-balance depreciation: on a straight-line
+    scenario every row is the same, which a table alone would not say."""
+    result = sweep(BASE, grid={"depreciation.factor": [1.5, 2.0]})
+    assert result.metadata["notes"] == [
+        f"none of the outputs ({len(result.job.outputs)}) changes across the 2 scenarios: "
+        "depreciation.factor has no effect on them in sweep"
+    ]
+    assert "notes" not in sweep(BASE, grid={"utilization.share": [0.5, 0.6]}).metadata
+    assert main(["sweep", str(SEED_FILE), "--grid", "depreciation.factor=1.5,2"]) == 0
+    assert "note: none of the outputs" in capsys.readouterr().err
+
+
+def test_batch_metadata_carries_the_scenario_hash_econ_project_gives(capsys):
+    """scenario_hash (SHA-256 of the TOML text of the scenario run) is not econ project's
+    provenance sha256 (of its canonical JSON), so batch outputs could not be joined to project
+    or library stamps: scenario_sha256 is that hash of the base scenario, loan held or not."""
+    from econ.provenance import scenario_sha256
+
+    expected = scenario_sha256(load_scenario(SEED_FILE))
+    for extra in ([], ["--hold-debt"]):
+        args = ["sweep", str(SEED_FILE), "--grid", "utilization.share=0.6", "--format", "json"]
+        assert main([*args, *extra]) == 0
+        metadata = json.loads(capsys.readouterr().out)["metadata"]
+        assert metadata["scenario_sha256"] == expected

@@ -83,6 +83,16 @@ class ChunkStore:
         for path in self.directory.glob("chunk-*.parquet"):
             path.unlink()
 
+    def indices(self, count: int) -> list[int]:
+        """Indices below `count` that have a chunk file, in order: one listing of the folder,
+        not one look-up per chunk of the run."""
+        found = []
+        for path in self.directory.glob("chunk-*.parquet"):
+            digits = path.name[len("chunk-") : -len(".parquet")]
+            if len(digits) >= 6 and digits.isdigit() and int(digits) < count:
+                found.append(int(digits))
+        return sorted(found)
+
     def done(self, index: int, start: int, stop: int) -> bool:
         """True when chunk `index` was written by this run, complete."""
         import pyarrow.parquet as pq

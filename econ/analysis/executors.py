@@ -350,6 +350,82 @@ def _import_distributed():
         ) from None
 
 
+def _refuse_unguarded_start(engine: str) -> None:
+    """Refuse to start local worker processes from a script's top level, outside
+    `if __name__ == "__main__":`.
+
+    The process engine and a local Dask cluster start workers with the forkserver and spawn
+    methods, which run the main script again in each worker (as `__mp_main__`). Unguarded, every
+    worker would reach this call again and start workers of its own: Python stops that with
+    "An attempt has been made to start a new process before the current process has finished
+    its bootstrapping phase", which Dask reports as "Nanny failed to start" after every
+    preceding line of the script has run once more in each worker. One clear error instead, in
+    the script and (should a worker get here all the same) in the worker.
+    """
+    guard = 'if __name__ == "__main__":'
+    if getattr(multiprocessing.current_process(), "_inheriting", False):
+        raise ExecutorError(
+            f"the {engine} engine was started by a worker process while it was importing the "
+            f"main script: put the code that runs the batch under `{guard}`"
+        )
+    where = _unguarded_main_line()
+    if where is not None:
+        raise ExecutorError(
+            f"make_executor({engine!r}) is called at the top level of {where}, outside "
+            f"`{guard}`: the {engine} engine starts its workers by running that script again, "
+            f"and each would start workers of its own; put the code that runs the batch under "
+            f"`{guard}` (docs/batch.md, Python API), or run it in a notebook"
+        )
+
+
+def _unguarded_main_line() -> str | None:
+    """`file, line N` of the main script's top-level statement this call comes from, where the
+    workers would run it again: not under an `if __name__ == "__main__":` guard. None where
+    they run nothing again (an interactive session, a notebook, `python -m package`)."""
+    import ast
+
+    main = sys.modules.get("__main__")
+    name = getattr(getattr(main, "__spec__", None), "name", None)
+    if name is not None and (name == "__main__" or name.endswith(".__main__")):
+        return None  # multiprocessing does not run a package's __main__ again
+    path = getattr(main, "__file__", None)
+    frame = sys._getframe(1)
+    while frame is not None and not (
+        frame.f_globals is vars(main) and frame.f_code.co_name == "<module>"
+    ):
+        frame = frame.f_back
+    if not path or frame is None:
+        return None
+    line = frame.f_lineno
+    try:
+        with open(path, encoding="utf-8") as file:
+            tree = ast.parse(file.read())
+    except (OSError, SyntaxError, ValueError):
+        return None
+    for node in tree.body:
+        if (
+            isinstance(node, ast.If)
+            and _is_main_test(node.test)
+            and node.body[0].lineno <= line <= (node.body[-1].end_lineno or line)
+        ):
+            return None
+    return f"{path}, line {line}"
+
+
+def _is_main_test(test) -> bool:
+    """Whether an `if` test is `__name__ == "__main__"` (either way round)."""
+    import ast
+
+    if not (
+        isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)
+    ):
+        return False
+    sides = [test.left, test.comparators[0]]
+    names = [s for s in sides if isinstance(s, ast.Name) and s.id == "__name__"]
+    texts = [s for s in sides if isinstance(s, ast.Constant) and s.value == "__main__"]
+    return len(names) == 1 and len(texts) == 1
+
+
 def make_executor(
     engine: str = "serial",
     workers: int | None = None,
@@ -366,6 +442,8 @@ def make_executor(
         raise ExecutorError(f"engine = {engine!r}: expected one of: " + ", ".join(ENGINES))
     if scheduler and engine != "dask":
         raise ExecutorError(f"a scheduler address needs --engine dask, got engine {engine!r}")
+    if engine != "serial" and not scheduler:
+        _refuse_unguarded_start(engine)
     if engine == "serial":
         if workers not in (None, 1):
             print("note: the serial engine uses one worker; --workers is ignored", file=sys.stderr)

@@ -21,9 +21,11 @@ from econ.analysis.distributions import Discrete, Distribution, Empirical, parse
 from econ.analysis.runner import MAIN_OUTPUTS, Job, RunResult, check_outputs, run
 from econ.analysis.sampling import (
     SAMPLINGS,
+    SOBOL_BITS,
     SamplingError,
+    block_bounds,
+    block_count,
     block_generator,
-    block_starts,
     check_correlation,
     check_seed,
     iman_conover,
@@ -78,6 +80,13 @@ class MonteCarloPlan:
             raise SamplingError(
                 f"sampling = {self.sampling!r}: expected one of: " + ", ".join(SAMPLINGS)
             )
+        if self.sampling.startswith("sobol"):
+            most = 2**SOBOL_BITS - (self.sampling == "sobol-plain")  # plain skips the origin
+            if self.n > most:
+                raise SamplingError(
+                    f"n = {self.n:,}: {self.sampling} sampling draws at most {most:,} points; "
+                    "expected fewer scenarios, or --sampling random"
+                )
         if not isinstance(self.block_size, int) or self.block_size < 1:
             raise SamplingError(f"block size = {self.block_size!r}: expected a positive integer")
         object.__setattr__(self, "outputs", check_outputs(self.outputs))
@@ -201,18 +210,17 @@ def parse_correlations(items: Sequence[str], paths: Sequence[str]) -> np.ndarray
 def unit_points(plan: MonteCarloPlan, start: int, stop: int) -> np.ndarray:
     """Unit points of scenarios start..stop-1 (whole sampling blocks), correlation applied."""
     d = len(plan.paths)
-    starts = block_starts(plan.n, plan.block_size)
-    first = int(np.searchsorted(starts, start))
-    if first >= len(starts) or starts[first] != start:
+    count = block_count(plan.n, plan.block_size)
+    first, offset = divmod(start, plan.block_size)
+    if offset or first >= count:
         raise ValueError(f"chunk start {start} is not the start of a sampling block")
     parts = []
     sobol = None
     if plan.sampling.startswith("sobol"):
         sobol = sobol_unit(plan.seed, start, stop, d, scramble=plan.sampling == "sobol")
     b = first
-    while b < len(starts) and starts[b] < stop:
-        lo = int(starts[b])
-        hi = int(starts[b + 1]) if b + 1 < len(starts) else plan.n
+    while b < count and b * plan.block_size < stop:
+        lo, hi = block_bounds(plan.n, plan.block_size, b)
         rng = block_generator(plan.seed, b)
         u = random_unit(rng, hi - lo, d) if sobol is None else sobol[lo - start : hi - start]
         if plan.correlation is not None:
@@ -283,13 +291,18 @@ class MonteCarlo(Job):
         for path, values in columns.items():
             check_values(specs[path], values, **where)
         check_rules(self.base, columns, stop - start, **where)
-        starts = block_starts(self.n, self.block_size)
-        local = [int(s) - start for s in starts if start <= s < stop]
+        size = self.block_size
+        first = -(-start // size)
+        last = min(block_count(self.n, size), -(-stop // size))
+        local = [b * size - start for b in range(first, last)]
         validate_rows(self.base, columns, local, **where)
         return columns
 
     def plan(self):
         return self.plan_.to_dict()
+
+    def input_paths(self):
+        return self.plan_.paths
 
 
 def montecarlo(

@@ -68,6 +68,29 @@ def summary_frame(summary: RunSummary) -> pd.DataFrame:
     return pd.DataFrame([{"output": name, **m.as_dict()} for name, m in summary.metrics.items()])
 
 
+def risk_figures(summary: RunSummary) -> dict[str, float | None]:
+    """The run's figures beside the per-output table, by their JSON keys: NPV's probability of
+    loss, value at risk and expected shortfall, and the probability of a covenant breach where
+    first_breach_month is an output."""
+    out = dict(summary.risk)
+    if summary.covenant_breach_probability is not None:
+        out["probability_of_covenant_breach"] = summary.covenant_breach_probability
+    return out
+
+
+def summary_csv_frame(summary: RunSummary) -> pd.DataFrame:
+    """summary_frame, then one row per risk figure (`risk_figures`): its name under `output`,
+    its value under `value` (empty in the per-output rows, as the statistics are in its rows)."""
+    frame = summary_frame(summary)
+    for name in ("count", "undefined"):  # whole numbers, left empty in the risk rows
+        frame[name] = frame[name].astype("Int64")
+    risk = risk_figures(summary)
+    if not risk:
+        return frame
+    extra = pd.DataFrame({"output": list(risk), "value": pd.array(list(risk.values()), "Float64")})
+    return pd.concat([frame, extra], ignore_index=True)
+
+
 def _held(metadata: dict) -> list[str]:
     """The line that says what loan a run held (`hold_debt`), or none."""
     held = metadata.get("held_loan")

@@ -14,7 +14,7 @@ import hashlib
 import json
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -36,6 +36,16 @@ DEFAULT_CHUNK_SIZE = 16_384
 """Rows per chunk: 4 sampling blocks, 4 of the engine's own chunks (econ.engine.CHUNK_SCENARIOS)."""
 EXACT_LIMIT = 1_000_000
 """Largest run whose quantiles are exact (all values kept); above it a sketch is used."""
+MAX_SCENARIOS = 10_000_000_000
+"""Most scenarios one run takes (10^10: some 70 hours on one core, docs/batch.md "Limits")."""
+MAX_ROW_BYTES = 2_000_000_000
+"""Most memory [bytes] the rows of a run that keeps them in memory may take (about 1.3 million
+sweep rows): larger runs write their rows to a file chunk by chunk instead."""
+SCENARIOS_PER_S_PER_CORE = 40_000
+"""Throughput of one core [scenarios/s] (benchmarks/bench_batch.py), for the time a refused
+run would have taken."""
+ROW_TEXT_BYTES = 1_000
+"""Memory of a sweep row's name and warnings text [bytes] (the seed's warnings are 874 characters)."""
 
 MAIN_OUTPUTS = (
     "npv_usd",
@@ -60,6 +70,7 @@ def default_outputs(hold_debt: bool = False) -> tuple[str, ...]:
     """A Monte Carlo run's outputs when none are asked for: MAIN_OUTPUTS, and where the run
     holds the base case's loan LOAN_STRESS_OUTPUTS too."""
     return MAIN_OUTPUTS + (LOAN_STRESS_OUTPUTS if hold_debt else ())
+
 
 WARNING_SEPARATOR = "\n"
 """Between the warnings of one row in its `warnings` cell (no warning holds a line break)."""
@@ -162,10 +173,13 @@ class Job:
         (override tables), so no task pickles the whole table."""
         return self
 
-    def block_starts(self) -> np.ndarray:
-        from econ.analysis.sampling import block_starts
+    def row_names(self, start: int, stop: int) -> np.ndarray | None:
+        """Names of scenarios start..stop-1 when the rows carry a `name` column (sweeps)."""
+        return None
 
-        return block_starts(self.n, self.block_size)
+    def input_paths(self) -> tuple[str, ...]:
+        """The field paths the job varies (the input columns of its rows)."""
+        return ()
 
     def metadata(self, chunk_size: int) -> dict:
         plan = self.plan()
@@ -196,7 +210,7 @@ class ChunkTask:
     index: int
     start: int
     stop: int
-    blocks: tuple[int, ...]
+    blocks: Sequence[int]
     keep_rows: bool
     summarize: bool
     exact: bool
@@ -226,6 +240,9 @@ def _result(task: ChunkTask, columns, outputs, began) -> ChunkResult:
     rows = None
     if task.keep_rows:
         rows = {"scenario": np.arange(task.start, task.stop, dtype=np.int64)}
+        names = job.row_names(task.start, task.stop)
+        if names is not None:
+            rows["name"] = names
         rows |= job.input_record(columns)
         rows |= outputs
     summary = None
@@ -251,18 +268,93 @@ class RunResult:
     store: ChunkStore | None = field(default=None, repr=False)
 
 
-def chunk_bounds(job: Job, chunk_size: int) -> list[tuple[int, int, tuple[int, ...]]]:
+class ChunkBounds(Sequence):
+    """(start, stop, block starts) of each chunk of a run, computed from the chunk's index:
+    whole sampling blocks, about `chunk_size` rows each. Nothing is held per scenario or per
+    chunk, so a run of 10^10 scenarios has its bounds in a few bytes (the block starts of a
+    chunk are a `range`)."""
+
+    def __init__(self, n: int, block_size: int, chunk_size: int):
+        self.n = int(n)
+        self.block_size = int(block_size)
+        self.blocks = 0 if self.n <= 0 else max(1, self.n // self.block_size)
+        self.per = max(1, -(-chunk_size // self.block_size))
+        self.count = -(-self.blocks // self.per)
+
+    def __len__(self) -> int:
+        return self.count
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(self.count))]
+        if index < 0:
+            index += self.count
+        if not 0 <= index < self.count:
+            raise IndexError(index)
+        first = index * self.per
+        last = min(first + self.per, self.blocks)  # one past the chunk's last block
+        start = first * self.block_size
+        stop = self.n if last == self.blocks else last * self.block_size
+        return start, stop, range(start, last * self.block_size, self.block_size)
+
+
+def chunk_bounds(job: Job, chunk_size: int) -> ChunkBounds:
     """(start, stop, block starts) of each chunk: whole sampling blocks, about chunk_size rows."""
     if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1:
         raise InputError(f"chunk size = {chunk_size!r}: expected a positive integer")
-    starts = job.block_starts()
-    per = max(1, -(-chunk_size // job.block_size))
-    bounds = []
-    for k in range(0, len(starts), per):
-        blocks = starts[k : k + per]
-        stop = int(starts[k + per]) if k + per < len(starts) else job.n
-        bounds.append((int(blocks[0]), stop, tuple(int(b) for b in blocks)))
-    return bounds
+    return ChunkBounds(job.n, job.block_size, chunk_size)
+
+
+def row_bytes(job: Job) -> int:
+    """Memory of one row of the job's results [bytes]: 8 per number (scenario index, inputs,
+    outputs), and a sweep's name and warnings text."""
+    numbers = 1 + len(job.input_paths()) + len(job.outputs)
+    return 8 * numbers + (ROW_TEXT_BYTES if job.with_warnings else 0)
+
+
+def check_size(job: Job, keep_rows: bool) -> None:
+    """Refuse a run larger than can run: more than MAX_SCENARIOS scenarios, or rows kept in
+    memory beyond MAX_ROW_BYTES. The message names the size and what was expected."""
+    n = job.n
+    if n > MAX_SCENARIOS:
+        hours = n / SCENARIOS_PER_S_PER_CORE / 3600
+        took = f"{hours / 24 / 365.25:,.0f} years" if hours > 24 * 365.25 else f"{hours:,.0f} hours"
+        raise InputError(
+            f"{_what(job)} has {n:,} scenarios; expected at most {MAX_SCENARIOS:,} in one run "
+            f"(at about {SCENARIOS_PER_S_PER_CORE:,} scenarios/s per core it would take some "
+            f"{took} on one core): run fewer scenarios, or split the run"
+        )
+    if keep_rows:
+        size = n * row_bytes(job)
+        if size > MAX_ROW_BYTES:
+            most = MAX_ROW_BYTES // row_bytes(job)
+            raise InputError(
+                f"{_what(job)} has {n:,} scenarios, whose rows would take about "
+                f"{size / 1e9:,.1f} GB in memory; expected at most {MAX_ROW_BYTES / 1e9:g} GB "
+                f"(about {most:,} such rows): {_advice(job)}"
+            )
+
+
+def _what(job: Job) -> str:
+    return {
+        "sweep": "the sweep",
+        "montecarlo": "the Monte Carlo run",
+        "sobol": "the Sobol design",
+        "morris": "the Morris design",
+        "tornado": "the tornado",
+    }.get(job.kind, "the run")
+
+
+def _advice(job: Job) -> str:
+    if job.kind == "sweep":
+        return (
+            "write the rows to a file, streamed chunk by chunk (econ sweep --out FILE.parquet "
+            "with --format table and no --report; in Python, run(job, keep_rows=False, "
+            "store=DIR) and econ.analysis.output.write_rows)"
+        )
+    if job.kind == "sobol":
+        return "give fewer base samples (-n) or fewer inputs"
+    return "keep only the summary (keep_rows=False), or write the rows with --out FILE"
 
 
 def run(
@@ -295,13 +387,20 @@ def run(
     """
     began = time.perf_counter()
     executor = executor or SerialExecutor()
+    given = job.base
     held = None
     if hold_debt:
         from econ.analysis.committed import hold_job
 
         job, held = hold_job(job)
+    check_size(job, keep_rows)
     bounds = chunk_bounds(job, chunk_size)
     metadata = job.metadata(chunk_size)
+    # The hash `econ project` and library stamps give the base scenario, to join outputs on
+    # (scenario_hash, of the TOML text of the scenario run, held loan included, names the chunks).
+    from econ.provenance import scenario_sha256
+
+    metadata["scenario_sha256"] = scenario_sha256(given)
     if held is not None:
         metadata["held_loan"] = held
     chunk_store = ChunkStore(store, metadata, overwrite=overwrite) if store is not None else None
@@ -310,28 +409,41 @@ def run(
     metadata["engine"] = engine
     rows: dict[int, dict[str, np.ndarray]] = {}
     summaries = SummaryAccumulator(job.n)
-    resumed = 0
-    tasks = []
-    for index, (start, stop, blocks) in enumerate(bounds):
-        keep = keep_rows or chunk_store is not None
-        task = ChunkTask(job.view(start, stop), index, start, stop, blocks, keep, summarize, exact)
-        if chunk_store is not None and chunk_store.done(index, start, stop):
+    keep = keep_rows or chunk_store is not None
+    resumed = resumed_rows = 0
+    finished: set[int] = set()  # chunks whose file of this run is reused
+    if chunk_store is not None:
+        for index in chunk_store.indices(len(bounds)):
+            start, stop, blocks = bounds[index]
+            if not chunk_store.done(index, start, stop):
+                continue
+            finished.add(index)
             resumed += 1
+            resumed_rows += stop - start
+            task = ChunkTask(job, index, start, stop, blocks, keep, summarize, exact)
             stored = chunk_store.read(index)
             done = _from_rows(task, stored)
             if keep_rows:
                 rows[index] = stored
             if summarize:
                 summaries.add(done.summary)
-        else:
-            tasks.append(task)
+
+    def tasks():
+        # Built as the executor asks for them: a view of the job (an override table's rows)
+        # exists only for the chunks in flight.
+        for index in range(len(bounds)):
+            if index in finished:
+                continue
+            start, stop, blocks = bounds[index]
+            yield ChunkTask(
+                job.view(start, stop), index, start, stop, blocks, keep, summarize, exact
+            )
 
     from tqdm import tqdm
 
-    pending = {t.index for t in tasks}
     bar = tqdm(
         total=job.n,
-        initial=sum(b[1] - b[0] for i, b in enumerate(bounds) if i not in pending),
+        initial=resumed_rows,
         unit=" scenarios",
         unit_scale=True,
         desc=job.kind,
@@ -340,7 +452,7 @@ def run(
         smoothing=0.1,
     )
     try:
-        for result in executor.map_unordered(run_chunk, tasks):
+        for result in executor.map_unordered(run_chunk, tasks()):
             if chunk_store is not None:
                 chunk_store.write(result.index, result.start, result.stop, result.rows, engine)
             if keep_rows:
@@ -357,6 +469,9 @@ def run(
             {name: np.concatenate([rows[i][name] for i in range(len(bounds))]) for name in rows[0]}
         )
     summary = summaries.result() if summarize else None
+    note = unmoved_note(job, frame, summary)
+    if note is not None:
+        metadata.setdefault("notes", []).append(note)
     return RunResult(
         job=job,
         metadata=metadata,
@@ -366,6 +481,39 @@ def run(
         resumed=resumed,
         seconds=time.perf_counter() - began,
         store=chunk_store,
+    )
+
+
+UNMOVED_RELATIVE = 1e-9
+"""Outputs whose spread over a run is within this share of their size count as unmoved (the
+engine's sums differ in their last bits between rows of equal inputs)."""
+
+
+def unmoved_note(job: Job, frame: pd.DataFrame | None, summary: RunSummary | None) -> str | None:
+    """A note where no output moves across a sweep's or Monte Carlo run's scenarios: the inputs
+    it varies have no effect on the scenario, which a plain table would not say."""
+    if job.n < 2 or job.kind not in ("sweep", "montecarlo"):
+        return None
+    if summary is not None:
+        spans = [(m.minimum, m.maximum) for m in summary.metrics.values() if m.count]
+    elif frame is not None:
+        spans = []
+        for name in job.outputs:
+            values = frame[name].to_numpy(dtype=float)
+            values = values[np.isfinite(values)]
+            if values.size:
+                spans.append((float(values.min()), float(values.max())))
+    else:
+        return None
+    if not spans or any(
+        hi - lo > UNMOVED_RELATIVE * max(abs(lo), abs(hi), 1.0) for lo, hi in spans
+    ):
+        return None
+    paths = ", ".join(job.input_paths())
+    outputs = f"({', '.join(job.outputs)})" if len(job.outputs) <= 4 else f"({len(job.outputs)})"
+    return (
+        f"none of the outputs {outputs} changes across the {job.n:,} scenarios: {paths} "
+        f"{'has' if len(job.input_paths()) == 1 else 'have'} no effect on them in {job.base.name}"
     )
 
 

@@ -57,6 +57,17 @@ def block_starts(n: int, block_size: int) -> np.ndarray:
     return np.arange(count, dtype=np.int64) * block_size
 
 
+def block_count(n: int, block_size: int) -> int:
+    """Number of sampling blocks of n rows (the last one takes the remainder)."""
+    return 0 if n <= 0 else max(1, n // block_size)
+
+
+def block_bounds(n: int, block_size: int, block: int) -> tuple[int, int]:
+    """First row and one past the last row of sampling block `block`, from its index alone."""
+    lo = block * block_size
+    return lo, (n if block + 1 >= block_count(n, block_size) else lo + block_size)
+
+
 def block_generator(seed: int, block: int) -> np.random.Generator:
     """The random stream of sampling block `block`: child `block` of the root seed."""
     return np.random.Generator(np.random.PCG64(np.random.SeedSequence(seed, spawn_key=(block,))))

@@ -27,9 +27,10 @@ import pandas as pd
 
 from econ.analysis.distributions import Discrete, Distribution, Uniform, parse_distribution
 from econ.analysis.montecarlo import _check_distribution
-from econ.analysis.runner import Job, RunResult, check_outputs, run
+from econ.analysis.runner import UNMOVED_RELATIVE, Job, RunResult, check_outputs, run
 from econ.analysis.sampling import (
     SAMPLINGS,
+    SOBOL_BITS,
     SamplingError,
     block_generator,
     check_seed,
@@ -41,6 +42,7 @@ from econ.analysis.validation import (
     check_columns,
     coerce_column,
     field_specs,
+    refuse_quoted_number,
     resolve_path,
 )
 from econ.scenario.models import Scenario
@@ -136,14 +138,16 @@ def morris_trajectories(d: int, r: int, levels: int = 4, seed: int = 0) -> np.nd
 
 
 def morris_effects(
-    unit: np.ndarray, y: np.ndarray, d: int
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    unit: np.ndarray, y: np.ndarray, d: int, counts: bool = False
+) -> tuple[np.ndarray, ...]:
     """mu, mu* and sigma of the elementary effects of each input (per unit of its range).
 
     Parameters
     ----------
     unit : array (r (d + 1), d)  trajectory points in the unit cube (as from morris_trajectories)
     y : array (r (d + 1),)  model output at each point
+    counts : also return how many of each input's r effects are defined (finite): the effects
+        behind its mu, mu* and sigma
     """
     unit = np.asarray(unit, dtype=float).reshape(-1, d + 1, d)
     y = np.asarray(y, dtype=float).reshape(-1, d + 1)
@@ -164,6 +168,8 @@ def morris_effects(
         mu_star = np.where(count > 0, np.abs(values).sum(axis=0) / count, np.nan)
         spread = np.where(finite, effects - mu, 0.0)
         sigma = np.where(count > 1, np.sqrt((spread**2).sum(axis=0) / (count - 1)), np.nan)
+    if counts:
+        return mu, mu_star, sigma, count
     return mu, mu_star, sigma
 
 
@@ -246,6 +252,9 @@ class DesignJob(Job):
     def inputs(self, start, stop):
         return {p: v[start:stop] for p, v in self.columns.items()}
 
+    def input_paths(self):
+        return tuple(self.columns)
+
     def plan(self):
         return self._plan
 
@@ -263,6 +272,9 @@ class SaltelliJob(Job):
         self.sampling = sampling
         self.outputs = outputs
         self.n = n_base * (len(self.dists) + 2)
+
+    def input_paths(self):
+        return tuple(self.dists)
 
     def inputs(self, start, stop):
         unit = saltelli_unit(self.seed, self.n_base, len(self.dists), self.sampling, start, stop)
@@ -322,8 +334,61 @@ def parse_ranges(items: Sequence[str]) -> dict[str, tuple]:
         if len(parts) != 2 or not all(parts):
             raise BatchInputError(f"--range {item!r}: expected PATH=LOW,HIGH")
         resolve_path(path, what="range path")
-        out[path] = tuple(parse_override(f"{path}={p}")[1] for p in parts)
+        if path in out:
+            raise BatchInputError(f"--range {path} is given twice; give each input once")
+        values = tuple(parse_override(f"{path}={p}")[1] for p in parts)
+        for text, value in zip(parts, values, strict=True):
+            refuse_quoted_number("--range", path, text, value)
+        out[path] = values
     return out
+
+
+def combine_inputs(*given: tuple[str, Mapping]) -> dict:
+    """The inputs of several options, e.g. ("--range", ranges), ("--vary", ranges), ("--dist",
+    distributions), as one mapping; an input that two of them give is refused, never silently
+    replaced by the later one."""
+    out: dict = {}
+    source: dict[str, str] = {}
+    for option, inputs in given:
+        for path, value in inputs.items():
+            if path in out:
+                raise BatchInputError(
+                    f"{path} is given twice, by {source[path]} and {option}; give each input once"
+                )
+            out[path] = value
+            source[path] = option
+    return out
+
+
+def check_range(path: str, pair) -> np.ndarray:
+    """The (low, high) of an input's range as field values (a choice by its index), refused
+    where it does not span a range: LOW equal to HIGH (the input would not move), or above it."""
+    spec = resolve_path(path, what="range path")
+    try:
+        low, high = pair
+    except (TypeError, ValueError):
+        raise BatchInputError(f"range {path} = {pair!r}: expected (LOW, HIGH)") from None
+    values = coerce_column(
+        path, [low, high], source=f"range {path}", row_label="value", row_offset=1
+    )
+    shown = f"{path}={_show(low)},{_show(high)}"
+    if spec.kind == "choice":
+        if values[0] == values[1]:
+            raise BatchInputError(
+                f"range {shown}: the same choice twice, so {path} would not move; expected two "
+                "different choices"
+            )
+    elif values[0] == values[1]:
+        raise BatchInputError(
+            f"range {shown}: LOW equals HIGH, so {path} would not move; expected LOW < HIGH"
+        )
+    elif values[0] > values[1]:
+        raise BatchInputError(f"range {shown}: LOW is above HIGH; expected LOW < HIGH")
+    return values
+
+
+def _show(value) -> str:
+    return f"{value:g}" if isinstance(value, float) else str(value)
 
 
 def percent_ranges(base: Scenario, paths: Sequence[str], pct: float) -> dict[str, tuple]:
@@ -333,6 +398,8 @@ def percent_ranges(base: Scenario, paths: Sequence[str], pct: float) -> dict[str
     out = {}
     for path in paths:
         spec = resolve_path(path, what="range path")
+        if path in out:
+            raise BatchInputError(f"--vary {path} is given twice; give each input once")
         if spec.kind == "choice":
             raise BatchInputError(f"{path} is a choice; give its values with --range {path}=A,B")
         value = _base(base, path)
@@ -340,9 +407,20 @@ def percent_ranges(base: Scenario, paths: Sequence[str], pct: float) -> dict[str
             raise BatchInputError(
                 f"{path} is not set in the base scenario; give --range {path}=LOW,HIGH"
             )
+        if value == 0:
+            raise BatchInputError(
+                f"{path} is 0 in the base scenario, and +-{pct:g}% of 0 is 0, so it would not "
+                f"move; give its range instead: --range {path}=LOW,HIGH"
+            )
         low, high = value * (1 - pct / 100), value * (1 + pct / 100)
         if spec.kind == "int":
             low, high = round(low), round(high)
+            if low == high:
+                raise BatchInputError(
+                    f"{path} is {value} in the base scenario, and +-{pct:g}% of it rounds to "
+                    f"{low} both ways (a whole-number field), so it would not move; give a "
+                    f"larger --pct or its range: --range {path}=LOW,HIGH"
+                )
         out[path] = (min(low, high), max(low, high))
     return out
 
@@ -377,9 +455,7 @@ def tornado(
         base_values[p] = specs[p].choices.index(value) if specs[p].kind == "choice" else value
     columns = {}
     for k, path in enumerate(paths):
-        low, high = coerce_column(
-            path, list(ranges[path]), source=f"range {path}", row_label="value", row_offset=1
-        )
+        low, high = check_range(path, ranges[path])
         base_value = np.nan if base_values[path] is None else base_values[path]
         column = np.full(2 * d + 1, base_value, dtype=float)
         column[1 + 2 * k] = low
@@ -412,6 +488,14 @@ def tornado(
                     "swing": float(tornado_swings(y[0], y_low, y_high)),
                 }
             )
+    for k, path in enumerate(paths):
+        ends = [rows[name].to_numpy(dtype=float)[[0, 1 + 2 * k, 2 + 2 * k]] for name in outputs]
+        if all(_unmoved(y) for y in ends):
+            low, high = ranges[path]
+            result.metadata.setdefault("notes", []).append(
+                f"{path} moves no output ({', '.join(outputs)}) between {low} and {high}: it "
+                f"has no effect on {base.name}"
+            )
     table = pd.DataFrame(records)
     table = table.sort_values(["output", "swing"], ascending=[True, False], kind="stable")
     table["rank"] = table.groupby("output").cumcount() + 1
@@ -420,6 +504,14 @@ def tornado(
         ["output", "rank"], key=lambda s: s.map(order) if s.name == "output" else s
     )
     return SensitivityResult("tornado", table.reset_index(drop=True), result)
+
+
+def _unmoved(values: np.ndarray) -> bool:
+    """Whether outputs are all defined and equal up to the engine's last bits."""
+    if not np.isfinite(values).all():
+        return False
+    size = max(float(np.abs(values).max()), 1.0)
+    return float(values.max() - values.min()) <= UNMOVED_RELATIVE * size
 
 
 def sobol(
@@ -445,6 +537,11 @@ def sobol(
         raise SamplingError(f"sampling = {sampling!r}: expected one of: " + ", ".join(SAMPLINGS))
     if isinstance(n, bool) or not isinstance(n, int) or n < 2:
         raise SamplingError(f"n = {n!r}: expected at least 2 base samples")
+    most = 2**SOBOL_BITS - (sampling == "sobol-plain")  # plain skips the origin
+    if sampling.startswith("sobol") and n > most:
+        raise SamplingError(
+            f"n = {n:,}: {sampling} sampling draws at most {most:,} base samples; expected fewer"
+        )
     job = SaltelliJob(base, dists, n, seed, sampling, outputs)
     result = run(job, **run_options)
     d = len(dists)
@@ -511,7 +608,9 @@ def morris(
     result = run(job, **run_options)
     records = []
     for name in outputs:
-        mu, mu_star, sigma = morris_effects(unit, result.rows[name].to_numpy(), d)
+        mu, mu_star, sigma, used = morris_effects(
+            unit, result.rows[name].to_numpy(), d, counts=True
+        )
         for k, path in enumerate(dists):
             records.append(
                 {
@@ -521,6 +620,7 @@ def morris(
                     "mu": mu[k],
                     "mu_star": mu_star[k],
                     "sigma": sigma[k],
+                    "used": int(used[k]),
                 }
             )
     table = pd.DataFrame(records)
@@ -537,6 +637,7 @@ def _dists(distributions) -> dict[str, Distribution]:
         elif isinstance(spec, str):
             dist = parse_distribution(spec, path=path)
         else:
+            check_range(path, spec)
             low, high = spec
             field = resolve_path(path)
             if field.kind == "choice":

@@ -9,6 +9,7 @@ million-point grid is built without the others.
 from __future__ import annotations
 
 import copy
+import math
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -21,6 +22,7 @@ from econ.analysis.validation import (
     BatchInputError,
     check_columns,
     coerce_column,
+    refuse_quoted_number,
     resolve_path,
 )
 from econ.scenario.io import parse_override
@@ -56,8 +58,9 @@ class GridSweep(Job):
         for path, values in self.axes.items():
             if len(values) == 0:
                 raise BatchInputError(f"grid {path}: expected at least one value")
+            _refuse_repeats(path, values, list(grid[path]))
         self.shape = tuple(len(v) for v in self.axes.values())
-        self.n = int(np.prod(self.shape))
+        self.n = math.prod(self.shape)  # a Python int: numpy's product would wrap at 2^63
         self.outputs = tuple(outputs or output_names())
         if self.n <= 1_000_000:  # fail before running when the grid is small enough to check
             self._checked(0, self.n)
@@ -75,6 +78,12 @@ class GridSweep(Job):
 
     def inputs(self, start, stop):
         return self._checked(start, stop)
+
+    def row_names(self, start, stop):
+        return default_names(self.base, start, stop)
+
+    def input_paths(self):
+        return tuple(self.axes)
 
     def plan(self):
         specs = {p: resolve_path(p) for p in self.axes}
@@ -140,9 +149,17 @@ class TableSweep(Job):
     def view(self, start, stop):
         part = copy.copy(self)
         part.columns = {p: v[start:stop] for p, v in self.columns.items()}
-        part.names = None
+        part.names = None if self.names is None else self.names[start:stop]
         part._offset = start
         return part
+
+    def row_names(self, start, stop):
+        if self.names is None:
+            return default_names(self.base, start, stop)
+        return self.names[start - self._offset : stop - self._offset]
+
+    def input_paths(self):
+        return tuple(self.columns)
 
     def plan(self):
         import hashlib
@@ -160,6 +177,20 @@ class TableSweep(Job):
         }
 
 
+def _refuse_repeats(path: str, values: np.ndarray, given: list) -> None:
+    """A grid value given twice (4 and 4.0 alike) would be two identical scenarios, counted
+    twice in any statistic of the sweep: refused, naming both positions."""
+    _, first, inverse = np.unique(values, return_index=True, return_inverse=True)
+    repeats = np.flatnonzero(first[inverse.ravel()] != np.arange(len(values)))
+    if repeats.size:
+        j = int(repeats[0])
+        i = int(first[inverse.ravel()[j]])
+        raise BatchInputError(
+            f"grid {path}: value {j + 1} ({given[j]}) repeats value {i + 1} ({given[i]}); "
+            "expected each value once"
+        )
+
+
 def parse_grid(items: Sequence[str]) -> dict[str, list]:
     """`PATH=V1,V2,...` items into {path: [values]}; values in TOML syntax (numbers, names)."""
     grid: dict[str, list] = {}
@@ -167,15 +198,17 @@ def parse_grid(items: Sequence[str]) -> dict[str, list]:
         if "=" not in item:
             raise BatchInputError(f"--grid {item!r}: expected PATH=V1,V2,...")
         path, raw = (s.strip() for s in item.split("=", 1))
-        resolve_path(path, what="grid path")
         if path in grid:
             raise BatchInputError(f"--grid {path} is given twice; list all its values once")
+        resolve_path(path, what="grid path")
         values = []
         for text in raw.split(","):
             text = text.strip()
             if not text:
                 raise BatchInputError(f"--grid {item!r}: empty value; expected PATH=V1,V2,...")
-            values.append(parse_override(f"{path}={text}")[1])
+            value = parse_override(f"{path}={text}")[1]
+            refuse_quoted_number("--grid", path, text, value)
+            values.append(value)
         grid[path] = values
     return grid
 
@@ -187,10 +220,46 @@ def read_table(path: str | os.PathLike) -> pd.DataFrame:
         raise BatchInputError(f"{path}: file not found; expected a CSV or Parquet override table")
     try:
         if path.suffix.lower() == ".parquet":
-            return pd.read_parquet(path)
+            frame = pd.read_parquet(path)
+            header = [str(c) for c in frame.columns]
+        else:
+            # pandas renames a repeated header (x, x.1): read the header as written first
+            import csv
+
+            with open(path, newline="", encoding="utf-8-sig", errors="replace") as file:
+                header = [c.strip() for c in next(csv.reader(file), [])]
+            frame = None
+    except Exception as exc:  # noqa: BLE001 - any parser failure is a bad input file
+        raise BatchInputError(f"{path}: cannot be read as a table ({exc})") from None
+    seen: dict[str, int] = {}
+    for k, name in enumerate(header, start=1):
+        if name in seen:
+            raise BatchInputError(
+                f"{path}: column '{name}' is repeated (columns {seen[name]} and {k}); expected "
+                "each field path once"
+            )
+        seen[name] = k
+    if frame is not None:
+        return frame
+    try:
         return pd.read_csv(path, dtype=str, keep_default_na=False)
     except Exception as exc:  # noqa: BLE001 - any parser failure is a bad input file
         raise BatchInputError(f"{path}: cannot be read as a table ({exc})") from None
+
+
+def sweep_job(
+    base: Scenario,
+    grid: Mapping[str, Sequence] | None = None,
+    table: pd.DataFrame | str | os.PathLike | None = None,
+) -> GridSweep | TableSweep:
+    """The job of a grid or table sweep (exactly one of them), checked before anything runs."""
+    if (grid is None) == (table is None):
+        raise BatchInputError("give a grid or an override table (exactly one)")
+    if grid is not None:
+        return GridSweep(base, grid)
+    source = str(table) if not isinstance(table, pd.DataFrame) else "overrides"
+    frame = table if isinstance(table, pd.DataFrame) else read_table(table)
+    return TableSweep(base, frame, source=source)
 
 
 def sweep(
@@ -204,21 +273,9 @@ def sweep(
     Returns the RunResult; `.rows` has one row per scenario: `scenario` (index), `name`, the
     overridden inputs, every engine output and `warnings`.
     """
-    if (grid is None) == (table is None):
-        raise BatchInputError("give a grid or an override table (exactly one)")
-    if grid is not None:
-        job = GridSweep(base, grid)
-    else:
-        source = str(table) if not isinstance(table, pd.DataFrame) else "overrides"
-        frame = table if isinstance(table, pd.DataFrame) else read_table(table)
-        job = TableSweep(base, frame, source=source)
-    result = run(job, **run_options)
-    if result.rows is not None:
-        result.rows.insert(1, "name", scenario_names(job, result.rows["scenario"].to_numpy()))
-    return result
+    return run(sweep_job(base, grid, table), **run_options)
 
 
-def scenario_names(job: Job, index: np.ndarray) -> np.ndarray:
-    if isinstance(job, TableSweep) and job.names is not None:
-        return job.names[index]
-    return np.array([f"{job.base.name}#{i}" for i in index], dtype=object)
+def default_names(base: Scenario, start: int, stop: int) -> np.ndarray:
+    """Names of scenarios start..stop-1 of a sweep without its own names: `<base>#<index>`."""
+    return np.array([f"{base.name}#{i}" for i in range(start, stop)], dtype=object)

@@ -174,6 +174,20 @@ def _where(source: str | None, row: int | None, row_label: str, row_offset: int)
     return ", ".join(parts)
 
 
+def refuse_quoted_number(option: str, path: str, text: str, value) -> None:
+    """A value written in quotes on the command line (`'"0.5"'`) is TOML text, not a number:
+    refused for a numeric field, as `--set` refuses it (a choice name may be quoted)."""
+    if resolve_path(path).kind == "choice" or not isinstance(value, str) or text[:1] not in "\"'":
+        return
+    try:
+        float(value)
+    except ValueError:
+        raise BatchInputError(f"{option} {path}: {text} is text; expected a number") from None
+    raise BatchInputError(
+        f"{option} {path}: {text} is a number written as text; expected the number without quotes"
+    )
+
+
 def coerce_column(
     path: str,
     values: Iterable | np.ndarray,

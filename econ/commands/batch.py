@@ -208,10 +208,13 @@ def _run_options(args, out_rows: bool) -> dict:
 
 
 def _say_held(result) -> None:
-    """What --hold-debt held, on stderr (the metadata of --out and --format json has it too)."""
+    """What --hold-debt held, and the run's notes (an input that moves no output), on stderr
+    (the metadata of --out and --format json has them too)."""
     held = result.metadata.get("held_loan")
     if held is not None:
         print(f"held loan: {held['note']}", file=sys.stderr)
+    for note in result.metadata.get("notes", []):
+        print(f"note: {note}", file=sys.stderr)
 
 
 def _interrupted(store) -> int:
@@ -248,15 +251,19 @@ def _cmd_sweep(args) -> int:
 
     sweeps = _module("sweeps")
     from econ.analysis.output import format_frame
+    from econ.analysis.runner import run
     from econ.export import csv_text
 
     base = _base(args)
     options = _run_options(args, out_rows=True)
     grid = sweeps.parse_grid(args.grid) if args.grid else None
-    table = args.table
+    job = sweeps.sweep_job(base, grid=grid, table=args.table)
+    # Rows written with --out are streamed from the chunk files; they are kept in memory only
+    # where they are printed or charted (checked against econ.analysis.runner.MAX_ROW_BYTES).
+    keep = not args.out or args.format != "table" or bool(args.report) or job.n <= 50
     with _executor(args) as executor:
         try:
-            result = sweeps.sweep(base, grid=grid, table=table, executor=executor, **options)
+            result = run(job, executor=executor, keep_rows=keep, **options)
         except KeyboardInterrupt:
             return _interrupted(options["store"])
         except WorkerLostError as exc:
@@ -275,7 +282,7 @@ def _cmd_sweep(args) -> int:
         print(strict_json.dumps(sweep_json(result, inputs), indent=2))
     elif args.format == "csv":
         sys.stdout.write(csv_text(rows))
-    elif not args.out or len(rows) <= 50:
+    elif rows is not None and (not args.out or len(rows) <= 50):
         loan = ["min_dscr", "covenant_breach_months"] if args.hold_debt else []
         shown = rows[
             [
@@ -372,9 +379,10 @@ def _cmd_montecarlo(args) -> int:
     if args.format == "json":
         print(json.dumps(mc.summary_json(result), indent=2, allow_nan=False))
     elif args.format == "csv":
+        from econ.analysis.report import summary_csv_frame
         from econ.export import csv_text
 
-        sys.stdout.write(csv_text(frame))
+        sys.stdout.write(csv_text(summary_csv_frame(summary)))
     else:
         from econ.analysis.output import format_frame
 
@@ -400,41 +408,42 @@ def _cmd_sensitivity(args) -> int:
 
     base = _base(args)
     outputs = tuple(args.output or DEFAULT_OUTPUTS)
-    ranges = sa.parse_ranges(args.range)
+    if args.method == "tornado" and args.dist:
+        raise InputError("a tornado takes --range or --vary, not --dist")
+    # One input, one option: a path given twice is refused, never silently replaced.
+    given = [("--range", sa.parse_ranges(args.range))]
     if args.vary:
-        ranges |= sa.percent_ranges(base, args.vary, args.pct)
+        given.append(("--vary", sa.percent_ranges(base, args.vary, args.pct)))
+    if args.dist:
+        given.append(("--dist", mc.parse_dists(args.dist, base_dir=Path.cwd())))
+    inputs = sa.combine_inputs(*given)
     options = _run_options(args, out_rows=bool(args.out))
     with _executor(args) as executor:
         try:
             if args.method == "tornado":
-                if args.dist:
-                    raise InputError("a tornado takes --range or --vary, not --dist")
-                result = sa.tornado(base, ranges, outputs, executor=executor, **options)
+                result = sa.tornado(base, inputs, outputs, executor=executor, **options)
+            elif args.method == "sobol":
+                result = sa.sobol(
+                    base,
+                    inputs,
+                    _int("-n", args.n, 2),
+                    args.seed,
+                    args.sampling,
+                    outputs,
+                    executor=executor,
+                    **options,
+                )
             else:
-                inputs: dict = dict(ranges)
-                inputs |= mc.parse_dists(args.dist, base_dir=Path.cwd())
-                if args.method == "sobol":
-                    result = sa.sobol(
-                        base,
-                        inputs,
-                        _int("-n", args.n, 2),
-                        args.seed,
-                        args.sampling,
-                        outputs,
-                        executor=executor,
-                        **options,
-                    )
-                else:
-                    result = sa.morris(
-                        base,
-                        inputs,
-                        args.trajectories,
-                        args.levels,
-                        args.seed,
-                        outputs,
-                        executor=executor,
-                        **options,
-                    )
+                result = sa.morris(
+                    base,
+                    inputs,
+                    args.trajectories,
+                    args.levels,
+                    args.seed,
+                    outputs,
+                    executor=executor,
+                    **options,
+                )
         except KeyboardInterrupt:
             return _interrupted(options["store"])
         except WorkerLostError as exc:
@@ -463,6 +472,16 @@ def _cmd_sensitivity(args) -> int:
                 print(
                     f"n/a: {name} has no value (null) at the sampled points behind that figure; "
                     "econ project's warnings of such a scenario say why"
+                )
+            if args.method == "morris" and (shown["used"] < args.trajectories).any():
+                print(
+                    f"used: of each input's {args.trajectories} elementary effects (one per "
+                    f"trajectory), those where {name} has a value at both ends of the move"
+                )
+            if args.method == "sobol" and (shown["used"] < result.run.job.n_base).any():
+                print(
+                    f"used: of the {result.run.job.n_base:,} base samples, those where {name} "
+                    "has a value at every point of the design"
                 )
             print()
     return EXIT_OK
