@@ -49,6 +49,21 @@ class RackSpec:
     liquid_cooling_usd_per_rack: float | None = None
     sources: dict[str, str] = field(default_factory=dict)
 
+    @property
+    def it_kw_per_rack(self) -> float:
+        """What a placed rack adds to the hall's IT load [kW/rack]: the physical rack, or its GPUs
+        at the all-in figure where that is higher.
+
+        An all-in figure per GPU can carry a share of networking outside the rack (GB200 NVL72:
+        SemiAnalysis 1.87 kW x 72 = 134.64 kW against the 120 kW rack), which the hall feeds too.
+        Only a chip_plus_host figure is compared: a chip_only one leaves out the host and a
+        utility_meter one carries PUE."""
+        if self.kw_per_gpu_definition != "chip_plus_host":
+            return self.kw_per_rack
+        # rounded so that 1.87 x 72 reads 134.64, not 134.64000000000001
+        all_in = round(self.kw_per_gpu_all_in * self.gpus_per_rack, 9)
+        return all_in if all_in > self.kw_per_rack else self.kw_per_rack
+
 
 @dataclass(frozen=True)
 class RackCatalog:
@@ -122,6 +137,50 @@ def cooling_warning(hardware: str, rack_cooling: str, catalog: RackCatalog | Non
         f"({source}); set facility.rack_cooling = 'liquid' and a hall_cooling with facility "
         "water ('liquid', or 'air_retrofit_liquid' with its retrofit capex)"
     )
+
+
+def density_kw_per_rack(
+    hardware: str | None,
+    gpus_per_rack: int,
+    kw_per_rack_from_gpus: float,
+    catalog: RackCatalog | None = None,
+) -> tuple[float, str]:
+    """The kW per rack a hall's kW-per-rack limit is checked against, and which figure it is.
+
+    The limit is what a rack position can feed and cool, so it applies to the physical rack. A
+    scenario's power per GPU can carry a share of networking outside the rack (GB200 NVL72:
+    72 x 1.87 kW = 134.64 kW against the 120 kW rack): where the hardware's rack is in the catalog
+    with the same GPUs per rack (or, for hardware sold as systems, a whole number of systems, as
+    `econ size --systems-per-rack`) and its kw_per_rack is lower, that rack is checked, as
+    `econ size` checks it; otherwise GPUs per rack x IT kW per GPU. Energy keeps the per-GPU figure.
+
+    Parameters
+    ----------
+    hardware : str or None  the scenario's fleet.hardware
+    gpus_per_rack : int  the scenario's fleet.gpus_per_rack [GPUs/rack]
+    kw_per_rack_from_gpus : float  GPUs per rack x IT kW per GPU [kW/rack]
+    """
+    rack = (catalog or load_racks()).racks.get(hardware) if hardware else None
+    figure = "models/racks.toml kw_per_rack"
+    if (
+        rack is not None
+        and rack.gpus_per_rack != gpus_per_rack
+        and rack.kw_per_system is not None
+        and gpus_per_rack % rack.gpus_per_system == 0
+    ):
+        systems = gpus_per_rack // rack.gpus_per_system
+        rack = with_systems_per_rack(rack, systems)
+        figure = f"models/racks.toml kw_per_system x {systems}"
+    if (
+        rack is not None
+        and rack.gpus_per_rack == gpus_per_rack
+        and kw_per_rack_from_gpus > rack.kw_per_rack
+    ):
+        return rack.kw_per_rack, (
+            f"the physical {hardware} rack, {figure}; "
+            f"{kw_per_rack_from_gpus:g} kW from the GPUs' power includes networking outside it"
+        )
+    return kw_per_rack_from_gpus, f"{gpus_per_rack} GPUs x IT kW per GPU"
 
 
 def can_retrofit(rack_cooling: str, hall_cooling: str) -> bool:
@@ -301,6 +360,7 @@ def size(
                 mw,
                 pue=pue,
                 kw_per_rack=rack.kw_per_rack,
+                it_kw_per_rack=rack.it_kw_per_rack,
                 gpus_per_rack=rack.gpus_per_rack,
                 power_basis=basis,
                 m2_per_rack=rack.m2_per_rack,
@@ -328,6 +388,13 @@ def size(
             f"--mw {mw:g} is read as IT (critical) load; the meter sees {mw * pue:g} MW at PUE "
             f"{pue:g} (use --basis utility for a grid connection)"
         )
+    if rack.it_kw_per_rack != rack.kw_per_rack:
+        warnings.append(
+            f"{hardware}: {rack.kw_per_rack:g} kW in the rack, {rack.it_kw_per_rack:g} kW with its "
+            f"share of networking ({rack.gpus_per_rack} GPUs x {rack.kw_per_gpu_all_in:g} kW "
+            f"all-in): the power budget counts {rack.it_kw_per_rack:g} kW per rack, the hall's "
+            f"kW-per-rack limit is checked against the {rack.kw_per_rack:g} kW rack"
+        )
     assumed = sorted(k for k, v in rack.sources.items() if "assumption" in v)
     if assumed:
         warnings.append(f"{hardware}: {', '.join(assumed)} rest on assumptions (see sources)")
@@ -344,6 +411,7 @@ def size(
             "gpus_per_rack": rack.gpus_per_rack,
             "systems_per_rack": rack.systems_per_rack,
             "kw_per_rack": rack.kw_per_rack,
+            "it_kw_per_rack": rack.it_kw_per_rack,
             "kw_per_gpu_all_in": rack.kw_per_gpu_all_in,
             "kw_per_gpu_definition": rack.kw_per_gpu_definition,
             "cooling": rack.cooling,

@@ -41,7 +41,8 @@ class Sizing:
     Attributes
     ----------
     racks, gpus : [racks], [GPUs]
-    it_kw, utility_kw : full-load power of the racks placed, IT and at the meter (IT * PUE) [kW]
+    it_kw, utility_kw : full-load power of the racks placed (at `it_kw_per_rack` of size_hall), IT
+        and at the meter (IT * PUE) [kW]
     floor_m2 : white space the racks take [m²]
     capex_usd : racks at their price plus the fixed facility cost [USD]
     binding_limit : str array  'power', 'floor' or 'budget'
@@ -132,6 +133,7 @@ def size_hall(
     hall_cooling=None,
     strict=True,
     names=None,
+    it_kw_per_rack=None,
 ) -> Sizing:
     """Racks and GPUs that fit a power budget, floor space and capex budget.
 
@@ -143,11 +145,18 @@ def size_hall(
     per-rack liquid retrofit). Placed racks draw racks * kW_rack of IT power and racks * kW_rack * PUE
     at the meter.
 
+    kW_rack in the power limit and the power drawn is `it_kw_per_rack` where given: what a placed rack
+    adds to the hall's IT load, which can exceed the rack itself (an all-in figure per GPU carrying
+    a share of networking outside the rack: GB200 NVL72 72 x 1.87 = 134.64 kW against the 120 kW
+    rack). The hall's kW-per-rack limit is a density limit and is checked against `kw_per_rack`, the
+    physical rack.
+
     Parameters
     ----------
     power_mw : array (n,)  power budget [MW], on `power_basis`
     pue : array (n,)  [ratio], >= 1
-    kw_per_rack : array (n,)  rack IT power at full load [kW/rack]
+    kw_per_rack : array (n,)  IT power of the physical rack at full load, checked against the
+        hall's kW-per-rack limit [kW/rack]
     gpus_per_rack : array (n,)  [GPUs/rack]
     power_basis : str or array (n,)  'it' (critical load) or 'utility' (at the meter)
     m2_per_rack : array (n,)  white space per rack incl. aisles; needed when floor_m2 is given [m²]
@@ -159,6 +168,8 @@ def size_hall(
     rack_cooling, hall_cooling : str or int arrays (n,), optional  see econ.facility
     strict : bool  raise SizingError where not one rack fits (else report 0 racks)
     names : sequence of str, optional  labels of the rows in messages
+    it_kw_per_rack : array (n,), optional  IT load a placed rack adds to the hall, for the power
+        limit and the power drawn; default `kw_per_rack` [kW/rack]
 
     Raises
     ------
@@ -179,10 +190,13 @@ def size_hall(
                 capex_usd_per_rack,
                 fixed_capex_usd,
                 hall_max_kw_per_rack,
+                kw_per_rack if it_kw_per_rack is None else it_kw_per_rack,
             )
         )
     )
-    (mw, pue_, kw_rack, gpus_rack, m2_rack, floor, budget, per_rack, fixed, hall_max) = arrays
+    (mw, pue_, kw_rack, gpus_rack, m2_rack, floor, budget, per_rack, fixed, hall_max, it_rack) = (
+        arrays
+    )
     n = mw.shape[0]
     basis = np.broadcast_to(_basis_codes(power_basis), (n,))
     label = _labeller(names, n)
@@ -190,6 +204,14 @@ def size_hall(
     _require(mw > 0, mw, "power budget", "MW", "a power budget above 0", label)
     _require(pue_ >= 1.0, pue_, "PUE", "", _PUE_EXPECTED, label)
     _require(kw_rack > 0, kw_rack, "kW per rack", "kW", "a rack power above 0", label)
+    _require(
+        it_rack >= kw_rack,
+        it_rack,
+        "IT kW per rack",
+        "kW",
+        "at least the rack's own kW per rack (the rack plus its share of the hall's IT load)",
+        label,
+    )
     _require(
         (gpus_rack >= 1) & (gpus_rack == np.floor(gpus_rack)),
         gpus_rack,
@@ -231,7 +253,7 @@ def size_hall(
 
     it_budget = it_budget_kw(mw, pue_, basis)
     by_limit = {
-        "power": racks_within(it_budget, kw_rack),
+        "power": racks_within(it_budget, it_rack),
         "floor": racks_within(np.where(floor_given, floor, np.inf), m2_rack),
         "budget": racks_within(np.where(budget_given, budget - fixed, np.inf), per_rack),
     }
@@ -246,7 +268,7 @@ def size_hall(
             it_budget,
             basis,
             mw,
-            kw_rack,
+            it_rack,
             pue_,
             floor,
             m2_rack,
@@ -256,7 +278,7 @@ def size_hall(
             label,
         )
 
-    it_kw = racks * kw_rack
+    it_kw = racks * it_rack
     capex = np.where(budget_given | np.isfinite(per_rack), racks * per_rack + fixed, np.nan)
     return Sizing(
         racks=racks,

@@ -274,3 +274,39 @@ def test_fleet_checked_against_the_hall():
     chip = Power(kw_per_gpu=1.0, kw_per_gpu_definition="chip_only", host_overhead_share=0.3)
     with pytest.raises(ValueError, match="20.8 kW"):
         check_fleet_in_hall(16, 16, chip, Facility(hall_max_kw_per_rack=20.0))
+
+
+def test_hall_limit_checks_the_physical_rack_of_catalog_hardware():
+    # GB200 NVL72 at SemiAnalysis' all-in 1.87 kW per GPU: 72 x 1.87 = 134.64 kW carries a share of
+    # networking outside the rack; the hall's limit applies to the 120 kW rack (models/racks.toml),
+    # as in econ size. Energy keeps the per-GPU figure.
+    power = Power(kw_per_gpu=1.87)
+    liquid = {"rack_cooling": "liquid", "hall_cooling": "liquid"}
+    check_fleet_in_hall(
+        72, 72, power, Facility(hall_max_kw_per_rack=125.0, **liquid), "gb200-nvl72"
+    )
+    with pytest.raises(ValueError, match=r"120 kW \(the physical gb200-nvl72 rack, models/racks"):
+        check_fleet_in_hall(
+            72, 72, power, Facility(hall_max_kw_per_rack=115.0, **liquid), "gb200-nvl72"
+        )
+    # Without the hardware, or another rack than the catalog's: GPUs x kW per GPU, named as such.
+    for hardware, gpus_per_rack in ((None, 72), ("my-own-asic", 72), ("gb200-nvl72", 36)):
+        limit = 0.9 * gpus_per_rack * 1.87
+        with pytest.raises(
+            ValueError, match=f"draws {gpus_per_rack * 1.87:g} kW \\({gpus_per_rack} GPUs x"
+        ):
+            check_fleet_in_hall(
+                72, gpus_per_rack, power, Facility(hall_max_kw_per_rack=limit, **liquid), hardware
+            )
+    # A rack of one 8-GPU DGX H100 is 10.2 kW (not 8 x 1.37 = 10.96), as econ size --systems-per-rack 1.
+    h100 = Power(kw_per_gpu=1.37)
+    check_fleet_in_hall(8, 8, h100, Facility(hall_max_kw_per_rack=10.5), "h100-sxm")
+    with pytest.raises(ValueError, match="kw_per_system x 1"):
+        check_fleet_in_hall(8, 8, h100, Facility(hall_max_kw_per_rack=10.0), "h100-sxm")
+    # A rack figure the scenario gives is checked as given, catalog or not.
+    given = Facility(kw_per_rack=130.0, hall_max_kw_per_rack=131.0, **liquid)
+    check_fleet_in_hall(72, 72, power, given, None)
+    # A per-GPU figure below the catalog's rack is checked as it is (the scenario's own figure).
+    check_fleet_in_hall(
+        72, 72, Power(kw_per_gpu=1.6), Facility(hall_max_kw_per_rack=116.0, **liquid), "gb200-nvl72"
+    )

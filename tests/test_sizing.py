@@ -119,6 +119,121 @@ def test_batch_equals_separate_calls():
         assert batch.utility_kw[i] == pytest.approx(one.utility_kw[0])
 
 
+# --- The rack and what it adds to the hall ---------------------------------------------------------
+
+GB200_RACK_KW = 120.0  # NVIDIA GB200 NVL72 spec (models/racks.toml kw_per_rack)
+GB200_ALL_IN_KW = 1.87  # SemiAnalysis all-in per GPU, with a share of networking outside the rack
+SEED = ROOT / "models" / "scenarios" / "deepseek-r1-gb200-nvl72.toml"
+
+
+@pytest.mark.parametrize(
+    ("hardware", "it_kw_per_rack"),
+    [
+        ("gb200-nvl72", 134.64),  # 72 x 1.87 above the 120 kW rack
+        ("h100-sxm", 43.84),  # 32 x 1.37 above the 40.8 kW rack (4 x DGX H100 10.2 kW)
+        ("gb300-nvl72", 132.0),  # 72 x 1.8333 = 131.9976, below the rack
+        ("b200-sxm", 28.6),  # 16 x 1.71 = 27.36, below the 2 x 14.3 kW rack
+        ("b300-sxm", 58.0),  # derived from the rack: equal
+        ("h200-sxm", 40.8),
+        ("mi355x", 66.88),
+    ],
+)
+def test_it_kw_per_rack_is_the_rack_or_its_all_in_gpus(hardware, it_kw_per_rack):
+    rack = load_racks().get(hardware)
+    assert rack.it_kw_per_rack == pytest.approx(it_kw_per_rack, abs=1e-9)
+    assert rack.it_kw_per_rack >= rack.kw_per_rack
+
+
+def test_size_hall_counts_the_it_load_for_power_and_the_rack_for_density():
+    # 10,000 kW / 134.64 = 74.27 -> 74 racks drawing 9,963.36 kW; the 120 kW rack passes 125 kW.
+    s = size_hall(
+        10.0,
+        pue=1.1,
+        kw_per_rack=GB200_RACK_KW,
+        it_kw_per_rack=72 * GB200_ALL_IN_KW,
+        gpus_per_rack=72,
+        hall_max_kw_per_rack=125.0,
+    )
+    assert (s.racks[0], s.gpus[0]) == (74, 5328)
+    assert s.it_kw[0] == pytest.approx(74 * 134.64)
+    assert s.utility_kw[0] == pytest.approx(74 * 134.64 * 1.1)
+    assert s.stranded_it_kw[0] == pytest.approx(10_000 - 74 * 134.64)
+    default = size_hall(10.0, pue=1.1, kw_per_rack=GB200_RACK_KW, gpus_per_rack=72)
+    assert default.racks[0] == 83  # without it_kw_per_rack the rack's own 120 kW, as before
+    with pytest.raises(SizingError, match="IT kW per rack is 100 kW; expected at least"):
+        size_hall(10.0, pue=1.1, kw_per_rack=120.0, it_kw_per_rack=100.0, gpus_per_rack=72)
+    with pytest.raises(SizingError, match="below one rack of 134.64 kW"):
+        size_hall(0.1, pue=1.1, kw_per_rack=120.0, it_kw_per_rack=134.64, gpus_per_rack=72)
+
+
+@pytest.mark.parametrize("hardware", sorted(load_racks().racks))
+def test_a_sized_hall_draws_at_most_its_mw_at_the_all_in_figure(hardware):
+    # Before, GB200 NVL72 was sized at 120 kW a rack: 83 racks x 72 x 1.87 kW = 11,175 kW in 10 MW.
+    result = size(mw=10.0, hardware=hardware)
+    rack = load_racks().get(hardware)
+    assert result["gpus"] * rack.kw_per_gpu_all_in <= 10_000.0 + 1e-6
+    assert result["it_kw"] <= 10_000.0 + 1e-6
+    assert result["rack"]["it_kw_per_rack"] == rack.it_kw_per_rack
+
+
+def test_size_states_both_rack_figures_where_they_differ(capsys):
+    result = size(mw=10.0, hardware="gb200-nvl72")
+    assert (result["racks"], result["gpus"]) == (74, 5328)  # 83 racks, 5,976 GPUs before
+    assert result["it_kw"] == pytest.approx(9963.36)
+    assert result["rack"]["kw_per_rack"] == 120.0
+    assert result["rack"]["it_kw_per_rack"] == pytest.approx(134.64)
+    assert main(["size", "--mw", "10", "--hardware", "gb200-nvl72"]) == 0
+    out = capsys.readouterr().out
+    assert "120 kW in the rack, 134.64 kW with its share of networking" in out
+    assert "9,963.4" in out
+    assert main(["size", "--mw", "10", "--hardware", "gb300-nvl72"]) == 0
+    assert "share of networking" not in capsys.readouterr().out  # one figure: no note
+    # The legacy-hall H100 example of docs/power.md: 10.2 kW racks at 8 x 1.37 = 10.96 kW each.
+    legacy = size(mw=10.0, hardware="h100-sxm", systems_per_rack=1, hall_max_kw_per_rack=20.0)
+    assert (legacy["racks"], legacy["gpus"]) == (912, 7296)  # 980 racks, 7,840 GPUs before
+    assert legacy["it_kw"] == pytest.approx(9995.52)
+
+
+@pytest.mark.parametrize(("limit", "fits"), [(125.0, True), (134.0, True), (115.0, False)])
+def test_size_and_project_agree_on_the_hall_limit(limit, fits):
+    # Both compare the hall's limit with the physical 120 kW rack, not 72 x 1.87 = 134.64 kW; before,
+    # econ size took the rack in a 125 kW hall and the projection refused it.
+    from econ import load_scenario
+    from econ.scenario import ScenarioError
+
+    overrides = {"facility.hall_max_kw_per_rack": limit}
+    if fits:
+        assert size(mw=1.0, hardware="gb200-nvl72", hall_max_kw_per_rack=limit)["racks"] == 7
+        load_scenario(SEED, overrides)
+        return
+    with pytest.raises(HallLimitError, match="a rack draws 120 kW, above the hall's limit of 115"):
+        size(mw=1.0, hardware="gb200-nvl72", hall_max_kw_per_rack=limit)
+    with pytest.raises(ScenarioError) as info:
+        load_scenario(SEED, overrides)
+    message = str(info.value)
+    assert "a rack draws 120 kW (the physical gb200-nvl72 rack, models/racks.toml kw_per_rack" in (
+        message
+    )
+    assert "above the hall's limit of 115 kW per rack" in message
+
+
+def test_projecting_a_hall_sized_by_econ_size_stays_within_its_mw():
+    # Contract the hall's 10 MW and fill it with what econ size places: no IT load above it.
+    from econ import load_scenario, project
+
+    result = size(mw=10.0, hardware="gb200-nvl72")
+    overrides = {
+        "fleet.gpu_count": result["gpus"],
+        "facility.contracted_kw": result["it_budget_kw"],
+    }
+    warned = project(load_scenario(SEED, overrides)).summary.iloc[0]["warnings"]
+    assert not any("exceeds the contracted" in w for w in warned), warned
+    # 83 racks (the old sizing) is over: 83 x 72 x 1.87 = 11,175 kW in a 10,000 kW contract.
+    overrides["fleet.gpu_count"] = 83 * 72
+    warned = project(load_scenario(SEED, overrides)).summary.iloc[0]["warnings"]
+    assert any("peak IT load of 11,175 kW exceeds the contracted 10,000 kW" in w for w in warned)
+
+
 # --- Bad input ------------------------------------------------------------------------------------
 
 

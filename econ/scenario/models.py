@@ -459,7 +459,11 @@ class Scenario(Section):
         _check_token_mix(self)
         check_stack_fits_horizon(self.financing.stack, horizon)
         check_fleet_in_hall(
-            self.fleet.gpu_count, self.fleet.gpus_per_rack, self.power, self.facility
+            self.fleet.gpu_count,
+            self.fleet.gpus_per_rack,
+            self.power,
+            self.facility,
+            self.fleet.hardware,
         )
         for path in self.sources:
             if not _has_path(self, path):

@@ -321,9 +321,10 @@ class Facility(Section):
         return self
 
 
-def _over_limit(kw_per_rack: float, limit: float) -> str:
+def _over_limit(kw_per_rack: float, limit: float, figure: str | None = None) -> str:
+    which = f" ({figure})" if figure else ""
     return (
-        f"a rack draws {kw_per_rack:g} kW, above the hall's limit of {limit:g} kW per rack "
+        f"a rack draws {kw_per_rack:g} kW{which}, above the hall's limit of {limit:g} kW per rack "
         "(hall_max_kw_per_rack); expected a hall rated for the rack (e.g. liquid-cooled) or a "
         "less dense rack"
     )
@@ -339,21 +340,31 @@ def it_kw_per_gpu(power: Power) -> float:
 
 
 def check_fleet_in_hall(
-    gpu_count: int, gpus_per_rack: int, power: Power, facility: Facility
+    gpu_count: int,
+    gpus_per_rack: int,
+    power: Power,
+    facility: Facility,
+    hardware: str | None = None,
 ) -> None:
     """Cross-section rules for Scenario's model validator: racks within the hall's kW and floor.
 
     Raises ValueError (pydantic turns it into a ScenarioError) when the rack's IT power, derived
     from gpus_per_rack x IT kW per GPU unless facility.kw_per_rack is given, exceeds
-    hall_max_kw_per_rack, or when the racks need more than facility.floor_m2.
+    hall_max_kw_per_rack, or when the racks need more than facility.floor_m2. Where that product
+    exceeds the catalog's physical rack of the same `hardware` (a per-GPU figure with a share of
+    networking outside the rack), the physical rack is checked (econ.racks.density_kw_per_rack).
     """
-    kw_rack = (
-        facility.kw_per_rack
-        if facility.kw_per_rack is not None
-        else gpus_per_rack * it_kw_per_gpu(power)
-    )
-    if facility.hall_max_kw_per_rack is not None and kw_rack > facility.hall_max_kw_per_rack:
-        raise ValueError(_over_limit(kw_rack, facility.hall_max_kw_per_rack))
+    limit = facility.hall_max_kw_per_rack
+    if limit is not None and facility.kw_per_rack is not None:
+        kw_rack, figure = facility.kw_per_rack, "facility.kw_per_rack"
+    elif limit is not None:
+        from econ.racks import density_kw_per_rack  # the rack catalog, read only for a limit
+
+        kw_rack, figure = density_kw_per_rack(
+            hardware, gpus_per_rack, gpus_per_rack * it_kw_per_gpu(power)
+        )
+    if limit is not None and kw_rack > limit:
+        raise ValueError(_over_limit(kw_rack, limit, figure))
     racks = math.ceil(gpu_count / gpus_per_rack - 1e-9)
     if facility.floor_m2 is not None and racks * facility.m2_per_rack > facility.floor_m2 + 1e-9:
         raise ValueError(
