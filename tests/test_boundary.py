@@ -443,6 +443,10 @@ def test_dotted_keys_and_table_headers_nested_deep_exit_3(capsys, tmp_path, part
 def test_a_device_or_an_oversized_file_is_refused_unread(capsys, tmp_path):
     code, _, err = run(capsys, "validate", "/dev/zero")
     assert code == 3 and "/dev/zero: not a regular file" in err
+    fifo = tmp_path / "fifo.toml"
+    os.mkfifo(fifo)  # opening it to read would wait for a writer forever
+    code, _, err = run(capsys, "validate", str(fifo))
+    assert code == 3 and "not a regular file" in err
     big = tmp_path / "big.toml"
     with big.open("wb") as handle:  # sparse: no disk used
         handle.truncate(17 * 1024 * 1024)
