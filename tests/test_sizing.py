@@ -185,6 +185,7 @@ def test_size_states_both_rack_figures_where_they_differ(capsys):
     assert main(["size", "--mw", "10", "--hardware", "gb200-nvl72"]) == 0
     out = capsys.readouterr().out
     assert "120 kW in the rack, 134.64 kW with its share of networking" in out
+    assert "120 kW per rack (134.64 kW with its share of networking)" in out  # the header
     assert "9,963.4" in out
     assert main(["size", "--mw", "10", "--hardware", "gb300-nvl72"]) == 0
     assert "share of networking" not in capsys.readouterr().out  # one figure: no note

@@ -116,9 +116,13 @@ _ROWS = (
 
 def format_table(result: dict) -> str:
     rack = result["rack"]
+    it_kw = rack.get("it_kw_per_rack", rack["kw_per_rack"])
+    networking = (
+        f" ({it_kw:g} kW with its share of networking)" if it_kw != rack["kw_per_rack"] else ""
+    )
     head = (
         f"{result['hardware']} ({rack['name']}): {rack['gpus_per_rack']} GPUs and "
-        f"{rack['kw_per_rack']:g} kW per rack, {rack['cooling']}-cooled; hall "
+        f"{rack['kw_per_rack']:g} kW per rack{networking}, {rack['cooling']}-cooled; hall "
         f"{result['hall_cooling']}, PUE {result['pue']:g}; budget {result['power_mw']:g} MW "
         f"({result['power_basis']})"
     )
