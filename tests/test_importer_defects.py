@@ -331,7 +331,7 @@ def test_summary_and_detail_log_of_one_run_agree_on_per_user_speed():
     )
 
 
-# --- review of the throughput side (infrastructure benchmarking, /tmp/rev-infra) ----------------
+# --- review of the throughput side (infrastructure benchmarking) --------------------------------
 
 GENAI_CSV = SAMPLES / "genai-perf" / "nim-llama3-8b-streaming-conc10_profile_export_genai_perf.csv"
 AIPERF_CSV = SAMPLES / "aiperf" / "mlx-qwen3-0.6b-conc4_profile_export_aiperf.csv"

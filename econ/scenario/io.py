@@ -116,8 +116,7 @@ def parse_toml(content: bytes | str, file: str | os.PathLike | None = None) -> d
         raise ScenarioError(
             file, "", None, "nested too deeply to be a scenario; expected TOML tables"
         ) from None
-    depth = nesting_depth(data)
-    if depth > MAX_NESTING:
+    if too_deep(data):
         raise ScenarioError(
             file,
             "",
@@ -134,18 +133,23 @@ MAX_FILE_BYTES = 16 * 1024 * 1024
 """Bytes of a scenario file econ reads (the largest ready-made one is under 20 kB)."""
 
 
-def nesting_depth(data: Any) -> int:
-    """Levels of dicts and lists in `data`, counted without recursion (a file nested 5,000
-    deep must not exhaust Python's stack on its way to a clear message)."""
-    deepest, stack = 0, [(data, 1)]
+def too_deep(value: Any, limit: int = MAX_NESTING) -> bool:
+    """Whether tables (dicts) and lists in `value` nest more than `limit` levels, counted without
+    recursion: data nested thousands deep must reach a clear message, not exhaust Python's stack
+    (in copy.deepcopy, a merge or pydantic) on its way there."""
+    stack = [(value, 1)]
     while stack:
-        item, depth = stack.pop()
-        if isinstance(item, dict | list | tuple):
-            deepest = max(deepest, depth)
-            if depth <= MAX_NESTING:  # deeper than that is refused: no need to walk further
-                children = item.values() if isinstance(item, dict) else item
-                stack.extend((child, depth + 1) for child in children)
-    return deepest
+        node, depth = stack.pop()
+        if isinstance(node, Mapping):
+            children = node.values()
+        elif isinstance(node, list | tuple):
+            children = node
+        else:
+            continue
+        if depth > limit:
+            return True
+        stack.extend((child, depth + 1) for child in children)
+    return False
 
 
 def read_toml(path: str | os.PathLike) -> dict[str, Any]:

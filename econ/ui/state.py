@@ -35,7 +35,7 @@ from econ.scenario import (
     toml_ready,
     validate_dict,
 )
-from econ.scenario.io import expected_message
+from econ.scenario.io import MAX_NESTING, expected_message, too_deep
 from econ.scenario.paths import resolve_paths
 
 LOG = logging.getLogger("econ.ui")
@@ -57,9 +57,9 @@ MAX_LINK_JSON_BYTES = 64 * 1024
 """Most bytes a link's edits may inflate to: a whole ready-made scenario is 6 to 9 kB of JSON
 (under 5,000 characters of link), and the bound stops a short link that inflates to megabytes
 from costing the server seconds at every rerun."""
-MAX_DEPTH = 32
-"""Levels of tables and lists that edits from a link or a file may nest (a scenario nests about
-six, e.g. financing.covenants.dscr_floor)."""
+MAX_DEPTH = MAX_NESTING
+"""Levels of tables and lists that edits from a link or a file may nest, as a scenario file may
+(econ.scenario.io.MAX_NESTING; a scenario nests about six, e.g. financing.covenants.dscr_floor)."""
 MAX_TEXT_CHARS = {"name": 200, "description": 5_000, "sources": 2_000}
 """Longest name, description and source (each entry of [sources]) a link may carry."""
 MAX_SOURCE_KEY_CHARS = 200
@@ -122,25 +122,6 @@ def drop_none(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [drop_none(v) for v in value]
     return value
-
-
-def too_deep(value: Any, limit: int = MAX_DEPTH) -> bool:
-    """Whether tables (dicts) and lists in `value` nest more than `limit` levels, counted
-    without recursion: edits nested thousands deep must reach a clear message, not exhaust
-    Python's stack in copy.deepcopy or merge."""
-    stack = [(value, 1)]
-    while stack:
-        node, depth = stack.pop()
-        if isinstance(node, Mapping):
-            children = node.values()
-        elif isinstance(node, list | tuple):
-            children = node
-        else:
-            continue
-        if depth > limit:
-            return True
-        stack.extend((child, depth + 1) for child in children)
-    return False
 
 
 def diff(data: Mapping, base: Mapping) -> dict:
