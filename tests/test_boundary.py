@@ -473,19 +473,43 @@ def test_a_long_value_is_cut_in_a_message(capsys, tmp_path):
         ("name", "tab\there"),
         ("name", "c1\x9b2J"),  # the one-byte CSI
         ("vintages", [{"name": "gb300\x1b[2J"}]),
+        ("fleet.hardware", "gb200-nvl72\x1b[2J"),
+        ("sources.capex.system_price_usd", "a quote\rforged line"),
+        ("throughput.source", "MLPerf\x1b]8;;http://x\x07"),
     ],
 )
 def test_control_characters_in_names_are_refused(capsys, tmp_path, field, value):
     import tomli_w
 
     data = read_toml(SEED)
-    data[field] = value
+    section, _, key = field.partition(".")
+    if key:
+        data.setdefault(section, {})[key] = value
+    else:
+        data[field] = value
     path = tmp_path / "ansi.toml"
     path.write_text(tomli_w.dumps(data))
     code, out, err = run(capsys, "validate", str(path))
-    assert code == 3 and "a control character" in err and "expected a name of printable" in err
+    assert code == 3 and "a control character" in err
+    assert "expected a name or one-line text of printable" in err
     assert not any(c in out + err for c in "\x1b\x07\x9b\r\t")  # quoted escaped, never raw
-    assert field in err and str(path) in err
+    assert field.split(".")[-1] in err and str(path) in err
+
+
+def test_a_description_takes_lines_and_tabs_but_no_escape_sequence(capsys, tmp_path):
+    import tomli_w
+
+    data = read_toml(SEED)
+    data["description"] = "First line\n\tindented second line"
+    path = tmp_path / "lines.toml"
+    path.write_text(tomli_w.dumps(data))
+    assert load_scenario(path).description == "First line\n\tindented second line"
+    data["description"] = "Looks fine\x1b[8m hidden until the terminal is reset"
+    path.write_text(tomli_w.dumps(data))
+    code, out, err = run(capsys, "validate", str(path))
+    assert code == 3 and "description = 'Looks fine\\x1b[8m" in err
+    assert "expected text of printable characters, line feeds and tabs" in err
+    assert "\x1b" not in out + err
 
 
 def test_printable_names_of_any_script_are_accepted():

@@ -52,7 +52,7 @@ from econ.scenario import (
 from econ.scenario.errors import shortened
 from econ.scenario.io import MAX_FILE_BYTES, check_complete, parse_toml, read_bounded
 from econ.scenario.migrations import file_version
-from econ.scenario.models import check_name
+from econ.scenario.section import check_name
 
 REVISION_TABLE = "econ_library_revision"
 """Alembic's version table, named for econ so it cannot clash with another tool's."""

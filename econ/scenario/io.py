@@ -23,7 +23,7 @@ from econ.scenario.errors import ScenarioError
 from econ.scenario.migrations import migrate
 from econ.scenario.models import REQUIRED_SECTIONS, Scenario, model_of, set_elsewhere_message
 from econ.scenario.paths import resolve_paths
-from econ.scenario.section import NONE_WORD, NUMBER_AS_TEXT, none_word_fields
+from econ.scenario.section import FIELD_ERRORS, NONE_WORD, none_word_fields
 
 
 def _format_loc(loc: Iterable[Any]) -> str:
@@ -54,7 +54,7 @@ def _errors_from_validation(exc: ValidationError, file: str | os.PathLike | None
     for err in exc.errors(include_url=False):
         path = _format_loc(err["loc"])
         value = err.get("input")
-        if err["type"] == NUMBER_AS_TEXT:  # raised by the section: its field and value
+        if err["type"] in FIELD_ERRORS:  # raised by the section: its field and value
             field = err["ctx"]["field"]
             path, value = f"{path}.{field}" if path else field, err["ctx"]["value"]
         if isinstance(value, Mapping):  # a whole table: the message says what is wrong with it

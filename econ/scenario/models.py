@@ -7,7 +7,6 @@ say what differs from the defaults, and `econ schema` documents the format.
 from __future__ import annotations
 
 import datetime as dt
-import unicodedata
 from typing import Any, Literal, get_args
 
 from pydantic import (
@@ -15,7 +14,6 @@ from pydantic import (
     Field,
     PrivateAttr,
     ValidationError,
-    field_validator,
     model_validator,
 )
 
@@ -29,7 +27,7 @@ from econ.scenario.financing_models import (
 from econ.scenario.gain_models import Throughput
 from econ.scenario.market_models import Market, Utilization
 from econ.scenario.power_models import Facility, Power, check_fleet_in_hall
-from econ.scenario.section import Section
+from econ.scenario.section import PRINTABLE, Section
 
 SCHEMA_VERSION = 1
 
@@ -39,20 +37,6 @@ show no earlier date, and every export writes month dates."""
 LATEST_YEAR = 9999
 """The last year a projection's month may fall in: the last year spreadsheets (and Python's
 datetime) can show."""
-NAME_DESCRIPTION = "printable characters: no control characters such as ESC, CR or LF"
-
-
-def check_name(value: str) -> str:
-    """`value` unless it holds a control character (ESC, CR, LF, tab, DEL, C1 controls): a name
-    is printed on terminals, in tables and in file names, where such a character could rewrite
-    the screen (ANSI and OSC escape sequences) or forge a line."""
-    for position, char in enumerate(value, start=1):
-        if unicodedata.category(char) == "Cc":
-            raise ValueError(
-                f"a control character ({char!r}) at character {position}; expected a name of "
-                f"{NAME_DESCRIPTION}"
-            )
-    return value
 
 
 class Fleet(Section):
@@ -341,7 +325,7 @@ class Vintage(Section):
     name: str = Field(
         ...,
         min_length=1,
-        description=f"Short name of the vintage, e.g. gb300-2026 ({NAME_DESCRIPTION})",
+        description=f"Short name of the vintage, e.g. gb300-2026 ({PRINTABLE})",
     )
     fleet: dict[str, Any] = Field({}, description="Fields of [fleet] for this vintage")
     throughput: dict[str, Any] = Field({}, description="Fields of [throughput] for this vintage")
@@ -351,8 +335,6 @@ class Vintage(Section):
         {}, description="Fields of [depreciation] for this vintage"
     )
     power: dict[str, Any] = Field({}, description="Fields of [power] for this vintage")
-
-    _printable_name = field_validator("name")(check_name)
 
 
 SECTIONS = (
@@ -375,9 +357,10 @@ defaults that describe no real fleet."""
 
 
 class Scenario(Section):
+    MULTILINE = frozenset({"description"})
     schema_version: int = Field(SCHEMA_VERSION, ge=1, le=SCHEMA_VERSION, description="File format")
     name: str = Field(
-        "scenario", min_length=1, description=f"Short name shown in outputs ({NAME_DESCRIPTION})"
+        "scenario", min_length=1, description=f"Short name shown in outputs ({PRINTABLE})"
     )
     description: str = Field("", description="What the scenario represents")
     start_date: dt.date = Field(
@@ -415,8 +398,6 @@ class Scenario(Section):
 
     def __eq__(self, other: object) -> bool:
         return type(self) is type(other) and self.__dict__ == other.__dict__
-
-    _printable_name = field_validator("name")(check_name)
 
     @property
     def default_sections(self) -> tuple[str, ...]:

@@ -5,20 +5,31 @@ text (`gpu_price_usd = "310000"` in TOML, `--set 'x="0.5"'`), which pydantic wou
 as the number: a quoted value is a string in TOML, and quoting a number is more often a slip
 (a value pasted from elsewhere, a cell of a spreadsheet) than a choice. The one word an
 optional number takes is NONE_WORD, for None (TOML has no null): it turns off a field that is on
-by default.
+by default. And a section refuses control characters (ESC, CR, DEL, C1 controls) in any text
+it is given: names, keys and descriptions reach terminals, tables, workbooks and memos, where
+such a character could rewrite the screen (ANSI and OSC escape sequences) or forge a line. Only
+the fields in `Section.MULTILINE` take line feeds and tabs.
 """
 
 from __future__ import annotations
 
 import types
 import typing
+import unicodedata
 from functools import cache
+from typing import ClassVar
 
 from pydantic import BaseModel, ConfigDict, model_validator
 from pydantic_core import PydanticCustomError
 
 NUMBER_AS_TEXT = "number_as_text"
 """The pydantic error type of a number written as text."""
+CONTROL_CHARACTER = "control_character"
+"""The pydantic error type of text holding a control character."""
+FIELD_ERRORS = (NUMBER_AS_TEXT, CONTROL_CHARACTER)
+"""Error types a section raises for one of its fields, named with its value in the context."""
+PRINTABLE = "printable characters: no control characters such as ESC, CR or LF"
+"""What a name, key or other one-line text is expected to hold."""
 NONE_WORD = "none"
 """What a scenario file writes to turn off a field that is on by default, TOML having no null:
 ``dscr_floor = "none"`` (no DSCR covenant; left out, the floor is 1.20x)."""
@@ -68,6 +79,49 @@ def _none_word_in_schema(schema: dict, model: type[BaseModel]) -> None:
             field["anyOf"].append({"const": NONE_WORD})
 
 
+def control_character(text: str, allowed: str = "") -> tuple[int, str] | None:
+    """The first control character of `text` not in `allowed` and its 1-based position, or None."""
+    for position, char in enumerate(text, start=1):
+        if unicodedata.category(char) == "Cc" and char not in allowed:
+            return position, char
+    return None
+
+
+def check_name(value: str) -> str:
+    """`value` unless it holds a control character (ESC, CR, LF, tab, DEL, C1 controls): a name
+    is printed on terminals, in tables and in file names."""
+    found = control_character(value)
+    if found:
+        raise ValueError(
+            f"a control character ({found[1]!r}) at character {found[0]}; expected a name of "
+            f"{PRINTABLE}"
+        )
+    return value
+
+
+@cache
+def _table_fields(model: type[BaseModel]) -> frozenset[str]:
+    """The fields of a model that hold a table (a dict, e.g. sources), not a section."""
+    return frozenset(
+        name
+        for name, info in model.model_fields.items()
+        if typing.get_origin(info.annotation) is dict
+    )
+
+
+def _texts(name: str, value, table: bool) -> typing.Iterator[tuple[str, str]]:
+    """The text in a field's given value, as (field, text): the value itself, or the keys and
+    text values of a table (sources, catalog_query). Sections check their own fields."""
+    if isinstance(value, str):
+        yield name, value
+    elif table and isinstance(value, dict):
+        for key, item in value.items():
+            if isinstance(key, str):
+                yield f"{name}.{key}", key
+            if isinstance(item, str):
+                yield f"{name}.{key}", item
+
+
 class Section(BaseModel):
     # defer_build: a validator is built when a model first validates, not when econ is imported
     model_config = ConfigDict(
@@ -78,6 +132,37 @@ class Section(BaseModel):
         defer_build=True,
         json_schema_extra=_none_word_in_schema,
     )
+    MULTILINE: ClassVar[frozenset[str]] = frozenset()
+    """Fields whose text may hold line feeds and tabs (a description)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _printable(cls, data):
+        if isinstance(data, dict):
+            tables = _table_fields(cls)
+            for name, value in data.items():
+                allowed = "\n\t" if name in cls.MULTILINE else ""
+                for field, text in _texts(str(name), value, name in tables):
+                    found = control_character(text, allowed)
+                    if found:
+                        what = (
+                            "text of printable characters, line feeds and tabs: no other "
+                            "control characters such as ESC or CR"
+                            if allowed
+                            else f"a name or one-line text of {PRINTABLE}"
+                        )
+                        raise PydanticCustomError(
+                            CONTROL_CHARACTER,
+                            "a control character ({char}) at character {position}; expected {what}",
+                            {
+                                "field": field,
+                                "value": text,
+                                "char": repr(found[1]),
+                                "position": found[0],
+                                "what": what,
+                            },
+                        )
+        return data
 
     @model_validator(mode="before")
     @classmethod
@@ -100,4 +185,14 @@ class Section(BaseModel):
         return data
 
 
-__all__ = ["NONE_WORD", "NUMBER_AS_TEXT", "Section", "none_word_fields"]
+__all__ = [
+    "CONTROL_CHARACTER",
+    "FIELD_ERRORS",
+    "NONE_WORD",
+    "NUMBER_AS_TEXT",
+    "PRINTABLE",
+    "Section",
+    "check_name",
+    "control_character",
+    "none_word_fields",
+]
