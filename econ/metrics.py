@@ -42,9 +42,10 @@ def present_value(values, factors):
 
 
 def per_mtok_of_present_tokens(pv_tokens):
-    """Multiplier turning a PV of USD into USD per million discounted tokens; NaN without tokens."""
+    """Multiplier turning a PV of USD into USD per million discounted tokens; NaN without tokens
+    and where the token count overflowed to inf (a cost per token of 0 would be false)."""
     with np.errstate(divide="ignore", invalid="ignore"):
-        return TOKENS_PER_MTOK / np.where(pv_tokens > 0, pv_tokens, np.nan)
+        return TOKENS_PER_MTOK / np.where((pv_tokens > 0) & (pv_tokens < np.inf), pv_tokens, np.nan)
 
 
 def levelized_cost(pv_costs_usd: Mapping[str, np.ndarray], pv_tokens):
@@ -70,9 +71,10 @@ def levelized_cost(pv_costs_usd: Mapping[str, np.ndarray], pv_tokens):
 
 
 def cost_usd_per_mtok(usd, tokens):
-    """USD per million tokens, undiscounted; NaN where no tokens [USD/Mtok]."""
+    """USD per million tokens, undiscounted; NaN where no tokens or their count overflowed
+    [USD/Mtok]."""
     with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(tokens > 0, usd / tokens * TOKENS_PER_MTOK, np.nan)
+        return np.where((tokens > 0) & (tokens < np.inf), usd / tokens * TOKENS_PER_MTOK, np.nan)
 
 
 def _irr_range_monthly():

@@ -331,6 +331,10 @@ def test_a_gain_that_overflows_reports_n_a_with_the_reason(capsys):
     assert "+1e+308 (a fraction) at month 5" in out
     worth = out.split("what the gain is worth")[1].split("NPV bridge")[0]
     assert "NPV of the gain per GPU [USD]" in worth and worth.count("n/a") >= 6
+    # tokens overflowed to inf: the cost per token is unknown, not 0.0000 (-100%)
+    lcot_line = next(line for line in out.splitlines() if line.startswith("Levelized cost"))
+    assert lcot_line.split()[-2:] == ["n/a", "n/a"], lcot_line
+    assert "-100.00%" not in worth
     assert "npv_usd_per_gpu" in err and "are n/a: the gain case's npv_usd" in err
     assert main(["gains", str(SEED), "--step", "5:1e308", "--format", "json"]) == 0
 

@@ -66,6 +66,14 @@ def test_levelized_cost_is_nan_without_tokens():
     assert total[1] == pytest.approx(2.5)
 
 
+def test_a_cost_per_token_is_nan_where_the_token_count_overflowed():
+    # A gain of +1e308 overflows the tokens to inf: the cost per token is unknown, not 0.
+    total, _ = metrics.levelized_cost({"a": np.array([5.0, 5.0])}, np.array([np.inf, 2e6]))
+    assert np.isnan(total[0]) and total[1] == pytest.approx(2.5)
+    out = metrics.cost_usd_per_mtok(np.array([3.0, 3.0]), np.array([np.inf, 2e6]))
+    assert np.isnan(out[0]) and out[1] == 1.5
+
+
 @settings(max_examples=60, deadline=None)
 @given(
     seed=st.integers(0, 2**31),
