@@ -93,13 +93,30 @@ def test_html_figures_equal_project_json(memo_html, capsys):
     base = project([seed])
     loan = committed_loan(seed, summary, base.lines["debt_balance_usd"][0])
     expected = covenant_breach_price(seed, loan)["price_usd_per_mtok"]
-    assert float(cushion_value) == expected and cushion_text == f"{expected:,.4f}"
+    assert float(cushion_value) == expected
+    # shown rounded up: the price named is never itself in breach
+    assert float(cushion_text) >= expected and float(cushion_text) - expected < 1e-4
     text = memo_html.read_text(encoding="utf-8")
     below = 1 - expected / seed.market.price_usd_per_mtok
     assert (
         f"a covenant is breached, {below:.1%} under the base case&#39;s 0.3261 (the loan held"
         in text
     )
+
+
+def test_the_breach_price_is_shown_rounded_up_and_other_figures_rounded():
+    from econ.memo.figures import figure_text
+
+    key = "base.covenant_breach_price_usd_per_mtok"
+    # the B200 hall's breach price: 0.1442 would name a price in breach
+    assert figure_text(key, 0.144232) == "0.1443"
+    assert figure_text(key, 0.1443) == "0.1443"  # on the grid already: unchanged
+    assert figure_text(key, 0.144300001) == "0.1444"
+    # (within 1e-9 relative of the grid: the root search's precision, not a higher price)
+    assert figure_text(key, 0.1443 * (1 + 1e-12)) == "0.1443"
+    assert figure_text(key, None) == "n/a"
+    assert figure_text("base.lcot_usd_per_mtok", 0.144232) == "0.1442"
+    assert figure_text("downside.npv_usd", -163262.4) == "-163,262"
 
 
 def test_html_shows_cases_tornado_sources_warnings(memo_html, capsys):

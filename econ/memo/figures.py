@@ -110,7 +110,12 @@ BREACH_PRICE: Row = (
     "{:,.4f}",
 )
 """The memo's price cushion (`econ.analysis.committed.covenant_breach_price`): a figure of the
-memo, not an engine metric, shown in the ask beside the financing."""
+memo, not an engine metric, shown in the ask beside the financing. It is shown rounded up (at
+0.144232 the text reads 0.1443, not 0.1442): "below this price a covenant is breached" must not
+name a price that is itself in breach."""
+
+ROUNDED_UP = (BREACH_PRICE[0],)
+"""Figures shown rounded up to their last decimal, toward the side a lender can rely on."""
 
 
 def format_of(figure_key: str) -> str:
@@ -129,3 +134,15 @@ def format_figure(fmt: str, value) -> str:
     if value is None or (isinstance(value, float) and not math.isfinite(value)):
         return "n/a"
     return fmt.format(value)
+
+
+def figure_text(figure_key: str, value) -> str:
+    """The text of a memo figure (`<case>.<metric>` or `tornado...`), rounded up where ROUNDED_UP
+    says so (to the decimals of its format, e.g. 4 for "{:,.4f}")."""
+    fmt = format_of(figure_key)
+    if figure_key.split(".", 1)[-1] in ROUNDED_UP and value is not None and math.isfinite(value):
+        decimals = int(fmt.split(".")[1].split("f")[0])
+        scaled = value * 10.0**decimals
+        # (a value on the grid to within the breach search's precision, 1e-9 relative, stays)
+        value = math.ceil(scaled - 1e-9 * max(1.0, abs(scaled))) / 10.0**decimals
+    return format_figure(fmt, value)

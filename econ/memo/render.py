@@ -24,8 +24,8 @@ from econ.memo.figures import (
     BREACH_PRICE,
     RETURN_KEYS,
     case_rows,
+    figure_text,
     format_figure,
-    format_of,
     shown,
 )
 
@@ -184,7 +184,7 @@ def _cushion(memo: Memo) -> dict | None:
     return {
         "key": f"base.{BREACH_PRICE[0]}",
         "value": _value_attr(price),
-        "text": format_figure(BREACH_PRICE[3], price),
+        "text": figure_text(f"base.{BREACH_PRICE[0]}", price),
         "words": words,
     }
 
@@ -290,22 +290,22 @@ def html(memo: Memo) -> str:
             "key": key,
             "label": label,
             "unit": unit,
-            "text": format_figure(fmt, memo.figures[f"base.{key}"]),
+            "text": figure_text(f"base.{key}", memo.figures[f"base.{key}"]),
             "value": _value_attr(memo.figures[f"base.{key}"]),
             "notes": _return_notes(warnings, key) if key in RETURN_KEYS else [],
         }
-        for key, label, unit, fmt in shown(summary=memo.summary)
+        for key, label, unit, _fmt in shown(summary=memo.summary)
     ]
     cases = ["base", *memo.cases]
     case_table = []
-    for key, label, unit, fmt in case_rows():
+    for key, label, unit, _fmt in case_rows():
         cells = []
         for name in cases:
             value = memo.summary.get(key) if name == "base" else memo.figures[f"{name}.{key}"]
             cells.append(
                 {
                     "key": f"{name}.{key}",
-                    "text": format_figure(fmt, value),
+                    "text": figure_text(f"{name}.{key}", value),
                     "value": _value_attr(value),
                     # the base case's cells repeat the headline figure: verify checks them alike
                     "verify": name != "base",
@@ -320,8 +320,9 @@ def html(memo: Memo) -> str:
             "cells": [
                 {
                     "key": f"tornado.{row['input']}.{side}",
-                    "text": format_figure(
-                        format_of("tornado."), memo.figures[f"tornado.{row['input']}.{side}"]
+                    "text": figure_text(
+                        f"tornado.{row['input']}.{side}",
+                        memo.figures[f"tornado.{row['input']}.{side}"],
                     ),
                     "value": _value_attr(memo.figures[f"tornado.{row['input']}.{side}"]),
                 }

@@ -22,7 +22,7 @@ from econ import __version__
 from econ.errors import InputError
 from econ.memo import render
 from econ.memo.build import MEMO_FORMAT, compute, parse_montecarlo
-from econ.memo.figures import format_figure, format_of
+from econ.memo.figures import figure_text
 from econ.provenance import catalog_versions, scenario_sha256
 from econ.scenario.errors import ScenarioError
 from econ.scenario.paths import path_fields
@@ -264,7 +264,7 @@ def _check_shown(key: str, text: str, value: str | None, figures: dict, report: 
         report.differences.append(f"{key}: shown, but this econ computes no such figure")
         return
     expected = figures[key]
-    expected_text = format_figure(format_of(key), expected)
+    expected_text = figure_text(key, expected)
     if value is not None:
         shown = None if value == "" else float(value)
         if not agree(shown, expected):
@@ -333,7 +333,7 @@ def verify_pdf(path: Path) -> Report:
     words = set(pages.split())
     for key, value in memo.figures.items():
         report.checked += 1
-        expected = format_figure(format_of(key), value)
+        expected = figure_text(key, value)
         if expected not in words:
             report.differences.append(f"{key}: {expected} is not in the document's text")
     return report
