@@ -1369,11 +1369,11 @@ def _summary_metrics(b: ScenarioBatch, ledger: _Ledger, to: _Scenarios, fleet, c
     cost_of_debt = stack.metrics["cost_of_debt_annual"]
     has_debt = (stack.metrics["debt_usd"] > 0) & np.isfinite(cost_of_debt)
     finance_rate = np.where(has_debt, cost_of_debt, ledger.discount_annual)
-    finance_factors = metrics_mod.discount_factors(finance_rate, np.arange(ledger.discount.shape[1]))
+    finance_factors = metrics_mod.discount_factors(
+        finance_rate, np.arange(ledger.discount.shape[1])
+    )
     mirr = {
-        name: metrics_mod.mirr_of_factors(
-            flows, finance_factors, ledger.discount, b.horizon_months
-        )
+        name: metrics_mod.mirr_of_factors(flows, finance_factors, ledger.discount, b.horizon_months)
         for name, flows in (
             ("project", ledger.cash_flow_project),
             ("equity", ledger.cash_flow_equity),
@@ -2534,10 +2534,19 @@ def _fact(ctx, key: str, i) -> tuple:
     return (_months(months), int(first), *(float(f) for f in figures))
 
 
+INTEREST_DEFERRED = "the debt service falls short of the interest due"
+"""How the warning of interest added to the loan begins (the memo shows it beside the DSCR)."""
+BREAKEVEN_HOLDS_SIZED_DEBT = (
+    "breakeven_price_usd_per_mtok holds this debt as sized at the scenario's own token price "
+    "(at another price the sizing would give another debt)"
+)
+"""The clause of the sizing warning on the break-even's debt (the memo shows it beside it)."""
+
+
 def _deferred_message(ctx, i) -> str:
     months, first, total, cover = _fact(ctx, "interest_deferred", i)
     return (
-        f"the debt service falls short of the interest due in {months} (first in "
+        f"{INTEREST_DEFERRED} in {months} (first in "
         f"month {first}): {total:,.0f} USD of interest is added to the loan rather than paid; "
         + (
             "the DSCR counts the service paid, so interest cover (CFADS / interest) is as low "
@@ -2593,9 +2602,7 @@ def _sizing_message(ctx, i) -> str:
         f"debt sized to {' and '.join(limits) or 'the cash flow (sculpted)'}: "
         f"{ctx['debt_usd'][i]:,.0f} USD ({share:.1%} of capex); binding constraint: "
         f"{financing_mod.SIZING_CONSTRAINTS[code]} (debt_sizing_constraint = {code}); "
-        f"{_why_no_debt(ctx, i, code)}"
-        "breakeven_price_usd_per_mtok holds this debt as sized at the scenario's own token price "
-        "(at another price the sizing would give another debt)"
+        f"{_why_no_debt(ctx, i, code)}{BREAKEVEN_HOLDS_SIZED_DEBT}"
     )
 
 

@@ -551,16 +551,76 @@ def test_the_memo_says_its_cases_hold_the_base_loan(memo_html):
 
 
 def test_an_irr_warning_stands_beside_the_irr_not_the_mirr_it_points_to():
-    from econ.memo.render import _return_notes
+    from econ.memo.render import _row_notes
 
     warnings = [
         "project cash flows change sign more than once (...): irr_project_annual is the only "
         "rate ...; judge it with npv_usd and mirr_project_annual",
         "mirr_equity_annual is null: no equity cash flow is positive",
     ]
-    assert _return_notes(warnings, "irr_project_annual") == warnings[:1]
-    assert _return_notes(warnings, "mirr_project_annual") == []
-    assert _return_notes(warnings, "mirr_equity_annual") == warnings[1:]
+    assert _row_notes(warnings, "irr_project_annual") == warnings[:1]
+    assert _row_notes(warnings, "mirr_project_annual") == []
+    assert _row_notes(warnings, "mirr_equity_annual") == warnings[1:]
+
+
+def test_interest_added_to_the_loan_and_the_break_even_s_debt_stand_beside_their_figures():
+    from econ import load_scenario, project
+    from econ.memo.render import _row_notes
+
+    # the 10 MW B200 hall: month 1's service pays 0.07x of the interest, the DSCR reads 1.30
+    hall = load_scenario(ROOT / "models" / "scenarios" / "hall-10mw-hgx-b200-air.toml")
+    warnings = project([hall]).warnings[0]
+    dscr_notes = _row_notes(warnings, "min_dscr")
+    assert len(dscr_notes) == 1 and "is added to the loan rather than paid" in dscr_notes[0]
+    assert "interest cover (CFADS / interest) is as low as 0.07x" in dscr_notes[0]
+    assert _row_notes(warnings, "breakeven_price_usd_per_mtok") == [
+        "holds this debt as sized at the scenario's own token price (at another price the sizing "
+        "would give another debt)"
+    ]
+    # a loan given as a share is not sized: no note on the break-even, none on the DSCR
+    fixed = load_scenario(
+        SEED,
+        {
+            "financing.size_to_min_dscr": None,
+            "financing.max_ltv": None,
+            "financing.repayment": "level_payment",
+        },
+    )
+    plain = project([fixed]).warnings[0]
+    assert _row_notes(plain, "breakeven_price_usd_per_mtok") == []
+    assert _row_notes(plain, "min_dscr") == []
+
+
+def test_the_memo_defines_the_lender_s_figures_from_the_scenario(memo_html):
+    from types import SimpleNamespace
+
+    from econ import load_scenario
+    from econ.memo.render import _definitions
+
+    text = re.sub(r"<[^>]+>", " ", memo_html.read_text()).replace("&#39;", "'")
+    assert "How the lender's figures are defined" in text
+    seed = load_scenario(SEED)
+    terms = dict(_definitions(SimpleNamespace(scenario=seed, summary={"debt_usd": 2.0e6})))
+    assert list(terms) == ["CFADS", "DSCR", "Covenant", "LLCR", "Project cash flow", "Not modelled"]
+    assert "1.20x" in terms["Covenant"] and "trailing 12 months" in terms["Covenant"]
+    assert "interest tax shield" in terms["Project cash flow"]
+    quarterly = load_scenario(
+        SEED,
+        {
+            "financing.covenants.test_months": 3,
+            "financing.covenants.dscr_floor": 1.35,
+            "financing.covenants.ltv_ceiling": 0.8,
+        },
+    )
+    covenant = dict(_definitions(SimpleNamespace(scenario=quarterly, summary={"debt_usd": 1.0})))[
+        "Covenant"
+    ]
+    assert "1.35x" in covenant and "trailing 3 months" in covenant and "at or below 80%" in covenant
+    none = load_scenario(SEED, {"financing.covenants.dscr_floor": None})
+    covenant = dict(_definitions(SimpleNamespace(scenario=none, summary={"debt_usd": 1.0})))
+    assert covenant["Covenant"].startswith("none")
+    # all equity: no lender, no definitions
+    assert _definitions(SimpleNamespace(scenario=seed, summary={"debt_usd": 0.0})) == []
 
 
 def test_the_tornado_leaves_out_a_loan_rate_no_loan_pays():

@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from econ import engine
 from econ.errors import InputError
 from econ.memo.build import Memo
 from econ.memo.figures import (
@@ -139,11 +140,79 @@ def cash_waterfall(monthly: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["driver", "value"])
 
 
-def _return_notes(warnings, key: str) -> list[str]:
-    """The warnings about one return figure: those whose first return key is `key` (an IRR's
-    warning ends "judge it with npv_usd and mirr_...": it belongs to the IRR, not the MIRR)."""
-    pattern = re.compile(r"\b(" + "|".join(RETURN_KEYS) + r")\b")
-    return [w for w in warnings if (m := pattern.search(w)) and m.group(1) == key]
+def _row_notes(warnings, key: str) -> list[str]:
+    """The warnings shown beside one headline figure. A return figure: those whose first return
+    key is `key` (an IRR's warning ends "judge it with npv_usd and mirr_...": it belongs to the
+    IRR, not the MIRR). The minimum DSCR: interest added to the loan (the DSCR counts the service
+    paid, so the note says how thin the interest cover is). The break-even price: the debt it
+    holds, where the debt is sized."""
+    if key in RETURN_KEYS:
+        pattern = re.compile(r"\b(" + "|".join(RETURN_KEYS) + r")\b")
+        return [w for w in warnings if (m := pattern.search(w)) and m.group(1) == key]
+    if key == "min_dscr":
+        return [w for w in warnings if w.startswith(engine.INTEREST_DEFERRED)]
+    if key == "breakeven_price_usd_per_mtok":
+        held = any(engine.BREAKEVEN_HOLDS_SIZED_DEBT in w for w in warnings)
+        return [engine.BREAKEVEN_HOLDS_SIZED_DEBT.removeprefix(key + " ")] if held else []
+    return []
+
+
+def _definitions(memo: Memo) -> list[tuple[str, str]]:
+    """How the lender's figures are defined, for a scenario with debt (empty without)."""
+    if not memo.summary.get("debt_usd"):
+        return []
+    fin = memo.scenario.financing
+    covenants = fin.covenants
+    window = covenants.test_months
+    tests = []
+    if covenants.dscr_floor is not None:
+        tests.append(
+            f"the DSCR at or above {covenants.dscr_floor:.2f}x on the sums of CFADS and of debt "
+            f"service over the trailing {window} month{'s' if window != 1 else ''}"
+            + (" (fewer in the first months: the window starts at month 0)" if window > 1 else "")
+        )
+    if covenants.llcr_floor is not None:
+        tests.append(f"the LLCR at or above {covenants.llcr_floor:.2f}x")
+    if covenants.ltv_ceiling is not None:
+        tests.append(f"the loan-to-value at or below {covenants.ltv_ceiling:.0%}")
+    covenant = (
+        "tested every month with debt service: " + "; ".join(tests) + ". DSCR headroom is the "
+        "lowest DSCR test less its floor; a month that fails any test is in breach."
+        if tests
+        else "none: the scenario sets no covenant floor (dscr_floor = none)."
+    )
+    return [
+        (
+            "CFADS",
+            "Cash flow available for debt service: EBITDA less the income tax paid, monthly.",
+        ),
+        (
+            "DSCR",
+            "CFADS over the month's debt service (cash interest, fees and scheduled principal; "
+            "balloons, bullets and a settlement at the horizon are refinanced and left out). "
+            "Minimum DSCR is the lowest month. Interest the service does not pay is added to the "
+            "loan and stated beside the minimum DSCR.",
+        ),
+        ("Covenant", covenant),
+        (
+            "LLCR",
+            "Present value of CFADS to the loan's last month, at the loan's rate (a capital "
+            "stack: its tranches' average cash rate), over the debt outstanding at month end.",
+        ),
+        (
+            "Project cash flow",
+            "EBITDA less capex and the income tax paid, interest deducted from taxable income: the "
+            "capital cash flow (Ruback, 2002), which carries the interest tax shield and is "
+            "discounted at a pre-tax rate, so project NPV, IRR and the break-even price move a "
+            "little with the debt. Equity cash flow: project cash flow plus debt drawn less debt "
+            "service.",
+        ),
+        (
+            "Not modelled",
+            "A debt service reserve account, a cash sweep and a distribution lock-up "
+            "(docs/methodology.md, what is simplified).",
+        ),
+    ]
 
 
 def _held_loan(memo) -> str | None:
@@ -292,7 +361,7 @@ def html(memo: Memo) -> str:
             "unit": unit,
             "text": figure_text(f"base.{key}", memo.figures[f"base.{key}"]),
             "value": _value_attr(memo.figures[f"base.{key}"]),
-            "notes": _return_notes(warnings, key) if key in RETURN_KEYS else [],
+            "notes": _row_notes(warnings, key),
         }
         for key, label, unit, _fmt in shown(summary=memo.summary)
     ]
@@ -339,6 +408,7 @@ def html(memo: Memo) -> str:
         stamp_id=STAMP_ID,
         ask=_ask(memo),
         cushion=_cushion(memo),
+        definitions=_definitions(memo),
         headline=headline,
         cases=cases,
         case_overrides={
