@@ -147,6 +147,47 @@ def test_memo_verifies(memo_html, capsys):
     assert "ok" in out
 
 
+def test_cases_keep_the_order_given_and_verify(tmp_path, capsys):
+    # The stamp's keys are sorted; the cases are shown, and recomputed, in the order given.
+    out = tmp_path / "ordered.html"
+    args = ["memo", str(SEED), "--out", str(out), "--case", "zeta=utilization.share=0.5"]
+    assert main([*args, "--case", "alpha=utilization.share=0.6"]) == 0
+    section = out.read_text(encoding="utf-8").split('<section id="cases">')[1]
+    header = re.search(r"<th[^>]*>Figure</th>(.*?)</tr>", section, re.S)
+    names = re.findall(r'<th class="num">([^<]+)</th>', header.group(1))
+    assert names == ["base", "zeta", "alpha"]
+    code, text = _verify(capsys, out)
+    assert code == 0, text
+
+
+def test_default_cases_are_a_credit_committee_s_where_the_scenario_takes_them():
+    from econ import load_scenario
+    from econ.memo.build import default_cases
+
+    seed = load_scenario(SEED)  # price 0.3261, decline 30%, utilization 0.70, loan at 10.75%
+    cases = default_cases(seed)
+    assert cases == {
+        "downside": ["market.price_usd_per_mtok=0.26088"],
+        "upside": ["market.price_usd_per_mtok=0.39132"],
+        "low-utilization": ["utilization.share=0.6"],
+        "faster-decline": ["market.price_decline_annual=0.4"],
+        "rate-up": ["financing.debt_rate_annual=0.1275"],
+        "combined": [
+            "market.price_usd_per_mtok=0.26088",
+            "utilization.share=0.6",
+            "market.price_decline_annual=0.4",
+        ],
+    }
+    stack = load_scenario(SEED.with_name("deepseek-r1-gb200-nvl72-capital-stack.toml"))
+    assert "rate-up" not in default_cases(stack)  # the tranches carry their own rates
+    equity = load_scenario(SEED, {"financing.debt_share": 0.0})
+    assert "rate-up" not in default_cases(equity)  # no loan to reprice
+    idle = load_scenario(SEED, {"utilization.share": 0.15})
+    assert "low-utilization" not in default_cases(idle)  # 10 points would leave 0.05
+    steep = load_scenario(SEED, {"market.price_decline_annual": 0.95})
+    assert "faster-decline" not in default_cases(steep)  # a decline of 100% or more is none
+
+
 def _edited(memo_html: Path, tmp_path: Path, edit) -> Path:
     target = tmp_path / "edited.html"
     text = memo_html.read_text(encoding="utf-8")

@@ -48,6 +48,13 @@ TORNADO_CANDIDATES = (
 
 DEFAULT_CASE_SHARE = 0.2
 """Default downside and upside: the month-1 token price 20% lower and higher."""
+UTILIZATION_CUT = 0.10
+"""Default low-utilization case: the share of hours serving 10 points lower (0.70 to 0.60)."""
+DECLINE_RISE = 0.10
+"""Default faster-decline case: the token price's annual decline 10 points higher (30% to 40%)."""
+RATE_RISE = 0.02
+"""Default rate-up case: the loan's rate 200 basis points higher (a floating rate's rise, or a
+refinancing at a dearer rate), the loan held."""
 
 PERCENTILES = (10, 50, 90)
 """Monte Carlo cases: these percentiles of each metric over the draws (each metric apart)."""
@@ -94,15 +101,43 @@ def parse_case(text: str) -> tuple[str, list[str]]:
 
 
 def default_cases(scenario: Scenario) -> dict[str, list[str]]:
-    """Downside and upside: the token price DEFAULT_CASE_SHARE lower and higher."""
-    price = scenario.market.price_usd_per_mtok
-    if not price:
-        return {}
-    low, high = price * (1 - DEFAULT_CASE_SHARE), price * (1 + DEFAULT_CASE_SHARE)
-    return {
-        "downside": [f"market.price_usd_per_mtok={low!r}"],
-        "upside": [f"market.price_usd_per_mtok={high!r}"],
-    }
+    """The cases a credit committee asks for, those the scenario can take: `downside` and
+    `upside` (the month-1 token price DEFAULT_CASE_SHARE lower and higher), `low-utilization`
+    (UTILIZATION_CUT), `faster-decline` (DECLINE_RISE), `rate-up` (RATE_RISE on
+    financing.debt_share's loan) and `combined` (the downside's price with the lower utilization
+    and the faster decline). Each holds the base case's loan where the base sizes one."""
+    market, fin = scenario.market, scenario.financing
+    elsewhere = scenario.set_elsewhere()  # (a measured throughput, tranches, a history)
+    price = market.price_usd_per_mtok
+    cases: dict[str, list[str]] = {}
+    combined = []
+    if price and "market.price_usd_per_mtok" not in elsewhere:
+        low = round(price * (1 - DEFAULT_CASE_SHARE), 12)
+        high = round(price * (1 + DEFAULT_CASE_SHARE), 12)
+        cases["downside"] = [f"market.price_usd_per_mtok={low!r}"]
+        cases["upside"] = [f"market.price_usd_per_mtok={high!r}"]
+        combined += cases["downside"]
+    share = scenario.utilization.share
+    if share >= 2 * UTILIZATION_CUT and "utilization.share" not in elsewhere:
+        cases["low-utilization"] = [f"utilization.share={round(share - UTILIZATION_CUT, 12)!r}"]
+        combined += cases["low-utilization"]
+    decline = market.price_decline_annual
+    follows_decline = price and not market.price_table and market.price_fall_factor_annual is None
+    if (
+        follows_decline
+        and decline + DECLINE_RISE < 1
+        and "market.price_decline_annual" not in elsewhere
+    ):
+        cases["faster-decline"] = [
+            f"market.price_decline_annual={round(decline + DECLINE_RISE, 12)!r}"
+        ]
+        combined += cases["faster-decline"]
+    if (fin.debt_share or fin.debt_usd) and not fin.tranches:
+        rate = round(fin.debt_rate_annual + RATE_RISE, 12)
+        cases["rate-up"] = [f"financing.debt_rate_annual={rate!r}"]
+    if len(combined) > 1:
+        cases["combined"] = combined
+    return cases
 
 
 def with_overrides(
@@ -302,9 +337,10 @@ def build_memo(
         "created_utc": created or creation_time(),
         "scenario_toml": memo.scenario_toml,
         "summary": memo.summary,
+        # (the stamp's keys are sorted: `position` keeps the cases in the memo's order)
         "cases": {
-            name: {"overrides": c["overrides"]}
-            for name, c in memo.cases.items()
+            name: {"overrides": c["overrides"], "position": i}
+            for i, (name, c) in enumerate(memo.cases.items())
             if not c.get("montecarlo")
         },
         "montecarlo": None if montecarlo is None else dict(montecarlo),

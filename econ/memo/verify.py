@@ -220,7 +220,8 @@ def _recompute(stamp: dict, file: str, report: Report):
             f"to {sha} (the scenario was changed)"
         )
     try:
-        cases = {name: [str(o) for o in c["overrides"]] for name, c in stamp["cases"].items()}
+        stamped = sorted(stamp["cases"].items(), key=lambda item: int(item[1].get("position", 0)))
+        cases = {name: [str(o) for o in c["overrides"]] for name, c in stamped}
         inputs, swing = stamp["tornado"]["inputs"], float(stamp["tornado"]["swing_pct"])
         montecarlo = stamp.get("montecarlo")
         if montecarlo is not None:
