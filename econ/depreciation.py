@@ -1120,6 +1120,30 @@ def book_value(cost_usd, depreciation_usd, impairment_usd=None):
     return snap_to_zero(np.asarray(cost_usd, dtype=float)[:, None] - cumsum_months(dep))
 
 
+def held_book_value_usd(capex_usd, consumed_usd, proceeds_usd, gain_usd, capitalized_usd=0.0):
+    """Carrying amount of the assets still held at each month end [USD, array (n, T)].
+
+        B_m = sum_(k<=m) (capex_k + capitalized_k - consumed_k - (proceeds_k - gain_k))
+
+    Capex paid so far, with capitalized interest, less accumulated depreciation and impairment
+    (`consumed`), less the carrying amount of what was sold: proceeds less the gain on disposal
+    is the amount derecognized at the sale (ASC 360-10-40-5, IAS 16.67-16.71). A fleet that sells
+    its first generation and keeps the second counts only the second (before, the sold GPUs'
+    32.6M USD stayed in the LTV's denominator of h200-fleet-gb300-refresh).
+
+    Parameters
+    ----------
+    capex_usd, consumed_usd, proceeds_usd, gain_usd : arrays (n, T)  [USD]
+    capitalized_usd : array (n, T) or 0  interest added to the assets' cost [USD]
+
+    Returns
+    -------
+    array (n, T)  [USD]; within half a cent of 0 it is 0 (econ.arrays.snap_to_zero)
+    """
+    derecognized = np.asarray(proceeds_usd, dtype=float) - gain_usd
+    return snap_to_zero(cumsum_months(capex_usd + capitalized_usd - consumed_usd - derecognized))
+
+
 def sale_proceeds_usd(carrying_at_sale_usd, sale_value_usd):
     """Proceeds of a sale at retirement: the sale value where one is given, else the carrying
     amount (sold at book value, no gain or loss) [USD, array (n,)].

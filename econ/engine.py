@@ -1188,7 +1188,14 @@ class _Ledger:
 
     def collateral(self) -> np.ndarray:
         """What the ltv line divides by (`_collateral`) [USD, (n, T+1)]."""
-        return _collateral(self.stack, self.capex, self.consumed, self.market_collateral)
+        return _collateral(
+            self.stack,
+            self.capex,
+            self.consumed,
+            self.proceeds,
+            self.lines["gain_usd"],
+            self.market_collateral,
+        )
 
 
 def _ledger(b: ScenarioBatch, months, lines, site, to: _Scenarios, capex_row, built) -> _Ledger:
@@ -1210,6 +1217,7 @@ def _ledger(b: ScenarioBatch, months, lines, site, to: _Scenarios, capex_row, bu
         to.first,
         horizon,
         capex,
+        proceeds,
         ebitda,
         lines,
         depreciation,
@@ -1253,7 +1261,7 @@ def _ledger(b: ScenarioBatch, months, lines, site, to: _Scenarios, capex_row, bu
         # The collateral only where an LTV covenant tests it.
         collateral_usd=None
         if np.isnan(covenants[2]).all()
-        else _collateral(stack, capex, consumed, market_collateral),
+        else _collateral(stack, capex, consumed, proceeds, lines["gain_usd"], market_collateral),
         ltv_ceiling=covenants[2],
     )
     return _Ledger(
@@ -1551,12 +1559,12 @@ STACK_METRICS = ("wacc_after_tax_annual", "cost_of_debt_annual", "debt_usd", "di
 """Summary metrics the capital stack computes (econ.capital.StackSchedule.metrics)."""
 
 
-def _collateral(stack, capex, consumed, market_collateral) -> np.ndarray:
-    """What the ltv line divides by and an LTV covenant tests [USD, (n, T+1)]: the book value
-    (capex paid so far with capitalized interest, less book depreciation and impairment), or
-    the resale collateral where the scenario gives a resale table."""
+def _collateral(stack, capex, consumed, proceeds, gain, market_collateral) -> np.ndarray:
+    """What the ltv line divides by and an LTV covenant tests [USD, (n, T+1)]: the book value of
+    the assets held (`econ.depreciation.held_book_value_usd`: with capitalized interest, less what was
+    sold), or the resale collateral where the scenario gives a resale table."""
     capitalized = stack.lines.get("capitalized_interest_usd", 0.0)
-    book = snap_to_zero(cumsum_months(capex + capitalized - consumed))
+    book = dep.held_book_value_usd(capex, consumed, proceeds, gain, capitalized)
     return _or_book(market_collateral, book)
 
 
@@ -2017,6 +2025,7 @@ def _sizing(
     first,
     horizon,
     capex,
+    proceeds,
     ebitda,
     lines,
     depreciation,
@@ -2030,7 +2039,8 @@ def _sizing(
     pay with no interest to deduct. Interest only lowers taxable income, so the tax actually paid
     is no higher and the realised DSCR is at or above the target (the tax shield of the debt is
     the lenders' cushion; no circular iteration). The collateral value for LTV is the book value:
-    capex paid so far less book depreciation and impairment; where the scenario gives a resale
+    capex paid so far less book depreciation and impairment and the book value of what was sold
+    (`econ.depreciation.held_book_value_usd`); where the scenario gives a resale
     table (market.resale_value_table or resale_series), the GPUs count at their resale value
     instead (hardware x share at their age, until sold; econ.resale.collateral_value_usd) and the
     site at its book value.
@@ -2060,7 +2070,12 @@ def _sizing(
         shaped=shaped,
         test_months=b["financing.covenants.test_months"][first],
         cfads=cashflow.cash_flow_available_for_debt_service_usd(ebitda, income_tax),
-        value=_or_book(market_collateral, cumsum_months(capex - book_depreciation - impairment)),
+        value=_or_book(
+            market_collateral,
+            dep.held_book_value_usd(
+                capex, book_depreciation + impairment, proceeds, lines["gain_usd"]
+            ),
+        ),
     )
 
 

@@ -7,6 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from econ import ScenarioBatch, load_scenario, project
 from tests.conftest import ROOT
@@ -41,6 +43,71 @@ def test_an_ltv_ceiling_is_breached_where_the_ltv_line_is_above_it():
     warning = next(w for w in result.warnings[0] if w.startswith("covenant breached"))
     assert f"loan-to-value above its 55% ceiling in {expected.sum()} months" in warning
     assert "DSCR" not in warning
+
+
+def test_the_ltv_divides_by_the_gpus_still_held_not_those_sold():
+    """Found by a credit review: h200-fleet-gb300-refresh sells its H200s in month 18 at their
+    book value (32,614,400 USD); month 19's ltv divided by a book value that still held them
+    (0.1555 where the GB300s alone give 0.3055)."""
+    refresh = load_scenario(ROOT / "models" / "scenarios" / "h200-fleet-gb300-refresh.toml")
+    m = project(refresh).monthly.reset_index()
+    sold = m["disposal_usd"].to_numpy() - m["gain_on_disposal_usd"].to_numpy()  # book sold
+    assert sold[18] == pytest.approx(32_614_400.0, rel=1e-12)
+    held = (
+        m["capex_usd"] + m["capitalized_interest_usd"] - m["depreciation_usd"]
+        - m["impairment_usd"]
+    ).cumsum().to_numpy() - np.cumsum(sold)
+    balance, ltv = m["debt_balance_usd"].to_numpy(), m["ltv"].to_numpy()
+    owed = balance > 1e-6
+    np.testing.assert_allclose(ltv[owed], balance[owed] / held[owed], rtol=1e-10)
+    assert ltv[19] == pytest.approx(0.3055, abs=5e-5)
+
+
+def test_held_book_value_is_cost_less_what_is_consumed_and_what_is_sold():
+    from econ.depreciation import held_book_value_usd
+
+    # 1,000 bought in month 0, 100 a month consumed; sold in month 3 for 750 (book 700: gain 50)
+    capex = np.array([[1000.0, 0, 0, 0, 0]])
+    consumed = np.array([[0.0, 100, 100, 100, 0]])
+    proceeds = np.array([[0.0, 0, 0, 750, 0]])
+    gain = np.array([[0.0, 0, 0, 50, 0]])
+    assert held_book_value_usd(capex, consumed, proceeds, gain).tolist() == [
+        [1000.0, 900.0, 800.0, 0.0, 0.0]
+    ]
+    # sold at a loss (proceeds 600, loss 100): the same 700 leaves the books
+    book = held_book_value_usd(capex, consumed, proceeds * 0.8, np.where(gain, -100.0, 0.0))
+    assert book[0, 3] == 0.0
+    # nothing sold: capex less what is consumed, with capitalized interest on top
+    none = np.zeros_like(capex)
+    assert held_book_value_usd(capex, consumed, none, none, capitalized_usd=capex * 0.1)[
+        0
+    ].tolist() == [1100.0, 1000.0, 900.0, 800.0, 800.0]
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    cost=st.floats(1.0, 1e9),
+    life=st.integers(1, 72),
+    sold=st.integers(1, 72),
+    price_share=st.floats(0.0, 2.0),
+)
+def test_held_book_value_is_0_after_the_sale_and_never_negative(cost, life, sold, price_share):
+    from econ.depreciation import held_book_value_usd
+
+    months = 80
+    capex = np.zeros((1, months))
+    capex[0, 0] = cost
+    consumed = np.where((np.arange(months) >= 1) & (np.arange(months) <= min(life, sold)), 1, 0)
+    consumed = consumed[None, :] * cost / life
+    carrying = cost - consumed[0, : sold + 1].sum()
+    proceeds, gain = np.zeros((1, months)), np.zeros((1, months))
+    proceeds[0, sold] = price_share * cost
+    gain[0, sold] = proceeds[0, sold] - carrying
+    book = held_book_value_usd(capex, consumed, proceeds, gain)
+    assert np.all(book[0, sold:] == 0.0)
+    assert np.all(book >= 0.0)
+    before = np.cumsum(capex - consumed)[:sold]
+    np.testing.assert_allclose(book[0, :sold], before, rtol=1e-12, atol=1e-6)
 
 
 def test_a_higher_ltv_ceiling_never_breaches_more_months():

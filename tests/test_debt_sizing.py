@@ -495,6 +495,7 @@ def test_the_ltv_line_counts_a_later_vintage_from_its_purchase_month():
     book = (
         monthly["capex_usd"] + monthly["capitalized_interest_usd"] - monthly["depreciation_usd"]
         - monthly["impairment_usd"]
+        - (monthly["disposal_usd"] - monthly["gain_on_disposal_usd"])  # the book sold
     ).cumsum()  # fmt: skip
     balance = monthly["debt_balance_usd"]
     assert monthly["capex_usd"].iloc[18] > 0  # the second generation's purchase
