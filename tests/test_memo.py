@@ -160,6 +160,61 @@ def test_cases_keep_the_order_given_and_verify(tmp_path, capsys):
     assert code == 0, text
 
 
+def test_a_residual_value_no_input_gives_is_listed_among_the_key_assumptions():
+    # Found by a credit review: the refresh case's NPV rests on selling the H200s at book value
+    # in month 18 (32.6M USD) and the GB300s at the horizon, and the memo did not say so.
+    from econ import load_scenario
+    from econ.memo.build import compute
+    from econ.memo.render import _assumptions
+
+    refresh = load_scenario(ROOT / "models" / "scenarios" / "h200-fleet-gb300-refresh.toml")
+    memo = compute(refresh, {}, tornado_inputs=[])
+    row = _assumptions(memo)[-1]
+    sold = memo.monthly["disposal_usd"].sum()
+    assert row["path"] == "residual value" and row["value"] == f"{sold:,.0f} USD"
+    assert sold > 32_614_400 and row["source"].startswith("none given")
+    # a sale value given, or a resale curve: the residual has an input, no row
+    valued = load_scenario(
+        ROOT / "models" / "scenarios" / "h200-fleet-gb300-refresh.toml",
+        {"depreciation.sale_value_share": 0.4},
+    )
+    memo = compute(valued, {}, tornado_inputs=[])
+    assert all(r["path"] != "residual value" for r in _assumptions(memo))
+    # the seed is fully depreciated when its horizon ends: nothing is sold, no row
+    memo = compute(load_scenario(SEED), {}, tornado_inputs=[])
+    assert all(r["path"] != "residual value" for r in _assumptions(memo))
+
+
+def test_the_ask_states_each_tranche_s_terms_and_a_loan_s_draws():
+    # Found by a credit review: the capital stack's ask gave names and shares only, and the
+    # refresh case's read as one loan drawn upfront.
+    from econ import load_scenario
+    from econ.memo.build import compute
+    from econ.memo.render import _ask
+
+    scenarios = ROOT / "models" / "scenarios"
+    stack = dict(
+        _ask(compute(load_scenario(scenarios / "deepseek-r1-gb200-nvl72-capital-stack.toml"), {},
+                     tornado_inputs=[]))
+    )["Financing"]  # fmt: skip
+    assert "ddtl (delayed draw term loan, 55% of capex, SOFR (its forward curve) + 2.25%" in stack
+    assert "level payment, matures in month 60)" in stack
+    assert (
+        "senior_notes (senior notes, 20% of capex, 9.25% semi-annual coupon, bullet, matures in "
+        "month 96, after the projection's month 72: the balance then is refinanced)"
+    ) in stack
+    assert "equity (equity, the rest of the capex)" in stack
+    memo = compute(
+        load_scenario(scenarios / "h200-fleet-gb300-refresh.toml"), {}, tornado_inputs=[]
+    )
+    loan = dict(_ask(memo))["Financing"]
+    assert loan.endswith("; drawn with the capex: 7,535,628 USD in month 0 and 5,544,975 USD in "
+                         "month 18")  # fmt: skip
+    assert f"{memo.summary['debt_usd']:,.0f} USD" == "13,080,603 USD"  # the two draws' sum
+    seed = dict(_ask(compute(load_scenario(SEED), {}, tornado_inputs=[])))["Financing"]
+    assert "drawn with the capex" not in seed  # one draw, in month 0
+
+
 def test_default_cases_are_a_credit_committee_s_where_the_scenario_takes_them():
     from econ import load_scenario
     from econ.memo.build import default_cases

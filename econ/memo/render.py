@@ -271,19 +271,69 @@ def _repaid_by(memo: Memo) -> str:
     return f", repaid by month {owed[-1] + 1}"
 
 
+def _tranche_terms(t, horizon: int) -> str:
+    """A tranche as the ask states it: type, size, rate, repayment and maturity (a maturity after
+    the projection's end said so: the balance left then is refinanced)."""
+    terms = [t.type.replace("_", " ")]
+    if t.amount_usd is not None:
+        terms.append(f"{t.amount_usd:,.0f} USD")
+    elif t.share_of_capex is not None:
+        terms.append(f"{t.share_of_capex:.0%} of capex")
+    else:  # (equity without a size: what the other tranches leave)
+        terms.append("the rest of the capex")
+    if t.type == "equity":
+        return f"{t.name} ({', '.join(terms)})"
+    if getattr(t, "coupon_annual", None) is not None:
+        often = {1: "annual", 2: "semi-annual", 4: "quarterly", 12: "monthly"}[t.coupons_per_year]
+        terms.append(f"{t.coupon_annual:.2%} {often} coupon, bullet")
+    elif t.rate_annual is not None:
+        terms.append(f"{t.rate_annual:.2%} fixed")
+    else:
+        rate = t.floating
+        floor = f" (index floor {rate.floor_annual:.2%})" if rate.floor_annual is not None else ""
+        curve = rate.curve
+        level = f"flat {curve.rate_annual:.2%}" if curve.kind == "flat" else "its forward curve"
+        terms.append(f"{rate.index} ({level}) + {rate.spread_annual:.2%}{floor}")
+    if hasattr(t, "repayment"):
+        repayment = t.repayment.replace("_", " ")
+        if t.amortization_months:
+            repayment += f" over {t.amortization_months} months"
+        if t.interest_only_months:
+            repayment += f" after {t.interest_only_months} months interest only"
+        if t.balloon_share:
+            repayment += f", {t.balloon_share:.0%} balloon"
+        terms.append(repayment)
+    maturity = f"matures in month {t.maturity_month}"
+    if t.maturity_month > horizon:
+        maturity += f", after the projection's month {horizon}: the balance then is refinanced"
+    terms.append(maturity)
+    return f"{t.name} ({', '.join(terms)})"
+
+
+def _draws(memo: Memo) -> str:
+    """ "; drawn with the capex: A USD in month 0 and B USD in month 18" for a loan drawn in
+    more than one month (a later vintage's purchase draws its share too), else "". A draw is the
+    balance's rise plus the principal repaid in a month capex is paid, less interest capitalized
+    then (closing = opening + draws - principal)."""
+    m = memo.monthly
+    balance = m["debt_balance_usd"].to_numpy(dtype=float)
+    rise = np.diff(balance, prepend=0.0) + m["principal_usd"].to_numpy(dtype=float)
+    draws = rise - m["capitalized_interest_usd"].to_numpy(dtype=float)
+    months = np.flatnonzero((m["capex_usd"].to_numpy(dtype=float) > 0) & (draws > 0.5))
+    if months.size < 2:
+        return ""
+    parts = [f"{draws[k]:,.0f} USD in month {k}" for k in months]
+    listed = ", ".join(parts[:-1]) + " and " + parts[-1]
+    return f"; drawn with the capex: {listed}"
+
+
 def _ask(memo: Memo) -> list[tuple[str, str]]:
     s = memo.scenario
     racks = s.fleet.gpu_count / s.fleet.gpus_per_rack if s.fleet.gpus_per_rack else None
     fin = s.financing
     if fin.tranches:
-        parts = []
-        for t in fin.tranches:
-            share = "" if t.share_of_capex is None else f", {t.share_of_capex:.0%} of capex"
-            amount = getattr(t, "amount_usd", None)
-            parts.append(
-                f"{t.name} ({t.type}{share}" + (f", {amount:,.0f} USD)" if amount else ")")
-            )
-        debt = "capital stack: " + "; ".join(parts)
+        horizon = s.horizon_months
+        debt = "capital stack: " + "; ".join(_tranche_terms(t, horizon) for t in fin.tranches)
     elif fin.debt_share or fin.debt_usd:
         # a loan given in USD is drawn up to the capex (the engine warns where it is cut)
         capex = memo.summary.get("capex_usd_total") or 0.0
@@ -309,6 +359,7 @@ def _ask(memo: Memo) -> list[tuple[str, str]]:
                 + f": {format_figure('{:,.0f}', memo.summary.get('debt_usd'))} USD"
                 + _repaid_by(memo)
             )
+        debt += _draws(memo)
     else:
         debt = "all equity"
     return [
@@ -341,7 +392,31 @@ def _assumptions(memo: Memo) -> list[dict]:
         else:
             value = str(node)
         rows.append({"path": path, "value": value, "source": source})
+    residual = _residual_at_book(memo)
+    if residual is not None:
+        rows.append(residual)
     return rows
+
+
+def _residual_at_book(memo: Memo) -> dict | None:
+    """The Key assumptions row of a residual value no input gives: GPUs sold at retirement (or at
+    the horizon's end) at their book value, for want of a resale table or a sale value; None
+    where nothing is sold that way."""
+    s = memo.scenario
+    sold = float(memo.monthly["disposal_usd"].sum())
+    given = s.market.has_resale or all(
+        row.depreciation.sale_value_share is not None for row in s.expand()
+    )
+    if given or sold <= 0:
+        return None
+    return {
+        "path": "residual value",
+        "value": f"{sold:,.0f} USD",
+        "source": "none given: GPUs retired, or still held when the projection ends, are assumed "
+        "sold at their book value, as no resale table (market.resale_value_table or "
+        "resale_series) or depreciation.sale_value_share is set; a lender haircuts residual "
+        "value (a distressed sale near 0.45 of an orderly one, SpotWire 2026: docs/financing.md)",
+    }
 
 
 def html(memo: Memo) -> str:
