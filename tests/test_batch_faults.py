@@ -38,12 +38,19 @@ def command(chunks: Path, out: Path | None = None, engine: str = "process") -> l
     return cmd + (["--out", str(out)] if out else [])
 
 
+def _interruptible() -> None:
+    """SIGINT as a terminal leaves it: a test suite started in the background by a
+    non-interactive shell (`make test &`) inherits SIGINT ignored, and Python then installs no
+    KeyboardInterrupt handler, so the run would finish with exit 0 instead of stopping."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def start(cmd: list[str], stderr: Path) -> subprocess.Popen:
     with open(stderr, "wb") as err:
         return subprocess.Popen(
             cmd, cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT)),
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err,
-            start_new_session=True,
+            start_new_session=True, preexec_fn=_interruptible,
         )  # fmt: skip
 
 
