@@ -166,8 +166,9 @@ def test_validation_problems_are_listed_one_a_line():
     data["market"]["price_usd_per_mtok"] = -1
     lines = state.validate(data).message.splitlines()
     assert lines == [
-        "- utilization.share: 150 % is above 100 % (expected at most 100 %)",
-        "- market.price_usd_per_mtok = -1: Input should be greater than or equal to 0",
+        "- Utilization › Share [%]: 150 % is above 100 % (expected at most 100 %)",
+        "- Market › Price [USD per million tokens]: -1 USD per million tokens is below 0 USD per "
+        "million tokens (expected at least 0 USD per million tokens)",
     ]
 
 
@@ -198,7 +199,9 @@ def test_app_text_speaks_of_the_apps_controls_and_the_uploaded_files_name():
     assert app_text(f"{temp}: bad header") == "run.csv: bad header"
     text = app_text("per-GPU throughput is unknown (pass --gpus N)")
     assert "--gpus" not in text and '"GPUs that served it" box' in text
-    assert app_text("--step '5:x': gain 'x' is not a number") == "step '5:x': gain 'x' is not a number"
+    assert (
+        app_text("--step '5:x': gain 'x' is not a number") == "step '5:x': gain 'x' is not a number"
+    )
     assert app_text("tpot_s_p99 = 0.0123 (limit 0.005)") == "TPOT p99 = 12.3 ms (limit 5 ms)"
 
 
@@ -270,7 +273,9 @@ def test_the_liquid_retrofit_toggle_is_off_where_it_cannot_apply(app: AppTest):
     disabled and says why, instead of an error box naming a command-line flag."""
     app.switch_page("econ/ui/pages/power.py").run()
     toggle = widget(app.toggle, "Retrofit liquid cooling in an air hall")
-    assert toggle.disabled and "racks are liquid-cooled and the hall is liquid-cooled" in toggle.help
+    assert (
+        toggle.disabled and "racks are liquid-cooled and the hall is liquid-cooled" in toggle.help
+    )
     widget(app.selectbox, "Hall cooling").set_value("air").run()
     toggle = widget(app.toggle, "Retrofit liquid cooling in an air hall")
     assert not toggle.disabled
@@ -332,7 +337,6 @@ def test_the_risk_page_computes_and_exports_the_data_table(app: AppTest):
 
 
 def test_compare_takes_eight_scenarios_with_differences_from_the_base_and_exports(app: AppTest):
-
 
     from econ import load_scenario, project
     from econ.catalog import ready_made_scenarios
@@ -504,7 +508,9 @@ def test_a_difference_is_signed_and_a_change_of_a_percentage_is_in_points():
 
     assert format_change(16520.4, "usd") == "+16,520"
     assert format_change(-0.0011, "usd_per_mtok") == "-0.0011"
-    assert format_change(0.004, "pct") == "+0.4 pts" and format_change(-4.373, "pct") == "-437.3 pts"
+    assert (
+        format_change(0.004, "pct") == "+0.4 pts" and format_change(-4.373, "pct") == "-437.3 pts"
+    )
     assert format_change(0.0, "usd") == "0"
     assert format_change(-0.2, "usd") == "0" and format_change(-1e-5, "pct") == "0.0 pts"
     from econ.ui.fmt import format_value

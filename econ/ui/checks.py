@@ -150,3 +150,58 @@ def sanity_warnings(scenario: Scenario) -> list[str]:
         elif rate > 1:
             out.append(f"the {label} is {rate * 100:,.4g} %/year, above 100 %; check the unit (%)")
     return out
+
+
+# --- the model a scenario says it serves --------------------------------------------------------------
+
+_SIMULATED_SOURCE = re.compile(r"^simulated: (\S+) on ")
+"""The source the Throughput page writes when a simulated figure is used ("simulated: MODEL on
+HARDWARE at PRECISION, WORKLOAD")."""
+
+
+def catalog_row_of(scenario: Scenario, catalog: pd.DataFrame) -> pd.Series | None:
+    """The MLPerf catalog row the scenario's throughput came from: the row its measured source or
+    throughput source names by id, else the one row of its hardware whose tokens/s per GPU is
+    the scenario's (to 0.05); None when no row is found or several are."""
+    t = scenario.throughput
+    ids = catalog["id"].astype(str)
+    named = t.measured.catalog_id if t.measured is not None else ""
+    if named and (ids == named).any():
+        return catalog[ids == named].iloc[0]
+    source = t.source or ""
+    for row_id in ids:
+        if row_id and row_id in source:
+            return catalog[ids == row_id].iloc[0]
+    close = catalog[
+        ((catalog["tokens_per_s_per_gpu"] - t.tokens_per_s_per_gpu).abs() < 0.05)
+        & (catalog["hardware_key"] == scenario.fleet.hardware)
+    ]
+    families = set(close["benchmark_family"].dropna())
+    return close.iloc[0] if len(families) == 1 else None
+
+
+def stated_model(
+    scenario: Scenario, catalog: pd.DataFrame | None = None, curve_model: str = ""
+) -> tuple[str | None, str]:
+    """(model, where the scenario says it): the model of its simulated or history section, of
+    the simulated source the app wrote, of the catalog row its throughput came from (or its
+    measured source's catalog query), or `curve_model` (its measured curve file's); (None, "")
+    when it says none. Its name, description and free-text source are not read: a guess there
+    could put another model's throughput into the scenario with one click."""
+    t = scenario.throughput
+    if t.simulated is not None and t.simulated.model:
+        return t.simulated.model, "its simulated throughput"
+    if t.history is not None and t.history.model:
+        return t.history.model, "its MLPerf history"
+    found = _SIMULATED_SOURCE.match(t.source or "")
+    if found:
+        return found.group(1), "its throughput source (simulated)"
+    if t.measured is not None and t.measured.catalog_query.get("model"):
+        return str(t.measured.catalog_query["model"]), "its measured source's catalog query"
+    if catalog is not None and len(catalog):
+        row = catalog_row_of(scenario, catalog)
+        if row is not None and str(row.get("benchmark_family") or ""):
+            return str(row["benchmark_family"]), f"its catalog row {row['id']}"
+    if curve_model:
+        return curve_model, "its measured curve"
+    return None, ""

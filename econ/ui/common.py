@@ -33,6 +33,34 @@ MAIN_INPUTS = (
 )
 """The levers an operator moves most (the Scenario page edits every field)."""
 
+STACK_SETS = ("financing.debt_share", "financing.debt_rate_annual")
+"""Levers a capital stack (financing.tranches) replaces: its tranches set the debt and its cost,
+and a debt share beside them makes the scenario invalid."""
+
+
+def stack_caption(tranches) -> str:
+    """What sets the financing of a scenario with a capital stack, and where to edit it."""
+    parts = []
+    for tranche in tranches if isinstance(tranches, list) else ():
+        if not isinstance(tranche, dict):
+            continue
+        name = literal(str(tranche.get("name") or tranche.get("type") or "tranche"))
+        share = tranche.get("share_of_capex")
+        amount = tranche.get("amount_usd")
+        if isinstance(share, int | float) and not isinstance(share, bool):
+            parts.append(f"{name} {share:.0%} of capex")
+        elif isinstance(amount, int | float) and not isinstance(amount, bool):
+            parts.append(f"{name} {amount:,.0f} USD")
+        else:
+            parts.append(f"{name} (the rest)" if tranche.get("type") == "equity" else name)
+    listed = f" ({'; '.join(parts)})" if parts else ""
+    return (
+        ":material/account_balance: Debt share and loan rate: this scenario's capital stack sets "
+        f"its financing{listed}, so these levers do not apply. Edit the tranches on the Scenario "
+        "page, Financing tab, “Tranches (TOML)”."
+    )
+
+
 PICKER = "econ.picker"
 PAGES = {}
 """Page name -> st.Page, filled by the router (for links between pages)."""
@@ -173,10 +201,15 @@ def sidebar() -> None:
     bar.subheader("Main inputs")
     form = Form("side", v.errors)
     racks_given = state.get_path(ss[state.DATA], "fleet.racks", None) is not None
+    tranches = state.get_path(ss[state.DATA], "financing.tranches", None)
     for path, label in MAIN_INPUTS:
         if path == "fleet.racks" and not racks_given:
             continue
         if path == "fleet.gpu_count" and racks_given:
+            continue
+        if path in STACK_SETS and tranches:
+            if path == STACK_SETS[0]:
+                bar.caption(stack_caption(tranches))
             continue
         f = find(path)
         if f is not None:
@@ -344,15 +377,21 @@ def remember_all() -> None:
 
 def use_throughput(value: float, source: str) -> None:
     """Callback: make `value` the scenario's fixed throughput, citing `source`."""
+    from econ.ui.form import mark_edited
+
     data = st.session_state[state.DATA]
     state.set_path(data, "throughput.tokens_per_s_per_gpu", float(value))
     state.set_path(data, "throughput.source", source)
+    changed = ["throughput.source"]
     for name in ("measured", "simulated"):
         if state.get_path(data, f"throughput.{name}", None) is not None:
             state.set_path(data, f"throughput.{name}", None)
-    sources = data.setdefault("sources", {})
-    if isinstance(sources, dict):
-        sources["throughput.tokens_per_s_per_gpu"] = source
+            changed.append(f"throughput.{name}")
+    # cited as a sidebar edit is (old value and source kept), naming where the figure came from;
+    # the description's edit note then lists it
+    mark_edited("throughput.tokens_per_s_per_gpu", f"from the Throughput page: {source}")
+    for path in changed:
+        mark_edited(path, "from the Throughput page")
     st.session_state[state.NOTICE] = f"Throughput set to {value:,.1f} tokens/s per GPU ({source})."
 
 
@@ -374,10 +413,13 @@ def table(data, rows: int | None = None, keep=(), where=None, **kwargs) -> None:
     (where or st).dataframe(data, column_config=config or None, **kwargs)
 
 
-def upload_limit_mb() -> int:
-    return max(1, compute.MAX_UPLOAD_BYTES // (1024 * 1024))
+def upload_limit_mb(limit_bytes: int | None = None) -> int:
+    """An upload limit in the whole MB (1,048,576 bytes) an upload box takes: the benchmark
+    files' unless `limit_bytes` is given."""
+    limit = compute.MAX_UPLOAD_BYTES if limit_bytes is None else limit_bytes
+    return max(1, limit // (1024 * 1024))
 
 
-UPLOAD_BOX_MB = 20
-"""What an upload box accepts (server.maxUploadSize): above the app's own limits, so that a file
-too large gets a message naming it and the limit rather than only a red chip."""
+# Each upload box is given the app's own limit for its files (max_upload_size), so the size it
+# shows ("Limit 1MB per file") is the one the app applies and the browser refuses a larger file
+# before sending it; the server still checks the size (a client may skip the browser's check).

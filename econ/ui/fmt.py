@@ -106,8 +106,13 @@ def is_missing(value) -> bool:
 
 def format_value(value, kind: str, money: str = "USD") -> str:
     """Text of a value: USD with thousands separators, $/M tokens to 4 decimals, percentages;
-    never a negative zero ("-0.0%" of a tiny negative reads "0.0%")."""
+    never a negative zero ("-0.0%" of a tiny negative reads "0.0%"), except for money in
+    thousand or million USD that is at least 1 USD below zero: a loss of 1,137 USD reads
+    "-0.0011" million USD, and a loss too small for 4 decimals "-0.0000", never "0.00"."""
     text = _format_value(value, kind, money)
+    if kind == "usd" and MONEY_SCALES.get(money, 1.0) != 1.0 and not is_missing(value):
+        if value <= -0.5:  # a loss in whole USD keeps its sign at any scale
+            return text
     return text[1:] if text.startswith("-") and _is_zero_text(text) else text
 
 
@@ -123,7 +128,11 @@ def _format_value(value, kind: str, money: str = "USD") -> str:
         return "∞" if value > 0 else "−∞"
     if kind == "usd":
         scale = MONEY_SCALES.get(money, 1.0)
-        return f"{value / scale:,.0f}" if scale == 1.0 else f"{value / scale:,.2f}"
+        if scale == 1.0:
+            return f"{value:,.0f}"
+        scaled = value / scale
+        # an amount that would round to 0.00 gets 4 decimals ("-0.0011" million USD)
+        return f"{scaled:,.2f}" if abs(scaled) >= 0.005 or scaled == 0 else f"{scaled:,.4f}"
     if kind == "usd_per_mtok":
         return f"{value:.4f}"
     if kind == "pct":

@@ -271,10 +271,11 @@ _BOUNDS = {
 
 def unit_message(path: str, error: Mapping) -> str | None:
     """A pydantic bound error in the unit the field is shown in (percent fields in %):
-    "150 % is above 100 % (expected at most 100 %)"; None when the field shows stored values."""
+    "150 % is above 100 % (expected at most 100 %)", "0 months is below 1 months (expected at
+    least 1 months)"; None for other errors."""
     f = find(path)
     kind = _BOUNDS.get(str(error.get("type")))
-    if f is None or kind is None or f.scale == 1 or not _is_number(error.get("input")):
+    if f is None or kind is None or not _is_number(error.get("input")):
         return None
     bound = (error.get("ctx") or {}).get(kind[0])
     if not _is_number(bound):
@@ -282,6 +283,84 @@ def unit_message(path: str, error: Mapping) -> str | None:
     unit = f" {f.unit}" if f.unit else ""
     value, limit = to_widget(f, error["input"]), to_widget(f, bound)
     return f"{value:,.6g}{unit} is {kind[1]} {limit:,.6g}{unit} (expected {kind[2]} {limit:,.6g}{unit})"
+
+
+_EXACTLY_ONE = re.compile(r"give exactly one of (\w+) and (\w+), got (.*)$", re.DOTALL)
+_NAMED_VALUE = re.compile(r"\b([a-z][a-z0-9_]*_[a-z0-9_]*|[a-z]+)(=| is )([^,;\s)]+)")
+_FIELD_NAME = re.compile(r"\b[a-z][a-z0-9]*(?:[._][a-z0-9]+)+\b")
+
+
+def _section_of(path: str) -> FieldInfo | None:
+    """The section a message at `path` speaks of: the path's own if a section, else its parent."""
+    f = find(path) if path else None
+    if f is not None and f.kind == "section":
+        return f
+    parent = path.rpartition(".")[0]
+    return find(parent) if parent else None
+
+
+def _named(section: FieldInfo | None, name: str) -> FieldInfo | None:
+    """The field a message names: a child of `section` by name, or a scenario field by path."""
+    if section is not None:
+        child = next((c for c in section.children if c.name == name), None)
+        if child is not None:
+            return child
+    return find(name) if "." in name else None
+
+
+def _stated_value(f: FieldInfo, text: str) -> str:
+    """A value a validator wrote ("0.5", "None") in the form's unit ("50 %", "empty")."""
+    if text in ("None", "none"):
+        return "empty"
+    try:
+        value = float(text)
+    except ValueError:
+        return text
+    return _described(f, int(value) if f.kind == "int" and value.is_integer() else value)
+
+
+def app_message(path: str, message: str) -> str:
+    """A validator's message in the form's words: the fields it names by their labels (in quotes),
+    values in the form's units, and for two fields of which exactly one is wanted which to clear
+    ("“Capex › GPU price [USD/GPU]” and “Capex › System price [USD]” are both given (40,000
+    USD/GPU and 3,100,000 USD); give exactly one: clear one of them")."""
+    section = _section_of(path)
+    one = _EXACTLY_ONE.search(message)
+    if one:
+        first, second = _named(section, one.group(1)), _named(section, one.group(2))
+        if first is not None and second is not None:
+            got = dict((m.group(1), m.group(3)) for m in _NAMED_VALUE.finditer(one.group(3)))
+            values = [got.get(f.name, "") for f in (first, second)]
+            labels = f"“{path_label(first.path)}” and “{path_label(second.path)}”"
+            if all(v and v != "None" for v in values):
+                shown = " and ".join(
+                    _stated_value(f, v) for f, v in zip((first, second), values, strict=True)
+                )
+                told = f"{labels} are both given ({shown}); give exactly one: clear one of them"
+            else:
+                told = f"{labels} are both empty; give exactly one of them"
+            return message[: one.start()] + told
+
+    def value(match: re.Match) -> str:
+        f = _named(section, match.group(1))
+        if f is None:
+            return match.group(0)
+        return f"“{path_label(f.path)}”{match.group(2)}{_stated_value(f, match.group(3))}"
+
+    def name(match: re.Match) -> str:
+        f = _named(section, match.group(0))
+        return (
+            f"“{path_label(f.path)}”" if f is not None and f.kind != "section" else match.group(0)
+        )
+
+    # one-word names of list and table fields ("tranches", "vintages") too; not of numbers or
+    # choices, whose names ("share", "method") are also the message's own words
+    words = [c.name for c in (section.children if section else ()) if not c.scalar]
+    pattern = _FIELD_NAME
+    if words:
+        pattern = re.compile(f"{_FIELD_NAME.pattern}|\\b(?:{'|'.join(words)})\\b")
+    parts = re.split(r"(“[^”]*”)", _NAMED_VALUE.sub(value, message))
+    return "".join(p if p.startswith("“") else pattern.sub(name, p) for p in parts)
 
 
 def fraction_hint(f: FieldInfo, value: Any, base: Any) -> str | None:
@@ -726,6 +805,12 @@ def _format(f: FieldInfo, value) -> str:
     return f"%.{min(max(decimals, 2 if abs(number) < 100 else 0), 6)}f"
 
 
+def box_format(f: FieldInfo, value) -> str:
+    """The printf format of a number box for the field holding `value`: as many decimals as
+    its values need ("%.4f" for a token price of 0.1447, "%.2f" for a percentage)."""
+    return _format(f, value)
+
+
 def _column(c: FieldInfo):
     help_text = c.help or None
     label = c.label
@@ -798,16 +883,30 @@ def _described(f: FieldInfo | None, value: Any) -> str:
     if value is None:
         return "none"
     if f is not None and f.kind == "float" and _is_number(value):
-        return f"{to_widget(f, value):,.6g}" + (f" {f.unit}" if f.unit else "")
+        return f"{_plain_number(to_widget(f, value))}" + (f" {f.unit}" if f.unit else "")
     if f is not None and f.kind == "int" and _is_number(value):
         return f"{value:,}" + (f" {f.unit}" if f.unit else "")
     text = value if isinstance(value, str) else json.dumps(state.plain(value), default=str)
     return text if len(text) <= 80 else text[:77] + "..."
 
 
-def mark_edited(path: str) -> None:
+def _plain_number(value: float) -> str:
+    """A number as a reader writes it: thousands separators, no e-notation, at most 6
+    significant digits after the point ("3,000,000", "194.95", "0.0012")."""
+    if value == 0 or not math.isfinite(value):
+        return f"{value:g}"
+    if float(value).is_integer():
+        return f"{value:,.0f}"
+    digits = max(0, 6 - 1 - math.floor(math.log10(abs(value))))
+    text = f"{value:,.{digits}f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+def mark_edited(path: str, how: str = "") -> None:
     """Cite an edit in the scenario's [sources]: "edited in the app on DATE (was: OLD VALUE;
-    source: OLD SOURCE)"; an edit back to the base value restores the base's source."""
+    source: OLD SOURCE)", or with `how` (a page's action and what it took the value from)
+    "edited in the app on DATE from the Power and fleet page: ... (was: ...)"; an edit back to
+    the base value restores the base's source."""
     ss = st.session_state
     data, base = ss[state.DATA], ss.get(state.BASE, {})
     if path.startswith("sources") or find(path) is None:
@@ -828,7 +927,8 @@ def mark_edited(path: str) -> None:
         note = f"was: {_described(find(path), old)}"
         if original:
             note += f"; source: {original}"
-        sources[path] = f"{EDITED} {dt.date.today().isoformat()} ({note})"
+        done = f"{EDITED} {dt.date.today().isoformat()}" + (f" {how}" if how else "")
+        sources[path] = f"{done} ({note})"
     mark_description(data)
 
 

@@ -215,17 +215,27 @@ def validate(data: Mapping, raw_errors: Mapping[str, str] | None = None) -> Vali
         try:
             Scenario.model_validate(data)
         except ValidationError as detail:
-            from econ.ui.form import unit_message
+            from econ.scenario.section import FIELD_ERRORS
+            from econ.ui.form import app_message, find, path_label, unit_message
 
             for err in detail.errors(include_url=False):
                 path = error_path(err["loc"])
+                given = err.get("input", MISSING)
+                if err["type"] in FIELD_ERRORS:  # raised by the section for one of its fields
+                    path = f"{path}.{err['ctx']['field']}" if path else err["ctx"]["field"]
+                    given = err["ctx"]["value"]
                 shown = unit_message(path, err)
                 # in the field's displayed unit where there is one; an unknown field lists names
                 unknown = err["type"] == "extra_forbidden"
                 message = shown if shown and not unknown else expected_message(err)
+                if not unknown:  # the fields it names by the form's labels
+                    message = app_message(path, message)
                 errors.setdefault(path, []).append(message)
-                value = "" if shown or "input" not in err else f" = {err['input']!r}"
-                listed.append(f"{path}{value}: {message}")
+                # named as the form labels it; a section's or list's value is never quoted whole
+                name = path_label(path) if find(path) is not None else path
+                whole = isinstance(given, Mapping | list | tuple)
+                value = "" if shown or whole or given is MISSING else f" = {given!r}"
+                listed.append(f"{name}{value}: {message}")
         except Exception as detail:  # noqa: BLE001 - any failure is reported, never raised
             errors.setdefault("", []).append(str(detail))
         lines = (listed or [str(exc)]) + [f"{p}: {m}" for p, m in (raw_errors or {}).items()]

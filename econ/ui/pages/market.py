@@ -189,7 +189,7 @@ def index_curves() -> dict:
             type=["csv", "txt"],
             key=UPLOAD,
             on_change=_index_uploaded,
-            max_upload_size=common.UPLOAD_BOX_MB,
+            max_upload_size=common.upload_limit_mb(MAX_INDEX_BYTES),
             help="One dated point a row, with the header date, series, gpu, term_months, "
             "usd_per_gpu_hour, source (series as PUBLISHER/INDEX, term 0 = on-demand), checked "
             "as `econ market import` checks it. It is shown beside the shipped index; a "

@@ -73,12 +73,22 @@ def fleet_capex_parts(scenario, gpus: int) -> dict[str, float]:
     }
 
 
-def _apply_sizing(gpus: int, per_rack: int, hardware: str) -> None:
+def _apply_sizing(gpus: int, per_rack: int, hardware: str, basis: str = "") -> None:
+    """Callback of "Use N GPUs": the sized fleet becomes the scenario's, each field changed
+    cited as a sidebar edit is (old value and source kept) with the sizing it came from."""
+    from econ.ui.form import mark_edited
+
     data = st.session_state[state.DATA]
-    state.set_path(data, "fleet.gpu_count", int(gpus))
-    state.set_path(data, "fleet.gpus_per_rack", int(per_rack))
-    state.set_path(data, "fleet.racks", None)
-    state.set_path(data, "fleet.hardware", hardware)
+    values = {
+        "fleet.gpu_count": int(gpus),
+        "fleet.gpus_per_rack": int(per_rack),
+        "fleet.racks": None,
+        "fleet.hardware": hardware,
+    }
+    how = "from the Power and fleet page" + (f": {basis}" if basis else "")
+    for path, value in values.items():
+        state.set_path(data, path, value)
+        mark_edited(path, how)
     st.session_state[state.NOTICE] = f"The fleet is now {gpus:,} GPUs of {hardware}."
 
 
@@ -235,11 +245,19 @@ def sizing(current, money: str) -> None:
     st.button(
         f"Use {result['gpus']:,} GPUs of {chosen} as the scenario's fleet",
         on_click=_apply_sizing,
-        args=(result["gpus"], result["rack"]["gpus_per_rack"], chosen),
+        args=(
+            result["gpus"],
+            result["rack"]["gpus_per_rack"],
+            chosen,
+            f"sized for a {float(mw):,.6g} MW budget at the "
+            f"{'IT load' if basis == 'it' else 'utility meter'} "
+            f"({', '.join(result['binding_limits']) or result['binding_limit']} binding)",
+        ),
         disabled=not result["gpus"],
         icon=":material/input:",
-        help="Sets fleet.gpu_count, gpus_per_rack and hardware; prices and power per GPU stay the "
-        "scenario's, so check them on the Scenario page.",
+        help="Sets fleet.gpu_count, gpus_per_rack and hardware, cited in the scenario's sources "
+        "as an edit from this page; prices and power per GPU and fixed monthly costs (such as "
+        "staff) stay the scenario's, so check them on the Scenario page.",
     )
 
 

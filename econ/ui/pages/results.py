@@ -16,6 +16,7 @@ from econ.ui.fmt import (
     format_metric,
     format_value,
     irr_note,
+    is_missing,
     literal,
     metric_kind,
     metric_label,
@@ -143,6 +144,17 @@ def debt_schedule(
     return table
 
 
+def schedule_text(schedule: pd.DataFrame, money_format: str) -> pd.DataFrame:
+    """The debt schedule as text: money in the display format, ratios ([x]) to 2 decimals and
+    "n/a" in a year without debt service, as the tiles write it (Streamlit's table shows a
+    missing number as "None" whatever a Styler's na_rep says, so the cells are written here)."""
+    out = schedule.astype(object)
+    for label in schedule.index:
+        number = "{:.2f}" if label.endswith("[x]") else money_format
+        out.loc[label] = ["n/a" if is_missing(v) else number.format(v) for v in schedule.loc[label]]
+    return out
+
+
 def render() -> None:
     st.title("Results")
     current = common.require_scenario("the results")
@@ -245,15 +257,13 @@ def render() -> None:
         st.subheader("Debt schedule by year")
         floor = scenario.financing.covenants.dscr_floor
         schedule = debt_schedule(monthly, money, years, floor)
-        ratios = [label for label in schedule.index if label.endswith("[x]")]
-        money_labels = [label for label in schedule.index if label not in ratios]
         common.table(
-            schedule.style.format(money_format, subset=pd.IndexSlice[money_labels, :]).format(
-                "{:.2f}",
-                subset=pd.IndexSlice[ratios, :],
-                na_rep="–",  # no debt service that year
-            ),
+            schedule_text(schedule, money_format),
             rows=len(schedule),
+            column_config={
+                "_index": st.column_config.Column(width="large"),  # labels with units uncut
+                **{c: st.column_config.TextColumn(c, alignment="right") for c in schedule.columns},
+            },
         )
         st.caption(
             "Closing = opening + draws - principal. DSCR, year: the year's cash available for "

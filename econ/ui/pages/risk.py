@@ -5,6 +5,8 @@ uncertain (Monte Carlo histogram with quantiles, fan chart of cumulative cash). 
 from __future__ import annotations
 
 import hashlib
+import re
+from collections.abc import Callable
 
 import altair as alt
 import numpy as np
@@ -20,7 +22,14 @@ from econ.ui.fmt import (
     metric_label,
     short_number,
 )
-from econ.ui.form import grouped_caption, path_label, shown_value, stored_path_label
+from econ.ui.form import (
+    box_format,
+    find,
+    grouped_caption,
+    path_label,
+    shown_value,
+    stored_path_label,
+)
 
 TORNADO = "econ.tornado_result"
 MONTECARLO = "econ.mc_result"
@@ -295,6 +304,7 @@ def montecarlo_section(current, paths: list[str], money: str, hold: bool) -> Non
                     current.scenario, distributions, int(n), int(seed), sampling, report, hold
                 ),
                 "Monte Carlo",
+                words=mc_words(distributions),
             )
             bar.empty()
             if result is not None:
@@ -404,33 +414,67 @@ def montecarlo_section(current, paths: list[str], money: str, hold: bool) -> Non
         )
         if metric.undefined:
             st.warning(f"{metric.undefined:,} scenarios have no {output} (undefined, not counted).")
-        cols = st.columns([2, 3])
-        cols[0].dataframe(table, hide_index=True, width="stretch")
         risk_figures = summary.risk or {}
-        with cols[1]:
-            if risk_figures:
-                loss = risk_figures.get("probability_of_loss")
-                c = st.columns(3)
-                c[0].metric(
-                    "Probability of loss (NPV < 0)",
-                    "n/a" if loss is None else f"{loss:.1%}",
-                    border=True,
-                )
-                c[1].metric(
-                    f"Value at risk, 95% [{money}]",
-                    format_value(risk_figures.get("value_at_risk_95_usd"), "usd", money),
-                    border=True,
-                )
-                c[2].metric(
-                    f"Expected shortfall, 95% [{money}]",
-                    format_value(risk_figures.get("expected_shortfall_95_usd"), "usd", money),
-                    border=True,
-                )
-            breach = summary.covenant_breach_probability
-            if breach is not None:
-                st.columns(3)[0].metric(
-                    "Probability of a covenant breach", f"{breach:.1%}", border=True
-                )
+        if risk_figures:
+            # a row of its own across the page: in a narrower column the tiles broke their
+            # numbers across two lines at 1440 px
+            loss = risk_figures.get("probability_of_loss")
+            c = st.columns(3)
+            c[0].metric(
+                "Probability of loss (NPV < 0)",
+                "n/a" if loss is None else f"{loss:.1%}",
+                border=True,
+            )
+            c[1].metric(
+                f"Value at risk, 95% [{money}]",
+                format_value(risk_figures.get("value_at_risk_95_usd"), "usd", money),
+                border=True,
+                help=VAR_HELP,
+            )
+            c[2].metric(
+                f"Expected shortfall, 95% [{money}]",
+                format_value(risk_figures.get("expected_shortfall_95_usd"), "usd", money),
+                border=True,
+                help=SHORTFALL_HELP,
+            )
+        breach = summary.covenant_breach_probability
+        if breach is not None:
+            st.columns(3)[0].metric(
+                "Probability of a covenant breach", f"{breach:.1%}", border=True
+            )
+        st.columns([2, 3])[0].dataframe(table, hide_index=True, width="stretch")
+
+
+VAR_HELP = (
+    "The loss of NPV that 95% of the scenarios do not exceed: minus the 5th percentile (P5) of "
+    "NPV. Positive: the worst 5% of scenarios lose at least this much. Negative: even the "
+    "worst 5% gain, by at least this much (the P5 NPV is above zero)."
+)
+SHORTFALL_HELP = (
+    "The average loss of NPV in the worst 5% of scenarios: minus their mean NPV. Positive: "
+    "they lose this much on average. Negative: they still gain this much on average."
+)
+FRACTION_HINT = (
+    "{label} is typed in the distribution as a fraction, as the scenario stores it: 0.65 for 65 %"
+)
+
+
+def mc_words(paths) -> Callable[[str], str]:
+    """A Monte Carlo message in the page's words: the inputs by the table's labels (not their
+    dotted paths), and for a percent field a reminder that its distribution is a fraction."""
+
+    def words(text: str) -> str:
+        hints = []
+        for path in sorted(paths, key=len, reverse=True):
+            label = stored_path_label(path)
+            text, found = re.subn(rf"(?<![\w.]){re.escape(path)}(?![\w.])", label, text)
+            f = find(path)
+            out_of_bounds = re.search(r"(≤|<=|at most) ?1(\.0)?\b", text)
+            if found and out_of_bounds and f is not None and f.scale != 1:
+                hints.append(FRACTION_HINT.format(label=label))
+        return text + "".join(f". {hint}" for hint in hints)
+
+    return words
 
 
 DATA_TABLE = "econ.data_table"
@@ -438,8 +482,6 @@ DATA_TABLE = "econ.data_table"
 
 def _axis(where, name: str, paths: list[str], default: str, scenario):
     """One axis of the data table: the input and its values (from, to, steps) in its shown unit."""
-    from econ.ui.form import find
-
     path = where.selectbox(
         f"{name} input",
         paths,
@@ -453,13 +495,21 @@ def _axis(where, name: str, paths: list[str], default: str, scenario):
     scale = f.scale if f is not None else 1.0
     base = float(node) * scale if isinstance(node, int | float) else 0.0
     c = where.columns(3)
-    low = c[0].number_input("from", value=round(base * 0.8, 6), key=f"econ.dt_{name}_lo.{path}")
-    high = c[1].number_input("to", value=round(base * 1.2, 6), key=f"econ.dt_{name}_hi.{path}")
+    integer = f is not None and f.kind == "int"
+    # the boxes show as many decimals as the field's values need (a token price to 4), and the
+    # defaults are rounded to them: the grid is computed at the values the boxes show
+    fmt = "%.0f" if integer else (box_format(f, node) if f is not None else "%.4f")
+    decimals = int(fmt[2:-1])
+    low = c[0].number_input(
+        "from", value=round(base * 0.8, decimals), format=fmt, key=f"econ.dt_{name}_lo.{path}"
+    )
+    high = c[1].number_input(
+        "to", value=round(base * 1.2, decimals), format=fmt, key=f"econ.dt_{name}_hi.{path}"
+    )
     steps = c[2].number_input(
         "steps", min_value=2, max_value=50, value=5, step=1, key=f"econ.dt_{name}_n.{path}"
     )
-    integer = f is not None and f.kind == "int"
-    shown = risk.axis_values(low, high, steps, integer)
+    shown = [float(f"{v:.10g}") for v in risk.axis_values(low, high, steps, integer)]
     return path, shown, [v / scale if scale != 1 else v for v in shown]
 
 
@@ -506,8 +556,8 @@ def data_table_section(current, paths: list[str], money: str, hold: bool) -> Non
     shown.index.name = f"{path_label(row_path)} ↓ / {path_label(col_path)} →"
     st.markdown(f"**{metric_label(output, money)}**")
     common.table(shown, width="stretch")
-    export = table.copy()
-    export.index.name = f"{row_path} \\ {col_path}"
+    export = table.copy()  # the grid's values in the form's units, labelled as the form does
+    export.index.name = f"{path_label(row_path)} ↓ / {path_label(col_path)} → ({output})"
     st.download_button(
         "Download the data table (CSV)",
         export.to_csv().encode(),

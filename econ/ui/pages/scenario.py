@@ -99,11 +99,20 @@ def _apply_toml(key: str) -> None:
     state.load_data(data, ss[state.BASE_NAME], base=ss[state.BASE])
 
 
+OPEN_TAB = "econ.scenario_open_tab"
+TAB_KEY = "econ.scenario_tabs"
+WARNING_MARK = " ⚠️"
+
+
+def _tab_name(label: str) -> str:
+    return label.removesuffix(WARNING_MARK)
+
+
 def _tab_label(name: str, fields, errors) -> str:
     bad = any(
         p == f.path or p.startswith((f.path + ".", f.path + "[")) for f in fields for p in errors
     )
-    return humanize(name) + (" ⚠️" if bad else "")
+    return humanize(name) + (WARNING_MARK if bad else "")
 
 
 def render() -> None:
@@ -130,7 +139,7 @@ def render() -> None:
                 type=["toml"],
                 key=UPLOAD,
                 on_change=_uploaded,
-                max_upload_size=common.UPLOAD_BOX_MB,
+                max_upload_size=common.upload_limit_mb(MAX_SCENARIO_BYTES),
                 help="A scenario file as written by `econ` or by the Download button (1 MB at "
                 "most). Invalid files load too, so you can fix them here.",
             )
@@ -181,7 +190,18 @@ def render() -> None:
     labels = [_tab_label("general", general, v.errors)]
     labels += [_tab_label(f.name, [f], v.errors) for f in others]
     labels.append("TOML")
-    tabs = st.tabs(labels)
+    # The open tab is remembered by its name: a label gaining or losing "⚠️" (an edit that changes
+    # validity) makes Streamlit draw new tabs, which would open on the first one, away from the
+    # field being edited.
+    remembered = ss.get(OPEN_TAB)
+    tabs = st.tabs(
+        labels,
+        key=TAB_KEY,
+        default=next((label for label in labels if _tab_name(label) == remembered), None),
+        on_change="rerun",  # stateful: the open tab is known here
+    )
+    if isinstance(ss.get(TAB_KEY), str):
+        ss[OPEN_TAB] = _tab_name(ss[TAB_KEY])
     with tabs[0]:
         form.fields(general)
     for tab, f in zip(tabs[1:-1], others, strict=True):

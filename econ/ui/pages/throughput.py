@@ -6,6 +6,7 @@ curve with the speed-of-light headroom; any of them can become the scenario's th
 from __future__ import annotations
 
 import math
+import re
 
 import altair as alt
 import numpy as np
@@ -45,6 +46,46 @@ def _choice(key: str, options: list, default):
     if st.session_state[key] not in options:
         st.session_state[key] = default if default in options else options[0]
     return key
+
+
+def _follow(key: str, options: list, default):
+    """Seed a kept selectbox with the scenario's own value (`default`, None for no choice): the box
+    follows the scenario when that value changes (another scenario, another model), and keeps
+    the user's choice while it does not."""
+    ss = st.session_state
+    common.keep(key, default)
+    marker = key + ".for"
+    if marker not in ss or ss[marker] != default:
+        ss[marker] = default
+        ss[key] = default if default in options else None
+    elif ss[key] is not None and ss[key] not in options:
+        ss[key] = default if default in options else None
+    return key
+
+
+def own_model(scenario, frame: pd.DataFrame | None) -> tuple[str | None, str]:
+    """The model the scenario says it serves, and where it says so (econ.ui.checks.stated_model;
+    its measured curve file read for its model)."""
+    from econ.ui.checks import stated_model
+
+    measured = scenario.throughput.measured
+    curve = ""
+    if measured is not None and measured.curve:
+        curve = compute.curve_model(str(measured.curve), measured.format)
+    return stated_model(scenario, frame, curve)
+
+
+def no_model_hint(scenario, what: str) -> str:
+    """Why no model is chosen: the scenario does not say which it serves (its name may hint)."""
+    from econ.ui.checks import scenario_model
+
+    hint = scenario_model(scenario)
+    named = f" Its name or description mentions {hint}." if hint else ""
+    return (
+        "The scenario does not say which model it serves (no simulated source, catalog row or "
+        f"measured curve names one), so none is preselected: choose the model to see {what}."
+        + named
+    )
 
 
 def warnings_box(warnings, where=None) -> None:
@@ -144,8 +185,20 @@ def catalog_tab(scenario) -> None:
     hardware = scenario.fleet.hardware
     cols = st.columns(5)
     families = [ANY] + sorted(f for f in frame["benchmark_family"].dropna().unique() if f)
+    wanted, where = own_model(scenario, frame)
+    if wanted is not None and wanted not in families:
+        from econ.ui.checks import model_key_of
+
+        wanted = next((f for f in families if model_key_of(f) == model_key_of(wanted)), wanted)
     model = cols[0].selectbox(
-        "Model", families, key=_choice("econ.cat_model", families, "deepseek-r1")
+        "Model",
+        families,
+        index=None,
+        key=_follow("econ.cat_model", families, wanted),
+        placeholder="choose the scenario's model",
+        help=f"Starts on the scenario's model ({literal(wanted)}, from {where})"
+        if wanted in families
+        else "The scenario names no model the catalog has rows of: choose one",
     )
     scenarios = [ANY] + sorted(frame["scenario_normalized"].dropna().unique())
     mlperf = cols[1].selectbox(
@@ -168,6 +221,15 @@ def catalog_tab(scenario) -> None:
         key=common.keep("econ.cat_same", True),
         help=f"Rows that ran on {literal(hardware)}",
     )
+    if model is None:
+        st.info(
+            no_model_hint(scenario, "its rows")
+            if wanted is None
+            else f"The catalog has no rows of the scenario's model, {literal(wanted)} (from "
+            f"{where}): choose a model to see rows of another.",
+            icon=":material/help:",
+        )
+        return
     filters = {
         "model": None if model == ANY else model,
         "scenario": None if mlperf == ANY else mlperf,
@@ -224,7 +286,7 @@ def catalog_tab(scenario) -> None:
         "Row",
         ids,
         format_func=lambda i: labels.get(i, i) + (" (the scenario's)" if i == own else ""),
-        key=_choice("econ.cat_row", ids, own or ids[0]),
+        key=_follow("econ.cat_row", ids, own or ids[0]),
     )
     row = rows[rows["id"] == picked].iloc[0]
     with st.container(horizontal=True):
@@ -352,6 +414,32 @@ def endpoints_inputs() -> tuple[tuple[tuple[str, float], ...], str]:
     )
 
 
+_LATENCY = re.compile(r"^(ttft|tpot)_s_p(\d+)$")
+
+
+def binding_label(binding: str, limits: dict[str, float]) -> str:
+    """The operating point's binding limits as the SLO boxes name them, with their values and
+    units ("TPOT p99 ≤ 20 ms", "Tokens/s per user ≥ 50"); "Highest measured load" when none."""
+    out = []
+    for name in (n.strip() for n in str(binding or "").split(",")):
+        limit = limits.get(name)
+        found = _LATENCY.match(name)
+        if found:
+            what, pct = found.group(1).upper(), found.group(2)
+            shown = f"p{pct}" if pct == "99" else f"P{pct}"
+            if limit is None or not math.isfinite(limit):
+                out.append(f"{what} {shown}")
+            elif what == "TPOT":
+                out.append(f"{what} {shown} ≤ {limit * 1000:,.4g} ms")
+            else:
+                out.append(f"{what} {shown} ≤ {limit:,.4g} s")
+        elif name == "tokens_per_s_per_user":
+            out.append("Tokens/s per user" + (f" ≥ {limit:,.4g}" if limit is not None else ""))
+        elif name:
+            out.append(name[:1].upper() + name[1:])
+    return ", ".join(out) or "none"
+
+
 def point_mark(x: float, y: float, label: str) -> alt.Chart:
     frame = pd.DataFrame({"x": [x], "y": [y], "label": [label]})
     return (
@@ -403,7 +491,7 @@ def measured_tab(scenario) -> None:
         "Benchmark output file",
         key=CURVE_UPLOAD,
         on_change=_curve_uploaded,
-        max_upload_size=common.UPLOAD_BOX_MB,
+        max_upload_size=common.upload_limit_mb(),
         help="vLLM / SGLang bench_serving JSON(L), GenAI-Perf or AIPerf export (JSON or CSV), "
         "MLPerf LoadGen summary or detail log, MLPerf Endpoints result_summary.json (or a .zip of "
         "a submission tree), InferenceX JSON, trtllm-bench report, or a generic CSV with units "
@@ -529,7 +617,7 @@ def measured_tab(scenario) -> None:
         border=True,
     )
     cols[1].metric("Tokens/s per user", _number(point.tokens_per_s_per_user), border=True)
-    cols[2].metric("Binding limit", point.binding or "none", border=True)
+    cols[2].metric("Binding limit", binding_label(point.binding, point.limits), border=True)
     cols[3].metric("Interpolated", "yes" if point.interpolated else "no, measured", border=True)
     if endpoints:
         v = point.values
@@ -596,14 +684,41 @@ def simulated_tab(scenario) -> None:
         return
     cols = st.columns(4)
     fleet_hw = scenario.fleet.hardware
-    hardware = cols[0].selectbox(
-        "Hardware", hardware_keys, key=_choice("econ.sim_hw", hardware_keys, fleet_hw)
-    )
     simulated = getattr(scenario.throughput, "simulated", None)
-    model_default = getattr(simulated, "model", None) or (
-        "deepseek-r1" if "deepseek-r1" in models else models[0]
+    own_hw = (getattr(simulated, "hardware", "") or fleet_hw) if simulated else fleet_hw
+    hardware = cols[0].selectbox(
+        "Hardware",
+        hardware_keys,
+        index=None,
+        key=_follow("econ.sim_hw", hardware_keys, own_hw),
+        placeholder="choose hardware",
     )
-    model = cols[1].selectbox("Model", models, key=_choice("econ.sim_model", models, model_default))
+    from econ.ui.checks import model_key_of
+
+    wanted, where = own_model(scenario, compute.attempt(compute.catalog, "The MLPerf catalog"))
+    if wanted is not None and wanted not in models:
+        wanted = model_key_of(wanted) or wanted
+    model = cols[1].selectbox(
+        "Model",
+        models,
+        index=None,
+        key=_follow("econ.sim_model", models, wanted),
+        placeholder="choose the scenario's model",
+        help=f"Starts on the scenario's model ({literal(wanted)}, from {where})"
+        if wanted in models
+        else "The scenario names no model the simulator knows: choose one",
+    )
+    if model is None or hardware is None:
+        st.info(
+            no_model_hint(scenario, "its simulated curve")
+            if wanted is None
+            else f"The simulator does not know the scenario's model, {literal(wanted)} (from "
+            f"{where}): choose a model and hardware to simulate."
+            if model is None
+            else "Choose the hardware to simulate.",
+            icon=":material/help:",
+        )
+        return
     found = compute.attempt(lambda: compute.precisions(hardware), "Precisions")
     if found is None:
         return
