@@ -121,6 +121,12 @@ class _Parser(argparse.ArgumentParser):
 
         self._negative_number_matcher = re.compile(r"^-(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$")
 
+    def error(self, message: str):
+        # argparse quotes arguments back ("unrecognized arguments: --library URL"): no password
+        from econ.library import hide_credentials
+
+        super().error(hide_credentials(message))
+
 
 def _parser(features: bool = True) -> argparse.ArgumentParser:
     """The command line's parser; `features=False` leaves out the commands of econ/commands/

@@ -52,6 +52,12 @@ def register(subparsers) -> None:
     s.add_argument("--message", "-m", default="", help="what changed and why")
     s.add_argument("--tag", dest="tags", action="append", default=[], metavar="TAG")
     s.add_argument("--author", help="who saves (default: ECON_AUTHOR, else the login name)")
+    s.add_argument(
+        "--base",
+        type=int,
+        metavar="N",
+        help="the version this file was edited from: refuse the save if another is now newest",
+    )
 
     ls = add("list", "list scenarios (newest version matching the filters)", _list)
     ls.add_argument("--tag", help="only versions with this tag")
@@ -145,7 +151,7 @@ def _saved(args, info, verb: str) -> int:
 def _save(args) -> int:
     with _open(args) as library:
         info = library.save_file(
-            args.file, message=args.message, tags=args.tags, author=args.author
+            args.file, message=args.message, tags=args.tags, author=args.author, base=args.base
         )
     return _saved(args, info, "saved")
 

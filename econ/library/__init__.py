@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import os
+import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +31,12 @@ PREFIX = "library:"
 """How a scenario argument names a library scenario: library:NAME or library:NAME@VERSION."""
 
 ENV_VAR = "ECON_LIBRARY"
+
+_USERINFO_PASSWORD = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://[^\s:/?#@]*:)\S*@")
+"""SCHEME://USER:PASSWORD@: the password runs to the last '@' before a blank, so that one holding an
+unescaped '@' or '/' is hidden whole."""
+_QUERY_PASSWORD = re.compile(r"(password=)[^&#\s]*", re.IGNORECASE)
+"""?password=... (and sslpassword=...), which libpq also reads from a URL's query."""
 
 _URL: contextvars.ContextVar[str | None] = contextvars.ContextVar("econ_library_url", default=None)
 
@@ -57,6 +64,13 @@ def resolve_url(url: str | None = None) -> tuple[str, str]:
     if os.environ.get(ENV_VAR):
         return os.environ[ENV_VAR], ENV_VAR
     return f"sqlite:///{default_path()}", "the default location"
+
+
+def hide_credentials(text: str) -> str:
+    """`text` with every password it holds written as *** (in a URL's user part, and in a
+    password=... parameter): for any message that may quote a library URL, econ's own or one
+    argparse or the database driver writes."""
+    return _QUERY_PASSWORD.sub(r"\1***", _USERINFO_PASSWORD.sub(r"\1***@", text))
 
 
 @contextlib.contextmanager
@@ -127,6 +141,7 @@ __all__ = [
     "LibraryError",
     "Ref",
     "default_path",
+    "hide_credentials",
     "load_library_scenario",
     "open_library",
     "parse_ref",

@@ -4,7 +4,10 @@ Versions are never updated or removed. A save runs in one write transaction that
 scenario's row (SQLite: BEGIN IMMEDIATE, which takes the database's write lock; PostgreSQL: SELECT
 ... FOR UPDATE), then numbers the new version max + 1, so two people saving at once both get a
 version, numbered without gaps or duplicates; the unique (scenario, version) constraint backs
-this up and a save that still collides is retried.
+this up and a save that still collides is retried. An import takes the same lock on each of its
+names (in name order) before it compares its files with the stored texts, so a save of the same
+name under way is waited for and compared with. On PostgreSQL a lock is waited for at most
+PG_LOCK_TIMEOUT_S (lock_timeout), then the save fails naming the cause.
 
 Opening a library brings its tables to the newest Alembic revision (shipped in
 econ/library/migrations) inside a write transaction (PostgreSQL: under an advisory lock), so two
@@ -32,7 +35,7 @@ import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql, sqlite
 
 from econ import __version__
-from econ.library import LibraryError, Ref, default_path, resolve_url
+from econ.library import LibraryError, Ref, default_path, hide_credentials, resolve_url
 from econ.library.tables import (
     NAME_LENGTH,
     TAG_LENGTH,
@@ -64,6 +67,8 @@ MAX_SQLITE_TIMEOUT_S = 86_400.0
 """The longest wait `?timeout=` may ask for [s] (a day: longer is a library stuck, not busy)."""
 PG_CONNECT_TIMEOUT_S = 10
 """How long connecting to a PostgreSQL server may take before giving up [s]."""
+PG_LOCK_TIMEOUT_S = 30.0
+"""How long a PostgreSQL save waits for another save's lock on the same scenario [s]."""
 WRITE_ATTEMPTS = 5
 MAX_VERSION = 2**31 - 1
 """The largest version number the versions table holds (a 32-bit INTEGER on PostgreSQL)."""
@@ -71,6 +76,8 @@ _PG_LOCK_KEY = 0x65636F6E  # "econ": the advisory lock held while a library is m
 _WRITE = "econ_library_write"
 _TAG = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:/+-]*$")
 _URL_HELP = "expected sqlite:///PATH.db or postgresql+psycopg://USER@HOST/DATABASE"
+_INFO_COLUMNS = [c for c in versions.c if c.name != "toml_text"]
+"""The columns of a version's details: `list` and `history` never read the texts."""
 
 
 @dataclass(frozen=True)
@@ -198,11 +205,17 @@ def default_author() -> str:
 
 
 class Library:
-    """A scenario library at a URL (see econ.library.resolve_url); opening it upgrades its tables."""
+    """A scenario library at a URL (see econ.library.resolve_url); opening it upgrades its tables.
+
+    `timeout_s`: how long a save waits for another writer's lock before failing [s] (default:
+    SQLite, the URL's ?timeout= else 30; PostgreSQL, 30, as its lock_timeout).
+    """
 
     def __init__(self, url: str | None = None, *, timeout_s: float | None = None):
         text, source = resolve_url(url)
         self._engine, self.display, self._new_file = _make_engine(text, source, timeout_s)
+        self._role = self._engine.url.username  # (None: libpq's default, the login name)
+        self._lock_timeout_s = PG_LOCK_TIMEOUT_S if timeout_s is None else timeout_s
         try:
             self._ensure_schema()
         except BaseException as exc:
@@ -228,10 +241,16 @@ class Library:
         message: str = "",
         tags: Sequence[str] = (),
         author: str | None = None,
+        base: int | None = None,
     ) -> VersionInfo:
         """Save a scenario file's text exactly as a new version of the scenario's `name`."""
         return self.save_text(
-            _read_text(path), origin=str(path), message=message, tags=tags, author=author
+            _read_text(path),
+            origin=str(path),
+            message=message,
+            tags=tags,
+            author=author,
+            base=base,
         )
 
     def save_text(
@@ -242,15 +261,23 @@ class Library:
         message: str = "",
         tags: Sequence[str] = (),
         author: str | None = None,
+        base: int | None = None,
     ) -> VersionInfo:
-        """Save a scenario's TOML text as a new version of its `name` (validated first)."""
+        """Save a scenario's TOML text as a new version of its `name` (validated first).
+
+        `base`: the version the text was edited from; the save is refused unless it is still the
+        newest, so that an edit of a stale copy never silently replaces a colleague's change."""
         prepared = _prepare(text, origin)
         tag_list = _check_tags(tags)
         who = _check_author(author or default_author())
         message = _check_message(message)
-        return self._transaction(
-            lambda conn: self._insert(conn, prepared, message, tag_list, who), "saving"
-        )
+        if base is not None and not 1 <= base <= MAX_VERSION:
+            raise LibraryError(f"--base {base}: expected a version number, 1, 2, ...")
+
+        def run(conn):
+            return self._insert(conn, prepared, message, tag_list, who, base=base, origin=origin)
+
+        return self._transaction(run, "saving")
 
     def restore(self, ref: Ref, *, message: str = "", author: str | None = None) -> VersionInfo:
         """Save version `ref.version`'s text again as the newest version (and undelete)."""
@@ -334,11 +361,11 @@ class Library:
             return StoredVersion(info, version.toml_text)
 
     def history(self, name: str) -> list[VersionInfo]:
-        """Every version of a scenario, oldest first."""
+        """Every version of a scenario, oldest first (their details, not their texts)."""
         with self._guard("reading"), self._engine.connect() as conn:
             row = self._scenario(conn, name)
             rows = conn.execute(
-                sa.select(versions)
+                sa.select(*_INFO_COLUMNS)
                 .where(versions.c.scenario_id == row.id)
                 .order_by(versions.c.version)
             ).all()
@@ -352,26 +379,34 @@ class Library:
         model: str | None = None,
         deleted: bool = False,
     ) -> list[VersionInfo]:
-        """Per scenario, its newest version matching every filter given (by name)."""
-        query = sa.select(versions, scenarios.c.name, scenarios.c.deleted_utc).join(
-            scenarios, versions.c.scenario_id == scenarios.c.id
+        """Per scenario, its newest version matching every filter given (by name); the database
+        picks it, and only the versions' details are read, never their texts."""
+        newest = sa.select(
+            versions.c.scenario_id, sa.func.max(versions.c.version).label("version")
+        ).group_by(versions.c.scenario_id)
+        if hardware:
+            newest = newest.where(versions.c.hardware == hardware)
+        if model:
+            newest = newest.where(versions.c.model == model)
+        if tag:
+            newest = newest.where(
+                sa.exists().where((tags.c.version_id == versions.c.id) & (tags.c.tag == tag))
+            )
+        chosen = newest.subquery()
+        query = (
+            sa.select(*_INFO_COLUMNS, scenarios.c.name, scenarios.c.deleted_utc)
+            .join(scenarios, versions.c.scenario_id == scenarios.c.id)
+            .join(
+                chosen,
+                (versions.c.scenario_id == chosen.c.scenario_id)
+                & (versions.c.version == chosen.c.version),
+            )
+            .order_by(scenarios.c.name)
         )
         if not deleted:
             query = query.where(scenarios.c.deleted_utc.is_(None))
-        if hardware:
-            query = query.where(versions.c.hardware == hardware)
-        if model:
-            query = query.where(versions.c.model == model)
-        if tag:
-            query = query.where(
-                sa.exists().where((tags.c.version_id == versions.c.id) & (tags.c.tag == tag))
-            )
-        query = query.order_by(scenarios.c.name, versions.c.version.desc())
         with self._guard("reading"), self._engine.connect() as conn:
-            newest: dict[str, tuple] = {}
-            for row in conn.execute(query).all():
-                newest.setdefault(row.name, (row, row))
-            return self._infos(conn, list(newest.values()))
+            return self._infos(conn, [(row, row) for row in conn.execute(query).all()])
 
     def load(self, ref: Ref, overrides: Mapping[str, Any] | Iterable[str] | None = None):
         """The validated Scenario of a stored version, with dotted-path overrides applied."""
@@ -413,10 +448,13 @@ class Library:
             "catalog_sha256": hashlib.sha256(catalogs.encode()).hexdigest(),
         }
         where = sa.and_(*(results.c[k] == v for k, v in key.items()))
-        with self._guard("reading"), self._engine.connect() as conn:
-            cached = conn.scalar(sa.select(results.c.summary_json).where(where))
-        if cached is not None:
-            return json.loads(cached)
+        # The cache is only a cache: a library this user may read but not write (a read-only
+        # file, a role granted SELECT alone) still gives every summary, recomputed each time.
+        with contextlib.suppress(LibraryError), self._guard("reading"):
+            with self._engine.connect() as conn:
+                cached = conn.scalar(sa.select(results.c.summary_json).where(where))
+            if cached is not None:
+                return json.loads(cached)
         summary = project_summary(scenario)
         text = json.dumps(summary, sort_keys=True, allow_nan=False)
 
@@ -426,7 +464,8 @@ class Library:
             )
             conn.execute(insert.on_conflict_do_nothing())
 
-        self._transaction(store, "caching a result")
+        with contextlib.suppress(LibraryError):
+            self._transaction(store, "caching a result")
         return summary
 
     # --- folders ------------------------------------------------------------------------------
@@ -497,25 +536,23 @@ class Library:
         message = _check_message(message)
 
         def run(conn) -> ImportReport:
-            report, changed = ImportReport(), []
-            for item, path in prepared:
-                row = conn.execute(
-                    sa.select(scenarios.c.id).where(scenarios.c.name == item.name)
-                ).first()
-                hashes = (
-                    set()
-                    if row is None
-                    else set(
-                        conn.scalars(
-                            sa.select(versions.c.text_sha256).where(
-                                versions.c.scenario_id == row.id
-                            )
-                        )
+            # Each name's row is created if new and locked (in name order, so two imports never
+            # deadlock) before its stored texts are read: a save or import of the same name that
+            # is under way is waited for, and its version is compared with, not skipped past.
+            stored: dict[str, set[str]] = {}
+            for name in sorted(names):
+                row = self._lock_scenario(conn, name)
+                stored[name] = set(
+                    conn.scalars(
+                        sa.select(versions.c.text_sha256).where(versions.c.scenario_id == row.id)
                     )
                 )
+            report, changed = ImportReport(), []
+            for item, path in prepared:
+                hashes = stored[item.name]
                 if item.text_sha256 in hashes:
                     report.unchanged.append(str(path))
-                elif row is None:
+                elif not hashes:  # a new name (or one whose row only this import made)
                     report.added.append(str(path))
                 else:
                     changed.append(str(path))
@@ -537,14 +574,21 @@ class Library:
 
     # --- internals ----------------------------------------------------------------------------
 
-    def _insert(self, conn, item: _Prepared, message, tag_list, author) -> VersionInfo:
-        now = _now()
+    def _lock_scenario(self, conn, name: str):
+        """The scenario's row, inserted if the name is new, locked until the transaction ends
+        (PostgreSQL: FOR UPDATE; SQLite: BEGIN IMMEDIATE has locked the whole file)."""
         conn.execute(
             _dialect_insert(conn, scenarios)
-            .values(name=item.name, created_utc=now)
+            .values(name=name, created_utc=_now())
             .on_conflict_do_nothing(index_elements=["name"])
         )
-        row = self._scenario(conn, item.name, lock=True)
+        return self._scenario(conn, name, lock=True)
+
+    def _insert(
+        self, conn, item: _Prepared, message, tag_list, author, *, base=None, origin=""
+    ) -> VersionInfo:
+        now = _now()
+        row = self._lock_scenario(conn, item.name)
         if row.deleted_utc is not None:  # saving a deleted name brings its history back
             conn.execute(
                 scenarios.update()
@@ -554,6 +598,8 @@ class Library:
         latest = conn.scalar(
             sa.select(sa.func.max(versions.c.version)).where(versions.c.scenario_id == row.id)
         )
+        if base is not None and latest != base:  # checked under the row's lock
+            self._refuse_stale(conn, row.id, item.name, base, latest, origin)
         values = {
             "scenario_id": row.id,
             "version": (latest or 0) + 1,
@@ -585,6 +631,29 @@ class Library:
             parent_version=latest,
             hardware=item.hardware,
             model=item.model,
+        )
+
+    def _refuse_stale(self, conn, scenario_id, name, base: int, latest: int | None, origin):
+        if latest is None:
+            raise LibraryError(
+                f"{origin}: --base {base}: {name!r} has no version in library {self.display}; "
+                "expected no --base for a new name; nothing was saved"
+            )
+        newest = conn.execute(
+            sa.select(versions.c.author, versions.c.created_utc).where(
+                (versions.c.scenario_id == scenario_id) & (versions.c.version == latest)
+            )
+        ).first()
+        if base > latest:
+            raise LibraryError(
+                f"{origin}: --base {base}: {name!r} has no version {base} (its newest is "
+                f"{latest}); expected the version this file was edited from; nothing was saved"
+            )
+        raise LibraryError(
+            f"{origin}: --base {base}: {name!r} is now at version {latest} (saved by "
+            f"{shortened(newest.author)} at {_iso(newest.created_utc)}); expected --base {latest}, once the "
+            f"changes since version {base} are in this file (`econ library diff {name}@{base} "
+            f"{name}@{latest}` shows them); nothing was saved"
         )
 
     def _scenario(self, conn, name: str, *, lock: bool = False):
@@ -668,7 +737,10 @@ class Library:
         try:
             yield
         except sa.exc.SQLAlchemyError as exc:
-            raise LibraryError(_describe(exc, self.display, doing)) from None
+            message = _describe(
+                exc, self.display, doing, role=self._role, lock_timeout_s=self._lock_timeout_s
+            )
+            raise LibraryError(message) from None
 
     def _ensure_schema(self) -> None:
         from alembic import command
@@ -680,7 +752,19 @@ class Library:
         with self._guard("opening"):
             with self._engine.connect() as conn:
                 current, _ = _revision(conn)
+                # the tables are listed again after the revision is read: a migration another
+                # process commits in between has then made both, never the revision alone
+                tables = set(sa.inspect(conn).get_table_names()) if current == head else set()
             if current == head:
+                missing = sorted(set(metadata.tables) - tables)
+                if missing:
+                    raise LibraryError(
+                        f"library {self.display}: table {', '.join(missing)} missing, though "
+                        f"{REVISION_TABLE} says the library is at revision {current}; nothing was "
+                        f"changed. Expected every table of an econ library "
+                        f"({', '.join(sorted(metadata.tables))}): restore the database from a "
+                        "backup, or point --library / ECON_LIBRARY at another library"
+                    )
                 return
             with self._write() as conn:
                 if conn.dialect.name == "postgresql":
@@ -721,14 +805,14 @@ def _alembic_config():
 
 
 def _revision(conn) -> tuple[str | None, set[str]]:
-    """(current Alembic revision or None, the other tables in the database)."""
+    """(current Alembic revision or None, every table in the database)."""
     from alembic.runtime.migration import MigrationContext
 
     names = set(sa.inspect(conn).get_table_names())
     if REVISION_TABLE not in names:
         return None, names
     context = MigrationContext.configure(conn, opts={"version_table": REVISION_TABLE})
-    return context.get_current_revision(), names - {REVISION_TABLE} - set(metadata.tables)
+    return context.get_current_revision(), names
 
 
 def _dialect_insert(conn, table):
@@ -757,13 +841,20 @@ def _holds_versions(path: Path) -> bool:
 
 def _make_engine(text: str, source: str, timeout_s: float | None):
     """(engine, the URL to show, the SQLite file this creates or None)."""
+    shown = hide_credentials(text)
     try:
         url = sa.engine.make_url(text)
     except (sa.exc.ArgumentError, ValueError):
-        raise LibraryError(f"{source} = {text!r}: not a database URL; {_URL_HELP}") from None
+        raise LibraryError(f"{source} = {shown!r}: not a database URL; {_URL_HELP}") from None
     backend = url.get_backend_name()
     if backend == "sqlite":
-        return _sqlite_engine(url, source, timeout_s)
+        return _sqlite_engine(url, source, timeout_s, shown)
+    if backend == "postgres":
+        raise LibraryError(
+            f"{source} = {shown}: 'postgres://' is not a scheme econ reads; expected "
+            "postgresql+psycopg://USER@HOST/DATABASE (write postgresql+psycopg:// where "
+            "postgres:// is)"
+        )
     if backend == "postgresql":
         if url.drivername == "postgresql":
             url = url.set(drivername="postgresql+psycopg")
@@ -771,18 +862,37 @@ def _make_engine(text: str, source: str, timeout_s: float | None):
             raise LibraryError(
                 f"{source}: driver {url.drivername!r} is not supported; {_URL_HELP} (psycopg 3)"
             )
-        display = url.render_as_string(hide_password=True)
+        if url.host and "@" in url.host:  # the URL's parser ends the password at its first '@'
+            raise LibraryError(
+                f"{source} = {shown}: more than one '@' before the host; expected "
+                "USER:PASSWORD@HOST, with an '@' in the password written as %40"
+            )
+        display = hide_credentials(url.render_as_string(hide_password=True))
         args = {} if "connect_timeout" in url.query else {"connect_timeout": PG_CONNECT_TIMEOUT_S}
         try:
             engine = sa.create_engine(url, connect_args=args)
         except (sa.exc.ArgumentError, ImportError) as exc:
-            raise LibraryError(f"{source} = {display}: {exc}; {_URL_HELP}") from None
+            detail = hide_credentials(str(exc))
+            raise LibraryError(f"{source} = {display}: {detail}; {_URL_HELP}") from None
+        lock_timeout_ms = max(
+            1, round(1000 * (PG_LOCK_TIMEOUT_S if timeout_s is None else timeout_s))
+        )
+
+        @sa.event.listens_for(engine, "begin")
+        def _begin(conn):
+            # A save waits this long for another's row lock (or an upgrade's advisory lock),
+            # then fails naming the cause, rather than hanging on a stuck session.
+            if conn.get_execution_options().get(_WRITE):
+                conn.exec_driver_sql(f"SET LOCAL lock_timeout = {lock_timeout_ms}")
+
         return engine, display, None
-    shown = url.render_as_string(hide_password=True)
-    raise LibraryError(f"{source} = {shown}: {backend!r} databases are not supported; {_URL_HELP}")
+    url_shown = hide_credentials(url.render_as_string(hide_password=True))
+    raise LibraryError(
+        f"{source} = {url_shown}: {backend!r} databases are not supported; {_URL_HELP}"
+    )
 
 
-def _sqlite_engine(url, source: str, timeout_s: float | None):
+def _sqlite_engine(url, source: str, timeout_s: float | None, shown: str):
     database = url.database or ""
     if url.drivername not in ("sqlite", "sqlite+pysqlite"):
         raise LibraryError(f"{source}: driver {url.drivername!r} is not supported; {_URL_HELP}")
@@ -809,26 +919,35 @@ def _sqlite_engine(url, source: str, timeout_s: float | None):
             f"seconds a save waits for another writer's lock, 0 to {MAX_SQLITE_TIMEOUT_S:,.0f} "
             f"(a day), e.g. {SQLITE_TIMEOUT_S:g}"
         )
-    new_file = None
-    if database and database != ":memory:":
-        path = Path(database).expanduser()
-        if path == default_path():
-            path.parent.mkdir(parents=True, exist_ok=True)
-        if path.is_dir():
-            raise LibraryError(f"{source}: {path} is a folder; expected a library file (.db)")
-        if not path.parent.is_dir():
-            raise LibraryError(
-                f"{source}: folder {path.parent} does not exist; expected the library file's "
-                "folder to exist (econ creates the file, not its folder)"
-            )
-        if path.exists() and not path.is_file():  # /dev/full, a FIFO, a socket
-            raise LibraryError(
-                f"{source}: {path} is not a regular file; expected a library file (.db)"
-            )
-        new_file = None if path.exists() or path.is_symlink() else path
-        url = url.set(database=str(path))
-    url = url.set(query={})
-    engine = sa.create_engine(url, connect_args={"timeout": timeout})
+    if url.host or url.username or url.port:  # sqlite://team.db: two slashes, not three
+        raise LibraryError(
+            f"{source} = {shown}: not a SQLite library URL (a host after sqlite://); expected "
+            "sqlite:///PATH.db (three slashes; four before an absolute path: "
+            "sqlite:////home/ada/library.db)"
+        )
+    if not database or database == ":memory:":
+        raise LibraryError(
+            f"{source} = {shown}: an in-memory SQLite database, whose saves are lost when the "
+            "command ends; expected a library file, sqlite:///PATH.db"
+        )
+    path = Path(database).expanduser()
+    if path == default_path():
+        path.parent.mkdir(parents=True, exist_ok=True)
+    if path.is_dir():
+        raise LibraryError(f"{source}: {path} is a folder; expected a library file (.db)")
+    if not path.parent.is_dir():
+        raise LibraryError(
+            f"{source}: folder {path.parent} does not exist; expected the library file's "
+            "folder to exist (econ creates the file, not its folder)"
+        )
+    if path.exists() and not path.is_file():  # /dev/full, a FIFO, a socket
+        raise LibraryError(f"{source}: {path} is not a regular file; expected a library file (.db)")
+    new_file = None if path.exists() or path.is_symlink() else path
+    url = url.set(database=str(path), query={})
+    try:
+        engine = sa.create_engine(url, connect_args={"timeout": timeout})
+    except sa.exc.ArgumentError as exc:
+        raise LibraryError(f"{source} = {url}: {exc}; expected sqlite:///PATH.db") from None
 
     @sa.event.listens_for(engine, "connect")
     def _connect(dbapi_connection, _record):
@@ -842,18 +961,77 @@ def _sqlite_engine(url, source: str, timeout_s: float | None):
         write = conn.get_execution_options().get(_WRITE)
         conn.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
 
-    return engine, f"sqlite:///{database}" if database else "sqlite://", new_file
+    return engine, f"sqlite:///{database}", new_file
 
 
-def _describe(exc: sa.exc.SQLAlchemyError, display: str, doing: str) -> str:
+_TEAM_DOCS = 'docs/library.md, "A team on PostgreSQL"'
+
+
+def _describe(
+    exc: sa.exc.SQLAlchemyError,
+    display: str,
+    doing: str,
+    *,
+    role: str | None = None,
+    lock_timeout_s: float = PG_LOCK_TIMEOUT_S,
+) -> str:
+    """The message of a database failure: what failed, why, and what was expected (any password
+    the driver quotes hidden)."""
+    return hide_credentials(_describe_raw(exc, display, doing, role, lock_timeout_s))
+
+
+def _describe_raw(exc, display: str, doing: str, role: str | None, lock_timeout_s: float) -> str:
     original = getattr(exc, "orig", None) or exc
     detail = (str(original).strip().splitlines() or [type(original).__name__])[0]
     low = detail.lower()
+    code = getattr(original, "sqlstate", None)
     where = f"library {display}"
+    role = role or "YOUR_ROLE"
     if "database is locked" in low or "database table is locked" in low:
         return (
             f"{where}: {doing} failed: the library is locked by another process (waited for it); "
             "nothing was changed. Try again when the other econ finishes"
+        )
+    if code == "55P03" or "lock timeout" in low:
+        holder = (
+            "another econ is upgrading the library"
+            if doing == "opening"
+            else "another save holds the scenario (or one of the scenarios) being written"
+        )
+        return (
+            f"{where}: {doing} failed: {holder} and did not finish within {lock_timeout_s:g} s; "
+            "nothing was changed. Try again when the other econ finishes (a session left open "
+            "in a transaction holds its locks until it ends)"
+        )
+    if code == "42501" or "permission denied" in low or "must be owner" in low:
+        if "schema" in low:
+            expected = (
+                "a role that may create tables in the database to open the library first: its "
+                "owner after an econ upgrade; for a new library, the database's owner (from "
+                "PostgreSQL 15 no other role may create tables in schema public unless granted "
+                f"`GRANT CREATE ON SCHEMA public TO {role}`)"
+            )
+        elif "must be owner" in low:
+            expected = (
+                "the library's owner (the role that created its tables) to open it first with "
+                "this econ, which upgrades the tables"
+            )
+        else:
+            expected = (
+                "a role the library's owner has granted its tables and sequences: ask them for "
+                f"`GRANT SELECT, INSERT, UPDATE ON ALL TABLES IN SCHEMA public TO {role}; "
+                f"GRANT USAGE ON ALL SEQUENCES IN SCHEMA public TO {role}` (SELECT alone to "
+                "read)"
+            )
+        return (
+            f"{where}: {doing} failed: {detail}; nothing was changed. Expected {expected} "
+            f"({_TEAM_DOCS})"
+        )
+    if ("relation" in low and "does not exist" in low) or "no such table" in low:
+        return (
+            f"{where}: {doing} failed: {detail}; nothing was changed. Expected the tables of an "
+            f"econ library ({', '.join(sorted(metadata.tables))}): restore the library from a "
+            "backup, or point --library / ECON_LIBRARY at another library"
         )
     if "not a database" in low or "malformed" in low or "file is encrypted" in low:
         return (
@@ -935,6 +1113,14 @@ def _prepare(text: str, origin: str) -> _Prepared:
     if len(scenario.name) > NAME_LENGTH:
         raise ScenarioError(
             origin, "name", scenario.name[:40] + "...", f"expected at most {NAME_LENGTH} characters"
+        )
+    if "@" in scenario.name:
+        raise ScenarioError(
+            origin,
+            "name",
+            scenario.name,
+            "expected a name without '@': in the library '@' separates a name from its version "
+            "(library:NAME@3), so this name's newest version could not be named",
         )
     return _Prepared(
         name=scenario.name,

@@ -1,0 +1,466 @@
+"""The library shared by a team: imports racing a save, lock waits, roles and their grants
+(docs/library.md, "A team on PostgreSQL"), read-only users, passwords kept out of every message,
+and library URLs that would lose work. PostgreSQL cases run on the server that the postgres_socket
+fixture (tests/conftest.py) starts; the others on SQLite files too."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+import sqlalchemy as sa
+from conftest import ROOT
+from test_library import HALL, SEED, SEED_NAME, _old_library, econ, edited
+
+from econ.library import LibraryError, hide_credentials, open_library
+from econ.library.store import _prepare, _read_text
+
+DOCS = ROOT / "docs" / "library.md"
+SECRET = "S3cretPW-ada"
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def library_url(request, tmp_path, monkeypatch):
+    if request.param == "sqlite":
+        url = f"sqlite:///{tmp_path / 'library.db'}"
+    else:
+        url = request.getfixturevalue("postgres_url")
+    monkeypatch.setenv("ECON_LIBRARY", url)
+    monkeypatch.setenv("ECON_AUTHOR", "ada")
+    return url
+
+
+def _superuser(postgres_socket, database: str = "postgres"):
+    import psycopg
+
+    return psycopg.connect(
+        host=str(postgres_socket), user="postgres", dbname=database, autocommit=True
+    )
+
+
+def _database(url: str) -> str:
+    return sa.engine.make_url(url).database
+
+
+def _wait_for_lock_waiter(postgres_socket, database: str, timeout_s: float = 60) -> None:
+    """Return once a session of `database` waits for a lock (fail after `timeout_s`)."""
+    deadline = time.monotonic() + timeout_s
+    with _superuser(postgres_socket) as conn:
+        while time.monotonic() < deadline:
+            waiting = conn.execute(
+                "SELECT count(*) FROM pg_stat_activity "
+                "WHERE datname = %s AND wait_event_type = 'Lock'",
+                (database,),
+            ).fetchone()[0]
+            if waiting:
+                return
+            time.sleep(0.05)
+    pytest.fail(f"no session of {database} waited for a lock within {timeout_s} s")
+
+
+# --- 1. an import racing a save of the same name (PostgreSQL) -----------------------------------
+
+
+@pytest.mark.parametrize("held_text", ["differing", "equal"])
+def test_an_import_waits_for_a_save_under_way_and_compares_with_it(
+    postgres_url, postgres_socket, tmp_path, monkeypatch, held_text
+):
+    """A save of a new name is held open (uncommitted) while `econ library import` of a folder
+    holding that name starts in another process: the import waits for the save's lock, then skips
+    an equal text and refuses a differing one. Before, it saw no row, reported "added" and stored
+    its text as version 2 over the other's version 1 without --update."""
+    monkeypatch.setenv("ECON_AUTHOR", "ada")
+    monkeypatch.setenv("ECON_LIBRARY", postgres_url)
+    folder = tmp_path / "team"
+    folder.mkdir()
+    (folder / f"{SEED_NAME}.toml").write_bytes(SEED.read_bytes())
+    other = SEED if held_text == "equal" else edited(tmp_path, "gpu_count = 72", "gpu_count = 144")
+    held, release, errors = threading.Event(), threading.Event(), []
+
+    def other_save():  # another user's save, holding its transaction open
+        try:
+            with open_library(postgres_url) as library:
+                item = _prepare(_read_text(other), str(other))
+
+                def run(conn):
+                    library._insert(conn, item, "bob's save", [], "bob")
+                    held.set()
+                    assert release.wait(60)
+
+                library._transaction(run, "saving")
+        except BaseException as exc:  # reported by the test thread
+            errors.append(exc)
+            held.set()
+
+    saver = threading.Thread(target=other_save)
+    saver.start()
+    importer = None
+    try:
+        assert held.wait(60) and not errors, errors
+        importer = subprocess.Popen(
+            [sys.executable, "-m", "econ", "library", "import", str(folder), "--format", "json"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        _wait_for_lock_waiter(postgres_socket, _database(postgres_url))
+    finally:
+        release.set()
+        saver.join(60)
+    assert not errors, errors
+    out, err = importer.communicate(timeout=120)
+    with open_library(postgres_url) as library:
+        history = library.history(SEED_NAME)
+    assert [(v.version, v.author) for v in history] == [(1, "bob")], (out, err)
+    if held_text == "equal":
+        assert importer.returncode == 0, err
+        assert json.loads(out) == {
+            "added": [],
+            "updated": [],
+            "unchanged": [str(folder / f"{SEED_NAME}.toml")],
+        }
+    else:
+        assert importer.returncode == 3 and "Traceback" not in err
+        assert "differ from every stored version" in err and "--update" in err
+
+
+# --- 10. a save blocked by another's row lock gives up (PostgreSQL) -----------------------------
+
+
+def test_a_save_blocked_by_a_held_row_lock_stops_waiting(postgres_url, postgres_socket):
+    with open_library(postgres_url) as library:
+        library.save_file(SEED)
+    held, release = threading.Event(), threading.Event()
+
+    def hold():  # a session that locked the scenario's row and stays in its transaction
+        with _superuser(postgres_socket, _database(postgres_url)) as conn:
+            with conn.transaction():
+                conn.execute("SELECT id FROM scenarios WHERE name = %s FOR UPDATE", (SEED_NAME,))
+                held.set()
+                release.wait(20)  # long enough that a save that waits on succeeds after it
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    try:
+        assert held.wait(30)
+        started = time.monotonic()
+        with open_library(postgres_url, timeout_s=0.5) as library:
+            with pytest.raises(LibraryError) as caught:
+                library.save_file(SEED)
+        waited = time.monotonic() - started
+    finally:
+        release.set()
+        holder.join(30)
+    message = str(caught.value)
+    assert "saving failed: another save holds the scenario" in message
+    assert "did not finish within 0.5 s" in message and "nothing was changed" in message
+    assert waited < 15
+    with open_library(postgres_url) as library:
+        assert [v.version for v in library.history(SEED_NAME)] == [1]
+
+
+# --- 9 and 5. roles: the documented grants, their messages, a reader's diff (PostgreSQL) -------
+
+
+def _owner_grants() -> list[str]:
+    """The statements docs/library.md tells the library's owner to run, one per line."""
+    section = DOCS.read_text().split("## A team on PostgreSQL", 1)[1].split("\n## ", 1)[0]
+    blocks = re.findall(r"```sql\n(.*?)```", section, re.S)
+    assert len(blocks) == 2, "expected the superuser's block, then the owner's"
+    return [line for line in blocks[1].splitlines() if line.strip()]
+
+
+def _create_roles(postgres_socket, database: str) -> None:
+    """The roles of the docs' first block (without passwords: the test server trusts its socket),
+    the database handed to econ_owner as `CREATE DATABASE econ OWNER econ_owner` does."""
+    with _superuser(postgres_socket) as conn:
+        existing = {r[0] for r in conn.execute("SELECT rolname FROM pg_roles")}
+        for role, options in (
+            ("econ_owner", "LOGIN"),
+            ("econ_team", "NOLOGIN"),
+            ("econ_readers", "NOLOGIN"),
+            ("bob", "LOGIN"),
+            ("carol", "LOGIN"),
+        ):
+            if role not in existing:
+                conn.execute(f"CREATE ROLE {role} {options}")
+        conn.execute("GRANT econ_team TO bob")
+        conn.execute("GRANT econ_readers TO carol")
+        conn.execute(f'ALTER DATABASE "{database}" OWNER TO econ_owner')
+
+
+def test_a_team_with_the_documented_grants(postgres_url, postgres_socket, tmp_path, capsys):
+    database = _database(postgres_url)
+    _create_roles(postgres_socket, database)
+    socket = postgres_socket
+
+    def as_role(role: str) -> str:
+        return f"postgresql+psycopg://{role}@/{database}?host={socket}"
+
+    def run(role: str, *argv):
+        return econ(capsys, *argv, "--library", as_role(role))
+
+    with _superuser(socket) as conn:
+        version = int(conn.execute("SHOW server_version_num").fetchone()[0])
+    if version >= 150000:  # a member opening the empty database first may not create tables
+        rc, _, err = run("bob", "library", "list")
+        assert rc == 3 and "permission denied for schema public" in err
+        assert "the database's owner" in err and "GRANT CREATE ON SCHEMA public TO bob" in err
+        assert 'docs/library.md, "A team on PostgreSQL"' in err and "Traceback" not in err
+
+    assert run("econ_owner", "library", "save", SEED, "--author", "ada")[0] == 0
+    # before the grants: PostgreSQL's reason and what to ask the owner for
+    rc, _, err = run("bob", "library", "list")
+    assert rc == 3 and "permission denied for table" in err
+    assert (
+        "ask them for `GRANT SELECT, INSERT, UPDATE ON ALL TABLES IN SCHEMA public TO bob;" in err
+    )
+    assert "GRANT USAGE ON ALL SEQUENCES IN SCHEMA public TO bob`" in err
+    assert 'docs/library.md, "A team on PostgreSQL"' in err
+
+    import psycopg
+
+    with psycopg.connect(host=str(socket), user="econ_owner", dbname=database) as conn:
+        for statement in _owner_grants():
+            conn.execute(statement)
+
+    # a member saves (a new version of an existing name, and a new name), deletes, restores
+    second = edited(tmp_path, "gpu_count = 72", "gpu_count = 144")
+    rc, out, err = run("bob", "library", "save", second, "--author", "bob", "--format", "json")
+    assert rc == 0 and json.loads(out)["version"] == 2, err
+    assert run("bob", "library", "save", HALL, "--author", "bob")[0] == 0
+    assert run("bob", "library", "delete", SEED_NAME, "--author", "bob")[0] == 0
+    assert run("bob", "library", "restore", f"{SEED_NAME}@2", "--author", "bob")[0] == 0
+    folder = tmp_path / "team"
+    folder.mkdir()
+    assert run("bob", "library", "export", folder)[0] == 0
+    assert run("bob", "library", "import", folder, "--author", "bob")[0] == 0
+
+    # a reader lists, shows and diffs (the summaries it may not cache are recomputed) ...
+    rc, out, _ = run("carol", "library", "list", "--format", "json")
+    assert rc == 0 and len(json.loads(out)["scenarios"]) == 2
+    rc, out, err = run(
+        "carol", "library", "diff", f"{SEED_NAME}@1", f"{SEED_NAME}@2", "--format", "json"
+    )
+    assert rc == 0, err
+    assert json.loads(out)["metrics"]["gpu_count"]["change"] == 72
+    # ... and cannot save
+    rc, _, err = run("carol", "library", "save", SEED, "--author", "carol")
+    assert rc == 3 and "permission denied for table" in err and "TO carol" in err
+
+
+def test_only_the_owner_upgrades_an_old_library(postgres_url, postgres_socket, capsys):
+    _old_library(postgres_url)  # tables created by the superuser, at revision 0001
+    database = _database(postgres_url)
+    _create_roles(postgres_socket, database)
+    with _superuser(postgres_socket, database) as conn:
+        conn.execute("GRANT SELECT, INSERT, UPDATE ON ALL TABLES IN SCHEMA public TO econ_team")
+    url = f"postgresql+psycopg://bob@/{database}?host={postgres_socket}"
+    rc, _, err = econ(capsys, "library", "list", "--library", url)
+    assert rc == 3 and "opening failed: must be owner of table" in err
+    assert "the library's owner (the role that created its tables) to open it first" in err
+
+
+# --- 5. a read-only SQLite file ------------------------------------------------------------------
+
+
+def test_diff_works_on_a_library_that_may_not_be_written(tmp_path, capsys, monkeypatch):
+    url = f"sqlite:///{tmp_path / 'library.db'}"
+    monkeypatch.setenv("ECON_LIBRARY", url)
+    econ(capsys, "library", "save", SEED)
+    econ(capsys, "library", "save", edited(tmp_path, "gpu_count = 72", "gpu_count = 144"))
+
+    def read_only(dbapi_connection, _record):  # as a read-only file is, for root too
+        dbapi_connection.execute("PRAGMA query_only = ON")
+
+    sa.event.listen(sa.engine.Engine, "connect", read_only)
+    try:
+        rc, _, err = econ(capsys, "library", "save", SEED)
+        assert rc == 3 and "read-only" in err  # the library is read-only indeed
+        rc, out, err = econ(
+            capsys, "library", "diff", f"{SEED_NAME}@1", f"{SEED_NAME}@2", "--format", "json"
+        )
+    finally:
+        sa.event.remove(sa.engine.Engine, "connect", read_only)
+    assert rc == 0 and err == ""
+    assert json.loads(out)["metrics"]["gpu_count"]["change"] == 72
+    with sa.create_engine(url).connect() as conn:
+        assert conn.scalar(sa.text("SELECT count(*) FROM results")) == 0
+
+
+# --- 6. list and history read no texts ------------------------------------------------------------
+
+
+def test_list_and_history_never_read_the_texts(library_url, tmp_path, capsys):
+    econ(capsys, "library", "save", SEED, "--tag", "q3")
+    econ(capsys, "library", "save", edited(tmp_path, "gpu_count = 72", "gpu_count = 144"))
+    econ(capsys, "library", "save", HALL)
+    statements: list[str] = []
+
+    def record(_conn, _cursor, statement, *_args):
+        statements.append(statement)
+
+    sa.event.listen(sa.engine.Engine, "before_cursor_execute", record)
+    try:
+        rc, listed, _ = econ(capsys, "library", "list", "--format", "json")
+        rc_tag, tagged, _ = econ(capsys, "library", "list", "--tag", "q3", "--format", "json")
+        rc_history, history, _ = econ(capsys, "library", "history", SEED_NAME, "--format", "json")
+    finally:
+        sa.event.remove(sa.engine.Engine, "before_cursor_execute", record)
+    assert rc == rc_tag == rc_history == 0
+    assert statements and not [s for s in statements if "toml_text" in s]
+    names = [(s["name"], s["version"], s["tags"]) for s in json.loads(listed)["scenarios"]]
+    hall_name = next(n for n, _, _ in names if n != SEED_NAME)
+    assert names == sorted([(SEED_NAME, 2, []), (hall_name, 1, [])])
+    assert [(s["name"], s["version"]) for s in json.loads(tagged)["scenarios"]] == [(SEED_NAME, 1)]
+    assert [v["version"] for v in json.loads(history)["versions"]] == [1, 2]
+
+
+# --- 7. a name holding '@' -------------------------------------------------------------------------
+
+
+def test_a_name_holding_the_version_separator_is_refused(library_url, tmp_path, capsys):
+    at = tmp_path / "at.toml"
+    at.write_text(SEED.read_text().replace(f'name = "{SEED_NAME}"', 'name = "team/ada@q3"', 1))
+    assert 'name = "team/ada@q3"' in at.read_text()
+    rc, _, err = econ(capsys, "library", "save", at)
+    assert rc == 3 and f"{at}: name = 'team/ada@q3': expected a name without '@'" in err
+    folder = tmp_path / "team"
+    folder.mkdir()
+    (folder / "a.toml").write_bytes(SEED.read_bytes())
+    (folder / "at.toml").write_bytes(at.read_bytes())
+    rc, _, err = econ(capsys, "library", "import", folder)
+    assert rc == 3 and "expected a name without '@'" in err
+    assert json.loads(econ(capsys, "library", "list", "--format", "json")[1])["scenarios"] == []
+
+
+# --- 10. a library missing a table -----------------------------------------------------------------
+
+
+def test_a_library_missing_a_table_says_what_was_expected(library_url, capsys):
+    econ(capsys, "library", "save", SEED)
+    engine = sa.create_engine(library_url)
+    with engine.begin() as conn:
+        conn.execute(sa.text("DROP TABLE tags"))
+    engine.dispose()
+    rc, _, err = econ(capsys, "library", "list")
+    assert rc == 3 and "table tags missing, though econ_library_revision says" in err
+    assert "Expected every table of an econ library (results, scenarios, tags, versions)" in err
+
+
+# --- 2. passwords ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        ("postgresql+psycopg://ada:pw@h:5432x/db", "postgresql+psycopg://ada:***@h:5432x/db"),
+        ("postgresql://ada:my@pw/x@127.0.0.1/db", "postgresql://ada:***@127.0.0.1/db"),
+        (
+            "postgresql://ada@h/db?password=pw&sslmode=x",
+            "postgresql://ada@h/db?password=***&sslmode=x",
+        ),
+        ("--library postgresql://a:pw@h/db project", "--library postgresql://a:***@h/db project"),
+        ("postgresql+psycopg://ada@/db?host=/run/pg", "postgresql+psycopg://ada@/db?host=/run/pg"),
+        ("sqlite:////home/ada/lib.db", "sqlite:////home/ada/lib.db"),
+    ],
+)
+def test_hide_credentials(text, shown):
+    assert hide_credentials(text) == shown
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        f"postgresql+psycopg://ada:{SECRET}@db.example:5432x/econ",  # not parsed: quoted before
+        f"postgresql+psycopg://ada:my@{SECRET}@127.0.0.1:1/econ",  # an '@' in the password
+        "postgresql+psycopg://ada@/nodb?password=" + SECRET + "&host={socket}",
+        "postgresql+psycopg://ada@/nodb?password=" + SECRET + "&sslmode=bogus&host={socket}",
+        f"postgres://ada:{SECRET}@db.example/econ",
+    ],
+)
+@pytest.mark.parametrize("how", ["--library", "ECON_LIBRARY"])
+def test_no_message_shows_a_password(url, how, tmp_path, capsys, monkeypatch):
+    url = url.format(socket=tmp_path)
+    if how == "--library":
+        rc, _, err = econ(capsys, "library", "list", "--library", url)
+    else:
+        monkeypatch.setenv("ECON_LIBRARY", url)
+        rc, _, err = econ(capsys, "project", f"library:{SEED_NAME}")
+    assert rc == 3 and err.startswith("error: ") and "Traceback" not in err
+    assert SECRET not in err and "S3cret" not in err and "***" in err
+
+
+def test_a_misplaced_library_option_is_echoed_without_its_password(capsys):
+    url = f"postgresql+psycopg://ada:{SECRET}@127.0.0.1:5499/econ"
+    for command in (["project", f"library:{SEED_NAME}"], ["validate", str(SEED)]):
+        with pytest.raises(SystemExit) as caught:
+            econ(capsys, *command, "--library", url)
+        err = capsys.readouterr().err
+        assert caught.value.code == 2 and "unrecognized arguments: --library" in err
+        assert SECRET not in err and "postgresql+psycopg://ada:***@127.0.0.1:5499/econ" in err
+
+
+def test_an_at_in_the_password_is_refused_whole(capsys):
+    url = f"postgresql+psycopg://ada:my@{SECRET}@127.0.0.1:1/econ"
+    rc, _, err = econ(capsys, "library", "list", "--library", url)
+    assert rc == 3 and "more than one '@' before the host" in err and "%40" in err
+
+
+# --- 3, 4, 10. URLs that would lose work or that name the wrong scheme ----------------------------
+
+
+@pytest.mark.parametrize(
+    ("url", "expected"),
+    [
+        ("sqlite://team2.db", "not a SQLite library URL (a host after sqlite://); expected "),
+        ("sqlite://", "an in-memory SQLite database, whose saves are lost when the command ends"),
+        ("sqlite:///:memory:", "an in-memory SQLite database"),
+        ("sqlite://?timeout=5", "an in-memory SQLite database"),
+        ("postgres://ada@db.example/econ", "write postgresql+psycopg:// where postgres:// is"),
+    ],
+)
+def test_library_urls_that_would_lose_work_exit_3(url, expected, tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("ECON_AUTHOR", "ada")
+    for argv in (
+        ["library", "save", SEED, "--library", url],
+        ["--library", url, "project", f"library:{SEED_NAME}"],
+    ):
+        rc, out, err = econ(capsys, *argv)
+        assert rc == 3 and expected in err and "Traceback" not in err, err
+        assert "saved" not in out
+    monkeypatch.setenv("ECON_LIBRARY", url)
+    rc, _, err = econ(capsys, "project", f"library:{SEED_NAME}")
+    assert rc == 3 and f"ECON_LIBRARY = {url}" in err and expected in err
+    assert list(Path(tmp_path).iterdir()) == []  # no team2.db, nothing else
+
+
+# --- 8. an edit of a stale copy (--base) -----------------------------------------------------------
+
+
+def test_a_save_based_on_an_older_version_is_refused(library_url, tmp_path, capsys):
+    econ(capsys, "library", "save", SEED, "--author", "ada")
+    bob = edited(tmp_path, "gpu_count = 72", "gpu_count = 144", name="bob.toml")
+    rc, out, err = econ(capsys, "library", "save", bob, "--author", "bob", "--base", "1")
+    assert rc == 0 and "version 2" in out, err
+    # ada edited her copy of version 1: saved over bob's version 2, his change would be lost
+    ada = edited(tmp_path, "share = 0.7", "share = 0.75", name="ada.toml")
+    rc, _, err = econ(capsys, "library", "save", ada, "--base", "1")
+    assert rc == 3 and f"{ada}: --base 1: '{SEED_NAME}' is now at version 2 (saved by 'bob'" in err
+    assert "expected --base 2" in err and f"econ library diff {SEED_NAME}@1 {SEED_NAME}@2" in err
+    for base, expected in (("3", "has no version 3"), ("0", "expected a version number")):
+        rc, _, err = econ(capsys, "library", "save", ada, "--base", base)
+        assert rc == 3 and expected in err
+    rc, _, err = econ(capsys, "library", "save", HALL, "--base", "1")
+    assert rc == 3 and "has no version in library" in err
+    rc, out, _ = econ(capsys, "library", "history", SEED_NAME, "--format", "json")
+    assert [v["version"] for v in json.loads(out)["versions"]] == [1, 2]
+    # once merged, with the newest as its base, the save goes through
+    assert econ(capsys, "library", "save", ada, "--base", "2")[0] == 0
