@@ -379,6 +379,42 @@ def test_the_comparison_workbook_has_results_and_inputs_sheets():
     assert difference(5.0, 2.0) == 3.0 and difference(None, 2.0) is None
 
 
+def test_the_comparison_workbook_holds_numbers_formatted_by_metric_and_labelled():
+    # Found by a browser review: inputs were text ('40,000'), rows raw keys, IRRs bare fractions
+    # and one difference -2.886579864025407e-15.
+    import io
+
+    from openpyxl import load_workbook
+
+    from econ.ui.pages.compare import difference, inputs, workbook_bytes
+    from econ.workbook import CURRENCY, PERCENT
+
+    results = pd.DataFrame(
+        {
+            "metric": ["NPV [USD]", "Project IRR [%/year]"],
+            "key": ["npv_usd", "irr_project_annual"],
+            "a": [2.0, 0.0813],
+            "b": [5.0, 0.0813],
+            "b - a": [difference(5.0, 2.0), difference(0.0813, 0.0813 + 2.9e-15)],
+        }
+    )
+    assert results["b - a"].tolist() == [3.0, 0.0]  # rounding, not a difference
+    given = inputs({"capex": {"gpu_price_usd": 40000.0}, "utilization": {"share": 0.7}})
+    frame = pd.DataFrame(
+        {"input": [v[0] for v in given.values()], "a": [v[2] for v in given.values()]}
+    )
+    book = load_workbook(io.BytesIO(workbook_bytes(results, frame)))
+    sheet = book["Results"]
+    assert sheet["A2"].value == "NPV [USD]" and sheet["B2"].value == "npv_usd"
+    assert sheet["C2"].number_format == CURRENCY and sheet["C3"].number_format == PERCENT
+    assert sheet["E3"].value == 0
+    cells = {row[0].value: row[1].value for row in book["Inputs"].iter_rows(min_row=2)}
+    price = next(k for k in cells if "GPU price" in k)
+    share = next(k for k in cells if "Share" in k)
+    assert cells[price] == 40000 and isinstance(cells[price], int | float)
+    assert "[%]" in share and cells[share] == pytest.approx(70.0)  # in the label's unit
+
+
 # --- 10. tables with labels and units --------------------------------------------------------------
 
 

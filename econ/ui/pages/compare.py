@@ -78,16 +78,29 @@ def _text(f: FieldInfo | None, value) -> str:
     return str(value)
 
 
+def _number(f: FieldInfo | None, value):
+    """An input as a number in the unit its label shows (50 for a 50 % share), for the CSV and
+    the workbook; text where it is no number."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        shown = to_widget(f, value) if f is not None else value
+        if isinstance(shown, int | float) and not isinstance(shown, bool):
+            return shown
+    return _text(f, value)
+
+
 def _tables(value) -> bool:
     return (
         isinstance(value, list | tuple) and bool(value) and all(isinstance(v, dict) for v in value)
     )
 
 
-def inputs(value, path: str = "", label: str = "", fields=None) -> dict[str, tuple[str, str]]:
-    """Dotted path -> (label with unit, text as the form shows it) of every input. A list of
-    tables (a capital stack's tranches, a rental table) gives one row per field of each table,
-    labelled by the table's name ("Financing › Tranches › ddtl › Share of capex [%]").
+def inputs(
+    value, path: str = "", label: str = "", fields=None
+) -> dict[str, tuple[str, str, object]]:
+    """Dotted path -> (label with unit, text as the form shows it, the number in that unit or the
+    text) of every input. A list of tables (a capital stack's tranches, a rental table) gives one
+    row per field of each table, labelled by the table's name ("Financing › Tranches › ddtl ›
+    Share of capex [%]").
 
     fields : inside a table, its fields by name (None: the scenario's, found by path)
     """
@@ -98,7 +111,8 @@ def inputs(value, path: str = "", label: str = "", fields=None) -> dict[str, tup
             out |= inputs(row, f"{path}[{i}]", title, _row_fields(path.split("[")[0], row))
         return out
     if not isinstance(value, dict):
-        return {path: (label, _text(find(path) if fields is None else None, value))}
+        f = find(path) if fields is None else None
+        return {path: (label, _text(f, value), _number(f, value))}
     out = {}
     for key, item in value.items():
         child = f"{path}.{key}" if path else key
@@ -113,7 +127,7 @@ def inputs(value, path: str = "", label: str = "", fields=None) -> dict[str, tup
         if isinstance(item, dict) or _tables(item):
             out |= inputs(item, child, name, inner)
         else:
-            out[child] = (name, _text(f, item))
+            out[child] = (name, _text(f, item), _number(f, item))
     return out
 
 
@@ -133,21 +147,41 @@ def load(choice: str):
 
 
 def difference(value, base):
-    """value - base for two numbers, else None."""
+    """value - base for two numbers, else None; 0 where the two agree to rounding (a difference
+    of 1e-9 of their size or less is floating point's, not the scenarios')."""
     numbers = all(isinstance(v, int | float) and not isinstance(v, bool) for v in (value, base))
-    return float(value) - float(base) if numbers else None
+    if not numbers:
+        return None
+    change = float(value) - float(base)
+    return 0.0 if abs(change) <= 1e-9 * max(abs(float(value)), abs(float(base))) else change
 
 
 def workbook_bytes(results: pd.DataFrame, inputs: pd.DataFrame) -> bytes:
-    """The comparison as an Excel workbook: Results (numbers, differences) and Inputs sheets."""
+    """The comparison as an Excel workbook: Results (a row per metric: its label with unit, its
+    key, each scenario's number and the differences from the base, formatted by the metric as
+    econ's workbook formats it: percentages, USD, USD per million tokens) and Inputs (numbers in
+    the unit of their label)."""
     import io
 
+    from openpyxl.utils import get_column_letter
+
     from econ.export import _safe_text
+    from econ.workbook import number_format
 
     buffer = io.BytesIO()
     with pd.ExcelWriter(buffer, engine="openpyxl") as writer:
         _safe_text(results).to_excel(writer, sheet_name="Results", index=False)
         _safe_text(inputs).to_excel(writer, sheet_name="Inputs", index=False)
+        sheet = writer.sheets["Results"]
+        keys = list(results["key"]) if "key" in results else []
+        first = 1 + sum(1 for c in results.columns if c in ("metric", "key"))
+        for r, key in enumerate(keys, start=2):
+            for c in range(first, len(results.columns) + 1):
+                sheet.cell(r, c).number_format = number_format(str(key))
+        for ws, frame in ((sheet, results), (writer.sheets["Inputs"], inputs)):
+            for c, column in enumerate(frame.columns, start=1):
+                width = max([len(str(column))] + [len(str(v)) for v in frame[column][:200]])
+                ws.column_dimensions[get_column_letter(c)].width = min(max(width, 12), 60)
     return buffer.getvalue()
 
 
@@ -219,7 +253,7 @@ def render() -> None:
         if key_ not in summaries[0]:
             continue
         row = {"metric": metric_label(key_, money)}
-        numbers = {"metric": key_}
+        numbers = {"metric": metric_label(key_), "key": key_}  # (exports: USD, not scaled)
         for label, summary in zip(labels, summaries, strict=True):
             row[label] = format_metric(key_, summary, money)
             numbers[label] = summary.get(key_)
@@ -293,14 +327,19 @@ def render() -> None:
         for s in scenarios
     ]
     paths = sorted(set().union(*flat))
-    names = {p: label for f in flat for p, (label, _) in f.items()}
-    table = pd.DataFrame(
-        {
-            label: [f.get(p, ("", ""))[1] for p in paths]
-            for label, f in zip(labels, flat, strict=True)
-        }
-    )
-    table.insert(0, "input", [names[p] for p in paths])
+    names = {p: label for f in flat for p, (label, *_) in f.items()}
+
+    def column(at: int) -> pd.DataFrame:  # 1: the text shown, 2: the numbers exported
+        frame = pd.DataFrame(
+            {
+                label: [f.get(p, ("", "", ""))[at] for p in paths]
+                for label, f in zip(labels, flat, strict=True)
+            }
+        )
+        frame.insert(0, "input", [names[p] for p in paths])
+        return frame
+
+    table = column(1)
     differs = table[labels].nunique(axis=1) > 1
     only = st.toggle("Only the inputs that differ", key=common.keep("econ.compare_only", True))
     shown = table[differs] if only else table
@@ -311,7 +350,7 @@ def render() -> None:
     common.table(
         styled, keep=labels, hide_index=True, width="stretch", height=min(600, 38 + 35 * len(shown))
     )
-    export_buttons(pd.DataFrame(raw), table.assign(path=paths))
+    export_buttons(pd.DataFrame(raw), column(2).assign(path=paths))
     with st.expander("Sources of the inputs", icon=":material/menu_book:"):
         sources = sorted(set().union(*(s.sources for s in scenarios)))
         common.table(
