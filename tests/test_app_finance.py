@@ -611,3 +611,27 @@ def test_choice_fields_of_one_method_are_grouped_under_it():
     assert groups["recovery_years"] == groups["convention"] == ("method", ("macrs_gds",))
     assert groups["value_source"] == ("method", ("economic",))
     assert groups["method"] is None and groups["life_years"] is None
+
+
+def test_costs_stack_in_the_order_given_with_tax_on_top():
+    # Found by a browser review: quarterly tax sat at the bottom of the stack and lifted every
+    # layer above it; the stack order differed from the legend's.
+    from econ.ui import charts
+
+    frame = pd.DataFrame(
+        {
+            "date": pd.to_datetime(["2026-02-01", "2026-03-01"]),
+            "power_usd": [1.0, 1.0],
+            "depreciation_usd": [2.0, 2.0],
+            "tax_usd": [0.0, 5.0],
+            "revenue_usd": [9.0, 9.0],
+        }
+    )
+    costs = {"power_usd": "Power", "depreciation_usd": "Depreciation", "tax_usd": "Tax"}
+    spec = charts.stacked_costs_and_revenue(frame, costs, "revenue_usd", "Month", "USD", ",.0f")
+    area = spec.layer[0]
+    encoding = area.to_dict()["encoding"]
+    assert encoding["order"] == {"field": "stack", "type": "quantitative", "sort": "ascending"}
+    assert encoding["color"]["sort"] == ["Power", "Depreciation", "Tax"]  # the legend, alike
+    stack = area.data.drop_duplicates("line").set_index("line")["stack"].to_dict()
+    assert stack == {"Power": 0, "Depreciation": 1, "Tax": 2}  # tax last: on top

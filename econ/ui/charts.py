@@ -111,8 +111,12 @@ def lines(
 def stacked_costs_and_revenue(
     frame: pd.DataFrame, costs: dict[str, str], revenue: str, x_title: str, y_title: str, fmt: str
 ) -> alt.LayerChart:
-    """Costs as stacked areas, revenue as a line over them."""
+    """Costs as stacked areas, revenue as a line over them. The areas stack in the order of
+    `costs`, the first at the bottom, and the legend lists them in that order: put the steady
+    costs first and the lumpy ones (tax paid by quarter) last, so that a tax payment does not
+    lift every layer above it."""
     long = frame[["date", *costs]].melt(id_vars="date", var_name="line", value_name="value")
+    long["stack"] = long["line"].map({c: i for i, c in enumerate(costs)})
     long["line"] = long["line"].map(costs)
     area = (
         alt.Chart(long)
@@ -121,6 +125,7 @@ def stacked_costs_and_revenue(
             x=alt.X("date:T", title=x_title),
             y=alt.Y("value:Q", stack=True, title=y_title, axis=alt.Axis(format=fmt)),
             color=alt.Color("line:N", title="Costs", sort=list(costs.values())),
+            order=alt.Order("stack:Q", sort="ascending"),
             tooltip=[
                 alt.Tooltip("date:T", title="Month"),
                 alt.Tooltip("line:N", title="Line"),
