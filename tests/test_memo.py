@@ -714,7 +714,7 @@ def test_the_memo_defines_the_lender_s_figures_from_the_scenario(memo_html):
     assert "1.35x" in covenant and "trailing 3 months" in covenant and "at or below 80%" in covenant
     none = load_scenario(SEED, {"financing.covenants.dscr_floor": None})
     covenant = dict(_definitions(SimpleNamespace(scenario=none, summary={"debt_usd": 1.0})))
-    assert covenant["Covenant"].startswith("none")
+    assert covenant["Covenant"].startswith("None: the scenario sets no covenant floor")
     # all equity: no lender, no definitions
     assert _definitions(SimpleNamespace(scenario=seed, summary={"debt_usd": 0.0})) == []
 

@@ -176,10 +176,10 @@ def _definitions(memo: Memo) -> list[tuple[str, str]]:
     if covenants.ltv_ceiling is not None:
         tests.append(f"the loan-to-value at or below {covenants.ltv_ceiling:.0%}")
     covenant = (
-        "tested every month with debt service: " + "; ".join(tests) + ". DSCR headroom is the "
+        "Tested every month with debt service: " + "; ".join(tests) + ". DSCR headroom is the "
         "lowest DSCR test less its floor; a month that fails any test is in breach."
         if tests
-        else "none: the scenario sets no covenant floor (dscr_floor = none)."
+        else "None: the scenario sets no covenant floor (dscr_floor = none)."
     )
     return [
         (
