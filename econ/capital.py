@@ -582,7 +582,12 @@ def _scaled_tranche(spec, capex, profile, last, price_path, T, blank):
     unit_blank = np.zeros((1, T))
     unit_blank.flags.writeable = False
     lines, metrics = _debt_tranche(
-        unit, np.ones(1), unit_profile, unit_last, unit_prices[0] if unit_prices else None, T,
+        unit,
+        np.ones(1),
+        unit_profile,
+        unit_last,
+        unit_prices[0] if unit_prices else None,
+        T,
         unit_blank,
     )
     amount = _amount(spec, capex)
@@ -1155,6 +1160,7 @@ def coverage_ratios(
     test_months=1,
     collateral_usd=None,
     ltv_ceiling=None,
+    first_test_month=None,
 ):
     """Debt service and loan life coverage ratios by month, and covenant breaches.
 
@@ -1178,6 +1184,9 @@ def coverage_ratios(
     collateral_usd : array (n, T), optional  the collateral an LTV covenant tests [USD]
     ltv_ceiling : array (n,), optional  covenant maximum loan-to-value (`loan_to_value`), tested
         in each month with debt outstanding [fraction]; NaN or None: no covenant
+    first_test_month : array (n,), optional  first month the DSCR and LLCR covenants are tested
+        (a facility's first test date): earlier months are neither breaches nor in
+        ``min_dscr_test``; NaN or None: from month 0 [month index]
 
     Returns
     -------
@@ -1225,6 +1234,17 @@ def coverage_ratios(
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
         llcr = np.where(outstanding, later / discount / balance, np.nan)
 
+    if first_test_month is not None:  # (a facility's first test date: none before it)
+        first = np.broadcast_to(np.asarray(first_test_month, dtype=float), (n,))
+        untested = m < np.nan_to_num(first, nan=0.0)[:, None]
+        if untested.any():
+            dscr_test = np.where(untested, np.nan, dscr_test)
+            tested_llcr = np.where(untested, np.nan, llcr)
+        else:
+            tested_llcr = llcr
+    else:
+        tested_llcr = llcr
+
     def breach(ratio, floor):
         floor = None if floor is None else np.broadcast_to(np.asarray(floor, dtype=float), (n,))
         if floor is None or np.isnan(floor).all():
@@ -1232,7 +1252,7 @@ def coverage_ratios(
         return ratio < floor[:, None]  # False where either is NaN
 
     dscr_breach = breach(dscr_test, dscr_floor)
-    llcr_breach = breach(llcr, llcr_floor)
+    llcr_breach = breach(tested_llcr, llcr_floor)
     if ltv_ceiling is None or np.isnan(np.asarray(ltv_ceiling, dtype=float)).all():
         ltv_breach = np.zeros((n, T), dtype=bool)
     else:

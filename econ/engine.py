@@ -1263,6 +1263,7 @@ def _ledger(b: ScenarioBatch, months, lines, site, to: _Scenarios, capex_row, bu
         if np.isnan(covenants[2]).all()
         else _collateral(stack, capex, consumed, proceeds, lines["gain_usd"], market_collateral),
         ltv_ceiling=covenants[2],
+        first_test_month=to.at_first(b["financing.covenants.first_test_month"]),
     )
     return _Ledger(
         lines=lines,
@@ -1969,6 +1970,7 @@ def _finance(b, first, horizon, months, capex, tax_rate, discount_annual, built=
         sizing.test_months,
         sizing.value,
         sizing.max_ltv,
+        sizing.first_test_month,
     )
     with np.errstate(divide="ignore", invalid="ignore"):
         scale = np.where(given > 0, np.minimum(debt / given, 1.0), 1.0)
@@ -2005,6 +2007,7 @@ class _DebtSizing:
     max_ltv: np.ndarray  # [fraction], NaN: no cap
     shaped: np.ndarray  # bool: debt_share's loan sculpted to CFADS or on a balance schedule
     test_months: np.ndarray  # (n,) the DSCR covenant's trailing window [months]
+    first_test_month: np.ndarray  # (n,) the covenant's first test, NaN: from the start
     cfads: np.ndarray  # CFADS before financing: EBITDA - tax on income before interest [USD]
     value: np.ndarray  # the GPUs' (and site's) book value at month end [USD]
 
@@ -2015,6 +2018,7 @@ class _DebtSizing:
             self.max_ltv[rows],
             self.shaped[rows],
             self.test_months[rows],
+            self.first_test_month[rows],
             self.cfads[rows],
             self.value[rows],
         )
@@ -2069,6 +2073,7 @@ def _sizing(
         max_ltv=max_ltv,
         shaped=shaped,
         test_months=b["financing.covenants.test_months"][first],
+        first_test_month=b["financing.covenants.first_test_month"][first],
         cfads=cashflow.cash_flow_available_for_debt_service_usd(ebitda, income_tax),
         value=_or_book(
             market_collateral,
@@ -2257,6 +2262,7 @@ def _size_single_loan(sizing, cap_usd, rate_monthly, term, horizon, months, repa
         sizing.test_months,
         sizing.value,
         sizing.max_ltv,
+        sizing.first_test_month,
     )
     return debt, constraint, sculpt
 

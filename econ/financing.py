@@ -810,13 +810,15 @@ def size_debt(
     test_months=1,
     value_usd=None,
     max_ltv=None,
+    first_test_month=None,
 ):
     """The largest loan whose schedule keeps DSCR and LTV within the lenders' limits [USD].
 
     A loan's service and balance scale with its amount D, so each limit gives D in closed form:
 
     - DSCR: CFADS_m >= DSCR* x D x s_m in every month m with service s_m > 0, and the same over
-      every trailing window of ``test_months`` ending in such a month (the covenant test), so
+      every trailing window of ``test_months`` ending in such a month from ``first_test_month``
+      on (the covenant test), so
       D_dscr = min_m min(CFADS_m / (DSCR* s_m), sum_w CFADS / (DSCR* sum_w s)), at least 0;
     - LTV: D x b_m <= LTV_max x V_m in every month with a balance b_m > 0 per USD, against the
       collateral value V (the GPUs' book value): D_ltv = min_m LTV_max V_m / b_m;
@@ -837,6 +839,8 @@ def size_debt(
     test_months : int or array (n,)  trailing window of the DSCR covenant [months]
     value_usd : array (n, T), optional  collateral value by month [USD]
     max_ltv : array (n,), optional  maximum loan-to-value [fraction]; NaN: none
+    first_test_month : array (n,), optional  first month the covenant's window is tested (a
+        facility's first test date); NaN or None: every month [month index]
 
     Returns
     -------
@@ -859,9 +863,11 @@ def size_debt(
     window_service = trailing_sum_rows(service, test_months)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         by_month = np.where(owed, cfads / (target * service), np.inf)
-        by_window = np.where(
-            owed & (window_service > 0), window_cfads / (target * window_service), np.inf
-        )
+        tested = owed & (window_service > 0)
+        if first_test_month is not None:
+            first = np.broadcast_to(np.asarray(first_test_month, dtype=float), (n,))
+            tested &= np.arange(cfads.shape[1])[None, :] >= np.nan_to_num(first, nan=0.0)[:, None]
+        by_window = np.where(tested, window_cfads / (target * window_service), np.inf)
     d_dscr = np.maximum(np.minimum(by_month, by_window).min(axis=1, initial=np.inf), 0.0)
     d_dscr = np.where(np.isnan(target[:, 0]), np.inf, d_dscr)
     # A schedule with no service at all (sculpted to a cash flow that is never positive over

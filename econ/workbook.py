@@ -1877,7 +1877,11 @@ def _derived_summary_specs(scenario: Scenario, equity_share: Expr) -> list[Summa
             _metric("moic_equity"),
         ),
     ]
-    if _attr(scenario, "financing.covenants.test_months") == 1:  # tested month by month
+    # tested month by month, from the first month on: the headroom is the lowest monthly DSCR's
+    if (
+        _attr(scenario, "financing.covenants.test_months") == 1
+        and (_attr(scenario, "financing.covenants.first_test_month") or 0) <= 1
+    ):
         headroom = Cell("Summary", "min_dscr") - Name("financing.covenants.dscr_floor")
         specs.append(
             SummarySpec(

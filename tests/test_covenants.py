@@ -228,3 +228,60 @@ def test_a_stack_that_lends_more_than_the_capex_is_said():
     assert (f"the debt raised, {debt:,.0f} USD, is more than the capex of {capex:,.0f} USD "
             f"({debt / capex:.0%} loan-to-cost)") in " ".join(result.warnings[0])
     assert not any("debt raised" in w for w in project(stack, monthly=False).warnings[0])
+
+
+def test_no_covenant_test_before_the_first_test_date():
+    """financing.covenants.first_test_month: the DSCR (and LLCR) covenant is tested from that
+    month on, as a facility's first test date; earlier months are no breach, later ones the same
+    as without it (the loan given, so the debt does not move)."""
+    low = {"market.price_usd_per_mtok": 0.2}  # breaches the DSCR covenant from early on
+    plain = project(seed(**low)).monthly["covenant_breach"].to_numpy().astype(bool)
+    assert plain[:24].any() and plain[24:].any()
+    later = project(seed(**low, **{"financing.covenants.first_test_month": 24}))
+    breach = later.monthly["covenant_breach"].to_numpy().astype(bool)
+    assert not breach[:24].any()
+    assert breach[24:].tolist() == plain[24:].tolist()
+    summary = later.summary.iloc[0]
+    assert summary["covenant_breach_months"] == plain[24:].sum()
+    assert summary["first_breach_month"] == 24 + np.argmax(plain[24:])
+    # an LTV covenant is tested from the first month whatever the first test date
+    ltv = seed(
+        **{
+            "financing.covenants.dscr_floor": "none",
+            "financing.covenants.ltv_ceiling": 0.55,
+            "financing.covenants.first_test_month": 24,
+        }
+    )
+    assert project(ltv).summary.iloc[0]["first_breach_month"] == 0
+
+
+def test_coverage_ratios_leave_months_before_the_first_test_untested():
+    from econ.capital import coverage_ratios
+
+    cfads = np.array([[0.0, 50.0, 150.0, 150.0, 150.0, 150.0]] * 2)
+    service = np.array([[0.0, 100.0, 100.0, 100.0, 100.0, 100.0]] * 2)
+    balance = np.array([[400.0, 300.0, 200.0, 100.0, 0.0, 0.0]] * 2)
+    out = coverage_ratios(
+        cfads, service, balance, 0.0, dscr_floor=1.2, first_test_month=np.array([np.nan, 2.0])
+    )
+    assert out["dscr_breach"][0].tolist() == [False, True, False, False, False, False]
+    assert not out["dscr_breach"][1].any()  # month 1's 0.5x comes before the first test
+    assert out["min_dscr_test"].tolist() == [0.5, 1.5]
+    assert out["min_dscr"].tolist() == [0.5, 0.5]  # the monthly DSCR itself is every month's
+
+
+@settings(max_examples=40, deadline=None)
+@given(first=st.integers(1, 30), window=st.integers(1, 12), seed_=st.integers(0, 2**31))
+def test_a_later_first_test_never_sizes_less_debt(first, window, seed_):
+    from econ.financing import size_debt
+
+    rng = np.random.default_rng(seed_)
+    cfads = rng.uniform(-50.0, 200.0, (3, 40))
+    service = np.where(np.arange(40) >= 1, 1.0 / 39, 0.0)[None, :].repeat(3, axis=0)
+    balance = np.clip(1.0 - np.arange(40) / 39, 0.0, None)[None, :].repeat(3, axis=0)
+    args = (cfads, service, balance, np.full(3, 1.3), np.full(3, 1e6), window)
+    always, _ = size_debt(*args)
+    later, _ = size_debt(*args, first_test_month=np.full(3, float(first)))
+    assert np.all(later >= always)
+    same, _ = size_debt(*args, first_test_month=np.full(3, np.nan))
+    assert same.tolist() == always.tolist()

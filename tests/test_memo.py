@@ -712,6 +712,12 @@ def test_the_memo_defines_the_lender_s_figures_from_the_scenario(memo_html):
         "Covenant"
     ]
     assert "1.35x" in covenant and "trailing 3 months" in covenant and "at or below 80%" in covenant
+    dated = load_scenario(SEED, {"financing.covenants.first_test_month": 12})
+    covenant = dict(_definitions(SimpleNamespace(scenario=dated, summary={"debt_usd": 1.0})))[
+        "Covenant"
+    ]
+    assert "The DSCR and LLCR tests start in month 12 (the facility's first test date)" in covenant
+    assert "fewer in the first months" not in covenant  # the first test sees a full window
     none = load_scenario(SEED, {"financing.covenants.dscr_floor": None})
     covenant = dict(_definitions(SimpleNamespace(scenario=none, summary={"debt_usd": 1.0})))
     assert covenant["Covenant"].startswith("None: the scenario sets no covenant floor")

@@ -340,3 +340,20 @@ def test_notes_say_a_sized_loan_is_why_its_lines_are_values():
     }
     for line in ("interest_usd", "principal_usd", "debt_balance_usd"):
         assert notes[line] == f"values: {workbook.SIZED_REASON}"
+
+
+def test_dscr_headroom_is_a_formula_only_where_every_month_is_tested():
+    # With a one-month window the headroom is min_dscr less the floor, a live formula; with a
+    # first test date the months before it are not tested, so it is the engine's value.
+    def headroom(overrides):
+        scenario = econ.load_scenario(SEED, LEVEL_LOAN | overrides)
+        _, book = _book([scenario])
+        cell = summary_cells(book["Summary"])["dscr_headroom"][0]
+        return cell.value, econ.project(scenario).summary.iloc[0]["dscr_headroom"]
+
+    monthly, _ = headroom({"financing.covenants.test_months": 1})
+    assert str(monthly).startswith("=") and "financing_covenants_dscr_floor" in str(monthly)
+    dated, expected = headroom(
+        {"financing.covenants.test_months": 1, "financing.covenants.first_test_month": 12}
+    )
+    assert not str(dated).startswith("=") and dated == pytest.approx(expected, rel=1e-12)

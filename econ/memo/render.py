@@ -169,15 +169,27 @@ def _definitions(memo: Memo) -> list[tuple[str, str]]:
         tests.append(
             f"the DSCR at or above {covenants.dscr_floor:.2f}x on the sums of CFADS and of debt "
             f"service over the trailing {window} month{'s' if window != 1 else ''}"
-            + (" (fewer in the first months: the window starts at month 0)" if window > 1 else "")
+            + (
+                " (fewer in the first months: the window starts at month 0)"
+                if window > 1 and (covenants.first_test_month or 0) < window
+                else ""
+            )
         )
     if covenants.llcr_floor is not None:
         tests.append(f"the LLCR at or above {covenants.llcr_floor:.2f}x")
     if covenants.ltv_ceiling is not None:
         tests.append(f"the loan-to-value at or below {covenants.ltv_ceiling:.0%}")
     covenant = (
-        "Tested every month with debt service: " + "; ".join(tests) + ". DSCR headroom is the "
-        "lowest DSCR test less its floor; a month that fails any test is in breach."
+        "Tested every month with debt service: "
+        + "; ".join(tests)
+        + (
+            f". The DSCR and LLCR tests start in month {covenants.first_test_month} (the "
+            "facility's first test date)"
+            if covenants.first_test_month is not None
+            else ""
+        )
+        + ". DSCR headroom is the lowest DSCR test less its floor; a month that fails any test "
+        "is in breach."
         if tests
         else "None: the scenario sets no covenant floor (dscr_floor = none)."
     )

@@ -452,6 +452,15 @@ class Covenants(Section):
     test_months: int = Field(
         12, ge=1, le=24, description="Trailing months over which DSCR is tested [months]"
     )
+    first_test_month: int | None = Field(
+        None,
+        ge=1,
+        le=600,
+        description="First month the DSCR and LLCR covenants are tested, as a facility's first "
+        "test date (e.g. 12: the end of the first full year of a 12-month test); none: every "
+        "month with debt service, the first windows holding the months since month 0 (LTV is "
+        "tested from the first month either way) [month index]",
+    )
 
 
 class CapitalStack(Section):
