@@ -130,6 +130,19 @@ def postgres_socket():
         shutil.rmtree(base, ignore_errors=True)
 
 
+@pytest.fixture(params=["sqlite", "postgresql"])
+def library_url(request, tmp_path, monkeypatch):
+    """A new library on a SQLite file, then on a new PostgreSQL database, as ECON_LIBRARY, with
+    ECON_AUTHOR=ada."""
+    if request.param == "sqlite":
+        url = f"sqlite:///{tmp_path / 'library.db'}"
+    else:
+        url = request.getfixturevalue("postgres_url")
+    monkeypatch.setenv("ECON_LIBRARY", url)
+    monkeypatch.setenv("ECON_AUTHOR", "ada")
+    return url
+
+
 @pytest.fixture
 def postgres_url(postgres_socket, request):
     """URL of a new, empty database on the session's PostgreSQL server."""

@@ -28,17 +28,6 @@ SEED_NAME = "deepseek-r1-gb200-nvl72"
 HALL = ROOT / "models" / "scenarios" / "hall-10mw-hgx-b200-air.toml"
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-def library_url(request, tmp_path, monkeypatch):
-    if request.param == "sqlite":
-        url = f"sqlite:///{tmp_path / 'library.db'}"
-    else:
-        url = request.getfixturevalue("postgres_url")
-    monkeypatch.setenv("ECON_LIBRARY", url)
-    monkeypatch.setenv("ECON_AUTHOR", "ada")
-    return url
-
-
 def econ(capsys, *argv):
     rc = main([str(a) for a in argv])
     out, err = capsys.readouterr()

@@ -25,17 +25,6 @@ DOCS = ROOT / "docs" / "library.md"
 SECRET = "S3cretPW-ada"
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-def library_url(request, tmp_path, monkeypatch):
-    if request.param == "sqlite":
-        url = f"sqlite:///{tmp_path / 'library.db'}"
-    else:
-        url = request.getfixturevalue("postgres_url")
-    monkeypatch.setenv("ECON_LIBRARY", url)
-    monkeypatch.setenv("ECON_AUTHOR", "ada")
-    return url
-
-
 def _superuser(postgres_socket, database: str = "postgres"):
     import psycopg
 
