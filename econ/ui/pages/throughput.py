@@ -75,6 +75,30 @@ def own_model(scenario, frame: pd.DataFrame | None) -> tuple[str | None, str]:
     return stated_model(scenario, frame, curve)
 
 
+def model_box(where, scenario, frame, options: list, key: str, known: str):
+    """The Model select box, started on the scenario's own model (`own_model`, matched to the
+    options by catalog key: "deepseek-r1" for "DeepSeek-R1"); empty, with a hint, where the
+    scenario names none of `options`. `known` ends the hint: "the catalog has rows of".
+    Returns (the model chosen, the scenario's model or None, where the scenario says it)."""
+    from econ.ui.checks import model_key_of
+
+    wanted, said = own_model(scenario, frame)
+    if wanted is not None and wanted not in options:
+        key_of = model_key_of(wanted)
+        wanted = next((o for o in options if model_key_of(o) == key_of), key_of or wanted)
+    model = where.selectbox(
+        "Model",
+        options,
+        index=None,
+        key=_follow(key, options, wanted),
+        placeholder="choose the scenario's model",
+        help=f"Starts on the scenario's model ({literal(wanted)}, from {said})"
+        if wanted in options
+        else f"The scenario names no model {known}: choose one",
+    )
+    return model, wanted, said
+
+
 def no_model_hint(scenario, what: str) -> str:
     """Why no model is chosen: the scenario does not say which it serves (its name may hint)."""
     from econ.ui.checks import scenario_model
@@ -185,20 +209,8 @@ def catalog_tab(scenario) -> None:
     hardware = scenario.fleet.hardware
     cols = st.columns(5)
     families = [ANY] + sorted(f for f in frame["benchmark_family"].dropna().unique() if f)
-    wanted, where = own_model(scenario, frame)
-    if wanted is not None and wanted not in families:
-        from econ.ui.checks import model_key_of
-
-        wanted = next((f for f in families if model_key_of(f) == model_key_of(wanted)), wanted)
-    model = cols[0].selectbox(
-        "Model",
-        families,
-        index=None,
-        key=_follow("econ.cat_model", families, wanted),
-        placeholder="choose the scenario's model",
-        help=f"Starts on the scenario's model ({literal(wanted)}, from {where})"
-        if wanted in families
-        else "The scenario names no model the catalog has rows of: choose one",
+    model, wanted, where = model_box(
+        cols[0], scenario, frame, families, "econ.cat_model", "the catalog has rows of"
     )
     scenarios = [ANY] + sorted(frame["scenario_normalized"].dropna().unique())
     mlperf = cols[1].selectbox(
@@ -693,20 +705,9 @@ def simulated_tab(scenario) -> None:
         key=_follow("econ.sim_hw", hardware_keys, own_hw),
         placeholder="choose hardware",
     )
-    from econ.ui.checks import model_key_of
-
-    wanted, where = own_model(scenario, compute.attempt(compute.catalog, "The MLPerf catalog"))
-    if wanted is not None and wanted not in models:
-        wanted = model_key_of(wanted) or wanted
-    model = cols[1].selectbox(
-        "Model",
-        models,
-        index=None,
-        key=_follow("econ.sim_model", models, wanted),
-        placeholder="choose the scenario's model",
-        help=f"Starts on the scenario's model ({literal(wanted)}, from {where})"
-        if wanted in models
-        else "The scenario names no model the simulator knows: choose one",
+    catalog = compute.attempt(compute.catalog, "The MLPerf catalog")
+    model, wanted, where = model_box(
+        cols[1], scenario, catalog, models, "econ.sim_model", "the simulator knows"
     )
     if model is None or hardware is None:
         st.info(
