@@ -622,6 +622,24 @@ SIZING_CONSTRAINTS = ("none", "debt_share", "dscr", "ltv")
 3: the maximum loan-to-value)."""
 
 
+def draws_usd(balance_usd, principal_usd, added_usd=0.0):
+    """Loan draws by month from the financing identity B_m = B_(m-1) + draw_m + added_m - P_m:
+
+        draw_m = B_m - B_(m-1) + P_m - added_m      (B_(-1) = 0)
+
+    with `added` the interest added to the balance rather than paid (capitalized during
+    construction, or deferred where the service falls short) [USD, array (..., T)].
+
+    Parameters
+    ----------
+    balance_usd : array (..., T)  debt outstanding at month end [USD]
+    principal_usd : array (..., T)  principal repaid [USD]
+    added_usd : array (..., T) or 0  interest added to the balance [USD]
+    """
+    balance = np.asarray(balance_usd, dtype=float)
+    return np.diff(balance, axis=-1, prepend=0.0) + principal_usd - added_usd
+
+
 def cfads_net_of_shortfalls(cfads_usd):
     """CFADS of each month less the shortfalls of earlier months not yet made up [USD].
 

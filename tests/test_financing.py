@@ -429,3 +429,35 @@ def test_cli_loan_bad_input_exits_3(extra, message, capsys):
     assert main(["loan", *extra]) == 3
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err
+
+
+def test_draws_follow_the_financing_identity():
+    from econ.financing import draws_usd
+
+    # 1,000 drawn in month 0, repaid 200, 200, 600; then 500 more drawn in month 2
+    balance = np.array([1000.0, 800.0, 1100.0, 500.0])
+    principal = np.array([0.0, 200.0, 200.0, 600.0])
+    assert draws_usd(balance, principal).tolist() == [1000.0, 0.0, 500.0, 0.0]
+    # interest of 50 added to the balance in month 1 is no draw
+    added = np.array([0.0, 50.0, 0.0, 0.0])
+    grown = np.array([1000.0, 1050.0, 850.0, 0.0])
+    paid = np.array([0.0, 0.0, 200.0, 850.0])
+    assert draws_usd(grown, paid, added).tolist() == [1000.0, 0.0, 0.0, 0.0]
+
+
+def test_the_engine_s_draws_sum_to_the_debt_raised():
+    from econ import load_scenario, project
+    from econ.financing import draws_usd
+
+    scenarios = ROOT / "models" / "scenarios"
+    for name in ("deepseek-r1-gb200-nvl72", "h200-fleet-gb300-refresh"):
+        result = project(load_scenario(scenarios / f"{name}.toml"))
+        m = result.monthly
+        draws = draws_usd(
+            m["debt_balance_usd"].to_numpy(),
+            m["principal_usd"].to_numpy(),
+            m["capitalized_interest_usd"].to_numpy(),
+        )
+        debt = result.summary.iloc[0]["debt_usd"]
+        assert draws.sum() == pytest.approx(debt, rel=1e-12), name
+        assert np.all(draws > -0.005), name  # no negative draw

@@ -324,13 +324,16 @@ def _tranche_terms(t, horizon: int) -> str:
 
 def _draws(memo: Memo) -> str:
     """ "; drawn with the capex: A USD in month 0 and B USD in month 18" for a loan drawn in
-    more than one month (a later vintage's purchase draws its share too), else "". A draw is the
-    balance's rise plus the principal repaid in a month capex is paid, less interest capitalized
-    then (closing = opening + draws - principal)."""
+    more than one month (a later vintage's purchase draws its share too), else "": the draws
+    (`econ.financing.draws_usd`) in the months capex is paid."""
+    from econ.financing import draws_usd
+
     m = memo.monthly
-    balance = m["debt_balance_usd"].to_numpy(dtype=float)
-    rise = np.diff(balance, prepend=0.0) + m["principal_usd"].to_numpy(dtype=float)
-    draws = rise - m["capitalized_interest_usd"].to_numpy(dtype=float)
+    draws = draws_usd(
+        m["debt_balance_usd"].to_numpy(dtype=float),
+        m["principal_usd"].to_numpy(dtype=float),
+        m["capitalized_interest_usd"].to_numpy(dtype=float),
+    )
     months = np.flatnonzero((m["capex_usd"].to_numpy(dtype=float) > 0) & (draws > 0.5))
     if months.size < 2:
         return ""
