@@ -453,3 +453,22 @@ def test_a_save_based_on_an_older_version_is_refused(library_url, tmp_path, caps
     assert [v["version"] for v in json.loads(out)["versions"]] == [1, 2]
     # once merged, with the newest as its base, the save goes through
     assert econ(capsys, "library", "save", ada, "--base", "2")[0] == 0
+
+
+@pytest.mark.parametrize("name", ["-rf", "our scenario"])
+def test_a_suggested_command_works_when_pasted(name, tmp_path, capsys, monkeypatch):
+    # Found by review: the hint `econ library restore -rf@1` fails as printed (an option), and a
+    # name with a space would split in two.
+    import shlex
+
+    monkeypatch.setenv("ECON_LIBRARY", f"sqlite:///{tmp_path / 'library.db'}")
+    monkeypatch.setenv("ECON_AUTHOR", "ada")
+    path = edited(tmp_path, 'name = "deepseek-r1-gb200-nvl72"', f'name = "{name}"')
+    assert econ(capsys, "library", "save", path)[0] == 0
+    rc, out, _ = econ(capsys, "library", "delete", "--", name)
+    assert rc == 0
+    hint = re.search(r"`(econ library restore [^`]*)` brings it back", out).group(1)
+    argv = shlex.split(hint)
+    assert argv[:3] == ["econ", "library", "restore"]
+    assert econ(capsys, *argv[1:])[0] == 0
+    assert econ(capsys, "library", "show", "--", f"{name}@2")[0] == 0  # restored as version 2

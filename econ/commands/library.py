@@ -19,7 +19,7 @@ import json
 import re
 import sys
 
-from econ.library import default_path, parse_ref
+from econ.library import command_line, default_path, parse_ref
 
 EXIT_OK = 0
 
@@ -306,6 +306,6 @@ def _delete(args) -> int:
     else:
         print(
             f"deleted {args.name} ({len(versions)} versions kept; "
-            f"`econ library restore {args.name}@{last}` brings it back)"
+            f"`{command_line('restore', f'{args.name}@{last}')}` brings it back)"
         )
     return EXIT_OK

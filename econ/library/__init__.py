@@ -73,6 +73,16 @@ def hide_credentials(text: str) -> str:
     return _QUERY_PASSWORD.sub(r"\1***", _USERINFO_PASSWORD.sub(r"\1***@", text))
 
 
+def command_line(verb: str, *refs: str) -> str:
+    """`econ library VERB REF...` as a message suggests it, ready to paste: each name quoted for
+    the shell where it holds a space or other special character, and `--` before the names where
+    one starts with '-' (which the command line would read as an option)."""
+    import shlex
+
+    dashes = ["--"] if any(str(r).startswith("-") for r in refs) else []
+    return " ".join(["econ", "library", verb, *dashes, *(shlex.quote(str(r)) for r in refs)])
+
+
 @contextlib.contextmanager
 def using_url(url: str | None) -> Iterator[None]:
     """Within the block, library: names and library commands use `url` (None: no change)."""
@@ -140,6 +150,7 @@ __all__ = [
     "PREFIX",
     "LibraryError",
     "Ref",
+    "command_line",
     "default_path",
     "hide_credentials",
     "load_library_scenario",

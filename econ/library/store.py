@@ -35,7 +35,14 @@ import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql, sqlite
 
 from econ import __version__
-from econ.library import LibraryError, Ref, default_path, hide_credentials, resolve_url
+from econ.library import (
+    LibraryError,
+    Ref,
+    command_line,
+    default_path,
+    hide_credentials,
+    resolve_url,
+)
 from econ.library.tables import (
     NAME_LENGTH,
     TAG_LENGTH,
@@ -309,7 +316,7 @@ class Library:
         except ScenarioError as exc:
             raise LibraryError(
                 f"{exc}\n  No migration makes {stored.label} valid; nothing was changed. Fix it by "
-                f"hand: `econ library show {ref} > FILE.toml`, edit FILE.toml, then "
+                f"hand: `{command_line('show', str(ref))} > FILE.toml`, edit FILE.toml, then "
                 "`econ library save FILE.toml`."
             ) from None
         note = f"migrated version {stored.info.version} from schema_version {old}"
@@ -355,7 +362,7 @@ class Library:
                 )
                 raise LibraryError(
                     f"{ref.name!r} has no version {ref.version} (library {self.display}); "
-                    f"expected 1 to {latest} (see `econ library history {ref.name}`)"
+                    f"expected 1 to {latest} (see `{command_line('history', ref.name)}`)"
                 )
             info = self._infos(conn, [(row, version)])[0]
             return StoredVersion(info, version.toml_text)
@@ -414,18 +421,18 @@ class Library:
         if stored.info.deleted:
             raise LibraryError(
                 f"library:{ref}: the scenario is deleted (library {self.display}); "
-                f"`econ library restore {stored.info.name}@{stored.info.version}` brings it back"
+                f"`{command_line('restore', f'{stored.info.name}@{stored.info.version}')}` brings it back"
             )
         try:
             data = parse_toml(stored.text, stored.label)
             scenario = validate_dict(data, file=stored.label)
             check_complete(data, stored.label)
         except ScenarioError as exc:
+            label = f"{stored.info.name}@{stored.info.version}"
             raise LibraryError(
                 f"{exc}\n  The stored version no longer validates with econ {__version__}; it is "
-                f"kept unchanged. See it with `econ library show {stored.info.name}@"
-                f"{stored.info.version}`; `econ library migrate {stored.info.name}@"
-                f"{stored.info.version}` saves a migrated copy as a new version where a schema "
+                f"kept unchanged. See it with `{command_line('show', label)}`; "
+                f"`{command_line('migrate', label)}` saves a migrated copy as a new version where a schema "
                 "migration exists, or fix the text and `econ library save FILE`."
             ) from None
         if overrides:
@@ -652,8 +659,9 @@ class Library:
         raise LibraryError(
             f"{origin}: --base {base}: {name!r} is now at version {latest} (saved by "
             f"{shortened(newest.author)} at {_iso(newest.created_utc)}); expected --base {latest}, once the "
-            f"changes since version {base} are in this file (`econ library diff {name}@{base} "
-            f"{name}@{latest}` shows them); nothing was saved"
+            f"changes since version {base} are in this file "
+            f"(`{command_line('diff', f'{name}@{base}', f'{name}@{latest}')}` shows them); nothing was "
+            "saved"
         )
 
     def _scenario(self, conn, name: str, *, lock: bool = False):
