@@ -366,3 +366,23 @@ def test_an_edit_that_changes_validity_keeps_the_tab_open():
     widget(at.number_input, "System price [USD]").set_value(None).run()
     assert not at.exception and not errors(at), errors(at)
     assert _open_tab(at) == "Capex"
+
+
+def test_number_format_has_separators_six_digits_and_no_e_notation():
+    # one formatter for tables and edit citations (the citations had their own copy)
+    from econ.ui.fmt import number_format
+
+    cases = {
+        3e6: "3,000,000",
+        194.95: "194.95",
+        0.000012: "0.000012",
+        10930.5: "10,930.5",
+        0.123456789: "0.123457",
+        999999.95: "1,000,000",  # rounded up: the integer's zeros stay
+        123456.7: "123,457",
+        -2.5: "-2.5",
+        0.0: "0",
+        float("nan"): "n/a",
+    }
+    for value, text in cases.items():
+        assert number_format(value) == text, value

@@ -262,10 +262,14 @@ def header(name) -> str:
 
 
 def number_format(value) -> str:
-    """A non-money number: thousands separators, at most 6 significant digits."""
+    """A non-money number: thousands separators, at most 6 significant digits, no e-notation
+    below 1e15 ("3,000,000", "194.95", "0.000012")."""
     if is_missing(value):
         return "n/a"
     number = float(value)
-    if number.is_integer() and abs(number) < 1e15:
+    if not math.isfinite(number) or number == 0 or abs(number) >= 1e15:
+        return f"{number:,.6g}"
+    if number.is_integer() or abs(number) >= 1e6:
         return f"{number:,.0f}"
-    return f"{number:,.6g}" if abs(number) < 1e6 else f"{number:,.0f}"
+    text = f"{number:,.{max(0, 5 - math.floor(math.log10(abs(number))))}f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text

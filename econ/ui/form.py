@@ -29,7 +29,7 @@ from pydantic import BaseModel
 from pydantic_core import PydanticUndefined
 
 from econ.ui import state
-from econ.ui.fmt import humanize, literal
+from econ.ui.fmt import humanize, literal, number_format
 
 SCALAR_KINDS = ("float", "int", "bool", "choice", "text", "date")
 HIDDEN = ("schema_version",)
@@ -883,23 +883,11 @@ def _described(f: FieldInfo | None, value: Any) -> str:
     if value is None:
         return "none"
     if f is not None and f.kind == "float" and _is_number(value):
-        return f"{_plain_number(to_widget(f, value))}" + (f" {f.unit}" if f.unit else "")
+        return f"{number_format(to_widget(f, value))}" + (f" {f.unit}" if f.unit else "")
     if f is not None and f.kind == "int" and _is_number(value):
         return f"{value:,}" + (f" {f.unit}" if f.unit else "")
     text = value if isinstance(value, str) else json.dumps(state.plain(value), default=str)
     return text if len(text) <= 80 else text[:77] + "..."
-
-
-def _plain_number(value: float) -> str:
-    """A number as a reader writes it: thousands separators, no e-notation, at most 6
-    significant digits after the point ("3,000,000", "194.95", "0.0012")."""
-    if value == 0 or not math.isfinite(value):
-        return f"{value:g}"
-    if float(value).is_integer():
-        return f"{value:,.0f}"
-    digits = max(0, 6 - 1 - math.floor(math.log10(abs(value))))
-    text = f"{value:,.{digits}f}"
-    return text.rstrip("0").rstrip(".") if "." in text else text
 
 
 def mark_edited(path: str, how: str = "") -> None:
