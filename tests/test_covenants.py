@@ -285,3 +285,29 @@ def test_a_later_first_test_never_sizes_less_debt(first, window, seed_):
     assert np.all(later >= always)
     same, _ = size_debt(*args, first_test_month=np.full(3, np.nan))
     assert same.tolist() == always.tolist()
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        (0, "greater than or equal to 1"),
+        (-12, "greater than or equal to 1"),
+        (601, "less than or equal to 600"),
+        (12.5, "valid integer"),
+        ("12", "a number written as text"),
+    ],
+)
+def test_a_bad_first_test_month_is_refused_naming_the_field(value, expected, tmp_path, capsys):
+    import tomli_w
+
+    from econ.cli import main
+    from econ.scenario import read_toml
+
+    data = read_toml(SEED)
+    data["financing"].setdefault("covenants", {})["first_test_month"] = value
+    path = tmp_path / "bad.toml"
+    path.write_text(tomli_w.dumps(data))
+    assert main(["validate", str(path)]) == 3
+    err = capsys.readouterr().err
+    assert "financing.covenants.first_test_month" in err and expected in err
+    assert "Traceback" not in err
