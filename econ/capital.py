@@ -1234,16 +1234,12 @@ def coverage_ratios(
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
         llcr = np.where(outstanding, later / discount / balance, np.nan)
 
-    if first_test_month is not None:  # (a facility's first test date: none before it)
-        first = np.broadcast_to(np.asarray(first_test_month, dtype=float), (n,))
-        untested = m < np.nan_to_num(first, nan=0.0)[:, None]
-        if untested.any():
-            dscr_test = np.where(untested, np.nan, dscr_test)
-            tested_llcr = np.where(untested, np.nan, llcr)
-        else:
-            tested_llcr = llcr
-    else:
-        tested_llcr = llcr
+    tested_llcr = llcr  # (a facility's first test date: no test before it)
+    first = np.nan_to_num(np.asarray(first_test_month, dtype=float), nan=0.0)
+    if first_test_month is not None and np.any(first > 0):
+        untested = m < np.broadcast_to(first, (n,))[:, None]
+        dscr_test = np.where(untested, np.nan, dscr_test)
+        tested_llcr = np.where(untested, np.nan, llcr)
 
     def breach(ratio, floor):
         floor = None if floor is None else np.broadcast_to(np.asarray(floor, dtype=float), (n,))
