@@ -199,6 +199,19 @@ def test_library_names_work_where_files_do(library_url, tmp_path, capsys):
     assert rc == 3 and "nonexistent-folder" in err
 
 
+def test_loading_a_library_ref_closes_its_connections(library_url, capsys):
+    """`econ project library:NAME` leaves no database connection open behind it (before, each
+    ref loaded left one for the garbage collector: psycopg's ResourceWarning)."""
+    import gc
+
+    econ(capsys, "library", "save", SEED)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ResourceWarning)
+        assert econ(capsys, "project", f"library:{SEED_NAME}", "--format", "json")[0] == 0
+        gc.collect()
+    assert [str(w.message) for w in caught if issubclass(w.category, ResourceWarning)] == []
+
+
 def test_library_scenario_cannot_name_a_file(library_url, tmp_path, capsys):
     curve = tmp_path / "c.toml"
     curve.write_text('name = "curvy"\n[throughput.measured]\ncurve = "runs/vllm.json"\n')
@@ -549,6 +562,7 @@ def test_locked_file_waits_then_exits_3(tmp_path, capsys):
     finally:
         holder.kill()
         holder.wait()
+        holder.stdout.close()
     rc, out, _ = econ(capsys, "library", "history", SEED_NAME, "--library", url, "--format", "json")
     assert rc == 0 and len(json.loads(out)["versions"]) == 1
 

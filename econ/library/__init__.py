@@ -142,7 +142,8 @@ def load_library_scenario(
     text: str, overrides: Mapping[str, Any] | Iterable[str] | None = None
 ) -> Scenario:
     """The Scenario named by `library:NAME[@VERSION]`, with dotted-path overrides applied."""
-    return open_library().load(parse_ref(text), overrides)
+    with open_library() as library:  # closed here: a CLI run may load several refs
+        return library.load(parse_ref(text), overrides)
 
 
 __all__ = [
