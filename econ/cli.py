@@ -160,7 +160,9 @@ def _parser(features: bool = True) -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="PATH=VALUE",
-        help="override a field by dotted path (TOML value), e.g. capex.gpu_price_usd=35000",
+        help="override a field by dotted path (TOML value; repeat for several), e.g. "
+        "capex.system_price_usd=2900000, or to price per GPU instead "
+        "capex.system_price_usd=none with capex.gpu_price_usd=35000",
     )
     p.add_argument("--format", choices=("table", "json", "csv"), default="table")
     p.add_argument(

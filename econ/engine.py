@@ -2427,9 +2427,11 @@ def _warnings(flags, ctx, n) -> list[list[str]]:
             "lcot_usd_per_mtok and its components are null"
         ),
         "no_irr_project": lambda i: _no_irr_message("project", ctx, i),
+        # Names every key the thin equity nulls, so econ.undefined adds no other reason for them.
         "thin_equity": lambda i: (
             f"equity is {ctx['equity_share'][i]:.1%} of capex, below "
-            f"{MIN_EQUITY_SHARE_FOR_IRR:.0%}: irr_equity_annual is null rather than a meaningless figure"
+            f"{MIN_EQUITY_SHARE_FOR_IRR:.0%}: irr_equity_annual, mirr_equity_annual and "
+            "moic_equity are null rather than meaningless figures"
         ),
         "no_irr_equity": lambda i: _no_irr_message("equity", ctx, i),
         "no_payback": lambda i: (

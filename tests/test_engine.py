@@ -189,6 +189,21 @@ def test_degenerate_scenarios_give_nulls_and_warnings():
     assert any("equity is 1.0% of capex" in w for w in thin.warnings)
 
 
+def test_thin_equity_warning_gives_the_5_percent_rule_as_the_reason():
+    """Equity of 3% of capex: the equity IRR, MIRR and MOIC are null because equity is below
+    MIN_EQUITY_SHARE_FOR_IRR (5%) of capex, and the warnings say so, not "no equity is put in"."""
+    s = project(small(**{"financing.debt_share": 0.97})).summary.iloc[0]
+    assert np.isnan(s.irr_equity_annual)
+    assert np.isnan(s.mirr_equity_annual)
+    assert np.isnan(s.moic_equity)
+    assert (
+        "equity is 3.0% of capex, below 5%: irr_equity_annual, mirr_equity_annual and "
+        "moic_equity are null rather than meaningless figures"
+    ) in s.warnings
+    assert not any("no equity is put in" in w for w in s.warnings)
+    assert not any(w.startswith(("moic_equity", "mirr_equity_annual")) for w in s.warnings)
+
+
 def test_contract_revenue_ignores_utilization():
     contracted = small(
         **{
