@@ -30,7 +30,7 @@ REASONS: dict[str, str] = {
     "breakeven_price_usd_per_mtok": "no token price sets the NPV to zero",
     "min_dscr": "no month has debt service to cover",
     "min_llcr": "no month has debt outstanding to cover",
-    "moic_equity": "no equity is put in",
+    "moic_equity": "the equity put in is at most 5% of capex (MIN_EQUITY_SHARE_FOR_IRR), too little to judge",
     "first_breach_month": "no covenant is breached",
     "cost_of_debt_annual": "there is no debt, so no cost of debt",
     "wacc_after_tax_annual": "the capital has no cost to weigh (no debt and no equity cost)",

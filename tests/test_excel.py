@@ -177,7 +177,7 @@ def _spreadsheet_rounding_of_interest(arguments: str) -> float:
     The spreadsheet takes the balance as pv*(1+r)**k + pmt*((1+r)**k - 1)/r, the difference of
     two terms that grow as (1+r)**k, and the interest part out of the payment, so its result
     carries an error of a few ulps of those terms. Example: IPMT(0.0740276; 277; 294; -472131;
-    66537.4; 1) is 24811.52672 exactly (60-digit arithmetic), 24811.52621 in econ.excel (which
+    66537.4; 1) is 24811.52672 exactly (60-digit arithmetic), 24811.526718 in econ.excel (which
     uses a formula in the remaining periods) and 24811.53546 in LibreOffice.
     """
     args = parse_arguments(arguments)
