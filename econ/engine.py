@@ -858,6 +858,8 @@ def _operating_costs(b: ScenarioBatch, months, fleet: _Fleet, capex_row, revenue
         fleet.service,
         fleet.gpus,
         b["opex.software_usd_per_gpu_month"],
+        b["opex.warranty_months"],
+        fleet.start,
     )
     sga = b["opex.sga_share_of_revenue"]
     if np.any(sga > 0):

@@ -1172,6 +1172,7 @@ SPECS: tuple[Spec, ...] = (
         Name("opex.staff_usd_per_month") * _open
         + (
             Name("opex.maintenance_share_of_capex_annual")
+            * IF(ge(month, _service_start + Name("opex.warranty_months")), 1, 0)
             + Name("opex.insurance_share_of_capex_annual")
         )
         / Name("const.months_per_year")

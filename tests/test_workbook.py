@@ -495,6 +495,7 @@ def fleets(draw):
         "facility.colo_usd_per_kw_month": draw(floats(0.0, 300.0)),
         "opex.staff_usd_per_month": draw(floats(0.0, 50_000.0)),
         "opex.maintenance_share_of_capex_annual": draw(floats(0.0, 0.1)),
+        "opex.warranty_months": draw(st.integers(0, 48)),
         "financing.debt_share": draw(floats(0.0, 0.9)),
         "financing.debt_rate_annual": draw(floats(0.0, 0.2)),
         "financing.debt_rate_quote": draw(st.sampled_from(["nominal", "effective"])),
@@ -552,6 +553,8 @@ CHANGES = {
     "financing.debt_rate_annual": 0.12,  # the loan's formulas, and the MIRR's finance rate
 }
 """Named input cells changed as an analyst would, then recalculated by LibreOffice."""
+WARRANTY = {"opex.maintenance_share_of_capex_annual": 0.10, "opex.warranty_months": 36}
+"""Support at 10% of capex a year after a 3-year warranty (docs/ready_made.md's figures)."""
 
 
 def recalculate(files: list[Path], outdir: Path) -> None:
@@ -597,6 +600,10 @@ def recalculated(tmp_path_factory):
     ready_made = [econ.load_scenario(p) for p in SCENARIOS]
     files["all"] = folder / "all.xlsx"
     build(ready_made, files["all"])
+    # Maintenance after a 3-year warranty, the warranty shortened to 2 years in the workbook.
+    build([econ.load_scenario(SEED, {**LEVEL_LOAN, **WARRANTY})], folder / "warranty.xlsx")
+    files["warranty"] = folder / "warranty_24.xlsx"
+    _with_input(folder / "warranty.xlsx", files["warranty"], "opex.warranty_months", 24)
     files["hostile"] = folder / "hostile.xlsx"
     build(
         [econ.load_scenario(SEED, {**LEVEL_LOAN, "name": HOSTILE, "description": "@SUM(1)"})],
@@ -641,6 +648,16 @@ def test_libreoffice_agrees_with_every_formula(recalculated):
     )
     assert compare_with_engine(written, values, [idle])
     assert compare_with_written(written, values)
+
+
+def test_a_changed_warranty_recalculates_like_the_engine(recalculated):
+    written, values = recalculated[0]["warranty"]
+    shorter = econ.load_scenario(SEED, {**LEVEL_LOAN, **WARRANTY, "opex.warranty_months": 24})
+    assert compare_with_engine(written, values, [shorter]) > 2000
+    opex = [c.value for c in load_workbook(values, data_only=True)["Monthly"]["1"]]
+    assert "opex_usd" in opex  # the line the warranty moves is on the sheet
+    longer = econ.project(econ.load_scenario(SEED, {**LEVEL_LOAN, **WARRANTY})).metrics
+    assert econ.project(shorter).metrics["npv_usd"][0] < longer["npv_usd"][0]
 
 
 @pytest.mark.parametrize("path", list(CHANGES))

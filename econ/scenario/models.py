@@ -164,6 +164,13 @@ class Opex(Section):
         le=1,
         description="Maintenance and support per year as a share of capex [fraction]",
     )
+    warranty_months: int = Field(
+        0,
+        ge=0,
+        le=600,
+        description="Vendor warranty from each fleet's first month in service: maintenance is "
+        "charged only after it; 0 charges it from the first month [months]",
+    )
     insurance_share_of_capex_annual: float = Field(
         0.0, ge=0, le=1, description="Insurance per year as a share of capex [fraction]"
     )
