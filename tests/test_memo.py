@@ -208,9 +208,9 @@ def test_the_ask_states_each_tranche_s_terms_and_a_loan_s_draws():
         load_scenario(scenarios / "h200-fleet-gb300-refresh.toml"), {}, tornado_inputs=[]
     )
     loan = dict(_ask(memo))["Financing"]
-    assert loan.endswith("; drawn with the capex: 7,535,628 USD in month 0 and 5,544,975 USD in "
+    assert loan.endswith("; drawn with the capex: 7,657,191 USD in month 0 and 5,454,603 USD in "
                          "month 18")  # fmt: skip
-    assert f"{memo.summary['debt_usd']:,.0f} USD" == "13,080,603 USD"  # the two draws' sum
+    assert f"{memo.summary['debt_usd']:,.0f} USD" == "13,111,794 USD"  # the two draws' sum
     seed = dict(_ask(compute(load_scenario(SEED), {}, tornado_inputs=[])))["Financing"]
     assert "drawn with the capex" not in seed  # one draw, in month 0
 
@@ -753,7 +753,9 @@ def test_the_ask_states_a_loan_given_in_usd_as_drawn():
         memo = build_memo(load_scenario(path, {**overrides, "financing.debt_usd": asked}), cases={})
         drawn = memo.summary["debt_usd"]
         assert drawn == min(asked, memo.summary["capex_usd_total"])
-        assert dict(_ask(memo))["Financing"].startswith(f"{drawn:,.0f} USD of debt at 9.25% a year")
+        assert dict(_ask(memo))["Financing"].startswith(
+            f"{drawn:,.0f} USD of debt at 9.125% a year"
+        )
 
 
 @pytest.mark.skipif(not HAS_CHROMIUM, reason="no chromium")
@@ -858,3 +860,13 @@ def test_the_ask_states_a_sized_loans_tenor_and_when_it_is_repaid(memo_html):
     assert "10.75% a year over 60 months, sculpted" in ask["Financing"]
     assert ask["Financing"].endswith("repaid by month 60")
     assert "Term" not in ask and ask["Projection"].startswith("72 months from 2026-04")
+
+
+def test_contract_rates_are_shown_as_the_term_sheet_gives_them():
+    """A loan at the midpoint of 8.500-9.750% is 9.125% a year; two decimals showed 9.12%, a rate
+    no lender offered. Rates keep up to four decimals, and at least two."""
+    from econ.memo.render import _rate
+
+    assert [_rate(x) for x in (0.09125, 0.0925, 0.10, 0.0225, 0.0, 0.12345678)] == [
+        "9.125%", "9.25%", "10.00%", "2.25%", "0.00%", "12.3457%"
+    ]  # fmt: skip

@@ -283,6 +283,14 @@ def _repaid_by(memo: Memo) -> str:
     return f", repaid by month {owed[-1] + 1}"
 
 
+def _rate(fraction: float) -> str:
+    """A contract rate as the term sheet states it: a percentage with two decimals or as many
+    more (up to four) as it has, so 9.125% is not shown as 9.12% (0.0925 -> 9.25%)."""
+    digits = f"{fraction * 100:.4f}".rstrip("0")
+    whole, _, decimals = digits.partition(".")
+    return f"{whole}.{decimals.ljust(2, '0')}%"
+
+
 def _tranche_terms(t, horizon: int) -> str:
     """A tranche as the ask states it: type, size, rate, repayment and maturity (a maturity after
     the projection's end said so: the balance left then is refinanced)."""
@@ -297,15 +305,17 @@ def _tranche_terms(t, horizon: int) -> str:
         return f"{t.name} ({', '.join(terms)})"
     if getattr(t, "coupon_annual", None) is not None:
         often = {1: "annual", 2: "semi-annual", 4: "quarterly", 12: "monthly"}[t.coupons_per_year]
-        terms.append(f"{t.coupon_annual:.2%} {often} coupon, bullet")
+        terms.append(f"{_rate(t.coupon_annual)} {often} coupon, bullet")
     elif t.rate_annual is not None:
-        terms.append(f"{t.rate_annual:.2%} fixed")
+        terms.append(f"{_rate(t.rate_annual)} fixed")
     else:
         rate = t.floating
-        floor = f" (index floor {rate.floor_annual:.2%})" if rate.floor_annual is not None else ""
+        floor = (
+            f" (index floor {_rate(rate.floor_annual)})" if rate.floor_annual is not None else ""
+        )
         curve = rate.curve
-        level = f"flat {curve.rate_annual:.2%}" if curve.kind == "flat" else "its forward curve"
-        terms.append(f"{rate.index} ({level}) + {rate.spread_annual:.2%}{floor}")
+        level = f"flat {_rate(curve.rate_annual)}" if curve.kind == "flat" else "its forward curve"
+        terms.append(f"{rate.index} ({level}) + {_rate(rate.spread_annual)}{floor}")
     if hasattr(t, "repayment"):
         repayment = t.repayment.replace("_", " ")
         if t.amortization_months:
@@ -357,9 +367,7 @@ def _ask(memo: Memo) -> list[tuple[str, str]]:
             if fin.debt_usd is None
             else f"{min(fin.debt_usd, capex):,.0f} USD of"
         )
-        debt = (
-            f"{loan} debt at {fin.debt_rate_annual:.2%} a year over {fin.debt_term_months} months"
-        )
+        debt = f"{loan} debt at {_rate(fin.debt_rate_annual)} a year over {fin.debt_term_months} months"
         limits = []
         if fin.size_to_min_dscr:
             limits.append(f"a minimum DSCR of {fin.size_to_min_dscr:g}x")
@@ -367,7 +375,7 @@ def _ask(memo: Memo) -> list[tuple[str, str]]:
             limits.append(f"a maximum LTV of {fin.max_ltv:.0%}")
         if limits or fin.repayment != "level_payment":
             debt = (
-                f"up to {loan} debt at {fin.debt_rate_annual:.2%} a year over "
+                f"up to {loan} debt at {_rate(fin.debt_rate_annual)} a year over "
                 f"{fin.debt_term_months} months, "
                 + fin.repayment.replace("_", " ")
                 + (f", sized to {' and '.join(limits)}" if limits else "")
@@ -388,7 +396,7 @@ def _ask(memo: Memo) -> list[tuple[str, str]]:
         (
             "Projection",
             f"{s.horizon_months} months from {s.start_date:%Y-%m}; discount rate "
-            f"{fin.discount_rate_annual:.2%} a year",
+            f"{_rate(fin.discount_rate_annual)} a year",
         ),
     ]
 
