@@ -2486,8 +2486,8 @@ def _warnings(flags, ctx, n) -> list[list[str]]:
         "sold_while_owed": lambda i: (
             "GPUs are sold with debt outstanding in {}, first in month {} ({:,.0f} USD of "
             "proceeds, {:,.0f} USD of debt): the loan is not prepaid from the proceeds, which go "
-            "to the cash flows, yet the ltv line and an LTV covenant still count what was sold "
-            "as collateral (at its carrying amount at sale, or its proceeds with a resale table)"
+            "to the cash flows, and from then the ltv line and an LTV covenant count only the "
+            "GPUs still held as collateral"
         ).format(*_fact(ctx, "sold_while_owed", i)),
         "llcr_below_1": lambda i: (
             "the loan life coverage ratio is below 1 in {}, first in month {} (lowest {:.2f}): "

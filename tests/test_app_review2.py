@@ -34,7 +34,7 @@ def buttons(at: AppTest, start: str) -> list[str]:
     ("scenario", "model", "row"),
     [
         ("deepseek-r1-gb200-nvl72", "deepseek-r1", "4,867.7"),
-        ("gpt-oss-120b-b200", "gpt-oss-120b", "10,930.5"),
+        ("gpt-oss-120b-b200", "gpt-oss-120b", "11,232.0"),
     ],
 )
 def test_the_catalog_and_simulator_start_on_the_scenarios_model(scenario, model, row):
@@ -49,8 +49,13 @@ def test_the_catalog_and_simulator_start_on_the_scenarios_model(scenario, model,
 
 
 def test_a_scenario_that_names_no_model_gets_no_model_and_no_use_button():
-    # llama2-70b-h200's throughput matches no catalog row and it has no simulated section
-    at = open_app("llama2-70b-h200", "throughput")
+    # llama2-70b-h200 edited to a throughput no catalog row has, and no simulated section
+    at = AppTest.from_file(APP, default_timeout=90)
+    at.query_params["scenario"] = "llama2-70b-h200"
+    at.query_params["edits"] = state.encode({"throughput": {"tokens_per_s_per_gpu": 4100.0}})
+    at.run()
+    assert not at.exception, at.exception
+    go(at, "throughput")
     models = [s for s in at.selectbox if s.label == "Model"]
     assert [s.value for s in models] == [None, None]
     assert not buttons(at, "Use "), buttons(at, "Use ")
@@ -117,7 +122,7 @@ def test_using_a_simulated_figure_cites_it_and_lists_it_in_the_description():
     source = data["sources"]["throughput.tokens_per_s_per_gpu"]
     assert source.startswith("edited in the app on ")
     assert "from the Throughput page: simulated: gpt-oss-120b on b200-sxm" in source
-    assert "(was: 10,930.5 tokens/s" in source and "Nebius" in source
+    assert "(was: 11,232 tokens/s" in source and "Nebius" in source
     assert "Throughput › Tokens per s per GPU" in data["description"]
 
 

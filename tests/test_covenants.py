@@ -29,8 +29,9 @@ def seed(**overrides):
 def test_an_ltv_ceiling_is_breached_where_the_ltv_line_is_above_it():
     """Only an LTV covenant: the months in breach are exactly the months with debt outstanding
     whose ltv line is above the ceiling; the loan of 60% of capex breaches a 55% ceiling at close."""
-    result = project(seed(**{"financing.covenants.dscr_floor": "none",
-                             "financing.covenants.ltv_ceiling": 0.55}))
+    result = project(
+        seed(**{"financing.covenants.dscr_floor": "none", "financing.covenants.ltv_ceiling": 0.55})
+    )
     monthly = result.monthly
     ltv, owed = monthly["ltv"].to_numpy(), monthly["debt_balance_usd"].to_numpy() > 1e-6
     expected = owed & (ltv > 0.55)
@@ -47,20 +48,20 @@ def test_an_ltv_ceiling_is_breached_where_the_ltv_line_is_above_it():
 
 def test_the_ltv_divides_by_the_gpus_still_held_not_those_sold():
     """Found by a credit review: h200-fleet-gb300-refresh sells its H200s in month 18 at their
-    book value (32,614,400 USD); month 19's ltv divided by a book value that still held them
-    (0.1555 where the GB300s alone give 0.3055)."""
+    book value (32,614,400 USD then; 33,689,600 since the H200s' networking follows its source);
+    month 19's ltv divided by a book value that still held them (0.1555 where the GB300s alone
+    gave 0.3055; 0.3051 now)."""
     refresh = load_scenario(ROOT / "models" / "scenarios" / "h200-fleet-gb300-refresh.toml")
     m = project(refresh).monthly.reset_index()
     sold = m["disposal_usd"].to_numpy() - m["gain_on_disposal_usd"].to_numpy()  # book sold
-    assert sold[18] == pytest.approx(32_614_400.0, rel=1e-12)
+    assert sold[18] == pytest.approx(33_689_600.0, rel=1e-12)  # 1,024 GPUs x 47,000 x 42/60
     held = (
-        m["capex_usd"] + m["capitalized_interest_usd"] - m["depreciation_usd"]
-        - m["impairment_usd"]
+        m["capex_usd"] + m["capitalized_interest_usd"] - m["depreciation_usd"] - m["impairment_usd"]
     ).cumsum().to_numpy() - np.cumsum(sold)
     balance, ltv = m["debt_balance_usd"].to_numpy(), m["ltv"].to_numpy()
     owed = balance > 1e-6
     np.testing.assert_allclose(ltv[owed], balance[owed] / held[owed], rtol=1e-10)
-    assert ltv[19] == pytest.approx(0.3055, abs=5e-5)
+    assert ltv[19] == pytest.approx(0.3051, abs=5e-5)
 
 
 def test_held_book_value_is_cost_less_what_is_consumed_and_what_is_sold():
@@ -113,7 +114,8 @@ def test_held_book_value_is_0_after_the_sale_and_never_negative(cost, life, sold
 def test_a_higher_ltv_ceiling_never_breaches_more_months():
     ceilings = np.array([0.3, 0.5, 0.6, 0.7, 0.9, 1.5])
     batch = ScenarioBatch.repeat(
-        seed(**{"financing.covenants.ltv_ceiling": 0.5}), ceilings.size,
+        seed(**{"financing.covenants.ltv_ceiling": 0.5}),
+        ceilings.size,
         {"financing.covenants.ltv_ceiling": ceilings},
     )
     months = project(batch, monthly=False).metrics["covenant_breach_months"]
@@ -132,8 +134,15 @@ def test_each_scenario_is_tested_on_its_own_dscr_window():
         ScenarioBatch.repeat(base, 3, {"financing.covenants.test_months": windows}), monthly=False
     ).metrics
     for row, window in enumerate(windows):
-        alone = project(seed(**{"market.price_usd_per_mtok": 0.26,
-                                "financing.covenants.test_months": int(window)}), monthly=False)
+        alone = project(
+            seed(
+                **{
+                    "market.price_usd_per_mtok": 0.26,
+                    "financing.covenants.test_months": int(window),
+                }
+            ),
+            monthly=False,
+        )
         for key in ("covenant_breach_months", "first_breach_month", "dscr_headroom"):
             assert together[key][row] == alone.metrics[key][0], (key, window)
     assert together["covenant_breach_months"][0] > together["covenant_breach_months"][2]
@@ -147,8 +156,9 @@ def test_each_scenario_sizes_its_loan_on_its_own_dscr_window():
         monthly=False,
     ).metrics["debt_usd"]
     alone = [
-        project(seed(**sized, **{"financing.covenants.test_months": int(w)}), monthly=False)
-        .metrics["debt_usd"][0]
+        project(
+            seed(**sized, **{"financing.covenants.test_months": int(w)}), monthly=False
+        ).metrics["debt_usd"][0]
         for w in windows
     ]
     np.testing.assert_array_equal(together, alone)
@@ -171,8 +181,15 @@ def test_a_loan_outliving_its_collateral_breaches_any_ltv_ceiling():
     """Book life 3 years, loan 5: from month 36 the GPUs are worth nothing on the books while
     debt is outstanding. The ltv line is undefined there (NaN), and every such month breaches
     even a 100% ceiling: a lender reads the loan as unsecured."""
-    result = project(seed(**{"depreciation.life_years": 3, "financing.covenants.dscr_floor": "none",
-                             "financing.covenants.ltv_ceiling": 1.0}))
+    result = project(
+        seed(
+            **{
+                "depreciation.life_years": 3,
+                "financing.covenants.dscr_floor": "none",
+                "financing.covenants.ltv_ceiling": 1.0,
+            }
+        )
+    )
     monthly = result.monthly
     ltv, owed = monthly["ltv"].to_numpy(), monthly["debt_balance_usd"].to_numpy() > 1e-6
     unsecured = owed & np.isnan(ltv)
@@ -183,15 +200,19 @@ def test_a_loan_outliving_its_collateral_breaches_any_ltv_ceiling():
 
 
 def test_a_sweep_compares_a_covenant_with_none():
-    """"none" in a grid is the covenant turned off, as `--set ...=none` is."""
+    """ "none" in a grid is the covenant turned off, as `--set ...=none` is."""
     from econ.analysis.sweeps import sweep
 
     base = seed(**{"market.price_usd_per_mtok": 0.26})
     rows = sweep(base, grid={"financing.covenants.dscr_floor": [1.2, "none"]}).rows
     for row, value in enumerate([1.2, "none"]):
-        alone = project(seed(**{"market.price_usd_per_mtok": 0.26,
-                                "financing.covenants.dscr_floor": value}), monthly=False)
-        assert rows["covenant_breach_months"].iloc[row] == alone.metrics["covenant_breach_months"][0]
+        alone = project(
+            seed(**{"market.price_usd_per_mtok": 0.26, "financing.covenants.dscr_floor": value}),
+            monthly=False,
+        )
+        assert (
+            rows["covenant_breach_months"].iloc[row] == alone.metrics["covenant_breach_months"][0]
+        )
     assert rows["covenant_breach_months"].iloc[0] > 0 == rows["covenant_breach_months"].iloc[1]
 
 
@@ -199,15 +220,16 @@ def test_a_sale_with_debt_outstanding_is_said_with_its_figures():
     """The refresh scenario sells its H200s in month 18 while its loans run on: the warning gives
     the month, the proceeds and the debt from the monthly lines; the seed, sold at the horizon
     with its loan repaid, has none."""
-    refresh = project(load_scenario(ROOT / "models" / "scenarios" / "h200-fleet-gb300-refresh.toml"))
+    refresh = project(
+        load_scenario(ROOT / "models" / "scenarios" / "h200-fleet-gb300-refresh.toml")
+    )
     month = refresh.monthly.xs(18, level="month").iloc[0]
     said = [w for w in refresh.warnings[0] if w.startswith("GPUs are sold with debt outstanding")]
     assert said == [
         f"GPUs are sold with debt outstanding in 1 month, first in month 18 "
         f"({month['disposal_usd']:,.0f} USD of proceeds, {month['debt_balance_usd']:,.0f} USD of "
-        "debt): the loan is not prepaid from the proceeds, which go to the cash flows, yet the "
-        "ltv line and an LTV covenant still count what was sold as collateral (at its carrying "
-        "amount at sale, or its proceeds with a resale table)"
+        "debt): the loan is not prepaid from the proceeds, which go to the cash flows, and from "
+        "then the ltv line and an LTV covenant count only the GPUs still held as collateral"
     ]
     assert not any("sold with debt" in w for w in project(load_scenario(SEED)).warnings[0])
 
@@ -217,7 +239,9 @@ def test_a_stack_that_lends_more_than_the_capex_is_said():
     than the GPUs cost is projected, and a warning gives the loan-to-cost."""
     from econ.scenario import scenario_to_dict, validate_dict
 
-    stack = load_scenario(ROOT / "models" / "scenarios" / "deepseek-r1-gb200-nvl72-capital-stack.toml")
+    stack = load_scenario(
+        ROOT / "models" / "scenarios" / "deepseek-r1-gb200-nvl72-capital-stack.toml"
+    )
     data = scenario_to_dict(stack)
     first = data["financing"]["tranches"][0]
     first.pop("share_of_capex", None)
@@ -225,8 +249,10 @@ def test_a_stack_that_lends_more_than_the_capex_is_said():
     result = project(validate_dict(data), monthly=False)
     debt, capex = result.metrics["debt_usd"][0], result.metrics["capex_usd_total"][0]
     assert debt > capex
-    assert (f"the debt raised, {debt:,.0f} USD, is more than the capex of {capex:,.0f} USD "
-            f"({debt / capex:.0%} loan-to-cost)") in " ".join(result.warnings[0])
+    assert (
+        f"the debt raised, {debt:,.0f} USD, is more than the capex of {capex:,.0f} USD "
+        f"({debt / capex:.0%} loan-to-cost)"
+    ) in " ".join(result.warnings[0])
     assert not any("debt raised" in w for w in project(stack, monthly=False).warnings[0])
 
 
