@@ -18,6 +18,10 @@ chunk files, saved scenarios) goes through `write_files`:
 - files get the permissions of an ordinary new file: 0666 less the process umask (a temporary file
   from `tempfile.mkstemp` is 0600).
 
+The readers of input files a user names (scenarios, benchmark results, market indexes) go through
+`read_regular`: a regular file of bounded size, never a FIFO (whose opening waits for a writer), a
+device (/dev/zero never ends) or a folder; a ReadError names the file, what it is and the limit.
+
 This module imports nothing of econ but `econ.errors`.
 """
 
@@ -26,6 +30,7 @@ from __future__ import annotations
 import errno
 import os
 import re
+import stat
 import tempfile
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -45,6 +50,16 @@ TEMP_NAME_BYTES = 200
 """At most this many bytes of the target's name go into its temporary file's name, so a target
 whose name the file system can hold (255 bytes) gets a temporary file it can hold too."""
 _RANDOM = "[a-z0-9_]{8}"  # what tempfile.mkstemp puts between prefix and suffix
+
+
+class ReadError(InputError):
+    """An input that is not a regular file of bounded size (a FIFO, a device, a socket, a file over
+    the reader's limit). `path` is the file; `why` the message without it."""
+
+    def __init__(self, path: str | os.PathLike, why: str):
+        self.path = os.fspath(path)
+        self.why = why
+        super().__init__(f"{self.path}: {why}")
 
 
 class WriteError(InputError):
@@ -267,6 +282,70 @@ def _write_payload(handle: BinaryIO, payload: bytes) -> None:
         handle.write(view[start : start + (1 << 20)])
 
 
+_KINDS = (
+    (stat.S_ISFIFO, "a FIFO (named pipe)"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def size_text(size: int) -> str:
+    """A byte count in words: "16 MB" (MB = 2**20 bytes, as the limits are set), "512 kB", "100 bytes"."""
+    for unit, name in ((1 << 30, "GB"), (1 << 20, "MB"), (1 << 10, "kB")):
+        if size >= unit:
+            return f"{size / unit:g} {name}" if size % unit == 0 else f"{size / unit:.1f} {name}"
+    return f"{size} bytes"
+
+
+def _check_regular(
+    path: str | os.PathLike, info: os.stat_result, limit: int, expected: str
+) -> None:
+    """ReadError unless `info` is a regular file of at most `limit` bytes; IsADirectoryError for a
+    folder (callers word it their own way, as an open() of a folder would)."""
+    if stat.S_ISDIR(info.st_mode):
+        raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), os.fspath(path))
+    if not stat.S_ISREG(info.st_mode):
+        kind = next((name for test, name in _KINDS if test(info.st_mode)), "a special file")
+        raise ReadError(
+            path,
+            f"not a regular file but {kind}; expected {expected}, a regular file of at most "
+            f"{size_text(limit)}",
+        )
+    if info.st_size > limit:
+        raise ReadError(path, f"larger than {size_text(limit)}; expected {expected}")
+
+
+def read_regular(path: str | os.PathLike, limit: int, expected: str) -> bytes:
+    """The bytes of a regular file of at most `limit` bytes.
+
+    Raises ReadError naming the file, what it is and the limit for a FIFO, a device, a socket or a
+    file over `limit` (also one that grows past it while read), IsADirectoryError for a folder,
+    and lets other OSErrors (not found, permission denied) pass to the caller, which words them.
+
+    The file is checked twice: by path before it is opened (opening some devices has effects) and
+    by descriptor after (the path may have been replaced in between); it is opened non-blocking,
+    so a FIFO put in its place in between cannot make the open wait for a writer.
+    """
+    _check_regular(path, os.stat(path), limit, expected)
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    fd = os.open(path, flags)
+    try:
+        _check_regular(path, os.fstat(fd), limit, expected)
+        chunks, size = [], 0
+        while size <= limit:
+            chunk = os.read(fd, min(1 << 20, limit + 1 - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+    finally:
+        os.close(fd)
+    if size > limit:
+        raise ReadError(path, f"larger than {size_text(limit)}; expected {expected}")
+    return b"".join(chunks)
+
+
 def atomic_write(
     path: str | os.PathLike,
     data: Payload,
@@ -280,13 +359,16 @@ def atomic_write(
 
 
 __all__ = [
+    "ReadError",
     "Stream",
     "WriteError",
     "atomic_write",
     "check_targets",
     "file_mode",
     "make_folder",
+    "read_regular",
     "reason",
     "remove_stale_temporaries",
+    "size_text",
     "write_files",
 ]

@@ -10,12 +10,21 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from econ.errors import InputError
+from econ.files import ReadError, read_regular
+
+MAX_INDEX_BYTES = 64 * 1024 * 1024
+"""Bytes of a market index file econ reads (the shipped ones are a few kilobytes)."""
 
 
-def read_text(path: str | os.PathLike, what: str, error: type[InputError]) -> str:
-    """The file's text (UTF-8, a BOM allowed), or `error` naming the file and why not."""
+def read_text(
+    path: str | os.PathLike, what: str, error: type[InputError], limit: int = MAX_INDEX_BYTES
+) -> str:
+    """The file's text (UTF-8, a BOM allowed), or `error` naming the file and why not: missing,
+    unreadable, a folder, a FIFO or a device, or larger than `limit` bytes."""
     try:
-        content = Path(path).read_bytes()
+        content = read_regular(path, limit, f"a {what}")
+    except ReadError as exc:
+        raise error(str(exc)) from None
     except OSError as exc:
         raise error(f"{path}: cannot read the {what} ({exc.strerror})") from None
     return decode(content, str(path), what, error)
@@ -46,7 +55,9 @@ def _records(text: str, name: str, expected: str, error: type[InputError]):
                 f"comma-separated fields {expected}"
             ) from None
         if any("\x00" in cell for cell in row):
-            raise error(f"{name}: line {end + 1}: a NUL character; expected text fields ({expected})")
+            raise error(
+                f"{name}: line {end + 1}: a NUL character; expected text fields ({expected})"
+            )
         yield end + 1, row
         end = reader.line_num
 

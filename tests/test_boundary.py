@@ -5,19 +5,28 @@ parser-breaking input (NUL bytes, deep nesting, a byte-order mark, a cut-short f
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import resource
 import shutil
+import subprocess
+import sys
+import threading
 from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from econ import load_scenario, project
+from econ import files, load_scenario, project
 from econ.cli import main
+from econ.index_files import read_text
+from econ.rental_index import RentalIndexError
 from econ.scenario import ScenarioError, read_toml, validate_dict
 from econ.scenario.paths import allow_paths, resolve_inside
 from econ.strict_json import dumps, finite
+from econ.throughput.importers import _common
+from econ.throughput.importers._common import CurveError, read_source
 from econ.ui import state
 from econ.undefined import REASONS, explain, mask_infinite
 from scripts import fuzz_scenarios
@@ -540,3 +549,124 @@ def test_the_first_and_last_start_dates_project(start):
     npv = project(scenario).summary.iloc[0]["npv_usd"]
     # the calendar changes nothing in the seed's figures (its prices fall by month, not by date)
     assert npv == pytest.approx(project(seed).summary.iloc[0]["npv_usd"], rel=1e-9)
+
+
+# --- 10. every input is read as a bounded, regular file ---------------------------------------------
+
+
+@contextlib.contextmanager
+def unblocked(fifo: Path):
+    """While inside, a reader that opens `fifo` waiting for a writer is let go at once (a writer
+    opens it and closes it: the reader sees an empty file), so a test of a reader that blocks
+    fails instead of hanging the suite."""
+    stop = threading.Event()
+
+    def writer():
+        while not stop.wait(0.05):
+            try:  # ENXIO while no reader has it open
+                os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+            except OSError:
+                pass
+
+    thread = threading.Thread(target=writer, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
+
+
+@pytest.mark.parametrize("command", ["project", "memo"])
+def test_a_scenario_whose_curve_is_a_fifo_in_its_folder_exits_3(capsys, scenario_dir, command):
+    fifo = scenario_dir / "fifo.csv"
+    os.mkfifo(fifo)
+    args = [
+        command,
+        str(scenario_dir / "seed.toml"),
+        "--set",
+        'throughput.measured.curve="fifo.csv"',
+    ]
+    if command == "memo":
+        args += ["--out", str(scenario_dir / "memo.html")]
+    with unblocked(fifo):
+        code, out, err = run(capsys, *args)
+    assert code == 3 and "Traceback" not in err
+    assert str(fifo) in err and "not a regular file but a FIFO" in err and "256 MB" in err
+    assert not (scenario_dir / "memo.html").exists()
+
+
+def test_throughput_import_refuses_a_fifo_a_folder_and_an_oversized_file(
+    capsys, tmp_path, monkeypatch
+):
+    fifo = tmp_path / "result.json"
+    os.mkfifo(fifo)
+    with unblocked(fifo):
+        code, _, err = run(capsys, "throughput", "import", str(fifo))
+    assert code == 3 and f"{fifo}: not a regular file but a FIFO" in err
+    with pytest.raises(CurveError, match="is a folder"):
+        read_source(tmp_path)
+    big = tmp_path / "big.csv"
+    big.write_bytes(b"x" * 2048)
+    monkeypatch.setattr(_common, "MAX_SOURCE_BYTES", 1024)
+    code, _, err = run(capsys, "throughput", "import", str(big))
+    assert code == 3 and f"{big}: larger than 1 kB" in err
+
+
+def test_throughput_import_of_dev_zero_stops_at_once():
+    """Before the bound, /dev/zero was read until memory ran out: run in a child process with
+    2 GB of address space and a time limit, so that a regression fails instead of swapping."""
+
+    def limit_memory():
+        resource.setrlimit(resource.RLIMIT_AS, (2_000_000_000, 2_000_000_000))
+
+    done = subprocess.run(
+        [sys.executable, "-m", "econ", "throughput", "import", "/dev/zero"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        preexec_fn=limit_memory,
+        cwd=ROOT,
+    )
+    assert done.returncode == 3, done.stderr[-500:]
+    assert "/dev/zero: not a regular file but a character device" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_a_market_index_that_is_a_fifo_or_a_device_is_refused(tmp_path):
+    fifo = tmp_path / "index.csv"
+    os.mkfifo(fifo)
+    with unblocked(fifo), pytest.raises(RentalIndexError, match="not a regular file but a FIFO"):
+        read_text(fifo, "rental index file", RentalIndexError)
+    with pytest.raises(RentalIndexError, match="character device.*at most 1 kB"):
+        read_text("/dev/zero", "rental index file", RentalIndexError, limit=1024)
+    big = tmp_path / "big.csv"
+    big.write_bytes(b"x" * 1025)
+    with pytest.raises(RentalIndexError, match=f"{big}: larger than 1 kB"):
+        read_text(big, "rental index file", RentalIndexError, limit=1024)
+
+
+def test_read_regular_checks_again_after_opening_and_never_waits(tmp_path, monkeypatch):
+    fifo = tmp_path / "swapped"
+    os.mkfifo(fifo)
+    real, calls = files._check_regular, []
+
+    def regular_at_first(path, info, limit, expected):
+        calls.append(path)
+        if len(calls) > 1:  # the check by path passes, as for a file swapped for a FIFO after it
+            real(path, info, limit, expected)
+
+    monkeypatch.setattr(files, "_check_regular", regular_at_first)
+    with pytest.raises(files.ReadError, match="FIFO"):  # (a blocking open would wait forever)
+        files.read_regular(fifo, 100, "a file")
+    assert len(calls) == 2
+    monkeypatch.undo()
+    exact = tmp_path / "exact"
+    exact.write_bytes(b"y" * 100)
+    assert files.read_regular(exact, 100, "a file") == b"y" * 100
+    with pytest.raises(files.ReadError, match="larger than 99 bytes; expected a file"):
+        files.read_regular(exact, 99, "a file")
+    with pytest.raises(IsADirectoryError):
+        files.read_regular(tmp_path, 100, "a file")
+    with pytest.raises(files.ReadError, match="/dev/null: not a regular file but a character"):
+        files.read_regular("/dev/null", 100, "a file")

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import sys
 import tomllib
 import typing
 from collections.abc import Iterable, Mapping
@@ -18,12 +19,18 @@ from typing import Any
 import tomli_w
 from pydantic import BaseModel, ValidationError
 
-from econ.files import atomic_write
+from econ.files import ReadError, atomic_write, read_regular
 from econ.scenario.errors import ScenarioError
 from econ.scenario.migrations import migrate
 from econ.scenario.models import REQUIRED_SECTIONS, Scenario, model_of, set_elsewhere_message
 from econ.scenario.paths import resolve_paths
 from econ.scenario.section import FIELD_ERRORS, NONE_WORD, none_word_fields
+from econ.strict_json import (
+    EXPECTED_FINITE,
+    digit_limit,
+    first_beyond_float,
+    integer_shown,
+)
 
 
 def _format_loc(loc: Iterable[Any]) -> str:
@@ -116,6 +123,11 @@ def parse_toml(content: bytes | str, file: str | os.PathLike | None = None) -> d
         raise ScenarioError(
             file, "", None, "nested too deeply to be a scenario; expected TOML tables"
         ) from None
+    except ValueError as exc:
+        if not digit_limit(exc):
+            raise
+        # tomllib refuses the literal without saying where it is: the file and the limit
+        raise ScenarioError(file, "", None, f"{_TOO_LONG}; {EXPECTED_FINITE}") from None
     if too_deep(data):
         raise ScenarioError(
             file,
@@ -124,8 +136,22 @@ def parse_toml(content: bytes | str, file: str | os.PathLike | None = None) -> d
             f"nested too deeply: tables or arrays more than {MAX_NESTING} levels down; "
             "expected a scenario's tables, which nest about six (e.g. [financing.covenants])",
         )
+    refuse_beyond_float(data, file)
     return data
 
+
+def refuse_beyond_float(data: Any, file: str | os.PathLike | None = None, root: str = "") -> None:
+    """ScenarioError naming the first integer in `data` larger than any float (10**400, a
+    hexadecimal literal of a thousand digits): refused where TOML text becomes numbers, before an
+    override's copy or a migration meets it (the sections refuse it too, for data from elsewhere).
+    `root` is the path of `data` itself (an override's field)."""
+    found = first_beyond_float(data, root)
+    if found:
+        raise ScenarioError(file, found[0], integer_shown(found[1]), EXPECTED_FINITE)
+
+
+_TOO_LONG = f"an integer of more than {sys.get_int_max_str_digits():,} digits"
+"""What Python's int() refuses to read from text (tomllib then raises a bare ValueError)."""
 
 MAX_NESTING = 32
 """Levels of tables and arrays a scenario may nest (its deepest field is about six down)."""
@@ -177,21 +203,13 @@ def read_toml(path: str | os.PathLike) -> dict[str, Any]:
 
 
 def read_bounded(path: Path, limit: int, expected: str) -> bytes:
-    """The bytes of a regular file of at most `limit` bytes, or ScenarioError (a device such as
-    /dev/zero, a FIFO, or a file too large to be `expected`); OSErrors pass to the caller."""
-    import stat
-
-    if path.exists() and not stat.S_ISREG(path.stat().st_mode):  # (before opening: a FIFO blocks)
-        if path.is_dir():
-            raise IsADirectoryError(path)
-        raise ScenarioError(path, "", None, f"not a regular file; expected {expected}")
-    with path.open("rb") as handle:
-        content = handle.read(limit + 1)
-    if len(content) > limit:
-        raise ScenarioError(
-            path, "", None, f"larger than {limit // (1024 * 1024)} MB; expected {expected}"
-        )
-    return content
+    """The bytes of a regular file of at most `limit` bytes (`econ.files.read_regular`), or
+    ScenarioError naming the file and the limit (a device such as /dev/zero, a FIFO, or a file
+    too large to be `expected`); other OSErrors pass to the caller."""
+    try:
+        return read_regular(path, limit, expected)
+    except ReadError as exc:
+        raise ScenarioError(exc.path, "", None, exc.why) from None
 
 
 def _ready_made_hint(path: Path) -> str:
@@ -254,17 +272,25 @@ def check_complete(data: Mapping[str, Any], file: str | os.PathLike | None) -> N
         )
 
 
-def parse_override(text: str) -> tuple[str, Any]:
-    """Parse "path=value" with the value in TOML syntax; bare words are taken as strings."""
+def parse_override(text: str, file: str | os.PathLike | None = None) -> tuple[str, Any]:
+    """Parse "path=value" with the value in TOML syntax; bare words are taken as strings. An
+    integer larger than any float (or of more digits than Python reads) is refused with
+    ScenarioError naming the path (and `file`, the scenario it is applied to)."""
     if "=" not in text:
-        raise ScenarioError(None, text, None, "expected an override of the form path=value")
+        raise ScenarioError(file, text, None, "expected an override of the form path=value")
     path, raw = (s.strip() for s in text.split("=", 1))
+    source = f"v = {raw}"
     try:
-        value = tomllib.loads(f"v = {raw}")["v"]
+        value = tomllib.loads(source)["v"]
     except tomllib.TOMLDecodeError:
         value = raw
     except RecursionError:
-        raise ScenarioError(None, path, None, "value nested too deeply") from None
+        raise ScenarioError(file, path, None, "value nested too deeply") from None
+    except ValueError as exc:
+        if not digit_limit(exc):
+            raise
+        raise ScenarioError(file, path, None, f"{_TOO_LONG}; {EXPECTED_FINITE}") from None
+    refuse_beyond_float(value, file, root=path)
     return path, value
 
 
@@ -274,13 +300,18 @@ def apply_overrides(
     file: str | os.PathLike | None = None,
 ) -> dict[str, Any]:
     """Return a copy of `data` with each dotted path set; unknown paths raise ScenarioError."""
-    items = overrides.items() if isinstance(overrides, Mapping) else map(parse_override, overrides)
+    if isinstance(overrides, Mapping):
+        items = overrides.items()
+    else:
+        items = (parse_override(text, file) for text in overrides)
+    refuse_beyond_float(data, file)  # (json.dumps refuses an integer of 4,300 digits and more)
     try:
         result = json.loads(json.dumps(data, default=str))  # deep copy of plain TOML data
     except RecursionError:
         raise ScenarioError(file, "", None, "nested too deeply to be a scenario") from None
     for path, value in items:
         check_path(path, file=file)
+        refuse_beyond_float(value, file, root=path)
         if path.startswith("sources."):
             result.setdefault("sources", {})[path.removeprefix("sources.")] = value
             continue

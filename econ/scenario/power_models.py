@@ -20,6 +20,7 @@ from typing import Literal
 from pydantic import Field, field_validator, model_validator
 
 from econ.scenario.section import Section
+from econ.strict_json import EXPECTED_FINITE, beyond_float, integer_shown
 
 PowerBoundary = Literal["chip_plus_host", "chip_only", "utility_meter"]
 FacilityMode = Literal["colocation", "owned"]
@@ -354,6 +355,10 @@ def check_fleet_in_hall(
     exceeds the catalog's physical rack of the same `hardware` (a per-GPU figure with a share of
     networking outside the rack), the physical rack is checked (econ.racks.density_kw_per_rack).
     """
+    # (the sections refuse such a count first; the float division below would overflow on it)
+    for name, count in (("fleet.gpu_count", gpu_count), ("fleet.gpus_per_rack", gpus_per_rack)):
+        if beyond_float(count):
+            raise ValueError(f"{name} = {integer_shown(count)}: {EXPECTED_FINITE}")
     limit = facility.hall_max_kw_per_rack
     if limit is not None and facility.kw_per_rack is not None:
         kw_rack, figure = facility.kw_per_rack, "facility.kw_per_rack"

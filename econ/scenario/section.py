@@ -8,7 +8,10 @@ optional number takes is NONE_WORD, for None (TOML has no null): it turns off a 
 by default. And a section refuses control characters (ESC, CR, DEL, C1 controls) in any text
 it is given: names, keys and descriptions reach terminals, tables, workbooks and memos, where
 such a character could rewrite the screen (ANSI and OSC escape sequences) or forge a line. Only
-the fields in `Section.MULTILINE` take line feeds and tabs.
+the fields in `Section.MULTILINE` take line feeds and tabs. A section also refuses an integer
+larger than any float (`gpu_count = 10**400`, or a hexadecimal literal of a thousand digits),
+anywhere in what it is given: every figure becomes a float on its way to the engine, and one
+beyond the float range would overflow there (a traceback) instead of being refused by name.
 """
 
 from __future__ import annotations
@@ -22,11 +25,15 @@ from typing import ClassVar
 from pydantic import BaseModel, ConfigDict, model_validator
 from pydantic_core import PydanticCustomError
 
+from econ.strict_json import EXPECTED_FINITE, first_beyond_float, integer_shown
+
 NUMBER_AS_TEXT = "number_as_text"
 """The pydantic error type of a number written as text."""
 CONTROL_CHARACTER = "control_character"
 """The pydantic error type of text holding a control character."""
-FIELD_ERRORS = (NUMBER_AS_TEXT, CONTROL_CHARACTER)
+BEYOND_FLOAT = "integer_beyond_float"
+"""The pydantic error type of an integer larger in size than any float (about 1.8e308)."""
+FIELD_ERRORS = (NUMBER_AS_TEXT, CONTROL_CHARACTER, BEYOND_FLOAT)
 """Error types a section raises for one of its fields, named with its value in the context."""
 PRINTABLE = "printable characters: no control characters such as ESC, CR or LF"
 """What a name, key or other one-line text is expected to hold."""
@@ -166,6 +173,19 @@ class Section(BaseModel):
 
     @model_validator(mode="before")
     @classmethod
+    def _finite_integers(cls, data):
+        found = first_beyond_float(data) if isinstance(data, dict) else None
+        if found:
+            # shown by its leading digits: Python refuses str() of 4,300 digits and more
+            raise PydanticCustomError(
+                BEYOND_FLOAT,
+                EXPECTED_FINITE,
+                {"field": found[0], "value": integer_shown(found[1])},
+            )
+        return data
+
+    @model_validator(mode="before")
+    @classmethod
     def _no_number_as_text(cls, data):
         if isinstance(data, dict):
             for name in _number_fields(cls):
@@ -186,6 +206,7 @@ class Section(BaseModel):
 
 
 __all__ = [
+    "BEYOND_FLOAT",
     "CONTROL_CHARACTER",
     "FIELD_ERRORS",
     "NONE_WORD",

@@ -25,6 +25,8 @@ import numpy as np
 import pandas as pd
 
 from econ.errors import InputError
+from econ.files import ReadError, read_regular
+from econ.strict_json import EXPECTED_FINITE, OverlongNumberError, integer_shown, load_json
 from econ.throughput.curve import Curve, with_all_columns
 
 MS_PER_S = 1000.0
@@ -76,14 +78,22 @@ class SourceFile:
         return CurveError(f"{self.path}: {message}")
 
 
+MAX_SOURCE_BYTES = 256 * 1024 * 1024
+"""Bytes of a benchmark result file an importer reads: summaries are kilobytes, per-request
+exports of long runs tens of megabytes; a device or a runaway file stops here."""
+
+
 def read_source(path: str | Path) -> SourceFile:
-    """Read a file as UTF-8 text and hash its bytes; an empty or binary file is an error."""
+    """Read a file as UTF-8 text and hash its bytes; an empty or binary file is an error, and so
+    is anything but a regular file of at most MAX_SOURCE_BYTES (a FIFO, a device, a folder)."""
     if "\x00" in str(path):
         shown = str(path).replace("\x00", "\\0")
         raise CurveError(f"{shown}: a file name may not contain a NUL byte")
     path = Path(path)
     try:
-        raw = path.read_bytes()
+        raw = read_regular(path, MAX_SOURCE_BYTES, "a benchmark result file")
+    except ReadError as exc:
+        raise CurveError(str(exc)) from None
     except FileNotFoundError:
         raise CurveError(f"{path}: no such file") from None
     except IsADirectoryError:
@@ -129,10 +139,19 @@ def require_line_end(src: SourceFile, what: str, separator: str = ":") -> None:
     )
 
 
-def _loads(src: SourceFile, text: str):
-    """json.loads, with nesting too deep for the parser refused as an input error."""
+def _loads(src: SourceFile, text: str, where: str = ""):
+    """json.loads, with nesting too deep for the parser and integers of more digits than Python
+    reads refused as input errors (naming the record, the field and the number's size); `where`
+    is the line of a JSON Lines file ("line 3")."""
     try:
-        return json.loads(text)
+        return load_json(text)
+    except OverlongNumberError as exc:
+        record = re.match(r"\[(\d+)\]\.?", exc.field)
+        field = exc.field[record.end() :] if record and not where else exc.field
+        if record and not where:
+            where = f"record {int(record[1]) + 1}"
+        place = ", ".join(p for p in (where, f"field {field!r}" if field else "") if p)
+        raise src.error(f"{place or 'a value'} is {exc.value}; {EXPECTED_FINITE}") from None
     except RecursionError:
         raise src.error(
             "the JSON is nested too deeply to parse (thousands of levels); expected benchmark "
@@ -175,7 +194,7 @@ def json_records(src: SourceFile) -> Records:
             if not line.strip():
                 continue
             try:
-                records.append(_loads(src, line))
+                records.append(_loads(src, line, f"line {number}"))
             except json.JSONDecodeError as line_error:
                 # a first line that is not JSON by itself: report the document's own error
                 exc = whole_error if number == lead + 1 else line_error
@@ -251,7 +270,9 @@ def number(value, *, allow_inf: bool = False, field: str = "") -> float:
         try:
             out = float(value)
         except OverflowError:
-            raise NotANumberError(f"{where} is an integer too large for a float") from None
+            raise NotANumberError(
+                f"{where} is {integer_shown(value)}, too large for a float; {EXPECTED_FINITE}"
+            ) from None
     if math.isinf(out) and not allow_inf:
         raise NotANumberError(f"{where} is {_shown(value)} (infinite); expected a finite number")
     return out

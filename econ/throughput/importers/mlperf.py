@@ -21,8 +21,11 @@ import math
 import re
 from pathlib import Path
 
+from econ.files import read_regular
+from econ.strict_json import OverlongNumberError, load_json
 from econ.throughput.curve import Curve
 from econ.throughput.importers._common import (
+    MAX_SOURCE_BYTES,
     NS_PER_S,
     NotANumberError,
     Provenance,
@@ -87,8 +90,9 @@ def system_gpu_count(
     candidates = [submission / "systems" / f"{platform}.json"] if submission and platform else []
     candidates += sorted(folder.glob("*system*.json"))
     for candidate in candidates:
-        try:
-            data = json.loads(candidate.read_text(encoding="utf-8-sig"))
+        try:  # (a FIFO, a device or a file over the limit is no system description: skipped)
+            raw = read_regular(candidate, MAX_SOURCE_BYTES, "a system description (JSON)")
+            data = load_json(raw.decode("utf-8-sig"))
         except (OSError, ValueError, RecursionError):
             continue
         if not isinstance(data, dict) or "accelerators_per_node" not in data:
@@ -295,12 +299,14 @@ def parse_summary(src: SourceFile, gpu_count: float | None = None) -> Curve:
 def parse_detail(src: SourceFile, gpu_count: float | None = None) -> Curve:
     values: dict = {}
     broken = 0
-    for line in src.text.splitlines():
+    for line_number, line in enumerate(src.text.splitlines(), start=1):
         if not line.startswith(MLLOG):
             continue
         try:
-            entry = json.loads(line[len(MLLOG) :])
+            entry = load_json(line[len(MLLOG) :])
             values.setdefault(entry["key"], entry["value"])
+        except OverlongNumberError as exc:
+            raise src.error(f"line {line_number}: {exc}") from None
         except (json.JSONDecodeError, KeyError, TypeError, RecursionError):
             broken += 1
     if not any(k.startswith("result_") for k in values):

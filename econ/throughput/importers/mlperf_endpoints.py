@@ -37,6 +37,7 @@ import zipfile
 from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
 
+from econ import strict_json
 from econ.throughput.curve import Curve
 from econ.throughput.importers._common import (
     NS_PER_S,
@@ -104,7 +105,11 @@ def _finite_float(text: str) -> float:
 def loads_json(text: str, where: str) -> dict:
     """One JSON object from text: no NaN/Infinity, no overflowing numbers, bounded nesting."""
     try:
-        data = json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float)
+        data = strict_json.load_json(
+            text, parse_constant=_reject_constant, parse_float=_finite_float
+        )
+    except strict_json.OverlongNumberError as exc:
+        raise EndpointsError(f"{where}: {exc}") from None
     except json.JSONDecodeError as exc:
         raise EndpointsError(
             f"{where}: invalid or truncated JSON at line {exc.lineno} column {exc.colno}: "
