@@ -1,17 +1,26 @@
 """Validate the throughput simulator against MLPerf and regenerate docs/simulator.md.
 
-Not product code. Two jobs:
+Not product code. Three jobs:
 
 1. `--refresh-rows`: copy the MLPerf Inference rows the calibration needs from
-   ../shared/data/mlperf_inference_llm.csv into models/calibration/mlperf_rows.csv (closed division,
-   tokens/s, catalog hardware and models, source columns kept). The product reads only the copy.
-2. default: predict every calibration target (uncalibrated roofline = speed of light, default
+   ../shared/data/mlperf_inference_llm.csv (v4.0-v6.0) and ../shared/data/mlperf_inference_v6.1.csv
+   into models/calibration/mlperf_rows.csv (closed division, tokens/s, catalog hardware and
+   models, source columns kept). The product reads only the copy.
+2. `--refit-holdout`: fit the coefficients on the rows of the rounds before the test round (v6.1)
+   into models/calibration/before-v6.1/ (`calibrate(before_round=...)`): the only coefficients
+   that can predict that round out of sample once the shipped ones (`econ throughput calibrate
+   --force`, every round) have seen it.
+3. default: predict every calibration target (uncalibrated roofline = speed of light, default
    coefficients, calibrated, and leave-one-system-out with the sibling's calibration), predict
-   MLPerf v6.1 with the coefficients fitted on rounds up to v6.0 (no refit), write the
-   out-of-sample errors to models/calibration/out_of_sample_errors.csv (the error bands of every
-   prediction) and the report docs/simulator.md.
+   MLPerf v6.1 with the held-out coefficients, write the out-of-sample errors to
+   models/calibration/out_of_sample_errors.csv (the error bands of every prediction) and the
+   report docs/simulator.md.
 
-Run from the repository root: `.venv/bin/python benchmarks/validate_simulator.py [--refresh-rows]`.
+Run from the repository root, after a change of data, in this order:
+`.venv/bin/python benchmarks/validate_simulator.py --refresh-rows --refit-holdout`, then
+`.venv/bin/python -m econ throughput calibrate --force`, then
+`.venv/bin/python benchmarks/validate_simulator.py`. Each fit takes about a minute and a half on
+two cores.
 """
 
 from __future__ import annotations
@@ -33,6 +42,9 @@ from econ.throughput import errorbands as eb  # noqa: E402
 from econ.throughput.simulator import SPEED_OF_LIGHT, Efficiency  # noqa: E402
 
 SHARED_ROWS = ROOT.parent / "shared" / "data" / "mlperf_inference_llm.csv"
+SHARED_V61 = ROOT.parent / "shared" / "data" / "mlperf_inference_v6.1.csv"
+"""v6.1 in the summary.json layout: fewer columns (no benchmark_family, valid, latency limits,
+software or notes; p99 latencies on a few Server rows only), read as econ.benchmarks reads it."""
 REPORT = ROOT / "docs" / "simulator.md"
 
 ACCELERATORS = {
@@ -48,9 +60,12 @@ ACCELERATORS = {
     "AMD MI300X-NPS1-SPX-192GB-750W": "mi300x",
     "AMD Instinct MI325X 256GB HBM3E": "mi325x",
     "AMD Instinct MI325X 256GB HBM3e": "mi325x",
+    "AMD Instinct MI355X 288GB HBM3e": "mi355x",
+    "Nvidia B300-SXM-270GB": "b300-sxm",
 }
 """MLPerf accelerator names -> catalog keys. Left out: virtualized, H200 CTS (1,000 W variant),
-NVL/PCIe cards and mixed MI300X/MI325X systems, which the catalog does not describe."""
+NVL/PCIe cards, MI350X/MI350P and mixed systems (MI300X/MI325X, MI300X/MI355X, H200/MI350X),
+which the catalog does not describe."""
 KEEP = [
     "round",
     "submitter",
@@ -76,9 +91,27 @@ KEEP = [
 ]
 
 
+def v61_rows() -> pd.DataFrame:
+    """../shared's v6.1 rows in the columns of the v4.0-v6.0 file: family and scenario from the
+    submitted benchmark name and scenario (`llama2-70b-99.9` -> `llama2-70b`), unit lower-cased
+    (`Tokens/s`), valid, limits and software left empty (the file does not hold them; the fit
+    takes the limits from mlperf_workloads.toml and reads no measured latency)."""
+    d = pd.read_csv(SHARED_V61)
+    d["metric_unit"] = d["metric_unit"].str.lower()
+    d["benchmark_family"] = d["benchmark"].str.replace(r"-99(?:\.9)?$", "", regex=True)
+    d["scenario_normalized"] = d["scenario"]
+    for column in ("valid", "ttft_limit_ms", "tpot_limit_ms", "software"):
+        d[column] = np.nan
+    d["notes"] = (
+        "v6.1 summary.json row (mlperf_inference_v6.1.csv): benchmark_family read from benchmark; "
+        "valid, latency limits and software not in that file"
+    )
+    return d
+
+
 def refresh_rows() -> Path:
     """Copy the rows the calibration uses from ../shared into models/calibration/mlperf_rows.csv."""
-    d = pd.read_csv(SHARED_ROWS)
+    d = pd.concat([pd.read_csv(SHARED_ROWS), v61_rows()], ignore_index=True)
     d = d[
         (d.division == "closed") & (d.metric_unit == "tokens/s") & d.accelerator.isin(ACCELERATORS)
     ]
@@ -98,9 +131,11 @@ def refresh_rows() -> Path:
     path = cal.rows_path()
     header = (
         "# MLPerf Inference datacenter LLM rows used to calibrate the simulator; copied from "
-        "../shared/data/mlperf_inference_llm.csv by benchmarks/validate_simulator.py --refresh-rows "
-        f"on {dt.date.today().isoformat()}. Columns hardware and model map accelerator and "
-        "benchmark_family to catalog keys; source holds each row's MLCommons result path.\n"
+        "../shared/data/mlperf_inference_llm.csv (v4.0-v6.0) and mlperf_inference_v6.1.csv (v6.1; "
+        "no valid, latency limit or software columns there) by benchmarks/validate_simulator.py "
+        f"--refresh-rows on {dt.date.today().isoformat()}. Columns hardware and model map "
+        "accelerator and benchmark_family to catalog keys; source holds each row's MLCommons "
+        "result path.\n"
     )
     tmp = path.with_suffix(".tmp")
     with open(tmp, "w", newline="") as fh:
@@ -180,7 +215,11 @@ def explain_miss(r, frame: pd.DataFrame, rows: pd.DataFrame) -> str:
         & (rows["round"] == r["round"])
         & np.isclose(rows.per_accelerator, r.measured)
     ]
-    software = str(match.software.iloc[0]) if len(match) and "software" in match else "n/a"
+    software = (
+        str(match.software.iloc[0])
+        if len(match) and "software" in match and pd.notna(match.software.iloc[0])
+        else "n/a"  # the v6.1 file names no software
+    )
     parts = [
         f"It reaches {share:.0%} of its speed of light, where the other models on {r.hardware} reach "
         f"a median {typical:.0%} and {r.model} on other hardware {model_share:.0%}.",
@@ -216,6 +255,14 @@ def explain_miss(r, frame: pd.DataFrame, rows: pd.DataFrame) -> str:
     return " ".join(parts)
 
 
+def refit_holdout() -> Path:
+    """Fit every hardware on the rows of the rounds before the test round, into before-<round>/."""
+    directory = cal.holdout_dir(eb.TEST_ROUND)
+    directory.mkdir(parents=True, exist_ok=True)
+    cal.calibrate(directory=directory, before_round=eb.TEST_ROUND)
+    return directory
+
+
 def write_errors(errors: pd.DataFrame) -> Path:
     """models/calibration/out_of_sample_errors.csv, atomically, with a header naming its origin."""
     path = eb.errors_path()
@@ -223,9 +270,10 @@ def write_errors(errors: pd.DataFrame) -> Path:
         "# Out-of-sample errors of the throughput simulator, written by "
         f"benchmarks/validate_simulator.py on {dt.date.today().isoformat()}: check 'by round' = "
         f"MLPerf {eb.TEST_ROUND} (benchmark catalog, closed, available, best per-GPU result per "
-        "hardware, model and scenario) predicted with the stored coefficients, fitted on rounds up "
-        "to v6.0; 'leave one system out' = calibration targets predicted with the sibling's "
-        "coefficients. ratio = measured / predicted.\n"
+        "hardware, model and scenario) predicted with the held-out coefficients in "
+        f"models/calibration/before-{eb.TEST_ROUND}/, fitted on the earlier rounds only "
+        "(calibrated_pair: a pair that fit saw); 'leave one system out' = calibration targets "
+        "predicted with the sibling's shipped coefficients. ratio = measured / predicted.\n"
     )
     tmp = path.with_suffix(".tmp")
     with open(tmp, "w", newline="") as fh:
@@ -255,17 +303,22 @@ def round_section(errors: pd.DataFrame) -> list[str]:
     lines = [
         f"## Out of sample: fit on rounds up to v6.0, predict {eb.TEST_ROUND}",
         "",
-        "The stored coefficients were fitted on `models/calibration/mlperf_rows.csv` (rounds up to "
-        f"v6.0) and are not refitted: they predict the best per-GPU result of MLPerf Inference "
-        f"{eb.TEST_ROUND} (the benchmark catalog's closed, available rows) per hardware, model and "
-        "scenario. A calibrated pair is a hardware x model pair the calibration data holds; MI355X "
-        "has no calibration row (its coefficients are MI325X's), so all of its pairs are outside. "
-        "These errors, with the leave-one-system-out ones, are stored in "
-        "`models/calibration/out_of_sample_errors.csv` and give every prediction its error band "
-        "(`econ.throughput.errorbands`): the prediction times the 5th to 95th percentiles of "
-        "measured / predicted, from the by-round errors of calibrated pairs for a calibrated pair, "
-        "and from every error outside calibrated pairs (by round and leave one system out) "
-        "otherwise, which the prediction then says. `econ throughput simulate` prints the band "
+        "The shipped coefficients are fitted on every round of `models/calibration/mlperf_rows.csv`, "
+        f"{eb.TEST_ROUND} included, so on {eb.TEST_ROUND} they are in sample. This check therefore "
+        "uses coefficients fitted by the same code on the rows of the rounds up to v6.0 only "
+        f"(`models/calibration/before-{eb.TEST_ROUND}/`, written by `--refit-holdout`): they "
+        f"predict the best per-GPU result of MLPerf Inference {eb.TEST_ROUND} (the benchmark "
+        "catalog's closed, available rows) per hardware, model and scenario, which measures the "
+        "error of predicting one round ahead: what the shipped coefficients can be expected to "
+        "show on the next round. A calibrated pair is a hardware x model pair the fit that made "
+        f"the prediction saw; no round before {eb.TEST_ROUND} has an MI355X row, so all of its "
+        "pairs are outside here (the shipped fit has them). These errors, with the "
+        "leave-one-system-out ones (the shipped calibration targets predicted by the sibling's "
+        "shipped coefficients), are stored in `models/calibration/out_of_sample_errors.csv` and "
+        "give every prediction its error band (`econ.throughput.errorbands`): the prediction times "
+        "the 5th to 95th percentiles of measured / predicted, from the by-round errors of "
+        "calibrated pairs for a pair the shipped fit saw, and from every error outside calibrated "
+        "pairs (by round and leave one system out) otherwise, which the prediction then says. `econ throughput simulate` prints the band "
         "and a Monte Carlo input (`--dist throughput.tokens_per_s_per_gpu=lognormal(mu, sigma)` "
         "with mu = ln(predicted) + median ln r and sigma = IQR(ln r) / 1.349, or, in its JSON, "
         "the empirical `discrete(...)` of every observed error, which keeps the heavy tail); a "
@@ -306,7 +359,8 @@ def round_section(errors: pd.DataFrame) -> list[str]:
         + (
             " All of them over-predict a mixture-of-experts model: the model efficiency is one "
             "factor across hardware, and MoE serving stacks differ most between submitters and "
-            "hardware (AMD's gpt-oss-120b and DeepSeek-R1 have no calibration row at all)."
+            f"hardware (no round before {eb.TEST_ROUND} has an AMD gpt-oss-120b or DeepSeek-R1 "
+            "row)."
             if all(r.err > 0 and get_llm(r.model).is_moe for _, r in worst.iterrows())
             else ""
         ),
@@ -323,7 +377,7 @@ def model_section() -> list[str]:
         "",
         "The hardware coefficients are shared by every model a hardware serves; each model's step "
         "times are further divided by its efficiency eta_m, fitted with them on the same rows "
-        "(rounds up to v6.0) by alternating the per-hardware fits with a step of each eta_m to the "
+        f"(rounds up to {eb.TEST_ROUND}) by alternating the per-hardware fits with a step of each eta_m to the "
         f"median log miss of its targets over all hardware ({cal.MODEL_ROUNDS} rounds, then a "
         "last fit of the hardware; `models/calibration/models.toml`). eta_m < 1: the model's "
         "serving stack reaches less of its roofline than the hardware's other models.",
@@ -353,8 +407,9 @@ def write_report(frame: pd.DataFrame, fits: dict, errors: pd.DataFrame) -> str:
         "# Simulated throughput: validation against MLPerf Inference",
         "",
         f"Generated by `benchmarks/validate_simulator.py` on {dt.date.today().isoformat()}; do not edit "
-        "by hand. Data: `models/calibration/mlperf_rows.csv` (MLPerf Inference v4.0-v6.0 closed "
-        "division, available systems, copied from ../shared/data/mlperf_inference_llm.csv). Each "
+        "by hand. Data: `models/calibration/mlperf_rows.csv` (MLPerf Inference v4.0-"
+        f"{eb.TEST_ROUND} closed division, available systems, copied from "
+        "../shared/data/mlperf_inference_llm.csv and mlperf_inference_v6.1.csv). Each "
         "target is the highest per-GPU result of the latest round for a (hardware, model, scenario); "
         "Server and Interactive are predicted as the most tokens/s per GPU whose p99 TPOT and TTFT "
         "meet the MLPerf limits, Offline without limits, at the median output length of the "
@@ -379,7 +434,8 @@ def write_report(frame: pd.DataFrame, fits: dict, errors: pd.DataFrame) -> str:
     test_err = (test["predicted"] / test["measured"] - 1.0).abs()
     test_pairs = test.assign(e=test_err).groupby(["hardware", "model"])["e"].median()
     lines.append(
-        f"| by round: fit up to v6.0, predict {eb.TEST_ROUND} (stored coefficients, no refit) | "
+        f"| by round: fit up to v6.0, predict {eb.TEST_ROUND} (held-out coefficients, "
+        f"before-{eb.TEST_ROUND}/) | "
         f"{_abs_pct(float(np.nanmedian(test_err)))} | "
         f"{_abs_pct(float(np.nanmedian(test_pairs)))} |"
     )
@@ -454,9 +510,16 @@ def write_report(frame: pd.DataFrame, fits: dict, errors: pd.DataFrame) -> str:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--refresh-rows", action="store_true", help="re-copy rows from ../shared")
+    parser.add_argument(
+        "--refit-holdout",
+        action="store_true",
+        help=f"refit the coefficients on the rounds before {eb.TEST_ROUND} (the by-round check's)",
+    )
     args = parser.parse_args(argv)
     if args.refresh_rows:
         print(f"wrote {refresh_rows()}")
+    if args.refit_holdout:
+        print(f"wrote {refit_holdout()}")
     frame, fits = evaluate()
     errors = eb.out_of_sample_errors()
     print(f"wrote {write_errors(errors)}")

@@ -40,29 +40,61 @@ def test_workload_limits_match_the_constraints_file(shared_data):
 
 def test_shipped_rows_are_a_faithful_copy(shared_data):
     shipped = cal.load_rows()
-    source = (
-        pd.read_csv(shared_data / "mlperf_inference_llm.csv")
-        .drop(columns="scenario")
-        .rename(columns={"scenario_normalized": "scenario"})
+    source = pd.concat(
+        [
+            pd.read_csv(shared_data / "mlperf_inference_llm.csv")
+            .drop(columns="scenario")
+            .rename(columns={"scenario_normalized": "scenario"}),
+            # v6.1's summary.json layout names the scenario as the other rounds normalize it
+            pd.read_csv(shared_data / "mlperf_inference_v6.1.csv"),
+        ]
     )
     key = ["round", "submitter", "system_name", "benchmark", "scenario", "per_accelerator"]
     found = shipped[key].merge(source[key].drop_duplicates(), on=key, how="left", indicator=True)
     assert (found["_merge"] == "both").all()
     assert shipped["source"].str.contains("mlcommons").all()
+    assert set(shipped["round"]) == {"v4.0", "v4.1", "v5.0", "v5.1", "v6.0", "v6.1"}
+    v61 = shipped[shipped["round"] == "v6.1"]
+    # closed, tokens/s, catalog hardware only: no MI350X, no mixed MI300X/MI355X cluster
+    assert (v61["division"] == "closed").all() and (v61["metric_unit"] == "tokens/s").all()
+    assert not v61["accelerator"].str.contains(" and |MI350|\\+").any()
+    # the v6.1 file has no latency limits; its few measured p99s are copied as they are
+    assert v61["tpot_limit_ms"].isna().all() and v61["tpot_p99_ms"].notna().any()
 
 
 def test_targets_include_the_seed_case(targets):
+    rows = cal.load_rows()
+    seed_row = rows[
+        (rows.hardware == "gb200-nvl72")
+        & (rows.model == "deepseek-r1")
+        & (rows.scenario == "Server")
+        & (rows["round"] == "v6.0")
+    ]
+    # DESIGN.md §8: MLPerf v6.0 CoreWeave, 64 GPUs, 311,531 tok/s = 4,867.7 tok/s/GPU
+    assert seed_row.per_accelerator.max() == pytest.approx(4867.67, rel=1e-4)
     seed = targets[
         (targets.hardware == "gb200-nvl72")
         & (targets.model == "deepseek-r1")
         & (targets.scenario == "Server")
     ]
     assert len(seed) == 1
-    # DESIGN.md §8: MLPerf v6.0 CoreWeave, 64 GPUs, 311,531 tok/s = 4,867.7 tok/s/GPU
-    assert seed.measured.iloc[0] == pytest.approx(4867.67, rel=1e-4)
-    assert seed.accelerator_count.iloc[0] == 64
+    # the target is the latest round's best: v6.1, Azure's 72-GPU system
+    assert seed["round"].iloc[0] == "v6.1"
+    assert seed.measured.iloc[0] == pytest.approx(426796 / 72, rel=1e-4)
+    assert seed.accelerator_count.iloc[0] == 72
     assert not targets.duplicated(["hardware", "model", "scenario"]).any()
     assert set(targets.precision) <= {"fp8", "fp4"}
+
+
+def test_targets_include_mi355x_deepseek_r1_server(targets):
+    """Crusoe's 512 x MI355X v6.1 Server result, the only MI355X DeepSeek-R1 submission."""
+    row = targets[
+        (targets.hardware == "mi355x")
+        & (targets.model == "deepseek-r1")
+        & (targets.scenario == "Server")
+    ].iloc[0]
+    assert row["round"] == "v6.1" and row.submitter == "Crusoe"
+    assert row.measured == pytest.approx(4697.87) and row.accelerator_count == 512
 
 
 def test_every_measurement_is_below_its_speed_of_light(targets):
@@ -93,7 +125,9 @@ def test_every_catalog_hardware_has_a_labelled_calibration():
         for eff, info in stored[key].values():
             assert info["fitted_on"] and info["data"] and info["source"]
             assert 0 < eff.bandwidth <= 1 and 0 < eff.compute <= 1
-    assert stored["mi355x"]["fp4"][1]["source"].startswith("transferred from mi325x")
+    # MI355X has MLPerf v6.1 rows of its own; it borrowed MI325X's coefficients before
+    assert stored["mi355x"]["fp4"][1]["source"] == "fit"
+    assert "deepseek-r1 Server (v6.1)" in stored["mi355x"]["fp4"][1]["data"]
     assert stored["h200-sxm"]["fp8"][1]["source"] == "fit"
     assert "no BF16 measurements" in stored["h200-sxm"]["bf16"][1]["source"]
 
@@ -145,6 +179,14 @@ def test_calibrate_writes_fit_and_sibling_transfer(tmp_path):
     assert (tmp_path / "h200-sxm.toml").is_file()
     eff, info = cal.load_efficiency("h200-sxm", "fp8", tmp_path)
     assert info["calibration_rows"] > 0
+
+
+def test_calibrate_before_a_round_uses_only_earlier_rows(tmp_path):
+    written = cal.calibrate(["mi325x", "mi355x"], directory=tmp_path, starts=1, before_round="v6.1")
+    # without its v6.1 rows MI355X has no measurement: it borrows MI325X's fit, as it did
+    assert written["mi355x"]["fp4"]["source"] == "transferred from mi325x fp8 (no measurements)"
+    data = written["mi325x"]["fp8"]["data"]
+    assert "rows of rounds up to v6.0 only" in data and "v6.1" not in data
 
 
 def test_unknown_workload_scenario():

@@ -1,6 +1,7 @@
-"""The simulator on data it never saw: MLPerf v6.1 predicted by coefficients fitted on rounds up to
-v6.0 (no refit), the stored out-of-sample errors, the error band of every prediction (CLI, scenario
-warnings, Monte Carlo input) and the flag on predictions outside the calibrated pairs."""
+"""The simulator on data it never saw: MLPerf v6.1 predicted by the held-out coefficients fitted on
+rounds up to v6.0 (the shipped ones have seen v6.1), the stored out-of-sample errors, the error band
+of every prediction (CLI, scenario warnings, Monte Carlo input) and the flag on predictions outside
+the calibrated pairs."""
 
 from __future__ import annotations
 
@@ -20,6 +21,8 @@ from econ.throughput import errorbands as eb
 from tests.conftest import ROOT
 
 SEED = ROOT / "models" / "scenarios" / "deepseek-r1-gb200-nvl72.toml"
+UNCALIBRATED = ("mi325x", "deepseek-r1")
+"""A pair no MLPerf row covers: DeepSeek-R1 on MI325X."""
 
 
 @pytest.fixture(scope="module")
@@ -27,12 +30,25 @@ def stored() -> pd.DataFrame:
     return eb.load_errors()
 
 
-def test_coefficients_never_saw_the_test_round():
-    rounds = set(cal.calibration_targets(cal.load_rows())["round"])
-    assert eb.TEST_ROUND not in rounds and rounds <= {"v4.0", "v4.1", "v5.0", "v5.1", "v6.0"}
-    for by_precision in cal.load_all_efficiencies().values():
+def test_held_out_coefficients_never_saw_the_test_round():
+    # the shipped coefficients are fitted on every round, the test round included ...
+    assert eb.TEST_ROUND in set(cal.calibration_targets(cal.load_rows())["round"])
+    assert any(
+        eb.TEST_ROUND in str(info.get("data", ""))
+        for by_precision in cal.load_all_efficiencies().values()
+        for _, info in by_precision.values()
+    )
+    # ... so the by-round check predicts it with the ones fitted on the earlier rounds only
+    holdout = cal.holdout_dir(eb.TEST_ROUND)
+    held = cal.load_all_efficiencies(holdout)
+    assert set(held) == set(cal.load_all_efficiencies())
+    for by_precision in held.values():
         for _, info in by_precision.values():
             assert eb.TEST_ROUND not in str(info.get("data", ""))
+            assert "rows of rounds up to v6.0 only" in info["data"]
+    models = cal.load_model_efficiencies(holdout)
+    assert models and all(eb.TEST_ROUND not in info["data"] for _, info in models.values())
+    assert held["mi355x"]["fp4"][1]["source"].startswith("transferred from mi325x")
 
 
 def test_round_targets_are_the_best_v61_rows_of_the_catalog():
@@ -70,9 +86,26 @@ def test_stored_errors_are_what_the_code_predicts_now(stored):
     loso = stored[stored["check"] == eb.LEAVE_ONE_OUT]
     assert not loso["calibrated_pair"].any(), "a sibling's coefficients never saw the pair"
     outside = by_round[~by_round["calibrated_pair"]]
-    assert {("mi355x", "gpt-oss-120b"), ("mi300x", "gpt-oss-120b")} <= set(
-        zip(outside["hardware"], outside["model"], strict=True)
+    # pairs the held-out fit never saw, though the shipped one now has
+    assert {("mi355x", "deepseek-r1"), ("mi355x", "gpt-oss-120b"), ("mi300x", "gpt-oss-120b")} <= (
+        set(zip(outside["hardware"], outside["model"], strict=True))
     )
+    assert ("mi355x", "deepseek-r1") in eb.calibrated_pairs()
+
+
+def test_the_by_round_check_refuses_coefficients_that_saw_the_round(tmp_path, monkeypatch):
+    """The held-out folder must hold coefficients fitted before the test round: fed the shipped
+    ones (which saw v6.1), the check refuses instead of reporting in-sample errors."""
+    import shutil
+
+    from econ.throughput import calibration as cal
+
+    shipped = cal.models_dir() / "calibration"
+    for path in shipped.glob("*.toml"):
+        shutil.copy(path, tmp_path / path.name)
+    monkeypatch.setattr(cal, "holdout_dir", lambda test_round: tmp_path)
+    with pytest.raises(eb.ErrorBandError, match="needs coefficients fitted before it"):
+        eb.out_of_sample_errors()
 
 
 def test_band_is_the_prediction_times_the_quantiles_of_the_errors(stored):
@@ -89,7 +122,7 @@ def test_band_is_the_prediction_times_the_quantiles_of_the_errors(stored):
     assert [v / 2 for v in double.quantiles.values()] == pytest.approx(
         list(band.quantiles.values())
     )
-    outside = eb.error_band("mi355x", "gpt-oss-120b", 5000.0)
+    outside = eb.error_band(*UNCALIBRATED, 5000.0)
     assert not outside.calibrated_pair and "OUTSIDE the calibrated" in outside.description()
     wider = outside.high / outside.low > band.high / band.low
     assert wider, "predictions the fit never saw get the wider band"
@@ -139,13 +172,14 @@ def test_band_as_monte_carlo_input(capsys):
 
 
 def test_cli_simulate_shows_the_band_and_flags_uncalibrated_pairs(capsys):
-    args = ["throughput", "simulate", "--hardware", "mi355x", "--model", "gpt-oss-120b",
+    hardware, model = UNCALIBRATED
+    args = ["throughput", "simulate", "--hardware", hardware, "--model", model,
             "--scenario", "server"]  # fmt: skip
     assert main([*args, "--format", "json"]) == 0
     data = json.loads(capsys.readouterr().out)
     band = data["error_band"]
     assert band["calibrated_pair"] is False
-    expected = eb.error_band("mi355x", "gpt-oss-120b", data["tokens_per_s_per_gpu"])
+    expected = eb.error_band(hardware, model, data["tokens_per_s_per_gpu"])
     assert band["quantiles_tokens_per_s_per_gpu"]["p05"] == pytest.approx(expected.low)
     assert any("outside the calibrated hardware x model pairs" in w for w in data["warnings"])
     assert main(args) == 0
@@ -161,8 +195,8 @@ def test_a_simulated_scenario_carries_its_band():
     data = apply_overrides(
         base,
         {
-            "fleet.hardware": "mi355x",
-            "throughput.simulated": {"model": "gpt-oss-120b", "mlperf_scenario": "server"},
+            "fleet.hardware": UNCALIBRATED[0],
+            "throughput.simulated": {"model": UNCALIBRATED[1], "mlperf_scenario": "server"},
         },
     )
     warnings = " ".join(project(validate_dict(data)).warnings[0])

@@ -3,8 +3,8 @@
 - the expected share of experts a batch touches against a Monte Carlo of uniform routing (each token
   draws k distinct experts of E) and its limits (one token: k / E; many tokens: all experts);
 - the per-model efficiency: step times divided by it exactly, the fit's update step (the median
-  log miss of a model's targets), the stored file (its reader, and that it never saw MLPerf v6.1)
-  and that every calibrated prediction carries it.
+  log miss of a model's targets), the stored file (its reader, and that the held-out one never saw
+  MLPerf v6.1) and that every calibrated prediction carries it.
 """
 
 from __future__ import annotations
@@ -168,13 +168,16 @@ def test_bad_model_efficiency_file(tmp_path, body, message):
     assert "models.toml" in str(info.value)
 
 
-def test_stored_model_efficiencies_cover_the_calibrated_models_and_never_saw_v61():
+def test_stored_model_efficiencies_cover_the_calibrated_models_and_held_out_never_saw_v61():
     stored = load_model_efficiencies()
     targets = cal.calibration_targets(cal.load_rows())
     assert set(targets["model"]) <= set(stored)
     for value, info in stored.values():
         assert 0.05 < value < 20.0
-        assert info["source"] == "fit" and eb.TEST_ROUND not in info["data"]
+        assert info["source"] == "fit"
+    held = load_model_efficiencies(cal.holdout_dir(eb.TEST_ROUND))
+    assert set(held) == set(stored)
+    assert all(eb.TEST_ROUND not in info["data"] for _, info in held.values())
     # the mixture-of-experts model the shared coefficients over-predicted most runs slowest
     assert stored["gpt-oss-120b"][0] == min(v for v, _ in stored.values())
 

@@ -93,7 +93,8 @@ METHOD_NOTES = """
 - Model: `econ/throughput/simulator.py` (roofline terms x fitted efficiencies; docstrings cite the
   formulas). Precision per MLPerf row is assumed to be the hardware's lowest native precision (FP4
   on Blackwell, FP8 on Hopper and MI300X/MI325X), which is what the submissions of the covered
-  rounds ran; KV cache in FP8.
+  rounds ran, and FP4 on MI355X (assumed: its v6.1 rows do not state the precision); KV cache in
+  FP8.
 - Fit: per hardware, the coefficients in log space with Gaussian priors, soft-L1 loss, bounds and
   four starts (`econ throughput calibrate`). Few targets per hardware (3-15) against eight
   coefficients: the priors carry the coefficients the data does not pin down, so an in-sample error
@@ -118,8 +119,8 @@ METHOD_NOTES = """
 - Not modelled: pipeline parallelism, CPU/host limits, power capping, prefix caching, and
   kernel quality per hardware x model pair (one set of coefficients per hardware and one
   efficiency per model; a model whose stack is much less tuned on one vendor's hardware, such as
-  gpt-oss-120b and DeepSeek-R1 on AMD MI300X/MI355X, which no calibration row covers, is the main
-  source of the remaining misses).
+  gpt-oss-120b and DeepSeek-R1 on AMD MI300X/MI355X, which only a few v6.1 submissions cover, is
+  the main source of the remaining misses).
 """
 
 
@@ -166,6 +167,13 @@ def workloads_path() -> Path:
 
 def rows_path() -> Path:
     return models_dir() / "calibration" / "mlperf_rows.csv"
+
+
+def holdout_dir(test_round: str) -> Path:
+    """Where the coefficients fitted on the rounds before `test_round` are kept
+    (models/calibration/before-<round>/): the shipped ones have seen that round, so only these can
+    predict it out of sample."""
+    return models_dir() / "calibration" / f"before-{test_round}"
 
 
 def load_workloads(path: str | Path | None = None) -> dict[str, dict[str, Workload]]:
@@ -583,9 +591,11 @@ def calibrate(
     today: dt.date | None = None,
     starts: int = 4,
     model_rounds: int | None = None,
+    before_round: str | None = None,
 ) -> dict[str, dict]:
     """Fit every hardware with targets, transfer to those without, write the files; returns the
-    tables written, hardware -> precision -> table.
+    tables written, hardware -> precision -> table. With `before_round` (e.g. "v6.1"), only the
+    rows of earlier rounds are used: the held-out fit that predicts that round out of sample.
 
     A calibration of all hardware also fits the per-model efficiencies: `model_rounds` (default
     MODEL_ROUNDS) times, every hardware is fitted with the current model efficiencies (a
@@ -598,12 +608,19 @@ def calibrate(
     for key in keys:
         get_hardware(key)
     rows = load_rows() if rows is None else rows
+    if before_round is not None:
+        rows = rows[[_round_key(r) < _round_key(before_round) for r in rows["round"]]]
     targets = calibration_targets(rows)
     today = (today or dt.date.today()).isoformat()
     data_note = (
         f"{rows_path().relative_to(models_dir().parent) if rows_path().is_relative_to(models_dir().parent) else rows_path()}"
         " (MLPerf Inference closed, available; best per-GPU result of the latest round per "
-        "hardware, model and scenario)"
+        "hardware, model and scenario"
+        + (
+            f"; rows of rounds up to {max(targets['round'], key=_round_key)} only)"
+            if before_round is not None and len(targets)
+            else ")"
+        )
     )
     written: dict[str, dict] = {}
     fitted: dict[str, tuple[str, dict]] = {}
@@ -714,6 +731,7 @@ __all__ = [
     "update_model_efficiencies",
     "with_model_efficiencies",
     "get_workload",
+    "holdout_dir",
     "load_all_efficiencies",
     "load_efficiency",
     "load_model_efficiencies",

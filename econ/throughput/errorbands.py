@@ -2,10 +2,10 @@
 
 Two checks predict MLPerf results the coefficients were never fitted on (docs/simulator.md):
 
-- by round: the coefficients in models/calibration/ are fitted on rounds up to v6.0
-  (models/calibration/mlperf_rows.csv); they predict the best per-GPU result of MLPerf Inference
-  v6.1 (the benchmark catalog's closed, available rows) per hardware, model and scenario, without
-  refitting;
+- by round: coefficients fitted by the same code on the rounds up to v6.0 only
+  (models/calibration/before-v6.1/; the shipped ones in models/calibration/ have seen v6.1) predict
+  the best per-GPU result of MLPerf Inference v6.1 (the benchmark catalog's closed, available rows)
+  per hardware, model and scenario: the error of predicting one round ahead;
 - leave one system out: each hardware predicted with its sibling's coefficients (H100 <-> H200,
   B200 <-> B300, GB200 <-> GB300, MI300X <-> MI325X), on the calibration targets.
 
@@ -96,12 +96,8 @@ def round_targets(test_round: str = TEST_ROUND, catalog: pd.DataFrame | None = N
     return cal.calibration_targets(rows, workloads)
 
 
-def calibrated_pairs() -> set[tuple[str, str]]:
-    """(hardware, model) pairs the stored coefficients were fitted on."""
-    from econ.throughput import calibration as cal
-
-    targets = cal.calibration_targets(cal.load_rows())
-    fits = cal.load_all_efficiencies()
+def _fitted_pairs(targets: pd.DataFrame, fits: dict) -> set[tuple[str, str]]:
+    """(hardware, model) pairs of `targets` whose hardware has a fit (not a transfer) in `fits`."""
     fitted = {
         key
         for key, by_precision in fits.items()
@@ -112,38 +108,55 @@ def calibrated_pairs() -> set[tuple[str, str]]:
     }
 
 
-def out_of_sample_errors(test_round: str = TEST_ROUND) -> pd.DataFrame:
-    """Every out-of-sample prediction: by round (stored coefficients on `test_round`) and leave one
-    system out (sibling's coefficients on the calibration targets); ERROR_COLUMNS."""
+def calibrated_pairs() -> set[tuple[str, str]]:
+    """(hardware, model) pairs the stored coefficients were fitted on."""
     from econ.throughput import calibration as cal
 
-    fits = cal.load_all_efficiencies()
-    for key, by_precision in fits.items():
+    return _fitted_pairs(cal.calibration_targets(cal.load_rows()), cal.load_all_efficiencies())
+
+
+def out_of_sample_errors(test_round: str = TEST_ROUND) -> pd.DataFrame:
+    """Every out-of-sample prediction (ERROR_COLUMNS).
+
+    By round: the test round's targets predicted by the held-out coefficients
+    (`calibration.holdout_dir`, fitted by the same code on the earlier rounds only), a calibrated
+    pair being one that fit saw. The shipped coefficients are fitted on every round, the test
+    round included, so on it they are in sample. Leave one system out: the shipped calibration
+    targets predicted by the sibling's shipped coefficients."""
+    from econ.throughput import calibration as cal
+
+    holdout = cal.holdout_dir(test_round)
+    held = cal.load_all_efficiencies(holdout)
+    held_models = {m: v for m, (v, _) in cal.load_model_efficiencies(holdout).items()}
+    if not held or not held_models:
+        raise ErrorBandError(
+            f"{holdout}: no held-out coefficients (benchmarks/validate_simulator.py "
+            "--refit-holdout)"
+        )
+    for key, by_precision in held.items():
         for precision, (_, info) in by_precision.items():
             if test_round in str(info.get("data", "")):
                 raise ErrorBandError(
-                    f"models/calibration/{key}.toml precision.{precision} was fitted on data "
-                    f"naming {test_round}; the by-round check needs coefficients fitted before it"
+                    f"{holdout}/{key}.toml precision.{precision} was fitted on data naming "
+                    f"{test_round}; the by-round check needs coefficients fitted before it"
                 )
-    for model, (_, info) in cal.load_model_efficiencies().items():
-        if test_round in str(info.get("data", "")):
-            raise ErrorBandError(
-                f"models/calibration/models.toml model.{model} was fitted on data naming "
-                f"{test_round}; the by-round check needs efficiencies fitted before it"
-            )
-    pairs = calibrated_pairs()
+    rows = cal.load_rows()
+    early = rows[[cal._round_key(r) < cal._round_key(test_round) for r in rows["round"]]]
     parts = []
-    for check, targets, loso in (
-        (BY_ROUND, round_targets(test_round), False),
-        (LEAVE_ONE_OUT, cal.calibration_targets(cal.load_rows()), True),
-    ):
+    for check, targets, fits, models, pairs, loso in (
+        (BY_ROUND, round_targets(test_round), held, held_models,
+         _fitted_pairs(cal.calibration_targets(early), held), False),
+        (LEAVE_ONE_OUT, cal.calibration_targets(rows), cal.load_all_efficiencies(), None, set(),
+         True),
+    ):  # fmt: skip
         batch = cal.PredictionBatch.build(targets)
-        predicted = batch.predict(cal.efficiency_by_row(targets, fits, leave_one_out=loso))
+        predicted = batch.predict(
+            cal.efficiency_by_row(targets, fits, leave_one_out=loso, model_efficiencies=models)
+        )
         frame = targets[["round", "hardware", "model", "scenario", "measured"]].copy()
         frame.insert(0, "check", check)
         frame["calibrated_pair"] = [
-            (h, m) in pairs and not loso
-            for h, m in zip(frame["hardware"], frame["model"], strict=True)
+            (h, m) in pairs for h, m in zip(frame["hardware"], frame["model"], strict=True)
         ]
         frame["predicted"] = predicted
         frame["ratio"] = frame["measured"] / frame["predicted"]
