@@ -584,9 +584,9 @@ def test_sqlite_failures_name_the_file_and_leave_no_new_file(tmp_path, capsys):
         assert "PostgreSQL" not in err and "server" not in err
         assert not path.exists() and list(tmp_path.iterdir()) == []  # nor a journal
         assert f"econ removed the library file it had just created ({path})" in err
-        # a library that existed before is never removed
+        # a library that existed before is never removed (`list` creates no file: open it)
         sa.event.remove(sa.engine.Engine, "connect", full_disk)
-        assert econ(capsys, "library", "list", "--library", url)[0] == 0
+        open_library(url).close()
         sa.event.listen(sa.engine.Engine, "connect", full_disk)
         rc, _, err = econ(capsys, "library", "save", SEED, "--library", url)
         assert rc == 3 and "disk holding the library file is full" in err
@@ -748,3 +748,274 @@ def test_processes_opening_an_old_library_at_once_migrate_it_once(library_url):
         hardware = conn.scalar(sa.text("SELECT hardware FROM versions"))
     engine.dispose()
     assert hardware == "gb200-nvl72"
+
+
+# --- files export will not read, disks that fill up, names that deceive, reads that create ------
+
+
+def _release_fifo(path: Path) -> None:
+    """Open a FIFO's write end and close it, so a reader blocked on it (a regression) returns."""
+    import os
+
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_NONBLOCK))
+    except OSError:
+        pass  # no reader waiting
+
+
+def _export_within(capsys, folder: Path, *extra, seconds: float = 60.0):
+    """`econ library export FOLDER` run in a thread: (rc, err), or a failure if it blocks."""
+    import threading
+
+    outcome = {}
+
+    def run():
+        outcome["result"] = econ(capsys, "library", "export", folder, *extra)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    thread.join(seconds)
+    if thread.is_alive():
+        _release_fifo(folder / f"{SEED_NAME}.toml")
+        thread.join(10)
+        pytest.fail(f"econ library export {folder} blocked for {seconds:g} s")
+    rc, _, err = outcome["result"]
+    return rc, err
+
+
+def test_export_refuses_a_fifo_a_link_or_a_device_unread(library_url, tmp_path, capsys):
+    import os
+
+    econ(capsys, "library", "save", SEED)
+    folder = tmp_path / "team"
+    folder.mkdir()
+    target = folder / f"{SEED_NAME}.toml"
+    outside = tmp_path / "outside.toml"
+    stored = econ(capsys, "library", "show", SEED_NAME)[1].encode()
+    outside.write_bytes(stored)  # even a link to an equal file is not followed
+    os.mkfifo(target)
+    try:
+        for make in (
+            None,  # the FIFO
+            lambda: target.symlink_to("/dev/zero"),
+            lambda: target.symlink_to(outside),
+            lambda: target.symlink_to(tmp_path / "absent.toml"),
+        ):
+            if make is not None:
+                target.unlink()
+                make()
+            for extra in ((), ("--force",)):
+                rc, err = _export_within(capsys, folder, *extra)
+                assert rc == 3 and "Traceback" not in err, err
+                assert f"{target}: " in err and "not a regular file" in err
+                assert "nothing was written" in err
+            assert sorted(p.name for p in folder.iterdir()) == [target.name]
+        assert target.readlink() == tmp_path / "absent.toml"
+        assert outside.read_bytes() == stored
+    finally:
+        _release_fifo(target)
+
+
+def test_export_compares_a_huge_file_without_reading_it(library_url, tmp_path, capsys):
+    econ(capsys, "library", "save", SEED)
+    folder = tmp_path / "team"
+    folder.mkdir()
+    huge = folder / f"{SEED_NAME}.toml"
+    with huge.open("wb") as handle:  # sparse: 64 GB that take no disk and no memory
+        handle.truncate(64 * 2**30)
+    rc, err = _export_within(capsys, folder)
+    assert rc == 3 and "refusing to overwrite" in err and str(huge) in err
+    assert huge.stat().st_size == 64 * 2**30
+    rc, err = _export_within(capsys, folder, "--force")
+    assert rc == 0 and huge.read_bytes() == econ(capsys, "library", "show", SEED_NAME)[1].encode()
+    # a stored text is never larger than a scenario file econ reads (16 MB), from the API neither
+    with open_library() as library, pytest.raises(ScenarioError, match="larger than 16 MB"):
+        library.save_text("#" * 2**24 + "\n" + SEED.read_text())
+
+
+def test_export_to_a_full_disk_writes_no_file(library_url, tmp_path, capsys, monkeypatch):
+    import errno
+
+    from econ import files
+
+    for i in range(3):
+        econ(capsys, "library", "save", edited(tmp_path, SEED_NAME, f"{SEED_NAME}-{i}"))
+    folder = tmp_path / "team"
+    folder.mkdir()
+    calls = []
+
+    def full_on_the_third(handle, payload):
+        calls.append(payload)
+        if len(calls) == 3:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        handle.write(payload)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(files, "_write_payload", full_on_the_third)
+        rc, _, err = econ(capsys, "library", "export", folder)
+    assert rc == 3 and "the disk is full" in err and "nothing was written" in err
+    assert list(folder.iterdir()) == []  # true: neither the first two files nor a temporary
+    rc, out, _ = econ(capsys, "library", "export", folder, "--format", "json")
+    assert rc == 0 and len(json.loads(out)["written"]) == 3
+
+
+def _named(tmp_path: Path, name: str, file: str = "named.toml") -> Path:
+    """The seed scenario saved under `name` (written with TOML escapes: any character fits)."""
+    escaped = "".join(
+        c if c.isascii() and c.isprintable() and c not in '"\\' else f"\\U{ord(c):08X}"
+        for c in name
+    )
+    return edited(tmp_path, f'name = "{SEED_NAME}"', f'name = "{escaped}"', name=file)
+
+
+def test_a_name_typed_composed_or_decomposed_is_one_name(library_url, tmp_path, capsys):
+    composed, decomposed = "\u00c5-b200", "A\u030a-b200"
+    assert econ(capsys, "library", "save", _named(tmp_path, composed))[0] == 0
+    rc, out, err = econ(capsys, "library", "save", _named(tmp_path, decomposed), "--format", "json")
+    assert rc == 0, err
+    assert (json.loads(out)["name"], json.loads(out)["version"]) == (composed, 2)
+    for typed in (composed, decomposed):
+        rc, out, _ = econ(capsys, "library", "history", typed, "--format", "json")
+        assert rc == 0 and len(json.loads(out)["versions"]) == 2
+        assert summary_of(capsys, f"library:{typed}@2")["gpu_count"] == 72
+    rc, out, _ = econ(capsys, "library", "list", "--format", "json")
+    assert [s["name"] for s in json.loads(out)["scenarios"]] == [composed]
+    # two files of one import holding the two spellings hold one name
+    folder = tmp_path / "team"
+    folder.mkdir()
+    _named(folder, composed, "a.toml")
+    _named(folder, decomposed, "b.toml")
+    rc, _, err = econ(capsys, "library", "import", folder)
+    assert rc == 3 and "both hold scenario" in err
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        ("A\u200b-B", "character 2 is U+200B ZERO WIDTH SPACE, an invisible format character"),
+        ("A-B\u202elmth.exe", "character 4 is U+202E RIGHT-TO-LEFT OVERRIDE"),
+        ("A-B\U000e0041", "character 4 is U+E0041 TAG LATIN CAPITAL LETTER A"),
+        ("A\u2028B", "character 2 is U+2028 LINE SEPARATOR, a line separator"),
+        ("A\u2029B", "character 2 is U+2029 PARAGRAPH SEPARATOR, a paragraph separator"),
+        ("A-B\u00a0", "character 4 is U+00A0 NO-BREAK SPACE, a space at the name's end"),
+        ("\u3000A-B", "character 1 is U+3000 IDEOGRAPHIC SPACE, a space at the name's start"),
+        ("A-B ", "character 4 is U+0020 SPACE, a space at the name's end"),
+        ("\u0410pple-b200", "word 'Аpple' mixes Cyrillic and Latin letters (character 1 is U+0410"),
+        ("gb200-n\u03bdl72", "word 'nνl' mixes Latin and Greek letters"),
+    ],
+)
+def test_a_name_that_can_deceive_is_refused(library_url, tmp_path, capsys, name, expected):
+    rc, _, err = econ(capsys, "library", "save", _named(tmp_path, name))
+    assert rc == 3 and expected in err and "Traceback" not in err, err
+    assert f"named.toml: name = {name!r}: " in err
+    assert not any(c in err for c in "\u200b\u202e\U000e0041\u2028\u2029")
+    folder = tmp_path / "team"
+    folder.mkdir()
+    _named(folder, name)
+    rc, _, err = econ(capsys, "library", "import", folder)
+    assert rc == 3 and expected in err
+    with open_library(create=False) as library:
+        assert library.list(deleted=True) == []
+
+
+def test_a_new_name_that_looks_like_a_stored_one_is_refused(library_url, tmp_path, capsys):
+    assert econ(capsys, "library", "save", _named(tmp_path, "A-B"))[0] == 0
+    for lookalike, detail in [
+        ("\u0410-B", " (character 1 is U+0410 CYRILLIC CAPITAL LETTER A where it has U+0041"),
+        ("\u0391-\u0392", " (character 1 is U+0391 GREEK CAPITAL LETTER ALPHA"),
+        ("\uff21-\uff22", " (character 1 is U+FF21 FULLWIDTH LATIN CAPITAL LETTER A"),
+    ]:
+        rc, _, err = econ(capsys, "library", "save", _named(tmp_path, lookalike))
+        assert rc == 3 and f"name = {lookalike!r}: looks like 'A-B', already in library" in err
+        assert detail in err and "nothing was saved" in err
+        folder = tmp_path / f"team-{ord(lookalike[0]):x}"  # and in an import
+        folder.mkdir()
+        _named(folder, lookalike)
+        rc, _, err = econ(capsys, "library", "import", folder)
+        assert rc == 3 and "looks like 'A-B'" in err
+    # two new names of one import that look alike
+    folder = tmp_path / "pair"
+    folder.mkdir()
+    _named(folder, "\u0421-D", "a.toml")
+    _named(folder, "C-D", "b.toml")
+    rc, _, err = econ(capsys, "library", "import", folder)
+    assert rc == 3 and "looks like" in err
+    rc, out, _ = econ(capsys, "library", "list", "--format", "json")
+    assert [s["name"] for s in json.loads(out)["scenarios"]] == ["A-B"]
+    # names in other scripts, and words in two scripts side by side, are names like any other
+    for name in ("Модель-GB200", "東京タワー-b200", "DeepSeek-R1 на GB200", "\u00c5ngstr\u00f6m"):
+        assert econ(capsys, "library", "save", _named(tmp_path, name))[0] == 0, name
+
+
+def test_names_stored_before_the_checks_still_load_save_and_print_escaped(
+    library_url, tmp_path, capsys, monkeypatch
+):
+    legacy = ["A\u2028B", "A-B\u00a0", "A\u030a", "\u0410-B"]
+    with monkeypatch.context() as patch:  # an econ from before the checks
+        patch.setattr("econ.library.store.name_problem", lambda name: None)
+        patch.setattr("econ.library.store.skeleton", lambda name: name)
+        patch.setattr("econ.library.store.unicodedata.normalize", lambda form, text: text)
+        for name in legacy:
+            assert econ(capsys, "library", "save", _named(tmp_path, name))[0] == 0
+    for name in legacy:
+        assert econ(capsys, "library", "save", _named(tmp_path, name))[0] == 0, name
+        rc, out, _ = econ(capsys, "library", "history", name, "--format", "json")
+        assert rc == 0 and [v["version"] for v in json.loads(out)["versions"]] == [1, 2]
+        assert summary_of(capsys, f"library:{name}@2")["gpu_count"] == 72
+    # the NFC spelling of a name stored decomposed finds it
+    assert econ(capsys, "library", "show", "\u00c5@1")[0] == 0
+    rc, out, _ = econ(capsys, "library", "list")
+    assert "A\\u2028B" in out and "A-B\\xa0" in out and "\u2028" not in out and "\xa0" not in out
+    rc, out, _ = econ(capsys, "library", "list", "--format", "json")
+    assert "\\u2028" in out and "\u2028" not in out and "\xa0" not in out
+    assert {s["name"] for s in json.loads(out)["scenarios"]} == set(legacy)
+    rc, out, _ = econ(capsys, "library", "delete", "A\u2028B")
+    assert rc == 0 and "deleted A\\u2028B" in out and "$'A\\u2028B@2'" in out
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["list"],
+        ["list", "--format", "json"],
+        ["history", SEED_NAME],
+        ["show", SEED_NAME],
+        ["diff", f"{SEED_NAME}@1", f"{SEED_NAME}@2"],
+        ["export", "{tmp}"],
+        ["restore", f"{SEED_NAME}@1"],
+        ["delete", SEED_NAME],
+        ["migrate", f"{SEED_NAME}@1"],
+    ],
+)
+def test_commands_that_read_never_create_a_library_file(tmp_path, capsys, monkeypatch, argv):
+    folder = tmp_path / "libs"
+    folder.mkdir()
+    argv = [a.replace("{tmp}", str(tmp_path)) for a in argv]
+    missing = folder / "library.db"
+    rc, _, err = econ(capsys, "library", *argv, "--library", f"sqlite:///{missing}")
+    assert rc in (0, 3) and "Traceback" not in err
+    assert rc == 0 or f"its file {missing} does not exist yet" in err, err
+    # a path ending in '/' names a folder: refused, not created as a file named like it
+    rc, _, err = econ(capsys, "library", *argv, "--library", f"sqlite:///{folder}/victim/")
+    assert rc == 3 and "the path ends in '/', which names a folder" in err
+    # an empty file (someone else's) is read as an empty library and left empty
+    empty = folder / "empty.db"
+    empty.touch()
+    econ(capsys, "library", *argv, "--library", f"sqlite:///{empty}")
+    assert sorted(p.name for p in folder.iterdir()) == ["empty.db"]
+    assert empty.stat().st_size == 0
+    # library:NAME anywhere, and the default library, which `list` does not create either
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    monkeypatch.delenv("ECON_LIBRARY", raising=False)
+    assert econ(capsys, "project", f"library:{SEED_NAME}")[0] == 3
+    assert econ(capsys, "library", *argv)[0] in (0, 3)
+    assert not (tmp_path / "data").exists()
+
+
+def test_saves_still_create_the_library_file(tmp_path, capsys):
+    path = tmp_path / "new.db"
+    rc, _, err = econ(capsys, "library", "save", SEED, "--library", f"sqlite:///{path}/")
+    assert rc == 3 and "ends in '/'" in err and not path.exists()
+    assert econ(capsys, "library", "save", SEED, "--library", f"sqlite:///{path}")[0] == 0
+    rc, out, _ = econ(capsys, "library", "list", "--library", f"sqlite:///{path}")
+    assert rc == 0 and SEED_NAME in out

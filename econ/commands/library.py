@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import sys
 
 from econ.library import command_line, default_path, parse_ref
@@ -101,29 +100,48 @@ def register(subparsers) -> None:
     m.add_argument("--author")
 
 
-def _open(args):
+def _open(args, *, create: bool = False):
+    """The library of --library / ECON_LIBRARY; `create`: only for the commands that save a new
+    name (save, import): the others never create a SQLite file (a missing one reads as empty)."""
     from econ.library import open_library
 
-    return open_library(getattr(args, "library", None))
+    return open_library(getattr(args, "library", None), create=create)
 
 
-# Control and format characters (ESC, CR, DEL, the C1 controls, bidirectional overrides): text
-# stored by others (a message, a name saved before names were checked) must not reach a terminal
-# raw, where an escape sequence could rewrite the screen or the clipboard.
-_FORMAT_CHARACTERS = r"\x7f-\x9f\u00ad\u200b-\u200f\u202a-\u202e\u2060-\u206f\ufeff"
-_UNPRINTABLE = re.compile(rf"[\x00-\x1f{_FORMAT_CHARACTERS}]")
-_UNPRINTABLE_IN_JSON = re.compile(rf"[{_FORMAT_CHARACTERS}]")  # (json escapes U+0000-U+001F)
+# What Python does not count as printable: control characters (ESC, CR, DEL, the C1 controls),
+# format characters (zero-width, bidirectional overrides, tags), line and paragraph separators,
+# spaces other than ' ' (a no-break space), private-use and unassigned code points. Text stored by
+# others (a message, a name saved before names were checked) must not reach a terminal raw, where
+# an escape sequence could rewrite the screen or an invisible character hide what a name is.
+
+
+def _escaped(char: str) -> str:
+    return char.encode("unicode_escape").decode("ascii")
 
 
 def _printable(text: str) -> str:
-    """`text` with control and format characters written as escapes (ESC as \\x1b)."""
-    return _UNPRINTABLE.sub(lambda m: m[0].encode("unicode_escape").decode("ascii"), text)
+    """`text` with unprintable characters written as Python escapes (ESC as \\x1b, U+2028 as
+    \\u2028); ' ' is kept."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() or c == " " else _escaped(c) for c in text)
+
+
+def _json_escape(char: str) -> str:
+    """A character as JSON's \\u escape (two, a surrogate pair, beyond U+FFFF)."""
+    code = ord(char)
+    if code <= 0xFFFF:
+        return f"\\u{code:04x}"
+    code -= 0x10000
+    return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
 
 
 def _json(payload) -> None:
     text = json.dumps(payload, indent=2, ensure_ascii=False, allow_nan=False)
-    # the same JSON, with the characters json leaves raw written as \\u escapes
-    text = _UNPRINTABLE_IN_JSON.sub(lambda m: f"\\u{ord(m[0]):04x}", text)
+    # the same JSON, with the unprintable characters json leaves raw written as \\u escapes (it
+    # escapes U+0000-U+001F itself; the layout's newlines stay)
+    if not text.isascii():
+        text = "".join(_json_escape(c) if c > "\x7e" and not c.isprintable() else c for c in text)
     sys.stdout.write(text + "\n")
 
 
@@ -149,7 +167,7 @@ def _saved(args, info, verb: str) -> int:
 
 
 def _save(args) -> int:
-    with _open(args) as library:
+    with _open(args, create=True) as library:
         info = library.save_file(
             args.file, message=args.message, tags=args.tags, author=args.author, base=args.base
         )
@@ -197,6 +215,8 @@ def _list(args) -> int:
         _json({"scenarios": [i.to_json() for i in infos]})
     elif infos:
         print(_version_rows(infos, with_name=True))
+    elif library.missing_file is not None:
+        print(f"no scenarios: {_printable(library.missing_note())}", file=sys.stderr)
     else:
         print("no scenarios match", file=sys.stderr)
     return EXIT_OK
@@ -237,7 +257,7 @@ def _diff(args) -> int:
         _json({"old": str(old_ref), "new": str(new_ref), "inputs": inputs, "metrics": metrics})
         return EXIT_OK
     rows = [[c["path"], _cell(c["old"]), _cell(c["new"]), c["unit"] or ""] for c in inputs]
-    print(f"inputs ({old_ref} -> {new_ref})")
+    print(f"inputs ({_printable(str(old_ref))} -> {_printable(str(new_ref))})")
     print(_table(["path", "old", "new", "unit"], rows) if rows else "  no input differs")
     print()
     print("metrics")
@@ -288,7 +308,7 @@ def _export(args) -> int:
 
 
 def _import(args) -> int:
-    with _open(args) as library:
+    with _open(args, create=True) as library:
         report = library.import_folder(
             args.folder, update=args.update, message=args.message, author=args.author
         )
@@ -305,7 +325,7 @@ def _delete(args) -> int:
         _json({"deleted": args.name, "versions_kept": len(versions)})
     else:
         print(
-            f"deleted {args.name} ({len(versions)} versions kept; "
-            f"`{command_line('restore', f'{args.name}@{last}')}` brings it back)"
+            f"deleted {_printable(versions[-1].name)} ({len(versions)} versions kept; "
+            f"`{command_line('restore', f'{versions[-1].name}@{last}')}` brings it back)"
         )
     return EXIT_OK

@@ -76,11 +76,28 @@ def hide_credentials(text: str) -> str:
 def command_line(verb: str, *refs: str) -> str:
     """`econ library VERB REF...` as a message suggests it, ready to paste: each name quoted for
     the shell where it holds a space or other special character, and `--` before the names where
-    one starts with '-' (which the command line would read as an option)."""
+    one starts with '-' (which the command line would read as an option). A name holding a
+    character that is not printable (a no-break space, U+2028, stored before names were checked)
+    is written as $'...' with escapes (bash, zsh), never raw."""
     import shlex
 
+    def quoted(ref: str) -> str:
+        if ref.isprintable():
+            return shlex.quote(ref)
+        body = "".join(c if c.isprintable() and c not in "\\'" else _shell_escape(c) for c in ref)
+        return f"$'{body}'"
+
     dashes = ["--"] if any(str(r).startswith("-") for r in refs) else []
-    return " ".join(["econ", "library", verb, *dashes, *(shlex.quote(str(r)) for r in refs)])
+    return " ".join(["econ", "library", verb, *dashes, *(quoted(str(r)) for r in refs)])
+
+
+def _shell_escape(char: str) -> str:
+    code = ord(char)
+    if char in "\\'":
+        return "\\" + char
+    if code < 0x80:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
 
 
 @contextlib.contextmanager
@@ -141,8 +158,9 @@ def open_library(url: str | None = None, **options: Any) -> Library:
 def load_library_scenario(
     text: str, overrides: Mapping[str, Any] | Iterable[str] | None = None
 ) -> Scenario:
-    """The Scenario named by `library:NAME[@VERSION]`, with dotted-path overrides applied."""
-    with open_library() as library:  # closed here: a CLI run may load several refs
+    """The Scenario named by `library:NAME[@VERSION]`, with dotted-path overrides applied (a
+    library that does not exist yet is not created: it holds no scenario)."""
+    with open_library(create=False) as library:  # closed here: a CLI run may load several refs
         return library.load(parse_ref(text), overrides)
 
 

@@ -9,6 +9,10 @@ names (in name order) before it compares its files with the stored texts, so a s
 name under way is waited for and compared with. On PostgreSQL a lock is waited for at most
 PG_LOCK_TIMEOUT_S (lock_timeout), then the save fails naming the cause.
 
+A new name is stored in NFC and must be visible and unlike every stored name (`name_problem`,
+`skeleton`); names stored before these checks keep working. A library opened only to be read
+(create=False) never creates a SQLite file: a missing one reads as empty.
+
 Opening a library brings its tables to the newest Alembic revision (shipped in
 econ/library/migrations) inside a write transaction (PostgreSQL: under an advisory lock), so two
 processes opening an old library at once migrate it once. Every database failure becomes a
@@ -26,6 +30,8 @@ import json
 import math
 import os
 import re
+import stat
+import unicodedata
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -137,6 +143,9 @@ class _Prepared:
     schema_version: int
     hardware: str
     model: str | None
+    origin: str = "<text>"
+    name_problem: ScenarioError | None = None
+    """Why the name may not be a new name (`name_problem`); a name already stored is kept."""
 
 
 def scenario_keys(text: str) -> tuple[str, str | None] | None:
@@ -191,6 +200,112 @@ def _refuse_files(data: Mapping[str, Any], label: str) -> None:
         )
 
 
+# --- names --------------------------------------------------------------------------------------
+# A name is how a team tells scenarios apart, in a terminal, a table, the app and a file name: two
+# names must not look alike, and no character of one may be invisible or move the text around.
+
+_FORMS = ("NFC", "NFD")
+"""How a name is looked up besides as typed: NFC (how names are stored), NFD (as stored before)."""
+
+_INVISIBLE = {
+    "Cf": "an invisible format character (zero-width, bidirectional control, tag)",
+    "Zl": "a line separator",
+    "Zp": "a paragraph separator",
+}
+
+_SAME_SCRIPT = dict.fromkeys(
+    ("CJK", "HIRAGANA", "KATAKANA", "KATAKANA-HIRAGANA", "HANGUL", "BOPOMOFO", "IDEOGRAPHIC"), "CJK"
+)
+"""Scripts that one word of Japanese, Chinese or Korean mixes as a matter of course."""
+
+_LOOKALIKES = str.maketrans(
+    # Cyrillic, Greek and Armenian letters drawn like Latin ones (the common cases of Unicode's
+    # confusables.txt; a name made of them reads as the Latin name)
+    "АВСЕНІЈКМОРЅТХУҮԚԜӀасеһіјорѕхуүԁԛԝӏΑΒΕΖΗΙΚΜΝΟΡΤΥΧϹϳονϲυχρօսզհո",
+    "ABCEHIJKMOPSTXYYQWIacehijopsxyydqwlABEZHIKMNOPTYXCjovcuxpouqhn",
+)
+
+
+def name_problem(name: str) -> str | None:
+    """Why `name` (in NFC) may not be a new scenario name, or None: a format character (zero
+    width, bidirectional, tag), a line or paragraph separator, a space of any kind at its start or
+    end, or letters of two scripts in one word (Cyrillic 'а' in a Latin word). Names stored before
+    these checks keep loading and saving."""
+    for position, char in enumerate(name, start=1):
+        kind = _INVISIBLE.get(unicodedata.category(char))
+        if kind:
+            return (
+                f"character {position} is {_code_point(char)}, {kind}; expected a name of visible "
+                "characters, so that what is shown is what is stored"
+            )
+    if name != name.strip():
+        position = 1 if name[0].isspace() else len(name.rstrip()) + 1
+        where = "start" if position == 1 else "end"
+        return (
+            f"character {position} is {_code_point(name[position - 1])}, a space at the name's "
+            f"{where}; expected a name without spaces at its start or end (they cannot be seen)"
+        )
+    for word in re.finditer(r"[^\W\d_]+", name):  # runs of letters (and their marks)
+        first: tuple[int, str] | None = None
+        for offset, char in enumerate(word[0]):
+            script = _script(char)
+            if script is None:
+                continue
+            if first is None:
+                first = offset, script
+            elif script != first[1]:
+                position = word.start() + offset + 1
+                return (
+                    f"word {word[0]!r} mixes {first[1].title()} and {script.title()} letters "
+                    f"(character {word.start() + first[0] + 1} is "
+                    f"{_code_point(name[word.start() + first[0]])}, character {position} is "
+                    f"{_code_point(char)}); expected the letters of each word in one script, so "
+                    "that a name cannot pass for another"
+                )
+    return None
+
+
+def skeleton(name: str) -> str:
+    """What a name looks like: NFKC (full-width and mathematical letters as plain ones), Cyrillic,
+    Greek and Armenian look-alikes as the Latin letters they are drawn like, every space as ' ',
+    invisible characters dropped, no space at either end. Two names with one skeleton look alike."""
+    text = unicodedata.normalize("NFKC", name).translate(_LOOKALIKES)
+    kept = []
+    for char in text:
+        category = unicodedata.category(char)
+        if category == "Cf":
+            continue
+        kept.append(" " if category in ("Zs", "Zl", "Zp") else char)
+    return "".join(kept).strip()
+
+
+def _script(char: str) -> str | None:
+    """The script of a letter, from its Unicode name (None for a mark, digit or modifier)."""
+    if not unicodedata.category(char).startswith("L"):
+        return None
+    words = unicodedata.name(unicodedata.normalize("NFKC", char)[0], "").split()
+    if words[:1] in (["FULLWIDTH"], ["HALFWIDTH"]):
+        words = words[1:]
+    if not words or words[0] == "MODIFIER":
+        return None
+    return _SAME_SCRIPT.get(words[0], words[0])
+
+
+def _code_point(char: str) -> str:
+    """U+0410 CYRILLIC CAPITAL LETTER A"""
+    return f"U+{ord(char):04X} {unicodedata.name(char, '(unnamed)')}"
+
+
+def _first_difference(name: str, other: str) -> str:
+    """'(character 1 is U+0410 ... where it has U+0041 ...)' for names of one length."""
+    if len(name) != len(other):
+        return ""
+    for position, (a, b) in enumerate(zip(name, other, strict=True), start=1):
+        if a != b:
+            return f" (character {position} is {_code_point(a)} where it has {_code_point(b)})"
+    return ""
+
+
 def _now() -> dt.datetime:
     return dt.datetime.now(dt.UTC)
 
@@ -216,14 +331,25 @@ class Library:
 
     `timeout_s`: how long a save waits for another writer's lock before failing [s] (default:
     SQLite, the URL's ?timeout= else 30; PostgreSQL, 30, as its lock_timeout).
+    `create`: False for a library that is only read (list, history, show, diff, export,
+    library:NAME): a SQLite file that does not exist (or is empty) is then read as an empty
+    library and never created, and an existing one is opened without the right to create it
+    (SQLite's mode=rw), so a mistyped path never leaves a file behind.
     """
 
-    def __init__(self, url: str | None = None, *, timeout_s: float | None = None):
+    def __init__(
+        self, url: str | None = None, *, timeout_s: float | None = None, create: bool = True
+    ):
         text, source = resolve_url(url)
-        self._engine, self.display, self._new_file = _make_engine(text, source, timeout_s)
+        self._engine, self.display, self._new_file, self.missing_file = _make_engine(
+            text, source, timeout_s, create
+        )
         self._role = self._engine.url.username  # (None: libpq's default, the login name)
         self._lock_timeout_s = PG_LOCK_TIMEOUT_S if timeout_s is None else timeout_s
         try:
+            if self.missing_file is not None:  # read as empty: the tables exist in memory only
+                metadata.create_all(self._engine)
+                return
             self._ensure_schema()
         except BaseException as exc:
             self._engine.dispose()
@@ -480,9 +606,11 @@ class Library:
     def export(self, folder: str | os.PathLike, *, force: bool = False) -> dict[str, list[str]]:
         """Write each scenario's newest version as FOLDER/<name>.toml (its text exactly).
 
-        A file that exists with other content is refused unless `force`; all files are checked
-        before any is written."""
-        from econ.files import atomic_write
+        A file that exists with other content is refused unless `force`; one that is not a
+        regular file (a symbolic link, a FIFO, a device) is refused even so, unread. All files
+        are checked before any is written, and written all or none (temporary files renamed
+        into place once every one is written: a full disk leaves the folder as it was)."""
+        from econ.files import write_files
 
         folder = Path(folder)
         if not folder.is_dir():
@@ -490,26 +618,29 @@ class Library:
         plan, seen = [], set()
         for info in self.list():
             stem = _file_stem(info.name, seen)
-            plan.append((folder / f"{stem}.toml", self.get(Ref(info.name, info.version)).text))
+            text = self.get(Ref(info.name, info.version)).text
+            plan.append((folder / f"{stem}.toml", text.encode("utf-8")))
         report: dict[str, list[str]] = {"written": [], "unchanged": []}
-        conflicts = []
-        for path, text in plan:
-            if path.exists():
-                if _read_bytes(path) == text.encode("utf-8"):
-                    report["unchanged"].append(str(path))
-                    continue
-                if not force:
-                    conflicts.append(str(path))
+        conflicts, todo = [], {}
+        for path, data in plan:
+            same = _holds_exactly(path, data)
+            if same:
+                report["unchanged"].append(str(path))
+                continue
+            if same is False and not force:
+                conflicts.append(str(path))
+            todo[path] = data
         if conflicts:
             raise LibraryError(
                 "refusing to overwrite files whose content differs from the library: "
                 + ", ".join(conflicts)
                 + "; nothing was written (use --force to overwrite them)"
             )
-        for path, text in plan:
-            if str(path) not in report["unchanged"]:
-                atomic_write(path, text, overwrite=True)
-                report["written"].append(str(path))
+        # all files or none: each is written to a temporary file beside it, and only when every
+        # one is written are they renamed into place (econ.files.write_files); a file that
+        # appears meanwhile is not overwritten unless --force
+        write_files(todo, overwrite=force)
+        report["written"] = [str(path) for path in todo]
         return report
 
     def import_folder(
@@ -531,14 +662,14 @@ class Library:
             raise LibraryError(f"{folder}: no *.toml files; expected a folder of scenario files")
         _refuse_links_out(files, folder)
         prepared = [(_prepare(_read_text(p), str(p)), p) for p in files]
-        names: dict[str, Path] = {}
+        names: dict[str, tuple[_Prepared, Path]] = {}
         for item, path in prepared:
-            if item.name in names:
+            if item.name in names:  # (names are compared in NFC: 'Å' is one name, however typed)
                 raise LibraryError(
-                    f"{path} and {names[item.name]} both hold scenario {item.name!r}; expected "
-                    "one file per scenario name; nothing was imported"
+                    f"{path} and {names[item.name][1]} both hold scenario {item.name!r}; "
+                    "expected one file per scenario name; nothing was imported"
                 )
-            names[item.name] = path
+            names[item.name] = item, path
         who = _check_author(author or default_author())
         message = _check_message(message)
 
@@ -547,8 +678,9 @@ class Library:
             # deadlock) before its stored texts are read: a save or import of the same name that
             # is under way is waited for, and its version is compared with, not skipped past.
             stored: dict[str, set[str]] = {}
+            looks = self._looks(conn)  # (read once: an import may add thousands of names)
             for name in sorted(names):
-                row = self._lock_scenario(conn, name)
+                row = self._lock_scenario(conn, names[name][0], looks)
                 stored[name] = set(
                     conn.scalars(
                         sa.select(versions.c.text_sha256).where(versions.c.scenario_id == row.id)
@@ -581,21 +713,60 @@ class Library:
 
     # --- internals ----------------------------------------------------------------------------
 
-    def _lock_scenario(self, conn, name: str):
+    def _lock_scenario(self, conn, item: _Prepared, looks: dict[str, list[str]] | None = None):
         """The scenario's row, inserted if the name is new, locked until the transaction ends
-        (PostgreSQL: FOR UPDATE; SQLite: BEGIN IMMEDIATE has locked the whole file)."""
+        (PostgreSQL: FOR UPDATE; SQLite: BEGIN IMMEDIATE has locked the whole file).
+
+        A name already stored (as typed, NFC or NFD) is used as it is, so versions saved before
+        names were checked keep being saved to; a new name must pass the checks of
+        `name_problem` and must not look like a stored one (`_refuse_lookalike`; `looks`: the
+        stored names by skeleton, when one transaction adds many names)."""
+        row = self._find(conn, item.name, lock=True)
+        if row is not None:
+            return row
+        if item.name_problem is not None:
+            raise item.name_problem
+        if looks is None:
+            looks = self._looks(conn)
+        self._refuse_lookalike(item, looks)
+        looks.setdefault(skeleton(item.name), []).append(item.name)
         conn.execute(
             _dialect_insert(conn, scenarios)
-            .values(name=name, created_utc=_now())
+            .values(name=item.name, created_utc=_now())
             .on_conflict_do_nothing(index_elements=["name"])
         )
-        return self._scenario(conn, name, lock=True)
+        return self._scenario(conn, item.name, lock=True)
+
+    @staticmethod
+    def _looks(conn) -> dict[str, list[str]]:
+        """Every stored name (deleted ones too) by its skeleton."""
+        looks: dict[str, list[str]] = {}
+        for name in conn.scalars(sa.select(scenarios.c.name)):
+            looks.setdefault(skeleton(name), []).append(name)
+        return looks
+
+    def _refuse_lookalike(self, item: _Prepared, looks: dict[str, list[str]]) -> None:
+        """ScenarioError when a new name looks like a stored name (the same `skeleton`: Cyrillic
+        'А-B' beside Latin 'A-B', full-width letters, a trailing no-break space)."""
+        for other in looks.get(skeleton(item.name), []):
+            # the same name (one another save has just committed, on PostgreSQL) is no look-alike:
+            # it is waited for and saved to by the insert and lock that follow
+            if unicodedata.normalize("NFC", other) != item.name:
+                raise ScenarioError(
+                    item.origin,
+                    "name",
+                    item.name,
+                    f"looks like {other!r}, already in library {self.display}"
+                    f"{_first_difference(item.name, other)}; expected a name that cannot be "
+                    f"mistaken for another (save to {other!r} if it is that scenario); nothing "
+                    "was saved",
+                )
 
     def _insert(
         self, conn, item: _Prepared, message, tag_list, author, *, base=None, origin=""
     ) -> VersionInfo:
         now = _now()
-        row = self._lock_scenario(conn, item.name)
+        row = self._lock_scenario(conn, item)
         if row.deleted_utc is not None:  # saving a deleted name brings its history back
             conn.execute(
                 scenarios.update()
@@ -626,7 +797,7 @@ class Library:
         if tag_list:
             conn.execute(tags.insert(), [{"version_id": version_id, "tag": t} for t in tag_list])
         return VersionInfo(
-            name=item.name,
+            name=row.name,
             version=values["version"],
             created_utc=_iso(now),
             author=author,
@@ -665,17 +836,39 @@ class Library:
         )
 
     def _scenario(self, conn, name: str, *, lock: bool = False):
-        query = sa.select(scenarios).where(scenarios.c.name == name)
-        row = conn.execute(query.with_for_update() if lock else query).first()
+        row = self._find(conn, name, lock=lock)
         if row is None:
+            if self.missing_file is not None:
+                raise LibraryError(
+                    f"no scenario {name!r} in library {self.display}: {self.missing_note()}"
+                )
             known = list(conn.scalars(sa.select(scenarios.c.name)))
             close = difflib.get_close_matches(name, known, n=3)
-            hint = f"; did you mean {', '.join(close)}?" if close else ""
+            shown = (n if n.isprintable() else repr(n) for n in close)  # (a stored name's U+2028)
+            hint = f"; did you mean {', '.join(shown)}?" if close else ""
             raise LibraryError(
                 f"no scenario {name!r} in library {self.display}{hint} "
                 "(`econ library list` shows the names)"
             )
         return row
+
+    def missing_note(self) -> str:
+        """Why a library opened for reading holds nothing: its file is missing or empty."""
+        path = self.missing_file
+        state = "is empty" if path is not None and path.exists() else "does not exist yet"
+        return f"its file {path} {state} (`econ library save FILE` creates the library)"
+
+    def _find(self, conn, name: str, *, lock: bool = False):
+        """The row of `name` as typed, else of its NFC form (how names are stored), else of its
+        NFD form (a name stored before names were normalized), or None."""
+        spellings = list(dict.fromkeys([name, *(unicodedata.normalize(f, name) for f in _FORMS)]))
+        rows = conn.execute(sa.select(scenarios).where(scenarios.c.name.in_(spellings))).all()
+        found = {row.name: row for row in rows}
+        row = next((found[s] for s in spellings if s in found), None)
+        if row is None or not lock:
+            return row
+        query = sa.select(scenarios).where(scenarios.c.id == row.id).with_for_update()
+        return conn.execute(query).first()
 
     def _infos(self, conn, pairs: list[tuple]) -> list[VersionInfo]:
         ids = [v.id for _, v in pairs]
@@ -711,6 +904,11 @@ class Library:
                 yield conn
 
     def _transaction(self, run, doing: str):
+        if self.missing_file is not None:  # opened for reading (create=False): never create it
+            raise LibraryError(
+                f"library {self.display}: {doing} failed: {self.missing_note()}; nothing was "
+                "written"
+            )
         try:
             with self._guard(doing):
                 for attempt in range(WRITE_ATTEMPTS):
@@ -837,7 +1035,8 @@ def _holds_versions(path: Path) -> bool:
     import sqlite3
 
     try:
-        with contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as conn:
+        uri = f"file:{_uri_path(path)}?mode=ro"
+        with contextlib.closing(sqlite3.connect(uri, uri=True)) as conn:
             tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
             if "versions" not in tables:
                 return False
@@ -847,8 +1046,9 @@ def _holds_versions(path: Path) -> bool:
         return "not a database" not in str(exc) and "malformed" not in str(exc)
 
 
-def _make_engine(text: str, source: str, timeout_s: float | None):
-    """(engine, the URL to show, the SQLite file this creates or None)."""
+def _make_engine(text: str, source: str, timeout_s: float | None, create: bool = True):
+    """(engine, the URL to show, the SQLite file this creates or None, the SQLite file that does
+    not exist and is read as an empty library (only when not `create`) or None)."""
     shown = hide_credentials(text)
     try:
         url = sa.engine.make_url(text)
@@ -856,7 +1056,7 @@ def _make_engine(text: str, source: str, timeout_s: float | None):
         raise LibraryError(f"{source} = {shown!r}: not a database URL; {_URL_HELP}") from None
     backend = url.get_backend_name()
     if backend == "sqlite":
-        return _sqlite_engine(url, source, timeout_s, shown)
+        return _sqlite_engine(url, source, timeout_s, shown, create)
     if backend == "postgres":
         raise LibraryError(
             f"{source} = {shown}: 'postgres://' is not a scheme econ reads; expected "
@@ -893,14 +1093,14 @@ def _make_engine(text: str, source: str, timeout_s: float | None):
             if conn.get_execution_options().get(_WRITE):
                 conn.exec_driver_sql(f"SET LOCAL lock_timeout = {lock_timeout_ms}")
 
-        return engine, display, None
+        return engine, display, None, None
     url_shown = hide_credentials(url.render_as_string(hide_password=True))
     raise LibraryError(
         f"{source} = {url_shown}: {backend!r} databases are not supported; {_URL_HELP}"
     )
 
 
-def _sqlite_engine(url, source: str, timeout_s: float | None, shown: str):
+def _sqlite_engine(url, source: str, timeout_s: float | None, shown: str, create: bool = True):
     database = url.database or ""
     if url.drivername not in ("sqlite", "sqlite+pysqlite"):
         raise LibraryError(f"{source}: driver {url.drivername!r} is not supported; {_URL_HELP}")
@@ -938,8 +1138,16 @@ def _sqlite_engine(url, source: str, timeout_s: float | None, shown: str):
             f"{source} = {shown}: an in-memory SQLite database, whose saves are lost when the "
             "command ends; expected a library file, sqlite:///PATH.db"
         )
+    if database.endswith(("/", "/.", "/..")) or database in (".", ".."):
+        # Path() would drop the trailing '/' and SQLite create a file named like the folder
+        raise LibraryError(
+            f"{source} = {shown}: the path ends in '/', which names a folder; expected a library "
+            f"file's path, e.g. sqlite:///{database.rstrip('/.') or '.'}/library.db"
+        )
     path = Path(database).expanduser()
     if path == default_path():
+        if not create and not path.parent.is_dir():  # no library yet: nothing to read
+            return _empty_engine(), f"sqlite:///{database}", None, path
         path.parent.mkdir(parents=True, exist_ok=True)
     if path.is_dir():
         raise LibraryError(f"{source}: {path} is a folder; expected a library file (.db)")
@@ -951,7 +1159,14 @@ def _sqlite_engine(url, source: str, timeout_s: float | None, shown: str):
     if path.exists() and not path.is_file():  # /dev/full, a FIFO, a socket
         raise LibraryError(f"{source}: {path} is not a regular file; expected a library file (.db)")
     new_file = None if path.exists() or path.is_symlink() else path
-    url = url.set(database=str(path), query={})
+    if not create and (not path.exists() or path.stat().st_size == 0):
+        # read as an empty library: a read never creates a file (nor turns an empty file of
+        # someone else's into a library)
+        return _empty_engine(), f"sqlite:///{database}", None, path
+    if create:
+        url = url.set(database=str(path), query={})
+    else:  # open the file only if it exists (SQLite's mode=rw never creates it)
+        url = url.set(database=f"file:{_uri_path(path)}?mode=rw", query={"uri": "true"})
     try:
         engine = sa.create_engine(url, connect_args={"timeout": timeout})
     except sa.exc.ArgumentError as exc:
@@ -969,7 +1184,19 @@ def _sqlite_engine(url, source: str, timeout_s: float | None, shown: str):
         write = conn.get_execution_options().get(_WRITE)
         conn.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
 
-    return engine, f"sqlite:///{database}", new_file
+    return engine, f"sqlite:///{database}", new_file, None
+
+
+def _empty_engine():
+    """An in-memory SQLite database standing for a library file that does not exist yet."""
+    return sa.create_engine("sqlite://", poolclass=sa.pool.StaticPool)
+
+
+def _uri_path(path: Path) -> str:
+    """A path as SQLite's URI filenames write it ('?', '#', '%' and spaces escaped)."""
+    from urllib.parse import quote
+
+    return quote(str(path.absolute()), safe="/")
 
 
 _TEAM_DOCS = 'docs/library.md, "A team on PostgreSQL"'
@@ -1072,11 +1299,57 @@ def _describe_raw(exc, display: str, doing: str, role: str | None, lock_timeout_
     return f"{where}: {doing} failed: {detail}; nothing was changed"
 
 
-def _read_bytes(path: Path) -> bytes:
+_KINDS = {
+    stat.S_IFDIR: "a folder",
+    stat.S_IFIFO: "a FIFO (named pipe)",
+    stat.S_IFCHR: "a character device",
+    stat.S_IFBLK: "a block device",
+    stat.S_IFSOCK: "a socket",
+    stat.S_IFLNK: "a symbolic link",
+}
+
+
+def _holds_exactly(path: Path, data: bytes) -> bool | None:
+    """Whether the regular file `path` holds exactly `data` (None: no such file), read without
+    following a symbolic link or blocking on a FIFO, and never more than len(data) + 1 bytes.
+
+    LibraryError naming the file for anything but a regular file (a link, a FIFO, a device, a
+    folder): export neither reads nor replaces those."""
     try:
-        return path.read_bytes()
+        before = os.lstat(path)
+    except FileNotFoundError:
+        return None
     except OSError as exc:
-        raise LibraryError(f"{path}: cannot be read ({exc.strerror})") from None
+        raise LibraryError(
+            f"{path}: cannot be read ({exc.strerror}); expected a readable scenario file "
+            "(or none); nothing was written"
+        ) from None
+    kind = _KINDS.get(stat.S_IFMT(before.st_mode), "a special file")
+    if not stat.S_ISREG(before.st_mode):
+        raise LibraryError(
+            f"{path}: {kind}, not a regular file; expected a scenario file that export may "
+            "compare with the library and replace (it neither follows a link nor writes into a "
+            "pipe or device); nothing was written. Remove it, or export to another folder"
+        )
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    try:
+        fd = os.open(path, flags | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:  # (replaced by a link or a FIFO since lstat: ELOOP, ENXIO)
+        raise LibraryError(
+            f"{path}: cannot be read ({exc.strerror}); expected a readable scenario file "
+            "(or none); nothing was written"
+        ) from None
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(fd)
+        same_file = (info.st_dev, info.st_ino) == (before.st_dev, before.st_ino)
+        if not (stat.S_ISREG(info.st_mode) and same_file):
+            raise LibraryError(
+                f"{path}: replaced while econ read it; nothing was written. Expected a regular "
+                "scenario file; run export again"
+            )
+        if info.st_size != len(data):  # a regular file's size is known without reading it
+            return False
+        return handle.read(len(data) + 1) == data
 
 
 def _read_text(path: str | os.PathLike) -> str:
@@ -1114,24 +1387,37 @@ def _prepare(text: str, origin: str) -> _Prepared:
     from econ.provenance import scenario_sha256
 
     text = text.removeprefix("\ufeff")  # as a file's is (read_text): the text is stored without
+    if len(text) > MAX_FILE_BYTES // 4 and len(text.encode("utf-8")) > MAX_FILE_BYTES:
+        raise ScenarioError(
+            origin,
+            "",
+            None,
+            f"larger than {MAX_FILE_BYTES // (1024 * 1024)} MB; expected a TOML scenario (the "
+            "largest scenario file econ reads)",
+        )
     data = parse_toml(text, origin)
     scenario = validate_dict(data, file=origin)
     _refuse_files(data, origin)
     check_complete(data, origin)
-    if len(scenario.name) > NAME_LENGTH:
+    # stored in NFC, so that 'Å' typed as one character or as 'A' + a ring is one name
+    name = unicodedata.normalize("NFC", scenario.name)
+    if len(name) > NAME_LENGTH:
         raise ScenarioError(
-            origin, "name", scenario.name[:40] + "...", f"expected at most {NAME_LENGTH} characters"
+            origin, "name", name[:40] + "...", f"expected at most {NAME_LENGTH} characters"
         )
-    if "@" in scenario.name:
+    if "@" in name:
         raise ScenarioError(
             origin,
             "name",
-            scenario.name,
+            name,
             "expected a name without '@': in the library '@' separates a name from its version "
             "(library:NAME@3), so this name's newest version could not be named",
         )
+    problem = name_problem(name)
     return _Prepared(
-        name=scenario.name,
+        origin=origin,
+        name_problem=None if problem is None else ScenarioError(origin, "name", name, problem),
+        name=name,
         text=text,
         text_sha256=hashlib.sha256(text.encode("utf-8")).hexdigest(),
         scenario_sha256=scenario_sha256(scenario),
