@@ -117,6 +117,32 @@ def test_dask_local_workers_run_without_profiler_and_stealing(dask_executor):
     assert QUIET_CLUSTER["distributed.worker.profile.enabled"] is False
 
 
+def test_a_local_cluster_listens_on_this_host_only_and_never_on_port_8787(dask_executor):
+    """Two clusters at once (two runs, or port 8787 taken by anything) printed "Port 8787 is
+    already in use" (dask/distributed#8136: dashboard_address=None still binds 8787)."""
+    import socket
+    import warnings
+
+    held = socket.socket()
+    try:
+        held.bind(("127.0.0.1", 8787))
+    except OSError:
+        held.close()
+        held = None  # something else holds it: the check below stands all the same
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            second = make_executor("dask", workers=1)
+            second.close()
+    finally:
+        if held is not None:
+            held.close()
+    assert not [w for w in caught if "8787" in str(w.message)], [str(w.message) for w in caught]
+    sockets = dask_executor._cluster.scheduler.http_server._sockets.values()
+    assert {s.getsockname()[0] for s in sockets} == {"127.0.0.1"}
+    assert 8787 not in {s.getsockname()[1] for s in sockets}
+
+
 def test_dask_sweep_and_errors_raised_in_workers(dask_executor):
     grid = {"depreciation.life_years": [2, 3], "utilization.share": [0.5, 0.7, 0.9]}
     local = sweep(BASE, grid=grid, chunk_size=2)

@@ -214,7 +214,11 @@ class DaskExecutor(Executor):
                     n_workers=self.workers,
                     threads_per_worker=1,
                     processes=True,
-                    dashboard_address=None,
+                    # No dashboard; its HTTP server (health routes) still starts, and with
+                    # dashboard_address=None it takes port 8787 or warns that a second cluster
+                    # found it taken (dask/distributed#8136): a free port on this host instead.
+                    dashboard_address="127.0.0.1:0",
+                    scheduler_kwargs={"dashboard": False},
                     host="127.0.0.1",
                 )
             self._client = distributed.Client(self._cluster, set_as_default=False)
