@@ -1,7 +1,7 @@
 """Reading, writing and overriding scenario files (TOML), and the errors they raise.
 
 A scenario file is TOML whose tables mirror the pydantic sections. Overrides use dotted paths
-(`capex.gpu_price_usd=35000`) with TOML values, applied before validation so the same rules apply.
+(`market.price_usd_per_mtok=0.30`) with TOML values, applied before validation so the same rules apply.
 """
 
 from __future__ import annotations
