@@ -49,18 +49,44 @@ ExportError = WriteError
 disk): the writers' error, under the name this module has always raised."""
 
 
+def _safe_labels(labels: pd.Index) -> pd.Index:
+    """Row or column labels with formula-like text neutralized: every level's values and the
+    levels' names (a header cell a spreadsheet reads is as dangerous as a value cell)."""
+    import pandas as pd
+
+    names = [neutralize(name) for name in labels.names]
+    if isinstance(labels, pd.MultiIndex):
+        if not len(labels):
+            return labels.set_names(names)
+        return pd.MultiIndex.from_tuples(
+            [tuple(neutralize(v) for v in key) for key in labels], names=names
+        )
+    if labels.dtype == object or pd.api.types.is_string_dtype(labels):
+        labels = labels.map(neutralize)
+    return labels.set_names(names)
+
+
 def _safe_text(frame: pd.DataFrame) -> pd.DataFrame:
+    """A copy of `frame` with formula-like text neutralized in its values, its column labels and
+    its index (names included), for writers of CSV and spreadsheet cells."""
     import pandas as pd
 
     frame = frame.copy()
-    for name in frame.columns:
-        if frame[name].dtype == object or pd.api.types.is_string_dtype(frame[name]):
-            frame[name] = frame[name].map(neutralize)
+    for i in range(frame.shape[1]):  # by position: labels may repeat
+        column = frame.iloc[:, i]
+        if (
+            column.dtype == object
+            or pd.api.types.is_string_dtype(column)
+            or isinstance(column.dtype, pd.CategoricalDtype)
+        ):
+            frame.isetitem(i, column.map(neutralize))
+    frame.columns = _safe_labels(frame.columns)
+    frame.index = _safe_labels(frame.index)
     return frame
 
 
 def csv_text(frame: pd.DataFrame) -> str:
-    """CSV of a frame with formula-like text neutralized.
+    """CSV of a frame with formula-like text neutralized, in its values and its header.
 
     Numbers are written in their shortest round-trip form (Python's repr), so reading the CSV
     gives back the same doubles; undefined values are empty fields. Records end in "\n"; a field

@@ -404,8 +404,19 @@ def to_widget(f: FieldInfo, value: Any) -> Any:
     return value
 
 
+MAX_SAFE_INTEGER = 2**53 - 1
+"""Largest integer a browser's number box holds exactly (JavaScript's Number.MAX_SAFE_INTEGER)."""
+
+
 def _is_number(value) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+    """A finite int or float a number box can hold; False for an integer beyond the float range
+    (10**400 from a link), which is shown as text, not converted."""
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
 
 
 def from_widget(f: FieldInfo, value: Any) -> Any:
@@ -425,7 +436,10 @@ def fits_widget(f: FieldInfo, value: Any) -> bool:
     if value is None:
         return f.kind not in ("bool", "choice")
     if f.kind in ("float", "int"):
-        return _is_number(value) and (f.kind == "float" or float(value).is_integer())
+        if f.kind == "float":
+            return _is_number(value)
+        # an integer box holds what the browser counts exactly; a larger one would come back empty
+        return _is_number(value) and float(value).is_integer() and abs(value) <= MAX_SAFE_INTEGER
     if f.kind == "bool":
         return isinstance(value, bool)
     if f.kind == "text":
@@ -459,7 +473,7 @@ def parse_value(text: str) -> Any:
     nested deeper than a scenario's fields go, state.MAX_DEPTH) stay text."""
     try:
         value = tomllib.loads(f"v = {text}")["v"]
-    except (tomllib.TOMLDecodeError, RecursionError):
+    except (tomllib.TOMLDecodeError, RecursionError, ValueError):  # (an integer of 4,300+ digits)
         return text
     return text if state.too_deep(value) else value
 

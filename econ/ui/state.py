@@ -14,7 +14,9 @@ import copy
 import datetime as dt
 import json
 import logging
+import math
 import re
+import tomllib
 import typing
 import zlib
 from collections.abc import Mapping
@@ -50,6 +52,13 @@ SAVED = "econ.saved"
 MONEY = "econ.money"
 NOTICE = "econ.notice"
 LINK_ERROR = "econ.link_error"
+LIBRARY_BASE = "econ.library_base"
+"""The scenario library version the scenario being edited descends from, {"name", "version"}
+(loaded from the library or a link to it, or last saved to it in this session): a save passes
+it as the base, so that saving an edit of a stale version never silently undoes a colleague's
+newer one."""
+SAVED_LIBRARY = "econ.saved_library_base"
+"""LIBRARY_BASE of each copy kept in the session (SAVED), by its name."""
 
 MAX_LINK_CHARS = 6000
 """Longest encoded scenario the link carries; browsers and proxies cut URLs near 8 kB."""
@@ -184,6 +193,96 @@ def error_path(loc) -> str:
     return "".join(parts)
 
 
+FINITE = "expected a finite number (at most about 1.8e308)"
+
+
+def _digits(value: int) -> int:
+    """Decimal digits of an integer, counted without converting it to text (Python refuses to
+    write an integer of more than 4,300 digits)."""
+    return 1 if value == 0 else math.floor(math.log10(abs(value))) + 1
+
+
+def huge_integers(data: Any) -> list[tuple[str, int]]:
+    """(dotted path, digits) of every integer in `data` too large to be a float (beyond 1.8e308,
+    which no field of a scenario can hold), found without recursion."""
+    found = []
+    stack = [("", data)]
+    while stack:
+        path, value = stack.pop()
+        if isinstance(value, Mapping):
+            stack.extend((f"{path}.{k}" if path else str(k), v) for k, v in value.items())
+        elif isinstance(value, list | tuple):
+            stack.extend((f"{path}[{i}]", v) for i, v in enumerate(value))
+        elif isinstance(value, int) and not isinstance(value, bool):
+            try:
+                float(value)
+            except OverflowError:
+                found.append((path, _digits(value)))
+    return sorted(found)
+
+
+def huge_integer_message(digits: int) -> str:
+    return f"an integer of {digits:,} digits; {FINITE}"
+
+
+_LONG_INTEGER = re.compile(r"(?<![\w.])[+-]?\d(?:_?\d){4000,}(?![\w.])")
+"""An integer literal of TOML text too long for Python to read (it refuses more than 4,300
+digits; a little shorter is matched too, all are beyond the float range)."""
+_MARK = "econ: an integer too long to read #"
+
+
+def _overlong_integer(text: str) -> tuple[str, int] | None:
+    """(field path, digits) of the first integer literal of TOML text too long to read, found by
+    reading the text again with each such literal replaced by a marked string; None when none
+    can be placed (the marked text does not read either)."""
+    literals = list(_LONG_INTEGER.finditer(text))
+    if not literals:
+        return None
+    numbers = iter(range(len(literals)))
+    marked = _LONG_INTEGER.sub(lambda _: f'"{_MARK}{next(numbers)}"', text)
+    try:
+        data = tomllib.loads(marked)
+    except (tomllib.TOMLDecodeError, RecursionError, ValueError):
+        return None
+    found = []
+    stack = [("", data)]
+    while stack:
+        path, value = stack.pop()
+        if isinstance(value, dict):
+            stack.extend((f"{path}.{k}" if path else k, v) for k, v in value.items())
+        elif isinstance(value, list):
+            stack.extend((f"{path}[{i}]", v) for i, v in enumerate(value))
+        elif isinstance(value, str) and value.startswith(_MARK):
+            found.append((int(value.removeprefix(_MARK)), path))
+    if not found:
+        return None
+    index, path = min(found)
+    digits = literals[index].group().lstrip("+-").replace("_", "")
+    return path, len(digits)
+
+
+def parse_scenario_text(content: bytes | str, file: str | None = None) -> dict:
+    """`econ.scenario.parse_toml` for text that arrives in the app (an upload, the TOML box),
+    with the field named of an integer too long for Python to read (parse_toml names the file
+    only: tomllib does not say where the literal is), and never Python's own ValueError."""
+    try:
+        return parse_toml(content, file)
+    except ScenarioError as exc:
+        if exc.path or "digits" not in exc.expected:
+            raise
+        error = exc
+    except ValueError as exc:
+        if "integer string conversion" not in str(exc):
+            raise
+        error = ScenarioError(file, "", None, f"an integer of more than 4,300 digits; {FINITE}")
+    text = content.decode("utf-8-sig") if isinstance(content, bytes) else content
+    found = _overlong_integer(text.removeprefix("\ufeff"))
+    if found is None:
+        raise error from None
+    path, digits = found
+    raise ScenarioError(file, path, None, huge_integer_message(digits)) from None
+
+
 APP_PATHS = (
     "the models/ folder shipped with econ: a scenario opened in the app (from a link, an upload or "
     "a saved copy) cannot make the server open any other file; take a measured curve from the "
@@ -197,6 +296,10 @@ def validate_in_app(data: Mapping, file: str | None = None) -> Scenario:
     Paths inside it resolve against the ready-made scenarios' folder and may point only into
     models/: a link or an upload never makes the server open a file of its choosing.
     """
+    huge = huge_integers(data)
+    if huge:  # before validation, which cannot even compare such a number with a bound
+        path, digits = huge[0]
+        raise ScenarioError(file, path, None, huge_integer_message(digits))
     data = copy.deepcopy(dict(data))
     folder = models_dir()
     resolve_paths(data, folder / "scenarios", [folder], file=file, where=APP_PATHS)
@@ -208,6 +311,18 @@ def validate(data: Mapping, raw_errors: Mapping[str, str] | None = None) -> Vali
     errors: dict[str, list[str]] = {}
     for path, message in (raw_errors or {}).items():
         errors.setdefault(path, []).append(message)
+    huge = huge_integers(data)
+    if huge:  # each named; validation would fail on them with Python's words (OverflowError)
+        from econ.ui.form import find, path_label
+
+        lines = []
+        for path, digits in huge:
+            message = huge_integer_message(digits)
+            errors.setdefault(path, []).append(message)
+            lines.append(f"{path_label(path) if find(path) is not None else path}: {message}")
+        lines += [f"{p}: {m}" for p, m in (raw_errors or {}).items()]
+        text = lines[0] if len(lines) == 1 else "\n".join(f"- {line}" for line in lines)
+        return Validation(None, text, errors)
     try:
         scenario = validate_in_app(data)
     except ScenarioError as exc:
@@ -258,8 +373,24 @@ def ready_made() -> dict[str, str]:
     return {name: str(path) for name, path in ready_made_scenarios().items()}
 
 
-def load_data(data: Mapping, name: str, base: Mapping | None = None) -> None:
-    """Make `data` the scenario being edited; edits are measured against `base` (default: data)."""
+def library_version(name: str) -> dict | None:
+    """{"name", "version"} of a library label ("library:NAME@VERSION"), else None."""
+    if not name.startswith(LIBRARY_PREFIX):
+        return None
+    scenario, _, version = name.removeprefix(LIBRARY_PREFIX).rpartition("@")
+    if not scenario or not version.isdigit() or len(version) > 18:
+        return None
+    return {"name": scenario, "version": int(version)}
+
+
+def load_data(
+    data: Mapping, name: str, base: Mapping | None = None, library: Any = MISSING
+) -> None:
+    """Make `data` the scenario being edited; edits are measured against `base` (default: data).
+
+    library : the library version it descends from (LIBRARY_BASE; None: none); by default the
+        one its name gives ("library:NAME@VERSION"), else none
+    """
     ss = st.session_state
     ss[DATA] = copy.deepcopy(dict(data))
     ss[BASE] = copy.deepcopy(dict(base if base is not None else data))
@@ -267,6 +398,11 @@ def load_data(data: Mapping, name: str, base: Mapping | None = None) -> None:
     ss[VERSION] = ss.get(VERSION, 0) + 1
     ss[RAW] = {}
     ss.pop(SHOWN, None)
+    origin = library_version(name) if library is MISSING else library
+    if origin:
+        ss[LIBRARY_BASE] = dict(origin)
+    else:
+        ss.pop(LIBRARY_BASE, None)
 
 
 def load_ready_made(name: str) -> None:
@@ -285,8 +421,10 @@ def load_ready_made(name: str) -> None:
 
 def load_saved(name: str) -> None:
     keep_edits()
-    text = st.session_state.get(SAVED, {})[name]
-    load_data(parse_toml(text, name), SAVED_PREFIX + name)
+    ss = st.session_state
+    text = ss.get(SAVED, {})[name]
+    origin = ss.get(SAVED_LIBRARY, {}).get(name)
+    load_data(parse_toml(text, name), SAVED_PREFIX + name, library=origin)
 
 
 def edited() -> bool:
@@ -294,15 +432,42 @@ def edited() -> bool:
     return bool(diff(ss.get(DATA, {}), ss.get(BASE, {}))) or bool(ss.get(RAW))
 
 
+_EDITED = re.compile(r" \(edited(?: \d+)?\)$")
+
+
 def keep_edits() -> None:
-    """Before another scenario replaces the current one, keep the user's edits in the session."""
+    """Before another scenario replaces the current one, keep the user's edits in the session.
+
+    A copy kept earlier is never replaced: the edits go under the next free name ("NAME
+    (edited)", "NAME (edited 2)", ...), unless a kept copy holds exactly the same scenario; the
+    notice says which."""
     ss = st.session_state
     if DATA not in ss or not edited():
         return
     name = ss.get(BASE_NAME, "scenario").removeprefix(SAVED_PREFIX).removeprefix(UPLOAD_PREFIX)
-    label = f"{name} (edited)"
-    ss.setdefault(SAVED, {})[label] = toml_text(ss[DATA])
-    ss[NOTICE] = f"Your edits to {name} are kept in this session as '{label}'."
+    name = _EDITED.sub("", name) or name
+    saved = ss.setdefault(SAVED, {})
+    text = toml_text(ss[DATA])
+    same = next((label for label, kept in saved.items() if kept == text), None)
+    if same is not None:
+        ss[NOTICE] = f"Your edits to {name} were already kept in this session as '{same}'."
+        return
+    label, number = f"{name} (edited)", 1
+    while label in saved:
+        number += 1
+        label = f"{name} (edited {number})"
+    saved[label] = text
+    origin = ss.get(LIBRARY_BASE)
+    if origin:  # a kept copy of a library version is saved against that version later
+        ss.setdefault(SAVED_LIBRARY, {})[label] = dict(origin)
+    earlier = [other for other in saved if other != label and _EDITED.sub("", other) == name]
+    also = ""
+    if earlier:
+        copies = ", ".join(f"'{o}'" for o in earlier)
+        also = f"; the copy kept earlier, {copies}, is unchanged"
+        if len(earlier) > 1:
+            also = f"; the copies kept earlier, {copies}, are unchanged"
+    ss[NOTICE] = f"Your edits to {name} are kept in this session as '{label}'{also}."
 
 
 def ensure() -> None:

@@ -160,7 +160,9 @@ def workbook_bytes(results: pd.DataFrame, inputs: pd.DataFrame) -> bytes:
     """The comparison as an Excel workbook: Results (a row per metric: its label with unit, its
     key, each scenario's number and the differences from the base, formatted by the metric as
     econ's workbook formats it: percentages, USD, USD per million tokens) and Inputs (numbers in
-    the unit of their label)."""
+    the unit of their label). Text the user controls (scenario names head the columns) is
+    neutralized as in the CSV (econ.export) and every text cell, header or not, is stored as text,
+    never as a formula."""
     import io
 
     from openpyxl.utils import get_column_letter
@@ -179,6 +181,10 @@ def workbook_bytes(results: pd.DataFrame, inputs: pd.DataFrame) -> bytes:
             for c in range(first, len(results.columns) + 1):
                 sheet.cell(r, c).number_format = number_format(str(key))
         for ws, frame in ((sheet, results), (writer.sheets["Inputs"], inputs)):
+            for row in ws.iter_rows():  # headers included: every text cell stays text
+                for cell in row:
+                    if isinstance(cell.value, str):
+                        cell.data_type = "s"
             for c, column in enumerate(frame.columns, start=1):
                 width = max([len(str(column))] + [len(str(v)) for v in frame[column][:200]])
                 ws.column_dimensions[get_column_letter(c)].width = min(max(width, 12), 60)

@@ -6,6 +6,7 @@ changes, restore one. The library is ECON_LIBRARY or the per-user SQLite file (d
 from __future__ import annotations
 
 import tomllib
+from functools import partial
 
 import pandas as pd
 import streamlit as st
@@ -13,7 +14,7 @@ import streamlit as st
 from econ.errors import InputError
 from econ.library import LibraryError, Ref, open_library, resolve_url
 from econ.library.diff import input_changes, metric_changes
-from econ.ui import common, state
+from econ.ui import common, saving, state
 from econ.ui.fmt import (
     format_change,
     format_value,
@@ -31,6 +32,7 @@ PICK, VERSION, OLD, NEW = (
     "econ.library.new",
 )
 DONE = "econ.library.done"
+SAVE_ERROR = "econ.library.save_error"
 
 
 def _versions_frame(infos, *, with_name: bool) -> pd.DataFrame:
@@ -50,7 +52,28 @@ def _versions_frame(infos, *, with_name: bool) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def _save_section(library) -> None:
+def _save(anyway: bool = False) -> None:
+    """Save the current scenario as a new version, against the version it was edited from
+    (econ.ui.saving); `anyway`: over a newer one the user was told of."""
+    ss = st.session_state
+    tags = [t.strip() for t in ss.get(TAGS, "").split(",") if t.strip()]
+    try:
+        with open_library() as library:
+            info = saving.save(
+                library,
+                ss[state.DATA],
+                message=ss.get(MESSAGE, ""),
+                tags=tags,
+                anyway=anyway,
+            )
+    except InputError as exc:
+        ss[SAVE_ERROR] = str(exc)
+        return
+    if not isinstance(info, saving.Stale):  # (a stale save is shown by the section, with a button)
+        ss[DONE] = f"Saved {info.name} version {info.version}."
+
+
+def _save_section() -> None:
     with st.container(border=True):
         st.markdown("**Save the current scenario** as a new version of its name")
         v = common.validation()
@@ -63,20 +86,10 @@ def _save_section(library) -> None:
             return
         st.text_input("Message", key=MESSAGE, placeholder="what changed and why")
         st.text_input("Tags", key=TAGS, placeholder="comma separated, e.g. board-2026q3")
-        if st.button("Save as a new version", icon=":material/save:"):
-            tags = [t.strip() for t in st.session_state.get(TAGS, "").split(",") if t.strip()]
-            text = state.toml_text(st.session_state[state.DATA])
-            try:
-                info = library.save_text(
-                    text,
-                    origin="the current scenario",
-                    message=st.session_state.get(MESSAGE, ""),
-                    tags=tags,
-                )
-            except InputError as exc:
-                st.error(literal(exc), icon=":material/error:")
-            else:
-                st.success(f"Saved {literal(info.name)} version {info.version}.")
+        st.button("Save as a new version", on_click=_save, icon=":material/save:")
+        if SAVE_ERROR in st.session_state:
+            st.error(literal(st.session_state.pop(SAVE_ERROR)), icon=":material/error:")
+        saving.show_stale("below", partial(_save, True), key="library")
 
 
 def _version_actions(library, name: str, numbers: list[int]) -> None:
@@ -152,7 +165,7 @@ def render() -> None:
         st.success(literal(st.session_state.pop(DONE)))
     try:
         with library:
-            _save_section(library)
+            _save_section()
             search = st.text_input("Search", key=SEARCH, placeholder="name, message, tag, ...")
             with st.spinner("Reading the library..."):
                 listed = library.list()

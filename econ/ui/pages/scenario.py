@@ -6,13 +6,14 @@ messages next to the fields, reset, keep in the session, or download as TOML.
 from __future__ import annotations
 
 import hashlib
+from functools import partial
 
 import streamlit as st
 
-from econ.scenario import Scenario, ScenarioError, dumps, parse_toml
-from econ.ui import common, state
+from econ.scenario import Scenario, ScenarioError, dumps
+from econ.ui import common, saving, state
 from econ.ui.fmt import humanize, literal
-from econ.ui.form import Form, fields_of
+from econ.ui.form import Form, fields_of, find, path_label
 
 UPLOAD = "econ.scenario_upload"
 UPLOAD_ERROR = "econ.scenario_upload_error"
@@ -24,6 +25,15 @@ TOO_DEEP = (
     f"tables nested more than {state.MAX_DEPTH} levels deep; expected a scenario's tables, which "
     "nest about six (e.g. [financing.covenants])"
 )
+
+
+def _field(exc: ScenarioError) -> str:
+    """The field of an error named as the form labels it, with its path and the value ("Fleet ›
+    GPU count [GPUs] (fleet.gpu_count) = 1.11e+4999 (an integer of 5,000 digits)")."""
+    from econ.scenario.errors import shortened
+
+    name = f"{path_label(exc.path)} ({exc.path})" if find(exc.path) is not None else exc.path
+    return name + (f" = {shortened(exc.value)}" if exc.value is not None else "")
 
 
 def _uploaded() -> None:
@@ -39,9 +49,9 @@ def _uploaded() -> None:
         problem = "the file is empty; expected a TOML scenario"
     else:
         try:
-            data = parse_toml(content)
+            data = state.parse_scenario_text(content)
         except ScenarioError as exc:
-            problem = exc.expected
+            problem = f"{_field(exc)}: {exc.expected}" if exc.path else exc.expected
         else:
             problem = TOO_DEEP if state.too_deep(data) else None
     if problem:
@@ -56,8 +66,9 @@ def _reset() -> None:
     state.load_data(ss[state.BASE], ss[state.BASE_NAME])
 
 
-def _save() -> None:
-    """Save the scenario being edited as a new version in the scenario library."""
+def _save(anyway: bool = False) -> None:
+    """Save the scenario being edited as a new version in the scenario library, against the
+    version it was edited from (econ.ui.saving); `anyway`: over a newer one the user was told of."""
     from econ.errors import InputError
     from econ.library import open_library
 
@@ -70,14 +81,17 @@ def _save() -> None:
         return
     try:
         with open_library() as library:
-            info = library.save_text(
-                state.toml_text(ss[state.DATA]),
-                origin="the current scenario",
+            info = saving.save(
+                library,
+                ss[state.DATA],
                 message=(ss.get(SAVE_NAME) or "").strip(),
+                anyway=anyway,
             )
     except InputError as exc:
         ss[SAVE_ERROR] = str(exc)
         return
+    if isinstance(info, saving.Stale):
+        return  # nothing saved: the page shows why, with a button to save anyway
     ss[state.NOTICE] = (
         f"Saved {info.name} version {info.version} in the library (its history, diffs and "
         "restore are on the Library page)."
@@ -88,15 +102,19 @@ def _apply_toml(key: str) -> None:
     ss = st.session_state
     text = ss.get(key, "")
     try:
-        data = parse_toml(text)
+        data = state.parse_scenario_text(text)
         if state.too_deep(data):
             raise ScenarioError(None, "", None, TOO_DEEP)
     except ScenarioError as exc:
-        ss[TOML_ERROR] = f"The TOML text was not applied: {exc.expected}"
+        where = f"{_field(exc)}: " if exc.path else ""
+        ss[TOML_ERROR] = f"The TOML text was not applied: {where}{exc.expected}"
         ss["econ.toml_draft"] = text
         return
     ss.pop("econ.toml_draft", None)
-    state.load_data(data, ss[state.BASE_NAME], base=ss[state.BASE])
+    # an edit of the same scenario: it descends from the same library version as before
+    state.load_data(
+        data, ss[state.BASE_NAME], base=ss[state.BASE], library=ss.get(state.LIBRARY_BASE)
+    )
 
 
 OPEN_TAB = "econ.scenario_open_tab"
@@ -164,6 +182,7 @@ def render() -> None:
             )
             if SAVE_ERROR in ss:
                 st.error(literal(ss.pop(SAVE_ERROR)), icon=":material/error:")
+            saving.show_stale("on the Library page", partial(_save, True), key="scenario")
             if v.ok:
                 st.download_button(
                     "Download TOML",

@@ -864,9 +864,14 @@ def simulated_tab(scenario) -> None:
     ss = st.session_state
     if CURVE_FILE in ss:
         name, content = ss[CURVE_FILE]
-        measured = compute.attempt(
-            lambda: compute.curve(name, content, None), f"Reading {name}", where=st.empty()
-        )
+        try:
+            measured = compute.curve(name, content, None)
+        except Exception:  # noqa: BLE001 - the Measured curve tab shows why, once
+            measured = None
+            st.caption(
+                f"{literal(name)} is not drawn here: it cannot be read (the Measured curve tab "
+                "says why)."
+            )
         if measured is not None:
             pts = measured.points.dropna(
                 subset=["tokens_per_s_per_user", "output_tokens_per_s_per_gpu"]
