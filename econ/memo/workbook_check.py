@@ -25,6 +25,8 @@ from econ.scenario.errors import ScenarioError
 WORKBOOK_TOLERANCE = 1e-7
 """Relative difference (to the column's largest magnitude) under which a cell agrees."""
 SHEETS = ("Summary", "Monthly", "Notes")
+NOTES_COLUMNS = ("section", "scenario", "item", "text")
+"""The Notes sheet's columns the stamp and the embedded scenarios are read from."""
 
 
 def _number(value):
@@ -65,6 +67,12 @@ def verify_workbook(path: Path) -> Report:
     except WorkbookError as exc:
         raise NotAMemoError(f"{path}: {exc}") from None
     notes = sheets["Notes"].fillna("")
+    missing = [column for column in NOTES_COLUMNS if column not in notes.columns]
+    if missing:
+        raise NotAMemoError(
+            f"{path}: the Notes sheet has no {', '.join(repr(c) for c in missing)} column; "
+            f"expected the columns {', '.join(NOTES_COLUMNS)} of a workbook written by econ"
+        )
     report = Report(str(path), "workbook")
     out = report.differences
     rows = list(zip(notes["section"], notes["scenario"], notes["item"], notes["text"], strict=True))
