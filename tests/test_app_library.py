@@ -113,6 +113,16 @@ def test_a_corrupt_library_is_an_error_not_an_exception(tmp_path, monkeypatch):
     assert path.read_bytes() == b"not a database" * 50
 
 
+def test_visiting_the_library_page_creates_no_library_file(library_url, tmp_path):
+    """Reading creates nothing (as `econ library list`): the file appears with the first save."""
+    at = library_page()
+    assert not (tmp_path / "library.db").exists()
+    assert any("empty" in i.value for i in at.info), [i.value for i in at.info]
+    save(at, "first")
+    assert (tmp_path / "library.db").exists()
+    assert [i.version for i in open_library(library_url).history(SEED_NAME)] == [1]
+
+
 def test_a_shared_link_names_a_library_version(library_url):
     seed = ROOT / "models" / "scenarios" / f"{SEED_NAME}.toml"
     with open_library(library_url) as library:

@@ -521,7 +521,7 @@ def _library_base(name: str) -> dict:
 
     try:
         ref = parse_ref(name, need_version=True)
-        with open_library() as library:
+        with open_library(create=False) as library:
             return parse_toml(library.get(ref).text, name)
     except LibraryError as exc:
         raise LinkError(

@@ -153,7 +153,7 @@ def render() -> None:
     st.title("Library")
     _, source = resolve_url()
     try:
-        library = open_library()
+        library = open_library(create=False)  # reading creates no file; a save does
     except LibraryError as exc:
         st.error(literal(exc), icon=":material/error:")
         return
