@@ -122,7 +122,7 @@ def test_using_a_simulated_figure_cites_it_and_lists_it_in_the_description():
     source = data["sources"]["throughput.tokens_per_s_per_gpu"]
     assert source.startswith("edited in the app on ")
     assert "from the Throughput page: simulated: gpt-oss-120b on b200-sxm" in source
-    assert "(was: 11,232 tokens/s" in source and "Nebius" in source
+    assert "(was: 11,232.04 tokens/s" in source and "Nebius" in source
     assert "Throughput › Tokens per s per GPU" in data["description"]
 
 
@@ -391,3 +391,12 @@ def test_number_format_has_separators_six_digits_and_no_e_notation():
     }
     for value, text in cases.items():
         assert number_format(value) == text, value
+    # an edit cites the value it replaced with 12 digits: as typed, without float noise
+    exact = {
+        11232.04: "11,232.04",
+        0.65 * 100: "65",
+        1234567.891: "1,234,567.891",
+        1e13: "10,000,000,000,000",
+    }
+    for value, text in exact.items():
+        assert number_format(value, digits=12) == text, value

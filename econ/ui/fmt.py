@@ -261,15 +261,16 @@ def header(name) -> str:
     return text
 
 
-def number_format(value) -> str:
-    """A non-money number: thousands separators, at most 6 significant digits, no e-notation
-    below 1e15 ("3,000,000", "194.95", "0.000012")."""
+def number_format(value, digits: int = 6) -> str:
+    """A non-money number: thousands separators, at most `digits` significant digits, no
+    e-notation below 1e15 ("3,000,000", "194.95", "0.000012"). An edit's citation of the value it
+    replaced takes 12 digits: the value typed, without a float's last-digit noise."""
     if is_missing(value):
         return "n/a"
     number = float(value)
     if not math.isfinite(number) or number == 0 or abs(number) >= 1e15:
-        return f"{number:,.6g}"
-    if number.is_integer() or abs(number) >= 1e6:
+        return f"{number:,.{digits}g}"
+    if number.is_integer() or abs(number) >= 10**digits:
         return f"{number:,.0f}"
-    text = f"{number:,.{max(0, 5 - math.floor(math.log10(abs(number))))}f}"
+    text = f"{number:,.{max(0, digits - 1 - math.floor(math.log10(abs(number))))}f}"
     return text.rstrip("0").rstrip(".") if "." in text else text

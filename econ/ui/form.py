@@ -897,7 +897,7 @@ def _described(f: FieldInfo | None, value: Any) -> str:
     if value is None:
         return "none"
     if f is not None and f.kind == "float" and _is_number(value):
-        return f"{number_format(to_widget(f, value))}" + (f" {f.unit}" if f.unit else "")
+        return number_format(to_widget(f, value), digits=12) + (f" {f.unit}" if f.unit else "")
     if f is not None and f.kind == "int" and _is_number(value):
         return f"{value:,}" + (f" {f.unit}" if f.unit else "")
     text = value if isinstance(value, str) else json.dumps(state.plain(value), default=str)
