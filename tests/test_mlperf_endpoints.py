@@ -5,10 +5,13 @@ every kind of bad input."""
 
 from __future__ import annotations
 
+import errno
 import io
 import json
 import math
 import os
+import struct
+import warnings
 import zipfile
 from pathlib import Path
 
@@ -513,6 +516,7 @@ def test_a_zipped_tree_reads_like_the_folder(tree, tmp_path):
     dest = tmp_path / "unpacked"
     dest.mkdir()
     extract_submission_zip(zip_of(entries), dest)
+    assert sorted(p.name for p in dest.iterdir()) == sorted({p.split("/")[0] for p, _ in entries})
     a, b = import_files([tree]).points, import_files([dest]).points
     assert list(a["output_tokens_per_s_per_kw_provisioned"]) == list(
         b["output_tokens_per_s_per_kw_provisioned"]
@@ -542,6 +546,176 @@ def test_zip_links_and_oversized_contents_are_refused(tmp_path, monkeypatch):
     big = bytes(range(256)) * 8  # incompressible enough to pass the ratio check
     with pytest.raises(EndpointsError, match="more than 0 MB uncompressed"):
         extract_submission_zip(zip_of([("a.json", big)]), tmp_path)
+
+
+def built_zip(entries, compression=zipfile.ZIP_DEFLATED, flags=None) -> bytes:
+    """A zip of (name, bytes) entries; `flags` maps a member to general purpose flag bits set in
+    its central directory entry (zipfile clears them while writing)."""
+    buffer = io.BytesIO()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # zipfile warns of a duplicate name
+        with zipfile.ZipFile(buffer, "w", compression) as archive:
+            for member, content in entries:
+                archive.writestr(member, content)
+            for info in archive.infolist():
+                info.flag_bits |= (flags or {}).get(info.filename, 0)
+    return buffer.getvalue()
+
+
+def patch_headers(data: bytes, member: str, **fields: int) -> bytes:
+    """`data` with 2- or 4-byte fields of `member`'s local header and central directory entry
+    set: method (both), file_size (central only), by APPNOTE 4.3.7 and 4.3.12."""
+    out = bytearray(data)
+    local = {"method": (8, "<H")}
+    central = {"method": (10, "<H"), "file_size": (24, "<I")}
+    for signature, layout, name_at in ((b"PK\x03\x04", local, 30), (b"PK\x01\x02", central, 46)):
+        at = out.find(signature)
+        while at >= 0:
+            if out[at + name_at : at + name_at + len(member)] == member.encode():
+                for field, value in fields.items():
+                    if field in layout:
+                        offset, fmt = layout[field]
+                        struct.pack_into(fmt, out, at + offset, value)
+            at = out.find(signature, at + 4)
+    return bytes(out)
+
+
+def unzip_refused(content: bytes, dest: Path, match: str) -> str:
+    """The EndpointsError message of unpacking `content` into `dest`, which must stay empty."""
+    dest.mkdir(exist_ok=True)
+    with pytest.raises(EndpointsError, match=match) as caught:
+        extract_submission_zip(content, dest, "sub.zip")
+    assert list(dest.iterdir()) == [], "a refused archive left files behind"
+    assert "Traceback" not in str(caught.value)
+    return str(caught.value)
+
+
+PLAIN = ("results/a.json", b'{"a": 1}')
+INCOMPRESSIBLE = bytes(range(256)) * 3
+
+
+def test_an_encrypted_member_is_refused_before_anything_is_written(tmp_path):
+    content = built_zip([PLAIN, ("results/b.json", b"{}")], flags={"results/b.json": 0x1})
+    unzip_refused(content, tmp_path / "out", r"^sub\.zip: member 'results/b\.json' is encrypted")
+
+
+@pytest.mark.parametrize(
+    ("entries", "reason"),
+    [
+        ([("r/a", b"x"), ("r/a/b.json", b"{}")], "member 'r/a' is both a file and a folder"),
+        ([("r/a/b.json", b"{}"), ("r/a", b"x")], "member 'r/a' is both a file and a folder"),
+        ([("r/a/", b""), ("r/a", b"x")], "member 'r/a' is both a file and a folder"),
+        ([("r/a", b"x"), ("r/a/", b"")], "member 'r/a/' is both a file and a folder"),
+        ([PLAIN, ("results/a.json", b"{}")], "member 'results/a.json' appears twice"),
+        ([PLAIN, ("results/./a.json", b"{}")], r"member 'results/\./a.json' appears twice"),
+        ([("r/", b""), PLAIN, ("r/", b"")], "member 'r/' appears twice"),
+    ],
+)
+def test_a_path_that_is_two_things_is_refused(tmp_path, entries, reason):
+    unzip_refused(built_zip(entries), tmp_path / "out", f"^sub\\.zip: {reason}")
+
+
+def test_names_and_paths_too_long_for_the_file_system_are_refused(tmp_path):
+    long_name = "results/" + "x" * 256 + ".json"
+    message = unzip_refused(
+        built_zip([PLAIN, (long_name, b"{}")]), tmp_path / "a", "name of 261 bytes"
+    )
+    assert "at most 255 bytes" in message and len(message) < 300  # the name is cut
+    deep = "/".join(["d" * 200] * 25) + "/a.json"
+    message = unzip_refused(
+        built_zip([PLAIN, (deep, b"{}")]), tmp_path / "b", r"has a path of 5,031 bytes"
+    )
+    assert "5,031 characters" in message and len(message) < 300
+    multibyte = "results/" + "é" * 128  # 256 bytes in UTF-8
+    unzip_refused(built_zip([(multibyte, b"{}")]), tmp_path / "c", "name of 256 bytes")
+
+
+def test_outside_paths_and_links_are_refused_before_anything_is_written(tmp_path):
+    link = zipfile.ZipInfo("results/x/result_summary.json")
+    link.external_attr = (0o120777) << 16  # a symbolic link
+    unzip_refused(built_zip([PLAIN, (link, b"/etc/passwd")]), tmp_path / "a", "is a link")
+    unzip_refused(
+        built_zip([PLAIN, ("results/../../b.json", b"{}")]), tmp_path / "b", "points outside"
+    )
+
+
+def test_declared_sizes_beyond_the_bound_are_refused_before_reading(tmp_path, monkeypatch):
+    monkeypatch.setattr(mlperf_endpoints, "MAX_ZIP_BYTES", 1000)
+    content = built_zip([("a.json", INCOMPRESSIBLE), ("b.json", INCOMPRESSIBLE)])
+    unzip_refused(
+        content, tmp_path / "out", r"more than 0 MB uncompressed \(as its members declare"
+    )
+    monkeypatch.setattr(mlperf_endpoints, "MAX_ZIP_MEMBERS", 2)
+    content = built_zip([("a", b"1"), ("b", b"2"), ("c", b"3")])
+    unzip_refused(content, tmp_path / "count", "3 members; a submission archive holds at most 2")
+
+
+def test_a_member_giving_more_than_it_declares_is_refused(tmp_path):
+    content = patch_headers(built_zip([PLAIN, ("b.json", INCOMPRESSIBLE)]), "b.json", file_size=100)
+    assert zipfile.ZipFile(io.BytesIO(content)).getinfo("b.json").file_size == 100
+    unzip_refused(content, tmp_path / "out", r"^sub\.zip: member 'b\.json' is damaged")
+
+
+def test_a_bad_crc_is_refused_naming_the_member(tmp_path):
+    data = b'{"concurrency": 4, "model_name": "m"}'
+    content = bytearray(built_zip([PLAIN, ("r/point.yaml", data)], zipfile.ZIP_STORED))
+    at = content.find(data)
+    content[at + 5] ^= 0xFF
+    message = unzip_refused(
+        bytes(content), tmp_path / "out", r"^sub\.zip: member 'r/point\.yaml' is damaged"
+    )
+    assert "concurrency" not in message  # the member's content is never quoted
+
+
+def test_damaged_compressed_data_is_refused_naming_the_member(tmp_path):
+    content = bytearray(built_zip([PLAIN, ("b.json", INCOMPRESSIBLE)]))
+    info = zipfile.ZipFile(io.BytesIO(bytes(content))).getinfo("b.json")
+    start = info.header_offset + 30 + len("b.json")
+    content[start] = 0xFF  # deflate block type 3: reserved (an error)
+    unzip_refused(bytes(content), tmp_path / "out", r"^sub\.zip: member 'b\.json' is damaged")
+
+
+def test_an_unsupported_compression_is_refused_naming_the_member(tmp_path):
+    content = patch_headers(
+        built_zip([PLAIN, ("b.json", b"{}")], zipfile.ZIP_STORED), "b.json", method=99
+    )
+    unzip_refused(
+        content, tmp_path / "a", r"^sub\.zip: member 'b\.json' is compressed with method 99"
+    )
+    # a member asking for a feature zipfile lacks (flag bit 5: compressed patched data)
+    content = built_zip([PLAIN, ("b.json", b"{}")], flags={"b.json": 0x20})
+    unzip_refused(content, tmp_path / "b", r"member 'b\.json' uses a zip feature econ cannot")
+
+
+def test_a_missing_compression_module_is_refused_naming_the_member(tmp_path, monkeypatch):
+    content = built_zip([PLAIN, ("b.json", b"{}" * 20)], zipfile.ZIP_BZIP2)
+    monkeypatch.setattr(zipfile, "bz2", None)  # zipfile raises RuntimeError without bz2
+    unzip_refused(content, tmp_path / "out", r"^sub\.zip: member 'results/a\.json' cannot be read")
+
+
+def test_a_file_system_error_names_the_member_and_leaves_nothing(tmp_path, monkeypatch):
+    def full_disk(path, mode="r", *args, **kwargs):
+        if str(path).endswith("b.json"):
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
+        return open(path, mode, *args, **kwargs)
+
+    monkeypatch.setattr(mlperf_endpoints, "open", full_disk, raising=False)
+    message = unzip_refused(
+        built_zip([PLAIN, ("results/b.json", b"{}")]),
+        tmp_path / "out",
+        r"^sub\.zip: member 'results/b\.json' could not be unpacked \(No space left on device\)$",
+    )
+    assert str(tmp_path) not in message  # no server path
+
+
+def test_a_zip_given_to_the_command_line_exits_3_without_a_traceback(tmp_path, capsys):
+    from econ.cli import main
+
+    path = tmp_path / "sub.zip"
+    path.write_bytes(built_zip([PLAIN], flags={PLAIN[0]: 0x1}))
+    assert main(["throughput", "import", str(path)]) == 3
+    err = capsys.readouterr().err
+    assert "sub.zip" in err and "Traceback" not in err
 
 
 def test_the_results_layout_gives_benchmark_scenario_and_gpus(shared_data, tmp_path):

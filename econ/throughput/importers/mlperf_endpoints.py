@@ -27,13 +27,18 @@ See ../shared/data/samples/FORMATS.md (MLPerf Endpoints) and mlcommons/endpoints
 
 from __future__ import annotations
 
+import errno
 import hashlib
+import io
 import json
 import math
 import os
 import re
+import shutil
 import stat as file_mode
+import tempfile
 import zipfile
+import zlib
 from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
 
@@ -80,6 +85,20 @@ MAX_ZIP_BYTES = 64 * 1024 * 1024
 """Most a submission archive may hold uncompressed [bytes]; a tree of points is a few MB."""
 MAX_ZIP_RATIO = 200
 """Largest compression ratio of one member: beyond it an archive is treated as a zip bomb."""
+MAX_ZIP_NAME_BYTES = 255
+"""Longest folder or file name a member may have [bytes] (NAME_MAX; less where the system says)."""
+MAX_ZIP_PATH_BYTES = 4096
+"""Longest path a member may unpack to [bytes] (PATH_MAX; less where the system says)."""
+ZIP_METHODS = {
+    zipfile.ZIP_STORED: "stored",
+    zipfile.ZIP_DEFLATED: "deflate",
+    zipfile.ZIP_BZIP2: "bzip2",
+    zipfile.ZIP_LZMA: "lzma",
+}
+"""Compression methods of members econ unpacks (what Python's zipfile reads), by id."""
+_ZIP_ENCRYPTED = 0x1  # general purpose flag bit 0 (APPNOTE 4.4.4)
+_STAGING_PREFIX = ".econ-unzip-"
+_STAGING_RANDOM = 8  # characters tempfile.mkdtemp adds to the prefix
 _POINT_DIR = re.compile(r"^r(\d+)$")
 _REL_TOL = 1e-5  # the fixtures round stated figures to 4 decimals
 
@@ -865,63 +884,263 @@ def import_submission(
     return Curve(points=curve.points, provenance=provenance, warnings=curve.warnings)
 
 
+def _shown(member: str, limit: int = 80) -> str:
+    """A member's name as a message quotes it: cut to `limit` characters, saying how long."""
+    return (
+        repr(member)
+        if len(member) <= limit
+        else f"{member[:limit]!r}... ({len(member):,} characters)"
+    )
+
+
+def _fs_limit(folder: Path, key: str, bound: int) -> int:
+    """os.pathconf(folder, key) where the system states it, never above `bound`."""
+    try:
+        value = os.pathconf(folder, key)
+    except (OSError, ValueError, AttributeError):
+        return bound
+    return min(value, bound) if value > 0 else bound
+
+
+def _zip_plan(
+    archive: zipfile.ZipFile, dest: Path, name: str
+) -> list[tuple[zipfile.ZipInfo, tuple[str, ...]]]:
+    """The files of `archive` with their path parts, after every check that needs no reading:
+    raises EndpointsError naming the zip and the first member that cannot be unpacked."""
+    members = archive.infolist()
+    if len(members) > MAX_ZIP_MEMBERS:
+        raise EndpointsError(
+            f"{name}: {len(members):,} members; a submission archive holds at most "
+            f"{MAX_ZIP_MEMBERS:,}"
+        )
+    probe = dest if dest.is_dir() else dest.parent
+    name_max = _fs_limit(probe, "PC_NAME_MAX", MAX_ZIP_NAME_BYTES)
+    # what a member's relative path may take of PATH_MAX (which counts the final NUL byte)
+    room = (
+        _fs_limit(probe, "PC_PATH_MAX", MAX_ZIP_PATH_BYTES)
+        - len(os.fsencode(os.path.abspath(dest)))
+        - len(_STAGING_PREFIX)
+        - _STAGING_RANDOM
+        - 3
+    )
+    files: list[tuple[zipfile.ZipInfo, tuple[str, ...]]] = []
+    seen: dict[tuple[str, ...], bool] = {}
+    folders: set[tuple[str, ...]] = set()
+    declared = 0
+    for member in members:
+        shown = f"{name}: member {_shown(member.filename)}"
+        if member.flag_bits & _ZIP_ENCRYPTED:
+            raise EndpointsError(
+                f"{shown} is encrypted (password protected), so it cannot be read; expected "
+                "an unencrypted archive"
+            )
+        posix = member.filename.replace("\\", "/")
+        path = PurePosixPath(posix)
+        if (
+            path.is_absolute()
+            or ".." in path.parts
+            or (path.parts and ":" in path.parts[0])
+            or not path.parts
+        ):
+            raise EndpointsError(
+                f"{shown} points outside the archive's folder; expected relative paths"
+            )
+        mode = member.external_attr >> 16
+        # many writers store permission bits only (type 0): those are plain files
+        if file_mode.S_IFMT(mode) not in (0, file_mode.S_IFREG, file_mode.S_IFDIR):
+            raise EndpointsError(f"{shown} is a link or special file; expected plain files")
+        longest = max(len(os.fsencode(part)) for part in path.parts)
+        if longest > name_max:
+            raise EndpointsError(
+                f"{shown} has a folder or file name of {longest:,} bytes, too long to unpack; "
+                f"expected names of at most {name_max:,} bytes"
+            )
+        length = len(os.fsencode(path.as_posix()))
+        if length > room:
+            raise EndpointsError(
+                f"{shown} has a path of {length:,} bytes, too long to unpack here; expected "
+                f"paths of at most {max(room, 0):,} bytes"
+            )
+        if member.compress_type not in ZIP_METHODS:
+            raise EndpointsError(
+                f"{shown} is compressed with method {member.compress_type}, which econ cannot "
+                f"read; expected {', '.join(ZIP_METHODS.values())}"
+            )
+        is_folder = posix.endswith("/")
+        if path.parts in seen:
+            if seen[path.parts] != is_folder:
+                raise EndpointsError(
+                    f"{shown} is both a file and a folder in the archive; expected each path "
+                    "to be one file or one folder"
+                )
+            raise EndpointsError(f"{shown} appears twice in the archive; expected each path once")
+        seen[path.parts] = is_folder
+        folders.update(path.parts[:i] for i in range(1, len(path.parts)))
+        if is_folder:
+            folders.add(path.parts)
+            continue
+        if member.compress_size and member.file_size / member.compress_size > MAX_ZIP_RATIO:
+            raise EndpointsError(
+                f"{shown} expands {member.file_size / member.compress_size:,.0f} times (more "
+                f"than {MAX_ZIP_RATIO}); refused as a zip bomb"
+            )
+        declared += member.file_size
+        if declared > MAX_ZIP_BYTES:
+            raise EndpointsError(
+                f"{name}: more than {MAX_ZIP_BYTES / 1e6:.0f} MB uncompressed (as its members "
+                f"declare, up to {_shown(member.filename)}); a submission archive is a few MB"
+            )
+        files.append((member, path.parts))
+    for member, parts in files:
+        if parts in folders:
+            raise EndpointsError(
+                f"{name}: member {_shown(member.filename)} is both a file and a folder in the "
+                "archive; expected each path to be one file or one folder"
+            )
+    return files
+
+
+def _unpack_member(
+    archive: zipfile.ZipFile, member: zipfile.ZipInfo, target: Path, name: str, written: int
+) -> int:
+    """Write one member to `target` (which must not exist) and return the running byte total;
+    reading stops as soon as the member gives more than it declares or the archive more than
+    MAX_ZIP_BYTES."""
+    shown = f"{name}: member {_shown(member.filename)}"
+    size = 0
+    with archive.open(member) as source, open(target, "xb") as out:
+        while chunk := source.read(1 << 16):
+            size += len(chunk)
+            written += len(chunk)
+            if size > member.file_size:
+                raise EndpointsError(
+                    f"{shown} holds more than the {member.file_size:,} bytes it declares; "
+                    "refused as a zip bomb"
+                )
+            if written > MAX_ZIP_BYTES:
+                raise EndpointsError(
+                    f"{name}: more than {MAX_ZIP_BYTES / 1e6:.0f} MB uncompressed; a "
+                    "submission archive is a few MB"
+                )
+            out.write(chunk)
+    return written
+
+
+def _unpack_problem(exc: BaseException, member: zipfile.ZipInfo, name: str) -> str:
+    """What went wrong while unpacking `member`, in words (never the member's content)."""
+    shown = f"{name}: member {_shown(member.filename)}"
+    if isinstance(exc, zipfile.BadZipFile | zlib.error | EOFError):
+        return (
+            f"{shown} is damaged or truncated (its data fails the CRC check or does not "
+            "decompress); expected an intact archive"
+        )
+    if isinstance(exc, NotImplementedError):
+        methods = ", ".join(ZIP_METHODS.values())
+        return f"{shown} uses a zip feature econ cannot read; expected plain {methods} members"
+    if isinstance(exc, RuntimeError):
+        return (
+            f"{shown} cannot be read (encrypted, or compressed with a method this installation "
+            "lacks); expected an unencrypted archive"
+        )
+    code = getattr(exc, "errno", None)
+    if code == errno.ENAMETOOLONG:
+        return f"{shown} has a path too long to unpack here; expected names of ordinary length"
+    if isinstance(exc, FileExistsError | IsADirectoryError | NotADirectoryError) or code in (
+        errno.EEXIST,
+        errno.EISDIR,
+        errno.ENOTDIR,
+    ):
+        return (
+            f"{shown} clashes with another member of the same name (a file and a folder, or "
+            "names that differ only in case); expected each path to be one file or one folder"
+        )
+    reason = getattr(exc, "strerror", None) or type(exc).__name__
+    return f"{shown} could not be unpacked ({reason})"
+
+
+def _move_into(staging: Path, dest: Path, name: str) -> None:
+    """Move what `staging` holds into `dest`, all of it or (on any failure) none of it."""
+    moved: list[Path] = []
+    try:
+        for child in sorted(staging.iterdir()):
+            target = dest / child.name
+            if os.path.lexists(target):
+                raise EndpointsError(
+                    f"{name}: member {_shown(child.name)} would replace something already in "
+                    "the destination folder; expected to unpack into an empty folder"
+                )
+            os.replace(child, target)
+            moved.append(target)
+    except BaseException:
+        for target in moved:
+            if target.is_dir() and not target.is_symlink():
+                shutil.rmtree(target, ignore_errors=True)
+            else:
+                target.unlink(missing_ok=True)
+        raise
+
+
 def extract_submission_zip(content: bytes, dest: Path, name: str = "upload.zip") -> Path:
     """Unpack a zipped submission tree into `dest` (an empty folder) and return `dest`.
 
-    Guards: member paths must be relative and stay inside `dest` (no "..", no absolute or drive
-    paths), links and special files are refused, at most MAX_ZIP_MEMBERS members and
-    MAX_ZIP_BYTES uncompressed (counted while reading, not taken from the headers), and no member
-    compressed more than MAX_ZIP_RATIO times (a zip bomb).
+    Every check that needs no reading runs before anything is written: member paths must be
+    relative and stay inside `dest` (no "..", no absolute or drive paths); links, special files
+    and encrypted members are refused; no path may appear twice or be both a file and a folder;
+    names are at most 255 bytes and paths fit the file system (4,096 bytes); compression is
+    stored, deflate, bzip2 or lzma; at most MAX_ZIP_MEMBERS members, MAX_ZIP_BYTES uncompressed as
+    declared and no member compressed more than MAX_ZIP_RATIO times (a zip bomb). While reading,
+    the bytes are counted again (a member may not give more than it declares, nor the archive
+    more than MAX_ZIP_BYTES). Members are unpacked into a hidden folder inside `dest` and moved
+    into place only when all of them are; a damaged member (bad CRC, bad compressed data, an
+    unsupported method) or a file-system error is an EndpointsError naming the zip and the
+    member, and leaves nothing behind.
     """
-    import io
-
+    dest = Path(dest)
     try:
         archive = zipfile.ZipFile(io.BytesIO(content))
-    except zipfile.BadZipFile:
+    except (zipfile.BadZipFile, EOFError, OSError, ValueError, NotImplementedError):
         raise EndpointsError(f"{name}: not a zip archive (or a damaged one)") from None
     with archive:
-        members = archive.infolist()
-        if len(members) > MAX_ZIP_MEMBERS:
+        files = _zip_plan(archive, dest, name)
+        made_dest = not dest.exists()
+        try:
+            dest.mkdir(parents=True, exist_ok=True)
+            staging = Path(tempfile.mkdtemp(prefix=_STAGING_PREFIX, dir=dest))
+        except OSError as exc:
+            if made_dest:
+                shutil.rmtree(dest, ignore_errors=True)
             raise EndpointsError(
-                f"{name}: {len(members):,} members; a submission archive holds at most "
-                f"{MAX_ZIP_MEMBERS:,}"
-            )
-        written = 0
-        for member in members:
-            path = PurePosixPath(member.filename.replace("\\", "/"))
-            if (
-                path.is_absolute()
-                or ".." in path.parts
-                or (path.parts and ":" in path.parts[0])
-                or not path.parts
-            ):
+                f"{name}: the archive could not be unpacked ({exc.strerror or type(exc).__name__})"
+            ) from None
+        try:
+            written = 0
+            for member, parts in files:
+                try:
+                    target = staging.joinpath(*parts)
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    written = _unpack_member(archive, member, target, name, written)
+                except EndpointsError:
+                    raise
+                except (
+                    OSError,
+                    EOFError,
+                    RuntimeError,
+                    NotImplementedError,
+                    zipfile.BadZipFile,
+                    zlib.error,
+                ) as exc:
+                    raise EndpointsError(_unpack_problem(exc, member, name)) from None
+            try:
+                _move_into(staging, dest, name)
+            except OSError as exc:
                 raise EndpointsError(
-                    f"{name}: member {member.filename!r} points outside the archive's folder; "
-                    "expected relative paths"
-                )
-            mode = member.external_attr >> 16
-            # many writers store permission bits only (type 0): those are plain files
-            if file_mode.S_IFMT(mode) not in (0, file_mode.S_IFREG, file_mode.S_IFDIR):
-                raise EndpointsError(
-                    f"{name}: member {member.filename!r} is a link or special file; expected "
-                    "plain files"
-                )
-            if member.is_dir():
-                continue
-            if member.compress_size and member.file_size / member.compress_size > MAX_ZIP_RATIO:
-                raise EndpointsError(
-                    f"{name}: member {member.filename!r} expands {member.file_size / member.compress_size:,.0f} "
-                    f"times (more than {MAX_ZIP_RATIO}); refused as a zip bomb"
-                )
-            target = dest.joinpath(*path.parts)
-            target.parent.mkdir(parents=True, exist_ok=True)
-            with archive.open(member) as source, open(target, "wb") as out:
-                while chunk := source.read(1 << 16):
-                    written += len(chunk)
-                    if written > MAX_ZIP_BYTES:
-                        raise EndpointsError(
-                            f"{name}: more than {MAX_ZIP_BYTES / 1e6:.0f} MB uncompressed; a "
-                            "submission archive is a few MB"
-                        )
-                    out.write(chunk)
+                    f"{name}: the archive could not be moved into place "
+                    f"({exc.strerror or type(exc).__name__})"
+                ) from None
+        except BaseException:
+            shutil.rmtree(staging, ignore_errors=True)
+            if made_dest:
+                shutil.rmtree(dest, ignore_errors=True)
+            raise
+        shutil.rmtree(staging, ignore_errors=True)
     return dest
