@@ -715,7 +715,29 @@ def test_a_zip_given_to_the_command_line_exits_3_without_a_traceback(tmp_path, c
     path.write_bytes(built_zip([PLAIN], flags={PLAIN[0]: 0x1}))
     assert main(["throughput", "import", str(path)]) == 3
     err = capsys.readouterr().err
-    assert "sub.zip" in err and "Traceback" not in err
+    assert "sub.zip" in err and "encrypted" in err and "Traceback" not in err
+
+
+def test_the_command_line_imports_a_zipped_tree_as_the_folder(tree, tmp_path, capsys):
+    """`econ throughput import sub.zip` reads what the app's upload reads: the zipped tree,
+    unpacked with the same guards; the provenance names the zip and its SHA-256."""
+    import hashlib
+
+    from econ.cli import main
+
+    entries = [
+        (p.relative_to(tree).as_posix(), p.read_bytes()) for p in tree.rglob("*") if p.is_file()
+    ]
+    path = tmp_path / "sub.zip"
+    path.write_bytes(zip_of(entries))
+    assert main(["throughput", "import", str(path), "--out", str(tmp_path / "c.csv")]) == 0
+    zipped, folder = import_files([path]), import_files([tree])
+    assert zipped.points["output_tokens_per_s"].tolist() == (
+        folder.points["output_tokens_per_s"].tolist()
+    )
+    assert zipped.provenance["file"] == str(path)
+    assert zipped.provenance["zip_sha256"] == hashlib.sha256(path.read_bytes()).hexdigest()
+    assert zipped.provenance["file_sha256"] == folder.provenance["file_sha256"]
 
 
 def test_the_results_layout_gives_benchmark_scenario_and_gpus(shared_data, tmp_path):

@@ -32,7 +32,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from econ.files import atomic_write
+from econ.files import atomic_write, read_regular
 from econ.labels import counted
 from econ.text import neutralize
 from econ.throughput.curve import CURVE_COLUMNS, OPTIONAL_COLUMNS, Curve, with_all_columns
@@ -179,6 +179,8 @@ def import_file(
         return Curve(
             curve.points, dict(curve.provenance, format=ENDPOINTS_SUBMISSION), curve.warnings
         )
+    if Path(path).suffix.lower() == ".zip" and fmt in ("auto", ENDPOINTS_SUBMISSION):
+        return _zipped_submission(path, gpu_count, allow_incomplete)
     src = read_source(path)
     if fmt == "auto":
         fmt = detect_format(src)
@@ -191,6 +193,29 @@ def import_file(
         raise NotANumberError(f"{src.path}: {exc}") from None
     provenance = dict(curve.provenance, format=fmt)
     return Curve(points=curve.points, provenance=provenance, warnings=curve.warnings)
+
+
+def _zipped_submission(path, gpu_count, allow_incomplete) -> Curve:
+    """A zipped MLPerf Endpoints submission tree (as the app takes an upload): unpacked with the
+    importer's guards into a temporary folder and read there; the provenance names the zip."""
+    import hashlib
+    import tempfile
+
+    content = read_regular(
+        path, mlperf_endpoints.MAX_ZIP_BYTES, "a zipped MLPerf Endpoints submission tree"
+    )
+    with tempfile.TemporaryDirectory(prefix="econ-zip-") as folder:
+        tree = mlperf_endpoints.extract_submission_zip(content, Path(folder), Path(path).name)
+        curve = mlperf_endpoints.import_submission(
+            tree, gpu_count, allow_incomplete=allow_incomplete
+        )
+    provenance = dict(
+        curve.provenance,
+        file=os.fspath(path),
+        zip_sha256=hashlib.sha256(content).hexdigest(),
+        format=ENDPOINTS_SUBMISSION,
+    )
+    return Curve(curve.points, provenance, curve.warnings)
 
 
 def import_files(
