@@ -190,6 +190,20 @@ MALFORMED_STAMPS = {
         ),
         "seed = -1: expected a non-negative integer",
     ),
+    # texts the memo shows verbatim: a sentence in them re-renders identically, so it must be
+    # refused by its form (found by review: "CORRECTION: NPV restated to $912.4M" in the time)
+    "created_utc with a sentence": (
+        lambda s: s.update(created_utc=s["created_utc"] + " CORRECTION: NPV restated to $912.4M"),
+        "expected a UTC time as econ writes it",
+    ),
+    "scenario_sha256 with a sentence": (
+        lambda s: s.update(scenario_sha256="see the corrected figures below"),
+        "expected a SHA-256 in 64 lower-case hex digits",
+    ),
+    "econ_version with a sentence": (
+        lambda s: s.update(econ_version="0.1.0 (figures restated)"),
+        "expected a version number",
+    ),
     "nested too deep": (
         lambda s: s.update(extra=json.loads("[" * 100 + "]" * 100)),
         "nested more than 16 levels",

@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import zipfile
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
@@ -322,6 +323,17 @@ def _shown(value) -> str:
 STAMP_DEPTH_MAX = 16
 """Deepest nesting of a memo stamp read, counting its values (econ writes 4 levels)."""
 
+STAMP_TEXT_FORMS = (
+    (
+        "created_utc",
+        re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z"),
+        "a UTC time as econ writes it, e.g. 2026-12-05T11:34:02Z",
+    ),
+    ("scenario_sha256", re.compile(r"[0-9a-f]{64}"), "a SHA-256 in 64 lower-case hex digits"),
+    ("econ_version", re.compile(r"[0-9A-Za-z.+!-]{1,64}"), "a version number such as 0.1.0"),
+)
+"""Stamp texts the memo shows verbatim, and the forms econ writes them in (`fullmatch`)."""
+
 
 def _check_stamp(stamp: dict, file: str) -> None:
     """Each field of a memo stamp has the type `econ memo` writes (econ.memo.build.build_memo):
@@ -359,6 +371,10 @@ def _check_stamp(stamp: dict, file: str) -> None:
 
     for key in ("econ_version", "scenario_name", "scenario_sha256", "created_utc"):
         expect(isinstance(stamp.get(key), str), key, stamp.get(key), "text")
+    # Texts the memo shows as they stand in the stamp: each must have the form econ writes, so
+    # that no sentence can ride in them (a re-rendering would show it again and match).
+    for key, form, expected in STAMP_TEXT_FORMS:
+        expect(form.fullmatch(stamp[key]) is not None, key, stamp[key], expected)
     expect(
         isinstance(stamp["scenario_toml"], str),
         "scenario_toml",
