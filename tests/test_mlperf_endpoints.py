@@ -718,6 +718,25 @@ def test_a_zip_given_to_the_command_line_exits_3_without_a_traceback(tmp_path, c
     assert "sub.zip" in err and "encrypted" in err and "Traceback" not in err
 
 
+def test_a_bad_file_inside_a_zip_is_named_inside_the_zip(tree, tmp_path, capsys):
+    """Found by review: the message named the temporary folder the zip was unpacked into (a path
+    the user never had, gone by the time it was read)."""
+    from econ.cli import main
+
+    summary = next(tree.rglob("result_summary.json"))
+    summary.write_text("{ truncated")
+    entries = [
+        (p.relative_to(tree).as_posix(), p.read_bytes()) for p in tree.rglob("*") if p.is_file()
+    ]
+    path = tmp_path / "sub.zip"
+    path.write_bytes(zip_of(entries))
+    assert main(["throughput", "import", str(path)]) == 3
+    err = capsys.readouterr().err
+    inside = summary.relative_to(tree).as_posix()
+    assert f"{path}: {inside}" in err, err
+    assert "econ-zip-" not in err and "Traceback" not in err
+
+
 def test_the_command_line_imports_a_zipped_tree_as_the_folder(tree, tmp_path, capsys):
     """`econ throughput import sub.zip` reads what the app's upload reads: the zipped tree,
     unpacked with the same guards; the provenance names the zip and its SHA-256."""

@@ -32,6 +32,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from econ.errors import InputError
 from econ.files import atomic_write, read_regular
 from econ.labels import counted
 from econ.text import neutralize
@@ -206,9 +207,13 @@ def _zipped_submission(path, gpu_count, allow_incomplete) -> Curve:
     )
     with tempfile.TemporaryDirectory(prefix="econ-zip-") as folder:
         tree = mlperf_endpoints.extract_submission_zip(content, Path(folder), Path(path).name)
-        curve = mlperf_endpoints.import_submission(
-            tree, gpu_count, allow_incomplete=allow_incomplete
-        )
+        try:
+            curve = mlperf_endpoints.import_submission(
+                tree, gpu_count, allow_incomplete=allow_incomplete
+            )
+        except InputError as exc:  # its files are named inside the zip, not the gone folder
+            inside = str(exc).replace(f"{tree}{os.sep}", "").replace(str(tree), ".")
+            raise CurveError(f"{path}: {inside}") from None
     provenance = dict(
         curve.provenance,
         file=os.fspath(path),
