@@ -19,7 +19,7 @@ from econ import __version__ as econ_version
 from econ.cli import main
 from econ.library import LibraryError, Ref, open_library, parse_ref
 from econ.library.diff import unit_of
-from econ.library.store import project_summary
+from econ.library.store import project_summary, skeleton
 from econ.scenario import ScenarioError, load_scenario
 from econ.scenario.migrations import MIGRATIONS, Migration
 
@@ -584,9 +584,9 @@ def test_sqlite_failures_name_the_file_and_leave_no_new_file(tmp_path, capsys):
         assert "PostgreSQL" not in err and "server" not in err
         assert not path.exists() and list(tmp_path.iterdir()) == []  # nor a journal
         assert f"econ removed the library file it had just created ({path})" in err
-        # a library that existed before is never removed (`list` creates no file: open it)
+        # a library that existed before is never removed (`list` creates no file: upgrade does)
         sa.event.remove(sa.engine.Engine, "connect", full_disk)
-        open_library(url).close()
+        assert econ(capsys, "library", "upgrade", "--library", url)[0] == 0
         sa.event.listen(sa.engine.Engine, "connect", full_disk)
         rc, _, err = econ(capsys, "library", "save", SEED, "--library", url)
         assert rc == 3 and "disk holding the library file is full" in err
@@ -654,8 +654,33 @@ def _old_library(url: str) -> None:
     engine.dispose()
 
 
-def test_an_old_library_is_upgraded_on_open(library_url, capsys):
+def _revision_of(url: str) -> str:
+    engine = sa.create_engine(url)
+    with engine.connect() as conn:
+        revision = conn.scalar(sa.text("SELECT version_num FROM econ_library_revision"))
+    engine.dispose()
+    return revision
+
+
+@pytest.mark.parametrize("writer", ["upgrade", "save"])
+def test_an_old_library_is_upgraded_by_a_writer_never_by_a_read(library_url, capsys, writer):
     _old_library(library_url)
+    # a command that only reads writes nothing, not even an upgrade: it says who upgrades
+    for argv in (["list"], ["show", SEED_NAME], ["history", SEED_NAME]):
+        rc, _, err = econ(capsys, "library", *argv)
+        assert rc == 3 and "is at library revision 0001, older than the revision 0002" in err
+        assert "upgraded first by a user allowed to change its tables" in err
+        assert "`econ library upgrade`" in err and "Traceback" not in err
+    assert econ(capsys, "project", f"library:{SEED_NAME}")[0] == 3
+    assert _revision_of(library_url) == "0001"
+    if writer == "upgrade":
+        rc, out, _ = econ(capsys, "library", "upgrade")
+        assert rc == 0 and "upgraded library" in out and "from revision 0001 to 0002" in out
+        rc, out, _ = econ(capsys, "library", "upgrade", "--format", "json")
+        assert json.loads(out)["previous_revision"] == json.loads(out)["revision"] == "0002"
+    else:
+        assert econ(capsys, "library", "save", HALL)[0] == 0
+    assert _revision_of(library_url) == "0002"
     rc, out, _ = econ(capsys, "library", "list", "--hardware", "gb200-nvl72", "--format", "json")
     assert rc == 0
     [row] = json.loads(out)["scenarios"]
@@ -668,10 +693,6 @@ def test_an_old_library_is_upgraded_on_open(library_url, capsys):
     assert econ(capsys, "library", "show", f"{SEED_NAME}@1")[1] == SEED.read_text()
     assert econ(capsys, "library", "save", SEED)[0] == 0
     assert summary_of(capsys, f"library:{SEED_NAME}@1") == summary_of(capsys, SEED)
-    engine = sa.create_engine(library_url)
-    with engine.connect() as conn:
-        assert conn.scalar(sa.text("SELECT version_num FROM econ_library_revision")) == "0002"
-    engine.dispose()
 
 
 def test_a_library_from_a_newer_econ_is_refused(library_url, capsys):
@@ -901,7 +922,19 @@ def test_a_name_typed_composed_or_decomposed_is_one_name(library_url, tmp_path, 
         ("\u3000A-B", "character 1 is U+3000 IDEOGRAPHIC SPACE, a space at the name's start"),
         ("A-B ", "character 4 is U+0020 SPACE, a space at the name's end"),
         ("\u0410pple-b200", "word 'Аpple' mixes Cyrillic and Latin letters (character 1 is U+0410"),
-        ("gb200-n\u03bdl72", "word 'nνl' mixes Latin and Greek letters"),
+        ("gb200-n\u03bdl72", "word 'nνl72' mixes Latin and Greek letters"),
+        # default-ignorable characters that are not format characters, and the braille blank
+        ("A\u034f-B", "character 2 is U+034F COMBINING GRAPHEME JOINER, a default-ignorable"),
+        ("A-B\ufe0f", "character 4 is U+FE0F VARIATION SELECTOR-16, a default-ignorable"),
+        ("A-B\u3164", "character 4 is U+3164 HANGUL FILLER, a default-ignorable character"),
+        ("A-B\uffa0", "character 4 is U+FFA0 HALFWIDTH HANGUL FILLER"),
+        ("A-B\u17b4", "character 4 is U+17B4 KHMER VOWEL INHERENT AQ, a default-ignorable"),
+        ("A-B\u2800", "character 4 is U+2800 BRAILLE PATTERN BLANK, a blank, drawn as nothing"),
+        # a letter between digits is in a word with the letters before it
+        ("h2\u041e0-b200", "word 'h2О0' mixes Latin and Cyrillic letters"),
+        # Latin may join Han and kana, or Han and bopomofo, or Han and hangul; no other mix
+        ("\u30e2\u30c7\u30eb\ud55c", "word 'モデル한' mixes Katakana and Hangul"),
+        ("GPU\u3105\u3072", "mixes Bopomofo and Hiragana letters"),
     ],
 )
 def test_a_name_that_can_deceive_is_refused(library_url, tmp_path, capsys, name, expected):
@@ -947,13 +980,66 @@ def test_a_new_name_that_looks_like_a_stored_one_is_refused(library_url, tmp_pat
         assert econ(capsys, "library", "save", _named(tmp_path, name))[0] == 0, name
 
 
+def test_look_alikes_in_one_script_and_names_differing_in_case_are_refused(
+    library_url, tmp_path, capsys
+):
+    for name in ("llama2-70b-h200", "run.v2", "model plan"):
+        assert econ(capsys, "library", "save", _named(tmp_path, name))[0] == 0
+    for lookalike, stored, detail in [
+        ("IIama2-70b-h200", "llama2-70b-h200", "character 1 is U+0049 LATIN CAPITAL LETTER I"),
+        ("1lama2-70b-h200", "llama2-70b-h200", "character 1 is U+0031 DIGIT ONE"),
+        ("llama2-70b-h2OO", "llama2-70b-h200", "character 14 is U+004F LATIN CAPITAL LETTER O"),
+        ("llama2\u201370b-h200", "llama2-70b-h200", "character 7 is U+2013 EN DASH"),
+        ("llama2\u221270b-h200", "llama2-70b-h200", "character 7 is U+2212 MINUS SIGN"),
+        ("llama2\u201170b-h200", "llama2-70b-h200", "U+2011 NON-BREAKING HYPHEN"),
+        ("llama2\u201270b-h200", "llama2-70b-h200", "U+2012 FIGURE DASH"),
+        ("run\u2024v2", "run.v2", "character 4 is U+2024 ONE DOT LEADER"),
+        ("run\uff0ev2", "run.v2", "U+FF0E FULLWIDTH FULL STOP"),
+        ("model  plan", "model plan", ""),
+    ]:
+        rc, _, err = econ(capsys, "library", "save", _named(tmp_path, lookalike))
+        assert rc == 3 and f"name = {lookalike!r}: looks like {stored!r}, already in" in err
+        assert detail in err and "nothing was saved" in err, err
+    # names differing only in letter case read as one name (and export's files of them clash)
+    for other_case in ("LLAMA2-70B-H200", "Llama2-70b-h200", "RUN.V2"):
+        rc, _, err = econ(capsys, "library", "save", _named(tmp_path, other_case))
+        assert rc == 3 and "differs only in letter case from" in err, err
+    rc, out, _ = econ(capsys, "library", "list", "--format", "json")
+    assert [s["name"] for s in json.loads(out)["scenarios"]] == [
+        "llama2-70b-h200",
+        "model plan",
+        "run.v2",
+    ]
+    # what UTS #39 allows ("highly restrictive"), a unit's micro sign, and letters that differ
+    for name in (
+        "GPU\u96c6\u7fa4",  # Latin and Han
+        "Llama\u30e2\u30c7\u30eb",  # Latin and katakana
+        "H200\uc11c\ubc84",  # Latin and hangul
+        "GPU\u6ce8\u97f3\u3105",  # Latin, Han and bopomofo
+        "latency-200\u00b5s",  # MICRO SIGN
+        "L2-plan",
+        "12-plan",  # ('L' and '1' are not drawn alike)
+        "run-v2",
+    ):
+        rc, _, err = econ(capsys, "library", "save", _named(tmp_path, name))
+        assert rc == 0, (name, err)
+
+
+def test_skeleton_maps_look_alikes_to_one_text():
+    same = ["llama2-70b.h200", "IIama2\u201370b\u2024h2OO", "\uff4c1ama2\u221270b\uff0eh200"]
+    assert len({skeleton(name) for name in same}) == 1
+    assert skeleton("llama2-70b-h200\u034f\ufe0f\u3164\u2800") == skeleton("llama2-70b-h200")
+    assert skeleton("a  b") == skeleton("a\u3000b") == "a b"
+    assert skeleton("L2") != skeleton("12") and skeleton("o") != skeleton("0")
+
+
 def test_names_stored_before_the_checks_still_load_save_and_print_escaped(
     library_url, tmp_path, capsys, monkeypatch
 ):
-    legacy = ["A\u2028B", "A-B\u00a0", "A\u030a", "\u0410-B"]
+    legacy = ["A\u2028B", "A-B\u00a0", "A\u030a", "\u0410-B", "A-B\ufe0f", "IIama", "LLAMA"]
     with monkeypatch.context() as patch:  # an econ from before the checks
         patch.setattr("econ.library.store.name_problem", lambda name: None)
-        patch.setattr("econ.library.store.skeleton", lambda name: name)
+        patch.setattr("econ.library.store.look_keys", lambda name: [("looks like", name)])
         patch.setattr("econ.library.store.unicodedata.normalize", lambda form, text: text)
         for name in legacy:
             assert econ(capsys, "library", "save", _named(tmp_path, name))[0] == 0
@@ -1010,6 +1096,52 @@ def test_commands_that_read_never_create_a_library_file(tmp_path, capsys, monkey
     assert econ(capsys, "project", f"library:{SEED_NAME}")[0] == 3
     assert econ(capsys, "library", *argv)[0] in (0, 3)
     assert not (tmp_path / "data").exists()
+
+
+def _library_tables(url: str) -> list[str] | None:
+    """The tables of a library (None: its SQLite file does not exist, nor a journal of it)."""
+    path = sa.engine.make_url(url).database
+    if url.startswith("sqlite"):
+        if not any(Path(path + suffix).exists() for suffix in ("", "-journal", "-wal")):
+            return None
+    engine = sa.create_engine(url)
+    with engine.connect() as conn:
+        tables = sorted(sa.inspect(conn).get_table_names())
+    engine.dispose()
+    return tables
+
+
+def test_a_failed_write_to_a_new_library_creates_nothing(library_url, tmp_path, capsys):
+    bad = tmp_path / "bad.toml"
+    bad.write_text('name = "x"\n')  # no [fleet], [throughput], ...
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    invalid = tmp_path / "invalid"
+    invalid.mkdir()
+    (invalid / "bad.toml").write_text('name = "x"\n')
+    cases = [
+        (["save", bad], "bad.toml"),
+        (["save", tmp_path / "missing.toml"], "missing.toml"),
+        (["save", SEED, "--tag", ",bad"], "--tag ',bad'"),
+        (["save", SEED, "--author", "\x1b[2J"], "author"),
+        (["save", SEED, "--base", "2"], "expected no --base for a new name"),  # (refused in the
+        (["save", _named(tmp_path, "A\u200b-B")], "U+200B ZERO WIDTH SPACE"),  # transaction)
+        (["import", empty], "no *.toml files"),
+        (["import", invalid], "bad.toml"),
+        (
+            ["restore", f"{SEED_NAME}@1"],
+            "no econ library yet" if "postgresql" in library_url else "does not exist yet",
+        ),
+        (["delete", SEED_NAME], "no scenario"),
+        (["migrate", f"{SEED_NAME}@1"], "no scenario"),
+    ]
+    for argv, expected in cases:
+        rc, _, err = econ(capsys, "library", *argv)
+        assert rc == 3 and expected in err and "Traceback" not in err, (argv, err)
+        assert "removed the library file" not in err  # none was made
+        assert _library_tables(library_url) in (None, []), argv
+    assert econ(capsys, "library", "save", SEED)[0] == 0  # a save that succeeds creates it
+    assert "versions" in _library_tables(library_url)
 
 
 def test_saves_still_create_the_library_file(tmp_path, capsys):

@@ -37,6 +37,15 @@ def _database(url: str) -> str:
     return sa.engine.make_url(url).database
 
 
+def _tables(postgres_socket, database: str) -> list[str]:
+    """The tables of a database's schema public."""
+    with _superuser(postgres_socket, database) as conn:
+        rows = conn.execute(
+            "SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename"
+        )
+        return [r[0] for r in rows]
+
+
 def _wait_for_lock_waiter(postgres_socket, database: str, timeout_s: float = 60) -> None:
     """Return once a session of `database` waits for a lock (fail after `timeout_s`)."""
     deadline = time.monotonic() + timeout_s
@@ -75,6 +84,7 @@ def test_an_import_waits_for_a_save_under_way_and_compares_with_it(
     def other_save():  # another user's save, holding its transaction open
         try:
             with open_library(postgres_url) as library:
+                library.upgrade()  # (the library exists: its first write is not rehearsed)
                 item = _prepare(_read_text(other), str(other))
 
                 def run(conn):
@@ -195,14 +205,21 @@ def test_a_team_with_the_documented_grants(postgres_url, postgres_socket, tmp_pa
     def run(role: str, *argv):
         return econ(capsys, *argv, "--library", as_role(role))
 
+    # a member reads the empty database as an empty library, creating nothing
+    rc, _, err = run("bob", "library", "list")
+    assert rc == 0 and "its database holds no econ library yet" in err
+    assert _tables(socket, database) == []
     with _superuser(socket) as conn:
         version = int(conn.execute("SHOW server_version_num").fetchone()[0])
-    if version >= 150000:  # a member opening the empty database first may not create tables
-        rc, _, err = run("bob", "library", "list")
+    if version >= 150000:  # a member saving first into the empty database may not create tables
+        rc, _, err = run("bob", "library", "save", SEED, "--author", "bob")
         assert rc == 3 and "permission denied for schema public" in err
         assert "the database's owner" in err and "GRANT CREATE ON SCHEMA public TO bob" in err
         assert 'docs/library.md, "A team on PostgreSQL"' in err and "Traceback" not in err
 
+    # the owner creates the tables, as the docs say
+    rc, out, _ = run("econ_owner", "library", "upgrade")
+    assert rc == 0 and "created library" in out and "at revision 0002" in out
     assert run("econ_owner", "library", "save", SEED, "--author", "ada")[0] == 0
     # before the grants: PostgreSQL's reason and what to ask the owner for
     rc, _, err = run("bob", "library", "list")
@@ -251,9 +268,69 @@ def test_only_the_owner_upgrades_an_old_library(postgres_url, postgres_socket, c
     with _superuser(postgres_socket, database) as conn:
         conn.execute("GRANT SELECT, INSERT, UPDATE ON ALL TABLES IN SCHEMA public TO econ_team")
     url = f"postgresql+psycopg://bob@/{database}?host={postgres_socket}"
+    # bob's read writes nothing: it says who upgrades the library
     rc, _, err = econ(capsys, "library", "list", "--library", url)
+    assert rc == 3 and "is at library revision 0001, older than the revision 0002" in err
+    assert "(on PostgreSQL, the role that owns them): `econ library upgrade`" in err
+    # bob's save would upgrade it, which only the owner may
+    rc, _, err = econ(capsys, "library", "save", SEED, "--library", url)
     assert rc == 3 and "opening failed: must be owner of table" in err
     assert "the library's owner (the role that created its tables) to open it first" in err
+    owner = f"postgresql+psycopg://econ_owner@/{database}?host={postgres_socket}"
+    with _superuser(postgres_socket, database) as conn:
+        for table in _tables(postgres_socket, database):
+            conn.execute(f"ALTER TABLE {table} OWNER TO econ_owner")
+    assert econ(capsys, "library", "upgrade", "--library", owner)[0] == 0
+    rc, out, _ = econ(capsys, "library", "list", "--library", url)
+    assert rc == 0 and SEED_NAME in out
+
+
+@pytest.mark.parametrize("who", ["postgres", "reader"])
+def test_reads_of_an_empty_database_write_nothing(
+    postgres_url, postgres_socket, tmp_path, capsys, who
+):
+    """As a missing SQLite file does, an empty database reads as an empty library: no table is
+    created (not even by the superuser), and a role that may only read (no CREATE on schema
+    public) is not refused. An old library is not upgraded by a read."""
+    database = _database(postgres_url)
+    with _superuser(postgres_socket) as conn:
+        if not conn.execute("SELECT 1 FROM pg_roles WHERE rolname = 'reader'").fetchone():
+            conn.execute("CREATE ROLE reader LOGIN")
+        conn.execute(f'GRANT CONNECT ON DATABASE "{database}" TO reader')
+    with _superuser(postgres_socket, database) as conn:
+        conn.execute("REVOKE CREATE ON SCHEMA public FROM PUBLIC")  # (PostgreSQL < 15 grants it)
+        conn.execute("GRANT USAGE ON SCHEMA public TO reader")
+    url = f"postgresql+psycopg://{who}@/{database}?host={postgres_socket}"
+    for argv in (
+        ["list"],
+        ["list", "--format", "json"],
+        ["history", SEED_NAME],
+        ["show", SEED_NAME],
+        ["diff", f"{SEED_NAME}@1", f"{SEED_NAME}@2"],
+        ["export", tmp_path],
+        ["restore", f"{SEED_NAME}@1"],
+        ["delete", SEED_NAME],
+        ["migrate", f"{SEED_NAME}@1"],
+    ):
+        rc, out, err = econ(capsys, "library", *argv, "--library", url)
+        assert rc in (0, 3) and "Traceback" not in err and "permission denied" not in err, err
+        assert rc == 0 or "its database holds no econ library yet" in err, (argv, err)
+        assert _tables(postgres_socket, database) == [], argv
+    rc, _, err = econ(capsys, "library", "list", "--library", url)
+    assert rc == 0 and "no scenarios: its database holds no econ library yet" in err
+    rc, _, err = econ(capsys, "--library", url, "project", f"library:{SEED_NAME}")
+    assert rc == 3 and "its database holds no econ library yet" in err
+    assert list(tmp_path.iterdir()) == [] and _tables(postgres_socket, database) == []
+    # an old library, which the reader may read: a read says who upgrades it, and changes nothing
+    _old_library(postgres_url)
+    with _superuser(postgres_socket, database) as conn:
+        conn.execute("GRANT SELECT ON ALL TABLES IN SCHEMA public TO reader")
+    rc, _, err = econ(capsys, "library", "list", "--library", url)
+    assert rc == 3 and "at library revision 0001, older than the revision 0002" in err
+    assert "`econ library upgrade`" in err and "permission denied" not in err
+    with _superuser(postgres_socket, database) as conn:
+        assert conn.execute("SELECT version_num FROM econ_library_revision").fetchone()[0] == "0001"
+    assert "results" not in _tables(postgres_socket, database)
 
 
 # --- 5. a read-only SQLite file ------------------------------------------------------------------

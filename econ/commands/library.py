@@ -6,6 +6,7 @@
     econ library diff NAME@1 NAME@2      econ library restore NAME@1
     econ library export DIR [--force]    econ library import DIR [--update]
     econ library delete NAME             econ library migrate NAME@VERSION
+    econ library upgrade                 (create the library, or upgrade its tables)
 
 The library is `--library URL`, else ECON_LIBRARY, else the per-user SQLite file. Thin: every
 command calls econ.library and prints a table or JSON (`--format json`). Exit 3 on a bad library,
@@ -99,10 +100,19 @@ def register(subparsers) -> None:
     m.add_argument("ref", metavar="NAME[@VERSION]")
     m.add_argument("--author")
 
+    add(
+        "upgrade",
+        "create the library's tables, or bring them to this econ's revision (on PostgreSQL, as "
+        "the role that owns them); commands that only read never do",
+        _upgrade,
+    )
+
 
 def _open(args, *, create: bool = False):
-    """The library of --library / ECON_LIBRARY; `create`: only for the commands that save a new
-    name (save, import): the others never create a SQLite file (a missing one reads as empty)."""
+    """The library of --library / ECON_LIBRARY; `create`: for the commands that write (save,
+    import, restore, delete, migrate, upgrade), which upgrade an older library and whose first
+    write creates a new one; the commands that only read never write anything (a library that
+    does not exist yet reads as empty; an older one is refused, naming `upgrade`)."""
     from econ.library import open_library
 
     return open_library(getattr(args, "library", None), create=create)
@@ -215,7 +225,7 @@ def _list(args) -> int:
         _json({"scenarios": [i.to_json() for i in infos]})
     elif infos:
         print(_version_rows(infos, with_name=True))
-    elif library.missing_file is not None:
+    elif not library.exists:
         print(f"no scenarios: {_printable(library.missing_note())}", file=sys.stderr)
     else:
         print("no scenarios match", file=sys.stderr)
@@ -279,7 +289,7 @@ def _cell(value) -> str:
 
 
 def _restore(args) -> int:
-    with _open(args) as library:
+    with _open(args, create=True) as library:
         info = library.restore(
             parse_ref(args.ref, need_version=True), message=args.message, author=args.author
         )
@@ -287,7 +297,7 @@ def _restore(args) -> int:
 
 
 def _migrate(args) -> int:
-    with _open(args) as library:
+    with _open(args, create=True) as library:
         info = library.migrate(parse_ref(args.ref), author=args.author)
     return _saved(args, info, "migrated as")
 
@@ -317,7 +327,7 @@ def _import(args) -> int:
 
 
 def _delete(args) -> int:
-    with _open(args) as library:
+    with _open(args, create=True) as library:
         library.delete(args.name, author=args.author)
         versions = library.history(args.name)
     last = versions[-1].version
@@ -327,5 +337,21 @@ def _delete(args) -> int:
         print(
             f"deleted {_printable(versions[-1].name)} ({len(versions)} versions kept; "
             f"`{command_line('restore', f'{versions[-1].name}@{last}')}` brings it back)"
+        )
+    return EXIT_OK
+
+
+def _upgrade(args) -> int:
+    with _open(args, create=True) as library:
+        before, now = library.upgrade()
+    if args.format == "json":
+        _json({"library": library.display, "previous_revision": before, "revision": now})
+    elif before is None:
+        print(f"created library {_printable(library.display)} at revision {now}")
+    elif before != now:
+        print(f"upgraded library {_printable(library.display)} from revision {before} to {now}")
+    else:
+        print(
+            f"library {_printable(library.display)} is at revision {now}, this econ's: nothing to do"
         )
     return EXIT_OK

@@ -149,7 +149,9 @@ def parse_ref(text: str, *, need_version: bool = False) -> Ref:
 
 
 def open_library(url: str | None = None, **options: Any) -> Library:
-    """Open (and, if it is older, upgrade) the library at `url` (see resolve_url)."""
+    """Open the library at `url` (see resolve_url): to write it (the default; an older library
+    is upgraded, a new one created by its first write), or only to read it (create=False:
+    nothing is ever written; see econ.library.store.Library)."""
     from econ.library.store import Library
 
     return Library(url, **options)

@@ -10,13 +10,16 @@ name under way is waited for and compared with. On PostgreSQL a lock is waited f
 PG_LOCK_TIMEOUT_S (lock_timeout), then the save fails naming the cause.
 
 A new name is stored in NFC and must be visible and unlike every stored name (`name_problem`,
-`skeleton`); names stored before these checks keep working. A library opened only to be read
-(create=False) never creates a SQLite file: a missing one reads as empty.
+`skeleton`, `look_keys`); names stored before these checks keep working.
 
-Opening a library brings its tables to the newest Alembic revision (shipped in
-econ/library/migrations) inside a write transaction (PostgreSQL: under an advisory lock), so two
-processes opening an old library at once migrate it once. Every database failure becomes a
-LibraryError naming the library (password hidden) and what to do; nothing is written then.
+A library that does not exist yet (a missing or empty SQLite file, a database without econ's
+tables) reads as empty and is created by its first write, inside that write's transaction, so a
+write that fails creates nothing. Opening a library to write it (create=True) brings its tables
+to the newest Alembic revision (shipped in econ/library/migrations) inside a write transaction
+(PostgreSQL: under an advisory lock), so two processes opening an old library at once migrate it
+once; a library opened only to be read (create=False) is never written to: an older one is
+refused, naming `econ library upgrade`. Every database failure becomes a LibraryError naming the
+library (password hidden) and what to do; nothing is written then.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import difflib
+import functools
 import getpass
 import hashlib
 import json
@@ -32,7 +36,7 @@ import os
 import re
 import stat
 import unicodedata
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -91,6 +95,10 @@ _TAG = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:/+-]*$")
 _URL_HELP = "expected sqlite:///PATH.db or postgresql+psycopg://USER@HOST/DATABASE"
 _INFO_COLUMNS = [c for c in versions.c if c.name != "toml_text"]
 """The columns of a version's details: `list` and `history` never read the texts."""
+
+
+class _DatabaseFailure(LibraryError):
+    """A failure of the database itself (a full disk, a lock, a permission), not of the input."""
 
 
 @dataclass(frozen=True)
@@ -203,6 +211,7 @@ def _refuse_files(data: Mapping[str, Any], label: str) -> None:
 # --- names --------------------------------------------------------------------------------------
 # A name is how a team tells scenarios apart, in a terminal, a table, the app and a file name: two
 # names must not look alike, and no character of one may be invisible or move the text around.
+# The checks follow Unicode's UTS #39 ("Unicode Security Mechanisms"), kept small and readable.
 
 _FORMS = ("NFC", "NFD")
 """How a name is looked up besides as typed: NFC (how names are stored), NFD (as stored before)."""
@@ -213,26 +222,105 @@ _INVISIBLE = {
     "Zp": "a paragraph separator",
 }
 
-_SAME_SCRIPT = dict.fromkeys(
-    ("CJK", "HIRAGANA", "KATAKANA", "KATAKANA-HIRAGANA", "HANGUL", "BOPOMOFO", "IDEOGRAPHIC"), "CJK"
+_DEFAULT_IGNORABLE = (
+    # Unicode's Default_Ignorable_Code_Point (DerivedCoreProperties.txt), as ranges: characters a
+    # font draws as nothing. Most are format characters (Cf) too; the others are joiners and
+    # variation selectors (U+034F, U+FE00-FE0F, U+E0100-E01EF), fillers drawn as letters of no
+    # shape (U+115F, U+1160, U+3164, U+FFA0), the Khmer inherent vowels and unassigned ones.
+    (0x00AD, 0x00AD),
+    (0x034F, 0x034F),
+    (0x061C, 0x061C),
+    (0x115F, 0x1160),
+    (0x17B4, 0x17B5),
+    (0x180B, 0x180F),
+    (0x200B, 0x200F),
+    (0x202A, 0x202E),
+    (0x2060, 0x206F),
+    (0x3164, 0x3164),
+    (0xFE00, 0xFE0F),
+    (0xFEFF, 0xFEFF),
+    (0xFFA0, 0xFFA0),
+    (0xFFF0, 0xFFF8),
+    (0x1BCA0, 0x1BCA3),
+    (0x1D173, 0x1D17A),
+    (0xE0000, 0xE0FFF),
 )
-"""Scripts that one word of Japanese, Chinese or Korean mixes as a matter of course."""
+_BLANK = "\u2800"
+"""BRAILLE PATTERN BLANK: a symbol, not ignorable to Unicode, yet drawn as nothing."""
 
-_LOOKALIKES = str.maketrans(
-    # Cyrillic, Greek and Armenian letters drawn like Latin ones (the common cases of Unicode's
-    # confusables.txt; a name made of them reads as the Latin name)
-    "АВСЕНІЈКМОРЅТХУҮԚԜӀасеһіјорѕхуүԁԛԝӏΑΒΕΖΗΙΚΜΝΟΡΤΥΧϹϳονϲυχρօսզհո",
-    "ABCEHIJKMOPSTXYYQWIacehijopsxyydqwlABEZHIKMNOPTYXCjovcuxpouqhn",
+_MIXES = (
+    # the scripts one word may mix (UTS #39 section 5.2, "Highly Restrictive"): Japanese, Chinese
+    # and Korean words hold Latin letters as a matter of course (GPU集群, Llamaモデル, H200서버)
+    frozenset({"LATIN", "HAN", "HIRAGANA", "KATAKANA"}),
+    frozenset({"LATIN", "HAN", "BOPOMOFO"}),
+    frozenset({"LATIN", "HAN", "HANGUL"}),
 )
+_SCRIPT_OF_NAME = {"CJK": "HAN", "IDEOGRAPHIC": "HAN", "KATAKANA-HIRAGANA": "KATAKANA"}
+"""The script of letters whose Unicode name does not start with it (U+4E00 CJK UNIFIED
+IDEOGRAPH-4E00 is Han; U+30FC KATAKANA-HIRAGANA PROLONGED SOUND MARK is Japanese kana)."""
+_COMMON_LETTERS = frozenset("\u00b5")
+"""Letters of no script (Unicode's Script=Common): MICRO SIGN, the unit prefix of 200µs."""
+
+# What each character passes for: the common cases of Unicode's confusables.txt (UTS #39 section
+# 4, "Confusable Detection"), for the characters scenario names are written in. NFKC has already
+# made full-width, mathematical and superscript characters, ligatures and U+2024 ONE DOT LEADER
+# plain ones; this holds what NFKC keeps. Letters of other scripts map to the Latin letter they
+# are drawn like; then Latin letters, digits and punctuation drawn alike map to one of them.
+_SCRIPT_LOOKALIKES = dict(
+    zip(
+        # Cyrillic, Greek and Armenian
+        "АВСЕНІЈКМОРЅТХУҮԚԜӀасеһіјорѕхуүԁԛԝӏΑΒΕΖΗΙΚΜΝΟΡΤΥΧϹϳονϲυχρօսզհո",
+        "ABCEHIJKMOPSTXYYQWIacehijopsxyydqwlABEZHIKMNOPTYXCjovcuxpouqhn",
+        strict=True,
+    )
+)
+_SHAPE_LOOKALIKES = {
+    **dict.fromkeys("Il1|", "l"),  # capital I, small L, one and the vertical bar
+    **dict.fromkeys("O0", "O"),  # capital O and zero
+    # the dash family: hyphen, non-breaking hyphen, figure dash, en and em dashes, horizontal
+    # bar, hyphen bullet, modifier minus, minus sign, small em dash, small and full-width minus
+    **dict.fromkeys(
+        "\u2010\u2011\u2012\u2013\u2014\u2015\u2043\u02d7\u2212\ufe58\ufe63\uff0d", "-"
+    ),
+    # dots on the line: one dot leader, full-width full stop (U+3002 IDEOGRAPHIC FULL STOP, a
+    # small circle, is told apart)
+    **dict.fromkeys("\u2024\uff0e", "."),
+}
+_SCRIPTS_AS_LATIN = str.maketrans(_SCRIPT_LOOKALIKES)
+_LOOKALIKES = str.maketrans(
+    {
+        **{c: _SHAPE_LOOKALIKES.get(latin, latin) for c, latin in _SCRIPT_LOOKALIKES.items()},
+        **_SHAPE_LOOKALIKES,
+    }
+)
+
+
+def _invisible(char: str) -> str | None:
+    """What makes `char` invisible in a name, or None when it can be seen."""
+    kind = _INVISIBLE.get(unicodedata.category(char))
+    if kind:
+        return kind
+    code = ord(char)
+    if any(low <= code <= high for low, high in _DEFAULT_IGNORABLE):
+        return (
+            "a default-ignorable character, drawn as nothing (a joiner, variation selector or "
+            "filler)"
+        )
+    if char == _BLANK:
+        return "a blank, drawn as nothing"
+    return None
 
 
 def name_problem(name: str) -> str | None:
-    """Why `name` (in NFC) may not be a new scenario name, or None: a format character (zero
-    width, bidirectional, tag), a line or paragraph separator, a space of any kind at its start or
-    end, or letters of two scripts in one word (Cyrillic 'а' in a Latin word). Names stored before
-    these checks keep loading and saving."""
+    """Why `name` (in NFC) may not be a new scenario name, or None: an invisible character (a
+    format character such as a zero width space or a bidirectional control, any other Unicode
+    default-ignorable character such as a variation selector or a Hangul filler, the braille
+    blank, a line or paragraph separator), a space of any kind at its start or end, or letters of
+    two scripts in one word (Cyrillic 'а' in a Latin word; Latin with Han and kana, bopomofo or
+    hangul is one word of Japanese, Chinese or Korean). Names stored before these checks keep
+    loading and saving."""
     for position, char in enumerate(name, start=1):
-        kind = _INVISIBLE.get(unicodedata.category(char))
+        kind = _invisible(char)
         if kind:
             return (
                 f"character {position} is {_code_point(char)}, {kind}; expected a name of visible "
@@ -245,50 +333,71 @@ def name_problem(name: str) -> str | None:
             f"character {position} is {_code_point(name[position - 1])}, a space at the name's "
             f"{where}; expected a name without spaces at its start or end (they cannot be seen)"
         )
-    for word in re.finditer(r"[^\W\d_]+", name):  # runs of letters (and their marks)
-        first: tuple[int, str] | None = None
+    # a word: a run of letters, marks and digits, so that a letter between digits ('h2О0' with a
+    # Cyrillic О) is in a word with the letters before it
+    for word in re.finditer(r"[^\W_]+", name):
+        seen: dict[str, int] = {}  # each script of the word, at the offset of its first letter
         for offset, char in enumerate(word[0]):
             script = _script(char)
-            if script is None:
+            if script is None or script in seen:
                 continue
-            if first is None:
-                first = offset, script
-            elif script != first[1]:
-                position = word.start() + offset + 1
+            clash = next((s for s in seen if not any({s, script} <= m for m in _MIXES)), None)
+            if clash is not None:
+                first = word.start() + seen[clash]
                 return (
-                    f"word {word[0]!r} mixes {first[1].title()} and {script.title()} letters "
-                    f"(character {word.start() + first[0] + 1} is "
-                    f"{_code_point(name[word.start() + first[0]])}, character {position} is "
-                    f"{_code_point(char)}); expected the letters of each word in one script, so "
-                    "that a name cannot pass for another"
+                    f"word {word[0]!r} mixes {clash.title()} and {script.title()} letters "
+                    f"(character {first + 1} is {_code_point(name[first])}, character "
+                    f"{word.start() + offset + 1} is {_code_point(char)}); expected the letters "
+                    "of each word in one script (or Latin with Han and kana, bopomofo or "
+                    "hangul), so that a name cannot pass for another"
                 )
+            seen[script] = offset
     return None
 
 
-def skeleton(name: str) -> str:
-    """What a name looks like: NFKC (full-width and mathematical letters as plain ones), Cyrillic,
-    Greek and Armenian look-alikes as the Latin letters they are drawn like, every space as ' ',
-    invisible characters dropped, no space at either end. Two names with one skeleton look alike."""
-    text = unicodedata.normalize("NFKC", name).translate(_LOOKALIKES)
+def _visible(name: str) -> str:
+    """A name as it is seen: NFKC (full-width and mathematical letters as plain ones), invisible
+    characters dropped, each run of spaces as one ' ', none at either end."""
     kept = []
-    for char in text:
-        category = unicodedata.category(char)
-        if category == "Cf":
+    for char in unicodedata.normalize("NFKC", name):
+        if _invisible(char) and not unicodedata.category(char).startswith("Z"):
             continue
-        kept.append(" " if category in ("Zs", "Zl", "Zp") else char)
-    return "".join(kept).strip()
+        kept.append(" " if unicodedata.category(char).startswith("Z") else char)
+    return re.sub(" +", " ", "".join(kept)).strip()
+
+
+def skeleton(name: str) -> str:
+    """What a name looks like: `_visible`, then every character as the one it passes for
+    (`_LOOKALIKES`: Cyrillic 'А' as 'A', 'I' and '1' as 'l', '0' as 'O', an en dash as '-').
+    Two names with one skeleton look alike."""
+    return _visible(name).translate(_LOOKALIKES)
+
+
+def look_keys(name: str) -> tuple[tuple[str, str], tuple[str, str]]:
+    """The keys two names that may not both be stored share: ("looks like", skeleton) and
+    ("differs only in case from", the name `_visible`, other scripts' look-alikes as Latin,
+    case-folded). Names differing only in case are one name to a team (and export's files of
+    them clash on a disk that ignores case); 'L' beside '1' still differs."""
+    return (
+        ("looks like", skeleton(name)),
+        (
+            "differs only in letter case from",
+            _visible(name).translate(_SCRIPTS_AS_LATIN).casefold(),
+        ),
+    )
 
 
 def _script(char: str) -> str | None:
-    """The script of a letter, from its Unicode name (None for a mark, digit or modifier)."""
-    if not unicodedata.category(char).startswith("L"):
+    """The script of a letter, from its Unicode name (None for a mark, digit, modifier or a
+    letter of no script)."""
+    if not unicodedata.category(char).startswith("L") or char in _COMMON_LETTERS:
         return None
     words = unicodedata.name(unicodedata.normalize("NFKC", char)[0], "").split()
     if words[:1] in (["FULLWIDTH"], ["HALFWIDTH"]):
         words = words[1:]
     if not words or words[0] == "MODIFIER":
         return None
-    return _SAME_SCRIPT.get(words[0], words[0])
+    return _SCRIPT_OF_NAME.get(words[0], words[0])
 
 
 def _code_point(char: str) -> str:
@@ -327,43 +436,66 @@ def default_author() -> str:
 
 
 class Library:
-    """A scenario library at a URL (see econ.library.resolve_url); opening it upgrades its tables.
+    """A scenario library at a URL (see econ.library.resolve_url).
 
     `timeout_s`: how long a save waits for another writer's lock before failing [s] (default:
     SQLite, the URL's ?timeout= else 30; PostgreSQL, 30, as its lock_timeout).
-    `create`: False for a library that is only read (list, history, show, diff, export,
-    library:NAME): a SQLite file that does not exist (or is empty) is then read as an empty
-    library and never created, and an existing one is opened without the right to create it
-    (SQLite's mode=rw), so a mistyped path never leaves a file behind.
+    `create`: True (the default) for a library that may be written (save, import, restore,
+    delete, migrate): opening it upgrades an older library's tables, and a library that does not
+    exist yet (a missing or empty SQLite file, a database without econ's tables) is created by
+    its first write, in that write's transaction, so a save that fails creates nothing. False for
+    a library that is only read (list, history, show, diff, export, library:NAME): nothing is
+    ever written to create or upgrade it; one that does not exist yet reads as empty, an existing
+    SQLite file is opened without the right to create it (SQLite's mode=rw), and an older
+    library is refused, naming the command that upgrades it.
     """
 
     def __init__(
         self, url: str | None = None, *, timeout_s: float | None = None, create: bool = True
     ):
         text, source = resolve_url(url)
-        self._engine, self.display, self._new_file, self.missing_file = _make_engine(
-            text, source, timeout_s, create
-        )
-        self._role = self._engine.url.username  # (None: libpq's default, the login name)
+        target = _make_engine(text, source, timeout_s, create)
+        self.display = target.display
+        self.missing_file = target.missing_file
+        """The SQLite file, missing or empty, that this library will be (None: it exists)."""
+        self.exists = True
+        """False until the library exists: reads find nothing, and the first write creates it."""
+        self.opened_revision: str | None = None
+        """The revision of the library's tables when it was opened (None: no library yet)."""
+        self._create = create
+        self._connect = target.connect
+        self._store: sa.Engine | None = None  # the library's own engine while it does not exist
+        self._new_file: Path | None = None  # a SQLite file this Library's first write creates
+        self._role = target.role  # (None: libpq's default, the login name)
         self._lock_timeout_s = PG_LOCK_TIMEOUT_S if timeout_s is None else timeout_s
+        if self.missing_file is not None:
+            self._read_as_empty()
+            return
+        self._engine = target.connect()
         try:
-            if self.missing_file is not None:  # read as empty: the tables exist in memory only
-                metadata.create_all(self._engine)
-                return
-            self._ensure_schema()
-        except BaseException as exc:
+            self._open()
+        except BaseException:
             self._engine.dispose()
-            self._discard_new_file(exc)
             raise
 
     def close(self) -> None:
         self._engine.dispose()
+        if self._store is not None:
+            self._store.dispose()
 
     def __enter__(self) -> Library:
         return self
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+    def upgrade(self) -> tuple[str | None, str]:
+        """Create the library if it does not exist yet (as its first save would: a SQLite file,
+        an empty database's tables); (its revision when opened, None for a new library; the
+        revision it is at now). Opening it (create=True) has already upgraded an older library."""
+        if not self.exists:
+            self._transaction(lambda conn: None, "creating the library")
+        return self.opened_revision, _head_revision()
 
     # --- writing ------------------------------------------------------------------------------
 
@@ -453,6 +585,9 @@ class Library:
     def delete(self, name: str, *, author: str | None = None) -> None:
         """Soft delete: the scenario leaves `list` and `library:` names; every version is kept."""
         who = _check_author(author or default_author())
+        if not self.exists:  # no such name, and nothing to create
+            with self._guard("reading"), self._engine.connect() as conn:
+                self._scenario(conn, name)
 
         def run(conn):
             row = self._scenario(conn, name, lock=True)
@@ -720,7 +855,7 @@ class Library:
         A name already stored (as typed, NFC or NFD) is used as it is, so versions saved before
         names were checked keep being saved to; a new name must pass the checks of
         `name_problem` and must not look like a stored one (`_refuse_lookalike`; `looks`: the
-        stored names by skeleton, when one transaction adds many names)."""
+        stored names by their `look_keys`, when one transaction adds many names)."""
         row = self._find(conn, item.name, lock=True)
         if row is not None:
             return row
@@ -729,7 +864,8 @@ class Library:
         if looks is None:
             looks = self._looks(conn)
         self._refuse_lookalike(item, looks)
-        looks.setdefault(skeleton(item.name), []).append(item.name)
+        for key in look_keys(item.name):
+            looks.setdefault(key, []).append(item.name)
         conn.execute(
             _dialect_insert(conn, scenarios)
             .values(name=item.name, created_utc=_now())
@@ -738,29 +874,32 @@ class Library:
         return self._scenario(conn, item.name, lock=True)
 
     @staticmethod
-    def _looks(conn) -> dict[str, list[str]]:
-        """Every stored name (deleted ones too) by its skeleton."""
-        looks: dict[str, list[str]] = {}
+    def _looks(conn) -> dict[tuple[str, str], list[str]]:
+        """Every stored name (deleted ones too) by each of its `look_keys`."""
+        looks: dict[tuple[str, str], list[str]] = {}
         for name in conn.scalars(sa.select(scenarios.c.name)):
-            looks.setdefault(skeleton(name), []).append(name)
+            for key in look_keys(name):
+                looks.setdefault(key, []).append(name)
         return looks
 
-    def _refuse_lookalike(self, item: _Prepared, looks: dict[str, list[str]]) -> None:
+    def _refuse_lookalike(self, item: _Prepared, looks: dict[tuple[str, str], list[str]]) -> None:
         """ScenarioError when a new name looks like a stored name (the same `skeleton`: Cyrillic
-        'А-B' beside Latin 'A-B', full-width letters, a trailing no-break space)."""
-        for other in looks.get(skeleton(item.name), []):
-            # the same name (one another save has just committed, on PostgreSQL) is no look-alike:
-            # it is waited for and saved to by the insert and lock that follow
-            if unicodedata.normalize("NFC", other) != item.name:
-                raise ScenarioError(
-                    item.origin,
-                    "name",
-                    item.name,
-                    f"looks like {other!r}, already in library {self.display}"
-                    f"{_first_difference(item.name, other)}; expected a name that cannot be "
-                    f"mistaken for another (save to {other!r} if it is that scenario); nothing "
-                    "was saved",
-                )
+        'А-B' beside Latin 'A-B', 'IIama' beside 'llama', an en dash for '-', a trailing
+        no-break space) or differs from one only in letter case (`look_keys`)."""
+        for key in look_keys(item.name):
+            for other in looks.get(key, []):
+                # the same name (one another save has just committed, on PostgreSQL) is no
+                # look-alike: it is waited for and saved to by the insert and lock that follow
+                if unicodedata.normalize("NFC", other) != item.name:
+                    raise ScenarioError(
+                        item.origin,
+                        "name",
+                        item.name,
+                        f"{key[0]} {other!r}, already in library {self.display}"
+                        f"{_first_difference(item.name, other)}; expected a name that cannot be "
+                        f"mistaken for another (save to {other!r} if it is that scenario); "
+                        "nothing was saved",
+                    )
 
     def _insert(
         self, conn, item: _Prepared, message, tag_list, author, *, base=None, origin=""
@@ -838,7 +977,7 @@ class Library:
     def _scenario(self, conn, name: str, *, lock: bool = False):
         row = self._find(conn, name, lock=lock)
         if row is None:
-            if self.missing_file is not None:
+            if not self.exists:
                 raise LibraryError(
                     f"no scenario {name!r} in library {self.display}: {self.missing_note()}"
                 )
@@ -853,9 +992,15 @@ class Library:
         return row
 
     def missing_note(self) -> str:
-        """Why a library opened for reading holds nothing: its file is missing or empty."""
+        """Why a library holds nothing: it does not exist yet (its SQLite file is missing or
+        empty, its database has no tables of econ's)."""
         path = self.missing_file
-        state = "is empty" if path is not None and path.exists() else "does not exist yet"
+        if path is None:
+            return (
+                "its database holds no econ library yet (`econ library save FILE` creates the "
+                "library, as does `econ library upgrade`)"
+            )
+        state = "is empty" if path.exists() else "does not exist yet"
         return f"its file {path} {state} (`econ library save FILE` creates the library)"
 
     def _find(self, conn, name: str, *, lock: bool = False):
@@ -897,32 +1042,68 @@ class Library:
         ]
 
     @contextlib.contextmanager
-    def _write(self) -> Iterator[sa.Connection]:
-        with self._engine.connect() as conn:
+    def _write(self, engine: sa.Engine | None = None) -> Iterator[sa.Connection]:
+        with (engine or self._engine).connect() as conn:
             conn.execution_options(**{_WRITE: True})
             with conn.begin():
                 yield conn
 
     def _transaction(self, run, doing: str):
-        if self.missing_file is not None:  # opened for reading (create=False): never create it
+        """run(conn) in a write transaction (retried when a unique constraint collides); in a
+        library that does not exist yet, the same transaction first creates its tables, so a
+        write that fails leaves none (and no SQLite file: `_discard_new_file`)."""
+        if not self.exists and not self._create:  # opened for reading: never create it
             raise LibraryError(
                 f"library {self.display}: {doing} failed: {self.missing_note()}; nothing was "
                 "written"
             )
+        if not self.exists:
+            self._rehearse(run)
         try:
             with self._guard(doing):
+                engine = self._engine if self.exists else self._creating()
                 for attempt in range(WRITE_ATTEMPTS):
                     try:
-                        with self._write() as conn:
+                        with self._write(engine) as conn:
+                            if not self.exists:
+                                self._upgrade(conn)
                             result = run(conn)
-                        self._new_file = None  # it holds what was saved: it is the user's now
-                        return result
+                        break
                     except sa.exc.IntegrityError:
                         if attempt == WRITE_ATTEMPTS - 1:
                             raise
+                if not self.exists:  # created: the library's own engine reads it from now on
+                    self._engine.dispose()
+                    self._engine, self._store, self.exists = engine, None, True
+                    self.missing_file = self._new_file = None  # the file is the user's now
+                return result
         except BaseException as exc:
             self._discard_new_file(exc)
             raise
+
+    def _rehearse(self, run) -> None:
+        """run(conn) on the empty library in memory, rolled back: a write that the library
+        refuses for its input (a name, --base) is refused before any file or table is made."""
+        with self._guard("checking"), self._engine.connect() as conn:
+            transaction = conn.begin()
+            try:
+                run(conn)
+            finally:
+                transaction.rollback()
+
+    def _creating(self) -> sa.Engine:
+        """The engine of a library that does not exist yet (a SQLite file's, made now)."""
+        if self._store is None:
+            path = self.missing_file
+            if path is not None and not path.exists() and not path.is_symlink():
+                self._new_file = path
+            self._store = self._connect()
+        return self._store
+
+    def _read_as_empty(self) -> None:
+        """Read the library as empty (it does not exist yet): the tables exist in memory only."""
+        self._engine, self.exists = _empty_engine(), False
+        metadata.create_all(self._engine)
 
     def _discard_new_file(self, exc: BaseException) -> None:
         """Remove the SQLite file this Library created when its first write failed (a full disk,
@@ -931,11 +1112,13 @@ class Library:
         path, self._new_file = self._new_file, None
         if path is None or not path.is_file() or _holds_versions(path):
             return
-        self._engine.dispose()
+        if self._store is not None:  # (the next write makes the file again)
+            self._store.dispose()
+            self._store = None
         for leftover in (path, *(path.with_name(path.name + s) for s in _SQLITE_SIDECARS)):
             with contextlib.suppress(OSError):
                 leftover.unlink()
-        if isinstance(exc, LibraryError):
+        if isinstance(exc, _DatabaseFailure):  # (a refused input made the file only in passing)
             exc.args = (f"{exc}; econ removed the library file it had just created ({path})",)
 
     @contextlib.contextmanager
@@ -946,21 +1129,22 @@ class Library:
             message = _describe(
                 exc, self.display, doing, role=self._role, lock_timeout_s=self._lock_timeout_s
             )
-            raise LibraryError(message) from None
+            raise _DatabaseFailure(message) from None
 
-    def _ensure_schema(self) -> None:
-        from alembic import command
-        from alembic.script import ScriptDirectory
-
-        config = _alembic_config()
-        script = ScriptDirectory.from_config(config)
-        head = script.get_current_head()
+    def _open(self) -> None:
+        """Check the library's revision when it is opened: at the newest, every table must be
+        there; a database without tables does not hold a library yet (read as empty: the first
+        write creates it); an older one is upgraded if `create` (a library only read is never
+        written to, so it is refused, naming the command that upgrades it)."""
+        head = _head_revision()
         with self._guard("opening"):
             with self._engine.connect() as conn:
-                current, _ = _revision(conn)
+                current, tables = _revision(conn)
                 # the tables are listed again after the revision is read: a migration another
                 # process commits in between has then made both, never the revision alone
-                tables = set(sa.inspect(conn).get_table_names()) if current == head else set()
+                if current == head:
+                    tables = set(sa.inspect(conn).get_table_names())
+            self.opened_revision = current
             if current == head:
                 missing = sorted(set(metadata.tables) - tables)
                 if missing:
@@ -972,26 +1156,58 @@ class Library:
                         "backup, or point --library / ECON_LIBRARY at another library"
                     )
                 return
+            if current is None and not tables:  # an empty database (or SQLite file)
+                store = self._engine
+                self._read_as_empty()
+                if self._create:
+                    self._store = store  # for the first write, which creates the tables
+                else:
+                    store.dispose()
+                return
+            self._refuse_unusable(current, tables)
+            if not self._create:
+                raise LibraryError(
+                    f"library {self.display} is at library revision {current}, older than the "
+                    f"revision {head} econ {__version__} reads; nothing was changed (a command "
+                    "that only reads never upgrades a library). Expected the library upgraded "
+                    "first by a user allowed to change its tables (on PostgreSQL, the role that "
+                    f"owns them): `{command_line('upgrade')}` with this --library / "
+                    "ECON_LIBRARY (a save upgrades it too)"
+                )
             with self._write() as conn:
-                if conn.dialect.name == "postgresql":
-                    conn.execute(sa.text("SELECT pg_advisory_xact_lock(:k)"), {"k": _PG_LOCK_KEY})
-                current, others = _revision(conn)
-                if current is None and others:
-                    raise LibraryError(
-                        f"library {self.display} is a database but not an econ library (it has "
-                        f"tables {', '.join(sorted(others)[:5])}); nothing was changed. Expected "
-                        "an econ library, a new file or an empty database"
-                    )
-                known = {rev.revision for rev in script.walk_revisions()}
-                if current is not None and current not in known:
-                    raise LibraryError(
-                        f"library {self.display} was written by a newer econ (library revision "
-                        f"{current}; econ {__version__} knows up to {head}); nothing was changed. "
-                        "Upgrade econ to use it"
-                    )
-                if current != head:
-                    config.attributes["connection"] = conn
-                    command.upgrade(config, "head")
+                self._upgrade(conn)
+
+    def _upgrade(self, conn) -> None:
+        """Bring the library's tables to the newest revision (creating them in an empty
+        database) in the write transaction of `conn`, under the library's lock (PostgreSQL: an
+        advisory lock; SQLite: BEGIN IMMEDIATE), so that two processes upgrading at once
+        upgrade it once."""
+        from alembic import command
+
+        if conn.dialect.name == "postgresql":
+            conn.execute(sa.text("SELECT pg_advisory_xact_lock(:k)"), {"k": _PG_LOCK_KEY})
+        current, tables = _revision(conn)
+        self._refuse_unusable(current, tables)
+        if current != _head_revision():
+            config = _alembic_config()
+            config.attributes["connection"] = conn
+            command.upgrade(config, "head")
+
+    def _refuse_unusable(self, current: str | None, tables: set[str]) -> None:
+        """LibraryError for a database holding tables but no econ library, or a library
+        written by a newer econ."""
+        if current is None and tables:
+            raise LibraryError(
+                f"library {self.display} is a database but not an econ library (it has "
+                f"tables {', '.join(sorted(tables)[:5])}); nothing was changed. Expected "
+                "an econ library, a new file or an empty database"
+            )
+        if current is not None and current not in _known_revisions():
+            raise LibraryError(
+                f"library {self.display} was written by a newer econ (library revision "
+                f"{current}; econ {__version__} knows up to {_head_revision()}); nothing was "
+                "changed. Upgrade econ to use it"
+            )
 
 
 def project_summary(scenario) -> dict[str, Any]:
@@ -1000,6 +1216,22 @@ def project_summary(scenario) -> dict[str, Any]:
 
     records = project([scenario]).summary_records()
     return records[0]["summary"]
+
+
+@functools.cache
+def _migration_script():
+    from alembic.script import ScriptDirectory
+
+    return ScriptDirectory.from_config(_alembic_config())
+
+
+def _head_revision() -> str:
+    """The newest library revision this econ ships."""
+    return _migration_script().get_current_head()
+
+
+def _known_revisions() -> set[str]:
+    return {rev.revision for rev in _migration_script().walk_revisions()}
 
 
 def _alembic_config():
@@ -1046,9 +1278,23 @@ def _holds_versions(path: Path) -> bool:
         return "not a database" not in str(exc) and "malformed" not in str(exc)
 
 
-def _make_engine(text: str, source: str, timeout_s: float | None, create: bool = True):
-    """(engine, the URL to show, the SQLite file this creates or None, the SQLite file that does
-    not exist and is read as an empty library (only when not `create`) or None)."""
+@dataclass(frozen=True)
+class _Target:
+    """Where a library is, checked, before anything is opened or created."""
+
+    display: str
+    """The URL to show (password hidden)."""
+    connect: Callable[[], sa.Engine]
+    """The library's engine (a SQLite file's, made once it is needed)."""
+    missing_file: Path | None = None
+    """A SQLite file that does not exist yet or is empty (the library does not exist yet)."""
+    role: str | None = None
+    """The PostgreSQL role named in the URL (None: libpq's default, the login name)."""
+
+
+def _make_engine(text: str, source: str, timeout_s: float | None, create: bool = True) -> _Target:
+    """The library at a URL, checked (LibraryError naming `source` for a URL econ does not
+    read); nothing is opened or created yet."""
     shown = hide_credentials(text)
     try:
         url = sa.engine.make_url(text)
@@ -1093,7 +1339,7 @@ def _make_engine(text: str, source: str, timeout_s: float | None, create: bool =
             if conn.get_execution_options().get(_WRITE):
                 conn.exec_driver_sql(f"SET LOCAL lock_timeout = {lock_timeout_ms}")
 
-        return engine, display, None, None
+        return _Target(display, lambda: engine, role=url.username)
     url_shown = hide_credentials(url.render_as_string(hide_password=True))
     raise LibraryError(
         f"{source} = {url_shown}: {backend!r} databases are not supported; {_URL_HELP}"
@@ -1145,46 +1391,51 @@ def _sqlite_engine(url, source: str, timeout_s: float | None, shown: str, create
             f"file's path, e.g. sqlite:///{database.rstrip('/.') or '.'}/library.db"
         )
     path = Path(database).expanduser()
-    if path == default_path():
-        if not create and not path.parent.is_dir():  # no library yet: nothing to read
-            return _empty_engine(), f"sqlite:///{database}", None, path
-        path.parent.mkdir(parents=True, exist_ok=True)
-    if path.is_dir():
-        raise LibraryError(f"{source}: {path} is a folder; expected a library file (.db)")
-    if not path.parent.is_dir():
-        raise LibraryError(
-            f"{source}: folder {path.parent} does not exist; expected the library file's "
-            "folder to exist (econ creates the file, not its folder)"
-        )
-    if path.exists() and not path.is_file():  # /dev/full, a FIFO, a socket
-        raise LibraryError(f"{source}: {path} is not a regular file; expected a library file (.db)")
-    new_file = None if path.exists() or path.is_symlink() else path
-    if not create and (not path.exists() or path.stat().st_size == 0):
-        # read as an empty library: a read never creates a file (nor turns an empty file of
-        # someone else's into a library)
-        return _empty_engine(), f"sqlite:///{database}", None, path
+    display = f"sqlite:///{database}"
+    default = path == default_path()
+    if not (default and not path.parent.is_dir()):  # (the default's folder is made when needed)
+        if path.is_dir():
+            raise LibraryError(f"{source}: {path} is a folder; expected a library file (.db)")
+        if not path.parent.is_dir():
+            raise LibraryError(
+                f"{source}: folder {path.parent} does not exist; expected the library file's "
+                "folder to exist (econ creates the file, not its folder)"
+            )
+        if path.exists() and not path.is_file():  # /dev/full, a FIFO, a socket
+            raise LibraryError(
+                f"{source}: {path} is not a regular file; expected a library file (.db)"
+            )
     if create:
         url = url.set(database=str(path), query={})
     else:  # open the file only if it exists (SQLite's mode=rw never creates it)
         url = url.set(database=f"file:{_uri_path(path)}?mode=rw", query={"uri": "true"})
-    try:
-        engine = sa.create_engine(url, connect_args={"timeout": timeout})
-    except sa.exc.ArgumentError as exc:
-        raise LibraryError(f"{source} = {url}: {exc}; expected sqlite:///PATH.db") from None
 
-    @sa.event.listens_for(engine, "connect")
-    def _connect(dbapi_connection, _record):
-        # Transactions are begun by the "begin" hook below, so DDL is transactional and writes
-        # take the lock at BEGIN (no deadlock between two readers turning writers).
-        dbapi_connection.isolation_level = None
-        dbapi_connection.execute("PRAGMA foreign_keys = ON")
+    def connect() -> sa.Engine:
+        if default:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            engine = sa.create_engine(url, connect_args={"timeout": timeout})
+        except sa.exc.ArgumentError as exc:
+            raise LibraryError(f"{source} = {url}: {exc}; expected sqlite:///PATH.db") from None
 
-    @sa.event.listens_for(engine, "begin")
-    def _begin(conn):
-        write = conn.get_execution_options().get(_WRITE)
-        conn.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
+        @sa.event.listens_for(engine, "connect")
+        def _connect(dbapi_connection, _record):
+            # Transactions are begun by the "begin" hook below, so DDL is transactional and
+            # writes take the lock at BEGIN (no deadlock between two readers turning writers).
+            dbapi_connection.isolation_level = None
+            dbapi_connection.execute("PRAGMA foreign_keys = ON")
 
-    return engine, f"sqlite:///{database}", new_file, None
+        @sa.event.listens_for(engine, "begin")
+        def _begin(conn):
+            write = conn.get_execution_options().get(_WRITE)
+            conn.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
+
+        return engine
+
+    # A file that does not exist yet (or is empty) is no library yet: it reads as empty, and
+    # only a write creates it (never a read, nor a save that fails).
+    missing = not path.exists() or path.stat().st_size == 0
+    return _Target(display, connect, path if missing else None)
 
 
 def _empty_engine():
