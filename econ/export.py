@@ -49,39 +49,49 @@ ExportError = WriteError
 disk): the writers' error, under the name this module has always raised."""
 
 
-def _safe_labels(labels: pd.Index) -> pd.Index:
-    """Row or column labels with formula-like text neutralized: every level's values and the
-    levels' names (a header cell a spreadsheet reads is as dangerous as a value cell)."""
+def _safe_labels(labels: pd.Index, cell=neutralize) -> pd.Index:
+    """Row or column labels with formula-like text neutralized by `cell`: every level's values
+    and the levels' names (a header cell a spreadsheet reads is as dangerous as a value cell)."""
     import pandas as pd
 
-    names = [neutralize(name) for name in labels.names]
+    names = [cell(name) for name in labels.names]
     if isinstance(labels, pd.MultiIndex):
         if not len(labels):
             return labels.set_names(names)
         return pd.MultiIndex.from_tuples(
-            [tuple(neutralize(v) for v in key) for key in labels], names=names
+            [tuple(cell(v) for v in key) for key in labels], names=names
         )
     if labels.dtype == object or pd.api.types.is_string_dtype(labels):
-        labels = labels.map(neutralize)
+        labels = labels.map(cell)
     return labels.set_names(names)
 
 
-def _safe_text(frame: pd.DataFrame) -> pd.DataFrame:
-    """A copy of `frame` with formula-like text neutralized in its values, its column labels and
-    its index (names included), for writers of CSV and spreadsheet cells."""
+def safe_text(frame: pd.DataFrame, cell=neutralize) -> pd.DataFrame:
+    """`frame` with formula-like text neutralized (`cell`, default econ.text.neutralize) in its
+    values, its column labels and its index (names included), for writers of CSV and spreadsheet
+    cells; `frame` itself where nothing changes."""
     import pandas as pd
 
+    text = [
+        i
+        for i, dtype in enumerate(frame.dtypes)
+        if pd.api.types.is_object_dtype(dtype)
+        or pd.api.types.is_string_dtype(dtype)
+        or isinstance(dtype, pd.CategoricalDtype)
+    ]
+    cells = {i: frame.iloc[:, i].map(cell) for i in text}
+    changed = {i: c for i, c in cells.items() if not c.equals(frame.iloc[:, i])}
+    columns, index = _safe_labels(frame.columns, cell), _safe_labels(frame.index, cell)
+    same_labels = (
+        columns.equals(frame.columns) and columns.names == frame.columns.names
+        and index.equals(frame.index) and index.names == frame.index.names
+    )  # fmt: skip
+    if not changed and same_labels:
+        return frame
     frame = frame.copy()
-    for i in range(frame.shape[1]):  # by position: labels may repeat
-        column = frame.iloc[:, i]
-        if (
-            column.dtype == object
-            or pd.api.types.is_string_dtype(column)
-            or isinstance(column.dtype, pd.CategoricalDtype)
-        ):
-            frame.isetitem(i, column.map(neutralize))
-    frame.columns = _safe_labels(frame.columns)
-    frame.index = _safe_labels(frame.index)
+    for i, column in changed.items():  # by position: labels may repeat
+        frame.isetitem(i, column)
+    frame.columns, frame.index = columns, index
     return frame
 
 
@@ -95,7 +105,7 @@ def csv_text(frame: pd.DataFrame) -> str:
     # Python 3.11's csv module quotes only the characters of the line terminator, so a bare CR
     # in a name would be written unquoted and split the record; write with CRLF records (CR and
     # LF both quoted), then end records in LF: outside quotes every CRLF is a record end.
-    text = _safe_text(frame).to_csv(index=False, lineterminator="\r\n")
+    text = safe_text(frame).to_csv(index=False, lineterminator="\r\n")
     parts = text.split('"')
     parts[0::2] = [part.replace("\r\n", "\n") for part in parts[0::2]]
     return '"'.join(parts)

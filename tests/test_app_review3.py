@@ -8,6 +8,7 @@ from __future__ import annotations
 import csv
 import io
 import re
+import unicodedata
 import zipfile
 
 import pandas as pd
@@ -15,9 +16,9 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from econ.catalog import DEFAULT_SCENARIO, ready_made_scenarios
-from econ.export import _safe_text, csv_text
+from econ.export import csv_text, safe_text
 from econ.library import Ref, open_library
-from econ.text import FORMULA_PREFIXES
+from econ.text import FORMULA_PREFIXES, looks_like_formula
 from econ.ui import form, state
 from econ.ui.form import find
 from tests.test_app import APP, errors, go, widget
@@ -100,19 +101,71 @@ def test_csv_and_safe_text_neutralize_column_labels_and_index_names():
     text = csv_text(frame)
     assert text.splitlines()[0] == "'=cmd(),'@y,ok"
     assert not _formula_fields(text)
-    safe = _safe_text(frame)
+    safe = safe_text(frame)
     assert list(safe.columns) == ["'=cmd()", "'@y", "ok"]
     assert safe.index.name == "'=idx" and list(safe.index) == ["'+row"]
 
     columns = pd.MultiIndex.from_tuples([("=a", "b"), ("c", "\td")], names=["-n", None])
     multi = pd.DataFrame([[1, 2]], columns=columns)
-    safe = _safe_text(multi)
+    safe = safe_text(multi)
     assert list(safe.columns) == [("'=a", "b"), ("c", "'\td")]
     assert safe.columns.names == ["'-n", None]
     assert not _formula_fields(csv_text(multi))
     # repeated labels are neutralized column by column
     repeated = pd.DataFrame([["=1", "=2"]], columns=["=x", "=x"])
     assert csv_text(repeated).splitlines() == ["'=x,'=x", "'=1,'=2"]
+
+
+SIGNED_NUMBER = re.compile(r"[+-][\d,]+(\.\d+)?(%|x| pts| million| billion| trillion)?")
+"""A difference as the app writes it ("-4,904,368", "+0.4 pts", "-1.02x"): no formula."""
+
+
+def _formula_text(values) -> list[str]:
+    """Texts a spreadsheet would read as a formula: not neutralized and not a signed number."""
+    return [v for v in map(str, values) if looks_like_formula(v) and not SIGNED_NUMBER.fullmatch(v)]
+
+
+def test_the_compare_tables_hand_their_csv_toolbar_no_formula_text():
+    """Streamlit's table toolbar ("Download as CSV") writes the frame's column names and cells as
+    they are: the tables the pages show carry the formula name neutralized."""
+    edits = {"name": FORMULA_NAME, "market": {"price_usd_per_mtok": 0.5}}
+    at = open_app(edits, "compare")
+    frames = [d.value for d in at.dataframe]
+    assert len(frames) == 3
+    for frame in frames:
+        assert not _formula_text(frame.columns), list(frame.columns)
+        assert not _formula_text(frame.astype(str).to_numpy().ravel())
+        assert any(str(c).startswith("'" + FORMULA_NAME) for c in frame.columns)
+    # the differences keep their signs: numbers, not formulas
+    results = frames[0]
+    changes = results[[c for c in results.columns if str(c).endswith("− base")][0]]
+    assert any(str(v).startswith(("+", "-")) for v in changes), list(changes)
+
+
+def test_a_normal_compare_table_reads_as_before():
+    at = open_app(page="compare")
+    columns = [str(c) for d in at.dataframe for c in d.value.columns]
+    assert DEFAULT_SCENARIO in " ".join(columns) and not [c for c in columns if c.startswith("'")]
+    cells = [str(v) for d in at.dataframe for v in d.value.astype(str).to_numpy().ravel()]
+    assert not [c for c in cells if c.startswith("'")]
+
+
+def test_spreadsheet_safe_neutralizes_text_keeps_numbers_styles_and_unchanged_frames():
+    from econ.ui.common import _safe_data, spreadsheet_safe
+
+    signed = ["-1,234", "+0.4 pts", "-12.5%", "+1.0% to +3.5%"]  # numbers keep their signs
+    frame = pd.DataFrame({"=x": ["=a", *signed, "- x", "ok"], "n": range(7)})
+    frame.index = pd.Index(["@r", *"bcdefg"], name="+i")
+    safe = spreadsheet_safe(frame)
+    assert list(safe.columns) == ["'=x", "n"] and safe.index.name == "'+i"
+    assert list(safe["'=x"]) == ["'=a", *signed, "'- x", "ok"]
+    assert list(safe.index[:2]) == ["'@r", "b"]
+    assert list(frame.columns) == ["=x", "n"]  # the caller's frame is not changed
+    plain = pd.DataFrame({"metric": ["NPV"], "deepseek": ["1,234"]})
+    assert spreadsheet_safe(plain) is plain
+    styled = _safe_data(frame.style.format({"n": "{:.2f}"}))
+    body = styled._translate(False, False)["body"]
+    assert [c["display_value"] for c in body[0][1:]] == ["'=a", "0.00"]
 
 
 # --- 2. a save never silently undoes a colleague's newer version ---------------------------------
@@ -215,6 +268,85 @@ def test_a_kept_copy_of_a_library_version_is_saved_against_that_version(library_
     widget(at.button, "Save as a new version").click().run()
     assert len(_versions(library_url)) == 2
     assert "started from version 1" in _stale_warning(at)
+
+
+def _bob_saves_version_2_of_the_seed(url: str) -> None:
+    _bob_saves_version_2(url)
+    assert _versions(url) == [(1, None, "alice"), (2, 1, "bob")]
+
+
+def test_edits_of_the_ready_made_copy_are_not_saved_over_the_library_unasked(library_url):
+    _bob_saves_version_2_of_the_seed(library_url)
+    at = open_app(page="library")
+    _price(at, 0.5)
+    go(at, "library")
+    widget(at.button, "Save as a new version").click().run()
+    assert not at.exception, at.exception
+    assert len(_versions(library_url)) == 2  # nothing saved
+    warning = _stale_warning(at)
+    assert "version 2" in warning and "bob" in warning and "did not start from" in warning
+    assert not [s.value for s in at.success if "Saved" in s.value]
+    button = widget(at.button, "Save anyway as a new version")
+    assert "versions 1 to 2 stay" in button.help
+    button.click().run()
+    assert not at.exception, at.exception
+    assert _versions(library_url)[-1] == (3, 2, "ada")
+    assert not [w for w in at.warning if "Nothing was saved" in w.value]
+    widget(at.button, "Save as a new version").click().run()  # now edits of version 3
+    assert _versions(library_url)[-1] == (4, 3, "ada")
+
+
+def test_a_scenario_renamed_to_a_stored_name_is_not_saved_over_it_unasked(library_url):
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.query_params["scenario"] = OTHER
+    at.query_params["edits"] = state.encode({"name": DEFAULT_SCENARIO})
+    at.run()
+    go(at, "scenario")
+    widget(at.button, "Save to library").click().run()
+    assert not at.exception, at.exception
+    assert _versions(library_url) == [(1, None, "alice")]
+    assert "now at version 1" in _stale_warning(at)
+    widget(at.button, "Save anyway as a new version").click().run()
+    assert _versions(library_url)[-1] == (2, 1, "ada")
+
+
+def test_a_kept_copy_of_the_ready_made_scenario_is_not_saved_over_the_library_unasked(
+    library_url,
+):
+    at = open_app()
+    _price(at, 0.5)
+    _pick(at, OTHER)  # the edits of the ready-made copy are kept
+    at.sidebar.selectbox[0].set_value(f"{state.SAVED_PREFIX}{DEFAULT_SCENARIO} (edited)").run()
+    _bob_saves_version_2_of_the_seed(library_url)
+    go(at, "library")
+    widget(at.button, "Save as a new version").click().run()
+    assert len(_versions(library_url)) == 2
+    assert "did not start from" in _stale_warning(at)
+
+
+def test_a_name_spelled_decomposed_in_its_file_is_the_stored_name(library_url):
+    name = unicodedata.normalize("NFD", "Müller plan")
+    text = re.sub(r'^name = ".*"$', f'name = "{name}"', SEED_TEXT, count=1, flags=re.M)
+    with open_library(library_url) as library:
+        stored = library.save_text(text, message="v1", author="alice").name
+    assert stored == unicodedata.normalize("NFC", name) != name
+    at = open_app(page="library")
+    widget(at.selectbox, "Scenario").select(stored).run()
+    widget(at.selectbox, "Version").select(1).run()
+    widget(at.button, "Load into the editor").click().run()
+    _price(at, 0.5)
+    with open_library(library_url) as library:
+        bob = text.replace("gpu_count = 72", "gpu_count = 144", 1)
+        library.save_text(bob, message="bob", author="bob", base=1)
+    go(at, "library")
+    widget(at.button, "Save as a new version").click().run()
+    assert not at.exception, at.exception
+    with open_library(library_url) as library:
+        assert [v.version for v in library.history(stored)] == [1, 2]
+    assert "started from version 1" in _stale_warning(at)
+    widget(at.button, "Save anyway as a new version").click().run()
+    with open_library(library_url) as library:
+        assert [(v.version, v.parent_version) for v in library.history(stored)][-1] == (3, 2)
 
 
 # --- 3. kept edits are never replaced without a word ----------------------------------------------

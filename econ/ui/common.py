@@ -4,6 +4,8 @@ the current scenario's validation for this run, and the guard pages use before p
 
 from __future__ import annotations
 
+import copy
+import re
 import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -11,6 +13,7 @@ from dataclasses import dataclass
 import streamlit as st
 
 from econ.scenario import Scenario, ScenarioError
+from econ.text import neutralize
 from econ.ui import compute, state
 from econ.ui.fmt import MONEY_SCALES, header, literal
 from econ.ui.form import Form, find
@@ -395,19 +398,64 @@ def use_throughput(value: float, source: str) -> None:
     st.session_state[state.NOTICE] = f"Throughput set to {value:,.1f} tokens/s per GPU ({source})."
 
 
+_NUMBER = r"[+-]?\d[\d,]*(\.\d+)?(e[+-]?\d+)?(%|x| pts| (trillion|billion|million))?"
+_NUMBER_TEXT = re.compile(rf"{_NUMBER}( to {_NUMBER})?")
+"""A number as fmt writes it with its sign ("-0.0011", "+16,520", "+0.4 pts", "-12.5%"), or a
+range of two ("+1.0% to +3.5%"): a spreadsheet reads it as a number (or an error), never as a
+call, so it keeps its sign."""
+
+
+def _cell_text(value):
+    """`value` neutralized for a spreadsheet (econ.text.neutralize) unless a signed number."""
+    if isinstance(value, str) and _NUMBER_TEXT.fullmatch(value):
+        return value
+    return neutralize(value)
+
+
+def spreadsheet_safe(frame):
+    """`frame` with formula-like text neutralized in its text cells, column labels and index
+    (`econ.export.safe_text`, signed numbers as fmt writes them kept): what Streamlit's table
+    toolbar writes with "Download as CSV" (the frame's own column names, not the headers shown).
+    A frame with no such text comes back as it is, so a normal table looks unchanged."""
+    from econ.export import safe_text
+
+    return safe_text(frame, cell=_cell_text)
+
+
+def _safe_data(data):
+    """`data` (a frame or a pandas Styler) with spreadsheet_safe text; a Styler keeps its
+    styles and formats, which pandas holds by position."""
+    from pandas.io.formats.style import Styler
+
+    if not isinstance(data, Styler):
+        return spreadsheet_safe(data)
+    safe = spreadsheet_safe(data.data)
+    if safe is data.data:
+        return data
+    styled = copy.copy(data)  # (Styler's shallow copy: its styles, formats and hidden parts)
+    styled.data, styled.columns, styled.index = safe, safe.columns, safe.index
+    return styled
+
+
 def table(data, rows: int | None = None, keep=(), where=None, **kwargs) -> None:
     """st.dataframe with sentence-case headers (fmt.header; the frame's own names stay, for code
     that reads them; names in `keep`, such as scenario names, as they are) and, given `rows`,
-    tall enough to show that many rows without scrolling; in the container `where` if given."""
+    tall enough to show that many rows without scrolling; in the container `where` if given.
+
+    Its text is spreadsheet_safe: the table's toolbar downloads it as CSV, and a scenario name
+    from a shared link can be formula-like; `column_config` is given by the names as passed."""
     from pandas.io.formats.style import Styler
 
+    data = _safe_data(data)
     frame = data.data if isinstance(data, Styler) else data
+    keep = {_cell_text(name) for name in keep}
     config = {
         name: st.column_config.Column(header(name))
         for name in frame.columns
         if name not in keep and header(name) != str(name)
     }
-    config.update(kwargs.pop("column_config", {}) or {})
+    given = kwargs.pop("column_config", {}) or {}
+    config.update({_cell_text(name): value for name, value in given.items()})
     if rows is not None:
         kwargs.setdefault("height", 38 + 35 * rows)
     (where or st).dataframe(data, column_config=config or None, **kwargs)

@@ -3,12 +3,16 @@
 A save is made against the library version the edits started from (state.LIBRARY_BASE: the
 version loaded, opened from a link, or last saved in this session), as `econ library save --base`
 does: when a colleague has saved a newer version since, nothing is saved and the page says so,
-naming both versions, with a button to save anyway as a new version. Nothing a colleague saved is
-ever undone without the user being asked.
+naming both versions, with a button to save anyway as a new version. Edits that started from no
+version of a name the library holds (a ready-made scenario, an upload, a kept copy of either, a
+scenario renamed to a stored name) are refused the same way: saved unasked, they would become the
+newest version over what is there. Nothing a colleague saved is ever undone without the user being
+asked. Names are compared in NFC, as the library stores them, however a file spells them.
 """
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 
@@ -26,28 +30,50 @@ class Stale:
     """A save refused because the library moved on since the edits' version."""
 
     name: str
-    base: int
-    """The version the edits started from."""
+    base: int | None
+    """The version the edits started from; None: no version of this name."""
     latest: int
     """The newest version in the library now."""
     author: str
     saved_utc: str
 
     def message(self, diff_where: str = "on the Library page") -> str:
+        when = self.saved_utc.replace("T", " ").removesuffix("Z")
+        newest = (
+            f"Nothing was saved: {self.name} is now at version {self.latest} in the library "
+            f"(saved by {self.author} at {when} UTC)"
+        )
+        if self.base is None or self.base > self.latest:
+            started = (
+                "did not start from a version of it in the library (they started from a "
+                "ready-made scenario, an uploaded file or another name)"
+                if self.base is None
+                else f"started from version {self.base}, which this library does not hold"
+            )
+            return (
+                f"{newest}, but your edits {started}. Saved now, your copy would become version "
+                f"{self.latest + 1} and replace what version {self.latest} holds as the newest. "
+                f"See version {self.latest} {diff_where} (History, Diff two versions) and bring "
+                "your edits into it, save under another name, or save anyway as a new version."
+            )
         changed = (
             f"version {self.latest}"
             if self.latest == self.base + 1
             else f"versions {self.base + 1} to {self.latest}"
         )
-        when = self.saved_utc.replace("T", " ").removesuffix("Z")
         return (
-            f"Nothing was saved: {self.name} is now at version {self.latest} in the library "
-            f"(saved by {self.author} at {when} UTC), but your edits "
+            f"{newest}, but your edits "
             f"started from version {self.base}. Saved now, your copy would become version "
             f"{self.latest + 1} and undo what {changed} changed. Compare versions {self.base} "
             f"and {self.latest} {diff_where} (Diff two versions) and bring those changes into "
             "your edits, or save anyway as a new version."
         )
+
+    def kept(self) -> str:
+        """What an answer of "save anyway" keeps in the history."""
+        if self.base is None or self.base > self.latest:
+            return f"versions 1 to {self.latest} stay" if self.latest > 1 else "version 1 stays"
+        return f"versions {self.base} to {self.latest} stay"
 
 
 def _name(data) -> str | None:
@@ -55,22 +81,37 @@ def _name(data) -> str | None:
     return name if isinstance(name, str) else None
 
 
+def _same(a, b) -> bool:
+    """Whether two scenario names are one name to the library: equal in NFC (how it stores
+    names), so a name a file spells decomposed (NFD) is the name stored composed."""
+    return (
+        isinstance(a, str)
+        and isinstance(b, str)
+        and unicodedata.normalize("NFC", a) == unicodedata.normalize("NFC", b)
+    )
+
+
 def _origin(name: str | None) -> int | None:
     """The library version the edits of scenario `name` started from, if known."""
     origin = st.session_state.get(state.LIBRARY_BASE)
-    if name and isinstance(origin, dict) and origin.get("name") == name:
-        return origin.get("version")
+    if name and isinstance(origin, dict) and _same(origin.get("name"), name):
+        version = origin.get("version")
+        return version if isinstance(version, int) else None
     return None
 
 
 def _newest(library, name: str):
     """The newest VersionInfo of `name` in the library, or None when it holds no such name (or
-    only a deleted one: saving brings it back as a new version). A database failure raises."""
-    return next((info for info in library.list() if info.name == name), None)
+    only a deleted one: saving brings it back as a new version). A database failure raises.
+
+    The name is looked up as the library saves to it: as typed, else in NFC, else in NFD."""
+    found = {info.name: info for info in library.list() if _same(info.name, name)}
+    spellings = [name, *(unicodedata.normalize(form, name) for form in ("NFC", "NFD"))]
+    return next((found[s] for s in spellings if s in found), None)
 
 
-def _stale(name: str, base: int, newest) -> Stale:
-    stale = Stale(name, base, newest.version, newest.author, newest.created_utc)
+def _stale(base: int | None, newest) -> Stale:
+    stale = Stale(newest.name, base, newest.version, newest.author, newest.created_utc)
     st.session_state[CONFLICT] = asdict(stale)
     return stale
 
@@ -84,23 +125,23 @@ def save(
     anyway: bool = False,
 ):
     """Save `data` (the scenario being edited) as a new version of its name in `library`: the
-    VersionInfo saved, or Stale (nothing saved) when the library holds a newer version than the
-    one the edits started from. `anyway`: the user has seen the pending Stale and saves over it
-    (still refused if yet another version arrived since). Raises InputError when the library
-    refuses the text."""
+    VersionInfo saved, or Stale (nothing saved) when the library holds a version of the name
+    newer than the one the edits started from, or any version when they started from none.
+    `anyway`: the user has seen the pending Stale and saves over it (still refused if yet
+    another version arrived since). Raises InputError when the library refuses the text."""
     from econ.library import LibraryError
 
     ss = st.session_state
     name = _name(data)
-    base = _origin(name)
+    origin = base = _origin(name)
     pending = ss.get(CONFLICT)
-    if anyway and pending and (pending["name"], pending["base"]) == (name, base):
+    if anyway and pending and _same(pending["name"], name) and pending["base"] == origin:
         base = pending["latest"]  # the version the user was told of
-    newest = _newest(library, name) if name and base is not None else None
+    newest = _newest(library, name) if name else None
     if newest is None:
         base = None  # a name the library does not hold (any more): a new scenario
     elif newest.version != base:
-        return _stale(name, _origin(name), newest)
+        return _stale(origin, newest)
     try:
         info = library.save_text(
             state.toml_text(data),
@@ -112,7 +153,7 @@ def save(
     except LibraryError:
         newest = _newest(library, name) if base is not None else None
         if newest is not None and newest.version != base:  # saved by someone in between
-            return _stale(name, _origin(name), newest)
+            return _stale(origin, newest)
         raise
     ss.pop(CONFLICT, None)
     ss[state.LIBRARY_BASE] = {"name": info.name, "version": info.version}
@@ -126,7 +167,7 @@ def pending() -> Stale | None:
     if not conflict:
         return None
     name = _name(ss.get(state.DATA))
-    if (conflict["name"], conflict["base"]) != (name, _origin(name)):
+    if not _same(conflict["name"], name) or conflict["base"] != _origin(name):
         return None  # another scenario, or another version of it, is being edited now
     return Stale(**conflict)
 
@@ -143,8 +184,8 @@ def show_stale(diff_where: str, on_anyway: Callable[[], None] | None = None, key
         key=f"econ.save_anyway.{key}",
         on_click=on_anyway,
         icon=":material/save_as:",
-        help=f"Saves your copy as version {stale.latest + 1} of {stale.name}; versions "
-        f"{stale.base} to {stale.latest} stay in its history.",
+        help=f"Saves your copy as version {stale.latest + 1} of {literal(stale.name)}; "
+        f"{stale.kept()} in its history.",
     )
 
 

@@ -167,13 +167,13 @@ def workbook_bytes(results: pd.DataFrame, inputs: pd.DataFrame) -> bytes:
 
     from openpyxl.utils import get_column_letter
 
-    from econ.export import _safe_text
+    from econ.export import safe_text
     from econ.workbook import number_format
 
     buffer = io.BytesIO()
     with pd.ExcelWriter(buffer, engine="openpyxl") as writer:
-        _safe_text(results).to_excel(writer, sheet_name="Results", index=False)
-        _safe_text(inputs).to_excel(writer, sheet_name="Inputs", index=False)
+        safe_text(results).to_excel(writer, sheet_name="Results", index=False)
+        safe_text(inputs).to_excel(writer, sheet_name="Inputs", index=False)
         sheet = writer.sheets["Results"]
         keys = list(results["key"]) if "key" in results else []
         first = 1 + sum(1 for c in results.columns if c in ("metric", "key"))
