@@ -299,89 +299,6 @@ def _safe_name(name: str) -> str:
     return keep
 
 
-def _quoted(text: str, limit: int = 80) -> str:
-    """A member's name as a message quotes it: cut to `limit` characters, saying how long."""
-    return repr(text) if len(text) <= limit else f"{text[:limit]!r}... ({len(text):,} characters)"
-
-
-ZIP_EXPECTED = (
-    "expected a .zip of an MLPerf Endpoints submission tree (results/<system>/<model>/r<N>/ "
-    "with point.yaml, system_desc.json and result_summary.json), unencrypted"
-)
-
-
-def _zip_problem(exc: BaseException, content: bytes, folder: Path, name: str) -> str:
-    """What is wrong with an uploaded .zip that could not be unpacked, in words: the upload, the
-    member and what was expected (never Python's own error text or a temporary path)."""
-    import errno
-    import io
-    import zipfile
-
-    try:
-        with zipfile.ZipFile(io.BytesIO(content)) as archive:
-            members = archive.infolist()
-    except (zipfile.BadZipFile, OSError, ValueError):
-        members = []
-    locked = [m.filename for m in members if m.flag_bits & 0x1]
-    if locked:
-        return (
-            f"{name}: member {_quoted(locked[0])} is encrypted (password protected), so it "
-            f"cannot be read; {ZIP_EXPECTED}"
-        )
-    target = getattr(exc, "filename", None)
-    member = ""
-    if target:
-        try:
-            member = Path(target).relative_to(folder).as_posix()
-        except ValueError:
-            member = Path(target).name
-    shown = f"member {_quoted(member)}" if member else "a member"
-    code = getattr(exc, "errno", None)
-    if isinstance(exc, FileExistsError | IsADirectoryError | NotADirectoryError) or code in (
-        errno.EEXIST,
-        errno.EISDIR,
-        errno.ENOTDIR,
-    ):
-        return (
-            f"{name}: {shown} is both a file and a folder in the archive (a file and a folder "
-            f"of the same name); {ZIP_EXPECTED}, in which each path is one file or one folder"
-        )
-    if code == errno.ENAMETOOLONG:
-        return (
-            f"{name}: {shown} has a path too long to unpack (a folder or file name over 255 "
-            f"bytes, or a path over 4,096); {ZIP_EXPECTED}, with names of ordinary length"
-        )
-    if isinstance(exc, OSError):
-        reason = exc.strerror or type(exc).__name__
-        return f"{name}: the archive could not be unpacked ({reason}); {ZIP_EXPECTED}"
-    return f"{name}: {shown} cannot be read (a damaged or unsupported archive); {ZIP_EXPECTED}"
-
-
-def _unzip(content: bytes, folder: Path, name: str) -> None:
-    """Unpack an uploaded submission .zip into `folder`; CurveError naming the upload and the
-    member when the archive cannot be unpacked (the importer's own errors pass as they are)."""
-    import zipfile
-    import zlib
-
-    from econ.throughput.importers import CurveError
-    from econ.throughput.importers.mlperf_endpoints import extract_submission_zip
-
-    try:
-        extract_submission_zip(content, folder, name)
-    except InputError:
-        raise
-    except (
-        OSError,
-        RuntimeError,
-        NotImplementedError,
-        EOFError,
-        zipfile.BadZipFile,
-        zlib.error,
-    ) as exc:
-        LOG.info("%s could not be unpacked", name, exc_info=True)
-        raise CurveError(_zip_problem(exc, content, folder, name)) from None
-
-
 _INT_LIMIT = "integer string conversion"
 """Python's words for a number of more than 4,300 digits it refuses to read (a ValueError)."""
 
@@ -391,6 +308,7 @@ def curve(name: str, content: bytes, gpus: float | None = None):
     """A benchmark output file (name and bytes, as uploaded) read by econ's importers; a .zip is
     an MLPerf Endpoints submission tree, unpacked with its guards (paths, links, size, bombs)."""
     from econ.throughput.importers import CurveError, import_files
+    from econ.throughput.importers.mlperf_endpoints import extract_submission_zip
 
     if not content.strip():
         raise CurveError(f"{name}: the file is empty; expected a benchmark result file")
@@ -403,7 +321,7 @@ def curve(name: str, content: bytes, gpus: float | None = None):
         path = Path(folder) / _safe_name(name)
         if path.suffix.lower() == ".zip":
             path.mkdir()
-            _unzip(content, path, name)
+            extract_submission_zip(content, path, name)  # refuses, naming the member
         else:
             path.write_bytes(content)
         try:
