@@ -9,8 +9,10 @@ import csv
 import io
 import re
 import tempfile
+import tomllib
 import unicodedata
 import zipfile
+from types import SimpleNamespace
 
 import pandas as pd
 import pytest
@@ -323,6 +325,40 @@ def test_a_kept_copy_of_the_ready_made_scenario_is_not_saved_over_the_library_un
     widget(at.button, "Save as a new version").click().run()
     assert len(_versions(library_url)) == 2
     assert "did not start from" in _stale_warning(at)
+
+
+class _ColleagueSavesInBetween:
+    """A library whose name is free when the page looks (`list`), saved by bob right after."""
+
+    def __init__(self, url: str):
+        self.url, self.looked = url, False
+
+    def list(self):
+        with open_library(self.url) as library:
+            seen = library.list()
+        if not self.looked:
+            with open_library(self.url) as library:
+                library.save_text(SEED_TEXT, message="bob's own", author="bob")
+        self.looked = True
+        return seen
+
+    def save_text(self, text, **kwargs):
+        with open_library(self.url) as library:
+            return library.save_text(text, **kwargs)
+
+
+def test_a_name_saved_by_a_colleague_after_the_page_looked_is_not_saved_over(tmp_path, monkeypatch):
+    from econ.ui import saving
+
+    monkeypatch.setattr(saving, "st", SimpleNamespace(session_state={}))
+    url = f"sqlite:///{tmp_path / 'library.db'}"
+    data = tomllib.loads(SEED_TEXT.replace("gpu_count = 72", "gpu_count = 144", 1))
+    stale = saving.save(_ColleagueSavesInBetween(url), data, message="ada's")
+    assert isinstance(stale, saving.Stale), stale
+    assert (stale.base, stale.latest, stale.author) == (None, 1, "bob")
+    assert "did not start from a version of it" in stale.message()
+    with open_library(url) as library:
+        assert [(v.version, v.author) for v in library.history(DEFAULT_SCENARIO)] == [(1, "bob")]
 
 
 def test_a_name_spelled_decomposed_in_its_file_is_the_stored_name(library_url):

@@ -532,6 +532,27 @@ def test_a_save_based_on_an_older_version_is_refused(library_url, tmp_path, caps
     assert econ(capsys, "library", "save", ada, "--base", "2")[0] == 0
 
 
+def test_a_save_of_a_new_scenario_is_refused_once_a_colleague_holds_the_name(
+    library_url, tmp_path, capsys
+):
+    # --new: the file was written as a new scenario; whoever saves the name first keeps it
+    rc, out, err = econ(capsys, "library", "save", SEED, "--new", "--author", "bob")
+    assert rc == 0 and "version 1" in out, err
+    ada = edited(tmp_path, "share = 0.7", "share = 0.75", name="ada.toml")
+    rc, _, err = econ(capsys, "library", "save", ada, "--new")
+    assert rc == 3 and f"{ada}: --new: '{SEED_NAME}' is already in library" in err
+    assert "at version 1 (saved by 'bob' at " in err and f"econ library show {SEED_NAME}" in err
+    assert "nothing was saved" in err and "Traceback" not in err
+    rc, _, err = econ(capsys, "library", "save", ada, "--new", "--base", "1")
+    assert rc == 3 and "expected one of them" in err
+    with open_library(library_url) as library:
+        assert [v.author for v in library.history(SEED_NAME)] == ["bob"]
+        library.delete(SEED_NAME, author="bob")
+        # a deleted name is free again: --new brings its history back, as a plain save does
+        info = library.save_file(ada, new=True, author="ada")
+        assert (info.version, info.parent_version) == (2, 1)
+
+
 @pytest.mark.parametrize("name", ["-rf", "our scenario"])
 def test_a_suggested_command_works_when_pasted(name, tmp_path, capsys, monkeypatch):
     # Found by review: the hint `econ library restore -rf@1` fails as printed (an option), and a

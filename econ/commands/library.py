@@ -58,6 +58,11 @@ def register(subparsers) -> None:
         metavar="N",
         help="the version this file was edited from: refuse the save if another is now newest",
     )
+    s.add_argument(
+        "--new",
+        action="store_true",
+        help="the file is a new scenario: refuse the save if the library holds its name",
+    )
 
     ls = add("list", "list scenarios (newest version matching the filters)", _list)
     ls.add_argument("--tag", help="only versions with this tag")
@@ -179,7 +184,12 @@ def _saved(args, info, verb: str) -> int:
 def _save(args) -> int:
     with _open(args, create=True) as library:
         info = library.save_file(
-            args.file, message=args.message, tags=args.tags, author=args.author, base=args.base
+            args.file,
+            message=args.message,
+            tags=args.tags,
+            author=args.author,
+            base=args.base,
+            new=args.new,
         )
     return _saved(args, info, "saved")
 

@@ -507,6 +507,7 @@ class Library:
         tags: Sequence[str] = (),
         author: str | None = None,
         base: int | None = None,
+        new: bool = False,
     ) -> VersionInfo:
         """Save a scenario file's text exactly as a new version of the scenario's `name`."""
         return self.save_text(
@@ -516,6 +517,7 @@ class Library:
             tags=tags,
             author=author,
             base=base,
+            new=new,
         )
 
     def save_text(
@@ -527,20 +529,31 @@ class Library:
         tags: Sequence[str] = (),
         author: str | None = None,
         base: int | None = None,
+        new: bool = False,
     ) -> VersionInfo:
         """Save a scenario's TOML text as a new version of its `name` (validated first).
 
         `base`: the version the text was edited from; the save is refused unless it is still the
-        newest, so that an edit of a stale copy never silently replaces a colleague's change."""
+        newest, so that an edit of a stale copy never silently replaces a colleague's change.
+        `new`: the text was written as a new scenario; the save is refused if the library holds
+        the name (not deleted), even when a colleague saved it a moment ago. Both are checked
+        under the name's lock, in the transaction that saves."""
         prepared = _prepare(text, origin)
         tag_list = _check_tags(tags)
         who = _check_author(author or default_author())
         message = _check_message(message)
         if base is not None and not 1 <= base <= MAX_VERSION:
             raise LibraryError(f"--base {base}: expected a version number, 1, 2, ...")
+        if new and base is not None:
+            raise LibraryError(
+                f"--new with --base {base}: expected one of them (a new name, or the version "
+                "the file was edited from)"
+            )
 
         def run(conn):
-            return self._insert(conn, prepared, message, tag_list, who, base=base, origin=origin)
+            return self._insert(
+                conn, prepared, message, tag_list, who, base=base, new=new, origin=origin
+            )
 
         return self._transaction(run, "saving")
 
@@ -902,10 +915,16 @@ class Library:
                     )
 
     def _insert(
-        self, conn, item: _Prepared, message, tag_list, author, *, base=None, origin=""
+        self, conn, item: _Prepared, message, tag_list, author, *, base=None, new=False, origin=""
     ) -> VersionInfo:
         now = _now()
         row = self._lock_scenario(conn, item)
+        if new and row.deleted_utc is None:  # checked under the row's lock
+            latest = conn.scalar(
+                sa.select(sa.func.max(versions.c.version)).where(versions.c.scenario_id == row.id)
+            )
+            if latest is not None:
+                self._refuse_taken(conn, row.id, item.name, latest, origin)
         if row.deleted_utc is not None:  # saving a deleted name brings its history back
             conn.execute(
                 scenarios.update()
@@ -950,25 +969,36 @@ class Library:
             model=item.model,
         )
 
+    def _newest_by(self, conn, scenario_id, latest: int) -> str:
+        """'saved by AUTHOR at TIME' of version `latest`."""
+        newest = conn.execute(
+            sa.select(versions.c.author, versions.c.created_utc).where(
+                (versions.c.scenario_id == scenario_id) & (versions.c.version == latest)
+            )
+        ).first()
+        return f"saved by {shortened(newest.author)} at {_iso(newest.created_utc)}"
+
+    def _refuse_taken(self, conn, scenario_id, name, latest: int, origin):
+        raise LibraryError(
+            f"{origin}: --new: {name!r} is already in library {self.display} at version "
+            f"{latest} ({self._newest_by(conn, scenario_id, latest)}); expected a name the "
+            f"library does not hold (`{command_line('show', name)}` shows it); nothing was saved"
+        )
+
     def _refuse_stale(self, conn, scenario_id, name, base: int, latest: int | None, origin):
         if latest is None:
             raise LibraryError(
                 f"{origin}: --base {base}: {name!r} has no version in library {self.display}; "
                 "expected no --base for a new name; nothing was saved"
             )
-        newest = conn.execute(
-            sa.select(versions.c.author, versions.c.created_utc).where(
-                (versions.c.scenario_id == scenario_id) & (versions.c.version == latest)
-            )
-        ).first()
         if base > latest:
             raise LibraryError(
                 f"{origin}: --base {base}: {name!r} has no version {base} (its newest is "
                 f"{latest}); expected the version this file was edited from; nothing was saved"
             )
         raise LibraryError(
-            f"{origin}: --base {base}: {name!r} is now at version {latest} (saved by "
-            f"{shortened(newest.author)} at {_iso(newest.created_utc)}); expected --base {latest}, once the "
+            f"{origin}: --base {base}: {name!r} is now at version {latest} "
+            f"({self._newest_by(conn, scenario_id, latest)}); expected --base {latest}, once the "
             f"changes since version {base} are in this file "
             f"(`{command_line('diff', f'{name}@{base}', f'{name}@{latest}')}` shows them); nothing was "
             "saved"

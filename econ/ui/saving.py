@@ -6,7 +6,8 @@ does: when a colleague has saved a newer version since, nothing is saved and the
 naming both versions, with a button to save anyway as a new version. Edits that started from no
 version of a name the library holds (a ready-made scenario, an upload, a kept copy of either, a
 scenario renamed to a stored name) are refused the same way: saved unasked, they would become the
-newest version over what is there. Nothing a colleague saved is ever undone without the user being
+newest version over what is there; a name that was free when the page looked is saved with `new`,
+so that a colleague's save of it in between is refused by the library too. Nothing a colleague saved is ever undone without the user being
 asked. Names are compared in NFC, as the library stores them, however a file spells them.
 """
 
@@ -149,9 +150,10 @@ def save(
             message=message,
             tags=list(tags),
             base=base,
+            new=newest is None,  # refused if a colleague saves the name in between
         )
     except LibraryError:
-        newest = _newest(library, name) if base is not None else None
+        newest = _newest(library, name) if name else None
         if newest is not None and newest.version != base:  # saved by someone in between
             return _stale(origin, newest)
         raise
