@@ -1353,7 +1353,9 @@ def _summary_metrics(b: ScenarioBatch, ledger: _Ledger, to: _Scenarios, fleet, c
     lines, stack = ledger.lines, ledger.stack
     pv = lambda x: metrics_mod.present_value(x, ledger.discount)  # noqa: E731
     pv_tokens = pv(lines["tokens"])
-    pv_consumed = pv(ledger.consumed)
+    # capital consumed: book depreciation and impairment, and a sale's loss (less its gain) below
+    # the carrying amount, so that `financing` is the time value alone (0 at a zero rate)
+    pv_consumed = pv(ledger.consumed) - pv(ledger.lines["gain_usd"])
     pv_parts = {
         "depreciation": pv_consumed,
         "financing": pv(ledger.capex) - pv(ledger.proceeds) - pv_consumed,

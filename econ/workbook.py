@@ -1700,12 +1700,14 @@ def _summary_specs(projection: Projection, k: int, scenario: Scenario) -> list[S
     equity_share = (_Aggregate("SUM", "capex_usd") - Cell("Summary", "debt_usd")) / _Aggregate(
         "SUM", "capex_usd"
     )
+    consumed = (
+        _PresentValue("depreciation_usd")
+        + _PresentValue("impairment_usd")
+        - _PresentValue("gain_on_disposal_usd")
+    )
     pv_costs = {
-        "depreciation": _PresentValue("depreciation_usd") + _PresentValue("impairment_usd"),
-        "financing": _PresentValue("capex_usd")
-        - _PresentValue("disposal_usd")
-        - _PresentValue("depreciation_usd")
-        - _PresentValue("impairment_usd"),
+        "depreciation": consumed,
+        "financing": _PresentValue("capex_usd") - _PresentValue("disposal_usd") - consumed,
         "power": _PresentValue("power_usd"),
         "facility": _PresentValue("facility_usd"),
         "opex": _PresentValue("opex_usd"),

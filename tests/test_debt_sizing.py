@@ -367,6 +367,39 @@ def test_cost_per_gpu_hour_parts_sum_and_levelize():
     assert summary["cost_usd_per_gpu_hour"] * (hours @ v) == pytest.approx(pv_costs, rel=1e-9)
 
 
+@pytest.mark.parametrize(
+    ("path", "sale_share"),
+    [(REFRESH, 0.0), (REFRESH, 0.95), (SEED, 0.3)],  # a loss, a gain; a gain after full life
+)
+def test_a_sale_below_or_above_book_is_capital_consumed_not_financing(path, sale_share):
+    """Found by review: a loss on sale was counted in the `financing` part (1.01 USD/GPU-hour of
+    the refresh case's at a zero rate, where the part is the time value of money, 0)."""
+    changes = {"depreciation.sale_value_share": sale_share}
+    at_zero = project(load_scenario(path, {**changes, "financing.discount_rate_annual": 0.0}))
+    s, monthly = at_zero.summary.iloc[0], at_zero.monthly
+    hours = monthly["gpus_in_service"].sum() * HOURS_PER_MONTH
+    assert monthly["gain_on_disposal_usd"].abs().sum() > 1e5  # the case has a gain or a loss
+    assert s["cost_usd_per_gpu_hour_financing"] == pytest.approx(0.0, abs=1e-12)
+    # at a zero rate the capital consumed is what was paid less what the sales brought
+    paid = monthly["capex_usd"].sum() - monthly["disposal_usd"].sum()
+    assert s["cost_usd_per_gpu_hour_depreciation"] == pytest.approx(paid / hours, rel=1e-12)
+    # at the scenario's rate the parts still sum to the total, and a loss raises the capital
+    # consumed above the book depreciation and impairment
+    shipped = project(load_scenario(path, changes))
+    t, lines = shipped.summary.iloc[0], shipped.monthly
+    parts = ("depreciation", "financing", "power", "facility", "opex")
+    total = sum(t[f"cost_usd_per_gpu_hour_{p}"] for p in parts)
+    assert t["cost_usd_per_gpu_hour"] == pytest.approx(total, rel=1e-12)
+    i = (1 + t["discount_rate_annual"]) ** (1 / 12) - 1
+    v = (1 + i) ** -np.arange(len(lines))
+    book = (lines["depreciation_usd"] + lines["impairment_usd"]).to_numpy() @ v
+    gain = lines["gain_on_disposal_usd"].to_numpy() @ v
+    pv_hours = lines["gpus_in_service"].to_numpy() @ v * HOURS_PER_MONTH
+    assert t["cost_usd_per_gpu_hour_depreciation"] == pytest.approx(
+        (book - gain) / pv_hours, rel=1e-12
+    )
+
+
 # ---- annual outputs --------------------------------------------------------------------------
 
 

@@ -586,6 +586,9 @@ def _with_input(source: Path, target: Path, path: str, value: float) -> None:
     book.save(target)
 
 
+SOLD_AT_30 = {"depreciation.sale_value_share": 0.3}
+
+
 @pytest.fixture(scope="module")
 def recalculated(tmp_path_factory):
     if shutil.which("soffice") is None:
@@ -609,6 +612,8 @@ def recalculated(tmp_path_factory):
         [econ.load_scenario(SEED, {**LEVEL_LOAN, "name": HOSTILE, "description": "@SUM(1)"})],
         files["hostile"],
     )
+    files["gain"] = folder / "gain.xlsx"  # sold for 30% of cost when fully depreciated
+    build([econ.load_scenario(SEED, {**LEVEL_LOAN, **SOLD_AT_30})], files["gain"])
     files["idle"] = folder / "idle.xlsx"
     build(
         [
@@ -648,6 +653,15 @@ def test_libreoffice_agrees_with_every_formula(recalculated):
     )
     assert compare_with_engine(written, values, [idle])
     assert compare_with_written(written, values)
+    # a gain on sale is capital given back (the depreciation part), not financing
+    written, values = files["gain"]
+    gain = econ.load_scenario(SEED, {**LEVEL_LOAN, **SOLD_AT_30})
+    assert econ.project(gain).monthly["gain_on_disposal_usd"].sum() > 1e5
+    assert compare_with_engine(written, values, [gain]) > 2000
+    live = summary_cells(load_workbook(written)["Summary"])  # formulas, not the engine's values
+    for part in ("depreciation", "financing"):
+        for key in (f"cost_usd_per_gpu_hour_{part}", f"cost_usd_per_mtok_{part}"):
+            assert live[key][0].data_type == "f", key
 
 
 def test_a_changed_warranty_recalculates_like_the_engine(recalculated):
