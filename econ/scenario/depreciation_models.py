@@ -137,7 +137,9 @@ class DepreciationMethod(_Section):
         ge=0,
         le=1,
         description="macrs_gds: bonus (special) depreciation in the first month, IRC §168(k); 1.0 "
-        "for property placed in service after 2025-01-19 [fraction of cost]",
+        "for property acquired (by written binding contract) and placed in service after "
+        "2025-01-19, 0.4 for property acquired earlier and placed in service in 2025, 0.2 in 2026; "
+        "0 is the election out [fraction of cost]",
     )
     value_source: Literal["market_value_table", "token_price", "rental_price"] = Field(
         "market_value_table",
