@@ -98,7 +98,9 @@ def spread_over_months(annual_usd, last_month, months: int):
 TAX_PAYMENTS = ("quarterly", "annual", "monthly")
 """Payment schedules of a tax year's income tax (codes 0, 1, 2 in that order)."""
 
-QUARTER_MONTHS = 3
+INSTALLMENT_MONTHS = (4, 6, 9, 12)
+"""Months of a tax year in which a corporation's estimated tax is due: the 15th day of its 4th,
+6th, 9th and 12th months (IRC §6655(c)(1)), each month standing for its 15th."""
 
 
 def first_taxable_month(taxable_income_usd):
@@ -117,8 +119,8 @@ def tax_payments_usd(annual_tax_usd, first_taxable, last_month, months: int, sch
     Year y (1-based) covers months 12(y-1)+1 .. 12y (month 0 joins year 1), cut at `last_month`.
     A year's tax is paid
 
-    - quarterly (code 0): in equal estimated installments at the ends of its quarters (months
-      12(y-1)+3, +6, +9, +12; IRC §6655), the last month standing for quarter ends beyond it;
+    - quarterly (code 0): in equal estimated installments in the months they are due (months
+      12(y-1)+4, +6, +9, +12; IRC §6655(c)), the last month standing for those beyond it;
     - annual (code 1): in one payment in the month after the year ends, or in the last month for
       the final year (the projection settles what it owes when it ends);
     - monthly (code 2): in equal parts over its months;
@@ -155,14 +157,14 @@ def tax_payments_usd(annual_tax_usd, first_taxable, last_month, months: int, sch
 def _payment_weights(first_taxable, last_month, years: int, code):
     """Which months 1..12Y pay a share of their year's tax (1.0) [array (n, Y, 12)].
 
-    Quarterly (code 0): quarter ends and the last month; monthly (2): every month; both from
+    Quarterly (code 0): the INSTALLMENT_MONTHS and the last month; monthly (2): every month; both from
     `first_taxable` to `last_month`. The annual schedule (1) is handled apart (`_annual_pay_month`).
     """
     m = np.arange(1, MONTHS_PER_YEAR * years + 1)[None, :]
     last = np.asarray(last_month)[:, None]
     open_month = (m <= last) & (m >= np.asarray(first_taxable)[:, None])
-    quarter_end = (m % QUARTER_MONTHS == 0) | (m == last)
-    weight = np.where(code == 0, open_month & quarter_end, open_month).astype(float)
+    due = np.isin((m - 1) % MONTHS_PER_YEAR + 1, INSTALLMENT_MONTHS) | (m == last)
+    weight = np.where(code == 0, open_month & due, open_month).astype(float)
     return weight.reshape(len(weight), years, MONTHS_PER_YEAR)
 
 

@@ -57,7 +57,7 @@ from openpyxl.utils import column_index_from_string, get_column_letter
 from openpyxl.workbook.defined_name import DefinedName
 from pydantic import BaseModel
 
-from econ import excel, units
+from econ import excel, tax, units
 from econ.arrays import snap_to_zero
 from econ.engine import (
     DEBT_SCHEDULE,
@@ -1329,7 +1329,8 @@ SPECS: tuple[Spec, ...] = (
         Cell("Annual", "loss_carried_forward_usd") - Prev("Annual", "loss_carried_forward_usd"),
     ),
     # Tax paid (econ.tax.tax_payments_usd): never before the first month whose cumulative taxable
-    # income is positive; quarterly estimates at the quarter ends, or monthly in equal parts.
+    # income is positive; quarterly estimates in the months they are due (4, 6, 9 and 12 of the
+    # tax year, econ.tax.INSTALLMENT_MONTHS), or monthly in equal parts.
     helper(M, "cumulative_taxable_usd", _cumulative("taxable_income_usd")),
     helper(
         M,
@@ -1342,7 +1343,7 @@ SPECS: tuple[Spec, ...] = (
                 Call(
                     "OR",
                     eq(Name("financing.tax_payment"), "monthly"),
-                    eq(month - 3 * INT(month / 3), 0),
+                    *(eq(month - 12 * INT(month / 12), due % 12) for due in tax.INSTALLMENT_MONTHS),
                     eq(month, _horizon),
                 ),
             ),

@@ -67,16 +67,16 @@ def test_rows_subset_and_first_taxable_month():
 def test_a_hand_computed_year():
     """One year of 12 months, 100 USD taxable a month from p = 1 with A = 0, B = 100; 25% tax,
     quarterly: 300 USD due, paid in four equal required installments of 25% each (IRC §6655(d):
-    75 USD at months 3, 6, 9 and 12); undiscounted PV = 300."""
+    75 USD due in months 4, 6, 9 and 12, IRC §6655(c)); undiscounted PV = 300."""
     months = 13
     fixed = np.zeros((1, months))
     per_unit = np.r_[0.0, np.full(12, 100.0)][None, :]
     value = tax.LinearTaxValue(fixed, per_unit, [0.25], [12], np.ones((1, months)), [0])
     assert value(np.array([1.0]), np.array([0]))[0] == pytest.approx(300.0)
-    # Discounted at 1% a month: 75 (1.01^-3 + 1.01^-6 + 1.01^-9 + 1.01^-12).
+    # Discounted at 1% a month: 75 (1.01^-4 + 1.01^-6 + 1.01^-9 + 1.01^-12).
     d = 1.01 ** -np.arange(months)[None, :]
     value = tax.LinearTaxValue(fixed, per_unit, [0.25], [12], d, [0])
-    expected = 75 * sum(1.01**-k for k in (3, 6, 9, 12))
+    expected = 75 * sum(1.01**-k for k in (4, 6, 9, 12))
     assert value(np.array([1.0]), np.array([0]))[0] == pytest.approx(expected, rel=1e-14)
 
 

@@ -106,8 +106,9 @@ def test_tax_payment_schedules_reference():
     annual = np.array([[120.0, 240.0]] * 3)
     paid = tax_payments_usd(annual, [1, 1, 1], [24, 24, 24], 25, [QUARTERLY, ANNUAL, MONTHLY])
     quarterly, yearly, monthly = paid
+    # Quarterly: due the 15th of the tax year's 4th, 6th, 9th and 12th months (IRC §6655(c)).
     assert {m: quarterly[m] for m in np.flatnonzero(quarterly)} == {
-        3: 30.0, 6: 30.0, 9: 30.0, 12: 30.0, 15: 60.0, 18: 60.0, 21: 60.0, 24: 60.0
+        4: 30.0, 6: 30.0, 9: 30.0, 12: 30.0, 16: 60.0, 18: 60.0, 21: 60.0, 24: 60.0
     }  # fmt: skip
     # Annual: in the month after the year ends; the final year when the projection ends.
     assert {m: yearly[m] for m in np.flatnonzero(yearly)} == {13: 120.0, 24: 240.0}
@@ -153,7 +154,7 @@ def test_engine_pays_the_tax_the_chosen_way():
     quarterly = project(scenario(**base, **{"financing.tax_payment": "quarterly"})).monthly
     a, q = annual.loc["small"].tax_usd, quarterly.loc["small"].tax_usd
     assert np.flatnonzero(a.to_numpy()).tolist() == [13, 24]
-    assert np.flatnonzero(q.to_numpy()).tolist() == [3, 6, 9, 12, 15, 18, 21, 24]
+    assert np.flatnonzero(q.to_numpy()).tolist() == [4, 6, 9, 12, 16, 18, 21, 24]
     assert a.sum() == pytest.approx(q.sum(), rel=1e-12)
     # The same tax expense whenever it is paid; later payment is worth more.
     assert annual.net_income_usd.sum() == pytest.approx(quarterly.net_income_usd.sum(), rel=1e-12)
