@@ -265,3 +265,11 @@ def test_the_table_shows_what_a_lender_reads_first(capsys):
     for label in ("Equity multiple (MOIC)", "Minimum LLCR", "Covenant breach [months]",
                   "First covenant breach", "Debt sized by"):  # fmt: skip
         assert label in out, label
+
+
+@pytest.mark.parametrize("setting", ["fleet.gpu_count=true", "power.kw_per_gpu=false"])
+def test_set_with_a_boolean_for_a_number_exits_3_naming_it(run, setting):
+    path, value = setting.split("=")
+    done = run("project", str(SEED), "--set", setting)
+    assert done.returncode == 3 and "Traceback" not in done.stderr
+    assert f"{path}: {value} is a boolean; expected the number" in done.stderr

@@ -76,6 +76,34 @@ def test_a_number_written_as_text_is_refused_not_read(value):
         validate_dict({**BASE, "horizon_months": "60"}, file="s.toml")
 
 
+@pytest.mark.parametrize(
+    ("path", "value"),
+    [
+        ("capex.gpu_price_usd", True),
+        ("fleet.gpu_count", True),  # pydantic would read it as 1 GPU
+        ("financing.debt_share", False),  # and this as all equity
+        ("horizon_months", True),
+        ("depreciation.custom_percent", [50.0, True]),  # inside a list too
+    ],
+)
+def test_a_boolean_where_a_number_goes_is_refused_not_read_as_1_or_0(path, value):
+    # Found by review: `kw_per_gpu = true` projected as 1.0 kW, exit 0 (NPV +586k for -163k)
+    with pytest.raises(ScenarioError) as info:
+        validate_dict(with_change(path, value), file="s.toml")
+    found = "false" if value is False else "true"
+    where = f"{path}[1]" if isinstance(value, list) else path
+    assert str(info.value) == (
+        f"s.toml: {where}: {found} is a boolean; expected the number (or text) the field takes, "
+        "not true or false"
+    )
+
+
+def test_a_switch_still_takes_true_and_false():
+    for value in (True, False):
+        method = validate_dict(with_change("depreciation.switch_to_straight_line", value))
+        assert method.depreciation.switch_to_straight_line is value
+
+
 def test_the_shortest_life_is_one_month():
     assert validate_dict(with_change("depreciation.life_years", 1 / 12)).depreciation.life_years == (
         1 / 12

@@ -28,12 +28,13 @@ from pydantic_core import PydanticCustomError
 from econ.strict_json import EXPECTED_FINITE, first_beyond_float, integer_shown
 
 NUMBER_AS_TEXT = "number_as_text"
+BOOLEAN_AS_NUMBER = "boolean_as_number"
 """The pydantic error type of a number written as text."""
 CONTROL_CHARACTER = "control_character"
 """The pydantic error type of text holding a control character."""
 BEYOND_FLOAT = "integer_beyond_float"
 """The pydantic error type of an integer larger in size than any float (about 1.8e308)."""
-FIELD_ERRORS = (NUMBER_AS_TEXT, CONTROL_CHARACTER, BEYOND_FLOAT)
+FIELD_ERRORS = (NUMBER_AS_TEXT, BOOLEAN_AS_NUMBER, CONTROL_CHARACTER, BEYOND_FLOAT)
 """Error types a section raises for one of its fields, named with its value in the context."""
 PRINTABLE = "printable characters: no control characters such as ESC, CR or LF"
 """What a name, key or other one-line text is expected to hold."""
@@ -116,6 +117,29 @@ def _table_fields(model: type[BaseModel]) -> frozenset[str]:
     )
 
 
+@cache
+def _boolean_fields(model: type[BaseModel]) -> frozenset[str]:
+    """The fields of a model whose type admits true or false somewhere (a switch)."""
+
+    def admits(annotation) -> bool:
+        return annotation is bool or any(admits(a) for a in typing.get_args(annotation))
+
+    return frozenset(n for n, info in model.model_fields.items() if admits(info.annotation))
+
+
+def _first_boolean(name: str, value) -> tuple[str, bool] | None:
+    """The first true or false in a field's given value, itself or in its lists, as (field,
+    value); a table inside is a section, which checks its own fields."""
+    if isinstance(value, bool):
+        return name, value
+    if isinstance(value, list | tuple):
+        for i, item in enumerate(value):
+            found = _first_boolean(f"{name}[{i}]", item)
+            if found:
+                return found
+    return None
+
+
 def _texts(name: str, value, table: bool) -> typing.Iterator[tuple[str, str]]:
     """The text in a field's given value, as (field, text): the value itself, or the keys and
     text values of a table (sources, catalog_query). Sections check their own fields."""
@@ -173,6 +197,25 @@ class Section(BaseModel):
 
     @model_validator(mode="before")
     @classmethod
+    def _no_boolean_as_number(cls, data):
+        """true or false where a number goes: pydantic would read them as 1 and 0."""
+        if isinstance(data, dict):
+            switches = _boolean_fields(cls)
+            for name, value in data.items():
+                if name not in cls.model_fields or name in switches:
+                    continue
+                found = _first_boolean(str(name), value)
+                if found:
+                    raise PydanticCustomError(  # (value None: the message spells it as TOML)
+                        BOOLEAN_AS_NUMBER,
+                        "{spelled} is a boolean; expected the number (or text) the field takes, "
+                        "not true or false",
+                        {"field": found[0], "value": None, "spelled": str(found[1]).lower()},
+                    )
+        return data
+
+    @model_validator(mode="before")
+    @classmethod
     def _finite_integers(cls, data):
         found = first_beyond_float(data) if isinstance(data, dict) else None
         if found:
@@ -207,6 +250,7 @@ class Section(BaseModel):
 
 __all__ = [
     "BEYOND_FLOAT",
+    "BOOLEAN_AS_NUMBER",
     "CONTROL_CHARACTER",
     "FIELD_ERRORS",
     "NONE_WORD",
