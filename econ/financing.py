@@ -819,6 +819,10 @@ def sculpted_schedule(cfads_usd, rate_monthly, tenor_months):
     return {"service_per_usd": service, "balance_per_usd": balance, "pv_usd": pv}
 
 
+SIZING_TIE = 1e-12
+"""Relative gap within which two sizing limits are one (`size_debt`'s binding constraint)."""
+
+
 def size_debt(
     cfads_usd,
     service_per_usd,
@@ -842,8 +846,8 @@ def size_debt(
       collateral value V (the GPUs' book value): D_ltv = min_m LTV_max V_m / b_m;
     - the gearing cap D_cap (financing.debt_share x capex).
 
-    D = min(D_cap, D_dscr, D_ltv), and the binding constraint is the one that gives D (ties go to
-    the cap, then DSCR). Rows with DSCR* NaN are not sized by DSCR, LTV_max NaN not by LTV. A
+    D = min(D_cap, D_dscr, D_ltv), and the binding constraint is the one that gives D (ties, to a
+    relative SIZING_TIE, go to the cap, then DSCR). Rows with DSCR* NaN are not sized by DSCR, LTV_max NaN not by LTV. A
     schedule with no month of service (s = 0 throughout: a loan sculpted to a cash flow never
     positive over the term) would never be repaid, so D_dscr = 0 there, DSCR* given or not.
 
@@ -900,8 +904,11 @@ def size_debt(
             by_value = np.where(balance > 0, ltv * value / balance, np.inf)
         d_ltv = np.where(np.isnan(ltv[:, 0]), np.inf, by_value.min(axis=1, initial=np.inf))
     debt = np.minimum(cap, np.minimum(d_dscr, d_ltv))
-    constraint = np.select([cap <= 0, debt >= cap, debt >= d_dscr], [0, 1, 2], 3).astype(np.int64)
-    return debt, constraint
+    # Ties, within rounding (a limit one ulp away in another batch's arithmetic), go to the cap,
+    # then DSCR: the constraint named must not depend on which rows share the batch.
+    reached = debt * (1.0 + SIZING_TIE)
+    constraint = np.select([cap <= 0, reached >= cap, reached >= d_dscr], [0, 1, 2], 3)
+    return debt, constraint.astype(np.int64)
 
 
 def _col(x):

@@ -127,6 +127,28 @@ def test_level_payment_sized_to_dscr_is_the_pv_of_cfads_over_the_target():
     assert SIZING_CONSTRAINTS[code[0]] == "dscr"
 
 
+@pytest.mark.parametrize("ulp", [-1, 0, 1])
+def test_a_cap_tied_with_the_ltv_limit_to_rounding_is_the_cap(ulp):
+    """Found by review: with debt_share and max_ltv both 0.7 the two limits tie, and a one-ulp
+    difference in another batch's arithmetic named the LTV (3) alone and the cap (1) in a batch."""
+    service, balance = _level(0.0075, 48, 61)
+    cfads = np.r_[0.0, np.full(60, 1e9)][None, :]  # the DSCR is far from binding
+    value = np.full((1, 61), 1_000_000.0)
+    limit = np.min(0.7 * 1_000_000.0 / balance[balance > 0])  # D_ltv
+    cap = limit if ulp == 0 else np.nextafter(limit, ulp * np.inf)
+    debt, code = size_debt(
+        cfads, service, balance, np.array([1.3]), np.array([cap]), 1, value, np.array([0.7])
+    )
+    assert debt[0] == pytest.approx(limit, rel=1e-15)
+    assert SIZING_CONSTRAINTS[code[0]] == "debt_share"
+    # a real gap is no tie
+    _, code = size_debt(
+        cfads, service, balance, np.array([1.3]), np.array([limit * 1.001]), 1, value,
+        np.array([0.7]),
+    )  # fmt: skip
+    assert SIZING_CONSTRAINTS[code[0]] == "ltv"
+
+
 def test_level_payment_sized_by_the_tightest_month():
     service, balance = _level(0.01, 24, 25)
     cfads = np.r_[0.0, np.full(24, 1_000.0)]
