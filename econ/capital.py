@@ -574,7 +574,10 @@ def _scaled_tranche(spec, capex, profile, last, price_path, T, blank):
         ]
         context = [profile, last] + ([] if price_path is None else [price_path])
         cut = common_row(*(spec[k] for k in fields), *context)
-    if cut is None or cut[0].shape[0] == n:
+    amount = _amount(spec, capex)
+    # (a chunk whose scenarios all lack the tranche carries another scenario's terms with amount
+    # 0: scheduled for 1 USD, its draws could break terms that the amount 0 never draws under)
+    if cut is None or cut[0].shape[0] == n or not amount.any():
         return _debt_tranche(spec, capex, profile, last, price_path, T, blank)
     unit = {**spec, **dict(zip(fields, cut[: len(fields)], strict=True))}
     unit["amount_usd"], unit["share_of_capex"] = np.ones(1), np.full(1, np.nan)
@@ -590,7 +593,6 @@ def _scaled_tranche(spec, capex, profile, last, price_path, T, blank):
         T,
         unit_blank,
     )
-    amount = _amount(spec, capex)
     scale = amount[:, None]
     for key, value in lines.items():
         if value is unit_blank:

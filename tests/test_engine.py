@@ -429,6 +429,24 @@ def test_chunked_projection_equals_one_pass(monkeypatch):
     assert chunked.monthly.equals(whole.monthly)
 
 
+@pytest.mark.parametrize("chunk", [1, 2, 3])
+def test_a_mixed_batch_projects_alike_in_any_chunks(monkeypatch, chunk):
+    """Found by review: [refresh, refresh, capital stack] in chunks of 2 refused the refresh
+    rows: a chunk of scenarios without the stack's DDTL was scheduled for 1 USD under its terms
+    (a 12-month availability) and the refresh's purchase in month 18 broke them."""
+    import econ.engine as engine
+
+    scenarios = ROOT / "models" / "scenarios"
+    refresh = load_scenario(scenarios / "h200-fleet-gb300-refresh.toml")
+    stack = load_scenario(scenarios / "deepseek-r1-gb200-nvl72-capital-stack.toml")
+    whole = project([refresh, refresh, stack])
+    monkeypatch.setattr(engine, "CHUNK_SCENARIOS", chunk)
+    chunked = project([refresh, refresh, stack])
+    for key, values in whole.metrics.items():
+        assert np.allclose(chunked.metrics[key], values, rtol=1e-9, equal_nan=True), key
+    assert chunked.warnings == whole.warnings
+
+
 def test_summary_only_projection():
     full, lean = project(small()), project(small(), monthly=False)
     assert np.allclose(lean.metrics["npv_usd"], full.metrics["npv_usd"], rtol=0)
