@@ -41,7 +41,7 @@ from econ.labels import counted
 from econ.memory import keep_freed_memory
 from econ.scenario.depreciation_models import METHOD_ARRAY_FIELDS
 from econ.scenario.financing_models import MAX_MONTHS
-from econ.scenario.models import Scenario
+from econ.scenario.models import CONSTRUCTION_SIZING, Scenario
 from econ.throughput.trajectory import throughput_multiplier
 from econ.undefined import explain, mask_infinite
 from econ.units import (
@@ -2060,13 +2060,7 @@ def _sizing(
         return None
     if construction:
         row = int(np.flatnonzero(~np.isnan(min_dscr) | ~np.isnan(max_ltv) | shaped)[0])
-        raise InputError(
-            f"scenario '{b.names[row]}': debt sizing (financing.size_to_min_dscr, max_ltv or "
-            "repayment = 'sculpted' or 'balance_schedule') is not available with a "
-            "construction period "
-            "(fleet.service_start_month or capex.payments) yet; give the debt as "
-            "financing.debt_share with level payments"
-        )
+        raise InputError(f"scenario '{b.names[row]}': {CONSTRUCTION_SIZING}")
     book_depreciation, tax_depreciation = depreciation  # the scenario's, with the site's
     taxable = tax.income_before_tax_usd(ebitda, tax_depreciation, 0.0, lines["tax_gain_usd"])
     income_tax = _income_tax(

@@ -509,3 +509,23 @@ def test_the_summary_frame_is_numeric_with_nan_where_undefined():
     assert "mean" in frame[["npv_usd"]].describe().index
     assert flat_summary(idle)["lcot_usd_per_mtok"].iloc[0] is None
     assert idle.summary_records()[0]["summary"]["lcot_usd_per_mtok"] is None
+
+
+def test_a_batch_column_that_sizes_a_built_fleets_loan_is_refused_naming_the_scenario():
+    # the scenario check refuses it in a file; a batch column reaches the engine's own check
+    from econ.errors import InputError
+    from econ.scenario.models import CONSTRUCTION_SIZING
+
+    built = load_scenario(
+        ROOT / "models" / "scenarios" / "deepseek-r1-gb200-nvl72.toml",
+        {
+            "fleet.service_start_month": 3,
+            "financing.size_to_min_dscr": "none",
+            "financing.max_ltv": "none",
+            "financing.repayment": "level_payment",
+        },
+    )
+    batch = ScenarioBatch.repeat(built, 2, {"financing.size_to_min_dscr": np.array([1.3, 1.3])})
+    with pytest.raises(InputError) as info:
+        project(batch)
+    assert str(info.value) == f"scenario '{built.name}#0': {CONSTRUCTION_SIZING}"

@@ -336,3 +336,49 @@ def test_racks_set_the_gpu_count():
         validate_dict(
             apply_overrides(BASE, {"fleet.racks": 3, "fleet.gpu_count": 100}), file="s.toml"
         )
+
+
+def _shipped(name: str) -> dict:
+    import tomllib
+
+    return tomllib.loads((ROOT / "models" / "scenarios" / f"{name}.toml").read_text())
+
+
+@pytest.mark.parametrize(
+    ("name", "changes", "expected"),
+    [
+        (  # found by review: `econ validate` passed it and `econ project` named no field
+            "deepseek-r1-gb200-nvl72",
+            {"depreciation": {"in_service_month": 100}},
+            "depreciation.in_service_month is 100, after the GPUs retire (the horizon, month 72, "
+            "72 months after their purchase); expected at most 72",
+        ),
+        (
+            "h200-fleet-gb300-refresh",
+            {"depreciation": {"in_service_month": 19}},
+            "depreciation.in_service_month is 19, after the GPUs retire (fleet.retire_month, "
+            "month 18, 18 months after their purchase); expected at most 18",
+        ),
+        (  # found by review: refused only while projecting, naming the scenario, not the file
+            "llama2-70b-h200",
+            {"fleet": {"service_start_month": 12}},
+            "debt sizing (financing.size_to_min_dscr, max_ltv or repayment = 'sculpted' or "
+            "'balance_schedule') is not available with a construction period",
+        ),
+    ],
+)
+def test_what_the_engine_would_refuse_is_refused_by_validation_naming_the_file(
+    name, changes, expected
+):
+    data = _shipped(name)
+    for section, values in changes.items():
+        data[section] = {**data[section], **values}
+    with pytest.raises(ScenarioError) as info:
+        validate_dict(data, file=f"{name}.toml")
+    assert str(info.value).startswith(f"{name}.toml: ") and expected in str(info.value)
+
+
+def test_the_last_month_of_service_may_start_depreciation():
+    data = _shipped("deepseek-r1-gb200-nvl72")
+    data["depreciation"] = {**data["depreciation"], "in_service_month": 72}
+    assert validate_dict(data).depreciation.in_service_month == 72

@@ -441,6 +441,7 @@ class Scenario(Section):
         if problems:
             raise ValueError(problems[0])
         _check_service_window(self.fleet, horizon, "fleet")
+        _check_depreciation_start(self.depreciation.in_service_month, self.fleet, horizon)
         _check_resale(self)
         _check_payments(self.capex, self.fleet, "fleet")
         _check_construction_financing(self)
@@ -589,6 +590,18 @@ def _check_service_window(fleet: Fleet, horizon: int, where: str) -> None:
         )
 
 
+def _check_depreciation_start(in_service: int, fleet: Fleet, horizon: int) -> None:
+    """Depreciation starts (months after purchase) no later than the GPUs retire."""
+    last = horizon if fleet.retire_month is None else fleet.retire_month
+    held = last - fleet.purchase_month
+    if in_service > held:
+        end = "the horizon" if fleet.retire_month is None else "fleet.retire_month"
+        raise ValueError(
+            f"depreciation.in_service_month is {in_service}, after the GPUs retire ({end}, "
+            f"month {last}, {held} months after their purchase); expected at most {held}"
+        )
+
+
 def _check_payments(capex: Capex, fleet: Fleet, where: str) -> None:
     """Capex payments fall from the purchase month to the month before service starts."""
     start = fleet.service_start_month
@@ -639,6 +652,20 @@ def _check_construction_financing(scenario: Scenario) -> None:
             f"{what}; expected it with financing.debt_share's loan and no vintages (the "
             "interest capitalized during construction is modelled for that loan only)"
         )
+    f = scenario.financing
+    if built and (
+        f.size_to_min_dscr is not None or f.max_ltv is not None or f.repayment != "level_payment"
+    ):
+        raise ValueError(CONSTRUCTION_SIZING)
+
+
+CONSTRUCTION_SIZING = (
+    "debt sizing (financing.size_to_min_dscr, max_ltv or repayment = 'sculpted' or "
+    "'balance_schedule') is not available with a construction period "
+    "(fleet.service_start_month or capex.payments) yet; give the debt as financing.debt_share "
+    "with level payments"
+)
+"""Refused by the scenario's check and, for a batch whose columns set either, by the engine."""
 
 
 def _check_token_mix(scenario: Scenario) -> None:
