@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import copy
 import datetime as dt
+import os
+import reprlib
+import sys
 import types
 import typing
 from collections.abc import Iterable, Mapping, Sequence
@@ -16,6 +19,7 @@ from dataclasses import dataclass, field
 from functools import cache
 
 import numpy as np
+from numpy.typing import ArrayLike
 from pydantic import BaseModel
 
 from econ.errors import InputError
@@ -133,9 +137,7 @@ class ScenarioBatch:
     @classmethod
     def from_scenarios(cls, scenarios: Scenario | Iterable[Scenario]) -> ScenarioBatch:
         """Compile validated scenarios into a batch (in order; vintages become extra rows)."""
-        items: Sequence[Scenario] = (
-            (scenarios,) if isinstance(scenarios, Scenario) else tuple(scenarios)
-        )
+        items = _scenario_items(scenarios)
         if not items:
             raise ValueError("a batch needs at least one scenario, got none")
         expanded = [s.expand() for s in items]
@@ -241,29 +243,48 @@ class ScenarioBatch:
         )
 
     @classmethod
-    def repeat(cls, scenario: Scenario, n: int, columns: Mapping[str, np.ndarray] | None = None):
+    def repeat(
+        cls,
+        scenario: Scenario,
+        n: int,
+        columns: Mapping[str, ArrayLike] | None = None,
+        *,
+        validate: bool = True,
+    ) -> ScenarioBatch:
         """n copies of one scenario with some columns replaced (for sweeps and Monte Carlo).
 
         A replaced column applies where an override of the scenario's field would
         (`Scenario.takes_own_value`): to its own fleet and to each vintage that does not give the
-        field itself, so row i is the scenario with the field set to the i-th value. Replaced
-        columns are not re-validated here: the caller (sweep, sampler) checks their bounds.
+        field itself, so row i is the scenario with the field set to the i-th value.
+
+        Parameters
+        ----------
+        scenario : the base scenario
+        n : number of scenarios
+        columns : dotted path -> n values or one for all (or a pandas DataFrame of n rows whose
+            columns are dotted paths); numbers, or names for choice fields. Overriding one of
+            capex.gpu_price_usd and capex.system_price_usd clears the other.
+        validate : check the replaced values against the scenario's rules, vectorized
+            (econ.analysis.validation.check_columns: bounds, whole numbers, choices, cross-field
+            rules, pydantic on sample rows); False only for values already checked (the jobs of
+            econ.analysis check theirs chunk by chunk)
         """
+        scenario = check_scenario(scenario)
+        n = _count(n)
+        columns = _given_columns(columns)
         elsewhere = scenario.set_elsewhere()
-        for path in columns or {}:
+        for path in columns:
             if path in elsewhere:
                 raise InputError(
                     f"{path} cannot be varied for scenario '{scenario.name}': "
                     + set_elsewhere_message(path, elsewhere[path])
                 )
-        one = cls.from_scenarios(scenario)
-        per = one.rows
-        cols = {path: np.tile(values, n) for path, values in one.columns.items()}
-        for path, values in (columns or {}).items():
-            if path not in cols:
+        kinds = field_kinds()
+        for path, values in columns.items():
+            if path not in kinds:
                 import difflib
 
-                close = difflib.get_close_matches(str(path), list(cols), n=1)
+                close = difflib.get_close_matches(str(path), list(kinds), n=1)
                 hint = (
                     f"did you mean {close[0]}?"
                     if close
@@ -277,26 +298,40 @@ class ScenarioBatch:
                     f"column {path} has {got}; expected {n:,} (one per scenario) or a single "
                     "value for all"
                 )
-            values = np.repeat(
-                np.broadcast_to(np.asarray(values, dtype=cols[path].dtype), (n,)), per
-            )
-            taken = np.tile(scenario.takes_own_value(path), n) if per > 1 else True
-            cols[path] = np.where(taken, values, cols[path])
-        fixed = [p for p in SERIES_COMPILED if p in (columns or {})]
+        fixed = [p for p in SERIES_COMPILED if p in columns]
         if fixed and any(row.market.rental_series for row in scenario.expand()):
             raise InputError(
                 f"{fixed[0]} cannot be varied in a batch of a scenario priced from "
                 f"market.rental_series: the series is turned into prices when the scenario is "
                 f"compiled; expected one scenario per value, or {BAND_PATH} for its error band"
             )
-        if RESALE_BAND_PATH in (columns or {}) and not scenario.market.has_resale:
+        if RESALE_BAND_PATH in columns and not scenario.market.has_resale:
             raise InputError(
                 f"{RESALE_BAND_PATH} is varied but scenario '{scenario.name}' gives no resale "
                 "table, so the band would change nothing; expected market.resale_value_table or "
                 "market.resale_series (with share_low and share_high for a band)"
             )
+        # validation imports this module: loaded here, once the batch code is in place
+        from econ.analysis.validation import check_columns, given_column, prepare_columns
+
+        columns = prepare_columns(
+            scenario,
+            {
+                path: np.broadcast_to(given_column(path, values), (n,))
+                for path, values in columns.items()
+            },
+        )
+        if validate:
+            check_columns(scenario, columns, n)
+        one = cls.from_scenarios(scenario)
+        per = one.rows
+        cols = {path: np.tile(values, n) for path, values in one.columns.items()}
+        for path, values in columns.items():
+            values = np.repeat(values.astype(cols[path].dtype, copy=False), per)
+            taken = np.tile(scenario.takes_own_value(path), n) if per > 1 else True
+            cols[path] = np.where(taken, values, cols[path])
         extras = {k: np.tile(v, (n,) + (1,) * (v.ndim - 1)) for k, v in one.extras.items()}
-        band = (columns or {}).get(BAND_PATH)
+        band = columns.get(BAND_PATH)
         if band is not None and "market.rental_table_log_sd" in extras:
             # The series' extrapolated prices move with the sampled band, as compiled ones do.
             shift = cols[BAND_PATH] - np.tile(one.columns[BAND_PATH], n)
@@ -308,7 +343,7 @@ class ScenarioBatch:
                     "market.contract_usd_per_gpu_hour"
                 ] * np.exp(shift * extras["market.contract_log_sd"])
         horizon = np.repeat(one.horizon_months, n)
-        if columns and ("horizon_months" in columns or "depreciation.life_years" in columns):
+        if "horizon_months" in columns or "depreciation.life_years" in columns:
             first = np.arange(n) * per
             life_months = np.maximum(1, np.rint(cols["depreciation.life_years"][first] * 12))
             explicit = cols["horizon_months"][first]
@@ -332,6 +367,83 @@ class ScenarioBatch:
                 for t in one.stack
             ),
         )
+
+
+def check_scenario(value, what: str = "scenario") -> Scenario:
+    """`value` if it is a Scenario, else InputError saying what it is and how to get one."""
+    if isinstance(value, Scenario):
+        return value
+    raise InputError(f"{what} is {_described(value)}; expected a Scenario{_scenario_hint(value)}")
+
+
+def _scenario_items(scenarios) -> tuple[Scenario, ...]:
+    """One Scenario or an iterable of them as a tuple; anything else is InputError (a path, a
+    dict or a DataFrame would otherwise be iterated: its characters, keys or column names)."""
+    if isinstance(scenarios, Scenario):
+        return (scenarios,)
+    expected = "expected a Scenario, a list of Scenarios or a ScenarioBatch"
+    if isinstance(scenarios, str | bytes | os.PathLike | Mapping) or _is_frame(scenarios):
+        raise InputError(f"got {_described(scenarios)}; {expected}{_scenario_hint(scenarios)}")
+    try:
+        items = tuple(scenarios)
+    except TypeError:
+        raise InputError(f"got {_described(scenarios)}; {expected}") from None
+    for i, item in enumerate(items):
+        check_scenario(item, what=f"item {i}")
+    return items
+
+
+def _described(value) -> str:
+    """What a value is, for an error: a path in full, a table by its type alone."""
+    if isinstance(value, str | os.PathLike):
+        return f"{type(value).__name__} {str(value)!r}"
+    if isinstance(value, Mapping) or type(value).__module__.startswith("pandas"):
+        return f"a {type(value).__name__}"
+    return f"{type(value).__name__} {reprlib.repr(value)}"
+
+
+def _scenario_hint(value) -> str:
+    if isinstance(value, str | os.PathLike):
+        return f" (econ.load_scenario({str(value)!r}) reads a scenario file)"
+    if isinstance(value, Mapping):
+        return (
+            " (econ.Scenario.model_validate(data) checks a dict of a scenario's fields; "
+            "econ.load_scenario(path, overrides) applies dotted-path changes to a file)"
+        )
+    if _is_frame(value):
+        return (
+            " (a table of field values, one row per scenario, goes to "
+            "ScenarioBatch.repeat(base, len(frame), frame) or econ.analysis.sweep(base, table=frame))"
+        )
+    return ""
+
+
+def _is_frame(value) -> bool:
+    """A pandas DataFrame (pandas is not imported for this: a frame exists only if it was)."""
+    pd = sys.modules.get("pandas")
+    return pd is not None and isinstance(value, pd.DataFrame)
+
+
+def _count(n) -> int:
+    """The number of scenarios of `repeat`: a whole number, 0 or more."""
+    if isinstance(n, bool) or not isinstance(n, int | np.integer) or n < 0:
+        raise InputError(f"n = {n!r}: expected the number of scenarios, a whole number 0 or more")
+    return int(n)
+
+
+def _given_columns(columns) -> dict[str, ArrayLike]:
+    """`repeat`'s columns as a dict: a mapping, or a DataFrame's columns."""
+    if columns is None:
+        return {}
+    if _is_frame(columns):
+        return {path: columns[path].to_numpy() for path in columns.columns}
+    if not isinstance(columns, Mapping):
+        raise InputError(
+            f"columns is {_described(columns)}; expected a mapping of dotted path to values "
+            "(n values or one for all), e.g. {'utilization.share': shares}, or a DataFrame "
+            "whose columns are dotted paths"
+        )
+    return dict(columns)
 
 
 BAND_PATH = "market.rental_series_band_sigmas"

@@ -136,3 +136,87 @@ def test_repeat_names_a_column_of_the_wrong_length_or_path(columns, message):
     for share in (0.5, np.array([0.5]), np.array([0.4, 0.5, 0.6])):
         batch = ScenarioBatch.repeat(seed, 3, {"utilization.share": share})
         assert batch.columns["utilization.share"].shape == (3,)
+
+
+SEED_FILE = ROOT / "models" / "scenarios" / "deepseek-r1-gb200-nvl72.toml"
+
+
+@pytest.mark.parametrize(
+    "columns, message",
+    [
+        (  # a rate in percent: projected an NPV of -2.9M USD without a word
+            {"financing.discount_rate_annual": [0.1, 12.0, 12.0]},
+            r"row 1: financing.discount_rate_annual = 12: expected a number >= -0.5 and <= 1 "
+            r"\(2 of 3 rows\)",
+        ),
+        ({"financing.tax_rate": 2.0}, r"row 0: financing.tax_rate = 2: expected a number >= 0"),
+        ({"fleet.gpu_count": [72, 72.5, 72]}, "row 1: fleet.gpu_count = 72.5: expected a whole"),
+        ({"power.pue": 0.5}, "row 0: power.pue = 0.5: expected a number >= 1 and <= 3"),
+        (  # numbers as text
+            {"utilization.share": ["0.5"] * 3},
+            "row 0: utilization.share = '0.5': expected a number >= 0 and <= 1, not text",
+        ),
+        ({"utilization.share": [0.5, None, 0.6]}, "row 1: utilization.share = empty"),
+        (  # "invalid literal for int() with base 10: 'effective'" for a correct name, and
+            # a wrong one
+            {"financing.debt_rate_quote": ["nominal", "daily", "nominal"]},
+            "row 1: financing.debt_rate_quote = 'daily': expected one of: nominal, effective",
+        ),
+        ({"financing.debt_rate_quote": [0, 1, 2]}, "row 2: financing.debt_rate_quote = 2"),
+    ],
+)
+def test_repeat_checks_replaced_columns_as_a_scenario_file_does(columns, message):
+    seed = load_scenario(SEED_FILE)
+    with pytest.raises(InputError, match=message):
+        ScenarioBatch.repeat(seed, 3, columns)
+
+
+def test_repeat_takes_choice_names_and_a_dataframe_and_checks_n():
+    import pandas as pd
+
+    seed = load_scenario(SEED_FILE)
+    batch = ScenarioBatch.repeat(seed, 2, {"financing.debt_rate_quote": ["effective", "nominal"]})
+    assert batch["financing.debt_rate_quote"].tolist() == [1, 0]
+    frame = pd.DataFrame({"utilization.share": [0.6, 0.7], "fleet.gpu_count": [72, 144]})
+    batch = ScenarioBatch.repeat(seed, 2, frame)  # "truth value of a DataFrame is ambiguous"
+    assert batch["fleet.gpu_count"].tolist() == [72.0, 144.0]
+    with pytest.raises(InputError, match=r"columns is a Series; expected a mapping"):
+        ScenarioBatch.repeat(seed, 2, pd.Series({"utilization.share": 0.6}))
+    for n in (-1, 2.0, True):  # "negative dimensions are not allowed"
+        with pytest.raises(InputError, match=rf"n = {n!r}: expected the number of scenarios"):
+            ScenarioBatch.repeat(seed, n)
+    with pytest.raises(InputError, match=r"scenario is str '.*\.toml'; expected a Scenario"):
+        ScenarioBatch.repeat(str(SEED_FILE), 2)
+
+
+def test_repeat_prices_per_gpu_instead_as_a_sweep_does():
+    """Overriding the GPU price of a base priced per system clears the system price, as a sweep
+    does; `validate=False` (the analysis jobs, whose inputs are checked) builds the same batch."""
+    seed = load_scenario(SEED_FILE)
+    assert seed.capex.system_price_usd is not None
+    for validate in (True, False):
+        batch = ScenarioBatch.repeat(seed, 2, {"capex.gpu_price_usd": 30_000.0}, validate=validate)
+        assert np.isnan(batch["capex.system_price_usd"]).all()
+
+
+@pytest.mark.parametrize(
+    "given, message",
+    [  # each was an AttributeError: 'str' object has no attribute 'expand', or similar
+        ("file", r"got str '.*\.toml'; expected a Scenario, a list of Scenarios or a "),
+        ("dict", r"got a dict; expected a Scenario.*Scenario\.model_validate\(data\)"),
+        ("frame", r"got a DataFrame; expected a Scenario.*table=frame"),
+        ("list", r"item 1 is str '.*\.toml'; expected a Scenario \(econ\.load_scenario\("),
+    ],
+)
+def test_project_names_an_input_that_is_not_a_scenario(given, message):
+    import pandas as pd
+
+    seed = load_scenario(SEED_FILE)
+    value = {
+        "file": str(SEED_FILE),
+        "dict": seed.model_dump(),
+        "frame": pd.DataFrame({"utilization.share": [0.8]}),
+        "list": [seed, str(SEED_FILE)],
+    }[given]
+    with pytest.raises(InputError, match=message):
+        project(value)

@@ -651,3 +651,28 @@ def test_a_run_in_which_no_output_moves_says_so(capsys):
         "note: none of the outputs (npv_usd) changes across the 20 scenarios"
         in capsys.readouterr().err
     )
+
+
+def test_montecarlo_names_inputs_of_the_wrong_kind():
+    """Each was an AttributeError ('str' object has no attribute 'capex', 'tuple' object has no
+    attribute 'support', 'Client' object has no attribute 'describe')."""
+    from econ.analysis.executors import ExecutorError
+    from econ.errors import InputError
+
+    dist = {"utilization.share": "uniform(0.5, 0.9)"}
+    with pytest.raises(InputError, match=r"base is str '.*\.toml'; expected a Scenario"):
+        montecarlo(str(ROOT / "models" / "scenarios" / "deepseek-r1-gb200-nvl72.toml"), dist, 8)
+    with pytest.raises(
+        BatchInputError,
+        match=r"utilization.share = \(0.5, 0.9\): expected a distribution, its text form "
+        r"\(e.g. 'uniform\(0.5, 0.9\)'\)",
+    ):
+        montecarlo(BASE, {"utilization.share": (0.5, 0.9)}, 8)
+    with pytest.raises(BatchInputError, match="distributions is list; expected a mapping"):
+        montecarlo(BASE, [dist], 8)
+
+    class Client:  # a dask.distributed.Client, say
+        pass
+
+    with pytest.raises(ExecutorError, match=r'executor is .*Client; .*make_executor\("dask", '):
+        montecarlo(BASE, dist, 8, executor=Client())

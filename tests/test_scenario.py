@@ -382,3 +382,25 @@ def test_the_last_month_of_service_may_start_depreciation():
     data = _shipped("deepseek-r1-gb200-nvl72")
     data["depreciation"] = {**data["depreciation"], "in_service_month": 72}
     assert validate_dict(data).depreciation.in_service_month == 72
+
+
+@pytest.mark.parametrize(
+    "overrides, message",
+    [  # a single string was read character by character; pandas objects have no truth value
+        ("utilization.share=0.8", "overrides is the single string 'utilization.share=0.8'"),
+        ("series", "overrides is a pandas Series; expected a mapping.*series.to_dict"),
+        ("frame", "overrides is a pandas DataFrame; expected a mapping.*table=frame"),
+        ([0.8], "overrides item 0 is float 0.8; expected a mapping"),
+    ],
+)
+def test_load_scenario_names_overrides_of_the_wrong_kind(overrides, message):
+    import pandas as pd
+
+    from econ.errors import InputError
+
+    if overrides == "series":
+        overrides = pd.Series({"utilization.share": 0.8})
+    elif overrides == "frame":
+        overrides = pd.DataFrame({"utilization.share": [0.8]})
+    with pytest.raises(InputError, match=message):
+        load_scenario(ROOT / "models" / "scenarios" / "deepseek-r1-gb200-nvl72.toml", overrides)

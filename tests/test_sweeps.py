@@ -517,3 +517,20 @@ def test_batch_metadata_carries_the_scenario_hash_econ_project_gives(capsys):
         assert main([*args, *extra]) == 0
         metadata = json.loads(capsys.readouterr().out)["metadata"]
         assert metadata["scenario_sha256"] == expected
+
+
+def test_sweep_names_a_grid_or_table_of_the_wrong_kind():
+    """'float' object is not iterable; expected str, bytes or os.PathLike object; a string's
+    characters taken as grid values."""
+    from econ.errors import InputError
+
+    with pytest.raises(BatchInputError, match=r"grid utilization.share = 0.8: expected a list"):
+        sweep(BASE, grid={"utilization.share": 0.8})
+    with pytest.raises(BatchInputError, match="grid financing.debt_rate_quote = 'effective'"):
+        sweep(BASE, grid={"financing.debt_rate_quote": "effective"})
+    with pytest.raises(BatchInputError, match="table is int; expected a DataFrame, a mapping"):
+        sweep(BASE, table=5)
+    with pytest.raises(InputError, match=r"base is str '.*\.toml'; expected a Scenario"):
+        sweep(str(SEED_FILE), grid={"utilization.share": [0.8]})
+    rows = sweep(BASE, table={"utilization.share": [0.6, 0.8]}).rows  # a mapping is a table
+    assert rows["utilization.share"].tolist() == [0.6, 0.8]

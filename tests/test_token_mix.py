@@ -343,7 +343,10 @@ def test_batch_checks_the_token_mix_rules():
 
 def test_engine_rejects_an_unchecked_negative_price():
     batch = ScenarioBatch.repeat(
-        scenario(ONE_MTOK_A_MONTH), 1, {"market.input_price_usd_per_mtok": np.array([-1.0])}
+        scenario(ONE_MTOK_A_MONTH),
+        1,
+        {"market.input_price_usd_per_mtok": np.array([-1.0])},
+        validate=False,  # as repeat checks it by default (econ.analysis.validation)
     )
     with pytest.raises(InputError, match="market.input_price_usd_per_mtok"):
         project(batch)

@@ -39,6 +39,7 @@ from econ.analysis.validation import (
     resolve_path,
     validate_rows,
 )
+from econ.batch import check_scenario
 from econ.scenario.models import Scenario
 
 BLOCK_SIZE = 4096
@@ -122,6 +123,15 @@ class MonteCarloPlan:
 def _check_distribution(path: str, dist: Distribution) -> None:
     """The distribution's sampled support against the field's bounds and kind."""
     spec = resolve_path(path, what="distribution path")
+    if not isinstance(dist, Distribution):
+        example = "uniform(LOW, HIGH)"
+        if isinstance(dist, tuple | list) and len(dist) == 2:
+            example = f"uniform({dist[0]}, {dist[1]})"
+        raise BatchInputError(
+            f"{path} = {dist!r}: expected a distribution, its text form (e.g. '{example}') or "
+            "an econ.analysis.distributions object; a Monte Carlo run draws from a "
+            "distribution, and a (low, high) range is for tornado, sobol and morris"
+        )
     if spec.kind == "choice":
         if not isinstance(dist, Discrete):
             raise BatchInputError(
@@ -236,7 +246,7 @@ class MonteCarlo(Job):
     kind = "montecarlo"
 
     def __init__(self, base: Scenario, plan: MonteCarloPlan):
-        self.base = base
+        self.base = check_scenario(base, what="base")
         self.plan_ = plan
         self.n = int(plan.n)
         self.block_size = plan.block_size
@@ -331,6 +341,12 @@ def montecarlo(
     keep_rows : also return one row per scenario (inputs and outputs)
     run_options : executor, chunk_size, store, progress, exact_limit, overwrite, hold_debt
     """
+    check_scenario(base, what="base")
+    if not isinstance(distributions, Mapping):
+        raise BatchInputError(
+            f"distributions is {type(distributions).__name__}; expected a mapping of dotted path "
+            "to distribution, e.g. {'utilization.share': 'pert(0.5, 0.7, 0.9)'}"
+        )
     dists = {
         p: (parse_distribution(d, path=p) if isinstance(d, str) else d)
         for p, d in distributions.items()

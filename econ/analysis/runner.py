@@ -23,10 +23,10 @@ import pandas as pd
 
 from econ import __version__
 from econ.analysis.chunks import ChunkStore
-from econ.analysis.executors import Executor, SerialExecutor
+from econ.analysis.executors import Executor, ExecutorError, SerialExecutor
 from econ.analysis.stats import RunSummary, SummaryAccumulator, summarize_chunk
-from econ.analysis.validation import field_specs, prepare_columns
-from econ.batch import ScenarioBatch
+from econ.analysis.validation import field_specs
+from econ.batch import ScenarioBatch, check_scenario
 from econ.engine import COMPONENTS, project
 from econ.errors import InputError
 from econ.scenario.io import dumps
@@ -111,8 +111,11 @@ def evaluate(
     outputs: tuple[str, ...],
     with_warnings: bool = False,
 ) -> dict[str, np.ndarray]:
-    """Project n copies of `base` with `columns` overridden; return the asked outputs (n,)."""
-    batch = ScenarioBatch.repeat(base, n, prepare_columns(base, columns))
+    """Project n copies of `base` with `columns` overridden; return the asked outputs (n,).
+
+    The columns are a job's `inputs`, which the job has checked: not validated again here.
+    """
+    batch = ScenarioBatch.repeat(base, n, columns, validate=False)
     projection = project(batch, monthly=False)  # summaries only: no (n, months) lines kept
     out = {}
     for name in outputs:
@@ -151,6 +154,8 @@ class Job:
     with_warnings: bool = False
 
     def inputs(self, start: int, stop: int) -> dict[str, np.ndarray]:
+        """Overrides of scenarios start..stop-1, checked by the job (econ.analysis.validation):
+        the driver passes them to `ScenarioBatch.repeat` without validating them again."""
         raise NotImplementedError
 
     def input_record(self, columns: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -386,6 +391,14 @@ def run(
         (`econ.analysis.committed.hold_job`); the metadata's ``held_loan`` says what is held
     """
     began = time.perf_counter()
+    check_scenario(job.base, what="base")
+    if executor is not None and not isinstance(executor, Executor):
+        raise ExecutorError(
+            f"executor is {type(executor).__module__}.{type(executor).__name__}; expected an "
+            'econ executor: make_executor("serial" | "process" | "dask", workers=N), or for a '
+            'Dask cluster of your own make_executor("dask", scheduler=ADDRESS), e.g. '
+            "scheduler=client.scheduler.address for a distributed.Client"
+        )
     executor = executor or SerialExecutor()
     given = job.base
     held = None

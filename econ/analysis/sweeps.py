@@ -11,7 +11,7 @@ from __future__ import annotations
 import copy
 import math
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -25,6 +25,7 @@ from econ.analysis.validation import (
     refuse_quoted_number,
     resolve_path,
 )
+from econ.batch import check_scenario
 from econ.scenario.io import parse_override
 from econ.scenario.models import Scenario
 
@@ -46,9 +47,20 @@ class GridSweep(Job):
     with_warnings = True
 
     def __init__(self, base: Scenario, grid: Mapping[str, Sequence], outputs=None):
+        if not isinstance(grid, Mapping):
+            raise BatchInputError(
+                f"grid is {type(grid).__name__}; expected a mapping of dotted path to a list of "
+                "values, e.g. {'utilization.share': [0.6, 0.8]}"
+            )
         if not grid:
             raise BatchInputError("a grid sweep needs at least one path=values")
-        self.base = base
+        for path, values in grid.items():
+            if isinstance(values, str | bytes | Mapping) or not isinstance(values, Iterable):
+                raise BatchInputError(
+                    f"grid {path} = {values!r}: expected a list of values, e.g. [{values!r}] "
+                    "for one"
+                )
+        self.base = check_scenario(base, what="base")
         self.axes = {
             path: coerce_column(
                 path, values, source=f"grid {path}", row_label="value", row_offset=1
@@ -114,7 +126,13 @@ class TableSweep(Job):
         outputs=None,
         row_offset: int = 1,
     ):
-        frame = table if isinstance(table, pd.DataFrame) else pd.DataFrame(dict(table))
+        try:
+            frame = table if isinstance(table, pd.DataFrame) else pd.DataFrame(dict(table))
+        except ValueError as exc:  # scalars, or columns of different lengths
+            raise BatchInputError(
+                f"{source}: {exc}; expected a list of values per dotted path, one per scenario, "
+                "all of the same length"
+            ) from None
         self.base = base
         self.source = source
         self.row_offset = row_offset
@@ -255,8 +273,16 @@ def sweep_job(
     """The job of a grid or table sweep (exactly one of them), checked before anything runs."""
     if (grid is None) == (table is None):
         raise BatchInputError("give a grid or an override table (exactly one)")
+    check_scenario(base, what="base")
     if grid is not None:
         return GridSweep(base, grid)
+    if isinstance(table, Mapping):
+        return TableSweep(base, table)
+    if not isinstance(table, pd.DataFrame | str | os.PathLike):
+        raise BatchInputError(
+            f"table is {type(table).__name__}; expected a DataFrame, a mapping of dotted path to "
+            "one value per scenario, or the path of a CSV or Parquet file"
+        )
     source = str(table) if not isinstance(table, pd.DataFrame) else "overrides"
     frame = table if isinstance(table, pd.DataFrame) else read_table(table)
     return TableSweep(base, frame, source=source)

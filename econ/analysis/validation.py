@@ -30,7 +30,7 @@ from functools import cache
 import numpy as np
 from pydantic import BaseModel, ValidationError
 
-from econ.batch import field_kinds
+from econ.batch import check_scenario, field_kinds
 from econ.errors import InputError
 from econ.scenario.models import Scenario
 from econ.scenario.section import NONE_WORD
@@ -233,6 +233,55 @@ def coerce_column(
     return numbers
 
 
+def given_column(path: str, values, *, row_label: str = "row") -> np.ndarray:
+    """A column given from Python (`ScenarioBatch.repeat`) as batch values, vectorized.
+
+    Numbers become float64 (the bounds are checked by `check_values`); choice fields take their
+    names or their indices (int8). Text for a numeric field is refused, as load_scenario refuses
+    "0.5" for a number: only text read from a table goes through `coerce_column`.
+    """
+    spec = resolve_path(path)
+    raw = np.asarray(values)
+    if raw.ndim == 0:
+        raw = raw.reshape(1)
+    kind = raw.dtype.kind
+    where = lambda row: _where(None, row, row_label, 0)  # noqa: E731
+
+    def refuse(row: int, expected: str):
+        value = raw[row].item() if isinstance(raw[row], np.generic) else raw[row]
+        raise BatchInputError(f"{where(row)}: {path} = {value!r}: expected {expected}")
+
+    if spec.kind == "choice":
+        if kind in "iu":
+            bad = (raw < 0) | (raw >= len(spec.choices))
+            if bad.any():
+                refuse(int(np.flatnonzero(bad)[0]), f"{spec.expected()} (or its index)")
+            return raw.astype(np.int8)
+        if kind in "US":
+            names, inverse = np.unique(raw, return_inverse=True)
+            index = {name: i for i, name in enumerate(spec.choices)}
+            for j, name in enumerate(names.tolist()):
+                if name not in index:
+                    refuse(int(np.flatnonzero(inverse.ravel() == j)[0]), spec.expected())
+            return np.array([index[name] for name in names.tolist()], np.int8)[inverse.ravel()]
+        return coerce_column(path, raw, row_label=row_label)  # mixed names and indices: few
+    if kind in "iuf":
+        return raw.astype(float)
+    if kind == "O":
+        text = np.frompyfunc(lambda v: isinstance(v, str | bytes | bool | np.bool_), 1, 1)
+        flagged = text(raw).astype(bool)
+        if not flagged.any():
+            try:
+                return raw.astype(float)  # None becomes NaN: absent, for an optional field
+            except (TypeError, ValueError):
+                pass
+        for row, value in enumerate(raw):
+            if flagged[row] or not isinstance(value, int | float | np.number | type(None)):
+                noun = "text" if isinstance(value, str | bytes) else type(value).__name__
+                refuse(row, f"{spec.expected()}, not {noun}")
+    refuse(0, f"{spec.expected()}, not {'text' if kind in 'US' else f'{raw.dtype} values'}")
+
+
 def _to_float(raw: np.ndarray, path: str, where) -> np.ndarray:
     try:
         return raw.astype(float)
@@ -327,6 +376,7 @@ def check_rules(
     Covers the rules overrides can break: one capex price, a contract price when GPUs are
     contracted, and ramps, throughput steps, purchase and retirement months within the horizon.
     """
+    check_scenario(base, what="base")
     if not columns:
         return
 

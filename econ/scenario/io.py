@@ -19,6 +19,7 @@ from typing import Any
 import tomli_w
 from pydantic import BaseModel, ValidationError
 
+from econ.errors import InputError
 from econ.files import ReadError, atomic_write, read_regular
 from econ.scenario.errors import ScenarioError
 from econ.scenario.migrations import migrate
@@ -241,6 +242,7 @@ def load_scenario(
 
     `library:NAME[@VERSION]` names a version in the scenario library (econ.library) instead.
     """
+    overrides = check_overrides(overrides)
     if str(path).startswith("library:"):
         from econ.library import load_library_scenario  # the database layer loads only here
 
@@ -254,6 +256,38 @@ def load_scenario(
         refuse_set_elsewhere(scenario, overrides, file=path)
     check_complete(data, path)
     return scenario
+
+
+def check_overrides(
+    overrides: Mapping[str, Any] | Iterable[str] | None,
+) -> Mapping[str, Any] | tuple[str, ...] | None:
+    """The overrides of `load_scenario` as a mapping or a tuple of "path=value" strings;
+    InputError for anything else (a single string would be read character by character, a
+    pandas object has no single truth value)."""
+    expected = (
+        "expected a mapping of dotted path to value, e.g. {'utilization.share': 0.8}, or a "
+        "list of 'path=value' strings"
+    )
+    if overrides is None or isinstance(overrides, Mapping):
+        return overrides
+    if isinstance(overrides, str | bytes):
+        raise InputError(f"overrides is the single string {overrides!r}; {expected}")
+    if type(overrides).__module__.startswith("pandas"):
+        kind = type(overrides).__name__
+        hint = (
+            "; series.to_dict() gives a mapping"
+            if kind == "Series"
+            else "; a table of scenarios, one per row, goes to econ.analysis.sweep(base, table=frame)"
+        )
+        raise InputError(f"overrides is a pandas {kind}; {expected}{hint}")
+    try:
+        items = tuple(overrides)
+    except TypeError:
+        raise InputError(f"overrides is {type(overrides).__name__}; {expected}") from None
+    for i, text in enumerate(items):
+        if not isinstance(text, str):
+            raise InputError(f"overrides item {i} is {type(text).__name__} {text!r}; {expected}")
+    return items
 
 
 def check_complete(data: Mapping[str, Any], file: str | os.PathLike | None) -> None:
