@@ -95,6 +95,12 @@ def _cannot(path: Path, why: str) -> WriteError:
     return WriteError(f"{path}: cannot write it: {why}")
 
 
+FROM_PYTHON = "(overwrite=True from Python)"
+"""After the CLI's --force in a refusal: the argument of write_projection, save_scenario,
+write_rows and the econ.analysis run options that does the same."""
+OVERWRITE_ADVICE = f"use --force to overwrite {FROM_PYTHON}"
+
+
 def check_targets(paths: Iterable[str | os.PathLike], overwrite: bool = False) -> list[Path]:
     """Check that every path can be written (folder, name, existing file); returns them as Paths.
 
@@ -116,7 +122,7 @@ def check_targets(paths: Iterable[str | os.PathLike], overwrite: bool = False) -
         except OSError as exc:  # e.g. a name longer than the file system allows
             raise _cannot(path, reason(exc)) from None
     if existing and not overwrite:
-        raise WriteError(f"{', '.join(existing)} exists; use --force to overwrite")
+        raise WriteError(f"{', '.join(existing)} exists; {OVERWRITE_ADVICE}")
     return paths
 
 
@@ -253,7 +259,7 @@ def write_files(
         for path, tmp, _ in open_files:
             current = path
             if not overwrite and path.exists():  # appeared while writing
-                raise WriteError(f"{path} exists; use --force to overwrite")
+                raise WriteError(f"{path} exists; {OVERWRITE_ADVICE}")
             os.replace(tmp, path)
             renamed.append(path)
     except BaseException as exc:

@@ -415,3 +415,22 @@ def test_a_guarded_script_starts_its_workers(tmp_path):
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert done.stdout == "[3]\n"
+
+
+def test_a_chunk_folder_of_another_run_names_what_differs(tmp_path):
+    """Not every field of the other run (scenario, seed, n, chunk size, version: all the same),
+    but the one that differs, and the Python argument beside the CLI's flag."""
+    from econ.analysis.montecarlo import parse_dists
+
+    store = tmp_path / "chunks"
+    run(MonteCarlo(BASE, plan()), chunk_size=CHUNK, store=store, keep_rows=False)
+    other = {**DISTS, next(iter(DISTS)): "uniform(0.1, 0.2)"}
+    changed = MonteCarloPlan(
+        parse_dists([f"{k}={v}" for k, v in other.items()]), N, 7, block_size=BLOCK
+    )
+    with pytest.raises(ChunkStoreError) as caught:
+        run(MonteCarlo(BASE, changed), chunk_size=CHUNK, store=store, keep_rows=False)
+    message = str(caught.value)
+    assert f"which differs in plan: distributions of {next(iter(DISTS))};" in message
+    assert "seed" not in message and "chunk size" not in message
+    assert "use --force to discard them (overwrite=True from Python)" in message

@@ -404,3 +404,12 @@ def test_load_scenario_names_overrides_of_the_wrong_kind(overrides, message):
         overrides = pd.DataFrame({"utilization.share": [0.8]})
     with pytest.raises(InputError, match=message):
         load_scenario(ROOT / "models" / "scenarios" / "deepseek-r1-gb200-nvl72.toml", overrides)
+
+
+def test_a_refused_save_names_the_python_argument(tmp_path: Path):
+    target = tmp_path / "s.toml"
+    target.write_text("keep me")
+    with pytest.raises(
+        WriteError, match=r"use --force to overwrite \(overwrite=True from Python\)"
+    ):
+        save_scenario(validate_dict(BASE), target)

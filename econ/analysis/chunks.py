@@ -20,10 +20,52 @@ from pathlib import Path
 import numpy as np
 
 from econ.errors import InputError
-from econ.files import atomic_write, make_folder, reason, remove_stale_temporaries
+from econ.files import FROM_PYTHON, atomic_write, make_folder, reason, remove_stale_temporaries
 
 MANIFEST = "manifest.json"
 METADATA_KEY = b"econ"
+
+
+RUN_IDENTITY = (
+    ("kind", "kind of run"),
+    ("scenario_hash", "base scenario"),
+    ("plan", "plan"),
+    ("seed", "seed"),
+    ("n", "number of scenarios"),
+    ("chunk_size", "chunk size"),
+    ("econ_version", "econ version"),
+)
+"""Metadata that identifies a run (econ.analysis.runner.Job.metadata), with names for people."""
+
+
+def run_differences(previous: Mapping, current: Mapping) -> list[str]:
+    """What differs between the run a chunk folder holds and this one, in words, e.g.
+    "plan: distributions of market.price_decline_annual" or "seed 42 in the folder, 7 now"."""
+    current = json.loads(json.dumps(current, default=str))  # as the manifest holds it
+    out = []
+    for key, label in RUN_IDENTITY:
+        old, new = previous.get(key), current.get(key)
+        if old == new:
+            continue
+        if key == "plan" and isinstance(old, dict) and isinstance(new, dict):
+            for part in sorted(set(old) | set(new)):
+                a, b = old.get(part), new.get(part)
+                if a == b:
+                    continue
+                if isinstance(a, dict) and isinstance(b, dict):
+                    paths = sorted(p for p in set(a) | set(b) if a.get(p) != b.get(p))
+                    out.append(f"plan: {part} of {', '.join(paths)}")
+                else:
+                    out.append(f"plan: {part}")
+        elif key == "scenario_hash":
+            names = (previous.get("scenario"), current.get("scenario"))
+            named = (
+                f" ('{names[0]}' in the folder, '{names[1]}' now)" if len(set(names)) > 1 else ""
+            )
+            out.append(f"{label}{named}: its contents differ")
+        else:
+            out.append(f"{label} {old} in the folder, {new} now")
+    return out or ["its fingerprint (a folder written by another econ version)"]
 
 
 class ChunkStoreError(InputError):
@@ -67,11 +109,10 @@ class ChunkStore:
             if previous.get("fingerprint") != self.fingerprint:
                 if not overwrite:
                     raise ChunkStoreError(
-                        f"{self.directory} holds chunks of another run (scenario "
-                        f"{previous.get('scenario')!r}, seed {previous.get('seed')}, "
-                        f"{previous.get('n')} scenarios, chunk size {previous.get('chunk_size')}, "
-                        f"econ {previous.get('econ_version')}); use --force to discard them or "
-                        "choose another folder"
+                        f"{self.directory} holds chunks of another run, which differs in "
+                        + "; ".join(run_differences(previous, self.metadata))
+                        + f"; use --force to discard them {FROM_PYTHON}, or choose another "
+                        "folder"
                     )
                 self.clear()
         atomic_write(manifest, json.dumps(self.metadata, indent=2, default=str), overwrite=True)
