@@ -525,7 +525,10 @@ def test_a_batch_column_that_sizes_a_built_fleets_loan_is_refused_naming_the_sce
             "financing.repayment": "level_payment",
         },
     )
-    batch = ScenarioBatch.repeat(built, 2, {"financing.size_to_min_dscr": np.array([1.3, 1.3])})
-    with pytest.raises(InputError) as info:
-        project(batch)
+    sized = {"financing.size_to_min_dscr": np.array([1.3, 1.3])}
+    with pytest.raises(InputError) as info:  # repeat checks its columns as a file is checked
+        ScenarioBatch.repeat(built, 2, sized)
+    assert str(info.value) == f"row 0: {CONSTRUCTION_SIZING}"
+    with pytest.raises(InputError) as info:  # and the engine, for a batch built unchecked
+        project(ScenarioBatch.repeat(built, 2, sized, validate=False))
     assert str(info.value) == f"scenario '{built.name}#0': {CONSTRUCTION_SIZING}"
