@@ -534,3 +534,28 @@ def test_sweep_names_a_grid_or_table_of_the_wrong_kind():
         sweep(str(SEED_FILE), grid={"utilization.share": [0.8]})
     rows = sweep(BASE, table={"utilization.share": [0.6, 0.8]}).rows  # a mapping is a table
     assert rows["utilization.share"].tolist() == [0.6, 0.8]
+
+
+def test_an_unknown_grid_path_is_named_without_listing_every_path():
+    # Found by review: `--grid nope=1` printed all 137 numeric paths (about 4 kB)
+    with pytest.raises(BatchInputError) as info:
+        parse_grid(["nope=1"])
+    message = str(info.value)
+    assert "grid path 'nope' is not a field of the scenario" in message
+    assert "SECTION.FIELD with SECTION one of capex, depreciation" in message
+    assert "capex.gpu_price_usd" not in message and len(message) < 400
+    with pytest.raises(BatchInputError) as info:  # a known section: its fields, and the nearest
+        parse_grid(["capex.gpu_prise_usd=1"])
+    assert "did you mean capex.gpu_price_usd" in str(info.value)
+    assert "expected one of capex's: capex.gpu_price_usd" in str(info.value)
+    assert "power.pue" not in str(info.value)
+
+
+def test_an_override_table_that_is_a_folder_is_called_one(tmp_path, capsys):
+    seed = str(ROOT / "models" / "scenarios" / "deepseek-r1-gb200-nvl72.toml")
+    assert main(["sweep", seed, "--overrides", str(tmp_path)]) == 3
+    assert f"{tmp_path}: a folder; expected a CSV or Parquet override table file" in (
+        capsys.readouterr().err
+    )
+    assert main(["sweep", seed, "--overrides", str(tmp_path / "no.csv")]) == 3
+    assert "no.csv: not found" in capsys.readouterr().err

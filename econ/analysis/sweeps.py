@@ -235,7 +235,10 @@ def read_table(path: str | os.PathLike) -> pd.DataFrame:
     """An override table from CSV or Parquet (errors name the file)."""
     path = Path(path)
     if not path.is_file():
-        raise BatchInputError(f"{path}: file not found; expected a CSV or Parquet override table")
+        found = (
+            "a folder" if path.is_dir() else "not a regular file" if path.exists() else "not found"
+        )
+        raise BatchInputError(f"{path}: {found}; expected a CSV or Parquet override table file")
     try:
         if path.suffix.lower() == ".parquet":
             frame = pd.read_parquet(path)

@@ -144,9 +144,21 @@ def resolve_path(path: str, what: str = "field") -> FieldSpec:
         reason = "is a scenario field but not a numeric one (batches override numbers and choices)"
     else:
         reason = "is not a field of the scenario"
-    raise BatchInputError(
-        f"{what} '{path}' {reason}; {hint}expected one of: " + ", ".join(sorted(specs))
-    )
+    section = path.split(".")[0]
+    near = sorted(p for p in specs if p.split(".")[0] == section and "." in path)
+    if near:
+        listed = f"expected one of {section}'s: " + ", ".join(near)
+    else:  # (all 137 paths would be a screenful: the sections, and where the paths are listed)
+        sections = sorted({p.split(".")[0] for p in specs if "." in p})
+        tops = sorted(p for p in specs if "." not in p)
+        listed = (
+            "expected a numeric field: "
+            + ", ".join(tops)
+            + ", or SECTION.FIELD with SECTION one of "
+            + ", ".join(sections)
+            + " (docs/inputs.md lists the fields)"
+        )
+    raise BatchInputError(f"{what} '{path}' {reason}; {hint}{listed}")
 
 
 def _is_scenario_field(path: str) -> bool:
