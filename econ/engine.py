@@ -83,6 +83,7 @@ MONTHLY_COLUMNS = (
     "depreciation_usd",
     "impairment_usd",
     "tax_depreciation_usd",
+    "tax_gain_on_disposal_usd",
     "interest_usd",
     "cash_interest_usd",
     "principal_usd",
@@ -109,10 +110,13 @@ workload's input tokens per output token are unknown); token_revenue_usd is the 
 of every kind, output_token_revenue_usd, input_token_revenue_usd (uncached) and
 cached_input_token_revenue_usd its parts.
 
-disposal_usd is the sale proceeds; interest_usd is interest expense (cash interest plus amortized
-fees and discount); tax_usd is the income tax paid (financing.tax_payment), current_tax_usd the
-current tax expense and deferred_tax_usd the deferred tax expense (ASC 740); capitalized_interest_usd
-is loan interest of the construction period, added to the GPUs' cost instead of expensed."""
+disposal_usd is the sale proceeds, gain_on_disposal_usd their gain over the carrying amount (a
+loss negative) and tax_gain_on_disposal_usd their gain over the tax basis (cost less tax
+depreciation): the gain taxed (depreciation recapture, IRC §1245) or the loss deducted, a line of
+taxable income; interest_usd is interest expense (cash interest plus amortized fees and discount);
+tax_usd is the income tax paid (financing.tax_payment), current_tax_usd the current tax expense and
+deferred_tax_usd the deferred tax expense (ASC 740); capitalized_interest_usd is loan interest of
+the construction period, added to the GPUs' cost instead of expensed."""
 
 BALANCE_LINES = ("debt_balance_usd", "deferred_tax_liability_usd", "gpus_in_service")
 """Monthly lines that are levels at month end, not flows: yearly figures take the year's last."""
@@ -1596,6 +1600,7 @@ def _monthly_lines(ledger: _Ledger) -> dict[str, np.ndarray]:
         "depreciation_usd": ledger.book_depreciation,
         "impairment_usd": ledger.impairment,
         "tax_depreciation_usd": ledger.tax_depreciation,
+        "tax_gain_on_disposal_usd": lines["tax_gain_usd"],
         "interest_usd": debt["interest_expense_usd"],
         "cash_interest_usd": debt["cash_interest_usd"],
         "principal_usd": debt["principal_usd"],

@@ -112,6 +112,7 @@ COLUMNS: dict[str, str] = {
     "gain_on_disposal_usd": "Gain on disposal",
     "impairment_usd": "Impairment",
     "tax_depreciation_usd": "Tax depreciation",
+    "tax_gain_on_disposal_usd": "Tax gain on disposal",
     "cash_interest_usd": "Cash interest",
     "debt_service_usd": "Debt service",
     "deferred_tax_usd": "Deferred tax",

@@ -1241,11 +1241,9 @@ SPECS: tuple[Spec, ...] = (
             0,
         ),
     ),
-    helper(
-        M,
+    line(
         "tax_gain_on_disposal_usd",
         IF(eq(month, retire), _disposal - (_fleet_capex - _cumulative("tax_depreciation_usd")), 0),
-        label="gain on sale over the tax basis",
     ),
     # The loan: level monthly payments over its term from the month after the draw; what is
     # still owed in the last month of the projection is repaid then (econ.capital settlement).
