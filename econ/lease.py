@@ -202,10 +202,11 @@ def lease_vs_own_of_projection(
     """Leasing the fleet of a projection against owning it as projected [dict of arrays (n,)].
 
     Owning costs capex less debt drawn, plus cash debt service, operating costs (power, facility,
-    opex) and less the sale proceeds, after tax with depreciation, interest expense and operating
-    costs deductible. Leasing costs the rent (`lease_payments_usd`) plus the operating costs in
-    `renter_pays`, all deductible. Both are compared by `lease_vs_own` at the discount rate,
-    compounded monthly.
+    opex) and less the sale proceeds, after tax with the scenario's tax depreciation
+    (`depreciation.tax`, not the book's), interest expense and operating costs deductible and the
+    sale's gain over the tax basis taxed (a loss deducted). Leasing costs the rent
+    (`lease_payments_usd`) plus the operating costs in `renter_pays`, all deductible. Both are
+    compared by `lease_vs_own` at the discount rate, compounded monthly.
 
     Parameters
     ----------
@@ -223,6 +224,12 @@ def lease_vs_own_of_projection(
     Returns
     -------
     the dict of `lease_vs_own`
+
+    References
+    ----------
+    26 U.S.C. §168 (MACRS, bonus depreciation) and §1245 (gain on the sale of depreciated
+    equipment taxed as ordinary income up to the depreciation taken); Brealey, Myers & Allen,
+    *Principles of Corporate Finance*, 13th ed., ch. 25.5 (the owner's depreciation tax shield).
     """
     unknown = [name for name in renter_pays if name not in RENTER_COSTS]
     if unknown:
@@ -239,7 +246,14 @@ def lease_vs_own_of_projection(
         operating,
         lines["disposal_usd"],
     )
-    own_deductible = lines["depreciation_usd"] + lines["interest_usd"] + operating
+    # The owner's tax follows the tax books, not the financial statements: tax depreciation (MACRS,
+    # bonus) and, on the sale, the gain over the tax basis taxed (recapture) or the loss deducted.
+    own_deductible = (
+        lines["tax_depreciation_usd"]
+        + lines["interest_usd"]
+        + operating
+        - lines["tax_gain_on_disposal_usd"]
+    )
     own_after_tax = after_tax_cost_usd(own, own_deductible, tax_rate)
 
     def rent(price):

@@ -12,10 +12,11 @@ from econ import load_scenario, project
 from econ.cli import main
 from econ.errors import InputError
 from econ.lease import RENTER_COSTS, lease_vs_own_of_projection
-from econ.units import HOURS_PER_MONTH
+from econ.units import HOURS_PER_MONTH, monthly_rate
 from tests.conftest import SCENARIOS
 
 SEED = next(p for p in SCENARIOS if p.stem == "deepseek-r1-gb200-nvl72")
+MACRS = next(p for p in SCENARIOS if p.stem == "deepseek-r1-gb200-nvl72-macrs")
 
 
 def compare(scenario, price, **kw):
@@ -79,3 +80,140 @@ def test_the_command_prints_the_library_figures(capsys):
 def test_unknown_renter_cost_is_refused():
     with pytest.raises(InputError, match="renter_pays: unknown cost 'rent'; expected names"):
         compare(load_scenario(SEED), 1.0, renter_pays=("rent",))
+
+
+# --- The owner's tax: tax depreciation and the tax on the sale, not the book's ---------------
+
+
+def command_terms(scenario, **kw):
+    """The arguments of the docs' example (`--price 4.0 --term-months 36 --upfront-share 0.25`,
+    the renter paying opex) at the scenario's tax and discount rates."""
+    args = dict(
+        tax=scenario.financing.tax_rate,
+        rate=scenario.financing.discount_rate_annual,
+        term_months=36,
+        upfront_share=0.25,
+        renter_pays=("opex",),
+    )
+    args.update(kw)
+    return compare(scenario, 4.0, **args)
+
+
+def present_value(x, scenario):
+    rate = monthly_rate(scenario.financing.discount_rate_annual)
+    return float(np.sum(x[0] / (1.0 + rate) ** np.arange(x.shape[1])))
+
+
+def own_cash_usd(lines):
+    """Owning before tax, by hand: capex - debt drawn + cash interest + principal + operating
+    costs - sale proceeds."""
+    balance = lines["debt_balance_usd"]
+    drawn = np.diff(balance, prepend=0.0, axis=1) + lines["principal_usd"]
+    operating = lines["power_usd"] + lines["facility_usd"] + lines["opex_usd"]
+    return (
+        lines["capex_usd"] - drawn + lines["cash_interest_usd"] + lines["principal_usd"]
+        + operating - lines["disposal_usd"]
+    )  # fmt: skip
+
+
+def own_deductible_usd(lines, depreciation="tax_depreciation_usd", gain="tax_gain_on_disposal_usd"):
+    operating = lines["power_usd"] + lines["facility_usd"] + lines["opex_usd"]
+    return lines[depreciation] + lines["interest_usd"] + operating - lines[gain]
+
+
+def test_the_owner_deducts_the_scenarios_tax_depreciation():
+    # Reference: the MACRS seed (5-year MACRS GDS, 100% bonus) by hand from the projection's
+    # lines, own cash cost - t x (tax depreciation + interest + operating - tax gain), discounted
+    # at the scenario's rate; a tax review's hand calculation gave 4,486,095 USD and 1.8348
+    # USD/GPU-hour (book depreciation as the shield gave 4,685,412 and 1.9230).
+    scenario = load_scenario(MACRS)
+    projection, r = command_terms(scenario)
+    lines, t = projection.lines, scenario.financing.tax_rate
+    expected = present_value(own_cash_usd(lines) - t * own_deductible_usd(lines), scenario)
+    assert r["pv_cost_own_usd"][0] == pytest.approx(expected, rel=1e-12)
+    assert r["pv_cost_own_usd"][0] == pytest.approx(4_486_095, abs=1.0)
+    assert r["breakeven_usd_per_gpu_hour"][0] == pytest.approx(1.8348, abs=5e-5)
+
+
+def test_macrs_is_cheaper_to_own_than_the_seed_by_the_value_of_its_tax_timing():
+    # The two seeds differ only in the tax schedule: the same capex, operating costs and (no)
+    # sale, and the same book depreciation; without debt (whose repayments are sized to the cash
+    # left after tax) nothing else differs. Owning the MACRS case is cheaper by
+    # t x [PV(MACRS deductions) - PV(straight-line deductions)], the value of deducting earlier.
+    equity = {"financing.debt_share": 0.0}
+    plain, seed = command_terms(load_scenario(SEED, equity))
+    scenario = load_scenario(MACRS, equity)
+    macrs, r = command_terms(scenario)
+    for name in ("capex_usd", "debt_balance_usd", "power_usd", "facility_usd", "opex_usd"):
+        np.testing.assert_allclose(macrs.lines[name], plain.lines[name], rtol=1e-12, atol=1e-6)
+    np.testing.assert_allclose(macrs.lines["depreciation_usd"], plain.lines["depreciation_usd"])
+    timing = scenario.financing.tax_rate * (
+        present_value(macrs.lines["tax_depreciation_usd"], scenario)
+        - present_value(plain.lines["tax_depreciation_usd"], scenario)
+    )
+    assert timing > 1e5  # 100% bonus in month 1 against six years of straight line
+    saved = seed["pv_cost_own_usd"][0] - r["pv_cost_own_usd"][0]
+    assert saved == pytest.approx(timing, rel=1e-9)
+    assert r["breakeven_usd_per_gpu_hour"][0] < seed["breakeven_usd_per_gpu_hour"][0] - 0.05
+
+
+def test_a_sale_above_the_tax_basis_is_taxed():
+    # A full-life MACRS schedule (no bonus) leaves no tax basis at the end of the horizon, so a
+    # sale at 30% of cost is all taxable gain: against the same case without a sale (and without
+    # debt, so the sale changes nothing else), owning costs PV(proceeds) less, and t x PV(gain)
+    # more.
+    base = {"financing.debt_share": 0.0, "depreciation.tax.bonus_share": 0.0}
+    scenario = load_scenario(MACRS, {**base, "depreciation.sale_value_share": 0.3})
+    unsold, kept = command_terms(load_scenario(MACRS, base))
+    sold, r = command_terms(scenario)
+    capex = sold.lines["capex_usd"].sum()
+    assert sold.lines["tax_depreciation_usd"].sum() == pytest.approx(capex, rel=1e-12)
+    proceeds = sold.lines["disposal_usd"]
+    assert proceeds.sum() == pytest.approx(0.3 * capex, rel=1e-12)
+    gain = sold.lines["tax_gain_on_disposal_usd"]
+    np.testing.assert_allclose(gain, proceeds, rtol=1e-9, atol=1e-6)  # basis 0: all gain
+    t = scenario.financing.tax_rate
+    expected = -present_value(proceeds, scenario) + t * present_value(gain, scenario)
+    assert r["pv_cost_own_usd"][0] - kept["pv_cost_own_usd"][0] == pytest.approx(expected, rel=1e-9)
+
+
+def test_a_sale_below_the_tax_basis_deducts_the_loss():
+    # 100% bonus leaves no basis either; a straight-line tax schedule (the book's, the default)
+    # over a life longer than the horizon leaves one, and a sale below it is a deductible loss.
+    scenario = load_scenario(
+        SEED, {"depreciation.life_years": 10.0, "depreciation.sale_value_share": 0.1}
+    )
+    projection, r = command_terms(scenario)
+    lines = projection.lines
+    assert lines["tax_gain_on_disposal_usd"].sum() < -1e5
+    t = scenario.financing.tax_rate
+    expected = present_value(own_cash_usd(lines) - t * own_deductible_usd(lines), scenario)
+    assert r["pv_cost_own_usd"][0] == pytest.approx(expected, rel=1e-12)
+
+
+@pytest.mark.parametrize(
+    "overrides",
+    [
+        {},
+        {"depreciation.life_years": 4.0},
+        {"depreciation.life_years": 8.0, "depreciation.salvage_share": 0.1},
+        {"financing.debt_share": 0.0, "depreciation.method": "declining_balance"},
+    ],
+)
+def test_with_book_tax_depreciation_and_a_sale_at_book_value_the_book_shield_is_unchanged(
+    overrides,
+):
+    # Tax method "book" (the default) and a sale at the carrying amount: tax depreciation is the
+    # book's and there is no gain, so the owner's cost is the book-depreciation shield, as before.
+    scenario = load_scenario(SEED, overrides)
+    projection, r = command_terms(scenario)
+    lines = projection.lines
+    np.testing.assert_array_equal(lines["tax_depreciation_usd"], lines["depreciation_usd"])
+    np.testing.assert_allclose(lines["tax_gain_on_disposal_usd"], 0.0, atol=1e-6)
+    book = own_deductible_usd(lines, "depreciation_usd", "gain_on_disposal_usd")
+    t = scenario.financing.tax_rate
+    expected = present_value(own_cash_usd(lines) - t * book, scenario)
+    assert r["pv_cost_own_usd"][0] == pytest.approx(expected, rel=1e-12)
+    if not overrides:  # the seed's figures of `econ lease-vs-own`, before and after the fix
+        assert r["pv_cost_own_usd"][0] == pytest.approx(4_678_557, abs=1.0)
+        assert r["breakeven_usd_per_gpu_hour"][0] == pytest.approx(1.9200, abs=5e-5)
