@@ -635,3 +635,27 @@ def test_costs_stack_in_the_order_given_with_tax_on_top():
     assert encoding["color"]["sort"] == ["Power", "Depreciation", "Tax"]  # the legend, alike
     stack = area.data.drop_duplicates("line").set_index("line")["stack"].to_dict()
     assert stack == {"Power": 0, "Depreciation": 1, "Tax": 2}  # tax last: on top
+
+
+def test_the_tornado_chart_orders_its_bars_by_rank():
+    # Sorted by swing, the NaN swings (output undefined at an end) went last and a flat input
+    # (swing 0) above them, the chart telling what the table's ranks no longer do.
+    from econ.ui import charts
+
+    rows = pd.DataFrame(
+        {
+            "input": ["price", "utilization", "discount"],
+            "swing": [float("nan"), float("nan"), 0.0],
+            "rank": [1, 2, 3],
+            "output_low": [float("nan"), float("nan"), 8.1],
+            "output_high": [67.3, 40.0, 8.1],
+            "output_base": [8.1, 8.1, 8.1],
+        }
+    )
+    spec = charts.tornado(rows, 20.0, "IRR [%]", ".1f").to_dict()
+    sorts = [
+        layer["encoding"]["y"].get("sort")
+        for layer in spec["layer"]
+        if "y" in layer.get("encoding", {})
+    ]
+    assert sorts and all(s == ["price", "utilization", "discount"] for s in sorts)

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from econ import project
+from econ import load_scenario, project
 from econ.analysis.distributions import Uniform
 from econ.analysis.sampling import SamplingError
 from econ.analysis.sensitivity import (
@@ -404,3 +404,47 @@ def test_cli_morris_table_shows_used_and_says_what_it_counts(capsys):
     assert main([*args, "--format", "json"]) == 0
     rows = json.loads(capsys.readouterr().out)["results"]
     assert all(0 <= r["used"] <= 20 for r in rows) and min(r["used"] for r in rows) < 20
+
+
+# The review's tornado of the seed's project IRR: price and utilization leave the IRR undefined
+# at their low ends (NaN swings) and the discount rate does not move it (swing 0), which used to
+# rank first, read as the input that drives the IRR.
+IRR_RANGES = {
+    "market.price_usd_per_mtok": (0.1, 0.5),
+    "utilization.share": (0.3, 0.9),
+    "financing.discount_rate_annual": (0.06, 0.14),
+}
+
+
+def test_a_tornado_ranks_undefined_swings_after_finite_ones_and_no_effect_last():
+    seed = load_scenario(SEED_FILE)
+    table = tornado(
+        seed, {**IRR_RANGES, "depreciation.life_years": (4, 6)}, outputs=["irr_project_annual"]
+    ).table
+    assert list(table["input"]) == [
+        "depreciation.life_years",
+        "market.price_usd_per_mtok",
+        "utilization.share",
+        "financing.discount_rate_annual",
+    ]
+    assert list(table["rank"]) == [1, 2, 3, 4]
+    assert list(table["note"]) == ["", "undefined at low", "undefined at low", "no effect"]
+    assert table["swing"].iloc[0] > 0 and table["swing"].iloc[1:3].isna().all()
+    assert table["swing"].iloc[3] == 0
+
+
+def test_the_cli_tornado_does_not_rank_a_flat_input_first(capsys):
+    args = ["sensitivity", str(SEED_FILE), "--output", "irr_project_annual"]
+    for path, (low, high) in IRR_RANGES.items():
+        args += ["--range", f"{path}={low},{high}"]
+    assert main([*args, "--format", "json"]) == 0
+    results = json.loads(capsys.readouterr().out)["results"]
+    ranked = {r["input"]: (r["rank"], r["swing"], r["note"]) for r in results}
+    assert ranked == {
+        "market.price_usd_per_mtok": (1, None, "undefined at low"),
+        "utilization.share": (2, None, "undefined at low"),
+        "financing.discount_rate_annual": (3, 0.0, "no effect"),
+    }
+    assert main(args) == 0  # the table (text) shows the notes beside the ranks
+    shown = capsys.readouterr().out
+    assert "undefined at low" in shown and "no effect" in shown

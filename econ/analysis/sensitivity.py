@@ -441,7 +441,11 @@ def tornado(
     """One-at-a-time sensitivity: each input at its low and high value, the others at base.
 
     Returns a table with, per output and input: low, high, output at low, high and base, swing,
-    and rank (1 = largest swing); rows sorted by output then swing.
+    rank and note; rows sorted by output then rank. Rank 1 is the largest swing; an input whose
+    output is undefined (NaN) at an end has no swing and ranks after every finite swing, noted
+    "undefined at low" (high, or both); an input that leaves the output as it was (its swing 0,
+    up to the engine's last bits) ranks last, noted "no effect": a flat input never heads a
+    tornado whose other inputs make the output undefined.
     """
     outputs = check_outputs(outputs)
     if not ranges:
@@ -486,6 +490,7 @@ def tornado(
                     "output_high": y_high,
                     "output_base": y[0],
                     "swing": float(tornado_swings(y[0], y_low, y_high)),
+                    "note": _swing_note(y_low, y_high),
                 }
             )
     for k, path in enumerate(paths):
@@ -497,13 +502,36 @@ def tornado(
                 f"has no effect on {base.name}"
             )
     table = pd.DataFrame(records)
-    table = table.sort_values(["output", "swing"], ascending=[True, False], kind="stable")
+    # Finite swings first, largest first; then undefined ones; then inputs with no effect.
+    table["_class"] = np.select(
+        [table["note"] == "", table["note"] == NO_EFFECT], [0, 2], default=1
+    )
+    table["_swing"] = table["swing"].where(table["_class"] == 0, 0.0)
+    table = table.sort_values(
+        ["output", "_class", "_swing"], ascending=[True, True, False], kind="stable"
+    )
     table["rank"] = table.groupby("output").cumcount() + 1
     order = {name: i for i, name in enumerate(outputs)}
     table = table.sort_values(
         ["output", "rank"], key=lambda s: s.map(order) if s.name == "output" else s
     )
+    columns = [c for c in table.columns if c not in ("_class", "_swing", "note")]
+    table = table[[*columns, "note"]]
     return SensitivityResult("tornado", table.reset_index(drop=True), result)
+
+
+NO_EFFECT = "no effect"
+"""The tornado's note on an input whose low and high give the same output (it ranks last)."""
+
+
+def _swing_note(y_low: float, y_high: float) -> str:
+    """'' for a finite swing that moves the output, else why the swing does not rank by size."""
+    undefined = [end for end, y in (("low", y_low), ("high", y_high)) if not np.isfinite(y)]
+    if undefined:
+        return f"undefined at {' and '.join(undefined)}"
+    if _unmoved(np.array([y_low, y_high], dtype=float)):
+        return NO_EFFECT
+    return ""
 
 
 def _unmoved(values: np.ndarray) -> bool:

@@ -340,10 +340,14 @@ def tornado(rows: pd.DataFrame, swing_pct: float, title: str, fmt: str) -> alt.L
     """Tornado bars from the base result to the result with each input low and high.
 
     `rows` holds input, swing, output_low, output_high and output_base (already in display units),
-    one row per input, as econ.analysis.tornado's table for one output.
+    one row per input, as econ.analysis.tornado's table for one output; in its rank's order when
+    it has one (an input with no effect after those that make the output undefined).
     """
     base_value = float(rows["output_base"].iloc[0])
-    order = list(rows.sort_values("swing", ascending=False)["input"])
+    if "rank" in rows:
+        order = list(rows.sort_values("rank")["input"])
+    else:
+        order = list(rows.sort_values("swing", ascending=False)["input"])
     long = pd.concat(
         [
             rows.assign(case=f"input −{swing_pct:g}%", value=rows["output_low"]),
