@@ -103,7 +103,7 @@ MONTHLY_COLUMNS = (
     "current_tax_usd",
     "capitalized_interest_usd",
 )
-"""Monthly line items (DESIGN.md §5 names the core; `scenario`, `month` and `date` index them).
+"""Monthly line items (docs/glossary.md names them; `scenario`, `month` and `date` index them).
 
 tokens are output tokens and input_tokens the input (prompt) tokens sent with them (NaN where the
 workload's input tokens per output token are unknown); token_revenue_usd is the revenue of tokens
@@ -136,7 +136,7 @@ DENSITY_COLUMNS = (
     "joules_per_token_utility",
     "power_cost_usd_per_mtok",
 )
-"""Power-density summary metrics (econ.density); DESIGN.md §5 names the first two."""
+"""Power-density summary metrics (econ.density; docs/glossary.md, "Summary keys")."""
 
 COMPONENTS = ("depreciation", "financing", "power", "facility", "opex")
 """Parts of the levelized cost per million tokens; they sum to lcot_usd_per_mtok."""
@@ -188,14 +188,24 @@ SUMMARY_COLUMNS = (
     *resale_mod.SPREAD_KEYS,
 )
 
+REPR_NAMES = 3
+"""How many scenario names repr(Projection) shows."""
+
 MIN_EQUITY_SHARE_FOR_IRR = 0.05
 """Below this equity share of capex an equity IRR is reported as null: returns on almost no equity
 are arithmetic, not information (the 10,000% IRR error of GPU-cloud models)."""
 
 
-@dataclass
+@dataclass(eq=False)
 class Projection:
     """Result of a projection: monthly arrays (n, T+1) and summary arrays (n,).
+
+    A projection is a finished result, treated as immutable: its warnings and its frames
+    (`summary`, `monthly`, `yearly`) are built on first use and kept, so a later change to its
+    arrays or dicts does not reach them. Each access gives a shallow copy of the kept frame, under
+    pandas' copy-on-write: changing the frame you got (a column, its index names) leaves the kept
+    one as it was, at no cost until you write. The object columns' dicts and lists of `summary`
+    are shared with `warnings`. Two projections compare equal only if they are the same object.
 
     Attributes
     ----------
@@ -222,7 +232,12 @@ class Projection:
     """metric key -> bool (n,): scenarios that do not give the metric's input (the resale spread
     without a resale table), whose null is by design and not a warning (docs/market.md)"""
 
+    explained: bool = field(default=False, repr=False)
+    """whether warning_source's warnings already name every null (a join of chunks, each
+    explained): explaining them again would add nothing, at some cost per scenario"""
+
     overflowed: dict[str, np.ndarray] = field(default_factory=dict, init=False, repr=False)
+    _yearly: dict[str, pd.DataFrame] = field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self) -> None:
         # Inputs that overflow give inf; outputs are strict JSON, so inf becomes a named null.
@@ -230,12 +245,25 @@ class Projection:
         for key, rows in mask_infinite(self.components).items():
             self.overflowed[f"component:{key}"] = rows
 
+    def __repr__(self) -> str:
+        # The dataclass repr printed every array (tens of thousands of characters for one
+        # scenario), flooding a notebook cell.
+        shown = ", ".join(repr(str(name)) for name in self.names[:REPR_NAMES])
+        more = f", ... ({len(self) - REPR_NAMES} more)" if len(self) > REPR_NAMES else ""
+        kept = "monthly lines" if self.lines else "summary only (monthly=False)"
+        return (
+            f"<Projection: {counted(len(self), 'scenario')}, months 0-{int(self.months[-1])}, "
+            f"{kept}; [{shown}{more}]; see .summary, .monthly, .yearly(), .warnings, .metrics>"
+        )
+
     @cached_property
     def warnings(self) -> list[list[str]]:
         """Per-scenario warnings, formatted on first use (batch runs that keep only metrics skip it).
 
         Every null metric is named in one of them, with its reason (econ.undefined)."""
         found = self.warning_source() if self.warning_source else [[] for _ in self.names]
+        if self.explained:
+            return found
         return explain(found, self.metrics, self.overflowed, self.components)
 
     def __len__(self) -> int:
@@ -243,44 +271,74 @@ class Projection:
 
     @property
     def summary(self) -> pd.DataFrame:
-        """One row per scenario, the DESIGN.md §5 summary metrics: a float64 column per metric
-        (NaN where undefined, the reason in the row's warnings), so that `describe`,
-        `select_dtypes("number")` and plotting work; the components (dicts) and the warnings
-        (lists) are object columns. `summary_records` and `econ.reporting.flat_summary` give None
-        for undefined values, as JSON and the files do."""
+        """One row per scenario, the summary metrics (keys in docs/glossary.md, "Summary keys"): a
+        float64 column per metric (NaN where undefined, the reason in the row's warnings), so that
+        `describe`, `select_dtypes("number")` and plotting work; the components (dicts) and the
+        warnings (lists) are object columns. `summary_records` and `econ.reporting.flat_summary`
+        give None for undefined values, as JSON and the files do.
+
+        Built on first use and kept; each access is a shallow copy (see the class). For the
+        numbers alone, `pd.DataFrame(projection.metrics, index=projection.names)` skips the
+        warnings."""
+        return self._summary.copy(deep=False)
+
+    @cached_property
+    def _summary(self) -> pd.DataFrame:
         import pandas as pd
 
-        frame = pd.DataFrame({"scenario": self.names})
+        columns: dict[str, object] = {}
         for name in SUMMARY_COLUMNS:
             if name == "cost_usd_per_mtok_by_component":
-                frame[name] = self.component_dicts()
+                columns[name] = self.component_dicts()
             elif name == "warnings":
-                frame[name] = self.warnings
+                columns[name] = self.warnings
             else:
-                frame[name] = np.asarray(self.metrics[name], dtype=float)
-        return frame.set_index("scenario")
+                columns[name] = np.asarray(self.metrics[name], dtype=float)
+        return pd.DataFrame(columns, index=pd.Index(self.names, name="scenario"))
 
     def component_dicts(self) -> list[dict[str, float | None]]:
-        rows = np.column_stack([self.components[c] for c in COMPONENTS])
+        rows = np.column_stack([self.components[c] for c in COMPONENTS]).tolist()
+        # (v != v: NaN, tested on Python floats, far faster than np.isnan on each)
         return [
-            {c: (None if np.isnan(v) else float(v)) for c, v in zip(COMPONENTS, row, strict=True)}
+            {c: (None if v != v else v) for c, v in zip(COMPONENTS, row, strict=True)}
             for row in rows
         ]
 
     @property
     def monthly(self) -> pd.DataFrame:
-        """Monthly schedule indexed by (scenario, month), each scenario to its own horizon."""
-        import pandas as pd
+        """Monthly schedule indexed by (scenario, month), each scenario to its own horizon.
 
+        Built on first use and kept; each access is a shallow copy (see the class)."""
         if not self.lines:
             raise ValueError("this projection kept only its summary (project(..., monthly=False))")
+        return self._monthly.copy(deep=False)
+
+    @cached_property
+    def _monthly(self) -> pd.DataFrame:
+        import pandas as pd
+
+        width = len(self.months)
         keep = self.months[None, :] <= self.horizon_months[:, None]
-        rows, cols = np.nonzero(keep)
+        flat = np.flatnonzero(keep)  # (row-major: scenario, then month)
+        rows, cols = np.divmod(flat, width)
         dates = (self.start_dates[rows] + cols.astype("timedelta64[M]")).astype("datetime64[D]")
-        data = {"scenario": self.names[rows], "month": self.months[cols], "date": dates}
-        for name in MONTHLY_COLUMNS:
-            data[name] = self.lines[name][rows, cols]
-        return pd.DataFrame(data).set_index(["scenario", "month"])
+        # One float block filled column by column: pandas keeps it as it is, where a dict of
+        # columns is copied into a block again (most of the time at 100,000 scenarios).
+        values = np.empty((len(MONTHLY_COLUMNS), len(flat))).T
+        for j, name in enumerate(MONTHLY_COLUMNS):
+            np.take(np.asarray(self.lines[name], dtype=float).reshape(-1), flat, out=values[:, j])
+        # The index as MultiIndex.from_arrays builds it (levels sorted), from the codes of the n
+        # names rather than by factorizing one name per month.
+        codes, levels = pd.factorize(self.names, sort=True)
+        index = pd.MultiIndex(
+            levels=[pd.Index(levels), pd.Index(self.months)],
+            codes=[codes[rows], cols],
+            names=["scenario", "month"],
+            verify_integrity=False,
+        )
+        frame = pd.DataFrame(values, index=index, columns=list(MONTHLY_COLUMNS), copy=False)
+        frame.insert(0, "date", dates)
+        return frame
 
     @property
     def annual(self) -> pd.DataFrame:
@@ -288,8 +346,12 @@ class Projection:
         return self.yearly("asset")
 
     def yearly(self, years: str = "asset") -> pd.DataFrame:
-        """Yearly totals indexed by (scenario, year), by asset or calendar year (annual_table)."""
-        return annual_table(self.monthly, years)
+        """Yearly totals indexed by (scenario, year), by asset or calendar year (annual_table).
+
+        Built on first use for each `years` and kept; each access is a shallow copy."""
+        if years not in self._yearly:
+            self._yearly[years] = annual_table(self.monthly, years)
+        return self._yearly[years].copy(deep=False)
 
     def summary_records(self) -> list[dict]:
         """JSON-ready summaries: [{name, summary: {...}}] with None for undefined metrics."""
@@ -501,6 +563,7 @@ def _join(parts: list[Projection]) -> Projection:
         },
         vintages=pd.concat(vintages) if vintages else None,
         warning_source=lambda: [w for p in parts for w in p.warnings],
+        explained=True,
     )
 
 
@@ -2525,7 +2588,8 @@ def _roots_text(pairs) -> str:
 
 
 def _no_irr_message(side: str, ctx, i) -> str:
-    """Why irr_{side}_annual is null: no root, no falling root, or several (DESIGN.md §5)."""
+    """Why irr_{side}_annual is null: no root, no falling root, or several
+    (docs/methodology.md, "IRR: which root is reported")."""
     key, roots = f"irr_{side}_annual", ctx[f"irr_roots_{side}"][i]
     falling = int(ctx["irr_falling"][side][i])
     if len(roots) == 0 and falling == 0:

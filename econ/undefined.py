@@ -1,7 +1,7 @@
 """Why a summary metric is null: every undefined figure carries its reason into the warnings.
 
 A summary metric that cannot be computed for a scenario is NaN in `Projection.metrics` and null in
-every output, and DESIGN.md §5 promises a warning that names its key. The engine's own warnings
+every output, and a warning names its key and says why (docs/glossary.md, "Summary keys"). The engine's own warnings
 explain the common cases (no tokens, no IRR, no debt, ...); this module fills in the rest from one
 table of reasons, so that no null goes unexplained, and turns infinities from inputs that overflow
 floating point into nulls with a warning of their own (outputs are strict JSON: no inf, no NaN).
@@ -113,27 +113,75 @@ def explain(
     if components:
         parts = np.column_stack([np.asarray(v, dtype=float) for v in components.values()])
         nulls["cost_usd_per_mtok_by_component"] = np.isnan(parts).any(axis=1)
-    any_null = np.logical_or.reduce(list(nulls.values())) if nulls else ()
     out = [list(w) for w in warnings]
-    for i in np.flatnonzero(any_null):
+    if not nulls:
+        return out
+    keys = list(nulls)
+    null = np.column_stack([nulls[key] for key in keys])
+    rows = np.flatnonzero(null.any(axis=1))
+    if not rows.size:
+        return out
+    # NaN downstream of an overflow (inf - inf) is the overflow's doing as well.
+    overflow = np.zeros(len(out), bool)
+    for flagged in overflowed.values():
+        overflow |= np.asarray(flagged, bool)
+    # Rows with the same null keys, overflow and keys their warnings name get the same lines:
+    # each such case is worded once (a batch of 100,000 scenarios has a handful).
+    packed = np.packbits(null[rows], axis=1)
+    width = packed.shape[1]
+    packed_bytes = packed.tobytes()
+    null_keys: dict[bytes, tuple[str, ...]] = {}
+    worded: dict[tuple, list[str]] = {}
+    named_in: dict[tuple[str, str], bool] = {}
+    for j, i in enumerate(rows.tolist()):
+        pattern = packed_bytes[j * width : (j + 1) * width]
+        keys_null = null_keys.get(pattern)
+        if keys_null is None:
+            keys_null = null_keys[pattern] = tuple(
+                key for key, is_null in zip(keys, null[i], strict=True) if is_null
+            )
         said = " ".join(out[i])
-        # NaN downstream of an overflow (inf - inf) is the overflow's doing as well.
-        overflow = any(rows[i] for rows in overflowed.values())
-        by_reason: dict[str, list[str]] = {}
-        for key, null in nulls.items():
-            if not null[i] or _named(key, said):
-                continue
-            if overflow:
-                reason = OVERFLOW
-            elif key == "cost_usd_per_mtok_by_component":
-                reason = REASONS["lcot_usd_per_mtok"]
-            else:
-                reason = REASONS.get(key, "it is not defined for this scenario's inputs")
-            by_reason.setdefault(reason, []).append(key)
-        for reason, keys in by_reason.items():
-            verb = "is" if len(keys) == 1 else "are"
-            out[i].append(f"{', '.join(keys)} {verb} null: {reason}")
+        named = tuple(
+            key for key in keys_null if key in said and _said(key, out[i], said, named_in)
+        )
+        case = (pattern, bool(overflow[i]), named)
+        lines = worded.get(case)
+        if lines is None:
+            lines = worded[case] = _reasons([k for k in keys_null if k not in named], case[1])
+        out[i].extend(lines)
     return out
+
+
+def _said(key: str, messages: list[str], said: str, named_in: dict[tuple[str, str], bool]) -> bool:
+    """Whether `key` stands as a whole name in one of `messages` (joined: `said`), remembered per
+    message in `named_in`: the same messages recur in row after row."""
+    if " " in key:  # (a name with a space could span two messages)
+        return _named(key, said)
+    for message in messages:
+        if key in message:
+            found = named_in.get((key, message))
+            if found is None:
+                found = named_in[(key, message)] = _named(key, message)
+            if found:
+                return True
+    return False
+
+
+def _reasons(keys: Sequence[str], overflow: bool) -> list[str]:
+    """One line per reason naming the null `keys` it explains, in the order of `keys`."""
+    by_reason: dict[str, list[str]] = {}
+    for key in keys:
+        if overflow:
+            reason = OVERFLOW
+        elif key == "cost_usd_per_mtok_by_component":
+            reason = REASONS["lcot_usd_per_mtok"]
+        else:
+            reason = REASONS.get(key, "it is not defined for this scenario's inputs")
+        by_reason.setdefault(reason, []).append(key)
+    return [
+        f"{', '.join(named)} {'is' if len(named) == 1 else 'are'} null: {reason}"
+        for reason, named in by_reason.items()
+    ]
 
 
 def _named(key: str, text: str) -> bool:

@@ -532,3 +532,111 @@ def test_a_batch_column_that_sizes_a_built_fleets_loan_is_refused_naming_the_sce
     with pytest.raises(InputError) as info:  # and the engine, for a batch built unchecked
         project(ScenarioBatch.repeat(built, 2, sized, validate=False))
     assert str(info.value) == f"scenario '{built.name}#0': {CONSTRUCTION_SIZING}"
+
+
+def _seed_batch(n: int) -> ScenarioBatch:
+    """The seed repeated over a few prices and horizons (scenarios end in different months)."""
+    seed = load_scenario(ROOT / "models" / "scenarios" / "deepseek-r1-gb200-nvl72.toml")
+    price = np.resize([0.2, 0.3, 0.4], n)
+    return ScenarioBatch.repeat(seed, n, {"market.price_usd_per_mtok": price})
+
+
+def test_a_projections_frames_are_built_once_and_a_change_to_one_got_stays_there(monkeypatch):
+    from econ import engine
+
+    result = project([load_scenario(p) for p in SCENARIOS[:3]])
+    built = {"components": 0, "annual": 0}
+    components, annual = engine.Projection.component_dicts, engine.annual_table
+
+    def count_components(self):
+        built["components"] += 1
+        return components(self)
+
+    def count_annual(*args):
+        built["annual"] += 1
+        return annual(*args)
+
+    monkeypatch.setattr(engine.Projection, "component_dicts", count_components)
+    monkeypatch.setattr(engine, "annual_table", count_annual)
+    summary, monthly = result.summary, result.monthly
+    assert result.summary.equals(summary) and result.monthly.equals(monthly)
+    assert result.annual.equals(result.yearly("asset"))
+    assert built == {"components": 1, "annual": 1}
+    # kept, not rebuilt: a later change to the arrays does not reach the frames (documented)
+    result.lines["tokens"][:] = -1.0
+    assert result.monthly["tokens"].equals(monthly["tokens"])
+    # each access is a copy: changing a frame got leaves the kept one as it was
+    tokens = monthly["tokens"].copy()
+    monthly["tokens"] = 0.0
+    monthly.index.names = ["a", "b"]
+    summary.loc[summary.index[0], "npv_usd"] = 1.0
+    assert result.monthly["tokens"].equals(tokens)
+    assert list(result.monthly.index.names) == ["scenario", "month"]
+    assert result.summary["npv_usd"].iloc[0] == result.metrics["npv_usd"][0]
+
+
+def test_the_monthly_frame_is_the_one_built_from_columns():
+    # The frame is built from one float block and the index from codes (fast at 100,000
+    # scenarios); it must be the frame the plain construction gives, levels and dtypes included.
+    import pandas as pd
+
+    from econ.engine import MONTHLY_COLUMNS
+
+    seeds = [load_scenario(p) for p in SCENARIOS]
+    short = seeds[0].model_copy(update={"name": "a-short-one", "horizon_months": 30})
+    result = project([*seeds, short])
+    assert len(set(result.horizon_months.tolist())) > 1
+    keep = result.months[None, :] <= result.horizon_months[:, None]
+    rows, cols = np.nonzero(keep)
+    dates = (result.start_dates[rows] + cols.astype("timedelta64[M]")).astype("datetime64[D]")
+    data = {"scenario": result.names[rows], "month": result.months[cols], "date": dates}
+    data.update({name: result.lines[name][rows, cols] for name in MONTHLY_COLUMNS})
+    expected = pd.DataFrame(data).set_index(["scenario", "month"])
+    got = result.monthly
+    pd.testing.assert_frame_equal(got, expected)
+    for level, want in zip(got.index.levels, expected.index.levels, strict=True):
+        pd.testing.assert_index_equal(level, want)
+
+
+def test_a_projections_repr_is_short_and_it_equals_only_itself():
+    result = project(load_scenario(SCENARIOS[0]))
+    text = repr(result)
+    assert len(text) < 300 and text.count("\n") == 0
+    assert "1 scenario" in text and str(result.names[0]) in text and ".summary" in text
+    many = project(_seed_batch(5), monthly=False)
+    assert "5 scenarios" in repr(many) and "(2 more)" in repr(many)
+    assert "summary only" in repr(many)
+    assert result == result and result != project(load_scenario(SCENARIOS[0]))
+
+
+def test_null_reasons_are_worded_once_per_case_not_per_scenario(monkeypatch):
+    # 300 scenarios of three prices carry the same null keys and reasons: the whole-name check
+    # runs once per message and key, not once per scenario and key (2.3 s of 2.8 s of
+    # .summary at 20,000 scenarios went there).
+    from econ import undefined
+
+    checks = []
+    named = undefined._named
+    monkeypatch.setattr(
+        undefined, "_named", lambda key, text: checks.append(key) or named(key, text)
+    )
+    result = project(_seed_batch(300), monthly=False)
+    warnings = result.warnings
+    assert len(checks) < 300
+    single = project(_seed_batch(3), monthly=False).warnings
+    assert warnings[:3] == single and warnings[3:6] == single
+    assert any("first_breach_month is null: no covenant is breached" in w for w in warnings[0])
+
+
+def test_a_join_of_chunks_explains_each_chunk_once(monkeypatch):
+    from econ import engine
+
+    calls = []
+    explain = engine.explain
+    monkeypatch.setattr(engine, "explain", lambda *a: calls.append(1) or explain(*a))
+    monkeypatch.setattr(engine, "CHUNK_SCENARIOS", 4)
+    joined = project(_seed_batch(9), monthly=False)
+    warnings = joined.warnings
+    assert len(calls) == 3  # one per chunk, not again over the join
+    monkeypatch.setattr(engine, "CHUNK_SCENARIOS", 4096)
+    assert warnings == project(_seed_batch(9), monthly=False).warnings
