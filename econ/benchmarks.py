@@ -3,7 +3,7 @@ provenance checks a figure must pass before it becomes a throughput input.
 
 MLPerf publishes one figure per system under test (output tokens/s of the whole system); a
 per-GPU figure is derived by dividing by the accelerator count. Before such a figure drives a
-projection, the seed material asks for three checks (DESIGN.md §1): the silicon generation (does
+projection, the seed material asks for three checks (docs/throughput.md §5): the silicon generation (does
 the row's accelerator match the scenario's hardware?), the availability category (Available vs
 Preview), and whether the per-GPU figure was submitted or derived. This module adds the other
 traps in the data: open-division results (model substitutions), 99 and 99.9 accuracy rows that

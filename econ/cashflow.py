@@ -1,4 +1,4 @@
-"""Cash-flow identities of a projection's monthly ledger (DESIGN.md §4: outflows negative)."""
+"""Cash-flow identities of a projection's monthly ledger (docs/methodology.md: outflows negative)."""
 
 from __future__ import annotations
 

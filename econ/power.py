@@ -218,7 +218,7 @@ def price_usd_per_kwh_path(price_usd_per_kwh, escalation_annual, months, time_of
     """Electricity price paid in each month [USD/kWh].
 
     p_m = p * (1 + e)^(max(m - 1, 0) / 12) * f_tod: the base price holds in month 1 and escalates at a
-    compound annual rate (DESIGN.md §4); f_tod is the monthly average time-of-day factor.
+    compound annual rate (docs/methodology.md, "Time, units and signs"); f_tod is the monthly average time-of-day factor.
 
     Parameters
     ----------
