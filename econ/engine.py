@@ -1799,7 +1799,10 @@ def _warning_source(b, ledger: _Ledger, metrics, facts, fleet: _Fleet, costs: _C
             found = metrics_mod.irr_roots_annual(flows)
             context[f"irr_roots_{side}"] = dict(zip(rows.tolist(), found, strict=True))
         out = _warnings(flags, context, b.n)
-        prefix = (lambda r: "") if b.one_row_per_scenario else (lambda r: f"[{b.row_names[r]}] ")
+        # A row is named only where its scenario has several (its fleet and vintages), so that a
+        # scenario's warnings read the same whatever other scenarios share its batch.
+        several = np.bincount(sc, minlength=b.n)[sc] > 1
+        prefix = lambda r: f"[{b.row_names[r]}] " if several[r] else ""  # noqa: E731
         for key, rows_flagged in row_flags.items():
             for r in np.flatnonzero(rows_flagged):
                 out[sc[r]].append(prefix(r) + ROW_MESSAGES[key](context, r))

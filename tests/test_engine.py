@@ -640,3 +640,16 @@ def test_a_join_of_chunks_explains_each_chunk_once(monkeypatch):
     assert len(calls) == 3  # one per chunk, not again over the join
     monkeypatch.setattr(engine, "CHUNK_SCENARIOS", 4096)
     assert warnings == project(_seed_batch(9), monthly=False).warnings
+
+
+def test_a_scenario_without_vintages_reads_the_same_beside_one_with_them():
+    # Found by review: the B200 hall sold early picked up a "[base] " prefix on its warning when
+    # a scenario with vintages shared its batch
+    scenarios = ROOT / "models" / "scenarios"
+    hall = load_scenario(scenarios / "hall-10mw-hgx-b200-air.toml", {"horizon_months": 34})
+    refresh = load_scenario(scenarios / "h200-fleet-gb300-refresh.toml")
+    alone = project(hall).warnings[0]
+    assert any("sold in month 34" in w for w in alone)
+    together = project([refresh, hall])
+    assert together.warnings[1] == alone
+    assert any(w.startswith("[base] ") for w in together.warnings[0])  # the refresh's rows
