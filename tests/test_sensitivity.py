@@ -448,3 +448,11 @@ def test_the_cli_tornado_does_not_rank_a_flat_input_first(capsys):
     assert main(args) == 0  # the table (text) shows the notes beside the ranks
     shown = capsys.readouterr().out
     assert "undefined at low" in shown and "no effect" in shown
+
+
+def test_tornado_names_a_base_that_is_not_a_scenario():
+    # Found by review: tornado("path.toml", ...) failed with AttributeError inside
+    from econ.errors import InputError
+
+    with pytest.raises(InputError, match=r"base is str 'x\.toml'; expected a Scenario"):
+        tornado("x.toml", {"utilization.share": (0.5, 0.9)})

@@ -45,6 +45,7 @@ from econ.analysis.validation import (
     refuse_quoted_number,
     resolve_path,
 )
+from econ.batch import check_scenario
 from econ.scenario.models import Scenario
 
 DEFAULT_OUTPUTS = ("npv_usd", "lcot_usd_per_mtok", "irr_project_annual")
@@ -447,6 +448,7 @@ def tornado(
     up to the engine's last bits) ranks last, noted "no effect": a flat input never heads a
     tornado whose other inputs make the output undefined.
     """
+    base = check_scenario(base, what="base")
     outputs = check_outputs(outputs)
     if not ranges:
         raise BatchInputError("a tornado needs at least one input range (--range or --vary)")
