@@ -4,8 +4,8 @@ Tax years are 12-month blocks from month 1 (months 1-12, 13-24, ...); month 0 jo
 each scenario's last month closes a possibly short final year. Monthly arrays are (n, T) over months
 0..T-1; annual arrays are (n, Y).
 
-When the tax is paid is a choice (TAX_PAYMENTS): quarterly estimated payments (IRC §6655, the
-default), annual payment after the year ends, or equal monthly parts; in every case nothing is paid
+When the tax is paid is a choice (TAX_PAYMENTS): quarterly estimated payments in the months they
+are due (IRC §6655(c), the default), annual payment after the year ends, or equal monthly parts; in every case nothing is paid
 before the first month whose cumulative taxable income is positive (the first taxable income).
 """
 

@@ -248,9 +248,10 @@ class Financing(Section):
     tax_rate: float = Field(0.21, ge=0, lt=1, description="Income tax rate [fraction]")
     tax_payment: Literal["quarterly", "annual", "monthly"] = Field(
         "quarterly",
-        description="When each tax year's income tax is paid: quarterly estimates at the end of "
-        "each quarter (IRC §6655), annual in the month after the year ends, or monthly in equal "
-        "parts; never before the first month with taxable income",
+        description="When each tax year's income tax is paid: quarterly estimates in the months "
+        "they are due, the 4th, 6th, 9th and 12th of the tax year (IRC §6655(c)), annual in the "
+        "month after the year ends, or monthly in equal parts; never before the first month with "
+        "taxable income",
     )
     tax_valuation_allowance: Literal["none", "beyond_reversing_liabilities"] = Field(
         "none",
