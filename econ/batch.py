@@ -103,6 +103,12 @@ class ScenarioBatch:
         return len(self.row_scenario)
 
     @property
+    def source_file(self) -> str | None:
+        """The scenario file every scenario of the batch was read from, if they share one."""
+        files = {s.source_file for s in self.scenarios}
+        return files.pop() if len(files) == 1 else None
+
+    @property
     def one_row_per_scenario(self) -> bool:
         return self.rows == self.n
 
@@ -176,7 +182,7 @@ class ScenarioBatch:
                 fitted = resolve_history(row.throughput, row.fleet.hardware)
                 resolved = resolve_throughput(row.throughput, row.fleet.hardware)
             except InputError as exc:
-                raise _in_file(exc, items[row_scenario[i]].source_file) from None
+                raise in_file(exc, items[row_scenario[i]].source_file) from None
             history_warnings = ()
             if fitted is not None:
                 columns["throughput.gain_rate_annual"][i] = fitted.rate_annual
@@ -206,7 +212,7 @@ class ScenarioBatch:
             try:
                 ratio_warnings = _input_ratio(row, resolved, columns, i)
             except InputError as exc:
-                raise _in_file(exc, items[row_scenario[i]].source_file) from None
+                raise in_file(exc, items[row_scenario[i]].source_file) from None
             history_warnings = (*ratio_warnings, *history_warnings)
             ceiling = columns["throughput.ceiling_tokens_per_s_per_gpu"]
             if np.isnan(ceiling[i]) and resolved.speed_of_light_tokens_per_s_per_gpu is not None:
@@ -474,7 +480,7 @@ def _rental_series(rows, items, row_scenario, columns, market) -> list[tuple[str
         try:
             series = resolve_series(row.market, row.fleet.hardware, row.start_date, row.horizon)
         except InputError as exc:
-            raise _in_file(exc, items[row_scenario[i]].source_file) from None
+            raise in_file(exc, items[row_scenario[i]].source_file) from None
         resolved[i] = series
         warnings[i] = (series.warning,)
     if not resolved:
@@ -544,7 +550,7 @@ def _resale_tables(rows, items, row_scenario, market) -> list[tuple[str, ...]]:
         try:
             table = row_table(row.market, row.fleet.hardware)
         except InputError as exc:
-            raise _in_file(exc, items[row_scenario[i]].source_file) from None
+            raise in_file(exc, items[row_scenario[i]].source_file) from None
         tables.append(table)
         warnings.append(() if table is None or table.warning is None else (table.warning,))
     width = max([1, *(t.ages.size for t in tables if t is not None)])
@@ -574,7 +580,7 @@ def compile_payments(capexes) -> dict[str, np.ndarray]:
     return {"capex.payment_months": months, "capex.payment_shares": shares}
 
 
-def _in_file(exc: InputError, file: str | None) -> InputError:
+def in_file(exc: InputError, file: str | None) -> InputError:
     """The same error with the scenario file it concerns in front of its message."""
     message = str(exc)
     if file is None or message.startswith(file):

@@ -729,7 +729,14 @@ def _value_curve(value_share, n: int, months: np.ndarray, s: np.ndarray) -> np.n
         raise DepreciationError("economic depreciation needs months starting at 0")
     _refuse(s - 1 >= months.size, "in_service_month", s, "a month inside the value curve")
     ref = v[np.arange(n), s - 1]
-    _refuse(~(ref > 0), "value_share", ref, "a market value above 0 in the month before service")
+    _refuse(
+        ~(ref > 0),
+        "value_share",
+        ref,
+        "a market value above 0 in the month before service: economic depreciation follows the "
+        "value's fall from then (depreciation.value_source: the token or rental price there, or "
+        "market_value_table)",
+    )
     return v
 
 

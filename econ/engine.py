@@ -33,7 +33,7 @@ from econ import opex as opex_mod
 from econ import power as power_mod
 from econ import resale as resale_mod
 from econ.arrays import cumsum_months, snap_to_zero
-from econ.batch import ScenarioBatch, field_kinds
+from econ.batch import ScenarioBatch, field_kinds, in_file
 from econ.capital import stack_schedule
 from econ.errors import InputError
 from econ.financing import level_payment_schedule
@@ -528,13 +528,16 @@ def project(
     if batch.n >= KEEP_MEMORY_FROM_SCENARIOS:
         keep_freed_memory()
     # Overflow and 0/0 from extreme inputs become named nulls (econ.undefined), not console noise.
-    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        if batch.n <= CHUNK_SCENARIOS:
-            return _project(batch, monthly)
-        parts = [
-            _project(batch.slice(start, min(start + CHUNK_SCENARIOS, batch.n)), monthly)
-            for start in range(0, batch.n, CHUNK_SCENARIOS)
-        ]
+    try:
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            if batch.n <= CHUNK_SCENARIOS:
+                return _project(batch, monthly)
+            parts = [
+                _project(batch.slice(start, min(start + CHUNK_SCENARIOS, batch.n)), monthly)
+                for start in range(0, batch.n, CHUNK_SCENARIOS)
+            ]
+    except InputError as exc:  # an input found wrong only while projecting: name its file
+        raise in_file(exc, batch.source_file) from None
     return _join(parts)
 
 

@@ -653,3 +653,14 @@ def test_a_scenario_without_vintages_reads_the_same_beside_one_with_them():
     together = project([refresh, hall])
     assert together.warnings[1] == alone
     assert any(w.startswith("[base] ") for w in together.warnings[0])  # the refresh's rows
+
+
+def test_a_batch_of_scenarios_from_several_files_names_none_of_them_alone():
+    # an error while projecting names the file only where every scenario came from it
+    from econ.batch import ScenarioBatch
+
+    scenarios = ROOT / "models" / "scenarios"
+    seed = load_scenario(scenarios / "deepseek-r1-gb200-nvl72.toml")
+    hall = load_scenario(scenarios / "hall-10mw-hgx-b200-air.toml")
+    assert ScenarioBatch.from_scenarios([seed, seed]).source_file == seed.source_file
+    assert ScenarioBatch.from_scenarios([seed, hall]).source_file is None
