@@ -419,7 +419,8 @@ def _scenario_hint(value) -> str:
     if _is_frame(value):
         return (
             " (a table of field values, one row per scenario, goes to "
-            "ScenarioBatch.repeat(base, len(frame), frame) or econ.analysis.sweep(base, table=frame))"
+            "ScenarioBatch.repeat(base, len(frame), frame) or "
+            "econ.analysis.sweep(base, table=frame))"
         )
     return ""
 

@@ -1,14 +1,14 @@
 """The benchmark catalog: MLPerf Inference LLM results shipped in models/benchmarks/, with the
 provenance checks a figure must pass before it becomes a throughput input.
 
-MLPerf publishes one figure per system under test (output tokens/s of the whole system); a
-per-GPU figure is derived by dividing by the accelerator count. Before such a figure drives a
-projection, the seed material asks for three checks (docs/throughput.md §5): the silicon generation (does
-the row's accelerator match the scenario's hardware?), the availability category (Available vs
-Preview), and whether the per-GPU figure was submitted or derived. This module adds the other
-traps in the data: open-division results (model substitutions), 99 and 99.9 accuracy rows that
-repeat one run, different system sizes across compared rows (64 vs 72 GPUs), results MLPerf
-marks as inferred, power-capped (MaxQ) systems, and rows whose unit is not tokens/s.
+MLPerf publishes one figure per system under test (output tokens/s of the whole system); a per-GPU
+figure is derived by dividing by the accelerator count. Before such a figure drives a projection,
+the seed material asks for three checks (docs/throughput.md §5): the silicon generation (does the
+row's accelerator match the scenario's hardware?), the availability category (Available vs Preview),
+and whether the per-GPU figure was submitted or derived. This module adds the other traps in the
+data: open-division results (model substitutions), 99 and 99.9 accuracy rows that repeat one run,
+different system sizes across compared rows (64 vs 72 GPUs), results MLPerf marks as inferred,
+power-capped (MaxQ) systems, and rows whose unit is not tokens/s.
 
 Files (copied from ../shared/data with every source column; see models/benchmarks/README.md):
 `mlperf_inference_llm.csv` (results v4.0 to v6.0), `mlperf_inference_v6.1.csv` (v6.1, fewer

@@ -1,4 +1,5 @@
-"""Cash-flow identities of a projection's monthly ledger (docs/methodology.md: outflows negative)."""
+"""Cash-flow identities of a projection's monthly ledger (docs/methodology.md: outflows
+negative)."""
 
 from __future__ import annotations
 

@@ -847,9 +847,10 @@ def size_debt(
     - the gearing cap D_cap (financing.debt_share x capex).
 
     D = min(D_cap, D_dscr, D_ltv), and the binding constraint is the one that gives D (ties, to a
-    relative SIZING_TIE, go to the cap, then DSCR). Rows with DSCR* NaN are not sized by DSCR, LTV_max NaN not by LTV. A
-    schedule with no month of service (s = 0 throughout: a loan sculpted to a cash flow never
-    positive over the term) would never be repaid, so D_dscr = 0 there, DSCR* given or not.
+    relative SIZING_TIE, go to the cap, then DSCR). Rows with DSCR* NaN are not sized by DSCR,
+    LTV_max NaN not by LTV. A schedule with no month of service (s = 0 throughout: a loan sculpted
+    to a cash flow never positive over the term) would never be repaid, so D_dscr = 0 there, DSCR*
+    given or not.
 
     Parameters
     ----------

@@ -289,7 +289,8 @@ class GainValue:
 
     Attributes
     ----------
-    base, gain : dict  summaries with the keys of `econ project --format json` (docs/glossary.md, "Summary keys")
+    base, gain : dict  summaries with the keys of `econ project --format json`
+        (docs/glossary.md, "Summary keys")
     delta : dict  gain - base for every numeric summary metric (None where either is undefined)
     bridge : list of {driver, npv_usd}  NPV change by driver; sums to delta["npv_usd"]
     value : dict  per-GPU, per-rack and fleet figures, GPUs and capex avoided

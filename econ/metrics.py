@@ -1,7 +1,8 @@
 """Summary metrics of monthly ledgers: discounting, levelized cost, payback, break-even price.
 
 Pure functions over arrays shaped (scenarios, months) with month 0 the purchase month; the engine
-passes them its ledger's lines. Cash flows follow docs/methodology.md ("Time, units and signs"): outflows negative.
+passes them its ledger's lines. Cash flows follow docs/methodology.md ("Time, units and signs"):
+outflows negative.
 """
 
 from __future__ import annotations
@@ -84,11 +85,12 @@ def _irr_range_monthly():
 def unique_irr_annual(cash_flow):
     """Annual IRR of monthly flows where it is unique as an investment's, else NaN [fraction/year].
 
-    The policy of docs/methodology.md ("IRR: which root is reported"): the IRR is the one rate in IRR_RANGE_ANNUAL at which the NPV
-    falls through zero as the rate rises (NPV > 0 just below it, < 0 above), found on monthly
-    flows by `econ.excel.investment_irr_batch` and annualized as (1 + m)^12 - 1. Where several
-    rates do so, or none, it is NaN. Where the flows change sign more than once several rates
-    may zero the NPV (Descartes' rule of signs) even where only one of them falls through zero.
+    The policy of docs/methodology.md ("IRR: which root is reported"): the IRR is the one rate in
+    IRR_RANGE_ANNUAL at which the NPV falls through zero as the rate rises (NPV > 0 just below it,
+    < 0 above), found on monthly flows by `econ.excel.investment_irr_batch` and annualized as
+    (1 + m)^12 - 1. Where several rates do so, or none, it is NaN. Where the flows change sign more
+    than once several rates may zero the NPV (Descartes' rule of signs) even where only one of them
+    falls through zero.
 
     Parameters
     ----------

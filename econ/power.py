@@ -217,8 +217,9 @@ def time_of_day_factor(price_shape, load_shape=None):
 def price_usd_per_kwh_path(price_usd_per_kwh, escalation_annual, months, time_of_day_factor=1.0):
     """Electricity price paid in each month [USD/kWh].
 
-    p_m = p * (1 + e)^(max(m - 1, 0) / 12) * f_tod: the base price holds in month 1 and escalates at a
-    compound annual rate (docs/methodology.md, "Time, units and signs"); f_tod is the monthly average time-of-day factor.
+    p_m = p * (1 + e)^(max(m - 1, 0) / 12) * f_tod: the base price holds in month 1 and escalates at
+    a compound annual rate (docs/methodology.md, "Time, units and signs"); f_tod is the monthly
+    average time-of-day factor.
 
     Parameters
     ----------

@@ -4,9 +4,10 @@ Tax years are 12-month blocks from month 1 (months 1-12, 13-24, ...); month 0 jo
 each scenario's last month closes a possibly short final year. Monthly arrays are (n, T) over months
 0..T-1; annual arrays are (n, Y).
 
-When the tax is paid is a choice (TAX_PAYMENTS): quarterly estimated payments in the months they
-are due (IRC §6655(c), the default), annual payment after the year ends, or equal monthly parts; in every case nothing is paid
-before the first month whose cumulative taxable income is positive (the first taxable income).
+When the tax is paid is a choice (TAX_PAYMENTS): quarterly estimated payments in the months they are
+due (IRC §6655(c), the default), annual payment after the year ends, or equal monthly parts; in
+every case nothing is paid before the first month whose cumulative taxable income is positive (the
+first taxable income).
 """
 
 from __future__ import annotations
@@ -157,8 +158,9 @@ def tax_payments_usd(annual_tax_usd, first_taxable, last_month, months: int, sch
 def _payment_weights(first_taxable, last_month, years: int, code):
     """Which months 1..12Y pay a share of their year's tax (1.0) [array (n, Y, 12)].
 
-    Quarterly (code 0): the INSTALLMENT_MONTHS and the last month; monthly (2): every month; both from
-    `first_taxable` to `last_month`. The annual schedule (1) is handled apart (`_annual_pay_month`).
+    Quarterly (code 0): the INSTALLMENT_MONTHS and the last month; monthly (2): every month; both
+    from `first_taxable` to `last_month`. The annual schedule (1) is handled apart
+    (`_annual_pay_month`).
     """
     m = np.arange(1, MONTHS_PER_YEAR * years + 1)[None, :]
     last = np.asarray(last_month)[:, None]

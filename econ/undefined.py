@@ -1,10 +1,11 @@
 """Why a summary metric is null: every undefined figure carries its reason into the warnings.
 
 A summary metric that cannot be computed for a scenario is NaN in `Projection.metrics` and null in
-every output, and a warning names its key and says why (docs/glossary.md, "Summary keys"). The engine's own warnings
-explain the common cases (no tokens, no IRR, no debt, ...); this module fills in the rest from one
-table of reasons, so that no null goes unexplained, and turns infinities from inputs that overflow
-floating point into nulls with a warning of their own (outputs are strict JSON: no inf, no NaN).
+every output, and a warning names its key and says why (docs/glossary.md, "Summary keys"). The
+engine's own warnings explain the common cases (no tokens, no IRR, no debt, ...); this module fills
+in the rest from one table of reasons, so that no null goes unexplained, and turns infinities from
+inputs that overflow floating point into nulls with a warning of their own (outputs are strict JSON:
+no inf, no NaN).
 """
 
 from __future__ import annotations

@@ -782,7 +782,8 @@ class Library:
             raise LibraryError(
                 "refusing to overwrite files whose content differs from the library: "
                 + ", ".join(conflicts)
-                + "; nothing was written (use --force, or force=True from Python, to overwrite them)"
+                + "; nothing was written (use --force, or force=True from Python, to "
+                "overwrite them)"
             )
         # all files or none: each is written to a temporary file beside it, and only when every
         # one is written are they renamed into place (econ.files.write_files); a file that

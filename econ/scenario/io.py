@@ -277,7 +277,8 @@ def check_overrides(
         hint = (
             "; series.to_dict() gives a mapping"
             if kind == "Series"
-            else "; a table of scenarios, one per row, goes to econ.analysis.sweep(base, table=frame)"
+            else "; a table of scenarios, one per row, goes to "
+            "econ.analysis.sweep(base, table=frame)"
         )
         raise InputError(f"overrides is a pandas {kind}; {expected}{hint}")
     try:

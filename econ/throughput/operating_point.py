@@ -179,8 +179,8 @@ def interpolate_at(values, position):
 def cost_usd_per_mtok(usd_per_gpu_hour, tokens_per_s_per_gpu):
     """Cost of a million output tokens from an hourly GPU cost [USD/Mtok].
 
-    cost = price_per_gpu_hour / (tokens_per_s_per_gpu x 3600 s/h / 1e6 tokens/Mtok); the
-    definition used for the seed scenario's price (its TOML's sources) and InferenceX's cost per token.
+    cost = price_per_gpu_hour / (tokens_per_s_per_gpu x 3600 s/h / 1e6 tokens/Mtok); the definition
+    used for the seed scenario's price (its TOML's sources) and InferenceX's cost per token.
 
     Parameters
     ----------

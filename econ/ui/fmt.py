@@ -46,7 +46,8 @@ HEADLINE = (
 """Headline metrics of the Results page, in order (those the engine does not report are skipped)."""
 
 IRR_KEYS = ("irr_project_annual", "irr_equity_annual")
-"""Metrics whose tile carries the reason when the IRR is null or not unique (docs/methodology.md, "IRR: which root is reported")."""
+"""Metrics whose tile carries the reason when the IRR is null or not unique (docs/methodology.md,
+"IRR: which root is reported")."""
 
 
 def irr_note(name: str, summary: Mapping) -> str | None:

@@ -1,14 +1,15 @@
 """Saving the scenario being edited to the scenario library (Library and Scenario pages).
 
-A save is made against the library version the edits started from (state.LIBRARY_BASE: the
-version loaded, opened from a link, or last saved in this session), as `econ library save --base`
-does: when a colleague has saved a newer version since, nothing is saved and the page says so,
-naming both versions, with a button to save anyway as a new version. Edits that started from no
-version of a name the library holds (a ready-made scenario, an upload, a kept copy of either, a
-scenario renamed to a stored name) are refused the same way: saved unasked, they would become the
-newest version over what is there; a name that was free when the page looked is saved with `new`,
-so that a colleague's save of it in between is refused by the library too. Nothing a colleague saved is ever undone without the user being
-asked. Names are compared in NFC, as the library stores them, however a file spells them.
+A save is made against the library version the edits started from (state.LIBRARY_BASE: the version
+loaded, opened from a link, or last saved in this session), as `econ library save --base` does: when
+a colleague has saved a newer version since, nothing is saved and the page says so, naming both
+versions, with a button to save anyway as a new version. Edits that started from no version of a
+name the library holds (a ready-made scenario, an upload, a kept copy of either, a scenario renamed
+to a stored name) are refused the same way: saved unasked, they would become the newest version over
+what is there; a name that was free when the page looked is saved with `new`, so that a colleague's
+save of it in between is refused by the library too. Nothing a colleague saved is ever undone
+without the user being asked. Names are compared in NFC, as the library stores them, however a file
+spells them.
 """
 
 from __future__ import annotations

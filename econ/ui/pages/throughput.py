@@ -150,7 +150,8 @@ def current_figure(scenario) -> None:
 
 
 def badges(row: pd.Series, hardware: str) -> None:
-    """Provenance badges of one catalog row (docs/throughput.md §5: availability, derived, silicon)."""
+    """Provenance badges of one catalog row (docs/throughput.md §5: availability, derived,
+    silicon)."""
     availability = str(row.get("availability") or "unknown")
     if availability == "available":
         st.badge("Available", icon=":material/check_circle:", color="green")
