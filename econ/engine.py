@@ -1746,7 +1746,10 @@ def _warning_source(b, ledger: _Ledger, metrics, facts, fleet: _Fleet, costs: _C
         "breach_months": coverage["breach_months"],
         "first_breach_month": coverage["first_breach_month"],
         "covenants": ledger.covenants,
-        "breaches": {name: coverage[f"{name}_breach"] for name in ("dscr", "llcr", "ltv")},
+        # months each covenant test is breached, counted once for all rows
+        "breaches": {
+            name: coverage[f"{name}_breach"].sum(axis=1) for name in ("dscr", "llcr", "ltv")
+        },
         "test_months": b["financing.covenants.test_months"][first],
         "life_months": b["depreciation.life_years"] * MONTHS_PER_YEAR,
         "retire": fleet.retire,
@@ -2664,9 +2667,9 @@ def _breach_message(ctx, i) -> str:
         "ltv": f"loan-to-value above its {ltv_ceiling[i]:.0%} ceiling",
     }
     which = [
-        f"{text} in {_months(breaches[name][i].sum())}"
+        f"{text} in {_months(breaches[name][i])}"
         for name, text in tests.items()
-        if breaches[name][i].any()
+        if breaches[name][i] > 0
     ]
     return (
         f"covenant breached in {_months(ctx['breach_months'][i])}, first in month "

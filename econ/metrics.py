@@ -117,9 +117,12 @@ def irr_roots_annual(cash_flow) -> list[np.ndarray]:
     """
     lower, upper = _irr_range_monthly()
     out = irr_roots_batch(cash_flow, lower, upper)
-    for pairs in out:
-        pairs[:, 0] = annual_rate(pairs[:, 0])
-    return out
+    if not out:
+        return out
+    # annualized all at once (a call per row cost more than the roots' search)
+    pairs = np.concatenate(out)
+    pairs[:, 0] = annual_rate(pairs[:, 0])
+    return np.split(pairs, np.cumsum([len(p) for p in out])[:-1])
 
 
 def mirr_annual(cash_flow, finance_rate_annual, reinvest_rate_annual, last_month):
