@@ -38,6 +38,7 @@ bench: $(STAMP)
 	$(PY) benchmarks/bench_batch.py
 	$(PY) benchmarks/bench_simulator.py
 	$(PY) benchmarks/bench_app.py
+	$(PY) benchmarks/bench_cold.py
 	$(PY) benchmarks/bench_startup.py
 	$(PY) scripts/benchmarks_doc.py
 
