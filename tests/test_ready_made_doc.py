@@ -90,3 +90,25 @@ def test_every_number_a_ready_made_scenario_sets_has_a_source(path):
         and not _source_of(name, scenario.sources)
     ]
     assert unsourced == []
+
+
+def _equity_roots(name: str) -> str:
+    """The equity IRR roots the engine's warning lists for a ready-made scenario, as the docs
+    write them (Unicode minus): '−43.96% (rises), −0.92% (falls)'."""
+    warnings = project(load_scenario(ROOT / "models" / "scenarios" / f"{name}.toml")).warnings[0]
+    (line,) = [w for w in warnings if w.startswith("equity cash flows change sign")]
+    roots = re.search(r"NPV as the rate rises: ([^)]*\)(?:, [^)]*\))*)", line).group(1)
+    return roots.replace("-", "−")
+
+
+def test_the_prose_quotes_the_engines_irr_roots():
+    # The worked examples of the IRR policy quote the roots the warnings list; they went stale
+    # twice as the tax schedule changed.
+    seed = _equity_roots("deepseek-r1-gb200-nvl72")
+    assert f'"{seed}"' in (ROOT / "docs" / "methodology.md").read_text()
+    stack = _equity_roots("deepseek-r1-gb200-nvl72-capital-stack")
+    (low, _), (high, _) = (r.split(" ", 1) for r in stack.split(", "))
+    page = " ".join((ROOT / "docs" / "methodology.md").read_text().split())
+    assert f"NPV is zero at {low} (rising) and at {high} a year (falling)" in page
+    ready = " ".join(PAGE.read_text().split())
+    assert f"at {float(high[:-1]):.1f}% (falling)" in ready
