@@ -25,9 +25,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from econ.arrays import cumsum_months, running_max_months, snap_to_zero
+from econ.arrays import cumsum_months, snap_to_zero
 from econ.errors import InputError
-from econ.tax import annual_sums
+from econ.tax import annual_sums, income_taxed_to_date_usd
 
 __all__ = [
     "VALUATION_ALLOWANCES",
@@ -145,30 +145,31 @@ def deferred_tax(
     return DeferredTax(difference, liability, expense)
 
 
-def loss_carryforward_usd(annual_taxable_usd):
+def loss_carryforward_usd(annual_taxable_usd, loss_limit=None):
     """Tax losses carried forward and not yet used at the end of each year [USD, array (n, Y)].
 
-    With ``C_k`` the cumulative taxable income to the end of year ``k``, the income taxed so far
-    is ``max(0, max_{j<=k} C_j)`` (:func:`econ.tax.tax_with_loss_carryforward`), so the loss still
-    available is ``max(0, max_{j<=k} C_j) - C_k``. Times the tax rate it is the deferred tax asset
-    for the carryforward (ASC 740-10-25-29; IAS 12.34), before any valuation allowance.
+    With ``C_k`` the cumulative taxable income to the end of year ``k`` and ``T_k`` the income
+    taxed so far (:func:`econ.tax.income_taxed_to_date_usd`: ``max(0, max_{j<=k} C_j)`` without
+    a loss limit), the loss still available is ``T_k - C_k``. Times the tax rate it is the
+    deferred tax asset for the carryforward (ASC 740-10-25-29; IAS 12.34), before any valuation
+    allowance.
 
     Parameters
     ----------
     annual_taxable_usd : array (n, Y)  taxable income of each year, losses negative [USD]
+    loss_limit : array (n,) or None  share of a year's income the losses may offset (the US 80%
+        limit, IRC §172(a)(2)); None: no limit
     """
     taxable = np.asarray(annual_taxable_usd, dtype=float)
     if taxable.ndim != 2:
         raise DeferredTaxError(
             f"annual_taxable_usd must be an array (n, Y) of years, got shape {taxable.shape}"
         )
-    cumulative = cumsum_months(taxable)
-    taxed = np.maximum(running_max_months(cumulative), 0.0)
-    return taxed - cumulative
+    return income_taxed_to_date_usd(taxable, loss_limit) - cumsum_months(taxable)
 
 
 def deferred_tax_with_losses(
-    book_pre_tax_income_usd, taxable_income_usd, tax_rate, last_month, allowance=0
+    book_pre_tax_income_usd, taxable_income_usd, tax_rate, last_month, allowance=0, loss_limit=None
 ):
     """Current and deferred tax expense under ASC 740, losses carried forward included [USD].
 
@@ -198,6 +199,7 @@ def deferred_tax_with_losses(
     tax_rate : array (n,)  [fraction, 0 <= rate < 1]
     last_month : int array (n,)  final month of each projection
     allowance : int array (n,) or int  index into VALUATION_ALLOWANCES
+    loss_limit : array (n,) or None  as :func:`loss_carryforward_usd`
 
     Returns
     -------
@@ -210,7 +212,7 @@ def deferred_tax_with_losses(
     taxable = _monthly(taxable_income_usd, "taxable_income_usd", book.shape, finite=False)
     n, months = book.shape
     rate = np.broadcast_to(np.asarray(tax_rate, dtype=float), (n,))[:, None]
-    nol = loss_carryforward_usd(annual_sums(taxable))
+    nol = loss_carryforward_usd(annual_sums(taxable), loss_limit)
     years = nol.shape[1]
     rows = np.arange(n)[:, None]
     year_end = np.minimum(

@@ -1245,6 +1245,7 @@ class _Ledger:
     capex_total: np.ndarray  # (n,)
     stack: capital_mod.StackSchedule  # financing
     tax_rate: np.ndarray  # (n,)
+    loss_limit: np.ndarray  # (n,) share of a year's income losses carried forward may offset
     income_tax: np.ndarray  # tax: paid
     current_tax: np.ndarray  # current tax expense
     deferred: deferred_tax_mod.DeferredTax
@@ -1281,6 +1282,7 @@ def _ledger(b: ScenarioBatch, months, lines, site, to: _Scenarios, capex_row, bu
     capex, proceeds, book_depreciation, tax_depreciation, capex_total = capital
     impairment = lines["impairment_usd"]
     tax_rate = to.at_first(b["financing.tax_rate"])
+    loss_limit = to.at_first(b["financing.tax_loss_limit"])
     discount_annual = to.at_first(b["financing.discount_rate_annual"])
     depreciation = (book_depreciation, tax_depreciation)
     market_collateral = _market_collateral(b, to.first, capex, book_depreciation, impairment, lines)
@@ -1311,6 +1313,7 @@ def _ledger(b: ScenarioBatch, months, lines, site, to: _Scenarios, capex_row, bu
         horizon,
         to.at_first(b["financing.tax_payment"]),
         to.at_first(b["financing.tax_valuation_allowance"]),
+        loss_limit,
     )
     cash_flow_project = cashflow.project_cash_flow_usd(ebitda, capex, proceeds, income_tax)
     covenants = (
@@ -1351,6 +1354,7 @@ def _ledger(b: ScenarioBatch, months, lines, site, to: _Scenarios, capex_row, bu
         capex_total=capex_total,
         stack=stack,
         tax_rate=tax_rate,
+        loss_limit=loss_limit,
         income_tax=income_tax,
         current_tax=current_tax,
         deferred=deferred,
@@ -1395,26 +1399,27 @@ def _tax(
     horizon,
     payment,
     allowance,
+    loss_limit,
 ):
-    """Income tax with losses carried forward (paid by financing.tax_payment's schedule), current
-    and deferred tax expense under ASC 740, and net income."""
+    """Income tax with losses carried forward (paid by financing.tax_payment's schedule, each
+    year's offset up to financing.tax_loss_limit), current and deferred tax expense under ASC 740,
+    and net income."""
     taxable = tax.income_before_tax_usd(ebitda, tax_depreciation, interest, tax_gain)
-    income_tax = _income_tax(taxable, tax_rate, horizon, payment)
+    income_tax = _income_tax(taxable, tax_rate, horizon, payment, loss_limit)
     consumed = book + impairment if impairment.any() else book
     pre_tax_income = tax.income_before_tax_usd(ebitda, consumed, interest, gain)
     current_tax, deferred = deferred_tax_mod.deferred_tax_with_losses(
-        pre_tax_income, taxable, tax_rate, horizon, allowance
+        pre_tax_income, taxable, tax_rate, horizon, allowance, loss_limit
     )
     net_income = cashflow.net_income_usd(pre_tax_income, current_tax, deferred.expense_usd)
     return income_tax, current_tax, deferred, consumed, net_income
 
 
-def _income_tax(taxable, tax_rate, horizon, payment):
+def _income_tax(taxable, tax_rate, horizon, payment, loss_limit):
     """Income tax paid each month on monthly taxable income, losses carried forward [USD]."""
-    annual_tax = tax.tax_with_loss_carryforward(tax.annual_sums(taxable), tax_rate)
-    return tax.tax_payments_usd(
-        annual_tax, tax.first_taxable_month(taxable), horizon, taxable.shape[1], payment
-    )
+    annual_tax = tax.tax_with_loss_carryforward(tax.annual_sums(taxable), tax_rate, loss_limit)
+    first = tax.first_taxable_month(taxable, loss_limit)
+    return tax.tax_payments_usd(annual_tax, first, horizon, taxable.shape[1], payment)
 
 
 def _summary_metrics(b: ScenarioBatch, ledger: _Ledger, to: _Scenarios, fleet, costs):
@@ -1474,6 +1479,7 @@ def _summary_metrics(b: ScenarioBatch, ledger: _Ledger, to: _Scenarios, fleet, c
         capital=ledger.proceeds - ledger.capex,
         discount=ledger.discount,
         tax_payment=to.at_first(b["financing.tax_payment"]),
+        loss_limit=ledger.loss_limit,
     )
     gpu_count = to.total(fleet.gpu_count)
     densities = density.density_metrics(
@@ -2141,7 +2147,11 @@ def _sizing(
     book_depreciation, tax_depreciation = depreciation  # the scenario's, with the site's
     taxable = tax.income_before_tax_usd(ebitda, tax_depreciation, 0.0, lines["tax_gain_usd"])
     income_tax = _income_tax(
-        taxable, b["financing.tax_rate"][first], horizon, b["financing.tax_payment"][first]
+        taxable,
+        b["financing.tax_rate"][first],
+        horizon,
+        b["financing.tax_payment"][first],
+        b["financing.tax_loss_limit"][first],
     )
     return _DebtSizing(
         min_dscr=min_dscr,

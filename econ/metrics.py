@@ -223,7 +223,15 @@ def payback_months(cash_flow, active):
 
 
 def breakeven_price_usd_per_mtok(
-    fixed, spot_units, deductions, tax_rate, last_month, capital, discount, tax_payment=None
+    fixed,
+    spot_units,
+    deductions,
+    tax_rate,
+    last_month,
+    capital,
+    discount,
+    tax_payment=None,
+    loss_limit=None,
 ):
     """Month-1 token price (following the price path) at which project NPV after tax is zero.
 
@@ -247,6 +255,8 @@ def breakeven_price_usd_per_mtok(
     discount : array (n, T)  discount factors (`discount_factors`)
     tax_payment : int array (n,)  payment schedule code (`tax.tax_payments_usd`); default
         quarterly
+    loss_limit : array (n,) or None  share of a year's income that losses carried forward may
+        offset (`tax.income_taxed_to_date_usd`); None: no limit
     """
     n, months = fixed.shape
     a = present_value(spot_units, discount)  # NPV gain per USD/Mtok, before tax
@@ -255,7 +265,7 @@ def breakeven_price_usd_per_mtok(
     last_month = np.broadcast_to(np.asarray(last_month), (n,))
     schedule = np.zeros(n, dtype=np.int64) if tax_payment is None else np.asarray(tax_payment)
     tax_value = tax.LinearTaxValue(
-        taxable_fixed, spot_units, tax_rate, last_month, discount, schedule
+        taxable_fixed, spot_units, tax_rate, last_month, discount, schedule, loss_limit
     )
 
     def npv_at(p, rows):
@@ -264,9 +274,10 @@ def breakeven_price_usd_per_mtok(
             return base[rows] + p * a[rows] - tax_value(p, rows)
         # Negative token revenue in some month (not from the engine): tax month by month.
         taxable = taxable_fixed[rows] + p[:, None] * spot_units[rows]
-        due = tax.tax_with_loss_carryforward(tax.annual_sums(taxable), tax_rate[rows])
+        limit = None if loss_limit is None else np.asarray(loss_limit)[rows]
+        due = tax.tax_with_loss_carryforward(tax.annual_sums(taxable), tax_rate[rows], limit)
         paid = tax.tax_payments_usd(
-            due, tax.first_taxable_month(taxable), last_month[rows], months, schedule[rows]
+            due, tax.first_taxable_month(taxable, limit), last_month[rows], months, schedule[rows]
         )
         return base[rows] + p * a[rows] - np.einsum("ij,ij->i", paid, discount[rows])
 

@@ -6,8 +6,9 @@ each scenario's last month closes a possibly short final year. Monthly arrays ar
 
 When the tax is paid is a choice (TAX_PAYMENTS): quarterly estimated payments in the months they are
 due (IRC §6655(c), the default), annual payment after the year ends, or equal monthly parts; in
-every case nothing is paid before the first month whose cumulative taxable income is positive (the
-first taxable income).
+every case nothing is paid before the first taxable income: the first month whose cumulative taxable
+income is positive, or, where losses carried forward may offset only part of a year's income (the
+US 80% limit), whose taxable income so far in its tax year is positive.
 """
 
 from __future__ import annotations
@@ -49,12 +50,6 @@ def year_end_values(monthly):
     return monthly[:, last]
 
 
-def months_in_year(last_month, years: int):
-    """Service months of each tax year, 0 to 12 [months, array (n, Y)]."""
-    last = np.asarray(last_month)[:, None]
-    return np.clip(last - MONTHS_PER_YEAR * np.arange(years)[None, :], 0, MONTHS_PER_YEAR)
-
-
 def income_before_tax_usd(ebitda_usd, depreciation_usd, interest_usd, gain_usd):
     """Income before tax: EBITDA - depreciation - interest + gain on disposal [USD].
 
@@ -64,36 +59,66 @@ def income_before_tax_usd(ebitda_usd, depreciation_usd, interest_usd, gain_usd):
     return ebitda_usd - depreciation_usd - interest_usd + gain_usd
 
 
-def tax_with_loss_carryforward(annual_taxable_usd, tax_rate):
-    """Tax due for each year, losses carried forward without limit [USD, array (n, Y)].
+def income_taxed_to_date_usd(annual_taxable_usd, loss_limit=None):
+    """Income taxed from the first year to the end of each year, losses carried forward [USD,
+    array (n, Y)].
 
-    With C_k the cumulative taxable income at the end of year k, the income taxed up to year k is
-    T_k = max(0, max_{j<=k} C_j): a loss reduces later taxable income until it is used up, and tax
-    already paid is not refunded (no carry-back, as for US losses since 2018, IRC §172(b)). The
-    80%-of-income limit of §172(a)(2) is not applied.
+    A loss is carried forward (not back: tax paid is not refunded, as for US losses since 2018,
+    IRC §172(b)(1)(A)) and offsets later income. Without a limit the income taxed up to year k is
+    T_k = max(0, max_{j<=k} C_j), with C_k the cumulative taxable income at the end of year k.
+    With a limit L < 1 (0.8 for US federal losses arising in tax years after 2017, IRC
+    §172(a)(2)) a year's deduction for carried-forward losses is at most L times its income:
+    with P the losses not yet used at the start of year k and I_k its income,
+
+        used_k = min(P, L max(0, I_k)),   taxed_k = max(0, I_k) - used_k,
+        P <- P - used_k + max(0, -I_k),
+
+    and T_k is the sum of taxed_j for j <= k. With L = 1 the two agree; rows without a limit
+    take the closed form.
+
+    Parameters
+    ----------
+    annual_taxable_usd : array (n, Y)  taxable income of each year, losses negative [USD]
+    loss_limit : array (n,) or None  share of a year's income that losses carried forward may
+        offset, 0 < L <= 1 [fraction]; None: no limit
+    """
+    annual = np.asarray(annual_taxable_usd, dtype=float)
+    taxed = np.maximum(running_max_months(cumsum_months(annual)), 0.0)
+    limited = _limited_rows(loss_limit, annual.shape[0])
+    if limited.size == 0:
+        return taxed
+    share = np.asarray(loss_limit, dtype=float)[limited]
+    income = annual[limited]
+    unused = np.zeros(limited.size)
+    total = np.zeros(limited.size)
+    for k in range(income.shape[1]):
+        gain = np.maximum(income[:, k], 0.0)
+        used = np.minimum(unused, share * gain)
+        total = total + (gain - used)
+        unused = unused - used + np.maximum(-income[:, k], 0.0)
+        taxed[limited, k] = total
+    return taxed
+
+
+def _limited_rows(loss_limit, n: int) -> np.ndarray:
+    """Rows whose losses carried forward may offset less than all of a year's income."""
+    if loss_limit is None:
+        return np.zeros(0, dtype=np.int64)
+    return np.flatnonzero(np.broadcast_to(np.asarray(loss_limit, dtype=float), (n,)) < 1.0)
+
+
+def tax_with_loss_carryforward(annual_taxable_usd, tax_rate, loss_limit=None):
+    """Tax due for each year, losses carried forward [USD, array (n, Y)]: the rate times the
+    year's increase of `income_taxed_to_date_usd` (with `loss_limit`, the US 80% limit).
 
     Parameters
     ----------
     annual_taxable_usd : array (n, Y)  taxable income of each year [USD]
     tax_rate : array (n,)  [fraction]
+    loss_limit : array (n,) or None  as `income_taxed_to_date_usd`
     """
-    taxed = np.maximum(running_max_months(cumsum_months(annual_taxable_usd)), 0.0)
+    taxed = income_taxed_to_date_usd(annual_taxable_usd, loss_limit)
     return np.diff(taxed, axis=1, prepend=0.0) * np.asarray(tax_rate, dtype=float)[:, None]
-
-
-def spread_over_months(annual_usd, last_month, months: int):
-    """Each year's amount paid in equal parts over its service months [USD, array (n, T)].
-
-    Equal monthly payments stand for estimated tax payments (IRC §6655), so no single month carries
-    a year's tax. Month 0 and months after `last_month` pay nothing.
-    """
-    annual = np.asarray(annual_usd, dtype=float)
-    n, years = annual.shape
-    last = np.asarray(last_month)[:, None]
-    per_month = annual / np.maximum(months_in_year(last_month, years), 1)
-    spread = np.repeat(per_month, MONTHS_PER_YEAR, axis=1)[:, : months - 1]
-    paying = np.arange(1, months)[None, :] <= last
-    return np.concatenate([np.zeros((n, 1)), np.where(paying, spread, 0.0)], axis=1)
 
 
 TAX_PAYMENTS = ("quarterly", "annual", "monthly")
@@ -104,14 +129,32 @@ INSTALLMENT_MONTHS = (4, 6, 9, 12)
 6th, 9th and 12th months (IRC §6655(c)(1)), each month standing for its 15th."""
 
 
-def first_taxable_month(taxable_income_usd):
-    """First month whose cumulative taxable income (from month 0) is positive [month index, (n,)].
+def first_taxable_month(taxable_income_usd, loss_limit=None):
+    """First month with taxable income so far [month index, (n,)]: whose cumulative taxable
+    income (from month 0) is positive, or, for rows with a `loss_limit` below 1, whose income so
+    far in its own tax year is positive (losses carried forward then leave part of it taxed).
 
-    Before it every loss so far still exceeds all income so far, so no tax can be due. Where the
-    cumulative income never turns positive it is T (no month).
+    Before it no tax can be due. Where there is no such month it is T (no month).
     """
-    positive = cumsum_months(np.asarray(taxable_income_usd, dtype=float)) > 0
+    taxable = np.asarray(taxable_income_usd, dtype=float)
+    cumulative = cumsum_months(taxable)
+    positive = cumulative > 0
+    limited = _limited_rows(loss_limit, taxable.shape[0])
+    if limited.size:
+        positive[limited] |= year_to_date(cumulative[limited]) > 0
     return np.where(positive.any(axis=1), positive.argmax(axis=1), positive.shape[1])
+
+
+def year_to_date(cumulative):
+    """A running sum from month 0 restarted at each tax year: the year's months so far [(n, T)].
+
+    Month 0 and months 1-12 are year 1; months 12(y-1)+1 .. 12y year y.
+    """
+    cumulative = np.asarray(cumulative, dtype=float)
+    months = cumulative.shape[1]
+    year_start = np.maximum((np.arange(months) - 1) // MONTHS_PER_YEAR, 0) * MONTHS_PER_YEAR
+    before = np.where(year_start > 0, cumulative[:, year_start], 0.0)
+    return cumulative - before
 
 
 def tax_payments_usd(annual_tax_usd, first_taxable, last_month, months: int, schedule):
@@ -189,7 +232,8 @@ class LinearTaxValue:
     through f and only in the year holding f; years before f owe nothing. f(p) is the first month
     whose cumulative income C_m = CA_m + p CB_m is positive: with B >= 0, C_m > 0 exactly where
     p exceeds t_m = -CA_m / CB_m, so f(p) is the count of leading months whose running minimum
-    of t_m is at least p.
+    of t_m is at least p. With a loss limit below 1, a month whose income so far in its tax year
+    is positive counts too (`first_taxable_month`): t_m is then the lower of the two thresholds.
 
     The value equals `tax_payments_usd(...) @ discount` up to rounding (tests compare them).
     Requires B >= 0 in every month (`usable` says where that holds).
@@ -201,20 +245,23 @@ class LinearTaxValue:
     last_month : int array (n,)
     discount : array (n, T)  discount factors
     schedule : int array (n,)  index into TAX_PAYMENTS
+    loss_limit : array (n,) or None  as `income_taxed_to_date_usd`
     """
 
-    def __init__(self, fixed, per_unit, tax_rate, last_month, discount, schedule):
+    def __init__(self, fixed, per_unit, tax_rate, last_month, discount, schedule, loss_limit=None):
         fixed, per_unit = np.asarray(fixed, dtype=float), np.asarray(per_unit, dtype=float)
         n, months = fixed.shape
         years = tax_years(months)
         self.usable = np.all(per_unit >= 0, axis=1)
         self.tax_rate = np.asarray(tax_rate, dtype=float)
+        self.loss_limit = loss_limit
         self.annual_fixed, self.annual_unit = annual_sums(fixed), annual_sums(per_unit)
         cum_fixed, cum_unit = cumsum_months(fixed), cumsum_months(per_unit)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            threshold = np.where(
-                cum_unit > 0, -cum_fixed / cum_unit, np.where(cum_fixed > 0, -np.inf, np.inf)
-            )
+        threshold = _threshold(cum_fixed, cum_unit)
+        limited = _limited_rows(loss_limit, n)
+        if limited.size:
+            in_year = _threshold(year_to_date(cum_fixed[limited]), year_to_date(cum_unit[limited]))
+            threshold[limited] = np.minimum(threshold[limited], in_year)
         self.running_min = -running_max_months(-threshold)
         self.months = months
         code = np.broadcast_to(np.asarray(schedule), (n,))[:, None]
@@ -254,8 +301,11 @@ class LinearTaxValue:
     def __call__(self, p, rows):
         """Present value of the tax paid at p, for the given rows [USD, (len(rows),)]."""
         p = np.asarray(p, dtype=float)
+        limit = None if self.loss_limit is None else np.asarray(self.loss_limit)[rows]
         due = tax_with_loss_carryforward(
-            self.annual_fixed[rows] + p[:, None] * self.annual_unit[rows], self.tax_rate[rows]
+            self.annual_fixed[rows] + p[:, None] * self.annual_unit[rows],
+            self.tax_rate[rows],
+            limit,
         )
         years = due.shape[1]
         first = np.maximum(self.first_taxable(p, rows), 1)
@@ -276,6 +326,12 @@ class LinearTaxValue:
         return np.einsum("ij,ij->i", due, mean)
 
 
+def _threshold(fixed, per_unit):
+    """The p above which A + p B > 0, elementwise, B >= 0: -A / B; -inf or +inf where B = 0."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(per_unit > 0, -fixed / per_unit, np.where(fixed > 0, -np.inf, np.inf))
+
+
 def _suffix_sums(blocks):
     """Sums from each position of the last axis to its end, with a final 0 [(..., L + 1)].
 
@@ -291,17 +347,3 @@ def _suffix_sums(blocks):
     for j in range(length - 2, -1, -1):
         np.add(out[..., j + 1], blocks[..., j], out=out[..., j])
     return out
-
-
-def income_tax_with_loss_carryforward(taxable_income_usd, tax_rate, last_month):
-    """Monthly income tax: yearly tax with losses carried forward, paid evenly [USD, array (n, T)].
-
-    Parameters
-    ----------
-    taxable_income_usd : array (n, T)  monthly taxable income; 0 after `last_month`
-    tax_rate : array (n,)  [fraction]
-    last_month : int array (n,)  final month of each projection
-    """
-    taxable = np.asarray(taxable_income_usd, dtype=float)
-    annual_tax = tax_with_loss_carryforward(annual_sums(taxable), tax_rate)
-    return spread_over_months(annual_tax, last_month, taxable.shape[1])

@@ -12,9 +12,10 @@ interest, principal, tax with losses carried forward, EBITDA, net income, cash f
 spreadsheet formulas over Assumptions names and schedule cells, and NPV, IRR, the levelized cost and
 its components are formulas over the schedule, so an analyst who changes an input in Excel sees it
 flow through. Tax is computed per tax year on the Annual sheet (taxable income summed by SUMIF, the
-income taxed so far as the running maximum of cumulative income, floored at 0, so losses carry
-forward and nothing is refunded) and paid as the engine does (quarterly or monthly, never before the
-first taxable income); the losses carried forward are a deferred tax asset (ASC 740).
+losses carried forward in a schedule where each year uses them up to financing.tax_loss_limit of
+its income, so losses carry forward and nothing is refunded) and paid as the engine does
+(quarterly or monthly, never before the first taxable income); the losses carried forward are a
+deferred tax asset (ASC 740).
 
 Checked formulas. Each formula is written once, as a small expression tree (`Expr`) that renders to
 spreadsheet text and also evaluates with numpy. Before a formula is written, its numpy value is
@@ -504,6 +505,38 @@ class _SumIf(Expr):
         return sums[years - 1]
 
 
+class _LossesUnused(Expr):
+    """On the Annual sheet: tax losses carried forward and not yet used at the year's end, each
+    year's offset at most `limit` times its income (econ.tax.income_taxed_to_date_usd):
+    P_k = P_(k-1) - MIN(P_(k-1), limit * MAX(0, I_k)) + MAX(0, -I_k), P_0 = 0. The cell refers
+    to the row above in its own column, as a tax preparer's carryforward schedule does."""
+
+    column = "loss_carried_forward_usd"
+
+    def __init__(self, limit: Expr):
+        self.limit = limit
+
+    def children(self):
+        return (self.limit,)
+
+    def refs(self):
+        return {("Annual", "taxable_income_usd")} | self.limit.refs()
+
+    def render(self, ctx):
+        income = ctx.cell("Annual", "taxable_income_usd")
+        arrived = f"MAX(0,-{income})"
+        if ctx.row == ctx.block("Annual")[0]:
+            return arrived
+        before = ctx.cell("Annual", self.column, row=ctx.row - 1)
+        return f"{before}-MIN({before},{self.limit.render(ctx)}*MAX(0,{income}))+{arrived}"
+
+    def evaluate(self, env):
+        income = np.asarray(env.column("Annual", "taxable_income_usd"), dtype=float)
+        limit = float(self.limit.evaluate(env))
+        taxed = tax.income_taxed_to_date_usd(income[None, :], [limit])[0]
+        return taxed - np.cumsum(income)
+
+
 class _Aggregate(Expr):
     """SUM / MIN / COUNT of a whole block column (Summary cells)."""
 
@@ -975,6 +1008,7 @@ _disposal, _gain, _tax_gain = (
 )
 _gpus, _util = mcol("gpus_in_service"), mcol("utilization")
 _tax_rate = Name("financing.tax_rate")
+_loss_limit = Name("financing.tax_loss_limit")
 _contract_share = Name("market.contract_share")
 _sells_hours = eq(Name("market.spot_sells"), "gpu_hours")
 # In service from the month after purchase (or fleet.service_start_month) up to retirement.
@@ -1304,32 +1338,56 @@ SPECS: tuple[Spec, ...] = (
     ),
     helper(
         "Annual",
-        "income_taxed_to_date_usd",
-        MAX(0, Running("MAX", "Annual", "cumulative_taxable_income_usd")),
-        label="running maximum of cumulative taxable income, at least 0",
-    ),
-    helper(
-        "Annual",
-        "tax_due_usd",
-        (Cell("Annual", "income_taxed_to_date_usd") - Prev("Annual", "income_taxed_to_date_usd"))
-        * _tax_rate,
-    ),
-    helper(
-        "Annual",
         "loss_carried_forward_usd",
-        Cell("Annual", "income_taxed_to_date_usd")
-        - Cell("Annual", "cumulative_taxable_income_usd"),
+        _LossesUnused(_loss_limit),
         label="losses carried forward, not yet used",
     ),
+    helper(
+        "Annual",
+        "income_taxed_usd",
+        MAX(0, Cell("Annual", "taxable_income_usd"))
+        - MIN(
+            Prev("Annual", "loss_carried_forward_usd"),
+            _loss_limit * MAX(0, Cell("Annual", "taxable_income_usd")),
+        ),
+        label="taxable income less the losses carried forward it may absorb",
+    ),
+    helper("Annual", "tax_due_usd", Cell("Annual", "income_taxed_usd") * _tax_rate),
     helper(
         "Annual",
         "loss_change_usd",
         Cell("Annual", "loss_carried_forward_usd") - Prev("Annual", "loss_carried_forward_usd"),
     ),
-    # Tax paid (econ.tax.tax_payments_usd): never before the first month whose cumulative taxable
-    # income is positive; quarterly estimates in the months they are due (4, 6, 9 and 12 of the
+    # Tax paid (econ.tax.tax_payments_usd): never before the first taxable income (a month whose
+    # cumulative taxable income is positive, or, with a loss limit below 1, whose income so far in
+    # its tax year is); quarterly estimates in the months they are due (4, 6, 9 and 12 of the
     # tax year, econ.tax.INSTALLMENT_MONTHS), or monthly in equal parts.
     helper(M, "cumulative_taxable_usd", _cumulative("taxable_income_usd")),
+    helper(
+        M,
+        "taxable_so_far",
+        IF(
+            Call(
+                "OR",
+                gt(mcol("cumulative_taxable_usd"), 0),
+                AND(
+                    lt(_loss_limit, 1),
+                    gt(
+                        mcol("cumulative_taxable_usd")
+                        - IF(
+                            gt(mcol("tax_year"), 1),
+                            _Lookup("cumulative_taxable_income_usd", MAX(mcol("tax_year") - 1, 1)),
+                            0,
+                        ),
+                        0,
+                    ),
+                ),
+            ),
+            1,
+            0,
+        ),
+        label="taxable income so far (cumulative, or in the tax year with a loss limit below 1)",
+    ),
     helper(
         M,
         "tax_installment",
@@ -1337,7 +1395,7 @@ SPECS: tuple[Spec, ...] = (
             AND(
                 ge(month, 1),
                 le(month, _horizon),
-                gt(Running("MAX", M, "cumulative_taxable_usd"), 0),
+                gt(Running("MAX", M, "taxable_so_far"), 0),
                 Call(
                     "OR",
                     eq(Name("financing.tax_payment"), "monthly"),

@@ -47,6 +47,7 @@ LEVEL_LOAN = {
 or sculpted debt is written as the engine's values: docs/excel.md)."""
 T0 = dt.datetime(2026, 4, 1, tzinfo=dt.UTC)
 ALL_EQUITY = ROOT / "models" / "scenarios" / "gpt-oss-120b-b200.toml"
+MACRS_SEED = ROOT / "models" / "scenarios" / "deepseek-r1-gb200-nvl72-macrs.toml"
 SIZED_RACK = 2_600_000.0
 """A GB200 NVL72 rack cheaper than the seed's 3.1M, in USD (capex.system_price_usd)."""
 MAIN_LINES = (
@@ -520,6 +521,19 @@ def test_formulas_reproduce_the_engine_for_single_fleets(overrides):
     assert {"npv_usd", "lcot_usd_per_mtok", "cost_usd_per_mtok_power"} <= set(report["formulas"])
 
 
+@pytest.mark.parametrize("limit", [1.0, 0.8])
+def test_formulas_reproduce_the_tax_of_carried_losses(limit):
+    # MACRS with bonus depreciation: losses carried forward, offset up to the limit each year.
+    scenario = econ.load_scenario(
+        MACRS_SEED, {**LEVEL_LOAN, "financing.tax_loss_limit": limit}
+    )
+    report = formula_report(econ.project(scenario), [scenario])[0]
+    assert {"tax_usd", "current_tax_usd", "deferred_tax_usd", "net_income_usd"} <= set(
+        report["formulas"]
+    )
+    assert {"npv_usd", "irr_equity_annual"} <= set(report["formulas"])
+
+
 @pytest.mark.parametrize("amount", [1e6, 9e6])  # within the capex, and above it (cut to it)
 def test_formulas_reproduce_a_loan_given_in_usd(amount):
     scenario = econ.load_scenario(
@@ -632,6 +646,11 @@ def recalculated(tmp_path_factory):
     files["geared"] = folder / "geared.xlsx"
     build([econ.load_scenario(ALL_EQUITY)], folder / "equity.xlsx")
     _with_input(folder / "equity.xlsx", files["geared"], "financing.debt_share", 0.5)
+    # The MACRS seed (bonus depreciation: a first-year tax loss) written without a loss limit,
+    # then given the US 80% limit in the workbook.
+    build([econ.load_scenario(MACRS_SEED, LEVEL_LOAN)], folder / "macrs.xlsx")
+    files["loss_limit"] = folder / "loss_limit.xlsx"
+    _with_input(folder / "macrs.xlsx", files["loss_limit"], "financing.tax_loss_limit", 0.8)
     out = folder / "recalculated"
     out.mkdir()
     recalculate(list(files.values()), out)
@@ -662,6 +681,15 @@ def test_libreoffice_agrees_with_every_formula(recalculated):
     for part in ("depreciation", "financing"):
         for key in (f"cost_usd_per_gpu_hour_{part}", f"cost_usd_per_mtok_{part}"):
             assert live[key][0].data_type == "f", key
+
+
+def test_the_loss_limit_recalculates_like_the_engine(recalculated):
+    written, values = recalculated[0]["loss_limit"]
+    limited = econ.load_scenario(MACRS_SEED, {**LEVEL_LOAN, "financing.tax_loss_limit": 0.8})
+    assert compare_with_engine(written, values, [limited]) > 2000
+    unlimited = econ.project(econ.load_scenario(MACRS_SEED, LEVEL_LOAN)).metrics["npv_usd"][0]
+    after = summary_cells(load_workbook(values, data_only=True)["Summary"])["npv_usd"][0].value
+    assert after < unlimited - 1000  # the limit moved the NPV: the cells read the input
 
 
 def test_a_changed_warranty_recalculates_like_the_engine(recalculated):

@@ -253,6 +253,15 @@ class Financing(Section):
         "month after the year ends, or monthly in equal parts; never before the first month with "
         "taxable income",
     )
+    tax_loss_limit: float = Field(
+        1.0,
+        gt=0,
+        le=1,
+        description="Share of a tax year's taxable income that losses carried forward may offset: "
+        "1 (no limit) or 0.8, the US federal limit for losses arising in tax years after 2017 "
+        "(IRC §172(a)(2)), which leaves a fifth of a profitable year's income taxed while losses "
+        "remain [fraction]",
+    )
     tax_valuation_allowance: Literal["none", "beyond_reversing_liabilities"] = Field(
         "none",
         description="Deferred tax asset for losses carried forward (ASC 740-10-30-5): none (the "
