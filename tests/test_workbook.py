@@ -648,7 +648,8 @@ def recalculated(tmp_path_factory):
     _with_input(folder / "equity.xlsx", files["geared"], "financing.debt_share", 0.5)
     # The MACRS seed (bonus depreciation: a first-year tax loss) written without a loss limit,
     # then given the US 80% limit in the workbook.
-    build([econ.load_scenario(MACRS_SEED, LEVEL_LOAN)], folder / "macrs.xlsx")
+    unlimited = {**LEVEL_LOAN, "financing.tax_loss_limit": 1.0}
+    build([econ.load_scenario(MACRS_SEED, unlimited)], folder / "macrs.xlsx")
     files["loss_limit"] = folder / "loss_limit.xlsx"
     _with_input(folder / "macrs.xlsx", files["loss_limit"], "financing.tax_loss_limit", 0.8)
     out = folder / "recalculated"
@@ -687,7 +688,8 @@ def test_the_loss_limit_recalculates_like_the_engine(recalculated):
     written, values = recalculated[0]["loss_limit"]
     limited = econ.load_scenario(MACRS_SEED, {**LEVEL_LOAN, "financing.tax_loss_limit": 0.8})
     assert compare_with_engine(written, values, [limited]) > 2000
-    unlimited = econ.project(econ.load_scenario(MACRS_SEED, LEVEL_LOAN)).metrics["npv_usd"][0]
+    unlimited = econ.load_scenario(MACRS_SEED, {**LEVEL_LOAN, "financing.tax_loss_limit": 1.0})
+    unlimited = econ.project(unlimited).metrics["npv_usd"][0]
     after = summary_cells(load_workbook(values, data_only=True)["Summary"])["npv_usd"][0].value
     assert after < unlimited - 1000  # the limit moved the NPV: the cells read the input
 
