@@ -124,6 +124,10 @@ def tax_with_loss_carryforward(annual_taxable_usd, tax_rate, loss_limit=None):
 TAX_PAYMENTS = ("quarterly", "annual", "monthly")
 """Payment schedules of a tax year's income tax (codes 0, 1, 2 in that order)."""
 
+ANNUAL_PAYMENT_DELAY = 4
+"""Months after a tax year's end in which its return, and the tax left unpaid, are due: the 15th
+day of the 4th month (IRC §6072(a) for corporations, tax years beginning after 2015; §6151(a))."""
+
 INSTALLMENT_MONTHS = (4, 6, 9, 12)
 """Months of a tax year in which a corporation's estimated tax is due: the 15th day of its 4th,
 6th, 9th and 12th months (IRC §6655(c)(1)), each month standing for its 15th."""
@@ -165,18 +169,20 @@ def tax_payments_usd(annual_tax_usd, first_taxable, last_month, months: int, sch
 
     - quarterly (code 0): in equal estimated installments in the months they are due (months
       12(y-1)+4, +6, +9, +12; IRC §6655(c)), the last month standing for those beyond it;
-    - annual (code 1): in one payment in the month after the year ends, or in the last month for
-      the final year (the projection settles what it owes when it ends);
+    - annual (code 1): in one payment when the year's return is due, the 15th day of the 4th
+      month after the year ends (IRC §6072(a), §6151(a): month 12y + ANNUAL_PAYMENT_DELAY), or
+      in the last month where that is beyond it (the projection settles what it owes when it
+      ends);
     - monthly (code 2): in equal parts over its months;
 
     counting for quarterly and monthly only the months from `first_taxable` on, so no tax is paid
-    before the first taxable income. A year with tax to pay has cumulative taxable income above
-    0 at its end, so it always has such a month.
+    before the first taxable income. A year with tax to pay has taxable income so far above 0 by
+    its end (`first_taxable_month`), so it always has such a month.
 
     Parameters
     ----------
     annual_tax_usd : array (n, Y)  tax due of each year [USD]
-    first_taxable : int array (n,)  first month with cumulative taxable income above 0
+    first_taxable : int array (n,)  first month with taxable income so far (`first_taxable_month`)
     last_month : int array (n,)  final month of each projection
     months : int  columns T of the result (months 0..T-1)
     schedule : int array (n,)  index into TAX_PAYMENTS
@@ -191,7 +197,7 @@ def tax_payments_usd(annual_tax_usd, first_taxable, last_month, months: int, sch
     out[:, 1:] = paid.reshape(n, -1)[:, : months - 1]
     if not np.any(code == 1):
         return out
-    # Annual payment: each year's tax in the month after it ends (the last month at the latest).
+    # Annual payment: each year's tax when its return is due (the last month at the latest).
     pay_month = _annual_pay_month(last_month, years)
     after = np.zeros((n, months))
     np.add.at(after, (np.arange(n)[:, None], np.minimum(pay_month, months - 1)), annual)
@@ -214,10 +220,9 @@ def _payment_weights(first_taxable, last_month, years: int, code):
 
 
 def _annual_pay_month(last_month, years: int):
-    """Month of each year's single payment: the month after it ends, or the last [(n, Y)]."""
-    return np.minimum(
-        MONTHS_PER_YEAR * np.arange(1, years + 1)[None, :] + 1, np.asarray(last_month)[:, None]
-    )
+    """Month of each year's single payment: its return's due month, or the last [(n, Y)]."""
+    due = MONTHS_PER_YEAR * np.arange(1, years + 1)[None, :] + ANNUAL_PAYMENT_DELAY
+    return np.minimum(due, np.asarray(last_month)[:, None])
 
 
 class LinearTaxValue:

@@ -110,8 +110,9 @@ def test_tax_payment_schedules_reference():
     assert {m: quarterly[m] for m in np.flatnonzero(quarterly)} == {
         4: 30.0, 6: 30.0, 9: 30.0, 12: 30.0, 16: 60.0, 18: 60.0, 21: 60.0, 24: 60.0
     }  # fmt: skip
-    # Annual: in the month after the year ends; the final year when the projection ends.
-    assert {m: yearly[m] for m in np.flatnonzero(yearly)} == {13: 120.0, 24: 240.0}
+    # Annual: with the return, the 15th of the 4th month after the year ends (IRC §6072(a));
+    # the final year when the projection ends.
+    assert {m: yearly[m] for m in np.flatnonzero(yearly)} == {16: 120.0, 24: 240.0}
     assert monthly[1:13] == pytest.approx(np.full(12, 10.0))
     assert monthly[13:25] == pytest.approx(np.full(12, 20.0))
 
@@ -153,7 +154,9 @@ def test_engine_pays_the_tax_the_chosen_way():
     annual = project(scenario(**base, **{"financing.tax_payment": "annual"})).monthly
     quarterly = project(scenario(**base, **{"financing.tax_payment": "quarterly"})).monthly
     a, q = annual.loc["small"].tax_usd, quarterly.loc["small"].tax_usd
-    assert np.flatnonzero(a.to_numpy()).tolist() == [13, 24]
+    # annual: year 1's tax with its return, the 15th of the 4th month after the year (IRC
+    # §6072(a)): month 16; year 2's in the last month, where the projection settles
+    assert np.flatnonzero(a.to_numpy()).tolist() == [16, 24]
     assert np.flatnonzero(q.to_numpy()).tolist() == [4, 6, 9, 12, 16, 18, 21, 24]
     assert a.sum() == pytest.approx(q.sum(), rel=1e-12)
     # The same tax expense whenever it is paid; later payment is worth more.

@@ -249,9 +249,9 @@ class Financing(Section):
     tax_payment: Literal["quarterly", "annual", "monthly"] = Field(
         "quarterly",
         description="When each tax year's income tax is paid: quarterly estimates in the months "
-        "they are due, the 4th, 6th, 9th and 12th of the tax year (IRC §6655(c)), annual in the "
-        "month after the year ends, or monthly in equal parts; never before the first month with "
-        "taxable income",
+        "they are due, the 4th, 6th, 9th and 12th of the tax year (IRC §6655(c)), annual when the "
+        "return is due, the 4th month after the year ends (IRC §6072(a)), or monthly in equal "
+        "parts; never before the first month with taxable income",
     )
     tax_loss_limit: float = Field(
         1.0,
