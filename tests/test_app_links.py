@@ -1,7 +1,8 @@
 """What reaches the app from outside it: shared links bounded before they are used (size once
 decompressed, nesting, text lengths), text from links and files shown as typed (never as markdown
-images or links), page scripts that work when Streamlit runs them alone, and Monte Carlo
-distributions that would name a server file refused. Through Streamlit's AppTest.
+images or links), page scripts that work when Streamlit runs them alone, Monte Carlo
+distributions that would name a server file refused, and long quoted values cut before the
+app's message patterns read them. Through Streamlit's AppTest.
 """
 
 from __future__ import annotations
@@ -13,10 +14,14 @@ import zlib
 
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as hs
 from streamlit.testing.v1 import AppTest
 
-from econ.catalog import DEFAULT_SCENARIO
-from econ.ui import risk, state
+from econ.catalog import DEFAULT_SCENARIO, ready_made_scenarios
+from econ.scenario import read_toml
+from econ.scenario.errors import shortened
+from econ.ui import form, risk, state
 from econ.ui.fmt import literal
 from econ.ui.streamlit_app import PAGES
 from tests.conftest import ROOT
@@ -238,7 +243,8 @@ def test_a_name_description_and_source_from_a_link_are_shown_as_typed(page):
 @pytest.mark.parametrize("page", ["results", "scenario", "library"])
 def test_values_echoed_in_validation_messages_are_shown_as_typed(page):
     at = opened(state.encode(INVALID), page=page)
-    assert any("evil.example" in e for e in errors(at)), errors(at)
+    # the value is echoed (its first 80 characters, as ScenarioError quotes one)
+    assert any("pixel.png?leak=1) [re-enter" in e for e in errors(at)), errors(at)
     assert_shown_as_typed(at)
 
 
@@ -279,3 +285,85 @@ def test_the_apps_monte_carlo_call_refuses_files_too():
         risk.montecarlo(
             Scenario(), {"utilization.share": "empirical(/etc/passwd)"}, 10, 0, "random", print
         )
+
+
+# --- a long quoted value (review 4, #1) -----------------------------------------------------------
+
+OLD_NAMED_VALUE = r"\b([a-z][a-z0-9_]*_[a-z0-9_]*|[a-z]+)(=| is )([^,;\s)]+)"
+"""form._NAMED_VALUE before: seconds of backtracking on a 60,000-character "a_a_..." value."""
+
+
+@settings(max_examples=300)
+@given(text=hs.text(alphabet="ab1_= is,;).'", max_size=40))
+def test_the_named_value_pattern_finds_what_it_found_before(text):
+    def found(pattern):
+        return [(m.span(), m.groups()) for m in re.finditer(pattern, text)]
+
+    assert found(form._NAMED_VALUE) == found(OLD_NAMED_VALUE)
+
+
+class Spy:
+    """A compiled pattern that records the length of every text it is given."""
+
+    def __init__(self, pattern: re.Pattern, seen: list[int]):
+        self.pattern, self.seen = pattern, seen
+
+    def __getattr__(self, name):
+        method = getattr(self.pattern, name)
+
+        def call(*args, **kwargs):
+            self.seen.append(max((len(a) for a in args if isinstance(a, str)), default=0))
+            return method(*args, **kwargs)
+
+        return call
+
+
+def long_method(chars: int) -> dict:
+    return {"depreciation": {"method": ("a_" * chars)[:chars]}}
+
+
+def test_a_long_quoted_value_reaches_the_message_patterns_cut(monkeypatch):
+    seen: list[int] = []
+    for name in ("_EXACTLY_ONE", "_NAMED_VALUE", "_FIELD_NAME", "_LABEL"):
+        monkeypatch.setattr(form, name, Spy(getattr(form, name), seen))
+    data = state.merge(read_toml(ready_made_scenarios()[DEFAULT_SCENARIO]), long_method(5_000))
+    result = state.validate(data)
+    assert not result.ok and seen
+    assert max(seen) < 1_000, max(seen)  # the 5,000-character value is not read whole
+    [message] = result.errors["depreciation.method"]
+    assert message.startswith("unknown depreciation method 'a_a_a_")
+    assert "... (5,002 characters); valid methods: straight_line" in message
+    assert "a_" * 100 not in result.message  # nor shown whole in the scenario's message
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "unknown depreciation method 'macrs'; valid methods: straight_line, economic",
+        "tranche 'senior': give exactly one of amount_usd and share_of_capex, got "
+        "amount_usd=None, share_of_capex=None",
+        "the scenario's name isn't 'x'",
+        'hardware "it\'s" is not in the catalog',
+        "a path ending in 'C:\\\\' and an unclosed ' quote",
+        "name 'x" + "y" * 70 + "' and 'z'",  # 80 characters with its quotes: kept whole
+    ],
+)
+def test_quoted_values_shortened_leaves_ordinary_messages_alone(message):
+    assert form.quoted_values_shortened(message) == message
+
+
+def test_quoted_values_shortened_cuts_each_long_value_as_scenario_errors_do():
+    long, its = "b" * 500, "it's " + "b" * 500  # repr quotes the second with "
+    message = f"names {long!r} and {its!r} (a 'tag'); expected '{long}\\'s'"
+    assert form.quoted_values_shortened(message) == (
+        f"names {shortened(long)} and {shortened(its)} (a 'tag'); "
+        f"expected '{'b' * 79}... (505 characters)"  # an escaped quote does not close it
+    )
+
+
+def test_a_155_character_link_with_a_63000_character_choice_shows_it_cut():
+    edits = state.encode(long_method(63_000))
+    assert len(edits) < 200  # the reviewer's link: 19 s of CPU at every rerun before
+    at = opened(edits, scenario="deepseek-r1-gb200-nvl72", page="scenario")
+    assert any("(63,002 characters)" in e for e in errors(at)), errors(at)
+    assert not any("a_" * 100 in e for e in errors(at))

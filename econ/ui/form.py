@@ -28,6 +28,7 @@ import tomli_w
 from pydantic import BaseModel
 from pydantic_core import PydanticUndefined
 
+from econ.scenario.errors import QUOTED_LIMIT
 from econ.ui import state
 from econ.ui.fmt import humanize, literal, number_format
 
@@ -286,8 +287,57 @@ def unit_message(path: str, error: Mapping) -> str | None:
 
 
 _EXACTLY_ONE = re.compile(r"give exactly one of (\w+) and (\w+), got (.*)$", re.DOTALL)
-_NAMED_VALUE = re.compile(r"\b([a-z][a-z0-9_]*_[a-z0-9_]*|[a-z]+)(=| is )([^,;\s)]+)")
+# a name with an underscore, or of letters only, then its value. The part before the first
+# underscore holds none, so a failed match backtracks once over the name, not once per underscore
+# (`[a-z0-9_]*_[a-z0-9_]*` took seconds on a 60,000-character "a_a_..." from a link).
+_NAMED_VALUE = re.compile(r"\b([a-z][a-z0-9]*_[a-z0-9_]*|[a-z]+)(=| is )([^,;\s)]+)")
 _FIELD_NAME = re.compile(r"\b[a-z][a-z0-9]*(?:[._][a-z0-9]+)+\b")
+# a label the message already quotes; an opening quote without its closing one stops at the next
+# opening one, so that a text of many “ is read once
+_LABEL = re.compile(r"(“[^“”]*”)")
+_QUOTE_OPENS = re.compile(r"(?<!\w)['\"]")
+
+
+def quoted_values_shortened(message: str) -> str:
+    """`message` with each value it quotes ('...' or "...", as repr writes them) cut to
+    QUOTED_LIMIT characters, saying how long it was, as ScenarioError cuts the value it names:
+    a 63,000-character choice from a link is not read whole by app_message's patterns nor shown
+    whole. Linear in the message's length; a message quoting only short values is unchanged."""
+    parts: list[str] = []
+    done = 0  # message[:done] is in parts
+    unclosed: set[str] = set()  # quote characters with no closing one after `done`
+    for opening in _QUOTE_OPENS.finditer(message):
+        start, quote = opening.start(), opening.group()
+        if start < done or quote in unclosed:
+            continue
+        end = _closing(message, start + 1, quote)
+        if end < 0:
+            unclosed.add(quote)
+            continue
+        if end + 1 - start > QUOTED_LIMIT:
+            parts.append(message[done:start])
+            parts.append(
+                f"{message[start : start + QUOTED_LIMIT]}... ({end + 1 - start:,} characters)"
+            )
+        else:
+            parts.append(message[done : end + 1])
+        done = end + 1
+    return "".join(parts) + message[done:] if parts else message
+
+
+def _closing(message: str, start: int, quote: str) -> int:
+    """Index of the quote that closes a value opened before `start` (not escaped, not followed
+    by a letter as an apostrophe is), or -1."""
+    end = message.find(quote, start)
+    while end >= 0:
+        before = end
+        while before > start and message[before - 1] == "\\":
+            before -= 1
+        after = message[end + 1 : end + 2]
+        if (end - before) % 2 == 0 and not (after.isalnum() or after == "_"):
+            return end
+        end = message.find(quote, end + 1)
+    return -1
 
 
 def _section_of(path: str) -> FieldInfo | None:
@@ -324,6 +374,7 @@ def app_message(path: str, message: str) -> str:
     values in the form's units, and for two fields of which exactly one is wanted which to clear
     ("“Capex › GPU price [USD/GPU]” and “Capex › System price [USD]” are both given (40,000
     USD/GPU and 3,100,000 USD); give exactly one: clear one of them")."""
+    message = quoted_values_shortened(message)
     section = _section_of(path)
     one = _EXACTLY_ONE.search(message)
     if one:
@@ -359,7 +410,7 @@ def app_message(path: str, message: str) -> str:
     pattern = _FIELD_NAME
     if words:
         pattern = re.compile(f"{_FIELD_NAME.pattern}|\\b(?:{'|'.join(words)})\\b")
-    parts = re.split(r"(“[^”]*”)", _NAMED_VALUE.sub(value, message))
+    parts = _LABEL.split(_NAMED_VALUE.sub(value, message))
     return "".join(p if p.startswith("“") else pattern.sub(name, p) for p in parts)
 
 

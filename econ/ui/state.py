@@ -37,6 +37,7 @@ from econ.scenario import (
     toml_ready,
     validate_dict,
 )
+from econ.scenario.errors import shortened
 from econ.scenario.io import MAX_NESTING, expected_message, too_deep
 from econ.scenario.paths import resolve_paths
 
@@ -349,7 +350,7 @@ def validate(data: Mapping, raw_errors: Mapping[str, str] | None = None) -> Vali
                 # named as the form labels it; a section's or list's value is never quoted whole
                 name = path_label(path) if find(path) is not None else path
                 whole = isinstance(given, Mapping | list | tuple)
-                value = "" if shown or whole or given is MISSING else f" = {given!r}"
+                value = "" if shown or whole or given is MISSING else f" = {shortened(given)}"
                 listed.append(f"{name}{value}: {message}")
         except Exception as detail:  # noqa: BLE001 - any failure is reported, never raised
             errors.setdefault("", []).append(str(detail))
