@@ -1,8 +1,9 @@
 """What reaches the app from outside it: shared links bounded before they are used (size once
 decompressed, nesting, text lengths), text from links and files shown as typed (never as markdown
 images or links), page scripts that work when Streamlit runs them alone, Monte Carlo
-distributions that would name a server file refused, and long quoted values cut before the
-app's message patterns read them. Through Streamlit's AppTest.
+distributions that would name a server file refused, long quoted values cut before the app's
+message patterns read them, and values of the wrong type shown as errors (never a traceback).
+Through Streamlit's AppTest.
 """
 
 from __future__ import annotations
@@ -367,3 +368,56 @@ def test_a_155_character_link_with_a_63000_character_choice_shows_it_cut():
     at = opened(edits, scenario="deepseek-r1-gb200-nvl72", page="scenario")
     assert any("(63,002 characters)" in e for e in errors(at)), errors(at)
     assert not any("a_" * 100 in e for e in errors(at))
+
+
+# --- links that broke the Scenario page (review 4, #2) --------------------------------------------
+
+CRAFTED = [
+    # (edits, what the page says; the reviewer's first link verbatim: sources = [1, 2])
+    ("eNqrVirOLy1KTi1Wsoo21DGKrQUANuwFwg", "“Sources” holds a list; expected a table of names"),
+    (
+        state.encode({"throughput": {"steps": [{"month": "a"}]}}),
+        "“Throughput › Steps”, row 1, Month: 'a' is not a number; expected a whole number",
+    ),
+    (
+        state.encode({"capex": {"payments": [{"month": 1, "share": "abc"}]}}),
+        "“Capex › Payments”, row 1, Share [%]: 'abc' is not a number; expected a number",
+    ),
+    (
+        state.encode({"throughput": {"measured": {"catalog_query": [1]}}}),
+        "“Throughput › Measured › Catalog query” holds a list; expected a table of names",
+    ),
+]
+
+
+@pytest.mark.parametrize(("edits", "said"), CRAFTED)
+def test_a_link_with_a_value_of_the_wrong_type_shows_an_error_not_a_traceback(edits, said):
+    at = opened(edits, scenario="deepseek-r1-gb200-nvl72", page="scenario")
+    assert any(said in e for e in errors(at)), errors(at)
+    before = state.merge(
+        read_toml(ready_made_scenarios()["deepseek-r1-gb200-nvl72"]), state.decode(edits)
+    )
+    assert at.session_state[state.DATA] == before  # kept as the link gave it, not overwritten
+
+
+def test_a_grid_keeps_a_cell_that_is_not_a_number_and_says_so():
+    steps = form.find("throughput.steps")
+    frame = pd.DataFrame([{"month": "a", "gain": 19.8}, {"month": 3, "gain": "x"}])
+    problems: list[str] = []
+    rows = form._rows_from_frame(steps, frame, problems)
+    assert rows == [{"month": "a", "gain": 0.198}, {"month": 3, "gain": "x"}]
+    assert problems == [
+        "“Throughput › Steps”, row 1, Month: 'a' is not a number; expected a whole number",
+        "“Throughput › Steps”, row 2, Gain [%]: 'x' is not a number; expected a number",
+    ]
+
+
+def test_a_page_that_fails_shows_why_without_a_traceback(monkeypatch):
+    def broken(*args, **kwargs):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(form.Form, "section", broken)
+    at = opened(state.encode({}), page="scenario")
+    assert "Showing this page failed (RuntimeError): boom" in errors(at), errors(at)
+    go(at, "results")  # the other pages still work
+    assert not errors(at), errors(at)

@@ -85,6 +85,16 @@ def test_streamlit_config_and_make_app_default_to_localhost():
     assert "--server.address=0.0.0.0" in opened.stdout
 
 
+def test_streamlit_shows_no_uncaught_exception_details_in_the_browser():
+    """Pages show their failures as errors (common.run_page); one they miss must not put its
+    message and traceback, which name the server's files, on the visitor's page."""
+    from streamlit.config import ShowErrorDetailsConfigOptions
+
+    config = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())
+    shown = config["client"]["showErrorDetails"]
+    assert shown == ShowErrorDetailsConfigOptions.NONE.value  # the least the browser is shown
+
+
 def _without(name):
     return {k: v for k, v in os.environ.items() if k != name}
 

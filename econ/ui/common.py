@@ -108,10 +108,16 @@ def run_page(render: Callable[[], None] | None) -> None:
     Streamlit finds econ/ui/pages/ beside the script `econ app` runs and, until a first session
     has called st.navigation, serves a page address (/scenario) by running that page's script
     alone; without this the first visitor after a restart met a KeyError instead of the page.
+
+    A page that fails shows why as `st.error` (compute.failed, as for a library call), never
+    Streamlit's traceback, which names the server's files; st.rerun and st.stop pass through.
     """
     if st.session_state.get(ROUTING):
         if render is not None:
-            render()
+            try:
+                render()
+            except Exception as exc:  # noqa: BLE001 - a reason on the page, never a traceback
+                compute.failed(exc, "Showing this page")
         return
     from econ.ui.streamlit_app import main
 

@@ -65,6 +65,10 @@ def app_text(message: str) -> str:
     return _SECONDS_TO_MS.sub(_ms, text)
 
 
+MAX_REASON_CHARS = 300
+"""Characters of an unexpected exception's message a page shows (the log keeps it whole)."""
+
+
 def attempt(
     call: Callable[[], T],
     what: str,
@@ -87,16 +91,35 @@ def attempt(
     try:
         with st.spinner(literal(busy or f"{what}...")):
             return call()
-    except InputError as exc:
-        text = f"{what}: {app_text(exc)}"
-    except (ValueError, KeyError, OverflowError, ZeroDivisionError, FileNotFoundError) as exc:
-        LOG.warning("%s failed", what, exc_info=True)
-        text = f"{what}: {app_text(exc)}"
     except Exception as exc:  # noqa: BLE001 - the page must show a reason, never a traceback
-        LOG.exception("%s failed", what)
-        text = f"{what} failed ({type(exc).__name__}): {app_text(exc)}"
-    where.error(literal(words(text) if words is not None else text), icon=":material/error:")
+        failed(exc, what, where, words)
     return None
+
+
+def failed(
+    exc: Exception, what: str, where=None, words: Callable[[str], str] | None = None
+) -> None:
+    """Show why `what` failed as `st.error` (in `where`; default the page), as `attempt` does:
+    bad input (InputError) by the library's message, anything else by type and message; the
+    traceback goes to the server log, never to the page. Page scripts' own failures come here
+    too (common.run_page)."""
+    from econ.ui.fmt import literal
+
+    where = where if where is not None else st
+    if isinstance(exc, InputError):
+        text = f"{what}: {app_text(exc)}"
+    elif isinstance(
+        exc, ValueError | KeyError | OverflowError | ZeroDivisionError | FileNotFoundError
+    ):
+        LOG.warning("%s failed", what, exc_info=exc)
+        text = f"{what}: {app_text(exc)}"
+    else:
+        LOG.error("%s failed", what, exc_info=exc)
+        reason = app_text(exc)
+        if len(reason) > MAX_REASON_CHARS:  # e.g. a TypeError quoting a long value
+            reason = f"{reason[:MAX_REASON_CHARS]}... ({len(reason):,} characters)"
+        text = f"{what} failed ({type(exc).__name__}): {reason}"
+    where.error(literal(words(text) if words is not None else text), icon=":material/error:")
 
 
 # --- projections ------------------------------------------------------------------------------------

@@ -28,7 +28,7 @@ import tomli_w
 from pydantic import BaseModel
 from pydantic_core import PydanticUndefined
 
-from econ.scenario.errors import QUOTED_LIMIT
+from econ.scenario.errors import QUOTED_LIMIT, shortened
 from econ.ui import state
 from econ.ui.fmt import humanize, literal, number_format
 
@@ -729,15 +729,28 @@ class Form:
     def table(self, f: FieldInfo, where, label: str) -> None:
         """An editable grid for a list of small models (or a table by name)."""
         stored = self.value(f)
+        empty: dict | list = {} if f.kind == "mapping" else []
+        if stored is not None and not isinstance(stored, type(empty)):
+            # a list where a table by name belongs, or the reverse (from a link or a file): the
+            # grid starts empty and the value stays as it was until the grid is edited
+            expected = "a table of names and values" if f.kind == "mapping" else "a list of rows"
+            where.error(
+                literal(
+                    f"“{path_label(f.path)}” holds a {type(stored).__name__}; expected "
+                    f"{expected} (shown as an empty table until it is edited)"
+                ),
+                icon=":material/error:",
+            )
+        held = stored if isinstance(stored, type(empty)) else empty
         if f.kind == "mapping":
-            rows = [{"name": k, "value": str(v)} for k, v in (stored or {}).items()]
+            rows = [{"name": k, "value": str(v)} for k, v in held.items()]
             columns = {
                 "name": st.column_config.TextColumn("Name", required=True),
                 "value": st.column_config.TextColumn("Value"),
             }
             frame = pd.DataFrame(rows, columns=["name", "value"]).astype(object)
         else:
-            rows = [dict(r) if isinstance(r, dict) else {} for r in (stored or [])]
+            rows = [dict(r) if isinstance(r, dict) else {} for r in held]
             columns = {}
             shown_rows = []
             for row in rows:
@@ -757,8 +770,11 @@ class Form:
             width="stretch",
             key=f"{self.key(f.path)}.{digest}",
         )
-        new = _rows_from_frame(f, edited)
-        if new != state.plain(stored if stored is not None else ([] if f.kind == "table" else {})):
+        problems: list[str] = []
+        new = _rows_from_frame(f, edited, problems)
+        for problem in problems:
+            where.error(literal(problem), icon=":material/error:")
+        if new != state.plain(held):
             state.set_path(self.data, f.path, new)
             mark_edited(f.path)
             st.rerun()
@@ -906,7 +922,10 @@ def _clean(value):
     return value
 
 
-def _rows_from_frame(f: FieldInfo, frame: pd.DataFrame):
+def _rows_from_frame(f: FieldInfo, frame: pd.DataFrame, problems: list[str] | None = None):
+    """The stored value of a grid: its rows (a table by name for a mapping field). A number cell
+    that is not a number (text from a link or a file) is kept as it is, and `problems` gets a
+    message naming the field, the row, the column and the value."""
     records = frame.to_dict("records")
     if f.kind == "mapping":
         out = {}
@@ -919,13 +938,23 @@ def _rows_from_frame(f: FieldInfo, frame: pd.DataFrame):
             out[str(name)] = value if f.text_values else parse_value(value)
         return state.plain(out)
     rows = []
-    for r in records:
+    for i, r in enumerate(records):
         row = {}
         for c in f.children:
             value = _clean(r.get(c.name))
             if value is None or value == "":
                 continue
-            row[c.name] = from_widget(c, value) if c.kind in ("float", "int") else value
+            if c.kind in ("float", "int"):
+                try:
+                    value = from_widget(c, value)
+                except (ValueError, TypeError, OverflowError):
+                    if problems is not None:
+                        number = "a whole number" if c.kind == "int" else "a number"
+                        problems.append(
+                            f"“{path_label(f.path)}”, row {i + 1}, {c.label}: "
+                            f"{shortened(value)} is not a number; expected {number}"
+                        )
+            row[c.name] = value
         if row:
             rows.append(row)
     return state.plain(rows)
