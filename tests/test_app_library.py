@@ -150,6 +150,27 @@ def test_a_link_to_a_missing_library_version_shows_the_default_with_an_error(lib
     assert at.session_state[state.BASE_NAME] == SEED_NAME
 
 
+@pytest.mark.parametrize(
+    ("name", "said"),
+    [
+        (f"library:{SEED_NAME}@9", "no such scenario version in this app's scenario library"),
+        ("library:nothing@1", "no such scenario version in this app's scenario library"),
+        (f"library:{SEED_NAME}@x", "which is not a scenario library version; expected library:"),
+    ],
+)
+def test_a_link_to_the_library_names_no_server_path(library_url, tmp_path, name, said):
+    """The library's own messages name its database (its file, or a URL): not the page's."""
+    with open_library(library_url) as library:
+        library.save_file(ROOT / "models" / "scenarios" / f"{SEED_NAME}.toml")
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.query_params["scenario"] = name
+    at.run()
+    assert not at.exception, at.exception
+    shown = [e.value for e in at.error]
+    assert any(said in e for e in shown), shown
+    assert not any(str(tmp_path) in e or "sqlite" in e for e in shown), shown
+
+
 def test_the_scenario_page_saves_to_the_library(library_url):
     """'Keep in this session' is gone: the Scenario page saves a version in the library."""
     at = AppTest.from_file(APP, default_timeout=120)

@@ -2,8 +2,8 @@
 decompressed, nesting, text lengths), text from links and files shown as typed (never as markdown
 images or links), page scripts that work when Streamlit runs them alone, Monte Carlo
 distributions that would name a server file refused, long quoted values cut before the app's
-message patterns read them, and values of the wrong type shown as errors (never a traceback).
-Through Streamlit's AppTest.
+message patterns read them, values of the wrong type shown as errors (never a traceback), and
+messages that name no server folder. Through Streamlit's AppTest.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import json
 import re
+import tempfile
 import zlib
 
 import pandas as pd
@@ -19,10 +20,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as hs
 from streamlit.testing.v1 import AppTest
 
-from econ.catalog import DEFAULT_SCENARIO, ready_made_scenarios
+from econ.catalog import DEFAULT_SCENARIO, models_dir, ready_made_scenarios
 from econ.scenario import read_toml
 from econ.scenario.errors import shortened
-from econ.ui import form, risk, state
+from econ.ui import compute, form, risk, state
 from econ.ui.fmt import literal
 from econ.ui.streamlit_app import PAGES
 from tests.conftest import ROOT
@@ -421,3 +422,29 @@ def test_a_page_that_fails_shows_why_without_a_traceback(monkeypatch):
     assert "Showing this page failed (RuntimeError): boom" in errors(at), errors(at)
     go(at, "results")  # the other pages still work
     assert not errors(at), errors(at)
+
+
+# --- server paths (review 4, #3) ------------------------------------------------------------------
+
+
+@pytest.fixture
+def elsewhere_temp(monkeypatch, tmp_path):
+    """A temporary folder that is not a parent of models/: app_text's removal of upload folders
+    (/tmp/NAME/) hid a checkout under /tmp, and would not hide /srv/econ/models."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+
+
+def test_app_text_names_files_of_the_models_folder_from_models(elsewhere_temp):
+    folder = models_dir()
+    for shown_folder in {str(folder), str(folder.resolve())}:
+        text = compute.app_text(f"throughput.measured: {shown_folder}/hardware.toml: a TOML file")
+        assert text == "throughput.measured: models/hardware.toml: a TOML file"
+
+
+def test_a_link_naming_a_models_file_shows_no_server_path(elsewhere_temp):
+    edits = state.encode({"throughput": {"measured": {"curve": "../hardware.toml"}}})
+    at = opened(edits, scenario="deepseek-r1-gb200-nvl72")
+    said = [e for e in errors(at) if "hardware.toml" in e]
+    assert said and all("throughput.measured: models/hardware.toml: " in e for e in said), said
+    folder = models_dir()
+    assert not any(str(folder) in e or str(folder.resolve()) in e for e in errors(at))

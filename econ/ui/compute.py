@@ -53,11 +53,14 @@ def _ms(match: re.Match) -> str:
 
 def app_text(message: str) -> str:
     """A library message as the app shows it: no command-line options (the app's own controls
-    instead), latencies per token in ms as the app's fields are, and no temporary upload paths
-    (the uploaded file's own name stays)."""
+    instead), latencies per token in ms as the app's fields are, no temporary upload paths (the
+    uploaded file's own name stays) and no server folders: a file of the models/ folder (which a
+    scenario's paths may name) is named "models/..." as scenarios name it."""
     text = str(message)
     temp = re.escape(tempfile.gettempdir().rstrip("/"))
     text = re.sub(temp + r"/[^/\s'\"]+/", "", text)
+    for folder in _models_folders():
+        text = text.replace(folder + "/", "models/").replace(folder, "models")
     for cli, app in _COMMAND_LINE:
         text = text.replace(cli, app)
     text = re.sub(r"--gpus(?: N)?", GPUS_BOX, text)
@@ -67,6 +70,16 @@ def app_text(message: str) -> str:
 
 MAX_REASON_CHARS = 300
 """Characters of an unexpected exception's message a page shows (the log keeps it whole)."""
+
+
+def _models_folders() -> list[str]:
+    """The models/ folder's absolute path as given and as resolved (links followed), longest
+    first, so that a message naming either is rewritten."""
+    from econ.catalog import models_dir
+
+    folder = models_dir()
+    names = {str(p).rstrip("/") for p in (folder, folder.resolve()) if p.is_absolute()}
+    return sorted((n for n in names if n), key=len, reverse=True)
 
 
 def attempt(

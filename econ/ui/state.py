@@ -520,14 +520,25 @@ def _library_base(name: str) -> dict:
     """The TOML data of a scenario-library version named by a link (library:NAME@VERSION)."""
     from econ.library import LibraryError, open_library, parse_ref
 
+    shown = shortened(name)
     try:
         ref = parse_ref(name, need_version=True)
-        with open_library(create=False) as library:
-            return parse_toml(library.get(ref).text, name)
-    except LibraryError as exc:
+    except LibraryError:
         raise LinkError(
-            f"names {name!r}, which this app's scenario library cannot give: {exc}"
+            f"names {shown}, which is not a scenario library version; expected "
+            f"{LIBRARY_PREFIX}NAME@VERSION with VERSION = 1, 2, ..."
         ) from None
+    try:
+        with open_library(create=False) as library:
+            text = library.get(ref).text
+    except LibraryError:
+        # the library's message names its database (a server file or URL): the log keeps it
+        LOG.warning("the shared link's %s could not be read", shown, exc_info=True)
+        raise LinkError(
+            f"names {shown}: no such scenario version in this app's scenario library (or the "
+            "library cannot be read now)"
+        ) from None
+    return parse_toml(text, name)
 
 
 def current() -> Validation:
