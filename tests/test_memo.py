@@ -390,6 +390,20 @@ def test_bad_out_and_cases_exit_3(memo_html, tmp_path, capsys):
     assert not (tmp_path / "m.html").exists()
 
 
+def test_more_cases_than_a_memo_holds_exit_3(tmp_path, capsys):
+    from econ.memo.build import MAX_CASES
+
+    out = tmp_path / "memo.html"
+    cases = []
+    for i in range(MAX_CASES + 1):
+        cases += ["--case", f"case{i}=utilization.share=0.6"]
+    capsys.readouterr()
+    assert main(["memo", str(SEED), "--out", str(out), *cases]) == 3
+    err = capsys.readouterr().err
+    assert f"{MAX_CASES + 1} cases (--case); a memo holds at most {MAX_CASES}" in err, err
+    assert "Traceback" not in err and not out.exists()
+
+
 def test_stamp_escapes_script_end_and_named_cases(tmp_path, capsys):
     out = tmp_path / "memo.html"
     args = [

@@ -18,6 +18,9 @@ from pathlib import Path
 import pytest
 
 from econ.cli import main
+from econ.files import size_text
+from econ.memo.build import MAX_CASES, TORNADO_CANDIDATES
+from econ.memo.verify import MAX_MEMO_BYTES
 
 ROOT = Path(__file__).resolve().parents[1]
 SCENARIOS = ROOT / "models" / "scenarios"
@@ -208,6 +211,22 @@ MALFORMED_STAMPS = {
         lambda s: s.update(extra=json.loads("[" * 100 + "]" * 100)),
         "nested more than 16 levels",
     ),
+    # each case and tornado input is projected again: no more than `econ memo` writes (found by
+    # review: 3,000 injected cases took a minute)
+    "more cases than econ memo writes": (
+        lambda s: s.update(
+            cases={
+                f"case{i}": {"overrides": ["utilization.share=0.6"], "position": i}
+                for i in range(MAX_CASES + 1)
+            }
+        ),
+        f"has {MAX_CASES + 1} cases; `econ memo` writes at most {MAX_CASES}",
+    ),
+    "more tornado inputs than econ memo swings": (
+        lambda s: s["tornado"].update(inputs=[*TORNADO_CANDIDATES, "utilization.share"]),
+        f"tornado has {len(TORNADO_CANDIDATES) + 1} inputs; `econ memo` swings at most "
+        f"{len(TORNADO_CANDIDATES)}",
+    ),
 }
 
 
@@ -315,6 +334,19 @@ def test_a_workbook_whose_notes_lack_a_column_exits_3(tmp_path, capsys):
         assert code == 3, out
         assert f"{edited}: the Notes sheet has no '{column}' column" in out
         assert "Traceback" not in out
+
+
+@pytest.mark.parametrize("head", [None, b"%PDF-1.7\n"])
+def test_a_memo_larger_than_econ_writes_exits_3_unread(memo_html, tmp_path, capsys, head):
+    """A memo (HTML, or PDF) past MAX_MEMO_BYTES is refused by its size, before it is read."""
+    path = tmp_path / ("large.html" if head is None else "large.pdf")
+    path.write_bytes(memo_html.read_bytes() if head is None else head)
+    with path.open("r+b") as handle:
+        handle.truncate(MAX_MEMO_BYTES + 1)  # (a sparse file: nothing is written to disk)
+    code, out = _verify(capsys, path)
+    assert code == 3, out
+    assert f"{path}: larger than {size_text(MAX_MEMO_BYTES)}; expected a memo" in out, out
+    assert "Traceback" not in out
 
 
 @pytest.mark.parametrize("section", ["<![foo[ x ]]>", "<![ x"])

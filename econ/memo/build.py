@@ -46,6 +46,11 @@ TORNADO_CANDIDATES = (
 )
 """Inputs the memo's tornado swings, those the scenario sets to a non-zero number."""
 
+MAX_CASES = 12
+"""Named cases a memo holds besides the base case: each is a column of its cases table, which
+past a dozen no longer fits a page (the default cases are at most six). `econ verify` refuses a
+stamp with more, as each case is projected again."""
+
 DEFAULT_CASE_SHARE = 0.2
 """Default downside and upside: the month-1 token price 20% lower and higher."""
 UTILIZATION_CUT = 0.10
@@ -326,6 +331,11 @@ def build_memo(
     Monte Carlo percentiles when `montecarlo` is given)."""
     if cases is None:
         cases = {} if montecarlo is not None else default_cases(scenario)
+    if len(cases) > MAX_CASES:
+        raise MemoError(
+            f"{len(cases)} cases (--case); a memo holds at most {MAX_CASES}, each a column of "
+            "its cases table: expected fewer cases, or several memos"
+        )
     memo = compute(scenario, cases, montecarlo=montecarlo)
     memo.stamp = {
         "kind": "econ-memo",

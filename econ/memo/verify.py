@@ -14,10 +14,14 @@ projection of the scenarios its Notes sheet embeds.
 A file that is not what econ writes in form (a stamp field of the wrong type, a figure's data-value
 that is not a number, a PDF or workbook that cannot be read) is NotAMemoError: exit 3, naming the
 file and what was expected; a memo in the right form whose figures or text differ is exit 1.
+So is a file larger than econ writes (MAX_MEMO_BYTES; a workbook: econ.memo.workbook_check), or
+a stamp with more cases or tornado inputs than `econ memo` writes: each is projected again, and
+the file is refused before that work.
 """
 
 from __future__ import annotations
 
+import io
 import json
 import math
 import os
@@ -29,11 +33,13 @@ from pathlib import Path
 
 from econ import __version__
 from econ.errors import InputError
+from econ.files import ReadError, read_regular
 from econ.memo import render
-from econ.memo.build import MEMO_FORMAT, compute, parse_montecarlo
+from econ.memo.build import MAX_CASES, MEMO_FORMAT, TORNADO_CANDIDATES, compute, parse_montecarlo
 from econ.memo.figures import TORNADO_OUTPUT, figure_text
 from econ.provenance import catalog_versions, scenario_sha256
 from econ.scenario.errors import ScenarioError
+from econ.scenario.io import MAX_FILE_BYTES
 from econ.scenario.paths import path_fields
 
 RELATIVE_TOLERANCE = 1e-9
@@ -41,8 +47,26 @@ RELATIVE_TOLERANCE = 1e-9
 absorbs summation order of BLAS builds, far below any shown digit)."""
 
 
+MAX_MEMO_BYTES = MAX_FILE_BYTES
+"""Bytes of a memo (HTML or PDF) read: a scenario file's limit (econ.scenario.io). A memo is
+about 130 kB and the scenario it embeds (the largest ready-made one is under 20 kB)."""
+
+
 class NotAMemoError(InputError):
     """The file is not an econ memo or workbook (or cannot be read as one)."""
+
+
+def read_bounded(path: Path, limit: int, expected: str) -> bytes:
+    """The bytes of a regular file of at most `limit` bytes (econ.files.read_regular), or
+    NotAMemoError naming the file and the limit (a FIFO or a device, a larger file)."""
+    try:
+        return read_regular(path, limit, expected)
+    except ReadError as exc:
+        raise NotAMemoError(str(exc)) from None
+    except OSError as exc:
+        raise NotAMemoError(
+            f"{path}: cannot be read ({exc.strerror}); expected {expected}"
+        ) from None
 
 
 @dataclass
@@ -392,6 +416,11 @@ def _check_stamp(stamp: dict, file: str) -> None:
         expect(isinstance(stamp[key], dict), key, stamp[key], "an object of figures by name")
     cases = stamp["cases"]
     expect(isinstance(cases, dict), "cases", cases, "an object of cases by name")
+    if len(cases) > MAX_CASES:  # (each is projected again: refused before any is)
+        raise NotAMemoError(
+            f"{file}: the econ stamp has {len(cases):,} cases; `econ memo` writes at most "
+            f"{MAX_CASES} (econ.memo.build.MAX_CASES)"
+        )
     for name, case in cases.items():
         expect(
             name != "base" and name.replace("-", "").replace("_", "").isalnum(),
@@ -422,6 +451,11 @@ def _check_stamp(stamp: dict, file: str) -> None:
         inputs,
         "a list of field paths",
     )
+    if len(inputs) > len(TORNADO_CANDIDATES):  # (each is projected twice)
+        raise NotAMemoError(
+            f"{file}: the econ stamp's tornado has {len(inputs):,} inputs; `econ memo` swings at "
+            f"most {len(TORNADO_CANDIDATES)} (econ.memo.build.TORNADO_CANDIDATES)"
+        )
     expect(
         tornado.get("output") == TORNADO_OUTPUT,
         "tornado output",
@@ -580,10 +614,12 @@ def _check_shown(key: str, text: str, value: str | None, figures: dict, report: 
 
 
 def verify_html(path: Path) -> Report:
+    data = read_bounded(path, MAX_MEMO_BYTES, "a memo written by `econ memo` (.html or .pdf)")
     try:
-        text = path.read_text(encoding="utf-8")
+        text = data.decode("utf-8")
     except UnicodeDecodeError:
         raise NotAMemoError(f"{path}: not UTF-8 text; expected a memo (.html or .pdf)") from None
+    text = text.replace("\r\n", "\n").replace("\r", "\n")  # (as a text-mode read, a browser)
     parser = _Figures()
     try:
         parser.feed(text)
@@ -617,8 +653,9 @@ def verify_html(path: Path) -> Report:
 def verify_pdf(path: Path) -> Report:
     from pypdf import PdfReader
 
+    data = read_bounded(path, MAX_MEMO_BYTES, "a memo written by `econ memo` (.html or .pdf)")
     try:
-        reader = PdfReader(str(path))
+        reader = PdfReader(io.BytesIO(data))
         attachments = reader.attachments
         metadata = reader.metadata
         info = None
@@ -658,8 +695,6 @@ def verify_pdf(path: Path) -> Report:
 
 
 def _pdf_text(data: bytes, file: str) -> str:
-    import io
-
     from pypdf import PdfReader
 
     try:
