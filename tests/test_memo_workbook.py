@@ -135,3 +135,101 @@ def test_an_embedded_scenario_naming_a_file_is_refused_unopened(book, tmp_path, 
     code, out = _verify(capsys, edited)
     assert code == 3 and "names a file (throughput.measured.curve)" in out, out
     assert "root:" not in out
+
+
+# A workbook is held to what econ writes before openpyxl reads a cell (found by review: an Annual
+# sheet of 2 million cells, 240 kB zipped, took 18 s to read and verified ok). pandas.read_excel
+# fails these tests if it is reached.
+MAIN = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
+
+
+@pytest.fixture
+def unread(monkeypatch):
+    import pandas as pd
+
+    def read_excel(*args, **kwargs):
+        raise AssertionError("the workbook was read cell by cell before it was refused")
+
+    monkeypatch.setattr(pd, "read_excel", read_excel)
+
+
+def _with_annual_rows(source: Path, target: Path, rows: bytes) -> None:
+    """A copy of the workbook with `rows` added at the end of its Annual sheet."""
+    from econ.workbook import _sheet_parts
+
+    with zipfile.ZipFile(source) as archive:
+        annual = _sheet_parts(archive)["Annual"]
+
+    def edit(name, data):
+        return data.replace(b"</sheetData>", rows + b"</sheetData>") if name == annual else data
+
+    _rewrite(source, target, edit)
+
+
+def test_a_workbook_whose_annual_sheet_unzips_to_millions_of_cells_exits_3(
+    book, tmp_path, capsys, unread
+):
+    edited = tmp_path / "bomb.xlsx"
+    cells = b"<c><v>1</v></c>" * 1000
+    _with_annual_rows(book, edited, b"".join(b"<row>%s</row>" % cells for _ in range(200)))
+    code, out = _verify(capsys, edited)
+    assert code == 3, out
+    assert f"{edited}: the part 'xl/worksheets/" in out and "refused as a zip bomb" in out, out
+    assert "(more than 200)" in out and "Traceback" not in out
+
+
+@pytest.mark.parametrize(
+    "rows, message",
+    [
+        # one cell far out: a reader fills in the blanks of 1,000 rows by 16,384 columns
+        (
+            b'<row r="1000"><c r="XFD1000"><v>1</v></c></row>',
+            "spans 1,000 rows by 16,384 columns, and the sheets more than",
+        ),
+        # the same, written with a namespace prefix (as openpyxl also reads it)
+        (
+            b'<x:row xmlns:x="%s" r="1000"><x:c r="XFD1000"><x:v>1</x:v></x:c></x:row>'
+            % MAIN.encode(),
+            "spans 1,000 rows by 16,384 columns",
+        ),
+        (b'<row r="900000"><c><v>1</v></c></row>', "spans 900,000 rows by"),
+        (
+            b'<row r="1048576"><c r="A1048576"><v>1</v></c></row>',
+            "reaches row 1,048,576; a sheet econ writes holds at most 1,000,000 rows",
+        ),
+        (b'<row r="99"><c r="ZZZ99"><v>1</v></c></row>', "reaches column 18,278"),
+        (b'<row r="1e9"><c><v>1</v></c></row>', "reaches row 1,000,000,000"),
+    ],
+)
+def test_a_sheet_spanning_more_than_econ_writes_exits_3(
+    book, tmp_path, capsys, unread, rows, message
+):
+    edited = tmp_path / "far.xlsx"
+    _with_annual_rows(book, edited, rows)
+    code, out = _verify(capsys, edited)
+    assert code == 3, out
+    assert f"{edited}: the part 'xl/worksheets/" in out and message in out, out
+    assert "Traceback" not in out
+
+
+def test_a_workbook_larger_than_econ_reads_exits_3(book, tmp_path, capsys, unread, monkeypatch):
+    from econ.files import size_text
+    from econ.memo import workbook_check
+
+    limit = workbook_check.MAX_WORKBOOK_BYTES
+    large = tmp_path / "large.xlsx"
+    with large.open("wb") as handle:  # (a sparse file: the workbook after 64 MB of nothing)
+        handle.write(b"PK\x03\x04")
+        handle.seek(limit)
+        handle.write(book.read_bytes())
+    code, out = _verify(capsys, large)
+    assert code == 3, out
+    assert f"{large}: larger than {size_text(limit)}; expected a workbook written by econ" in out
+    # parts declaring more than the limit unzipped (here lowered below this workbook's)
+    unzipped = sum(item.file_size for item in zipfile.ZipFile(book).infolist())
+    assert book.stat().st_size < unzipped // 2
+    monkeypatch.setattr(workbook_check, "MAX_WORKBOOK_BYTES", unzipped // 2)
+    code, out = _verify(capsys, book)
+    assert code == 3, out
+    assert f"{book}: its parts declare more than {size_text(unzipped // 2)} unzipped" in out, out
+    assert "Traceback" not in out

@@ -6,27 +6,58 @@ catalogs and scenario hashes are checked too.
 
 The workbook's formulas are checked against the engine to 1e-9 relative when written (see
 econ.workbook), so figures here agree within WORKBOOK_TOLERANCE of each sheet column's scale.
+
+Before openpyxl reads a cell, the package is held to what econ writes (`_check_package`): its
+size, its parts' declared sizes and compression ratios (the limits of a zipped submission,
+econ.throughput.importers.mlperf_endpoints), and the rows and columns each sheet spans, counted as
+its XML streams in. A reader fills in every blank cell of the rectangle a sheet spans, so a sheet
+of a few cells far apart costs as much as a full one, and a few hundred kilobytes of repeated
+cells unzip to millions.
 """
 
 from __future__ import annotations
 
+import io
 import math
+import zipfile
 from pathlib import Path
+from xml.parsers import expat
 
 import numpy as np
 import pandas as pd
+from openpyxl.utils.cell import CellCoordinatesException, coordinate_to_tuple
 
 from econ import __version__
 from econ.errors import InputError
-from econ.memo.verify import NotAMemoError, Report, refuse_files
+from econ.files import size_text
+from econ.memo.verify import NotAMemoError, Report, read_bounded, refuse_files
 from econ.provenance import catalog_versions, scenario_sha256
 from econ.scenario.errors import ScenarioError
+from econ.throughput.importers.mlperf_endpoints import (
+    MAX_ZIP_BYTES,
+    MAX_ZIP_MEMBERS,
+    MAX_ZIP_RATIO,
+    ZIP_METHODS,
+)
+from econ.workbook import MAX_ROWS
 
 WORKBOOK_TOLERANCE = 1e-7
 """Relative difference (to the column's largest magnitude) under which a cell agrees."""
 SHEETS = ("Summary", "Monthly", "Notes")
 NOTES_COLUMNS = ("section", "scenario", "item", "text")
 """The Notes sheet's columns the stamp and the embedded scenarios are read from."""
+
+MAX_WORKBOOK_BYTES = MAX_ZIP_BYTES
+"""Bytes of a workbook read, and of all its parts unzipped as they declare: the limit of a zipped
+submission (a one-scenario workbook is about 120 kB, 850 kB unzipped)."""
+MAX_COLUMNS = 16_384
+"""Columns a sheet may span: Excel's (A to XFD), for which econ writes its workbooks."""
+MAX_CELLS = MAX_WORKBOOK_BYTES // len(b"<c><v>0</v></c>")
+"""Cells the sheets may span in all (each sheet's last row times its last column, the blanks
+included: a reader fills each in): as many as MAX_WORKBOOK_BYTES of sheet XML holds at the
+shortest a cell is written. A workbook spanning more is mostly blanks."""
+_ROW_TAG = "http://schemas.openxmlformats.org/spreadsheetml/2006/main row"
+"""A sheet's row element as expat names it (namespace, space, name): the tag openpyxl reads."""
 
 
 def _number(value):
@@ -38,9 +69,176 @@ def _number(value):
     return None
 
 
-def _read(path: Path) -> dict[str, pd.DataFrame]:
+def _part(name: str) -> str:
+    """A part's name as a message quotes it: cut to 80 characters."""
+    return repr(name) if len(name) <= 80 else f"{name[:80]!r}... ({len(name):,} characters)"
+
+
+class _Refused(Exception):  # noqa: N818 - control flow: stops expat, carries the message
+    """A part spans more than econ writes (raised inside expat's handlers)."""
+
+
+class _Extent:
+    """The rows and columns each part's sheet spans, as openpyxl reads them (a row's number is
+    its r, else the previous row's plus 1; a cell is any child of a row, its column its r's, else
+    the previous cell's plus 1), counted as the XML streams in; _Refused at the first row,
+    column or total of cells past the limits."""
+
+    def __init__(self):
+        self.cells = 0  # spanned by the parts scanned so far
+
+    def _check(self, name: str, rows: int, columns: int) -> None:
+        where = f"the part {_part(name)}"
+        if rows > MAX_ROWS:
+            raise _Refused(
+                f"{where} reaches row {rows:,}; a sheet econ writes holds at most {MAX_ROWS:,} "
+                "rows (econ.workbook.MAX_ROWS)"
+            )
+        if columns > MAX_COLUMNS:
+            raise _Refused(
+                f"{where} reaches column {columns:,}; expected at most {MAX_COLUMNS:,} (XFD, "
+                "Excel's last)"
+            )
+        if self.cells + rows * columns > MAX_CELLS:
+            raise _Refused(
+                f"{where} spans {rows:,} rows by {columns:,} columns, and the sheets more than "
+                f"{MAX_CELLS:,} cells in all (blanks included, which a reader fills in); "
+                "expected a workbook written by econ"
+            )
+
+    def scan(self, name: str, stream) -> None:
+        """Count the part's rows and columns as its XML streams in (_Refused past a limit)."""
+        rows = columns = row = column = depth = 0
+        row_depth = -1  # depth of the row open, -1 for none
+        where = f"the part {_part(name)}"
+
+        def start(tag, attrs):
+            nonlocal rows, columns, row, column, depth, row_depth
+            depth += 1
+            if tag == _ROW_TAG:
+                if row_depth >= 0:
+                    raise _Refused(f"{where} has a row in a row; expected a sheet as econ writes")
+                row_depth, column = depth, 0
+                row = _row_number(attrs.get("r"), row)
+                if row is None:
+                    raise _Refused(
+                        f"{where} has a row numbered {_part(str(attrs['r']))}; expected 1, 2, ..."
+                    )
+                if row > rows:
+                    rows = row
+                    self._check(name, rows, columns)
+            elif depth == row_depth + 1:  # a cell (any child of a row, as openpyxl reads it)
+                ref = attrs.get("r")
+                cell_row = 0
+                if ref:
+                    try:
+                        cell_row, column = coordinate_to_tuple(ref)
+                    except (CellCoordinatesException, ValueError, TypeError):
+                        raise _Refused(
+                            f"{where} has a cell at {_part(ref)}; expected a reference such as B7"
+                        ) from None
+                else:
+                    column += 1
+                if column > columns or cell_row > rows:
+                    rows, columns = max(rows, cell_row), max(columns, column)
+                    self._check(name, rows, columns)
+
+        def end(tag):
+            nonlocal depth, row_depth
+            if depth == row_depth:
+                row_depth = -1
+            depth -= 1
+
+        def doctype(*_):
+            raise _Refused(f"{where} declares a DOCTYPE, which econ does not write")
+
+        parser = expat.ParserCreate(namespace_separator=" ")
+        parser.StartElementHandler = start
+        parser.EndElementHandler = end
+        parser.StartDoctypeDeclHandler = doctype
+        try:
+            while chunk := stream.read(1 << 20):
+                parser.Parse(chunk, False)
+            parser.Parse(b"", True)
+        except expat.ExpatError:
+            pass  # not XML (an image) or not well-formed: openpyxl reads no sheet from it
+        self.cells += rows * columns
+
+
+def _row_number(text: str | None, previous: int) -> int | None:
+    """A row's number as openpyxl reads its r (a whole number, also written as a float), the
+    previous one's plus 1 without; None for another r (openpyxl refuses it)."""
+    if text is None:
+        return previous + 1
     try:
-        sheets = pd.read_excel(path, sheet_name=None, engine="openpyxl")
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    return int(value) if value.is_integer() else None
+
+
+def _check_package(path: Path, data: bytes) -> None:
+    """NotAMemoError, before openpyxl reads a cell, for a package econ does not write: too many
+    parts, a part compressed otherwise, encrypted, expanding more than MAX_ZIP_RATIO times, parts
+    declaring more than MAX_WORKBOOK_BYTES in all, or a sheet spanning more rows, columns or
+    cells than econ writes (`_Extent`; the parts are read no further than they declare)."""
+    expected = "expected a workbook written by econ"
+    try:
+        archive = zipfile.ZipFile(io.BytesIO(data))
+        members = archive.infolist()
+    except Exception as exc:  # zipfile raises several types for a damaged package
+        raise NotAMemoError(
+            f"{path}: not a readable workbook ({type(exc).__name__}); {expected} (.xlsx)"
+        ) from None
+    if len(members) > MAX_ZIP_MEMBERS:
+        raise NotAMemoError(
+            f"{path}: {len(members):,} parts in the package; {expected}, at most "
+            f"{MAX_ZIP_MEMBERS:,}"
+        )
+    declared = 0
+    for member in members:
+        shown = f"{path}: the part {_part(member.filename)}"
+        if member.flag_bits & 0x1:  # (encrypted: APPNOTE 4.4.4, bit 0)
+            raise NotAMemoError(f"{shown} is encrypted; {expected}")
+        if member.compress_type not in ZIP_METHODS:
+            raise NotAMemoError(
+                f"{shown} is compressed with method {member.compress_type}; {expected} "
+                f"({', '.join(ZIP_METHODS.values())})"
+            )
+        if member.compress_size and member.file_size / member.compress_size > MAX_ZIP_RATIO:
+            raise NotAMemoError(
+                f"{shown} expands {member.file_size / member.compress_size:,.0f} times (more "
+                f"than {MAX_ZIP_RATIO}), refused as a zip bomb; {expected}"
+            )
+        declared += member.file_size
+        if declared > MAX_WORKBOOK_BYTES:
+            raise NotAMemoError(
+                f"{path}: its parts declare more than {size_text(MAX_WORKBOOK_BYTES)} unzipped "
+                f"(up to {_part(member.filename)}); {expected}"
+            )
+    extent = _Extent()
+    for member in members:
+        try:
+            with archive.open(member) as stream:
+                extent.scan(member.filename, stream)
+        except _Refused as exc:
+            raise NotAMemoError(f"{path}: {exc}") from None
+        except Exception as exc:  # (zipfile, zlib, bz2 and lzma raise several types)
+            raise NotAMemoError(
+                f"{path}: not a readable workbook ({type(exc).__name__} in the part "
+                f"{_part(member.filename)}); {expected} (.xlsx)"
+            ) from None
+
+
+def _read(path: Path) -> dict[str, pd.DataFrame]:
+    data = read_bounded(path, MAX_WORKBOOK_BYTES, "a workbook written by econ (.xlsx)")
+    _check_package(path, data)
+    try:
+        sheets = pd.read_excel(io.BytesIO(data), sheet_name=None, engine="openpyxl")
     except Exception as exc:  # openpyxl and zipfile raise many types for a damaged package
         raise NotAMemoError(
             f"{path}: not a readable workbook ({type(exc).__name__}); expected a .xlsx "
