@@ -14,6 +14,7 @@ disposal), then per scenario the ledger (`_ledger`: financing, tax, cash flows) 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -1809,8 +1810,13 @@ def _warning_source(b, ledger: _Ledger, metrics, facts, fleet: _Fleet, costs: _C
         # The roots the IRR warnings list, found for the flagged scenarios only, all at once.
         for side, (rows, flows) in irr_rows.items():
             found = metrics_mod.irr_roots_annual(flows)
-            context[f"irr_roots_{side}"] = dict(zip(rows.tolist(), found, strict=True))
-        out = _warnings(flags, context, b.n)
+            # as lists of [rate, direction], converted at once (a call per row costs more)
+            flat = np.concatenate(found).tolist() if found else []
+            ends = np.cumsum([0] + [len(pairs) for pairs in found]).tolist()
+            context[f"irr_roots_{side}"] = {
+                row: flat[a:b] for row, a, b in zip(rows.tolist(), ends[:-1], ends[1:], strict=True)
+            }
+        out = _warnings(flags, _Listed(context), b.n)
         # A row is named only where its scenario has several (its fleet and vintages), so that a
         # scenario's warnings read the same whatever other scenarios share its batch.
         several = np.bincount(sc, minlength=b.n)[sc] > 1
@@ -1823,6 +1829,31 @@ def _warning_source(b, ledger: _Ledger, metrics, facts, fleet: _Fleet, costs: _C
         return out
 
     return warnings
+
+
+class _Listed(dict):
+    """The warnings' context with its arrays as Python lists, each converted on first use: a
+    message reads a figure per flagged scenario, and indexing and formatting a list's float costs
+    a fraction of a numpy scalar's (the texts are the same)."""
+
+    def __init__(self, context: Mapping):
+        super().__init__()
+        self.context = context
+
+    def __missing__(self, key):
+        value = self[key] = _listed(self.context[key])
+        return value
+
+
+def _listed(value):
+    """Arrays, and arrays in dicts and tuples, as lists; anything else as it is."""
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, dict):
+        return {k: _listed(v) for k, v in value.items()}
+    if isinstance(value, tuple):
+        return tuple(_listed(v) for v in value)
+    return value
 
 
 def _late_troubles(ledger: _Ledger) -> tuple[dict[str, np.ndarray], dict[str, tuple]]:
@@ -2691,7 +2722,7 @@ def _over_collateral_message(ctx, i) -> str:
     months, first, peak, worthless = _fact(ctx, "loan_over_collateral", i)
     basis = "resale value" if ctx["resale_collateral"][i] else "book value"
     text = f"the loan is larger than its collateral (the GPUs' {basis}) in {months}, first in month {first}"
-    if np.isfinite(peak):
+    if math.isfinite(peak):
         text += f": LTV up to {peak:.2f}x"
     if worthless:
         text += f"; in {_months(worthless)} the collateral is worth nothing (the loan is unsecured)"
@@ -2700,9 +2731,9 @@ def _over_collateral_message(ctx, i) -> str:
 
 def _sizing_message(ctx, i) -> str:
     limits = []
-    if not np.isnan(ctx["size_to_min_dscr"][i]):
+    if not math.isnan(ctx["size_to_min_dscr"][i]):
         limits.append(f"a minimum DSCR of {ctx['size_to_min_dscr'][i]:g}x")
-    if not np.isnan(ctx["max_ltv"][i]):
+    if not math.isnan(ctx["max_ltv"][i]):
         collateral = "resale value" if ctx["resale_collateral"][i] else "book value"
         limits.append(f"a maximum LTV of {ctx['max_ltv'][i]:.0%} of {collateral}")
     code = int(ctx["sizing_constraint"][i])

@@ -122,7 +122,8 @@ def irr_roots_annual(cash_flow) -> list[np.ndarray]:
     # annualized all at once (a call per row cost more than the roots' search)
     pairs = np.concatenate(out)
     pairs[:, 0] = annual_rate(pairs[:, 0])
-    return np.split(pairs, np.cumsum([len(p) for p in out])[:-1])
+    ends = np.cumsum([0] + [len(p) for p in out]).tolist()
+    return [pairs[a:b] for a, b in zip(ends[:-1], ends[1:], strict=True)]
 
 
 def mirr_annual(cash_flow, finance_rate_annual, reinvest_rate_annual, last_month):

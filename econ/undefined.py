@@ -133,7 +133,7 @@ def explain(
     packed_bytes = packed.tobytes()
     null_keys: dict[bytes, tuple[str, ...]] = {}
     worded: dict[tuple, list[str]] = {}
-    named_in: dict[tuple[str, str], bool] = {}
+    named_in: dict[tuple[bytes, str], tuple[str, ...]] = {}
     for j, i in enumerate(rows.tolist()):
         pattern = packed_bytes[j * width : (j + 1) * width]
         keys_null = null_keys.get(pattern)
@@ -141,31 +141,20 @@ def explain(
             keys_null = null_keys[pattern] = tuple(
                 key for key, is_null in zip(keys, null[i], strict=True) if is_null
             )
+        # Joined by a space, a key is a whole name in the text exactly where it is in one of the
+        # messages; rows with the same messages (a sweep's repeated cases) are read once.
         said = " ".join(out[i])
-        named = tuple(
-            key for key in keys_null if key in said and _said(key, out[i], said, named_in)
-        )
+        named = named_in.get((pattern, said))
+        if named is None:
+            named = named_in[(pattern, said)] = tuple(
+                key for key in keys_null if key in said and _named(key, said)
+            )
         case = (pattern, bool(overflow[i]), named)
         lines = worded.get(case)
         if lines is None:
             lines = worded[case] = _reasons([k for k in keys_null if k not in named], case[1])
         out[i].extend(lines)
     return out
-
-
-def _said(key: str, messages: list[str], said: str, named_in: dict[tuple[str, str], bool]) -> bool:
-    """Whether `key` stands as a whole name in one of `messages` (joined: `said`), remembered per
-    message in `named_in`: the same messages recur in row after row."""
-    if " " in key:  # (a name with a space could span two messages)
-        return _named(key, said)
-    for message in messages:
-        if key in message:
-            found = named_in.get((key, message))
-            if found is None:
-                found = named_in[(key, message)] = _named(key, message)
-            if found:
-                return True
-    return False
 
 
 def _reasons(keys: Sequence[str], overflow: bool) -> list[str]:
