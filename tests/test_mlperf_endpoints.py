@@ -370,6 +370,46 @@ def test_bad_yaml_and_an_empty_folder_are_refused(tree, tmp_path):
         import_files([empty])
 
 
+def test_yaml_aliases_are_refused_before_they_expand(tree):
+    """A "billion laughs": each level lists the one before ten times. Here 10^4 copies; at 7 levels
+    a 1.6 KB file expands to gigabytes when model_name is turned into text."""
+    path = tree / "results/system_a/gpt-oss-120b/r4/point.yaml"
+    levels = ['a0: &a0 "lol"'] + [
+        f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 10) + "]" for i in range(1, 5)
+    ]
+    path.write_text("\n".join(levels) + "\nconcurrency: 4\nmodel_name: *a4\n")
+    with pytest.raises(
+        EndpointsError, match=r"r4/point.yaml: YAML aliases are not allowed \(an alias at line 2"
+    ):
+        import_files([tree])
+
+
+def test_a_named_field_must_be_short_plain_text(tree):
+    path = tree / "results/system_a/gpt-oss-120b/r4/point.yaml"
+    point = yaml.safe_load(path.read_text())
+    path.write_text(yaml.safe_dump({**point, "model_name": ["a", "b"]}))
+    with pytest.raises(
+        EndpointsError, match=r"r4/point.yaml: field model_name is a list; expected a text"
+    ):
+        import_files([tree])
+    path.write_text(yaml.safe_dump({**point, "model_name": "m" * 1001}))
+    with pytest.raises(
+        EndpointsError, match=r"r4/point.yaml: field model_name is 1,001 characters long"
+    ):
+        import_files([tree])
+    path.write_text(yaml.safe_dump({**point, "model_name": "m" * 1000}))
+    assert "m" * 1000 in set(import_files([tree]).points["model"])
+
+
+def test_an_integer_too_long_to_convert_is_an_endpoints_error(tree):
+    path = tree / "results/system_a/gpt-oss-120b/r4/point.yaml"
+    path.write_text("concurrency: " + "4" * 5000 + "\n")
+    with pytest.raises(
+        EndpointsError, match=r"r4/point.yaml: a value cannot be read \(Exceeds the limit"
+    ):
+        import_files([tree])
+
+
 @pytest.mark.skipif(not hasattr(os, "symlink"), reason="no symbolic links")
 def test_links_in_the_tree_are_not_followed(tree, tmp_path):
     secret = write(tmp_path / "elsewhere.json", {"n_samples_issued": 1})

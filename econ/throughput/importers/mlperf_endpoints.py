@@ -27,6 +27,7 @@ See ../shared/data/samples/FORMATS.md (MLPerf Endpoints) and mlcommons/endpoints
 
 from __future__ import annotations
 
+import datetime
 import errno
 import hashlib
 import io
@@ -61,6 +62,8 @@ SYSTEM_DESC_NAME = "system_desc.json"
 SYSTEM_POWER_NAME = "system_power.json"
 MAX_FILE_BYTES = 64 * 1024 * 1024
 """Largest descriptor or summary read [bytes]; the real ones are kilobytes (histograms included)."""
+MAX_TEXT_CHARS = 1_000
+"""Longest name or label read from a descriptor [characters]; the real ones are a few dozen."""
 MAX_POINTS = 512
 """Most measurement points read from one tree (the rules cap a curve at 32 points)."""
 MAX_TREE_DEPTH = 6
@@ -166,15 +169,46 @@ def load_json(path: Path) -> dict:
     return loads_json(_read(path)[0], str(path))
 
 
+class _AliasRefused(Exception):
+    """An alias in a descriptor; `mark` is where it stands."""
+
+    def __init__(self, mark):
+        super().__init__()
+        self.mark = mark
+
+
+def _alias_free_loader():
+    """yaml.SafeLoader refusing aliases: a short file nesting aliases expands to gigabytes (the
+    "billion laughs"), and no descriptor needs one."""
+    import yaml
+
+    class AliasFreeLoader(yaml.SafeLoader):
+        def compose_node(self, parent, index):
+            if self.check_event(yaml.AliasEvent):
+                raise _AliasRefused(self.peek_event().start_mark)
+            return super().compose_node(parent, index)
+
+    return AliasFreeLoader
+
+
 def load_yaml(path: Path) -> dict:
-    """A YAML mapping (safe loader: plain data only); bad YAML is an EndpointsError."""
+    """A YAML mapping (safe loader: plain data only, no aliases); bad YAML is an EndpointsError."""
     import yaml
 
     text = _read(path)[0]
     try:
-        data = yaml.safe_load(text)
+        data = yaml.load(text, Loader=_alias_free_loader())  # a SafeLoader subclass
+    except _AliasRefused as exc:
+        raise EndpointsError(
+            f"{path}: YAML aliases are not allowed (an alias at line {exc.mark.line + 1} column "
+            f"{exc.mark.column + 1}); expected a point.yaml mapping of plain values"
+        ) from None
     except RecursionError:
         raise EndpointsError(f"{path}: the YAML is nested too deeply") from None
+    except ValueError as exc:  # an over-long integer, a date such as 2026-13-45
+        raise EndpointsError(
+            f"{path}: a value cannot be read ({exc}); expected a point.yaml mapping"
+        ) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1} column {mark.column + 1}" if mark else ""
@@ -234,9 +268,23 @@ def _count(data: Mapping, dotted: str, where: str, *, required: bool = True) -> 
     return value
 
 
-def _text(data: Mapping, dotted: str) -> str:
+def _text(data: Mapping, dotted: str, where: str) -> str:
+    """The text of a scalar field ("" when absent); a list, a mapping or an over-long value is
+    refused rather than turned into text."""
     value = _lookup(data, dotted)
-    return "" if value is _MISSING or value is None else str(value).strip()
+    if value is _MISSING or value is None:
+        return ""
+    if not isinstance(value, str | int | float | datetime.date):
+        raise EndpointsError(
+            f"{where}: field {dotted} is a {type(value).__name__}; expected a text or a number"
+        )
+    text = str(value).strip()
+    if len(text) > MAX_TEXT_CHARS:
+        raise EndpointsError(
+            f"{where}: field {dotted} is {len(text):,} characters long; expected at most "
+            f"{MAX_TEXT_CHARS:,}"
+        )
+    return text
 
 
 def _percentiles(data: Mapping, block: str, where: str) -> dict[float, float]:
@@ -496,7 +544,7 @@ def _systems_gpu_count(path: Path) -> tuple[float, str]:
     )
     if count <= 0:
         raise EndpointsError(f"{path}: number_of_nodes × accelerators_per_node is 0")
-    return count, _text(desc, "system_name")
+    return count, _text(desc, "system_name", str(path))
 
 
 def parse(
@@ -515,7 +563,7 @@ def parse(
     )
     _per_user([record], per_user, where)
     prov = Provenance(tool="MLCommons endpoint client (result_summary.json)")
-    prov.tool_version = _text(data, "version")
+    prov.tool_version = _text(data, "version", where)
     prov.latency_unit = "ns (the endpoint client's unit)"
     hardware, model, scenario, systems = _run_context(src.path)
     prov.hardware, prov.model = hardware, model
@@ -575,7 +623,7 @@ def accelerator_count(desc: Mapping, where: str) -> tuple[float, str]:
             if not isinstance(info, Mapping):
                 raise EndpointsError(f"{at}: accelerator_info[{j}] is not an object")
             total += nodes * _count(info, "accelerators_per_node", f"{at}.accelerator_info[{j}]")
-            names.append(_text(info, "accelerator_model_name"))
+            names.append(_text(info, "accelerator_model_name", f"{at}.accelerator_info[{j}]"))
     if total <= 0:
         raise EndpointsError(
             f"{where}: node_types list no accelerators (Σ number_of_nodes × "
@@ -607,7 +655,7 @@ def _scale_up_w(up, where: str) -> float:
         raise EndpointsError(
             f"{where}: field scale_up_network is missing (method none if there is no scale-up switch)"
         )
-    method = _text(up, "method")
+    method = _text(up, "method", f"{where}: scale_up_network")
     if method == "none":
         return 0.0
     if method == "declared_tdp":
@@ -634,7 +682,7 @@ def provisioned_power_w(power: Mapping, where: str) -> tuple[float, str]:
     node_scaling sets (rack power × nodes / nodes in the rack). A declared_provisioned_power
     governs when given. A figure left to Appendix D's defaults is not guessed: NaN with the reason.
     """
-    cooling = _text(power, "cooling").lower()
+    cooling = _text(power, "cooling", where).lower()
     if cooling not in OVERHEAD_FRACTION:
         raise EndpointsError(
             f"{where}: field cooling is {cooling or 'missing'}; expected liquid or air"
@@ -660,7 +708,7 @@ def provisioned_power_w(power: Mapping, where: str) -> tuple[float, str]:
             if not isinstance(node_set, Mapping):
                 raise EndpointsError(f"{at} is not an object")
             nodes = _count(node_set, "nodes_provisioned", at)
-            method = _text(node_set, "power_method")
+            method = _text(node_set, "power_method", at)
             if method == "component_sum":
                 parts = node_set.get("components")
                 if not isinstance(parts, Mapping):
@@ -792,7 +840,8 @@ def import_submission(
                     f"{POINT_NAME}, {SYSTEM_DESC_NAME} and {SUMMARY_NAME}"
                 )
         point = load_yaml(point_dir / POINT_NAME)
-        concurrency = _count(point, "concurrency", str(point_dir / POINT_NAME))
+        point_where = str(point_dir / POINT_NAME)
+        concurrency = _count(point, "concurrency", point_where)
         if concurrency <= 0:
             raise EndpointsError(
                 f"{point_dir / POINT_NAME}: field concurrency is {concurrency:g}; expected a "
@@ -801,7 +850,7 @@ def import_submission(
         text, sha = _read(point_dir / SUMMARY_NAME)
         digest.update(f"{rel}/{SUMMARY_NAME}:{sha}\n".encode())
         data = loads_json(text, str(point_dir / SUMMARY_NAME))
-        version = version or _text(data, "version")
+        version = version or _text(data, "version", str(point_dir / SUMMARY_NAME))
         record, point_warnings, point_notes = summary_point(
             data,
             str(point_dir / SUMMARY_NAME),
@@ -814,19 +863,29 @@ def import_submission(
         desc_path = point_dir / SYSTEM_DESC_NAME
         desc = load_json(desc_path)
         accelerators, names = accelerator_count(desc, str(desc_path))
-        system = _text(desc, "system_name") or point_dir.parent.parent.name
+        system = _text(desc, "system_name", str(desc_path)) or point_dir.parent.parent.name
         record["gpu_count"] = accelerators
         record["model"] = (
-            _text(point, "model_name") or _text(desc, "model_id") or point_dir.parent.name
+            _text(point, "model_name", point_where)
+            or _text(desc, "model_id", str(desc_path))
+            or point_dir.parent.name
         )
         record["hardware"] = f"{system} ({accelerators:g}x {names})"
-        record["precision"] = _text(point, "model_precision") or _text(desc, "model_precision")
-        record["workload"] = label_pairs(
-            [("dataset", _text(point, "dataset_name") or _text(desc, "dataset_name"))]
+        record["precision"] = _text(point, "model_precision", point_where) or _text(
+            desc, "model_precision", str(desc_path)
         )
-        record["config"] = label_pairs([("offline", point.get("offline"))])
+        record["workload"] = label_pairs(
+            [
+                (
+                    "dataset",
+                    _text(point, "dataset_name", point_where)
+                    or _text(desc, "dataset_name", str(desc_path)),
+                )
+            ]
+        )
+        record["config"] = label_pairs([("offline", _text(point, "offline", point_where))])
         record["tool"] = "MLPerf Endpoints submission"
-        record["tool_version"] = _text(data, "version")
+        record["tool_version"] = _text(data, "version", str(point_dir / SUMMARY_NAME))
         record["source_file"] = f"{rel.as_posix()}/{SUMMARY_NAME}" if rel.parts else SUMMARY_NAME
         record["file_sha256"] = sha
         system_dir = point_dir.parent.parent
