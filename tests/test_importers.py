@@ -694,3 +694,136 @@ def test_no_real_benchmark_output_reads_as_toml(shared_data: Path):
         if path.is_file():
             text = path.read_text(errors="replace").lstrip()
             assert not _looks_like_toml(text), name
+
+
+# --- pathological cells and lines: parsed in linear time or refused with file and line ----------
+# Each input took minutes with the regexes these parsers used; a regression shows as a hang.
+
+GENAI_CSV = DATA / "genai_perf_profile_export_concurrency8.csv"
+TRT_REPORT = DATA / "trtllm_bench_report.txt"
+UNCLOSED = 120_000  # "[" or "(" without their closing bracket: ~4 min for the old regexes
+OVER_CSV_LIMIT = 200_000  # characters of one field; the csv module's limit is 131,072
+
+
+def refused_by_the_cli(capsys, path: Path) -> str:
+    """The CLI's message for a file it refuses: exit 3 and no traceback."""
+    assert main(["throughput", "import", str(path)]) == 3
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and str(path) in err
+    return err
+
+
+@pytest.mark.parametrize(
+    "header, key",
+    [
+        ("ttft p99 [ms]", "ttft_p99_ms"),
+        ("TTFT [ms] p99", "ttft_ms_p99"),
+        ("Output-Tokens/s", "output_tokens_s"),
+        ("[[ms]", "[ms"),
+        ("a[b]c[d", "a_b_c[d"),
+        ("x]y[z]", "x]y_z"),
+        ("a" + "[" * UNCLOSED, "a" + "[" * UNCLOSED),
+    ],
+)
+def test_generic_csv_headers_normalize_in_one_pass(header: str, key: str):
+    from econ.throughput.importers.generic_csv import _norm
+
+    assert _norm(header) == key
+
+
+def test_generic_csv_overlong_header_and_field_are_refused_with_their_place(tmp_path, capsys):
+    lines = GENERIC.read_text().splitlines()
+    header = write(
+        tmp_path,
+        "header.csv",
+        "\n".join([lines[0] + ",x" + "[" * UNCLOSED, *[line + "," for line in lines[1:]]]) + "\n",
+    )
+    column = len(lines[0].split(",")) + 1
+    with pytest.raises(
+        CurveError, match=rf"header column {column} is 120,001 characters long; expected"
+    ):
+        import_file(header)
+    field = write(
+        tmp_path, "field.csv", "\n".join([*lines[:2], '"' + "x" * OVER_CSV_LIMIT + '"']) + "\n"
+    )
+    with pytest.raises(CurveError, match=r"line 3: not a well-formed CSV record \(field larger"):
+        import_file(field, fmt="generic-csv")
+    assert "line 3: not a well-formed CSV record" in refused_by_the_cli(capsys, field)
+    refused_by_the_cli(capsys, header)
+
+
+@pytest.mark.parametrize(
+    "cell, name, unit",
+    [
+        ("Time To First Token (ms)", "Time To First Token ", "ms"),
+        ("Request Throughput (per sec)", "Request Throughput ", "per sec"),
+        ("Request Count", "Request Count", ""),
+        ("a (b) (ms)", "a (b) ", "ms"),
+        ("a (b)) (ms)", "a (b)) ", "ms"),
+        ("a ((ms)", "a ", "(ms"),
+        ("a (ms) x", "a (ms) x", ""),
+        ("x" + " " * UNCLOSED + "y", "x" + " " * UNCLOSED + "y", ""),
+        ("(" * UNCLOSED + ")", "", "(" * (UNCLOSED - 1)),
+    ],
+)
+def test_genai_perf_metric_name_and_unit_in_one_pass(cell: str, name: str, unit: str):
+    from econ.throughput.importers.genai_perf import _name_unit
+
+    assert _name_unit(cell) == (name, unit)
+
+
+def test_genai_perf_csv_overlong_cell_and_field_are_refused_with_their_place(tmp_path, capsys):
+    lines = GENAI_CSV.read_text().splitlines()
+    wide = write(
+        tmp_path,
+        "wide_concurrency8.csv",
+        "\n".join([*lines[:3], "x" + " " * UNCLOSED + "y,1"]) + "\n" + "\n".join(lines[3:]) + "\n",
+    )
+    with pytest.raises(CurveError, match=r"line 4, column 1: a cell of 120,002 characters"):
+        import_file(wide)
+    field = write(
+        tmp_path,
+        "field_concurrency8.csv",
+        "\n".join([*lines[:2], '"' + "x" * OVER_CSV_LIMIT + '",1', *lines[2:]]) + "\n",
+    )
+    with pytest.raises(CurveError, match=r"line 3: not a well-formed CSV record \(field larger"):
+        import_file(field)
+    assert "line 3: not a well-formed CSV record" in refused_by_the_cli(capsys, field)
+    assert "a cell of 120,002 characters" in refused_by_the_cli(capsys, wide)
+
+
+@pytest.mark.parametrize(
+    "text, dashes, inside",
+    [
+        ("-- Per-Request Time-per-Output-Token [TPOT] Breakdown (ms)", True, "ms"),
+        ("-- Request Latency Breakdown (ms) -----------------------", True, "ms"),
+        ("-- Request Latency Breakdown (ms) - -", True, None),
+        ("Total Latency (ms)", False, "ms"),
+        ("Total Latency (ms) --", False, None),
+        ("Issue Rate (req/sec) (x)", False, "x"),
+        ("Rate ((req/sec)", False, "(req/sec"),
+        ("No unit", False, None),
+        ("--" + "(" * UNCLOSED, True, None),
+        ("(" * UNCLOSED + "x", False, None),
+    ],
+)
+def test_trtllm_trailing_parentheses_in_one_pass(text: str, dashes: bool, inside: str | None):
+    from econ.throughput.importers.trtllm import _trailing_parens
+
+    assert _trailing_parens(text, dashes=dashes) == inside
+
+
+def test_trtllm_overlong_block_header_is_refused_with_its_line(tmp_path, capsys):
+    log = "".join(f"[TRT-LLM] [I] step {i}\n" for i in range(3))
+    report = TRT_REPORT.read_text()
+    text = log + report + "--" + "(" * UNCLOSED + "\n"
+    path = write(tmp_path, "report.txt", text)
+    line = text.count("\n")
+    with pytest.raises(CurveError, match=rf"line {line}: a block header of 120,002 characters"):
+        import_file(path)
+    assert f"line {line}: a block header" in refused_by_the_cli(capsys, path)
+    # the unit of a block header is still read, rules of dashes after it or not
+    assert (
+        import_file(write(tmp_path, "plain.txt", log + report)).points.iloc[0]["tpot_s_p99"]
+        == import_file(TRT_REPORT).points.iloc[0]["tpot_s_p99"]
+    )

@@ -61,9 +61,26 @@ REQUIRED_COLUMNS_MESSAGE = (
 )
 
 
+MAX_HEADER_CHARS = 1_000
+"""Longest header cell read [characters]; real ones are a few dozen."""
+
+
+def _unbracket(text: str) -> str:
+    """Each '[...]' (up to the first ']' after its '[') as ' ... ', in one pass (a regex
+    rescanned to the end of the text from every '[' left unclosed: minutes for 40,000 of them)."""
+    parts, start = [], 0
+    while (opening := text.find("[", start)) >= 0:
+        closing = text.find("]", opening + 1)
+        if closing < 0:
+            break
+        parts += [text[start:opening], " ", text[opening + 1 : closing], " "]
+        start = closing + 1
+    parts.append(text[start:])
+    return "".join(parts)
+
+
 def _norm(header: str) -> str:
-    text = header.strip().lower()
-    text = re.sub(r"\[([^\]]*)\]", r" \1 ", text)
+    text = _unbracket(header.strip().lower())
     return re.sub(r"[\s\-/]+", "_", text).strip("_")
 
 
@@ -81,16 +98,41 @@ def latency_column(header: str) -> tuple[str, str, str] | None:
 
 def looks_like(text: str) -> bool:
     first = text.lstrip().splitlines()[0] if text.strip() else ""
-    headers = {_norm(h) for h in next(csv.reader([first]), [])}
+    try:
+        headers = {_norm(h) for h in next(csv.reader([first]), [])}
+    except csv.Error:  # e.g. a field over the csv module's size limit: not a curve header
+        return False
     return bool(headers & {"output_tokens_per_s", "output_tokens_per_s_per_gpu"})
 
 
+def _rows(src: SourceFile) -> list[list[str]]:
+    """The CSV's records; one that is not well-formed CSV (a field over the csv module's size
+    limit) is refused with the line it starts on."""
+    reader = csv.reader(io.StringIO(src.text))
+    rows, end = [], 0
+    try:
+        for row in reader:
+            rows.append(row)
+            end = reader.line_num
+    except csv.Error as exc:
+        raise src.error(
+            f"line {end + 1}: not a well-formed CSV record ({exc}); expected comma-separated "
+            "cells of a curve CSV"
+        ) from None
+    return rows
+
+
 def parse(src: SourceFile, gpu_count: float | None = None) -> Curve:
-    rows = list(csv.reader(io.StringIO(src.text)))
-    rows = [r for r in rows if any(c.strip() for c in r)]
+    rows = [r for r in _rows(src) if any(c.strip() for c in r)]
     if len(rows) < 2:
         raise src.error("the CSV has a header but no data rows")
     header = rows[0]
+    for index, name in enumerate(header):
+        if len(name) > MAX_HEADER_CHARS:
+            raise src.error(
+                f"header column {index + 1} is {len(name):,} characters long; expected a column "
+                f"name of at most {MAX_HEADER_CHARS:,} (e.g. ttft_ms_p99)"
+            )
     prov = Provenance(tool="generic csv")
     numeric_cols: dict[int, str] = {}
     text_cols: dict[int, str] = {}

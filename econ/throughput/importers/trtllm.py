@@ -65,6 +65,25 @@ def looks_like_json(record: dict) -> bool:
     )
 
 
+MAX_HEADER_LINE_CHARS = 1_000
+"""Longest breakdown block header read (`-- ... (ms)`) [characters]; real ones are under 80."""
+
+
+def _trailing_parens(text: str, dashes: bool = False) -> str | None:
+    """The text inside the parentheses that end `text` ("ms" of 'Total Latency (ms)'), or None.
+    With `dashes`, a rule of dashes may follow them (`-- ... Breakdown (ms) --`). Found by
+    position: the regex doing this rescanned the text from every '(' (31 s for 80,000 of them)."""
+    closing = text.rfind(")")
+    if closing < 0:
+        return None
+    tail = text[closing + 1 :].strip()
+    rule = dashes and not tail.strip("-")  # nothing but dashes after the parentheses
+    if tail and not rule:
+        return None
+    opening = text.find("(", text.rfind(")", 0, closing) + 1, closing)
+    return text[opening + 1 : closing] if opening >= 0 else None
+
+
 def report_text(text: str) -> str:
     """The report without the log lines before it (they hold 'label: value' text too)."""
     found = REPORT_START.search(text)
@@ -72,23 +91,29 @@ def report_text(text: str) -> str:
 
 
 def _fields(
-    text: str,
+    text: str, src: SourceFile, first_line: int = 1
 ) -> tuple[dict[str, str], dict[tuple[str, str], tuple[str, str]], list[str], set[str]]:
     """Label -> value, (metric, stat) -> (value, unit) from breakdowns, section names, and the
-    metrics whose breakdown block header is present (TPOT, TTFT, GTPS, LATENCY)."""
+    metrics whose breakdown block header is present (TPOT, TTFT, GTPS, LATENCY). `text` starts
+    at line `first_line` of `src`, which an over-long block header names."""
     fields: dict[str, str] = {}
     breakdown: dict[tuple[str, str], tuple[str, str]] = {}
     sections: list[str] = []
     blocks: set[str] = set()
     unit = ""
-    for raw in text.splitlines():
+    for number_in_file, raw in enumerate(text.splitlines(), start=first_line):
         line = raw.strip()
         if line.startswith("= "):
             sections.append(line[2:].strip())
             continue
         if line.startswith("--"):
-            found = re.search(r"\(([^)]*)\)\s*-*\s*$", line)
-            unit = found.group(1).strip().lower() if found else ""
+            if len(line) > MAX_HEADER_LINE_CHARS:
+                raise src.error(
+                    f"line {number_in_file}: a block header of {len(line):,} characters; "
+                    "expected a line such as '-- Per-Request Time-per-Output-Token [TPOT] "
+                    f"Breakdown (ms)' of at most {MAX_HEADER_LINE_CHARS:,}"
+                )
+            unit = (_trailing_parens(line, dashes=True) or "").strip().lower()
             named = re.search(r"\[(TPOT|TTFT|GTPS)\]", line, re.I)
             if named:
                 blocks.add(named.group(1).upper())
@@ -171,8 +196,8 @@ def _labelled(fields: dict[str, str], pattern: str) -> tuple[float, str]:
     """The value of the first label matching `pattern`, and the unit in its parentheses."""
     for label, value in fields.items():
         if re.search(pattern, label, re.I):
-            found = re.search(r"\(([^)]*)\)\s*$", label)
-            return number(value, field=label), (found.group(1).strip().lower() if found else "")
+            unit = _trailing_parens(label) or ""
+            return number(value, field=label), unit.strip().lower()
     return math.nan, ""
 
 
@@ -192,7 +217,9 @@ def parse(src: SourceFile, gpu_count: float | None = None) -> Curve:
             "--format trtllm-bench-json, or --format auto to detect the tool)"
         )
     require_line_end(src, "trtllm-bench report")
-    fields, breakdown, sections, blocks = _fields(report_text(src.text))
+    report = report_text(src.text)
+    first_line = src.text.count("\n", 0, len(src.text) - len(report)) + 1
+    fields, breakdown, sections, blocks = _fields(report, src, first_line)
     _check_complete(src, fields, breakdown, blocks)
     prov = Provenance(tool="trtllm-bench throughput")
     prov.latency_unit = "from the unit in each label (ms in current releases)"
