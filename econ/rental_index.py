@@ -43,6 +43,7 @@ import numpy as np
 from econ.errors import InputError
 from econ.index_files import data_rows, decode, modified_stamp, read_text
 from econ.labels import counted, duration
+from econ.text import neutralize, restore
 
 COLUMNS = ("date", "series", "gpu", "term_months", "usd_per_gpu_hour", "source")
 """Columns of an index file, in order."""
@@ -150,7 +151,8 @@ def _point(name: str, line: int, cells: list[str]) -> IndexPoint:
         raise bad("usd_per_gpu_hour", "a finite price above 0 [USD/GPU-hour]")
     if not source:
         raise bad("source", "the publication (URL or name) and date the point comes from")
-    return IndexPoint(date, series, gpu.upper(), term, price, source)
+    # index_csv writes formula-like text behind an apostrophe; the copy reads back as it was
+    return IndexPoint(date, series, gpu.upper(), term, price, restore(source))
 
 
 def load_catalog(path: str | os.PathLike | None = None) -> tuple[IndexPoint, ...]:
@@ -165,13 +167,22 @@ def _cached(path: str, stamp) -> tuple[IndexPoint, ...]:
 
 
 def index_csv(points) -> str:
-    """The points as an index file (the validated copy `econ market import --out` writes)."""
+    """The points as an index file (the validated copy `econ market import --out` writes); text a
+    spreadsheet could read as a formula gets a leading apostrophe (econ.text.neutralize), which
+    `parse_index` removes, so the copy reads back to the same points."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(COLUMNS)
     for p in points:
         writer.writerow(
-            [p.date.isoformat(), p.series, p.gpu, p.term_months, repr(p.usd_per_gpu_hour), p.source]
+            [
+                p.date.isoformat(),
+                neutralize(p.series),
+                neutralize(p.gpu),
+                p.term_months,
+                repr(p.usd_per_gpu_hour),
+                neutralize(p.source),
+            ]
         )
     return out.getvalue()
 

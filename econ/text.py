@@ -51,4 +51,12 @@ def neutralize(value):
     return value
 
 
-__all__ = ["FORMULA_PREFIXES", "FORMULA_SIGNS", "looks_like_formula", "neutralize"]
+def restore(text: str) -> str:
+    """The text `neutralize` was given: one leading apostrophe removed when what follows is
+    formula-like, so a reader of a file econ wrote gets back the text it read before writing."""
+    if text.startswith("'") and looks_like_formula(text[1:]):
+        return text[1:]
+    return text
+
+
+__all__ = ["FORMULA_PREFIXES", "FORMULA_SIGNS", "looks_like_formula", "neutralize", "restore"]

