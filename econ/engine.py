@@ -24,7 +24,7 @@ import numpy as np
 
 from econ import capex as capex_mod
 from econ import capital as capital_mod
-from econ import cashflow, catalog, density, market, tax
+from econ import cashflow, catalog, density, market, memory, tax
 from econ import deferred_tax as deferred_tax_mod
 from econ import depreciation as dep
 from econ import facility as facility_mod
@@ -526,6 +526,8 @@ def project(
         if isinstance(scenarios, ScenarioBatch)
         else ScenarioBatch.from_scenarios(scenarios)
     )
+    if monthly:
+        _check_monthly_size(batch)
     if batch.n >= KEEP_MEMORY_FROM_SCENARIOS:
         keep_freed_memory()
     # Overflow and 0/0 from extreme inputs become named nulls (econ.undefined), not console noise.
@@ -540,6 +542,29 @@ def project(
     except InputError as exc:  # an input found wrong only while projecting: name its file
         raise in_file(exc, batch.source_file) from None
     return _join(parts)
+
+
+MONTHLY_COPIES = 2
+"""Copies of the monthly lines a multi-chunk projection holds at its peak: the chunks' and
+their join."""
+
+
+def _check_monthly_size(batch: ScenarioBatch) -> None:
+    """Refuse monthly lines larger than this machine's memory, before projecting (1,000,000
+    scenarios of 6 years take some 45 GB): the message says how to run such a batch."""
+    if batch.n == 0:
+        return
+    months = int(np.max(batch.horizon_months)) + 1
+    need = MONTHLY_COPIES * batch.n * months * len(MONTHLY_COLUMNS) * 8
+    have = memory.physical_bytes()
+    if have is not None and need > have:
+        raise InputError(
+            f"the monthly lines of {batch.n:,} scenarios of up to {months} months would take "
+            f"about {need / 1e9:,.1f} GB, more than this machine's {have / 1e9:,.1f} GB of "
+            "memory; expected a batch whose monthly lines fit: project(..., monthly=False) keeps "
+            "the summary only (memory grows with scenarios, not months), and econ.analysis "
+            "(econ sweep, econ montecarlo) runs large batches in chunks streamed to a file"
+        )
 
 
 def _join(parts: list[Projection]) -> Projection:

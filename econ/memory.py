@@ -29,6 +29,16 @@ _M_MMAP_THRESHOLD = -3
 _done: bool | None = None
 
 
+def physical_bytes() -> int | None:
+    """This machine's physical memory [bytes], or None where the system does not say (sysconf's
+    page count, as on Linux and macOS)."""
+    try:
+        pages, size = os.sysconf("SC_PHYS_PAGES"), os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, ValueError, OSError):
+        return None
+    return pages * size if pages > 0 and size > 0 else None
+
+
 def keep_freed_memory() -> bool:
     """Tune glibc's allocator for large array batches, once per process.
 

@@ -664,3 +664,30 @@ def test_a_batch_of_scenarios_from_several_files_names_none_of_them_alone():
     hall = load_scenario(scenarios / "hall-10mw-hgx-b200-air.toml")
     assert ScenarioBatch.from_scenarios([seed, seed]).source_file == seed.source_file
     assert ScenarioBatch.from_scenarios([seed, hall]).source_file is None
+
+
+def test_monthly_lines_larger_than_memory_are_refused_before_projecting(monkeypatch):
+    # 1,000,000 scenarios of 6 years keep some 45 GB of monthly lines: refused with how to run
+    # them, not a MemoryError (or swap) after minutes of work.
+    from econ import memory
+    from econ.engine import MONTHLY_COLUMNS
+    from econ.errors import InputError
+
+    batch = _seed_batch(3)
+    months = int(batch.horizon_months.max()) + 1
+    need = 2 * 3 * months * len(MONTHLY_COLUMNS) * 8  # the chunks' lines and their join
+    monkeypatch.setattr(memory, "physical_bytes", lambda: need - 1)
+    with pytest.raises(InputError, match=r"monthly=False\) keeps the summary only"):
+        project(batch)
+    assert len(project(batch, monthly=False)) == 3  # the summary alone still runs
+    monkeypatch.setattr(memory, "physical_bytes", lambda: need)
+    assert len(project(batch).monthly) > 0
+    monkeypatch.setattr(memory, "physical_bytes", lambda: None)  # a system that does not say
+    assert len(project(batch).monthly) > 0
+
+
+def test_physical_memory_is_read_from_the_system():
+    from econ import memory
+
+    found = memory.physical_bytes()
+    assert found is None or found > 2**27  # at least 128 MB where the system says
