@@ -21,6 +21,8 @@ chunk files, saved scenarios) goes through `write_files`:
 The readers of input files a user names (scenarios, benchmark results, market indexes) go through
 `read_regular`: a regular file of bounded size, never a FIFO (whose opening waits for a writer), a
 device (/dev/zero never ends) or a folder; a ReadError names the file, what it is and the limit.
+The readers of zip packages (MLPerf submissions, workbooks to verify) refuse a member that
+`zip_member_refusal` names before reading it.
 
 This module imports nothing of econ but `econ.errors`.
 """
@@ -33,6 +35,7 @@ import re
 import stat
 import tempfile
 import time
+import zipfile
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,6 +47,37 @@ try:
     import fcntl
 except ImportError:  # not POSIX: no advisory locks; stale files are told apart by age alone
     fcntl = None
+
+ZIP_METHODS = {
+    zipfile.ZIP_STORED: "stored",
+    zipfile.ZIP_DEFLATED: "deflate",
+    zipfile.ZIP_BZIP2: "bzip2",
+    zipfile.ZIP_LZMA: "lzma",
+}
+"""Compression methods of zip members econ reads (what Python's zipfile reads), by id."""
+MAX_ZIP_RATIO = 200
+"""Largest compression ratio of one member: beyond it an archive is treated as a zip bomb."""
+_ZIP_ENCRYPTED = 0x1  # general purpose flag bit 0 (APPNOTE 4.4.4)
+
+
+def zip_member_refusal(member: zipfile.ZipInfo) -> str | None:
+    """Why a zip member is not read, as a phrase after its name ("is encrypted ..."): encrypted,
+    compressed by a method ZIP_METHODS does not hold, or expanding more than MAX_ZIP_RATIO times
+    as its header declares (a zip bomb); None where none holds."""
+    if member.flag_bits & _ZIP_ENCRYPTED:
+        return "is encrypted (password protected), so it cannot be read"
+    if member.compress_type not in ZIP_METHODS:
+        return (
+            f"is compressed with method {member.compress_type}, which econ cannot read (it reads "
+            f"{', '.join(ZIP_METHODS.values())})"
+        )
+    if member.compress_size and member.file_size / member.compress_size > MAX_ZIP_RATIO:
+        return (
+            f"expands {member.file_size / member.compress_size:,.0f} times (more than "
+            f"{MAX_ZIP_RATIO}), refused as a zip bomb"
+        )
+    return None
+
 
 TEMP_SUFFIX = ".tmp"
 TEMP_NAME_BYTES = 200

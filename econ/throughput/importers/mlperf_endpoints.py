@@ -44,6 +44,7 @@ from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
 
 from econ import strict_json
+from econ.files import ZIP_METHODS, zip_member_refusal
 from econ.throughput.curve import Curve
 from econ.throughput.importers._common import (
     NS_PER_S,
@@ -86,20 +87,10 @@ BITS_PER_BYTE = 8.0
 MAX_ZIP_MEMBERS = 5_000
 MAX_ZIP_BYTES = 64 * 1024 * 1024
 """Most a submission archive may hold uncompressed [bytes]; a tree of points is a few MB."""
-MAX_ZIP_RATIO = 200
-"""Largest compression ratio of one member: beyond it an archive is treated as a zip bomb."""
 MAX_ZIP_NAME_BYTES = 255
 """Longest folder or file name a member may have [bytes] (NAME_MAX; less where the system says)."""
 MAX_ZIP_PATH_BYTES = 4096
 """Longest path a member may unpack to [bytes] (PATH_MAX; less where the system says)."""
-ZIP_METHODS = {
-    zipfile.ZIP_STORED: "stored",
-    zipfile.ZIP_DEFLATED: "deflate",
-    zipfile.ZIP_BZIP2: "bzip2",
-    zipfile.ZIP_LZMA: "lzma",
-}
-"""Compression methods of members econ unpacks (what Python's zipfile reads), by id."""
-_ZIP_ENCRYPTED = 0x1  # general purpose flag bit 0 (APPNOTE 4.4.4)
 _STAGING_PREFIX = ".econ-unzip-"
 _STAGING_RANDOM = 8  # characters tempfile.mkdtemp adds to the prefix
 _POINT_DIR = re.compile(r"^r(\d+)$")
@@ -988,11 +979,9 @@ def _zip_plan(
     declared = 0
     for member in members:
         shown = f"{name}: member {_shown(member.filename)}"
-        if member.flag_bits & _ZIP_ENCRYPTED:
-            raise EndpointsError(
-                f"{shown} is encrypted (password protected), so it cannot be read; expected "
-                "an unencrypted archive"
-            )
+        refusal = zip_member_refusal(member)
+        if refusal:
+            raise EndpointsError(f"{shown} {refusal}; expected a submission archive econ reads")
         posix = member.filename.replace("\\", "/")
         path = PurePosixPath(posix)
         if (
@@ -1020,11 +1009,6 @@ def _zip_plan(
                 f"{shown} has a path of {length:,} bytes, too long to unpack here; expected "
                 f"paths of at most {max(room, 0):,} bytes"
             )
-        if member.compress_type not in ZIP_METHODS:
-            raise EndpointsError(
-                f"{shown} is compressed with method {member.compress_type}, which econ cannot "
-                f"read; expected {', '.join(ZIP_METHODS.values())}"
-            )
         is_folder = posix.endswith("/")
         if path.parts in seen:
             if seen[path.parts] != is_folder:
@@ -1038,11 +1022,6 @@ def _zip_plan(
         if is_folder:
             folders.add(path.parts)
             continue
-        if member.compress_size and member.file_size / member.compress_size > MAX_ZIP_RATIO:
-            raise EndpointsError(
-                f"{shown} expands {member.file_size / member.compress_size:,.0f} times (more "
-                f"than {MAX_ZIP_RATIO}); refused as a zip bomb"
-            )
         declared += member.file_size
         if declared > MAX_ZIP_BYTES:
             raise EndpointsError(
@@ -1147,7 +1126,7 @@ def extract_submission_zip(content: bytes, dest: Path, name: str = "upload.zip")
     and encrypted members are refused; no path may appear twice or be both a file and a folder;
     names are at most 255 bytes and paths fit the file system (4,096 bytes); compression is
     stored, deflate, bzip2 or lzma; at most MAX_ZIP_MEMBERS members, MAX_ZIP_BYTES uncompressed as
-    declared and no member compressed more than MAX_ZIP_RATIO times (a zip bomb). While reading,
+    declared and no member compressed more than econ.files.MAX_ZIP_RATIO times (a zip bomb). While reading,
     the bytes are counted again (a member may not give more than it declares, nor the archive
     more than MAX_ZIP_BYTES). Members are unpacked into a hidden folder inside `dest` and moved
     into place only when all of them are; a damaged member (bad CRC, bad compressed data, an
