@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from econ import ScenarioBatch, project
 from econ.analysis.distributions import (
     U_MIN,
+    Discrete,
     DistributionError,
     LogNormal,
     Normal,
@@ -231,11 +232,52 @@ def test_empirical_is_refused_where_files_are_not_allowed(tmp_path):
         ("pert 1 2 3", "expected NAME(ARGS)"),
         ("normal(0, 1, width=3)", "unknown argument 'width'"),
         ("uniform(0, nan)", "finite number"),
+        ("discrete(0.5, nan)", "discrete: value 2 is nan; expected finite numbers"),
+        ("discrete(0.2, inf)", "discrete: value 2 is inf; expected finite numbers"),
+        ("discrete(-inf:0.5, 1:0.5)", "discrete: value 1 is -inf; expected finite numbers"),
+        ("discrete(1:nan, 2:1)", "the probability of value 1 is nan; expected finite numbers"),
+        ("discrete(1:inf, 2:1)", "the probability of value 1 is inf; expected finite numbers"),
+        ("pert(0, 1, 2, lambda=nan)", "pert: lambda = nan; expected a finite number"),
+        ("normal(1, 2, low=nan)", "normal: truncation low = nan; expected a finite number"),
+        ("normal(1, 2, low=inf)", "normal: truncation low = inf; expected a finite number"),
+        ("lognormal(0, 1, high=nan)", "lognormal: truncation high = nan"),
+        ("lognormal(mean=inf, sd=1)", "lognormal: mean = inf; expected a finite number"),
+        ("lognormal(mean=1, sd=inf)", "lognormal: sd = inf; expected a finite number"),
+        ("lognormal(mean=1e-100, sd=1e100)", "sd / mean is too large for a log-normal"),
+        ("normal(0.5, 0.01, low=0.9, high=1)", "the truncation range has no probability"),
     ],
 )
 def test_bad_distributions_say_what_is_wrong(text, message):
     with pytest.raises(DistributionError, match=message.replace("(", r"\(").replace(")", r"\)")):
         parse_distribution(text, path="market.price_usd_per_mtok")
+
+
+def test_a_discrete_of_nan_names_the_value_typed():
+    # Found by review: discrete(0.5,nan) passed its checks (Python's min and max skip NaN) and
+    # was refused as "utilization.share = None: Input should be a valid number"; discrete(0.2,inf)
+    # with the advice to truncate a normal(...).
+    with pytest.raises(DistributionError, match="value 2 is nan"):
+        Discrete((0.5, math.nan), (0.5, 0.5))
+    with pytest.raises(DistributionError, match="value 2 is inf"):
+        Discrete((0.2, math.inf), (0.5, 0.5))
+    with pytest.raises(DistributionError, match="probability of value 2 is nan"):
+        Discrete((0.2, 0.4), (1.0, math.nan))
+    assert Discrete(("nominal", "effective"), (0.5, 0.5)).values == ("nominal", "effective")
+
+
+@pytest.mark.parametrize(
+    "text, shown",
+    [
+        ("discrete(0.5,nan)", "value 2 is nan; expected finite numbers"),
+        ("discrete(0.2,inf)", "value 2 is inf; expected finite numbers"),
+    ],
+)
+def test_the_cli_refuses_a_non_finite_discrete_value_naming_it(capsys, text, shown):
+    args = ["montecarlo", str(SEED_FILE), "--dist", f"utilization.share={text}", "-n", "10"]
+    assert main(args) == 3
+    err = capsys.readouterr().err
+    assert f"utilization.share={text}: discrete: {shown}" in err
+    assert "None" not in err and "normal(" not in err
 
 
 # --- sampling -----------------------------------------------------------------------------

@@ -169,7 +169,7 @@ class Pert(Distribution):
     name: ClassVar[str] = "pert"
 
     def __post_init__(self):
-        _finite(self, low=self.low, mode=self.mode, high=self.high, lamb=self.lamb)
+        _finite(self, low=self.low, mode=self.mode, high=self.high, **{"lambda": self.lamb})
         _ordered(self, self.low, self.mode, self.high)
         if not self.lamb > 0:
             raise DistributionError(f"{self}: expected lambda > 0, got {self.lamb:g}")
@@ -332,6 +332,11 @@ class Normal(Distribution):
         if not self.sd > 0:
             raise DistributionError(f"{self}: expected sd > 0, got {self.sd:g}")
         _truncation(self, self.low, self.high)
+        if math.isfinite(self.low) or math.isfinite(self.high):
+            lo, hi = self._cdf_range()
+            if not hi - lo > 0:
+                # (found here rather than when drawing, so the message names the input)
+                raise DistributionError(f"{self}: the truncation range has no probability")
 
     def _cdf_range(self) -> tuple[float, float]:
         ndtr = _special().ndtr
@@ -402,11 +407,19 @@ class LogNormal(Distribution):
     @classmethod
     def from_mean_sd(cls, mean: float, sd: float, low: float = 0.0, high: float = math.inf):
         """The log-normal whose values have this mean and standard deviation (untruncated)."""
+        # (checked here, by the names given: an infinite mean reads as "mu = inf" below)
+        _finite(cls, mean=mean, sd=sd)
         if not (mean > 0 and sd > 0):
             raise DistributionError(
                 f"lognormal(mean={mean:g}, sd={sd:g}): expected mean > 0 and sd > 0"
             )
-        sigma2 = math.log1p((sd / mean) ** 2)
+        with np.errstate(over="ignore"):
+            sigma2 = math.log1p((np.float64(sd) / mean) ** 2)
+        if not math.isfinite(sigma2):
+            raise DistributionError(
+                f"lognormal(mean={mean:g}, sd={sd:g}): sd / mean is too large for a log-normal "
+                "(its sigma would be infinite); expected a smaller sd for this mean"
+            )
         return cls(math.log(mean) - sigma2 / 2, math.sqrt(sigma2), low, high)
 
     @property
@@ -452,8 +465,21 @@ class Discrete(Distribution):
             raise DistributionError("discrete(): expected at least one value")
         if len(self.probs) != len(self.values):
             raise DistributionError(f"{self}: expected one probability per value")
+        # A NaN value would pass min and max (Python's skip it) and reach the field check as
+        # None; an infinite one would be told to truncate a normal.
+        for position, value in enumerate(self.values, start=1):
+            if _is_number(value) and not math.isfinite(value):
+                raise DistributionError(
+                    f"{self.name}: value {position} is {_fmt(value)}; expected finite numbers"
+                )
+        for position, prob in enumerate(self.probs, start=1):
+            if _is_number(prob) and not math.isfinite(prob):
+                raise DistributionError(
+                    f"{self.name}: the probability of value {position} is {_fmt(prob)}; "
+                    "expected finite numbers >= 0 that sum to 1"
+                )
         probs = np.asarray(self.probs, dtype=float)
-        if not np.all(np.isfinite(probs)) or (probs < 0).any():
+        if (probs < 0).any():
             raise DistributionError(f"{self}: expected probabilities >= 0, got {list(self.probs)}")
         if abs(probs.sum() - 1.0) > 1e-9:
             raise DistributionError(
@@ -545,10 +571,15 @@ def _digest(values: np.ndarray) -> str:
     return hashlib.sha256(np.ascontiguousarray(values, dtype="<f8").tobytes()).hexdigest()
 
 
+def _is_number(value) -> bool:
+    return isinstance(value, int | float | np.number) and not isinstance(value, bool)
+
+
 def _finite(dist, **params) -> None:
     for key, value in params.items():
         if not isinstance(value, int | float) or not math.isfinite(value):
-            raise DistributionError(f"{dist.name}: {key} = {value!r}; expected a finite number")
+            shown = _fmt(value) if isinstance(value, float) else repr(value)
+            raise DistributionError(f"{dist.name}: {key} = {shown}; expected a finite number")
 
 
 def _ordered(dist, low, mode, high) -> None:
@@ -563,7 +594,14 @@ def _ordered(dist, low, mode, high) -> None:
 
 
 def _truncation(dist, low, high) -> None:
-    if math.isnan(low) or math.isnan(high) or not low < high:
+    """Truncation bounds: numbers, -inf and +inf standing for no bound."""
+    for key, value, unbounded in (("low", low, -math.inf), ("high", high, math.inf)):
+        if math.isnan(value) or (math.isinf(value) and value != unbounded):
+            raise DistributionError(
+                f"{dist.name}: truncation {key} = {value:g}; expected a finite number (or no "
+                f"{key}= for no bound)"
+            )
+    if not low < high:
         raise DistributionError(
             f"{dist.name}: truncation low={low:g}, high={high:g}; expected low < high"
         )
@@ -622,7 +660,8 @@ def _split(args: list[str], names: tuple[str, ...], optional: tuple[str, ...] = 
     allowed = names + optional
     if len(positional) > len(allowed):
         raise DistributionError(
-            f"expected at most {len(allowed)} arguments ({', '.join(allowed)}), got {len(positional)}"
+            f"expected at most {len(allowed)} arguments ({', '.join(allowed)}), "
+            f"got {len(positional)}"
         )
     values = dict(zip(allowed, positional, strict=False))
     for key, value in keywords.items():
