@@ -23,6 +23,7 @@ from econ.analysis.sensitivity import (
     sobol,
     sobol_indices,
     tornado,
+    tornado_ranks,
 )
 from econ.analysis.validation import BatchInputError
 from econ.cli import main
@@ -456,3 +457,88 @@ def test_tornado_names_a_base_that_is_not_a_scenario():
 
     with pytest.raises(InputError, match=r"base is str 'x\.toml'; expected a Scenario"):
         tornado("x.toml", {"utilization.share": (0.5, 0.9)})
+
+
+# --- tornado ties -------------------------------------------------------------------------------
+# On the seed, price, utilization and throughput each scale revenue by the same +-10%: their NPV
+# swings were 1007093.0872375495, ...483 and ...481 USD (equal but for the engine's last bits) and
+# ranked 1, 2, 3 in an order that changed between outputs (utilization first for the NPV, price
+# first for the IRR).
+TIED_RANGES = {
+    "market.price_usd_per_mtok": (0.29349, 0.35871),
+    "utilization.share": (0.63, 0.77),
+    "throughput.tokens_per_s_per_gpu": (4380.93, 5354.47),
+}
+
+
+def test_equal_swings_share_a_rank_in_the_order_given():
+    # Competition ranking: three tied at the top, the next input fourth.
+    noise = 1007093.0872375495 * np.array([1.0, 1 - 1.2e-15, 1 + 1.2e-15, 0.1])
+    order, ranks = tornado_ranks(noise, np.zeros(4, dtype=int))
+    assert list(order) == [0, 1, 2, 3]
+    assert list(ranks) == [1, 1, 1, 4]
+    # A difference above the tolerance (1e-9 of the largest swing) is a rank.
+    order, ranks = tornado_ranks(np.array([1.0, 1.0 + 1e-6, 0.5]), np.zeros(3, dtype=int))
+    assert list(order) == [1, 0, 2] and list(ranks) == [1, 2, 3]
+
+
+def test_tied_ranks_keep_the_other_rules():
+    # finite, finite (tied), undefined, no effect, undefined, no effect, finite
+    swings = np.array([5.0, 5.0, np.nan, 0.0, np.nan, 1e-12, 2.0])
+    kinds = np.array([0, 0, 1, 2, 1, 2, 0])
+    order, ranks = tornado_ranks(swings, kinds)
+    assert list(order) == [0, 1, 6, 2, 4, 3, 5]
+    # undefined swings rank apart, after every finite one; inputs with no effect tie, last
+    assert list(ranks) == [1, 1, 3, 4, 5, 6, 6]
+
+
+def test_the_seed_tornado_ties_price_utilization_and_throughput():
+    seed = load_scenario(SEED_FILE)
+    outputs = ("npv_usd", "irr_project_annual")
+    result = tornado(seed, {**TIED_RANGES, "depreciation.life_years": (5.4, 6.6)}, outputs)
+    table = result.table
+    for name in outputs:
+        part = table[table["output"] == name]
+        assert list(part["input"]) == [*TIED_RANGES, "depreciation.life_years"]
+        assert list(part["rank"]) == [1, 1, 1, 4]
+        assert list(part["note"].iloc[:3]) == ["tied"] * 3
+    notes = result.run.metadata["notes"]
+    assert any("share rank 1" in n and "npv_usd" in n for n in notes)
+    # The order among ties is the order given, whichever output and whatever the last bits.
+    backwards = dict(reversed(TIED_RANGES.items()))
+    table = tornado(seed, backwards, ("npv_usd",)).table
+    assert list(table["input"]) == list(backwards) and list(table["rank"]) == [1, 1, 1]
+
+
+def test_the_cli_tornado_json_gives_tied_inputs_one_rank(capsys):
+    args = ["sensitivity", str(SEED_FILE), "--output", "npv_usd", "--format", "json"]
+    for path, (low, high) in TIED_RANGES.items():
+        args += ["--range", f"{path}={low},{high}"]
+    assert main(args) == 0
+    captured = capsys.readouterr()
+    results = json.loads(captured.out)["results"]
+    assert [(r["input"], r["rank"], r["note"]) for r in results] == [
+        (path, 1, "tied") for path in TIED_RANGES
+    ]
+    assert "they share rank 1, in the order given" in captured.err
+
+
+def test_a_tornado_end_that_sells_at_book_value_is_noted():
+    # The seed's horizon is its 6-year book life: at 6.6 years the GPUs are sold in month 72
+    # with 321,418 USD of book value left, taken as the sale price; the NPV rises from -162,599
+    # to -28,004 USD, and to -190,844 only if nothing is recovered (econ project warns of it).
+    seed = load_scenario(SEED_FILE)
+    table = tornado(seed, {"depreciation.life_years": (5.4, 6.6)}, ("npv_usd",)).table
+    note = "at high, the remaining book value is assumed sold at book value"
+    assert table["note"].iloc[0] == note
+    assert table["output_high"].iloc[0] == pytest.approx(-28003.63, abs=0.01)
+    price = tornado(seed, {"market.price_usd_per_mtok": (0.3, 0.35)}, ("npv_usd",)).table
+    assert price["note"].iloc[0] == ""
+
+
+def test_a_base_that_sells_at_book_value_is_said_once():
+    seed = load_scenario(SEED_FILE, ["depreciation.life_years=7"])
+    result = tornado(seed, {"depreciation.life_years": (6.5, 7.5)}, ("npv_usd",))
+    assert result.table["note"].iloc[0] == ""
+    notes = result.run.metadata["notes"]
+    assert any("remaining book value is assumed sold at book value" in n for n in notes)

@@ -61,6 +61,56 @@ def tornado_swings(y_base: float, y_low: np.ndarray, y_high: np.ndarray) -> np.n
     return np.abs(np.asarray(y_high, dtype=float) - np.asarray(y_low, dtype=float))
 
 
+TIE_RELATIVE = 1e-9
+"""Tornado swings of one output within this share of its largest swing are ties. Inputs that
+move an output through one product (price, utilization and throughput all scale the seed's
+revenue) give swings equal but for the engine's last bits (1.4e-15 relative on the seed's NPV),
+whose order is noise; 1e-9 is far above that and far below any difference worth a rank (the
+bound `UNMOVED_RELATIVE` puts on "no effect")."""
+
+SWING_FINITE, SWING_UNDEFINED, SWING_NONE = 0, 1, 2
+"""Kinds of tornado swing, in rank order: a finite swing that moves the output, an output
+undefined at an end (no swing), an input with no effect."""
+
+
+def tornado_ranks(swings: np.ndarray, kinds: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Order and ranks of one output's tornado inputs, given in the inputs' order.
+
+    Finite swings come first, largest first; then the inputs whose output is undefined at an end,
+    in the order given; then those with no effect. Ties share a rank, the smallest of their
+    places ("1, 1, 1, 4"), and keep the order given: finite swings within `TIE_RELATIVE` of the
+    largest swing of the output from the first (largest) swing of their group, and all inputs
+    with no effect.
+
+    Parameters
+    ----------
+    swings : array (d,)  |y(high) - y(low)| [output units], NaN where undefined
+    kinds : int array (d,)  SWING_FINITE, SWING_UNDEFINED or SWING_NONE
+
+    Returns
+    -------
+    (order, ranks) : int arrays (d,)  input indices in table order, and each row's rank
+    """
+    swings, kinds = np.asarray(swings, dtype=float), np.asarray(kinds)
+    finite = np.flatnonzero(kinds == SWING_FINITE)
+    by_size = finite[np.argsort(-swings[finite], kind="stable")]
+    tolerance = TIE_RELATIVE * swings[by_size[0]] if by_size.size else 0.0
+    groups: list[list[int]] = []
+    for i in by_size.tolist():
+        if groups and swings[groups[-1][0]] - swings[i] <= tolerance:
+            groups[-1].append(i)
+        else:
+            groups.append([i])
+    groups += [[i] for i in np.flatnonzero(kinds == SWING_UNDEFINED).tolist()]
+    flat = np.flatnonzero(kinds == SWING_NONE).tolist()
+    groups += [flat] if flat else []
+    order, ranks = [], []
+    for group in groups:
+        ranks += [len(order) + 1] * len(group)
+        order += sorted(group)
+    return np.array(order, dtype=np.intp), np.array(ranks, dtype=np.int64)
+
+
 def sobol_indices(
     f_a: np.ndarray, f_b: np.ndarray, f_ab: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -442,11 +492,14 @@ def tornado(
     """One-at-a-time sensitivity: each input at its low and high value, the others at base.
 
     Returns a table with, per output and input: low, high, output at low, high and base, swing,
-    rank and note; rows sorted by output then rank. Rank 1 is the largest swing; an input whose
-    output is undefined (NaN) at an end has no swing and ranks after every finite swing, noted
-    "undefined at low" (high, or both); an input that leaves the output as it was (its swing 0,
-    up to the engine's last bits) ranks last, noted "no effect": a flat input never heads a
-    tornado whose other inputs make the output undefined.
+    rank and note; rows sorted by output then rank (`tornado_ranks`). Rank 1 is the largest
+    swing; swings equal within `TIE_RELATIVE` share a rank, noted "tied", in the order the
+    inputs were given; an input whose output is undefined (NaN) at an end has no swing and ranks
+    after every finite swing, noted "undefined at low" (high, or both); an input that leaves the
+    output as it was (its swing 0, up to the engine's last bits) ranks last, noted "no effect": a
+    flat input never heads a tornado whose other inputs make the output undefined. An end that
+    sells the GPUs before the end of their useful life, at book value, where the base does not
+    is noted too (`BOOK_SALE`).
     """
     base = check_scenario(base, what="base")
     outputs = check_outputs(outputs)
@@ -473,14 +526,24 @@ def tornado(
         "outputs": list(outputs),
     }
     job = DesignJob("tornado", base, columns, outputs, plan, source="tornado")
+    job.with_warnings = True  # for the ends that sell the GPUs at book value (`_book_sale`)
     result = run(job, **run_options)
     rows = result.rows
+    sold = _book_sale(rows, d)
     records = []
     for name in outputs:
-        y = rows[name].to_numpy()
-        for k, path in enumerate(paths):
-            y_low, y_high = y[1 + 2 * k], y[2 + 2 * k]
+        y = rows[name].to_numpy(dtype=float)
+        y_low, y_high = y[1::2], y[2::2]
+        swings = tornado_swings(y[0], y_low, y_high)
+        kinds = np.array([_swing_kind(lo, hi) for lo, hi in zip(y_low, y_high, strict=True)])
+        order, ranks = tornado_ranks(swings, kinds)
+        tied = np.bincount(ranks)[ranks] > 1
+        for k, rank, shares in zip(order.tolist(), ranks.tolist(), tied.tolist(), strict=True):
+            path = paths[k]
             low, high = ranges[path]
+            notes = [_swing_note(y_low[k], y_high[k])]
+            notes.append(TIED if shares and kinds[k] == SWING_FINITE else "")
+            notes.append(sold[k])
             records.append(
                 {
                     "output": name,
@@ -488,13 +551,15 @@ def tornado(
                     "low": low,
                     "high": high,
                     "base": _base(base, path),
-                    "output_low": y_low,
-                    "output_high": y_high,
+                    "output_low": y_low[k],
+                    "output_high": y_high[k],
                     "output_base": y[0],
-                    "swing": float(tornado_swings(y[0], y_low, y_high)),
-                    "note": _swing_note(y_low, y_high),
+                    "swing": float(swings[k]),
+                    "rank": rank,
+                    "note": "; ".join(n for n in notes if n),
                 }
             )
+        _note_ties(result.metadata, name, [paths[k] for k in order], ranks, kinds[order])
     for k, path in enumerate(paths):
         ends = [rows[name].to_numpy(dtype=float)[[0, 1 + 2 * k, 2 + 2 * k]] for name in outputs]
         if all(_unmoved(y) for y in ends):
@@ -503,37 +568,78 @@ def tornado(
                 f"{path} moves no output ({', '.join(outputs)}) between {low} and {high}: it "
                 f"has no effect on {base.name}"
             )
+    if _sells_at_book(rows, 0):
+        result.metadata.setdefault("notes", []).append(
+            f"{base.name} sells its GPUs before the end of their useful life: at every point of "
+            "the tornado the remaining book value is assumed sold at book value (see econ "
+            "project's warnings)"
+        )
     table = pd.DataFrame(records)
-    # Finite swings first, largest first; then undefined ones; then inputs with no effect.
-    table["_class"] = np.select(
-        [table["note"] == "", table["note"] == NO_EFFECT], [0, 2], default=1
-    )
-    table["_swing"] = table["swing"].where(table["_class"] == 0, 0.0)
-    table = table.sort_values(
-        ["output", "_class", "_swing"], ascending=[True, True, False], kind="stable"
-    )
-    table["rank"] = table.groupby("output").cumcount() + 1
-    order = {name: i for i, name in enumerate(outputs)}
-    table = table.sort_values(
-        ["output", "rank"], key=lambda s: s.map(order) if s.name == "output" else s
-    )
-    columns = [c for c in table.columns if c not in ("_class", "_swing", "note")]
-    table = table[[*columns, "note"]]
     return SensitivityResult("tornado", table.reset_index(drop=True), result)
+
+
+TIED = "tied"
+"""The tornado's note on an input whose swing equals another's (within `TIE_RELATIVE`): they
+share a rank."""
+
+BOOK_SALE = "is assumed sold at book value"
+"""How econ.engine's warning `sold_before_life` ends: the horizon ends before the useful life,
+and the remaining book value is taken as the sale price."""
+
+
+def _book_sale(rows: pd.DataFrame, d: int) -> list[str]:
+    """Per tornado input, the note naming the ends whose scenario sells the GPUs before the end
+    of their useful life at book value where the base does not: a longer `depreciation.life_years`
+    raises the NPV mostly through that assumption, which `econ project` warns of."""
+    if _sells_at_book(rows, 0):
+        return [""] * d  # (said once, in the run's notes)
+    out = []
+    for k in range(d):
+        ends = [
+            end
+            for end, row in (("low", 1 + 2 * k), ("high", 2 + 2 * k))
+            if _sells_at_book(rows, row)
+        ]
+        out.append(f"at {' and '.join(ends)}, the remaining book value {BOOK_SALE}" if ends else "")
+    return out
+
+
+def _sells_at_book(rows: pd.DataFrame, row: int) -> bool:
+    if "warnings" not in rows:  # (chunks kept by a run without them)
+        return False
+    return BOOK_SALE in str(rows["warnings"].iloc[row] or "")
+
+
+def _note_ties(metadata: dict, output: str, inputs, ranks, kinds) -> None:
+    """A run note per group of tied finite swings: which inputs share which rank."""
+    for rank in sorted(set(ranks[(kinds == SWING_FINITE)].tolist())):
+        tied = [p for p, r in zip(inputs, ranks, strict=True) if r == rank]
+        if len(tied) > 1:
+            metadata.setdefault("notes", []).append(
+                f"{', '.join(tied)} move {output} by the same swing (within {TIE_RELATIVE:g} of "
+                f"its largest): they share rank {rank}, in the order given"
+            )
 
 
 NO_EFFECT = "no effect"
 """The tornado's note on an input whose low and high give the same output (it ranks last)."""
 
 
+def _swing_kind(y_low: float, y_high: float) -> int:
+    if not (np.isfinite(y_low) and np.isfinite(y_high)):
+        return SWING_UNDEFINED
+    if _unmoved(np.array([y_low, y_high], dtype=float)):
+        return SWING_NONE
+    return SWING_FINITE
+
+
 def _swing_note(y_low: float, y_high: float) -> str:
     """'' for a finite swing that moves the output, else why the swing does not rank by size."""
-    undefined = [end for end, y in (("low", y_low), ("high", y_high)) if not np.isfinite(y)]
-    if undefined:
+    kind = _swing_kind(y_low, y_high)
+    if kind == SWING_UNDEFINED:
+        undefined = [end for end, y in (("low", y_low), ("high", y_high)) if not np.isfinite(y)]
         return f"undefined at {' and '.join(undefined)}"
-    if _unmoved(np.array([y_low, y_high], dtype=float)):
-        return NO_EFFECT
-    return ""
+    return NO_EFFECT if kind == SWING_NONE else ""
 
 
 def _unmoved(values: np.ndarray) -> bool:
