@@ -280,6 +280,15 @@ def test_the_cli_refuses_a_non_finite_discrete_value_naming_it(capsys, text, sho
     assert "None" not in err and "normal(" not in err
 
 
+def test_a_discrete_value_outside_the_field_is_named_without_truncation_advice(capsys):
+    # A discrete's values are given one by one: the advice to truncate a normal does not apply.
+    args = ["montecarlo", str(SEED_FILE), "--dist", "utilization.share=discrete(0.2,2)", "-n", "9"]
+    assert main(args) == 3
+    err = capsys.readouterr().err
+    assert "2 is one of its values; expected a number >= 0 and <= 1 for every value" in err
+    assert "normal(" not in err and "Traceback" not in err
+
+
 # --- sampling -----------------------------------------------------------------------------
 
 

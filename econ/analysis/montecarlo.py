@@ -162,11 +162,23 @@ def _check_distribution(path: str, dist: Distribution) -> None:
     low, high = dist.support()
     ends = np.array([low, high])
     if spec.outside(ends).any() or not np.all(np.isfinite(ends)):
+        if isinstance(dist, Discrete | Empirical):  # (values given one by one: none to truncate)
+            bad = [v for v in _values(dist) if spec.outside(np.array([v])).any()] or [high]
+            raise BatchInputError(
+                f"{path} = {dist}: {bad[0]:g} is one of its values; expected {spec.expected()} "
+                "for every value"
+            )
         raise BatchInputError(
             f"{path} = {dist}: can draw values from {low:g} to {high:g}; expected {spec.expected()}"
             " for every draw. Narrow the distribution, or truncate it, e.g. normal(MEAN, SD, "
             "low=L, high=H)"
         )
+
+
+def _values(dist) -> list[float]:
+    """The values a discrete or empirical distribution draws from."""
+    values = dist.values if isinstance(dist, Discrete) else dist.sorted_
+    return np.asarray(values, dtype=float).tolist()
 
 
 def parse_dists(
