@@ -184,7 +184,10 @@ def deferred_tax_with_losses(
     expense, current plus deferred, is the statutory rate times book pre-tax income, as it must
     be with no permanent differences. With ``beyond_reversing_liabilities`` (code 1) the asset
     is recognized only up to the liability of the taxable temporary differences whose reversal
-    will absorb the losses (ASC 740-10-30-18(b)): VA_y = max(0, rate NOL_y - max(0, rate TD_y)).
+    will absorb the losses (ASC 740-10-30-18(a)): VA_y = max(0, rate NOL_y - L max(0, rate TD_y)),
+    L the loss limit (1 without one): under the US 80% limit the reversals are taxable income the
+    losses may offset only up to L of (PwC, Income taxes guide, 5.5 and Example TX 5-5; Deloitte,
+    Roadmap: Income Taxes, 5.3).
 
     Month by month, the current tax expense is rate * taxable income_m, plus in each year's last
     month rate * (NOL_y - NOL_{y-1}), so that it sums to the year's tax due; the deferred expense
@@ -227,7 +230,10 @@ def deferred_tax_with_losses(
     code = np.broadcast_to(np.asarray(allowance), (n,))
     if np.any(code == 1):
         td_end = np.take_along_axis(difference, year_end, axis=1)
-        va = np.maximum(rate * nol - np.maximum(rate * td_end, 0.0), 0.0) * (code == 1)[:, None]
+        # the reversals are income the losses may offset only up to the loss limit's share
+        share = 1.0 if loss_limit is None else np.broadcast_to(loss_limit, (n,))[:, None]
+        reversing = share * np.maximum(rate * td_end, 0.0)
+        va = np.maximum(rate * nol - reversing, 0.0) * (code == 1)[:, None]
         np.add.at(deferred, (rows, year_end), np.diff(va, axis=1, prepend=0.0))
     # (a liability that is 0 in exact arithmetic is 0, not 3e-10 USD)
     return current, DeferredTax(difference, snap_to_zero(cumsum_months(deferred)), deferred)

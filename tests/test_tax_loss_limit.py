@@ -1,6 +1,6 @@
 """The US limit on using carried losses: a year's deduction for losses carried forward is at most
 80% of its taxable income (IRC §172(a)(2)(B)(ii), for losses arising in tax years after 2017;
-IRS Publication 536, "NOL deduction limitation"). `financing.tax_loss_limit` sets the share.
+the instructions for Form 1120, line 29a). `financing.tax_loss_limit` sets the share.
 
 Reference values are worked by hand from the statute; the properties hold for any limit, and the
 engine's lines (tax paid, current tax, the breakeven price) follow the same rule.
@@ -196,3 +196,19 @@ def test_engine_breakeven_price_zeroes_the_npv_under_the_limit():
 def test_a_limit_outside_0_to_1_is_refused(value):
     with pytest.raises(InputError, match="financing.tax_loss_limit"):
         validate_dict({"name": "x", "financing": {"tax_loss_limit": value}})
+
+
+def test_the_allowance_counts_reversals_only_up_to_the_limit():
+    # Reference (PwC, Income taxes guide 5.5, Example TX 5-5; Deloitte, Roadmap: Income Taxes
+    # 5.3): a loss carried forward of 1,000 and taxable temporary differences of 1,000 that will
+    # reverse: under the 80% limit the reversals absorb 800 of the loss, so an allowance of
+    # t x 200 stays on the asset; without the limit none.
+    months = 13
+    book = np.zeros((1, months))
+    taxable = np.zeros((1, months))
+    taxable[0, 1] = -1000.0  # tax depreciation ahead of book by 1,000: a loss for tax only
+    rate = np.array([0.25])
+    for limit, allowance in ((None, 0.0), ([0.8], 0.25 * 200.0)):
+        _, deferred = deferred_tax_with_losses(book, taxable, rate, [12], 1, limit)
+        # liability at the year end: t TD - t NOL + VA = 250 - 250 + VA
+        assert deferred.liability_usd[0, 12] == pytest.approx(allowance, abs=1e-9)
