@@ -14,8 +14,8 @@ its components are formulas over the schedule, so an analyst who changes an inpu
 flow through. Tax is computed per tax year on the Annual sheet (taxable income summed by SUMIF, the
 losses carried forward in a schedule where each year uses them up to financing.tax_loss_limit of
 its income, so losses carry forward and nothing is refunded) and paid as the engine does
-(quarterly or monthly, never before the first taxable income); the losses carried forward are a
-deferred tax asset (ASC 740).
+(quarterly or monthly, never before the first taxable income, or once a year with the return);
+the losses carried forward are a deferred tax asset (ASC 740).
 
 Checked formulas. Each formula is written once, as a small expression tree (`Expr`) that renders to
 spreadsheet text and also evaluates with numpy. Before a formula is written, its numpy value is
@@ -1033,6 +1033,25 @@ _loan_rate, _term, _debt = (
 )
 _scheduled = Cell("Debt", "scheduled_balance_usd")
 _horizon = Name("calc.horizon_months")
+# The annual schedule (econ.tax._annual_pay_month): year y's tax in month 12 y + the delay (its
+# return's due month), or in the last month for the years whose month falls at or after it.
+_DELAY = tax.ANNUAL_PAYMENT_DELAY
+_due_year = INT((month - _DELAY) / 12)
+_first_settled = MAX(1, -INT(-(_horizon - _DELAY) / 12))  # the first year paid in the last month
+_annual_tax = IF(
+    eq(month, _horizon),
+    _Aggregate("SUM", "tax_due_usd", sheet="Annual")
+    - IF(
+        gt(_first_settled, 1),
+        _Lookup("tax_due_to_date_usd", MAX(_first_settled - 1, 1)),
+        0,
+    ),
+    IF(
+        AND(ge(month, 12 + _DELAY), lt(month, _horizon), eq(month - _DELAY - 12 * _due_year, 0)),
+        _Lookup("tax_due_usd", MAX(_due_year, 1)),
+        0,
+    ),
+)
 _token_revenue = (
     (1 - _contract_share)
     * mcol("tokens")
@@ -1409,11 +1428,16 @@ SPECS: tuple[Spec, ...] = (
         label="a month the year's tax is paid in",
     ),
     helper("Annual", "installments", _SumIf("tax_installment")),
+    helper("Annual", "tax_due_to_date_usd", Running("SUM", "Annual", "tax_due_usd")),
     line(
         "tax_usd",
-        mcol("tax_installment")
-        * _Lookup("tax_due_usd", mcol("tax_year"))
-        / MAX(_Lookup("installments", mcol("tax_year")), 1),
+        IF(
+            eq(Name("financing.tax_payment"), "annual"),
+            _annual_tax,
+            mcol("tax_installment")
+            * _Lookup("tax_due_usd", mcol("tax_year"))
+            / MAX(_Lookup("installments", mcol("tax_year")), 1),
+        ),
     ),
     # Current and deferred tax expense (econ.deferred_tax.deferred_tax_with_losses, ASC 740):
     # the losses carried forward are a deferred tax asset, recognized at each year end.

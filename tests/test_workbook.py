@@ -502,6 +502,7 @@ def fleets(draw):
         "financing.debt_rate_quote": draw(st.sampled_from(["nominal", "effective"])),
         "financing.debt_term_months": draw(st.integers(6, 120)),
         "financing.tax_rate": draw(floats(0.0, 0.4)),
+        "financing.tax_payment": draw(st.sampled_from(["quarterly", "annual", "monthly"])),
         "financing.discount_rate_annual": draw(floats(0.01, 0.3)),
         "depreciation.life_years": draw(floats(1.0, 8.0)),
         "depreciation.salvage_share": draw(floats(0.0, 0.3)),
@@ -521,12 +522,13 @@ def test_formulas_reproduce_the_engine_for_single_fleets(overrides):
     assert {"npv_usd", "lcot_usd_per_mtok", "cost_usd_per_mtok_power"} <= set(report["formulas"])
 
 
+@pytest.mark.parametrize("payment", ["quarterly", "annual", "monthly"])
 @pytest.mark.parametrize("limit", [1.0, 0.8])
-def test_formulas_reproduce_the_tax_of_carried_losses(limit):
-    # MACRS with bonus depreciation: losses carried forward, offset up to the limit each year.
-    scenario = econ.load_scenario(
-        MACRS_SEED, {**LEVEL_LOAN, "financing.tax_loss_limit": limit}
-    )
+def test_formulas_reproduce_the_tax_of_carried_losses(limit, payment):
+    # MACRS with bonus depreciation: losses carried forward, offset up to the limit each year,
+    # and paid on each schedule (annual: with the return, the 4th month after the year).
+    changes = {"financing.tax_loss_limit": limit, "financing.tax_payment": payment}
+    scenario = econ.load_scenario(MACRS_SEED, {**LEVEL_LOAN, **changes})
     report = formula_report(econ.project(scenario), [scenario])[0]
     assert {"tax_usd", "current_tax_usd", "deferred_tax_usd", "net_income_usd"} <= set(
         report["formulas"]
@@ -652,6 +654,12 @@ def recalculated(tmp_path_factory):
     build([econ.load_scenario(MACRS_SEED, unlimited)], folder / "macrs.xlsx")
     files["loss_limit"] = folder / "loss_limit.xlsx"
     _with_input(folder / "macrs.xlsx", files["loss_limit"], "financing.tax_loss_limit", 0.8)
+    # The same with the tax paid once a year, with the return: the limit set to half in the
+    # workbook moves the tax paid, the cash flows and the NPV too.
+    annual = {**unlimited, "financing.tax_payment": "annual"}
+    build([econ.load_scenario(MACRS_SEED, annual)], folder / "macrs_annual.xlsx")
+    files["annual_limit"] = folder / "annual_limit.xlsx"
+    _with_input(folder / "macrs_annual.xlsx", files["annual_limit"], "financing.tax_loss_limit", 0.5)
     out = folder / "recalculated"
     out.mkdir()
     recalculate(list(files.values()), out)
@@ -692,6 +700,19 @@ def test_the_loss_limit_recalculates_like_the_engine(recalculated):
     unlimited = econ.project(unlimited).metrics["npv_usd"][0]
     after = summary_cells(load_workbook(values, data_only=True)["Summary"])["npv_usd"][0].value
     assert after < unlimited - 1000  # the limit moved the NPV: the cells read the input
+
+
+def test_annual_tax_with_a_changed_limit_recalculates_like_the_engine(recalculated):
+    written, values = recalculated[0]["annual_limit"]
+    changes = {
+        **LEVEL_LOAN,
+        "financing.tax_payment": "annual",
+        "financing.tax_loss_limit": 0.5,
+    }
+    assert compare_with_engine(written, values, [econ.load_scenario(MACRS_SEED, changes)]) > 2000
+    live = load_workbook(written)["Monthly"]
+    header = [c.value for c in live[1]]
+    assert live.cell(2, header.index("tax_usd") + 1).data_type == "f"
 
 
 def test_a_changed_warranty_recalculates_like_the_engine(recalculated):
