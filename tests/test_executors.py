@@ -217,6 +217,207 @@ def test_cli_unreachable_scheduler_exits_3(capsys):
     assert "cannot reach the Dask scheduler" in capsys.readouterr().err
 
 
+# --- schedulers that accept a connection but are not (working) Dask schedulers ---------------
+
+
+class Server:
+    """A TCP server in a thread on a free port of this host: "silent" accepts connections and
+    never answers (a stopped process, a service waiting for its client to speak first);
+    "http" answers HTTP text and hangs up (another service on the port)."""
+
+    def __init__(self, kind: str):
+        import threading
+
+        self.kind = kind
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(8)
+        self.address = f"tcp://127.0.0.1:{self.sock.getsockname()[1]}"
+        self.held: list[socket.socket] = []
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self):
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:  # closed
+                return
+            if self.kind == "silent":
+                self.held.append(conn)
+            else:
+                conn.sendall(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n" * 4)
+                conn.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.sock.close()
+        for conn in self.held:
+            conn.close()
+
+
+def _outcome(func, guard_s: float = 120.0):
+    """What func() raised (or returned), from a thread joined for at most guard_s: a hang is
+    a failure of the test, never a test that runs forever."""
+    import threading
+
+    box = {}
+
+    def target():
+        try:
+            box["value"] = func()
+        except BaseException as exc:  # noqa: BLE001 - what the test looks at
+            box["value"] = exc
+
+    thread = threading.Thread(target=target, daemon=True)
+    thread.start()
+    thread.join(guard_s)
+    assert not thread.is_alive(), f"still running after {guard_s} s: a hang"
+    return box["value"]
+
+
+def _econ(*argv: str, guard_s: float = 120.0):
+    """`python -m econ ARGV` in a process of its own (its exit shows what lingers)."""
+    import os
+    import subprocess
+    import sys
+
+    return subprocess.run(
+        [sys.executable, "-m", "econ", *argv], cwd=ROOT, capture_output=True, text=True,
+        timeout=guard_s, env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )  # fmt: skip
+
+
+MC_ARGS = (
+    "montecarlo", str(SEED_FILE), "--dist", "utilization.share=uniform(0.5,0.9)", "-n", "10",
+    "--engine", "dask",
+)  # fmt: skip
+
+
+def test_a_server_that_accepts_and_never_answers_is_an_error_not_a_hang():
+    """Client(address, timeout=...) bounded the TCP connection only: a server that accepted it
+    and never answered held the handshake (and `econ montecarlo`) for good."""
+    pytest.importorskip("distributed")
+    with Server("silent") as server:
+        got = _outcome(lambda: make_executor("dask", scheduler=server.address, timeout_s=1))
+    assert isinstance(got, ExecutorError), got
+    assert str(got).startswith(
+        f"cannot reach the Dask scheduler at {server.address} within 1 s: nothing answered"
+    )
+
+
+def test_a_scheduler_without_workers_is_an_error_not_a_hang():
+    """The worker count was max(1, 0): tasks were sent to a cluster without workers and waited
+    forever."""
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(
+        n_workers=0, processes=False, protocol="tcp", host="127.0.0.1",
+        dashboard_address="127.0.0.1:0",
+        scheduler_kwargs={"dashboard": False},
+    ) as cluster:  # fmt: skip
+        address = cluster.scheduler_address
+        got = _outcome(lambda: make_executor("dask", scheduler=address, timeout_s=1))
+    assert isinstance(got, ExecutorError), got
+    assert str(got) == (
+        f"the Dask scheduler at {address} has no workers (waited 1 s); start some with "
+        f"`dask worker {address}`"
+    )
+
+
+def test_a_service_that_is_not_dask_is_one_line_and_exit_3():
+    """HTTP text read as Dask's protocol: "Unable to allocate 3.07 EiB", a traceback, exit 1,
+    and a Client.__del__ TimeoutError traceback at exit."""
+    pytest.importorskip("distributed")
+    with Server("http") as server:
+        done = _econ(*MC_ARGS, "--scheduler", server.address)
+    assert done.returncode == 3, done.stderr
+    assert done.stderr == (
+        f"error: cannot connect to the Dask scheduler at {server.address}: what answers there "
+        "does not speak Dask's protocol (another service on that port?); expected a running "
+        "Dask scheduler, e.g. started with `dask scheduler`, and workers connected to it\n"
+    )
+
+
+@pytest.mark.parametrize(
+    "address, reason",
+    [
+        ("foo://bar", "unknown address scheme 'foo'"),
+        ("tcp://127.0.0.1", "missing port number"),
+        ("http://127.0.0.1:8786", "unknown address scheme 'http'"),
+    ],
+)
+def test_a_scheduler_address_dask_cannot_use_is_refused_before_connecting(address, reason):
+    pytest.importorskip("distributed")
+    got = _outcome(lambda: make_executor("dask", scheduler=address, timeout_s=30))
+    assert isinstance(got, ExecutorError), got
+    assert str(got).startswith(f"scheduler address {address!r} is not valid (")
+    assert reason in str(got) and str(got).endswith("expected e.g. tcp://host:8786")
+
+
+def test_cli_bad_scheduler_scheme_is_one_line_and_nothing_at_exit():
+    """`--scheduler foo://bar` was exit 3, with a Client.__del__ TimeoutError traceback."""
+    pytest.importorskip("distributed")
+    done = _econ(*MC_ARGS, "--scheduler", "foo://bar")
+    assert done.returncode == 3
+    assert len(done.stderr.splitlines()) == 1, done.stderr
+    assert done.stderr.startswith("error: scheduler address 'foo://bar' is not valid")
+
+
+CLIENT_STALLS = """import sys
+from econ.analysis import executors
+
+# The scheduler answered the probe, then (the servers here) stops answering or answers garbage
+# while the client connects.
+executors._probe = lambda address, timeout_s: {{"workers": {{"w": {{"status": "running"}}}}}}
+try:
+    executors.make_executor("dask", scheduler={address!r}, timeout_s=1)
+except executors.ExecutorError as exc:
+    print(exc)
+"""
+
+
+@pytest.mark.parametrize("kind", ["silent", "http"])
+def test_a_client_that_cannot_connect_leaves_nothing_behind(tmp_path, kind):
+    """The client is discarded: no thread holds the process at exit, and its __del__ prints no
+    TimeoutError traceback."""
+    import os
+    import subprocess
+    import sys
+
+    pytest.importorskip("distributed")
+    script = tmp_path / "stalls.py"
+    with Server(kind) as server:
+        script.write_text(CLIENT_STALLS.format(address=server.address))
+        done = subprocess.run(
+            [sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True,
+            timeout=120, env={**os.environ, "PYTHONPATH": str(ROOT)},
+        )  # fmt: skip
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    assert done.stdout.startswith(f"cannot connect to the Dask scheduler at {server.address}")
+
+
+@pytest.mark.parametrize("timeout_s", [0, -1, float("nan"), "10"])
+def test_a_connection_timeout_must_be_a_positive_number(timeout_s):
+    pytest.importorskip("distributed")
+    with pytest.raises(ExecutorError, match="expected a positive number of seconds"):
+        make_executor("dask", scheduler="tcp://127.0.0.1:1", timeout_s=timeout_s)
+
+
+def test_workers_beside_a_scheduler_are_noted_as_ignored(capsys):
+    pytest.importorskip("distributed")
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        address = f"tcp://127.0.0.1:{s.getsockname()[1]}"
+    with pytest.raises(ExecutorError):
+        make_executor("dask", workers=4, scheduler=address, timeout_s=1)
+    assert capsys.readouterr().err == (
+        f"note: the Dask cluster at {address} runs the workers connected to it; --workers is "
+        "ignored\n"
+    )
+
+
 # --- chunk files and resume -----------------------------------------------------------------
 
 

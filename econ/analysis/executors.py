@@ -6,7 +6,8 @@ million scenarios' inputs or results. Results carry their chunk index; callers p
 so every executor gives the same numbers.
 
 Dask (`dask.distributed`) is an optional dependency, imported only when the dask engine is asked
-for. An unreachable scheduler raises ExecutorError after `timeout_s`, never hangs.
+for. A scheduler that cannot be reached, does not answer, is not a Dask scheduler or has no
+worker raises ExecutorError within `timeout_s` (about twice that at worst), never hangs.
 """
 
 from __future__ import annotations
@@ -175,26 +176,16 @@ class DaskExecutor(Executor):
     ):
         distributed = _import_distributed()
         timeout_s = CONNECT_TIMEOUT_S if timeout_s is None else timeout_s
+        if (
+            isinstance(timeout_s, bool)
+            or not isinstance(timeout_s, int | float)
+            or not 0 < timeout_s < float("inf")
+        ):
+            raise ExecutorError(f"timeout_s = {timeout_s!r}: expected a positive number of seconds")
         self.scheduler = scheduler
         self._cluster = None
         if scheduler:
-            try:
-                self._client = distributed.Client(
-                    scheduler, timeout=f"{timeout_s}s", set_as_default=False
-                )
-            except (OSError, TimeoutError) as exc:
-                raise ExecutorError(
-                    f"cannot reach the Dask scheduler at {scheduler} within {timeout_s:g} s "
-                    f"({type(exc).__name__}: {exc}); expected a running scheduler, e.g. started "
-                    "with `dask scheduler`, and workers connected to it"
-                ) from None
-            except ValueError as exc:
-                raise ExecutorError(
-                    f"scheduler address {scheduler!r} is not valid ({exc}); expected e.g. "
-                    "tcp://host:8786"
-                ) from None
-            info = self._client.scheduler_info()
-            self.workers = max(1, len(info.get("workers", {})))
+            self._client, self.workers = _connect(distributed, scheduler, timeout_s)
         else:
             self.workers = _workers(workers)
             dask = importlib.import_module("dask")
@@ -282,6 +273,210 @@ class DaskExecutor(Executor):
             self._client.close()
             if self._cluster is not None:
                 self._cluster.close()
+
+
+WORKER_POLL_S = 0.2
+"""How often a connection asks a scheduler without workers whether one has arrived [s]."""
+THREAD_GRACE_S = 2.0
+"""Time beyond the timeout given to the thread that connects to end by itself [s]."""
+REACH_ADVICE = (
+    "expected a running Dask scheduler, e.g. started with `dask scheduler`, and workers "
+    "connected to it"
+)
+
+
+def _connect(distributed, address: str, timeout_s: float):
+    """A client of the Dask scheduler at `address` and its number of running workers.
+
+    `distributed.Client(address, timeout=...)` bounds only the TCP connection: a server that
+    accepts it and never answers (any service but Dask's on that port, a stopped scheduler)
+    holds the handshake, and the client, forever; a server that answers something else makes
+    Dask read a message length from its first bytes ("Unable to allocate 3.07 EiB"). So the
+    address is checked first, then a probe in a thread of its own (its own event loop, so a
+    caller's running loop, e.g. a notebook's, is no obstacle) connects, reads the scheduler's
+    identity and waits for a worker, all within `timeout_s`; only a scheduler that answered is
+    given a Client, itself created within `timeout_s`. Every failure is an ExecutorError naming
+    the address, and nothing keeps running after it.
+    """
+    _check_address(address)
+    try:
+        info = _probe(address, timeout_s)
+    except ExecutorError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - whatever failed, the connection did
+        raise _connection_error(address, timeout_s, exc) from None
+    return _client(distributed, address, timeout_s), max(1, _running_workers(info))
+
+
+def _check_address(address) -> None:
+    """Refuse at once an address Dask cannot connect to: not text, a scheme that is not in
+    distributed.comm's registry (tcp, tls, inproc, ws, wss, ...; none means tcp), or a host
+    without a port."""
+    comm = importlib.import_module("distributed.comm")
+    if not isinstance(address, str) or not address.strip():
+        raise ExecutorError(
+            f"scheduler address {address!r} is not valid; expected e.g. tcp://host:8786"
+        )
+    try:
+        scheme, location = comm.parse_address(address)
+        comm.registry.get_backend(scheme)
+        if scheme != "inproc":  # inproc://ADDRESS names a scheduler in this process
+            comm.addressing.parse_host_port(location)
+    except (ValueError, TypeError) as exc:
+        raise ExecutorError(
+            f"scheduler address {address!r} is not valid ({exc}); expected e.g. tcp://host:8786"
+        ) from None
+
+
+def _probe(address: str, timeout_s: float) -> dict:
+    """The identity of the scheduler at `address` once it has a running worker, all within
+    `timeout_s` (TimeoutError otherwise); ExecutorError for a server that is not a scheduler,
+    or a scheduler that got no worker in that time."""
+    import asyncio
+
+    comm_module = importlib.import_module("distributed.comm")
+    core = importlib.import_module("distributed.core")
+    answers: list[dict] = []
+
+    async def identity():
+        comm = await comm_module.connect(address, timeout=timeout_s)
+        try:
+            while True:
+                info = await core.send_recv(comm, op="identity")
+                answers.append(info)
+                if not isinstance(info, dict) or "workers" not in info:
+                    return info
+                if _running_workers(info):
+                    return info
+                await asyncio.sleep(WORKER_POLL_S)
+        finally:
+            comm.abort()
+
+    async def bounded():
+        return await asyncio.wait_for(identity(), timeout_s)
+
+    try:
+        info = _in_thread(lambda: asyncio.run(bounded()), timeout_s + THREAD_GRACE_S)
+    except TimeoutError:
+        if not answers:
+            raise
+        info = answers[-1]
+    if not isinstance(info, dict) or "workers" not in info:
+        kind = info.get("type") if isinstance(info, dict) else None
+        raise ExecutorError(
+            f"{address} is {'a Dask ' + str(kind) if kind else 'not a Dask scheduler'}, not a "
+            "scheduler; expected the address of the scheduler, e.g. tcp://host:8786 "
+            "(`dask scheduler` prints it)"
+        )
+    if not _running_workers(info):
+        connected = len(info["workers"] or {})
+        if connected:  # paused (memory) or closing: they take no task
+            raise ExecutorError(
+                f"none of the {connected} workers of the Dask scheduler at {address} is running "
+                f"(waited {timeout_s:g} s); expected at least one that takes tasks"
+            )
+        raise ExecutorError(
+            f"the Dask scheduler at {address} has no workers (waited {timeout_s:g} s); start "
+            f"some with `dask worker {address}`"
+        )
+    return info
+
+
+def _running_workers(info: dict) -> int:
+    workers = info.get("workers") or {}
+    return sum(1 for w in workers.values() if w.get("status", "running") == "running")
+
+
+def _client(distributed, address: str, timeout_s: float):
+    """`distributed.Client` of a scheduler that has just answered, created in a thread within
+    `timeout_s`. Were the server to stop answering, or answer garbage, in between, the client is
+    discarded (`_discard`): neither it nor its event loop outlives the error."""
+    lock = threading.Lock()
+    made: dict[str, Any] = {"abandoned": False}
+
+    def create():
+        # Made in two steps so the object is held even when its __init__ fails or never ends.
+        client = distributed.Client.__new__(distributed.Client)
+        made["client"] = client
+        try:
+            client.__init__(address, timeout=f"{timeout_s}s", set_as_default=False)
+        except BaseException:
+            _discard(client)
+            raise
+        with lock:
+            if made["abandoned"]:
+                _discard(client)
+                return None
+            return client
+
+    try:
+        return _in_thread(create, timeout_s + THREAD_GRACE_S)
+    except TimeoutError:
+        with lock:
+            made["abandoned"] = True
+        if "client" in made:
+            _discard(made["client"])
+        raise ExecutorError(
+            f"cannot connect to the Dask scheduler at {address} within {timeout_s:g} s: it "
+            f"answered, then stopped answering; {REACH_ADVICE}"
+        ) from None
+    except Exception as exc:  # noqa: BLE001 - whatever failed, the connection did
+        raise _connection_error(address, timeout_s, exc) from None
+
+
+def _connection_error(address: str, timeout_s: float, exc: Exception) -> ExecutorError:
+    """The error of a connection to `address` that failed with `exc`, in words."""
+    if isinstance(exc, TimeoutError):
+        return ExecutorError(
+            f"cannot reach the Dask scheduler at {address} within {timeout_s:g} s: nothing "
+            f"answered there as a Dask scheduler does; {REACH_ADVICE}"
+        )
+    if isinstance(exc, OSError):
+        return ExecutorError(
+            f"cannot reach the Dask scheduler at {address} within {timeout_s:g} s "
+            f"({type(exc).__name__}: {exc}); {REACH_ADVICE}"
+        )
+    if isinstance(exc, MemoryError):
+        # Dask read a message length from the first bytes of another protocol's answer.
+        return ExecutorError(
+            f"cannot connect to the Dask scheduler at {address}: what answers there does not "
+            f"speak Dask's protocol (another service on that port?); {REACH_ADVICE}"
+        )
+    return ExecutorError(
+        f"cannot connect to the Dask scheduler at {address} ({type(exc).__name__}: {exc}); "
+        f"{REACH_ADVICE}"
+    )
+
+
+def _discard(client) -> None:
+    """Stop a client that never connected. Its close() (also called by its __del__, at the
+    latest when the process exits) would wait for the connection that failed, then print a
+    TimeoutError traceback: marked closed, it returns at once, and its event loop is stopped."""
+    with contextlib.suppress(Exception):  # a client that failed early has less to stop
+        client.status = "closed"
+    with contextlib.suppress(Exception):
+        client._loop_runner.stop(timeout=1)
+
+
+def _in_thread(func: Callable[[], Any], timeout_s: float) -> Any:
+    """`func()` in a daemon thread: its result or its exception, or TimeoutError when it has not
+    returned after `timeout_s` (the thread, blocked, is left to end with the process)."""
+    outcome: dict[str, Any] = {}
+
+    def target():
+        try:
+            outcome["result"] = func()
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller
+            outcome["error"] = exc
+
+    thread = threading.Thread(target=target, name="econ-dask-connect", daemon=True)
+    thread.start()
+    thread.join(timeout_s)
+    if thread.is_alive():
+        raise TimeoutError(f"no answer within {timeout_s:g} s")
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["result"]
 
 
 @contextlib.contextmanager
@@ -439,8 +634,10 @@ def make_executor(
     """An executor by name: "serial", "process" (local processes) or "dask".
 
     `workers` applies to process and local Dask runs (default: the machine's cores); `scheduler`
-    (dask only) connects to an existing cluster instead of starting one, failing after
-    `timeout_s` (default CONNECT_TIMEOUT_S) when it cannot be reached.
+    (dask only) connects to an existing cluster instead of starting one (its own workers: a
+    `workers` given beside it is ignored, with a note), failing after `timeout_s` (default
+    CONNECT_TIMEOUT_S) when it cannot be reached, does not answer as a Dask scheduler or has no
+    worker.
     """
     if engine not in ENGINES:
         raise ExecutorError(f"engine = {engine!r}: expected one of: " + ", ".join(ENGINES))
@@ -454,4 +651,10 @@ def make_executor(
         return SerialExecutor()
     if engine == "process":
         return ProcessExecutor(workers)
+    if scheduler and workers is not None:
+        print(
+            f"note: the Dask cluster at {scheduler} runs the workers connected to it; "
+            "--workers is ignored",
+            file=sys.stderr,
+        )
     return DaskExecutor(workers, scheduler, timeout_s)
