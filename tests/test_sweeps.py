@@ -559,3 +559,67 @@ def test_an_override_table_that_is_a_folder_is_called_one(tmp_path, capsys):
     )
     assert main(["sweep", seed, "--overrides", str(tmp_path / "no.csv")]) == 3
     assert "no.csv: not found" in capsys.readouterr().err
+
+
+# --- chunk files against the free disk space ----------------------------------------------------
+
+
+def _free_bytes(monkeypatch, free: int) -> None:
+    """The disk of every folder has `free` bytes free."""
+    import shutil
+
+    real = shutil.disk_usage
+
+    def fake(path):
+        return real(path)._replace(free=free)
+
+    monkeypatch.setattr(shutil, "disk_usage", fake)
+
+
+SHARES_60 = "utilization.share=" + ",".join(f"{v:.4f}" for v in np.linspace(0.5, 0.9, 60))
+
+
+def test_a_streamed_sweep_whose_chunk_files_exceed_the_free_disk_is_refused(
+    tmp_path, monkeypatch, capsys
+):
+    """A 144,000,000-point sweep with --out started at once, its chunk files (some 37 GB)
+    bound to fill the disk hours later; now the run is refused before it starts."""
+    _free_bytes(monkeypatch, 10_000)
+    out = tmp_path / "rows.parquet"
+    assert main(["sweep", str(SEED_FILE), "--grid", SHARES_60, "--out", str(out)]) == 3
+    err = capsys.readouterr().err
+    assert err.startswith(
+        f"error: the sweep writes its 60 rows to chunk files in {out}.chunks: about "
+    )
+    assert "bytes per row), more than the 9.8 kB free on that disk; free some space" in err
+    assert len(err.splitlines()) == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == []  # nothing written, no folder
+
+
+def test_chunk_files_are_announced_when_no_progress_bar_shows(tmp_path, monkeypatch, capsys):
+    from econ.analysis import runner
+
+    monkeypatch.setattr(runner, "ANNOUNCE_BYTES", 1)
+    out = tmp_path / "rows.parquet"
+    assert main(["sweep", str(SEED_FILE), "--grid", SHARES_60, "--out", str(out)]) == 0
+    err = capsys.readouterr().err
+    said = [line for line in err.splitlines() if "rows to chunk files" in line]
+    assert len(said) == 1 and said[0].startswith(
+        f"the sweep writes its 60 rows to chunk files in {out}.chunks: about "
+    )
+    assert said[0].endswith(" free)")
+
+
+def test_the_chunk_files_estimate_is_near_the_files_written(tmp_path):
+    from econ.analysis.runner import chunk_bounds, chunk_files_bytes, run
+
+    grid = {
+        "utilization.share": list(np.linspace(0.5, 0.9, 40)),
+        "market.price_usd_per_mtok": list(np.linspace(0.2, 0.4, 50)),
+    }
+    job = GridSweep(load_scenario(SEED_FILE), grid)
+    result = run(job, store=tmp_path / "c", keep_rows=False, chunk_size=512)
+    written = sum(p.stat().st_size for p in (tmp_path / "c").glob("chunk-*.parquet"))
+    estimate, per_row = chunk_files_bytes(job, chunk_bounds(job, 512), result.metadata)
+    assert 0.67 < estimate / written < 1.5
+    assert 20 < per_row < 8 * len(job.outputs) + 200  # outputs that repeat compress

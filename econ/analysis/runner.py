@@ -362,6 +362,104 @@ def _advice(job: Job) -> str:
     return "keep only the summary (keep_rows=False), or write the rows with --out FILE"
 
 
+SAMPLE_ROWS = 1024
+"""Rows (rounded up to whole sampling blocks) projected to measure a run's chunk files."""
+ANNOUNCE_BYTES = 100_000_000
+"""Chunk files of at least this many bytes are announced on stderr before a run that shows no
+progress bar (a log file, a pipe)."""
+FILE_BYTES = 65_536
+"""Bytes of a chunk file beyond its rows and metadata (footer, schema, page headers), at most."""
+
+
+def chunk_files_bound(job: Job, bounds: ChunkBounds, metadata: Mapping) -> int:
+    """An upper bound of a run's chunk files [bytes], from the row's memory (`row_bytes`: 8 per
+    number, 1 kB of a sweep row's text) and each file's metadata, with nothing projected."""
+    stamp = len(json.dumps(dict(metadata), default=str).encode()) + 100  # + engine, chunk range
+    return job.n * row_bytes(job) + len(bounds) * (stamp + FILE_BYTES)
+
+
+def chunk_files_bytes(job: Job, bounds: ChunkBounds, metadata: Mapping) -> tuple[int, float]:
+    """Estimated size of a run's chunk files [bytes], and their bytes per row, measured.
+
+    The run's first SAMPLE_ROWS scenarios are projected and written as chunk files are (their
+    writer, the run's metadata), once whole and once half: the difference is the bytes per
+    row, the rest the bytes per file. Outputs that repeat across scenarios compress, so a
+    sweep's row takes 70-260 bytes rather than the 8 per number it holds in memory.
+    """
+    import io
+
+    import pyarrow.parquet as pq
+
+    from econ.analysis.chunks import to_arrow
+
+    start, stop, blocks = ChunkBounds(job.n, job.block_size, SAMPLE_ROWS)[0]
+    task = ChunkTask(job.view(start, stop), 0, start, stop, blocks, True, False, True)
+    rows = run_chunk(task).rows
+    count = stop - start
+    half = max(1, count // 2)
+    stamp = {**metadata, "chunk": [len(bounds), job.n, job.n]}
+
+    def size(k: int) -> int:
+        buffer = io.BytesIO()
+        pq.write_table(to_arrow({c: v[:k] for c, v in rows.items()}, stamp), buffer)
+        return buffer.tell()
+
+    whole = size(count)
+    per_row = (whole - size(half)) / (count - half) if count > half else float(whole)
+    per_row = max(per_row, 1.0)
+    per_file = max(0.0, whole - count * per_row)
+    return int(len(bounds) * per_file + job.n * per_row), per_row
+
+
+def check_space(
+    job: Job, bounds: ChunkBounds, metadata: Mapping, store: str | Path, announce: bool
+) -> None:
+    """Refuse a run whose chunk files would not fit in the free space of the chunk folder's
+    disk, naming both sizes (a 10^9-row sweep's files take 100-250 GB, and the disk would fill
+    hours into the run). With `announce` and stderr not a terminal (no progress bar shows),
+    chunk files of ANNOUNCE_BYTES or more are announced there, once. Where the bound of
+    `chunk_files_bound` fits and says nothing, nothing is projected; otherwise the files are
+    measured (`chunk_files_bytes`). Chunk files already in the folder (a run resumed) count as
+    written."""
+    import shutil
+
+    from econ.files import size_text
+
+    folder = Path(store)
+    try:
+        where = folder if folder.is_dir() else folder.parent
+        free = shutil.disk_usage(where).free
+        written = 0
+        if folder.is_dir():
+            written = sum(p.stat().st_size for p in folder.glob("chunk-*.parquet"))
+    except OSError:
+        return  # the chunk store says what is wrong with the folder
+    announce = announce and not sys.stderr.isatty()
+    bound = chunk_files_bound(job, bounds, metadata) - written
+    if bound <= free and not (announce and bound >= ANNOUNCE_BYTES):
+        return
+    total, per_row = chunk_files_bytes(job, bounds, metadata)
+    need = max(0, total - written)
+    if need > free:
+        room = (
+            f"more than the {size_text(free)} free on that disk"
+            if free
+            else "and the disk is full (no space left on device)"
+        )
+        raise InputError(
+            f"{_what(job)} writes its {job.n:,} rows to chunk files in {folder}: about "
+            f"{size_text(need)} ({per_row:,.0f} bytes per row), {room}; free some space, keep "
+            "the chunk files on another disk (--chunks DIR; store= from Python), or run fewer "
+            "scenarios"
+        )
+    if announce and need >= ANNOUNCE_BYTES:
+        print(
+            f"{_what(job)} writes its {job.n:,} rows to chunk files in {folder}: about "
+            f"{size_text(need)} ({size_text(free)} free)",
+            file=sys.stderr,
+        )
+
+
 def run(
     job: Job,
     executor: Executor | None = None,
@@ -416,9 +514,11 @@ def run(
     metadata["scenario_sha256"] = scenario_sha256(given)
     if held is not None:
         metadata["held_loan"] = held
+    engine = executor.describe()
+    if store is not None:
+        check_space(job, bounds, {**metadata, "engine": engine}, store, announce=not progress)
     chunk_store = ChunkStore(store, metadata, overwrite=overwrite) if store is not None else None
     exact = job.n <= exact_limit
-    engine = executor.describe()
     metadata["engine"] = engine
     rows: dict[int, dict[str, np.ndarray]] = {}
     summaries = SummaryAccumulator(job.n)
