@@ -156,7 +156,8 @@ def check_targets(paths: Iterable[str | os.PathLike], overwrite: bool = False) -
         except OSError as exc:  # e.g. a name longer than the file system allows
             raise _cannot(path, reason(exc)) from None
     if existing and not overwrite:
-        raise WriteError(f"{', '.join(existing)} exists; {OVERWRITE_ADVICE}")
+        verb = "exists" if len(existing) == 1 else "exist"
+        raise WriteError(f"{', '.join(existing)} {verb}; {OVERWRITE_ADVICE}")
     return paths
 
 

@@ -300,7 +300,7 @@ def test_cli_export_writes_every_format(tmp_path: Path, capsys):
     overrides = ["--set", "market.price_usd_per_mtok=0.5"]
     assert main(["export", str(SEED), *overrides, "--csv", str(tmp_path / "a.csv")]) == 3
     err = capsys.readouterr().err
-    assert "exists; use --force to overwrite" in err and "Traceback" not in err
+    assert "a.summary.csv exist; use --force to overwrite" in err and "Traceback" not in err
     assert (tmp_path / "a.csv").read_bytes() == before
     assert main(["export", str(SEED), *overrides, "--csv", str(tmp_path / "a.csv"), "--force"]) == 0
     assert (tmp_path / "a.csv").read_bytes() != before

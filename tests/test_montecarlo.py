@@ -727,3 +727,18 @@ def test_montecarlo_names_inputs_of_the_wrong_kind():
 
     with pytest.raises(ExecutorError, match=r'executor is .*Client; .*make_executor\("dask", '):
         montecarlo(BASE, dist, 8, executor=Client())
+
+
+def test_the_header_names_no_seed_where_sobol_plain_uses_none(capsys):
+    """sobol-plain points are the same for every seed; the header said "seed 7" all the same.
+    With --corr the seed draws the rank-correlation permutations, and is named."""
+    args = ["montecarlo", str(SEED_FILE), "-n", "16", "--sampling", "sobol-plain", "--seed", "7"]
+    args += ["--dist", "utilization.share=uniform(0.5,0.9)"]
+    assert main(args) == 0
+    header = capsys.readouterr().out.splitlines()[0]
+    assert "seed 7" not in header
+    assert "sobol-plain sampling (no seed: the same points for every seed)" in header
+    corr = ["--dist", "market.price_decline_annual=uniform(0.1,0.5)"]
+    corr += ["--corr", "utilization.share,market.price_decline_annual=0.5"]
+    assert main([*args, *corr]) == 0
+    assert "seed 7, sobol-plain sampling" in capsys.readouterr().out.splitlines()[0]

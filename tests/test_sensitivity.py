@@ -228,7 +228,7 @@ def test_reports_write_markdown_and_png(tmp_path):
     md, png = sensitivity_report(result, tmp_path / "tornado")
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert "market.price_usd_per_mtok" in md.read_text()
-    with pytest.raises(InputError, match="exists"):
+    with pytest.raises(InputError, match=r"tornado-tornado\.png exist; use --force"):
         sensitivity_report(result, tmp_path / "tornado")
 
 

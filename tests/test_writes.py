@@ -219,6 +219,36 @@ def test_existing_report_is_refused_before_the_run(tmp_path: Path, capsys):
     assert _names(tmp_path) == ["r.md"] and report.read_text() == "keep me"
 
 
+def test_several_existing_outputs_exist(tmp_path: Path, capsys):
+    """Two files named together took the verb of one: "rows.csv, rows.meta.json exists"."""
+    out, sidecar = tmp_path / "rows.csv", tmp_path / "rows.meta.json"
+    md, png = tmp_path / "r.md", tmp_path / "r-histogram.png"
+    for path in (out, sidecar, md, png):
+        path.write_text("keep me")
+    code, err = _run([*SWEEP, "--out", str(out)], capsys)
+    assert code == 3 and f"{out}, {sidecar} exist; use --force to overwrite" in err
+    code, err = _run([*MC, "--report", str(tmp_path / "r")], capsys)
+    assert code == 3 and f"{md}, {png} exist; use --force to overwrite" in err
+
+
+@pytest.mark.parametrize("argv", [MC, SWEEP], ids=["montecarlo", "sweep"])
+def test_an_out_whose_chunk_folder_cannot_be_made_is_named_not_the_folder(argv, capsys):
+    """`--out /proc/x.parquet` said "/proc/x.parquet.chunks: cannot create the folder", a
+    folder the user never named."""
+    if not Path("/proc").is_dir():
+        pytest.skip("needs /proc, a folder that takes no new folder")
+    out = "/proc/econ-test.parquet"
+    code, err = _run([*argv, "--out", out], capsys)
+    assert code == 3 and "Traceback" not in err
+    assert err.startswith(
+        f"error: {out}: cannot write it: the folder of its chunk files beside it "
+        "(econ-test.parquet.chunks) cannot be created: "
+    )
+    assert err.rstrip().endswith(
+        "choose another place for --out, or keep the chunk files elsewhere with --chunks DIR"
+    )
+
+
 def test_sidecar_refused_when_it_appears_during_the_run(tmp_path: Path, monkeypatch):
     # Checked again at the write: a sidecar created while the run computed is not replaced and
     # the rows file is not written either.

@@ -198,6 +198,7 @@ def _run_options(args, out_rows: bool) -> dict:
         check_out(args.out, args.force)
         if store is None:
             store = str(Path(args.out).with_name(Path(args.out).name + ".chunks"))
+            _check_chunk_folder(args.out, store)
     return {
         "chunk_size": DEFAULT_CHUNK_SIZE if args.chunk_size is None else args.chunk_size,
         "store": store,
@@ -205,6 +206,27 @@ def _run_options(args, out_rows: bool) -> dict:
         "overwrite": args.force,
         "hold_debt": args.hold_debt,
     }
+
+
+def _check_chunk_folder(out: str, store: str) -> None:
+    """Refuse an --out whose chunk folder (FILE.chunks, which the user did not name) cannot be
+    created beside it, naming the output: created and removed again, so a run refused later
+    leaves no empty folder behind."""
+    import os
+
+    from econ.files import reason
+
+    if os.path.lexists(store):
+        return  # a folder to resume from, or something the chunk store names and refuses
+    try:
+        os.mkdir(store)
+    except OSError as exc:
+        raise InputError(
+            f"{out}: cannot write it: the folder of its chunk files beside it "
+            f"({Path(store).name}) cannot be created: {reason(exc)}; choose another place for "
+            "--out, or keep the chunk files elsewhere with --chunks DIR"
+        ) from None
+    os.rmdir(store)
 
 
 def _say_held(result) -> None:
@@ -387,7 +409,7 @@ def _cmd_montecarlo(args) -> int:
         from econ.analysis.output import format_frame
 
         print(
-            f"{summary.n:,} scenarios of {base.name}, seed {seed}, {args.sampling} sampling, "
+            f"{summary.n:,} scenarios of {base.name}, {_seed_text(seed, plan)}, "
             f"quantiles {summary.quantile_method}"
         )
         print(format_frame(frame))
@@ -398,6 +420,14 @@ def _cmd_montecarlo(args) -> int:
         if summary.covenant_breach_probability is not None:
             print(f"probability of a covenant breach: {summary.covenant_breach_probability:.2%}")
     return EXIT_OK
+
+
+def _seed_text(seed: int, plan) -> str:
+    """Seed and sampling of a Monte Carlo run's header. Unscrambled Sobol points without rank
+    correlation (whose permutations are drawn from the seed) are the same for every seed."""
+    if plan.sampling == "sobol-plain" and plan.correlation is None:
+        return "sobol-plain sampling (no seed: the same points for every seed)"
+    return f"seed {seed}, {plan.sampling} sampling"
 
 
 def _cmd_sensitivity(args) -> int:
