@@ -671,6 +671,9 @@ def _project(b: ScenarioBatch, monthly: bool = True) -> Projection:
     )
 
 
+SIZED_DSCR_TOLERANCE = 1e-9
+"""Relative shortfall of the lowest DSCR below the sizing target that is rounding, not a miss."""
+
 NO_RESALE = f"{', '.join(resale_mod.SPREAD_KEYS)} are null: no resale curve (market.resale_*)"
 
 
@@ -1755,6 +1758,12 @@ def _warning_source(b, ledger: _Ledger, metrics, facts, fleet: _Fleet, costs: _C
         | ~np.isnan(b["financing.max_ltv"][first])
         | (b["financing.repayment"][first] == SCULPTED)
     ) & (sized is not None)
+    target = b["financing.size_to_min_dscr"][first]
+    flags["sized_dscr_missed"] = (
+        flags["debt_sized"]
+        & ~np.isnan(target)
+        & (coverage["min_dscr"] < target * (1.0 - SIZED_DSCR_TOLERANCE))
+    )
     loan_usd = b["financing.debt_usd"][first]
     flags["loan_cut_to_capex"] = loan_usd > ledger.capex_total + HALF_CENT_USD
     # (a capital stack's tranche amounts are not cut to the capex as the term loan is)
@@ -2610,6 +2619,13 @@ def _warnings(flags, ctx, n) -> list[list[str]]:
             "the last month"
         ),
         "debt_sized": lambda i: _sizing_message(ctx, i),
+        "sized_dscr_missed": lambda i: (
+            f"the lowest DSCR is {ctx['min_dscr'][i]:.2f}x, below the "
+            f"{ctx['size_to_min_dscr'][i]:g}x the debt was sized to: the sizing counts the tax "
+            "paid before the loan's interest, and the interest can move the first month with "
+            "taxable income and so pay a year's tax in fewer months (see the dscr and tax_usd "
+            "lines); a higher financing.size_to_min_dscr leaves more room"
+        ),
         "loan_over_collateral": lambda i: _over_collateral_message(ctx, i),
         "loan_cut_to_capex": lambda i: (
             f"financing.debt_usd of {ctx['loan_usd'][i]:,.0f} USD is more than the capex of "
