@@ -430,7 +430,8 @@ def test_a_page_that_fails_shows_why_without_a_traceback(monkeypatch):
 @pytest.fixture
 def elsewhere_temp(monkeypatch, tmp_path):
     """A temporary folder that is not a parent of models/: app_text's removal of upload folders
-    (/tmp/NAME/) hid a checkout under /tmp, and would not hide /srv/econ/models."""
+    (a folder inside the system's temporary folder) hid a checkout placed inside that folder, and
+    would not hide one anywhere else."""
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
 
 
