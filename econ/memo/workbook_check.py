@@ -32,7 +32,7 @@ from econ.errors import InputError
 from econ.files import size_text, zip_member_refusal
 from econ.memo.verify import NotAMemoError, Report, read_bounded, refuse_files
 from econ.provenance import catalog_versions, scenario_sha256
-from econ.scenario.errors import ScenarioError
+from econ.scenario.errors import ScenarioError, shortened
 from econ.workbook import MAX_ROWS
 
 WORKBOOK_TOLERANCE = 1e-7
@@ -65,11 +65,6 @@ def _number(value):
     return None
 
 
-def _part(name: str) -> str:
-    """A part's name as a message quotes it: cut to 80 characters."""
-    return repr(name) if len(name) <= 80 else f"{name[:80]!r}... ({len(name):,} characters)"
-
-
 class _Refused(Exception):  # noqa: N818 - control flow: stops expat, carries the message
     """A part spans more than econ writes (raised inside expat's handlers)."""
 
@@ -84,7 +79,7 @@ class _Extent:
         self.cells = 0  # spanned by the parts scanned so far
 
     def _check(self, name: str, rows: int, columns: int) -> None:
-        where = f"the part {_part(name)}"
+        where = f"the part {shortened(name)}"
         if rows > MAX_ROWS:
             raise _Refused(
                 f"{where} reaches row {rows:,}; a sheet econ writes holds at most {MAX_ROWS:,} "
@@ -106,7 +101,7 @@ class _Extent:
         """Count the part's rows and columns as its XML streams in (_Refused past a limit)."""
         rows = columns = row = column = depth = 0
         row_depth = -1  # depth of the row open, -1 for none
-        where = f"the part {_part(name)}"
+        where = f"the part {shortened(name)}"
 
         def start(tag, attrs):
             nonlocal rows, columns, row, column, depth, row_depth
@@ -118,7 +113,7 @@ class _Extent:
                 row = _row_number(attrs.get("r"), row)
                 if row is None:
                     raise _Refused(
-                        f"{where} has a row numbered {_part(str(attrs['r']))}; expected 1, 2, ..."
+                        f"{where} has a row numbered {shortened(str(attrs['r']))}; expected 1, 2, ..."
                     )
                 if row > rows:
                     rows = row
@@ -131,7 +126,7 @@ class _Extent:
                         cell_row, column = coordinate_to_tuple(ref)
                     except (CellCoordinatesException, ValueError, TypeError):
                         raise _Refused(
-                            f"{where} has a cell at {_part(ref)}; expected a reference such as B7"
+                            f"{where} has a cell at {shortened(ref)}; expected a reference such as B7"
                         ) from None
                 else:
                     column += 1
@@ -197,7 +192,7 @@ def _check_package(path: Path, data: bytes) -> None:
         )
     declared = 0
     for member in members:
-        shown = f"{path}: the part {_part(member.filename)}"
+        shown = f"{path}: the part {shortened(member.filename)}"
         refusal = zip_member_refusal(member)
         if refusal:
             raise NotAMemoError(f"{shown} {refusal}; {expected}")
@@ -205,7 +200,7 @@ def _check_package(path: Path, data: bytes) -> None:
         if declared > MAX_WORKBOOK_BYTES:
             raise NotAMemoError(
                 f"{path}: its parts declare more than {size_text(MAX_WORKBOOK_BYTES)} unzipped "
-                f"(up to {_part(member.filename)}); {expected}"
+                f"(up to {shortened(member.filename)}); {expected}"
             )
     extent = _Extent()
     for member in members:
@@ -217,7 +212,7 @@ def _check_package(path: Path, data: bytes) -> None:
         except Exception as exc:  # (zipfile, zlib, bz2 and lzma raise several types)
             raise NotAMemoError(
                 f"{path}: not a readable workbook ({type(exc).__name__} in the part "
-                f"{_part(member.filename)}); {expected} (.xlsx)"
+                f"{shortened(member.filename)}); {expected} (.xlsx)"
             ) from None
 
 
