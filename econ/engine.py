@@ -1454,7 +1454,7 @@ def _income_tax(taxable, tax_rate, horizon, payment, loss_limit):
 def _summary_metrics(b: ScenarioBatch, ledger: _Ledger, to: _Scenarios, fleet, costs):
     """Metrics: levelized cost, NPV, IRRs, payback, break-even, densities (n,) each; and the
     facts the warnings quote."""
-    lines, stack = ledger.lines, ledger.stack
+    lines = ledger.lines
     pv = lambda x: metrics_mod.present_value(x, ledger.discount)  # noqa: E731
     pv_tokens = pv(lines["tokens"])
     # capital consumed: book depreciation and impairment, and a sale's loss (less its gain) below
@@ -1471,10 +1471,73 @@ def _summary_metrics(b: ScenarioBatch, ledger: _Ledger, to: _Scenarios, fleet, c
     # Per input plus output token, discounted alike; NaN where the input tokens are unknown.
     pv_input_tokens = pv(lines["input_tokens"])
     lcot_all_tokens, _ = metrics_mod.levelized_cost(pv_parts, pv_tokens + pv_input_tokens)
-    npv = pv(ledger.cash_flow_project)
+    returns, facts = _returns(b, ledger, pv)
+    breakeven = _breakeven(b, ledger, to)
+    gpu_count = to.total(fleet.gpu_count)
+    npv = returns["npv_usd"]
+    coverage = ledger.coverage
+    negative_breakeven = breakeven < 0  # NPV > 0 at a zero token price
+    metrics = {
+        "lcot_usd_per_mtok": lcot,
+        "lcot_usd_per_mtok_all_tokens": lcot_all_tokens,
+        **_totals(ledger),
+        **returns,
+        "npv_usd_per_gpu": npv / gpu_count,
+        "npv_usd_per_rack": npv * to.at_first(b["fleet.gpus_per_rack"]) / gpu_count,
+        "payback_months": metrics_mod.payback_months(ledger.cash_flow_project, ledger.active),
+        "breakeven_price_usd_per_mtok": np.where(negative_breakeven, np.nan, breakeven),
+        "min_dscr": coverage["min_dscr"],
+        **_densities(b, ledger, to, fleet, costs),
+        "gpu_count": gpu_count,
+        "capex_usd_total": ledger.capex_total,
+        "discount_rate_annual": ledger.discount_annual,
+        "horizon_months": b.horizon_months.astype(float),
+        "min_llcr": coverage["min_llcr"],
+        "covenant_breach_months": coverage["breach_months"].astype(float),
+        "first_breach_month": coverage["first_breach_month"],
+        **{name: ledger.stack.metrics[name] for name in STACK_METRICS},
+        "profitability_index": metrics_mod.profitability_index(npv, pv(ledger.capex)),
+        **_debt_metrics(ledger),
+        **_cost_per_gpu_hour(pv, lines["gpus_in_service"], pv_parts),
+    }
+    facts.update(
+        pv_tokens=pv_tokens,
+        no_input_ratio=np.isnan(pv_input_tokens) & (pv_tokens > 0),
+        negative_breakeven=negative_breakeven,
+    )
+    return metrics, components, facts
+
+
+def _totals(ledger: _Ledger) -> dict[str, np.ndarray]:
+    """Sums over the horizon (n,): tokens, revenue, EBITDA, EBIT, net income, impairment, and the
+    accounting cost per token (costs as booked, interest included, undiscounted)."""
+    lines = ledger.lines
+    tokens = lines["tokens"].sum(axis=1)
+    booked = lines["power_usd"] + ledger.facility + lines["opex_usd"] + ledger.consumed
+    return {
+        "tokens_total": tokens,
+        "input_tokens_total": lines["input_tokens"].sum(axis=1),
+        "revenue_usd_total": ledger.revenue.sum(axis=1),
+        **{
+            f"{kind}_revenue_usd_total": lines[f"{kind}_revenue_usd"].sum(axis=1)
+            for kind in TOKEN_KINDS
+        },
+        "ebitda_usd_total": ledger.ebitda.sum(axis=1),
+        "ebit_usd_total": (ledger.ebitda - ledger.consumed).sum(axis=1),
+        "net_income_usd_total": ledger.net_income.sum(axis=1),
+        "accounting_cost_usd_per_mtok": metrics_mod.cost_usd_per_mtok(
+            (booked + ledger.stack.lines["interest_expense_usd"]).sum(axis=1), tokens
+        ),
+        "impairment_usd_total": ledger.impairment.sum(axis=1),
+    }
+
+
+def _returns(b: ScenarioBatch, ledger: _Ledger, pv):
+    """NPV, project and equity IRR and MIRR, equity MOIC (n,) each, and the facts the warnings
+    quote about them. Equity returns are NaN where equity is under MIN_EQUITY_SHARE_FOR_IRR of
+    capex (too little to judge)."""
+    stack, capex_total = ledger.stack, ledger.capex_total
     project_irr = metrics_mod.unique_irr_annual(ledger.cash_flow_project)
-    irr_project = project_irr["irr_annual"]
-    capex_total = ledger.capex_total
     equity_share = np.where(capex_total > 0, stack.metrics["equity_usd"] / capex_total, 0.0)
     equity = capital_mod.equity_returns(
         ledger.cash_flow_equity, MIN_EQUITY_SHARE_FOR_IRR * capex_total, irr=False
@@ -1482,7 +1545,6 @@ def _summary_metrics(b: ScenarioBatch, ledger: _Ledger, to: _Scenarios, fleet, c
     equity_too_thin = equity_share < MIN_EQUITY_SHARE_FOR_IRR
     equity_irr = metrics_mod.unique_irr_annual(ledger.cash_flow_equity)
     equity_counted = equity_too_thin | np.isnan(equity["moic"])  # too little equity to judge
-    irr_equity = np.where(equity_counted, np.nan, equity_irr["irr_annual"])
     cost_of_debt = stack.metrics["cost_of_debt_annual"]
     has_debt = (stack.metrics["debt_usd"] > 0) & np.isfinite(cost_of_debt)
     finance_rate = np.where(has_debt, cost_of_debt, ledger.discount_annual)
@@ -1496,13 +1558,32 @@ def _summary_metrics(b: ScenarioBatch, ledger: _Ledger, to: _Scenarios, fleet, c
             ("equity", ledger.cash_flow_equity),
         )
     }
-    mirr["equity"] = np.where(equity_counted, np.nan, mirr["equity"])
-    interest = stack.lines["interest_expense_usd"]
-    payback = metrics_mod.payback_months(ledger.cash_flow_project, ledger.active)
-    breakeven = metrics_mod.breakeven_price_usd_per_mtok(
+    returns = {
+        "npv_usd": pv(ledger.cash_flow_project),
+        "irr_project_annual": project_irr["irr_annual"],
+        "irr_equity_annual": np.where(equity_counted, np.nan, equity_irr["irr_annual"]),
+        "moic_equity": np.where(equity_too_thin, np.nan, equity["moic"]),
+        "mirr_project_annual": mirr["project"],
+        "mirr_equity_annual": np.where(equity_counted, np.nan, mirr["equity"]),
+    }
+    facts = {
+        "equity_share": equity_share,
+        "thin": equity_too_thin,
+        "equity_counted": equity_counted,
+        "irr": {"project": project_irr, "equity": equity_irr},
+    }
+    return returns, facts
+
+
+def _breakeven(b: ScenarioBatch, ledger: _Ledger, to: _Scenarios) -> np.ndarray:
+    """The token price at which NPV is 0 (n,) [USD/Mtok]: negative where NPV > 0 at price 0."""
+    lines = ledger.lines
+    return metrics_mod.breakeven_price_usd_per_mtok(
         fixed=ledger.ebitda - lines["token_revenue_after_sga_usd"],
         spot_units=lines["spot_units"],
-        deductions=ledger.tax_depreciation + interest - lines["tax_gain_usd"],
+        deductions=ledger.tax_depreciation
+        + ledger.stack.lines["interest_expense_usd"]
+        - lines["tax_gain_usd"],
         tax_rate=ledger.tax_rate,
         last_month=b.horizon_months,
         capital=ledger.proceeds - ledger.capex,
@@ -1510,7 +1591,11 @@ def _summary_metrics(b: ScenarioBatch, ledger: _Ledger, to: _Scenarios, fleet, c
         tax_payment=to.at_first(b["financing.tax_payment"]),
         loss_limit=ledger.loss_limit,
     )
-    gpu_count = to.total(fleet.gpu_count)
+
+
+def _densities(b: ScenarioBatch, ledger: _Ledger, to: _Scenarios, fleet, costs):
+    """The DENSITY_COLUMNS metrics (n,) each: per MW, per rack, per m2 (econ.density)."""
+    lines = ledger.lines
     densities = density.density_metrics(
         tokens=lines["tokens"],
         revenue_usd=ledger.revenue,
@@ -1523,67 +1608,7 @@ def _summary_metrics(b: ScenarioBatch, ledger: _Ledger, to: _Scenarios, fleet, c
         rated_tokens_per_s=to.total(fleet.gpu_count * b["throughput.tokens_per_s_per_gpu"]),
         installed_it_kw=to.total(fleet.gpu_count * costs.kw_per_gpu),
     )
-    coverage = ledger.coverage
-    metrics = {
-        "lcot_usd_per_mtok": lcot,
-        "lcot_usd_per_mtok_all_tokens": lcot_all_tokens,
-        "tokens_total": lines["tokens"].sum(axis=1),
-        "input_tokens_total": lines["input_tokens"].sum(axis=1),
-        "revenue_usd_total": ledger.revenue.sum(axis=1),
-        **{
-            f"{kind}_revenue_usd_total": lines[f"{kind}_revenue_usd"].sum(axis=1)
-            for kind in TOKEN_KINDS
-        },
-        "ebitda_usd_total": ledger.ebitda.sum(axis=1),
-        "npv_usd": npv,
-        "npv_usd_per_gpu": npv / gpu_count,
-        "npv_usd_per_rack": npv * to.at_first(b["fleet.gpus_per_rack"]) / gpu_count,
-        "irr_project_annual": irr_project,
-        "irr_equity_annual": irr_equity,
-        "payback_months": payback,
-        "breakeven_price_usd_per_mtok": breakeven,
-        "min_dscr": coverage["min_dscr"],
-        **{name: densities[name] for name in DENSITY_COLUMNS},
-        "gpu_count": gpu_count,
-        "capex_usd_total": capex_total,
-        "discount_rate_annual": ledger.discount_annual,
-        "horizon_months": b.horizon_months.astype(float),
-        "ebit_usd_total": (ledger.ebitda - ledger.consumed).sum(axis=1),
-        "net_income_usd_total": ledger.net_income.sum(axis=1),
-        "accounting_cost_usd_per_mtok": metrics_mod.cost_usd_per_mtok(
-            (
-                lines["power_usd"]
-                + ledger.facility
-                + lines["opex_usd"]
-                + ledger.consumed
-                + interest
-            ).sum(axis=1),
-            lines["tokens"].sum(axis=1),
-        ),
-        "impairment_usd_total": ledger.impairment.sum(axis=1),
-        "moic_equity": np.where(equity_too_thin, np.nan, equity["moic"]),
-        "min_llcr": coverage["min_llcr"],
-        "covenant_breach_months": coverage["breach_months"].astype(float),
-        "first_breach_month": coverage["first_breach_month"],
-        **{name: stack.metrics[name] for name in STACK_METRICS},
-        "mirr_project_annual": mirr["project"],
-        "mirr_equity_annual": mirr["equity"],
-        "profitability_index": metrics_mod.profitability_index(npv, pv(ledger.capex)),
-        **_debt_metrics(ledger),
-        **_cost_per_gpu_hour(pv, lines["gpus_in_service"], pv_parts),
-    }
-    negative_breakeven = breakeven < 0  # NPV > 0 at a zero token price
-    metrics["breakeven_price_usd_per_mtok"] = np.where(negative_breakeven, np.nan, breakeven)
-    facts = {
-        "pv_tokens": pv_tokens,
-        "no_input_ratio": np.isnan(pv_input_tokens) & (pv_tokens > 0),
-        "equity_share": equity_share,
-        "thin": equity_too_thin,
-        "equity_counted": equity_counted,
-        "negative_breakeven": negative_breakeven,
-        "irr": {"project": project_irr, "equity": equity_irr},
-    }
-    return metrics, components, facts
+    return {name: densities[name] for name in DENSITY_COLUMNS}
 
 
 def _resale_spread(b: ScenarioBatch, months, fleet: _Fleet, revenue: _Revenue, resale):
@@ -1727,50 +1752,10 @@ def _monthly_lines(ledger: _Ledger) -> dict[str, np.ndarray]:
 
 def _warning_source(b, ledger: _Ledger, metrics, facts, fleet: _Fleet, costs: _Costs, capital):
     """Flags (cheap, now) and a function formatting each scenario's warnings (on first use)."""
-    coverage, stack = ledger.coverage, ledger.stack
-    irr_project, irr_equity = metrics["irr_project_annual"], metrics["irr_equity_annual"]
-    thin = facts["thin"]
-    irr = facts["irr"]
-    flags = {
-        "no_tokens": ~(facts["pv_tokens"] > 0),
-        "no_irr_project": np.isnan(irr_project),
-        "thin_equity": thin,
-        "no_irr_equity": np.isnan(irr_equity) & ~facts["equity_counted"],
-        "no_payback": np.isnan(metrics["payback_months"]),
-        "no_breakeven": np.isnan(metrics["breakeven_price_usd_per_mtok"])
-        & ~facts["negative_breakeven"],
-        "breakeven_negative": facts["negative_breakeven"],
-        "no_debt": stack.metrics["debt_usd"] <= 0,
-        "dscr_below_1": coverage["min_dscr"] < 1.0,
-        "covenant_breach": coverage["breach_months"] > 0,
-        "irr_project_not_unique": ~np.isnan(irr_project) & irr["project"]["several_sign_changes"],
-        "irr_equity_not_unique": ~np.isnan(irr_equity) & irr["equity"]["several_sign_changes"],
-        "no_input_ratio": facts["no_input_ratio"],
-    }
-    settled = stack.lines["settlement_usd"].sum(axis=1)
-    flags["debt_settled_at_end"] = settled > 0.005
-    late_flags, late = _late_troubles(ledger)
-    flags.update(late_flags)
-    sized = stack.metrics.get("debt_sizing_constraint")
     first = np.flatnonzero(fleet.first_row)
-    flags["debt_sized"] = (
-        ~np.isnan(b["financing.size_to_min_dscr"][first])
-        | ~np.isnan(b["financing.max_ltv"][first])
-        | (b["financing.repayment"][first] == SCULPTED)
-    ) & (sized is not None)
-    target = b["financing.size_to_min_dscr"][first]
-    flags["sized_dscr_missed"] = (
-        flags["debt_sized"]
-        & ~np.isnan(target)
-        & (coverage["min_dscr"] < target * (1.0 - SIZED_DSCR_TOLERANCE))
-    )
-    loan_usd = b["financing.debt_usd"][first]
-    flags["loan_cut_to_capex"] = loan_usd > ledger.capex_total + HALF_CENT_USD
-    # (a capital stack's tranche amounts are not cut to the capex as the term loan is)
-    flags["debt_over_capex"] = stack.metrics["debt_usd"] > ledger.capex_total + HALF_CENT_USD
-    contracted_kw = b["facility.contracted_kw"][np.flatnonzero(fleet.first_row)]
-    peak_it_kw = ledger.lines["it_kw"].max(axis=1)
-    flags["over_contract"] = ~np.isnan(contracted_kw) & (peak_it_kw > contracted_kw + 1e-9)
+    late_flags, late = _late_troubles(ledger)
+    context = _warning_context(b, ledger, facts, fleet, costs, capital, first) | late
+    flags = _scenario_flags(b, ledger, metrics, facts, context, first) | late_flags
     row_flags = {
         "sold_before_life": (
             fleet.held < np.ceil(b["depreciation.life_years"] * MONTHS_PER_YEAR - 1e-9)
@@ -1779,47 +1764,6 @@ def _warning_source(b, ledger: _Ledger, metrics, facts, fleet: _Fleet, costs: _C
         & (True if capital.resale is None else ~capital.resale.has),
         "measured_energy": costs.measured_energy,
         "impaired": capital.impairment_month >= 0,
-    }
-    context = {
-        "equity_share": facts["equity_share"],
-        "min_dscr": coverage["min_dscr"],
-        "months_below_1": (coverage["dscr"] < 1.0).sum(axis=1),
-        "breach_months": coverage["breach_months"],
-        "first_breach_month": coverage["first_breach_month"],
-        "covenants": ledger.covenants,
-        # months each covenant test is breached, counted once for all rows
-        "breaches": {
-            name: coverage[f"{name}_breach"].sum(axis=1) for name in ("dscr", "llcr", "ltv")
-        },
-        "test_months": b["financing.covenants.test_months"][first],
-        "life_months": b["depreciation.life_years"] * MONTHS_PER_YEAR,
-        "retire": fleet.retire,
-        "purchase": fleet.purchase,
-        "held": fleet.held,
-        "carrying_at_sale": capital.carrying_at_sale,
-        "impairment_month": capital.impairment_month,
-        "impairment_loss": capital.impairment_loss,
-        "contracted_kw": contracted_kw,
-        "loan_usd": loan_usd,
-        "peak_it_kw": peak_it_kw,
-        "kw_per_gpu": costs.kw_per_gpu,
-        "nameplate_kw": costs.nameplate_kw,
-        "joules_per_token": b["power.measured_joules_per_token"],
-        "settled_at_end": settled,
-        **late,
-        "irr_falling": {side: irr[side]["falling"] for side in irr},
-        "irr_several": {side: irr[side]["several_sign_changes"] for side in irr},
-        "sizing_constraint": sized,
-        "debt_usd": stack.metrics["debt_usd"],
-        "capex_total": ledger.capex_total,
-        "size_to_min_dscr": b["financing.size_to_min_dscr"][np.flatnonzero(fleet.first_row)],
-        "max_ltv": b["financing.max_ltv"][np.flatnonzero(fleet.first_row)],
-        "input_revenue": (
-            ledger.lines["input_token_revenue_usd"] + ledger.lines["cached_input_token_revenue_usd"]
-        ).any(axis=1),
-        "resale_collateral": np.zeros(b.n, bool)
-        if capital.resale is None
-        else capital.resale.has[np.flatnonzero(fleet.first_row)],
     }
     sc = fleet.scenario
     # The flows of the scenarios whose IRR warnings list roots, cut now: the closure below must
@@ -1863,6 +1807,92 @@ def _warning_source(b, ledger: _Ledger, metrics, facts, fleet: _Fleet, costs: _C
         return out
 
     return warnings
+
+
+def _scenario_flags(b, ledger: _Ledger, metrics, facts, context, first) -> dict[str, np.ndarray]:
+    """Which scenarios get each SCENARIO warning (n,) bool; `first`: each scenario's first row."""
+    coverage, stack = ledger.coverage, ledger.stack
+    irr_project, irr_equity = metrics["irr_project_annual"], metrics["irr_equity_annual"]
+    irr = facts["irr"]
+    sized = (
+        ~np.isnan(context["size_to_min_dscr"])
+        | ~np.isnan(context["max_ltv"])
+        | (b["financing.repayment"][first] == SCULPTED)
+    ) & (context["sizing_constraint"] is not None)
+    target = context["size_to_min_dscr"]
+    contracted_kw = context["contracted_kw"]
+    return {
+        "no_tokens": ~(facts["pv_tokens"] > 0),
+        "no_irr_project": np.isnan(irr_project),
+        "thin_equity": facts["thin"],
+        "no_irr_equity": np.isnan(irr_equity) & ~facts["equity_counted"],
+        "no_payback": np.isnan(metrics["payback_months"]),
+        "no_breakeven": np.isnan(metrics["breakeven_price_usd_per_mtok"])
+        & ~facts["negative_breakeven"],
+        "breakeven_negative": facts["negative_breakeven"],
+        "no_debt": stack.metrics["debt_usd"] <= 0,
+        "dscr_below_1": coverage["min_dscr"] < 1.0,
+        "covenant_breach": coverage["breach_months"] > 0,
+        "irr_project_not_unique": ~np.isnan(irr_project) & irr["project"]["several_sign_changes"],
+        "irr_equity_not_unique": ~np.isnan(irr_equity) & irr["equity"]["several_sign_changes"],
+        "no_input_ratio": facts["no_input_ratio"],
+        "debt_settled_at_end": context["settled_at_end"] > 0.005,
+        "debt_sized": sized,
+        "sized_dscr_missed": sized
+        & ~np.isnan(target)
+        & (coverage["min_dscr"] < target * (1.0 - SIZED_DSCR_TOLERANCE)),
+        "loan_cut_to_capex": context["loan_usd"] > ledger.capex_total + HALF_CENT_USD,
+        # (a capital stack's tranche amounts are not cut to the capex as the term loan is)
+        "debt_over_capex": stack.metrics["debt_usd"] > ledger.capex_total + HALF_CENT_USD,
+        "over_contract": ~np.isnan(contracted_kw) & (context["peak_it_kw"] > contracted_kw + 1e-9),
+    }
+
+
+def _warning_context(b, ledger: _Ledger, facts, fleet: _Fleet, costs: _Costs, capital, first):
+    """The figures the warnings quote, per scenario (n,) or per row; `first`: each scenario's
+    first row."""
+    coverage, stack = ledger.coverage, ledger.stack
+    irr = facts["irr"]
+    return {
+        "equity_share": facts["equity_share"],
+        "min_dscr": coverage["min_dscr"],
+        "months_below_1": (coverage["dscr"] < 1.0).sum(axis=1),
+        "breach_months": coverage["breach_months"],
+        "first_breach_month": coverage["first_breach_month"],
+        "covenants": ledger.covenants,
+        # months each covenant test is breached, counted once for all rows
+        "breaches": {
+            name: coverage[f"{name}_breach"].sum(axis=1) for name in ("dscr", "llcr", "ltv")
+        },
+        "test_months": b["financing.covenants.test_months"][first],
+        "life_months": b["depreciation.life_years"] * MONTHS_PER_YEAR,
+        "retire": fleet.retire,
+        "purchase": fleet.purchase,
+        "held": fleet.held,
+        "carrying_at_sale": capital.carrying_at_sale,
+        "impairment_month": capital.impairment_month,
+        "impairment_loss": capital.impairment_loss,
+        "contracted_kw": b["facility.contracted_kw"][first],
+        "loan_usd": b["financing.debt_usd"][first],
+        "peak_it_kw": ledger.lines["it_kw"].max(axis=1),
+        "kw_per_gpu": costs.kw_per_gpu,
+        "nameplate_kw": costs.nameplate_kw,
+        "joules_per_token": b["power.measured_joules_per_token"],
+        "settled_at_end": stack.lines["settlement_usd"].sum(axis=1),
+        "irr_falling": {side: irr[side]["falling"] for side in irr},
+        "irr_several": {side: irr[side]["several_sign_changes"] for side in irr},
+        "sizing_constraint": stack.metrics.get("debt_sizing_constraint"),
+        "debt_usd": stack.metrics["debt_usd"],
+        "capex_total": ledger.capex_total,
+        "size_to_min_dscr": b["financing.size_to_min_dscr"][first],
+        "max_ltv": b["financing.max_ltv"][first],
+        "input_revenue": (
+            ledger.lines["input_token_revenue_usd"] + ledger.lines["cached_input_token_revenue_usd"]
+        ).any(axis=1),
+        "resale_collateral": np.zeros(b.n, bool)
+        if capital.resale is None
+        else capital.resale.has[first],
+    }
 
 
 class _Listed(dict):
