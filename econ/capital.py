@@ -253,29 +253,8 @@ def stack_schedule(
     repayment, cover ratios); FASB ASC 835-30 (interest method), ASC 470-20 as amended by ASU
     2020-06 (convertible debt), ASC 470-50-40-2 (extinguishment).
     """
-    profile = np.asarray(draw_profile, dtype=float)
-    if profile.ndim != 2:
-        raise InputError(f"draw_profile must be an array (n, T), got shape {profile.shape}")
+    profile, capex, last = _checked_schedule_inputs(draw_profile, months, capex_usd, last_month)
     n, T = profile.shape
-    months = np.asarray(months)
-    if months.shape != (T,) or (months != np.arange(T)).any():
-        raise InputError(f"months must be 0..{T - 1} to match draw_profile, got {months[:5]}...")
-    capex = _vector(capex_usd, n, "capex_usd")
-    last = np.broadcast_to(np.asarray(last_month), (n,)).astype(np.int64)
-    if (last < 0).any() or (last > T - 1).any():
-        bad = last[(last < 0) | (last > T - 1)][0]
-        raise InputError(f"last_month {bad} is outside months 0..{T - 1}")
-    m = np.arange(T)[None, :]
-    if (profile < 0).any():
-        raise InputError("draw_profile has negative shares; expected shares of capex >= 0")
-    beyond = (profile > 0) & (m > last[:, None])
-    if beyond.any():
-        row, month = np.argwhere(beyond)[0]
-        raise InputError(
-            f"draw schedule beyond the horizon: draw_profile is {profile[row, month]:g} in month "
-            f"{month} of scenario {row}, after its last month {last[row]}"
-        )
-
     specs = [_normalize(spec, i, n) for i, spec in enumerate(tranches)]
     _check_stack(specs, n)
     debt_specs = [s for s in specs if s["type"] in LOANS + NOTES]
@@ -340,7 +319,6 @@ def stack_schedule(
             out[spec["name"]], out_metrics[spec["name"]] = lines, metrics
             needed = needed - share
     equity_names = [s["name"] for s in equity_specs]
-    specs_by_name = {s["name"]: s for s in specs}
     out = {s["name"]: out[s["name"]] for s in specs}  # in the order given
     out_metrics = {s["name"]: out_metrics[s["name"]] for s in specs}
 
@@ -353,6 +331,45 @@ def stack_schedule(
         - lines["cash_interest_usd"]
         - lines["principal_usd"]
     )
+    metrics = _stack_metrics(
+        lines, out, out_metrics, debt_names, equity_specs, equity_cost_annual, tax_rate
+    )
+    return StackSchedule(lines=lines, tranches=out, metrics=metrics, tranche_metrics=out_metrics)
+
+
+def _checked_schedule_inputs(draw_profile, months, capex_usd, last_month):
+    """stack_schedule's draw profile (n, T), capex (n,) and last months (n,), checked: months
+    0..T-1, last months inside them, no negative share and no draw after a last month."""
+    profile = np.asarray(draw_profile, dtype=float)
+    if profile.ndim != 2:
+        raise InputError(f"draw_profile must be an array (n, T), got shape {profile.shape}")
+    n, T = profile.shape
+    months = np.asarray(months)
+    if months.shape != (T,) or (months != np.arange(T)).any():
+        raise InputError(f"months must be 0..{T - 1} to match draw_profile, got {months[:5]}...")
+    capex = _vector(capex_usd, n, "capex_usd")
+    last = np.broadcast_to(np.asarray(last_month), (n,)).astype(np.int64)
+    if (last < 0).any() or (last > T - 1).any():
+        bad = last[(last < 0) | (last > T - 1)][0]
+        raise InputError(f"last_month {bad} is outside months 0..{T - 1}")
+    if (profile < 0).any():
+        raise InputError("draw_profile has negative shares; expected shares of capex >= 0")
+    beyond = (profile > 0) & (np.arange(T)[None, :] > last[:, None])
+    if beyond.any():
+        row, month = np.argwhere(beyond)[0]
+        raise InputError(
+            f"draw schedule beyond the horizon: draw_profile is {profile[row, month]:g} in month "
+            f"{month} of scenario {row}, after its last month {last[row]}"
+        )
+    return profile, capex, last
+
+
+def _stack_metrics(lines, out, out_metrics, debt_names, equity_specs, equity_cost_annual, tax_rate):
+    """The stack's metrics (n,) each, and its balance-weighted rate line (set in `lines`): debt
+    drawn and its cost (drawn-weighted effective yields), equity, WACC after tax, shares."""
+    n, T = lines["balance_usd"].shape
+    zeros = np.zeros((n, T))
+    equity_names = [s["name"] for s in equity_specs]
     opening = np.concatenate([zeros[:, :1], lines["balance_usd"][:, :-1]], axis=1)
     # Rates weighted by the opening balance; month 0 opens with nothing owed (weight 0).
     weighted = zeros.copy()
@@ -369,7 +386,7 @@ def stack_schedule(
         [out_metrics[k]["effective_rate_annual"] for k in debt_names] or [np.zeros(n)]
     )
     equity_usd = lines["equity_funding_usd"].sum(axis=1)
-    equity_cost = _equity_cost(equity_specs, specs_by_name, out, equity_cost_annual, n)
+    equity_cost = _equity_cost(equity_specs, out, equity_cost_annual, n)
     with np.errstate(invalid="ignore", divide="ignore"):
         cost_of_debt = np.where(drawn > 0, drawn * yields, 0.0).sum(axis=1) / drawn.sum(axis=1)
     wacc = (
@@ -388,14 +405,14 @@ def stack_schedule(
         "dilution_shares": lines["shares_issued"].sum(axis=1),
         "max_balance_usd": lines["balance_usd"].max(axis=1),
     }
-    return StackSchedule(lines=lines, tranches=out, metrics=metrics, tranche_metrics=out_metrics)
+    return metrics
 
 
 def _sum_lines(out, names, line, n):
     return sum((out[k][line].sum(axis=1) for k in names), np.zeros(n))
 
 
-def _equity_cost(equity_specs, specs_by_name, out, fallback, n):
+def _equity_cost(equity_specs, out, fallback, n):
     """Issuance-weighted required return of the equity tranches, else the fallback [1/year]."""
     weights = np.zeros(n)
     weighted = np.zeros(n)
