@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import TYPE_CHECKING
 
@@ -1328,22 +1328,42 @@ def _ledger(b: ScenarioBatch, months, lines, site, to: _Scenarios, capex_row, bu
         built is not None,
         market_collateral,
     )
+    payment = to.at_first(b["financing.tax_payment"])
+
+    def taxes(stack):
+        return _tax(
+            ebitda,
+            book_depreciation,
+            tax_depreciation,
+            impairment,
+            stack.lines["interest_expense_usd"],
+            lines["gain_usd"],
+            lines["tax_gain_usd"],
+            tax_rate,
+            horizon,
+            payment,
+            to.at_first(b["financing.tax_valuation_allowance"]),
+            loss_limit,
+        )
+
     stack = _finance(b, to.first, horizon, months, capex, tax_rate, discount_annual, built, sizing)
-    interest = stack.lines["interest_expense_usd"]
-    income_tax, current_tax, deferred, consumed, net_income = _tax(
-        ebitda,
-        book_depreciation,
-        tax_depreciation,
-        impairment,
-        interest,
-        lines["gain_usd"],
-        lines["tax_gain_usd"],
-        tax_rate,
-        horizon,
-        to.at_first(b["financing.tax_payment"]),
-        to.at_first(b["financing.tax_valuation_allowance"]),
-        loss_limit,
-    )
+    taxed = taxes(stack)
+    cfads = cashflow.cash_flow_available_for_debt_service_usd(ebitda, taxed[0])
+    short = _sized_short(sizing, cfads, stack.lines["debt_service_usd"])
+    if short is not None:  # sized again on the CFADS realised, those scenarios only
+        r = np.flatnonzero(short)
+        part = _sized_again(
+            b,
+            to.first[r],
+            months,
+            (horizon[r], capex[r], tax_rate[r], discount_annual[r], payment[r], loss_limit[r]),
+            (ebitda[r], tax_depreciation[r], lines["tax_gain_usd"][r]),
+            sizing.rows(r),
+            cfads[r],
+        )
+        stack = _with_rows(stack, part, r)
+        taxed = taxes(stack)
+    income_tax, current_tax, deferred, consumed, net_income = taxed
     cash_flow_project = cashflow.project_cash_flow_usd(ebitda, capex, proceeds, income_tax)
     covenants = (
         to.at_first(b["financing.covenants.dscr_floor"]),
@@ -2181,6 +2201,45 @@ def _put_rows(stack, single, rows) -> None:
             target[key][rows] = values
 
 
+def _sized_again(b, first, months, scenario, operating, sizing: _DebtSizing, cfads):
+    """The debt schedules of scenarios whose realised DSCR fell short of the target they were
+    sized to, sized again on the lower of the CFADS sized on and the CFADS realised, each month,
+    until no month falls short (at most RESIZING_ROUNDS rounds; see _sized_short). The debt
+    never rises: the CFADS sized on only falls.
+
+    `first`: the scenarios' first rows in b; `scenario`: their horizon, capex (n, T), tax rate,
+    discount rate, tax payment schedule and loss limit; `operating`: their EBITDA, tax
+    depreciation and taxable gains (n, T); `cfads`: the CFADS realised with the first debt."""
+    horizon, capex, tax_rate, discount_annual, payment, loss_limit = scenario
+    ebitda, tax_depreciation, tax_gain = operating
+    short = np.ones(len(first), bool)
+    for _ in range(RESIZING_ROUNDS):
+        # only the scenarios still short: each ends as it would alone, whatever its batch
+        lower = np.where(short[:, None], np.minimum(sizing.cfads, cfads), sizing.cfads)
+        sizing = replace(sizing, cfads=lower)
+        stack = _finance(b, first, horizon, months, capex, tax_rate, discount_annual, None, sizing)
+        interest = stack.lines["interest_expense_usd"]
+        taxable = tax.income_before_tax_usd(ebitda, tax_depreciation, interest, tax_gain)
+        income_tax = _income_tax(taxable, tax_rate, horizon, payment, loss_limit)
+        cfads = cashflow.cash_flow_available_for_debt_service_usd(ebitda, income_tax)
+        short = _sized_short(sizing, cfads, stack.lines["debt_service_usd"])
+        if short is None:
+            break
+    return stack
+
+
+def _with_rows(stack, part, rows):
+    """The stack with the schedules of scenarios `rows` taken from `part` (copied: neither given
+    stack changes, and lines the stack shares among its keys stay as they are)."""
+    merged = replace(
+        stack,
+        lines={k: np.array(v) for k, v in stack.lines.items()},
+        metrics={k: np.array(v) for k, v in stack.metrics.items()},
+    )
+    _put_rows(merged, part, rows)
+    return merged
+
+
 @dataclass(frozen=True)
 class _DebtSizing:
     """What sizes a scenario's debt (n,) and the cash flow it is sized on (n, T+1)."""
@@ -2222,9 +2281,10 @@ def _sizing(
     """The debt sizing inputs, or None where no scenario sizes its debt or sculpts it.
 
     The debt is sized on CFADS before financing: EBITDA less the income tax the scenario would
-    pay with no interest to deduct. Interest only lowers taxable income, so the tax actually paid
-    is no higher and the realised DSCR is at or above the target (the tax shield of the debt is
-    the lenders' cushion; no circular iteration). The collateral value for LTV is the book value:
+    pay with no interest to deduct. Interest lowers the tax of the whole projection, so the
+    realised DSCR is mostly at or above the target (the debt's tax shield is the lenders'
+    cushion); where the interest moves a year's tax into fewer months and some month falls short,
+    _sized_again sizes the scenario again. The collateral value for LTV is the book value:
     capex paid so far less book depreciation and impairment and the book value of what was sold
     (`econ.depreciation.held_book_value_usd`); where the scenario gives a resale
     table (market.resale_value_table or resale_series), the GPUs count at their resale value
@@ -2262,6 +2322,27 @@ def _sizing(
             ),
         ),
     )
+
+
+RESIZING_ROUNDS = 8
+"""Rounds of sizing again where the realised DSCR falls short of the target (see _sized_short)."""
+
+
+def _sized_short(sizing: _DebtSizing | None, cfads, debt_service) -> np.ndarray | None:
+    """Scenarios sized to a minimum DSCR whose realised DSCR falls below it in some month (n,)
+    bool, or None where there is none.
+
+    The sizing counts the tax paid without the debt's interest. Interest lowers the tax of the
+    whole projection, but it can move the first month with taxable income later and so pay a
+    year's tax in fewer installments: a month's CFADS then falls below the one the debt was sized
+    on. Such scenarios are sized again on the lower of the two CFADS in each month, which never
+    raises the debt, until no month falls short (at most RESIZING_ROUNDS rounds)."""
+    if sizing is None:
+        return None
+    target = sizing.min_dscr[:, None] * (1.0 - SIZED_DSCR_TOLERANCE)
+    with np.errstate(invalid="ignore"):
+        short = ((debt_service > 0) & (cfads < target * debt_service)).any(axis=1)
+    return short if short.any() else None
 
 
 def _or_book(market_collateral, book):
@@ -2651,10 +2732,11 @@ def _warnings(flags, ctx, n) -> list[list[str]]:
         "debt_sized": lambda i: _sizing_message(ctx, i),
         "sized_dscr_missed": lambda i: (
             f"the lowest DSCR is {ctx['min_dscr'][i]:.2f}x, below the "
-            f"{ctx['size_to_min_dscr'][i]:g}x the debt was sized to: the sizing counts the tax "
-            "paid before the loan's interest, and the interest can move the first month with "
-            "taxable income and so pay a year's tax in fewer months (see the dscr and tax_usd "
-            "lines); a higher financing.size_to_min_dscr leaves more room"
+            f"{ctx['size_to_min_dscr'][i]:g}x the debt was sized to: sized again "
+            f"{RESIZING_ROUNDS} times on the cash flow available for debt service realised "
+            "after interest, it still falls short (the interest moves the month a year's tax is "
+            "first paid; see the dscr and tax_usd lines); a higher financing.size_to_min_dscr "
+            "leaves more room"
         ),
         "loan_over_collateral": lambda i: _over_collateral_message(ctx, i),
         "loan_cut_to_capex": lambda i: (
