@@ -29,7 +29,7 @@ COLUMNS = (
 
 def _rows() -> dict[str, list[str]]:
     text = PAGE.read_text()
-    table = text[text.index("| scenario | NPV [USD]"):].split("\n\n")[0]
+    table = text[text.index("| scenario | NPV [USD]") :].split("\n\n")[0]
     rows = {}
     for line in table.splitlines()[2:]:
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
@@ -65,7 +65,9 @@ def test_each_after_figure_is_the_engines_at_the_shown_rounding(name):
         if value is None:
             assert actual is None or math.isnan(actual), f"{name} {key}: page null, engine {actual}"
         else:
-            assert abs(actual - value) <= half * 1.000001, f"{name} {key}: page {cell}, engine {actual}"
+            assert abs(actual - value) <= half * 1.000001, (
+                f"{name} {key}: page {cell}, engine {actual}"
+            )
 
 
 STRUCTURAL = {"schema_version", "horizon_months", "capex.gpus_per_system", "fleet.gpus_per_rack"}
@@ -112,3 +114,25 @@ def test_the_prose_quotes_the_engines_irr_roots():
     assert f"NPV is zero at {low} (rising) and at {high} a year (falling)" in page
     ready = " ".join(PAGE.read_text().split())
     assert f"at {float(high[:-1]):.1f}% (falling)" in ready
+
+
+def test_the_retrofit_sensitivity_is_the_engines():
+    """The GB300 hall's NPV at other retrofit prices and lives, as the page quotes them."""
+    text = " ".join(PAGE.read_text().split())
+    quoted = re.search(
+        r"\(NPV, million USD.*?\): (-?[\d.]+) at 50,000 USD per rack over 15 years, (-?[\d.]+) at "
+        r"250,000, (-?[\d.]+) at 500,000, and (-?[\d.]+) at 500,000 written off over the case's "
+        r"5 years",
+        text,
+    )
+    assert quoted, "the retrofit sensitivity sentence moved or changed shape"
+    hall = ROOT / "models" / "scenarios" / "hall-10mw-gb300-nvl72-liquid.toml"
+    cases = (
+        {},
+        {"facility.liquid_retrofit_usd_per_rack": 250_000.0},
+        {"facility.liquid_retrofit_usd_per_rack": 500_000.0},
+        {"facility.liquid_retrofit_usd_per_rack": 500_000.0, "facility.retrofit_life_years": 5.0},
+    )
+    for said, changes in zip(quoted.groups(), cases, strict=True):
+        npv = project(load_scenario(hall, changes), monthly=False).metrics["npv_usd"][0]
+        assert f"{npv / 1e6:.2f}" == said, changes
