@@ -404,6 +404,36 @@ def test_more_cases_than_a_memo_holds_exit_3(tmp_path, capsys):
     assert "Traceback" not in err and not out.exists()
 
 
+@pytest.mark.parametrize(
+    "case, message",
+    [
+        ("big=" + ";".join(["utilization.share=0.6"] * 40), "'big' has 40 overrides"),
+        ("long=description=" + "x" * 10_000, "'long' is 10,017 characters long"),
+    ],
+)
+def test_a_case_larger_than_a_memo_takes_exits_3(tmp_path, capsys, case, message):
+    # found by review: 5,000 overrides in one --case were projected and all printed in the memo
+    out = tmp_path / "memo.html"
+    capsys.readouterr()
+    assert main(["memo", str(SEED), "--out", str(out), "--case", case]) == 3
+    err = capsys.readouterr().err
+    assert f"--case: case {message}; a case" in err and "at most" in err, err
+    assert len(err) < 1000 and "Traceback" not in err and not out.exists()
+
+
+def test_a_case_at_the_limits_is_taken():
+    from econ.memo.build import MAX_CASE_CHARS, MAX_CASE_OVERRIDES, MemoError, parse_case
+
+    items = ["utilization.share=0.6"] * MAX_CASE_OVERRIDES
+    assert parse_case("full=" + ";".join(items)) == ("full", items)
+    with pytest.raises(MemoError, match=f"at most {MAX_CASE_OVERRIDES} "):
+        parse_case("over=" + ";".join([*items, "utilization.share=0.5"]))
+    text = "d=description=" + "x" * (MAX_CASE_CHARS - len("d=description="))
+    assert parse_case(text)[0] == "d"
+    with pytest.raises(MemoError, match="characters long"):
+        parse_case(text + "x")
+
+
 def test_stamp_escapes_script_end_and_named_cases(tmp_path, capsys):
     out = tmp_path / "memo.html"
     args = [

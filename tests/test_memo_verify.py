@@ -222,6 +222,12 @@ MALFORMED_STAMPS = {
         ),
         f"has {MAX_CASES + 1} cases; `econ memo` writes at most {MAX_CASES}",
     ),
+    "a case with more overrides than --case takes": (
+        lambda s: s.update(
+            cases={"big": {"overrides": ["utilization.share=0.6"] * 5000, "position": 0}}
+        ),
+        "the econ stamp's case 'big' has 5,000 overrides; a case holds at most",
+    ),
     "more tornado inputs than econ memo swings": (
         lambda s: s["tornado"].update(inputs=[*TORNADO_CANDIDATES, "utilization.share"]),
         f"tornado has {len(TORNADO_CANDIDATES) + 1} inputs; `econ memo` swings at most "

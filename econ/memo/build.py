@@ -16,6 +16,7 @@ from econ import __version__
 from econ.errors import InputError
 from econ.memo.figures import BREACH_PRICE, TORNADO_OUTPUT, case_rows, shown
 from econ.provenance import catalog_versions, creation_time, scenario_sha256
+from econ.scenario.errors import shortened
 from econ.scenario.io import (
     apply_overrides,
     check_path,
@@ -50,6 +51,13 @@ MAX_CASES = 12
 """Named cases a memo holds besides the base case: each is a column of its cases table, which
 past a dozen no longer fits a page (the default cases are at most six). `econ verify` refuses a
 stamp with more, as each case is projected again."""
+
+MAX_CASE_OVERRIDES = 32
+"""Overrides one case may hold: they are printed under the cases table, and a case that changes
+more inputs than this is a scenario of its own, better saved as a file."""
+MAX_CASE_CHARS = 2_000
+"""Characters of one case as `--case` takes it (NAME=PATH=VALUE;...): room for MAX_CASE_OVERRIDES
+overrides of usual length, not for a pasted file."""
 
 DEFAULT_CASE_SHARE = 0.2
 """Default downside and upside: the month-1 token price 20% lower and higher."""
@@ -87,18 +95,48 @@ class Memo:
     it has debt."""
 
 
+def case_too_large(name: str, overrides: Sequence[str]) -> str | None:
+    """What makes a case larger than a memo takes (MAX_CASE_OVERRIDES, MAX_CASE_CHARS), or None.
+    The text names the case and the limit; the caller says where the case came from."""
+    if len(overrides) > MAX_CASE_OVERRIDES:
+        return (
+            f"case {shortened(name)} has {len(overrides):,} overrides; a case holds at most "
+            f"{MAX_CASE_OVERRIDES} (econ.memo.build.MAX_CASE_OVERRIDES): expected fewer "
+            "overrides, or a scenario file that sets them"
+        )
+    return case_too_long(name, len(name) + 1 + len(";".join(overrides)))
+
+
+def case_too_long(name: str, chars: int) -> str | None:
+    """The problem with a case `chars` characters long, or None within MAX_CASE_CHARS."""
+    if chars <= MAX_CASE_CHARS:
+        return None
+    return (
+        f"case {shortened(name)} is {chars:,} characters long; a case is at most "
+        f"{MAX_CASE_CHARS:,} (econ.memo.build.MAX_CASE_CHARS): expected shorter overrides, "
+        "or a scenario file that sets them"
+    )
+
+
 def parse_case(text: str) -> tuple[str, list[str]]:
     """`NAME=PATH=VALUE[;PATH=VALUE...]` into (name, ["PATH=VALUE", ...])."""
     name, _, rest = text.partition("=")
     name = name.strip()
+    if len(text) > MAX_CASE_CHARS:  # (before splitting it: a pasted file is not a case)
+        raise MemoError(f"--case: {case_too_long(name, len(text))}")
     items = [item.strip() for item in rest.split(";") if item.strip()]
     if not name or not name.replace("-", "").replace("_", "").isalnum() or not items:
         raise MemoError(
-            f"--case {text!r}: expected NAME=PATH=VALUE[;PATH=VALUE...], e.g. "
+            f"--case {shortened(text)}: expected NAME=PATH=VALUE[;PATH=VALUE...], e.g. "
             "downside=market.price_usd_per_mtok=0.25;utilization.share=0.6"
         )
+    problem = case_too_large(name, items)
+    if problem:
+        raise MemoError(f"--case: {problem}")
     if name == "base":
-        raise MemoError(f"--case {text!r}: 'base' is the scenario itself; name the case otherwise")
+        raise MemoError(
+            f"--case {shortened(text)}: 'base' is the scenario itself; name the case otherwise"
+        )
     for item in items:
         path, value = parse_override(item)
         check_path(path, file=f"--case {name}")
@@ -336,6 +374,10 @@ def build_memo(
             f"{len(cases)} cases (--case); a memo holds at most {MAX_CASES}, each a column of "
             "its cases table: expected fewer cases, or several memos"
         )
+    for name, overrides in cases.items():
+        problem = case_too_large(name, overrides)
+        if problem:
+            raise MemoError(problem)
     memo = compute(scenario, cases, montecarlo=montecarlo)
     memo.stamp = {
         "kind": "econ-memo",

@@ -35,7 +35,14 @@ from econ import __version__
 from econ.errors import InputError
 from econ.files import ReadError, read_regular
 from econ.memo import render
-from econ.memo.build import MAX_CASES, MEMO_FORMAT, TORNADO_CANDIDATES, compute, parse_montecarlo
+from econ.memo.build import (
+    MAX_CASES,
+    MEMO_FORMAT,
+    TORNADO_CANDIDATES,
+    case_too_large,
+    compute,
+    parse_montecarlo,
+)
 from econ.memo.figures import TORNADO_OUTPUT, figure_text
 from econ.provenance import catalog_versions, scenario_sha256
 from econ.scenario.errors import ScenarioError
@@ -436,6 +443,9 @@ def _check_stamp(stamp: dict, file: str) -> None:
             overrides,
             "a list of PATH=VALUE texts",
         )
+        too_large = case_too_large(name, overrides)
+        if too_large:  # (as --case refuses it, before any case is projected again)
+            raise NotAMemoError(f"{file}: the econ stamp's {too_large}")
         expect(
             integer(case.get("position", 0)),
             f"case {name} position",
