@@ -387,6 +387,36 @@ def read_regular(path: str | os.PathLike, limit: int, expected: str) -> bytes:
     return b"".join(chunks)
 
 
+_WIDE_ROW = re.compile(r"Expected (\d+) fields in line (\d+), saw (\d+)")
+
+
+def read_csv_table(path: str | os.PathLike):
+    """A CSV file as a pandas DataFrame of text: its first line names the columns, each later
+    line is a row. A row with more fields than the header is a ReadError naming the line.
+
+    Read with its header as such, pandas would take such a row's extra first field as the row's
+    index and move every value one column left (0.6,0.3,9 under two columns read as 0.3 and 9);
+    read as plain lines, the parser refuses a line wider than the first. Other parser errors
+    pass to the caller. Blank lines are skipped, as pandas skips them.
+    """
+    import pandas as pd
+
+    try:
+        frame = pd.read_csv(path, dtype=str, keep_default_na=False, header=None)
+    except pd.errors.ParserError as exc:
+        wide = _WIDE_ROW.search(str(exc))
+        if not wide:
+            raise
+        columns, line, seen = wide.groups()
+        raise ReadError(
+            path,
+            f"line {line} has {seen} fields; expected {columns}, one per column of the header "
+            "(a value holding a comma is quoted)",
+        ) from None
+    frame.columns = list(frame.iloc[0])
+    return frame.iloc[1:].reset_index(drop=True)
+
+
 def atomic_write(
     path: str | os.PathLike,
     data: Payload,

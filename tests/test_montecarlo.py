@@ -194,6 +194,15 @@ def test_empirical_resamples_a_column(tmp_path):
         parse_distribution(f"empirical({path}, price)")
 
 
+def test_empirical_refuses_a_row_wider_than_the_header(tmp_path):
+    # read with pandas' defaults, the extra first field became the row's index and column
+    # price held the cost's values (0.9 and 0.8) without a word
+    path = tmp_path / "prices.csv"
+    path.write_text("price,cost\n0.2,0.9,x\n0.3,0.8,y\n")
+    with pytest.raises(DistributionError, match="prices.csv: line 2 has 3 fields; expected 2"):
+        parse_distribution(f"empirical({path}, price)")
+
+
 def test_empirical_messages_name_the_file_never_quote_it(tmp_path):
     """The file may not be the user's (a server's, in the app): a message names the file, the
     column and the row, and quotes none of its header or cells."""

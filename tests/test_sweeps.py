@@ -536,6 +536,48 @@ def test_sweep_names_a_grid_or_table_of_the_wrong_kind():
     assert rows["utilization.share"].tolist() == [0.6, 0.8]
 
 
+@pytest.mark.parametrize(
+    "text, line",
+    [
+        # every row one field too many: pandas took the first field as the row's index and put
+        # 0.3 in utilization.share and 9 in the price, and the sweep ran on them
+        ("utilization.share,market.price_usd_per_mtok\n0.6,0.3,9\n0.7,0.3,9\n", 2),
+        ("utilization.share,market.price_usd_per_mtok\n0.6,0.3\n\n0.7,0.3\n0.8,0.3,9\n", 5),
+    ],
+)
+def test_a_table_row_wider_than_its_header_is_refused_naming_the_line(tmp_path, capsys, text, line):
+    path = tmp_path / "rows.csv"
+    path.write_text(text)
+    with pytest.raises(BatchInputError, match=f"rows.csv: line {line} has 3 fields; expected 2"):
+        sweep(BASE, table=path)
+    capsys.readouterr()
+    assert main(["sweep", str(SEED_FILE), "--overrides", str(path), "--format", "csv"]) == 3
+    captured = capsys.readouterr()
+    assert f"line {line} has 3 fields" in captured.err and not captured.out
+    assert "Traceback" not in captured.err
+
+
+def test_a_table_as_written_keeps_its_columns(tmp_path):
+    path = tmp_path / "rows.csv"
+    path.write_text("utilization.share,market.price_usd_per_mtok\n0.6,0.3\n0.7,0.4\n")
+    rows = sweep(BASE, table=path).rows
+    assert rows["utilization.share"].tolist() == [0.6, 0.7]
+    assert rows["market.price_usd_per_mtok"].tolist() == [0.3, 0.4]
+
+
+@pytest.mark.parametrize(
+    "values", [[[0.6, 0.7], [0.8, 0.9]], [[0.6, 0.7]], np.array([[0.6, 0.7], [0.8, 0.9]])]
+)
+def test_grid_values_nested_in_lists_are_refused(values):
+    # [[0.6, 0.7]] was flattened into two grid values without a word
+    with pytest.raises(
+        BatchInputError,
+        match=r"grid utilization.share, value 1: utilization.share = .*0.6, 0.7.*: expected a "
+        "number",
+    ):
+        sweep(BASE, grid={"utilization.share": values})
+
+
 def test_an_unknown_grid_path_is_named_without_listing_every_path():
     # Found by review: `--grid nope=1` printed all 137 numeric paths (about 4 kB)
     with pytest.raises(BatchInputError) as info:

@@ -26,6 +26,7 @@ from econ.analysis.validation import (
     resolve_path,
 )
 from econ.batch import check_scenario
+from econ.files import ReadError, read_csv_table
 from econ.scenario.io import parse_override
 from econ.scenario.models import Scenario
 
@@ -263,7 +264,9 @@ def read_table(path: str | os.PathLike) -> pd.DataFrame:
     if frame is not None:
         return frame
     try:
-        return pd.read_csv(path, dtype=str, keep_default_na=False)
+        return read_csv_table(path)  # (refuses a row wider than the header, naming its line)
+    except ReadError as exc:
+        raise BatchInputError(str(exc)) from None
     except Exception as exc:  # noqa: BLE001 - any parser failure is a bad input file
         raise BatchInputError(f"{path}: cannot be read as a table ({exc})") from None
 

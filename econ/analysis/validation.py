@@ -32,6 +32,7 @@ from pydantic import BaseModel, ValidationError
 
 from econ.batch import check_scenario, field_kinds
 from econ.errors import InputError
+from econ.scenario.errors import shortened
 from econ.scenario.models import Scenario
 from econ.scenario.section import NONE_WORD
 
@@ -225,7 +226,12 @@ def coerce_column(
     spec = resolve_path(path)
     raw = np.asarray(values if isinstance(values, np.ndarray) else list(values), dtype=object)
     if raw.ndim != 1:
-        raw = raw.reshape(-1)
+        # nested lists ([[0.6, 0.7], [0.8]]) are one item each, refused below as not a number:
+        # flattened, [[0.6, 0.7]] would have become two rows without a word
+        items = list(values) if raw.ndim else [values]
+        raw = np.empty(len(items), dtype=object)
+        for row, item in enumerate(items):
+            raw[row] = item
     where = lambda row: _where(source, row, row_label, row_offset)  # noqa: E731
     if spec.kind == "choice":
         index = {name: i for i, name in enumerate(spec.choices)}
@@ -308,7 +314,7 @@ def _to_float(raw: np.ndarray, path: str, where) -> np.ndarray:
             out[row] = math.nan if empty else float(value)
         except (TypeError, ValueError):
             raise BatchInputError(
-                f"{where(row)}: {path} = {value!r}: expected a number".lstrip(": ")
+                f"{where(row)}: {path} = {shortened(value)}: expected a number".lstrip(": ")
             ) from None
     return out
 
