@@ -113,6 +113,62 @@ def test_a_corrupt_library_is_an_error_not_an_exception(tmp_path, monkeypatch):
     assert path.read_bytes() == b"not a database" * 50
 
 
+def _page_texts(at: AppTest) -> list[str]:
+    kinds = ("caption", "error", "warning", "info", "success", "markdown", "title", "exception")
+    return [str(e.value) for kind in kinds for e in getattr(at, kind)]
+
+
+@pytest.mark.parametrize(
+    ("setup", "said"),
+    [
+        ("empty", "The library is a SQLite file on the server (ECON_LIBRARY)"),
+        ("corrupt", "the app's library: not a readable SQLite library"),
+        ("folder", "the library file is a folder; expected a library file"),
+        ("no folder", "the library file's folder does not exist"),
+        ("server", "the app's library: opening failed"),
+    ],
+)
+def test_the_library_page_names_no_server_path_or_password(tmp_path, monkeypatch, setup, said):
+    """Found by review: the page's caption showed the library's URL, with the server's path to
+    its file, and its errors named the file, its folder or the database server."""
+    folder = tmp_path / "private-data"
+    folder.mkdir()
+    path = folder / "library.db"
+    url = f"sqlite:///{path}"
+    if setup == "corrupt":
+        path.write_bytes(b"not a database" * 50)
+    elif setup == "folder":
+        path.mkdir()
+    elif setup == "no folder":
+        url = f"sqlite:///{folder / 'absent' / 'library.db'}"
+    elif setup == "server":  # (nothing listens on port 1: refused at once)
+        url = "postgresql+psycopg://ada:s3cret@127.0.0.1:1/econ"
+    monkeypatch.setenv("ECON_LIBRARY", url)
+    at = library_page()
+    texts = [literal_text(t) for t in _page_texts(at)]
+    for text in texts:
+        for hidden in ("private-data", "sqlite:", "postgresql", "s3cret", "127.0.0.1"):
+            assert hidden not in text, text
+    assert any(said in t for t in texts), texts
+
+
+def literal_text(text: str) -> str:
+    """Text as the page wrote it, without the escapes `econ.ui.fmt.literal` adds."""
+    return text.replace("\\", "").replace("\u2060", "")
+
+
+def test_a_library_message_with_an_unknown_location_is_not_shown(tmp_path, monkeypatch):
+    from econ.ui.saving import UNSAYABLE, library_message
+
+    monkeypatch.setenv("ECON_LIBRARY", f"sqlite:///{tmp_path / 'library.db'}")
+    said = library_message(
+        f"library sqlite:///{tmp_path / 'library.db'}: no scenario 'x' in it; expected one"
+    )
+    assert said == "the app's library: no scenario 'x' in it; expected one"
+    # a form of the location the page does not know (a driver quoting a linked path): not shown
+    assert library_message("cannot open /srv/other/library.db (disk I/O error)") == UNSAYABLE
+
+
 def test_visiting_the_library_page_creates_no_library_file(library_url, tmp_path):
     """Reading creates nothing (as `econ library list`): the file appears with the first save."""
     at = library_page()

@@ -1483,6 +1483,90 @@ def _uri_path(path: Path) -> str:
 
 _TEAM_DOCS = 'docs/library.md, "A team on PostgreSQL"'
 
+APP_LIBRARY = "the app's library"
+"""How a message shown to the app's visitors names the library instead of by its URL or file."""
+_EXAMPLE_URLS = ("sqlite:///PATH.db", "postgresql+psycopg://USER@HOST/DATABASE")
+_EXAMPLE_PATH = "sqlite:////home/ada/library.db"
+"""The examples the library's messages give of a URL: advice, not the server's library."""
+_URL_LEFT = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s'\"(),;]")
+_PATH_LEFT = re.compile(r"(?<![\w.:/~\\-])~?/[^\s/'\"]+|\b[A-Za-z]:\\")
+_IP_ADDRESS = re.compile(r"(?<![\w.])\d{1,3}(?:\.\d{1,3}){3}(?![\w.])|\[[0-9A-Fa-f:]+\]")
+
+
+def hide_location(text: str, url: str) -> str | None:
+    """A library message (of the library at `url`) fit for someone who may not see where the
+    library is: the app's visitors. Its URL, file, folder and server's host are named
+    APP_LIBRARY (or the library file, its folder, the database server) and any password hidden.
+
+    None where a URL or an absolute path is still left after that (a driver's message quoting
+    another form of it): the caller then shows a message of its own and logs this one.
+    """
+    forms = _location_forms(url)
+    out = text
+    for form in forms["urls"]:
+        for quoted in (repr(form), form):
+            out = out.replace(f" = {quoted}", "")  # ECON_LIBRARY = URL: ... -> ECON_LIBRARY: ...
+            out = out.replace(f"library {quoted}", APP_LIBRARY)
+            out = out.replace(quoted, APP_LIBRARY)
+    for form in forms["folders"]:
+        out = _replace_word(out, f"folder {form}", "the library file's folder")
+    for form in forms["files"]:
+        out = _replace_word(out, form, "the library file")
+    for form in forms["folders"]:
+        out = _replace_word(out, form, "the library file's folder")
+    for host in forms["hosts"]:
+        out = re.sub(rf"(?<![\w.-]){re.escape(host)}(?![\w-])", "the database server", out)
+    out = hide_credentials(_IP_ADDRESS.sub("the database server", out))
+    masked = out.replace(_EXAMPLE_PATH, "")
+    for example in _EXAMPLE_URLS:
+        masked = masked.replace(example, "")
+    if _URL_LEFT.search(masked) or _PATH_LEFT.search(masked):
+        return None
+    return out
+
+
+def _replace_word(text: str, form: str, said: str) -> str:
+    """`form` replaced where it stands whole (not inside a longer name or path)."""
+    return re.sub(rf"(?<![\w./~-]){re.escape(form)}(?![\w/-])", said, text)
+
+
+def _location_forms(url: str) -> dict[str, list[str]]:
+    """The texts a message may name the library at `url` by, each kind longest first."""
+    urls = {url, hide_credentials(url)}
+    files: set[str] = set()
+    hosts: set[str] = set()
+    try:
+        parsed = sa.engine.make_url(url)
+    except (sa.exc.ArgumentError, ValueError):
+        parsed = None
+    if parsed is not None:
+        variants = [parsed]
+        if parsed.drivername in ("postgresql", "postgres"):
+            variants.append(parsed.set(drivername="postgresql+psycopg"))
+        for variant in variants:
+            for hide in (True, False):
+                urls.add(hide_credentials(variant.render_as_string(hide_password=hide)))
+        if parsed.host:
+            hosts.add(parsed.host)
+        database = parsed.database or ""
+        if parsed.get_backend_name() == "sqlite" and database and database != ":memory:":
+            path = Path(database).expanduser()
+            urls.add(f"sqlite:///{database}")
+            files |= {database, str(path), str(path.absolute()), _uri_path(path)}
+            files.add(os.path.realpath(path))
+    folders = {str(Path(f).parent) for f in files} - {".", "/", ""}
+    urls.discard("")
+
+    def longest_first(texts: set[str]) -> list[str]:
+        return sorted((t for t in texts if t), key=len, reverse=True)
+
+    return {
+        "urls": longest_first(urls),
+        "files": longest_first(files),
+        "folders": longest_first(folders),
+        "hosts": longest_first(hosts),
+    }
+
 
 def _describe(
     exc: sa.exc.SQLAlchemyError,

@@ -14,6 +14,7 @@ spells them.
 
 from __future__ import annotations
 
+import logging
 import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
@@ -25,6 +26,36 @@ from econ.ui.fmt import literal
 
 CONFLICT = "econ.library_conflict"
 """The stale save waiting for the user's answer: Stale's fields as a dict."""
+
+LOG = logging.getLogger("econ.ui")
+
+UNSAYABLE = (
+    "The app's library cannot be used as asked just now; the server's log says why (its "
+    "message names where the library is, which the app does not show)."
+)
+
+
+def library_message(error: Exception | str) -> str:
+    """A library error as the app shows it: the library named "the app's library", never by the
+    URL, file or folder that locate it on the server, and no password (a visitor may not know
+    where the server keeps its data). Where a location would still show, UNSAYABLE is shown and
+    the message goes to the server's log."""
+    from econ.library import hide_credentials, resolve_url
+    from econ.library.store import hide_location
+
+    text = str(error)
+    shown = hide_location(text, resolve_url()[0])
+    if shown is None:
+        LOG.warning("a library message not shown in the app: %s", hide_credentials(text))
+        return UNSAYABLE
+    return shown
+
+
+def library_kind(display: str) -> str:
+    """What the library is, said without where: for the Library page's caption."""
+    return (
+        "a SQLite file on the server" if display.startswith("sqlite") else "a PostgreSQL database"
+    )
 
 
 @dataclass(frozen=True)

@@ -67,7 +67,7 @@ def _save(anyway: bool = False) -> None:
                 anyway=anyway,
             )
     except InputError as exc:
-        ss[SAVE_ERROR] = str(exc)
+        ss[SAVE_ERROR] = saving.library_message(exc)
         return
     if not isinstance(info, saving.Stale):  # (a stale save is shown by the section, with a button)
         ss[DONE] = f"Saved {info.name} version {info.version}."
@@ -155,11 +155,13 @@ def render() -> None:
     try:
         library = open_library(create=False)  # reading creates no file; a save does
     except LibraryError as exc:
-        st.error(literal(exc), icon=":material/error:")
+        st.error(literal(saving.library_message(exc)), icon=":material/error:")
         return
+    # (not where it is: the URL or file locates the library on the server)
     st.caption(
-        f"Library {literal(library.display)} ({literal(source)}). Every save is a new version, never overwritten; "
-        "`econ library` on the command line reads the same library."
+        f"The library is {saving.library_kind(library.display)} ({literal(source)}). Every save "
+        "is a new version, never overwritten; `econ library` on the command line reads the same "
+        "library."
     )
     if st.session_state.get(DONE):
         st.success(literal(st.session_state.pop(DONE)))
@@ -193,7 +195,7 @@ def render() -> None:
             if len(numbers) > 1:
                 _diff_section(library, name, numbers)
     except InputError as exc:
-        st.error(literal(exc), icon=":material/error:")
+        st.error(literal(saving.library_message(exc)), icon=":material/error:")
 
 
 if __name__ == "__main__":

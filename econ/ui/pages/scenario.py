@@ -88,7 +88,7 @@ def _save(anyway: bool = False) -> None:
                 anyway=anyway,
             )
     except InputError as exc:
-        ss[SAVE_ERROR] = str(exc)
+        ss[SAVE_ERROR] = saving.library_message(exc)
         return
     if isinstance(info, saving.Stale):
         return  # nothing saved: the page shows why, with a button to save anyway
