@@ -131,8 +131,60 @@ def test_check_fleet_in_hall_refuses_instead_of_overflowing():
 def test_largest_float_integers_pass_the_bound():
     assert not beyond_float(int(1.7e308)) and beyond_float(10**309) and not beyond_float(True)
     data = read_toml(SEED)
-    data["fleet"]["gpu_count"] = 10**20  # large, finite: the sections accept it
-    assert validate_dict(data).fleet.gpu_count == 10**20
+    # large, finite: the sections accept it (fleet.gpu_count has a bound of its own, MAX_GPUS)
+    data["capex"]["system_price_usd"] = 10**20
+    assert validate_dict(data).capex.system_price_usd == 10**20
+
+
+@pytest.mark.parametrize(
+    ("setting", "field", "bound"),
+    [
+        ("fleet.gpu_count=" + "1" + "0" * 300, "fleet.gpu_count = 1000", "100000000"),
+        ("fleet.gpu_count=100000001", "fleet.gpu_count = 100000001", "100000000"),
+        ("fleet.gpus_per_rack=10001", "fleet.gpus_per_rack = 10001", "10000"),
+        ("capex.gpus_per_system=10001", "capex.gpus_per_system = 10001", "10000"),
+        ("fleet.racks=100000001", "fleet.racks = 100000001", "100000000"),
+    ],
+)
+def test_a_count_past_any_fleet_is_refused_naming_the_bound(capsys, setting, field, bound):
+    """Found by review: fleet.gpu_count = 10**300 validated, and every figure of its projection
+    was inf or NaN (null); the counts now have bounds past any real fleet or rack."""
+    code, out, err = run(capsys, "project", str(SEED), "--set", setting)
+    assert code == 3 and not out, err
+    assert field in err and f"less than or equal to {bound}" in err, err
+    assert "Traceback" not in err and len(err) < 2_000
+
+
+def test_a_file_of_a_gpu_count_past_any_fleet_fails_validate(capsys, tmp_path):
+    path = seed_with(tmp_path, "gpu_count = 72", "gpu_count = 1" + "0" * 300)
+    code, out, err = run(capsys, "validate", str(path))
+    assert code == 3 and "ok" not in out, out
+    assert f"{path}: fleet.gpu_count = 1000" in err and "equal to 100000000" in err, err
+    assert "Traceback" not in err and len(err) < 2_000
+
+
+def test_a_vintage_of_a_gpu_count_past_any_fleet_is_refused_naming_it():
+    data = read_toml(ROOT / "models" / "scenarios" / "h200-fleet-gb300-refresh.toml")
+    data["vintages"][0]["fleet"]["gpu_count"] = 10**300
+    with pytest.raises(
+        ScenarioError, match=r"vintages\[0\] \(gb300\): fleet.gpu_count = 1000"
+    ) as info:
+        validate_dict(data)
+    assert "less than or equal to 100000000" in str(info.value) and len(str(info.value)) < 400
+
+
+def test_racks_whose_gpus_pass_the_bound_are_refused_naming_both():
+    from econ.scenario.models import MAX_GPUS
+
+    data = read_toml(SEED)
+    data["fleet"] = {**data["fleet"], "racks": 2_000_000, "gpus_per_rack": 72}
+    del data["fleet"]["gpu_count"]
+    with pytest.raises(
+        ScenarioError, match="racks x gpus_per_rack is 2,000,000 x 72 = 144,000,000"
+    ):
+        validate_dict(data)
+    data["fleet"]["racks"] = MAX_GPUS // 72
+    assert validate_dict(data).fleet.gpu_count == MAX_GPUS // 72 * 72
 
 
 def test_numbers_are_shown_by_their_leading_digits():

@@ -18,6 +18,7 @@ from pydantic import (
 )
 
 from econ.scenario.depreciation_models import DepreciationPolicy as Depreciation
+from econ.scenario.errors import shortened
 from econ.scenario.financing_models import (
     CapitalStack,
     Covenants,
@@ -28,6 +29,7 @@ from econ.scenario.gain_models import Throughput
 from econ.scenario.market_models import Market, Utilization
 from econ.scenario.power_models import Facility, Power, check_fleet_in_hall
 from econ.scenario.section import PRINTABLE, Section
+from econ.strict_json import beyond_float
 
 SCHEMA_VERSION = 1
 
@@ -39,16 +41,31 @@ LATEST_YEAR = 9999
 datetime) can show."""
 
 
+MAX_GPUS = 100_000_000
+"""The most GPUs a fleet (or a vintage) may count: at about 1.5 kW each, 100 million draw some
+150 GW, more than all the world's data centres; a count past it is a typo, and one near a float's
+limit (10**300) would turn every figure into inf or NaN."""
+MAX_GPUS_PER_RACK = 10_000
+"""The most GPUs a rack or a priced system may hold: the densest racks hold 576 (NVL576) and a
+whole TPU v5p pod 8,960 chips, so a figure past it is a typo."""
+
+
 class Fleet(Section):
     hardware: str = Field(
         "generic-gpu", min_length=1, description="Hardware key, e.g. gb200-nvl72 (see models/)"
     )
-    gpu_count: int = Field(72, ge=1, description="GPUs bought at month 0 [GPUs]")
+    gpu_count: int = Field(72, ge=1, le=MAX_GPUS, description="GPUs bought at month 0 [GPUs]")
     gpus_per_rack: int = Field(
-        72, ge=1, description="GPUs per rack, for per-rack figures [GPUs/rack]"
+        72,
+        ge=1,
+        le=MAX_GPUS_PER_RACK,
+        description="GPUs per rack, for per-rack figures [GPUs/rack]",
     )
     racks: int | None = Field(
-        None, ge=1, description="Racks bought; sets gpu_count = racks x gpus_per_rack [racks]"
+        None,
+        ge=1,
+        le=MAX_GPUS,
+        description="Racks bought; sets gpu_count = racks x gpus_per_rack [racks]",
     )
     deployment_ramp_months: int = Field(
         0,
@@ -86,6 +103,15 @@ class Fleet(Section):
         if not (isinstance(racks, int) and isinstance(per_rack, int)):
             return data  # the field validators report the types
         implied = racks * per_rack
+        within = racks <= MAX_GPUS and per_rack <= MAX_GPUS_PER_RACK
+        if not within and not beyond_float(implied):
+            return data  # the field validators name the one past its bound
+        if within and racks >= 1 and per_rack >= 1 and implied > MAX_GPUS:
+            # (each within its bound: the product is what exceeds gpu_count's)
+            raise ValueError(
+                f"racks x gpus_per_rack is {racks:,} x {per_rack:,} = {implied:,} GPUs, more "
+                f"than gpu_count's bound of {MAX_GPUS:,}; expected fewer racks"
+            )
         if data.get("gpu_count", implied) != implied:
             raise ValueError(
                 f"gpu_count is {data['gpu_count']} but racks x gpus_per_rack is {racks} x "
@@ -116,7 +142,9 @@ class Capex(Section):
         gt=0,
         description="Price per system (server or rack); use instead of gpu_price_usd [USD]",
     )
-    gpus_per_system: int = Field(8, ge=1, description="GPUs per priced system [GPUs]")
+    gpus_per_system: int = Field(
+        8, ge=1, le=MAX_GPUS_PER_RACK, description="GPUs per priced system [GPUs]"
+    )
     networking_usd_per_gpu: float = Field(0.0, ge=0, description="Network fabric per GPU [USD/GPU]")
     storage_usd_per_gpu: float = Field(0.0, ge=0, description="Storage per GPU [USD/GPU]")
     installation_usd_per_gpu: float = Field(
@@ -499,7 +527,7 @@ class Scenario(Section):
             except ValidationError as exc:
                 err = exc.errors(include_url=False)[0]
                 loc = ".".join(str(p) for p in err["loc"])
-                what = f": {loc} = {err.get('input')!r}" if loc else ""
+                what = f": {loc} = {shortened(err.get('input'))}" if loc else ""
                 message = err["msg"].removeprefix("Value error, ")
                 raise ValueError(f"vintages[{i}] ({vintage.name}){what}: {message}") from None
         return tuple(expanded)
