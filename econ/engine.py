@@ -540,8 +540,31 @@ def project(
                 for start in range(0, batch.n, CHUNK_SCENARIOS)
             ]
     except InputError as exc:  # an input found wrong only while projecting: name its file
-        raise in_file(exc, batch.source_file) from None
+        raise in_file(exc, batch.source_file or _refused_file(batch, monthly)) from None
     return _join(parts)
+
+
+def _refused_file(batch: ScenarioBatch, monthly: bool) -> str | None:
+    """The file of the scenarios a batch read from several files was refused for, found by
+    projecting each file's scenarios on their own until one is refused again: the error itself
+    names a scenario at most (`econ project a.toml b.toml` said which, not where). Runs only on
+    that error's path; a batch of no files (a sweep's, a Monte Carlo's) is left as it is."""
+    if len(batch.scenarios) != batch.n:
+        return None
+    files = [s.source_file for s in batch.scenarios]
+    start = 0
+    while start < batch.n:
+        stop = start + 1
+        while stop < batch.n and files[stop] == files[start] and stop - start < CHUNK_SCENARIOS:
+            stop += 1
+        if files[start] is not None:
+            try:
+                with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+                    _project(batch.slice(start, stop), monthly)
+            except InputError:
+                return files[start]
+        start = stop
+    return None
 
 
 MONTHLY_COPIES = 2

@@ -293,3 +293,50 @@ def test_an_input_refused_only_while_projecting_names_its_file(run):
         f"error: {SEED}: value_share = 0: expected a market value above 0"
     )
     assert "depreciation.value_source" in done.stderr
+
+
+def _scenario_file(path: Path, base: Path, overrides: list[str]) -> None:
+    from econ.scenario import apply_overrides, dumps, read_toml, validate_dict
+
+    path.write_text(dumps(validate_dict(apply_overrides(read_toml(base), overrides))))
+
+
+@pytest.mark.parametrize("order", ["refused last", "refused first"])
+def test_a_refusal_while_projecting_several_files_names_the_file(run, tmp_path, monkeypatch, order):
+    # Found by review: `econ project a.toml b.toml` named the scenario refused, or nothing at
+    # all, but not its file; the file is named as given on the command line, not resolved
+    refresh = ROOT / "models" / "scenarios" / "h200-fleet-gb300-refresh.toml"
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "sub").mkdir()
+    shutil.copy(SEED, tmp_path / "a.toml")
+    _scenario_file(
+        tmp_path / "sub" / "b.toml",
+        refresh,
+        [
+            'financing.repayment="balance_schedule"',
+            "financing.balance_schedule=[0.5, 0.0]",
+            'financing.size_to_min_dscr="none"',
+            'financing.max_ltv="none"',
+        ],
+    )
+    _scenario_file(
+        tmp_path / "c.toml",
+        SEED,
+        [
+            "market.price_usd_per_mtok=0",
+            'depreciation.method="economic"',
+            'depreciation.value_source="token_price"',
+        ],
+    )
+    cases = [
+        ("sub/b.toml", "scenario 'h200-fleet-gb300-refresh': financing.repayment"),
+        ("c.toml", "value_share = 0: expected a market value above 0"),
+    ]
+    for refused, message in cases:
+        files = ["a.toml", refused] if order == "refused last" else [refused, "a.toml"]
+        for command in (["project", *files], ["export", *files, "--json", "out.json"]):
+            done = run(*command)
+            assert done.returncode == 3 and "Traceback" not in done.stderr, done.stderr
+            assert done.stderr.startswith(f"error: {refused}: {message}"), done.stderr
+            assert str(tmp_path) not in done.stderr
+    assert not (tmp_path / "out.json").exists()
