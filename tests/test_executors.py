@@ -635,3 +635,77 @@ def test_a_chunk_folder_of_another_run_names_what_differs(tmp_path):
     assert f"which differs in plan: distributions of {next(iter(DISTS))};" in message
     assert "seed" not in message and "chunk size" not in message
     assert "use --force to discard them (overwrite=True from Python)" in message
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["sweep", str(SEED_FILE), "--grid", "utilization.share=0.6,0.7"],
+        list(MC_ARGS[:-2]),
+        ["sensitivity", str(SEED_FILE), "--vary", "utilization.share"],
+    ],
+    ids=["sweep", "montecarlo", "sensitivity"],
+)
+def test_ctrl_c_while_connecting_to_a_scheduler_exits_130_quietly(monkeypatch, capsys, command):
+    """Found by review: Ctrl-C while the probe waited for a slow scheduler printed a traceback
+    (threading's join); it is answered in one line, as a Ctrl-C during the run is."""
+    pytest.importorskip("distributed")
+
+    def interrupted(address, timeout_s):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(executors, "_probe", interrupted)
+    address = "tcp://127.0.0.1:1"
+    capsys.readouterr()
+    try:
+        code = main([*command, "--engine", "dask", "--scheduler", address])
+    except KeyboardInterrupt:
+        pytest.fail("Ctrl-C left econ.cli.main (a traceback on the command line)")
+    captured = capsys.readouterr()
+    assert code == 130 and not captured.out
+    assert captured.err == (
+        f"interrupted while connecting to the Dask scheduler at {address}; nothing was run\n"
+    )
+
+
+def test_a_client_interrupted_while_it_connects_is_discarded(monkeypatch):
+    """Ctrl-C while the client connects (in its thread) leaves that thread running: the client
+    it makes then is discarded, not left connected with no owner (in a notebook, for one)."""
+    import threading
+
+    entered, release = threading.Event(), threading.Event()
+    made, threads = [], []
+
+    class Runner:
+        stopped = False
+
+        def stop(self, timeout):
+            self.stopped = True
+
+    class Client:
+        def __init__(self, address, timeout, set_as_default):
+            self.status = "running"
+            self._loop_runner = Runner()
+            made.append(self)
+            entered.set()
+            release.wait(60)
+
+    class Distributed:
+        pass
+
+    Distributed.Client = Client
+
+    def in_thread(func, timeout_s):
+        thread = threading.Thread(target=func, daemon=True)
+        threads.append(thread)
+        thread.start()
+        assert entered.wait(60)
+        raise KeyboardInterrupt  # as Ctrl-C does while the main thread waits for it
+
+    monkeypatch.setattr(executors, "_in_thread", in_thread)
+    with pytest.raises(KeyboardInterrupt):
+        executors._client(Distributed, "tcp://127.0.0.1:1", 5)
+    release.set()  # the connection succeeds after all
+    threads[0].join(60)
+    assert not threads[0].is_alive()
+    assert made[0].status == "closed" and made[0]._loop_runner.stopped

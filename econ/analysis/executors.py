@@ -411,6 +411,12 @@ def _client(distributed, address: str, timeout_s: float):
 
     try:
         return _in_thread(create, timeout_s + THREAD_GRACE_S)
+    except KeyboardInterrupt:  # Ctrl-C while it connects: left half made, it would print at exit
+        with lock:
+            made["abandoned"] = True
+        if "client" in made:
+            _discard(made["client"])
+        raise
     except TimeoutError:
         with lock:
             made["abandoned"] = True

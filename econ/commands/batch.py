@@ -166,9 +166,20 @@ def _base(args):
 
 
 def _executor(args):
+    """The run's executor, or None when Ctrl-C stopped its start (a Dask scheduler that is slow
+    to answer, a local cluster starting): said in one line, as a Ctrl-C during the run is."""
     from econ.analysis.executors import make_executor
 
-    return make_executor(args.engine, args.workers, args.scheduler)
+    try:
+        return make_executor(args.engine, args.workers, args.scheduler)
+    except KeyboardInterrupt:
+        where = (
+            f"connecting to the Dask scheduler at {args.scheduler}"
+            if args.scheduler
+            else f"starting the {args.engine} engine"
+        )
+        print(f"interrupted while {where}; nothing was run", file=sys.stderr)
+        return None
 
 
 def _progress(args) -> bool:
@@ -283,7 +294,10 @@ def _cmd_sweep(args) -> int:
     # Rows written with --out are streamed from the chunk files; they are kept in memory only
     # where they are printed or charted (checked against econ.analysis.runner.MAX_ROW_BYTES).
     keep = not args.out or args.format != "table" or bool(args.report) or job.n <= 50
-    with _executor(args) as executor:
+    executor = _executor(args)
+    if executor is None:
+        return EXIT_INTERRUPTED
+    with executor:
         try:
             result = run(job, executor=executor, keep_rows=keep, **options)
         except KeyboardInterrupt:
@@ -381,7 +395,10 @@ def _cmd_montecarlo(args) -> int:
     plan = mc.MonteCarloPlan(dists, n, seed, args.sampling, correlation, outputs=tuple(outputs))
     job = mc.MonteCarlo(base, plan)
     options = _run_options(args, out_rows=bool(args.out))
-    with _executor(args) as executor:
+    executor = _executor(args)
+    if executor is None:
+        return EXIT_INTERRUPTED
+    with executor:
         try:
             result = run(job, executor=executor, keep_rows=False, summarize=True, **options)
         except KeyboardInterrupt:
@@ -448,7 +465,10 @@ def _cmd_sensitivity(args) -> int:
         given.append(("--dist", mc.parse_dists(args.dist, base_dir=Path.cwd())))
     inputs = sa.combine_inputs(*given)
     options = _run_options(args, out_rows=bool(args.out))
-    with _executor(args) as executor:
+    executor = _executor(args)
+    if executor is None:
+        return EXIT_INTERRUPTED
+    with executor:
         try:
             if args.method == "tornado":
                 result = sa.tornado(base, inputs, outputs, executor=executor, **options)
