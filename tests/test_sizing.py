@@ -508,3 +508,17 @@ def test_an_air_cooled_rack_of_liquid_only_hardware_is_warned_of():
     air = {"facility.rack_cooling": "air", "facility.hall_cooling": "air"}
     warned = project(load_scenario(seed, air)).summary.iloc[0]["warnings"]
     assert sum("facility.rack_cooling is 'air' but gb200-nvl72" in w for w in warned) == 1
+
+
+def test_the_gb200_rack_power_is_labelled_by_the_sources_that_state_it():
+    # The 120 kW figure was marked "primary" citing "NVIDIA spec; Introl", but only a blog and the
+    # press state it: the label says secondary and names them, the figure stays.
+    from econ.hardware import get_hardware
+
+    rack = load_racks().get("gb200-nvl72")
+    assert rack.kw_per_rack == 120.0
+    for source in (rack.sources["kw_per_rack"], get_hardware("gb200-nvl72").power.system_source):
+        assert "secondary" in source and "primary" not in source and "Introl" in source
+    with open(ROOT / "models" / "reference_figures.csv", newline="", encoding="utf-8") as f:
+        row = next(r for r in csv.DictReader(f) if r["item"] == "GB200 NVL72 rack power")
+    assert (row["value"], row["quality"]) == ("120", "secondary")
