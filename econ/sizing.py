@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from econ.arrays import snap_to_zero
 from econ.errors import InputError
 from econ.facility import HALL_COOLING, RACK_COOLING, check_racks_fit_hall
 from econ.units import KW_PER_MW
@@ -280,6 +281,11 @@ def size_hall(
 
     it_kw = racks * it_rack
     capex = np.where(budget_given | np.isfinite(per_rack), racks * per_rack + fixed, np.nan)
+    # An exact fit leaves 0 in exact arithmetic and +-1e-12 in floating point (10 MW at the meter
+    # / PUE 1.1 is 9,090.909... kW): residues within _EPS of the limit read 0, never -2.8e-14 kW.
+    stranded_it = _snapped(it_budget - it_kw, it_budget)
+    stranded_floor = _snapped(floor - racks * m2_rack, floor)
+    stranded_budget = _snapped(budget - fixed - racks * per_rack, budget)
     return Sizing(
         racks=racks,
         gpus=racks * gpus_rack,
@@ -291,10 +297,10 @@ def size_hall(
         racks_by_limit=by_limit,
         it_budget_kw=it_budget,
         utility_budget_kw=it_budget * pue_,
-        stranded_it_kw=it_budget - it_kw,
-        stranded_utility_kw=(it_budget - it_kw) * pue_,
-        stranded_floor_m2=np.where(floor_given, floor - racks * m2_rack, np.nan),
-        stranded_budget_usd=np.where(budget_given, budget - fixed - racks * per_rack, np.nan),
+        stranded_it_kw=stranded_it,
+        stranded_utility_kw=stranded_it * pue_,
+        stranded_floor_m2=np.where(floor_given, stranded_floor, np.nan),
+        stranded_budget_usd=np.where(budget_given, stranded_budget, np.nan),
         power_basis=np.array(POWER_BASES, dtype=object)[basis],
     )
 
@@ -303,6 +309,12 @@ _PUE_EXPECTED = (
     "a PUE greater than or equal to 1: PUE is total facility power over IT power "
     "(The Green Grid WP#49)"
 )
+
+
+def _snapped(left, limit):
+    """What a limit leaves unused, 0 where within _EPS of the limit (a floating-point residue)."""
+    # a limit not given (inf) snaps nothing; its stranded figure is masked to NaN by the caller
+    return snap_to_zero(left, _EPS * np.abs(np.where(np.isfinite(limit), limit, 0.0)))
 
 
 def _labeller(names, n):

@@ -522,3 +522,15 @@ def test_the_gb200_rack_power_is_labelled_by_the_sources_that_state_it():
     with open(ROOT / "models" / "reference_figures.csv", newline="", encoding="utf-8") as f:
         row = next(r for r in csv.DictReader(f) if r["item"] == "GB200 NVL72 rack power")
     assert (row["value"], row["quality"]) == ("120", "secondary")
+
+
+def test_an_exact_fit_strands_exactly_nothing(capsys):
+    # 14.52 MW at the meter / PUE 1.1 = 13,200 kW = 100 GB300 racks of 132 kW exactly; floating
+    # point left -1.8e-12 kW stranded (and -2.0e-12 kW at the meter) in the JSON.
+    argv = ["size", "--mw", "14.52", "--basis", "utility", "--hardware", "gb300-nvl72"]
+    assert main([*argv, "--floor-m2", "250", "--budget-usd", "3e8", "--format", "json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["racks"] == 100
+    assert result["stranded"] == {"it_kw": 0, "utility_kw": 0, "floor_m2": 0, "budget_usd": 0}
+    s = size_hall(10.0, pue=1.1, power_basis="utility", **GB300)  # not a fit: left as it is
+    assert s.stranded_it_kw[0] == pytest.approx(10_000 / 1.1 - 8976.0)
