@@ -323,6 +323,17 @@ def size(
     for name, value in given:
         if value is not None and not math.isfinite(value):
             raise InputError(f"{name} = {value}: expected a finite number")
+    if pue_source == "--pue":
+        _within_field_bounds("--pue", pue, "power.pue", "a PUE")
+    if hall_max_kw_per_rack is not None:
+        _within_field_bounds(
+            "--hall-max-kw-per-rack",
+            hall_max_kw_per_rack,
+            "facility.hall_max_kw_per_rack",
+            "a limit",
+            " kW per rack",
+            "; leave the option out for a hall without a limit",
+        )
     if mw > MAX_MW:  # far beyond any hall; past ~1e305 the arithmetic overflows
         raise InputError(
             f"--mw = {mw:g}: expected a power budget of at most {MAX_MW:,.0f} MW (1 TW, more than "
@@ -440,6 +451,34 @@ def size(
         },
         "warnings": warnings,
     }
+
+
+_BOUND_WORDS = {"ge": "at least", "gt": "above", "le": "at most", "lt": "below"}
+
+
+def _within_field_bounds(
+    option: str, value: float, path: str, what: str, unit: str = "", hint: str = ""
+) -> None:
+    """InputError unless `value` of a command-line option is within the bounds a scenario file
+    takes for the field `path` stands for (econ.scenario: the same bounds, not a copy of them)."""
+    import operator
+
+    from econ.scenario.power_models import Facility, Power
+    from econ.scenario.section import field_bounds
+
+    section, name = path.split(".")
+    bounds = field_bounds({"power": Power, "facility": Facility}[section], name)
+    tests = {"ge": operator.ge, "gt": operator.gt, "le": operator.le, "lt": operator.lt}
+    if all(tests[bound](value, limit) for bound, limit in bounds.items()):
+        return
+    if set(bounds) == {"ge", "le"}:
+        expected = f"from {bounds['ge']:g} to {bounds['le']:g}"
+    else:
+        expected = " and ".join(f"{_BOUND_WORDS[b]} {limit:g}" for b, limit in bounds.items())
+    raise InputError(
+        f"{option} = {value:g}: expected {what} {expected}{unit}, as {path} takes in a scenario "
+        f"file{hint}"
+    )
 
 
 def _refuse_overflow(sized, fixed: float, given) -> None:

@@ -461,7 +461,24 @@ def test_cli_table(capsys):
         (["--hardware", "gb300-nvl72", "--hall-max-kw-per-rack", "40"], "above the hall's limit"),
         (["--hardware", "gb300-nvl72", "--cooling", "air"], "--retrofit-liquid"),
         (["--hardware", "gb300-nvl72", "--budget-usd", "1000000"], "below the cost of one rack"),
-        (["--hardware", "gb300-nvl72", "--pue", "0.95"], "PUE is 0.95"),
+        (
+            ["--hardware", "gb300-nvl72", "--pue", "0.95"],
+            "--pue = 0.95: expected a PUE from 1 to 3",
+        ),
+        # the bounds of power.pue and facility.hall_max_kw_per_rack in a scenario file: a PUE of
+        # 1e9 was sized, and a limit of 0 or -1 kW read as a rack "above the hall's limit"
+        (
+            ["--hardware", "gb300-nvl72", "--pue", "1e9"],
+            "--pue = 1e+09: expected a PUE from 1 to 3",
+        ),
+        (
+            ["--hardware", "gb300-nvl72", "--hall-max-kw-per-rack", "0"],
+            "--hall-max-kw-per-rack = 0: expected a limit above 0 kW per rack",
+        ),
+        (
+            ["--hardware", "gb300-nvl72", "--hall-max-kw-per-rack", "-1"],
+            "--hall-max-kw-per-rack = -1: expected a limit above 0 kW per rack",
+        ),
         (["--hardware", "h200-sxm", "--budget-usd", "1e8"], "--capex-usd-per-rack"),
         (["--hardware", "nope"], "expected one of b200-sxm"),
         (["--hardware", "gb300-nvl72", "--facility-usd-per-mw", "-1"], "negative prices"),
@@ -470,7 +487,7 @@ def test_cli_table(capsys):
         (["--hardware", "gb300-nvl72", "--mw", "1e308"], "--mw = 1e+308: expected a power budget"),
         (["--hardware", "gb300-nvl72", "--mw", "1e6", "--capex-usd-per-rack", "1e308"], "capex"),
         (["--hardware", "gb300-nvl72", "--facility-usd-per-mw", "1e308"], "facility build"),
-        (["--hardware", "gb300-nvl72", "--pue", "1e308"], "power at the meter"),
+        (["--hardware", "gb300-nvl72", "--pue", "1e308"], "--pue = 1e+308: expected a PUE"),
         (["--hardware", "h100-sxm", "--systems-per-rack", "0"], "expected 1 or more"),
         (
             ["--hardware", "h100-sxm", "--retrofit-liquid"],
@@ -479,6 +496,7 @@ def test_cli_table(capsys):
     ],
 )
 def test_cli_bad_input_exits_3(capsys, argv, expected):
+    # (the bounds quoted are econ.scenario's: test_size_takes_the_scenario_bounds)
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # no numpy overflow warning on the way to the message
         assert main(["size", "--mw", "10", *argv]) == 3
@@ -534,3 +552,14 @@ def test_an_exact_fit_strands_exactly_nothing(capsys):
     assert result["stranded"] == {"it_kw": 0, "utility_kw": 0, "floor_m2": 0, "budget_usd": 0}
     s = size_hall(10.0, pue=1.1, power_basis="utility", **GB300)  # not a fit: left as it is
     assert s.stranded_it_kw[0] == pytest.approx(10_000 / 1.1 - 8976.0)
+
+
+def test_size_takes_the_scenario_bounds():
+    from econ.scenario.power_models import Facility, Power
+    from econ.scenario.section import field_bounds
+
+    assert field_bounds(Power, "pue") == {"ge": 1.0, "le": 3.0}
+    assert field_bounds(Facility, "hall_max_kw_per_rack") == {"gt": 0}
+    assert size(mw=10.0, hardware="gb300-nvl72", pue=3.0)["pue"] == 3.0  # the bound is inside
+    with pytest.raises(InputError, match="as power.pue takes in a scenario file"):
+        size(mw=10.0, hardware="gb300-nvl72", pue=3.01)

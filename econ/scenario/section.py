@@ -87,6 +87,24 @@ def _none_word_in_schema(schema: dict, model: type[BaseModel]) -> None:
             field["anyOf"].append({"const": NONE_WORD})
 
 
+BOUNDS = ("ge", "gt", "le", "lt")
+"""The numeric bounds a field may declare (pydantic's Field arguments), in the order stated."""
+
+
+@cache
+def field_bounds(model: type[BaseModel], name: str) -> dict[str, float]:
+    """The numeric bounds a section declares for one field, e.g. {'ge': 1.0, 'le': 3.0} for
+    Power.pue: for checks outside a scenario (command-line options that stand for a field) that
+    must refuse what a scenario file refuses, without copying the numbers."""
+    found = {}
+    for constraint in model.model_fields[name].metadata:
+        for bound in BOUNDS:
+            value = getattr(constraint, bound, None)
+            if value is not None:
+                found[bound] = value
+    return {bound: found[bound] for bound in BOUNDS if bound in found}
+
+
 def control_character(text: str, allowed: str = "") -> tuple[int, str] | None:
     """The first control character of `text` not in `allowed` and its 1-based position, or None."""
     for position, char in enumerate(text, start=1):
@@ -250,6 +268,7 @@ class Section(BaseModel):
 
 __all__ = [
     "BEYOND_FLOAT",
+    "BOUNDS",
     "BOOLEAN_AS_NUMBER",
     "CONTROL_CHARACTER",
     "FIELD_ERRORS",
@@ -259,5 +278,6 @@ __all__ = [
     "Section",
     "check_name",
     "control_character",
+    "field_bounds",
     "none_word_fields",
 ]

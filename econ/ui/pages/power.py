@@ -73,6 +73,27 @@ def fleet_capex_parts(scenario, gpus: int) -> dict[str, float]:
     }
 
 
+_OPTION_WORDS = {
+    "--basis utility": "the utility meter as the budget's basis",
+    "--hall-max-kw-per-rack": "the hall limit per rack",
+    "--pue": "the PUE",
+    "--cooling liquid": "a liquid hall cooling",
+    "--retrofit-liquid": "a liquid retrofit",
+    "--floor-m2": "the floor space",
+    "--budget-usd": "the capex budget",
+}
+"""`econ size` options as this page names its inputs (the library's messages name the options)."""
+
+
+def page_words(text: str) -> str:
+    """A sizing message or warning in this page's words: its inputs, not `econ size` options."""
+    text = re.sub(r" \(command line: [^)]*\)", "", text)  # options this page does not have
+    text = re.sub(r"--mw (\S+)", r"the budget of \1 MW", text)
+    for option, words in _OPTION_WORDS.items():
+        text = text.replace(option, words)
+    return text
+
+
 def _apply_sizing(gpus: int, per_rack: int, hardware: str, basis: str = "") -> None:
     """Callback of "Use N GPUs": the sized fleet becomes the scenario's, each field changed
     cited as a sidebar edit is (old value and source kept) with the sizing it came from."""
@@ -186,7 +207,7 @@ def sizing(current, money: str) -> None:
         "floor_m2": floor,
         "budget_usd": budget,
     }
-    result = compute.attempt(lambda: compute.sizing(**args), "Sizing")
+    result = compute.attempt(lambda: compute.sizing(**args), "Sizing", words=page_words)
     if result is None:
         return
     cols = st.columns(5)
@@ -239,9 +260,7 @@ def sizing(current, money: str) -> None:
         f"{rack['cooling']}-cooled; PUE {result['pue']:g} ({result['pue_source']})."
     )
     for warning in result["warnings"]:
-        text = re.sub(r"--mw (\S+)", r"the budget of \1 MW", warning)
-        text = text.replace("--basis utility", "the utility meter as the budget's basis")
-        st.warning(readable_warning(text), icon=":material/warning:")
+        st.warning(readable_warning(page_words(warning)), icon=":material/warning:")
     st.button(
         f"Use {result['gpus']:,} GPUs of {chosen} as the scenario's fleet",
         on_click=_apply_sizing,

@@ -1,0 +1,28 @@
+"""The Power and fleet page's hall sizing through AppTest, after an infrastructure review: the
+bounds of its inputs, the air hall's density limit, cooling that contradicts the rack catalog,
+and what "Use N GPUs" changes besides the fleet."""
+
+from __future__ import annotations
+
+from streamlit.testing.v1 import AppTest
+
+from tests import test_app
+from tests.test_app import errors, go, widget
+
+app = test_app.app  # the AppTest fixture: the app run once on the default scenario
+
+
+def warnings_of(at: AppTest) -> list[str]:
+    return [test_app.shown(w.value) for w in at.warning]
+
+
+def test_a_pue_or_hall_limit_outside_the_scenario_bounds_is_an_error_in_the_page_words(app):
+    go(app, "power")
+    widget(app.number_input, "PUE").set_value(1e9).run()
+    assert not app.exception
+    assert any("PUE = 1e+09: expected a PUE from 1 to 3" in e for e in errors(app)), errors(app)
+    widget(app.number_input, "PUE").set_value(None).run()
+    widget(app.number_input, "Hall limit per rack [kW]").set_value(0.0).run()
+    assert not app.exception
+    found = [e for e in errors(app) if "expected a limit above 0 kW per rack" in e]
+    assert found and "--" not in found[0], errors(app)
