@@ -24,6 +24,14 @@ COOLING = ("air", "liquid")
 """Rack cooling types, as in models/racks.toml."""
 MAX_MW = 1_000_000.0
 """The largest power budget `size` takes [MW]: 1 TW, more than every data centre draws today."""
+RACK_UNITS = 48
+"""Height of the tallest racks in common use [U] (42U is the usual one)."""
+MIN_UNITS_PER_SYSTEM = 4
+"""Height of the most compact 8-GPU servers, liquid-cooled HGX systems [U] (air-cooled ones take
+8U to 10U)."""
+MAX_SYSTEMS_PER_RACK = RACK_UNITS // MIN_UNITS_PER_SYSTEM
+"""The most 8-GPU systems `size --systems-per-rack` takes: 12 in a 48U rack at 4U each. The rack
+catalog gives no height per system, so this bounds every hardware rather than fitting one."""
 
 
 class RackCatalogError(InputError):
@@ -120,6 +128,11 @@ def _load_racks(path: str) -> RackCatalog:
             raise RackCatalogError(
                 f"{path}: halls.{cooling}.pue = {pue!r}: expected a PUE of at least 1"
             )
+    limit = halls["air"].get("legacy_max_kw_per_rack")
+    if limit is not None and (not isinstance(limit, int | float) or limit <= 0):
+        raise RackCatalogError(
+            f"{path}: halls.air.legacy_max_kw_per_rack = {limit!r}: expected a limit above 0 kW"
+        )
     return RackCatalog(racks=racks, halls=halls)
 
 
@@ -136,6 +149,40 @@ def cooling_warning(hardware: str, rack_cooling: str, catalog: RackCatalog | Non
         f"facility.rack_cooling is 'air' but {hardware} racks are liquid-cooled "
         f"({source}); set facility.rack_cooling = 'liquid' and a hall_cooling with facility "
         "water ('liquid', or 'air_retrofit_liquid' with its retrofit capex)"
+    )
+
+
+def air_density_warning(
+    rack: RackSpec,
+    hall_cooling: str,
+    hall_max_kw_per_rack: float | None = None,
+    catalog: RackCatalog | None = None,
+) -> str | None:
+    """A warning where an air-cooled hall gets a rack denser than air halls commonly cool
+    (models/racks.toml halls.air.legacy_max_kw_per_rack), else None.
+
+    A warning, not a refusal: air halls with containment or rear-door heat exchangers cool more
+    (NVIDIA's own air-cooled B300 layout puts about 56 kW in a rack), so the catalog's figure is
+    the common limit, not a physical one. A hall limit given (`hall_max_kw_per_rack`) says what
+    this hall takes, and is enforced instead; a liquid hall or a liquid retrofit is not air.
+    """
+    if hall_cooling != "air" or hall_max_kw_per_rack is not None:
+        return None
+    halls = (catalog or load_racks()).halls
+    limit = halls["air"].get("legacy_max_kw_per_rack")
+    if limit is None or rack.kw_per_rack <= limit:
+        return None
+    source = halls["air"].get("sources", {}).get("legacy_max_kw_per_rack", "")
+    fits = ""
+    if rack.kw_per_system is not None and rack.kw_per_system <= limit:
+        systems = int(limit // rack.kw_per_system + 1e-9)
+        fits = f", or --systems-per-rack {systems}"
+    return (
+        f"{rack.key}: a {rack.kw_per_rack:g} kW rack in an air-cooled hall, above the "
+        f"{limit:g} kW per rack that air halls commonly cool (models/racks.toml "
+        f"halls.air.legacy_max_kw_per_rack{': ' + source if source else ''}); expected a hall "
+        f"rated for it (containment, rear-door heat exchangers: give its limit per rack) or a "
+        f"liquid-cooled hall (command line: --hall-max-kw-per-rack{fits})"
     )
 
 
@@ -299,6 +346,13 @@ def size(
     catalog = catalog or load_racks()
     rack = catalog.get(hardware)
     if systems_per_rack is not None:
+        if rack.kw_per_system is not None and systems_per_rack > MAX_SYSTEMS_PER_RACK:
+            raise InputError(
+                f"--systems-per-rack = {systems_per_rack}: {systems_per_rack} systems take at "
+                f"least {systems_per_rack * MIN_UNITS_PER_SYSTEM}U at {MIN_UNITS_PER_SYSTEM}U each "
+                f"(the most compact 8-GPU servers), more than a {RACK_UNITS}U rack, the tallest in "
+                f"common use; expected at most {MAX_SYSTEMS_PER_RACK}"
+            )
         rack = with_systems_per_rack(rack, systems_per_rack)
     hall = cooling or rack.cooling
     if retrofit_liquid and not can_retrofit(rack.cooling, hall):
@@ -406,6 +460,9 @@ def size(
             f"all-in): the power budget counts {rack.it_kw_per_rack:g} kW per rack, the hall's "
             f"kW-per-rack limit is checked against the {rack.kw_per_rack:g} kW rack"
         )
+    dense = air_density_warning(rack, hall_cooling, hall_max_kw_per_rack, catalog)
+    if dense:
+        warnings.append(dense)
     assumed = sorted(k for k, v in rack.sources.items() if "assumption" in v)
     if assumed:
         warnings.append(f"{hardware}: {', '.join(assumed)} rest on assumptions (see sources)")

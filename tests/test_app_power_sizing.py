@@ -26,3 +26,15 @@ def test_a_pue_or_hall_limit_outside_the_scenario_bounds_is_an_error_in_the_page
     assert not app.exception
     found = [e for e in errors(app) if "expected a limit above 0 kW per rack" in e]
     assert found and "--" not in found[0], errors(app)
+
+
+def test_an_air_hall_warns_of_a_rack_above_its_density_limit(app):
+    go(app, "power")
+    assert not any("air-cooled hall" in w for w in warnings_of(app))  # GB200 NVL72, liquid
+    widget(app.selectbox, "Hardware").set_value("b300-sxm").run()
+    assert not app.exception
+    found = [w for w in warnings_of(app) if "air-cooled hall" in w]
+    assert found and "58 kW rack" in found[0] and "20 kW per rack" in found[0], warnings_of(app)
+    assert "--" not in found[0]  # the page's words, not the command line's
+    widget(app.number_input, "Hall limit per rack [kW]").set_value(60.0).run()
+    assert not any("air-cooled hall" in w for w in warnings_of(app))

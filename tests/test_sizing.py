@@ -563,3 +563,40 @@ def test_size_takes_the_scenario_bounds():
     assert size(mw=10.0, hardware="gb300-nvl72", pue=3.0)["pue"] == 3.0  # the bound is inside
     with pytest.raises(InputError, match="as power.pue takes in a scenario file"):
         size(mw=10.0, hardware="gb300-nvl72", pue=3.01)
+
+
+# --- Air halls and physical bounds (an infrastructure review) ---------------------------------
+
+
+def test_an_air_hall_warns_of_a_rack_above_the_catalogs_air_limit(capsys):
+    # models/racks.toml halls.air.legacy_max_kw_per_rack = 20 was never read: a 58 kW B300 rack
+    # in an air hall was sized without a word.
+    limit = load_racks().halls["air"]["legacy_max_kw_per_rack"]
+    assert limit == 20.0
+    assert main(["size", "--mw", "10", "--hardware", "b300-sxm"]) == 0
+    out = capsys.readouterr().out
+    note = next(line for line in out.splitlines() if "air-cooled hall" in line)
+    assert "a 58 kW rack in an air-cooled hall, above the 20 kW per rack" in note
+    assert "halls.air.legacy_max_kw_per_rack" in note and "--systems-per-rack 1" in note
+    h100 = size(mw=10.0, hardware="h100-sxm")  # 4 systems, 40.8 kW
+    assert any("a 40.8 kW rack in an air-cooled hall" in w for w in h100["warnings"])
+    quiet = (
+        size(mw=10.0, hardware="h100-sxm", systems_per_rack=1),  # 10.2 kW
+        size(mw=10.0, hardware="b200-sxm", hall_max_kw_per_rack=30.0),  # the hall's own limit
+        size(mw=10.0, hardware="h100-sxm", cooling="liquid"),
+        size(mw=10.0, hardware="gb300-nvl72", cooling="air", retrofit_liquid=True),
+    )
+    for result in quiet:
+        assert not any("air-cooled hall" in w for w in result["warnings"]), result["warnings"]
+
+
+def test_more_systems_than_a_rack_holds_are_refused(capsys):
+    # 100 H100 systems per rack made one air-cooled rack of 800 GPUs and 1,020 kW
+    argv = ["size", "--mw", "10", "--hardware", "h100-sxm", "--systems-per-rack"]
+    assert main([*argv, "100"]) == 3
+    err = capsys.readouterr().err
+    assert "--systems-per-rack = 100" in err and "48U rack" in err and "at most 12" in err
+    assert "Traceback" not in err
+    assert size(mw=10.0, hardware="h100-sxm", systems_per_rack=12)["rack"]["gpus_per_rack"] == 96
+    with pytest.raises(RackCatalogError, match="rack-scale system"):  # not an 8-GPU system
+        size(mw=10.0, hardware="gb300-nvl72", systems_per_rack=100)
