@@ -137,19 +137,49 @@ def _load_racks(path: str) -> RackCatalog:
 
 
 def cooling_warning(hardware: str, rack_cooling: str, catalog: RackCatalog | None = None):
-    """A warning where a scenario cools air-only what its rack catalog says needs liquid, else
-    None (a hardware key without rack figures: nothing to compare)."""
-    if rack_cooling != "air":
-        return None
+    """A warning where a scenario's rack cooling contradicts its rack catalog, either way, else
+    None (a hardware key without rack figures: nothing to compare).
+
+    Air for racks that need liquid: they cannot be cooled so. Liquid for air-cooled racks: right
+    only for a liquid-cooled variant (its price and power may differ from the catalog's); air
+    racks counted as liquid take a liquid hall's PUE without the air handling they need."""
     rack = (catalog or load_racks()).racks.get(hardware)
-    if rack is None or rack.cooling != "liquid":
+    if rack is None or rack.cooling == rack_cooling:
         return None
     source = rack.sources.get("cooling", "models/racks.toml")
+    if rack_cooling == "air":
+        return (
+            f"facility.rack_cooling is 'air' but {hardware} racks are liquid-cooled "
+            f"({source}); set facility.rack_cooling = 'liquid' and a hall_cooling with facility "
+            "water ('liquid', or 'air_retrofit_liquid' with its retrofit capex)"
+        )
     return (
-        f"facility.rack_cooling is 'air' but {hardware} racks are liquid-cooled "
-        f"({source}); set facility.rack_cooling = 'liquid' and a hall_cooling with facility "
-        "water ('liquid', or 'air_retrofit_liquid' with its retrofit capex)"
+        f"facility.rack_cooling is 'liquid' but {hardware} racks are air-cooled ({source}); "
+        "right only for a liquid-cooled variant of the system (check its price and power "
+        "against the catalog's), otherwise set facility.rack_cooling = 'air' and a PUE that "
+        "counts the air handling air-cooled racks need"
     )
+
+
+def hall_cooling_warning(
+    rack: RackSpec, hall_cooling: str, pue_source: str, catalog: RackCatalog | None = None
+) -> str | None:
+    """A warning where `size` puts air-cooled racks in a liquid hall, else None: the liquid
+    hall's PUE assumes the heat leaves in water, and air-cooled servers still need fans and
+    air handlers (the air hall's PUE is the catalog's figure for them)."""
+    if rack.cooling != "air" or hall_cooling != "liquid":
+        return None
+    halls = (catalog or load_racks()).halls
+    source = rack.sources.get("cooling", "models/racks.toml")
+    pue = (
+        f"the liquid hall's PUE {halls['liquid']['pue']:g} (racks.toml halls.liquid.pue) "
+        "assumes the heat leaves in water, but air-cooled racks need air handling as in an air "
+        f"hall (PUE {halls['air']['pue']:g}); expected a PUE for this hall (command line: "
+        "--pue) or an air hall"
+        if pue_source != "--pue"
+        else "the PUE given should count the air handling they need"
+    )
+    return f"{rack.key}: air-cooled racks ({source}) in a liquid-cooled hall; {pue}"
 
 
 def air_density_warning(
@@ -460,9 +490,12 @@ def size(
             f"all-in): the power budget counts {rack.it_kw_per_rack:g} kW per rack, the hall's "
             f"kW-per-rack limit is checked against the {rack.kw_per_rack:g} kW rack"
         )
-    dense = air_density_warning(rack, hall_cooling, hall_max_kw_per_rack, catalog)
-    if dense:
-        warnings.append(dense)
+    for note in (
+        air_density_warning(rack, hall_cooling, hall_max_kw_per_rack, catalog),
+        hall_cooling_warning(rack, hall_cooling, pue_source, catalog),
+    ):
+        if note:
+            warnings.append(note)
     assumed = sorted(k for k, v in rack.sources.items() if "assumption" in v)
     if assumed:
         warnings.append(f"{hardware}: {', '.join(assumed)} rest on assumptions (see sources)")

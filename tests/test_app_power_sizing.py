@@ -38,3 +38,12 @@ def test_an_air_hall_warns_of_a_rack_above_its_density_limit(app):
     assert "--" not in found[0]  # the page's words, not the command line's
     widget(app.number_input, "Hall limit per rack [kW]").set_value(60.0).run()
     assert not any("air-cooled hall" in w for w in warnings_of(app))
+
+
+def test_air_cooled_racks_in_a_liquid_hall_are_warned_of(app):
+    go(app, "power")
+    widget(app.selectbox, "Hardware").set_value("h100-sxm").run()
+    widget(app.selectbox, "Hall cooling").set_value("liquid").run()
+    assert not app.exception
+    found = [w for w in warnings_of(app) if "in a liquid-cooled hall" in w]
+    assert found and "PUE 1.1" in found[0] and "--" not in found[0], warnings_of(app)

@@ -600,3 +600,38 @@ def test_more_systems_than_a_rack_holds_are_refused(capsys):
     assert size(mw=10.0, hardware="h100-sxm", systems_per_rack=12)["rack"]["gpus_per_rack"] == 96
     with pytest.raises(RackCatalogError, match="rack-scale system"):  # not an 8-GPU system
         size(mw=10.0, hardware="gb300-nvl72", systems_per_rack=100)
+
+
+def test_liquid_cooling_stated_for_an_air_cooled_rack_is_warned_of_too():
+    # cooling_warning caught only liquid racks stated as air; an H100 fleet stated as liquid-cooled
+    # took the liquid hall's PUE without a word.
+    from econ import load_scenario, project
+    from econ.racks import cooling_warning
+
+    note = cooling_warning("h100-sxm", "liquid")
+    assert note.startswith("facility.rack_cooling is 'liquid' but h100-sxm racks are air-cooled")
+    assert "air-cooled DGX/HGX H100" in note and "liquid-cooled variant" in note
+    assert cooling_warning("h100-sxm", "air") is None
+    assert cooling_warning("my-own-asic", "liquid") is None
+    h200 = ROOT / "models" / "scenarios" / "llama2-70b-h200.toml"
+    liquid = {"facility.rack_cooling": "liquid", "facility.hall_cooling": "liquid"}
+    warned = project(load_scenario(h200, liquid)).summary.iloc[0]["warnings"]
+    assert sum("facility.rack_cooling is 'liquid' but h200-sxm" in w for w in warned) == 1
+    shipped = project(load_scenario(h200)).summary.iloc[0]["warnings"]
+    assert not any("rack_cooling" in w for w in shipped)
+
+
+def test_size_warns_of_air_cooled_racks_in_a_liquid_hall(capsys):
+    # --cooling liquid gave H100 racks the liquid hall's PUE of 1.1 silently
+    assert main(["size", "--mw", "10", "--hardware", "h100-sxm", "--cooling", "liquid"]) == 0
+    out = capsys.readouterr().out
+    note = next(line for line in out.splitlines() if "liquid-cooled hall" in line)
+    assert "h100-sxm: air-cooled racks" in note and "PUE 1.1" in note and "PUE 1.3" in note
+    given = size(mw=10.0, hardware="h100-sxm", cooling="liquid", pue=1.25)["warnings"]
+    assert any("the PUE given should count the air handling" in w for w in given)
+    for quiet in (
+        size(mw=10.0, hardware="h100-sxm"),
+        size(mw=10.0, hardware="gb300-nvl72"),
+        size(mw=10.0, hardware="gb300-nvl72", cooling="air", retrofit_liquid=True),
+    ):
+        assert not any("in a liquid-cooled hall;" in w for w in quiet["warnings"])
