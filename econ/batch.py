@@ -176,7 +176,8 @@ class ScenarioBatch:
         }
         # Measured and simulated sources become a number here, once per distinct source.
         row_warnings = []
-        hardware_warnings: dict[tuple[str, str], tuple[str, ...]] = {}  # per hardware, cooling
+        # per hardware, rack cooling and GPU count
+        hardware_warnings: dict[tuple[str, str, int], tuple[str, ...]] = {}
         for i, row in enumerate(rows):
             try:
                 fitted = resolve_history(row.throughput, row.fleet.hardware)
@@ -198,7 +199,7 @@ class ScenarioBatch:
                     + ", ".join(defaults),
                     *history_warnings,
                 )
-            key = (row.fleet.hardware, row.facility.rack_cooling)
+            key = (row.fleet.hardware, row.facility.rack_cooling, row.fleet.gpu_count)
             if key not in hardware_warnings:
                 from econ.racks import catalog_warnings  # the catalogs load only here
 

@@ -245,7 +245,10 @@ def _cmd_validate(args) -> int:
             note = f"; defaults for {', '.join(defaults)}" if defaults else ""
             print(f"{name}: ok ({scenario.name}, {scenario.horizon} months{note})")
             for row in scenario.expand():  # the fleet and each vintage, as projected
-                for warning in catalog_warnings(row.fleet.hardware, row.facility.rack_cooling):
+                found = catalog_warnings(
+                    row.fleet.hardware, row.facility.rack_cooling, row.fleet.gpu_count
+                )
+                for warning in found:
                     print(f"warning [{row.name}]: {warning}", file=sys.stderr)
     return EXIT_INVALID if failed else EXIT_OK
 

@@ -265,12 +265,45 @@ def can_retrofit(rack_cooling: str, hall_cooling: str) -> bool:
     return rack_cooling == "liquid" and hall_cooling == "air"
 
 
-def catalog_warnings(hardware: str, rack_cooling: str) -> tuple[str, ...]:
-    """What a scenario row's hardware key and rack cooling contradict in the catalogs: a key
-    outside the hardware catalog, an air-cooled rack the rack catalog says needs liquid."""
+def whole_systems_warning(
+    hardware: str, gpu_count: int, catalog: RackCatalog | None = None
+) -> str | None:
+    """A warning where fleet.gpu_count is not a whole number of the hardware's systems (72 GPUs
+    of an NVL72 rack, 8 of an HGX server), else None (no rack figures: nothing to compare).
+
+    A warning, not a refusal: capex is priced per GPU, so a fraction of a system costs its share,
+    and per-GPU studies (one GPU, or the 64 of an NVL72 that an MLPerf run used) are legitimate;
+    but a fleet cannot be bought so, and the warning names the whole counts on either side."""
+    rack = (catalog or load_racks()).racks.get(hardware)
+    if rack is None or gpu_count % rack.gpus_per_system == 0:
+        return None
+    size = rack.gpus_per_system
+    below, above = gpu_count // size, gpu_count // size + 1
+    counts = (
+        f"{below * size:,} or {above * size:,} ({below:,} or {above:,} systems)"
+        if below
+        else f"{above * size:,} (1 system)"
+    )
+    return (
+        f"fleet.gpu_count = {gpu_count} is not a whole number of {hardware} systems "
+        f"({size} GPUs each, models/racks.toml gpus_per_system): {gpu_count / size:,.2f} systems, "
+        f"the fraction priced at its share of a system; expected {counts}"
+    )
+
+
+def catalog_warnings(
+    hardware: str, rack_cooling: str, gpu_count: int | None = None
+) -> tuple[str, ...]:
+    """What a scenario row's hardware key, rack cooling and GPU count contradict in the
+    catalogs: a key outside the hardware catalog, rack cooling other than the rack catalog's,
+    a GPU count that is not a whole number of systems."""
     from econ.hardware import unknown_key_warning
 
-    found = (unknown_key_warning(hardware), cooling_warning(hardware, rack_cooling))
+    found = (
+        unknown_key_warning(hardware),
+        cooling_warning(hardware, rack_cooling),
+        None if gpu_count is None else whole_systems_warning(hardware, gpu_count),
+    )
     return tuple(w for w in found if w)
 
 

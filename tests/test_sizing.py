@@ -635,3 +635,30 @@ def test_size_warns_of_air_cooled_racks_in_a_liquid_hall(capsys):
         size(mw=10.0, hardware="gb300-nvl72", cooling="air", retrofit_liquid=True),
     ):
         assert not any("in a liquid-cooled hall;" in w for w in quiet["warnings"])
+
+
+def test_a_gpu_count_that_is_not_whole_systems_is_warned_of(capsys, tmp_path):
+    # 5,401 GPUs of GB200 NVL72 (72 GPUs per rack-scale system) were projected without a word,
+    # paying 1/72 of a rack's price for the odd GPU.
+    from econ import load_scenario, project
+    from econ.racks import whole_systems_warning
+
+    assert whole_systems_warning("gb200-nvl72", 5401) == (
+        "fleet.gpu_count = 5401 is not a whole number of gb200-nvl72 systems (72 GPUs each, "
+        "models/racks.toml gpus_per_system): 75.01 systems, the fraction priced at its share of "
+        "a system; expected 5,400 or 5,472 (75 or 76 systems)"
+    )
+    assert whole_systems_warning("gb200-nvl72", 5).endswith("expected 72 (1 system)")
+    assert whole_systems_warning("h100-sxm", 100).endswith("expected 96 or 104 (12 or 13 systems)")
+    assert whole_systems_warning("gb200-nvl72", 5400) is None
+    assert whole_systems_warning("my-own-asic", 5401) is None
+    seed = ROOT / "models" / "scenarios" / "deepseek-r1-gb200-nvl72.toml"
+    warned = project(load_scenario(seed, {"fleet.gpu_count": 5401})).summary.iloc[0]["warnings"]
+    assert sum("fleet.gpu_count = 5401 is not a whole number" in w for w in warned) == 1
+    assert not any(
+        "whole number" in w for w in project(load_scenario(seed)).summary.iloc[0]["warnings"]
+    )
+    odd = tmp_path / "odd.toml"
+    odd.write_text(seed.read_text().replace("gpu_count = 72\n", "gpu_count = 5401\n", 1))
+    assert main(["validate", str(odd)]) == 0
+    assert "fleet.gpu_count = 5401 is not a whole number" in capsys.readouterr().err
