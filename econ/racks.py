@@ -604,6 +604,95 @@ def _within_field_bounds(
     )
 
 
+def sized_fleet_fields(result: dict, scenario, catalog: RackCatalog | None = None):
+    """What using a sized hall (`size`'s result) as a scenario's fleet changes, and what it leaves
+    describing the scenario's previous hardware.
+
+    Returns ``(fields, left)``: `fields` maps dotted scenario paths to their new values, only
+    those that differ from the scenario's. Always the fleet (hardware, GPUs, GPUs per rack). Where
+    the hardware changes, the rack catalog's figures for it: rack cooling, IT power per GPU
+    (kw_per_gpu_all_in, on its boundary), and the price per GPU (capex_usd_per_rack / GPUs per
+    rack) where the catalog has one; a facility.kw_per_rack of the old rack is cleared; and the
+    sized hall: hall cooling, PUE and the liquid retrofit price per rack (the same hardware keeps
+    the scenario's hall). A hall limit given to the sizing becomes the scenario's. `left` names
+    the fields that still describe the previous hardware, each with why (throughput, prices the
+    catalog lacks, per-GPU costs, a measured energy per token), so that a page can say so.
+    """
+    catalog = catalog or load_racks()
+    rack = catalog.get(result["hardware"])
+    if result["rack"]["systems_per_rack"] != rack.systems_per_rack:
+        rack = with_systems_per_rack(rack, result["rack"]["systems_per_rack"])
+    old = scenario.fleet.hardware
+    new_hardware = result["hardware"] != old
+    fields: dict[str, object] = {
+        "fleet.hardware": result["hardware"],
+        "fleet.gpu_count": int(result["gpus"]),
+        "fleet.gpus_per_rack": int(rack.gpus_per_rack),
+        "fleet.racks": None,
+    }
+    left: list[str] = []
+    if new_hardware:
+        fields["facility.rack_cooling"] = rack.cooling
+        fields["power.kw_per_gpu"] = rack.kw_per_gpu_all_in
+        fields["power.kw_per_gpu_definition"] = rack.kw_per_gpu_definition
+        fields["facility.kw_per_rack"] = None
+        if rack.capex_usd_per_rack is not None:
+            fields["capex.gpu_price_usd"] = rack.capex_usd_per_rack / rack.gpus_per_rack
+            fields["capex.system_price_usd"] = None
+        else:
+            left.append(
+                f"capex.{'gpu' if scenario.capex.gpu_price_usd is not None else 'system'}"
+                f"_price_usd (the rack catalog has no price for {rack.key})"
+            )
+    if new_hardware:  # the same hardware keeps the scenario's hall, which already takes it
+        fields["facility.hall_cooling"] = result["hall_cooling"]
+        fields["power.pue"] = result["pue"]
+        if result["hall_cooling"] == "air_retrofit_liquid" and rack.liquid_cooling_usd_per_rack:
+            fields["facility.liquid_retrofit_usd_per_rack"] = rack.liquid_cooling_usd_per_rack
+    if result.get("hall_max_kw_per_rack") is not None:
+        fields["facility.hall_max_kw_per_rack"] = result["hall_max_kw_per_rack"]
+    if new_hardware:
+        left += _left_from(scenario, old)
+    limit = scenario.facility.hall_max_kw_per_rack
+    if (
+        result.get("hall_max_kw_per_rack") is None
+        and limit is not None
+        and limit < rack.kw_per_rack
+    ):
+        left.append(
+            f"facility.hall_max_kw_per_rack ({limit:g} kW, below the {rack.kw_per_rack:g} kW "
+            f"{rack.key} rack: the scenario is refused until it changes)"
+        )
+    current = _current_values(scenario, fields)
+    changed = {path: value for path, value in fields.items() if current[path] != value}
+    return changed, tuple(left)
+
+
+def _left_from(scenario, old: str) -> list[str]:
+    """Fields of `scenario` that describe its hardware `old` and no catalog figure replaces."""
+    throughput = scenario.throughput
+    if throughput.measured is not None or throughput.simulated is not None:
+        source = "measured" if throughput.measured is not None else "simulated"
+        left = [f"throughput.{source} (tokens/s per GPU of {old})"]
+    else:
+        left = [f"throughput.tokens_per_s_per_gpu (of {old})"]
+    capex = scenario.capex
+    for name in ("networking_usd_per_gpu", "storage_usd_per_gpu", "installation_usd_per_gpu"):
+        if getattr(capex, name):
+            left.append(f"capex.{name} ({getattr(capex, name):,.0f} USD, priced for {old})")
+    if scenario.power.measured_joules_per_token is not None:
+        left.append(f"power.measured_joules_per_token (measured on {old})")
+    return left
+
+
+def _current_values(scenario, fields: dict) -> dict[str, object]:
+    out = {}
+    for path in fields:
+        section, name = path.split(".")
+        out[path] = getattr(getattr(scenario, section), name)
+    return out
+
+
 def _refuse_overflow(sized, fixed: float, given) -> None:
     """InputError when finite inputs give a figure beyond the float range (a price of 1e308 per
     rack times thousands of racks): the result would print inf, or null in JSON."""

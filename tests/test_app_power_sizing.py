@@ -47,3 +47,54 @@ def test_air_cooled_racks_in_a_liquid_hall_are_warned_of(app):
     assert not app.exception
     found = [w for w in warnings_of(app) if "in a liquid-cooled hall" in w]
     assert found and "PUE 1.1" in found[0] and "--" not in found[0], warnings_of(app)
+
+
+def test_using_a_fleet_of_other_hardware_sets_its_catalog_figures_and_names_what_stays(app):
+    # The review's case: 10 MW of H100 on the GB200 seed showed a capex of 347.4 M (H100s at the
+    # GB200 price per GPU) and "Use" left the seed's liquid cooling, 1.87 kW per GPU and price.
+    from econ import load_scenario
+    from econ.racks import size
+    from econ.ui import state
+    from econ.ui.pages.power import fleet_capex_parts
+
+    go(app, "power")
+    widget(app.selectbox, "Hardware").set_value("h100-sxm").run()
+    assert not app.exception
+    result = size(mw=10.0, hardware="h100-sxm")
+    gpus = result["gpus"]
+    per_gpu = 1_254_000 / 32 + 4300 + 1750  # the catalog's H100 rack price, the seed's per GPU
+    capex = f"{gpus * per_gpu:,.0f}"
+    assert test_app.metric(app, "Capex [USD]") == capex
+    assert gpus * per_gpu == sum(
+        fleet_capex_parts(
+            load_scenario(test_app.SEED), gpus, {"capex.gpu_price_usd": 1_254_000 / 32}
+        ).values()
+    )
+    before = [w for w in warnings_of(app) if "Still the scenario's" in w]
+    assert before and "throughput.tokens_per_s_per_gpu (of gb200-nvl72)" in before[0]
+    assert "capex.networking_usd_per_gpu" in before[0] and "power.kw_per_gpu" in before[0]
+    next(b for b in app.button if b.label.startswith(f"Use {gpus:,} GPUs")).click().run()
+    assert not app.exception
+    data = app.session_state[state.DATA]
+    assert data["fleet"]["hardware"] == "h100-sxm" and data["fleet"]["gpu_count"] == gpus
+    assert data["facility"]["rack_cooling"] == "air" and data["facility"]["hall_cooling"] == "air"
+    assert data["power"]["pue"] == 1.3 and data["power"]["kw_per_gpu"] == 1.37
+    assert data["capex"]["gpu_price_usd"] == 1_254_000 / 32
+    assert data["capex"].get("system_price_usd") is None
+    source = data["sources"]["power.kw_per_gpu"]
+    assert "from the Power and fleet page" in source and "(was: 1.87" in source
+    after = [w for w in warnings_of(app) if "Still the scenario's" in w]
+    assert after and "throughput.tokens_per_s_per_gpu (of gb200-nvl72)" in after[0]
+    assert not errors(app), errors(app)
+    app.switch_page("econ/ui/pages/results.py").run()
+    assert test_app.metric(app, "Capex [USD]") == capex
+
+
+def test_hardware_without_a_catalog_price_labels_the_capex_by_the_price_it_uses(app):
+    go(app, "power")
+    widget(app.selectbox, "Hardware").set_value("b300-sxm").run()
+    assert not app.exception
+    labels = [m.label for m in app.metric]
+    assert "Capex at gb200-nvl72's price [USD]" in labels and "Capex [USD]" not in labels
+    left = [w for w in warnings_of(app) if "Still the scenario's" in w]
+    assert left and "the rack catalog has no price for b300-sxm" in left[0]

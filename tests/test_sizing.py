@@ -662,3 +662,29 @@ def test_a_gpu_count_that_is_not_whole_systems_is_warned_of(capsys, tmp_path):
     odd.write_text(seed.read_text().replace("gpu_count = 72\n", "gpu_count = 5401\n", 1))
     assert main(["validate", str(odd)]) == 0
     assert "fleet.gpu_count = 5401 is not a whole number" in capsys.readouterr().err
+
+
+def test_a_sized_fleet_of_other_hardware_brings_its_catalog_figures():
+    # The review's case: B200 air racks used on the GB300 hall kept its liquid retrofit, the
+    # GB300 price per GPU and 1.8333 kW per GPU.
+    from econ import load_scenario
+    from econ.racks import sized_fleet_fields
+
+    hall = load_scenario(ROOT / "models" / "scenarios" / "hall-10mw-gb300-nvl72-liquid.toml")
+    fields, stays = sized_fleet_fields(size(mw=10.0, hardware="b200-sxm"), hall)
+    assert fields["fleet.hardware"] == "b200-sxm" and fields["fleet.gpu_count"] == 5584
+    assert fields["facility.rack_cooling"] == "air" and fields["facility.hall_cooling"] == "air"
+    assert fields["power.kw_per_gpu"] == 1.71 and fields["power.pue"] == 1.3
+    assert fields["capex.gpu_price_usd"] == 1_000_000 / 16
+    assert any(s.startswith("throughput.tokens_per_s_per_gpu (of gb300-nvl72)") for s in stays)
+    loaded = hall.model_dump()
+    for path, value in fields.items():
+        section, name = path.split(".")
+        loaded[section][name] = value
+    assert type(hall).model_validate(loaded).fleet.gpu_count == 5584  # a valid scenario
+    same, nothing = sized_fleet_fields(size(mw=10.0, hardware="gb300-nvl72"), hall)
+    assert same == {"fleet.racks": None} and nothing == ()  # 75 racks of 72: the same fleet
+
+    b200_hall = load_scenario(ROOT / "models" / "scenarios" / "hall-10mw-hgx-b200-air.toml")
+    _, stays = sized_fleet_fields(size(mw=10.0, hardware="gb300-nvl72"), b200_hall)
+    assert "facility.hall_max_kw_per_rack (30 kW, below the 132 kW gb300-nvl72 rack" in stays[-1]

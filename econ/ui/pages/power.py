@@ -55,14 +55,19 @@ def density(current, money: str) -> None:
         common.table(readable(vintages, money), hide_index=True, width="stretch")
 
 
-def fleet_capex_parts(scenario, gpus: int) -> dict[str, float]:
+def fleet_capex_parts(scenario, gpus: int, fields: dict | None = None) -> dict[str, float]:
     """The scenario's capex for `gpus` GPUs by part [USD] (econ.capex, its prices per GPU): what
-    the Results page shows once the sized fleet is used."""
+    the Results page shows once the sized fleet is used, with the price per GPU that using it
+    sets (`fields`, econ.racks.sized_fleet_fields) where it sets one."""
     from econ.capex import hardware_usd_per_gpu
 
     c = scenario.capex
-    gpu_price = math.nan if c.gpu_price_usd is None else c.gpu_price_usd
-    system = math.nan if c.system_price_usd is None else c.system_price_usd
+    fields = fields or {}
+    if "capex.gpu_price_usd" in fields:
+        gpu_price, system = fields["capex.gpu_price_usd"], math.nan
+    else:
+        gpu_price = math.nan if c.gpu_price_usd is None else c.gpu_price_usd
+        system = math.nan if c.system_price_usd is None else c.system_price_usd
     hardware = float(hardware_usd_per_gpu(gpu_price, system, c.gpus_per_system))
     return {
         "hardware": gpus * hardware,
@@ -94,23 +99,32 @@ def page_words(text: str) -> str:
     return text
 
 
-def _apply_sizing(gpus: int, per_rack: int, hardware: str, basis: str = "") -> None:
-    """Callback of "Use N GPUs": the sized fleet becomes the scenario's, each field changed
-    cited as a sidebar edit is (old value and source kept) with the sizing it came from."""
+LEFT = "econ.size_left"
+"""Session key: what the last "Use N GPUs" left describing the previous hardware."""
+
+
+def _apply_sizing(fields: dict, hardware: str, basis: str = "", left: tuple[str, ...] = ()) -> None:
+    """Callback of "Use N GPUs": the sized fleet and the fields that go with its hardware and
+    hall (econ.racks.sized_fleet_fields) become the scenario's, each field changed cited as a
+    sidebar edit is (old value and source kept) with the sizing it came from."""
     from econ.ui.form import mark_edited
 
     data = st.session_state[state.DATA]
-    values = {
-        "fleet.gpu_count": int(gpus),
-        "fleet.gpus_per_rack": int(per_rack),
-        "fleet.racks": None,
-        "fleet.hardware": hardware,
-    }
     how = "from the Power and fleet page" + (f": {basis}" if basis else "")
-    for path, value in values.items():
+    for path, value in fields.items():
         state.set_path(data, path, value)
         mark_edited(path, how)
+    gpus = fields.get("fleet.gpu_count", state.get_path(data, "fleet.gpu_count", 0))
     st.session_state[state.NOTICE] = f"The fleet is now {gpus:,} GPUs of {hardware}."
+    st.session_state[LEFT] = (hardware, tuple(left))
+
+
+def _left_text(hardware: str, old: str, left) -> str:
+    return (
+        f"Still the scenario's, describing {old} rather than {hardware}: "
+        + "; ".join(left)
+        + ". Check them on the Scenario page."
+    )
 
 
 def sizing(current, money: str) -> None:
@@ -210,6 +224,10 @@ def sizing(current, money: str) -> None:
     result = compute.attempt(lambda: compute.sizing(**args), "Sizing", words=page_words)
     if result is None:
         return
+    from econ.racks import sized_fleet_fields
+
+    fields, stays = sized_fleet_fields(result, current.scenario)
+    old = current.scenario.fleet.hardware
     cols = st.columns(5)
     cols[0].metric("Racks", f"{result['racks']:,}", border=True)
     cols[1].metric("GPUs", f"{result['gpus']:,}", border=True)
@@ -219,13 +237,22 @@ def sizing(current, money: str) -> None:
         border=True,
     )
     cols[3].metric("IT power used [kW]", f"{result['it_kw']:,.0f}", border=True)
-    parts = fleet_capex_parts(current.scenario, result["gpus"])
+    parts = fleet_capex_parts(current.scenario, result["gpus"], fields)
+    old_price = chosen != old and "capex.gpu_price_usd" not in fields
     cols[4].metric(
-        f"Capex [{money}]",
+        f"Capex at {old}'s price [{money}]" if old_price else f"Capex [{money}]",
         format_value(sum(parts.values()), "usd", money),
         border=True,
-        help="The scenario's capex with this fleet (what Results shows after Use): its prices "
-        "per GPU times the GPUs sized here",
+        help="The scenario's capex with this fleet (what Results shows after Use): the GPUs "
+        "sized here times the price per GPU "
+        + (
+            f"the scenario gives for {old}: the rack catalog has no price for {chosen}"
+            if old_price
+            else f"of {chosen} from the rack catalog"
+            if chosen != old
+            else "the scenario gives"
+        )
+        + ", plus the scenario's networking, storage and installation per GPU",
     )
     limits = [
         {
@@ -261,22 +288,32 @@ def sizing(current, money: str) -> None:
     )
     for warning in result["warnings"]:
         st.warning(readable_warning(page_words(warning)), icon=":material/warning:")
+    done = st.session_state.pop(LEFT, None)  # what the last Use left: said once, after it
+    if done and done[0] == old and done[1]:
+        st.warning(_left_text(old, "the previous hardware", done[1]), icon=":material/warning:")
+    sets = ", ".join(fields)
+    if stays:
+        st.warning(
+            f"Using this fleet sets {sets}. " + _left_text(chosen, old, stays),
+            icon=":material/warning:",
+        )
     st.button(
         f"Use {result['gpus']:,} GPUs of {chosen} as the scenario's fleet",
         on_click=_apply_sizing,
         args=(
-            result["gpus"],
-            result["rack"]["gpus_per_rack"],
+            fields,
             chosen,
             f"sized for a {float(mw):,.6g} MW budget at the "
             f"{'IT load' if basis == 'it' else 'utility meter'} "
             f"({', '.join(result['binding_limits']) or result['binding_limit']} binding)",
+            stays,
         ),
         disabled=not result["gpus"],
         icon=":material/input:",
-        help="Sets fleet.gpu_count, gpus_per_rack and hardware, cited in the scenario's sources "
-        "as an edit from this page; prices and power per GPU and fixed monthly costs (such as "
-        "staff) stay the scenario's, so check them on the Scenario page.",
+        help=f"Sets {sets or 'nothing new'}, cited in the scenario's sources as edits from this "
+        "page: the fleet, and where the hardware or hall changes the rack catalog's cooling, "
+        "power and price per GPU and the sized hall's cooling and PUE. Throughput and other "
+        "prices per GPU and fixed monthly costs (such as staff) stay the scenario's.",
     )
 
 
