@@ -644,15 +644,14 @@ def sized_fleet_fields(result: dict, scenario, catalog: RackCatalog | None = Non
                 f"capex.{'gpu' if scenario.capex.gpu_price_usd is not None else 'system'}"
                 f"_price_usd (the rack catalog has no price for {rack.key})"
             )
-    if new_hardware:  # the same hardware keeps the scenario's hall, which already takes it
+        # the same hardware keeps the scenario's hall, which already takes it
         fields["facility.hall_cooling"] = result["hall_cooling"]
         fields["power.pue"] = result["pue"]
         if result["hall_cooling"] == "air_retrofit_liquid" and rack.liquid_cooling_usd_per_rack:
             fields["facility.liquid_retrofit_usd_per_rack"] = rack.liquid_cooling_usd_per_rack
+        left += _left_from(scenario, old)
     if result.get("hall_max_kw_per_rack") is not None:
         fields["facility.hall_max_kw_per_rack"] = result["hall_max_kw_per_rack"]
-    if new_hardware:
-        left += _left_from(scenario, old)
     limit = scenario.facility.hall_max_kw_per_rack
     if (
         result.get("hall_max_kw_per_rack") is None
