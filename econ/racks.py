@@ -291,18 +291,53 @@ def whole_systems_warning(
     )
 
 
+POWER_DEPARTURE = 0.2
+"""How far a scenario's IT power per GPU may depart from the rack catalog's before a warning
+[fraction]. The ready-made cases' sourced figures are within 7.5% of it (the H200 cases' all-in
+1.37 kW against DGX H200's 10.2 kW / 8 = 1.275)."""
+
+
+def power_warning(
+    hardware: str, it_kw_per_gpu: float, catalog: RackCatalog | None = None
+) -> str | None:
+    """A warning where a scenario's IT power per GPU (on the chip-plus-host boundary) departs
+    from the rack catalog's all-in figure for its hardware by more than POWER_DEPARTURE, else
+    None (no rack figures: nothing to compare). The power bill and the colocation rent both
+    scale with it, so a figure for the chip alone understates both."""
+    rack = (catalog or load_racks()).racks.get(hardware)
+    if rack is None:
+        return None
+    expected = rack.kw_per_gpu_all_in
+    departure = it_kw_per_gpu / expected - 1.0
+    if abs(departure) <= POWER_DEPARTURE:
+        return None
+    source = rack.sources.get("kw_per_gpu_all_in", "models/racks.toml")
+    return (
+        f"power.kw_per_gpu gives {it_kw_per_gpu:g} kW of IT load per GPU, "
+        f"{abs(departure):.0%} {'below' if departure < 0 else 'above'} the {expected:g} kW the "
+        f"rack catalog gives {hardware} (GPU with its share of the host; {source}): the power "
+        "bill and the colocation rent both scale with it; expected a figure near the catalog's "
+        "unless measured on this fleet"
+    )
+
+
 def catalog_warnings(
-    hardware: str, rack_cooling: str, gpu_count: int | None = None
+    hardware: str,
+    rack_cooling: str,
+    gpu_count: int | None = None,
+    it_kw_per_gpu: float | None = None,
 ) -> tuple[str, ...]:
-    """What a scenario row's hardware key, rack cooling and GPU count contradict in the
-    catalogs: a key outside the hardware catalog, rack cooling other than the rack catalog's,
-    a GPU count that is not a whole number of systems."""
+    """What a scenario row's hardware key, rack cooling, GPU count and IT power per GPU
+    contradict in the catalogs: a key outside the hardware catalog, rack cooling other than the
+    rack catalog's, a GPU count that is not a whole number of systems, a power per GPU far from
+    the catalog's."""
     from econ.hardware import unknown_key_warning
 
     found = (
         unknown_key_warning(hardware),
         cooling_warning(hardware, rack_cooling),
         None if gpu_count is None else whole_systems_warning(hardware, gpu_count),
+        None if it_kw_per_gpu is None else power_warning(hardware, it_kw_per_gpu),
     )
     return tuple(w for w in found if w)
 

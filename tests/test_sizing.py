@@ -688,3 +688,41 @@ def test_a_sized_fleet_of_other_hardware_brings_its_catalog_figures():
     b200_hall = load_scenario(ROOT / "models" / "scenarios" / "hall-10mw-hgx-b200-air.toml")
     _, stays = sized_fleet_fields(size(mw=10.0, hardware="gb300-nvl72"), b200_hall)
     assert "facility.hall_max_kw_per_rack (30 kW, below the 132 kW gb300-nvl72 rack" in stays[-1]
+
+
+def test_a_power_per_gpu_far_from_the_catalogs_is_warned_of(capsys, tmp_path):
+    # An infrastructure review: 1.4 kW per GB300 GPU (its TDP alone) raised the hall's NPV from
+    # 28.8 to 52.3 M USD, and as chip-only power with no host share it did the same, silently.
+    from econ import load_scenario, project
+    from econ.racks import POWER_DEPARTURE, power_warning
+    from econ.scenario.power_models import MAX_KW_PER_GPU, Power, host_share_warning
+
+    assert power_warning("gb300-nvl72", 1.4).startswith(
+        "power.kw_per_gpu gives 1.4 kW of IT load per GPU, 24% below the 1.8333 kW the rack "
+        "catalog gives gb300-nvl72 (GPU with its share of the host; derived: 132 kW / 72 GPUs"
+    )
+    assert "25% above" in power_warning("gb300-nvl72", 1.8333 * 1.25)
+    edge = 1.8333 * (1 + POWER_DEPARTURE) * (1 - 1e-12)
+    assert power_warning("gb300-nvl72", edge) is None
+    assert power_warning("my-own-asic", 9.0) is None
+    assert host_share_warning(Power(kw_per_gpu=1.4, kw_per_gpu_definition="chip_only")) == (
+        "power.kw_per_gpu_definition is 'chip_only' and power.host_overhead_share is 0: the 1.4 "
+        "kW per GPU is counted as the whole IT load, with nothing for the host (CPUs, memory, "
+        "NICs, fans, switches); expected the host's share, e.g. 0.3 for 30%"
+    )
+    chip = Power(kw_per_gpu=1.4, kw_per_gpu_definition="chip_only", host_overhead_share=0.3)
+    assert host_share_warning(chip) is None
+    hall = ROOT / "models" / "scenarios" / "hall-10mw-gb300-nvl72-liquid.toml"
+    low = {"power.kw_per_gpu": 1.4, "power.kw_per_gpu_definition": "chip_only"}
+    warned = project(load_scenario(hall, low)).warnings[0]
+    assert sum(w.startswith("power.kw_per_gpu gives 1.4 kW") for w in warned) == 1
+    assert sum(w.startswith("power.kw_per_gpu_definition is 'chip_only'") for w in warned) == 1
+    # the ready-made cases' sourced figures are within the tolerance
+    for path in sorted((ROOT / "models" / "scenarios").glob("*.toml")):
+        said = project(load_scenario(path), monthly=False).warnings[0]
+        assert not any(w.startswith("power.kw_per_gpu") for w in said), path.name
+    typo = tmp_path / "typo.toml"
+    typo.write_text(hall.read_text().replace("kw_per_gpu = 1.8333", "kw_per_gpu = 18333.0", 1))
+    assert main(["validate", str(typo)]) == 3
+    err = capsys.readouterr().err
+    assert "power.kw_per_gpu = 18333.0" in err and f"{MAX_KW_PER_GPU:g}" in err

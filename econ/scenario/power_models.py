@@ -56,12 +56,19 @@ def weighted_price_factor(price_shape, load_shape=()) -> float:
     return weighted / (sum(price) / len(price))
 
 
+MAX_KW_PER_GPU = 20.0
+"""The largest power per GPU a scenario takes [kW/GPU]: about ten times today's densest (GB300
+NVL72: 132 kW / 72 = 1.83 kW with its host share) and room for the utility-meter boundary's PUE;
+a larger figure is a typo or a system's power entered as a GPU's."""
+
+
 class Power(Section):
     """Power drawn by the GPUs and its price."""
 
     kw_per_gpu: float = Field(
         1.5,
         gt=0,
+        le=MAX_KW_PER_GPU,
         description="Power per GPU at full load, on the boundary kw_per_gpu_definition "
         "(default: chip plus its host share) [kW/GPU]",
     )
@@ -338,6 +345,19 @@ def it_kw_per_gpu(power: Power) -> float:
     if power.kw_per_gpu_definition == "utility_meter":
         return power.kw_per_gpu / power.pue
     return power.kw_per_gpu
+
+
+def host_share_warning(power: Power) -> str | None:
+    """A warning where the power per GPU is the chip's alone and no host share is added (the
+    IT load is then the GPUs' board power: CPUs, memory, NICs, fans and switches count nothing),
+    else None."""
+    if power.kw_per_gpu_definition != "chip_only" or power.host_overhead_share > 0:
+        return None
+    return (
+        f"power.kw_per_gpu_definition is 'chip_only' and power.host_overhead_share is 0: the "
+        f"{power.kw_per_gpu:g} kW per GPU is counted as the whole IT load, with nothing for the "
+        "host (CPUs, memory, NICs, fans, switches); expected the host's share, e.g. 0.3 for 30%"
+    )
 
 
 def check_fleet_in_hall(
