@@ -241,7 +241,8 @@ class Facility(Section):
     capex_usd_per_mw: float = Field(
         11_700_000.0,
         ge=0,
-        description="Owned facility build cost per MW of critical (IT) load, excluding IT and land "
+        description="Owned facility construction cost per MW of critical (IT) load, excluding IT, "
+        "land, design and soft costs, owner-furnished equipment and owner-held contingencies "
         "(Cushman & Wakefield 2025: 11.7 million, range 9.3-15.0) [USD/MW]",
     )
     critical_kw: float | None = Field(
