@@ -1,0 +1,109 @@
+"""The warnings' texts, string for string, against a recorded file.
+
+Each ready-made scenario runs as a batch whose rows vary the inputs that fire most warnings (no
+tokens, no IRR or several, thin equity, no debt, sized debt and why none, covenant breaches,
+interest added to the loan, a loan larger than its collateral, contracted power exceeded, GPUs
+sold early or with debt owed, ...), so that a change to how the warnings are formatted, or to
+the reasons econ.undefined adds for null keys, shows here as a changed line.
+
+Regenerate after an intended change with `python tests/data/make_golden.py` and review the diff.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from econ import ScenarioBatch, load_scenario, project
+from econ.analysis.runner import WARNING_SEPARATOR, evaluate
+from tests.conftest import ROOT, SCENARIOS
+
+GOLDEN = ROOT / "tests" / "data" / "golden" / "warnings_batches.json"
+ROWS = 16
+"""Rows per scenario's batch."""
+
+
+def varied_columns(scenario, n: int = ROWS, seed: int = 3) -> dict[str, np.ndarray]:
+    """Inputs of n rows drawn to fire many warnings (the same on every run)."""
+    rng = np.random.default_rng(seed)
+    horizon = scenario.horizon_months
+    columns = {
+        "market.price_usd_per_mtok": rng.choice([0.0, 0.05, 0.2, 0.5, 1.0, 3.0], n)
+        * rng.uniform(0.5, 1.5, n),
+        "market.price_decline_annual": rng.uniform(0.0, 0.8, n),
+        "market.contract_usd_per_gpu_hour": rng.uniform(0.5, 6.0, n),
+        "market.contract_share": rng.choice([0.0, 0.5, 1.0], n),
+        "utilization.share": np.where(rng.random(n) < 0.1, 0.0, rng.uniform(0.05, 1.0, n)),
+        "throughput.tokens_per_s_per_gpu": rng.uniform(100, 9000, n),
+        "power.price_usd_per_kwh": rng.uniform(0.0, 0.5, n),
+        "opex.staff_usd_per_month": rng.uniform(0, 200_000, n),
+        "facility.contracted_kw": rng.choice([np.nan, 50.0, 150.0, 20_000.0], n),
+        "depreciation.life_years": rng.choice([2.0, 4.0, 6.0, 10.0], n),
+        "fleet.retire_month": rng.choice([horizon // 3, horizon // 2, horizon], n),
+        "financing.debt_share": rng.choice([0.0, 0.3, 0.7, 0.97, 1.0], n),
+        "financing.debt_rate_annual": rng.uniform(0.0, 0.3, n),
+        "financing.debt_term_months": rng.choice([12, 36, 60, 84, 120], n),
+        "financing.size_to_min_dscr": rng.choice([np.nan, 0.8, 1.3, 2.0], n),
+        "financing.max_ltv": rng.choice([np.nan, 0.05, 0.5, 0.9], n),
+        "financing.discount_rate_annual": rng.uniform(0.0, 0.3, n),
+        "financing.covenants.dscr_floor": rng.choice([np.nan, 1.2, 2.0], n),
+    }
+    if scenario.financing.tranches:  # the tranches give the debt and its rates
+        del columns["financing.debt_share"], columns["financing.debt_rate_annual"]
+    return columns
+
+
+def warnings_of_batches() -> dict[str, list[list[str]]]:
+    """Each ready-made scenario's batch: its rows' warnings."""
+    out = {}
+    for path in SCENARIOS:
+        scenario = load_scenario(path)
+        batch = ScenarioBatch.repeat(scenario, ROWS, varied_columns(scenario))
+        out[path.stem] = project(batch, monthly=False).warnings
+    return out
+
+
+def recorded(warnings: dict[str, list[list[str]]]) -> dict:
+    """The golden file's content: each distinct text once, and per row the indices of its own."""
+    texts = sorted({text for rows in warnings.values() for row in rows for text in row})
+    index = {text: i for i, text in enumerate(texts)}
+    return {
+        "texts": texts,
+        "rows": {
+            name: [[index[t] for t in row] for row in rows] for name, rows in warnings.items()
+        },
+    }
+
+
+@pytest.fixture(scope="module")
+def golden() -> dict[str, list[list[str]]]:
+    data = json.loads(GOLDEN.read_text())
+    texts = data["texts"]
+    return {name: [[texts[i] for i in row] for row in rows] for name, rows in data["rows"].items()}
+
+
+def test_warnings_of_varied_batches_read_as_recorded(golden):
+    found = warnings_of_batches()
+    assert found.keys() == golden.keys()
+    for name, rows in found.items():
+        for row, (got, expected) in enumerate(zip(rows, golden[name], strict=True)):
+            assert got == expected, (name, row)
+
+
+def test_the_recorded_batches_fire_many_different_warnings(golden):
+    """The recorded file covers the warnings it is meant to (a regenerated file that lost most
+    of them would compare nothing)."""
+    openings = {text.split(" ")[0] for rows in golden.values() for row in rows for text in row}
+    texts = {text for rows in golden.values() for row in rows for text in row}
+    assert len(texts) > 200 and len(openings) > 20
+
+
+def test_a_sweep_keeps_each_rows_warnings_as_the_projection_gives_them(golden):
+    """A sweep's `warnings` cell holds the row's warnings, one a line, as formatted above."""
+    path = SCENARIOS[0]
+    scenario = load_scenario(path)
+    columns = varied_columns(scenario)
+    out = evaluate(scenario, columns, ROWS, ("npv_usd",), with_warnings=True)
+    assert out["warnings"].tolist() == [WARNING_SEPARATOR.join(w) for w in golden[path.stem]]
