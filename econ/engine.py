@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -705,7 +705,9 @@ def _with_no_resale(warning_source, no_table):
 
     def source():
         found = warning_source()
-        return [w + [NO_RESALE] if none else w for w, none in zip(found, no_table, strict=True)]
+        for i in np.flatnonzero(no_table).tolist():
+            found[i].append(NO_RESALE)
+        return found
 
     return source
 
@@ -1840,13 +1842,15 @@ def _warning_source(b, ledger: _Ledger, metrics, facts, fleet: _Fleet, costs: _C
         out = _warnings(flags, _Listed(context), b.n)
         # A row is named only where its scenario has several (its fleet and vintages), so that a
         # scenario's warnings read the same whatever other scenarios share its batch.
-        several = np.bincount(sc, minlength=b.n)[sc] > 1
+        several = (np.bincount(sc, minlength=b.n)[sc] > 1).tolist()
         prefix = lambda r: f"[{b.row_names[r]}] " if several[r] else ""  # noqa: E731
+        scenario = sc.tolist()
         for key, rows_flagged in row_flags.items():
-            for r in np.flatnonzero(rows_flagged):
-                out[sc[r]].append(prefix(r) + ROW_MESSAGES[key](context, r))
+            for r in np.flatnonzero(rows_flagged).tolist():
+                out[scenario[r]].append(prefix(r) + ROW_MESSAGES[key](context, r))
         for r, messages in enumerate(b.row_warnings):
-            out[sc[r]].extend(prefix(r) + w for w in messages)
+            if messages:
+                out[scenario[r]].extend(prefix(r) + w for w in messages)
         return out
 
     return warnings
@@ -2796,7 +2800,7 @@ def _warnings(flags, ctx, n) -> list[list[str]]:
         ),
     }
     for key, message in messages.items():
-        for i in np.flatnonzero(flags[key]):
+        for i in np.flatnonzero(flags[key]).tolist():
             out[i].append(message(i))
     return out
 
@@ -2846,8 +2850,8 @@ def _several_signs_message(side: str, ctx, i) -> str:
 
 def _fact(ctx, key: str, i) -> tuple:
     """Scenario i's (months as words, first month, figures...) of a _late_troubles fact."""
-    months, first, *figures = (x[i] for x in ctx[key])
-    return (_months(months), int(first), *(float(f) for f in figures))
+    months, first, *figures = ctx[key]
+    return (_months(months[i]), int(first[i]), *[float(f[i]) for f in figures])
 
 
 INTEREST_DEFERRED = "the debt service falls short of the interest due"
@@ -2906,30 +2910,46 @@ def _over_collateral_message(ctx, i) -> str:
 
 
 def _sizing_message(ctx, i) -> str:
+    debt, capex = ctx["debt_usd"][i], ctx["capex_total"][i]
+    min_dscr, max_ltv = ctx["size_to_min_dscr"][i], ctx["max_ltv"][i]
+    limits, constraint = _sizing_words(
+        None if math.isnan(min_dscr) else min_dscr,
+        None if math.isnan(max_ltv) else max_ltv,
+        ctx["resale_collateral"][i],
+        int(ctx["sizing_constraint"][i]),
+        debt > 0,
+    )
+    share = debt / capex if capex > 0 else 0.0
+    return f"debt sized to {limits}: {debt:,.0f} USD ({share:.1%} of capex); {constraint}"
+
+
+@lru_cache(maxsize=1024)
+def _sizing_words(min_dscr, max_ltv, resale_collateral, code: int, has_debt) -> tuple[str, str]:
+    """The sizing warning's words around its figures: the limits the debt was sized to, and its
+    binding constraint (with why there is no debt). They follow from inputs a batch's scenarios
+    mostly share, so each set is worded once (`min_dscr`, `max_ltv`: None where not set)."""
     limits = []
-    if not math.isnan(ctx["size_to_min_dscr"][i]):
-        limits.append(f"a minimum DSCR of {ctx['size_to_min_dscr'][i]:g}x")
-    if not math.isnan(ctx["max_ltv"][i]):
-        collateral = "resale value" if ctx["resale_collateral"][i] else "book value"
-        limits.append(f"a maximum LTV of {ctx['max_ltv'][i]:.0%} of {collateral}")
-    code = int(ctx["sizing_constraint"][i])
-    share = ctx["debt_usd"][i] / ctx["capex_total"][i] if ctx["capex_total"][i] > 0 else 0.0
+    if min_dscr is not None:
+        limits.append(f"a minimum DSCR of {min_dscr:g}x")
+    if max_ltv is not None:
+        collateral = "resale value" if resale_collateral else "book value"
+        limits.append(f"a maximum LTV of {max_ltv:.0%} of {collateral}")
     return (
-        f"debt sized to {' and '.join(limits) or 'the cash flow (sculpted)'}: "
-        f"{ctx['debt_usd'][i]:,.0f} USD ({share:.1%} of capex); binding constraint: "
-        f"{financing_mod.SIZING_CONSTRAINTS[code]} (debt_sizing_constraint = {code}); "
-        f"{_why_no_debt(ctx, i, code)}{BREAKEVEN_HOLDS_SIZED_DEBT}"
+        " and ".join(limits) or "the cash flow (sculpted)",
+        f"binding constraint: {financing_mod.SIZING_CONSTRAINTS[code]} "
+        f"(debt_sizing_constraint = {code}); "
+        f"{_why_no_debt(code, has_debt, max_ltv, resale_collateral)}{BREAKEVEN_HOLDS_SIZED_DEBT}",
     )
 
 
-def _why_no_debt(ctx, i, code: int) -> str:
+def _why_no_debt(code: int, has_debt, max_ltv, resale_collateral) -> str:
     """Where a limit sized the loan to nothing: the reason, as financing.size_debt finds it."""
-    if ctx["debt_usd"][i] > 0 or code not in (2, 3):
+    if has_debt or code not in (2, 3):
         return ""
-    if code == 3 and ctx["max_ltv"][i] == 0:
+    if code == 3 and max_ltv == 0:
         return "no debt because financing.max_ltv is 0; "
     if code == 3:
-        if ctx["resale_collateral"][i]:
+        if resale_collateral:
             return (
                 "no debt because the resale value reaches 0 while the loan would still be "
                 "outstanding; a shorter financing.debt_term_months allows debt; "

@@ -134,25 +134,29 @@ def explain(
     null_keys: dict[bytes, tuple[str, ...]] = {}
     worded: dict[tuple, list[str]] = {}
     named_in: dict[tuple[bytes, str], tuple[str, ...]] = {}
-    for j, i in enumerate(rows.tolist()):
+    overflowed_rows = overflow[rows].tolist()
+    for j, (i, overflowed_i) in enumerate(zip(rows.tolist(), overflowed_rows, strict=True)):
         pattern = packed_bytes[j * width : (j + 1) * width]
         keys_null = null_keys.get(pattern)
         if keys_null is None:
             keys_null = null_keys[pattern] = tuple(
                 key for key, is_null in zip(keys, null[i], strict=True) if is_null
             )
-        # Joined by a space, a key is a whole name in the text exactly where it is in one of the
-        # messages; rows with the same messages (a sweep's repeated cases) are read once.
-        said = " ".join(out[i])
-        named = named_in.get((pattern, said))
-        if named is None:
-            named = named_in[(pattern, said)] = tuple(
-                key for key in keys_null if key in said and _named(key, said)
-            )
-        case = (pattern, bool(overflow[i]), named)
+        # A key (a name, no space in it) is a whole name in the row's messages where it is one in
+        # one of them; each message is read once for the null keys of its rows (most messages
+        # recur across rows: their texts quote no figure, or the same ones).
+        named: set[str] = set()
+        for message in out[i]:
+            found = named_in.get((pattern, message))
+            if found is None:
+                found = named_in[(pattern, message)] = tuple(
+                    key for key in keys_null if key in message and _named(key, message)
+                )
+            named.update(found)
+        case = (pattern, overflowed_i, frozenset(named))
         lines = worded.get(case)
         if lines is None:
-            lines = worded[case] = _reasons([k for k in keys_null if k not in named], case[1])
+            lines = worded[case] = _reasons([k for k in keys_null if k not in named], overflowed_i)
         out[i].extend(lines)
     return out
 
