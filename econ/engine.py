@@ -1827,12 +1827,21 @@ def _warning_source(b, ledger: _Ledger, metrics, facts, fleet: _Fleet, costs: _C
         ),
     ):
         rows = np.flatnonzero(flagged)
-        irr_rows[side] = (rows, flows[rows])
+        # Flows that change sign more than once were scanned for the IRR: the cells where their
+        # NPV changes sign are kept (their rows counted among `rows`), and only others are scanned.
+        row, *cell = facts["irr"][side]["cells"]
+        keep = flagged[row]
+        cells = (np.searchsorted(rows, row[keep]), *(c[keep] for c in cell))
+        scanned = facts["irr"][side]["several_sign_changes"][rows]
+        irr_rows[side] = (rows, flows[rows], scanned, cells)
 
     def warnings() -> list[list[str]]:
         # The roots the IRR warnings list, found for the flagged scenarios only, all at once.
-        for side, (rows, flows) in irr_rows.items():
-            found = metrics_mod.irr_roots_annual(flows)
+        for side, (rows, flows, scanned, cells) in irr_rows.items():
+            found = metrics_mod.irr_roots_annual(flows, cells)
+            scan = np.flatnonzero(~scanned)
+            for k, pairs in zip(scan, metrics_mod.irr_roots_annual(flows[scan]), strict=True):
+                found[k] = pairs
             # as lists of [rate, direction], converted at once (a call per row costs more)
             flat = np.concatenate(found).tolist() if found else []
             ends = np.cumsum([0] + [len(pairs) for pairs in found]).tolist()

@@ -60,6 +60,7 @@ __all__ = [
     "ppmt",
     "pv",
     "rate",
+    "roots_in_cells",
     "several_sign_changes",
     "sln",
     "syd",
@@ -2046,7 +2047,16 @@ def irr_roots_batch(cash_flows, lower, upper) -> list[np.ndarray]:
     flows, _ = _rows_2d("irr_roots_batch", cash_flows)
     lower, upper = _rate_range("irr_roots_batch", lower, upper)
     with one_blas_thread():
-        row, a, b, fa, fb = _crossing_cells(flows, lower, upper)
+        cells = _crossing_cells(flows, lower, upper)
+    return roots_in_cells(flows, cells)
+
+
+def roots_in_cells(flows: np.ndarray, cells) -> list[np.ndarray]:
+    """:func:`irr_roots_batch`'s answer from the cells of its scan, found already: `cells`
+    (row, a, b, fa, fb) as :func:`_crossing_cells` (or :func:`investment_irr_batch`'s
+    ``cells``), `flows` (m, T) the series their rows index."""
+    row, a, b, fa, fb = cells
+    with one_blas_thread():
         roots = _root_in_cell(flows, row, a, b, fa, fb)
     direction = np.where(fa > 0, -1.0, 1.0)
     bounds = np.searchsorted(row, np.arange(flows.shape[0] + 1))
@@ -2072,7 +2082,10 @@ def investment_irr_batch(cash_flows, lower, upper) -> dict[str, np.ndarray]:
     -------
     dict of arrays (n_series,)
         ``rate`` [1/period] (NaN unless unique), ``falling`` (roots where NPV falls through
-        zero), ``roots`` (all roots found in the range), ``several_sign_changes`` (bool).
+        zero), ``roots`` (all roots found in the range), ``several_sign_changes`` (bool); and
+        ``cells``, the scan's cells (row, a, b, fa, fb) of the series that change sign more
+        than once (`row` counts the series in order), from which :func:`roots_in_cells` gives
+        their roots as :func:`irr_roots_batch` does.
 
     References
     ----------
@@ -2098,6 +2111,8 @@ def investment_irr_batch(cash_flows, lower, upper) -> dict[str, np.ndarray]:
         falling[rows] = found & (first < 0)
         rate[rows] = np.where(found & (first < 0), root, np.nan)
     rows = np.flatnonzero(several)
+    empty = np.empty(0)
+    cells = (empty.astype(np.intp), empty, empty, empty, empty)
     if rows.size:
         with one_blas_thread():
             row, a, b, fa, fb = _crossing_cells(flows[rows], lower, upper)
@@ -2107,9 +2122,11 @@ def investment_irr_batch(cash_flows, lower, upper) -> dict[str, np.ndarray]:
             sole = (falling[rows] == 1)[row] & down
             rate[rows[row[sole]]] = _root_in_cell(
                 flows[rows], row[sole], a[sole], b[sole], fa[sole], fb[sole])
+        cells = (rows[row], a, b, fa, fb)
     return {
         "rate": _out(rate.reshape(lead)),
         "falling": falling.reshape(lead),
         "roots": roots.reshape(lead),
         "several_sign_changes": several.reshape(lead),
+        "cells": cells,
     }

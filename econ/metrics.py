@@ -13,7 +13,7 @@ import numpy as np
 
 from econ import tax
 from econ.arrays import cumsum_months
-from econ.excel import investment_irr_batch, irr_roots_batch
+from econ.excel import investment_irr_batch, irr_roots_batch, roots_in_cells
 from econ.units import TOKENS_PER_MTOK, annual_rate, monthly_rate, power_path
 
 IRR_RANGE_ANNUAL = (-0.99, 10.0)
@@ -100,7 +100,8 @@ def unique_irr_annual(cash_flow):
     -------
     dict of arrays (n,)
         ``irr_annual`` [fraction/year], ``falling`` and ``roots`` (counts of falling and of all
-        roots found in the range), ``several_sign_changes`` (bool).
+        roots found in the range), ``several_sign_changes`` (bool); and ``cells``, where the
+        rows that change sign more than once were scanned (for `irr_roots_annual`).
     """
     lower, upper = _irr_range_monthly()
     found = investment_irr_batch(cash_flow, lower, upper)
@@ -108,15 +109,20 @@ def unique_irr_annual(cash_flow):
     return found
 
 
-def irr_roots_annual(cash_flow) -> list[np.ndarray]:
+def irr_roots_annual(cash_flow, cells=None) -> list[np.ndarray]:
     """Each row's rates in IRR_RANGE_ANNUAL that zero its NPV, and their direction.
 
     Per row an array (k, 2): the annual roots ascending [fraction/year] and -1 where the NPV
     falls through zero there as the rate rises, +1 where it rises (`econ.excel.irr_roots_batch`
-    on the monthly flows, annualized).
+    on the monthly flows, annualized). `cells`: where the flows were scanned already (the
+    `cells` of `unique_irr_annual`, their rows counted in `cash_flow`), the roots are found in
+    them (`econ.excel.roots_in_cells`) and no row is scanned again.
     """
     lower, upper = _irr_range_monthly()
-    out = irr_roots_batch(cash_flow, lower, upper)
+    if cells is None:
+        out = irr_roots_batch(cash_flow, lower, upper)
+    else:
+        out = roots_in_cells(np.asarray(cash_flow, dtype=float), cells)
     if not out:
         return out
     # annualized all at once (a call per row cost more than the roots' search)

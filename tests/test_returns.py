@@ -57,6 +57,26 @@ def test_lorie_savage_pump_has_roots_25_and_400_percent():
     assert float(excel.irr(flows, 0.1)) == pytest.approx(0.25, rel=1e-10)
 
 
+def test_the_cells_of_the_irr_search_give_the_roots_the_roots_search_finds():
+    """The engine's warnings list the roots of flows that change sign more than once from the
+    cells investment_irr_batch scanned (econ.excel.roots_in_cells), not from a second scan."""
+    rng = np.random.default_rng(5)
+    flows = rng.normal(0.0, 1.0, (300, 25)) * rng.uniform(0.1, 10.0, (300, 1))
+    flows[::7, 1:] = np.abs(flows[::7, 1:])  # some with one sign change, scanned by neither
+    out = excel.investment_irr_batch(flows, *RANGE)
+    several = np.flatnonzero(out["several_sign_changes"])
+    assert 0 < several.size < len(flows)
+    row, *cell = out["cells"]
+    keep = np.isin(row, several)
+    from_cells = excel.roots_in_cells(
+        flows[several], (np.searchsorted(several, row[keep]), *(c[keep] for c in cell))
+    )
+    scanned = excel.irr_roots_batch(flows[several], *RANGE)
+    assert sum(len(r) for r in scanned) > several.size
+    for got, expected in zip(from_cells, scanned, strict=True):
+        np.testing.assert_array_equal(got, expected)
+
+
 def test_two_falling_roots_give_no_irr():
     # -1,000 (1+r)^3 + 3,600 (1+r)^2 - 4,310 (1+r) + 1,716 = -1,000 (y-1.1)(y-1.2)(y-1.3), y = 1+r:
     # roots 10%, 20%, 30%; NPV falls through zero at 10% and at 30%, so no IRR is unique.
