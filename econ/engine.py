@@ -1842,11 +1842,14 @@ def _warning_source(b, ledger: _Ledger, metrics, facts, fleet: _Fleet, costs: _C
             scan = np.flatnonzero(~scanned)
             for k, pairs in zip(scan, metrics_mod.irr_roots_annual(flows[scan]), strict=True):
                 found[k] = pairs
-            # as lists of [rate, direction], converted at once (a call per row costs more)
-            flat = np.concatenate(found).tolist() if found else []
-            ends = np.cumsum([0] + [len(pairs) for pairs in found]).tolist()
-            context[f"irr_roots_{side}"] = {
-                row: flat[a:b] for row, a, b in zip(rows.tolist(), ends[:-1], ends[1:], strict=True)
+            # worded from two lists of every rate and direction, converted at once (a call per
+            # row costs more, and a list per root keeps the garbage collector busy)
+            pairs = np.concatenate(found) if found else np.empty((0, 2))
+            rates, directions = pairs[:, 0].tolist(), pairs[:, 1].tolist()
+            ends = np.cumsum([0] + [len(roots) for roots in found]).tolist()
+            context[f"irr_roots_text_{side}"] = {
+                row: _roots_text(rates[a:b], directions[a:b])
+                for row, a, b in zip(rows.tolist(), ends[:-1], ends[1:], strict=True)
             }
         out = _warnings(flags, _Listed(context), b.n)
         # A row is named only where its scenario has several (its fleet and vintages), so that a
@@ -2817,21 +2820,27 @@ def _warnings(flags, ctx, n) -> list[list[str]]:
 IRR_RANGE_TEXT = "(-99%, +1,000%) a year"
 
 
-def _roots_text(pairs) -> str:
-    """'-14.41% (rises), 89.34% (falls)': the roots of irr_roots_annual and how NPV crosses them."""
-    if len(pairs) == 0:
-        return "none"
+NO_ROOTS = "none"
+"""The roots' text where irr_roots_annual found none."""
+
+
+def _roots_text(rates, directions) -> str:
+    """'-14.41% (rises), 89.34% (falls)': the roots of irr_roots_annual and how NPV crosses them
+    (their rates and directions), or NO_ROOTS."""
+    if len(rates) == 0:
+        return NO_ROOTS
     return ", ".join(
-        f"{rate:.2%} ({'falls' if direction < 0 else 'rises'})" for rate, direction in pairs
+        f"{rate:.2%} ({'falls' if direction < 0 else 'rises'})"
+        for rate, direction in zip(rates, directions, strict=True)
     )
 
 
 def _no_irr_message(side: str, ctx, i) -> str:
     """Why irr_{side}_annual is null: no root, no falling root, or several
     (docs/methodology.md, "IRR: which root is reported")."""
-    key, roots = f"irr_{side}_annual", ctx[f"irr_roots_{side}"][i]
+    key, roots = f"irr_{side}_annual", ctx[f"irr_roots_text_{side}"][i]
     falling = int(ctx["irr_falling"][side][i])
-    if len(roots) == 0 and falling == 0:
+    if roots == NO_ROOTS and falling == 0:
         return (
             f"{side} cash flows have no internal rate of return in {IRR_RANGE_TEXT} (no sign "
             f"change or no root): {key} is null"
@@ -2843,7 +2852,7 @@ def _no_irr_message(side: str, ctx, i) -> str:
     return (
         f"{several}{key} is null: {count} in {IRR_RANGE_TEXT} make{'s' if falling == 0 else ''} the NPV "
         f"fall through zero as the rate rises (roots found, NPV as the rate rises: "
-        f"{_roots_text(roots)}); judge by npv_usd and mirr_{side}_annual"
+        f"{roots}); judge by npv_usd and mirr_{side}_annual"
     )
 
 
@@ -2851,7 +2860,7 @@ def _several_signs_message(side: str, ctx, i) -> str:
     """The warning beside an IRR whose flows change sign more than once."""
     return (
         f"{side} cash flows change sign more than once (roots found, NPV as the rate rises: "
-        f"{_roots_text(ctx[f'irr_roots_{side}'][i])}): irr_{side}_annual is the only rate in "
+        f"{ctx[f'irr_roots_text_{side}'][i]}): irr_{side}_annual is the only rate in "
         f"{IRR_RANGE_TEXT} at which the NPV falls through zero as the rate rises; judge it "
         f"with npv_usd and mirr_{side}_annual"
     )

@@ -133,7 +133,7 @@ def explain(
     packed_bytes = packed.tobytes()
     null_keys: dict[bytes, tuple[str, ...]] = {}
     worded: dict[tuple, list[str]] = {}
-    named_in: dict[tuple[bytes, str], tuple[str, ...]] = {}
+    named_in: dict[bytes, dict[str, tuple[str, ...]]] = {}
     overflowed_rows = overflow[rows].tolist()
     for j, (i, overflowed_i) in enumerate(zip(rows.tolist(), overflowed_rows, strict=True)):
         pattern = packed_bytes[j * width : (j + 1) * width]
@@ -146,10 +146,13 @@ def explain(
         # one of them; each message is read once for the null keys of its rows (most messages
         # recur across rows: their texts quote no figure, or the same ones).
         named: set[str] = set()
+        known = named_in.get(pattern)
+        if known is None:
+            known = named_in[pattern] = {}
         for message in out[i]:
-            found = named_in.get((pattern, message))
+            found = known.get(message)
             if found is None:
-                found = named_in[(pattern, message)] = tuple(
+                found = known[message] = tuple(
                     key for key in keys_null if key in message and _named(key, message)
                 )
             named.update(found)
