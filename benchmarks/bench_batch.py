@@ -13,6 +13,11 @@ In one run:
     .venv/bin/python benchmarks/bench_batch.py [--n 1000000] [--big 10000000] [--naive 300]
         [--n-ready 100000] [--repeat 3] [--skip-dask] [--skip-memory] [--skip-naive]
         [--write-partial]
+    .venv/bin/python benchmarks/bench_batch.py --warnings 20000 [--repeat 3]
+
+`--warnings N` only times, for each ready-made scenario on N rows of bench_engine's random
+inputs, formatting the warnings (as a sweep keeps them, one cell of lines per row) against the
+projection that precedes it, and prints the table (it writes nothing).
 
 The serial run also reports how its time splits between the engine (econ.engine.project) and
 everything around it (sampling, validation, batch set-up, summaries). Writes
@@ -109,6 +114,39 @@ def timed_serial(n: int) -> tuple[object, float, float]:
     return result, seconds, spent[0]
 
 
+def warnings_times(n: int, repeat: int) -> dict[str, tuple[float, float, int]]:
+    """Per READY_MADE scenario on n rows of bench_engine's random inputs: (seconds projecting
+    without monthly lines, seconds formatting every row's warnings into a sweep's cell, warnings),
+    the fastest of `repeat` runs each."""
+    from bench_engine import ready_made_batches
+
+    from econ import project
+
+    out = {}
+    for label, (batch, _) in ready_made_batches(n).items():
+        _ = project(batch.slice(0, min(n, 256)), monthly=False).warnings  # warm-up
+        times = []
+        for _ in range(max(1, repeat)):
+            projected, projection = _timed(lambda b=batch: project(b, monthly=False))
+            formatted, _ = _timed(
+                lambda p=projection: [runner.WARNING_SEPARATOR.join(w) for w in p.warnings]
+            )
+            times.append((projected, formatted))
+        count = sum(len(w) for w in projection.warnings)
+        out[label] = (min(t[0] for t in times), min(t[1] for t in times), count)
+    return out
+
+
+def print_warnings_times(n: int, repeat: int) -> None:
+    print(f"| scenario ({n:,} rows) | projection [s] | warnings [s] | warnings / projection |")
+    print("|---|---:|---:|---:|")
+    for label, (projected, formatted, count) in warnings_times(n, repeat).items():
+        print(
+            f"| {label} ({count:,} warnings) | {projected:.3f} | {formatted:.3f} | "
+            f"{formatted / projected:.2f} |"
+        )
+
+
 def _timed(run):
     start = time.perf_counter()
     out = run()
@@ -152,7 +190,17 @@ def main() -> None:
         action="store_true",
         help="write the results file even when a part was skipped (the text says which)",
     )
+    parser.add_argument(
+        "--warnings",
+        type=int,
+        default=0,
+        metavar="N",
+        help="only time formatting the warnings of N rows per ready-made scenario, and print it",
+    )
     args = parser.parse_args()
+    if args.warnings > 0:
+        print_warnings_times(args.warnings, args.repeat)
+        return
 
     run_mc(CHUNK)  # warm up imports and caches
     serial, serial_s, engine_s = min(

@@ -2713,8 +2713,9 @@ def _vintage_table(
     ).set_index(["scenario", "vintage"])
 
 
+@lru_cache(maxsize=4096)
 def _months(count) -> str:
-    """'1 month', '23 months'."""
+    """'1 month', '23 months' (a batch's warnings quote few distinct counts: each worded once)."""
     return counted(count, "month")
 
 
