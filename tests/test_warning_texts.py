@@ -1,10 +1,11 @@
 """The warnings' texts, string for string, against a recorded file.
 
 Each ready-made scenario runs as a batch whose rows vary the inputs that fire most warnings (no
-tokens, no IRR or several, thin equity, no debt, sized debt and why none, covenant breaches,
-interest added to the loan, a loan larger than its collateral, contracted power exceeded, GPUs
-sold early or with debt owed, ...), so that a change to how the warnings are formatted, or to
-the reasons econ.undefined adds for null keys, shows here as a changed line.
+tokens, no IRR or several roots, no payback or break-even, no debt, sized debt or none, covenant
+breaches, DSCR and LLCR below 1, interest added to the loan, a loan larger than its collateral
+or settled at the end, contracted power exceeded, GPUs sold early or with debt owed, EBITDA
+negative late, ...), so that a change to how the warnings are formatted, or to the reasons
+econ.undefined adds for null keys, shows here as a changed line.
 
 Regenerate after an intended change with `python tests/data/make_golden.py` and review the diff.
 """
