@@ -2028,7 +2028,7 @@ def _late_troubles(ledger: _Ledger) -> tuple[dict[str, np.ndarray], dict[str, tu
         llcr = ledger.coverage["llcr"]
         note(
             "llcr_below_1",
-            llcr < 1.0,
+            owed & (llcr < 1.0),  # a loan owed: alone or in any batch, the same months
             lambda rows, sub: np.where(sub, llcr[rows], np.inf).min(axis=1),
         )
     deferred = lines.get("deferred_interest_usd")

@@ -351,6 +351,20 @@ def test_batch_equals_one_by_one(many):
         )
 
 
+def test_a_loan_of_under_half_a_cent_reads_the_same_beside_one_that_is_owed():
+    # The LLCR warning of a loan too small to count as owed (balance under half a cent, LLCR
+    # still computed from 1e-6 USD) appeared only where another scenario of its batch owed money.
+    for price in (0.0, 0.05):
+        tiny = small(
+            **{"financing.debt_share": 1e-8, "name": "tiny", "market.price_usd_per_mtok": price}
+        )
+        owing = small(**{"financing.debt_share": 0.6, "name": "owing"})
+        alone = project(tiny).warnings[0]
+        assert project([tiny, owing]).warnings[0] == alone
+        assert project([owing, tiny]).warnings[1] == alone
+        assert not any("loan life coverage ratio is below 1" in w for w in alone)
+
+
 def test_repeat_matches_compiled_scenarios():
     base = small()
     prices = np.array([1.0, 2.0, 3.0])
