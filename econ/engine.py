@@ -674,7 +674,7 @@ def _project(b: ScenarioBatch, monthly: bool = True) -> Projection:
     metrics.update(spread)
     monthly_lines = _monthly_lines(ledger) if monthly else {}
     warning_source = _with_no_resale(
-        _warning_source(b, ledger, metrics, facts, fleet, costs, capital), no_table
+        _warning_source(b, ledger, metrics, facts, fleet, costs, capital, site), no_table
     )
     vintage_table = None
     if not b.one_row_per_scenario:
@@ -1795,11 +1795,17 @@ def _monthly_lines(ledger: _Ledger) -> dict[str, np.ndarray]:
     }
 
 
-def _warning_source(b, ledger: _Ledger, metrics, facts, fleet: _Fleet, costs: _Costs, capital):
+def _warning_source(
+    b, ledger: _Ledger, metrics, facts, fleet: _Fleet, costs: _Costs, capital, site
+):
     """Flags (cheap, now) and a function formatting each scenario's warnings (on first use)."""
     first = np.flatnonzero(fleet.first_row)
     late_flags, late = _late_troubles(ledger)
-    context = _warning_context(b, ledger, facts, fleet, costs, capital, first) | late
+    context = (
+        _warning_context(b, ledger, facts, fleet, costs, capital, first)
+        | _site_context(b, ledger, site, first)
+        | late
+    )
     flags = _scenario_flags(b, ledger, metrics, facts, context, first) | late_flags
     row_flags = {
         "sold_before_life": (
@@ -1904,6 +1910,8 @@ def _scenario_flags(b, ledger: _Ledger, metrics, facts, context, first) -> dict[
         # (a capital stack's tranche amounts are not cut to the capex as the term loan is)
         "debt_over_capex": stack.metrics["debt_usd"] > ledger.capex_total + HALF_CENT_USD,
         "over_contract": ~np.isnan(contracted_kw) & (context["peak_it_kw"] > contracted_kw + 1e-9),
+        "site_value_at_horizon": context["site_value_end"] > HALF_CENT_USD,
+        "owned_without_maintenance": context["owned"] & (context["maintenance_share"] == 0),
     }
 
 
@@ -1951,6 +1959,21 @@ def _warning_context(b, ledger: _Ledger, facts, fleet: _Fleet, costs: _Costs, ca
         "resale_collateral": np.zeros(b.n, bool)
         if capital.resale is None
         else capital.resale.has[first],
+    }
+
+
+def _site_context(b, ledger: _Ledger, site, first) -> dict[str, np.ndarray]:
+    """The site's figures the warnings quote (n,): its book value at the horizon, counted as
+    cash then (an owned hall, a liquid retrofit), and that value's present value; whether the
+    hall is owned, its maintenance share and the lives of the hall and of a retrofit."""
+    value = site.book_value_end_usd
+    at_horizon = np.take_along_axis(ledger.discount, b.horizon_months[:, None], axis=1)[:, 0]
+    return {
+        "site_value_end": value,
+        "site_value_pv": value * at_horizon,
+        "owned": b["facility.mode"][first] == facility_mod.FACILITY_MODES.index("owned"),
+        "maintenance_share": b["facility.maintenance_share_of_capex_annual"][first],
+        "horizon": b.horizon_months,
     }
 
 
@@ -2777,6 +2800,16 @@ def _warnings(flags, ctx, n) -> list[list[str]]:
             "after interest, it still falls short (the interest moves the month a year's tax is "
             "first paid; see the dscr and tax_usd lines); a higher financing.size_to_min_dscr "
             "leaves more room"
+        ),
+        "site_value_at_horizon": lambda i: (
+            f"the site's book value at the horizon, {ctx['site_value_end'][i]:,.0f} USD (an owned "
+            "hall or a liquid retrofit, depreciated over its own life), is counted as cash in "
+            f"month {ctx['horizon'][i]}, as if sold at book value: {ctx['site_value_pv'][i]:,.0f} "
+            "USD of the NPV; a shorter facility.life_years or retrofit_life_years counts less"
+        ),
+        "owned_without_maintenance": lambda i: (
+            "the hall is owned and facility.maintenance_share_of_capex_annual is 0: it costs "
+            "nothing to run beyond its power; expected the share of its capex spent on it a year"
         ),
         "loan_over_collateral": lambda i: _over_collateral_message(ctx, i),
         "loan_cut_to_capex": lambda i: (

@@ -310,3 +310,47 @@ def test_hall_limit_checks_the_physical_rack_of_catalog_hardware():
     check_fleet_in_hall(
         72, 72, Power(kw_per_gpu=1.6), Facility(hall_max_kw_per_rack=116.0, **liquid), "gb200-nvl72"
     )
+
+
+def test_the_sites_value_at_the_horizon_and_an_owned_hall_without_upkeep_are_said():
+    # An infrastructure review: the 10 MW GB300 hall owned instead of rented had NPV 52.0 M USD,
+    # of which 53.9 M was its hall's book value counted as cash at month 60, and it cost nothing
+    # to run (maintenance 0 by default); no warning said either.
+    from econ import load_scenario, project
+    from tests.conftest import ROOT
+
+    hall = ROOT / "models" / "scenarios" / "hall-10mw-gb300-nvl72-liquid.toml"
+    owned = {"facility.mode": "owned", "facility.colo_usd_per_kw_month": 0.0}
+    owned["facility.hall_cooling"] = "liquid"
+    scenario = load_scenario(hall, owned)
+    result = project(scenario)
+    # built for the GPUs' full-load IT power at 11.7 M USD per MW (Cushman & Wakefield 2025)
+    site_capex = scenario.fleet.gpu_count * scenario.power.kw_per_gpu * 11_700.0
+    value = site_capex * (1 - 60 / 240)  # 5 of 20 years depreciated
+    rate = (1 + result.metrics["discount_rate_annual"][0]) ** (1 / 12) - 1
+    said = [w for w in result.warnings[0] if w.startswith("the site's book value")]
+    assert said == [
+        f"the site's book value at the horizon, {value:,.0f} USD (an owned hall or a liquid "
+        "retrofit, depreciated over its own life), is counted as cash in month 60, as if sold at "
+        f"book value: {value / (1 + rate) ** 60:,.0f} USD of the NPV; a shorter "
+        "facility.life_years or retrofit_life_years counts less"
+    ]
+    assert (
+        "the hall is owned and facility.maintenance_share_of_capex_annual is 0: it costs nothing "
+        "to run beyond its power; expected the share of its capex spent on it a year"
+    ) in result.warnings[0]
+    upkeep = project(
+        load_scenario(hall, {**owned, "facility.maintenance_share_of_capex_annual": 0.02})
+    )
+    assert not any("maintenance_share" in w for w in upkeep.warnings[0])
+    # written off by the horizon: nothing counted, nothing said
+    short = project(load_scenario(hall, {**owned, "facility.life_years": 5.0}))
+    assert not any(w.startswith("the site's book value") for w in short.warnings[0])
+    # the shipped case rents its hall and says what its retrofit's book value adds
+    shipped = project(load_scenario(hall)).warnings[0]
+    assert (
+        sum(w.startswith("the site's book value at the horizon, 2,500,000 USD") for w in shipped)
+        == 1
+    )
+    seed = project(load_scenario(ROOT / "models" / "scenarios" / "deepseek-r1-gb200-nvl72.toml"))
+    assert not any(w.startswith("the site's book value") for w in seed.warnings[0])
