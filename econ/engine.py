@@ -1390,30 +1390,11 @@ def _ledger(b: ScenarioBatch, months, lines, site, to: _Scenarios, capex_row, bu
         taxed = taxes(stack)
     income_tax, current_tax, deferred, consumed, net_income = taxed
     cash_flow_project = cashflow.project_cash_flow_usd(ebitda, capex, proceeds, income_tax)
-    covenants = (
-        to.at_first(b["financing.covenants.dscr_floor"]),
-        to.at_first(b["financing.covenants.llcr_floor"]),
-        to.at_first(b["financing.covenants.ltv_ceiling"]),
+    cfads = cashflow.cash_flow_available_for_debt_service_usd(ebitda, income_tax)
+    collateral = lambda: _collateral(  # noqa: E731
+        stack, capex, consumed, proceeds, lines["gain_usd"], market_collateral
     )
-    coverage = capital_mod.coverage_ratios(
-        cashflow.cash_flow_available_for_debt_service_usd(ebitda, income_tax),
-        stack.lines["debt_service_usd"],
-        stack.lines["balance_usd"],
-        stack.metrics["debt_rate_monthly"],
-        horizon,
-        dscr_floor=covenants[0],
-        llcr_floor=covenants[1],
-        # The trailing test window matters only to a DSCR covenant.
-        test_months=np.where(
-            np.isnan(covenants[0]), 1, to.at_first(b["financing.covenants.test_months"])
-        ),
-        # The collateral only where an LTV covenant tests it.
-        collateral_usd=None
-        if np.isnan(covenants[2]).all()
-        else _collateral(stack, capex, consumed, proceeds, lines["gain_usd"], market_collateral),
-        ltv_ceiling=covenants[2],
-        first_test_month=to.at_first(b["financing.covenants.first_test_month"]),
-    )
+    covenants, coverage = _coverage(b, to, horizon, cfads, stack, collateral)
     return _Ledger(
         lines=lines,
         facility=facility,
@@ -1444,6 +1425,34 @@ def _ledger(b: ScenarioBatch, months, lines, site, to: _Scenarios, capex_row, bu
         discount=metrics_mod.discount_factors(discount_annual, months, active),
         market_collateral=market_collateral,
     )
+
+
+def _coverage(b, to: _Scenarios, horizon, cfads, stack, collateral):
+    """The covenants' floors and ceiling (DSCR, LLCR, LTV; each (n,), NaN: none) and the coverage
+    ratios they test (econ.capital.coverage_ratios); `collateral()` gives the LTV's collateral,
+    computed only where an LTV covenant tests it."""
+    covenants = (
+        to.at_first(b["financing.covenants.dscr_floor"]),
+        to.at_first(b["financing.covenants.llcr_floor"]),
+        to.at_first(b["financing.covenants.ltv_ceiling"]),
+    )
+    coverage = capital_mod.coverage_ratios(
+        cfads,
+        stack.lines["debt_service_usd"],
+        stack.lines["balance_usd"],
+        stack.metrics["debt_rate_monthly"],
+        horizon,
+        dscr_floor=covenants[0],
+        llcr_floor=covenants[1],
+        # The trailing test window matters only to a DSCR covenant.
+        test_months=np.where(
+            np.isnan(covenants[0]), 1, to.at_first(b["financing.covenants.test_months"])
+        ),
+        collateral_usd=None if np.isnan(covenants[2]).all() else collateral(),
+        ltv_ceiling=covenants[2],
+        first_test_month=to.at_first(b["financing.covenants.first_test_month"]),
+    )
+    return covenants, coverage
 
 
 def _scenario_capital(lines, site, months, horizon, capex_total):
