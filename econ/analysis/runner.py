@@ -9,7 +9,6 @@ depends on the executor, the number of workers or the chunk size.
 
 from __future__ import annotations
 
-import datetime as dt
 import hashlib
 import json
 import sys
@@ -29,6 +28,7 @@ from econ.analysis.validation import field_specs
 from econ.batch import ScenarioBatch, check_scenario
 from econ.engine import COMPONENTS, project
 from econ.errors import InputError
+from econ.provenance import CREATED_FIELD, creation_time
 from econ.scenario.io import dumps
 from econ.scenario.models import Scenario
 
@@ -205,7 +205,9 @@ class Job:
             **identity,
             "scenario": self.base.name,
             "fingerprint": fingerprint,
-            "created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+            # Not part of the fingerprint: a resumed run is the same run. The key and form of
+            # every other output's stamp, fixed by $SOURCE_DATE_EPOCH like theirs.
+            CREATED_FIELD: creation_time(),
         }
 
 
