@@ -156,11 +156,38 @@ def projection_json(projection: Projection, st: Stamp) -> str:
     return strict_json.dumps(payload, indent=2, ensure_ascii=False) + "\n"
 
 
+def numbers_as_float(values) -> np.ndarray | None:
+    """An object column holding only numbers and empty cells (None, NaN) as float64, NaN where
+    empty; None for any other column (text, booleans, dates).
+
+    Arrow types an object column by its values: a metric undefined in every row of one output
+    would be typed `null` there and `double` in the next, and files of two scenarios would not
+    read as one dataset. A column with no value at all counts as numbers: the tables' text
+    columns always hold text (an empty string at least).
+    """
+    values = np.asarray(values, dtype=object)
+    for value in values.tolist():
+        if value is None or (isinstance(value, float) and value != value):
+            continue
+        if isinstance(value, bool | np.bool_) or not isinstance(value, int | float | np.number):
+            return None
+    return np.array([np.nan if v is None else v for v in values.tolist()], dtype=float)
+
+
 def parquet_bytes(frame: pd.DataFrame, st: Stamp) -> bytes:
-    """Parquet file of a frame with the stamp in its schema metadata (keys `econ_*`)."""
+    """Parquet file of a frame with the stamp in its schema metadata (keys `econ_*`); numbers
+    are float64 whatever their values (`numbers_as_float`)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
+    floats = {}
+    for i, dtype in enumerate(frame.dtypes):
+        if dtype.kind == "O" and (column := numbers_as_float(frame.iloc[:, i])) is not None:
+            floats[i] = column
+    if floats:
+        frame = frame.copy()
+        for i, column in floats.items():  # by position: labels may repeat
+            frame.isetitem(i, column)
     table = pa.Table.from_pandas(frame, preserve_index=False)
     metadata = {k.encode(): v.encode("utf-8") for k, v in st.metadata().items()}
     table = table.replace_schema_metadata({**(table.schema.metadata or {}), **metadata})
@@ -301,6 +328,7 @@ __all__ = [
     "csv_text",
     "flat_summary",
     "make_stamp",
+    "numbers_as_float",
     "output_kind",
     "output_paths",
     "parquet_bytes",

@@ -58,3 +58,67 @@ def test_batch_metadata_reproduces_with_source_date_epoch(kind, run, tmp_path, m
     assert metadata["created_utc"] == "2026-01-01T00:00:00Z"
     assert "created" not in metadata
     assert json.loads(outputs[0][0])["metadata"]["created_utc"] == "2026-01-01T00:00:00Z"
+
+
+# --- Parquet: one schema whatever the scenario ------------------------------------------------
+
+
+def _schemas(paths):
+    import pyarrow.parquet as pq
+
+    return [pq.read_schema(p).remove_metadata() for p in paths]
+
+
+@pytest.mark.parametrize("table", ["summary", "monthly"])
+def test_projection_parquet_schema_is_the_same_for_every_scenario(table, run, tmp_path):
+    import pyarrow as pa
+    import pyarrow.dataset as ds
+    import pyarrow.parquet as pq
+
+    paths = []
+    for k, scenario in enumerate((SEED, STACK)):
+        out = tmp_path / f"p{k}.parquet"
+        assert run("project", scenario, "--out", out).returncode == 0
+        paths.append(out if table == "monthly" else tmp_path / f"p{k}.summary.parquet")
+    first, second = _schemas(paths)
+    assert first.equals(second), set(first) ^ set(second)
+    numeric = [f for f in first if f.name not in ("scenario", "month", "date", "warnings")]
+    text = {"econ_version", "scenario_sha256", "catalog_versions", "seed", "created_utc"}
+    assert {f.name for f in numeric if not pa.types.is_float64(f.type)} <= text
+    both = pa.concat_tables([pq.read_table(p) for p in paths])  # was: cast double to null
+    assert both.num_rows == sum(pq.read_metadata(p).num_rows for p in paths)
+    assert ds.dataset([str(p) for p in paths]).to_table().num_rows == both.num_rows
+
+
+def test_batch_rows_keep_numbers_of_no_value_as_float64():
+    import numpy as np
+    import pyarrow as pa
+
+    from econ.analysis.chunks import to_arrow
+
+    table = to_arrow(
+        {
+            "npv_usd": np.array([None, None], dtype=object),
+            "name": np.array(["a", "b"], dtype=object),
+        },
+        {},
+    )
+    assert table.schema.field("npv_usd").type == pa.float64()
+    assert pa.types.is_string(table.schema.field("name").type)
+
+
+@pytest.mark.parametrize("kind", ["sweep", "montecarlo"])
+def test_batch_rows_parquet_schema_is_the_same_for_every_scenario(kind, run, tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    paths = []
+    for k, scenario in enumerate((SEED, STACK)):
+        out = tmp_path / f"r{k}.parquet"
+        args = list(BATCH_RUNS[kind])
+        args[1] = scenario
+        assert run(*args, "--out", out).returncode == 0
+        paths.append(out)
+    first, second = _schemas(paths)
+    assert first.equals(second)
+    assert pa.concat_tables([pq.read_table(p) for p in paths]).num_rows > 0

@@ -190,10 +190,15 @@ def to_arrow(rows: Mapping[str, np.ndarray], metadata: Mapping):
     """Arrow table of the row columns with `metadata` (JSON) in the schema under b"econ"."""
     import pyarrow as pa
 
+    from econ.export import numbers_as_float
+
     arrays = {}
     for name, values in rows.items():
         values = np.asarray(values)
-        arrays[name] = pa.array(values.tolist() if values.dtype == object else values)
+        if values.dtype == object:  # numbers stay float64 even where none has a value
+            floats = numbers_as_float(values)
+            values = values.tolist() if floats is None else floats
+        arrays[name] = pa.array(values)
     table = pa.table(arrays)
     payload = json.dumps(dict(metadata), default=str).encode()
     return table.replace_schema_metadata({METADATA_KEY: payload})
