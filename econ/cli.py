@@ -220,6 +220,7 @@ def _cmd_project(args) -> int:
         sys.stdout.write(projection_json(projection, make_stamp(projection, scenarios)))
     elif args.format == "csv":
         sys.stdout.write(csv_text(flat_summary(projection)))
+        commands.say_warnings(warning_lines(projection.summary_records()))
     elif not args.out:
         print(format_table(projection))
     else:  # the files hold the warnings too; covenant breaches must not pass unseen

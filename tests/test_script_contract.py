@@ -122,3 +122,46 @@ def test_batch_rows_parquet_schema_is_the_same_for_every_scenario(kind, run, tmp
     first, second = _schemas(paths)
     assert first.equals(second)
     assert pa.concat_tables([pq.read_table(p) for p in paths]).num_rows > 0
+
+
+# --- CSV output: the warnings on stderr, as the table words them ------------------------------
+
+
+def test_gains_csv_says_the_warnings_of_both_cases_on_stderr(run):
+    table = run("gains", SEED)
+    said = run("gains", SEED, "--format", "csv")
+    assert said.returncode == 0
+    expected = [line for line in table.stdout.splitlines() if line.startswith("warning [")]
+    assert expected and any(line.startswith("warning [gain]: ") for line in expected)
+    assert [line for line in said.stderr.splitlines() if line.startswith("warning [")] == expected
+    assert "warning" not in said.stdout
+
+
+def test_simulate_csv_says_the_simulators_warning_on_stderr(run):
+    args = ("throughput", "simulate", "--hardware", "mi325x", "--model", "deepseek-r1")
+    args += ("--scenario", "server")
+    table = run(*args)
+    said = run(*args, "--format", "csv")
+    assert said.returncode == 0
+    expected = [line for line in table.stdout.splitlines() if line.startswith("warning: ")]
+    assert any("outside the calibrated" in line for line in expected)
+    assert said.stderr.splitlines() == expected
+    assert "warning" not in said.stdout
+
+
+def test_project_csv_says_the_warnings_on_stderr(run):
+    table = run("project", SEED)
+    said = run("project", SEED, "--format", "csv")
+    expected = [line for line in table.stdout.splitlines() if line.startswith("warning [")]
+    assert expected and said.stderr.splitlines() == expected
+
+
+def test_sensitivity_csv_says_why_a_figure_is_missing(run):
+    args = ("sensitivity", SEED, "--range", "utilization.share=0.5,0.9")
+    table = run(*args)
+    said = run(*args, "--format", "csv")
+    expected = [line for line in table.stdout.splitlines() if line.startswith("n/a: ")]
+    assert expected and [line for line in said.stderr.splitlines() if line.startswith("n/a")] == (
+        expected
+    )
+    assert "n/a" not in said.stdout

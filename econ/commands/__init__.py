@@ -59,3 +59,16 @@ class LazyChoices(Sequence):
 
     def __str__(self) -> str:
         return ", ".join(self._all())
+
+
+def say_warnings(lines: Iterable[str]) -> None:
+    """Print warnings on stderr, one per line, worded as the command's table words them
+    (`warning [NAME]: ...`, `warning: ...`).
+
+    For outputs that have no place of their own for them (CSV): the warnings say why a figure is
+    empty, so they must reach the reader, and stdout must hold nothing but the data.
+    """
+    import sys
+
+    for line in lines:
+        print(line, file=sys.stderr)

@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from econ import strict_json
+from econ.commands import say_warnings
 from econ.errors import InputError
 
 EXIT_OK, EXIT_INVALID, EXIT_INTERRUPTED = 0, 3, 130
@@ -439,6 +440,16 @@ def _cmd_montecarlo(args) -> int:
     return EXIT_OK
 
 
+def _missing_notes(name: str, part) -> list[str]:
+    """Why a sensitivity figure of output `name` is n/a (empty in CSV), where one is."""
+    if not part.select_dtypes("number").isna().to_numpy().any():
+        return []
+    return [
+        f"n/a: {name} has no value (null) at the sampled points behind that figure; "
+        "econ project's warnings of such a scenario say why"
+    ]
+
+
 def _seed_text(seed: int, plan) -> str:
     """Seed and sampling of a Monte Carlo run's header. Unscrambled Sobol points without rank
     correlation (whose permutations are drawn from the seed) are the same for every seed."""
@@ -511,6 +522,11 @@ def _cmd_sensitivity(args) -> int:
         from econ.export import csv_text
 
         sys.stdout.write(csv_text(table))
+        say_warnings(
+            line
+            for name, part in table.groupby("output", sort=False)
+            for line in _missing_notes(name, part.drop(columns="output"))
+        )
     else:
         from econ.analysis.output import format_frame
 
@@ -518,11 +534,8 @@ def _cmd_sensitivity(args) -> int:
             print(f"{args.method}: {name}")
             shown = part.drop(columns="output")
             print(format_frame(shown, max_rows=200))
-            if shown.select_dtypes("number").isna().to_numpy().any():
-                print(
-                    f"n/a: {name} has no value (null) at the sampled points behind that figure; "
-                    "econ project's warnings of such a scenario say why"
-                )
+            for line in _missing_notes(name, shown):
+                print(line)
             if args.method == "morris" and (shown["used"] < args.trajectories).any():
                 print(
                     f"used: of each input's {args.trajectories} elementary effects (one per "

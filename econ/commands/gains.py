@@ -18,6 +18,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from econ import __version__
+from econ.commands import say_warnings
 from econ.files import atomic_write  # standard library only
 
 if TYPE_CHECKING:  # the work loads when the command runs (econ/commands/__init__.py)
@@ -114,6 +115,8 @@ def run(args: argparse.Namespace) -> int:
         print(text.rstrip("\n"))
     for warning in result.warnings:
         print(f"warning: {warning}", file=sys.stderr)
+    if args.format == "csv":  # the table and JSON hold them; a CSV has no place for them
+        say_warnings(case_warning_lines(result))
     return 0
 
 
@@ -206,10 +209,17 @@ def format_table(result: GainValue) -> str:
             )
         )
     lines += _grid(years)
-    for case in ("base", "gain"):
-        for warning in getattr(result, case)["warnings"]:
-            lines.append(f"warning [{case}]: {warning}")
-    return "\n".join(lines)
+    return "\n".join(lines + case_warning_lines(result))
+
+
+def case_warning_lines(result: GainValue) -> list[str]:
+    """The warnings of the projections without and with the gain, "warning [base]: ..." and
+    "warning [gain]: ..."."""
+    return [
+        f"warning [{case}]: {warning}"
+        for case in ("base", "gain")
+        for warning in getattr(result, case)["warnings"]
+    ]
 
 
 def _grid(rows) -> list[str]:

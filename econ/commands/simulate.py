@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 from econ import strict_json  # standard library only
-from econ.commands import lazy
+from econ.commands import lazy, say_warnings
 from econ.errors import InputError
 from econ.files import atomic_write  # standard library only
 
@@ -350,6 +350,7 @@ def cmd_simulate(args) -> int:
         print(json.dumps(_json_safe(result), indent=2, allow_nan=False))
     elif args.format == "csv":
         sys.stdout.write(curve.points.to_csv(index=False))
+        say_warnings(f"warning: {w}" for w in result["warnings"])
     else:
         print(_simulate_table(result, curve))
     return EXIT_OK
