@@ -165,3 +165,45 @@ def test_sensitivity_csv_says_why_a_figure_is_missing(run):
         expected
     )
     assert "n/a" not in said.stdout
+
+
+# --- JSON: numbers as numbers, the seed an integer, the summary in project's order -------------
+
+
+def _json(result) -> dict:
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def test_tornado_plan_holds_numbers_and_choice_names(run):
+    plan = _json(
+        run(
+            "sensitivity", SEED, "--range", "utilization.share=0.5,0.9",
+            "--range", "financing.debt_rate_quote=effective,nominal",
+            "--vary", "market.price_usd_per_mtok", "--format", "json",
+        )
+    )["metadata"]["plan"]  # fmt: skip
+    assert plan["ranges"]["utilization.share"] == [0.5, 0.9]
+    assert plan["ranges"]["financing.debt_rate_quote"] == ["effective", "nominal"]
+    low, high = plan["ranges"]["market.price_usd_per_mtok"]
+    assert isinstance(low, float) and isinstance(high, float) and low < high
+
+
+@pytest.mark.parametrize("method", ["morris", "sobol"])
+def test_sensitivity_seed_is_an_integer_in_the_metadata_and_the_plan(method, run):
+    size = ("--trajectories", "4") if method == "morris" else ("-n", "8")
+    metadata = _json(
+        run(
+            "sensitivity", SEED, "--method", method, "--seed", "5", *size,
+            "--dist", "utilization.share=uniform(0.5,0.9)", "--format", "json",
+        )
+    )["metadata"]  # fmt: skip
+    assert metadata["seed"] == 5 and metadata["plan"]["seed"] == 5
+    assert isinstance(metadata["seed"], int) and isinstance(metadata["plan"]["seed"], int)
+
+
+def test_sweep_summary_keys_come_in_the_order_of_project(run):
+    project = _json(run("project", SEED, "--format", "json"))["scenarios"][0]["summary"]
+    sweep = _json(run("sweep", SEED, "--grid", "utilization.share=0.5,0.9", "--format", "json"))
+    for scenario in sweep["scenarios"]:
+        assert list(scenario["summary"]) == list(project)

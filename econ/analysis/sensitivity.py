@@ -438,6 +438,15 @@ def check_range(path: str, pair) -> np.ndarray:
     return values
 
 
+def _plan_value(value):
+    """A range end as the plan's JSON holds it: a number as a number, a choice by its name."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, int | np.integer) and not isinstance(value, bool):
+        return int(value)
+    return float(value)
+
+
 def _show(value) -> str:
     return f"{value:g}" if isinstance(value, float) else str(value)
 
@@ -522,7 +531,7 @@ def tornado(
         columns[path] = column.astype(np.int8) if specs[path].kind == "choice" else column
     plan = {
         "method": "tornado",
-        "ranges": {p: [str(v) for v in r] for p, r in ranges.items()},
+        "ranges": {p: [_plan_value(v) for v in r] for p, r in ranges.items()},
         "outputs": list(outputs),
     }
     job = DesignJob("tornado", base, columns, outputs, plan, source="tornado")
@@ -730,7 +739,8 @@ def morris(
         ):
             raise BatchInputError(f"{path} = {dist}: Morris screening needs a bounded distribution")
     d = len(dists)
-    unit = morris_trajectories(d, trajectories, levels, check_seed(seed))
+    seed = check_seed(seed)  # "5" from the command line: the plan and metadata hold 5
+    unit = morris_trajectories(d, trajectories, levels, seed)
     columns = _values(dists, unit)
     plan = {
         "method": "morris",
@@ -741,6 +751,7 @@ def morris(
         "outputs": list(outputs),
     }
     job = DesignJob("morris", base, columns, outputs, plan, source="Morris design")
+    job.seed = seed  # the metadata's seed, as Monte Carlo's and Sobol's
     result = run(job, **run_options)
     records = []
     for name in outputs:

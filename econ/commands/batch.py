@@ -343,21 +343,25 @@ def _cmd_sweep(args) -> int:
 
 def sweep_json(result, inputs) -> dict:
     from econ.analysis.runner import WARNING_SEPARATOR
-    from econ.engine import COMPONENTS
+    from econ.engine import COMPONENTS, SUMMARY_COLUMNS
 
     rows = result.rows
     records = []
     metrics = [c for c in rows.columns if c not in ("scenario", "name", "warnings", *inputs)]
+    # The keys in the order of `econ project --format json` (outputs it lacks after them).
+    known = {key: i for i, key in enumerate(SUMMARY_COLUMNS)}
+    spread = ("cost_usd_per_mtok_by_component", "warnings")
+    keys = [k for k in metrics if not k.startswith("cost_usd_per_mtok_")] + list(spread)
+    keys.sort(key=lambda k: known.get(k, len(known)))  # stable: unknown keys keep their order
     for row in rows.to_dict("records"):
-        summary = {
-            k: _json_value(row[k]) for k in metrics if not k.startswith("cost_usd_per_mtok_")
-        }
-        summary["cost_usd_per_mtok_by_component"] = {
+        values = {k: _json_value(row[k]) for k in keys if k not in spread}
+        values["cost_usd_per_mtok_by_component"] = {
             c: _json_value(row[f"cost_usd_per_mtok_{c}"]) for c in COMPONENTS
         }
-        summary["warnings"] = [
+        values["warnings"] = [
             w for w in str(row.get("warnings") or "").split(WARNING_SEPARATOR) if w
         ]
+        summary = {k: values[k] for k in keys}
         records.append(
             {
                 "name": row["name"],
