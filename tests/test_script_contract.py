@@ -7,6 +7,7 @@ The commands run in-process through `econ.cli.main`, as in tests/test_cli.py.
 from __future__ import annotations
 
 import json
+import math
 import subprocess
 
 import pytest
@@ -207,3 +208,42 @@ def test_sweep_summary_keys_come_in_the_order_of_project(run):
     sweep = _json(run("sweep", SEED, "--grid", "utilization.share=0.5,0.9", "--format", "json"))
     for scenario in sweep["scenarios"]:
         assert list(scenario["summary"]) == list(project)
+
+
+# --- CSV numbers: the shortest text that reads back as the same double -------------------------
+
+
+def _numbers_are_shortest(text: str) -> list[str]:
+    """Number fields of a CSV that are not in their shortest round-trip form."""
+    import csv
+    import io
+
+    longer = []
+    for record in csv.reader(io.StringIO(text)):
+        for field in record:
+            try:
+                value = float(field)
+            except ValueError:
+                continue
+            if not math.isfinite(value):
+                continue
+            shortest = {repr(value)} | ({str(int(value))} if value.is_integer() else set())
+            if field not in shortest:  # an integer column writes 720, a float one 720.0
+                longer.append(field)
+    return longer
+
+
+def test_curve_csv_writes_the_shortest_round_trip_numbers(run):
+    curve = ROOT / "tests" / "data" / "throughput" / "generic_curve_hand_example.csv"
+    said = run("throughput", "import", curve, "--show", "csv")
+    assert said.returncode == 0
+    assert "0.10000000000000001" not in said.stdout and ",0.1," in said.stdout
+    assert _numbers_are_shortest(said.stdout) == []
+
+
+def test_refresh_csv_writes_the_shortest_round_trip_numbers(run):
+    scenario = SCENARIOS / "h200-fleet-gb300-refresh.toml"
+    said = run("refresh", scenario, "--vintage", "gb300", "--format", "csv")
+    assert said.returncode == 0
+    assert said.stdout.startswith("refresh_month,npv_usd,")
+    assert _numbers_are_shortest(said.stdout) == []

@@ -50,7 +50,9 @@ def run(args) -> int:
         }
         print(strict_json.dumps(payload, indent=2))
     elif args.format == "csv":
-        print(table.to_csv(float_format="%.17g"), end="")
+        from econ.export import csv_text
+
+        print(csv_text(table.reset_index()), end="")
     else:
         print(f"keep to the horizon:   NPV {result.npv_keep_usd:,.0f} USD")
         print(

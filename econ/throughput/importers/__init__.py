@@ -292,7 +292,8 @@ def load_curve(path: str | os.PathLike, fmt: str = "auto", gpu_count: float | No
 
 
 def curve_csv_text(curve: Curve) -> str:
-    """The curve's points as the generic curve CSV (all columns, NaN as empty, full precision)."""
+    """The curve's points as the generic curve CSV (all columns, NaN as empty, numbers in their
+    shortest round-trip form as in every econ CSV: 0.1, not 0.10000000000000001)."""
     frame = with_all_columns(curve.points)[list(CURVE_COLUMNS + OPTIONAL_COLUMNS)]
     text_columns = [
         c
@@ -305,7 +306,7 @@ def curve_csv_text(curve: Curve) -> str:
         if column not in text_columns:
             values = frame[column].to_numpy(dtype=float)
             frame[column] = [
-                "" if math.isnan(v) else ("inf" if np.isinf(v) else f"{v:.17g}") for v in values
+                "" if math.isnan(v) else ("inf" if np.isinf(v) else repr(float(v))) for v in values
             ]
     return frame.to_csv(index=False, lineterminator="\n")
 
