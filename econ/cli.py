@@ -207,19 +207,24 @@ def _cmd_project(args) -> int:
     if args.out or args.format != "table":  # the writers load only for files, JSON and CSV
         from econ.export import (
             csv_text,
-            flat_summary,
             make_stamp,
             projection_json,
+            stamped_summary,
             write_projection,
         )
+
+        # Stamped like every output: version, scenario hashes, catalog versions, creation time
+        # (one stamp for the files and stdout).
+        st = make_stamp(projection, scenarios)
     if args.out:
-        written = write_projection(projection, args.out, overwrite=args.force, scenarios=scenarios)
+        written = write_projection(
+            projection, args.out, overwrite=args.force, scenarios=scenarios, created=st.created_utc
+        )
         print("wrote " + ", ".join(str(p) for p in written), file=sys.stderr)
     if args.format == "json":
-        # Stamped like every output: version, scenario hashes, catalog versions, creation time.
-        sys.stdout.write(projection_json(projection, make_stamp(projection, scenarios)))
-    elif args.format == "csv":
-        sys.stdout.write(csv_text(flat_summary(projection)))
+        sys.stdout.write(projection_json(projection, st))
+    elif args.format == "csv":  # the summary file's table: the same columns, provenance included
+        sys.stdout.write(csv_text(stamped_summary(projection, st)))
         commands.say_warnings(warning_lines(projection.summary_records()))
     elif not args.out:
         print(format_table(projection))

@@ -137,22 +137,23 @@ def stamped_tables(projection: Projection, st: Stamp) -> tuple[pd.DataFrame, pd.
     rows = (np.asarray(projection.horizon_months, dtype=int) + 1).tolist()
     for name, values in _stamp_values(st, rows).items():
         monthly[name] = values
+    return monthly, stamped_summary(projection, st)
+
+
+def stamped_summary(projection: Projection, st: Stamp) -> pd.DataFrame:
+    """The flat summary with the provenance columns appended, ending with `created_utc`: the
+    summary file's table, and `econ project --format csv`'s."""
     summary = flat_summary(projection)
     for name, values in _stamp_values(st, [1] * len(summary)).items():
         summary[name] = values
     summary[CREATED_FIELD] = st.created_utc
-    return monthly, summary
+    return summary
 
 
 def projection_json(projection: Projection, st: Stamp) -> str:
     """JSON text of the summaries with provenance: {econ_version, provenance, created_utc,
     scenarios}; `created_utc` is a top-level key on its own line, the rest is reproducible."""
-    payload = {
-        "econ_version": st.econ_version,
-        "provenance": st.fields(),
-        CREATED_FIELD: st.created_utc,
-        "scenarios": projection.summary_records(),
-    }
+    payload = {**st.json_header(), "scenarios": projection.summary_records()}
     return strict_json.dumps(payload, indent=2, ensure_ascii=False) + "\n"
 
 
@@ -333,6 +334,7 @@ __all__ = [
     "output_paths",
     "parquet_bytes",
     "projection_json",
+    "stamped_summary",
     "stamped_tables",
     "write_outputs",
     "write_projection",

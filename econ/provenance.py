@@ -177,6 +177,15 @@ class Stamp:
         """Every field, JSON-ready, the creation time last."""
         return {**self.fields(), CREATED_FIELD: self.created_utc}
 
+    def json_header(self) -> dict[str, Any]:
+        """The first keys of a JSON output: `econ_version`, `provenance` (the reproducible part)
+        and `created_utc` (on a line of its own once indented)."""
+        return {
+            "econ_version": self.econ_version,
+            "provenance": self.fields(),
+            CREATED_FIELD: self.created_utc,
+        }
+
     def metadata(self) -> dict[str, str]:
         """Flat text key/values (Parquet schema metadata, workbook document properties)."""
         return {

@@ -247,3 +247,35 @@ def test_refresh_csv_writes_the_shortest_round_trip_numbers(run):
     assert said.returncode == 0
     assert said.stdout.startswith("refresh_month,npv_usd,")
     assert _numbers_are_shortest(said.stdout) == []
+
+
+# --- provenance: stdout carries what the files carry ------------------------------------------
+
+
+def test_project_csv_on_stdout_is_the_summary_file(run, tmp_path, monkeypatch):
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", EPOCH)
+    out = tmp_path / "seed.csv"
+    said = run("project", SEED, "--format", "csv", "--out", out)
+    assert said.returncode == 0
+    assert said.stdout == (tmp_path / "seed.summary.csv").read_text()
+    header = said.stdout.splitlines()[0].split(",")
+    stamp = ["econ_version", "scenario_sha256", "catalog_versions", "seed", "created_utc"]
+    assert header[-5:] == stamp
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("gains", SEED),
+        ("lease-vs-own", SEED, "--price", "4.0", "--term-months", "36"),
+        ("refresh", SCENARIOS / "h200-fleet-gb300-refresh.toml", "--vintage", "gb300"),
+    ],
+    ids=lambda args: args[0],
+)
+def test_scenario_json_outputs_carry_the_provenance_of_project(args, run, monkeypatch):
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", EPOCH)
+    project = _json(run("project", args[1], "--format", "json"))
+    payload = _json(run(*args, "--format", "json"))
+    assert list(payload)[:3] == ["econ_version", "provenance", "created_utc"]
+    assert payload["provenance"] == project["provenance"]
+    assert payload["created_utc"] == project["created_utc"] == "2026-01-01T00:00:00Z"

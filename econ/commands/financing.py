@@ -226,7 +226,10 @@ def _cmd_lease_vs_own(args) -> int:
         **{key: _number(value[0]) for key, value in result.items()},
     }
     if args.format == "json":
-        print(json.dumps(record, indent=2, allow_nan=False))
+        from econ.provenance import stamp
+
+        payload = {**stamp([scenario]).json_header(), **record}
+        print(json.dumps(payload, indent=2, allow_nan=False))
     else:
         print(_lease_table(record))
     return EXIT_OK

@@ -17,7 +17,6 @@ import math
 import sys
 from typing import TYPE_CHECKING
 
-from econ import __version__
 from econ.commands import say_warnings
 from econ.files import atomic_write  # standard library only
 
@@ -101,9 +100,10 @@ def run(args: argparse.Namespace) -> int:
     result = value_gain(scenario)
     result = dataclasses.replace(result, warnings=[*caveats, *result.warnings])
     if args.format == "json":
-        text = json.dumps(
-            {"econ_version": __version__, **result.to_json()}, indent=2, allow_nan=False
-        )
+        from econ.provenance import stamp
+
+        header = stamp([scenario]).json_header()  # the scenario valued, its steps included
+        text = json.dumps({**header, **result.to_json()}, indent=2, allow_nan=False)
     elif args.format == "csv":
         text = csv_text(result_frame(result))
     else:

@@ -39,7 +39,10 @@ def run(args) -> int:
     result = refresh_analysis(scenario, args.vintage, months=months, power_mw=args.mw)
     table = result.table
     if args.format == "json":
+        from econ.provenance import stamp
+
         payload = {
+            **stamp([scenario]).json_header(),
             "scenario": scenario.name,
             "vintage": args.vintage,
             "best_month": result.best_month,
