@@ -3,9 +3,9 @@
 Parquet files carry the run metadata (econ version, scenario hash, seed, sampling plan, engine,
 creation time) in their schema under the key "econ"; a CSV file gets it in a sidecar
 `<stem>.meta.json`. Rows of a large run are streamed from the chunk files one chunk at a time, so
-writing ten million rows needs the memory of one chunk. Writes go through econ.files: the rows and the sidecar are checked
-before the run starts and again before anything is written, never replace an existing file
-unless asked, and are renamed into place together (atomic).
+writing ten million rows needs the memory of one chunk. Writes go through econ.files: the rows
+and the sidecar are checked before the run starts and again before anything is written, never
+replace an existing file unless asked, and are renamed into place together (atomic).
 """
 
 from __future__ import annotations
