@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from econ import __version__, commands
+from econ.commands import Number, OptionValueError
 from econ.errors import InputError
 
 if TYPE_CHECKING:
@@ -36,7 +37,11 @@ APP_HOST = "127.0.0.1"
 def main(argv: Sequence[str] | None = None) -> int:
     argv, allowed = _take_allow_paths(list(sys.argv[1:] if argv is None else argv))
     parser = _parser(features=_command_of(argv) not in BUILT_IN)
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except InputError as exc:  # a number an option refuses (econ.commands.Number)
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_INVALID
     if not getattr(args, "command", None):
         parser.print_help(sys.stderr)
         return EXIT_USAGE
@@ -112,14 +117,25 @@ def _command_of(argv: Sequence[str]) -> str | None:
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse, reading "-1e6" as a number: Python 3.11's argparse takes a negative number in
-    scientific notation for an option ("expected one argument"), though "-1000000" works."""
+    """argparse, reading "-1e6" (and "-inf", "-nan") as a number: Python 3.11's argparse takes a
+    negative number in scientific notation for an option ("expected one argument"), though
+    "-1000000" works; and a number an option's `Number` type refuses is invalid input (exit 3,
+    naming the option), not a usage error."""
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         import re
 
-        self._negative_number_matcher = re.compile(r"^-(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$")
+        self._negative_number_matcher = re.compile(
+            r"^-((\d+\.?\d*|\.\d+)([eE][-+]?\d+)?|inf|infinity|nan)$", re.IGNORECASE
+        )
+
+    def _get_value(self, action, arg_string):
+        try:
+            return super()._get_value(action, arg_string)
+        except OptionValueError as exc:
+            option = max(action.option_strings, key=len, default=action.metavar or action.dest)
+            raise InputError(f"{option} = {exc.text}: expected {exc.expected}") from None
 
     def error(self, message: str):
         # argparse quotes arguments back ("unrecognized arguments: --library URL"): no password
@@ -182,7 +198,7 @@ def _parser(features: bool = True) -> argparse.ArgumentParser:
     s.set_defaults(run=_cmd_schema)
 
     a = subparsers.add_parser("app", help="start the Streamlit app")
-    a.add_argument("--port", type=int, default=8501)
+    a.add_argument("--port", type=Number(int, what="a port", ge=1, le=65535), default=8501)
     a.add_argument(
         "--host",
         default=APP_HOST,

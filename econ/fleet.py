@@ -18,7 +18,7 @@ import pandas as pd
 
 from econ.engine import project
 from econ.errors import InputError
-from econ.scenario.models import Scenario
+from econ.scenario.models import MAX_GPUS, Scenario
 from econ.units import KW_PER_MW
 
 
@@ -99,6 +99,11 @@ def refresh_scenarios(
     envelope_kw = (
         power_mw * KW_PER_MW if power_mw is not None else old.gpu_count * scenario.power.kw_per_gpu
     )
+    if not envelope_kw / new.power.kw_per_gpu <= MAX_GPUS:  # also NaN and infinity
+        raise RefreshError(
+            f"an IT power envelope of {envelope_kw / KW_PER_MW:g} MW holds more than {MAX_GPUS:,} "
+            f"'{vintage}' GPUs (fleet.gpu_count's bound); expected a smaller envelope"
+        )
     new_gpus = gpus_for_power(envelope_kw, new.power.kw_per_gpu, new.fleet.gpus_per_rack)
     if new_gpus < 1:
         raise RefreshError(

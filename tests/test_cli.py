@@ -340,3 +340,81 @@ def test_a_refusal_while_projecting_several_files_names_the_file(run, tmp_path, 
             assert done.stderr.startswith(f"error: {refused}: {message}"), done.stderr
             assert str(tmp_path) not in done.stderr
     assert not (tmp_path / "out.json").exists()
+
+
+REFRESH = ROOT / "models" / "scenarios" / "h200-fleet-gb300-refresh.toml"
+CURVE = ROOT / "tests" / "data" / "throughput" / "generic_curve_hand_example.csv"
+LOAN = ("loan", "--amount", "100", "--term-months", "12", "--format", "json")
+NON_FINITE_OR_HUGE = [
+    # (command, option, value): each used to crash (a traceback) or print nan/inf with exit 0
+    ((*LOAN, "--rate"), "--rate", "inf"),
+    ((*LOAN, "--rate"), "--rate", "1e308"),
+    ((*LOAN, "--rate"), "--rate", "-inf"),
+    ((*LOAN, "--rate", "0.05", "--amount"), "--amount", "1e308"),
+    ((*LOAN, "--sofr"), "--sofr", "nan"),
+    ((*LOAN, "--sofr", "0.04", "--spread"), "--spread", "inf"),
+    ((*LOAN, "--sofr", "0.04", "--floor"), "--floor", "nan"),
+    ((*LOAN, "--rate", "0.05", "--type", "balloon", "--balloon-share"), "--balloon-share", "nan"),
+    ((*LOAN, "--rate", "0.05", "--upfront-fee-share"), "--upfront-fee-share", "nan"),
+    ((*LOAN, "--rate", "0.05", "--amortization-months"), "--amortization-months", "10" * 12),
+    (("lease-vs-own", str(SEED), "--price"), "--price", "inf"),
+    (("lease-vs-own", str(SEED), "--price"), "--price", "1e308"),
+    (("lease-vs-own", str(SEED), "--price", "4", "--discount-rate"), "--discount-rate", "inf"),
+    (("refresh", str(REFRESH), "--vintage", "gb300", "--mw"), "--mw", "nan"),
+    (("refresh", str(REFRESH), "--vintage", "gb300", "--mw"), "--mw", "inf"),
+    (("refresh", str(REFRESH), "--vintage", "gb300", "--to-month"), "--to-month", "9" * 30),
+    (("throughput", "point", str(CURVE), "--usd-per-gpu-hour"), "--usd-per-gpu-hour", "inf"),
+    (
+        ("depreciation", "--cost", "1000", "--retirement-month", "12", "--sale-value"),
+        "--sale-value",
+        "nan",
+    ),
+    (("depreciation", "--cost", "1000", "--months"), "--months", "10000000"),
+]
+
+
+@pytest.mark.parametrize(("argv", "option", "value"), NON_FINITE_OR_HUGE)
+def test_non_finite_or_huge_numbers_in_options_exit_3_naming_them(run, argv, option, value):
+    done = run(*argv, value)
+    assert done.returncode == 3, done.stderr
+    assert "Traceback" not in done.stderr
+    assert done.stdout == ""
+    line = done.stderr.strip().splitlines()[-1]
+    assert line.startswith(f"error: {option} = ") and "expected" in line
+
+
+def test_a_port_out_of_range_is_refused_before_the_app_starts():
+    from econ.cli import _parser
+    from econ.errors import InputError
+
+    with pytest.raises(InputError, match="--port = 0: expected a port from 1 to 65535"):
+        _parser(features=False).parse_args(["app", "--port", "0"])
+
+
+def test_a_refresh_envelope_beyond_a_fleets_bound_is_refused(run):
+    done = run("refresh", str(REFRESH), "--vintage", "gb300", "--mw", "1e300")
+    assert done.returncode == 3
+    assert "1e+300 MW holds more than 100,000,000 'gb300' GPUs" in done.stderr
+
+
+def test_every_number_option_goes_through_the_shared_number_type():
+    """No option reads a bare float or int: NaN, infinity and overflowing numbers would pass."""
+    import argparse
+
+    from econ.cli import _parser
+    from econ.commands import Number
+
+    def actions(parser):
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for sub in action.choices.values():
+                    yield from actions(sub)
+            else:
+                yield action
+
+    bare = [a.option_strings for a in actions(_parser()) if a.type in (float, int)]
+    assert bare == []
+    numbers = [a for a in actions(_parser()) if isinstance(a.type, Number)]
+    assert len(numbers) > 50
+    for action in numbers:
+        action.type.expected()  # every field a bound names exists

@@ -10,6 +10,7 @@ library parts that do the work load inside the functions that run the command, o
 from __future__ import annotations
 
 import importlib
+import math
 from collections.abc import Callable, Iterable, Sequence
 from types import ModuleType
 
@@ -72,3 +73,102 @@ def say_warnings(lines: Iterable[str]) -> None:
 
     for line in lines:
         print(line, file=sys.stderr)
+
+
+_BOUND_WORDS = {"ge": "at least", "gt": "above", "le": "at most", "lt": "below"}
+_BOUND_TESTS = {
+    "ge": lambda x, b: x >= b,
+    "gt": lambda x, b: x > b,
+    "le": lambda x, b: x <= b,
+    "lt": lambda x, b: x < b,
+}
+
+
+def _text(bound: float) -> str:
+    """A bound as the help reads it: 100,000,000 rather than 1e+08, 0.5 as 0.5."""
+    if float(bound).is_integer() and abs(bound) < 1e15:
+        return f"{int(bound):,}" if abs(bound) >= 100_000 else f"{int(bound)}"
+    return f"{bound:g}"
+
+
+class OptionValueError(Exception):
+    """A number that an option's `Number` type refused. econ.cli's parser turns it into an
+    InputError naming the option (exit 3): the text is a number, but not one the option takes.
+    Not a ValueError, which argparse would report as a usage error (exit 2)."""
+
+    def __init__(self, text: str, expected: str) -> None:
+        super().__init__(f"{text}: expected {expected}")
+        self.text, self.expected = text, expected
+
+
+class Number:
+    """argparse type: a finite float (or a whole number, `kind=int`) within bounds.
+
+    Text that is not a number stays argparse's usage error (exit 2); NaN, infinity and numbers
+    out of bounds raise OptionValueError (exit 3, naming the option). Bounds are `ge`, `gt`, `le`
+    and `lt`, or `field="module:Model.name"` for the bounds a scenario section declares for a
+    field (`econ.scenario.<module>`, read when the option is given, so start-up stays light);
+    `what` and `unit` word the expectation, e.g. "a rate from 0 to 1 [1/year]" (or `expected`
+    says it all). Finite bounds
+    also keep the computation inside floating point (1e308 USD overflows a loan schedule).
+    """
+
+    def __init__(
+        self,
+        kind: type = float,
+        *,
+        field: str | None = None,
+        what: str = "a number",
+        unit: str = "",
+        expected: str | None = None,
+        **bounds: float,
+    ) -> None:
+        unknown = set(bounds) - set(_BOUND_WORDS)
+        if unknown:
+            raise TypeError(f"Number: unknown bounds {sorted(unknown)}; expected ge, gt, le, lt")
+        self.kind, self.field, self.what, self.unit = kind, field, what, unit
+        self._expected = expected
+        self._bounds = bounds
+        self.__name__ = kind.__name__  # argparse's "invalid float value: 'x'"
+
+    def bounds(self) -> dict[str, float]:
+        """The bounds: the field's, then the ones given here (which win)."""
+        found: dict[str, float] = {}
+        if self.field:
+            from econ.scenario.section import field_bounds
+
+            module, model = self.field.split(":")
+            model, name = model.split(".")
+            section = getattr(importlib.import_module(f"econ.scenario.{module}"), model)
+            found.update(field_bounds(section, name))
+        found.update(self._bounds)
+        return found
+
+    def expected(self) -> str:
+        if self._expected:
+            return self._expected
+        bounds = self.bounds()
+        if not bounds:
+            words = "a finite number"
+        elif set(bounds) == {"ge", "le"}:
+            words = f"{self.what} from {_text(bounds['ge'])} to {_text(bounds['le'])}"
+        elif set(bounds) == {"ge", "lt"}:
+            words = f"{self.what} from {_text(bounds['ge'])} to below {_text(bounds['lt'])}"
+        else:
+            parts = (f"{_BOUND_WORDS[b]} {_text(limit)}" for b, limit in bounds.items())
+            words = f"{self.what} " + " and ".join(parts)
+        if self.kind is int:
+            words = words.replace("a number", "a whole number", 1)
+        return words + self.unit
+
+    def __call__(self, text: str):
+        value = self.kind(text)  # not a number: argparse's usage error
+        finite = self.kind is int or math.isfinite(value)
+        if not finite or not all(
+            _BOUND_TESTS[bound](value, limit) for bound, limit in self.bounds().items()
+        ):
+            raise OptionValueError(repr(value), self.expected())
+        return value
+
+    def __repr__(self) -> str:
+        return f"Number({self.kind.__name__}, {self.expected()!r})"

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from econ import strict_json
-from econ.commands import say_warnings
+from econ.commands import Number, say_warnings
 from econ.errors import InputError
 
 EXIT_OK, EXIT_INVALID, EXIT_INTERRUPTED = 0, 3, 130
@@ -35,7 +35,12 @@ def register(subparsers) -> None:
             help="override a field of the base scenario (TOML value)",
         )
         p.add_argument("--engine", choices=("serial", "process", "dask"), default="serial")
-        p.add_argument("--workers", type=int, metavar="K", help="worker processes (process, dask)")
+        p.add_argument(
+            "--workers",
+            type=Number(int, what="a number", ge=1),
+            metavar="K",
+            help="worker processes (process, dask)",
+        )
         p.add_argument(
             "--scheduler",
             metavar="ADDRESS",
@@ -43,7 +48,7 @@ def register(subparsers) -> None:
         )
         p.add_argument(
             "--chunk-size",
-            type=int,
+            type=Number(int, what="a number", ge=1),
             metavar="ROWS",
             help="rows per chunk (default 16,384, econ.analysis.runner.DEFAULT_CHUNK_SIZE)",
         )
@@ -123,7 +128,12 @@ def register(subparsers) -> None:
     t.add_argument(
         "--vary", action="append", default=[], metavar="PATH", help="vary by --pct around base"
     )
-    t.add_argument("--pct", type=float, default=10.0, help="+- percent for --vary (default 10)")
+    t.add_argument(
+        "--pct",
+        type=Number(what="a percentage", gt=0),
+        default=10.0,
+        help="+- percent for --vary (default 10)",
+    )
     t.add_argument(
         "--dist",
         action="append",
@@ -139,8 +149,15 @@ def register(subparsers) -> None:
         metavar="N",
         help="Sobol base samples N (N (d + 2) runs)",
     )
-    t.add_argument("--trajectories", type=int, default=20, help="Morris trajectories")
-    t.add_argument("--levels", type=int, default=4, help="Morris grid levels")
+    t.add_argument(
+        "--trajectories",
+        type=Number(int, what="a number", ge=1),
+        default=20,
+        help="Morris trajectories",
+    )
+    t.add_argument(
+        "--levels", type=Number(int, what="a number", ge=2), default=4, help="Morris grid levels"
+    )
     t.add_argument("--seed", default="0", metavar="S")
     t.add_argument("--sampling", choices=("random", "sobol", "sobol-plain"), default="sobol")
     t.add_argument("--output", action="append", metavar="METRIC")

@@ -11,7 +11,7 @@ import sys
 
 import numpy as np
 
-from econ.commands import lazy
+from econ.commands import Number, lazy
 from econ.commands.throughput import table
 
 bench = lazy("econ.benchmarks")  # pandas and the catalog load when a command runs
@@ -37,11 +37,13 @@ def register(commands) -> None:
     p.add_argument("--scenario", help="Server, Offline or Interactive")
     p.add_argument("--division", help="closed or open")
     p.add_argument("--availability", help="available, preview or rdi")
-    p.add_argument("--gpus", type=float, help="accelerator count")
+    p.add_argument("--gpus", type=Number(what="a number", gt=0), help="accelerator count")
     p.add_argument(
         "--no-duplicates", action="store_true", help="hide 99.9 rows that repeat a 99 row"
     )
-    p.add_argument("--limit", type=int, default=0, help="show at most N rows (0 = all)")
+    p.add_argument(
+        "--limit", type=Number(int, ge=0), default=0, help="show at most N rows (0 = all)"
+    )
     p.add_argument("--format", choices=("table", "json", "csv"), default="table")
     p.set_defaults(run=_cmd_list)
 

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from econ import depreciation as dep  # numpy only: its method names are in the help
-from econ.commands import lazy
+from econ.commands import Number, lazy
 from econ.units import MONTHS_PER_YEAR
 
 if TYPE_CHECKING:
@@ -30,6 +30,9 @@ if TYPE_CHECKING:
 deferred_mod = lazy("econ.deferred_tax")
 tax_mod = lazy("econ.tax")
 catalog = lazy("econ.catalog")  # reads the pydantic-checked MACRS tables
+
+_MONTHS = "financing_models:RateStep.month"  # months 0..600, as a scenario file takes them
+_MONTH = Number(int, field=_MONTHS, what="a month")
 
 MONTHLY_COLUMNS = (
     "month",
@@ -84,19 +87,19 @@ def register(subparsers) -> None:
         "(taxable income) and the deferred tax between them. Methods: "
         + ", ".join(dep.METHOD_NAMES),
     )
-    p.add_argument("--cost", type=float, required=True, metavar="USD", help="capitalized cost")
+    p.add_argument("--cost", type=Number(), required=True, metavar="USD", help="capitalized cost")
     p.add_argument("--method", default="straight_line", help="book method (default straight_line)")
-    p.add_argument("--life-years", type=float, default=6.0, help="book useful life [years]")
+    p.add_argument("--life-years", type=Number(), default=6.0, help="book useful life [years]")
     salvage = p.add_mutually_exclusive_group()
-    salvage.add_argument("--salvage", type=float, metavar="USD", help="book residual value")
-    salvage.add_argument("--salvage-share", type=float, help="residual value / cost [fraction]")
-    p.add_argument("--factor", type=float, default=2.0, help="declining_balance factor")
+    salvage.add_argument("--salvage", type=Number(), metavar="USD", help="book residual value")
+    salvage.add_argument("--salvage-share", type=Number(), help="residual value / cost [fraction]")
+    p.add_argument("--factor", type=Number(), default=2.0, help="declining_balance factor")
     p.add_argument(
         "--no-switch", action="store_true", help="declining_balance: never switch to straight line"
     )
     p.add_argument(
         "--first-year-months",
-        type=int,
+        type=Number(int, what="a number of months", ge=1, le=12),
         default=12,
         help="fixed_declining_balance: months in the first year (1-12)",
     )
@@ -114,26 +117,35 @@ def register(subparsers) -> None:
         help="units_of_production: usage of months 1, 2, ...; one value = every month",
     )
     p.add_argument(
-        "--lifetime-usage", type=float, help="units_of_production: usage expected over the life"
+        "--lifetime-usage", type=Number(), help="units_of_production: usage expected over the life"
     )
-    p.add_argument("--in-service-month", type=int, default=1, help="first month depreciated")
+    p.add_argument("--in-service-month", type=_MONTH, default=1, help="first month depreciated")
     p.add_argument(
-        "--change-month", type=int, help="change of estimate: first month on the new life"
+        "--change-month", type=_MONTH, help="change of estimate: first month on the new life"
     )
-    p.add_argument("--change-life-years", type=float, help="change of estimate: new useful life")
-    p.add_argument("--retirement-month", type=int, help="sell the asset at the end of this month")
+    p.add_argument("--change-life-years", type=Number(), help="change of estimate: new useful life")
+    p.add_argument(
+        "--retirement-month", type=_MONTH, help="sell the asset at the end of this month"
+    )
     p.add_argument(
         "--sale-value",
-        type=float,
+        type=Number(),
         metavar="USD",
         help="proceeds of the sale (default: the book value then, no book gain or loss)",
     )
     p.add_argument(
         "--tax-method", default="book", help="tax method (default book: same as the book schedule)"
     )
-    p.add_argument("--tax-life-years", type=float, help="tax useful life (default: the book life)")
-    p.add_argument("--tax-factor", type=float, default=2.0, help="tax declining_balance factor")
-    p.add_argument("--recovery-years", type=int, default=5, help="macrs_gds: 3, 5 or 7")
+    p.add_argument(
+        "--tax-life-years", type=Number(), help="tax useful life (default: the book life)"
+    )
+    p.add_argument("--tax-factor", type=Number(), default=2.0, help="tax declining_balance factor")
+    p.add_argument(
+        "--recovery-years",
+        type=Number(int, what="a recovery period", ge=1),
+        default=5,
+        help="macrs_gds: 3, 5 or 7",
+    )
     p.add_argument(
         "--convention",
         default="half-year",
@@ -141,14 +153,16 @@ def register(subparsers) -> None:
     )
     p.add_argument(
         "--bonus-share",
-        type=float,
+        type=Number(),
         default=0.0,
         help="macrs_gds: bonus depreciation share of cost (0-1)",
     )
     p.add_argument("--tax-custom-percent", metavar="P1,P2,...", help="tax custom percentages")
-    p.add_argument("--tax-rate", type=float, default=0.21, help="income tax rate (default 0.21)")
+    p.add_argument("--tax-rate", type=Number(), default=0.21, help="income tax rate (default 0.21)")
     p.add_argument(
-        "--months", type=int, help="months shown after month 0 (default: until both schedules end)"
+        "--months",
+        type=Number(int, field=_MONTHS, what="a number of months", ge=1),
+        help="months shown after month 0 (default: until both schedules end)",
     )
     p.add_argument(
         "--by",

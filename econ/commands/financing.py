@@ -11,11 +11,35 @@ import sys
 
 import numpy as np
 
+from econ.commands import Number
 from econ.errors import InputError
 from econ.financing import DAY_COUNTS, REPAYMENTS
 from econ.lease import RENTER_COSTS  # numpy only; the engine loads in the command
 
 EXIT_OK = 0
+
+_LOANS = "financing_models:_Loan"  # the option's bounds are those of a loan in a scenario file
+_LOAN_RATE = Number(field=f"{_LOANS}.rate_annual", what="a fixed rate", unit=" [1/year]")
+_SOFR = Number(
+    field="financing_models:FlatCurve.rate_annual", what="an index rate", unit=" [1/year]"
+)
+_SPREAD = Number(
+    field="financing_models:FloatingRate.spread_annual", what="a margin", unit=" [1/year]"
+)
+_FLOOR = Number(
+    field="financing_models:FloatingRate.floor_annual", what="a floor", unit=" [1/year]"
+)
+_MATURITY = Number(int, field=f"{_LOANS}.maturity_month", what="a term", unit=" [months]")
+_AMORTIZATION = Number(
+    int, field=f"{_LOANS}.amortization_months", what="a period", unit=" [months]"
+)
+_INTEREST_ONLY = Number(
+    int, field=f"{_LOANS}.interest_only_months", what="a period", unit=" [months]"
+)
+_BALLOON = Number(field=f"{_LOANS}.balloon_share", what="a share")
+_FEE = Number(field=f"{_LOANS}.upfront_fee_share", what="a share")
+_OID = Number(field=f"{_LOANS}.issue_discount_share", what="a share")
+_LEASE_TERM = Number(int, field=f"{_LOANS}.maturity_month", what="a term", unit=" [months]")
 
 
 def register(subparsers) -> None:
@@ -25,19 +49,28 @@ def register(subparsers) -> None:
         description="Monthly schedule of one loan drawn at month 0: interest, principal, "
         "balance, and interest expense with fees amortized by the effective interest method.",
     )
-    loan.add_argument("--amount", type=float, required=True, help="principal drawn [USD]")
+    loan.add_argument(
+        "--amount",
+        type=Number(
+            field="financing_models:_Tranche.amount_usd", what="a principal", unit=" [USD]"
+        ),
+        required=True,
+        help="principal drawn [USD]",
+    )
     rate = loan.add_mutually_exclusive_group(required=True)
-    rate.add_argument("--rate", type=float, help="fixed annual rate, e.g. 0.0925 [1/year]")
-    rate.add_argument("--sofr", type=float, help="flat index rate for a floating loan [1/year]")
-    loan.add_argument("--spread", type=float, default=0.0, help="margin over --sofr [1/year]")
-    loan.add_argument("--floor", type=float, help="floor on the index [1/year]")
-    loan.add_argument("--term-months", type=int, required=True, help="maturity [months]")
+    rate.add_argument("--rate", type=_LOAN_RATE, help="fixed annual rate, e.g. 0.0925 [1/year]")
+    rate.add_argument("--sofr", type=_SOFR, help="flat index rate for a floating loan [1/year]")
+    loan.add_argument("--spread", type=_SPREAD, default=0.0, help="margin over --sofr [1/year]")
+    loan.add_argument("--floor", type=_FLOOR, help="floor on the index [1/year]")
+    loan.add_argument("--term-months", type=_MATURITY, required=True, help="maturity [months]")
     loan.add_argument("--type", choices=REPAYMENTS, default="level_payment", help="repayment")
-    loan.add_argument("--amortization-months", type=int, help="default: the term [months]")
-    loan.add_argument("--interest-only-months", type=int, default=0)
-    loan.add_argument("--balloon-share", type=float, default=0.0, help="for --type balloon")
-    loan.add_argument("--upfront-fee-share", type=float, default=0.0, help="fee at closing")
-    loan.add_argument("--issue-discount-share", type=float, default=0.0, help="OID")
+    loan.add_argument(
+        "--amortization-months", type=_AMORTIZATION, help="default: the term [months]"
+    )
+    loan.add_argument("--interest-only-months", type=_INTEREST_ONLY, default=0)
+    loan.add_argument("--balloon-share", type=_BALLOON, default=0.0, help="for --type balloon")
+    loan.add_argument("--upfront-fee-share", type=_FEE, default=0.0, help="fee at closing")
+    loan.add_argument("--issue-discount-share", type=_OID, default=0.0, help="OID")
     loan.add_argument("--day-count", choices=tuple(DAY_COUNTS), default="30/360")
     loan.add_argument("--format", choices=("table", "json", "csv"), default="table")
     loan.set_defaults(run=_cmd_loan)
@@ -51,10 +84,18 @@ def register(subparsers) -> None:
     )
     lease.add_argument("file", metavar="FILE", help="scenario TOML file")
     lease.add_argument("--set", dest="overrides", action="append", default=[], metavar="PATH=VALUE")
-    lease.add_argument("--price", type=float, required=True, help="rent [USD/GPU-hour]")
-    lease.add_argument("--term-months", type=int, default=36, help="contract term [months]")
     lease.add_argument(
-        "--upfront-share", type=float, default=0.0, help="share of a contract's rent paid upfront"
+        "--price",
+        type=Number(what="a rental price", ge=0, unit=" [USD/GPU-hour]"),
+        required=True,
+        help="rent [USD/GPU-hour]",
+    )
+    lease.add_argument("--term-months", type=_LEASE_TERM, default=36, help="contract term [months]")
+    lease.add_argument(
+        "--upfront-share",
+        type=Number(what="a share", ge=0, lt=1),
+        default=0.0,
+        help="share of a contract's rent paid upfront",
     )
     lease.add_argument(
         "--renter-pays",
@@ -63,7 +104,9 @@ def register(subparsers) -> None:
         "(default: opex; the rent covers power and facility)",
     )
     lease.add_argument(
-        "--discount-rate", type=float, help="annual rate; default: the scenario's discount rate"
+        "--discount-rate",
+        type=Number(field="models:Financing.discount_rate_annual", what="a rate", unit=" [1/year]"),
+        help="annual rate; default: the scenario's discount rate",
     )
     lease.add_argument("--format", choices=("table", "json"), default="table")
     lease.set_defaults(run=_cmd_lease_vs_own)
@@ -105,17 +148,28 @@ def _cmd_loan(args) -> int:
     profile[0, 0] = 1.0
     from econ.capital import stack_schedule
 
-    stack = stack_schedule([spec], [args.amount], profile, np.arange(T), [T - 1])
-    lines = stack.tranches["loan"]
-    rows = _loan_rows(lines)
-    summary = {
-        "amount_usd": args.amount,
-        "first_payment_usd": rows[1]["payment_usd"] if len(rows) > 1 else 0.0,
-        "total_interest_usd": float(lines["cash_interest_usd"].sum()),
-        "total_paid_usd": float(sum(r["payment_usd"] for r in rows)),
-        "interest_expense_usd": float(lines["interest_expense_usd"].sum()),
-        "effective_rate_annual": float(stack.tranche_metrics["loan"]["effective_rate_annual"][0]),
-    }
+    with np.errstate(over="ignore", invalid="ignore"):  # an overflow is refused below
+        stack = stack_schedule([spec], [args.amount], profile, np.arange(T), [T - 1])
+        lines = stack.tranches["loan"]
+        rows = _loan_rows(lines)
+        summary = {
+            "amount_usd": args.amount,
+            "first_payment_usd": rows[1]["payment_usd"] if len(rows) > 1 else 0.0,
+            "total_interest_usd": float(lines["cash_interest_usd"].sum()),
+            "total_paid_usd": float(sum(r["payment_usd"] for r in rows)),
+            "interest_expense_usd": float(lines["interest_expense_usd"].sum()),
+            "effective_rate_annual": float(
+                stack.tranche_metrics["loan"]["effective_rate_annual"][0]
+            ),
+        }
+    figures = [*summary.values(), *(x for row in rows for x in row.values())]
+    # The rates and months are bounded; a principal near the float limit still overflows.
+    _require(
+        bool(np.all(np.isfinite(figures))),
+        "--amount",
+        args.amount,
+        "a smaller principal: the schedule's figures overflow floating point [USD]",
+    )
     if args.format == "json":
         print(json.dumps({"summary": summary, "schedule": rows}, indent=2, allow_nan=False))
     elif args.format == "csv":
@@ -201,17 +255,24 @@ def _cmd_lease_vs_own(args) -> int:
     _require(annual > -1, "--discount-rate", annual, "a rate above -1 [1/year]")
 
     gpus = np.array([float(scenario.fleet.gpu_count)])
-    result = lease_vs_own_of_projection(
-        projection.lines,
-        projection.months,
-        projection.horizon_months,
-        gpus,
+    with np.errstate(over="ignore", invalid="ignore"):  # an overflow is refused below
+        result = lease_vs_own_of_projection(
+            projection.lines,
+            projection.months,
+            projection.horizon_months,
+            gpus,
+            args.price,
+            args.term_months,
+            args.upfront_share,
+            tax_rate,
+            np.array([annual]),
+            renter_pays=renter,
+        )
+    _require(
+        bool(np.isfinite(result["pv_cost_lease_usd"][0])),
+        "--price",
         args.price,
-        args.term_months,
-        args.upfront_share,
-        tax_rate,
-        np.array([annual]),
-        renter_pays=renter,
+        "a smaller rent: the lease's present value overflows floating point [USD/GPU-hour]",
     )
     record = {
         "scenario": scenario.name,

@@ -19,6 +19,7 @@ import argparse
 import json
 import sys
 
+from econ.commands import Number
 from econ.library import command_line, default_path, parse_ref
 
 EXIT_OK = 0
@@ -54,7 +55,7 @@ def register(subparsers) -> None:
     s.add_argument("--author", help="who saves (default: ECON_AUTHOR, else the login name)")
     s.add_argument(
         "--base",
-        type=int,
+        type=Number(int, what="a version", ge=1),
         metavar="N",
         help="the version this file was edited from: refuse the save if another is now newest",
     )

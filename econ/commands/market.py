@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import sys
 
+from econ.commands import Number
+
 
 def register(subparsers) -> None:
     p = subparsers.add_parser(
@@ -34,7 +36,9 @@ def register(subparsers) -> None:
     sh.add_argument("series", metavar="SERIES", help="series name PUBLISHER/INDEX")
     sh.add_argument("--gpu", help="GPU (default: the series' only GPU, else required)")
     sh.add_argument(
-        "--term", type=int, help="term in months, 0 = on-demand (default: the only term)"
+        "--term",
+        type=Number(int, what="a term", ge=0),
+        help="term in months, 0 = on-demand (default: the only term)",
     )
     _index_option(sh)
     sh.add_argument("--format", choices=("table", "json"), default="table")
@@ -57,7 +61,10 @@ def register(subparsers) -> None:
     )
     rs.add_argument("--gpu", help="GPU (default: the series' only GPU, else required)")
     rs.add_argument(
-        "--band", type=float, default=0.0, help="band position -1 (low) .. 0 (mid) .. 1 (high)"
+        "--band",
+        type=Number(what="a band position", ge=-1, le=1),
+        default=0.0,
+        help="band position -1 (low) .. 0 (mid) .. 1 (high)",
     )
     rs.add_argument(
         "--index",

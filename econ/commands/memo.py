@@ -13,6 +13,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from econ.commands import Number
 from econ.errors import InputError
 
 EXIT_OK, EXIT_DIFFERS = 0, 1
@@ -49,7 +50,7 @@ def register(subparsers) -> None:
     )
     m.add_argument(
         "--montecarlo",
-        type=int,
+        type=Number(int, what="a number of draws", ge=1),
         metavar="N",
         help="add P10/P50/P90 cases: percentiles of each figure over N Monte Carlo draws of the "
         "--dist distributions (instead of the default downside and upside)",
@@ -63,7 +64,12 @@ def register(subparsers) -> None:
         help="a distribution for --montecarlo, e.g. market.price_decline_annual=triangular(0.15,"
         "0.3,0.5); repeat for several",
     )
-    m.add_argument("--seed", type=int, default=0, help="root seed of the Monte Carlo (default 0)")
+    m.add_argument(
+        "--seed",
+        type=Number(int, what="a seed", ge=0),
+        default=0,
+        help="root seed of the Monte Carlo (default 0)",
+    )
     m.add_argument("--force", action="store_true", help="overwrite an existing --out file")
     m.set_defaults(run=run_memo)
 

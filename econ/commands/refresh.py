@@ -5,6 +5,9 @@ from __future__ import annotations
 import json
 
 from econ import strict_json  # standard library only
+from econ.commands import Number
+
+_MONTH = Number(int, field="financing_models:RateStep.month", what="a month")
 
 
 def register(subparsers) -> None:
@@ -16,9 +19,15 @@ def register(subparsers) -> None:
         "file", metavar="FILE", help="scenario TOML file with the new generation as a vintage"
     )
     p.add_argument("--vintage", required=True, help="name of the vintage that replaces the fleet")
-    p.add_argument("--mw", type=float, help="IT power envelope [MW]; default the installed fleet's")
-    p.add_argument("--from-month", type=int, help="first candidate month (default: the vintage's)")
-    p.add_argument("--to-month", type=int, help="last candidate month (default: horizon - 1)")
+    p.add_argument(
+        "--mw",
+        type=Number(what="a power envelope", gt=0, unit=" [MW]"),
+        help="IT power envelope [MW]; default the installed fleet's",
+    )
+    p.add_argument(
+        "--from-month", type=_MONTH, help="first candidate month (default: the vintage's)"
+    )
+    p.add_argument("--to-month", type=_MONTH, help="last candidate month (default: horizon - 1)")
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="PATH=VALUE")
     p.add_argument("--format", choices=("table", "json", "csv"), default="table")
     p.set_defaults(run=run)

@@ -14,10 +14,11 @@ import sys
 from pathlib import Path
 
 from econ import strict_json  # standard library only
-from econ.commands import lazy, say_warnings
+from econ.commands import Number, lazy, say_warnings
 from econ.errors import InputError
 from econ.files import atomic_write  # standard library only
 
+_GPUS = Number(int, field="models:Fleet.gpu_count", what="a number of GPUs")
 cal = lazy("econ.throughput.calibration")
 sim = lazy("econ.throughput.simulator")
 errorbands = lazy("econ.throughput.errorbands")
@@ -61,23 +62,31 @@ def register_throughput(throughput_subparsers) -> None:
         choices=SCENARIO_CHOICES,
         help="use MLPerf's latency limits and lengths for this model",
     )
-    s.add_argument("--isl", type=float, help="input tokens per request (mean)")
-    s.add_argument("--osl", type=float, help="output tokens per request (mean)")
-    s.add_argument("--tpot-ms", type=float, help="p99 time-per-output-token limit [ms]")
-    s.add_argument("--ttft-s", type=float, help="p99 time-to-first-token limit [s]")
-    s.add_argument("--gpus", type=int, help="fix the instance size instead of searching layouts")
-    s.add_argument("--tp", type=int, help="attention tensor-parallel degree (with --gpus)")
-    s.add_argument("--max-gpus", type=int, help="largest instance the envelope searches")
+    s.add_argument("--isl", type=Number(), help="input tokens per request (mean)")
+    s.add_argument("--osl", type=Number(), help="output tokens per request (mean)")
+    s.add_argument("--tpot-ms", type=Number(), help="p99 time-per-output-token limit [ms]")
+    s.add_argument("--ttft-s", type=Number(), help="p99 time-to-first-token limit [s]")
+    s.add_argument("--gpus", type=_GPUS, help="fix the instance size instead of searching layouts")
+    s.add_argument("--tp", type=_GPUS, help="attention tensor-parallel degree (with --gpus)")
+    s.add_argument("--max-gpus", type=_GPUS, help="largest instance the envelope searches")
     s.add_argument("--disaggregated", action="store_true", help="separate prefill and decode GPUs")
-    s.add_argument("--draft-tokens", type=int, help="speculative draft tokens per step")
-    s.add_argument("--accepted-tokens", type=float, help="tokens kept per step with speculation")
+    s.add_argument(
+        "--draft-tokens",
+        type=Number(int, what="a number", ge=0),
+        help="speculative draft tokens per step",
+    )
+    s.add_argument("--accepted-tokens", type=Number(), help="tokens kept per step with speculation")
     s.add_argument(
         "--coefficients",
         choices=("calibrated", "default", "speed-of-light"),
         default="calibrated",
         help="efficiency coefficients: stored calibration, the uncalibrated defaults, or all at 1",
     )
-    s.add_argument("--points", type=int, help="concurrency points (default 64, the simulator's)")
+    s.add_argument(
+        "--points",
+        type=Number(int, what="a number", ge=2),
+        help="concurrency points (default 64, the simulator's)",
+    )
     s.add_argument("--format", choices=("table", "json", "csv"), default="table")
     s.add_argument("--out", metavar="PATH", help="write the curve as CSV")
     s.add_argument("--force", action="store_true", help="overwrite --out if it exists")
@@ -95,7 +104,12 @@ def register_throughput(throughput_subparsers) -> None:
     )
     c.add_argument("--rows", help="MLPerf rows CSV (default: models/calibration/mlperf_rows.csv)")
     c.add_argument("--out-dir", help="where to write <hardware>.toml (default models/calibration)")
-    c.add_argument("--starts", type=int, default=4, help="starting points per fit")
+    c.add_argument(
+        "--starts",
+        type=Number(int, what="a number", ge=1),
+        default=4,
+        help="starting points per fit",
+    )
     c.add_argument("--force", action="store_true", help="overwrite existing calibration files")
     c.set_defaults(run=cmd_calibrate)
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from econ.commands import LazyChoices, lazy
+from econ.commands import LazyChoices, Number, lazy
 from econ.sizing import POWER_BASES
 
 racks = lazy("econ.racks")  # the rack catalog loads when the command runs
@@ -24,7 +24,7 @@ def register(subparsers) -> None:
         "space and a capex budget), the limit that binds and the stranded capacity. Rack figures "
         "come from models/racks.toml.",
     )
-    p.add_argument("--mw", type=float, required=True, help="power budget [MW]")
+    p.add_argument("--mw", type=Number(), required=True, help="power budget [MW]")
     p.add_argument(
         "--basis",
         choices=POWER_BASES,
@@ -45,27 +45,27 @@ def register(subparsers) -> None:
         help="with --cooling air: retrofit liquid cooling for liquid racks, at the rack's "
         "liquid_cooling_usd_per_rack",
     )
-    p.add_argument("--pue", type=float, help="PUE; default: by the hall's cooling (racks.toml)")
+    p.add_argument("--pue", type=Number(), help="PUE; default: by the hall's cooling (racks.toml)")
     p.add_argument(
         "--hall-max-kw-per-rack",
-        type=float,
+        type=Number(),
         help="the hall's limit per rack [kW]; legacy air halls: 15-20; default: no limit",
     )
-    p.add_argument("--floor-m2", type=float, help="white space available [m²]")
-    p.add_argument("--budget-usd", type=float, help="capex budget [USD]")
+    p.add_argument("--floor-m2", type=Number(), help="white space available [m²]")
+    p.add_argument("--budget-usd", type=Number(), help="capex budget [USD]")
     p.add_argument(
-        "--capex-usd-per-rack", type=float, help="price per rack; default: from racks.toml"
+        "--capex-usd-per-rack", type=Number(), help="price per rack; default: from racks.toml"
     )
     p.add_argument(
         "--facility-usd-per-mw",
-        type=float,
+        type=Number(),
         default=0.0,
         help="owned build cost per MW of critical IT load, charged to the budget for the whole "
         "hall (Cushman & Wakefield 2025: 11.7e6) [USD/MW]",
     )
     p.add_argument(
         "--systems-per-rack",
-        type=int,
+        type=Number(int),  # bounds: econ.racks, which says why
         help="8-GPU systems per rack (e.g. 1 or 2 for a legacy air hall)",
     )
     p.add_argument("--format", choices=("table", "json"), default="table")

@@ -13,7 +13,7 @@ import math
 import sys
 
 from econ import strict_json  # standard library only
-from econ.commands import LazyChoices, lazy
+from econ.commands import LazyChoices, Number, lazy
 from econ.errors import InputError
 
 importers = lazy("econ.throughput.importers")  # pandas and the parsers load when a command runs
@@ -90,7 +90,7 @@ def register(commands) -> None:
         metavar="FORMAT",
         help="input format: %(choices)s",
     )
-    p.add_argument("--gpus", type=float, help="GPUs that served the run (overrides the file)")
+    p.add_argument("--gpus", type=Number(), help="GPUs that served the run (overrides the file)")
     p.add_argument("--allow-incomplete", action="store_true", help=ALLOW_INCOMPLETE_HELP)
     p.add_argument("--out", metavar="CURVE.csv", help="write the curve as CSV")
     p.add_argument("--force", action="store_true", help="overwrite --out if it exists")
@@ -106,23 +106,25 @@ def register(commands) -> None:
         metavar="FORMAT",
         help="input format: %(choices)s",
     )
-    q.add_argument("--gpus", type=float, help="GPUs that served the run (overrides the file)")
+    q.add_argument("--gpus", type=Number(), help="GPUs that served the run (overrides the file)")
     q.add_argument("--allow-incomplete", action="store_true", help=ALLOW_INCOMPLETE_HELP)
     ttft = q.add_mutually_exclusive_group()
-    ttft.add_argument("--ttft-p99-s", type=float, metavar="S")
-    ttft.add_argument("--ttft-p99-ms", type=float, metavar="MS")
+    ttft.add_argument("--ttft-p99-s", type=_limit("seconds"), metavar="S")
+    ttft.add_argument("--ttft-p99-ms", type=_limit("milliseconds"), metavar="MS")
     tpot = q.add_mutually_exclusive_group()
-    tpot.add_argument("--tpot-p99-s", type=float, metavar="S")
-    tpot.add_argument("--tpot-p99-ms", type=float, metavar="MS")
+    tpot.add_argument("--tpot-p99-s", type=_limit("seconds"), metavar="S")
+    tpot.add_argument("--tpot-p99-ms", type=_limit("milliseconds"), metavar="MS")
     for stat in ("p90", "p95"):
         q.add_argument(
             f"--ttft-{stat}-s",
-            type=float,
+            type=_limit("seconds"),
             metavar="S",
             help=f"TTFT {stat.upper()} limit (MLPerf Endpoints: P90 in v1.0, P95 in v0.7)",
         )
-    q.add_argument("--tpot-p90-ms", type=float, metavar="MS", help="TPOT P90 limit")
-    q.add_argument("--min-tokens-per-s-per-user", type=float, metavar="TOK_S")
+    q.add_argument(
+        "--tpot-p90-ms", type=_limit("milliseconds"), metavar="MS", help="TPOT P90 limit"
+    )
+    q.add_argument("--min-tokens-per-s-per-user", type=_limit("tokens/s"), metavar="TOK_S")
     reading = q.add_mutually_exclusive_group()
     reading.add_argument(
         "--interpolate",
@@ -148,7 +150,9 @@ def register(commands) -> None:
     limit.columns = LazyChoices(lambda: operating.LATENCY_COLUMNS)  # for %(columns)s in the help
     q.add_argument("--workload", help="pick one model/hardware/workload group (substring)")
     q.add_argument(
-        "--usd-per-gpu-hour", type=float, help="also show the cost per million output tokens"
+        "--usd-per-gpu-hour",
+        type=Number(what="a price", gt=0),
+        help="also show the cost per million output tokens",
     )
     q.add_argument("--format", choices=("table", "json"), default="table")
     q.set_defaults(run=_cmd_point)
@@ -160,7 +164,7 @@ def register(commands) -> None:
     silicon.add_argument("--hardware", help="hardware key, e.g. gb200-nvl72")
     silicon.add_argument("--accelerator", help="accelerator name substring, e.g. GB200")
     h.add_argument("--submitter")
-    h.add_argument("--gpus", type=float, help="only systems of this many accelerators")
+    h.add_argument("--gpus", type=Number(), help="only systems of this many accelerators")
     h.add_argument("--include-preview", action="store_true")
     h.add_argument("--start-date", help="scenario start (YYYY-MM-DD): show steps as months")
     h.add_argument("--format", choices=("table", "json"), default="table")
@@ -236,13 +240,18 @@ _LIMIT_OPTIONS = (
 """The SLO options of `econ throughput point`: (argparse dest, option, unit)."""
 
 
+def _limit_expected(unit: str) -> str:
+    return f"a positive finite number of {unit} (leave the option out for no limit)"
+
+
+def _limit(unit: str) -> Number:
+    """An SLO option's type: nan would silently mean "no limit" and inf is none either."""
+    return Number(gt=0, expected=_limit_expected(unit))
+
+
 def _check_limit(option: str, value: float, unit: str) -> None:
-    # nan would silently mean "no limit" and inf is none either: a limit left out says so
     if not (math.isfinite(value) and value > 0):
-        raise InputError(
-            f"{option} = {value:g}: expected a positive finite number of {unit} (leave the "
-            "option out for no limit)"
-        )
+        raise InputError(f"{option} = {value:g}: expected {_limit_expected(unit)}")
 
 
 def _limits(args) -> dict:
