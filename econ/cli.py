@@ -35,6 +35,28 @@ APP_HOST = "127.0.0.1"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; its exit code. Output goes through `_Stdout` for the run, so a failed
+    write to standard output (a full disk, a closed stdout) is exit 3 with one line, a closed
+    pipe (`| head`) a quiet 0."""
+    stdout = sys.stdout
+    sys.stdout = _Stdout(stdout)
+    try:
+        try:
+            return _main(argv)
+        finally:  # buffered output meets a full disk here (also after --help, --version)
+            sys.stdout.flush()
+    except BrokenPipeError:  # e.g. `econ project ... | head`
+        _discard(stdout)
+        return EXIT_OK
+    except _OutputError as exc:
+        _discard(stdout)
+        print(f"error: cannot write to standard output: {exc}", file=sys.stderr)
+        return EXIT_INVALID
+    finally:
+        sys.stdout = stdout
+
+
+def _main(argv: Sequence[str] | None) -> int:
     argv, allowed = _take_allow_paths(list(sys.argv[1:] if argv is None else argv))
     parser = _parser(features=_command_of(argv) not in BUILT_IN)
     try:
@@ -51,8 +73,59 @@ def main(argv: Sequence[str] | None = None) -> int:
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_INVALID
-    except BrokenPipeError:  # e.g. `econ project ... | head`
-        return EXIT_OK
+
+
+class _OutputError(Exception):
+    """A write to standard output failed (not an OSError, which a command may catch for its
+    own files)."""
+
+
+class _Stdout:
+    """Standard output for one run: writes and flushes that fail raise _OutputError with the
+    reason in words; a closed stdout (None: the process started with fd 1 closed) refuses
+    output instead of dropping it, as print() would."""
+
+    def __init__(self, stream) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        if self._stream is None:
+            raise _OutputError("it is closed")
+        return self._call(self._stream.write, text)
+
+    def flush(self) -> None:
+        if self._stream is not None:
+            self._call(self._stream.flush)
+
+    def isatty(self) -> bool:
+        return self._stream is not None and self._stream.isatty()
+
+    def __getattr__(self, name: str):
+        return getattr(self._stream, name)  # a closed stdout has none: AttributeError
+
+    @staticmethod
+    def _call(method, *args):
+        try:
+            return method(*args)
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            from econ.files import reason
+
+            raise _OutputError(reason(exc)) from None
+
+
+def _discard(stream) -> None:
+    """Point stdout's file descriptor at /dev/null, so that the interpreter's last flush of
+    what could not be written does not fail again (a second message, exit code 120)."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(devnull, stream.fileno())
+        finally:
+            os.close(devnull)
+    except (AttributeError, OSError, ValueError):  # no file descriptor (captured, closed)
+        pass
 
 
 def _using_library(url: str | None):

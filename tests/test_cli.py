@@ -418,3 +418,51 @@ def test_every_number_option_goes_through_the_shared_number_type():
     assert len(numbers) > 50
     for action in numbers:
         action.type.expected()  # every field a bound names exists
+
+
+def _econ(*args: str, **kwargs) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "econ", *args],
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+        **kwargs,
+    )
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs Linux's /dev/full")
+@pytest.mark.parametrize(
+    "args", [("project", str(SEED), "--format", "json"), ("schema",), ("--version",)]
+)
+def test_a_full_disk_on_stdout_exits_3_with_one_line(args):
+    with open("/dev/full", "w") as full:
+        done = _econ(*args, stdout=full)
+    assert done.returncode == 3
+    assert done.stderr == (
+        "error: cannot write to standard output: the disk is full (no space left on device)\n"
+    )
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="closes file descriptor 1 of the child")
+def test_a_closed_stdout_exits_3_unless_nothing_is_printed(tmp_path):
+    import os
+
+    def close_stdout():
+        os.close(1)
+
+    done = _econ("project", str(SEED), "--format", "json", preexec_fn=close_stdout)
+    assert done.returncode == 3
+    assert done.stderr == "error: cannot write to standard output: it is closed\n"
+    out = tmp_path / "p.csv"
+    done = _econ("project", str(SEED), "--out", str(out), preexec_fn=close_stdout)
+    assert done.returncode == 0, done.stderr
+    assert out.exists()
+
+
+def test_a_closed_pipe_still_exits_0_quietly():
+    head = subprocess.Popen(["head", "-c", "1"], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL)
+    done = _econ("benchmarks", "list", "--format", "csv", stdout=head.stdin)
+    head.stdin.close()
+    head.wait()
+    assert done.returncode == 0
+    assert done.stderr == ""
