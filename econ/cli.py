@@ -30,14 +30,15 @@ if TYPE_CHECKING:
 # and the engine for `project`; never scipy, Dask, Streamlit or SQLAlchemy), and the modules in
 # econ/commands/ register their parsers without importing their work (see econ/commands/__init__.py).
 
-EXIT_OK, EXIT_USAGE, EXIT_INVALID = 0, 2, 3
+EXIT_OK, EXIT_USAGE, EXIT_INVALID, EXIT_INTERRUPTED = 0, 2, 3, 130
 APP_HOST = "127.0.0.1"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; its exit code. Output goes through `_Stdout` for the run, so a failed
     write to standard output (a full disk, a closed stdout) is exit 3 with one line, a closed
-    pipe (`| head`) a quiet 0."""
+    pipe (`| head`) a quiet 0, and Ctrl-C in any command 130 with one line (the batch commands
+    catch it themselves, to say which chunks were kept)."""
     stdout = sys.stdout
     sys.stdout = _Stdout(stdout)
     try:
@@ -52,6 +53,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         _discard(stdout)
         print(f"error: cannot write to standard output: {exc}", file=sys.stderr)
         return EXIT_INVALID
+    except KeyboardInterrupt:
+        print("interrupted (Ctrl-C)", file=sys.stderr)
+        return EXIT_INTERRUPTED
     finally:
         sys.stdout = stdout
 

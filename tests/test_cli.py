@@ -466,3 +466,27 @@ def test_a_closed_pipe_still_exits_0_quietly():
     head.wait()
     assert done.returncode == 0
     assert done.stderr == ""
+
+
+@pytest.mark.parametrize(
+    ("module", "function", "args"),
+    [
+        ("econ.cli", "_cmd_project", ("project", str(SEED))),
+        ("econ.commands.memo", "run_memo", ("memo", str(SEED), "--out", "x.html")),
+        ("econ.commands.memo", "run_verify", ("verify", "x.html")),
+        ("econ.commands.gains", "run", ("gains", str(SEED))),
+    ],
+)
+def test_ctrl_c_in_any_command_exits_130_with_one_line(run, monkeypatch, module, function, args):
+    import importlib
+
+    def interrupted(args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(importlib.import_module(module), function, interrupted)
+    try:
+        done = run(*args)
+    except KeyboardInterrupt:  # it would stop pytest itself
+        pytest.fail("KeyboardInterrupt came out of econ.cli.main")
+    assert done.returncode == 130
+    assert done.stderr == "interrupted (Ctrl-C)\n"
