@@ -165,8 +165,8 @@ def _take_allow_paths(argv: list[str]) -> tuple[list[str], list[str]]:
             break
         if item == "--allow-paths":
             folder = next(items, None)
-            if folder is None:
-                raise SystemExit("econ: error: --allow-paths expects a folder")
+            if folder is None or folder.startswith("-"):  # as argparse reads an option's value
+                _parser(features=False).error("argument --allow-paths: expected one argument (DIR)")
             allowed.append(folder)
         elif item.startswith("--allow-paths="):
             allowed.append(item.split("=", 1)[1])

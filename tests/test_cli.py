@@ -490,3 +490,11 @@ def test_ctrl_c_in_any_command_exits_130_with_one_line(run, monkeypatch, module,
         pytest.fail("KeyboardInterrupt came out of econ.cli.main")
     assert done.returncode == 130
     assert done.stderr == "interrupted (Ctrl-C)\n"
+
+
+@pytest.mark.parametrize("args", [("--allow-paths",), ("--allow-paths", "--force")])
+def test_allow_paths_without_a_folder_is_a_usage_error(run, args):
+    done = run("project", str(SEED), *args)
+    assert done.returncode == 2
+    assert "argument --allow-paths: expected one argument" in done.stderr
+    assert done.stderr.startswith("usage: econ")
