@@ -498,3 +498,11 @@ def test_allow_paths_without_a_folder_is_a_usage_error(run, args):
     assert done.returncode == 2
     assert "argument --allow-paths: expected one argument" in done.stderr
     assert done.stderr.startswith("usage: econ")
+
+
+@pytest.mark.parametrize("limit", ["-1", "0"])
+def test_benchmarks_list_refuses_a_limit_below_one_row(run, limit):
+    done = run("benchmarks", "list", "--limit", limit)
+    assert done.returncode == 3 and done.stdout == ""
+    assert f"--limit = {limit}: expected a whole number of rows at least 1" in done.stderr
+    assert run("benchmarks", "list", "--limit", "2", "--format", "json").returncode == 0

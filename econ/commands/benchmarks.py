@@ -42,7 +42,10 @@ def register(commands) -> None:
         "--no-duplicates", action="store_true", help="hide 99.9 rows that repeat a 99 row"
     )
     p.add_argument(
-        "--limit", type=Number(int, ge=0), default=0, help="show at most N rows (0 = all)"
+        "--limit",
+        type=Number(int, what="a number of rows", ge=1),
+        metavar="N",
+        help="show at most N rows (default: all)",
     )
     p.add_argument("--format", choices=("table", "json", "csv"), default="table")
     p.set_defaults(run=_cmd_list)
@@ -66,7 +69,7 @@ def _cmd_list(args) -> int:
     if args.no_duplicates:
         rows = rows[rows["duplicate_of"] == ""]
     total = len(rows)
-    if args.limit > 0:
+    if args.limit is not None:
         rows = rows.head(args.limit)
     if args.format == "csv":
         from econ.export import csv_text
