@@ -296,6 +296,7 @@ def _cmd_project(args) -> int:
     from econ.scenario import load_scenario
 
     scenarios = [load_scenario(f, args.overrides) for f in args.files]
+    commands.check_distinct_names(args.files, scenarios)
     projection = project(scenarios)
     if args.out or args.format != "table":  # the writers load only for files, JSON and CSV
         from econ.export import (

@@ -323,6 +323,7 @@ def test_a_refusal_while_projecting_several_files_names_the_file(run, tmp_path, 
         tmp_path / "c.toml",
         SEED,
         [
+            'name="c"',  # a.toml has the seed's name: two scenarios of one name are refused
             "market.price_usd_per_mtok=0",
             'depreciation.method="economic"',
             'depreciation.value_source="token_price"',
@@ -506,3 +507,22 @@ def test_benchmarks_list_refuses_a_limit_below_one_row(run, limit):
     assert done.returncode == 3 and done.stdout == ""
     assert f"--limit = {limit}: expected a whole number of rows at least 1" in done.stderr
     assert run("benchmarks", "list", "--limit", "2", "--format", "json").returncode == 0
+
+
+def test_two_scenarios_with_one_name_are_refused_as_keys_of_the_output(run, tmp_path):
+    twin = tmp_path / "twin.toml"
+    shutil.copy(SEED, twin)  # the same `name` in another file
+    for command in (
+        ("project", str(SEED), str(twin), "--format", "json"),
+        ("export", str(SEED), str(twin), "--csv", str(tmp_path / "o.csv")),
+    ):
+        done = run(*command)
+        assert done.returncode == 3 and done.stdout == ""
+        line = done.stderr.strip()
+        assert line.startswith(f"error: {twin}: name = 'deepseek-r1-gb200-nvl72' is also the name")
+        assert str(SEED) in line and "names are the keys of the output" in line
+        assert "expected distinct names" in line
+    assert not (tmp_path / "o.csv").exists()
+    done = run("project", str(SEED), str(SEED))
+    assert done.returncode == 3
+    assert f"error: {SEED} is given twice" in done.stderr

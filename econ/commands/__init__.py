@@ -14,6 +14,30 @@ import math
 from collections.abc import Callable, Iterable, Sequence
 from types import ModuleType
 
+from econ.errors import InputError
+
+
+def check_distinct_names(files: Sequence[str], scenarios: Sequence) -> None:
+    """InputError when two of the scenarios given share a name: names are the keys of a
+    projection's output (one summary row per name, the monthly schedule by name and month), so
+    two rows with one key would read as one scenario twice, or overwrite each other."""
+    seen: dict[str, str] = {}
+    for path, scenario in zip(files, scenarios, strict=True):
+        file, first = str(path), seen.get(scenario.name)
+        if first is None:
+            seen[scenario.name] = file
+        elif first == file:
+            raise InputError(
+                f"{file} is given twice; names are the keys of the output (its rows, the "
+                "monthly schedule's scenario and month): expected each scenario file once"
+            )
+        else:
+            raise InputError(
+                f"{file}: name = {scenario.name!r} is also the name of the scenario in "
+                f"{first}; names are the keys of the output (its rows, the monthly schedule's "
+                "scenario and month): expected distinct names (set `name` in one of the files)"
+            )
+
 
 class lazy:  # noqa: N801 - stands in for a module name, e.g. `sim = lazy("...simulator")`
     """A module imported on first attribute access, so `sim.simulate_curve(...)` reads as usual."""

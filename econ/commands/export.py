@@ -18,6 +18,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from econ.commands import check_distinct_names
+
 EXIT_OK, EXIT_USAGE = 0, 2
 FORMAT_OPTIONS = ("xlsx", "csv", "parquet", "json")
 
@@ -82,6 +84,7 @@ def run(args) -> int:
         )
         return EXIT_USAGE
     scenarios = [load_scenario(scenario_path(f), args.overrides) for f in args.files]
+    check_distinct_names(args.files, scenarios)
     projection = project(scenarios)
     written = write_outputs(projection, targets, overwrite=args.force, scenarios=scenarios)
     print("wrote " + ", ".join(str(p) for p in written), file=sys.stderr)
