@@ -257,7 +257,12 @@ def _parser(features: bool = True) -> argparse.ArgumentParser:
         "capex.system_price_usd=2900000, or to price per GPU instead "
         "capex.system_price_usd=none with capex.gpu_price_usd=35000",
     )
-    p.add_argument("--format", choices=("table", "json", "csv"), default="table")
+    p.add_argument(
+        "--format",
+        choices=("table", "json", "csv"),
+        default="table",
+        help="what to print: %(choices)s (default %(default)s)",
+    )
     p.add_argument(
         "--out",
         metavar="PATH",
@@ -268,14 +273,19 @@ def _parser(features: bool = True) -> argparse.ArgumentParser:
     p.set_defaults(run=_cmd_project)
 
     v = subparsers.add_parser("validate", help="check scenario files without projecting them")
-    v.add_argument("files", nargs="+", metavar="FILE")
+    v.add_argument("files", nargs="+", metavar="FILE", help="scenario TOML files")
     v.set_defaults(run=_cmd_validate)
 
     s = subparsers.add_parser("schema", help="print the JSON schema of a scenario file")
     s.set_defaults(run=_cmd_schema)
 
     a = subparsers.add_parser("app", help="start the Streamlit app")
-    a.add_argument("--port", type=Number(int, what="a port", ge=1, le=65535), default=8501)
+    a.add_argument(
+        "--port",
+        type=Number(int, what="a port", ge=1, le=65535),
+        default=8501,
+        help="port to listen on (default %(default)s)",
+    )
     a.add_argument(
         "--host",
         default=APP_HOST,

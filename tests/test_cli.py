@@ -526,3 +526,38 @@ def test_two_scenarios_with_one_name_are_refused_as_keys_of_the_output(run, tmp_
     done = run("project", str(SEED), str(SEED))
     assert done.returncode == 3
     assert f"error: {SEED} is given twice" in done.stderr
+
+
+def _actions(parser, path=("econ",)):
+    """Every argument of the command line, with the command it belongs to."""
+    import argparse
+
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield from _actions(sub, (*path, name))
+        elif not isinstance(action, (argparse._HelpAction, argparse._VersionAction)):
+            yield " ".join(path), parser, action
+
+
+def _shown(default) -> set[str]:
+    return {str(default), f"{default:g}"} if isinstance(default, float) else {str(default)}
+
+
+def test_every_option_has_a_help_text_that_states_its_default():
+    """Every argument says what it is for; one with a default says it: "(default X)"."""
+    from argparse import SUPPRESS
+
+    from econ.cli import _parser
+
+    missing = []
+    for command, parser, action in _actions(_parser()):
+        name = "/".join(action.option_strings) or action.dest
+        text = parser._get_formatter()._expand_help(action) if action.help else ""
+        if not text.strip():
+            missing.append(f"{command} {name}: no help")
+        elif action.default in (None, False, [], "", SUPPRESS):
+            continue
+        elif not any(f"default {shown}" in text for shown in _shown(action.default)):
+            missing.append(f"{command} {name}: help does not say the default {action.default!r}")
+    assert missing == []

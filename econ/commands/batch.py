@@ -34,7 +34,12 @@ def register(subparsers) -> None:
             metavar="PATH=VALUE",
             help="override a field of the base scenario (TOML value)",
         )
-        p.add_argument("--engine", choices=("serial", "process", "dask"), default="serial")
+        p.add_argument(
+            "--engine",
+            choices=("serial", "process", "dask"),
+            default="serial",
+            help="where the chunks run: %(choices)s (default %(default)s)",
+        )
         p.add_argument(
             "--workers",
             type=Number(int, what="a number", ge=1),
@@ -58,7 +63,12 @@ def register(subparsers) -> None:
             help="keep per-chunk Parquet files here; rerunning the same command resumes",
         )
         p.add_argument("--out", metavar="FILE", help="write one row per scenario (.parquet, .csv)")
-        p.add_argument("--format", choices=("table", "json", "csv"), default="table")
+        p.add_argument(
+            "--format",
+            choices=("table", "json", "csv"),
+            default="table",
+            help="what to print: %(choices)s (default %(default)s)",
+        )
         p.add_argument("--report", metavar="PREFIX", help="write PREFIX.md and a PNG chart")
         p.add_argument("--force", action="store_true", help="overwrite outputs, discard old chunks")
         p.add_argument(
@@ -108,9 +118,26 @@ def register(subparsers) -> None:
         metavar="PATH1,PATH2=RHO",
         help="Spearman rank correlation between two distributions (Iman-Conover)",
     )
-    m.add_argument("-n", "--scenarios", dest="n", default="10000", metavar="N")
-    m.add_argument("--seed", default="0", metavar="S", help="root seed (non-negative integer)")
-    m.add_argument("--sampling", choices=("random", "sobol", "sobol-plain"), default="random")
+    m.add_argument(
+        "-n",
+        "--scenarios",
+        dest="n",
+        default="10000",
+        metavar="N",
+        help="scenarios drawn (default %(default)s)",
+    )
+    m.add_argument(
+        "--seed",
+        default="0",
+        metavar="S",
+        help="root seed, a whole number >= 0 (default %(default)s)",
+    )
+    m.add_argument(
+        "--sampling",
+        choices=("random", "sobol", "sobol-plain"),
+        default="random",
+        help="how the draws are made: %(choices)s (default %(default)s)",
+    )
     m.add_argument(
         "--output",
         action="append",
@@ -123,8 +150,19 @@ def register(subparsers) -> None:
         "sensitivity", help="tornado, Sobol indices or Morris screening of outputs"
     )
     common(t)
-    t.add_argument("--method", choices=("tornado", "sobol", "morris"), default="tornado")
-    t.add_argument("--range", action="append", default=[], metavar="PATH=LOW,HIGH")
+    t.add_argument(
+        "--method",
+        choices=("tornado", "sobol", "morris"),
+        default="tornado",
+        help="%(choices)s (default %(default)s)",
+    )
+    t.add_argument(
+        "--range",
+        action="append",
+        default=[],
+        metavar="PATH=LOW,HIGH",
+        help="low and high values of a field (tornado); repeat for several",
+    )
     t.add_argument(
         "--vary", action="append", default=[], metavar="PATH", help="vary by --pct around base"
     )
@@ -132,7 +170,7 @@ def register(subparsers) -> None:
         "--pct",
         type=Number(what="a percentage", gt=0),
         default=10.0,
-        help="+- percent for --vary (default 10)",
+        help="+- percent for --vary (default %(default)g)",
     )
     t.add_argument(
         "--dist",
@@ -147,20 +185,38 @@ def register(subparsers) -> None:
         dest="n",
         default="1024",
         metavar="N",
-        help="Sobol base samples N (N (d + 2) runs)",
+        help="Sobol base samples N (N (d + 2) runs; default %(default)s)",
     )
     t.add_argument(
         "--trajectories",
         type=Number(int, what="a number", ge=1),
         default=20,
-        help="Morris trajectories",
+        help="Morris trajectories (default %(default)s)",
     )
     t.add_argument(
-        "--levels", type=Number(int, what="a number", ge=2), default=4, help="Morris grid levels"
+        "--levels",
+        type=Number(int, what="a number", ge=2),
+        default=4,
+        help="Morris grid levels (default %(default)s)",
     )
-    t.add_argument("--seed", default="0", metavar="S")
-    t.add_argument("--sampling", choices=("random", "sobol", "sobol-plain"), default="sobol")
-    t.add_argument("--output", action="append", metavar="METRIC")
+    t.add_argument(
+        "--seed",
+        default="0",
+        metavar="S",
+        help="root seed, a whole number >= 0 (default %(default)s)",
+    )
+    t.add_argument(
+        "--sampling",
+        choices=("random", "sobol", "sobol-plain"),
+        default="sobol",
+        help="how the samples are drawn: %(choices)s (default %(default)s)",
+    )
+    t.add_argument(
+        "--output",
+        action="append",
+        metavar="METRIC",
+        help="outputs to analyse (default: the main ones); repeat for several",
+    )
     t.set_defaults(run=_cmd_sensitivity)
 
 

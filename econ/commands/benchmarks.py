@@ -47,13 +47,23 @@ def register(commands) -> None:
         metavar="N",
         help="show at most N rows (default: all)",
     )
-    p.add_argument("--format", choices=("table", "json", "csv"), default="table")
+    p.add_argument(
+        "--format",
+        choices=("table", "json", "csv"),
+        default="table",
+        help="what to print: %(choices)s (default %(default)s)",
+    )
     p.set_defaults(run=_cmd_list)
 
     s = sub.add_parser("show", help="one row: every source column and its provenance checks")
     s.add_argument("id", help="row id (or a unique prefix)")
     s.add_argument("--hardware", help="scenario hardware key, for the silicon check")
-    s.add_argument("--format", choices=("table", "json"), default="table")
+    s.add_argument(
+        "--format",
+        choices=("table", "json"),
+        default="table",
+        help="what to print: %(choices)s (default %(default)s)",
+    )
     s.set_defaults(run=_cmd_show)
 
 

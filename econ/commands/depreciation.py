@@ -89,11 +89,21 @@ def register(subparsers) -> None:
     )
     p.add_argument("--cost", type=Number(), required=True, metavar="USD", help="capitalized cost")
     p.add_argument("--method", default="straight_line", help="book method (default straight_line)")
-    p.add_argument("--life-years", type=Number(), default=6.0, help="book useful life [years]")
+    p.add_argument(
+        "--life-years",
+        type=Number(),
+        default=6.0,
+        help="book useful life (default %(default)g) [years]",
+    )
     salvage = p.add_mutually_exclusive_group()
     salvage.add_argument("--salvage", type=Number(), metavar="USD", help="book residual value")
     salvage.add_argument("--salvage-share", type=Number(), help="residual value / cost [fraction]")
-    p.add_argument("--factor", type=Number(), default=2.0, help="declining_balance factor")
+    p.add_argument(
+        "--factor",
+        type=Number(),
+        default=2.0,
+        help="declining_balance factor (default %(default)g)",
+    )
     p.add_argument(
         "--no-switch", action="store_true", help="declining_balance: never switch to straight line"
     )
@@ -101,7 +111,7 @@ def register(subparsers) -> None:
         "--first-year-months",
         type=Number(int, what="a number of months", ge=1, le=12),
         default=12,
-        help="fixed_declining_balance: months in the first year (1-12)",
+        help="fixed_declining_balance: months in the first year, 1-12 (default %(default)s)",
     )
     p.add_argument(
         "--custom-percent", metavar="P1,P2,...", help="custom: annual percentages summing to 100"
@@ -119,7 +129,12 @@ def register(subparsers) -> None:
     p.add_argument(
         "--lifetime-usage", type=Number(), help="units_of_production: usage expected over the life"
     )
-    p.add_argument("--in-service-month", type=_MONTH, default=1, help="first month depreciated")
+    p.add_argument(
+        "--in-service-month",
+        type=_MONTH,
+        default=1,
+        help="first month depreciated (default %(default)s)",
+    )
     p.add_argument(
         "--change-month", type=_MONTH, help="change of estimate: first month on the new life"
     )
@@ -139,17 +154,22 @@ def register(subparsers) -> None:
     p.add_argument(
         "--tax-life-years", type=Number(), help="tax useful life (default: the book life)"
     )
-    p.add_argument("--tax-factor", type=Number(), default=2.0, help="tax declining_balance factor")
+    p.add_argument(
+        "--tax-factor",
+        type=Number(),
+        default=2.0,
+        help="tax declining_balance factor (default %(default)g)",
+    )
     p.add_argument(
         "--recovery-years",
         type=Number(int, what="a recovery period", ge=1),
         default=5,
-        help="macrs_gds: 3, 5 or 7",
+        help="macrs_gds: 3, 5 or 7 (default %(default)s)",
     )
     p.add_argument(
         "--convention",
         default="half-year",
-        help="macrs_gds: half-year or 'mid-quarter Q1' .. 'mid-quarter Q4'",
+        help="macrs_gds: half-year or 'mid-quarter Q1' .. 'mid-quarter Q4' (default %(default)s)",
     )
     p.add_argument(
         "--bonus-share",
@@ -170,7 +190,12 @@ def register(subparsers) -> None:
         default="both",
         help="schedule rows (default both; CSV: month unless year)",
     )
-    p.add_argument("--format", choices=("table", "json", "csv"), default="table")
+    p.add_argument(
+        "--format",
+        choices=("table", "json", "csv"),
+        default="table",
+        help="what to print: %(choices)s (default %(default)s)",
+    )
     p.set_defaults(run=run)
 
 

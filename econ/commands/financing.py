@@ -60,19 +60,59 @@ def register(subparsers) -> None:
     rate = loan.add_mutually_exclusive_group(required=True)
     rate.add_argument("--rate", type=_LOAN_RATE, help="fixed annual rate, e.g. 0.0925 [1/year]")
     rate.add_argument("--sofr", type=_SOFR, help="flat index rate for a floating loan [1/year]")
-    loan.add_argument("--spread", type=_SPREAD, default=0.0, help="margin over --sofr [1/year]")
+    loan.add_argument(
+        "--spread",
+        type=_SPREAD,
+        default=0.0,
+        help="margin over --sofr (default %(default)g) [1/year]",
+    )
     loan.add_argument("--floor", type=_FLOOR, help="floor on the index [1/year]")
     loan.add_argument("--term-months", type=_MATURITY, required=True, help="maturity [months]")
-    loan.add_argument("--type", choices=REPAYMENTS, default="level_payment", help="repayment")
+    loan.add_argument(
+        "--type",
+        choices=REPAYMENTS,
+        default="level_payment",
+        help="repayment: %(choices)s (default %(default)s)",
+    )
     loan.add_argument(
         "--amortization-months", type=_AMORTIZATION, help="default: the term [months]"
     )
-    loan.add_argument("--interest-only-months", type=_INTEREST_ONLY, default=0)
-    loan.add_argument("--balloon-share", type=_BALLOON, default=0.0, help="for --type balloon")
-    loan.add_argument("--upfront-fee-share", type=_FEE, default=0.0, help="fee at closing")
-    loan.add_argument("--issue-discount-share", type=_OID, default=0.0, help="OID")
-    loan.add_argument("--day-count", choices=tuple(DAY_COUNTS), default="30/360")
-    loan.add_argument("--format", choices=("table", "json", "csv"), default="table")
+    loan.add_argument(
+        "--interest-only-months",
+        type=_INTEREST_ONLY,
+        default=0,
+        help="interest-only months before amortizing (default %(default)s)",
+    )
+    loan.add_argument(
+        "--balloon-share",
+        type=_BALLOON,
+        default=0.0,
+        help="share left for the balloon, for --type balloon (default %(default)g)",
+    )
+    loan.add_argument(
+        "--upfront-fee-share",
+        type=_FEE,
+        default=0.0,
+        help="fee at closing as a share of the amount (default %(default)g)",
+    )
+    loan.add_argument(
+        "--issue-discount-share",
+        type=_OID,
+        default=0.0,
+        help="original issue discount as a share of face (default %(default)g)",
+    )
+    loan.add_argument(
+        "--day-count",
+        choices=tuple(DAY_COUNTS),
+        default="30/360",
+        help="day count of interest: %(choices)s (default %(default)s)",
+    )
+    loan.add_argument(
+        "--format",
+        choices=("table", "json", "csv"),
+        default="table",
+        help="what to print: %(choices)s (default %(default)s)",
+    )
     loan.set_defaults(run=_cmd_loan)
 
     lease = subparsers.add_parser(
@@ -83,14 +123,26 @@ def register(subparsers) -> None:
         "same GPUs for the horizon, with the break-even rental price.",
     )
     lease.add_argument("file", metavar="FILE", help="scenario TOML file")
-    lease.add_argument("--set", dest="overrides", action="append", default=[], metavar="PATH=VALUE")
+    lease.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="PATH=VALUE",
+        help="override a field of the scenario by dotted path (TOML value; repeat for several)",
+    )
     lease.add_argument(
         "--price",
         type=Number(what="a rental price", ge=0, unit=" [USD/GPU-hour]"),
         required=True,
         help="rent [USD/GPU-hour]",
     )
-    lease.add_argument("--term-months", type=_LEASE_TERM, default=36, help="contract term [months]")
+    lease.add_argument(
+        "--term-months",
+        type=_LEASE_TERM,
+        default=36,
+        help="contract term (default %(default)s) [months]",
+    )
     lease.add_argument(
         "--upfront-share",
         type=Number(what="a share", ge=0, lt=1),
@@ -101,14 +153,19 @@ def register(subparsers) -> None:
         "--renter-pays",
         default="opex",
         help="costs the renter still bears, comma-separated from power,facility,opex, or 'none' "
-        "(default: opex; the rent covers power and facility)",
+        "(default opex: the rent covers power and facility)",
     )
     lease.add_argument(
         "--discount-rate",
         type=Number(field="models:Financing.discount_rate_annual", what="a rate", unit=" [1/year]"),
         help="annual rate; default: the scenario's discount rate",
     )
-    lease.add_argument("--format", choices=("table", "json"), default="table")
+    lease.add_argument(
+        "--format",
+        choices=("table", "json"),
+        default="table",
+        help="what to print: %(choices)s (default %(default)s)",
+    )
     lease.set_defaults(run=_cmd_lease_vs_own)
 
 

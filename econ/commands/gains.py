@@ -75,7 +75,12 @@ def register(subparsers) -> None:
         metavar="PATH=VALUE",
         help="override a field by dotted path (TOML value), e.g. market.price_decline_annual=0.6",
     )
-    p.add_argument("--format", choices=("table", "json", "csv"), default="table")
+    p.add_argument(
+        "--format",
+        choices=("table", "json", "csv"),
+        default="table",
+        help="what to print: %(choices)s (default %(default)s)",
+    )
     p.add_argument("--out", metavar="FILE", help="write the output to FILE instead of stdout")
     p.add_argument("--force", action="store_true", help="overwrite an existing --out file")
     p.set_defaults(run=run)

@@ -23,6 +23,8 @@ from econ.commands import Number
 from econ.library import command_line, default_path, parse_ref
 
 EXIT_OK = 0
+MESSAGE_HELP = "what changed and why (default: none)"
+AUTHOR_HELP = "who saves (default: ECON_AUTHOR, else the login name)"
 
 
 def register(subparsers) -> None:
@@ -44,15 +46,27 @@ def register(subparsers) -> None:
             default=argparse.SUPPRESS,
             help="library URL (default: ECON_LIBRARY, else the per-user SQLite file)",
         )
-        sub.add_argument("--format", choices=("table", "json"), default="table")
+        sub.add_argument(
+            "--format",
+            choices=("table", "json"),
+            default="table",
+            help="what to print: %(choices)s (default %(default)s)",
+        )
         sub.set_defaults(run=run)
         return sub
 
     s = add("save", "save a scenario file as a new version of its name", _save)
-    s.add_argument("file", metavar="FILE")
-    s.add_argument("--message", "-m", default="", help="what changed and why")
-    s.add_argument("--tag", dest="tags", action="append", default=[], metavar="TAG")
-    s.add_argument("--author", help="who saves (default: ECON_AUTHOR, else the login name)")
+    s.add_argument("file", metavar="FILE", help="scenario TOML file")
+    s.add_argument("--message", "-m", default="", help=MESSAGE_HELP)
+    s.add_argument(
+        "--tag",
+        dest="tags",
+        action="append",
+        default=[],
+        metavar="TAG",
+        help="label the version (repeat for several)",
+    )
+    s.add_argument("--author", help=AUTHOR_HELP)
     s.add_argument(
         "--base",
         type=Number(int, what="a version", ge=1),
@@ -72,39 +86,39 @@ def register(subparsers) -> None:
     ls.add_argument("--deleted", action="store_true", help="include deleted scenarios")
 
     h = add("history", "every version of a scenario, oldest first", _history)
-    h.add_argument("name", metavar="NAME")
+    h.add_argument("name", metavar="NAME", help="scenario name")
 
     sh = add("show", "print a stored version's TOML exactly as saved", _show)
-    sh.add_argument("ref", metavar="NAME[@VERSION]")
+    sh.add_argument("ref", metavar="NAME[@VERSION]", help="scenario and version (default: newest)")
 
     d = add("diff", "input and metric changes between two versions", _diff)
-    d.add_argument("old", metavar="NAME@A")
-    d.add_argument("new", metavar="NAME@B")
+    d.add_argument("old", metavar="NAME@A", help="the older version")
+    d.add_argument("new", metavar="NAME@B", help="the newer version")
 
     r = add("restore", "save an old version again as the newest (undeletes)", _restore)
-    r.add_argument("ref", metavar="NAME@VERSION")
-    r.add_argument("--message", "-m", default="")
-    r.add_argument("--author")
+    r.add_argument("ref", metavar="NAME@VERSION", help="the version to restore")
+    r.add_argument("--message", "-m", default="", help=MESSAGE_HELP)
+    r.add_argument("--author", help=AUTHOR_HELP)
 
     e = add("export", "write each scenario's newest version to DIR/NAME.toml", _export)
-    e.add_argument("folder", metavar="DIR")
+    e.add_argument("folder", metavar="DIR", help="folder to write to")
     e.add_argument("--force", action="store_true", help="overwrite files that differ")
 
     i = add("import", "save DIR/*.toml into the library (never overwrites silently)", _import)
-    i.add_argument("folder", metavar="DIR")
+    i.add_argument("folder", metavar="DIR", help="folder of scenario TOML files")
     i.add_argument(
         "--update", action="store_true", help="save changed files as new versions of their names"
     )
-    i.add_argument("--message", "-m", default="")
-    i.add_argument("--author")
+    i.add_argument("--message", "-m", default="", help=MESSAGE_HELP)
+    i.add_argument("--author", help=AUTHOR_HELP)
 
     x = add("delete", "soft-delete a scenario (every version is kept)", _delete)
-    x.add_argument("name", metavar="NAME")
-    x.add_argument("--author")
+    x.add_argument("name", metavar="NAME", help="scenario name")
+    x.add_argument("--author", help=AUTHOR_HELP)
 
     m = add("migrate", "save a stored version brought to today's schema as a new version", _migrate)
-    m.add_argument("ref", metavar="NAME[@VERSION]")
-    m.add_argument("--author")
+    m.add_argument("ref", metavar="NAME[@VERSION]", help="scenario and version (default: newest)")
+    m.add_argument("--author", help=AUTHOR_HELP)
 
     add(
         "upgrade",

@@ -29,7 +29,12 @@ def register(subparsers) -> None:
 
     ls = sub.add_parser("list", help="the series of the index: gpu, terms, dates, points")
     _index_option(ls)
-    ls.add_argument("--format", choices=("table", "json"), default="table")
+    ls.add_argument(
+        "--format",
+        choices=("table", "json"),
+        default="table",
+        help="what to print: %(choices)s (default %(default)s)",
+    )
     ls.set_defaults(run=cmd_list)
 
     sh = sub.add_parser("show", help="one series' points and its fitted decay with error band")
@@ -41,13 +46,18 @@ def register(subparsers) -> None:
         help="term in months, 0 = on-demand (default: the only term)",
     )
     _index_option(sh)
-    sh.add_argument("--format", choices=("table", "json"), default="table")
+    sh.add_argument(
+        "--format",
+        choices=("table", "json"),
+        default="table",
+        help="what to print: %(choices)s (default %(default)s)",
+    )
     sh.set_defaults(run=cmd_show)
 
     im = sub.add_parser(
         "import", help="validate an index file (date, series, gpu, term_months, ...) and copy it"
     )
-    im.add_argument("file", metavar="FILE.csv")
+    im.add_argument("file", metavar="FILE.csv", help="index CSV file")
     im.add_argument("--out", metavar="PATH", help="write the validated copy here")
     im.add_argument("--force", action="store_true", help="overwrite an existing --out file")
     im.set_defaults(run=cmd_import)
@@ -71,7 +81,12 @@ def register(subparsers) -> None:
         metavar="FILE",
         help="resale index file (default: the shipped models/market/resale_index.csv)",
     )
-    rs.add_argument("--format", choices=("table", "json"), default="table")
+    rs.add_argument(
+        "--format",
+        choices=("table", "json"),
+        default="table",
+        help="what to print: %(choices)s (default %(default)s)",
+    )
     rs.set_defaults(run=cmd_resale)
 
 

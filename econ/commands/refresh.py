@@ -28,8 +28,20 @@ def register(subparsers) -> None:
         "--from-month", type=_MONTH, help="first candidate month (default: the vintage's)"
     )
     p.add_argument("--to-month", type=_MONTH, help="last candidate month (default: horizon - 1)")
-    p.add_argument("--set", dest="overrides", action="append", default=[], metavar="PATH=VALUE")
-    p.add_argument("--format", choices=("table", "json", "csv"), default="table")
+    p.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="PATH=VALUE",
+        help="override a field of the scenario by dotted path (TOML value; repeat for several)",
+    )
+    p.add_argument(
+        "--format",
+        choices=("table", "json", "csv"),
+        default="table",
+        help="what to print: %(choices)s (default %(default)s)",
+    )
     p.set_defaults(run=run)
 
 

@@ -32,13 +32,23 @@ def register(subparsers) -> None:
     hw = subparsers.add_parser("hardware", help="the accelerator catalog (models/hardware.toml)")
     hw_sub = hw.add_subparsers(dest="hardware_command", metavar="SUBCOMMAND", required=True)
     hl = hw_sub.add_parser("list", help="list catalog hardware")
-    hl.add_argument("--format", choices=("table", "json"), default="table")
+    hl.add_argument(
+        "--format",
+        choices=("table", "json"),
+        default="table",
+        help="what to print: %(choices)s (default %(default)s)",
+    )
     hl.set_defaults(run=cmd_hardware_list)
 
     lm = subparsers.add_parser("llms", help="the model architecture catalog (models/llms.toml)")
     lm_sub = lm.add_subparsers(dest="llms_command", metavar="SUBCOMMAND", required=True)
     ll = lm_sub.add_parser("list", help="list catalog models")
-    ll.add_argument("--format", choices=("table", "json"), default="table")
+    ll.add_argument(
+        "--format",
+        choices=("table", "json"),
+        default="table",
+        help="what to print: %(choices)s (default %(default)s)",
+    )
     ll.set_defaults(run=cmd_llms_list)
 
 
@@ -80,14 +90,20 @@ def register_throughput(throughput_subparsers) -> None:
         "--coefficients",
         choices=("calibrated", "default", "speed-of-light"),
         default="calibrated",
-        help="efficiency coefficients: stored calibration, the uncalibrated defaults, or all at 1",
+        help="efficiency coefficients: stored calibration, the uncalibrated defaults, or all at 1 "
+        "(default %(default)s)",
     )
     s.add_argument(
         "--points",
         type=Number(int, what="a number", ge=2),
         help="concurrency points (default 64, the simulator's)",
     )
-    s.add_argument("--format", choices=("table", "json", "csv"), default="table")
+    s.add_argument(
+        "--format",
+        choices=("table", "json", "csv"),
+        default="table",
+        help="what to print: %(choices)s (default %(default)s)",
+    )
     s.add_argument("--out", metavar="PATH", help="write the curve as CSV")
     s.add_argument("--force", action="store_true", help="overwrite --out if it exists")
     s.set_defaults(run=cmd_simulate)
@@ -108,7 +124,7 @@ def register_throughput(throughput_subparsers) -> None:
         "--starts",
         type=Number(int, what="a number", ge=1),
         default=4,
-        help="starting points per fit",
+        help="starting points per fit (default %(default)s)",
     )
     c.add_argument("--force", action="store_true", help="overwrite existing calibration files")
     c.set_defaults(run=cmd_calibrate)

@@ -29,8 +29,8 @@ def register(subparsers) -> None:
         "--basis",
         choices=POWER_BASES,
         default="it",
-        help="what --mw measures: it (critical IT load, the usual data-centre rating; default) "
-        "or utility (at the meter, IT x PUE)",
+        help="what --mw measures: it (critical IT load, the usual data-centre rating) "
+        "or utility (at the meter, IT x PUE); default %(default)s",
     )
     p.add_argument("--hardware", required=True, help="hardware key, e.g. gb300-nvl72")
     p.add_argument(
@@ -68,7 +68,12 @@ def register(subparsers) -> None:
         type=Number(int),  # bounds: econ.racks, which says why
         help="8-GPU systems per rack (e.g. 1 or 2 for a legacy air hall)",
     )
-    p.add_argument("--format", choices=("table", "json"), default="table")
+    p.add_argument(
+        "--format",
+        choices=("table", "json"),
+        default="table",
+        help="what to print: %(choices)s (default %(default)s)",
+    )
     p.set_defaults(run=run)
 
 

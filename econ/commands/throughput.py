@@ -88,13 +88,18 @@ def register(commands) -> None:
         default="auto",
         choices=FORMAT_CHOICES,
         metavar="FORMAT",
-        help="input format: %(choices)s",
+        help="input format: %(choices)s (default %(default)s)",
     )
     p.add_argument("--gpus", type=Number(), help="GPUs that served the run (overrides the file)")
     p.add_argument("--allow-incomplete", action="store_true", help=ALLOW_INCOMPLETE_HELP)
     p.add_argument("--out", metavar="CURVE.csv", help="write the curve as CSV")
     p.add_argument("--force", action="store_true", help="overwrite --out if it exists")
-    p.add_argument("--show", choices=("table", "json", "csv"), default="table")
+    p.add_argument(
+        "--show",
+        choices=("table", "json", "csv"),
+        default="table",
+        help="what to print: %(choices)s (default %(default)s)",
+    )
     p.set_defaults(run=_cmd_import)
 
     q = sub.add_parser("point", help="the operating point an SLO allows on a curve")
@@ -104,16 +109,24 @@ def register(commands) -> None:
         default="auto",
         choices=FORMAT_CHOICES,
         metavar="FORMAT",
-        help="input format: %(choices)s",
+        help="input format: %(choices)s (default %(default)s)",
     )
     q.add_argument("--gpus", type=Number(), help="GPUs that served the run (overrides the file)")
     q.add_argument("--allow-incomplete", action="store_true", help=ALLOW_INCOMPLETE_HELP)
     ttft = q.add_mutually_exclusive_group()
-    ttft.add_argument("--ttft-p99-s", type=_limit("seconds"), metavar="S")
-    ttft.add_argument("--ttft-p99-ms", type=_limit("milliseconds"), metavar="MS")
+    ttft.add_argument(
+        "--ttft-p99-s", type=_limit("seconds"), metavar="S", help="TTFT P99 limit (default: none)"
+    )
+    ttft.add_argument(
+        "--ttft-p99-ms", type=_limit("milliseconds"), metavar="MS", help="the same in milliseconds"
+    )
     tpot = q.add_mutually_exclusive_group()
-    tpot.add_argument("--tpot-p99-s", type=_limit("seconds"), metavar="S")
-    tpot.add_argument("--tpot-p99-ms", type=_limit("milliseconds"), metavar="MS")
+    tpot.add_argument(
+        "--tpot-p99-s", type=_limit("seconds"), metavar="S", help="TPOT P99 limit (default: none)"
+    )
+    tpot.add_argument(
+        "--tpot-p99-ms", type=_limit("milliseconds"), metavar="MS", help="the same in milliseconds"
+    )
     for stat in ("p90", "p95"):
         q.add_argument(
             f"--ttft-{stat}-s",
@@ -124,7 +137,12 @@ def register(commands) -> None:
     q.add_argument(
         "--tpot-p90-ms", type=_limit("milliseconds"), metavar="MS", help="TPOT P90 limit"
     )
-    q.add_argument("--min-tokens-per-s-per-user", type=_limit("tokens/s"), metavar="TOK_S")
+    q.add_argument(
+        "--min-tokens-per-s-per-user",
+        type=_limit("tokens/s"),
+        metavar="TOK_S",
+        help="least output speed per user (default: none)",
+    )
     reading = q.add_mutually_exclusive_group()
     reading.add_argument(
         "--interpolate",
@@ -154,7 +172,12 @@ def register(commands) -> None:
         type=Number(what="a price", gt=0),
         help="also show the cost per million output tokens",
     )
-    q.add_argument("--format", choices=("table", "json"), default="table")
+    q.add_argument(
+        "--format",
+        choices=("table", "json"),
+        default="table",
+        help="what to print: %(choices)s (default %(default)s)",
+    )
     q.set_defaults(run=_cmd_point)
 
     h = sub.add_parser("history", help="software gains of one platform across MLPerf rounds")
@@ -163,11 +186,16 @@ def register(commands) -> None:
     silicon = h.add_mutually_exclusive_group(required=True)
     silicon.add_argument("--hardware", help="hardware key, e.g. gb200-nvl72")
     silicon.add_argument("--accelerator", help="accelerator name substring, e.g. GB200")
-    h.add_argument("--submitter")
+    h.add_argument("--submitter", help="submitter substring")
     h.add_argument("--gpus", type=Number(), help="only systems of this many accelerators")
-    h.add_argument("--include-preview", action="store_true")
+    h.add_argument("--include-preview", action="store_true", help="include Preview results")
     h.add_argument("--start-date", help="scenario start (YYYY-MM-DD): show steps as months")
-    h.add_argument("--format", choices=("table", "json"), default="table")
+    h.add_argument(
+        "--format",
+        choices=("table", "json"),
+        default="table",
+        help="what to print: %(choices)s (default %(default)s)",
+    )
     h.set_defaults(run=_cmd_history)
 
     try:  # the simulator adds `simulate` and `calibrate` to this group when it is installed
