@@ -611,31 +611,21 @@ def size(
     }
 
 
-_BOUND_WORDS = {"ge": "at least", "gt": "above", "le": "at most", "lt": "below"}
-
-
 def _within_field_bounds(
     option: str, value: float, path: str, what: str, unit: str = "", hint: str = ""
 ) -> None:
     """InputError unless `value` of a command-line option is within the bounds a scenario file
     takes for the field `path` stands for (econ.scenario: the same bounds, not a copy of them)."""
-    import operator
-
     from econ.scenario.power_models import Facility, Power
-    from econ.scenario.section import field_bounds
+    from econ.scenario.section import bounds_words, field_bounds, within_bounds
 
     section, name = path.split(".")
     bounds = field_bounds({"power": Power, "facility": Facility}[section], name)
-    tests = {"ge": operator.ge, "gt": operator.gt, "le": operator.le, "lt": operator.lt}
-    if all(tests[bound](value, limit) for bound, limit in bounds.items()):
+    if within_bounds(value, bounds):
         return
-    if set(bounds) == {"ge", "le"}:
-        expected = f"from {bounds['ge']:g} to {bounds['le']:g}"
-    else:
-        expected = " and ".join(f"{_BOUND_WORDS[b]} {limit:g}" for b, limit in bounds.items())
     raise InputError(
-        f"{option} = {value:g}: expected {what} {expected}{unit}, as {path} takes in a scenario "
-        f"file{hint}"
+        f"{option} = {value:g}: expected {what} {bounds_words(bounds)}{unit}, as {path} takes in "
+        f"a scenario file{hint}"
     )
 
 

@@ -99,15 +99,6 @@ def say_warnings(lines: Iterable[str]) -> None:
         print(line, file=sys.stderr)
 
 
-_BOUND_WORDS = {"ge": "at least", "gt": "above", "le": "at most", "lt": "below"}
-_BOUND_TESTS = {
-    "ge": lambda x, b: x >= b,
-    "gt": lambda x, b: x > b,
-    "le": lambda x, b: x <= b,
-    "lt": lambda x, b: x < b,
-}
-
-
 def _text(bound: float) -> str:
     """A bound as the help reads it: 100,000,000 rather than 1e+08, 0.5 as 0.5."""
     if float(bound).is_integer() and abs(bound) < 1e15:
@@ -147,7 +138,9 @@ class Number:
         expected: str | None = None,
         **bounds: float,
     ) -> None:
-        unknown = set(bounds) - set(_BOUND_WORDS)
+        from econ.scenario.section import BOUND_WORDS
+
+        unknown = set(bounds) - set(BOUND_WORDS)
         if unknown:
             raise TypeError(f"Number: unknown bounds {sorted(unknown)}; expected ge, gt, le, lt")
         self.kind, self.field, self.what, self.unit = kind, field, what, unit
@@ -171,26 +164,20 @@ class Number:
     def expected(self) -> str:
         if self._expected:
             return self._expected
+        from econ.scenario.section import bounds_words
+
         bounds = self.bounds()
-        if not bounds:
-            words = "a finite number"
-        elif set(bounds) == {"ge", "le"}:
-            words = f"{self.what} from {_text(bounds['ge'])} to {_text(bounds['le'])}"
-        elif set(bounds) == {"ge", "lt"}:
-            words = f"{self.what} from {_text(bounds['ge'])} to below {_text(bounds['lt'])}"
-        else:
-            parts = (f"{_BOUND_WORDS[b]} {_text(limit)}" for b, limit in bounds.items())
-            words = f"{self.what} " + " and ".join(parts)
+        words = f"{self.what} {bounds_words(bounds, _text)}" if bounds else "a finite number"
         if self.kind is int:
             words = words.replace("a number", "a whole number", 1)
         return words + self.unit
 
     def __call__(self, text: str):
+        from econ.scenario.section import within_bounds
+
         value = self.kind(text)  # not a number: argparse's usage error
         finite = self.kind is int or math.isfinite(value)
-        if not finite or not all(
-            _BOUND_TESTS[bound](value, limit) for bound, limit in self.bounds().items()
-        ):
+        if not finite or not within_bounds(value, self.bounds()):
             raise OptionValueError(repr(value), self.expected())
         return value
 
