@@ -616,8 +616,9 @@ def _within_field_bounds(
 ) -> None:
     """InputError unless `value` of a command-line option is within the bounds a scenario file
     takes for the field `path` stands for (econ.scenario: the same bounds, not a copy of them)."""
+    from econ.bounds import bounds_words, within_bounds
     from econ.scenario.power_models import Facility, Power
-    from econ.scenario.section import bounds_words, field_bounds, within_bounds
+    from econ.scenario.section import field_bounds
 
     section, name = path.split(".")
     bounds = field_bounds({"power": Power, "facility": Facility}[section], name)

@@ -561,3 +561,15 @@ def test_every_option_has_a_help_text_that_states_its_default():
         elif not any(f"default {shown}" in text for shown in _shown(action.default)):
             missing.append(f"{command} {name}: help does not say the default {action.default!r}")
     assert missing == []
+
+
+def test_bounds_are_worded_and_tested_as_a_field_declares_them():
+    from econ.bounds import bounds_words, within_bounds
+
+    assert bounds_words({"ge": 1.0, "le": 3.0}) == "from 1 to 3"
+    assert bounds_words({"ge": 0.0, "lt": 1.0}) == "from 0 to below 1"
+    assert bounds_words({"gt": 0.0}) == "above 0"
+    assert bounds_words({"ge": 0.0, "le": 2e6}, "{:,.0f}".format) == "from 0 to 2,000,000"
+    assert within_bounds(1.0, {"ge": 1.0, "le": 3.0}) and within_bounds(2.0, {})
+    assert not within_bounds(0.0, {"gt": 0.0}) and not within_bounds(1.0, {"ge": 0.0, "lt": 1.0})
+    assert not within_bounds(float("nan"), {"ge": 0.0})

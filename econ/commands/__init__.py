@@ -14,6 +14,7 @@ import math
 from collections.abc import Callable, Iterable, Sequence
 from types import ModuleType
 
+from econ.bounds import BOUND_WORDS, bounds_words, within_bounds
 from econ.errors import InputError
 
 
@@ -138,8 +139,6 @@ class Number:
         expected: str | None = None,
         **bounds: float,
     ) -> None:
-        from econ.scenario.section import BOUND_WORDS
-
         unknown = set(bounds) - set(BOUND_WORDS)
         if unknown:
             raise TypeError(f"Number: unknown bounds {sorted(unknown)}; expected ge, gt, le, lt")
@@ -164,8 +163,6 @@ class Number:
     def expected(self) -> str:
         if self._expected:
             return self._expected
-        from econ.scenario.section import bounds_words
-
         bounds = self.bounds()
         words = f"{self.what} {bounds_words(bounds, _text)}" if bounds else "a finite number"
         if self.kind is int:
@@ -173,8 +170,6 @@ class Number:
         return words + self.unit
 
     def __call__(self, text: str):
-        from econ.scenario.section import within_bounds
-
         value = self.kind(text)  # not a number: argparse's usage error
         finite = self.kind is int or math.isfinite(value)
         if not finite or not within_bounds(value, self.bounds()):

@@ -19,7 +19,6 @@ from __future__ import annotations
 import types
 import typing
 import unicodedata
-from collections.abc import Callable
 from functools import cache
 from typing import ClassVar
 
@@ -104,30 +103,6 @@ def field_bounds(model: type[BaseModel], name: str) -> dict[str, float]:
             if value is not None:
                 found[bound] = value
     return {bound: found[bound] for bound in BOUNDS if bound in found}
-
-
-BOUND_WORDS = {"ge": "at least", "gt": "above", "le": "at most", "lt": "below"}
-_BOUND_TESTS = {
-    "ge": lambda x, b: x >= b,
-    "gt": lambda x, b: x > b,
-    "le": lambda x, b: x <= b,
-    "lt": lambda x, b: x < b,
-}
-
-
-def within_bounds(value: float, bounds: dict[str, float]) -> bool:
-    """Whether `value` meets every bound of `field_bounds`' form ({'ge': 1.0, 'le': 3.0})."""
-    return all(_BOUND_TESTS[bound](value, limit) for bound, limit in bounds.items())
-
-
-def bounds_words(bounds: dict[str, float], number: Callable[[float], str] = "{:g}".format) -> str:
-    """The bounds as a message says them: 'from 1 to 3', 'from 0 to below 1', 'above 0', 'at
-    least 0 and at most 5'; `number` writes each bound."""
-    if set(bounds) == {"ge", "le"}:
-        return f"from {number(bounds['ge'])} to {number(bounds['le'])}"
-    if set(bounds) == {"ge", "lt"}:
-        return f"from {number(bounds['ge'])} to below {number(bounds['lt'])}"
-    return " and ".join(f"{BOUND_WORDS[b]} {number(limit)}" for b, limit in bounds.items())
 
 
 def control_character(text: str, allowed: str = "") -> tuple[int, str] | None:
