@@ -914,3 +914,20 @@ def test_contract_rates_are_shown_as_the_term_sheet_gives_them():
     assert [_rate(x) for x in (0.09125, 0.0925, 0.10, 0.0225, 0.0, 0.12345678)] == [
         "9.125%", "9.25%", "10.00%", "2.25%", "0.00%", "12.3457%"
     ]  # fmt: skip
+
+
+def test_a_pdf_made_again_with_source_date_epoch_is_identical(tmp_path, monkeypatch):
+    # Chromium dated the PDF by the clock, so two memos of one scenario differed in /CreationDate
+    # and /ModDate even with SOURCE_DATE_EPOCH set; they now carry the stamp's creation time.
+    if not HAS_CHROMIUM:
+        pytest.skip("no chromium for the PDF")
+    from pypdf import PdfReader
+
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")  # 2023-11-14T22:13:20Z
+    made = []
+    for name in ("a.pdf", "b.pdf"):
+        assert main(["memo", str(SEED), "--out", str(tmp_path / name)]) == 0
+        made.append((tmp_path / name).read_bytes())
+    assert made[0] == made[1]
+    info = PdfReader(tmp_path / "a.pdf").metadata
+    assert info["/CreationDate"] == info["/ModDate"] == "D:20231114221320+00'00'"

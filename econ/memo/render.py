@@ -568,10 +568,16 @@ def attach_stamp(pdf_bytes: bytes, stamp: dict) -> bytes:
     writer = PdfWriter(clone_from=PdfReader(io.BytesIO(pdf_bytes)))
     text = json.dumps(stamp, ensure_ascii=False, allow_nan=False, sort_keys=True)
     writer.add_attachment(STAMP_FILE, text.encode("utf-8"))
+    # Chromium dates the PDF by the clock; the stamp's creation time (which SOURCE_DATE_EPOCH
+    # fixes) dates it instead, so a rerun can be identical byte for byte.
+    date = "D:" + stamp["created_utc"].replace("-", "").replace(":", "").replace("T", "")
+    date = date.removesuffix("Z") + "+00'00'"
     writer.add_metadata(
         {
             "/Title": f"Investment memo: {stamp['scenario_name']}",
             "/Creator": f"econ {stamp['econ_version']}",
+            "/CreationDate": date,
+            "/ModDate": date,
             "/EconScenarioSha256": stamp["scenario_sha256"],
             PDF_STAMP_KEY: text,
         }
