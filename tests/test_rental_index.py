@@ -209,7 +209,10 @@ def test_import_writes_a_validated_copy_and_keeps_an_existing_file(tmp_path, cap
     assert main(["market", "import", str(source), "--out", str(out)]) == 0
     assert ri.read_index(out) == ri.read_index(source)
     assert "2 points" in capsys.readouterr().out
+    capsys.readouterr()
     assert main(["market", "import", str(source), "--out", str(out)]) == 3  # no --force
+    refused = capsys.readouterr()
+    assert "ok" not in refused.out  # an import that was not saved is not said to be ok
     assert main(["market", "import", str(source), "--out", str(out), "--force"]) == 0
 
 

@@ -387,6 +387,9 @@ def cmd_import(args) -> int:
 
     points = read_index(args.file)
     rows = _summaries(points)
+    written = None
+    if args.out:  # written first: "ok" is said only of an import that is saved where asked
+        written = atomic_write(args.out, index_csv(points).encode(), overwrite=args.force)
     print(f"{args.file}: ok, {len(points)} points in {len(rows)} series x gpu")
     for r in rows:
         terms = ",".join(str(t) for t in r["terms_months"])
@@ -394,7 +397,6 @@ def cmd_import(args) -> int:
             f"  {r['series']} {r['gpu']} terms {terms} months: {r['points']} points "
             f"{r['first_date']} to {r['last_date']}"
         )
-    if args.out:
-        written = atomic_write(args.out, index_csv(points).encode(), overwrite=args.force)
+    if written:
         print(f"wrote {written}", file=sys.stderr)
     return 0
