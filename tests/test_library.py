@@ -1151,3 +1151,14 @@ def test_saves_still_create_the_library_file(tmp_path, capsys):
     assert econ(capsys, "library", "save", SEED, "--library", f"sqlite:///{path}")[0] == 0
     rc, out, _ = econ(capsys, "library", "list", "--library", f"sqlite:///{path}")
     assert rc == 0 and SEED_NAME in out
+
+
+def test_exporting_a_library_that_holds_nothing_says_so(library_url, tmp_path, capsys):
+    # It exited 0 and printed nothing, as if it had written the team's scenarios.
+    folder = tmp_path / "team"
+    folder.mkdir()
+    rc, out, err = econ(capsys, "library", "export", folder)
+    assert rc == 0 and out == "" and list(folder.iterdir()) == []
+    assert err.startswith("no scenarios exported: ")
+    rc, out, err = econ(capsys, "library", "export", folder, "--format", "json")
+    assert rc == 0 and json.loads(out)["written"] == [] and "no scenarios exported" in err

@@ -339,7 +339,11 @@ def _report(args, payload: dict[str, list[str]]) -> int:
 
 def _export(args) -> int:
     with _open(args) as library:
-        return _report(args, library.export(args.folder, force=args.force))
+        written = library.export(args.folder, force=args.force)
+        if not any(written.values()):  # said on stderr: JSON on stdout stays as it is
+            why = library.missing_note() if not library.exists else "the library holds none"
+            print(f"no scenarios exported: {_printable(why)}", file=sys.stderr)
+        return _report(args, written)
 
 
 def _import(args) -> int:
