@@ -69,7 +69,7 @@ def register(subparsers) -> None:
     s.add_argument("--author", help=AUTHOR_HELP)
     s.add_argument(
         "--base",
-        type=Number(int, what="a version", ge=1),
+        type=Number(int, what="a version number", ge=1),
         metavar="N",
         help="the version this file was edited from: refuse the save if another is now newest",
     )
