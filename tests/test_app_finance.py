@@ -172,6 +172,18 @@ def test_validation_problems_are_listed_one_a_line():
     ]
 
 
+def test_a_count_out_of_bounds_is_written_in_full():
+    # "1e+09 GPUs is above 1e+08 GPUs": six significant digits wrote large counts in exponents
+    from econ.scenario import read_toml
+
+    data = read_toml(SEED)
+    data["fleet"]["gpu_count"] = 1_000_000_000
+    assert state.validate(data).message.splitlines() == [
+        "Fleet › GPU count [GPUs]: 1,000,000,000 GPUs is above 100,000,000 GPUs (expected at "
+        "most 100,000,000 GPUs)"
+    ]
+
+
 def test_a_fraction_typed_into_a_percent_field_gets_a_did_you_mean(app: AppTest):
     widget(app.sidebar.number_input, "Utilization [%]").set_value(0.7).run()
     hints = [w.value for w in app.sidebar.warning]

@@ -282,8 +282,16 @@ def unit_message(path: str, error: Mapping) -> str | None:
     if not _is_number(bound):
         return None
     unit = f" {f.unit}" if f.unit else ""
-    value, limit = to_widget(f, error["input"]), to_widget(f, bound)
-    return f"{value:,.6g}{unit} is {kind[1]} {limit:,.6g}{unit} (expected {kind[2]} {limit:,.6g}{unit})"
+    value, limit = _shown(to_widget(f, error["input"])), _shown(to_widget(f, bound))
+    return f"{value}{unit} is {kind[1]} {limit}{unit} (expected {kind[2]} {limit}{unit})"
+
+
+def _shown(number: float) -> str:
+    """A bound or a value in a message: whole numbers in full (1,000,000,000 GPUs, not 1e+09),
+    others to 6 significant digits."""
+    if float(number).is_integer() and abs(number) < 1e15:
+        return f"{int(number):,}"
+    return f"{number:,.6g}"
 
 
 _EXACTLY_ONE = re.compile(r"give exactly one of (\w+) and (\w+), got (.*)$", re.DOTALL)
