@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from econ import __version__, commands
-from econ.commands import Number, OptionValueError
+from econ.commands import Number, OptionValueError, add_format, add_overrides
 from econ.errors import InputError
 
 if TYPE_CHECKING:
@@ -247,22 +247,13 @@ def _parser(features: bool = True) -> argparse.ArgumentParser:
 
     p = subparsers.add_parser("project", help="project scenarios and print or write the results")
     p.add_argument("files", nargs="+", metavar="FILE", help="scenario TOML files")
-    p.add_argument(
-        "--set",
-        dest="overrides",
-        action="append",
-        default=[],
-        metavar="PATH=VALUE",
-        help="override a field by dotted path (TOML value; repeat for several), e.g. "
+    add_overrides(
+        p,
+        "override a field by dotted path (TOML value; repeat for several), e.g. "
         "capex.system_price_usd=2900000, or to price per GPU instead "
         "capex.system_price_usd=none with capex.gpu_price_usd=35000",
     )
-    p.add_argument(
-        "--format",
-        choices=("table", "json", "csv"),
-        default="table",
-        help="what to print: %(choices)s (default %(default)s)",
-    )
+    add_format(p)
     p.add_argument(
         "--out",
         metavar="PATH",

@@ -87,6 +87,24 @@ class LazyChoices(Sequence):
         return ", ".join(self._all())
 
 
+def add_format(parser, choices: Sequence[str] = ("table", "json", "csv")) -> None:
+    """The `--format` option of a command that prints a table by default."""
+    parser.add_argument(
+        "--format",
+        choices=tuple(choices),
+        default="table",
+        help="what to print: %(choices)s (default %(default)s)",
+    )
+
+
+def add_overrides(parser, help: str, dest: str = "overrides") -> None:
+    """The `--set PATH=VALUE` option (repeatable): fields of the scenario overridden by dotted
+    path, each value read as TOML."""
+    parser.add_argument(
+        "--set", dest=dest, action="append", default=[], metavar="PATH=VALUE", help=help
+    )
+
+
 def say_warnings(lines: Iterable[str]) -> None:
     """Print warnings on stderr, one per line, worded as the command's table words them
     (`warning [NAME]: ...`, `warning: ...`).

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from econ import strict_json
-from econ.commands import Number, say_warnings
+from econ.commands import Number, add_format, add_overrides, say_warnings
 from econ.errors import InputError
 
 EXIT_OK, EXIT_INVALID, EXIT_INTERRUPTED = 0, 3, 130
@@ -26,14 +26,7 @@ EXIT_OK, EXIT_INVALID, EXIT_INTERRUPTED = 0, 3, 130
 def register(subparsers) -> None:
     def common(p):
         p.add_argument("scenario", metavar="SCENARIO", help="base scenario TOML file")
-        p.add_argument(
-            "--set",
-            dest="set_values",
-            action="append",
-            default=[],
-            metavar="PATH=VALUE",
-            help="override a field of the base scenario (TOML value)",
-        )
+        add_overrides(p, "override a field of the base scenario (TOML value)", dest="set_values")
         p.add_argument(
             "--engine",
             choices=("serial", "process", "dask"),
@@ -63,12 +56,7 @@ def register(subparsers) -> None:
             help="keep per-chunk Parquet files here; rerunning the same command resumes",
         )
         p.add_argument("--out", metavar="FILE", help="write one row per scenario (.parquet, .csv)")
-        p.add_argument(
-            "--format",
-            choices=("table", "json", "csv"),
-            default="table",
-            help="what to print: %(choices)s (default %(default)s)",
-        )
+        add_format(p)
         p.add_argument("--report", metavar="PREFIX", help="write PREFIX.md and a PNG chart")
         p.add_argument("--force", action="store_true", help="overwrite outputs, discard old chunks")
         p.add_argument(

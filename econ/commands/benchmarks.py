@@ -11,7 +11,7 @@ import sys
 
 import numpy as np
 
-from econ.commands import Number, lazy
+from econ.commands import Number, add_format, lazy
 from econ.commands.throughput import table
 
 bench = lazy("econ.benchmarks")  # pandas and the catalog load when a command runs
@@ -47,23 +47,13 @@ def register(commands) -> None:
         metavar="N",
         help="show at most N rows (default: all)",
     )
-    p.add_argument(
-        "--format",
-        choices=("table", "json", "csv"),
-        default="table",
-        help="what to print: %(choices)s (default %(default)s)",
-    )
+    add_format(p)
     p.set_defaults(run=_cmd_list)
 
     s = sub.add_parser("show", help="one row: every source column and its provenance checks")
     s.add_argument("id", help="row id (or a unique prefix)")
     s.add_argument("--hardware", help="scenario hardware key, for the silicon check")
-    s.add_argument(
-        "--format",
-        choices=("table", "json"),
-        default="table",
-        help="what to print: %(choices)s (default %(default)s)",
-    )
+    add_format(s, ("table", "json"))
     s.set_defaults(run=_cmd_show)
 
 

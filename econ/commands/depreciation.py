@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from econ import depreciation as dep  # numpy only: its method names are in the help
-from econ.commands import Number, lazy
+from econ.commands import Number, add_format, lazy
 from econ.units import MONTHS_PER_YEAR
 
 if TYPE_CHECKING:
@@ -190,12 +190,7 @@ def register(subparsers) -> None:
         default="both",
         help="schedule rows (default both; CSV: month unless year)",
     )
-    p.add_argument(
-        "--format",
-        choices=("table", "json", "csv"),
-        default="table",
-        help="what to print: %(choices)s (default %(default)s)",
-    )
+    add_format(p)
     p.set_defaults(run=run)
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from econ.commands import check_distinct_names
+from econ.commands import add_overrides, check_distinct_names
 
 EXIT_OK, EXIT_USAGE = 0, 2
 FORMAT_OPTIONS = ("xlsx", "csv", "parquet", "json")
@@ -39,13 +39,9 @@ def register(subparsers) -> None:
         metavar="SCENARIO",
         help="scenario TOML file, or the name of a ready-made scenario",
     )
-    p.add_argument(
-        "--set",
-        dest="overrides",
-        action="append",
-        default=[],
-        metavar="PATH=VALUE",
-        help="override a field by dotted path (TOML value), e.g. market.price_usd_per_mtok=0.5",
+    add_overrides(
+        p,
+        "override a field by dotted path (TOML value), e.g. market.price_usd_per_mtok=0.5",
     )
     p.add_argument("--xlsx", metavar="PATH", help="Excel workbook with live formulas")
     p.add_argument(

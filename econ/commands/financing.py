@@ -11,7 +11,7 @@ import sys
 
 import numpy as np
 
-from econ.commands import Number
+from econ.commands import Number, add_format, add_overrides
 from econ.errors import InputError
 from econ.financing import DAY_COUNTS, REPAYMENTS
 from econ.lease import RENTER_COSTS  # numpy only; the engine loads in the command
@@ -107,12 +107,7 @@ def register(subparsers) -> None:
         default="30/360",
         help="day count of interest: %(choices)s (default %(default)s)",
     )
-    loan.add_argument(
-        "--format",
-        choices=("table", "json", "csv"),
-        default="table",
-        help="what to print: %(choices)s (default %(default)s)",
-    )
+    add_format(loan)
     loan.set_defaults(run=_cmd_loan)
 
     lease = subparsers.add_parser(
@@ -123,13 +118,9 @@ def register(subparsers) -> None:
         "same GPUs for the horizon, with the break-even rental price.",
     )
     lease.add_argument("file", metavar="FILE", help="scenario TOML file")
-    lease.add_argument(
-        "--set",
-        dest="overrides",
-        action="append",
-        default=[],
-        metavar="PATH=VALUE",
-        help="override a field of the scenario by dotted path (TOML value; repeat for several)",
+    add_overrides(
+        lease,
+        "override a field of the scenario by dotted path (TOML value; repeat for several)",
     )
     lease.add_argument(
         "--price",
@@ -160,12 +151,7 @@ def register(subparsers) -> None:
         type=Number(field="models:Financing.discount_rate_annual", what="a rate", unit=" [1/year]"),
         help="annual rate; default: the scenario's discount rate",
     )
-    lease.add_argument(
-        "--format",
-        choices=("table", "json"),
-        default="table",
-        help="what to print: %(choices)s (default %(default)s)",
-    )
+    add_format(lease, ("table", "json"))
     lease.set_defaults(run=_cmd_lease_vs_own)
 
 

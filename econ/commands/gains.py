@@ -17,7 +17,7 @@ import math
 import sys
 from typing import TYPE_CHECKING
 
-from econ.commands import say_warnings
+from econ.commands import add_format, add_overrides, say_warnings
 from econ.files import atomic_write  # standard library only
 
 if TYPE_CHECKING:  # the work loads when the command runs (econ/commands/__init__.py)
@@ -67,20 +67,11 @@ def register(subparsers) -> None:
         help="date (YYYY-MM) or month number of the --step-from-catalog step instead of the "
         "later row's publication",
     )
-    p.add_argument(
-        "--set",
-        dest="overrides",
-        action="append",
-        default=[],
-        metavar="PATH=VALUE",
-        help="override a field by dotted path (TOML value), e.g. market.price_decline_annual=0.6",
+    add_overrides(
+        p,
+        "override a field by dotted path (TOML value), e.g. market.price_decline_annual=0.6",
     )
-    p.add_argument(
-        "--format",
-        choices=("table", "json", "csv"),
-        default="table",
-        help="what to print: %(choices)s (default %(default)s)",
-    )
+    add_format(p)
     p.add_argument("--out", metavar="FILE", help="write the output to FILE instead of stdout")
     p.add_argument("--force", action="store_true", help="overwrite an existing --out file")
     p.set_defaults(run=run)

@@ -19,7 +19,7 @@ import argparse
 import json
 import sys
 
-from econ.commands import Number
+from econ.commands import Number, add_format
 from econ.library import command_line, default_path, parse_ref
 
 EXIT_OK = 0
@@ -46,12 +46,7 @@ def register(subparsers) -> None:
             default=argparse.SUPPRESS,
             help="library URL (default: ECON_LIBRARY, else the per-user SQLite file)",
         )
-        sub.add_argument(
-            "--format",
-            choices=("table", "json"),
-            default="table",
-            help="what to print: %(choices)s (default %(default)s)",
-        )
+        add_format(sub, ("table", "json"))
         sub.set_defaults(run=run)
         return sub
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import sys
 
-from econ.commands import Number
+from econ.commands import Number, add_format
 
 
 def register(subparsers) -> None:
@@ -29,12 +29,7 @@ def register(subparsers) -> None:
 
     ls = sub.add_parser("list", help="the series of the index: gpu, terms, dates, points")
     _index_option(ls)
-    ls.add_argument(
-        "--format",
-        choices=("table", "json"),
-        default="table",
-        help="what to print: %(choices)s (default %(default)s)",
-    )
+    add_format(ls, ("table", "json"))
     ls.set_defaults(run=cmd_list)
 
     sh = sub.add_parser("show", help="one series' points and its fitted decay with error band")
@@ -46,12 +41,7 @@ def register(subparsers) -> None:
         help="term in months, 0 = on-demand (default: the only term)",
     )
     _index_option(sh)
-    sh.add_argument(
-        "--format",
-        choices=("table", "json"),
-        default="table",
-        help="what to print: %(choices)s (default %(default)s)",
-    )
+    add_format(sh, ("table", "json"))
     sh.set_defaults(run=cmd_show)
 
     im = sub.add_parser(
@@ -81,12 +71,7 @@ def register(subparsers) -> None:
         metavar="FILE",
         help="resale index file (default: the shipped models/market/resale_index.csv)",
     )
-    rs.add_argument(
-        "--format",
-        choices=("table", "json"),
-        default="table",
-        help="what to print: %(choices)s (default %(default)s)",
-    )
+    add_format(rs, ("table", "json"))
     rs.set_defaults(run=cmd_resale)
 
 

@@ -13,7 +13,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from econ.commands import Number
+from econ.commands import Number, add_overrides
 from econ.errors import InputError
 
 EXIT_OK, EXIT_DIFFERS = 0, 1
@@ -40,14 +40,7 @@ def register(subparsers) -> None:
         "'downside=market.price_usd_per_mtok=0.25;utilization.share=0.6'; repeat for several "
         "(default: downside and upside at the token price 20%% lower and higher)",
     )
-    m.add_argument(
-        "--set",
-        dest="overrides",
-        action="append",
-        default=[],
-        metavar="PATH=VALUE",
-        help="override a field of the scenario itself (TOML value)",
-    )
+    add_overrides(m, "override a field of the scenario itself (TOML value)")
     m.add_argument(
         "--montecarlo",
         type=Number(int, what="a number of draws", ge=1),

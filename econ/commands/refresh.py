@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from econ import strict_json  # standard library only
-from econ.commands import Number
+from econ.commands import Number, add_format, add_overrides
 
 _MONTH = Number(int, field="financing_models:RateStep.month", what="a month")
 
@@ -28,20 +28,11 @@ def register(subparsers) -> None:
         "--from-month", type=_MONTH, help="first candidate month (default: the vintage's)"
     )
     p.add_argument("--to-month", type=_MONTH, help="last candidate month (default: horizon - 1)")
-    p.add_argument(
-        "--set",
-        dest="overrides",
-        action="append",
-        default=[],
-        metavar="PATH=VALUE",
-        help="override a field of the scenario by dotted path (TOML value; repeat for several)",
+    add_overrides(
+        p,
+        "override a field of the scenario by dotted path (TOML value; repeat for several)",
     )
-    p.add_argument(
-        "--format",
-        choices=("table", "json", "csv"),
-        default="table",
-        help="what to print: %(choices)s (default %(default)s)",
-    )
+    add_format(p)
     p.set_defaults(run=run)
 
 

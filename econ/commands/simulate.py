@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 from econ import strict_json  # standard library only
-from econ.commands import Number, lazy, say_warnings
+from econ.commands import Number, add_format, lazy, say_warnings
 from econ.errors import InputError
 from econ.files import atomic_write  # standard library only
 
@@ -32,23 +32,13 @@ def register(subparsers) -> None:
     hw = subparsers.add_parser("hardware", help="the accelerator catalog (models/hardware.toml)")
     hw_sub = hw.add_subparsers(dest="hardware_command", metavar="SUBCOMMAND", required=True)
     hl = hw_sub.add_parser("list", help="list catalog hardware")
-    hl.add_argument(
-        "--format",
-        choices=("table", "json"),
-        default="table",
-        help="what to print: %(choices)s (default %(default)s)",
-    )
+    add_format(hl, ("table", "json"))
     hl.set_defaults(run=cmd_hardware_list)
 
     lm = subparsers.add_parser("llms", help="the model architecture catalog (models/llms.toml)")
     lm_sub = lm.add_subparsers(dest="llms_command", metavar="SUBCOMMAND", required=True)
     ll = lm_sub.add_parser("list", help="list catalog models")
-    ll.add_argument(
-        "--format",
-        choices=("table", "json"),
-        default="table",
-        help="what to print: %(choices)s (default %(default)s)",
-    )
+    add_format(ll, ("table", "json"))
     ll.set_defaults(run=cmd_llms_list)
 
 
@@ -98,12 +88,7 @@ def register_throughput(throughput_subparsers) -> None:
         type=Number(int, what="a number", ge=2),
         help="concurrency points (default 64, the simulator's)",
     )
-    s.add_argument(
-        "--format",
-        choices=("table", "json", "csv"),
-        default="table",
-        help="what to print: %(choices)s (default %(default)s)",
-    )
+    add_format(s)
     s.add_argument("--out", metavar="PATH", help="write the curve as CSV")
     s.add_argument("--force", action="store_true", help="overwrite --out if it exists")
     s.set_defaults(run=cmd_simulate)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from econ.commands import LazyChoices, Number, lazy
+from econ.commands import LazyChoices, Number, add_format, lazy
 from econ.sizing import POWER_BASES
 
 racks = lazy("econ.racks")  # the rack catalog loads when the command runs
@@ -68,12 +68,7 @@ def register(subparsers) -> None:
         type=Number(int),  # bounds: econ.racks, which says why
         help="8-GPU systems per rack (e.g. 1 or 2 for a legacy air hall)",
     )
-    p.add_argument(
-        "--format",
-        choices=("table", "json"),
-        default="table",
-        help="what to print: %(choices)s (default %(default)s)",
-    )
+    add_format(p, ("table", "json"))
     p.set_defaults(run=run)
 
 

@@ -13,7 +13,7 @@ import math
 import sys
 
 from econ import strict_json  # standard library only
-from econ.commands import LazyChoices, Number, lazy
+from econ.commands import LazyChoices, Number, add_format, lazy
 from econ.errors import InputError
 
 importers = lazy("econ.throughput.importers")  # pandas and the parsers load when a command runs
@@ -172,12 +172,7 @@ def register(commands) -> None:
         type=Number(what="a price", gt=0),
         help="also show the cost per million output tokens",
     )
-    q.add_argument(
-        "--format",
-        choices=("table", "json"),
-        default="table",
-        help="what to print: %(choices)s (default %(default)s)",
-    )
+    add_format(q, ("table", "json"))
     q.set_defaults(run=_cmd_point)
 
     h = sub.add_parser("history", help="software gains of one platform across MLPerf rounds")
@@ -190,12 +185,7 @@ def register(commands) -> None:
     h.add_argument("--gpus", type=Number(), help="only systems of this many accelerators")
     h.add_argument("--include-preview", action="store_true", help="include Preview results")
     h.add_argument("--start-date", help="scenario start (YYYY-MM-DD): show steps as months")
-    h.add_argument(
-        "--format",
-        choices=("table", "json"),
-        default="table",
-        help="what to print: %(choices)s (default %(default)s)",
-    )
+    add_format(h, ("table", "json"))
     h.set_defaults(run=_cmd_history)
 
     try:  # the simulator adds `simulate` and `calibrate` to this group when it is installed
