@@ -29,7 +29,6 @@ from econ.scenario.financing_models import compile_tranches
 from econ.scenario.gain_models import compile_throughput
 from econ.scenario.market_models import compile_market
 from econ.scenario.models import Scenario, set_elsewhere_message
-from econ.scenario.power_models import host_share_warning, it_kw_per_gpu
 from econ.throughput.resolve import resolve_history, resolve_throughput
 
 
@@ -177,8 +176,8 @@ class ScenarioBatch:
         }
         # Measured and simulated sources become a number here, once per distinct source.
         row_warnings = []
-        # per hardware, rack cooling and GPU count
-        hardware_warnings: dict[tuple[str, str, int], tuple[str, ...]] = {}
+        # per hardware, rack cooling, GPU count and power section (sections are frozen)
+        hardware_warnings: dict[tuple, tuple[str, ...]] = {}
         for i, row in enumerate(rows):
             try:
                 fitted = resolve_history(row.throughput, row.fleet.hardware)
@@ -200,19 +199,11 @@ class ScenarioBatch:
                     + ", ".join(defaults),
                     *history_warnings,
                 )
-            key = (
-                row.fleet.hardware,
-                row.facility.rack_cooling,
-                row.fleet.gpu_count,
-                it_kw_per_gpu(row.power),
-            )
+            key = (row.fleet.hardware, row.facility.rack_cooling, row.fleet.gpu_count, row.power)
             if key not in hardware_warnings:
                 from econ.racks import catalog_warnings  # the catalogs load only here
 
-                hardware_warnings[key] = (
-                    *catalog_warnings(*key),
-                    *filter(None, [host_share_warning(row.power)]),
-                )
+                hardware_warnings[key] = catalog_warnings(*key)
             history_warnings = (*hardware_warnings[key], *history_warnings)
             history_warnings = (*series_warnings[i], *history_warnings)
             if resolved is None:

@@ -347,7 +347,7 @@ def _cmd_validate(args) -> int:
             print(f"{name}: ok ({scenario.name}, {scenario.horizon} months{note})")
             for row in scenario.expand():  # the fleet and each vintage, as projected
                 found = catalog_warnings(
-                    row.fleet.hardware, row.facility.rack_cooling, row.fleet.gpu_count
+                    row.fleet.hardware, row.facility.rack_cooling, row.fleet.gpu_count, row.power
                 )
                 for warning in found:
                     print(f"warning [{row.name}]: {warning}", file=sys.stderr)

@@ -12,6 +12,7 @@ import tomllib
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -19,6 +20,9 @@ from econ.catalog import models_dir
 from econ.errors import InputError
 from econ.facility import HallLimitError
 from econ.sizing import LIMITS, size_hall
+
+if TYPE_CHECKING:
+    from econ.scenario.power_models import Power
 
 COOLING = ("air", "liquid")
 """Rack cooling types, as in models/racks.toml."""
@@ -322,22 +326,22 @@ def power_warning(
 
 
 def catalog_warnings(
-    hardware: str,
-    rack_cooling: str,
-    gpu_count: int | None = None,
-    it_kw_per_gpu: float | None = None,
+    hardware: str, rack_cooling: str, gpu_count: int, power: Power
 ) -> tuple[str, ...]:
-    """What a scenario row's hardware key, rack cooling, GPU count and IT power per GPU
-    contradict in the catalogs: a key outside the hardware catalog, rack cooling other than the
-    rack catalog's, a GPU count that is not a whole number of systems, a power per GPU far from
-    the catalog's."""
+    """What a scenario row's hardware key, rack cooling, GPU count and power section contradict
+    in the catalogs or leave out: a key outside the hardware catalog, rack cooling other than the
+    rack catalog's, a GPU count that is not a whole number of systems, an IT power per GPU far
+    from the catalog's, chip-only power with no host share. `econ validate` and projections
+    both give these (econ.batch keys them by these four inputs)."""
     from econ.hardware import unknown_key_warning
+    from econ.scenario.power_models import host_share_warning, it_kw_per_gpu
 
     found = (
         unknown_key_warning(hardware),
         cooling_warning(hardware, rack_cooling),
-        None if gpu_count is None else whole_systems_warning(hardware, gpu_count),
-        None if it_kw_per_gpu is None else power_warning(hardware, it_kw_per_gpu),
+        whole_systems_warning(hardware, gpu_count),
+        power_warning(hardware, it_kw_per_gpu(power)),
+        host_share_warning(power),
     )
     return tuple(w for w in found if w)
 

@@ -171,6 +171,31 @@ def test_a_typo_in_the_hardware_key_is_warned_of_by_validate_and_project(run, tm
     )
 
 
+def test_validate_gives_the_power_warnings_project_gives(run, tmp_path: Path):
+    """Both read one list (econ.racks.catalog_warnings): validate once left out the power per GPU
+    far from the rack catalog's and the chip-only power with no host share."""
+    far = tmp_path / "far.toml"
+    far.write_text(SEED.read_text().replace("kw_per_gpu = 1.87", "kw_per_gpu = 3.5"))
+    chip = tmp_path / "chip.toml"
+    chip.write_text(
+        SEED.read_text().replace(
+            "kw_per_gpu = 1.87", 'kw_per_gpu = 1.2\nkw_per_gpu_definition = "chip_only"'
+        )
+    )
+    for path, expected in (
+        (far, "power.kw_per_gpu gives 3.5 kW of IT load per GPU, 87% above the 1.87 kW"),
+        (chip, "power.kw_per_gpu_definition is 'chip_only' and power.host_overhead_share is 0"),
+    ):
+        checked = run("validate", str(path))
+        assert checked.returncode == 0, checked.stderr
+        assert expected in checked.stderr
+        projected = run("project", str(path), "--format", "json")
+        warnings = json.loads(projected.stdout)["scenarios"][0]["summary"]["warnings"]
+        assert any(expected in w for w in warnings)
+    plain = run("validate", str(SEED))
+    assert plain.returncode == 0 and "warning" not in plain.stderr
+
+
 def test_a_negative_number_in_scientific_notation_reaches_the_check_of_its_value(run):
     done = run("loan", "--amount", "-1e6", "--rate", "0.1", "--term-months", "12")
     assert done.returncode == 3
