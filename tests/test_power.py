@@ -62,6 +62,22 @@ def test_power_boundaries():
     np.testing.assert_allclose(kw, [1.3, 1.3, 1.3], rtol=1e-12)
 
 
+def test_a_scenarios_power_section_converts_by_the_same_boundaries():
+    """The scenario-level figure (catalog checks, hall limits) is the engine's, one row."""
+    from econ.scenario.power_models import it_kw_per_gpu
+
+    for definition, kw, expected in (
+        ("chip_plus_host", 1.3, 1.3),
+        ("chip_only", 1.0, 1.3),
+        ("utility_meter", 1.43, 1.3),
+    ):
+        section = Power(
+            kw_per_gpu=kw, kw_per_gpu_definition=definition, host_overhead_share=0.3, pue=1.1
+        )
+        assert it_kw_per_gpu(section) == pytest.approx(expected, rel=1e-12)
+        assert type(it_kw_per_gpu(section)) is float
+
+
 def test_measured_energy_replaces_nameplate():
     # 1,870 W serving 4,867.7 tok/s (seed GB200 figures) is 0.38417 J/token; back to 1.87 kW.
     joules = power.joules_per_token_at_load(1.87, 4867.7)

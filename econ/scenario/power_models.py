@@ -340,12 +340,14 @@ def _over_limit(kw_per_rack: float, limit: float, figure: str | None = None) -> 
 
 
 def it_kw_per_gpu(power: Power) -> float:
-    """IT power per GPU at full load from the scenario's nameplate figure and its boundary [kW/GPU]."""
-    if power.kw_per_gpu_definition == "chip_only":
-        return power.kw_per_gpu * (1.0 + power.host_overhead_share)
-    if power.kw_per_gpu_definition == "utility_meter":
-        return power.kw_per_gpu / power.pue
-    return power.kw_per_gpu
+    """IT power per GPU at full load from the scenario's nameplate figure and its boundary
+    (`econ.power.it_kw_per_gpu` for one scenario) [kW/GPU]."""
+    from econ import power as power_mod  # numpy, loaded only where a figure is checked
+
+    boundary = power_mod.POWER_BOUNDARIES.index(power.kw_per_gpu_definition)
+    return float(
+        power_mod.it_kw_per_gpu(power.kw_per_gpu, boundary, power.host_overhead_share, power.pue)
+    )
 
 
 def host_share_warning(power: Power) -> str | None:
