@@ -1,4 +1,7 @@
-"""Text that spreadsheets open: formula-injection neutralization for every writer of text cells.
+"""Text from outside that econ writes: neutralized for spreadsheets, escaped for terminals, cut
+short for messages.
+
+Spreadsheets: formula-injection neutralization for every writer of text cells.
 
 A CSV cell that a spreadsheet reads as a formula can run code or leak data when the file is opened
 (OWASP, "CSV Injection"). A cell is treated as formula-like when it starts with `=`, `+`, `-`, `@`,
@@ -11,12 +14,26 @@ import with "trim spaces" turns `" =1+1"` into a formula; other readers trim or 
 characters. Such text gets a leading apostrophe; nothing else changes, so a reader that knows the
 convention removes one apostrophe to get the text back.
 
-This module imports nothing of econ: the importers, the table writers and the workbook all use it.
+Terminals: text read from a file someone else wrote (a scenario's keys, a benchmark file's model
+name, a market index's source column, a file name) must not reach a terminal raw, where an
+escape sequence (ESC, CSI U+009B, OSC) can erase a line, print a fake one, set the window title
+or hide what follows, a carriage return can overwrite what was printed, and a bidirectional
+override (U+202E) can show a name backwards. `printable` writes such characters as Python
+escapes (`\\x1b`, `\\u202e`); what was printable stays as it is, so escaping twice changes
+nothing. Messages name a value with `shortened` (repr, cut to QUOTED_LIMIT characters), a name
+with `clipped` and a list of names with `listed` (the first few, then how many more), so that a
+file of a million columns does not make a message of megabytes.
+
+This module imports nothing of econ: the importers, the table writers, the workbook, the command
+line and the scenario errors all use it.
 """
 
 from __future__ import annotations
 
+import re
 import unicodedata
+from collections.abc import Iterable
+from typing import Any
 
 FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
 """Characters that start a formula (or, tab and CR, hide one) when a cell begins with them."""
@@ -59,4 +76,103 @@ def restore(text: str) -> str:
     return text
 
 
-__all__ = ["FORMULA_PREFIXES", "FORMULA_SIGNS", "looks_like_formula", "neutralize", "restore"]
+BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+"""The bidirectional embeddings, overrides and isolates: invisible, they reorder the text after
+them (U+202E shows `safe-\u202egnp.exe` as safe-exe.png), on a terminal, in a table, in a memo."""
+
+
+def control_character(text: str, allowed: str = "") -> tuple[int, str] | None:
+    """The first control character of `text` not in `allowed` (a C0 control, DEL, a C1 control,
+    one of BIDI_CONTROLS) and its 1-based position, or None: what scenario sections and market
+    index files refuse in text."""
+    for position, char in enumerate(text, start=1):
+        if (unicodedata.category(char) == "Cc" or char in BIDI_CONTROLS) and char not in allowed:
+            return position, char
+    return None
+
+
+def control_kind(char: str) -> str:
+    """What a character `control_character` found is, in words."""
+    return "a bidirectional control character" if char in BIDI_CONTROLS else "a control character"
+
+
+TERMINAL_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+"""What `printable` escapes in text of several lines: the control characters of
+`control_character` but line feed and tab, i.e. the C0 controls, DEL, the C1 controls
+(U+0080-U+009F: U+009B is a CSI, U+009D an OSC on terminals that take 8-bit controls) and
+BIDI_CONTROLS."""
+
+
+def _escaped(char: str) -> str:
+    """A character as Python writes it in a string literal: ESC as \\x1b, U+202E as \\u202e."""
+    return char.encode("unicode_escape").decode("ascii")
+
+
+def printable(text: Any, *, line: bool = False) -> str:
+    """`text` (str() of it) safe to write to a terminal: the characters of TERMINAL_CONTROLS
+    written as Python escapes (ESC as \\x1b, CR as \\r, U+009B as \\x9b, U+202E as \\u202e);
+    line feeds and tabs stay. `line=True`, for one line (a table cell, a name): every character
+    Python does not count as printable is escaped, line feeds and tabs too, and also the
+    invisible ones (format characters such as a zero-width space, line and paragraph separators,
+    spaces other than ' ', private-use and unassigned code points), so that what a name is can
+    be seen. Backslashes are kept, so escaping what was escaped changes nothing."""
+    text = str(text)
+    if line:
+        if text.isprintable():
+            return text
+        return "".join(c if c.isprintable() or c == " " else _escaped(c) for c in text)
+    return TERMINAL_CONTROLS.sub(lambda match: _escaped(match.group()), text)
+
+
+QUOTED_LIMIT = 80
+"""Characters of a value or a name a message quotes; a longer one is cut, saying how long it was."""
+PATH_LIMIT = 4096
+"""Characters of a file's name a message quotes (Linux's PATH_MAX: no real path is cut)."""
+LISTED_LIMIT = 10
+"""Items of a list a message names; the others are counted ("... and 999,990 more")."""
+
+
+def clipped(text: Any, limit: int = QUOTED_LIMIT) -> str:
+    """`text` (str() of it) as one printable line of at most `limit` characters: cut, saying how
+    long it was ("aaaa... (100,000 characters)")."""
+    text = str(text)
+    if len(text) > limit:
+        return f"{printable(text[:limit], line=True)}... ({len(text):,} characters)"
+    return printable(text, line=True)
+
+
+def shortened(value: Any) -> str:
+    """repr(value), cut to QUOTED_LIMIT characters (a 20 MB string is not a message)."""
+    text = repr(value)
+    if len(text) <= QUOTED_LIMIT:
+        return text
+    return f"{text[:QUOTED_LIMIT]}... ({len(text):,} characters)"
+
+
+def listed(items: Iterable[Any], limit: int = LISTED_LIMIT) -> str:
+    """The items, comma-separated, each `clipped`: the first `limit`, then how many more
+    ("c0, c1, ..., c9 ... and 999,990 more")."""
+    items = list(items)
+    shown = ", ".join(clipped(item) for item in items[:limit])
+    more = len(items) - limit
+    return f"{shown} ... and {more:,} more" if more > 0 else shown
+
+
+__all__ = [
+    "BIDI_CONTROLS",
+    "FORMULA_PREFIXES",
+    "FORMULA_SIGNS",
+    "LISTED_LIMIT",
+    "PATH_LIMIT",
+    "QUOTED_LIMIT",
+    "TERMINAL_CONTROLS",
+    "clipped",
+    "control_character",
+    "control_kind",
+    "listed",
+    "looks_like_formula",
+    "neutralize",
+    "printable",
+    "restore",
+    "shortened",
+]

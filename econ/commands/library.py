@@ -21,6 +21,7 @@ import sys
 
 from econ.commands import Number, add_format
 from econ.library import command_line, default_path, parse_ref
+from econ.text import printable
 
 EXIT_OK = 0
 MESSAGE_HELP = "what changed and why (default: none)"
@@ -133,23 +134,15 @@ def _open(args, *, create: bool = False):
     return open_library(getattr(args, "library", None), create=create)
 
 
-# What Python does not count as printable: control characters (ESC, CR, DEL, the C1 controls),
-# format characters (zero-width, bidirectional overrides, tags), line and paragraph separators,
-# spaces other than ' ' (a no-break space), private-use and unassigned code points. Text stored by
-# others (a message, a name saved before names were checked) must not reach a terminal raw, where
-# an escape sequence could rewrite the screen or an invisible character hide what a name is.
-
-
-def _escaped(char: str) -> str:
-    return char.encode("unicode_escape").decode("ascii")
+# Text stored by others (a message, a name saved before names were checked) must not reach a
+# terminal raw, where an escape sequence could rewrite the screen or an invisible character hide
+# what a name is: one-line text is written with what Python does not count as printable as
+# escapes (econ.text.printable, line=True).
 
 
 def _printable(text: str) -> str:
-    """`text` with unprintable characters written as Python escapes (ESC as \\x1b, U+2028 as
-    \\u2028); ' ' is kept."""
-    if text.isprintable():
-        return text
-    return "".join(c if c.isprintable() or c == " " else _escaped(c) for c in text)
+    """`text` as one printable line: ESC as \\x1b, U+2028 as \\u2028; ' ' is kept."""
+    return printable(text, line=True)
 
 
 def _json_escape(char: str) -> str:
