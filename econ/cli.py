@@ -66,7 +66,7 @@ def _main(argv: Sequence[str] | None) -> int:
     try:
         args = parser.parse_args(argv)
     except InputError as exc:  # a number an option refuses (econ.commands.Number)
-        print(f"error: {exc}", file=sys.stderr)
+        commands.say_error(exc)
         return EXIT_INVALID
     if not getattr(args, "command", None):
         parser.print_help(sys.stderr)
@@ -75,7 +75,7 @@ def _main(argv: Sequence[str] | None) -> int:
         with _allowing(allowed), _using_library(args.library):  # library:NAME uses it
             return args.run(args)
     except InputError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        commands.say_error(exc)
         return EXIT_INVALID
 
 
@@ -324,8 +324,7 @@ def _cmd_project(args) -> int:
     elif not args.out:
         print(format_table(projection))
     else:  # the files hold the warnings too; covenant breaches must not pass unseen
-        for line in warning_lines(projection.summary_records()):
-            print(line, file=sys.stderr)
+        commands.say_warnings(warning_lines(projection.summary_records()))
     return EXIT_OK
 
 
@@ -338,19 +337,19 @@ def _cmd_validate(args) -> int:
             scenario = load_scenario(name)
         except ScenarioError as exc:
             failed += 1
-            print(f"error: {exc}", file=sys.stderr)
+            commands.say_error(exc)
         else:
             from econ.racks import catalog_warnings
+            from econ.text import printable
 
             defaults = scenario.default_sections
             note = f"; defaults for {', '.join(defaults)}" if defaults else ""
-            print(f"{name}: ok ({scenario.name}, {scenario.horizon} months{note})")
+            print(printable(f"{name}: ok ({scenario.name}, {scenario.horizon} months{note})"))
             for row in scenario.expand():  # the fleet and each vintage, as projected
                 found = catalog_warnings(
                     row.fleet.hardware, row.facility.rack_cooling, row.fleet.gpu_count, row.power
                 )
-                for warning in found:
-                    print(f"warning [{row.name}]: {warning}", file=sys.stderr)
+                commands.say_warnings(f"warning [{row.name}]: {warning}" for warning in found)
     return EXIT_INVALID if failed else EXIT_OK
 
 
@@ -457,8 +456,10 @@ the token revenue by kind and the GPU-hour cost's components follow their total)
 
 def format_table(projection: Projection) -> str:
     """Metrics as rows, scenarios as columns, then each scenario's warnings."""
+    from econ.text import printable
+
     records = projection.summary_records()
-    header = ["metric"] + [r["name"] for r in records]
+    header = ["metric"] + [printable(r["name"], line=True) for r in records]
     rows = [header]
     for key, label, fmt in summary_rows():
         row = [label]
@@ -483,9 +484,12 @@ def format_table(projection: Projection) -> str:
 
 
 def warning_lines(records) -> list[str]:
-    """Each scenario's warnings, one line each: "warning [NAME]: ..."."""
+    """Each scenario's warnings, one line each: "warning [NAME]: ...", `printable` (a warning may
+    quote text of a file: a benchmark file's column names)."""
+    from econ.text import printable
+
     return [
-        f"warning [{record['name']}]: {warning}"
+        printable(f"warning [{record['name']}]: {warning}")
         for record in records
         for warning in record["summary"]["warnings"]
     ]

@@ -914,7 +914,8 @@ def test_a_name_typed_composed_or_decomposed_is_one_name(library_url, tmp_path, 
     ("name", "expected"),
     [
         ("A\u200b-B", "character 2 is U+200B ZERO WIDTH SPACE, an invisible format character"),
-        ("A-B\u202elmth.exe", "character 4 is U+202E RIGHT-TO-LEFT OVERRIDE"),
+        # (refused by every scenario, in a file or not: econ.scenario.section)
+        ("A-B\u202elmth.exe", "a bidirectional control character ('\\u202e') at character 4"),
         ("A-B\U000e0041", "character 4 is U+E0041 TAG LATIN CAPITAL LETTER A"),
         ("A\u2028B", "character 2 is U+2028 LINE SEPARATOR, a line separator"),
         ("A\u2029B", "character 2 is U+2029 PARAGRAPH SEPARATOR, a paragraph separator"),

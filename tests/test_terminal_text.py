@@ -101,3 +101,65 @@ def test_clipped_and_listed_keep_messages_short():
     names = [f"c{i}" for i in range(1_000_000)]
     assert listed(names) == "c0, c1, c2, c3, c4, c5, c6, c7, c8, c9 ... and 999,990 more"
     assert listed(["a\x1b", "b"]) == "a\\x1b, b"
+
+
+# --- scenario files: keys, file names, names ------------------------------------------------------
+
+FAKE = "\x1b[2K\r/tmp/x.toml: ok (fine, 72 months)\x1b[8m"
+FAKE_TOML = "\\u001b[2K\\r/tmp/x.toml: ok (fine, 72 months)\\u001b[8m"
+FAKE_SHOWN = "\\x1b[2K\\r/tmp/x.toml: ok (fine, 72 months)\\x1b[8m"
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "path"),
+    [
+        ("[fleet]\n", f'[fleet]\n"gpu{FAKE_TOML}" = 1\n', "fleet.gpu"),
+        ("schema_version = 1\n", f'schema_version = 1\n"top{FAKE_TOML}" = 1\n', "top"),
+        ("[sources]\n", f'[sources]\n"utilization.share{FAKE_TOML}" = "x"\n', "sources."),
+    ],
+)
+def test_scenario_keys_are_escaped_in_errors(run, tmp_path, old, new, path):
+    result = run("validate", seed_with(tmp_path, old, new))
+    assert result.returncode == 3 and result.stderr.startswith("error: ")
+    assert no_raw(result.stderr) and no_raw(result.stdout)
+    assert f"{path}" in result.stderr and FAKE_SHOWN in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_a_file_name_with_an_escape_is_escaped(run, tmp_path):
+    bad = tmp_path / "a\x1b]0;PWNED\x07.toml"
+    bad.write_text("not = [toml", encoding="utf-8")
+    result = run("validate", bad)
+    assert result.returncode == 3 and no_raw(result.stderr)
+    assert "a\\x1b]0;PWNED\\x07.toml" in result.stderr
+
+
+def test_library_import_escapes_file_names(run, tmp_path, library):
+    folder = tmp_path / "in"
+    folder.mkdir()
+    (folder / "a\x1b]0;PWNED\x07\x1b[2J.toml").write_text("not = [toml", encoding="utf-8")
+    result = run("library", "import", folder)
+    assert result.returncode == 3 and no_raw(result.stderr)
+    assert "a\\x1b]0;PWNED\\x07\\x1b[2J.toml" in result.stderr
+
+
+def test_sources_naming_no_field_quotes_the_key_escaped_and_short(run, tmp_path):
+    hidden = seed_with(tmp_path, "[sources]\n", '[sources]\n"utilization.\\u200bshare" = "x"\n')
+    result = run("validate", hidden)
+    assert result.returncode == 3 and "sources names 'utilization.\\u200bshare'" in result.stderr
+    assert "\u200b" not in result.stderr
+    long = seed_with(tmp_path, "[sources]\n", f'[sources]\n"{"k" * 100_000}" = "x"\n', "l.toml")
+    result = run("validate", long)
+    assert result.returncode == 3 and len(result.stderr) < 2_000
+    assert "(100,002 characters)" in result.stderr  # (the key quoted: 100,000 and two quotes)
+
+
+def test_a_name_with_a_bidirectional_override_is_refused(run, tmp_path):
+    path = seed_with(
+        tmp_path, 'name = "deepseek-r1-gb200-nvl72"', 'name = "safe-\\u202egnp.exe"'
+    )
+    result = run("validate", path)
+    assert result.returncode == 3 and no_raw(result.stderr)
+    assert "name = 'safe-\\u202egnp.exe': a bidirectional control character" in result.stderr
+    result = run("project", SEED, "--set", 'name="a\u2066b"')
+    assert result.returncode == 3 and "\u2066" not in result.stderr

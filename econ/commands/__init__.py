@@ -107,15 +107,28 @@ def add_overrides(parser, help: str, dest: str = "overrides") -> None:
 
 def say_warnings(lines: Iterable[str]) -> None:
     """Print warnings on stderr, one per line, worded as the command's table words them
-    (`warning [NAME]: ...`, `warning: ...`).
+    (`warning [NAME]: ...`, `warning: ...`), `printable`: a warning may quote text of a file
+    someone else wrote (a benchmark file's column names), which must not reach a terminal raw.
 
     For outputs that have no place of their own for them (CSV): the warnings say why a figure is
     empty, so they must reach the reader, and stdout must hold nothing but the data.
     """
     import sys
 
+    from econ.text import printable
+
     for line in lines:
-        print(line, file=sys.stderr)
+        print(printable(line), file=sys.stderr)
+
+
+def say_error(error: BaseException | str) -> None:
+    """Print an error on stderr as `error: MESSAGE`, `printable`: the message may quote a file's
+    keys, a column name, a file name (each message escapes what it quotes; this is the net)."""
+    import sys
+
+    from econ.text import printable
+
+    print(f"error: {printable(error)}", file=sys.stderr)
 
 
 def _text(bound: float) -> str:

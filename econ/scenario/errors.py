@@ -7,30 +7,32 @@ import os
 from typing import Any
 
 from econ.errors import InputError
+from econ.text import PATH_LIMIT, QUOTED_LIMIT, clipped, printable, shortened
+
+FIELD_PATH_LIMIT = 200
+"""Characters of a field path a message quotes (the longest of econ's is under 60)."""
 
 
 class ScenarioError(InputError):
-    """Invalid scenario input; names the file, the field path, the value and what was expected."""
+    """Invalid scenario input; names the file, the field path, the value and what was expected.
+
+    The message is for a terminal: the file's name and the field path (a table key of the file,
+    a column of an overrides CSV) are written `clipped` and the value `shortened`: a control
+    character in any of them is written as an escape (\\x1b), a name of 100,000 characters is
+    cut, saying how long it was; the whole message is `printable`."""
 
     def __init__(self, file: str | os.PathLike | None, path: str, value: Any, expected: str):
         self.file = str(file) if file is not None else None
         self.path = path
         self.value = value
         self.expected = expected
-        where = f"{self.file}: " if self.file else ""
-        field = (
-            f"{path} = {shortened(value)}: " if value is not None else (f"{path}: " if path else "")
-        )
-        super().__init__(f"{where}{field}{expected}")
+        where = f"{clipped(self.file, limit=PATH_LIMIT)}: " if self.file else ""
+        shown = clipped(path, limit=FIELD_PATH_LIMIT)
+        if value is not None:
+            field = f"{shown} = {shortened(value)}: "
+        else:
+            field = f"{shown}: " if path else ""
+        super().__init__(printable(f"{where}{field}{expected}"))
 
 
-QUOTED_LIMIT = 80
-"""Characters of a value a message quotes; a longer one is cut, saying how long it was."""
-
-
-def shortened(value: Any) -> str:
-    """repr(value), cut to QUOTED_LIMIT characters (a 20 MB string is not a message)."""
-    text = repr(value)
-    if len(text) <= QUOTED_LIMIT:
-        return text
-    return f"{text[:QUOTED_LIMIT]}... ({len(text):,} characters)"
+__all__ = ["QUOTED_LIMIT", "ScenarioError", "shortened"]

@@ -494,7 +494,9 @@ class Scenario(Section):
         )
         for path in self.sources:
             if not _has_path(self, path):
-                raise ValueError(f"sources names '{path}', which is not a field of the scenario")
+                raise ValueError(
+                    f"sources names {shortened(path)}, which is not a field of the scenario"
+                )
         self.expand()  # validates every vintage as a scenario of its own
         return self
 

@@ -5,9 +5,11 @@ text (`gpu_price_usd = "310000"` in TOML, `--set 'x="0.5"'`), which pydantic wou
 as the number: a quoted value is a string in TOML, and quoting a number is more often a slip
 (a value pasted from elsewhere, a cell of a spreadsheet) than a choice. The one word an
 optional number takes is NONE_WORD, for None (TOML has no null): it turns off a field that is on
-by default. And a section refuses control characters (ESC, CR, DEL, C1 controls) in any text
-it is given: names, keys and descriptions reach terminals, tables, workbooks and memos, where
-such a character could rewrite the screen (ANSI and OSC escape sequences) or forge a line. Only
+by default. And a section refuses control characters (ESC, CR, DEL, C1 controls, and the
+bidirectional overrides and isolates U+202A-U+202E, U+2066-U+2069) in any text it is given:
+names, keys and descriptions reach terminals, tables, workbooks and memos, where such a
+character could rewrite the screen (ANSI and OSC escape sequences), forge a line or show a name
+backwards. Only
 the fields in `Section.MULTILINE` take line feeds and tabs. A section also refuses an integer
 larger than any float (`gpu_count = 10**400`, or a hexadecimal literal of a thousand digits),
 anywhere in what it is given: every figure becomes a float on its way to the engine, and one
@@ -18,7 +20,6 @@ from __future__ import annotations
 
 import types
 import typing
-import unicodedata
 from functools import cache
 from typing import ClassVar
 
@@ -26,6 +27,7 @@ from pydantic import BaseModel, ConfigDict, model_validator
 from pydantic_core import PydanticCustomError
 
 from econ.strict_json import EXPECTED_FINITE, first_beyond_float, integer_shown
+from econ.text import control_character, control_kind
 
 NUMBER_AS_TEXT = "number_as_text"
 BOOLEAN_AS_NUMBER = "boolean_as_number"
@@ -105,21 +107,14 @@ def field_bounds(model: type[BaseModel], name: str) -> dict[str, float]:
     return {bound: found[bound] for bound in BOUNDS if bound in found}
 
 
-def control_character(text: str, allowed: str = "") -> tuple[int, str] | None:
-    """The first control character of `text` not in `allowed` and its 1-based position, or None."""
-    for position, char in enumerate(text, start=1):
-        if unicodedata.category(char) == "Cc" and char not in allowed:
-            return position, char
-    return None
-
-
 def check_name(value: str) -> str:
-    """`value` unless it holds a control character (ESC, CR, LF, tab, DEL, C1 controls): a name
-    is printed on terminals, in tables and in file names."""
+    """`value` unless it holds a control character (ESC, CR, LF, tab, DEL, C1 controls, a
+    bidirectional override or isolate): a name is printed on terminals, in tables and in file
+    names."""
     found = control_character(value)
     if found:
         raise ValueError(
-            f"a control character ({found[1]!r}) at character {found[0]}; expected a name of "
+            f"{control_kind(found[1])} ({found[1]!r}) at character {found[0]}; expected a name of "
             f"{PRINTABLE}"
         )
     return value
@@ -202,10 +197,11 @@ class Section(BaseModel):
                         )
                         raise PydanticCustomError(
                             CONTROL_CHARACTER,
-                            "a control character ({char}) at character {position}; expected {what}",
+                            "{kind} ({char}) at character {position}; expected {what}",
                             {
                                 "field": field,
                                 "value": text,
+                                "kind": control_kind(found[1]),
                                 "char": repr(found[1]),
                                 "position": found[0],
                                 "what": what,
