@@ -11,6 +11,7 @@ that the output holds the escaped form, never the character; then the path rule 
 
 from __future__ import annotations
 
+import json
 import subprocess
 
 import pytest
@@ -163,3 +164,76 @@ def test_a_name_with_a_bidirectional_override_is_refused(run, tmp_path):
     assert "name = 'safe-\\u202egnp.exe': a bidirectional control character" in result.stderr
     result = run("project", SEED, "--set", 'name="a\u2066b"')
     assert result.returncode == 3 and "\u2066" not in result.stderr
+
+
+# --- benchmark files ------------------------------------------------------------------------------
+
+ESC_CURVE = (
+    "concurrency,output_tokens_per_s,gpu_count,tpot_ms_p99,ttft_s_p99,workload,config,model,"
+    "hardware\n"
+    '1,90,2,12,0.1,"w\x1b[31mRED",c\x1b]0;T\x07,"m\rFAKE",h\x1b[2J\n'
+    "4,300,2,15,0.15,w,c,m,h\n"
+)
+
+
+def test_throughput_import_escapes_the_file_text(run, tmp_path):
+    path = tmp_path / "esccurve.csv"
+    path.write_bytes(ESC_CURVE.encode())
+    result = run("throughput", "import", path)
+    assert result.returncode == 0 and no_raw(result.stdout) and no_raw(result.stderr)
+    for shown in ("w\\x1b[31mRED", "c\\x1b]0;T\\x07", "m\\rFAKE", "h\\x1b[2J"):
+        assert shown in result.stdout
+    # the CSV written keeps the file's text: data, not a terminal
+    out = tmp_path / "copy.csv"
+    assert run("throughput", "import", path, "--out", out).returncode == 0
+    assert "w\x1b[31mRED" in out.read_text(encoding="utf-8")
+
+
+def test_throughput_point_escapes_the_group(run, tmp_path):
+    path = tmp_path / "esccurve.csv"
+    path.write_bytes(ESC_CURVE.encode())
+    result = run("throughput", "point", path, "--ttft-p99-s", "2", "--workload", "w\x1b[31mRED")
+    assert result.returncode == 0 and no_raw(result.stdout) and no_raw(result.stderr)
+    assert "m\\rFAKE | h\\x1b[2J | w\\x1b[31mRED" in result.stdout
+
+
+def test_vllm_model_id_is_escaped(run, tmp_path):
+    lines = []
+    for line in VLLM.read_text(encoding="utf-8").splitlines():
+        record = json.loads(line)
+        record["model_id"] = "org/model\x1b]0;PWNED\x07\x1b[2J"
+        lines.append(json.dumps(record))
+    path = tmp_path / "run.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    result = run("throughput", "import", path)
+    assert result.returncode == 0 and no_raw(result.stdout)
+    assert "model: org/model\\x1b]0;PWNED\\x07\\x1b[2J" in result.stdout
+
+
+def test_ignored_columns_of_a_scenario_curve_are_escaped(run, tmp_path):
+    (tmp_path / "curve.csv").write_bytes(
+        b'concurrency,output_tokens_per_s,gpu_count,tpot_ms_p99,ttft_s_p99,'
+        b'"junk\x1b]0;PWNED\x07\x1b[2J"\n1,90,2,12,0.1,1\n4,300,2,15,0.15,1\n'
+    )
+    scenario = seed_with(
+        tmp_path, "tokens_per_s_per_gpu = 4867.7", 'measured = { curve = "curve.csv" }'
+    )
+    for fmt in ("table", "csv"):
+        result = run("project", scenario, "--format", fmt)
+        assert result.returncode == 0 and no_raw(result.stdout) and no_raw(result.stderr)
+        assert "columns ignored (not part of the curve format): junk\\x1b]0;PWNED" in (
+            result.stdout + result.stderr
+        )
+
+
+def test_many_ignored_columns_make_one_short_warning(run, tmp_path):
+    extra = ",".join(f"c{i}" for i in range(100_000))  # (a million made a warning of 8.9 MB)
+    cells = ",".join("1" for _ in range(100_000))
+    (tmp_path / "wide.csv").write_text(
+        f"concurrency,output_tokens_per_s,gpu_count,{extra}\n1,90,2,{cells}\n4,300,2,{cells}\n",
+        encoding="utf-8",
+    )
+    result = run("throughput", "import", tmp_path / "wide.csv")
+    assert result.returncode == 0
+    (warning,) = [w for w in result.stderr.splitlines() if "columns ignored" in w]
+    assert len(warning) < 400 and warning.endswith("c8, c9 ... and 99,990 more")

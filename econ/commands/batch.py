@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from econ import strict_json
-from econ.commands import Number, add_format, add_overrides, say_warnings
+from econ.commands import Number, add_format, add_overrides, say_error, say_warnings
 from econ.errors import InputError
 
 EXIT_OK, EXIT_INVALID, EXIT_INTERRUPTED = 0, 3, 130
@@ -307,9 +307,8 @@ def _say_held(result) -> None:
     (the metadata of --out and --format json has them too)."""
     held = result.metadata.get("held_loan")
     if held is not None:
-        print(f"held loan: {held['note']}", file=sys.stderr)
-    for note in result.metadata.get("notes", []):
-        print(f"note: {note}", file=sys.stderr)
+        say_warnings([f"held loan: {held['note']}"])
+    say_warnings(f"note: {note}" for note in result.metadata.get("notes", []))
 
 
 def _interrupted(store) -> int:
@@ -318,7 +317,7 @@ def _interrupted(store) -> int:
 
 
 def _worker_lost(exc, store) -> int:
-    print(f"error: {exc}; {_resume(store)}", file=sys.stderr)
+    say_error(f"{exc}; {_resume(store)}")
     return EXIT_INVALID
 
 

@@ -109,8 +109,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"wrote {args.out}", file=sys.stderr)
     else:
         print(text.rstrip("\n"))
-    for warning in result.warnings:
-        print(f"warning: {warning}", file=sys.stderr)
+    say_warnings(f"warning: {warning}" for warning in result.warnings)
     if args.format == "csv":  # the table and JSON hold them; a CSV has no place for them
         say_warnings(case_warning_lines(result))
     return 0

@@ -13,7 +13,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from econ.commands import Number, add_overrides
+from econ.commands import Number, add_overrides, say_warnings
 from econ.errors import InputError
 
 EXIT_OK, EXIT_DIFFERS = 0, 1
@@ -107,8 +107,7 @@ def run_memo(args: argparse.Namespace) -> int:
     data = render.pdf(text, memo.stamp) if as_pdf else text
     atomic_write(path, data, overwrite=args.force)
     print(f"wrote {path}", file=sys.stderr)
-    for warning in memo.summary.get("warnings", []):
-        print(f"warning: {warning}", file=sys.stderr)
+    say_warnings(f"warning: {warning}" for warning in memo.summary.get("warnings", []))
     return EXIT_OK
 
 
@@ -116,8 +115,7 @@ def run_verify(args: argparse.Namespace) -> int:
     from econ.memo.verify import verify
 
     report = verify(args.file)
-    for note in report.notes:
-        print(f"note: {note}", file=sys.stderr)
+    say_warnings(f"note: {note}" for note in report.notes)
     if report.ok:
         print(f"{report.file}: ok, {report.checked} figures reproduce ({report.kind})")
         return EXIT_OK

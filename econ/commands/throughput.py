@@ -13,8 +13,9 @@ import math
 import sys
 
 from econ import strict_json  # standard library only
-from econ.commands import LazyChoices, Number, add_format, lazy
+from econ.commands import LazyChoices, Number, add_format, lazy, say_warnings
 from econ.errors import InputError
+from econ.text import printable
 
 importers = lazy("econ.throughput.importers")  # pandas and the parsers load when a command runs
 operating = lazy("econ.throughput.operating_point")
@@ -45,12 +46,14 @@ ENDPOINT_COLUMNS = (
 
 
 def table(header: list[str], rows: list[list[str]]) -> str:
-    """Left-aligned first column, right-aligned others, a rule under the header."""
-    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
+    """Left-aligned first column, right-aligned others, a rule under the header; each cell one
+    printable line (a benchmark file's model, workload or config may hold escape sequences)."""
+    shown = [[printable(c, line=True) for c in row] for row in [header, *rows]]
+    widths = [max(len(r[i]) for r in shown) for i in range(len(header))]
     lines = []
-    for j, row in enumerate([header, *rows]):
-        cells = [str(row[0]).ljust(widths[0])] + [
-            str(c).rjust(w) for c, w in zip(row[1:], widths[1:], strict=True)
+    for j, row in enumerate(shown):
+        cells = [row[0].ljust(widths[0])] + [
+            c.rjust(w) for c, w in zip(row[1:], widths[1:], strict=True)
         ]
         lines.append("  ".join(cells).rstrip())
         if j == 0:
@@ -232,15 +235,14 @@ def _cmd_import(args) -> int:
             for i, row in curve.points.iterrows()
         ]
         print(table(header, rows))
-    for warning in curve.warnings:
-        print(f"warning: {warning}", file=sys.stderr)
+    say_warnings(f"warning: {warning}" for warning in curve.warnings)
     return 0
 
 
 def _provenance_text(prov: dict) -> str:
     keys = ("format", "tool", "tool_version", "model", "hardware", "precision", "gpu_count_basis")
     keys += ("throughput_window", "tokens_per_s_per_user_definition", "power_basis")
-    parts = [f"{k}: {prov.get(k) or '-'}" for k in keys if k in prov]
+    parts = [f"{k}: {printable(prov.get(k) or '-', line=True)}" for k in keys if k in prov]
     parts.append(f"sha256: {str(prov.get('file_sha256', ''))[:16]}...")
     return "; ".join(parts)
 
@@ -363,8 +365,7 @@ def _cmd_point(args) -> int:
     if "cost_usd_per_mtok" in data:
         rows.append(["cost [USD per Mtok output]", f"{data['cost_usd_per_mtok']:,.4f}"])
     print(table(["operating point", "value"], rows))
-    for warning in point.warnings:
-        print(f"warning: {warning}", file=sys.stderr)
+    say_warnings(f"warning: {warning}" for warning in point.warnings)
     return 0
 
 
@@ -407,8 +408,7 @@ def _cmd_history(args) -> int:
     if start:
         for step in data["scenario_steps_replayed"]:
             print(f"replayed from {start}: month {step['month']}: {step['gain']:+.1%}")
-    for caveat in history.caveats:
-        print(f"caveat: {caveat}", file=sys.stderr)
+    say_warnings(f"caveat: {caveat}" for caveat in history.caveats)
     return 0
 
 

@@ -23,6 +23,7 @@ import re
 
 import pandas as pd
 
+from econ.text import listed
 from econ.throughput.curve import (
     CURVE_COLUMNS,
     NUMERIC_OPTIONAL_COLUMNS,
@@ -156,7 +157,7 @@ def parse(src: SourceFile, gpu_count: float | None = None) -> Curve:
         raise src.error(REQUIRED_COLUMNS_MESSAGE)
     if unknown:
         prov.warnings.append(
-            f"columns ignored (not part of the curve format): {', '.join(unknown)}"
+            f"columns ignored (not part of the curve format): {listed(unknown)}"
         )
     records = []
     for line, row in enumerate(rows[1:], start=2):
