@@ -1,5 +1,8 @@
 """Reading the market index files of models/market/ (rental and resale): the text, the header,
-the data rows; errors name the file, the line and what was expected, never the file's content."""
+the data rows; errors name the file, the line and what was expected, never the file's content.
+A cell holding a control character (ESC, CR, a C1 control, a bidirectional override; a line
+feed outside MULTILINE_COLUMNS) is refused: the index's text (a series, a source) is printed by
+`econ market` and the app."""
 
 from __future__ import annotations
 
@@ -11,7 +14,11 @@ from pathlib import Path
 
 from econ.errors import InputError
 from econ.files import ReadError, read_regular
+from econ.text import control_character, control_kind
 
+MULTILINE_COLUMNS = ("source",)
+"""Columns whose text may span lines (a quoted CSV field), as a scenario's description may; no
+other control character is taken in any column."""
 MAX_INDEX_BYTES = 64 * 1024 * 1024
 """Bytes of a market index file econ reads (the shipped ones are a few kilobytes)."""
 
@@ -67,7 +74,8 @@ def data_rows(
 ) -> Iterator[tuple[int, list[str]]]:
     """(line, stripped cells) of each data row of a CSV whose header must be `columns` exactly;
     the header is checked before any row is read; blank rows are skipped, a row with a missing
-    or an extra field is refused."""
+    or an extra field is refused, and so is a cell holding a control character
+    (econ.text.control_character; line feeds in MULTILINE_COLUMNS)."""
     expected = ", ".join(columns)
     records = _records(text, name, expected, error)
     first = next(records, None)
@@ -93,7 +101,19 @@ def data_rows(
             raise error(
                 f"{name}: line {line}: {len(row)} fields; expected {len(columns)} ({expected})"
             )
-        yield line, [cell.strip() for cell in row]
+        cells = [cell.strip() for cell in row]
+        for column, cell in zip(columns, cells, strict=True):
+            multiline = column in MULTILINE_COLUMNS
+            found = control_character(cell, "\n" if multiline else "")
+            if found:  # (the character is named escaped, the text around it is not quoted)
+                lines = "text (line feeds allowed)" if multiline else "one line of text"
+                raise error(
+                    f"{name}: line {line}, column {column}: {control_kind(found[1])} "
+                    f"({found[1]!r}) at character {found[0]}; expected {lines} of printable "
+                    "characters: no control characters such as ESC or CR, no bidirectional "
+                    "overrides (they would rewrite or reorder what a terminal shows)"
+                )
+        yield line, cells
 
 
 def modified_stamp(path: Path):

@@ -237,3 +237,51 @@ def test_many_ignored_columns_make_one_short_warning(run, tmp_path):
     assert result.returncode == 0
     (warning,) = [w for w in result.stderr.splitlines() if "columns ignored" in w]
     assert len(warning) < 400 and warning.endswith("c8, c9 ... and 99,990 more")
+
+
+# --- market index files ---------------------------------------------------------------------------
+
+INDEX = "date,series,gpu,term_months,usd_per_gpu_hour,source\n{rows}"
+
+
+@pytest.mark.parametrize(
+    "source",
+    ['"src\x1b[2K\rA/B  2025-02-01  0.0100  fake"', "pub\u202etxt", '"two\r\nlines"', "c1\x9b2J"],
+)
+def test_market_index_text_with_control_characters_is_refused(run, tmp_path, source):
+    index = tmp_path / "esc.csv"
+    rows = f"2025-01-01,A/B,H100,0,2.5,{source}\n2025-02-01,A/B,H100,0,2.4,ok\n"
+    index.write_text(INDEX.format(rows=rows), encoding="utf-8")
+    out = tmp_path / "copy.csv"
+    for args in (
+        ("market", "show", "A/B", "--index", index),
+        ("market", "import", index, "--out", out),
+    ):
+        result = run(*args)
+        assert result.returncode == 3 and no_raw(result.stderr) and not result.stdout
+        assert f"error: {index}: line 2, column source: a " in result.stderr
+        assert "character" in result.stderr and "fake" not in result.stderr
+    assert not out.exists()
+
+
+def test_resale_index_text_with_control_characters_is_refused(run, tmp_path):
+    index = tmp_path / "resale.csv"
+    index.write_text(
+        "series,gpu,age_months,share,share_low,share_high,as_of,source\n"
+        "A/B,H100,12,0.6,,,2025-01-01,x\x1b]0;T\x07\n",
+        encoding="utf-8",
+    )
+    result = run("market", "resale", "A/B", "--index", index)
+    assert result.returncode == 3 and no_raw(result.stderr)
+    assert "line 2, column source: a control character ('\\x1b')" in result.stderr
+
+
+def test_market_table_escapes_its_cells(run, tmp_path):
+    from econ.commands.market import _table
+
+    assert _table(["source"], [["a\x1b[2Kb"]]).splitlines()[2] == "a\\x1b[2Kb"
+    index = tmp_path / "lines.csv"  # a source may span lines; the table shows it on one
+    rows = '2025-01-01,A/B,H100,0,2.5,"two\nlines"\n2025-02-01,A/B,H100,0,2.4,ok\n'
+    index.write_text(INDEX.format(rows=rows), encoding="utf-8")
+    result = run("market", "show", "A/B", "--index", index)
+    assert result.returncode == 0 and "2.5000        two\\nlines" in result.stdout

@@ -17,6 +17,7 @@ from __future__ import annotations
 import sys
 
 from econ.commands import Number, add_format
+from econ.text import printable
 
 
 def register(subparsers) -> None:
@@ -108,11 +109,14 @@ def _summaries(points) -> list[dict]:
 
 
 def _table(header: list[str], rows: list[list[str]]) -> str:
-    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
-    lines = ["  ".join(str(c).ljust(w) for c, w in zip(header, widths, strict=True)).rstrip()]
+    """Left-aligned columns, a rule under the header; each cell one printable line (index files
+    refuse control characters when read; this is the net)."""
+    header, *rows = [[printable(c, line=True) for c in row] for row in [header, *rows]]
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(header, widths, strict=True)).rstrip()]
     lines.append("  ".join("-" * w for w in widths))
     for row in rows:
-        lines.append("  ".join(str(c).ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
+        lines.append("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
     return "\n".join(lines)
 
 
@@ -216,7 +220,7 @@ def cmd_show(args) -> int:
         print(strict_json.dumps(payload, indent=2))
         return 0
     kind = "on-demand" if curve.term_months == 0 else f"{curve.term_months}-month contracts"
-    print(f"{curve.series} ({curve.publisher}), {curve.gpu}, {kind}")
+    print(printable(f"{curve.series} ({curve.publisher}), {curve.gpu}, {kind}", line=True))
     print(
         _table(
             ["date", "USD/GPU-hour", "source"],
@@ -326,9 +330,8 @@ def cmd_resale(args) -> int:
     if args.format == "json":
         print(strict_json.dumps(payload, indent=2))
         return 0
-    print(
-        f"{curve.series} ({curve.publisher}), {curve.gpu}: resale value as a share of the new price"
-    )
+    title = f"{curve.series} ({curve.publisher}), {curve.gpu}"
+    print(printable(f"{title}: resale value as a share of the new price", line=True))
     fmt = lambda v: "" if v is None else f"{v:.3f}"  # noqa: E731
     print(
         _table(
@@ -375,13 +378,14 @@ def cmd_import(args) -> int:
     written = None
     if args.out:  # written first: "ok" is said only of an import that is saved where asked
         written = atomic_write(args.out, index_csv(points).encode(), overwrite=args.force)
-    print(f"{args.file}: ok, {len(points)} points in {len(rows)} series x gpu")
+    print(printable(f"{args.file}: ok, {len(points)} points in {len(rows)} series x gpu"))
     for r in rows:
         terms = ",".join(str(t) for t in r["terms_months"])
-        print(
+        line = (
             f"  {r['series']} {r['gpu']} terms {terms} months: {r['points']} points "
             f"{r['first_date']} to {r['last_date']}"
         )
+        print(printable(line))
     if written:
         print(f"wrote {written}", file=sys.stderr)
     return 0
