@@ -285,3 +285,42 @@ def test_market_table_escapes_its_cells(run, tmp_path):
     index.write_text(INDEX.format(rows=rows), encoding="utf-8")
     result = run("market", "show", "A/B", "--index", index)
     assert result.returncode == 0 and "2.5000        two\\nlines" in result.stdout
+
+
+# --- library texts, sweep columns, the app --------------------------------------------------------
+
+
+def test_library_show_escapes_stored_comments(run, tmp_path, library):
+    path = tmp_path / "c.toml"
+    comment = "# a comment \x9b2J with \u202e in it\n"
+    path.write_text(comment + SEED.read_text(encoding="utf-8"), encoding="utf-8")
+    assert run("library", "save", path).returncode == 0
+    result = run("library", "show", "deepseek-r1-gb200-nvl72")
+    assert result.returncode == 0 and no_raw(result.stdout)
+    assert result.stdout.startswith("# a comment \\x9b2J with \\u202e in it\n")
+    exact = json.loads(run("library", "show", "deepseek-r1-gb200-nvl72", "--format", "json").stdout)
+    assert exact["toml"].startswith(comment)  # JSON gives the text as saved
+
+
+def test_sweep_overrides_columns_are_escaped(run, tmp_path):
+    table = tmp_path / "ov.csv"
+    table.write_bytes(b"utilization.share\x1b]0;PWNED\x07\n0.5\n")
+    result = run("sweep", SEED, "--overrides", table)
+    assert result.returncode == 3 and no_raw(result.stderr)
+    assert "column 'utilization.share\\x1b]0;PWNED\\x07' is not a field" in result.stderr
+    result = run("sweep", SEED, "--grid", "utilization.share\x1b[2J=0.5,0.6")
+    assert result.returncode == 3 and no_raw(result.stderr)
+    assert "grid path 'utilization.share\\x1b[2J' is not a field" in result.stderr
+    # the message itself, as the Python API raises it (the command line's printer is a net)
+    from econ.analysis.validation import BatchInputError, resolve_path
+
+    with pytest.raises(BatchInputError) as refused:
+        resolve_path("utilization.share\x1b[2J", "grid path")
+    assert no_raw(str(refused.value)) and "'utilization.share\\x1b[2J'" in str(refused.value)
+
+
+def test_app_literal_escapes_controls():
+    from econ.ui.fmt import literal
+
+    shown = literal("safe-\u202egnp.exe \x1b[31mred")
+    assert no_raw(shown) and "u202egnp.exe" in shown and "x1b" in shown

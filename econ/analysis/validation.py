@@ -159,7 +159,7 @@ def resolve_path(path: str, what: str = "field") -> FieldSpec:
             + ", ".join(sections)
             + " (docs/inputs.md lists the fields)"
         )
-    raise BatchInputError(f"{what} '{path}' {reason}; {hint}{listed}")
+    raise BatchInputError(f"{what} {shortened(path)} {reason}; {hint}{listed}")
 
 
 def _is_scenario_field(path: str) -> bool:

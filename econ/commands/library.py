@@ -84,7 +84,7 @@ def register(subparsers) -> None:
     h = add("history", "every version of a scenario, oldest first", _history)
     h.add_argument("name", metavar="NAME", help="scenario name")
 
-    sh = add("show", "print a stored version's TOML exactly as saved", _show)
+    sh = add("show", "print a stored version's TOML as saved (control characters escaped)", _show)
     sh.add_argument("ref", metavar="NAME[@VERSION]", help="scenario and version (default: newest)")
 
     d = add("diff", "input and metric changes between two versions", _diff)
@@ -134,10 +134,11 @@ def _open(args, *, create: bool = False):
     return open_library(getattr(args, "library", None), create=create)
 
 
-# Text stored by others (a message, a name saved before names were checked) must not reach a
-# terminal raw, where an escape sequence could rewrite the screen or an invisible character hide
-# what a name is: one-line text is written with what Python does not count as printable as
-# escapes (econ.text.printable, line=True).
+# Text stored by others (a message, a name saved before names were checked, a comment of a
+# stored file) must not reach a terminal raw, where an escape sequence could rewrite the screen or
+# an invisible character hide what a name is: one-line text is written with what Python does not
+# count as printable as escapes (econ.text.printable, line=True), a stored file's text with its
+# control characters and bidirectional overrides as escapes (`show`).
 
 
 def _printable(text: str) -> str:
@@ -260,8 +261,8 @@ def _show(args) -> int:
         stored = library.get(parse_ref(args.ref))
     if args.format == "json":
         _json({**stored.info.to_json(), "toml": stored.text})
-    else:
-        sys.stdout.write(stored.text)
+    else:  # (a comment may hold a C1 control or a bidirectional override; JSON has the text)
+        sys.stdout.write(printable(stored.text))
     return EXIT_OK
 
 

@@ -17,6 +17,7 @@ from econ.labels import COLUMNS as COLUMNS
 from econ.labels import SUMMARY_METRICS, column_label, label_with_unit, metric_kind, summary_label
 from econ.labels import humanize as humanize
 from econ.labels import short_number as short_number
+from econ.text import printable
 
 MONEY_SCALES = {"USD": 1.0, "thousand USD": 1e3, "million USD": 1e6}
 """Display scales for money in charts and tables (the numbers themselves stay in USD)."""
@@ -241,9 +242,11 @@ def literal(text) -> str:
     Markdown's characters are escaped with a backslash (an underscore inside a word, such as a
     field's path, needs none), and an invisible word joiner goes into "https:", "www." and "@":
     GitHub-flavoured markdown turns such web and mail addresses into links even when escaped.
-    A line starting "- " stays a list item (the app's own lists of messages).
+    A line starting "- " stays a list item (the app's own lists of messages). Control
+    characters and bidirectional overrides are written as escapes first (econ.text.printable):
+    a browser shows no terminal escape, but an override reorders what follows it.
     """
-    out = _MARKUP.sub(lambda m: "\\" + m.group(0), str(text))
+    out = _MARKUP.sub(lambda m: "\\" + m.group(0), printable(text))
     out = _ENTITY.sub("\\&", out)
     out = _LOOSE_UNDERSCORE.sub("\\_", out)
     out = _LINE_START.sub(r"\1\\\2", out)
