@@ -324,3 +324,45 @@ def test_app_literal_escapes_controls():
 
     shown = literal("safe-\u202egnp.exe \x1b[31mred")
     assert no_raw(shown) and "u202egnp.exe" in shown and "x1b" in shown
+
+
+# --- memo cases obey the path rule of --set -------------------------------------------------------
+
+
+def test_memo_case_cannot_read_a_file_outside_the_scenario_folder(run, tmp_path):
+    folder, outside = tmp_path / "scenarios", tmp_path / "outside"
+    folder.mkdir()
+    outside.mkdir()
+    scenario = folder / "seed.toml"
+    scenario.write_text(SEED.read_text(encoding="utf-8"), encoding="utf-8")
+    secret = outside / "creds.csv"
+    secret.write_text("concurrency,output_tokens_per_s\n1,zzz-secret-value\n", encoding="utf-8")
+    for target in (secret, "../outside/creds.csv"):
+        case = f'x=throughput.measured.curve="{target}"'
+        result = run("memo", scenario, "--out", tmp_path / "m.html", "--case", case)
+        assert result.returncode == 3, result.stderr
+        assert "case x: throughput.measured.curve" in result.stderr
+        assert "must stay inside" in result.stderr and "zzz-secret-value" not in result.stderr
+        assert not (tmp_path / "m.html").exists()
+
+
+def test_memo_case_paths_resolve_against_the_scenario_folder(run, tmp_path, monkeypatch):
+    folder = tmp_path / "scenarios"
+    folder.mkdir()
+    scenario = folder / "seed.toml"
+    scenario.write_text(SEED.read_text(encoding="utf-8"), encoding="utf-8")
+    (folder / "curve.csv").write_text(CURVE.read_text(encoding="utf-8"), encoding="utf-8")
+    monkeypatch.chdir(tmp_path)  # not the scenario's folder: curve.csv is not here
+    case = 'measured=throughput.measured.curve="curve.csv"'
+    result = run("memo", scenario, "--out", tmp_path / "m.html", "--case", case)
+    assert result.returncode == 0, result.stderr
+
+
+def test_memo_case_of_a_library_scenario_names_no_file(run, tmp_path, library):
+    assert run("library", "save", SEED).returncode == 0
+    case = f'x=throughput.measured.curve="{CURVE}"'
+    result = run(
+        "memo", "library:deepseek-r1-gb200-nvl72", "--out", tmp_path / "m.html", "--case", case
+    )
+    assert result.returncode == 3
+    assert "a library scenario has no folder on disk, so a case cannot name a file" in result.stderr

@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import pandas as pd
 
@@ -26,6 +27,7 @@ from econ.scenario.io import (
     validate_dict,
 )
 from econ.scenario.models import Scenario
+from econ.scenario.paths import allowed_folders, path_fields, resolve_inside
 
 MEMO_FORMAT = 1
 """Version of the stamp layout; `econ verify` refuses layouts it does not know."""
@@ -184,17 +186,48 @@ def default_cases(scenario: Scenario) -> dict[str, list[str]]:
 
 
 def with_overrides(
-    scenario_toml: str, overrides: Sequence[str], name: str, loan: Mapping | None = None
+    scenario_toml: str,
+    overrides: Sequence[str],
+    name: str,
+    loan: Mapping | None = None,
+    origin: str | None = None,
 ) -> Scenario:
     """A case: the scenario with its overrides, holding the base case's loan where `loan`
-    (`econ.analysis.committed.committed_loan`) is given and the case sets no loan terms."""
+    (`econ.analysis.committed.committed_loan`) is given and the case sets no loan terms. A file
+    the case names obeys the rule of `--set` (`case_files`); `origin` is the scenario's file
+    (`Scenario.source_file`: a path, library:NAME@V, or None)."""
     from econ.analysis.committed import hold, holds
 
     where = f"case {name}"
-    data = apply_overrides(parse_toml(scenario_toml, where), overrides, file=where)
+    base = parse_toml(scenario_toml, where)
+    data = apply_overrides(base, overrides, file=where)
+    case_files(base, data, origin, where)
     if loan is not None and holds(overrides):
         data = hold(data, loan)
     return validate_dict(data, file=where)
+
+
+def case_files(base: Mapping, data: dict, origin: str | None, where: str) -> None:
+    """Resolve in `data` each file path a case sets (`throughput.measured.curve`, also in a
+    vintage) as `--set` resolves it (econ.scenario.paths): against the folder of the scenario's
+    file, staying inside it or a folder of `econ --allow-paths`; or refuse it, unopened, for a
+    scenario with no folder (a library scenario, one not read from a file). A path the case
+    leaves as the scenario has it was checked when the scenario was read."""
+    given = {path: table[key] for path, table, key in path_fields(base)}
+    for path, table, key in path_fields(data):
+        value = table[key]
+        if not isinstance(value, str) or not value or value == given.get(path):
+            continue
+        if origin is None or origin.startswith("library:"):
+            what = "a library scenario" if origin else "a scenario not read from a file"
+            raise MemoError(
+                f"{where}: {path} = {shortened(value)}: {what} has no folder on disk, so a case "
+                "cannot name a file; expected throughput.measured.catalog_id or catalog_query "
+                "(MLPerf rows shipped with econ) or a fixed throughput.tokens_per_s_per_gpu"
+            )
+        folder = Path(origin).parent
+        roots = [folder, *allowed_folders()]
+        table[key] = resolve_inside(value, folder, roots, file=where, field=path)
 
 
 def tornado_paths(scenario: Scenario) -> list[str]:
@@ -343,7 +376,8 @@ def compute(
         breach = covenant_breach_price(scenario, loan) | {"holds_loan": loan is not None}
     case_results = {}
     for name, overrides in cases.items():
-        case_summary, _ = _summary(with_overrides(text, overrides, name, loan))
+        case = with_overrides(text, overrides, name, loan, origin=scenario.source_file)
+        case_summary, _ = _summary(case)
         case_results[name] = {
             "overrides": list(overrides),
             "summary": case_summary,
