@@ -143,9 +143,25 @@ def _using_library(url: str | None):
 
 
 def _allowing(folders: list[str]):
-    """`econ.scenario.paths.allow_paths(folders)`, loading the scenario package only if needed."""
+    """`econ.scenario.paths.allow_paths(folders)`, loading the scenario package only if needed;
+    InputError for a value that is not an existing folder: an empty one would allow the current
+    folder, a misspelt one nothing, both without a word."""
     if not folders:
         return contextlib.nullcontext()
+    from econ.text import PATH_LIMIT, clipped
+
+    for folder in folders:
+        if not folder:
+            raise InputError(
+                f"--allow-paths {folder!r}: an empty value; expected a folder (an empty one "
+                "would allow the current folder; write . to mean it)"
+            )
+        if not os.path.isdir(folder):
+            what = "is not a folder" if os.path.exists(folder) else "does not exist"
+            raise InputError(
+                f"--allow-paths {clipped(folder, limit=PATH_LIMIT)}: {what}; expected an existing "
+                "folder that scenario paths may point into"
+            )
     from econ.scenario.paths import allow_paths
 
     return allow_paths(folders)

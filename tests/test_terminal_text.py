@@ -366,3 +366,22 @@ def test_memo_case_of_a_library_scenario_names_no_file(run, tmp_path, library):
     )
     assert result.returncode == 3
     assert "a library scenario has no folder on disk, so a case cannot name a file" in result.stderr
+
+
+# --- --allow-paths --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("folder", "said"),
+    [
+        ("", "--allow-paths '': an empty value; expected a folder"),
+        ("/nonexistent/econ-test", "--allow-paths /nonexistent/econ-test: does not exist"),
+        (str(SEED), f"--allow-paths {SEED}: is not a folder"),
+    ],
+)
+def test_allow_paths_must_name_an_existing_folder(run, folder, said):
+    before, after = ("--allow-paths", folder, "project", SEED), ("project", SEED, "--allow-paths")
+    for args in (before, (*after, folder)):
+        result = run(*args)
+        assert result.returncode == 3 and said in result.stderr and not result.stdout
+        assert "Traceback" not in result.stderr
