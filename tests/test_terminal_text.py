@@ -385,3 +385,19 @@ def test_allow_paths_must_name_an_existing_folder(run, folder, said):
         result = run(*args)
         assert result.returncode == 3 and said in result.stderr and not result.stdout
         assert "Traceback" not in result.stderr
+
+
+# --- message sizes --------------------------------------------------------------------------------
+
+
+def test_out_of_order_steps_name_the_first_one(run):
+    steps = ", ".join(f"{{month = {m}, gain = 0.0}}" for m in [5, 3, *range(10, 100_000)])
+    result = run("project", SEED, "--set", f"throughput.steps=[{steps}]")
+    assert result.returncode == 3 and len(result.stderr) < 2_000
+    assert "steps must be in month order; step 2 is month 3, after month 5" in result.stderr
+
+
+def test_a_long_library_name_is_cut(run, library):
+    result = run("project", "library:" + "a" * 100_000)
+    assert result.returncode == 3 and len(result.stderr) < 2_000
+    assert "(100,002 characters)" in result.stderr

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from econ.errors import InputError
+from econ.text import clipped, shortened
 
 if TYPE_CHECKING:
     from econ.library.store import Library
@@ -130,7 +131,7 @@ def parse_ref(text: str, *, need_version: bool = False) -> Ref:
         name, version = body, ""
     if not name:
         raise LibraryError(
-            f"{text!r}: expected NAME or NAME@VERSION, e.g. deepseek-r1-gb200-nvl72@3"
+            f"{shortened(text)}: expected NAME or NAME@VERSION, e.g. deepseek-r1-gb200-nvl72@3"
         )
     # ASCII digits only ('²' is a digit to str.isdigit, not to int), and at most 100 of them
     # (int() refuses more than 4,300); a number beyond every stored version is "no version N"
@@ -144,7 +145,7 @@ def parse_ref(text: str, *, need_version: bool = False) -> Ref:
             "N = 1, 2, ... (see `econ library history NAME`)"
         )
     if need_version and not at:
-        raise LibraryError(f"{text!r}: expected NAME@VERSION, e.g. {name}@1")
+        raise LibraryError(f"{shortened(text)}: expected NAME@VERSION, e.g. {clipped(name)}@1")
     return Ref(name, int(version) if at else None)
 
 

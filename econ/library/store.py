@@ -1010,14 +1010,15 @@ class Library:
         if row is None:
             if not self.exists:
                 raise LibraryError(
-                    f"no scenario {name!r} in library {self.display}: {self.missing_note()}"
+                    f"no scenario {shortened(name)} in library {self.display}: "
+                    f"{self.missing_note()}"
                 )
             known = list(conn.scalars(sa.select(scenarios.c.name)))
             close = difflib.get_close_matches(name, known, n=3)
             shown = (n if n.isprintable() else repr(n) for n in close)  # (a stored name's U+2028)
             hint = f"; did you mean {', '.join(shown)}?" if close else ""
             raise LibraryError(
-                f"no scenario {name!r} in library {self.display}{hint} "
+                f"no scenario {shortened(name)} in library {self.display}{hint} "
                 "(`econ library list` shows the names)"
             )
         return row

@@ -249,9 +249,12 @@ class Throughput(_Section):
     @field_validator("steps")
     @classmethod
     def _steps_in_order(cls, steps: tuple[GainStep, ...]) -> tuple[GainStep, ...]:
-        months = [s.month for s in steps]
-        if months != sorted(months):
-            raise ValueError(f"steps must be in month order, got months {months}")
+        for i in range(1, len(steps)):
+            if steps[i].month < steps[i - 1].month:  # (the first one: 100,000 steps can be given)
+                raise ValueError(
+                    f"steps must be in month order; step {i + 1} is month {steps[i].month}, "
+                    f"after month {steps[i - 1].month}"
+                )
         return steps
 
     @field_validator("table")
