@@ -146,6 +146,7 @@ class ScenarioBatch:
         items = _scenario_items(scenarios)
         if not items:
             raise ValueError("a batch needs at least one scenario, got none")
+        check_distinct_names(items)
         expanded = [s.expand() for s in items]
         rows = [row for group in expanded for row in group]
         row_scenario = np.repeat(np.arange(len(items)), [len(g) for g in expanded])
@@ -381,6 +382,26 @@ def check_scenario(value, what: str = "scenario") -> Scenario:
     if isinstance(value, Scenario):
         return value
     raise InputError(f"{what} is {_described(value)}; expected a Scenario{_scenario_hint(value)}")
+
+
+def check_distinct_names(scenarios: Sequence[Scenario]) -> None:
+    """InputError when two scenarios of a batch share a name: names are the keys of a
+    projection's output (a summary row per name, the monthly and yearly frames by name and
+    month), so two scenarios of one name would be read as one, their years added together."""
+    positions: dict[str, list[int]] = {}
+    for i, scenario in enumerate(scenarios):
+        positions.setdefault(scenario.name, []).append(i)
+    for name, found in positions.items():
+        if len(found) > 1:
+            at = ", ".join(map(str, found[:-1])) + f" and {found[-1]}"
+            every = "both" if len(found) == 2 else "all"
+            raise InputError(
+                f"scenarios {at} (counted from 0) are {every} named {name!r}; names are the keys of a projection's "
+                "output (one summary row per name, the monthly and yearly frames by name and "
+                "month), so they would be read as one scenario: expected distinct names (set "
+                "`name`, e.g. load_scenario(path, {'name': 'cheap', ...}) or "
+                "scenario.model_copy(update={'name': 'cheap'}))"
+            )
 
 
 def _scenario_items(scenarios) -> tuple[Scenario, ...]:

@@ -94,6 +94,12 @@ def refresh_scenarios(
             f"refresh months must lie in 1..{horizon - 1} (the horizon is {horizon} months), got "
             f"{candidates.tolist()}"
         )
+    repeated = np.unique(candidates, return_counts=True)
+    if (repeated[1] > 1).any():
+        raise RefreshError(
+            f"refresh month {int(repeated[0][repeated[1] > 1][0])} is given more than once; "
+            "expected distinct months (each is one case, named by its month)"
+        )
     old = scenario.fleet
     new = scenario.expand()[1 + names.index(vintage)]
     envelope_kw = (

@@ -33,3 +33,16 @@ def test_gains_page_takes_a_step_from_two_catalog_rows():
     widget(at.text_input, "later row id").set_value("v6.1-zzzzzzzz").run()
     assert not at.exception
     assert any("Step from the catalog" in e and "no catalog row" in e for e in errors(at))
+
+
+def test_gain_trajectory_of_a_scenario_named_base():
+    """The gains page projects the scenario without its gains (named "base") beside it in one
+    batch: a scenario itself named "base" must not share that name (a batch refuses it)."""
+    from econ.scenario import dumps
+    from econ.ui import compute
+
+    seed = load_scenario(ready_made_scenarios()[DEFAULT_SCENARIO], {"name": "base"})
+    monthly = compute.gain_monthly(dumps(seed))
+    assert sorted(monthly["scenario"].unique()) == ["base", "gains"]
+    with_gains = monthly[monthly["scenario"] == "gains"]["tokens"].sum()
+    assert with_gains > monthly[monthly["scenario"] == "base"]["tokens"].sum()

@@ -220,3 +220,28 @@ def test_project_names_an_input_that_is_not_a_scenario(given, message):
     }[given]
     with pytest.raises(InputError, match=message):
         project(value)
+
+
+def test_a_batch_refuses_two_scenarios_of_one_name():
+    """Names are the keys of a projection's output: two scenarios of one name had their years
+    added together in `.annual` and shared the monthly index, silently."""
+    seed = load_scenario(SEED_FILE)
+    cheap = load_scenario(SEED_FILE, {"market.price_usd_per_mtok": 0.2})
+    message = (
+        r"scenarios 0 and 2 \(counted from 0\) are both named 'deepseek-r1-gb200-nvl72'; "
+        r"names are the keys .* expected distinct names \(set `name`, e\.g\. "
+        r"load_scenario\(path, \{'name': 'cheap'"
+    )
+    other = load_scenario(SEED_FILE, {"name": "other"})
+    for make in (ScenarioBatch.from_scenarios, project):
+        with pytest.raises(InputError, match=message):
+            make([seed, other, cheap])
+    with pytest.raises(InputError, match=r"scenarios 0, 1 and 2 \(counted from 0\) are all"):
+        project([seed, seed, seed])
+    renamed = load_scenario(SEED_FILE, {"market.price_usd_per_mtok": 0.2, "name": "cheap"})
+    projection = project([seed, renamed])
+    assert projection.monthly.index.is_unique
+    year_one = projection.annual.xs(1, level="year")["ebitda_usd"]
+    alone = project(seed).annual.xs(1, level="year")["ebitda_usd"].iloc[0]
+    assert year_one[seed.name] == pytest.approx(alone)
+    assert ScenarioBatch.repeat(seed, 3).names.tolist() == [f"{seed.name}#{i}" for i in range(3)]

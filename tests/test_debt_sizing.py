@@ -749,7 +749,8 @@ def test_a_batch_mixing_level_sculpted_and_scheduled_loans_projects_each_as_alon
         _seed(repayment="level_payment"),
         _seed(repayment="balance_schedule", balance_schedule=shares),
     ]
-    together = project(scenarios).monthly  # the names repeat: compare by position
+    named = [s.model_copy(update={"name": f"s{k}"}) for k, s in enumerate(scenarios)]
+    together = project(named).monthly  # (a batch's names are distinct)
     rows = len(together) // len(scenarios)
     for k, scenario in enumerate(scenarios):
         alone = project(scenario).monthly

@@ -453,9 +453,10 @@ def test_a_mixed_batch_projects_alike_in_any_chunks(monkeypatch, chunk):
     scenarios = ROOT / "models" / "scenarios"
     refresh = load_scenario(scenarios / "h200-fleet-gb300-refresh.toml")
     stack = load_scenario(scenarios / "deepseek-r1-gb200-nvl72-capital-stack.toml")
-    whole = project([refresh, refresh, stack])
+    again = refresh.model_copy(update={"name": "again"})  # (a batch's names are distinct)
+    whole = project([refresh, again, stack])
     monkeypatch.setattr(engine, "CHUNK_SCENARIOS", chunk)
-    chunked = project([refresh, refresh, stack])
+    chunked = project([refresh, again, stack])
     for key, values in whole.metrics.items():
         assert np.allclose(chunked.metrics[key], values, rtol=1e-9, equal_nan=True), key
     assert chunked.warnings == whole.warnings
@@ -676,7 +677,8 @@ def test_a_batch_of_scenarios_from_several_files_names_none_of_them_alone():
     scenarios = ROOT / "models" / "scenarios"
     seed = load_scenario(scenarios / "deepseek-r1-gb200-nvl72.toml")
     hall = load_scenario(scenarios / "hall-10mw-hgx-b200-air.toml")
-    assert ScenarioBatch.from_scenarios([seed, seed]).source_file == seed.source_file
+    again = load_scenario(scenarios / "deepseek-r1-gb200-nvl72.toml", {"name": "again"})
+    assert ScenarioBatch.from_scenarios([seed, again]).source_file == seed.source_file
     assert ScenarioBatch.from_scenarios([seed, hall]).source_file is None
 
 

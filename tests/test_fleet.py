@@ -64,6 +64,10 @@ def test_power_envelope_sizes_the_new_vintage():
         ),
         ({"vintage": "gb300", "months": [0]}, "refresh months must lie in 1..71"),
         ({"vintage": "gb300", "power_mw": 0.1}, "holds no whole rack of 'gb300'"),
+        (  # two cases of one name would meet in one batch, which refuses them
+            {"vintage": "gb300", "months": [24, 12, 24]},
+            "refresh month 24 is given more than once; expected distinct months",
+        ),
     ],
 )
 def test_bad_refresh_requests(kwargs, message):

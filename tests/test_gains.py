@@ -163,7 +163,10 @@ def test_bridge_is_exact_for_any_case(decline, rate, tax, debt, gain):
 def test_a_bigger_gain_never_lowers_npv(g1, g2, decline):
     low, high = sorted((g1, g2))
     deflated = load_scenario(SEED, {"market.price_decline_annual": decline})
-    cases = [with_steps(deflated, [{"month": 5, "gain": g}]) for g in (low, high)]
+    cases = [
+        with_steps(deflated, [{"month": 5, "gain": g}]).model_copy(update={"name": name})
+        for g, name in ((low, "low"), (high, "high"))  # (a batch's names are distinct)
+    ]
     npv = project(cases).metrics["npv_usd"]
     assert npv[1] >= npv[0] - 1e-6
 

@@ -490,7 +490,8 @@ def test_rows_with_and_without_a_table_in_one_batch_keep_their_own_figures():
         validate_dict(_scenario()),
         validate_dict(_scenario(resale_value_table=GLRI_TABLE)),
     )
-    together = project([plain, resold, plain])
+    again = plain.model_copy(update={"name": "again"})  # (a batch's names are distinct)
+    together = project([plain, resold.model_copy(update={"name": "resold"}), again])
     alone = project(plain)
     for key in ("npv_usd", "irr_project_annual", "lcot_usd_per_mtok"):
         assert together.metrics[key][[0, 2]] == pytest.approx(

@@ -241,7 +241,9 @@ def gain_monthly(text: str, steps: tuple[tuple[int, float, str], ...] | None = N
         scenario = with_steps(
             scenario, [{"month": m, "gain": g, "label": label} for m, g, label in steps]
         )
-    result = project([without_gains(scenario, name="base"), scenario])
+    # (named apart: a scenario itself named "base" would otherwise share the batch's key)
+    gain = scenario.model_copy(update={"name": "gains"})
+    result = project([without_gains(scenario, name="base"), gain])
     return result.monthly.reset_index()
 
 
