@@ -145,7 +145,7 @@ class ScenarioBatch:
         """Compile validated scenarios into a batch (in order; vintages become extra rows)."""
         items = _scenario_items(scenarios)
         if not items:
-            raise ValueError("a batch needs at least one scenario, got none")
+            raise InputError(NO_SCENARIOS)
         check_distinct_names(items)
         expanded = [s.expand() for s in items]
         rows = [row for group in expanded for row in group]
@@ -454,10 +454,16 @@ def _is_frame(value) -> bool:
 
 
 def _count(n) -> int:
-    """The number of scenarios of `repeat`: a whole number, 0 or more."""
+    """The number of scenarios of `repeat`: a whole number, 1 or more (a batch of none has no
+    horizon to project, and nothing in econ builds one)."""
     if isinstance(n, bool) or not isinstance(n, int | np.integer) or n < 0:
-        raise InputError(f"n = {n!r}: expected the number of scenarios, a whole number 0 or more")
+        raise InputError(f"n = {n!r}: expected the number of scenarios, a whole number 1 or more")
+    if n == 0:
+        raise InputError(f"n = 0: {NO_SCENARIOS}; expected the number of scenarios, 1 or more")
     return int(n)
+
+
+NO_SCENARIOS = "a batch needs at least one scenario, got none"
 
 
 def _given_columns(columns) -> dict[str, ArrayLike]:

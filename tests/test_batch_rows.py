@@ -185,6 +185,12 @@ def test_repeat_takes_choice_names_and_a_dataframe_and_checks_n():
     for n in (-1, 2.0, True):  # "negative dimensions are not allowed"
         with pytest.raises(InputError, match=rf"n = {n!r}: expected the number of scenarios"):
             ScenarioBatch.repeat(seed, n)
+    # "zero-size array to reduction operation maximum" from the engine, once projected
+    none = "a batch needs at least one scenario, got none"
+    with pytest.raises(InputError, match=rf"n = 0: {none}; expected the number of scenarios"):
+        ScenarioBatch.repeat(seed, 0)
+    with pytest.raises(InputError, match=none):
+        project([])
     with pytest.raises(InputError, match=r"scenario is str '.*\.toml'; expected a Scenario"):
         ScenarioBatch.repeat(str(SEED_FILE), 2)
 
