@@ -413,3 +413,46 @@ def test_a_refused_save_names_the_python_argument(tmp_path: Path):
         WriteError, match=r"use --force to overwrite \(overwrite=True from Python\)"
     ):
         save_scenario(validate_dict(BASE), target)
+
+
+SEED = ROOT / "models" / "scenarios" / "deepseek-r1-gb200-nvl72.toml"
+
+
+@pytest.mark.parametrize(
+    "given, dotted",
+    [  # a table for a section replaced it whole: debt_share 0.7 -> 0.0, NPV 6,042 -> -69,318
+        ({"financing": {"discount_rate_annual": 0.08}}, {"financing.discount_rate_annual": 0.08}),
+        (["financing={discount_rate_annual=0.08}"], ["financing.discount_rate_annual=0.08"]),
+        ({"financing.covenants": {"test_months": 6}}, {"financing.covenants.test_months": 6}),
+        (
+            {"financing": {"covenants": {"test_months": 6}, "debt_rate_annual": 0.1}},
+            {"financing.covenants.test_months": 6, "financing.debt_rate_annual": 0.1},
+        ),
+        (["financing.covenants={test_months=6}"], ["financing.covenants.test_months=6"]),
+    ],
+)
+def test_a_table_for_a_section_merges_into_it_as_dotted_paths_do(given, dotted):
+    seed = load_scenario(SEED)
+    merged = load_scenario(SEED, given)
+    assert merged == load_scenario(SEED, dotted)
+    assert merged.financing.debt_share == seed.financing.debt_share == 0.7
+    assert merged.financing.covenants.dscr_floor == seed.financing.covenants.dscr_floor
+
+
+def test_a_table_for_a_section_checks_each_field_and_a_table_field_is_replaced():
+    with pytest.raises(
+        ScenarioError,
+        match=r"financing\.discount_rate: no field 'discount_rate' in financing; expected one of",
+    ):
+        load_scenario(SEED, {"financing": {"discount_rate": 0.08}})
+    with pytest.raises(ScenarioError, match=r"financing\.discount_rate_annual = 8"):
+        load_scenario(SEED, ["financing={discount_rate_annual=8}"])
+    # a field the scenario takes from another input is refused inside a table too
+    stack = SEED.with_name("deepseek-r1-gb200-nvl72-capital-stack.toml")
+    with pytest.raises(ScenarioError, match=r"financing\.debt_rate_annual = 0\.1: .*tranches"):
+        load_scenario(stack, {"financing": {"debt_rate_annual": 0.1}})
+    # lists and tables that are fields are set whole, as before
+    stepped = load_scenario(SEED, {"throughput.steps": [{"month": 5, "gain": 0.1}]})
+    assert [s.gain for s in stepped.throughput.steps] == [0.1]
+    table = load_scenario(SEED, {"sources": {"utilization.share": "mine"}})
+    assert table.sources == {"utilization.share": "mine"}

@@ -334,7 +334,13 @@ def apply_overrides(
     overrides: Mapping[str, Any] | Iterable[str],
     file: str | os.PathLike | None = None,
 ) -> dict[str, Any]:
-    """Return a copy of `data` with each dotted path set; unknown paths raise ScenarioError."""
+    """Return a copy of `data` with each dotted path set; unknown paths raise ScenarioError.
+
+    A table given for a section (`{"financing": {"discount_rate_annual": 0.08}}`, `--set
+    financing={discount_rate_annual=0.08}`) sets the fields it names and keeps the others, as
+    the same fields given by dotted path do (`override_leaves`); a field that is itself a list
+    or a table (`throughput.steps`, `sources`) is replaced whole.
+    """
     if isinstance(overrides, Mapping):
         items = overrides.items()
     else:
@@ -344,8 +350,7 @@ def apply_overrides(
         result = json.loads(json.dumps(data, default=str))  # deep copy of plain TOML data
     except RecursionError:
         raise ScenarioError(file, "", None, "nested too deeply to be a scenario") from None
-    for path, value in items:
-        check_path(path, file=file)
+    for path, value in override_leaves(items, file):
         refuse_beyond_float(value, file, root=path)
         if path.startswith("sources."):
             result.setdefault("sources", {})[path.removeprefix("sources.")] = value
@@ -360,6 +365,23 @@ def apply_overrides(
     return result
 
 
+def override_leaves(items: Iterable[tuple[str, Any]], file=None) -> list[tuple[str, Any]]:
+    """The (dotted path, value) pairs a list of overrides sets, each path checked (`check_path`):
+    a table given for a section is the fields it names, one pair each (and so on down), so that
+    it merges into the section as dotted paths do, where the whole section was replaced before
+    (`{"financing": {"discount_rate_annual": 0.08}}` set the debt share to its default 0)."""
+    leaves: list[tuple[str, Any]] = []
+    pending = list(items)[::-1]
+    while pending:
+        path, value = pending.pop()
+        section = check_path(path, file=file)
+        if section is not None and isinstance(value, Mapping):
+            pending.extend((f"{path}.{key}", sub) for key, sub in reversed(value.items()))
+        else:
+            leaves.append((path, value))
+    return leaves
+
+
 def refuse_set_elsewhere(
     scenario: Scenario,
     overrides: Mapping[str, Any] | Iterable[str],
@@ -369,17 +391,19 @@ def refuse_set_elsewhere(
     (`Scenario.set_elsewhere`), which would otherwise be ignored without a word."""
     items = overrides.items() if isinstance(overrides, Mapping) else map(parse_override, overrides)
     elsewhere = scenario.set_elsewhere()
-    for path, value in items:
+    for path, value in override_leaves(items, file):
         if path in elsewhere:
             raise ScenarioError(file, path, value, set_elsewhere_message(path, elsewhere[path]))
 
 
-def check_path(path: str, file: str | os.PathLike | None = None) -> None:
-    """Raise ScenarioError unless `path` names a field of Scenario (listing the valid names)."""
+def check_path(path: str, file: str | os.PathLike | None = None) -> type[BaseModel] | None:
+    """Raise ScenarioError unless `path` names a field of Scenario (listing the valid names);
+    return the section model the path names, or None for a field that holds a value (a number,
+    text, a list or a table such as `sources`)."""
     model: type[BaseModel] | None = Scenario
     parts = path.split(".")
     if parts[0] == "sources" and len(parts) > 1:  # sources is a table keyed by field path
-        return
+        return None
     for i, part in enumerate(parts):
         if model is None:
             raise ScenarioError(file, path, None, f"'{parts[i - 1]}' has no sub-fields")
@@ -395,6 +419,7 @@ def check_path(path: str, file: str | os.PathLike | None = None) -> None:
         # Lists and tables (throughput.steps, sources) are set whole, in TOML syntax.
         nested = typing.get_origin(annotation) not in (tuple, list, dict)
         model = model_of(annotation) if nested else None
+    return model
 
 
 def scenario_to_dict(scenario: Scenario) -> dict[str, Any]:
