@@ -72,6 +72,7 @@ from econ.excel import irr_batch
 from econ.labels import column_label, summary_label
 from econ.provenance import CREATED_FIELD, Stamp
 from econ.reporting import flat_summary, make_stamp
+from econ.scenario.io import OVERRIDDEN
 from econ.scenario.models import Scenario, model_of
 from econ.text import looks_like_formula
 
@@ -2062,9 +2063,17 @@ def _source_of(path: str, sources: Mapping[str, str]) -> str:
 
 
 def provenance_flag(source: str, explicit: bool) -> str:
-    """How an input is backed: `assumption`, `derived`, `sourced`, `no source` (given in the file
-    without a source) or `default` (the model's default, not given in the file)."""
+    """How an input is backed: `overridden` (set by an override, `--set` or `load_scenario(path,
+    overrides)`), `edited` (in the app), `assumption`, `derived`, `sourced`, `no source` (given in
+    the file without a source) or `default` (the model's default, not given in the file).
+
+    An override's or an edit's source quotes the value it replaced and that value's source
+    (econ.scenario.io.cited_change), so it is read before the words that source holds."""
     text = source.strip().casefold()
+    if text.startswith(OVERRIDDEN):
+        return "overridden"
+    if text.startswith(EDITED_IN_APP):
+        return "edited"
     if text.startswith("assumption"):
         return "assumption"
     if text.startswith("derived") or "(derived" in text or "derived," in text:
@@ -2072,6 +2081,10 @@ def provenance_flag(source: str, explicit: bool) -> str:
     if text:
         return "sourced"
     return "no source" if explicit else "default"
+
+
+EDITED_IN_APP = "edited in the app"
+"""How the app's [sources] entry of an edited value begins (econ.ui.form.mark_edited)."""
 
 
 @dataclass

@@ -90,9 +90,11 @@ def test_set_changes_the_result(capsys):
     assert busier["lcot_usd_per_mtok"] < base["lcot_usd_per_mtok"]
 
 
-def test_set_of_a_table_merges_into_its_section(capsys):
+def test_set_of_a_table_merges_into_its_section_and_cites_itself(tmp_path: Path, capsys):
     """`--set financing={discount_rate_annual=0.08}` replaced the whole financing section (debt
-    share 0.7 -> 0, NPV 6,042 -> -69,318 USD) where the dotted path changed one field."""
+    share 0.7 -> 0, NPV 6,042 -> -69,318 USD) where the dotted path changed one field; and the
+    workbook showed an overridden value with the source of the value it replaced."""
+    from openpyxl import load_workbook
 
     def npv(*sets):
         args = [a for s in sets for a in ("--set", s)]
@@ -102,6 +104,15 @@ def test_set_of_a_table_merges_into_its_section(capsys):
     dotted = npv("financing.discount_rate_annual=0.08")
     assert npv("financing={discount_rate_annual=0.08}") == dotted
     assert npv("financing.covenants={test_months=6}") == npv("financing.covenants.test_months=6")
+    out = tmp_path / "ov.xlsx"
+    set_price = ["--set", "market.price_usd_per_mtok=0.2", "--out", str(out)]
+    assert main(["project", str(SEED), *set_price]) == 0
+    rows = {r[0].value: r for r in load_workbook(out)["Assumptions"].iter_rows(min_row=2)}
+    price = rows["market.price_usd_per_mtok"]
+    assert price[3].value == 0.2
+    assert price[4].value.startswith("overridden (was: 0.3261; source: derived: ")
+    assert price[5].value == "overridden"
+    assert rows["utilization.share"][5].value != "overridden"
 
 
 def test_csv_to_stdout(capsys):

@@ -456,3 +456,28 @@ def test_a_table_for_a_section_checks_each_field_and_a_table_field_is_replaced()
     assert [s.gain for s in stepped.throughput.steps] == [0.1]
     table = load_scenario(SEED, {"sources": {"utilization.share": "mine"}})
     assert table.sources == {"utilization.share": "mine"}
+
+
+def test_an_override_replaces_the_source_of_the_value_it_replaces():
+    seed = load_scenario(SEED)
+    old = seed.sources["market.price_usd_per_mtok"]
+    assert old.startswith("derived: ")
+    cheap = load_scenario(SEED, {"market.price_usd_per_mtok": 0.2})
+    assert cheap.sources["market.price_usd_per_mtok"] == f"overridden (was: 0.3261; source: {old})"
+    assert load_scenario(SEED, ["market.price_usd_per_mtok=0.2"]).sources == cheap.sources
+    # other sources stay; an override to the file's own value, or of the name, cites nothing
+    assert {k: v for k, v in cheap.sources.items() if k != "market.price_usd_per_mtok"} == {
+        k: v for k, v in seed.sources.items() if k != "market.price_usd_per_mtok"
+    }
+    assert load_scenario(SEED, {"market.price_usd_per_mtok": 0.3261, "name": "x"}).sources == (
+        seed.sources
+    )
+    # a field the file left to its default; a source given with the override is kept
+    grown = load_scenario(SEED, {"financing.covenants": {"test_months": 6}})
+    assert grown.sources["financing.covenants.test_months"].startswith(
+        "overridden (was: not set"
+    )
+    mine = load_scenario(
+        SEED, {"market.price_usd_per_mtok": 0.2, "sources.market.price_usd_per_mtok": "quote"}
+    )
+    assert mine.sources["market.price_usd_per_mtok"] == "quote"

@@ -257,6 +257,10 @@ def test_assumptions_show_unit_value_source_and_flag(seed_file: Path):
         ("CBRE H2 2025", False, "sourced"),
         ("", True, "no source"),
         ("", False, "default"),
+        # read 'derived' and 'sourced' in the source of the value they replaced
+        ("overridden (was: 0.3261; source: derived: the price at which ...)", True, "overridden"),
+        ("overridden (was: not set)", True, "overridden"),
+        ("edited in the app on 2026-01-05 (was: 70 %; source: assumption)", True, "edited"),
     ],
 )
 def test_provenance_flags(source, explicit, flag):

@@ -339,7 +339,10 @@ def apply_overrides(
     A table given for a section (`{"financing": {"discount_rate_annual": 0.08}}`, `--set
     financing={discount_rate_annual=0.08}`) sets the fields it names and keeps the others, as
     the same fields given by dotted path do (`override_leaves`); a field that is itself a list
-    or a table (`throughput.steps`, `sources`) is replaced whole.
+    or a table (`throughput.steps`, `sources`) is replaced whole. Each field changed gets its
+    own entry in [sources], "overridden (was: OLD; source: OLD SOURCE)" (`cited_change`), in
+    place of the source of the value it replaces, unless the overrides give that entry
+    themselves (`sources.<path>`).
     """
     if isinstance(overrides, Mapping):
         items = overrides.items()
@@ -350,10 +353,18 @@ def apply_overrides(
         result = json.loads(json.dumps(data, default=str))  # deep copy of plain TOML data
     except RecursionError:
         raise ScenarioError(file, "", None, "nested too deeply to be a scenario") from None
+    sources = result.get("sources") if isinstance(result.get("sources"), dict) else {}
+    given_sources = dict(sources)  # the file's, before any override
+    cited: set[str] = set()  # the sources the overrides give themselves
+    before: dict[str, Any] = {}  # each path set: its value before the first override of it
     for path, value in override_leaves(items, file):
         refuse_beyond_float(value, file, root=path)
-        if path.startswith("sources."):
-            result.setdefault("sources", {})[path.removeprefix("sources.")] = value
+        if path == "sources" or path.startswith("sources."):
+            cited.add(path)
+            if path == "sources":
+                result["sources"] = value
+            else:
+                result.setdefault("sources", {})[path.removeprefix("sources.")] = value
             continue
         node = result
         *parents, leaf = path.split(".")
@@ -361,8 +372,95 @@ def apply_overrides(
             node = node.setdefault(part, {})
             if not isinstance(node, dict):
                 raise ScenarioError(file, path, node, "cannot set a field inside a non-table value")
+        before.setdefault(path, node.get(leaf, _UNSET))
         node[leaf] = value
+    if "sources" in cited:
+        return result  # a [sources] table given whole is the user's own
+    for path, old in before.items():
+        if path in UNCITED or f"sources.{path}" in cited:
+            continue
+        default = _default_at(path)
+        if _same(_value_at(result, path), default if old is _UNSET else old):
+            continue
+        was = shown_value(old)
+        if old is _UNSET and isinstance(default, int | float | str) and default != "":
+            was += f", the default {shown_value(default)}"
+        if not isinstance(result.get("sources"), dict):
+            result["sources"] = {}
+        result["sources"][path] = cited_change(
+            OVERRIDDEN, was, _source_at(path, given_sources)
+        )
     return result
+
+
+OVERRIDDEN = "overridden"
+"""How a [sources] entry of a field set by an override begins (`cited_change`)."""
+UNCITED = frozenset({"name", "description", "schema_version"})
+"""Fields an override sets without a [sources] entry: they name or describe the scenario, or
+say its format, and are not inputs of the projection."""
+_UNSET = object()
+
+
+def cited_change(done: str, was: str, source: str | None = None) -> str:
+    """The [sources] entry of a value changed from what its scenario gave: "DONE (was: OLD;
+    source: OLD SOURCE)". An override writes "overridden (...)"; the app, editing a value,
+    "edited in the app on DATE (...)" (econ.ui.form.mark_edited)."""
+    note = f"was: {was}" + (f"; source: {source}" if source else "")
+    return f"{done} ({note})"
+
+
+def shown_value(value: Any, limit: int = 80) -> str:
+    """A field's value as a [sources] note quotes it: numbers to 12 significant digits, text as
+    it is, lists and tables as JSON, cut to `limit` characters; "not set" where the scenario did
+    not give it."""
+    if value is _UNSET or value is None:
+        return "not set"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return f"{value:.12g}"
+    text = json.dumps(value, default=str) if isinstance(value, list | dict) else str(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Whether an override leaves a value as it was (a date given as one, read as text; "none"
+    for a field that was None)."""
+    a, b = (None if isinstance(v, str) and v == NONE_WORD else v for v in (a, b))
+    if a is _UNSET or b is _UNSET:
+        return a is b
+    return a == b or json.dumps(a, default=str) == json.dumps(b, default=str)
+
+
+def _default_at(path: str) -> Any:
+    """The default of the field at a dotted path (a checked one), or _UNSET where it has none."""
+    model: type[BaseModel] | None = Scenario
+    *parents, leaf = path.split(".")
+    for part in parents:
+        model = model_of(model.model_fields[part].annotation) if model is not None else None
+    info = model.model_fields.get(leaf) if model is not None else None
+    if info is None or info.is_required():
+        return _UNSET
+    return info.get_default(call_default_factory=True)
+
+
+def _value_at(data: Mapping[str, Any], path: str) -> Any:
+    node: Any = data
+    for part in path.split("."):
+        if not isinstance(node, Mapping) or part not in node:
+            return _UNSET
+        node = node[part]
+    return node
+
+
+def _source_at(path: str, sources: Mapping[str, Any]) -> str | None:
+    """The source of a path's value: its own [sources] entry, or its nearest section's."""
+    parts = path.split(".")
+    for end in range(len(parts), 0, -1):
+        source = sources.get(".".join(parts[:end]))
+        if isinstance(source, str) and source:
+            return source
+    return None
 
 
 def override_leaves(items: Iterable[tuple[str, Any]], file=None) -> list[tuple[str, Any]]:

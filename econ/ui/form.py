@@ -29,6 +29,7 @@ from pydantic import BaseModel
 from pydantic_core import PydanticUndefined
 
 from econ.scenario.errors import QUOTED_LIMIT, shortened
+from econ.scenario.io import cited_change
 from econ.ui import state
 from econ.ui.fmt import humanize, literal, number_format
 
@@ -1014,11 +1015,8 @@ def mark_edited(path: str, how: str = "") -> None:
         else:
             sources[path] = original
     else:
-        note = f"was: {_described(find(path), old)}"
-        if original:
-            note += f"; source: {original}"
         done = f"{EDITED} {dt.date.today().isoformat()}" + (f" {how}" if how else "")
-        sources[path] = f"{done} ({note})"
+        sources[path] = cited_change(done, _described(find(path), old), original)
     mark_description(data)
 
 
