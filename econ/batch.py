@@ -396,11 +396,11 @@ def check_distinct_names(scenarios: Sequence[Scenario]) -> None:
             at = ", ".join(map(str, found[:-1])) + f" and {found[-1]}"
             every = "both" if len(found) == 2 else "all"
             raise InputError(
-                f"scenarios {at} (counted from 0) are {every} named {name!r}; names are the keys of a projection's "
-                "output (one summary row per name, the monthly and yearly frames by name and "
-                "month), so they would be read as one scenario: expected distinct names (set "
-                "`name`, e.g. load_scenario(path, {'name': 'cheap', ...}) or "
-                "scenario.model_copy(update={'name': 'cheap'}))"
+                f"scenarios {at} (counted from 0) are {every} named {name!r}; names are the keys "
+                "of a projection's output (one summary row per name, the monthly and yearly "
+                "frames by name and month), so they would be read as one scenario: expected "
+                "distinct names (set `name`, e.g. load_scenario(path, {'name': 'cheap', ...}) "
+                "or scenario.model_copy(update={'name': 'cheap'}))"
             )
 
 
