@@ -219,6 +219,9 @@ class Projection:
     components : name -> array (n,)  cost per million tokens by component
     warnings : list of lists of str, one list per scenario
     vintages : per-vintage figures (scenario, vintage) of scenarios that have vintages, else None
+    scenarios : the Scenarios projected, in order, where the batch was built from them
+        (`project([a, b])`); empty for a batch of columns (`ScenarioBatch.repeat`). The writers
+        check the scenarios they are given against these (econ.reporting.check_projected).
     """
 
     names: np.ndarray
@@ -236,6 +239,7 @@ class Projection:
     explained: bool = field(default=False, repr=False)
     """whether warning_source's warnings already name every null (a join of chunks, each
     explained): explaining them again would add nothing, at some cost per scenario"""
+    scenarios: tuple = field(default=(), repr=False)
 
     overflowed: dict[str, np.ndarray] = field(default_factory=dict, init=False, repr=False)
     _yearly: dict[str, pd.DataFrame] = field(default_factory=dict, init=False, repr=False)
@@ -534,14 +538,21 @@ def project(
     try:
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
             if batch.n <= CHUNK_SCENARIOS:
-                return _project(batch, monthly)
-            parts = [
-                _project(batch.slice(start, min(start + CHUNK_SCENARIOS, batch.n)), monthly)
-                for start in range(0, batch.n, CHUNK_SCENARIOS)
-            ]
+                result = _project(batch, monthly)
+            else:
+                result = _join(
+                    [
+                        _project(
+                            batch.slice(start, min(start + CHUNK_SCENARIOS, batch.n)), monthly
+                        )
+                        for start in range(0, batch.n, CHUNK_SCENARIOS)
+                    ]
+                )
     except InputError as exc:  # an input found wrong only while projecting: name its file
         raise in_file(exc, batch.source_file or _refused_file(batch, monthly)) from None
-    return _join(parts)
+    if len(batch.scenarios) == batch.n:
+        result.scenarios = tuple(batch.scenarios)
+    return result
 
 
 def _refused_file(batch: ScenarioBatch, monthly: bool) -> str | None:

@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from econ.provenance import ProvenanceError, Stamp, stamp
+from econ.errors import InputError
+from econ.provenance import ProvenanceError, Stamp, canonical_json, stamp
 from econ.scenario.models import Scenario
 
 if TYPE_CHECKING:
@@ -64,13 +65,58 @@ def make_stamp(
     seed: int | None = None,
     created=None,
 ) -> Stamp:
-    """The provenance stamp of a projection's outputs (hashes need the scenarios themselves)."""
+    """The provenance stamp of a projection's outputs (hashes need the scenarios themselves,
+    which must be those projected: `check_projected`)."""
     if scenarios is not None:
         scenarios = list(scenarios)
-        if len(scenarios) != len(projection):
-            raise ProvenanceError(
-                f"{len(scenarios)} scenarios given for a projection of {len(projection)}; "
-                "expected the scenarios the projection was made from, in order"
-            )
+        check_projected(projection, scenarios, ProvenanceError)
         return stamp(scenarios, seed=seed, created=created)
     return stamp(names=[str(n) for n in projection.names], seed=seed, created=created)
+
+
+MADE_FROM = "expected the scenarios the projection was made from, in order"
+
+
+def check_projected(
+    projection: Projection, scenarios: Sequence[Scenario], error: type[InputError] = InputError
+) -> None:
+    """`error` unless `scenarios` are the scenarios `projection` was made from, in order: as
+    many, of the same names, and, where the projection keeps its scenarios (`project` of a list),
+    of the same inputs. A writer given others would stamp one scenario's hash on another's
+    figures, or show inputs beside figures they did not give (`econ verify` then finds every
+    figure differing)."""
+    if len(scenarios) != len(projection):
+        raise error(
+            f"{len(scenarios)} scenarios given for a projection of {len(projection)}; {MADE_FROM}"
+        )
+    names = [str(n) for n in projection.names]
+    for k, (given, name) in enumerate(zip(scenarios, names, strict=True)):
+        if given.name != name:
+            found = f" (the projection's {names.index(given.name)})" if given.name in names else ""
+            raise error(
+                f"scenario {k} given is {given.name!r}{found}, but the projection's scenario {k} "
+                f"is {name!r}; {MADE_FROM}"
+            )
+    kept = projection.scenarios
+    if len(kept) != len(scenarios):
+        return  # a batch of columns keeps none: its names are all there is to check
+    for k, (given, projected) in enumerate(zip(scenarios, kept, strict=True)):
+        if given is projected or canonical_json(given) == canonical_json(projected):
+            continue
+        raise error(
+            f"scenario {k} given, {given.name!r}, is not the one projected under that name: "
+            f"{_first_change(projected, given)}; {MADE_FROM}"
+        )
+
+
+def _first_change(projected: Scenario, given: Scenario) -> str:
+    from econ.library.diff import input_changes  # (light: no database)
+
+    changes = input_changes(projected, given)
+    if not changes:
+        return "its inputs differ"
+    first = changes[0]
+    more = f" and {len(changes) - 1} more" if len(changes) > 1 else ""
+    return (
+        f"{first['path']} is {first['new']!r} in it, {first['old']!r} in the projection{more}"
+    )

@@ -71,7 +71,7 @@ from econ.errors import InputError
 from econ.excel import irr_batch
 from econ.labels import column_label, summary_label
 from econ.provenance import CREATED_FIELD, Stamp
-from econ.reporting import flat_summary, make_stamp
+from econ.reporting import check_projected, flat_summary, make_stamp
 from econ.scenario.io import OVERRIDDEN
 from econ.scenario.models import Scenario, model_of
 from econ.text import looks_like_formula
@@ -2500,11 +2500,8 @@ def build_workbook(
 ) -> tuple[Workbook, _Cache, list[_Resolved]]:
     """The workbook (openpyxl) and the cached results of its formula cells."""
     n = len(projection)
-    if scenarios is not None and len(scenarios) != n:
-        raise WorkbookError(
-            f"{len(scenarios)} scenarios given for a projection of {n}; expected the scenarios "
-            "the projection was made from, in order"
-        )
+    if scenarios is not None:
+        check_projected(projection, scenarios, WorkbookError)
     horizons = np.asarray(projection.horizon_months, dtype=int)
     if int((horizons + 1).sum()) + 1 > MAX_ROWS:
         raise WorkbookError(

@@ -54,6 +54,48 @@ def test_writers_share_one_flat_summary_and_stamp():
         reporting.make_stamp(projection, [load_scenario(SEED)] * 2)
 
 
+def test_writers_refuse_scenarios_other_than_those_projected(tmp_path):
+    """Only the number was checked: swapped scenarios, or another of the same name, wrote a
+    workbook whose `econ verify` found 68 figures differing, or a stamp with another's hash."""
+    from econ.workbook import WorkbookError
+
+    seed = load_scenario(SEED)
+    cheap = load_scenario(SEED, {"market.price_usd_per_mtok": 0.2, "name": "cheap"})
+    projection = project([seed, cheap])
+    made_from = "expected the scenarios the projection was made from, in order"
+    swapped = (
+        r"scenario 0 given is 'cheap' \(the projection's 1\), but the projection's scenario 0 is "
+        rf"'deepseek-r1-gb200-nvl72'; {made_from}"
+    )
+    with pytest.raises(ProvenanceError, match=swapped):
+        reporting.make_stamp(projection, [cheap, seed])
+    with pytest.raises(ProvenanceError, match=swapped):
+        export.write_projection(projection, tmp_path / "x.json", scenarios=[cheap, seed])
+    with pytest.raises(WorkbookError, match=swapped):
+        workbook.build_workbook(projection, [cheap, seed], reporting.make_stamp(projection))
+    other = load_scenario(SEED, {"market.price_usd_per_mtok": 0.25, "name": "cheap"})
+    changed = (
+        r"scenario 1 given, 'cheap', is not the one projected under that name: "
+        rf"market\.price_usd_per_mtok is 0\.25 in it, 0\.2 in the projection; {made_from}"
+    )
+    with pytest.raises(ProvenanceError, match=changed):
+        export.write_projection(projection, tmp_path / "x.xlsx", scenarios=[seed, other])
+    assert not list(tmp_path.iterdir())
+    # the same scenarios, loaded again, are the ones projected
+    again = [load_scenario(SEED), load_scenario(SEED, {"market.price_usd_per_mtok": 0.2,
+                                                        "name": "cheap"})]  # fmt: skip
+    assert reporting.make_stamp(projection, again).scenarios == (
+        reporting.make_stamp(projection, [seed, cheap]).scenarios
+    )
+    # a batch of columns keeps no scenarios: its names are checked
+    from econ import ScenarioBatch
+
+    batch = project(ScenarioBatch.repeat(seed, 2), monthly=False)
+    assert batch.scenarios == () and projection.scenarios == (seed, cheap)
+    with pytest.raises(ProvenanceError, match=r"scenario 0 given is 'deepseek-r1-gb200-nvl72', bu"):
+        reporting.make_stamp(batch, [seed, cheap])
+
+
 def test_year_end_values_take_each_tax_years_last_month():
     # months 0..30: tax years end at months 12, 24 and 30 (the short last year)
     levels = np.arange(31.0)[None, :]
