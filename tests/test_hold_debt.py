@@ -89,6 +89,20 @@ def test_probability_of_covenant_breach_counts_the_breaching_scenarios(seed):
     assert montecarlo(seed, dists, 20, outputs=("npv_usd",)).summary.covenant_breach_probability is None
 
 
+def test_a_held_loan_run_from_python_has_the_clis_default_outputs(seed):
+    """docs/batch.md: a Monte Carlo run that holds the loan adds the breach outputs to its
+    defaults; from Python it left them out, and its breach probability was None."""
+    from econ.analysis.runner import LOAN_STRESS_OUTPUTS, MAIN_OUTPUTS, default_outputs
+
+    dists = {"market.price_usd_per_mtok": "uniform(0.15, 0.45)"}
+    held = montecarlo(seed, dists, 64, 3, hold_debt=True)
+    assert tuple(held.summary.metrics) == default_outputs(True) == (
+        MAIN_OUTPUTS + LOAN_STRESS_OUTPUTS
+    )
+    assert held.summary.covenant_breach_probability is not None
+    assert tuple(montecarlo(seed, dists, 64, 3).summary.metrics) == MAIN_OUTPUTS
+
+
 @pytest.mark.parametrize(
     ("grid", "scenario", "expected"),
     [

@@ -18,7 +18,14 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from econ.analysis.distributions import Discrete, Distribution, Empirical, parse_distribution
-from econ.analysis.runner import MAIN_OUTPUTS, Job, RunResult, check_outputs, run
+from econ.analysis.runner import (
+    MAIN_OUTPUTS,
+    Job,
+    RunResult,
+    check_outputs,
+    default_outputs,
+    run,
+)
 from econ.analysis.sampling import (
     SAMPLINGS,
     SOBOL_BITS,
@@ -334,7 +341,7 @@ def montecarlo(
     seed: int = 0,
     sampling: str = "random",
     correlation: np.ndarray | Mapping[tuple[str, str], float] | None = None,
-    outputs: Sequence[str] = MAIN_OUTPUTS,
+    outputs: Sequence[str] | None = None,
     block_size: int = BLOCK_SIZE,
     keep_rows: bool = False,
     **run_options,
@@ -349,7 +356,10 @@ def montecarlo(
     seed : root seed
     sampling : "random", "sobol" or "sobol-plain"
     correlation : rank-correlation matrix in distribution order, or {(path1, path2): rho}
-    outputs : engine outputs to summarize
+    outputs : engine outputs to summarize; default `econ.analysis.runner.default_outputs`:
+        MAIN_OUTPUTS, and with `hold_debt=True` covenant_breach_months and first_breach_month
+        too (so the summary has the probability of a covenant breach), as `econ montecarlo
+        --hold-debt` has
     keep_rows : also return one row per scenario (inputs and outputs)
     run_options : executor, chunk_size, store, progress, exact_limit, overwrite, hold_debt
     """
@@ -367,6 +377,8 @@ def montecarlo(
         correlation = parse_correlations(
             [f"{a},{b}={rho}" for (a, b), rho in correlation.items()], list(dists)
         )
+    if outputs is None:
+        outputs = default_outputs(bool(run_options.get("hold_debt", False)))
     plan = MonteCarloPlan(
         dists, n, seed, sampling, correlation, block_size=block_size, outputs=tuple(outputs)
     )
