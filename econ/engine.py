@@ -42,6 +42,7 @@ from econ.labels import counted
 from econ.memory import keep_freed_memory
 from econ.scenario.depreciation_models import METHOD_ARRAY_FIELDS
 from econ.scenario.financing_models import MAX_MONTHS
+from econ.scenario.gain_models import GAIN_RATE_WARN_ANNUAL, TRAJECTORIES
 from econ.scenario.models import CONSTRUCTION_SIZING, Scenario
 from econ.throughput.trajectory import throughput_multiplier
 from econ.undefined import explain, mask_infinite
@@ -1835,6 +1836,9 @@ def _warning_source(
         & (True if capital.resale is None else ~capital.resale.has),
         "measured_energy": costs.measured_energy,
         "impaired": capital.impairment_month >= 0,
+        # (a table trajectory takes no rate)
+        "fast_gains": (b["throughput.gain_rate_annual"] > GAIN_RATE_WARN_ANNUAL)
+        & (b["throughput.trajectory"] != TRAJECTORIES.index("table")),
     }
     sc = fleet.scenario
     # The flows of the scenarios whose IRR warnings list roots, cut now: the closure below must
@@ -1965,6 +1969,7 @@ def _warning_context(b, ledger: _Ledger, facts, fleet: _Fleet, costs: _Costs, ca
         "kw_per_gpu": costs.kw_per_gpu,
         "nameplate_kw": costs.nameplate_kw,
         "joules_per_token": b["power.measured_joules_per_token"],
+        "gain_rate": b["throughput.gain_rate_annual"],
         "settled_at_end": stack.lines["settlement_usd"].sum(axis=1),
         "irr_falling": {side: irr[side]["falling"] for side in irr},
         "irr_several": {side: irr[side]["several_sign_changes"] for side in irr},
@@ -2698,6 +2703,13 @@ ROW_MESSAGES = {
         + f", before the end of its useful life of {c['life_months'][r]:g} months: the "
         "remaining book value "
         f"{c['carrying_at_sale'][r]:,.0f} USD is assumed sold at book value"
+    ),
+    "fast_gains": lambda c, r: (
+        f"throughput.gain_rate_annual = {c['gain_rate'][r]:+.0%} a year more than doubles "
+        f"tokens/s per GPU every year ({(1 + c['gain_rate'][r]) ** 5:,.0f}x in five years unless "
+        "a ceiling caps it), sustained over the whole horizon; the largest same-hardware gain a "
+        "year apart in the MLPerf history is 3.0x, in DeepSeek-R1's first year on Blackwell: a "
+        "one-off jump is a step (throughput.steps), and a rate is a fraction (0.15 for 15%)"
     ),
     "impaired": lambda c, r: (
         f"impaired in month {c['impairment_month'][r]}: a loss of "

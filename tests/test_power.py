@@ -256,6 +256,10 @@ def test_hourly_shape_sets_the_factor():
         ({"pue": 0}, "PUE must be"),
         ({"price_usd_per_kwh": -0.02}, "negative price of -0.02"),
         ({"price_usd_per_kwh": 0}, "greater than 0"),
+        # a price per MWh typed per kWh was projected (ERCOT's cap is 5,000 USD/MWh)
+        ({"price_usd_per_kwh": 80}, "80 USD/kWh is above 5 USD/kWh, ERCOT's offer cap of 5,000"),
+        ({"price_usd_per_kwh": 80}, "80 USD/MWh is 0.08 USD/kWh"),
+        ({"price_usd_per_kwh": 5.01}, "16 TAC §25.505"),
         ({"hourly_price_shape": [0.1] * 23}, "expected 24 hourly values"),
         ({"hourly_price_shape": [0.1] * 23 + [-0.1]}, "0 or more"),
         ({"hourly_price_shape": [0.0] * 24}, "not all 0"),

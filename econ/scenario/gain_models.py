@@ -32,6 +32,20 @@ TRAJECTORIES = ("compound", "logistic", "table")
 """Trajectory choices; their order is the integer code in a ScenarioBatch column (as in
 econ.throughput.trajectory.TRAJECTORIES)."""
 
+MAX_GAIN_RATE_ANNUAL = 4.0
+"""The largest compound annual software gain a scenario takes (5x a year) [fraction/year]. In the
+MLPerf Inference history shipped in models/benchmarks (v4.0 to v6.1, closed division, the best
+tokens/s per GPU of each round), the largest gain on the same silicon a year apart is 3.02x:
+DeepSeek-R1 Server on B200-SXM-180GB, 2,324 tokens/s per GPU in v5.1 (2025-09-09, NVIDIA) to
+7,015 in v6.1 (2026-09-16, CoreWeave), the benchmark's first year (GB300 2.93x, GB200 2.55x);
+fitted over all their rounds (`throughput.history`), no platform exceeds +204% a year. 5x a year
+is above all of them, and a rate typed in percent (15 for 15%) far above. (The half-year jump
+of v5.1 to v6.0 on B200, 2.78x, annualizes to +524%: a one-off step, which `throughput.steps`
+gives as such.)"""
+GAIN_RATE_WARN_ANNUAL = 1.0
+"""A compound annual gain above which a projection warns (more than doubling every year):
+only DeepSeek-R1 Server on Blackwell in its first year reached it in the MLPerf history."""
+
 STEP_PADDING_MONTH = 10**6
 """Month held by unused step slots (beyond any horizon), as in econ.batch."""
 
@@ -201,8 +215,12 @@ class Throughput(_Section):
     gain_rate_annual: float = Field(
         0.0,
         gt=-1.0,
+        le=MAX_GAIN_RATE_ANNUAL,
         description="Compound annual software gain in tokens/s per GPU from month 1; for the "
-        "logistic trajectory, its initial rate [fraction/year]",
+        "logistic trajectory, its initial rate. At most 4 (5x a year): the largest same-hardware "
+        "gain a year apart in the MLPerf Inference history shipped in models/benchmarks is 3.0x "
+        "(DeepSeek-R1 Server on B200, v5.1 to v6.1), so a rate typed in percent (15 for 15%) is "
+        "refused; above 1 (doubling every year) the projection warns [fraction/year]",
     )
     rate_decay_annual: float = Field(
         0.0,
@@ -245,6 +263,19 @@ class Throughput(_Section):
         None,
         description="Take gain_rate_annual from the platform's MLPerf history (compound trajectory)",
     )
+
+    @field_validator("gain_rate_annual", mode="before")
+    @classmethod
+    def _rate_is_a_fraction(cls, value):
+        number = isinstance(value, int | float) and not isinstance(value, bool)
+        if number and math.isfinite(value) and value > MAX_GAIN_RATE_ANNUAL:
+            raise ValueError(
+                f"a compound gain of {value:g} a year ({value + 1:g}x) is above "
+                f"{MAX_GAIN_RATE_ANNUAL:g} ({MAX_GAIN_RATE_ANNUAL + 1:g}x a year), beyond any "
+                "same-hardware gain a year apart in the MLPerf history (3.0x); expected a "
+                f"fraction ({value / 100:g} for {value:g}%)"
+            )
+        return value
 
     @field_validator("steps")
     @classmethod

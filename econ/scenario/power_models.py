@@ -33,6 +33,18 @@ PUE_MESSAGE = (
 )
 
 
+MAX_POWER_PRICE_USD_PER_KWH = 5.0
+"""The highest electricity price a scenario takes [USD/kWh]: ERCOT's high system-wide offer cap
+(HCAP), USD 5,000/MWh from 2022-01-01 (Public Utility Commission of Texas, 16 TAC §25.505(g), as
+amended 2021-12-02; ERCOT market notice M-A120721-01), the ceiling of any price the US
+scarcity-priced market clears at, so a time-averaged price cannot exceed it. A price above it is
+a price per MWh typed as per kWh (80 for 0.08)."""
+
+
+def _number(value) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
 def _no_negative_price(value, what: str):
     """Reject a negative price with a message saying why, before pydantic's bound check."""
     if isinstance(value, int | float) and not isinstance(value, bool) and value < 0:
@@ -101,7 +113,12 @@ class Power(Section):
         "(The Green Grid WP#49) [ratio]",
     )
     price_usd_per_kwh: float = Field(
-        0.08, gt=0, description="Electricity price in month 1, time-averaged [USD/kWh]"
+        0.08,
+        gt=0,
+        le=MAX_POWER_PRICE_USD_PER_KWH,
+        description="Electricity price in month 1, time-averaged; at most 5 USD/kWh, ERCOT's "
+        "high system-wide offer cap of 5,000 USD/MWh (PUCT, 16 TAC §25.505), the highest price "
+        "a US wholesale market clears at, so a price per MWh typed here is refused [USD/kWh]",
     )
     escalation_annual: float = Field(
         0.0, gt=-1, description="Annual change of the electricity price [fraction/year]"
@@ -152,7 +169,15 @@ class Power(Section):
     @field_validator("price_usd_per_kwh", mode="before")
     @classmethod
     def _price_not_negative(cls, value):
-        return _no_negative_price(value, "the electricity price")
+        value = _no_negative_price(value, "the electricity price")
+        if _number(value) and value > MAX_POWER_PRICE_USD_PER_KWH:
+            raise ValueError(
+                f"{value:g} USD/kWh is above {MAX_POWER_PRICE_USD_PER_KWH:g} USD/kWh, ERCOT's "
+                "offer cap of 5,000 USD/MWh (PUCT, 16 TAC §25.505), the highest price a US "
+                "wholesale market clears at; expected a price per kWh (a price per MWh divided "
+                f"by 1,000: {value:g} USD/MWh is {value / 1000:g} USD/kWh)"
+            )
+        return value
 
     @field_validator("hourly_price_shape", "hourly_load_shape")
     @classmethod
