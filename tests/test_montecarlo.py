@@ -751,3 +751,24 @@ def test_the_header_names_no_seed_where_sobol_plain_uses_none(capsys):
     corr += ["--corr", "utilization.share,market.price_decline_annual=0.5"]
     assert main([*args, *corr]) == 0
     assert "seed 7, sobol-plain sampling" in capsys.readouterr().out.splitlines()[0]
+
+
+def test_run_results_and_summaries_have_a_short_repr():
+    """repr(RunResult) of a Monte Carlo run was some 17,800 characters (its summary 16,800)."""
+    from econ.analysis import sweep
+
+    dist = {"utilization.share": "uniform(0.5, 0.9)"}
+    mc = montecarlo(BASE, dist, 64, 1)
+    assert repr(mc) == (
+        "<RunResult: montecarlo, 64 scenarios, 10 outputs [npv_usd, lcot_usd_per_mtok, "
+        "irr_project_annual, irr_equity_annual, ... (6 more)]; no rows kept (keep_rows=False), "
+        "summary; see .summary, .metadata>"
+    )
+    assert repr(mc.summary).startswith(
+        "<RunSummary: 64 scenarios, 10 metrics [npv_usd, lcot_usd_per_mtok, irr_project_annual, "
+        "irr_equity_annual, ... (6 more)], exact"
+    )
+    assert len(repr(mc.summary)) < 300
+    swept = sweep(BASE, grid={"utilization.share": [0.5, 0.6]})
+    assert repr(swept).startswith("<RunResult: sweep, 2 scenarios, ")
+    assert "; 2 rows kept; see .rows, .metadata>" in repr(swept) and len(repr(swept)) < 300

@@ -23,11 +23,12 @@ import pandas as pd
 from econ import __version__
 from econ.analysis.chunks import ChunkStore
 from econ.analysis.executors import Executor, ExecutorError, SerialExecutor
-from econ.analysis.stats import RunSummary, SummaryAccumulator, summarize_chunk
+from econ.analysis.stats import REPR_OUTPUTS, RunSummary, SummaryAccumulator, summarize_chunk
 from econ.analysis.validation import field_specs
 from econ.batch import ScenarioBatch, check_scenario
 from econ.engine import COMPONENTS, project
 from econ.errors import InputError
+from econ.labels import counted
 from econ.provenance import CREATED_FIELD, creation_time
 from econ.scenario.io import dumps
 from econ.scenario.models import Scenario
@@ -273,6 +274,26 @@ class RunResult:
     resumed: int = 0
     seconds: float = 0.0
     store: ChunkStore | None = field(default=None, repr=False)
+
+    def __repr__(self) -> str:
+        # The dataclass repr printed the metadata and the summary whole (some 17,000 characters
+        # for a Monte Carlo run), flooding a notebook cell.
+        outputs = list(self.job.outputs)
+        shown = ", ".join(outputs[:REPR_OUTPUTS])
+        more = f", ... ({len(outputs) - REPR_OUTPUTS} more)" if len(outputs) > REPR_OUTPUTS else ""
+        see = [".rows"] if self.rows is not None else []
+        see += [".summary"] if self.summary is not None else []
+        kept = (
+            f"{counted(len(self.rows), 'row')} kept"
+            if self.rows is not None
+            else "no rows kept (keep_rows=False)"
+        )
+        return (
+            f"<RunResult: {self.job.kind}, {counted(self.job.n, 'scenario')}, "
+            f"{counted(len(outputs), 'output')} [{shown}{more}]; {kept}"
+            f"{', summary' if self.summary is not None else ''}; "
+            f"see {', '.join([*see, '.metadata'])}>"
+        )
 
 
 class ChunkBounds(Sequence):

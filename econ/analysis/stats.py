@@ -342,6 +342,10 @@ def summarize_chunk(
     return ChunkSummary(start, stop, moments, sketches=sketches)
 
 
+REPR_OUTPUTS = 4
+"""How many output names repr(RunSummary) and repr(RunResult) show."""
+
+
 @dataclass
 class RunSummary:
     """Summary statistics of a Monte Carlo run, with the NPV risk figures."""
@@ -353,6 +357,19 @@ class RunSummary:
     histograms: dict[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
     covenant_breach_probability: float | None = None
     """Share of scenarios with a covenant breach, where first_breach_month is an output."""
+
+    def __repr__(self) -> str:
+        # The dataclass repr printed every metric's quantiles and histogram (some 16,000
+        # characters), flooding a notebook cell.
+        names = list(self.metrics)
+        shown = ", ".join(names[:REPR_OUTPUTS])
+        if len(names) > REPR_OUTPUTS:
+            shown += f", ... ({len(names) - REPR_OUTPUTS} more)"
+        return (
+            f"<RunSummary: {self.n:,} scenarios, {len(names)} metrics [{shown}], "
+            f"{self.quantile_method} quantiles; see .metrics[name] (.mean, .quantiles, ...), "
+            ".risk, .as_dict()>"
+        )
 
     def as_dict(self) -> dict:
         out = {
