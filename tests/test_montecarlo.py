@@ -565,6 +565,14 @@ def test_plan_rejects_bad_sizes_and_samplings():
     dists = {"utilization.share": Uniform(0.1, 0.9)}
     with pytest.raises(SamplingError, match="expected a positive number"):
         MonteCarloPlan(dists, 0)
+    # n=1e4 is a float: it was "expected a positive number of scenarios"
+    with pytest.raises(
+        SamplingError,
+        match=r"n = 10000\.0: expected a whole number of scenarios, 1 or more \(10000, not ",
+    ):
+        MonteCarloPlan(dists, 1e4)
+    with pytest.raises(SamplingError, match=r"n = 2\.5: expected a whole number of scenarios"):
+        MonteCarloPlan(dists, 2.5)
     with pytest.raises(SamplingError, match="expected one of: random, sobol"):
         MonteCarloPlan(dists, 10, sampling="lhs")
 
@@ -730,6 +738,16 @@ def test_montecarlo_names_inputs_of_the_wrong_kind():
         montecarlo(BASE, {"utilization.share": (0.5, 0.9)}, 8)
     with pytest.raises(BatchInputError, match="distributions is list; expected a mapping"):
         montecarlo(BASE, [dist], 8)
+
+    # TypeError: run() got an unexpected keyword argument 'chunksize' (montecarlo was called)
+    with pytest.raises(
+        InputError,
+        match=r"montecarlo\(\) takes no option 'chunksize' \(did you mean chunk_size\?\); its "
+        r"run options are: executor, chunk_size, ",
+    ):
+        montecarlo(BASE, dist, 8, chunksize=10)
+    with pytest.raises(InputError, match=r"montecarlo\(\) sets summarize itself"):
+        montecarlo(BASE, dist, 8, summarize=False)
 
     class Client:  # a dask.distributed.Client, say
         pass

@@ -459,6 +459,32 @@ def test_tornado_names_a_base_that_is_not_a_scenario():
         tornado("x.toml", {"utilization.share": (0.5, 0.9)})
 
 
+def test_sensitivity_names_paths_given_without_ranges_and_options_it_does_not_take():
+    """tornado(base, ["utilization.share"]) was a TypeError (list indices must be integers or
+    slices, not str), sobol's and morris's an AttributeError ('list' object has no attribute
+    'items'); an unknown run option named run(), which the caller never called."""
+    from econ.analysis.sensitivity import morris, sobol
+
+    with pytest.raises(
+        BatchInputError,
+        match=r"ranges is list \['utilization\.share'\]; expected a mapping of dotted path to "
+        r"\(low, high\), e\.g\. \{'utilization\.share': \(0\.5, 0\.9\)\}, or "
+        r"percent_ranges\(base, \['utilization\.share'\], 10\)",
+    ):
+        tornado(BASE, ["utilization.share"])
+    for method in (sobol, morris):
+        with pytest.raises(
+            BatchInputError,
+            match=rf"distributions is list \['utilization\.share'\]; {method.__name__}\(\) "
+            r"expects a mapping of dotted path to a distribution",
+        ):
+            method(BASE, ["utilization.share"])
+    with pytest.raises(InputError, match=r"tornado\(\) takes no option 'chunk' \(did you mean"):
+        tornado(BASE, {"utilization.share": (0.5, 0.9)}, chunk=16)
+    with pytest.raises(InputError, match=r"tornado\(\) sets keep_rows itself"):
+        tornado(BASE, {"utilization.share": (0.5, 0.9)}, keep_rows=False)
+
+
 # --- tornado ties -------------------------------------------------------------------------------
 # On the seed, price, utilization and throughput each scale revenue by the same +-10%: their NPV
 # swings were 1007093.0872375495, ...483 and ...481 USD (equal but for the engine's last bits) and

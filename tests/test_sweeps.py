@@ -665,3 +665,11 @@ def test_the_chunk_files_estimate_is_near_the_files_written(tmp_path):
     estimate, per_row = chunk_files_bytes(job, chunk_bounds(job, 512), result.metadata)
     assert 0.67 < estimate / written < 1.5
     assert 20 < per_row < 8 * len(job.outputs) + 200  # outputs that repeat compress
+
+
+def test_the_rows_have_a_range_index_and_a_scenario_column():
+    # the docstring said `scenario` was the index; other code reads it as a column
+    rows = sweep(BASE, grid={"utilization.share": [0.5, 0.6, 0.7]}).rows
+    assert isinstance(rows.index, pd.RangeIndex)
+    assert rows.columns[:3].tolist() == ["scenario", "name", "utilization.share"]
+    assert rows["scenario"].tolist() == [0, 1, 2]

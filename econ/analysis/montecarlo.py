@@ -23,6 +23,7 @@ from econ.analysis.runner import (
     Job,
     RunResult,
     check_outputs,
+    check_run_options,
     default_outputs,
     run,
 )
@@ -81,7 +82,16 @@ class MonteCarloPlan:
         object.__setattr__(self, "paths", tuple(self.distributions))
         if not self.distributions:
             raise BatchInputError("a Monte Carlo plan needs at least one distribution (--dist)")
-        if isinstance(self.n, bool) or not isinstance(self.n, int | np.integer) or self.n < 1:
+        if isinstance(self.n, bool) or not isinstance(self.n, int | np.integer):
+            hint = (
+                f" ({int(self.n)}, not {self.n!r}: a number written 1e4 is a float in Python)"
+                if isinstance(self.n, float) and self.n.is_integer() and self.n >= 1
+                else ""
+            )
+            raise SamplingError(
+                f"n = {self.n!r}: expected a whole number of scenarios, 1 or more{hint}"
+            )
+        if self.n < 1:
             raise SamplingError(f"n = {self.n!r}: expected a positive number of scenarios")
         object.__setattr__(self, "seed", check_seed(self.seed))
         if self.sampling not in SAMPLINGS:
@@ -377,6 +387,7 @@ def montecarlo(
         correlation = parse_correlations(
             [f"{a},{b}={rho}" for (a, b), rho in correlation.items()], list(dists)
         )
+    check_run_options(run_options, "montecarlo", set_here=("keep_rows", "summarize"))
     if outputs is None:
         outputs = default_outputs(bool(run_options.get("hold_debt", False)))
     plan = MonteCarloPlan(

@@ -483,6 +483,27 @@ def check_space(
         )
 
 
+def check_run_options(options: Mapping, caller: str, set_here: Sequence[str] = ()) -> None:
+    """InputError naming `caller` (montecarlo, sweep, ...) for an option `run` does not take, or
+    one the caller sets itself, with the nearest valid name; Python's TypeError named `run()`,
+    which the caller never called."""
+    import difflib
+    import inspect
+
+    valid = [p for p in inspect.signature(run).parameters if p != "job" and p not in set_here]
+    for name in options:
+        if name in valid:
+            continue
+        if name in set_here:
+            why = f"{caller}() sets {name} itself"
+        else:
+            close = difflib.get_close_matches(str(name), valid, n=1)
+            why = f"{caller}() takes no option {name!r}" + (
+                f" (did you mean {close[0]}?)" if close else ""
+            )
+        raise InputError(f"{why}; its run options are: {', '.join(valid)}")
+
+
 def run(
     job: Job,
     executor: Executor | None = None,

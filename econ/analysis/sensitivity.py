@@ -19,6 +19,7 @@ The estimators are pure functions of model outputs, so they are tested on analyt
 
 from __future__ import annotations
 
+import reprlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -27,7 +28,14 @@ import pandas as pd
 
 from econ.analysis.distributions import Discrete, Distribution, Uniform, parse_distribution
 from econ.analysis.montecarlo import _check_distribution
-from econ.analysis.runner import UNMOVED_RELATIVE, Job, RunResult, check_outputs, run
+from econ.analysis.runner import (
+    UNMOVED_RELATIVE,
+    Job,
+    RunResult,
+    check_outputs,
+    check_run_options,
+    run,
+)
 from econ.analysis.sampling import (
     SAMPLINGS,
     SOBOL_BITS,
@@ -49,6 +57,8 @@ from econ.batch import check_scenario
 from econ.scenario.models import Scenario
 
 DEFAULT_OUTPUTS = ("npv_usd", "lcot_usd_per_mtok", "irr_project_annual")
+ROWS_NEEDED = ("keep_rows", "summarize")
+"""Run options the sensitivity methods set themselves: they read every row of their design."""
 METHODS = ("tornado", "sobol", "morris")
 RANDOM_BLOCK = 4096
 
@@ -512,6 +522,14 @@ def tornado(
     """
     base = check_scenario(base, what="base")
     outputs = check_outputs(outputs)
+    check_run_options(run_options, "tornado", set_here=ROWS_NEEDED)
+    if not isinstance(ranges, Mapping):
+        shown = _shown_paths(ranges)
+        raise BatchInputError(
+            f"ranges is {type(ranges).__name__} {reprlib.repr(ranges)}; expected a mapping of "
+            f"dotted path to (low, high), e.g. {{{shown[0]!r}: (0.5, 0.9)}}, or "
+            f"percent_ranges(base, {shown!r}, 10) for 10% either side of the base's values"
+        )
     if not ranges:
         raise BatchInputError("a tornado needs at least one input range (--range or --vary)")
     paths = list(ranges)
@@ -676,7 +694,8 @@ def sobol(
     output's indices (`used` says how many base rows were used).
     """
     outputs = check_outputs(outputs)
-    dists = _dists(distributions)
+    check_run_options(run_options, "sobol", set_here=ROWS_NEEDED)
+    dists = _dists(distributions, "sobol")
     seed = check_seed(seed)
     if sampling not in SAMPLINGS:
         raise SamplingError(f"sampling = {sampling!r}: expected one of: " + ", ".join(SAMPLINGS))
@@ -732,7 +751,8 @@ def morris(
     distributions (ranges); effects are per unit of the input's quantile range.
     """
     outputs = check_outputs(outputs)
-    dists = _dists(distributions)
+    check_run_options(run_options, "morris", set_here=ROWS_NEEDED)
+    dists = _dists(distributions, "morris")
     for path, dist in dists.items():
         if not isinstance(dist, Discrete) and not np.all(
             np.isfinite(dist.ppf(np.array([0.0, 1.0])))
@@ -774,7 +794,14 @@ def morris(
     return SensitivityResult("morris", table, result)
 
 
-def _dists(distributions) -> dict[str, Distribution]:
+def _dists(distributions, caller: str) -> dict[str, Distribution]:
+    if not isinstance(distributions, Mapping):
+        shown = _shown_paths(distributions)
+        raise BatchInputError(
+            f"distributions is {type(distributions).__name__} {reprlib.repr(distributions)}; "
+            f"{caller}() expects a mapping of dotted path to a distribution, its text form or a "
+            f"(low, high) range, e.g. {{{shown[0]!r}: (0.5, 0.9)}}"
+        )
     if not distributions:
         raise BatchInputError("expected at least one input (--range, --vary or --dist)")
     out = {}
@@ -815,3 +842,14 @@ def analyze_function(
     values = np.column_stack([dist.ppf(unit[:, k]) for k, dist in enumerate(distributions)])
     y = np.asarray(func(values), dtype=float).reshape(d + 2, n)
     return sobol_indices(y[0], y[1], y[2:])
+
+
+def _shown_paths(value) -> list[str]:
+    """The dotted paths a list (or other iterable) given where a mapping goes seems to hold,
+    for the example of an error; utilization.share where it holds none."""
+    items = [value] if isinstance(value, str) else value
+    try:
+        paths = [p for p in list(items)[:3] if isinstance(p, str)]
+    except TypeError:
+        paths = []
+    return paths or ["utilization.share"]

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from econ.analysis.runner import Job, RunResult, output_names, run
+from econ.analysis.runner import Job, RunResult, check_run_options, output_names, run
 from econ.analysis.validation import (
     BatchInputError,
     check_columns,
@@ -302,9 +302,12 @@ def sweep(
 ) -> RunResult:
     """Run a grid or table sweep; `run_options` go to `econ.analysis.runner.run`.
 
-    Returns the RunResult; `.rows` has one row per scenario: `scenario` (index), `name`, the
-    overridden inputs, every engine output and `warnings`.
+    Returns the RunResult; `.rows` is a DataFrame of one row per scenario, in order, with a
+    RangeIndex and the columns `scenario` (the scenario's position in the sweep, 0, 1, ...:
+    a column, not the index), `name`, the overridden inputs, every engine output and
+    `warnings`.
     """
+    check_run_options(run_options, "sweep")
     return run(sweep_job(base, grid, table), **run_options)
 
 
