@@ -190,6 +190,11 @@ SUMMARY_COLUMNS = (
     *resale_mod.SPREAD_KEYS,
 )
 
+CODED_METRICS = {"debt_sizing_constraint": financing_mod.SIZING_CONSTRAINTS}
+"""Summary metrics whose value is the code of a category, not a quantity: their categories'
+names, by code. A difference of two codes means nothing (econ.gains.summary_delta leaves them
+out)."""
+
 REPR_NAMES = 3
 """How many scenario names repr(Projection) shows."""
 

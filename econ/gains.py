@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from econ.batch import ScenarioBatch
-from econ.engine import Projection, project
+from econ.engine import CODED_METRICS, Projection, project
 from econ.errors import InputError
 from econ.scenario import Scenario, apply_overrides, scenario_to_dict, validate_dict
 from econ.units import MONTHS_PER_YEAR, monthly_rate
@@ -291,7 +291,9 @@ class GainValue:
     ----------
     base, gain : dict  summaries with the keys of `econ project --format json`
         (docs/glossary.md, "Summary keys")
-    delta : dict  gain - base for every numeric summary metric (None where either is undefined)
+    delta : dict  gain - base for every numeric summary metric (None where either is undefined),
+        except those that hold a category's code (`debt_sizing_constraint`: its base and gain
+        values are in `base` and `gain`)
     bridge : list of {driver, npv_usd}  NPV change by driver; sums to delta["npv_usd"]
     value : dict  per-GPU, per-rack and fleet figures, GPUs and capex avoided
     ebitda_by_year : DataFrame  year, base_usd, gain_usd, delta_usd (year 1 = months 0-12)
@@ -337,10 +339,15 @@ def _json_number(value):
 
 
 def summary_delta(base: Mapping[str, Any], gain: Mapping[str, Any]) -> dict:
-    """gain - base for each numeric summary metric; nested dicts (components) key by key."""
+    """gain - base for each numeric summary metric; nested dicts (components) key by key.
+
+    Metrics that hold a category's code (`CODED_METRICS`: what limits the loan's size) are left
+    out: a difference of two codes is no quantity (base and gain keep them)."""
     delta: dict[str, Any] = {}
     for key, b in base.items():
         g = gain.get(key)
+        if key in CODED_METRICS:
+            continue
         if isinstance(b, Mapping):
             delta[key] = summary_delta(b, g or {})
         elif isinstance(b, bool) or isinstance(b, list | str):

@@ -421,3 +421,15 @@ def test_seed_lives_page_is_current():
     from scripts.seed_lives import main
 
     assert main(["--check"]) == 0, "run scripts/seed_lives.py and commit docs/lives.md"
+
+
+def test_the_delta_leaves_out_category_codes():
+    """value_gain(seed).delta reported debt_sizing_constraint: -1, the difference of two codes
+    (the base's loan sized by its DSCR, 2; the gain's by its debt share, 1)."""
+    from econ.engine import CODED_METRICS
+
+    value = value_gain(load_scenario(SEED))
+    assert (value.base["debt_sizing_constraint"], value.gain["debt_sizing_constraint"]) == (2, 1)
+    assert CODED_METRICS["debt_sizing_constraint"][2] == "dscr"
+    assert not set(CODED_METRICS) & set(value.delta)
+    assert value.delta["npv_usd"] == pytest.approx(value.gain["npv_usd"] - value.base["npv_usd"])
