@@ -273,7 +273,9 @@ def test_ratio_from_the_simulator_lengths():
         **{
             "fleet.hardware": "h200-sxm",
             "throughput": {
-                "simulated": {"model": "llama2-70b", "input_tokens": 2000, "output_tokens": 500}
+                "simulated": {"model": "llama2-70b", "input_tokens": 2000, "output_tokens": 500},
+                # (a table for a section merges into it: the seed's own ratio would stay)
+                "input_tokens_per_output_token": None,
             },
             "market.input_price_usd_per_mtok": 0.1,
         }
@@ -294,7 +296,10 @@ def test_curve_without_input_tokens_cannot_price_them(tmp_path):
     )
     s = scenario(
         **{
-            "throughput": {"measured": {"curve": str(tmp_path / "run.csv"), "gpus": 2}},
+            "throughput": {
+                "measured": {"curve": str(tmp_path / "run.csv"), "gpus": 2},
+                "input_tokens_per_output_token": None,  # (the seed's own ratio would stay)
+            },
             "market.input_price_usd_per_mtok": 0.1,
         }
     )
