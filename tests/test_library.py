@@ -224,6 +224,24 @@ def test_library_scenario_cannot_name_a_file(library_url, tmp_path, capsys):
     assert rc == 3 and "throughput.measured.curve" in err
 
 
+def test_a_library_scenario_refuses_an_override_of_a_field_set_elsewhere(library_url, capsys):
+    """As a file does (test_batch_rows): the capital stack's tranches carry their own rates, so
+    financing.debt_rate_annual changed nothing; from the library it was taken in silence."""
+    stack = ROOT / "models" / "scenarios" / "deepseek-r1-gb200-nvl72-capital-stack.toml"
+    assert econ(capsys, "library", "save", stack)[0] == 0
+    name = "deepseek-r1-gb200-nvl72-capital-stack"
+    with pytest.raises(
+        ScenarioError,
+        match="not used: this scenario takes financing.debt_rate_annual from .*tranches",
+    ):
+        load_scenario(f"library:{name}", {"financing.debt_rate_annual": 0.05})
+    rc, _, err = econ(
+        capsys, "project", f"library:{name}", "--set", "financing.debt_rate_annual=0.05"
+    )
+    assert rc == 3 and "financing.debt_rate_annual" in err and "Traceback" not in err
+    assert load_scenario(f"library:{name}", {"utilization.share": 0.5}).utilization.share == 0.5
+
+
 # --- restore, delete, export, import ------------------------------------------------------------
 
 

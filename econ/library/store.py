@@ -70,7 +70,13 @@ from econ.scenario import (
     validate_dict,
 )
 from econ.scenario.errors import shortened
-from econ.scenario.io import MAX_FILE_BYTES, check_complete, parse_toml, read_bounded
+from econ.scenario.io import (
+    MAX_FILE_BYTES,
+    check_complete,
+    parse_toml,
+    read_bounded,
+    refuse_set_elsewhere,
+)
 from econ.scenario.migrations import file_version
 from econ.scenario.section import check_name
 
@@ -712,7 +718,9 @@ class Library:
         if overrides:
             data = apply_overrides(data, overrides, file=stored.label)
             _refuse_files(data, stored.label)
-            return validate_dict(data, file=stored.label)
+            scenario = validate_dict(data, file=stored.label)
+            refuse_set_elsewhere(scenario, overrides, file=stored.label)
+            return scenario
         _refuse_files(data, stored.label)
         return scenario
 
