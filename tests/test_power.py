@@ -78,6 +78,22 @@ def test_a_scenarios_power_section_converts_by_the_same_boundaries():
         assert type(it_kw_per_gpu(section)) is float
 
 
+@pytest.mark.parametrize("section", ["power", "facility"])
+def test_an_escalation_typed_in_percent_is_refused_saying_what_was_meant(section):
+    from conftest import ROOT
+
+    from econ.scenario import ScenarioError, load_scenario
+
+    seed = ROOT / "models" / "scenarios" / "deepseek-r1-gb200-nvl72.toml"
+    path = f"{section}.escalation_annual"
+    with pytest.raises(
+        ScenarioError, match=r"3 is 300% a year, above 100% a year .*\(3% is 0.03\)"
+    ):
+        load_scenario(seed, {path: 3})
+    doubling = load_scenario(seed, {path: 1})  # the bound itself is taken
+    assert getattr(doubling, section).escalation_annual == 1
+
+
 def test_measured_energy_replaces_nameplate():
     # 1,870 W serving 4,867.7 tok/s (seed GB200 figures) is 0.38417 J/token; back to 1.87 kW.
     joules = power.joules_per_token_at_load(1.87, 4867.7)

@@ -41,6 +41,23 @@ scarcity-priced market clears at, so a time-averaged price cannot exceed it. A p
 a price per MWh typed as per kWh (80 for 0.08)."""
 
 
+MAX_ESCALATION_ANNUAL = 1.0
+"""The largest annual escalation a scenario takes [fraction/year]: a price doubling every year of
+the horizon (32x in five years). Above it is a percent typed as a whole number (3 for 3%)."""
+
+
+def _escalation(value, what: str):
+    """Refuse an escalation above MAX_ESCALATION_ANNUAL with a message saying what was meant,
+    before pydantic's bound check."""
+    if _number(value) and value > MAX_ESCALATION_ANNUAL:
+        raise ValueError(
+            f"{value:g} is {value:.0%} a year, above {MAX_ESCALATION_ANNUAL:.0%} a year ({what} "
+            "doubling every year of the horizon); expected a fraction "
+            f"({value:g}% is {value / 100:g})"
+        )
+    return value
+
+
 def _number(value) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
@@ -121,7 +138,11 @@ class Power(Section):
         "a US wholesale market clears at, so a price per MWh typed here is refused [USD/kWh]",
     )
     escalation_annual: float = Field(
-        0.0, gt=-1, description="Annual change of the electricity price [fraction/year]"
+        0.0,
+        gt=-1,
+        le=MAX_ESCALATION_ANNUAL,
+        description="Annual change of the electricity price, at most 1 (doubling every year) "
+        "[fraction/year]",
     )
     time_of_day_factor: float = Field(
         1.0,
@@ -165,6 +186,11 @@ class Power(Section):
         if isinstance(value, int | float) and not isinstance(value, bool) and value < 1:
             raise ValueError(PUE_MESSAGE.format(value=value))
         return value
+
+    @field_validator("escalation_annual", mode="before")
+    @classmethod
+    def _escalation_as_fraction(cls, value):
+        return _escalation(value, "the electricity price")
 
     @field_validator("price_usd_per_kwh", mode="before")
     @classmethod
@@ -249,8 +275,9 @@ class Facility(Section):
     escalation_annual: float = Field(
         0.0,
         gt=-1,
-        description="Annual change of the colocation price and of facility maintenance "
-        "[fraction/year]",
+        le=MAX_ESCALATION_ANNUAL,
+        description="Annual change of the colocation price and of facility maintenance, at most "
+        "1 (doubling every year) [fraction/year]",
     )
     contracted_kw: float | None = Field(
         None,
@@ -328,6 +355,11 @@ class Facility(Section):
     @classmethod
     def _prices_not_negative(cls, value, info):
         return _no_negative_price(value, info.field_name)
+
+    @field_validator("escalation_annual", mode="before")
+    @classmethod
+    def _escalation_as_fraction(cls, value):
+        return _escalation(value, "the colocation price")
 
     @model_validator(mode="after")
     def _consistent(self) -> Facility:
