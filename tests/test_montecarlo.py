@@ -780,7 +780,7 @@ def test_run_results_and_summaries_have_a_short_repr():
     assert repr(mc) == (
         "<RunResult: montecarlo, 64 scenarios, 10 outputs [npv_usd, lcot_usd_per_mtok, "
         "irr_project_annual, irr_equity_annual, ... (6 more)]; no rows kept (keep_rows=False), "
-        "summary; see .summary, .metadata>"
+        "summary; 0 notes; see .summary, .metadata>"
     )
     assert repr(mc.summary).startswith(
         "<RunSummary: 64 scenarios, 10 metrics [npv_usd, lcot_usd_per_mtok, irr_project_annual, "
@@ -789,4 +789,11 @@ def test_run_results_and_summaries_have_a_short_repr():
     assert len(repr(mc.summary)) < 300
     swept = sweep(BASE, grid={"utilization.share": [0.5, 0.6]})
     assert repr(swept).startswith("<RunResult: sweep, 2 scenarios, ")
-    assert "; 2 rows kept; see .rows, .metadata>" in repr(swept) and len(repr(swept)) < 300
+    assert "; 2 rows kept; 0 notes; see .rows, .metadata>" in repr(swept)
+    assert len(repr(swept)) < 300
+    # A run's notes (the CLI's `note:` lines) are on the result and its repr, not only deep in
+    # .metadata: a notebook user saw no sign that an input moved nothing.
+    idle = sweep(BASE, grid={"depreciation.factor": [1.5, 2.0]})
+    assert idle.notes == idle.metadata["notes"]
+    assert "changes across the 2 scenarios: depreciation.factor has no effect" in idle.notes[0]
+    assert "; 1 note (.notes); see .rows, .metadata>" in repr(idle)

@@ -275,6 +275,13 @@ class RunResult:
     seconds: float = 0.0
     store: ChunkStore | None = field(default=None, repr=False)
 
+    @property
+    def notes(self) -> list[str]:
+        """What the run found worth saying about its inputs (an input that moves no output,
+        tied tornado swings, GPUs sold at book value): the lines the CLI prints as `note: ...`,
+        kept in `metadata["notes"]`."""
+        return list(self.metadata.get("notes", []))
+
     def __repr__(self) -> str:
         # The dataclass repr printed the metadata and the summary whole (some 17,000 characters
         # for a Monte Carlo run), flooding a notebook cell.
@@ -292,6 +299,7 @@ class RunResult:
             f"<RunResult: {self.job.kind}, {counted(self.job.n, 'scenario')}, "
             f"{counted(len(outputs), 'output')} [{shown}{more}]; {kept}"
             f"{', summary' if self.summary is not None else ''}; "
+            f"{counted(len(self.notes), 'note')}{' (.notes)' if self.notes else ''}; "
             f"see {', '.join([*see, '.metadata'])}>"
         )
 
