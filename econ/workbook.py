@@ -930,12 +930,12 @@ def _sized_loan(info: _Info) -> bool:
 
 
 def _frozen_draws(info: _Info):
-    """The term loan's draws as the engine's values where its interest is values (a loan sized
+    """The term loan's draws as the engine's values where its balance is values (a loan sized
     to a DSCR target, a cap or a sculpted schedule: the repayments do not follow the inputs), so
     that an input changed in the workbook cannot move the draw while the repayments stay put;
-    None (the formula) where the service lines are formulas too. A capital stack's draws are
-    in its financing cash flow (`_financing_cash_flow`)."""
-    if info.modes.get((M, "interest_usd")) == "formula":
+    None (the formula) where the balance is a formula too. A capital stack's draws are in its
+    financing cash flow (`_financing_cash_flow`)."""
+    if info.modes.get((M, "debt_balance_usd")) == "formula":
         return None
     if _attr(info.scenario, "financing.tranches", ()):
         return None
@@ -1033,6 +1033,15 @@ _loan_rate, _term, _debt = (
     Name("calc.debt_usd"),
 )
 _scheduled = Cell("Debt", "scheduled_balance_usd")
+
+
+def _snapped(amount: Expr) -> Expr:
+    """0 within half a cent, as the engine's lines (econ.arrays.snap_to_zero): a loan repaid to
+    -3e-9 USD shows 0, not a red -$0.00."""
+    return IF(lt(Call("ABS", amount), units.HALF_CENT_USD), 0, amount)
+
+
+_depreciated_from = Name("calc.depreciation_start_month")
 _horizon = Name("calc.horizon_months")
 # The annual schedule (econ.tax._annual_pay_month): year y's tax in month 12 y + the delay (its
 # return's due month), or in the last month for the years whose month falls at or after it.
@@ -1249,10 +1258,10 @@ SPECS: tuple[Spec, ...] = (
         when(
             _all(_method_is("depreciation.method", "straight_line"), _single_fleet),
             IF(
-                _serving,
+                AND(ge(since, _depreciated_from), le(month, retire)),
                 (_fleet_capex - Name("calc.salvage_usd"))
                 / Name("calc.life_months")
-                * MAX(0, MIN(1, Name("calc.life_months") - (since - 1))),
+                * MAX(0, MIN(1, Name("calc.life_months") - (since - _depreciated_from))),
                 0,
             ),
         ),
@@ -1264,26 +1273,26 @@ SPECS: tuple[Spec, ...] = (
         when(_method_is("depreciation.tax.method", "book"), _dep),
         _fleet_capex * Cell("Depreciation", "tax_share_of_capex"),
     ),
+    # Sold at book value, or at depreciation.sale_value_share of cost where that is filled in
+    # (a resale table's sale is not written as a formula: its sale is values).
     line(
         "disposal_usd",
         when(
-            lambda info: (
-                _attr(info.scenario, "depreciation.sale_value_share") is None
-                and not _sells_at_resale(info)
-            ),
+            lambda info: not _sells_at_resale(info),
             IF(
                 eq(month, retire),
-                MAX(
-                    0,
-                    _fleet_capex - _cumulative("depreciation_usd") - _cumulative("impairment_usd"),
+                IF(
+                    ISBLANK(Name("depreciation.sale_value_share")),
+                    MAX(
+                        0,
+                        _fleet_capex
+                        - _cumulative("depreciation_usd")
+                        - _cumulative("impairment_usd"),
+                    ),
+                    Name("depreciation.sale_value_share") * _fleet_capex,
                 ),
                 0,
             ),
-        ),
-        # (a resale table's straight line is not written as a formula: its sale is values)
-        when(
-            lambda info: not _sells_at_resale(info),
-            IF(eq(month, retire), Name("depreciation.sale_value_share") * _fleet_capex, 0),
         ),
     ),
     line(
@@ -1309,16 +1318,18 @@ SPECS: tuple[Spec, ...] = (
             IF(
                 lt(month, purchase),
                 0,
-                -Call(
-                    "FV",
-                    _loan_rate,
-                    MIN(since, _term),
-                    Call("PMT", _loan_rate, _term, _debt),
-                    _debt,
+                _snapped(
+                    -Call(
+                        "FV",
+                        _loan_rate,
+                        MIN(since, _term),
+                        Call("PMT", _loan_rate, _term, _debt),
+                        _debt,
+                    )
                 ),
             ),
         ),
-        label="balance on the amortization schedule, before any balloon",
+        label="balance on the amortization schedule, before any balloon (0 within half a cent)",
     ),
     helper(
         "Debt",
@@ -1331,7 +1342,17 @@ SPECS: tuple[Spec, ...] = (
         IF(eq(month, _horizon), _scheduled, 0),
         label="repaid in the last month",
     ),
-    line("interest_usd", IF(ge(since, 1), Prev("Debt", "scheduled_balance_usd") * _loan_rate, 0)),
+    line("debt_balance_usd", IF(ge(month, _horizon), 0, _scheduled)),
+    line(
+        "interest_usd",
+        IF(ge(since, 1), Prev("Debt", "scheduled_balance_usd") * _loan_rate, 0),
+        # a loan held at the engine's balances (sized or sculpted): interest on them, live in
+        # the rate (econ.analysis.committed holds the same balances whatever the rate)
+        when(
+            lambda info: not _attr(info.scenario, "financing.tranches", ()),
+            IF(ge(since, 1), Prev(M, "debt_balance_usd") * _loan_rate, 0),
+        ),
+    ),
     line("cash_interest_usd", mcol("interest_usd")),
     line("principal_usd", Cell("Debt", "scheduled_principal_usd") + Cell("Debt", "balloon_usd")),
     # Debt service excludes balloons (refinanced; econ.capital), so DSCR does too.
@@ -1340,7 +1361,6 @@ SPECS: tuple[Spec, ...] = (
         mcol("cash_interest_usd") + Cell("Debt", "scheduled_principal_usd"),
         mcol("cash_interest_usd") + mcol("principal_usd"),
     ),
-    line("debt_balance_usd", IF(ge(month, _horizon), 0, _scheduled)),
     # After the loan's service lines: a draw is a formula only where they are (`_frozen_draws`).
     helper("Debt", "draws_usd", IF(eq(month, purchase), _debt, 0), values=_frozen_draws),
     # Tax per tax year with losses carried forward (econ.tax), spread over the year's months.
@@ -1630,6 +1650,13 @@ DERIVED: tuple[tuple[str, Expr, str, str], ...] = (
         Name("depreciation.life_years") * Name("const.months_per_year"),
         "months",
         "book life in months",
+    ),
+    (
+        "calc.depreciation_start_month",
+        MAX(Name("depreciation.in_service_month"), _service_start - purchase),
+        "month",
+        "first month depreciated, in months since purchase: depreciation.in_service_month, or "
+        "the first month in service if later",
     ),
     (
         "calc.retire_month",

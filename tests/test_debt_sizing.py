@@ -467,8 +467,10 @@ def test_workbook_cost_per_gpu_hour_is_a_live_formula():
     report = formula_report(project(scenario), [scenario])[0]
     parts = {f"cost_usd_per_gpu_hour_{p}" for p in ("depreciation", "financing", "power")}
     assert {"cost_usd_per_gpu_hour", *parts} <= set(report["formulas"])
-    # the sculpted loan's lines are the engine's values (the sizing searches the schedule)
-    assert any(note.startswith("interest_usd:") for note in report["values"])
+    # the sculpted loan's balances are the engine's values (the sizing searches the schedule),
+    # held; the interest on them at the loan's rate is a formula
+    assert any(note.startswith("debt_balance_usd:") for note in report["values"])
+    assert "interest_usd" in report["formulas"]
 
 
 def test_workbook_annual_ebit_is_the_engines_asset_year_ebit(tmp_path):

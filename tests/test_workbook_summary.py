@@ -338,8 +338,15 @@ def test_notes_say_a_sized_loan_is_why_its_lines_are_values():
     notes = {
         row[2]: row[3] for row in book["Notes"].iter_rows(values_only=True) if row[0] == "values"
     }
-    for line in ("interest_usd", "principal_usd", "debt_balance_usd"):
+    for line in ("principal_usd", "debt_balance_usd"):
         assert notes[line] == f"values: {workbook.SIZED_REASON}"
+    # the interest on the balances held is a formula, live in the loan's rate
+    assert "interest_usd" not in notes
+    monthly = book["Monthly"]
+    header = [c.value for c in monthly[1]]
+    interest = monthly.cell(row=10, column=header.index("interest_usd") + 1).value
+    balance = monthly.cell(row=9, column=header.index("debt_balance_usd") + 1).coordinate
+    assert interest == f"=IF(B10-fleet_purchase_month>=1,{balance}*calc_loan_rate_monthly,0)"
 
 
 def test_dscr_headroom_is_a_formula_only_where_every_month_is_tested():
