@@ -538,6 +538,33 @@ class _LossesUnused(Expr):
         return taxed - np.cumsum(income)
 
 
+class _LastSign(Expr):
+    """The sign of the last flow of a Monthly column beyond half a cent, up to this row (0
+    before the first): the cell refers to the row above in its own column, so that the sign
+    changes of the flows are counted with zeros skipped (_Irr)."""
+
+    def __init__(self, column: str):
+        self.column = column
+
+    def refs(self):
+        return {(M, self.column)}
+
+    def render(self, ctx):
+        flow = ctx.cell(M, self.column)
+        before = "0"
+        if ctx.row != ctx.block(M)[0]:
+            before = ctx.cell(M, f"sign_{self.column}", row=ctx.row - 1)
+        half_cent = _number_text(units.HALF_CENT_USD)
+        return f"IF({flow}>{half_cent},1,IF({flow}<-{half_cent},-1,{before}))"
+
+    def evaluate(self, env):
+        flows = np.asarray(env.column(M, self.column), dtype=float)
+        signs = np.where(flows > units.HALF_CENT_USD, 1.0, 0.0)
+        signs[flows < -units.HALF_CENT_USD] = -1.0
+        last = np.maximum.accumulate(np.where(signs != 0, np.arange(flows.size), -1))
+        return np.where(last >= 0, signs[np.maximum(last, 0)], 0.0)
+
+
 class _Aggregate(Expr):
     """SUM / MIN / COUNT of a whole block column (Summary cells)."""
 
@@ -628,45 +655,149 @@ class _Npv(Expr):
 
 
 class _Irr(Expr):
-    """Annualized IRR of a block column, or `fallback` text where the spreadsheet's IRR finds
-    no rate.
+    """Annualized IRR of a block column by the summary's IRR policy (econ.metrics.
+    unique_irr_annual: the one rate in IRR_RANGE_ANNUAL a year at which the NPV falls through
+    zero as the rate rises), or text where there is none.
 
-    The first guess is the engine's root, so that a spreadsheet's Newton iteration finds the same
-    root where cash flows change sign often; after an input is changed in the workbook that guess
-    may be far from the new root, and Newton from it may fail where a rate exists (LibreOffice
-    returns #N/A), so IRR_GUESSES are tried after it, each only where the ones before failed.
+    The cell tries the spreadsheet's IRR from each guess in turn and takes the first rate that
+    is in the range and where the NPV falls through zero (it is below zero just above the rate).
+    Flows that change sign at most twice have at most one such rate (Descartes' rule of signs:
+    at most two roots, and two crossings in one direction need a third between them), so that
+    rate is the policy's. Flows that change sign more often may have several: as the engine
+    does, the NPV is scanned over rates spanning the range (`npv_scan_<column>`, at the rates of
+    `irr_scan_rate`, one a row), and a rate is reported only where the scan crosses zero falling
+    exactly once (the engine's scan is finer: two roots between neighbouring rates here can be
+    seen there). The sign changes are counted on a working column (`sign_<column>`: the sign of
+    the last flow beyond half a cent). The first guess is the engine's root; after an input is
+    changed here that guess may be far from the new root and Newton's iteration may fail from
+    it (LibreOffice returns #N/A), so the middle of the scan's falling crossing follows (0 where
+    it has none), then IRR_GUESSES, each tried only where the ones before found no rate that
+    counts.
     """
 
-    def __init__(self, column: str, guess: float, fallback: str):
-        self.column, self.fallback = column, fallback
+    def __init__(self, column: str, guess: float):
+        self.column = column
         self.guesses = tuple(dict.fromkeys((guess, *IRR_GUESSES)))
 
     def refs(self):
-        return {("Monthly", self.column)}
+        scan = (M, f"npv_scan_{self.column}")
+        return {(M, self.column), (M, f"sign_{self.column}"), scan, (M, "irr_scan_rate")}
 
     def render(self, ctx):
-        text = Text(self.fallback).render(ctx)
-        for guess in reversed(self.guesses):
-            irr = f"IRR({ctx.range('Monthly', self.column)},{_number_text(guess)})"
-            text = f"IFERROR((1+{irr})^12-1,{text})"
-        return text
+        r0, r1 = ctx.block(M)
+        flows = ctx.range(M, self.column)
+        letter = ctx.letter(M, self.column)
+        first, later = f"Monthly!${letter}${r0}", f"Monthly!${letter}${r0 + 1}:${letter}${r1}"
+
+        def pairs(column: str) -> tuple[str, str]:
+            j = ctx.letter(M, column)
+            return f"Monthly!${j}${r0}:${j}${r1 - 1}", f"Monthly!${j}${r0 + 1}:${j}${r1}"
+
+        if r1 == r0:
+            changes = falling = crossing = "0"
+        else:
+            before, after = pairs(f"sign_{self.column}")
+            changes = f"SUMPRODUCT(({after}<>{before})*({before}<>0))"
+            before, after = pairs(f"npv_scan_{self.column}")
+            falling = f"SUMPRODUCT(({before}>0)*({after}<0))"
+            low_rate, high_rate = pairs("irr_scan_rate")
+            crossing = f"SUMPRODUCT(({before}>0)*({after}<0)*({low_rate}+{high_rate}))/2"
+        low, high = (_number_text(x) for x in IRR_RANGE_ANNUAL)
+        text = Text(IRR_NOT_FOUND).render(ctx)
+        guesses = [_number_text(g) for g in self.guesses]
+        guesses.insert(1, crossing)
+        for guess in reversed(guesses):
+            rate = f"IRR({flows},{guess})"
+            annual = f"((1+{rate})^12-1)"
+            above = f"{rate}+{_number_text(IRR_FALL_STEP)}*(1+{rate})"
+            falls = f"{first}+NPV({above},{later})<0" if r1 > r0 else "FALSE"
+            counts = f"AND({annual}>{low},{annual}<{high},{falls})"
+            text = f"IFERROR(IF({counts},{annual},NA()),{text})"
+        none, several = Text(IRR_NO_SIGN_CHANGE).render(ctx), Text(IRR_SEVERAL).render(ctx)
+        scanned = f"IF({falling}=0,{Text(IRR_NONE_SCANNED).render(ctx)},{several})"
+        return f"IF({changes}=0,{none},IF(AND({changes}>2,{falling}<>1),{scanned},{text}))"
 
     def evaluate(self, env):
-        values = np.asarray(env.column("Monthly", self.column), dtype=float)
-        for guess in self.guesses:  # the root the formula finds
+        values = np.asarray(env.column(M, self.column), dtype=float)
+        changes = _sign_changes(np.asarray(env.column(M, f"sign_{self.column}")))
+        if changes == 0:
+            return IRR_NO_SIGN_CHANGE
+        scan = np.asarray(env.column(M, f"npv_scan_{self.column}"), dtype=float)
+        crossings = (scan[:-1] > 0) & (scan[1:] < 0)
+        if changes > 2 and int(crossings.sum()) != 1:
+            return IRR_NONE_SCANNED if not crossings.any() else IRR_SEVERAL
+        rates = np.asarray(env.column(M, "irr_scan_rate"), dtype=float)
+        crossing = float(np.sum(crossings * (rates[:-1] + rates[1:])) / 2)
+        low, high = IRR_RANGE_ANNUAL
+        months = np.arange(values.size)
+        guesses = list(self.guesses)
+        guesses.insert(1, crossing)
+        for guess in guesses:  # the root the formula finds
             monthly = float(irr_batch(values[None, :], guess)[0])
-            if not math.isnan(monthly):
-                return float(units.annual_rate(monthly))
-        return self.fallback
+            if math.isnan(monthly):
+                continue
+            annual = float(units.annual_rate(monthly))
+            above = monthly + IRR_FALL_STEP * (1 + monthly)
+            with np.errstate(all="ignore"):
+                falls = float(np.dot(values, (1.0 + above) ** -months)) < 0
+            if low < annual < high and falls:
+                return annual
+        return IRR_NOT_FOUND
+
+
+class _ScanNpv(Expr):
+    """NPV of a whole Monthly column (month 0 undiscounted) at this row's `irr_scan_rate`."""
+
+    def __init__(self, column: str):
+        self.column = column
+
+    def refs(self):
+        return {(M, self.column), (M, "irr_scan_rate")}
+
+    def render(self, ctx):
+        r0, r1 = ctx.block(M)
+        letter = ctx.letter(M, self.column)
+        first = f"Monthly!${letter}${r0}"
+        if r1 == r0:
+            return first
+        rate = ctx.cell(M, "irr_scan_rate")
+        return f"{first}+NPV({rate},Monthly!${letter}${r0 + 1}:${letter}${r1})"
+
+    def evaluate(self, env):
+        values = np.asarray(env.column(M, self.column), dtype=float)
+        rates = np.asarray(env.column(M, "irr_scan_rate"), dtype=float)
+        months = np.arange(values.size)
+        with np.errstate(all="ignore"):
+            return ((1.0 + rates[:, None]) ** -months[None, :]) @ values
+
+
+def _sign_changes(signs: np.ndarray) -> int:
+    """Sign changes of a `sign_` working column (0 before the first flow beyond half a cent)."""
+    signs = np.asarray(signs, dtype=float)
+    return int(np.sum((signs[1:] != signs[:-1]) & (signs[:-1] != 0)))
 
 
 IRR_GUESSES = (0.01, -0.05, 0.05)
 """Monthly IRR guesses tried after the engine's root (about +13%, -46% and +80% a year)."""
+IRR_RANGE_ANNUAL = (-0.99, 10.0)
+"""The range of an IRR the summary reports (econ.metrics.IRR_RANGE_ANNUAL) [fraction/year]."""
+IRR_FALL_STEP = 1e-6
+"""Relative step above a root at which its NPV must be below zero: the NPV falls through it."""
 IRR_NOT_FOUND = (
-    "n/a: the spreadsheet's IRR found no rate from its starting guesses "
-    "(not a proof that none exists: `econ project` gives it)"
+    "n/a: the spreadsheet's IRR found no rate in -99%..+1,000% a year at which the NPV falls "
+    "through zero, from its starting guesses (not a proof that none exists: `econ project` "
+    "gives it)"
 )
-"""What an IRR cell shows where no guess converges (after an input was changed here)."""
+"""What an IRR cell shows where no guess finds a rate that counts."""
+IRR_SEVERAL = (
+    "n/a: several rates in -99%..+1,000% a year make the NPV fall through zero (a scan of the "
+    "rates, irr_scan_rate), so none is the IRR; judge by NPV and MIRR"
+)
+IRR_NONE_SCANNED = (
+    "n/a: no rate in -99%..+1,000% a year makes the NPV fall through zero (a scan of the "
+    "rates, irr_scan_rate)"
+)
+IRR_NO_SIGN_CHANGE = "n/a: the cash flows do not change sign, so no rate makes the NPV zero"
 
 
 class _Mirr(Expr):
@@ -1517,6 +1648,29 @@ SPECS: tuple[Spec, ...] = (
         - mcol("principal_usd"),
         mcol("cash_flow_project_usd") + Cell("Debt", "financing_cash_flow_usd"),
     ),
+    helper(
+        M,
+        "irr_scan_rate",
+        Num(1 + IRR_RANGE_ANNUAL[0])
+        ** ((1 - month / MAX(_horizon, 1)) / Name("const.months_per_year"))
+        * Num(1 + IRR_RANGE_ANNUAL[1]) ** (month / MAX(_horizon, 1) / Name("const.months_per_year"))
+        - 1,
+        label="monthly rates from -99% to +1,000% a year, one a row, at which the NPV is scanned "
+        "for the IRR rule (several rates falling through zero: no IRR)",
+    ),
+    *(
+        helper(M, f"npv_scan_{name}", _ScanNpv(name), label="NPV at this row's irr_scan_rate")
+        for name in ("cash_flow_project_usd", "cash_flow_equity_usd")
+    ),
+    *(
+        helper(
+            M,
+            f"sign_{name}",
+            _LastSign(name),
+            label="sign of the last flow beyond half a cent, to count the sign changes (IRR)",
+        )
+        for name in ("cash_flow_project_usd", "cash_flow_equity_usd")
+    ),
     line(
         "dscr",
         IF(
@@ -1779,14 +1933,6 @@ def _summary_specs(projection: Projection, k: int, scenario: Scenario) -> list[S
         value = _metric(metric)(projection, k)
         return 0.01 if value is None or math.isnan(value) else float(units.monthly_rate(value))
 
-    def irr(metric: str, formula: Expr) -> Expr:
-        # The summary's IRR policy (one rate in -99%..+1,000% a year at which NPV falls through
-        # zero) is not a spreadsheet formula: where the engine reports none, the cell says so.
-        value = _metric(metric)(projection, k)
-        if value is None or math.isnan(value):
-            return Text(f"n/a: {metric} is null (no unique IRR; see the warnings)")
-        return formula
-
     # MIRR: finance rate the engine's cost of debt (the discount rate without debt), monthly:
     # the term loan's rate while the loan is drawn, a capital stack's draw-weighted yield.
     cost_of_debt = _metric("cost_of_debt_annual")(projection, k)
@@ -1884,14 +2030,7 @@ def _summary_specs(projection: Projection, k: int, scenario: Scenario) -> list[S
         ),
         SummarySpec(
             "irr_project_annual",
-            irr(
-                "irr_project_annual",
-                _Irr(
-                    "cash_flow_project_usd",
-                    guess("irr_project_annual"),
-                    IRR_NOT_FOUND,
-                ),
-            ),
+            _Irr("cash_flow_project_usd", guess("irr_project_annual")),
             _metric("irr_project_annual"),
         ),
         SummarySpec(
@@ -1899,14 +2038,7 @@ def _summary_specs(projection: Projection, k: int, scenario: Scenario) -> list[S
             _Guard(
                 lt(equity_share, MIN_EQUITY_SHARE_FOR_IRR),
                 f"n/a: equity is below {MIN_EQUITY_SHARE_FOR_IRR:.0%} of capex",
-                irr(
-                    "irr_equity_annual",
-                    _Irr(
-                        "cash_flow_equity_usd",
-                        guess("irr_equity_annual"),
-                        IRR_NOT_FOUND,
-                    ),
-                ),
+                _Irr("cash_flow_equity_usd", guess("irr_equity_annual")),
             ),
             _metric("irr_equity_annual"),
         ),
