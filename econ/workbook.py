@@ -326,7 +326,7 @@ class Call(Expr):
         values = [a.evaluate(env) for a in self.args]
         for v in values:
             if v is None:
-                raise Missing(f"{self.function} of an empty input")
+                raise Missing(f"needs a value for {self.function} where an input is blank")
         return _FUNCTIONS[self.function](*values)
 
 
@@ -376,7 +376,7 @@ class _Bin(Expr):
     def evaluate(self, env):
         a, b = self.left.evaluate(env), self.right.evaluate(env)
         if a is None or b is None or isinstance(a, str) or isinstance(b, str):
-            raise Missing("arithmetic on an empty or text input")
+            raise Missing("computes with a blank or text input")
         with np.errstate(all="ignore"):
             a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
             if self.op == "+":
@@ -406,7 +406,7 @@ class _Neg(Expr):
     def evaluate(self, env):
         value = self.operand.evaluate(env)
         if value is None or isinstance(value, str):
-            raise Missing("negation of an empty or text input")
+            raise Missing("computes with a blank or text input")
         return -np.asarray(value, dtype=float)
 
 
@@ -433,11 +433,11 @@ class _Compare(Expr):
         a, b = self.left.evaluate(env), self.right.evaluate(env)
         if isinstance(a, str) or isinstance(b, str):
             if self.op not in ("=", "<>"):
-                raise Missing("ordering of text")
+                raise Missing("orders text")
             same = str(a).casefold() == str(b).casefold()  # spreadsheets compare text case-blind
             return same if self.op == "=" else not same
         if a is None or b is None:
-            raise Missing("comparison with an empty input")
+            raise Missing("compares a blank input")
         return self._OPS[self.op](np.asarray(a, dtype=float), np.asarray(b, dtype=float))
 
 
@@ -862,14 +862,14 @@ class _Env:
 
     def input(self, key: str):
         if key not in self.inputs:
-            raise Missing(f"no input {key}")
+            raise Missing(f"needs the input {key}, which this scenario does not have")
         return self.inputs[key]
 
     def column(self, sheet: str, name: str):
         try:
             return self.columns[(sheet, name)]
         except KeyError:
-            raise Missing(f"no column {sheet}!{name}") from None
+            raise Missing(f"needs {sheet}!{name}, which is not written for this scenario") from None
 
 
 @dataclass
@@ -902,7 +902,7 @@ class _Ctx:
             if sheet in ROW_SHEETS and self.sheet in ROW_SHEETS or sheet == self.sheet:
                 row = self.row
             else:
-                raise Missing(f"no row of {sheet} aligned with {self.sheet}")
+                raise Missing(f"has no row of {sheet} aligned with {self.sheet}")
         ref = f"{self.letter(sheet, column)}{'$' if absolute_row else ''}{row}"
         if absolute_row:
             ref = "$" + ref
@@ -2415,7 +2415,7 @@ def _resolve_columns(result: _Resolved, env: _Env, info: _Info) -> None:
         reasons = []
         for expr, gate in spec.candidates:
             if gate is not None and not gate(info):
-                reasons.append("not modelled for this scenario")
+                reasons.append("does not model this scenario")
                 continue
             try:
                 with np.errstate(all="ignore"):
@@ -2439,6 +2439,9 @@ def _resolve_columns(result: _Resolved, env: _Env, info: _Info) -> None:
                 env.columns[key] = result.values[key] = lines[engine_name]
                 ranked = sorted(reasons, key=lambda r: _REASON_RANK.get(r, 1))
                 reason = f"the formula {ranked[0]}" if ranked else "no formula"
+                features = _features(info.scenario)
+                if features:
+                    reason += f" (this scenario has {', '.join(features)})"
                 if spec.name in LOAN_LINES and _sized_loan(info):
                     reason = SIZED_REASON
                 result.notes.append((spec.name, f"values: {reason}"))
@@ -2473,11 +2476,47 @@ def _resolve_summary(
             result.summary[spec.name] = ("values", engine_value, None)
             if value is not None or not math.isnan(engine_value):
                 reason = "does not reproduce the engine" if value is not None else "is not modelled"
+                features = _features(scenario)
+                if features:
+                    reason += f" (this scenario has {', '.join(features)})"
                 result.notes.append((spec.name, f"values: the formula {reason}"))
         env.columns[("Summary", spec.name)] = shown
 
 
-_REASON_RANK = {"does not reproduce the engine": 0, "not modelled for this scenario": 2}
+def _features(scenario: Scenario | None) -> list[str]:
+    """What a scenario has that the formulas do not model, in words (for the Notes)."""
+    if scenario is None:
+        return []
+    out = []
+    if scenario.vintages:
+        out.append("vintages (fleets bought at other times)")
+    if scenario.financing.tranches:
+        out.append("a capital stack (financing.tranches)")
+    if scenario.facility.mode == "owned":
+        out.append("an owned hall (facility.mode)")
+    if scenario.facility.hall_cooling == "air_retrofit_liquid":
+        out.append("a liquid retrofit of the hall (facility.hall_cooling)")
+    if scenario.capex.payments:
+        out.append("capex paid in stages (capex.payments)")
+    if scenario.fleet.service_start_month is not None:
+        out.append("a construction period (fleet.service_start_month)")
+    if scenario.depreciation.method != "straight_line":
+        out.append(f"{scenario.depreciation.method} depreciation")
+    if scenario.depreciation.change_month is not None:
+        out.append("a change of useful life (depreciation.change_month)")
+    if scenario.depreciation.impairment.price_drop_threshold is not None:
+        out.append("impairment tests")
+    tables = [
+        path
+        for path in ("market.price_table", "market.rental_table", "market.resale_value_table")
+        if _attr(scenario, path)
+    ]
+    if tables or scenario.market.has_resale:
+        out.append(f"price tables ({', '.join(tables) or 'market.resale_series'})")
+    return out
+
+
+_REASON_RANK = {"does not reproduce the engine": 0, "does not model this scenario": 2}
 
 
 def _drop_unused_helpers(result: _Resolved) -> None:

@@ -32,7 +32,7 @@ def test_workbook_of_a_resale_scenario_verifies_and_says_why_disposal_is_values(
     notes = [
         " ".join(str(c) for c in row if c) for row in book["Notes"].iter_rows(values_only=True)
     ]
-    assert any("disposal_usd" in n and "not modelled" in n for n in notes)
+    assert any("disposal_usd" in n and "does not model this scenario" in n for n in notes)
     inputs = [row[0] for row in book["Assumptions"].iter_rows(values_only=True)]
     assert "market.resale_series" in inputs and "market.resale_band" in inputs
     rows = summary_cells(book["Summary"])
