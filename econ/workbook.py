@@ -26,6 +26,15 @@ sheet says which line and why. So the workbook never shows a formula that disagr
 and lines the engine adds later appear as values until a formula is taught to them. The test suite
 recalculates workbooks with LibreOffice and compares every formula cell with the engine.
 
+Live inputs. An input is live (blue) only where changing it moves every figure that depends on
+it as the engine moves it (the exported loan held where it is sized): each input the formulas
+read is changed a little in the engine when the workbook is written, and where a column written
+as values that a formula reads moves with it, the input is grey, its `live` cell says why, data
+validation holds it at its value, and derived figures none of whose inputs is live are written as
+values, so no formula combines a changed input with values of the exported one. Live inputs are
+validated against their fields' bounds and choices. Figures that cannot follow an edit (payback,
+break-even, covenant breaches over a trailing window) are grey with a note: at the exported inputs.
+
 Cached values. openpyxl writes formulas without results, and a reader that does not recalculate
 (pandas, many viewers, previews) would see empty cells. The results are known exactly (they are the
 checked values), so after openpyxl writes the package, each formula cell's `<v>` is filled in the
@@ -44,6 +53,7 @@ import io
 import json
 import math
 import re
+import typing
 import zipfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -854,11 +864,15 @@ class _Guard(Expr):
 
 
 class _Env:
-    """Values of one scenario: inputs by key, columns by (sheet, name) as arrays over its rows."""
+    """Values of one scenario: inputs by key, columns by (sheet, name) as arrays over its rows.
 
-    def __init__(self, inputs: Mapping[str, Any]):
+    `formulas` (key -> a function of the environment) make a column when it is first asked for
+    and not given (the working columns of a scenario whose inputs were changed, `_changed_env`)."""
+
+    def __init__(self, inputs: Mapping[str, Any], formulas: Mapping | None = None):
         self.inputs = dict(inputs)
         self.columns: dict[tuple[str, str], Any] = {}
+        self.formulas = dict(formulas or {})
 
     def input(self, key: str):
         if key not in self.inputs:
@@ -866,8 +880,11 @@ class _Env:
         return self.inputs[key]
 
     def column(self, sheet: str, name: str):
+        key = (sheet, name)
+        if key not in self.columns and key in self.formulas:
+            self.columns[key] = self.formulas.pop(key)(self)
         try:
-            return self.columns[(sheet, name)]
+            return self.columns[key]
         except KeyError:
             raise Missing(f"needs {sheet}!{name}, which is not written for this scenario") from None
 
@@ -2348,6 +2365,9 @@ class _Resolved:
     derived: dict[str, Expr] = field(default_factory=dict)
     summary: dict[str, tuple[str, Any, Expr | None]] = field(default_factory=dict)
     env: _Env | None = None
+    live: set[str] = field(default_factory=set)  # inputs that drive the formulas (blue)
+    not_live: dict[str, str] = field(default_factory=dict)  # input or derived key -> why not
+    frozen_derived: set[str] = field(default_factory=set)  # derived figures written as values
 
 
 def _resolve(projection: Projection, k: int, scenario: Scenario | None) -> _Resolved:
@@ -2377,6 +2397,7 @@ def _resolve(projection: Projection, k: int, scenario: Scenario | None) -> _Reso
     if scenario is not None:
         _resolve_summary(result, env, projection, k, scenario)
         _drop_unused_helpers(result)
+        _resolve_live(result, projection, k, scenario)
     return result
 
 
@@ -2545,6 +2566,412 @@ def _drop_unused_helpers(result: _Resolved) -> None:
     for key in helpers - needed:
         if key in result.modes:
             result.modes[key] = "absent"
+
+
+def _recalculate(result: _Resolved, changes: Mapping[str, Any]) -> dict[str, Any]:
+    """The Summary figures of one scenario's block as a spreadsheet shows them after the input
+    cells `changes` ({dotted path: value}) are changed and the workbook recalculates: the
+    written formulas evaluated with numpy (the same trees that render to the cells), the columns
+    and derived figures written as values kept. For tests of what is live."""
+    inputs = {**result.env.inputs, **changes}
+    env = _Env(inputs)
+    for key, expr, _, _ in DERIVED:
+        if key in result.derived and key not in result.frozen_derived:
+            with np.errstate(all="ignore"):
+                env.inputs[key] = float(expr.evaluate(env))
+    base = result.env.columns
+    for sheet in ROW_SHEETS:
+        env.columns[(sheet, "month")] = base[(sheet, "month")]
+    env.columns[("Annual", "tax_year")] = base[("Annual", "tax_year")]
+    for spec in SPECS:
+        key = (spec.sheet, spec.name)
+        if result.modes.get(key) == "formula":
+            rows = ("Annual", "tax_year") if spec.sheet == "Annual" else (spec.sheet, "month")
+            shape = env.columns[rows].shape
+            with np.errstate(all="ignore"):
+                value = np.asarray(result.formulas[key].evaluate(env), dtype=float)
+            env.columns[key] = np.broadcast_to(value, shape)
+        elif result.modes.get(key) == "values":
+            env.columns[key] = result.values[key]
+    for key, mode in result.modes.items():
+        if mode == "values" and key not in env.columns:
+            env.columns[key] = result.values[key]
+    out = {}
+    for name, (mode, shown, expr) in result.summary.items():
+        if mode == "formula":
+            with np.errstate(all="ignore"):
+                shown = expr.evaluate(env)
+        env.columns[("Summary", name)] = out[name] = shown
+    return out
+
+
+# --- Live inputs: which inputs an analyst may change here ----------------------------------------
+#
+# A formula is checked against the engine at the exported inputs (above). An input cell is live
+# (blue) only where changing it moves every figure as the engine moves it: a formula that reads
+# a column written as values, and an input that column depends on in the engine, would combine a
+# new input with old values (a cheaper rack moving the gain on sale while the depreciation and
+# the sale stay as exported). So each input the formulas read is changed a little in the engine
+# (`econ project --set`, or the loan held as exported where it is sized, as the workbook holds
+# it), and where a column written as values that a formula reads moves, the input is not live:
+# it is written grey and held at its value (data validation), and a derived figure none of whose
+# inputs is live is written as its value, so that no formula follows a change made to them.
+
+INPUT_CHANGE = 1e-3
+"""Relative change of an input when finding the columns written as values that depend on it."""
+IMPLICIT_LINES = ("capitalized_interest_usd",)
+"""Engine lines the formulas take as written (interest capitalized before service: the formulas
+charge a loan's interest from its draw), so an input that moves them is not live."""
+NOT_READ = "no formula of this workbook reads it: edit it in econ and export again"
+"""Why an input no written formula reads is not live."""
+
+
+def _read_names(exprs: Sequence[Expr], derived: Mapping[str, Expr], stop=frozenset()) -> set:
+    """Keys (inputs, derived figures, constants) the expressions read, through the derived
+    figures' formulas (not through those in `stop`, written as values)."""
+    seen: set[str] = set()
+    stack = list(exprs)
+    while stack:
+        for ref in stack.pop().refs():
+            if ref[0] != "name" or ref[1] in seen:
+                continue
+            seen.add(ref[1])
+            if ref[1] in derived and ref[1] not in stop:
+                stack.append(derived[ref[1]])
+    return seen
+
+
+def _written_formulas(result: _Resolved) -> list[Expr]:
+    columns = [e for key, e in result.formulas.items() if result.modes.get(key) == "formula"]
+    return columns + [expr for mode, _, expr in result.summary.values() if expr is not None]
+
+
+def _is_input(key: str) -> bool:
+    return not key.startswith(("calc.", "const."))
+
+
+def _resolve_live(result: _Resolved, projection: Projection, k: int, scenario: Scenario) -> None:
+    """Which inputs are live, why the others are not, and which derived figures are written as
+    values (`result.live`, `not_live`, `frozen_derived`)."""
+    formulas = _written_formulas(result)
+    read = {key for key in _read_names(formulas, result.derived) if _is_input(key)}
+    reasons = _inputs_moving_values(result, projection, k, scenario, read, formulas)
+    # A derived figure none of whose inputs is live is written as its value, so that a change to
+    # one of them moves no formula (a cheaper rack would otherwise move the insurance and the
+    # gain on sale while the capex and depreciation written as values stay as exported).
+    frozen = set()
+    for key, expr in result.derived.items():
+        inputs = {n for n in _read_names([expr], result.derived) if _is_input(n)}
+        if inputs and inputs <= set(reasons):
+            frozen.add(key)
+            reasons[key] = (
+                f"written as its value: its inputs ({', '.join(sorted(inputs))}) are not live here"
+            )
+    live_read = _read_names(formulas, result.derived, stop=frozen)
+    result.frozen_derived = frozen
+    result.live = {key for key in live_read if _is_input(key) and key not in reasons}
+    result.not_live = reasons
+
+
+def _inputs_moving_values(
+    result: _Resolved,
+    projection: Projection,
+    k: int,
+    scenario: Scenario,
+    read: set[str],
+    formulas: Sequence[Expr],
+) -> dict[str, str]:
+    """Inputs the formulas read that are not live, with the reason: each is changed a little
+    in the engine (`_changed_values`), and any column written as values that a formula reads
+    (or IMPLICIT_LINES) and moves makes it not live; so do one of a sized loan's own terms, an
+    input the scenario takes from another, a change the engine cannot project and a change of
+    the horizon. Changes are run unvalidated (`ScenarioBatch.repeat`): a change econ accepts
+    only with another input changed too is still run, for what it moves."""
+    from econ.analysis.committed import LOAN_TERMS, committed_loan, hold, sizes_loan
+    from econ.batch import ScenarioBatch, field_kinds
+    from econ.scenario import ScenarioError, scenario_to_dict, validate_dict
+
+    reasons: dict[str, str] = {}
+    elsewhere = scenario.set_elsewhere()
+    if scenario.fleet.racks is not None:  # (the engine counts racks x gpus_per_rack)
+        elsewhere |= dict.fromkeys(
+            ("fleet.gpu_count", "fleet.gpus_per_rack"), "fleet.racks x fleet.gpus_per_rack"
+        )
+    for key in sorted(read & set(elsewhere)):
+        reasons[key] = f"this scenario takes it from {elsewhere[key]}: edit that in econ"
+    base = scenario
+    if sizes_loan(scenario.financing):
+        for key in sorted(read):
+            if key not in reasons and any(key == t or key.startswith(t + ".") for t in LOAN_TERMS):
+                reasons[key] = (
+                    "a term of the sized loan, which this workbook holds as econ sized it: edit "
+                    "it in econ and export again"
+                )
+        horizon = int(projection.horizon_months[k])
+        summary = {
+            "debt_usd": projection.metrics["debt_usd"][k],
+            "capex_usd_total": projection.metrics["capex_usd_total"][k],
+        }
+        balance = projection.lines["debt_balance_usd"][k, : horizon + 1]
+        loan = committed_loan(scenario, summary, balance)
+        if loan is not None:
+            try:
+                base = validate_dict(hold(scenario_to_dict(scenario), loan))
+            except ScenarioError:  # (a held loan the scenario refuses: the engine's own)
+                base = scenario
+    schedules = _schedules_formulas_read(result, formulas)
+    if not schedules:
+        return reasons
+    kinds = field_kinds()
+    inputs = _inputs_of(scenario)
+    changes = []
+    for key in sorted(read - set(reasons)):
+        values = _changed_values(key, inputs.get(key), scenario) if key in kinds else []
+        if values and not (kinds[key][0] == "choice" and inputs.get(key) is None):
+            changes.append((key, values[0]))
+    if not changes:
+        return reasons
+    n = len(changes) + 1
+    columns: dict[str, list] = {}
+    for i, (key, value) in enumerate(changes, start=1):
+        given = inputs.get(key)
+        columns.setdefault(key, [np.nan if given is None else given] * n)[i] = value
+    try:
+        batch = ScenarioBatch.repeat(
+            base, n, {key: np.array(values) for key, values in columns.items()}, validate=False
+        )
+    except (InputError, ValueError):
+        return reasons
+    runs = _project_each(batch, 0, n)
+    if runs[0] is None:
+        return reasons
+    made = [
+        None if run is None else _schedule_values(result, run, scenario, inputs, change, schedules)
+        for run, change in zip(runs, [None, *changes], strict=True)
+    ]
+    for i, (key, _value) in enumerate(changes, start=1):
+        if runs[i] is None:
+            reasons[key] = (
+                "econ cannot project this scenario with it changed (the scenario's other inputs "
+                "rule that out): edit it in econ and export again"
+            )
+        elif made[i] is None:
+            reasons[key] = (
+                "changing it changes the months projected (the rows of the schedules): edit it "
+                "in econ and export again"
+            )
+        else:
+            moved = [
+                schedule
+                for schedule, values in made[i].items()
+                if not _reproduces_at(values, made[0][schedule], schedule[1])
+            ]
+            moved.sort(key=lambda s: (s[0] != M, s))  # the Monthly lines first
+            if moved:
+                shown = [f"{s[0]}!{s[1]} ({_why_values(result, s, scenario)})" for s in moved[:3]]
+                more = f" and {len(moved) - 3} more" if len(moved) > 3 else ""
+                reasons[key] = (
+                    f"written as values here and moving with it in econ: {', '.join(shown)}"
+                    f"{more}; edit it in econ and export again"
+                )
+    return reasons
+
+
+_VALUE_SCHEDULES = {
+    "throughput_multiplier": "the software-gain trajectory",
+    "book_share_of_capex": "the depreciation schedule per USD of cost",
+    "tax_share_of_capex": "the tax depreciation schedule per USD of cost",
+    "draws_usd": "the loan econ sized, held as exported",
+    "financing_cash_flow_usd": "the capital stack's flows",
+}
+
+
+def _why_values(result: _Resolved, key: tuple[str, str], scenario: Scenario) -> str:
+    """Why a column is written as values, in a few words."""
+    from econ.analysis.committed import sizes_loan
+
+    if key[1] in _VALUE_SCHEDULES:
+        return _VALUE_SCHEDULES[key[1]]
+    if key[1] in LOAN_LINES and sizes_loan(scenario.financing):
+        return _VALUE_SCHEDULES["draws_usd"]
+    if key[1] in IMPLICIT_LINES:
+        return "the formulas charge a loan's interest from its draw"
+    features = _features(scenario)
+    return ", ".join(features) if features else "no formula reproduces it"
+
+
+def _project_each(batch, start: int, stop: int) -> list:
+    """Rows start..stop-1 of a batch projected: (projection, row), or None where the engine
+    refuses the row; a part the engine refuses is split until the refused rows are found."""
+    from econ.engine import project
+
+    try:
+        runs = project(batch.slice(start, stop))
+    except (InputError, ValueError):
+        if stop - start == 1:
+            return [None]
+        middle = (start + stop) // 2
+        return _project_each(batch, start, middle) + _project_each(batch, middle, stop)
+    return [(runs, i) for i in range(stop - start)]
+
+
+def _shorten(text: str, limit: int = 160) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "\u2026"
+
+
+def _schedules_formulas_read(result: _Resolved, formulas: Sequence[Expr]) -> list:
+    """Columns written as values that a written formula reads, and IMPLICIT_LINES."""
+    read = set().union(*(e.refs() for e in formulas)) if formulas else set()
+    out = [
+        key
+        for key, mode in result.modes.items()
+        if mode == "values" and key[0] != "Summary" and key in read
+    ]
+    out += [(M, name) for name in IMPLICIT_LINES if result.modes.get((M, name)) == "values"]
+    return sorted(set(out))
+
+
+def _schedule_values(result: _Resolved, run, scenario: Scenario, inputs, change, keys):
+    """The columns `keys` as the workbook would write them for the scenario with one input
+    changed (`change`: (key, value), or None; `run`: (projection, row) of it), or None where its
+    horizon differs from the exported one."""
+    runs, i = run
+    horizon = int(runs.horizon_months[i])
+    months = result.env.columns[(M, "month")]
+    if horizon + 1 != months.size:
+        return None
+    lines = {name: np.asarray(v[i, : horizon + 1]) for name, v in runs.lines.items()}
+    env = _changed_env(result, {**inputs, **dict([change] if change else [])}, lines)
+    info = _Info(scenario, lines, env, result.modes)
+    specs = {(s.sheet, s.name): s for s in SPECS}
+    out = {}
+    for key in keys:
+        spec = specs.get(key)
+        if spec is not None and spec.values is not None:
+            try:
+                made = spec.values(info)
+            except Missing:
+                made = None
+            made = np.full(months.size, np.nan) if made is None else np.array(made, dtype=float)
+            if key in _FEEDS:  # only where it counts: months whose line it scales is not 0
+                made[np.asarray(lines.get(_FEEDS[key], made)) == 0] = np.nan
+            out[key] = made
+        else:
+            out[key] = lines.get(key[1], np.full(months.size, np.nan))
+    return out
+
+
+_FEEDS = {(M, "throughput_multiplier"): "tokens"}
+"""Value schedules that matter only where the line they scale is not 0."""
+
+
+def _reproduces_at(value, reference, name: str) -> bool:
+    """A column of a changed scenario equals the exported one (to RELATIVE_TOLERANCE of its
+    scale, money to half a cent), in the months where both are defined."""
+    cent = units.HALF_CENT_USD if name.endswith("_usd") else 0.0
+    value, reference = np.asarray(value, dtype=float), np.asarray(reference, dtype=float)
+    both = ~np.isnan(value) & ~np.isnan(reference)
+    own = np.abs(reference[both])
+    scale = float(own.max()) if own.size else 0.0
+    return _close(value[both], reference[both], max(scale, 1e-300), cent)
+
+
+def _changed_env(result: _Resolved, inputs: Mapping, lines: Mapping[str, np.ndarray]) -> _Env:
+    """The environment of the workbook's formulas for changed inputs: the inputs and derived
+    figures, the engine's lines, and every other formula column made when it is asked for."""
+    inputs = {**inputs, **{key: value for key, value, _, _ in CONSTANTS}}
+
+    def column(expr: Expr, shape: tuple[int, ...]):
+        def make(env: _Env):
+            with np.errstate(all="ignore"):
+                return np.broadcast_to(np.asarray(expr.evaluate(env), dtype=float), shape)
+
+        return make
+
+    shapes = {sheet: result.env.columns[(sheet, "month")].shape for sheet in ROW_SHEETS}
+    shapes["Annual"] = result.env.columns[("Annual", "tax_year")].shape
+    env = _Env(
+        inputs,
+        {
+            key: column(expr, shapes[key[0]])
+            for key, expr in result.formulas.items()
+            if key[0] in shapes
+        },
+    )
+    for sheet in ROW_SHEETS:
+        env.columns[(sheet, "month")] = result.env.columns[(sheet, "month")]
+    env.columns[("Annual", "tax_year")] = result.env.columns[("Annual", "tax_year")]
+    for key, expr in result.derived.items():
+        try:
+            env.inputs[key] = float(expr.evaluate(env))
+        except (Missing, TypeError, ValueError, ZeroDivisionError):
+            continue
+    for name, values in lines.items():
+        env.columns[(M, name)] = values
+    return env
+
+
+def _field(path: str):
+    """(model, field name) of a dotted input path, or None for a path inside a list."""
+    if _INDEX.search(path):
+        return None
+    model: type[BaseModel] | None = Scenario
+    *parents, leaf = path.split(".")
+    for part in parents:
+        if model is None or part not in model.model_fields:
+            return None
+        model = model_of(model.model_fields[part].annotation)
+    if model is None or leaf not in model.model_fields:
+        return None
+    return model, leaf
+
+
+def _changed_values(key: str, value, scenario: Scenario) -> list:
+    """Values near `value` to try for input `key` (econ accepts the first that validates):
+    a relative change of INPUT_CHANGE, one more or less for whole numbers, another choice; for
+    a blank input, a few values of the field's range."""
+    from econ.batch import field_kinds
+    from econ.scenario.section import field_bounds
+
+    kind, choices = field_kinds().get(key, ("", ()))
+    found = _field(key)
+    bounds = field_bounds(*found) if found is not None else {}
+    low = bounds.get("ge", bounds.get("gt", -math.inf))
+    high = bounds.get("le", bounds.get("lt", math.inf))
+
+    def inside(x) -> bool:
+        return (
+            x >= low
+            and x <= high
+            and not ("gt" in bounds and x <= bounds["gt"])
+            and not ("lt" in bounds and x >= bounds["lt"])
+        )
+
+    if kind == "choice":
+        return [c for c in choices if c != value]
+    if isinstance(value, bool):
+        return [not value]
+    if kind == "int":
+        if value is None:  # a blank month: near the month it stands for (retirement: the end)
+            purchase, horizon = scenario.fleet.purchase_month, int(scenario.horizon)
+            tries = [purchase + 2, purchase + 1, 1, 12, horizon // 2]
+            if key.endswith("retire_month"):
+                tries = [horizon - 1, *tries]
+        else:
+            tries = [int(value) + 1, int(value) - 1]
+        return [x for x in dict.fromkeys(tries) if inside(x)]
+    if kind == "float":
+        if value is None:
+            tries = [0.5, 1.0, 10.0, 100.0]
+            if math.isfinite(low) and math.isfinite(high):
+                tries.insert(0, (low + high) / 2)
+        elif value == 0:
+            step = INPUT_CHANGE * (high if math.isfinite(high) and high > 0 else 1.0)
+            tries = [step, -step]
+        else:
+            tries = [value * (1 + INPUT_CHANGE), value * (1 - INPUT_CHANGE)]
+        return [x for x in dict.fromkeys(tries) if inside(x)]
+    return []
 
 
 # --- Writing --------------------------------------------------------------------------------------
@@ -2833,17 +3260,25 @@ def _as_cached(value):
     return value
 
 
+PER_SCENARIO = ("value", "source", "provenance", "live")
+"""Assumptions columns of each scenario, after input, unit and description."""
+
+
+def _assumption_column(k: int, column: str = "value") -> int:
+    return 4 + len(PER_SCENARIO) * k + PER_SCENARIO.index(column)
+
+
 def _write_assumptions(wb, ws, scenarios, resolved, names, cache: _Cache) -> None:
     n = len(resolved)
     header = ["input", "unit", "description"]
     for k in range(n):
         suffix = "" if n == 1 else f" ({k + 1})"
-        header += [f"value{suffix}", f"source{suffix}", f"provenance{suffix}"]
+        header += [f"{column}{suffix}" for column in PER_SCENARIO]
     _header(ws, header, {"input": 40, "description": 60})
     for k in range(n):
-        ws.column_dimensions[get_column_letter(4 + 3 * k)].width = 18
-        ws.column_dimensions[get_column_letter(5 + 3 * k)].width = 60
-        ws.column_dimensions[get_column_letter(6 + 3 * k)].width = 13
+        for column, width in zip(PER_SCENARIO, (18, 60, 13, 40), strict=True):
+            letter = get_column_letter(_assumption_column(k, column))
+            ws.column_dimensions[letter].width = width
     ws.freeze_panes = "D2"
     if scenarios is None:
         _put_text(ws, 2, 1, "the scenarios were not given to the writer: no inputs to show")
@@ -2861,19 +3296,27 @@ def _write_assumptions(wb, ws, scenarios, resolved, names, cache: _Cache) -> Non
             rows[path].values[k] = value
             rows[path].sources[k] = source
             rows[path].flags[k] = provenance_flag(source, path in explicit)
+    checks = _Validations(ws)
     r = 2
     for path, item in rows.items():
         _put_text(ws, r, 1, path)
         _put_text(ws, r, 2, item.unit)
         _put_text(ws, r, 3, item.description)
         for k in range(n):
-            cell = _put_value(ws, r, 4 + 3 * k, item.values[k], number_format(path, item.unit))
-            cell.font = _INPUT_FONT
-            _put_text(ws, r, 5 + 3 * k, item.sources[k])
-            _put_text(ws, r, 6 + 3 * k, item.flags[k])
-            _define(
-                wb, names[k], taken, path, k, n, f"Assumptions!${get_column_letter(4 + 3 * k)}${r}"
-            )
+            j = _assumption_column(k)
+            cell = _put_value(ws, r, j, item.values[k], number_format(path, item.unit))
+            live = path in resolved[k].live
+            reason = resolved[k].not_live.get(path, NOT_READ)
+            if live:
+                cell.font = _INPUT_FONT
+                checks.bounds(cell, path)
+            else:
+                cell.fill = _VALUE_FILL
+                checks.locked(cell, path, item.values[k], reason)
+            _put_text(ws, r, j + 1, item.sources[k])
+            _put_text(ws, r, j + 2, item.flags[k])
+            _put_text(ws, r, j + 3, "yes" if live else f"no: {reason}")
+            _define(wb, names[k], taken, path, k, n, f"Assumptions!${get_column_letter(j)}${r}")
         r += 1
 
     r += 1
@@ -2883,7 +3326,12 @@ def _write_assumptions(wb, ws, scenarios, resolved, names, cache: _Cache) -> Non
     _put_text(ws, r, 2, "months")
     _put_text(ws, r, 3, "months projected after month 0 (rows of the schedules; not a live input)")
     for k in range(n):
-        _put_value(ws, r, 4 + 3 * k, resolved[k].env.inputs["calc.horizon_months"], "0")
+        j = _assumption_column(k)
+        cell = _put_value(ws, r, j, resolved[k].env.inputs["calc.horizon_months"], "0")
+        cell.fill = _VALUE_FILL
+        reason = "the schedules have a row per month, fixed at export: edit it in econ"
+        checks.locked(cell, "calc.horizon_months", cell.value, reason)
+        _put_text(ws, r, j + 3, f"no: {reason}")
         _define(
             wb,
             names[k],
@@ -2891,7 +3339,7 @@ def _write_assumptions(wb, ws, scenarios, resolved, names, cache: _Cache) -> Non
             "calc.horizon_months",
             k,
             n,
-            f"Assumptions!${get_column_letter(4 + 3 * k)}${r}",
+            f"Assumptions!${get_column_letter(j)}${r}",
         )
     r += 1
     constants_at = r + len(DERIVED) + 2
@@ -2900,15 +3348,8 @@ def _write_assumptions(wb, ws, scenarios, resolved, names, cache: _Cache) -> Non
     # Names first, so that derived formulas can refer to one another.
     for key, row_of in (*derived_rows.items(), *const_rows.items()):
         for k in range(n):
-            _define(
-                wb,
-                names[k],
-                taken,
-                key,
-                k,
-                n,
-                f"Assumptions!${get_column_letter(4 + 3 * k)}${row_of}",
-            )
+            reference = f"Assumptions!${get_column_letter(_assumption_column(k))}${row_of}"
+            _define(wb, names[k], taken, key, k, n, reference)
     layout = _Layout(letters={}, blocks=[{} for _ in range(n)], names=names)
     for key, expr, unit, description in DERIVED:
         row_of = derived_rows[key]
@@ -2918,9 +3359,19 @@ def _write_assumptions(wb, ws, scenarios, resolved, names, cache: _Cache) -> Non
         for k in range(n):
             if key not in resolved[k].derived:
                 continue
+            j = _assumption_column(k)
             value = resolved[k].env.inputs[key]
+            fmt = number_format(key, unit)
+            if key in resolved[k].frozen_derived:  # its inputs are not live: a value
+                cell = _put_value(ws, row_of, j, value, fmt)
+                cell.fill = _VALUE_FILL
+                reason = resolved[k].not_live[key]
+                checks.locked(cell, key, value, reason)
+                _put_text(ws, row_of, j + 3, f"no: {reason}")
+                continue
             formula = expr.render(_Ctx(layout, k, "Assumptions", row_of))
-            cache.put(ws, row_of, 4 + 3 * k, formula, value, number_format(key, unit))
+            cache.put(ws, row_of, j, formula, value, fmt)
+            _put_text(ws, row_of, j + 3, "formula")
     _put_text(ws, constants_at - 1, 1, "Constants (econ.units)").font = _SECTION_FONT
     for key, value, unit, description in CONSTANTS:
         row_of = const_rows[key]
@@ -2928,7 +3379,108 @@ def _write_assumptions(wb, ws, scenarios, resolved, names, cache: _Cache) -> Non
         _put_text(ws, row_of, 2, unit)
         _put_text(ws, row_of, 3, description)
         for k in range(n):
-            _put_value(ws, row_of, 4 + 3 * k, value, DECIMAL)
+            _put_value(ws, row_of, _assumption_column(k), value, DECIMAL)
+    checks.write()
+
+
+VALIDATION_TEXT = 255
+"""Characters of a data validation's message (Excel's limit; a title holds 32)."""
+
+
+class _Validations:
+    """Data validation of the Assumptions inputs: a live input within its field's bounds
+    (econ.scenario.section.field_bounds; whole numbers for counts and months, a list for a
+    choice), an input that is not live held at its value; each with a message naming the field
+    and what it takes. Cells of one rule share one DataValidation."""
+
+    def __init__(self, ws):
+        self.ws = ws
+        self.rules: dict[tuple, list[str]] = {}
+
+    def _add(self, cell, rule: tuple) -> None:
+        self.rules.setdefault(rule, []).append(cell.coordinate)
+
+    def bounds(self, cell, path: str) -> None:
+        from econ.batch import field_kinds
+        from econ.scenario.section import field_bounds
+
+        found = _field(path)
+        kind, choices = field_kinds().get(path, ("", ()))
+        if found is None or not kind:
+            return
+        model, name = found
+        optional = type(None) in typing.get_args(model.model_fields[name].annotation)
+        if kind == "choice":
+            listed = ",".join(choices)
+            text = f"{path}: one of {', '.join(choices)}" + (" (or blank)" if optional else "")
+            self._add(cell, ("list", None, f'"{listed}"', None, optional, text, "stop"))
+            return
+        bounds = field_bounds(model, name)
+        low = bounds.get("ge", bounds.get("gt"))
+        high = bounds.get("le", bounds.get("lt"))
+        whole = kind == "int"
+        if whole:  # a strict bound of a whole number is the next whole number
+            low = None if low is None else (low + 1 if "gt" in bounds else low)
+            high = None if high is None else (high - 1 if "lt" in bounds else high)
+        elif "gt" in bounds or "lt" in bounds:  # (the spreadsheet's bounds are inclusive)
+            nudge = lambda x, up: x + (1 if up else -1) * 1e-9 * max(1.0, abs(x))  # noqa: E731
+            low = None if low is None else (nudge(low, True) if "gt" in bounds else low)
+            high = None if high is None else (nudge(high, False) if "lt" in bounds else high)
+        what = "a whole number" if whole else "a number"
+        parts = []
+        if "ge" in bounds:
+            parts.append(f"at least {bounds['ge']:,g}")
+        if "gt" in bounds:
+            parts.append(f"above {bounds['gt']:,g}")
+        if "le" in bounds:
+            parts.append(f"at most {bounds['le']:,g}")
+        if "lt" in bounds:
+            parts.append(f"below {bounds['lt']:,g}")
+        text = f"{path}: {what}" + (f", {' and '.join(parts)}" if parts else "")
+        text += " (or blank)" if optional else ""
+        text += "; econ refuses other values"
+        kind = "whole" if whole else "decimal"
+        if low is not None and high is not None:
+            rule = (kind, "between", _number_text(low), _number_text(high))
+        elif low is not None:
+            rule = (kind, "greaterThanOrEqual", _number_text(low), None)
+        elif high is not None:
+            rule = (kind, "lessThanOrEqual", _number_text(high), None)
+        else:
+            rule = (kind, "between", "-1E+307", "1E+307")
+        self._add(cell, (*rule, optional, text, "stop"))
+
+    def locked(self, cell, path: str, value, reason: str) -> None:
+        text = f"{path} is not live in this workbook: {reason}"
+        if isinstance(value, bool) or value is None:
+            rule = ("textLength", "equal", "0", None)
+        elif isinstance(value, int | float):
+            rule = ("decimal", "equal", _number_text(value), None)
+        else:
+            return  # text (names, descriptions, lists): no formula reads it
+        self._add(cell, (*rule, value is None, text, "stop"))
+
+    def write(self) -> None:
+        from openpyxl.worksheet.datavalidation import DataValidation
+
+        for (kind, operator, first, second, blank, text, style), cells in self.rules.items():
+            check = DataValidation(
+                type=kind,
+                operator=operator,
+                formula1=first,
+                formula2=second,
+                allow_blank=blank,
+                showErrorMessage=True,
+                showInputMessage=True,
+                errorStyle=style,
+                errorTitle="econ input",
+                error=_text(text)[:VALIDATION_TEXT],
+                promptTitle="econ input",
+                prompt=_text(text)[:VALIDATION_TEXT],
+            )
+            for cell in cells:
+                check.add(cell)
+            self.ws.add_data_validation(check)
 
 
 def _define(
@@ -3186,15 +3738,28 @@ def _write_notes(
             rows.append(("values", str(name), line, text))
     rows += [("column", "", column, text) for column, text in labels]
     rows += [
-        ("legend", "", "blue", "inputs (Assumptions) and value schedules the formulas scale"),
-        ("legend", "", "black", "formulas: change an input and they recalculate"),
-        ("legend", "", "grey fill", "the engine's values: they do not recalculate"),
+        (
+            "legend",
+            "",
+            "blue",
+            "live inputs (Assumptions, live = yes): change one and every figure that depends on "
+            "it in econ recalculates as econ gives it (a sized loan held as exported)",
+        ),
+        ("legend", "", "black", "formulas: change a live input and they recalculate"),
+        (
+            "legend",
+            "",
+            "grey fill",
+            "the engine's values at the exported inputs: they do not recalculate; on Assumptions, "
+            "inputs that are not live (the live column says why: edit them in econ and export "
+            "again) and derived figures written as their values",
+        ),
         (
             "legend",
             "",
             "rows",
-            "the schedules have one row per month of the horizon: changing the horizon, the "
-            "purchase month or adding steps needs a new export",
+            "the schedules have one row per month of the horizon: changing the horizon or "
+            "adding steps needs a new export (those inputs are not live)",
         ),
         (
             "legend",

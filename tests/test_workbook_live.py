@@ -1,0 +1,366 @@
+"""What is live in the workbook: a blue input on Assumptions drives every figure that depends on it
+in the engine (with the exported loan held where the loan is sized, as the workbook holds it), and
+no formula combines a changed input with columns written as the engine's values (docs/exports.md,
+"Live inputs").
+
+Each wrong figure a finance review found by editing inputs is a LibreOffice recalculation here
+(the review's cases: a vintage fleet's capex, a liquid retrofit's rack price and life, the sale
+value share and in-service month of a level loan, the sized loan's rate, IRRs the engine reports
+null or finds). The property over every live input of every ready-made scenario evaluates the
+written formulas with numpy (`econ.workbook._recalculate`: the expression trees that render the
+cells, whose recalculation LibreOffice matches: tests/test_workbook.py); LibreOffice recalculates
+one changed input per section of the seed as shipped, as a representative subset.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import shutil
+
+import numpy as np
+import pytest
+from openpyxl import load_workbook
+
+import econ
+from econ import workbook
+from econ.analysis.committed import LOAN_TERMS, hold, sized_loan
+from econ.scenario import ScenarioError, scenario_to_dict, validate_dict
+from econ.scenario.io import apply_overrides
+from tests.conftest import ROOT, SCENARIOS
+from tests.test_workbook import (
+    LEVEL_LOAN,
+    SEED,
+    _with_input,
+    build,
+    compare_with_engine,
+    recalculate,
+)
+from tests.workbook_helpers import summary_cells
+
+REFRESH = ROOT / "models" / "scenarios" / "h200-fleet-gb300-refresh.toml"
+LIQUID = ROOT / "models" / "scenarios" / "hall-10mw-gb300-nvl72-liquid.toml"
+AIR = ROOT / "models" / "scenarios" / "hall-10mw-hgx-b200-air.toml"
+GREY = "EDEDED"
+
+CASES = {
+    # name: (scenario file, overrides of the export, inputs changed in the workbook)
+    "a1_refresh_capex": (REFRESH, {}, {"capex.system_price_usd": 263_500.0}),
+    "a2_liquid_price": (LIQUID, {}, {"capex.system_price_usd": 2_550_000.0}),
+    "a2_liquid_life": (LIQUID, {}, {"depreciation.life_years": 3.0}),
+    "a3_sale_share": (SEED, LEVEL_LOAN, {"depreciation.sale_value_share": 0.3}),
+    "a3_in_service": (SEED, LEVEL_LOAN, {"depreciation.in_service_month": 3}),
+    "a4_sized_rate": (SEED, {}, {"financing.debt_rate_annual": 0.12}),
+    "b5_null_then_rate": (AIR, {}, {"market.price_usd_per_mtok": 0.1408 * 1.3}),
+    "b5_beyond_bound": (SEED, {}, {"market.price_usd_per_mtok": 0.8}),
+}
+"""The review's cases. The LibreOffice subset of the property: one live input per section of the
+seed as shipped (its loan sized and held), in SUBSET."""
+SUBSET = {
+    "fleet.deployment_ramp_months": 2,
+    "throughput.tokens_per_s_per_gpu": 5200.0,
+    "utilization.share": 0.6,
+    "capex.system_price_usd": 2_900_000.0,
+    "depreciation.life_years": 5.0,
+    "power.pue": 1.2,
+    "facility.colo_usd_per_kw_month": 210.0,
+    "opex.staff_usd_per_month": 5000.0,
+    "financing.tax_rate": 0.25,
+    "market.price_decline_annual": 0.2,
+}
+
+
+def held(path, overrides: dict, changes: dict):
+    """The scenario with `changes`, as the workbook of `path` + `overrides` computes it: the
+    exported loan held where the export sizes it (`econ project --hold-debt`)."""
+    base = econ.load_scenario(path, overrides)
+    _, loan = sized_loan(base)
+    scenario = econ.load_scenario(path, {**overrides, **changes})
+    if loan is None or any(k == t or k.startswith(t + ".") for k in changes for t in LOAN_TERMS):
+        return scenario
+    return validate_dict(hold(scenario_to_dict(scenario), loan))
+
+
+@pytest.fixture(scope="module")
+def books(tmp_path_factory):
+    """Each case exported, its inputs changed (openpyxl, as tools/edit.py did), and recalculated
+    in one LibreOffice run: {name: (written, changed, recalculated)}."""
+    if shutil.which("soffice") is None:
+        pytest.skip("LibreOffice (soffice) is not installed; `make test` installs it")
+    folder = tmp_path_factory.mktemp("live")
+    cases = dict(CASES) | {
+        f"subset_{key}": (SEED, {}, {key: value}) for key, value in SUBSET.items()
+    }
+    out = {}
+    for name, (path, overrides, changes) in cases.items():
+        written = folder / f"{name}_written.xlsx"
+        build([econ.load_scenario(path, overrides)], written)
+        changed = folder / f"{name}.xlsx"
+        source = written
+        for key, value in changes.items():
+            _with_input(source, changed, key, value)
+            source = changed
+        out[name] = (written, changed, folder / "lo" / changed.name)
+    (folder / "lo").mkdir()
+    recalculate([changed for _, changed, _ in out.values()], folder / "lo")
+    return out
+
+
+def _input_cell(book, path: str, column: str = "value"):
+    """The Assumptions cell of input `path` in `column` (value, source, provenance, live)."""
+    name = path.replace(".", "_") if "." in path else f"scenario_{path}"
+    sheet, ref = book.defined_names[name].attr_text.split("!")
+    cell = book[sheet][ref.replace("$", "")]
+    offset = workbook.PER_SCENARIO.index(column)
+    return book[sheet].cell(row=cell.row, column=cell.column + offset)
+
+
+def _validation(book, cell):
+    for check in book["Assumptions"].data_validations.dataValidation:
+        if cell.coordinate in check.sqref:
+            return check
+    return None
+
+
+def _summary(path) -> dict:
+    book = load_workbook(path, data_only=True)
+    return {key: cells[0].value for key, cells in summary_cells(book["Summary"]).items()}
+
+
+def _monthly(path, column: str) -> np.ndarray:
+    sheet = load_workbook(path, data_only=True)["Monthly"]
+    header = [c.value for c in sheet[1]]
+    j = header.index(column)
+    return np.array([row[j] for row in sheet.iter_rows(min_row=2, values_only=True)], float)
+
+
+def _not_live(book, path: str, because: str) -> None:
+    """The input is written grey (not blue), says why, and is held at its value."""
+    cell = _input_cell(book, path)
+    assert cell.fill.fgColor.rgb.endswith(GREY), path
+    assert cell.font.color is None or not str(cell.font.color.rgb).endswith("0000FF"), path
+    live = _input_cell(book, path, "live").value
+    assert live.startswith("no: ") and because in live, (path, live)
+    check = _validation(book, cell)
+    if cell.value is not None:
+        assert check is not None and check.operator == "equal", path
+        assert path in check.error and "not live" in check.error
+
+
+# --- The review's wrong figures ------------------------------------------------------------------
+
+
+def test_a1_a_vintage_fleets_capex_is_not_live_and_a_change_to_it_moves_no_figure(books):
+    """Capex, depreciation and sale of a fleet with vintages are values: the rack price is not
+    live, and the fleet's capex is written as its value, so the gain on sale (a formula over
+    the capex and the depreciation) cannot jump by the price change (it did: 0 -> 5,952,000)."""
+    written, _, recalculated = books["a1_refresh_capex"]
+    for column in ("gain_on_disposal_usd", "tax_gain_on_disposal_usd", "tax_usd"):
+        np.testing.assert_allclose(
+            _monthly(recalculated, column), _monthly(written, column), rtol=1e-9, atol=1e-6
+        )
+    exported, shown = econ.project(econ.load_scenario(REFRESH)).metrics, _summary(recalculated)
+    for key in ("npv_usd", "min_dscr", "irr_equity_annual"):  # (was 7.56M, 0.27x, 19.0%)
+        assert shown[key] == pytest.approx(exported[key][0], rel=1e-9), key
+    book = load_workbook(written)
+    _not_live(book, "capex.system_price_usd", "written as values here and moving with it in econ")
+    _not_live(book, "capex.system_price_usd", "Monthly!capex_usd (vintages")
+    assert isinstance(_input_cell(book, "calc.fleet_capex_usd").value, int | float)  # a value
+
+
+@pytest.mark.parametrize(
+    ("case", "path", "because"),
+    [
+        ("a2_liquid_price", "capex.system_price_usd", "a liquid retrofit of the hall"),
+        ("a2_liquid_life", "depreciation.life_years", "no formula of this workbook reads it"),
+    ],
+)
+def test_a2_a_liquid_retrofits_capex_inputs_are_not_live(books, case, path, because):
+    """Capex, depreciation and sale of a liquid retrofit are values: the rack price moved the
+    insurance alone (NPV 28.81M -> 30.66M, econ 60.23M) and the life nothing; both are grey,
+    and a change to either moves no figure."""
+    written, _, recalculated = books[case]
+    exported = econ.project(econ.load_scenario(LIQUID)).metrics
+    shown = _summary(recalculated)
+    for key in ("npv_usd", "ebitda_usd_total", "net_income_usd_total", "lcot_usd_per_mtok"):
+        assert shown[key] == pytest.approx(exported[key][0], rel=1e-9), key
+    _not_live(load_workbook(written), path, because)
+
+
+@pytest.mark.parametrize(
+    ("case", "path"),
+    [
+        ("a3_sale_share", "depreciation.sale_value_share"),
+        ("a3_in_service", "depreciation.in_service_month"),
+    ],
+)
+def test_a3_the_sale_share_and_the_in_service_month_are_live(books, case, path):
+    """The sale at a share of cost was chosen in Python at export (a blank share: book value),
+    and the in-service month was read by no formula: both are live formulas now, and every
+    formula recalculates as the engine gives it."""
+    written, changed, recalculated = books[case]
+    _, _, changes = CASES[case]
+    scenario = econ.load_scenario(SEED, {**LEVEL_LOAN, **changes})
+    assert compare_with_engine(changed, recalculated, [scenario]) > 2000
+    book = load_workbook(written)
+    assert _input_cell(book, path, "live").value == "yes"
+    assert str(_input_cell(book, path).font.color.rgb).endswith("0000FF")
+
+
+def test_a3_inputs_no_formula_follows_are_not_live_and_say_why(books):
+    book = load_workbook(books["a3_sale_share"][0])
+    for path in ("depreciation.change_month", "depreciation.change_life_years", "horizon_months"):
+        _not_live(book, path, "no formula of this workbook reads it")
+    # econ capitalizes the interest before service; the formulas charge it
+    _not_live(book, "fleet.service_start_month", "Monthly!capitalized_interest_usd")
+
+
+def test_a4_the_sized_loans_rate_is_live_over_the_held_balances(books):
+    """The seed's loan is sized (sculpted): its balances are the engine's, held; interest on
+    them at the loan's rate is a formula, so a rate of 12% moves the interest, tax, cash flows,
+    cost of debt and the MIRR's finance rate together, as the engine with the loan held."""
+    _, changed, recalculated = books["a4_sized_rate"]
+    scenario = held(SEED, {}, {"financing.debt_rate_annual": 0.12})
+    assert compare_with_engine(changed, recalculated, [scenario]) > 2000
+    shown, engine = _summary(recalculated), econ.project(scenario).metrics
+    for key in ("npv_usd", "cost_of_debt_annual", "mirr_equity_annual", "irr_equity_annual"):
+        assert shown[key] == pytest.approx(engine[key][0], rel=1e-9), key
+
+
+def test_b5_an_irr_the_engine_reported_null_follows_a_change(books):
+    """The air hall's equity IRR is null at export (no rate in range): the cell is a live
+    formula of the IRR rule, and with a dearer token it shows the rate econ gives."""
+    written, _, recalculated = books["b5_null_then_rate"]
+    assert str(_summary(written)["irr_equity_annual"]).startswith("n/a")
+    scenario = held(AIR, {}, CASES["b5_null_then_rate"][2])
+    expected = econ.project(scenario).metrics["irr_equity_annual"][0]
+    assert not math.isnan(expected)
+    assert _summary(recalculated)["irr_equity_annual"] == pytest.approx(expected, rel=1e-9)
+
+
+def test_b5_an_irr_beyond_the_range_is_not_shown(books):
+    """At 0.8 USD/M tokens the equity's IRR is 1,794% a year, beyond the +1,000% the summary
+    reports (econ: null): the cell says n/a, not the rate."""
+    _, _, recalculated = books["b5_beyond_bound"]
+    scenario = held(SEED, {}, CASES["b5_beyond_bound"][2])
+    assert math.isnan(econ.project(scenario).metrics["irr_equity_annual"][0])
+    assert str(_summary(recalculated)["irr_equity_annual"]).startswith("n/a")
+
+
+@pytest.mark.parametrize("path", list(SUBSET))
+def test_libreoffice_follows_one_live_input_per_section(books, path):
+    """The LibreOffice subset of the property below: the seed as shipped (a sized loan, held),
+    one live input per section changed; every formula cell against the engine."""
+    written, changed, recalculated = books[f"subset_{path}"]
+    assert compare_with_engine(changed, recalculated, [held(SEED, {}, {path: SUBSET[path]})])
+    assert _input_cell(load_workbook(written), path, "live").value == "yes"
+
+
+# --- Property: every live input of every ready-made scenario --------------------------------------
+
+
+def _changed(scenario, path: str, value, loan):
+    """The scenario with one input changed as `econ project --set` does (the loan held), or
+    None where econ refuses the change alone."""
+    data = apply_overrides(scenario_to_dict(scenario), {path: value})
+    if loan is not None and not any(path == t or path.startswith(t + ".") for t in LOAN_TERMS):
+        data = hold(data, loan)
+    try:
+        return validate_dict(data)
+    except ScenarioError:
+        return None
+
+
+@pytest.mark.parametrize("path", SCENARIOS, ids=lambda p: p.stem)
+def test_every_live_input_moves_the_figures_as_the_engine(path):
+    """For each input written live (blue), a small change (econ.workbook._changed_values: 0.1%,
+    one month, another choice, a value for a blank) recalculated in the workbook's formulas
+    gives the engine's NPV, levelized cost, net income and minimum DSCR to 1e-6 relative (the
+    engine with the exported loan held where it is sized); IRRs to 1e-6 or both null. A change
+    econ refuses alone (a price per GPU beside a price per system) is not compared."""
+    scenario = econ.load_scenario(path)
+    projection = econ.project(scenario)
+    resolved = workbook._resolve(projection, 0, scenario)
+    _, loan = sized_loan(scenario)
+    runs = []
+    for key in sorted(resolved.live):
+        for value in workbook._changed_values(key, resolved.env.inputs.get(key), scenario):
+            case = _changed(scenario, key, value, loan)
+            if case is not None:
+                runs.append((key, value, case))
+                break
+    assert len(runs) >= 2 / 3 * len(resolved.live) and len(runs) >= 10
+    engine = econ.project([case for _, _, case in runs]).metrics
+    failures = []
+    for i, (key, value, _) in enumerate(runs):
+        shown = workbook._recalculate(resolved, {key: value})
+        for metric in ("npv_usd", "lcot_usd_per_mtok", "net_income_usd_total", "min_dscr") + (
+            "irr_project_annual",
+            "irr_equity_annual",
+        ):
+            expected, got = float(engine[metric][i]), shown.get(metric)
+            if isinstance(got, str):
+                ok = math.isnan(expected)
+            else:
+                ok = not math.isnan(expected) and abs(got - expected) <= 1e-6 * max(
+                    abs(expected), 1e-3
+                )
+            if not ok:
+                failures.append((key, value, metric, got, expected))
+    assert not failures, failures[:5]
+
+
+# --- Without LibreOffice: validation, notes, a repaid balance -------------------------------------
+
+
+@pytest.fixture(scope="module")
+def shipped():
+    """The seed as shipped (its loan sized) and its level-loan variant, written."""
+    out = {}
+    for name, overrides in (("sized", {}), ("level", LEVEL_LOAN)):
+        scenario = econ.load_scenario(SEED, overrides)
+        data = workbook.workbook_bytes(econ.project(scenario), [scenario])
+        out[name] = load_workbook(io.BytesIO(data))
+    return out
+
+
+def test_d_live_inputs_are_held_to_the_scenarios_bounds_and_choices(shipped):
+    """A life of -1, a tax payment of "yearly" or a blank price are refused where they are typed,
+    with a message naming the field and what it takes."""
+    book = shipped["level"]
+    life = _validation(book, _input_cell(book, "depreciation.life_years"))
+    assert life.type == "decimal" and float(life.formula1) > 0 and not life.allow_blank
+    assert life.error.startswith("depreciation.life_years: a number, at least 0.0833333 and at")
+    assert life.errorStyle == "stop" and life.showErrorMessage
+    payment = _validation(book, _input_cell(book, "financing.tax_payment"))
+    assert payment.type == "list" and payment.formula1 == '"quarterly,annual,monthly"'
+    assert "financing.tax_payment: one of quarterly, annual, monthly" in payment.error
+    price = _validation(book, _input_cell(book, "market.price_usd_per_mtok"))
+    assert price.type == "decimal" and not price.allow_blank
+    share = _validation(book, _input_cell(book, "depreciation.sale_value_share"))
+    assert share.allow_blank and "(or blank)" in share.error  # blank: sold at book value
+    months = _validation(book, _input_cell(book, "opex.warranty_months"))
+    assert months.type == "whole"
+    assert all(
+        len(c.error) <= workbook.VALIDATION_TEXT
+        for c in book["Assumptions"].data_validations.dataValidation
+    )
+
+
+def test_e_a_repaid_level_loan_shows_zero_not_minus_zero():
+    """A level loan repaid within the horizon: the balance is 0 (not -2.8e-9, shown as a red
+    -$0.00), as the engine's snapped line."""
+    scenario = econ.load_scenario(SEED, {**LEVEL_LOAN, "financing.debt_term_months": 36})
+    resolved = workbook._resolve(econ.project(scenario), 0, scenario)
+    # the formula's own value (the cells cache the engine's line)
+    balance = resolved.formulas[("Debt", "scheduled_balance_usd")].evaluate(resolved.env)
+    assert np.all(balance[36:] == 0.0) and np.all(balance[:36] > 0)
+
+
+def test_e_notes_say_why_a_line_is_values_in_words():
+    scenario = econ.load_scenario(REFRESH)
+    report = workbook.formula_report(econ.project(scenario), [scenario])[0]
+    tokens = next(v for v in report["values"] if v.startswith("tokens:"))
+    assert "needs Monthly!tokens_per_s_per_gpu, which is not written" in tokens
+    assert "vintages (fleets bought at other times)" in tokens
+    assert not any("the formula no column" in v for v in report["values"])
