@@ -2995,21 +2995,21 @@ DATE = "yyyy-mm-dd"
 
 
 def number_format(name: str, unit: str = "") -> str:
-    """Display format of a column or input by its name and unit."""
+    """Display format of a column or input by its name and unit: USD with cents, prices (per
+    million tokens, GPU-hour, kWh) with four decimals, coverage ratios as `0.00x`, rates, shares
+    and utilization as percentages, counts, months and flags as whole numbers."""
     lowered = name.casefold()
     if lowered.endswith("_usd_per_mtok") or unit == "USD per million tokens":
         return CURRENCY_PER_MTOK
-    if lowered.endswith(("_usd", "_usd_total", "_usd_per_gpu", "_usd_per_rack")) or unit in (
-        "USD",
-        "USD/GPU",
-        "USD/month",
-    ):
+    if "usd_per_gpu_hour" in lowered or lowered.endswith("_usd_per_kwh"):
+        return PRICE
+    if lowered.endswith(("_usd", "_usd_total")) or "usd_per" in lowered or unit.startswith("USD"):
         return CURRENCY
-    if "usd_per" in lowered or unit.startswith("USD"):
-        return '"$"#,##0.0000'
-    if lowered in ("dscr", "llcr", "min_dscr", "min_llcr", "moic_equity", "profitability_index"):
+    if "dscr" in lowered or "llcr" in lowered or lowered in _RATIOS:
         return RATIO
-    if lowered.endswith(("_annual", "_share", "_rate", "_monthly", "ltv")) or unit in (
+    if lowered.endswith(
+        ("_annual", "_share", "_rate", "_monthly", "ltv", "utilization")
+    ) or unit in (
         "fraction",
         "1/year",
         "fraction/year",
@@ -3018,11 +3018,47 @@ def number_format(name: str, unit: str = "") -> str:
         return PERCENT
     if lowered in ("tokens", "tokens_total") or lowered.endswith(("tokens_per_s_per_mw",)):
         return THOUSANDS
-    if lowered.endswith(("multiplier", "factor", "share_of_capex", "utilization")):
+    if lowered.endswith(("multiplier", "factor", "share_of_capex")):
         return FACTOR
-    if lowered in ("month", "tax_year", "months_in_year", "horizon_months", "in_service"):
-        return "0"
+    if lowered in _WHOLE or lowered.endswith(("_month", "_months", "_count")):
+        return WHOLE
     return DECIMAL
+
+
+PRICE = '"$"#,##0.0000'
+WHOLE = "#,##0"
+_RATIOS = ("moic_equity", "profitability_index")
+_WHOLE = (
+    "month",
+    "tax_year",
+    "months_in_year",
+    "installments",
+    "in_service",
+    "year_end",
+    "taxable_so_far",
+    "tax_installment",
+    "covenant_breach",
+    "sign_cash_flow_project_usd",
+    "sign_cash_flow_equity_usd",
+)
+"""Columns of whole numbers: months, counts and 0/1 flags."""
+_SUMMARY_FORMATS = {
+    "usd_per_mtok": CURRENCY_PER_MTOK,
+    "pct": PERCENT,
+    "months": "#,##0.0",
+    "count": WHOLE,
+    "ratio": RATIO,
+    "tokens": THOUSANDS,
+}
+"""Summary formats by the metric's kind (econ.labels.metric_kind); USD by number_format."""
+
+
+def summary_format(key: str) -> str:
+    """Display format of a Summary row: by the metric's kind, money by its name."""
+    from econ.labels import metric_kind
+
+    kind = metric_kind(key)
+    return _SUMMARY_FORMATS.get(kind) or number_format(key)
 
 
 def _text(value: str) -> str:
@@ -3088,9 +3124,28 @@ class _Cache:
         return cell
 
 
+AT_EXPORT = (
+    "At the exported inputs (grey): the engine's values, which do not recalculate when an "
+    "input changes here; econ project gives them for other inputs."
+)
+"""The note on cells written as the engine's values."""
+
+
+def _note(text: str):
+    """A cell note (comment) by econ."""
+    from openpyxl.comments import Comment
+
+    note = Comment(_text(text), "econ")
+    note.width, note.height = 300, 120
+    return note
+
+
 def _write_debt_schedule(ws, projection: Projection, scenarios) -> None:
     """The yearly debt schedule by asset year (engine.debt_schedule_table), as values."""
     _header(ws, ["Scenario", "Asset year", *DEBT_SCHEDULE.values()])
+    ws.cell(row=1, column=1).comment = _note(
+        AT_EXPORT + " The Debt sheet's monthly lines are formulas where the loan is."
+    )
     ws.freeze_panes = "C2"
     floors = None
     if scenarios is not None:
@@ -3107,7 +3162,7 @@ def _write_debt_schedule(ws, projection: Projection, scenarios) -> None:
         _put_text(ws, row, 1, str(name))
         _put_value(ws, row, 2, year, "0")
         for j, (column, fmt) in enumerate(zip(DEBT_SCHEDULE, formats, strict=True), start=3):
-            _put_value(ws, row, j, values[column], fmt)
+            _put_value(ws, row, j, values[column], fmt).fill = _VALUE_FILL
 
 
 def _header(ws, names: Sequence[str], widths: Mapping[str, float] | None = None):
@@ -3199,7 +3254,6 @@ def build_workbook(
     )
 
     # Row-aligned sheets and Annual.
-    spec_by_key = {(s.sheet, s.name): s for s in SPECS}
     for sheet_name in (*ROW_SHEETS, "Annual"):
         ws = sheets[sheet_name]
         _header(ws, columns[sheet_name])
@@ -3235,9 +3289,11 @@ def build_workbook(
                     for i, r in enumerate(range(r0, r1 + 1)):
                         cell = _put_value(ws, r, j, values[i], fmt)
                         cell.fill = _VALUE_FILL
-                    if key in spec_by_key and spec_by_key[key].values is not None:
-                        for r in range(r0, r1 + 1):
-                            ws.cell(row=r, column=j).font = _INPUT_FONT
+                    header = ws.cell(row=1, column=j)
+                    if header.comment is None:
+                        why = dict(res.notes).get(column, "")
+                        why = why.removeprefix("values: ") or _VALUE_SCHEDULES.get(column, "")
+                        header.comment = _note(AT_EXPORT + (f" Why: {why}." if why else ""))
 
     _write_summary(sheets["Summary"], summary_frame, resolved, layout, cache, projection)
     _write_charts(sheets["Charts"], sheets, layout, projection)
@@ -3542,7 +3598,7 @@ def _write_summary(ws, frame, resolved, layout, cache: _Cache, projection: Proje
             cell.alignment = Alignment(indent=2)
         _put_text(ws, r, 2, unit)
         _put_text(ws, r, key_column, key).font = _KEY_FONT
-        fmt = number_format(key)
+        fmt = summary_format(key)
         for k in range(n):
             j = 3 + k
             entry = resolved[k].summary.get(key)
@@ -3552,11 +3608,13 @@ def _write_summary(ws, frame, resolved, layout, cache: _Cache, projection: Proje
                 continue
             value = frame[key].iloc[k]
             if isinstance(value, str):
-                _put_text(ws, r, j, value)
+                cell = _put_text(ws, r, j, value)
             elif value is None or (isinstance(value, float) and math.isnan(value)):
-                _put_text(ws, r, j, _null_text(key, projection.warnings[k]))
+                cell = _put_text(ws, r, j, _null_text(key, projection.warnings[k]))
             else:
-                _put_value(ws, r, j, value, fmt).fill = _VALUE_FILL
+                cell = _put_value(ws, r, j, value, fmt)
+            cell.fill = _VALUE_FILL
+            cell.comment = _note(AT_EXPORT)
     r = SUMMARY_FIRST_ROW + len(layout.summary_rows)
     if "warnings" in frame.columns:
         _put_text(ws, r, 1, "Warnings")

@@ -310,7 +310,7 @@ def test_every_live_input_moves_the_figures_as_the_engine(path):
     assert not failures, failures[:5]
 
 
-# --- Without LibreOffice: validation, notes, a repaid balance -------------------------------------
+# --- Without LibreOffice: what cannot follow says so; validation; formats -------------------------
 
 
 @pytest.fixture(scope="module")
@@ -322,6 +322,23 @@ def shipped():
         data = workbook.workbook_bytes(econ.project(scenario), [scenario])
         out[name] = load_workbook(io.BytesIO(data))
     return out
+
+
+def test_b6_figures_at_the_exported_inputs_are_grey_and_say_so(shipped):
+    """Covenant breach months, payback, break-even and the trailing DSCR headroom cannot follow
+    an edit: grey, with a note; the horizon is not live; the Debt schedule is values, noted."""
+    book = shipped["sized"]
+    cells = summary_cells(book["Summary"])
+    for key in ("covenant_breach_months", "payback_months", "breakeven_price_usd_per_mtok"):
+        cell = cells[key][0]
+        assert cell.data_type != "f" and cell.fill.fgColor.rgb.endswith(GREY), key
+        assert "At the exported inputs" in cell.comment.text, key
+    for key in ("npv_usd", "min_dscr", "irr_equity_annual"):
+        assert cells[key][0].data_type == "f" and cells[key][0].comment is None, key
+    _not_live(book, "horizon_months", "no formula of this workbook reads it")
+    schedule = book["Debt schedule"]
+    assert "At the exported inputs" in schedule["A1"].comment.text
+    assert schedule["D2"].fill.fgColor.rgb.endswith(GREY)
 
 
 def test_d_live_inputs_are_held_to_the_scenarios_bounds_and_choices(shipped):
@@ -345,6 +362,21 @@ def test_d_live_inputs_are_held_to_the_scenarios_bounds_and_choices(shipped):
         len(c.error) <= workbook.VALIDATION_TEXT
         for c in book["Assumptions"].data_validations.dataValidation
     )
+
+
+def test_e_formats_of_counts_months_shares_ratios_and_money(shipped):
+    book = shipped["sized"]
+    cells = summary_cells(book["Summary"])
+    formats = {key: cells[key][0].number_format for key in cells}
+    assert formats["gpu_count"] == formats["covenant_breach_months"] == "#,##0"
+    assert formats["dscr_headroom"] == formats["min_dscr"] == '0.00"x"'
+    assert formats["revenue_usd_per_mw_year"].startswith('"$"#,##0.00;')  # cents, not 4 places
+    assert formats["lcot_usd_per_mtok"] == workbook.CURRENCY_PER_MTOK
+    monthly = book["Monthly"]
+    header = {c.value: c.column for c in monthly[1]}
+    assert monthly.cell(row=10, column=header["utilization"]).number_format == "0.00%"
+    assert monthly.cell(row=10, column=header["covenant_breach"]).number_format == "#,##0"
+    assert _input_cell(book, "fleet.gpu_count").number_format == "#,##0"
 
 
 def test_e_a_repaid_level_loan_shows_zero_not_minus_zero():
