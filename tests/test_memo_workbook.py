@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from openpyxl import load_workbook
+from openpyxl.utils import get_column_letter
 
 from econ.cli import main
 from tests.workbook_helpers import summary_cell
@@ -73,7 +74,70 @@ def test_edited_summary_figure_fails(book, tmp_path, capsys):
     assert hits
     code, out = _verify(capsys, edited)
     assert code == 1
-    assert "Summary.npv_usd row 1: shown 123" in out
+    assert f"Summary.npv_usd of deepseek-r1-gb200-nvl72 ({cell}): shown 123, recomputed" in out
+
+
+def _forge(book: Path, target: Path, sheet: str, cell: str, value: bytes = b"123") -> None:
+    """A copy of the workbook with the cached result (or value) of one cell replaced."""
+    part = _sheet_part(book, sheet)
+    pattern = re.compile(
+        rb'(<c r="' + cell.encode() + rb'"[^>]*>(?:<f>[^<]*</f>)?<v>)([^<]*)(</v>)'
+    )
+
+    def edit(name, data):
+        if name == part:
+            assert pattern.search(data), (sheet, cell)
+            return pattern.sub(rb"\g<1>" + value + rb"\g<3>", data, count=1)
+        return data
+
+    _rewrite(book, target, edit)
+
+
+def _sheet_part(book: Path, sheet: str) -> str:
+    from econ.workbook import _sheet_parts
+
+    with zipfile.ZipFile(book) as archive:
+        return _sheet_parts(archive)[sheet]
+
+
+def test_a_difference_is_named_by_sheet_row_and_month(book, tmp_path, capsys):
+    """Monthly's first data row is the sheet's row 2, month 0; row 3 is month 1."""
+    header = [c.value for c in load_workbook(book)["Monthly"][1]]
+    letter = get_column_letter(header.index("revenue_usd") + 1)
+    edited = tmp_path / "monthly.xlsx"
+    _forge(book, edited, "Monthly", f"{letter}3")
+    code, out = _verify(capsys, edited)
+    assert code == 1
+    assert "Monthly.revenue_usd of deepseek-r1-gb200-nvl72, month 1 (sheet row 3): shown 123" in out
+
+
+@pytest.mark.parametrize(
+    ("sheet", "column", "where"),
+    [
+        ("Annual", "income_taxed_usd", "of deepseek-r1-gb200-nvl72, tax year 2 (sheet row 3)"),
+        (
+            "Debt schedule",
+            "Interest [USD]",
+            "of deepseek-r1-gb200-nvl72, asset year 2 (sheet row 3)",
+        ),
+        ("Depreciation", "book_value_usd", "of deepseek-r1-gb200-nvl72, month 1 (sheet row 3)"),
+        ("Debt", "dscr", "of deepseek-r1-gb200-nvl72, month 1 (sheet row 3)"),
+        ("Monthly", "discount_factor", "of deepseek-r1-gb200-nvl72, month 1 (sheet row 3)"),
+    ],
+)
+def test_a_forged_cell_of_any_figure_sheet_fails(book, tmp_path, capsys, sheet, column, where):
+    """Annual, Depreciation, Debt, Debt schedule and Monthly's working columns are compared with
+    the workbook econ writes again from the embedded scenarios (a forged Annual!U3 or "Debt
+    schedule"!L3 passed as "ok" before)."""
+    header = [c.value for c in load_workbook(book)[sheet][1]]
+    if column not in header:  # (Debt schedule's headers carry units)
+        column = next(h for h in header if h.startswith(column.split(" [")[0]))
+    letter = get_column_letter(header.index(column) + 1)
+    edited = tmp_path / "forged.xlsx"
+    _forge(book, edited, sheet, f"{letter}3")
+    code, out = _verify(capsys, edited)
+    assert code == 1, out
+    assert f"{sheet}.{column} {where}: shown 123" in out, out
 
 
 def test_edited_embedded_scenario_fails(book, tmp_path, capsys):

@@ -1,8 +1,14 @@
 """`econ verify` of an exported workbook (econ.workbook): the scenarios are read from the Notes
 sheet (`scenario_toml` rows), projected again with this econ, and every figure of the Summary sheet
-(one metric per row, read back by econ.workbook.read_summary) and of the Monthly sheet (the cached
-results of its formulas and its values) is compared with the projection; the stamp's econ version,
-catalogs and scenario hashes are checked too.
+(one metric per row, read back by econ.workbook.read_summary) and the engine's columns of the
+Monthly sheet (the cached results of its formulas and its values) are compared with the
+projection; every cell of the Annual, Depreciation, Debt and Debt schedule sheets and Monthly's
+working columns with the workbook econ writes again from those scenarios (REBUILT_SHEETS); the
+inputs shown on Assumptions with the embedded scenarios; the stamp's econ version, catalogs and
+scenario hashes too. Not checked: the text of the Notes sheet beyond the stamp and the scenarios,
+Assumptions' sources, provenance and live columns and derived figures, the charts, number
+formats, styles and data validation. A difference is named by sheet, column, scenario and period
+and the sheet's row (`Monthly.revenue_usd of seed, month 1 (sheet row 3)`).
 
 The workbook's formulas are checked against the engine to 1e-9 relative when written (see
 econ.workbook), so figures here agree within WORKBOOK_TOLERANCE of each sheet column's scale.
@@ -187,8 +193,7 @@ def _check_package(path: Path, data: bytes) -> None:
         ) from None
     if len(members) > MAX_PARTS:
         raise NotAMemoError(
-            f"{path}: {len(members):,} parts in the package; {expected}, at most "
-            f"{MAX_PARTS:,}"
+            f"{path}: {len(members):,} parts in the package; {expected}, at most {MAX_PARTS:,}"
         )
     declared = 0
     for member in members:
@@ -296,18 +301,89 @@ def verify_workbook(path: Path) -> Report:
     else:
         out.append("Assumptions: no such sheet; the inputs shown cannot be checked")
     projection = project(scenarios)
-    _compare_frame("Summary", summary, flat_summary(projection), report)
+    names = [str(name) for name in projection.names]
+    keys = [str(key) for key in sheets["Summary"]["Key"].tolist()]
+
+    def summary_cell(k: int, column: str) -> str:  # one row per metric, a column per scenario
+        where = f" ({_column_letter(3 + k)}{keys.index(column) + 2})" if column in keys else ""
+        return f"Summary.{column} of {names[k]}{where}"
+
+    _compare_frame(summary, flat_summary(projection), report, summary_cell)
     monthly = projection.monthly.reset_index()
-    _compare_frame("Monthly", sheets["Monthly"], monthly, report)
+    _compare_frame(sheets["Monthly"], monthly, report, _row_of("Monthly", sheets["Monthly"]))
+    _compare_rebuilt(sheets, projection, scenarios, set(monthly.columns), report)
     return report
 
 
-def _compare_frame(sheet: str, shown: pd.DataFrame, expected: pd.DataFrame, report: Report):
+REBUILT_SHEETS = ("Monthly", "Annual", "Depreciation", "Debt", "Debt schedule")
+"""Sheets compared, cell by cell, with the workbook econ writes again from the embedded scenarios
+(Monthly: its working columns; the engine's columns are compared with the projection)."""
+_ROW_KEYS = {
+    "Monthly": ("scenario", "month", "month"),
+    "Depreciation": ("scenario", "month", "month"),
+    "Debt": ("scenario", "month", "month"),
+    "Annual": ("scenario", "tax_year", "tax year"),
+    "Debt schedule": ("Scenario", "Asset year", "asset year"),
+}
+"""Per sheet: the columns naming a row's scenario and period, and the period's name."""
+
+
+def _column_letter(j: int) -> str:
+    from openpyxl.utils import get_column_letter
+
+    return get_column_letter(j)
+
+
+def _row_of(sheet: str, frame: pd.DataFrame):
+    """Where a data row of a sheet is, in words: `Monthly.revenue_usd of seed, month 1 (sheet
+    row 3)` (pandas' row k is the sheet's row k + 2, below the header)."""
+    scenario, period, word = _ROW_KEYS[sheet]
+
+    def where(k: int, column: str) -> str:
+        parts = []
+        if scenario in frame.columns and k < len(frame):
+            parts.append(f" of {frame[scenario].iloc[k]}")
+        if (
+            period in frame.columns
+            and k < len(frame)
+            and _number(frame[period].iloc[k]) is not None
+        ):
+            parts.append(f", {word} {int(_number(frame[period].iloc[k]))}")
+        return f"{sheet}.{column}{''.join(parts)} (sheet row {k + 2})"
+
+    return where
+
+
+def _compare_rebuilt(sheets, projection, scenarios, engine_columns: set, report: Report) -> None:
+    """The sheets of REBUILT_SHEETS against the workbook econ writes again from the embedded
+    scenarios (every cell: the cached results of its formulas and its values)."""
+    from econ.workbook import workbook_bytes
+
+    data = workbook_bytes(projection, scenarios)
+    rebuilt = pd.read_excel(io.BytesIO(data), sheet_name=list(REBUILT_SHEETS), engine="openpyxl")
+    for name in REBUILT_SHEETS:
+        if name not in sheets:
+            report.differences.append(f"{name}: no such sheet; its figures cannot be checked")
+            continue
+        shown, expected = sheets[name], rebuilt[name]
+        missing = [c for c in expected.columns if c not in shown.columns]
+        if missing:
+            report.differences.append(f"{name}: no column {missing[0]!r}, which econ writes")
+        skip = engine_columns - {"scenario", "month"} if name == "Monthly" else set()
+        columns = [c for c in expected.columns if c in shown.columns and c not in skip]
+        _compare_frame(shown[columns], expected[columns], report, _row_of(name, expected))
+
+
+def _compare_frame(shown: pd.DataFrame, expected: pd.DataFrame, report: Report, where) -> None:
+    """Each column of `shown` that `expected` has, cell by cell: numbers within
+    WORKBOOK_TOLERANCE of the column's largest magnitude, text as written; one line per column
+    (the first cell that differs), placed by `where(row, column)`."""
     if len(shown) != len(expected):
+        sheet = where(0, "").split(".")[0]
         report.differences.append(f"{sheet}: {len(shown)} rows, recomputed {len(expected)}")
         return
     for column in shown.columns:
-        if column in ("scenario", "date") or column not in expected.columns:
+        if column in ("date",) or column not in expected.columns:
             continue
         values = expected[column].tolist()
         cells = shown[column].tolist()
@@ -315,20 +391,45 @@ def _compare_frame(sheet: str, shown: pd.DataFrame, expected: pd.DataFrame, repo
             for k, (cell, value) in enumerate(zip(cells, values, strict=True)):
                 report.checked += 1
                 if str(cell if isinstance(cell, str) else "") != str(value or ""):
-                    report.differences.append(f"{sheet}.{column} row {k + 1}: warnings differ")
+                    report.differences.append(f"{where(k, column)}: warnings differ")
             continue
         numbers = [_number(v) for v in values]
         finite = [abs(v) for v in numbers if v is not None]
         scale = max(finite, default=0.0) or 1.0
-        for k, (cell, value) in enumerate(zip(cells, numbers, strict=True)):
+        for k, (cell, value) in enumerate(zip(cells, values, strict=True)):
             report.checked += 1
-            got = _number(cell)
-            if got is None and value is None:
-                continue
-            if got is None or value is None or abs(got - value) > WORKBOOK_TOLERANCE * scale:
-                where = f"{sheet}.{column}" + (f" row {k + 1}" if len(cells) > 1 else "")
-                report.differences.append(f"{where}: shown {cell!r}, recomputed {value!r}")
+            if not _same_cell(cell, value, numbers[k], scale):
+                shown_value = _number(cell) if _number(cell) is not None else cell
+                report.differences.append(
+                    f"{where(k, column)}: shown {_plain(shown_value)}, recomputed "
+                    f"{_plain(numbers[k] if numbers[k] is not None else value)}"
+                )
                 break  # one line per column: the first cell that differs
+
+
+def _same_cell(cell, value, number, scale: float) -> bool:
+    got = _number(cell)
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return got is None  # a null metric or a blank: its reason as text, or nothing
+    if number is not None or got is not None:
+        return (
+            got is not None
+            and number is not None
+            and abs(got - number) <= WORKBOOK_TOLERANCE * scale
+        )
+    blank = lambda v: v is None or (isinstance(v, float) and math.isnan(v)) or v == ""  # noqa: E731
+    if blank(cell) or blank(value):
+        return blank(cell) and blank(value)
+    return str(cell) == str(value)
+
+
+def _plain(value):
+    """A figure as a message shows it: numbers as Python floats (not numpy's repr)."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
+        value = int(value)
+    return repr(value)
 
 
 def _compare_inputs(shown: pd.DataFrame, scenarios, report: Report) -> None:
