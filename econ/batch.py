@@ -29,6 +29,7 @@ from econ.scenario.financing_models import compile_tranches
 from econ.scenario.gain_models import compile_throughput
 from econ.scenario.market_models import compile_market
 from econ.scenario.models import Scenario, set_elsewhere_message
+from econ.text import LISTED_LIMIT, listed
 from econ.throughput.resolve import resolve_history, resolve_throughput
 
 
@@ -393,7 +394,11 @@ def check_distinct_names(scenarios: Sequence[Scenario]) -> None:
         positions.setdefault(scenario.name, []).append(i)
     for name, found in positions.items():
         if len(found) > 1:
-            at = ", ".join(map(str, found[:-1])) + f" and {found[-1]}"
+            at = (
+                ", ".join(map(str, found[:-1])) + f" and {found[-1]}"
+                if len(found) <= LISTED_LIMIT
+                else listed(found)
+            )
             every = "both" if len(found) == 2 else "all"
             raise InputError(
                 f"scenarios {at} (counted from 0) are {every} named {name!r}; names are the keys "

@@ -244,6 +244,8 @@ def test_a_batch_refuses_two_scenarios_of_one_name():
             make([seed, other, cheap])
     with pytest.raises(InputError, match=r"scenarios 0, 1 and 2 \(counted from 0\) are all"):
         project([seed, seed, seed])
+    with pytest.raises(InputError, match=r"scenarios 0, 1, .*, 9 \.\.\. and 20 more \(counted"):
+        project([seed] * 30)  # a message of a few lines, not thirty positions
     renamed = load_scenario(SEED_FILE, {"market.price_usd_per_mtok": 0.2, "name": "cheap"})
     projection = project([seed, renamed])
     assert projection.monthly.index.is_unique
