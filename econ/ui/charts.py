@@ -271,8 +271,10 @@ def rule(
     dash=(4, 4),
     colour: str = RULE_COLOUR,
     size: float = 2,
+    below: bool = False,
 ) -> alt.Chart:
-    """A dashed reference line with its label written beside it (the line's legend)."""
+    """A dashed reference line with its label written beside it (the line's legend): above a
+    horizontal line, or under it where `below` (two close lines keep both labels readable)."""
     frame = pd.DataFrame({"value": [value], "label": [label]})
     enc = {axis: alt.Y("value:Q") if axis == "y" else alt.X("value:Q"), "tooltip": ["label:N"]}
     line = alt.Chart(frame).mark_rule(strokeDash=list(dash), color=colour, size=size)
@@ -281,7 +283,12 @@ def rule(
         text = (
             alt.Chart(frame)
             .mark_text(
-                align="left", baseline="bottom", dx=4, dy=-3, color=colour, fontWeight="bold"
+                align="left",
+                baseline="top" if below else "bottom",
+                dx=4,
+                dy=3 if below else -3,
+                color=colour,
+                fontWeight="bold",
             )
             .encode(y="value:Q", x=alt.value(0), text="label:N")
         )

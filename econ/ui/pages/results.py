@@ -68,7 +68,11 @@ LOWER_IS_BETTER = {"lcot_usd_per_mtok", "breakeven_price_usd_per_mtok", "payback
 SECOND_ROW = ("capex_usd_total", "revenue_usd_total", "ebitda_usd_total", "tokens_total")
 
 
-def headline(summary: dict, base: dict | None, money: str) -> None:
+def headline(
+    summary: dict, base: dict | None, money: str, notes: dict[str, str] | None = None
+) -> None:
+    """The headline tiles, with each one's change from `base`; `notes` (key -> text) are shown
+    under their tiles."""
     keys = [k for k in HEADLINE if k in summary] + [k for k in SECOND_ROW if k in summary]
     for start in range(0, len(keys), 4):
         cols = st.columns(4)
@@ -90,7 +94,7 @@ def headline(summary: dict, base: dict | None, money: str) -> None:
                     )
                     if not any(ch in "123456789" for ch in delta):
                         delta = None  # a change too small to show
-            note = irr_note(key, summary)
+            note = irr_note(key, summary) or (notes or {}).get(key)
             note = literal(note) if note else None
             col.metric(
                 metric_label(key, money),
@@ -155,6 +159,97 @@ def schedule_text(schedule: pd.DataFrame, money_format: str) -> pd.DataFrame:
     return out
 
 
+BREAKEVEN_COLOUR = "#e45756"
+PRICE_COLOUR = "#54a24b"
+
+
+def contract_note(market) -> str | None:
+    """Where GPUs earn GPU-hour prices (a rental contract, or spot capacity sold as GPU-hours),
+    what the fleet's token figures count: every GPU's tokens (docs/glossary.md, `tokens_total`),
+    theirs too, though they sell no tokens. None where every GPU sells tokens."""
+    share = getattr(market, "contract_share", 0.0)
+    hours = getattr(market, "spot_sells", "tokens") == "gpu_hours"
+    if not (share > 0 or hours):
+        return None
+    parts = []
+    if share > 0:
+        term = market.contract_term_months
+        renewal = f", renewed at the market rate every {term} months" if term else ""
+        price = f"{market.contract_usd_per_gpu_hour:,.2f} USD/GPU-hour{renewal}"
+        parts.append(f"{share * 100:.3g}% of them on contract at {price}")
+    if hours and share < 1:
+        parts.append(f"{(1 - share) * 100:.3g}% rented as spot GPU-hours")
+    return "all GPUs' tokens, " + " and ".join(parts)
+
+
+def _month_one_price(scenario) -> float | None:
+    """The scenario's month-1 output token price where it is one number (not a price table)."""
+    market = getattr(scenario, "market", None)
+    if market is None or market.price_table:
+        return None
+    return market.price_usd_per_mtok
+
+
+def cost_chart(summary: dict, scenario) -> tuple[alt.Chart, str]:
+    """The levelized cost waterfall with the break-even price (the month-1 price at which the
+    NPV after tax is 0) and the scenario's month-1 price as dashed lines, and its caption.
+
+    The bars are a constant price before income tax; the lines are month-1 prices of a path that
+    then falls, after tax: the caption says why a price above the bars can still lose money."""
+    parts = summary.get("cost_usd_per_mtok_by_component") or {}
+    clean = {k.capitalize(): (v or 0.0) for k, v in parts.items()}
+    chart = charts.waterfall(clean, "Levelized cost", "USD per million output tokens")
+    breakeven = summary.get("breakeven_price_usd_per_mtok")
+    breakeven = None if is_missing(breakeven) else float(breakeven)
+    price = _month_one_price(scenario)
+    lines = []
+    if breakeven is not None:
+        lines.append((breakeven, "Break-even price, month 1", BREAKEVEN_COLOUR, (6, 3)))
+    if price:
+        lines.append((price, "Token price, month 1", PRICE_COLOUR, (2, 3)))
+    # The lower line's label goes under it, so that two close prices keep both labels readable.
+    low = min((v for v, *_ in lines), default=None)
+    for value, label, colour, dash in lines:
+        below = len(lines) > 1 and value == low
+        chart = alt.layer(chart, charts.rule(value, label, dash=dash, colour=colour, below=below))
+    rate = float(summary.get("discount_rate_annual") or 0.0) * 100
+    text = (
+        "Bars: levelized cost, the present value of each cost over the present value of the "
+        f"tokens at the {rate:.3g}% discount rate, before income tax: the one constant price "
+        "over the horizon that pays every cost and the return on capital at that rate."
+    )
+    market = getattr(scenario, "market", None)
+    path = "follows its price table"
+    if market is not None and not market.price_table:
+        decline = market.price_decline_annual * 100
+        path = f"falls {decline:.3g}% a year" if decline else "stays flat"
+    if breakeven is not None:
+        text += (
+            " Dashed lines: month-1 prices, each then following the scenario's price path (it "
+            f"{path}): the break-even price, at which the NPV after income tax is 0, and the "
+            "scenario's token price. A month-1 price above the bars can still lose money: a "
+            "falling price ends below the levelized cost, and the break-even price pays income "
+            "tax too."
+        )
+        if price is not None:
+            verdict = "below" if price < breakeven else "at or above"
+            text += f" The token price is {verdict} the break-even price: NPV "
+            text += "< 0." if price < breakeven else "≥ 0."
+    else:
+        text += (
+            " Dashed line: the scenario's token price in month 1 (the price "
+            f"{path}). No break-even price: no token price sets the NPV to 0 (the warnings "
+            "above say why)."
+        )
+    note = contract_note(market) if market is not None else None
+    if note:
+        text += (
+            f" Costs of the whole fleet over {note}: GPUs on contract or rented by the hour "
+            "earn GPU-hour prices, not the token price; only the other GPUs' tokens earn it."
+        )
+    return chart, text
+
+
 def render() -> None:
     st.title("Results")
     current = common.require_scenario("the results")
@@ -175,7 +270,16 @@ def render() -> None:
                 "Projection of the unedited scenario",
             )
             base = None if base_result is None else base_result["summary"]
-    headline(summary, base, money)
+    fleet_note = contract_note(getattr(scenario, "market", None))
+    notes = (
+        {
+            "tokens_total": fleet_note[0].upper() + fleet_note[1:],
+            "lcot_usd_per_mtok": f"The whole fleet's costs over {fleet_note}",
+        }
+        if fleet_note
+        else None
+    )
+    headline(summary, base, money, notes)
     warnings = summary.get("warnings", [])
     if warnings:
         st.warning(
@@ -192,17 +296,9 @@ def render() -> None:
     left, right = st.columns(2)
     with left:
         st.subheader("Cost per million tokens by component")
-        parts = summary.get("cost_usd_per_mtok_by_component") or {}
-        clean = {k.capitalize(): (v or 0.0) for k, v in parts.items()}
-        chart = charts.waterfall(clean, "Levelized cost", "USD per million output tokens")
-        price = scenario.market.price_usd_per_mtok if hasattr(scenario, "market") else None
-        if price:
-            chart = alt.layer(chart, charts.rule(price, "Token price, month 1"))
+        chart, caption = cost_chart(summary, scenario)
         charts.show(chart)
-        st.caption(
-            "Levelized: present value of each cost over present value of tokens at the discount "
-            "rate. Dashed line: the token price in month 1."
-        )
+        st.caption(caption)
     with right:
         st.subheader("Monthly revenue against costs")
         costs = {c: column_label(c) for c in COSTS if c in in_service.columns}
