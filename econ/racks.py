@@ -644,7 +644,9 @@ def sized_fleet_fields(result: dict, scenario, catalog: RackCatalog | None = Non
     (kw_per_gpu_all_in, on its boundary), and the price per GPU (capex_usd_per_rack / GPUs per
     rack) where the catalog has one; a facility.kw_per_rack of the old rack is cleared; and the
     sized hall: hall cooling, PUE and the liquid retrofit price per rack (the same hardware keeps
-    the scenario's hall). A hall limit given to the sizing becomes the scenario's. `left` names
+    the scenario's hall). A hall limit given to the sizing becomes the scenario's. Amounts sized
+    for the old fleet scale with the new one (`scaled_fixed_amounts`: staff, contracted or owned
+    kW, a loan or tranche given in USD). `left` names
     the fields that still describe the previous hardware, each with why (throughput, prices the
     catalog lacks, per-GPU costs, a measured energy per token), so that a page can say so.
     """
@@ -692,9 +694,90 @@ def sized_fleet_fields(result: dict, scenario, catalog: RackCatalog | None = Non
             f"facility.hall_max_kw_per_rack ({limit:g} kW, below the {rack.kw_per_rack:g} kW "
             f"{rack.key} rack: the scenario is refused until it changes)"
         )
+    for path, _, value, _ in scaled_fixed_amounts(scenario, fields):
+        fields[path] = value
     current = _current_values(scenario, fields)
     changed = {path: value for path, value in fields.items() if current[path] != value}
     return changed, tuple(left)
+
+
+def scaled_fixed_amounts(scenario, fields: dict) -> list[tuple[str, object, object, str]]:
+    """The scenario's fixed amounts sized for its fleet, scaled to the fleet `fields` set
+    (sized_fleet_fields): ``(path, old, new, why)`` for each amount the scenario gives.
+
+    A hall sized from its power budget is a project of another size: staff per month keeps
+    its amount per GPU; the contracted or owned facility capacity keeps its ratio to the
+    fleet's full-load IT power (with the new hardware's power per GPU and PUE); a loan or a
+    tranche given as an amount keeps its share of the GPUs' capex (with the new price per GPU).
+    Amounts given as shares (debt_share, a tranche's share_of_capex, insurance) follow the
+    fleet by themselves and are not listed."""
+    from econ.capex import capex_usd_per_gpu, hardware_usd_per_gpu
+    from econ.scenario.power_models import it_kw_per_gpu
+
+    old_gpus = scenario.fleet.gpu_count
+    new_gpus = fields.get("fleet.gpu_count", old_gpus)
+    if not old_gpus:
+        return []
+    out: list[tuple[str, object, object, str]] = []
+    gpus = new_gpus / old_gpus
+    staff = scenario.opex.staff_usd_per_month
+    if staff:
+        per_gpu = f"{staff / old_gpus:,.4g} USD per GPU-month kept"
+        out.append(("opex.staff_usd_per_month", staff, staff * gpus, per_gpu))
+
+    power = scenario.power
+    update = {k.split(".")[1]: v for k, v in fields.items() if k.startswith("power.")}
+    new_kw = new_gpus * it_kw_per_gpu(power.model_copy(update=update))
+    old_kw = old_gpus * it_kw_per_gpu(power)
+    for name in ("contracted_kw", "critical_kw"):
+        kw = getattr(scenario.facility, name)
+        if kw is not None and old_kw > 0:
+            why = f"{kw / old_kw:.4g}x the fleet's full-load IT power kept"
+            out.append((f"facility.{name}", kw, kw * new_kw / old_kw, why))
+
+    c = scenario.capex
+
+    def per_gpu(gpu_price, system_price) -> float:
+        nan = float("nan")
+        hardware = hardware_usd_per_gpu(
+            nan if gpu_price is None else gpu_price,
+            nan if system_price is None else system_price,
+            c.gpus_per_system,
+        )
+        return float(
+            capex_usd_per_gpu(
+                hardware,
+                c.networking_usd_per_gpu,
+                c.storage_usd_per_gpu,
+                c.installation_usd_per_gpu,
+                c.spares_share,
+            )
+        )
+
+    old_capex = old_gpus * per_gpu(c.gpu_price_usd, c.system_price_usd)
+    new_price = fields.get("capex.gpu_price_usd", c.gpu_price_usd)
+    new_system = None if "capex.gpu_price_usd" in fields else c.system_price_usd
+    new_capex = new_gpus * per_gpu(new_price, new_system)
+    if not (old_capex > 0 and math.isfinite(new_capex)):
+        return out
+    capex = new_capex / old_capex
+    financing = scenario.financing
+    debt = getattr(financing, "debt_usd", None)
+    if debt is not None:
+        why = f"{debt / old_capex:.4g} of the GPUs' capex kept"
+        out.append(("financing.debt_usd", debt, debt * capex, why))
+    tranches = getattr(financing, "tranches", ())
+    if capex != 1 and any(t.amount_usd is not None for t in tranches):
+        scaled = []
+        for t in tranches:
+            data = t.model_dump(exclude_unset=True)
+            if t.amount_usd is not None:
+                data["amount_usd"] = t.amount_usd * capex
+            scaled.append(data)
+        names = ", ".join(t.name for t in tranches if t.amount_usd is not None)
+        why = f"the amounts of {names} keep their shares of the GPUs' capex"
+        out.append(("financing.tranches", tranches, tuple(scaled), why))
+    return out
 
 
 def _left_from(scenario, old: str) -> list[str]:

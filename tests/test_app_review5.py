@@ -83,3 +83,73 @@ def test_a_scenario_without_contracts_has_no_fleet_note():
     at = open_app()
     assert not any("on contract" in c for c in captions(at))
     assert not errors(at)
+
+
+# --- A3. "Use N GPUs" scales the amounts sized for the old fleet ----------------------------------
+
+
+def test_using_a_sized_hall_scales_the_staff_with_the_fleet_and_says_so():
+    from econ.racks import size
+    from econ.ui import state
+    from tests.test_app import widget
+
+    at = open_app(page="power")
+    widget(at.number_input, "Power budget [MW]").set_value(50.0).run()
+    gpus = size(mw=50.0, hardware="gb200-nvl72")["gpus"]
+    assert gpus == 26_712
+    staff = 3600 / 72 * gpus
+    said = [shown(i.value) for i in at.info if "scale with the fleet" in i.value]
+    assert said == [
+        "Amounts the scenario sized for its 72 GPUs scale with the fleet: Opex › Staff "
+        f"[USD/month]: 3,600 → {staff:,.0f} (50 USD per GPU-month kept)."
+    ]
+    next(b for b in at.button if b.label.startswith(f"Use {gpus:,} GPUs")).click().run()
+    assert not at.exception
+    data = at.session_state[state.DATA]
+    assert data["opex"]["staff_usd_per_month"] == pytest.approx(staff)
+    assert "from the Power and fleet page" in data["sources"]["opex.staff_usd_per_month"]
+    go(at, "results")
+    expected = project(
+        load_scenario(
+            ready_made_scenarios()[DEFAULT_SCENARIO],
+            {"fleet.gpu_count": gpus, "opex.staff_usd_per_month": staff},
+        )
+    ).summary.iloc[0]
+    assert expected.npv_usd < 0  # as the one rack's: the staff per GPU is the seed's
+    from tests.test_app import metric
+
+    assert metric(at, "NPV [USD]") == f"{expected.npv_usd:,.0f}"
+
+
+def test_a_loan_tranches_and_contracted_kw_given_as_amounts_scale_with_the_fleet():
+    from econ.racks import size, sized_fleet_fields
+
+    seed = load_scenario(
+        ready_made_scenarios()[DEFAULT_SCENARIO],
+        {
+            "financing.debt_share": 0.0,
+            "financing.debt_usd": 2_000_000.0,
+            "facility.contracted_kw": 150.0,
+        },
+    )
+    fields, _ = sized_fleet_fields(size(mw=50.0, hardware="gb200-nvl72"), seed)
+    scale = 26_712 / 72  # the same hardware: capex and IT power per GPU unchanged
+    assert fields["financing.debt_usd"] == pytest.approx(2_000_000.0 * scale)
+    assert fields["facility.contracted_kw"] == pytest.approx(150.0 * scale)
+    assert fields["opex.staff_usd_per_month"] == pytest.approx(3600.0 * scale)
+
+    stack = load_scenario(ready_made_scenarios()["deepseek-r1-gb200-nvl72-capital-stack"])
+    data = stack.model_dump(exclude_unset=True)
+    first = data["financing"]["tranches"][0]
+    first["amount_usd"], first["share_of_capex"] = 1_000_000.0, None
+    stack = type(stack).model_validate(data)
+    fields, _ = sized_fleet_fields(size(mw=50.0, hardware="gb200-nvl72"), stack)
+    tranches = fields["financing.tranches"]
+    assert tranches[0]["amount_usd"] == pytest.approx(1_000_000.0 * scale)
+    assert tranches[1]["share_of_capex"] == stack.financing.tranches[1].share_of_capex
+    data["financing"]["tranches"] = list(tranches)
+    data["fleet"]["gpu_count"] = 26_712
+    type(stack).model_validate(data)  # a valid scenario
+    # the same fleet scales nothing
+    same, _ = sized_fleet_fields(size(mw=0.14, hardware="gb200-nvl72"), seed)
+    assert "financing.debt_usd" not in same and "opex.staff_usd_per_month" not in same

@@ -112,11 +112,36 @@ def _apply_sizing(fields: dict, hardware: str, basis: str = "", left: tuple[str,
     data = st.session_state[state.DATA]
     how = "from the Power and fleet page" + (f": {basis}" if basis else "")
     for path, value in fields.items():
-        state.set_path(data, path, value)
+        state.set_path(data, path, state.plain(value))
         mark_edited(path, how)
     gpus = fields.get("fleet.gpu_count", state.get_path(data, "fleet.gpu_count", 0))
     st.session_state[state.NOTICE] = f"The fleet is now {gpus:,} GPUs of {hardware}."
     st.session_state[LEFT] = (hardware, tuple(left))
+
+
+def scaled_text(scenario, fields: dict) -> str:
+    """What "Use N GPUs" scales with the fleet (econ.racks.scaled_fixed_amounts), in words:
+    "Amounts the scenario sized for its 72 GPUs scale with the fleet: Opex › Staff [USD/month]:
+    3,600 → 1,335,600 (50 USD per GPU-month kept)"; empty where it scales nothing."""
+    from econ.racks import scaled_fixed_amounts
+    from econ.ui.form import path_label
+
+    parts = []
+    for path, old, new, why in scaled_fixed_amounts(scenario, fields):
+        if path not in fields:
+            continue
+        if isinstance(new, tuple):  # the tranches: their own words say which amounts
+            parts.append(f"{path_label(path)}: {why}")
+        else:
+            parts.append(f"{path_label(path)}: {old:,.0f} → {new:,.0f} ({why})")
+    if not parts:
+        return ""
+    count = scenario.fleet.gpu_count
+    return (
+        f"Amounts the scenario sized for its {count:,} GPUs scale with the fleet: "
+        + "; ".join(parts)
+        + "."
+    )
 
 
 def _left_text(hardware: str, old: str, left) -> str:
@@ -292,6 +317,9 @@ def sizing(current, money: str) -> None:
     if done and done[0] == old and done[1]:
         st.warning(_left_text(old, "the previous hardware", done[1]), icon=":material/warning:")
     sets = ", ".join(fields)
+    scaled = scaled_text(current.scenario, fields)
+    if scaled:
+        st.info(scaled, icon=":material/straighten:")
     if stays:
         st.warning(
             f"Using this fleet sets {sets}. " + _left_text(chosen, old, stays),
@@ -312,8 +340,9 @@ def sizing(current, money: str) -> None:
         icon=":material/input:",
         help=f"Sets {sets or 'nothing new'}, cited in the scenario's sources as edits from this "
         "page: the fleet, and where the hardware or hall changes the rack catalog's cooling, "
-        "power and price per GPU and the sized hall's cooling and PUE. Throughput and other "
-        "prices per GPU and fixed monthly costs (such as staff) stay the scenario's.",
+        "power and price per GPU and the sized hall's cooling and PUE; amounts sized for the "
+        "old fleet (staff, contracted or owned kW, a loan or tranche given in USD) scale with "
+        "it. Throughput and the other prices per GPU stay the scenario's.",
     )
 
 
