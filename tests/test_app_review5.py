@@ -153,3 +153,39 @@ def test_a_loan_tranches_and_contracted_kw_given_as_amounts_scale_with_the_fleet
     # the same fleet scales nothing
     same, _ = sized_fleet_fields(size(mw=0.14, hardware="gb200-nvl72"), seed)
     assert "financing.debt_usd" not in same and "opex.staff_usd_per_month" not in same
+
+
+# --- A4. amounts too small for 2 decimals in thousand or million USD ------------------------------
+
+
+def test_the_annual_pnl_in_million_usd_shows_small_amounts_with_4_decimals():
+    # The review's case: 1,436 USD of interest in year 5 at 65% utilization read "0.00".
+    from econ.ui.fmt import scaled_money
+    from tests.test_app import widget
+
+    assert scaled_money(1436 / 1e6, "million USD") == "0.0014"
+    assert scaled_money(-1137 / 1e6, "million USD") == "-0.0011"
+    assert scaled_money(2.5, "million USD") == "2.50" and scaled_money(0.0, "million USD") == "0.00"
+    assert scaled_money(1436.4, "USD") == "1,436"
+    at = open_app()
+    widget(at.sidebar.number_input, "Utilization [%]").set_value(65.0).run()
+    at.session_state["econ.money"] = "million USD"
+    at.run()
+    assert not at.exception
+    pnl = next(shown_cells(f) for f in at.dataframe if "Interest" in list(f.value.index))
+    assert list(pnl.loc["Interest"])[4] == "0.0014"  # year 5: 1,436 USD
+    schedule = next(
+        shown_cells(f) for f in at.dataframe if "Interest [million USD]" in f.value.index
+    )
+    assert list(schedule.loc["Interest [million USD]"])[4] == "0.0014"
+
+
+def shown_cells(element):
+    """A table's cells as the page shows them: a Styler's display values, else the data."""
+    styler = element.proto.arrow_data.styler
+    if styler.display_values:
+        frame = pa.ipc.open_stream(styler.display_values).read_all().to_pandas()
+        frame.index = element.value.index
+        frame.columns = element.value.columns
+        return frame
+    return element.value

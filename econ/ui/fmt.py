@@ -159,6 +159,15 @@ def _format_value(value, kind: str, money: str = "USD") -> str:
     return str(value)
 
 
+def scaled_money(value, money: str = "USD") -> str:
+    """Text of an amount already divided by the display scale of `money` (a table's cell), as
+    format_value writes it: 2 decimals, or 4 for an amount too small for 2 ("0.0014" million
+    USD for 1,436 USD, never "0.00"), "n/a" when missing."""
+    if is_missing(value):
+        return "n/a"
+    return format_value(value * MONEY_SCALES.get(money, 1.0), "usd", money)
+
+
 def format_change(value, kind: str, money: str = "USD") -> str:
     """Text of a difference: signed ("+16,520", "-0.0011"), and a change of a percentage in
     percentage points ("+0.4 pts", not "0.4%")."""
@@ -212,7 +221,7 @@ def readable(frame, money: str = "USD"):
         elif pd.api.types.is_numeric_dtype(column):
             if money_column:
                 out[name] = column / scale
-                formats[label] = "{:,.0f}" if money == "USD" else "{:,.2f}"
+                formats[label] = functools.partial(scaled_money, money=money)
             elif pd.api.types.is_integer_dtype(column):
                 formats[label] = "{:,.0f}"
             else:

@@ -5,13 +5,22 @@ holds margin under token price deflation, the gain an asset needs to earn its co
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pandas as pd
 import streamlit as st
 
 from econ.gains import COMPARED_METRICS
 from econ.ui import charts, common, compute
-from econ.ui.fmt import format_change, format_value, literal, metric_kind, metric_label
+from econ.ui.fmt import (
+    format_change,
+    format_value,
+    literal,
+    metric_kind,
+    metric_label,
+    scaled_money,
+)
 
 STEPS = "econ.gain_steps"
 FROM_ROW = "econ.gain_from_row"
@@ -288,9 +297,10 @@ def render() -> None:
         st.subheader(f"EBITDA by year [{money}]")
         years = charts.money(result.ebitda_by_year, ["base_usd", "gain_usd", "delta_usd"], money)
         years.columns = ["Year", "Without the gains", "With the gains", "Change"]
-        fmt = "{:,.0f}" if money == "USD" else "{:,.2f}"
         common.table(
-            years.style.format({c: fmt for c in years.columns if c != "Year"}),
+            years.style.format(
+                {c: functools.partial(scaled_money, money=money) for c in years.columns[1:]}
+            ),
             hide_index=True,
             width="stretch",
         )

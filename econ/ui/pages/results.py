@@ -22,6 +22,7 @@ from econ.ui.fmt import (
     metric_label,
     readable,
     readable_warning,
+    scaled_money,
     severe_first,
 )
 
@@ -148,14 +149,18 @@ def debt_schedule(
     return table
 
 
-def schedule_text(schedule: pd.DataFrame, money_format: str) -> pd.DataFrame:
-    """The debt schedule as text: money in the display format, ratios ([x]) to 2 decimals and
-    "n/a" in a year without debt service, as the tiles write it (Streamlit's table shows a
-    missing number as "None" whatever a Styler's na_rep says, so the cells are written here)."""
+def schedule_text(schedule: pd.DataFrame, money: str) -> pd.DataFrame:
+    """The debt schedule as text: money in the display scale (fmt.scaled_money: 4 decimals for an
+    amount too small for 2), ratios ([x]) to 2 decimals and "n/a" in a year without debt
+    service, as the tiles write it (Streamlit's table shows a missing number as "None" whatever
+    a Styler's na_rep says, so the cells are written here)."""
     out = schedule.astype(object)
     for label in schedule.index:
-        number = "{:.2f}" if label.endswith("[x]") else money_format
-        out.loc[label] = ["n/a" if is_missing(v) else number.format(v) for v in schedule.loc[label]]
+        ratio = label.endswith("[x]")
+        out.loc[label] = [
+            "n/a" if is_missing(v) else f"{v:.2f}" if ratio else scaled_money(v, money)
+            for v in schedule.loc[label]
+        ]
     return out
 
 
@@ -340,10 +345,9 @@ def render() -> None:
     years = st.radio(
         "Years", list(YEARS), format_func=YEARS.get, horizontal=True, key="results_years"
     )
-    money_format = "{:,.0f}" if money == "USD" else "{:,.2f}"
     st.subheader(f"Annual P&L and cash flow [{money}]")
     pnl = annual(monthly, money, years)
-    common.table(pnl.style.format(money_format), rows=len(pnl))
+    common.table(pnl.style.format(lambda v: scaled_money(v, money)), rows=len(pnl))
     st.caption(
         "Sums over each asset year (year 1 = the purchase month and the first 12 months of "
         "service, as in the workbook) or calendar year; a partial year shows its months of "
@@ -354,7 +358,7 @@ def render() -> None:
         floor = scenario.financing.covenants.dscr_floor
         schedule = debt_schedule(monthly, money, years, floor)
         common.table(
-            schedule_text(schedule, money_format),
+            schedule_text(schedule, money),
             rows=len(schedule),
             column_config={
                 "_index": st.column_config.Column(width="large"),  # labels with units uncut
