@@ -189,3 +189,32 @@ def shown_cells(element):
         frame.columns = element.value.columns
         return frame
     return element.value
+
+
+# --- A5. a scenario already in breach at its own price --------------------------------------------
+
+
+def tile(at: AppTest, label: str):
+    found = [m for m in at.metric if m.label == label]
+    assert found, [m.label for m in at.metric]
+    return found[0]
+
+
+def test_the_price_cushion_says_the_capital_stack_is_in_breach_at_its_own_price():
+    at = open_app("deepseek-r1-gb200-nvl72-capital-stack", "risk")
+    cushion = tile(at, "Covenant breached below [USD/M tokens]")
+    assert float(cushion.value) > 0.3261
+    assert cushion.delta.startswith("In breach at its own price, 0.3261 (")
+    from streamlit.proto.Metric_pb2 import Metric
+
+    assert cushion.proto.color == Metric.MetricColor.RED
+
+
+def test_the_price_cushion_of_a_scenario_not_in_breach_reads_as_room_below_its_price():
+    at = open_app(page="risk")
+    cushion = tile(at, "Covenant breached below [USD/M tokens]")
+    assert float(cushion.value) < 0.3261
+    assert cushion.delta.endswith("below the scenario's 0.3261")
+    from streamlit.proto.Metric_pb2 import Metric
+
+    assert cushion.proto.color == Metric.MetricColor.GRAY

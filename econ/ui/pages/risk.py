@@ -134,11 +134,24 @@ def cushion_section(current) -> None:
     if price is None:
         st.caption(f"Price cushion: n/a ({cushion['reason']}).", help=help_text)
         return
+    share = cushion["cushion_share"]
+    if share < 0:  # the scenario's own price is below the breach price
+        delta = f"In breach at its own price, {base:,.4f} ({-share:.1%} below)"
+        help_text += (
+            f" The scenario's own month-1 price, {base:,.4f}, is below it: the loan as sized "
+            "already breaches a covenant at the scenario's price (Results: covenant breach "
+            "months and the first breach)."
+        )
+        colour, arrow = "red", "off"
+    else:
+        delta = f"{share:.1%} below the scenario's {base:,.4f}"
+        colour, arrow = "off", "down"
     st.columns(3)[0].metric(
         "Covenant breached below [USD/M tokens]",
         f"{price:,.4f}",
-        f"{-cushion['cushion_share']:.1%} from {base:,.4f}",
-        delta_color="off",
+        delta,
+        delta_color=colour,
+        delta_arrow=arrow,
         border=True,
         help=help_text,
     )
