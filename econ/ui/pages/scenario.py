@@ -119,6 +119,8 @@ def _apply_toml(key: str) -> None:
 
 OPEN_TAB = "econ.scenario_open_tab"
 TAB_KEY = "econ.scenario_tabs"
+TAB_SHAPE = "econ.scenario_tab_shape"
+"""Session key: the labels and the `default` the tabs were last drawn with."""
 WARNING_MARK = " ⚠️"
 
 
@@ -211,12 +213,20 @@ def render() -> None:
     labels.append("TOML")
     # The open tab is remembered by its name: a label gaining or losing "⚠️" (an edit that changes
     # validity) makes Streamlit draw new tabs, which would open on the first one, away from the
-    # field being edited.
+    # field being edited; so new tabs open on the remembered one. Streamlit also takes tabs
+    # with another `default` for new tabs, reset to that default: a default that followed each
+    # click undid every other click. So the default changes only with the labels, or where the
+    # tabs have no state to lose (the page opened anew).
     remembered = ss.get(OPEN_TAB)
+    default = next((label for label in labels if _tab_name(label) == remembered), None)
+    drawn = ss.get(TAB_SHAPE)
+    if drawn is not None and drawn[0] == tuple(labels) and TAB_KEY in ss:
+        default = drawn[1]
+    ss[TAB_SHAPE] = (tuple(labels), default)
     tabs = st.tabs(
         labels,
         key=TAB_KEY,
-        default=next((label for label in labels if _tab_name(label) == remembered), None),
+        default=default,
         on_change="rerun",  # stateful: the open tab is known here
     )
     if isinstance(ss.get(TAB_KEY), str):
