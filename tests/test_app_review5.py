@@ -218,3 +218,27 @@ def test_the_price_cushion_of_a_scenario_not_in_breach_reads_as_room_below_its_p
     from streamlit.proto.Metric_pb2 import Metric
 
     assert cushion.proto.color == Metric.MetricColor.GRAY
+
+
+# --- B7. a failed Monte Carlo run under the previous run's results --------------------------------
+
+
+def test_a_failed_monte_carlo_run_labels_the_results_below_as_the_previous_runs():
+    from tests.test_app_review2 import run_montecarlo
+
+    good = {"utilization.share": "uniform(0.55, 0.80)"}
+    at = run_montecarlo(open_app(), good)
+    assert not errors(at) and not at.warning, errors(at)
+    tiles = [m.label for m in at.metric]
+    assert "Probability of loss (NPV < 0)" in tiles
+    at = run_montecarlo(at, {"utilization.share": "uniform(0.9, 0.5)"})
+    assert errors(at)
+    said = [shown(w.value) for w in at.warning if "previous run" in w.value]
+    assert said == [
+        "This run failed (above). The results below are the previous run's, of other inputs "
+        "than those above: Utilization › Share [fraction] uniform(0.55, 0.80); 200 scenarios, "
+        "seed 0, random sampling. Run again for the inputs above."
+    ]
+    # the label goes once the inputs shown are the run's again
+    at = run_montecarlo(at, good)
+    assert not [w for w in at.warning if "previous run" in w.value]

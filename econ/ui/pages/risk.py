@@ -239,6 +239,20 @@ def _mc_rows() -> dict[str, str]:
     return out
 
 
+def _mc_inputs(distributions: dict[str, str], n, seed, sampling: str) -> tuple:
+    """What a Monte Carlo run was given: its distributions, scenarios, seed and sampling."""
+    return (tuple(sorted(distributions.items())), n, seed, sampling)
+
+
+def _mc_inputs_text(inputs: tuple) -> str:
+    """A run's inputs in words: "Utilization › Share [fraction] uniform(0.55, 0.80), ...;
+    2,000 scenarios, seed 0, random sampling"."""
+    distributions, n, seed, sampling = inputs
+    given = ", ".join(f"{stored_path_label(p)} {d}" for p, d in distributions) or "none"
+    scenarios = f"{int(n):,} scenarios" if n is not None else "no scenario count"
+    return f"{given}; {scenarios}, seed {seed}, {sampling} sampling"
+
+
 def montecarlo_section(current, paths: list[str], money: str, hold: bool) -> None:
     st.subheader("Monte Carlo: all inputs uncertain at once")
     ss = st.session_state
@@ -288,7 +302,10 @@ def montecarlo_section(current, paths: list[str], money: str, hold: bool) -> Non
     output = cols[3].selectbox(
         "Output", OUTPUTS, format_func=metric_label, key=common.keep("econ.mc_output", "npv_usd")
     )
+    inputs = _mc_inputs(_mc_rows(), n, seed, sampling)
+    failed = False
     if st.button("Run the Monte Carlo", icon=":material/play_arrow:"):
+        failed = True  # until the run's results are stored
         problems = []
         if n is None or not 1 <= int(n) <= risk.MAX_SCENARIOS:
             problems.append(
@@ -336,13 +353,24 @@ def montecarlo_section(current, paths: list[str], money: str, hold: bool) -> Non
                     fan,
                     result.seconds,
                     held,
+                    inputs,
                 )
+                failed = False
     if MONTECARLO not in ss:
         st.caption(
             "Give distributions and run. The same seed gives the same draws as `econ montecarlo`."
         )
         return
-    stored, rows, summary, fan, seconds, held = ss[MONTECARLO]
+    stored, rows, summary, fan, seconds, held, ran = ss[MONTECARLO]
+    if failed or ran != inputs:
+        # the results below are not of the inputs shown above: say whose they are
+        st.warning(
+            ("This run failed (above). " if failed else "")
+            + "The results below are the previous run's, of other inputs than those above: "
+            + literal(_mc_inputs_text(ran))
+            + ". Run again for the inputs above.",
+            icon=":material/history:",
+        )
     _stale(stored, current, hold)
     st.caption(f"{len(rows):,} scenarios in {seconds:.2f} s.")
     _held_info(held)
