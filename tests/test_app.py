@@ -197,7 +197,7 @@ def test_a_shared_link_restores_the_scenario():
     ("scenario", "edits", "reason"),
     [
         ("no-such-scenario", None, "no-such-scenario"),
-        (DEFAULT_SCENARIO, "not*base64!", "not an encoded scenario"),
+        (DEFAULT_SCENARIO, "not*base64!", "edits in the link are not readable"),
     ],
 )
 def test_a_broken_link_shows_why_and_falls_back_to_the_default(scenario, edits, reason):
@@ -619,7 +619,7 @@ def test_a_link_keeps_dates_as_text_the_models_accept():
 @pytest.mark.parametrize(
     ("text", "reason"),
     [
-        ("%%%", "not an encoded scenario"),
+        ("%%%", "edits in the link are not readable"),
         ("a" * 20_000, "characters long"),
         (state.encode([1, 2]), "holds a list"),  # type: ignore[arg-type]
     ],

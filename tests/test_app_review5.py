@@ -12,6 +12,7 @@ from streamlit.testing.v1 import AppTest
 
 from econ import load_scenario, project
 from econ.catalog import DEFAULT_SCENARIO, ready_made_scenarios
+from econ.ui import state
 from tests.test_app import APP, errors, go, shown
 
 CONTRACT = "llama2-70b-h200"
@@ -90,7 +91,6 @@ def test_a_scenario_without_contracts_has_no_fleet_note():
 
 def test_using_a_sized_hall_scales_the_staff_with_the_fleet_and_says_so():
     from econ.racks import size
-    from econ.ui import state
     from tests.test_app import widget
 
     at = open_app(page="power")
@@ -242,3 +242,46 @@ def test_a_failed_monte_carlo_run_labels_the_results_below_as_the_previous_runs(
     # the label goes once the inputs shown are the run's again
     at = run_montecarlo(at, good)
     assert not [w for w in at.warning if "previous run" in w.value]
+
+
+# --- B8. tampered links: the parameter at fault, in plain words -----------------------------------
+
+
+def link_errors(scenario: str | None, edits: str | None = None) -> list[str]:
+    at = AppTest.from_file(APP, default_timeout=120)
+    if scenario is not None:
+        at.query_params["scenario"] = scenario
+    if edits is not None:
+        at.query_params["edits"] = edits
+    at.run()
+    assert not at.exception, at.exception
+    return errors(at)
+
+
+def test_a_link_naming_no_ready_made_scenario_names_its_scenario_parameter():
+    said = link_errors("nonexistent-scn")
+    assert said and said[0].startswith(
+        "the shared link: scenario: names the ready-made scenario 'nonexistent-scn', which is "
+        "not here; expected one of: "
+    ), said
+    assert "edits" not in said[0]
+
+
+GOOD_EDITS = state.encode({"name": "x" * 300})
+
+
+@pytest.mark.parametrize(
+    "edits",
+    [
+        "garbage-edits",  # not compressed data: zlib's "unknown compression method"
+        "not*base64!",
+        GOOD_EDITS[:20],  # cut short
+        GOOD_EDITS[:10] + ("A" if GOOD_EDITS[10] != "A" else "B") + GOOD_EDITS[11:],  # damaged
+    ],
+)
+def test_unreadable_edits_are_said_in_plain_words(edits):
+    said = link_errors(DEFAULT_SCENARIO, edits)
+    assert said == [
+        "the shared link: the edits in the link are not readable (damaged or cut short). The "
+        "default scenario is shown instead."
+    ], said

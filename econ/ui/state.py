@@ -83,10 +83,22 @@ MISSING = object()
 
 
 class LinkError(ScenarioError):
-    """A shared link whose scenario cannot be read."""
+    """A shared link whose scenario cannot be read; `part` names the link's parameter at fault
+    (`scenario`, the base's name, or `edits`), or is empty where the message names it."""
 
-    def __init__(self, expected: str):
-        super().__init__("the shared link", "edits", None, expected)
+    def __init__(self, expected: str, part: str = "edits"):
+        super().__init__("the shared link", part, None, expected)
+
+
+UNREADABLE = "the edits in the link are not readable (damaged or cut short)"
+"""Why edits that do not decode are refused: the decoder's own words (zlib's "Error -3 while
+decompressing data", base64's padding) say nothing to the reader; the log keeps them."""
+
+
+def _unreadable(exc: Exception | None = None) -> LinkError:
+    if exc is not None:
+        LOG.info("a shared link's edits could not be decoded: %s: %s", type(exc).__name__, exc)
+    return LinkError(UNREADABLE, part="")
 
 
 # --- plain-dict helpers ---------------------------------------------------------------------------
@@ -508,7 +520,8 @@ def restore_link(name: str | None, edits: str | None) -> None:
         shown = name if len(name) <= 80 else name[:77] + "..."
         raise LinkError(
             f"names the ready-made scenario {shown!r}, which is not here; expected one of: "
-            + ", ".join(names)
+            + ", ".join(names),
+            part="scenario",
         )
     base = read_toml(names[name]) if name else {}
     changes = decode(edits) if edits else {}
@@ -526,7 +539,8 @@ def _library_base(name: str) -> dict:
     except LibraryError:
         raise LinkError(
             f"names {shown}, which is not a scenario library version; expected "
-            f"{LIBRARY_PREFIX}NAME@VERSION with VERSION = 1, 2, ..."
+            f"{LIBRARY_PREFIX}NAME@VERSION with VERSION = 1, 2, ...",
+            part="scenario",
         ) from None
     try:
         with open_library(create=False) as library:
@@ -536,7 +550,8 @@ def _library_base(name: str) -> dict:
         LOG.warning("the shared link's %s could not be read", shown, exc_info=True)
         raise LinkError(
             f"names {shown}: no such scenario version in this app's scenario library (or the "
-            "library cannot be read now)"
+            "library cannot be read now)",
+            part="scenario",
         ) from None
     return parse_toml(text, name)
 
@@ -594,24 +609,24 @@ def decode(text: str) -> dict:
         inflate = zlib.decompressobj()
         payload = inflate.decompress(raw, MAX_LINK_JSON_BYTES + 1)
     except (ValueError, zlib.error) as exc:
-        raise LinkError(f"is not an encoded scenario ({type(exc).__name__}: {exc})") from None
+        raise _unreadable(exc) from None
     if len(payload) > MAX_LINK_JSON_BYTES or inflate.unconsumed_tail:
         raise LinkError(
             f"holds more than {MAX_LINK_JSON_BYTES:,} bytes of edits once decompressed; expected "
             f"at most {MAX_LINK_JSON_BYTES:,} (a larger scenario is shared as a TOML file)"
         )
     if not inflate.eof:
-        raise LinkError("is not an encoded scenario (its compressed data is cut short)")
+        raise _unreadable()  # cut short
     try:
         json_text = payload.decode()
     except UnicodeDecodeError as exc:
-        raise LinkError(f"is not an encoded scenario ({type(exc).__name__}: {exc})") from None
+        raise _unreadable(exc) from None
     if _json_too_deep(json_text):  # before json.loads, which recurses once per level
         raise LinkError(TOO_DEEP)
     try:
         data = json.loads(json_text)
     except ValueError as exc:
-        raise LinkError(f"is not an encoded scenario ({type(exc).__name__}: {exc})") from None
+        raise _unreadable(exc) from None
     if not isinstance(data, dict):
         raise LinkError(f"holds a {type(data).__name__}; expected a table of scenario fields")
     check_link_edits(data)
