@@ -285,3 +285,32 @@ def test_unreadable_edits_are_said_in_plain_words(edits):
         "the shared link: the edits in the link are not readable (damaged or cut short). The "
         "default scenario is shown instead."
     ], said
+
+
+# --- B9. ECON_LIBRARY given as a bare file path ---------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("path", "url"),
+    [("/tmp/x/lib.sqlite", "sqlite:////tmp/x/lib.sqlite"), ("lib.db", "sqlite:///lib.db")],
+)
+def test_a_bare_library_path_gets_the_url_to_write_on_the_command_line(
+    path, url, capsys, monkeypatch
+):
+    from econ.cli import main
+
+    monkeypatch.setenv("ECON_LIBRARY", path)
+    assert main(["library", "list"]) == 3
+    err = capsys.readouterr().err
+    assert f"ECON_LIBRARY = '{path}': a file path, not a database URL" in err
+    assert f"for a SQLite library in that file write {url} (expected" in err
+
+
+def test_a_bare_library_path_gets_the_advice_in_the_app_without_the_servers_path(monkeypatch):
+    monkeypatch.setenv("ECON_LIBRARY", "/tmp/x/lib.sqlite")
+    at = open_app(page="library")
+    assert errors(at) == [
+        "ECON_LIBRARY: a file path, not a database URL; for a SQLite library in that file write "
+        "sqlite:/// followed by the path (expected sqlite:///PATH.db or "
+        "postgresql+psycopg://USER@HOST/DATABASE)"
+    ]

@@ -1318,6 +1318,19 @@ def _holds_versions(path: Path) -> bool:
         return "not a database" not in str(exc) and "malformed" not in str(exc)
 
 
+_PATH_SUFFIXES = (".db", ".sqlite", ".sqlite3", ".db3")
+
+
+def _looks_like_path(text: str) -> bool:
+    """Whether a text that is no URL reads as a file path (a folder separator, or a SQLite file's
+    suffix), so that the message can give the URL for it: sqlite:/// then the path, which makes
+    four slashes for an absolute one (sqlite:////tmp/x/lib.sqlite)."""
+    text = text.strip()
+    if not text or "://" in text or "\n" in text:
+        return False
+    return "/" in text or "\\" in text or text.lower().endswith(_PATH_SUFFIXES)
+
+
 @dataclass(frozen=True)
 class _Target:
     """Where a library is, checked, before anything is opened or created."""
@@ -1339,6 +1352,11 @@ def _make_engine(text: str, source: str, timeout_s: float | None, create: bool =
     try:
         url = sa.engine.make_url(text)
     except (sa.exc.ArgumentError, ValueError):
+        if _looks_like_path(text):
+            raise LibraryError(
+                f"{source} = {shown!r}: a file path, not a database URL; for a SQLite library "
+                f"in that file write sqlite:///{shown} ({_URL_HELP})"
+            ) from None
         raise LibraryError(f"{source} = {shown!r}: not a database URL; {_URL_HELP}") from None
     backend = url.get_backend_name()
     if backend == "sqlite":
@@ -1497,6 +1515,8 @@ APP_LIBRARY = "the app's library"
 _EXAMPLE_URLS = ("sqlite:///PATH.db", "postgresql+psycopg://USER@HOST/DATABASE")
 _EXAMPLE_PATH = "sqlite:////home/ada/library.db"
 """The examples the library's messages give of a URL: advice, not the server's library."""
+_PATH_ADVICE = "sqlite:/// followed by the path"
+"""The URL for a bare file path, as the app's visitors read it (without the server's path)."""
 _URL_LEFT = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s'\"(),;]")
 _PATH_LEFT = re.compile(r"(?<![\w.:/~\\-])~?/[^\s/'\"]+|\b[A-Za-z]:\\")
 _IP_ADDRESS = re.compile(r"(?<![\w.])\d{1,3}(?:\.\d{1,3}){3}(?![\w.])|\[[0-9A-Fa-f:]+\]")
@@ -1513,6 +1533,8 @@ def hide_location(text: str, url: str) -> str | None:
     forms = _location_forms(url)
     out = text
     for form in forms["urls"]:
+        # the URL a bare file path asks for (`_looks_like_path`): the advice without the path
+        out = out.replace(f"sqlite:///{form}", _PATH_ADVICE)
         for quoted in (repr(form), form):
             out = out.replace(f" = {quoted}", "")  # ECON_LIBRARY = URL: ... -> ECON_LIBRARY: ...
             out = out.replace(f"library {quoted}", APP_LIBRARY)
@@ -1526,7 +1548,7 @@ def hide_location(text: str, url: str) -> str | None:
     for host in forms["hosts"]:
         out = re.sub(rf"(?<![\w.-]){re.escape(host)}(?![\w-])", "the database server", out)
     out = hide_credentials(_IP_ADDRESS.sub("the database server", out))
-    masked = out.replace(_EXAMPLE_PATH, "")
+    masked = out.replace(_EXAMPLE_PATH, "").replace(_PATH_ADVICE, "")
     for example in _EXAMPLE_URLS:
         masked = masked.replace(example, "")
     if _URL_LEFT.search(masked) or _PATH_LEFT.search(masked):
