@@ -179,7 +179,7 @@ def test_a_debt_share_beside_tranches_and_a_bound_are_named_by_label_without_a_d
     assert "“Financing › Debt share [%]” is 50 % and “Financing › Tranches” are given" in message
     data["financing"]["debt_term_months"] = 0
     message = state.validate(data).message
-    assert "Financing › Debt term [months]: 0 months is below 1 months" in message
+    assert "Financing › Debt term [months]: 0 months is below 1 month" in message
 
 
 # --- 5. money in thousand or million USD keeps a loss's sign ---------------------------------------

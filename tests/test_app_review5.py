@@ -314,3 +314,66 @@ def test_a_bare_library_path_gets_the_advice_in_the_app_without_the_servers_path
         "sqlite:/// followed by the path (expected sqlite:///PATH.db or "
         "postgresql+psycopg://USER@HOST/DATABASE)"
     ]
+
+
+# --- C10. validation in plain words ---------------------------------------------------------------
+
+
+def test_an_emptied_number_box_is_said_to_be_empty():
+    from tests.test_app import widget
+
+    at = open_app(page="scenario")
+    box = widget(at.number_input, "Tax rate [%]")
+    box.set_value(None).run()
+    assert not at.exception
+    said = errors(at)
+    assert any("Financing › Tax rate [%] is empty; expected a number" in e for e in said), said
+    assert not any("None" in e or "Input should be" in e for e in said), said
+
+
+def test_nan_from_a_link_is_said_in_plain_words():
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.query_params["scenario"] = DEFAULT_SCENARIO
+    at.query_params["edits"] = state.encode({"utilization": {"share": float("nan")}})
+    at.run()
+    assert not at.exception
+    said = " ".join(errors(at))
+    assert "Utilization › Share [%] = nan: not a number (NaN); expected a finite number" in said
+    assert "Input should be" not in said
+
+
+@pytest.mark.parametrize(
+    ("path", "value", "said"),
+    [
+        (
+            "utilization.share",
+            "seventy",
+            "Utilization › Share [%] = 'seventy': text, not a number; expected a number",
+        ),
+        (
+            "utilization.share",
+            "0.7",
+            "Utilization › Share [%] = '0.7': a number written as text; expected the number "
+            "without quotes",
+        ),
+        (
+            "financing.debt_term_months",
+            0,
+            "Financing › Debt term [months]: 0 months is below 1 month (expected at least 1 month)",
+        ),
+        (
+            "fleet.gpu_count",
+            0,
+            "Fleet › GPU count [GPUs]: 0 GPUs is below 1 GPU (expected at least 1 GPU)",
+        ),
+    ],
+)
+def test_validation_messages_say_what_was_given(path, value, said):
+    import copy
+
+    from econ.scenario import read_toml
+
+    data = copy.deepcopy(read_toml(ready_made_scenarios()[DEFAULT_SCENARIO]))
+    section, name = path.split(".")
+    data[section][name] = value
+    assert state.validate(data).message == said

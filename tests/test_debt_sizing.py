@@ -651,7 +651,7 @@ def test_a_balance_schedule_loan_keeps_its_identities(shares, rate, last):
         ([0.5, -0.1, 0.0], "holds -0.1 in month 2; expected balances of at least 0"),
         ([0.5, 0.25], "ends at 0.25; expected 0"),
         ([0.5, 0.6, 0.0], "rises to 0.6 in month 2, above the opening balance with its interest"),
-        ([float("nan"), 0.0], "balance_schedule[0] = nan: Input should be a finite number"),
+        ([float("nan"), 0.0], "balance_schedule[0] = nan: not a number (NaN); expected a finite"),
         ([0.5] * 600 + [0.0], "lists 601 months; expected at most 600"),
     ],
 )

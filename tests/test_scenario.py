@@ -67,10 +67,12 @@ def test_a_number_written_as_text_is_refused_not_read(value):
     # pydantic would read "310000" as the number; in TOML a quoted value is text
     with pytest.raises(ScenarioError) as info:
         validate_dict(with_change("capex.gpu_price_usd", value), file="s.toml")
-    assert str(info.value) == (
-        f"s.toml: capex.gpu_price_usd = {value!r}: a number written as text; expected the "
-        "number without quotes"
+    said = (
+        "a number written as text; expected the number without quotes"
+        if value != "cheap"
+        else "text, not a number; expected a number"  # words are no number written as text
     )
+    assert str(info.value) == f"s.toml: capex.gpu_price_usd = {value!r}: {said}"
     validate_dict(with_change("capex.gpu_price_usd", 310000))  # the number itself is fine
     with pytest.raises(ScenarioError, match="s.toml: horizon_months = '60': a number written as text"):
         validate_dict({**BASE, "horizon_months": "60"}, file="s.toml")
@@ -322,7 +324,7 @@ def test_none_turns_off_any_optional_number_and_only_that():
         "s.toml: financing.covenants.dscr_floor = 'off': expected a number, or \"none\" to turn "
         "it off"
     )
-    with pytest.raises(ScenarioError, match="a number written as text"):
+    with pytest.raises(ScenarioError, match="'none': text, not a number; expected a number"):
         validate_dict(with_change("financing.tax_rate", "none"), file="s.toml")  # never off
 
 

@@ -50,10 +50,22 @@ def expected_message(err: Mapping[str, Any]) -> str:
     """What a pydantic error expected, in words; an unknown field lists the valid names."""
     if err["type"] == "extra_forbidden":
         return "unknown field; " + _valid_names_hint(err["loc"])
-    if err["type"] == "finite_number" and err.get("input") in (math.inf, -math.inf):
+    given = err.get("input")
+    if err["type"] == "finite_number" and given in (math.inf, -math.inf):
         # TOML and JSON read a number beyond the float range (1e400) as inf: say so
         return "expected a finite number (inf written, or a number beyond 1.8e308 such as 1e400)"
+    if err["type"] == "finite_number" and isinstance(given, float) and math.isnan(given):
+        return "not a number (NaN); expected a finite number"
+    if given is None and err["type"] in NUMBER_TYPES:
+        # a number field left empty (a form's box, a null in JSON), not a wrong number
+        return EMPTY_NUMBER
     return err["msg"].removeprefix("Value error, ")
+
+
+NUMBER_TYPES = ("float_type", "int_type", "float_parsing", "int_parsing")
+"""pydantic's error types of a value that is no number."""
+EMPTY_NUMBER = "empty; expected a number"
+"""What a number field given nothing (None) expected."""
 
 
 def _errors_from_validation(exc: ValidationError, file: str | os.PathLike | None) -> ScenarioError:

@@ -256,10 +256,21 @@ class Section(BaseModel):
                     f'expected a number, or "{NONE_WORD}" to turn it off'
                     if name in none_word_fields(cls)
                     else "a number written as text; expected the number without quotes"
+                    if _reads_as_number(value)
+                    else "text, not a number; expected a number"
                 )
                 # the field and value go in the context: econ.scenario.io names them
                 raise PydanticCustomError(NUMBER_AS_TEXT, expected, {"field": name, "value": value})
         return data
+
+
+def _reads_as_number(text: str) -> bool:
+    """Whether quoted text holds a number ("0.7", "3e6"), not words ("seventy")."""
+    try:
+        float(text.replace("_", ""))
+    except ValueError:
+        return False
+    return True
 
 
 __all__ = [

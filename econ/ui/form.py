@@ -273,8 +273,8 @@ _BOUNDS = {
 
 def unit_message(path: str, error: Mapping) -> str | None:
     """A pydantic bound error in the unit the field is shown in (percent fields in %):
-    "150 % is above 100 % (expected at most 100 %)", "0 months is below 1 months (expected at
-    least 1 months)"; None for other errors."""
+    "150 % is above 100 % (expected at most 100 %)", "0 months is below 1 month (expected at
+    least 1 month)"; None for other errors."""
     f = find(path)
     kind = _BOUNDS.get(str(error.get("type")))
     if f is None or kind is None or not _is_number(error.get("input")):
@@ -282,9 +282,19 @@ def unit_message(path: str, error: Mapping) -> str | None:
     bound = (error.get("ctx") or {}).get(kind[0])
     if not _is_number(bound):
         return None
-    unit = f" {f.unit}" if f.unit else ""
     value, limit = _shown(to_widget(f, error["input"])), _shown(to_widget(f, bound))
-    return f"{value}{unit} is {kind[1]} {limit}{unit} (expected {kind[2]} {limit}{unit})"
+    value, limit = _with_unit(value, f.unit), _with_unit(limit, f.unit)
+    return f"{value} is {kind[1]} {limit} (expected {kind[2]} {limit})"
+
+
+def _with_unit(number: str, unit: str) -> str:
+    """A number and its unit, a counted unit in the singular for one: "1 month", "1 GPU", "2
+    months" (units of measure stay: "1 kW", "1 %", "1 USD/GPU")."""
+    if not unit:
+        return number
+    if number in ("1", "-1") and unit.isalpha() and unit.endswith("s") and len(unit) > 2:
+        unit = unit[:-1]
+    return f"{number} {unit}"
 
 
 def _shown(number: float) -> str:

@@ -38,7 +38,7 @@ from econ.scenario import (
     validate_dict,
 )
 from econ.scenario.errors import shortened
-from econ.scenario.io import MAX_NESTING, expected_message, too_deep
+from econ.scenario.io import EMPTY_NUMBER, MAX_NESTING, expected_message, too_deep
 from econ.scenario.paths import resolve_paths
 
 LOG = logging.getLogger("econ.ui")
@@ -362,6 +362,9 @@ def validate(data: Mapping, raw_errors: Mapping[str, str] | None = None) -> Vali
                 # named as the form labels it; a section's or list's value is never quoted whole
                 name = path_label(path) if find(path) is not None else path
                 whole = isinstance(given, Mapping | list | tuple)
+                if given is None and message.startswith(EMPTY_NUMBER):
+                    listed.append(f"{name} is {message}")  # an emptied box: "... is empty; ..."
+                    continue
                 value = "" if shown or whole or given is MISSING else f" = {shortened(given)}"
                 listed.append(f"{name}{value}: {message}")
         except Exception as detail:  # noqa: BLE001 - any failure is reported, never raised
