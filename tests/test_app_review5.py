@@ -377,3 +377,40 @@ def test_validation_messages_say_what_was_given(path, value, said):
     section, name = path.split(".")
     data[section][name] = value
     assert state.validate(data).message == said
+
+
+# --- C11. the warnings box in the app's words -----------------------------------------------------
+
+
+def warning_box(at: AppTest) -> str:
+    boxes = [shown(w.value) for w in at.warning if w.value.startswith("- ")]
+    assert len(boxes) == 1, [w.value for w in at.warning]
+    return boxes[0]
+
+
+def test_the_warnings_box_speaks_the_apps_words_and_says_an_irr_note_once():
+    at = open_app()
+    box = warning_box(at)
+    assert " null" not in box and "market.resale_*" not in box and "debt_share" not in box
+    assert "First covenant breach is n/a: no covenant is breached" in box
+    assert "are n/a: no resale curve (the Market section's resale value table or resale" in box
+    assert "binding constraint: the debt share of capex;" in box
+    # the IRR notes are under their tiles, not repeated in the box
+    captions_ = captions(at)
+    assert any(c.startswith("Project cash flows change sign") for c in captions_)
+    assert "change sign more than once" not in box
+
+
+def test_a_loan_sized_to_zero_says_so_and_why():
+    from tests.test_app import widget
+
+    at = open_app()
+    widget(at.sidebar.number_input, "Utilization [%]").set_value(0.0).run()
+    assert not at.exception
+    said = [shown(i.value) for i in at.info if "No balance and no DSCR" in i.value]
+    assert said == [
+        "The loan (up to 70% of capex) sized to zero: no debt because the cash flow available "
+        "for debt service is 0 or negative in a month with debt service due (for a sculpted "
+        "loan: in every month of the term, so nothing would repay it). No balance and no DSCR."
+    ]
+    assert "cost_usd_per_mtok_by_component" not in warning_box(at)

@@ -4,6 +4,8 @@ cumulative cash, debt and DSCR, the annual P&L, and every summary metric the eng
 
 from __future__ import annotations
 
+import re
+
 import altair as alt
 import pandas as pd
 import streamlit as st
@@ -12,6 +14,7 @@ from econ.engine import DEBT_SCHEDULE, annual_table, debt_schedule_table
 from econ.ui import charts, common, compute, state
 from econ.ui.fmt import (
     HEADLINE,
+    IRR_KEYS,
     column_label,
     format_metric,
     format_value,
@@ -255,6 +258,31 @@ def cost_chart(summary: dict, scenario) -> tuple[alt.Chart, str]:
     return chart, text
 
 
+_NO_DEBT_BECAUSE = re.compile(r"no debt because (.+?)(?:; \w+ holds this debt|$)")
+
+
+def no_debt_text(scenario, summary: dict) -> str:
+    """Why the Results page has no debt chart: no debt asked for, or a loan sized to zero, with
+    the engine's reason (its sizing warning's "no debt because ...")."""
+    financing = getattr(scenario, "financing", None)
+    asked = financing is not None and (
+        getattr(financing, "debt_share", 0) > 0
+        or getattr(financing, "debt_usd", None)
+        or getattr(financing, "tranches", ())
+    )
+    if not asked:
+        return "No debt in this scenario: no balance and no DSCR."
+    for warning in summary.get("warnings") or ():
+        found = _NO_DEBT_BECAUSE.search(warning)
+        if found:
+            share = getattr(financing, "debt_share", 0)
+            loan = f"The loan (up to {share:.0%} of capex)" if share else "The loan"
+            return (
+                f"{loan} sized to zero: no debt because {found.group(1)}. No balance and no DSCR."
+            )
+    return "The scenario's debt is zero: no balance and no DSCR."
+
+
 def render() -> None:
     st.title("Results")
     current = common.require_scenario("the results")
@@ -285,7 +313,9 @@ def render() -> None:
         else None
     )
     headline(summary, base, money, notes)
-    warnings = summary.get("warnings", [])
+    # an IRR's note is under its tile already (irr_note): not again in the box
+    notes = {irr_note(key, summary) for key in IRR_KEYS if key in HEADLINE}
+    warnings = [w for w in summary.get("warnings", []) if readable_warning(w) not in notes]
     if warnings:
         st.warning(
             "\n".join(f"- {literal(readable_warning(w))}" for w in severe_first(warnings)),
@@ -340,7 +370,7 @@ def render() -> None:
                 "dashed: the covenant's DSCR floor."
             )
         else:
-            st.info("No debt in this scenario: no balance and no DSCR.", icon=":material/info:")
+            st.info(no_debt_text(scenario, summary), icon=":material/info:")
 
     years = st.radio(
         "Years", list(YEARS), format_func=YEARS.get, horizontal=True, key="results_years"
