@@ -552,7 +552,7 @@ def size(
     warnings = []
     if basis == "it":
         warnings.append(
-            f"--mw {mw:g} is read as IT (critical) load; the meter sees {mw * pue:g} MW at PUE "
+            f"--mw {mw:g} is read as IT (critical) load; the meter sees {mw * pue:,g} MW at PUE "
             f"{pue:g} (use --basis utility for a grid connection)"
         )
     if rack.it_kw_per_rack != rack.kw_per_rack:

@@ -370,9 +370,10 @@ def _raise_no_rack(
     limit = binding[i]
     if limit == "power":
         on = POWER_BASES[int(basis[i])]
+        where = "of IT load" if on == "it" else "at the utility meter"
         detail = (
-            f"a power budget of {mw[i]:g} MW ({on}) gives {it_budget[i]:,.1f} kW of IT power, below "
-            f"one rack of {kw_rack[i]:g} kW"
+            f"a power budget of {mw[i]:,g} MW {where} gives {it_budget[i]:,.1f} kW of IT power, "
+            f"below one rack of {kw_rack[i]:g} kW"
         )
         if on == "utility":
             detail += f" at PUE {pue[i]:g} ({kw_rack[i] * pue[i]:,.1f} kW at the meter)"

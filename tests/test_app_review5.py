@@ -414,3 +414,36 @@ def test_a_loan_sized_to_zero_says_so_and_why():
         "loan: in every month of the term, so nothing would repay it). No balance and no DSCR."
     ]
     assert "cost_usd_per_mtok_by_component" not in warning_box(at)
+
+
+# --- C12. the Power and fleet page's numbers and names --------------------------------------------
+
+
+def test_the_power_page_groups_thousands_and_keeps_hardware_keys_as_written():
+    from tests.test_app import widget
+
+    at = open_app(page="power")
+    widget(at.number_input, "Power budget [MW]").set_value(6000.0).run()
+    said = [shown(w.value) for w in at.warning]
+    assert any(
+        w.startswith(
+            "The budget of 6,000 MW is read as IT (critical) load; the meter sees 6,600 MW"
+        )
+        for w in said
+    ), said
+    assert any(w.startswith("gb200-nvl72: 120 kW in the rack") for w in said), said
+    assert not any(w.startswith("Gb200") for w in said)
+    widget(at.number_input, "Power budget [MW]").set_value(0.05).run()
+    said = errors(at)
+    assert any("a power budget of 0.05 MW of IT load gives 50.0 kW" in e for e in said), said
+    assert not any("(it)" in e for e in said)
+
+
+def test_hardware_without_a_catalog_price_says_so_instead_of_n_a_usd():
+    from tests.test_app import widget
+
+    at = open_app(page="power")
+    widget(at.selectbox, "Hardware").set_value("h200-sxm").run()
+    text = " ".join(captions(at))
+    assert "The rack catalog has no price for h200-sxm" in text
+    assert "n/a USD" not in text

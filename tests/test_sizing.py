@@ -276,7 +276,7 @@ def test_bad_sizing_input(kwargs, expected):
 
 def test_power_budget_too_small_for_one_rack():
     with pytest.raises(
-        SizingError, match=r"0.1 MW \(utility\) gives 90.9 kW of IT power, below one"
+        SizingError, match=r"0.1 MW at the utility meter gives 90.9 kW of IT power, below one"
     ):
         size_hall(0.1, pue=1.1, power_basis="utility", **GB300)
     with pytest.raises(SizingError, match="power budget is 0 MW"):

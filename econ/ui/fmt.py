@@ -102,7 +102,9 @@ def readable_warning(text: str) -> str:
     for engine, app in INPUT_WORDS.items():
         text = text.replace(engine, app)
     first = text.split(" ", 1)[0]
-    if "." in first or "_" in first:  # an input's path ("facility.rack_cooling is ...") as it is
+    # an input's path ("facility.rack_cooling is ...") or a hardware key ("gb200-nvl72: ...")
+    # as it is written
+    if "." in first or "_" in first or "-" in first or any(c.isdigit() for c in first):
         return text
     return text[:1].upper() + text[1:]
 

@@ -15,7 +15,7 @@ import streamlit as st
 
 from econ.scenario import ScenarioError
 from econ.ui import common, compute, state
-from econ.ui.fmt import literal
+from econ.ui.fmt import format_value, literal
 
 GPUS = "econ.market_gpus"
 TERMS = "econ.market_terms"
@@ -439,7 +439,9 @@ def curves_table(shown, fits):
                 "Decay fitted": "too few points (3 needed)"
                 if fit is None
                 else {"floor": "to a floor", "log-linear": "log-linear"}[fit.model],
-                "Premium decline [%/year]": "" if fit is None else f"{fit.decline_annual:.1%}",
+                "Premium decline [%/year]": ""
+                if fit is None
+                else format_value(fit.decline_annual, "pct"),  # never "-0.0%"
                 "Floor [USD/GPU-hour]": ""
                 if fit is None or fit.model != "floor"
                 else usd_hour(fit.floor_usd_per_gpu_hour),

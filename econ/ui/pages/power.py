@@ -16,6 +16,7 @@ from econ.ui.fmt import (
     MONEY_SCALES,
     format_metric,
     format_value,
+    is_missing,
     metric_label,
     readable,
     readable_warning,
@@ -90,10 +91,19 @@ _OPTION_WORDS = {
 """`econ size` options as this page names its inputs (the library's messages name the options)."""
 
 
+def _grouped(number: str) -> str:
+    """A number of a message with thousands separators ("6000" -> "6,000"), as the page's
+    tiles write it; text that is no number as it is."""
+    try:
+        return f"{float(number):,.6g}"
+    except ValueError:
+        return number
+
+
 def page_words(text: str) -> str:
     """A sizing message or warning in this page's words: its inputs, not `econ size` options."""
     text = re.sub(r" \(command line: [^)]*\)", "", text)  # options this page does not have
-    text = re.sub(r"--mw (\S+)", r"the budget of \1 MW", text)
+    text = re.sub(r"--mw (\S+)", lambda m: f"the budget of {_grouped(m.group(1))} MW", text)
     for option, words in _OPTION_WORDS.items():
         text = text.replace(option, words)
     return text
@@ -299,12 +309,17 @@ def sizing(current, money: str) -> None:
     common.table(pd.DataFrame(limits), where=left, hide_index=True, width="stretch")
     right.markdown("**Stranded capacity**")
     common.table(pd.DataFrame(stranded), where=right, hide_index=True, width="stretch")
+    catalog_price = (
+        f"The rack catalog has no price for {chosen}: no capex budget limit can be checked for it."
+        if is_missing(result.get("capex_usd"))
+        else f"The rack catalog's price, {format_value(result['capex_usd'], 'usd', money)} "
+        f"{money}, is what the capex budget limit is checked against."
+    )
     st.caption(
         "Capex: "
         + ", ".join(f"{name} {format_value(v, 'usd', money)}" for name, v in parts.items())
-        + f" {money} (the scenario's prices per GPU). The rack catalog's price, "
-        f"{format_value(result['capex_usd'], 'usd', money)} {money}, is what the capex budget "
-        "limit is checked against."
+        + f" {money} (the scenario's prices per GPU). "
+        + catalog_price
     )
     rack = result["rack"]
     st.caption(
