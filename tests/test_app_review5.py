@@ -6,6 +6,8 @@ Risk page did not name, stale Monte Carlo results, link and library messages, an
 
 from __future__ import annotations
 
+import json
+
 import pyarrow as pa
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -447,3 +449,69 @@ def test_hardware_without_a_catalog_price_says_so_instead_of_n_a_usd():
     text = " ".join(captions(at))
     assert "The rack catalog has no price for h200-sxm" in text
     assert "n/a USD" not in text
+
+
+# --- E. layout ------------------------------------------------------------------------------------
+
+
+def test_the_waterfall_keeps_every_label_angled_rather_than_dropping_half():
+    from econ.ui import charts
+
+    spec = charts.waterfall({"Depreciation": 1.0, "Financing": 0.5}, "Levelized cost", "USD")
+    axis = spec.to_dict()["encoding"]["x"]["axis"]
+    assert axis["labelOverlap"] is False and axis["labelAngle"] == -30
+
+
+def test_tables_of_known_rows_set_their_row_height_so_no_empty_row_is_left():
+    from econ.ui.common import ROW_PX, table_height
+
+    at = open_app()
+    sized = [f for f in at.dataframe if any("Interest" in str(i) for i in f.value.index)]
+    assert len(sized) == 2  # the annual P&L and the debt schedule
+    assert {f.proto.row_height for f in sized} == {ROW_PX}
+    assert table_height(22) == 3 + 35 * 23
+
+
+def test_the_cash_and_fan_charts_end_at_the_horizon():
+    from tests.test_app_review2 import run_montecarlo
+
+    at = open_app(page="compare")
+    spec = json.loads(
+        next(
+            c.proto.spec
+            for c in at.get("vega_lite_chart")
+            if "Month (0 = purchase)" in c.proto.spec
+        )
+    )
+    assert spec["encoding"]["x"]["scale"] == {"domain": [0, 72.0], "nice": False}
+    at = run_montecarlo(open_app(), {"utilization.share": "uniform(0.55, 0.80)"})
+    fan = [
+        c.proto.spec for c in at.get("vega_lite_chart") if "Cumulative project cash" in c.proto.spec
+    ]
+    assert len(fan) == 1 and '"domain": [0, 72.0], "nice": false' in fan[0]
+
+
+@pytest.mark.parametrize(
+    ("path", "value", "format_"),
+    [
+        ("financing.debt_rate_annual", 0.09125, "%.3f"),  # 9.125 %, not "9.13"
+        ("utilization.share", 0.7, "%.2f"),
+        ("capex.storage_usd_per_gpu", 0.0, "%.2f"),  # not "0.0000" beside "6.00"
+        ("depreciation.life_years", 6.0, "%.2f"),
+        ("power.price_usd_per_kwh", 0.0806, "%.4f"),
+        ("throughput.tokens_per_s_per_gpu", 4867.7, "%.1f"),
+        ("capex.system_price_usd", 3_100_000.0, "%.0f"),
+    ],
+)
+def test_number_boxes_show_the_decimals_their_values_need(path, value, format_):
+    from econ.ui.form import box_format, find
+
+    assert box_format(find(path), value) == format_
+
+
+def test_the_catalog_filters_say_any_alike_and_the_toggle_fits():
+    at = open_app(page="throughput")
+    filters = ("Model", "MLPerf scenario", "Round", "Availability")
+    firsts = [next(s for s in at.selectbox if s.label == name).options[0] for name in filters]
+    assert firsts == ["Any"] * 4, firsts  # the catalog's boxes, the first of each name
+    assert "Same hardware" in [t.label for t in at.toggle]

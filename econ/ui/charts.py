@@ -72,15 +72,26 @@ def lines(
     dash: dict[str, bool] | None = None,
     scale: alt.Scale | None = None,
     legend_columns: int | None = None,
+    x_domain: tuple[float, float] | None = None,
 ) -> alt.Chart:
-    """One line per column in `series` (column -> legend label); `scale` fixes the colours."""
+    """One line per column in `series` (column -> legend label); `scale` fixes the colours;
+    `x_domain` ends a quantitative x axis at the data's own ends (Vega would round 72 months
+    up to 80)."""
     long = frame[[x, *series]].melt(id_vars=x, var_name="series", value_name="value")
     long["series"] = long["series"].map(series)
     chart = (
         alt.Chart(long)
         .mark_line(point=len(frame) <= 24)
         .encode(
-            x=alt.X(f"{x}:{x_type}", title=x_title),
+            x=alt.X(
+                f"{x}:{x_type}",
+                title=x_title,
+                **(
+                    {"scale": alt.Scale(domain=list(x_domain), nice=False)}
+                    if x_domain is not None
+                    else {}
+                ),
+            ),
             y=alt.Y("value:Q", title=y_title, axis=alt.Axis(format=y_format)),
             color=alt.Color(
                 "series:N",
@@ -164,7 +175,13 @@ def waterfall(parts: dict[str, float], total_label: str, y_title: str, fmt: str 
         alt.Chart(frame)
         .mark_bar()
         .encode(
-            x=alt.X("step:N", sort=order, title=None, axis=alt.Axis(labelAngle=0)),
+            # angled and never dropped: at 800 px every other label was left out
+            x=alt.X(
+                "step:N",
+                sort=order,
+                title=None,
+                axis=alt.Axis(labelAngle=-30, labelAlign="right", labelOverlap=False),
+            ),
             y=alt.Y("start:Q", title=y_title, axis=alt.Axis(format=fmt)),
             y2="end:Q",
             color=alt.Color(

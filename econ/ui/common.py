@@ -463,8 +463,21 @@ def table(data, rows: int | None = None, keep=(), where=None, **kwargs) -> None:
     given = kwargs.pop("column_config", {}) or {}
     config.update({_cell_text(name): value for name, value in given.items()})
     if rows is not None:
-        kwargs.setdefault("height", 38 + 35 * rows)
+        kwargs.setdefault("height", table_height(rows))
+    if isinstance(kwargs.get("height"), int):
+        # rows of a known height: Streamlit's own follows the theme's font (33 px at its 15 px),
+        # and a height counted in 35 px rows left an empty row under the last
+        kwargs.setdefault("row_height", ROW_PX)
     (where or st).dataframe(data, column_config=config or None, **kwargs)
+
+
+ROW_PX = 35
+"""Height of a table's row and of its header [px], as `table` sets them."""
+
+
+def table_height(rows: int) -> int:
+    """Height of a table showing `rows` rows and its header without scrolling [px]."""
+    return 3 + ROW_PX * (rows + 1)
 
 
 def upload_limit_mb(limit_bytes: int | None = None) -> int:

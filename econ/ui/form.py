@@ -891,18 +891,19 @@ def _num(value) -> float | None:
 
 
 def _format(f: FieldInfo, value) -> str:
-    """printf format wide enough for the stored value (a keyed widget keeps its value when it
-    changes)."""
-    if f.scale != 1:
-        return "%.2f"
+    """printf format as wide as the value shown needs, in the box's unit (a percent field's
+    9.125 % as "9.125", not "9.13"), up to 6 decimals and at least 2 below 100: "0.00", "6.00",
+    "0.0806", "4867.7"; a whole amount of 100 or more (not a percentage) with none, "3100000"
+    (a keyed widget keeps its value when its format changes)."""
     number = _num(value) if _is_number(value) else _num(f.default)
-    if number is None or number == 0:
-        return "%.4f"
-    text = repr(float(number))
+    if number is None or number == 0 or not math.isfinite(number):
+        return "%.2f"
+    shown = float(number) * f.scale
+    if shown.is_integer():
+        return "%.0f" if abs(shown) >= 100 and f.scale == 1 else "%.2f"
+    text = f"{shown:.10g}"  # 10 digits: 0.09125 x 100 is 9.125000000000002
     decimals = len(text.split(".")[1]) if "." in text and "e" not in text else 6
-    if number.is_integer():
-        decimals = 0 if abs(number) >= 100 else 2
-    return f"%.{min(max(decimals, 2 if abs(number) < 100 else 0), 6)}f"
+    return f"%.{min(max(decimals, 2 if abs(shown) < 100 else 1), 6)}f"
 
 
 def box_format(f: FieldInfo, value) -> str:

@@ -194,9 +194,11 @@ def workbook_bytes(results: pd.DataFrame, inputs: pd.DataFrame) -> bytes:
 def export_buttons(results: pd.DataFrame, inputs: pd.DataFrame) -> None:
     from econ.export import csv_text
 
-    cols = st.columns(3)
-    for col, (what, frame) in zip(cols, (("results", results), ("inputs", inputs)), strict=False):
-        col.download_button(
+    # one row that wraps, each button as wide as its label (in three equal columns the
+    # workbook's label was cut at 800 px)
+    row = st.container(horizontal=True)
+    for what, frame in (("results", results), ("inputs", inputs)):
+        row.download_button(
             f"Download the {what} (CSV)",
             csv_text(frame).encode(),
             file_name=f"comparison-{what}.csv",
@@ -204,7 +206,7 @@ def export_buttons(results: pd.DataFrame, inputs: pd.DataFrame) -> None:
             icon=":material/csv:",
             on_click="ignore",
         )
-    cols[2].download_button(
+    row.download_button(
         "Download the comparison (workbook)",
         workbook_bytes(results, inputs),
         file_name="comparison.xlsx",
@@ -302,6 +304,7 @@ def render() -> None:
                 x_type="Q",
                 scale=colours,
                 legend_columns=1,
+                x_domain=(0, float(frame["month"].max())),
             )
         )
     with right:
@@ -354,7 +357,11 @@ def render() -> None:
         lambda row: [HIGHLIGHT if differs.loc[row.name] else "" for _ in row], axis=1
     )
     common.table(
-        styled, keep=labels, hide_index=True, width="stretch", height=min(600, 38 + 35 * len(shown))
+        styled,
+        keep=labels,
+        hide_index=True,
+        width="stretch",
+        height=min(600, common.table_height(len(shown))),
     )
     export_buttons(pd.DataFrame(raw), column(2).assign(path=paths))
     with st.expander("Sources of the inputs", icon=":material/menu_book:"):

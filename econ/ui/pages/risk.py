@@ -415,7 +415,12 @@ def montecarlo_section(current, paths: list[str], money: str, hold: bool) -> Non
                 alt.Chart(band)
                 .mark_area(opacity=0.25)
                 .encode(
-                    x=alt.X("month:Q", title="Month (0 = purchase)"),
+                    x=alt.X(
+                        "month:Q",
+                        title="Month (0 = purchase)",
+                        # the horizon's own end, not Vega's round 80 for 72 months
+                        scale=alt.Scale(domain=[0, float(band["month"].max())], nice=False),
+                    ),
                     y=alt.Y(
                         "p5:Q",
                         title=f"Cumulative project cash [{money}]",

@@ -20,6 +20,13 @@ CURVE_FILE = "econ.curve_file"
 CURVE_UPLOAD = "econ.curve_upload"
 CURVE_ERROR = "econ.curve_error"
 ANY = "any"
+
+
+def _any_label(option: str) -> str:
+    """An option as a filter box shows it: "Any" for no filter, others as they are."""
+    return "Any" if option == ANY else option
+
+
 WORKLOADS = ("MLPerf server", "MLPerf interactive", "MLPerf offline", "custom lengths")
 CATALOG_COLUMNS = {
     "id": "Row ID",
@@ -92,6 +99,7 @@ def model_box(where, scenario, frame, options: list, key: str, known: str):
         index=None,
         key=_follow(key, options, wanted),
         placeholder="choose the scenario's model",
+        format_func=_any_label,
         help=f"Starts on the scenario's model ({literal(wanted)}, from {said})"
         if wanted in options
         else f"The scenario names no model {known}: choose one",
@@ -221,7 +229,9 @@ def catalog_tab(scenario) -> None:
         format_func=str.capitalize,
     )
     rounds = [ANY] + sorted(frame["round"].dropna().unique())
-    round_ = cols[2].selectbox("Round", rounds, key=_choice("econ.cat_round", rounds, ANY))
+    round_ = cols[2].selectbox(
+        "Round", rounds, key=_choice("econ.cat_round", rounds, ANY), format_func=_any_label
+    )
     availabilities = [ANY, "available", "preview"]
     availability = cols[3].selectbox(
         "Availability",
@@ -230,9 +240,9 @@ def catalog_tab(scenario) -> None:
         format_func=str.capitalize,
     )
     same = cols[4].toggle(
-        "Scenario's hardware only",
+        "Same hardware",  # "Scenario's hardware only" was cut in its column
         key=common.keep("econ.cat_same", True),
-        help=f"Rows that ran on {literal(hardware)}",
+        help=f"Only rows that ran on the scenario's hardware, {literal(hardware)}",
     )
     if model is None:
         st.info(
