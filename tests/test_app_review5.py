@@ -16,19 +16,9 @@ from econ import load_scenario, project
 from econ.catalog import DEFAULT_SCENARIO, ready_made_scenarios
 from econ.ui import state
 from tests.test_app import APP, errors, go, shown
+from tests.test_app_review2 import open_app
 
 CONTRACT = "llama2-70b-h200"
-
-
-def open_app(scenario: str | None = None, page: str | None = None) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=120)
-    if scenario is not None:
-        at.query_params["scenario"] = scenario
-    at.run()
-    assert not at.exception, at.exception
-    if page:
-        go(at, page)
-    return at
 
 
 def summary(name: str = DEFAULT_SCENARIO):

@@ -392,7 +392,7 @@ def apply_overrides(
         if path in UNCITED or f"sources.{path}" in cited:
             continue
         default = _default_at(path)
-        if _same(_value_at(result, path), default if old is _UNSET else old):
+        if _same(get_path(result, path), default if old is _UNSET else old):
             continue
         was = shown_value(old)
         if old is _UNSET and isinstance(default, int | float | str) and default != "":
@@ -456,11 +456,13 @@ def _default_at(path: str) -> Any:
     return info.get_default(call_default_factory=True)
 
 
-def _value_at(data: Mapping[str, Any], path: str) -> Any:
+def get_path(data: Mapping[str, Any], path: str, default: Any = _UNSET) -> Any:
+    """The value at a dotted path of nested tables (plain scenario data), or `default` where a
+    part is absent."""
     node: Any = data
     for part in path.split("."):
         if not isinstance(node, Mapping) or part not in node:
-            return _UNSET
+            return default
         node = node[part]
     return node
 

@@ -39,6 +39,7 @@ from econ.scenario import (
 )
 from econ.scenario.errors import shortened
 from econ.scenario.io import EMPTY_NUMBER, MAX_NESTING, expected_message, too_deep
+from econ.scenario.io import get_path as _get_path
 from econ.scenario.paths import resolve_paths
 
 LOG = logging.getLogger("econ.ui")
@@ -106,12 +107,7 @@ def _unreadable(exc: Exception | None = None) -> LinkError:
 
 def get_path(data: Mapping, path: str, default: Any = MISSING) -> Any:
     """Value at a dotted path of nested dicts, or `default` when a part is absent."""
-    node: Any = data
-    for part in path.split("."):
-        if not isinstance(node, Mapping) or part not in node:
-            return default
-        node = node[part]
-    return node
+    return _get_path(data, path, default)
 
 
 def set_path(data: dict, path: str, value: Any) -> None:
