@@ -371,7 +371,7 @@ def test_irr_tile_carries_the_reason():
     cheap = load_scenario(SEED, {"market.price_usd_per_mtok": 0.01})
     record = project(cheap).summary_records()[0]["summary"]
     assert record["irr_project_annual"] is None
-    assert "Project IRR is null" in irr_note("irr_project_annual", record)  # in the app's words
+    assert "Project IRR is n/a" in irr_note("irr_project_annual", record)  # in the app's words
     assert irr_note("npv_usd", record) is None
 
 
