@@ -284,7 +284,7 @@ def test_unreadable_edits_are_said_in_plain_words(edits):
 
 @pytest.mark.parametrize(
     ("path", "url"),
-    [("/tmp/x/lib.sqlite", "sqlite:////tmp/x/lib.sqlite"), ("lib.db", "sqlite:///lib.db")],
+    [("/srv/econ/lib.sqlite", "sqlite:////srv/econ/lib.sqlite"), ("lib.db", "sqlite:///lib.db")],
 )
 def test_a_bare_library_path_gets_the_url_to_write_on_the_command_line(
     path, url, capsys, monkeypatch
@@ -299,7 +299,7 @@ def test_a_bare_library_path_gets_the_url_to_write_on_the_command_line(
 
 
 def test_a_bare_library_path_gets_the_advice_in_the_app_without_the_servers_path(monkeypatch):
-    monkeypatch.setenv("ECON_LIBRARY", "/tmp/x/lib.sqlite")
+    monkeypatch.setenv("ECON_LIBRARY", "/srv/econ/lib.sqlite")
     at = open_app(page="library")
     assert errors(at) == [
         "ECON_LIBRARY: a file path, not a database URL; for a SQLite library in that file write "
@@ -351,7 +351,8 @@ def test_nan_from_a_link_is_said_in_plain_words():
         (
             "financing.debt_term_months",
             0,
-            "Financing › Debt term [months]: 0 months is below 1 month (expected at least 1 month)",
+            "Financing › Debt term [months]: 0 months is below 1 month "
+            "(expected at least 1 month)",
         ),
         (
             "fleet.gpu_count",

@@ -1324,7 +1324,7 @@ _PATH_SUFFIXES = (".db", ".sqlite", ".sqlite3", ".db3")
 def _looks_like_path(text: str) -> bool:
     """Whether a text that is no URL reads as a file path (a folder separator, or a SQLite file's
     suffix), so that the message can give the URL for it: sqlite:/// then the path, which makes
-    four slashes for an absolute one (sqlite:////tmp/x/lib.sqlite)."""
+    four slashes for an absolute one (sqlite:////srv/econ/lib.sqlite)."""
     text = text.strip()
     if not text or "://" in text or "\n" in text:
         return False
