@@ -354,6 +354,13 @@ def notices() -> None:
     ss = st.session_state
     if state.NOTICE in ss:
         st.toast(literal(ss.pop(state.NOTICE)), icon=":material/save:")
+    if state.BROWSER_RESET in ss:
+        st.warning(
+            f"The browser sent {ss.pop(state.BROWSER_RESET)} fields back empty at once, as it "
+            "does when a click lands while the page is still updating; they were not applied, "
+            "and the scenario is as it was. Check that your last edit shows.",
+            icon=":material/undo:",
+        )
     if state.LINK_ERROR in ss:
         st.error(
             f"{literal(ss.pop(state.LINK_ERROR))}. The default scenario is shown instead.",

@@ -10,6 +10,7 @@ richer (a capital stack, vintages). A value that does not parse is kept as typed
 
 from __future__ import annotations
 
+import copy
 import datetime as dt
 import hashlib
 import json
@@ -1059,15 +1060,79 @@ def mark_description(data: dict) -> None:
         data["description"] = text
 
 
+COMMITS = "econ.commits_this_run"
+"""Session key: the scenario and kept text before this run's first widget commit, and the
+commits (path, value, emptied) since; `settle_commits` reads and drops it as each run starts."""
+BROWSER_RESET = 2
+"""Fields emptied by one run's commits from which they are taken for a browser reset, not
+edits: a person empties one field per edit (two quick edits sent in one run are undone too, with
+the same warning)."""
+
+
+def _record(path: str, value: Any, cited: bool = True) -> None:
+    """Note a widget's commit for `settle_commits` before it is applied: whether it takes the
+    field from a value to what a widget holds when drawn anew (None, "" or off)."""
+    ss = st.session_state
+    data = ss[state.DATA]
+    if COMMITS not in ss:
+        ss[COMMITS] = (copy.deepcopy(data), copy.deepcopy(ss[state.RAW]), [])
+    before = state.get_path(data, path)
+    if before is state.MISSING:
+        before = getattr(find(path), "default", None)
+    ss[COMMITS][2].append((path, value, _blank(value) and not _blank(before), cited))
+
+
+def _blank(value: Any) -> bool:
+    """What a widget drawn anew holds: none, no text, off."""
+    return value is None or value is False or (isinstance(value, str) and not value)
+
+
+def _commit(path: str, value: Any) -> None:
+    """Set a field from its widget (a user's edit) and cite the edit."""
+    ss = st.session_state
+    _record(path, value)
+    state.set_path(ss[state.DATA], path, value)
+    ss[state.RAW].pop(path, None)
+    mark_edited(path)
+
+
+def settle_commits() -> None:
+    """Undo a browser reset, as a run starts (after its widget callbacks).
+
+    Under load, a click that lands while the page is still being drawn can make Streamlit's
+    browser side redraw every input from its default, which is empty here (the value comes from
+    session state), and send all those empty values back as if the user had cleared every field:
+    the whole scenario would be wiped. A person clears one field per edit; where one run's
+    commits empty BROWSER_RESET fields or more (toggles turned off count), they are undone (the
+    scenario and the kept text as before the run's first commit, then the run's other commits
+    applied again) and the inputs are drawn anew from the scenario (a new widget version), with
+    a warning.
+    """
+    ss = st.session_state
+    if COMMITS not in ss:
+        return
+    data, raw, commits = ss.pop(COMMITS)
+    emptied = sum(was_emptied for _, _, was_emptied, _ in commits)
+    if emptied < BROWSER_RESET:
+        return
+    ss[state.DATA], ss[state.RAW] = data, raw
+    for path, value, was_emptied, cited in commits:
+        if not was_emptied:
+            state.set_path(data, path, value)
+            raw.pop(path, None)
+            if cited:
+                mark_edited(path)
+    ss[state.VERSION] = ss.get(state.VERSION, 0) + 1
+    ss[state.BROWSER_RESET] = emptied
+
+
 def _commit_widget(key: str, path: str) -> None:
     ss = st.session_state
     f = _field(path)
     value = from_widget(f, ss[key])
     if f.kind == "text" and value == "" and f.optional:
         value = None
-    state.set_path(ss[state.DATA], path, value)
-    ss[state.RAW].pop(path, None)
-    mark_edited(path)
+    _commit(path, value)
 
 
 def _commit_text(key: str, path: str) -> None:
@@ -1089,11 +1154,11 @@ def _commit_text(key: str, path: str) -> None:
     except ValueError as exc:
         ss[state.RAW][path] = (text, str(exc))
         return
-    state.set_path(ss[state.DATA], path, value)
-    ss[state.RAW].pop(path, None)
-    mark_edited(path)
+    _commit(path, value)
 
 
 def _toggle_section(key: str, path: str) -> None:
     ss = st.session_state
-    state.set_path(ss[state.DATA], path, {} if ss[key] else None)
+    value = {} if ss[key] else None
+    _record(path, value, cited=False)
+    state.set_path(ss[state.DATA], path, value)

@@ -53,6 +53,8 @@ SHOWN = "econ.shown"
 SAVED = "econ.saved"
 MONEY = "econ.money"
 NOTICE = "econ.notice"
+BROWSER_RESET = "econ.browser_reset"
+"""Session key: how many fields a browser reset emptied (form.settle_commits), to warn of."""
 LINK_ERROR = "econ.link_error"
 LIBRARY_BASE = "econ.library_base"
 """The scenario library version the scenario being edited descends from, {"name", "version"}

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from econ.ui import common, state
+from econ.ui import common, form, state
 
 PAGES_DIR = Path(__file__).resolve().parent / "pages"
 
@@ -40,6 +40,7 @@ def main() -> None:
     )
     st.session_state["econ.run"] = object()  # marks this run: validation is computed once per run
     state.ensure()
+    form.settle_commits()  # before anything reads the scenario
     common.style()
     pages = [
         st.Page(
