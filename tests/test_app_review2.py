@@ -343,7 +343,7 @@ def test_a_monte_carlo_distribution_error_names_the_input_as_the_table_does():
 # --- 6. the Scenario page stays on the tab being edited -------------------------------------------------
 
 
-def _open_tab(at: AppTest) -> str:
+def _tabs(at: AppTest) -> list[str]:
     from streamlit.testing.v1.element_tree import Block
 
     def find(node):
@@ -356,21 +356,34 @@ def _open_tab(at: AppTest) -> str:
                     return found
         return None
 
-    container = find(at.main)
-    labels = [t.label for t in container.children.values()]
-    return labels[container.proto.tab_container.default_tab_index]
+    return [t.label for t in find(at.main).children.values()]
 
 
-def test_an_edit_that_changes_validity_keeps_the_tab_open():
+def _marked_tabs(at: AppTest) -> list[int]:
+    """Positions the page's stylesheet marks "⚠️" (the tab labels themselves never change)."""
+    import re
+
+    html = " ".join(e.proto.body for e in at.get("html"))
+    return [int(i) for i in re.findall(r'data-key="(\d+)"\] p::after', html)]
+
+
+def test_an_edit_that_changes_validity_keeps_the_tabs_and_marks_the_tab():
+    # the same labels keep the browser on the open tab (tabs with new labels open on the first);
+    # the mark is the stylesheet's, with a caption naming the tab in words
     at = open_app("deepseek-r1-gb200-nvl72")
-    at.session_state["econ.scenario_tabs"] = "Capex"  # as if the user opened the Capex tab
     go(at, "scenario")
+    labels = _tabs(at)
+    assert labels[0] == "General" and "Capex" in labels and labels[-1] == "TOML"
+    assert _marked_tabs(at) == []
     widget(at.number_input, "GPU price [USD/GPU]").set_value(40_000.0).run()
     assert not at.exception and errors(at)
-    assert _open_tab(at) == "Capex ⚠️"
+    assert _tabs(at) == labels
+    assert _marked_tabs(at) == [labels.index("Capex")]
+    assert any("marks the tabs with fields to fix: Capex." in c.value for c in at.caption)
     widget(at.number_input, "System price [USD]").set_value(None).run()
     assert not at.exception and not errors(at), errors(at)
-    assert _open_tab(at) == "Capex"
+    assert _tabs(at) == labels and _marked_tabs(at) == []
+    assert not any("fields to fix:" in c.value for c in at.caption)
 
 
 def test_number_format_has_separators_six_digits_and_no_e_notation():

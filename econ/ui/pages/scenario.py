@@ -117,22 +117,27 @@ def _apply_toml(key: str) -> None:
     )
 
 
-OPEN_TAB = "econ.scenario_open_tab"
 TAB_KEY = "econ.scenario_tabs"
-TAB_SHAPE = "econ.scenario_tab_shape"
-"""Session key: the labels and the `default` the tabs were last drawn with."""
-WARNING_MARK = " ⚠️"
+WARNING_MARK = "⚠️"
 
 
-def _tab_name(label: str) -> str:
-    return label.removesuffix(WARNING_MARK)
-
-
-def _tab_label(name: str, fields, errors) -> str:
-    bad = any(
+def _has_errors(fields, errors) -> bool:
+    return any(
         p == f.path or p.startswith((f.path + ".", f.path + "[")) for f in fields for p in errors
     )
-    return humanize(name) + (WARNING_MARK if bad else "")
+
+
+def _tab_marks(marked: list[int]) -> str:
+    """CSS that marks the tabs at these positions "⚠️" after their labels.
+
+    The labels themselves never change: Streamlit draws tabs with other labels anew, on their
+    first tab, so a label that gained a mark with an edit took the user away from the field."""
+    rules = "\n".join(
+        f'.st-key-{TAB_KEY.replace(".", "-")} [data-testid="stTab"][data-key="{i}"] p::after '
+        f'{{ content: " {WARNING_MARK}"; }}'
+        for i in marked
+    )
+    return f"<style>\n{rules}\n</style>"
 
 
 def render() -> None:
@@ -208,29 +213,22 @@ def render() -> None:
     fields = fields_of(Scenario)
     general = [f for f in fields if f.scalar]
     others = [f for f in fields if not f.scalar]
-    labels = [_tab_label("general", general, v.errors)]
-    labels += [_tab_label(f.name, [f], v.errors) for f in others]
-    labels.append("TOML")
-    # The open tab is remembered by its name: a label gaining or losing "⚠️" (an edit that changes
-    # validity) makes Streamlit draw new tabs, which would open on the first one, away from the
-    # field being edited; so new tabs open on the remembered one. Streamlit also takes tabs
-    # with another `default` for new tabs, reset to that default: a default that followed each
-    # click undid every other click. So the default changes only with the labels, or where the
-    # tabs have no state to lose (the page opened anew).
-    remembered = ss.get(OPEN_TAB)
-    default = next((label for label in labels if _tab_name(label) == remembered), None)
-    drawn = ss.get(TAB_SHAPE)
-    if drawn is not None and drawn[0] == tuple(labels) and TAB_KEY in ss:
-        default = drawn[1]
-    ss[TAB_SHAPE] = (tuple(labels), default)
-    tabs = st.tabs(
-        labels,
-        key=TAB_KEY,
-        default=default,
-        on_change="rerun",  # stateful: the open tab is known here
+    sections = [general] + [[f] for f in others]
+    labels = ["General"] + [humanize(f.name) for f in others] + ["TOML"]
+    marked = [i for i, part in enumerate(sections) if _has_errors(part, v.errors)]
+    # Stateless tabs: a click opens a tab in the browser and runs nothing. The labels never
+    # change (the stylesheet draws the marks) and the elements before the tabs are the same in
+    # every run, so an edit keeps the open tab open.
+    st.html(_tab_marks(marked))
+    st.caption(
+        f"{WARNING_MARK} marks the tabs with fields to fix: "
+        + ", ".join(labels[i] for i in marked)
+        + "."
+        if marked
+        else f"Each tab holds a section of the scenario; {WARNING_MARK} would mark one with "
+        "fields to fix."
     )
-    if isinstance(ss.get(TAB_KEY), str):
-        ss[OPEN_TAB] = _tab_name(ss[TAB_KEY])
+    tabs = st.tabs(labels, key=TAB_KEY)
     with tabs[0]:
         form.fields(general)
     for tab, f in zip(tabs[1:-1], others, strict=True):
