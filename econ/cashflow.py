@@ -13,7 +13,9 @@ def project_cash_flow_usd(ebitda_usd, capex_usd, proceeds_usd, income_tax_usd):
 
 
 def equity_cash_flow_usd(project_cash_flow, financing_cash_flow_usd):
-    """Levered (equity) cash flow: project cash flow plus debt drawn less debt service [USD]."""
+    """Levered (equity) cash flow: project cash flow plus the financing cash flow (debt drawn
+    less fees, capped calls, cash interest and principal repaid, including any repaid when the
+    projection ends) [USD]."""
     return project_cash_flow + financing_cash_flow_usd
 
 

@@ -421,16 +421,16 @@ def annual_table(monthly: pd.DataFrame, years: str = "asset") -> pd.DataFrame:
 DEBT_SCHEDULE = {
     "months": "Months of service",
     "opening_balance_usd": "Opening balance [USD]",
-    "draws_usd": "Draws [USD]",
+    "draws_and_added_usd": "Draws and interest added [USD]",
     "interest_usd": "Interest [USD]",
     "principal_usd": "Principal [USD]",
     "closing_balance_usd": "Closing balance [USD]",
     "debt_service_usd": "Debt service [USD]",
-    "cfads_usd": "Cash available for debt service [USD]",
+    "cfads_usd": "Cash available for debt service, months with service [USD]",
     "dscr": "DSCR, year [x]",
     "min_dscr_in_year": "Lowest monthly DSCR [x]",
     "llcr": "LLCR, year end [x]",
-    "dscr_headroom": "DSCR headroom over the covenant [x]",
+    "dscr_less_floor": "DSCR, year, less the covenant floor [x]",
 }
 """Columns of debt_schedule_table, in order, and their labels with units (Results, workbook)."""
 
@@ -443,14 +443,16 @@ def debt_schedule_table(
     """Yearly debt schedule of a monthly schedule, indexed by (scenario, year).
 
     closing_balance_usd is the debt outstanding at the year's last month; opening_balance_usd the
-    previous year's closing (0 in the first year, before the month-0 draw); draws_usd is what the
-    financing identity closing = opening + draws - principal leaves (loan draws and any interest
-    added to the balance). interest_usd (interest expense), principal_usd and debt_service_usd are
-    summed. cfads_usd = EBITDA - income tax paid, summed (the numerator of the monthly DSCR);
-    dscr = the year's CFADS / the year's debt service (annual DSCR, NaN in a year without debt
-    service); min_dscr_in_year the lowest monthly DSCR; llcr the LLCR at the year's last month;
-    dscr_headroom = dscr - dscr_floor (NaN without a floor). months counts the year's months of
-    service (month 1 on), so a year with fewer than 12 is partial.
+    previous year's closing (0 in the first year, before the month-0 draw); draws_and_added_usd
+    is what the financing identity closing = opening + additions - principal leaves (loan draws,
+    and interest added to the balance rather than paid). interest_usd (interest expense),
+    principal_usd and debt_service_usd are summed. cfads_usd = EBITDA - income tax paid, summed
+    over the year's months with debt service (the months the monthly DSCR tests; NaN in a year
+    without any), so that dscr = cfads_usd / debt_service_usd (annual DSCR) never counts months
+    after the debt is repaid; min_dscr_in_year the lowest monthly DSCR; llcr the LLCR at the
+    year's last month; dscr_less_floor = dscr - dscr_floor (NaN without a floor; the covenant's
+    own headroom is the summary's dscr_headroom, over its test windows). months counts the year's
+    months of service (month 1 on), so a year with fewer than 12 is partial.
 
     Parameters
     ----------
@@ -462,14 +464,17 @@ def debt_schedule_table(
 
     annual = annual_table(monthly, years)
     frame = monthly.reset_index() if "month" not in monthly.columns else monthly
-    grouped = frame.groupby(
-        [frame["scenario"].to_numpy(), pd.Index(_years(frame, years), name="year")], sort=False
-    )
+    keys = [frame["scenario"].to_numpy(), pd.Index(_years(frame, years), name="year")]
+    grouped = frame.groupby(keys, sort=False)
     closing = annual["debt_balance_usd"]
     opening = closing.groupby(level="scenario", sort=False).shift(1, fill_value=0.0)
     service = annual["debt_service_usd"]
-    cfads = annual["ebitda_usd"] - annual["tax_usd"]
-    dscr = (cfads / service).where(service > 1e-6)
+    served = frame["debt_service_usd"] > 1e-6
+    cfads_served = (frame["ebitda_usd"] - frame["tax_usd"]).where(served, 0.0)
+    cfads = pd.Series(
+        cfads_served.groupby(keys, sort=False).sum().to_numpy(), index=annual.index
+    ).where(service > 1e-6)
+    dscr = cfads / service
     if isinstance(dscr_floor, Mapping):
         names = annual.index.get_level_values("scenario")
         floor = np.array([np.nan if dscr_floor.get(s) is None else dscr_floor[s] for s in names])
@@ -480,7 +485,7 @@ def debt_schedule_table(
             "months": grouped["month"].agg(lambda m: int((m >= 1).sum())).to_numpy(),
             "opening_balance_usd": opening,
             # (half-cent residues of the subtraction are zero: no "-0" draws in years without any)
-            "draws_usd": snap_to_zero(closing - opening + annual["principal_usd"]),
+            "draws_and_added_usd": snap_to_zero(closing - opening + annual["principal_usd"]),
             "interest_usd": annual["interest_usd"],
             "principal_usd": annual["principal_usd"],
             "closing_balance_usd": closing,
@@ -489,7 +494,7 @@ def debt_schedule_table(
             "dscr": dscr,
             "min_dscr_in_year": grouped["dscr"].min().to_numpy(),
             "llcr": grouped["llcr"].agg(lambda v: v.iloc[-1]).to_numpy(),
-            "dscr_headroom": dscr - floor,
+            "dscr_less_floor": dscr - floor,
         },
         index=annual.index,
     )

@@ -44,7 +44,7 @@ def test_schedule_sums_the_months_and_keeps_the_balance_identity(monthly, years)
         assert row["opening_balance_usd"] == opening
         assert abs(
             row["opening_balance_usd"]
-            + row["draws_usd"]
+            + row["draws_and_added_usd"]
             - row["principal_usd"]
             - row["closing_balance_usd"]
         ) <= 1e-9 * max(1.0, row["opening_balance_usd"])
@@ -54,26 +54,27 @@ def test_schedule_sums_the_months_and_keeps_the_balance_identity(monthly, years)
         assert cfads[served].sum() == pytest.approx(
             (months["ebitda_usd"] - months["tax_usd"])[served].sum(), rel=1e-9
         )
-        assert row["cfads_usd"] == pytest.approx(
-            (months["ebitda_usd"] - months["tax_usd"]).sum(), rel=1e-12, abs=1e-6
-        )
         if row["debt_service_usd"] > 1e-6:
+            # CFADS of the months the DSCR tests: none after the debt is repaid
+            assert row["cfads_usd"] == pytest.approx(
+                (months["ebitda_usd"] - months["tax_usd"])[served].sum(), rel=1e-12, abs=1e-6
+            )
             assert row["dscr"] == pytest.approx(row["cfads_usd"] / row["debt_service_usd"])
-            assert row["dscr_headroom"] == pytest.approx(row["dscr"] - 1.25)
+            # A ratio of sums over the tested months is a weighted mean of their ratios.
+            assert row["min_dscr_in_year"] <= row["dscr"] + 1e-12 * abs(row["dscr"])
+            assert row["dscr_less_floor"] == pytest.approx(row["dscr"] - 1.25)
             assert row["min_dscr_in_year"] == pytest.approx(months["dscr"].min())
-            if served[months["month"] >= 1].all():
-                # A ratio of sums is a weighted mean of the monthly ratios: never below their min.
-                assert row["min_dscr_in_year"] <= row["dscr"] * (1 + 1e-12)
         else:
-            assert np.isnan(row["dscr"]) and np.isnan(row["dscr_headroom"])
+            assert np.isnan(row["cfads_usd"]) and np.isnan(row["dscr"])
+            assert np.isnan(row["dscr_less_floor"])
         last_llcr = months["llcr"].iloc[-1]
         assert row["llcr"] == pytest.approx(last_llcr, nan_ok=True)
         opening = row["closing_balance_usd"]
     # Draws over the life equal the principal repaid plus what is still owed at the end.
-    assert table["draws_usd"].sum() == pytest.approx(
+    assert table["draws_and_added_usd"].sum() == pytest.approx(
         table["principal_usd"].sum() + table["closing_balance_usd"].iloc[-1], rel=1e-12
     )
-    assert table["draws_usd"].iloc[0] > 0  # the month-0 draw
+    assert table["draws_and_added_usd"].iloc[0] > 0  # the month-0 draw
 
 
 def test_asset_years_are_whole_and_calendar_years_mark_the_partial_ends(monthly):
@@ -89,7 +90,7 @@ def test_asset_years_are_whole_and_calendar_years_mark_the_partial_ends(monthly)
 
 def test_without_a_floor_there_is_no_headroom_and_bad_years_are_refused(monthly):
     table = debt_schedule_table(monthly)
-    assert table["dscr_headroom"].isna().all()
+    assert table["dscr_less_floor"].isna().all()
     with pytest.raises(InputError, match="years"):
         debt_schedule_table(monthly, "fiscal")
 
@@ -122,25 +123,25 @@ def test_a_hand_worked_schedule():
     row = debt_schedule_table(frame, "asset", dscr_floor=1.2).iloc[0]
     # Interest: 1% of 1,200, 1,100, ..., 100 = 0.01 * 7,800 = 78.
     assert row["interest_usd"] == pytest.approx(78.0)
-    assert (row["opening_balance_usd"], row["draws_usd"], row["principal_usd"]) == (0, 1200, 1200)
+    assert (row["opening_balance_usd"], row["draws_and_added_usd"], row["principal_usd"]) == (0, 1200, 1200)
     assert row["closing_balance_usd"] == 0
     assert row["dscr"] == pytest.approx(1800.0 / 1278.0)  # 12 x 150 over 1,200 + 78
     assert row["min_dscr_in_year"] == pytest.approx(150.0 / 112.0)  # month 1: 100 + 12
-    assert row["dscr_headroom"] == pytest.approx(1800.0 / 1278.0 - 1.2)
+    assert row["dscr_less_floor"] == pytest.approx(1800.0 / 1278.0 - 1.2)
     assert np.isnan(row["llcr"])  # repaid: no LLCR at year end
     calendar = debt_schedule_table(frame, "calendar")
     assert list(calendar["months"]) == [8, 4]  # May-December 2026, January-April 2027
     assert list(calendar["closing_balance_usd"]) == [400.0, 0.0]
     assert list(calendar["opening_balance_usd"]) == [0.0, 400.0]
-    assert list(calendar["draws_usd"]) == [1200.0, 0.0]
+    assert list(calendar["draws_and_added_usd"]) == [1200.0, 0.0]
 
 
 def test_a_floor_per_scenario_by_name():
     scenarios = [load_scenario(ROOT / "models" / "scenarios" / f"{n}.toml") for n in SEEDS]
     monthly = project(scenarios).monthly
     table = debt_schedule_table(monthly, "asset", {SEEDS[0]: None, SEEDS[1]: 1.2})
-    assert table.loc[SEEDS[0], "dscr_headroom"].isna().all()
+    assert table.loc[SEEDS[0], "dscr_less_floor"].isna().all()
     second = table.loc[SEEDS[1]]
-    assert list(second["dscr_headroom"]) == pytest.approx(list(second["dscr"] - 1.2))
+    assert list(second["dscr_less_floor"]) == pytest.approx(list(second["dscr"] - 1.2))
     alone = debt_schedule_table(monthly.loc[[SEEDS[1]]], "asset", 1.2).loc[SEEDS[1]]
     pd.testing.assert_frame_equal(second, alone)

@@ -216,8 +216,9 @@ def _definitions(memo: Memo) -> list[tuple[str, str]]:
             "EBITDA less capex and the income tax paid, interest deducted from taxable income: the "
             "capital cash flow (Ruback, 2002), which carries the interest tax shield and is "
             "discounted at a pre-tax rate, so project NPV, IRR and the break-even price move a "
-            "little with the debt. Equity cash flow: project cash flow plus debt drawn less debt "
-            "service.",
+            "little with the debt. Equity cash flow: project cash flow plus the financing cash flow "
+            "(debt drawn less fees, capped calls, cash interest and principal repaid, including "
+            "what is repaid when the projection ends).",
         ),
         (
             "Not modelled",

@@ -144,7 +144,7 @@ def debt_schedule(
     """debt_schedule_table with labelled rows (money in `money`) and years as columns."""
     frame = debt_schedule_table(monthly, years, dscr_floor).droplevel("scenario")
     rows = [c for c in DEBT_SCHEDULE if c != "months"]
-    rows = [c for c in rows if dscr_floor is not None or c != "dscr_headroom"]
+    rows = [c for c in rows if dscr_floor is not None or c != "dscr_less_floor"]
     money_rows = [c for c in rows if c.endswith("_usd")]
     table = charts.money(frame[rows], money_rows, money).T
     table.index = [DEBT_SCHEDULE[c].replace("[USD]", f"[{money}]") for c in rows]
