@@ -224,6 +224,7 @@ def parse_correlations(items: Sequence[str], paths: Sequence[str]) -> np.ndarray
         return None
     index = {p: i for i, p in enumerate(paths)}
     c = np.eye(len(paths))
+    given: dict[tuple[int, int], str] = {}
     for item in items:
         pair, _, rho = item.partition("=")
         names = [s.strip() for s in pair.split(",")]
@@ -239,9 +240,21 @@ def parse_correlations(items: Sequence[str], paths: Sequence[str]) -> np.ndarray
             value = float(rho)
         except ValueError:
             raise BatchInputError(f"--corr {item!r}: {rho!r} is not a number") from None
+        if not -1.0 <= value <= 1.0:  # NaN too
+            raise BatchInputError(
+                f"--corr {item!r}: {rho.strip()} is not a rank correlation; expected a number "
+                "from -1 to 1"
+            )
         i, j = index[names[0]], index[names[1]]
         if i == j:
             raise BatchInputError(f"--corr {item!r}: expected two different paths")
+        pair = (min(i, j), max(i, j))
+        if pair in given:
+            raise BatchInputError(
+                f"--corr {item!r}: the pair is already given ({given[pair]!r}); expected each "
+                "pair once"
+            )
+        given[pair] = item
         c[i, j] = c[j, i] = value
     return c
 
@@ -391,7 +404,7 @@ def montecarlo(
     if outputs is None:
         outputs = default_outputs(bool(run_options.get("hold_debt", False)))
     plan = MonteCarloPlan(
-        dists, n, seed, sampling, correlation, block_size=block_size, outputs=tuple(outputs)
+        dists, n, seed, sampling, correlation, block_size=block_size, outputs=check_outputs(outputs)
     )
     return run(MonteCarlo(base, plan), keep_rows=keep_rows, summarize=True, **run_options)
 

@@ -107,27 +107,20 @@ def montecarlo_report(
     metric: str = "npv_usd",
     overwrite: bool = False,
 ) -> list[Path]:
-    """Markdown summary table and a histogram of `metric` with its P5, P50 and P95 marked."""
+    """Markdown summary table and a histogram of `metric` with its P5, P50 and P95 marked (of
+    the first output that has one where `metric` has none; no chart where no output has a value
+    in any scenario, and the Markdown says so)."""
     md, png = report_targets(prefix, overwrite, "histogram")
-    plt = _pyplot()
     if metric not in summary.histograms:
-        metric = next(iter(summary.histograms))
-    counts, edges = summary.histograms[metric]
-    fig, ax = plt.subplots(figsize=(7, 4))
-    ax.stairs(counts, edges, fill=True, alpha=0.6)
-    stats = summary.metrics[metric]
-    for q in (0.05, 0.5, 0.95):
-        if q in stats.quantiles:
-            value = stats.quantiles[q]
-            ax.axvline(value, color="k", linestyle="--", linewidth=0.8)
-            ax.annotate(quantile_label(q).upper(), (value, ax.get_ylim()[1] * 0.95), ha="center")
-    if metric == "npv_usd":
-        ax.axvline(0.0, color="red", linewidth=1)
-    ax.set_xlabel(metric)
-    ax.set_ylabel("scenarios")
-    ax.set_title(f"{metadata.get('scenario', '')}: {summary.n:,} scenarios")
-    _save(fig, png)
-    plt.close(fig)
+        metric = next(iter(summary.histograms), metric)
+    if metric in summary.histograms:
+        _histogram(summary, metadata, metric, png)
+        chart = f"![{metric}]({png.name})"
+    else:
+        chart = (
+            f"No histogram: no output has a value in any of the {summary.n:,} scenarios "
+            "(each is null, with its reason in the scenarios' warnings)."
+        )
     risk = "\n".join(f"- {k}: {v:,.6g}" for k, v in summary.risk.items() if v is not None)
     if summary.covenant_breach_probability is not None:
         risk += f"\n- probability_of_covenant_breach: {summary.covenant_breach_probability:,.6g}"
@@ -144,12 +137,32 @@ def montecarlo_report(
             "",
             risk,
             "",
-            f"![{metric}]({png.name})",
+            chart,
             "",
         ]
     )
     atomic_write(md, text, overwrite=True)
-    return [md, png]
+    return [md, png] if metric in summary.histograms else [md]
+
+
+def _histogram(summary: RunSummary, metadata: dict, metric: str, png: Path) -> None:
+    plt = _pyplot()
+    counts, edges = summary.histograms[metric]
+    fig, ax = plt.subplots(figsize=(7, 4))
+    ax.stairs(counts, edges, fill=True, alpha=0.6)
+    stats = summary.metrics[metric]
+    for q in (0.05, 0.5, 0.95):
+        if q in stats.quantiles:
+            value = stats.quantiles[q]
+            ax.axvline(value, color="k", linestyle="--", linewidth=0.8)
+            ax.annotate(quantile_label(q).upper(), (value, ax.get_ylim()[1] * 0.95), ha="center")
+    if metric == "npv_usd":
+        ax.axvline(0.0, color="red", linewidth=1)
+    ax.set_xlabel(metric)
+    ax.set_ylabel("scenarios")
+    ax.set_title(f"{metadata.get('scenario', '')}: {summary.n:,} scenarios")
+    _save(fig, png)
+    plt.close(fig)
 
 
 def sensitivity_report(result, prefix: str | os.PathLike, overwrite: bool = False) -> list[Path]:

@@ -88,8 +88,15 @@ def output_names() -> tuple[str, ...]:
 
 
 def check_outputs(names) -> tuple[str, ...]:
+    """The outputs to keep, checked: engine outputs, each once (one name alone may be a str)."""
     valid = output_names()
-    names = tuple(names)
+    names = (names,) if isinstance(names, str) else tuple(names)
+    repeated = sorted({name for name in names if names.count(name) > 1})
+    if repeated:
+        raise InputError(
+            f"output {', '.join(map(repr, repeated))} is given more than once; expected each "
+            "output once"
+        )
     for name in names:
         if name not in valid:
             raise InputError(
@@ -390,6 +397,8 @@ def _advice(job: Job) -> str:
         )
     if job.kind == "sobol":
         return "give fewer base samples (-n) or fewer inputs"
+    if job.kind == "morris":
+        return "give fewer trajectories or fewer inputs"
     return "keep only the summary (keep_rows=False), or write the rows with --out FILE"
 
 

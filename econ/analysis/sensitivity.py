@@ -20,6 +20,7 @@ The estimators are pure functions of model outputs, so they are tested on analyt
 from __future__ import annotations
 
 import reprlib
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -34,6 +35,7 @@ from econ.analysis.runner import (
     RunResult,
     check_outputs,
     check_run_options,
+    check_size,
     run,
 )
 from econ.analysis.sampling import (
@@ -165,7 +167,11 @@ def sobol_bootstrap(
     tail = (1 - level) / 2 * 100
 
     def half(x):
-        return (np.nanpercentile(x, 100 - tail, axis=0) - np.nanpercentile(x, tail, axis=0)) / 2
+        # an index undefined in every resample (an output that does not vary) has no interval
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # "All-NaN slice": NaN, as meant
+            upper, lower = np.nanpercentile(x, [100 - tail, tail], axis=0)
+        return (upper - lower) / 2
 
     return half(np.array(firsts)), half(np.array(totals))
 
@@ -318,6 +324,16 @@ class DesignJob(Job):
 
     def plan(self):
         return self._plan
+
+
+class _Planned(Job):
+    """A design's size before it is built, for `check_size`."""
+
+    def __init__(self, kind, n, paths, outputs):
+        self.kind, self.n, self._paths, self.outputs = kind, n, paths, outputs
+
+    def input_paths(self):
+        return self._paths
 
 
 class SaltelliJob(Job):
@@ -760,6 +776,8 @@ def morris(
             raise BatchInputError(f"{path} = {dist}: Morris screening needs a bounded distribution")
     d = len(dists)
     seed = check_seed(seed)  # "5" from the command line: the plan and metadata hold 5
+    # the design is held whole, built trajectory by trajectory: its size is checked first
+    check_size(_Planned("morris", trajectories * (d + 1), tuple(dists), outputs), keep_rows=True)
     unit = morris_trajectories(d, trajectories, levels, seed)
     columns = _values(dists, unit)
     plan = {
