@@ -96,3 +96,35 @@ def test_morris_within_the_limit_still_runs(base):
     result = morris(base, {"utilization.share": (0.5, 0.9)}, trajectories=4, outputs=["npv_usd"])
     row = result.table.iloc[0]
     assert row["mu_star"] > 0 and np.isfinite(row["sigma"])
+
+
+def test_out_and_chunks_naming_one_path_are_refused_before_the_run(tmp_path, capsys):
+    # it ran everything, wrote chunk files into the path, then failed: "is a folder"
+    same = tmp_path / "same.parquet"
+    args = ["sweep", str(SEED), "--grid", "utilization.share=0.5,0.6"]
+    assert main([*args, "--out", str(same), "--chunks", str(same)]) == 3
+    assert "name the same path" in capsys.readouterr().err
+    assert not same.exists()
+
+
+def test_a_chunk_folder_econ_did_not_write_is_not_overwritten(tmp_path, capsys):
+    args = ["sweep", str(SEED), "--grid", "utilization.share=0.5,0.6", "--format", "json"]
+    # chunk files with no manifest: kept unless --force
+    folder = tmp_path / "pre"
+    folder.mkdir()
+    (folder / "chunk-000000.parquet").write_bytes(b"someone's file")
+    assert main([*args, "--chunks", str(folder)]) == 3
+    assert "holds chunk files but no manifest.json" in capsys.readouterr().err
+    assert (folder / "chunk-000000.parquet").read_bytes() == b"someone's file"
+    assert main([*args, "--chunks", str(folder), "--force"]) == 0
+    capsys.readouterr()
+    assert (folder / "chunk-000000.parquet").read_bytes() != b"someone's file"
+    # a manifest.json of another tool: one short message, the file kept
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "manifest.json").write_text('{"name": "webpack"}')
+    assert main([*args, "--chunks", str(other)]) == 3
+    err = capsys.readouterr().err
+    assert "its manifest.json was not written by econ (it names no run)" in err
+    assert len(err) < 400, err
+    assert (other / "manifest.json").read_text() == '{"name": "webpack"}'

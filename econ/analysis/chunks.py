@@ -107,6 +107,12 @@ class ChunkStore:
             except (OSError, json.JSONDecodeError):
                 previous = {}
             if previous.get("fingerprint") != self.fingerprint:
+                if not overwrite and "fingerprint" not in previous:
+                    raise ChunkStoreError(
+                        f"{self.directory}: its {MANIFEST} was not written by econ (it names no "
+                        f"run); use --force to replace it and discard the folder's chunk files "
+                        f"{FROM_PYTHON}, or choose another folder"
+                    )
                 if not overwrite:
                     raise ChunkStoreError(
                         f"{self.directory} holds chunks of another run, which differs in "
@@ -115,6 +121,13 @@ class ChunkStore:
                         "folder"
                     )
                 self.clear()
+        elif next(self.directory.glob("chunk-*.parquet"), None) is not None:
+            if not overwrite:
+                raise ChunkStoreError(
+                    f"{self.directory} holds chunk files but no {MANIFEST} saying which run wrote "
+                    f"them; use --force to discard them {FROM_PYTHON}, or choose another folder"
+                )
+            self.clear()
         atomic_write(manifest, json.dumps(self.metadata, indent=2, default=str), overwrite=True)
 
     def path(self, index: int) -> Path:

@@ -269,6 +269,11 @@ def _run_options(args, out_rows: bool) -> dict:
         report_targets(args.report, args.force, getattr(args, "method", "histogram"))
     if args.out:
         check_out(args.out, args.force)
+        if store is not None and Path(store).resolve() == Path(args.out).resolve():
+            raise InputError(
+                f"--out {args.out} and --chunks {store} name the same path; expected a file "
+                "for the rows and a folder for the chunk files"
+            )
         if store is None:
             store = str(Path(args.out).with_name(Path(args.out).name + ".chunks"))
             _check_chunk_folder(args.out, store)
