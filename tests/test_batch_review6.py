@@ -128,3 +128,35 @@ def test_a_chunk_folder_econ_did_not_write_is_not_overwritten(tmp_path, capsys):
     assert "its manifest.json was not written by econ (it names no run)" in err
     assert len(err) < 400, err
     assert (other / "manifest.json").read_text() == '{"name": "webpack"}'
+
+
+def _priced_per_gpu(base, price):
+    from econ import project
+    from econ.scenario import apply_overrides, scenario_to_dict, validate_dict
+
+    data = apply_overrides(
+        scenario_to_dict(base), {"capex.gpu_price_usd": price, "capex.system_price_usd": None}
+    )
+    return float(project(validate_dict(data)).summary["npv_usd"].iloc[0])
+
+
+def test_a_gpu_price_varies_on_a_base_priced_per_system_in_every_command(base):
+    # the seed gives capex.system_price_usd: a GPU price replaces it, as in a sweep (Monte Carlo
+    # refused every draw, and the tornado its base run, as "give exactly one" of the two prices)
+    from econ import project
+
+    assert base.capex.system_price_usd is not None and base.capex.gpu_price_usd is None
+    result = tornado(base, {"capex.gpu_price_usd": (30_000, 50_000)}, outputs=["npv_usd"])
+    row = result.table.iloc[0]
+    assert row["output_low"] == pytest.approx(_priced_per_gpu(base, 30_000), rel=1e-12)
+    assert row["output_high"] == pytest.approx(_priced_per_gpu(base, 50_000), rel=1e-12)
+    assert row["output_base"] == pytest.approx(project(base).summary["npv_usd"].iloc[0])
+    run = montecarlo(
+        base,
+        {"capex.gpu_price_usd": "uniform(30000,50000)"},
+        n=4,
+        outputs=["npv_usd"],
+        keep_rows=True,
+    )
+    for price, npv in run.rows[["capex.gpu_price_usd", "npv_usd"]].head(2).itertuples(index=False):
+        assert npv == pytest.approx(_priced_per_gpu(base, price), rel=1e-12)

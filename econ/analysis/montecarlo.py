@@ -44,6 +44,7 @@ from econ.analysis.validation import (
     BatchInputError,
     check_rules,
     check_values,
+    prepare_columns,
     resolve_path,
     validate_rows,
 )
@@ -316,6 +317,7 @@ class MonteCarlo(Job):
             size = max(sizes)
             columns = {p: np.resize(v, size) for p, v in ends.items()}
         n = len(next(iter(columns.values())))
+        columns = prepare_columns(self.base, columns)  # a price given clears the other
         where = {"source": "distribution support", "row_label": "draw"}
         check_rules(self.base, columns, n, **where)
         # The models' own rules (all of them) on up to 64 of the extreme combinations.
@@ -342,12 +344,13 @@ class MonteCarlo(Job):
         specs = field_specs()
         for path, values in columns.items():
             check_values(specs[path], values, **where)
-        check_rules(self.base, columns, stop - start, **where)
+        prepared = prepare_columns(self.base, columns)  # as ScenarioBatch.repeat takes them
+        check_rules(self.base, prepared, stop - start, **where)
         size = self.block_size
         first = -(-start // size)
         last = min(block_count(self.n, size), -(-stop // size))
         local = [b * size - start for b in range(first, last)]
-        validate_rows(self.base, columns, local, **where)
+        validate_rows(self.base, prepared, local, **where)
         return columns
 
     def plan(self):

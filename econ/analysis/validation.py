@@ -369,14 +369,17 @@ def prepare_columns(base: Scenario, columns: Mapping[str, np.ndarray]) -> dict[s
     """Columns ready for `ScenarioBatch.repeat`: the capex price given clears the other one.
 
     A scenario prices hardware per GPU or per system, never both; a sweep over
-    `capex.gpu_price_usd` on a base priced per system means "price per GPU instead".
+    `capex.gpu_price_usd` on a base priced per system means "price per GPU instead". Row by row:
+    where the column given is empty (a tornado's runs that leave that price at the base's, none)
+    the other keeps the base's value.
     """
     out = dict(columns)
     given = [p for p in PRICE_PATHS if p in out]
     if len(given) == 1:
         other = PRICE_PATHS[1 - PRICE_PATHS.index(given[0])]
-        n = len(np.asarray(out[given[0]]))
-        out[other] = np.full(n, np.nan)
+        kept = _base_value(base, other)
+        empty = np.isnan(np.asarray(out[given[0]], dtype=float))
+        out[other] = np.where(empty, np.nan if kept is None else float(kept), np.nan)
     return out
 
 
