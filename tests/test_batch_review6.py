@@ -160,3 +160,19 @@ def test_a_gpu_price_varies_on_a_base_priced_per_system_in_every_command(base):
     )
     for price, npv in run.rows[["capex.gpu_price_usd", "npv_usd"]].head(2).itertuples(index=False):
         assert npv == pytest.approx(_priced_per_gpu(base, price), rel=1e-12)
+
+
+@pytest.mark.parametrize(
+    "varied, option",
+    [
+        (["sweep", "--grid", "utilization.share=0.5,0.6"], "--grid"),
+        (["montecarlo", "--dist", "utilization.share=uniform(0.5,0.6)", "-n", "8"], "--dist"),
+        (["sensitivity", "--range", "utilization.share=0.5,0.6"], "--range"),
+    ],
+)
+def test_a_set_path_that_is_also_varied_is_refused(varied, option, capsys):
+    # the --set value was silently dropped
+    command, *rest = varied
+    assert main([command, str(SEED), *rest, "--set", "utilization.share=0.9"]) == 3
+    err = capsys.readouterr().err
+    assert f"utilization.share is given by --set and varied by {option}" in err

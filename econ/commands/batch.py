@@ -227,6 +227,17 @@ def _base(args):
     return load_scenario(args.scenario, args.set_values)
 
 
+def _not_also_set(args, varied, option: str) -> None:
+    """Refuse a path that --set fixes and `option` varies: the --set would be silently lost."""
+    fixed = {item.partition("=")[0].strip() for item in args.set_values or ()}
+    both = [path for path in varied if path in fixed]
+    if both:
+        raise InputError(
+            f"{', '.join(both)} is given by --set and varied by {option}; expected one of them "
+            "(the varied values replace the --set value)"
+        )
+
+
 def _executor(args):
     """The run's executor, or None when Ctrl-C stopped its start (a Dask scheduler that is slow
     to answer, a local cluster starting): said in one line, as a Ctrl-C during the run is."""
@@ -357,6 +368,7 @@ def _cmd_sweep(args) -> int:
     options = _run_options(args, out_rows=True)
     grid = sweeps.parse_grid(args.grid) if args.grid else None
     job = sweeps.sweep_job(base, grid=grid, table=args.table)
+    _not_also_set(args, job.input_paths(), "--grid" if grid else "--table")
     # Rows written with --out are streamed from the chunk files; they are kept in memory only
     # where they are printed or charted (checked against econ.analysis.runner.MAX_ROW_BYTES).
     keep = not args.out or args.format != "table" or bool(args.report) or job.n <= 50
@@ -460,6 +472,7 @@ def _cmd_montecarlo(args) -> int:
     n = _int("-n", args.n)
     seed = check_seed(args.seed)
     dists = mc.parse_dists(args.dist, base_dir=Path.cwd())
+    _not_also_set(args, dists, "--dist")
     correlation = mc.parse_correlations(args.corr, list(dists))
     outputs = args.output or default_outputs(args.hold_debt)
     plan = mc.MonteCarloPlan(dists, n, seed, args.sampling, correlation, outputs=tuple(outputs))
@@ -544,6 +557,7 @@ def _cmd_sensitivity(args) -> int:
     if args.dist:
         given.append(("--dist", mc.parse_dists(args.dist, base_dir=Path.cwd())))
     inputs = sa.combine_inputs(*given)
+    _not_also_set(args, inputs, "/".join(option for option, _ in given if _))
     options = _run_options(args, out_rows=bool(args.out))
     executor = _executor(args)
     if executor is None:
