@@ -24,7 +24,7 @@ import numpy as np
 
 from econ import capex as capex_mod
 from econ import capital as capital_mod
-from econ import cashflow, catalog, density, market, memory, tax
+from econ import cashflow, catalog, density, market, memory, strict_json, tax
 from econ import deferred_tax as deferred_tax_mod
 from econ import depreciation as dep
 from econ import facility as facility_mod
@@ -371,11 +371,11 @@ class Projection:
             summary = {}
             for key in SUMMARY_COLUMNS:
                 if key == "cost_usd_per_mtok_by_component":
-                    summary[key] = {c: _json_number(self.components[c][i]) for c in COMPONENTS}
+                    summary[key] = {c: strict_json.number(self.components[c][i]) for c in COMPONENTS}
                 elif key == "warnings":
                     summary[key] = list(self.warnings[i])
                 else:
-                    summary[key] = _json_number(self.metrics[key][i])
+                    summary[key] = strict_json.number(self.metrics[key][i])
             records.append({"name": str(name), "summary": summary})
         return records
 
@@ -508,13 +508,6 @@ def _years(frame: pd.DataFrame, years: str) -> np.ndarray:
     if years == "asset":
         return np.maximum(frame["month"].to_numpy() - 1, 0) // MONTHS_PER_YEAR + 1
     return pd.to_datetime(frame["date"]).dt.year.to_numpy()
-
-
-def _json_number(value) -> float | int | None:
-    value = float(value)
-    if np.isnan(value):
-        return None
-    return int(value) if value.is_integer() and abs(value) < 2**53 else value
 
 
 CHUNK_SCENARIOS = 4096

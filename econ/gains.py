@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from econ import strict_json
 from econ.batch import ScenarioBatch
 from econ.engine import CODED_METRICS, Projection, project
 from econ.errors import InputError
@@ -319,23 +320,14 @@ class GainValue:
             "gain": self.gain,
             "delta": self.delta,
             "bridge": self.bridge,
-            "value": {k: _json_number(v) for k, v in self.value.items()},
+            "value": {k: strict_json.number(v) for k, v in self.value.items()},
             "ebitda_by_year": [
-                {k: _json_number(v) for k, v in row.items()}
+                {k: strict_json.number(v) for k, v in row.items()}
                 for row in self.ebitda_by_year.to_dict("records")
             ],
             "steps": self.steps,
             "warnings": self.warnings,
         }
-
-
-def _json_number(value):
-    if value is None:
-        return None
-    value = float(value)
-    if math.isnan(value) or math.isinf(value):
-        return None
-    return int(value) if value.is_integer() and abs(value) < 2**53 else value
 
 
 def summary_delta(base: Mapping[str, Any], gain: Mapping[str, Any]) -> dict:
@@ -353,7 +345,7 @@ def summary_delta(base: Mapping[str, Any], gain: Mapping[str, Any]) -> dict:
         elif isinstance(b, bool) or isinstance(b, list | str):
             continue
         elif isinstance(b, int | float) and isinstance(g, int | float):
-            delta[key] = _json_number(g - b)
+            delta[key] = strict_json.number(g - b)
         elif b is None or g is None:
             delta[key] = None
     return delta
@@ -403,7 +395,7 @@ def value_gain(gain_scenario: Scenario, base_scenario: Scenario | None = None) -
         gain=gain,
         delta=summary_delta(base, gain),
         bridge=[
-            {"driver": driver, "npv_usd": _json_number(values[0])}
+            {"driver": driver, "npv_usd": strict_json.number(values[0])}
             for driver, values in bridge.items()
         ],
         value={k: v[0] for k, v in row.items()},

@@ -150,6 +150,17 @@ def load_json(text: str | bytes, **kwargs: Any) -> Any:
     return data
 
 
+def number(value: Any) -> float | int | None:
+    """A summary figure as JSON writes it: None for missing or non-finite, an integral value
+    below 2**53 as an int (72, not 72.0), else a float."""
+    if value is None:
+        return None
+    value = float(value)
+    if not math.isfinite(value):
+        return None
+    return int(value) if value.is_integer() and abs(value) < 2**53 else value
+
+
 def finite(value: Any) -> Any:
     """`value` with every non-finite float (NaN, ±inf; numpy's too) replaced by None, recursively."""
     if isinstance(value, float):  # numpy.float64 is a float subclass

@@ -176,3 +176,22 @@ def test_a_set_path_that_is_also_varied_is_refused(varied, option, capsys):
     assert main([command, str(SEED), *rest, "--set", "utilization.share=0.9"]) == 3
     err = capsys.readouterr().err
     assert f"utilization.share is given by --set and varied by {option}" in err
+
+
+def test_a_sweep_row_summary_is_econ_projects_summary(tmp_path, capsys):
+    # horizon_months was left out where it was varied, and whole numbers came as floats (72.0)
+    import json
+
+    assert main(["sweep", str(SEED), "--grid", "horizon_months=48,84", "--format", "json"]) == 0
+    rows = json.loads(capsys.readouterr().out)["scenarios"]
+    assert main(["project", str(SEED), "--set", "horizon_months=48", "--format", "json"]) == 0
+    alone = json.loads(capsys.readouterr().out)["scenarios"][0]["summary"]
+    swept = rows[0]["summary"]
+    assert list(swept) == list(alone)
+    for key, value in alone.items():
+        assert type(swept[key]) is type(value), key
+        if isinstance(value, float):
+            assert swept[key] == pytest.approx(value, rel=1e-12), key
+        elif key != "warnings":
+            assert swept[key] == value, key
+    assert swept["horizon_months"] == 48 and swept["gpu_count"] == 72

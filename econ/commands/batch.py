@@ -424,16 +424,21 @@ def sweep_json(result, inputs) -> dict:
 
     rows = result.rows
     records = []
-    metrics = [c for c in rows.columns if c not in ("scenario", "name", "warnings", *inputs)]
-    # The keys in the order of `econ project --format json` (outputs it lacks after them).
+    # The keys in the order of `econ project --format json` (outputs it lacks after them); an
+    # input that is also a summary key (horizon_months) is both.
     known = {key: i for i, key in enumerate(SUMMARY_COLUMNS)}
+    metrics = [
+        c
+        for c in rows.columns
+        if c not in ("scenario", "name", "warnings") and (c not in inputs or c in known)
+    ]
     spread = ("cost_usd_per_mtok_by_component", "warnings")
     keys = [k for k in metrics if not k.startswith("cost_usd_per_mtok_")] + list(spread)
     keys.sort(key=lambda k: known.get(k, len(known)))  # stable: unknown keys keep their order
     for row in rows.to_dict("records"):
-        values = {k: _json_value(row[k]) for k in keys if k not in spread}
+        values = {k: strict_json.number(row[k]) for k in keys if k not in spread}
         values["cost_usd_per_mtok_by_component"] = {
-            c: _json_value(row[f"cost_usd_per_mtok_{c}"]) for c in COMPONENTS
+            c: strict_json.number(row[f"cost_usd_per_mtok_{c}"]) for c in COMPONENTS
         }
         values["warnings"] = [
             w for w in str(row.get("warnings") or "").split(WARNING_SEPARATOR) if w
