@@ -195,3 +195,18 @@ def test_a_sweep_row_summary_is_econ_projects_summary(tmp_path, capsys):
         elif key != "warnings":
             assert swept[key] == value, key
     assert swept["horizon_months"] == 48 and swept["gpu_count"] == 72
+
+
+def test_true_and_false_are_not_numbers_in_any_batch_input(base, capsys):
+    # a grid, a range and a table took true and false for 1 and 0; --set and repeat refused them
+    from econ.analysis import sweep
+
+    assert main(["sweep", str(SEED), "--grid", "utilization.share=true,false"]) == 3
+    assert "utilization.share = true: expected a number, not true or false" in (
+        capsys.readouterr().err
+    )
+    assert main(["sensitivity", str(SEED), "--range", "utilization.share=0.5,true"]) == 3
+    assert "not true or false" in capsys.readouterr().err
+    for column in ([0.5, False], np.array([True, False])):
+        with pytest.raises(InputError, match="expected a number, not true or false"):
+            sweep(base, table={"utilization.share": column})

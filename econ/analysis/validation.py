@@ -301,6 +301,16 @@ def given_column(path: str, values, *, row_label: str = "row") -> np.ndarray:
 
 
 def _to_float(raw: np.ndarray, path: str, where) -> np.ndarray:
+    # true/false are not numbers (numpy would take them for 1 and 0), as load_scenario says
+    flags = raw.dtype.kind == "b" or (
+        raw.dtype == object and any(isinstance(v, bool | np.bool_) for v in raw.ravel())
+    )
+    if flags:
+        row = next(i for i, v in enumerate(raw.ravel()) if isinstance(v, bool | np.bool_))
+        raise BatchInputError(
+            f"{where(row)}: {path} = {str(bool(raw.ravel()[row])).lower()}: expected a number, "
+            "not true or false".lstrip(": ")
+        )
     try:
         return raw.astype(float)
     except (TypeError, ValueError):
