@@ -210,3 +210,21 @@ def test_true_and_false_are_not_numbers_in_any_batch_input(base, capsys):
     for column in ([0.5, False], np.array([True, False])):
         with pytest.raises(InputError, match="expected a number, not true or false"):
             sweep(base, table={"utilization.share": column})
+
+
+def test_an_input_that_never_varies_is_not_said_to_have_no_effect(tmp_path, capsys):
+    # "utilization.share has no effect on them" where it took one value in every scenario
+    args = ["montecarlo", str(SEED), "--dist", "utilization.share=discrete(0.5)", "-n", "10"]
+    assert main(args) == 0
+    err = capsys.readouterr().err
+    assert "utilization.share takes one value in all 10 scenarios" in err
+    assert "no effect" not in err
+    table = tmp_path / "t.csv"
+    table.write_text("name,utilization.share\nfoo,0.5\nbar,0.5\n")
+    assert main(["sweep", str(SEED), "--overrides", str(table)]) == 0
+    assert "takes one value in all 2 scenarios" in capsys.readouterr().err
+    # an input that varies and moves nothing is still said to have no effect
+    args = ["sweep", str(SEED), "--grid", "market.contract_term_months=12,24"]
+    assert main(args) == 0
+    err = capsys.readouterr().err
+    assert "has no effect on them" in err and "takes one value" not in err

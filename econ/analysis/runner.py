@@ -684,11 +684,27 @@ def unmoved_note(job: Job, frame: pd.DataFrame | None, summary: RunSummary | Non
     ):
         return None
     paths = ", ".join(job.input_paths())
+    if all(_constant(job, frame, path) for path in job.input_paths()):
+        # nothing varied, so nothing can be said of the inputs' effect
+        return (
+            f"{paths} {'takes' if len(job.input_paths()) == 1 else 'take'} one value in all "
+            f"{job.n:,} scenarios: they are the same scenario"
+        )
     outputs = f"({', '.join(job.outputs)})" if len(job.outputs) <= 4 else f"({len(job.outputs)})"
     return (
         f"none of the outputs {outputs} changes across the {job.n:,} scenarios: {paths} "
         f"{'has' if len(job.input_paths()) == 1 else 'have'} no effect on them in {job.base.name}"
     )
+
+
+def _constant(job: Job, frame: pd.DataFrame | None, path: str) -> bool:
+    """Whether an input takes one value in every scenario of the run (a one-value discrete
+    distribution; a table whose rows repeat one value)."""
+    if frame is not None and path in frame.columns:
+        return frame[path].nunique(dropna=False) <= 1
+    distribution = getattr(getattr(job, "plan_", None), "distributions", {}).get(path)
+    values = getattr(distribution, "values", None)
+    return values is not None and len(set(values)) == 1
 
 
 def _from_rows(task: ChunkTask, stored: Mapping[str, np.ndarray]) -> ChunkResult:
