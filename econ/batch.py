@@ -367,7 +367,7 @@ class ScenarioBatch:
             row_scenario=np.repeat(np.arange(n), per),
             row_names=np.tile(one.row_names, n),
             extras=extras,
-            row_warnings=one.row_warnings * n,
+            row_warnings=_catalog_rows(scenario, one.row_warnings * n, cols, columns),
             stack=tuple(
                 {
                     k: np.repeat(v, n, axis=0) if isinstance(v, np.ndarray) else v
@@ -376,6 +376,58 @@ class ScenarioBatch:
                 for t in one.stack
             ),
         )
+
+
+CATALOG_PATHS = (
+    "fleet.gpu_count",
+    "facility.rack_cooling",
+    "power.kw_per_gpu",
+    "power.kw_per_gpu_definition",
+    "power.host_overhead_share",
+)
+"""Batch paths that `econ.racks.catalog_warnings` reads."""
+
+
+def _catalog_rows(scenario: Scenario, row_warnings: list, cols, columns) -> list:
+    """Each row's warnings with the hardware-catalog ones of its own values where a batch varies
+    what they read (a GPU count that is not a whole number of systems, ...): the base's would
+    otherwise stand for every row. Keyed by the values, so each combination is checked once."""
+    varied = [p for p in CATALOG_PATHS if p in columns]
+    if not varied:
+        return row_warnings
+    from econ.analysis.validation import resolve_path
+    from econ.racks import catalog_warnings
+
+    bases = list(scenario.expand())
+    choices = {p: resolve_path(p).choices for p in varied if resolve_path(p).kind == "choice"}
+    found: dict[tuple, tuple[str, ...]] = {}
+
+    def warnings_of(row, values: dict) -> tuple[str, ...]:
+        key = (row.fleet.hardware, row.facility.rack_cooling, row.fleet.gpu_count, row.power)
+        if values:
+            power = {k.removeprefix("power."): v for k, v in values.items() if k[:6] == "power."}
+            key = (
+                key[0],
+                values.get("facility.rack_cooling", key[1]),
+                int(values.get("fleet.gpu_count", key[2])),
+                row.power.model_copy(update=power) if power else row.power,
+            )
+        if key not in found:
+            found[key] = catalog_warnings(*key)
+        return found[key]
+
+    out = []
+    for r, warnings in enumerate(row_warnings):
+        row = bases[r % len(bases)]
+        values = {}
+        for path in varied:
+            value = cols[path][r].item()
+            values[path] = choices[path][int(value)] if path in choices else value
+        old, new = set(warnings_of(row, {})), warnings_of(row, values)
+        kept = [w for w in warnings if w not in old]
+        at = next((i for i, w in enumerate(warnings) if w in old), 0)
+        out.append((*kept[:at], *new, *kept[at:]))
+    return out
 
 
 def check_scenario(value, what: str = "scenario") -> Scenario:

@@ -170,12 +170,16 @@ def test_a_gpu_price_varies_on_a_base_priced_per_system_in_every_command(base):
         (["sensitivity", "--range", "utilization.share=0.5,0.6"], "--range"),
     ],
 )
-def test_a_set_path_that_is_also_varied_is_refused(varied, option, capsys):
-    # the --set value was silently dropped
+def test_a_set_path_that_is_also_varied_is_said_to_be_replaced(varied, option, capsys):
+    # the --set value was dropped without a word (it may be there for the base to validate: an
+    # input price beside a cached one, tests/test_token_mix.py)
     command, *rest = varied
-    assert main([command, str(SEED), *rest, "--set", "utilization.share=0.9"]) == 3
+    assert main([command, str(SEED), *rest, "--set", "utilization.share=0.9"]) == 0
     err = capsys.readouterr().err
-    assert f"utilization.share is given by --set and varied by {option}" in err
+    assert (
+        f"note: utilization.share is given by --set and varied by {option}: the varied values "
+        "replace the --set value in every scenario"
+    ) in err
 
 
 def test_a_sweep_row_summary_is_econ_projects_summary(tmp_path, capsys):
@@ -228,3 +232,31 @@ def test_an_input_that_never_varies_is_not_said_to_have_no_effect(tmp_path, caps
     assert main(args) == 0
     err = capsys.readouterr().err
     assert "has no effect on them" in err and "takes one value" not in err
+
+
+def test_each_sweep_row_has_the_catalog_warnings_of_its_own_values(base):
+    # the rows carried the base's: "36 is not a whole number of systems" on a row of 72 GPUs,
+    # and nothing on a row of 36 from a base of 72
+    from econ import project
+    from econ.analysis import sweep
+    from econ.scenario import apply_overrides, scenario_to_dict, validate_dict
+
+    def odd(warnings) -> list[str]:
+        return [w for w in warnings if "is not a whole number of gb200-nvl72 systems" in w]
+
+    alone = (
+        project(validate_dict(apply_overrides(scenario_to_dict(base), {"fleet.gpu_count": 36})))
+        .summary["warnings"]
+        .iloc[0]
+    )
+    assert len(odd(alone)) == 1
+    rows = sweep(base, grid={"fleet.gpu_count": [36, 72]}).rows
+    warnings = [str(w) for w in rows["warnings"]]
+    assert odd(alone)[0] in warnings[0] and not odd([warnings[1]])
+    base36 = validate_dict(apply_overrides(scenario_to_dict(base), {"fleet.gpu_count": 36}))
+    rows = sweep(base36, grid={"fleet.gpu_count": [72, 36]}).rows
+    warnings = [str(w) for w in rows["warnings"]]
+    assert not odd([warnings[0]]) and odd(alone)[0] in warnings[1]
+    cooled = sweep(base, grid={"facility.rack_cooling": ["air", "liquid"]}).rows
+    assert "facility.rack_cooling is 'air'" in str(cooled["warnings"].iloc[0])
+    assert "facility.rack_cooling is" not in str(cooled["warnings"].iloc[1])

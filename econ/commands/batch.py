@@ -228,13 +228,16 @@ def _base(args):
 
 
 def _not_also_set(args, varied, option: str) -> None:
-    """Refuse a path that --set fixes and `option` varies: the --set would be silently lost."""
+    """Say where `option` varies a path that --set fixes: the varied values replace the --set one
+    (which may be there for the base to validate, e.g. an input price beside a cached one)."""
     fixed = {item.partition("=")[0].strip() for item in args.set_values or ()}
     both = [path for path in varied if path in fixed]
     if both:
-        raise InputError(
-            f"{', '.join(both)} is given by --set and varied by {option}; expected one of them "
-            "(the varied values replace the --set value)"
+        say_warnings(
+            [
+                f"note: {', '.join(both)} is given by --set and varied by {option}: the varied "
+                "values replace the --set value in every scenario"
+            ]
         )
 
 
