@@ -260,3 +260,25 @@ def test_each_sweep_row_has_the_catalog_warnings_of_its_own_values(base):
     cooled = sweep(base, grid={"facility.rack_cooling": ["air", "liquid"]}).rows
     assert "facility.rack_cooling is 'air'" in str(cooled["warnings"].iloc[0])
     assert "facility.rack_cooling is" not in str(cooled["warnings"].iloc[1])
+
+
+def test_an_override_table_names_each_scenario_once(base, tmp_path, capsys):
+    from econ.analysis import sweep
+
+    table = tmp_path / "d.csv"
+    table.write_text("name,utilization.share\nfoo,0.5\nfoo,0.6\n")
+    assert main(["sweep", str(SEED), "--overrides", str(table)]) == 3
+    assert "row 2: name 'foo' is also the name of row 1" in capsys.readouterr().err
+    with pytest.raises(InputError, match="name 'a' is also the name of row 1"):
+        sweep(base, table={"name": ["a", "b", "a"], "utilization.share": [0.5, 0.6, 0.7]})
+
+
+def test_a_json_file_is_told_a_scenario_is_toml(tmp_path, capsys):
+    scenario = tmp_path / "s.json"
+    scenario.write_text('{"name": "x", "fleet": {"gpu_count": 8}}')
+    assert main(["project", str(scenario)]) == 3
+    err = capsys.readouterr().err
+    assert "malformed TOML" in err and "this is JSON: a scenario file is TOML" in err
+    scenario.write_text("name = [unclosed")  # not JSON either: no such hint
+    assert main(["project", str(scenario)]) == 3
+    assert "this is JSON" not in capsys.readouterr().err

@@ -113,6 +113,19 @@ class GridSweep(Job):
         }
 
 
+def _refuse_repeated_names(names: np.ndarray, source: str, row_offset: int) -> None:
+    """Refuse a name given to two rows of an override table: each row is a scenario, found by
+    its name in the results."""
+    first: dict[str, int] = {}
+    for row, name in enumerate(names.tolist()):
+        if name in first:
+            raise BatchInputError(
+                f"{source}, row {row + row_offset}: name {name!r} is also the name of row "
+                f"{first[name] + row_offset}; expected each scenario's name once"
+            )
+        first[name] = row
+
+
 class TableSweep(Job):
     """One scenario per row of an override table (columns are dotted paths; `name` optional)."""
 
@@ -156,6 +169,8 @@ class TableSweep(Job):
             if NAME_COLUMN in frame.columns
             else None
         )
+        if self.names is not None:
+            _refuse_repeated_names(self.names, source, row_offset)
         self.outputs = tuple(outputs or output_names())
         check_columns(
             base, self.columns, self.n, source=source, row_offset=row_offset, sample_rows=64

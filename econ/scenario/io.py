@@ -118,6 +118,16 @@ def validate_dict(data: Mapping[str, Any], file: str | os.PathLike | None = None
     return scenario
 
 
+def _reads_as_json(text: str) -> bool:
+    import json
+
+    try:
+        json.loads(text)
+    except (ValueError, RecursionError):
+        return False
+    return True
+
+
 def parse_toml(content: bytes | str, file: str | os.PathLike | None = None) -> dict[str, Any]:
     """TOML text (bytes or str, a UTF-8 byte-order mark allowed) as a dict, or ScenarioError."""
     if isinstance(content, bytes):
@@ -131,7 +141,10 @@ def parse_toml(content: bytes | str, file: str | os.PathLike | None = None) -> d
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise ScenarioError(file, "", None, f"malformed TOML: {exc}") from None
+        hint = ""
+        if text.lstrip()[:1] in ("{", "[") and _reads_as_json(text):
+            hint = "; this is JSON: a scenario file is TOML (econ schema describes its fields)"
+        raise ScenarioError(file, "", None, f"malformed TOML: {exc}{hint}") from None
     except RecursionError:
         raise ScenarioError(
             file, "", None, "nested too deeply to be a scenario; expected TOML tables"
