@@ -399,13 +399,16 @@ def _catalog_rows(scenario: Scenario, row_warnings: list, cols, columns) -> list
     from econ.racks import catalog_warnings
 
     bases = list(scenario.expand())
-    choices = {p: resolve_path(p).choices for p in varied if resolve_path(p).kind == "choice"}
+    specs = {p: resolve_path(p) for p in varied}
+    choices = {p: spec.choices for p, spec in specs.items() if spec.kind == "choice"}
     found: dict[tuple, tuple[str, ...]] = {}
 
     def warnings_of(row, values: dict) -> tuple[str, ...]:
         key = (row.fleet.hardware, row.facility.rack_cooling, row.fleet.gpu_count, row.power)
         if values:
-            power = {k.removeprefix("power."): v for k, v in values.items() if k[:6] == "power."}
+            power = {
+                k.removeprefix("power."): v for k, v in values.items() if k.startswith("power.")
+            }
             key = (
                 key[0],
                 values.get("facility.rack_cooling", key[1]),

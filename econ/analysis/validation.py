@@ -302,13 +302,13 @@ def given_column(path: str, values, *, row_label: str = "row") -> np.ndarray:
 
 def _to_float(raw: np.ndarray, path: str, where) -> np.ndarray:
     # true/false are not numbers (numpy would take them for 1 and 0), as load_scenario says
-    flags = raw.dtype.kind == "b" or (
-        raw.dtype == object and any(isinstance(v, bool | np.bool_) for v in raw.ravel())
-    )
-    if flags:
-        row = next(i for i, v in enumerate(raw.ravel()) if isinstance(v, bool | np.bool_))
+    flat = raw.ravel()
+    row = None
+    if raw.dtype.kind in "bO":
+        row = next((i for i, v in enumerate(flat) if isinstance(v, bool | np.bool_)), None)
+    if row is not None:
         raise BatchInputError(
-            f"{where(row)}: {path} = {str(bool(raw.ravel()[row])).lower()}: expected a number, "
+            f"{where(row)}: {path} = {str(bool(flat[row])).lower()}: expected a number, "
             "not true or false".lstrip(": ")
         )
     try:

@@ -565,7 +565,7 @@ def _cmd_sensitivity(args) -> int:
     if args.dist:
         given.append(("--dist", mc.parse_dists(args.dist, base_dir=Path.cwd())))
     inputs = sa.combine_inputs(*given)
-    _not_also_set(args, inputs, "/".join(option for option, _ in given if _))
+    _not_also_set(args, inputs, "/".join(option for option, chosen in given if chosen))
     options = _run_options(args, out_rows=bool(args.out))
     executor = _executor(args)
     if executor is None:
