@@ -136,6 +136,41 @@ def test_a_hand_worked_schedule():
     assert list(calendar["draws_and_added_usd"]) == [1200.0, 0.0]
 
 
+def test_the_annual_dscr_counts_only_the_months_with_debt_service():
+    """Yescombe (2014, §12.5.1): the ADSCR is the CFADS of the period's debt service dates over
+    that debt service. A 600 loan repaid over months 1-6 at 100 a month (no interest), CFADS 150
+    a month while it is served and -500 a month after: asset year 1's DSCR is 6 x 150 / 600 =
+    1.5, as every month's; with the six later months it would read (900 - 3,000) / 600 = -3.5."""
+    months = np.arange(13)
+    principal = np.where((months >= 1) & (months <= 6), 100.0, 0.0)
+    balance = 600.0 - np.cumsum(principal)
+    cfads = np.where(months == 0, 0.0, np.where(months <= 6, 150.0, -500.0))
+    frame = pd.DataFrame(
+        {
+            "scenario": "hand",
+            "month": months,
+            "date": pd.date_range("2026-04-01", periods=13, freq="MS"),
+            "debt_balance_usd": balance,
+            "principal_usd": principal,
+            "interest_usd": 0.0,
+            "debt_service_usd": principal,
+            "ebitda_usd": cfads,
+            "tax_usd": 0.0,
+            "depreciation_usd": 0.0,
+            "impairment_usd": 0.0,
+            "dscr": np.where(principal > 0, cfads / np.maximum(principal, 1.0), np.nan),
+            "llcr": np.nan,
+        }
+    )
+    row = debt_schedule_table(frame, "asset", dscr_floor=1.2).iloc[0]
+    assert row["cfads_usd"] == pytest.approx(900.0)
+    assert row["dscr"] == pytest.approx(1.5)
+    assert row["min_dscr_in_year"] == pytest.approx(1.5)
+    assert row["dscr_less_floor"] == pytest.approx(0.3)
+    assert row["draws_and_added_usd"] == pytest.approx(600.0)
+    assert row["closing_balance_usd"] == 0
+
+
 def test_a_floor_per_scenario_by_name():
     scenarios = [load_scenario(ROOT / "models" / "scenarios" / f"{n}.toml") for n in SEEDS]
     monthly = project(scenarios).monthly
