@@ -1976,6 +1976,9 @@ def _warning_context(b, ledger: _Ledger, facts, fleet: _Fleet, costs: _Costs, ca
         "settled_at_end": stack.lines["settlement_usd"].sum(axis=1),
         "irr_falling": {side: irr[side]["falling"] for side in irr},
         "irr_several": {side: irr[side]["several_sign_changes"] for side in irr},
+        "irr_against_npv": {side: irr[side]["against_npv"] for side in irr},
+        "irr_flows_sum": {side: irr[side]["flows_sum"] for side in irr},
+        "irr_falling_annual": {side: irr[side]["falling_annual"] for side in irr},
         "sizing_constraint": stack.metrics.get("debt_sizing_constraint"),
         "debt_usd": stack.metrics["debt_usd"],
         "capex_total": ledger.capex_total,
@@ -2905,8 +2908,8 @@ def _roots_text(rates, directions) -> str:
 
 
 def _no_irr_message(side: str, ctx, i) -> str:
-    """Why irr_{side}_annual is null: no root, no falling root, or several
-    (docs/methodology.md, "IRR: which root is reported")."""
+    """Why irr_{side}_annual is null: no root, no falling root, several, or one on the other
+    side of 0% from the NPV at 0% (docs/methodology.md, "IRR: which root is reported")."""
     key, roots = f"irr_{side}_annual", ctx[f"irr_roots_text_{side}"][i]
     falling = int(ctx["irr_falling"][side][i])
     if roots == NO_ROOTS and falling == 0:
@@ -2914,10 +2917,20 @@ def _no_irr_message(side: str, ctx, i) -> str:
             f"{side} cash flows have no internal rate of return in {IRR_RANGE_TEXT} (no sign "
             f"change or no root): {key} is null"
         )
-    count = "no rate" if falling == 0 else f"{falling} rates"
     several = (
         f"{side} cash flows change sign more than once; " if ctx["irr_several"][side][i] else ""
     )
+    if ctx["irr_against_npv"][side][i]:
+        rate, total = (float(ctx[k][side][i]) for k in ("irr_falling_annual", "irr_flows_sum"))
+        return (
+            f"{several}{key} is null: the one rate at which the NPV falls through zero, "
+            f"{rate:.2%}, is {'above' if rate > 0 else 'below'} 0% while the flows sum to "
+            f"{total:,.0f} USD (the NPV at 0%): the NPV rises through zero between them, so "
+            f"against a hurdle rate there the IRR would {'accept' if rate > 0 else 'reject'} "
+            f"what the NPV {'rejects' if rate > 0 else 'accepts'} (roots found, NPV as the rate "
+            f"rises: {roots}); judge by npv_usd and mirr_{side}_annual"
+        )
+    count = "no rate" if falling == 0 else f"{falling} rates"
     return (
         f"{several}{key} is null: {count} in {IRR_RANGE_TEXT} make{'s' if falling == 0 else ''} the NPV "
         f"fall through zero as the rate rises (roots found, NPV as the rate rises: "

@@ -14,7 +14,7 @@ import numpy as np
 from econ import tax
 from econ.arrays import cumsum_months
 from econ.excel import investment_irr_batch, irr_roots_batch, roots_in_cells
-from econ.units import TOKENS_PER_MTOK, annual_rate, monthly_rate, power_path
+from econ.units import HALF_CENT_USD, TOKENS_PER_MTOK, annual_rate, monthly_rate, power_path
 
 IRR_RANGE_ANNUAL = (-0.99, 10.0)
 """Rates searched for an IRR, -99% to +1,000% a year: an IRR is reported only where exactly one
@@ -90,7 +90,11 @@ def unique_irr_annual(cash_flow):
     < 0 above), found on monthly flows by `econ.excel.investment_irr_batch` and annualized as
     (1 + m)^12 - 1. Where several rates do so, or none, it is NaN. Where the flows change sign more
     than once several rates may zero the NPV (Descartes' rule of signs) even where only one of them
-    falls through zero.
+    falls through zero. Then the one falling rate is NaN too where it lies on the other side of 0%
+    from the NPV at 0% (the flows' sum beyond half a cent): a rate at which the NPV rises through
+    zero lies between, and judged against a hurdle rate there the IRR would accept what the NPV
+    rejects, or the reverse (the capital-stack seed's equity pays a large last repayment: its NPV
+    is negative below 6.65% a year and positive from there to 446.35%, no return to read).
 
     Parameters
     ----------
@@ -100,12 +104,20 @@ def unique_irr_annual(cash_flow):
     -------
     dict of arrays (n,)
         ``irr_annual`` [fraction/year], ``falling`` and ``roots`` (counts of falling and of all
-        roots found in the range), ``several_sign_changes`` (bool); and ``cells``, where the
-        rows that change sign more than once were scanned (for `irr_roots_annual`).
+        roots found in the range), ``several_sign_changes`` (bool), ``against_npv`` (bool: the
+        one falling rate left out as on the other side of 0% from the NPV at 0%),
+        ``falling_annual`` (that rate kept) and ``flows_sum`` [USD]; and ``cells``, where the rows that change sign more than once were
+        scanned (for `irr_roots_annual`).
     """
     lower, upper = _irr_range_monthly()
     found = investment_irr_batch(cash_flow, lower, upper)
-    found["irr_annual"] = annual_rate(found.pop("rate"))
+    rate = found.pop("rate")
+    total = np.sum(cash_flow, axis=-1)
+    with np.errstate(invalid="ignore"):
+        against = ((rate > 0) & (total < -HALF_CENT_USD)) | ((rate < 0) & (total > HALF_CENT_USD))
+    found["irr_annual"] = annual_rate(np.where(against, np.nan, rate))
+    found["against_npv"], found["flows_sum"] = against, total
+    found["falling_annual"] = annual_rate(rate)
     return found
 
 

@@ -670,7 +670,9 @@ class _Irr(Expr):
     zero as the rate rises), or text where there is none.
 
     The cell tries the spreadsheet's IRR from each guess in turn and takes the first rate that
-    is in the range and where the NPV falls through zero (it is below zero just above the rate).
+    is in the range, where the NPV falls through zero (it is below zero just above the rate) and
+    that lies on the same side of 0% as the NPV at 0% (the flows' sum beyond half a cent; where
+    the one falling rate does not, the text says so, IRR_AGAINST_NPV).
     Flows that change sign at most twice have at most one such rate (Descartes' rule of signs:
     at most two roots, and two crossings in one direction need a third between them), so that
     rate is the policy's. Flows that change sign more often may have several: as the engine
@@ -713,7 +715,9 @@ class _Irr(Expr):
             low_rate, high_rate = pairs("irr_scan_rate")
             crossing = f"SUMPRODUCT(({before}>0)*({after}<0)*({low_rate}+{high_rate}))/2"
         low, high = (_number_text(x) for x in IRR_RANGE_ANNUAL)
-        text = Text(IRR_NOT_FOUND).render(ctx)
+        loss, gain = (f"SUM({flows}){op}{_number_text(units.HALF_CENT_USD)}" for op in ("<-", ">"))
+        against = f"AND({falling}=1,OR(AND({loss},{crossing}>0),AND({gain},{crossing}<0)))"
+        text = f"IF({against},{Text(IRR_AGAINST_NPV).render(ctx)},{Text(IRR_NOT_FOUND).render(ctx)})"
         guesses = [_number_text(g) for g in self.guesses]
         guesses.insert(1, crossing)
         for guess in reversed(guesses):
@@ -721,7 +725,8 @@ class _Irr(Expr):
             annual = f"((1+{rate})^12-1)"
             above = f"{rate}+{_number_text(IRR_FALL_STEP)}*(1+{rate})"
             falls = f"{first}+NPV({above},{later})<0" if r1 > r0 else "FALSE"
-            counts = f"AND({annual}>{low},{annual}<{high},{falls})"
+            sides = f"NOT(OR(AND({rate}>0,{loss}),AND({rate}<0,{gain})))"
+            counts = f"AND({annual}>{low},{annual}<{high},{falls},{sides})"
             text = f"IFERROR(IF({counts},{annual},NA()),{text})"
         none, several = Text(IRR_NO_SIGN_CHANGE).render(ctx), Text(IRR_SEVERAL).render(ctx)
         scanned = f"IF({falling}=0,{Text(IRR_NONE_SCANNED).render(ctx)},{several})"
@@ -740,6 +745,8 @@ class _Irr(Expr):
         crossing = float(np.sum(crossings * (rates[:-1] + rates[1:])) / 2)
         low, high = IRR_RANGE_ANNUAL
         months = np.arange(values.size)
+        total = float(values.sum())
+        loss, gain = total < -units.HALF_CENT_USD, total > units.HALF_CENT_USD
         guesses = list(self.guesses)
         guesses.insert(1, crossing)
         for guess in guesses:  # the root the formula finds
@@ -750,9 +757,11 @@ class _Irr(Expr):
             above = monthly + IRR_FALL_STEP * (1 + monthly)
             with np.errstate(all="ignore"):
                 falls = float(np.dot(values, (1.0 + above) ** -months)) < 0
-            if low < annual < high and falls:
+            sides = not ((monthly > 0 and loss) or (monthly < 0 and gain))
+            if low < annual < high and falls and sides:
                 return annual
-        return IRR_NOT_FOUND
+        against = crossings.sum() == 1 and ((loss and crossing > 0) or (gain and crossing < 0))
+        return IRR_AGAINST_NPV if against else IRR_NOT_FOUND
 
 
 class _ScanNpv(Expr):
@@ -806,6 +815,11 @@ IRR_SEVERAL = (
 IRR_NONE_SCANNED = (
     "n/a: no rate in -99%..+1,000% a year makes the NPV fall through zero (a scan of the "
     "rates, irr_scan_rate)"
+)
+IRR_AGAINST_NPV = (
+    "n/a: the one rate at which the NPV falls through zero lies on the other side of 0% from the "
+    "NPV at 0% (the flows' sum), so against a hurdle rate between them it would contradict the "
+    "NPV; judge by NPV and MIRR"
 )
 IRR_NO_SIGN_CHANGE = "n/a: the cash flows do not change sign, so no rate makes the NPV zero"
 

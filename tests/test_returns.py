@@ -285,6 +285,41 @@ def test_mirr_finance_rate_is_the_discount_rate_without_debt():
     assert np.isnan(s.irr_project_annual)  # 5,082% a year: beyond the policy's +1,000%
 
 
+def test_pump_is_no_irr_by_the_policy():
+    # Lorie & Savage's pump with a year between its flows: NPV rises through zero at 25% and
+    # falls through it at 400% a year, both in range. 400% is the one falling root, but the flows
+    # sum to -1,600 (NPV < 0 at 0%): against a hurdle of 10% the IRR would accept a pump whose
+    # NPV there is negative. The policy reports no IRR and says why.
+    flows = np.zeros((1, 25))
+    flows[0, [0, 12, 24]] = [-1.6, 10.0, -10.0]
+    out = metrics.unique_irr_annual(flows)
+    assert np.isnan(out["irr_annual"][0])
+    assert out["against_npv"][0] and (out["falling"][0], out["roots"][0]) == (1, 2)
+    assert out["falling_annual"][0] == pytest.approx(4.0, rel=1e-10)
+    assert out["flows_sum"][0] == pytest.approx(-1.6)
+    # Negated, the NPV falls through zero at 25% and rises at 400%, and the flows sum to +1,600:
+    # 25% and the NPV at 0% are on the same side, so 25% is reported.
+    out = metrics.unique_irr_annual(-flows)
+    assert out["irr_annual"][0] == pytest.approx(0.25, rel=1e-10) and not out["against_npv"][0]
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**31), periods=st.integers(3, 40))
+def test_a_reported_irr_agrees_with_the_npv_at_every_hurdle_from_zero_to_it(seed, periods):
+    """The verdict of a reported IRR against a hurdle rate h between 0% and the IRR is the NPV's
+    at h: NPV(h) > 0 for 0 <= h < IRR, NPV(h) < 0 for IRR < h <= 0."""
+    rng = np.random.default_rng(seed)
+    flows = rng.normal(0, 1, (16, periods)) * rng.uniform(0.1, 10.0, (16, 1))
+    irr = metrics.unique_irr_annual(flows)["irr_annual"]
+    for row, rate in zip(flows, irr, strict=True):
+        if np.isnan(rate):
+            continue
+        hurdles = np.linspace(0.0, rate, 41)[:-1]  # from 0% towards the IRR, the IRR left out
+        hurdles = hurdles[np.abs(hurdles - rate) > 1e-6 * (1 + abs(rate))]
+        npv = [excel.npv_batch(float(metrics.monthly_rate(h)), row) for h in hurdles]
+        assert all(np.sign(v) == np.sign(rate) for v in npv if abs(v) > 1e-9), (row, rate)
+
+
 def test_policy_range_is_annual():
     # The 10%/20%/30% case as monthly flows: 30% a month is 2,230% a year, beyond +1,000%, so the
     # only falling root in range is 10% a month = 213.84% a year.
