@@ -106,8 +106,8 @@ def unique_irr_annual(cash_flow):
         ``irr_annual`` [fraction/year], ``falling`` and ``roots`` (counts of falling and of all
         roots found in the range), ``several_sign_changes`` (bool), ``against_npv`` (bool: the
         one falling rate left out as on the other side of 0% from the NPV at 0%),
-        ``falling_annual`` (that rate kept) and ``flows_sum`` [USD]; and ``cells``, where the rows that change sign more than once were
-        scanned (for `irr_roots_annual`).
+        ``falling_annual`` (that rate kept) and ``flows_sum`` [USD]; and ``cells``, where the
+        rows that change sign more than once were scanned (for `irr_roots_annual`).
     """
     lower, upper = _irr_range_monthly()
     found = investment_irr_batch(cash_flow, lower, upper)

@@ -717,7 +717,8 @@ class _Irr(Expr):
         low, high = (_number_text(x) for x in IRR_RANGE_ANNUAL)
         loss, gain = (f"SUM({flows}){op}{_number_text(units.HALF_CENT_USD)}" for op in ("<-", ">"))
         against = f"AND({falling}=1,OR(AND({loss},{crossing}>0),AND({gain},{crossing}<0)))"
-        text = f"IF({against},{Text(IRR_AGAINST_NPV).render(ctx)},{Text(IRR_NOT_FOUND).render(ctx)})"
+        reasons = (Text(IRR_AGAINST_NPV).render(ctx), Text(IRR_NOT_FOUND).render(ctx))
+        text = f"IF({against},{reasons[0]},{reasons[1]})"
         guesses = [_number_text(g) for g in self.guesses]
         guesses.insert(1, crossing)
         for guess in reversed(guesses):
