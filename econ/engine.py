@@ -423,7 +423,9 @@ DEBT_SCHEDULE = {
     "opening_balance_usd": "Opening balance [USD]",
     "draws_and_added_usd": "Draws and interest added [USD]",
     "interest_usd": "Interest [USD]",
+    "cash_interest_usd": "Cash interest and fees [USD]",
     "principal_usd": "Principal [USD]",
+    "principal_outside_service_usd": "Principal outside the service: balloons, settlement [USD]",
     "closing_balance_usd": "Closing balance [USD]",
     "debt_service_usd": "Debt service [USD]",
     "cfads_usd": "Cash available for debt service, months with service [USD]",
@@ -445,8 +447,11 @@ def debt_schedule_table(
     closing_balance_usd is the debt outstanding at the year's last month; opening_balance_usd the
     previous year's closing (0 in the first year, before the month-0 draw); draws_and_added_usd
     is what the financing identity closing = opening + additions - principal leaves (loan draws,
-    and interest added to the balance rather than paid). interest_usd (interest expense),
-    principal_usd and debt_service_usd are summed. cfads_usd = EBITDA - income tax paid, summed
+    and interest added to the balance rather than paid). interest_usd (interest expense, with
+    interest added to the loan and fees amortized), cash_interest_usd (interest and fees paid),
+    principal_usd and debt_service_usd are summed; principal_outside_service_usd is the principal
+    the debt service leaves out (balloons, bullets, the balance settled at the projection's end,
+    as econ.capital's DSCR does), what debt service = cash interest + principal - it leaves. cfads_usd = EBITDA - income tax paid, summed
     over the year's months with debt service (the months the monthly DSCR tests; NaN in a year
     without any), so that dscr = cfads_usd / debt_service_usd (annual DSCR) never counts months
     after the debt is repaid; min_dscr_in_year the lowest monthly DSCR; llcr the LLCR at the
@@ -487,7 +492,11 @@ def debt_schedule_table(
             # (half-cent residues of the subtraction are zero: no "-0" draws in years without any)
             "draws_and_added_usd": snap_to_zero(closing - opening + annual["principal_usd"]),
             "interest_usd": annual["interest_usd"],
+            "cash_interest_usd": annual["cash_interest_usd"],
             "principal_usd": annual["principal_usd"],
+            "principal_outside_service_usd": snap_to_zero(
+                annual["cash_interest_usd"] + annual["principal_usd"] - service
+            ),
             "closing_balance_usd": closing,
             "debt_service_usd": service,
             "cfads_usd": cfads,
@@ -1552,7 +1561,7 @@ def _summary_metrics(b: ScenarioBatch, ledger: _Ledger, to: _Scenarios, fleet, c
         **_totals(ledger),
         **returns,
         "npv_usd_per_gpu": npv / gpu_count,
-        "npv_usd_per_rack": npv * to.at_first(b["fleet.gpus_per_rack"]) / gpu_count,
+        "npv_usd_per_rack": npv / to.total(fleet.gpu_count / b["fleet.gpus_per_rack"]),
         "payback_months": metrics_mod.payback_months(ledger.cash_flow_project, ledger.active),
         "breakeven_price_usd_per_mtok": np.where(negative_breakeven, np.nan, breakeven),
         "min_dscr": coverage["min_dscr"],

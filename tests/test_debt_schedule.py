@@ -38,8 +38,14 @@ def test_schedule_sums_the_months_and_keeps_the_balance_identity(monthly, years)
     for y, row in table.iterrows():
         months = monthly[year == y]
         assert row["months"] == (months["month"] >= 1).sum()
-        for line in ("interest_usd", "principal_usd", "debt_service_usd"):
+        for line in ("interest_usd", "cash_interest_usd", "principal_usd", "debt_service_usd"):
             assert row[line] == pytest.approx(months[line].sum(), rel=1e-12, abs=1e-6)
+        # The service foots: cash interest and fees + principal - what it leaves out.
+        outside = row["principal_outside_service_usd"]
+        assert 0.0 <= outside <= row["principal_usd"] + 1e-6
+        assert row["debt_service_usd"] == pytest.approx(
+            row["cash_interest_usd"] + row["principal_usd"] - outside, rel=1e-12, abs=1e-6
+        )
         assert row["closing_balance_usd"] == months["debt_balance_usd"].iloc[-1]
         assert row["opening_balance_usd"] == opening
         assert abs(
@@ -111,6 +117,7 @@ def test_a_hand_worked_schedule():
             "debt_balance_usd": balance,
             "principal_usd": principal,
             "interest_usd": interest,
+            "cash_interest_usd": interest,
             "debt_service_usd": service,
             "ebitda_usd": np.where(months == 0, 0.0, 160.0),
             "tax_usd": np.where(months == 0, 0.0, 10.0),
@@ -153,6 +160,7 @@ def test_the_annual_dscr_counts_only_the_months_with_debt_service():
             "debt_balance_usd": balance,
             "principal_usd": principal,
             "interest_usd": 0.0,
+            "cash_interest_usd": 0.0,
             "debt_service_usd": principal,
             "ebitda_usd": cfads,
             "tax_usd": 0.0,
@@ -169,6 +177,49 @@ def test_the_annual_dscr_counts_only_the_months_with_debt_service():
     assert row["dscr_less_floor"] == pytest.approx(0.3)
     assert row["draws_and_added_usd"] == pytest.approx(600.0)
     assert row["closing_balance_usd"] == 0
+
+
+def test_a_balloon_is_principal_outside_the_service():
+    """A 1,200 loan at no interest, 50 a month over months 1-12 and the 600 left repaid in month
+    12 as a balloon, which the debt service leaves out (a lender refinances it; Yescombe 2014,
+    §12.5): year 1's principal is 1,200, its service 600, and 600 is outside the service."""
+    months = np.arange(13)
+    scheduled = np.where(months >= 1, 50.0, 0.0)
+    principal = scheduled + np.where(months == 12, 600.0, 0.0)
+    frame = pd.DataFrame(
+        {
+            "scenario": "hand",
+            "month": months,
+            "date": pd.date_range("2026-04-01", periods=13, freq="MS"),
+            "debt_balance_usd": 1200.0 - np.cumsum(principal),
+            "principal_usd": principal,
+            "interest_usd": 0.0,
+            "cash_interest_usd": 0.0,
+            "debt_service_usd": scheduled,
+            "ebitda_usd": np.where(months == 0, 0.0, 100.0),
+            "tax_usd": 0.0,
+            "depreciation_usd": 0.0,
+            "impairment_usd": 0.0,
+            "dscr": np.where(months == 0, np.nan, 2.0),
+            "llcr": np.nan,
+        }
+    )
+    row = debt_schedule_table(frame, "asset").iloc[0]
+    assert (row["principal_usd"], row["debt_service_usd"]) == (1200.0, 600.0)
+    assert row["principal_outside_service_usd"] == 600.0
+    assert row["dscr"] == pytest.approx(2.0)  # 1,200 of CFADS over 600 of service
+
+
+def test_the_capital_stack_s_settlement_is_outside_the_service():
+    """The capital-stack seed's notes outlive its 72 months: the balance settled in month 72 is
+    principal of asset year 6 that its debt service leaves out (the engine's warning's figure)."""
+    result = project(load_scenario(ROOT / "models" / "scenarios" / f"{SEEDS[1]}.toml"))
+    table = debt_schedule_table(result.monthly).droplevel("scenario")
+    (warning,) = [w for w in result.warnings[0] if w.startswith("the debt outlives")]
+    settled = float(warning.split(": ")[1].split(" USD")[0].replace(",", ""))
+    outside = table["principal_outside_service_usd"]
+    assert outside.iloc[-1] == pytest.approx(settled, abs=0.5)
+    assert (outside.iloc[:-1] == 0).all()
 
 
 def test_a_floor_per_scenario_by_name():

@@ -201,7 +201,8 @@ def test_the_ask_states_each_tranche_s_terms_and_a_loan_s_draws():
     assert "level payment, matures in month 60)" in stack
     assert (
         "senior_notes (senior notes, 20% of capex, 9.25% semi-annual coupon, bullet, matures in "
-        "month 96, after the projection's month 72: the balance then is refinanced)"
+        "month 96, after the projection's month 72: the balance left then is repaid in month 72 "
+        "from the equity cash flow and left out of the DSCR)"
     ) in stack
     assert "equity (equity, the rest of the capex)" in stack
     memo = compute(
@@ -709,11 +710,13 @@ def test_interest_added_to_the_loan_and_the_break_even_s_debt_stand_beside_their
 
     # the 10 MW B200 hall: month 1's service pays 0.07x of the interest, the DSCR reads 1.30
     hall = load_scenario(ROOT / "models" / "scenarios" / "hall-10mw-hgx-b200-air.toml")
-    warnings = project([hall]).warnings[0]
+    result = project([hall])
+    warnings = result.warnings[0]
+    breakeven = float(result.metrics["breakeven_price_usd_per_mtok"][0])
     dscr_notes = _row_notes(warnings, "min_dscr")
     assert len(dscr_notes) == 1 and "is added to the loan rather than paid" in dscr_notes[0]
     assert "interest cover (CFADS / interest) is as low as 0.07x" in dscr_notes[0]
-    assert _row_notes(warnings, "breakeven_price_usd_per_mtok") == [
+    assert _row_notes(warnings, "breakeven_price_usd_per_mtok", breakeven) == [
         "holds this debt as sized at the scenario's own token price (at another price the sizing "
         "would give another debt)"
     ]
@@ -931,3 +934,55 @@ def test_a_pdf_made_again_with_source_date_epoch_is_identical(tmp_path, monkeypa
     assert made[0] == made[1]
     info = PdfReader(tmp_path / "a.pdf").metadata
     assert info["/CreationDate"] == info["/ModDate"] == "D:20231114221320+00'00'"
+
+
+def test_a_finance_review_s_memo_findings():
+    """Found by a finance review (session 18): the refresh case's Ask named the H200 fleet only
+    and its NPV per rack divided by 1,744 GPUs in racks of 32; the all-equity memo showed 0 months
+    in breach of no covenant; llama2's n/a break-even carried the sized-debt note instead of its
+    reason; the Key assumptions showed rates as fractions, 3.1e+06; the tornado sized the loan
+    again at each end while the cases held it; a sale of assets read "Other" in the waterfall."""
+    from econ import load_scenario
+    from econ.memo.build import compute, with_overrides
+    from econ.memo.render import _ask, _assumptions, _row_notes, cash_waterfall
+
+    scenarios = ROOT / "models" / "scenarios"
+    refresh = compute(
+        load_scenario(scenarios / "h200-fleet-gb300-refresh.toml"), {}, tornado_inputs=[]
+    )
+    assert dict(_ask(refresh))["Fleet"] == (
+        "1,024 GPUs of h200-sxm (32 racks of 32); then 720 GPUs of gb300-nvl72 (10 racks of 72) "
+        "bought in month 18"
+    )
+    summary = refresh.summary
+    assert summary["npv_usd_per_rack"] == pytest.approx(summary["npv_usd"] / 42, rel=1e-12)
+    drivers = cash_waterfall(refresh.monthly).set_index("driver")["value"]
+    assert "Other" not in drivers.index
+    assert drivers["Sale of assets"] * 1e6 == pytest.approx(refresh.monthly["disposal_usd"].sum())
+
+    equity = compute(load_scenario(scenarios / "gpt-oss-120b-b200.toml"), {}, tornado_inputs=[])
+    assert equity.figures["base.covenant_breach_months"] is None  # no debt, no covenant
+    seed = compute(load_scenario(SEED), {}, tornado_inputs=["market.price_usd_per_mtok"])
+    assert seed.figures["base.covenant_breach_months"] == 0  # tested, never breached
+
+    llama = compute(load_scenario(scenarios / "llama2-70b-h200.toml"), {}, tornado_inputs=[])
+    key = "breakeven_price_usd_per_mtok"
+    (note,) = _row_notes(llama.summary["warnings"], key, llama.figures[f"base.{key}"])
+    assert note.startswith("NPV is positive at a zero token price")
+
+    rows = {r["path"]: r for r in _assumptions(seed)}
+    assert rows["utilization.share"]["value"] == "70.00%"
+    assert rows["market.price_decline_annual"]["value"] == "30.00% a year"
+    assert rows["capex.system_price_usd"]["value"] == "3,100,000"  # (not 3.1e+06)
+
+    # The tornado's low price holds the base case's loan, as a case at that price does.
+    from econ import project
+    from econ.analysis.committed import committed_loan
+
+    (row,) = seed.tornado["rows"]
+    assert seed.tornado["holds_loan"]
+    loan = committed_loan(seed.scenario, seed.summary, seed.monthly["debt_balance_usd"].to_numpy())
+    low = with_overrides(
+        seed.scenario_toml, [f"market.price_usd_per_mtok={row['low']!r}"], "low", loan
+    )
+    assert row["output_low"] == pytest.approx(float(project(low).metrics["npv_usd"][0]), rel=1e-12)

@@ -344,13 +344,25 @@ def run_tornado(scenario: Scenario, paths: Sequence[str], swing_pct: float) -> d
     return {"output": TORNADO_OUTPUT, "swing_pct": swing_pct, "rows": rows}
 
 
+def _figure(summary: Mapping, key: str):
+    """A summary's figure as the memo shows it: the months in covenant breach are n/a (None)
+    where no covenant is tested (no debt, or neither a DSCR nor an LLCR floor: both headrooms
+    null), not a 0 that reads as a covenant met."""
+    if key == "covenant_breach_months" and (
+        not summary.get("debt_usd")
+        or (summary.get("dscr_headroom") is None and summary.get("llcr_headroom") is None)
+    ):
+        return None
+    return summary.get(key)
+
+
 def figures_of(summary: Mapping, cases: Mapping[str, dict], tornado: Mapping) -> dict:
     """Every figure the memo shows, by figure key: `base.<metric>`, `<case>.<metric>`,
     `tornado.<path>.low|high`."""
-    figures = {f"base.{key}": summary.get(key) for key, *_ in shown(summary=summary)}
+    figures = {f"base.{key}": _figure(summary, key) for key, *_ in shown(summary=summary)}
     for name, case in cases.items():
         for key, *_ in case_rows():
-            figures[f"{name}.{key}"] = case["summary"].get(key)
+            figures[f"{name}.{key}"] = _figure(case["summary"], key)
     for row in tornado["rows"]:
         figures[f"tornado.{row['input']}.low"] = row["output_low"]
         figures[f"tornado.{row['input']}.high"] = row["output_high"]
@@ -386,7 +398,11 @@ def compute(
     if montecarlo is not None:
         case_results.update(montecarlo_cases(scenario, montecarlo, hold=loan is not None))
     paths = tornado_paths(scenario) if tornado_inputs is None else list(tornado_inputs)
-    tornado = run_tornado(scenario, paths, swing_pct)
+    # Each end holds the base case's loan as the cases and the price cushion do.
+    held = scenario
+    if loan is not None:
+        held = with_overrides(text, [], scenario.name, loan, origin=scenario.source_file)
+    tornado = run_tornado(held, paths, swing_pct) | {"holds_loan": loan is not None}
     figures = figures_of(summary, case_results, tornado)
     if breach is not None:
         figures[f"base.{BREACH_PRICE[0]}"] = breach["price_usd_per_mtok"]

@@ -8,6 +8,7 @@ vl-convert, so the memo and the app draw the same thing. Heavy imports stay in t
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import shutil
@@ -20,6 +21,7 @@ import pandas as pd
 
 from econ import engine
 from econ.errors import InputError
+from econ.labels import counted
 from econ.memo.build import Memo
 from econ.memo.figures import (
     BREACH_PRICE,
@@ -120,6 +122,7 @@ CASH_PARTS = (
     ("opex_usd", "Opex", -1.0),
     ("capex_usd", "Capex", -1.0),
     ("tax_usd", "Tax", -1.0),
+    ("disposal_usd", "Sale of assets", 1.0),
 )
 
 
@@ -140,18 +143,20 @@ def cash_waterfall(monthly: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["driver", "value"])
 
 
-def _row_notes(warnings, key: str) -> list[str]:
+def _row_notes(warnings, key: str, value=None) -> list[str]:
     """The warnings shown beside one headline figure. A return figure: those whose first return
     key is `key` (an IRR's warning ends "judge it with npv_usd and mirr_...": it belongs to the
     IRR, not the MIRR). The minimum DSCR: interest added to the loan (the DSCR counts the service
-    paid, so the note says how thin the interest cover is). The break-even price: the debt it
-    holds, where the debt is sized."""
+    paid, so the note says how thin the interest cover is). The break-even price: why it is
+    n/a where it is, else the debt it holds, where the debt is sized."""
     if key in RETURN_KEYS:
         pattern = re.compile(r"\b(" + "|".join(RETURN_KEYS) + r")\b")
         return [w for w in warnings if (m := pattern.search(w)) and m.group(1) == key]
     if key == "min_dscr":
         return [w for w in warnings if w.startswith(engine.INTEREST_DEFERRED)]
     if key == "breakeven_price_usd_per_mtok":
+        if value is None or not math.isfinite(value):
+            return [w for w in warnings if f"{key} is null" in w]
         held = any(engine.BREAKEVEN_HOLDS_SIZED_DEBT in w for w in warnings)
         return [engine.BREAKEVEN_HOLDS_SIZED_DEBT.removeprefix(key + " ")] if held else []
     return []
@@ -200,8 +205,9 @@ def _definitions(memo: Memo) -> list[tuple[str, str]]:
         ),
         (
             "DSCR",
-            "CFADS over the month's debt service (cash interest, fees and scheduled principal; "
-            "balloons, bullets and a settlement at the horizon are refinanced and left out). "
+            "CFADS over the month's debt service (cash interest, fees and scheduled principal). "
+            "Balloons, bullets and the balance settled at the projection's end are left out, as "
+            "a lender refinancing them would; the equity cash flow pays them in their month. "
             "Minimum DSCR is the lowest month. Interest the service does not pay is added to the "
             "loan and stated beside the minimum DSCR.",
         ),
@@ -294,7 +300,7 @@ def _rate(fraction: float) -> str:
 
 def _tranche_terms(t, horizon: int) -> str:
     """A tranche as the ask states it: type, size, rate, repayment and maturity (a maturity after
-    the projection's end said so: the balance left then is refinanced)."""
+    the projection's end said so: the balance left then is settled in the last month)."""
     terms = [t.type.replace("_", " ")]
     if t.amount_usd is not None:
         terms.append(f"{t.amount_usd:,.0f} USD")
@@ -328,7 +334,10 @@ def _tranche_terms(t, horizon: int) -> str:
         terms.append(repayment)
     maturity = f"matures in month {t.maturity_month}"
     if t.maturity_month > horizon:
-        maturity += f", after the projection's month {horizon}: the balance then is refinanced"
+        maturity += (
+            f", after the projection's month {horizon}: the balance left then is repaid in month "
+            f"{horizon} from the equity cash flow and left out of the DSCR"
+        )
     terms.append(maturity)
     return f"{t.name} ({', '.join(terms)})"
 
@@ -353,9 +362,23 @@ def _draws(memo: Memo) -> str:
     return f"; drawn with the capex: {listed}"
 
 
+def _fleet_text(s) -> str:
+    """'1,024 GPUs of h200-sxm (32 racks of 32)', each vintage after the first with the month
+    it is bought; a rack partly filled as '1.50 racks'."""
+    parts = []
+    for i, one in enumerate(s.expand()):
+        fleet = one.fleet
+        racks = fleet.gpu_count / fleet.gpus_per_rack
+        count = counted(racks, "rack") if racks.is_integer() else f"{racks:,.2f} racks"
+        parts.append(
+            f"{fleet.gpu_count:,} GPUs of {fleet.hardware} ({count} of {fleet.gpus_per_rack})"
+            + (f" bought in month {fleet.purchase_month}" if i else "")
+        )
+    return "; then ".join(parts)
+
+
 def _ask(memo: Memo) -> list[tuple[str, str]]:
     s = memo.scenario
-    racks = s.fleet.gpu_count / s.fleet.gpus_per_rack if s.fleet.gpus_per_rack else None
     fin = s.financing
     if fin.tranches:
         horizon = s.horizon_months
@@ -387,11 +410,7 @@ def _ask(memo: Memo) -> list[tuple[str, str]]:
     else:
         debt = "all equity"
     return [
-        (
-            "Fleet",
-            f"{s.fleet.gpu_count:,} GPUs of {s.fleet.hardware}"
-            + (f" ({racks:,.2f} racks of {s.fleet.gpus_per_rack})" if racks else ""),
-        ),
+        ("Fleet", _fleet_text(s)),
         ("Capex", format_figure("{:,.0f} USD", memo.summary.get("capex_usd_total"))),
         ("Financing", debt),
         (
@@ -402,6 +421,28 @@ def _ask(memo: Memo) -> list[tuple[str, str]]:
     ]
 
 
+PERCENT_UNITS = {"fraction": "", "1/year": " a year", "fraction/year": " a year"}
+"""Units of fractions, shown as percentages, and what follows the percentage."""
+
+
+def input_text(path: str, value) -> str:
+    """An input's value as the memo shows it: a fraction as a percentage, as the Ask states
+    rates (0.1075 of unit 1/year is '10.75% a year'), a large amount whole (6 significant
+    digits wrote 3,100,000 as 3.1e+06). Other units are in the field's name (_usd, _years)."""
+    from econ.library.diff import unit_of
+
+    if isinstance(value, tuple | list):
+        return f"{len(value)} entries"
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return str(value)
+    unit = unit_of(path) or ""
+    if unit in PERCENT_UNITS:
+        return _rate(value) + PERCENT_UNITS[unit]
+    if isinstance(value, float) and abs(value) >= 1e5:
+        return f"{value:,.0f}"
+    return f"{value:,.6g}"
+
+
 def _assumptions(memo: Memo) -> list[dict]:
     """Every input the scenario names a source for, with its value, then the sources' text."""
     rows = []
@@ -409,13 +450,7 @@ def _assumptions(memo: Memo) -> list[dict]:
         node: object = memo.scenario
         for part in path.split("."):
             node = getattr(node, part, None)
-        if isinstance(node, tuple | list):
-            value = f"{len(node)} entries"
-        elif isinstance(node, float):  # (6 significant digits wrote 3,100,000 as 3.1e+06)
-            value = f"{node:,.0f}" if abs(node) >= 1e5 else f"{node:,.6g}"
-        else:
-            value = str(node)
-        rows.append({"path": path, "value": value, "source": source})
+        rows.append({"path": path, "value": input_text(path, node), "source": source})
     residual = _residual_at_book(memo)
     if residual is not None:
         rows.append(residual)
@@ -433,13 +468,17 @@ def _residual_at_book(memo: Memo) -> dict | None:
     )
     if given or sold <= 0:
         return None
+    salvage = any(row.depreciation.salvage_share for row in s.expand())
     return {
         "path": "residual value",
         "value": f"{sold:,.0f} USD",
-        "source": "none given: GPUs retired, or still held when the projection ends, are assumed "
-        "sold at their book value, as no resale table (market.resale_value_table or "
-        "resale_series) or depreciation.sale_value_share is set; a lender haircuts residual "
-        "value (a distressed sale near 0.45 of an orderly one, SpotWire 2026: docs/financing.md)",
+        "source": "none given: what is on the books when retired, or still held when the "
+        "projection ends (the GPUs, and a site's build-out or liquid retrofit), is assumed sold "
+        "at its book value"
+        + (", which holds the salvage value depreciation.salvage_share leaves" if salvage else "")
+        + ", as no resale table (market.resale_value_table or resale_series) or "
+        "depreciation.sale_value_share is set; a lender haircuts residual value (a distressed "
+        "sale near 0.45 of an orderly one, SpotWire 2026: docs/financing.md)",
     }
 
 
@@ -460,7 +499,7 @@ def html(memo: Memo) -> str:
             "unit": unit,
             "text": figure_text(f"base.{key}", memo.figures[f"base.{key}"]),
             "value": _value_attr(memo.figures[f"base.{key}"]),
-            "notes": _row_notes(warnings, key),
+            "notes": _row_notes(warnings, key, memo.figures[f"base.{key}"]),
         }
         for key, label, unit, _fmt in shown(summary=memo.summary)
     ]
@@ -469,7 +508,7 @@ def html(memo: Memo) -> str:
     for key, label, unit, _fmt in case_rows():
         cells = []
         for name in cases:
-            value = memo.summary.get(key) if name == "base" else memo.figures[f"{name}.{key}"]
+            value = memo.figures[f"{name}.{key}"]
             cells.append(
                 {
                     "key": f"{name}.{key}",
@@ -483,8 +522,8 @@ def html(memo: Memo) -> str:
     tornado_rows = [
         {
             "input": row["input"],
-            "low": row["low"],
-            "high": row["high"],
+            "low": input_text(row["input"], row["low"]),
+            "high": input_text(row["input"], row["high"]),
             "cells": [
                 {
                     "key": f"tornado.{row['input']}.{side}",
