@@ -111,7 +111,7 @@ def power_budget_warning(mw: float) -> str | None:
     """A hall power budget beyond any campus."""
     if mw > MAX_PLAUSIBLE_MW:
         return (
-            f"{mw:,.0f} MW is more than any data-centre campus (the largest announced are 1-5 GW, "
+            f"{mw:,.6g} MW is more than any data-centre campus (the largest announced are 1-5 GW, "
             f"{MAX_PLAUSIBLE_MW:,.0f} MW at most here); check the unit (MW, not kW)"
         )
     return None

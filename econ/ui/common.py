@@ -383,6 +383,13 @@ def keep(key: str, default=None) -> str:
     return key
 
 
+def set_kept(key: str, value) -> None:
+    """Set a kept widget's value (`keep`) from a callback, in the page's state and the session's
+    copy alike, so that neither brings back the old one."""
+    st.session_state[key] = value
+    st.session_state.setdefault(KEPT, {})[key] = value
+
+
 def remember_all() -> None:
     ss = st.session_state
     store = ss.setdefault(KEPT, {})

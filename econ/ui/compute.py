@@ -38,6 +38,7 @@ _COMMAND_LINE = (
     ("GPU count (--gpus)", "GPU count"),
     ("(step reading, --step)", '(step reading: "Interpolate" off, MLPerf Endpoints files)'),
     ("leave out --hold-debt", f"turn off {HOLD_LOAN_BOX}"),
+    ("(--interpolate reads between them)", '("Interpolate (not official)" reads between them)'),
 )
 _SECONDS_TO_MS = re.compile(
     r"\b(tpot|itl)_s_(\w+?) (<=|>=|=) ([-+0-9.eE]+)(?: \(limit ([-+0-9.eE]+)\))?"

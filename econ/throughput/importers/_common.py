@@ -448,7 +448,7 @@ def _check_values(frame: pd.DataFrame, src: SourceFile, labels: list[str]) -> No
                     else ""
                 )
                 raise src.error(
-                    f"{labels[i]}: {column} is {what} ({values[i]!r}); expected a positive "
+                    f"{labels[i]}: {column} is {what} ({float(values[i])!r}); expected a positive "
                     f"measured value{hint}"
                 )
     missing = frame["output_tokens_per_s"].isna() & frame["output_tokens_per_s_per_gpu"].isna()

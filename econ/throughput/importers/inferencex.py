@@ -50,7 +50,7 @@ def _nested_stats(block: dict | None, name: str) -> dict[str, float]:
     return {stat: number(block.get(stat), field=f"{name}.{stat}") for stat in STATS}
 
 
-def _record(r: dict, prov: Provenance, label: str, src: SourceFile) -> dict:
+def _record(r: dict, prov: Provenance, label: str, src: SourceFile, counted_by_user=False):
     out: dict = {}
     nested = isinstance(r.get("request_metrics"), dict)
     m = r.get("metrics") if isinstance(r.get("metrics"), dict) else r
@@ -137,7 +137,7 @@ def _record(r: dict, prov: Provenance, label: str, src: SourceFile) -> dict:
         tp = number(r.get("tp"), field="tp")
         out["gpu_count"] = tp
         prov.gpu_count_basis = "TP size (no num_gpus field)"
-        if not math.isnan(tp):
+        if not math.isnan(tp) and not counted_by_user:  # (the user's count replaces it)
             prov.warnings.append(
                 f"GPU count taken as the TP size ({tp:g}): the file has no num_gpus, and early "
                 "InferenceX scripts divided by TP; multi-node, DP or disaggregated runs use more "
@@ -197,7 +197,7 @@ def parse(src: SourceFile, gpu_count: float | None = None) -> Curve:
             )
         if "scenario_type" in record and "request_metrics" not in record:
             prov.tool = "InferenceX agentic aggregate"
-        rows.append(_record(record, prov, label, src))
+        rows.append(_record(record, prov, label, src, counted_by_user=gpu_count is not None))
     if any(not r["precision"] for r in rows):
         prov.warnings.append("precision is not recorded (empty string in the file)")
     prov.warnings.append(

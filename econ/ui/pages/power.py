@@ -103,7 +103,9 @@ def _grouped(number: str) -> str:
 def page_words(text: str) -> str:
     """A sizing message or warning in this page's words: its inputs, not `econ size` options."""
     text = re.sub(r" \(command line: [^)]*\)", "", text)  # options this page does not have
-    text = re.sub(r"--mw (\S+)", lambda m: f"the budget of {_grouped(m.group(1))} MW", text)
+    text = re.sub(
+        r"--mw (?:= )?([^\s:]+)", lambda m: f"the budget of {_grouped(m.group(1))} MW", text
+    )
     for option, words in _OPTION_WORDS.items():
         text = text.replace(option, words)
     return text

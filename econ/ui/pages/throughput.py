@@ -19,6 +19,7 @@ from econ.ui.fmt import literal
 CURVE_FILE = "econ.curve_file"
 CURVE_UPLOAD = "econ.curve_upload"
 CURVE_ERROR = "econ.curve_error"
+CURVE_GPUS = "econ.curve_gpus"
 ANY = "any"
 
 
@@ -343,10 +344,18 @@ def _curve_uploaded() -> None:
         )
         return
     ss[CURVE_FILE] = (file.name, content)
+    _clear_gpus()
 
 
 def _forget_curve() -> None:
     st.session_state.pop(CURVE_FILE, None)
+    _clear_gpus()
+
+
+def _clear_gpus() -> None:
+    """A new file, or none, starts from the GPU count its file states: a count typed for one
+    file would divide another's throughput."""
+    common.set_kept(CURVE_GPUS, None)
 
 
 def frontier_chart(points: pd.DataFrame, label: str) -> alt.Chart:
@@ -535,13 +544,14 @@ def measured_tab(scenario) -> None:
         "GPUs that served it",
         value=None,
         min_value=0.0,
-        key=common.keep("econ.curve_gpus"),
+        key=common.keep(CURVE_GPUS),
         placeholder="from the file",
         help="Overrides the GPU count the file states or implies",
     )
     head[2].button("Forget this file", on_click=_forget_curve, icon=":material/delete:")
     gpus = gpus or None
-    curve = compute.attempt(lambda: compute.curve(name, content, gpus), f"Reading {name}")
+    # (the reader's messages begin with the file's name)
+    curve = compute.attempt(lambda: compute.curve(name, content, gpus), "Reading the file")
     if curve is None:
         return
     prov = curve.provenance
@@ -659,7 +669,7 @@ def measured_tab(scenario) -> None:
             border=True,
             help="Provisioned power / system output tokens/s; not a measured energy",
         )
-    source = f"measured: {name} at the SLO operating point"
+    source = measured_source(name, prov, point, workload)
     allowed, note = curve_fits(prov, points, scenario, name)
     st.button(
         f"Use {point.tokens_per_s_per_gpu:,.1f} tokens/s per GPU in the scenario",
@@ -668,6 +678,22 @@ def measured_tab(scenario) -> None:
         icon=":material/input:",
         key="econ.use_measured",
         disabled=not allowed,
+    )
+
+
+def measured_source(name: str, prov, point, workload: str | None) -> str:
+    """The source recorded with a measured throughput: the file (its SHA-256's first 12 hex
+    digits), the limits that chose the point, the workload and where the GPU count came from,
+    so that the figure can be found again from the file."""
+    limits = {k: v for k, v in point.limits.items() if v is not None and math.isfinite(v)}
+    chosen = binding_label(",".join(limits), limits) if limits else "no limit: the highest load"
+    sha = str(prov.get("file_sha256") or "")
+    return (
+        f"measured: {name}"
+        + (f" (sha256 {sha[:12]})" if sha else "")
+        + f" at the SLO operating point ({chosen})"
+        + (f", workload {workload}" if workload else "")
+        + (f", GPU count from {prov['gpu_count_basis']}" if prov.get("gpu_count_basis") else "")
     )
 
 
