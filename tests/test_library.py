@@ -17,7 +17,7 @@ from conftest import ROOT
 
 from econ import __version__ as econ_version
 from econ.cli import main
-from econ.library import LibraryError, Ref, open_library, parse_ref
+from econ.library import LibraryError, Ref, open_library, parse_ref, store
 from econ.library.diff import unit_of
 from econ.library.store import project_summary, skeleton
 from econ.scenario import ScenarioError, load_scenario
@@ -437,7 +437,86 @@ def test_cached_summary_is_reproducible_from_the_stored_text(library_url, monkey
         assert library.summary(Ref(SEED_NAME, 1)) == first
         with engine.connect() as conn:
             rows = conn.execute(sa.text("SELECT econ_version FROM results")).scalars().all()
-        assert sorted(rows) == sorted([econ_version, "9.9.9"])
+        assert sorted(v.split("+")[0] for v in rows) == sorted([econ_version, "9.9.9"])
+
+
+def _results(url: str, sql: str, **params) -> list:
+    engine = sa.create_engine(url)
+    try:
+        with engine.begin() as conn:
+            result = conn.execute(sa.text(sql), params)
+            return result.all() if result.returns_rows else []
+    finally:
+        engine.dispose()
+
+
+def test_the_cache_is_keyed_on_the_engine_source_not_the_version_alone(
+    library_url, tmp_path, capsys, monkeypatch
+):
+    """Teammates on the same econ version but other code must not read each other's results: a
+    row cached by other source is never read, so diff agrees with `econ project`."""
+    econ(capsys, "library", "save", SEED)
+    econ(capsys, "library", "save", edited(tmp_path, "gpu_count = 72", "gpu_count = 144"))
+    assert econ(capsys, "library", "diff", f"{SEED_NAME}@1", f"{SEED_NAME}@2")[0] == 0
+    (key,) = _results(library_url, "SELECT DISTINCT econ_version FROM results")[0]
+    assert key.startswith(f"{econ_version}+") and len(key) <= 64
+    # another engine (same version, other source) caches a different npv for version 2
+    monkeypatch.setattr("econ.library.store._package_sha256", lambda: "0" * 64)
+    other = store.engine_version()
+    assert other != key and other.startswith(f"{econ_version}+")
+    _results(
+        library_url,
+        "UPDATE results SET summary_json = :text, econ_version = :other",
+        text=json.dumps({**project_summary(load_scenario(SEED)), "npv_usd": 123.0}),
+        other=other,
+    )
+    monkeypatch.undo()
+    monkeypatch.setenv("ECON_LIBRARY", library_url)
+    monkeypatch.setenv("ECON_AUTHOR", "ada")
+    rc, out, _ = econ(
+        capsys, "library", "diff", f"{SEED_NAME}@1", f"{SEED_NAME}@2", "--format", "json"
+    )
+    assert rc == 0
+    npv = json.loads(out)["metrics"]["npv_usd"]
+    assert npv["old"] == summary_of(capsys, f"library:{SEED_NAME}@1")["npv_usd"] != 123.0
+    assert npv["new"] == summary_of(capsys, f"library:{SEED_NAME}@2")["npv_usd"]
+
+
+def test_sources_hash_changes_with_any_source_file(tmp_path):
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "engine.py").write_text("RATE = 1\n")
+    (tmp_path / "top.py").write_text("")
+    before = store.sources_sha256(tmp_path)
+    assert store.sources_sha256(tmp_path) == before
+    (tmp_path / "pkg" / "engine.py").write_text("RATE = 2\n")
+    assert store.sources_sha256(tmp_path) != before
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        "{",  # cut short
+        "[1, 2]",  # not an object
+        '{"npv_usd": 1.0}',  # not today's summary keys
+        "[" * 5000 + "]" * 5000,  # deeper than json reads
+    ],
+)
+def test_a_damaged_cache_row_is_recomputed_and_replaced(library_url, capsys, damage):
+    econ(capsys, "library", "save", SEED)
+    expected = summary_of(capsys, f"library:{SEED_NAME}@1")
+    assert econ(capsys, "library", "diff", f"{SEED_NAME}@1", f"{SEED_NAME}@1")[0] == 0
+    _results(library_url, "UPDATE results SET summary_json = :text", text=damage)
+    rc, out, err = econ(
+        capsys, "library", "diff", f"{SEED_NAME}@1", f"{SEED_NAME}@1", "--format", "json"
+    )
+    assert rc == 0 and "Traceback" not in err, err
+    assert {k: v["new"] for k, v in json.loads(out)["metrics"].items()}["npv_usd"] == (
+        expected["npv_usd"]
+    )
+    with open_library() as library:
+        assert library.summary(Ref(SEED_NAME, 1)) == expected
+    (text,) = _results(library_url, "SELECT summary_json FROM results")[0]
+    assert json.loads(text) == expected  # the row was replaced
 
 
 # --- concurrency: separate processes saving the same scenario at once -------------------------

@@ -725,15 +725,17 @@ class Library:
         return scenario
 
     def summary(self, ref: Ref) -> dict[str, Any]:
-        """Summary metrics of a stored version (econ.engine), cached by scenario hash, econ version
-        and catalog version; a cache miss projects the stored text."""
+        """Summary metrics of a stored version (econ.engine), cached by scenario hash, engine
+        version (`engine_version`: econ's version and a hash of its source) and catalog version;
+        a cache miss projects the stored text, as does a cached row that is not a summary of
+        today's metrics (damaged, or written by other code): it is replaced."""
         from econ.provenance import catalog_versions, scenario_sha256
 
         scenario = self.load(ref)
         catalogs = json.dumps(catalog_versions(), sort_keys=True)
         key = {
             "scenario_sha256": scenario_sha256(scenario),
-            "econ_version": __version__,
+            "econ_version": engine_version(),
             "catalog_sha256": hashlib.sha256(catalogs.encode()).hexdigest(),
         }
         where = sa.and_(*(results.c[k] == v for k, v in key.items()))
@@ -741,17 +743,24 @@ class Library:
         # file, a role granted SELECT alone) still gives every summary, recomputed each time.
         with contextlib.suppress(LibraryError), self._guard("reading"):
             with self._engine.connect() as conn:
-                cached = conn.scalar(sa.select(results.c.summary_json).where(where))
+                cached = _cached_summary(
+                    conn.scalar(sa.select(results.c.summary_json).where(where))
+                )
             if cached is not None:
-                return json.loads(cached)
+                return cached
         summary = project_summary(scenario)
         text = json.dumps(summary, sort_keys=True, allow_nan=False)
 
         def store(conn):
+            now = _now()
             insert = _dialect_insert(conn, results).values(
-                **key, summary_json=text, created_utc=_now()
+                **key, summary_json=text, created_utc=now
             )
-            conn.execute(insert.on_conflict_do_nothing())
+            conn.execute(
+                insert.on_conflict_do_update(
+                    index_elements=list(key), set_={"summary_json": text, "created_utc": now}
+                )
+            )
 
         with contextlib.suppress(LibraryError):
             self._transaction(store, "caching a result")
@@ -1256,6 +1265,56 @@ def project_summary(scenario) -> dict[str, Any]:
 
     records = project([scenario]).summary_records()
     return records[0]["summary"]
+
+
+def _cached_summary(text: Any) -> dict[str, Any] | None:
+    """A cached summary_json as a summary of today's metrics, or None (a miss) when it is not
+    one: not JSON (a damaged row), or not an object holding exactly econ.engine's summary keys."""
+    from econ.engine import SUMMARY_COLUMNS
+
+    if not isinstance(text, str):
+        return None
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(value, dict) or set(value) != set(SUMMARY_COLUMNS):
+        return None
+    return value
+
+
+ENGINE_HASH_CHARS = 40
+"""Hex digits of the source hash in `engine_version` (with the version, within the column's 64)."""
+
+
+def engine_version() -> str:
+    """The results cache's engine key: econ's version and a hash of the package's Python source
+    (`sources_sha256`), e.g. 0.1.0+3f2a...: the version alone is not bumped by every change of
+    the engine, and teammates running other code must not read each other's results."""
+    return f"{__version__}+{_package_sha256()[:ENGINE_HASH_CHARS]}"
+
+
+@functools.cache
+def _package_sha256() -> str:
+    """`sources_sha256` of the econ package, computed once per process."""
+    import econ
+
+    return sources_sha256(Path(econ.__file__).parent)
+
+
+def sources_sha256(folder: Path) -> str:
+    """SHA-256 over every *.py file below `folder` (caches skipped): each one's path relative to
+    `folder` and content, in path order."""
+    digest = hashlib.sha256()
+    files = sorted(
+        p.relative_to(folder).as_posix()
+        for p in folder.rglob("*.py")
+        if "__pycache__" not in p.parts and p.is_file()
+    )
+    for relative in files:
+        digest.update(f"{relative}\0".encode())
+        digest.update(hashlib.sha256((folder / relative).read_bytes()).digest())
+    return digest.hexdigest()
 
 
 @functools.cache

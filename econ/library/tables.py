@@ -8,7 +8,8 @@ what the queries use. A change here needs a new migration (and a test that upgra
   validated scenario's canonical hash (econ.provenance), the file's schema_version, author, message,
   time, the version it was saved over (parent), and the hardware and model keys for `list`.
 - tags: labels on a version (e.g. board-2026q3).
-- results: summaries cached by scenario hash, econ version and catalog version; any row can be
+- results: summaries cached by scenario hash, engine version (column econ_version: econ's version
+  and a hash of its source, econ.library.store.engine_version) and catalog version; any row can be
   dropped and recomputed from the stored text.
 """
 
