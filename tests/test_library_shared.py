@@ -271,7 +271,7 @@ def test_only_the_owner_upgrades_an_old_library(postgres_url, postgres_socket, c
     # bob's read writes nothing: it says who upgrades the library
     rc, _, err = econ(capsys, "library", "list", "--library", url)
     assert rc == 3 and "is at library revision 0001, older than the revision 0002" in err
-    assert "(on PostgreSQL, the role that owns them): `econ library upgrade`" in err
+    assert "(on PostgreSQL, the role that owns them): `econ library upgrade --library '" in err
     # bob's save would upgrade it, which only the owner may
     rc, _, err = econ(capsys, "library", "save", SEED, "--library", url)
     assert rc == 3 and "opening failed: must be owner of table" in err
@@ -327,7 +327,7 @@ def test_reads_of_an_empty_database_write_nothing(
         conn.execute("GRANT SELECT ON ALL TABLES IN SCHEMA public TO reader")
     rc, _, err = econ(capsys, "library", "list", "--library", url)
     assert rc == 3 and "at library revision 0001, older than the revision 0002" in err
-    assert "`econ library upgrade`" in err and "permission denied" not in err
+    assert "`econ library upgrade --library " in err and "permission denied" not in err
     with _superuser(postgres_socket, database) as conn:
         assert conn.execute("SELECT version_num FROM econ_library_revision").fetchone()[0] == "0001"
     assert "results" not in _tables(postgres_socket, database)
@@ -570,3 +570,71 @@ def test_a_suggested_command_works_when_pasted(name, tmp_path, capsys, monkeypat
     assert argv[:3] == ["econ", "library", "restore"]
     assert econ(capsys, *argv[1:])[0] == 0
     assert econ(capsys, "library", "show", "--", f"{name}@2")[0] == 0  # restored as version 2
+
+
+def _pasted(capsys, message: str, verb: str) -> tuple[list[str], tuple[int, str, str]]:
+    """The `econ library VERB ...` a message suggests, split as a shell splits it, and what
+    running it gives."""
+    import shlex
+
+    hint = re.search(rf"`(econ library {verb} [^`]*)`", message)
+    assert hint, message
+    argv = shlex.split(hint.group(1))
+    return argv, econ(capsys, *argv[1:])
+
+
+def test_suggested_commands_name_the_library_given_by_url(
+    library_url, tmp_path, capsys, monkeypatch
+):
+    """Found by review: after `save --base 1 --library URL` the hint was `econ library diff
+    NAME@1 NAME@2`, which pasted reads ECON_LIBRARY's library (or the default), not URL's."""
+    url = library_url
+    decoy = f"sqlite:///{tmp_path / 'decoy.db'}"  # another library, holding the same name
+    monkeypatch.setenv("ECON_LIBRARY", decoy)
+    assert econ(capsys, "library", "save", HALL)[0] == 0
+    ada = edited(tmp_path, "gpu_count = 72", "gpu_count = 144", name="ada.toml")
+    for path in (SEED, ada):
+        assert econ(capsys, "library", "save", path, "--library", url)[0] == 0
+
+    # a save over a stale base suggests the diff: pasted, it reads URL's library
+    rc, _, err = econ(capsys, "library", "save", ada, "--base", "1", "--library", url)
+    assert rc == 3
+    argv, (rc, out, _) = _pasted(capsys, err, "diff")
+    assert argv[3:5] == ["--library", url] and rc == 0 and "fleet.gpu_count" in out
+    # --new on a held name suggests show; a missing version, history; a missing name, list
+    rc, _, err = econ(capsys, "library", "save", ada, "--new", "--library", url)
+    argv, (rc, out, _) = _pasted(capsys, err, "show")
+    assert rc == 0 and "gpu_count = 144" in out
+    rc, _, err = econ(capsys, "library", "show", f"{SEED_NAME}@9", "--library", url)
+    argv, (rc, out, _) = _pasted(capsys, err, "history")
+    assert rc == 0 and "2" in out.splitlines()[-1]
+    rc, _, err = econ(capsys, "library", "history", "no-such", "--library", url)
+    argv, (rc, out, _) = _pasted(capsys, err, "list")
+    assert rc == 0 and SEED_NAME in out
+    # a name starting with '-': the options come before `--`
+    dash = edited(tmp_path, f'name = "{SEED_NAME}"', 'name = "-rf"', name="dash.toml")
+    assert econ(capsys, "library", "save", dash, "--library", url)[0] == 0
+    rc, out, _ = econ(capsys, "library", "delete", "--library", url, "--", "-rf")
+    argv, (rc, _, err) = _pasted(capsys, out, "restore")
+    assert argv[3:6] == ["--library", url, "--"] and rc == 0, err
+    # a deleted scenario named by `econ --library URL project library:NAME`
+    assert econ(capsys, "library", "delete", SEED_NAME, "--library", url)[0] == 0
+    rc, _, err = econ(capsys, "--library", url, "project", f"library:{SEED_NAME}")
+    assert rc == 3
+    argv, (rc, _, err) = _pasted(capsys, err, "restore")
+    assert rc == 0, err
+    with open_library(decoy) as library:  # nothing pasted reached the other library
+        assert [len(library.history(i.name)) for i in library.list()] == [1]
+
+
+def test_a_suggested_command_withholds_a_password(postgres_url, tmp_path, capsys, monkeypatch):
+    """A URL holding a password is not printed: the command says --library URL, and why."""
+    monkeypatch.setenv("ECON_AUTHOR", "ada")
+    url = postgres_url.replace("postgres@", f"postgres:{SECRET}@")  # (trust: any password)
+    ada = edited(tmp_path, "gpu_count = 72", "gpu_count = 144", name="ada.toml")
+    for path in (SEED, ada):
+        assert econ(capsys, "library", "save", path, "--library", url)[0] == 0
+    rc, _, err = econ(capsys, "library", "save", ada, "--base", "1", "--library", url)
+    assert rc == 3 and SECRET not in err
+    assert f"`econ library diff --library URL {SEED_NAME}@1 {SEED_NAME}@2`" in err
+    assert "(URL: the --library URL you gave, not shown as it holds a password)" in err

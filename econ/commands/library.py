@@ -20,7 +20,7 @@ import json
 import sys
 
 from econ.commands import Number, add_format
-from econ.library import command_line, default_path, parse_ref
+from econ.library import default_path, parse_ref
 from econ.text import printable
 
 EXIT_OK = 0
@@ -354,7 +354,7 @@ def _delete(args) -> int:
     else:
         print(
             f"deleted {_printable(versions[-1].name)} ({len(versions)} versions kept; "
-            f"`{command_line('restore', f'{versions[-1].name}@{last}')}` brings it back)"
+            f"{library.suggest('restore', f'{versions[-1].name}@{last}')} brings it back)"
         )
     return EXIT_OK
 

@@ -74,12 +74,14 @@ def hide_credentials(text: str) -> str:
     return _QUERY_PASSWORD.sub(r"\1***", _USERINFO_PASSWORD.sub(r"\1***@", text))
 
 
-def command_line(verb: str, *refs: str) -> str:
-    """`econ library VERB REF...` as a message suggests it, ready to paste: each name quoted for
-    the shell where it holds a space or other special character, and `--` before the names where
-    one starts with '-' (which the command line would read as an option). A name holding a
-    character that is not printable (a no-break space, U+2028, stored before names were checked)
-    is written as $'...' with escapes (bash, zsh), never raw."""
+def command_line(verb: str, *refs: str, library: str | None = None) -> str:
+    """`econ library VERB [--library URL] REF...` as a message suggests it, ready to paste: the
+    URL and each name quoted for the shell where it holds a space or other special character, and
+    `--` (after every option) before the names where one starts with '-' (which the command line
+    would read as an option). A name holding a character that is not printable (a no-break space,
+    U+2028, stored before names were checked) is written as $'...' with escapes (bash, zsh),
+    never raw. `library`: the library to name (None: the one ECON_LIBRARY or the default gives);
+    a URL holding a password is the caller's to withhold (`Library.suggest`)."""
     import shlex
 
     def quoted(ref: str) -> str:
@@ -88,8 +90,9 @@ def command_line(verb: str, *refs: str) -> str:
         body = "".join(c if c.isprintable() and c not in "\\'" else _shell_escape(c) for c in ref)
         return f"$'{body}'"
 
+    options = [] if library is None else ["--library", quoted(library)]
     dashes = ["--"] if any(str(r).startswith("-") for r in refs) else []
-    return " ".join(["econ", "library", verb, *dashes, *(quoted(str(r)) for r in refs)])
+    return " ".join(["econ", "library", verb, *options, *dashes, *(quoted(str(r)) for r in refs)])
 
 
 def _shell_escape(char: str) -> str:

@@ -461,6 +461,8 @@ class Library:
     ):
         text, source = resolve_url(url)
         target = _make_engine(text, source, timeout_s, create)
+        self._named_url = text if source == "--library" else None
+        """The URL a suggested command must name (None: ECON_LIBRARY or the default finds it)."""
         self.display = target.display
         self.missing_file = target.missing_file
         """The SQLite file, missing or empty, that this library will be (None: it exists)."""
@@ -593,8 +595,8 @@ class Library:
         except ScenarioError as exc:
             raise LibraryError(
                 f"{exc}\n  No migration makes {stored.label} valid; nothing was changed. Fix it by "
-                f"hand: `{command_line('show', str(ref))} > FILE.toml`, edit FILE.toml, then "
-                "`econ library save FILE.toml`."
+                f"hand: {self.suggest('show', str(ref), then=' > FILE.toml')}, edit FILE.toml, "
+                f"then {self.suggest('save', 'FILE.toml', note=False)}."
             ) from None
         note = f"migrated version {stored.info.version} from schema_version {old}"
         return self.save_text(
@@ -642,7 +644,7 @@ class Library:
                 )
                 raise LibraryError(
                     f"{ref.name!r} has no version {ref.version} (library {self.display}); "
-                    f"expected 1 to {latest} (see `{command_line('history', ref.name)}`)"
+                    f"expected 1 to {latest} (see {self.suggest('history', ref.name)})"
                 )
             info = self._infos(conn, [(row, version)])[0]
             return StoredVersion(info, version.toml_text)
@@ -701,7 +703,8 @@ class Library:
         if stored.info.deleted:
             raise LibraryError(
                 f"library:{ref}: the scenario is deleted (library {self.display}); "
-                f"`{command_line('restore', f'{stored.info.name}@{stored.info.version}')}` brings it back"
+                f"{self.suggest('restore', f'{stored.info.name}@{stored.info.version}')} "
+                "brings it back"
             )
         try:
             data = parse_toml(stored.text, stored.label)
@@ -711,9 +714,10 @@ class Library:
             label = f"{stored.info.name}@{stored.info.version}"
             raise LibraryError(
                 f"{exc}\n  The stored version no longer validates with econ {__version__}; it is "
-                f"kept unchanged. See it with `{command_line('show', label)}`; "
-                f"`{command_line('migrate', label)}` saves a migrated copy as a new version where a schema "
-                "migration exists, or fix the text and `econ library save FILE`."
+                f"kept unchanged. See it with {self.suggest('show', label)}; "
+                f"{self.suggest('migrate', label, note=False)} saves a migrated copy as a new "
+                "version where a schema migration exists, or fix the text and "
+                f"{self.suggest('save', 'FILE', note=False)}."
             ) from None
         if overrides:
             data = apply_overrides(data, overrides, file=stored.label)
@@ -1000,7 +1004,7 @@ class Library:
         raise LibraryError(
             f"{origin}: --new: {name!r} is already in library {self.display} at version "
             f"{latest} ({self._newest_by(conn, scenario_id, latest)}); expected a name the "
-            f"library does not hold (`{command_line('show', name)}` shows it); nothing was saved"
+            f"library does not hold ({self.suggest('show', name)} shows it); nothing was saved"
         )
 
     def _refuse_stale(self, conn, scenario_id, name, base: int, latest: int | None, origin):
@@ -1018,8 +1022,8 @@ class Library:
             f"{origin}: --base {base}: {name!r} is now at version {latest} "
             f"({self._newest_by(conn, scenario_id, latest)}); expected --base {latest}, once the "
             f"changes since version {base} are in this file "
-            f"(`{command_line('diff', f'{name}@{base}', f'{name}@{latest}')}` shows them); nothing was "
-            "saved"
+            f"({self.suggest('diff', f'{name}@{base}', f'{name}@{latest}')} shows them); "
+            "nothing was saved"
         )
 
     def _scenario(self, conn, name: str, *, lock: bool = False):
@@ -1036,7 +1040,7 @@ class Library:
             hint = f"; did you mean {', '.join(shown)}?" if close else ""
             raise LibraryError(
                 f"no scenario {shortened(name)} in library {self.display}{hint} "
-                "(`econ library list` shows the names)"
+                f"({self.suggest('list')} shows the names)"
             )
         return row
 
@@ -1046,11 +1050,26 @@ class Library:
         path = self.missing_file
         if path is None:
             return (
-                "its database holds no econ library yet (`econ library save FILE` creates the "
-                "library, as does `econ library upgrade`)"
+                f"its database holds no econ library yet ({self.suggest('save', 'FILE')} "
+                f"creates the library, as does {self.suggest('upgrade', note=False)})"
             )
         state = "is empty" if path.exists() else "does not exist yet"
-        return f"its file {path} {state} (`econ library save FILE` creates the library)"
+        return f"its file {path} {state} ({self.suggest('save', 'FILE')} creates the library)"
+
+    def suggest(self, verb: str, *refs: str, then: str = "", note: bool = True) -> str:
+        """`econ library VERB REF...` (`command_line`) in backticks, for a message: with
+        `--library URL` when this library was named by URL (--library, or the Python API's url),
+        so that the pasted command reads this library and not ECON_LIBRARY's or the default.
+        A URL holding a password is not shown: the command says `--library URL` and (`note`)
+        a word after it says to give the URL as before. `then`: more of the shell line
+        (`> FILE.toml`)."""
+        url = self._named_url
+        withheld = url is not None and hide_credentials(url) != url
+        line = command_line(verb, *refs, library="URL" if withheld else url)
+        suggested = f"`{line}{then}`"
+        if withheld and note:
+            suggested += " (URL: the --library URL you gave, not shown as it holds a password)"
+        return suggested
 
     def _find(self, conn, name: str, *, lock: bool = False):
         """The row of `name` as typed, else of its NFC form (how names are stored), else of its
@@ -1220,8 +1239,7 @@ class Library:
                     f"revision {head} econ {__version__} reads; nothing was changed (a command "
                     "that only reads never upgrades a library). Expected the library upgraded "
                     "first by a user allowed to change its tables (on PostgreSQL, the role that "
-                    f"owns them): `{command_line('upgrade')}` with this --library / "
-                    "ECON_LIBRARY (a save upgrades it too)"
+                    f"owns them): {self.suggest('upgrade')} (a save upgrades it too)"
                 )
             with self._write() as conn:
                 self._upgrade(conn)
