@@ -134,8 +134,8 @@ def _discard(stream) -> None:
 
 def _using_library(url: str | None):
     """`econ.library.using_url(url)`, loading the library module only if --library is given
-    (a library:NAME argument loads it when it is read)."""
-    if not url:
+    (a library:NAME argument loads it when it is read); an empty one is refused there."""
+    if url is None:
         return contextlib.nullcontext()
     from econ.library import using_url
 

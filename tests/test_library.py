@@ -594,6 +594,28 @@ def test_wrong_url_exits_3(url, expected, tmp_path, capsys, monkeypatch):
     assert rc == 3 and expected in err and "Traceback" not in err
 
 
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["library", "list", "--library", ""],
+        ["--library", "", "library", "list"],
+        ["--library", "", "project", f"library:{SEED_NAME}"],
+        ["--library", "", "project", SEED],  # refused even where no library is read
+        ["library", "save", SEED, "--library", " "],
+    ],
+)
+def test_an_empty_library_url_exits_3(argv, tmp_path, capsys, monkeypatch):
+    """Found by review: --library "" fell back to ECON_LIBRARY (or the default) without a word."""
+    monkeypatch.setenv("ECON_LIBRARY", f"sqlite:///{tmp_path / 'env.db'}")
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    rc, out, err = econ(capsys, *argv)
+    assert rc == 3 and out == "" and "Traceback" not in err
+    assert "--library = '" in err and "an empty URL; expected a library URL, sqlite:///" in err
+    assert list(tmp_path.iterdir()) == []  # neither library was created
+    with pytest.raises(LibraryError, match="an empty URL"):
+        open_library("")
+
+
 def test_password_is_never_shown(capsys, tmp_path):
     rc, _, err = econ(
         capsys, "library", "list", "--library", f"postgresql://ada:s3cret@/db?host={tmp_path}"

@@ -56,12 +56,13 @@ def resolve_url(url: str | None = None) -> tuple[str, str]:
     """The library URL to use and where it came from (for messages).
 
     Order: the argument, then `using_url` (the CLI's --library), then ECON_LIBRARY, then the
-    per-user SQLite file.
+    per-user SQLite file. An empty URL given (`--library ""`, a variable that was not set) is
+    refused, not read as none: it would silently open another library.
     """
-    if url:
-        return url, "--library"
-    if _URL.get():
-        return _URL.get(), "--library"
+    for given in (url, _URL.get()):
+        if given is not None:
+            _refuse_empty(given)
+            return given, "--library"
     if os.environ.get(ENV_VAR):
         return os.environ[ENV_VAR], ENV_VAR
     return f"sqlite:///{default_path()}", "the default location"
@@ -104,10 +105,22 @@ def _shell_escape(char: str) -> str:
     return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
 
 
+def _refuse_empty(url: str) -> None:
+    if not url.strip():
+        raise LibraryError(
+            f"--library = {url!r}: an empty URL; expected a library URL, sqlite:///PATH.db or "
+            "postgresql+psycopg://USER@HOST/DATABASE (leave --library out for ECON_LIBRARY, else "
+            "the per-user library)"
+        )
+
+
 @contextlib.contextmanager
 def using_url(url: str | None) -> Iterator[None]:
-    """Within the block, library: names and library commands use `url` (None: no change)."""
-    token = _URL.set(url) if url else None
+    """Within the block, library: names and library commands use `url` (None: no change;
+    LibraryError for an empty one)."""
+    if url is not None:
+        _refuse_empty(url)
+    token = _URL.set(url) if url is not None else None
     try:
         yield
     finally:
