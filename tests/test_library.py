@@ -420,6 +420,47 @@ def test_authors_are_refused_and_messages_escaped_with_control_characters(librar
     assert rc == 3 and "is a byte that is not UTF-8" in err
 
 
+@pytest.mark.parametrize(
+    "arguments, expected",
+    [
+        ({"message": "a\x00b"}, "message 'a\\x00b': character 2 is U+0000 NULL, which a library"),
+        ({"author": "a\x00b"}, "author 'a\\x00b': character 2 is U+0000 NULL"),
+        ({"message": None}, "message None (NoneType): expected text"),
+        ({"base": "2"}, "base = '2' (str): expected a version number, an int 1, 2, ..."),
+        ({"base": 2.0}, "base = 2.0 (float): expected a version number"),
+        ({"base": True}, "base = True (bool): expected a version number"),
+        ({"new": "yes"}, "new = 'yes' (str): expected True or False"),
+        ({"tags": ["ok", 3]}, "tag 3 (int): expected a label as text"),
+        ({"tags": 3}, "tags = 3: expected a list of labels (or one label as a str)"),
+    ],
+)
+def test_the_python_api_refuses_wrong_arguments_alike_on_both_backends(
+    library_url, arguments, expected
+):
+    """Found by review: base="2" raised a TypeError, and a message holding NUL was saved on
+    SQLite but refused by PostgreSQL (a database error)."""
+    with open_library() as library:
+        with pytest.raises(LibraryError) as caught:
+            library.save_text(SEED.read_text(), **arguments)
+        assert expected in str(caught.value)
+        assert library.list() == []  # nothing saved
+        with pytest.raises(LibraryError, match="U\\+0000 NULL"):
+            library.save_text(SEED.read_text().replace("#", "#\x00", 1))
+    with open_library() as library:
+        library.save_file(SEED)
+        with pytest.raises(LibraryError, match="message 'x\\\\x00': character 2 is U\\+0000"):
+            library.restore(Ref(SEED_NAME, 1), message="x\x00")
+        assert len(library.history(SEED_NAME)) == 1
+
+
+def test_a_str_of_tags_is_one_tag(library_url):
+    """Found by review: tags="board" was stored as the tags b, o, a, r, d."""
+    with open_library() as library:
+        assert library.save_text(SEED.read_text(), tags="board").tags == ["board"]
+        assert library.history(SEED_NAME)[0].tags == ["board"]
+        assert library.save_file(SEED, tags=("q3", "board", "q3")).tags == ["board", "q3"]
+
+
 # --- results cache ------------------------------------------------------------------------------
 
 

@@ -546,17 +546,12 @@ class Library:
         `new`: the text was written as a new scenario; the save is refused if the library holds
         the name (not deleted), even when a colleague saved it a moment ago. Both are checked
         under the name's lock, in the transaction that saves."""
+        _check_utf8(text, f"{origin}: text")
+        _check_base(base, new)
         prepared = _prepare(text, origin)
         tag_list = _check_tags(tags)
         who = _check_author(author or default_author())
         message = _check_message(message)
-        if base is not None and not 1 <= base <= MAX_VERSION:
-            raise LibraryError(f"--base {base}: expected a version number, 1, 2, ...")
-        if new and base is not None:
-            raise LibraryError(
-                f"--new with --base {base}: expected one of them (a new name, or the version "
-                "the file was edited from)"
-            )
 
         def run(conn):
             return self._insert(
@@ -1901,8 +1896,22 @@ def _prepare(text: str, origin: str) -> _Prepared:
     )
 
 
-def _check_tags(values: Sequence[str]) -> list[str]:
+def _check_tags(values: Sequence[str] | str) -> list[str]:
+    """The tags, sorted, once each; one str is one tag (not its letters)."""
+    if isinstance(values, str):
+        values = [values]
+    elif not isinstance(values, Iterable):
+        raise LibraryError(
+            f"tags = {shortened(values)}: expected a list of labels (or one label as a str), "
+            "e.g. ['board-2026q3']"
+        )
+    values = list(values)
     for tag in values:
+        if not isinstance(tag, str):
+            raise LibraryError(
+                f"tag {shortened(tag)} ({type(tag).__name__}): expected a label as text, e.g. "
+                "board-2026q3"
+            )
         if not _TAG.match(tag) or len(tag) > TAG_LENGTH:
             raise LibraryError(
                 f"--tag {tag!r}: expected a label of letters, digits and . _ : / + - (at most "
@@ -1912,8 +1921,11 @@ def _check_tags(values: Sequence[str]) -> list[str]:
 
 
 def _check_utf8(text: str, what: str) -> None:
-    """LibraryError for text that cannot be stored as UTF-8: bytes of another encoding on the
-    command line reach Python as lone surrogates ('\\udc9b')."""
+    """LibraryError for what is not text a library can store, the same on SQLite and PostgreSQL:
+    not a str; text that is not UTF-8 (bytes of another encoding on the command line reach Python
+    as lone surrogates, '\\udc9b'); NUL (U+0000), which PostgreSQL refuses in text."""
+    if not isinstance(text, str):
+        raise LibraryError(f"{what} {shortened(text)} ({type(text).__name__}): expected text")
     try:
         text.encode("utf-8")
     except UnicodeEncodeError as exc:
@@ -1921,12 +1933,42 @@ def _check_utf8(text: str, what: str) -> None:
             f"{what} {shortened(text)}: character {exc.start + 1} is a byte that is not UTF-8; "
             "expected UTF-8 text"
         ) from None
+    if "\0" in text:
+        raise LibraryError(
+            f"{what} {shortened(text)}: character {text.index(chr(0)) + 1} is U+0000 NULL, "
+            "which a library cannot store (PostgreSQL refuses it in text); expected text "
+            "without NUL characters"
+        )
 
 
 def _check_message(message: str) -> str:
-    """A version's message: any UTF-8 text (free text, shown escaped: see econ.commands.library)."""
+    """A version's message: any UTF-8 text without NUL (free text, shown escaped: see
+    econ.commands.library)."""
     _check_utf8(message, "message")
     return message
+
+
+def _check_base(base: Any, new: Any) -> None:
+    """LibraryError unless `base` is None or a version number (an int, not a bool or a str) and
+    `new` a bool, not both given."""
+    if not isinstance(new, bool):
+        raise LibraryError(
+            f"new = {shortened(new)} ({type(new).__name__}): expected True or False"
+        )
+    if base is None:
+        return
+    if isinstance(base, bool) or not isinstance(base, int):
+        raise LibraryError(
+            f"base = {shortened(base)} ({type(base).__name__}): expected a version number, an "
+            "int 1, 2, ... (the version the text was edited from), or None"
+        )
+    if not 1 <= base <= MAX_VERSION:
+        raise LibraryError(f"--base {base}: expected a version number, 1, 2, ...")
+    if new:
+        raise LibraryError(
+            f"--new with --base {base}: expected one of them (a new name, or the version "
+            "the file was edited from)"
+        )
 
 
 def _check_author(author: str) -> str:
