@@ -95,6 +95,20 @@ def test_save_load_diff_restore(library_url):
         assert library.get(Ref(SEED_NAME, 3)).text == library.get(Ref(SEED_NAME, 1)).text
 
 
+def test_a_category_code_shows_old_and_new_without_a_difference(library_url):
+    """Found by review: debt_sizing_constraint 1 -> 3 was a difference of two codes."""
+    at = library_page()
+    save(at, "baseline")
+    at.session_state[state.DATA]["financing"]["max_ltv"] = 0.3  # the LTV cap sizes the debt
+    at.run()
+    save(at, "ltv cap")
+    frames = [f.value for f in at.dataframe]
+    metrics = next(f for f in frames if "metric" in f.columns).set_index("metric")
+    sized = metrics.loc[[m for m in metrics.index if m.startswith("Debt sized by")]]
+    assert sized.to_dict("records") == [{"old": "1 (debt_share)", "new": "3 (ltv)", "change": ""}]
+    assert metrics.loc["Debt [USD]", "change"][0] == "-"
+
+
 def test_search_filters_the_list(library_url):
     at = library_page()
     save(at, "baseline for the board")

@@ -161,6 +161,28 @@ def test_diff_lists_changed_inputs_with_units_and_every_metric(library_url, tmp_
     assert rc == 0 and "fleet.gpu_count" in out and "GPUs" in out
 
 
+def test_diff_shows_a_category_code_old_and_new_without_a_difference(
+    library_url, tmp_path, capsys
+):
+    """Found by review: debt_sizing_constraint 1 -> 3 (debt share -> LTV) printed a change of 2,
+    a difference of two codes (econ.engine.CODED_METRICS)."""
+    capped = edited(tmp_path, "max_ltv = 0.7", "max_ltv = 0.3")
+    econ(capsys, "library", "save", SEED)
+    econ(capsys, "library", "save", capped)
+    refs = f"{SEED_NAME}@1", f"{SEED_NAME}@2"
+    rc, out, _ = econ(capsys, "library", "diff", *refs, "--format", "json")
+    assert rc == 0
+    metrics = json.loads(out)["metrics"]
+    assert metrics["debt_sizing_constraint"] == {"old": 1, "new": 3, "change": None}
+    assert metrics["debt_usd"]["change"] < 0  # the quantities keep their change
+    rc, out, _ = econ(capsys, "library", "diff", *refs)
+    [row] = [line.split() for line in out.splitlines() if "debt_sizing" in line]
+    assert row == ["debt_sizing_constraint", "1", "(debt_share)", "3", "(ltv)"]
+    # an unchanged code is no row, as an unchanged quantity
+    rc, out, _ = econ(capsys, "library", "diff", refs[0], refs[0])
+    assert rc == 0 and "debt_sizing" not in out
+
+
 def test_a_version_diffed_with_itself_has_no_changes(library_url, capsys):
     econ(capsys, "library", "save", SEED)
     rc, out, _ = econ(

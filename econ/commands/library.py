@@ -267,7 +267,7 @@ def _show(args) -> int:
 
 
 def _diff(args) -> int:
-    from econ.library.diff import input_changes, metric_changes
+    from econ.library.diff import code_name, differs, input_changes, is_coded, metric_changes
 
     old_ref, new_ref = (
         parse_ref(args.old, need_version=True),
@@ -286,9 +286,11 @@ def _diff(args) -> int:
     print()
     print("metrics")
     rows = [
-        [k, _cell(v["old"]), _cell(v["new"]), _cell(v["change"])]
+        [k, code_name(k, v["old"]), code_name(k, v["new"]), ""]  # (a code has no difference)
+        if is_coded(k)
+        else [k, _cell(v["old"]), _cell(v["new"]), _cell(v["change"])]
         for k, v in metrics.items()
-        if v["change"] != 0
+        if differs(k, v)
     ]
     print(_table(["metric", "old", "new", "change"], rows) if rows else "  no metric changes")
     return EXIT_OK

@@ -86,14 +86,42 @@ def input_changes(old: Scenario, new: Scenario) -> list[dict[str, Any]]:
 
 def metric_changes(old: dict[str, Any], new: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """{metric: {old, new, change}} for every numeric summary metric; change = new - old, null
-    when either is null. Component costs appear as cost_usd_per_mtok_by_component.<name>."""
+    when either is null, and null for a metric whose value is a category's code
+    (econ.engine.CODED_METRICS: a difference of two codes is no quantity). Component costs appear
+    as cost_usd_per_mtok_by_component.<name>."""
     a, b = flatten(_numbers(old)), flatten(_numbers(new))
     out = {}
     for key in sorted(set(a) | set(b)):
         x, y = a.get(key), b.get(key)
-        change = None if x is None or y is None else y - x
+        change = None if x is None or y is None or is_coded(key) else y - x
         out[key] = {"old": x, "new": y, "change": change}
     return out
+
+
+def is_coded(metric: str) -> bool:
+    """Whether a summary metric's value is a category's code (econ.engine.CODED_METRICS)."""
+    from econ.engine import CODED_METRICS
+
+    return metric in CODED_METRICS
+
+
+def differs(metric: str, change: dict[str, Any]) -> bool:
+    """Whether a metric of `metric_changes` changed: a code that is another code, a quantity
+    whose change is not 0 (or is null: undefined on one side)."""
+    if is_coded(metric):
+        return change["old"] != change["new"]
+    return change["change"] != 0
+
+
+def code_name(metric: str, value: Any) -> str:
+    """A coded metric's value with its category's name: '3 (ltv)'; the value alone when it is
+    no code of the metric."""
+    from econ.engine import CODED_METRICS
+
+    names = CODED_METRICS.get(metric, ())
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < len(names):
+        return f"{value} ({names[value]})"
+    return "null" if value is None else str(value)
 
 
 def _numbers(summary: dict[str, Any]) -> dict[str, Any]:

@@ -13,7 +13,7 @@ import streamlit as st
 
 from econ.errors import InputError
 from econ.library import LibraryError, Ref, open_library, resolve_url
-from econ.library.diff import input_changes, metric_changes
+from econ.library.diff import code_name, input_changes, is_coded, metric_changes
 from econ.ui import common, saving, state
 from econ.ui.fmt import (
     format_change,
@@ -141,6 +141,17 @@ def _diff_section(library, name: str, numbers: list[int]) -> None:
             for key, v in metrics.items()
             if v["change"] not in (0, None)
             for label, kind in [_metric(key, money)]
+        ]
+        # a category's code (what sizes the debt) changes to another; a difference means nothing
+        + [
+            {
+                "metric": _metric(key, money)[0],
+                "old": code_name(key, v["old"]),
+                "new": code_name(key, v["new"]),
+                "change": "",
+            }
+            for key, v in metrics.items()
+            if is_coded(key) and v["old"] != v["new"]
         ]
     )
     if frame.empty:
