@@ -442,6 +442,14 @@ def test_authors_are_refused_and_messages_escaped_with_control_characters(librar
     assert rc == 3 and "is a byte that is not UTF-8" in err
 
 
+def test_a_long_author_is_counted_in_its_own_characters(library_url, capsys):
+    """Found by review: a 201-character author was "(203 characters)", counting repr's quotes."""
+    rc, _, err = econ(capsys, "library", "save", SEED, "--author", "a" * 201)
+    assert rc == 3 and "... (201 characters): expected a name of 1 to 200 characters" in err
+    rc, _, err = econ(capsys, "library", "save", SEED, "-m", "\x00" + "m" * 300)
+    assert rc == 3 and "... (301 characters): character 1 is U+0000 NULL" in err
+
+
 @pytest.mark.parametrize(
     "arguments, expected",
     [
@@ -1062,6 +1070,58 @@ def test_export_to_a_full_disk_writes_no_file(library_url, tmp_path, capsys, mon
     assert rc == 0 and len(json.loads(out)["written"]) == 3
 
 
+def test_export_creates_a_missing_folder_and_removes_it_when_writing_fails(
+    library_url, tmp_path, capsys, monkeypatch
+):
+    """Found by review: docs/library.md says `econ library export team-scenarios/`, which failed
+    unless the folder existed."""
+    import errno
+
+    from econ import files
+
+    econ(capsys, "library", "save", SEED)
+    monkeypatch.chdir(tmp_path)
+    with monkeypatch.context() as patch:  # a full disk: the folders made are removed again
+        patch.setattr(files, "_write_payload", _raise(OSError(errno.ENOSPC, "No space left")))
+        rc, _, err = econ(capsys, "library", "export", "out/team-scenarios/")
+    assert rc == 3 and "nothing was written" in err and not (tmp_path / "out").exists()
+    rc, out, err = econ(capsys, "library", "export", "out/team-scenarios/", "--format", "json")
+    assert rc == 0, err
+    assert json.loads(out)["written"] == [f"out/team-scenarios/{SEED_NAME}.toml"]
+    assert (tmp_path / "out" / "team-scenarios" / f"{SEED_NAME}.toml").read_text() == (
+        SEED.read_text()
+    )
+    # a file in the way is named, and nothing made
+    (tmp_path / "plain").write_text("")
+    rc, _, err = econ(capsys, "library", "export", "plain/sub")
+    assert rc == 3 and "cannot create the folder (plain: a file of that name is in the way" in err
+    rc, _, err = econ(capsys, "library", "export", "plain")
+    assert rc == 3 and "plain: not a folder" in err
+
+
+def _raise(exc: BaseException):
+    def raising(*_args, **_kwargs):
+        raise exc
+
+    return raising
+
+
+def test_a_json_file_nested_deeper_than_json_reads_gets_the_json_hint(
+    library_url, tmp_path, capsys
+):
+    """Found by review: a small JSON file is told "this is JSON", a 5,000-deep one was not."""
+    for depth in (2, 5_000):
+        path = tmp_path / f"deep{depth}.json"
+        path.write_text('{"name": "x", "a": ' + "[" * depth + "]" * depth + "}")
+        for argv in (["library", "save", path], ["validate", path]):
+            rc, _, err = econ(capsys, *argv)
+            assert rc == 3 and "malformed TOML" in err, err
+            assert "this is JSON: a scenario file is TOML" in err, (depth, argv, err)
+    path.write_text("[" * 5_000 + "}")  # not JSON however deep: no hint
+    rc, _, err = econ(capsys, "library", "save", path)
+    assert rc == 3 and "malformed TOML" in err and "this is JSON" not in err
+
+
 def _named(tmp_path: Path, name: str, file: str = "named.toml") -> Path:
     """The seed scenario saved under `name` (written with TOML escapes: any character fits)."""
     escaped = "".join(
@@ -1206,6 +1266,45 @@ def test_look_alikes_in_one_script_and_names_differing_in_case_are_refused(
     ):
         rc, _, err = econ(capsys, "library", "save", _named(tmp_path, name))
         assert rc == 0, (name, err)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        *("{}", "[1, 2]", '{"a": [1, {"b": null}]}', '"\\u00e9"', " [true, false] ", "-0.5e3"),
+        *("[1,]", '{"a"}', '{"a": 1,}', "[1 2]", "[", '{"a": 1]', "[]]", "x", "{1: 2}"),
+        *('"\\q"', "01", ""),
+    ],
+)
+def test_the_json_grammar_without_recursion_agrees_with_json(text):
+    from econ.scenario.io import _json_syntax
+
+    try:
+        json.loads(text)
+        expected = True
+    except ValueError:
+        expected = False
+    assert _json_syntax(text) is expected
+    if text:  # ([[]] is JSON)
+        assert _json_syntax("[" * 3_000 + text + "]" * 3_000) is expected  # at any depth
+
+
+def test_an_import_of_two_look_alike_new_names_names_both_files(library_url, tmp_path, capsys):
+    """Found by review: importing new files `new1` and `NEW1` said "'NEW1', already in library"
+    of a name only in the same import, without naming its file."""
+    folder = tmp_path / "team"
+    folder.mkdir()
+    _named(folder, "new1", "a.toml")
+    _named(folder, "NEW1", "b.toml")
+    rc, _, err = econ(capsys, "library", "import", folder)
+    assert rc == 3 and "already in library" not in err
+    assert (
+        f"{folder / 'a.toml'}: name = 'new1': differs only in letter case from 'NEW1', the name "
+        f"in {folder / 'b.toml'} of the same import"
+    ) in err
+    assert "nothing was imported" in err
+    with open_library() as library:
+        assert library.list() == []
 
 
 def test_skeleton_maps_look_alikes_to_one_text():

@@ -435,6 +435,14 @@ def test_a_library_missing_a_table_says_what_was_expected(library_url, capsys):
         ("--library postgresql://a:pw@h/db project", "--library postgresql://a:***@h/db project"),
         ("postgresql+psycopg://ada@/db?host=/run/pg", "postgresql+psycopg://ada@/db?host=/run/pg"),
         ("sqlite:////home/ada/lib.db", "sqlite:////home/ada/lib.db"),
+        # found by review: the colon after a URL ending in its password was taken as the password's
+        (
+            "library pg://h/db?password=p:w: opening failed",
+            "library pg://h/db?password=***: opening failed",
+        ),
+        ("= 'pg://h/db?password=pw': not a URL", "= 'pg://h/db?password=***': not a URL"),
+        ("(pg://h/db?password=pw).", "(pg://h/db?password=***)."),
+        ("pg://h/db?password=pw", "pg://h/db?password=***"),
     ],
 )
 def test_hide_credentials(text, shown):

@@ -36,8 +36,10 @@ ENV_VAR = "ECON_LIBRARY"
 _USERINFO_PASSWORD = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://[^\s:/?#@]*:)\S*@")
 """SCHEME://USER:PASSWORD@: the password runs to the last '@' before a blank, so that one holding an
 unescaped '@' or '/' is hidden whole."""
-_QUERY_PASSWORD = re.compile(r"(password=)[^&#\s]*", re.IGNORECASE)
-"""?password=... (and sslpassword=...), which libpq also reads from a URL's query."""
+_QUERY_PASSWORD = re.compile(r"(password=)[^&#\s]*?(?=[:'\"),;.]*(?:[&#\s]|$))", re.IGNORECASE)
+"""?password=... (and sslpassword=...), which libpq also reads from a URL's query: up to the next
+parameter or blank, leaving the punctuation of the message that follows a URL at its end
+(`URL: opening failed`, `'URL'`)."""
 
 _URL: contextvars.ContextVar[str | None] = contextvars.ContextVar("econ_library_url", default=None)
 

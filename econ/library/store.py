@@ -69,7 +69,7 @@ from econ.scenario import (
     read_toml,
     validate_dict,
 )
-from econ.scenario.errors import shortened
+from econ.scenario.errors import QUOTED_LIMIT, shortened
 from econ.scenario.io import (
     MAX_FILE_BYTES,
     check_complete,
@@ -773,12 +773,25 @@ class Library:
         A file that exists with other content is refused unless `force`; one that is not a
         regular file (a symbolic link, a FIFO, a device) is refused even so, unread. All files
         are checked before any is written, and written all or none (temporary files renamed
-        into place once every one is written: a full disk leaves the folder as it was)."""
+        into place once every one is written: a full disk leaves the folder as it was). A missing
+        folder is created (with its missing parents) when there is a scenario to write, and
+        removed again if the writing fails."""
         from econ.files import write_files
 
         folder = Path(folder)
-        if not folder.is_dir():
-            raise LibraryError(f"{folder}: not a folder; expected an existing folder to export to")
+        # the folder, or the first of its parents that is there, must be a folder
+        there = next((p for p in (folder, *folder.parents) if os.path.lexists(p)), None)
+        if there == folder and not folder.is_dir():
+            raise LibraryError(
+                f"{folder}: not a folder; expected a folder to export to (econ creates a missing "
+                "one)"
+            )
+        if there is not None and not there.is_dir():
+            raise LibraryError(
+                f"{folder}: cannot create the folder ({there}: a file of that name is in the "
+                "way); expected a folder to export to, or one econ may create; nothing was "
+                "written"
+            )
         plan, seen = [], set()
         for info in self.list():
             stem = _file_stem(info.name, seen)
@@ -804,7 +817,14 @@ class Library:
         # all files or none: each is written to a temporary file beside it, and only when every
         # one is written are they renamed into place (econ.files.write_files); a file that
         # appears meanwhile is not overwritten unless --force
-        write_files(todo, overwrite=force)
+        made = _make_folder(folder) if todo else []
+        try:
+            write_files(todo, overwrite=force)
+        except BaseException:
+            for path in reversed(made):  # (only empty ones: nothing else is removed)
+                with contextlib.suppress(OSError):
+                    path.rmdir()
+            raise
         report["written"] = [str(path) for path in todo]
         return report
 
@@ -844,8 +864,9 @@ class Library:
             # is under way is waited for, and its version is compared with, not skipped past.
             stored: dict[str, set[str]] = {}
             looks = self._looks(conn)  # (read once: an import may add thousands of names)
+            added: dict[str, str] = {}  # the new names of this import, by their files
             for name in sorted(names):
-                row = self._lock_scenario(conn, names[name][0], looks)
+                row = self._lock_scenario(conn, names[name][0], looks, added)
                 stored[name] = set(
                     conn.scalars(
                         sa.select(versions.c.text_sha256).where(versions.c.scenario_id == row.id)
@@ -878,14 +899,21 @@ class Library:
 
     # --- internals ----------------------------------------------------------------------------
 
-    def _lock_scenario(self, conn, item: _Prepared, looks: dict[str, list[str]] | None = None):
+    def _lock_scenario(
+        self,
+        conn,
+        item: _Prepared,
+        looks: dict[tuple[str, str], list[str]] | None = None,
+        added: dict[str, str] | None = None,
+    ):
         """The scenario's row, inserted if the name is new, locked until the transaction ends
         (PostgreSQL: FOR UPDATE; SQLite: BEGIN IMMEDIATE has locked the whole file).
 
         A name already stored (as typed, NFC or NFD) is used as it is, so versions saved before
         names were checked keep being saved to; a new name must pass the checks of
         `name_problem` and must not look like a stored one (`_refuse_lookalike`; `looks`: the
-        stored names by their `look_keys`, when one transaction adds many names)."""
+        stored names by their `look_keys`, when one transaction adds many names; `added`: the
+        names this transaction has added so far, by the file each came from)."""
         row = self._find(conn, item.name, lock=True)
         if row is not None:
             return row
@@ -893,9 +921,11 @@ class Library:
             raise item.name_problem
         if looks is None:
             looks = self._looks(conn)
-        self._refuse_lookalike(item, looks)
+        self._refuse_lookalike(item, looks, added or {})
         for key in look_keys(item.name):
             looks.setdefault(key, []).append(item.name)
+        if added is not None:
+            added[item.name] = item.origin
         conn.execute(
             _dialect_insert(conn, scenarios)
             .values(name=item.name, created_utc=_now())
@@ -912,24 +942,41 @@ class Library:
                 looks.setdefault(key, []).append(name)
         return looks
 
-    def _refuse_lookalike(self, item: _Prepared, looks: dict[tuple[str, str], list[str]]) -> None:
+    def _refuse_lookalike(
+        self,
+        item: _Prepared,
+        looks: dict[tuple[str, str], list[str]],
+        added: Mapping[str, str] | None = None,
+    ) -> None:
         """ScenarioError when a new name looks like a stored name (the same `skeleton`: Cyrillic
         'А-B' beside Latin 'A-B', 'IIama' beside 'llama', an en dash for '-', a trailing
-        no-break space) or differs from one only in letter case (`look_keys`)."""
+        no-break space) or differs from one only in letter case (`look_keys`); or like a name
+        the same import adds (`added`: name -> its file), naming that file."""
+        added = added or {}
         for key in look_keys(item.name):
             for other in looks.get(key, []):
                 # the same name (one another save has just committed, on PostgreSQL) is no
                 # look-alike: it is waited for and saved to by the insert and lock that follow
-                if unicodedata.normalize("NFC", other) != item.name:
+                if unicodedata.normalize("NFC", other) == item.name:
+                    continue
+                difference = _first_difference(item.name, other)
+                if other in added:
                     raise ScenarioError(
                         item.origin,
                         "name",
                         item.name,
-                        f"{key[0]} {other!r}, already in library {self.display}"
-                        f"{_first_difference(item.name, other)}; expected a name that cannot be "
-                        f"mistaken for another (save to {other!r} if it is that scenario); "
-                        "nothing was saved",
+                        f"{key[0]} {other!r}, the name in {added[other]} of the same import"
+                        f"{difference}; expected names that cannot be mistaken for one another "
+                        "(one file per scenario); nothing was imported",
                     )
+                raise ScenarioError(
+                    item.origin,
+                    "name",
+                    item.name,
+                    f"{key[0]} {other!r}, already in library {self.display}{difference}; "
+                    "expected a name that cannot be mistaken for another (save to "
+                    f"{other!r} if it is that scenario); nothing was saved",
+                )
 
     def _insert(
         self, conn, item: _Prepared, message, tag_list, author, *, base=None, new=False, origin=""
@@ -993,7 +1040,7 @@ class Library:
                 (versions.c.scenario_id == scenario_id) & (versions.c.version == latest)
             )
         ).first()
-        return f"saved by {shortened(newest.author)} at {_iso(newest.created_utc)}"
+        return f"saved by {_quoted(newest.author)} at {_iso(newest.created_utc)}"
 
     def _refuse_taken(self, conn, scenario_id, name, latest: int, origin):
         raise LibraryError(
@@ -1778,6 +1825,37 @@ _KINDS = {
 }
 
 
+def _make_folder(folder: Path) -> list[Path]:
+    """Create `folder` and its missing parents; the folders made, outermost first (none when it
+    exists). LibraryError naming the folder when one cannot be made."""
+    missing = []
+    for path in (folder, *folder.parents):
+        if path.is_dir():
+            break
+        missing.append(path)
+    made: list[Path] = []
+    for path in reversed(missing):
+        try:
+            path.mkdir()
+        except FileExistsError:
+            if path.is_dir():  # (made meanwhile by someone else: theirs, not removed)
+                continue
+            why = "a file of that name is in the way"
+        except OSError as exc:
+            why = exc.strerror or str(exc)
+        else:
+            made.append(path)
+            continue
+        for done in reversed(made):
+            with contextlib.suppress(OSError):
+                done.rmdir()
+        raise LibraryError(
+            f"{folder}: cannot create the folder ({path}: {why}); expected a folder to export "
+            "to, or one econ may create; nothing was written"
+        )
+    return made
+
+
 def _holds_exactly(path: Path, data: bytes) -> bool | None:
     """Whether the regular file `path` holds exactly `data` (None: no such file), read without
     following a symbolic link or blocking on a FIFO, and never more than len(data) + 1 bytes.
@@ -1930,15 +2008,25 @@ def _check_utf8(text: str, what: str) -> None:
         text.encode("utf-8")
     except UnicodeEncodeError as exc:
         raise LibraryError(
-            f"{what} {shortened(text)}: character {exc.start + 1} is a byte that is not UTF-8; "
+            f"{what} {_quoted(text)}: character {exc.start + 1} is a byte that is not UTF-8; "
             "expected UTF-8 text"
         ) from None
     if "\0" in text:
         raise LibraryError(
-            f"{what} {shortened(text)}: character {text.index(chr(0)) + 1} is U+0000 NULL, "
+            f"{what} {_quoted(text)}: character {text.index(chr(0)) + 1} is U+0000 NULL, "
             "which a library cannot store (PostgreSQL refuses it in text); expected text "
             "without NUL characters"
         )
+
+
+def _quoted(text: str) -> str:
+    """A text for a message as `shortened` writes it (repr, cut), saying how long it is in the
+    text's own characters: an author of 201 characters is '(201 characters)', not its repr's
+    203 (the quote marks) or more (escapes)."""
+    shown = repr(text)
+    if len(shown) <= QUOTED_LIMIT:
+        return shown
+    return f"{shown[:QUOTED_LIMIT]}... ({len(text):,} characters)"
 
 
 def _check_message(message: str) -> str:
@@ -1975,8 +2063,8 @@ def _check_author(author: str) -> str:
     """The author unless blank, too long or holding a control character: an author is replayed
     by `econ library history` to every user of a shared library, and an escape sequence in it
     would rewrite their terminal (the author comes from --author, ECON_AUTHOR or the login)."""
-    shown = shortened(author)
     _check_utf8(author, "author")
+    shown = _quoted(author)
     if not author.strip() or len(author) > NAME_LENGTH:
         raise LibraryError(f"author {shown}: expected a name of 1 to {NAME_LENGTH} characters")
     try:
