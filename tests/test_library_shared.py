@@ -20,6 +20,7 @@ from test_library import HALL, SEED, SEED_NAME, _old_library, econ, edited
 
 from econ.library import LibraryError, hide_credentials, open_library
 from econ.library.store import _prepare, _read_text
+from econ.scenario import ScenarioError
 
 DOCS = ROOT / "docs" / "library.md"
 SECRET = "S3cretPW-ada"
@@ -646,3 +647,53 @@ def test_a_suggested_command_withholds_a_password(postgres_url, tmp_path, capsys
     assert rc == 3 and SECRET not in err
     assert f"`econ library diff --library URL {SEED_NAME}@1 {SEED_NAME}@2`" in err
     assert "(URL: the --library URL you gave, not shown as it holds a password)" in err
+
+
+def test_concurrent_saves_of_look_alike_new_names_store_one(library_url, tmp_path, monkeypatch):
+    """Found by review: three `econ library save` at once of plan-N, PLAN-N and pIan-N into one
+    PostgreSQL library stored two look-alikes in 3 of 5 tries: each read the stored names before
+    any had added its own. Here every save is held, once it has read the names, until all three
+    have (or 3 s have passed: a save holding the names' lock makes the others wait for it).
+    (PLAN-N beside pIan-N is allowed: neither one skeleton nor one name but for case.)"""
+    from econ.library.store import Library
+
+    names = ["plan-N", "pIan-N", "p1an-N"]  # (each pair looks alike: one skeleton, plan-N)
+    files = [
+        edited(tmp_path, f'name = "{SEED_NAME}"', f'name = "{n}"', name=f"p{i}.toml")
+        for i, n in enumerate(names)
+    ]
+    barrier = threading.Barrier(len(names))
+    check = Library._refuse_lookalike
+
+    def held(self, item, looks, added=None):
+        try:
+            barrier.wait(timeout=3)
+        except threading.BrokenBarrierError:
+            pass
+        return check(self, item, looks, added)
+
+    # an existing library: the first writes to a new one queue for the lock creating its tables
+    with open_library(library_url) as library:
+        library.upgrade()
+    monkeypatch.setattr(Library, "_refuse_lookalike", held)
+    outcomes: list = []
+
+    def save(path):
+        try:
+            with open_library(library_url) as library:
+                outcomes.append(library.save_file(path).name)
+        except Exception as exc:  # (checked below, not lost in the thread)
+            outcomes.append(exc)
+
+    threads = [threading.Thread(target=save, args=(f,)) for f in files]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    saved = [o for o in outcomes if isinstance(o, str)]
+    refused = [o for o in outcomes if not isinstance(o, str)]
+    assert len(saved) == 1 and len(refused) == 2, outcomes
+    assert all(isinstance(e, ScenarioError) for e in refused), refused
+    assert all("already in library" in str(e) for e in refused), refused
+    with open_library(library_url) as library:
+        assert [i.name for i in library.list()] == saved

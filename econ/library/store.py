@@ -96,6 +96,9 @@ WRITE_ATTEMPTS = 5
 MAX_VERSION = 2**31 - 1
 """The largest version number the versions table holds (a 32-bit INTEGER on PostgreSQL)."""
 _PG_LOCK_KEY = 0x65636F6E  # "econ": the advisory lock held while a library is migrated
+_PG_NAMES_LOCK = {"k": _PG_LOCK_KEY, "n": 1}
+"""The advisory lock (two int keys: apart from the one-key migration lock) a PostgreSQL write
+holds while it checks and adds new names (`Library._looks`)."""
 _WRITE = "econ_library_write"
 _TAG = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:/+-]*$")
 _URL_HELP = "expected sqlite:///PATH.db or postgresql+psycopg://USER@HOST/DATABASE"
@@ -935,7 +938,13 @@ class Library:
 
     @staticmethod
     def _looks(conn) -> dict[tuple[str, str], list[str]]:
-        """Every stored name (deleted ones too) by each of its `look_keys`."""
+        """Every stored name (deleted ones too) by each of its `look_keys`, read in a write
+        transaction that may add names. On PostgreSQL that transaction first takes the names'
+        advisory lock (held until it ends), so that two saves of look-alike new names at once
+        (plan-N, PLAN-N) are checked one after the other, the second seeing the first's name;
+        SQLite's BEGIN IMMEDIATE has already locked the file."""
+        if conn.dialect.name == "postgresql":
+            conn.execute(sa.text("SELECT pg_advisory_xact_lock(:k, :n)"), _PG_NAMES_LOCK)
         looks: dict[tuple[str, str], list[str]] = {}
         for name in conn.scalars(sa.select(scenarios.c.name)):
             for key in look_keys(name):
