@@ -785,6 +785,45 @@ def test_sqlite_failures_name_the_file_and_leave_no_new_file(tmp_path, capsys):
         sa.event.remove(sa.engine.Engine, "connect", full_disk)
 
 
+@pytest.fixture
+def full_disk(tmp_path):
+    """A folder on a 1 MB tmpfs (root may mount one; skipped where it cannot be)."""
+    import os
+    import shutil
+
+    folder = tmp_path / "full"
+    folder.mkdir()
+    mount = shutil.which("mount")
+    if os.geteuid() != 0 or mount is None:
+        pytest.skip("mounting a tmpfs needs root")
+    made = subprocess.run(
+        [mount, "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(folder)], capture_output=True
+    )
+    if made.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs: {made.stderr.decode(errors='replace').strip()}")
+    try:
+        yield folder
+    finally:
+        subprocess.run(["umount", str(folder)], check=False)
+
+
+def test_a_failed_first_save_on_a_full_disk_leaves_no_file_nor_journal(
+    full_disk, tmp_path, capsys
+):
+    """Found by review: a large first save onto a full disk left new.db and new.db-journal: the
+    journal made the read-only check of the file fail, and the file was kept."""
+    big = tmp_path / "big.toml"
+    filler = "".join(f"# filler line {i:07d} {'x' * 60}\n" for i in range(50_000))
+    big.write_text(SEED.read_text() + filler)  # 4 MB: more than the disk holds
+    url = f"sqlite:///{full_disk / 'new.db'}"
+    rc, _, err = econ(capsys, "library", "save", big, "--library", url)
+    assert rc == 3 and "the disk holding the library file is full" in err, err
+    assert "econ removed the library file it had just created" in err
+    assert list(full_disk.iterdir()) == []
+    # the disk still takes a small library
+    assert econ(capsys, "library", "save", SEED, "--library", url)[0] == 0
+
+
 @pytest.mark.parametrize(
     ("query", "expected"),
     [

@@ -1229,11 +1229,13 @@ class Library:
         say), so that a failed save leaves no new file behind; a file holding any version, or
         one that existed before, is never removed."""
         path, self._new_file = self._new_file, None
-        if path is None or not path.is_file() or _holds_versions(path):
+        if path is None or not path.is_file():
             return
-        if self._store is not None:  # (the next write makes the file again)
+        if self._store is not None:  # closed first: (the next write makes the file again)
             self._store.dispose()
             self._store = None
+        if _holds_versions(path):
+            return
         for leftover in (path, *(path.with_name(path.name + s) for s in _SQLITE_SIDECARS)):
             with contextlib.suppress(OSError):
                 leftover.unlink()
@@ -1431,11 +1433,15 @@ _SQLITE_SIDECARS = ("-journal", "-wal", "-shm")
 
 
 def _holds_versions(path: Path) -> bool:
-    """Whether a SQLite library file holds a saved version (True when that cannot be told)."""
+    """Whether a SQLite library file holds a saved version (True when that cannot be told).
+
+    Opened to write (mode=rw, which never creates it), not read-only: a write that failed on a
+    full disk can leave its rollback journal behind, which SQLite must play back before anything
+    is read, and a read-only connection cannot ("attempt to write a readonly database")."""
     import sqlite3
 
     try:
-        uri = f"file:{_uri_path(path)}?mode=ro"
+        uri = f"file:{_uri_path(path)}?mode=rw"
         with contextlib.closing(sqlite3.connect(uri, uri=True)) as conn:
             tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
             if "versions" not in tables:
