@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import re
 import sys
 import tomllib
 import typing
@@ -120,8 +119,8 @@ def validate_dict(data: Mapping[str, Any], file: str | os.PathLike | None = None
 
 
 def _reads_as_json(text: str) -> bool:
-    """Whether `text` is JSON, however deeply nested (json.loads stops at about a thousand
-    levels: then `_json_syntax` decides, without recursion)."""
+    """Whether `text` is JSON. json.loads stops at about a thousand levels of brackets: text
+    nested that deep (RecursionError; TOML nests no bracket so) is taken for JSON too."""
     import json
 
     try:
@@ -129,60 +128,8 @@ def _reads_as_json(text: str) -> bool:
     except ValueError:
         return False
     except RecursionError:
-        return _json_syntax(text)
+        return True
     return True
-
-
-_JSON_TOKEN = re.compile(
-    r'\s+|"(?:[^"\\\x00-\x1f]|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4})*"'
-    r"|-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?|true|false|null|[\[\]{}:,]"
-)
-
-
-def _json_syntax(text: str) -> bool:
-    """Whether `text` follows JSON's grammar (RFC 8259), checked with a stack of open brackets
-    rather than by recursion, so that any depth is read."""
-    stack: list[str] = []
-    expect = "value"  # value, value] (just after '['), key, key} (just after '{'), :, next
-    position = 0
-    while position < len(text):
-        match = _JSON_TOKEN.match(text, position)
-        if match is None:
-            return False
-        position, token = match.end(), match.group()
-        if token.isspace():
-            continue
-        closes = stack and token == {"[": "]", "{": "}"}[stack[-1]]
-        if expect in ("value", "value]"):
-            if token in "[{":
-                stack.append(token)
-                expect = "value]" if token == "[" else "key}"
-            elif expect == "value]" and token == "]":
-                stack.pop()
-                expect = "next"
-            elif token not in "]}:,":  # a string, number, true, false or null
-                expect = "next"
-            else:
-                return False
-        elif expect in ("key", "key}"):
-            if token.startswith('"'):
-                expect = ":"
-            elif expect == "key}" and token == "}":
-                stack.pop()
-                expect = "next"
-            else:
-                return False
-        elif expect == ":":
-            if token != ":":
-                return False
-            expect = "value"
-        elif token == "," and stack:  # expect == "next"
-            expect = "value" if stack[-1] == "[" else "key"
-        elif closes:
-            stack.pop()
-        else:
-            return False
-    return expect == "next" and not stack
 
 
 def parse_toml(content: bytes | str, file: str | os.PathLike | None = None) -> dict[str, Any]:
