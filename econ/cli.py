@@ -209,16 +209,30 @@ def _command_of(argv: Sequence[str]) -> str | None:
     return None
 
 
+class _StoreOnce(argparse._StoreAction):
+    """argparse's `store`, refusing an option given twice (a usage error, exit 2): the second
+    would silently replace the first (`econ export --csv a.csv --csv b.csv` wrote b.csv only)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        if option_string is not None and getattr(self, "_namespace", None) is namespace:
+            parser.error(f"{option_string} is given twice; expected it once")
+        self._namespace = namespace
+        super().__call__(parser, namespace, values, option_string)
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse, reading "-1e6" (and "-inf", "-nan") as a number: Python 3.11's argparse takes a
     negative number in scientific notation for an option ("expected one argument"), though
-    "-1000000" works; and a number an option's `Number` type refuses is invalid input (exit 3,
-    naming the option), not a usage error."""
+    "-1000000" works; a number an option's `Number` type refuses is invalid input (exit 3,
+    naming the option), not a usage error; and an option that takes one value is refused when
+    given twice (`_StoreOnce`)."""
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         import re
 
+        self.register("action", "store", _StoreOnce)
+        self.register("action", None, _StoreOnce)
         self._negative_number_matcher = re.compile(
             r"^-((\d+\.?\d*|\.\d+)([eE][-+]?\d+)?|inf|infinity|nan)$", re.IGNORECASE
         )

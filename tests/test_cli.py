@@ -401,7 +401,7 @@ NON_FINITE_OR_HUGE = [
     ((*LOAN, "--rate"), "--rate", "inf"),
     ((*LOAN, "--rate"), "--rate", "1e308"),
     ((*LOAN, "--rate"), "--rate", "-inf"),
-    ((*LOAN, "--rate", "0.05", "--amount"), "--amount", "1e308"),
+    (("loan", "--term-months", "12", "--rate", "0.05", "--amount"), "--amount", "1e308"),
     ((*LOAN, "--sofr"), "--sofr", "nan"),
     ((*LOAN, "--sofr", "0.04", "--spread"), "--spread", "inf"),
     ((*LOAN, "--sofr", "0.04", "--floor"), "--floor", "nan"),
@@ -623,3 +623,20 @@ def test_bounds_are_worded_and_tested_as_a_field_declares_them():
     assert within_bounds(1.0, {"ge": 1.0, "le": 3.0}) and within_bounds(2.0, {})
     assert not within_bounds(0.0, {"gt": 0.0}) and not within_bounds(1.0, {"ge": 0.0, "lt": 1.0})
     assert not within_bounds(float("nan"), {"ge": 0.0})
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("export", str(SEED), "--csv", "a.csv", "--csv", "b.csv"),
+        ("project", str(SEED), "--format", "json", "--format", "csv"),
+        ("montecarlo", str(SEED), "-n", "10", "-n", "20", "--dist", "utilization.share=0.7"),
+    ],
+)
+def test_an_option_given_twice_is_a_usage_error_not_a_silent_replacement(run, args, tmp_path):
+    """Found by a finance review: `econ export --csv y.csv --csv y.summary.csv` wrote only the
+    second (and its summary beside it), exit 0."""
+    result = run(*(a if not a.endswith(".csv") else str(tmp_path / a) for a in args))
+    assert result.returncode == 2
+    assert "is given twice; expected it once" in result.stderr
+    assert not list(tmp_path.iterdir())  # nothing written
