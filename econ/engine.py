@@ -451,11 +451,12 @@ def debt_schedule_table(
     interest added to the loan and fees amortized), cash_interest_usd (interest and fees paid),
     principal_usd and debt_service_usd are summed; principal_outside_service_usd is the principal
     the debt service leaves out (balloons, bullets, the balance settled at the projection's end,
-    as econ.capital's DSCR does), what debt service = cash interest + principal - it leaves. cfads_usd = EBITDA - income tax paid, summed
-    over the year's months with debt service (the months the monthly DSCR tests; NaN in a year
-    without any), so that dscr = cfads_usd / debt_service_usd (annual DSCR) never counts months
-    after the debt is repaid; min_dscr_in_year the lowest monthly DSCR; llcr the LLCR at the
-    year's last month; dscr_less_floor = dscr - dscr_floor (NaN without a floor; the covenant's
+    as econ.capital's DSCR does), what debt service = cash interest + principal - it leaves.
+    cfads_usd = EBITDA - income tax paid, summed over the year's months with debt service (the
+    months the monthly DSCR tests; NaN in a year without any), so that dscr = cfads_usd /
+    debt_service_usd (annual DSCR) never counts months after the debt is repaid;
+    min_dscr_in_year the lowest monthly DSCR; llcr the LLCR at the year's last month;
+    dscr_less_floor = dscr - dscr_floor (NaN without a floor; the covenant's
     own headroom is the summary's dscr_headroom, over its test windows). months counts the year's
     months of service (month 1 on), so a year with fewer than 12 is partial.
 
