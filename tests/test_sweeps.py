@@ -673,3 +673,25 @@ def test_the_rows_have_a_range_index_and_a_scenario_column():
     assert isinstance(rows.index, pd.RangeIndex)
     assert rows.columns[:3].tolist() == ["scenario", "name", "utilization.share"]
     assert rows["scenario"].tolist() == [0, 1, 2]
+
+
+def test_a_resumed_table_sweep_whose_rows_were_renamed_is_refused(tmp_path, capsys):
+    """The plan hashed the value columns, not `name`: the second run read the chunk files of
+    the first and printed alpha and beta again."""
+    table = tmp_path / "names.csv"
+    chunks = tmp_path / "ck"
+    argv = ["sweep", str(SEED_FILE), "--overrides", str(table), "--chunks", str(chunks)]
+    table.write_text("name,utilization.share\nalpha,0.6\nbeta,0.8\n")
+    assert main([*argv, "--format", "csv"]) == 0
+    assert "alpha" in capsys.readouterr().out
+    table.write_text("name,utilization.share\ngamma,0.6\ndelta,0.8\n")
+    assert main([*argv, "--format", "csv"]) == 3
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {chunks} holds chunks of another run, which differs in ")
+    assert "plan: the names of the override table's rows;" in err
+    assert main([*argv, "--format", "csv", "--force"]) == 0
+    out = capsys.readouterr().out
+    assert "gamma" in out and "delta" in out and "alpha" not in out
+    table.write_text("name,utilization.share\ngamma,0.6\ndelta,0.8\n")  # the same again
+    assert main([*argv, "--format", "csv"]) == 0
+    assert "gamma" in capsys.readouterr().out

@@ -38,6 +38,13 @@ RUN_IDENTITY = (
 """Metadata that identifies a run (econ.analysis.runner.Job.metadata), with names for people."""
 
 
+PLAN_PARTS = {
+    "sha256": "the values of the override table",
+    "names_sha256": "the names of the override table's rows",
+}
+"""Names for people of plan entries that are hashes (econ.analysis.sweeps.TableSweep.plan)."""
+
+
 def run_differences(previous: Mapping, current: Mapping) -> list[str]:
     """What differs between the run a chunk folder holds and this one, in words, e.g.
     "plan: distributions of market.price_decline_annual" or "seed 42 in the folder, 7 now"."""
@@ -56,7 +63,7 @@ def run_differences(previous: Mapping, current: Mapping) -> list[str]:
                     paths = sorted(p for p in set(a) | set(b) if a.get(p) != b.get(p))
                     out.append(f"plan: {part} of {', '.join(paths)}")
                 else:
-                    out.append(f"plan: {part}")
+                    out.append(f"plan: {PLAN_PARTS.get(part, part)}")
         elif key == "scenario_hash":
             names = (previous.get("scenario"), current.get("scenario"))
             named = (

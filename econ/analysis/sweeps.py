@@ -9,6 +9,7 @@ million-point grid is built without the others.
 from __future__ import annotations
 
 import copy
+import json
 import math
 import os
 from collections.abc import Iterable, Mapping, Sequence
@@ -202,13 +203,20 @@ class TableSweep(Job):
         for path, values in self.columns.items():
             digest.update(path.encode())
             digest.update(np.ascontiguousarray(values).tobytes())
-        return {
+        plan = {
             "table": self.source,
             "columns": list(self.columns),
             "rows": self.n,
             "sha256": digest.hexdigest(),
             "outputs": list(self.outputs),
         }
+        if self.names is not None:
+            # The names are stored in the chunk files' rows: a resumed run whose table renamed
+            # its rows would print the old names. (A table without names keeps the plan, and
+            # the chunk folders, of before.)
+            text = json.dumps(self.names.tolist(), ensure_ascii=False)
+            plan["names_sha256"] = hashlib.sha256(text.encode()).hexdigest()
+        return plan
 
 
 def _refuse_repeats(path: str, values: np.ndarray, given: list) -> None:
