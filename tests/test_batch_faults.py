@@ -9,6 +9,7 @@ prints one line and exits 130. Every wait is bounded.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -116,10 +117,13 @@ def test_a_killed_worker_ends_the_run_with_exit_3_and_a_rerun_resumes(tmp_path, 
     assert "Traceback" not in text and "BrokenProcessPool" not in text
     assert text.count("\n") == 1, text
     assert "a worker process of the process engine ended" in text
-    assert f"finished chunks are saved in {chunks}; rerun the same command to resume" in text
-    wait_for(lambda: not running(everyone), "the pool's processes to end", 60)
     kept = len(chunk_files(chunks))
     assert kept >= 1
+    assert text.endswith(
+        f"; {kept} finished chunk{'s are' if kept > 1 else ' is'} saved in {chunks}; rerun the "
+        "same command to resume\n"
+    )
+    wait_for(lambda: not running(everyone), "the pool's processes to end", 60)
 
     again = start(command(chunks, out), tmp_path / "stderr2.txt")
     started.append(psutil.Process(again.pid))
@@ -165,8 +169,10 @@ def test_ctrl_c_prints_one_line_exits_130_and_leaves_no_process(tmp_path, starte
     os.killpg(proc.pid, signal.SIGINT)
     assert proc.wait(timeout=TIMEOUT_S) == 130
     text = stderr.read_text()
+    kept = len(chunk_files(chunks))
     assert text == (
-        f"interrupted: finished chunks are saved in {chunks}; rerun the same command to resume\n"
+        f"interrupted: {kept} finished chunk{'s are' if kept > 1 else ' is'} saved in {chunks}; "
+        "rerun the same command to resume\n"
     )
     wait_for(lambda: not running(everyone), "the workers to end", 60)
 
@@ -187,3 +193,195 @@ def test_a_lost_worker_without_chunk_files_says_how_to_keep_them(monkeypatch, ca
         "error: a worker process of the process engine ended; rerun the same command "
         "(with --chunks DIR to keep finished chunks)\n"
     )
+
+
+def test_the_process_engine_counts_the_chunks_in_flight_when_its_pool_breaks():
+    """A broken pool fails every submitted future at once, so none was left pending: the
+    message said "(0 chunks were in flight)" where 4 were."""
+    with executors.make_executor("process", workers=2) as executor:
+        with pytest.raises(executors.WorkerLostError) as caught:
+            list(executor.map_unordered(os._exit, [1, 1, 1, 1]))  # each ends its worker
+    assert "(4 chunks were in flight)" in str(caught.value)
+
+
+# --- a Dask cluster that loses its scheduler or its workers in the middle of a run -----------
+
+
+BLOCK_ECON = """import sys
+
+
+class Block:
+    def find_spec(self, name, path=None, target=None):
+        if name == "econ" or name.startswith("econ."):
+            raise ImportError(f"No module named {name!r}")
+
+
+sys.meta_path.insert(0, Block())
+"""
+"""A worker preload that makes econ unimportable, as on a worker where econ is not installed."""
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def dask_process(args: list[str], log: Path, env: dict | None = None) -> subprocess.Popen:
+    with open(log, "wb") as out:
+        return subprocess.Popen(
+            [sys.executable, "-m", "dask", *args], cwd=log.parent,
+            env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})},
+            stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )  # fmt: skip
+
+
+@pytest.fixture
+def cluster(tmp_path, started):
+    """A `dask scheduler` on a free port of this host; `add_worker(preload=None)` starts a
+    `dask worker` process (its nanny and worker) connected to it."""
+    pytest.importorskip("distributed")
+    address = f"tcp://127.0.0.1:{free_port()}"
+    scheduler = dask_process(
+        ["scheduler", "--host", "127.0.0.1", "--port", address.rsplit(":", 1)[1],
+         "--no-dashboard"],
+        tmp_path / "scheduler.log",
+    )  # fmt: skip
+    started.append(psutil.Process(scheduler.pid))
+    groups = [scheduler.pid]  # each started in a session of its own: its pid is its group's
+
+    def add_worker(preload: Path | None = None) -> psutil.Process:
+        args = ["worker", address, "--nthreads", "1", "--no-dashboard"]
+        args += ["--preload", preload.stem] if preload else []
+        env = {"PYTHONPATH": f"{preload.parent}{os.pathsep}{ROOT}"} if preload else {}
+        worker = dask_process(args, tmp_path / f"worker-{len(started)}.log", env)
+        started.append(psutil.Process(worker.pid))
+        groups.append(worker.pid)
+        return psutil.Process(worker.pid)
+
+    def workers() -> int:
+        log = (tmp_path / "scheduler.log").read_text()
+        return log.count("Register worker") - log.count("Remove worker")
+
+    yield scheduler, address, add_worker, workers
+    for group in groups:  # the nannies' worker processes too
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(group, signal.SIGKILL)
+
+
+def dask_command(chunks: Path, *extra: str) -> list[str]:
+    cmd = command(chunks, engine="dask")
+    cmd.remove("--workers")
+    cmd.remove("2")
+    return cmd + list(extra)
+
+
+def one_line_error(text: str) -> str:
+    assert "Traceback" not in text and text.count("\n") == 1, text
+    assert text.startswith("error: "), text
+    return text
+
+
+def test_a_scheduler_lost_mid_run_is_one_line_exit_3_and_a_rerun_resumes(
+    tmp_path, started, cluster
+):
+    """It was exit 1 and a 77-line traceback ending in FuturesCancelledError."""
+    scheduler, address, add_worker, workers = cluster
+    add_worker()
+    wait_for(lambda: workers() == 1, "the worker to connect", 120)
+    chunks = tmp_path / "chunks"
+    proc = start(dask_command(chunks, "--scheduler", address), tmp_path / "stderr.txt")
+    started.append(psutil.Process(proc.pid))
+    wait_for(lambda: chunk_files(chunks), "a finished chunk")
+    scheduler.kill()
+    assert proc.wait(timeout=TIMEOUT_S) == 3
+    text = one_line_error((tmp_path / "stderr.txt").read_text())
+    kept = len(chunk_files(chunks))
+    assert text.startswith(
+        f"error: lost the connection to the Dask scheduler at {address} in the middle of the run"
+    )
+    assert text.endswith(
+        f"; {kept} finished chunk{'s are' if kept > 1 else ' is'} saved in {chunks}; rerun the "
+        "same command to resume\n"
+    )
+
+
+def test_a_run_whose_workers_are_all_gone_ends_within_the_timeout(tmp_path, started, cluster):
+    """It waited, silently, for a worker to appear."""
+    scheduler, address, add_worker, workers = cluster
+    worker = add_worker()
+    wait_for(lambda: workers() == 1, "the worker to connect", 120)
+    chunks = tmp_path / "chunks"
+    proc = start(dask_command(chunks, "--scheduler", address), tmp_path / "stderr.txt")
+    started.append(psutil.Process(proc.pid))
+    wait_for(lambda: chunk_files(chunks), "a finished chunk")
+    family = [worker, *worker.children(recursive=True)]
+    for p in family:
+        p.kill()
+    assert proc.wait(timeout=TIMEOUT_S) == 3
+    text = one_line_error((tmp_path / "stderr.txt").read_text())
+    assert text.startswith(
+        f"error: the Dask scheduler at {address} has had no workers for 10 s in the middle of "
+        "the run ("
+    )
+    assert "start some with `dask worker" in text
+    assert f"saved in {chunks}; rerun the same command to resume\n" in text
+
+
+def test_a_worker_that_cannot_import_econ_ends_the_run_within_the_timeout(
+    tmp_path, started, cluster
+):
+    """The worker dies unpickling its first task (econ.analysis.runner.run_chunk): the run
+    waited forever for another."""
+    scheduler, address, add_worker, workers = cluster
+    preload = tmp_path / "block_econ.py"
+    preload.write_text(BLOCK_ECON)
+    add_worker(preload)
+    wait_for(lambda: workers() == 1, "the worker to connect", 120)
+    chunks = tmp_path / "chunks"
+    proc = start(dask_command(chunks, "--scheduler", address), tmp_path / "stderr.txt")
+    started.append(psutil.Process(proc.pid))
+    assert proc.wait(timeout=TIMEOUT_S) == 3
+    text = one_line_error((tmp_path / "stderr.txt").read_text())
+    assert "has had no workers for 10 s in the middle of the run" in text
+    assert "could not import econ" in text
+    assert text.endswith(
+        f"no chunk had finished (none is saved in {chunks}); rerun the same command\n"
+    )
+
+
+def test_a_chunk_dask_gives_up_on_is_the_worker_loss_of_the_process_engine(tmp_path, started):
+    """KilledWorker (a worker died computing the chunk more often than allowed) was exit 1 and
+    a traceback, after the local scheduler's and nanny's log lines."""
+    pytest.importorskip("distributed")
+    chunks = tmp_path / "chunks"
+    stderr = tmp_path / "stderr.txt"
+    cmd = command(chunks, engine="dask")
+    with open(stderr, "wb") as err:
+        proc = subprocess.Popen(
+            cmd, cwd=ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err,
+            env=dict(os.environ, PYTHONPATH=str(ROOT),
+                     DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES="0"),
+            start_new_session=True,
+        )  # fmt: skip
+    started.append(psutil.Process(proc.pid))
+
+    def workers():
+        return [
+            p for p in psutil.Process(proc.pid).children()
+            if "spawn_main" in " ".join(p.cmdline())
+        ]  # fmt: skip
+
+    wait_for(lambda: len(workers()) == 2 and chunk_files(chunks), "a finished chunk")
+    started.extend(workers())
+    workers()[0].kill()
+    assert proc.wait(timeout=TIMEOUT_S) == 3
+    text = one_line_error(stderr.read_text())
+    assert text.startswith(
+        "error: a worker process of the Dask cluster ended in the middle of the run ("
+    )
+    assert "Dask gave up on its chunk after 1 worker ended computing it" in text
+    assert f"saved in {chunks}; rerun the same command to resume\n" in text

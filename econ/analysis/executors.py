@@ -7,7 +7,9 @@ so every executor gives the same numbers.
 
 Dask (`dask.distributed`) is an optional dependency, imported only when the dask engine is asked
 for. A scheduler that cannot be reached, does not answer, is not a Dask scheduler or has no
-worker raises ExecutorError within `timeout_s` (about twice that at worst), never hangs.
+worker raises ExecutorError within `timeout_s` (about twice that at worst), never hangs; so does
+a run whose scheduler is lost, whose workers are all gone for `timeout_s`, or whose chunk Dask
+gives up on (KilledWorker): a WorkerLostError, after which the finished chunks are kept.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
 from econ.errors import InputError
+from econ.labels import counted
 
 ENGINES = ("serial", "process", "dask")
 CONNECT_TIMEOUT_S = 10.0
@@ -38,8 +41,14 @@ class ExecutorError(InputError):
 
 
 class WorkerLostError(ExecutorError):
-    """A worker process ended in the middle of a run (killed, out of memory): the chunks it was
-    computing are lost, the finished ones are not. The CLI answers exit code 3."""
+    """A worker process ended in the middle of a run (killed, out of memory), or a Dask run lost
+    its scheduler or every worker: the chunks in flight are lost, the finished ones are not.
+    The CLI answers exit code 3 and says how to resume."""
+
+
+class SchedulerLostError(WorkerLostError):
+    """The connection to the Dask scheduler was lost in the middle of a run (the scheduler
+    stopped, or the network failed)."""
 
 
 class Executor:
@@ -94,22 +103,32 @@ class ProcessExecutor(Executor):
     def map_unordered(self, func, tasks):
         limit = self.workers * IN_FLIGHT_PER_WORKER
         pending: set[cf.Future] = set()
+        # Submitted and not yet handed back: a broken pool fails them all at once, so `pending`
+        # (not finished) is empty by then and counted none.
+        outstanding: set[cf.Future] = set()
         iterator = iter(tasks)
+
+        def finished(done):
+            for future in done:
+                result = future.result()
+                outstanding.discard(future)
+                yield result
+
         try:
             for task in iterator:
-                pending.add(self._pool.submit(func, task))
+                future = self._pool.submit(func, task)
+                pending.add(future)
+                outstanding.add(future)
                 if len(pending) >= limit:
                     done, pending = cf.wait(pending, return_when=cf.FIRST_COMPLETED)
-                    for future in done:
-                        yield future.result()
+                    yield from finished(done)
             while pending:
                 done, pending = cf.wait(pending, return_when=cf.FIRST_COMPLETED)
-                for future in done:
-                    yield future.result()
+                yield from finished(done)
         except BrokenProcessPool:
             raise WorkerLostError(
                 f"a worker process of the process engine ended in the middle of the run "
-                f"({len(pending)} chunks were in flight); it was killed or ran out of memory"
+                f"({_in_flight(len(outstanding))}); it was killed or ran out of memory"
             ) from None
         finally:
             for future in pending:
@@ -117,6 +136,11 @@ class ProcessExecutor(Executor):
 
     def close(self):
         self._pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _in_flight(count: int) -> str:
+    """'1 chunk was in flight', '4 chunks were in flight'."""
+    return f"{counted(count, 'chunk')} {'was' if count == 1 else 'were'} in flight"
 
 
 WATCH_INTERVAL_S = 1.0
@@ -213,12 +237,17 @@ class DaskExecutor(Executor):
                     host="127.0.0.1",
                 )
             self._client = distributed.Client(self._cluster, set_as_default=False)
+            # This process runs the cluster's scheduler and nannies: a worker that dies logs
+            # here, and the run reports that itself, in one line (WorkerLostError).
+            _WORKER_DEATH.install()
             # A task cancelled by Ctrl-C makes its worker warn "Async instruction ... ended with
             # CancelledError"; close() quiets the workers first, but a worker can cancel before
             # that reaches it. Only our own workers, and only that logger, from the start.
             self._client.run(_quiet_cancellations)
         self._distributed = distributed
+        self._timeout_s = timeout_s
         self._interrupted = False
+        self._lost = False
 
     def describe(self):
         return {
@@ -232,13 +261,14 @@ class DaskExecutor(Executor):
         pending: set = set()
         try:
             for task in tasks:
+                self._check_client(len(pending))
                 pending.add(self._client.submit(func, task, pure=False))
                 if len(pending) >= limit:
                     done, pending = self._wait(pending)
-                    yield from self._results(done)
+                    yield from self._results(done, len(pending))
             while pending:
                 done, pending = self._wait(pending)
-                yield from self._results(done)
+                yield from self._results(done, len(pending))
         except KeyboardInterrupt:
             # Closing the client drops the tasks; cancelling each running one makes its worker
             # log a warning per task, and a local worker busy in a chunk outlives the nanny's
@@ -246,24 +276,129 @@ class DaskExecutor(Executor):
             self._interrupted = True
             pending = set()
             raise
+        except WorkerLostError:
+            self._lost = True
+            pending = set()  # the cluster has lost them, or lost us
+            raise
         finally:
             for future in pending:
                 future.cancel()
 
     def _wait(self, pending):
-        with self._client.as_current():  # this client, not a process-wide default one
-            done, pending = self._distributed.wait(pending, return_when="FIRST_COMPLETED")
-        return done, set(pending)
+        """The finished and the pending futures once one has finished. Every WORKER_CHECK_S
+        without one, the cluster is asked whether it still has a worker: a run whose workers
+        are all gone (killed, or unable to import econ, which ends a worker as it unpickles a
+        task) would otherwise wait for one forever."""
+        alone_since = None
+        while True:
+            try:
+                with self._client.as_current():  # this client, not a process-wide default one
+                    done, pending = self._distributed.wait(
+                        pending, timeout=WORKER_CHECK_S, return_when="FIRST_COMPLETED"
+                    )
+                return done, set(pending)
+            except TimeoutError:
+                alone_since = self._check_workers(alone_since, len(pending))
+            except self._cancelled_errors() as exc:
+                raise self._cancelled(exc, len(pending)) from None
 
-    @staticmethod
-    def _results(done):
-        for future in done:
-            result = future.result()
+    def _results(self, done, still_pending: int):
+        killed = importlib.import_module("distributed.scheduler").KilledWorker
+        for handed, future in enumerate(done):
+            try:
+                result = future.result()
+            except killed as exc:
+                raise self._killed(exc, len(done) - handed + still_pending) from None
+            except self._cancelled_errors() as exc:
+                raise self._cancelled(exc, len(done) - handed + still_pending) from None
             future.release()
             yield result
 
+    def _cancelled_errors(self) -> tuple[type, ...]:
+        client = importlib.import_module("distributed.client")
+        return (client.FutureCancelledError, client.FuturesCancelledError)
+
+    def _where(self) -> str:
+        return (
+            f"the Dask scheduler at {self.scheduler}"
+            if self.scheduler is not None
+            else "the scheduler of the local Dask cluster"
+        )
+
+    def _scheduler_lost(self, in_flight: int) -> SchedulerLostError:
+        return SchedulerLostError(
+            f"lost the connection to {self._where()} in the middle of the run ("
+            f"{_in_flight(in_flight)}); the scheduler stopped or the network failed"
+        )
+
+    def _check_client(self, in_flight: int) -> None:
+        """SchedulerLostError once the client has lost its scheduler (it reconnects for
+        `timeout_s`, having cancelled every future, then closes)."""
+        if self._client.status != "running":
+            raise self._scheduler_lost(in_flight)
+
+    def _check_workers(self, alone_since: float | None, in_flight: int) -> float | None:
+        """When the cluster was first seen without a worker (None while it has some), or
+        WorkerLostError once that is `timeout_s` ago."""
+        self._check_client(in_flight)
+        try:
+            workers = len(self._client.nthreads())
+        except OSError:  # the comm closed (CommClosedError), the scheduler is gone
+            raise self._scheduler_lost(in_flight) from None
+        if workers:
+            return None
+        now = time.monotonic()
+        if alone_since is None:
+            return now
+        if now - alone_since < self._timeout_s:
+            return alone_since
+        start = (
+            f"; start some with `dask worker {self.scheduler}`"
+            if self.scheduler is not None
+            else ""
+        )
+        raise WorkerLostError(
+            f"{self._where()} has had no workers for {self._timeout_s:g} s in the middle of "
+            f"the run ({_in_flight(in_flight)}): they ended, were killed, or could not import "
+            f"econ{start}"
+        )
+
+    def _cancelled(self, exc, in_flight: int) -> WorkerLostError:
+        """The error of futures the cluster cancelled: the scheduler's connection lost (the
+        client cancels every future then), or another reason Dask gives."""
+        groups = getattr(exc, "error_groups", None)
+        reasons = [g.reason for g in groups] if groups else [getattr(exc, "reason", "unknown")]
+        if "scheduler-connection-lost" in reasons or self._client.status != "running":
+            return self._scheduler_lost(in_flight)
+        return WorkerLostError(
+            f"{self._where()} cancelled chunks in the middle of the run ({_in_flight(in_flight)}; "
+            f"reason: {', '.join(sorted(set(map(str, reasons))))})"
+        )
+
+    def _killed(self, exc, in_flight: int) -> WorkerLostError:
+        """The error of a chunk Dask gave up on (KilledWorker): the workers computing it ended
+        more often than `distributed.scheduler.allowed-failures` allows."""
+        allowed = exc.args[2] if len(exc.args) > 2 else None
+        tries = (
+            f" after {counted(allowed + 1, 'worker')} ended computing it"
+            f" (distributed.scheduler.allowed-failures = {allowed})"
+            if isinstance(allowed, int)
+            else ""
+        )
+        return WorkerLostError(
+            f"a worker process of the Dask cluster ended in the middle of the run "
+            f"({_in_flight(in_flight)}), and Dask gave up on its chunk{tries}; it was killed "
+            "or ran out of memory"
+        )
+
     def close(self):
-        quiet = _quiet_logger("distributed") if self._interrupted else contextlib.nullcontext()
+        # After a lost scheduler the client logs that it failed to reconnect as it closes:
+        # the run has said so in one line already.
+        quiet = (
+            _quiet_logger("distributed")
+            if self._interrupted or self._lost
+            else contextlib.nullcontext()
+        )
         if self._interrupted and self._cluster is not None:
             # Our own workers write to this terminal: quiet their logs too (this runs in each
             # worker's event loop, beside the chunk it may still be computing).
@@ -273,8 +408,11 @@ class DaskExecutor(Executor):
             self._client.close()
             if self._cluster is not None:
                 self._cluster.close()
+                _WORKER_DEATH.remove()
 
 
+WORKER_CHECK_S = 1.0
+"""How often a run that waits for a chunk asks the Dask cluster whether it still has a worker [s]."""
 WORKER_POLL_S = 0.2
 """How often a connection asks a scheduler without workers whether one has arrived [s]."""
 THREAD_GRACE_S = 2.0
@@ -487,14 +625,62 @@ def _in_thread(func: Callable[[], Any], timeout_s: float) -> Any:
 
 @contextlib.contextmanager
 def _quiet_logger(name: str):
-    """Silence a library's log (all but critical) for the duration of the block."""
-    logger = logging.getLogger(name)
-    level = logger.level
-    logger.setLevel(logging.CRITICAL)
+    """Silence a library's log (all but critical) for the duration of the block: the logger
+    and those below it that set a level of their own (Dask's config sets one for
+    distributed.client)."""
+    loggers = [logging.getLogger(name)] + [
+        logging.getLogger(child)
+        for child in list(logging.root.manager.loggerDict)
+        if child.startswith(name + ".") and logging.getLogger(child).level
+    ]
+    levels = [logger.level for logger in loggers]
+    for logger in loggers:
+        logger.setLevel(logging.CRITICAL)
     try:
         yield
     finally:
-        logger.setLevel(level)
+        for logger, level in zip(loggers, levels, strict=True):
+            logger.setLevel(level)
+
+
+class _WorkerDeathFilter(logging.Filter):
+    """Drops what the local cluster's scheduler and nannies (in this process) log of a worker
+    that died: Dask's "Task ... marked as failed because N workers died while trying to run it"
+    (the run's WorkerLostError says it) and the nanny's "Restarting worker". Installed once
+    per process however many local clusters run, and removed with the last."""
+
+    MESSAGES = (
+        ("distributed.scheduler", "Task %s marked as failed because %d workers died"),
+        ("distributed.nanny", "Restarting worker"),
+    )
+
+    def __init__(self):
+        super().__init__()
+        self.users = 0
+        self.lock = threading.Lock()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        text = str(record.msg)
+        return not any(
+            record.name == name and text.startswith(start) for name, start in self.MESSAGES
+        )
+
+    def install(self) -> None:
+        with self.lock:
+            self.users += 1
+            if self.users == 1:
+                for name, _ in self.MESSAGES:
+                    logging.getLogger(name).addFilter(self)
+
+    def remove(self) -> None:
+        with self.lock:
+            self.users -= 1
+            if self.users == 0:
+                for name, _ in self.MESSAGES:
+                    logging.getLogger(name).removeFilter(self)
+
+
+_WORKER_DEATH = _WorkerDeathFilter()
 
 
 def _quiet_cancellations() -> None:

@@ -19,6 +19,7 @@ import numpy as np
 from econ import strict_json
 from econ.commands import Number, add_format, add_overrides, say_error, say_warnings
 from econ.errors import InputError
+from econ.labels import counted
 
 EXIT_OK, EXIT_INVALID, EXIT_INTERRUPTED = 0, 3, 130
 
@@ -342,8 +343,25 @@ def _worker_lost(exc, store) -> int:
 
 def _resume(store) -> str:
     if store:
+        saved = _saved_chunks(store)
+        if saved == 0:
+            return f"no chunk had finished (none is saved in {store}); rerun the same command"
+        if saved is not None:
+            return (
+                f"{counted(saved, 'finished chunk')} {'is' if saved == 1 else 'are'} saved in "
+                f"{store}; rerun the same command to resume"
+            )
         return f"finished chunks are saved in {store}; rerun the same command to resume"
     return "rerun the same command (with --chunks DIR to keep finished chunks)"
+
+
+def _saved_chunks(store) -> int | None:
+    """The chunk files in the run's chunk folder (each checked against the run before a rerun
+    reuses it); None where the folder cannot be listed."""
+    try:
+        return sum(1 for _ in Path(store).glob("chunk-*.parquet"))
+    except OSError:
+        return None
 
 
 def _finish_out(args, result, store_given: bool) -> None:
