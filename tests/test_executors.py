@@ -709,3 +709,109 @@ def test_a_client_interrupted_while_it_connects_is_discarded(monkeypatch):
     threads[0].join(60)
     assert not threads[0].is_alive()
     assert made[0].status == "closed" and made[0]._loop_runner.stopped
+
+
+# --- a disk that fills in the middle of a run ----------------------------------------------------
+
+MC_SMALL = (
+    "montecarlo", str(SEED_FILE), "-n", "12288", "--chunk-size", "4096", "--no-progress",
+    "--dist", "utilization.share=uniform(0.5,0.9)",
+)  # fmt: skip
+
+
+def _disk_fills_after(monkeypatch, writes: int) -> None:
+    """Every file written after the first `writes` (the manifest, then chunk files) finds the
+    disk full."""
+    import errno
+
+    from econ import files
+
+    real = files._write_payload
+    count = {"n": 0}
+
+    def write(handle, payload):
+        count["n"] += 1
+        if count["n"] > writes:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        real(handle, payload)
+
+    monkeypatch.setattr(files, "_write_payload", write)
+
+
+def test_a_disk_full_mid_run_says_the_finished_chunks_are_kept_and_a_rerun_resumes(
+    tmp_path, monkeypatch, capsys
+):
+    """It said "...; nothing was written" while chunks 0-1 were kept and resumable."""
+    chunks = tmp_path / "ck"
+    _disk_fills_after(monkeypatch, 3)  # the manifest and two chunk files
+    assert main([*MC_SMALL, "--chunks", str(chunks)]) == 3
+    err = capsys.readouterr().err
+    assert err == (
+        f"error: {chunks}/chunk-000002.parquet: cannot write it: the disk is full (no space "
+        f"left on device); the 2 finished chunks ({_size_of(chunks)}) are kept in {chunks}; "
+        "rerun the same command to resume once there is space\n"
+    )
+    monkeypatch.undo()
+    assert main([*MC_SMALL, "--chunks", str(chunks), "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["metadata"]["n"] == 12288
+    assert len(list(chunks.glob("chunk-*.parquet"))) == 3
+
+
+def _size_of(folder) -> str:
+    from econ.files import size_text
+
+    return size_text(sum(p.stat().st_size for p in folder.glob("chunk-*.parquet")))
+
+
+def test_a_disk_full_mid_run_with_out_says_where_its_chunk_files_are_left(
+    tmp_path, monkeypatch, capsys
+):
+    """The ~2 MB FILE.chunks folder was left filling the disk, the message saying "nothing was
+    written"."""
+    out = tmp_path / "mc.parquet"
+    folder = tmp_path / "mc.parquet.chunks"
+    _disk_fills_after(monkeypatch, 2)
+    assert main([*MC_SMALL, "--out", str(out)]) == 3
+    err = capsys.readouterr().err
+    assert err == (
+        f"error: {folder}/chunk-000001.parquet: cannot write it: the disk is full (no space "
+        f"left on device); the 1 finished chunk ({_size_of(folder)}) is kept in {folder}, the "
+        f"chunk files of --out {out}; rerun the same command to resume once there is space, "
+        f"or delete {folder}\n"
+    )
+    assert not out.exists()
+
+
+def test_an_out_file_the_disk_cannot_take_says_where_the_chunk_files_are_kept(
+    tmp_path, monkeypatch, capsys
+):
+    from econ.analysis import output
+    from econ.files import WriteError
+
+    out = tmp_path / "mc.parquet"
+    folder = tmp_path / "mc.parquet.chunks"
+
+    def full(payloads, overwrite=False):
+        raise WriteError(
+            f"{out}: cannot write it: the disk is full (no space left on device); nothing was "
+            "written"
+        )
+
+    monkeypatch.setattr(output, "write_files", full)
+    assert main([*MC_SMALL, "--out", str(out)]) == 3
+    assert capsys.readouterr().err == (
+        f"error: {out}: cannot write it: the disk is full (no space left on device); nothing "
+        f"was written; the run's 3 chunk files ({_size_of(folder)}) are kept in {folder}: "
+        f"rerun the same command to write {out} from them, or delete {folder}\n"
+    )
+
+
+def test_sizes_against_the_free_space_are_printed_so_that_they_compare():
+    """"about 2.0 MB ... more than the 2 MB free" read as no more than the free space."""
+    from econ.analysis.runner import _compared_sizes
+
+    assert _compared_sizes(2_140_000, 2 << 20) == ("2.04 MB", "2.00 MB")
+    assert _compared_sizes(2_098_000, 2 << 20) == ("2.001 MB", "2.000 MB")
+    assert _compared_sizes((2 << 20) + 1, 2 << 20) == ("2,097,153 bytes", "2,097,152 bytes")
+    assert _compared_sizes(3 << 30, 10_000) == ("3,145,728.0 kB", "9.8 kB")
+    assert _compared_sizes(900, 500) == ("900 bytes", "500 bytes")

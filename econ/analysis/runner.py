@@ -28,6 +28,7 @@ from econ.analysis.validation import field_specs
 from econ.batch import ScenarioBatch, check_scenario
 from econ.engine import COMPONENTS, project
 from econ.errors import InputError
+from econ.files import WriteError
 from econ.labels import counted
 from econ.provenance import CREATED_FIELD, creation_time
 from econ.scenario.io import dumps
@@ -481,14 +482,15 @@ def check_space(
     total, per_row = chunk_files_bytes(job, bounds, metadata)
     need = max(0, total - written)
     if need > free:
+        need_text, free_text = _compared_sizes(need, free)
         room = (
-            f"more than the {size_text(free)} free on that disk"
+            f"more than the {free_text} free on that disk"
             if free
             else "and the disk is full (no space left on device)"
         )
         raise InputError(
             f"{_what(job)} writes its {job.n:,} rows to chunk files in {folder}: about "
-            f"{size_text(need)} ({per_row:,.0f} bytes per row), {room}; free some space, keep "
+            f"{need_text} ({per_row:,.0f} bytes per row), {room}; free some space, keep "
             "the chunk files on another disk (--chunks DIR; store= from Python), or run fewer "
             "scenarios"
         )
@@ -498,6 +500,21 @@ def check_space(
             f"{size_text(need)} ({size_text(free)} free)",
             file=sys.stderr,
         )
+
+
+def _compared_sizes(larger: int, smaller: int) -> tuple[str, str]:
+    """Two byte counts in one unit with the decimals that tell them apart: "2.04 MB" and
+    "2.00 MB", where size_text gave "2.0 MB" beside "2 MB", which read as no more."""
+    from econ.files import size_text
+
+    for unit, name in ((1 << 30, "GB"), (1 << 20, "MB"), (1 << 10, "kB")):
+        if smaller >= unit:
+            for decimals in (1, 2, 3):
+                texts = (f"{larger / unit:,.{decimals}f}", f"{smaller / unit:,.{decimals}f}")
+                if texts[0] != texts[1]:
+                    return f"{texts[0]} {name}", f"{texts[1]} {name}"
+            return f"{larger:,} bytes", f"{smaller:,} bytes"
+    return size_text(larger), size_text(smaller)
 
 
 def check_run_options(options: Mapping, caller: str, set_here: Sequence[str] = ()) -> None:
@@ -628,7 +645,10 @@ def run(
     try:
         for result in executor.map_unordered(run_chunk, tasks()):
             if chunk_store is not None:
-                chunk_store.write(result.index, result.start, result.stop, result.rows, engine)
+                try:
+                    chunk_store.write(result.index, result.start, result.stop, result.rows, engine)
+                except WriteError as exc:
+                    raise ChunkWriteError(exc, chunk_store.directory) from None
             if keep_rows:
                 rows[result.index] = result.rows
             if summarize:
@@ -656,6 +676,37 @@ def run(
         seconds=time.perf_counter() - began,
         store=chunk_store,
     )
+
+
+class ChunkWriteError(WriteError):
+    """A chunk file that could not be written in the middle of a run (a full disk, most
+    often). The chunks finished before it are kept and a rerun resumes from them: `folder`,
+    `saved` (chunk files) and `saved_bytes` say what is left where."""
+
+    def __init__(self, error: WriteError, folder: Path):
+        self.folder = Path(folder)
+        files = list(self.folder.glob("chunk-*.parquet"))
+        self.saved = len(files)
+        self.saved_bytes = sum(_size(f) for f in files)
+        from econ.files import size_text
+
+        # The writer's "nothing was written" holds for that file, not for the run.
+        why = str(error).removesuffix("; nothing was written")
+        kept = (
+            f"the {counted(self.saved, 'finished chunk')} "
+            f"({size_text(self.saved_bytes)}) {'is' if self.saved == 1 else 'are'} kept in "
+            f"{self.folder}"
+            if self.saved
+            else f"no chunk had finished (none is kept in {self.folder})"
+        )
+        super().__init__(f"{why}; {kept}")
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
 
 
 UNMOVED_RELATIVE = 1e-9

@@ -364,12 +364,38 @@ def _saved_chunks(store) -> int | None:
         return None
 
 
+def _chunk_not_written(exc, args) -> int:
+    """A chunk file the disk did not take: what is kept where, and what to do."""
+    if args.chunks is None and args.out:
+        say_error(
+            f"{exc}, the chunk files of --out {args.out}; rerun the same command to resume "
+            f"once there is space, or delete {exc.folder}"
+        )
+    else:
+        say_error(f"{exc}; rerun the same command to resume once there is space")
+    return EXIT_INVALID
+
+
 def _finish_out(args, result, store_given: bool) -> None:
     from econ.analysis.output import write_rows
+    from econ.files import WriteError, size_text
 
     if not args.out:
         return
-    written = write_rows(result, args.out, overwrite=args.force)
+    try:
+        written = write_rows(result, args.out, overwrite=args.force)
+    except WriteError as exc:
+        if result.store is None:
+            raise
+        folder = result.store.directory
+        files = list(folder.glob("chunk-*.parquet"))
+        size = size_text(sum(f.stat().st_size for f in files))
+        raise WriteError(
+            f"{exc}; the run's {counted(len(files), 'chunk file')} ({size}) "
+            f"{'is' if len(files) == 1 else 'are'} kept in "
+            f"{folder}: rerun the same command to write {args.out} from them"
+            + ("" if store_given else f", or delete {folder}")
+        ) from None
     if result.store is not None and not store_given:
         import shutil
 
@@ -379,6 +405,7 @@ def _finish_out(args, result, store_given: bool) -> None:
 
 def _cmd_sweep(args) -> int:
     from econ.analysis.executors import WorkerLostError
+    from econ.analysis.runner import ChunkWriteError
 
     sweeps = _module("sweeps")
     from econ.analysis.output import format_frame
@@ -403,6 +430,8 @@ def _cmd_sweep(args) -> int:
             return _interrupted(options["store"])
         except WorkerLostError as exc:
             return _worker_lost(exc, options["store"])
+        except ChunkWriteError as exc:
+            return _chunk_not_written(exc, args)
     _finish_out(args, result, args.chunks is not None)
     _say_held(result)
     rows = result.rows
@@ -489,7 +518,7 @@ def _json_value(value):
 
 def _cmd_montecarlo(args) -> int:
     from econ.analysis.executors import WorkerLostError
-    from econ.analysis.runner import default_outputs, run
+    from econ.analysis.runner import ChunkWriteError, default_outputs, run
 
     mc = _module("montecarlo")
     from econ.analysis.sampling import check_seed
@@ -514,6 +543,8 @@ def _cmd_montecarlo(args) -> int:
             return _interrupted(options["store"])
         except WorkerLostError as exc:
             return _worker_lost(exc, options["store"])
+        except ChunkWriteError as exc:
+            return _chunk_not_written(exc, args)
     _finish_out(args, result, args.chunks is not None)
     _say_held(result)
     summary = result.summary
@@ -568,6 +599,7 @@ def _seed_text(seed: int, plan) -> str:
 
 def _cmd_sensitivity(args) -> int:
     from econ.analysis.executors import WorkerLostError
+    from econ.analysis.runner import ChunkWriteError
 
     mc, sa = _module("montecarlo"), _module("sensitivity")
     from econ.analysis.sensitivity import DEFAULT_OUTPUTS
@@ -618,6 +650,8 @@ def _cmd_sensitivity(args) -> int:
             return _interrupted(options["store"])
         except WorkerLostError as exc:
             return _worker_lost(exc, options["store"])
+        except ChunkWriteError as exc:
+            return _chunk_not_written(exc, args)
     _finish_out(args, result.run, args.chunks is not None)
     _say_held(result.run)
     if args.report:
