@@ -815,3 +815,50 @@ def test_sizes_against_the_free_space_are_printed_so_that_they_compare():
     assert _compared_sizes((2 << 20) + 1, 2 << 20) == ("2,097,153 bytes", "2,097,152 bytes")
     assert _compared_sizes(3 << 30, 10_000) == ("3,145,728.0 kB", "9.8 kB")
     assert _compared_sizes(900, 500) == ("900 bytes", "500 bytes")
+
+
+# --- scheduler addresses refused at once ----------------------------------------------------------
+
+
+def test_a_refused_port_is_said_as_such_without_waiting_for_the_timeout():
+    """Dask's connect retried the refused port until the timeout (11-16 s where 10 s was
+    documented) and said "nothing answered there as a Dask scheduler does"."""
+    pytest.importorskip("distributed")
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    address = f"tcp://127.0.0.1:{port}"
+    got = _outcome(lambda: make_executor("dask", scheduler=address, timeout_s=600), guard_s=120)
+    assert isinstance(got, ExecutorError), got
+    assert str(got).startswith(
+        f"cannot reach the Dask scheduler at {address}: connection refused (nothing listens on "
+        f"port {port} of 127.0.0.1); expected a running Dask scheduler"
+    )
+
+
+@pytest.mark.parametrize("port", ["99999", "0", "65536"])
+def test_a_port_beyond_the_port_numbers_is_refused_at_once(port):
+    pytest.importorskip("distributed")
+    address = f"tcp://127.0.0.1:{port}"
+    got = _outcome(lambda: make_executor("dask", scheduler=address, timeout_s=600), guard_s=120)
+    assert isinstance(got, ExecutorError), got
+    assert str(got) == (
+        f"scheduler address {address!r} is not valid (port {port} is not a port number: "
+        "expected 1 to 65535); expected e.g. tcp://host:8786"
+    )
+
+
+@pytest.mark.parametrize("engine", ["dask", "process"])
+def test_an_empty_scheduler_address_is_refused_not_a_local_cluster(engine, capsys):
+    """`--scheduler ""` (an unset variable in a script) started a local cluster."""
+    if engine == "dask":
+        pytest.importorskip("distributed")
+    assert main([*MC_ARGS[:-1], engine, "--scheduler", ""]) == 3
+    err = capsys.readouterr().err
+    if engine == "dask":
+        assert err == (
+            "error: scheduler address '' is empty; expected the address of a Dask scheduler, "
+            "e.g. tcp://host:8786, or no scheduler address to start a local cluster\n"
+        )
+    else:
+        assert err == "error: a scheduler address needs --engine dask, got engine 'process'\n"

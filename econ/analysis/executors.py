@@ -208,7 +208,7 @@ class DaskExecutor(Executor):
             raise ExecutorError(f"timeout_s = {timeout_s!r}: expected a positive number of seconds")
         self.scheduler = scheduler
         self._cluster = None
-        if scheduler:
+        if scheduler is not None:
             self._client, self.workers = _connect(distributed, scheduler, timeout_s)
         else:
             self.workers = _workers(workers)
@@ -437,6 +437,7 @@ def _connect(distributed, address: str, timeout_s: float):
     the address, and nothing keeps running after it.
     """
     _check_address(address)
+    _refuse_closed_port(address, timeout_s)
     try:
         info = _probe(address, timeout_s)
     except ExecutorError:
@@ -459,11 +460,39 @@ def _check_address(address) -> None:
         scheme, location = comm.parse_address(address)
         comm.registry.get_backend(scheme)
         if scheme != "inproc":  # inproc://ADDRESS names a scheduler in this process
-            comm.addressing.parse_host_port(location)
+            _, port = comm.addressing.parse_host_port(location)
+            if not 0 < port < 65536:
+                raise ValueError(f"port {port} is not a port number: expected 1 to 65535")
     except (ValueError, TypeError) as exc:
         raise ExecutorError(
             f"scheduler address {address!r} is not valid ({exc}); expected e.g. tcp://host:8786"
         ) from None
+
+
+def _refuse_closed_port(address: str, timeout_s: float) -> None:
+    """ExecutorError at once where a TCP address refuses the connection (nothing listens on
+    that port): Dask's own connect retries a refused port until its timeout, then says it
+    timed out. A connection that takes `timeout_s` is the probe's error too; any other failure
+    (a name that does not resolve) is left to the probe, which words it."""
+    import socket
+
+    comm = importlib.import_module("distributed.comm")
+    scheme, location = comm.parse_address(address)
+    if scheme != "tcp":
+        return
+    host, port = comm.addressing.parse_host_port(location)
+    try:
+        with socket.create_connection((host, port), timeout=timeout_s):
+            pass
+    except ConnectionRefusedError:
+        raise ExecutorError(
+            f"cannot reach the Dask scheduler at {address}: connection refused (nothing "
+            f"listens on port {port} of {host}); {REACH_ADVICE}"
+        ) from None
+    except TimeoutError:
+        raise _connection_error(address, timeout_s, TimeoutError()) from None
+    except OSError:
+        return
 
 
 def _probe(address: str, timeout_s: float) -> dict:
@@ -833,9 +862,15 @@ def make_executor(
     """
     if engine not in ENGINES:
         raise ExecutorError(f"engine = {engine!r}: expected one of: " + ", ".join(ENGINES))
-    if scheduler and engine != "dask":
+    if scheduler is not None and engine != "dask":
         raise ExecutorError(f"a scheduler address needs --engine dask, got engine {engine!r}")
-    if engine != "serial" and not scheduler:
+    if isinstance(scheduler, str) and not scheduler.strip():
+        # An empty --scheduler "" (an unset variable in a script) started a local cluster.
+        raise ExecutorError(
+            f"scheduler address {scheduler!r} is empty; expected the address of a Dask "
+            "scheduler, e.g. tcp://host:8786, or no scheduler address to start a local cluster"
+        )
+    if engine != "serial" and scheduler is None:
         _refuse_unguarded_start(engine)
     if engine == "serial":
         if workers not in (None, 1):
@@ -843,7 +878,7 @@ def make_executor(
         return SerialExecutor()
     if engine == "process":
         return ProcessExecutor(workers)
-    if scheduler and workers is not None:
+    if scheduler is not None and workers is not None:
         print(
             f"note: the Dask cluster at {scheduler} runs the workers connected to it; "
             "--workers is ignored",
