@@ -347,10 +347,34 @@ def test_iman_conover_pairs_follow_the_sign_of_the_target(rho, seed):
 
 def test_inconsistent_correlations_are_refused():
     c = np.array([[1, 0.9, 0.9], [0.9, 1, -0.9], [0.9, -0.9, 1]])
-    with pytest.raises(SamplingError, match="not positive definite"):
+    with pytest.raises(SamplingError, match="not positive semi-definite") as caught:
         check_correlation(c, ["a", "b", "c"])
+    assert "bring some of them closer to 0: a~b=0.9, a~c=0.9, b~c=-0.9" in str(caught.value)
     with pytest.raises(SamplingError, match="expected -1..1"):
         check_correlation(np.array([[1, 1.5], [1.5, 1]]), ["a", "b"])
+
+
+@pytest.mark.parametrize("rho", [1.0, -1.0])
+def test_a_correlation_of_exactly_one_is_refused_as_singular(rho):
+    """It read "not positive definite, smallest eigenvalue 1.11e-16" (a positive number) and
+    advised to "lower some of them"."""
+    with pytest.raises(SamplingError) as caught:
+        check_correlation(np.array([[1, rho], [rho, 1]]), ["a", "b"])
+    assert str(caught.value) == (
+        f"rank correlation of a and b is {rho:g}: a correlation of exactly -1 or 1 makes the "
+        "correlation matrix singular (only positive semi-definite), which rank correlation "
+        f"cannot impose; expected a value strictly between -1 and 1 (e.g. {0.99 * rho:g} for "
+        "inputs that move almost in lockstep)"
+    )
+
+
+def test_a_singular_set_of_correlations_is_called_singular():
+    """Correlations below 1 that fix a third pair exactly: the matrix is singular."""
+    target = 6 / np.pi * np.arcsin(0.25)  # the Spearman rho of normal scores correlated 0.5
+    c = np.array([[1, target, target], [target, 1, -target], [target, -target, 1]])
+    with pytest.raises(SamplingError) as caught:
+        check_correlation(c, ["a", "b", "c"])
+    assert "the correlation matrix is singular (only positive semi-definite" in str(caught.value)
 
 
 @pytest.mark.parametrize("seed", ["abc", 1.5, -1, True, None])

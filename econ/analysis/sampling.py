@@ -139,13 +139,31 @@ def check_correlation(matrix: np.ndarray, names: list[str] | None = None) -> np.
         raise SamplingError(
             f"rank correlation of {names[i]} and {names[j]} is {c[i, j]:g}; expected -1..1"
         )
+    whole = np.abs(c - np.eye(d)) == 1.0
+    if whole.any():
+        # Two inputs in lockstep: the matrix is singular, which Iman-Conover cannot impose
+        # (it needs the Cholesky factor of a positive definite matrix).
+        i, j = np.argwhere(whole)[0]
+        raise SamplingError(
+            f"rank correlation of {names[i]} and {names[j]} is {c[i, j]:g}: a correlation of "
+            "exactly -1 or 1 makes the correlation matrix singular (only positive "
+            "semi-definite), which rank correlation cannot impose; expected a value strictly "
+            f"between -1 and 1 (e.g. {0.99 * np.sign(c[i, j]):g} for inputs that move almost "
+            "in lockstep)"
+        )
     target = spearman_to_pearson(c)
     np.fill_diagonal(target, 1.0)
     eigen = np.linalg.eigvalsh(target)
     if eigen.min() <= 1e-10:
+        state = (
+            f"singular (only positive semi-definite: smallest eigenvalue {eigen.min():.2g}, "
+            "zero but for rounding)"
+            if eigen.min() > -1e-10
+            else f"not positive semi-definite (smallest eigenvalue {eigen.min():.3g})"
+        )
         raise SamplingError(
-            "rank correlations are inconsistent (the matrix is not positive definite, smallest "
-            f"eigenvalue {eigen.min():.3g}); lower some of them: "
+            f"rank correlations are inconsistent: the correlation matrix is {state}, so no "
+            "inputs can have all of them at once; bring some of them closer to 0: "
             + ", ".join(
                 f"{names[i]}~{names[j]}={c[i, j]:g}"
                 for i in range(d)
