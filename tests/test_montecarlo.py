@@ -821,3 +821,31 @@ def test_run_results_and_summaries_have_a_short_repr():
     assert idle.notes == idle.metadata["notes"]
     assert "changes across the 2 scenarios: depreciation.factor has no effect" in idle.notes[0]
     assert "; 1 note (.notes); see .rows, .metadata>" in repr(idle)
+
+
+def test_a_mistyped_output_gets_the_nearest_name(capsys):
+    """`--output npv_us` listed every output without the "did you mean" a mistyped path gets."""
+    from econ.cli import main
+
+    seed = ROOT / "models" / "scenarios" / "deepseek-r1-gb200-nvl72.toml"
+    argv = ["montecarlo", str(seed), "-n", "10", "--dist", "utilization.share=uniform(0.5,0.9)",
+            "--output", "npv_us"]  # fmt: skip
+    assert main(argv) == 3
+    err = capsys.readouterr().err
+    assert err.startswith(
+        "error: output 'npv_us' is not an engine output (did you mean npv_usd?); expected one "
+        "of: "
+    )
+
+
+def test_the_docs_snippet_reading_a_projections_results_runs_as_pasted(monkeypatch):
+    """It raised NameError: project and batch were not defined in it."""
+    import re
+
+    text = (ROOT / "docs" / "batch.md").read_text()
+    section = text[text.index("### Reading a projection's results") :]
+    block = re.search(r"```python\n(.*?)```", section, re.S).group(1)
+    monkeypatch.chdir(ROOT)
+    names: dict = {}
+    exec(compile(block, "docs/batch.md", "exec"), names)
+    assert len(names["frame"]) == 3 and "npv_usd" in names["frame"].columns

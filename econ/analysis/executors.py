@@ -412,7 +412,7 @@ class DaskExecutor(Executor):
 
 
 WORKER_CHECK_S = 1.0
-"""How often a run that waits for a chunk asks the Dask cluster whether it still has a worker [s]."""
+"""How often a run waiting for a chunk asks the Dask cluster whether it still has a worker [s]."""
 WORKER_POLL_S = 0.2
 """How often a connection asks a scheduler without workers whether one has arrived [s]."""
 THREAD_GRACE_S = 2.0

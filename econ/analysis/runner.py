@@ -100,8 +100,13 @@ def check_outputs(names) -> tuple[str, ...]:
         )
     for name in names:
         if name not in valid:
+            import difflib
+
+            close = difflib.get_close_matches(str(name), valid, n=1)
+            mean = f" (did you mean {close[0]}?)" if close else ""
             raise InputError(
-                f"output '{name}' is not an engine output; expected one of: " + ", ".join(valid)
+                f"output '{name}' is not an engine output{mean}; expected one of: "
+                + ", ".join(valid)
             )
     if not names:
         raise InputError("expected at least one output")
