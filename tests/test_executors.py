@@ -655,6 +655,8 @@ def test_ctrl_c_while_connecting_to_a_scheduler_exits_130_quietly(monkeypatch, c
         raise KeyboardInterrupt
 
     monkeypatch.setattr(executors, "_probe", interrupted)
+    # A slow scheduler: the port takes the connection (nothing listens on port 1 here).
+    monkeypatch.setattr(executors, "_refuse_closed_port", lambda address, timeout_s: None)
     address = "tcp://127.0.0.1:1"
     capsys.readouterr()
     try:
