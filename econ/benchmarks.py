@@ -35,6 +35,7 @@ import pandas as pd
 
 from econ.catalog import models_dir
 from econ.errors import InputError
+from econ.labels import plain_number
 from econ.throughput.curve import Curve, with_all_columns
 
 RESULTS_FILE = "mlperf_inference_llm.csv"
@@ -308,14 +309,14 @@ def row_checks(
     if not claim and not _missing(count) and count > 0 and unit == "tokens/s":
         per_gpu = result / count
         out.append(
-            f"per-GPU figure derived, not submitted: {result:,.6g} tokens/s system total / "
+            f"per-GPU figure derived, not submitted: {plain_number(result)} tokens/s system total / "
             f"{count:g} accelerators = {per_gpu:,.1f} tokens/s per GPU (MLPerf reports systems)"
         )
         listed = row.get("per_accelerator")
         if not _missing(listed) and not math.isclose(listed, per_gpu, rel_tol=RELATIVE_TOLERANCE):
             out.append(
-                f"the catalog's per_accelerator {listed:,.6g} differs from result / count "
-                f"{per_gpu:,.6g}; the recomputed figure is used"
+                f"the catalog's per_accelerator {plain_number(listed)} differs from result / "
+                f"count {plain_number(per_gpu)}; the recomputed figure is used"
             )
     # (2) availability
     availability = str(row.get("availability") or "")

@@ -417,6 +417,21 @@ def read_csv_table(path: str | os.PathLike):
     return frame.iloc[1:].reset_index(drop=True)
 
 
+def read_noted_csv(path: str | os.PathLike):
+    """A CSV file whose first lines may be notes beginning with '#' (a shipped catalog's), as a
+    pandas DataFrame: those lines are skipped, and a '#' later on is the data's own (pandas'
+    comment="#" cut every field at it: a source "summary.json#1 (Location ...)" lost its row)."""
+    import pandas as pd
+
+    notes = 0
+    with open(path, encoding="utf-8") as lines:
+        for line in lines:
+            if not line.startswith("#"):
+                break
+            notes += 1
+    return pd.read_csv(path, skiprows=notes)
+
+
 def atomic_write(
     path: str | os.PathLike,
     data: Payload,

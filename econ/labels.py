@@ -10,6 +10,8 @@ so new outputs appear readable everywhere without a change here. No numbers are 
 
 from __future__ import annotations
 
+import math
+
 SUMMARY_METRICS: dict[str, tuple[str, str, str]] = {
     "lcot_usd_per_mtok": ("Levelized cost", "USD/M tokens", "usd_per_mtok"),
     **{
@@ -273,6 +275,14 @@ def short_number(value: float) -> str:
     if "e" not in text and abs(float(text)) < 1e3:
         return text
     return f"{value:,.0f}" if abs(value) >= 0.5 else text
+
+
+def plain_number(value: float) -> str:
+    """A figure as given, to 6 significant digits, with thousands separators and never in
+    exponent form from 100,000 on (1,598,510, not 1.59851e+06; 2,631.93; 0.1075)."""
+    if abs(value) >= 1e5 and math.isfinite(value):
+        return f"{value:,.0f}"
+    return f"{value:,.6g}"
 
 
 def column_label(name: str) -> str:

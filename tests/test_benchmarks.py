@@ -259,3 +259,17 @@ def test_cli_list_show(capsys):
     assert "no catalog row has id" in capsys.readouterr().err
     assert main(["benchmarks", "list", "--round", "v1"]) == 3
     assert "v4.0, v4.1" in capsys.readouterr().err
+
+
+def test_the_list_shows_every_digit_of_a_large_result_and_no_nan(capsys):
+    """Found by a data review: 1,598,510 tokens/s printed as 1.59851e+06, and a row without an
+    availability as "nan"."""
+    from econ.cli import main
+    from econ.labels import plain_number
+
+    assert plain_number(1_598_510.0) == "1,598,510"
+    assert plain_number(2631.93) == "2,631.93" and plain_number(0.1075) == "0.1075"
+    assert main(["benchmarks", "list", "--model", "deepseek-r1", "--scenario", "Server"]) == 0
+    out = capsys.readouterr().out
+    assert "1,598,510" in out and "e+0" not in out
+    assert " nan " not in out

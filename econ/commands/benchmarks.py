@@ -13,6 +13,7 @@ import numpy as np
 
 from econ.commands import Number, add_format, lazy
 from econ.commands.throughput import table
+from econ.labels import plain_number
 
 bench = lazy("econ.benchmarks")  # pandas and the catalog load when a command runs
 
@@ -97,10 +98,11 @@ def _cmd_list(args) -> int:
             )
             body.append(
                 [
-                    r.id, r.round, r.submitter, r.division, r.availability or "-",
+                    r.id, r.round, r.submitter, r.division,
+                    r.availability if isinstance(r.availability, str) and r.availability else "-",
                     (r.accelerator or "-")[:34] if isinstance(r.accelerator, str) else "-",
                     "-" if math.isnan(r.accelerator_count) else f"{r.accelerator_count:g}",
-                    r.benchmark, r.scenario, f"{r.result:,.6g}", r.metric_unit,
+                    r.benchmark, r.scenario, plain_number(r.result), r.metric_unit,
                     "-" if np.isnan(r.tokens_per_s_per_gpu) else f"{r.tokens_per_s_per_gpu:,.1f}",
                     flags or "-",
                 ]

@@ -21,7 +21,7 @@ import pandas as pd
 
 from econ import engine
 from econ.errors import InputError
-from econ.labels import counted
+from econ.labels import counted, plain_number
 from econ.memo.build import Memo
 from econ.memo.figures import (
     BREACH_PRICE,
@@ -438,9 +438,7 @@ def input_text(path: str, value) -> str:
     unit = unit_of(path) or ""
     if unit in PERCENT_UNITS:
         return _rate(value) + PERCENT_UNITS[unit]
-    if isinstance(value, float) and abs(value) >= 1e5:
-        return f"{value:,.0f}"
-    return f"{value:,.6g}"
+    return plain_number(value)
 
 
 def _assumptions(memo: Memo) -> list[dict]:

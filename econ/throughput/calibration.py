@@ -26,7 +26,7 @@ import tomli_w
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from econ.catalog import models_dir, validation_problems
-from econ.files import atomic_write, make_folder
+from econ.files import atomic_write, make_folder, read_noted_csv
 from econ.hardware import get_hardware, load_hardware_catalog
 from econ.llms import get_llm
 from econ.throughput.efficiency import (
@@ -245,7 +245,7 @@ def load_rows(path: str | Path | None = None) -> pd.DataFrame:
     """The MLPerf rows shipped for calibration (models/calibration/mlperf_rows.csv)."""
     path = Path(path) if path is not None else rows_path()
     try:
-        rows = pd.read_csv(path, comment="#")
+        rows = read_noted_csv(path)
     except FileNotFoundError as exc:
         raise CalibrationError(f"calibration data {path} does not exist") from exc
     missing = [c for c in (*ROW_COLUMNS, "per_accelerator") if c not in rows.columns]

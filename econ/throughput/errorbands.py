@@ -34,6 +34,7 @@ import pandas as pd
 
 from econ.catalog import models_dir
 from econ.errors import InputError
+from econ.files import read_noted_csv
 
 ERRORS_FILE = "out_of_sample_errors.csv"
 TEST_ROUND = "v6.1"
@@ -171,7 +172,7 @@ def out_of_sample_errors(test_round: str = TEST_ROUND) -> pd.DataFrame:
 @lru_cache(maxsize=4)
 def _load(path: str, stamp: float) -> pd.DataFrame:
     try:
-        frame = pd.read_csv(path, comment="#")
+        frame = read_noted_csv(path)
     except FileNotFoundError:
         raise ErrorBandError(
             f"{path}: out-of-sample errors missing (run benchmarks/validate_simulator.py)"
