@@ -3,7 +3,10 @@
 Each entry is one accelerator as deployed (an HGX board GPU, an NVL72 rack GPU, an MI3xx OAM): memory,
 bandwidth, dense peak per precision, scale-up domain, scale-out NIC, power and the sibling whose
 calibration it borrows when it has no measurements. Figures and sources come from
-../shared/data/hardware_specs.csv and reference_figures.csv (copied, sources kept).
+../shared/data/hardware_specs.csv and reference_figures.csv (copied, sources kept). One row of
+models/reference_figures.csv differs from the reference data's: the GB200 NVL72 rack power (120 kW,
+unchanged) is labelled secondary, its source naming the blog and press that state it, as no NVIDIA
+document stating 120 kW was found where the reference data cites "NVIDIA GB200 NVL72 spec".
 
 Precisions are named "bf16", "fp8" and "fp4" ("mxfp4" and "nvfp4" are accepted as "fp4"). A hardware
 runs a precision natively when its datasheet gives a dense peak for it; the default precision is the

@@ -140,7 +140,7 @@ class _Workload(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
     input_tokens: float = Field(..., ge=1, description="Mean prompt length [tokens]")
     input_source: str = Field(..., min_length=1)
-    output_tokens: float = Field(..., ge=1, description="Median output length [tokens]")
+    output_tokens: float = Field(..., ge=1, description="Mean output length per sample [tokens]")
     server: _Limits | None = None
     interactive: _Limits | None = None
     source: str = Field(..., min_length=1)
