@@ -84,3 +84,32 @@ def test_a_bad_curve_is_named_once_and_the_app_names_its_own_controls(app: AppTe
     assert shown.startswith("Reading the file: neg.csv: line 2: output_tokens_per_s is negative")
     assert shown.count("neg.csv") == 1
     assert "--interpolate" not in app_text("a step (--interpolate reads between them)")
+
+
+# --- the Risk page (a finance analyst's review, session 18) -----------------------------------------
+
+
+def test_the_data_table_defaults_stay_within_the_field_and_keep_their_values(app: AppTest):
+    widget(app.sidebar.number_input, "Utilization [%]").set_value(90.0).run()
+    go(app, "risk")
+    row = [w for w in app.number_input if w.label in ("from", "to")][:2]
+    assert [w.value for w in row] == [72.0, 100.0]  # 90% +-20%, within 100%
+    widget(app.button, "Compute the data table").click().run()
+    assert not app.exception and not errors(app), errors(app)
+    row[1].set_value(95.0).run()
+    steps = [w for w in app.number_input if w.label == "steps"][1]
+    steps.set_value(3).run()
+    go(app, "results")
+    go(app, "risk")
+    assert [w for w in app.number_input if w.label in ("from", "to")][1].value == 95.0
+    assert [w for w in app.number_input if w.label == "steps"][1].value == 3
+
+
+def test_a_monte_carlo_of_a_few_scenarios_says_so_and_names_its_seed(app: AppTest):
+    go(app, "risk")
+    widget(app.number_input, "Scenarios").set_value(1).run()
+    widget(app.button, "Run the Monte Carlo").click().run()
+    assert not app.exception and not errors(app), errors(app)
+    assert any(c.value.startswith("1 scenario, seed 0, in ") for c in app.caption)
+    assert any("Only 1 scenario" in w.value for w in app.warning)
+

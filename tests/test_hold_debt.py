@@ -184,7 +184,8 @@ def test_an_unsized_loan_is_left_as_given(seed):
                                "financing.repayment": "level_payment"})
     job = GridSweep(given, {"market.price_usd_per_mtok": [0.3]})
     same, held = hold_job(job)
-    assert same is job and "sizes no loan" in held["note"]
+    assert same is job and held["note"].startswith("no loan to hold: ")
+    assert "sizes no loan" in held["note"]
 
 
 def test_a_capital_stack_given_is_left_as_given_and_a_sized_one_is_held_scaled():

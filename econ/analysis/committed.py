@@ -169,8 +169,8 @@ def hold_job(job):
         else:
             given = f"debt_share ({financing.debt_share:.1%}) of its own capex"
         note = (
-            f"{base.name} sizes no loan: every scenario borrows its {given} as given, as it "
-            "would without holding a loan"
+            f"no loan to hold: {base.name} sizes no loan, and every scenario borrows its {given} "
+            "as given, as it would without holding a loan"
         )
         return job, {"note": note}
     summary, loan = sized_loan(base)

@@ -80,30 +80,36 @@ def bounded_ranges(
 ) -> tuple[dict[str, tuple], list[str]]:
     """+-pct percent around each path's base value, clipped to the field's declared bounds
     (e.g. utilization.share <= 1); the notes say which swings were clipped and to what."""
-    import math
-
     from econ.analysis.sensitivity import percent_ranges
-    from econ.analysis.validation import field_specs
 
-    specs = field_specs()
     ranges, notes = {}, []
     for path, (low, high) in percent_ranges(base, list(paths), pct).items():
-        spec = specs.get(path)
-        new_low, new_high = low, high
-        if spec is not None:
-            integer = spec.kind == "int"
-            if spec.ge is not None:
-                new_low, new_high = max(new_low, spec.ge), max(new_high, spec.ge)
-            if spec.gt is not None and new_low <= spec.gt:
-                new_low = spec.gt + 1 if integer else math.nextafter(spec.gt, math.inf)
-            if spec.le is not None:
-                new_low, new_high = min(new_low, spec.le), min(new_high, spec.le)
-            if spec.lt is not None and new_high >= spec.lt:
-                new_high = spec.lt - 1 if integer else math.nextafter(spec.lt, -math.inf)
-        if (new_low, new_high) != (low, high):
+        ranges[path] = field_clipped(path, low, high)
+        if ranges[path] != (low, high):
             notes.append(path)
-        ranges[path] = (new_low, new_high)
     return ranges, notes
+
+
+def field_clipped(path: str, low: float, high: float) -> tuple[float, float]:
+    """(low, high) of a dotted path clipped to the field's declared bounds (utilization.share
+    at most 1), in the field's stored unit."""
+    import math
+
+    from econ.analysis.validation import field_specs
+
+    spec = field_specs().get(path)
+    if spec is None:
+        return low, high
+    integer = spec.kind == "int"
+    if spec.ge is not None:
+        low, high = max(low, spec.ge), max(high, spec.ge)
+    if spec.gt is not None and low <= spec.gt:
+        low = spec.gt + 1 if integer else math.nextafter(spec.gt, math.inf)
+    if spec.le is not None:
+        low, high = min(low, spec.le), min(high, spec.le)
+    if spec.lt is not None and high >= spec.lt:
+        high = spec.lt - 1 if integer else math.nextafter(spec.lt, -math.inf)
+    return low, high
 
 
 def tornado(

@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from econ.labels import counted
 from econ.ui import charts, common, compute, risk
 from econ.ui.fmt import (
     MONEY_SCALES,
@@ -239,6 +240,12 @@ def _mc_rows() -> dict[str, str]:
     return out
 
 
+MAX_SEED = 2**53 - 1
+"""The largest seed the Seed box takes: a browser's number holds whole numbers exactly up to it."""
+FEW_DRAWS = 100
+"""Fewer Monte Carlo scenarios than this get a warning that their statistics say little."""
+
+
 def _mc_inputs(distributions: dict[str, str], n, seed, sampling: str) -> tuple:
     """What a Monte Carlo run was given: its distributions, scenarios, seed and sampling."""
     return (tuple(sorted(distributions.items())), n, seed, sampling)
@@ -249,7 +256,7 @@ def _mc_inputs_text(inputs: tuple) -> str:
     2,000 scenarios, seed 0, random sampling"."""
     distributions, n, seed, sampling = inputs
     given = ", ".join(f"{stored_path_label(p)} {d}" for p, d in distributions) or "none"
-    scenarios = f"{int(n):,} scenarios" if n is not None else "no scenario count"
+    scenarios = counted(n, "scenario") if n is not None else "no scenario count"
     return f"{given}; {scenarios}, seed {seed}, {sampling} sampling"
 
 
@@ -292,7 +299,15 @@ def montecarlo_section(current, paths: list[str], money: str, hold: bool) -> Non
         help=f"1 to {risk.MAX_SCENARIOS:,}",
     )
     grouped_caption(cols[0], n, "scenarios", integer=True)
-    seed = cols[1].number_input("Seed", value=None, step=1, key=common.keep("econ.mc_seed", 0))
+    seed = cols[1].number_input(
+        "Seed",
+        value=None,
+        step=1,
+        max_value=MAX_SEED,
+        key=common.keep("econ.mc_seed", 0),
+        help=f"0 to {MAX_SEED:,}, the largest whole number a browser holds exactly (a larger one "
+        "typed here is not taken: the run names the seed it used)",
+    )
     sampling = cols[2].selectbox(
         "Sampling",
         ["random", "sobol"],
@@ -372,7 +387,14 @@ def montecarlo_section(current, paths: list[str], money: str, hold: bool) -> Non
             icon=":material/history:",
         )
     _stale(stored, current, hold)
-    st.caption(f"{len(rows):,} scenarios in {seconds:.2f} s.")
+    st.caption(f"{counted(len(rows), 'scenario')}, seed {ran[2]}, in {seconds:.2f} s.")
+    if len(rows) < FEW_DRAWS:
+        st.warning(
+            f"Only {counted(len(rows), 'scenario')}: quantiles, value at risk and the "
+            "probability of loss from so few draws say little. (The Scenarios box reads a "
+            "number typed as 1e5 as 1: type 100000.)",
+            icon=":material/warning:",
+        )
     _held_info(held)
     metric = summary.metrics.get(output)
     values, fmt, title = _display(rows[output].astype(float), output, money)
@@ -539,22 +561,36 @@ def _axis(where, name: str, paths: list[str], default: str, scenario):
         node = getattr(node, part, None)
     f = find(path)
     scale = f.scale if f is not None else 1.0
-    base = float(node) * scale if isinstance(node, int | float) else 0.0
+    stored = float(node) if isinstance(node, int | float) else 0.0
+    # +-20% of the scenario's value, within the field's bounds (a share at most 100%)
+    defaults = [v * scale for v in risk.field_clipped(path, stored * 0.8, stored * 1.2)]
     c = where.columns(3)
     integer = f is not None and f.kind == "int"
     # the boxes show as many decimals as the field's values need (a token price to 4), and the
     # defaults are rounded to them: the grid is computed at the values the boxes show
     fmt = "%.0f" if integer else (box_format(f, node) if f is not None else "%.4f")
     decimals = int(fmt[2:-1])
-    low = c[0].number_input(
-        "from", value=round(base * 0.8, decimals), format=fmt, key=f"econ.dt_{name}_lo.{path}"
+    # kept across page switches, as the page's other boxes are (an emptied box: the default)
+    low, high = (
+        c[k].number_input(
+            label,
+            value=None,
+            format=fmt,
+            key=common.keep(f"econ.dt_{name}_{end}.{path}", round(default, decimals)),
+        )
+        for k, label, end, default in ((0, "from", "lo", defaults[0]), (1, "to", "hi", defaults[1]))
     )
-    high = c[1].number_input(
-        "to", value=round(base * 1.2, decimals), format=fmt, key=f"econ.dt_{name}_hi.{path}"
-    )
+    low = round(defaults[0], decimals) if low is None else low
+    high = round(defaults[1], decimals) if high is None else high
     steps = c[2].number_input(
-        "steps", min_value=2, max_value=50, value=5, step=1, key=f"econ.dt_{name}_n.{path}"
+        "steps",
+        min_value=2,
+        max_value=50,
+        value=None,
+        step=1,
+        key=common.keep(f"econ.dt_{name}_n.{path}", 5),
     )
+    steps = 5 if steps is None else steps
     shown = [float(f"{v:.10g}") for v in risk.axis_values(low, high, steps, integer)]
     return path, shown, [v / scale if scale != 1 else v for v in shown]
 
