@@ -97,7 +97,12 @@ def test_change_an_input_see_the_metric_move_and_share_the_link(server: str, bro
 
     shared = open_page(browser, link)  # a new session restores the scenario from the link
     assert metric_value(shared, "Levelized cost") == after
-    assert shared.get_by_role("spinbutton", name="Utilization [%]").input_value() == "90.00"
+    # (on a loaded machine the box can be drawn a moment after the metric: wait for its value)
+    from playwright.sync_api import expect
+
+    box = shared.get_by_role("spinbutton", name="Utilization [%]")
+    expect(box).to_have_value("90.00", timeout=TIMEOUT_MS)
+    assert metric_value(shared, "Levelized cost") == after
     shared.close()
 
 
