@@ -10,10 +10,12 @@ prints one line and exits 130. Every wait is bounded.
 from __future__ import annotations
 
 import contextlib
+import operator
 import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -329,6 +331,51 @@ def test_a_run_whose_workers_are_all_gone_ends_within_the_timeout(tmp_path, star
     )
     assert "start some with `dask worker" in text
     assert f"saved in {chunks}; rerun the same command to resume\n" in text
+
+
+def test_a_worker_lost_holding_a_finished_chunk_ends_the_run_within_the_timeout(
+    started, cluster
+):
+    """Both chunks had finished (two workers, so both were in flight at once); the workers were
+    killed after the first result was fetched, and fetching the second waited, with no limit,
+    for a worker to compute it again (the CI run's 300 s timeout on the test above)."""
+    distributed = pytest.importorskip("distributed")
+    scheduler, address, add_worker, workers = cluster
+    killed = [add_worker(), add_worker()]
+    wait_for(lambda: workers() == 2, "the workers to connect", 120)
+    observer = distributed.Client(address, timeout=60, set_as_default=False)
+    executor = executors.DaskExecutor(scheduler=address, timeout_s=5)
+
+    def tasks():
+        yield from (1, 2)
+        finished = lambda: sum(map(len, observer.has_what().values())) == 2  # noqa: E731
+        wait_for(finished, "both chunks to finish on the worker", 120)
+
+    outcome: list = []
+
+    def fetch_the_second():
+        try:
+            outcome.append(next(results))
+        except Exception as exc:  # noqa: BLE001 - the test reads it
+            outcome.append(exc)
+
+    try:
+        results = executor.map_unordered(operator.neg, tasks())
+        assert next(results) in (-1, -2)
+        for worker in killed:
+            for p in [worker, *worker.children(recursive=True)]:
+                p.kill()
+        wait_for(lambda: workers() == 0, "the scheduler to remove the workers", 120)
+        fetch = threading.Thread(target=fetch_the_second, daemon=True)
+        fetch.start()
+        fetch.join(timeout=120)
+        assert not fetch.is_alive(), "fetching the second chunk's result did not end"
+        [error] = outcome
+        assert isinstance(error, executors.WorkerLostError), error
+        assert "has had no workers for 5 s in the middle of the run" in str(error)
+    finally:
+        observer.close()
+        executor.close()
 
 
 def test_a_worker_that_cannot_import_econ_ends_the_run_within_the_timeout(

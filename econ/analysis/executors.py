@@ -305,14 +305,36 @@ class DaskExecutor(Executor):
     def _results(self, done, still_pending: int):
         killed = importlib.import_module("distributed.scheduler").KilledWorker
         for handed, future in enumerate(done):
+            in_flight = len(done) - handed + still_pending
             try:
-                result = future.result()
+                result = self._result(future, in_flight)
             except killed as exc:
-                raise self._killed(exc, len(done) - handed + still_pending) from None
+                raise self._killed(exc, in_flight) from None
             except self._cancelled_errors() as exc:
-                raise self._cancelled(exc, len(done) - handed + still_pending) from None
+                raise self._cancelled(exc, in_flight) from None
             future.release()
             yield result
+
+    def _result(self, future, in_flight: int):
+        """A finished future's result, fetched from the worker that holds it. A worker lost
+        in between makes Dask compute the chunk again, which needs a worker, and
+        `future.result()` waits for that with no limit (it waited past a test's 300 s): so the
+        fetch is bounded as `_wait` is. errors="skip" keeps a fetch cut off quiet (with
+        "raise", Dask warns "Couldn't gather" and leaves a waiter that raises at close); a
+        future that erred or was cancelled is skipped, and its own result() raises. Each try
+        has twice the time of the last (a slow network's fetch, cut off, starts over)."""
+        alone_since = None
+        wait_s = RESULT_CHECK_S
+        while True:
+            try:
+                fetched = self._client.sync(
+                    self._client.gather, [future], errors="skip", callback_timeout=wait_s
+                )
+            except TimeoutError:
+                alone_since = self._check_workers(alone_since, in_flight)
+                wait_s = min(2 * wait_s, 60.0)
+                continue
+            return fetched[0] if fetched else future.result()
 
     def _cancelled_errors(self) -> tuple[type, ...]:
         client = importlib.import_module("distributed.client")
@@ -413,6 +435,9 @@ class DaskExecutor(Executor):
 
 WORKER_CHECK_S = 1.0
 """How often a run waiting for a chunk asks the Dask cluster whether it still has a worker [s]."""
+RESULT_CHECK_S = 5.0
+"""How long a finished chunk's result is first fetched before the cluster is asked whether it
+still has a worker [s]: longer than WORKER_CHECK_S, as a fetch cut off starts over."""
 WORKER_POLL_S = 0.2
 """How often a connection asks a scheduler without workers whether one has arrived [s]."""
 THREAD_GRACE_S = 2.0
