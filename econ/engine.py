@@ -188,6 +188,7 @@ SUMMARY_COLUMNS = (
     "input_tokens_total",
     *(f"{kind}_revenue_usd_total" for kind in TOKEN_KINDS),
     *resale_mod.SPREAD_KEYS,
+    "rack_count",
 )
 
 CODED_METRICS = {"debt_sizing_constraint": financing_mod.SIZING_CONSTRAINTS}
@@ -1553,6 +1554,7 @@ def _summary_metrics(b: ScenarioBatch, ledger: _Ledger, to: _Scenarios, fleet, c
     returns, facts = _returns(b, ledger, pv)
     breakeven = _breakeven(b, ledger, to)
     gpu_count = to.total(fleet.gpu_count)
+    rack_count = to.total(fleet.gpu_count / b["fleet.gpus_per_rack"])
     npv = returns["npv_usd"]
     coverage = ledger.coverage
     negative_breakeven = breakeven < 0  # NPV > 0 at a zero token price
@@ -1562,12 +1564,13 @@ def _summary_metrics(b: ScenarioBatch, ledger: _Ledger, to: _Scenarios, fleet, c
         **_totals(ledger),
         **returns,
         "npv_usd_per_gpu": npv / gpu_count,
-        "npv_usd_per_rack": npv / to.total(fleet.gpu_count / b["fleet.gpus_per_rack"]),
+        "npv_usd_per_rack": npv / rack_count,
         "payback_months": metrics_mod.payback_months(ledger.cash_flow_project, ledger.active),
         "breakeven_price_usd_per_mtok": np.where(negative_breakeven, np.nan, breakeven),
         "min_dscr": coverage["min_dscr"],
         **_densities(b, ledger, to, fleet, costs),
         "gpu_count": gpu_count,
+        "rack_count": rack_count,
         "capex_usd_total": ledger.capex_total,
         "discount_rate_annual": ledger.discount_annual,
         "horizon_months": b.horizon_months.astype(float),

@@ -367,7 +367,7 @@ def value_gain(gain_scenario: Scenario, base_scenario: Scenario | None = None) -
     base_p, gain_p = project(base_scenario), project(gain_scenario)
     bridge = npv_bridge(base_p, gain_p)
     base, gain = base_p.summary_records()[0]["summary"], gain_p.summary_records()[0]["summary"]
-    row = value_metrics(base_p, gain_p, gpus_per_rack=[gain_scenario.fleet.gpus_per_rack])
+    row = value_metrics(base_p, gain_p)
     ebitda = pd.DataFrame(
         {
             "base_usd": _ebitda_by_year(base_p),
@@ -451,12 +451,14 @@ def _ebitda_by_year(projection: Projection) -> pd.Series:
     return monthly.groupby(_years(months)).sum()
 
 
-def value_metrics(base: Projection, gain: Projection, gpus_per_rack) -> dict[str, np.ndarray]:
+def value_metrics(base: Projection, gain: Projection) -> dict[str, np.ndarray]:
     """What the gain is worth, per scenario row [arrays (n,)].
 
     Keys
     ----
-    npv_usd_fleet, npv_usd_per_gpu, npv_usd_per_rack : NPV change [USD]
+    npv_usd_fleet, npv_usd_per_gpu, npv_usd_per_rack : NPV change [USD]; per rack over the racks
+        of every vintage (the base case's `rack_count`)
+    gpus_per_rack : GPUs per rack, over every vintage's racks [GPUs/rack]
     lcot_change_usd_per_mtok, lcot_change_share : change in levelized cost [USD/Mtok, fraction]
     tokens_change_share : change in tokens over the horizon [fraction]
     irr_project_change : change in project IRR [fraction/year]
@@ -466,8 +468,8 @@ def value_metrics(base: Projection, gain: Projection, gpus_per_rack) -> dict[str
     capex_avoided_usd : gpus_avoided * capex per GPU [USD]
     capex_per_gpu_usd : [USD/GPU]
     """
-    gpus = base.metrics["gpu_count"]
-    per_rack = np.asarray(gpus_per_rack, dtype=float)
+    gpus, racks = base.metrics["gpu_count"], base.metrics["rack_count"]
+    per_rack = gpus / racks
     npv = gain.metrics["npv_usd"] - base.metrics["npv_usd"]
     lcot_b, lcot_g = base.metrics["lcot_usd_per_mtok"], gain.metrics["lcot_usd_per_mtok"]
     tokens_b, tokens_g = base.metrics["tokens_total"], gain.metrics["tokens_total"]
@@ -479,8 +481,8 @@ def value_metrics(base: Projection, gain: Projection, gpus_per_rack) -> dict[str
     return {
         "npv_usd_fleet": npv,
         "npv_usd_per_gpu": npv / gpus,
-        "npv_usd_per_rack": npv / gpus * per_rack,
-        "gpus_per_rack": np.broadcast_to(per_rack, npv.shape).astype(float),
+        "npv_usd_per_rack": npv / racks,
+        "gpus_per_rack": per_rack,
         "lcot_change_usd_per_mtok": lcot_g - lcot_b,
         "lcot_change_share": lcot_share,
         "tokens_change_share": tokens_ratio - 1.0,
@@ -535,7 +537,7 @@ def value_grid(
     for key in ("lcot_usd_per_mtok", "npv_usd", "irr_project_annual", "payback_months"):
         frame[f"base_{key}"] = base_p.metrics[key]
         frame[f"gain_{key}"] = gain_p.metrics[key]
-    value = value_metrics(base_p, gain_p, np.full(n, float(gain_scenario.fleet.gpus_per_rack)))
+    value = value_metrics(base_p, gain_p)
     for key, values in value.items():
         frame[key] = values
     for driver, values in bridge.items():

@@ -44,6 +44,7 @@ SUMMARY_METRICS: dict[str, tuple[str, str, str]] = {
     "ebitda_usd_total": ("EBITDA over the horizon", "USD", "usd"),
     "capex_usd_total": ("Capex", "USD", "usd"),
     "gpu_count": ("GPUs", "", "count"),
+    "rack_count": ("Racks", "", "number"),  # a fraction where GPUs do not fill whole racks
     "discount_rate_annual": ("Discount rate", "%/year", "pct"),
     "horizon_months": ("Horizon", "months", "count"),
     "tokens_per_s_per_mw": ("Rated throughput per MW IT", "tokens/s", "count"),

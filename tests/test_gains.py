@@ -433,3 +433,26 @@ def test_the_delta_leaves_out_category_codes():
     assert CODED_METRICS["debt_sizing_constraint"][2] == "dscr"
     assert not set(CODED_METRICS) & set(value.delta)
     assert value.delta["npv_usd"] == pytest.approx(value.gain["npv_usd"] - value.base["npv_usd"])
+
+
+def test_per_rack_figures_count_the_racks_of_every_vintage():
+    """The refresh case's 1,024 H200 in racks of 32 and 720 GB300 in racks of 72 are 42 racks
+    (1,744 GPUs); the per-rack figures had divided by the first fleet's racks of 32 only."""
+    refresh = load_scenario(ROOT / "models" / "scenarios" / "h200-fleet-gb300-refresh.toml")
+    result = value_gain(with_steps(refresh, [{"month": 12, "gain": 0.2}]))
+    value = result.value
+    assert result.gain["rack_count"] == 42 and result.gain["gpu_count"] == 1744
+    assert value["gpus_per_rack"] == pytest.approx(1744 / 42, rel=1e-15)
+    assert value["npv_usd_per_rack"] == pytest.approx(result.delta["npv_usd"] / 42, rel=1e-12)
+    assert value["racks_avoided"] == pytest.approx(value["gpus_avoided"] * 42 / 1744, rel=1e-12)
+
+
+def test_a_grid_over_gpus_per_rack_values_each_row_with_its_own_racks():
+    """value_grid took the scenario's 72 GPUs per rack for every row."""
+    seed = load_scenario(SEED)  # 72 GPUs
+    grid = value_grid(seed, {"fleet.gpus_per_rack": [8, 36, 72]})
+    assert grid["gpus_per_rack"].tolist() == [8, 36, 72]
+    racks = np.array([9, 2, 1])
+    assert grid["npv_usd_per_rack"].to_numpy() == pytest.approx(
+        grid["npv_usd_fleet"].to_numpy() / racks, rel=1e-12
+    )
