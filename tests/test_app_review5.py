@@ -506,3 +506,19 @@ def test_the_catalog_filters_say_any_alike_and_the_toggle_fits():
     firsts = [next(s for s in at.selectbox if s.label == name).options[0] for name in filters]
     assert firsts == ["Any"] * 4, firsts  # the catalog's boxes, the first of each name
     assert "Same hardware" in [t.label for t in at.toggle]
+
+
+@pytest.mark.parametrize("part", ["scenario", "edits"])
+def test_a_link_giving_a_parameter_twice_is_refused_not_read_as_its_last(part):
+    """`?scenario=A&scenario=B` opened B, saying nothing of A."""
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.query_params[part] = (
+        [DEFAULT_SCENARIO, "llama2-70b-h200"] if part == "scenario" else [GOOD_EDITS, GOOD_EDITS]
+    )
+    at.run()
+    assert not at.exception, at.exception
+    assert errors(at)[0] == (
+        f"the shared link: {part}: is given 2 times; expected it once. The default scenario is "
+        "shown instead."
+    )
+    assert at.session_state[state.DATA]["name"] == DEFAULT_SCENARIO

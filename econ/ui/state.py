@@ -495,6 +495,9 @@ def ensure() -> None:
     name = params.get("scenario")
     edits = params.get("edits")
     try:
+        for part in ("scenario", "edits"):
+            if len(given := params.get_all(part)) > 1:  # .get() reads the last
+                raise LinkError(f"is given {len(given)} times; expected it once", part=part)
         if name or edits:
             restore_link(name, edits)
             return
