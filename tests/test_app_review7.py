@@ -113,3 +113,15 @@ def test_a_monte_carlo_of_a_few_scenarios_says_so_and_names_its_seed(app: AppTes
     assert any(c.value.startswith("1 scenario, seed 0, in ") for c in app.caption)
     assert any("Only 1 scenario" in w.value for w in app.warning)
 
+
+
+def test_the_output_boxes_name_money_in_the_display_scale(app: AppTest):
+    """In million USD the charts drew million USD under an "NPV [USD]" Output box."""
+    from econ.ui import state
+
+    app.session_state[state.MONEY] = "million USD"
+    go(app, "risk")
+    boxes = [w for w in app.selectbox if w.label == "Output"]
+    assert len(boxes) == 3
+    for box in boxes:
+        assert "NPV [million USD]" in box.options and "NPV [USD]" not in box.options

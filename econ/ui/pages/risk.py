@@ -59,6 +59,11 @@ TORNADO_DEFAULTS = (
 )
 
 
+def _output_label(output: str) -> str:
+    """An Output box's option, money in the display scale the charts use."""
+    return metric_label(output, common.money())
+
+
 def _display(values: pd.Series, output: str, money: str) -> tuple[pd.Series, str, str]:
     """Values in display units, axis format and axis title of an output."""
     kind = metric_kind(output)
@@ -178,7 +183,7 @@ def tornado_section(current, paths: list[str], money: str, hold: bool) -> None:
     output = cols[2].selectbox(
         "Output",
         OUTPUTS,
-        format_func=metric_label,
+        format_func=_output_label,
         key=common.keep("econ.tornado_output", "npv_usd"),
     )
     if st.button("Run the tornado", icon=":material/play_arrow:"):
@@ -315,7 +320,7 @@ def montecarlo_section(current, paths: list[str], money: str, hold: bool) -> Non
         format_func=lambda s: {"random": "Random", "sobol": "Sobol (quasi-random)"}[s],
     )
     output = cols[3].selectbox(
-        "Output", OUTPUTS, format_func=metric_label, key=common.keep("econ.mc_output", "npv_usd")
+        "Output", OUTPUTS, format_func=_output_label, key=common.keep("econ.mc_output", "npv_usd")
     )
     inputs = _mc_inputs(_mc_rows(), n, seed, sampling)
     failed = False
@@ -612,7 +617,7 @@ def data_table_section(current, paths: list[str], money: str, hold: bool) -> Non
     output = out.selectbox(
         "Output",
         OUTPUTS,
-        format_func=metric_label,
+        format_func=_output_label,
         key=common.keep("econ.dt_output", "npv_usd"),
     )
     if st.button("Compute the data table", icon=":material/grid_on:"):
