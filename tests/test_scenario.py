@@ -483,3 +483,64 @@ def test_an_override_replaces_the_source_of_the_value_it_replaces():
         SEED, {"market.price_usd_per_mtok": 0.2, "sources.market.price_usd_per_mtok": "quote"}
     )
     assert mine.sources["market.price_usd_per_mtok"] == "quote"
+
+
+# --- errors in a vintage, a tranche or a date, worded as the file's (an outside review) -------
+
+
+def _refused(data: dict) -> str:
+    with pytest.raises(ScenarioError) as info:
+        validate_dict(data, file="s.toml")
+    return str(info.value)
+
+
+def test_a_vintage_field_is_named_with_its_value_as_a_top_level_one_is():
+    """It quoted the vintage's whole merged table (119 characters of dict) and pydantic's
+    "Extra inputs are not permitted" without the valid names."""
+    data = _shipped("h200-fleet-gb300-refresh")
+    data["vintages"][0]["fleet"]["gpu_count"] = "720"
+    assert _refused(data) == (
+        "s.toml: vintages[0] (gb300): fleet.gpu_count = '720': a number written as text; "
+        "expected the number without quotes"
+    )
+    data = _shipped("h200-fleet-gb300-refresh")
+    data["vintages"][0]["power"]["kw_per_gpux"] = 1.8
+    said = _refused(data)
+    assert said.startswith(
+        "s.toml: vintages[0] (gb300): power.kw_per_gpux = 1.8: unknown field; expected one of: "
+        "kw_per_gpu, "
+    ), said
+
+
+def test_a_tranche_field_is_named_without_pydantic_s_union_tag():
+    """financing.tranches[1].senior_notes.coupon_annual: Field required, then "check the
+    spelling" without the tranche's fields."""
+    data = _shipped("deepseek-r1-gb200-nvl72-capital-stack")
+    notes = data["financing"]["tranches"][1]
+    assert notes["type"] == "senior_notes"
+    notes["copuon_annual"] = notes.pop("coupon_annual")
+    lines = _refused(data).split("\n  ")
+    assert lines[0] == (
+        "s.toml: financing.tranches[1].coupon_annual: missing; expected this field, which has no "
+        "default"
+    )
+    assert lines[1].startswith(
+        "financing.tranches[1].copuon_annual = 0.0925: unknown field; expected one of: name, "
+    ) and "coupon_annual" in lines[1]
+
+
+def test_a_date_with_a_time_and_an_array_of_tables_are_said_as_toml_writes_them():
+    import datetime as dt
+
+    data = _shipped("llama2-70b-h200")
+    data["start_date"] = dt.datetime(2025, 1, 1, 10, tzinfo=dt.timezone(dt.timedelta(hours=5)))
+    assert _refused(data) == (
+        "s.toml: start_date = 2025-01-01T10:00:00+05:00: a date with a time of day; expected a "
+        "date alone (YYYY-MM-DD)"
+    )
+    data = _shipped("deepseek-r1-gb200-nvl72-capital-stack")
+    data["financing"]["covenants"] = [data["financing"]["covenants"]]
+    assert _refused(data) == (
+        "s.toml: financing.covenants: an array of tables ([[financing.covenants]]); expected one "
+        "table ([financing.covenants])"
+    )

@@ -6,13 +6,14 @@ A scenario file is TOML whose tables mirror the pydantic sections. Overrides use
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import math
 import os
 import sys
 import tomllib
 import typing
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +24,13 @@ from econ.errors import InputError
 from econ.files import ReadError, atomic_write, read_regular
 from econ.scenario.errors import ScenarioError
 from econ.scenario.migrations import migrate
-from econ.scenario.models import REQUIRED_SECTIONS, Scenario, model_of, set_elsewhere_message
+from econ.scenario.models import (
+    REQUIRED_SECTIONS,
+    Scenario,
+    VintageError,
+    model_of,
+    set_elsewhere_message,
+)
 from econ.scenario.paths import resolve_paths
 from econ.scenario.section import FIELD_ERRORS, NONE_WORD, none_word_fields
 from econ.strict_json import (
@@ -34,15 +41,49 @@ from econ.strict_json import (
 )
 
 
-def _format_loc(loc: Iterable[Any]) -> str:
-    parts: list[str] = []
+def _walk(loc: Iterable[Any]) -> tuple[list[Any], type[BaseModel] | None]:
+    """A pydantic error location as the file spells it, without pydantic's own parts (a
+    validator's "function-after", the tag of a tagged union: tranches[1].senior_notes.coupon_annual
+    is the file's tranches[1].coupon_annual), and the section model holding its last field
+    (None where the walk leaves the sections)."""
+    parts: list[Any] = []
+    models: tuple[type[BaseModel], ...] = (Scenario,)
+    holder: type[BaseModel] | None = Scenario
     for item in loc:
         if isinstance(item, int):
-            parts.append(f"[{item}]")
-        elif item in ("function-after", "function-before") or str(item).startswith("function-"):
+            parts.append(item)
             continue
-        else:
-            parts.append(("." if parts else "") + str(item))
+        if str(item).startswith("function-"):
+            continue
+        tagged = {_tag(m): m for m in models} if len(models) > 1 else {}
+        if item in tagged:  # the union member pydantic chose: no part of the file
+            models = (tagged[item],)
+            continue
+        parts.append(item)
+        holder = models[0] if len(models) == 1 else None
+        field = holder.model_fields.get(str(item)) if holder is not None else None
+        models = _models_in(field.annotation) if field is not None else ()
+    return parts, holder
+
+
+def _tag(model: type[BaseModel]) -> Any:
+    """The value of a tagged union member's `type` field (its Literal), or None."""
+    field = model.model_fields.get("type")
+    args = typing.get_args(field.annotation) if field is not None else ()
+    return args[0] if len(args) == 1 else None
+
+
+def _models_in(annotation) -> tuple[type[BaseModel], ...]:
+    """The section models an annotation holds (``Foo | None``, ``tuple[A | B, ...]``)."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return (annotation,)
+    return tuple(m for arg in typing.get_args(annotation) for m in _models_in(arg))
+
+
+def _format_loc(loc: Iterable[Any]) -> str:
+    parts: list[str] = []
+    for item in _walk(loc)[0]:
+        parts.append(f"[{item}]" if isinstance(item, int) else ("." if parts else "") + str(item))
     return "".join(parts)
 
 
@@ -50,6 +91,13 @@ def expected_message(err: Mapping[str, Any]) -> str:
     """What a pydantic error expected, in words; an unknown field lists the valid names."""
     if err["type"] == "extra_forbidden":
         return "unknown field; " + _valid_names_hint(err["loc"])
+    if err["type"] == "missing":  # pydantic's "Field required"
+        return "missing; expected this field, which has no default"
+    if err["type"] == "date_from_datetime_inexact":
+        return "a date with a time of day; expected a date alone (YYYY-MM-DD)"
+    if err["type"] == "model_type" and isinstance(err.get("input"), list):
+        table = _format_loc(err["loc"])
+        return f"an array of tables ([[{table}]]); expected one table ([{table}])"
     given = err.get("input")
     if err["type"] == "finite_number" and given in (math.inf, -math.inf):
         # TOML and JSON read a number beyond the float range (1e400) as inf: say so
@@ -68,18 +116,37 @@ EMPTY_NUMBER = "empty; expected a number"
 """What a number field given nothing (None) expected."""
 
 
-def _errors_from_validation(exc: ValidationError, file: str | os.PathLike | None) -> ScenarioError:
-    messages = []
-    first = None
+class _Unquoted(str):
+    """Text a message shows as it is (a TOML date, 2025-01-01T10:00:00+05:00), not quoted."""
+
+    def __repr__(self) -> str:
+        return str(self)
+
+
+def _described(exc: ValidationError, where: str = "") -> Iterator[tuple[str, Any, str]]:
+    """(field path, value, what was expected) of each of pydantic's errors; a vintage's own
+    errors (VintageError) worded alike, after `where` the vintage is ("vintages[0] (gb300): ")."""
     for err in exc.errors(include_url=False):
+        vintage = (err.get("ctx") or {}).get("error")
+        if isinstance(vintage, VintageError):
+            yield from _described(vintage.error, f"{vintage.where}: ")
+            continue
         path = _format_loc(err["loc"])
         value = err.get("input")
         if err["type"] in FIELD_ERRORS:  # raised by the section: its field and value
             field = err["ctx"]["field"]
             path, value = f"{path}.{field}" if path else field, err["ctx"]["value"]
-        if isinstance(value, Mapping):  # a whole table: the message says what is wrong with it
-            value = None
-        expected = expected_message(err)
+        if isinstance(value, Mapping) or err["type"] == "model_type":
+            value = None  # a whole table (or tables): the message says what is wrong with it
+        elif isinstance(value, dt.date | dt.time):  # as TOML writes it, not datetime's repr
+            value = _Unquoted(value.isoformat())
+        yield f"{where}{path}".removesuffix(": "), value, expected_message(err)
+
+
+def _errors_from_validation(exc: ValidationError, file: str | os.PathLike | None) -> ScenarioError:
+    messages = []
+    first = None
+    for path, value, expected in _described(exc):
         error = ScenarioError(file, path, value, expected)
         first = first or error
         messages.append(
@@ -90,17 +157,8 @@ def _errors_from_validation(exc: ValidationError, file: str | os.PathLike | None
     return combined
 
 
-def _section_model(loc: Iterable[Any]) -> type[BaseModel] | None:
-    model: type[BaseModel] | None = Scenario
-    for part in list(loc)[:-1]:
-        if model is None or isinstance(part, int) or part not in model.model_fields:
-            return None
-        model = model_of(model.model_fields[part].annotation)
-    return model
-
-
 def _valid_names_hint(loc: Iterable[Any]) -> str:
-    model = _section_model(loc)
+    model = _walk(loc)[1]
     if model is None:
         return "check the spelling"
     return "expected one of: " + ", ".join(model.model_fields)

@@ -527,11 +527,7 @@ class Scenario(Section):
             try:
                 expanded.append(Scenario.model_validate(data))
             except ValidationError as exc:
-                err = exc.errors(include_url=False)[0]
-                loc = ".".join(str(p) for p in err["loc"])
-                what = f": {loc} = {shortened(err.get('input'))}" if loc else ""
-                message = err["msg"].removeprefix("Value error, ")
-                raise ValueError(f"vintages[{i}] ({vintage.name}){what}: {message}") from None
+                raise VintageError(i, vintage.name, exc) from None
         return tuple(expanded)
 
     def set_elsewhere(self) -> dict[str, str]:
@@ -738,6 +734,22 @@ def _has_path(model: BaseModel, path: str) -> bool:
             return False
         node = getattr(node, part)
     return True
+
+
+class VintageError(ValueError):
+    """A vintage that does not validate as a scenario of its own: which one, and pydantic's
+    errors, which econ.scenario.io words as a file's (the field, its value, what was expected)."""
+
+    def __init__(self, index: int, name: str, error: ValidationError):
+        self.index, self.name, self.error = index, name, error
+        err = error.errors(include_url=False)[0]
+        loc = ".".join(str(p) for p in err["loc"])
+        what = f": {loc} = {shortened(err.get('input'))}" if loc else ""
+        super().__init__(f"{self.where}{what}: {err['msg'].removeprefix('Value error, ')}")
+
+    @property
+    def where(self) -> str:
+        return f"vintages[{self.index}] ({self.name})"
 
 
 def model_of(annotation) -> type[BaseModel] | None:
