@@ -18,7 +18,7 @@ from conftest import ROOT
 from econ import __version__ as econ_version
 from econ.cli import main
 from econ.library import LibraryError, Ref, open_library, parse_ref, store
-from econ.library.diff import unit_of
+from econ.library.diff import differs, metric_changes, unit_of
 from econ.library.store import project_summary, skeleton
 from econ.scenario import ScenarioError, load_scenario
 from econ.scenario.migrations import MIGRATIONS, Migration
@@ -191,6 +191,27 @@ def test_a_version_diffed_with_itself_has_no_changes(library_url, capsys):
     diff = json.loads(out)
     assert diff["inputs"] == []
     assert all(m["change"] in (0, None) for m in diff["metrics"].values())
+    # found by review: the table listed the metrics null in both versions as changed
+    assert any(m["old"] is m["new"] is None for m in diff["metrics"].values())
+    rc, out, _ = econ(capsys, "library", "diff", f"{SEED_NAME}@1", f"{SEED_NAME}@1")
+    assert rc == 0 and out.endswith("metrics\n  no metric changes\n"), out
+
+
+@pytest.mark.parametrize(
+    ("metric", "old", "new", "expected"),
+    [
+        ("npv_usd", None, None, False),  # undefined in both: no change
+        ("npv_usd", None, 1.0, True),  # undefined on one side only
+        ("npv_usd", 1.0, None, True),
+        ("npv_usd", 1.0, 1.0, False),
+        ("npv_usd", 1.0, 2.0, True),
+        ("debt_sizing_constraint", None, None, False),
+        ("debt_sizing_constraint", 1, 3, True),
+    ],
+)
+def test_a_metric_differs_unless_equal_or_null_on_both_sides(metric, old, new, expected):
+    [change] = metric_changes({metric: old}, {metric: new}).values()
+    assert differs(metric, change) is expected
 
 
 # --- library:NAME[@VERSION] everywhere ----------------------------------------------------------

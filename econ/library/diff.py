@@ -107,8 +107,9 @@ def is_coded(metric: str) -> bool:
 
 def differs(metric: str, change: dict[str, Any]) -> bool:
     """Whether a metric of `metric_changes` changed: a code that is another code, a quantity
-    whose change is not 0 (or is null: undefined on one side)."""
-    if is_coded(metric):
+    whose change is not 0, or one that is null (undefined) on one side only; null on both sides
+    is no change."""
+    if is_coded(metric) or change["change"] is None:
         return change["old"] != change["new"]
     return change["change"] != 0
 
