@@ -311,6 +311,30 @@ def test_restore_and_soft_delete_lose_nothing(library_url, tmp_path, capsys):
     assert summary_of(capsys, f"library:{SEED_NAME}")["gpu_count"] == 144
 
 
+def test_a_file_without_a_name_is_refused_at_save_and_import(library_url, tmp_path, capsys):
+    """Found by review: a file without `name` was saved as 'scenario' (the model's default), and
+    an unrelated file without one then became its version 2."""
+    folder = tmp_path / "team"
+    folder.mkdir()
+    nameless = folder / "plan.toml"
+    lines = SEED.read_text().splitlines(keepends=True)
+    nameless.write_text("".join(line for line in lines if not line.startswith("name =")))
+    assert econ(capsys, "validate", nameless)[0] == 0  # a valid file, named by default
+    for argv in (["save", nameless], ["save", nameless, "--new"], ["import", folder]):
+        rc, _, err = econ(capsys, "library", *argv)
+        assert rc == 3 and f"{nameless}: name: not given" in err, err
+        assert 'expected name = "..." in the file' in err and "Traceback" not in err
+        assert _library_tables(library_url) in (None, [])  # nothing saved, nothing created
+    # a version stored without a name before this check is restored under the name it has
+    assert econ(capsys, "library", "save", _named(tmp_path, "scenario"))[0] == 0
+    engine = sa.create_engine(library_url)
+    with engine.begin() as conn:
+        conn.execute(sa.update(store.versions).values(toml_text=nameless.read_text()))
+    engine.dispose()
+    rc, out, _ = econ(capsys, "library", "restore", "scenario@1", "--format", "json")
+    assert rc == 0 and json.loads(out)["version"] == 2
+
+
 def test_export_then_import_into_another_library(library_url, tmp_path, capsys):
     econ(capsys, "library", "save", SEED)
     econ(capsys, "library", "save", HALL)

@@ -566,7 +566,7 @@ class Library:
     def restore(self, ref: Ref, *, message: str = "", author: str | None = None) -> VersionInfo:
         """Save version `ref.version`'s text again as the newest version (and undelete)."""
         stored = self.get(ref)
-        prepared = _prepare(stored.text, stored.label)
+        prepared = _prepare(stored.text, stored.label, restoring=True)
         note = _check_message(message) or f"restored from version {stored.info.version}"
         who = _check_author(author or default_author())
         return self._transaction(
@@ -1943,9 +1943,11 @@ def _refuse_links_out(files: Sequence[Path], folder: Path) -> None:
             )
 
 
-def _prepare(text: str, origin: str) -> _Prepared:
+def _prepare(text: str, origin: str, *, restoring: bool = False) -> _Prepared:
     """A scenario text checked as `econ validate` checks a file (econ.scenario.io.parse_toml, the
-    pydantic models, the required sections) and as a library scenario must be (no file paths)."""
+    pydantic models, the required sections) and as a library scenario must be (no file paths, a
+    `name` given: the default 'scenario' would gather every nameless file into one history; a
+    stored text being restored keeps the name it was stored under, given or not)."""
     from econ.provenance import scenario_sha256
 
     text = text.removeprefix("\ufeff")  # as a file's is (read_text): the text is stored without
@@ -1961,6 +1963,15 @@ def _prepare(text: str, origin: str) -> _Prepared:
     scenario = validate_dict(data, file=origin)
     _refuse_files(data, origin)
     check_complete(data, origin)
+    if "name" not in data and not restoring:
+        raise ScenarioError(
+            origin,
+            "name",
+            None,
+            'not given; expected name = "..." in the file, the name the library keeps its '
+            f"versions under (without one it would be saved as {scenario.name!r}, the default, "
+            "as a new version of any other file saved without a name); nothing was saved",
+        )
     # stored in NFC, so that 'Å' typed as one character or as 'A' + a ring is one name
     name = unicodedata.normalize("NFC", scenario.name)
     if len(name) > NAME_LENGTH:
