@@ -1015,6 +1015,36 @@ def test_stored_scenario_that_no_longer_validates_is_shown_and_migrated(
     assert rc == 3 and "nothing to migrate" in err
 
 
+def _v0_gpus_to_v1(data: dict) -> dict:
+    """A made-up version 0 whose [fleet] was [gpus] and capex.gpu_price_usd price_per_gpu."""
+    if "gpus" in data:
+        data["fleet"] = data.pop("gpus")
+    return _v0_to_v1(data)
+
+
+def test_a_stored_version_is_migrated_before_its_overrides_and_checks(
+    library_url, capsys, monkeypatch
+):
+    """Found by review: `--set` was applied to the stored text before the migration, which then
+    wrote the old field over the override (31,000, not the 40,000 set); and the checks of the
+    required sections read the text as stored, before the migration makes its [fleet]."""
+    monkeypatch.setitem(MIGRATIONS, 0, Migration(0, "[gpus] renamed [fleet]", _v0_gpus_to_v1))
+    gpus = V0_TEXT.replace("[fleet]", "[gpus]")
+    assert "[fleet]" not in gpus
+    with open_library() as library:
+        assert library.save_text(V0_TEXT).schema_version == 0
+        assert library.load(Ref("legacy", 1)).capex.gpu_price_usd == 31000.0
+        overridden = library.load(Ref("legacy", 1), {"capex.gpu_price_usd": 40000.0})
+        assert overridden.capex.gpu_price_usd == 40000.0
+        assert library.save_text(gpus).version == 2  # its [fleet] is the migrated [gpus]
+        assert library.load(Ref("legacy", 2)).fleet == overridden.fleet
+    override = ["--set", "capex.gpu_price_usd=40000", "--format", "json"]
+    rc, out, err = econ(capsys, "project", "library:legacy@1", *override)
+    assert rc == 0, err
+    capex = json.loads(out)["scenarios"][0]["summary"]["capex_usd_total"]
+    assert capex == project_summary(overridden)["capex_usd_total"] == 40000.0 * 72  # 72 GPUs
+
+
 def _open_in_process(url, barrier, results):
     barrier.wait()
     with open_library(url) as library:

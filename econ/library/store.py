@@ -77,7 +77,7 @@ from econ.scenario.io import (
     read_bounded,
     refuse_set_elsewhere,
 )
-from econ.scenario.migrations import file_version
+from econ.scenario.migrations import file_version, migrate
 from econ.scenario.section import check_name
 
 REVISION_TABLE = "econ_library_revision"
@@ -578,8 +578,6 @@ class Library:
         the text is written anew from the migrated data)."""
         import tomli_w
 
-        from econ.scenario.migrations import migrate
-
         stored = self.get(ref)
         data = parse_toml(stored.text, stored.label)
         old = file_version(data, stored.label)
@@ -705,7 +703,9 @@ class Library:
                 "brings it back"
             )
         try:
-            data = parse_toml(stored.text, stored.label)
+            # migrated first, as a file is (read_toml): the overrides and checks below apply to
+            # today's fields, which validate_dict would otherwise rewrite over an override
+            data = migrate(parse_toml(stored.text, stored.label), stored.label)
             scenario = validate_dict(data, file=stored.label)
             check_complete(data, stored.label)
         except ScenarioError as exc:
@@ -1959,7 +1959,8 @@ def _prepare(text: str, origin: str, *, restoring: bool = False) -> _Prepared:
             f"larger than {MAX_FILE_BYTES // (1024 * 1024)} MB; expected a TOML scenario (the "
             "largest scenario file econ reads)",
         )
-    data = parse_toml(text, origin)
+    raw = parse_toml(text, origin)
+    data = migrate(raw, origin)  # checked as today's fields, as `econ validate` checks a file
     scenario = validate_dict(data, file=origin)
     _refuse_files(data, origin)
     check_complete(data, origin)
@@ -1994,7 +1995,7 @@ def _prepare(text: str, origin: str, *, restoring: bool = False) -> _Prepared:
         text=text,
         text_sha256=hashlib.sha256(text.encode("utf-8")).hexdigest(),
         scenario_sha256=scenario_sha256(scenario),
-        schema_version=file_version(data, origin),
+        schema_version=file_version(raw, origin),
         hardware=scenario.fleet.hardware,
         model=_model_key(scenario),
     )
