@@ -311,6 +311,30 @@ def test_restore_and_soft_delete_lose_nothing(library_url, tmp_path, capsys):
     assert summary_of(capsys, f"library:{SEED_NAME}")["gpu_count"] == 144
 
 
+def test_a_save_that_brings_a_deleted_scenario_back_says_so(library_url, capsys):
+    """Found by review: a save to a deleted name restored it, printing only 'saved NAME version
+    2', so the saver did not learn that a colleague had deleted it."""
+    back = f"; {SEED_NAME} had been deleted, and is restored by this save"
+    econ(capsys, "library", "save", SEED)
+    assert econ(capsys, "library", "delete", SEED_NAME)[0] == 0
+    rc, out, _ = econ(capsys, "library", "save", SEED)
+    assert rc == 0 and out.startswith(f"saved {SEED_NAME} version 2 (text sha256 ")
+    assert out.endswith(f"){back}\n"), out
+    rc, out, _ = econ(capsys, "library", "save", SEED)  # no longer deleted: an ordinary save
+    assert rc == 0 and "deleted" not in out
+    # the Python API's result says it, and so does JSON; restore and migrate bring it back too
+    with open_library() as library:
+        assert library.save_text(SEED.read_text()).undeleted is False
+        library.delete(SEED_NAME)
+        saved = library.save_text(SEED.read_text())
+        assert saved.undeleted is True and saved.to_json()["undeleted"] is True
+        library.delete(SEED_NAME)
+    rc, out, _ = econ(capsys, "library", "restore", f"{SEED_NAME}@1")
+    assert rc == 0 and out.startswith(f"restored as {SEED_NAME} version 6") and back in out
+    rc, out, _ = econ(capsys, "library", "save", SEED, "--format", "json")
+    assert rc == 0 and json.loads(out)["undeleted"] is False
+
+
 def test_a_file_without_a_name_is_refused_at_save_and_import(library_url, tmp_path, capsys):
     """Found by review: a file without `name` was saved as 'scenario' (the model's default), and
     an unrelated file without one then became its version 2."""

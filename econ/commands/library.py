@@ -178,10 +178,9 @@ def _saved(args, info, verb: str) -> int:
     if args.format == "json":
         _json(info.to_json())
     else:
-        print(
-            f"{verb} {_printable(info.name)} version {info.version} "
-            f"(text sha256 {info.text_sha256[:12]})"
-        )
+        name = _printable(info.name)
+        back = f"; {name} had been deleted, and is restored by this save" if info.undeleted else ""
+        print(f"{verb} {name} version {info.version} (text sha256 {info.text_sha256[:12]}){back}")
     return EXIT_OK
 
 

@@ -133,6 +133,14 @@ class VersionInfo:
 
 
 @dataclass(frozen=True)
+class SavedVersion(VersionInfo):
+    """A version just saved (by save, restore, migrate): its details, and whether the save
+    brought its scenario back from a delete (`undeleted`), which the saver may not know of."""
+
+    undeleted: bool = False
+
+
+@dataclass(frozen=True)
 class StoredVersion:
     info: VersionInfo
     text: str
@@ -519,7 +527,7 @@ class Library:
         author: str | None = None,
         base: int | None = None,
         new: bool = False,
-    ) -> VersionInfo:
+    ) -> SavedVersion:
         """Save a scenario file's text exactly as a new version of the scenario's `name`."""
         return self.save_text(
             _read_text(path),
@@ -541,7 +549,7 @@ class Library:
         author: str | None = None,
         base: int | None = None,
         new: bool = False,
-    ) -> VersionInfo:
+    ) -> SavedVersion:
         """Save a scenario's TOML text as a new version of its `name` (validated first).
 
         `base`: the version the text was edited from; the save is refused unless it is still the
@@ -563,7 +571,7 @@ class Library:
 
         return self._transaction(run, "saving")
 
-    def restore(self, ref: Ref, *, message: str = "", author: str | None = None) -> VersionInfo:
+    def restore(self, ref: Ref, *, message: str = "", author: str | None = None) -> SavedVersion:
         """Save version `ref.version`'s text again as the newest version (and undelete)."""
         stored = self.get(ref)
         prepared = _prepare(stored.text, stored.label, restoring=True)
@@ -573,7 +581,7 @@ class Library:
             lambda conn: self._insert(conn, prepared, note, [], who), "restoring"
         )
 
-    def migrate(self, ref: Ref, *, author: str | None = None) -> VersionInfo:
+    def migrate(self, ref: Ref, *, author: str | None = None) -> SavedVersion:
         """Save a stored version brought to today's schema as a new version (comments are lost:
         the text is written anew from the migrated data)."""
         import tomli_w
@@ -989,7 +997,7 @@ class Library:
 
     def _insert(
         self, conn, item: _Prepared, message, tag_list, author, *, base=None, new=False, origin=""
-    ) -> VersionInfo:
+    ) -> SavedVersion:
         now = _now()
         row = self._lock_scenario(conn, item)
         if new and row.deleted_utc is None:  # checked under the row's lock
@@ -1027,7 +1035,7 @@ class Library:
         version_id = result.inserted_primary_key[0]
         if tag_list:
             conn.execute(tags.insert(), [{"version_id": version_id, "tag": t} for t in tag_list])
-        return VersionInfo(
+        return SavedVersion(
             name=row.name,
             version=values["version"],
             created_utc=_iso(now),
@@ -1040,6 +1048,7 @@ class Library:
             parent_version=latest,
             hardware=item.hardware,
             model=item.model,
+            undeleted=row.deleted_utc is not None,
         )
 
     def _newest_by(self, conn, scenario_id, latest: int) -> str:
