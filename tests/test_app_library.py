@@ -109,6 +109,28 @@ def test_a_category_code_shows_old_and_new_without_a_difference(library_url):
     assert metrics.loc["Debt [USD]", "change"][0] == "-"
 
 
+def test_a_metric_undefined_in_one_version_is_a_change(library_url):
+    """The page left out every metric null on one side (a payback reached, then never), which
+    `econ library diff` lists; a metric null in both is no change in either."""
+    at = library_page()
+    save(at, "baseline")
+    at.session_state[state.DATA]["market"]["price_usd_per_mtok"] = 0.01  # never pays back
+    at.run()
+    save(at, "a price too low")
+    with open_library(library_url) as library:
+        old, new = (library.summary(Ref(SEED_NAME, v)) for v in (1, 2))
+    assert old["payback_months"] is not None and new["payback_months"] is None
+    frames = [f.value for f in at.dataframe]
+    metrics = next(f for f in frames if "metric" in f.columns).set_index("metric")
+    assert metrics.loc["Payback [months]"].to_dict() == {
+        "old": f"{old['payback_months']:.1f}",
+        "new": "n/a",
+        "change": "n/a",
+    }
+    both = [k for k, v in old.items() if v is None and new.get(k) is None]
+    assert both and not [m for m in metrics.index if m.startswith("Rental earnings")]
+
+
 def test_search_filters_the_list(library_url):
     at = library_page()
     save(at, "baseline for the board")

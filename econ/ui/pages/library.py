@@ -13,7 +13,7 @@ import streamlit as st
 
 from econ.errors import InputError
 from econ.library import LibraryError, Ref, open_library, resolve_url
-from econ.library.diff import code_name, input_changes, is_coded, metric_changes
+from econ.library.diff import code_name, differs, input_changes, is_coded, metric_changes
 from econ.ui import common, saving, state
 from econ.ui.fmt import (
     format_change,
@@ -130,30 +130,18 @@ def _diff_section(library, name: str, numbers: list[int]) -> None:
     with st.spinner(f"Projecting versions {old} and {new}..."):
         metrics = metric_changes(library.summary(old_ref), library.summary(new_ref))
     money = common.money()
-    frame = pd.DataFrame(
-        [
-            {
-                "metric": label,
-                "old": format_value(v["old"], kind, money),
-                "new": format_value(v["new"], kind, money),
-                "change": format_change(v["change"], kind, money),
-            }
-            for key, v in metrics.items()
-            if v["change"] not in (0, None)
-            for label, kind in [_metric(key, money)]
-        ]
-        # a category's code (what sizes the debt) changes to another; a difference means nothing
-        + [
-            {
-                "metric": _metric(key, money)[0],
-                "old": code_name(key, v["old"]),
-                "new": code_name(key, v["new"]),
-                "change": "",
-            }
-            for key, v in metrics.items()
-            if is_coded(key) and v["old"] != v["new"]
-        ]
-    )
+    rows = []
+    for key, v in metrics.items():
+        if not differs(key, v):  # as `econ library diff`: defined on one side only is a change
+            continue
+        label, kind = _metric(key, money)
+        if is_coded(key):  # a category's code (what sizes the debt): a difference means nothing
+            shown = [code_name(key, v["old"]), code_name(key, v["new"]), ""]
+        else:
+            shown = [format_value(v[side], kind, money) for side in ("old", "new")]
+            shown.append(format_change(v["change"], kind, money))
+        rows.append(dict(zip(("metric", "old", "new", "change"), [label, *shown], strict=True)))
+    frame = pd.DataFrame(rows)
     if frame.empty:
         st.caption("No metric changes.")
     else:
