@@ -131,6 +131,17 @@ def test_a_metric_undefined_in_one_version_is_a_change(library_url):
     assert both and not [m for m in metrics.index if m.startswith("Rental earnings")]
 
 
+def test_a_save_that_brings_a_deleted_scenario_back_says_so(library_url):
+    at = library_page()
+    save(at, "baseline")
+    with open_library(library_url) as library:
+        library.delete(SEED_NAME)
+    save(at, "again")
+    assert [s.value for s in at.success] == [
+        f"Saved {SEED_NAME} version 2; it had been deleted, and is restored by this save."
+    ]
+
+
 def test_search_filters_the_list(library_url):
     at = library_page()
     save(at, "baseline for the board")

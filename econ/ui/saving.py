@@ -194,6 +194,13 @@ def save(
     return info
 
 
+def saved(info) -> str:
+    """What a save says: the name and version, and that the save brought back a deleted
+    scenario (as `econ library save` says), which whoever saves may not know of."""
+    back = "; it had been deleted, and is restored by this save" if info.undeleted else ""
+    return f"Saved {info.name} version {info.version}{back}"
+
+
 def pending() -> Stale | None:
     """The stale save of the scenario being edited that waits for an answer, if any."""
     ss = st.session_state

@@ -70,7 +70,7 @@ def _save(anyway: bool = False) -> None:
         ss[SAVE_ERROR] = saving.library_message(exc)
         return
     if not isinstance(info, saving.Stale):  # (a stale save is shown by the section, with a button)
-        ss[DONE] = f"Saved {info.name} version {info.version}."
+        ss[DONE] = f"{saving.saved(info)}."
 
 
 def _save_section() -> None:

@@ -93,8 +93,7 @@ def _save(anyway: bool = False) -> None:
     if isinstance(info, saving.Stale):
         return  # nothing saved: the page shows why, with a button to save anyway
     ss[state.NOTICE] = (
-        f"Saved {info.name} version {info.version} in the library (its history, diffs and "
-        "restore are on the Library page)."
+        f"{saving.saved(info)} (its history, diffs and restore are on the Library page)."
     )
 
 
