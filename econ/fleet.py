@@ -37,12 +37,15 @@ class Refresh:
         old fleet sells for in month k: its resale value at that age with a resale table)
     best_month : the k with the highest NPV
     npv_keep_usd, npv_best_usd : NPV of keeping the fleet, and of refreshing at best_month [USD]
+    warnings : what the answer rests on that no input priced (a sale at book value), and an
+        envelope that grows the fleet (`refresh_warnings`)
     """
 
     table: pd.DataFrame
     best_month: int
     npv_keep_usd: float
     npv_best_usd: float
+    warnings: tuple[str, ...] = ()
 
     @property
     def gain_usd(self) -> float:
@@ -89,10 +92,12 @@ def refresh_scenarios(
         if months is None
         else np.asarray(list(months), dtype=int)
     )
-    if candidates.size == 0 or candidates.min() < 1 or candidates.max() >= horizon:
+    outside = candidates[(candidates < 1) | (candidates >= horizon)]
+    if candidates.size == 0 or outside.size:
+        said = f"refresh month {int(outside[0])} is outside" if outside.size else "no month in"
         raise RefreshError(
-            f"refresh months must lie in 1..{horizon - 1} (the horizon is {horizon} months), got "
-            f"{candidates.tolist()}"
+            f"{said} 1..{horizon - 1}; expected refresh months in that range (the horizon is "
+            f"{horizon} months: the old fleet serves before the refresh month, the new one after)"
         )
     repeated = np.unique(candidates, return_counts=True)
     if (repeated[1] > 1).any():
@@ -166,10 +171,58 @@ def refresh_analysis(
         },
         index=pd.Index(candidates, name="refresh_month"),
     )
-    best = int(candidates[int(np.argmax(npv))])
+    best = int(np.argmax(npv))
     return Refresh(
         table=table,
-        best_month=best,
+        best_month=int(candidates[best]),
         npv_keep_usd=float(metrics["npv_usd"][0]),
         npv_best_usd=float(npv.max()),
-    )
+        warnings=refresh_warnings(
+            scenario, cases[best], int(candidates[best]), result.lines["disposal_usd"][1 + best],
+            new_gpus, power_mw,
+        ),
+    )  # fmt: skip
+
+
+def refresh_warnings(
+    scenario: Scenario, best: Scenario, month: int, disposal, new_gpus: int, power_mw
+) -> tuple[str, ...]:
+    """What the best refresh rests on that no input priced, and an envelope that grows the fleet.
+
+    A retirement with neither `depreciation.sale_value_share` nor a resale table sells at book
+    value: the old fleet's sale at `month` (`disposal[month]` USD) and the new fleet's at the
+    horizon (`disposal[-1]`) are then the refresh's proceeds, which the NPV gain may rest on
+    (the ready-made case's +28.6M USD becomes a loss with nothing recovered). An envelope above
+    the installed fleet's IT power buys more GPUs than it retires: the gain then holds an
+    expansion's as well.
+    """
+    out = []
+    old, new = scenario, best.expand()[-1]
+    at_book = [
+        f"the old fleet's sale in month {month} ({disposal[month]:,.0f} USD)"
+        if _sold_at_book(old) else "",
+        f"the new fleet's at the horizon ({disposal[-1]:,.0f} USD)"
+        if _sold_at_book(new) and disposal[-1] > 0 else "",
+    ]  # fmt: skip
+    if any(at_book):
+        out.append(
+            f"{' and '.join(filter(None, at_book))} {'are' if all(at_book) else 'is'} at book "
+            "value: no depreciation.sale_value_share or resale table (market.resale_*) prices "
+            f"{'them' if all(at_book) else 'it'}, and the refresh's NPV rests on "
+            f"{'them' if all(at_book) else 'it'}; --set depreciation.sale_value_share=0 values "
+            "the refresh with nothing recovered"
+        )
+    installed_kw = old.fleet.gpu_count * old.power.kw_per_gpu
+    if power_mw is not None and power_mw * KW_PER_MW > installed_kw * (1 + 1e-9):
+        out.append(
+            f"the envelope of {power_mw:g} MW is {power_mw * KW_PER_MW / installed_kw:,.1f}x the "
+            f"installed fleet's {installed_kw / KW_PER_MW:,.3g} MW: {new_gpus:,} new GPUs replace "
+            f"{old.fleet.gpu_count:,}, so the gain holds an expansion's, not only the refresh's"
+        )
+    return tuple(out)
+
+
+def _sold_at_book(scenario: Scenario) -> bool:
+    """Whether a retirement of the scenario's fleet is priced at its book value (no sale value
+    share, no resale table)."""
+    return scenario.depreciation.sale_value_share is None and not scenario.market.has_resale

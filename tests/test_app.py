@@ -18,6 +18,7 @@ from econ import load_scenario, project
 from econ.catalog import DEFAULT_SCENARIO, ready_made_scenarios
 from econ.scenario import Scenario, read_toml
 from econ.ui import state
+from econ.ui.fmt import literal
 from econ.ui.form import (
     FieldInfo,
     fields_of,
@@ -398,6 +399,7 @@ def test_the_refresh_analysis_of_a_scenario_with_vintages(app: AppTest):
     scenario = load_scenario(ready_made_scenarios()[name])
     result = refresh_analysis(scenario, scenario.vintages[0].name)
     assert metric(app, "Best refresh month") == str(result.best_month)
+    assert result.warnings and literal(result.warnings[0]) in [w.value for w in app.warning]
 
 
 # --- compare --------------------------------------------------------------------------------------

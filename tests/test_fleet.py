@@ -62,7 +62,11 @@ def test_power_envelope_sizes_the_new_vintage():
             {"vintage": "b300"},
             "vintage 'b300' is not in scenario 'h200-fleet-gb300-refresh'; expected one of: gb300",
         ),
-        ({"vintage": "gb300", "months": [0]}, "refresh months must lie in 1..71"),
+        (
+            {"vintage": "gb300", "months": [5, 0, 80]},
+            "refresh month 0 is outside 1..71; expected refresh months in that range",
+        ),
+        ({"vintage": "gb300", "months": []}, "no month in 1..71; expected refresh months"),
         ({"vintage": "gb300", "power_mw": 0.1}, "holds no whole rack of 'gb300'"),
         (  # two cases of one name would meet in one batch, which refuses them
             {"vintage": "gb300", "months": [24, 12, 24]},
@@ -85,3 +89,57 @@ def test_refresh_cli(capsys):
     assert [row["refresh_month"] for row in payload["months"]] == list(range(18, 25))
     assert main(["refresh", str(FILE), "--vintage", "nope"]) == 3
     assert "expected one of: gb300" in capsys.readouterr().err
+
+
+def test_a_refresh_at_book_value_says_its_answer_rests_on_the_sales():
+    """The ready-made case's +28.6M USD gain rests on selling the H200s at book value in month 18
+    (and the GB300s at the horizon); with nothing recovered it is a loss. An outside review
+    found no word of it."""
+    result = refresh_analysis(load_scenario(FILE), "gb300")
+    sold = project(case_by_hand(18)).lines["disposal_usd"][0]
+    assert result.best_month == 18 and result.gain_usd > 0
+    assert result.warnings == (
+        f"the old fleet's sale in month 18 ({sold[18]:,.0f} USD) and the new fleet's at the "
+        f"horizon ({sold[-1]:,.0f} USD) are at book value: no depreciation.sale_value_share or "
+        "resale table (market.resale_*) prices them, and the refresh's NPV rests on them; --set "
+        "depreciation.sale_value_share=0 values the refresh with nothing recovered",
+    )
+    nothing = load_scenario(FILE, {"depreciation.sale_value_share": 0.0})
+    none_recovered = refresh_analysis(nothing, "gb300")
+    assert none_recovered.warnings == () and none_recovered.gain_usd < 0
+
+
+def test_an_envelope_larger_than_the_fleet_says_the_gain_holds_an_expansion():
+    result = refresh_analysis(load_scenario(FILE), "gb300", months=[18], power_mw=100.0)
+    installed_mw = 1024 * 1.37 / 1000
+    assert result.warnings[-1] == (
+        f"the envelope of 100 MW is {100 / installed_mw:,.1f}x the installed fleet's 1.4 MW: "
+        f"{result.table.new_gpu_count.iloc[0]:,} new GPUs replace 1,024, so the gain holds an "
+        "expansion's, not only the refresh's"
+    )
+    smaller = refresh_analysis(load_scenario(FILE), "gb300", months=[18], power_mw=1.0)
+    assert not [w for w in smaller.warnings if "envelope" in w]
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["--from-month", "30", "--to-month", "20"], "--from-month 30 is after --to-month, 20"),
+        (["--from-month", "72"], "--from-month 72 is after the last month (the horizon - 1), 71"),
+        (["--to-month", "100"], "refresh month 72 is outside 1..71"),
+    ],
+)
+def test_a_bad_month_range_names_what_is_wrong(args, said, capsys):
+    """They said "must lie in 1..71 ... got []", or listed 72-83 months."""
+    assert main(["refresh", str(FILE), "--vintage", "gb300", *args]) == 3
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {said}") and err.count("\n") == 1, err
+
+
+def test_the_cli_says_the_warnings_on_stderr_and_in_json(capsys):
+    assert main(["refresh", str(FILE), "--vintage", "gb300", "--to-month", "20"]) == 0
+    out, err = capsys.readouterr()
+    assert err.startswith("warning: the old fleet's sale in month 18") and "warning" not in out
+    main(["refresh", str(FILE), "--vintage", "gb300", "--to-month", "20", "--format", "json"])
+    payload = json.loads(capsys.readouterr().out)
+    assert payload["warnings"][0].startswith("the old fleet's sale in month 18")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from econ import strict_json  # standard library only
-from econ.commands import Number, add_format, add_overrides
+from econ.commands import Number, add_format, add_overrides, say_warnings
 
 _MONTH = Number(int, field="financing_models:RateStep.month", what="a month")
 
@@ -47,6 +47,14 @@ def run(args) -> int:
         if first is None:
             first = earliest_month(scenario, args.vintage)
         last = args.to_month if args.to_month is not None else scenario.horizon - 1
+        if first > last:
+            from econ.fleet import RefreshError
+
+            to = "--to-month" if args.to_month is not None else "the last month (the horizon - 1)"
+            raise RefreshError(
+                f"--from-month {first} is after {to}, {last}; expected a first candidate month "
+                "at or before the last"
+            )
         months = range(first, last + 1)
     result = refresh_analysis(scenario, args.vintage, months=months, power_mw=args.mw)
     table = result.table
@@ -62,9 +70,12 @@ def run(args) -> int:
             "npv_best_usd": result.npv_best_usd,
             "gain_usd": result.gain_usd,
             "months": json.loads(table.reset_index().to_json(orient="records")),
+            "warnings": list(result.warnings),
         }
         print(strict_json.dumps(payload, indent=2))
-    elif args.format == "csv":
+        return 0
+    say_warnings(f"warning: {w}" for w in result.warnings)
+    if args.format == "csv":
         from econ.export import csv_text
 
         print(csv_text(table.reset_index()), end="")

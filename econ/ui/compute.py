@@ -542,6 +542,7 @@ def refresh(text: str, vintage: str, months: tuple[int, int] | None, power_mw: f
         "npv_keep_usd": result.npv_keep_usd,
         "npv_best_usd": result.npv_best_usd,
         "gain_usd": result.gain_usd,
+        "warnings": result.warnings,
     }
 
 

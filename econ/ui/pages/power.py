@@ -17,6 +17,7 @@ from econ.ui.fmt import (
     format_metric,
     format_value,
     is_missing,
+    literal,
     metric_label,
     readable,
     readable_warning,
@@ -412,6 +413,8 @@ def refresh(current, money: str) -> None:
     )
     if result is None:
         return
+    for warning in result["warnings"]:
+        st.warning(literal(warning), icon=":material/warning:")
     cols = st.columns(3)
     cols[0].metric("Best refresh month", str(result["best_month"]), border=True)
     cols[1].metric(
