@@ -369,6 +369,15 @@ def test_cli_table_csv_and_out(tmp_path, capsys):
     assert main(["gains", str(SEED), "--out", str(out), "--force"]) == 0
 
 
+def test_a_change_of_a_rate_reads_in_percentage_points(capsys):
+    """The IRR's change read "+23.16%", a relative change to a finance reader."""
+    result = value_gain(load_scenario(SEED))
+    assert main(["gains", str(SEED)]) == 0
+    [row] = [r for r in capsys.readouterr().out.splitlines() if r.startswith("Project IRR")]
+    change = result.gain["irr_project_annual"] - result.base["irr_project_annual"]
+    assert row.split()[-2:] == [f"{change * 100:+.2f}", "pts"]
+
+
 @pytest.mark.parametrize(
     ("args", "expected"),
     [

@@ -172,13 +172,18 @@ def format_table(result: GainValue) -> str:
     from econ.gains import COMPARED_METRICS
 
     for key, label, fmt in (row for row in summary_rows() if row[0] in COMPARED_METRICS):
-        change_fmt = fmt.replace("{:", "{:+") if "+" not in fmt else fmt
+        change = result.delta.get(key)
+        if fmt.endswith("%}"):  # a change of a rate, in percentage points ("+23.16 pts")
+            change_fmt = "{:+.2f} pts"
+            change = None if change is None else change * 100.0
+        else:
+            change_fmt = fmt.replace("{:", "{:+") if "+" not in fmt else fmt
         rows.append(
             (
                 label,
                 _fmt(fmt, result.base[key]),
                 _fmt(fmt, result.gain[key]),
-                _fmt(change_fmt, result.delta.get(key)),
+                _fmt(change_fmt, change),
             )
         )
     lines += _grid(rows)
