@@ -119,6 +119,22 @@ def test_the_breach_price_is_shown_rounded_up_and_other_figures_rounded():
     assert figure_text("downside.npv_usd", -163262.4) == "-163,262"
 
 
+def test_the_tornado_says_what_an_end_rests_on_as_the_cli_does(memo_html):
+    """A life of 6.6 years raised the seed's NPV through a sale at book value at the horizon,
+    which `econ sensitivity` notes and the memo did not; a tie is said once, not per row."""
+    from econ import load_scenario
+    from econ.analysis.sensitivity import percent_ranges, tornado
+
+    text = memo_html.read_text(encoding="utf-8")
+    seed = load_scenario(SEED)
+    paths = ["depreciation.life_years", "market.price_usd_per_mtok"]
+    cli = tornado(seed, percent_ranges(seed, paths, 10.0), ("npv_usd",)).table
+    [note] = cli.loc[cli.input == "depreciation.life_years", "note"]
+    assert note == "at high, the remaining book value is assumed sold at book value"
+    assert f'<p class="note"><code>depreciation.life_years</code>: {note}.</p>' in text
+    assert "tied" not in text and "share rank" not in text  # the chart's equal bars say so
+
+
 def test_html_shows_cases_tornado_sources_warnings(memo_html, capsys):
     text = memo_html.read_text(encoding="utf-8")
     # the downside: the price 20% lower, holding the base case's loan (test below)

@@ -608,7 +608,7 @@ def tornado(
         if all(_unmoved(y) for y in ends):
             low, high = ranges[path]
             result.metadata.setdefault("notes", []).append(
-                f"{path} moves no output ({', '.join(outputs)}) between {low} and {high}: it "
+                f"{path} {UNMOVED} ({', '.join(outputs)}) between {low} and {high}: it "
                 f"has no effect on {base.name}"
             )
     if _sells_at_book(rows, 0):
@@ -624,6 +624,9 @@ def tornado(
 TIED = "tied"
 """The tornado's note on an input whose swing equals another's (within `TIE_RELATIVE`): they
 share a rank."""
+
+UNMOVED = "moves no output"
+"""How the run's note on an input without effect words it."""
 
 BOOK_SALE = "is assumed sold at book value"
 """How econ.engine's warning `sold_before_life` ends: the horizon ends before the useful life,

@@ -324,10 +324,10 @@ def _number(value) -> float | None:
 
 
 def run_tornado(scenario: Scenario, paths: Sequence[str], swing_pct: float) -> dict:
-    from econ.analysis.sensitivity import percent_ranges, tornado
+    from econ.analysis.sensitivity import BOOK_SALE, TIED, UNMOVED, percent_ranges, tornado
 
     if not paths:
-        return {"output": TORNADO_OUTPUT, "swing_pct": swing_pct, "rows": []}
+        return {"output": TORNADO_OUTPUT, "swing_pct": swing_pct, "rows": [], "notes": []}
     table = tornado(scenario, percent_ranges(scenario, list(paths), swing_pct), (TORNADO_OUTPUT,))
     rows = [
         {
@@ -338,10 +338,18 @@ def run_tornado(scenario: Scenario, paths: Sequence[str], swing_pct: float) -> d
             "output_high": _number(r["output_high"]),
             "output_base": _number(r["output_base"]),
             "swing": _number(r["swing"]),
+            # what an end rests on (a sale at book value), as the CLI notes; a tie is said
+            # once, in the run's notes
+            "note": "; ".join(n for n in r["note"].split("; ") if n and n != TIED),
         }
         for r in table.table.to_dict("records")
     ]
-    return {"output": TORNADO_OUTPUT, "swing_pct": swing_pct, "rows": rows}
+    # the run's notes on what every end rests on (a base that sells at book value) or an input
+    # without effect; a tie shows in the chart's equal bars
+    notes = [
+        n for n in table.run.metadata.get("notes", []) if BOOK_SALE in n or UNMOVED in n
+    ]  # fmt: skip
+    return {"output": TORNADO_OUTPUT, "swing_pct": swing_pct, "rows": rows, "notes": notes}
 
 
 def _figure(summary: Mapping, key: str):

@@ -522,6 +522,7 @@ def html(memo: Memo) -> str:
             "input": row["input"],
             "low": input_text(row["input"], row["low"]),
             "high": input_text(row["input"], row["high"]),
+            "note": row.get("note", ""),
             "cells": [
                 {
                     "key": f"tornado.{row['input']}.{side}",
