@@ -17,6 +17,68 @@ from econ.errors import InputError
 from econ.units import HOURS_PER_MONTH, TOKENS_PER_MTOK, monthly_rate
 
 
+def rent_accrued_usd(gpus_rented, price_usd_per_gpu_hour):
+    """Rent of each month's service [USD], array (n, T): gpus_m * price * HOURS_PER_MONTH.
+
+    Every hour of a rented GPU is billed (reserved capacity, whatever the utilization). This is
+    the rent a month's use costs, whenever it is paid: the renter's deduction for the month.
+
+    Parameters
+    ----------
+    gpus_rented : array (n, T)  GPUs rented in each month, 0 outside service [GPUs]
+    price_usd_per_gpu_hour : array (n,) or scalar  rental price [USD/GPU-hour]
+    """
+    return np.asarray(gpus_rented, dtype=float) * _col(price_usd_per_gpu_hour) * HOURS_PER_MONTH
+
+
+def rent_paid_usd(gpus_rented, price_usd_per_gpu_hour, term_months, upfront_share, first_month):
+    """Rent paid each month under back-to-back rental contracts [USD], array (n, T).
+
+    Contracts of `term_months` start at `first_month` and renew at the same terms, one after the
+    other. Each month's rent is `rent_accrued_usd`; a share of a contract's rent (the rent of the
+    GPUs it covers in its months) is paid upfront, in the month before the contract starts
+    (month 0 for a contract starting in month 0), the rest as each month is served:
+
+        upfront of contract k = upfront_share * sum of its months' rent
+        paid in month m       = (1 - upfront_share) * rent_m + upfront of a contract starting
+                                in m + 1
+
+    A fleet that leaves service pays no rent after it, and the upfront of a contract cut short
+    covers only the months with GPUs in service, so rent paid sums to the rent of the months
+    served (both alternatives are charged for the same GPU-months).
+
+    Parameters
+    ----------
+    gpus_rented : array (n, T)  GPUs rented in each month, 0 outside service [GPUs]
+    price_usd_per_gpu_hour : array (n,) or scalar  rental price [USD/GPU-hour]
+    term_months : array (n,) or scalar  contract term, e.g. 36 [months]
+    upfront_share : array (n,) or scalar  share of a contract's rent paid upfront, 0 to 1
+        (1: fully prepaid, no monthly rent) [fraction]
+    first_month : array (n,) or scalar  first month of the first contract [month index]
+
+    References
+    ----------
+    FASB ASC 842-20 (lessee accounting: lease payments, prepaid rent); Brealey, Myers & Allen,
+    *Principles of Corporate Finance*, 13th ed., ch. 25.2 (lease payments in advance).
+    """
+    accrued = rent_accrued_usd(gpus_rented, price_usd_per_gpu_hour)
+    n, T = accrued.shape
+    months = np.arange(T)[None, :]
+    term = np.maximum(np.broadcast_to(_col(term_months), (n, 1)), 1).astype(np.int64)
+    first = np.broadcast_to(_col(first_month), (n, 1)).astype(np.int64)
+    upfront = _col(upfront_share)
+    # Month s starts a contract when (s - first) is a multiple of the term; its rent is the sum
+    # of months s..s+term-1 within the grid, from the running sum.
+    starts = (months >= first) & (np.mod(months - first, term) == 0)
+    total = np.concatenate([np.zeros((n, 1)), np.cumsum(accrued, axis=1)], axis=1)
+    end = np.minimum(months + term, T)
+    contract_rent = np.take_along_axis(total, end, axis=1) - total[:, :T]
+    due = np.where(starts, upfront * contract_rent, 0.0)  # by the month the contract starts
+    prepaid = np.concatenate([due[:, 1:], np.zeros((n, 1))], axis=1)  # paid the month before
+    prepaid[:, 0] += due[:, 0]
+    return (1.0 - upfront) * accrued + prepaid
+
+
 def lease_payments_usd(
     gpu_count,
     price_usd_per_gpu_hour,
@@ -26,14 +88,8 @@ def lease_payments_usd(
     last_month,
     first_month=1,
 ):
-    """Rent paid each month under back-to-back rental contracts [USD], array (n, T).
-
-    A contract covers `term_months` service months for every GPU at a price per GPU-hour, all
-    hours billed (reserved capacity, whatever the utilization). A share of the contract's total
-    rent is paid upfront, in the month before its service starts; the rest is paid in equal monthly
-    instalments over the term. Contracts renew at the same terms until `last_month`; the upfront
-    payment of a contract that runs past `last_month` is scaled to the months it serves within the
-    horizon, so both alternatives are charged for the same period.
+    """Rent paid each month for a constant fleet [USD], array (n, T): `rent_paid_usd` with
+    `gpu_count` GPUs rented from `first_month` to `last_month`.
 
         total rent of a contract = gpus * price * HOURS_PER_MONTH * term
         monthly instalment       = (1 - upfront_share) * gpus * price * HOURS_PER_MONTH
@@ -47,29 +103,18 @@ def lease_payments_usd(
     months : array (T,)  0..T-1
     last_month : array (n,)  last service month [month index]
     first_month : int or array (n,)  first service month (1: the month after purchase would be)
-
-    References
-    ----------
-    FASB ASC 842-20 (lessee accounting: lease payments, prepaid rent); Brealey, Myers & Allen,
-    *Principles of Corporate Finance*, 13th ed., ch. 25.2 (lease payments in advance).
     """
     months = np.asarray(months)[None, :]
-    gpus = _col(gpu_count)
-    price = _col(price_usd_per_gpu_hour)
-    term = np.maximum(_col(term_months), 1.0)
-    upfront = _col(upfront_share)
-    first = _col(first_month)
-    last = _col(last_month)
-    monthly_rent = gpus * price * HOURS_PER_MONTH
-    serving = (months >= first) & (months <= last)
-    instalments = np.where(serving, (1.0 - upfront) * monthly_rent, 0.0)
-    # Month m is the first of a contract when (m - first) is a multiple of the term; its upfront
-    # payment falls in m - 1 and covers the service months left in the horizon, up to the term.
-    start = months + 1
-    starts = (start >= first) & (start <= last) & (np.mod(start - first, term) == 0)
-    covered = np.minimum(term, last - start + 1)
-    prepaid = np.where(starts, upfront * monthly_rent * covered, 0.0)
-    return instalments + prepaid
+    serving = (months >= _col(first_month)) & (months <= _col(last_month))
+    gpus = np.where(serving, _col(gpu_count), 0.0)
+    return rent_paid_usd(gpus, price_usd_per_gpu_hour, term_months, upfront_share, first_month)
+
+
+def first_service_month(gpus_rented):
+    """First month with GPUs in service in each row [month index], int array (n,); the grid's
+    length where there is none."""
+    serving = np.asarray(gpus_rented) > 0
+    return np.where(serving.any(axis=1), serving.argmax(axis=1), serving.shape[1])
 
 
 def ownership_cost_usd(capex_usd, debt_drawn_usd, debt_service_usd, operating_usd, residual_usd):
@@ -189,9 +234,6 @@ RENTER_COSTS = ("power", "facility", "opex")
 
 def lease_vs_own_of_projection(
     lines,
-    months,
-    horizon_months,
-    gpu_count,
     price_usd_per_gpu_hour,
     term_months,
     upfront_share,
@@ -204,16 +246,18 @@ def lease_vs_own_of_projection(
     Owning costs capex less debt drawn, plus cash debt service, operating costs (power, facility,
     opex) and less the sale proceeds, after tax with the scenario's tax depreciation
     (`depreciation.tax`, not the book's), interest expense and operating costs deductible and the
-    sale's gain over the tax basis taxed (a loss deducted). Leasing costs the rent
-    (`lease_payments_usd`) plus the operating costs in `renter_pays`, all deductible. Both are
-    compared by `lease_vs_own` at the discount rate, compounded monthly.
+    sale's gain over the tax basis taxed (a loss deducted). Leasing rents the GPUs the owner has
+    in service each month (`gpus_in_service`: its deployment ramp, service start and retirement),
+    in contracts from the first month of service (`rent_paid_usd`), plus the operating costs in
+    `renter_pays`, all deductible. Both are compared by `lease_vs_own` at the discount rate,
+    compounded monthly.
+
+    The lines are one fleet's: a projection with vintages sums GPUs of several generations in
+    `gpus_in_service`, which one rent per GPU-hour does not price.
 
     Parameters
     ----------
     lines : name -> array (n, T)  the projection's monthly lines (econ.engine.MONTHLY_COLUMNS)
-    months : int array (T,)  0..T-1
-    horizon_months : int array (n,)
-    gpu_count : array (n,)  GPUs leased [GPUs]
     price_usd_per_gpu_hour : float  rent [USD/GPU-hour]
     term_months : int  contract term [months]
     upfront_share : float  share of the term's rent paid at signing [fraction]
@@ -256,10 +300,11 @@ def lease_vs_own_of_projection(
     )
     own_after_tax = after_tax_cost_usd(own, own_deductible, tax_rate)
 
+    gpus = np.asarray(lines["gpus_in_service"], dtype=float)
+    first = first_service_month(gpus)
+
     def rent(price):
-        return lease_payments_usd(
-            gpu_count, price, term_months, upfront_share, months, horizon_months
-        )
+        return rent_paid_usd(gpus, price, term_months, upfront_share, first)
 
     kept = sum((lines[f"{c}_usd"] for c in renter_pays), np.zeros_like(own))
     lease_cost = rent(price_usd_per_gpu_hour) + kept
@@ -283,8 +328,11 @@ __all__ = [
     "RENTER_COSTS",
     "after_tax_cost_usd",
     "debt_drawn_usd",
+    "first_service_month",
     "lease_payments_usd",
     "lease_vs_own",
     "lease_vs_own_of_projection",
     "ownership_cost_usd",
+    "rent_accrued_usd",
+    "rent_paid_usd",
 ]

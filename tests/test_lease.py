@@ -18,6 +18,8 @@ from econ.lease import (
     lease_payments_usd,
     lease_vs_own,
     ownership_cost_usd,
+    rent_accrued_usd,
+    rent_paid_usd,
 )
 from econ.units import HOURS_PER_MONTH
 from tests.conftest import SCENARIOS
@@ -150,3 +152,58 @@ def test_cli_lease_vs_own_bad_input(extra, message, capsys):
     assert main(["lease-vs-own", scenario_file(), *extra]) == 3
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err
+
+
+# ---------------------------------------------------------------------------------------------
+# Rent of a fleet that changes over time: the GPUs in service each month
+# ---------------------------------------------------------------------------------------------
+
+
+def test_rent_of_a_changing_fleet_hand_computed():
+    # GPUs [0, 1, 2, 2, 0, 0] at 1 USD/GPU-hour: rent accrued 0, 730, 1,460, 1,460, 0, 0.
+    # 2-month terms from month 1, half upfront: contract 1 (months 1-2) 2,190, half (1,095) paid
+    # in month 0; contract 3 (months 3-4) 1,460, half (730) in month 2; contract 5 has no GPUs.
+    # The other half as served: 365, 730, 730.
+    gpus = np.array([[0.0, 1.0, 2.0, 2.0, 0.0, 0.0]])
+    np.testing.assert_allclose(rent_accrued_usd(gpus, 1.0)[0], [0, 730, 1460, 1460, 0, 0])
+    paid = rent_paid_usd(gpus, [1.0], [2], [0.5], [1])
+    np.testing.assert_allclose(paid[0], [1095, 365, 1460, 730, 0, 0])
+    # a contract starting in month 0 has its upfront paid in month 0 (no month before it)
+    np.testing.assert_allclose(rent_paid_usd(gpus, 1.0, 6, 1.0, 0)[0], [3650, 0, 0, 0, 0, 0])
+
+
+def test_rent_of_a_constant_fleet_is_the_contract_schedule():
+    gpus = np.where((np.arange(8) >= 1) & (np.arange(8) <= 6), 2.0, 0.0)[None, :]
+    np.testing.assert_array_equal(
+        rent_paid_usd(gpus, [2.0], [3], [0.25], [1]),
+        lease_payments_usd([2.0], [2.0], [3], [0.25], np.arange(8), [6]),
+    )
+
+
+@SETTINGS
+@given(
+    gpus=st.lists(st.floats(0.0, 1e4), min_size=1, max_size=60),
+    lead=st.integers(0, 5),
+    term=st.integers(1, 40),
+    upfront=st.floats(0.0, 1.0),
+)
+def test_rent_of_any_fleet_is_paid_in_full_and_never_late(gpus, lead, term, upfront):
+    # Rent paid sums to the rent of the GPU-months served, and by any month at least the rent
+    # accrued so far has been paid (upfront rent is paid before the months it covers).
+    rented = np.array([[0.0] * lead + gpus])
+    accrued = rent_accrued_usd(rented, 3.0)
+    paid = rent_paid_usd(rented, 3.0, term, upfront, lead)
+    assert paid.sum() == pytest.approx(accrued.sum(), rel=1e-12, abs=1e-6)
+    assert (paid >= -1e-9).all()
+    assert (np.cumsum(paid) >= np.cumsum(accrued) - 1e-6 * (1 + accrued.sum())).all()
+
+
+def test_cli_lease_vs_own_refuses_a_scenario_with_vintages(capsys):
+    refresh = next(p for p in SCENARIOS if p.stem == "h200-fleet-gb300-refresh")
+    assert main(["lease-vs-own", str(refresh), "--price", "4"]) == 3
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    assert "[[vintages]] (gb300): lease-vs-own compares one fleet" in err
+    assert "--set 'vintages=[]'" in err
+    # without the vintage, the first fleet alone is compared
+    assert main(["lease-vs-own", str(refresh), "--price", "4", "--set", "vintages=[]"]) == 0

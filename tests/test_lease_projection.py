@@ -25,9 +25,6 @@ def compare(scenario, price, **kw):
     args.update(kw)
     return projection, lease_vs_own_of_projection(
         projection.lines,
-        projection.months,
-        projection.horizon_months,
-        np.array([float(scenario.fleet.gpu_count)]),
         price,
         tax_rate=np.array([args.pop("tax", 0.0)]),
         discount_rate_annual=np.array([args.pop("rate", 0.0)]),
@@ -220,3 +217,67 @@ def test_with_book_tax_depreciation_and_a_sale_at_book_value_the_book_shield_is_
     if not overrides:  # the seed's figures of `econ lease-vs-own`, before and after the fix
         assert r["pv_cost_own_usd"][0] == pytest.approx(4_678_754, abs=1.0)
         assert r["breakeven_usd_per_gpu_hour"][0] == pytest.approx(1.9201, abs=5e-5)
+
+
+# --- The rent follows the GPUs the owner has in service --------------------------------------
+
+# (a construction period takes the debt as debt_share's level loan, not the seed's sized one)
+LEVEL_DEBT = {
+    "financing.repayment": "level_payment",
+    "financing.size_to_min_dscr": None,
+    "financing.max_ltv": None,
+}
+
+
+def test_a_retired_fleet_stops_paying_rent():
+    # Reference: the seed retired at month 36 (reviewer's repro, --price 4, 36-month terms, no
+    # upfront, the renter paying opex). Rent is paid for months 1-36 only: 72 GPUs x 4 USD x 730 h
+    # = 210,240 USD a month, after tax (1 - 0.21), discounted at i = 1.12^(1/12) - 1:
+    # 0.79 x 210,240 x (1 - 1.12^-3) / i = 5,044,931 USD (annuity of 36 payments in arrears).
+    # The renter also pays the owner's opex line (site staff stays to the horizon):
+    # 5,305,925 in all, where the whole horizon's rent gave 8,896,807.
+    scenario = load_scenario(SEED, {"fleet.retire_month": 36})
+    projection, r = command_terms(scenario, upfront_share=0.0)
+    i = 1.12 ** (1 / 12) - 1
+    rent = 0.79 * 72 * 4.0 * 730 * (1 - 1.12**-3) / i
+    assert rent == pytest.approx(5_044_931, abs=1.0)
+    opex = present_value(0.79 * projection.lines["opex_usd"], scenario)
+    assert r["pv_cost_lease_usd"][0] == pytest.approx(rent + opex, rel=1e-12)
+    assert r["pv_cost_lease_usd"][0] == pytest.approx(5_305_925, abs=1.0)
+    # the break-even rent recovers the owner's cost over 36 months of GPU-hours, not 72
+    assert r["breakeven_usd_per_gpu_hour"][0] == pytest.approx(2.1605, abs=5e-5)
+
+
+@pytest.mark.parametrize(
+    "overrides",
+    [
+        {"fleet.deployment_ramp_months": 6},
+        {"fleet.service_start_month": 4, **LEVEL_DEBT},
+        {"fleet.purchase_month": 3, "fleet.retire_month": 50, **LEVEL_DEBT},
+    ],
+)
+def test_the_rent_follows_the_gpus_in_service(overrides):
+    # No tax, discount or upfront: the lease costs the rent of each month's GPUs in service
+    # (a ramp's fractions, nothing before service starts or after retirement) plus opex.
+    scenario = load_scenario(SEED, overrides)
+    projection, r = compare(scenario, 2.0, renter_pays=("opex",))
+    lines = projection.lines
+    gpus = lines["gpus_in_service"][0]
+    assert gpus.sum() < scenario.fleet.gpu_count * int(projection.horizon_months[0])
+    rent = 2.0 * HOURS_PER_MONTH * gpus.sum()
+    assert r["pv_cost_lease_usd"][0] == pytest.approx(rent + lines["opex_usd"].sum(), rel=1e-12)
+
+
+def test_the_first_contract_starts_with_service():
+    # Service from month 4 (a construction period): the first 12-month contract's upfront is paid
+    # in month 3, for months 4-15. By hand, discounted at 1% a month, half upfront, no tax:
+    # 0.5 x 12 x R / 1.01^3 + 0.5 x R x sum_{m=4}^{15} 1.01^-m + renewals, R = 72 x 2 x 730.
+    scenario = load_scenario(SEED, {"fleet.service_start_month": 4, **LEVEL_DEBT})
+    projection, r = compare(scenario, 2.0, renter_pays=(), upfront_share=0.5, rate=1.01**12 - 1)
+    horizon = int(projection.horizon_months[0])
+    R = 72 * 2.0 * HOURS_PER_MONTH
+    d = 1.01 ** -np.arange(horizon + 1)
+    expected = 0.5 * R * d[4 : horizon + 1].sum()
+    for start in range(4, horizon + 1, 12):  # upfront of each contract, cut at the horizon
+        expected += 0.5 * R * min(12, horizon - start + 1) * d[start - 1]
+    assert r["pv_cost_lease_usd"][0] == pytest.approx(expected, rel=1e-12)

@@ -287,6 +287,15 @@ def _cmd_lease_vs_own(args) -> int:
     )
     renter = _renter_costs(args.renter_pays)
     scenario = load_scenario(args.file, args.overrides)
+    if scenario.vintages:
+        names = ", ".join(v.name for v in scenario.vintages)
+        raise InputError(
+            f"{args.file}: [[vintages]] ({names}): lease-vs-own compares one fleet, at one rent "
+            "per GPU-hour and one break-even rent, and a vintage adds GPUs of their own kind, "
+            "price and months; expected a scenario without [[vintages]]: compare the first "
+            "fleet with --set 'vintages=[]' and each vintage as a scenario of its own (its "
+            "GPUs as [fleet])"
+        )
     projection = project(scenario)
     horizon = projection.horizon_months
     tax_rate = np.array([scenario.financing.tax_rate])
@@ -297,13 +306,9 @@ def _cmd_lease_vs_own(args) -> int:
     )
     _require(annual > -1, "--discount-rate", annual, "a rate above -1 [1/year]")
 
-    gpus = np.array([float(scenario.fleet.gpu_count)])
     with np.errstate(over="ignore", invalid="ignore"):  # an overflow is refused below
         result = lease_vs_own_of_projection(
             projection.lines,
-            projection.months,
-            projection.horizon_months,
-            gpus,
             args.price,
             args.term_months,
             args.upfront_share,
@@ -317,10 +322,13 @@ def _cmd_lease_vs_own(args) -> int:
         args.price,
         "a smaller rent: the lease's present value overflows floating point [USD/GPU-hour]",
     )
+    serving = np.flatnonzero(projection.lines["gpus_in_service"][0] > 0)
     record = {
         "scenario": scenario.name,
         "horizon_months": int(horizon[0]),
         "gpu_count": int(scenario.fleet.gpu_count),
+        "first_service_month": int(serving[0]) if serving.size else None,
+        "last_service_month": int(serving[-1]) if serving.size else None,
         "rent_usd_per_gpu_hour": args.price,
         "term_months": args.term_months,
         "upfront_share": args.upfront_share,
@@ -370,7 +378,8 @@ def _lease_table(r: dict) -> str:
     ]
     widths = [max(len(row[i]) for row in rows) for i in range(3)]
     out = [
-        f"{r['scenario']}: {r['gpu_count']:,} GPUs over {r['horizon_months']} months; rent "
+        f"{r['scenario']}: {r['gpu_count']:,} GPUs in service in months "
+        f"{r['first_service_month']}-{r['last_service_month']} of {r['horizon_months']}; rent "
         f"{r['rent_usd_per_gpu_hour']:g} USD/GPU-hour, {r['term_months']}-month terms, "
         f"{r['upfront_share']:.0%} upfront; renter pays: {', '.join(r['renter_pays']) or 'none'}",
         "",
