@@ -249,8 +249,9 @@ def lease_vs_own_of_projection(
     sale's gain over the tax basis taxed (a loss deducted). Leasing rents the GPUs the owner has
     in service each month (`gpus_in_service`: its deployment ramp, service start and retirement),
     in contracts from the first month of service (`rent_paid_usd`), plus the operating costs in
-    `renter_pays`, all deductible. Both are compared by `lease_vs_own` at the discount rate,
-    compounded monthly.
+    `renter_pays`, all deductible: the operating costs when paid, the rent in the months it pays
+    for (`rent_accrued_usd`), so prepaid rent is deducted over the months of its contract.
+    Both are compared by `lease_vs_own` at the discount rate, compounded monthly.
 
     The lines are one fleet's: a projection with vintages sums GPUs of several generations in
     `gpus_in_service`, which one rent per GPU-hour does not price.
@@ -260,7 +261,8 @@ def lease_vs_own_of_projection(
     lines : name -> array (n, T)  the projection's monthly lines (econ.engine.MONTHLY_COLUMNS)
     price_usd_per_gpu_hour : float  rent [USD/GPU-hour]
     term_months : int  contract term [months]
-    upfront_share : float  share of the term's rent paid at signing [fraction]
+    upfront_share : float  share of each contract's rent paid the month before it starts, 0 to 1
+        [fraction]
     tax_rate : array (n,)  [fraction]
     discount_rate_annual : array (n,)  [fraction/year]
     renter_pays : names from RENTER_COSTS
@@ -273,7 +275,10 @@ def lease_vs_own_of_projection(
     ----------
     26 U.S.C. §168 (MACRS, bonus depreciation) and §1245 (gain on the sale of depreciated
     equipment taxed as ordinary income up to the depreciation taken); Brealey, Myers & Allen,
-    *Principles of Corporate Finance*, 13th ed., ch. 25.5 (the owner's depreciation tax shield).
+    *Principles of Corporate Finance*, 13th ed., ch. 25.5 (the owner's depreciation tax shield);
+    Treas. Reg. §1.461-4(d)(3) (an accrual-method taxpayer's rent is incurred ratably as the
+    property is used), §1.263(a)-4(f) (the 12-month rule does not reach rent prepaid for longer)
+    and 26 U.S.C. §467 (rent accrues over the periods it covers).
     """
     unknown = [name for name in renter_pays if name not in RENTER_COSTS]
     if unknown:
@@ -306,13 +311,18 @@ def lease_vs_own_of_projection(
     def rent(price):
         return rent_paid_usd(gpus, price, term_months, upfront_share, first)
 
+    # Rent is deducted for the months it pays for, prepaid rent as those months are served
+    # (accrual method: economic performance as the property is used), not when it is paid.
     kept = sum((lines[f"{c}_usd"] for c in renter_pays), np.zeros_like(own))
-    lease_cost = rent(price_usd_per_gpu_hour) + kept
-    per_price = after_tax_cost_usd(rent(1.0), rent(1.0), tax_rate)
+    price = price_usd_per_gpu_hour
+    lease_after_tax = after_tax_cost_usd(
+        rent(price) + kept, rent_accrued_usd(gpus, price) + kept, tax_rate
+    )
+    per_price = after_tax_cost_usd(rent(1.0), rent_accrued_usd(gpus, 1.0), tax_rate)
     return lease_vs_own(
         lines["tokens"],
         own_after_tax,
-        after_tax_cost_usd(lease_cost, lease_cost, tax_rate),
+        lease_after_tax,
         monthly_rate(np.asarray(discount_rate_annual, dtype=float)),
         lease_cost_per_price_usd=per_price,
         lease_price_usd_per_gpu_hour=np.full(len(own), float(price_usd_per_gpu_hour)),

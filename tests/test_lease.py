@@ -207,3 +207,31 @@ def test_cli_lease_vs_own_refuses_a_scenario_with_vintages(capsys):
     assert "--set 'vintages=[]'" in err
     # without the vintage, the first fleet alone is compared
     assert main(["lease-vs-own", str(refresh), "--price", "4", "--set", "vintages=[]"]) == 0
+
+
+@SETTINGS
+@given(
+    upfront=st.floats(0.0, 1.0),
+    term=st.integers(1, 48),
+    rate=st.floats(0.0, 0.05),
+    tax=st.floats(0.0, 0.5),
+)
+def test_deducting_rent_as_it_accrues_never_costs_less_than_when_paid(upfront, term, rate, tax):
+    # Rent is paid no later than it accrues, so its deduction, taken as the months are served,
+    # comes no earlier than the payment: the after-tax cost is at least that of deducting it when
+    # paid, equal without discounting or without an upfront share.
+    rented = lease_payments_usd([72], [1.0], [term], [upfront], np.arange(61), [60])
+    accrued = rent_accrued_usd(np.where(np.arange(61) >= 1, 72.0, 0.0)[None, :], 1.0)
+    tokens = np.ones((1, 61))
+    spread = lease_vs_own(tokens, rented, after_tax_cost_usd(rented, accrued, [tax]), [rate])
+    at_once = lease_vs_own(tokens, rented, after_tax_cost_usd(rented, rented, [tax]), [rate])
+    gap = spread["pv_cost_lease_usd"][0] - at_once["pv_cost_lease_usd"][0]
+    assert gap >= -1e-6
+    if rate == 0.0 or upfront == 0.0 or tax == 0.0:
+        assert gap == pytest.approx(0.0, abs=1e-6)
+
+
+def test_cli_lease_vs_own_takes_fully_prepaid_rent(capsys):
+    args = ["lease-vs-own", scenario_file(), "--price", "4", "--format", "json"]
+    assert main([*args, "--upfront-share", "1"]) == 0
+    assert json.loads(capsys.readouterr().out)["upfront_share"] == 1.0

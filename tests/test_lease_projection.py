@@ -125,14 +125,16 @@ def test_the_owner_deducts_the_scenarios_tax_depreciation():
     # USD/GPU-hour (book depreciation as the shield gave 4,685,412 and 1.9230), with estimated
     # tax paid at the quarter ends; paid in the months it is due, 4,486,115 and 1.8348. (The
     # review's case carries its bonus-year loss without the 80% limit the shipped case sets: the
-    # limit moves the own cost only through the sculpted debt's interest, to 4,485,352.)
+    # limit moves the own cost only through the sculpted debt's interest, to 4,485,352.) The
+    # break-even is 1.8134 since the lease's prepaid rent is deducted over the months it pays for
+    # (1.8348 deducted when paid; see test_prepaid_rent_is_deducted_over_the_months_it_pays_for).
     scenario = load_scenario(MACRS, {"financing.tax_loss_limit": 1.0})
     projection, r = command_terms(scenario)
     lines, t = projection.lines, scenario.financing.tax_rate
     expected = present_value(own_cash_usd(lines) - t * own_deductible_usd(lines), scenario)
     assert r["pv_cost_own_usd"][0] == pytest.approx(expected, rel=1e-12)
     assert r["pv_cost_own_usd"][0] == pytest.approx(4_486_115, abs=1.0)
-    assert r["breakeven_usd_per_gpu_hour"][0] == pytest.approx(1.8348, abs=5e-5)
+    assert r["breakeven_usd_per_gpu_hour"][0] == pytest.approx(1.8134, abs=5e-5)
 
 
 def test_macrs_is_cheaper_to_own_than_the_seed_by_the_value_of_its_tax_timing():
@@ -216,7 +218,8 @@ def test_with_book_tax_depreciation_and_a_sale_at_book_value_the_book_shield_is_
     assert r["pv_cost_own_usd"][0] == pytest.approx(expected, rel=1e-12)
     if not overrides:  # the seed's figures of `econ lease-vs-own`, before and after the fix
         assert r["pv_cost_own_usd"][0] == pytest.approx(4_678_754, abs=1.0)
-        assert r["breakeven_usd_per_gpu_hour"][0] == pytest.approx(1.9201, abs=5e-5)
+        # (1.9201 with the lease's prepaid rent deducted when paid)
+        assert r["breakeven_usd_per_gpu_hour"][0] == pytest.approx(1.8977, abs=5e-5)
 
 
 # --- The rent follows the GPUs the owner has in service --------------------------------------
@@ -281,3 +284,43 @@ def test_the_first_contract_starts_with_service():
     for start in range(4, horizon + 1, 12):  # upfront of each contract, cut at the horizon
         expected += 0.5 * R * min(12, horizon - start + 1) * d[start - 1]
     assert r["pv_cost_lease_usd"][0] == pytest.approx(expected, rel=1e-12)
+
+
+# --- Prepaid rent is deducted over the months it pays for ------------------------------------
+
+
+def prepaid_seed_lease_pv(upfront):
+    """The seed's lease at 4 USD/GPU-hour, 36-month terms, `upfront` prepaid, renter paying
+    nothing else, by hand: rent R = 72 x 4 x 730 = 210,240 USD a month for months 1-72, two
+    contracts whose upfront U = upfront x 36 R is paid in months 0 and 36, the rest (1 - upfront) R
+    as served; every month's rent R deducted in that month (Treas. Reg. §1.461-4(d)(3), rent's
+    economic performance ratably over the use; §1.263(a)-4(f)(1) and §467 for rent prepaid past 12
+    months). PV at v = 1.12^(-1/12), a72 = sum_{m=1}^{72} v^m = (1 - 1.12^-6) / i:
+
+        U (1 + v^36) + (1 - upfront) R a72 - t R a72,   t = 0.21"""
+    i = 1.12 ** (1 / 12) - 1
+    R = 72 * 4.0 * 730
+    a72 = (1 - 1.12**-6) / i
+    U = upfront * 36 * R
+    return U * (1 + 1.12**-3) + (1 - upfront) * R * a72 - 0.21 * R * a72
+
+
+def test_prepaid_rent_is_deducted_over_the_months_it_pays_for():
+    # Reviewer's figure: 9.142M spread over the term, where deducting the upfront when paid gave
+    # 9.036M. The difference is t x [U (1 + v^36) - 0.25 R a72], the tax deferred, 106,283 USD.
+    _, r = command_terms(load_scenario(SEED), renter_pays=())
+    assert prepaid_seed_lease_pv(0.25) == pytest.approx(9_141_923, abs=1.0)
+    assert r["pv_cost_lease_usd"][0] == pytest.approx(prepaid_seed_lease_pv(0.25), rel=1e-12)
+    i = 1.12 ** (1 / 12) - 1
+    R, U = 72 * 4.0 * 730, 0.25 * 36 * 72 * 4.0 * 730
+    deferred = 0.21 * (U * (1 + 1.12**-3) - 0.25 * R * (1 - 1.12**-6) / i)
+    assert deferred == pytest.approx(106_283, abs=1.0)
+    assert r["pv_cost_lease_usd"][0] - deferred == pytest.approx(9_035_640, abs=1.0)
+
+
+def test_fully_prepaid_rent():
+    # --upfront-share 1: each contract paid in full the month before it starts, no monthly rent;
+    # deducted as above.
+    projection, r = command_terms(load_scenario(SEED), renter_pays=(), upfront_share=1.0)
+    assert r["pv_cost_lease_usd"][0] == pytest.approx(prepaid_seed_lease_pv(1.0), rel=1e-12)
+    assert r["pv_cost_lease_usd"][0] == pytest.approx(10_660_253, abs=1.0)

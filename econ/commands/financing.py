@@ -136,9 +136,10 @@ def register(subparsers) -> None:
     )
     lease.add_argument(
         "--upfront-share",
-        type=Number(what="a share", ge=0, lt=1),
+        type=Number(what="a share", ge=0, le=1),
         default=0.0,
-        help="share of a contract's rent paid upfront",
+        help="share of a contract's rent paid upfront, the month before it starts; 1: fully "
+        "prepaid (default %(default)g)",
     )
     lease.add_argument(
         "--renter-pays",
@@ -283,7 +284,7 @@ def _cmd_lease_vs_own(args) -> int:
     _require(args.price >= 0, "--price", args.price, "a rental price >= 0 [USD/GPU-hour]")
     _require(args.term_months >= 1, "--term-months", args.term_months, "at least 1 month")
     _require(
-        0 <= args.upfront_share < 1, "--upfront-share", args.upfront_share, "a share in [0, 1)"
+        0 <= args.upfront_share <= 1, "--upfront-share", args.upfront_share, "a share in [0, 1]"
     )
     renter = _renter_costs(args.renter_pays)
     scenario = load_scenario(args.file, args.overrides)
