@@ -166,14 +166,16 @@ def lease_vs_own(
     lease_cost_usd,
     discount_rate_monthly,
     lease_cost_per_price_usd=None,
-    lease_price_usd_per_gpu_hour=None,
+    lease_other_cost_usd=None,
 ):
     """Present value and cost per million tokens of owning and of leasing the same capacity.
 
     PV_x = sum_m cost_x,m / (1 + r)^m (month 0 undiscounted); cost per million tokens
     = PV_x / PV(tokens) * 1e6 (levelized, both discounted at r); advantage of leasing
     = PV_own - PV_lease. Rent is linear in its price p: lease cost = a_m * p + b_m, so the
-    break-even price is p* = (PV_own - PV(b)) / PV(a).
+    break-even price is p* = (PV_own - PV(b)) / PV(a), from a and b alone: it does not depend on
+    the price behind lease_cost_usd (subtracting PV(a) * p from PV_lease to find PV(b) would lose
+    PV(b) to rounding at a large p).
 
     Parameters
     ----------
@@ -183,9 +185,11 @@ def lease_vs_own(
     lease_cost_usd : array (n, T)  costs of leasing: rent and the costs the renter still bears,
         after tax [USD]
     discount_rate_monthly : array (n,)  [1/month]
-    lease_cost_per_price_usd : array (n, T), optional  d(lease cost)/d(price): the lease cost per
-        USD/GPU-hour of rental price, for the break-even price [USD per USD/GPU-hour]
-    lease_price_usd_per_gpu_hour : array (n,), optional  the price behind lease_cost_usd
+    lease_cost_per_price_usd : array (n, T), optional  a_m = d(lease cost)/d(price): the lease
+        cost per USD/GPU-hour of rental price, after tax, for the break-even price
+        [USD per USD/GPU-hour]
+    lease_other_cost_usd : array (n, T), optional  b_m: the lease's costs besides the rent (the
+        operating costs the renter bears), after tax, for the break-even price [USD]
 
     Returns
     -------
@@ -213,9 +217,9 @@ def lease_vs_own(
     with np.errstate(invalid="ignore", divide="ignore"):
         per_mtok = np.where(pv_tokens > 0, TOKENS_PER_MTOK / pv_tokens, np.nan)
     breakeven = np.full(n, np.nan)
-    if lease_cost_per_price_usd is not None and lease_price_usd_per_gpu_hour is not None:
+    if lease_cost_per_price_usd is not None and lease_other_cost_usd is not None:
         slope = pv(lease_cost_per_price_usd)
-        fixed = pv_lease - slope * np.asarray(lease_price_usd_per_gpu_hour, dtype=float)
+        fixed = pv(lease_other_cost_usd)
         with np.errstate(invalid="ignore", divide="ignore"):
             breakeven = np.where(slope > 0, (pv_own - fixed) / slope, np.nan)
     return {
@@ -325,7 +329,7 @@ def lease_vs_own_of_projection(
         lease_after_tax,
         monthly_rate(np.asarray(discount_rate_annual, dtype=float)),
         lease_cost_per_price_usd=per_price,
-        lease_price_usd_per_gpu_hour=np.full(len(own), float(price_usd_per_gpu_hour)),
+        lease_other_cost_usd=after_tax_cost_usd(kept, kept, tax_rate),
     )
 
 

@@ -65,7 +65,7 @@ def test_present_values_cost_per_mtok_and_break_even():
     own = np.array([[100.0, 10.0, 10.0]])
     per_price = np.array([[0.0, 50.0, 50.0]])
     lease = 1.0 * per_price
-    r = lease_vs_own(tokens, own, lease, [0.0], per_price, [1.0])
+    r = lease_vs_own(tokens, own, lease, [0.0], per_price, np.zeros((1, 3)))
     assert r["pv_cost_own_usd"][0] == 120.0 and r["pv_cost_lease_usd"][0] == 100.0
     assert r["lease_advantage_usd"][0] == 20.0
     assert r["cost_own_usd_per_mtok"][0] == pytest.approx(120.0 / 2e3)
@@ -82,7 +82,7 @@ def test_at_the_break_even_price_both_cost_the_same(price, rate, upfront):
     own = np.full((1, 37), 5e4)
     own[0, 0] = 3e6
     per_price = lease_payments_usd([72], [1.0], [36], [upfront], months, [36])
-    r = lease_vs_own(tokens, own, price * per_price, [rate], per_price, [price])
+    r = lease_vs_own(tokens, own, price * per_price, [rate], per_price, np.zeros((1, 37)))
     p = r["breakeven_usd_per_gpu_hour"][0]
     at_breakeven = lease_vs_own(tokens, own, p * per_price, [rate])
     assert at_breakeven["lease_advantage_usd"][0] == pytest.approx(0.0, abs=1e-6 * 3e6)
@@ -235,3 +235,32 @@ def test_cli_lease_vs_own_takes_fully_prepaid_rent(capsys):
     args = ["lease-vs-own", scenario_file(), "--price", "4", "--format", "json"]
     assert main([*args, "--upfront-share", "1"]) == 0
     assert json.loads(capsys.readouterr().out)["upfront_share"] == 1.0
+
+
+@SETTINGS
+@given(price=st.floats(0.0, 1e300), upfront=st.floats(0.0, 1.0), other=st.floats(0.0, 1e5))
+def test_the_break_even_does_not_depend_on_the_price(price, upfront, other):
+    # p* = (PV_own - PV(other costs)) / PV(rent per unit price), whatever price the lease cost
+    # was computed at: 3e6 + 36 x 5e4 - 36 x other over 72 GPUs x 730 h x 36 months undiscounted.
+    months = np.arange(37)
+    own = np.full((1, 37), 5e4)
+    own[0, 0] = 3e6
+    kept = np.where(months >= 1, other, 0.0)[None, :]
+    per_price = lease_payments_usd([72], [1.0], [36], [upfront], months, [36])
+    tokens = np.full((1, 37), 1e9)
+    r = lease_vs_own(tokens, own, price * per_price + kept, [0.0], per_price, kept)
+    expected = (3e6 + 36 * 5e4 - 36 * other) / (72 * HOURS_PER_MONTH * 36)
+    assert r["breakeven_usd_per_gpu_hour"][0] == pytest.approx(expected, rel=1e-12)
+
+
+def test_cli_a_huge_rent_gives_the_same_break_even(capsys):
+    # The reviewer's --price 1e300 printed a break-even of -4.3e290 USD/GPU-hour: the fixed costs
+    # were found as PV_lease - PV(rent per unit price) x price, all lost to rounding.
+    args = ["lease-vs-own", scenario_file(), "--format", "json"]
+    assert main([*args, "--price", "4"]) == 0
+    at_4 = json.loads(capsys.readouterr().out)["breakeven_usd_per_gpu_hour"]
+    assert main([*args, "--price", "1e300"]) == 0
+    huge = json.loads(capsys.readouterr().out)
+    assert huge["breakeven_usd_per_gpu_hour"] == at_4
+    assert 0.5 < at_4 < 5.0
+    assert huge["lease_advantage_usd"] < -1e305

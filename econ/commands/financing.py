@@ -318,7 +318,8 @@ def _cmd_lease_vs_own(args) -> int:
             renter_pays=renter,
         )
     _require(
-        bool(np.isfinite(result["pv_cost_lease_usd"][0])),
+        bool(np.isfinite(result["pv_cost_lease_usd"][0]))
+        and not any(np.isinf(value[0]) for value in result.values()),
         "--price",
         args.price,
         "a smaller rent: the lease's present value overflows floating point [USD/GPU-hour]",
