@@ -195,7 +195,9 @@ def lease_vs_own(
     -------
     dict of arrays (n,)
         ``pv_cost_own_usd``, ``pv_cost_lease_usd``, ``lease_advantage_usd`` [USD],
-        ``cost_own_usd_per_mtok``, ``cost_lease_usd_per_mtok`` [USD/Mtok] (NaN without tokens),
+        ``cost_own_usd_per_mtok``, ``cost_lease_usd_per_mtok``: the after-tax cost per million
+        tokens, PV of the cost given (after tax in `lease_vs_own_of_projection`) / PV(tokens),
+        not the before-tax LCOT [USD/Mtok] (NaN without tokens),
         ``breakeven_usd_per_gpu_hour`` (NaN unless the last two arguments are given).
 
     References

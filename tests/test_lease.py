@@ -264,3 +264,17 @@ def test_cli_a_huge_rent_gives_the_same_break_even(capsys):
     assert huge["breakeven_usd_per_gpu_hour"] == at_4
     assert 0.5 < at_4 < 5.0
     assert huge["lease_advantage_usd"] < -1e305
+
+
+def test_cli_lease_vs_own_table_says_its_cost_per_token_is_after_tax(capsys):
+    # The seed's after-tax own cost per million tokens (0.1180) is not its LCOT (0.1459, before
+    # tax): the row says after-tax, and the JSON keys stay cost_own_usd_per_mtok and
+    # cost_lease_usd_per_mtok.
+    seed = next(p for p in SCENARIOS if p.stem == "deepseek-r1-gb200-nvl72")
+    args = ["lease-vs-own", str(seed), "--price", "4", "--term-months", "36"]
+    assert main([*args, "--upfront-share", "0.25"]) == 0
+    out = capsys.readouterr().out
+    row = next(line for line in out.splitlines() if "per million tokens [USD/Mtok]" in line)
+    assert row.startswith("after-tax cost per million tokens [USD/Mtok]")
+    assert row.split()[-2:] == ["0.1180", "0.2391"]
+    assert "the LCOT of econ project is before tax" in out

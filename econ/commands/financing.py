@@ -373,7 +373,7 @@ def _lease_table(r: dict) -> str:
         ("", "own", "lease"),
         ("PV of after-tax cost [USD]", money(r["pv_cost_own_usd"]), money(r["pv_cost_lease_usd"])),
         (
-            "cost per million tokens [USD/Mtok]",
+            "after-tax cost per million tokens [USD/Mtok]",
             per_mtok(r["cost_own_usd_per_mtok"]),
             per_mtok(r["cost_lease_usd_per_mtok"]),
         ),
@@ -395,6 +395,7 @@ def _lease_table(r: dict) -> str:
     ]
     advantage = r["lease_advantage_usd"]
     better = "leasing" if advantage > 0 else "owning"
+    out.append("(PV of after-tax cost / PV of tokens; the LCOT of econ project is before tax)")
     out.append("")
     out.append(f"{better} is cheaper by {abs(advantage):,.0f} USD in present value")
     breakeven = r["breakeven_usd_per_gpu_hour"]
