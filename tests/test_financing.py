@@ -423,12 +423,51 @@ def test_cli_floating_loan_with_fee(capsys):
         (["--amount", "-5", "--rate", "0.1", "--term-months", "12"], "--amount = -5.0"),
         (["--amount", "5", "--rate", "-0.1", "--term-months", "12"], "--rate = -0.1: expected"),
         (["--amount", "5", "--rate", "0.1", "--term-months", "0"], "--term-months = 0"),
+        # options the repayment type does not use were silently ignored
+        (
+            ["--amount", "5", "--rate", "0.1", "--term-months", "12", "--balloon-share", "0.3"],
+            "--balloon-share = 0.3: expected --type balloon with it, the repayment that leaves a "
+            "balloon (--type is level_payment)",
+        ),
+        (
+            [*"--amount 5 --rate 0.1 --term-months 12 --type bullet".split()]
+            + ["--interest-only-months", "3"],
+            "--interest-only-months = 3: expected --type interest_only_then_amortizing with it "
+            "(--type is bullet)",
+        ),
+        # interest only to (or past) maturity silently became a bullet
+        *(
+            (
+                [*"--amount 5 --rate 0.1 --term-months 12".split()]
+                + ["--type", "interest_only_then_amortizing", "--interest-only-months", months],
+                f"--interest-only-months = {months}: expected fewer months than --term-months "
+                "(12), to leave months to amortize; for interest only to maturity, use --type "
+                "bullet",
+            )
+            for months in ("12", "13")
+        ),
+        (
+            [*"--amount 5 --rate 0.1 --term-months 12 --amortization-months 6".split()]
+            + ["--type", "interest_only_then_amortizing", "--interest-only-months", "6"],
+            "--interest-only-months = 6: expected fewer months than --amortization-months (6)",
+        ),
     ],
 )
 def test_cli_loan_bad_input_exits_3(extra, message, capsys):
     assert main(["loan", *extra]) == 3
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err
+
+
+def test_cli_loan_interest_only_to_the_month_before_maturity(capsys):
+    # 11 interest-only months of a 12-month loan: interest 1,000 x 0.10 / 12 = 8.3333 each month,
+    # all principal in month 12 (the longest interest-only period --type takes with this term).
+    args = ["loan", "--amount", "1000", "--rate", "0.1", "--term-months", "12", "--format", "json"]
+    args += ["--type", "interest_only_then_amortizing", "--interest-only-months", "11"]
+    assert main(args) == 0
+    schedule = json.loads(capsys.readouterr().out)["schedule"]
+    assert [row["interest_usd"] for row in schedule[1:]] == pytest.approx([1000 * 0.1 / 12] * 12)
+    assert [row["principal_usd"] for row in schedule[1:]] == pytest.approx([0.0] * 11 + [1000])
 
 
 def test_draws_follow_the_financing_identity():

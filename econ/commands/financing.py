@@ -81,13 +81,14 @@ def register(subparsers) -> None:
         "--interest-only-months",
         type=_INTEREST_ONLY,
         default=0,
-        help="interest-only months before amortizing (default %(default)s)",
+        help="interest-only months before amortizing, for --type interest_only_then_amortizing; "
+        "fewer than the term (default %(default)s)",
     )
     loan.add_argument(
         "--balloon-share",
         type=_BALLOON,
         default=0.0,
-        help="share left for the balloon, for --type balloon (default %(default)g)",
+        help="share left for the balloon, only with --type balloon (default %(default)g)",
     )
     loan.add_argument(
         "--upfront-fee-share",
@@ -165,6 +166,7 @@ def _cmd_loan(args) -> int:
     _require(args.amount > 0, "--amount", args.amount, "a principal above 0 [USD]")
     _require(args.term_months >= 1, "--term-months", args.term_months, "at least 1 month")
     _require(args.term_months <= 600, "--term-months", args.term_months, "at most 600 months")
+    _check_loan_terms(args)
     spec = {
         "type": "term_loan",
         "name": "loan",
@@ -225,6 +227,40 @@ def _cmd_loan(args) -> int:
     else:
         print(_loan_table(rows, summary))
     return EXIT_OK
+
+
+def _check_loan_terms(args) -> None:
+    """The repayment options a scenario file's loan refuses, refused here too: one that the
+    repayment type does not use, and an interest-only period that leaves nothing to amortize."""
+    _require(
+        args.balloon_share == 0 or args.type == "balloon",
+        "--balloon-share",
+        args.balloon_share,
+        f"--type balloon with it, the repayment that leaves a balloon (--type is {args.type})",
+    )
+    if args.interest_only_months == 0:
+        return
+    _require(
+        args.type == "interest_only_then_amortizing",
+        "--interest-only-months",
+        args.interest_only_months,
+        f"--type interest_only_then_amortizing with it (--type is {args.type})",
+    )
+    # Interest only for the whole term is a bullet loan; a lender writes it as one.
+    _require(
+        args.interest_only_months < args.term_months,
+        "--interest-only-months",
+        args.interest_only_months,
+        f"fewer months than --term-months ({args.term_months}), to leave months to amortize; for "
+        "interest only to maturity, use --type bullet",
+    )
+    amortization = args.amortization_months
+    _require(
+        amortization is None or args.interest_only_months < amortization,
+        "--interest-only-months",
+        args.interest_only_months,
+        f"fewer months than --amortization-months ({amortization}), to leave months to amortize",
+    )
 
 
 def _loan_rows(lines) -> list[dict]:
