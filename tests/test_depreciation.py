@@ -845,6 +845,28 @@ def test_cli_retirement_and_change_of_estimate(capsys):
     assert years[3]["book_gain_usd"] == pytest.approx(2000 - (4800 - 16 * 200))
 
 
+def test_cli_retirement_in_month_0_is_refused_naming_the_first_month_allowed(capsys):
+    # Month 0 is the purchase month, before the in-service month (default 1), and a retirement
+    # before service is refused (as month 3 is for an asset in service from month 5). It used to
+    # print proceeds 0, book value 1,000,000 and gain 0: no sale at all.
+    assert cli_main(["depreciation", "--cost", "1e6", "--retirement-month", "0"]) == 3
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.strip() == (
+        "error: --retirement-month = 0: expected a month at or after the in-service month "
+        "(1; month 0 is the purchase month, before service)"
+    )
+    # The first month allowed: 6-year straight line takes 1e6 / 72 = 13,888.89 in month 1, so
+    # the sale at book value brings 1e6 - 13,888.89 = 986,111.11, no gain, book value 0 after.
+    code = cli_main(
+        ["depreciation", "--cost", "1e6", "--retirement-month", "1", "--format", "json"]
+    )
+    assert code == 0
+    month_1 = json.loads(capsys.readouterr().out)["monthly"][1]
+    assert month_1["proceeds_usd"] == pytest.approx(1e6 - 1e6 / 72, abs=1e-6)
+    assert month_1["book_gain_usd"] == 0.0 and month_1["book_value_usd"] == 0.0
+
+
 @pytest.mark.parametrize(
     "argv, message",
     [
@@ -870,7 +892,7 @@ def test_cli_retirement_and_change_of_estimate(capsys):
         ),
         (
             ["--cost", "100", "--in-service-month", "5", "--retirement-month", "3"],
-            r"retirement_month = 3: expected a month at or after the in-service month",
+            r"--retirement-month = 3: expected a month at or after the in-service month \(5;",
         ),
         (
             ["--cost", "100", "--tax-method", "macrs", "--recovery-years", "5"],

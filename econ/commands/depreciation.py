@@ -343,9 +343,21 @@ def _usage(args, months: np.ndarray, needed: bool) -> np.ndarray | None:
     return usage[None, :]
 
 
+def _check_retirement(args, in_service_month: int) -> None:
+    # The asset is sold at the end of a month it was in service, as econ.depreciation.dispose
+    # requires (there, 0 means "not retired"): month 0, the purchase month, never qualifies.
+    r = args.retirement_month
+    if r is not None and r < in_service_month:
+        raise dep.DepreciationError(
+            f"--retirement-month = {r}: expected a month at or after the in-service month "
+            f"({in_service_month}; month 0 is the purchase month, before service)"
+        )
+
+
 def schedules(args) -> dict[str, np.ndarray]:
     """All monthly lines of the command, arrays (T,) [USD]."""
     policy = _policy(args)
+    _check_retirement(args, policy.in_service_month)
     months = np.arange(_horizon(policy, args) + 1)
     cost = np.array([args.cost])
     s = policy.in_service_month
