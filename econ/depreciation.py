@@ -881,6 +881,11 @@ def schedule(settings: MethodSettings, cost_usd, months, usage=None, value_curve
     service then. This is the prospective treatment of ASC 250-10-45-17 (and IAS 8.36): past
     periods are not restated, and the schedule still sums to ``cost - salvage``.
 
+    Where the months given reach the end of a row's schedule, its last month of depreciation takes
+    what is left of the base (:func:`_end_at_base`), so the running total, and with it the book
+    value ``cost - running total``, ends at salvage without floating-point residue (a cost of
+    1e300 ended 1.8e284 below a salvage of 0).
+
     Parameters
     ----------
     settings : MethodSettings
@@ -909,6 +914,39 @@ def schedule(settings: MethodSettings, cost_usd, months, usage=None, value_curve
         share,
         "a share of cost from 0 to 1 (a salvage value above cost is not depreciation)",
     )
+    depreciation = _schedule(settings, cost, share, m, usage, value_curve, tables)
+    return _end_at_base(depreciation, cost - np.minimum(share * cost, cost))
+
+
+def _end_at_base(depreciation: np.ndarray, base: np.ndarray) -> np.ndarray:
+    """The last month of depreciation takes the base less the running total before it, in place.
+
+    Only rows whose months reach the end of their schedule change: those whose total is the base
+    within _REL_TOL (a schedule cut short by the months given is left as it is). Monthly amounts
+    of a huge cost carry rounding errors of ~1e-16 of it each, and 72 of them summed left a book
+    value of -1.8e284 USD for a cost of 1e300. With the remainder the running total ends exactly
+    at the base: where the last month is at most half the base (all but a units-of-production
+    month holding most of the usage), ``base - before`` is exact (Sterbenz's lemma), and so is
+    its sum with ``before``. DB's and SYD's final periods take their rounding the same way.
+    """
+    n, t = depreciation.shape
+    if n == 0 or t == 0:
+        return depreciation
+    running = cumsum_months(depreciation)
+    total = running[:, -1]
+    paid = depreciation != 0
+    last = t - 1 - np.argmax(paid[:, ::-1], axis=1)
+    with np.errstate(invalid="ignore"):  # inf - inf of an overflowing row: left as it is
+        ended = paid.any(axis=1) & (np.abs(total - base) <= _REL_TOL * base)
+    rows = np.flatnonzero(ended)
+    if rows.size:
+        before = np.where(last[rows] > 0, running[rows, np.maximum(last[rows] - 1, 0)], 0.0)
+        depreciation[rows, last[rows]] = base[rows] - before
+    return depreciation
+
+
+def _schedule(settings, cost, share, m, usage, value_curve, tables):
+    n = cost.shape[0]
     method = settings.method
     if method == "macrs_gds":
         _refuse_change(settings, n, method)

@@ -624,6 +624,52 @@ def test_all_registered_methods_dispatch():
         np.testing.assert_allclose(x.sum(axis=1), [1000.0, 2000.0], err_msg=method)
 
 
+@pytest.mark.parametrize(
+    "settings_",
+    [
+        MethodSettings(),
+        MethodSettings(salvage_share=0.1),
+        MethodSettings(method="declining_balance"),
+        MethodSettings(method="sum_of_years_digits", life_years=5.5),
+        MethodSettings(method="fixed_declining_balance", salvage_share=0.1, first_year_months=7),
+        MethodSettings(method="macrs_gds", bonus_share=0.4),
+        MethodSettings(method="custom", custom_percent=(50, 30, 20, 0)),
+        MethodSettings(method="economic", salvage_share=0.1),
+        MethodSettings(change_month=25, change_life_years=4.0),
+    ],
+    ids=lambda s: s.method,
+)
+def test_schedules_of_huge_costs_end_exactly_at_salvage(settings_):
+    # 6-year straight line on 1e300 USD takes 1e300 / 72 a month, each rounded by ~1e284; the
+    # 72 rounded months summed to more than the cost and left a book value of -1.8e284. The
+    # last month of depreciation takes the remainder, so the running total is cost - salvage
+    # to the last bit: the book value ends at 0 exactly, or at cost - (cost - salvage) with a
+    # salvage (1e299 here: cost - 0.9 cost is exact). (1e308 overflows some methods' products:
+    # the command refuses it, test_cli_costs_whose_figures_overflow_are_refused.)
+    cost = np.array([1e300, 3_535_600.0])
+    m = np.arange(80)
+    value = np.linspace(1.0, 0.0, 80)[None, :].repeat(2, 0)
+    x = dep.schedule(settings_, cost, m, value_curve=value, tables=TABLES)
+    salvage = settings_.salvage_share * cost
+    book = dep.book_value(cost, x)
+    np.testing.assert_array_equal(book[:, -1], cost - (cost - salvage))
+    assert np.all(x >= 0) and np.all(book >= salvage[:, None] * (1 - 1e-12))
+    if settings_.salvage_share == 0.1:
+        assert book[0, -1] == 1e299
+    # At ordinary costs the remainder is the month it replaces, to rounding: 3,535,600 / 72 =
+    # 49,105.555... in the last month of straight line.
+    if settings_ == MethodSettings():
+        assert x[1, 72] == pytest.approx(3_535_600 / 72, rel=1e-12)
+
+
+def test_a_schedule_cut_short_by_the_months_keeps_its_last_month():
+    # 72 months of 6-year straight line shown through month 40 only: 40 x 1000 / 72, no
+    # remainder put into month 40 (the schedule has not ended).
+    x = dep.schedule(MethodSettings(), [1000.0], np.arange(41))
+    assert x[0, 40] == pytest.approx(1000 / 72, rel=1e-15)
+    assert x[0].sum() == pytest.approx(40 * 1000 / 72, rel=1e-12)
+
+
 # ---------------------------------------------------------------------------------------------
 # bad input
 # ---------------------------------------------------------------------------------------------
@@ -865,6 +911,19 @@ def test_cli_retirement_in_month_0_is_refused_naming_the_first_month_allowed(cap
     month_1 = json.loads(capsys.readouterr().out)["monthly"][1]
     assert month_1["proceeds_usd"] == pytest.approx(1e6 - 1e6 / 72, abs=1e-6)
     assert month_1["book_gain_usd"] == 0.0 and month_1["book_value_usd"] == 0.0
+
+
+@pytest.mark.parametrize("cost", [1e300, 1e308])
+def test_cli_huge_cost_ends_its_schedule_at_0(capsys, cost):
+    # 6-year straight line: year k ends at cost (6 - k) / 6, and year 6 at 0 exactly (it printed
+    # -1.78e284 for 1e300 and 1.6e293 for 1e308, the rounding of 72 monthly amounts).
+    code = cli_main(["depreciation", "--cost", repr(cost), "--by", "year", "--format", "json"])
+    assert code == 0
+    years = json.loads(capsys.readouterr().out)["yearly"]
+    assert [y["book_value_usd"] for y in years[:-1]] == pytest.approx(
+        [cost / 6 * (6 - k) for k in range(1, 6)], rel=1e-12
+    )
+    assert years[-1]["book_value_usd"] == 0.0 and years[-1]["tax_basis_usd"] == 0.0
 
 
 @pytest.mark.parametrize(
