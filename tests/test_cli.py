@@ -421,6 +421,7 @@ NON_FINITE_OR_HUGE = [
         "nan",
     ),
     (("depreciation", "--cost", "1000", "--months"), "--months", "10000000"),
+    (("depreciation", "--method", "sum_of_years_digits", "--cost"), "--cost", "1.7e308"),
 ]
 
 

@@ -927,6 +927,41 @@ def test_cli_huge_cost_ends_its_schedule_at_0(capsys, cost):
 
 
 @pytest.mark.parametrize(
+    "argv",
+    [
+        ["--method", "sum_of_years_digits"],  # base x 2 (life - k + 1) = 12 x 1.7e308
+        ["--method", "fixed_declining_balance", "--salvage-share", "0.1"],
+        ["--tax-method", "macrs_gds"],  # cost x 32 (percent of year 2)
+        ["--method", "custom", "--custom-percent", "50,50"],  # base x 50
+    ],
+)
+def test_cli_costs_whose_figures_overflow_are_refused(capsys, argv):
+    # The command refuses a cost whose figures overflow, as econ loan refuses such a principal;
+    # it printed numpy's RuntimeWarnings and "book_depreciation_usd must hold finite amounts".
+    assert cli_main(["depreciation", "--cost", "1.7e308", *argv]) == 3
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.strip() == (
+        "error: --cost = 1.7e+308: expected a smaller cost: the schedules' figures overflow "
+        "floating point [USD]"
+    )
+    # Straight line at the same cost stays finite (1.7e308 / 72 a month) and is shown.
+    assert cli_main(["depreciation", "--cost", "1.7e308", "--by", "year"]) == 0
+    assert "Warning" not in capsys.readouterr().err
+
+
+def test_cli_usage_whose_total_overflows_is_refused_naming_usage(capsys):
+    # 1e308 in each of 72 months sums to infinity, and units of production's shares of it to
+    # NaN: the usage is at fault, not the cost.
+    argv = ["--cost", "1e6", "--method", "units_of_production", "--usage", "1e308"]
+    assert cli_main(["depreciation", *argv]) == 3
+    assert capsys.readouterr().err.strip() == (
+        "error: --usage = '1e308': expected smaller usage figures: their total over the months "
+        "overflows floating point"
+    )
+
+
+@pytest.mark.parametrize(
     "argv, message",
     [
         (["--cost", "-5"], r"--cost = -5"),

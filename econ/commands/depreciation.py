@@ -340,6 +340,11 @@ def _usage(args, months: np.ndarray, needed: bool) -> np.ndarray | None:
     else:
         k = min(len(values), months.size - 1)
         usage[1 : k + 1] = values[:k]
+    if not np.isfinite(usage.sum()):  # the shares of the total would be NaN
+        raise dep.DepreciationError(
+            f"--usage = {args.usage!r}: expected smaller usage figures: their total over the "
+            "months overflows floating point"
+        )
     return usage[None, :]
 
 
@@ -354,8 +359,24 @@ def _check_retirement(args, in_service_month: int) -> None:
         )
 
 
+def _refuse_overflow(args, *figures: np.ndarray) -> None:
+    # --months and the other options are bounded; a cost near the float limit still overflows
+    # some methods' products (SYD's base x 2 (life - k + 1), MACRS's cost x percent), as a
+    # principal does in econ loan.
+    if not all(np.all(np.isfinite(f)) for f in figures):
+        raise dep.DepreciationError(
+            f"--cost = {args.cost!r}: expected a smaller cost: the schedules' figures overflow "
+            "floating point [USD]"
+        )
+
+
 def schedules(args) -> dict[str, np.ndarray]:
     """All monthly lines of the command, arrays (T,) [USD]."""
+    with np.errstate(over="ignore", invalid="ignore"):  # an overflow is refused by name
+        return _schedules(args)
+
+
+def _schedules(args) -> dict[str, np.ndarray]:
     policy = _policy(args)
     _check_retirement(args, policy.in_service_month)
     months = np.arange(_horizon(policy, args) + 1)
@@ -395,6 +416,7 @@ def schedules(args) -> dict[str, np.ndarray]:
         book_value = dep.book_value(cost, lines["book"])
         tax_basis = dep.book_value(cost, lines["tax"])
         gains = {}
+    _refuse_overflow(args, *lines.values(), book_value, tax_basis, *gains.values())
     deferred = deferred_mod.deferred_tax(lines["book"], lines["tax"], args.tax_rate, **gains)
     out.update(
         {
@@ -407,6 +429,7 @@ def schedules(args) -> dict[str, np.ndarray]:
             "deferred_tax_liability_usd": deferred.liability_usd[0],
         }
     )
+    _refuse_overflow(args, *out.values())
     return out
 
 
