@@ -913,6 +913,24 @@ def test_cli_retirement_in_month_0_is_refused_naming_the_first_month_allowed(cap
     assert month_1["book_gain_usd"] == 0.0 and month_1["book_value_usd"] == 0.0
 
 
+def test_cli_sale_value_without_retirement_month_is_refused(capsys):
+    # Without a retirement month there is no sale, and --sale-value was silently ignored.
+    assert cli_main(["depreciation", "--cost", "1e6", "--sale-value", "5"]) == 3
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.strip() == (
+        "error: --sale-value = 5.0: expected it with --retirement-month, the month of the sale "
+        "(without one the asset is not sold)"
+    )
+    # With one it is the proceeds: 12 months of 6-year straight line leave 1e6 - 12 x 1e6 / 72
+    # = 833,333.33 of book value, so selling for 5 is a loss of 833,328.33.
+    argv = ["--cost", "1e6", "--sale-value", "5", "--retirement-month", "12", "--format", "json"]
+    assert cli_main(["depreciation", *argv]) == 0
+    month_12 = json.loads(capsys.readouterr().out)["monthly"][12]
+    assert month_12["proceeds_usd"] == 5.0
+    assert month_12["book_gain_usd"] == pytest.approx(5 - (1e6 - 12 * 1e6 / 72), abs=1e-6)
+
+
 @pytest.mark.parametrize("cost", [1e300, 1e308])
 def test_cli_huge_cost_ends_its_schedule_at_0(capsys, cost):
     # 6-year straight line: year k ends at cost (6 - k) / 6, and year 6 at 0 exactly (it printed

@@ -348,10 +348,15 @@ def _usage(args, months: np.ndarray, needed: bool) -> np.ndarray | None:
     return usage[None, :]
 
 
-def _check_retirement(args, in_service_month: int) -> None:
+def _check_sale(args, in_service_month: int) -> None:
     # The asset is sold at the end of a month it was in service, as econ.depreciation.dispose
     # requires (there, 0 means "not retired"): month 0, the purchase month, never qualifies.
     r = args.retirement_month
+    if r is None and args.sale_value is not None:  # no month to sell in: it was ignored
+        raise dep.DepreciationError(
+            f"--sale-value = {args.sale_value!r}: expected it with --retirement-month, the month "
+            "of the sale (without one the asset is not sold)"
+        )
     if r is not None and r < in_service_month:
         raise dep.DepreciationError(
             f"--retirement-month = {r}: expected a month at or after the in-service month "
@@ -378,7 +383,7 @@ def schedules(args) -> dict[str, np.ndarray]:
 
 def _schedules(args) -> dict[str, np.ndarray]:
     policy = _policy(args)
-    _check_retirement(args, policy.in_service_month)
+    _check_sale(args, policy.in_service_month)
     months = np.arange(_horizon(policy, args) + 1)
     cost = np.array([args.cost])
     s = policy.in_service_month
