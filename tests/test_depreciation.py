@@ -984,7 +984,10 @@ def test_cli_usage_whose_total_overflows_is_refused_naming_usage(capsys):
     [
         (["--cost", "-5"], r"--cost = -5"),
         (["--cost", "100", "--salvage", "200"], r"--salvage = 200"),
-        (["--cost", "100", "--life-years", "0"], r"--life-years = 0.0: expected a useful life of at least one month"),
+        (
+            ["--cost", "100", "--life-years", "0"],
+            r"--life-years = 0.0: expected a useful life of at least one month",
+        ),
         (
             ["--cost", "100", "--method", "straigth"],
             r"unknown depreciation method 'straigth'; "
