@@ -931,6 +931,21 @@ def test_cli_sale_value_without_retirement_month_is_refused(capsys):
     assert month_12["book_gain_usd"] == pytest.approx(5 - (1e6 - 12 * 1e6 / 72), abs=1e-6)
 
 
+def test_cli_months_before_the_retirement_month_are_refused(capsys):
+    # The sale in month 40 lies beyond 10 months shown: it raised an IndexError (exit 1).
+    argv = ["--cost", "1e6", "--retirement-month", "40", "--months", "10"]
+    assert cli_main(["depreciation", *argv]) == 3
+    assert capsys.readouterr().err.strip() == (
+        "error: --months = 10: expected at least --retirement-month (40), so the months shown "
+        "include the sale"
+    )
+    # Month 10 itself is shown: 1e6 - 10 x 1e6 / 72 = 861,111.11 of proceeds at book value.
+    argv = ["--cost", "1e6", "--retirement-month", "10", "--months", "10", "--format", "json"]
+    assert cli_main(["depreciation", *argv]) == 0
+    month_10 = json.loads(capsys.readouterr().out)["monthly"][10]
+    assert month_10["proceeds_usd"] == pytest.approx(1e6 - 10 * 1e6 / 72, abs=1e-6)
+
+
 @pytest.mark.parametrize("cost", [1e300, 1e308])
 def test_cli_huge_cost_ends_its_schedule_at_0(capsys, cost):
     # 6-year straight line: year k ends at cost (6 - k) / 6, and year 6 at 0 exactly (it printed

@@ -362,6 +362,11 @@ def _check_sale(args, in_service_month: int) -> None:
             f"--retirement-month = {r}: expected a month at or after the in-service month "
             f"({in_service_month}; month 0 is the purchase month, before service)"
         )
+    if r is not None and args.months is not None and args.months < r:
+        raise dep.DepreciationError(  # the sale would fall after the last month shown
+            f"--months = {args.months}: expected at least --retirement-month ({r}), so the "
+            "months shown include the sale"
+        )
 
 
 def _refuse_overflow(args, *figures: np.ndarray) -> None:
