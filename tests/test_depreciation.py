@@ -1029,6 +1029,10 @@ def test_cli_usage_whose_total_overflows_is_refused_naming_usage(capsys):
             r"unknown tax depreciation method 'macrs'",
         ),
         (["--cost", "100", "--method", "units_of_production"], r"needs --usage"),
+        (  # it was accepted and sold for 0: a loss of the whole book value, with exit 0
+            ["--cost", "100", "--retirement-month", "4", "--sale-value", "-5"],
+            r"--sale-value = -5.0: expected proceeds of at least 0 \[USD\]",
+        ),
     ],
 )
 def test_cli_bad_input_exits_3_with_the_message(capsys, argv, message):

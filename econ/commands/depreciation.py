@@ -144,7 +144,7 @@ def register(subparsers) -> None:
     )
     p.add_argument(
         "--sale-value",
-        type=Number(),
+        type=Number(expected="proceeds of at least 0 [USD]", ge=0),
         metavar="USD",
         help="proceeds of the sale (default: the book value then, no book gain or loss)",
     )
