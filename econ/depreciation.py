@@ -871,7 +871,15 @@ class MethodSettings:
             )
 
 
-def schedule(settings: MethodSettings, cost_usd, months, usage=None, value_curve=None, tables=None):
+def schedule(
+    settings: MethodSettings,
+    cost_usd,
+    months,
+    usage=None,
+    value_curve=None,
+    tables=None,
+    exact_end: bool = False,
+):
     """Monthly depreciation of one method for many scenarios [USD, array (n, T)].
 
     Dispatches on ``settings.method`` and applies a change of estimate where ``change_month > 0``:
@@ -881,10 +889,12 @@ def schedule(settings: MethodSettings, cost_usd, months, usage=None, value_curve
     service then. This is the prospective treatment of ASC 250-10-45-17 (and IAS 8.36): past
     periods are not restated, and the schedule still sums to ``cost - salvage``.
 
-    Where the months given reach the end of a row's schedule, its last month of depreciation takes
-    what is left of the base (:func:`_end_at_base`), so the running total, and with it the book
-    value ``cost - running total``, ends at salvage without floating-point residue (a cost of
-    1e300 ended 1.8e284 below a salvage of 0).
+    With ``exact_end``, where the months given reach the end of a row's schedule, its last month
+    of depreciation takes what is left of the base (:func:`_end_at_base`), so the running total,
+    and with it the book value ``cost - running total``, ends at salvage without floating-point
+    residue (a cost of 1e300 ended 1.8e284 below a salvage of 0). `econ depreciation` shows a
+    schedule so; the engine does not (two more passes over its arrays, for a residue of about
+    1e-15 of the cost).
 
     Parameters
     ----------
@@ -894,6 +904,7 @@ def schedule(settings: MethodSettings, cost_usd, months, usage=None, value_curve
     usage : array (n, T) or None  usage per month, for units_of_production [tokens or GPU-hours]
     value_curve : array (n, T) or None  market value share or price path, for economic [fraction]
     tables : MACRS tables as from econ.catalog.macrs_gds_tables(); needed by macrs_gds only
+    exact_end : bool  end each finished schedule exactly at salvage (above)
 
     Returns
     -------
@@ -915,6 +926,8 @@ def schedule(settings: MethodSettings, cost_usd, months, usage=None, value_curve
         "a share of cost from 0 to 1 (a salvage value above cost is not depreciation)",
     )
     depreciation = _schedule(settings, cost, share, m, usage, value_curve, tables)
+    if not exact_end:
+        return depreciation
     return _end_at_base(depreciation, cost - np.minimum(share * cost, cost))
 
 

@@ -649,7 +649,7 @@ def test_schedules_of_huge_costs_end_exactly_at_salvage(settings_):
     cost = np.array([1e300, 3_535_600.0])
     m = np.arange(80)
     value = np.linspace(1.0, 0.0, 80)[None, :].repeat(2, 0)
-    x = dep.schedule(settings_, cost, m, value_curve=value, tables=TABLES)
+    x = dep.schedule(settings_, cost, m, value_curve=value, tables=TABLES, exact_end=True)
     salvage = settings_.salvage_share * cost
     book = dep.book_value(cost, x)
     np.testing.assert_array_equal(book[:, -1], cost - (cost - salvage))
@@ -665,7 +665,7 @@ def test_schedules_of_huge_costs_end_exactly_at_salvage(settings_):
 def test_a_schedule_cut_short_by_the_months_keeps_its_last_month():
     # 72 months of 6-year straight line shown through month 40 only: 40 x 1000 / 72, no
     # remainder put into month 40 (the schedule has not ended).
-    x = dep.schedule(MethodSettings(), [1000.0], np.arange(41))
+    x = dep.schedule(MethodSettings(), [1000.0], np.arange(41), exact_end=True)
     assert x[0, 40] == pytest.approx(1000 / 72, rel=1e-15)
     assert x[0].sum() == pytest.approx(40 * 1000 / 72, rel=1e-12)
 

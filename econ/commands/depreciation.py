@@ -404,7 +404,7 @@ def _schedules(args) -> dict[str, np.ndarray]:
         usage = _usage(args, months, method.method == "units_of_production")
         tables = catalog.macrs_gds_tables() if method.method == "macrs_gds" else None
         lines[side] = dep.schedule(
-            settings, cost, months, usage=usage, value_curve=value, tables=tables
+            settings, cost, months, usage=usage, value_curve=value, tables=tables, exact_end=True
         )
     out = {"month": months}
     if args.retirement_month is not None:
