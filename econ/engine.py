@@ -42,7 +42,7 @@ from econ.labels import counted
 from econ.memory import keep_freed_memory
 from econ.scenario.depreciation_models import METHOD_ARRAY_FIELDS
 from econ.scenario.financing_models import MAX_MONTHS
-from econ.scenario.gain_models import GAIN_RATE_WARN_ANNUAL, TRAJECTORIES
+from econ.scenario.gain_models import GAIN_RATE_WARN_ANNUAL, STEPS_WARN_FACTOR, TRAJECTORIES
 from econ.scenario.models import CONSTRUCTION_SIZING, Scenario
 from econ.throughput.trajectory import throughput_multiplier
 from econ.undefined import explain, mask_infinite
@@ -1855,6 +1855,7 @@ def _warning_source(
         # (a table trajectory takes no rate)
         "fast_gains": (b["throughput.gain_rate_annual"] > GAIN_RATE_WARN_ANNUAL)
         & (b["throughput.trajectory"] != TRAJECTORIES.index("table")),
+        "large_steps": context["steps_factor"] > STEPS_WARN_FACTOR,
     }
     sc = fleet.scenario
     # The flows of the scenarios whose IRR warnings list roots, cut now: the closure below must
@@ -1986,6 +1987,7 @@ def _warning_context(b, ledger: _Ledger, facts, fleet: _Fleet, costs: _Costs, ca
         "nameplate_kw": costs.nameplate_kw,
         "joules_per_token": b["power.measured_joules_per_token"],
         "gain_rate": b["throughput.gain_rate_annual"],
+        "steps_factor": np.prod(1.0 + b.step_gains, axis=1),
         "settled_at_end": stack.lines["settlement_usd"].sum(axis=1),
         "irr_falling": {side: irr[side]["falling"] for side in irr},
         "irr_several": {side: irr[side]["several_sign_changes"] for side in irr},
@@ -2710,6 +2712,13 @@ def _advance(values, start_month):
     return np.take_along_axis(values, source, axis=1)
 
 
+def _factor_text(factor: float) -> str:
+    """A multiplying factor in words: 3.5x, 1,000,001.0x, 1e+308x, or beyond floating point."""
+    if not np.isfinite(factor):
+        return "more than 1.8e308x"
+    return f"{factor:,.1f}x" if factor < 1e7 else f"{factor:.3g}x"
+
+
 ROW_MESSAGES = {
     "measured_energy": lambda c, r: (
         f"power from measured energy, "
@@ -2729,6 +2738,13 @@ ROW_MESSAGES = {
         "a ceiling caps it), sustained over the whole horizon; the largest same-hardware gain a "
         "year apart in the MLPerf history is 3.0x, in DeepSeek-R1's first year on Blackwell: a "
         "one-off jump is a step (throughput.steps), and a rate is a fraction (0.15 for 15%)"
+    ),
+    "large_steps": lambda c, r: (
+        "throughput.steps multiply tokens/s per GPU by "
+        + _factor_text(c["steps_factor"][r])
+        + " in all; the "
+        "largest same-hardware gain in the MLPerf history is 3.02x a year apart, and its largest "
+        "one-off jump 2.78x (v5.1 to v6.0 on B200): a step's gain is a fraction (0.2 for +20%)"
     ),
     "impaired": lambda c, r: (
         f"impaired in month {c['impairment_month'][r]}: a loss of "

@@ -465,3 +465,16 @@ def test_a_grid_over_gpus_per_rack_values_each_row_with_its_own_racks():
     assert grid["npv_usd_per_rack"].to_numpy() == pytest.approx(
         grid["npv_usd_fleet"].to_numpy() / racks, rel=1e-12
     )
+
+
+@pytest.mark.parametrize(("gain", "warned"), [(0.198, False), (2.0, False), (2.5, True), (1e6, True)])
+def test_steps_beyond_any_measured_gain_are_warned_of(gain, warned):
+    """`econ gains --step 5:1e6` valued a millionfold throughput (3.4 trillion USD) in silence."""
+    result = project(with_steps(load_scenario(SEED), [{"month": 5, "gain": gain}]))
+    said = [w for w in result.warnings[0] if w.startswith("throughput.steps multiply")]
+    assert bool(said) == warned
+    if warned:
+        assert said[0].startswith(
+            f"throughput.steps multiply tokens/s per GPU by {1 + gain:,.1f}x in all; the largest "
+            "same-hardware gain in the MLPerf history is 3.02x a year apart"
+        )

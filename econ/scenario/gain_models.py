@@ -46,6 +46,12 @@ GAIN_RATE_WARN_ANNUAL = 1.0
 """A compound annual gain above which a projection warns (more than doubling every year):
 only DeepSeek-R1 Server on Blackwell in its first year reached it in the MLPerf history."""
 
+STEPS_WARN_FACTOR = 3.0
+"""A compound factor of a scenario's throughput steps above which a projection warns: the
+largest gain on the same silicon in the MLPerf history (models/benchmarks) is 3.02x a year apart
+and its largest one-off jump 2.78x, half a year apart (v5.1 to v6.0 on B200); a step of 1e6 (a
+percentage typed as a fraction's number) is far above."""
+
 STEP_PADDING_MONTH = 10**6
 """Month held by unused step slots (beyond any horizon), as in econ.batch."""
 
