@@ -467,7 +467,9 @@ def test_a_grid_over_gpus_per_rack_values_each_row_with_its_own_racks():
     )
 
 
-@pytest.mark.parametrize(("gain", "warned"), [(0.198, False), (2.0, False), (2.5, True), (1e6, True)])
+@pytest.mark.parametrize(
+    ("gain", "warned"), [(0.198, False), (2.0, False), (2.5, True), (1e6, True)]
+)
 def test_steps_beyond_any_measured_gain_are_warned_of(gain, warned):
     """`econ gains --step 5:1e6` valued a millionfold throughput (3.4 trillion USD) in silence."""
     result = project(with_steps(load_scenario(SEED), [{"month": 5, "gain": gain}]))
