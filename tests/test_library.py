@@ -297,7 +297,8 @@ def test_restore_and_soft_delete_lose_nothing(library_url, tmp_path, capsys):
     assert restored["message"] == "restored from version 1"
     assert econ(capsys, "library", "show", f"{SEED_NAME}@3")[1] == SEED.read_text()
 
-    assert econ(capsys, "library", "delete", SEED_NAME)[0] == 0
+    rc, said, _ = econ(capsys, "library", "delete", SEED_NAME)
+    assert rc == 0 and said.startswith(f"deleted {SEED_NAME} (3 versions kept; ")
     assert json.loads(econ(capsys, "library", "list", "--format", "json")[1])["scenarios"] == []
     rc, _, err = econ(capsys, "project", f"library:{SEED_NAME}")
     assert rc == 3 and "deleted" in err and "restore" in err

@@ -101,7 +101,7 @@ def test_without_fake_migration_version_0_is_refused():
         migrate(V0, "old.toml")
     message = str(info.value)
     assert "old.toml" in message and "schema_version = 0" in message
-    assert "no migration from version 0 to 1" in message
+    assert "below 1, the first version; expected schema_version from 1" in message
 
 
 def test_newer_file_is_refused():
@@ -245,3 +245,30 @@ def test_toml_round_trip_is_exact(data):
     assert again == scenario
     assert dumps(again) == text  # text-identical, not only equal
     assert scenario_sha256(again) == scenario_sha256(scenario)
+
+
+def test_a_migration_failing_on_malformed_old_data_names_the_file_without_a_traceback():
+    """Only KeyError, TypeError and ValueError were caught: a migration calling .get on a list
+    (`financing = [1]` in an old file) ended in an AttributeError traceback."""
+    registry: dict = {}
+
+    @register_migration(1, "rename a field", registry=registry)
+    def _rename(data):
+        data["financing"].get("discount_rate")
+        return data
+
+    with pytest.raises(ScenarioError) as info:
+        migrate({"financing": [1]}, "old.toml", target=2, registry=registry)
+    assert str(info.value).startswith(
+        "old.toml: schema_version = 1: migrating to version 2 (rename a field) failed: "
+        "AttributeError("
+    )
+
+
+def test_a_version_below_the_first_says_where_versions_start():
+    with pytest.raises(ScenarioError) as info:
+        migrate({"schema_version": -1}, "s.toml")
+    assert str(info.value) == (
+        f"s.toml: schema_version = -1: below 1, the first version; expected schema_version from "
+        f"1 to {SCHEMA_VERSION}"
+    )

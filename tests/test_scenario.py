@@ -544,3 +544,18 @@ def test_a_date_with_a_time_and_an_array_of_tables_are_said_as_toml_writes_them(
         "s.toml: financing.covenants: an array of tables ([[financing.covenants]]); expected one "
         "table ([financing.covenants])"
     )
+
+
+def test_a_key_or_table_given_twice_is_named():
+    """tomllib says "Cannot overwrite a value (at line 11, column 16)", naming no key."""
+    text = (ROOT / "models" / "scenarios" / "llama2-70b-h200.toml").read_text()
+    with pytest.raises(ScenarioError) as info:
+        loads(text.replace("[fleet]\n", "[fleet]\ngpu_count = 64\n", 1))
+    assert str(info.value).endswith(
+        "; gpu_count is set twice: expected each key once in its table"
+    )
+    with pytest.raises(ScenarioError) as info:
+        loads(text + "\n[fleet]\ngpu_count = 8\n")
+    assert str(info.value).endswith(
+        "; a table given twice: expected each [table] once, its keys together"
+    )

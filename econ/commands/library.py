@@ -353,8 +353,10 @@ def _delete(args) -> int:
     if args.format == "json":
         _json({"deleted": args.name, "versions_kept": len(versions)})
     else:
+        from econ.labels import counted
+
         print(
-            f"deleted {_printable(versions[-1].name)} ({len(versions)} versions kept; "
+            f"deleted {_printable(versions[-1].name)} ({counted(len(versions), 'version')} kept; "
             f"{library.suggest('restore', f'{versions[-1].name}@{last}')} brings it back)"
         )
     return EXIT_OK

@@ -10,6 +10,7 @@ import datetime as dt
 import json
 import math
 import os
+import re
 import sys
 import tomllib
 import typing
@@ -39,6 +40,7 @@ from econ.strict_json import (
     first_beyond_float,
     integer_shown,
 )
+from econ.text import clipped
 
 
 def _walk(loc: Iterable[Any]) -> tuple[list[Any], type[BaseModel] | None]:
@@ -176,6 +178,28 @@ def validate_dict(data: Mapping[str, Any], file: str | os.PathLike | None = None
     return scenario
 
 
+_AT_LINE = re.compile(r"\(at line (\d+), column \d+\)$")
+
+
+def _twice(message: str, text: str) -> str:
+    """What tomllib's "Cannot overwrite a value" and "Cannot declare ('fleet',) twice" mean, with
+    the key or table at fault: the key of the line it names (text the user wrote), clipped."""
+    found = _AT_LINE.search(message)
+    if found is None:
+        return ""
+    if message.startswith("Cannot declare ("):
+        return "; a table given twice: expected each [table] once, its keys together"
+    if message.startswith("Cannot overwrite a value"):
+        lines = text.splitlines()
+        number = int(found.group(1))
+        line = lines[number - 1] if 0 < number <= len(lines) else ""
+        key = line.split("=", 1)[0].strip() if "=" in line else ""
+        if key:
+            return f"; {clipped(key)} is set twice: expected each key once in its table"
+        return "; a key set twice: expected each key once in its table"
+    return ""
+
+
 def _reads_as_json(text: str) -> bool:
     """Whether `text` is JSON. json.loads stops at about a thousand levels of brackets: text
     nested that deep (RecursionError; TOML nests no bracket so) is taken for JSON too."""
@@ -203,7 +227,7 @@ def parse_toml(content: bytes | str, file: str | os.PathLike | None = None) -> d
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        hint = ""
+        hint = _twice(str(exc), text)
         if text.lstrip()[:1] in ("{", "[") and _reads_as_json(text):
             hint = "; this is JSON: a scenario file is TOML (econ schema describes its fields)"
         raise ScenarioError(file, "", None, f"malformed TOML: {exc}{hint}") from None

@@ -104,6 +104,11 @@ def migrate(
     result = copy.deepcopy(dict(data))
     while version < target:
         step = steps.get(version)
+        if step is None and version < FIRST_VERSION:
+            raise _error(
+                file, version, f"below {FIRST_VERSION}, the first version; expected "
+                f"schema_version from {FIRST_VERSION} to {target}",
+            )  # fmt: skip
         if step is None:
             known = ", ".join(f"{k} -> {k + 1}" for k in sorted(steps)) or "none"
             raise _error(
@@ -116,7 +121,7 @@ def migrate(
             result = step.apply(result)
         except InputError:
             raise
-        except (KeyError, TypeError, ValueError) as exc:
+        except Exception as exc:  # noqa: BLE001 - any failure on the old data: the file's
             raise _error(
                 file,
                 version,
