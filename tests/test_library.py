@@ -3,11 +3,13 @@ real PostgreSQL server started by the postgres_socket fixture (tests/conftest.py
 
 from __future__ import annotations
 
+import hashlib
 import json
 import multiprocessing
 import sqlite3
 import subprocess
 import sys
+import tomllib
 import warnings
 from pathlib import Path
 
@@ -358,6 +360,31 @@ def test_a_file_without_a_name_is_refused_at_save_and_import(library_url, tmp_pa
     engine.dispose()
     rc, out, _ = econ(capsys, "library", "restore", "scenario@1", "--format", "json")
     assert rc == 0 and json.loads(out)["version"] == 2
+
+
+def test_export_file_names_stay_as_names_come_and_go(library_url, tmp_path, capsys):
+    """Names came from the sorted list: "a/b" and "a:b" were a-b.toml and a-b-2.toml, and saving
+    "a b" renumbered them, so a second export refused its own files as edited; a name in another
+    script was cut to ASCII ('Ünïcødé-план' -> n-c-d.toml)."""
+    for name in ("a/b", "a:b"):
+        econ(capsys, "library", "save", edited(tmp_path, SEED_NAME, name, name="s.toml"))
+    folder = tmp_path / "team"
+    assert econ(capsys, "library", "export", folder)[0] == 0
+    first = {p.name: p.read_text() for p in folder.iterdir()}
+    for name in ("a b", "Ünïcødé-план"):
+        econ(capsys, "library", "save", edited(tmp_path, SEED_NAME, name, name="s.toml"))
+    rc, out, err = econ(capsys, "library", "export", folder, "--format", "json")
+    assert rc == 0, err
+    assert sorted(Path(p).name for p in json.loads(out)["unchanged"]) == sorted(first)
+    files = {p.name: p.read_text() for p in folder.iterdir()}
+    assert {k: files[k] for k in first} == first  # each file still holds its own scenario
+    for name, text in files.items():
+        scenario_name = tomllib.loads(text)["name"]
+        if scenario_name == "Ünïcødé-план":
+            assert name == "Ünïcødé-план.toml"
+        else:
+            digest = hashlib.sha256(scenario_name.encode()).hexdigest()[:8]
+            assert name == f"a-b-{digest}.toml"
 
 
 def test_export_then_import_into_another_library(library_url, tmp_path, capsys):

@@ -2111,8 +2111,14 @@ def _check_author(author: str) -> str:
 
 
 def _file_stem(name: str, seen: set[str]) -> str:
-    """A file name for a scenario name: unsafe characters become '-', repeats get -2, -3, ..."""
-    stem = re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-.") or "scenario"
+    """A file name for a scenario name, the same whatever else the library holds: the name
+    itself where it is one (letters of any script, digits, '.', '_', '-'); otherwise its safe
+    characters, the others as '-', and 8 hex digits of the name's SHA-256, so that "a/b" and
+    "a:b" keep their own files as names come and go. A clash left (only of a name spelled as
+    another's stem and hash) gets -2, -3, ..."""
+    stem = re.sub(r"[^\w.-]+", "-", name).strip("-.") or "scenario"
+    if stem != name:
+        stem = f"{stem}-{hashlib.sha256(name.encode('utf-8')).hexdigest()[:8]}"
     candidate, n = stem, 1
     while candidate.lower() in seen:
         n += 1
