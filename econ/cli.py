@@ -62,6 +62,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _main(argv: Sequence[str] | None) -> int:
     argv, allowed = _take_allow_paths(list(sys.argv[1:] if argv is None else argv))
+    argv = _library_first(argv)
     parser = _parser(features=_command_of(argv) not in BUILT_IN)
     try:
         args = parser.parse_args(argv)
@@ -189,6 +190,28 @@ def _take_allow_paths(argv: list[str]) -> tuple[list[str], list[str]]:
         else:
             rest.append(item)
     return rest, allowed
+
+
+def _library_first(argv: list[str]) -> list[str]:
+    """argv with every `--library URL` (or `--library=URL`) moved before the command: the option
+    is the command line's, and `econ project library:X --library URL` was a usage error
+    ("unrecognized arguments") where `econ library save FILE --library URL` worked."""
+    moved, rest = [], []
+    items = iter(argv)
+    for item in items:
+        if item == "--":
+            rest += [item, *items]
+            break
+        if item == "--library":
+            value = next(items, None)
+            if value is None or value.startswith("-"):  # as argparse reads an option's value
+                _parser(features=False).error("argument --library: expected one argument (URL)")
+            moved += [item, value]
+        elif item.startswith("--library="):
+            moved.append(item)
+        else:
+            rest.append(item)
+    return moved + rest
 
 
 BUILT_IN = ("project", "validate", "schema", "app")

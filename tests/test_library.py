@@ -242,6 +242,15 @@ def test_library_names_work_where_files_do(library_url, tmp_path, capsys):
         capsys, "--library", "sqlite:////nonexistent-folder/x.db", "project", f"library:{SEED_NAME}"
     )
     assert rc == 3 and "nonexistent-folder" in err
+    # and after it, as `econ library save FILE --library URL` takes it (a usage error before)
+    rc, _, err = econ(
+        capsys, "project", f"library:{SEED_NAME}", "--library", "sqlite:////nonexistent-folder/x.db"
+    )
+    assert rc == 3 and "nonexistent-folder" in err
+    with pytest.raises(SystemExit) as usage:
+        main(["project", f"library:{SEED_NAME}", "--library"])
+    assert usage.value.code == 2
+    assert "argument --library: expected one argument (URL)" in capsys.readouterr().err
 
 
 def test_loading_a_library_ref_closes_its_connections(library_url, capsys):
