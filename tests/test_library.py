@@ -347,6 +347,18 @@ def test_a_save_that_brings_a_deleted_scenario_back_says_so(library_url, capsys)
     assert rc == 0 and json.loads(out)["undeleted"] is False
 
 
+def test_an_import_that_brings_a_deleted_scenario_back_says_so(library_url, tmp_path, capsys):
+    econ(capsys, "library", "save", SEED)
+    econ(capsys, "library", "delete", SEED_NAME)
+    (tmp_path / "team").mkdir()
+    changed = edited(tmp_path / "team", "gpu_count = 72", "gpu_count = 144", name="seed.toml")
+    rc, out, _ = econ(capsys, "library", "import", changed.parent, "--update", "--format", "json")
+    report = json.loads(out)
+    assert rc == 0 and report["updated"] == report["restored"] == [str(changed)]
+    rc, out, _ = econ(capsys, "library", "import", changed.parent)
+    assert rc == 0 and out == f"unchanged: {changed}\n"  # (no longer deleted)
+
+
 def test_a_file_without_a_name_is_refused_at_save_and_import(library_url, tmp_path, capsys):
     """Found by review: a file without `name` was saved as 'scenario' (the model's default), and
     an unrelated file without one then became its version 2."""

@@ -341,7 +341,12 @@ def _import(args) -> int:
         report = library.import_folder(
             args.folder, update=args.update, message=args.message, author=args.author
         )
-    payload = {"added": report.added, "updated": report.updated, "unchanged": report.unchanged}
+    payload = {
+        "added": report.added,
+        "updated": report.updated,
+        "unchanged": report.unchanged,
+        "restored": report.restored,  # (of the updated: a deleted scenario brought back)
+    }
     return _report(args, payload)
 
 

@@ -155,6 +155,8 @@ class ImportReport:
     added: list[str] = field(default_factory=list)
     updated: list[str] = field(default_factory=list)
     unchanged: list[str] = field(default_factory=list)
+    restored: list[str] = field(default_factory=list)
+    """Files among `updated` whose save brought a deleted scenario back (as a save says)."""
 
 
 @dataclass(frozen=True)
@@ -903,7 +905,8 @@ class Library:
             for item, path in prepared:
                 if str(path) in todo:
                     note = message or f"imported from {path.name}"
-                    self._insert(conn, item, note, [], who)
+                    if self._insert(conn, item, note, [], who).undeleted:
+                        report.restored.append(str(path))
             return report
 
         return self._transaction(run, "importing")
