@@ -464,7 +464,9 @@ def value_metrics(base: Projection, gain: Projection) -> dict[str, np.ndarray]:
     irr_project_change : change in project IRR [fraction/year]
     payback_change_months : change in payback [months]
     gpus_avoided, racks_avoided : GPUs (racks) the base case would need in addition to serve the
-        gain case's tokens over the horizon, N * (tokens_gain / tokens_base - 1) [GPUs, racks]
+        gain case's tokens over the horizon, N * (tokens_gain / tokens_base - 1); for a loss
+        (fewer tokens with the steps), minus the GPUs the case with the loss needs in addition
+        to serve the base case's tokens, -N * (tokens_base / tokens_gain - 1) [GPUs, racks]
     capex_avoided_usd : gpus_avoided * capex per GPU [USD]
     capex_per_gpu_usd : [USD/GPU]
     """
@@ -476,8 +478,10 @@ def value_metrics(base: Projection, gain: Projection) -> dict[str, np.ndarray]:
     with np.errstate(divide="ignore", invalid="ignore"):
         tokens_ratio = np.where(tokens_b > 0, tokens_g / tokens_b, np.nan)
         lcot_share = np.where(lcot_b > 0, lcot_g / lcot_b - 1.0, np.nan)
+        # a gain: what the base would buy to match it; a loss: minus what it costs to make up
+        more = np.where(tokens_ratio >= 1.0, tokens_ratio - 1.0, 1.0 - 1.0 / tokens_ratio)
     capex_per_gpu = base.metrics["capex_usd_total"] / gpus
-    gpus_avoided = gpus * (tokens_ratio - 1.0)
+    gpus_avoided = gpus * more
     return {
         "npv_usd_fleet": npv,
         "npv_usd_per_gpu": npv / gpus,

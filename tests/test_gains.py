@@ -480,3 +480,24 @@ def test_steps_beyond_any_measured_gain_are_warned_of(gain, warned):
             f"throughput.steps multiply tokens/s per GPU by {1 + gain:,.1f}x in all; the largest "
             "same-hardware gain in the MLPerf history is 3.02x a year apart"
         )
+
+
+def test_a_loss_is_valued_as_the_gpus_it_costs_to_make_up():
+    """A step of -10% printed "GPUs not bought -6.8", N (1 - tokens_gain / tokens_base); making up
+    the loss takes N (tokens_base / tokens_gain - 1) more GPUs, 7.5 (an outside review)."""
+    result = value_gain(with_steps(load_scenario(SEED), [{"month": 5, "gain": -0.1}]))
+    base, loss = result.base["tokens_total"], result.gain["tokens_total"]
+    assert loss < base
+    assert result.value["gpus_avoided"] == pytest.approx(-72 * (base / loss - 1), rel=1e-12)
+    capex_per_gpu = result.base["capex_usd_total"] / 72
+    assert result.value["capex_avoided_usd"] == pytest.approx(
+        result.value["gpus_avoided"] * capex_per_gpu, rel=1e-12
+    )
+
+
+@given(st.floats(-0.9, 5.0))
+@settings(max_examples=15, deadline=None)
+def test_the_gpus_a_gain_is_worth_change_sign_with_it(gain):
+    result = value_gain(with_steps(load_scenario(SEED), [{"month": 5, "gain": gain}]))
+    value = result.value["gpus_avoided"]
+    assert np.sign(value) == np.sign(result.gain["tokens_total"] - result.base["tokens_total"])
