@@ -168,50 +168,44 @@ def _allowing(folders: list[str]):
     return allow_paths(folders)
 
 
+def _taken(argv: list[str], option: str, metavar: str) -> tuple[list[str], list[str]]:
+    """argv without every `OPTION VALUE` (or `OPTION=VALUE`), wherever it stands before a `--`,
+    and the values taken, in order."""
+    rest, values = [], []
+    items = iter(argv)
+    for item in items:
+        if item == "--":
+            rest += [item, *items]
+            break
+        if item == option:
+            value = next(items, None)
+            if value is None or value.startswith("-"):  # as argparse reads an option's value
+                _parser(features=False).error(
+                    f"argument {option}: expected one argument ({metavar})"
+                )
+            values.append(value)
+        elif item.startswith(f"{option}="):
+            values.append(item.split("=", 1)[1])
+        else:
+            rest.append(item)
+    return rest, values
+
+
 def _take_allow_paths(argv: list[str]) -> tuple[list[str], list[str]]:
     """Remove every `--allow-paths DIR` (before or after the command) from argv; return both.
 
     The option applies to every command that reads scenario files, so it is taken out before
     argparse sees the command's own options.
     """
-    rest, allowed = [], []
-    items = iter(argv)
-    for item in items:
-        if item == "--":
-            rest += [item, *items]
-            break
-        if item == "--allow-paths":
-            folder = next(items, None)
-            if folder is None or folder.startswith("-"):  # as argparse reads an option's value
-                _parser(features=False).error("argument --allow-paths: expected one argument (DIR)")
-            allowed.append(folder)
-        elif item.startswith("--allow-paths="):
-            allowed.append(item.split("=", 1)[1])
-        else:
-            rest.append(item)
-    return rest, allowed
+    return _taken(argv, "--allow-paths", "DIR")
 
 
 def _library_first(argv: list[str]) -> list[str]:
     """argv with every `--library URL` (or `--library=URL`) moved before the command: the option
     is the command line's, and `econ project library:X --library URL` was a usage error
     ("unrecognized arguments") where `econ library save FILE --library URL` worked."""
-    moved, rest = [], []
-    items = iter(argv)
-    for item in items:
-        if item == "--":
-            rest += [item, *items]
-            break
-        if item == "--library":
-            value = next(items, None)
-            if value is None or value.startswith("-"):  # as argparse reads an option's value
-                _parser(features=False).error("argument --library: expected one argument (URL)")
-            moved += [item, value]
-        elif item.startswith("--library="):
-            moved.append(item)
-        else:
-            rest.append(item)
-    return moved + rest
+    rest, urls = _taken(argv, "--library", "URL")
+    return [part for url in urls for part in ("--library", url)] + rest
 
 
 BUILT_IN = ("project", "validate", "schema", "app")
