@@ -7,8 +7,9 @@ The estimators are pure functions of model outputs, so they are tested on analyt
   |y(high) - y(low)| ranks the inputs (Eschenbach, Interfaces 22 (1992) 40-60);
 - Sobol indices from a Saltelli design: matrices A and B of N points each (the first and last d
   coordinates of a 2d-dimensional sequence) and A_B^i (A with column i from B), N (d + 2) runs;
-  first order S_i = mean(f(B) (f(A_B^i) - f(A))) / V (Saltelli et al., Computer Physics
-  Communications 181 (2010) 259-270, table 2 (b)), total ST_i = mean((f(A) - f(A_B^i))^2) / (2V)
+  first order S_i = mean((f(B) - f0) (f(A_B^i) - f(A))) / V (Saltelli et al., Computer Physics
+  Communications 181 (2010) 259-270, table 2 (b), centred on f0, the mean of f over A and B, so
+  that adding a constant to f changes nothing, as it changes no index), total ST_i = mean((f(A) - f(A_B^i))^2) / (2V)
   (Jansen, Computer Physics Communications 117 (1999) 35-43; Saltelli 2010 table 2 (f)), with V
   the variance of f over A and B; confidence intervals by bootstrap over the N rows (Archer,
   Saltelli & Sobol, J. Statist. Comput. Simul. 58 (1997) 99-120);
@@ -128,6 +129,11 @@ def sobol_indices(
 ) -> tuple[np.ndarray, np.ndarray]:
     """First-order (Saltelli 2010) and total (Jansen 1999) Sobol indices.
 
+    The first-order estimator is Saltelli's, mean(f(B) (f(A_B^i) - f(A))) / V, with f(B) centred
+    on the mean of f over A and B: its expectation is the same, but uncentred its error grows
+    with the output's mean (revenue and EBITDA = revenue - a constant gave first-order indices
+    0.35 and 0.46 for one input from 1,024 random points; both are 0.40 centred, 0.39 exact).
+
     Parameters
     ----------
     f_a, f_b : arrays (N,)  outputs on matrices A and B
@@ -142,7 +148,8 @@ def sobol_indices(
     if not variance > 0:
         nan = np.full(f_ab.shape[0], np.nan)
         return nan, nan.copy()
-    first = np.mean(f_b[None, :] * (f_ab - f_a[None, :]), axis=1) / variance
+    centred = f_b - np.mean(np.concatenate([f_a, f_b]))
+    first = np.mean(centred[None, :] * (f_ab - f_a[None, :]), axis=1) / variance
     total = 0.5 * np.mean((f_a[None, :] - f_ab) ** 2, axis=1) / variance
     return first, total
 
