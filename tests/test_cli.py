@@ -641,3 +641,16 @@ def test_an_option_given_twice_is_a_usage_error_not_a_silent_replacement(run, ar
     assert result.returncode == 2
     assert "is given twice; expected it once" in result.stderr
     assert not list(tmp_path.iterdir())  # nothing written
+
+
+@pytest.mark.parametrize("command", [("project",), ("sweep", "--grid", "power.pue=1.2,1.3")])
+def test_a_field_set_twice_is_a_usage_error(run, command):
+    """Found by a data scientist's review: `--set utilization.share=0.5 --set
+    utilization.share=0.6` projected 0.6 in silence; two fields are fine."""
+    name, *rest = command
+    twice = ["--set", "utilization.share=0.5", "--set", " utilization.share =0.6"]
+    result = run(name, str(SEED), *rest, *twice)
+    assert result.returncode == 2
+    assert "--set utilization.share is given twice; expected each field once" in result.stderr
+    ok = run(name, str(SEED), *rest, "--set", "utilization.share=0.5", "--set", "power.pue=1.3")
+    assert ok.returncode == 0

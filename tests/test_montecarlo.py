@@ -254,6 +254,15 @@ def test_empirical_is_refused_where_files_are_not_allowed(tmp_path):
         ("lognormal(mean=1, sd=inf)", "lognormal: sd = inf; expected a finite number"),
         ("lognormal(mean=1e-100, sd=1e100)", "sd / mean is too large for a log-normal"),
         ("normal(0.5, 0.01, low=0.9, high=1)", "the truncation range has no probability"),
+        # found by review: the last of a repeated keyword won; a repeated value weighed double;
+        # a sum of 1.0000001 read "probabilities sum to 1; expected them to sum to 1"
+        ("normal(mean=0.7, mean=0.6, sd=0.05)", "argument 'mean' given twice"),
+        ("pert(0.5, 0.7, 0.9, lambda=4, lambda=100)", "argument 'lambda' given twice"),
+        ("discrete(0.5, 0.6, 0.5)", "value 0.5 given twice; expected each value once"),
+        (
+            "discrete(0.5:0.3, 0.7:0.7000001)",
+            "probabilities sum to 1.0000001; expected them to sum to 1 (within 1e-09)",
+        ),
     ],
 )
 def test_bad_distributions_say_what_is_wrong(text, message):

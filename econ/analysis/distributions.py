@@ -447,6 +447,11 @@ class LogNormal(Distribution):
         return out
 
 
+DISCRETE_SUM_TOLERANCE = 1e-9
+"""How far from 1 the probabilities of a discrete distribution may sum (rounding of typed
+decimals)."""
+
+
 @dataclass(frozen=True)
 class Discrete(Distribution):
     """Finite set of values with probabilities (equal when not given).
@@ -481,9 +486,10 @@ class Discrete(Distribution):
         probs = np.asarray(self.probs, dtype=float)
         if (probs < 0).any():
             raise DistributionError(f"{self}: expected probabilities >= 0, got {list(self.probs)}")
-        if abs(probs.sum() - 1.0) > 1e-9:
+        if abs(probs.sum() - 1.0) > DISCRETE_SUM_TOLERANCE:
             raise DistributionError(
-                f"{self}: probabilities sum to {probs.sum():g}; expected them to sum to 1"
+                f"{self}: probabilities sum to {float(probs.sum())!r}; expected them to sum to 1 "
+                f"(within {DISCRETE_SUM_TOLERANCE:g})"
             )
         cumulative = np.cumsum(probs)
         cumulative[-1] = 1.0
@@ -652,6 +658,8 @@ def _split(args: list[str], names: tuple[str, ...], optional: tuple[str, ...] = 
     for arg in args:
         if "=" in arg:
             key, value = (s.strip() for s in arg.split("=", 1))
+            if key.lower() in keywords:  # the last one would silently win
+                raise DistributionError(f"argument '{key.lower()}' given twice")
             keywords[key.lower()] = value
         elif keywords:
             raise DistributionError("positional arguments must come before keyword arguments")
@@ -728,7 +736,13 @@ def _discrete(args, path, base_dir):
         raise DistributionError("give a probability for every value (V:P) or for none")
     for arg in args:
         value, _, prob = arg.partition(":")
-        values.append(_value(value.strip()))
+        value = _value(value.strip())
+        if value in values:  # (weights say how likely a value is, not repeats)
+            raise DistributionError(
+                f"value {value!r} given twice; expected each value once, with a probability "
+                "(V:P) to make it more likely"
+            )
+        values.append(value)
         if prob:
             probs.append(_number("probability", prob.strip()))
     if not probs:

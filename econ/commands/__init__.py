@@ -9,6 +9,7 @@ library parts that do the work load inside the functions that run the command, o
 
 from __future__ import annotations
 
+import argparse
 import importlib
 import math
 from collections.abc import Callable, Iterable, Sequence
@@ -99,10 +100,21 @@ def add_format(parser, choices: Sequence[str] = ("table", "json", "csv")) -> Non
 
 def add_overrides(parser, help: str, dest: str = "overrides") -> None:
     """The `--set PATH=VALUE` option (repeatable): fields of the scenario overridden by dotted
-    path, each value read as TOML."""
+    path, each value read as TOML; a path set twice is a usage error (`_SetOnce`)."""
     parser.add_argument(
-        "--set", dest=dest, action="append", default=[], metavar="PATH=VALUE", help=help
+        "--set", dest=dest, action=_SetOnce, default=[], metavar="PATH=VALUE", help=help
     )
+
+
+class _SetOnce(argparse._AppendAction):
+    """argparse's `append` for --set, refusing a path given twice: the last value would
+    silently win (`--set utilization.share=0.5 --set utilization.share=0.6` projected 0.6)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        path = values.split("=", 1)[0].strip()
+        if path in (v.split("=", 1)[0].strip() for v in getattr(namespace, self.dest) or ()):
+            parser.error(f"{option_string} {path} is given twice; expected each field once")
+        super().__call__(parser, namespace, values, option_string)
 
 
 def say_warnings(lines: Iterable[str]) -> None:
