@@ -31,7 +31,7 @@ from econ.errors import InputError
 from econ.files import WriteError
 from econ.labels import counted
 from econ.provenance import CREATED_FIELD, creation_time
-from econ.scenario.io import dumps
+from econ.scenario.io import OVERRIDDEN, dumps
 from econ.scenario.models import Scenario
 
 DEFAULT_CHUNK_SIZE = 16_384
@@ -218,11 +218,28 @@ class Job:
         return {
             **identity,
             "scenario": self.base.name,
+            "overridden": overridden(self.base),
             "fingerprint": fingerprint,
             # Not part of the fingerprint: a resumed run is the same run. The key and form of
             # every other output's stamp, fixed by $SOURCE_DATE_EPOCH like theirs.
             CREATED_FIELD: creation_time(),
         }
+
+
+def overridden(scenario: Scenario) -> dict[str, dict]:
+    """The base scenario's fields set by an override (`--set`, `load_scenario(path, {...})`), as
+    its [sources] record them: {path: {"value": the value run, "source": "overridden (was: ...)"}}.
+    An output file then says what was set, not only the scenario's hash."""
+    data = scenario.model_dump(mode="json")
+    out = {}
+    for path, note in sorted(scenario.sources.items()):
+        if not note.startswith(f"{OVERRIDDEN} ("):
+            continue
+        node = data
+        for part in path.split("."):
+            node = node.get(part) if isinstance(node, dict) else None
+        out[path] = {"value": node, "source": note}
+    return out
 
 
 @dataclass(frozen=True)
