@@ -548,8 +548,13 @@ def catalog_step(from_id: str, to_id: str) -> CatalogStep:
     """
     catalog = load_catalog()
     rows = [get_row(i, catalog) for i in (from_id, to_id)]
-    values = [catalog_throughput(str(r["id"]))[0] for r in rows]
     first, second = rows
+    if str(first["id"]) == str(second["id"]):
+        raise CatalogError(
+            f"catalog row {first['id']} is given as both the earlier and the later row; a "
+            "throughput step compares two rows (the same benchmark in two rounds)"
+        )
+    values = [catalog_throughput(str(r["id"]))[0] for r in rows]
     for column, what in (("benchmark_family", "benchmark"), ("scenario_normalized", "scenario")):
         if str(first[column]) != str(second[column]):
             raise CatalogError(

@@ -209,8 +209,8 @@ def refresh_warnings(
             f"{' and '.join(filter(None, at_book))} {'are' if all(at_book) else 'is'} at book "
             "value: no depreciation.sale_value_share or resale table (market.resale_*) prices "
             f"{'them' if all(at_book) else 'it'}, and the refresh's NPV rests on "
-            f"{'them' if all(at_book) else 'it'}; --set depreciation.sale_value_share=0 values "
-            "the refresh with nothing recovered"
+            f"{'them' if all(at_book) else 'it'}; depreciation.sale_value_share = 0 values the "
+            "refresh with nothing recovered"
         )
     installed_kw = old.fleet.gpu_count * old.power.kw_per_gpu
     if power_mw is not None and power_mw * KW_PER_MW > installed_kw * (1 + 1e-9):

@@ -69,7 +69,7 @@ def test_save_load_diff_restore(library_url):
     frames = [f.value for f in at.dataframe]
     inputs = next(f for f in frames if "path" in f.columns)
     assert inputs.to_dict("records") == [
-        {"path": "fleet.gpu_count", "old": 72, "new": 144, "unit": "GPUs"}
+        {"path": "fleet.gpu_count", "old": "72", "new": "144", "unit": "GPUs"}
     ]
     metrics = next(f for f in frames if "metric" in f.columns).set_index("metric")
     # labelled and formatted as the Results page shows them (in the money setting)
@@ -291,3 +291,15 @@ def test_the_scenario_page_saves_to_the_library(library_url):
     seed = load_scenario(ROOT / "models" / "scenarios" / f"{SEED_NAME}.toml")
     saved = state.validate_in_app(state.parse_toml(stored))
     assert project(saved).metrics["npv_usd"][0] == project(seed).metrics["npv_usd"][0]
+
+
+def test_a_save_clears_the_message_and_tags_for_the_next(library_url):
+    """The boxes kept the last text, so the next save silently reused its tags."""
+    at = library_page()
+    by_label(at.text_input, "Tags").input("board, q3")
+    save(at, "baseline")
+    assert by_label(at.text_input, "Message").value == ""
+    assert by_label(at.text_input, "Tags").value == ""
+    with open_library(library_url) as library:
+        [info] = library.history(SEED_NAME)
+        assert info.tags == ["board", "q3"] or sorted(info.tags) == ["board", "q3"]

@@ -231,7 +231,9 @@ def readable(frame, money: str = "USD"):
         column = out[name]
         text = str(name)
         money_column = text.endswith(("_usd", "_usd_total"))  # amounts; not rates (_usd_per_)
-        if "_usd_per_" in text and text not in COLUMNS:
+        # a summary metric's column (the refresh table's IRR) as the summary shows it
+        summary = not money_column and text in SUMMARY_METRICS
+        if summary or ("_usd_per_" in text and text not in COLUMNS):
             label = label_with_unit(text)  # "Levelized cost [USD/M tokens]"
         else:
             label = column_label(text).strip()
@@ -250,7 +252,7 @@ def readable(frame, money: str = "USD"):
                 formats[label] = "{:,.0f}"
             else:
                 formats[label] = COLUMN_FORMATS.get(text, number_format)
-                if "_usd_per_" in text:  # a rate in its unit, as the summary shows it
+                if summary or "_usd_per_" in text:  # in its unit, as the summary shows it
                     formats[label] = functools.partial(format_value, kind=metric_kind(text))
     out = out.rename(columns=labels)
     return out.style.format(formats, na_rep="n/a")

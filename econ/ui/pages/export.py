@@ -30,8 +30,9 @@ def render() -> None:
         return
     scenario = current.scenario
     st.caption(
-        f"**{literal(scenario.name)}**. Every table carries the econ version and the SHA-256 of the "
-        "scenario's TOML, so a file can be traced to the inputs that made it."
+        f"**{literal(scenario.name)}**. Every table carries the econ version and the scenario's "
+        "SHA-256 (of its inputs as canonical JSON, not of the TOML file's bytes: comments and "
+        "spacing do not change it), so a file can be traced to the inputs that made it."
     )
     with st.container(border=True):
         st.markdown("**Scenario** (TOML): the inputs, to reload here or run with `econ project`")

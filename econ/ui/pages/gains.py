@@ -16,6 +16,7 @@ from econ.ui import charts, common, compute
 from econ.ui.fmt import (
     format_change,
     format_value,
+    is_missing,
     literal,
     metric_kind,
     metric_label,
@@ -59,8 +60,8 @@ def value_section(result, money: str) -> None:
         for col, (key, label, kind) in zip(cols, keys[start : start + 5], strict=False):
             number = value[key]
             number = float(number) if number is not None else None
-            text = format_value(number, kind, money)
-            if kind == "pct" and number is not None:
+            text = format_value(number, kind, money)  # n/a where undefined (None, NaN)
+            if kind == "pct" and not is_missing(number):
                 text = f"{number:+.1%}" if "IRR" not in label else f"{number * 100:+.1f}"
             col.metric(label.replace("[USD]", f"[{money}]"), text, border=True)
 
@@ -235,6 +236,12 @@ def render() -> None:
         "later row id", key=common.keep(TO_ROW, ""), placeholder="v6.1-48ef0995"
     )
     caveats: list[str] = []
+    if bool(from_id.strip()) != bool(to_id.strip()):
+        st.error(
+            "Give both catalog row ids, the earlier and the later, for a step from the catalog.",
+            icon=":material/error:",
+        )
+        return
     if from_id.strip() and to_id.strip():
         found = compute.attempt(
             lambda: compute.catalog_step(current.text, from_id, to_id), "Step from the catalog"

@@ -71,6 +71,8 @@ def _save(anyway: bool = False) -> None:
         return
     if not isinstance(info, saving.Stale):  # (a stale save is shown by the section, with a button)
         ss[DONE] = f"{saving.saved(info)}."
+        # (a callback: the boxes may be cleared) the next save says its own message and tags
+        ss[MESSAGE], ss[TAGS] = "", ""
 
 
 def _save_section() -> None:
@@ -124,7 +126,9 @@ def _diff_section(library, name: str, numbers: list[int]) -> None:
     old_ref, new_ref = Ref(name, old), Ref(name, new)
     inputs = input_changes(library.load(old_ref), library.load(new_ref))
     if inputs:
-        common.table(pd.DataFrame(inputs), hide_index=True, width="stretch")
+        # values of several types in a column (text, numbers): shown as text, which Arrow takes
+        frame = pd.DataFrame(inputs).astype({"old": str, "new": str})
+        common.table(frame.replace("None", "not set"), hide_index=True, width="stretch")
     else:
         st.caption("No input differs.")
     with st.spinner(f"Projecting versions {old} and {new}..."):

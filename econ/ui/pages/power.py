@@ -407,6 +407,19 @@ def refresh(current, money: str) -> None:
     if start is None or stop is None:
         st.error("Give the first and last candidate months.", icon=":material/error:")
         return
+    # the boxes' own words; the library's would name months, not the boxes
+    wrong = (
+        f"From month {start} is after To month {stop}; expected the first candidate month at or "
+        "before the last."
+        if start > stop
+        else f"To month {stop} is after the horizon's last month, {last}; expected a month from "
+        f"1 to {last}."
+        if stop > last
+        else None
+    )
+    if wrong:
+        st.error(wrong, icon=":material/error:")
+        return
     result = compute.attempt(
         lambda: compute.refresh(current.text, vintage, (int(start), int(stop)), mw),
         "Refresh analysis",
