@@ -30,6 +30,16 @@ def test_the_refresh_table_shows_the_irr_as_the_summary_does():
     assert "18.2%" in shown.to_html() and "8.60" in shown.to_html()
 
 
+def test_the_compare_table_is_sized_to_its_rows(app: AppTest):
+    """It was a 375 px box showing 10 of its 13 rows (Capex, GPUs and Revenue per MW-year behind
+    an inner scroll): sized tables set rows of a known height (common.table)."""
+    from econ.ui.common import ROW_PX
+
+    go(app, "compare")
+    app.multiselect[0].set_value(["current scenario", "llama2-70b-h200"]).run()
+    assert app.dataframe[0].proto.row_height == ROW_PX
+
+
 def test_refresh_month_boxes_are_answered_in_their_own_words(app: AppTest):
     app.sidebar.selectbox[0].set_value(REFRESH).run()
     go(app, "power")

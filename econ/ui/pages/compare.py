@@ -46,6 +46,14 @@ METRIC_ROWS = (
 )
 
 
+PLOT_HEIGHT = 260
+"""Height of each chart's plot [px]."""
+LEGEND_LINE = 20
+"""Height of a line of the legend under a chart [px]: a chart's height (axes and legend
+included, as Streamlit fits it) grows by one per scenario, so that eight scenarios leave the plot
+its height (it was squashed to 40 px)."""
+
+
 def _row_fields(path: str, row: dict) -> dict[str, FieldInfo]:
     """The form's fields of one row of a list of tables: a tranche's by its type, else the
     table's columns."""
@@ -271,7 +279,7 @@ def render() -> None:
             numbers[f"{label} - {labels[0]}"] = change
         rows.append(row)
         raw.append(numbers)
-    common.table(pd.DataFrame(rows), keep=labels, hide_index=True, width="stretch")
+    common.table(pd.DataFrame(rows), rows=len(rows), keep=labels, hide_index=True, width="stretch")
     st.caption(
         f"Base: {literal(labels[0])} (the first scenario picked); '− base' columns are differences."
     )
@@ -305,7 +313,7 @@ def render() -> None:
                 scale=colours,
                 legend_columns=1,
                 x_domain=(0, float(frame["month"].max())),
-            )
+            ).properties(height=PLOT_HEIGHT + LEGEND_LINE * len(labels))
         )
     with right:
         st.subheader("Cost per million tokens by component")
@@ -327,7 +335,7 @@ def render() -> None:
                     color="scenario",
                     scale=colours,
                     legend_columns=1,
-                )
+                ).properties(height=PLOT_HEIGHT + LEGEND_LINE * len(labels))
             )
 
     st.subheader("Inputs")
