@@ -309,6 +309,24 @@ def test_an_uploaded_index_is_shown_beside_the_shipped_one():
     assert not any("Mine/Quotes" in o for o in options)
 
 
+def test_an_uploaded_series_of_the_gpu_shown_is_shown_at_once():
+    """The Series box kept its earlier pick, so a file's series of the GPU shown stayed off the
+    chart until added by hand (an outside review)."""
+    at = market_page()
+    gpu = widget(at.multiselect, "GPU generation").value[0]
+    widget(at.multiselect, "Series (publisher/index)").set_value(
+        widget(at.multiselect, "Series (publisher/index)").value[:1]
+    ).run()
+    own = HEADER + "".join(
+        f"2026-0{m}-01,Mine/Quotes,{gpu},0,{3.0 - m / 10:.2f},desk quote\n" for m in (1, 4, 7)
+    )
+    upload(at, "quotes.csv", own.encode())
+    assert not errors(at), errors(at)
+    assert "Mine/Quotes" in widget(at.multiselect, "Series (publisher/index)").value
+    spec, _ = chart(at)
+    assert curve_label(("Mine/Quotes", gpu, 0), uploaded=True) in legend(spec)
+
+
 SECRET = "SECRET-CONTENT-42"
 BAD_UPLOADS = {
     "unsorted dates": (
@@ -392,3 +410,19 @@ def test_an_invalid_scenario_a_series_cannot_fix_is_sent_to_the_scenario_page():
     assert any("problems a rental series does not fix" in i.value for i in at.info)
     assert not any(b.label == "Use this series" for b in at.button)
     assert legend(chart(at)[0])  # the index is still shown
+
+
+def test_a_series_that_prices_the_first_contract_is_not_told_to_price_it():
+    """After "Use this series" with the first contract priced from it, the page still warned
+    "the series would change no revenue: tick the box above", though the box was gone and the
+    series had moved the NPV (an outside review)."""
+    at = market_page(H200.stem)
+    said = "the series would change no revenue"
+    assert any(said in w.value for w in at.warning)  # the whole horizon on the file's price
+    tick = next(c for c in at.checkbox if c.label.startswith("Price the first contract"))
+    tick.check().run()
+    widget(at.selectbox, "Series, GPU and term").set_value(("CCIR/CRI-T2IF", "H200", 0)).run()
+    widget(at.button, "Use this series").click().run()
+    assert at.session_state[state.DATA]["market"]["contract_usd_per_gpu_hour"] == 0.0
+    assert not any(said in w.value for w in at.warning), [w.value for w in at.warning]
+    assert not errors(at), errors(at)

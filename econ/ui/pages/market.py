@@ -172,6 +172,7 @@ def _index_uploaded() -> None:
         ss[UPLOAD_ERROR] = f"{name}: the file is empty; expected a rental index CSV"
         return
     ss[UPLOADED] = (name, content)
+    _reset(TERMS, SERIES)  # the file's series of the GPUs shown join them, not the last pick
 
 
 def index_curves() -> dict:
@@ -685,7 +686,8 @@ def use_section(points) -> None:
             )
         return
     term = int(_number(get("contract_term_months")))
-    if share > 0 and not term and spot != "gpu_hours" and not first:
+    # (a contract price of 0 is the series' month-1 price: a series in use prices it already)
+    if share > 0 and not term and spot != "gpu_hours" and not first and contract_price > 0:
         st.warning(
             "The contracts run for the whole horizon at their own price and the other GPUs "
             "sell tokens, so the series would change no revenue: tick the box above to price "
