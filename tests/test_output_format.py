@@ -2,8 +2,10 @@
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from econ.analysis.output import format_frame
+from tests.conftest import ROOT
 
 
 def test_amounts_of_a_thousand_and_more_have_separators_and_no_exponent():
@@ -40,3 +42,33 @@ def test_input_values_as_headings_are_short():
         "43,000",
         "1.5e-05",
     ]
+
+
+def test_an_out_path_without_a_known_extension_says_what_it_is(tmp_path):
+    """`--out DIR` said "unknown output format ''" (a data scientist's review)."""
+    from econ.analysis.output import OutputError, output_files
+
+    expected = "expected a file named with one of: .parquet, .csv"
+    for path, what in (
+        (tmp_path, "a folder"),
+        (tmp_path / "rows", "no extension"),
+        (tmp_path / "rows.xlsx", "unknown output format '.xlsx'"),
+    ):
+        with pytest.raises(OutputError) as info:
+            output_files(path)
+        assert str(info.value) == f"{path}: {what}; {expected}"
+
+
+def test_a_vary_that_leaves_its_field_says_so_in_its_options_words(capsys):
+    from econ.cli import main
+
+    seed = str(ROOT / "models" / "scenarios" / "deepseek-r1-gb200-nvl72.toml")
+    assert main(["sensitivity", seed, "--vary", "utilization.share", "--pct", "200"]) == 3
+    assert capsys.readouterr().err.startswith(
+        "error: --vary utilization.share --pct 200 (+-200% of 0.7): "
+    )
+    assert main(["sensitivity", seed, "--vary", "market.price_usd_per_mtk"]) == 3
+    assert capsys.readouterr().err.startswith(
+        "error: --vary path 'market.price_usd_per_mtk' is not a field of the scenario; did you mean "
+        "market.price_usd_per_mtok"
+    )

@@ -602,3 +602,15 @@ def test_first_order_indices_of_a_product_from_random_points_near_closed_forms()
 
     first, _ = sobol_indices(f(a), f(b), f(ab))
     np.testing.assert_allclose(first, [(1 / 12) * 9, (1 / 48) * 9], atol=0.02)
+
+
+
+def test_the_help_names_the_default_outputs(capsys):
+    """It said "the main ones"; docs/batch.md listed only the Monte Carlo defaults."""
+    from econ.analysis.sensitivity import DEFAULT_OUTPUTS
+    from econ.cli import main
+
+    with pytest.raises(SystemExit):
+        main(["sensitivity", "--help"])
+    shown = " ".join(capsys.readouterr().out.split())
+    assert f"(default: {', '.join(DEFAULT_OUTPUTS)})" in shown

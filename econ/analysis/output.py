@@ -40,9 +40,13 @@ def output_files(path: str | os.PathLike) -> list[Path]:
     """Every file an --out path writes: the rows, and for CSV the `.meta.json` sidecar."""
     path = Path(path)
     if path.suffix.lower() not in ROW_FORMATS:
+        what = (
+            "a folder" if path.is_dir()
+            else "no extension" if not path.suffix
+            else f"unknown output format '{path.suffix}'"
+        )  # fmt: skip
         raise OutputError(
-            f"{path}: unknown output format '{path.suffix}'; expected one of: "
-            + ", ".join(ROW_FORMATS)
+            f"{path}: {what}; expected a file named with one of: " + ", ".join(ROW_FORMATS)
         )
     return [path] if path.suffix.lower() == ".parquet" else [path, meta_path(path)]
 

@@ -491,7 +491,7 @@ def percent_ranges(base: Scenario, paths: Sequence[str], pct: float) -> dict[str
         raise BatchInputError(f"--pct {pct!r}: expected a percentage above 0")
     out = {}
     for path in paths:
-        spec = resolve_path(path, what="range path")
+        spec = resolve_path(path, what="--vary path")
         if path in out:
             raise BatchInputError(f"--vary {path} is given twice; give each input once")
         if spec.kind == "choice":
@@ -516,6 +516,12 @@ def percent_ranges(base: Scenario, paths: Sequence[str], pct: float) -> dict[str
                     f"larger --pct or its range: --range {path}=LOW,HIGH"
                 )
         out[path] = (min(low, high), max(low, high))
+        try:
+            check_range(path, out[path])
+        except BatchInputError as exc:  # said as the options that made the range
+            raise BatchInputError(
+                f"--vary {path} --pct {pct:g} (+-{pct:g}% of {_show(value)}): {exc}"
+            ) from None
     return out
 
 

@@ -204,7 +204,8 @@ def register(subparsers) -> None:
         "--output",
         action="append",
         metavar="METRIC",
-        help="outputs to analyse (default: the main ones); repeat for several",
+        help="outputs to analyse (default: npv_usd, lcot_usd_per_mtok, irr_project_annual); "
+        "repeat for several",
     )
     t.set_defaults(run=_cmd_sensitivity)
 
