@@ -695,3 +695,12 @@ def test_a_resumed_table_sweep_whose_rows_were_renamed_is_refused(tmp_path, caps
     table.write_text("name,utilization.share\ngamma,0.6\ndelta,0.8\n")  # the same again
     assert main([*argv, "--format", "csv"]) == 0
     assert "gamma" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("missing", [None, float("nan"), "", "  "])
+def test_an_empty_name_in_an_overrides_table_is_refused_naming_its_row(missing):
+    """A null name in a Parquet table made a row named "None" (or empty) in silence."""
+    table = pd.DataFrame({"name": ["a", missing], "utilization.share": [0.5, 0.6]})
+    with pytest.raises(BatchInputError) as info:
+        sweep(BASE, table=table)
+    assert str(info.value).startswith("overrides: row 2: name is empty; expected a name in every")

@@ -165,11 +165,17 @@ class TableSweep(Job):
             )
             for p in paths
         }
-        self.names = (
-            frame[NAME_COLUMN].astype(str).to_numpy(dtype=object)
-            if NAME_COLUMN in frame.columns
-            else None
-        )
+        self.names = None
+        if NAME_COLUMN in frame.columns:
+            given = frame[NAME_COLUMN]
+            empty = given.isna() | (given.astype(str).str.strip() == "")
+            if empty.any():  # (astype(str) would name it "None" or "nan")
+                row = int(np.flatnonzero(empty.to_numpy())[0]) + row_offset
+                raise BatchInputError(
+                    f"{source}: row {row}: {NAME_COLUMN} is empty; expected a name in every row "
+                    f"(or no {NAME_COLUMN} column, for names made from the base's)"
+                )
+            self.names = given.astype(str).to_numpy(dtype=object)
         if self.names is not None:
             _refuse_repeated_names(self.names, source, row_offset)
         self.outputs = tuple(outputs or output_names())
