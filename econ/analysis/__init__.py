@@ -10,7 +10,8 @@ Public API (re-exports):
 - make_executor("serial" | "process" | "dask", workers=None, scheduler=None)
 - run(job, executor=None, chunk_size=16384, store=None, ...) -> RunResult: the chunked driver
 
-run_options: executor, chunk_size, store (chunk folder: resume), progress, exact_limit, overwrite.
+run_options: executor, chunk_size, store (chunk folder: resume), progress, exact_limit, overwrite,
+hold_debt (every scenario holds the base case's sized loan: econ.analysis.committed).
 """
 
 from econ.analysis.distributions import parse_distribution

@@ -140,9 +140,12 @@ def hold_job(job):
     loan, where a plain run asks what loan each scenario could carry. Where the base sizes no
     loan, nothing changes (every scenario already borrows its debt_share of capex as given).
 
-    Raises BatchInputError where the job varies the loan's own terms (LOAN_TERMS), the base has a
-    capital stack (financing.tranches), or its sized loan cannot be held (a sculpted loan not
-    repaid within the horizon, a balance schedule the scenario refuses).
+    A capital stack (financing.tranches) sized by a covenant is held likewise: its debt tranches
+    scaled by the base's sizing factor, sizing off (`_held_stack`).
+
+    Raises BatchInputError where the job varies the loan's own terms (LOAN_TERMS), or its sized
+    loan cannot be held (a sculpted loan not repaid within the horizon, a balance schedule the
+    scenario refuses).
 
     Returns
     -------
