@@ -151,6 +151,20 @@ def test_search_filters_the_list(library_url):
     assert at.dataframe[0].value["name"].tolist() == [SEED_NAME]
 
 
+def test_search_finds_a_tag_of_an_older_version(library_url):
+    """A restore makes a version without the tags of the one restored: the search, of each
+    scenario's newest version, found nothing where `econ library list --tag board` finds
+    version 1 (an outside review)."""
+    at = library_page()
+    by_label(at.text_input, "Tags").input("board")
+    save(at, "for the board")
+    at.session_state[state.DATA]["fleet"]["gpu_count"] = 144
+    at.run()
+    save(at, "two racks")
+    by_label(at.text_input, "Search").input("board").run()
+    assert at.dataframe[0].value[["name", "version"]].values.tolist() == [[SEED_NAME, 1]]
+
+
 def test_a_corrupt_library_is_an_error_not_an_exception(tmp_path, monkeypatch):
     path = tmp_path / "library.db"
     path.write_bytes(b"not a database" * 50)

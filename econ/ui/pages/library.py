@@ -180,6 +180,11 @@ def render() -> None:
                 if search.lower()
                 in " ".join([i.name, i.message, *i.tags, i.hardware or "", i.model or ""]).lower()
             ]
+            if search.strip():  # a tag of an older version, as `econ library list --tag` finds
+                found = {i.name for i in infos}
+                with st.spinner("Reading the library..."):
+                    tagged = library.list(tag=search.strip())
+                infos += [i for i in tagged if i.name not in found]
             if not infos:
                 st.info(
                     "No scenario in the library matches." if search else "The library is empty."
