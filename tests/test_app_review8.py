@@ -80,4 +80,3 @@ def test_a_catalog_step_needs_two_different_rows(app: AppTest):
         "catalog row v6.0-6f6e7f09 is given as both the earlier and the later row" in e
         for e in errors(app)
     ), errors(app)
-

@@ -604,7 +604,6 @@ def test_first_order_indices_of_a_product_from_random_points_near_closed_forms()
     np.testing.assert_allclose(first, [(1 / 12) * 9, (1 / 48) * 9], atol=0.02)
 
 
-
 def test_the_help_names_the_default_outputs(capsys):
     """It said "the main ones"; docs/batch.md listed only the Monte Carlo defaults."""
     from econ.analysis.sensitivity import DEFAULT_OUTPUTS
