@@ -65,7 +65,7 @@ def test_a_vary_that_leaves_its_field_says_so_in_its_options_words(capsys):
     seed = str(ROOT / "models" / "scenarios" / "deepseek-r1-gb200-nvl72.toml")
     assert main(["sensitivity", seed, "--vary", "utilization.share", "--pct", "200"]) == 3
     assert capsys.readouterr().err.startswith(
-        "error: --vary utilization.share --pct 200 (+-200% of 0.7): "
+        "error: --vary utilization.share --pct 200: range utilization.share, value 1: "
     )
     assert main(["sensitivity", seed, "--vary", "market.price_usd_per_mtk"]) == 3
     assert capsys.readouterr().err.startswith(

@@ -612,7 +612,13 @@ def _cmd_sensitivity(args) -> int:
     # One input, one option: a path given twice is refused, never silently replaced.
     given = [("--range", sa.parse_ranges(args.range))]
     if args.vary:
-        given.append(("--vary", sa.percent_ranges(base, args.vary, args.pct)))
+        varied = sa.percent_ranges(base, args.vary, args.pct)
+        for path, pair in varied.items():  # a range past the field's bounds, in the options' words
+            try:
+                sa.check_range(path, pair)
+            except InputError as exc:
+                raise InputError(f"--vary {path} --pct {args.pct:g}: {exc}") from None
+        given.append(("--vary", varied))
     if args.dist:
         given.append(("--dist", mc.parse_dists(args.dist, base_dir=Path.cwd())))
     inputs = sa.combine_inputs(*given)
