@@ -249,8 +249,8 @@ def stack_schedule(
 
     References
     ----------
-    Yescombe, E. R., *Principles of Project Finance*, 2nd ed. (2014), ch. 12-14 (debt sizing,
-    repayment, cover ratios); FASB ASC 835-30 (interest method), ASC 470-20 as amended by ASU
+    Yescombe, E. R., *Principles of Project Finance*, 2nd ed. (2014), ch. 12 (financial
+    structuring: debt-cover ratios, debt-service profile); FASB ASC 835-30 (interest method), ASC 470-20 as amended by ASU
     2020-06 (convertible debt), ASC 470-50-40-2 (extinguishment).
     """
     profile, capex, last = _checked_schedule_inputs(draw_profile, months, capex_usd, last_month)
@@ -1217,8 +1217,8 @@ def coverage_ratios(
 
     References
     ----------
-    Yescombe, E. R., *Principles of Project Finance*, 2nd ed. (2014), sections 12.5.1 (ADSCR),
-    12.5.2 (LLCR) and 14.12 (financial covenants); Gatti, S., *Project Finance in Theory and
+    Yescombe, E. R., *Principles of Project Finance*, 2nd ed. (2014), §12.3 (debt-cover
+    ratios: ADSCR, LLCR, and the ratio levels lenders test); Gatti, S., *Project Finance in Theory and
     Practice*, 3rd ed. (2018), section 5.6 (cover ratios).
     """
     cfads = np.asarray(cfads_usd, dtype=float)
@@ -1305,8 +1305,8 @@ def loan_to_value(balance_usd, value_usd, ltv_ceiling=None):
 
     References
     ----------
-    Yescombe, E. R., *Principles of Project Finance*, 2nd ed. (2014), section 12.5.4 (asset
-    cover); Moody's, "Rating Methodology: Equipment and Transportation Lease ABS" (LTV tests).
+    Yescombe, E. R., *Principles of Project Finance*, 2nd ed. (2014), ch. 12 (financial
+    structuring; debt against the value of the assets); Moody's, "Rating Methodology: Equipment and Transportation Lease ABS" (LTV tests).
     """
     balance = np.asarray(balance_usd, dtype=float)
     value = np.asarray(value_usd, dtype=float)

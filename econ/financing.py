@@ -294,8 +294,8 @@ def loan_schedule(
     ----------
     Microsoft Support, "PMT function", "PPMT function" (annuity payment and its principal part);
     Brealey, Myers & Allen, *Principles of Corporate Finance*, 13th ed., ch. 2.5 (annuities);
-    Yescombe, E. R., *Principles of Project Finance*, 2nd ed. (2014), section 12.9 (repayment
-    profiles: annuity, equal principal, bullet, balloon).
+    Yescombe, E. R., *Principles of Project Finance*, 2nd ed. (2014), §12.5 (debt-service
+    profile: annuity, equal principal, bullet, balloon).
     """
     draws = np.asarray(draws_usd, dtype=float)
     n, T = draws.shape
@@ -739,7 +739,7 @@ def scheduled_balance_loan(balance_shares, rate_monthly, months, last_month):
 
     References
     ----------
-    Yescombe, E. R., *Principles of Project Finance*, 2nd ed. (2014), section 14.5 (a repayment
+    Yescombe, E. R., *Principles of Project Finance*, 2nd ed. (2014), §12.5 (a debt-service
     profile fixed at financial close, against which cover ratios are then tested).
     """
     shares = np.asarray(balance_shares, dtype=float)
@@ -797,8 +797,8 @@ def sculpted_schedule(cfads_usd, rate_monthly, tenor_months):
 
     References
     ----------
-    Yescombe, E. R., *Principles of Project Finance*, 2nd ed. (2014), section 14.5.2 (debt
-    sculpting: the repayment schedule set so that ADSCR is constant); Gatti, S., *Project Finance
+    Yescombe, E. R., *Principles of Project Finance*, 2nd ed. (2014), §12.5 (debt-service
+    profile; sculpting: the repayment schedule set so that ADSCR is constant); Gatti, S., *Project Finance
     in Theory and Practice*, 3rd ed. (2018), section 5.6.2 (sculpted repayment, debt sized as the
     PV of CFADS / target DSCR at the cost of debt).
     """
@@ -873,8 +873,9 @@ def size_debt(
 
     References
     ----------
-    Yescombe, E. R., *Principles of Project Finance*, 2nd ed. (2014), sections 12.5.1 (ADSCR),
-    12.5.4 (asset cover) and 14.5 (debt sizing by cover ratio); Gatti (2018), section 5.6.
+    Yescombe, E. R., *Principles of Project Finance*, 2nd ed. (2014), §12.3 (debt-cover
+    ratios: ADSCR, and the debt they size) and §12.5 (debt-service profile); Gatti (2018),
+    section 5.6.
     """
     cfads = np.asarray(cfads_usd, dtype=float)
     service = np.asarray(service_per_usd, dtype=float)

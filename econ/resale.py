@@ -37,8 +37,8 @@ GPU Lease Rate Index (GLRI), H100 residual value guide (updated 2026-01-08): res
 40-45%, 25-35%, 15-20% and 10-15% of MSRP after years 1 to 5, the shipped GLRI/ResidualGuide
 series and the reference values of tests/test_resale.py. SpotWire valuator data v0.6
 (CC-BY-4.0, 2026-06-04): vintage curves and liquidation factors. Yescombe, *Principles of
-Project Finance*, 2nd ed. (2014), section 12.5.4 (asset cover: debt against the market value
-of the collateral). docs/market.md gives every source and what was not found.
+Project Finance*, 2nd ed. (2014), ch. 12 (financial structuring: debt against the value of
+the assets). docs/market.md gives every source and what was not found.
 """
 
 from __future__ import annotations

@@ -144,7 +144,7 @@ def test_a_hand_worked_schedule():
 
 
 def test_the_annual_dscr_counts_only_the_months_with_debt_service():
-    """Yescombe (2014, §12.5.1): the ADSCR is the CFADS of the period's debt service dates over
+    """Yescombe (2014, §12.3): the ADSCR is the CFADS of the period's debt service dates over
     that debt service. A 600 loan repaid over months 1-6 at 100 a month (no interest), CFADS 150
     a month while it is served and -500 a month after: asset year 1's DSCR is 6 x 150 / 600 =
     1.5, as every month's; with the six later months it would read (900 - 3,000) / 600 = -3.5."""

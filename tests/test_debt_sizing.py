@@ -35,7 +35,7 @@ REFRESH = ROOT / "models" / "scenarios" / "h200-fleet-gb300-refresh.toml"
 
 def test_sculpted_constant_cfads_is_an_annuity():
     """Constant CFADS C sculpted to DSCR* over N months: level service C/DSCR*, and the debt is
-    the annuity's present value, the spreadsheet's PV(i, N, -C/DSCR*) (Yescombe 2014, 14.5.2).
+    the annuity's present value, the spreadsheet's PV(i, N, -C/DSCR*) (Yescombe 2014, §12.5).
     Reference: C = 100, DSCR* = 1.25, i = 1%/month, N = 12: D = 80 x 11.2550775 = 900.4062."""
     cfads = np.r_[0.0, np.full(12, 100.0), np.zeros(3)][None, :]
     out = sculpted_schedule(cfads, np.array([0.01]), np.array([12]))
@@ -219,7 +219,7 @@ def test_a_sculpted_schedule_with_no_service_carries_no_debt():
 
 def covenant_dscr_low(cfads, service, test_months=12):
     """By hand: the lowest DSCR the covenant tests, over months with debt service, each the sum
-    of CFADS over the sum of debt service on the trailing `test_months` (Yescombe 14.12)."""
+    of CFADS over the sum of debt service on the trailing `test_months` (Yescombe 2014, §12.3)."""
     window = np.ones(test_months)
     sums = np.convolve(cfads, window)[: cfads.size], np.convolve(service, window)[: service.size]
     owed = service > 1e-6
