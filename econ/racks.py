@@ -297,8 +297,8 @@ def whole_systems_warning(
 
 POWER_DEPARTURE = 0.2
 """How far a scenario's IT power per GPU may depart from the rack catalog's before a warning
-[fraction]. The ready-made cases' sourced figures are within 7.5% of it (the H200 cases' all-in
-1.37 kW against DGX H200's 10.2 kW / 8 = 1.275)."""
+[fraction]. The ready-made cases' sourced figures are within 5% of it (the B200 hall's 14.3 kW
+system maximum / 8 = 1.7875 kW against the all-in 1.71)."""
 
 
 def power_warning(
@@ -682,6 +682,8 @@ def sized_fleet_fields(result: dict, scenario, catalog: RackCatalog | None = Non
         if result["hall_cooling"] == "air_retrofit_liquid" and rack.liquid_cooling_usd_per_rack:
             fields["facility.liquid_retrofit_usd_per_rack"] = rack.liquid_cooling_usd_per_rack
         left += _left_from(scenario, old)
+    else:
+        left += _power_above_budget(scenario, rack, int(result["gpus"]))
     if result.get("hall_max_kw_per_rack") is not None:
         fields["facility.hall_max_kw_per_rack"] = result["hall_max_kw_per_rack"]
     limit = scenario.facility.hall_max_kw_per_rack
@@ -699,6 +701,23 @@ def sized_fleet_fields(result: dict, scenario, catalog: RackCatalog | None = Non
     current = _current_values(scenario, fields)
     changed = {path: value for path, value in fields.items() if current[path] != value}
     return changed, tuple(left)
+
+
+def _power_above_budget(scenario, rack: RackSpec, gpus: int) -> list[str]:
+    """The scenario's own IT power per GPU, kept with its hardware, where it is above what the
+    hall's power budget counted per GPU (`RackSpec.it_kw_per_rack`): the sized hall then draws
+    more than the MW it was sized for."""
+    from econ.scenario.power_models import it_kw_per_gpu
+
+    counted = rack.it_kw_per_rack / rack.gpus_per_rack
+    own = it_kw_per_gpu(scenario.power)
+    if own <= counted * (1 + 1e-9):
+        return []
+    return [
+        f"power.kw_per_gpu ({own:g} kW of IT load per GPU, above the {counted:g} kW per GPU the "
+        f"power budget counted for {rack.key}: the {gpus:,} GPUs draw {gpus * own:,.0f} kW of "
+        f"IT load, {own / counted - 1:.1%} more than the hall was sized for)"
+    ]
 
 
 def scaled_fixed_amounts(scenario, fields: dict) -> list[tuple[str, object, object, str]]:

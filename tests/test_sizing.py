@@ -134,7 +134,7 @@ SEED = ROOT / "models" / "scenarios" / "deepseek-r1-gb200-nvl72.toml"
         ("gb300-nvl72", 132.0),  # 72 x 1.8333 = 131.9976, below the rack
         ("b200-sxm", 28.6),  # 16 x 1.71 = 27.36, below the 2 x 14.3 kW rack
         ("b300-sxm", 58.0),  # derived from the rack: equal
-        ("h200-sxm", 40.8),
+        ("h200-sxm", 43.84),  # H100's 32 x 1.37: the same chip power and system
         ("mi355x", 66.88),
     ],
 )
@@ -727,3 +727,39 @@ def test_a_power_per_gpu_far_from_the_catalogs_is_warned_of(capsys, tmp_path):
     assert main(["validate", str(typo)]) == 3
     err = capsys.readouterr().err
     assert "power.kw_per_gpu = 18333.0" in err and f"{MAX_KW_PER_GPU:g}" in err
+
+
+def test_h200_racks_count_the_power_the_h200_cases_bill():
+    # A CLI review: racks.toml gave H200 10.2 kW / 8 = 1.275 kW per GPU while both H200 cases
+    # bill the H100-class all-in 1.37 (the same 700 W chip in the same DGX system), so a 10 MW
+    # hall sized for H200 placed 7,840 GPUs that drew 7,840 x 1.37 = 10,741 kW. By hand: a rack of
+    # 4 systems adds 32 x 1.37 = 43.84 kW; floor(10,000 / 43.84) = 228 racks, 7,296 GPUs.
+    from econ import load_scenario
+    from econ.scenario.power_models import it_kw_per_gpu
+
+    h200 = size(mw=10.0, hardware="h200-sxm")
+    assert (h200["racks"], h200["gpus"]) == (228, 7296)
+    assert h200["gpus"] == size(mw=10.0, hardware="h100-sxm")["gpus"]
+    for name in ("llama2-70b-h200", "h200-fleet-gb300-refresh"):
+        case = load_scenario(ROOT / "models" / "scenarios" / f"{name}.toml")
+        assert h200["gpus"] * it_kw_per_gpu(case.power) <= 10_000.0
+
+
+def test_a_kept_power_figure_above_the_budgets_is_named():
+    # The same hardware keeps the scenario's power per GPU; where it is above what the power
+    # budget counted, the sized hall draws more than its MW, and the page is told how much.
+    from econ import load_scenario
+    from econ.racks import sized_fleet_fields
+
+    llama = load_scenario(ROOT / "models" / "scenarios" / "llama2-70b-h200.toml")
+    sized = size(mw=10.0, hardware="h200-sxm")
+    _, stays = sized_fleet_fields(sized, llama)
+    assert not any(s.startswith("power.kw_per_gpu") for s in stays)  # 1.37: as counted
+    hotter = llama.model_copy(update={"power": llama.power.model_copy(update={"kw_per_gpu": 1.5})})
+    _, stays = sized_fleet_fields(sized, hotter)
+    (note,) = [s for s in stays if s.startswith("power.kw_per_gpu")]
+    # 7,296 x 1.5 = 10,944 kW; 1.5 / 1.37 - 1 = 9.5%
+    assert "the 7,296 GPUs draw 10,944 kW of IT load, 9.5% more" in note
+    b200_hall = load_scenario(ROOT / "models" / "scenarios" / "hall-10mw-hgx-b200-air.toml")
+    _, stays = sized_fleet_fields(size(mw=10.0, hardware="b200-sxm"), b200_hall)
+    assert not any(s.startswith("power.kw_per_gpu") for s in stays)  # 1.7875: the system maximum
