@@ -185,6 +185,21 @@ def accelerators() -> pd.DataFrame:
     return _read(ACCELERATORS_FILE)
 
 
+def check_hardware_key(hardware: str | None, catalog: pd.DataFrame | None = None) -> None:
+    """Refuse a hardware key that neither the accelerator table nor the catalog's rows know (a
+    typo would otherwise match no row, silently), listing the known keys."""
+    if hardware is None or hardware == "":
+        return
+    frame = load_catalog() if catalog is None else catalog
+    keys = set(accelerators()["hardware_key"].dropna()) | set(frame["hardware_key"].dropna())
+    keys.discard("")
+    if hardware.lower() not in {k.lower() for k in keys}:
+        raise CatalogError(
+            f"hardware {hardware!r} is not a hardware key of the catalog; valid: "
+            f"{', '.join(sorted(keys))}"
+        )
+
+
 def generation_of(hardware: str) -> str:
     """Silicon generation of a hardware key (e.g. gb200-nvl72 -> Blackwell); "" if unknown."""
     table = accelerators()
@@ -196,7 +211,8 @@ def filter_catalog(catalog: pd.DataFrame | None = None, **filters) -> pd.DataFra
     """Rows matching every filter given.
 
     model, accelerator, hardware, submitter: case-insensitive substring of benchmark/family/used
-    model, accelerator name, hardware key and submitter; round, scenario, division,
+    model, accelerator name and submitter; hardware: the key, exact (case-insensitive; a key
+    the catalog lacks matches no row: `check_hardware_key` refuses one); round, scenario, division,
     availability: exact (case-insensitive), and an unknown value lists the valid ones; gpus:
     the accelerator count.
     """
@@ -386,7 +402,13 @@ def row_checks(
             f"system name says {named:g} accelerators but the submission counts {count:g}; the "
             f"per-GPU figure uses {count:g}"
         )
-    if key.endswith("nvl72") and not _missing(count) and count % 72:
+    if key.endswith("nvl72") and re.search(r"NVL-?4\b", str(row.get("system_name") or "")):
+        out.append(
+            f"an NVL4 system (4 GPUs in one NVLink domain), catalogued under {key} for its "
+            "silicon: the same GPU as the NVL72 rack, with a 72-GPU NVLink domain there; a model "
+            "served within 4 GPUs compares across both, one spread over more GPUs has no NVL4 measure"
+        )
+    elif key.endswith("nvl72") and not _missing(count) and count % 72:
         out.append(f"{count:g} GPUs is not a whole number of 72-GPU NVL72 racks")
     # other flags
     if row.get("inferred_flag") == 1:

@@ -424,7 +424,21 @@ def with_systems_per_rack(rack: RackSpec, systems: int) -> RackSpec:
         capex_usd_per_rack=None
         if rack.capex_usd_per_rack is None
         else rack.capex_usd_per_rack * scale,
-        sources={**rack.sources, "systems_per_rack": f"--systems-per-rack {systems}"},
+        sources={
+            **rack.sources,
+            "systems_per_rack": f"--systems-per-rack {systems}",
+            "kw_per_rack": f"derived: {systems} x {rack.kw_per_system:g} kW (kw_per_system)",
+            **(
+                {}
+                if rack.capex_usd_per_rack is None
+                else {
+                    "capex_usd_per_rack": f"derived: {systems} / {rack.systems_per_rack} of the "
+                    f"catalog's {rack.systems_per_rack}-system rack ("
+                    + rack.sources.get("capex_usd_per_rack", "models/racks.toml")
+                    + ")"
+                }
+            ),
+        },
     )
 
 

@@ -384,13 +384,13 @@ def _raise_no_rack(
     else:
         if budget[i] < fixed[i]:
             detail = (
-                f"a capex budget of {budget[i]:,.0f} USD does not cover the fixed facility cost of "
-                f"{fixed[i]:,.0f} USD"
+                f"a capex budget of {_usd(budget[i])} USD does not cover the fixed facility cost "
+                f"of {_usd(fixed[i])} USD"
             )
         else:
             detail = (
-                f"a capex budget of {budget[i]:,.0f} USD leaves {budget[i] - fixed[i]:,.0f} USD "
-                f"for racks, below the cost of one rack ({per_rack[i]:,.0f} USD)"
+                f"a capex budget of {_usd(budget[i])} USD leaves {_usd(budget[i] - fixed[i])} USD "
+                f"for racks, below the cost of one rack ({_usd(per_rack[i])} USD)"
             )
         expected = "a budget that buys at least one rack"
     raise SizingError(f"{label(i)}{detail}; expected {expected}")
@@ -405,3 +405,9 @@ __all__ = [
     "racks_within",
     "size_hall",
 ]
+
+
+def _usd(value: float) -> str:
+    """An amount in a message, to the cent (a budget a cent short of a rack must not read as the
+    rack's price), and in exponent form where the digits would run past a quadrillion."""
+    return f"{value:,.2f}" if abs(value) < 1e15 else f"{value:.6g}"

@@ -273,3 +273,41 @@ def test_the_list_shows_every_digit_of_a_large_result_and_no_nan(capsys):
     out = capsys.readouterr().out
     assert "1,598,510" in out and "e+0" not in out
     assert " nan " not in out
+
+
+def test_a_hardware_key_the_catalog_does_not_know_is_refused(catalog, capsys):
+    """A CLI review: `--hardware gb300` (not a key) listed 0 rows with exit 0, where a typo in
+    --round lists the valid values; `show ID --hardware nope` gave only a note."""
+    from econ.benchmarks import check_hardware_key
+
+    with pytest.raises(CatalogError, match="hardware 'gb300' is not a hardware key.*gb300-nvl72"):
+        check_hardware_key("gb300", catalog)
+    check_hardware_key("GB300-NVL72", catalog)  # case aside, a key
+    # the app's filter on a scenario's own hardware key lists no row rather than failing
+    assert filter_catalog(catalog, hardware="my-own-asic").empty
+    assert main(["benchmarks", "list", "--hardware", "gb300"]) == 3
+    assert "valid: b200-sxm" in capsys.readouterr().err
+    row = catalog["id"].iloc[0]
+    assert main(["benchmarks", "show", row, "--hardware", "nope"]) == 3
+    assert "hardware 'nope' is not a hardware key" in capsys.readouterr().err
+
+
+def test_a_vendor_claims_division_is_a_dash_and_one_row_is_singular(capsys):
+    # The Endpoints claim has no division: the table printed "nan", and "1 rows".
+    assert main(["benchmarks", "list", "--round", "MLPerf Endpoints"]) == 0
+    captured = capsys.readouterr()
+    claim = [line for line in captured.out.splitlines() if line.startswith("claim-")]
+    assert len(claim) == 1 and " nan " not in claim[0] and "CoreWeave    -" in claim[0]
+    assert captured.err.startswith("1 row;")
+
+
+def test_an_nvl4_system_is_named_as_one_not_as_a_partial_rack(catalog):
+    """A CLI review: Lambda's 4x GB300 (GB300 NVL4) and the GB200 NVL4 rows are catalogued under
+    the NVL72 keys for their silicon, and the check called 4 GPUs "not a whole number of 72-GPU
+    NVL72 racks"."""
+    nvl4 = catalog[catalog["system_name"].str.contains("NVL4")]
+    assert set(nvl4["hardware_key"]) == {"gb200-nvl72", "gb300-nvl72"} and len(nvl4) >= 8
+    for _, row in nvl4.iterrows():
+        checks = row_checks(row)
+        assert any(c.startswith("an NVL4 system (4 GPUs in one NVLink domain)") for c in checks)
+        assert not any("not a whole number of 72-GPU" in c for c in checks)

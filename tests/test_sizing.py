@@ -763,3 +763,28 @@ def test_a_kept_power_figure_above_the_budgets_is_named():
     b200_hall = load_scenario(ROOT / "models" / "scenarios" / "hall-10mw-hgx-b200-air.toml")
     _, stays = sized_fleet_fields(size(mw=10.0, hardware="b200-sxm"), b200_hall)
     assert not any(s.startswith("power.kw_per_gpu") for s in stays)  # 1.7875: the system maximum
+
+
+def test_a_rack_of_other_systems_cites_its_own_derivation():
+    # A CLI review: --systems-per-rack 1 gave kw_per_rack 10.2 and 313,500 USD with the sources
+    # of the 4-system rack ("derived: 4 x 10.2 kW", "4 x HGX H100 ...").
+    result = size(mw=10.0, hardware="h100-sxm", systems_per_rack=1)
+    rack = result["rack"]
+    assert rack["kw_per_rack"] == 10.2 and rack["capex_usd_per_rack"] == 1_254_000 / 4
+    assert rack["sources"]["kw_per_rack"] == "derived: 1 x 10.2 kW (kw_per_system)"
+    assert rack["sources"]["capex_usd_per_rack"].startswith(
+        "derived: 1 / 4 of the catalog's 4-system rack (derived: 4 x HGX H100"
+    )
+
+
+def test_a_budget_a_cent_short_of_a_rack_is_worded_to_the_cent():
+    # A CLI review: 2,999,999.99 USD read "leaves 3,000,000 USD ... below ... (3,000,000 USD)";
+    # 1e300 USD printed 300 digits.
+    with pytest.raises(
+        SizingError,
+        match=r"leaves 2,999,999\.99 USD for racks, below the cost "
+        r"of one rack \(3,000,000\.00 USD\)",
+    ):
+        size(mw=10.0, hardware="gb300-nvl72", budget_usd=2_999_999.99)
+    with pytest.raises(SizingError, match=r"capex budget of 1e\+300 USD does not cover"):
+        size(mw=10.0, hardware="gb300-nvl72", budget_usd=1e300, facility_usd_per_mw=1e300)

@@ -66,7 +66,9 @@ def _cmd_list(args) -> int:
             "availability", "gpus",
         )
     }  # fmt: skip
-    rows = bench.filter_catalog(bench.load_catalog(), **filters)
+    catalog = bench.load_catalog()
+    bench.check_hardware_key(args.hardware, catalog)
+    rows = bench.filter_catalog(catalog, **filters)
     if args.no_duplicates:
         rows = rows[rows["duplicate_of"] == ""]
     total = len(rows)
@@ -98,7 +100,8 @@ def _cmd_list(args) -> int:
             )
             body.append(
                 [
-                    r.id, r.round, r.submitter, r.division,
+                    r.id, r.round, r.submitter,
+                    r.division if isinstance(r.division, str) and r.division else "-",
                     r.availability if isinstance(r.availability, str) and r.availability else "-",
                     (r.accelerator or "-")[:34] if isinstance(r.accelerator, str) else "-",
                     "-" if math.isnan(r.accelerator_count) else f"{r.accelerator_count:g}",
@@ -110,7 +113,7 @@ def _cmd_list(args) -> int:
         if body:
             print(table(header, body))
         print(
-            f"{total} rows"
+            f"{total} row{'' if total == 1 else 's'}"
             + (f" (showing {len(rows)})" if len(rows) < total else "")
             + "; flags: C vendor claim (no result file), P preview, R RDI (research, development or "
             "internal), O open division, D 99.9 row repeating a 99 row, I inferred",
@@ -122,6 +125,7 @@ def _cmd_list(args) -> int:
 def _cmd_show(args) -> int:
     catalog = bench.load_catalog()
     row = bench.get_row(args.id, catalog)
+    bench.check_hardware_key(args.hardware, catalog)
     checks = bench.row_checks(row, hardware=args.hardware, catalog=catalog)
     if args.format == "json":
         data = {
