@@ -65,7 +65,9 @@ def _main(argv: Sequence[str] | None) -> int:
     argv = _library_first(argv)
     parser = _parser(features=_command_of(argv) not in BUILT_IN)
     try:
-        args = parser.parse_args(argv)
+        args, extras = parser.parse_known_args(argv)
+        if extras:  # the usage of the (sub)command they follow, not the top level's
+            _innermost(parser, args).error(f"unrecognized arguments: {' '.join(extras)}")
     except InputError as exc:  # a number an option refuses (econ.commands.Number)
         commands.say_error(exc)
         return EXIT_INVALID
@@ -78,6 +80,17 @@ def _main(argv: Sequence[str] | None) -> int:
     except InputError as exc:
         commands.say_error(exc)
         return EXIT_INVALID
+
+
+def _innermost(parser: argparse.ArgumentParser, args) -> argparse.ArgumentParser:
+    """The parser of the deepest (sub)command `args` were parsed by (`econ market list` for
+    `econ market list --bogus`)."""
+    while True:
+        subcommands = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        name = getattr(args, subcommands[0].dest, None) if subcommands else None
+        if name not in (subcommands[0].choices if subcommands else {}):
+            return parser
+        parser = subcommands[0].choices[name]
 
 
 class _OutputError(Exception):

@@ -654,3 +654,21 @@ def test_a_field_set_twice_is_a_usage_error(run, command):
     assert "--set utilization.share is given twice; expected each field once" in result.stderr
     ok = run(name, str(SEED), *rest, "--set", "utilization.share=0.5", "--set", "power.pue=1.3")
     assert ok.returncode == 0
+
+
+@pytest.mark.parametrize(
+    ("argv", "usage"),
+    [
+        (["market", "list", "--bogus"], "usage: econ market list "),
+        (["benchmarks", "list", "--bogus"], "usage: econ benchmarks list "),
+        (["size", "--mw", "1", "--hardware", "h100-sxm", "extra"], "usage: econ size "),
+        (["--bogus"], "usage: econ [-h]"),
+    ],
+)
+def test_an_unknown_argument_shows_the_usage_of_the_command_it_follows(argv, usage, capsys):
+    # A CLI review: `econ market list --bogus` printed the top level's usage.
+    with pytest.raises(SystemExit) as caught:  # argparse exits; the console script returns 2
+        main(argv)
+    err = capsys.readouterr().err
+    assert caught.value.code == 2
+    assert err.startswith(usage) and f"error: unrecognized arguments: {argv[-1]}" in err
