@@ -1558,6 +1558,7 @@ def _summary_metrics(b: ScenarioBatch, ledger: _Ledger, to: _Scenarios, fleet, c
     npv = returns["npv_usd"]
     coverage = ledger.coverage
     negative_breakeven = breakeven < 0  # NPV > 0 at a zero token price
+    payback = metrics_mod.payback(ledger.cash_flow_project, ledger.active)
     metrics = {
         "lcot_usd_per_mtok": lcot,
         "lcot_usd_per_mtok_all_tokens": lcot_all_tokens,
@@ -1565,7 +1566,7 @@ def _summary_metrics(b: ScenarioBatch, ledger: _Ledger, to: _Scenarios, fleet, c
         **returns,
         "npv_usd_per_gpu": npv / gpu_count,
         "npv_usd_per_rack": npv / rack_count,
-        "payback_months": metrics_mod.payback_months(ledger.cash_flow_project, ledger.active),
+        "payback_months": payback.months,
         "breakeven_price_usd_per_mtok": np.where(negative_breakeven, np.nan, breakeven),
         "min_dscr": coverage["min_dscr"],
         **_densities(b, ledger, to, fleet, costs),
@@ -1586,6 +1587,7 @@ def _summary_metrics(b: ScenarioBatch, ledger: _Ledger, to: _Scenarios, fleet, c
         pv_tokens=pv_tokens,
         no_input_ratio=np.isnan(pv_input_tokens) & (pv_tokens > 0),
         negative_breakeven=negative_breakeven,
+        payback=payback,
     )
     return metrics, components, facts
 
@@ -1933,6 +1935,7 @@ def _scenario_flags(b, ledger: _Ledger, metrics, facts, context, first) -> dict[
         "thin_equity": facts["thin"],
         "no_irr_equity": np.isnan(irr_equity) & ~facts["equity_counted"],
         "no_payback": np.isnan(metrics["payback_months"]),
+        "payback_undone": ~np.isnan(facts["payback"].undone_month),
         "no_breakeven": np.isnan(metrics["breakeven_price_usd_per_mtok"])
         & ~facts["negative_breakeven"],
         "breakeven_negative": facts["negative_breakeven"],
@@ -1963,6 +1966,9 @@ def _warning_context(b, ledger: _Ledger, facts, fleet: _Fleet, costs: _Costs, ca
     irr = facts["irr"]
     return {
         "equity_share": facts["equity_share"],
+        "payback_months": facts["payback"].months,
+        "payback_undone_month": facts["payback"].undone_month,
+        "cumulative_cash_end": facts["payback"].cumulative_end_usd,
         "min_dscr": coverage["min_dscr"],
         "months_below_1": (coverage["dscr"] < 1.0).sum(axis=1),
         "breach_months": coverage["breach_months"],
@@ -2828,6 +2834,13 @@ def _warnings(flags, ctx, n) -> list[list[str]]:
         "no_payback": lambda i: (
             "cumulative project cash flow never turns positive within the "
             "horizon: payback_months is null"
+        ),
+        "payback_undone": lambda i: (
+            f"cumulative project cash flow turns non-negative after "
+            f"{ctx['payback_months'][i]:.1f} months (payback_months) but is below zero again from "
+            f"month {ctx['payback_undone_month'][i]:.0f} to the horizon, where it ends at "
+            f"{ctx['cumulative_cash_end'][i]:,.0f} USD: the investment is not recovered within "
+            "the horizon"
         ),
         "no_breakeven": lambda i: (
             "token price does not affect NPV (fully contracted or no tokens): "

@@ -8,6 +8,7 @@ outflows negative.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -218,10 +219,27 @@ def profitability_index(npv_usd, pv_investment_usd):
         return np.where(pv_investment_usd > 0, 1.0 + npv_usd / pv_investment_usd, np.nan)
 
 
-def payback_months(cash_flow, active):
-    """Months until cumulative project cash flow turns non-negative, interpolated within the month.
+@dataclass(frozen=True)
+class Payback:
+    """When the cumulative project cash flow is recovered, and whether it stays recovered.
 
-    NaN when it never does within the horizon.
+    months : (n,)  months until it turns non-negative, interpolated within the month; NaN when it
+        never does within the horizon
+    undone_month : (n,)  after a payback, the month from which it stays below 0 to the horizon
+        (the investment not recovered at the end); NaN where it ends recovered or never was
+    cumulative_end_usd : (n,)  cumulative project cash flow at the horizon [USD]
+    """
+
+    months: np.ndarray
+    undone_month: np.ndarray
+    cumulative_end_usd: np.ndarray
+
+
+def payback(cash_flow, active) -> Payback:
+    """Payback of each scenario's project cash flow (`Payback`). A payback counts the first
+    month the cumulative cash flow turns non-negative, as the textbook does (Brealey, Myers &
+    Allen, *Principles of Corporate Finance*, §5.3); flows that fall back below zero (late capex,
+    a costly exit) can end the horizon under water after it, which `undone_month` says.
 
     Parameters
     ----------
@@ -238,7 +256,15 @@ def payback_months(cash_flow, active):
     flow = cash_flow[rows, first]
     with np.errstate(divide="ignore", invalid="ignore"):
         fraction = np.where(flow > 0, -before / flow, 1.0)
-    return np.where(ok, first - 1 + fraction, np.nan)
+    end = cumulative[:, -1]  # the months after a horizon add 0
+    # the month after the last recovered one starts the run below 0 that lasts to the horizon
+    last_recovered = reached.shape[1] - 1 - np.argmax(reached[:, ::-1], axis=1)
+    undone = ok & (end < -HALF_CENT_USD)
+    return Payback(
+        months=np.where(ok, first - 1 + fraction, np.nan),
+        undone_month=np.where(undone, last_recovered + 1.0, np.nan),
+        cumulative_end_usd=end,
+    )
 
 
 def breakeven_price_usd_per_mtok(

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
 
 from econ import metrics, tax
 
@@ -100,15 +101,53 @@ def test_payback_interpolates_within_the_month():
     # -100, then +30 a month: cumulative -70, -40, -10, +20: paid back a third into month 4.
     flows = np.array([[-100.0, 30.0, 30.0, 30.0, 30.0, 30.0], [-100.0, 1.0, 1.0, 1.0, 1.0, 1.0]])
     active = np.ones_like(flows, dtype=bool)
-    out = metrics.payback_months(flows, active)
-    assert out[0] == pytest.approx(3 + 10 / 30)
-    assert np.isnan(out[1])
+    out = metrics.payback(flows, active)
+    assert out.months[0] == pytest.approx(3 + 10 / 30)
+    assert np.isnan(out.months[1])
+    assert np.isnan(out.undone_month).all()  # recovered for good, or never
 
 
 def test_payback_ignores_months_after_the_horizon():
     flows = np.array([[-100.0, 30.0, 30.0, 30.0, 300.0]])
     active = np.arange(5)[None, :] <= 3
-    assert np.isnan(metrics.payback_months(flows, active)[0])
+    assert np.isnan(metrics.payback(flows, active).months[0])
+
+
+def test_a_payback_undone_by_the_horizon_is_said():
+    # A browser review: payback 42.7 months, but the cumulative cash peaked at month 54 and ended
+    # the horizon at -78,752 USD. By hand: -100, +30 x 4 (cumulative -70, -40, -10, +20, +50),
+    # then -40 and -40: +10 in month 6, -30 from month 7 to the end. A dip that recovers (row 2)
+    # and a payback in the last month (row 3) are not undone.
+    flows = np.array(
+        [
+            [-100.0, 30.0, 30.0, 30.0, 30.0, 30.0, -40.0, -40.0],
+            [-100.0, 60.0, 60.0, -30.0, -30.0, 60.0, 0.0, 0.0],
+            [-100.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 100.0],
+        ]
+    )
+    out = metrics.payback(flows, np.ones_like(flows, dtype=bool))
+    assert out.months[0] == pytest.approx(3 + 10 / 30)
+    assert out.undone_month[0] == 7 and out.cumulative_end_usd[0] == -30.0
+    assert np.isnan(out.undone_month[1]) and out.cumulative_end_usd[1] == 20.0
+    assert out.months[2] == 7.0 and np.isnan(out.undone_month[2])
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    flows=hnp.arrays(
+        np.float64, (4, 13), elements=st.floats(-1e6, 1e6, allow_nan=False, allow_subnormal=False)
+    )
+)
+def test_an_undone_payback_is_a_run_below_zero_to_the_end(flows):
+    out = metrics.payback(flows, np.ones_like(flows, dtype=bool))
+    cumulative = np.cumsum(flows, axis=1)
+    for i in range(len(flows)):
+        if np.isnan(out.undone_month[i]):
+            assert np.isnan(out.months[i]) or cumulative[i, -1] >= -0.005
+            continue
+        m = int(out.undone_month[i])
+        assert not np.isnan(out.months[i]) and cumulative[i, m - 1] >= -1e-6
+        assert (cumulative[i, m:] < 1e-6).all() and cumulative[i, -1] < -0.005 + 1e-6
 
 
 def npv_after_tax(price, fixed, units, deductions, rate, last, capital, factors, schedule):
