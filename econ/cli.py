@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from econ import __version__, commands
-from econ.commands import Number, OptionValueError, add_format, add_overrides
+from econ.commands import Number, OptionValueError, add_format, add_overrides, examples
 from econ.errors import InputError
 
 if TYPE_CHECKING:
@@ -305,7 +305,15 @@ def _parser(features: bool = True) -> argparse.ArgumentParser:
     )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    p = subparsers.add_parser("project", help="project scenarios and print or write the results")
+    p = subparsers.add_parser(
+        "project",
+        help="project scenarios and print or write the results",
+        **examples(
+            "econ project models/scenarios/deepseek-r1-gb200-nvl72.toml",
+            "econ project models/scenarios/deepseek-r1-gb200-nvl72.toml "
+            "--set market.price_usd_per_mtok=0.4 --format json",
+        ),
+    )
     p.add_argument("files", nargs="+", metavar="FILE", help="scenario TOML files")
     add_overrides(
         p,
@@ -323,11 +331,19 @@ def _parser(features: bool = True) -> argparse.ArgumentParser:
     p.add_argument("--force", action="store_true", help="overwrite existing output files")
     p.set_defaults(run=_cmd_project)
 
-    v = subparsers.add_parser("validate", help="check scenario files without projecting them")
+    v = subparsers.add_parser(
+        "validate",
+        help="check scenario files without projecting them",
+        **examples("econ validate models/scenarios/*.toml"),
+    )
     v.add_argument("files", nargs="+", metavar="FILE", help="scenario TOML files")
     v.set_defaults(run=_cmd_validate)
 
-    s = subparsers.add_parser("schema", help="print the JSON schema of a scenario file")
+    s = subparsers.add_parser(
+        "schema",
+        help="print the JSON schema of a scenario file",
+        **examples("econ schema > scenario.schema.json"),
+    )
     s.set_defaults(run=_cmd_schema)
 
     a = subparsers.add_parser("app", help="start the Streamlit app")

@@ -672,3 +672,57 @@ def test_an_unknown_argument_shows_the_usage_of_the_command_it_follows(argv, usa
     err = capsys.readouterr().err
     assert caught.value.code == 2
     assert err.startswith(usage) and f"error: unrecognized arguments: {argv[-1]}" in err
+
+
+def _help_examples() -> list[str]:
+    """Every example line at the end of a command's --help (econ.commands.examples)."""
+    import argparse
+
+    from econ.cli import _parser
+    from econ.commands import EXAMPLES_HEADING
+
+    found, parsers = [], [_parser()]
+    while parsers:
+        parser = parsers.pop()
+        if (parser.epilog or "").startswith(EXAMPLES_HEADING):
+            found += [line.strip() for line in parser.epilog.splitlines()[1:]]
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                parsers += list(action.choices.values())
+    return sorted(found)
+
+
+def test_the_help_examples_cover_the_catalog_commands():
+    # A CLI review: no --help of size, hardware, llms, benchmarks, schema or validate had one.
+    examples = _help_examples()
+    for command in (
+        "econ project ",
+        "econ validate ",
+        "econ schema",
+        "econ size ",
+        "econ hardware list",
+        "econ llms list",
+        "econ benchmarks list ",
+        "econ benchmarks show ",
+    ):
+        assert any(line.startswith(command) for line in examples), command
+
+
+@pytest.mark.parametrize("example", _help_examples())
+def test_each_help_example_works_when_pasted(example, capsys, monkeypatch):
+    """Run as a shell would from the repository's root: globs expanded, `> FILE` redirected
+    (the command's own output is what is checked)."""
+    import shlex
+
+    monkeypatch.chdir(ROOT)
+    words = shlex.split(example)
+    assert words[0] == "econ"
+    if ">" in words:
+        words = words[: words.index(">")]
+    argv = []
+    for word in words[1:]:
+        argv += (
+            [str(p.relative_to(ROOT)) for p in sorted(ROOT.glob(word))] if "*" in word else [word]
+        )
+    assert main(argv) == 0, capsys.readouterr().err
+    assert capsys.readouterr().out.strip()

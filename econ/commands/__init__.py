@@ -18,6 +18,26 @@ from types import ModuleType
 from econ.bounds import BOUND_WORDS, bounds_words, within_bounds
 from econ.errors import InputError
 
+EXAMPLES_HEADING = "examples:"
+
+
+class _KeepExamples(argparse.HelpFormatter):
+    """argparse's formatter, leaving an examples epilog's lines as they are (one command a line,
+    ready to paste) and wrapping the description as usual."""
+
+    def _fill_text(self, text, width, indent):
+        if text.startswith(EXAMPLES_HEADING):
+            return "\n".join(indent + line for line in text.splitlines())
+        return super()._fill_text(text, width, indent)
+
+
+def examples(*commands: str) -> dict:
+    """`add_parser` keywords ending the command's help with `commands`, one a line, kept as
+    written (argparse reflows every other text); a test runs each from the repository's root, so
+    they work when pasted there."""
+    lines = "\n".join(f"  {command}" for command in commands)
+    return {"epilog": f"{EXAMPLES_HEADING}\n{lines}", "formatter_class": _KeepExamples}
+
 
 def check_distinct_names(files: Sequence[str], scenarios: Sequence) -> None:
     """InputError when two of the scenarios given share a name: names are the keys of a

@@ -11,7 +11,7 @@ import sys
 
 import numpy as np
 
-from econ.commands import Number, add_format, lazy
+from econ.commands import Number, add_format, examples, lazy
 from econ.commands.throughput import table
 from econ.labels import plain_number
 
@@ -29,7 +29,14 @@ def register(commands) -> None:
     )
     sub = parser.add_subparsers(dest="benchmarks_command", metavar="ACTION", required=True)
 
-    p = sub.add_parser("list", help="catalog rows matching filters")
+    p = sub.add_parser(
+        "list",
+        help="catalog rows matching filters",
+        **examples(
+            "econ benchmarks list --model deepseek-r1 --scenario Server --round v6.1",
+            "econ benchmarks list --hardware gb200-nvl72 --no-duplicates --limit 10",
+        ),
+    )
     p.add_argument("--model", help="benchmark or model name substring, e.g. deepseek-r1")
     p.add_argument("--accelerator", help="accelerator name substring, e.g. GB200")
     p.add_argument("--hardware", help="hardware key, e.g. gb200-nvl72")
@@ -51,7 +58,11 @@ def register(commands) -> None:
     add_format(p)
     p.set_defaults(run=_cmd_list)
 
-    s = sub.add_parser("show", help="one row: every source column and its provenance checks")
+    s = sub.add_parser(
+        "show",
+        help="one row: every source column and its provenance checks",
+        **examples("econ benchmarks show v6.1-d60624bb --hardware gb300-nvl72"),
+    )
     s.add_argument("id", help="row id (or a unique prefix)")
     s.add_argument("--hardware", help="scenario hardware key, for the silicon check")
     add_format(s, ("table", "json"))

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 from econ import strict_json  # standard library only
-from econ.commands import Number, add_format, lazy, say_warnings
+from econ.commands import Number, add_format, examples, lazy, say_warnings
 from econ.errors import InputError
 from econ.files import atomic_write  # standard library only
 
@@ -31,13 +31,19 @@ def register(subparsers) -> None:
     """Top-level `hardware` and `llms` commands."""
     hw = subparsers.add_parser("hardware", help="the accelerator catalog (models/hardware.toml)")
     hw_sub = hw.add_subparsers(dest="hardware_command", metavar="SUBCOMMAND", required=True)
-    hl = hw_sub.add_parser("list", help="list catalog hardware")
+    hl = hw_sub.add_parser(
+        "list",
+        help="list catalog hardware",
+        **examples("econ hardware list", "econ hardware list --format json"),
+    )
     add_format(hl, ("table", "json"))
     hl.set_defaults(run=cmd_hardware_list)
 
     lm = subparsers.add_parser("llms", help="the model architecture catalog (models/llms.toml)")
     lm_sub = lm.add_subparsers(dest="llms_command", metavar="SUBCOMMAND", required=True)
-    ll = lm_sub.add_parser("list", help="list catalog models")
+    ll = lm_sub.add_parser(
+        "list", help="list catalog models", **examples("econ llms list --format json")
+    )
     add_format(ll, ("table", "json"))
     ll.set_defaults(run=cmd_llms_list)
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from econ.commands import LazyChoices, Number, add_format, lazy
+from econ.commands import LazyChoices, Number, add_format, examples, lazy
 from econ.sizing import POWER_BASES
 
 racks = lazy("econ.racks")  # the rack catalog loads when the command runs
@@ -23,6 +23,12 @@ def register(subparsers) -> None:
         description="Size a hall: racks and GPUs that fit a power budget (and optionally floor "
         "space and a capex budget), the limit that binds and the stranded capacity. Rack figures "
         "come from models/racks.toml.",
+        **examples(
+            "econ size --mw 10 --hardware gb300-nvl72",
+            "econ size --mw 10 --basis utility --hardware b200-sxm --floor-m2 600 --format json",
+            "econ size --mw 10 --hardware h100-sxm --systems-per-rack 1 "
+            "--hall-max-kw-per-rack 20 --cooling air",
+        ),
     )
     p.add_argument("--mw", type=Number(), required=True, help="power budget [MW]")
     p.add_argument(
