@@ -16,7 +16,10 @@ The decay fitted to a curve (docs/market.md), with t in years since the curve's 
     log-linear model (3 points):        P(t) = A e^(-k t)                     A > 0, k >= 0
 
 by least squares on ln P (price errors are proportional: a quote 10% off is as wrong at 8 USD
-as at 2), with residual standard error s = sqrt(SSR / (n - p)) in ln P. Beyond the last point
+as at 2), with residual standard error s = sqrt(SSR / (n - p)) in ln P. A floor fit that is
+degenerate (its floor, or its premium's change over the points, a negligible share of the lowest
+price) is the log-linear model in disguise and is reported as that. A rising series is held flat
+(k = 0): the fit says so and gives the unconstrained trend of ln P beside it. Beyond the last point
 (t_L, P_L) the curve is extended by the fitted shape through the last point,
 
     P(t) = P_L * f(t) / f(t_L)
@@ -60,6 +63,12 @@ FLOOR_MODEL_MIN_POINTS = 4
 FIT_MIN_POINTS = 3
 MAX_RATE_ANNUAL = 20.0
 """Upper bound of the fitted decay rate k [1/year] (a premium halving every 13 days)."""
+RATE_GRID = np.geomspace(1e-3, MAX_RATE_ANNUAL, 48)
+"""Decay rates k [1/year] at which the floor fit first profiles the sum of squares, a premium
+halving every 690 years to every 13 days; the best ones are then refined in all three parameters."""
+NEGLIGIBLE_SHARE = 1e-6
+"""A floor fit whose floor, or whose premium's change over the points A (1 - e^(-k span)), is
+below this share of the lowest price is degenerate: the log-linear model (F = 0) or a constant."""
 INDEX_FILE = "rental_index.csv"
 
 
@@ -268,8 +277,13 @@ class DecayFit:
     model : "floor" (F fitted) or "log-linear" (F = 0)
     floor_usd_per_gpu_hour, amplitude_usd_per_gpu_hour : F, A [USD/GPU-hour]
     rate_annual : k [1/year]; the premium over the floor falls by 1 - e^(-k) a year
-    sigma_log : residual standard error of ln P (NaN when no degrees of freedom are left)
+    sigma_log : residual standard error of ln P about this fit (NaN when no degrees of freedom
+        are left); where the decline is held at 0 it is the scatter about the flat fit, with the
+        held rate still counted among the parameters
     points, parameters : n and p
+    trend_rate_annual : slope b of ln P by unconstrained ordinary least squares [1/year]
+        (positive: the prices rise; -k of the log-linear fit where that is not held)
+    trend_sigma_log : residual standard error of ln P about that trend (n - 2 degrees of freedom)
     """
 
     model: str
@@ -279,11 +293,25 @@ class DecayFit:
     sigma_log: float
     points: int
     parameters: int
+    trend_rate_annual: float = math.nan
+    trend_sigma_log: float = math.nan
 
     @property
     def decline_annual(self) -> float:
         """Annual decline of the premium over the floor, 1 - e^(-k) [fraction/year]."""
         return -math.expm1(-self.rate_annual)
+
+    @property
+    def trend_annual(self) -> float:
+        """Annual change of the price by the unconstrained log-linear trend, e^b - 1
+        [fraction/year]: +0.847 for prices rising 84.7% a year."""
+        return math.expm1(self.trend_rate_annual)
+
+    @property
+    def decline_held_at_zero(self) -> bool:
+        """True where the prices rise (b > 0) and the log-linear fit holds the decline at 0:
+        a rising series is extended flat, never upwards."""
+        return self.model == "log-linear" and self.trend_rate_annual > 0
 
     def value(self, years) -> np.ndarray:
         t = np.asarray(years, dtype=float)
@@ -296,19 +324,36 @@ class DecayFit:
         s = self.sigma_log if math.isfinite(self.sigma_log) else 0.0
         return {"low": math.exp(-BAND_Z * s), "mid": 1.0, "high": math.exp(BAND_Z * s)}
 
+    def trend_text(self) -> str:
+        """The unconstrained trend in words: "+84.7% a year by an unconstrained log-linear fit
+        (residual s.e. of ln price 0.05998)"."""
+        sigma = f"{self.trend_sigma_log:.4g}" if math.isfinite(self.trend_sigma_log) else "n/a"
+        return (
+            f"{self.trend_annual:+.1%} a year by an unconstrained log-linear fit (residual s.e. "
+            f"of ln price {sigma})"
+        )
+
     def description(self) -> str:
+        sigma = f"{self.sigma_log:.4g}" if math.isfinite(self.sigma_log) else "n/a"
+        counts = f"({self.points} points, {self.parameters} parameters)"
+        if self.decline_held_at_zero:
+            return (
+                f"log-linear fit P = {self.amplitude_usd_per_gpu_hour:.4g} (t in years), decline "
+                f"held at 0 as the prices rise {self.trend_text()}; residual s.e. of ln price "
+                f"about this flat fit {sigma} " + counts
+            )
         if self.model == "floor":
             shape = (
                 f"P = {self.floor_usd_per_gpu_hour:.4g} + {self.amplitude_usd_per_gpu_hour:.4g} "
                 f"e^(-{self.rate_annual:.4g} t)"
             )
-        else:
+        elif self.rate_annual > 0:
             shape = f"P = {self.amplitude_usd_per_gpu_hour:.4g} e^(-{self.rate_annual:.4g} t)"
-        sigma = f"{self.sigma_log:.4g}" if math.isfinite(self.sigma_log) else "n/a"
+        else:  # a flat series (no rise: that is held above)
+            shape = f"P = {self.amplitude_usd_per_gpu_hour:.4g}"
         return (
             f"{self.model} fit {shape} (t in years), premium decline "
-            f"{self.decline_annual:.1%} a year, residual s.e. of ln price {sigma} "
-            f"({self.points} points, {self.parameters} parameters)"
+            f"{self.decline_annual:.1%} a year, residual s.e. of ln price {sigma} " + counts
         )
 
 
@@ -320,7 +365,8 @@ def fit_decay(years, prices) -> DecayFit:
     years : array (n,)  distinct ages of the points [year]
     prices : array (n,)  prices > 0 [USD/GPU-hour]
 
-    Four points or more fit the floor model, three the log-linear one; fewer are refused.
+    Four points or more fit the floor model, three the log-linear one; fewer are refused. A
+    degenerate floor fit (`NEGLIGIBLE_SHARE`) gives way to the log-linear one.
     """
     t = np.asarray(years, dtype=float)
     p = np.asarray(prices, dtype=float)
@@ -338,7 +384,7 @@ def fit_decay(years, prices) -> DecayFit:
     loglinear = _fit_loglinear(t, p)
     if n < FLOOR_MODEL_MIN_POINTS:
         return loglinear
-    floor = _fit_floor(t, p)
+    floor = _fit_floor(t, p, loglinear)
     if floor is None:
         return loglinear
     # The floor model nests the log-linear one (F = 0): keep it only where the search found a
@@ -372,50 +418,125 @@ def _sigma(residuals: np.ndarray, parameters: int) -> float:
 
 
 def _fit_loglinear(t: np.ndarray, p: np.ndarray) -> DecayFit:
-    # ln P = a - k t by ordinary least squares; a rising series is held flat (k >= 0).
+    # ln P = a + b t by ordinary least squares; a rising series (b > 0) is held flat (k = 0).
     y = np.log(p)
     tc = t - t.mean()
     slope = float(np.dot(tc, y - y.mean()) / np.dot(tc, tc))
-    k = min(max(-slope, 0.0), MAX_RATE_ANNUAL)
+    trend_sigma = _sigma(y - y.mean() - slope * tc, 2)
+    k = min(max(-slope, 0.0), MAX_RATE_ANNUAL) + 0.0  # (+ 0.0: no -0.0 for a flat series)
     a = float(np.mean(y + k * t))
     residuals = y - (a - k * t)
-    return DecayFit("log-linear", 0.0, math.exp(a), k, _sigma(residuals, 2), t.size, 2)
+    return DecayFit(
+        "log-linear", 0.0, math.exp(a), k, _sigma(residuals, 2), t.size, 2, slope, trend_sigma
+    )
 
 
-def _fit_floor(t: np.ndarray, p: np.ndarray) -> DecayFit | None:
+def _profile(t: np.ndarray, p: np.ndarray, rates: np.ndarray, iterations: int = 30):
+    """For each decay rate k of `rates` (K,): the floor F and amplitude A that minimize the sum of
+    squares of ln P at that k, and that sum [arrays (K,)]. F + A e^(-k t) is linear in F and A,
+    so each row starts from weighted linear least squares in P (weights 1/P^2: relative errors,
+    as in ln P) and is refined by damped Gauss-Newton steps in ln P, within the bounds of the fit
+    (0 <= F below the lowest price, A > 0); all rows at once."""
+    y = np.log(p)
+    low = float(p.min())
+    top, tiny = low * (1 - 1e-12), low * 1e-12
+    x = np.exp(-np.outer(rates, t))
+    w = 1.0 / p**2
+    sw, sx, sxx = w.sum(), x @ w, (x * x) @ w
+    sp, sxp = float(w @ p), x @ (w * p)
+    det = sw * sxx - sx * sx
+    with np.errstate(divide="ignore", invalid="ignore"):
+        floor = np.where(det > 0, (sxx * sp - sx * sxp) / det, 0.0)
+        amplitude = np.where(det > 0, (sw * sxp - sx * sp) / det, float(p[0]))
+    floor, amplitude = np.clip(floor, 0.0, top), np.maximum(amplitude, tiny)
+
+    def ssr(floor, amplitude):
+        return np.sum((np.log(floor[:, None] + amplitude[:, None] * x) - y) ** 2, axis=1)
+
+    cost, damping = ssr(floor, amplitude), np.full(rates.shape, 1e-3)
+    for _ in range(iterations):
+        model = floor[:, None] + amplitude[:, None] * x
+        r = np.log(model) - y
+        d_floor, d_amplitude = 1.0 / model, x / model
+        a11, a22 = np.sum(d_floor**2, axis=1), np.sum(d_amplitude**2, axis=1)
+        a12 = np.sum(d_floor * d_amplitude, axis=1)
+        g1, g2 = np.sum(d_floor * r, axis=1), np.sum(d_amplitude * r, axis=1)
+        b11, b22 = a11 * (1 + damping), a22 * (1 + damping)
+        det = b11 * b22 - a12 * a12
+        with np.errstate(divide="ignore", invalid="ignore"):
+            step_floor = np.where(det > 0, (a12 * g2 - b22 * g1) / det, 0.0)
+            step_amplitude = np.where(det > 0, (a12 * g1 - b11 * g2) / det, 0.0)
+        trial_floor = np.clip(floor + step_floor, 0.0, top)
+        trial_amplitude = np.maximum(amplitude + step_amplitude, tiny)
+        trial = ssr(trial_floor, trial_amplitude)
+        better = trial < cost
+        floor = np.where(better, trial_floor, floor)
+        amplitude = np.where(better, trial_amplitude, amplitude)
+        cost = np.where(better, trial, cost)
+        damping = np.where(better, damping / 3.0, damping * 4.0)
+    return floor, amplitude, cost
+
+
+def _fit_floor(t: np.ndarray, p: np.ndarray, loglinear: DecayFit) -> DecayFit | None:
+    """The floor model by least squares in ln P (with the trend of `loglinear`), or None where
+    it is degenerate (`NEGLIGIBLE_SHARE`). The sum of squares is first profiled over `RATE_GRID`
+    (`_profile`); the best local minima of that profile (three at most) are then refined in F, A
+    and k together by scipy's trust-region reflective least_squares, with the analytic Jacobian."""
     from scipy.optimize import least_squares
 
     y = np.log(p)
     low = float(p.min())
+    floors, amplitudes, costs = _profile(t, p, RATE_GRID)
+    padded = np.concatenate([[np.inf], costs, [np.inf]])
+    minima = np.flatnonzero((costs <= padded[:-2]) & (costs <= padded[2:]))
+    minima = minima[np.argsort(costs[minima], kind="stable")][:3]
 
     def residuals(x):
         floor, amplitude, k = x
         return np.log(floor + amplitude * np.exp(-k * t)) - y
 
+    def jacobian(x):
+        floor, amplitude, k = x
+        decay = np.exp(-k * t)
+        model = floor + amplitude * decay
+        return np.column_stack([1.0 / model, decay / model, -amplitude * t * decay / model])
+
     best = None
-    for k0 in (0.1, 0.5, 1.0, 2.0, 5.0):
-        for share in (0.0, 0.5, 0.9):
-            f0 = share * low
-            a0 = max(float(p[np.argmin(t)]) - f0, 1e-6 * low)
-            try:
-                result = least_squares(
-                    residuals,
-                    x0=[f0, a0, k0],
-                    bounds=([0.0, 0.0, 0.0], [low * (1 - 1e-12), np.inf, MAX_RATE_ANNUAL]),
-                    x_scale="jac",
-                    xtol=1e-15,
-                    ftol=1e-15,
-                    gtol=1e-15,
-                    max_nfev=2000,
-                )
-            except ValueError:
-                continue
-            if np.all(np.isfinite(result.fun)) and (best is None or result.cost < best.cost):
-                best = result
+    for j in minima:
+        try:
+            result = least_squares(
+                residuals,
+                x0=[floors[j], amplitudes[j], RATE_GRID[j]],
+                jac=jacobian,
+                bounds=([0.0, 0.0, 0.0], [low * (1 - 1e-12), np.inf, MAX_RATE_ANNUAL]),
+                x_scale="jac",
+                xtol=1e-15,
+                ftol=1e-15,
+                gtol=1e-15,
+                max_nfev=2000,
+            )
+        except ValueError:
+            continue
+        if np.all(np.isfinite(result.fun)) and (best is None or result.cost < best.cost):
+            best = result
     if best is None:
         return None
     floor, amplitude, k = (float(v) for v in best.x)
-    return DecayFit("floor", floor, amplitude, k, _sigma(best.fun, 3), t.size, 3)
+    span = float(t.max() - t.min())
+    change = amplitude * -math.expm1(-k * span)
+    if floor < NEGLIGIBLE_SHARE * low or change < NEGLIGIBLE_SHARE * low:
+        return None
+    return DecayFit(
+        "floor",
+        floor,
+        amplitude,
+        k,
+        _sigma(best.fun, 3),
+        t.size,
+        3,
+        loglinear.trend_rate_annual,
+        loglinear.trend_sigma_log,
+    )
 
 
 def extend(fit: DecayFit, last_years: float, last_price: float, years) -> np.ndarray:

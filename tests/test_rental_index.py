@@ -81,6 +81,156 @@ def test_a_rising_series_is_held_flat_not_extrapolated_upwards():
     )
 
 
+SEMI_12 = (  # SemiAnalysis 1-year H100 contracts, the shipped index (rising from a cycle low)
+    [dt.date(2025, 10, 1), dt.date(2026, 3, 1), dt.date(2026, 6, 26)],
+    [1.70, 2.35, 2.65],
+)
+
+
+def test_a_rising_series_says_so_with_the_unconstrained_trend():
+    dates, prices = SEMI_12
+    t = np.array([(d - dates[0]).days / 365.25 for d in dates])
+    y = np.log(prices)
+    slope, intercept = np.polyfit(t, y, 1)  # the unconstrained fit, independently
+    trend_sigma = math.sqrt(np.sum((y - intercept - slope * t) ** 2) / (3 - 2))
+    flat_sigma = math.sqrt(np.sum((y - y.mean()) ** 2) / (3 - 2))
+    fit = ri.fit_decay(t, np.array(prices))
+    assert fit.decline_held_at_zero and fit.rate_annual == 0.0 and fit.model == "log-linear"
+    assert fit.trend_annual == pytest.approx(math.exp(slope) - 1, rel=1e-12)  # +84.7% a year
+    assert f"{fit.trend_annual:+.1%}" == "+84.7%"
+    assert fit.trend_sigma_log == pytest.approx(trend_sigma, rel=1e-10)  # 0.05998
+    assert fit.sigma_log == pytest.approx(flat_sigma, rel=1e-10)  # 0.3247, about the flat fit
+    said = fit.description()
+    assert "decline held at 0 as the prices rise +84.7% a year" in said
+    assert f"residual s.e. of ln price about this flat fit {flat_sigma:.4g}" in said
+    assert "e^(-0 t)" not in said and "premium decline 0.0%" not in said
+
+
+def test_market_show_says_a_series_rises_in_the_table_and_the_json(capsys):
+    args = ["market", "show", "SemiAnalysis/RentalIndex", "--term", "12"]
+    assert main([*args, "--format", "json"]) == 0
+    fit = json.loads(capsys.readouterr().out)["fit"]
+    assert fit["decline_held_at_zero"] is True and fit["rate_annual"] == 0.0
+    assert fit["trend_annual"] == pytest.approx(0.8468, abs=5e-5)
+    assert fit["trend_sigma_log"] == pytest.approx(0.05998, abs=5e-6)
+    assert fit["sigma_log"] == pytest.approx(0.3247, abs=5e-5)
+    assert main(args) == 0
+    text = capsys.readouterr().out
+    assert "decline held at 0 as the prices rise +84.7% a year" in text
+    assert "rising:          the decline is held at 0" in text
+    # a falling series says nothing of the kind
+    assert main(["market", "show", "CCIR/CRI-T1IF", "--gpu", "H100", "--format", "json"]) == 0
+    falling = json.loads(capsys.readouterr().out)["fit"]
+    assert falling["decline_held_at_zero"] is False and falling["trend_annual"] < 0
+
+
+def test_five_rising_points_are_no_degenerate_floor_fit(tmp_path, capsys):
+    dates = ["2025-01-01", "2025-04-01", "2025-07-01", "2025-10-01", "2026-01-01"]
+    prices = [2.00, 2.30, 2.70, 3.00, 3.40]
+    body = "".join(f"{d},Pub/Up,H100,0,{p:.2f},src\n" for d, p in zip(dates, prices, strict=True))
+    path = _write(tmp_path, body)
+    assert main(["market", "show", "Pub/Up", "--index", str(path), "--format", "json"]) == 0
+    fit = json.loads(capsys.readouterr().out)["fit"]
+    t = np.array([(dt.date.fromisoformat(d) - dt.date(2025, 1, 1)).days / 365.25 for d in dates])
+    slope = np.polyfit(t, np.log(prices), 1)[0]
+    assert fit["model"] == "log-linear" and fit["floor_usd_per_gpu_hour"] == 0.0
+    assert fit["decline_held_at_zero"] is True
+    assert fit["trend_annual"] == pytest.approx(math.exp(slope) - 1, rel=1e-12)
+    assert fit["amplitude_usd_per_gpu_hour"] == pytest.approx(math.exp(np.mean(np.log(prices))))
+    assert main(["market", "show", "Pub/Up", "--index", str(path)]) == 0
+    assert "floor fit" not in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    "prices",
+    [
+        8.0 * np.exp(-0.4 * np.array([0.0, 0.5, 1.0, 1.5, 2.0, 3.0])),  # floor 0: log-linear
+        np.array([2.5, 2.5, 2.5, 2.5, 2.5, 2.5]),  # flat: no decay at all
+        2.0 * np.array([1.0, 1.12, 1.2, 1.35, 1.4, 1.7]),  # rising: the floor fit's k is 0
+    ],
+    ids=["exponential", "flat", "rising"],
+)
+def test_a_degenerate_floor_fit_is_reported_as_the_log_linear_fit(prices):
+    t = np.array([0.0, 0.5, 1.0, 1.5, 2.0, 3.0])
+    fit = ri.fit_decay(t, prices)
+    assert fit.model == "log-linear" and fit.parameters == 2
+    y = np.log(prices)
+    slope, intercept = np.polyfit(t, y, 1)
+    k = max(-slope, 0.0)
+    a = np.mean(y + k * t)
+    assert fit.rate_annual == pytest.approx(k, abs=1e-12)
+    assert fit.sigma_log == pytest.approx(
+        math.sqrt(np.sum((y - a + k * t) ** 2) / (6 - 2)), abs=1e-12
+    )
+
+
+def _multistart_floor_fit(t, p):
+    """The floor fit by brute force: scipy's least_squares from 15 starts (5 rates x 3 floors),
+    tolerances 1e-15, finite-difference Jacobian: the search econ made before the profile."""
+    from scipy.optimize import least_squares
+
+    y, low = np.log(p), float(p.min())
+    best = None
+    for k0 in (0.1, 0.5, 1.0, 2.0, 5.0):
+        for share in (0.0, 0.5, 0.9):
+            result = least_squares(
+                lambda x: np.log(x[0] + x[1] * np.exp(-x[2] * t)) - y,
+                x0=[share * low, max(float(p[0]) - share * low, 1e-6 * low), k0],
+                bounds=([0.0, 0.0, 0.0], [low * (1 - 1e-12), np.inf, ri.MAX_RATE_ANNUAL]),
+                x_scale="jac",
+                xtol=1e-15,
+                ftol=1e-15,
+                gtol=1e-15,
+                max_nfev=2000,
+            )
+            if best is None or result.cost < best.cost:
+                best = result
+    return best
+
+
+@settings(max_examples=20, deadline=None)
+@given(
+    floor=st.floats(0.3, 3.0),
+    amplitude=st.floats(0.5, 8.0),
+    rate=st.floats(0.1, 6.0),
+    noise=st.sampled_from([0.01, 0.05, 0.15]),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_the_profiled_floor_fit_matches_a_brute_force_multistart_search(
+    floor, amplitude, rate, noise, seed
+):
+    rng = np.random.default_rng(seed)
+    t = np.sort(np.concatenate([[0.0], rng.uniform(0.05, 4.0, 7)]))
+    prices = (floor + amplitude * np.exp(-rate * t)) * np.exp(rng.normal(0, noise, t.size))
+    fit = ri.fit_decay(t, prices)
+    brute = _multistart_floor_fit(t, prices)
+    ssr = fit.sigma_log**2 * (t.size - fit.parameters)
+    assert ssr <= 2 * brute.cost * (1 + 1e-9) + 1e-20  # never a worse fit
+    if fit.model == "floor" and 2 * brute.cost > ssr * (1 + 1e-6):
+        return  # the profile found a better minimum than the 15 starts did
+    if fit.model == "floor":  # the same fit, to the printed 4 significant digits and beyond
+        f, a, k = brute.x
+        assert fit.floor_usd_per_gpu_hour == pytest.approx(f, rel=1e-6, abs=1e-9)
+        assert fit.amplitude_usd_per_gpu_hour == pytest.approx(a, rel=1e-6)
+        if a * math.exp(-k * t[1]) > 1e-6 * prices.min():  # k is pinned by the points
+            assert fit.rate_annual == pytest.approx(k, rel=1e-6)
+
+
+def test_a_long_series_is_fitted_by_a_few_refinements_not_fifteen_searches(monkeypatch):
+    import scipy.optimize
+
+    calls = []
+    real = scipy.optimize.least_squares
+    monkeypatch.setattr(
+        scipy.optimize, "least_squares", lambda *a, **k: calls.append(1) or real(*a, **k)
+    )
+    rng = np.random.default_rng(3)
+    t = np.arange(20_000) / 365.25  # 20,000 daily quotes, 55 years
+    prices = (1.5 + 6 * np.exp(-0.8 * t)) * rng.lognormal(0, 0.05, t.size)
+    fit = ri.fit_decay(t, prices)
+    assert fit.model == "floor" and len(calls) <= 3
+
+
 def test_too_few_points_are_refused():
     with pytest.raises(ri.RentalIndexError, match="at least 3"):
         ri.fit_decay(np.array([0.0, 1.0]), np.array([3.0, 2.0]))

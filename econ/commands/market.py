@@ -211,6 +211,9 @@ def cmd_show(args) -> int:
             "rate_annual": fit.rate_annual,
             "decline_annual": fit.decline_annual,
             "sigma_log": fit.sigma_log,
+            "trend_annual": fit.trend_annual,
+            "trend_sigma_log": fit.trend_sigma_log,
+            "decline_held_at_zero": fit.decline_held_at_zero,
             "band_factors": fit.band_factors(),
             "montecarlo_dist": "market.rental_series_band_sigmas=normal(0, 1, low=-4, high=4)",
         },
@@ -235,6 +238,15 @@ def cmd_show(args) -> int:
         return 0
     band = fit.band_factors()
     print(f"\nfit (t in years since {curve.points[0].date}): {fit.description()}")
+    if fit.decline_held_at_zero:
+        print(
+            "rising:          the decline is held at 0: a rising series is extended flat at its "
+            "last price, never upwards (market.rental_decline_annual sets a decline instead)"
+        )
+    elif fit.trend_rate_annual > 0:
+        print(
+            f"rising:          the prices rise {fit.trend_text()}, though the floor fit above falls"
+        )
     print(
         f"error band beyond the last point (5th-95th percentile, z = {BAND_Z:.3f}): "
         f"x{band['low']:.4f} to x{band['high']:.4f} of the extrapolated price"
