@@ -1,12 +1,14 @@
 """Reading the market index files of models/market/ (rental and resale): the text, the header,
-the data rows; errors name the file, the line and what was expected, never the file's content.
-A cell holding a control character (ESC, CR, a C1 control, a bidirectional override; a line
-feed outside MULTILINE_COLUMNS) is refused: the index's text (a series, a source) is printed by
-`econ market` and the app."""
+the data rows, the dates; errors name the file, the line, the column, the cell that cannot be
+used (`cell`: the user's own file, quoted short) and what was expected. A cell holding a control
+character (ESC, CR, a C1 control, a bidirectional override; a line feed outside
+MULTILINE_COLUMNS) is refused without quoting the text around it: the index's text (a series, a
+source) is printed by `econ market` and the app."""
 
 from __future__ import annotations
 
 import csv
+import datetime as dt
 import io
 import os
 from collections.abc import Iterator, Sequence
@@ -14,13 +16,34 @@ from pathlib import Path
 
 from econ.errors import InputError
 from econ.files import ReadError, read_regular
-from econ.text import control_character, control_kind
+from econ.text import control_character, control_kind, shortened
 
 MULTILINE_COLUMNS = ("source",)
 """Columns whose text may span lines (a quoted CSV field), as a scenario's description may; no
 other control character is taken in any column."""
 MAX_INDEX_BYTES = 64 * 1024 * 1024
 """Bytes of a market index file econ reads (the shipped ones are a few kilobytes)."""
+FIRST_DATE = dt.date(2000, 1, 1)
+LAST_DATE = dt.date(2100, 12, 31)
+"""Dates an index point may carry: GPU rental and resale markets are of this century (GPU cloud
+instances date from 2010), so a date outside is a typing error (2537 for 2025, 1900 for 2000)."""
+DATE_EXPECTED = f"a date YYYY-MM-DD from {FIRST_DATE} to {LAST_DATE}"
+CELL_LIMIT = 40
+"""Characters of a cell an error quotes (its repr; a longer one is cut, saying how long)."""
+
+
+def cell(text: str) -> str:
+    """A cell as an error quotes it: its repr cut to CELL_LIMIT characters, or "empty"."""
+    return shortened(text, CELL_LIMIT) if text else "empty"
+
+
+def index_date(text: str) -> dt.date | None:
+    """The date of a cell (YYYY-MM-DD, FIRST_DATE to LAST_DATE), or None."""
+    try:
+        date = dt.date.fromisoformat(text)
+    except ValueError:
+        return None
+    return date if FIRST_DATE <= date <= LAST_DATE else None
 
 
 def read_text(

@@ -44,7 +44,15 @@ from pathlib import Path
 import numpy as np
 
 from econ.errors import InputError
-from econ.index_files import data_rows, decode, modified_stamp, read_text
+from econ.index_files import (
+    DATE_EXPECTED,
+    cell,
+    data_rows,
+    decode,
+    index_date,
+    modified_stamp,
+    read_text,
+)
 from econ.labels import counted, duration
 from econ.text import neutralize, restore
 
@@ -56,6 +64,11 @@ SERIES_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$"
 
 GPU_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"
 MAX_TERM_MONTHS = 120
+MAX_PLAUSIBLE_USD_PER_GPU_HOUR = 100.0
+"""Price above which an index point is warned about [USD/GPU-hour]: over 7 times the highest
+shipped quote (CCIR's tier-1 GB200 rate, 13.52, 2026-05-13) and 12 times the 2023 peak of H100
+rentals (above 8); a figure above it is most likely a price per node-hour of several GPUs, per
+month or in cents (docs/market.md)."""
 DAYS_PER_YEAR = 365.25
 BAND_Z = 1.6448536269514722
 """Standard normal 95th percentile: the band's low and high are exp(-/+ z s) times the mid."""
@@ -133,35 +146,51 @@ def parse_index(text: str, name: str = "<index>") -> tuple[IndexPoint, ...]:
 
 
 def _point(name: str, line: int, cells: list[str]) -> IndexPoint:
-    def bad(column: str, expected: str) -> RentalIndexError:
-        return RentalIndexError(f"{name}: line {line}, column {column}: expected {expected}")
+    def bad(column: str, text: str, expected: str) -> RentalIndexError:
+        return RentalIndexError(
+            f"{name}: line {line}, column {column}: {cell(text)}; expected {expected}"
+        )
 
     date_text, series, gpu, term_text, price_text, source = cells
-    try:
-        date = dt.date.fromisoformat(date_text)
-    except ValueError:
-        raise bad("date", "a date YYYY-MM-DD") from None
+    date = index_date(date_text)
+    if date is None:
+        raise bad("date", date_text, DATE_EXPECTED)
     if not re.match(SERIES_PATTERN, series):
-        raise bad("series", "a series name PUBLISHER/INDEX, e.g. CCIR/CRI-T2IF")
+        raise bad("series", series, "a series name PUBLISHER/INDEX, e.g. CCIR/CRI-T2IF")
     if not re.match(GPU_PATTERN, gpu):
-        raise bad("gpu", "a GPU name such as H100 (letters, digits, '.', '_', '-')")
+        raise bad("gpu", gpu, "a GPU name such as H100 (letters, digits, '.', '_', '-')")
     term_expected = f"a whole number of months from 0 (on-demand) to {MAX_TERM_MONTHS}"
     try:
         term = int(term_text)
     except ValueError:
-        raise bad("term_months", term_expected) from None
+        raise bad("term_months", term_text, term_expected) from None
     if not 0 <= term <= MAX_TERM_MONTHS:
-        raise bad("term_months", term_expected)
+        raise bad("term_months", term_text, term_expected)
     try:
         price = float(price_text)
     except ValueError:
-        raise bad("usd_per_gpu_hour", "a number, the price in USD per GPU-hour") from None
+        raise bad(
+            "usd_per_gpu_hour", price_text, "a number, the price in USD per GPU-hour"
+        ) from None
     if not math.isfinite(price) or price <= 0:
-        raise bad("usd_per_gpu_hour", "a finite price above 0 [USD/GPU-hour]")
+        raise bad("usd_per_gpu_hour", price_text, "a finite price above 0 [USD/GPU-hour]")
     if not source:
-        raise bad("source", "the publication (URL or name) and date the point comes from")
+        raise bad("source", source, "the publication (URL or name) and date the point comes from")
     # index_csv writes formula-like text behind an apostrophe; the copy reads back as it was
     return IndexPoint(date, series, gpu.upper(), term, price, restore(source))
+
+
+def price_warnings(points, name: str = "<index>") -> list[str]:
+    """A warning for each point priced above MAX_PLAUSIBLE_USD_PER_GPU_HOUR (read, not refused:
+    a price per node-hour, per month or in cents is a number above 0 as well)."""
+    return [
+        f"{name}: {p.date} {p.series} {p.gpu} term {p.term_months} months: "
+        f"{p.usd_per_gpu_hour:g} USD/GPU-hour is above {MAX_PLAUSIBLE_USD_PER_GPU_HOUR:g} "
+        "(the highest published price econ ships is 13.52); expected a price per GPU-hour in "
+        "USD, not per node of several GPUs, per month or in cents"
+        for p in points
+        if p.usd_per_gpu_hour > MAX_PLAUSIBLE_USD_PER_GPU_HOUR
+    ]
 
 
 def load_catalog(path: str | os.PathLike | None = None) -> tuple[IndexPoint, ...]:
@@ -691,6 +720,7 @@ __all__ = [
     "load_catalog",
     "parse_index",
     "parse_index_bytes",
+    "price_warnings",
     "read_index",
     "resolve_series",
     "ResolvedSeries",

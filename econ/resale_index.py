@@ -30,7 +30,14 @@ from pathlib import Path
 import numpy as np
 
 from econ.errors import InputError
-from econ.index_files import data_rows, modified_stamp, read_text
+from econ.index_files import (
+    DATE_EXPECTED,
+    cell,
+    data_rows,
+    index_date,
+    modified_stamp,
+    read_text,
+)
 from econ.labels import counted
 from econ.resale import MAX_AGE_MONTHS, resale_share
 
@@ -143,21 +150,23 @@ def _check_order(name: str, line: int, point: ResalePoint, before: ResalePoint, 
 
 
 def _point(name: str, line: int, cells: list[str]) -> ResalePoint:
-    def bad(column: str, expected: str) -> ResaleIndexError:
-        return ResaleIndexError(f"{name}: line {line}, column {column}: expected {expected}")
+    def bad(column: str, text: str, expected: str) -> ResaleIndexError:
+        return ResaleIndexError(
+            f"{name}: line {line}, column {column}: {cell(text)}; expected {expected}"
+        )
 
     series, gpu, age_text, share_text, low_text, high_text, as_of_text, source = cells
     if not re.match(SERIES_PATTERN, series):
-        raise bad("series", "a series name PUBLISHER/NAME, e.g. GLRI/ResidualGuide")
+        raise bad("series", series, "a series name PUBLISHER/NAME, e.g. GLRI/ResidualGuide")
     if not re.match(GPU_PATTERN, gpu):
-        raise bad("gpu", "a GPU name such as H100 (letters, digits, '.', '_', '-')")
+        raise bad("gpu", gpu, "a GPU name such as H100 (letters, digits, '.', '_', '-')")
     age_expected = f"a whole number of months from 0 to {MAX_AGE_MONTHS}"
     try:
         age = int(age_text)
     except ValueError:
-        raise bad("age_months", age_expected) from None
+        raise bad("age_months", age_text, age_expected) from None
     if not 0 <= age <= MAX_AGE_MONTHS:
-        raise bad("age_months", age_expected)
+        raise bad("age_months", age_text, age_expected)
 
     def share(column: str, text: str, optional: bool) -> float | None:
         if optional and not text:
@@ -166,24 +175,23 @@ def _point(name: str, line: int, cells: list[str]) -> ResalePoint:
         try:
             value = float(text)
         except ValueError:
-            raise bad(column, what) from None
+            raise bad(column, text, what) from None
         if not math.isfinite(value) or not 0.0 <= value <= 1.0:
-            raise bad(column, what)
+            raise bad(column, text, what)
         return value
 
     mid = share("share", share_text, False)
     low = share("share_low", low_text, True)
     high = share("share_high", high_text, True)
     if low is not None and low > mid:
-        raise bad("share_low", f"a low share at or below the share {mid:g}")
+        raise bad("share_low", low_text, f"a low share at or below the share {mid:g}")
     if high is not None and high < mid:
-        raise bad("share_high", f"a high share at or above the share {mid:g}")
-    try:
-        as_of = dt.date.fromisoformat(as_of_text)
-    except ValueError:
-        raise bad("as_of", "the publication date YYYY-MM-DD") from None
+        raise bad("share_high", high_text, f"a high share at or above the share {mid:g}")
+    as_of = index_date(as_of_text)
+    if as_of is None:
+        raise bad("as_of", as_of_text, f"the publication date, {DATE_EXPECTED}")
     if not source:
-        raise bad("source", "the publication (URL or name) and date the point comes from")
+        raise bad("source", source, "the publication (URL or name) and date the point comes from")
     return ResalePoint(series, gpu.upper(), age, mid, low, high, as_of, source)
 
 

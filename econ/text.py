@@ -141,12 +141,12 @@ def clipped(text: Any, limit: int = QUOTED_LIMIT) -> str:
     return printable(text, line=True)
 
 
-def shortened(value: Any) -> str:
-    """repr(value), cut to QUOTED_LIMIT characters (a 20 MB string is not a message)."""
+def shortened(value: Any, limit: int = QUOTED_LIMIT) -> str:
+    """repr(value), cut to `limit` characters (a 20 MB string is not a message)."""
     text = repr(value)
-    if len(text) <= QUOTED_LIMIT:
+    if len(text) <= limit:
         return text
-    return f"{text[:QUOTED_LIMIT]}... ({len(text):,} characters)"
+    return f"{text[:limit]}... ({len(text):,} characters)"
 
 
 def listed(items: Iterable[Any], limit: int = LISTED_LIMIT) -> str:

@@ -2,7 +2,7 @@
 (never averaged), the fitted decay and band as econ.price_paths gives them, the scenario's own price
 per GPU-hour from the library, pricing a GPU-hour scenario from a series (and back), and index
 files uploaded: read by the reader `econ market import` uses, bad ones refused with st.error naming
-the line and column, never quoting the file.
+the line, the column and the bad cell, never quoting the rest of the file.
 """
 
 from __future__ import annotations
@@ -337,13 +337,13 @@ BAD_UPLOADS = {
         HEADER + f"2026-02-01,Pub/Idx,H100,0,3.0,{SECRET}\n2026-02-01,Pub/Idx,H100,0,2.9,s\n",
         "line 3, column date",
     ),
-    "a term out of range": (
-        HEADER + f"2026-02-01,Pub/Idx,H100,{SECRET},3.0,s\n",
-        "line 2, column term_months",
+    "a term out of range": (  # the bad cell is quoted, the rest of the file is not
+        HEADER + f"2026-02-01,Pub/Idx,H100,1.5,3.0,{SECRET}\n",
+        "line 2, column term_months: '1.5'; expected",
     ),
     "a price that is no number": (
-        HEADER + f"2026-02-01,Pub/Idx,H100,0,{SECRET},s\n",
-        "line 2, column usd_per_gpu_hour",
+        HEADER + f"2026-02-01,Pub/Idx,H100,0,$3.00,{SECRET}\n",
+        "line 2, column usd_per_gpu_hour: '$3.00'; expected",
     ),
     "another schema": (
         f"system,accelerator,benchmark,scenario,result\n{SECRET},b,c,d,1\n",

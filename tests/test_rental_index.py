@@ -278,70 +278,148 @@ def test_shipped_index_loads_each_point_cited_and_publishers_differ_by_more_than
 
 GOOD = "2026-01-01,Pub/Idx,H100,0,3.0,src a\n2026-02-01,Pub/Idx,H100,0,2.9,src b\n"
 
-REFUSALS = {
+REFUSALS = {  # header, body, where, the cell quoted (a user's own file; None: nothing quoted)
     "unsorted dates": (
         HEADER,
         GOOD + "2026-01-15,Pub/Idx,H100,0,2.8,src c\n",
-        "line 4, column date",
+        "line 4, column date: 2026-01-15 comes before the date on line 3",
+        None,
     ),
     "duplicate date": (
         HEADER,
         GOOD + "2026-02-01,Pub/Idx,H100,0,2.8,src c\n",
-        "line 4, column date",
+        "line 4, column date: 2026-02-01 repeats the date on line 3",
+        None,
     ),
     "negative price": (
         HEADER,
-        "2026-01-01,Pub/Idx,H100,0,-1,src\n",
+        "2026-01-01,Pub/Idx,H100,0,-3.00,src\n",
         "line 2, column usd_per_gpu_hour",
+        "'-3.00'",
     ),
-    "nan price": (HEADER, "2026-01-01,Pub/Idx,H100,0,nan,src\n", "line 2, column usd_per_gpu_hour"),
-    "inf price": (HEADER, "2026-01-01,Pub/Idx,H100,0,inf,src\n", "line 2, column usd_per_gpu_hour"),
-    "zero price": (HEADER, "2026-01-01,Pub/Idx,H100,0,0,src\n", "line 2, column usd_per_gpu_hour"),
+    "a currency sign": (
+        HEADER,
+        "2026-01-01,Pub/Idx,H100,0,$3.00,src\n",
+        "line 2, column usd_per_gpu_hour",
+        "'$3.00'",
+    ),
+    "nan price": (
+        HEADER,
+        "2026-01-01,Pub/Idx,H100,0,nan,src\n",
+        "line 2, column usd_per_gpu_hour",
+        "'nan'",
+    ),
+    "inf price": (
+        HEADER,
+        "2026-01-01,Pub/Idx,H100,0,inf,src\n",
+        "line 2, column usd_per_gpu_hour",
+        "'inf'",
+    ),
+    "zero price": (
+        HEADER,
+        "2026-01-01,Pub/Idx,H100,0,0,src\n",
+        "line 2, column usd_per_gpu_hour",
+        "'0'",
+    ),
     "fractional term": (
         HEADER,
         "2026-01-01,Pub/Idx,H100,1.5,2,src\n",
         "line 2, column term_months",
+        "'1.5'",
     ),
-    "negative term": (HEADER, "2026-01-01,Pub/Idx,H100,-12,2,src\n", "line 2, column term_months"),
-    "bad date": (HEADER, "2026-13-01,Pub/Idx,H100,0,2,src\n", "line 2, column date"),
-    "series without publisher": (HEADER, "2026-01-01,Idx,H100,0,2,src\n", "line 2, column series"),
-    "no source": (HEADER, "2026-01-01,Pub/Idx,H100,0,2,\n", "line 2, column source"),
-    "extra field": (HEADER, "2026-01-01,Pub/Idx,H100,0,2,src,x\n", "line 2: 7 fields"),
-    "missing field": (HEADER, "2026-01-01,Pub/Idx,H100,0,2\n", "line 2: 5 fields"),
+    "negative term": (
+        HEADER,
+        "2026-01-01,Pub/Idx,H100,-12,2,src\n",
+        "line 2, column term_months",
+        "'-12'",
+    ),
+    "bad date": (
+        HEADER,
+        "2026-13-01,Pub/Idx,H100,0,2,src\n",
+        "line 2, column date",
+        "'2026-13-01'",
+    ),
+    "date far ahead": (
+        HEADER,
+        "2537-07-31,Pub/Idx,H100,0,2,src\n",
+        "line 2, column date",
+        "'2537-07-31'",
+    ),
+    "date long ago": (
+        HEADER,
+        "1900-01-01,Pub/Idx,H100,0,2,src\n",
+        "line 2, column date",
+        "'1900-01-01'",
+    ),
+    "series without publisher": (
+        HEADER,
+        "2026-01-01,Idx,H100,0,2,src\n",
+        "line 2, column series",
+        "'Idx'",
+    ),
+    "no source": (HEADER, "2026-01-01,Pub/Idx,H100,0,2,\n", "line 2, column source", "empty"),
+    "extra field": (HEADER, "2026-01-01,Pub/Idx,H100,0,2,src,x\n", "line 2: 7 fields", None),
+    "missing field": (HEADER, "2026-01-01,Pub/Idx,H100,0,2\n", "line 2: 5 fields", None),
     "missing column": (
         "date,series,gpu,usd_per_gpu_hour,source\n",
         "2026-01-01,Pub/Idx,H100,2,src\n",
         "column term_months is missing",
+        None,
     ),
     "extra column": (
         HEADER.rstrip() + ",region\n",
         "2026-01-01,Pub/Idx,H100,0,2,src,us\n",
         "7 columns",
+        None,
     ),
     "another schema": (
         "system,accelerator,benchmark,scenario,result\n",
         "a,b,c,d,1\n",
         "expected a rental index file",
+        None,
     ),
     "reordered columns": (
         "series,date,gpu,term_months,usd_per_gpu_hour,source\n",
         "Pub/Idx,2026-01-01,H100,0,2,src\n",
         "another order",
+        None,
     ),
-    "no rows": (HEADER, "", "no data rows"),
+    "no rows": (HEADER, "", "no data rows", None),
 }
 
 
 @pytest.mark.parametrize("case", sorted(REFUSALS))
-def test_import_refuses_bad_input_naming_file_line_and_column(case, tmp_path, capsys):
-    header, body, where = REFUSALS[case]
+def test_import_refuses_bad_input_naming_file_line_column_and_value(case, tmp_path, capsys):
+    header, body, where, shown = REFUSALS[case]
     path = _write(tmp_path, body, header)
     assert main(["market", "import", str(path)]) == 3
     err = capsys.readouterr().err
     assert str(path) in err and where in err
     assert "Traceback" not in err
-    for secret in ("nan", "-12", "region", "accelerator"):  # no file content quoted
-        assert f"'{secret}'" not in err
+    if shown is not None:  # the bad cell itself, then what was expected
+        assert f"{where}: {shown}; expected " in err
+    for secret in ("region", "accelerator", "src"):  # the rest of the file is not quoted
+        assert secret not in err
+
+
+def test_a_date_out_of_range_is_refused_stating_the_range(tmp_path, capsys):
+    for date in ("1999-12-31", "2101-01-01"):
+        path = _write(tmp_path, f"{date},Pub/Idx,H100,0,2,src\n")
+        assert main(["market", "import", str(path)]) == 3
+        assert "expected a date YYYY-MM-DD from 2000-01-01 to 2100-12-31" in capsys.readouterr().err
+    edges = "2000-01-01,Pub/Idx,H100,0,3,src\n2100-12-31,Pub/Idx,H100,0,2,src\n"
+    assert [p.date for p in ri.read_index(_write(tmp_path, edges))] == [
+        dt.date(2000, 1, 1),
+        dt.date(2100, 12, 31),
+    ]
+
+
+def test_a_long_cell_is_quoted_cut_to_40_characters(tmp_path, capsys):
+    price = "9" * 30 + "x" * 100
+    path = _write(tmp_path, f"2026-01-01,Pub/Idx,H100,0,{price},src\n")
+    assert main(["market", "import", str(path)]) == 3
+    err = capsys.readouterr().err
+    assert f"column usd_per_gpu_hour: {repr(price)[:40]}... (132 characters); expected" in err
 
 
 def test_import_refuses_a_toml_file_and_a_binary_file(tmp_path, capsys):
@@ -364,6 +442,31 @@ def test_import_writes_a_validated_copy_and_keeps_an_existing_file(tmp_path, cap
     refused = capsys.readouterr()
     assert "ok" not in refused.out  # an import that was not saved is not said to be ok
     assert main(["market", "import", str(source), "--out", str(out), "--force"]) == 0
+
+
+def test_an_implausible_price_is_read_with_a_warning(tmp_path, capsys):
+    body = "2026-01-01,Pub/Idx,H100,0,3000,src\n2026-02-01,Pub/Idx,H100,0,100,src\n"
+    path = _write(tmp_path, body)
+    assert main(["market", "import", str(path)]) == 0  # warned, not refused
+    err = capsys.readouterr().err
+    warned = [line for line in err.splitlines() if line.startswith("warning:")]
+    assert len(warned) == 1  # 100 is at the bound, not above it
+    assert "2026-01-01 Pub/Idx H100 term 0 months: 3000 USD/GPU-hour is above 100" in warned[0]
+    assert str(path) in warned[0] and "per node of several GPUs, per month or in cents" in err
+    assert main(["market", "show", "Pub/Idx", "--index", str(path), "--format", "json"]) == 0
+    assert "3000 USD/GPU-hour is above 100" in capsys.readouterr().err
+
+
+def test_the_price_bound_is_far_above_every_shipped_price():
+    # the warning says the highest price econ ships is 13.52 (CCIR tier-1 GB200, 2026-05-13)
+    highest = max(ri.load_catalog(), key=lambda p: p.usd_per_gpu_hour)
+    assert (highest.usd_per_gpu_hour, highest.gpu, highest.date) == (
+        13.52,
+        "GB200",
+        dt.date(2026, 5, 13),
+    )
+    assert ri.MAX_PLAUSIBLE_USD_PER_GPU_HOUR > 7 * highest.usd_per_gpu_hour
+    assert not ri.price_warnings(ri.load_catalog())
 
 
 FORMULAS = (

@@ -185,6 +185,33 @@ def test_bad_index_rows_exit_3_naming_line_and_column(tmp_path, capsys, body, li
     assert f"line {line}, column {column}" in err and "Traceback" not in err
 
 
+@pytest.mark.parametrize(
+    ("cells", "column", "shown"),
+    [
+        ("12,1.6,,", "share", "'1.6'"),
+        ("12,0.5,0.6,", "share_low", "'0.6'"),
+        ("1.5,0.5,,", "age_months", "'1.5'"),
+        ("-12,0.5,,", "age_months", "'-12'"),
+        ("12,50%,,", "share", "'50%'"),
+    ],
+)
+def test_a_bad_cell_is_quoted_in_the_refusal(tmp_path, capsys, cells, column, shown):
+    path = _index(tmp_path, f"A/B,H100,{cells},2026-01-01,x\n")
+    assert main(["market", "resale", "--index", str(path)]) == 3
+    assert f"line 2, column {column}: {shown}; expected " in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("as_of", ["1900-01-01", "2537-07-31"])
+def test_a_publication_date_out_of_range_is_refused_stating_the_range(tmp_path, as_of):
+    path = _index(tmp_path, f"A/B,H100,12,0.5,,,{as_of},x\n")
+    with pytest.raises(rx.ResaleIndexError) as raised:
+        rx.read_index(path)
+    assert f"line 2, column as_of: '{as_of}'; expected the publication date, a date " in str(
+        raised.value
+    )
+    assert "from 2000-01-01 to 2100-12-31" in str(raised.value)
+
+
 def test_an_index_of_another_schema_is_refused(tmp_path, capsys):
     rental = ROOT / "models" / "market" / "rental_index.csv"
     assert main(["market", "resale", "--index", str(rental)]) == 3

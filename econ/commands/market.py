@@ -166,6 +166,7 @@ def _pick(values: list, given, what: str, series: str):
 
 def cmd_show(args) -> int:
     from econ import strict_json
+    from econ.commands import say_warnings
     from econ.labels import duration
     from econ.rental_index import (
         BAND_Z,
@@ -174,6 +175,7 @@ def cmd_show(args) -> int:
         find_curve,
         fit_decay,
         load_catalog,
+        price_warnings,
     )
 
     points = load_catalog(args.index)
@@ -183,6 +185,8 @@ def cmd_show(args) -> int:
     terms = sorted(k[2] for k in found if k[0] == args.series and k[1] == gpu)
     term = _pick(terms, args.term, "term", args.series) if terms else 0
     curve = find_curve(points, args.series, gpu or (args.gpu or ""), term)
+    if args.index:
+        say_warnings(f"warning: {w}" for w in price_warnings(curve.points, str(args.index)))
     try:
         fit = fit_decay(curve.years(curve.dates), curve.prices)
         why_not = None
@@ -382,14 +386,16 @@ def cmd_resale(args) -> int:
 
 
 def cmd_import(args) -> int:
+    from econ.commands import say_warnings
     from econ.files import atomic_write
-    from econ.rental_index import index_csv, read_index
+    from econ.rental_index import index_csv, price_warnings, read_index
 
     points = read_index(args.file)
     rows = _summaries(points)
     written = None
     if args.out:  # written first: "ok" is said only of an import that is saved where asked
         written = atomic_write(args.out, index_csv(points).encode(), overwrite=args.force)
+    say_warnings(f"warning: {w}" for w in price_warnings(points, str(args.file)))
     print(printable(f"{args.file}: ok, {len(points)} points in {len(rows)} series x gpu"))
     for r in rows:
         terms = ",".join(str(t) for t in r["terms_months"])
