@@ -132,13 +132,18 @@ def _cannot(path: Path, why: str) -> WriteError:
 FROM_PYTHON = "(overwrite=True from Python)"
 """After the CLI's --force in a refusal: the argument of write_projection, save_scenario,
 write_rows and the econ.analysis run options that does the same."""
-OVERWRITE_ADVICE = f"use --force to overwrite {FROM_PYTHON}"
+FORCE_ADVICE = "use --force to overwrite"
+"""The refusal's advice where only a command writes the file (`econ market import --out`)."""
+OVERWRITE_ADVICE = f"{FORCE_ADVICE} {FROM_PYTHON}"
 
 
-def check_targets(paths: Iterable[str | os.PathLike], overwrite: bool = False) -> list[Path]:
+def check_targets(
+    paths: Iterable[str | os.PathLike], overwrite: bool = False, advice: str = OVERWRITE_ADVICE
+) -> list[Path]:
     """Check that every path can be written (folder, name, existing file); returns them as Paths.
 
-    Raises WriteError naming the first path that cannot, before anything is written.
+    Raises WriteError naming the first path that cannot, before anything is written; `advice`
+    ends the refusal of an existing file.
     """
     paths = [Path(p) for p in paths]
     existing = []
@@ -157,7 +162,7 @@ def check_targets(paths: Iterable[str | os.PathLike], overwrite: bool = False) -
             raise _cannot(path, reason(exc)) from None
     if existing and not overwrite:
         verb = "exists" if len(existing) == 1 else "exist"
-        raise WriteError(f"{', '.join(existing)} {verb}; {OVERWRITE_ADVICE}")
+        raise WriteError(f"{', '.join(existing)} {verb}; {advice}")
     return paths
 
 
@@ -246,6 +251,7 @@ def write_files(
     *,
     sync: bool = True,
     clean: bool = True,
+    advice: str = OVERWRITE_ADVICE,
 ) -> list[Path]:
     """Write several files all-or-nothing: temporary files, flushed, then renamed over the targets.
 
@@ -257,13 +263,15 @@ def write_files(
     sync : fsync each file before the rename (a resumable cache that verifies its files on reading
         may skip it)
     clean : first remove stale temporary files of these targets left by a killed run
+    advice : how the refusal of an existing file says to overwrite it (FORCE_ADVICE where only
+        a command writes it)
 
     Returns the paths written. Raises WriteError for existing files without `overwrite`, missing
     folders, names too long and OS errors (full disk, permissions, read-only file system), naming
     the file and the reason; any other exception propagates after the same clean-up.
     """
     started = time.time()
-    paths = check_targets(payloads, overwrite)
+    paths = check_targets(payloads, overwrite, advice)
     items = list(zip(paths, payloads.values(), strict=True))
     if clean:
         for path in paths:
@@ -294,7 +302,7 @@ def write_files(
         for path, tmp, _ in open_files:
             current = path
             if not overwrite and path.exists():  # appeared while writing
-                raise WriteError(f"{path} exists; {OVERWRITE_ADVICE}")
+                raise WriteError(f"{path} exists; {advice}")
             os.replace(tmp, path)
             renamed.append(path)
     except BaseException as exc:
@@ -439,9 +447,10 @@ def atomic_write(
     *,
     sync: bool = True,
     clean: bool = True,
+    advice: str = OVERWRITE_ADVICE,
 ) -> Path:
     """Write one file as `write_files` does; returns its path."""
-    return write_files({path: data}, overwrite=overwrite, sync=sync, clean=clean)[0]
+    return write_files({path: data}, overwrite=overwrite, sync=sync, clean=clean, advice=advice)[0]
 
 
 __all__ = [

@@ -441,7 +441,21 @@ def test_import_writes_a_validated_copy_and_keeps_an_existing_file(tmp_path, cap
     assert main(["market", "import", str(source), "--out", str(out)]) == 3  # no --force
     refused = capsys.readouterr()
     assert "ok" not in refused.out  # an import that was not saved is not said to be ok
+    assert refused.err.rstrip().endswith(f"{out} exists; use --force to overwrite")
+    assert "from Python" not in refused.err  # a command's user is told of its option only
     assert main(["market", "import", str(source), "--out", str(out), "--force"]) == 0
+
+
+def test_import_counts_in_the_singular_and_plural(tmp_path, capsys):
+    one = _write(tmp_path, "2026-01-01,Pub/One,H100,0,3.0,src\n", name="one.csv")
+    assert main(["market", "import", str(one)]) == 0
+    said = capsys.readouterr().out
+    assert "ok, 1 point in 1 series x gpu" in said
+    assert "terms 0 months: 1 point 2026-01-01 to 2026-01-01" in said
+    two = _write(tmp_path, GOOD + "2026-01-01,Pub/Other,H100,0,3.0,src\n", name="two.csv")
+    assert main(["market", "import", str(two)]) == 0
+    said = capsys.readouterr().out
+    assert "ok, 3 points in 2 series x gpu" in said and ": 2 points 2026-01-01" in said
 
 
 def test_an_implausible_price_is_read_with_a_warning(tmp_path, capsys):

@@ -272,6 +272,30 @@ def test_market_resale_list_and_show(capsys):
     assert "GLRI/ResidualGuide" in capsys.readouterr().err
 
 
+def test_market_resale_says_where_the_curve_starts_and_when_a_band_does_nothing(tmp_path, capsys):
+    path = _index(tmp_path, "A/B,H100,0,0.9,,,2026-01-01,x\nA/B,H100,12,0.6,,,2026-01-01,x\n")
+    args = ["market", "resale", "A/B", "--index", str(path)]
+    assert main([*args, "--band", "0.5"]) == 0
+    text = capsys.readouterr().out
+    assert "straight line between points from the file's 0.9 at age 0" in text
+    assert "from 1.0" not in text
+    assert "band 0.5: no effect, the series publishes no range" in text
+    assert main([*args, "--band", "0.5", "--format", "json"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert shown["curve"][0]["share_at_band"] == 0.9  # the file's age-0 point, not 1.0
+    assert shown["warnings"] == [
+        "--band 0.5 has no effect: A/B (H100) publishes no low-high range, so the curve at "
+        "every band is its mid share"
+    ]
+    assert main([*args, "--format", "json"]) == 0  # band 0: nothing to say
+    assert json.loads(capsys.readouterr().out)["warnings"] == []
+    # a series with a range, from the new price at age 0: the band moves it, no warning
+    glri = ["market", "resale", "GLRI/ResidualGuide", "--gpu", "H100", "--band", "0.5"]
+    assert main(glri) == 0
+    text = capsys.readouterr().out
+    assert "from 1.0 (the new price) at age 0" in text and "no effect" not in text
+
+
 # --- scenario validation ------------------------------------------------------------------------
 
 

@@ -325,6 +325,12 @@ def cmd_resale(args) -> int:
     curve = find_curve(points, args.series, gpu or "")
     frame = curve_frame(curve, band=args.band)
     yearly = frame[frame.age_months % 12 == 0]
+    warnings = []
+    if args.band != 0 and not curve.has_band:
+        warnings.append(
+            f"--band {args.band:g} has no effect: {curve.series} ({curve.gpu}) publishes no "
+            "low-high range, so the curve at every band is its mid share"
+        )
     payload = {
         "series": curve.series,
         "publisher": curve.publisher,
@@ -342,6 +348,7 @@ def cmd_resale(args) -> int:
         ],
         "band": args.band,
         "curve": yearly.to_dict(orient="records"),
+        "warnings": warnings,
     }
     if args.format == "json":
         print(strict_json.dumps(payload, indent=2))
@@ -365,9 +372,14 @@ def cmd_resale(args) -> int:
             ],
         )
     )
+    start = (
+        f"from the file's {curve.points[0].share:g} at age 0"
+        if curve.points[0].age_months == 0
+        else "from 1.0 (the new price) at age 0"
+    )
     print(
-        f"\ncurve by year of age (straight line between points from 1.0 at age 0, flat after "
-        f"the last; band {args.band:g}):"
+        f"\ncurve by year of age (straight line between points {start}, flat after the last; "
+        f"band {args.band:g}{': no effect, the series publishes no range' if warnings else ''}):"
     )
     print(
         _table(
@@ -387,20 +399,28 @@ def cmd_resale(args) -> int:
 
 def cmd_import(args) -> int:
     from econ.commands import say_warnings
-    from econ.files import atomic_write
+    from econ.files import FORCE_ADVICE, atomic_write
+    from econ.labels import counted
     from econ.rental_index import index_csv, price_warnings, read_index
 
     points = read_index(args.file)
     rows = _summaries(points)
     written = None
     if args.out:  # written first: "ok" is said only of an import that is saved where asked
-        written = atomic_write(args.out, index_csv(points).encode(), overwrite=args.force)
+        written = atomic_write(
+            args.out, index_csv(points).encode(), overwrite=args.force, advice=FORCE_ADVICE
+        )
     say_warnings(f"warning: {w}" for w in price_warnings(points, str(args.file)))
-    print(printable(f"{args.file}: ok, {len(points)} points in {len(rows)} series x gpu"))
+    print(
+        printable(
+            f"{args.file}: ok, {counted(len(points), 'point')} in "
+            f"{counted(len(rows), 'series x gpu', 'series x gpu')}"
+        )
+    )
     for r in rows:
         terms = ",".join(str(t) for t in r["terms_months"])
         line = (
-            f"  {r['series']} {r['gpu']} terms {terms} months: {r['points']} points "
+            f"  {r['series']} {r['gpu']} terms {terms} months: {counted(r['points'], 'point')} "
             f"{r['first_date']} to {r['last_date']}"
         )
         print(printable(line))
