@@ -35,7 +35,7 @@ serving configurations apart, and per-point provenance (a curve can merge severa
 | workload | what was served (dataset, ISL/OSL); points of different workloads are not one curve |
 | config | how it was served (e.g. offloading, replicas); a frontier may span configurations |
 | tool, tool_version, source_file, file_sha256, model, hardware, precision | per-point provenance |
-| warnings | the point's warnings joined by " | " |
+| warnings | the point's own warnings (those naming it) joined by " | "; the rest: Curve.warnings |
 
 MLPerf Endpoints curves (importers.mlperf_endpoints) also fill:
 
@@ -151,4 +151,3 @@ def pareto_frontier(tokens_per_s_per_user, tokens_per_s_per_gpu):
     best_before = np.concatenate(([-np.inf], np.maximum.accumulate(x[order])[:-1]))
     keep[order] = x[order] > best_before
     return keep
-

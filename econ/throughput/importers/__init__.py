@@ -47,6 +47,7 @@ from econ.throughput.importers import (
     trtllm,
 )
 from econ.throughput.importers._common import (
+    POINT_WARNING_SEPARATOR,
     CurveError,
     LatencyUnitError,
     NotANumberError,
@@ -293,8 +294,17 @@ def load_curve(path: str | os.PathLike, fmt: str = "auto", gpu_count: float | No
 
 def curve_csv_text(curve: Curve) -> str:
     """The curve's points as the generic curve CSV (all columns, NaN as empty, numbers in their
-    shortest round-trip form as in every econ CSV: 0.1, not 0.10000000000000001)."""
+    shortest round-trip form as in every econ CSV: 0.1, not 0.10000000000000001).
+
+    `warnings` holds each point's own warnings; the curve's other warnings are written once, in
+    the first row's `curve_warnings` cell, so that a re-imported CSV keeps them."""
     frame = with_all_columns(curve.points)[list(CURVE_COLUMNS + OPTIONAL_COLUMNS)]
+    own = {w for cell in frame["warnings"] for w in cell.split(POINT_WARNING_SEPARATOR)}
+    frame[generic_csv.CURVE_WARNINGS_COLUMN] = ""
+    if len(frame):
+        frame.loc[0, generic_csv.CURVE_WARNINGS_COLUMN] = POINT_WARNING_SEPARATOR.join(
+            w for w in curve.warnings if w not in own
+        )
     text_columns = [
         c
         for c in frame.columns

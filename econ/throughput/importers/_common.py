@@ -858,11 +858,8 @@ def finish_curve(
     ):
         keep = (frame[column] != "") & keep_point_provenance
         frame[column] = frame[column].where(keep, value)
-    point_warnings = frame["warnings"]
-    joined = " | ".join(warnings)
-    frame["warnings"] = [
-        " | ".join(w for w in (joined, own) if w) for own in point_warnings.fillna("")
-    ]
+    point_warnings = frame["warnings"].fillna("")
+    frame["warnings"] = _point_warnings(point_warnings, warnings, labels)
     provenance = {
         "tool": prov.tool,
         "tool_version": prov.tool_version,
@@ -875,8 +872,30 @@ def finish_curve(
         "latency_unit": prov.latency_unit,
         "notes": list(prov.notes),
     }
-    point_level = sorted({w for ws in point_warnings for w in ws.split(" | ") if w})
-    return Curve(points=frame, provenance=provenance, warnings=tuple(warnings + point_level))
+    carried = {w for ws in point_warnings for w in ws.split(POINT_WARNING_SEPARATOR) if w}
+    return Curve(
+        points=frame,
+        provenance=provenance,
+        warnings=tuple(dict.fromkeys(warnings + sorted(carried))),
+    )
+
+
+POINT_WARNING_SEPARATOR = " | "
+"""Joins the warnings of one point in the `warnings` column."""
+
+
+def _point_warnings(cells: pd.Series, warnings: list[str], labels: list[str]) -> list[str]:
+    """Each point's own warnings: those it already carried (a curve CSV re-imported) and those of
+    `warnings` that name it (`line 7: only 3 completed requests`). The file's other warnings stay
+    on the curve (`Curve.warnings`), once: copied into every point they made a file of n runs
+    hold n^2 warnings."""
+    index = {label: i for i, label in enumerate(labels)}
+    own = [[w for w in cell.split(POINT_WARNING_SEPARATOR) if w] for cell in cells]
+    for warning in warnings:
+        i = index.get(warning.split(": ", 1)[0])
+        if i is not None:
+            own[i].append(warning)
+    return [POINT_WARNING_SEPARATOR.join(dict.fromkeys(ws)) for ws in own]
 
 
 def _single(values: pd.Series) -> str:

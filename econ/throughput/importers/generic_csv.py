@@ -10,7 +10,8 @@ Columns (case-insensitive; spaces or dashes count as underscores):
   `tpot_p99_ms`, `p99_ttft_ms`, `ttft p99 [ms]`. A latency header without a unit is accepted only
   when the values fit one unit alone (the choice is stated); otherwise it is an error;
 - labels and provenance: `workload`, `config`, `model`, `hardware`, `precision`, `tool`,
-  `tool_version`, `source_file`, `file_sha256`, `warnings`.
+  `tool_version`, `source_file`, `file_sha256`, `warnings` (the point's own, joined by " | "),
+  `curve_warnings` (the curve's other warnings, in any row; econ writes them in the first).
 A CSV written by `econ throughput import --out` is a generic CSV and keeps its provenance columns.
 """
 
@@ -33,6 +34,7 @@ from econ.throughput.curve import (
 from econ.throughput.importers._common import (
     MS_PER_S,
     NS_PER_S,
+    POINT_WARNING_SEPARATOR,
     US_PER_S,
     NotANumberError,
     Provenance,
@@ -52,7 +54,9 @@ NUMERIC = [
     for c in CURVE_COLUMNS + NUMERIC_OPTIONAL_COLUMNS
     if not c.startswith(("ttft_s_", "tpot_s_", "e2e_s_"))
 ]
-TEXT = list(TEXT_OPTIONAL_COLUMNS)
+CURVE_WARNINGS_COLUMN = "curve_warnings"
+"""The curve's warnings that name no point, written once in the first row by econ's curve CSV."""
+TEXT = [*TEXT_OPTIONAL_COLUMNS, CURVE_WARNINGS_COLUMN]
 REQUIRED_COLUMNS_MESSAGE = (
     "a CSV that no importer recognizes: the generic curve CSV requires an "
     "output_tokens_per_s (whole system) or output_tokens_per_s_per_gpu column; optional: "
@@ -156,9 +160,7 @@ def parse(src: SourceFile, gpu_count: float | None = None) -> Curve:
     if not {"output_tokens_per_s", "output_tokens_per_s_per_gpu"} & set(numeric_cols.values()):
         raise src.error(REQUIRED_COLUMNS_MESSAGE)
     if unknown:
-        prov.warnings.append(
-            f"columns ignored (not part of the curve format): {listed(unknown)}"
-        )
+        prov.warnings.append(f"columns ignored (not part of the curve format): {listed(unknown)}")
     records = []
     for line, row in enumerate(rows[1:], start=2):
         if len(row) != len(header):
@@ -193,9 +195,19 @@ def parse(src: SourceFile, gpu_count: float | None = None) -> Curve:
         if "tool" in record and record["tool"]:
             prov.tool = record["tool"] if prov.tool == "generic csv" else prov.tool
     apply_gpu_count(records, src, prov, gpu_count)
-    return finish_curve(
+    carried = [
+        w
+        for record in records
+        for w in record.pop(CURVE_WARNINGS_COLUMN, "").split(POINT_WARNING_SEPARATOR)
+        if w
+    ]
+    curve = finish_curve(
         records, src, prov, labels=labels, repeats="error", keep_point_provenance=True
     )
+    if not carried:
+        return curve
+    warnings = tuple(dict.fromkeys((*carried, *curve.warnings)))
+    return Curve(points=curve.points, provenance=curve.provenance, warnings=warnings)
 
 
 def _cell_number(src: SourceFile, line: int, column: str, cell: str, allow_inf: bool) -> float:

@@ -1,0 +1,74 @@
+"""Throughput importers, operating points and measured-curve scenarios: defects an outside review
+found (warnings copied into every point, model names read as GPU counts, a speed exactly at its
+limit refused, curves of other hardware accepted silently, percentile-only latencies in the wrong
+unit, a stale curve cache, --gpus overriding the file in silence, MLPerf's nan). Each test builds
+its file from a real sample in ../shared (copied into tmp_path) or writes a small one of its own.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+
+from econ.throughput.importers import import_file, load_curve, write_curve_csv
+from tests.conftest import SHARED_DATA, needs_shared_data
+
+SAMPLES = SHARED_DATA / "samples"
+VLLM_RUN = SAMPLES / "vllm" / "er0080-vllm-bench-sweep-v0.25.1-opt125m-run0.json"
+
+
+def vllm_lines(tmp_path: Path, n: int, name: str = "runs.jsonl") -> Path:
+    """n runs of the real vLLM sample appended as JSON Lines, one per client concurrency (1..n),
+    each with the sample's 8 completed requests (fewer than 10: a warning of its own)."""
+    run = json.loads(VLLM_RUN.read_text())
+    path = tmp_path / name
+    path.write_text(
+        "".join(json.dumps(dict(run, max_concurrency=c)) + "\n" for c in range(1, n + 1))
+    )
+    return path
+
+
+# --- 1. each point holds its own warnings; the curve's are said once ----------------------------
+
+
+@needs_shared_data
+def test_a_point_holds_only_its_own_warnings(tmp_path: Path):
+    n = 60
+    curve = import_file(vllm_lines(tmp_path, n))
+    assert json.loads(VLLM_RUN.read_text())["completed"] == 8  # < 10: each run is warned about
+    cells = list(curve.points["warnings"])
+    assert cells == [
+        f"line {i}: only 8 completed requests; the statistics are noisy" for i in range(1, n + 1)
+    ]
+    # the file's warnings (no GPU count) are on the curve once, not on its points
+    file_level = [w for w in curve.warnings if "how many GPUs" in w]
+    assert len(file_level) == 1 and not any("how many GPUs" in c for c in cells)
+    assert set(cells) <= set(curve.warnings) and len(curve.warnings) == len(set(curve.warnings))
+
+
+@needs_shared_data
+def test_point_warnings_grow_linearly_with_the_runs(tmp_path: Path):
+    """Each line's warning was copied into every point: n runs held n^2 warnings (4,000 runs in
+    4.7 MB took 4.8 GB). The cells' total size now grows as n."""
+    sizes = {}
+    for n in (20, 80):
+        curve = import_file(vllm_lines(tmp_path, n, f"runs{n}.jsonl"))
+        sizes[n] = sum(map(len, curve.points["warnings"]))
+    assert sizes[80] / sizes[20] < 4.5  # 4x the runs; n^2 would be 16x
+
+
+@needs_shared_data
+def test_the_curve_csv_keeps_the_curve_warnings_once(tmp_path: Path):
+    original = import_file(vllm_lines(tmp_path, 5))
+    path = write_curve_csv(original, tmp_path / "curve.csv")
+    frame = pd.read_csv(path, keep_default_na=False)
+    said = frame["curve_warnings"].tolist()
+    assert "how many GPUs" in said[0] and said[1:] == [""] * 4
+    assert frame["warnings"].tolist() == list(original.points["warnings"])
+    again = load_curve(path)
+    assert set(original.warnings) <= set(again.warnings)
+    assert list(again.points["warnings"].str.split(" | ", regex=False).str[0]) == list(
+        original.points["warnings"]
+    )
