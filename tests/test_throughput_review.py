@@ -8,11 +8,14 @@ its file from a real sample in ../shared (copied into tmp_path) or writes a smal
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
 from econ.throughput.importers import import_file, load_curve, write_curve_csv
+from econ.throughput.importers._common import gpu_count_from_text
 from tests.conftest import SHARED_DATA, needs_shared_data
 
 SAMPLES = SHARED_DATA / "samples"
@@ -72,3 +75,50 @@ def test_the_curve_csv_keeps_the_curve_warnings_once(tmp_path: Path):
     assert list(again.points["warnings"].str.split(" | ", regex=False).str[0]) == list(
         original.points["warnings"]
     )
+
+
+# --- 2. a model's size in a file name is not a GPU count -----------------------------------------
+
+MLPERF_SERVER = (
+    SAMPLES / "mlperf" / "v4.1-nvidia-h200x8-trt-llama2-70b-99-Server-mlperf_log_summary.txt"
+)
+
+
+@needs_shared_data
+@pytest.mark.parametrize(
+    ("sample", "name"),
+    [
+        (MLPERF_SERVER, "mixtral-8x7b-Server-mlperf_log_summary.txt"),
+        (VLLM_RUN, "mixtral-8x22b-instruct-vllm.json"),
+    ],
+)
+def test_a_mixture_of_experts_name_is_not_a_gpu_count(tmp_path: Path, sample: Path, name: str):
+    path = tmp_path / name
+    path.write_bytes(sample.read_bytes())
+    curve = import_file(path)
+    assert curve.points["gpu_count"].isna().all()
+    assert curve.provenance["gpu_count_basis"] == "unknown"
+    assert any("does not say how many GPUs" in w for w in curve.warnings)
+
+
+@pytest.mark.parametrize(
+    ("name", "count"),
+    [
+        ("mixtral-8x7b", None),
+        ("mixtral-8x22b-instruct", None),
+        ("Mixtral-8x7B-v0.1", None),
+        ("mixtral-8x7b-8xH100", 8),  # the model's 8x7b skipped, the GPUs' 8xH100 read
+        ("mixtral_8x7B_h100x8", 8),
+        ("4xNVIDIA_L40S", 4),
+        ("4x_L40S", 4),
+        ("H200-SXM-141GBx8_TRT", 8),
+        ("B200x8", 8),
+        ("run-3x-faster", None),
+    ],
+)
+def test_gpu_counts_need_a_gpu_name(name: str, count: int | None):
+    found, how = gpu_count_from_text(name)
+    if count is None:
+        assert math.isnan(found) and how == ""
+    else:
+        assert found == count

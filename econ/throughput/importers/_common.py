@@ -292,9 +292,11 @@ _CPU_WORDS = ("epyc", "xeon", "grace", "vera", "cpu", "core", "neoverse")
 _MULTI_NODE = re.compile(
     r"(?<![a-z0-9.])(\d{1,4})\s*x\s*(\d{1,4})\s*x\s*(?=([a-z][a-z0-9]*))", re.I
 )
+_GPU_X_N = "a '<GPU>x<N>' pattern"
 _COUNT_PATTERNS = (
     (re.compile(r"(?<![a-z0-9.])(\d{1,5})\s*x\s*(?=([a-z][a-z0-9]*))", re.I), "a '<N>x<GPU>' pattern"),
-    (re.compile(r"(?<=[a-z0-9])x(\d{1,5})(?![0-9])", re.I), "a '<GPU>x<N>' pattern"),
+    (re.compile(r"(?<![a-z0-9.])(\d{1,5})x[_-](?=([a-z]+\d[a-z0-9]*))", re.I), "a '<N>x<GPU>' pattern"),
+    (re.compile(r"(?<=[a-z0-9])x(\d{1,5})(?![0-9]|b(?![a-z]))", re.I), _GPU_X_N),
     (re.compile(r"(?<![a-z])gpus?[_-]?(\d{1,5})(?![0-9])", re.I), "a 'gpus_<N>' pattern"),
     (re.compile(r"(?<![a-z0-9.])(\d{1,5})[_-]?gpus?(?![a-z])", re.I), "a '<N>gpu' pattern"),
 )  # fmt: skip
@@ -308,10 +310,20 @@ def _is_cpu(match: re.Match) -> bool:
     return word.lower().startswith(_CPU_WORDS)
 
 
+def _after_a_number(match: re.Match) -> bool:
+    """Whether the name before a '<GPU>x<N>' match's x is a bare number: a model's size
+    (mixtral-8x7b, 8x22b: experts x billions of parameters), where a GPU's name holds a letter
+    (H100x8, 141GBx8)."""
+    before = re.split(r"[^a-z0-9]", match.string[: match.start()], flags=re.I)[-1]
+    return not re.search(r"[a-z]", before, re.I)
+
+
 def gpu_count_from_text(text: str) -> tuple[float, str]:
-    """A GPU count written in a name: '4xNVIDIA_L40S', 'H200-SXM-141GBx8', 'gpus_16', '8gpu', or a
-    multi-node platform '9x8xMI355X_2xEPYC_9575F' (9 nodes x 8 GPUs = 72; CPU counts such as
-    '2xEPYC' are skipped).
+    """A GPU count written in a name: '4xNVIDIA_L40S', '2x-h100', 'H200-SXM-141GBx8', 'gpus_16',
+    '8gpu', or a multi-node platform '9x8xMI355X_2xEPYC_9575F' (9 nodes x 8 GPUs = 72; CPU counts
+    such as '2xEPYC' are skipped). A model's size is not a GPU count: in 'mixtral-8x7b' and
+    'mixtral-8x22b' neither 8 nor 7 nor 22 counts GPUs ('<N>x<M>' after a bare number or followed
+    by b, billions of parameters).
 
     Returns (count, how it was found), or (NaN, "") when the text names no count.
     """
@@ -322,7 +334,9 @@ def gpu_count_from_text(text: str) -> tuple[float, str]:
                 return float(nodes * per_node), "a '<nodes>x<N>x<GPU>' pattern"
     for pattern, how in _COUNT_PATTERNS:
         for match in pattern.finditer(text):
-            if not _is_cpu(match) and 0 < int(match.group(1)) <= MAX_GPU_COUNT:
+            if _is_cpu(match) or (how == _GPU_X_N and _after_a_number(match)):
+                continue
+            if 0 < int(match.group(1)) <= MAX_GPU_COUNT:
                 return float(match.group(1)), how
     return math.nan, ""
 
