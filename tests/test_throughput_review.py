@@ -16,6 +16,7 @@ import pytest
 
 from econ.throughput.importers import import_file, load_curve, write_curve_csv
 from econ.throughput.importers._common import gpu_count_from_text
+from econ.throughput.operating_point import NoFeasiblePointError, operating_point
 from tests.conftest import SHARED_DATA, needs_shared_data
 
 SAMPLES = SHARED_DATA / "samples"
@@ -122,3 +123,33 @@ def test_gpu_counts_need_a_gpu_name(name: str, count: int | None):
         assert math.isnan(found) and how == ""
     else:
         assert found == count
+
+
+# --- 3. a point exactly at the minimum per-user speed meets it ----------------------------------
+
+
+def one_point_curve(tmp_path: Path, rows: str) -> Path:
+    path = tmp_path / "curve.csv"
+    path.write_text("concurrency,output_tokens_per_s,gpu_count,tokens_per_s_per_user\n" + rows)
+    return path
+
+
+@pytest.mark.parametrize("reading", ["interpolate", "step"])
+def test_a_point_exactly_at_the_minimum_speed_meets_it(tmp_path: Path, reading: str):
+    curve = import_file(one_point_curve(tmp_path, "8,800,8,50\n16,1600,8,20\n"))
+    at_limit = curve.points.iloc[0]  # 50 tokens/s per user, 800 / 8 = 100 per GPU
+    point = operating_point(
+        curve, min_tokens_per_s_per_user=float(at_limit["tokens_per_s_per_user"]), reading=reading
+    )
+    assert point.tokens_per_s_per_gpu == at_limit["output_tokens_per_s_per_gpu"] == 100.0
+    alone = import_file(one_point_curve(tmp_path, "8,800,8,50\n"))
+    assert operating_point(alone, min_tokens_per_s_per_user=50.0).tokens_per_s_per_gpu == 100.0
+
+
+def test_no_point_message_names_the_broken_limit(tmp_path: Path):
+    curve = import_file(one_point_curve(tmp_path, "8,800,8,50\n"))
+    with pytest.raises(NoFeasiblePointError) as caught:
+        operating_point(curve, min_tokens_per_s_per_user=50.001)
+    message = str(caught.value)
+    assert "100 tokens/s per GPU with tokens_per_s_per_user = 50 (limit 50.001)" in message
+    assert " with . " not in message

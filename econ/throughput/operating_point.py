@@ -86,10 +86,17 @@ class NoFeasiblePointError(OperatingPointError):
         self.closest = closest
 
 
+def _with_slack(upper_limits: np.ndarray) -> np.ndarray:
+    """Upper limits loosened by _REL_TOL of their size, so that a value printed rounded to its
+    limit meets it. By |L|: the per-user speed enters negated (-u <= -L), and L (1 + tol) would
+    tighten it, refusing a point exactly at its minimum speed."""
+    return upper_limits + _REL_TOL * np.abs(upper_limits)
+
+
 def _knots_within(m: np.ndarray, lim: np.ndarray) -> np.ndarray:
     """Whether each measured point meets every limit, per scenario [bool (n, K)]; NaN fails."""
     free = np.isnan(lim)[:, :, None]  # (n, C, 1)
-    return (free | (m[None, :, :] <= lim[:, :, None] * (1 + _REL_TOL))).all(axis=1)
+    return (free | (m[None, :, :] <= _with_slack(lim)[:, :, None])).all(axis=1)
 
 
 def feasible_position(knots, upper_limits):
@@ -120,7 +127,7 @@ def feasible_position(knots, upper_limits):
         cross = (limit - m0) / d
     lo = np.where(d < 0, np.maximum(cross, 0.0), 0.0)
     hi = np.where(d > 0, np.minimum(cross, 1.0), 1.0)
-    flat_ok = m0 <= limit * (1 + _REL_TOL)
+    flat_ok = m0 <= _with_slack(limit)
     nan_seg = np.isnan(m0) | np.isnan(m1)
     lo = np.where(free, 0.0, np.where(d == 0, np.where(flat_ok, 0.0, 2.0), lo))
     hi = np.where(free, 1.0, np.where(d == 0, np.where(flat_ok, 1.0, -1.0), hi))
@@ -606,13 +613,31 @@ def operating_point(
     )
 
 
+def _breaks(name: str, value: float, limit: float) -> bool:
+    """Whether a point's value breaks its limit (a minimum per-user speed, else a maximum
+    latency), with the slack the operating point allows; an unreported value breaks it."""
+    if math.isnan(value):
+        return True
+    if name == USER_COLUMN:
+        return value < limit - _REL_TOL * abs(limit)
+    return value > limit + _REL_TOL * abs(limit)
+
+
+def _apart(value: float, limit: float) -> tuple[str, str]:
+    """A value and its limit with the digits that tell them apart (4 significant, up to 12):
+    50.001 against 50 is not '50 (limit 50)'."""
+    for digits in range(4, 13):
+        shown = f"{value:.{digits}g}", f"{limit:.{digits}g}"
+        if shown[0] != shown[1]:
+            break
+    return shown
+
+
 def _step_binding(next_point: pd.Series, limits: dict[str, float]) -> str:
     """The limits the next measured point (more throughput) breaks, which stop the step reading."""
-    broken = []
-    for name, limit in limits.items():
-        value = float(next_point[name])
-        if math.isnan(value) or ((value < limit) if name == USER_COLUMN else (value > limit)):
-            broken.append(name)
+    broken = [
+        name for name, limit in limits.items() if _breaks(name, float(next_point[name]), limit)
+    ]
     return ", ".join(broken) or "highest measured load"
 
 
@@ -643,13 +668,17 @@ def _no_point(points, limits) -> NoFeasiblePointError:
         **{name: float(row[name]) for name in limits},
         "worst_ratio_to_limit": float(score[best]),
     }
-    broken = []
-    for name, limit in limits.items():
-        value = float(row[name])
-        if math.isnan(value):
-            broken.append(f"{name} not reported")
-        elif (value < limit) if name == USER_COLUMN else (value > limit):
-            broken.append(f"{name} = {value:.4g} (limit {limit:.4g})")
+    broken = [
+        f"{name} not reported"
+        if math.isnan(float(row[name]))
+        else "{} = {} (limit {})".format(name, *_apart(float(row[name]), limit))
+        for name, limit in limits.items()
+        if _breaks(name, float(row[name]), limit)
+    ] or [  # not reached while feasibility and this check share _breaks; never an empty list
+        "every limit met within rounding ("
+        + ", ".join(f"{name} = {row[name]:.6g}" for name in limits)
+        + ")"
+    ]
     where = ", ".join(
         p
         for p in (
