@@ -183,7 +183,9 @@ class ScenarioBatch:
         for i, row in enumerate(rows):
             try:
                 fitted = resolve_history(row.throughput, row.fleet.hardware)
-                resolved = resolve_throughput(row.throughput, row.fleet.hardware)
+                resolved = resolve_throughput(
+                    row.throughput, row.fleet.hardware, (row.name, row.description)
+                )
             except InputError as exc:
                 raise in_file(exc, items[row_scenario[i]].source_file) from None
             history_warnings = ()

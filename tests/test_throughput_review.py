@@ -9,15 +9,19 @@ from __future__ import annotations
 
 import json
 import math
+import tomllib
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
+from econ import load_scenario, project
+from econ.scenario import apply_overrides, dumps, validate_dict
 from econ.throughput.importers import import_file, load_curve, write_curve_csv
 from econ.throughput.importers._common import gpu_count_from_text
+from econ.throughput.match import curve_mismatches, served_model
 from econ.throughput.operating_point import NoFeasiblePointError, operating_point
-from tests.conftest import SHARED_DATA, needs_shared_data
+from tests.conftest import ROOT, SHARED_DATA, needs_shared_data
 
 SAMPLES = SHARED_DATA / "samples"
 VLLM_RUN = SAMPLES / "vllm" / "er0080-vllm-bench-sweep-v0.25.1-opt125m-run0.json"
@@ -153,3 +157,67 @@ def test_no_point_message_names_the_broken_limit(tmp_path: Path):
     message = str(caught.value)
     assert "100 tokens/s per GPU with tokens_per_s_per_user = 50 (limit 50.001)" in message
     assert " with . " not in message
+
+
+# --- 4. a scenario's measured curve is compared with its model and hardware -------------------
+
+GLM_GAUDI3 = SAMPLES / "inferencex" / "inferencex-app-supplemental-bmk-glm4.7-gaudi3.json"
+LLAMA_H200 = ROOT / "models" / "scenarios" / "llama2-70b-h200.toml"
+
+
+def scenario_with_curve(tmp_path: Path, sample: Path, name: str, **extra) -> Path:
+    """The ready-made H200 llama2-70b scenario with its throughput from a measured curve file."""
+    (tmp_path / name).write_bytes(sample.read_bytes())
+    data = apply_overrides(
+        tomllib.loads(LLAMA_H200.read_text()),
+        {"throughput.measured": {"curve": name, **extra}, "throughput.slo": {"ttft_p99_s": 2.0}},
+    )
+    path = tmp_path / "s.toml"
+    path.write_text(dumps(validate_dict(data)))
+    return path
+
+
+@needs_shared_data
+def test_a_curve_of_other_hardware_and_model_is_warned_of(tmp_path: Path):
+    path = scenario_with_curve(tmp_path, GLM_GAUDI3, "glm.json")
+    sample = json.loads(GLM_GAUDI3.read_text())[0]
+    assert (sample["hw"], sample["model"]) == ("gaudi3", "zai-org/GLM-4.7")
+    warnings = project(load_scenario(path)).warnings[0]
+    assert (
+        "throughput: the measured curve "
+        f"{tmp_path / 'glm.json'} is not the scenario's: hardware: the curve ran on gaudi3; "
+        "the scenario's fleet is h200-sxm"
+    ) in warnings
+    assert any(
+        "model: the curve served zai-org/GLM-4.7; the scenario serves llama2-70b" in w
+        for w in warnings
+    )
+
+
+@needs_shared_data
+def test_a_curve_that_states_no_hardware_is_said_not_compared(tmp_path: Path):
+    path = scenario_with_curve(tmp_path, MLPERF_SERVER, "server.txt", gpus=8)
+    warnings = project(load_scenario(path)).warnings[0]
+    assert any(
+        "server.txt does not state its hardware: not compared with the fleet's h200-sxm" in w
+        for w in warnings
+    )
+    assert not any("is not the scenario's" in w for w in warnings)  # llama2-70b, as the scenario
+
+
+def test_the_comparison_names_both_sides():
+    points = pd.DataFrame({"model": ["meta-llama/Llama-2-70b-chat-hf"], "hardware": ["H200"]})
+    assert curve_mismatches({}, points, "h200-sxm", "llama2-70b") == ([], [])
+    assert curve_mismatches({}, points, "gb300-nvl72", "deepseek-r1") == (
+        [
+            "hardware: the curve ran on H200; the scenario's fleet is gb300-nvl72",
+            "model: the curve served meta-llama/Llama-2-70b-chat-hf; the scenario serves "
+            "deepseek-r1",
+        ],
+        [],
+    )
+    assert curve_mismatches({}, points.iloc[:0], "h200-sxm", None) == ([], ["hardware", "model"])
+    (long,), _ = curve_mismatches({"model": "m" * 100_000}, points, "h200-sxm", "llama2-70b")
+    assert len(long) < 400 and long.endswith("(100,000 characters); the scenario serves llama2-70b")
+    assert served_model("", "", "llama2-70b-h200", "H200s serving Llama-2-70B") == "llama2-70b"
+    assert served_model("deepseek-r1", "", "llama2-70b") == "deepseek-r1"

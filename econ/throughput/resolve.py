@@ -15,6 +15,7 @@ from pathlib import Path
 
 from econ.errors import InputError
 from econ.scenario.gain_models import ServiceLevel, Throughput
+from econ.throughput.match import curve_mismatches, served_model
 
 
 class ThroughputSourceError(InputError):
@@ -35,23 +36,34 @@ class ResolvedThroughput:
     """What the ratio was read from (the curve's token rates or lengths, the simulator's lengths)."""
 
 
-def resolve_throughput(section: Throughput, hardware: str) -> ResolvedThroughput | None:
+def resolve_throughput(
+    section: Throughput, hardware: str, texts: tuple[str, ...] = ()
+) -> ResolvedThroughput | None:
     """The operating point of a measured or simulated source; None for a fixed figure.
 
     Parameters
     ----------
     section : the scenario's (or vintage's) throughput section
     hardware : the fleet's hardware key (default hardware of a simulated source; checked
-        against the silicon of a catalog row)
+        against the silicon of a catalog row and the hardware a measured curve file states)
+    texts : the scenario's name and description, which may name the model it serves (compared,
+        with the section's own, against the model a measured curve file states)
     """
     if section.measured is None and section.simulated is None:
         return None
+    model = served_model(
+        section.simulated.model if section.simulated is not None else "",
+        section.history.model if section.history is not None else "",
+        *texts,
+        section.source,
+    )
     key = json.dumps(
         {
             "measured": None if section.measured is None else section.measured.model_dump(),
             "simulated": None if section.simulated is None else section.simulated.model_dump(),
             "slo": section.slo.model_dump(),
             "hardware": hardware,
+            "model": model,
         },
         sort_keys=True,
         default=str,
@@ -64,11 +76,13 @@ def _resolve(key: str) -> ResolvedThroughput:
     spec = json.loads(key)
     slo = ServiceLevel.model_validate(spec["slo"])
     if spec["measured"] is not None:
-        return _measured(spec["measured"], slo, spec["hardware"])
+        return _measured(spec["measured"], slo, spec["hardware"], spec["model"])
     return _simulated(spec["simulated"], slo, spec["hardware"])
 
 
-def _measured(measured: dict, slo: ServiceLevel, hardware: str) -> ResolvedThroughput:
+def _measured(
+    measured: dict, slo: ServiceLevel, hardware: str, model: str | None
+) -> ResolvedThroughput:
     from econ.benchmarks import catalog_curve
     from econ.throughput.importers import import_files
     from econ.throughput.operating_point import operating_point
@@ -93,7 +107,8 @@ def _measured(measured: dict, slo: ServiceLevel, hardware: str) -> ResolvedThrou
     except InputError as exc:
         hint = " (set throughput.measured.gpus)" if "GPU count" in str(exc) else ""
         raise ThroughputSourceError(f"{where}: {exc}{hint}") from None
-    warnings = tuple(dict.fromkeys((*curve.warnings, *getattr(point, "warnings", ()))))
+    fit = _curve_fit(curve, measured["curve"], hardware, model) if measured["curve"] else []
+    warnings = tuple(dict.fromkeys((*fit, *curve.warnings, *getattr(point, "warnings", ()))))
     ratio, ratio_source = input_ratio_at(point)
     return ResolvedThroughput(
         float(point.tokens_per_s_per_gpu),
@@ -102,6 +117,20 @@ def _measured(measured: dict, slo: ServiceLevel, hardware: str) -> ResolvedThrou
         input_tokens_per_output_token=ratio,
         input_ratio_source=ratio_source,
     )
+
+
+def _curve_fit(curve, path: str, hardware: str, model: str | None) -> list[str]:
+    """Warnings when a measured curve file's model or hardware is not the scenario's, or when
+    the file does not state them (the app's check before a curve's figure is used)."""
+    differences, unknowns = curve_mismatches(curve.provenance, curve.points, hardware, model)
+    said = [f"the measured curve {path} is not the scenario's: {d}" for d in differences]
+    scenario = {"hardware": f"the fleet's {hardware}", "model": f"the scenario's {model}"}
+    said += [
+        f"the measured curve {path} does not state its {name}: not compared with {scenario[name]}"
+        for name in unknowns
+        if name == "hardware" or model is not None
+    ]
+    return said
 
 
 def input_ratio_at(point) -> tuple[float | None, str]:
