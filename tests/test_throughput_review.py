@@ -17,7 +17,7 @@ import pytest
 
 from econ import load_scenario, project
 from econ.scenario import apply_overrides, dumps, validate_dict
-from econ.throughput.importers import import_file, load_curve, write_curve_csv
+from econ.throughput.importers import LatencyUnitError, import_file, load_curve, write_curve_csv
 from econ.throughput.importers._common import gpu_count_from_text
 from econ.throughput.match import curve_mismatches, served_model
 from econ.throughput.operating_point import NoFeasiblePointError, operating_point
@@ -221,3 +221,37 @@ def test_the_comparison_names_both_sides():
     assert len(long) < 400 and long.endswith("(100,000 characters); the scenario serves llama2-70b")
     assert served_model("", "", "llama2-70b-h200", "H200s serving Llama-2-70B") == "llama2-70b"
     assert served_model("deepseek-r1", "", "llama2-70b") == "deepseek-r1"
+
+
+# --- 5. the latency-unit checks read every TPOT and TTFT statistic present ----------------------
+
+PERCENTILES_ONLY = "concurrency,output_tokens_per_s,gpu_count,{ttft},{tpot}\n8,800,1,{a},{b}\n"
+
+
+def test_percentiles_only_in_the_wrong_unit_are_refused(tmp_path: Path):
+    """Seconds under *_ms headers: TPOT p99 0.025 ms is 25 us, 40,000 tokens/s per user."""
+    path = tmp_path / "run.csv"
+    path.write_text(PERCENTILES_ONLY.format(ttft="ttft_ms_p99", tpot="tpot_ms_p99", a=0.5, b=0.025))
+    with pytest.raises(LatencyUnitError, match=r"p99 TPOT 2\.5e-05 s \(40,000 tokens/s per user\)"):
+        import_file(path)
+    path.write_text(PERCENTILES_ONLY.format(ttft="ttft_s_p99", tpot="tpot_s_p99", a=0.5, b=0.025))
+    assert import_file(path).points["tpot_s_p99"].iloc[0] == 0.025  # the same values, in s
+
+
+def test_percentiles_only_in_ms_under_s_headers_break_littles_law(tmp_path: Path):
+    """800 tokens/s from 8 requests in flight at a TPOT of 25 s would be 2,500 times the most
+    they can emit (8 / 25 = 0.32 tokens/s)."""
+    path = tmp_path / "run.csv"
+    path.write_text(PERCENTILES_ONLY.format(ttft="ttft_s_p99", tpot="tpot_s_p99", a=500, b=25))
+    with pytest.raises(LatencyUnitError, match=r"concurrency 8 / p99 TPOT 25 s = 0\.32 .* 2500x"):
+        import_file(path)
+
+
+@pytest.mark.parametrize("stat", ["p90", "p95", "p99"])
+def test_a_ttft_percentile_of_more_than_a_day_is_a_unit_error(tmp_path: Path, stat: str):
+    path = tmp_path / "run.csv"
+    path.write_text(
+        PERCENTILES_ONLY.format(ttft=f"ttft_s_{stat}", tpot="tpot_s_mean", a=90_000, b=0.03)
+    )
+    with pytest.raises(LatencyUnitError, match=f"{stat} TTFT 9e\\+04 s is above a day"):
+        import_file(path)
