@@ -1,8 +1,9 @@
 """Provenance stamps: what produced an output, so that a figure can be traced and reproduced.
 
-A stamp holds the package version, a canonical hash of each validated scenario, the versions of the
-data catalogs shipped in models/, the random seed where the output is random, and the creation
-time. Everything except the creation time is a function of the inputs, so two runs of the same
+A stamp holds the package version, a canonical hash of each validated scenario (and of each
+measured curve file it reads: the scenario names the file, its hash pins the content), the
+versions of the data catalogs shipped in models/, the random seed where the output is random, and
+the creation time. Everything except the creation time is a function of the inputs, so two runs of the same
 scenario give the same stamp apart from `created_utc`; writers keep that one field apart (its own
 CSV column, JSON key, Parquet metadata key, workbook cell) so reruns can be compared byte for byte.
 
@@ -150,6 +151,9 @@ class Stamp:
     econ_version : version of the package that produced the output
     scenarios : (name, sha256) of each scenario, in output order; sha256 is "" when the scenario
         itself was not given to the writer (only its projection)
+    curves : per scenario, (file name, sha256) of each measured curve file its throughput (or a
+        vintage's) reads, the content the projection used (`econ.throughput.resolve.curve_sha256`);
+        empty where it reads none or was not given
     catalogs : catalog name -> version (see `catalog_versions`)
     seed : random seed of a random output (Monte Carlo), None otherwise
     created_utc : creation time, ISO 8601 UTC; the only field that changes between reruns
@@ -158,6 +162,7 @@ class Stamp:
     econ_version: str
     scenarios: tuple[tuple[str, str], ...]
     catalogs: Mapping[str, str] = field(default_factory=dict)
+    curves: tuple[tuple[tuple[str, str], ...], ...] = ()
     seed: int | None = None
     created_utc: str = ""
 
@@ -168,10 +173,20 @@ class Stamp:
         """The reproducible part (no creation time), JSON-ready."""
         return {
             "econ_version": self.econ_version,
-            "scenarios": [{"name": name, "sha256": sha} for name, sha in self.scenarios],
+            "scenarios": [
+                {"name": name, "sha256": sha} | self._curves_of(k)
+                for k, (name, sha) in enumerate(self.scenarios)
+            ],
             "catalogs": dict(sorted(self.catalogs.items())),
             "seed": self.seed,
         }
+
+    def _curves_of(self, index: int) -> dict[str, Any]:
+        """{"curves": [{"file", "sha256"}, ...]} of scenario `index`, {} when it reads none."""
+        curves = self.curves[index] if index < len(self.curves) else ()
+        if not curves:
+            return {}
+        return {"curves": [{"file": name, "sha256": sha} for name, sha in curves]}
 
     def to_dict(self) -> dict[str, Any]:
         """Every field, JSON-ready, the creation time last."""
@@ -217,8 +232,11 @@ def stamp(
     """
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
         raise ProvenanceError(f"seed = {seed!r}: expected an integer or None")
+    curves: tuple[tuple[tuple[str, str], ...], ...] = ()
     if scenarios is not None:
+        scenarios = list(scenarios)
         pairs = tuple((s.name, scenario_sha256(s)) for s in scenarios)
+        curves = tuple(curve_files(s) for s in scenarios)
     else:
         pairs = tuple((str(name), "") for name in (names or ()))
     created_text = created if isinstance(created, str) else creation_time(created)
@@ -226,9 +244,23 @@ def stamp(
         econ_version=__version__,
         scenarios=pairs,
         catalogs=catalog_versions(models),
+        curves=curves,
         seed=seed,
         created_utc=created_text,
     )
+
+
+def curve_files(scenario: Scenario) -> tuple[tuple[str, str], ...]:
+    """(file name, sha256) of each measured curve file the scenario's fleet or a vintage's reads,
+    once each, in order; the hash is of the content the projection read (see `Stamp.curves`)."""
+    from econ.throughput.resolve import curve_sha256
+
+    paths = dict.fromkeys(
+        row.throughput.measured.curve
+        for row in scenario.expand()
+        if row.throughput.measured is not None and row.throughput.measured.curve
+    )
+    return tuple((Path(path).name, curve_sha256(path)) for path in paths)
 
 
 __all__ = [
@@ -238,6 +270,7 @@ __all__ = [
     "canonical_json",
     "catalog_versions",
     "creation_time",
+    "curve_files",
     "format_catalogs",
     "scenario_sha256",
     "stamp",

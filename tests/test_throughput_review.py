@@ -7,8 +7,10 @@ its file from a real sample in ../shared (copied into tmp_path) or writes a smal
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
+import os
 import tomllib
 from pathlib import Path
 
@@ -16,6 +18,8 @@ import pandas as pd
 import pytest
 
 from econ import load_scenario, project
+from econ.cli import main
+from econ.reporting import make_stamp
 from econ.scenario import apply_overrides, dumps, validate_dict
 from econ.throughput.importers import LatencyUnitError, import_file, load_curve, write_curve_csv
 from econ.throughput.importers._common import gpu_count_from_text
@@ -255,3 +259,53 @@ def test_a_ttft_percentile_of_more_than_a_day_is_a_unit_error(tmp_path: Path, st
     )
     with pytest.raises(LatencyUnitError, match=f"{stat} TTFT 9e\\+04 s is above a day"):
         import_file(path)
+
+
+# --- 6. an edited curve file is read again; its hash is in the projection's provenance ---------
+
+BASE = {"name": "s", "horizon_months": 24, "capex": {"gpu_price_usd": 40000.0}}
+CURVE_CSV = "concurrency,output_tokens_per_s,gpu_count,ttft_s_p99\n8,{system},8,0.5\n"
+
+
+def curve_scenario(tmp_path: Path, system: int) -> Path:
+    (tmp_path / "run.csv").write_text(CURVE_CSV.format(system=system))
+    path = tmp_path / "s.toml"
+    data = apply_overrides(
+        BASE,
+        {"throughput.measured": {"curve": "run.csv"}, "throughput.slo": {"ttft_p99_s": 2.0}},
+    )
+    path.write_text(dumps(validate_dict(data)))
+    return path
+
+
+def per_gpu(path: Path) -> float:
+    m = project(load_scenario(path)).monthly.loc["s"]
+    return m.tokens.iloc[1] / (m.gpus_in_service.iloc[1] * 0.7 * 730 * 3600)
+
+
+def test_an_edited_curve_file_is_read_again(tmp_path: Path):
+    path = curve_scenario(tmp_path, 800)
+    assert per_gpu(path) == pytest.approx(800 / 8, rel=1e-12)
+    curve_scenario(tmp_path, 1600)
+    assert per_gpu(path) == pytest.approx(1600 / 8, rel=1e-12)
+    # the same size and modification time: the change time still tells the edit apart
+    run = tmp_path / "run.csv"
+    before = run.stat()
+    run.write_text(CURVE_CSV.format(system=1200))
+    os.utime(run, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert run.stat().st_size == before.st_size and run.stat().st_mtime_ns == before.st_mtime_ns
+    assert per_gpu(path) == pytest.approx(1200 / 8, rel=1e-12)
+
+
+def test_the_curve_files_hash_is_in_the_projections_provenance(tmp_path: Path, capsys):
+    path = curve_scenario(tmp_path, 800)
+    assert main(["project", str(path), "--format", "json"]) == 0
+    (stamped,) = json.loads(capsys.readouterr().out)["provenance"]["scenarios"]
+    digest = hashlib.sha256((tmp_path / "run.csv").read_bytes()).hexdigest()
+    assert stamped["curves"] == [{"file": "run.csv", "sha256": digest}]
+    assert set(stamped) == {"name", "sha256", "curves"}
+    # the content the projection read, not what the file holds by the time it is stamped
+    projected = project(load_scenario(path))
+    (tmp_path / "run.csv").write_text(CURVE_CSV.format(system=1600))
+    stamp = make_stamp(projected, [load_scenario(path)])
+    assert stamp.fields()["scenarios"][0]["curves"][0]["sha256"] == digest

@@ -3,12 +3,19 @@
 A scenario gives its throughput as a number, a measured curve (a benchmark output file or an MLPerf
 catalog row) or the simulator. The batch compiler calls `resolve_throughput` once per distinct
 source and SLO (results are cached), so the engine only ever sees a number per row.
+
+The cache key holds the source as written and, for a curve file, the file's identity and version
+as the file system states it (device, inode, size, modification and change times in ns): a file
+edited or replaced in a long-running process (the app) is read again, not served from the cache.
+The SHA-256 of the content a curve was last resolved from (the importer's) is kept for the
+projection's provenance stamp (`curve_sha256`).
 """
 
 from __future__ import annotations
 
 import json
 import math
+import os
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -34,6 +41,8 @@ class ResolvedThroughput:
     """Input tokens served per output token at the operating point, where the source records it."""
     input_ratio_source: str = ""
     """What the ratio was read from (the curve's token rates or lengths, the simulator's lengths)."""
+    curve_sha256: str = ""
+    """SHA-256 of the measured curve file's content the figure was read from ("" for others)."""
 
 
 def resolve_throughput(
@@ -64,11 +73,43 @@ def resolve_throughput(
             "slo": section.slo.model_dump(),
             "hardware": hardware,
             "model": model,
+            "curve_file": _file_version(section.measured.curve)
+            if section.measured is not None and section.measured.curve
+            else None,
         },
         sort_keys=True,
         default=str,
     )
     return _resolve(key)
+
+
+def _file_version(path: str) -> list[int] | None:
+    """The file's identity and version as the file system states it: (device, inode, size,
+    mtime, ctime in ns); None when it cannot be stated (the import then names the problem).
+    The change time moves on every write, even one that restores the modification time."""
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
+
+
+_CURVE_SHA256: dict[str, str] = {}
+"""Curve file path -> SHA-256 of the content it was last resolved from."""
+_CURVE_SHA256_MAX = 1024
+
+
+def curve_sha256(path: str) -> str:
+    """SHA-256 of a measured curve file as it was last resolved in this process (the content the
+    figure came from), else of its content now (the importer's reading); "" when unreadable."""
+    if path in _CURVE_SHA256:
+        return _CURVE_SHA256[path]
+    from econ.throughput.importers._common import read_source
+
+    try:
+        return read_source(path).sha256
+    except InputError:
+        return ""
 
 
 @lru_cache(maxsize=256)
@@ -110,12 +151,18 @@ def _measured(
     fit = _curve_fit(curve, measured["curve"], hardware, model) if measured["curve"] else []
     warnings = tuple(dict.fromkeys((*fit, *curve.warnings, *getattr(point, "warnings", ()))))
     ratio, ratio_source = input_ratio_at(point)
+    sha = str(curve.provenance.get("file_sha256", "")) if measured["curve"] else ""
+    if sha:
+        if len(_CURVE_SHA256) >= _CURVE_SHA256_MAX:
+            _CURVE_SHA256.clear()
+        _CURVE_SHA256[measured["curve"]] = sha
     return ResolvedThroughput(
         float(point.tokens_per_s_per_gpu),
         source,
         warnings,
         input_tokens_per_output_token=ratio,
         input_ratio_source=ratio_source,
+        curve_sha256=sha,
     )
 
 
