@@ -11,6 +11,7 @@ import hashlib
 import json
 import math
 import os
+import re
 import tomllib
 from pathlib import Path
 
@@ -19,6 +20,7 @@ import pytest
 
 from econ import load_scenario, project
 from econ.cli import main
+from econ.labels import counted
 from econ.reporting import make_stamp
 from econ.scenario import apply_overrides, dumps, validate_dict
 from econ.throughput.importers import LatencyUnitError, import_file, load_curve, write_curve_csv
@@ -309,3 +311,70 @@ def test_the_curve_files_hash_is_in_the_projections_provenance(tmp_path: Path, c
     (tmp_path / "run.csv").write_text(CURVE_CSV.format(system=1600))
     stamp = make_stamp(projected, [load_scenario(path)])
     assert stamp.fields()["scenarios"][0]["curves"][0]["sha256"] == digest
+
+
+# --- 7. --gpus that differs from the count a file states is warned of --------------------------
+
+LLMD = SAMPLES / "vllm" / "nerdalert-llmd-llama3.2-3b-l40s-results.jsonl"
+NESTED = SAMPLES / "inferencex" / "inferencex-app-etl-fixture-agentic-nested-h100-attempt1.json"
+SGLANG = SAMPLES / "sglang" / "bowenwan6-sglang-dev-qwen3vl8b-image-conc1-with-server_info.jsonl"
+SYSTEM_JSON = (
+    SAMPLES / "mlperf-endpoints" / "v6.1-nvidia-systems-VR-NVL72_VR-288GB_aarch64x72_TRT.json"
+)
+
+
+def first_line(path: Path) -> dict:
+    return json.loads(path.read_text().splitlines()[0])
+
+
+@needs_shared_data
+@pytest.mark.parametrize(
+    ("sample", "stated", "given", "basis"),
+    [
+        (
+            LLMD,
+            lambda p: int(first_line(p)["gpu"].split("x")[0]),
+            2,
+            "metadata gpu='4xNVIDIA_L40S'",
+        ),
+        (NESTED, lambda p: int(re.search(r'"num_gpus": (\d+)', p.read_text())[1]), 16, "num_gpus"),
+        (
+            SGLANG,
+            lambda p: first_line(p)["server_info"]["tp_size"],
+            4,
+            "server_info tp_size x dp_size x pp_size",
+        ),
+    ],
+)
+def test_gpus_that_differ_from_the_files_count_are_warned_of(sample, stated, given, basis):
+    in_file = stated(sample)  # the count as the file writes it, read here on its own
+    assert import_file(sample).points["gpu_count"].iloc[0] == in_file
+    curve = import_file(sample, gpu_count=given)
+    assert [w for w in curve.warnings if "overrides" in w] == [
+        f"the GPU count (--gpus) {given} overrides the file's {counted(in_file, 'GPU')}, from "
+        f"{basis}; the per-GPU rates are computed from it"
+    ]
+    assert (curve.points["gpu_count"] == given).all()
+    assert not any("overrides" in w for w in import_file(sample, gpu_count=in_file).warnings)
+
+
+@needs_shared_data
+def test_gpus_that_differ_from_the_mlperf_system_description_are_warned_of(tmp_path: Path):
+    platform = "VR-NVL72_VR-288GB_aarch64x72_TRT"
+    path = tmp_path.joinpath(
+        "closed", "Org", "results", platform, "deepseek-r1", "Server", "performance", "run_1",
+        "mlperf_log_summary.txt",
+    )  # fmt: skip
+    path.parent.mkdir(parents=True)
+    path.write_bytes(MLPERF_SERVER.read_bytes())
+    systems = tmp_path / "closed" / "Org" / "systems"
+    systems.mkdir()
+    (systems / f"{platform}.json").write_bytes(SYSTEM_JSON.read_bytes())
+    system = json.loads(SYSTEM_JSON.read_text())
+    described = system["number_of_nodes"] * system["accelerators_per_node"]
+    curve = import_file(path, gpu_count=8)
+    assert curve.points["gpu_count"].iloc[0] == 8
+    assert any(
+        f"(--gpus) 8 overrides the file's {described} GPUs, from system description" in w
+        for w in curve.warnings
+    )

@@ -376,7 +376,10 @@ def apply_gpu_count(
     prov: Provenance,
     gpu_count: float | None,
 ) -> None:
-    """Fill `gpu_count`: the caller's value first, then the file's, then a count in the file name."""
+    """Fill `gpu_count`: the caller's value first, then the file's, then a count in the file name.
+
+    A caller's count that differs from one the file states (records already holding a count, how
+    in `prov.gpu_count_basis`) replaces it with a warning naming both."""
     if gpu_count is not None:
         if not (
             isinstance(gpu_count, int | float)
@@ -388,6 +391,18 @@ def apply_gpu_count(
             raise ImplausibleValueError(
                 f"{src.path}: GPU count (--gpus) is {gpu_count!r}; expected a whole number of GPUs "
                 f"from 1 to {MAX_GPU_COUNT:,}"
+            )
+        stated = sorted(
+            {r["gpu_count"] for r in records if not math.isnan(r.get("gpu_count", math.nan))}
+            - {float(gpu_count)}
+        )
+        if stated:
+            counts = " and ".join(f"{c:g}" for c in stated)
+            basis = f", from {prov.gpu_count_basis}" if prov.gpu_count_basis else ""
+            prov.warnings.append(
+                f"the GPU count (--gpus) {gpu_count:g} overrides the file's {counts} "
+                f"GPU{'s' if stated != [1.0] else ''}{basis}; the per-GPU rates are computed "
+                "from it"
             )
         for record in records:
             record["gpu_count"] = float(gpu_count)

@@ -200,22 +200,22 @@ def _finish(
         "(system total / GPU count), not submitted"
     )
     rows = [out]
-    if gpu_count is None:
-        count, where, accelerator = system_gpu_count(submission, platform, src.path.parent)
+    # the system description is read with --gpus too: a count that differs is then warned of
+    count, where, accelerator = system_gpu_count(submission, platform, src.path.parent)
+    if not math.isnan(count):
+        out["gpu_count"] = count
+        prov.gpu_count_basis = f"system description {where}"
+        if accelerator:
+            out["hardware"] = f"{platform} ({accelerator})" if platform else accelerator
+    elif gpu_count is None and platform:
+        count, how = gpu_count_from_text(platform)
         if not math.isnan(count):
             out["gpu_count"] = count
-            prov.gpu_count_basis = f"system description {where}"
-            if accelerator:
-                out["hardware"] = f"{platform} ({accelerator})" if platform else accelerator
-        elif platform:
-            count, how = gpu_count_from_text(platform)
-            if not math.isnan(count):
-                out["gpu_count"] = count
-                prov.gpu_count_basis = f"results path platform '{platform}' ({how})"
-                prov.warnings.append(
-                    f"GPU count {count:g} guessed from the platform name '{platform}' in the "
-                    "results path (no system description JSON found); pass --gpus N if wrong"
-                )
+            prov.gpu_count_basis = f"results path platform '{platform}' ({how})"
+            prov.warnings.append(
+                f"GPU count {count:g} guessed from the platform name '{platform}' in the "
+                "results path (no system description JSON found); pass --gpus N if wrong"
+            )
     apply_gpu_count(rows, src, prov, gpu_count)
     return finish_curve(rows, src, prov)
 

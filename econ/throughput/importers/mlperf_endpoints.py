@@ -558,7 +558,7 @@ def parse(
     prov.latency_unit = "ns (the endpoint client's unit)"
     hardware, model, scenario, systems = _run_context(src.path)
     prov.hardware, prov.model = hardware, model
-    if systems is not None and gpu_count is None:
+    if systems is not None:  # read with --gpus too: a count that differs is then warned of
         record["gpu_count"], name = _systems_gpu_count(systems)
         prov.hardware = name or hardware
         prov.gpu_count_basis = f"{systems.name}: number_of_nodes × accelerators_per_node"
