@@ -378,3 +378,13 @@ def test_gpus_that_differ_from_the_mlperf_system_description_are_warned_of(tmp_p
         f"(--gpus) 8 overrides the file's {described} GPUs, from system description" in w
         for w in curve.warnings
     )
+
+
+@needs_shared_data
+def test_a_scenarios_gpus_is_named_as_the_scenario_sets_it(tmp_path: Path):
+    path = scenario_with_curve(tmp_path, LLMD, "llmd.jsonl", gpus=2)
+    warnings = project(load_scenario(path)).warnings[0]
+    assert any(
+        "GPU count (throughput.measured.gpus) 2 overrides the file's 4 GPUs" in w for w in warnings
+    )
+    assert not any("--gpus" in w for w in warnings)

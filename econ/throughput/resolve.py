@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -149,7 +150,9 @@ def _measured(
         hint = " (set throughput.measured.gpus)" if "GPU count" in str(exc) else ""
         raise ThroughputSourceError(f"{where}: {exc}{hint}") from None
     fit = _curve_fit(curve, measured["curve"], hardware, model) if measured["curve"] else []
-    warnings = tuple(dict.fromkeys((*fit, *curve.warnings, *getattr(point, "warnings", ()))))
+    said = (*fit, *curve.warnings, *getattr(point, "warnings", ()))
+    # the importers speak of the command line's --gpus; a scenario sets throughput.measured.gpus
+    warnings = tuple(dict.fromkeys(re.sub(r"--gpus(?: N)?", f"{where}.gpus", w) for w in said))
     ratio, ratio_source = input_ratio_at(point)
     sha = str(curve.provenance.get("file_sha256", "")) if measured["curve"] else ""
     if sha:
