@@ -23,7 +23,13 @@ from econ.cli import main
 from econ.labels import counted
 from econ.reporting import make_stamp
 from econ.scenario import apply_overrides, dumps, validate_dict
-from econ.throughput.importers import LatencyUnitError, import_file, load_curve, write_curve_csv
+from econ.throughput.importers import (
+    CurveError,
+    LatencyUnitError,
+    import_file,
+    load_curve,
+    write_curve_csv,
+)
 from econ.throughput.importers._common import gpu_count_from_text
 from econ.throughput.match import curve_mismatches, served_model
 from econ.throughput.operating_point import NoFeasiblePointError, operating_point
@@ -388,3 +394,35 @@ def test_a_scenarios_gpus_is_named_as_the_scenario_sets_it(tmp_path: Path):
         "GPU count (throughput.measured.gpus) 2 overrides the file's 4 GPUs" in w for w in warnings
     )
     assert not any("--gpus" in w for w in warnings)
+
+
+# --- 8. a throughput line that holds nan is said to, not called missing -------------------------
+
+
+@needs_shared_data
+@pytest.mark.parametrize(
+    ("value", "said"), [("nan", "holds 'nan', not a finite number"), ("", "holds no value")]
+)
+def test_an_mlperf_summary_with_a_nan_throughput_says_so(tmp_path: Path, value: str, said: str):
+    text = MLPERF_SERVER.read_text()
+    line = re.search(r"^Completed tokens per second\s*:.*$", text, re.M)[0]
+    path = tmp_path / "mlperf_log_summary.txt"
+    path.write_text(text.replace(line, f"Completed tokens per second: {value}"))
+    with pytest.raises(CurveError) as caught:
+        import_file(path)
+    assert f"the 'Completed tokens per second' line {said}" in str(caught.value)
+    assert "no 'Completed tokens per second'" not in str(caught.value)
+
+
+def test_an_mlperf_detail_log_with_a_nan_throughput_says_so(tmp_path: Path):
+    source = ROOT / "tests" / "data" / "throughput" / "mlperf_log_detail_server_8gpu.txt"
+    text = source.read_text()
+    assert '"key": "result_completed_tokens_per_second", "value": 24000.0' in text
+    path = tmp_path / "mlperf_log_detail.txt"
+    path.write_text(
+        text.replace('_tokens_per_second", "value": 24000.0', '_tokens_per_second", "value": NaN')
+    )
+    with pytest.raises(
+        CurveError, match="the 'result_completed_tokens_per_second' record holds nan, not a finite"
+    ):
+        import_file(path)

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from econ.files import read_regular
 from econ.strict_json import OverlongNumberError, load_json
+from econ.text import shortened
 from econ.throughput.curve import Curve
 from econ.throughput.importers._common import (
     MAX_SOURCE_BYTES,
@@ -57,6 +58,40 @@ def looks_like_summary(text: str) -> bool:
 
 def looks_like_detail(text: str) -> bool:
     return text.lstrip().startswith(MLLOG) or f"\n{MLLOG}" in text[:5000]
+
+
+TOKENS_PER_SECOND_LINES = (
+    "completed tokens per second",
+    "tokens per second",
+    "completed tokens per second (inferred)",
+    "tokens per second (inferred)",
+)
+"""Summary lines (lower case) that give the token throughput, in the order they are read."""
+TOKENS_PER_SECOND_RECORDS = ("result_completed_tokens_per_second", "result_tokens_per_second")
+"""Detail-log records that give the token throughput."""
+
+
+def _label(key: str) -> str:
+    """A summary key as LoadGen prints it: 'Completed tokens per second'."""
+    return repr(key[:1].upper() + key[1:])
+
+
+def not_finite(src: SourceFile, fields: dict, keys, kind: str, shown) -> None:
+    """Refuse a throughput line or record that is present but holds no finite number ('nan',
+    empty): it is not missing from the file, and saying so would send the user looking for a
+    line that is there."""
+    for key in keys:
+        if key not in fields:
+            continue
+        raw = fields[key]
+        if raw is None or (isinstance(raw, str) and not raw.strip()):
+            holds = "holds no value"
+        else:
+            holds = f"holds {shortened(raw)}, not a finite number"
+        raise src.error(
+            f"the {shown(key)} {kind} {holds}; expected the run's measured tokens per second "
+            "(a finite number)"
+        )
 
 
 def _summary_fields(text: str) -> dict[str, str]:
@@ -238,13 +273,9 @@ def parse_summary(src: SourceFile, gpu_count: float | None = None) -> Curve:
         raise src.error(f"mode is {mode}; only PerformanceOnly runs measure throughput")
     scenario = f.get("scenario", "")
     out: dict = {}
-    out["output_tokens_per_s"] = first_number(
-        f, ["completed tokens per second", "tokens per second"]
-    )
+    out["output_tokens_per_s"] = first_number(f, TOKENS_PER_SECOND_LINES[:2])
     if math.isnan(out["output_tokens_per_s"]):
-        out["output_tokens_per_s"] = first_number(
-            f, ["completed tokens per second (inferred)", "tokens per second (inferred)"]
-        )
+        out["output_tokens_per_s"] = first_number(f, TOKENS_PER_SECOND_LINES[2:])
         if not math.isnan(out["output_tokens_per_s"]):
             prov.warnings.append(
                 f"{scenario or 'this'} scenario: tokens/s is LoadGen's inferred figure (tokens "
@@ -262,6 +293,7 @@ def parse_summary(src: SourceFile, gpu_count: float | None = None) -> Curve:
     out["request_rate_per_s"] = first_number(f, ["scheduled samples per second", "target_qps"])
     out["output_tokens_mean"] = out["output_tokens_per_s"] / samples
     if math.isnan(out["output_tokens_per_s"]):
+        not_finite(src, f, TOKENS_PER_SECOND_LINES, "line", _label)
         has_samples = not math.isnan(samples)
         raise src.error(
             "no 'Completed tokens per second', 'Tokens per second' or 'Tokens per second "
@@ -324,10 +356,9 @@ def parse_detail(src: SourceFile, gpu_count: float | None = None) -> Curve:
     if broken:
         prov.warnings.append(f"{broken} unreadable :::MLLOG lines skipped")
     out: dict = {}
-    out["output_tokens_per_s"] = first_number(
-        values, ["result_completed_tokens_per_second", "result_tokens_per_second"]
-    )
+    out["output_tokens_per_s"] = first_number(values, TOKENS_PER_SECOND_RECORDS)
     if math.isnan(out["output_tokens_per_s"]):
+        not_finite(src, values, TOKENS_PER_SECOND_RECORDS, "record", repr)
         raise src.error(
             "no result_completed_tokens_per_second record (result_token_throughput is not a "
             "valid figure in LoadGen logs); cannot read the token throughput"
