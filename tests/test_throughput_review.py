@@ -31,6 +31,7 @@ from econ.throughput.importers import (
     write_curve_csv,
 )
 from econ.throughput.importers._common import gpu_count_from_text
+from econ.throughput.importers.genai_perf import tokenizer_differs
 from econ.throughput.match import curve_mismatches, served_model
 from econ.throughput.operating_point import NoFeasiblePointError, operating_point
 from tests.conftest import ROOT, SHARED_DATA, needs_shared_data
@@ -426,3 +427,37 @@ def test_an_mlperf_detail_log_with_a_nan_throughput_says_so(tmp_path: Path):
         CurveError, match="the 'result_completed_tokens_per_second' record holds nan, not a finite"
     ):
         import_file(path)
+
+
+# --- (more) a GenAI-Perf tokenizer that is obviously not the model's ---------------------------
+
+GENAI = SAMPLES / "genai-perf"
+
+
+@needs_shared_data
+def test_a_gpt2_tokenizer_for_a_llama_model_is_warned_of():
+    path = GENAI / "openrouter-llama3.1-8b-nonstreaming-conc1_profile_export_genai_perf.json"
+    config = json.loads(path.read_text())["input_config"]
+    assert (config["tokenizer"], config["model"]) == ("gpt2", ["meta-llama/llama-3.1-8b-instruct"])
+    assert any(
+        w.startswith("the client counted tokens with the gpt2 tokenizer, not the model's "
+                     "(meta-llama/llama-3.1-8b-instruct)")
+        for w in import_file(path).warnings
+    )  # fmt: skip
+    same_family = GENAI / "nim-llama3-8b-streaming-conc10_profile_export_genai_perf.json"
+    assert not any("tokenizer" in w for w in import_file(same_family).warnings)
+
+
+@pytest.mark.parametrize(
+    ("tokenizer", "model", "differs"),
+    [
+        ("gpt2", "meta-llama/llama-3.1-8b-instruct", True),
+        ("Qwen/Qwen2.5-7B", "deepseek-ai/DeepSeek-R1-Distill-Llama-8B", True),
+        ("hf-internal-testing/llama-tokenizer", "meta/llama3-8b-instruct", False),
+        ("Qwen/Qwen3-0.6B", "Qwen/Qwen3-0.6B", False),
+        ("/models/tok", "meta-llama/llama-3.1-8b-instruct", False),  # a path: not judged
+        ("gpt2", "my-finetune", False),
+    ],
+)
+def test_tokenizer_families(tokenizer: str, model: str, differs: bool):
+    assert tokenizer_differs(tokenizer, model) is differs

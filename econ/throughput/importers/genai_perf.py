@@ -17,6 +17,7 @@ import io
 import math
 import re
 
+from econ.text import clipped
 from econ.throughput.curve import Curve
 from econ.throughput.importers._common import (
     MS_PER_S,
@@ -156,6 +157,14 @@ def parse_json(src: SourceFile, gpu_count: float | None = None) -> Curve:
     if items:
         models = [i.get("name", "") for i in items if isinstance(i, dict)]
     out["model"] = str(models[0] if isinstance(models, list) and models else models or "")
+    tokenizer = config.get("tokenizer")
+    tokenizer = tokenizer.get("name") if isinstance(tokenizer, dict) else tokenizer
+    if isinstance(tokenizer, str) and tokenizer_differs(tokenizer, out["model"]):
+        prov.warnings.append(
+            f"the client counted tokens with the {clipped(tokenizer)} tokenizer, not the "
+            f"model's ({clipped(out['model'])}): token counts and token rates (output tokens/s, "
+            "tokens/s per user) are in that tokenizer's tokens and may be off"
+        )
     concurrency = number(config.get("concurrency"), field="concurrency")
     loadgen = config.get("loadgen") if isinstance(config.get("loadgen"), dict) else {}
     if math.isnan(concurrency):
@@ -208,6 +217,25 @@ def parse_json(src: SourceFile, gpu_count: float | None = None) -> Curve:
     rows = [out]
     apply_gpu_count(rows, src, prov, gpu_count)
     return finish_curve(rows, src, prov)
+
+
+MODEL_FAMILIES = frozenset(
+    "gpt llama mistral mixtral qwen deepseek gemma phi falcon opt bloom kimi glm granite "
+    "nemotron olmo yi baichuan internlm command minimax".split()
+)
+"""Model family words a tokenizer's or a model's name may hold (gpt2 -> gpt)."""
+
+
+def tokenizer_differs(tokenizer: str, model: str) -> bool:
+    """Whether a client-side tokenizer is obviously not the model's: both names name a model
+    family and no family is shared (gpt2 for meta-llama/llama-3.1-8b-instruct). A tokenizer named
+    by a path or a word of no family is not judged."""
+
+    def families(name: str) -> set[str]:
+        return {w for w in re.findall(r"[a-z]+", name.lower()) if w in MODEL_FAMILIES}
+
+    used, served = families(tokenizer), families(model)
+    return bool(used and served and not used & served)
 
 
 def _fill_concurrency_from_name(out: dict, src: SourceFile, prov: Provenance) -> None:
