@@ -461,3 +461,40 @@ def test_a_gpt2_tokenizer_for_a_llama_model_is_warned_of():
 )
 def test_tokenizer_families(tokenizer: str, model: str, differs: bool):
     assert tokenizer_differs(tokenizer, model) is differs
+
+
+# --- (more) generic-CSV rows whose columns contradict each other --------------------------------
+
+
+def test_a_per_gpu_rate_that_contradicts_the_system_rate_is_warned_of(tmp_path: Path):
+    path = tmp_path / "run.csv"
+    path.write_text(
+        "concurrency,output_tokens_per_s_per_gpu,gpu_count,output_tokens_per_s\n"
+        "8,100,8,900\n16,150,8,1200.5\n"  # 100 x 8 = 800, not 900; 150 x 8 = 1,200 (rounding)
+    )
+    curve = import_file(path)
+    said = [w for w in curve.warnings if "output_tokens_per_s_per_gpu" in w]
+    assert said == [
+        "line 2: output_tokens_per_s_per_gpu 100 x gpu_count 8 = 800, but output_tokens_per_s "
+        "is 900 (-11.1%); the per-GPU column is used as given"
+    ]
+    assert curve.points["warnings"].iloc[0] == said[0] and curve.points["warnings"].iloc[1] == ""
+
+
+@pytest.mark.parametrize(("user", "warned"), [(80, True), (20, True), (60, False), (30, False)])
+def test_a_per_user_speed_that_contradicts_the_tpot_is_warned_of(
+    tmp_path: Path, user: float, warned: bool
+):
+    """1 / 0.025 s = 40 tokens/s; 60 (1.5x, as the mean of 1 / TPOT can be) and 30 are kept
+    quietly, 80 (2x) and 20 (0.5x) are contradictions."""
+    path = tmp_path / "run.csv"
+    path.write_text(
+        f"concurrency,output_tokens_per_s,gpu_count,tpot_s_mean,tokens_per_s_per_user\n"
+        f"8,800,1,0.025,{user}\n"
+    )
+    curve = import_file(path)
+    said = [w for w in curve.warnings if "contradict" in w]
+    assert bool(said) is warned
+    if warned:
+        assert said[0].startswith(f"line 2: tokens_per_s_per_user {user} is {user / 40:g} times")
+    assert curve.points["tokens_per_s_per_user"].iloc[0] == user

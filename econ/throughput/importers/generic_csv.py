@@ -194,6 +194,7 @@ def parse(src: SourceFile, gpu_count: float | None = None) -> Curve:
     for record in records:
         if "tool" in record and record["tool"]:
             prov.tool = record["tool"] if prov.tool == "generic csv" else prov.tool
+    prov.warnings.extend(_contradictions(records, labels))
     apply_gpu_count(records, src, prov, gpu_count)
     carried = [
         w
@@ -208,6 +209,45 @@ def parse(src: SourceFile, gpu_count: float | None = None) -> Curve:
         return curve
     warnings = tuple(dict.fromkeys((*carried, *curve.warnings)))
     return Curve(points=curve.points, provenance=curve.provenance, warnings=warnings)
+
+
+PER_GPU_TOLERANCE = 0.01
+"""Relative gap allowed between per-GPU x GPU count and the system rate (printed rounding)."""
+USER_SPEED_FACTOR = 2.0
+"""Factor between tokens_per_s_per_user and 1 / tpot_s_mean beyond which the two contradict.
+Wide, because both definitions a row may follow differ from 1 / mean TPOT: the mean of 1 / TPOT
+over requests is higher (1.52 times on the InferenceX agentic Qwen3.5 sample) and output length
+over request latency lower (it counts the TTFT)."""
+
+
+def _contradictions(records: list[dict], labels: list[str]) -> list[str]:
+    """Warnings for rows whose columns contradict each other: the per-GPU rate times the GPU count
+    far from the system rate, or the per-user speed far from 1 / mean TPOT. Both are kept as
+    given; the warning says which one the curve uses."""
+    warnings = []
+    for record, label in zip(records, labels, strict=True):
+        per_gpu = record.get("output_tokens_per_s_per_gpu", math.nan)
+        count = record.get("gpu_count", math.nan)
+        system = record.get("output_tokens_per_s", math.nan)
+        if per_gpu > 0 and count > 0 and system > 0:
+            implied = per_gpu * count
+            if abs(implied - system) > PER_GPU_TOLERANCE * system:
+                warnings.append(
+                    f"{label}: output_tokens_per_s_per_gpu {per_gpu:g} x gpu_count {count:g} = "
+                    f"{implied:g}, but output_tokens_per_s is {system:g} "
+                    f"({implied / system - 1:+.1%}); the per-GPU column is used as given"
+                )
+        user, tpot = record.get("tokens_per_s_per_user", math.nan), record.get("tpot_s_mean")
+        if user > 0 and tpot is not None and tpot > 0:
+            ratio = user * tpot
+            if not 1 / USER_SPEED_FACTOR < ratio < USER_SPEED_FACTOR:
+                warnings.append(
+                    f"{label}: tokens_per_s_per_user {user:g} is {ratio:.3g} times 1 / "
+                    f"tpot_s_mean ({1 / tpot:.4g}); the columns contradict each other (a TPOT "
+                    "in another unit, or another per-user definition); tokens_per_s_per_user is "
+                    "used as given"
+                )
+    return warnings
 
 
 def _cell_number(src: SourceFile, line: int, column: str, cell: str, allow_inf: bool) -> float:
