@@ -11,10 +11,12 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from functools import cache
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from econ.text import clipped
+
+if TYPE_CHECKING:  # `econ project` of a scenario with a measured curve loads no pandas
+    import pandas as pd
 
 QUOTED_NAME_LIMIT = 200
 """Characters of a curve's model or hardware a message quotes (a merged curve joins several)."""
