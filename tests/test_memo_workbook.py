@@ -167,17 +167,18 @@ def test_workbook_without_embedded_scenario_exits_3(book, tmp_path, capsys):
     with zipfile.ZipFile(broken, "w") as archive:
         archive.writestr("x", "y")
     code, out = _verify(capsys, broken)
-    assert code == 3 and "not a readable workbook" in out and "Traceback" not in out
+    assert code == 3 and "a damaged workbook: the package has no part [Content_Types].xml" in out
+    assert "Traceback" not in out
 
 
 def test_an_input_edited_on_the_assumptions_sheet_fails(book, tmp_path, capsys):
     """The figures are the embedded scenario's: a loan rate edited in the workbook (recalculated
     or not) is an input they do not rest on."""
     edited = tmp_path / "rate.xlsx"
-    workbook = load_workbook(book)
-    sheet, ref = workbook.defined_names["financing_debt_rate_annual_1"].attr_text.split("!")
-    workbook[sheet][ref.replace("$", "")].value = 0.09
-    workbook.save(edited)
+    sheet, ref = (
+        load_workbook(book).defined_names["financing_debt_rate_annual_1"].attr_text.split("!")
+    )
+    _forge(book, edited, sheet, ref.replace("$", ""), b"0.09")
     code, out = _verify(capsys, edited)
     assert code == 1
     assert "Assumptions.financing.debt_rate_annual (scenario 1): shown 0.09" in out
@@ -297,3 +298,175 @@ def test_a_workbook_larger_than_econ_reads_exits_3(book, tmp_path, capsys, unrea
     assert code == 3, out
     assert f"{book}: its parts declare more than {size_text(unzipped // 2)} unzipped" in out, out
     assert "Traceback" not in out
+
+
+# What a reader reads a figure by (its label, unit, key and the sheet's headers) is compared with
+# the workbook econ writes again: found by review, a Summary whose labels 'Project IRR' and 'Equity
+# IRR' were swapped, or whose NPV unit read 'thousand USD', verified "ok" (rows were keyed by the
+# Key column alone).
+
+
+def _replace_in_sheet(book: Path, target: Path, sheet: str, old: bytes, new: bytes) -> None:
+    part = _sheet_part(book, sheet)
+
+    def edit(name, data):
+        if name == part:
+            assert data.count(old) == 1, (sheet, old)
+            return data.replace(old, new)
+        return data
+
+    _rewrite(book, target, edit)
+
+
+def _cell_of(book: Path, sheet: str, text: str, column: int | None = None) -> str:
+    """The coordinate of the cell of `sheet` holding `text` (in `column`, where given)."""
+    ws = load_workbook(book)[sheet]
+    for row in ws.iter_rows():
+        for cell in row:
+            if cell.value == text and (column is None or cell.column == column):
+                return cell.coordinate
+    raise AssertionError((sheet, text))
+
+
+def test_swapped_summary_labels_fail(book, tmp_path, capsys):
+    project, equity = (_cell_of(book, "Summary", t) for t in ("Project IRR", "Equity IRR"))
+    swapped = tmp_path / "swapped.xlsx"
+    part = _sheet_part(book, "Summary")
+
+    def edit(name, data):
+        if name != part:
+            return data
+        data = data.replace(b">Project IRR<", b">\x00<").replace(b">Equity IRR<", b">Project IRR<")
+        return data.replace(b">\x00<", b">Equity IRR<")
+
+    _rewrite(book, swapped, edit)
+    code, out = _verify(capsys, swapped)
+    assert code == 1, out
+    assert f"Summary!{project}: shown 'Equity IRR', econ writes 'Project IRR'" in out
+    assert f"Summary!{equity}: shown 'Project IRR', econ writes 'Equity IRR'" in out
+
+
+@pytest.mark.parametrize(
+    ("sheet", "old", "new", "message"),
+    [
+        # the NPV's unit (Summary column B, the row keyed npv_usd)
+        ("Summary", None, b"thousand USD", "shown 'thousand USD', econ writes 'USD'"),
+        # a header a column is read by position (the Debt schedule's units are in its headers)
+        (
+            "Debt schedule",
+            b">Interest [USD]<",
+            b">Interest [thousand USD]<",
+            "1: shown 'Interest [thousand USD]', econ writes 'Interest [USD]'",
+        ),
+        # an input's unit on Assumptions
+        (
+            "Assumptions",
+            b">USD/kWh<",
+            b">USD/MWh<",
+            "shown 'USD/MWh', econ writes 'USD/kWh'",
+        ),
+        # a legend row of the Notes sheet
+        ("Notes", b">legend<", b">legend (approved)<", "shown 'legend (approved)'"),
+    ],
+)
+def test_changed_units_headers_and_notes_fail(book, tmp_path, capsys, sheet, old, new, message):
+    edited = tmp_path / "edited.xlsx"
+    if old is None:  # the unit cell of the NPV row
+        ws = load_workbook(book)["Summary"]
+        row = summary_cell(ws, "npv_usd").row
+        assert ws.cell(row=row, column=2).value == "USD"
+        part = _sheet_part(book, sheet)
+        cell = re.compile(rb'(<c r="B%d"[^>]*><is><t>)USD(</t>)' % row)
+
+        def edit(name, data):
+            return cell.sub(rb"\g<1>" + new + rb"\g<2>", data) if name == part else data
+
+        _rewrite(book, edited, edit)
+    else:  # (the first such text of the sheet)
+        part = _sheet_part(book, sheet)
+        _rewrite(
+            book, edited, lambda name, data: data.replace(old, new, 1) if name == part else data
+        )
+    code, out = _verify(capsys, edited)
+    assert code == 1, out
+    assert f"{sheet}!" in out and message in out, out
+
+
+def test_a_creation_time_not_in_econ_form_exits_3(book, tmp_path, capsys):
+    """As a memo's stamp: a sentence in the creation time is refused (it verified "ok")."""
+    notes = load_workbook(book)["Notes"]
+    created = next(r[3].value for r in notes.iter_rows(min_row=2) if r[2].value == "created_utc")
+    edited = tmp_path / "created.xlsx"
+    _replace_in_sheet(book, edited, "Notes", f">{created}<".encode(), b">yesterday, trust me<")
+    code, out = _verify(capsys, edited)
+    assert code == 3, out
+    assert "the Notes sheet's created_utc is 'yesterday, trust me'; expected a UTC time" in out
+
+
+def test_a_cent_of_the_npv_changed_fails(book, tmp_path, capsys):
+    """Money is compared to half a cent: the NPV shown in cents with one cent more is a
+    difference (at 1e-7 relative, 20 USD of a 210 million USD NPV passed)."""
+    import econ
+
+    npv = econ.project(econ.load_scenario(SEEDS[0])).summary["npv_usd"].iloc[0]
+    cell = summary_cell(load_workbook(book)["Summary"], "npv_usd").coordinate
+    edited = tmp_path / "cent.xlsx"
+    _forge(book, edited, "Summary", cell, repr(float(npv) + 0.01).encode())
+    code, out = _verify(capsys, edited)
+    assert code == 1, out
+    assert f"Summary.npv_usd of deepseek-r1-gb200-nvl72 ({cell}): shown" in out
+
+
+def test_a_workbook_libreoffice_recalculated_and_saved_verifies(book, tmp_path, capsys):
+    """LibreOffice recalculates every formula on load and saves 15 significant digits: with the
+    inputs unchanged, every figure agrees within the tolerances."""
+    import shutil
+
+    if shutil.which("soffice") is None:
+        pytest.skip("LibreOffice (soffice) is not installed; `make test` installs it")
+    from tests.test_workbook import recalculate
+
+    out_dir = tmp_path / "lo"
+    out_dir.mkdir()
+    recalculate([book], out_dir)
+    code, out = _verify(capsys, out_dir / book.name)
+    assert code == 0, out
+
+
+def test_damaged_workbooks_and_folders_are_named_so(book, tmp_path, capsys):
+    """Dispatched by the zip magic or the suffix: a damaged workbook is called a damaged workbook
+    (it was "not UTF-8 text; expected a memo"), a folder a folder, with no exception's name."""
+    cut = tmp_path / "cut.xlsx"
+    cut.write_bytes(book.read_bytes()[:3000])
+    empty = tmp_path / "empty.xlsx"
+    empty.write_bytes(b"")
+    garbage = tmp_path / "garbage.xlsx"
+    garbage.write_bytes(b"PK\x03\x04garbage")
+    text = tmp_path / "text.xlsx"
+    text.write_text("a,b\n1,2\n")
+    folder = tmp_path / "folder.xlsx"
+    folder.mkdir()
+    cases = {
+        cut: "a damaged workbook: not a readable zip package",
+        empty: "an empty file; expected a workbook written by econ (.xlsx)",
+        garbage: "a damaged workbook: not a readable zip package",
+        text: "not a workbook: a workbook is a zip package",
+        folder: "a folder; expected a memo (.html, .pdf) or workbook (.xlsx) file",
+    }
+    for path, message in cases.items():
+        code, out = _verify(capsys, path)
+        assert code == 3, out
+        assert f"{path}: {message}" in out, out
+        assert "Error" not in out and "Traceback" not in out
+
+
+def test_a_workbook_saved_without_calculated_values_is_one_line(book, tmp_path, capsys):
+    """openpyxl (load and save) drops every formula's cached result: one line says so (it was
+    a "shown nan" line per figure)."""
+    saved = tmp_path / "saved.xlsx"
+    load_workbook(book).save(saved)
+    code, out = _verify(capsys, saved)
+    assert code == 3, out
+    assert out.count("\n") == 1, out
+    assert "holds no calculated values" in out and "the first Summary!C3" in out
+    assert "open it in Excel or LibreOffice, save it and verify that file" in out

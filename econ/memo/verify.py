@@ -8,8 +8,9 @@ figure's text). An HTML memo must moreover be, character for character, the memo
 from its stamp: a reader sees what the browser draws, and a style rule, a script, a chart's text,
 an image or a frame can draw a figure other than the text beside it, so anything econ does not
 write is a difference (listed by the tokens that differ: tags, words, styles, scripts, chart text).
-A workbook (econ.memo.workbook_check): its stamp, and its Summary and Monthly sheets against a
-projection of the scenarios its Notes sheet embeds.
+A workbook (econ.memo.workbook_check): its stamp, its Summary and Monthly sheets against a
+projection of the scenarios its Notes sheet embeds, and everything else (labels, units, headers,
+the other sheets) against the workbook econ writes again from them.
 
 A file that is not what econ writes in form (a stamp field of the wrong type, a figure's data-value
 that is not a number, a PDF or workbook that cannot be read) is NotAMemoError: exit 3, naming the
@@ -26,7 +27,6 @@ import json
 import math
 import os
 import re
-import zipfile
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from pathlib import Path
@@ -715,17 +715,33 @@ def _pdf_text(data: bytes, file: str) -> str:
         ) from None
 
 
+WORKBOOK_SUFFIXES = (".xlsx", ".xlsm")
+"""Suffixes of a workbook: a file so named is read as one, whatever its first bytes (a damaged
+workbook is called a damaged workbook)."""
+EXPECTED_FILE = "expected a memo (.html, .pdf) or workbook (.xlsx)"
+
+
 def verify(file: str | os.PathLike) -> Report:
-    """Verify a memo (.html, .pdf) or workbook (.xlsx); NotAMemoError when it is neither."""
+    """Verify a memo (.html, .pdf) or workbook (.xlsx); NotAMemoError when it is neither.
+
+    The kind is read from the first bytes (a PDF's `%PDF-`, a zip package's `PK`), else from the
+    suffix (.pdf, .xlsx), else HTML; a folder, a missing file and an empty one are said so."""
     path = Path(file)
-    if not path.is_file():
-        raise InputError(f"{path}: no such file; expected a memo (.html, .pdf) or workbook (.xlsx)")
+    if path.is_dir():
+        raise NotAMemoError(f"{path}: a folder; {EXPECTED_FILE} file")
+    if not path.exists():
+        raise InputError(f"{path}: no such file; {EXPECTED_FILE}")
+    if not path.is_file():  # (a FIFO, a device: read_regular says which, without opening it)
+        read_bounded(path, MAX_MEMO_BYTES, EXPECTED_FILE)
     with path.open("rb") as handle:
         head = handle.read(8)
-    if head.startswith(b"%PDF-"):
-        return verify_pdf(path)
-    if head.startswith(b"PK") and zipfile.is_zipfile(path):
+    suffix = path.suffix.lower()
+    if head.startswith(b"PK") or (suffix in WORKBOOK_SUFFIXES and not head.startswith(b"%PDF-")):
         from econ.memo.workbook_check import verify_workbook
 
         return verify_workbook(path)
+    if head.startswith(b"%PDF-") or suffix == ".pdf":
+        return verify_pdf(path)
+    if not head:
+        raise NotAMemoError(f"{path}: an empty file; {EXPECTED_FILE}")
     return verify_html(path)

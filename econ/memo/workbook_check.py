@@ -2,23 +2,32 @@
 sheet (`scenario_toml` rows), projected again with this econ, and every figure of the Summary sheet
 (one metric per row, read back by econ.workbook.read_summary) and the engine's columns of the
 Monthly sheet (the cached results of its formulas and its values) are compared with the
-projection; every cell of the Annual, Depreciation, Debt and Debt schedule sheets and Monthly's
-working columns with the workbook econ writes again from those scenarios (REBUILT_SHEETS); the
-inputs shown on Assumptions with the embedded scenarios; the stamp's econ version, catalogs and
-scenario hashes too. Not checked: the text of the Notes sheet beyond the stamp and the scenarios,
-Assumptions' sources, provenance and live columns and derived figures, the charts, number
-formats, styles and data validation. A difference is named by sheet, column, scenario and period
-and the sheet's row (`Monthly.revenue_usd of seed, month 1 (sheet row 3)`).
+projection; the inputs shown on Assumptions with the embedded scenarios; the stamp's econ version,
+catalogs and scenario hashes too, and the form of its texts (creation time, hashes, version) as
+the memo's. Everything else is compared with the workbook econ writes again from those scenarios,
+stamped with the same creation time (`_compare_rebuilt`): the sheets and their order, every
+sheet's header row, every cell of the Annual, Depreciation, Debt and Debt schedule sheets and
+Monthly's working columns (REBUILT_SHEETS), and every text cell of the Summary (labels, units,
+keys, the reasons of figures that are n/a), Assumptions (units, descriptions, sources, provenance,
+live), Notes and Charts sheets, with Assumptions' derived figures and constants. Not checked: the
+charts themselves, number formats, styles, cell notes, data validation and the document
+properties. A difference is named by sheet, column, scenario and period and the sheet's row
+(`Monthly.revenue_usd of seed, month 1 (sheet row 3)`), or by cell (`Summary!A12`).
 
-The workbook's formulas are checked against the engine to 1e-9 relative when written (see
-econ.workbook), so figures here agree within WORKBOOK_TOLERANCE of each sheet column's scale.
+Tolerance. A figure agrees with the recomputed one within WORKBOOK_TOLERANCE of its column's
+largest magnitude (at least 1), and a figure the sheet shows in cents (econ.workbook.CURRENCY)
+within half a cent besides (MONEY_TOLERANCE_USD): an edit that changes a cent the sheet shows is
+a difference. A workbook opened, recalculated and saved by LibreOffice with its inputs unchanged
+agrees far within both (tests/test_memo_workbook.py).
 
 Before openpyxl reads a cell, the package is held to what econ writes (`_check_package`): its
 size, its parts' declared sizes and compression ratios (the limits of a zipped submission,
-econ.throughput.importers.mlperf_endpoints), and the rows and columns each sheet spans, counted as
-its XML streams in. A reader fills in every blank cell of the rectangle a sheet spans, so a sheet
-of a few cells far apart costs as much as a full one, and a few hundred kilobytes of repeated
-cells unzip to millions.
+econ.throughput.importers.mlperf_endpoints), the parts a spreadsheet needs, and the rows and
+columns each sheet spans, counted as its XML streams in. A reader fills in every blank cell of
+the rectangle a sheet spans, so a sheet of a few cells far apart costs as much as a full one, and
+a few hundred kilobytes of repeated cells unzip to millions. A formula cell without a calculated
+result (a workbook saved by a program that does not calculate, as openpyxl) is refused in one
+line: there is no figure to compare.
 """
 
 from __future__ import annotations
@@ -33,16 +42,29 @@ import numpy as np
 import pandas as pd
 from openpyxl.utils.cell import CellCoordinatesException, coordinate_to_tuple
 
-from econ import __version__
+from econ import __version__, units
 from econ.errors import InputError
 from econ.files import size_text, zip_member_refusal
-from econ.memo.verify import NotAMemoError, Report, read_bounded, refuse_files
-from econ.provenance import catalog_versions, scenario_sha256
+from econ.memo.verify import (
+    STAMP_TEXT_FORMS,
+    NotAMemoError,
+    Report,
+    read_bounded,
+    refuse_files,
+)
+from econ.provenance import CREATED_FIELD, catalog_versions, scenario_sha256
 from econ.scenario.errors import ScenarioError, shortened
 from econ.workbook import MAX_ROWS
 
-WORKBOOK_TOLERANCE = 1e-7
-"""Relative difference (to the column's largest magnitude) under which a cell agrees."""
+WORKBOOK_TOLERANCE = 1e-12
+"""Difference, relative to the largest magnitude in the cell's column (at least 1), under which
+a figure agrees. LibreOffice, recalculating and saving the workbook of every ready-made scenario
+with unchanged inputs, differs from the engine by at most 3.4e-14 of that magnitude (it saves
+15 significant digits; its IRR starts at the engine's root): a margin of about 30."""
+MONEY_TOLERANCE_USD = units.HALF_CENT_USD
+"""Difference under which a figure shown in cents agrees, where it exceeds WORKBOOK_TOLERANCE of
+the column [USD]: below the cent the sheet shows (a 20 USD edit of a 210 million USD NPV is a
+difference; at 1e-7 relative it was not)."""
 SHEETS = ("Summary", "Monthly", "Notes")
 NOTES_COLUMNS = ("section", "scenario", "item", "text")
 """The Notes sheet's columns the stamp and the embedded scenarios are read from."""
@@ -58,8 +80,11 @@ MAX_CELLS = MAX_WORKBOOK_BYTES // len(b"<c><v>0</v></c>")
 """Cells the sheets may span in all (each sheet's last row times its last column, the blanks
 included: a reader fills each in): as many as MAX_WORKBOOK_BYTES of sheet XML holds at the
 shortest a cell is written. A workbook spanning more is mostly blanks."""
-_ROW_TAG = "http://schemas.openxmlformats.org/spreadsheetml/2006/main row"
+_MAIN = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
+_ROW_TAG = f"{_MAIN} row"
 """A sheet's row element as expat names it (namespace, space, name): the tag openpyxl reads."""
+_FORMULA_TAG, _VALUE_TAG = f"{_MAIN} f", f"{_MAIN} v"
+"""A cell's formula and its cached result."""
 
 
 def _number(value):
@@ -83,6 +108,8 @@ class _Extent:
 
     def __init__(self):
         self.cells = 0  # spanned by the parts scanned so far
+        self.uncalculated = 0  # formula cells without a calculated result
+        self.first_uncalculated: tuple[str, str] | None = None  # (part, cell)
 
     def _check(self, name: str, rows: int, columns: int) -> None:
         where = f"the part {shortened(name)}"
@@ -108,10 +135,17 @@ class _Extent:
         rows = columns = row = column = depth = 0
         row_depth = -1  # depth of the row open, -1 for none
         where = f"the part {shortened(name)}"
+        # the cell open: its formula, whether its result has text, its type (t), in its result
+        formula = result = in_result = False
+        kind = ""
 
         def start(tag, attrs):
             nonlocal rows, columns, row, column, depth, row_depth
+            nonlocal formula, result, in_result, kind
             depth += 1
+            if row_depth >= 0 and depth == row_depth + 2:  # a cell's child
+                formula = formula or tag == _FORMULA_TAG
+                in_result = tag == _VALUE_TAG
             if tag == _ROW_TAG:
                 if row_depth >= 0:
                     raise _Refused(f"{where} has a row in a row; expected a sheet as econ writes")
@@ -125,6 +159,8 @@ class _Extent:
                     rows = row
                     self._check(name, rows, columns)
             elif depth == row_depth + 1:  # a cell (any child of a row, as openpyxl reads it)
+                formula = result = in_result = False
+                kind = attrs.get("t", "")
                 ref = attrs.get("r")
                 cell_row = 0
                 if ref:
@@ -141,10 +177,22 @@ class _Extent:
                     self._check(name, rows, columns)
 
         def end(tag):
-            nonlocal depth, row_depth
+            nonlocal depth, row_depth, in_result
             if depth == row_depth:
                 row_depth = -1
+            elif row_depth >= 0 and depth == row_depth + 1 and formula and not result:
+                # (an empty result of type str is a formula's empty text, which econ writes)
+                if kind != "str":
+                    self.uncalculated += 1
+                    if self.first_uncalculated is None:
+                        self.first_uncalculated = (name, f"{_column_letter(column)}{row}")
+            in_result = False
             depth -= 1
+
+        def text(data):
+            nonlocal result
+            if in_result and data.strip():
+                result = True
 
         def doctype(*_):
             raise _Refused(f"{where} declares a DOCTYPE, which econ does not write")
@@ -152,6 +200,7 @@ class _Extent:
         parser = expat.ParserCreate(namespace_separator=" ")
         parser.StartElementHandler = start
         parser.EndElementHandler = end
+        parser.CharacterDataHandler = text
         parser.StartDoctypeDeclHandler = doctype
         try:
             while chunk := stream.read(1 << 20):
@@ -178,34 +227,56 @@ def _row_number(text: str | None, previous: int) -> int | None:
     return int(value) if value.is_integer() else None
 
 
+REQUIRED_PARTS = ("[Content_Types].xml", "xl/workbook.xml")
+"""Parts without which no spreadsheet program reads a package."""
+DAMAGED = "a damaged workbook"
+EXPECTED = "expected a workbook written by econ (.xlsx)"
+
+
 def _check_package(path: Path, data: bytes) -> None:
-    """NotAMemoError, before openpyxl reads a cell, for a package econ does not write: too many
-    parts, a part compressed otherwise, encrypted, expanding more than econ.files.MAX_ZIP_RATIO times, parts
-    declaring more than MAX_WORKBOOK_BYTES in all, or a sheet spanning more rows, columns or
-    cells than econ writes (`_Extent`; the parts are read no further than they declare)."""
-    expected = "expected a workbook written by econ"
+    """NotAMemoError, before openpyxl reads a cell, for a package econ does not write: empty,
+    not a readable zip (truncated), without a part a spreadsheet needs, too many parts, a part
+    compressed otherwise, encrypted, expanding more than econ.files.MAX_ZIP_RATIO times, parts
+    declaring more than MAX_WORKBOOK_BYTES in all, a sheet spanning more rows, columns or
+    cells than econ writes (`_Extent`; the parts are read no further than they declare), or
+    formula cells without a calculated result."""
+    if not data:
+        raise NotAMemoError(f"{path}: an empty file; {EXPECTED}")
+    if not data.startswith(b"PK"):
+        raise NotAMemoError(
+            f"{path}: not a workbook: a workbook is a zip package, and this file does not start "
+            f"as one (another kind of file, named as a workbook); {EXPECTED}"
+        )
     try:
         archive = zipfile.ZipFile(io.BytesIO(data))
         members = archive.infolist()
-    except Exception as exc:  # zipfile raises several types for a damaged package
+    except Exception:  # zipfile raises several types for a damaged package
         raise NotAMemoError(
-            f"{path}: not a readable workbook ({type(exc).__name__}); {expected} (.xlsx)"
+            f"{path}: {DAMAGED}: not a readable zip package (cut short, or not saved "
+            f"completely); {EXPECTED}"
         ) from None
+    names = {member.filename for member in members}
+    missing = [part for part in REQUIRED_PARTS if part not in names]
+    if missing:
+        raise NotAMemoError(
+            f"{path}: {DAMAGED}: the package has no part {missing[0]}, which every workbook "
+            f"holds; {EXPECTED}"
+        )
     if len(members) > MAX_PARTS:
         raise NotAMemoError(
-            f"{path}: {len(members):,} parts in the package; {expected}, at most {MAX_PARTS:,}"
+            f"{path}: {len(members):,} parts in the package; {EXPECTED}, at most {MAX_PARTS:,}"
         )
     declared = 0
     for member in members:
         shown = f"{path}: the part {shortened(member.filename)}"
         refusal = zip_member_refusal(member)
         if refusal:
-            raise NotAMemoError(f"{shown} {refusal}; {expected}")
+            raise NotAMemoError(f"{shown} {refusal}; {EXPECTED}")
         declared += member.file_size
         if declared > MAX_WORKBOOK_BYTES:
             raise NotAMemoError(
                 f"{path}: its parts declare more than {size_text(MAX_WORKBOOK_BYTES)} unzipped "
-                f"(up to {shortened(member.filename)}); {expected}"
+                f"(up to {shortened(member.filename)}); {EXPECTED}"
             )
     extent = _Extent()
     for member in members:
@@ -214,11 +285,25 @@ def _check_package(path: Path, data: bytes) -> None:
                 extent.scan(member.filename, stream)
         except _Refused as exc:
             raise NotAMemoError(f"{path}: {exc}") from None
-        except Exception as exc:  # (zipfile, zlib, bz2 and lzma raise several types)
+        except Exception:  # (zipfile, zlib, bz2 and lzma raise several types)
             raise NotAMemoError(
-                f"{path}: not a readable workbook ({type(exc).__name__} in the part "
-                f"{shortened(member.filename)}); {expected} (.xlsx)"
+                f"{path}: {DAMAGED}: the part {shortened(member.filename)} cannot be unzipped; "
+                f"{EXPECTED}"
             ) from None
+    if extent.uncalculated:
+        part, cell = extent.first_uncalculated
+        try:
+            from econ.workbook import _sheet_parts
+
+            titles = {target: title for title, target in _sheet_parts(archive).items()}
+        except Exception:  # (a package whose workbook part names no sheet as econ writes it)
+            titles = {}
+        where = f"{titles[part]}!{cell}" if part in titles else f"{cell} of {shortened(part)}"
+        raise NotAMemoError(
+            f"{path}: holds no calculated values ({extent.uncalculated:,} formula cells without "
+            f"a result, the first {where}): it was saved by a program that does not calculate "
+            "(such as openpyxl); open it in Excel or LibreOffice, save it and verify that file"
+        )
 
 
 def _read(path: Path) -> dict[str, pd.DataFrame]:
@@ -226,10 +311,9 @@ def _read(path: Path) -> dict[str, pd.DataFrame]:
     _check_package(path, data)
     try:
         sheets = pd.read_excel(io.BytesIO(data), sheet_name=None, engine="openpyxl")
-    except Exception as exc:  # openpyxl and zipfile raise many types for a damaged package
+    except Exception:  # openpyxl and zipfile raise many types for a damaged package
         raise NotAMemoError(
-            f"{path}: not a readable workbook ({type(exc).__name__}); expected a .xlsx "
-            "written by econ"
+            f"{path}: {DAMAGED}: its parts cannot be read as a spreadsheet's; {EXPECTED}"
         ) from None
     missing = [name for name in SHEETS if name not in sheets]
     if missing:
@@ -266,6 +350,7 @@ def verify_workbook(path: Path) -> Report:
     tomls = [(name, text) for s, name, item, text in rows if item == SCENARIO_TOML_ITEM]
     if "econ_version" not in prov:
         raise NotAMemoError(f"{path}: no econ stamp in the Notes sheet; expected an econ workbook")
+    _check_stamp_forms(path, prov, hashes)
     if not tomls:
         raise NotAMemoError(
             f"{path}: the Notes sheet holds no scenario_toml; the workbook was written by an econ "
@@ -308,11 +393,30 @@ def verify_workbook(path: Path) -> Report:
         where = f" ({_column_letter(3 + k)}{keys.index(column) + 2})" if column in keys else ""
         return f"Summary.{column} of {names[k]}{where}"
 
-    _compare_frame(summary, flat_summary(projection), report, summary_cell)
+    _compare_frame(summary, flat_summary(projection), report, summary_cell, _summary_in_cents)
     monthly = projection.monthly.reset_index()
-    _compare_frame(sheets["Monthly"], monthly, report, _row_of("Monthly", sheets["Monthly"]))
-    _compare_rebuilt(sheets, projection, scenarios, set(monthly.columns), report)
+    _compare_frame(
+        sheets["Monthly"], monthly, report, _row_of("Monthly", sheets["Monthly"]), _in_cents
+    )
+    created = str(prov[CREATED_FIELD])
+    _compare_rebuilt(sheets, projection, scenarios, set(monthly.columns), created, report)
     return report
+
+
+def _check_stamp_forms(path: Path, prov: dict, hashes: dict) -> None:
+    """The stamp's texts in the forms econ writes them (econ.memo.verify.STAMP_TEXT_FORMS, as a
+    memo's): NotAMemoError naming the Notes row and what was expected otherwise."""
+    for key, form, expected in STAMP_TEXT_FORMS:
+        if key == "scenario_sha256":
+            values = [(f"scenario_sha256 of {name}", text) for name, text in hashes.items()]
+        else:
+            values = [(key, prov.get(key, ""))]
+        for where, value in values:
+            if not (isinstance(value, str) and form.fullmatch(value)):
+                shown = shortened(value) if value != "" else "missing"
+                raise NotAMemoError(
+                    f"{path}: the Notes sheet's {where} is {shown}; expected {expected}"
+                )
 
 
 REBUILT_SHEETS = ("Monthly", "Annual", "Depreciation", "Debt", "Debt schedule")
@@ -354,30 +458,161 @@ def _row_of(sheet: str, frame: pd.DataFrame):
     return where
 
 
-def _compare_rebuilt(sheets, projection, scenarios, engine_columns: set, report: Report) -> None:
-    """The sheets of REBUILT_SHEETS against the workbook econ writes again from the embedded
-    scenarios (every cell: the cached results of its formulas and its values)."""
+def _compare_rebuilt(
+    sheets, projection, scenarios, engine_columns: set, created: str, report: Report
+) -> None:
+    """The workbook against the one econ writes again from the embedded scenarios, stamped
+    `created`: the sheets in order, every header row, every cell of REBUILT_SHEETS (the cached
+    results of its formulas and its values) and the text of TEXT_SHEETS (`_compare_text`)."""
     from econ.workbook import workbook_bytes
 
-    data = workbook_bytes(projection, scenarios)
-    rebuilt = pd.read_excel(io.BytesIO(data), sheet_name=list(REBUILT_SHEETS), engine="openpyxl")
-    for name in REBUILT_SHEETS:
+    data = workbook_bytes(projection, scenarios, created=created)
+    rebuilt = pd.read_excel(io.BytesIO(data), sheet_name=None, engine="openpyxl")
+    out = report.differences
+    report.checked += 1
+    if list(sheets) != list(rebuilt):
+        out.append(
+            f"sheets: shown {', '.join(map(repr, sheets))}; econ writes "
+            f"{', '.join(map(repr, rebuilt))}"
+        )
+    for name, expected in rebuilt.items():
         if name not in sheets:
-            report.differences.append(f"{name}: no such sheet; its figures cannot be checked")
+            out.append(f"{name}: no such sheet; its figures cannot be checked")
             continue
-        shown, expected = sheets[name], rebuilt[name]
-        missing = [c for c in expected.columns if c not in shown.columns]
-        if missing:
-            report.differences.append(f"{name}: no column {missing[0]!r}, which econ writes")
-        skip = engine_columns - {"scenario", "month"} if name == "Monthly" else set()
-        columns = [c for c in expected.columns if c in shown.columns and c not in skip]
-        _compare_frame(shown[columns], expected[columns], report, _row_of(name, expected))
+        shown = sheets[name]
+        _compare_header(name, shown, expected, report)
+        if name in REBUILT_SHEETS:
+            skip = engine_columns - {"scenario", "month"} if name == "Monthly" else set()
+            columns = [c for c in expected.columns if c in shown.columns and c not in skip]
+            money = _in_cents if name != "Debt schedule" else _labelled_in_cents
+            _compare_frame(
+                shown[columns], expected[columns], report, _row_of(name, expected), money
+            )
+        if name in TEXT_SHEETS:
+            _compare_text(name, shown, expected, report)
 
 
-def _compare_frame(shown: pd.DataFrame, expected: pd.DataFrame, report: Report, where) -> None:
+TEXT_SHEETS = ("Summary", "Charts", "Assumptions", "Notes")
+"""Sheets whose text cells are compared one by one with the workbook econ writes again: the
+labels, units and keys a figure is read by, the sources and notes beside it."""
+_STAMPED_ITEMS = ("econ_version", "scenario_sha256")
+"""Notes items whose text is compared with this econ's stamp (above), not with the rebuilt
+workbook's (with `catalog ...`)."""
+TEXT_DIFFERENCES_SHOWN = 20
+"""Cells of one sheet whose text differs listed one by one; the rest are counted."""
+_UNSOURCED = {"default", "no source"}
+"""Provenance flags of an input without a source (econ.workbook.provenance_flag), told apart by
+whether the scenario file gave it: the embedded scenario gives every field, so either passes."""
+
+
+def _compare_header(name: str, shown: pd.DataFrame, expected: pd.DataFrame, report) -> None:
+    """Row 1 of a sheet, cell by cell: the headers a column's figures are read by."""
+    report.checked += 1
+    a, b = [str(c) for c in shown.columns], [str(c) for c in expected.columns]
+    for j in range(max(len(a), len(b))):
+        got, want = (a[j] if j < len(a) else ""), (b[j] if j < len(b) else "")
+        blank = lambda t: t == "" or t.startswith("Unnamed: ")  # noqa: E731 - pandas' blank
+        if got != want and not (blank(got) and blank(want)):
+            report.differences.append(
+                f"{name}!{_column_letter(j + 1)}1: shown {shortened(got)}, econ writes "
+                f"{shortened(want)}"
+            )
+
+
+def _is_blank(value) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value)) or value == ""
+
+
+def _compare_text(name: str, shown: pd.DataFrame, expected: pd.DataFrame, report) -> None:
+    """The text cells of a sheet, by position, against the rebuilt workbook's: a cell that holds
+    text there must hold the same text here, and a cell blank there no text here. Figures are
+    compared elsewhere (the Summary's by key, the inputs by path), except Assumptions' derived
+    figures and constants, compared here as figures. The stamp's own rows of Notes are compared
+    with this econ's stamp instead."""
+    out = report.differences
+    report.checked += 1
+    if len(shown) != len(expected):
+        out.append(f"{name}: {len(shown)} rows below the header, econ writes {len(expected)}")
+    columns = [str(c) for c in expected.columns]
+    listed = 0
+    for i in range(min(len(shown), len(expected))):
+        key = str(expected.iat[i, 0])
+        for j in range(min(shown.shape[1], expected.shape[1])):
+            got, want = shown.iat[i, j], expected.iat[i, j]
+            if not _text_compared(name, columns[j], key, expected.iloc[i], want, got):
+                continue
+            figure = name == "Assumptions" and not isinstance(want, str)
+            if figure:  # a derived figure or constant: within the tolerance, by its own size
+                same = _same_cell(got, want, _number(want), abs(_number(want) or 0.0), False)
+            elif columns[j].startswith("provenance") and {got, want} <= _UNSOURCED:
+                same = True
+            else:
+                same = _same_text(got, want)
+            report.checked += 1
+            if same:
+                continue
+            listed += 1
+            if listed <= TEXT_DIFFERENCES_SHOWN:
+                out.append(
+                    f"{name}!{_column_letter(j + 1)}{i + 2}: shown {_shown_text(got)}, econ "
+                    f"writes {_shown_text(want)}"
+                )
+    if listed > TEXT_DIFFERENCES_SHOWN:
+        out.append(f"{name}: {listed - TEXT_DIFFERENCES_SHOWN} more cells differ")
+
+
+def _text_compared(sheet: str, column: str, key: str, row, want, got) -> bool:
+    """Whether `_compare_text` compares this cell (`row`: the rebuilt sheet's row; `key`: its
+    first cell)."""
+    if sheet == "Notes" and column == "text":
+        item = str(row.iloc[2])
+        return item not in _STAMPED_ITEMS and not item.startswith("catalog ")
+    values = column.lower().startswith("value")
+    if sheet == "Summary" and values and str(row.iloc[-1]) in ("scenario", "warnings"):
+        return False  # (compared with the projection, by key)
+    if sheet == "Assumptions" and values:  # inputs: compared with the scenario, by path
+        return key.startswith(("calc.", "const."))
+    return isinstance(want, str) or (_is_blank(want) and isinstance(got, str))
+
+
+def _same_text(got, want) -> bool:
+    if _is_blank(got) or _is_blank(want):
+        return _is_blank(got) and _is_blank(want)
+    return str(got) == str(want)
+
+
+def _shown_text(value) -> str:
+    if _is_blank(value):
+        return "nothing"
+    return shortened(_plain(value) if not isinstance(value, str) else value)
+
+
+def _in_cents(column) -> bool:
+    """A column the sheet shows in cents (econ.workbook.number_format), by its name."""
+    from econ.workbook import CURRENCY, number_format
+
+    return number_format(str(column)) == CURRENCY
+
+
+def _labelled_in_cents(column) -> bool:
+    """A Debt schedule column (labelled with its unit) in cents."""
+    return str(column).endswith("[USD]")
+
+
+def _summary_in_cents(key) -> bool:
+    """A Summary row shown in cents (econ.workbook.summary_format), by its key."""
+    from econ.workbook import CURRENCY, summary_format
+
+    return summary_format(str(key)) == CURRENCY
+
+
+def _compare_frame(
+    shown: pd.DataFrame, expected: pd.DataFrame, report: Report, where, money=lambda c: False
+) -> None:
     """Each column of `shown` that `expected` has, cell by cell: numbers within
-    WORKBOOK_TOLERANCE of the column's largest magnitude, text as written; one line per column
-    (the first cell that differs), placed by `where(row, column)`."""
+    WORKBOOK_TOLERANCE of the column's largest magnitude (at least 1), those of a column
+    `money(column)` says is shown in cents also within MONEY_TOLERANCE_USD; text as written; one
+    line per column (the first cell that differs), placed by `where(row, column)`."""
     if len(shown) != len(expected):
         sheet = where(0, "").split(".")[0]
         report.differences.append(f"{sheet}: {len(shown)} rows, recomputed {len(expected)}")
@@ -395,10 +630,11 @@ def _compare_frame(shown: pd.DataFrame, expected: pd.DataFrame, report: Report, 
             continue
         numbers = [_number(v) for v in values]
         finite = [abs(v) for v in numbers if v is not None]
-        scale = max(finite, default=0.0) or 1.0
+        scale = max(finite, default=0.0)
+        cents = money(column)
         for k, (cell, value) in enumerate(zip(cells, values, strict=True)):
             report.checked += 1
-            if not _same_cell(cell, value, numbers[k], scale):
+            if not _same_cell(cell, value, numbers[k], scale, cents):
                 shown_value = _number(cell) if _number(cell) is not None else cell
                 report.differences.append(
                     f"{where(k, column)}: shown {_plain(shown_value)}, recomputed "
@@ -407,16 +643,18 @@ def _compare_frame(shown: pd.DataFrame, expected: pd.DataFrame, report: Report, 
                 break  # one line per column: the first cell that differs
 
 
-def _same_cell(cell, value, number, scale: float) -> bool:
+def _same_cell(cell, value, number, scale: float, cents: bool) -> bool:
+    """A cell as shown against the recomputed value: a figure within the tolerance (WORKBOOK_
+    TOLERANCE of `scale`, at least 1; a figure in cents also within MONEY_TOLERANCE_USD), a blank
+    or text as written."""
     got = _number(cell)
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return got is None  # a null metric or a blank: its reason as text, or nothing
     if number is not None or got is not None:
-        return (
-            got is not None
-            and number is not None
-            and abs(got - number) <= WORKBOOK_TOLERANCE * scale
-        )
+        tolerance = WORKBOOK_TOLERANCE * max(scale, 1.0)
+        if cents:
+            tolerance = max(tolerance, MONEY_TOLERANCE_USD)
+        return got is not None and number is not None and abs(got - number) <= tolerance
     blank = lambda v: v is None or (isinstance(v, float) and math.isnan(v)) or v == ""  # noqa: E731
     if blank(cell) or blank(value):
         return blank(cell) and blank(value)
