@@ -204,6 +204,10 @@ def output_kind(path: str | os.PathLike) -> str:
     """Format of an output path from its suffix, or ExportError listing the known ones."""
     path = Path(path)
     kind = FORMATS.get(path.suffix.lower())
+    if kind is None and path.is_dir():
+        raise ExportError(
+            f"{path}: is a folder; expected a file path ending in one of: " + ", ".join(FORMATS)
+        )
     if kind is None:
         raise ExportError(
             f"{path}: unknown output format '{path.suffix}'; expected one of: " + ", ".join(FORMATS)
@@ -251,6 +255,11 @@ def output_payloads(
         if kind not in FORMATS.values():
             raise ExportError(
                 f"unknown output format '{kind}'; expected one of: csv, parquet, xlsx, json"
+            )
+        if Path(target).is_dir():  # (a folder without the suffix reads as no format at all)
+            raise ExportError(
+                f"{target}: is a folder; expected a file path ending in .{kind}, such as "
+                f"{Path(target) / f'projection.{kind}'}"
             )
         monthly_path, summary_path = output_paths(target)
         if output_kind(monthly_path) != kind:

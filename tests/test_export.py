@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import errno
 import io
+import re
 from pathlib import Path
 
 import numpy as np
@@ -260,6 +261,14 @@ def test_unwritable_paths(tmp_path: Path, monkeypatch, seed):
     with pytest.raises(ExportError, match="is a folder"):
         (tmp_path / "d.csv").mkdir()
         write_projection(projection, tmp_path / "d.csv")
+    # a folder named without a suffix is a folder, not an unknown format '' (found by review)
+    folder = tmp_path / "reports"
+    folder.mkdir()
+    expected = f"{folder}: is a folder; expected a file path ending in .xlsx, such as "
+    with pytest.raises(ExportError, match=re.escape(expected + str(folder / "projection.xlsx"))):
+        write_outputs(projection, {"xlsx": folder}, scenarios=[scenario])
+    with pytest.raises(ExportError, match=re.escape(f"{folder}: is a folder; expected a file")):
+        write_projection(projection, folder)
 
     def denied(*args, **kwargs):  # tests may run as root, where chmod does not deny anything
         raise PermissionError(errno.EACCES, "Permission denied")
