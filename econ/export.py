@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from econ import strict_json
+from econ.embedding import embedded
 from econ.files import WriteError, write_files
 from econ.provenance import CREATED_FIELD, Stamp, format_catalogs
 from econ.reporting import flat_summary, make_stamp
@@ -240,8 +241,13 @@ def output_payloads(
     """Files to write for `targets` (format -> path; formats: csv, parquet, xlsx, json).
 
     CSV and Parquet write the monthly schedule to the path and the summary beside it
-    (`<stem>.summary<suffix>`). All outputs share one stamp.
+    (`<stem>.summary<suffix>`). All outputs share one stamp. A scenario that reads a measured
+    curve file is written as econ.embedding.embeddable gives it (the curve resolved to its figures
+    and named by file name and SHA-256): no output names a folder of this machine, and `econ
+    verify` recomputes the workbook without the file.
     """
+    if scenarios is not None:
+        projection, scenarios = embedded(projection, scenarios)
     st = make_stamp(projection, scenarios, seed=seed, created=created)
     tables: dict[str, pd.DataFrame] = {}
 

@@ -470,3 +470,83 @@ def test_a_workbook_saved_without_calculated_values_is_one_line(book, tmp_path, 
     assert out.count("\n") == 1, out
     assert "holds no calculated values" in out and "the first Summary!C3" in out
     assert "open it in Excel or LibreOffice, save it and verify that file" in out
+
+
+# A scenario whose throughput comes from a measured curve file: the workbook and the memo embedded
+# the curve's absolute path (Notes, warnings, the memo twice) and `econ verify` refused them as
+# naming a file. They now embed the curve's figures and name it by file name and SHA-256.
+CURVE = ROOT / "tests" / "data" / "app" / "sample_curve.csv"
+"""8 GPUs; 5,600 output tokens/s at the highest load, 4,100 at a p99 TPOT of 34 ms; 1,024 input
+and 512 output tokens a request."""
+
+
+def _curve_scenario(folder: Path, vintage: bool = False) -> Path:
+    """The seed reading CURVE (copied beside it) without an SLO and without its own input ratio;
+    with `vintage`, a second rack reading it at a p99 TPOT of 34 ms."""
+    import shutil
+
+    shutil.copy(CURVE, folder / CURVE.name)
+    text = SEEDS[0].read_text().replace("input_tokens_per_output_token = 0.213\n", "")
+    text = text.replace(
+        "[throughput]\n", f'[throughput]\nmeasured = {{ curve = "{CURVE.name}" }}\n'
+    )
+    if vintage:
+        text = text.replace(
+            "\n[sources]",
+            '\n[[vintages]]\nname = "later"\nfleet = { gpu_count = 72 }\n'
+            f'throughput = {{ measured = {{ curve = "{CURVE.name}" }}, '
+            "slo = { tpot_p99_s = 0.034 } }\n\n[sources]",
+            1,
+        )
+    path = folder / "curve.toml"
+    path.write_text(text)
+    return path
+
+
+@pytest.mark.parametrize("vintage", [False, True])
+def test_a_measured_curve_is_embedded_as_its_figures_without_its_folder(tmp_path, capsys, vintage):
+    import hashlib
+
+    import econ
+    from econ.scenario import loads
+
+    folder = tmp_path / "private folder"
+    folder.mkdir()
+    path = _curve_scenario(folder, vintage)
+    original = econ.project(econ.load_scenario(path))
+    book = tmp_path / "curve.xlsx"
+    assert main(["export", str(path), "--xlsx", str(book)]) == 0
+    with zipfile.ZipFile(book) as archive:
+        for name in archive.namelist():
+            assert str(folder).encode() not in archive.read(name), name
+    notes = load_workbook(book)["Notes"]
+    toml = next(r[3].value for r in notes.iter_rows(min_row=2) if r[2].value == "scenario_toml")
+    embedded = loads(toml)
+    assert embedded.throughput.measured is None
+    assert embedded.throughput.tokens_per_s_per_gpu == 5600 / 8  # the highest load, no SLO
+    assert embedded.throughput.input_tokens_per_output_token == 1024 / 512
+    digest = hashlib.sha256(CURVE.read_bytes()).hexdigest()
+    source = embedded.sources["throughput.tokens_per_s_per_gpu"]
+    assert source.startswith(f"measured curve sample_curve.csv (SHA-256 {digest}; format auto)")
+    if vintage:
+        later = embedded.vintages[0].throughput
+        assert "measured" not in later and later["tokens_per_s_per_gpu"] == 4100 / 8
+        assert later["source"].startswith("measured curve sample_curve.csv (SHA-256")
+    # the same figures as the scenario reading the file
+    frozen = econ.project(embedded)
+    assert frozen.summary["npv_usd"].iloc[0] == original.summary["npv_usd"].iloc[0]
+    assert (frozen.monthly["revenue_usd"].values == original.monthly["revenue_usd"].values).all()
+    code, out = _verify(capsys, book)
+    assert code == 0, out
+
+
+def test_a_memo_of_a_measured_curve_names_no_folder_and_verifies(tmp_path, capsys):
+    folder = tmp_path / "private folder"
+    folder.mkdir()
+    memo = tmp_path / "memo.html"
+    capsys.readouterr()
+    assert main(["memo", str(_curve_scenario(folder)), "--out", str(memo)]) == 0
+    text = memo.read_text(encoding="utf-8")
+    assert str(folder) not in text and "measured curve sample_curve.csv (SHA-256" in text
+    code, out = _verify(capsys, memo)
+    assert code == 0, out

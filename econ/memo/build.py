@@ -424,7 +424,12 @@ def build_memo(
     montecarlo: Mapping | None = None,
 ) -> Memo:
     """The memo of a scenario, stamped: cases default to `default_cases` (none besides the
-    Monte Carlo percentiles when `montecarlo` is given)."""
+    Monte Carlo percentiles when `montecarlo` is given). A scenario that reads a measured curve
+    file is the memo's as econ.embedding.embeddable gives it (the curve's figures, named by file
+    name and SHA-256): the memo names no folder of this machine and `econ verify` recomputes it."""
+    from econ.embedding import embeddable
+
+    scenario = embeddable(scenario)
     if cases is None:
         cases = {} if montecarlo is not None else default_cases(scenario)
     if len(cases) > MAX_CASES:

@@ -524,22 +524,22 @@ def _is_blank(value) -> bool:
 
 
 def _compare_text(name: str, shown: pd.DataFrame, expected: pd.DataFrame, report) -> None:
-    """The text cells of a sheet, by position, against the rebuilt workbook's: a cell that holds
-    text there must hold the same text here, and a cell blank there no text here. Figures are
-    compared elsewhere (the Summary's by key, the inputs by path), except Assumptions' derived
-    figures and constants, compared here as figures. The stamp's own rows of Notes are compared
-    with this econ's stamp instead."""
+    """The text cells of a sheet against the rebuilt workbook's, row by row (`_row_pairs`): a
+    cell that holds text there must hold the same text here, and a cell blank there no text
+    here. Figures are compared elsewhere (the Summary's by key, the inputs by path), except
+    Assumptions' derived figures and constants, compared here as figures. The stamp's own rows
+    of Notes are compared with this econ's stamp instead."""
     out = report.differences
     report.checked += 1
-    if len(shown) != len(expected):
-        out.append(f"{name}: {len(shown)} rows below the header, econ writes {len(expected)}")
+    pairs, unpaired = _row_pairs(name, shown, expected)
+    out.extend(unpaired)
     columns = [str(c) for c in expected.columns]
     listed = 0
-    for i in range(min(len(shown), len(expected))):
-        key = str(expected.iat[i, 0])
+    for i, e in pairs:
+        key = str(expected.iat[e, 0])
         for j in range(min(shown.shape[1], expected.shape[1])):
-            got, want = shown.iat[i, j], expected.iat[i, j]
-            if not _text_compared(name, columns[j], key, expected.iloc[i], want, got):
+            got, want = shown.iat[i, j], expected.iat[e, j]
+            if not _text_compared(name, columns[j], key, expected.iloc[e], want, got):
                 continue
             figure = name == "Assumptions" and not isinstance(want, str)
             if figure:  # a derived figure or constant: within the tolerance, by its own size
@@ -559,6 +559,38 @@ def _compare_text(name: str, shown: pd.DataFrame, expected: pd.DataFrame, report
                 )
     if listed > TEXT_DIFFERENCES_SHOWN:
         out.append(f"{name}: {listed - TEXT_DIFFERENCES_SHOWN} more cells differ")
+
+
+def _row_pairs(name: str, shown: pd.DataFrame, expected: pd.DataFrame):
+    """(shown row, rebuilt row) pairs, and the differences of rows without a pair. Assumptions'
+    rows pair by their input path (column A; the order of a vintage's fields may differ after
+    its TOML is read back), each other sheet's by position."""
+    if name != "Assumptions":
+        unpaired = []
+        if len(shown) != len(expected):
+            unpaired.append(
+                f"{name}: {len(shown)} rows below the header, econ writes {len(expected)}"
+            )
+        return [(i, i) for i in range(min(len(shown), len(expected)))], unpaired
+
+    def keyed(frame: pd.DataFrame) -> dict[tuple[str, int], int]:
+        seen: dict[str, int] = {}
+        out = {}
+        for i, key in enumerate(frame.iloc[:, 0].tolist()):
+            text = "" if _is_blank(key) else str(key)
+            seen[text] = seen.get(text, 0) + 1
+            out[(text, seen[text])] = i
+        return out
+
+    a, b = keyed(shown), keyed(expected)
+    unpaired = [
+        f"{name}!A{i + 2}: shown {_shown_text(key)}, a row econ does not write"
+        for (key, _), i in a.items()
+        if (key, _) not in b
+    ] + [
+        f"{name}: no row {_shown_text(key)}, which econ writes" for key, _ in b if (key, _) not in a
+    ]
+    return [(i, b[k]) for k, i in a.items() if k in b], unpaired[:TEXT_DIFFERENCES_SHOWN]
 
 
 def _text_compared(sheet: str, column: str, key: str, row, want, got) -> bool:

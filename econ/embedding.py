@@ -1,0 +1,108 @@
+"""The scenario a file econ writes for others embeds (a workbook, a memo, CSV, Parquet and JSON
+stamps): one that `econ verify` can recompute anywhere and that names no folder of this machine.
+
+A scenario may read its throughput from a measured curve file (`throughput.measured.curve`,
+resolved against the scenario file's folder: econ.scenario.paths). Embedded as it is, the file's
+absolute path would travel in the workbook's Notes, the warnings and the memo, and `econ verify`
+would refuse the file (it opens no file a document names: econ.memo.verify.refuse_files). So the
+curve is resolved to the figures the engine takes from it (econ.throughput.resolve) and named by
+its file name and SHA-256 in [sources]: the same figures, without the file.
+
+The writers (econ.export, econ.workbook) know the engine only as a type (econ.reporting); this
+module projects again where a scenario changes, for econ.export and econ.memo.build.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from econ.scenario.models import Scenario
+
+if TYPE_CHECKING:
+    from econ.engine import Projection
+
+
+def embeddable(scenario: Scenario) -> Scenario:
+    """The scenario as a file sent elsewhere (a workbook, a memo, a table) embeds and stamps it:
+    each measured curve it reads from a file of this machine (`throughput.measured.curve`, the
+    scenario's or a vintage's) resolved to the figures the engine takes from it, the tokens/s
+    per GPU at the SLO and, where the scenario gives none, the input tokens per output token;
+    the curve named by its file name and SHA-256 in [sources] (a vintage's: in its
+    `throughput.source`), with the caveats of its operating point. It projects to the same
+    figures, names no folder of this machine and opens no file, so `econ verify` recomputes it
+    anywhere. The scenario itself where it reads no file."""
+    from econ.scenario import scenario_to_dict, validate_dict
+    from econ.scenario.paths import path_fields
+
+    data = scenario_to_dict(scenario)
+    if not any(table[key] for _, table, key in path_fields(data)):
+        return scenario
+    rows = scenario.expand()  # the scenario's own fleet, then each vintage as projected
+    sources = data.setdefault("sources", {})
+    base = _freeze_curve(rows[0], data["throughput"])
+    if base is not None:
+        sources.update(base)
+    for i, vintage in enumerate(data.get("vintages", ())):
+        # Each vintage that reads a curve (its own, or the scenario's at its own SLO) is given
+        # its own figures: the scenario's, frozen above, are those of the scenario's SLO.
+        given = vintage.get("throughput", {})
+        described = _freeze_curve(rows[i + 1], given)
+        if described is not None:
+            given["source"] = "; ".join(described.values())
+            vintage["throughput"] = given
+    return validate_dict(data)
+
+
+def _freeze_curve(row: Scenario, section: dict) -> dict[str, str] | None:
+    """Replace, in `section` (plain throughput data), a measured curve file by the figures
+    `row` (the scenario or vintage as projected) takes from it; the sources of those figures
+    by dotted path, or None where `row` reads no curve file."""
+    from pathlib import Path
+
+    from econ.provenance import _file_sha256
+    from econ.throughput.resolve import resolve_throughput
+
+    measured = row.throughput.measured
+    if measured is None or not measured.curve:
+        return None
+    resolved = resolve_throughput(row.throughput, row.fleet.hardware)
+    curve = Path(measured.curve)
+
+    def local(text: str) -> str:  # (a caveat naming the file names it without its folder)
+        return text.replace(str(curve), curve.name).replace(str(curve.parent) + "/", "")
+
+    read = [f"format {measured.format}"]
+    read += [f"workload {measured.workload!r}"] if measured.workload else []
+    read += [f"{measured.gpus} GPUs"] if measured.gpus else []
+    named = f"measured curve {curve.name} (SHA-256 {_file_sha256(curve)}; {', '.join(read)})"
+    caveats = "".join(f"; {local(w)}" for w in resolved.warnings)
+    section.pop("measured", None)
+    section["tokens_per_s_per_gpu"] = resolved.tokens_per_s_per_gpu
+    out = {
+        "throughput.tokens_per_s_per_gpu": (
+            f"{named}: {resolved.tokens_per_s_per_gpu:,.1f} tokens/s per GPU at the SLO{caveats}"
+        )
+    }
+    ratio = resolved.input_tokens_per_output_token
+    if row.throughput.input_tokens_per_output_token is None and ratio is not None:
+        section["input_tokens_per_output_token"] = ratio
+        out["throughput.input_tokens_per_output_token"] = (
+            f"{named}: {ratio:.4g} input tokens per output token, from "
+            f"{resolved.input_ratio_source}"
+        )
+    return out
+
+
+def embedded(
+    projection: Projection, scenarios: Sequence[Scenario]
+) -> tuple[Projection, list[Scenario]]:
+    """The projection and scenarios a written file holds (`embeddable`): projected again where
+    a scenario reads a curve file (the same figures; warnings and hashes without its folder),
+    as given otherwise."""
+    made = [embeddable(s) for s in scenarios]
+    if all(a is b for a, b in zip(made, scenarios, strict=True)):
+        return projection, list(scenarios)
+    from econ.engine import project  # (the writers know the engine only as a type: here it runs)
+
+    return project(made), made
