@@ -201,11 +201,20 @@ def parquet_bytes(frame: pd.DataFrame, st: Stamp) -> bytes:
 # --- Output paths ---------------------------------------------------------------------------------
 
 
+def _is_folder(path: Path) -> bool:
+    """Whether `path` is an existing folder; False where the system cannot say (a name too long,
+    a NUL byte): the writers' checks (econ.files.check_targets) name that."""
+    try:
+        return path.is_dir()
+    except (OSError, ValueError):
+        return False
+
+
 def output_kind(path: str | os.PathLike) -> str:
     """Format of an output path from its suffix, or ExportError listing the known ones."""
     path = Path(path)
     kind = FORMATS.get(path.suffix.lower())
-    if kind is None and path.is_dir():
+    if kind is None and _is_folder(path):
         raise ExportError(
             f"{path}: is a folder; expected a file path ending in one of: " + ", ".join(FORMATS)
         )
@@ -262,7 +271,7 @@ def output_payloads(
             raise ExportError(
                 f"unknown output format '{kind}'; expected one of: csv, parquet, xlsx, json"
             )
-        if Path(target).is_dir():  # (a folder without the suffix reads as no format at all)
+        if _is_folder(Path(target)):  # (a folder without the suffix reads as no format at all)
             raise ExportError(
                 f"{target}: is a folder; expected a file path ending in .{kind}, such as "
                 f"{Path(target) / f'projection.{kind}'}"
