@@ -31,8 +31,11 @@ it as the engine moves it (the exported loan held where it is sized): each input
 read is changed a little in the engine when the workbook is written, and where a column written
 as values that a formula reads moves with it, the input is grey, its `live` cell says why, data
 validation holds it at its value, and derived figures none of whose inputs is live are written as
-values, so no formula combines a changed input with values of the exported one. Live inputs are
-validated against their fields' bounds and choices. Figures that cannot follow an edit (payback,
+values, so no formula combines a changed input with values of the exported one; an input econ
+refuses to change (with the scenario's other inputs) is grey too, and a derived figure no formula
+reads is its value. Live inputs are validated against their fields' bounds and choices, and the
+Summary's check rows (CHECKS) flag, red, two inputs econ takes one at a time and a held loan above
+the capex. Figures that cannot follow an edit (payback,
 break-even, covenant breaches over a trailing window) are grey with a note: at the exported inputs.
 
 Cached values. openpyxl writes formulas without results, and a reader that does not recalculate
@@ -514,6 +517,33 @@ class _SumIf(Expr):
         years = np.asarray(env.column("Annual", "tax_year"), dtype=float).astype(int)
         sums = np.bincount(keys - 1, weights=values, minlength=int(years.max()))
         return sums[years - 1]
+
+
+class _Trailing(Expr):
+    """On a row-aligned sheet: a Monthly column summed over this month and the `window` - 1
+    before it, within the scenario's block (SUMIFS by month: the trailing window a covenant
+    tests, econ.capital.coverage_ratios)."""
+
+    def __init__(self, column: str, window: Expr):
+        self.column, self.window = column, window
+
+    def children(self):
+        return (self.window,)
+
+    def refs(self):
+        return {(M, self.column), (M, "month")} | self.window.refs()
+
+    def render(self, ctx):
+        values, months = ctx.range(M, self.column), ctx.range(M, "month")
+        month, window = ctx.cell(M, "month"), self.window.render(ctx)
+        return f'SUMIFS({values},{months},">="&({month}-{window}+1),{months},"<="&{month})'
+
+    def evaluate(self, env):
+        values = np.nan_to_num(np.asarray(env.column(M, self.column), dtype=float))
+        window = int(self.window.evaluate(env))
+        running = np.concatenate([[0.0], np.cumsum(values)])
+        end = np.arange(1, values.size + 1)
+        return running[end] - running[np.maximum(end - window, 0)]
 
 
 class _LossesUnused(Expr):
@@ -1196,6 +1226,13 @@ _loan_rate, _term, _debt = (
     Name("calc.debt_usd"),
 )
 _scheduled = Cell("Debt", "scheduled_balance_usd")
+# The DSCR covenant's test: its trailing window and first test month (econ.capital).
+_window = MAX(1, Name("financing.covenants.test_months"))
+_first_test = IF(
+    ISBLANK(Name("financing.covenants.first_test_month")),
+    0,
+    Name("financing.covenants.first_test_month"),
+)
 
 
 def _snapped(amount: Expr) -> Expr:
@@ -1728,6 +1765,19 @@ SPECS: tuple[Spec, ...] = (
             "dscr",
         )
     ),
+    helper(
+        "Debt",
+        "dscr_test",
+        IF(
+            AND(gt(mcol("debt_service_usd"), 1e-6), ge(month, _first_test)),
+            (_Trailing("ebitda_usd", _window) - _Trailing("tax_usd", _window))
+            / _Trailing("debt_service_usd", _window),
+            Text(""),
+        ),
+        label="the DSCR the covenant tests: cash available for debt service over debt service, "
+        "each summed over the trailing financing.covenants.test_months (from "
+        "financing.covenants.first_test_month on)",
+    ),
     Spec(
         "Debt",
         "dscr_floor",
@@ -2024,6 +2074,15 @@ def _summary_specs(projection: Projection, k: int, scenario: Scenario) -> list[S
             _metric("lcot_usd_per_mtok_all_tokens"),
         ),
         SummarySpec("tokens_total", _Aggregate("SUM", "tokens"), _metric("tokens_total")),
+        SummarySpec(  # (econ.density.power_cost_usd_per_mtok: the plain ratio of the totals)
+            "power_cost_usd_per_mtok",
+            _Guard(
+                le(_Aggregate("SUM", "tokens"), 0),
+                NO_TOKENS,
+                _Aggregate("SUM", "power_usd") * _PER_MTOK / _Aggregate("SUM", "tokens"),
+            ),
+            _metric("power_cost_usd_per_mtok"),
+        ),
         SummarySpec(
             "input_tokens_total",
             _Guard(_NO_RATIO, NO_RATIO, _Aggregate("SUM", "input_tokens")),
@@ -2153,19 +2212,32 @@ def _derived_summary_specs(scenario: Scenario, equity_share: Expr) -> list[Summa
             _metric("moic_equity"),
         ),
     ]
-    # tested month by month, from the first month on: the headroom is the lowest monthly DSCR's
+    # tested month by month, from the first month on: the headroom is the lowest monthly DSCR's;
+    # else the lowest DSCR the covenant tests (over its trailing window, from its first test)
+    floor = Name("financing.covenants.dscr_floor")
     if (
         _attr(scenario, "financing.covenants.test_months") == 1
         and (_attr(scenario, "financing.covenants.first_test_month") or 0) <= 1
     ):
-        headroom = Cell("Summary", "min_dscr") - Name("financing.covenants.dscr_floor")
-        specs.append(
-            SummarySpec(
-                "dscr_headroom",
-                _Guard(eq(_Aggregate("COUNT", "dscr"), 0), "n/a: no debt service", headroom),
-                _metric("dscr_headroom"),
-            )
+        headroom = _Guard(
+            eq(_Aggregate("COUNT", "dscr"), 0),
+            "n/a: no debt service",
+            Cell("Summary", "min_dscr") - floor,
         )
+    else:
+        tested = _Aggregate("COUNT", "dscr_test", sheet="Debt")
+        headroom = _Guard(
+            eq(tested, 0),
+            "n/a: no debt service",
+            _Aggregate("MIN", "dscr_test", sheet="Debt") - floor,
+        )
+    specs.append(
+        SummarySpec(
+            "dscr_headroom",
+            _Guard(ISBLANK(floor), "n/a: no DSCR covenant", headroom),
+            _metric("dscr_headroom"),
+        )
+    )
     if not _attr(scenario, "financing.tranches", ()):  # one term loan: its own rate
         specs += [
             SummarySpec(
@@ -2683,6 +2755,13 @@ def _resolve_live(result: _Resolved, projection: Projection, k: int, scenario: S
                 f"written as its value: its inputs ({', '.join(sorted(inputs))}) are not live here"
             )
     live_read = _read_names(formulas, result.derived, stop=frozen)
+    # A derived figure no written formula reads would be a formula nothing follows, over inputs
+    # whose rows say no formula reads them (a sized loan's calc.debt_usd over debt_share): its
+    # value.
+    for key in result.derived:
+        if key not in live_read and key not in frozen:
+            frozen.add(key)
+            reasons[key] = "written as its value: no formula of this workbook reads it"
     result.frozen_derived = frozen
     result.live = {key for key in live_read if _is_input(key) and key not in reasons}
     result.not_live = reasons
@@ -2742,7 +2821,10 @@ def _inputs_moving_values(
     changes = []
     for key in sorted(read - set(reasons)):
         values = _changed_values(key, inputs.get(key), scenario) if key in kinds else []
-        if values and not (kinds[key][0] == "choice" and inputs.get(key) is None):
+        refused = _refused_change(scenario, key, values)
+        if refused:
+            reasons[key] = refused
+        elif values and not (kinds[key][0] == "choice" and inputs.get(key) is None):
             changes.append((key, values[0]))
     if not changes:
         return reasons
@@ -2790,6 +2872,37 @@ def _inputs_moving_values(
                     f"{more}; edit it in econ and export again"
                 )
     return reasons
+
+
+def _refused_change(scenario: Scenario, key: str, values: Sequence) -> str:
+    """Why input `key` is not live where econ refuses the scenario with each of `values` (the
+    changes `_changed_values` tries) in its place: a construction period with a capital stack,
+    a GPU price beside a system price, a loan amount beside a loan share. A cell that holds what
+    econ refuses shows figures econ never gives. "" where econ accepts one of them (or none is
+    tried)."""
+    from econ.scenario import ScenarioError, scenario_to_dict, validate_dict
+
+    if not values:
+        return ""
+    first = ""
+    for value in values:
+        data = scenario_to_dict(scenario)
+        *sections, leaf = key.split(".")
+        table = data
+        for section in sections:
+            table = table.setdefault(section, {})
+        table[leaf] = value
+        try:
+            validate_dict(data)
+        except ScenarioError as exc:
+            first = first or str(exc)
+            continue
+        return ""
+    why = first.split(": ", 1)[-1].split(", got ")[0] if first else "it is refused"
+    return _shorten(
+        f"econ refuses this scenario with it changed ({why}): edit it in econ and export again",
+        VALIDATION_TEXT - len(f"{key} is not live in this workbook: "),
+    )
 
 
 _VALUE_SCHEDULES = {
@@ -3587,6 +3700,61 @@ SUMMARY_FIRST_ROW = 3
 """First metric row of the Summary sheet (row 1 headers, row 2 the scenario names)."""
 
 
+CHECK_OK = "ok"
+"""What a check row shows where the inputs are as econ takes them."""
+CHECKS: tuple[tuple[str, str, Expr], ...] = (
+    (
+        "check.one_hardware_price",
+        "Check: one hardware price",
+        IF(
+            eq(ISBLANK(Name("capex.gpu_price_usd")), ISBLANK(Name("capex.system_price_usd"))),
+            Text(
+                "econ refuses these inputs: give exactly one of capex.gpu_price_usd and "
+                "capex.system_price_usd, the other blank"
+            ),
+            Text(CHECK_OK),
+        ),
+    ),
+    (
+        "check.one_term_loan_size",
+        "Check: one size of the term loan",
+        IF(
+            ISBLANK(Name("financing.debt_usd")),
+            Text(CHECK_OK),
+            IF(
+                gt(Name("financing.debt_share"), 0),
+                Text(
+                    "econ refuses these inputs: give the term loan as financing.debt_usd or as "
+                    "financing.debt_share, not both (the share 0 beside an amount)"
+                ),
+                Text(CHECK_OK),
+            ),
+        ),
+    ),
+    (
+        "check.debt_within_capex",
+        "Check: debt within the capex",
+        IF(
+            gt(
+                Cell("Summary", "debt_usd"),
+                Cell("Summary", "capex_usd_total") + units.HALF_CENT_USD,
+            ),
+            Text(
+                "the debt exceeds the capex (a loan-to-cost above 100%): the loan is held as "
+                "exported while the capex changed here; econ sizes or caps the loan: change the "
+                "inputs in econ and export again"
+            ),
+            Text(CHECK_OK),
+        ),
+    ),
+)
+"""Rows below the Summary's warnings (key, label, formula): each shows CHECK_OK, or, red, what is
+wrong with the inputs typed here: two inputs econ takes one at a time, or a loan held as exported
+that a live change leaves larger than the capex."""
+_CHECK_FILL = PatternFill("solid", fgColor="FFC7CE")
+_CHECK_FONT = Font(color="9C0006")
+
+
 def _summary_value_headers(n: int) -> list[str]:
     return ["Value"] if n == 1 else [f"Value ({k + 1})" for k in range(n)]
 
@@ -3638,6 +3806,41 @@ def _write_summary(ws, frame, resolved, layout, cache: _Cache, projection: Proje
             text = frame["warnings"].iloc[k]
             cell = _put_text(ws, r, 3 + k, "" if text is None else str(text))
             cell.alignment = Alignment(wrap_text=True, vertical="top")
+        r += 1
+    _write_checks(ws, r, resolved, layout, cache)
+
+
+def _write_checks(ws, r: int, resolved, layout: _Layout, cache: _Cache) -> None:
+    """The CHECKS rows from row r, a formula per scenario (its cached result evaluated as the
+    other formulas are), red where the check fails (conditional formatting)."""
+    from openpyxl.formatting.rule import FormulaRule
+
+    n = len(resolved)
+    if not any(res.env is not None and res.derived for res in resolved):
+        return  # (no scenarios given: no inputs to check)
+    first = r
+    for key, label, expr in CHECKS:
+        written = False
+        for k, res in enumerate(resolved):
+            try:
+                value = expr.evaluate(res.env)
+                formula = expr.render(_Ctx(layout, k, "Summary", r))
+            except (Missing, KeyError, TypeError, ValueError):
+                continue  # (an input this scenario has no named cell for)
+            cache.put(ws, r, 3 + k, formula, str(value))
+            written = True
+        if written:
+            _put_text(ws, r, 1, label)
+            _put_text(ws, r, 3 + n, key).font = _KEY_FONT
+            r += 1
+    if r > first:
+        cells = f"C{first}:{get_column_letter(2 + n)}{r - 1}"
+        rule = FormulaRule(
+            formula=[f'AND(C{first}<>"",C{first}<>"{CHECK_OK}")'],
+            fill=_CHECK_FILL,
+            font=_CHECK_FONT,
+        )
+        ws.conditional_formatting.add(cells, rule)
 
 
 def read_summary(sheet):

@@ -41,6 +41,8 @@ from tests.workbook_helpers import summary_cells
 REFRESH = ROOT / "models" / "scenarios" / "h200-fleet-gb300-refresh.toml"
 LIQUID = ROOT / "models" / "scenarios" / "hall-10mw-gb300-nvl72-liquid.toml"
 AIR = ROOT / "models" / "scenarios" / "hall-10mw-hgx-b200-air.toml"
+GPT_OSS = ROOT / "models" / "scenarios" / "gpt-oss-120b-b200.toml"
+STACK = ROOT / "models" / "scenarios" / "deepseek-r1-gb200-nvl72-capital-stack.toml"
 GREY = "EDEDED"
 
 CASES = {
@@ -53,6 +55,14 @@ CASES = {
     "a4_sized_rate": (SEED, {}, {"financing.debt_rate_annual": 0.12}),
     "b5_null_then_rate": (AIR, {}, {"market.price_usd_per_mtok": 0.1408 * 1.3}),
     "b5_beyond_bound": (SEED, {}, {"market.price_usd_per_mtok": 0.8}),
+    # inputs typed as econ refuses them, and a held loan left above a smaller fleet's capex
+    "c1_fewer_gpus": (AIR, {}, {"fleet.gpu_count": 960}),
+    "c2_both_loan_sizes": (
+        GPT_OSS,
+        {},
+        {"financing.debt_share": 0.5, "financing.debt_usd": 1_000_000.0},
+    ),
+    "c3_both_prices": (GPT_OSS, {}, {"capex.gpu_price_usd": 30_000.0}),
 }
 """The review's cases. The LibreOffice subset of the property: one live input per section of the
 seed as shipped (its loan sized and held), in SUBSET."""
@@ -398,3 +408,78 @@ def test_e_notes_say_why_a_line_is_values_in_words():
     assert "needs Monthly!tokens_per_s_per_gpu, which is not written" in tokens
     assert "vintages (fleets bought at other times)" in tokens
     assert not any("the formula no column" in v for v in report["values"])
+
+
+# --- Inputs econ refuses, and checks of what a change leaves -------------------------------------
+
+
+def test_c_inputs_econ_refuses_to_change_are_not_live():
+    """A change econ refuses is not live (grey, held at its value): a construction period with
+    a capital stack (the stack's fleet.service_start_month was blue), a GPU price beside a
+    system price (gpt-oss: typed, it gave figures econ never gives)."""
+    for path, key, because in (
+        (STACK, "fleet.service_start_month", "is given with financing.tranches"),
+        (GPT_OSS, "capex.gpu_price_usd", "give exactly one of gpu_price_usd and system_price_usd"),
+    ):
+        scenario = econ.load_scenario(path)
+        book = load_workbook(
+            io.BytesIO(workbook.workbook_bytes(econ.project(scenario), [scenario]))
+        )
+        _not_live(book, key, "econ refuses this scenario with it changed")
+        _not_live(book, key, because)
+        assert "0.5" not in _input_cell(book, key, "live").value  # (not the value tried)
+        check = _validation(book, _input_cell(book, key))  # held blank
+        assert check is not None and check.type == "textLength" and check.formula1 == "0"
+
+
+@pytest.mark.parametrize(
+    ("case", "check", "says"),
+    [
+        ("c1_fewer_gpus", "check.debt_within_capex", "the debt exceeds the capex"),
+        ("c2_both_loan_sizes", "check.one_term_loan_size", "econ refuses these inputs"),
+        ("c3_both_prices", "check.one_hardware_price", "econ refuses these inputs"),
+    ],
+)
+def test_c_a_check_row_flags_what_econ_would_refuse_or_the_loan_left_above_capex(
+    books, case, check, says
+):
+    """The Summary's check rows are "ok" as exported; LibreOffice recalculating a change shows
+    the check it fails, red: the 10 MW hall with 960 GPUs instead of 5,584 held its sized loan
+    of 141.0M USD against 67.4M USD of capex (209%) without a word."""
+    written, _, recalculated = books[case]
+    keys = [key for key, _, _ in workbook.CHECKS]
+    assert all(_summary(written)[key] == workbook.CHECK_OK for key in keys)
+    shown = _summary(recalculated)
+    assert str(shown[check]).startswith(says), shown[check]
+    assert all(shown[key] == workbook.CHECK_OK for key in keys if key != check)
+    if case == "c1_fewer_gpus":  # the held loan against the smaller fleet's capex
+        assert shown["debt_usd"] > 2 * shown["capex_usd_total"]
+    rules = load_workbook(written)["Summary"].conditional_formatting
+    assert any(r.dxf.fill.fgColor.rgb.endswith("FFC7CE") for cf in rules for r in cf.rules)
+
+
+def test_c_power_cost_and_the_trailing_dscr_headroom_follow_a_live_change(books):
+    """power_cost_usd_per_mtok and dscr_headroom (the seed's trailing 12-month test) were grey
+    values: live formulas now, recalculated as the engine gives them with the loan held."""
+    written, _, recalculated = books["subset_power.pue"]
+    cells = summary_cells(load_workbook(written)["Summary"])
+    for key in ("power_cost_usd_per_mtok", "dscr_headroom"):
+        assert cells[key][0].data_type == "f", key
+    scenario = held(SEED, {}, {"power.pue": SUBSET["power.pue"]})
+    engine, shown = econ.project(scenario).metrics, _summary(recalculated)
+    for key in ("power_cost_usd_per_mtok", "dscr_headroom"):
+        assert shown[key] == pytest.approx(engine[key][0], rel=1e-9), key
+    assert shown["power_cost_usd_per_mtok"] != _summary(written)["power_cost_usd_per_mtok"]
+
+
+def test_c_a_derived_figure_no_formula_reads_is_its_value():
+    """The seed's loan is sized: calc.debt_usd (debt_share of the capex, before sizing) was a
+    live formula over debt_share, which its own row says no formula reads; it is its value."""
+    scenario = econ.load_scenario(SEED)
+    book = load_workbook(io.BytesIO(workbook.workbook_bytes(econ.project(scenario), [scenario])))
+    cell = _input_cell(book, "calc.debt_usd")
+    assert isinstance(cell.value, int | float) and cell.fill.fgColor.rgb.endswith(GREY)
+    assert (
+        "no formula of this workbook reads it" in _input_cell(book, "calc.debt_usd", "live").value
+    )
+    _not_live(book, "financing.debt_share", "no formula of this workbook reads it")

@@ -105,9 +105,12 @@ def test_summary_has_one_metric_per_row_with_label_unit_and_value(seed):
     rows = list(ws.iter_rows(min_row=3, values_only=True))
     keys = [row[3] for row in rows]
     metrics = [c for c in expected.columns if c not in ("scenario", "warnings")]
-    assert keys == [*metrics, "warnings"]  # every key, in the summary's order; warnings last
-    assert keys[-1] == "warnings" and rows[-1][0] == "Warnings"
-    for label, unit, _, key in rows[:-1]:
+    checks = [key for key, _, _ in workbook.CHECKS]
+    # every key, in the summary's order; then the warnings and the checks of the inputs
+    assert keys == [*metrics, "warnings", *checks]
+    assert rows[len(metrics)][0] == "Warnings"
+    assert all(str(row[2]).startswith("=IF(") for row in rows[len(metrics) + 1 :])  # formulas
+    for label, unit, _, key in rows[: len(metrics)]:
         want_label, want_unit = labels.summary_label(key)
         assert (label, unit or "") == (want_label.strip(), want_unit), key
         assert not SNAKE.match(label), key
@@ -117,7 +120,9 @@ def test_summary_has_one_metric_per_row_with_label_unit_and_value(seed):
     assert ws.cell(row=power.row, column=1).alignment.indent == 2
     # The values: cached results equal the engine's metrics; formats by key.
     shown = read_summary(pd.read_excel(io.BytesIO(data), sheet_name="Summary"))
-    for key in keys:
+    for key in checks:
+        assert shown.loc[0, key] == workbook.CHECK_OK, key
+    for key in metrics:
         value = expected.loc[0, key]
         if isinstance(value, float):
             assert shown.loc[0, key] == pytest.approx(value, rel=1e-12, abs=1e-9), key
@@ -349,18 +354,26 @@ def test_notes_say_a_sized_loan_is_why_its_lines_are_values():
     assert interest == f"=IF(B10-fleet_purchase_month>=1,{balance}*calc_loan_rate_monthly,0)"
 
 
-def test_dscr_headroom_is_a_formula_only_where_every_month_is_tested():
-    # With a one-month window the headroom is min_dscr less the floor, a live formula; with a
-    # first test date the months before it are not tested, so it is the engine's value.
+def test_dscr_headroom_is_a_live_formula_of_the_dscr_the_covenant_tests():
+    # With a one-month window the headroom is min_dscr less the floor; over a trailing window
+    # (the seed's 12 months) or from a first test date it is the lowest of the DSCRs the
+    # covenant tests (Debt!dscr_test), less the floor: a live formula either way (it was the
+    # engine's value, grey, over a trailing window), its cached result the engine's figure.
     def headroom(overrides):
         scenario = econ.load_scenario(SEED, LEVEL_LOAN | overrides)
-        _, book = _book([scenario])
+        data, book = _book([scenario])
         cell = summary_cells(book["Summary"])["dscr_headroom"][0]
-        return cell.value, econ.project(scenario).summary.iloc[0]["dscr_headroom"]
+        cached = summary_cells(load_workbook(io.BytesIO(data), data_only=True)["Summary"])
+        expected = econ.project(scenario).summary.iloc[0]["dscr_headroom"]
+        return str(cell.value), cached["dscr_headroom"][0].value, expected
 
-    monthly, _ = headroom({"financing.covenants.test_months": 1})
-    assert str(monthly).startswith("=") and "financing_covenants_dscr_floor" in str(monthly)
-    dated, expected = headroom(
-        {"financing.covenants.test_months": 1, "financing.covenants.first_test_month": 12}
-    )
-    assert not str(dated).startswith("=") and dated == pytest.approx(expected, rel=1e-12)
+    monthly, _, _ = headroom({"financing.covenants.test_months": 1})
+    assert monthly.startswith("=") and "financing_covenants_dscr_floor" in monthly
+    for overrides in (
+        {},  # the seed's trailing 12 months
+        {"financing.covenants.test_months": 1, "financing.covenants.first_test_month": 12},
+    ):
+        formula, cached, expected = headroom(overrides)
+        assert formula.startswith("=MIN(Debt!") or "MIN(Debt!" in formula, formula
+        assert "financing_covenants_dscr_floor" in formula
+        assert cached == pytest.approx(expected, rel=1e-12)
