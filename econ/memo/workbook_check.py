@@ -350,12 +350,12 @@ def verify_workbook(path: Path) -> Report:
     tomls = [(name, text) for s, name, item, text in rows if item == SCENARIO_TOML_ITEM]
     if "econ_version" not in prov:
         raise NotAMemoError(f"{path}: no econ stamp in the Notes sheet; expected an econ workbook")
-    _check_stamp_forms(path, prov, hashes)
     if not tomls:
         raise NotAMemoError(
             f"{path}: the Notes sheet holds no scenario_toml; the workbook was written by an econ "
             "that did not embed its scenarios, or without them: it cannot be recomputed"
         )
+    _check_stamp_forms(path, prov, hashes)
     if str(prov["econ_version"]) != __version__:
         out.append(f"econ_version: made by econ {prov['econ_version']}, this is econ {__version__}")
     for name, version in sorted(catalog_versions().items()):
