@@ -113,9 +113,12 @@ class Fleet(Section):
                 f"than gpu_count's bound of {MAX_GPUS:,}; expected fewer racks"
             )
         if data.get("gpu_count", implied) != implied:
+            count = data["gpu_count"]
+            count = f"{count:,}" if type(count) is int else shortened(count)
             raise ValueError(
-                f"gpu_count is {data['gpu_count']} but racks x gpus_per_rack is {racks} x "
-                f"{per_rack} = {implied}; give one of them, or both consistently"
+                f"gpu_count is {count} but racks x gpus_per_rack is "
+                f"{racks:,} x {per_rack:,} = {implied:,} GPUs; give one of them, or both "
+                "consistently"
             )
         return {**data, "gpu_count": implied}
 

@@ -310,7 +310,15 @@ _EXACTLY_ONE = re.compile(r"give exactly one of (\w+) and (\w+), got (.*)$", re.
 # a name with an underscore, or of letters only, then its value. The part before the first
 # underscore holds none, so a failed match backtracks once over the name, not once per underscore
 # (`[a-z0-9_]*_[a-z0-9_]*` took seconds on a 60,000-character "a_a_..." from a link).
-_NAMED_VALUE = re.compile(r"\b([a-z][a-z0-9]*_[a-z0-9_]*|[a-z]+)(=| is )([^,;\s)]+)")
+# A value is a number with thousands separators ("2,000,000") or anything up to a comma, a
+# semicolon, a space or a closing bracket; a product of named fields ("racks x gpus_per_rack is
+# 2 x 72") is one match, a few factors at most so that a failed match backtracks a bounded time.
+_NAME = r"(?:[a-z][a-z0-9]*_[a-z0-9_]*|[a-z]+)"
+_VALUE = r"(?:-?\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\d.])|[^,;\s)]+)"
+_NAMED_VALUE = re.compile(
+    rf"\b({_NAME}(?: x {_NAME}){{0,3}})(=| is )({_VALUE}(?: x {_VALUE}){{0,3}})"
+)
+_GROUPED_NUMBER = re.compile(r"-?\d{1,3}(?:,\d{3})+(?:\.\d+)?")
 _FIELD_NAME = re.compile(r"\b[a-z][a-z0-9]*(?:[._][a-z0-9]+)+\b")
 # a label the message already quotes; an opening quote without its closing one stops at the next
 # opening one, so that a text of many “ is read once
@@ -383,7 +391,7 @@ def _stated_value(f: FieldInfo, text: str) -> str:
     if text in ("None", "none"):
         return "empty"
     try:
-        value = float(text)
+        value = float(text.replace(",", "") if _GROUPED_NUMBER.fullmatch(text) else text)
     except ValueError:
         return text
     return _described(f, int(value) if f.kind == "int" and value.is_integer() else value)
@@ -413,10 +421,20 @@ def app_message(path: str, message: str) -> str:
             return message[: one.start()] + told
 
     def value(match: re.Match) -> str:
-        f = _named(section, match.group(1))
+        names, values = match.group(1).split(" x "), match.group(3).split(" x ")
+        fields = [_named(section, n) for n in names]
+        if len(names) > 1 and len(names) == len(values) and None not in fields:
+            # a product, each factor in its field's unit: "2 racks x 72 GPUs/rack"
+            labels = " x ".join(f"“{path_label(f.path)}”" for f in fields)
+            shown = " x ".join(_stated_value(f, v) for f, v in zip(fields, values, strict=True))
+            return f"{labels}{match.group(2)}{shown}"
+        f = fields[-1]
         if f is None:
             return match.group(0)
-        return f"“{path_label(f.path)}”{match.group(2)}{_stated_value(f, match.group(3))}"
+        before = "".join(n + " x " for n in names[:-1])
+        after = "".join(" x " + v for v in values[1:])
+        told = _stated_value(f, values[0])
+        return f"{before}“{path_label(f.path)}”{match.group(2)}{told}{after}"
 
     def name(match: re.Match) -> str:
         f = _named(section, match.group(0))
