@@ -8,8 +8,11 @@ from __future__ import annotations
 
 import copy
 
+import pytest
+
 from econ.catalog import DEFAULT_SCENARIO, ready_made_scenarios
-from econ.scenario import read_toml
+from econ.scenario import ScenarioError, read_toml
+from econ.scenario.io import validate_dict
 from econ.ui import state
 from tests.test_app import errors, widget
 from tests.test_app_review2 import open_app
@@ -52,3 +55,46 @@ def test_a_product_of_two_fields_puts_each_unit_on_its_own_factor():
 def test_a_gpu_count_against_racks_is_written_with_separators():
     message = message_with(fleet__racks=2, fleet__gpu_count=100_000)
     assert "“Fleet › GPU count [GPUs]” is 100,000 GPUs but" in message, message
+
+
+# --- 2. a percent box's limit in percent --------------------------------------------------------
+
+
+def test_an_escalation_typed_in_percent_is_answered_in_percent():
+    at = open_app(DEFAULT_SCENARIO, "scenario")
+    widget(at.number_input, "Escalation [%/year]").set_value(150.0).run()  # the Power tab's
+    assert not at.exception
+    text = " ".join(errors(at))
+    assert (
+        "150 %/year is above 100 %/year (the electricity price doubling every year of the "
+        "horizon); expected at most 100 %/year" in text
+    ), text
+    assert "expected a fraction" not in text and "1.5" not in text
+
+
+@pytest.mark.parametrize(
+    ("path", "shown", "said"),
+    [
+        (
+            "facility.escalation_annual",
+            250,
+            "Facility › Escalation [%/year]: 250 %/year is above 100 %/year (the colocation "
+            "price doubling every year of the horizon); expected at most 100 %/year",
+        ),
+        (
+            "throughput.gain_rate_annual",
+            500,
+            "Throughput › Gain rate [%/year]: 500 %/year is above 400 %/year (5x a year, beyond "
+            "any same-hardware gain a year apart in the MLPerf history, 3.0x); expected at most "
+            "400 %/year",
+        ),
+    ],
+)
+def test_a_rate_typed_in_percent_is_answered_in_percent(path, shown, said):
+    assert message_with(**{path.replace(".", "__"): shown / 100}) == said
+
+
+def test_the_scenario_file_keeps_its_fraction_hint():
+    # a file holds the fraction: 1.5 there is 150%, and the message says what 1.5% would be
+    with pytest.raises(ScenarioError, match=r"expected a fraction \(1.5% is 0.015\)"):
+        validate_dict(state.merge(seed(), {"power": {"escalation_annual": 1.5}}))

@@ -35,4 +35,18 @@ class ScenarioError(InputError):
         super().__init__(printable(f"{where}{field}{expected}"))
 
 
-__all__ = ["QUOTED_LIMIT", "ScenarioError", "shortened"]
+class BoundError(ValueError):
+    """A number past a field's bound, refused by the field's own validator with a message for
+    the scenario file (in the unit the field is stored in: "1.5 is 150% a year, ...; expected a
+    fraction"). `bound` is the bound as pydantic's bound errors carry it (("le", 1.0)) and
+    `reason` what the bound stands for, so that a form showing the field in another unit can
+    say it in its own ("150 %/year is above 100 %/year (the electricity price doubling every
+    year of the horizon)")."""
+
+    def __init__(self, message: str, bound: tuple[str, float], reason: str = ""):
+        super().__init__(message)
+        self.bound = bound
+        self.reason = reason
+
+
+__all__ = ["QUOTED_LIMIT", "BoundError", "ScenarioError", "shortened"]

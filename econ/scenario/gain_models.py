@@ -26,6 +26,7 @@ from typing import Literal
 import numpy as np
 from pydantic import Field, field_validator, model_validator
 
+from econ.scenario.errors import BoundError
 from econ.scenario.section import Section as _Section
 
 TRAJECTORIES = ("compound", "logistic", "table")
@@ -275,11 +276,13 @@ class Throughput(_Section):
     def _rate_is_a_fraction(cls, value):
         number = isinstance(value, int | float) and not isinstance(value, bool)
         if number and math.isfinite(value) and value > MAX_GAIN_RATE_ANNUAL:
-            raise ValueError(
+            history = "beyond any same-hardware gain a year apart in the MLPerf history"
+            raise BoundError(
                 f"a compound gain of {value:g} a year ({value + 1:g}x) is above "
-                f"{MAX_GAIN_RATE_ANNUAL:g} ({MAX_GAIN_RATE_ANNUAL + 1:g}x a year), beyond any "
-                "same-hardware gain a year apart in the MLPerf history (3.0x); expected a "
-                f"fraction ({value / 100:g} for {value:g}%)"
+                f"{MAX_GAIN_RATE_ANNUAL:g} ({MAX_GAIN_RATE_ANNUAL + 1:g}x a year), {history} "
+                f"(3.0x); expected a fraction ({value / 100:g} for {value:g}%)",
+                ("le", MAX_GAIN_RATE_ANNUAL),
+                f"{MAX_GAIN_RATE_ANNUAL + 1:g}x a year, {history}, 3.0x",
             )
         return value
 

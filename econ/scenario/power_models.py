@@ -19,6 +19,7 @@ from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
+from econ.scenario.errors import BoundError
 from econ.scenario.section import Section
 from econ.strict_json import EXPECTED_FINITE, beyond_float, integer_shown
 
@@ -50,10 +51,12 @@ def _escalation(value, what: str):
     """Refuse an escalation above MAX_ESCALATION_ANNUAL with a message saying what was meant,
     before pydantic's bound check."""
     if _number(value) and value > MAX_ESCALATION_ANNUAL:
-        raise ValueError(
-            f"{value:g} is {value:.0%} a year, above {MAX_ESCALATION_ANNUAL:.0%} a year ({what} "
-            "doubling every year of the horizon); expected a fraction "
-            f"({value:g}% is {value / 100:g})"
+        limit = f"{what} doubling every year of the horizon"
+        raise BoundError(
+            f"{value:g} is {value:.0%} a year, above {MAX_ESCALATION_ANNUAL:.0%} a year ({limit}); "
+            f"expected a fraction ({value:g}% is {value / 100:g})",
+            ("le", MAX_ESCALATION_ANNUAL),
+            limit,
         )
     return value
 

@@ -29,7 +29,7 @@ import tomli_w
 from pydantic import BaseModel
 from pydantic_core import PydanticUndefined
 
-from econ.scenario.errors import QUOTED_LIMIT, shortened
+from econ.scenario.errors import QUOTED_LIMIT, BoundError, shortened
 from econ.scenario.io import cited_change
 from econ.ui import state
 from econ.ui.fmt import humanize, literal, number_format
@@ -265,27 +265,46 @@ def shown_value(path: str, value: Any) -> Any:
 
 
 _BOUNDS = {
-    "less_than_equal": ("le", "above", "at most"),
-    "less_than": ("lt", "not below", "below"),
-    "greater_than_equal": ("ge", "below", "at least"),
-    "greater_than": ("gt", "not above", "above"),
+    "less_than_equal": "le",
+    "less_than": "lt",
+    "greater_than_equal": "ge",
+    "greater_than": "gt",
+}
+"""pydantic's bound errors -> the bound's key in their context."""
+_BOUND_WORDS = {
+    "le": ("above", "at most"),
+    "lt": ("not below", "below"),
+    "ge": ("below", "at least"),
+    "gt": ("not above", "above"),
 }
 
 
 def unit_message(path: str, error: Mapping) -> str | None:
-    """A pydantic bound error in the unit the field is shown in (percent fields in %):
-    "150 % is above 100 % (expected at most 100 %)", "0 months is below 1 month (expected at
-    least 1 month)"; None for other errors."""
+    """A bound error in the unit the field is shown in (percent fields in %): pydantic's, "150 %
+    is above 100 % (expected at most 100 %)", "0 months is below 1 month (expected at least 1
+    month)", or a field validator's BoundError with what its bound stands for ("150 %/year is
+    above 100 %/year (the electricity price doubling every year of the horizon); expected at
+    most 100 %/year"); None for other errors."""
     f = find(path)
-    kind = _BOUNDS.get(str(error.get("type")))
-    if f is None or kind is None or not _is_number(error.get("input")):
+    if f is None or not _is_number(error.get("input")):
         return None
-    bound = (error.get("ctx") or {}).get(kind[0])
-    if not _is_number(bound):
+    context = error.get("ctx") or {}
+    refused = context.get("error")
+    reason = ""
+    if isinstance(refused, BoundError):
+        key, bound = refused.bound
+        reason = refused.reason
+    else:
+        key = _BOUNDS.get(str(error.get("type")), "")
+        bound = context.get(key)
+    if key not in _BOUND_WORDS or not _is_number(bound):
         return None
+    is_past, expected = _BOUND_WORDS[key]
     value, limit = _shown(to_widget(f, error["input"])), _shown(to_widget(f, bound))
     value, limit = _with_unit(value, f.unit), _with_unit(limit, f.unit)
-    return f"{value} is {kind[1]} {limit} (expected {kind[2]} {limit})"
+    if reason:
+        return f"{value} is {is_past} {limit} ({reason}); expected {expected} {limit}"
+    return f"{value} is {is_past} {limit} (expected {expected} {limit})"
 
 
 def _with_unit(number: str, unit: str) -> str:
