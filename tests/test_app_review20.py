@@ -9,13 +9,21 @@ from __future__ import annotations
 import copy
 
 import pytest
+from streamlit.proto.NumberInput_pb2 import NumberInput as NumberInputProto
+from streamlit.testing.v1 import AppTest
 
 from econ.catalog import DEFAULT_SCENARIO, ready_made_scenarios
 from econ.scenario import ScenarioError, read_toml
 from econ.scenario.io import validate_dict
 from econ.ui import state
-from tests.test_app import errors, widget
+from econ.ui.streamlit_app import PAGES
+from tests.test_app import errors, go, widget
 from tests.test_app_review2 import open_app
+
+
+@pytest.fixture
+def app() -> AppTest:
+    return open_app()
 
 
 def seed() -> dict:
@@ -98,3 +106,70 @@ def test_the_scenario_file_keeps_its_fraction_hint():
     # a file holds the fraction: 1.5 there is 150%, and the message says what 1.5% would be
     with pytest.raises(ScenarioError, match=r"expected a fraction \(1.5% is 0.015\)"):
         validate_dict(state.merge(seed(), {"power": {"escalation_annual": 1.5}}))
+
+
+# --- 3. whole-number boxes take exponents, and refuse what is not a whole number --------------------
+
+
+def whole_number_boxes(at: AppTest) -> list:
+    """The number boxes of whole-number fields: their values step by 1 and show no decimals."""
+    return [w for w in at.number_input if w.proto.format == "%.0f"]
+
+
+def test_whole_number_boxes_read_exponents_as_numbers(app: AppTest):
+    # Streamlit's whole-number box (data type INT) reads "1e12" as 1 in the browser: the app's
+    # are decimal boxes (tests/test_browser_review20.py types it)
+    boxes = whole_number_boxes(app)
+    assert [w.label for w in boxes] == ["GPUs"]
+    assert all(w.proto.data_type == NumberInputProto.FLOAT for w in boxes)
+    widget(app.sidebar.number_input, "GPUs").set_value(1e12).run()
+    assert not app.exception
+    text = " ".join(errors(app))
+    assert "1,000,000,000,000 GPUs is above 100,000,000 GPUs" in text, text
+    assert app.session_state[state.DATA]["fleet"]["gpu_count"] == 10**12
+
+
+def test_every_whole_number_field_is_a_decimal_box_on_the_scenario_page():
+    at = open_app(DEFAULT_SCENARIO, "scenario")
+    int_boxes = [w for w in at.number_input if w.proto.data_type == NumberInputProto.INT]
+    assert not int_boxes, [w.label for w in int_boxes]
+    assert {"Racks", "GPUs per rack", "Debt term [months]"} <= {
+        w.label for w in whole_number_boxes(at)
+    }
+
+
+def test_a_fraction_in_a_whole_number_box_is_refused_and_kept_as_typed(app: AppTest):
+    widget(app.sidebar.number_input, "GPUs").set_value(2.5).run()
+    assert not app.exception
+    said = "Fleet › GPU count [GPUs]: 2.5 is not a whole number; expected a whole number"
+    assert any(said in e for e in errors(app)), errors(app)
+    assert app.session_state[state.DATA]["fleet"]["gpu_count"] == 72  # not cut to 2
+    kept = widget(app.sidebar.text_input, "GPUs (as typed)")
+    assert kept.value == "2.5"
+    kept.set_value("80").run()
+    assert not errors(app), errors(app)
+    assert widget(app.sidebar.number_input, "GPUs").value == 80
+
+
+def test_a_number_beyond_what_a_box_holds_is_refused():
+    at = open_app(DEFAULT_SCENARIO, "scenario")
+    widget(at.number_input, "Horizon [months]").set_value(1e300).run()
+    assert not at.exception
+    said = "Horizon [months]: 1e+300 is beyond 9,007,199,254,740,991, the largest whole number"
+    assert any(said in e for e in errors(at)), errors(at)
+    assert widget(at.text_input, "Horizon [months] (as typed)").value == "1e+300"
+
+
+@pytest.mark.parametrize("page", [name for name, _, _ in PAGES])
+def test_no_page_has_a_box_that_reads_an_exponent_as_its_first_digit(app: AppTest, page):
+    go(app, page)
+    int_boxes = [w.label for w in app.number_input if w.proto.data_type == NumberInputProto.INT]
+    assert not int_boxes, int_boxes
+
+
+def test_a_page_box_for_a_whole_number_takes_an_exponent_and_refuses_a_fraction(app: AppTest):
+    go(app, "risk")
+    widget(app.number_input, "Scenarios").set_value(1e3).run()  # "1e3" typed
+    assert not app.exception and not errors(app), errors(app)
+    widget(app.number_input, "Seed").set_value(2.5).run()
+    assert "“Seed”: 2.5 is not a whole number; expected a whole number" in errors(app)

@@ -16,7 +16,7 @@ from econ.scenario import Scenario, ScenarioError
 from econ.text import neutralize
 from econ.ui import compute, state
 from econ.ui.fmt import MONEY_SCALES, header, literal
-from econ.ui.form import Form, find
+from econ.ui.form import Form, find, whole_number
 
 VALIDATION = "econ.validation"
 
@@ -381,6 +381,39 @@ def keep(key: str, default=None) -> str:
     store.setdefault(key, ss[key])
     ss.setdefault("econ.kept_keys", set()).add(key)
     return key
+
+
+def whole_number_input(
+    where,
+    label: str,
+    *,
+    key: str,
+    min_value: int | None = None,
+    max_value: int | None = None,
+    step: int = 1,
+    **kwargs,
+) -> int | None:
+    """A number box for a whole number: its value as an int; None when empty, or when refused
+    with a message under the box naming it ("“Step month”: 2.5 is not a whole number; expected
+    a whole number"). A decimal box that shows no decimals, as the scenario form's: Streamlit's
+    whole-number box reads "1e12" as 1 (econ.ui.form.whole_number)."""
+    value = where.number_input(
+        label,
+        value=None,
+        step=float(step),
+        format="%.0f",
+        min_value=None if min_value is None else float(min_value),
+        max_value=None if max_value is None else float(max_value),
+        key=key,
+        **kwargs,
+    )
+    if value is None:
+        return None
+    try:
+        return whole_number(value)
+    except ValueError as exc:
+        where.error(literal(f"“{label}”: {exc}"), icon=":material/error:")
+        return None
 
 
 def set_kept(key: str, value) -> None:

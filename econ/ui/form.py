@@ -528,14 +528,47 @@ def _is_number(value) -> bool:
 
 
 def from_widget(f: FieldInfo, value: Any) -> Any:
-    """The stored value of a widget's value (percentages back to fractions)."""
+    """The stored value of a widget's value (percentages back to fractions, a whole number's
+    as an int: ValueError saying why for 2.5 or a number beyond what a box holds exactly)."""
     if value is None:
         return None
     if f.kind == "float":
         return _round(float(value) / f.scale) if f.scale != 1 else float(value)
     if f.kind == "int":
-        return int(value)
+        return whole_number(value)
     return value
+
+
+def whole_number(value: Any) -> int:
+    """A whole-number box's value as an int. The box takes decimals and exponents (Streamlit's
+    whole-number box reads "1e12" as 1, so the app's are decimal boxes that show no decimals);
+    ValueError for 2.5 ("is not a whole number") or a number beyond MAX_SAFE_INTEGER, which a
+    browser's box does not hold exactly."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        number, shown = value, f"{value:,}"
+        if abs(value) >= 10**15:  # as a float writes it; beyond the float range, by its digits
+            big = abs(value) >= 10**300
+            shown = f"an integer of {len(str(abs(value))):,} digits" if big else f"{value:.6g}"
+    else:
+        number = float(value)
+        if not _is_number(number):
+            raise ValueError(f"{value!r} is not a number; expected a whole number")
+        if not number.is_integer():
+            raise ValueError(f"{_shown(number)} is not a whole number; expected a whole number")
+        shown = _shown(number)
+    if abs(number) > MAX_SAFE_INTEGER:
+        raise ValueError(
+            f"{shown} is beyond {MAX_SAFE_INTEGER:,}, the largest whole number a box holds "
+            "exactly; expected a smaller number"
+        )
+    return int(number)
+
+
+def typed_text(value: Any) -> str:
+    """A number box's value as the text it is kept as when refused: "2.5", "1e+300", "72"."""
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e16:
+        return str(int(value))
+    return repr(value) if isinstance(value, float) else str(value)
 
 
 def fits_widget(f: FieldInfo, value: Any) -> bool:
@@ -692,11 +725,12 @@ class Form:
         elif f.kind in ("float", "int") and fits_widget(f, stored):
             self._seed(key, to_widget(f, stored))
             integer = f.kind == "int"
+            # a whole number too in a decimal box: Streamlit's whole-number box reads "1e12" as 1
             where.number_input(
                 label,
                 value=None,
-                step=1 if integer else _step(f, stored),
-                format="%d" if integer else _format(f, stored),
+                step=1.0 if integer else _step(f, stored),
+                format="%.0f" if integer else _format(f, stored),
                 key=key,
                 help=self.help(f),
                 placeholder="none" if f.optional else "required",
@@ -1005,13 +1039,15 @@ def _rows_from_frame(f: FieldInfo, frame: pd.DataFrame, problems: list[str] | No
             if c.kind in ("float", "int"):
                 try:
                     value = from_widget(c, value)
-                except (ValueError, TypeError, OverflowError):
+                except (ValueError, TypeError, OverflowError) as exc:
                     if problems is not None:
                         number = "a whole number" if c.kind == "int" else "a number"
-                        problems.append(
-                            f"“{path_label(f.path)}”, row {i + 1}, {c.label}: "
-                            f"{shortened(value)} is not a number; expected {number}"
+                        said = (  # 2.5 in a whole-number column says so
+                            str(exc)
+                            if _is_number(value)
+                            else f"{shortened(value)} is not a number; expected {number}"
                         )
+                        problems.append(f"“{path_label(f.path)}”, row {i + 1}, {c.label}: {said}")
             row[c.name] = value
         if row:
             rows.append(row)
@@ -1166,7 +1202,11 @@ def settle_commits() -> None:
 def _commit_widget(key: str, path: str) -> None:
     ss = st.session_state
     f = _field(path)
-    value = from_widget(f, ss[key])
+    try:
+        value = from_widget(f, ss[key])
+    except ValueError as exc:  # 2.5 in a whole-number box: kept as typed, with the reason
+        ss[state.RAW][path] = (typed_text(ss[key]), str(exc))
+        return
     if f.kind == "text" and value == "" and f.optional:
         value = None
     _commit(path, value)
@@ -1184,7 +1224,7 @@ def _commit_text(key: str, path: str) -> None:
             value = parse_value(text) if text.strip() else None
             if f.kind in ("float", "int") and not (value is None or _is_number(value)):
                 raise ValueError(f"{text!r} is not a number")
-            if f.kind == "float" and value is not None:
+            if f.kind in ("float", "int") and value is not None:
                 value = from_widget(f, value)
         else:
             value = parse_toml_field(f.name, text, f)

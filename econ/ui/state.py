@@ -331,7 +331,7 @@ def validate(data: Mapping, raw_errors: Mapping[str, str] | None = None) -> Vali
             message = huge_integer_message(digits)
             errors.setdefault(path, []).append(message)
             lines.append(f"{path_label(path) if find(path) is not None else path}: {message}")
-        lines += [f"{p}: {m}" for p, m in (raw_errors or {}).items()]
+        lines += kept_as_typed(raw_errors)
         text = lines[0] if len(lines) == 1 else "\n".join(f"- {line}" for line in lines)
         return Validation(None, text, errors)
     try:
@@ -367,16 +367,24 @@ def validate(data: Mapping, raw_errors: Mapping[str, str] | None = None) -> Vali
                 listed.append(f"{name}{value}: {message}")
         except Exception as detail:  # noqa: BLE001 - any failure is reported, never raised
             errors.setdefault("", []).append(str(detail))
-        lines = (listed or [str(exc)]) + [f"{p}: {m}" for p, m in (raw_errors or {}).items()]
+        lines = (listed or [str(exc)]) + kept_as_typed(raw_errors)
         # one problem a line, in the units the fields are shown in
         text = lines[0] if len(lines) == 1 else "\n".join(f"- {line}" for line in lines)
         return Validation(None, text, errors)
     except Exception as exc:  # noqa: BLE001 - e.g. a value pydantic cannot even compare
         return Validation(None, f"{type(exc).__name__}: {exc}", {"": [str(exc)]})
     if raw_errors:
-        message = "\n".join(f"{p}: {m}" for p, m in raw_errors.items())
-        return Validation(None, message, errors)
+        return Validation(None, "\n".join(kept_as_typed(raw_errors)), errors)
     return Validation(scenario)
+
+
+def kept_as_typed(raw_errors: Mapping[str, str] | None) -> list[str]:
+    """A line for each value kept as typed, the field named as the form labels it."""
+    from econ.ui.form import find, path_label
+
+    return [
+        f"{path_label(p) if find(p) is not None else p}: {m}" for p, m in (raw_errors or {}).items()
+    ]
 
 
 # --- session state --------------------------------------------------------------------------------

@@ -148,8 +148,8 @@ def breakevens(current) -> None:
         )
         step_month = None
         if variable == "step":
-            step_month = cols[1].number_input(
-                "Step month", min_value=1, step=1, value=None, key=common.keep("econ.coc_month", 5)
+            step_month = common.whole_number_input(
+                cols[1], "Step month", min_value=1, key=common.keep("econ.coc_month", 5)
             )
             if step_month is None:
                 st.error("Give the month of the step (1 or later).", icon=":material/error:")

@@ -392,11 +392,11 @@ def refresh(current, money: str) -> None:
             f"The vintage becomes available in month {first}, after the horizon's last month {last}."
         )
         return
-    start = cols[1].number_input(
-        "From month", min_value=1, value=None, key=common.keep("econ.refresh_from", first), step=1
+    start = common.whole_number_input(
+        cols[1], "From month", min_value=1, key=common.keep("econ.refresh_from", first)
     )
-    stop = cols[2].number_input(
-        "To month", min_value=1, value=None, key=common.keep("econ.refresh_to", last), step=1
+    stop = common.whole_number_input(
+        cols[2], "To month", min_value=1, key=common.keep("econ.refresh_to", last)
     )
     mw = cols[3].number_input(
         "IT power envelope [MW]",

@@ -296,18 +296,17 @@ def montecarlo_section(current, paths: list[str], money: str, hold: bool) -> Non
         ss[MC_TABLE] = edited.reset_index(drop=True)
         st.rerun()
     cols = st.columns(4)
-    n = cols[0].number_input(
+    n = common.whole_number_input(
+        cols[0],
         "Scenarios",
-        value=None,
         step=1000,
         key=common.keep("econ.mc_n", 2000),
         help=f"1 to {risk.MAX_SCENARIOS:,}",
     )
     grouped_caption(cols[0], n, "scenarios", integer=True)
-    seed = cols[1].number_input(
+    seed = common.whole_number_input(
+        cols[1],
         "Seed",
-        value=None,
-        step=1,
         max_value=MAX_SEED,
         key=common.keep("econ.mc_seed", 0),
         help=f"0 to {MAX_SEED:,}, the largest whole number a browser holds exactly (a larger one "
@@ -587,13 +586,8 @@ def _axis(where, name: str, paths: list[str], default: str, scenario):
     )
     low = round(defaults[0], decimals) if low is None else low
     high = round(defaults[1], decimals) if high is None else high
-    steps = c[2].number_input(
-        "steps",
-        min_value=2,
-        max_value=50,
-        value=None,
-        step=1,
-        key=common.keep(f"econ.dt_{name}_n.{path}", 5),
+    steps = common.whole_number_input(
+        c[2], "steps", min_value=2, max_value=50, key=common.keep(f"econ.dt_{name}_n.{path}", 5)
     )
     steps = 5 if steps is None else steps
     shown = [float(f"{v:.10g}") for v in risk.axis_values(low, high, steps, integer)]
