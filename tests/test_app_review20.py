@@ -7,8 +7,10 @@ facility prices told about electricity, and messages in command-line words.
 from __future__ import annotations
 
 import copy
+import re
 
 import pytest
+from streamlit.proto.Metric_pb2 import Metric as MetricProto
 from streamlit.proto.NumberInput_pb2 import NumberInput as NumberInputProto
 from streamlit.testing.v1 import AppTest
 
@@ -16,6 +18,8 @@ from econ.catalog import DEFAULT_SCENARIO, ready_made_scenarios
 from econ.scenario import ScenarioError, read_toml
 from econ.scenario.io import validate_dict
 from econ.ui import state
+from econ.ui.fmt import HEADLINE
+from econ.ui.pages import results
 from econ.ui.streamlit_app import PAGES
 from tests.test_app import errors, go, widget
 from tests.test_app_review2 import open_app
@@ -173,3 +177,30 @@ def test_a_page_box_for_a_whole_number_takes_an_exponent_and_refuses_a_fraction(
     assert not app.exception and not errors(app), errors(app)
     widget(app.number_input, "Seed").set_value(2.5).run()
     assert "“Seed”: 2.5 is not a whole number; expected a whole number" in errors(app)
+
+
+# --- 4. a cost tile's rise is drawn red ------------------------------------------------------------
+
+LOWER_WORDS = re.compile(r"cost|lcot|breakeven|payback|joules|loss")
+"""Names of summary metrics whose rise is bad (econ.labels.SUMMARY_METRICS)."""
+
+
+def test_every_cost_tile_is_lower_is_better():
+    tiles = set(HEADLINE) | set(results.SECOND_ROW)
+    costs = {k for k in tiles if LOWER_WORDS.search(k)}
+    assert "cost_usd_per_gpu_hour" in costs  # the levelized cost per GPU-hour tile
+    assert costs <= results.LOWER_IS_BETTER, costs - results.LOWER_IS_BETTER
+    assert results.LOWER_IS_BETTER | results.NEITHER <= tiles  # no stale names
+
+
+def test_a_rising_cost_per_gpu_hour_is_drawn_red(app: AppTest):
+    widget(app.sidebar.number_input, "Colocation [USD/kW-month]").set_value(250.0).run()
+    assert not app.exception
+    tiles = {m.label: m.proto for m in app.metric if m.proto.delta}
+    label = results.metric_label("cost_usd_per_gpu_hour", "USD")
+    assert tiles[label].delta.startswith("+"), tiles[label].delta  # colocation is a cost
+    assert tiles[label].color == MetricProto.MetricColor.RED
+    npv = results.metric_label("npv_usd", "USD")
+    assert tiles[npv].delta.startswith("-") and tiles[npv].color == MetricProto.MetricColor.RED
+    capex = results.metric_label("capex_usd_total", "USD")
+    assert capex not in tiles  # unchanged by the colocation price

@@ -68,8 +68,17 @@ PNL = (
     "cash_flow_equity_usd",
 )
 
-LOWER_IS_BETTER = {"lcot_usd_per_mtok", "breakeven_price_usd_per_mtok", "payback_months"}
 SECOND_ROW = ("capex_usd_total", "revenue_usd_total", "ebitda_usd_total", "tokens_total")
+LOWER_IS_BETTER = {
+    "lcot_usd_per_mtok",
+    "breakeven_price_usd_per_mtok",
+    "payback_months",
+    "cost_usd_per_gpu_hour",
+}
+"""Tiles whose rise is drawn red: costs, a break-even price, the months to pay back."""
+NEITHER = {"capex_usd_total", "debt_usd_total"}
+"""Tiles whose change is drawn grey: more capex or debt is a bigger project, neither better nor
+worse by itself. Every other tile's rise is drawn green (tests check each tile is placed)."""
 
 
 def headline(
@@ -104,12 +113,19 @@ def headline(
                 metric_label(key, money),
                 format_metric(key, summary, money),
                 delta=delta,
-                delta_color="inverse" if key in LOWER_IS_BETTER else "normal",
+                delta_color=delta_colour(key),
                 help=note or (None if delta is None else "Change from the unedited scenario"),
                 border=True,
             )
             if note:
                 col.caption(note)
+
+
+def delta_colour(key: str) -> str:
+    """How a tile's change is coloured: a fall is good for LOWER_IS_BETTER, grey for NEITHER."""
+    if key in LOWER_IS_BETTER:
+        return "inverse"
+    return "off" if key in NEITHER else "normal"
 
 
 YEARS = {"asset": "Asset years", "calendar": "Calendar years"}
