@@ -21,7 +21,7 @@ from econ.ui import state
 from econ.ui.fmt import HEADLINE
 from econ.ui.pages import results
 from econ.ui.streamlit_app import PAGES
-from tests.test_app import errors, go, widget
+from tests.test_app import DATA, errors, go, upload_curve, widget
 from tests.test_app_review2 import open_app
 
 
@@ -204,3 +204,47 @@ def test_a_rising_cost_per_gpu_hour_is_drawn_red(app: AppTest):
     assert tiles[npv].delta.startswith("-") and tiles[npv].color == MetricProto.MetricColor.RED
     capex = results.metric_label("capex_usd_total", "USD")
     assert capex not in tiles  # unchanged by the colocation price
+
+
+# --- 5. the measured curve's GPU count -------------------------------------------------------------
+
+def measured_tab(app: AppTest) -> AppTest:
+    upload_curve(app, "sample_curve.csv", (DATA / "sample_curve.csv").read_bytes())
+    assert not errors(app), errors(app)
+    return app
+
+
+def operating_point(at: AppTest) -> str | None:
+    found = [m.value for m in at.metric if m.label.startswith("Measured operating point")]
+    return found[0] if found else None
+
+
+@pytest.mark.parametrize(
+    ("typed", "said"),
+    [
+        (0.0, "“GPUs that served it”: 0 is below 1; expected a whole number from 1 to 100,000"),
+        (-3.0, "“GPUs that served it”: -3 is below 1; expected a whole number from 1 to 100,000"),
+        (2.5, "“GPUs that served it”: 2.5 is not a whole number; expected a whole number"),
+        (
+            1e11,
+            "“GPUs that served it”: 100,000,000,000 is above 100,000; expected a whole number "
+            "from 1 to 100,000",
+        ),
+    ],
+)
+def test_a_gpu_count_the_box_cannot_take_is_refused_naming_the_box(app: AppTest, typed, said):
+    measured_tab(app)
+    assert operating_point(app) is not None
+    widget(app.number_input, "GPUs that served it").set_value(typed).run()
+    assert not app.exception
+    assert errors(app) == [said]  # not "Reading the file: ...", nor the file's count instead
+    assert operating_point(app) is None
+    assert not [b for b in app.button if b.key == "econ.use_measured"]
+
+
+def test_a_whole_gpu_count_typed_as_an_exponent_is_taken(app: AppTest):
+    measured_tab(app)
+    by_file = operating_point(app)
+    widget(app.number_input, "GPUs that served it").set_value(1e1).run()  # "1e1" typed
+    assert not errors(app), errors(app)
+    assert operating_point(app) not in (None, by_file)

@@ -391,12 +391,15 @@ def whole_number_input(
     min_value: int | None = None,
     max_value: int | None = None,
     step: int = 1,
+    within: tuple[int, int] | None = None,
     **kwargs,
 ) -> int | None:
     """A number box for a whole number: its value as an int; None when empty, or when refused
     with a message under the box naming it ("“Step month”: 2.5 is not a whole number; expected
-    a whole number"). A decimal box that shows no decimals, as the scenario form's: Streamlit's
-    whole-number box reads "1e12" as 1 (econ.ui.form.whole_number)."""
+    a whole number"), also when outside `within` (checked here, not by the box, so that 0 is
+    refused in words rather than left at the box's minimum). A decimal box that shows no
+    decimals, as the scenario form's: Streamlit's whole-number box reads "1e12" as 1
+    (econ.ui.form.whole_number)."""
     value = where.number_input(
         label,
         value=None,
@@ -410,10 +413,16 @@ def whole_number_input(
     if value is None:
         return None
     try:
-        return whole_number(value)
+        number = whole_number(value)
+        if within is not None and not within[0] <= number <= within[1]:
+            past = f"below {within[0]:,}" if number < within[0] else f"above {within[1]:,}"
+            raise ValueError(
+                f"{number:,} is {past}; expected a whole number from {within[0]:,} to {within[1]:,}"
+            )
     except ValueError as exc:
         where.error(literal(f"“{label}”: {exc}"), icon=":material/error:")
         return None
+    return number
 
 
 def set_kept(key: str, value) -> None:

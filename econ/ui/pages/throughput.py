@@ -537,19 +537,22 @@ def measured_tab(scenario) -> None:
             icon=":material/upload_file:",
         )
         return
+    from econ.throughput.importers._common import MAX_GPU_COUNT
+
     name, content = ss[CURVE_FILE]
     head = st.columns([3, 1, 1])
     head[0].markdown(f"**{literal(name)}** ({len(content):,} bytes)")
-    gpus = head[1].number_input(
+    gpus = common.whole_number_input(
+        head[1],
         "GPUs that served it",
-        value=None,
-        min_value=0.0,
+        within=(1, MAX_GPU_COUNT),
         key=common.keep(CURVE_GPUS),
         placeholder="from the file",
-        help="Overrides the GPU count the file states or implies",
+        help="Overrides the GPU count the file states or implies; empty = the file's",
     )
     head[2].button("Forget this file", on_click=_forget_curve, icon=":material/delete:")
-    gpus = gpus or None
+    if gpus is None and ss.get(CURVE_GPUS) is not None:
+        return  # refused under the box: not read with the file's count instead
     # (the reader's messages begin with the file's name)
     curve = compute.attempt(lambda: compute.curve(name, content, gpus), "Reading the file")
     if curve is None:
