@@ -17,7 +17,7 @@ from streamlit.testing.v1 import AppTest
 from econ.catalog import DEFAULT_SCENARIO, ready_made_scenarios
 from econ.scenario import ScenarioError, read_toml
 from econ.scenario.io import validate_dict
-from econ.ui import state
+from econ.ui import compute, state
 from econ.ui.fmt import HEADLINE
 from econ.ui.pages import results
 from econ.ui.streamlit_app import PAGES
@@ -208,6 +208,7 @@ def test_a_rising_cost_per_gpu_hour_is_drawn_red(app: AppTest):
 
 # --- 5. the measured curve's GPU count -------------------------------------------------------------
 
+
 def measured_tab(app: AppTest) -> AppTest:
     upload_curve(app, "sample_curve.csv", (DATA / "sample_curve.csv").read_bytes())
     assert not errors(app), errors(app)
@@ -248,3 +249,60 @@ def test_a_whole_gpu_count_typed_as_an_exponent_is_taken(app: AppTest):
     widget(app.number_input, "GPUs that served it").set_value(1e1).run()  # "1e1" typed
     assert not errors(app), errors(app)
     assert operating_point(app) not in (None, by_file)
+
+
+# --- 6. the measured curve's SLO messages in the boxes' words ---------------------------------------
+
+
+@pytest.mark.parametrize("box", ["TTFT p99 limit [s]", "TPOT p99 limit [ms]"])
+@pytest.mark.parametrize("typed", [0.0, -1.0])
+def test_a_limit_of_zero_or_less_is_refused_in_its_box(app: AppTest, box, typed):
+    measured_tab(app)
+    widget(app.number_input, box).set_value(typed).run()
+    assert not app.exception
+    assert errors(app) == [
+        f"“{box}”: {typed:g} is not above 0; expected a limit above 0, or empty for no limit"
+    ]
+    assert operating_point(app) is None
+
+
+def test_an_slo_no_point_meets_is_told_in_the_boxes_words_and_units(app: AppTest):
+    from econ.throughput.importers import import_files
+    from econ.throughput.operating_point import NoFeasiblePointError
+    from econ.throughput.operating_point import operating_point as point
+
+    measured_tab(app)
+    widget(app.number_input, "TTFT p99 limit [s]").set_value(0.001).run()
+    widget(app.number_input, "Minimum tokens/s per user").set_value(100_000.0).run()
+    [said] = errors(app)
+    assert "ttft_s_p99" not in said and "tokens_per_s_per_user" not in said, said
+    assert "(TTFT p99 ≤ 0.001 s, tokens/s per user ≥ 100,000)" in said, said
+    # the closest point, as the library finds it, in the page's words
+    curve = import_files([DATA / "sample_curve.csv"], "auto", None)
+    with pytest.raises(NoFeasiblePointError) as caught:
+        point(curve, ttft_p99_s=0.001, min_tokens_per_s_per_user=100_000)
+    closest = caught.value.closest
+    per_gpu = closest["output_tokens_per_s_per_gpu"]
+    assert f"{float(f'{per_gpu:.4g}'):,g} tokens/s per GPU with TTFT p99 = " in said, said
+    speed = closest["tokens_per_s_per_user"]
+    assert f"tokens/s per user = {speed:.4g} (limit 100,000)" in said, said
+
+
+def test_the_library_limit_names_are_translated():
+    assert compute.app_text("ttft_s_p99 = 0.4527 (limit 0.3).") == (
+        "TTFT p99 = 0.4527 s (limit 0.3 s)."
+    )
+    assert compute.app_text("(tokens_per_s_per_user >= 1e+05)") == "(tokens/s per user ≥ 100,000)"
+    assert compute.app_text("row 0: 3654 tokens/s per GPU") == "row 0: 3,654 tokens/s per GPU"
+    assert compute.app_text("4,867.7 tokens/s per GPU") == "4,867.7 tokens/s per GPU"
+    assert compute.app_text(
+        "limit ttft_s_p99 = 0.0; expected a positive finite number (or NaN "
+        "for no limit) per scenario"
+    ) == ("limit TTFT p99 = 0 s; expected a positive finite number (or empty for no limit)")
+
+
+def test_the_binding_limit_tile_groups_thousands():
+    from econ.ui.pages.throughput import binding_label
+
+    limits = {"tokens_per_s_per_user": 1e5}
+    assert binding_label("tokens_per_s_per_user", limits) == "Tokens/s per user ≥ 100,000"

@@ -19,6 +19,7 @@ import streamlit as st
 
 from econ.errors import InputError
 from econ.scenario import loads
+from econ.ui.fmt import number_format
 
 T = TypeVar("T")
 LOG = logging.getLogger("econ.ui")
@@ -40,16 +41,49 @@ _COMMAND_LINE = (
     ("leave out --hold-debt", f"turn off {HOLD_LOAN_BOX}"),
     ("(--interpolate reads between them)", '("Interpolate (not official)" reads between them)'),
 )
-_SECONDS_TO_MS = re.compile(
-    r"\b(tpot|itl)_s_(\w+?) (<=|>=|=) ([-+0-9.eE]+)(?: \(limit ([-+0-9.eE]+)\))?"
-)
+_SLO_NAME = r"(?:(ttft|tpot|itl|e2e)_s_([a-z0-9]+)|(tokens_per_s_per_user))"
+_NUMBER = r"-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?"
+_SLO_VALUE = re.compile(rf"\b{_SLO_NAME} (<=|>=|=) ({_NUMBER}|nan)(?: \(limit ({_NUMBER})\))?")
+_SLO_BARE = re.compile(rf"\b{_SLO_NAME}\b")
+_PER_GPU = re.compile(rf"(?<![\d,.])({_NUMBER}) tokens/s per GPU\b")
+_OPERATORS = {"<=": "≤", ">=": "≥", "=": "="}
 
 
-def _ms(match: re.Match) -> str:
-    name, stat, op, value, limit = match.groups()
-    text = f"{name.upper()} {stat} {op.replace('<=', '≤').replace('>=', '≥')} "
-    text += f"{float(value) * 1000:.4g} ms"
-    return text + (f" (limit {float(limit) * 1000:.4g} ms)" if limit else "")
+def slo_words(match: re.Match) -> tuple[str, str, float]:
+    """(name, unit, factor from the library's unit) of a latency or speed limit as the SLO boxes
+    name it: tpot_s_p99 -> ("TPOT p99", "ms", 1000), ttft_s_p99 -> ("TTFT p99", "s", 1),
+    tokens_per_s_per_user -> ("tokens/s per user", "", 1)."""
+    what, stat, user = match.group(1), match.group(2), match.group(3)
+    if user:
+        return "tokens/s per user", "", 1.0
+    per_token = what in ("tpot", "itl")
+    return f"{what.upper()} {stat}", "ms" if per_token else "s", 1000.0 if per_token else 1.0
+
+
+def _slo_number(text: str, unit: str, factor: float) -> str:
+    if text == "nan":
+        return "NaN"
+    return number_format(float(text) * factor, digits=4) + (f" {unit}" if unit else "")
+
+
+def _slo_value(match: re.Match) -> str:
+    name, unit, factor = slo_words(match)
+    operator, value, limit = match.group(4), match.group(5), match.group(6)
+    text = f"{name} {_OPERATORS[operator]} {_slo_number(value, unit, factor)}"
+    return text + (f" (limit {_slo_number(limit, unit, factor)})" if limit else "")
+
+
+def slo_text(text: str) -> str:
+    """The operating point's limits as the SLO boxes name them, in their units and with
+    thousands separators: "ttft_s_p99 = 0.4527 (limit 0.3)" -> "TTFT p99 = 0.4527 s (limit 0.3
+    s)", "tpot_s_p99 <= 0.001" -> "TPOT p99 ≤ 1 ms", "tokens_per_s_per_user >= 1e+05" ->
+    "tokens/s per user ≥ 100,000", "3654 tokens/s per GPU" -> "3,654 tokens/s per GPU"."""
+    text = _SLO_VALUE.sub(_slo_value, text)
+    text = _SLO_BARE.sub(lambda m: slo_words(m)[0], text)
+    text = text.replace("(or NaN for no limit) per scenario", "(or empty for no limit)")
+    return _PER_GPU.sub(
+        lambda m: f"{number_format(float(m.group(1)), digits=6)} tokens/s per GPU", text
+    )
 
 
 def app_text(message: str) -> str:
@@ -66,7 +100,7 @@ def app_text(message: str) -> str:
         text = text.replace(cli, app)
     text = re.sub(r"--gpus(?: N)?", GPUS_BOX, text)
     text = re.sub(r"--step (?=['\"])", "step ", text)
-    return _SECONDS_TO_MS.sub(_ms, text)
+    return slo_text(text)
 
 
 MAX_REASON_CHARS = 300

@@ -14,7 +14,7 @@ import pandas as pd
 import streamlit as st
 
 from econ.ui import charts, common, compute
-from econ.ui.fmt import literal
+from econ.ui.fmt import literal, number_format
 
 CURVE_FILE = "econ.curve_file"
 CURVE_UPLOAD = "econ.curve_upload"
@@ -418,8 +418,9 @@ def endpoints_chart(points: pd.DataFrame, label: str) -> alt.Chart:
     return alt.layer(base.mark_line(interpolate="step-before"), base.mark_point(filled=True))
 
 
-def endpoints_inputs() -> tuple[tuple[tuple[str, float], ...], str]:
-    """The MLPerf Endpoints limits (TTFT P90 in v1.0, P95 in v0.7; TPOT P90) and the reading."""
+def endpoints_inputs() -> tuple[tuple[tuple[str, float], ...] | None, str]:
+    """The MLPerf Endpoints limits (TTFT P90 in v1.0, P95 in v0.7; TPOT P90; None when one is
+    refused under its box) and the reading."""
     cols = st.columns(4)
     ttft90 = _optional(
         "econ.curve_ttft90", "TTFT P90 limit [s]", "MLPerf Endpoints v1.0's TTFT", cols[0]
@@ -441,9 +442,10 @@ def endpoints_inputs() -> tuple[tuple[tuple[str, float], ...], str]:
         "read between measured points along the frontier.",
     )
     named = (("ttft_s_p90", ttft90), ("ttft_s_p95", ttft95), ("tpot_s_p90", tpot90))
-    return tuple((k, v) for k, v in named if v is not None), (
-        "interpolate" if interpolate else "step"
-    )
+    reading = "interpolate" if interpolate else "step"
+    if any(v is REFUSED for _, v in named):
+        return None, reading
+    return tuple((k, v) for k, v in named if v is not None), reading
 
 
 _LATENCY = re.compile(r"^(ttft|tpot)_s_p(\d+)$")
@@ -462,11 +464,12 @@ def binding_label(binding: str, limits: dict[str, float]) -> str:
             if limit is None or not math.isfinite(limit):
                 out.append(f"{what} {shown}")
             elif what == "TPOT":
-                out.append(f"{what} {shown} ≤ {limit * 1000:,.4g} ms")
+                out.append(f"{what} {shown} ≤ {number_format(limit * 1000, digits=4)} ms")
             else:
-                out.append(f"{what} {shown} ≤ {limit:,.4g} s")
+                out.append(f"{what} {shown} ≤ {number_format(limit, digits=4)} s")
         elif name == "tokens_per_s_per_user":
-            out.append("Tokens/s per user" + (f" ≥ {limit:,.4g}" if limit is not None else ""))
+            at_least = "" if limit is None else f" ≥ {number_format(limit, digits=4)}"
+            out.append("Tokens/s per user" + at_least)
         elif name:
             out.append(name[:1].upper() + name[1:])
     return ", ".join(out) or "none"
@@ -481,14 +484,29 @@ def point_mark(x: float, y: float, label: str) -> alt.Chart:
     )
 
 
+REFUSED = "refused"
+"""What `_optional` returns for a limit of 0 or less, refused under its box."""
+
+
 def _optional(key: str, label: str, help_text: str, where, scale: float = 1.0, default=None):
     value = where.number_input(
         label, value=None, key=common.keep(key, default), help=help_text, placeholder="no limit"
     )
+    if value is not None and value <= 0:  # refused here, in the box's words and unit
+        where.error(
+            literal(
+                f"“{label}”: {number_format(value)} is not above 0; expected a limit above 0, "
+                "or empty for no limit"
+            ),
+            icon=":material/error:",
+        )
+        return REFUSED
     return None if value is None else value / scale
 
 
 def slo_inputs(scenario, prefix: str):
+    """The TTFT, TPOT and per-user speed limits (seconds, seconds, tokens/s; None for no limit);
+    None when a box holds a limit of 0 or less (refused under it)."""
     slo = getattr(scenario.throughput, "slo", None)
     cols = st.columns(3)
     ttft = _optional(
@@ -514,7 +532,8 @@ def slo_inputs(scenario, prefix: str):
         cols[2],
         default=getattr(slo, "min_tokens_per_s_per_user", None),
     )
-    return ttft, tpot, user
+    limits = (ttft, tpot, user)
+    return None if any(v is REFUSED for v in limits) else limits
 
 
 def measured_tab(scenario) -> None:
@@ -588,17 +607,19 @@ def measured_tab(scenario) -> None:
         workload = st.selectbox(
             "Workload", workloads, key=_choice("econ.curve_workload", workloads, workloads[0])
         )
-    ttft, tpot, user = slo_inputs(scenario, "econ.curve_slo")
+    limits = slo_inputs(scenario, "econ.curve_slo")
     endpoints = prov.get("curve_reading") == "step"
     latency_limits, reading = endpoints_inputs() if endpoints else ((), None)
     if points["tokens_per_s_per_user"].notna().sum() == 0:
         notes.append("The file reports no per-user speed, so there is no curve to plot.")
-    point = compute.attempt(
-        lambda: compute.measured_point(
-            name, content, gpus, ttft, tpot, user, workload, latency_limits, reading
-        ),
-        "Operating point",
-    )
+    point = None
+    if limits is not None and latency_limits is not None:  # (else refused under its box)
+        point = compute.attempt(
+            lambda: compute.measured_point(
+                name, content, gpus, *limits, workload, latency_limits, reading
+            ),
+            "Operating point",
+        )
     if endpoints:
         shown = points if workload is None else points[points["workload"] == workload]
         chart = endpoints_chart(shown, name)
