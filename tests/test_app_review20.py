@@ -306,3 +306,18 @@ def test_the_binding_limit_tile_groups_thousands():
 
     limits = {"tokens_per_s_per_user": 1e5}
     assert binding_label("tokens_per_s_per_user", limits) == "Tokens/s per user ≥ 100,000"
+
+
+# --- 7. the source of a count typed in the box -------------------------------------------------------
+
+
+def test_the_source_of_a_count_typed_in_the_box_reads_as_words(app: AppTest):
+    measured_tab(app)
+    widget(app.number_input, "GPUs that served it").set_value(4.0).run()
+    confirm = [c for c in app.checkbox if c.label.startswith("Use it anyway")]
+    if confirm:
+        confirm[0].check().run()
+    app.button(key="econ.use_measured").click().run()
+    source = app.session_state[state.DATA]["throughput"]["source"]
+    assert source.endswith(', GPU count 4 typed in "GPUs that served it"'), source
+    assert "from given" not in source

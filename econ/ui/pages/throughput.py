@@ -693,7 +693,7 @@ def measured_tab(scenario) -> None:
             border=True,
             help="Provisioned power / system output tokens/s; not a measured energy",
         )
-    source = measured_source(name, prov, point, workload)
+    source = measured_source(name, prov, point, workload, gpus)
     allowed, note = curve_fits(prov, points, scenario, name)
     st.button(
         f"Use {point.tokens_per_s_per_gpu:,.1f} tokens/s per GPU in the scenario",
@@ -705,10 +705,11 @@ def measured_tab(scenario) -> None:
     )
 
 
-def measured_source(name: str, prov, point, workload: str | None) -> str:
+def measured_source(name: str, prov, point, workload: str | None, gpus: int | None = None) -> str:
     """The source recorded with a measured throughput: the file (its SHA-256's first 12 hex
-    digits), the limits that chose the point, the workload and where the GPU count came from,
-    so that the figure can be found again from the file."""
+    digits), the limits that chose the point, the workload and where the GPU count came from
+    (`gpus`: the count typed in the page's box), so that the figure can be found again from the
+    file."""
     limits = {k: v for k, v in point.limits.items() if v is not None and math.isfinite(v)}
     chosen = binding_label(",".join(limits), limits) if limits else "no limit: the highest load"
     sha = str(prov.get("file_sha256") or "")
@@ -717,8 +718,22 @@ def measured_source(name: str, prov, point, workload: str | None) -> str:
         + (f" (sha256 {sha[:12]})" if sha else "")
         + f" at the SLO operating point ({chosen})"
         + (f", workload {workload}" if workload else "")
-        + (f", GPU count from {prov['gpu_count_basis']}" if prov.get("gpu_count_basis") else "")
+        + gpu_count_source(str(prov.get("gpu_count_basis") or ""), gpus)
     )
+
+
+USER_BASIS = "given by the user"
+"""The importers' basis of a GPU count passed to them: in the app, the "GPUs that served it" box."""
+
+
+def gpu_count_source(basis: str, gpus: int | None) -> str:
+    """Where the GPU count came from, for the source: ", GPU count from num_gpus" (the file's
+    field), ', GPU count 8 typed in "GPUs that served it"' (the box)."""
+    if not basis:
+        return ""
+    if basis == USER_BASIS:
+        return f', GPU count {f"{gpus:,} " if gpus else ""}typed in "GPUs that served it"'
+    return ", GPU count unknown" if basis == "unknown" else f", GPU count from {basis}"
 
 
 def curve_fits(prov, points, scenario, name: str) -> tuple[bool, str]:
