@@ -321,3 +321,30 @@ def test_the_source_of_a_count_typed_in_the_box_reads_as_words(app: AppTest):
     source = app.session_state[state.DATA]["throughput"]["source"]
     assert source.endswith(', GPU count 4 typed in "GPUs that served it"'), source
     assert "from given" not in source
+
+
+# --- 8. a negative facility price is told about facilities ------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("path", "label"),
+    [
+        ("facility.colo_usd_per_kw_month", "Facility › Colocation [USD/kW-month]"),
+        ("facility.capex_usd_per_mw", "Facility › Capex [USD/MW]"),
+        ("facility.liquid_retrofit_usd_per_rack", "Facility › Liquid retrofit [USD/rack]"),
+    ],
+)
+def test_a_negative_facility_price_has_its_own_reason(path, label):
+    message = message_with(**{path.replace(".", "__"): -5})
+    unit = label.rpartition("[")[2].rstrip("]")
+    assert message == (
+        f"{label}: -5 {unit} is below 0 {unit} (a facility's rent or build cost is paid, never "
+        f"earned; 0 for none); expected at least 0 {unit}"
+    )
+    assert "wholesale" not in message
+
+
+def test_a_negative_electricity_price_keeps_its_reason():
+    assert "negative wholesale hours belong in the time-of-day shape" in message_with(
+        power__price_usd_per_kwh=-0.05
+    )

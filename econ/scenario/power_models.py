@@ -65,13 +65,20 @@ def _number(value) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
 
-def _no_negative_price(value, what: str):
+ELECTRICITY_NOT_NEGATIVE = (
+    "negative wholesale hours belong in the time-of-day shape, whose average stays positive"
+)
+FACILITY_NOT_NEGATIVE = "a facility's rent or build cost is paid, never earned; 0 for none"
+
+
+def _no_negative_price(value, what: str, why: str = ELECTRICITY_NOT_NEGATIVE):
     """Reject a negative price with a message saying why, before pydantic's bound check."""
     if isinstance(value, int | float) and not isinstance(value, bool) and value < 0:
-        raise ValueError(
+        raise BoundError(
             f"{what} must be greater than or equal to 0; a negative price of {value} is not "
-            "supported (negative wholesale hours belong in the time-of-day shape, whose average "
-            "stays positive)"
+            f"supported ({why})",
+            ("ge", 0),
+            why,
         )
     return value
 
@@ -357,7 +364,7 @@ class Facility(Section):
     )
     @classmethod
     def _prices_not_negative(cls, value, info):
-        return _no_negative_price(value, info.field_name)
+        return _no_negative_price(value, info.field_name, FACILITY_NOT_NEGATIVE)
 
     @field_validator("escalation_annual", mode="before")
     @classmethod
