@@ -348,3 +348,29 @@ def test_a_negative_electricity_price_keeps_its_reason():
     assert "negative wholesale hours belong in the time-of-day shape" in message_with(
         power__price_usd_per_kwh=-0.05
     )
+
+
+# --- 9. racks below 1 ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("racks", "shown"), [(0, "0 racks"), (-1, "-1 rack")])
+def test_racks_below_one_are_refused_as_below_one(racks, shown):
+    assert message_with(fleet__racks=racks) == (
+        f"Fleet › Racks: {shown} is below 1 rack (expected at least 1 rack)"
+    )
+    with pytest.raises(ScenarioError) as caught:
+        validate_dict(state.merge(seed(), {"fleet": {"racks": racks}}))
+    assert caught.value.path == "fleet.racks" and "gpu_count" not in str(caught.value)
+
+
+def test_racks_of_zero_typed_in_the_box_are_refused_under_it():
+    at = open_app(DEFAULT_SCENARIO, "scenario")
+    widget(at.number_input, "Racks").set_value(0.0).run()
+    assert not at.exception
+    assert "0 racks is below 1 rack (expected at least 1 rack)" in errors(at), errors(at)
+
+
+def test_a_count_per_rack_of_one_is_singular():
+    assert message_with(fleet__racks=2, fleet__gpus_per_rack=0) == (
+        "Fleet › GPUs per rack: 0 GPUs/rack is below 1 GPU/rack (expected at least 1 GPU/rack)"
+    )

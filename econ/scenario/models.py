@@ -102,11 +102,13 @@ class Fleet(Section):
         racks, per_rack = data["racks"], data.get("gpus_per_rack", 72)
         if not (isinstance(racks, int) and isinstance(per_rack, int)):
             return data  # the field validators report the types
+        if racks < 1 or per_rack < 1:
+            return data  # the field validators name the one below its bound of 1
         implied = racks * per_rack
         within = racks <= MAX_GPUS and per_rack <= MAX_GPUS_PER_RACK
         if not within and not beyond_float(implied):
             return data  # the field validators name the one past its bound
-        if within and racks >= 1 and per_rack >= 1 and implied > MAX_GPUS:
+        if within and implied > MAX_GPUS:
             # (each within its bound: the product is what exceeds gpu_count's)
             raise ValueError(
                 f"racks x gpus_per_rack is {racks:,} x {per_rack:,} = {implied:,} GPUs, more "

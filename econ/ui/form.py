@@ -308,12 +308,13 @@ def unit_message(path: str, error: Mapping) -> str | None:
 
 
 def _with_unit(number: str, unit: str) -> str:
-    """A number and its unit, a counted unit in the singular for one: "1 month", "1 GPU", "2
-    months" (units of measure stay: "1 kW", "1 %", "1 USD/GPU")."""
+    """A number and its unit, a counted unit in the singular for one: "1 month", "1 GPU", "1
+    GPU/rack", "2 months" (units of measure stay: "1 kW", "1 %", "1 USD/GPU")."""
     if not unit:
         return number
-    if number in ("1", "-1") and unit.isalpha() and unit.endswith("s") and len(unit) > 2:
-        unit = unit[:-1]
+    counted, per, rest = unit.partition("/")
+    if number in ("1", "-1") and counted.isalpha() and counted.endswith("s") and len(counted) > 2:
+        unit = counted[:-1] + per + rest
     return f"{number} {unit}"
 
 

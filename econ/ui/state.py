@@ -354,8 +354,8 @@ def validate(data: Mapping, raw_errors: Mapping[str, str] | None = None) -> Vali
                 # in the field's displayed unit where there is one; an unknown field lists names
                 unknown = err["type"] == "extra_forbidden"
                 message = shown if shown and not unknown else expected_message(err)
-                if not unknown:  # the fields it names by the form's labels
-                    message = app_message(path, message)
+                if not (unknown or shown):  # the fields it names by the form's labels (a
+                    message = app_message(path, message)  # bound's own words name none)
                 errors.setdefault(path, []).append(message)
                 # named as the form labels it; a section's or list's value is never quoted whole
                 name = path_label(path) if find(path) is not None else path
