@@ -374,3 +374,36 @@ def test_a_count_per_rack_of_one_is_singular():
     assert message_with(fleet__racks=2, fleet__gpus_per_rack=0) == (
         "Fleet › GPUs per rack: 0 GPUs/rack is below 1 GPU/rack (expected at least 1 GPU/rack)"
     )
+
+
+# --- 10. rules between sections: no bare ": ", no raw index, "1 month" ------------------------------
+
+
+def test_a_step_beyond_the_horizon_is_named_by_its_row():
+    step = seed()["throughput"]["steps"][0]["month"]
+    assert message_with(horizon_months=3) == (
+        f"“Throughput › Steps” row 1 at month {step} is beyond the horizon of 3 months; expected "
+        "a month from 1 to 3"
+    )
+    assert message_with(horizon_months=1) == (
+        f"“Throughput › Steps” row 1 at month {step} is beyond the horizon of 1 month; expected "
+        "month 1"
+    )
+
+
+def test_a_rule_of_the_whole_scenario_names_every_field_by_its_label():
+    message = message_with(fleet__service_start_month=50)
+    assert message.startswith(
+        "debt sizing (“Financing › Size to min DSCR [x]”, “Financing › "
+        "Max LTV [%]” or “Financing › Repayment” = 'sculpted'"
+    ), message
+    assert "max_ltv" not in message and "repayment =" not in message
+
+
+def test_the_scenario_page_shows_a_rule_of_the_whole_scenario_without_a_bare_colon():
+    at = open_app(DEFAULT_SCENARIO, "scenario")
+    widget(at.number_input, "Horizon [months]").set_value(3.0).run()
+    assert not at.exception
+    said = [e for e in errors(at) if "beyond the horizon" in e]
+    assert said and all("\n\n“Throughput › Steps” row 1 at month" in e for e in said), said
+    assert not any("[0]" in e for e in said), said

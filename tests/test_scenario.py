@@ -364,8 +364,8 @@ def _shipped(name: str) -> dict:
         (  # found by review: refused only while projecting, naming the scenario, not the file
             "llama2-70b-h200",
             {"fleet": {"service_start_month": 12}},
-            "debt sizing (financing.size_to_min_dscr, max_ltv or repayment = 'sculpted' or "
-            "'balance_schedule') is not available with a construction period",
+            "debt sizing (financing.size_to_min_dscr, financing.max_ltv or financing.repayment "
+            "= 'sculpted' or 'balance_schedule') is not available with a construction period",
         ),
     ],
 )

@@ -381,18 +381,20 @@ class Throughput(_Section):
         whose points all lie after the horizon is too, when the start date is known.
         """
         problems = []
+        horizon = f"{horizon_months} month{'s' if horizon_months != 1 else ''}"
+        months = f"a month from 1 to {horizon_months}" if horizon_months > 1 else "month 1"
         for i, step in enumerate(self.steps):
             if step.month > horizon_months:
                 problems.append(
                     f"throughput.steps[{i}] at month {step.month} is beyond the horizon of "
-                    f"{horizon_months} months; expected a month from 1 to {horizon_months}"
+                    f"{horizon}; expected {months}"
                 )
         if self.table and start_date is not None:
             first = table_months(self.table, start_date)[0]
             if first > horizon_months:
                 problems.append(
                     f"throughput.table starts at month {first}, beyond the horizon of "
-                    f"{horizon_months} months; expected points within the projection"
+                    f"{horizon}; expected points within the projection"
                 )
         return problems
 

@@ -477,7 +477,8 @@ class Scenario(Section):
         for path, months in ramps.items():
             if months > horizon:
                 raise ValueError(
-                    f"{path} is {months} months, longer than the horizon of {horizon} months; "
+                    f"{path} is {months} months, longer than the horizon of {horizon} "
+                    f"month{'s' if horizon != 1 else ''}; "
                     "expected a ramp that ends within the horizon"
                 )
         problems = self.throughput.horizon_problems(horizon, self.start_date)
@@ -701,8 +702,8 @@ def _check_construction_financing(scenario: Scenario) -> None:
 
 
 CONSTRUCTION_SIZING = (
-    "debt sizing (financing.size_to_min_dscr, max_ltv or repayment = 'sculpted' or "
-    "'balance_schedule') is not available with a construction period "
+    "debt sizing (financing.size_to_min_dscr, financing.max_ltv or financing.repayment = "
+    "'sculpted' or 'balance_schedule') is not available with a construction period "
     "(fleet.service_start_month or capex.payments) yet; give the debt as financing.debt_share "
     "with level payments"
 )

@@ -457,17 +457,22 @@ def app_message(path: str, message: str) -> str:
         return f"{before}“{path_label(f.path)}”{match.group(2)}{told}{after}"
 
     def name(match: re.Match) -> str:
-        f = _named(section, match.group(0))
-        return (
-            f"“{path_label(f.path)}”" if f is not None and f.kind != "section" else match.group(0)
-        )
+        f = _named(section, match.group(1))
+        if f is None or f.kind == "section":
+            return match.group(0)
+        if match.group(2) is None:
+            return f"“{path_label(f.path)}”"
+        # an item of a list by its place, as the grid numbers its rows ("steps[0]": row 1)
+        item = "row" if f.kind == "table" else "entry"
+        return f"“{path_label(f.path)}” {item} {int(match.group(2)) + 1:,}"
 
     # one-word names of list and table fields ("tranches", "vintages") too; not of numbers or
     # choices, whose names ("share", "method") are also the message's own words
     words = [c.name for c in (section.children if section else ()) if not c.scalar]
-    pattern = _FIELD_NAME
+    core = _FIELD_NAME.pattern
     if words:
-        pattern = re.compile(f"{_FIELD_NAME.pattern}|\\b(?:{'|'.join(words)})\\b")
+        core = f"{core}|\\b(?:{'|'.join(words)})\\b"
+    pattern = re.compile(f"({core})(?:\\[(\\d{{1,9}})\\])?")
     parts = _LABEL.split(_NAMED_VALUE.sub(value, message))
     return "".join(p if p.startswith("“") else pattern.sub(name, p) for p in parts)
 

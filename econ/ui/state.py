@@ -364,7 +364,8 @@ def validate(data: Mapping, raw_errors: Mapping[str, str] | None = None) -> Vali
                     listed.append(f"{name} is {message}")  # an emptied box: "... is empty; ..."
                     continue
                 value = "" if shown or whole or given is MISSING else f" = {shortened(given)}"
-                listed.append(f"{name}{value}: {message}")
+                # a rule between fields of different sections (the scenario's own) names them
+                listed.append(f"{name}{value}: {message}" if path else message)
         except Exception as detail:  # noqa: BLE001 - any failure is reported, never raised
             errors.setdefault("", []).append(str(detail))
         lines = (listed or [str(exc)]) + kept_as_typed(raw_errors)
