@@ -407,3 +407,31 @@ def test_the_scenario_page_shows_a_rule_of_the_whole_scenario_without_a_bare_col
     said = [e for e in errors(at) if "beyond the horizon" in e]
     assert said and all("\n\n“Throughput › Steps” row 1 at month" in e for e in said), said
     assert not any("[0]" in e for e in said), said
+
+
+# --- 11. the Power page's sizing messages in its boxes' words ---------------------------------------
+
+SNAKE = re.compile(r"\b[a-z]+_[a-z_]+\b|--[a-z]")
+
+
+@pytest.mark.parametrize(
+    ("box", "typed", "said"),
+    [
+        ("PUE", 0.5, "Sizing: the PUE = 0.5: expected a PUE from 1 to 3"),
+        (
+            "Hall limit per rack [kW]",
+            0.0,
+            "Sizing: the hall limit per rack = 0: expected a limit above 0 kW per rack; empty the "
+            "box for a hall without a limit",
+        ),
+        ("Hall limit per rack [kW]", 20.0, "(raise the hall limit per rack, e.g. a liquid-cooled"),
+    ],
+)
+def test_the_sizing_messages_speak_of_the_pages_boxes(app: AppTest, box, typed, said):
+    go(app, "power")
+    widget(app.number_input, box).set_value(typed).run()
+    assert not app.exception
+    [message] = [e for e in errors(app) if e.startswith("Sizing: ")]
+    assert said in message, message
+    assert "scenario file" not in message and "option" not in message, message
+    assert not SNAKE.search(message), message

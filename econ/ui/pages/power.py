@@ -101,9 +101,20 @@ def _grouped(number: str) -> str:
         return number
 
 
+_FILE_WORDS = (
+    (re.compile(r", as [a-z_]+\.[a-z_]+ takes in a scenario file"), ""),
+    (re.compile(r"; leave the option out for (a hall without a limit)"), r"; empty the box for \1"),
+    (re.compile(r"\braise hall_max_kw_per_rack\b"), "raise the hall limit per rack"),
+)
+"""Words of a scenario file or of `econ size` that this page says with its boxes."""
+
+
 def page_words(text: str) -> str:
-    """A sizing message or warning in this page's words: its inputs, not `econ size` options."""
+    """A sizing message or warning in this page's words: its inputs, not `econ size` options
+    nor the scenario file's field names."""
     text = re.sub(r" \(command line: [^)]*\)", "", text)  # options this page does not have
+    for pattern, words in _FILE_WORDS:
+        text = pattern.sub(words, text)
     text = re.sub(
         r"--mw (?:= )?([^\s:]+)", lambda m: f"the budget of {_grouped(m.group(1))} MW", text
     )
