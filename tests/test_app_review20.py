@@ -22,6 +22,7 @@ from econ.ui.fmt import HEADLINE
 from econ.ui.pages import results
 from econ.ui.streamlit_app import PAGES
 from tests.test_app import DATA, errors, go, upload_curve, widget
+from tests.test_app_links import opened, raw_link
 from tests.test_app_review2 import open_app
 
 
@@ -435,3 +436,25 @@ def test_the_sizing_messages_speak_of_the_pages_boxes(app: AppTest, box, typed, 
     assert said in message, message
     assert "scenario file" not in message and "option" not in message, message
     assert not SNAKE.search(message), message
+
+
+# --- 12. a link's edit of the wrong type ------------------------------------------------------------
+
+
+def test_a_boolean_gpu_count_from_a_link_is_not_quoted_as_none():
+    at = opened(raw_link('{"fleet":{"gpu_count":true}}'), page="scenario")
+    said = " ".join(errors(at))
+    assert (
+        "Fleet › GPU count [GPUs]: true is a boolean; expected the number (or text) the field "
+        "takes, not true or false" in said
+    ), said
+    assert "None" not in said
+
+
+def test_text_where_a_section_belongs_is_told_in_words():
+    at = opened(raw_link('{"fleet":"oops"}'), page="scenario")
+    said = " ".join(errors(at))
+    assert "Fleet = 'oops': text, not a table; expected one table ([fleet])" in said, said
+    assert "Input should be" not in said and "instance of" not in said
+    with pytest.raises(ScenarioError, match=r"fleet = 'oops': text, not a table"):
+        validate_dict(state.merge(seed(), {"fleet": "oops"}))

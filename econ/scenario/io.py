@@ -100,6 +100,9 @@ def expected_message(err: Mapping[str, Any]) -> str:
     if err["type"] == "model_type" and isinstance(err.get("input"), list):
         table = _format_loc(err["loc"])
         return f"an array of tables ([[{table}]]); expected one table ([{table}])"
+    if err["type"] == "model_type":  # "oops" where a section belongs
+        table = _format_loc(err["loc"])
+        return f"{_kind_of(err.get('input'))}, not a table; expected one table ([{table}])"
     given = err.get("input")
     if err["type"] == "finite_number" and given in (math.inf, -math.inf):
         # TOML and JSON read a number beyond the float range (1e400) as inf: say so
@@ -110,6 +113,15 @@ def expected_message(err: Mapping[str, Any]) -> str:
         # a number field left empty (a form's box, a null in JSON), not a wrong number
         return EMPTY_NUMBER
     return err["msg"].removeprefix("Value error, ")
+
+
+def _kind_of(value: Any) -> str:
+    """What a value that is not a table is, in words: "text", "a number", "a boolean"."""
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    return "text" if isinstance(value, str) else f"a {type(value).__name__}"
 
 
 NUMBER_TYPES = ("float_type", "int_type", "float_parsing", "int_parsing")
@@ -138,7 +150,8 @@ def _described(exc: ValidationError, where: str = "") -> Iterator[tuple[str, Any
         if err["type"] in FIELD_ERRORS:  # raised by the section: its field and value
             field = err["ctx"]["field"]
             path, value = f"{path}.{field}" if path else field, err["ctx"]["value"]
-        if isinstance(value, Mapping) or err["type"] == "model_type":
+        whole = err["type"] == "model_type" and not isinstance(value, str | int | float)
+        if isinstance(value, Mapping) or whole:
             value = None  # a whole table (or tables): the message says what is wrong with it
         elif isinstance(value, dt.date | dt.time):  # as TOML writes it, not datetime's repr
             value = _Unquoted(value.isoformat())

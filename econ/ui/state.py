@@ -363,7 +363,10 @@ def validate(data: Mapping, raw_errors: Mapping[str, str] | None = None) -> Vali
                 if given is None and message.startswith(EMPTY_NUMBER):
                     listed.append(f"{name} is {message}")  # an emptied box: "... is empty; ..."
                     continue
-                value = "" if shown or whole or given is MISSING else f" = {shortened(given)}"
+                # (a boolean where a number belongs has no value to quote: its message spells it)
+                spelled = given is None and err["type"] in FIELD_ERRORS
+                quoted = not (shown or whole or spelled or given is MISSING)
+                value = f" = {shortened(given)}" if quoted else ""
                 # a rule between fields of different sections (the scenario's own) names them
                 listed.append(f"{name}{value}: {message}" if path else message)
         except Exception as detail:  # noqa: BLE001 - any failure is reported, never raised
