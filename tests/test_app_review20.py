@@ -43,7 +43,7 @@ def message_with(**edits) -> str:
     return state.validate(data).message
 
 
-# --- 1. an amount with thousands separators, a product of two fields -------------------------------
+# --- 1. an amount with thousands separators, a product of two fields ------------------------------
 
 
 def test_an_amount_with_thousands_separators_keeps_its_unit_after_the_whole_number():
@@ -70,7 +70,7 @@ def test_a_gpu_count_against_racks_is_written_with_separators():
     assert "“Fleet › GPU count [GPUs]” is 100,000 GPUs but" in message, message
 
 
-# --- 2. a percent box's limit in percent --------------------------------------------------------
+# --- 2. a percent box's limit in percent ----------------------------------------------------------
 
 
 def test_an_escalation_typed_in_percent_is_answered_in_percent():
@@ -113,7 +113,7 @@ def test_the_scenario_file_keeps_its_fraction_hint():
         validate_dict(state.merge(seed(), {"power": {"escalation_annual": 1.5}}))
 
 
-# --- 3. whole-number boxes take exponents, and refuse what is not a whole number --------------------
+# --- 3. whole-number boxes take exponents, and refuse what is not a whole number ------------------
 
 
 def whole_number_boxes(at: AppTest) -> list:
@@ -180,7 +180,7 @@ def test_a_page_box_for_a_whole_number_takes_an_exponent_and_refuses_a_fraction(
     assert "“Seed”: 2.5 is not a whole number; expected a whole number" in errors(app)
 
 
-# --- 4. a cost tile's rise is drawn red ------------------------------------------------------------
+# --- 4. a cost tile's rise is drawn red -----------------------------------------------------------
 
 LOWER_WORDS = re.compile(r"cost|lcot|breakeven|payback|joules|loss")
 """Names of summary metrics whose rise is bad (econ.labels.SUMMARY_METRICS)."""
@@ -207,7 +207,7 @@ def test_a_rising_cost_per_gpu_hour_is_drawn_red(app: AppTest):
     assert capex not in tiles  # unchanged by the colocation price
 
 
-# --- 5. the measured curve's GPU count -------------------------------------------------------------
+# --- 5. the measured curve's GPU count ------------------------------------------------------------
 
 
 def measured_tab(app: AppTest) -> AppTest:
@@ -252,7 +252,7 @@ def test_a_whole_gpu_count_typed_as_an_exponent_is_taken(app: AppTest):
     assert operating_point(app) not in (None, by_file)
 
 
-# --- 6. the measured curve's SLO messages in the boxes' words ---------------------------------------
+# --- 6. the measured curve's SLO messages in the boxes' words -------------------------------------
 
 
 @pytest.mark.parametrize("box", ["TTFT p99 limit [s]", "TPOT p99 limit [ms]"])
@@ -309,7 +309,7 @@ def test_the_binding_limit_tile_groups_thousands():
     assert binding_label("tokens_per_s_per_user", limits) == "Tokens/s per user ≥ 100,000"
 
 
-# --- 7. the source of a count typed in the box -------------------------------------------------------
+# --- 7. the source of a count typed in the box ----------------------------------------------------
 
 
 def test_the_source_of_a_count_typed_in_the_box_reads_as_words(app: AppTest):
@@ -324,7 +324,7 @@ def test_the_source_of_a_count_typed_in_the_box_reads_as_words(app: AppTest):
     assert "from given" not in source
 
 
-# --- 8. a negative facility price is told about facilities ------------------------------------------
+# --- 8. a negative facility price is told about facilities ----------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -351,7 +351,7 @@ def test_a_negative_electricity_price_keeps_its_reason():
     )
 
 
-# --- 9. racks below 1 ---------------------------------------------------------------------------------
+# --- 9. racks below 1 -----------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(("racks", "shown"), [(0, "0 racks"), (-1, "-1 rack")])
@@ -377,7 +377,7 @@ def test_a_count_per_rack_of_one_is_singular():
     )
 
 
-# --- 10. rules between sections: no bare ": ", no raw index, "1 month" ------------------------------
+# --- 10. rules between sections: no bare ": ", no raw index, "1 month" ----------------------------
 
 
 def test_a_step_beyond_the_horizon_is_named_by_its_row():
@@ -410,7 +410,7 @@ def test_the_scenario_page_shows_a_rule_of_the_whole_scenario_without_a_bare_col
     assert not any("[0]" in e for e in said), said
 
 
-# --- 11. the Power page's sizing messages in its boxes' words ---------------------------------------
+# --- 11. the Power page's sizing messages in its boxes' words -------------------------------------
 
 SNAKE = re.compile(r"\b[a-z]+_[a-z_]+\b|--[a-z]")
 
@@ -438,7 +438,7 @@ def test_the_sizing_messages_speak_of_the_pages_boxes(app: AppTest, box, typed, 
     assert not SNAKE.search(message), message
 
 
-# --- 12. a link's edit of the wrong type ------------------------------------------------------------
+# --- 12. a link's edit of the wrong type ----------------------------------------------------------
 
 
 def test_a_boolean_gpu_count_from_a_link_is_not_quoted_as_none():
@@ -458,3 +458,56 @@ def test_text_where_a_section_belongs_is_told_in_words():
     assert "Input should be" not in said and "instance of" not in said
     with pytest.raises(ScenarioError, match=r"fleet = 'oops': text, not a table"):
         validate_dict(state.merge(seed(), {"fleet": "oops"}))
+
+
+# --- 13. absurd figures: a warning, and tiles and messages that stay short ------------------------
+
+
+def test_an_absurd_throughput_is_warned_of_against_the_catalogs_highest(app: AppTest):
+    from econ.benchmarks import load_catalog
+
+    highest = load_catalog()["tokens_per_s_per_gpu"].max()  # (NaN rows skipped)
+    widget(app.sidebar.number_input, "Output tokens/s per GPU").set_value(1e23).run()
+    assert not app.exception
+    said = " ".join(w.value for w in app.sidebar.warning)
+    assert "1e+23 tokens/s per GPU is more than 10 times the highest per-GPU throughput" in said
+    assert f"({highest:,.0f} tokens/s, " in said, said
+    tiles = {m.label: m.value for m in app.metric}
+    assert all(len(v) <= 14 for v in tiles.values()), tiles  # one line on a tile
+    assert re.fullmatch(r"\d\.\d{3}e\+\d\dx", tiles["Minimum DSCR [x]"]), tiles
+    shown = [c.value for c in app.caption] + [w.value for w in app.warning]
+    assert not any(re.search(r"\d[\d,]{18,}", t) for t in shown), shown
+
+
+def test_a_throughput_within_ten_times_the_catalog_is_not_warned_of():
+    from econ import load_scenario
+    from econ.ui.checks import highest_measured, sanity_warnings
+
+    scenario = load_scenario(ready_made_scenarios()[DEFAULT_SCENARIO])
+    highest, _ = highest_measured()
+    fast = scenario.model_copy(
+        update={
+            "throughput": scenario.throughput.model_copy(
+                update={"tokens_per_s_per_gpu": 9.9 * highest}
+            )
+        }
+    )
+    assert not sanity_warnings(fast)
+
+
+def test_huge_figures_are_written_in_exponent_form():
+    from econ.ui.fmt import format_change, format_value
+
+    assert format_value(38051075456631373824.0, "ratio") == "3.805e+19x"
+    assert format_value(-1.2e20, "usd") == "-1.2e+20"
+    assert format_value(1.2e20, "usd", "million USD") == "1.2e+14"
+    assert format_change(1.2e20, "usd") == "+1.2e+20"
+    assert format_value(999e9, "usd") == "999,000,000,000"  # below a trillion: in full
+    assert format_value(4.6e13, "tokens") == "46.00 trillion"  # tokens keep their words
+
+
+def test_a_huge_escalation_is_not_written_out_in_full():
+    with pytest.raises(ScenarioError) as caught:
+        validate_dict(state.merge(seed(), {"power": {"escalation_annual": 1e300}}))
+    assert "1e+302% a year" in str(caught.value) and "0" * 20 not in str(caught.value)
+    assert "1e+302 %/year is above 100 %/year" in message_with(power__escalation_annual=1e300)

@@ -52,8 +52,9 @@ def _escalation(value, what: str):
     before pydantic's bound check."""
     if _number(value) and value > MAX_ESCALATION_ANNUAL:
         limit = f"{what} doubling every year of the horizon"
+        percent = f"{value:.0%}" if value < 1e10 else f"{value * 100:.4g}%"  # not 300 digits
         raise BoundError(
-            f"{value:g} is {value:.0%} a year, above {MAX_ESCALATION_ANNUAL:.0%} a year ({limit}); "
+            f"{value:g} is {percent} a year, above {MAX_ESCALATION_ANNUAL:.0%} a year ({limit}); "
             f"expected a fraction ({value:g}% is {value / 100:g})",
             ("le", MAX_ESCALATION_ANNUAL),
             limit,

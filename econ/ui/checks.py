@@ -12,6 +12,7 @@ from functools import cache
 import pandas as pd
 
 from econ.scenario import Scenario
+from econ.ui.fmt import number_format
 
 
 def _norm(text: object) -> str:
@@ -107,6 +108,23 @@ MAX_PLAUSIBLE_MW = 5_000.0
 """More IT power than any campus (the largest announced are 1-5 GW)."""
 
 
+PLAUSIBLE_SPEEDUP = 10
+"""How far above the highest per-GPU throughput MLPerf measured a figure may be before it is
+questioned: a new generation and its software have not yet gained 10x in one step."""
+
+
+@cache
+def highest_measured() -> tuple[float, str]:
+    """The highest per-GPU output throughput in econ's MLPerf catalog and what it is ("llama3.1-8b
+    Offline on b200-sxm, v6.1-f9bd6d4a")."""
+    from econ.benchmarks import load_catalog
+
+    rows = load_catalog().dropna(subset=["tokens_per_s_per_gpu"])
+    top = rows.loc[rows["tokens_per_s_per_gpu"].idxmax()]
+    what = f"{top['benchmark_family']} {top['scenario']} on {top['hardware_key']}, {top['id']}"
+    return float(top["tokens_per_s_per_gpu"]), what
+
+
 def power_budget_warning(mw: float) -> str | None:
     """A hall power budget beyond any campus."""
     if mw > MAX_PLAUSIBLE_MW:
@@ -125,6 +143,14 @@ def sanity_warnings(scenario: Scenario) -> list[str]:
         out.append(
             f"{gpus:,} GPUs is more than any operator runs (the largest fleets are a few hundred "
             "thousand); check the GPU or rack count"
+        )
+    tokens = scenario.throughput.tokens_per_s_per_gpu
+    highest, what = highest_measured()
+    if tokens > PLAUSIBLE_SPEEDUP * highest:
+        out.append(
+            f"{number_format(tokens)} tokens/s per GPU is more than {PLAUSIBLE_SPEEDUP} times the "
+            f"highest per-GPU throughput MLPerf measured ({highest:,.0f} tokens/s, {what}); check "
+            "the figure and that it is per GPU, not per system"
         )
     it_mw = gpus * scenario.power.kw_per_gpu / 1000
     if it_mw > MAX_PLAUSIBLE_MW:

@@ -147,11 +147,28 @@ def _is_zero_text(text: str) -> bool:
     return not any(c in "123456789" for c in text.split("e")[0])
 
 
+HUGE = 1e12
+"""From this size (a trillion: no project's NPV, no cover ratio) a figure on a tile or in a table
+is written in exponent form ("3.805e+19"): a 20-digit NPV wraps its tile over three lines and is
+read by no one digit by digit; beyond it is a typo (1e23 tokens/s per GPU)."""
+
+
+def compact(value: float) -> str:
+    """A huge figure in 4 significant digits and exponent form: 38051075456631373824 ->
+    "3.805e+19"."""
+    return f"{value:.4g}"
+
+
 def _format_value(value, kind: str, money: str = "USD") -> str:
     if is_missing(value):
         return "n/a"
     if isinstance(value, float) and math.isinf(value):
         return "∞" if value > 0 else "−∞"
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        shown = value / MONEY_SCALES.get(money, 1.0) if kind == "usd" else value
+        shown = shown * 100 if kind == "pct" else shown
+        if abs(shown) >= (HUGE * 1000 if kind == "tokens" else HUGE):  # (up to 999 trillion)
+            return compact(shown) + {"ratio": "x", "pct": "%"}.get(kind, "")
     if kind == "usd":
         scale = MONEY_SCALES.get(money, 1.0)
         if scale == 1.0:

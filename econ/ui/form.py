@@ -939,11 +939,14 @@ number box cannot group digits: "3535600" is hard to read as 3.5 million)."""
 
 
 def grouped(value: Any, unit: str = "", integer: bool = False) -> str | None:
-    """ "3,535,600 USD" for a number of GROUPED_FROM or more, else None."""
+    """ "3,535,600 USD" for a number of GROUPED_FROM or more, else None; from 10^15 on, where
+    a float's last digits are noise, in exponent form ("= 1e+23", not "= 99,999,999,999,999,
+    991,611,392")."""
     if not _is_number(value) or abs(value) < GROUPED_FROM:
         return None
     digits = 0 if integer or float(value).is_integer() else 2
-    return f"= {value:,.{digits}f}" + (f" {unit}" if unit else "")
+    text = f"{value:,.6g}" if abs(value) >= 1e15 else f"{value:,.{digits}f}"
+    return f"= {text}" + (f" {unit}" if unit else "")
 
 
 def grouped_caption(where, value: Any, unit: str = "", integer: bool = False) -> None:
