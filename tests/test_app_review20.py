@@ -511,3 +511,11 @@ def test_a_huge_escalation_is_not_written_out_in_full():
         validate_dict(state.merge(seed(), {"power": {"escalation_annual": 1e300}}))
     assert "1e+302% a year" in str(caught.value) and "0" * 20 not in str(caught.value)
     assert "1e+302 %/year is above 100 %/year" in message_with(power__escalation_annual=1e300)
+
+
+def test_a_refused_number_in_an_emptied_box_is_the_one_problem_named(app: AppTest):
+    widget(app.sidebar.number_input, "GPUs").set_value(None).run()
+    widget(app.sidebar.number_input, "GPUs").set_value(1e21).run()
+    said = [e for e in errors(app) if e.startswith("The scenario is not valid")]
+    assert len(said) == 1 and "is empty" not in said[0], said
+    assert "Fleet › GPU count [GPUs]: 1e+21 is beyond 9,007,199,254,740,991" in said[0], said

@@ -350,6 +350,8 @@ def validate(data: Mapping, raw_errors: Mapping[str, str] | None = None) -> Vali
                 if err["type"] in FIELD_ERRORS:  # raised by the section for one of its fields
                     path = f"{path}.{err['ctx']['field']}" if path else err["ctx"]["field"]
                     given = err["ctx"]["value"]
+                if path in (raw_errors or {}):
+                    continue  # the box shows the text typed, and its reason; not what it replaced
                 shown = unit_message(path, err)
                 # in the field's displayed unit where there is one; an unknown field lists names
                 unknown = err["type"] == "extra_forbidden"
@@ -371,7 +373,8 @@ def validate(data: Mapping, raw_errors: Mapping[str, str] | None = None) -> Vali
                 listed.append(f"{name}{value}: {message}" if path else message)
         except Exception as detail:  # noqa: BLE001 - any failure is reported, never raised
             errors.setdefault("", []).append(str(detail))
-        lines = (listed or [str(exc)]) + kept_as_typed(raw_errors)
+        kept = kept_as_typed(raw_errors)
+        lines = listed + kept if listed or kept else [str(exc)]
         # one problem a line, in the units the fields are shown in
         text = lines[0] if len(lines) == 1 else "\n".join(f"- {line}" for line in lines)
         return Validation(None, text, errors)
