@@ -77,7 +77,8 @@ def test_a_curve_of_the_scenarios_model_and_gpu_is_used_without_question(app: Ap
 
 def test_curve_mismatches_name_both_sides_and_what_the_file_does_not_state():
     from econ import load_scenario
-    from econ.ui.checks import curve_mismatches, hardware_key_of, model_key_of
+    from econ.throughput.match import hardware_key_of, model_key_of
+    from econ.ui.checks import curve_mismatches
 
     scenario = load_scenario(SEED)
     assert hardware_key_of("NVIDIA GB200 NVL72") == "gb200-nvl72"  # not b200 (longest chip first)

@@ -12,87 +12,30 @@ from functools import cache
 import pandas as pd
 
 from econ.scenario import Scenario
+from econ.throughput.match import curve_mismatches as match_curve
+from econ.throughput.match import served_model
 from econ.ui.fmt import number_format
-
-
-def _norm(text: object) -> str:
-    """Lower-case letters and digits only: 'NVIDIA GB200-NVL72' -> 'nvidiagb200nvl72'."""
-    return re.sub(r"[^a-z0-9]", "", str(text or "").lower())
-
-
-@cache
-def _hardware_chips() -> tuple[tuple[str, str], ...]:
-    """(chip, hardware key) pairs, longest chip first (gb200 before b200)."""
-    from econ.hardware import load_hardware_catalog
-
-    pairs = {(_norm(key.split("-")[0]), key) for key in load_hardware_catalog()}
-    return tuple(sorted(pairs, key=lambda p: -len(p[0])))
-
-
-@cache
-def _model_keys() -> tuple[str, ...]:
-    """Model keys of econ's LLM catalog, longest first (llama3.1-405b before llama3.1-8b)."""
-    from econ.llms import load_llm_catalog
-
-    return tuple(sorted(load_llm_catalog(), key=lambda k: -len(_norm(k))))
-
-
-def hardware_key_of(text: str) -> str | None:
-    """The hardware key a curve's hardware names (by its chip), or None when none matches."""
-    norm = _norm(text)
-    return next((key for chip, key in _hardware_chips() if chip and chip in norm), None)
-
-
-def model_key_of(text: str) -> str | None:
-    """The LLM catalog key a text names ('deepseek-ai/DeepSeek-R1' -> deepseek-r1), or None."""
-    norm = _norm(text)
-    return next((key for key in _model_keys() if _norm(key) in norm), None)
 
 
 def scenario_model(scenario: Scenario) -> str | None:
     """The model the scenario serves: its simulated or history model, else the one its name,
-    description or throughput source names; None when it names none."""
+    description or throughput source names; None when it names none (`match.served_model`)."""
     t = scenario.throughput
-    for given in (
+    return served_model(
         t.simulated.model if t.simulated is not None else "",
         t.history.model if t.history is not None else "",
-    ):
-        if given:
-            return model_key_of(given) or given
-    return model_key_of(" ".join((scenario.name, scenario.description, t.source)))
-
-
-def _stated(provenance: Mapping, points: pd.DataFrame, name: str) -> str:
-    given = str(provenance.get(name) or "").strip()
-    if given or name not in points:
-        return given
-    return "; ".join(sorted({str(v) for v in points[name].dropna() if str(v).strip()}))
+        scenario.name,
+        scenario.description,
+        t.source,
+    )
 
 
 def curve_mismatches(
     provenance: Mapping, points: pd.DataFrame, scenario: Scenario
 ) -> tuple[list[str], list[str]]:
-    """(differences, unknowns) between a measured curve and the scenario it would go into.
-
-    differences: the curve's model or hardware is not the scenario's (say what each is);
-    unknowns: the file does not state its model or hardware, so nothing could be compared.
-    """
-    differences, unknowns = [], []
-    hardware = _stated(provenance, points, "hardware")
-    if not hardware:
-        unknowns.append("hardware")
-    elif hardware_key_of(hardware) != scenario.fleet.hardware:
-        differences.append(
-            f"hardware: the curve ran on {hardware}; the scenario's fleet is "
-            f"{scenario.fleet.hardware}"
-        )
-    model = _stated(provenance, points, "model")
-    wanted = scenario_model(scenario)
-    if not model:
-        unknowns.append("model")
-    elif wanted is not None and (model_key_of(model) or _norm(model)) != wanted:
-        differences.append(f"model: the curve served {model}; the scenario serves {wanted}")
-    return differences, unknowns
+    """(differences, unknowns) between a measured curve and the scenario it would go into: the
+    comparison `econ project` makes of a scenario's curve file (`match.curve_mismatches`)."""
+    return match_curve(provenance, points, scenario.fleet.hardware, scenario_model(scenario))
 
 
 def joined(items: Iterable[str]) -> str:

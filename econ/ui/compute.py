@@ -413,13 +413,13 @@ def curve_model(path: str, fmt: str = "auto") -> str:
     """The model a scenario's measured curve file states (its provenance or model column), as a
     catalog key where one matches; "" when it states none or cannot be read."""
     from econ.throughput.importers import import_files
-    from econ.ui.checks import _stated, model_key_of
+    from econ.throughput.match import model_key_of, stated
 
     try:
         found = import_files([path], fmt or "auto", None, allow_incomplete=True)
     except Exception:  # noqa: BLE001 - a default for a select box, never an error of its own
         return ""
-    model = _stated(found.provenance, found.points, "model")
+    model = stated(found.provenance, found.points, "model")
     return (model_key_of(model) or model) if model and ";" not in model else ""
 
 

@@ -88,7 +88,7 @@ def model_box(where, scenario, frame, options: list, key: str, known: str):
     options by catalog key: "deepseek-r1" for "DeepSeek-R1"); empty, with a hint, where the
     scenario names none of `options`. `known` ends the hint: "the catalog has rows of".
     Returns (the model chosen, the scenario's model or None, where the scenario says it)."""
-    from econ.ui.checks import model_key_of
+    from econ.throughput.match import model_key_of
 
     wanted, said = own_model(scenario, frame)
     if wanted is not None and wanted not in options:
