@@ -309,6 +309,18 @@ def test_an_uploaded_index_is_shown_beside_the_shipped_one():
     assert not any("Mine/Quotes" in o for o in options)
 
 
+
+def test_an_uploaded_price_above_the_plausible_bound_is_warned_of_as_the_cli_does():
+    # `econ market import` warns of 3,000 USD/GPU-hour (a node-hour or a month, most likely);
+    # the app read the same file with no word.
+    at = market_page()
+    upload(at, "quotes.csv", GOOD.replace(b"2.30", b"3000"))
+    assert not errors(at), errors(at)
+    (warning,) = [w.value for w in at.warning if "USD/GPU-hour is above" in w.value]
+    assert "2026-04-01 Mine/Quotes H100 term 12 months: 3000 USD/GPU-hour" in warning
+    upload(at, "quotes.csv", GOOD)
+    assert not any("USD/GPU-hour is above" in w.value for w in at.warning)
+
 def test_an_uploaded_series_of_the_gpu_shown_is_shown_at_once():
     """The Series box kept its earlier pick, so a file's series of the GPU shown stayed off the
     chart until added by hand (an outside review)."""

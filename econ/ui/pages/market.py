@@ -208,6 +208,10 @@ def index_curves() -> dict:
                 f"{literal(name)}: {len(mine):,} points read and checked.",
                 icon=":material/check_circle:",
             )
+            from econ.rental_index import price_warnings
+
+            for warning in price_warnings(mine, name):  # read, as `econ market import` reads them
+                st.warning(literal(warning), icon=":material/warning:")
     if not mine:
         return tagged(shipped, False)
     choice = st.radio(

@@ -827,7 +827,8 @@ def simulated_tab(scenario) -> None:
         )
         ttft_text = "none" if limits["ttft_limit_s"] is None else f"{limits['ttft_limit_s']:g} s"
         st.caption(
-            f"MLPerf lengths {isl:,.0f} in / {osl:,.0f} out; p99 limits TPOT {tpot_text}, TTFT {ttft_text}"
+            f"MLPerf lengths {isl:,.0f} in / {osl:,.0f} out; p99 limits TPOT {tpot_text}, "
+            f"TTFT {ttft_text}"
         )
     else:
         c = st.columns(4)
@@ -843,17 +844,18 @@ def simulated_tab(scenario) -> None:
             key=common.keep("econ.sim_osl", 1000.0),
             min_value=1.0,
         )
-        tpot = c[2].number_input(
+        tpot = _optional(
+            "econ.sim_tpot",
             "TPOT p99 limit [ms]",
-            value=None,
-            key=common.keep("econ.sim_tpot"),
-            placeholder="no limit",
+            "Time per output token, 99th percentile; empty = no limit",
+            c[2],
+            scale=1000.0,
         )
-        ttft = c[3].number_input(
+        ttft = _optional(
+            "econ.sim_ttft",
             "TTFT p99 limit [s]",
-            value=None,
-            key=common.keep("econ.sim_ttft"),
-            placeholder="no limit",
+            "Time to first token, 99th percentile; empty = no limit",
+            c[3],
         )
         if not isl or not osl:
             st.error(
@@ -861,13 +863,9 @@ def simulated_tab(scenario) -> None:
                 icon=":material/error:",
             )
             return
-        limits = {"tpot_limit_s": None if tpot is None else tpot / 1000.0, "ttft_limit_s": ttft}
-        for name, value in limits.items():
-            if value is not None and value <= 0:
-                st.error(
-                    f"{name}: expected a limit above 0, got {value:g}", icon=":material/error:"
-                )
-                return
+        if REFUSED in (tpot, ttft):  # (said under its box)
+            return
+        limits = {"tpot_limit_s": tpot, "ttft_limit_s": ttft}
     sim = compute.attempt(
         lambda: compute.simulation(
             hardware,
@@ -888,7 +886,8 @@ def simulated_tab(scenario) -> None:
         st.error(
             "No parallelism layout meets this SLO; the closest point is shown: "
             f"{point['tokens_per_s_per_gpu']:,.0f} tokens/s per GPU at TPOT p99 "
-            f"{point['tpot_s_p99'] * 1000:,.1f} ms, TTFT p99 {point['ttft_s_p99']:,.2f} s. Loosen the limits.",
+            f"{point['tpot_s_p99'] * 1000:,.1f} ms, TTFT p99 {point['ttft_s_p99']:,.2f} s. Loosen "
+            "the limits.",
             icon=":material/error:",
         )
     cols = st.columns(4)
