@@ -11,6 +11,7 @@ import csv
 import datetime as dt
 import io
 import os
+import re
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
@@ -37,8 +38,22 @@ def cell(text: str) -> str:
     return shortened(text, CELL_LIMIT) if text else "empty"
 
 
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+def cell_number(text: str, kind: type = float):
+    """A cell's number as a spreadsheet or a CSV writes it ("2.5", "-3", "1e3"); ValueError for
+    anything else, such as the underscores Python's float() and int() read ("2_5" is 25)."""
+    if "_" in text:
+        raise ValueError(f"{text!r} holds an underscore")
+    return kind(text)
+
+
 def index_date(text: str) -> dt.date | None:
-    """The date of a cell (YYYY-MM-DD, FIRST_DATE to LAST_DATE), or None."""
+    """The date of a cell (YYYY-MM-DD, FIRST_DATE to LAST_DATE), or None. Only that form:
+    Python's `fromisoformat` also reads 20240101 and 2024-W01-1."""
+    if not _DATE.fullmatch(text):
+        return None
     try:
         date = dt.date.fromisoformat(text)
     except ValueError:

@@ -47,6 +47,7 @@ from econ.errors import InputError
 from econ.index_files import (
     DATE_EXPECTED,
     cell,
+    cell_number,
     data_rows,
     decode,
     index_date,
@@ -161,13 +162,13 @@ def _point(name: str, line: int, cells: list[str]) -> IndexPoint:
         raise bad("gpu", gpu, "a GPU name such as H100 (letters, digits, '.', '_', '-')")
     term_expected = f"a whole number of months from 0 (on-demand) to {MAX_TERM_MONTHS}"
     try:
-        term = int(term_text)
+        term = cell_number(term_text, int)
     except ValueError:
         raise bad("term_months", term_text, term_expected) from None
     if not 0 <= term <= MAX_TERM_MONTHS:
         raise bad("term_months", term_text, term_expected)
     try:
-        price = float(price_text)
+        price = cell_number(price_text)
     except ValueError:
         raise bad(
             "usd_per_gpu_hour", price_text, "a number, the price in USD per GPU-hour"
@@ -185,7 +186,7 @@ def price_warnings(points, name: str = "<index>") -> list[str]:
     a price per node-hour, per month or in cents is a number above 0 as well)."""
     return [
         f"{name}: {p.date} {p.series} {p.gpu} term {p.term_months} months: "
-        f"{p.usd_per_gpu_hour:g} USD/GPU-hour is above {MAX_PLAUSIBLE_USD_PER_GPU_HOUR:g} "
+        f"{p.usd_per_gpu_hour:.10g} USD/GPU-hour is above {MAX_PLAUSIBLE_USD_PER_GPU_HOUR:g} "
         "(the highest published price econ ships is 13.52); expected a price per GPU-hour in "
         "USD, not per node of several GPUs, per month or in cents"
         for p in points

@@ -33,6 +33,7 @@ from econ.errors import InputError
 from econ.index_files import (
     DATE_EXPECTED,
     cell,
+    cell_number,
     data_rows,
     index_date,
     modified_stamp,
@@ -162,7 +163,7 @@ def _point(name: str, line: int, cells: list[str]) -> ResalePoint:
         raise bad("gpu", gpu, "a GPU name such as H100 (letters, digits, '.', '_', '-')")
     age_expected = f"a whole number of months from 0 to {MAX_AGE_MONTHS}"
     try:
-        age = int(age_text)
+        age = cell_number(age_text, int)
     except ValueError:
         raise bad("age_months", age_text, age_expected) from None
     if not 0 <= age <= MAX_AGE_MONTHS:
@@ -173,7 +174,7 @@ def _point(name: str, line: int, cells: list[str]) -> ResalePoint:
             return None
         what = "a share of the new price from 0 to 1" + (" (or empty)" if optional else "")
         try:
-            value = float(text)
+            value = cell_number(text)
         except ValueError:
             raise bad(column, text, what) from None
         if not math.isfinite(value) or not 0.0 <= value <= 1.0:

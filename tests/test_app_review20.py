@@ -504,6 +504,10 @@ def test_huge_figures_are_written_in_exponent_form():
     assert format_change(1.2e20, "usd") == "+1.2e+20"
     assert format_value(999e9, "usd") == "999,000,000,000"  # below a trillion: in full
     assert format_value(4.6e13, "tokens") == "46.00 trillion"  # tokens keep their words
+    # A review: 1,000 racks of the seed (72,000 GPUs) showed "5.51e+16" tokens over the horizon.
+    assert format_value(5.505e16, "tokens") == "55.05 quadrillion"
+    assert format_change(5.505e16, "tokens").endswith("55.05 quadrillion")
+    assert format_value(2e21, "tokens") == "2e+21"
 
 
 def test_a_huge_escalation_is_not_written_out_in_full():

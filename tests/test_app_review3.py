@@ -119,7 +119,9 @@ def test_csv_and_safe_text_neutralize_column_labels_and_index_names():
     assert csv_text(repeated).splitlines() == ["'=x,'=x", "'=1,'=2"]
 
 
-SIGNED_NUMBER = re.compile(r"[+-][\d,]+(\.\d+)?(%|x| pts| million| billion| trillion)?")
+SIGNED_NUMBER = re.compile(
+    r"[+-][\d,]+(\.\d+)?(%|x| pts| million| billion| trillion| quadrillion| quintillion)?"
+)
 """A difference as the app writes it ("-4,904,368", "+0.4 pts", "-1.02x"): no formula."""
 
 

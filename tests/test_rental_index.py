@@ -414,6 +414,28 @@ def test_a_date_out_of_range_is_refused_stating_the_range(tmp_path, capsys):
     ]
 
 
+
+@pytest.mark.parametrize(
+    ("row", "where"),
+    [
+        ("20260101,Pub/Idx,H100,0,2,src", "column date"),  # Python reads it as 2026-01-01
+        ("2026-W01-1,Pub/Idx,H100,0,2,src", "column date"),  # and this as an ISO week date
+        ("2026-01-01,Pub/Idx,H100,0,2_5,src", "column usd_per_gpu_hour"),  # float() reads 25
+        ("2026-01-01,Pub/Idx,H100,1_2,2,src", "column term_months"),  # int() reads 12
+    ],
+)
+def test_only_the_documented_forms_of_dates_and_numbers_are_read(row, where, tmp_path, capsys):
+    # A review: 20240101 and 2024-W01-1 were read as dates, and 2_5 as 25 USD/GPU-hour.
+    assert main(["market", "import", str(_write(tmp_path, row + "\n"))]) == 3
+    assert where in capsys.readouterr().err
+
+
+def test_a_price_just_above_the_bound_is_not_written_as_the_bound(tmp_path, capsys):
+    # A review: 100.0000001 read "100 USD/GPU-hour is above 100".
+    path = _write(tmp_path, "2026-01-01,Pub/Idx,H100,0,100.0000001,src\n")
+    assert main(["market", "import", str(path)]) == 0
+    assert "100.0000001 USD/GPU-hour is above 100 " in capsys.readouterr().err
+
 def test_a_long_cell_is_quoted_cut_to_40_characters(tmp_path, capsys):
     price = "9" * 30 + "x" * 100
     path = _write(tmp_path, f"2026-01-01,Pub/Idx,H100,0,{price},src\n")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import altair as alt
 import pandas as pd
 
-from econ.ui.fmt import MONEY_SCALES
+from econ.ui.fmt import COUNT_WORDS, MONEY_SCALES
 
 
 def show(chart, key: str | None = None) -> None:
@@ -275,7 +275,7 @@ ZERO_COLOUR = "#8a8a8a"
 
 def count_scale(largest: float) -> tuple[float, str]:
     """(divisor, word) to show counts as the tiles do ("55.10 trillion"), not as SI ("800G")."""
-    for size, word in ((1e12, "trillion"), (1e9, "billion"), (1e6, "million")):
+    for size, word in COUNT_WORDS:
         if largest >= size:
             return size, word
     return 1.0, ""

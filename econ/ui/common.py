@@ -15,7 +15,7 @@ import streamlit as st
 from econ.scenario import Scenario, ScenarioError
 from econ.text import neutralize
 from econ.ui import compute, state
-from econ.ui.fmt import MONEY_SCALES, header, literal
+from econ.ui.fmt import COUNT_WORDS, MONEY_SCALES, header, literal
 from econ.ui.form import Form, find, whole_number
 
 VALIDATION = "econ.validation"
@@ -460,7 +460,8 @@ def use_throughput(value: float, source: str) -> None:
     st.session_state[state.NOTICE] = f"Throughput set to {value:,.1f} tokens/s per GPU ({source})."
 
 
-_NUMBER = r"[+-]?\d[\d,]*(\.\d+)?(e[+-]?\d+)?(%|x| pts| (trillion|billion|million))?"
+_WORDS = "|".join(word for _, word in COUNT_WORDS)
+_NUMBER = rf"[+-]?\d[\d,]*(\.\d+)?(e[+-]?\d+)?(%|x| pts| ({_WORDS}))?"
 _NUMBER_TEXT = re.compile(rf"{_NUMBER}( to {_NUMBER})?")
 """A number as fmt writes it with its sign ("-0.0011", "+16,520", "+0.4 pts", "-12.5%"), or a
 range of two ("+1.0% to +3.5%"): a spreadsheet reads it as a number (or an error), never as a

@@ -151,6 +151,12 @@ HUGE = 1e12
 """From this size (a trillion: no project's NPV, no cover ratio) a figure on a tile or in a table
 is written in exponent form ("3.805e+19"): a 20-digit NPV wraps its tile over three lines and is
 read by no one digit by digit; beyond it is a typo (1e23 tokens/s per GPU)."""
+HUGE_TOKENS = 1e21
+"""The same for token counts, which a large fleet makes honestly huge (72,000 GB200s at the
+seed's rate serve 5.5e16 tokens in six years: "55.05 quadrillion"); from a thousand quintillion."""
+COUNT_WORDS = ((1e18, "quintillion"), (1e15, "quadrillion"), (1e12, "trillion"), (1e9, "billion"),
+               (1e6, "million"))  # fmt: skip
+"""Large counts in words, as the tiles and charts write them ("55.10 trillion")."""
 
 
 def compact(value: float) -> str:
@@ -167,7 +173,7 @@ def _format_value(value, kind: str, money: str = "USD") -> str:
     if isinstance(value, int | float) and not isinstance(value, bool):
         shown = value / MONEY_SCALES.get(money, 1.0) if kind == "usd" else value
         shown = shown * 100 if kind == "pct" else shown
-        if abs(shown) >= (HUGE * 1000 if kind == "tokens" else HUGE):  # (up to 999 trillion)
+        if abs(shown) >= (HUGE_TOKENS if kind == "tokens" else HUGE):
             return compact(shown) + {"ratio": "x", "pct": "%"}.get(kind, "")
     if kind == "usd":
         scale = MONEY_SCALES.get(money, 1.0)
@@ -187,7 +193,7 @@ def _format_value(value, kind: str, money: str = "USD") -> str:
     if kind == "count":
         return f"{value:,.0f}"
     if kind == "tokens":
-        for size, word in ((1e12, "trillion"), (1e9, "billion"), (1e6, "million")):
+        for size, word in COUNT_WORDS:
             if abs(value) >= size:
                 return f"{value / size:,.2f} {word}"
         return f"{value:,.0f}"
