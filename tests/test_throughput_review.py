@@ -359,7 +359,7 @@ def test_gpus_that_differ_from_the_files_count_are_warned_of(sample, stated, giv
     curve = import_file(sample, gpu_count=given)
     assert [w for w in curve.warnings if "overrides" in w] == [
         f"the GPU count (--gpus) {given} overrides the file's {counted(in_file, 'GPU')}, from "
-        f"{basis}; the per-GPU rates are computed from it"
+        f"{basis}; the per-GPU rates are the system output rates divided by {given}"
     ]
     assert (curve.points["gpu_count"] == given).all()
     assert not any("overrides" in w for w in import_file(sample, gpu_count=in_file).warnings)

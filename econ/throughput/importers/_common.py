@@ -26,6 +26,7 @@ import pandas as pd
 
 from econ.errors import InputError
 from econ.files import ReadError, read_regular
+from econ.labels import counted
 from econ.strict_json import EXPECTED_FINITE, OverlongNumberError, integer_shown, load_json
 from econ.throughput.curve import Curve, with_all_columns
 
@@ -341,6 +342,10 @@ def gpu_count_from_text(text: str) -> tuple[float, str]:
     return math.nan, ""
 
 
+PER_GPU_TOLERANCE = 0.01
+"""Relative gap allowed between per-GPU x GPU count and the system rate (printed rounding)."""
+
+
 def count_from_ratio(system: float, per_gpu: float) -> float:
     """The GPU count a file implies as system rate / per-GPU rate, when that is an integer within
     1% (the two rates are printed rounded); NaN otherwise."""
@@ -379,7 +384,10 @@ def apply_gpu_count(
     """Fill `gpu_count`: the caller's value first, then the file's, then a count in the file name.
 
     A caller's count that differs from one the file states (records already holding a count, how
-    in `prov.gpu_count_basis`) replaces it with a warning naming both."""
+    in `prov.gpu_count_basis`) replaces it with a warning naming both. With a caller's count the
+    system output rate is the measured figure (the file's, or its per-GPU rate x its own count)
+    and the per-GPU rate is that / the caller's count, whatever per-GPU figure the file gives; a
+    per-GPU rate is kept only when the file gives neither a system rate nor a count."""
     if gpu_count is not None:
         if not (
             isinstance(gpu_count, int | float)
@@ -396,16 +404,21 @@ def apply_gpu_count(
             {r["gpu_count"] for r in records if not math.isnan(r.get("gpu_count", math.nan))}
             - {float(gpu_count)}
         )
+        recomputed = _per_gpu_from_system(records, float(gpu_count))
         if stated:
             counts = " and ".join(f"{c:g}" for c in stated)
             basis = f", from {prov.gpu_count_basis}" if prov.gpu_count_basis else ""
             prov.warnings.append(
                 f"the GPU count (--gpus) {gpu_count:g} overrides the file's {counts} "
-                f"GPU{'s' if stated != [1.0] else ''}{basis}; the per-GPU rates are computed "
-                "from it"
+                f"GPU{'s' if stated != [1.0] else ''}{basis}; the per-GPU rates are the system "
+                f"output rates divided by {gpu_count:g}"
             )
-        for record in records:
-            record["gpu_count"] = float(gpu_count)
+        if recomputed:
+            prov.warnings.append(
+                f"the file's output_tokens_per_s_per_gpu of {counted(recomputed, 'point')} is not "
+                f"its system output rate / the GPU count (--gpus) {gpu_count:g}; the per-GPU "
+                f"rates are the system output rates divided by {gpu_count:g}"
+            )
         prov.gpu_count_basis = "given by the user"
         return
     if all(not math.isnan(r.get("gpu_count", math.nan)) for r in records):
@@ -426,6 +439,26 @@ def apply_gpu_count(
         "the file does not say how many GPUs served the run: per-GPU throughput is unknown "
         "(pass --gpus N)"
     )
+
+
+def _per_gpu_from_system(records: list[dict], gpu_count: float) -> int:
+    """Set every record's GPU count to the caller's and its per-GPU output rate to the system
+    rate / that count: the system rate is what the run measured (a file with a per-GPU rate and
+    a count of its own gives it as their product). Returns how many records held a per-GPU rate
+    the file's count did not explain and that was so replaced (the file implied another count)."""
+    unexplained = 0
+    for record in records:
+        system = record.get("output_tokens_per_s", math.nan)
+        per_gpu = record.get("output_tokens_per_s_per_gpu", math.nan)
+        own = record.get("gpu_count", math.nan)
+        if not system > 0 and per_gpu > 0 and own > 0:
+            record["output_tokens_per_s"] = per_gpu * own
+        elif system > 0 and per_gpu > 0 and not own > 0:
+            unexplained += abs(system / gpu_count - per_gpu) > PER_GPU_TOLERANCE * per_gpu
+        if record.get("output_tokens_per_s", math.nan) > 0:
+            record["output_tokens_per_s_per_gpu"] = math.nan  # derived from the system rate
+        record["gpu_count"] = gpu_count
+    return unexplained
 
 
 def _derive(frame: pd.DataFrame) -> pd.DataFrame:

@@ -34,6 +34,7 @@ from econ.throughput.curve import (
 from econ.throughput.importers._common import (
     MS_PER_S,
     NS_PER_S,
+    PER_GPU_TOLERANCE,
     POINT_WARNING_SEPARATOR,
     US_PER_S,
     NotANumberError,
@@ -194,8 +195,8 @@ def parse(src: SourceFile, gpu_count: float | None = None) -> Curve:
     for record in records:
         if "tool" in record and record["tool"]:
             prov.tool = record["tool"] if prov.tool == "generic csv" else prov.tool
-    prov.warnings.extend(_contradictions(records, labels))
     apply_gpu_count(records, src, prov, gpu_count)
+    prov.warnings.extend(_contradictions(records, labels))  # on the figures the curve keeps
     carried = [
         w
         for record in records
@@ -211,8 +212,6 @@ def parse(src: SourceFile, gpu_count: float | None = None) -> Curve:
     return Curve(points=curve.points, provenance=curve.provenance, warnings=warnings)
 
 
-PER_GPU_TOLERANCE = 0.01
-"""Relative gap allowed between per-GPU x GPU count and the system rate (printed rounding)."""
 USER_SPEED_FACTOR = 2.0
 """Factor between tokens_per_s_per_user and 1 / tpot_s_mean beyond which the two contradict.
 Wide, because both definitions a row may follow differ from 1 / mean TPOT: the mean of 1 / TPOT

@@ -1,0 +1,76 @@
+"""Throughput importers and measured-curve scenarios: defects a second outside review found (a
+GPU count given that left a curve CSV's per-GPU rates as they were, a broken system description
+that was fatal beside --gpus, a quadratic GPU-count rule, tokenizer warnings by name family, a
+vintage's own throughput replaced by the base fleet's curve). Files are built from the real
+samples in ../shared (copied into tmp_path) or written small here.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from econ.throughput.importers import import_file, write_curve_csv
+from tests.conftest import SHARED_DATA, needs_shared_data
+
+SAMPLES = SHARED_DATA / "samples"
+LLMD = SAMPLES / "vllm" / "nerdalert-llmd-llama3.2-3b-l40s-results.jsonl"
+NESTED = SAMPLES / "inferencex" / "inferencex-app-etl-fixture-agentic-nested-h100-attempt1.json"
+
+
+# --- 1. a GPU count given: per-GPU = measured system rate / count, for every importer ----------
+
+
+@needs_shared_data
+@pytest.mark.parametrize("given", [8, 4, 1])
+def test_a_given_gpu_count_divides_the_system_rate_of_econs_own_curve_csv(tmp_path, given):
+    system = [json.loads(line)["output_throughput"] for line in LLMD.read_text().splitlines()]
+    csv = write_curve_csv(import_file(LLMD), tmp_path / "c.csv")  # the file's 4 GPUs in it
+    for path in (LLMD, csv):
+        points = import_file(path, gpu_count=given).points
+        assert list(points["output_tokens_per_s"]) == pytest.approx(system)
+        assert list(points["output_tokens_per_s_per_gpu"]) == pytest.approx(
+            [s / given for s in system]
+        )
+    warnings = import_file(csv, gpu_count=8).warnings
+    assert "the GPU count (--gpus) 8 overrides the file's 4 GPUs; the per-GPU rates are the " \
+        "system output rates divided by 8" in warnings
+
+
+@needs_shared_data
+def test_a_given_gpu_count_divides_inferencexs_system_rate_not_its_per_gpu_figure():
+    data = json.loads(NESTED.read_text())
+    text = json.dumps(data)
+    assert '"num_gpus": 8' in text  # the file's count; its per-GPU figure is system / 8
+    point = import_file(NESTED, gpu_count=16).points.iloc[0]
+    system = point["output_tokens_per_s"]
+    assert system == pytest.approx(import_file(NESTED).points["output_tokens_per_s"].iloc[0])
+    assert point["output_tokens_per_s_per_gpu"] == pytest.approx(system / 16)
+
+
+def test_a_given_count_replaces_a_per_gpu_column_that_implies_another_count(tmp_path: Path):
+    path = tmp_path / "run.csv"
+    # 1,000 tokens/s per GPU of 2,000 system: 2 GPUs implied, no gpu_count column
+    path.write_text("concurrency,output_tokens_per_s,output_tokens_per_s_per_gpu\n8,2000,1000\n")
+    curve = import_file(path, gpu_count=4)
+    assert curve.points["output_tokens_per_s_per_gpu"].iloc[0] == 2000 / 4
+    assert (
+        "the file's output_tokens_per_s_per_gpu of 1 point is not its system output rate / the "
+        "GPU count (--gpus) 4; the per-GPU rates are the system output rates divided by 4"
+        in curve.warnings
+    )
+    # only per-GPU figures and no count of the file's: they are the measurement, kept
+    path.write_text("concurrency,output_tokens_per_s_per_gpu\n8,1000\n")
+    point = import_file(path, gpu_count=4).points.iloc[0]
+    assert (point["output_tokens_per_s_per_gpu"], point["output_tokens_per_s"]) == (1000, 4000)
+
+
+def test_the_per_gpu_contradiction_check_sees_the_count_from_the_file_name(tmp_path: Path):
+    path = tmp_path / "8xH100.csv"  # the count is the file name's: 8 x 1,000 is not 2,000
+    path.write_text("concurrency,output_tokens_per_s,output_tokens_per_s_per_gpu\n8,2000,1000\n")
+    curve = import_file(path)
+    assert curve.points["gpu_count"].iloc[0] == 8
+    assert any("1000 x gpu_count 8 = 8000, but output_tokens_per_s is 2000" in w
+               for w in curve.warnings)  # fmt: skip
