@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from econ.throughput.importers import import_file, write_curve_csv
+from econ.throughput.importers import CurveError, import_file, write_curve_csv
 from tests.conftest import SHARED_DATA, needs_shared_data
 
 SAMPLES = SHARED_DATA / "samples"
@@ -74,3 +74,51 @@ def test_the_per_gpu_contradiction_check_sees_the_count_from_the_file_name(tmp_p
     assert curve.points["gpu_count"].iloc[0] == 8
     assert any("1000 x gpu_count 8 = 8000, but output_tokens_per_s is 2000" in w
                for w in curve.warnings)  # fmt: skip
+
+
+# --- 2. with a GPU count given, a broken system description is a warning, not fatal -----------
+
+MLPERF_SERVER = (
+    SAMPLES / "mlperf" / "v4.1-nvidia-h200x8-trt-llama2-70b-99-Server-mlperf_log_summary.txt"
+)
+ENDPOINTS_SUMMARY = (
+    SAMPLES / "mlperf-endpoints" / "v6.1-nvidia-vr-nvl72x72-deepseek-r1-Server-performance-"
+    "result_summary.json"
+)
+
+
+@needs_shared_data
+def test_a_broken_mlperf_system_description_beside_gpus_is_warned_of(tmp_path: Path):
+    log = tmp_path / "mlperf_log_summary.txt"
+    log.write_bytes(MLPERF_SERVER.read_bytes())
+    (tmp_path / "system_desc.json").write_text(
+        json.dumps({"accelerators_per_node": "eight", "number_of_nodes": 1})
+    )
+    with pytest.raises(CurveError, match="'accelerators_per_node' is 'eight'; expected a number"):
+        import_file(log)
+    curve = import_file(log, gpu_count=8)
+    assert curve.points["gpu_count"].iloc[0] == 8
+    assert any(
+        "'accelerators_per_node' is 'eight'" in w and "the system description is not used" in w
+        for w in curve.warnings
+    )
+
+
+@needs_shared_data
+def test_a_broken_endpoints_system_description_beside_gpus_is_warned_of(tmp_path: Path):
+    results = tmp_path / "sub" / "results" / "PlatX" / "deepseek-r1" / "Server" / "performance"
+    results.mkdir(parents=True)
+    summary = results / "result_summary.json"
+    summary.write_bytes(ENDPOINTS_SUMMARY.read_bytes())
+    (tmp_path / "sub" / "systems").mkdir()
+    (tmp_path / "sub" / "systems" / "PlatX.json").write_text(
+        json.dumps({"system_name": "X", "number_of_nodes": 0, "accelerators_per_node": 8})
+    )
+    with pytest.raises(CurveError, match="number_of_nodes × accelerators_per_node is 0"):
+        import_file(summary)
+    curve = import_file(summary, gpu_count=72)
+    assert curve.points["gpu_count"].iloc[0] == 72
+    assert any(
+        "accelerators_per_node is 0; the system description is not used" in w
+        for w in curve.warnings
+    )

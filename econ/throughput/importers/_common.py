@@ -461,6 +461,14 @@ def _per_gpu_from_system(records: list[dict], gpu_count: float) -> int:
     return unexplained
 
 
+def description_not_used(exc: Exception) -> str:
+    """The warning for a system description that cannot be read beside a GPU count given: the
+    count is not taken from it, so it is only said, not fatal."""
+    return (
+        f"{exc}; the system description is not used: the GPU count is the one given (--gpus)"
+    )
+
+
 def _derive(frame: pd.DataFrame) -> pd.DataFrame:
     out = frame
     total, output, inp = (

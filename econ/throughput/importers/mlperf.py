@@ -28,10 +28,12 @@ from econ.throughput.curve import Curve
 from econ.throughput.importers._common import (
     MAX_SOURCE_BYTES,
     NS_PER_S,
+    CurveError,
     NotANumberError,
     Provenance,
     SourceFile,
     apply_gpu_count,
+    description_not_used,
     finish_curve,
     first_number,
     gpu_count_from_text,
@@ -235,8 +237,15 @@ def _finish(
         "(system total / GPU count), not submitted"
     )
     rows = [out]
-    # the system description is read with --gpus too: a count that differs is then warned of
-    count, where, accelerator = system_gpu_count(submission, platform, src.path.parent)
+    # the system description is read with --gpus too: a count that differs is then warned of;
+    # with the count given, one that cannot be read is only warned of
+    try:
+        count, where, accelerator = system_gpu_count(submission, platform, src.path.parent)
+    except CurveError as exc:
+        if gpu_count is None:
+            raise
+        prov.warnings.append(description_not_used(exc))
+        count, where, accelerator = math.nan, "", ""
     if not math.isnan(count):
         out["gpu_count"] = count
         prov.gpu_count_basis = f"system description {where}"

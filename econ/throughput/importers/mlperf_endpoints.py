@@ -52,6 +52,7 @@ from econ.throughput.importers._common import (
     Provenance,
     SourceFile,
     apply_gpu_count,
+    description_not_used,
     finish_curve,
     label_pairs,
     read_source,
@@ -559,9 +560,15 @@ def parse(
     hardware, model, scenario, systems = _run_context(src.path)
     prov.hardware, prov.model = hardware, model
     if systems is not None:  # read with --gpus too: a count that differs is then warned of
-        record["gpu_count"], name = _systems_gpu_count(systems)
-        prov.hardware = name or hardware
-        prov.gpu_count_basis = f"{systems.name}: number_of_nodes × accelerators_per_node"
+        try:
+            record["gpu_count"], name = _systems_gpu_count(systems)
+        except CurveError as exc:
+            if gpu_count is None:
+                raise
+            prov.warnings.append(description_not_used(exc))
+        else:
+            prov.hardware = name or hardware
+            prov.gpu_count_basis = f"{systems.name}: number_of_nodes × accelerators_per_node"
     record["workload"] = label_pairs([("scenario", scenario)])
     pattern = _lookup(data, "run_config.load_pattern")
     if isinstance(pattern, Mapping):
