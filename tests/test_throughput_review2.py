@@ -8,15 +8,24 @@ samples in ../shared (copied into tmp_path) or written small here.
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import pytest
 
 from econ.throughput.importers import CurveError, import_file, write_curve_csv
+from econ.throughput.importers._common import (
+    _COUNT_PATTERNS,
+    _GPU_X_N,
+    MAX_COUNT_TEXT_CHARS,
+    _after_a_number,
+    gpu_count_from_text,
+)
 from tests.conftest import SHARED_DATA, needs_shared_data
 
 SAMPLES = SHARED_DATA / "samples"
 LLMD = SAMPLES / "vllm" / "nerdalert-llmd-llama3.2-3b-l40s-results.jsonl"
+VLLM_RUN = SAMPLES / "vllm" / "er0080-vllm-bench-sweep-v0.25.1-opt125m-run0.json"
 NESTED = SAMPLES / "inferencex" / "inferencex-app-etl-fixture-agentic-nested-h100-attempt1.json"
 
 
@@ -35,8 +44,10 @@ def test_a_given_gpu_count_divides_the_system_rate_of_econs_own_curve_csv(tmp_pa
             [s / given for s in system]
         )
     warnings = import_file(csv, gpu_count=8).warnings
-    assert "the GPU count (--gpus) 8 overrides the file's 4 GPUs; the per-GPU rates are the " \
+    assert (
+        "the GPU count (--gpus) 8 overrides the file's 4 GPUs; the per-GPU rates are the "
         "system output rates divided by 8" in warnings
+    )
 
 
 @needs_shared_data
@@ -122,3 +133,47 @@ def test_a_broken_endpoints_system_description_beside_gpus_is_warned_of(tmp_path
         "accelerators_per_node is 0; the system description is not used" in w
         for w in curve.warnings
     )
+
+
+# --- 3. the GPU-count rule of names and metadata runs in linear time, on a bounded text --------
+
+
+class _CountingText(str):
+    """A str that counts the characters read from it by indexing or slicing."""
+
+    read = 0
+
+    def __getitem__(self, key):
+        part = str.__getitem__(self, key)
+        _CountingText.read += len(part)
+        return part
+
+
+@pytest.mark.parametrize("n", [1_000, 10_000])
+def test_the_model_size_rule_reads_each_character_a_bounded_number_of_times(n):
+    text = _CountingText("1x1-" * n)  # a '<GPU>x<N>' candidate after a bare number, n times
+    pattern = next(p for p, how in _COUNT_PATTERNS if how == _GPU_X_N)
+    _CountingText.read = 0
+    matches = list(pattern.finditer(text))
+    assert len(matches) == n and all(_after_a_number(m) for m in matches)
+    assert _CountingText.read <= len(text)  # splitting each prefix read n^2 / 2 x 4 characters
+
+
+def test_a_gpu_count_is_read_from_the_first_characters_of_a_text_only():
+    assert gpu_count_from_text("-" * (MAX_COUNT_TEXT_CHARS - 6) + "8xH100") == (
+        8.0,
+        "a '<N>x<GPU>' pattern",
+    )
+    assert math.isnan(gpu_count_from_text("-" * MAX_COUNT_TEXT_CHARS + "8xH100")[0])
+    assert MAX_COUNT_TEXT_CHARS > 255  # a file name's longest (NAME_MAX bytes, Linux)
+
+
+@needs_shared_data
+def test_a_long_gpu_field_is_clipped_in_the_gpus_warning(tmp_path: Path):
+    run = json.loads(VLLM_RUN.read_text())
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(dict(run, gpu="4xNVIDIA_L40S " + "z" * 5_000)))
+    curve = import_file(path, gpu_count=8)
+    (warning,) = [w for w in curve.warnings if "overrides the file's 4 GPUs" in w]
+    assert "z" * 100 not in warning and "(5,014 characters)" in warning
+    assert len(warning) < 300

@@ -16,6 +16,7 @@ import itertools
 import json
 import math
 import re
+import string
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -301,6 +302,8 @@ _COUNT_PATTERNS = (
     (re.compile(r"(?<![a-z])gpus?[_-]?(\d{1,5})(?![0-9])", re.I), "a 'gpus_<N>' pattern"),
     (re.compile(r"(?<![a-z0-9.])(\d{1,5})[_-]?gpus?(?![a-z])", re.I), "a '<N>gpu' pattern"),
 )  # fmt: skip
+MAX_COUNT_TEXT_CHARS = 256
+"""Characters of a name or metadata text read for a GPU count [characters]."""
 MAX_GPU_COUNT = 100_000
 """Largest GPU count accepted for one measured system [GPUs]; the largest MLPerf systems hold a
 few hundred and the largest clusters a few hundred thousand, none of which one benchmark serves."""
@@ -311,12 +314,25 @@ def _is_cpu(match: re.Match) -> bool:
     return word.lower().startswith(_CPU_WORDS)
 
 
+_LETTERS = frozenset(string.ascii_letters)
+_NAME_CHARACTERS = _LETTERS | frozenset(string.digits)
+
+
 def _after_a_number(match: re.Match) -> bool:
     """Whether the name before a '<GPU>x<N>' match's x is a bare number: a model's size
     (mixtral-8x7b, 8x22b: experts x billions of parameters), where a GPU's name holds a letter
-    (H100x8, 141GBx8)."""
-    before = re.split(r"[^a-z0-9]", match.string[: match.start()], flags=re.I)[-1]
-    return not re.search(r"[a-z]", before, re.I)
+    (H100x8, 141GBx8).
+
+    Read backwards from the x to the first letter or the name's start, character by character:
+    the characters read for all matches of a text are at most its length (each stretch ends at
+    the previous match's x, a letter), where splitting the whole text before each match took
+    quadratic time."""
+    text, i = match.string, match.start()
+    while i > 0 and text[i - 1] in _NAME_CHARACTERS:
+        i -= 1
+        if text[i] in _LETTERS:
+            return False
+    return True
 
 
 def gpu_count_from_text(text: str) -> tuple[float, str]:
@@ -326,8 +342,12 @@ def gpu_count_from_text(text: str) -> tuple[float, str]:
     'mixtral-8x22b' neither 8 nor 7 nor 22 counts GPUs ('<N>x<M>' after a bare number or followed
     by b, billions of parameters).
 
+    Only the first MAX_COUNT_TEXT_CHARS characters are read (a file name is at most 255 bytes,
+    the `gpu` metadata and platform names of the samples a few dozen characters).
+
     Returns (count, how it was found), or (NaN, "") when the text names no count.
     """
+    text = text[:MAX_COUNT_TEXT_CHARS]
     for match in _MULTI_NODE.finditer(text):
         if not _is_cpu(match):
             nodes, per_node = int(match.group(1)), int(match.group(2))
@@ -464,9 +484,7 @@ def _per_gpu_from_system(records: list[dict], gpu_count: float) -> int:
 def description_not_used(exc: Exception) -> str:
     """The warning for a system description that cannot be read beside a GPU count given: the
     count is not taken from it, so it is only said, not fatal."""
-    return (
-        f"{exc}; the system description is not used: the GPU count is the one given (--gpus)"
-    )
+    return f"{exc}; the system description is not used: the GPU count is the one given (--gpus)"
 
 
 def _derive(frame: pd.DataFrame) -> pd.DataFrame:

@@ -16,6 +16,7 @@ import re
 
 import numpy as np
 
+from econ.text import clipped
 from econ.throughput.curve import Curve
 from econ.throughput.importers._common import (
     MS_PER_S,
@@ -250,7 +251,7 @@ def parse(src: SourceFile, gpu_count: float | None = None) -> Curve:
             count, _ = gpu_count_from_text(gpu_text)
             out["gpu_count"] = count
             out["hardware"] = re.sub(r"^\d+\s*x\s*", "", gpu_text, flags=re.I).replace("_", " ")
-            prov.gpu_count_basis = f"metadata gpu='{gpu_text}'"
+            prov.gpu_count_basis = f"metadata gpu='{clipped(gpu_text)}'"
         if infos:
             count = sum(_server_gpus(i) for i in infos)
             if count > 0:
