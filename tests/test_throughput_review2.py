@@ -21,6 +21,7 @@ from econ.throughput.importers._common import (
     _after_a_number,
     gpu_count_from_text,
 )
+from econ.throughput.importers.genai_perf import tokenizer_differs
 from tests.conftest import SHARED_DATA, needs_shared_data
 
 SAMPLES = SHARED_DATA / "samples"
@@ -177,3 +178,62 @@ def test_a_long_gpu_field_is_clipped_in_the_gpus_warning(tmp_path: Path):
     (warning,) = [w for w in curve.warnings if "overrides the file's 4 GPUs" in w]
     assert "z" * 100 not in warning and "(5,014 characters)" in warning
     assert len(warning) < 300
+
+
+# --- 4. the tokenizer check compares vocabularies, not name families ---------------------------
+
+
+@pytest.mark.parametrize(
+    ("tokenizer", "model", "differs"),
+    [
+        # GenAI-Perf's default is LLaMA's tokenizer (Llama 2 kept it); Llama 3 has its own
+        ("hf-internal-testing/llama-tokenizer", "meta/llama3-8b-instruct", True),
+        # shared vocabularies: Mixtral's is Mistral 7B's, OPT's GPT-2's, Phi-3-mini's Llama 2's
+        ("mistralai/Mistral-7B-v0.1", "mistralai/Mixtral-8x7B-Instruct-v0.1", False),
+        ("gpt2", "facebook/opt-125m", False),
+        ("hf-internal-testing/llama-tokenizer", "microsoft/Phi-3-mini-4k-instruct", False),
+        ("meta-llama/Llama-3.1-8B-Instruct", "meta-llama/Llama-3.3-70B-Instruct", False),
+        # an organization is not a model: Qwen3.5's vocabulary is not listed, so not judged
+        ("gpt2", "Qwen/Qwen3.5-397B-A17B", False),
+        ("hf-internal-testing/llama-tokenizer", "amd/Kimi-K2.5-MXFP4", False),
+    ],
+)
+def test_the_tokenizer_check_compares_vocabularies(tokenizer, model, differs):
+    assert tokenizer_differs(tokenizer, model) is differs
+
+
+@needs_shared_data
+def test_the_nim_sample_counted_with_genai_perfs_default_tokenizer_is_warned_of():
+    path = SAMPLES / "genai-perf" / "nim-llama3-8b-streaming-conc10_profile_export_genai_perf.json"
+    data = json.loads(path.read_text())
+    config = data["input_config"]
+    assert (config["tokenizer"], config["model"]) == (
+        "hf-internal-testing/llama-tokenizer",
+        ["meta/llama3-8b-instruct"],
+    )
+    # 50 output tokens forced, 58.67 counted: the Llama 2 vocabulary splits Llama 3's text finer
+    assert config["output_tokens_mean"] == 50
+    assert data["output_sequence_length"]["avg"] == pytest.approx(58.67, abs=0.01)
+    (warning,) = [w for w in import_file(path).warnings if "tokenizer" in w]
+    assert warning.startswith(
+        "the client counted tokens with the hf-internal-testing/llama-tokenizer tokenizer "
+        "(GenAI-Perf's default), the Llama 2 vocabulary"
+    )
+    assert "(meta/llama3-8b-instruct, the Llama 3 vocabulary" in warning
+
+
+@needs_shared_data
+def test_no_real_sample_raises_a_false_tokenizer_alarm():
+    warned = set()
+    for path in sorted(p for p in SAMPLES.rglob("*") if p.is_file()):
+        try:
+            curve = import_file(path)
+        except CurveError:
+            continue
+        if any("tokenizer" in w and "counted tokens" in w for w in curve.warnings):
+            warned.add(path.name)
+    # both are real mismatches: gpt2 for Llama 3.1 (OpenRouter), Llama 2's for Llama 3 (NIM)
+    assert warned == {
+        "openrouter-llama3.1-8b-nonstreaming-conc1_profile_export_genai_perf.json",
+        "nim-llama3-8b-streaming-conc10_profile_export_genai_perf.json",
+    }

@@ -160,11 +160,7 @@ def parse_json(src: SourceFile, gpu_count: float | None = None) -> Curve:
     tokenizer = config.get("tokenizer")
     tokenizer = tokenizer.get("name") if isinstance(tokenizer, dict) else tokenizer
     if isinstance(tokenizer, str) and tokenizer_differs(tokenizer, out["model"]):
-        prov.warnings.append(
-            f"the client counted tokens with the {clipped(tokenizer)} tokenizer, not the "
-            f"model's ({clipped(out['model'])}): token counts and token rates (output tokens/s, "
-            "tokens/s per user) are in that tokenizer's tokens and may be off"
-        )
+        prov.warnings.append(tokenizer_warning(tokenizer, out["model"]))
     concurrency = number(config.get("concurrency"), field="concurrency")
     loadgen = config.get("loadgen") if isinstance(config.get("loadgen"), dict) else {}
     if math.isnan(concurrency):
@@ -219,23 +215,94 @@ def parse_json(src: SourceFile, gpu_count: float | None = None) -> Curve:
     return finish_curve(rows, src, prov)
 
 
-MODEL_FAMILIES = frozenset(
-    "gpt llama mistral mixtral qwen deepseek gemma phi falcon opt bloom kimi glm granite "
-    "nemotron olmo yi baichuan internlm command minimax".split()
+GENAI_PERF_DEFAULT_TOKENIZER = "hf-internal-testing/llama-tokenizer"
+"""The tokenizer GenAI-Perf counts with when none is given (`DEFAULT_TOKENIZER`,
+genai_perf/tokenizer.py): LLaMA's SentencePiece vocabulary, which Llama 2 kept."""
+
+TOKENIZER_VOCABULARIES: tuple[tuple[str, re.Pattern, str], ...] = (
+    (
+        "the Llama 2 vocabulary (SentencePiece, 32,000 tokens)",
+        re.compile(
+            r"^llama-tokenizer$|huggyllama|llama-?2(?![0-9])|tinyllama"
+            r"|phi-?3-(?:mini|medium)"
+        ),
+        "Llama 2 paper (arXiv:2307.09288, 2.1: 'the same tokenizer as Llama 1'); TinyLlama card "
+        "('exactly the same architecture and tokenizer as Llama 2'); Phi-3 report "
+        "(arXiv:2404.14219, 2: phi-3-mini 'uses the same tokenizer as Llama-2', phi-3-medium "
+        "phi-3-mini's; phi-3-small uses tiktoken and is not listed)",
+    ),
+    (
+        "the Llama 3 vocabulary (tiktoken, 128,000 tokens)",
+        re.compile(r"llama-?3(?:\.[0-9])?(?![0-9])|deepseek-r1-distill-llama"),
+        "Llama 3, 3.1, 3.2 and 3.3 model cards (one 128K-token tokenizer); DeepSeek-R1-Distill-"
+        "Llama cards (Llama-3.1-8B and Llama-3.3-70B with their tokenizers' special tokens "
+        "changed)",
+    ),
+    (
+        "the GPT-2 vocabulary (byte-level BPE, 50,257 tokens)",
+        re.compile(r"(?<![a-z0-9])(?:distil)?gpt-?2(?![0-9])|(?<![a-z0-9])opt-[0-9]"),
+        "GPT-2 card; OPT paper (arXiv:2205.01068, 2.3: 'the GPT-2 byte level BPE tokenizer')",
+    ),
+    (
+        "the Mistral 7B vocabulary (SentencePiece, 32,000 tokens; v3 adds 768 control tokens)",
+        re.compile(r"mistral-7b|mixtral-8x(?:7|22)b"),
+        "Mistral-7B and Mixtral-8x7B/8x22B cards and mistral-common's tokenizer versions (v1: "
+        "32,000 tokens for Mistral 7B v0.1 and Mixtral 8x7B; v3: the same plus control tokens, "
+        "32,768, for Mistral 7B v0.3 and Mixtral 8x22B); Mistral NeMo and later (Tekken) are not "
+        "listed",
+    ),
+    (
+        "the Qwen vocabulary (byte-level BPE, 151,643 regular tokens)",
+        re.compile(r"qwen(?:1\.5|2(?:\.5)?|3)?(?![.0-9])|qwq|deepseek-r1-distill-qwen"),
+        "Qwen2 report (arXiv:2407.10671, 3.1: 'the same tokenizer as Qwen'); Qwen2.5 and Qwen3 "
+        "reports (arXiv:2412.15115, arXiv:2505.09388: Qwen's tokenizer, 151,643 regular tokens); "
+        "DeepSeek-R1-Distill-Qwen cards (Qwen2.5 bases)",
+    ),
+    (
+        "the DeepSeek-V3 vocabulary (byte-level BPE, 128,000 tokens)",
+        re.compile(r"deepseek-(?:v3|r1)(?!-distill)"),
+        "DeepSeek-V3 report (arXiv:2412.19437, 4.1: 128K tokens); DeepSeek-R1 card (trained from "
+        "DeepSeek-V3-Base)",
+    ),
 )
-"""Model family words a tokenizer's or a model's name may hold (gpt2 -> gpt)."""
+"""Tokenizer vocabularies and the model names that share each (pattern on the lower-cased last
+part of a Hub id, '_' and ' ' read as '-': the organization is not the model, Qwen/Qwen3.5 is no
+Qwen3), with where each sharing is stated. A name no pattern matches, or one that matches two,
+has no known vocabulary and is not judged. `^llama-tokenizer$` is GenAI-Perf's default,
+hf-internal-testing/llama-tokenizer: LLaMA's tokenizer, which Llama 2 kept."""
+
+
+def vocabulary(name: str) -> str:
+    """The vocabulary a tokenizer's or a model's name refers to (TOKENIZER_VOCABULARIES), or ""
+    when the name matches none or more than one."""
+    text = re.sub(r"[_ ]+", "-", name.strip().lower()[:MAX_NAME_CHARS].rstrip("/"))
+    text = text.rpartition("/")[2]
+    found = {words for words, pattern, _ in TOKENIZER_VOCABULARIES if pattern.search(text)}
+    return found.pop() if len(found) == 1 else ""
+
+
+MAX_NAME_CHARS = 256
+"""Characters of a tokenizer or model name read for its vocabulary (a Hub id is at most 96)."""
 
 
 def tokenizer_differs(tokenizer: str, model: str) -> bool:
-    """Whether a client-side tokenizer is obviously not the model's: both names name a model
-    family and no family is shared (gpt2 for meta-llama/llama-3.1-8b-instruct). A tokenizer named
-    by a path or a word of no family is not judged."""
+    """Whether a client-side tokenizer's vocabulary is known not to be the model's: both names
+    have a known vocabulary and they differ (GenAI-Perf's default Llama 2 tokenizer for Llama 3;
+    gpt2 for Llama 3.1). Models that share a vocabulary (Mixtral and the Mistral 7B tokenizer,
+    OPT and gpt2, Phi-3-mini and Llama 2's) and names of no known vocabulary are not warned of."""
+    used, served = vocabulary(tokenizer), vocabulary(model)
+    return bool(used and served and used != served)
 
-    def families(name: str) -> set[str]:
-        return {w for w in re.findall(r"[a-z]+", name.lower()) if w in MODEL_FAMILIES}
 
-    used, served = families(tokenizer), families(model)
-    return bool(used and served and not used & served)
+def tokenizer_warning(tokenizer: str, model: str) -> str:
+    """The warning for a client tokenizer whose vocabulary is not the model's."""
+    default = " (GenAI-Perf's default)" if tokenizer == GENAI_PERF_DEFAULT_TOKENIZER else ""
+    return (
+        f"the client counted tokens with the {clipped(tokenizer)} tokenizer{default}, "
+        f"{vocabulary(tokenizer)}, not the model's ({clipped(model)}, {vocabulary(model)}): "
+        "token counts and token rates (output tokens/s, tokens/s per user) are in that "
+        "tokenizer's tokens and may be off"
+    )
 
 
 def _fill_concurrency_from_name(out: dict, src: SourceFile, prov: Provenance) -> None:
