@@ -237,3 +237,39 @@ def test_no_real_sample_raises_a_false_tokenizer_alarm():
         "openrouter-llama3.1-8b-nonstreaming-conc1_profile_export_genai_perf.json",
         "nim-llama3-8b-streaming-conc10_profile_export_genai_perf.json",
     }
+
+
+# --- 5. a vintage's own throughput is not replaced by the base fleet's measured curve ----------
+
+
+def test_a_vintages_own_throughput_is_not_the_base_fleets_curve(tmp_path: Path):
+    from econ import project
+    from econ.scenario import apply_overrides, validate_dict
+    from tests.test_vintages import BASE, NEW
+
+    curve = tmp_path / "curve.csv"  # the base fleet's: 720 tokens/s per GPU at best
+    curve.write_text(
+        "concurrency,output_tokens_per_s,gpu_count,tpot_s_mean\n128,2880,4,0.03\n256,4320,6,0.05\n"
+    )
+    measured = {**BASE["throughput"], "measured": {"curve": str(curve)}}
+    fleet = validate_dict({**BASE, "throughput": measured, "vintages": [NEW]})
+    assert NEW["throughput"] == {"tokens_per_s_per_gpu": 9000.0}
+    old_alone = validate_dict({**BASE, "name": "old", "throughput": measured})
+    new_alone = validate_dict(
+        apply_overrides(
+            {
+                **BASE,
+                "name": "new",
+                **{k: {**BASE.get(k, {}), **v} for k, v in NEW.items() if k != "name"},
+            },
+            {"capex.gpu_price_usd": None},
+        )
+    )
+    assert new_alone.throughput.measured is None
+    monthly = project([fleet, old_alone, new_alone]).monthly
+    tokens = {name: monthly.loc[name, "tokens"].to_numpy() for name in ("hall", "old", "new")}
+    assert tokens["new"][-1] > 0 and tokens["old"][1] > 0
+    assert tokens["hall"] == pytest.approx(tokens["old"] + tokens["new"], rel=1e-12)
+    vintage = fleet.expand()[1]
+    assert vintage.throughput.measured is None
+    assert vintage.throughput.tokens_per_s_per_gpu == 9000.0

@@ -588,6 +588,8 @@ def set_elsewhere_message(path: str, source: str) -> str:
 _REPLACED_TOGETHER = {
     "capex": ({"gpu_price_usd", "system_price_usd"},),
     "fleet": ({"gpu_count", "racks"},),
+    # today's throughput: a vintage's own figure is not replaced by the base fleet's curve
+    "throughput": ({"tokens_per_s_per_gpu", "measured", "simulated"},),
 }
 """Fields that say the same thing two ways: a vintage giving one replaces all of them."""
 
