@@ -54,6 +54,24 @@ def embeddable(scenario: Scenario) -> Scenario:
     return validate_dict(data)
 
 
+def curve_paths(scenario: Scenario) -> list[str]:
+    """The measured curve files the scenario's fleet or a vintage's reads, once each, in order."""
+    return list(
+        dict.fromkeys(
+            row.throughput.measured.curve
+            for row in scenario.expand()
+            if row.throughput.measured is not None and row.throughput.measured.curve
+        )
+    )
+
+
+def curve_names(scenario: Scenario) -> list[str]:
+    """The file names (no folder) of `curve_paths`."""
+    from pathlib import Path
+
+    return [Path(path).name for path in curve_paths(scenario)]
+
+
 def _freeze_curve(row: Scenario, section: dict) -> dict[str, str] | None:
     """Replace, in `section` (plain throughput data), a measured curve file by the figures
     `row` (the scenario or vintage as projected) takes from it; the sources of those figures

@@ -253,14 +253,10 @@ def stamp(
 def curve_files(scenario: Scenario) -> tuple[tuple[str, str], ...]:
     """(file name, sha256) of each measured curve file the scenario's fleet or a vintage's reads,
     once each, in order; the hash is of the content the projection read (see `Stamp.curves`)."""
+    from econ.embedding import curve_paths
     from econ.throughput.resolve import curve_sha256
 
-    paths = dict.fromkeys(
-        row.throughput.measured.curve
-        for row in scenario.expand()
-        if row.throughput.measured is not None and row.throughput.measured.curve
-    )
-    return tuple((Path(path).name, curve_sha256(path)) for path in paths)
+    return tuple((Path(path).name, curve_sha256(path)) for path in curve_paths(scenario))
 
 
 __all__ = [

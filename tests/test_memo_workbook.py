@@ -550,3 +550,48 @@ def test_a_memo_of_a_measured_curve_names_no_folder_and_verifies(tmp_path, capsy
     assert str(folder) not in text and "measured curve sample_curve.csv (SHA-256" in text
     code, out = _verify(capsys, memo)
     assert code == 0, out
+
+
+@pytest.mark.parametrize(
+    "case, field",
+    [
+        ("tight=throughput.slo.tpot_p99_s=0.034", "throughput.slo"),
+        ("other=throughput.measured.gpus=4", "throughput.measured"),
+        ("later=vintages=[]", "vintages"),
+    ],
+)
+def test_a_memo_case_on_the_curve_a_memo_embeds_as_figures_is_refused(
+    tmp_path, capsys, case, field
+):
+    """The memo embeds the curve's figures at the scenario's SLO: a case on the curve's SLO or
+    file would have reached nothing (the case showed the base figures and verified ok). At a
+    p99 TPOT of 34 ms the curve gives 4,100 tokens/s, not the 5,600 of the base: the case would
+    have mattered."""
+    folder = tmp_path / "private folder"
+    folder.mkdir()
+    memo = tmp_path / "memo.html"
+    capsys.readouterr()
+    code = main(["memo", str(_curve_scenario(folder)), "--case", case, "--out", str(memo)])
+    out = capsys.readouterr()
+    text = out.out + out.err
+    assert code == 3 and not memo.exists(), text
+    name = case.split("=")[0]
+    assert f"case '{name}'" in text and field in text and "Traceback" not in text
+    assert "measured curve file sample_curve.csv" in text and str(folder) not in text
+    assert "expected a case on throughput.tokens_per_s_per_gpu" in text
+
+
+def test_a_memo_case_on_other_fields_of_a_curve_scenario_still_counts(tmp_path, capsys):
+    folder = tmp_path / "private folder"
+    folder.mkdir()
+    path = _curve_scenario(folder)
+    memo = tmp_path / "memo.html"
+    args = ["memo", str(path), "--case", "low=utilization.share=0.5", "--out", str(memo)]
+    assert main(args) == 0
+    from econ.memo.build import build_memo
+    from econ.scenario import load_scenario
+
+    figures = build_memo(load_scenario(path), {"low": ["utilization.share=0.5"]}).figures
+    assert figures["low.npv_usd"] < figures["base.npv_usd"]  # fewer hours sold
+    code, out = _verify(capsys, memo)
+    assert code == 0, out

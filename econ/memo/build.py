@@ -145,6 +145,34 @@ def parse_case(text: str) -> tuple[str, list[str]]:
     return name, items
 
 
+CURVE_FIELDS = ("throughput.measured", "throughput.slo", "vintages")
+"""Fields a case may not change in a scenario that reads a measured curve file: the memo embeds
+the figures the engine takes from the curve (econ.embedding.embeddable), not the file, so such a
+change would reach nothing the memo computes (a vintage's throughput is set in `vintages`)."""
+
+
+def case_on_curve(name: str, overrides: Sequence[str], scenario: Scenario) -> str | None:
+    """The problem with a case changing a field of the measured curve `scenario` reads from a
+    file (CURVE_FIELDS), or None. `scenario` is the one given, before embedding."""
+    from econ.embedding import curve_names
+
+    for item in overrides:
+        path = item.partition("=")[0].strip()
+        field = next((f for f in CURVE_FIELDS if path == f or path.startswith(f + ".")), None)
+        if field is None:
+            continue
+        files = ", ".join(curve_names(scenario))
+        return (
+            f"case {shortened(name)}: {shortened(path)}: this scenario reads its throughput "
+            f"from the measured curve file {files}, and a memo embeds the figures the curve "
+            "gives at the scenario's SLO, not the file, so a case cannot change "
+            f"{field}; expected a case on throughput.tokens_per_s_per_gpu (the figure the curve "
+            "gives at the other SLO: econ project on a copy of the scenario file with that "
+            "SLO prints it), or a memo of that copy"
+        )
+    return None
+
+
 def default_cases(scenario: Scenario) -> dict[str, list[str]]:
     """The cases a credit committee asks for, those the scenario can take: `downside` and
     `upside` (the month-1 token price DEFAULT_CASE_SHARE lower and higher), `low-utilization`
@@ -429,7 +457,12 @@ def build_memo(
     name and SHA-256): the memo names no folder of this machine and `econ verify` recomputes it."""
     from econ.embedding import embeddable
 
-    scenario = embeddable(scenario)
+    given, scenario = scenario, embeddable(scenario)
+    if cases is not None and scenario is not given:
+        for name, overrides in cases.items():
+            problem = case_on_curve(name, overrides, given)
+            if problem:
+                raise MemoError(problem)
     if cases is None:
         cases = {} if montecarlo is not None else default_cases(scenario)
     if len(cases) > MAX_CASES:
