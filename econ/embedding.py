@@ -21,6 +21,7 @@ from econ.scenario.models import Scenario
 
 if TYPE_CHECKING:
     from econ.engine import Projection
+    from econ.provenance import Stamp
 
 
 def embeddable(scenario: Scenario) -> Scenario:
@@ -65,6 +66,16 @@ def curve_paths(scenario: Scenario) -> list[str]:
     )
 
 
+def without_folders(text: str, paths: Sequence[str]) -> str:
+    """`text` with each of `paths` (files of this machine) named by its file name alone."""
+    from pathlib import Path
+
+    for path in paths:
+        given = Path(path)
+        text = text.replace(str(given), given.name).replace(str(given.parent) + "/", "")
+    return text
+
+
 def curve_names(scenario: Scenario) -> list[str]:
     """The file names (no folder) of `curve_paths`."""
     from pathlib import Path
@@ -84,17 +95,16 @@ def _freeze_curve(row: Scenario, section: dict) -> dict[str, str] | None:
     measured = row.throughput.measured
     if measured is None or not measured.curve:
         return None
-    resolved = resolve_throughput(row.throughput, row.fleet.hardware)
+    # (the scenario's name and description as the engine passes them: the same caveats)
+    resolved = resolve_throughput(
+        row.throughput, row.fleet.hardware, (row.name, row.description)
+    )
     curve = Path(measured.curve)
-
-    def local(text: str) -> str:  # (a caveat naming the file names it without its folder)
-        return text.replace(str(curve), curve.name).replace(str(curve.parent) + "/", "")
-
     read = [f"format {measured.format}"]
     read += [f"workload {measured.workload!r}"] if measured.workload else []
     read += [f"{measured.gpus} GPUs"] if measured.gpus else []
     named = f"measured curve {curve.name} (SHA-256 {_file_sha256(curve)}; {', '.join(read)})"
-    caveats = "".join(f"; {local(w)}" for w in resolved.warnings)
+    caveats = "".join(f"; {without_folders(w, [measured.curve])}" for w in resolved.warnings)
     section.pop("measured", None)
     section["tokens_per_s_per_gpu"] = resolved.tokens_per_s_per_gpu
     out = {
@@ -115,12 +125,42 @@ def _freeze_curve(row: Scenario, section: dict) -> dict[str, str] | None:
 def embedded(
     projection: Projection, scenarios: Sequence[Scenario]
 ) -> tuple[Projection, list[Scenario]]:
-    """The projection and scenarios a written file holds (`embeddable`): projected again where
-    a scenario reads a curve file (the same figures; warnings and hashes without its folder),
-    as given otherwise."""
+    """The projection and scenarios a file `econ verify` recomputes holds (the workbook, the
+    memo: `embeddable`): projected again where a scenario reads a curve file (the same figures;
+    the curve's caveats in its source, not in the warnings), as given otherwise."""
     made = [embeddable(s) for s in scenarios]
     if all(a is b for a, b in zip(made, scenarios, strict=True)):
         return projection, list(scenarios)
     from econ.engine import project  # (the writers know the engine only as a type: here it runs)
 
     return project(made), made
+
+
+def named_by_file(projection: Projection, scenarios: Sequence[Scenario]) -> Projection:
+    """The projection as a table (JSON, CSV, Parquet) holds it: the one the scenarios gave, its
+    warnings (the curve's caveats among them) naming each measured curve file by its file name
+    (`without_folders`); `projection` itself where no scenario reads a curve file."""
+    import dataclasses
+
+    paths = [path for scenario in scenarios for path in curve_paths(scenario)]
+    if not paths:
+        return projection
+    warnings = [[without_folders(w, paths) for w in found] for found in projection.warnings]
+    return dataclasses.replace(projection, warning_source=lambda: warnings, explained=True)
+
+
+def embedded_stamp(
+    projection: Projection, scenarios: Sequence[Scenario], seed=None, created=None
+) -> Stamp:
+    """The stamp of the files written of `projection` (made from `scenarios`, as given): each
+    scenario's hash that of the scenario as embedded (`embeddable`: the file names no folder, and
+    the hash is the one `econ verify` finds in a workbook or memo), the curve files
+    (`Stamp.curves`) those the scenarios given read."""
+    import dataclasses
+
+    from econ.provenance import scenario_sha256
+    from econ.reporting import make_stamp
+
+    st = make_stamp(projection, scenarios, seed=seed, created=created)
+    pairs = tuple((s.name, scenario_sha256(embeddable(s))) for s in scenarios)
+    return dataclasses.replace(st, scenarios=pairs)

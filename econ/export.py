@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from econ import strict_json
-from econ.embedding import embedded
+from econ.embedding import embedded_stamp, named_by_file
 from econ.files import WriteError, write_files
 from econ.provenance import CREATED_FIELD, Stamp, format_catalogs
 from econ.reporting import flat_summary, make_stamp
@@ -250,19 +250,26 @@ def output_payloads(
     """Files to write for `targets` (format -> path; formats: csv, parquet, xlsx, json).
 
     CSV and Parquet write the monthly schedule to the path and the summary beside it
-    (`<stem>.summary<suffix>`). All outputs share one stamp. A scenario that reads a measured
-    curve file is written as econ.embedding.embeddable gives it (the curve resolved to its figures
-    and named by file name and SHA-256): no output names a folder of this machine, and `econ
-    verify` recomputes the workbook without the file.
+    (`<stem>.summary<suffix>`). All outputs share one stamp. Where a scenario reads a measured
+    curve file no output names a folder of this machine: the tables (CSV, Parquet, JSON) hold
+    the projection as made, its warnings (the curve's caveats among them) naming the file by its
+    name (econ.embedding.named_by_file); the workbook holds the scenario as
+    econ.embedding.embeddable gives it (the curve resolved to its figures and named by file name
+    and SHA-256), which `econ verify` recomputes without the file; the stamp hashes that scenario
+    and lists the curve files read (econ.embedding.embedded_stamp).
     """
     if scenarios is not None:
-        projection, scenarios = embedded(projection, scenarios)
-    st = make_stamp(projection, scenarios, seed=seed, created=created)
+        scenarios = list(scenarios)
+        st = embedded_stamp(projection, scenarios, seed=seed, created=created)
+        written = named_by_file(projection, scenarios)
+    else:
+        st = make_stamp(projection, scenarios, seed=seed, created=created)
+        written = projection
     tables: dict[str, pd.DataFrame] = {}
 
     def table(which: str) -> pd.DataFrame:
         if not tables:
-            tables["monthly"], tables["summary"] = stamped_tables(projection, st)
+            tables["monthly"], tables["summary"] = stamped_tables(written, st)
         return tables[which]
 
     payloads: dict[Path, Callable[[], bytes]] = {}
@@ -289,7 +296,7 @@ def output_payloads(
             payloads[monthly_path] = lambda: parquet_bytes(table("monthly"), st)
             payloads[summary_path] = lambda: parquet_bytes(table("summary"), st)
         elif kind == "json":
-            payloads[monthly_path] = lambda: projection_json(projection, st).encode("utf-8")
+            payloads[monthly_path] = lambda: projection_json(written, st).encode("utf-8")
         else:
             from econ.workbook import workbook_bytes
 

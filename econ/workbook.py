@@ -73,6 +73,7 @@ from pydantic import BaseModel
 
 from econ import excel, tax, units
 from econ.arrays import snap_to_zero
+from econ.embedding import embedded, embedded_stamp
 from econ.engine import (
     DEBT_SCHEDULE,
     MIN_EQUITY_SHARE_FOR_IRR,
@@ -4166,14 +4167,24 @@ def workbook_bytes(
 ) -> bytes:
     """The .xlsx file of a projection, as bytes (for a download button or a writer).
 
+    A scenario that reads a measured curve file is the workbook's as econ.embedding.embeddable
+    gives it (the curve resolved to its figures, named by file name and SHA-256 in its source):
+    the workbook names no folder of this machine and `econ verify` recomputes it without the file.
+
     Parameters
     ----------
     projection : the engine's projection of `scenarios`
     scenarios : the validated scenarios, in projection order; without them the workbook holds
         the engine's values only (no Assumptions, no formulas)
-    stamp : provenance stamp (default: made from the scenarios, `seed` and `created`)
+    stamp : provenance stamp (default: econ.embedding.embedded_stamp of the scenarios, `seed`
+        and `created`)
     """
-    if stamp is None:
+    if scenarios is not None:
+        scenarios = list(scenarios)
+        if stamp is None:
+            stamp = embedded_stamp(projection, scenarios, seed=seed, created=created)
+        projection, scenarios = embedded(projection, scenarios)
+    elif stamp is None:
         stamp = make_stamp(projection, scenarios, seed=seed, created=created)
     wb, cache, _ = build_workbook(projection, scenarios, stamp)
     return _package(wb, cache, stamp)

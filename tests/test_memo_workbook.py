@@ -595,3 +595,73 @@ def test_a_memo_case_on_other_fields_of_a_curve_scenario_still_counts(tmp_path, 
     assert figures["low.npv_usd"] < figures["base.npv_usd"]  # fewer hours sold
     code, out = _verify(capsys, memo)
     assert code == 0, out
+
+
+def test_tables_of_a_measured_curve_keep_its_caveats_and_curves_without_its_folder(tmp_path):
+    """JSON, CSV and Parquet (which `econ verify` does not recompute) hold the projection the
+    scenario file gives, its warnings naming the curve by its file name (they carried the
+    caveats with the folder, then lost them to the embedded scenario's projection); the stamp
+    lists the curve file read and hashes the scenario as the workbook embeds it."""
+    import hashlib
+    import json
+
+    import pyarrow.parquet as pq
+
+    import econ
+    from econ.embedding import embeddable
+    from econ.provenance import scenario_sha256
+
+    folder = tmp_path / "private folder"
+    folder.mkdir()
+    path = _curve_scenario(folder)
+    scenario = econ.load_scenario(path)
+    original = econ.project(scenario)
+    caveats = [w.replace(f"{folder}/", "") for w in original.warnings[0]]
+    assert "throughput: no SLO given: the operating point is the highest measured throughput" in (
+        caveats
+    )
+    assert any("curve sample_curve.csv does not state its hardware" in w for w in caveats)
+    out = tmp_path / "out"
+    out.mkdir()
+    args = ["export", str(path), "--json", str(out / "p.json"), "--csv", str(out / "p.csv")]
+    args += ["--parquet", str(out / "p.parquet"), "--xlsx", str(out / "p.xlsx")]
+    assert main(args) == 0
+    for written in out.iterdir():
+        data = written.read_bytes()
+        assert str(folder).encode() not in data, written.name
+        if written.suffix == ".parquet":  # (compressed: read back)
+            table = pq.read_table(written)
+            assert str(folder) not in str(table.schema.metadata) + str(table.to_pylist())
+    payload = json.loads((out / "p.json").read_text())
+    summary = payload["scenarios"][0]["summary"]
+    assert summary["warnings"] == caveats
+    assert summary["npv_usd"] == original.summary["npv_usd"].iloc[0]
+    digest = hashlib.sha256(CURVE.read_bytes()).hexdigest()
+    entry = payload["provenance"]["scenarios"][0]
+    assert entry["curves"] == [{"file": "sample_curve.csv", "sha256": digest}]
+    assert entry["sha256"] == scenario_sha256(embeddable(scenario))
+    notes = load_workbook(out / "p.xlsx")["Notes"]
+    stamped = {r[2].value: r[3].value for r in notes.iter_rows(min_row=2)}
+    assert stamped["scenario_sha256"] == entry["sha256"]
+    rows = pq.read_table(out / "p.summary.parquet")
+    assert json.loads(rows.schema.metadata[b"econ_scenarios"])[0]["curves"] == entry["curves"]
+    csv = (out / "p.summary.csv").read_text()
+    assert "no SLO given" in csv and entry["sha256"] in csv
+
+
+def test_workbook_bytes_embeds_a_measured_curve(tmp_path, capsys):
+    """The download button's API: it named the curve's folder, and `econ verify` refused it."""
+    import econ
+    from econ.workbook import workbook_bytes
+
+    folder = tmp_path / "private folder"
+    folder.mkdir()
+    scenario = econ.load_scenario(_curve_scenario(folder))
+    data = workbook_bytes(econ.project(scenario), [scenario])
+    book = tmp_path / "download.xlsx"
+    book.write_bytes(data)
+    with zipfile.ZipFile(book) as archive:
+        for name in archive.namelist():
+            assert str(folder).encode() not in archive.read(name), name
+    code, out = _verify(capsys, book)
+    assert code == 0, out
