@@ -433,6 +433,42 @@ def test_a_workbook_libreoffice_recalculated_and_saved_verifies(book, tmp_path, 
     assert code == 0, out
 
 
+def test_a_libreoffice_ratio_of_small_operands_verifies(tmp_path, capsys):
+    """A minimum DSCR LibreOffice recalculates as 1.29999999998834 against the engine's
+    1.3000000000000003 (9e-12 relative: a ratio of small operands) failed verify at 1e-12 of the
+    column; a figure not in cents agrees within 1e-9 of its own magnitude, and a cent still
+    counts (test_a_cent_of_the_npv_changed_fails)."""
+    import shutil
+
+    if shutil.which("soffice") is None:
+        pytest.skip("LibreOffice (soffice) is not installed; `make test` installs it")
+    from tests.test_workbook import recalculate
+
+    scenario = ROOT / "models" / "scenarios" / "hall-10mw-hgx-b200-air.toml"
+    book = tmp_path / "v2.xlsx"
+    sets = ["--set", "market.price_decline_annual=0.6", "--set", "utilization.share=0.3"]
+    assert main(["export", str(scenario), *sets, "--xlsx", str(book)]) == 0
+    out_dir = tmp_path / "lo"
+    out_dir.mkdir()
+    recalculate([book], out_dir)
+    code, out = _verify(capsys, out_dir / book.name)
+    assert code == 0, out
+
+
+def test_a_figure_not_in_cents_changed_beyond_1e_9_of_itself_fails(book, tmp_path, capsys):
+    """The relative tolerance of a ratio is not a licence to edit it: a minimum DSCR moved by
+    1e-8 of itself is a difference."""
+    import econ
+
+    dscr = econ.project(econ.load_scenario(SEEDS[0])).summary["min_dscr"].iloc[0]
+    cell = summary_cell(load_workbook(book)["Summary"], "min_dscr").coordinate
+    edited = tmp_path / "dscr.xlsx"
+    _forge(book, edited, "Summary", cell, repr(float(dscr) * (1 + 1e-8)).encode())
+    code, out = _verify(capsys, edited)
+    assert code == 1, out
+    assert f"Summary.min_dscr of deepseek-r1-gb200-nvl72 ({cell}): shown" in out
+
+
 def test_damaged_workbooks_and_folders_are_named_so(book, tmp_path, capsys):
     """Dispatched by the zip magic or the suffix: a damaged workbook is called a damaged workbook
     (it was "not UTF-8 text; expected a memo"), a folder a folder, with no exception's name."""

@@ -15,10 +15,11 @@ properties. A difference is named by sheet, column, scenario and period and the 
 (`Monthly.revenue_usd of seed, month 1 (sheet row 3)`), or by cell (`Summary!A12`).
 
 Tolerance. A figure agrees with the recomputed one within WORKBOOK_TOLERANCE of its column's
-largest magnitude (at least 1), and a figure the sheet shows in cents (econ.workbook.CURRENCY)
-within half a cent besides (MONEY_TOLERANCE_USD): an edit that changes a cent the sheet shows is
-a difference. A workbook opened, recalculated and saved by LibreOffice with its inputs unchanged
-agrees far within both (tests/test_memo_workbook.py).
+largest magnitude (at least 1); a figure the sheet shows in cents (econ.workbook.CURRENCY) within
+half a cent besides (MONEY_TOLERANCE_USD): an edit that changes a cent the sheet shows is a
+difference; any other figure (a ratio, a share, a count) within FIGURE_TOLERANCE of its own
+magnitude (at least 1) besides. A workbook opened, recalculated and saved by LibreOffice with its
+inputs unchanged agrees within these (tests/test_memo_workbook.py).
 
 Before openpyxl reads a cell, the package is held to what econ writes (`_check_package`): its
 size, its parts' declared sizes and compression ratios (the limits of a zipped submission,
@@ -61,6 +62,11 @@ WORKBOOK_TOLERANCE = 1e-12
 a figure agrees. LibreOffice, recalculating and saving the workbook of every ready-made scenario
 with unchanged inputs, differs from the engine by at most 3.4e-14 of that magnitude (it saves
 15 significant digits; its IRR starts at the engine's root): a margin of about 30."""
+FIGURE_TOLERANCE = 1e-9
+"""Difference, relative to a figure's own magnitude (at least 1), under which a figure not shown
+in cents (a DSCR, a share, a count) agrees: LibreOffice's ratio of two small operands differs
+from the engine's by more than WORKBOOK_TOLERANCE of the column (a minimum DSCR of
+1.29999999998834 against 1.3000000000000003: 9e-12 relative), far below any digit shown."""
 MONEY_TOLERANCE_USD = units.HALF_CENT_USD
 """Difference under which a figure shown in cents agrees, where it exceeds WORKBOOK_TOLERANCE of
 the column [USD]: below the cent the sheet shows (a 20 USD edit of a 210 million USD NPV is a
@@ -677,16 +683,21 @@ def _compare_frame(
 
 def _same_cell(cell, value, number, scale: float, cents: bool) -> bool:
     """A cell as shown against the recomputed value: a figure within the tolerance (WORKBOOK_
-    TOLERANCE of `scale`, at least 1; a figure in cents also within MONEY_TOLERANCE_USD), a blank
-    or text as written."""
+    TOLERANCE of `scale`, at least 1; a figure in cents also within MONEY_TOLERANCE_USD, any
+    other within FIGURE_TOLERANCE of its own magnitude, at least 1), a blank or text as
+    written."""
     got = _number(cell)
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return got is None  # a null metric or a blank: its reason as text, or nothing
     if number is not None or got is not None:
+        if got is None or number is None:
+            return False
         tolerance = WORKBOOK_TOLERANCE * max(scale, 1.0)
         if cents:
             tolerance = max(tolerance, MONEY_TOLERANCE_USD)
-        return got is not None and number is not None and abs(got - number) <= tolerance
+        else:
+            tolerance = max(tolerance, FIGURE_TOLERANCE * max(abs(number), 1.0))
+        return abs(got - number) <= tolerance
     blank = lambda v: v is None or (isinstance(v, float) and math.isnan(v)) or v == ""  # noqa: E731
     if blank(cell) or blank(value):
         return blank(cell) and blank(value)
