@@ -469,6 +469,20 @@ def test_a_figure_not_in_cents_changed_beyond_1e_9_of_itself_fails(book, tmp_pat
     assert f"Summary.min_dscr of deepseek-r1-gb200-nvl72 ({cell}): shown" in out
 
 
+@pytest.mark.parametrize(
+    "sets",
+    [['name="NA"'], ['name="007"'], ['name="TRUE"'], ['name="1e5"'], ['description="N/A"']],
+)
+def test_text_that_reads_as_missing_or_a_number_is_read_as_text(tmp_path, capsys, sets):
+    """pandas' defaults read the text cells "NA" and "N/A" as missing and "007", "TRUE" and
+    "1e5" as numbers: an honest workbook of a scenario so named failed verify."""
+    book = tmp_path / "named.xlsx"
+    overrides = [arg for item in sets for arg in ("--set", item)]
+    assert main(["export", str(SEEDS[1]), *overrides, "--xlsx", str(book)]) == 0
+    code, out = _verify(capsys, book)
+    assert code == 0, out
+
+
 def test_damaged_workbooks_and_folders_are_named_so(book, tmp_path, capsys):
     """Dispatched by the zip magic or the suffix: a damaged workbook is called a damaged workbook
     (it was "not UTF-8 text; expected a memo"), a folder a folder, with no exception's name."""

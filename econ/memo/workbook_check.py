@@ -312,11 +312,27 @@ def _check_package(path: Path, data: bytes) -> None:
         )
 
 
+def read_sheets(data: bytes) -> dict[str, pd.DataFrame]:
+    """Every sheet of a workbook's bytes, each cell as the workbook types it: a text cell is
+    text ("NA", "N/A", "007", "TRUE" and "1e5" as written: pandas' defaults read the first two as
+    missing and the others as numbers), a blank cell missing; a column of numbers (or dates)
+    alone typed as such."""
+    sheets = pd.read_excel(
+        io.BytesIO(data),
+        sheet_name=None,
+        engine="openpyxl",
+        dtype=object,
+        keep_default_na=False,
+        na_values=[""],
+    )
+    return {name: frame.infer_objects() for name, frame in sheets.items()}
+
+
 def _read(path: Path) -> dict[str, pd.DataFrame]:
     data = read_bounded(path, MAX_WORKBOOK_BYTES, "a workbook written by econ (.xlsx)")
     _check_package(path, data)
     try:
-        sheets = pd.read_excel(io.BytesIO(data), sheet_name=None, engine="openpyxl")
+        sheets = read_sheets(data)
     except Exception:  # openpyxl and zipfile raise many types for a damaged package
         raise NotAMemoError(
             f"{path}: {DAMAGED}: its parts cannot be read as a spreadsheet's; {EXPECTED}"
@@ -473,7 +489,7 @@ def _compare_rebuilt(
     from econ.workbook import workbook_bytes
 
     data = workbook_bytes(projection, scenarios, created=created)
-    rebuilt = pd.read_excel(io.BytesIO(data), sheet_name=None, engine="openpyxl")
+    rebuilt = read_sheets(data)
     out = report.differences
     report.checked += 1
     if list(sheets) != list(rebuilt):
