@@ -369,3 +369,31 @@ def test_html_the_parser_cannot_read_exits_3(memo_html, tmp_path, capsys, sectio
     code, out = _verify(capsys, path)
     assert code == 3 and f"{path}: not HTML as econ writes a memo" in out, out
     assert "Traceback" not in out
+
+
+def test_a_fifo_an_empty_pdf_and_a_damaged_pdf_are_named_in_one_plain_line(tmp_path, capsys):
+    """They said "expected expected a memo", "(EmptyFileError)", "(PdfStreamError)", and pypdf
+    printed a stray "EOF marker not found" line."""
+    import os
+
+    fifo = tmp_path / "pipe.xlsx"
+    os.mkfifo(fifo)
+    empty = tmp_path / "empty.pdf"
+    empty.write_bytes(b"")
+    damaged = b"%PDF-1.7\n1 0 obj\n<< /Type /Catalog /Pages 2 0 R >>\nendobj\n" * 20
+    cut_xlsx, cut_pdf = tmp_path / "cut.xlsx", tmp_path / "cut.pdf"
+    cut_xlsx.write_bytes(damaged)
+    cut_pdf.write_bytes(damaged)
+    readable = "not a readable PDF: damaged or not a PDF; expected a memo written by `econ memo`"
+    cases = {
+        fifo: "not a regular file but a FIFO (named pipe); expected a memo (.html, .pdf) or "
+        "workbook (.xlsx), a regular file of at most",
+        empty: "an empty file; expected a memo written by `econ memo`",
+        cut_xlsx: readable,
+        cut_pdf: readable,
+    }
+    for path, message in cases.items():
+        code, out = _verify(capsys, path)
+        assert code == 3, out
+        assert out.startswith(f"error: {path}: {message}") and out.count("\n") == 1, out
+        assert "Error" not in out and "EOF marker" not in out and "expected expected" not in out

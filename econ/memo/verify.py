@@ -661,9 +661,18 @@ def verify_html(path: Path) -> Report:
 
 
 def verify_pdf(path: Path) -> Report:
+    import logging
+
     from pypdf import PdfReader
 
     data = read_bounded(path, MAX_MEMO_BYTES, "a memo written by `econ memo` (.html or .pdf)")
+    if not data:
+        raise NotAMemoError(f"{path}: an empty file; expected a memo written by `econ memo`")
+    # pypdf logs what it finds damaged ("EOF marker not found") to stderr as well as raising it:
+    # the message below says it once
+    pypdf_log = logging.getLogger("pypdf")  # (its modules' loggers take its level)
+    level = pypdf_log.level
+    pypdf_log.setLevel(logging.CRITICAL + 1)
     try:
         reader = PdfReader(io.BytesIO(data))
         attachments = reader.attachments
@@ -675,11 +684,13 @@ def verify_pdf(path: Path) -> Report:
         if render.STAMP_FILE in attachments:
             text = attachments[render.STAMP_FILE][0].decode("utf-8")
         pages = "\n".join(page.extract_text() or "" for page in reader.pages)
-    except Exception as exc:  # pypdf raises many types (and its limits') for a damaged file
+    except Exception:  # pypdf raises many types (and its limits') for a damaged file
         raise NotAMemoError(
-            f"{path}: not a readable PDF ({type(exc).__name__}); expected a memo written by "
+            f"{path}: not a readable PDF: damaged or not a PDF; expected a memo written by "
             "`econ memo`"
         ) from None
+    finally:
+        pypdf_log.setLevel(level)
     stamp = _load_stamp(text, str(path))
     report = Report(str(path), "memo (PDF)")
     if info is not None and info != text:
@@ -718,7 +729,8 @@ def _pdf_text(data: bytes, file: str) -> str:
 WORKBOOK_SUFFIXES = (".xlsx", ".xlsm")
 """Suffixes of a workbook: a file so named is read as one, whatever its first bytes (a damaged
 workbook is called a damaged workbook)."""
-EXPECTED_FILE = "expected a memo (.html, .pdf) or workbook (.xlsx)"
+MEMO_OR_WORKBOOK = "a memo (.html, .pdf) or workbook (.xlsx)"
+EXPECTED_FILE = f"expected {MEMO_OR_WORKBOOK}"
 
 
 def verify(file: str | os.PathLike) -> Report:
@@ -732,7 +744,7 @@ def verify(file: str | os.PathLike) -> Report:
     if not path.exists():
         raise InputError(f"{path}: no such file; {EXPECTED_FILE}")
     if not path.is_file():  # (a FIFO, a device: read_regular says which, without opening it)
-        read_bounded(path, MAX_MEMO_BYTES, EXPECTED_FILE)
+        read_bounded(path, MAX_MEMO_BYTES, MEMO_OR_WORKBOOK)
     with path.open("rb") as handle:
         head = handle.read(8)
     suffix = path.suffix.lower()
