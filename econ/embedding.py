@@ -89,7 +89,6 @@ def _freeze_curve(row: Scenario, section: dict) -> dict[str, str] | None:
     by dotted path, or None where `row` reads no curve file."""
     from pathlib import Path
 
-    from econ.provenance import _file_sha256
     from econ.throughput.resolve import resolve_throughput
 
     measured = row.throughput.measured
@@ -103,7 +102,8 @@ def _freeze_curve(row: Scenario, section: dict) -> dict[str, str] | None:
     read = [f"format {measured.format}"]
     read += [f"workload {measured.workload!r}"] if measured.workload else []
     read += [f"{measured.gpus} GPUs"] if measured.gpus else []
-    named = f"measured curve {curve.name} (SHA-256 {_file_sha256(curve)}; {', '.join(read)})"
+    # (the hash of the content the figures were read from, not of the file read again)
+    named = f"measured curve {curve.name} (SHA-256 {resolved.curve_sha256}; {', '.join(read)})"
     caveats = "".join(f"; {without_folders(w, [measured.curve])}" for w in resolved.warnings)
     section.pop("measured", None)
     section["tokens_per_s_per_gpu"] = resolved.tokens_per_s_per_gpu

@@ -4109,7 +4109,7 @@ def _fill_cached(xml: bytes, values: Mapping[str, Any]) -> bytes:
     return out
 
 
-def _sheet_parts(archive: zipfile.ZipFile) -> dict[str, str]:
+def sheet_parts(archive: zipfile.ZipFile) -> dict[str, str]:
     """Sheet title -> part name, read from the workbook and its relationships."""
     workbook = archive.read("xl/workbook.xml").decode("utf-8")
     rels = archive.read("xl/_rels/workbook.xml.rels").decode("utf-8")
@@ -4135,7 +4135,7 @@ def _package(wb: Workbook, cache: _Cache, stamp: Stamp) -> bytes:
     raw = io.BytesIO()
     wb.save(raw)
     source = zipfile.ZipFile(io.BytesIO(raw.getvalue()))
-    parts = _sheet_parts(source)
+    parts = sheet_parts(source)
     by_part = {parts[title]: values for title, values in cache.values.items()}
     out = io.BytesIO()
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as target:
@@ -4224,5 +4224,6 @@ __all__ = [
     "number_format",
     "provenance_flag",
     "read_summary",
+    "sheet_parts",
     "workbook_bytes",
 ]

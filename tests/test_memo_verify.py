@@ -327,12 +327,12 @@ def test_a_pdf_whose_stamp_is_a_decompression_bomb_exits_3(tmp_path, capsys):
 def test_a_workbook_whose_notes_lack_a_column_exits_3(tmp_path, capsys):
     import zipfile
 
-    from econ.workbook import _sheet_parts
+    from econ.workbook import sheet_parts
 
     book = tmp_path / "projection.xlsx"
     assert main(["project", str(SEED), "--out", str(book)]) == 0
     with zipfile.ZipFile(book) as archive:
-        part = _sheet_parts(archive)["Notes"]
+        part = sheet_parts(archive)["Notes"]
     for column in ("section", "text"):
         edited = tmp_path / f"no-{column}.xlsx"
         header = f"<t>{column}</t>".encode()

@@ -94,10 +94,10 @@ def _forge(book: Path, target: Path, sheet: str, cell: str, value: bytes = b"123
 
 
 def _sheet_part(book: Path, sheet: str) -> str:
-    from econ.workbook import _sheet_parts
+    from econ.workbook import sheet_parts
 
     with zipfile.ZipFile(book) as archive:
-        return _sheet_parts(archive)[sheet]
+        return sheet_parts(archive)[sheet]
 
 
 def test_a_difference_is_named_by_sheet_row_and_month(book, tmp_path, capsys):
@@ -220,10 +220,10 @@ def unread(monkeypatch):
 
 def _with_annual_rows(source: Path, target: Path, rows: bytes) -> None:
     """A copy of the workbook with `rows` added at the end of its Annual sheet."""
-    from econ.workbook import _sheet_parts
+    from econ.workbook import sheet_parts
 
     with zipfile.ZipFile(source) as archive:
-        annual = _sheet_parts(archive)["Annual"]
+        annual = sheet_parts(archive)["Annual"]
 
     def edit(name, data):
         return data.replace(b"</sheetData>", rows + b"</sheetData>") if name == annual else data

@@ -299,9 +299,9 @@ def _check_package(path: Path, data: bytes) -> None:
     if extent.uncalculated:
         part, cell = extent.first_uncalculated
         try:
-            from econ.workbook import _sheet_parts
+            from econ.workbook import sheet_parts
 
-            titles = {target: title for title, target in _sheet_parts(archive).items()}
+            titles = {target: title for title, target in sheet_parts(archive).items()}
         except Exception:  # (a package whose workbook part names no sheet as econ writes it)
             titles = {}
         where = f"{titles[part]}!{cell}" if part in titles else f"{cell} of {shortened(part)}"
