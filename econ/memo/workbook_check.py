@@ -556,12 +556,15 @@ def _compare_text(name: str, shown: pd.DataFrame, expected: pd.DataFrame, report
     pairs, unpaired = _row_pairs(name, shown, expected)
     out.extend(unpaired)
     columns = [str(c) for c in expected.columns]
+    # each row taken once, as an array (a Series a cell took 40% of an 8-scenario verify)
+    shown_rows, expected_rows = shown.to_numpy(dtype=object), expected.to_numpy(dtype=object)
     listed = 0
     for i, e in pairs:
-        key = str(expected.iat[e, 0])
+        row = expected_rows[e]
+        key = str(row[0])
         for j in range(min(shown.shape[1], expected.shape[1])):
-            got, want = shown.iat[i, j], expected.iat[e, j]
-            if not _text_compared(name, columns[j], key, expected.iloc[e], want, got):
+            got, want = shown_rows[i, j], row[j]
+            if not _text_compared(name, columns[j], key, row, want, got):
                 continue
             figure = name == "Assumptions" and not isinstance(want, str)
             if figure:  # a derived figure or constant: within the tolerance, by its own size
@@ -616,13 +619,13 @@ def _row_pairs(name: str, shown: pd.DataFrame, expected: pd.DataFrame):
 
 
 def _text_compared(sheet: str, column: str, key: str, row, want, got) -> bool:
-    """Whether `_compare_text` compares this cell (`row`: the rebuilt sheet's row; `key`: its
-    first cell)."""
+    """Whether `_compare_text` compares this cell (`row`: the rebuilt sheet's row, an array;
+    `key`: its first cell)."""
     if sheet == "Notes" and column == "text":
-        item = str(row.iloc[2])
+        item = str(row[2])
         return item not in _STAMPED_ITEMS and not item.startswith("catalog ")
     values = column.lower().startswith("value")
-    if sheet == "Summary" and values and str(row.iloc[-1]) in ("scenario", "warnings"):
+    if sheet == "Summary" and values and str(row[-1]) in ("scenario", "warnings"):
         return False  # (compared with the projection, by key)
     if sheet == "Assumptions" and values:  # inputs: compared with the scenario, by path
         return key.startswith(("calc.", "const."))
