@@ -2882,19 +2882,15 @@ def _refused_change(scenario: Scenario, key: str, values: Sequence) -> str:
     econ refuses shows figures econ never gives. "" where econ accepts one of them (or none is
     tried)."""
     from econ.scenario import ScenarioError, scenario_to_dict, validate_dict
+    from econ.scenario.io import apply_overrides
 
     if not values:
         return ""
     first = ""
+    data = scenario_to_dict(scenario)
     for value in values:
-        data = scenario_to_dict(scenario)
-        *sections, leaf = key.split(".")
-        table = data
-        for section in sections:
-            table = table.setdefault(section, {})
-        table[leaf] = value
         try:
-            validate_dict(data)
+            validate_dict(apply_overrides(data, {key: value}))
         except ScenarioError as exc:
             first = first or str(exc)
             continue

@@ -47,6 +47,7 @@ from econ.throughput.importers import (
     trtllm,
 )
 from econ.throughput.importers._common import (
+    MAX_GPU_COUNT,
     POINT_WARNING_SEPARATOR,
     CurveError,
     LatencyUnitError,
@@ -81,6 +82,7 @@ ENDPOINTS_SUBMISSION = "mlperf-endpoints-submission"
 
 __all__ = [
     "FORMATS",
+    "MAX_GPU_COUNT",
     "CurveError",
     "LatencyUnitError",
     "detect_format",

@@ -556,7 +556,7 @@ def measured_tab(scenario) -> None:
             icon=":material/upload_file:",
         )
         return
-    from econ.throughput.importers._common import MAX_GPU_COUNT
+    from econ.throughput.importers import MAX_GPU_COUNT
 
     name, content = ss[CURVE_FILE]
     head = st.columns([3, 1, 1])
