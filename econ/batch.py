@@ -150,6 +150,7 @@ class ScenarioBatch:
         check_distinct_names(items)
         expanded = [s.expand() for s in items]
         rows = [row for group in expanded for row in group]
+        borrowed = [warning for s in items for warning in s.borrowed_figures()]
         row_scenario = np.repeat(np.arange(len(items)), [len(g) for g in expanded])
         columns = {}
         for path, (kind, choices) in field_kinds().items():
@@ -209,6 +210,8 @@ class ScenarioBatch:
 
                 hardware_warnings[key] = catalog_warnings(*key)
             history_warnings = (*hardware_warnings[key], *history_warnings)
+            if borrowed[i]:
+                history_warnings = (borrowed[i], *history_warnings)
             history_warnings = (*series_warnings[i], *history_warnings)
             if resolved is None:
                 row_warnings.append(history_warnings)

@@ -421,10 +421,12 @@ def _cmd_validate(args) -> int:
             defaults = scenario.default_sections
             note = f"; defaults for {', '.join(defaults)}" if defaults else ""
             print(printable(f"{name}: ok ({scenario.name}, {scenario.horizon} months{note})"))
-            for row in scenario.expand():  # the fleet and each vintage, as projected
+            # the fleet and each vintage, as projected
+            for row, borrowed in zip(scenario.expand(), scenario.borrowed_figures(), strict=True):
                 found = catalog_warnings(
                     row.fleet.hardware, row.facility.rack_cooling, row.fleet.gpu_count, row.power
                 )
+                found = (borrowed, *found) if borrowed else found
                 commands.say_warnings(f"warning [{row.name}]: {warning}" for warning in found)
     return EXIT_INVALID if failed else EXIT_OK
 

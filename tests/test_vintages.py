@@ -179,3 +179,48 @@ def test_a_batch_row_is_the_scenario_with_that_override(path, values):
                 key,
                 value,
             )
+
+
+def _other_gpus(**given):
+    vintage = {"name": "gb300", "fleet": {"hardware": "gb300-nvl72", "purchase_month": 29}}
+    return validate_dict(
+        {**BASE, "fleet": {**BASE["fleet"], "hardware": "h200-sxm"}, "vintages": [
+            {**vintage, **given}
+        ]}
+    )  # fmt: skip
+
+
+def test_a_vintage_on_other_gpus_is_warned_of_each_figure_it_takes_from_the_fleet():
+    bare = _other_gpus().borrowed_figures()
+    assert bare[0] is None
+    assert bare[1] == (
+        "this vintage runs on gb300-nvl72, not the scenario's h200-sxm, but takes the scenario's "
+        "throughput.tokens_per_s_per_gpu = 4,000, capex.gpu_price_usd = 30,000, "
+        "power.kw_per_gpu = 1.4: figures of the other GPUs; expected the vintage's own in "
+        "[vintages.throughput], [vintages.capex], [vintages.power]"
+    )
+    # Each section given (by any field that says the same thing) drops out of the warning.
+    own = _other_gpus(throughput=NEW["throughput"], capex=NEW["capex"]).borrowed_figures()
+    assert own[1].endswith("takes the scenario's power.kw_per_gpu = 1.4: a figure of the other "
+                           "GPUs; expected the vintage's own in [vintages.power]")  # fmt: skip
+    whole = {"throughput": NEW["throughput"], "capex": NEW["capex"], "power": NEW["power"]}
+    assert _other_gpus(**whole).borrowed_figures() == (None, None)
+    # On the fleet's own hardware the fleet's figures are the vintage's too: nothing to say.
+    same = validate_dict({**BASE, "vintages": [{"name": "more", "fleet": {"purchase_month": 29}}]})
+    assert same.borrowed_figures() == (None, None)
+
+
+def test_the_projection_and_validate_carry_the_warning(tmp_path, capsys):
+    from econ.cli import main
+    from econ.scenario import save_scenario
+
+    scenario = _other_gpus(capex=NEW["capex"])
+    [warnings] = project(scenario, monthly=False).warnings
+    [said] = [w for w in warnings if "this vintage runs on" in w]
+    assert said.startswith("[gb300] this vintage runs on gb300-nvl72")
+    assert "throughput.tokens_per_s_per_gpu = 4,000, power.kw_per_gpu = 1.4:" in said
+    assert "capex" not in said
+    file = save_scenario(scenario, tmp_path / "two-gpus.toml")
+    assert main(["validate", str(file)]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert f"warning [hall/gb300]: {said.removeprefix('[gb300] ')}" in err

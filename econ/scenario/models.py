@@ -536,6 +536,32 @@ class Scenario(Section):
                 raise VintageError(i, vintage.name, exc) from None
         return tuple(expanded)
 
+    def borrowed_figures(self) -> tuple[str | None, ...]:
+        """For each row of `expand`, a warning where a vintage runs on other hardware than the
+        scenario's own fleet yet gives no throughput, price or power per GPU of its own, so it
+        takes the fleet's: figures of other GPUs (a GB300 vintage at an H200's tokens/s); else
+        None."""
+        out: list[str | None] = [None]
+        own = self.fleet.hardware
+        for vintage in self.vintages:
+            hardware = vintage.fleet.get("hardware", own)
+            taken = {
+                section: borrowed
+                for section, names in _PER_GPU_FIGURES.items()
+                if hardware != own and not names & set(getattr(vintage, section))
+                for borrowed in [_borrowed(section, getattr(self, section), names)]
+                if borrowed
+            }
+            out.append(
+                f"this vintage runs on {hardware}, not the scenario's {own}, but takes "
+                f"the scenario's {', '.join(taken.values())}: "
+                f"{'a figure' if len(taken) == 1 else 'figures'} of the other GPUs; expected "
+                f"the vintage's own in {', '.join(f'[vintages.{s}]' for s in taken)}"
+                if taken
+                else None
+            )
+        return tuple(out)
+
     def set_elsewhere(self) -> dict[str, str]:
         """Numeric fields of the scenario's own fleet whose value comes from another input, as
         {dotted path: that input}: an override or a batch column of one would change nothing
@@ -592,6 +618,26 @@ _REPLACED_TOGETHER = {
     "throughput": ({"tokens_per_s_per_gpu", "measured", "simulated"},),
 }
 """Fields that say the same thing two ways: a vintage giving one replaces all of them."""
+
+_PER_GPU_FIGURES = {
+    "throughput": {"tokens_per_s_per_gpu", "measured", "simulated"},
+    "capex": {"gpu_price_usd", "system_price_usd"},
+    "power": {"kw_per_gpu"},
+}
+"""Figures of one kind of GPU: a vintage on other hardware that gives none of a section's names
+takes the scenario's (`Scenario.borrowed_figures`)."""
+
+
+def _borrowed(path: str, section, names: set[str]) -> str | None:
+    """The field of `names` that `section` sets, with its value, e.g. 'power.kw_per_gpu = 1.37'
+    (a measured or simulated source by its name alone), else None."""
+    for name in sorted(names):
+        value = getattr(section, name)
+        if value is None:
+            continue
+        label = f"{path}.{name}"
+        return label if not isinstance(value, int | float) else f"{label} = {value:,.6g}"
+    return None
 
 
 def _check_dates(start: dt.date, horizon: int) -> None:
