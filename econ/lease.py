@@ -3,8 +3,8 @@
 This module owns the rental side (contract payments with an upfront share, renewed term after
 term) and the comparison: present value of each alternative's after-tax costs, its cost per
 million tokens, the advantage of leasing, and the break-even rental price at which both cost the
-same. The owning side's costs come from the projection (capex, debt flows, power, facility, opex,
-residual value), so both alternatives produce the same tokens.
+same. The owning side's costs come from the projection (capex, its financing cash flow, power,
+facility, opex, residual value), so both alternatives produce the same tokens.
 
 Arrays are (n, T) over months 0..T-1 with a leading scenario axis; costs are positive.
 """
@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from econ.errors import InputError
-from econ.units import HOURS_PER_MONTH, TOKENS_PER_MTOK, monthly_rate
+from econ.units import HOURS_PER_MONTH, TOKENS_PER_MTOK, annual_rate, monthly_rate
 
 
 def rent_accrued_usd(gpus_rented, price_usd_per_gpu_hour):
@@ -117,11 +117,13 @@ def first_service_month(gpus_rented):
     return np.where(serving.any(axis=1), serving.argmax(axis=1), serving.shape[1])
 
 
-def ownership_cost_usd(capex_usd, debt_drawn_usd, debt_service_usd, operating_usd, residual_usd):
+def ownership_cost_usd(capex_usd, financing_cash_flow_usd, operating_usd, residual_usd):
     """Monthly cost of owning the GPUs with borrowed money, before tax [USD], array (n, T).
 
-    capex - debt drawn + debt service (interest, principal, fees) + operating costs - residual
-    value: the cash the owner's equity puts in each month, revenue aside.
+    capex - financing cash flow + operating costs - residual value: the cash the owner's equity
+    puts in each month, revenue aside. The financing cash flow is the projection's own (signed,
+    cash in positive; `financing_cash_flow_usd`): debt drawn (proceeds net of issue discount)
+    less upfront and commitment fees, capped calls, cash interest and principal.
 
     References
     ----------
@@ -130,18 +132,51 @@ def ownership_cost_usd(capex_usd, debt_drawn_usd, debt_service_usd, operating_us
     """
     return (
         np.asarray(capex_usd, dtype=float)
-        - np.asarray(debt_drawn_usd, dtype=float)
-        + np.asarray(debt_service_usd, dtype=float)
+        - np.asarray(financing_cash_flow_usd, dtype=float)
         + np.asarray(operating_usd, dtype=float)
         - np.asarray(residual_usd, dtype=float)
     )
 
 
-def debt_drawn_usd(balance_usd, principal_usd):
-    """Debt drawn each month from balances and repayments: B_m - B_(m-1) + P_m [USD], (n, T)."""
-    balance = np.asarray(balance_usd, dtype=float)
-    opening = np.concatenate([np.zeros_like(balance[:, :1]), balance[:, :-1]], axis=1)
-    return balance - opening + np.asarray(principal_usd, dtype=float)
+def financing_cash_flow_usd(cash_flow_equity_usd, cash_flow_project_usd):
+    """A projection's financing cash flow from its monthly lines [USD], array (n, T), signed
+    (cash in positive): equity cash flow - project cash flow.
+
+    The engine builds the equity cash flow as the project cash flow plus the capital stack's
+    financing cash flow (econ.cashflow.equity_cash_flow_usd), so this is that line, as the
+    workbook's Debt sheet reads it: debt drawn less upfront and commitment fees, capped calls
+    and at-the-market commissions, cash interest and principal (what is repaid at the
+    projection's end included). Interest added to a loan's balance (deferred, or capitalized
+    during construction) is no cash, and is not in it.
+    """
+    return np.asarray(cash_flow_equity_usd, dtype=float) - np.asarray(
+        cash_flow_project_usd, dtype=float
+    )
+
+
+def after_tax_cost_of_debt_annual(cost_of_debt_annual, tax_rate):
+    """After-tax cost of debt [1/year], array (n,): the debt's monthly effective yield less the
+    tax its interest saves each month, annualized, annual_rate(monthly_rate(k_d) * (1 - t)).
+
+    At this rate a loan's after-tax flows (draws, less cash interest and principal, plus the tax
+    saved on its interest expense) are worth nothing when its interest expense is its yield i on
+    its carrying amount C (the balance net of unamortized fees and discount), whatever its
+    repayment: each month's flow is C_m - (1 + i (1 - t)) C_(m-1), which telescopes. A stack
+    of tranches at several yields, or a floating rate, comes near nothing, not to it.
+
+    Parameters
+    ----------
+    cost_of_debt_annual : array (n,)  effective annual yield of the debt, fees included
+        (a projection's `cost_of_debt_annual`) [1/year]
+    tax_rate : array (n,)  [fraction]
+
+    References
+    ----------
+    Brealey, Myers & Allen, *Principles of Corporate Finance*, 13th ed., ch. 25.4-25.5 (lease
+    and debt flows discounted at the after-tax borrowing rate, r_D (1 - T_c)).
+    """
+    k = np.asarray(cost_of_debt_annual, dtype=float)
+    return annual_rate(monthly_rate(k) * (1.0 - np.asarray(tax_rate, dtype=float)))
 
 
 def after_tax_cost_usd(cost_usd, deductible_usd, tax_rate):
@@ -167,6 +202,8 @@ def lease_vs_own(
     discount_rate_monthly,
     lease_cost_per_price_usd=None,
     lease_other_cost_usd=None,
+    own_debt_cost_usd=None,
+    debt_discount_rate_monthly=None,
 ):
     """Present value and cost per million tokens of owning and of leasing the same capacity.
 
@@ -177,11 +214,18 @@ def lease_vs_own(
     the price behind lease_cost_usd (subtracting PV(a) * p from PV_lease to find PV(b) would lose
     PV(b) to rounding at a large p).
 
+    The owner's debt flows (`own_debt_cost_usd`, a part of `own_cost_usd`) may be discounted at
+    a rate of their own, the after-tax cost of debt as lease-versus-buy analysis does: PV_own =
+    PV_r(own cost - debt part) + PV_debt-rate(debt part). Discounted at r, debt whose after-tax
+    cost is below r lowers PV_own by the spread's present value: a value of the rate chosen,
+    not of owning.
+
     Parameters
     ----------
     tokens : array (n, T)  tokens produced (the same under both) [tokens]
-    own_cost_usd : array (n, T)  costs of owning: capex less debt drawn, debt service and fees,
-        operating costs, less residual value, after tax [USD]
+    own_cost_usd : array (n, T)  costs of owning: capex less the financing cash flow (debt
+        drawn less fees, capped calls, interest and principal), operating costs, less residual
+        value, after tax [USD]
     lease_cost_usd : array (n, T)  costs of leasing: rent and the costs the renter still bears,
         after tax [USD]
     discount_rate_monthly : array (n,)  [1/month]
@@ -190,6 +234,10 @@ def lease_vs_own(
         [USD per USD/GPU-hour]
     lease_other_cost_usd : array (n, T), optional  b_m: the lease's costs besides the rent (the
         operating costs the renter bears), after tax, for the break-even price [USD]
+    own_debt_cost_usd : array (n, T), optional  the part of own_cost_usd that is the debt's:
+        minus the financing cash flow, less the tax saved on interest expense [USD]
+    debt_discount_rate_monthly : array (n,), optional  rate discounting own_debt_cost_usd;
+        default: discount_rate_monthly [1/month]
 
     Returns
     -------
@@ -198,7 +246,9 @@ def lease_vs_own(
         ``cost_own_usd_per_mtok``, ``cost_lease_usd_per_mtok``: the after-tax cost per million
         tokens, PV of the cost given (after tax in `lease_vs_own_of_projection`) / PV(tokens),
         not the before-tax LCOT [USD/Mtok] (NaN without tokens),
-        ``breakeven_usd_per_gpu_hour`` (NaN unless the last two arguments are given).
+        ``breakeven_usd_per_gpu_hour`` (NaN unless lease_cost_per_price_usd and
+        lease_other_cost_usd are given), and with own_debt_cost_usd ``pv_debt_flows_usd``: its
+        present value, part of pv_cost_own_usd (negative: borrowing lowers the cost of owning).
 
     References
     ----------
@@ -208,14 +258,24 @@ def lease_vs_own(
     """
     tokens = np.asarray(tokens, dtype=float)
     n, T = tokens.shape
-    rate = np.broadcast_to(np.asarray(discount_rate_monthly, dtype=float), (n,))[:, None]
-    discount = np.exp(-np.arange(T)[None, :] * np.log1p(rate))
 
-    def pv(x):
-        return np.einsum("ij,ij->i", np.asarray(x, dtype=float), discount)
+    def discounting(rate_monthly):
+        rate = np.broadcast_to(np.asarray(rate_monthly, dtype=float), (n,))[:, None]
+        factors = np.exp(-np.arange(T)[None, :] * np.log1p(rate))
+        return lambda x: np.einsum("ij,ij->i", np.asarray(x, dtype=float), factors)
 
+    pv = discounting(discount_rate_monthly)
     pv_tokens = pv(tokens)
     pv_own, pv_lease = pv(own_cost_usd), pv(lease_cost_usd)
+    extra = {}
+    if own_debt_cost_usd is not None:
+        if debt_discount_rate_monthly is None:
+            pv_debt = pv(own_debt_cost_usd)
+        else:
+            pv_debt = discounting(debt_discount_rate_monthly)(own_debt_cost_usd)
+            own_cost_usd = np.asarray(own_cost_usd, dtype=float)
+            pv_own = pv(own_cost_usd - own_debt_cost_usd) + pv_debt
+        extra["pv_debt_flows_usd"] = pv_debt
     with np.errstate(invalid="ignore", divide="ignore"):
         per_mtok = np.where(pv_tokens > 0, TOKENS_PER_MTOK / pv_tokens, np.nan)
     breakeven = np.full(n, np.nan)
@@ -231,6 +291,7 @@ def lease_vs_own(
         "cost_own_usd_per_mtok": pv_own * per_mtok,
         "cost_lease_usd_per_mtok": pv_lease * per_mtok,
         "breakeven_usd_per_gpu_hour": breakeven,
+        **extra,
     }
 
 
@@ -246,18 +307,24 @@ def lease_vs_own_of_projection(
     tax_rate,
     discount_rate_annual,
     renter_pays=(),
+    debt_discount_rate_annual=None,
 ):
     """Leasing the fleet of a projection against owning it as projected [dict of arrays (n,)].
 
-    Owning costs capex less debt drawn, plus cash debt service, operating costs (power, facility,
-    opex) and less the sale proceeds, after tax with the scenario's tax depreciation
+    Owning costs capex less the projection's financing cash flow (`financing_cash_flow_usd`: debt
+    drawn less fees, capped calls, cash interest and principal), plus operating costs (power,
+    facility, opex) and less the sale proceeds, after tax with the scenario's tax depreciation
     (`depreciation.tax`, not the book's), interest expense and operating costs deductible and the
     sale's gain over the tax basis taxed (a loss deducted). Leasing rents the GPUs the owner has
     in service each month (`gpus_in_service`: its deployment ramp, service start and retirement),
     in contracts from the first month of service (`rent_paid_usd`), plus the operating costs in
     `renter_pays`, all deductible: the operating costs when paid, the rent in the months it pays
     for (`rent_accrued_usd`), so prepaid rent is deducted over the months of its contract.
-    Both are compared by `lease_vs_own` at the discount rate, compounded monthly.
+    Both are compared by `lease_vs_own` at the discount rate, compounded monthly; the owner's
+    debt flows (minus the financing cash flow, less the tax saved on interest expense) at
+    `debt_discount_rate_annual` where given (e.g. `after_tax_cost_of_debt_annual`), else at the
+    discount rate too, where debt cheaper than the discount rate after tax lowers the cost of
+    owning by the spread's present value.
 
     The lines are one fleet's: a projection with vintages sums GPUs of several generations in
     `gpus_in_service`, which one rent per GPU-hour does not price.
@@ -272,10 +339,12 @@ def lease_vs_own_of_projection(
     tax_rate : array (n,)  [fraction]
     discount_rate_annual : array (n,)  [fraction/year]
     renter_pays : names from RENTER_COSTS
+    debt_discount_rate_annual : array (n,), optional  rate discounting the owner's debt flows;
+        default: discount_rate_annual [fraction/year]
 
     Returns
     -------
-    the dict of `lease_vs_own`
+    the dict of `lease_vs_own`, with ``pv_debt_flows_usd``
 
     References
     ----------
@@ -294,13 +363,12 @@ def lease_vs_own_of_projection(
         )
     tax_rate = np.asarray(tax_rate, dtype=float)
     operating = lines["power_usd"] + lines["facility_usd"] + lines["opex_usd"]
-    own = ownership_cost_usd(
-        lines["capex_usd"],
-        debt_drawn_usd(lines["debt_balance_usd"], lines["principal_usd"]),
-        lines["cash_interest_usd"] + lines["principal_usd"],
-        operating,
-        lines["disposal_usd"],
+    # The debt's cash is the projection's own financing cash flow, the line the equity cash flow
+    # adds: fees, capped calls and commitment fees included, deferred interest excluded.
+    financing = financing_cash_flow_usd(
+        lines["cash_flow_equity_usd"], lines["cash_flow_project_usd"]
     )
+    own = ownership_cost_usd(lines["capex_usd"], financing, operating, lines["disposal_usd"])
     # The owner's tax follows the tax books, not the financial statements: tax depreciation (MACRS,
     # bonus) and, on the sale, the gain over the tax basis taxed (recapture) or the loss deducted.
     own_deductible = (
@@ -310,6 +378,7 @@ def lease_vs_own_of_projection(
         - lines["tax_gain_on_disposal_usd"]
     )
     own_after_tax = after_tax_cost_usd(own, own_deductible, tax_rate)
+    debt_after_tax = after_tax_cost_usd(-financing, lines["interest_usd"], tax_rate)
 
     gpus = np.asarray(lines["gpus_in_service"], dtype=float)
     first = first_service_month(gpus)
@@ -332,6 +401,12 @@ def lease_vs_own_of_projection(
         monthly_rate(np.asarray(discount_rate_annual, dtype=float)),
         lease_cost_per_price_usd=per_price,
         lease_other_cost_usd=after_tax_cost_usd(kept, kept, tax_rate),
+        own_debt_cost_usd=debt_after_tax,
+        debt_discount_rate_monthly=(
+            None
+            if debt_discount_rate_annual is None
+            else monthly_rate(np.asarray(debt_discount_rate_annual, dtype=float))
+        ),
     )
 
 
@@ -342,8 +417,9 @@ def _col(x):
 
 __all__ = [
     "RENTER_COSTS",
+    "after_tax_cost_of_debt_annual",
     "after_tax_cost_usd",
-    "debt_drawn_usd",
+    "financing_cash_flow_usd",
     "first_service_month",
     "lease_payments_usd",
     "lease_vs_own",

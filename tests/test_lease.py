@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from econ.cli import main
 from econ.lease import (
     after_tax_cost_usd,
-    debt_drawn_usd,
+    financing_cash_flow_usd,
     lease_payments_usd,
     lease_vs_own,
     ownership_cost_usd,
@@ -90,9 +90,10 @@ def test_at_the_break_even_price_both_cost_the_same(price, rate, upfront):
 
 def test_helpers():
     np.testing.assert_allclose(after_tax_cost_usd([[100.0]], [[40.0]], [0.25]), [[90.0]])
-    drawn = debt_drawn_usd([[100.0, 80.0, 60.0]], [[0.0, 20.0, 20.0]])
-    np.testing.assert_allclose(drawn, [[100.0, 0.0, 0.0]])
-    cost = ownership_cost_usd([[100.0, 0]], [[60.0, 0]], [[0, 70.0]], [[0, 5.0]], [[0, 10.0]])
+    # 60 drawn net of fees in month 0, 70 of interest and principal paid in month 1
+    financing = financing_cash_flow_usd([[-40.0, -70.0]], [[-100.0, 0.0]])
+    np.testing.assert_allclose(financing, [[60.0, -70.0]])
+    cost = ownership_cost_usd([[100.0, 0]], financing, [[0, 5.0]], [[0, 10.0]])
     np.testing.assert_allclose(cost, [[40.0, 65.0]])
 
 

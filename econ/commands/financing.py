@@ -17,6 +17,7 @@ from econ.financing import DAY_COUNTS, REPAYMENTS
 from econ.lease import RENTER_COSTS  # numpy only; the engine loads in the command
 
 EXIT_OK = 0
+DEBT_DISCOUNTS = ("discount-rate", "after-tax-cost-of-debt")
 
 _LOANS = "financing_models:_Loan"  # the option's bounds are those of a loan in a scenario file
 _LOAN_RATE = Number(field=f"{_LOANS}.rate_annual", what="a fixed rate", unit=" [1/year]")
@@ -152,6 +153,14 @@ def register(subparsers) -> None:
         "--discount-rate",
         type=Number(field="models:Financing.discount_rate_annual", what="a rate", unit=" [1/year]"),
         help="annual rate; default: the scenario's discount rate",
+    )
+    lease.add_argument(
+        "--discount-debt-at",
+        choices=DEBT_DISCOUNTS,
+        default="discount-rate",
+        help="rate discounting the owner's debt flows (draws less fees, interest and principal, "
+        "and the tax saved on interest): the discount rate, or the debt's after-tax cost as "
+        "lease-versus-buy analysis does (Brealey, Myers & Allen ch. 25) (default %(default)s)",
     )
     add_format(lease, ("table", "json"))
     lease.set_defaults(run=_cmd_lease_vs_own)
@@ -315,7 +324,7 @@ def _loan_table(rows, summary) -> str:
 
 def _cmd_lease_vs_own(args) -> int:
     from econ import load_scenario, project  # the engine loads only when this command runs
-    from econ.lease import lease_vs_own_of_projection
+    from econ.lease import after_tax_cost_of_debt_annual, lease_vs_own_of_projection
 
     _require(args.price >= 0, "--price", args.price, "a rental price >= 0 [USD/GPU-hour]")
     _require(args.term_months >= 1, "--term-months", args.term_months, "at least 1 month")
@@ -342,6 +351,14 @@ def _cmd_lease_vs_own(args) -> int:
         else (args.discount_rate)
     )
     _require(annual > -1, "--discount-rate", annual, "a rate above -1 [1/year]")
+    # (NaN without debt: then there are no debt flows, and the discount rate discounts nothing)
+    cost_of_debt = float(
+        after_tax_cost_of_debt_annual(projection.metrics["cost_of_debt_annual"], tax_rate)[0]
+    )
+    at_cost_of_debt = args.discount_debt_at == "after-tax-cost-of-debt" and np.isfinite(
+        cost_of_debt
+    )
+    debt_annual = cost_of_debt if at_cost_of_debt else annual
 
     with np.errstate(over="ignore", invalid="ignore"):  # an overflow is refused below
         result = lease_vs_own_of_projection(
@@ -352,6 +369,7 @@ def _cmd_lease_vs_own(args) -> int:
             tax_rate,
             np.array([annual]),
             renter_pays=renter,
+            debt_discount_rate_annual=np.array([debt_annual]),
         )
     _require(
         bool(np.isfinite(result["pv_cost_lease_usd"][0]))
@@ -372,6 +390,9 @@ def _cmd_lease_vs_own(args) -> int:
         "upfront_share": args.upfront_share,
         "renter_pays": list(renter),
         "discount_rate_annual": annual,
+        "discount_debt_at": args.discount_debt_at,
+        "debt_discount_rate_annual": debt_annual,
+        "after_tax_cost_of_debt_annual": _number(cost_of_debt),
         "tax_rate": float(tax_rate[0]),
         **{key: _number(value[0]) for key, value in result.items()},
     }
@@ -437,7 +458,31 @@ def _lease_table(r: dict) -> str:
     breakeven = r["breakeven_usd_per_gpu_hour"]
     if breakeven is not None:
         out.append(f"break-even rent: {breakeven:,.4f} USD/GPU-hour")
+    out += _debt_note(r)
     return "\n".join(out)
+
+
+def _debt_note(r: dict) -> list[str]:
+    """What the owner's debt flows are worth in the cost of owning, and at which rate."""
+    cost = r["after_tax_cost_of_debt_annual"]
+    if cost is None:
+        return ["", "owning borrows nothing: its cost is capex, operating costs and tax"]
+    at_cost = r["discount_debt_at"] == "after-tax-cost-of-debt"
+    out = [
+        "",
+        "debt flows in the cost of owning (draws less fees, interest and principal, plus the tax",
+        f"  saved on interest): PV {round(r['pv_debt_flows_usd']):,} USD at "
+        f"{r['debt_discount_rate_annual']:.2%} a year, "
+        + ("the after-tax cost of debt" if at_cost else "the discount rate"),
+    ]
+    if not at_cost:
+        moves = "lowers" if r["discount_rate_annual"] > cost else "raises"
+        out += [
+            f"  the debt costs {cost:.2%} a year after tax: discounted at the discount rate,",
+            f"  borrowing {moves} the cost of owning by the spread's present value;",
+            "  --discount-debt-at after-tax-cost-of-debt values the debt at its own cost",
+        ]
+    return out
 
 
 def _number(value):
