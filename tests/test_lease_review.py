@@ -1,6 +1,6 @@
-"""A lender's review of `econ lease-vs-own`: the owner's debt cash flows are the projection's
-financing cash flow (fees, capped calls and commitment fees in; interest added to a sculpted
-loan's balance out), and the rate that discounts them."""
+"""A lender's review of `econ lease-vs-own` and `econ loan`: the owner's debt cash flows are the
+projection's financing cash flow (fees, capped calls and commitment fees in; interest added to a
+sculpted loan's balance out), the rate that discounts them, and the loan's all-in rates."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import json
 import os
 
 import numpy as np
+import numpy_financial as npf
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -317,3 +318,33 @@ def test_an_unknown_debt_discount_is_a_usage_error(capsys):
         main(args)
     assert exit_.value.code == 2
     assert "after-tax-cost-of-debt" in capsys.readouterr().err
+
+
+# --- 4. The loan's all-in rates -----------------------------------------------------------------
+
+
+def test_the_loan_prints_its_all_in_rates_effective_and_nominal(capsys):
+    # Reviewer's repro: 1e6 at 9.25% for 60 months, 1% fee. The borrower receives 990,000 and pays
+    # PMT(0.0925/12, 60, 1e6) monthly; y = their IRR a month: 12 y = 9.682% (nominal, as the
+    # 9.25% contract rate is quoted), (1 + y)^12 - 1 = 10.1232% (effective).
+    args = ["loan", "--amount", "1e6", "--rate", "0.0925", "--term-months", "60"]
+    args += ["--upfront-fee-share", "0.01"]
+    payment = -npf.pmt(0.0925 / 12, 60, 1e6)
+    y = npf.irr([-990_000.0, *[payment] * 60])
+    assert 12 * y == pytest.approx(0.09682, abs=5e-6)
+    assert main([*args, "--format", "json"]) == 0
+    summary = json.loads(capsys.readouterr().out)["summary"]
+    assert summary["nominal_rate_annual"] == pytest.approx(12 * y, rel=1e-9)
+    assert summary["effective_rate_annual"] == pytest.approx((1 + y) ** 12 - 1, rel=1e-9)
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert f"all-in rate, effective annual [per year]      {(1 + y) ** 12 - 1:.4%}" in out
+    assert f"all-in rate, nominal annual (APR) [per year]  {12 * y:.4%}" in out
+    assert "effective rate [per year]" not in out
+
+
+def test_without_fees_the_nominal_all_in_rate_is_the_contract_rate(capsys):
+    args = ["loan", "--amount", "1e6", "--rate", "0.0925", "--term-months", "60"]
+    assert main([*args, "--format", "json"]) == 0
+    summary = json.loads(capsys.readouterr().out)["summary"]
+    assert summary["nominal_rate_annual"] == pytest.approx(0.0925, rel=1e-9)

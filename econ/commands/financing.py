@@ -15,6 +15,7 @@ from econ.commands import Number, add_format, add_overrides
 from econ.errors import InputError
 from econ.financing import DAY_COUNTS, REPAYMENTS
 from econ.lease import RENTER_COSTS  # numpy only; the engine loads in the command
+from econ.units import MONTHS_PER_YEAR, monthly_rate
 
 EXIT_OK = 0
 DEBT_DISCOUNTS = ("discount-rate", "after-tax-cost-of-debt")
@@ -207,15 +208,17 @@ def _cmd_loan(args) -> int:
         stack = stack_schedule([spec], [args.amount], profile, np.arange(T), [T - 1])
         lines = stack.tranches["loan"]
         rows = _loan_rows(lines)
+        # All-in (fees and discount included): the monthly yield y of the cash received and paid,
+        # quoted effective, (1 + y)^12 - 1, and nominal, 12 y (the APR's convention).
+        effective = float(stack.tranche_metrics["loan"]["effective_rate_annual"][0])
         summary = {
             "amount_usd": args.amount,
             "first_payment_usd": rows[1]["payment_usd"] if len(rows) > 1 else 0.0,
             "total_interest_usd": float(lines["cash_interest_usd"].sum()),
             "total_paid_usd": float(sum(r["payment_usd"] for r in rows)),
             "interest_expense_usd": float(lines["interest_expense_usd"].sum()),
-            "effective_rate_annual": float(
-                stack.tranche_metrics["loan"]["effective_rate_annual"][0]
-            ),
+            "effective_rate_annual": effective,
+            "nominal_rate_annual": float(MONTHS_PER_YEAR * monthly_rate(effective)),
         }
     figures = [*summary.values(), *(x for row in rows for x in row.values())]
     # The rates and months are bounded; a principal near the float limit still overflows.
@@ -308,12 +311,20 @@ def _loan_table(rows, summary) -> str:
     widths = [max(len(row[i]) for row in cells) for i in range(len(columns))]
     out = ["  ".join(c.rjust(w) for c, w in zip(row, widths, strict=True)) for row in cells]
     out.insert(1, "  ".join("-" * w for w in widths))
+    totals = [
+        ("first payment [USD]", f"{summary['first_payment_usd']:,.2f}"),
+        ("total interest [USD]", f"{summary['total_interest_usd']:,.2f}"),
+        ("total paid [USD]", f"{summary['total_paid_usd']:,.2f}"),
+        ("interest expense [USD]", f"{summary['interest_expense_usd']:,.2f}"),
+        ("all-in rate, effective annual [per year]", f"{summary['effective_rate_annual']:.4%}"),
+        ("all-in rate, nominal annual (APR) [per year]", f"{summary['nominal_rate_annual']:.4%}"),
+    ]
+    width = max(len(label) for label, _ in totals)
     out.append("")
-    out.append(f"first payment [USD]        {summary['first_payment_usd']:,.2f}")
-    out.append(f"total interest [USD]       {summary['total_interest_usd']:,.2f}")
-    out.append(f"total paid [USD]           {summary['total_paid_usd']:,.2f}")
-    out.append(f"interest expense [USD]     {summary['interest_expense_usd']:,.2f}")
-    out.append(f"effective rate [per year]  {summary['effective_rate_annual']:.4%}")
+    out += [f"{label.ljust(width)}  {value}" for label, value in totals]
+    out.append("(all-in: fees and issue discount included, at the monthly yield y of the cash the")
+    out.append("borrower receives and pays; effective (1 + y)^12 - 1, nominal 12 y, the convention")
+    out.append("of the contract rate and of an APR)")
     return "\n".join(out)
 
 
