@@ -7,6 +7,7 @@ Risk page did not name, stale Monte Carlo results, link and library messages, an
 from __future__ import annotations
 
 import json
+import math
 
 import pyarrow as pa
 import pytest
@@ -193,10 +194,20 @@ def tile(at: AppTest, label: str):
 
 
 def test_the_price_cushion_says_the_capital_stack_is_in_breach_at_its_own_price():
-    at = open_app("deepseek-r1-gb200-nvl72-capital-stack", "risk")
+    from econ.analysis.committed import covenant_breach_price
+
+    name = "deepseek-r1-gb200-nvl72-capital-stack"
+    found = covenant_breach_price(load_scenario(ready_made_scenarios()[name]))
+    price, base = found["price_usd_per_mtok"], found["base_usd_per_mtok"]
+    assert price > base  # (0.603745 against 0.3261)
+    at = open_app(name, "risk")
     cushion = tile(at, "Covenant breached below [USD/M tokens]")
-    assert float(cushion.value) > 0.3261
-    assert cushion.delta.startswith("In breach at its own price, 0.3261 (")
+    # As the memo (docs/memo.md): rounded up, so the price named is never itself in breach
+    # (0.6038; a review saw 0.6037), and how far it is above the scenario's price, not how far
+    # that price is below it (a review saw "0.3261 (85.1% below)": 0.3261 is 46.0% below).
+    assert cushion.value == f"{math.ceil(price * 1e4) / 1e4:,.4f}"
+    above = price / base - 1
+    assert cushion.delta == f"{above:.1%} above the scenario's {base:,.4f}, which is in breach"
     from streamlit.proto.Metric_pb2 import Metric
 
     assert cushion.proto.color == Metric.MetricColor.RED
@@ -206,7 +217,7 @@ def test_the_price_cushion_of_a_scenario_not_in_breach_reads_as_room_below_its_p
     at = open_app(page="risk")
     cushion = tile(at, "Covenant breached below [USD/M tokens]")
     assert float(cushion.value) < 0.3261
-    assert cushion.delta.endswith("below the scenario's 0.3261")
+    assert cushion.delta.endswith("under the scenario's 0.3261")  # the memo's words
     from streamlit.proto.Metric_pb2 import Metric
 
     assert cushion.proto.color == Metric.MetricColor.GRAY

@@ -146,3 +146,26 @@ def figure_text(figure_key: str, value) -> str:
         # (a value on the grid to within the breach search's precision, 1e-9 relative, stays)
         value = math.ceil(scaled - 1e-9 * max(1.0, abs(scaled))) / 10.0**decimals
     return format_figure(fmt, value)
+
+
+def breach_price_text(price_usd_per_mtok) -> str:
+    """The price cushion's breach price as the memo shows it: rounded up to its fourth decimal
+    (0.603745 reads 0.6038), so the price named is never itself in breach."""
+    return figure_text(f"base.{BREACH_PRICE[0]}", price_usd_per_mtok)
+
+
+def cushion_words(cushion_share: float, base_usd_per_mtok: float, base: str) -> str:
+    """Where the breach price stands against the price it is the cushion of, as the memo says
+    it: "1.9% under the base case's 0.3261", or, where that price is below the breach price,
+    "85.1% above the base case's 0.3261, which is in breach".
+
+    Parameters
+    ----------
+    cushion_share : float  1 - breach price / base price (`covenant_breach_price`); its
+        negative is how far the breach price is above the base price [fraction]
+    base_usd_per_mtok : float  the month-1 token price compared with [USD/M tokens]
+    base : str  what that price is, possessive ("the base case's", "the scenario's")
+    """
+    if cushion_share >= 0:
+        return f"{cushion_share:.1%} under {base} {base_usd_per_mtok:,.4f}"
+    return f"{-cushion_share:.1%} above {base} {base_usd_per_mtok:,.4f}, which is in breach"

@@ -26,7 +26,9 @@ from econ.memo.build import Memo
 from econ.memo.figures import (
     BREACH_PRICE,
     RETURN_KEYS,
+    breach_price_text,
     case_rows,
+    cushion_words,
     figure_text,
     format_figure,
     shown,
@@ -259,12 +261,7 @@ def _cushion(memo: Memo) -> dict | None:
     if price is None:
         words = f"({breach['reason']})"
     else:
-        cushion = breach["cushion_share"]
-        where = (
-            f"{cushion:.1%} under the base case's {base:,.4f}"
-            if cushion >= 0
-            else f"{-cushion:.1%} above the base case's {base:,.4f}, which is in breach"
-        )
+        where = cushion_words(breach["cushion_share"], base, "the base case's")
         words = (
             f"USD/Mtok: below this month-1 token price a covenant is breached, {where} ({held}; "
             "the price path's decline kept)"
@@ -272,7 +269,7 @@ def _cushion(memo: Memo) -> dict | None:
     return {
         "key": f"base.{BREACH_PRICE[0]}",
         "value": _value_attr(price),
-        "text": figure_text(f"base.{BREACH_PRICE[0]}", price),
+        "text": breach_price_text(price),
         "words": words,
     }
 

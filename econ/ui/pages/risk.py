@@ -127,6 +127,8 @@ def _stale(stored, current, hold: bool) -> None:
 
 def cushion_section(current) -> None:
     """The price cushion of the scenario's loan held as sized, where it has debt."""
+    from econ.memo.figures import breach_price_text, cushion_words
+
     cushion = compute.attempt(
         lambda: compute.price_cushion(current.text), "Price cushion", busy="Searching prices..."
     )
@@ -141,8 +143,9 @@ def cushion_section(current) -> None:
         st.caption(f"Price cushion: n/a ({cushion['reason']}).", help=help_text)
         return
     share = cushion["cushion_share"]
+    # The memo's words and rounding: the price shown rounded up, never itself in breach.
+    delta = cushion_words(share, base, "the scenario's")
     if share < 0:  # the scenario's own price is below the breach price
-        delta = f"In breach at its own price, {base:,.4f} ({-share:.1%} below)"
         help_text += (
             f" The scenario's own month-1 price, {base:,.4f}, is below it: the loan as sized "
             "already breaches a covenant at the scenario's price (Results: covenant breach "
@@ -150,11 +153,10 @@ def cushion_section(current) -> None:
         )
         colour, arrow = "red", "off"
     else:
-        delta = f"{share:.1%} below the scenario's {base:,.4f}"
         colour, arrow = "off", "down"
     st.columns(3)[0].metric(
         "Covenant breached below [USD/M tokens]",
-        f"{price:,.4f}",
+        breach_price_text(price),
         delta,
         delta_color=colour,
         delta_arrow=arrow,
