@@ -21,6 +21,7 @@ from econ.ui import compute, state
 from econ.ui.fmt import HEADLINE
 from econ.ui.pages import results
 from econ.ui.streamlit_app import PAGES
+from tests.conftest import ROOT
 from tests.test_app import DATA, errors, go, upload_curve, widget
 from tests.test_app_links import opened, raw_link
 from tests.test_app_review2 import open_app
@@ -505,8 +506,16 @@ def test_huge_figures_are_written_in_exponent_form():
     assert format_value(999e9, "usd") == "999,000,000,000"  # below a trillion: in full
     assert format_value(4.6e13, "tokens") == "46.00 trillion"  # tokens keep their words
     # A review: 1,000 racks of the seed (72,000 GPUs) showed "5.51e+16" tokens over the horizon.
-    assert format_value(5.505e16, "tokens") == "55.05 quadrillion"
-    assert format_change(5.505e16, "tokens").endswith("55.05 quadrillion")
+    from econ import project
+
+    fleet = validate_dict(state.merge(seed(), {"fleet": {"gpu_count": 72_000}}))
+    tokens = float(project(fleet).summary.iloc[0]["tokens_total"])
+    words = f"{tokens / 1e15:.2f} quadrillion"
+    assert format_value(tokens, "tokens") == words
+    assert format_change(tokens, "tokens").endswith(words)
+    # docs/app.md quotes it (it said "55.05" where the projection gives 5.5101e16)
+    page = " ".join((ROOT / "docs" / "app.md").read_text(encoding="utf-8").split())
+    assert f'("{words}" for 72,000 GB200s' in page
     assert format_value(2e21, "tokens") == "2e+21"
 
 

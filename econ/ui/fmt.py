@@ -153,7 +153,7 @@ is written in exponent form ("3.805e+19"): a 20-digit NPV wraps its tile over th
 read by no one digit by digit; beyond it is a typo (1e23 tokens/s per GPU)."""
 HUGE_TOKENS = 1e21
 """The same for token counts, which a large fleet makes honestly huge (72,000 GB200s at the
-seed's rate serve 5.5e16 tokens in six years: "55.05 quadrillion"); from a thousand quintillion."""
+seed's rate serve 5.5e16 tokens in six years: "55.10 quadrillion"); from a thousand quintillion."""
 COUNT_WORDS = ((1e18, "quintillion"), (1e15, "quadrillion"), (1e12, "trillion"), (1e9, "billion"),
                (1e6, "million"))  # fmt: skip
 """Large counts in words, as the tiles and charts write them ("55.10 trillion")."""
