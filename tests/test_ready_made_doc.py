@@ -136,3 +136,33 @@ def test_the_retrofit_sensitivity_is_the_engines():
     for said, changes in zip(quoted.groups(), cases, strict=True):
         npv = project(load_scenario(hall, changes), monthly=False).metrics["npv_usd"][0]
         assert f"{npv / 1e6:.2f}" == said, changes
+
+
+def test_the_opex_comparison_is_the_engines_under_the_settings_it_names():
+    """The seed's NPV without and with the peer model's staff and insurance, with its old debt
+    (70% in level payments, not sized), at monthly and at quarterly tax payments, as quoted."""
+    from econ.scenario import read_toml, validate_dict
+
+    text = " ".join(PAGE.read_text().split())
+    quoted = re.search(
+        r"the seed's NPV falls from (\S+) to (\S+) USD with its old debt \(70% of capex in level "
+        r"payments, not sized\) and its income tax paid monthly \(`financing.tax_payment = "
+        r"\"monthly\"`\).*? With the scenario's own quarterly tax payments \(the default\) the "
+        r"same comparison reads (\S+) to (\S+) USD",
+        text,
+    )
+    assert quoted, "the opex comparison sentence moved or changed shape"
+    seed = read_toml(ROOT / "models" / "scenarios" / "deepseek-r1-gb200-nvl72.toml")
+    assert seed["financing"]["debt_share"] == 0.7
+    said = iter(quoted.groups())
+    for tax_payment in ("monthly", "quarterly"):
+        for opex in (False, True):
+            data = {**seed, "opex": dict(seed["opex"]), "financing": dict(seed["financing"])}
+            for sized in ("size_to_min_dscr", "max_ltv"):
+                data["financing"].pop(sized, None)
+            data["financing"].update(repayment="level_payment", tax_payment=tax_payment)
+            if not opex:
+                data["opex"].update(staff_usd_per_month=0.0, insurance_share_of_capex_annual=0.0)
+            npv = project(validate_dict(data), monthly=False).metrics["npv_usd"][0]
+            value, half = _parse(next(said))
+            assert abs(npv - value) <= half, (tax_payment, opex, npv)
