@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 
 import numpy as np
 import pandas as pd
@@ -447,6 +448,10 @@ def test_cli_refuses_a_grid_beyond_what_can_run_naming_its_size(tmp_path, capsys
     err = capsys.readouterr().err
     assert "the sweep has 10,000,000,000 scenarios, whose rows would take about" in err
     assert "expected at most 2 GB" in err and "--out FILE.parquet" in err
+    # docs/batch.md quotes it up to its "..." (it said 15,600.0 GB where econ printed 15,680.0)
+    page = " ".join((ROOT / "docs" / "batch.md").read_text(encoding="utf-8").split())
+    quoted = re.search(r"without `--out` are refused as `([^`]*) \.\.\.`", page)
+    assert quoted and quoted.group(1) in " ".join(err.split()), quoted
     assert "Traceback" not in err and "MemoryError" not in err
     # 10^12 points even streamed to a file: beyond any run
     out = tmp_path / "rows.parquet"
