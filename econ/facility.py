@@ -243,8 +243,36 @@ def liquid_retrofit_capex_usd(racks, usd_per_rack, rack_cooling, hall_cooling):
     return np.where(needed, np.asarray(racks, float) * np.asarray(usd_per_rack, float), 0.0)
 
 
+def over_limit_message(
+    kw_per_rack: float, hall_max_kw_per_rack: float, figure: str | None = None
+) -> str:
+    """A rack above the hall's kW-per-rack limit, in the one wording `econ size` and a scenario's
+    check (econ.scenario.power_models) both use: the rack's kW, which figure it is (the physical
+    rack of models/racks.toml, facility.kw_per_rack, or GPUs per rack x IT kW per GPU), the
+    limit, and what to change.
+
+    Parameters
+    ----------
+    kw_per_rack : float  the rack's IT power at full load, as checked [kW/rack]
+    hall_max_kw_per_rack : float  the hall's limit [kW/rack]
+    figure : str, optional  which figure `kw_per_rack` is, named in brackets after it
+    """
+    which = f" ({figure})" if figure else ""
+    return (
+        f"a rack draws {kw_per_rack:g} kW{which}, above the hall's limit of "
+        f"{hall_max_kw_per_rack:g} kW per rack; expected a hall rated for the rack (raise "
+        "hall_max_kw_per_rack, e.g. a liquid-cooled hall) or a less dense rack (fewer GPUs or "
+        "systems per rack)"
+    )
+
+
 def check_racks_fit_hall(
-    kw_per_rack, hall_max_kw_per_rack, rack_cooling=None, hall_cooling=None, names=None
+    kw_per_rack,
+    hall_max_kw_per_rack,
+    rack_cooling=None,
+    hall_cooling=None,
+    names=None,
+    figures=None,
 ):
     """Raise HallLimitError naming every rack that exceeds the hall's kW limit or cooling.
 
@@ -257,6 +285,8 @@ def check_racks_fit_hall(
     hall_max_kw_per_rack : array (n,)  the hall's limit; NaN or inf = no limit [kW/rack]
     rack_cooling, hall_cooling : int arrays (n,), optional  codes into RACK_COOLING, HALL_COOLING
     names : sequence of str, optional  scenario names for the message
+    figures : sequence of str, optional  which figure each row's kW per rack is
+        (`over_limit_message`)
     """
     kw = np.atleast_1d(np.asarray(kw_per_rack, float))
     limit = np.broadcast_to(np.asarray(hall_max_kw_per_rack, float), kw.shape)
@@ -264,11 +294,8 @@ def check_racks_fit_hall(
     problems = []
     for i in np.flatnonzero(over)[:5]:
         label = f"{names[i]}: " if names is not None else (f"row {i}: " if kw.size > 1 else "")
-        problems.append(
-            f"{label}a rack draws {kw[i]:g} kW, above the hall's limit of {limit[i]:g} kW per rack; "
-            "expected a hall rated for the rack (raise hall_max_kw_per_rack, e.g. a liquid-cooled "
-            "hall) or a less dense rack (fewer GPUs or systems per rack)"
-        )
+        figure = figures[i] if figures is not None else None
+        problems.append(label + over_limit_message(kw[i], limit[i], figure))
     if rack_cooling is not None and hall_cooling is not None:
         bad = ~np.broadcast_to(cooling_compatible(rack_cooling, hall_cooling), kw.shape)
         for i in np.flatnonzero(bad)[:5]:
@@ -443,6 +470,7 @@ __all__ = [
     "liquid_retrofit_capex_usd",
     "maintenance_usd_per_month",
     "needs_liquid_retrofit",
+    "over_limit_message",
     "owned_facility_capex_usd",
     "stranded_kw",
     "straight_line_usd_per_month",

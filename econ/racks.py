@@ -257,11 +257,24 @@ def density_kw_per_rack(
         and rack.gpus_per_rack == gpus_per_rack
         and kw_per_rack_from_gpus > rack.kw_per_rack
     ):
-        return rack.kw_per_rack, (
-            f"the physical {hardware} rack, {figure}; "
-            f"{kw_per_rack_from_gpus:g} kW from the GPUs' power includes networking outside it"
+        return rack.kw_per_rack, physical_rack_figure(
+            hardware, figure, rack.kw_per_rack, kw_per_rack_from_gpus
         )
     return kw_per_rack_from_gpus, f"{gpus_per_rack} GPUs x IT kW per GPU"
+
+
+def physical_rack_figure(
+    hardware: str, source: str, kw_per_rack: float, kw_per_rack_from_gpus: float
+) -> str:
+    """Which figure a physical rack's kW is, as a hall-limit refusal names it (`econ size` and a
+    scenario's check alike): the rack and the catalog field it comes from, and the GPUs' power
+    where that is higher ("134.64 kW from the GPUs' power includes networking outside it")."""
+    text = f"the physical {hardware} rack, {source}"
+    if kw_per_rack_from_gpus > kw_per_rack:
+        text += (
+            f"; {kw_per_rack_from_gpus:g} kW from the GPUs' power includes networking outside it"
+        )
+    return text
 
 
 def can_retrofit(rack_cooling: str, hall_cooling: str) -> bool:
@@ -461,6 +474,9 @@ def size(
     """Size one hall; returns the JSON-ready result (the CLI's `--format json`)."""
     catalog = catalog or load_racks()
     rack = catalog.get(hardware)
+    source = "models/racks.toml kw_per_rack"  # what the hall's limit is checked against
+    if systems_per_rack is not None and systems_per_rack != rack.systems_per_rack:
+        source = f"models/racks.toml kw_per_system x {systems_per_rack}"
     if systems_per_rack is not None:
         if rack.kw_per_system is not None and systems_per_rack > MAX_SYSTEMS_PER_RACK:
             raise InputError(
@@ -552,6 +568,9 @@ def size(
                 hall_max_kw_per_rack=hall_max,
                 rack_cooling=rack.cooling,
                 hall_cooling=hall_cooling,
+                figures=[
+                    physical_rack_figure(hardware, source, rack.kw_per_rack, rack.it_kw_per_rack)
+                ],
             )
     except HallLimitError as exc:
         hint = (

@@ -135,6 +135,7 @@ def size_hall(
     strict=True,
     names=None,
     it_kw_per_rack=None,
+    figures=None,
 ) -> Sizing:
     """Racks and GPUs that fit a power budget, floor space and capex budget.
 
@@ -171,6 +172,8 @@ def size_hall(
     names : sequence of str, optional  labels of the rows in messages
     it_kw_per_rack : array (n,), optional  IT load a placed rack adds to the hall, for the power
         limit and the power drawn; default `kw_per_rack` [kW/rack]
+    figures : sequence of str, optional  which figure each row's `kw_per_rack` is, named where
+        a rack is above the hall's limit (econ.facility.over_limit_message)
 
     Raises
     ------
@@ -250,6 +253,7 @@ def size_hall(
         rack_codes,
         hall_codes,
         names=list(names) if names is not None else None,
+        figures=figures,
     )
 
     it_budget = it_budget_kw(mw, pue_, basis)

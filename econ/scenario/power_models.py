@@ -394,17 +394,14 @@ class Facility(Section):
             and self.hall_max_kw_per_rack is not None
             and self.kw_per_rack > self.hall_max_kw_per_rack
         ):
-            raise ValueError(_over_limit(self.kw_per_rack, self.hall_max_kw_per_rack))
+            from econ.facility import over_limit_message  # numpy, loaded only on a refusal
+
+            raise ValueError(
+                over_limit_message(
+                    self.kw_per_rack, self.hall_max_kw_per_rack, "facility.kw_per_rack"
+                )
+            )
         return self
-
-
-def _over_limit(kw_per_rack: float, limit: float, figure: str | None = None) -> str:
-    which = f" ({figure})" if figure else ""
-    return (
-        f"a rack draws {kw_per_rack:g} kW{which}, above the hall's limit of {limit:g} kW per rack "
-        "(hall_max_kw_per_rack); expected a hall rated for the rack (e.g. liquid-cooled) or a "
-        "less dense rack"
-    )
 
 
 def it_kw_per_gpu(power: Power) -> float:
@@ -460,7 +457,9 @@ def check_fleet_in_hall(
             hardware, gpus_per_rack, gpus_per_rack * it_kw_per_gpu(power)
         )
     if limit is not None and kw_rack > limit:
-        raise ValueError(_over_limit(kw_rack, limit, figure))
+        from econ.facility import over_limit_message  # as `econ size` words it
+
+        raise ValueError(over_limit_message(kw_rack, limit, figure))
     racks = math.ceil(gpu_count / gpus_per_rack - 1e-9)
     if facility.floor_m2 is not None and racks * facility.m2_per_rack > facility.floor_m2 + 1e-9:
         raise ValueError(

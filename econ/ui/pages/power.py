@@ -105,6 +105,8 @@ _FILE_WORDS = (
     (re.compile(r", as [a-z_]+\.[a-z_]+ takes in a scenario file"), ""),
     (re.compile(r"; leave the option out for (a hall without a limit)"), r"; empty the box for \1"),
     (re.compile(r"\braise hall_max_kw_per_rack\b"), "raise the hall limit per rack"),
+    (re.compile(r"models/racks\.toml kw_per_rack\b"), "the rack catalog's kW per rack"),
+    (re.compile(r"models/racks\.toml kw_per_system x "), "the rack catalog's kW per system x "),
 )
 """Words of a scenario file or of `econ size` that this page says with its boxes."""
 
