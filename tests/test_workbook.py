@@ -4,6 +4,7 @@ results for readers that do not recalculate; assumptions with sources; hostile t
 from __future__ import annotations
 
 import datetime as dt
+import io
 import re
 import shutil
 import subprocess
@@ -811,3 +812,12 @@ def test_libreoffice_keeps_hostile_text_as_text(recalculated):
     assert book["Summary"]["C2"].value == HOSTILE
     inputs = {r[0].value: r[3].value for r in book["Assumptions"].iter_rows(min_row=2)}
     assert inputs["description"] == "@SUM(1)"
+
+
+def test_the_npv_formula_docs_exports_quotes_is_the_seeds():
+    # It read `=Monthly!$AB$2+NPV(...)` after the Monthly sheet's columns had moved to AG.
+    page = (ROOT / "docs" / "exports.md").read_text(encoding="utf-8")
+    quoted = re.search(r"^\| NPV \| USD \| `([^`]+)` \| npv_usd \|$", page, re.MULTILINE)
+    assert quoted, "the Summary table's NPV row moved or changed shape"
+    book = load_workbook(io.BytesIO(build([econ.load_scenario(SEED)])))
+    assert summary_cell(book["Summary"], "npv_usd").value == quoted.group(1)
