@@ -14,6 +14,7 @@ import streamlit as st
 from econ.errors import InputError
 from econ.library import LibraryError, Ref, open_library, resolve_url
 from econ.library.diff import code_name, differs, input_changes, is_coded, metric_changes
+from econ.text import neutralize
 from econ.ui import common, saving, state
 from econ.ui.fmt import (
     format_change,
@@ -50,6 +51,19 @@ def _versions_frame(infos, *, with_name: bool) -> pd.DataFrame:
         for i in infos
     ]
     return pd.DataFrame(rows)
+
+
+def _as_stored(frame: pd.DataFrame):
+    """`frame` for common.table, its text shown as stored (a scenario named `-rf` as -rf):
+    common.table writes formula-like text with an apostrophe for the table's "Download as CSV",
+    which takes the cells' values; this Styler gives those cells their own text as what the
+    screen draws (the cells neutralize leaves alone are drawn as their value)."""
+    styler = frame.style
+    for column in frame.columns:
+        for label, value in frame[column].items():
+            if isinstance(value, str) and neutralize(value) != value:
+                styler = styler.format(lambda _, text=value: text, subset=([label], [column]))
+    return styler
 
 
 def _save(anyway: bool = False) -> None:
@@ -96,7 +110,8 @@ def _save_section() -> None:
 
 def _version_actions(library, name: str, numbers: list[int]) -> None:
     left, middle, right = st.columns([2, 1, 1], vertical_alignment="bottom")
-    version = left.selectbox("Version", numbers[::-1], key=VERSION)
+    # keyed by scenario: another scenario picked starts at its own newest version
+    version = left.selectbox("Version", numbers[::-1], key=f"{VERSION}:{name}")
     if middle.button("Load into the editor", icon=":material/upload:"):
         stored = library.get(Ref(name, version))
         state.keep_edits()
@@ -121,14 +136,17 @@ def _metric(key: str, money: str) -> tuple[str, str]:
 def _diff_section(library, name: str, numbers: list[int]) -> None:
     st.markdown("**Diff two versions**")
     left, right = st.columns(2)
-    old = left.selectbox("Old", numbers, index=max(0, len(numbers) - 2), key=OLD)
-    new = right.selectbox("New", numbers, index=len(numbers) - 1, key=NEW)
+    # keyed by scenario, as the version: another scenario's diff starts at its last two versions
+    old = left.selectbox("Old", numbers, index=max(0, len(numbers) - 2), key=f"{OLD}:{name}")
+    new = right.selectbox("New", numbers, index=len(numbers) - 1, key=f"{NEW}:{name}")
     old_ref, new_ref = Ref(name, old), Ref(name, new)
     inputs = input_changes(library.load(old_ref), library.load(new_ref))
     if inputs:
         # values of several types in a column (text, numbers): shown as text, which Arrow takes
         frame = pd.DataFrame(inputs).astype({"old": str, "new": str})
-        common.table(frame.replace("None", "not set"), hide_index=True, width="stretch")
+        common.table(
+            _as_stored(frame.replace("None", "not set")), hide_index=True, width="stretch"
+        )
     else:
         st.caption("No input differs.")
     with st.spinner(f"Projecting versions {old} and {new}..."):
@@ -190,13 +208,19 @@ def render() -> None:
                     "No scenario in the library matches." if search else "The library is empty."
                 )
                 return
-            common.table(_versions_frame(infos, with_name=True), hide_index=True, width="stretch")
+            common.table(
+                _as_stored(_versions_frame(infos, with_name=True)),
+                hide_index=True,
+                width="stretch",
+            )
             name = st.selectbox("Scenario", [i.name for i in infos], key=PICK)
             with st.spinner(f"Reading the history of {literal(name)}..."):
                 history = library.history(name)
             st.markdown(f"**History of {literal(name)}** (oldest first)")
             common.table(
-                _versions_frame(history, with_name=False), hide_index=True, width="stretch"
+                _as_stored(_versions_frame(history, with_name=False)),
+                hide_index=True,
+                width="stretch",
             )
             numbers = [v.version for v in history]
             _version_actions(library, name, numbers)
