@@ -36,6 +36,12 @@ def econ(capsys, *argv):
     return rc, out, err
 
 
+def show_line(ref: str) -> str:
+    """The first line `econ library show` writes before a stored text: `# econ library: NAME@V`
+    (which `save` reads as the version the file was edited from)."""
+    return f"# econ library: {ref}\n"
+
+
 def edited(tmp_path: Path, old: str, new: str, source: Path = SEED, name: str = "b.toml") -> Path:
     text = source.read_text()
     assert old in text
@@ -73,10 +79,12 @@ def test_save_history_show_keep_every_version_exactly(library_url, tmp_path, cap
     assert versions[0]["text_sha256"] != versions[1]["text_sha256"]
     assert versions[0]["hardware"] == "gb200-nvl72" and versions[0]["model"] == "deepseek-r1"
 
-    # show prints the text byte for byte, comments included; no version means the newest
+    # show prints the text byte for byte, comments included, after a line naming the version;
+    # no version means the newest
     rc, out, _ = econ(capsys, "library", "show", f"{SEED_NAME}@1")
-    assert rc == 0 and out == SEED.read_text()
-    assert econ(capsys, "library", "show", SEED_NAME)[1] == second.read_text()
+    assert rc == 0 and out == show_line(f"{SEED_NAME}@1") + SEED.read_text()
+    out = econ(capsys, "library", "show", SEED_NAME)[1]
+    assert out == show_line(f"{SEED_NAME}@2") + second.read_text()
     rc, out, _ = econ(capsys, "library", "show", f"{SEED_NAME}@1", "--format", "json")
     assert json.loads(out)["toml"] == SEED.read_text()
 
@@ -306,7 +314,8 @@ def test_restore_and_soft_delete_lose_nothing(library_url, tmp_path, capsys):
     restored = json.loads(out)
     assert restored["version"] == 3 and restored["parent_version"] == 2
     assert restored["message"] == "restored from version 1"
-    assert econ(capsys, "library", "show", f"{SEED_NAME}@3")[1] == SEED.read_text()
+    out = econ(capsys, "library", "show", f"{SEED_NAME}@3")[1]
+    assert out == show_line(f"{SEED_NAME}@3") + SEED.read_text()
 
     rc, said, _ = econ(capsys, "library", "delete", SEED_NAME)
     assert rc == 0 and said.startswith(f"deleted {SEED_NAME} (3 versions kept; ")
@@ -451,7 +460,8 @@ def test_export_then_import_into_another_library(library_url, tmp_path, capsys):
     other = f"sqlite:///{tmp_path / 'other.db'}"
     rc, out, _ = econ(capsys, "library", "import", folder, "--library", other, "--format", "json")
     assert rc == 0 and len(json.loads(out)["added"]) == 2
-    assert econ(capsys, "library", "show", SEED_NAME, "--library", other)[1] == SEED.read_text()
+    out = econ(capsys, "library", "show", SEED_NAME, "--library", other)[1]
+    assert out == show_line(f"{SEED_NAME}@1") + SEED.read_text()
 
 
 def test_import_of_an_invalid_file_imports_nothing(library_url, tmp_path, capsys):
@@ -499,7 +509,8 @@ def test_the_library_reads_files_as_validate_does(library_url, tmp_path, capsys)
     assert econ(capsys, "validate", bom)[0] == 0
     rc, _, err = econ(capsys, "library", "save", bom)
     assert rc == 0, err
-    assert econ(capsys, "library", "show", SEED_NAME)[1] == SEED.read_text()
+    out = econ(capsys, "library", "show", SEED_NAME)[1]
+    assert out == show_line(f"{SEED_NAME}@1") + SEED.read_text()
     folder = tmp_path / "team"
     folder.mkdir()
     (folder / "bom.toml").write_bytes(bom.read_bytes())
@@ -1037,7 +1048,8 @@ def test_an_old_library_is_upgraded_by_a_writer_never_by_a_read(library_url, cap
         ["fy25"],
         "deepseek-r1",
     )
-    assert econ(capsys, "library", "show", f"{SEED_NAME}@1")[1] == SEED.read_text()
+    out = econ(capsys, "library", "show", f"{SEED_NAME}@1")[1]
+    assert out == show_line(f"{SEED_NAME}@1") + SEED.read_text()
     assert econ(capsys, "library", "save", SEED)[0] == 0
     assert summary_of(capsys, f"library:{SEED_NAME}@1") == summary_of(capsys, SEED)
 
@@ -1075,7 +1087,7 @@ def test_stored_scenario_that_no_longer_validates_is_shown_and_migrated(
     rc, _, err = econ(capsys, "project", "library:legacy@1")
     assert rc == 3 and "library:legacy@1" in err and "econ library show legacy@1" in err
     assert "kept unchanged" in err and "Traceback" not in err
-    assert econ(capsys, "library", "show", "legacy@1") == (0, V0_TEXT, "")
+    assert econ(capsys, "library", "show", "legacy@1") == (0, show_line("legacy@1") + V0_TEXT, "")
     assert econ(capsys, "library", "migrate", "legacy@1")[0] == 3
     # with the migration available, `migrate` saves a current copy as version 2
     monkeypatch.setitem(MIGRATIONS, 0, Migration(0, "capex.price_per_gpu renamed", _v0_to_v1))
@@ -1083,7 +1095,7 @@ def test_stored_scenario_that_no_longer_validates_is_shown_and_migrated(
     assert rc == 0 and json.loads(out)["version"] == 2 and json.loads(out)["schema_version"] == 1
     monkeypatch.delitem(MIGRATIONS, 0)
     assert load_scenario("library:legacy@2").capex.gpu_price_usd == 31000.0
-    assert econ(capsys, "library", "show", "legacy@1")[1] == V0_TEXT
+    assert econ(capsys, "library", "show", "legacy@1")[1] == show_line("legacy@1") + V0_TEXT
     rc, _, err = econ(capsys, "library", "migrate", "legacy@2")
     assert rc == 3 and "nothing to migrate" in err
 
@@ -1225,7 +1237,8 @@ def test_export_compares_a_huge_file_without_reading_it(library_url, tmp_path, c
     assert rc == 3 and "refusing to overwrite" in err and str(huge) in err
     assert huge.stat().st_size == 64 * 2**30
     rc, err = _export_within(capsys, folder, "--force")
-    assert rc == 0 and huge.read_bytes() == econ(capsys, "library", "show", SEED_NAME)[1].encode()
+    out = econ(capsys, "library", "show", SEED_NAME, "--format", "json")[1]
+    assert rc == 0 and huge.read_bytes() == json.loads(out)["toml"].encode()
     # a stored text is never larger than a scenario file econ reads (16 MB), from the API neither
     with open_library() as library, pytest.raises(ScenarioError, match="larger than 16 MB"):
         library.save_text("#" * 2**24 + "\n" + SEED.read_text())

@@ -297,7 +297,9 @@ def test_library_show_escapes_stored_comments(run, tmp_path, library):
     assert run("library", "save", path).returncode == 0
     result = run("library", "show", "deepseek-r1-gb200-nvl72")
     assert result.returncode == 0 and no_raw(result.stdout)
-    assert result.stdout.startswith("# a comment \\x9b2J with \\u202e in it\n")
+    # (after the line naming the version, which `econ library save` reads as its base)
+    header = "# econ library: deepseek-r1-gb200-nvl72@1\n"
+    assert result.stdout.startswith(header + "# a comment \\x9b2J with \\u202e in it\n")
     exact = json.loads(run("library", "show", "deepseek-r1-gb200-nvl72", "--format", "json").stdout)
     assert exact["toml"].startswith(comment)  # JSON gives the text as saved
 

@@ -11,19 +11,28 @@
 The library is `--library URL`, else ECON_LIBRARY, else the per-user SQLite file. Thin: every
 command calls econ.library and prints a table or JSON (`--format json`). Exit 3 on a bad library,
 name, version or file, with the reason and nothing changed.
+
+`show` writes a first line naming the version (`# econ library: NAME@V`); `save` reads that line
+as the version the file was edited from (an implicit --base) and stores the file's text after it.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
+import re
 import sys
+import unicodedata
 
 from econ.commands import Number, add_format
-from econ.library import default_path, parse_ref
+from econ.library import LibraryError, Ref, default_path, parse_ref
 from econ.text import printable
 
 EXIT_OK = 0
+HEADER = "# econ library: "
+"""How the first line `show` writes starts: `# econ library: NAME@V`, V the version shown."""
+_HEADER_LINE = re.compile(r"# econ library: ([^@\r\n]+)@([0-9]{1,12})[ \t]*\r?\n")
 MESSAGE_HELP = "what changed and why (default: none)"
 AUTHOR_HELP = "who saves (default: ECON_AUTHOR, else the login name)"
 
@@ -67,7 +76,9 @@ def register(subparsers) -> None:
         "--base",
         type=Number(int, what="a version number", ge=1),
         metavar="N",
-        help="the version this file was edited from: refuse the save if another is now newest",
+        help="the version this file was edited from: refuse the save if another is now newest "
+        "(default: the version named by the file's first line, '# econ library: NAME@N', which "
+        "`econ library show` writes)",
     )
     s.add_argument(
         "--new",
@@ -84,7 +95,12 @@ def register(subparsers) -> None:
     h = add("history", "every version of a scenario, oldest first", _history)
     h.add_argument("name", metavar="NAME", help="scenario name")
 
-    sh = add("show", "print a stored version's TOML as saved (control characters escaped)", _show)
+    sh = add(
+        "show",
+        "print a stored version's TOML as saved (control characters escaped), after a first line "
+        "'# econ library: NAME@V' that `save` reads as --base V",
+        _show,
+    )
     sh.add_argument("ref", metavar="NAME[@VERSION]", help="scenario and version (default: newest)")
 
     d = add("diff", "input and metric changes between two versions", _diff)
@@ -166,12 +182,22 @@ def _json(payload) -> None:
 
 def _table(header: list[str], rows: list[list[str]]) -> str:
     cells = [header] + [["" if c is None else _printable(str(c)) for c in row] for row in rows]
-    widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
+    widths = [max(_width(r[i]) for r in cells) for i in range(len(header))]
     lines = [
-        "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in cells
+        "  ".join(c + " " * (w - _width(c)) for c, w in zip(row, widths, strict=True)).rstrip()
+        for row in cells
     ]
     lines.insert(1, "  ".join("-" * w for w in widths))
     return "\n".join(lines)
+
+
+def _width(text: str) -> int:
+    """Columns a terminal gives `text`: 2 for a wide or full-width character (East Asian Width W
+    or F: '名', most emoji), 0 for a combining mark, 1 for any other (escapes are plain ASCII)."""
+    return sum(
+        0 if unicodedata.combining(c) else 2 if unicodedata.east_asian_width(c) in "WF" else 1
+        for c in text
+    )
 
 
 def _saved(args, info, verb: str) -> int:
@@ -185,16 +211,80 @@ def _saved(args, info, verb: str) -> int:
 
 
 def _save(args) -> int:
+    from econ.library.store import _read_text  # (the file read as Library.save_file reads it)
+
+    notes = []
     with _open(args, create=True) as library:
-        info = library.save_file(
-            args.file,
-            message=args.message,
-            tags=args.tags,
-            author=args.author,
-            base=args.base,
-            new=args.new,
-        )
-    return _saved(args, info, "saved")
+        header, text = _split_header(_read_text(args.file))
+        base, implicit = args.base, None
+        if header is not None and args.base is None and not args.new:
+            if header.name == _scenario_name(text):
+                base = implicit = header.version
+            else:
+                notes.append(
+                    f"note: {args.file}: its first line names {header}, not this file's "
+                    "scenario; saved with no --base"
+                )
+        try:
+            info = library.save_text(
+                text,
+                origin=args.file,
+                message=args.message,
+                tags=args.tags,
+                author=args.author,
+                base=base,
+                new=args.new,
+            )
+        except LibraryError as exc:
+            if implicit is None or f"--base {implicit}: " not in str(exc):
+                raise
+            raise LibraryError(
+                f"{exc}\n  (--base {implicit} is this file's first line, '{HEADER}{header}', "
+                "which `econ library show` wrote: the version the file was edited from. A --base N "
+                "given on the command line is used instead)"
+            ) from None
+        if base is None and not args.new:
+            notes += _unchecked(library, info, args.file)
+    _saved(args, info, "saved")
+    for note in notes:
+        print(_printable(note), file=sys.stderr)
+    return EXIT_OK
+
+
+def _split_header(text: str) -> tuple[Ref | None, str]:
+    """(NAME@V of a first line `# econ library: NAME@V`, or None; the text after that line).
+    The line is `show`'s, not the scenario's: the text after it is what a save stores, so a file
+    `show` wrote and saved unedited stores the version's text exactly."""
+    match = _HEADER_LINE.match(text)
+    if match is None:
+        return None, text
+    return Ref(match.group(1), int(match.group(2))), text[match.end() :]
+
+
+def _scenario_name(text: str) -> str | None:
+    """The `name` of a scenario text (already read as TOML), as the library stores it (NFC)."""
+    import tomllib
+
+    name = tomllib.loads(text).get("name")
+    return unicodedata.normalize("NFC", name) if isinstance(name, str) else None
+
+
+def _unchecked(library, info, path: str) -> list[str]:
+    """A note for a save made with no base over a version another author saved: econ cannot
+    tell whether the file held that version's changes (a save is never refused for that)."""
+    if info.parent_version is None:
+        return []
+    parent = library.get(Ref(info.name, info.parent_version)).info
+    if parent.author == info.author:
+        return []
+    before, now = f"{info.name}@{parent.version}", f"{info.name}@{info.version}"
+    return [
+        f"note: {path} names no version it was edited from, and the version this save follows, "
+        f"{before}, was saved by {parent.author!r} at {parent.created_utc}: if this file did not "
+        f"start from it, {library.suggest('diff', before, now)} shows what this save undid "
+        f"and {library.suggest('restore', before)} brings it back (a save of a file "
+        "`econ library show` wrote, or with --base N, is refused instead)"
+    ]
 
 
 def _version_rows(infos, *, with_name: bool) -> str:
@@ -261,7 +351,8 @@ def _show(args) -> int:
     if args.format == "json":
         _json({**stored.info.to_json(), "toml": stored.text})
     else:  # (a comment may hold a C1 control or a bidirectional override; JSON has the text)
-        sys.stdout.write(printable(stored.text))
+        name = _printable(stored.info.name)  # (one line, whatever an old stored name holds)
+        sys.stdout.write(printable(f"{HEADER}{name}@{stored.info.version}\n{stored.text}"))
     return EXIT_OK
 
 
@@ -279,7 +370,10 @@ def _diff(args) -> int:
     if args.format == "json":
         _json({"old": str(old_ref), "new": str(new_ref), "inputs": inputs, "metrics": metrics})
         return EXIT_OK
-    rows = [[c["path"], _cell(c["old"]), _cell(c["new"]), c["unit"] or ""] for c in inputs]
+    rows = [
+        [c["path"], *_cells([c["old"], c["new"]], money="USD" in (c["unit"] or "")), c["unit"]]
+        for c in inputs
+    ]
     print(f"inputs ({_printable(str(old_ref))} -> {_printable(str(new_ref))})")
     print(_table(["path", "old", "new", "unit"], rows) if rows else "  no input differs")
     print()
@@ -287,7 +381,7 @@ def _diff(args) -> int:
     rows = [
         [k, code_name(k, v["old"]), code_name(k, v["new"]), ""]  # (a code has no difference)
         if is_coded(k)
-        else [k, _cell(v["old"]), _cell(v["new"]), _cell(v["change"])]
+        else [k, *_cells([v["old"], v["new"], v["change"]], money="usd" in k, exact=False)]
         for k, v in metrics.items()
         if differs(k, v)
     ]
@@ -298,9 +392,61 @@ def _diff(args) -> int:
 def _cell(value) -> str:
     if value is None:
         return "null"
-    if isinstance(value, float):
-        return f"{value:,.0f}" if abs(value) >= 1e5 else f"{value:.6g}"
     return json.dumps(value) if isinstance(value, list | dict) else str(value)
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _places(value: float) -> int:
+    """Decimal places of the shortest text that reads back as `value` (Python's repr):
+    0.079 -> 3, 310000.0 -> 0, 1e-07 -> 7."""
+    if isinstance(value, int):
+        return 0
+    mantissa, _, exponent = repr(value).partition("e")
+    return max(0, len(mantissa.partition(".")[2].rstrip("0")) - int(exponent or 0))
+
+
+MAX_PLACES = 20
+"""Decimal places beyond which a diff's numbers are written as Python writes them (1e-30)."""
+
+
+def _cells(values: list, *, money: bool, exact: bool = True) -> list[str]:
+    """A diff row's values (old, new[, change]) as text, numbers with thousands grouped and one
+    number of decimal places for all: an input's (`exact`) as many as the value that needs most
+    to be written exactly; a metric's six significant digits of the largest value; money at
+    least cents; more while an old and a new that differ would read alike (310,000.4 and
+    310,000 as 310,000.4 and 310,000.0). Trailing zeros every number has are dropped (down to
+    cents for money)."""
+    numbers = [v for v in values if _is_number(v)]
+    if not numbers:
+        return [_cell(v) for v in values]
+    if exact:
+        places = max(_places(v) for v in numbers)
+    else:
+        largest = max(abs(v) for v in numbers)
+        places = max(0, 5 - math.floor(math.log10(largest))) if largest else 0
+    floor = 2 if money else 0
+    places = max(places, floor)
+    if places > MAX_PLACES:
+        return [repr(v) if _is_number(v) else _cell(v) for v in values]
+    old, new = values[0], values[1]
+    differ = _is_number(old) and _is_number(new) and old != new
+    while True:
+        texts = [f"{v:,.{places}f}" if _is_number(v) else _cell(v) for v in values]
+        if not differ or texts[0] != texts[1]:
+            break
+        if places >= MAX_PLACES:
+            return [repr(v) if _is_number(v) else _cell(v) for v in values]
+        places += 1
+    decimals = [t.partition(".")[2] for t, v in zip(texts, values, strict=True) if _is_number(v)]
+    drop = min(min(len(d) - len(d.rstrip("0")) for d in decimals), max(0, places - floor))
+    if not drop:
+        return texts
+    return [
+        t[:-drop].rstrip(".") if _is_number(v) else t for t, v in zip(texts, values, strict=True)
+    ]
 
 
 def _restore(args) -> int:

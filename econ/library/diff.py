@@ -8,6 +8,7 @@ reordering a file is no change. A field's unit is the bracketed end of its pydan
 
 from __future__ import annotations
 
+import math
 import re
 import typing
 from typing import Any
@@ -17,6 +18,10 @@ from pydantic import BaseModel
 from econ.scenario import Scenario
 
 _UNIT = re.compile(r"\[([^\[\]]+)\]")
+
+METRIC_TOLERANCE = 1e-9
+"""Relative change of a metric below which `differs` counts it as none: floating-point noise of
+two projections (min_dscr 1.3 and 1.3 - 7.1e-15), never an input change, which is exact."""
 
 
 def flatten(value: Any, prefix: str = "") -> dict[str, Any]:
@@ -107,11 +112,11 @@ def is_coded(metric: str) -> bool:
 
 def differs(metric: str, change: dict[str, Any]) -> bool:
     """Whether a metric of `metric_changes` changed: a code that is another code, a quantity
-    whose change is not 0, or one that is null (undefined) on one side only; null on both sides
-    is no change."""
+    whose change is more than METRIC_TOLERANCE of the larger of old and new (in magnitude), or
+    one that is null (undefined) on one side only; null on both sides is no change."""
     if is_coded(metric) or change["change"] is None:
         return change["old"] != change["new"]
-    return change["change"] != 0
+    return not math.isclose(change["old"], change["new"], rel_tol=METRIC_TOLERANCE, abs_tol=0.0)
 
 
 def code_name(metric: str, value: Any) -> str:

@@ -1,0 +1,226 @@
+"""`econ library` as a team used it (a review of docs/library.md run by two people): a save of a
+copy `show` wrote is checked against the version it came from without --base; a save with no base
+over a colleague's version says so; `diff` writes numbers that differ differently and leaves out
+floating-point noise; tables line up wide characters."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import unicodedata
+
+import pytest
+from test_library import SEED, SEED_NAME, econ, edited
+
+from econ.commands.library import _cells, _table
+from econ.library import Ref, open_library
+from econ.library.diff import differs, metric_changes
+
+HEADER_1 = f"# econ library: {SEED_NAME}@1\n"
+
+
+def shown(capsys, ref: str, path) -> str:
+    """`econ library show REF > PATH`: what it wrote."""
+    rc, out, err = econ(capsys, "library", "show", ref)
+    assert rc == 0, err
+    path.write_text(out)
+    return out
+
+
+# --- save checks a copy `show` wrote against the version it came from -----------------------
+
+
+def test_show_names_the_version_and_saving_it_unedited_stores_the_same_text(
+    library_url, tmp_path, capsys
+):
+    econ(capsys, "library", "save", SEED)
+    copy = tmp_path / "copy.toml"
+    assert shown(capsys, SEED_NAME, copy) == HEADER_1 + SEED.read_text()
+    rc, out, err = econ(capsys, "library", "save", copy, "--format", "json")
+    assert rc == 0 and err == "", err
+    saved = json.loads(out)
+    assert saved["version"] == 2 and saved["parent_version"] == 1
+    # the stored text is the seed's, without show's line: its sha256 is the seed file's
+    assert saved["text_sha256"] == hashlib.sha256(SEED.read_bytes()).hexdigest()
+    with open_library(library_url) as library:
+        assert library.get(Ref(SEED_NAME, 2)).text == SEED.read_text()
+    # JSON gives the stored text alone
+    rc, out, _ = econ(capsys, "library", "show", f"{SEED_NAME}@2", "--format", "json")
+    assert json.loads(out)["toml"] == SEED.read_text()
+
+
+def test_a_stale_copy_is_refused_without_base(library_url, tmp_path, capsys, monkeypatch):
+    """The review: ada and bob each `show NAME@1 > file`; ada saves (version 2); bob's plain
+    `save` of his edited copy was version 3, exit 0, ada's change reverted."""
+    econ(capsys, "library", "save", SEED)
+    ada, bob = tmp_path / "ada.toml", tmp_path / "bob.toml"
+    shown(capsys, f"{SEED_NAME}@1", ada)
+    shown(capsys, f"{SEED_NAME}@1", bob)
+    ada.write_text(ada.read_text().replace("gpu_count = 72", "gpu_count = 144"))
+    assert econ(capsys, "library", "save", ada)[0] == 0
+    monkeypatch.setenv("ECON_AUTHOR", "bob")
+    bob.write_text(bob.read_text().replace("share = 0.7\n", "share = 0.75\n"))
+    rc, out, err = econ(capsys, "library", "save", bob)
+    assert rc == 3 and out == ""
+    # the message --base 1 gives, with the diff to merge, and where the 1 came from
+    assert f"{bob}: --base 1: '{SEED_NAME}' is now at version 2 (saved by 'ada' at " in err
+    assert f"`econ library diff {SEED_NAME}@1 {SEED_NAME}@2` shows them" in err
+    assert f"this file's first line, '{HEADER_1.strip()}'" in err
+    with open_library(library_url) as library:
+        assert [v.version for v in library.history(SEED_NAME)] == [1, 2]
+    # merged, and saved against version 2 by an explicit --base, which wins over the line
+    bob.write_text(bob.read_text().replace("gpu_count = 72", "gpu_count = 144"))
+    rc, out, err = econ(capsys, "library", "save", bob, "--base", "2")
+    assert rc == 0 and "version 3" in out and err == "", err
+    with open_library(library_url) as library:
+        stored = library.get(Ref(SEED_NAME, 3)).text
+    assert not stored.startswith("# econ library:") and "gpu_count = 144" in stored
+
+
+def test_an_explicit_base_that_is_stale_is_refused_even_with_a_current_first_line(
+    library_url, tmp_path, capsys
+):
+    econ(capsys, "library", "save", SEED)
+    econ(capsys, "library", "save", SEED)
+    copy = tmp_path / "copy.toml"
+    shown(capsys, SEED_NAME, copy)  # @2, the newest
+    rc, _, err = econ(capsys, "library", "save", copy, "--base", "1")
+    assert rc == 3 and "--base 1:" in err and "first line" not in err
+
+
+def test_a_first_line_naming_another_scenario_is_no_base(library_url, tmp_path, capsys):
+    """A copy saved under a new name (a fork): the line names where it came from, not a
+    version of the new name."""
+    econ(capsys, "library", "save", SEED)
+    fork = tmp_path / "fork.toml"
+    text = shown(capsys, SEED_NAME, fork)
+    fork.write_text(text.replace(f'name = "{SEED_NAME}"', 'name = "fork"'))
+    rc, out, err = econ(capsys, "library", "save", fork)
+    assert rc == 0 and "saved fork version 1" in out
+    assert f"its first line names {SEED_NAME}@1, not this file's scenario; saved with no" in err
+    with open_library(library_url) as library:
+        assert library.get(Ref("fork", 1)).text == SEED.read_text().replace(
+            f'name = "{SEED_NAME}"', 'name = "fork"'
+        )
+
+
+def test_new_with_a_first_line_is_refused_as_new(library_url, tmp_path, capsys):
+    econ(capsys, "library", "save", SEED)
+    copy = tmp_path / "copy.toml"
+    shown(capsys, SEED_NAME, copy)
+    rc, _, err = econ(capsys, "library", "save", copy, "--new")
+    assert rc == 3 and f"--new: '{SEED_NAME}' is already in library" in err
+
+
+def test_a_save_with_no_base_over_another_authors_version_says_so(
+    library_url, tmp_path, capsys, monkeypatch
+):
+    """A file that names no version (a plain copy, an export) is saved as before, with a note
+    when the version it follows is a colleague's: econ cannot tell whether it was merged."""
+    econ(capsys, "library", "save", SEED)
+    rc, _, err = econ(capsys, "library", "save", SEED)  # over ada's own: no note
+    assert rc == 0 and err == ""
+    monkeypatch.setenv("ECON_AUTHOR", "bob")
+    rc, out, err = econ(capsys, "library", "save", SEED, "--format", "json")
+    assert rc == 0 and json.loads(out)["version"] == 3
+    assert err.startswith(f"note: {SEED} names no version it was edited from, and the version ")
+    assert f"{SEED_NAME}@2, was saved by 'ada' at " in err
+    assert f"`econ library diff {SEED_NAME}@2 {SEED_NAME}@3` shows what this save undid" in err
+    assert f"`econ library restore {SEED_NAME}@2` brings it back" in err
+    # --base says which version it follows: no note
+    rc, _, err = econ(capsys, "library", "save", SEED, "--base", "3", "--author", "cy")
+    assert rc == 0 and err == ""
+
+
+# --- diff: numbers that differ read differently; noise is no change --------------------------
+
+
+def test_diff_writes_changed_inputs_so_that_they_differ(library_url, tmp_path, capsys):
+    """The review: 310000.4 against 310000 both read '310,000', 0.07900004 against 0.079 both
+    '0.079'; money is written with cents, every number with its thousands grouped."""
+    econ(capsys, "library", "save", SEED)
+    text = SEED.read_text()
+    for old, new in (
+        ("system_price_usd = 3100000.0", "system_price_usd = 3100000.4"),
+        ("price_usd_per_kwh = 0.0806", "price_usd_per_kwh = 0.08060004"),
+        ("colo_usd_per_kw_month = 194.95", "colo_usd_per_kw_month = 194.9"),
+        ("gpu_count = 72", "gpu_count = 14400"),
+    ):
+        assert old in text
+        text = text.replace(old, new)
+    (tmp_path / "b.toml").write_text(text)
+    assert econ(capsys, "library", "save", tmp_path / "b.toml")[0] == 0
+    rc, out, _ = econ(capsys, "library", "diff", f"{SEED_NAME}@1", f"{SEED_NAME}@2")
+    rows = {line.split()[0]: line.split()[1:] for line in out.splitlines() if "." in line[:30]}
+    assert rows["capex.system_price_usd"][:2] == ["3,100,000.00", "3,100,000.40"]
+    assert rows["power.price_usd_per_kwh"][:2] == ["0.08060000", "0.08060004"]
+    assert rows["facility.colo_usd_per_kw_month"][:2] == ["194.95", "194.90"]
+    assert rows["fleet.gpu_count"][:2] == ["72", "14,400"]
+
+
+@pytest.mark.parametrize(
+    ("values", "money", "exact", "expected"),
+    [
+        ([310000.4, 310000], False, True, ["310,000.4", "310,000.0"]),
+        ([0.07900004, 0.079], False, True, ["0.07900004", "0.07900000"]),
+        ([6115200, 6115207], False, True, ["6,115,200", "6,115,207"]),
+        ([15191.1, 15191], True, True, ["15,191.10", "15,191.00"]),
+        ([1e-30, 2e-30], False, True, ["1e-30", "2e-30"]),
+        (["a", None], False, True, ["a", "null"]),
+        # a metric: six significant digits of the largest, the change at the same places
+        ([6115200.0, 6115207.25, 7.25], True, False, ["6,115,200.00", "6,115,207.25", "7.25"]),
+        ([1.3, 1.35, 0.05000000000000004], False, False, ["1.30", "1.35", "0.05"]),
+        ([None, 0.5, None], False, False, ["null", "0.5", "null"]),
+        # more places where six digits would write two different values alike
+        ([1.3, 1.3000001, 1e-7], False, False, ["1.3000000", "1.3000001", "0.0000001"]),
+    ],
+)
+def test_diff_cells(values, money, exact, expected):
+    assert _cells(values, money=money, exact=exact) == expected
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "shown"),
+    [
+        (1.3, 1.3 - 7.1e-15, False),  # the review's min_dscr: floating-point noise
+        (6115207.0, 6115207.0 * (1 + 5e-10), False),
+        (1.3, 1.3 * (1 + 2e-9), True),
+        (0.0, 1e-20, True),  # no tolerance of a value 0: relative to the larger
+        (None, 1.3, True),
+    ],
+)
+def test_diff_hides_metric_noise_within_1e_9(old, new, shown):
+    [change] = metric_changes({"min_dscr": old}, {"min_dscr": new}).values()
+    assert differs("min_dscr", change) is shown
+
+
+# --- tables line up wide characters ----------------------------------------------------------
+
+
+def columns(line: str) -> list[int]:
+    """Terminal columns at which each cell after the first starts (two spaces apart), a
+    character of East Asian Width W or F counting two (as a terminal draws them)."""
+    starts, column, blanks = [], 0, 0
+    for char in line:
+        if blanks >= 2 and char != " ":
+            starts.append(column)
+        blanks = blanks + 1 if char == " " else 0
+        column += 2 if unicodedata.east_asian_width(char) in "WF" else 1
+    return starts
+
+
+def test_a_table_lines_up_wide_characters():
+    rows = [["名前", "1"], ["🚀plan", "2"], ["plain", "3"]]
+    lines = _table(["name", "version"], rows).splitlines()
+    # '名前' is 4 columns, '🚀plan' 6 (the widest): the second column starts at 6 + 2 everywhere
+    assert [columns(line) for line in lines] == [[8]] * 5
+
+
+def test_library_list_lines_up_wide_names(library_url, tmp_path, capsys):
+    for name in ("名前", "GPU集群"):
+        econ(capsys, "library", "save", edited(tmp_path, f'"{SEED_NAME}"', f'"{name}"'))
+    rc, out, _ = econ(capsys, "library", "list")
+    lines = out.splitlines()
+    assert rc == 0 and len(lines) == 4
+    # 'GPU集群' is 7 columns (3 + 2 x 2), the widest name: version starts at 9 on every line
+    assert {columns(line)[0] for line in lines} == {9}
