@@ -386,7 +386,9 @@ def test_a_file_without_a_name_is_refused_at_save_and_import(library_url, tmp_pa
     assert econ(capsys, "library", "save", _named(tmp_path, "scenario"))[0] == 0
     engine = sa.create_engine(library_url)
     with engine.begin() as conn:
-        conn.execute(sa.update(store.versions).values(toml_text=nameless.read_text()))
+        text = nameless.read_text()  # (stored with its hash, as the econ of then did)
+        sha256 = hashlib.sha256(text.encode()).hexdigest()
+        conn.execute(sa.update(store.versions).values(toml_text=text, text_sha256=sha256))
     engine.dispose()
     rc, out, _ = econ(capsys, "library", "restore", "scenario@1", "--format", "json")
     assert rc == 0 and json.loads(out)["version"] == 2
@@ -1004,9 +1006,13 @@ def _old_library(url: str) -> None:
             sa.text(
                 "INSERT INTO versions (id, scenario_id, version, toml_text, text_sha256, "
                 "scenario_sha256, schema_version, author, message, created_utc) VALUES "
-                "(1, 1, 1, :text, 'x', 'y', 1, 'bob', 'old', :t)"
+                "(1, 1, 1, :text, :sha256, 'y', 1, 'bob', 'old', :t)"
             ),
-            {"text": SEED.read_text(), "t": "2025-01-02 03:04:05"},
+            {
+                "text": SEED.read_text(),
+                "sha256": hashlib.sha256(SEED.read_bytes()).hexdigest(),
+                "t": "2025-01-02 03:04:05",
+            },
         )
         conn.execute(sa.text("INSERT INTO tags (version_id, tag) VALUES (1, 'fy25')"))
     engine.dispose()
@@ -1026,19 +1032,19 @@ def test_an_old_library_is_upgraded_by_a_writer_never_by_a_read(library_url, cap
     # a command that only reads writes nothing, not even an upgrade: it says who upgrades
     for argv in (["list"], ["show", SEED_NAME], ["history", SEED_NAME]):
         rc, _, err = econ(capsys, "library", *argv)
-        assert rc == 3 and "is at library revision 0001, older than the revision 0002" in err
+        assert rc == 3 and "is at library revision 0001, older than the revision 0003" in err
         assert "upgraded first by a user allowed to change its tables" in err
         assert "`econ library upgrade`" in err and "Traceback" not in err
     assert econ(capsys, "project", f"library:{SEED_NAME}")[0] == 3
     assert _revision_of(library_url) == "0001"
     if writer == "upgrade":
         rc, out, _ = econ(capsys, "library", "upgrade")
-        assert rc == 0 and "upgraded library" in out and "from revision 0001 to 0002" in out
+        assert rc == 0 and "upgraded library" in out and "from revision 0001 to 0003" in out
         rc, out, _ = econ(capsys, "library", "upgrade", "--format", "json")
-        assert json.loads(out)["previous_revision"] == json.loads(out)["revision"] == "0002"
+        assert json.loads(out)["previous_revision"] == json.loads(out)["revision"] == "0003"
     else:
         assert econ(capsys, "library", "save", HALL)[0] == 0
-    assert _revision_of(library_url) == "0002"
+    assert _revision_of(library_url) == "0003"
     rc, out, _ = econ(capsys, "library", "list", "--hardware", "gb200-nvl72", "--format", "json")
     assert rc == 0
     [row] = json.loads(out)["scenarios"]
@@ -1153,7 +1159,7 @@ def test_processes_opening_an_old_library_at_once_migrate_it_once(library_url):
     engine = sa.create_engine(library_url)
     with engine.connect() as conn:
         assert conn.execute(sa.text("SELECT version_num FROM econ_library_revision")).all() == [
-            ("0002",)
+            ("0003",)
         ]
         hardware = conn.scalar(sa.text("SELECT hardware FROM versions"))
     engine.dispose()

@@ -169,12 +169,18 @@ def test_a_save_blocked_by_a_held_row_lock_stops_waiting(postgres_url, postgres_
 # --- 9 and 5. roles: the documented grants, their messages, a reader's diff (PostgreSQL) -------
 
 
-def _owner_grants() -> list[str]:
-    """The statements docs/library.md tells the library's owner to run, one per line."""
+def _team_sql(block: int) -> list[str]:
+    """The statements of a SQL block of docs/library.md's "A team on PostgreSQL", one per line:
+    0 the superuser's, 1 the owner's grants, 2 the owner's tightening of older grants."""
     section = DOCS.read_text().split("## A team on PostgreSQL", 1)[1].split("\n## ", 1)[0]
     blocks = re.findall(r"```sql\n(.*?)```", section, re.S)
-    assert len(blocks) == 2, "expected the superuser's block, then the owner's"
-    return [line for line in blocks[1].splitlines() if line.strip()]
+    assert len(blocks) == 3, "expected the superuser's block, the owner's, the tightening"
+    return [line for line in blocks[block].splitlines() if line.strip()]
+
+
+def _owner_grants() -> list[str]:
+    """The statements docs/library.md tells the library's owner to run, one per line."""
+    return _team_sql(1)
 
 
 def _create_roles(postgres_socket, database: str) -> None:
@@ -221,14 +227,13 @@ def test_a_team_with_the_documented_grants(postgres_url, postgres_socket, tmp_pa
 
     # the owner creates the tables, as the docs say
     rc, out, _ = run("econ_owner", "library", "upgrade")
-    assert rc == 0 and "created library" in out and "at revision 0002" in out
+    assert rc == 0 and "created library" in out and "at revision 0003" in out
     assert run("econ_owner", "library", "save", SEED, "--author", "ada")[0] == 0
     # before the grants: PostgreSQL's reason and what to ask the owner for
     rc, _, err = run("bob", "library", "list")
     assert rc == 3 and "permission denied for table" in err
-    assert (
-        "ask them for `GRANT SELECT, INSERT, UPDATE ON ALL TABLES IN SCHEMA public TO bob;" in err
-    )
+    assert "ask them for `GRANT SELECT ON ALL TABLES IN SCHEMA public TO bob; " in err
+    assert "GRANT UPDATE (deleted_utc, deleted_by) ON scenarios TO bob; " in err
     assert "GRANT USAGE ON ALL SEQUENCES IN SCHEMA public TO bob`" in err
     assert 'docs/library.md, "A team on PostgreSQL"' in err
 
@@ -272,7 +277,7 @@ def test_only_the_owner_upgrades_an_old_library(postgres_url, postgres_socket, c
     url = f"postgresql+psycopg://bob@/{database}?host={postgres_socket}"
     # bob's read writes nothing: it says who upgrades the library
     rc, _, err = econ(capsys, "library", "list", "--library", url)
-    assert rc == 3 and "is at library revision 0001, older than the revision 0002" in err
+    assert rc == 3 and "is at library revision 0001, older than the revision 0003" in err
     assert "(on PostgreSQL, the role that owns them): `econ library upgrade --library '" in err
     # bob's save would upgrade it, which only the owner may
     rc, _, err = econ(capsys, "library", "save", SEED, "--library", url)
@@ -328,7 +333,7 @@ def test_reads_of_an_empty_database_write_nothing(
     with _superuser(postgres_socket, database) as conn:
         conn.execute("GRANT SELECT ON ALL TABLES IN SCHEMA public TO reader")
     rc, _, err = econ(capsys, "library", "list", "--library", url)
-    assert rc == 3 and "at library revision 0001, older than the revision 0002" in err
+    assert rc == 3 and "at library revision 0001, older than the revision 0003" in err
     assert "`econ library upgrade --library " in err and "permission denied" not in err
     with _superuser(postgres_socket, database) as conn:
         assert conn.execute("SELECT version_num FROM econ_library_revision").fetchone()[0] == "0001"

@@ -652,8 +652,27 @@ class Library:
                     f"{ref.name!r} has no version {ref.version} (library {self.display}); "
                     f"expected 1 to {latest} (see {self.suggest('history', ref.name)})"
                 )
+            self._check_text(row.name, version)
             info = self._infos(conn, [(row, version)])[0]
             return StoredVersion(info, version.toml_text)
+
+    def _check_text(self, name: str, version) -> None:
+        """LibraryError unless a stored version's text hashes to its text_sha256: every read of
+        a text (show, library:NAME, diff, restore, migrate, export) goes through `get`, so a
+        text changed in the database by hand is refused, never used. (Someone who rewrites the
+        hash too is not caught: the grants of docs/library.md are what keep versions as saved.)"""
+        text = version.toml_text
+        actual = hashlib.sha256(str(text).encode("utf-8", "surrogatepass")).hexdigest()
+        if actual == version.text_sha256:
+            return
+        raise LibraryError(
+            f"library {self.display}: {shortened(name)} version {version.version}: the stored "
+            f"text does not match its SHA-256 (text_sha256 {str(version.text_sha256)[:16]}..., "
+            f"the text hashes to {actual[:16]}...): the library was changed outside econ; "
+            "nothing was read from that version. Expected every version as it was saved: "
+            "restore the library from a backup, and have its owner check who may change its "
+            f"tables ({_INTEGRITY_DOCS})"
+        )
 
     def history(self, name: str) -> list[VersionInfo]:
         """Every version of a scenario, oldest first (their details, not their texts)."""
@@ -740,7 +759,10 @@ class Library:
         """Summary metrics of a stored version (econ.engine), cached by scenario hash, engine
         version (`engine_version`: econ's version and a hash of its source) and catalog version;
         a cache miss projects the stored text, as does a cached row that is not a summary of
-        today's metrics (damaged, or written by other code): it is replaced."""
+        today's metrics (damaged, or written by other code) or whose summary_sha256 does not
+        bind its summary to its key (`summary_sha256`: changed by hand, copied from another
+        key): it is replaced where this user may UPDATE results (SQLite; on PostgreSQL the
+        library's owner), else recomputed each time."""
         from econ.provenance import catalog_versions, scenario_sha256
 
         scenario = self.load(ref)
@@ -751,27 +773,35 @@ class Library:
             "catalog_sha256": hashlib.sha256(catalogs.encode()).hexdigest(),
         }
         where = sa.and_(*(results.c[k] == v for k, v in key.items()))
+        found = None
         # The cache is only a cache: a library this user may read but not write (a read-only
         # file, a role granted SELECT alone) still gives every summary, recomputed each time.
         with contextlib.suppress(LibraryError), self._guard("reading"):
             with self._engine.connect() as conn:
-                cached = _cached_summary(
-                    conn.scalar(sa.select(results.c.summary_json).where(where))
-                )
-            if cached is not None:
-                return cached
+                found = conn.execute(
+                    sa.select(results.c.summary_json, results.c.summary_sha256).where(where)
+                ).first()
+            if found is not None and found.summary_sha256 == summary_sha256(
+                key, found.summary_json
+            ):
+                cached = _cached_summary(found.summary_json)
+                if cached is not None:
+                    return cached
         summary = project_summary(scenario)
         text = json.dumps(summary, sort_keys=True, allow_nan=False)
+        check = summary_sha256(key, text)
 
         def store(conn):
-            now = _now()
-            insert = _dialect_insert(conn, results).values(
-                **key, summary_json=text, created_utc=now
-            )
+            values = {"summary_json": text, "summary_sha256": check, "created_utc": _now()}
+            if found is not None:  # a row that failed its check: UPDATE, which members lack
+                conn.execute(results.update().where(where).values(**values))
+                return
+            # DO NOTHING, not DO UPDATE (which PostgreSQL refuses without UPDATE on results,
+            # conflict or not): a row another user cached meanwhile is checked when it is read
             conn.execute(
-                insert.on_conflict_do_update(
-                    index_elements=list(key), set_={"summary_json": text, "created_utc": now}
-                )
+                _dialect_insert(conn, results)
+                .values(**key, **values)
+                .on_conflict_do_nothing(index_elements=list(key))
             )
 
         with contextlib.suppress(LibraryError):
@@ -1366,6 +1396,16 @@ def _cached_summary(text: Any) -> dict[str, Any] | None:
     return value
 
 
+def summary_sha256(key: Mapping[str, str], summary_json: str) -> str:
+    """The SHA-256 a results row keeps beside its summary: over its key (scenario hash, engine
+    version, catalog hash) and its summary_json, joined by NUL (none of them holds one), so that
+    a summary changed by hand, or copied to another scenario's key, no longer matches. It is no
+    secret: whoever may write the table can compute it too (the grants keep members from
+    changing a row; docs/library.md, "What keeps versions as saved")."""
+    parts = (key["scenario_sha256"], key["econ_version"], key["catalog_sha256"], summary_json)
+    return hashlib.sha256("\0".join(map(str, parts)).encode("utf-8", "surrogatepass")).hexdigest()
+
+
 ENGINE_HASH_CHARS = 40
 """Hex digits of the source hash in `engine_version` (with the version, within the column's 64)."""
 
@@ -1656,6 +1696,25 @@ def _uri_path(path: Path) -> str:
 
 _TEAM_DOCS = 'docs/library.md, "A team on PostgreSQL"'
 
+MEMBER_GRANTS = (
+    "GRANT SELECT ON ALL TABLES IN SCHEMA public TO {role}",
+    "GRANT INSERT ON scenarios, versions, tags, results TO {role}",
+    "GRANT UPDATE (deleted_utc, deleted_by) ON scenarios TO {role}",
+    "GRANT USAGE ON ALL SEQUENCES IN SCHEMA public TO {role}",
+)
+"""What a member who saves needs, and no more (docs/library.md, "A team on PostgreSQL"): the
+versions, tags and results are only ever inserted, so no member may UPDATE or DELETE them; a
+scenario's row is marked deleted and undeleted, and locked by each save (SELECT ... FOR UPDATE,
+which PostgreSQL allows with UPDATE on one column); the sequences number new rows."""
+
+
+def member_grants(role: str) -> list[str]:
+    """`MEMBER_GRANTS` for `role`, as statements."""
+    return [grant.format(role=role) for grant in MEMBER_GRANTS]
+
+
+_INTEGRITY_DOCS = 'docs/library.md, "What keeps versions as saved"'
+
 APP_LIBRARY = "the app's library"
 """How a message shown to the app's visitors names the library instead of by its URL or file."""
 _EXAMPLE_URLS = ("sqlite:///PATH.db", "postgresql+psycopg://USER@HOST/DATABASE")
@@ -1797,9 +1856,7 @@ def _describe_raw(exc, display: str, doing: str, role: str | None, lock_timeout_
         else:
             expected = (
                 "a role the library's owner has granted its tables and sequences: ask them for "
-                f"`GRANT SELECT, INSERT, UPDATE ON ALL TABLES IN SCHEMA public TO {role}; "
-                f"GRANT USAGE ON ALL SEQUENCES IN SCHEMA public TO {role}` (SELECT alone to "
-                "read)"
+                f"`{'; '.join(member_grants(role))}` (the first alone to read)"
             )
         return (
             f"{where}: {doing} failed: {detail}; nothing was changed. Expected {expected} "
@@ -2079,9 +2136,7 @@ def _check_base(base: Any, new: Any) -> None:
     """LibraryError unless `base` is None or a version number (an int, not a bool or a str) and
     `new` a bool, not both given."""
     if not isinstance(new, bool):
-        raise LibraryError(
-            f"new = {shortened(new)} ({type(new).__name__}): expected True or False"
-        )
+        raise LibraryError(f"new = {shortened(new)} ({type(new).__name__}): expected True or False")
     if base is None:
         return
     if isinstance(base, bool) or not isinstance(base, int):

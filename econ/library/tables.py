@@ -4,13 +4,15 @@ The Alembic migrations in econ/library/migrations create and change these tables
 what the queries use. A change here needs a new migration (and a test that upgrades an old file).
 
 - scenarios: one row per scenario name; `deleted_utc` set by a soft delete (nothing is removed).
-- versions: every saved version, never updated: the TOML text exactly as saved, its SHA-256, the
-  validated scenario's canonical hash (econ.provenance), the file's schema_version, author, message,
-  time, the version it was saved over (parent), and the hardware and model keys for `list`.
+- versions: every saved version, never updated: the TOML text exactly as saved, its SHA-256
+  (checked whenever the text is read: econ.library.store.Library.get), the validated scenario's
+  canonical hash (econ.provenance), the file's schema_version, author, message, time, the
+  version it was saved over (parent), and the hardware and model keys for `list`.
 - tags: labels on a version (e.g. board-2026q3).
 - results: summaries cached by scenario hash, engine version (column econ_version: econ's version
-  and a hash of its source, econ.library.store.engine_version) and catalog version; any row can be
-  dropped and recomputed from the stored text.
+  and a hash of its source, econ.library.store.engine_version) and catalog version, each with a
+  SHA-256 binding its summary to that key (summary_sha256, econ.library.store.summary_sha256),
+  checked when it is read; any row can be dropped and recomputed from the stored text.
 """
 
 from __future__ import annotations
@@ -67,4 +69,6 @@ results = sa.Table(
     sa.Column("catalog_sha256", sa.String(64), primary_key=True),
     sa.Column("summary_json", sa.Text, nullable=False),
     sa.Column("created_utc", sa.DateTime(timezone=True), nullable=False),
+    # null in no row econ writes: a row without it (or with another) is recomputed on reading
+    sa.Column("summary_sha256", sa.String(64), nullable=True),
 )

@@ -1,0 +1,289 @@
+"""What keeps a library's versions as saved (docs/library.md, "A team on PostgreSQL",
+"What keeps versions as saved"): the least grants a member needs, each member operation run
+under them on a real PostgreSQL server and the server refusing a member's UPDATE of what econ
+only inserts; a version's text checked against its SHA-256 on every read; cached results checked
+against theirs. PostgreSQL cases run on the server the
+postgres_socket fixture (tests/conftest.py) starts."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+import sqlalchemy as sa
+from test_library import SEED, SEED_NAME, _named, _old_library, econ, edited
+from test_library_shared import _create_roles, _database, _owner_grants, _superuser, _team_sql
+
+from econ.library import store
+
+TAMPERED = "gpu_count = 7272"
+"""What the tampering below writes into a stored text (no message may quote it)."""
+
+
+def _sha256(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _execute(url: str, statement: str, **params) -> list:
+    """Run one statement on a library as its owner (the SQLite file's user; PostgreSQL's
+    superuser), as someone changing it behind econ's back would; the rows it returns."""
+    engine = sa.create_engine(url)
+    try:
+        with engine.begin() as conn:
+            result = conn.execute(sa.text(statement), params)
+            return result.all() if result.returns_rows else []
+    finally:
+        engine.dispose()
+
+
+def _gpu_change(capsys, old: str, new: str) -> float:
+    rc, out, err = econ(capsys, "library", "diff", old, new, "--format", "json")
+    assert rc == 0, err
+    return json.loads(out)["metrics"]["gpu_count"]["change"]
+
+
+# --- 1a. the documented grants: every member operation, and no UPDATE of what econ inserts ------
+
+
+def _member_may_not(socket: Path, database: str, statement: str) -> None:
+    """`statement`, run by the member bob, is refused by the server for want of a privilege."""
+    import psycopg
+
+    with psycopg.connect(host=str(socket), user="bob", dbname=database, autocommit=True) as conn:
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            conn.execute(statement)
+
+
+OLD_GRANTS = [
+    "GRANT USAGE ON SCHEMA public TO econ_team, econ_readers;",
+    "GRANT SELECT, INSERT, UPDATE ON ALL TABLES IN SCHEMA public TO econ_team;",
+    "GRANT USAGE ON ALL SEQUENCES IN SCHEMA public TO econ_team;",
+    "GRANT SELECT ON ALL TABLES IN SCHEMA public TO econ_readers;",
+    "ALTER DEFAULT PRIVILEGES IN SCHEMA public GRANT SELECT, INSERT, UPDATE ON TABLES "
+    "TO econ_team;",
+]
+"""The owner's grants of docs/library.md before members lost UPDATE, which the docs' third block
+tightens."""
+
+
+def test_the_docs_grant_members_what_econ_names_in_its_messages():
+    statements = _owner_grants()
+    for grant in store.member_grants("econ_team"):
+        assert f"{grant};" in statements
+    team = [s for s in statements if s.endswith("TO econ_team;") and "DEFAULT" not in s]
+    assert not [s for s in team if "UPDATE ON" in s or "DELETE" in s or "ALL PRIVILEGES" in s]
+
+
+@pytest.mark.parametrize("grants", ["documented", "tightened"])
+def test_a_member_does_every_operation_and_cannot_change_what_is_stored(
+    postgres_url, postgres_socket, tmp_path, capsys, monkeypatch, grants
+):
+    """Found by review: the documented grants (SELECT, INSERT, UPDATE on all tables) let any
+    member `UPDATE versions SET toml_text = ...` (show and project then used the changed text)
+    and `UPDATE results SET summary_json = ...` (diff then served it)."""
+    import psycopg
+
+    monkeypatch.delenv("ECON_AUTHOR", raising=False)
+    database, socket = _database(postgres_url), postgres_socket
+    _create_roles(socket, database)
+
+    def as_role(role: str) -> str:
+        return f"postgresql+psycopg://{role}@/{database}?host={socket}"
+
+    def run(role: str, *argv):
+        return econ(capsys, "library", *argv, "--library", as_role(role))
+
+    assert run("econ_owner", "upgrade")[0] == 0
+    assert run("econ_owner", "save", SEED, "--author", "ada")[0] == 0
+    statements = _owner_grants() if grants == "documented" else OLD_GRANTS + _team_sql(2)
+    with psycopg.connect(host=str(socket), user="econ_owner", dbname=database) as conn:
+        for statement in statements:
+            conn.execute(statement)
+
+    # every member operation the docs list: save (a new version; a new name, tagged)
+    second = edited(tmp_path, "gpu_count = 72", "gpu_count = 144")
+    rc, out, err = run("bob", "save", second, "--format", "json")
+    assert rc == 0 and json.loads(out)["version"] == 2, err
+    new_name = _named(tmp_path, "bobs-plan")
+    assert run("bob", "save", new_name, "--tag", "board-2026q3")[0] == 0
+    rc, out, _ = run("bob", "list", "--tag", "board-2026q3", "--format", "json")
+    assert [s["name"] for s in json.loads(out)["scenarios"]] == ["bobs-plan"]
+    # delete, and undelete by a save and by restore
+    assert run("bob", "delete", SEED_NAME)[0] == 0
+    rc, out, err = run("bob", "save", second, "--format", "json")
+    assert rc == 0 and json.loads(out)["undeleted"] is True, err
+    assert run("bob", "delete", SEED_NAME)[0] == 0
+    rc, out, err = run("bob", "restore", f"{SEED_NAME}@1", "--format", "json")
+    assert rc == 0 and json.loads(out)["undeleted"] is True, err
+    # import: a new name, and a changed text with --update
+    folder = tmp_path / "team"
+    folder.mkdir()
+    (folder / "new.toml").write_bytes(_named(tmp_path, "imported-plan", "x.toml").read_bytes())
+    (folder / "seed.toml").write_bytes(
+        edited(tmp_path, "gpu_count = 72", "gpu_count = 216", name="y.toml").read_bytes()
+    )
+    rc, out, err = run("bob", "import", folder, "--update", "--format", "json")
+    assert rc == 0, err
+    assert (len(json.loads(out)["added"]), len(json.loads(out)["updated"])) == (1, 1)
+    assert run("bob", "export", tmp_path / "out")[0] == 0
+    # the results cache: bob's diff stores both summaries
+    with _superuser(socket, database) as conn:
+        assert conn.execute("SELECT count(*) FROM results").fetchone()[0] == 0
+    rc, out, err = run("bob", "diff", f"{SEED_NAME}@1", f"{SEED_NAME}@2", "--format", "json")
+    assert rc == 0 and json.loads(out)["metrics"]["gpu_count"]["change"] == 72, err
+    with _superuser(socket, database) as conn:
+        cached = conn.execute("SELECT count(*) FROM results").fetchone()[0]
+    assert cached == 2
+
+    # what econ only inserts, a member may not change; nor rename a scenario, nor delete
+    for statement in (
+        "UPDATE versions SET toml_text = replace(toml_text, 'gpu_count = 72', 'gpu_count = 7')",
+        "UPDATE versions SET author = 'carol'",
+        "UPDATE results SET summary_json = '{}'",
+        "UPDATE tags SET tag = 'board-2027'",
+        "UPDATE scenarios SET name = 'other'",
+        "UPDATE econ_library_revision SET version_num = '0001'",
+        "INSERT INTO econ_library_revision VALUES ('9999')",
+        "DELETE FROM versions",
+        "DELETE FROM results",
+        "DELETE FROM scenarios",
+    ):
+        _member_may_not(socket, database, statement)
+
+    # a result the owner changes by hand: bob recomputes it (and may not replace it) ...
+    _execute(as_role("econ_owner"), "UPDATE results SET summary_json = '{\"gpu_count\": 1}'")
+    rc, out, err = run("bob", "diff", f"{SEED_NAME}@1", f"{SEED_NAME}@2", "--format", "json")
+    assert rc == 0 and json.loads(out)["metrics"]["gpu_count"]["change"] == 72, err
+    left = _execute(as_role("econ_owner"), "SELECT summary_json FROM results")
+    assert {row[0] for row in left} == {'{"gpu_count": 1}'}
+    # ... and the owner's own diff replaces it with the summary recomputed
+    rc, out, err = run("econ_owner", "diff", f"{SEED_NAME}@1", f"{SEED_NAME}@2")
+    assert rc == 0, err
+    left = _execute(as_role("econ_owner"), "SELECT summary_json FROM results")
+    assert all(json.loads(row[0])["gpu_count"] in (72, 144) for row in left)
+
+
+# --- 1b. a version's text changed behind econ's back is refused at every read -------------------
+
+
+def test_a_text_changed_in_the_database_is_refused_wherever_it_is_read(
+    library_url, tmp_path, capsys
+):
+    """Found by review: `UPDATE versions SET toml_text = replace(...)` silently changed what
+    show, project library:NAME@V and diff read; text_sha256 was never checked."""
+    original = SEED.read_text()
+    econ(capsys, "library", "save", SEED)
+    econ(capsys, "library", "save", edited(tmp_path, "gpu_count = 72", "gpu_count = 144"))
+    _execute(
+        library_url,
+        "UPDATE versions SET toml_text = replace(toml_text, 'gpu_count = 72', :new) "
+        "WHERE version = 1",
+        new=TAMPERED,
+    )
+    changed = original.replace("gpu_count = 72", TAMPERED, 1)
+    expected = (
+        f"'{SEED_NAME}' version 1: the stored text does not match its SHA-256 (text_sha256 "
+        f"{_sha256(original)[:16]}..., the text hashes to {_sha256(changed)[:16]}...): the "
+        "library was changed outside econ; nothing was read from that version"
+    )
+    out_folder = tmp_path / "out"
+    for argv in (
+        ["library", "show", f"{SEED_NAME}@1"],
+        ["library", "show", f"{SEED_NAME}@1", "--format", "json"],
+        ["project", f"library:{SEED_NAME}@1"],
+        ["library", "diff", f"{SEED_NAME}@1", f"{SEED_NAME}@2"],
+        ["library", "restore", f"{SEED_NAME}@1"],
+        ["library", "migrate", f"{SEED_NAME}@1"],
+    ):
+        rc, out, err = econ(capsys, *argv)
+        assert rc == 3 and expected in err, (argv, err)
+        assert "restore the library from a backup" in err and "Traceback" not in err
+        assert TAMPERED not in out + err
+    # export reads the newest version only: version 2 is intact; changed too, it is refused
+    assert econ(capsys, "library", "export", out_folder)[0] == 0
+    _execute(
+        library_url,
+        "UPDATE versions SET toml_text = toml_text || :more WHERE version = 2",
+        more="\n# changed\n",
+    )
+    rc, _, err = econ(capsys, "library", "export", tmp_path / "other", "--force")
+    assert rc == 3 and f"'{SEED_NAME}' version 2: the stored text does not match" in err
+    assert not (tmp_path / "other").exists()
+    # what reads no text still works, and nothing was saved by the refused restore
+    rc, out, _ = econ(capsys, "library", "history", SEED_NAME, "--format", "json")
+    assert rc == 0 and [v["version"] for v in json.loads(out)["versions"]] == [1, 2]
+
+
+# --- 1c. a cached result changed by hand is recomputed, not served ------------------------------
+
+
+def test_a_cached_result_changed_by_hand_is_recomputed(library_url, tmp_path, capsys):
+    """Found by review: `UPDATE results SET summary_json = ...` faked the metrics `library diff`
+    served."""
+    econ(capsys, "library", "save", SEED)
+    econ(capsys, "library", "save", edited(tmp_path, "gpu_count = 72", "gpu_count = 144"))
+    old, new = f"{SEED_NAME}@1", f"{SEED_NAME}@2"
+    assert _gpu_change(capsys, old, new) == 72
+    rows = _execute(
+        library_url,
+        "SELECT r.scenario_sha256, econ_version, catalog_sha256, summary_json, summary_sha256, "
+        "v.version FROM results r JOIN versions v ON v.scenario_sha256 = r.scenario_sha256 "
+        "ORDER BY v.version",
+    )
+    assert [row[5] for row in rows] == [1, 2]
+    for row in rows:  # the check: SHA-256 over the key and the summary, joined by NUL
+        assert row[4] == _sha256("\0".join(row[:4]))
+    first, second = rows
+    # a summary changed by hand (its hash left as it was)
+    faked = json.loads(second[3]) | {"gpu_count": 7200}
+    _execute(
+        library_url,
+        "UPDATE results SET summary_json = :text WHERE scenario_sha256 = :key",
+        text=json.dumps(faked, sort_keys=True),
+        key=second[0],
+    )
+    assert _gpu_change(capsys, old, new) == 72
+    # replaced by the recomputed summary (this user may UPDATE results)
+    [(text,)] = _execute(
+        library_url, "SELECT summary_json FROM results WHERE scenario_sha256 = :k", k=second[0]
+    )
+    assert text == second[3]
+    # a row copied from another key, its hash with it: bound to its key, it fails the check
+    _execute(
+        library_url,
+        "UPDATE results SET summary_json = :text, summary_sha256 = :check "
+        "WHERE scenario_sha256 = :key",
+        text=first[3],
+        check=first[4],
+        key=second[0],
+    )
+    assert _gpu_change(capsys, old, new) == 72
+
+
+def test_an_upgrade_drops_the_results_cached_without_a_hash(library_url, capsys):
+    """Revision 0003 adds results.summary_sha256; the rows cached before it have none and would
+    never pass the check, so they are dropped (a cache: recomputed when next needed)."""
+    from alembic import command
+
+    from econ.library.store import _alembic_config
+
+    _old_library(library_url)
+    engine = sa.create_engine(library_url)
+    with engine.begin() as conn:
+        config = _alembic_config()
+        config.attributes["connection"] = conn
+        command.upgrade(config, "0002")
+        conn.execute(
+            sa.text(
+                "INSERT INTO results VALUES ('a', 'b', 'c', '{\"gpu_count\": 1}', "
+                "'2025-01-02 03:04:05')"
+            )
+        )
+    engine.dispose()
+    rc, out, _ = econ(capsys, "library", "upgrade")
+    assert rc == 0 and "from revision 0002 to 0003" in out
+    assert _execute(library_url, "SELECT count(*) FROM results") == [(0,)]
+    assert econ(capsys, "library", "diff", f"{SEED_NAME}@1", f"{SEED_NAME}@1")[0] == 0
+    assert _execute(library_url, "SELECT count(summary_sha256) FROM results") == [(1,)]
