@@ -1,8 +1,8 @@
-"""What keeps a library's versions as saved (docs/library.md, "A team on PostgreSQL",
-"What keeps versions as saved"): the least grants a member needs, each member operation run
+"""What keeps a library's versions as saved (docs/library.md, "A team on PostgreSQL", "Who saved
+it", "What keeps versions as saved"): the least grants a member needs, each member operation run
 under them on a real PostgreSQL server and the server refusing a member's UPDATE of what econ
 only inserts; a version's text checked against its SHA-256 on every read; cached results checked
-against theirs. PostgreSQL cases run on the server the
+against theirs; who a version records as its author. PostgreSQL cases run on the server the
 postgres_socket fixture (tests/conftest.py) starts."""
 
 from __future__ import annotations
@@ -136,6 +136,10 @@ def test_a_member_does_every_operation_and_cannot_change_what_is_stored(
     with _superuser(socket, database) as conn:
         cached = conn.execute("SELECT count(*) FROM results").fetchone()[0]
     assert cached == 2
+    # the author is the role the server authenticated, not the client's login
+    rc, out, _ = run("bob", "history", SEED_NAME, "--format", "json")
+    authors = [v["author"] for v in json.loads(out)["versions"]]
+    assert authors == ["ada (role econ_owner)", "bob", "bob", "bob", "bob"]
 
     # what econ only inserts, a member may not change; nor rename a scenario, nor delete
     for statement in (
@@ -287,3 +291,47 @@ def test_an_upgrade_drops_the_results_cached_without_a_hash(library_url, capsys)
     assert _execute(library_url, "SELECT count(*) FROM results") == [(0,)]
     assert econ(capsys, "library", "diff", f"{SEED_NAME}@1", f"{SEED_NAME}@1")[0] == 0
     assert _execute(library_url, "SELECT count(summary_sha256) FROM results") == [(1,)]
+
+
+# --- 2. who saved it ----------------------------------------------------------------------------
+
+
+def test_on_postgresql_the_author_is_the_connected_role(
+    postgres_url, tmp_path, capsys, monkeypatch
+):
+    """Found by review: the author defaulted to the client machine's login name (everyone showed
+    as `root` on the team server). The test server's libraries are opened as `postgres`."""
+    monkeypatch.setenv("ECON_LIBRARY", postgres_url)
+    monkeypatch.delenv("ECON_AUTHOR", raising=False)
+    monkeypatch.setattr("getpass.getuser", lambda: "root")
+    second = edited(tmp_path, "gpu_count = 72", "gpu_count = 144")
+    assert econ(capsys, "library", "save", SEED)[0] == 0
+    assert econ(capsys, "library", "save", second, "--author", "ada")[0] == 0
+    monkeypatch.setenv("ECON_AUTHOR", "bob")
+    assert econ(capsys, "library", "save", SEED)[0] == 0
+    assert econ(capsys, "library", "save", SEED, "--author", "postgres")[0] == 0
+    rc, out, _ = econ(capsys, "library", "history", SEED_NAME, "--format", "json")
+    assert [v["author"] for v in json.loads(out)["versions"]] == [
+        "postgres",
+        "ada (role postgres)",
+        "bob (role postgres)",
+        "postgres",
+    ]
+    assert econ(capsys, "library", "delete", SEED_NAME)[0] == 0
+    assert _execute(postgres_url, "SELECT deleted_by FROM scenarios") == [("bob (role postgres)",)]
+    # the name given and the role fit the column together: " (role postgres)" is 16 characters
+    rc, _, err = econ(capsys, "library", "save", SEED, "--author", "a" * 185)
+    assert rc == 3 and "expected a name of at most 184 characters" in err
+    assert econ(capsys, "library", "save", SEED, "--author", "a" * 184)[0] == 0
+
+
+def test_on_sqlite_the_author_is_the_name_given_else_the_login(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("ECON_LIBRARY", f"sqlite:///{tmp_path / 'library.db'}")
+    monkeypatch.delenv("ECON_AUTHOR", raising=False)
+    monkeypatch.setattr("getpass.getuser", lambda: "ada-login")
+    assert econ(capsys, "library", "save", SEED)[0] == 0
+    assert econ(capsys, "library", "save", SEED, "--author", "a" * 200)[0] == 0
+    monkeypatch.setenv("ECON_AUTHOR", "bob")
+    assert econ(capsys, "library", "save", SEED)[0] == 0
+    rc, out, _ = econ(capsys, "library", "history", SEED_NAME, "--format", "json")
+    assert [v["author"] for v in json.loads(out)["versions"]] == ["ada-login", "a" * 200, "bob"]

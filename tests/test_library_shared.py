@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 from conftest import ROOT
-from test_library import HALL, SEED, SEED_NAME, _old_library, econ, edited
+from test_library import HALL, SEED, SEED_NAME, _old_library, econ, edited, saved_author
 
 from econ.library import LibraryError, hide_credentials, open_library
 from econ.library.store import _prepare, _read_text
@@ -537,7 +537,9 @@ def test_a_save_based_on_an_older_version_is_refused(library_url, tmp_path, caps
     # ada edited her copy of version 1: saved over bob's version 2, his change would be lost
     ada = edited(tmp_path, "share = 0.7", "share = 0.75", name="ada.toml")
     rc, _, err = econ(capsys, "library", "save", ada, "--base", "1")
-    assert rc == 3 and f"{ada}: --base 1: '{SEED_NAME}' is now at version 2 (saved by 'bob'" in err
+    bob_saved = saved_author("bob", library_url)
+    assert rc == 3 and f"{ada}: --base 1: '{SEED_NAME}' is now at version 2" in err
+    assert f"(saved by '{bob_saved}' at " in err
     assert "expected --base 2" in err and f"econ library diff {SEED_NAME}@1 {SEED_NAME}@2" in err
     for base, expected in (("3", "has no version 3"), ("0", "expected a version number")):
         rc, _, err = econ(capsys, "library", "save", ada, "--base", base)
@@ -559,12 +561,14 @@ def test_a_save_of_a_new_scenario_is_refused_once_a_colleague_holds_the_name(
     ada = edited(tmp_path, "share = 0.7", "share = 0.75", name="ada.toml")
     rc, _, err = econ(capsys, "library", "save", ada, "--new")
     assert rc == 3 and f"{ada}: --new: '{SEED_NAME}' is already in library" in err
-    assert "at version 1 (saved by 'bob' at " in err and f"econ library show {SEED_NAME}" in err
+    bob_saved = saved_author("bob", library_url)
+    assert f"at version 1 (saved by '{bob_saved}' at " in err
+    assert f"econ library show {SEED_NAME}" in err
     assert "nothing was saved" in err and "Traceback" not in err
     rc, _, err = econ(capsys, "library", "save", ada, "--new", "--base", "1")
     assert rc == 3 and "expected one of them" in err
     with open_library(library_url) as library:
-        assert [v.author for v in library.history(SEED_NAME)] == ["bob"]
+        assert [v.author for v in library.history(SEED_NAME)] == [bob_saved]
         library.delete(SEED_NAME, author="bob")
         # a deleted name is free again: --new brings its history back, as a plain save does
         info = library.save_file(ada, new=True, author="ada")

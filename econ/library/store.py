@@ -444,10 +444,16 @@ def _iso(value: dt.datetime) -> str:
     return value.astimezone(dt.UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
-def default_author() -> str:
-    """ECON_AUTHOR, else the login name."""
-    if os.environ.get("ECON_AUTHOR"):
-        return os.environ["ECON_AUTHOR"]
+def given_author(author: str | None = None) -> str | None:
+    """The author the user named, checked (`_check_author`): `author` (--author), else
+    ECON_AUTHOR; None when neither is given (then `Library` records the PostgreSQL role, or on
+    SQLite the login name)."""
+    given = author or os.environ.get("ECON_AUTHOR") or None
+    return None if given is None else _check_author(given)
+
+
+def login_name() -> str:
+    """The login name of the user running econ (the author on SQLite when none is given)."""
     try:
         return getpass.getuser()
     except (OSError, KeyError):
@@ -563,10 +569,11 @@ class Library:
         _check_base(base, new)
         prepared = _prepare(text, origin)
         tag_list = _check_tags(tags)
-        who = _check_author(author or default_author())
+        given = given_author(author)
         message = _check_message(message)
 
         def run(conn):
+            who = self._author(conn, given)
             return self._insert(
                 conn, prepared, message, tag_list, who, base=base, new=new, origin=origin
             )
@@ -578,9 +585,10 @@ class Library:
         stored = self.get(ref)
         prepared = _prepare(stored.text, stored.label, restoring=True)
         note = _check_message(message) or f"restored from version {stored.info.version}"
-        who = _check_author(author or default_author())
+        given = given_author(author)
         return self._transaction(
-            lambda conn: self._insert(conn, prepared, note, [], who), "restoring"
+            lambda conn: self._insert(conn, prepared, note, [], self._author(conn, given)),
+            "restoring",
         )
 
     def migrate(self, ref: Ref, *, author: str | None = None) -> SavedVersion:
@@ -611,7 +619,7 @@ class Library:
 
     def delete(self, name: str, *, author: str | None = None) -> None:
         """Soft delete: the scenario leaves `list` and `library:` names; every version is kept."""
-        who = _check_author(author or default_author())
+        given = given_author(author)
         if not self.exists:  # no such name, and nothing to create
             with self._guard("reading"), self._engine.connect() as conn:
                 self._scenario(conn, name)
@@ -623,7 +631,7 @@ class Library:
             conn.execute(
                 scenarios.update()
                 .where(scenarios.c.id == row.id)
-                .values(deleted_utc=_now(), deleted_by=who)
+                .values(deleted_utc=_now(), deleted_by=self._author(conn, given))
             )
 
         self._transaction(run, "deleting")
@@ -898,10 +906,11 @@ class Library:
                     "expected one file per scenario name; nothing was imported"
                 )
             names[item.name] = item, path
-        who = _check_author(author or default_author())
+        given = given_author(author)
         message = _check_message(message)
 
         def run(conn) -> ImportReport:
+            who = self._author(conn, given)
             # Each name's row is created if new and locked (in name order, so two imports never
             # deadlock) before its stored texts are read: a save or import of the same name that
             # is under way is waited for, and its version is compared with, not skipped past.
@@ -1083,6 +1092,28 @@ class Library:
             model=item.model,
             undeleted=row.deleted_utc is not None,
         )
+
+    @staticmethod
+    def _author(conn, given: str | None) -> str:
+        """Who saves, as versions.author (and scenarios.deleted_by) keep it. On PostgreSQL, the
+        role connected (current_user), which the server has authenticated: a name given
+        (--author, ECON_AUTHOR) is kept, with that role beside it where they differ, 'bob (role
+        ada)', so that a shared library records who really wrote. On SQLite, which has no
+        users, the name given, else the login name."""
+        if conn.dialect.name != "postgresql":
+            return given or _check_author(login_name())
+        role = _check_author(conn.scalar(sa.text("SELECT current_user")))
+        if given is None or given == role:
+            return role
+        both = f"{given} (role {role})"
+        if len(both) > NAME_LENGTH:
+            raise LibraryError(
+                f"author {_quoted(given)}: with the role econ records beside it on PostgreSQL "
+                f"({role!r}), longer than {NAME_LENGTH} characters; expected a name of at most "
+                f"{NAME_LENGTH - len(both) + len(given)} characters (or none: the role is then "
+                "the author); nothing was saved"
+            )
+        return both
 
     def _newest_by(self, conn, scenario_id, latest: int) -> str:
         """'saved by AUTHOR at TIME' of version `latest`."""
@@ -2156,7 +2187,8 @@ def _check_base(base: Any, new: Any) -> None:
 def _check_author(author: str) -> str:
     """The author unless blank, too long or holding a control character: an author is replayed
     by `econ library history` to every user of a shared library, and an escape sequence in it
-    would rewrite their terminal (the author comes from --author, ECON_AUTHOR or the login)."""
+    would rewrite their terminal (the author comes from --author, ECON_AUTHOR, the PostgreSQL
+    role or the login)."""
     _check_utf8(author, "author")
     shown = _quoted(author)
     if not author.strip() or len(author) > NAME_LENGTH:
