@@ -2,13 +2,16 @@
 it", "What keeps versions as saved"): the least grants a member needs, each member operation run
 under them on a real PostgreSQL server and the server refusing a member's UPDATE of what econ
 only inserts; a version's text checked against its SHA-256 on every read; cached results checked
-against theirs; who a version records as its author. PostgreSQL cases run on the server the
+against theirs; who a version records as its author; what a read-only folder or disk is called. PostgreSQL cases run on the server the
 postgres_socket fixture (tests/conftest.py) starts."""
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
+import sqlite3
+import types
 from pathlib import Path
 
 import pytest
@@ -335,3 +338,99 @@ def test_on_sqlite_the_author_is_the_name_given_else_the_login(tmp_path, capsys,
     assert econ(capsys, "library", "save", SEED)[0] == 0
     rc, out, _ = econ(capsys, "library", "history", SEED_NAME, "--format", "json")
     assert [v["author"] for v in json.loads(out)["versions"]] == ["ada-login", "a" * 200, "bob"]
+
+
+# --- 3. a read-only folder or disk is named as such ---------------------------------------------
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into a chmod 0555 folder anyway")
+def test_a_new_library_in_a_read_only_folder_names_the_folder(tmp_path, capsys):
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    folder.chmod(0o555)
+    try:
+        rc, _, err = econ(capsys, "library", "save", SEED, "--library", f"sqlite:///{folder}/x.db")
+    finally:
+        folder.chmod(0o755)
+    assert rc == 3 and f"folder {folder} cannot be written" in err and "Traceback" not in err
+
+
+def _unwritable(monkeypatch, *paths: Path) -> None:
+    """os.access says `paths` may not be written, as it does for a non-root user of a chmod
+    0555 folder or 0444 file (root is let write anyway)."""
+    real = os.access
+    denied = {str(p) for p in paths}
+
+    def access(path, mode, *args, **kwargs):
+        if str(path) in denied and mode & os.W_OK:
+            return False
+        return real(path, mode, *args, **kwargs)
+
+    monkeypatch.setattr(os, "access", access)
+
+
+def test_a_new_file_in_a_folder_econ_may_not_write(tmp_path, capsys, monkeypatch):
+    """Found by review: `save --library sqlite:////ro/none.db` into a read-only folder said
+    "cannot open the file (unable to open database file); expected a readable, writable file"."""
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    library = folder / "none.db"
+    real_connect = sqlite3.connect
+
+    def connect(database, *args, **kwargs):  # as SQLite fails there for a user other than root
+        if str(database) == str(library):
+            raise sqlite3.OperationalError("unable to open database file")
+        return real_connect(database, *args, **kwargs)
+
+    monkeypatch.setattr(sqlite3, "connect", connect)
+    monkeypatch.setattr(sqlite3.dbapi2, "connect", connect)  # (what SQLAlchemy calls)
+    _unwritable(monkeypatch, folder)
+    rc, _, err = econ(capsys, "library", "save", SEED, "--library", f"sqlite:///{library}")
+    assert rc == 3 and "Traceback" not in err
+    assert (
+        f"saving failed: folder {folder} cannot be written, so the library file cannot be "
+        "created in it (unable to open database file); nothing was changed" in err
+    )
+    assert "expected a readable, writable file" not in err and not library.exists()
+
+
+def _query_only(dbapi_connection, _record):  # SQLite's "attempt to write a readonly database"
+    dbapi_connection.execute("PRAGMA query_only = ON")
+
+
+@pytest.mark.parametrize("cause", ["disk", "folder", "file"])
+def test_a_library_that_cannot_be_written_names_what_is_read_only(
+    tmp_path, capsys, monkeypatch, cause
+):
+    """Found by review: a library file on a read-only mount was called "the file is read-only"
+    though its mode let it be written."""
+    library = tmp_path / "lib" / "library.db"
+    library.parent.mkdir()
+    url = f"sqlite:///{library}"
+    assert econ(capsys, "library", "save", SEED, "--library", url)[0] == 0
+    if cause == "disk":
+        real = os.statvfs
+
+        def statvfs(path):
+            if str(path) in (str(library), str(library.parent)):
+                return types.SimpleNamespace(f_flag=real(path).f_flag | os.ST_RDONLY)
+            return real(path)
+
+        monkeypatch.setattr(os, "statvfs", statvfs)
+    else:
+        _unwritable(monkeypatch, library.parent if cause == "folder" else library)
+    sa.event.listen(sa.engine.Engine, "connect", _query_only)
+    try:
+        rc, _, err = econ(capsys, "library", "save", SEED, "--library", url)
+    finally:
+        sa.event.remove(sa.engine.Engine, "connect", _query_only)
+    assert rc == 3 and "Traceback" not in err
+    expected = {
+        "disk": f"saving failed: the disk holding folder {library.parent} is read-only (mounted "
+        "read-only: attempt to write a readonly database); nothing was changed",
+        "folder": f"saving failed: folder {library.parent} cannot be written (SQLite writes its "
+        "journal beside the library file",
+        "file": "saving failed: the file is read-only; nothing was changed",
+    }[cause]
+    assert expected in err
+    assert ("the file is read-only" in err) == (cause == "file")

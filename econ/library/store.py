@@ -494,6 +494,7 @@ class Library:
         self._store: sa.Engine | None = None  # the library's own engine while it does not exist
         self._new_file: Path | None = None  # a SQLite file this Library's first write creates
         self._role = target.role  # (None: libpq's default, the login name)
+        self._file = target.file
         self._lock_timeout_s = PG_LOCK_TIMEOUT_S if timeout_s is None else timeout_s
         if self.missing_file is not None:
             self._read_as_empty()
@@ -1321,7 +1322,12 @@ class Library:
             yield
         except sa.exc.SQLAlchemyError as exc:
             message = _describe(
-                exc, self.display, doing, role=self._role, lock_timeout_s=self._lock_timeout_s
+                exc,
+                self.display,
+                doing,
+                role=self._role,
+                lock_timeout_s=self._lock_timeout_s,
+                file=self._file,
             )
             raise _DatabaseFailure(message) from None
 
@@ -1560,6 +1566,8 @@ class _Target:
     """A SQLite file that does not exist yet or is empty (the library does not exist yet)."""
     role: str | None = None
     """The PostgreSQL role named in the URL (None: libpq's default, the login name)."""
+    file: Path | None = None
+    """A SQLite library's file (None: PostgreSQL), for messages naming it or its folder."""
 
 
 def _make_engine(text: str, source: str, timeout_s: float | None, create: bool = True) -> _Target:
@@ -1710,7 +1718,7 @@ def _sqlite_engine(url, source: str, timeout_s: float | None, shown: str, create
     # A file that does not exist yet (or is empty) is no library yet: it reads as empty, and
     # only a write creates it (never a read, nor a save that fails).
     missing = not path.exists() or path.stat().st_size == 0
-    return _Target(display, connect, path if missing else None)
+    return _Target(display, connect, path if missing else None, file=path)
 
 
 def _empty_engine():
@@ -1842,13 +1850,17 @@ def _describe(
     *,
     role: str | None = None,
     lock_timeout_s: float = PG_LOCK_TIMEOUT_S,
+    file: Path | None = None,
 ) -> str:
     """The message of a database failure: what failed, why, and what was expected (any password
-    the driver quotes hidden)."""
-    return hide_credentials(_describe_raw(exc, display, doing, role, lock_timeout_s))
+    the driver quotes hidden). `file`: a SQLite library's file, whose folder and disk a message
+    about writing it names."""
+    return hide_credentials(_describe_raw(exc, display, doing, role, lock_timeout_s, file))
 
 
-def _describe_raw(exc, display: str, doing: str, role: str | None, lock_timeout_s: float) -> str:
+def _describe_raw(
+    exc, display: str, doing: str, role: str | None, lock_timeout_s: float, file: Path | None
+) -> str:
     original = getattr(exc, "orig", None) or exc
     detail = (str(original).strip().splitlines() or [type(original).__name__])[0]
     low = detail.lower()
@@ -1905,10 +1917,10 @@ def _describe_raw(exc, display: str, doing: str, role: str | None, lock_timeout_
             "Expected an econ library file: restore it from a backup or point --library / "
             "ECON_LIBRARY at another file"
         )
-    if "unable to open database" in low:
-        return f"{where}: cannot open the file ({detail}); expected a readable, writable file"
-    if "readonly" in low:
-        return f"{where}: {doing} failed: the file is read-only; expected a writable library"
+    if "unable to open database" in low or "readonly" in low:
+        return _unwritable_file(
+            where, doing, detail, file, getattr(original, "sqlite_errorname", "")
+        )
     if display.startswith("sqlite"):  # the library is a file: no server to blame
         if "disk is full" in low or "no space" in low:
             cause = "the disk holding the library file is full"
@@ -1928,6 +1940,63 @@ def _describe_raw(exc, display: str, doing: str, role: str | None, lock_timeout_
             "nothing was changed. Expected a running PostgreSQL server that accepts this user"
         )
     return f"{where}: {doing} failed: {detail}; nothing was changed"
+
+
+def _unwritable_file(where: str, doing: str, detail: str, file: Path | None, code: str) -> str:
+    """The message of a SQLite library file that could not be opened or written, naming what is
+    in the way as far as it can be told: a disk mounted read-only, a folder econ may not write
+    (where a new file is made, and where SQLite writes its journal beside the file), the file's
+    own mode; SQLite's error alone says "readonly database" for each of them."""
+    if file is None:  # (no file known: SQLite's reason as it gives it)
+        return f"{where}: {doing} failed: {detail}; expected a readable, writable library file"
+    folder = file.parent
+    exists = file.exists()
+    if _read_only_disk(file if exists else folder):
+        return (
+            f"{where}: {doing} failed: the disk holding folder {folder} is read-only (mounted "
+            f"read-only: {detail}); nothing was changed. Expected a library on a writable disk"
+        )
+    if not exists:
+        cause = (
+            f"the library file cannot be created in folder {folder}"
+            if os.access(folder, os.W_OK | os.X_OK)  # (yet SQLite could not: say no more)
+            else f"folder {folder} cannot be written, so the library file cannot be created in it"
+        )
+        return (
+            f"{where}: {doing} failed: {cause} ({detail}); nothing was changed. Expected a "
+            "folder econ may write to (or a library file in another folder)"
+        )
+    if "readonly" not in detail.lower():  # an existing file that cannot be opened at all
+        return (
+            f"{where}: {doing} failed: cannot open the file ({detail}); expected a readable, "
+            "writable library file"
+        )
+    if code == "SQLITE_READONLY_DIRECTORY" or (
+        os.access(file, os.W_OK) and not os.access(folder, os.W_OK | os.X_OK)
+    ):
+        return (
+            f"{where}: {doing} failed: folder {folder} cannot be written (SQLite writes its "
+            f"journal beside the library file: {detail}); nothing was changed. Expected the "
+            "library file's folder writable too"
+        )
+    if not os.access(file, os.W_OK):
+        return (
+            f"{where}: {doing} failed: the file is read-only; nothing was changed. Expected a "
+            "writable library file"
+        )
+    return (
+        f"{where}: {doing} failed: the library is read-only to econ ({detail}); nothing was "
+        "changed. Expected a writable library file, in a folder and on a disk econ may write to"
+    )
+
+
+def _read_only_disk(path: Path) -> bool:
+    """Whether the file system holding `path` is mounted read-only (False when that cannot be
+    told)."""
+    try:
+        return bool(os.statvfs(path).f_flag & getattr(os, "ST_RDONLY", 0))
+    except (OSError, AttributeError):
+        return False
 
 
 _KINDS = {
