@@ -2,7 +2,8 @@
 it", "What keeps versions as saved"): the least grants a member needs, each member operation run
 under them on a real PostgreSQL server and the server refusing a member's UPDATE of what econ
 only inserts; a version's text checked against its SHA-256 on every read; cached results checked
-against theirs; who a version records as its author; what a read-only folder or disk is called. PostgreSQL cases run on the server the
+against theirs; who a version records as its author; what a read-only folder or disk is called;
+export's file names of names longer than 255 bytes. PostgreSQL cases run on the server the
 postgres_socket fixture (tests/conftest.py) starts."""
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import sqlalchemy as sa
 from test_library import SEED, SEED_NAME, _named, _old_library, econ, edited
 from test_library_shared import _create_roles, _database, _owner_grants, _superuser, _team_sql
 
-from econ.library import store
+from econ.library import open_library, store
 
 TAMPERED = "gpu_count = 7272"
 """What the tampering below writes into a stored text (no message may quote it)."""
@@ -434,3 +435,35 @@ def test_a_library_that_cannot_be_written_names_what_is_read_only(
     }[cause]
     assert expected in err
     assert ("the file is read-only" in err) == (cause == "file")
+
+
+# --- 4. export's file names fit 255 bytes -------------------------------------------------------
+
+
+def test_export_names_longer_than_255_bytes(library_url, tmp_path, capsys):
+    """Found by review: a name of 200 Han characters (600 bytes of UTF-8) failed the whole export
+    with "the file name is too long"."""
+    names = ["名" * 200, "名" * 199 + "人", "é" * 130, "plan-" + "x" * 195]
+    for i, name in enumerate(names):
+        assert econ(capsys, "library", "save", _named(tmp_path, name, f"{i}.toml"))[0] == 0
+    folder = tmp_path / "out"
+    rc, out, err = econ(capsys, "library", "export", folder, "--format", "json")
+    assert rc == 0, err
+    files = sorted(p.name for p in folder.iterdir())
+    digests = [hashlib.sha256(n.encode()).hexdigest()[:8] for n in names]
+    # 250 bytes for the stem, less '-' and 8 hex digits: 80 Han characters (240 bytes), 120 é
+    assert files == sorted(
+        [
+            f"{'名' * 80}-{digests[0]}.toml",
+            f"{'名' * 80}-{digests[1]}.toml",
+            f"{'é' * 120}-{digests[2]}.toml",
+            f"plan-{'x' * 195}.toml",  # 205 bytes: kept as it is
+        ]
+    )
+    assert all(len(f.encode()) <= 255 for f in files)
+    # the same files on the next export, and they import into another library as they were
+    rc, out, _ = econ(capsys, "library", "export", folder, "--format", "json")
+    assert rc == 0 and json.loads(out)["written"] == []
+    with open_library(f"sqlite:///{tmp_path / 'other.db'}") as other:
+        other.import_folder(folder)
+        assert sorted(i.name for i in other.list()) == sorted(names)

@@ -93,6 +93,9 @@ PG_CONNECT_TIMEOUT_S = 10
 PG_LOCK_TIMEOUT_S = 30.0
 """How long a PostgreSQL save waits for another save's lock on the same scenario [s]."""
 WRITE_ATTEMPTS = 5
+FILE_NAME_BYTES = 255
+"""The longest file name export writes [bytes of UTF-8]: what ext4, XFS and btrfs hold (APFS
+and NTFS count 255 characters or UTF-16 units, never more than the UTF-8 bytes)."""
 MAX_VERSION = 2**31 - 1
 """The largest version number the versions table holds (a 32-bit INTEGER on PostgreSQL)."""
 _PG_LOCK_KEY = 0x65636F6E  # "econ": the advisory lock held while a library is migrated
@@ -2271,16 +2274,26 @@ def _check_author(author: str) -> str:
 
 def _file_stem(name: str, seen: set[str]) -> str:
     """A file name for a scenario name, the same whatever else the library holds: the name
-    itself where it is one (letters of any script, digits, '.', '_', '-'); otherwise its safe
-    characters, the others as '-', and 8 hex digits of the name's SHA-256, so that "a/b" and
-    "a:b" keep their own files as names come and go. A clash left (only of a name spelled as
-    another's stem and hash) gets -2, -3, ..."""
+    itself where it is one (letters of any script, digits, '.', '_', '-') and fits
+    FILE_NAME_BYTES with '.toml'; otherwise its safe characters, the others as '-', cut to fit
+    by bytes (UTF-8: 200 Han characters are 600 bytes) and 8 hex digits of the name's SHA-256,
+    so that "a/b" and "a:b", or two long names alike in their first 240 bytes, keep their own
+    files as names come and go. A clash left (only of a name spelled as another's stem and
+    hash) gets -2, -3, ..."""
+    room = FILE_NAME_BYTES - len(".toml")
     stem = re.sub(r"[^\w.-]+", "-", name).strip("-.") or "scenario"
-    if stem != name:
-        stem = f"{stem}-{hashlib.sha256(name.encode('utf-8')).hexdigest()[:8]}"
+    if stem != name or len(stem.encode("utf-8")) > room:
+        digest = hashlib.sha256(name.encode("utf-8")).hexdigest()[:8]
+        stem = f"{_cut_bytes(stem, room - len(digest) - 1)}-{digest}"
     candidate, n = stem, 1
     while candidate.lower() in seen:
         n += 1
-        candidate = f"{stem}-{n}"
+        suffix = f"-{n}"
+        candidate = _cut_bytes(stem, room - len(suffix)) + suffix
     seen.add(candidate.lower())
     return candidate
+
+
+def _cut_bytes(text: str, limit: int) -> str:
+    """`text` cut to at most `limit` bytes of UTF-8, at a character's end."""
+    return text.encode("utf-8")[:limit].decode("utf-8", "ignore")
