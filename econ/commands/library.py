@@ -34,7 +34,10 @@ HEADER = "# econ library: "
 """How the first line `show` writes starts: `# econ library: NAME@V`, V the version shown."""
 _HEADER_LINE = re.compile(r"# econ library: ([^@\r\n]+)@([0-9]{1,12})[ \t]*\r?\n")
 MESSAGE_HELP = "what changed and why (default: none)"
-AUTHOR_HELP = "who saves (default: ECON_AUTHOR, else the login name)"
+AUTHOR_HELP = (
+    "who saves (default: ECON_AUTHOR, else the PostgreSQL role connected, or on SQLite the login "
+    "name; a name other than the role is stored with the role: 'ada (role bob)')"
+)
 
 
 def register(subparsers) -> None:
