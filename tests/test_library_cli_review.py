@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import unicodedata
 
 import pytest
@@ -63,7 +64,11 @@ def test_a_stale_copy_is_refused_without_base(library_url, tmp_path, capsys, mon
     rc, out, err = econ(capsys, "library", "save", bob)
     assert rc == 3 and out == ""
     # the message --base 1 gives, with the diff to merge, and where the 1 came from
-    assert f"{bob}: --base 1: '{SEED_NAME}' is now at version 2 (saved by 'ada' at " in err
+    assert re.search(
+        rf"{re.escape(str(bob))}: --base 1: '{SEED_NAME}' is now at version 2 \(saved by "
+        rf"'ada( \(role \w+\))?' at ",
+        err,
+    )
     assert f"`econ library diff {SEED_NAME}@1 {SEED_NAME}@2` shows them" in err
     assert f"this file's first line, '{HEADER_1.strip()}'" in err
     with open_library(library_url) as library:
@@ -124,7 +129,8 @@ def test_a_save_with_no_base_over_another_authors_version_says_so(
     rc, out, err = econ(capsys, "library", "save", SEED, "--format", "json")
     assert rc == 0 and json.loads(out)["version"] == 3
     assert err.startswith(f"note: {SEED} names no version it was edited from, and the version ")
-    assert f"{SEED_NAME}@2, was saved by 'ada' at " in err
+    # (on PostgreSQL the name given is stored with the role connected: 'ada (role postgres)')
+    assert re.search(rf"{SEED_NAME}@2, was saved by 'ada( \(role \w+\))?' at ", err)
     assert f"`econ library diff {SEED_NAME}@2 {SEED_NAME}@3` shows what this save undid" in err
     assert f"`econ library restore {SEED_NAME}@2` brings it back" in err
     # --base says which version it follows: no note
