@@ -104,6 +104,7 @@ MONTHLY_COLUMNS = (
     "covenant_breach",
     "current_tax_usd",
     "capitalized_interest_usd",
+    "commitment_fee_usd",
 )
 """Monthly line items (docs/glossary.md names them; `scenario`, `month` and `date` index them).
 
@@ -118,7 +119,11 @@ depreciation): the gain taxed (depreciation recapture, IRC §1245) or the loss d
 taxable income; interest_usd is interest expense (cash interest plus amortized fees and discount);
 tax_usd is the income tax paid (financing.tax_payment), current_tax_usd the current tax expense and
 deferred_tax_usd the deferred tax expense (ASC 740); capitalized_interest_usd is loan interest of
-the construction period, added to the GPUs' cost instead of expensed."""
+the construction period, added to the GPUs' cost instead of expensed. cash_interest_usd is the
+interest and coupons paid and commitment_fee_usd a capital stack's fees on undrawn commitments
+(0 for financing.debt_share's loan): debt_service_usd = cash_interest_usd + commitment_fee_usd +
+the scheduled principal (econ.capital). Lines added later go last, so that the workbook's Monthly
+columns keep their letters."""
 
 BALANCE_LINES = ("debt_balance_usd", "deferred_tax_liability_usd", "gpus_in_service")
 """Monthly lines that are levels at month end, not flows: yearly figures take the year's last."""
@@ -424,7 +429,8 @@ DEBT_SCHEDULE = {
     "opening_balance_usd": "Opening balance [USD]",
     "draws_and_added_usd": "Draws and interest added [USD]",
     "interest_usd": "Interest [USD]",
-    "cash_interest_usd": "Cash interest and fees [USD]",
+    "cash_interest_usd": "Cash interest [USD]",
+    "commitment_fee_usd": "Commitment fees [USD]",
     "principal_usd": "Principal [USD]",
     "principal_outside_service_usd": "Principal outside the service: balloons, settlement [USD]",
     "closing_balance_usd": "Closing balance [USD]",
@@ -449,10 +455,12 @@ def debt_schedule_table(
     previous year's closing (0 in the first year, before the month-0 draw); draws_and_added_usd
     is what the financing identity closing = opening + additions - principal leaves (loan draws,
     and interest added to the balance rather than paid). interest_usd (interest expense, with
-    interest added to the loan and fees amortized), cash_interest_usd (interest and fees paid),
+    interest added to the loan and fees amortized), cash_interest_usd (interest and coupons
+    paid), commitment_fee_usd (a capital stack's fees on undrawn commitments, paid in cash),
     principal_usd and debt_service_usd are summed; principal_outside_service_usd is the principal
     the debt service leaves out (balloons, bullets, the balance settled at the projection's end,
-    as econ.capital's DSCR does), what debt service = cash interest + principal - it leaves.
+    as econ.capital's DSCR does): cash interest + commitment fees + principal less debt service,
+    never negative, since debt service is cash interest + commitment fees + scheduled principal.
     cfads_usd = EBITDA - income tax paid, summed over the year's months with debt service (the
     months the monthly DSCR tests; NaN in a year without any), so that dscr = cfads_usd /
     debt_service_usd (annual DSCR) never counts months after the debt is repaid;
@@ -495,9 +503,13 @@ def debt_schedule_table(
             "draws_and_added_usd": snap_to_zero(closing - opening + annual["principal_usd"]),
             "interest_usd": annual["interest_usd"],
             "cash_interest_usd": annual["cash_interest_usd"],
+            "commitment_fee_usd": annual["commitment_fee_usd"],
             "principal_usd": annual["principal_usd"],
             "principal_outside_service_usd": snap_to_zero(
-                annual["cash_interest_usd"] + annual["principal_usd"] - service
+                annual["cash_interest_usd"]
+                + annual["commitment_fee_usd"]
+                + annual["principal_usd"]
+                - service
             ),
             "closing_balance_usd": closing,
             "debt_service_usd": service,
@@ -1831,6 +1843,8 @@ def _monthly_lines(ledger: _Ledger) -> dict[str, np.ndarray]:
         ).astype(float),
         "current_tax_usd": ledger.current_tax,
         "capitalized_interest_usd": capitalized,
+        # (financing.debt_share's loan has no commitment: no fee line)
+        "commitment_fee_usd": debt.get("commitment_fee_usd", np.zeros_like(ledger.current_tax)),
     }
 
 

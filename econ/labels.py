@@ -117,6 +117,7 @@ COLUMNS: dict[str, str] = {
     "tax_depreciation_usd": "Tax depreciation",
     "tax_gain_on_disposal_usd": "Tax gain on disposal",
     "cash_interest_usd": "Cash interest",
+    "commitment_fee_usd": "Commitment fees",
     "debt_service_usd": "Debt service",
     "deferred_tax_usd": "Deferred tax",
     "deferred_tax_liability_usd": "Deferred tax liability",

@@ -1555,12 +1555,19 @@ SPECS: tuple[Spec, ...] = (
         ),
     ),
     line("cash_interest_usd", mcol("interest_usd")),
+    # financing.debt_share's loan has no undrawn commitment; a capital stack's fees are values.
+    line(
+        "commitment_fee_usd",
+        when(lambda info: not _attr(info.scenario, "financing.tranches", ()), Num(0)),
+    ),
     line("principal_usd", Cell("Debt", "scheduled_principal_usd") + Cell("Debt", "balloon_usd")),
     # Debt service excludes balloons (refinanced; econ.capital), so DSCR does too.
     line(
         "debt_service_usd",
-        mcol("cash_interest_usd") + Cell("Debt", "scheduled_principal_usd"),
-        mcol("cash_interest_usd") + mcol("principal_usd"),
+        mcol("cash_interest_usd")
+        + mcol("commitment_fee_usd")
+        + Cell("Debt", "scheduled_principal_usd"),
+        mcol("cash_interest_usd") + mcol("commitment_fee_usd") + mcol("principal_usd"),
     ),
     # After the loan's service lines: a draw is a formula only where they are (`_frozen_draws`).
     helper("Debt", "draws_usd", IF(eq(month, purchase), _debt, 0), values=_frozen_draws),
@@ -1715,6 +1722,7 @@ SPECS: tuple[Spec, ...] = (
         mcol("cash_flow_project_usd")
         + Cell("Debt", "draws_usd")
         - mcol("cash_interest_usd")
+        - mcol("commitment_fee_usd")
         - mcol("principal_usd"),
         mcol("cash_flow_project_usd") + Cell("Debt", "financing_cash_flow_usd"),
     ),

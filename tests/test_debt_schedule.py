@@ -9,9 +9,17 @@ import pytest
 from econ import load_scenario, project
 from econ.engine import DEBT_SCHEDULE, debt_schedule_table
 from econ.errors import InputError
-from tests.conftest import ROOT
+from tests.conftest import ROOT, SCENARIOS
 
 SEEDS = ("deepseek-r1-gb200-nvl72", "deepseek-r1-gb200-nvl72-capital-stack")
+SUMMED = (
+    "interest_usd",
+    "cash_interest_usd",
+    "commitment_fee_usd",
+    "principal_usd",
+    "debt_service_usd",
+)
+"""Columns of the schedule that are the year's sums of the monthly lines of the same name."""
 
 
 @pytest.fixture(scope="module", params=SEEDS)
@@ -38,13 +46,15 @@ def test_schedule_sums_the_months_and_keeps_the_balance_identity(monthly, years)
     for y, row in table.iterrows():
         months = monthly[year == y]
         assert row["months"] == (months["month"] >= 1).sum()
-        for line in ("interest_usd", "cash_interest_usd", "principal_usd", "debt_service_usd"):
+        for line in SUMMED:
             assert row[line] == pytest.approx(months[line].sum(), rel=1e-12, abs=1e-6)
-        # The service foots: cash interest and fees + principal - what it leaves out.
+        # The service foots: cash interest + commitment fees + principal - what it leaves out.
         outside = row["principal_outside_service_usd"]
         assert 0.0 <= outside <= row["principal_usd"] + 1e-6
         assert row["debt_service_usd"] == pytest.approx(
-            row["cash_interest_usd"] + row["principal_usd"] - outside, rel=1e-12, abs=1e-6
+            row["cash_interest_usd"] + row["commitment_fee_usd"] + row["principal_usd"] - outside,
+            rel=1e-12,
+            abs=1e-6,
         )
         assert row["closing_balance_usd"] == months["debt_balance_usd"].iloc[-1]
         assert row["opening_balance_usd"] == opening
@@ -118,6 +128,7 @@ def test_a_hand_worked_schedule():
             "principal_usd": principal,
             "interest_usd": interest,
             "cash_interest_usd": interest,
+            "commitment_fee_usd": 0.0,
             "debt_service_usd": service,
             "ebitda_usd": np.where(months == 0, 0.0, 160.0),
             "tax_usd": np.where(months == 0, 0.0, 10.0),
@@ -161,6 +172,7 @@ def test_the_annual_dscr_counts_only_the_months_with_debt_service():
             "principal_usd": principal,
             "interest_usd": 0.0,
             "cash_interest_usd": 0.0,
+            "commitment_fee_usd": 0.0,
             "debt_service_usd": principal,
             "ebitda_usd": cfads,
             "tax_usd": 0.0,
@@ -195,6 +207,7 @@ def test_a_balloon_is_principal_outside_the_service():
             "principal_usd": principal,
             "interest_usd": 0.0,
             "cash_interest_usd": 0.0,
+            "commitment_fee_usd": 0.0,
             "debt_service_usd": scheduled,
             "ebitda_usd": np.where(months == 0, 0.0, 100.0),
             "tax_usd": 0.0,
@@ -231,3 +244,117 @@ def test_a_floor_per_scenario_by_name():
     assert list(second["dscr_less_floor"]) == pytest.approx(list(second["dscr"] - 1.2))
     alone = debt_schedule_table(monthly.loc[[SEEDS[1]]], "asset", 1.2).loc[SEEDS[1]]
     pd.testing.assert_frame_equal(second, alone)
+
+
+def test_commitment_fees_are_in_the_service_and_never_make_the_outside_negative():
+    """A 1,200 loan at no interest repaid at 100 a month, its lender paid a commitment fee of 3 a
+    month in months 1-6 (debt service = cash interest + commitment fees + scheduled principal,
+    econ.capital): year 1's service is 1,200 + 18 = 1,218, and no principal is outside it (it
+    read 1,200 - 1,218 = -18 when the fees were left out of the footing)."""
+    months = np.arange(13)
+    principal = np.where(months >= 1, 100.0, 0.0)
+    fee = np.where((months >= 1) & (months <= 6), 3.0, 0.0)
+    frame = pd.DataFrame(
+        {
+            "scenario": "hand",
+            "month": months,
+            "date": pd.date_range("2026-04-01", periods=13, freq="MS"),
+            "debt_balance_usd": 1200.0 - np.cumsum(principal),
+            "principal_usd": principal,
+            "interest_usd": fee,
+            "cash_interest_usd": 0.0,
+            "commitment_fee_usd": fee,
+            "debt_service_usd": principal + fee,
+            "ebitda_usd": np.where(months == 0, 0.0, 150.0),
+            "tax_usd": 0.0,
+            "depreciation_usd": 0.0,
+            "impairment_usd": 0.0,
+            "dscr": np.where(months == 0, np.nan, 150.0 / (principal + fee + (months == 0))),
+            "llcr": np.nan,
+        }
+    )
+    row = debt_schedule_table(frame, "asset").iloc[0]
+    assert (row["cash_interest_usd"], row["commitment_fee_usd"]) == (0.0, 18.0)
+    assert (row["principal_usd"], row["debt_service_usd"]) == (1200.0, 1218.0)
+    assert row["principal_outside_service_usd"] == 0.0
+
+
+STACK = ROOT / "models" / "scenarios" / f"{SEEDS[1]}.toml"
+STEPS = [{"month": 0, "share": 0.5}, {"month": 6, "share": 0.3}]
+"""The capital-stack seed's DDTL drawn in steps, as a lender's review did: half its commitment at
+close, 30% in month 6, the last 20% never drawn."""
+
+
+def stepped_ddtl():
+    """The capital-stack seed with its DDTL drawn in STEPS."""
+    base = load_scenario(STACK)
+    tranches = [t.model_dump(mode="json", exclude_unset=True) for t in base.financing.tranches]
+    assert tranches[0]["type"] == "delayed_draw_term_loan"
+    tranches[0]["draw_schedule"] = STEPS
+    return load_scenario(STACK, {"financing.tranches": tranches, "name": "stepped-ddtl"})
+
+
+def test_a_ddtl_drawn_in_steps_shows_its_commitment_fees_month_by_month_and_by_year():
+    """docs/financing.md: the fee of month m is commitment_fee_annual x the day count's year
+    fraction of a month x what was undrawn at the end of month m-1, over the availability
+    period (months 1 to issue + availability_months). ACT/360 counts 365/12 days a month over a
+    360-day year. Undrawn: half the commitment (55% of capex) in months 1-6, a fifth in months
+    7-12, nothing after month 12. A lender's review read 410.75 and 164.30 as the gap between
+    debt service and cash interest + principal, which no line showed."""
+    scenario = stepped_ddtl()
+    ddtl = scenario.financing.tranches[0]
+    assert (ddtl.day_count, ddtl.availability_months) == ("act/360", 12)
+    projection = project(scenario)
+    lines = {k: v[0] for k, v in projection.lines.items()}
+    capex = scenario.capex.system_price_usd + scenario.fleet.gpu_count * (
+        scenario.capex.networking_usd_per_gpu + scenario.capex.installation_usd_per_gpu
+    )
+    assert lines["capex_usd"].sum() == pytest.approx(capex, rel=1e-12)  # one rack at close
+    commitment = ddtl.share_of_capex * capex
+    per_month = ddtl.commitment_fee_annual * (365.0 / 12.0) / 360.0
+    months = np.arange(len(lines["commitment_fee_usd"]))
+    undrawn = np.select(
+        [(months >= 1) & (months <= 6), (months >= 7) & (months <= 12)],
+        [(1 - 0.5) * commitment, (1 - 0.5 - 0.3) * commitment],
+        0.0,
+    )
+    np.testing.assert_allclose(lines["commitment_fee_usd"], per_month * undrawn, rtol=1e-12)
+    assert lines["commitment_fee_usd"][1] == pytest.approx(410.75, abs=0.005)
+    assert lines["commitment_fee_usd"][7] == pytest.approx(164.30, abs=0.005)
+    # The monthly service is cash interest + fees + principal (no balloon before the last month).
+    served = lines["cash_interest_usd"] + lines["commitment_fee_usd"] + lines["principal_usd"]
+    np.testing.assert_allclose(lines["debt_service_usd"][:-1], served[:-1], atol=1e-6)
+    table = debt_schedule_table(projection.monthly).droplevel("scenario")
+    first = table.iloc[0]
+    assert first["commitment_fee_usd"] == pytest.approx(per_month * undrawn.sum(), rel=1e-12)
+    assert first["commitment_fee_usd"] == pytest.approx(3450.28, abs=0.005)  # the review's gap
+    assert first["principal_outside_service_usd"] == 0.0  # it read -3,450.28
+    assert (table["commitment_fee_usd"].iloc[1:] == 0).all()
+
+
+@pytest.fixture(scope="module", params=[p.stem for p in SCENARIOS] + ["stepped-ddtl"])
+def ready_made(request) -> pd.DataFrame:
+    name = request.param
+    if name == "stepped-ddtl":
+        return project(stepped_ddtl()).monthly.reset_index()
+    return project(load_scenario(STACK.parent / f"{name}.toml")).monthly.reset_index()
+
+
+@pytest.mark.parametrize("years", ["asset", "calendar"])
+def test_every_schedule_foots_and_leaves_no_negative_principal_outside(ready_made, years):
+    """Every ready-made scenario and the stepped DDTL: a year's debt service is its cash interest
+    + commitment fees + principal - the principal outside the service, which is never negative
+    (at most the year's principal), and the fees are the months' sums."""
+    table = debt_schedule_table(ready_made, years)
+    year = year_of(ready_made, years)
+    outside = table["principal_outside_service_usd"].to_numpy()
+    np.testing.assert_allclose(
+        table["debt_service_usd"],
+        table["cash_interest_usd"] + table["commitment_fee_usd"] + table["principal_usd"] - outside,
+        rtol=1e-12,
+        atol=1e-6,
+    )
+    assert (outside >= 0).all()
+    assert (outside <= table["principal_usd"].to_numpy() + 1e-6).all()
+    fees = ready_made.groupby(year, sort=False)["commitment_fee_usd"].sum().to_numpy()
+    np.testing.assert_allclose(table["commitment_fee_usd"], fees, rtol=1e-12, atol=1e-9)
