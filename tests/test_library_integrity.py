@@ -114,6 +114,8 @@ def test_a_member_does_every_operation_and_cannot_change_what_is_stored(
     assert run("bob", "save", new_name, "--tag", "board-2026q3")[0] == 0
     rc, out, _ = run("bob", "list", "--tag", "board-2026q3", "--format", "json")
     assert [s["name"] for s in json.loads(out)["scenarios"]] == ["bobs-plan"]
+    # a label on a version saved before
+    assert run("bob", "tag", f"{SEED_NAME}@1", "board-2026q4")[0] == 0
     # delete, and undelete by a save and by restore
     assert run("bob", "delete", SEED_NAME)[0] == 0
     rc, out, err = run("bob", "save", second, "--format", "json")
@@ -204,6 +206,7 @@ def test_a_text_changed_in_the_database_is_refused_wherever_it_is_read(
         ["library", "diff", f"{SEED_NAME}@1", f"{SEED_NAME}@2"],
         ["library", "restore", f"{SEED_NAME}@1"],
         ["library", "migrate", f"{SEED_NAME}@1"],
+        ["library", "tag", f"{SEED_NAME}@1", "board-2026q3"],
     ):
         rc, out, err = econ(capsys, *argv)
         assert rc == 3 and expected in err, (argv, err)

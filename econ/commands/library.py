@@ -115,6 +115,10 @@ def register(subparsers) -> None:
     r.add_argument("--message", "-m", default="", help=MESSAGE_HELP)
     r.add_argument("--author", help=AUTHOR_HELP)
 
+    t = add("tag", "label a saved version (it is not saved again; labels are only added)", _tag)
+    t.add_argument("ref", metavar="NAME@VERSION", help="the version to label")
+    t.add_argument("tags", metavar="TAG", nargs="+", help="labels, e.g. board-2026q3")
+
     e = add("export", "write each scenario's newest version to DIR/NAME.toml", _export)
     e.add_argument("folder", metavar="DIR", help="folder to write to")
     e.add_argument("--force", action="store_true", help="overwrite files that differ")
@@ -458,6 +462,16 @@ def _restore(args) -> int:
             parse_ref(args.ref, need_version=True), message=args.message, author=args.author
         )
     return _saved(args, info, "restored as")
+
+
+def _tag(args) -> int:
+    with _open(args) as library:
+        info = library.tag(parse_ref(args.ref, need_version=True), args.tags)
+    if args.format == "json":
+        _json(info.to_json())
+    else:
+        print(f"{_printable(info.name)}@{info.version} tagged: {_printable(', '.join(info.tags))}")
+    return EXIT_OK
 
 
 def _migrate(args) -> int:

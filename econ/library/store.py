@@ -621,6 +621,30 @@ class Library:
             tomli_w.dumps(migrated), origin=stored.label, message=note, author=author
         )
 
+    def tag(self, ref: Ref, labels: Sequence[str] | str) -> VersionInfo:
+        """Label a saved version (the one sent to the board) without saving it again: its text,
+        number and place in the history are unchanged, and a label it has is kept once. Labels
+        are only ever added, as every row of the tags table is (docs/library.md)."""
+        wanted = _check_tags(labels)
+        if not wanted:
+            raise LibraryError("tag: expected at least one label, e.g. board-2026q3")
+        stored = self.get(ref)  # the version exists, and its text is as saved
+
+        def run(conn):
+            row = self._scenario(conn, stored.info.name)
+            version = conn.execute(
+                sa.select(*_INFO_COLUMNS).where(
+                    (versions.c.scenario_id == row.id) & (versions.c.version == stored.info.version)
+                )
+            ).one()
+            have = set(conn.scalars(sa.select(tags.c.tag).where(tags.c.version_id == version.id)))
+            added = [{"version_id": version.id, "tag": t} for t in wanted if t not in have]
+            if added:
+                conn.execute(tags.insert(), added)
+            return self._infos(conn, [(row, version)])[0]
+
+        return self._transaction(run, "tagging")
+
     def delete(self, name: str, *, author: str | None = None) -> None:
         """Soft delete: the scenario leaves `list` and `library:` names; every version is kept."""
         given = given_author(author)
