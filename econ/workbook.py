@@ -4169,7 +4169,21 @@ def workbook_bytes(
     seed: int | None = None,
     created=None,
 ) -> bytes:
-    """The .xlsx file of a projection, as bytes (for a download button or a writer).
+    """The .xlsx file of a projection, as bytes (for a download button or a writer): the second
+    of `written_workbook`, whose parameters it takes."""
+    return written_workbook(projection, scenarios, stamp=stamp, seed=seed, created=created)[1]
+
+
+def written_workbook(
+    projection: Projection,
+    scenarios: Sequence[Scenario] | None = None,
+    *,
+    stamp: Stamp | None = None,
+    seed: int | None = None,
+    created=None,
+) -> tuple[Workbook, bytes]:
+    """The workbook of a projection as openpyxl holds it (each cell's formula, number format and
+    type, which `econ verify` compares with a file's) and its .xlsx file, as bytes.
 
     A scenario that reads a measured curve file is the workbook's as econ.embedding.embeddable
     gives it (the curve resolved to its figures, named by file name and SHA-256 in its source):
@@ -4191,7 +4205,7 @@ def workbook_bytes(
     elif stamp is None:
         stamp = make_stamp(projection, scenarios, seed=seed, created=created)
     wb, cache, _ = build_workbook(projection, scenarios, stamp)
-    return _package(wb, cache, stamp)
+    return wb, _package(wb, cache, stamp)
 
 
 def formula_report(
@@ -4230,4 +4244,5 @@ __all__ = [
     "read_summary",
     "sheet_parts",
     "workbook_bytes",
+    "written_workbook",
 ]

@@ -455,6 +455,216 @@ def test_a_libreoffice_ratio_of_small_operands_verifies(tmp_path, capsys):
     assert code == 0, out
 
 
+# What Excel shows is also each cell's formula and number format: found by security review, a
+# workbook whose number formats all read "0.10", or whose LCOT formula was divided by 10 with its
+# cached result kept (Excel recalculates on open), verified "ok" (only the cached values were read).
+
+
+def _npv_cell(book: Path):
+    return summary_cell(load_workbook(book)["Summary"], "npv_usd")
+
+
+def test_a_number_format_showing_other_digits_fails(book, tmp_path, capsys):
+    """Every custom number format of the styles part replaced by the text "0.10" (the review's
+    workbook): each figure shows 0.10, and every value is unchanged."""
+    cell = _npv_cell(book)
+    edited = tmp_path / "format.xlsx"
+
+    def edit(name, data):
+        if name == "xl/styles.xml":
+            return re.sub(rb'formatCode="[^"]*"', b'formatCode="&quot;0.10&quot;"', data)
+        return data
+
+    _rewrite(book, edited, edit)
+    code, out = _verify(capsys, edited)
+    assert code == 1, out
+    written = cell.number_format
+    assert (
+        f"Summary!{cell.coordinate}: number format shown '\"0.10\"', econ writes {written!r}" in out
+    )
+    assert "more cells differ in formula, number format or type" in out
+
+
+def test_a_conditional_format_showing_other_digits_fails(book, tmp_path, capsys):
+    """econ's one conditional format (a check row's red flag) given the number format "0.10":
+    where its rule holds, Excel shows the cell so, whatever the cell's own format."""
+    edited = tmp_path / "conditional.xlsx"
+    old = b"<dxf><font>"
+    new = b'<dxf><numFmt numFmtId="300" formatCode="&quot;0.10&quot;" /><font>'
+
+    def edit(name, data):
+        if name == "xl/styles.xml":
+            assert data.count(old) == 1
+            return data.replace(old, new)
+        return data
+
+    _rewrite(book, edited, edit)
+    code, out = _verify(capsys, edited)
+    assert code == 1, out
+    assert "conditional formats: a cell shown in the number format '\"0.10\"' where a rule" in out
+
+
+def test_a_formula_edited_with_its_cached_result_kept_fails(book, tmp_path, capsys):
+    """The NPV's formula divided by 10, its cached result kept: the file opens showing a tenth
+    of the NPV (fullCalcOnLoad), and the formula alone says so (one line)."""
+    cell = _npv_cell(book)
+    formula = cell.value.removeprefix("=")
+    assert "&" not in formula and "<" not in formula  # (written in the XML as it reads)
+    edited = tmp_path / "formula.xlsx"
+    old, new = f"<f>{formula}</f>", f"<f>({formula})/10</f>"
+    _replace_in_sheet(book, edited, "Summary", old.encode(), new.encode())
+    code, out = _verify(capsys, edited)
+    assert code == 1, out
+    assert out.count("\n") == 2, out
+    line = f"Summary!{cell.coordinate}: formula shown '=({formula})/10', econ writes '={formula}'"
+    assert line in out
+
+
+@pytest.mark.parametrize(
+    ("sheet", "cell", "old", "new", "message"),
+    [
+        # the NPV's formula dropped, its result kept: a figure typed in, no edit reaches it
+        ("Summary", None, rb"<f>[^<]*</f>", b"", "shown a number, econ writes a formula"),
+        # the month number 1 as the text '1'
+        (
+            "Monthly",
+            "B3",
+            rb' t="n"><v>1</v>',
+            b' t="inlineStr"><is><t>1</t></is>',
+            "shown text, econ writes a number",
+        ),
+    ],
+)
+def test_a_cell_of_another_type_fails(book, tmp_path, capsys, sheet, cell, old, new, message):
+    cell = cell or _npv_cell(book).coordinate
+    part = _sheet_part(book, sheet)
+    element = re.compile(rb'<c r="' + cell.encode() + rb'"[^>]*>.*?</c>')
+
+    def edit(name, data):
+        if name != part:
+            return data
+        found = element.search(data).group()
+        forged = re.sub(old, new, found, count=1)
+        assert forged != found
+        return data.replace(found, forged, 1)
+
+    edited = tmp_path / "type.xlsx"
+    _rewrite(book, edited, edit)
+    code, out = _verify(capsys, edited)
+    assert code == 1, out
+    assert f"{sheet}!{cell}: {message}" in out
+
+
+def test_a_defined_name_pointed_at_another_cell_fails(book, tmp_path, capsys):
+    """The NPV's formula reads its discount rate by name: the name pointed one row down changes
+    the NPV Excel computes, the formula's text unchanged."""
+    name = "calc_discount_rate_monthly_1"
+    assert name in _npv_cell(book).value
+    target = load_workbook(book).defined_names[name].attr_text
+    sheet, column, row = re.fullmatch(r"(\w+)!(\$[A-Z]+\$)(\d+)", target).groups()
+    moved = f"{sheet}!{column}{int(row) + 1}"
+    edited = tmp_path / "name.xlsx"
+    old = f'name="{name}">{target}<'.encode()
+
+    def edit(part, data):
+        if part == "xl/workbook.xml":
+            assert data.count(old) == 1
+            return data.replace(old, f'name="{name}">{moved}<'.encode())
+        return data
+
+    _rewrite(book, edited, edit)
+    code, out = _verify(capsys, edited)
+    assert code == 1, out
+    assert f"the name {name}: shown {moved!r}, econ writes {target!r}" in out
+
+
+def test_assumptions_rows_in_another_order_with_their_names_verify(book, tmp_path, capsys):
+    """Assumptions' rows pair by input path (a vintage's fields read back may come in another
+    order): two rows swapped, with the names of their cells, are the same workbook."""
+    ws = load_workbook(book)["Assumptions"]
+    rows = {ws.cell(row=r, column=1).value: r for r in range(2, ws.max_row + 1)}
+    a, b = rows["fleet.gpu_count"], rows["fleet.gpus_per_rack"]
+    assert b == a + 1
+    part = _sheet_part(book, "Assumptions")
+
+    def renumbered(xml: bytes, row: int) -> bytes:
+        xml = re.sub(rb'<row r="\d+"', b'<row r="%d"' % row, xml, count=1)
+        return re.sub(rb'(<c r="[A-Z]+)\d+"', rb'\g<1>%d"' % row, xml)
+
+    def swapped(match: re.Match) -> bytes:
+        return match[1] + (b"%d" % (b if int(match[2]) == a else a)) + match[3]
+
+    def edit(name, data):
+        if name == part:
+            first, second = (
+                re.search(rb'<row r="%d".*?</row>' % r, data, re.S).group() for r in (a, b)
+            )
+            return data.replace(first + second, renumbered(second, a) + renumbered(first, b))
+        if name == "xl/workbook.xml":
+            return re.sub(rb"(Assumptions!\$[A-Z]+\$)(%d|%d)(<)" % (a, b), swapped, data)
+        return data
+
+    edited = tmp_path / "swapped.xlsx"
+    _rewrite(book, edited, edit)
+    assert load_workbook(edited).defined_names["fleet_gpu_count_1"].attr_text.endswith(f"${b}")
+    code, out = _verify(capsys, edited)
+    assert code == 0, out
+
+
+@pytest.mark.parametrize(
+    ("written", "saved"),
+    [  # econ's number formats as LibreOffice saves them (a round trip of the ready-made scenarios)
+        ('"$"#,##0.00;[Red]-"$"#,##0.00', '\\$#,##0.00;[RED]"-$"#,##0.00'),
+        ('"$"#,##0.0000', "\\$#,##0.0000"),
+        ('0.00"x"', "0.00\\x"),
+        ("yyyy-mm-dd", "yyyy\\-mm\\-dd"),
+    ],
+)
+def test_a_number_format_libreoffice_spells_otherwise_agrees(written, saved):
+    from econ.memo.workbook_check import _format_key
+
+    assert _format_key(written) == _format_key(saved)
+
+
+@pytest.mark.parametrize(
+    ("written", "forged"),
+    [
+        ("#,##0", '"0.10"'),
+        ("#,##0", "#,##0,"),  # thousands
+        ("0.00%", '0.00"%"'),  # a percent sign shown, the figure not multiplied by 100
+        ('"$"#,##0.00', '"$"#,##0.00;;;"n/a"'),  # text shown as n/a
+        ("0.00", "0.00E+00"),
+        ("General", "@"),
+    ],
+)
+def test_a_number_format_showing_otherwise_differs(written, forged):
+    from econ.memo.workbook_check import _format_key
+
+    assert _format_key(written) != _format_key(forged)
+
+
+@pytest.mark.parametrize(
+    ("written", "saved", "same"),
+    [  # LibreOffice writes a formula's numbers to 15 significant digits
+        (
+            '=IF(AA221>1E-06,(AE221-AB221)/AA221,"")',
+            '=IF(AA221>0.000001,(AE221-AB221)/AA221,"")',
+            True,
+        ),
+        ("=IRR(B2:B9,0.006857085091169113)", "=IRR(B2:B9,0.00685708509116911)", True),
+        ("=IRR(B2:B9,0.01645036951711565)", "=IRR(B2:B9,0.0164503695171157)", True),
+        ("=C4+C5", "=(C4+C5)/10", False),
+        ("=A1*1E-06", "=A1*1.0001E-06", False),
+        ("=SUM(A1:A9)", "=SUM(A1:A8)", False),
+        ('=IF(A1,"1E-06","")', '=IF(A1,"0.000001","")', False),  # text, not a number
+    ],
+)
+def test_a_formula_libreoffice_spells_otherwise_agrees(written, saved, same):
+    from econ.memo.workbook_check import _same_formula
+
+    assert _same_formula(written, saved) is same
+
+
 def test_a_figure_not_in_cents_changed_beyond_1e_9_of_itself_fails(book, tmp_path, capsys):
     """The relative tolerance of a ratio is not a licence to edit it: a minimum DSCR moved by
     1e-8 of itself is a difference."""

@@ -9,10 +9,13 @@ stamped with the same creation time (`_compare_rebuilt`): the sheets and their o
 sheet's header row, every cell of the Annual, Depreciation, Debt and Debt schedule sheets and
 Monthly's working columns (REBUILT_SHEETS), and every text cell of the Summary (labels, units,
 keys, the reasons of figures that are n/a), Assumptions (units, descriptions, sources, provenance,
-live), Notes and Charts sheets, with Assumptions' derived figures and constants. Not checked: the
-charts themselves, number formats, styles, cell notes, data validation and the document
-properties. A difference is named by sheet, column, scenario and period and the sheet's row
-(`Monthly.revenue_usd of seed, month 1 (sheet row 3)`), or by cell (`Summary!A12`).
+live), Notes and Charts sheets, with Assumptions' derived figures and constants; and every cell's
+type, formula and number format, the defined names and the conditional formats' number formats
+(`_compare_cells`): what Excel computes and shows when it opens the file (it recalculates on
+load), not only the results cached in it. Not checked: the charts themselves, other styles (fonts,
+fills, hidden rows), cell notes, data validation and the document properties. A difference is
+named by sheet, column, scenario and period and the sheet's row (`Monthly.revenue_usd of seed,
+month 1 (sheet row 3)`), or by cell (`Summary!A12`).
 
 Tolerance. A figure agrees with the recomputed one within WORKBOOK_TOLERANCE of its column's
 largest magnitude (at least 1); a figure the sheet shows in cents (econ.workbook.CURRENCY) within
@@ -33,8 +36,10 @@ line: there is no figure to compare.
 
 from __future__ import annotations
 
+import functools
 import io
 import math
+import re
 import zipfile
 from pathlib import Path
 from xml.parsers import expat
@@ -55,6 +60,7 @@ from econ.memo.verify import (
 )
 from econ.provenance import CREATED_FIELD, catalog_versions, scenario_sha256
 from econ.scenario.errors import ScenarioError, shortened
+from econ.text import clipped
 from econ.workbook import MAX_ROWS
 
 WORKBOOK_TOLERANCE = 1e-12
@@ -328,7 +334,8 @@ def read_sheets(data: bytes) -> dict[str, pd.DataFrame]:
     return {name: frame.infer_objects() for name, frame in sheets.items()}
 
 
-def _read(path: Path) -> dict[str, pd.DataFrame]:
+def _read(path: Path) -> tuple[bytes, dict[str, pd.DataFrame]]:
+    """The workbook's bytes and its sheets (`read_sheets`), once the package is checked."""
     data = read_bounded(path, MAX_WORKBOOK_BYTES, "a workbook written by econ (.xlsx)")
     _check_package(path, data)
     try:
@@ -342,7 +349,7 @@ def _read(path: Path) -> dict[str, pd.DataFrame]:
         raise NotAMemoError(
             f"{path}: no {', '.join(missing)} sheet; expected a workbook written by econ"
         )
-    return sheets
+    return data, sheets
 
 
 def verify_workbook(path: Path) -> Report:
@@ -352,7 +359,7 @@ def verify_workbook(path: Path) -> Report:
     from econ.scenario.io import loads, scenario_to_dict
     from econ.workbook import SCENARIO_TOML_ITEM, WorkbookError, read_summary
 
-    sheets = _read(path)
+    data, sheets = _read(path)
     try:
         summary = read_summary(sheets["Summary"])
     except WorkbookError as exc:
@@ -421,7 +428,7 @@ def verify_workbook(path: Path) -> Report:
         sheets["Monthly"], monthly, report, _row_of("Monthly", sheets["Monthly"]), _in_cents
     )
     created = str(prov[CREATED_FIELD])
-    _compare_rebuilt(sheets, projection, scenarios, set(monthly.columns), created, report)
+    _compare_rebuilt(data, sheets, projection, scenarios, set(monthly.columns), created, report)
     return report
 
 
@@ -481,15 +488,16 @@ def _row_of(sheet: str, frame: pd.DataFrame):
 
 
 def _compare_rebuilt(
-    sheets, projection, scenarios, engine_columns: set, created: str, report: Report
+    data: bytes, sheets, projection, scenarios, engine_columns: set, created: str, report: Report
 ) -> None:
-    """The workbook against the one econ writes again from the embedded scenarios, stamped
-    `created`: the sheets in order, every header row, every cell of REBUILT_SHEETS (the cached
-    results of its formulas and its values) and the text of TEXT_SHEETS (`_compare_text`)."""
-    from econ.workbook import workbook_bytes
+    """The workbook (`data`, read as `sheets`) against the one econ writes again from the
+    embedded scenarios, stamped `created`: the sheets in order, every header row, every cell of
+    REBUILT_SHEETS (the cached results of its formulas and its values), the text of TEXT_SHEETS
+    (`_compare_text`), and every cell's formula, number format and type (`_compare_cells`)."""
+    from econ.workbook import written_workbook
 
-    data = workbook_bytes(projection, scenarios, created=created)
-    rebuilt = read_sheets(data)
+    book, rebuilt_data = written_workbook(projection, scenarios, created=created)
+    rebuilt = read_sheets(rebuilt_data)
     out = report.differences
     report.checked += 1
     if list(sheets) != list(rebuilt):
@@ -512,6 +520,11 @@ def _compare_rebuilt(
             )
         if name in TEXT_SHEETS:
             _compare_text(name, shown, expected, report)
+    rows = {}  # Assumptions' rows pair by input path (`_row_pairs`), the others' by position
+    if "Assumptions" in sheets and "Assumptions" in rebuilt:
+        pairs, _ = _row_pairs("Assumptions", sheets["Assumptions"], rebuilt["Assumptions"])
+        rows["Assumptions"] = {1: 1} | {i + 2: e + 2 for i, e in pairs}
+    _compare_cells(data, book, rows, report)
 
 
 TEXT_SHEETS = ("Summary", "Charts", "Assumptions", "Notes")
@@ -642,6 +655,269 @@ def _shown_text(value) -> str:
     if _is_blank(value):
         return "nothing"
     return shortened(_plain(value) if not isinstance(value, str) else value)
+
+
+CELL_DIFFERENCES_SHOWN = TEXT_DIFFERENCES_SHOWN
+"""Cells of one sheet whose formula, number format or type differs listed one by one; the rest
+are counted (a number format changed in the styles part changes thousands of cells)."""
+_KINDS = {
+    "n": "a number",
+    "s": "text",
+    "f": "a formula",
+    "b": "TRUE or FALSE",
+    "e": "an error value",
+    None: "nothing",
+}
+"""A cell's type (openpyxl's data_type) in words."""
+_BOOLEANS = {True: "TRUE", False: "FALSE", "=TRUE()": "TRUE", "=FALSE()": "FALSE"}
+"""A logical cell as its value (econ writes one) or as the formula LibreOffice saves it as."""
+
+
+def _cell_form(cell) -> tuple[str | None, str | None, str] | None:
+    """(type, formula, number format) of a cell, None for a blank one: a logical cell's
+    "formula" is TRUE or FALSE, written as a value or as the formula =TRUE() (LibreOffice); a
+    date is a number (openpyxl reads a number as a date by its format, compared on its own)."""
+    value = cell.value
+    if value is None or value == "":
+        return None
+    kind = "n" if cell.data_type == "d" else cell.data_type
+    formula = None
+    if kind == "f":
+        # an array formula is openpyxl's ArrayFormula: its text in braces, as Excel shows it
+        formula = f"{{{value.text}}}" if hasattr(value, "text") else str(value)
+        if formula.upper() in _BOOLEANS:
+            kind, formula = "b", _BOOLEANS[formula.upper()]
+    elif kind == "b":
+        formula = _BOOLEANS[bool(value)]
+    return kind, formula, str(cell.number_format)
+
+
+def _compare_cells(data: bytes, book, rows: dict[str, dict[int, int]], report: Report) -> None:
+    """Every cell of the workbook's bytes against `book`, the workbook econ writes again (as
+    openpyxl holds it): its type (a number, text, a formula, ...), its formula and its number
+    format, as Excel reads them when it recalculates and shows the figures (the cached results
+    are compared elsewhere; a formula edited with its result kept, or a number format showing
+    other digits, is seen only here), read once with openpyxl; also the defined names the
+    formulas read and the number formats of conditional formats. `rows` pairs a sheet's rows
+    with the rebuilt ones (file row -> rebuilt row) where they do not pair by position. What a
+    LibreOffice round trip rewrites without changing its meaning agrees (`_same_formula`,
+    `_format_key`)."""
+    from openpyxl import load_workbook
+
+    try:
+        shown = load_workbook(io.BytesIO(data), read_only=True, data_only=False)
+    except Exception:  # (read already as values: not expected)
+        report.differences.append(f"{DAMAGED}: its formulas cannot be read")
+        return
+    try:
+        report.checked += 2
+        _compare_names(shown, book, rows, report)
+        _compare_conditional_formats(shown, book, report)
+        for ws in book.worksheets:
+            if ws.title in shown.sheetnames:
+                report.checked += 1
+                _compare_sheet_cells(shown[ws.title], ws, rows.get(ws.title), report)
+    finally:
+        shown.close()
+
+
+def _compare_sheet_cells(shown, ws, rows: dict[int, int] | None, report: Report) -> None:
+    """One sheet's cells (`_compare_cells`), `rows` pairing its rows (None: by position)."""
+    # the cells the workbook holds (openpyxl's own store: iter_rows would add a blank cell at
+    # every coordinate of the rectangle the sheet spans)
+    expected = {key: form for key, cell in ws._cells.items() if (form := _cell_form(cell))}
+    listed = 0
+
+    def differ(row: int, column: int, text: str) -> None:
+        nonlocal listed
+        listed += 1
+        if listed <= CELL_DIFFERENCES_SHOWN:
+            report.differences.append(f"{ws.title}!{_column_letter(column)}{row}: {text}")
+
+    for cells in shown.iter_rows():
+        for cell in cells:
+            got = _cell_form(cell)
+            if got is None:
+                continue
+            row = cell.row if rows is None else rows.get(cell.row)
+            if row is None:  # a row econ does not write (listed by _compare_text)
+                continue
+            want = expected.pop((row, cell.column), None)
+            if got != want:
+                text = _cell_difference(got, want)
+                if text:
+                    differ(cell.row, cell.column, text)
+    paired = None if rows is None else set(rows.values())
+    for (row, column), want in expected.items():
+        if paired is None or row in paired:
+            differ(row, column, _cell_difference(None, want))
+    if listed > CELL_DIFFERENCES_SHOWN:
+        report.differences.append(
+            f"{ws.title}: {listed - CELL_DIFFERENCES_SHOWN:,} more cells differ in formula, "
+            "number format or type"
+        )
+
+
+def _cell_difference(got, want) -> str | None:
+    """How a cell's (type, formula, number format) differs from the one econ writes, None when
+    the two mean the same."""
+    if got is None or want is None or got[0] != want[0]:
+        kinds = [_KINDS.get(form[0] if form else None, "a value") for form in (got, want)]
+        return f"shown {kinds[0]}, econ writes {kinds[1]}"
+    if got[1] != want[1] and not _same_formula(got[1], want[1]):
+        shown, written = _differing(got[1], want[1])
+        return f"formula shown {shortened(shown)}, econ writes {shortened(written)}"
+    if got[2] != want[2] and _format_key(got[2]) != _format_key(want[2]):
+        return f"number format shown {shortened(got[2])}, econ writes {shortened(want[2])}"
+    return None
+
+
+_CELL_TARGET = re.compile(r"(?P<sheet>\w+)!(?P<column>\$?[A-Z]{1,3}\$?)(?P<row>\d+)")
+"""A defined name's cell (`Assumptions!$D$12`)."""
+
+
+def _compare_names(shown, book, rows: dict[str, dict[int, int]], report: Report) -> None:
+    """The defined names the formulas read (an input's cell, by its path), the workbook's and
+    each sheet's: a name pointed at another cell changes what a formula computes. A cell of a
+    sheet whose rows pair otherwise than by position (`rows`) is compared at its paired row."""
+
+    def names(workbook) -> dict[str, str]:
+        out = {name: str(item.attr_text) for name, item in workbook.defined_names.items()}
+        for ws in workbook.worksheets:
+            out |= {
+                f"{ws.title}!{name}": str(item.attr_text) for name, item in ws.defined_names.items()
+            }
+        return out
+
+    def paired(target: str) -> str:
+        match = _CELL_TARGET.fullmatch(target)
+        if match is None or match["sheet"] not in rows:
+            return target
+        row = rows[match["sheet"]].get(int(match["row"]))
+        return f"{match['sheet']}!{match['column']}{row}" if row else target
+
+    got, want = names(shown), names(book)
+    listed = [
+        f"the name {clipped(name)}: shown {shortened(got.get(name, 'nothing'))}, econ writes "
+        f"{shortened(want.get(name, 'nothing'))}"
+        for name in sorted(got.keys() | want.keys())
+        if got.get(name) != want.get(name)
+        and (name not in got or paired(got[name]) != want.get(name))
+    ]
+    report.differences.extend(listed[:CELL_DIFFERENCES_SHOWN])
+    if len(listed) > CELL_DIFFERENCES_SHOWN:
+        report.differences.append(
+            f"defined names: {len(listed) - CELL_DIFFERENCES_SHOWN:,} more differ"
+        )
+
+
+def _compare_conditional_formats(shown, book, report: Report) -> None:
+    """The number formats of the conditional formats (the styles part's differential styles,
+    which openpyxl holds as _differential_styles): one shows a cell otherwise where its rule
+    holds, whatever the cell's own format. econ's flag checks red, with no number format."""
+
+    def codes(workbook) -> set:
+        styles = workbook._differential_styles.dxf
+        return {_format_key(s.numFmt.formatCode) for s in styles if s.numFmt is not None}
+
+    written = codes(book)
+    for style in shown._differential_styles.dxf:
+        if style.numFmt is not None and _format_key(style.numFmt.formatCode) not in written:
+            code = shortened(style.numFmt.formatCode)
+            report.differences.append(
+                f"conditional formats: a cell shown in the number format {code} where a rule "
+                "holds; econ writes no number format in a conditional format"
+            )
+
+
+def _differing(got: str, want: str, context: int = 12) -> tuple[str, str]:
+    """The part of two texts that differs, with `context` characters either side ("..." where
+    they are cut): a formula of 5,000 characters is not a message."""
+    start, n = 0, min(len(got), len(want))
+    while start < n and got[start] == want[start]:
+        start += 1
+    end = 0
+    while end < n - start and got[-1 - end] == want[-1 - end]:
+        end += 1
+
+    def cut(text: str) -> str:
+        a, b = max(0, start - context), min(len(text), len(text) - end + context)
+        return ("..." if a else "") + text[a:b] + ("..." if b < len(text) else "")
+
+    return cut(got), cut(want)
+
+
+FORMULA_NUMBER_TOLERANCE = 1e-14
+"""Difference, relative to the larger, under which two numbers written in formulas agree:
+LibreOffice saves a number of a formula to 15 significant digits (0.006857085091169113 as
+0.00685708509116911, 0.01645036951711565 as 0.0164503695171157: at most 5e-15 of it)."""
+
+
+def _same_formula(got: str, want: str) -> bool:
+    """Two formulas alike token by token, numbers within FORMULA_NUMBER_TOLERANCE however written
+    (LibreOffice saves 1E-06 as 0.000001)."""
+    a, b = _formula_tokens(got), _formula_tokens(want)
+    if a is None or b is None or len(a) != len(b):
+        return False
+    for x, y in zip(a, b, strict=True):
+        if isinstance(x, float) and isinstance(y, float):
+            if abs(x - y) > FORMULA_NUMBER_TOLERANCE * max(abs(x), abs(y)):
+                return False
+        elif x != y:
+            return False
+    return True
+
+
+def _formula_tokens(text: str) -> list | None:
+    """A formula's tokens (openpyxl's tokenizer), a number as a float; None if it is not one."""
+    from openpyxl.formula.tokenizer import Token, Tokenizer, TokenizerError
+
+    try:
+        items = Tokenizer(text).items
+    except TokenizerError:
+        return None
+    return [
+        float(t.value)
+        if t.type == Token.OPERAND and t.subtype == Token.NUMBER
+        else (t.type, t.subtype, t.value)
+        for t in items
+    ]
+
+
+_FORMAT_TOKEN = re.compile(
+    r'(?P<quoted>"[^"]*")|(?P<escaped>\\.)|(?P<bracket>\[[^\]]*\])|(?P<paired>[_*].|[Ee][+-])'
+    r"|(?P<char>.)",
+    re.S,
+)
+"""A number format's tokens: a quoted text, an escaped character, a [bracket] (a colour, a
+condition, a locale), a code taking the next character (_x, *x, E+), any other character."""
+_FORMAT_LITERALS = frozenset("$-+/():!^&'~{}<>= ")
+"""Characters a number format shows as themselves without quotes or a backslash."""
+
+
+@functools.lru_cache(maxsize=256)
+def _format_key(code: str) -> tuple[tuple[str, str], ...]:
+    """A number format as what it shows: its literal text however written ("$", \\$ or $;
+    "-$" or -"$"), brackets in capitals ([Red] or [RED]): LibreOffice rewrites econ's
+    '"$"#,##0.00;[Red]-"$"#,##0.00' as '\\$#,##0.00;[RED]"-$"#,##0.00' and yyyy-mm-dd as
+    yyyy\\-mm\\-dd."""
+    out: list[tuple[str, str]] = []
+    for match in _FORMAT_TOKEN.finditer(code):
+        kind, token = match.lastgroup, match.group()
+        if kind == "quoted":
+            literal = token[1:-1]
+        elif kind == "escaped":
+            literal = token[1:]
+        elif kind == "char" and token in _FORMAT_LITERALS:
+            literal = token
+        else:
+            out.append(("code", token.upper() if kind == "bracket" else token))
+            continue
+        if out and out[-1][0] == "text":
+            out[-1] = ("text", out[-1][1] + literal)
+        elif literal:
+            out.append(("text", literal))
+    return tuple(out)
 
 
 def _in_cents(column) -> bool:
