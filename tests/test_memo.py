@@ -850,6 +850,89 @@ def test_pdf_without_chromium_says_what_it_did_not_check(memo_pdf, capsys, monke
     assert "note: Chromium is not installed" in out
 
 
+# Found by security review: a PDF memo with a white FreeText annotation reading 9,999,999 over
+# the NPV verified "ok" (only the page text is compared). A memo econ prints (Chromium) has no
+# annotation, one content stream a page and no image (its charts are vectors): each is listed.
+
+
+def _annotate(writer, page):
+    from pypdf.annotations import FreeText
+
+    box = FreeText(text="9,999,999", rect=(50, 700, 200, 720), background_color="ffffff")
+    writer.add_annotation(page_number=0, annotation=box)
+
+
+def _append_stream(writer, page):
+    from pypdf.generic import ArrayObject, DecodedStreamObject, NameObject
+
+    white_box = DecodedStreamObject()
+    white_box.set_data(b"1 g 50 700 150 20 re f")
+    contents = ArrayObject([page.raw_get("/Contents"), writer._add_object(white_box)])
+    page[NameObject("/Contents")] = contents
+
+
+def _draw_image(writer, page):
+    from pypdf.generic import (
+        DecodedStreamObject,
+        DictionaryObject,
+        NameObject,
+        NumberObject,
+    )
+
+    image = DecodedStreamObject()
+    image.set_data(b"\xff")
+    image.update(
+        {
+            NameObject("/Type"): NameObject("/XObject"),
+            NameObject("/Subtype"): NameObject("/Image"),
+            NameObject("/Width"): NumberObject(1),
+            NameObject("/Height"): NumberObject(1),
+            NameObject("/ColorSpace"): NameObject("/DeviceGray"),
+            NameObject("/BitsPerComponent"): NumberObject(8),
+        }
+    )
+    resources = page["/Resources"]
+    objects = resources.get("/XObject")
+    if objects is None:
+        objects = DictionaryObject()
+        resources[NameObject("/XObject")] = objects
+    objects.get_object()[NameObject("/Forged")] = writer._add_object(image)
+    drawn = DecodedStreamObject()
+    drawn.set_data(page.get_contents().get_data() + b"\nq 150 0 0 20 50 700 cm /Forged Do Q")
+    page.replace_contents(drawn)
+
+
+@pytest.mark.skipif(not HAS_CHROMIUM, reason="no chromium")
+@pytest.mark.parametrize(
+    ("add", "message"),
+    [
+        (None, None),  # the memo re-saved by pypdf, nothing added: it verifies
+        (_annotate, "page 1: an annotation (/FreeText) drawn over the page"),
+        (_append_stream, "page 1: 2 content streams; a memo econ prints (Chromium) has one a page"),
+        (_draw_image, "page 1: an image; a memo econ prints has none (its charts are vectors)"),
+    ],
+)
+def test_pdf_with_a_page_addition_fails(memo_pdf, tmp_path, capsys, monkeypatch, add, message):
+    from pypdf import PdfWriter
+
+    from econ.memo import render
+
+    writer = PdfWriter(clone_from=str(memo_pdf))
+    if add is not None:
+        add(writer, writer.pages[0])
+    path = tmp_path / "added.pdf"
+    with path.open("wb") as handle:
+        writer.write(handle)
+    # (the additions are read from the file's pages: the memo is not printed again to find them)
+    monkeypatch.setattr(render, "chromium", lambda: None)
+    code, out = _verify(capsys, path)
+    if message is None:
+        assert code == 0, out
+    else:
+        assert code == 1, out
+        assert message in out, out
+
+
 def _with_curve(stamp, curve):
     stamp["scenario_toml"] += f'\n[throughput.measured]\ncurve = "{curve}"\n'
 

@@ -8,9 +8,11 @@ figure's text). An HTML memo must moreover be, character for character, the memo
 from its stamp: a reader sees what the browser draws, and a style rule, a script, a chart's text,
 an image or a frame can draw a figure other than the text beside it, so anything econ does not
 write is a difference (listed by the tokens that differ: tags, words, styles, scripts, chart text).
-A workbook (econ.memo.workbook_check): its stamp, its Summary and Monthly sheets against a
-projection of the scenarios its Notes sheet embeds, and everything else (labels, units, headers,
-the other sheets) against the workbook econ writes again from them.
+A PDF memo's pages must hold nothing drawn beyond their text that econ's print never holds (an
+annotation, a second content stream, an image: `_page_additions`). A workbook
+(econ.memo.workbook_check): its stamp, its Summary and Monthly sheets against a projection of the
+scenarios its Notes sheet embeds, and everything else (labels, units, headers, the other sheets,
+each cell's formula and number format) against the workbook econ writes again from them.
 
 A file that is not what econ writes in form (a stamp field of the wrong type, a figure's data-value
 that is not a number, a PDF or workbook that cannot be read) is NotAMemoError: exit 3, naming the
@@ -48,6 +50,7 @@ from econ.provenance import catalog_versions, scenario_sha256
 from econ.scenario.errors import ScenarioError
 from econ.scenario.io import MAX_FILE_BYTES
 from econ.scenario.paths import path_fields
+from econ.text import clipped
 
 RELATIVE_TOLERANCE = 1e-9
 """Figures agree when within this relative difference (the engine is deterministic; the margin
@@ -684,6 +687,7 @@ def verify_pdf(path: Path) -> Report:
         if render.STAMP_FILE in attachments:
             text = attachments[render.STAMP_FILE][0].decode("utf-8")
         pages = "\n".join(page.extract_text() or "" for page in reader.pages)
+        additions = _page_additions(reader)
     except Exception:  # pypdf raises many types (and its limits') for a damaged file
         raise NotAMemoError(
             f"{path}: not a readable PDF: damaged or not a PDF; expected a memo written by "
@@ -697,6 +701,8 @@ def verify_pdf(path: Path) -> Report:
         report.differences.append(
             "stamp: the stamp in the document information differs from the attached stamp"
         )
+    report.checked += 1
+    report.differences.extend(additions)
     memo = _recompute(stamp, str(path), report)
     if render.chromium() is not None:  # print the memo as it should read, and compare the text
         expected = _pdf_text(render.pdf(render.html(memo), stamp), str(path))
@@ -713,6 +719,73 @@ def verify_pdf(path: Path) -> Report:
         if expected not in words:
             report.differences.append(f"{key}: {expected} is not in the document's text")
     return report
+
+
+MAX_FORM_DEPTH = 8
+"""Levels of forms within forms searched for an image (Chromium draws a memo's chart as one)."""
+ADDITIONS_SHOWN = 20
+"""Additions to pages (`_page_additions`) listed one by one; the rest are counted."""
+
+
+def _page_additions(reader) -> list[str]:
+    """What the pages draw beyond their text that Chromium's print of a memo never holds, a line
+    for each kind on each page (the first ADDITIONS_SHOWN, then a count): annotations (a
+    FreeText box, a stamp, a link, a form field: each draws over the page, and its text is not
+    the page's), more than one content stream (one appended draws over the page), an image (a
+    picture of a figure pasted over it; the memo's charts are vectors, forms without images).
+    The page text compared does not see them."""
+    out = []
+    for n, page in enumerate(reader.pages, start=1):
+        annotations = _resolved(page.get("/Annots")) or []
+        if annotations:
+            kinds = sorted({str(_resolved(a).get("/Subtype", "?")) for a in annotations})
+            count = (
+                "an annotation" if len(annotations) == 1 else f"{len(annotations):,} annotations"
+            )
+            out.append(
+                f"page {n}: {count} ({clipped(', '.join(kinds))}) drawn over the page; a memo "
+                "econ prints has none, and the text compared does not hold what it shows"
+            )
+        contents = _resolved(page.get("/Contents"))
+        if isinstance(contents, list) and len(contents) > 1:
+            out.append(
+                f"page {n}: {len(contents)} content streams; a memo econ prints (Chromium) has "
+                "one a page: another draws over it"
+            )
+        if _has_image(page.get("/Resources"), MAX_FORM_DEPTH, set()):
+            out.append(
+                f"page {n}: an image; a memo econ prints has none (its charts are vectors), "
+                "and the text compared does not hold what it shows"
+            )
+    if len(out) > ADDITIONS_SHOWN:
+        return [*out[:ADDITIONS_SHOWN], f"{len(out) - ADDITIONS_SHOWN:,} more additions to pages"]
+    return out
+
+
+def _resolved(item):
+    """A PDF object, its reference followed."""
+    return item.get_object() if item is not None and hasattr(item, "get_object") else item
+
+
+def _has_image(resources, depth: int, seen: set) -> bool:
+    """Whether the resources draw an image, directly or in a form (`depth` levels of forms;
+    `seen`: the forms searched, by object number)."""
+    objects = _resolved(_resolved(resources).get("/XObject")) if resources is not None else None
+    for item in (objects or {}).values():
+        reference = (item.idnum, item.generation) if hasattr(item, "idnum") else None
+        if reference in seen:  # (a form drawn twice, or drawing itself)
+            continue
+        if reference:
+            seen.add(reference)
+        target = _resolved(item)
+        subtype = target.get("/Subtype")
+        if subtype == "/Image" or (
+            subtype == "/Form"
+            and depth > 0
+            and _has_image(target.get("/Resources"), depth - 1, seen)
+        ):
+            return True
+    return False
 
 
 def _pdf_text(data: bytes, file: str) -> str:
