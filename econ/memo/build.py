@@ -213,6 +213,41 @@ def default_cases(scenario: Scenario) -> dict[str, list[str]]:
     return cases
 
 
+LOAN_RATE_PATH = "financing.debt_rate_annual"
+"""The one input path that sets a loan's interest rate (debt_share's or debt_usd's loan): a
+tranche's rate is set in `financing.tranches`, a list a case replaces whole."""
+TRANCHE_RATE_FIELDS = frozenset({"rate_annual", "floating", "coupon_annual"})
+"""A debt tranche's interest terms: a fixed rate, a floating rate (index curve, spread, floor) or
+a coupon."""
+
+
+def loan_rates(scenario: Scenario) -> dict[str, object]:
+    """The interest terms of each loan of `scenario`, by loan: debt_share's (or debt_usd's) loan
+    as `financing`, with the rate and how it is quoted; each debt tranche by its name."""
+    fin = scenario.financing
+    rates: dict[str, object] = {}
+    if fin.debt_share or fin.debt_usd:
+        rates["financing"] = (fin.debt_rate_annual, fin.debt_rate_quote)
+    for tranche in fin.tranches:
+        if tranche.type != "equity":
+            rates[tranche.name] = tranche.model_dump(include=TRANCHE_RATE_FIELDS)
+    return rates
+
+
+def moves_rate(base: Scenario, case: Scenario) -> bool:
+    """Whether `case` changes the interest rate of a loan `base` has too: the project NPV counts
+    the tax saved on interest, so such a case needs the memo's note (a case that adds or drops a
+    loan changes the debt, not a rate)."""
+    given, changed = loan_rates(base), loan_rates(case)
+    return any(name in changed and changed[name] != terms for name, terms in given.items())
+
+
+def rate_input(path: str, scenario: Scenario) -> bool:
+    """Whether the input `path` (a tornado input, a Monte Carlo distribution) sets the rate of a
+    loan `scenario` has."""
+    return path == LOAN_RATE_PATH and "financing" in loan_rates(scenario)
+
+
 def with_overrides(
     scenario_toml: str,
     overrides: Sequence[str],
@@ -333,6 +368,7 @@ def montecarlo_cases(scenario: Scenario, spec: Mapping, hold: bool = False) -> d
             "summary": summary,
             "montecarlo": True,
             "holds_loan": holds,
+            "moves_rate": any(rate_input(path, scenario) for path in spec["distributions"]),
         }
     return cases
 
@@ -430,6 +466,7 @@ def compute(
             "overrides": list(overrides),
             "summary": case_summary,
             "holds_loan": loan is not None and holds(overrides),
+            "moves_rate": moves_rate(scenario, case),
         }
     if montecarlo is not None:
         case_results.update(montecarlo_cases(scenario, montecarlo, hold=loan is not None))

@@ -57,13 +57,16 @@ CASE_KEYS = (
     "npv_usd",
     "irr_project_annual",
     "mirr_project_annual",
+    "irr_equity_annual",
     "payback_months",
     "min_dscr",
     "dscr_headroom",
     "covenant_breach_months",
     "debt_usd",
 )
-"""Headline keys shown for each case (base, downside, upside), same labels and formats."""
+"""Headline keys shown for each case (base, downside, upside), same labels and formats. The
+equity IRR beside the project's: the project NPV and IRR count the tax saved on interest, so a
+case on a loan's rate moves them up; the equity IRR shows what the rate costs the equity."""
 
 TORNADO_OUTPUT = "npv_usd"
 TORNADO_FORMAT = "{:,.0f}"

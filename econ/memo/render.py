@@ -236,19 +236,63 @@ def _definitions(memo: Memo) -> list[tuple[str, str]]:
     ]
 
 
+def _listed(names: list[str]) -> str:
+    """'a', 'a and b', 'a, b and c'."""
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
 def _held_loan(memo) -> str | None:
     """The sentence saying which cases hold the base case's loan, or None."""
     names = [name for name, c in memo.cases.items() if c.get("holds_loan")]
     if not names:
         return None
     sculpted = memo.scenario.financing.repayment == "sculpted"
-    listed = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
     return (
-        f"{listed.capitalize()} hold the base case's loan: the debt sized there "
+        f"{_listed(names).capitalize()} hold the base case's loan: the debt sized there "
         f"({format_figure('{:,.0f}', memo.summary.get('debt_usd'))} USD) and its "
         + ("repayment schedule (its closing balances month by month)" if sculpted else "terms")
         + ", not sized again, so their DSCR is the cover of the loan proposed."
     )
+
+
+RATE_TAX_SHIELD = (
+    "the project NPV and IRR are of the project's cash flow after the income tax actually paid, "
+    "which counts the tax saved by deducting interest, so a higher rate raises them where tax "
+    "is paid; the interest itself is paid from the equity cash flow (docs/methodology.md, Cash "
+    "flows, NPV, IRR, payback: the capital cash flow of Ruback, Financial Management 31(2), 2002)"
+)
+"""Why a loan's higher rate raises the project NPV, for a credit committee that reads it."""
+
+
+def _rate_notes(memo: Memo) -> dict[str, str | None]:
+    """The notes under the cases table and the tornado where a case or a tornado input moves a
+    loan's interest rate (None where none does): the project NPV counts the tax saved on
+    interest, so it rises with the rate; the equity IRR row shows what the rate costs."""
+    from econ.memo.build import rate_input
+
+    labels = {key: label for key, label, *_ in case_rows()}
+    equity, dscr = labels["irr_equity_annual"], labels["min_dscr"]
+    names = [name for name, c in memo.cases.items() if c.get("moves_rate")]
+    cases = None
+    if names:
+        cases = (
+            f"{_listed(names).capitalize()} {'moves' if len(names) == 1 else 'move'} a loan's "
+            f"interest rate: {RATE_TAX_SHIELD}. The {equity} row shows what the rate costs the "
+            f"equity holders, and the {dscr} row what it costs the loan's cover."
+        )
+    inputs = [r["input"] for r in memo.tornado["rows"] if rate_input(r["input"], memo.scenario)]
+    tornado = None
+    if inputs:
+        rate = f"{_listed(inputs)}: a loan's interest rate"
+        tornado = (
+            f"{rate}, and the NPV counts the tax saved on interest, so a higher rate raises it "
+            f"where tax is paid (the note under the cases table says why); the {equity} row of "
+            "the cases table shows what the rate costs the equity holders."
+            if cases
+            else f"{rate}: {RATE_TAX_SHIELD}. What the rate costs the equity holders shows in "
+            f"the equity IRR of a case on it (econ memo --case NAME={inputs[0]}=VALUE)."
+        )
+    return {"cases": cases, "tornado": tornado}
 
 
 def _cushion(memo: Memo) -> dict | None:
@@ -550,6 +594,7 @@ def html(memo: Memo) -> str:
         },
         montecarlo=memo.stamp.get("montecarlo"),
         held=_held_loan(memo),
+        rate_notes=_rate_notes(memo),
         case_table=case_table,
         tornado_rows=tornado_rows,
         tornado=memo.tornado,
