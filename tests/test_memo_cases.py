@@ -83,10 +83,14 @@ def test_the_notes_stand_under_the_tables_where_a_rate_moves(memo_html):
     cases = text.split('<section id="cases">')[1].split("</section>")[0]
     tornado = text.split('<section id="tornado">')[1].split("</section>")[0]
     assert CASES_NOTE in cases and TORNADO_NOTE in tornado
-    assert "Rate-up moves a loan&#39;s interest rate: the project NPV and IRR are of" in cases
+    assert (
+        "Rate-up moves a loan&#39;s interest rate: the project NPV and IRR are of the project&#39;s "
+        "cash flow after the tax actually paid, which counts the tax saved on interest, so a "
+        "higher rate raises them"
+    ) in cases
     assert "Cash flows, NPV, IRR, payback" in cases and "Ruback" in cases
-    assert "The Equity IRR row shows what the rate costs the equity holders" in cases
-    assert "financing.debt_rate_annual: a loan&#39;s interest rate, and the NPV" in tornado
+    assert "The equity pays the interest: the Equity IRR row shows what the rate costs it" in cases
+    assert "financing.debt_rate_annual: a higher rate raises the NPV, as the note under" in tornado
 
 
 def test_the_memo_with_its_notes_verifies_and_a_note_cut_or_a_figure_edited_fails(

@@ -256,10 +256,10 @@ def _held_loan(memo) -> str | None:
 
 
 RATE_TAX_SHIELD = (
-    "the project NPV and IRR are of the project's cash flow after the income tax actually paid, "
-    "which counts the tax saved by deducting interest, so a higher rate raises them where tax "
-    "is paid; the interest itself is paid from the equity cash flow (docs/methodology.md, Cash "
-    "flows, NPV, IRR, payback: the capital cash flow of Ruback, Financial Management 31(2), 2002)"
+    "the project NPV and IRR are of the project's cash flow after the tax actually paid, which "
+    "counts the tax saved on interest, so a higher rate raises them where tax is paid "
+    "(docs/methodology.md, Cash flows, NPV, IRR, payback; Ruback, Financial Management 31(2), "
+    "2002)"
 )
 """Why a loan's higher rate raises the project NPV, for a credit committee that reads it."""
 
@@ -277,20 +277,18 @@ def _rate_notes(memo: Memo) -> dict[str, str | None]:
     if names:
         cases = (
             f"{_listed(names).capitalize()} {'moves' if len(names) == 1 else 'move'} a loan's "
-            f"interest rate: {RATE_TAX_SHIELD}. The {equity} row shows what the rate costs the "
-            f"equity holders, and the {dscr} row what it costs the loan's cover."
+            f"interest rate: {RATE_TAX_SHIELD}. The equity pays the interest: the {equity} row "
+            f"shows what the rate costs it, the {dscr} row what it costs the loan's cover."
         )
     inputs = [r["input"] for r in memo.tornado["rows"] if rate_input(r["input"], memo.scenario)]
     tornado = None
     if inputs:
-        rate = f"{_listed(inputs)}: a loan's interest rate"
-        tornado = (
-            f"{rate}, and the NPV counts the tax saved on interest, so a higher rate raises it "
-            f"where tax is paid (the note under the cases table says why); the {equity} row of "
-            "the cases table shows what the rate costs the equity holders."
+        tornado = f"{_listed(inputs)}: " + (
+            "a higher rate raises the NPV, as the note under the cases table says."
             if cases
-            else f"{rate}: {RATE_TAX_SHIELD}. What the rate costs the equity holders shows in "
-            f"the equity IRR of a case on it (econ memo --case NAME={inputs[0]}=VALUE)."
+            else f"a loan's interest rate: {RATE_TAX_SHIELD}. The equity pays the interest: a "
+            f"case on the rate shows what it costs in its {equity} (econ memo --case "
+            f"NAME={inputs[0]}=VALUE)."
         )
     return {"cases": cases, "tornado": tornado}
 
