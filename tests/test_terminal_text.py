@@ -321,6 +321,36 @@ def test_sweep_overrides_columns_are_escaped(run, tmp_path):
     assert no_raw(str(refused.value)) and "'utilization.share\\x1b[2J'" in str(refused.value)
 
 
+@pytest.mark.parametrize(
+    ("name", "char", "position"),
+    [
+        ("x\x1b]0;PWNED\x07\x1b[31mRED\x1b[2K", "'\\x1b'", 2),  # the review's file
+        ("a\nb", "'\\n'", 2),  # a quoted CSV cell across two lines
+        ("safe-\u202egnp", "'\\u202e'", 6),
+    ],
+)
+def test_sweep_overrides_names_with_controls_are_refused_as_scenario_names_are(
+    run, tmp_path, name, char, position
+):
+    # the names went to the table on stdout raw: the terminal's title set, the text turned red
+    table = tmp_path / "ov.csv"
+    quoted = name.replace('"', '""')
+    table.write_text(f'name,market.price_usd_per_mtok\nok,0.4\n"{quoted}",0.5\n', encoding="utf-8")
+    result = run("sweep", SEED, "--overrides", table)
+    assert result.returncode == 3 and no_raw(result.stdout + result.stderr)
+    assert result.stdout == ""
+    said = f"{table}: row 2: name = {name!r}: "
+    assert said in result.stderr, result.stderr
+    # in the words a scenario's own name is refused with (`--set name=...`)
+    seed = run("project", SEED, "--set", f"name={json.dumps(name)}")
+    assert seed.returncode == 3
+    expected = seed.stderr.split(f"name = {name!r}: ", 1)[1]
+    assert expected.startswith(f"a control character ({char}) at character {position}; ") or (
+        expected.startswith(f"a bidirectional control character ({char}) at character {position}")
+    )
+    assert result.stderr.split(said, 1)[1] == expected
+
+
 def test_app_literal_escapes_controls():
     from econ.ui.fmt import literal
 

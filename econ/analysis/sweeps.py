@@ -30,6 +30,8 @@ from econ.batch import check_scenario
 from econ.files import ReadError, read_csv_table
 from econ.scenario.io import parse_override
 from econ.scenario.models import Scenario
+from econ.scenario.section import control_problem
+from econ.text import shortened
 
 NAME_COLUMN = "name"
 """Optional column of an override table with each scenario's name."""
@@ -114,6 +116,18 @@ class GridSweep(Job):
         }
 
 
+def _refuse_unprintable_names(names: np.ndarray, source: str, row_offset: int) -> None:
+    """Refuse a name holding a control character, as a scenario's name is refused: the names
+    are printed on terminals (an escape sequence would rewrite the screen) and written to files
+    and reports."""
+    for row, name in enumerate(names.tolist()):
+        problem = control_problem(name)
+        if problem:
+            raise BatchInputError(
+                f"{source}: row {row + row_offset}: {NAME_COLUMN} = {shortened(name)}: {problem}"
+            )
+
+
 def _refuse_repeated_names(names: np.ndarray, source: str, row_offset: int) -> None:
     """Refuse a name given to two rows of an override table: each row is a scenario, found by
     its name in the results."""
@@ -121,7 +135,7 @@ def _refuse_repeated_names(names: np.ndarray, source: str, row_offset: int) -> N
     for row, name in enumerate(names.tolist()):
         if name in first:
             raise BatchInputError(
-                f"{source}, row {row + row_offset}: name {name!r} is also the name of row "
+                f"{source}, row {row + row_offset}: name {shortened(name)} is also the name of row "
                 f"{first[name] + row_offset}; expected each scenario's name once"
             )
         first[name] = row
@@ -177,6 +191,7 @@ class TableSweep(Job):
                 )
             self.names = given.astype(str).to_numpy(dtype=object)
         if self.names is not None:
+            _refuse_unprintable_names(self.names, source, row_offset)
             _refuse_repeated_names(self.names, source, row_offset)
         self.outputs = tuple(outputs or output_names())
         check_columns(

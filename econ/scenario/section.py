@@ -40,6 +40,13 @@ FIELD_ERRORS = (NUMBER_AS_TEXT, BOOLEAN_AS_NUMBER, CONTROL_CHARACTER, BEYOND_FLO
 """Error types a section raises for one of its fields, named with its value in the context."""
 PRINTABLE = "printable characters: no control characters such as ESC, CR or LF"
 """What a name, key or other one-line text is expected to hold."""
+ONE_LINE = f"a name or one-line text of {PRINTABLE}"
+"""What a refusal of a control character in a name or other one-line text expects."""
+MULTILINE_TEXT = (
+    "text of printable characters, line feeds and tabs: no other control characters such as "
+    "ESC or CR"
+)
+"""What a refusal of a control character in a multi-line text (a description) expects."""
 NONE_WORD = "none"
 """What a scenario file writes to turn off a field that is on by default, TOML having no null:
 ``dscr_floor = "none"`` (no DSCR covenant; left out, the floor is 1.20x)."""
@@ -107,16 +114,24 @@ def field_bounds(model: type[BaseModel], name: str) -> dict[str, float]:
     return {bound: found[bound] for bound in BOUNDS if bound in found}
 
 
+def control_problem(text: str, multiline: bool = False) -> str | None:
+    """Why `text` is refused as a section refuses text, or None: its first control character
+    (ESC, CR, LF, tab, DEL, C1 controls, a bidirectional override or isolate; line feeds and
+    tabs pass in a `multiline` text), in the words of every such refusal: "a control character
+    ('\\x1b') at character 2; expected a name or one-line text of printable characters: ..."."""
+    found = control_character(text, "\n\t" if multiline else "")
+    if found is None:
+        return None
+    what = MULTILINE_TEXT if multiline else ONE_LINE
+    return f"{control_kind(found[1])} ({found[1]!r}) at character {found[0]}; expected {what}"
+
+
 def check_name(value: str) -> str:
-    """`value` unless it holds a control character (ESC, CR, LF, tab, DEL, C1 controls, a
-    bidirectional override or isolate): a name is printed on terminals, in tables and in file
-    names."""
-    found = control_character(value)
-    if found:
-        raise ValueError(
-            f"{control_kind(found[1])} ({found[1]!r}) at character {found[0]}; expected a name of "
-            f"{PRINTABLE}"
-        )
+    """`value` unless it holds a control character (`control_problem`): a name is printed on
+    terminals, in tables and in file names."""
+    problem = control_problem(value)
+    if problem:
+        raise ValueError(problem)
     return value
 
 
@@ -185,27 +200,14 @@ class Section(BaseModel):
         if isinstance(data, dict):
             tables = _table_fields(cls)
             for name, value in data.items():
-                allowed = "\n\t" if name in cls.MULTILINE else ""
+                multiline = name in cls.MULTILINE
                 for field, text in _texts(str(name), value, name in tables):
-                    found = control_character(text, allowed)
-                    if found:
-                        what = (
-                            "text of printable characters, line feeds and tabs: no other "
-                            "control characters such as ESC or CR"
-                            if allowed
-                            else f"a name or one-line text of {PRINTABLE}"
-                        )
+                    problem = control_problem(text, multiline)
+                    if problem:
                         raise PydanticCustomError(
                             CONTROL_CHARACTER,
-                            "{kind} ({char}) at character {position}; expected {what}",
-                            {
-                                "field": field,
-                                "value": text,
-                                "kind": control_kind(found[1]),
-                                "char": repr(found[1]),
-                                "position": found[0],
-                                "what": what,
-                            },
+                            "{problem}",
+                            {"field": field, "value": text, "problem": problem},
                         )
         return data
 
@@ -280,11 +282,14 @@ __all__ = [
     "CONTROL_CHARACTER",
     "FIELD_ERRORS",
     "NONE_WORD",
+    "MULTILINE_TEXT",
     "NUMBER_AS_TEXT",
+    "ONE_LINE",
     "PRINTABLE",
     "Section",
     "check_name",
     "control_character",
+    "control_problem",
     "field_bounds",
     "none_word_fields",
 ]
