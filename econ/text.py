@@ -1,5 +1,5 @@
-"""Text from outside that econ writes: neutralized for spreadsheets, escaped for terminals, cut
-short for messages.
+"""Text from outside that econ writes: neutralized for spreadsheets, escaped for terminals and
+for markdown, cut short for messages.
 
 Spreadsheets: formula-injection neutralization for every writer of text cells.
 
@@ -23,6 +23,9 @@ escapes (`\\x1b`, `\\u202e`); what was printable stays as it is, so escaping twi
 nothing. Messages name a value with `shortened` (repr, cut to QUOTED_LIMIT characters), a name
 with `clipped` and a list of names with `listed` (the first few, then how many more), so that a
 file of a million columns does not make a message of megabytes.
+
+Markdown: `markdown_text` escapes text so that a markdown renderer (the app's Streamlit, a viewer
+of a `--report` file) shows it as typed, with no image, link, HTML, style or table cell made of it.
 
 This module imports nothing of econ: the importers, the table writers, the workbook, the command
 line and the scenario errors all use it.
@@ -149,6 +152,53 @@ def shortened(value: Any, limit: int = QUOTED_LIMIT) -> str:
     return f"{text[:limit]}... ({len(text):,} characters)"
 
 
+_MARKUP = re.compile(r"[\\`*\[\]<$~|]")
+_ENTITY = re.compile(r"&(?=#?\w+;)")
+_LOOSE_UNDERSCORE = re.compile(r"_(?![^\W_])|(?<![^\W_])_")
+_LINE_START = re.compile(r"^( {0,3})([#>])", re.MULTILINE)  # a heading, a quote
+_SCHEME = re.compile(r"(https?|ftp|mailto|xmpp)(?=:)", re.IGNORECASE)
+_WWW = re.compile(r"(www)(?=\.)", re.IGNORECASE)
+_AT = re.compile(r"(?<=[\w.+-])@(?=[\w-]+\.[\w-])")  # a mail address, not NAME@VERSION
+_DIRECTIVE = re.compile(r":(?=[A-Za-z]|[0-9A-Za-z_+-]+:)")
+"""A colon that starts a directive (`:red[...]`, `:small[...]`), an icon (`:material/warning:`,
+`:streamlit:`) or an emoji shortcode (`:smile:`, `:+1:`)."""
+_TYPOGRAPHIC = re.compile(r"(?:^|(?<=[\s\ufeff]))(?:<->|->|<-|--|>=|<=|~=)(?=\s|$)", re.MULTILINE)
+"""What Streamlit's markdown turns into a symbol between spaces: "a -> b" into "a → b", "--"
+into an em dash, ">=" into "≥"."""
+WORD_JOINER = "\u2060"
+"""An invisible character that keeps a web or mail address, a directive or an emoji shortcode
+in text from becoming a link, a style or a picture."""
+
+
+def markdown_text(text: Any, *, line: bool = False) -> str:
+    """`text` (str() of it) made safe to show through markdown exactly as typed: no image, link,
+    HTML, code, emphasis, heading, maths, strikethrough or table cell comes out of it, and
+    none of what Streamlit and GitHub add (`:red[...]` colours, `:material/icon:` icons,
+    `:smile:` emoji, "->" drawn as an arrow).
+
+    Markdown's characters are escaped with a backslash (an underscore inside a word, such as a
+    field's path, needs none), and an invisible word joiner goes into "https:", "www." and
+    "@", after a colon that starts a directive, an icon or an emoji shortcode, and between the
+    two characters of an arrow: GitHub-flavoured markdown turns such addresses into links even
+    when escaped, and Streamlit reads the others in the text an escape leaves. A line starting
+    "- " stays a list item (the app's own lists of messages). Control characters and
+    bidirectional overrides are written as escapes first (`printable`): a browser shows no
+    terminal escape, but an override reorders what follows it. `line=True`, for a table cell
+    or a heading: one line, line feeds and tabs written as escapes too (`printable`'s
+    `line`), so that no cell breaks its row.
+    """
+    out = printable(text, line=line)
+    out = _TYPOGRAPHIC.sub(lambda m: m.group()[0] + WORD_JOINER + m.group()[1:], out)
+    out = _DIRECTIVE.sub(":" + WORD_JOINER, out)
+    out = _MARKUP.sub(lambda m: "\\" + m.group(), out)
+    out = _ENTITY.sub("\\&", out)
+    out = _LOOSE_UNDERSCORE.sub("\\_", out)
+    out = _LINE_START.sub(r"\1\\\2", out)
+    out = _SCHEME.sub(lambda m: m.group(1) + WORD_JOINER, out)
+    out = _WWW.sub(lambda m: m.group(1) + WORD_JOINER, out)
+    return _AT.sub(WORD_JOINER + "@", out)
+
+
 def listed(items: Iterable[Any], limit: int = LISTED_LIMIT) -> str:
     """The items, comma-separated, each `clipped`: the first `limit`, then how many more
     ("c0, c1, ..., c9 ... and 999,990 more")."""
@@ -166,11 +216,13 @@ __all__ = [
     "PATH_LIMIT",
     "QUOTED_LIMIT",
     "TERMINAL_CONTROLS",
+    "WORD_JOINER",
     "clipped",
     "control_character",
     "control_kind",
     "listed",
     "looks_like_formula",
+    "markdown_text",
     "neutralize",
     "printable",
     "restore",

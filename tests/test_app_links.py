@@ -233,6 +233,40 @@ def test_literal_escapes_every_markup_and_keeps_words():
     assert shown(text) == INJECTED["description"] + " debt_share _i_ # h"
 
 
+STREAMLIT_MARKUP = (
+    "A :red[redtext] B :material/warning: C :smile: D :+1: E :streamlit: F :small[sm] "
+    "G :blue-badge[bb] H :foo[dropped] I a -> b -- c >= d <= e <-> f ~= g 12:30 key:value"
+)
+"""What Streamlit's markdown (1.5x) draws besides CommonMark: directives (colours, badges,
+sizes; an unknown one loses its label), icons, emoji shortcodes and arrows between spaces."""
+
+
+def streamlit_markup(source: str) -> str | None:
+    """The first part of markdown source that Streamlit's markdown would draw (its frontend,
+    StreamlitMarkdown: source.replaceAll(":material/", ...) before parsing; remark-directive's
+    text directives, a colon then a letter, unless escaped; remark-emoji and the icon plugins
+    on the parsed text, where escapes are gone; arrows between spaces), or None."""
+    patterns = [r":material/", r"(?<!\\):[A-Za-z]", r":[\w+-][\w+-]*:"]
+    parsed = re.sub(r"\\(.)", r"\1", source)  # the text a parser leaves of the escapes
+    for pattern, text in zip(patterns, [source, source, parsed], strict=True):
+        found = re.search(pattern, text)
+        if found:
+            return found.group()
+    found = re.search(r"(?:^|\s)(<->|->|<-|--|>=|<=|~=)(?:\s|$)", parsed)
+    return found.group(1) if found else None
+
+
+def test_literal_shows_streamlits_own_markup_as_typed():
+    # a shared link's description drew "redtext" in red, a warning icon and a smiling face
+    assert streamlit_markup(STREAMLIT_MARKUP) == ":material/"
+    text = literal(STREAMLIT_MARKUP)
+    assert streamlit_markup(text) is None, text
+    assert shown(text) == STREAMLIT_MARKUP
+    # a field's path, a time and a plain colon are left as they were
+    plain = "market.price_usd_per_mtok at 12:30, ok: done"
+    assert literal(plain) == plain
+
+
 @pytest.mark.parametrize("page", [name for name, _, _ in PAGES])
 def test_a_name_description_and_source_from_a_link_are_shown_as_typed(page):
     at = opened(state.encode(INJECTED), page=page)

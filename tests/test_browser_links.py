@@ -56,7 +56,9 @@ IMAGE = "![x](http://127.0.0.1:9/pixel.png?leak=1)"
 LINK = "[re-enter your SSO password](https://evil.example/login)"
 DESCRIPTION = (
     f"Plan {IMAGE} **Action required:** {LINK} https://evil.example/bare www.evil.example "
-    "mail@evil.example <https://evil.example/auto> `code` $x$"
+    "mail@evil.example <https://evil.example/auto> `code` $x$ "
+    # Streamlit's own markdown: a colour, an icon, emoji, a badge, an arrow
+    "A :red[redtext] B :material/warning: C :smile: D :+1: E :blue-badge[bb] F a -> b -- c"
 )
 
 
@@ -90,6 +92,9 @@ def test_markdown_in_a_shared_link_is_shown_as_typed(fresh_server: str, browser)
     assert "evil [n](https://evil.example/name)" in text
     no_image_or_link_from(page)
     assert page.locator('[data-testid="stCaptionContainer"] strong', has_text="Action").count() == 0
+    caption = page.locator('[data-testid="stCaptionContainer"]', has_text="redtext").first
+    drawn = ".stMarkdownColoredText, .stMarkdownBadge, [role=img], img"
+    assert caption.locator(drawn).count() == 0, caption.inner_html()
 
     invalid = state.encode({"market": {"price_usd_per_mtok": f"{IMAGE} {LINK}"}})
     page.goto(f"{fresh_server}/scenario?scenario={DEFAULT_SCENARIO}&edits={invalid}")

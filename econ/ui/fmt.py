@@ -17,7 +17,7 @@ from econ.labels import COLUMNS as COLUMNS
 from econ.labels import SUMMARY_METRICS, column_label, label_with_unit, metric_kind, summary_label
 from econ.labels import humanize as humanize
 from econ.labels import short_number as short_number
-from econ.text import printable
+from econ.text import markdown_text
 
 MONEY_SCALES = {"USD": 1.0, "thousand USD": 1e3, "million USD": 1e6}
 """Display scales for money in charts and tables (the numbers themselves stay in USD)."""
@@ -281,36 +281,12 @@ def readable(frame, money: str = "USD"):
     return out.style.format(formats, na_rep="n/a")
 
 
-_MARKUP = re.compile(r"[\\`*\[\]<$~|]")
-_ENTITY = re.compile(r"&(?=#?\w+;)")
-_LOOSE_UNDERSCORE = re.compile(r"_(?![^\W_])|(?<![^\W_])_")
-_LINE_START = re.compile(r"^( {0,3})([#>])", re.MULTILINE)  # a heading, a quote
-_SCHEME = re.compile(r"(https?|ftp|mailto|xmpp)(?=:)", re.IGNORECASE)
-_WWW = re.compile(r"(www)(?=\.)", re.IGNORECASE)
-_AT = re.compile(r"(?<=[\w.+-])@(?=[\w-]+\.[\w-])")  # a mail address, not NAME@VERSION
-WORD_JOINER = "\u2060"
-"""An invisible character that keeps a web or mail address in text from becoming a link."""
-
-
 def literal(text) -> str:
     """Text from a user, a file or a link, made safe to show through Streamlit's markdown
-    (st.caption, st.error, help texts, ...) exactly as typed: no image, link, HTML, code,
-    emphasis, heading, maths or strikethrough comes out of it.
-
-    Markdown's characters are escaped with a backslash (an underscore inside a word, such as a
-    field's path, needs none), and an invisible word joiner goes into "https:", "www." and "@":
-    GitHub-flavoured markdown turns such web and mail addresses into links even when escaped.
-    A line starting "- " stays a list item (the app's own lists of messages). Control
-    characters and bidirectional overrides are written as escapes first (econ.text.printable):
-    a browser shows no terminal escape, but an override reorders what follows it.
-    """
-    out = _MARKUP.sub(lambda m: "\\" + m.group(0), printable(text))
-    out = _ENTITY.sub("\\&", out)
-    out = _LOOSE_UNDERSCORE.sub("\\_", out)
-    out = _LINE_START.sub(r"\1\\\2", out)
-    out = _SCHEME.sub(lambda m: m.group(1) + WORD_JOINER, out)
-    out = _WWW.sub(lambda m: m.group(1) + WORD_JOINER, out)
-    return _AT.sub(WORD_JOINER + "@", out)
+    (st.caption, st.error, help texts, ...) exactly as typed: `econ.text.markdown_text` (no
+    image, link, HTML, code, emphasis, heading, maths or strikethrough comes out of it, nor a
+    colour, icon, emoji or arrow of Streamlit's own markdown)."""
+    return markdown_text(text)
 
 
 def header(name) -> str:
