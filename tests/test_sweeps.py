@@ -709,3 +709,79 @@ def test_an_empty_name_in_an_overrides_table_is_refused_naming_its_row(missing):
     with pytest.raises(BatchInputError) as info:
         sweep(BASE, table=table)
     assert str(info.value).startswith("overrides: row 2: name is empty; expected a name in every")
+
+
+# --- the Markdown report shows names as typed ------------------------------------------------------
+
+INJECTED_NAMES = [
+    "![t](http://203.0.113.9/t.png)|<script>alert(1)</script>",  # the review's name
+    "a :smile: b_ *c* `d` $e$ &lt; ~f~ [g]: http://h.example \\| i",
+    "a\nb",  # a line feed (refused in an override table; a Python caller's frame has one)
+]
+
+
+def markdown_cells(row: str) -> list[str]:
+    """A GFM table row's cells as a Markdown reader splits them: at each pipe that no backslash
+    escapes, `\\x` being one character (cmark-gfm's table_cell, micromark's table)."""
+    assert row.startswith("| ") and row.endswith(" |"), row
+    cells, current = [], ""
+    for token in re.findall(r"\\.|[^\\|]+|\|", row[1:-1]):
+        if token == "|":
+            cells.append(current)
+            current = ""
+        else:
+            current += token
+    return [*cells, current]
+
+
+def as_read(markdown: str) -> str:
+    """What a reader shows of escaped Markdown text: each escaped character as itself, without
+    the invisible word joiners (econ.text.markdown_text)."""
+    return re.sub(r"\\(.)", r"\1", markdown).replace("\u2060", "")
+
+
+def live(markdown: str) -> str | None:
+    """Markdown that a viewer would draw as an image, a link, HTML, code, emphasis, maths or an
+    emoji (a character no backslash escapes), or None."""
+    bare = re.sub(r"\\.", "", markdown)
+    found = re.search(r"[\[\]<`*$~]|(?<![\w])_|_(?![\w])|https?:|:\w+:|&\w+;", bare)
+    return found.group() if found else None
+
+
+def test_report_table_cells_are_shown_as_typed():
+    from econ.analysis.report import markdown_table
+
+    frame = pd.DataFrame({"name": INJECTED_NAMES, "npv_usd": [1.5e6, -2.0, float("nan")]})
+    lines = markdown_table(frame).split("\n")
+    assert len(lines) == 2 + len(INJECTED_NAMES)  # a line feed in a name ends no row
+    assert markdown_cells(lines[0]) == [" name ", " npv_usd "]
+    for line, name, npv in zip(lines[2:], INJECTED_NAMES, ["1.5e+06", "-2", "n/a"], strict=True):
+        cells = markdown_cells(line)
+        assert len(cells) == 2, line  # the pipe in a name adds no cell
+        assert live(cells[0]) is None, cells[0]
+        assert as_read(cells[0].strip()) == name.replace("\n", "\\n")  # the line feed escaped
+        assert cells[1].strip() == npv
+
+
+def test_sweep_and_montecarlo_reports_show_names_as_typed(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    name = INJECTED_NAMES[0]
+    table = tmp_path / "rows.csv"
+    table.write_text(f'name,utilization.share\n"{name}",0.6\nplain,0.7\n', encoding="utf-8")
+    scenario = "<b>bold</b> ![s](http://203.0.113.9/s.png)"
+    named = ["--set", f"name={json.dumps(scenario)}"]
+    prefix = tmp_path / "sweep (1)"
+    argv = ["sweep", str(SEED_FILE), *named, "--overrides", str(table), "--report", str(prefix)]
+    assert main(argv) == 0, capsys.readouterr().err
+    text = (tmp_path / "sweep (1).md").read_text(encoding="utf-8")
+    heading, _, _, _, header, _, first, second, *rest = text.split("\n")
+    assert as_read(heading) == f"# Sweep: {scenario}" and live(heading[2:]) is None
+    widths = {len(markdown_cells(row)) for row in (header, first, second)}
+    assert widths == {len(header.split(" | "))}  # the header's own cells: no pipe in it
+    assert as_read(markdown_cells(first)[0].strip()) == name and live(first) is None
+    # the chart's link stays one link, its name's space and parentheses encoded
+    assert "![npv_usd](sweep%20%281%29-histogram.png)" in rest
+    argv = ["montecarlo", str(SEED_FILE), *named, "--dist", "utilization.share=uniform(0.5,0.9)"]
+    assert main([*argv, "-n", "20", "--report", str(tmp_path / "mc")]) == 0
+    heading = (tmp_path / "mc.md").read_text(encoding="utf-8").split("\n")[0]
+    assert as_read(heading) == f"# Monte Carlo: {scenario}" and live(heading[2:]) is None

@@ -2,6 +2,11 @@
 
 matplotlib is optional and imported only here, when a report is asked for; without it the
 report fails with a message saying how to install it. Charts use the Agg backend (no display).
+
+Every text a report writes goes through `cell` (econ.text.markdown_text, one line): names
+come from files others wrote (an override table's names, a scenario's name), and in a
+Markdown viewer `![t](http://host/t.png)` would load a remote image, `<script>` would be HTML,
+a `|` would add a cell and a line feed would end the row.
 """
 
 from __future__ import annotations
@@ -9,6 +14,7 @@ from __future__ import annotations
 import importlib
 import os
 from pathlib import Path
+from urllib.parse import quote
 
 import numpy as np
 import pandas as pd
@@ -16,6 +22,7 @@ import pandas as pd
 from econ.analysis.output import OutputError
 from econ.analysis.stats import RunSummary, quantile_label
 from econ.files import atomic_write, check_targets
+from econ.text import markdown_text
 
 
 def _pyplot():
@@ -49,17 +56,29 @@ def _save(fig, png: Path) -> None:
     atomic_write(png, buffer.getvalue(), overwrite=True)
 
 
+def cell(value) -> str:
+    """Text as a report writes it in a table cell, a heading or a line: shown as typed
+    (econ.text.markdown_text, on one line)."""
+    return markdown_text(value, line=True)
+
+
+def _image(alt: str, png: Path) -> str:
+    """The Markdown of the chart beside the report: its name as a link target (a space or a
+    parenthesis in a file name would end the link)."""
+    return f"![{cell(alt)}]({quote(png.name)})"
+
+
 def markdown_table(frame: pd.DataFrame, floatfmt: str = "{:,.6g}") -> str:
-    def cell(v):
+    def text(v):
         if v is None or (isinstance(v, float) and np.isnan(v)):
             return "n/a"
-        return floatfmt.format(v) if isinstance(v, float | np.floating) else str(v)
+        return cell(floatfmt.format(v) if isinstance(v, float | np.floating) else v)
 
-    header = "| " + " | ".join(map(str, frame.columns)) + " |"
+    header = "| " + " | ".join(map(cell, frame.columns)) + " |"
     rule = (
         "|" + "|".join("---" if frame[c].dtype == object else "---:" for c in frame.columns) + "|"
     )
-    rows = ["| " + " | ".join(cell(v) for v in row) + " |" for row in frame.itertuples(index=False)]
+    rows = ["| " + " | ".join(text(v) for v in row) + " |" for row in frame.itertuples(index=False)]
     return "\n".join([header, rule, *rows])
 
 
@@ -97,7 +116,7 @@ def _held(metadata: dict) -> list[str]:
     if held is None:
         return []
     note = held["note"]
-    return ["", f"Held loan: {note[0].upper()}{note[1:]}."]
+    return ["", cell(f"Held loan: {note[0].upper()}{note[1:]}.")]
 
 
 def montecarlo_report(
@@ -115,22 +134,25 @@ def montecarlo_report(
         metric = next(iter(summary.histograms), metric)
     if metric in summary.histograms:
         _histogram(summary, metadata, metric, png)
-        chart = f"![{metric}]({png.name})"
+        chart = _image(metric, png)
     else:
         chart = (
             f"No histogram: no output has a value in any of the {summary.n:,} scenarios "
             "(each is null, with its reason in the scenarios' warnings)."
         )
-    risk = "\n".join(f"- {k}: {v:,.6g}" for k, v in summary.risk.items() if v is not None)
+    risk = "\n".join(f"- {cell(k)}: {v:,.6g}" for k, v in summary.risk.items() if v is not None)
     if summary.covenant_breach_probability is not None:
         risk += f"\n- probability_of_covenant_breach: {summary.covenant_breach_probability:,.6g}"
     text = "\n".join(
         [
-            f"# Monte Carlo: {metadata.get('scenario', '')}",
+            f"# Monte Carlo: {cell(metadata.get('scenario', ''))}",
             "",
-            f"{summary.n:,} scenarios, seed {metadata.get('seed')}, sampling "
-            f"{metadata.get('plan', {}).get('sampling')}, quantiles {summary.quantile_method}; "
-            f"econ {metadata.get('econ_version')}, scenario hash {metadata.get('scenario_hash', '')[:12]}.",
+            cell(
+                f"{summary.n:,} scenarios, seed {metadata.get('seed')}, sampling "
+                f"{metadata.get('plan', {}).get('sampling')}, quantiles "
+                f"{summary.quantile_method}; econ {metadata.get('econ_version')}, scenario hash "
+                f"{metadata.get('scenario_hash', '')[:12]}."
+            ),
             *_held(metadata),
             "",
             markdown_table(summary_frame(summary)),
@@ -208,15 +230,17 @@ def sensitivity_report(result, prefix: str | os.PathLike, overwrite: bool = Fals
     meta = result.run.metadata
     text = "\n".join(
         [
-            f"# Sensitivity ({result.method}): {meta.get('scenario', '')}",
+            f"# Sensitivity ({cell(result.method)}): {cell(meta.get('scenario', ''))}",
             "",
-            f"econ {meta.get('econ_version')}, scenario hash {meta.get('scenario_hash', '')[:12]}, "
-            f"{result.run.job.n:,} engine runs.",
+            cell(
+                f"econ {meta.get('econ_version')}, scenario hash "
+                f"{meta.get('scenario_hash', '')[:12]}, {result.run.job.n:,} engine runs."
+            ),
             *_held(meta),
             "",
             markdown_table(table),
             "",
-            f"![{chart}]({png.name})",
+            _image(chart, png),
             "",
         ]
     )
@@ -246,14 +270,14 @@ def sweep_report(
     shown = rows[columns] if columns else rows
     text = "\n".join(
         [
-            f"# Sweep: {metadata.get('scenario', '')}",
+            f"# Sweep: {cell(metadata.get('scenario', ''))}",
             "",
-            f"{len(rows):,} scenarios; econ {metadata.get('econ_version')}.",
+            cell(f"{len(rows):,} scenarios; econ {metadata.get('econ_version')}."),
             *_held(metadata),
             "",
             markdown_table(shown.head(200)),
             "",
-            f"![{metric}]({png.name})",
+            _image(metric, png),
             "",
         ]
     )
