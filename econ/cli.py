@@ -406,14 +406,22 @@ def _cmd_project(args) -> int:
 
 def _cmd_validate(args) -> int:
     from econ.scenario import ScenarioError, load_scenario
+    from econ.throughput.resolve import ThroughputSourceError, check_measured_file
 
     failed = 0
     for name in args.files:
         try:
             scenario = load_scenario(name)
+            for row in scenario.expand():  # a file `project` could not open fails here too
+                check_measured_file(row.throughput)
         except ScenarioError as exc:
             failed += 1
             commands.say_error(exc)
+        except ThroughputSourceError as exc:
+            from econ.batch import in_file
+
+            failed += 1
+            commands.say_error(in_file(exc, name))
         else:
             from econ.racks import catalog_warnings
             from econ.text import printable

@@ -365,6 +365,38 @@ def _check_regular(
         raise ReadError(path, f"larger than {size_text(limit)}; expected {expected}")
 
 
+def _open_regular(path: str | os.PathLike, limit: int, expected: str) -> int:
+    """A descriptor of `path` open to read, checked by path and by descriptor (`read_regular`)."""
+    _check_regular(path, os.stat(path), limit, expected)
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    fd = os.open(path, flags)
+    try:
+        _check_regular(path, os.fstat(fd), limit, expected)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def check_regular(path: str | os.PathLike, limit: int, expected: str) -> None:
+    """What `read_regular` checks before it reads, without reading: the same errors for a file
+    missing, a folder, a FIFO, a device, a file over `limit` or one that cannot be opened to read
+    (permission denied)."""
+    os.close(_open_regular(path, limit, expected))
+
+
+def read_failure(path: str | os.PathLike, exc: OSError | ReadError, expected: str) -> str:
+    """Why `read_regular` (or `check_regular`) could not read `path`, naming it: its ReadError,
+    or "no such file", "is a folder, expected ...", "cannot be read (Permission denied)"."""
+    if isinstance(exc, ReadError):
+        return str(exc)
+    if isinstance(exc, FileNotFoundError):
+        return f"{path}: no such file"
+    if isinstance(exc, IsADirectoryError):
+        return f"{path}: is a folder, expected {expected}"
+    return f"{path}: cannot be read ({exc.strerror})"
+
+
 def read_regular(path: str | os.PathLike, limit: int, expected: str) -> bytes:
     """The bytes of a regular file of at most `limit` bytes.
 
@@ -376,11 +408,8 @@ def read_regular(path: str | os.PathLike, limit: int, expected: str) -> bytes:
     by descriptor after (the path may have been replaced in between); it is opened non-blocking,
     so a FIFO put in its place in between cannot make the open wait for a writer.
     """
-    _check_regular(path, os.stat(path), limit, expected)
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
-    fd = os.open(path, flags)
+    fd = _open_regular(path, limit, expected)
     try:
-        _check_regular(path, os.fstat(fd), limit, expected)
         chunks, size = [], 0
         while size <= limit:
             chunk = os.read(fd, min(1 << 20, limit + 1 - size))
@@ -458,9 +487,11 @@ __all__ = [
     "Stream",
     "WriteError",
     "atomic_write",
+    "check_regular",
     "check_targets",
     "file_mode",
     "make_folder",
+    "read_failure",
     "read_regular",
     "reason",
     "remove_stale_temporaries",

@@ -16,6 +16,7 @@ import threading
 from pathlib import Path
 
 import pytest
+import tomli_w
 from streamlit.testing.v1 import AppTest
 
 from econ import files, load_scenario, project
@@ -595,6 +596,61 @@ def test_a_scenario_whose_curve_is_a_fifo_in_its_folder_exits_3(capsys, scenario
     assert code == 3 and "Traceback" not in err
     assert str(fifo) in err and "not a regular file but a FIFO" in err and "256 MB" in err
     assert not (scenario_dir / "memo.html").exists()
+
+
+def _scenario_with_curve(folder: Path, curve: str, fmt: str = "auto") -> Path:
+    from econ.scenario import apply_overrides, toml_ready
+
+    sets = [f"throughput.measured.curve={json.dumps(curve)}", f'throughput.measured.format="{fmt}"']
+    data = apply_overrides(read_toml(SEED), sets)
+    path = folder / f"with-{curve}.toml"
+    path.write_text(tomli_w.dumps(toml_ready(data)), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize(
+    ("curve", "fmt", "make", "said"),
+    [
+        ("missing.csv", "auto", None, "missing.csv: no such file"),
+        ("missing.zip", "auto", None, "missing.zip: no such file"),  # project: a traceback
+        ("fifo.csv", "auto", os.mkfifo, "fifo.csv: not a regular file but a FIFO"),
+        ("fifo.zip", "auto", os.mkfifo, "a zipped MLPerf Endpoints submission tree, a regular"),
+        ("folder.csv", "generic-csv", os.mkdir, "folder.csv: is a folder, expected a benchmark"),
+        ("big.csv", "auto", lambda p: p.write_bytes(b"x" * 2048), "big.csv: larger than 1 kB"),
+    ],
+)
+def test_validate_fails_as_project_fails_on_a_curve_file_it_cannot_open(
+    capsys, scenario_dir, monkeypatch, curve, fmt, make, said
+):
+    # validate said ok of a scenario whose curve file was missing, and project then failed
+    if make:
+        make(scenario_dir / curve)
+    monkeypatch.setattr(_common, "MAX_SOURCE_BYTES", 1024)
+    path = _scenario_with_curve(scenario_dir, curve, fmt)
+    code, out, validated = run(capsys, "validate", str(path))
+    assert code == 3 and out == "" and "Traceback" not in validated
+    with contextlib.ExitStack() as stack:
+        if make is os.mkfifo:
+            stack.enter_context(unblocked(scenario_dir / curve))
+        code, _, projected = run(capsys, "project", str(path))
+    assert code == 3 and projected == validated  # the same message, naming the file
+    assert validated.startswith(f"error: {path}: throughput.measured: {scenario_dir}/{curve}: ")
+    assert said in validated
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads a file of any mode")
+def test_validate_fails_on_a_curve_file_it_may_not_read(capsys, scenario_dir):
+    (scenario_dir / "curve.csv").chmod(0)
+    path = _scenario_with_curve(scenario_dir, "curve.csv")
+    code, _, err = run(capsys, "validate", str(path))
+    assert code == 3 and "curve.csv: cannot be read (Permission denied)" in err
+
+
+def test_validate_passes_a_readable_curve_file_and_a_submission_folder(capsys, scenario_dir):
+    (scenario_dir / "tree").mkdir()  # read as an MLPerf Endpoints submission tree: its files
+    for curve in ("curve.csv", "tree"):  # are checked when it is imported (project)
+        code, out, err = run(capsys, "validate", str(_scenario_with_curve(scenario_dir, curve)))
+        assert code == 0 and ": ok (" in out, err
 
 
 def test_throughput_import_refuses_a_fifo_a_folder_and_an_oversized_file(

@@ -122,6 +122,24 @@ def _resolve(key: str) -> ResolvedThroughput:
     return _simulated(spec["simulated"], slo, spec["hardware"])
 
 
+MEASURED = "throughput.measured"
+"""The section a measured source's refusals name (in a vintage too: its own throughput)."""
+
+
+def check_measured_file(section: Throughput) -> None:
+    """ThroughputSourceError when the measured curve file of `section` cannot be opened as the
+    projection opens it (missing, unreadable, a FIFO or a device, over its size limit), in the
+    projection's words, without importing it: `econ validate`'s check of the file."""
+    if section.measured is None or not section.measured.curve:
+        return
+    from econ.throughput.importers import check_file
+
+    try:
+        check_file(section.measured.curve, section.measured.format)
+    except InputError as exc:
+        raise ThroughputSourceError(f"{MEASURED}: {exc}") from None
+
+
 def _measured(
     measured: dict, slo: ServiceLevel, hardware: str, model: str | None
 ) -> ResolvedThroughput:
@@ -129,7 +147,7 @@ def _measured(
     from econ.throughput.importers import import_files
     from econ.throughput.operating_point import operating_point
 
-    where = "throughput.measured"
+    where = MEASURED
     try:
         if measured["curve"]:
             curve = import_files([Path(measured["curve"])], measured["format"], measured["gpus"])

@@ -33,7 +33,7 @@ import numpy as np
 import pandas as pd
 
 from econ.errors import InputError
-from econ.files import atomic_write, read_regular
+from econ.files import atomic_write
 from econ.labels import counted
 from econ.text import neutralize
 from econ.throughput.curve import CURVE_COLUMNS, OPTIONAL_COLUMNS, Curve, with_all_columns
@@ -53,8 +53,10 @@ from econ.throughput.importers._common import (
     LatencyUnitError,
     NotANumberError,
     SourceFile,
+    check_source,
     json_records,
     latency_unit_findings,
+    opened,
     read_source,
 )
 
@@ -162,6 +164,35 @@ def _looks_like_toml(text: str) -> bool:
     return False
 
 
+ZIP_EXPECTED = "a zipped MLPerf Endpoints submission tree"
+"""What a .zip an importer reads is expected to be, in its refusals."""
+
+
+def _read_as(path: str | os.PathLike, fmt: str) -> str:
+    """How `import_file` reads `path` in format `fmt`: "folder" (an MLPerf Endpoints submission
+    tree), "zip" (one zipped) or "file" (a result file of one of FORMATS)."""
+    if fmt not in ("auto", *FORMATS, ENDPOINTS_SUBMISSION):
+        raise CurveError(f"unknown format {fmt!r}; expected 'auto' or one of: {', '.join(FORMATS)}")
+    if fmt in ("auto", ENDPOINTS_SUBMISSION):
+        if Path(path).is_dir():
+            return "folder"
+        if Path(path).suffix.lower() == ".zip":
+            return "zip"
+    return "file"
+
+
+def check_file(path: str | os.PathLike, fmt: str = "auto") -> None:
+    """CurveError when `import_file` could not open `path` (missing, unreadable, a FIFO or a
+    device, over its size limit), in the words of its refusal, without reading it: what `econ
+    validate` checks of a scenario's measured curve file. A folder passes (a submission tree's
+    files are checked as it is imported), and so does any content."""
+    kind = _read_as(path, fmt)
+    if kind == "zip":
+        opened(path, mlperf_endpoints.MAX_ZIP_BYTES, ZIP_EXPECTED, read=False)
+    elif kind == "file":
+        check_source(path)
+
+
 def import_file(
     path: str | os.PathLike,
     fmt: str = "auto",
@@ -174,16 +205,15 @@ def import_file(
     `gpu_count` overrides the GPU count the file states or implies [GPUs]. A folder is read as an
     MLPerf Endpoints submission tree. `allow_incomplete` imports an interrupted Endpoints run.
     """
-    if fmt not in ("auto", *FORMATS, ENDPOINTS_SUBMISSION):
-        raise CurveError(f"unknown format {fmt!r}; expected 'auto' or one of: {', '.join(FORMATS)}")
-    if Path(path).is_dir() and fmt in ("auto", ENDPOINTS_SUBMISSION):
+    kind = _read_as(path, fmt)
+    if kind == "folder":
         curve = mlperf_endpoints.import_submission(
             path, gpu_count, allow_incomplete=allow_incomplete
         )
         return Curve(
             curve.points, dict(curve.provenance, format=ENDPOINTS_SUBMISSION), curve.warnings
         )
-    if Path(path).suffix.lower() == ".zip" and fmt in ("auto", ENDPOINTS_SUBMISSION):
+    if kind == "zip":
         return _zipped_submission(path, gpu_count, allow_incomplete)
     src = read_source(path)
     if fmt == "auto":
@@ -205,9 +235,7 @@ def _zipped_submission(path, gpu_count, allow_incomplete) -> Curve:
     import hashlib
     import tempfile
 
-    content = read_regular(
-        path, mlperf_endpoints.MAX_ZIP_BYTES, "a zipped MLPerf Endpoints submission tree"
-    )
+    content = opened(path, mlperf_endpoints.MAX_ZIP_BYTES, ZIP_EXPECTED)
     with tempfile.TemporaryDirectory(prefix="econ-zip-") as folder:
         tree = mlperf_endpoints.extract_submission_zip(content, Path(folder), Path(path).name)
         try:

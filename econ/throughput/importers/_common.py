@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from econ.errors import InputError
-from econ.files import ReadError, read_regular
+from econ.files import ReadError, check_regular, read_failure, read_regular
 from econ.labels import counted
 from econ.strict_json import EXPECTED_FINITE, OverlongNumberError, integer_shown, load_json
 from econ.throughput.curve import Curve, with_all_columns
@@ -85,23 +85,36 @@ MAX_SOURCE_BYTES = 256 * 1024 * 1024
 exports of long runs tens of megabytes; a device or a runaway file stops here."""
 
 
-def read_source(path: str | Path) -> SourceFile:
-    """Read a file as UTF-8 text and hash its bytes; an empty or binary file is an error, and so
-    is anything but a regular file of at most MAX_SOURCE_BYTES (a FIFO, a device, a folder)."""
+SOURCE_EXPECTED = "a benchmark result file"
+"""What a result file an importer reads is expected to be, in its refusals."""
+
+
+def opened(path: str | Path, limit: int, expected: str, read: bool = True) -> bytes:
+    """The bytes of `path` (`econ.files.read_regular`), or CurveError naming it: a NUL byte in its
+    name, missing, a folder, a FIFO or a device, over `limit`, unreadable. `read=False` checks
+    all that without reading (econ.files.check_regular) and gives no bytes."""
     if "\x00" in str(path):
         shown = str(path).replace("\x00", "\\0")
         raise CurveError(f"{shown}: a file name may not contain a NUL byte")
-    path = Path(path)
     try:
-        raw = read_regular(path, MAX_SOURCE_BYTES, "a benchmark result file")
-    except ReadError as exc:
-        raise CurveError(str(exc)) from None
-    except FileNotFoundError:
-        raise CurveError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise CurveError(f"{path}: is a folder, expected a benchmark result file") from None
-    except OSError as exc:
-        raise CurveError(f"{path}: cannot be read ({exc.strerror})") from None
+        if not read:
+            check_regular(path, limit, expected)
+            return b""
+        return read_regular(path, limit, expected)
+    except (ReadError, OSError) as exc:
+        raise CurveError(read_failure(path, exc, expected)) from None
+
+
+def check_source(path: str | Path) -> None:
+    """CurveError when `read_source` could not read `path` (not its content): without reading."""
+    opened(Path(path), MAX_SOURCE_BYTES, SOURCE_EXPECTED, read=False)
+
+
+def read_source(path: str | Path) -> SourceFile:
+    """Read a file as UTF-8 text and hash its bytes; an empty or binary file is an error, and so
+    is anything but a regular file of at most MAX_SOURCE_BYTES (a FIFO, a device, a folder)."""
+    path = Path(path)
+    raw = opened(path, MAX_SOURCE_BYTES, SOURCE_EXPECTED)
     if not raw.strip():
         raise CurveError(f"{path}: the file is empty; expected a benchmark result")
     try:
