@@ -206,10 +206,19 @@ def test_a_tpot_limit_no_point_meets_is_reported_in_ms(app: AppTest):
 def test_app_text_speaks_of_the_apps_controls_and_the_uploaded_files_name():
     import tempfile
 
-    from econ.ui.compute import app_text
+    from econ.throughput.importers import CurveError
+    from econ.ui.compute import app_text, curve
 
-    temp = f"{tempfile.gettempdir()}/tmpk3j_x9/run.csv"
-    assert app_text(f"{temp}: bad header") == "run.csv: bad header"
+    # the message of an upload names the temporary folder the app wrote it into
+    with pytest.raises(CurveError) as refused:
+        curve("run.csv", b"concurrency,output_tokens_per_s\nabc,1\n")
+    temp = tempfile.gettempdir()
+    assert str(refused.value).startswith(f"{temp}/econ-upload-")
+    assert app_text(refused.value).startswith("run.csv: line 2, column 'concurrency': 'abc'")
+    # a path in the user's own text is kept: a zip member's name (it lost "/tmp/r21_sec/")
+    member = f"slip.zip: member '../../../..{temp}/r21_sec/pwned.txt' points outside the archive"
+    assert app_text(member) == member
+    assert app_text(f"{temp}/tmpk3j_x9ab/run.csv: x") == f"{temp}/tmpk3j_x9ab/run.csv: x"
     text = app_text("per-GPU throughput is unknown (pass --gpus N)")
     assert "--gpus" not in text and '"GPUs that served it" box' in text
     assert (

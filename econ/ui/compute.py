@@ -86,14 +86,22 @@ def slo_text(text: str) -> str:
     )
 
 
+UPLOAD_FOLDER_PREFIX = "econ-upload-"
+"""Prefix of the temporary folder the app writes an uploaded file into (econ's own temporary
+folders all start "econ-": econ-export-, econ-zip-, econ-memo-)."""
+_SERVER_TEMP = r"econ-[a-z]+-[a-z0-9_]{8}/"
+"""A temporary folder of econ's own (tempfile adds 8 characters of [a-z0-9_] to its prefix)."""
+
+
 def app_text(message: str) -> str:
     """A library message as the app shows it: no command-line options (the app's own controls
-    instead), latencies per token in ms as the app's fields are, no temporary upload paths (the
-    uploaded file's own name stays) and no server folders: a file of the models/ folder (which a
-    scenario's paths may name) is named "models/..." as scenarios name it."""
+    instead), latencies per token in ms as the app's fields are, no temporary folders of econ's
+    own (an upload's: the uploaded file's own name stays; any other path is the user's text, kept
+    as written) and no server folders: a file of the models/ folder (which a scenario's paths may
+    name) is named "models/..." as scenarios name it."""
     text = str(message)
-    temp = re.escape(tempfile.gettempdir().rstrip("/"))
-    text = re.sub(temp + r"/[^/\s'\"]+/", "", text)
+    temp = re.escape(tempfile.gettempdir().rstrip("/") + "/")
+    text = re.sub(temp + _SERVER_TEMP, "", text)
     for folder in _models_folders():
         text = text.replace(folder + "/", "models/").replace(folder, "models")
     for cli, app in _COMMAND_LINE:
@@ -225,7 +233,7 @@ def export_bytes(text: str, kind: str) -> dict[str, bytes]:
     except ImportError:  # an econ.export without in-memory payloads: write to a temporary folder
         from econ.export import write_projection
 
-        with tempfile.TemporaryDirectory() as folder:
+        with tempfile.TemporaryDirectory(prefix="econ-export-") as folder:
             written = write_projection(result, Path(folder) / f"{stem}.{kind}")
             return {p.name: p.read_bytes() for p in written}
     payloads = output_payloads(result, {kind: f"{stem}.{kind}"}, scenarios=[scenario])
@@ -390,7 +398,7 @@ def curve(name: str, content: bytes, gpus: float | None = None):
             f"{name}: {len(content) / 1e6:.1f} MB is larger than the "
             f"{MAX_UPLOAD_BYTES / 1e6:.0f} MB limit for benchmark files"
         )
-    with tempfile.TemporaryDirectory() as folder:
+    with tempfile.TemporaryDirectory(prefix=UPLOAD_FOLDER_PREFIX) as folder:
         path = Path(folder) / _safe_name(name)
         if path.suffix.lower() == ".zip":
             path.mkdir()
