@@ -254,6 +254,28 @@ def test_uploading_a_scenario_file_loads_it(app: AppTest):
     assert metric(app, "NPV [USD]") == f"{expected.summary.iloc[0].npv_usd:,.0f}"
 
 
+def test_an_uploaded_scenario_holding_nan_is_not_edited_until_edited(app: AppTest):
+    # `share = nan` made the page say "(edited)" at once, and Reset could not clear it
+    go(app, "scenario")
+    text = SEED.read_text().replace("\nshare = 0.7\n", "\nshare = nan\n", 1)
+    assert "share = nan" in text
+    app.get("file_uploader")[0].upload("nan.toml", text.encode(), "application/toml").run()
+    assert not app.exception
+
+    def caption() -> str:
+        return next(c.value for c in app.caption if c.value.startswith("Editing "))
+
+    reset = lambda: widget(app.button, "Reset edits")  # noqa: E731
+    assert caption().startswith(f"Editing **{state.UPLOAD_PREFIX}nan.toml**. "), caption()
+    assert any("not a number (NaN)" in e for e in errors(app)), errors(app)  # shown, not edited
+    assert reset().disabled
+    widget(app.text_input, "Name").set_value("nan-edited").run()
+    assert "(edited)" in caption() and not reset().disabled
+    reset().click().run()
+    assert "(edited)" not in caption() and reset().disabled
+    assert widget(app.text_input, "Name").value == load_scenario(SEED).name
+
+
 @pytest.mark.parametrize(
     ("content", "reason"),
     [

@@ -504,7 +504,7 @@ def apply_overrides(
         if path in UNCITED or f"sources.{path}" in cited:
             continue
         default = _default_at(path)
-        if _same(get_path(result, path), default if old is _UNSET else old):
+        if same_value(get_path(result, path), default if old is _UNSET else old):
             continue
         was = shown_value(old)
         if old is _UNSET and isinstance(default, int | float | str) and default != "":
@@ -547,9 +547,10 @@ def shown_value(value: Any, limit: int = 80) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def _same(a: Any, b: Any) -> bool:
-    """Whether an override leaves a value as it was (a date given as one, read as text; "none"
-    for a field that was None)."""
+def same_value(a: Any, b: Any) -> bool:
+    """Whether two values of a field are the same value: equal, or the same as JSON (NaN and NaN,
+    a date and its text, lists holding either), "none" and None alike (whether an override leaves
+    a value as it was; whether the app's scenario differs from the one it loaded)."""
     a, b = (None if isinstance(v, str) and v == NONE_WORD else v for v in (a, b))
     if a is _UNSET or b is _UNSET:
         return a is b

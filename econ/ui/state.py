@@ -38,7 +38,13 @@ from econ.scenario import (
     validate_dict,
 )
 from econ.scenario.errors import shortened
-from econ.scenario.io import EMPTY_NUMBER, MAX_NESTING, expected_message, too_deep
+from econ.scenario.io import (
+    EMPTY_NUMBER,
+    MAX_NESTING,
+    expected_message,
+    same_value,
+    too_deep,
+)
 from econ.scenario.io import get_path as _get_path
 from econ.scenario.paths import resolve_paths
 
@@ -145,7 +151,8 @@ def drop_none(value: Any) -> Any:
 
 
 def diff(data: Mapping, base: Mapping) -> dict:
-    """The entries of `data` that differ from `base` (tables compared key by key)."""
+    """The entries of `data` that differ from `base` (tables compared key by key; values as
+    `same_value` compares them: a NaN the file gave is the NaN it still holds, not an edit)."""
     out = {}
     for key, value in data.items():
         if key not in base:
@@ -154,7 +161,7 @@ def diff(data: Mapping, base: Mapping) -> dict:
             inner = diff(value, base[key])
             if inner:
                 out[key] = inner
-        elif value != base[key]:
+        elif not same_value(value, base[key]):
             out[key] = value
     return out
 
