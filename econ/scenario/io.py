@@ -280,8 +280,14 @@ _TOO_LONG = f"an integer of more than {sys.get_int_max_str_digits():,} digits"
 
 MAX_NESTING = 32
 """Levels of tables and arrays a scenario may nest (its deepest field is about six down)."""
+MAX_SCENARIO_BYTES = 1024 * 1024
+"""Bytes of a scenario file econ reads, on the command line and in the app (its upload box). The
+largest ready-made one is under 20 kB, and a scenario's longest tables (a price, rental or resale
+point or a balance for each of 600 months) take tens of kB; a file of 14 MB (one array of 7
+million integers) took tomllib 23 s and 640 MB before its unknown field was refused."""
 MAX_FILE_BYTES = 16 * 1024 * 1024
-"""Bytes of a scenario file econ reads (the largest ready-made one is under 20 kB)."""
+"""Bytes of a scenario text the library stores and of a memo `econ memo verify` reads (scenario
+files had this limit before MAX_SCENARIO_BYTES)."""
 
 
 def too_deep(value: Any, limit: int = MAX_NESTING) -> bool:
@@ -314,7 +320,7 @@ def read_toml(path: str | os.PathLike) -> dict[str, Any]:
         )
     path = Path(path)
     try:
-        content = read_bounded(path, MAX_FILE_BYTES, "a TOML scenario file")
+        content = read_bounded(path, MAX_SCENARIO_BYTES, "a TOML scenario file")
     except FileNotFoundError:
         raise ScenarioError(path, "", None, "file not found" + _ready_made_hint(path)) from None
     except IsADirectoryError:

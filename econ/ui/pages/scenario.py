@@ -10,7 +10,9 @@ from functools import partial
 
 import streamlit as st
 
+from econ.files import size_text
 from econ.scenario import Scenario, ScenarioError, dumps
+from econ.scenario.io import MAX_SCENARIO_BYTES
 from econ.ui import common, saving, state
 from econ.ui.fmt import humanize, literal
 from econ.ui.form import Form, fields_of, find, path_label
@@ -20,7 +22,6 @@ UPLOAD_ERROR = "econ.scenario_upload_error"
 SAVE_NAME = "econ.save_name"
 TOML_ERROR = "econ.toml_error"
 SAVE_ERROR = "econ.save_error"
-MAX_SCENARIO_BYTES = 1024 * 1024
 TOO_DEEP = (
     f"tables nested more than {state.MAX_DEPTH} levels deep; expected a scenario's tables, which "
     "nest about six (e.g. [financing.covenants])"
@@ -44,7 +45,10 @@ def _uploaded() -> None:
     content = file.getvalue()
     problem = None
     if len(content) > MAX_SCENARIO_BYTES:
-        problem = f"{len(content) / 1e6:.1f} MB is larger than the 1 MB limit for scenario files"
+        problem = (
+            f"{len(content) / 1e6:.1f} MB is larger than the {size_text(MAX_SCENARIO_BYTES)} "
+            "limit for scenario files"
+        )
     elif not content.strip():
         problem = "the file is empty; expected a TOML scenario"
     else:
