@@ -785,3 +785,14 @@ def test_sweep_and_montecarlo_reports_show_names_as_typed(tmp_path, capsys):
     assert main([*argv, "-n", "20", "--report", str(tmp_path / "mc")]) == 0
     heading = (tmp_path / "mc.md").read_text(encoding="utf-8").split("\n")[0]
     assert as_read(heading) == f"# Monte Carlo: {scenario}" and live(heading[2:]) is None
+
+
+def test_a_montecarlo_chart_titled_with_a_name_holding_dollar_signs_is_drawn(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    name = "a $\\foo{$ b"  # matplotlib's maths between the dollars: a ParseFatalException
+    argv = ["montecarlo", str(SEED_FILE), "--set", f"name={json.dumps(name)}", "-n", "20"]
+    argv += ["--dist", "utilization.share=uniform(0.5,0.9)", "--report", str(tmp_path / "mc")]
+    assert main(argv) == 0, capsys.readouterr().err
+    assert (tmp_path / "mc-histogram.png").read_bytes()[:4] == b"\x89PNG"
+    heading = (tmp_path / "mc.md").read_text(encoding="utf-8").split("\n")[0]
+    assert as_read(heading) == f"# Monte Carlo: {name}"

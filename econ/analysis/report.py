@@ -182,7 +182,8 @@ def _histogram(summary: RunSummary, metadata: dict, metric: str, png: Path) -> N
         ax.axvline(0.0, color="red", linewidth=1)
     ax.set_xlabel(metric)
     ax.set_ylabel("scenarios")
-    ax.set_title(f"{metadata.get('scenario', '')}: {summary.n:,} scenarios")
+    # as typed: matplotlib reads text between two $ as maths ("$\\foo$" was a traceback)
+    ax.set_title(f"{metadata.get('scenario', '')}: {summary.n:,} scenarios", parse_math=False)
     _save(fig, png)
     plt.close(fig)
 
