@@ -159,9 +159,10 @@ _LINE_START = re.compile(r"^( {0,3})([#>])", re.MULTILINE)  # a heading, a quote
 _SCHEME = re.compile(r"(https?|ftp|mailto|xmpp)(?=:)", re.IGNORECASE)
 _WWW = re.compile(r"(www)(?=\.)", re.IGNORECASE)
 _AT = re.compile(r"(?<=[\w.+-])@(?=[\w-]+\.[\w-])")  # a mail address, not NAME@VERSION
-_DIRECTIVE = re.compile(r":(?=[A-Za-z]|[0-9A-Za-z_+-]+:)")
-"""A colon that starts a directive (`:red[...]`, `:small[...]`), an icon (`:material/warning:`,
-`:streamlit:`) or an emoji shortcode (`:smile:`, `:+1:`)."""
+_DIRECTIVE = re.compile(r":(?=[^\s!-/:-@\[-`{-~]|[+-][\w+-]*:)")
+"""A colon that may start a directive (`:red[...]`, `:foo{...}`: a directive's name starts with
+anything but a space or a punctuation mark), an icon (`:material/warning:`, `:streamlit:`) or an
+emoji shortcode (`:smile:`, `:+1:`)."""
 _TYPOGRAPHIC = re.compile(r"(?:^|(?<=[\s\ufeff]))(?:<->|->|<-|--|>=|<=|~=)(?=\s|$)", re.MULTILINE)
 """What Streamlit's markdown turns into a symbol between spaces: "a -> b" into "a → b", "--"
 into an em dash, ">=" into "≥"."""
@@ -177,26 +178,28 @@ def markdown_text(text: Any, *, line: bool = False) -> str:
     `:smile:` emoji, "->" drawn as an arrow).
 
     Markdown's characters are escaped with a backslash (an underscore inside a word, such as a
-    field's path, needs none), and an invisible word joiner goes into "https:", "www." and
-    "@", after a colon that starts a directive, an icon or an emoji shortcode, and between the
-    two characters of an arrow: GitHub-flavoured markdown turns such addresses into links even
-    when escaped, and Streamlit reads the others in the text an escape leaves. A line starting
-    "- " stays a list item (the app's own lists of messages). Control characters and
-    bidirectional overrides are written as escapes first (`printable`): a browser shows no
-    terminal escape, but an override reorders what follows it. `line=True`, for a table cell
-    or a heading: one line, line feeds and tabs written as escapes too (`printable`'s
-    `line`), so that no cell breaks its row.
+    field's path, needs none; a colon where a directive, an icon or an emoji shortcode could
+    start), and an invisible word joiner goes into "https:", "www." and "@", after such a colon
+    and between the two characters of an arrow: GitHub-flavoured markdown turns such addresses
+    into links even when escaped, and Streamlit reads icons, emoji and arrows in the text an
+    escape leaves. A line starting "- " stays a list item (the app's own lists of messages).
+    Control characters and bidirectional overrides are written as escapes first (`printable`):
+    a browser shows no terminal escape, but an override reorders what follows it. `line=True`,
+    for a table cell or a heading: one line, line feeds and tabs written as escapes too
+    (`printable`'s `line`), so that no cell breaks its row.
     """
     out = printable(text, line=line)
     out = _TYPOGRAPHIC.sub(lambda m: m.group()[0] + WORD_JOINER + m.group()[1:], out)
-    out = _DIRECTIVE.sub(":" + WORD_JOINER, out)
     out = _MARKUP.sub(lambda m: "\\" + m.group(), out)
     out = _ENTITY.sub("\\&", out)
     out = _LOOSE_UNDERSCORE.sub("\\_", out)
     out = _LINE_START.sub(r"\1\\\2", out)
     out = _SCHEME.sub(lambda m: m.group(1) + WORD_JOINER, out)
     out = _WWW.sub(lambda m: m.group(1) + WORD_JOINER, out)
-    return _AT.sub(WORD_JOINER + "@", out)
+    out = _AT.sub(WORD_JOINER + "@", out)
+    # escaped, a colon starts no directive (a name, a label and {attributes} are text); the
+    # joiner, which the plugins that draw icons and emoji read past the escape, keeps them apart
+    return _DIRECTIVE.sub("\\:" + WORD_JOINER, out)
 
 
 def listed(items: Iterable[Any], limit: int = LISTED_LIMIT) -> str:

@@ -263,7 +263,7 @@ def test_a_link_to_a_missing_library_version_shows_the_default_with_an_error(lib
     at.query_params["scenario"] = f"library:{SEED_NAME}@9"
     at.run()
     assert not at.exception, at.exception
-    shown = [literal_text(e.value) for e in at.error]  # (a word joiner after "library:")
+    shown = [literal_text(e.value) for e in at.error]  # (a colon escaped after "library")
     assert any(f"library:{SEED_NAME}@9" in e for e in shown), shown
     assert at.session_state[state.BASE_NAME] == SEED_NAME
 
@@ -284,7 +284,7 @@ def test_a_link_to_the_library_names_no_server_path(library_url, tmp_path, name,
     at.query_params["scenario"] = name
     at.run()
     assert not at.exception, at.exception
-    shown = [e.value for e in at.error]
+    shown = [literal_text(e.value) for e in at.error]  # (a colon escaped after "library")
     assert any(said in e for e in shown), shown
     assert not any(str(tmp_path) in e or "sqlite" in e for e in shown), shown
 

@@ -235,18 +235,21 @@ def test_literal_escapes_every_markup_and_keeps_words():
 
 STREAMLIT_MARKUP = (
     "A :red[redtext] B :material/warning: C :smile: D :+1: E :streamlit: F :small[sm] "
-    "G :blue-badge[bb] H :foo[dropped] I a -> b -- c >= d <= e <-> f ~= g 12:30 key:value"
+    "G :blue-badge[bb] H :foo[dropped] I :foo{#dropped .too} J ratio:small library:red@2 "
+    "K a -> b -- c >= d <= e <-> f ~= g 12:30 key:value"
 )
-"""What Streamlit's markdown (1.5x) draws besides CommonMark: directives (colours, badges,
-sizes; an unknown one loses its label), icons, emoji shortcodes and arrows between spaces."""
+"""What Streamlit's markdown (1.6x) draws besides CommonMark: directives (colours, badges,
+sizes; a known name alone is an empty span, an unknown one loses its label and attributes),
+icons, emoji shortcodes and arrows between spaces."""
 
 
 def streamlit_markup(source: str) -> str | None:
     """The first part of markdown source that Streamlit's markdown would draw (its frontend,
     StreamlitMarkdown: source.replaceAll(":material/", ...) before parsing; remark-directive's
-    text directives, a colon then a letter, unless escaped; remark-emoji and the icon plugins
-    on the parsed text, where escapes are gone; arrows between spaces), or None."""
-    patterns = [r":material/", r"(?<!\\):[A-Za-z]", r":[\w+-][\w+-]*:"]
+    text directives, a colon not escaped then a name, which starts with anything but a space or
+    a punctuation mark; remark-emoji and the icon plugins on the parsed text, where escapes are
+    gone; arrows between spaces), or None."""
+    patterns = [r":material/", r"(?<!\\):[^\s!-/:-@\[-`{-~]", r":[\w+-][\w+-]*:"]
     parsed = re.sub(r"\\(.)", r"\1", source)  # the text a parser leaves of the escapes
     for pattern, text in zip(patterns, [source, source, parsed], strict=True):
         found = re.search(pattern, text)
@@ -262,8 +265,8 @@ def test_literal_shows_streamlits_own_markup_as_typed():
     text = literal(STREAMLIT_MARKUP)
     assert streamlit_markup(text) is None, text
     assert shown(text) == STREAMLIT_MARKUP
-    # a field's path, a time and a plain colon are left as they were
-    plain = "market.price_usd_per_mtok at 12:30, ok: done"
+    # a field's path and a colon before a space are left as they were
+    plain = "market.price_usd_per_mtok, ok: done"
     assert literal(plain) == plain
 
 

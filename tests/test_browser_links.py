@@ -58,7 +58,8 @@ DESCRIPTION = (
     f"Plan {IMAGE} **Action required:** {LINK} https://evil.example/bare www.evil.example "
     "mail@evil.example <https://evil.example/auto> `code` $x$ "
     # Streamlit's own markdown: a colour, an icon, emoji, a badge, an arrow
-    "A :red[redtext] B :material/warning: C :smile: D :+1: E :blue-badge[bb] F a -> b -- c"
+    "A :red[redtext] B :material/warning: C :smile: D :+1: E :blue-badge[bb] F a -> b -- c "
+    "G :foo{bar} library:red@2"
 )
 
 
