@@ -711,7 +711,7 @@ def test_an_empty_name_in_an_overrides_table_is_refused_naming_its_row(missing):
     assert str(info.value).startswith("overrides: row 2: name is empty; expected a name in every")
 
 
-# --- the Markdown report shows names as typed ------------------------------------------------------
+# --- the Markdown report shows names as typed ----------------------------------------------------
 
 INJECTED_NAMES = [
     "![t](http://203.0.113.9/t.png)|<script>alert(1)</script>",  # the review's name
