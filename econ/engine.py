@@ -607,24 +607,56 @@ def _refused_file(batch: ScenarioBatch, monthly: bool) -> str | None:
 
 MONTHLY_COPIES = 2
 """Copies of the monthly lines a multi-chunk projection holds at its peak: the chunks' and
-their join."""
+their join (the chunks' are freed once joined, but the C allocator keeps their pages: they
+count in the process's memory all the same)."""
+MONTHLY_FRAME_ARRAYS = 6
+"""8-byte arrays per month of a scenario that `Projection.monthly` holds or builds beside its
+MONTHLY_COLUMNS: its date column, and the positions, scenario rows, months, month dates and
+scenario codes it is built from."""
+SUMMARY_SCENARIO_BYTES = 4_000
+"""Memory of one scenario's row of `Projection.summary` [bytes]: Python objects (its warnings'
+text, the components' dict), not arrays to count (2,400 bytes measured on the seed, whose
+warnings are 874 characters)."""
+MONTHLY_MEMORY_MARGIN = 1.2
+"""Margin over the counted bytes, for what the count leaves out (a chunk's working arrays, the
+allocator's rounding): 100,000 seed scenarios of 73 months peaked at 7.2 GB (resident memory,
+`.monthly` and `.summary` built), counted 7.4 GB, 8.9 GB with the margin."""
+
+
+def monthly_memory_bytes(n: int, months: int) -> int:
+    """Memory a projection of n scenarios of `months` months (month 0 included) with its monthly
+    lines takes once its `monthly` and `summary` frames are built [bytes], margin included.
+
+    Per scenario and month: the lines (MONTHLY_COPIES copies of MONTHLY_COLUMNS, 8 bytes each),
+    the monthly frame (MONTHLY_COLUMNS again, and MONTHLY_FRAME_ARRAYS more); per scenario, its
+    summary row (SUMMARY_SCENARIO_BYTES).
+    """
+    per_month = 8 * ((MONTHLY_COPIES + 1) * len(MONTHLY_COLUMNS) + MONTHLY_FRAME_ARRAYS)
+    per_scenario = per_month * months + SUMMARY_SCENARIO_BYTES
+    return math.ceil(MONTHLY_MEMORY_MARGIN * per_scenario * n)
 
 
 def _check_monthly_size(batch: ScenarioBatch) -> None:
     """Refuse monthly lines larger than this machine's memory, before projecting (1,000,000
-    scenarios of 6 years take some 45 GB): the message says how to run such a batch."""
+    scenarios of 6 years take some 90 GB with their frames): the message says how to run such a
+    batch."""
     if batch.n == 0:
         return
     months = int(np.max(batch.horizon_months)) + 1
-    need = MONTHLY_COPIES * batch.n * months * len(MONTHLY_COLUMNS) * 8
+    need = monthly_memory_bytes(batch.n, months)
     have = memory.physical_bytes()
     if have is not None and need > have:
+        from econ.files import size_text
+
+        fit = have // monthly_memory_bytes(1, months)
         raise InputError(
-            f"the monthly lines of {batch.n:,} scenarios of up to {months} months would take "
-            f"about {need / 1e9:,.1f} GB, more than this machine's {have / 1e9:,.1f} GB of "
-            "memory; expected a batch whose monthly lines fit: project(..., monthly=False) keeps "
-            "the summary only (memory grows with scenarios, not months), and econ.analysis "
-            "(econ sweep, econ montecarlo) runs large batches in chunks streamed to a file"
+            f"the monthly lines of {batch.n:,} scenarios of up to {months} months, with their "
+            f"monthly and summary frames, would take about {size_text(need)} "
+            f"({size_text(need // batch.n)} per scenario), more than this machine's "
+            f"{size_text(have)} of memory (about {fit:,} such scenarios fit); expected a batch "
+            "whose monthly lines fit: project(..., monthly=False) keeps the summary only (memory "
+            "grows with scenarios, not months), and econ.analysis (econ sweep, econ montecarlo) "
+            "runs large batches in chunks streamed to a file"
         )
 
 
@@ -638,7 +670,7 @@ def _join(parts: list[Projection]) -> Projection:
         return np.pad(array, ((0, 0), (0, len(months) - array.shape[1])), constant_values=fill)
 
     vintages = [p.vintages for p in parts if p.vintages is not None]
-    return Projection(
+    joined = Projection(
         names=np.concatenate([p.names for p in parts]),
         months=months,
         start_dates=np.concatenate([p.start_dates for p in parts]),
@@ -655,6 +687,11 @@ def _join(parts: list[Projection]) -> Projection:
         warning_source=lambda: [w for p in parts for w in p.warnings],
         explained=True,
     )
+    # The parts stay alive for their warnings (built on first use), but their lines are joined:
+    # kept, they held a second copy of every monthly line for as long as the projection lived.
+    for part in parts:
+        part.lines = {}
+    return joined
 
 
 def _project(b: ScenarioBatch, monthly: bool = True) -> Projection:
