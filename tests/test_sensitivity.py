@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 
 import numpy as np
@@ -151,6 +153,45 @@ def test_engine_sobol_indices_of_a_product_match_closed_forms():
     np.testing.assert_allclose(table["total"], total_ref, atol=0.02)
     assert (table["used"] == 2**11).all()
     assert (table["total_conf"] > 0).all()
+
+
+def test_an_output_undefined_at_some_design_points_gets_no_sobol_indices(capsys):
+    # The seed's project IRR is undefined at some of these points: the samples where it is
+    # defined everywhere gave first-order indices summing to 1.20 (a variance share above 1, so
+    # no Sobol index), printed as such. Now its indices are null and a note says why; the NPV,
+    # defined at every point, keeps the indices of the design's rows.
+    ranges = {"utilization.share": (0.5, 0.9), "market.price_decline_annual": (0.15, 0.5)}
+    seed = load_scenario(SEED_FILE)
+    result = sobol(seed, ranges, n=256, outputs=("irr_project_annual", "npv_usd"), resamples=20)
+    y = result.run.rows["irr_project_annual"].to_numpy().reshape(4, 256)
+    ok = np.isfinite(y).all(axis=0)
+    assert 0 < ok.sum() < 256
+    assert sobol_indices(y[0, ok], y[1, ok], y[2:, ok])[0].sum() > 1  # what was printed
+    table = result.table.set_index("output")
+    irr = table.loc["irr_project_annual"]
+    assert irr[["first_order", "first_order_conf", "total", "total_conf"]].isna().all().all()
+    assert (irr["used"] == ok.sum()).all()
+    assert any(
+        f"irr_project_annual has a value at every point of the Sobol design in {ok.sum()} of "
+        "the 256 base samples only: its Sobol indices are null" in note
+        and "such as npv_usd or mirr_project_annual" in note
+        for note in result.run.notes
+    )
+    npv = result.run.rows["npv_usd"].to_numpy().reshape(4, 256)
+    first, total = sobol_indices(npv[0], npv[1], npv[2:])
+    np.testing.assert_array_equal(table.loc["npv_usd", "first_order"], first)
+    np.testing.assert_array_equal(table.loc["npv_usd", "total"], total)
+    assert (table.loc["npv_usd", "used"] == 256).all()
+    assert not any(note.startswith("npv_usd") for note in result.run.notes)
+    args = ["sensitivity", str(SEED_FILE), "--method", "sobol", "-n", "64"]
+    args += [f"--range={p}={lo},{hi}" for p, (lo, hi) in ranges.items()]
+    assert main([*args, "--output", "irr_project_annual", "--format", "csv"]) == 0
+    out, err = capsys.readouterr()
+    rows = list(csv.DictReader(io.StringIO(out)))
+    shown = ("first_order", "first_order_conf", "total", "total_conf")
+    assert [[r[k] for k in shown] for r in rows] == [["", "", "", ""]] * 2
+    assert "its Sobol indices are null" in err
+    assert "n/a: irr_project_annual is undefined (null) at some points of the Sobol design" in err
 
 
 def test_engine_morris_on_a_linear_output():

@@ -580,10 +580,17 @@ def _cmd_montecarlo(args) -> int:
     return EXIT_OK
 
 
-def _missing_notes(name: str, part) -> list[str]:
-    """Why a sensitivity figure of output `name` is n/a (empty in CSV), where one is."""
+def _missing_notes(name: str, part, n_base: int | None = None) -> list[str]:
+    """Why a sensitivity figure of output `name` is n/a (empty in CSV), where one is. A Sobol
+    output undefined at some point of the design (`used` below `n_base`) has no indices at all,
+    which the run's note says."""
     if not part.select_dtypes("number").isna().to_numpy().any():
         return []
+    if n_base is not None and (part["used"] < n_base).any():
+        return [
+            f"n/a: {name} is undefined (null) at some points of the Sobol design, so it has no "
+            "indices (see the note)"
+        ]
     return [
         f"n/a: {name} has no value (null) at the sampled points behind that figure; "
         "econ project's warnings of such a scenario say why"
@@ -666,6 +673,7 @@ def _cmd_sensitivity(args) -> int:
 
         sensitivity_report(result, args.report, overwrite=args.force)
     table = result.table
+    n_base = result.run.job.n_base if args.method == "sobol" else None
     if args.format == "json":
         print(json.dumps(_clean(result.as_dict()), indent=2, allow_nan=False))
     elif args.format == "csv":
@@ -675,7 +683,7 @@ def _cmd_sensitivity(args) -> int:
         say_warnings(
             line
             for name, part in table.groupby("output", sort=False)
-            for line in _missing_notes(name, part.drop(columns="output"))
+            for line in _missing_notes(name, part.drop(columns="output"), n_base)
         )
     else:
         from econ.analysis.output import format_frame
@@ -684,17 +692,17 @@ def _cmd_sensitivity(args) -> int:
             print(f"{args.method}: {name}")
             shown = part.drop(columns="output")
             print(format_frame(shown, max_rows=200))
-            for line in _missing_notes(name, shown):
+            for line in _missing_notes(name, shown, n_base):
                 print(line)
             if args.method == "morris" and (shown["used"] < args.trajectories).any():
                 print(
                     f"used: of each input's {args.trajectories} elementary effects (one per "
                     f"trajectory), those where {name} has a value at both ends of the move"
                 )
-            if args.method == "sobol" and (shown["used"] < result.run.job.n_base).any():
+            if n_base is not None and (shown["used"] < n_base).any():
                 print(
-                    f"used: of the {result.run.job.n_base:,} base samples, those where {name} "
-                    "has a value at every point of the design"
+                    f"used: of the {n_base:,} base samples, those where {name} has a value at "
+                    "every point of the design"
                 )
             print()
     return EXIT_OK
