@@ -379,11 +379,43 @@ def test_a_correlation_of_exactly_one_is_refused_as_singular(rho):
 
 def test_a_singular_set_of_correlations_is_called_singular():
     """Correlations below 1 that fix a third pair exactly: the matrix is singular."""
-    target = 6 / np.pi * np.arcsin(0.25)  # the Spearman rho of normal scores correlated 0.5
+    c = np.array([[1, 0.5, 0.5], [0.5, 1, -0.5], [0.5, -0.5, 1]])  # eigenvalues 0, 1.5, 1.5
+    with pytest.raises(SamplingError) as caught:
+        check_correlation(c, ["a", "b", "c"])
+    assert "inconsistent: the correlation matrix is singular (only positive semi-definite" in str(
+        caught.value
+    )
+
+
+def test_rank_correlations_iman_conover_cannot_impose_are_told_apart_from_inconsistent_ones():
+    """Rank correlations whose matrix is positive definite (eigenvalues 0.0038, 0.37, 2.63) were
+    called "not positive semi-definite (smallest eigenvalue -0.000387)": the eigenvalue of the
+    normal scores' matrix 2 sin(pi rho / 6), which Iman-Conover factors. Each matrix is named
+    with its own smallest eigenvalue."""
+    c = np.array([[1, 0.9, 0.9], [0.9, 1, 0.63], [0.9, 0.63, 1]])
+    scores = 2 * np.sin(np.pi * c / 6)
+    np.fill_diagonal(scores, 1)
+    typed_min, scores_min = np.linalg.eigvalsh(c).min(), np.linalg.eigvalsh(scores).min()
+    assert typed_min > 0 > scores_min
+    with pytest.raises(SamplingError) as caught:
+        check_correlation(c, ["a", "b", "c"])
+    message = str(caught.value)
+    assert message.startswith(
+        "rank correlations a~b=0.9, a~c=0.9, b~c=0.63 form a positive definite matrix "
+        f"(smallest eigenvalue {typed_min:.3g}), but Iman-Conover imposes them as correlations "
+        "2 sin(pi rho / 6) of normal scores, and the normal scores' correlation matrix is not "
+        f"positive semi-definite (smallest eigenvalue {scores_min:.3g}): this method cannot "
+        "impose these rank correlations"
+    )
+    assert "inconsistent" not in message
+    # rank correlations of normal scores correlated 0.5, 0.5, -0.5 (a singular scores' matrix)
+    target = 6 / np.pi * np.arcsin(0.25)
     c = np.array([[1, target, target], [target, 1, -target], [target, -target, 1]])
     with pytest.raises(SamplingError) as caught:
         check_correlation(c, ["a", "b", "c"])
-    assert "the correlation matrix is singular (only positive semi-definite" in str(caught.value)
+    assert "the normal scores' correlation matrix is singular (only positive semi-definite" in str(
+        caught.value
+    )
 
 
 @pytest.mark.parametrize("seed", ["abc", 1.5, -1, True, None])

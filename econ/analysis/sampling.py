@@ -125,7 +125,10 @@ def spearman_to_pearson(rank_corr: np.ndarray) -> np.ndarray:
 
 def check_correlation(matrix: np.ndarray, names: list[str] | None = None) -> np.ndarray:
     """A valid rank-correlation matrix (symmetric, unit diagonal, entries in [-1, 1], positive
-    definite once mapped to normal scores), or SamplingError saying what is wrong."""
+    definite once mapped to normal scores), or SamplingError saying what is wrong: a matrix that
+    is not positive definite itself is inconsistent, one that is but whose normal scores'
+    matrix is not cannot be imposed by Iman-Conover; each message gives the smallest
+    eigenvalue of the matrix it speaks of."""
     c = np.asarray(matrix, dtype=float)
     d = c.shape[0]
     names = names or [str(i) for i in range(d)]
@@ -153,25 +156,38 @@ def check_correlation(matrix: np.ndarray, names: list[str] | None = None) -> np.
         )
     target = spearman_to_pearson(c)
     np.fill_diagonal(target, 1.0)
-    eigen = np.linalg.eigvalsh(target)
-    if eigen.min() <= 1e-10:
-        state = (
-            f"singular (only positive semi-definite: smallest eigenvalue {eigen.min():.2g}, "
-            "zero but for rounding)"
-            if eigen.min() > -1e-10
-            else f"not positive semi-definite (smallest eigenvalue {eigen.min():.3g})"
-        )
+    scores = _definiteness(np.linalg.eigvalsh(target).min())
+    if scores is None:
+        return c
+    pairs = ", ".join(
+        f"{names[i]}~{names[j]}={c[i, j]:g}" for i in range(d) for j in range(i + 1, d) if c[i, j]
+    )
+    typed_min = np.linalg.eigvalsh(c).min()
+    typed = _definiteness(typed_min)
+    if typed is not None:
         raise SamplingError(
-            f"rank correlations are inconsistent: the correlation matrix is {state}, so no "
-            "inputs can have all of them at once; bring some of them closer to 0: "
-            + ", ".join(
-                f"{names[i]}~{names[j]}={c[i, j]:g}"
-                for i in range(d)
-                for j in range(i + 1, d)
-                if c[i, j] != 0
-            )
+            f"rank correlations are inconsistent: the correlation matrix is {typed}, so no "
+            f"inputs can have all of them at once; bring some of them closer to 0: {pairs}"
         )
-    return c
+    # The matrix typed is a correlation matrix; the one Iman-Conover factors is not.
+    raise SamplingError(
+        f"rank correlations {pairs} form a positive definite matrix (smallest eigenvalue "
+        f"{typed_min:.3g}), but Iman-Conover imposes them as correlations 2 sin(pi rho / 6) of "
+        f"normal scores, and the normal scores' correlation matrix is {scores}: this method "
+        "cannot impose these rank correlations; bring some of them closer to 0"
+    )
+
+
+def _definiteness(smallest: float) -> str | None:
+    """None for a positive definite matrix, given its smallest eigenvalue; else what it is."""
+    if smallest > 1e-10:
+        return None
+    if smallest > -1e-10:
+        return (
+            f"singular (only positive semi-definite: smallest eigenvalue {smallest:.2g}, zero "
+            "but for rounding)"
+        )
+    return f"not positive semi-definite (smallest eigenvalue {smallest:.3g})"
 
 
 def iman_conover(u: np.ndarray, rank_corr: np.ndarray, rng: np.random.Generator) -> np.ndarray:
