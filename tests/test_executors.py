@@ -150,6 +150,26 @@ def test_dask_sweep_and_errors_raised_in_workers(dask_executor):
     pd.testing.assert_frame_equal(local.rows, remote.rows, check_exact=True)
 
 
+@pytest.mark.parametrize("engine", ["serial", "process", "dask"])
+def test_a_closed_executor_is_refused_as_closed(engine, tmp_path):
+    # The process engine answered "RuntimeError: cannot schedule new futures after shutdown".
+    if engine == "dask":
+        pytest.importorskip("distributed")
+    with make_executor(engine, workers=1) as executor:
+        pass
+    store = tmp_path / "chunks"
+    with pytest.raises(ExecutorError) as caught:
+        run(MonteCarlo(BASE, plan()), executor, CHUNK, store=store)
+    assert str(caught.value) == (
+        f"this {engine} executor is closed (by close(), or at the end of its `with` block); "
+        f'expected an open one: run inside the block, or make a new one with make_executor("'
+        f'{engine}", ...)'
+    )
+    assert not store.exists()  # refused before the run made anything
+    with pytest.raises(ExecutorError, match=f"this {engine} executor is closed"):
+        next(executor.map_unordered(abs, [-3]))
+
+
 def test_unreachable_scheduler_fails_fast_with_a_clear_error():
     pytest.importorskip("distributed")
     with socket.socket() as s:  # a port nobody listens on

@@ -56,12 +56,23 @@ class Executor:
 
     name = "executor"
     workers = 1
+    closed = False
 
     def map_unordered(self, func: Callable[[Any], Any], tasks: Iterable[Any]) -> Iterator[Any]:
         raise NotImplementedError
 
     def close(self) -> None:
-        pass
+        self.closed = True
+
+    def check_open(self) -> None:
+        """ExecutorError for an executor already closed (the end of its `with` block closes it),
+        where a process pool answered "cannot schedule new futures after shutdown"."""
+        if self.closed:
+            raise ExecutorError(
+                f"this {self.name} executor is closed (by close(), or at the end of its `with` "
+                "block); expected an open one: run inside the block, or make a new one with "
+                f'make_executor("{self.name}", ...)'
+            )
 
     def describe(self) -> dict:
         return {"engine": self.name, "workers": self.workers}
@@ -79,6 +90,7 @@ class SerialExecutor(Executor):
     name = "serial"
 
     def map_unordered(self, func, tasks):
+        self.check_open()
         for task in tasks:
             yield func(task)
 
@@ -101,6 +113,7 @@ class ProcessExecutor(Executor):
         )
 
     def map_unordered(self, func, tasks):
+        self.check_open()
         limit = self.workers * IN_FLIGHT_PER_WORKER
         pending: set[cf.Future] = set()
         # Submitted and not yet handed back: a broken pool fails them all at once, so `pending`
@@ -135,6 +148,7 @@ class ProcessExecutor(Executor):
                 future.cancel()
 
     def close(self):
+        super().close()
         self._pool.shutdown(wait=True, cancel_futures=True)
 
 
@@ -257,6 +271,7 @@ class DaskExecutor(Executor):
         }
 
     def map_unordered(self, func, tasks):
+        self.check_open()
         limit = self.workers * IN_FLIGHT_PER_WORKER
         pending: set = set()
         try:
@@ -414,6 +429,7 @@ class DaskExecutor(Executor):
         )
 
     def close(self):
+        super().close()
         # After a lost scheduler the client logs that it failed to reconnect as it closes:
         # the run has said so in one line already.
         quiet = (

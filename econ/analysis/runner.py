@@ -598,6 +598,7 @@ def run(
             "scheduler=client.scheduler.address for a distributed.Client"
         )
     executor = executor or SerialExecutor()
+    executor.check_open()  # before any chunk folder is made
     given = job.base
     held = None
     if hold_debt:
