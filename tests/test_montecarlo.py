@@ -36,6 +36,7 @@ from econ.analysis.sampling import (
 )
 from econ.analysis.stats import (
     BlockMoments,
+    SKETCH_RELATIVE_ACCURACY,
     QuantileSketch,
     SummaryAccumulator,
     combine,
@@ -574,6 +575,26 @@ def test_sketch_summary_agrees_with_exact_quantiles():
         assert (a.mean, a.std) == (b.mean, b.std)
         for q in a.quantiles:
             assert b.quantiles[q] == pytest.approx(a.quantiles[q], rel=2e-4, abs=1.0)
+
+
+def test_sketched_quantiles_stay_within_the_exact_minimum_and_maximum():
+    # A sketch answers with its bucket's value: min_dscr P5 1.299916 under a minimum of 1.3 (a
+    # DSCR sized to 1.3 in most scenarios), and value at risk past the worst NPV. Clamped to the
+    # exact [min, max] the run keeps, as no quantile of the values can fall outside it.
+    low, high = 1.2999999999999996, 123456.0
+    x = np.where(np.arange(1000) % 10 == 0, high, low)  # 90% at the minimum, 10% at the maximum
+    sketch = QuantileSketch(SKETCH_RELATIVE_ACCURACY).add(x)
+    assert sketch.quantile(0.05)[0] < low and sketch.quantile(0.95)[0] > high  # the bucket values
+    metrics = {"min_dscr": x, "npv_usd": -x}
+    chunk = summarize_chunk(metrics, 0, 1000, np.array([0]), exact=False)
+    summary = combine([chunk], 1000)
+    dscr = summary.metrics["min_dscr"]
+    assert (dscr.minimum, dscr.maximum) == (low, high)
+    assert dscr.quantiles[0.05] == low and dscr.quantiles[0.5] == low
+    assert dscr.quantiles[0.95] == high
+    assert summary.metrics["npv_usd"].quantiles[0.05] == -high
+    exact = combine([summarize_chunk(metrics, 0, 1000, np.array([0]), exact=True)], 1000)
+    assert summary.risk == exact.risk  # VaR and expected shortfall: the worst NPV, -high
 
 
 def test_summary_json_is_plain_json():
