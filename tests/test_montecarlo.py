@@ -35,8 +35,8 @@ from econ.analysis.sampling import (
     spearman,
 )
 from econ.analysis.stats import (
-    BlockMoments,
     SKETCH_RELATIVE_ACCURACY,
+    BlockMoments,
     QuantileSketch,
     SummaryAccumulator,
     combine,

@@ -173,7 +173,8 @@ def test_an_output_undefined_at_some_design_points_gets_no_sobol_indices(capsys)
     assert (irr["used"] == ok.sum()).all()
     assert any(
         f"irr_project_annual has a value at every point of the Sobol design in {ok.sum()} of "
-        "the 256 base samples only: its Sobol indices are null" in note
+        "the 256 base samples only: its Sobol indices are null"
+        in note
         and "such as npv_usd or mirr_project_annual" in note
         for note in result.run.notes
     )
