@@ -179,6 +179,64 @@ def test_ctrl_c_prints_one_line_exits_130_and_leaves_no_process(tmp_path, starte
     wait_for(lambda: not running(everyone), "the workers to end", 60)
 
 
+@pytest.mark.parametrize("kind", ["sweep", "montecarlo"])
+def test_sigterm_stops_a_run_as_ctrl_c_does_and_a_rerun_says_what_it_reused(
+    tmp_path, started, kind
+):
+    """SIGTERM (a batch scheduler's or Kubernetes' stop) ended a run with exit 143 and nothing
+    on stderr. A sweep on one process gets it alone (Kubernetes), a Monte Carlo run on the
+    process engine with its workers (SLURM signals every process of the job)."""
+    if kind == "sweep":
+        table = tmp_path / "table.csv"
+        table.write_text("utilization.share\n" + "".join(f"0.{i:04d}\n" for i in range(1, 5001)))
+        out = tmp_path / "sweep.csv"
+        cmd = [
+            sys.executable, "-m", "econ", "sweep", str(SEED_FILE), "--overrides", str(table),
+            "--chunk-size", "250", "--out", str(out), "--no-progress",
+        ]  # fmt: skip
+        total, rows = 20, 5000
+    else:
+        out = tmp_path / "mc.parquet"
+        cmd = [
+            sys.executable, "-m", "econ", "montecarlo", str(SEED_FILE), "-n", "24576",
+            "--dist", "utilization.share=uniform(0.5,0.9)", "--engine", "process",
+            "--workers", "2", "--chunk-size", "4096", "--out", str(out), "--no-progress",
+        ]  # fmt: skip
+        total, rows = 6, 24_576
+    chunks = out.with_name(out.name + ".chunks")  # kept beside --out
+    stderr = tmp_path / "stderr.txt"
+    proc = start(cmd, stderr)
+    started.append(psutil.Process(proc.pid))
+    deadline = time.monotonic() + TIMEOUT_S
+    while not chunk_files(chunks):
+        assert time.monotonic() < deadline and proc.poll() is None, stderr.read_text()
+        time.sleep(0.01)
+    if kind == "sweep":
+        proc.send_signal(signal.SIGTERM)
+    else:
+        started.extend(psutil.Process(proc.pid).children(recursive=True))
+        os.killpg(proc.pid, signal.SIGTERM)
+    assert proc.wait(timeout=TIMEOUT_S) == 143
+    kept = len(chunk_files(chunks))
+    assert 1 <= kept < total
+    assert stderr.read_text() == (
+        f"terminated (SIGTERM): {kept} finished chunk{'s are' if kept > 1 else ' is'} saved in "
+        f"{chunks}; rerun the same command to resume\n"
+    )
+    assert not out.exists()
+
+    again = start(cmd, tmp_path / "stderr2.txt")
+    started.append(psutil.Process(again.pid))
+    assert again.wait(timeout=TIMEOUT_S) == 0
+    said = (tmp_path / "stderr2.txt").read_text()
+    assert said.startswith(
+        f"resumed: reused {kept} finished chunk{'s' if kept > 1 else ''} of {total} from "
+        f"{chunks}, computed {total - kept}\n"
+    )
+    frame = pd.read_csv(out) if kind == "sweep" else pd.read_parquet(out)
+    assert frame["scenario"].tolist() == list(range(rows))
+
+
 def test_a_lost_worker_without_chunk_files_says_how_to_keep_them(monkeypatch, capsys):
     from econ.cli import main
 

@@ -437,12 +437,14 @@ class DaskExecutor(Executor):
             if self._interrupted or self._lost
             else contextlib.nullcontext()
         )
-        if self._interrupted and self._cluster is not None:
-            # Our own workers write to this terminal: quiet their logs too (this runs in each
-            # worker's event loop, beside the chunk it may still be computing).
-            with contextlib.suppress(Exception):  # a worker already gone has nothing to say
-                self._client.run(_silence_distributed_log)
         with quiet:
+            if self._interrupted and self._cluster is not None:
+                # Our own workers write to this terminal: quiet their logs too (this runs in
+                # each worker's event loop, beside the chunk it may still be computing). A
+                # SIGTERM sent to the process group has ended them: the scheduler, in this
+                # process, logs that it could not reach them, under `quiet`.
+                with contextlib.suppress(Exception):  # a worker already gone has nothing to say
+                    self._client.run(_silence_distributed_log)
             self._client.close()
             if self._cluster is not None:
                 self._cluster.close()

@@ -10,8 +10,11 @@ it is a terminal.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import signal
 import sys
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -21,7 +24,7 @@ from econ.commands import Number, add_format, add_overrides, say_error, say_warn
 from econ.errors import InputError
 from econ.labels import counted
 
-EXIT_OK, EXIT_INVALID, EXIT_INTERRUPTED = 0, 3, 130
+EXIT_OK, EXIT_INVALID, EXIT_INTERRUPTED, EXIT_TERMINATED = 0, 3, 130, 143
 
 
 def register(subparsers) -> None:
@@ -243,21 +246,68 @@ def _not_also_set(args, varied, option: str) -> None:
         )
 
 
-def _executor(args):
-    """The run's executor, or None when Ctrl-C stopped its start (a Dask scheduler that is slow
-    to answer, a local cluster starting): said in one line, as a Ctrl-C during the run is."""
-    from econ.analysis.executors import make_executor
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (a batch scheduler's or Kubernetes' stop), raised in the main thread while a
+    batch command runs, so that it stops as Ctrl-C does: finished chunks kept and said."""
 
+
+@contextlib.contextmanager
+def _terminate_as_interrupt():
+    """SIGTERM raises `Terminated` while the block runs, where it ended the process at once
+    (exit 143, nothing on stderr). Only the main thread may set signal handlers; elsewhere
+    nothing changes."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum, frame):
+        raise Terminated
+
+    previous = signal.signal(signal.SIGTERM, stop)
     try:
-        return make_executor(args.engine, args.workers, args.scheduler)
-    except KeyboardInterrupt:
-        where = (
-            f"connecting to the Dask scheduler at {args.scheduler}"
-            if args.scheduler
-            else f"starting the {args.engine} engine"
-        )
-        print(f"interrupted while {where}; nothing was run", file=sys.stderr)
-        return None
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _stopped(exc: KeyboardInterrupt) -> tuple[str, int]:
+    """How a stopped run is said, and its exit code: Ctrl-C 130, SIGTERM 143 (128 + 15)."""
+    if isinstance(exc, Terminated):
+        return "terminated (SIGTERM)", EXIT_TERMINATED
+    return "interrupted", EXIT_INTERRUPTED
+
+
+def _run_on_executor(args, store, call):
+    """`call(executor)` on the run's executor, SIGTERM taken as Ctrl-C; its result, or the exit
+    code of a run stopped (said in one line, naming the chunks kept), a worker lost or a chunk
+    the disk did not take."""
+    from econ.analysis.executors import WorkerLostError, make_executor
+    from econ.analysis.runner import ChunkWriteError
+
+    with _terminate_as_interrupt():
+        try:
+            executor = make_executor(args.engine, args.workers, args.scheduler)
+        except KeyboardInterrupt as exc:
+            # a Dask scheduler slow to answer, a local cluster starting
+            where = (
+                f"connecting to the Dask scheduler at {args.scheduler}"
+                if args.scheduler
+                else f"starting the {args.engine} engine"
+            )
+            said, code = _stopped(exc)
+            print(f"{said} while {where}; nothing was run", file=sys.stderr)
+            return code
+        with executor:
+            try:
+                return call(executor)
+            except KeyboardInterrupt as exc:
+                said, code = _stopped(exc)
+                print(f"{said}: {_resume(store)}", file=sys.stderr)
+                return code
+            except WorkerLostError as exc:
+                return _worker_lost(exc, store)
+            except ChunkWriteError as exc:
+                return _chunk_not_written(exc, args)
 
 
 def _progress(args) -> bool:
@@ -332,9 +382,16 @@ def _say_held(result) -> None:
     say_warnings(f"note: {note}" for note in result.metadata.get("notes", []))
 
 
-def _interrupted(store) -> int:
-    print(f"interrupted: {_resume(store)}", file=sys.stderr)
-    return EXIT_INTERRUPTED
+def _say_resumed(result) -> None:
+    """How many chunks a rerun took from the chunk files of an earlier one (a run stopped, or
+    one run again), on stderr."""
+    if result.resumed:
+        computed = result.chunks - result.resumed
+        print(
+            f"resumed: reused {counted(result.resumed, 'finished chunk')} of {result.chunks:,} "
+            f"from {result.store.directory}, computed {computed:,}",
+            file=sys.stderr,
+        )
 
 
 def _worker_lost(exc, store) -> int:
@@ -405,9 +462,6 @@ def _finish_out(args, result, store_given: bool) -> None:
 
 
 def _cmd_sweep(args) -> int:
-    from econ.analysis.executors import WorkerLostError
-    from econ.analysis.runner import ChunkWriteError
-
     sweeps = _module("sweeps")
     from econ.analysis.output import format_frame
     from econ.analysis.runner import run
@@ -421,18 +475,12 @@ def _cmd_sweep(args) -> int:
     # Rows written with --out are streamed from the chunk files; they are kept in memory only
     # where they are printed or charted (checked against econ.analysis.runner.MAX_ROW_BYTES).
     keep = not args.out or args.format != "table" or bool(args.report) or job.n <= 50
-    executor = _executor(args)
-    if executor is None:
-        return EXIT_INTERRUPTED
-    with executor:
-        try:
-            result = run(job, executor=executor, keep_rows=keep, **options)
-        except KeyboardInterrupt:
-            return _interrupted(options["store"])
-        except WorkerLostError as exc:
-            return _worker_lost(exc, options["store"])
-        except ChunkWriteError as exc:
-            return _chunk_not_written(exc, args)
+    result = _run_on_executor(
+        args, options["store"], lambda ex: run(job, executor=ex, keep_rows=keep, **options)
+    )
+    if isinstance(result, int):
+        return result
+    _say_resumed(result)
     _finish_out(args, result, args.chunks is not None)
     _say_held(result)
     rows = result.rows
@@ -518,8 +566,7 @@ def _json_value(value):
 
 
 def _cmd_montecarlo(args) -> int:
-    from econ.analysis.executors import WorkerLostError
-    from econ.analysis.runner import ChunkWriteError, default_outputs, run
+    from econ.analysis.runner import default_outputs, run
 
     mc = _module("montecarlo")
     from econ.analysis.sampling import check_seed
@@ -534,18 +581,14 @@ def _cmd_montecarlo(args) -> int:
     plan = mc.MonteCarloPlan(dists, n, seed, args.sampling, correlation, outputs=tuple(outputs))
     job = mc.MonteCarlo(base, plan)
     options = _run_options(args, out_rows=bool(args.out))
-    executor = _executor(args)
-    if executor is None:
-        return EXIT_INTERRUPTED
-    with executor:
-        try:
-            result = run(job, executor=executor, keep_rows=False, summarize=True, **options)
-        except KeyboardInterrupt:
-            return _interrupted(options["store"])
-        except WorkerLostError as exc:
-            return _worker_lost(exc, options["store"])
-        except ChunkWriteError as exc:
-            return _chunk_not_written(exc, args)
+    result = _run_on_executor(
+        args,
+        options["store"],
+        lambda ex: run(job, executor=ex, keep_rows=False, summarize=True, **options),
+    )
+    if isinstance(result, int):
+        return result
+    _say_resumed(result)
     _finish_out(args, result, args.chunks is not None)
     _say_held(result)
     summary = result.summary
@@ -606,9 +649,6 @@ def _seed_text(seed: int, plan) -> str:
 
 
 def _cmd_sensitivity(args) -> int:
-    from econ.analysis.executors import WorkerLostError
-    from econ.analysis.runner import ChunkWriteError
-
     mc, sa = _module("montecarlo"), _module("sensitivity")
     from econ.analysis.sensitivity import DEFAULT_OUTPUTS
 
@@ -631,41 +671,30 @@ def _cmd_sensitivity(args) -> int:
     inputs = sa.combine_inputs(*given)
     _not_also_set(args, inputs, "/".join(option for option, chosen in given if chosen))
     options = _run_options(args, out_rows=bool(args.out))
-    executor = _executor(args)
-    if executor is None:
-        return EXIT_INTERRUPTED
-    with executor:
-        try:
-            if args.method == "tornado":
-                result = sa.tornado(base, inputs, outputs, executor=executor, **options)
-            elif args.method == "sobol":
-                result = sa.sobol(
-                    base,
-                    inputs,
-                    _int("-n", args.n, 2),
-                    args.seed,
-                    args.sampling,
-                    outputs,
-                    executor=executor,
-                    **options,
-                )
-            else:
-                result = sa.morris(
-                    base,
-                    inputs,
-                    args.trajectories,
-                    args.levels,
-                    args.seed,
-                    outputs,
-                    executor=executor,
-                    **options,
-                )
-        except KeyboardInterrupt:
-            return _interrupted(options["store"])
-        except WorkerLostError as exc:
-            return _worker_lost(exc, options["store"])
-        except ChunkWriteError as exc:
-            return _chunk_not_written(exc, args)
+
+    def analyse(executor):
+        if args.method == "tornado":
+            return sa.tornado(base, inputs, outputs, executor=executor, **options)
+        if args.method == "sobol":
+            n = _int("-n", args.n, 2)
+            return sa.sobol(
+                base, inputs, n, args.seed, args.sampling, outputs, executor=executor, **options
+            )
+        return sa.morris(
+            base,
+            inputs,
+            args.trajectories,
+            args.levels,
+            args.seed,
+            outputs,
+            executor=executor,
+            **options,
+        )
+
+    result = _run_on_executor(args, options["store"], analyse)
+    if isinstance(result, int):
+        return result
+    _say_resumed(result.run)
     _finish_out(args, result.run, args.chunks is not None)
     _say_held(result.run)
     if args.report:
