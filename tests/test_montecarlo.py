@@ -857,6 +857,37 @@ def test_the_header_names_no_seed_where_sobol_plain_uses_none(capsys):
     assert "seed 7, sobol-plain sampling" in capsys.readouterr().out.splitlines()[0]
 
 
+def test_rows_of_a_run_that_kept_none_say_how_to_get_them(tmp_path):
+    """`result.rows` was None, so `result.rows["npv_usd"]` failed as "'NoneType' object is not
+    subscriptable"."""
+    import re
+
+    import pandas as pd
+
+    from econ.analysis.output import write_rows
+    from econ.analysis.runner import RowsNotKeptError
+
+    dist = {"utilization.share": "uniform(0.5, 0.9)"}
+    mc = montecarlo(BASE, dist, 64, 1)
+    assert mc.kept_rows is None
+    with pytest.raises(RowsNotKeptError) as caught:
+        mc.rows["npv_usd"]  # noqa: B018
+    assert str(caught.value) == (
+        "this montecarlo run kept no rows (keep_rows=False); its summary is .summary; rerun "
+        "with keep_rows=True (or with store=DIR to keep them on disk)"
+    )
+    stored = montecarlo(BASE, dist, 64, 1, store=tmp_path / "chunks")
+    folder = re.escape(str(tmp_path / "chunks"))
+    with pytest.raises(RowsNotKeptError, match=f"its chunk files in {folder} hold them"):
+        stored.rows  # noqa: B018
+    write_rows(stored, tmp_path / "mc.csv")  # as the message says: from the chunk files
+    kept = montecarlo(BASE, dist, 64, 1, keep_rows=True)
+    assert kept.rows is kept.kept_rows and len(kept.rows) == 64
+    assert pd.read_csv(tmp_path / "mc.csv")["npv_usd"].tolist() == pytest.approx(
+        kept.rows["npv_usd"].tolist(), rel=1e-15
+    )
+
+
 def test_run_results_and_summaries_have_a_short_repr():
     """repr(RunResult) of a Monte Carlo run was some 17,800 characters (its summary 16,800)."""
     from econ.analysis import sweep

@@ -98,8 +98,8 @@ def write_rows(result: RunResult, path: str | os.PathLike, overwrite: bool = Fal
 
 def _frames(result: RunResult):
     """Row frames in scenario order: from memory, or chunk by chunk from the chunk files."""
-    if result.rows is not None:
-        yield _tidy(result.rows)
+    if result.kept_rows is not None:
+        yield _tidy(result.kept_rows)
         return
     if result.store is None:
         raise OutputError("the run kept no rows to write (run it with rows or a chunk folder)")

@@ -294,16 +294,38 @@ def _result(task: ChunkTask, columns, outputs, began) -> ChunkResult:
 
 @dataclass
 class RunResult:
-    """Rows (one per scenario, when kept) and summary (when asked) of a batch run."""
+    """Rows (one per scenario, when kept) and summary (when asked) of a batch run.
+
+    `rows` is the DataFrame of one row per scenario; a run that kept none (keep_rows=False)
+    raises RowsNotKeptError there, saying how to get them, where it gave None and
+    `result.rows["npv_usd"]` failed as "'NoneType' object is not subscriptable". `kept_rows` is
+    the same DataFrame, or None, for code that asks whether there are rows."""
 
     job: Job
     metadata: dict
-    rows: pd.DataFrame | None = None
+    kept_rows: pd.DataFrame | None = None
     summary: RunSummary | None = None
     chunks: int = 0
     resumed: int = 0
     seconds: float = 0.0
     store: ChunkStore | None = field(default=None, repr=False)
+
+    @property
+    def rows(self) -> pd.DataFrame:
+        """One row per scenario (the inputs it was given and its outputs), in scenario order."""
+        if self.kept_rows is None:
+            where = (
+                f"its chunk files in {self.store.directory} hold them: write them to a file "
+                "with econ.analysis.output.write_rows(result, PATH), or rerun with "
+                "keep_rows=True"
+                if self.store is not None
+                else "rerun with keep_rows=True (or with store=DIR to keep them on disk)"
+            )
+            summary = "; its summary is .summary" if self.summary is not None else ""
+            raise RowsNotKeptError(
+                f"this {self.job.kind} run kept no rows (keep_rows=False){summary}; {where}"
+            )
+        return self.kept_rows
 
     @property
     def notes(self) -> list[str]:
@@ -318,11 +340,11 @@ class RunResult:
         outputs = list(self.job.outputs)
         shown = ", ".join(outputs[:REPR_OUTPUTS])
         more = f", ... ({len(outputs) - REPR_OUTPUTS} more)" if len(outputs) > REPR_OUTPUTS else ""
-        see = [".rows"] if self.rows is not None else []
+        see = [".rows"] if self.kept_rows is not None else []
         see += [".summary"] if self.summary is not None else []
         kept = (
-            f"{counted(len(self.rows), 'row')} kept"
-            if self.rows is not None
+            f"{counted(len(self.kept_rows), 'row')} kept"
+            if self.kept_rows is not None
             else "no rows kept (keep_rows=False)"
         )
         return (
@@ -692,13 +714,17 @@ def run(
     return RunResult(
         job=job,
         metadata=metadata,
-        rows=frame,
+        kept_rows=frame,
         summary=summary,
         chunks=len(bounds),
         resumed=resumed,
         seconds=time.perf_counter() - began,
         store=chunk_store,
     )
+
+
+class RowsNotKeptError(InputError):
+    """`RunResult.rows` of a run that kept none (keep_rows=False)."""
 
 
 class ChunkWriteError(WriteError):

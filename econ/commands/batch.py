@@ -483,7 +483,7 @@ def _cmd_sweep(args) -> int:
     _say_resumed(result)
     _finish_out(args, result, args.chunks is not None)
     _say_held(result)
-    rows = result.rows
+    rows = result.kept_rows  # None where --out streamed them to the file
     job = result.job
     inputs = list(job.axes if isinstance(job, sweeps.GridSweep) else job.columns)
     if args.report:
