@@ -857,6 +857,24 @@ def test_the_header_names_no_seed_where_sobol_plain_uses_none(capsys):
     assert "seed 7, sobol-plain sampling" in capsys.readouterr().out.splitlines()[0]
 
 
+def test_a_chunk_size_rounded_up_to_whole_sampling_blocks_is_said(capsys):
+    # --chunk-size 100 ran chunks of 4,096 rows (one sampling block) unsaid.
+    from econ.analysis.montecarlo import BLOCK_SIZE
+
+    args = ["montecarlo", str(SEED_FILE), "-n", str(2 * BLOCK_SIZE), "--no-progress"]
+    args += ["--dist", "utilization.share=uniform(0.5,0.9)", "--format", "csv"]
+    assert main([*args, "--chunk-size", "100"]) == 0
+    assert capsys.readouterr().err == (
+        f"note: --chunk-size 100 is rounded up to {BLOCK_SIZE:,} rows, whole sampling blocks of "
+        f"{BLOCK_SIZE:,} rows, so that the draws do not depend on the chunk size\n"
+    )
+    assert main([*args, "--chunk-size", str(BLOCK_SIZE + 1)]) == 0
+    assert f"rounded up to {2 * BLOCK_SIZE:,} rows" in capsys.readouterr().err
+    for whole in (str(BLOCK_SIZE), str(4 * BLOCK_SIZE)):  # whole blocks; one chunk holds the run
+        assert main([*args, "--chunk-size", whole]) == 0
+        assert capsys.readouterr().err == ""
+
+
 def test_rows_of_a_run_that_kept_none_say_how_to_get_them(tmp_path):
     """`result.rows` was None, so `result.rows["npv_usd"]` failed as "'NoneType' object is not
     subscriptable"."""

@@ -132,6 +132,32 @@ def test_percent_ranges_around_the_base():
         percent_ranges(BASE, ["market.price_usd_per_mtok"], 0)
 
 
+def test_percent_ranges_are_the_decimal_products_not_their_binary_error(capsys):
+    # The seed's price 0.3261 and life 6 years at +-10% printed as 0.29349000000000003 and
+    # 6.6000000000000005 in the tornado's CSV: the ends are the decimal products.
+    from decimal import Decimal
+
+    seed = load_scenario(SEED_FILE)
+    paths = ["market.price_usd_per_mtok", "depreciation.life_years"]
+    ranges = percent_ranges(seed, paths, 10)
+    for path in paths:
+        value = Decimal(repr(_value(seed, path)))
+        assert ranges[path] == (float(value * Decimal("0.9")), float(value * Decimal("1.1")))
+    assert ranges["market.price_usd_per_mtok"] == (0.29349, 0.35871)
+    args = ["sensitivity", str(SEED_FILE), "--output", "npv_usd", "--format", "csv"]
+    assert main([*args, *(f"--vary={p}" for p in paths)]) == 0
+    rows = {r["input"]: r for r in csv.DictReader(io.StringIO(capsys.readouterr().out))}
+    assert (rows[paths[0]]["low"], rows[paths[0]]["high"]) == ("0.29349", "0.35871")
+    assert (rows[paths[1]]["low"], rows[paths[1]]["high"]) == ("5.4", "6.6")
+
+
+def _value(scenario, path: str):
+    node = scenario
+    for part in path.split("."):
+        node = getattr(node, part)
+    return node
+
+
 def test_engine_sobol_indices_of_a_product_match_closed_forms():
     # tokens_total = c X Y with X ~ U(1000, 3000) tokens/s and Y ~ U(0.4, 0.8) utilization:
     # V_X = Var X (E Y)^2, V_Y = Var Y (E X)^2, V = E[X^2] E[Y^2] - (E X E Y)^2.
