@@ -778,8 +778,9 @@ def sobol(
 UNDEFINED_SOBOL = (
     "{output} has a value at every point of the Sobol design in {used:,} of the {n:,} base "
     "samples only: its Sobol indices are null. Leaving out the samples where it is undefined "
-    "makes the inputs dependent, and the estimates are not Sobol indices; analyse an output defined in every scenario, such as npv_usd "
-    "or mirr_project_annual, or narrow the ranges to where {output} is defined"
+    "makes the inputs dependent, and the estimates are not Sobol indices; analyse an output "
+    "defined in every scenario, such as npv_usd or mirr_project_annual, or narrow the ranges "
+    "to where {output} is defined"
 )
 """The run's note on an output undefined at some point of a Sobol design, whose indices are
 null: Saltelli's and Jansen's estimators need f at A, B and every A_B^i of the same independent
