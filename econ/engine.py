@@ -631,9 +631,13 @@ def monthly_memory_bytes(n: int, months: int) -> int:
     the monthly frame (MONTHLY_COLUMNS again, and MONTHLY_FRAME_ARRAYS more); per scenario, its
     summary row (SUMMARY_SCENARIO_BYTES).
     """
+    return math.ceil(_monthly_bytes_per_scenario(months) * n)
+
+
+def _monthly_bytes_per_scenario(months: int) -> float:
+    """`monthly_memory_bytes` of one scenario, unrounded [bytes]."""
     per_month = 8 * ((MONTHLY_COPIES + 1) * len(MONTHLY_COLUMNS) + MONTHLY_FRAME_ARRAYS)
-    per_scenario = per_month * months + SUMMARY_SCENARIO_BYTES
-    return math.ceil(MONTHLY_MEMORY_MARGIN * per_scenario * n)
+    return MONTHLY_MEMORY_MARGIN * (per_month * months + SUMMARY_SCENARIO_BYTES)
 
 
 def _check_monthly_size(batch: ScenarioBatch) -> None:
@@ -648,7 +652,7 @@ def _check_monthly_size(batch: ScenarioBatch) -> None:
     if have is not None and need > have:
         from econ.files import size_text
 
-        fit = have // monthly_memory_bytes(1, months)
+        fit = math.floor(have / _monthly_bytes_per_scenario(months))
         raise InputError(
             f"the monthly lines of {batch.n:,} scenarios of up to {months} months, with their "
             f"monthly and summary frames, would take about {size_text(need)} "
