@@ -2830,11 +2830,11 @@ def _inputs_moving_values(
     changes = []
     for key in sorted(read - set(reasons)):
         values = _changed_values(key, inputs.get(key), scenario) if key in kinds else []
-        refused = _refused_change(scenario, key, values)
+        accepted, refused = _accepted_change(scenario, key, values)
         if refused:
             reasons[key] = refused
         elif values and not (kinds[key][0] == "choice" and inputs.get(key) is None):
-            changes.append((key, values[0]))
+            changes.append((key, accepted))
     if not changes:
         return reasons
     n = len(changes) + 1
@@ -2883,17 +2883,17 @@ def _inputs_moving_values(
     return reasons
 
 
-def _refused_change(scenario: Scenario, key: str, values: Sequence) -> str:
-    """Why input `key` is not live where econ refuses the scenario with each of `values` (the
-    changes `_changed_values` tries) in its place: a construction period with a capital stack,
-    a GPU price beside a system price, a loan amount beside a loan share. A cell that holds what
-    econ refuses shows figures econ never gives. "" where econ accepts one of them (or none is
-    tried)."""
+def _accepted_change(scenario: Scenario, key: str, values: Sequence) -> tuple[Any, str]:
+    """The first of `values` (the changes `_changed_values` tries) that econ accepts in input
+    `key`'s place, and "" (None and "" where none is tried); else None and why the input is not
+    live: econ refuses the scenario with each (a construction period with a capital stack, a GPU
+    price beside a system price, a loan amount beside a loan share, a retirement after the
+    horizon). A cell that holds what econ refuses shows figures econ never gives."""
     from econ.scenario import ScenarioError, scenario_to_dict, validate_dict
     from econ.scenario.io import apply_overrides
 
     if not values:
-        return ""
+        return None, ""
     first = ""
     data = scenario_to_dict(scenario)
     for value in values:
@@ -2902,9 +2902,9 @@ def _refused_change(scenario: Scenario, key: str, values: Sequence) -> str:
         except ScenarioError as exc:
             first = first or str(exc)
             continue
-        return ""
+        return value, ""
     why = first.split(": ", 1)[-1].split(", got ")[0] if first else "it is refused"
-    return _shorten(
+    return None, _shorten(
         f"econ refuses this scenario with it changed ({why}): edit it in econ and export again",
         VALIDATION_TEXT - len(f"{key} is not live in this workbook: "),
     )

@@ -483,3 +483,26 @@ def test_c_a_derived_figure_no_formula_reads_is_its_value():
         "no formula of this workbook reads it" in _input_cell(book, "calc.debt_usd", "live").value
     )
     _not_live(book, "financing.debt_share", "no formula of this workbook reads it")
+
+
+@pytest.mark.parametrize(
+    "overrides", [{"fleet.retire_month": 72}, {"horizon_months": 12, "fleet.retire_month": 12}]
+)
+def test_a_fleet_retired_at_the_horizon_exports_and_verifies(overrides, tmp_path, capsys):
+    """A retirement in the horizon's last month: the live-input check tried one month later
+    (13 of 12), which econ refuses, and projected it unvalidated: `econ export --set
+    fleet.retire_month=72 --xlsx` of the seed ended in an IndexError. The change tried is now
+    the first econ accepts (one month earlier)."""
+    from econ.cli import main
+
+    scenario = econ.load_scenario(SEED, overrides)
+    retire = scenario.fleet.retire_month
+    tries = workbook._changed_values("fleet.retire_month", retire, scenario)
+    assert tries == [retire + 1, retire - 1]
+    assert workbook._accepted_change(scenario, "fleet.retire_month", tries) == (retire - 1, "")
+    assert workbook._accepted_change(scenario, "fleet.retire_month", tries[:1])[0] is None
+    out = tmp_path / "retired.xlsx"
+    sets = [x for k, v in overrides.items() for x in ("--set", f"{k}={v}")]
+    assert main(["export", str(SEED), *sets, "--xlsx", str(out)]) == 0
+    assert main(["verify", str(out)]) == 0
+    assert "ok," in capsys.readouterr().out
