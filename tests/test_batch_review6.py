@@ -282,3 +282,28 @@ def test_a_json_file_is_told_a_scenario_is_toml(tmp_path, capsys):
     scenario.write_text("name = [unclosed")  # not JSON either: no such hint
     assert main(["project", str(scenario)]) == 3
     assert "this is JSON" not in capsys.readouterr().err
+
+
+def test_reports_write_figures_as_the_terminal_does(tmp_path, capsys):
+    """A second data scientist's review: the Markdown report wrote "-165,555" beside
+    "-1.64902e+06" in one column, "value_at_risk_95_usd: 1.50606e+06" and a probability of loss
+    of "0.547" where the terminal said 54.70%, and aligned its text columns right."""
+    import re
+
+    from econ.analysis.output import cell_text
+
+    args = ["montecarlo", str(SEED), "--dist", "utilization.share=uniform(0.5,0.9)", "-n", "400"]
+    assert main([*args, "--output", "npv_usd", "--report", str(tmp_path / "mc"), "--format",
+                 "json"]) == 0  # fmt: skip
+    data = __import__("json").loads(capsys.readouterr().out)
+    text = (tmp_path / "mc.md").read_text()
+    assert not re.search(r"\d[eE][+-]\d", text)
+    [row] = [line for line in text.splitlines() if line.startswith("| npv_usd |")]
+    stats = data["metrics"]["npv_usd"]
+    for key in ("mean", "min", "max"):
+        assert f"| {cell_text(stats[key])} " in row + " "
+    assert abs(stats["min"]) >= 1e6 and cell_text(stats["min"]).count(",") == 2
+    risk = data["npv_risk"]
+    assert f"- probability_of_loss: {risk['probability_of_loss']:.2%}" in text
+    assert f"- value_at_risk_95_usd: {risk['value_at_risk_95_usd']:,.0f}" in text
+    assert "|---|---:|" in text  # the output names left, the counts right

@@ -755,7 +755,7 @@ def test_report_table_cells_are_shown_as_typed():
     lines = markdown_table(frame).split("\n")
     assert len(lines) == 2 + len(INJECTED_NAMES)  # a line feed in a name ends no row
     assert markdown_cells(lines[0]) == [" name ", " npv_usd "]
-    for line, name, npv in zip(lines[2:], INJECTED_NAMES, ["1.5e+06", "-2", "n/a"], strict=True):
+    for line, name, npv in zip(lines[2:], INJECTED_NAMES, ["1,500,000", "-2", "n/a"], strict=True):
         cells = markdown_cells(line)
         assert len(cells) == 2, line  # the pipe in a name adds no cell
         assert live(cells[0]) is None, cells[0]

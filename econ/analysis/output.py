@@ -137,7 +137,7 @@ def format_frame(
         cells = []
         for name in shown.columns:
             value = row[name]
-            cells.append(_cell(value, formats.get(name)))
+            cells.append(cell_text(value, formats.get(name)))
         body.append(cells)
     widths = [max([len(h)] + [len(r[i]) for r in body]) for i, h in enumerate(header)]
     numeric = [pd.api.types.is_numeric_dtype(shown[c]) for c in shown.columns]
@@ -154,7 +154,15 @@ def format_frame(
     return "\n".join(lines)
 
 
-def _cell(value, fmt: str | None) -> str:
+def risk_text(key: str, value: float) -> str:
+    """A run's risk figure as the terminal and the reports write it: the probability of a loss
+    or of a covenant breach in percent, value at risk and expected shortfall in whole USD."""
+    return f"{value:.2%}" if key.startswith("probability_of") else f"{value:,.0f}"
+
+
+def cell_text(value, fmt: str | None = None) -> str:
+    """A table cell as the terminal and the Markdown reports write it: n/a for a missing value,
+    a number with its thousands grouped (econ.labels.short_number) unless `fmt` is given."""
     if value is None or (isinstance(value, float | np.floating) and np.isnan(value)):
         return "n/a"
     if isinstance(value, float | np.floating):

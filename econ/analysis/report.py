@@ -19,7 +19,7 @@ from urllib.parse import quote
 import numpy as np
 import pandas as pd
 
-from econ.analysis.output import OutputError
+from econ.analysis.output import OutputError, cell_text, risk_text
 from econ.analysis.stats import RunSummary, quantile_label
 from econ.files import atomic_write, check_targets
 from econ.text import markdown_text
@@ -68,17 +68,17 @@ def _image(alt: str, png: Path) -> str:
     return f"![{cell(alt)}]({quote(png.name)})"
 
 
-def markdown_table(frame: pd.DataFrame, floatfmt: str = "{:,.6g}") -> str:
-    def text(v):
-        if v is None or (isinstance(v, float) and np.isnan(v)):
-            return "n/a"
-        return cell(floatfmt.format(v) if isinstance(v, float | np.floating) else v)
-
+def markdown_table(frame: pd.DataFrame) -> str:
+    """The frame as a Markdown table, its cells written as the terminal's tables write them
+    (econ.analysis.output.cell_text: 5,631 and -1,649,020, not -1.64902e+06), numbers aligned
+    right and text left."""
     header = "| " + " | ".join(map(cell, frame.columns)) + " |"
-    rule = (
-        "|" + "|".join("---" if frame[c].dtype == object else "---:" for c in frame.columns) + "|"
-    )
-    rows = ["| " + " | ".join(text(v) for v in row) + " |" for row in frame.itertuples(index=False)]
+    numeric = [pd.api.types.is_numeric_dtype(frame[c]) for c in frame.columns]
+    rule = "|" + "|".join("---:" if n else "---" for n in numeric) + "|"
+    rows = [
+        "| " + " | ".join(cell(cell_text(v)) for v in row) + " |"
+        for row in frame.itertuples(index=False)
+    ]
     return "\n".join([header, rule, *rows])
 
 
@@ -140,9 +140,9 @@ def montecarlo_report(
             f"No histogram: no output has a value in any of the {summary.n:,} scenarios "
             "(each is null, with its reason in the scenarios' warnings)."
         )
-    risk = "\n".join(f"- {cell(k)}: {v:,.6g}" for k, v in summary.risk.items() if v is not None)
-    if summary.covenant_breach_probability is not None:
-        risk += f"\n- probability_of_covenant_breach: {summary.covenant_breach_probability:,.6g}"
+    risk = "\n".join(
+        f"- {cell(k)}: {risk_text(k, v)}" for k, v in risk_figures(summary).items() if v is not None
+    )
     text = "\n".join(
         [
             f"# Monte Carlo: {cell(metadata.get('scenario', ''))}",

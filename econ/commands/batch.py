@@ -623,19 +623,17 @@ def _cmd_montecarlo(args) -> int:
 
         sys.stdout.write(csv_text(summary_csv_frame(summary)))
     else:
-        from econ.analysis.output import format_frame
+        from econ.analysis.output import format_frame, risk_text
+        from econ.analysis.report import risk_figures
 
         print(
             f"{summary.n:,} scenarios of {base.name}, {_seed_text(seed, plan)}, "
             f"quantiles {summary.quantile_method}"
         )
         print(format_frame(frame))
-        for key, value in summary.risk.items():
-            label = key.replace("_", " ")
-            text = f"{value:.2%}" if key == "probability_of_loss" else f"{value:,.0f}"
-            print(f"{label}: {text}")
-        if summary.covenant_breach_probability is not None:
-            print(f"probability of a covenant breach: {summary.covenant_breach_probability:.2%}")
+        for key, value in risk_figures(summary).items():
+            label = key.replace("_", " ").replace("of covenant", "of a covenant")
+            print(f"{label}: {risk_text(key, value)}")
     return EXIT_OK
 
 
