@@ -952,13 +952,15 @@ def test_a_failed_first_save_on_a_full_disk_leaves_no_file_nor_journal(
     """Found by review: a large first save onto a full disk left new.db and new.db-journal: the
     journal made the read-only check of the file fail, and the file was kept."""
     big = tmp_path / "big.toml"
-    filler = "".join(f"# filler line {i:07d} {'x' * 60}\n" for i in range(50_000))
-    big.write_text(SEED.read_text() + filler)  # 4 MB: more than the disk holds
+    filler = "".join(f"# filler line {i:07d} {'x' * 60}\n" for i in range(9_000))
+    big.write_text(SEED.read_text() + filler)  # 0.7 MB: within a scenario file's 1 MB
+    taken = full_disk / "taken"  # the disk's 1 MB less 0.6 MB: less than the text needs
+    taken.write_bytes(b"\0" * 600_000)
     url = f"sqlite:///{full_disk / 'new.db'}"
     rc, _, err = econ(capsys, "library", "save", big, "--library", url)
     assert rc == 3 and "the disk holding the library file is full" in err, err
     assert "econ removed the library file it had just created" in err
-    assert list(full_disk.iterdir()) == []
+    assert list(full_disk.iterdir()) == [taken]
     # the disk still takes a small library
     assert econ(capsys, "library", "save", SEED, "--library", url)[0] == 0
 
@@ -1253,9 +1255,9 @@ def test_export_compares_a_huge_file_without_reading_it(library_url, tmp_path, c
     rc, err = _export_within(capsys, folder, "--force")
     out = econ(capsys, "library", "show", SEED_NAME, "--format", "json")[1]
     assert rc == 0 and huge.read_bytes() == json.loads(out)["toml"].encode()
-    # a stored text is never larger than a scenario file econ reads (16 MB), from the API neither
-    with open_library() as library, pytest.raises(ScenarioError, match="larger than 16 MB"):
-        library.save_text("#" * 2**24 + "\n" + SEED.read_text())
+    # a stored text is never larger than a scenario file econ reads (1 MB), from the API neither
+    with open_library() as library, pytest.raises(ScenarioError, match="larger than 1 MB"):
+        library.save_text("#" * 2**20 + "\n" + SEED.read_text())
 
 
 def test_export_to_a_full_disk_writes_no_file(library_url, tmp_path, capsys, monkeypatch):

@@ -71,7 +71,7 @@ from econ.scenario import (
 )
 from econ.scenario.errors import QUOTED_LIMIT, shortened
 from econ.scenario.io import (
-    MAX_FILE_BYTES,
+    MAX_SCENARIO_BYTES,
     check_complete,
     parse_toml,
     read_bounded,
@@ -2112,12 +2112,12 @@ def _holds_exactly(path: Path, data: bytes) -> bool | None:
 
 def _read_text(path: str | os.PathLike) -> str:
     """A scenario file's text, read by the reader of `econ validate` (econ.scenario.io.read_toml),
-    whose errors name the file: missing, a folder, a device or FIFO, larger than 16 MB, not UTF-8,
+    whose errors name the file: missing, a folder, a device or FIFO, larger than 1 MB, not UTF-8,
     empty, bad TOML, nested too deeply. A UTF-8 byte-order mark is accepted and not kept: it marks
     the encoding, not the text."""
     read_toml(path)
     try:
-        raw = read_bounded(Path(path), MAX_FILE_BYTES, "a TOML scenario file")
+        raw = read_bounded(Path(path), MAX_SCENARIO_BYTES, "a TOML scenario file")
         return raw.decode("utf-8-sig")
     except OSError as exc:
         raise LibraryError(f"{path}: cannot be read ({exc.strerror})") from None
@@ -2147,12 +2147,12 @@ def _prepare(text: str, origin: str, *, restoring: bool = False) -> _Prepared:
     from econ.provenance import scenario_sha256
 
     text = text.removeprefix("\ufeff")  # as a file's is (read_text): the text is stored without
-    if len(text) > MAX_FILE_BYTES // 4 and len(text.encode("utf-8")) > MAX_FILE_BYTES:
+    if len(text) > MAX_SCENARIO_BYTES // 4 and len(text.encode("utf-8")) > MAX_SCENARIO_BYTES:
         raise ScenarioError(
             origin,
             "",
             None,
-            f"larger than {MAX_FILE_BYTES // (1024 * 1024)} MB; expected a TOML scenario (the "
+            f"larger than {MAX_SCENARIO_BYTES // (1024 * 1024)} MB; expected a TOML scenario (the "
             "largest scenario file econ reads)",
         )
     raw = parse_toml(text, origin)

@@ -286,8 +286,8 @@ largest ready-made one is under 20 kB, and a scenario's longest tables (a price,
 point or a balance for each of 600 months) take tens of kB; a file of 14 MB (one array of 7
 million integers) took tomllib 23 s and 640 MB before its unknown field was refused."""
 MAX_FILE_BYTES = 16 * 1024 * 1024
-"""Bytes of a scenario text the library stores and of a memo `econ memo verify` reads (scenario
-files had this limit before MAX_SCENARIO_BYTES)."""
+"""Bytes of a memo `econ verify` reads (scenario files, and the texts the library stores, had
+this limit before MAX_SCENARIO_BYTES)."""
 
 
 def too_deep(value: Any, limit: int = MAX_NESTING) -> bool:
