@@ -279,6 +279,21 @@ def short_number(value: float) -> str:
     return f"{value:,.0f}" if abs(value) >= 0.5 else text
 
 
+COUNT_WORDS = ((1e18, "quintillion"), (1e15, "quadrillion"), (1e12, "trillion"), (1e9, "billion"),
+               (1e6, "million"))  # fmt: skip
+"""Large counts in words, as the app's tiles and charts and the memo write them."""
+
+
+def count_in_words(value: float) -> str:
+    """A large count in words to 2 decimals, from a million to the quintillions ("55.10
+    trillion" for 5.5101e13 tokens; 999,999 as it is): a lender reads "5.51e+13" as a formula's
+    output, not a figure."""
+    for size, word in COUNT_WORDS:
+        if abs(value) >= size:
+            return f"{value / size:,.2f} {word}"
+    return f"{value:,.0f}"
+
+
 def plain_number(value: float) -> str:
     """A figure as given, to 6 significant digits, with thousands separators and never in
     exponent form from 100,000 on (1,598,510, not 1.59851e+06; 2,631.93; 0.1075)."""

@@ -484,9 +484,9 @@ def test_pdf_figures_equal_project_json(memo_pdf, capsys):
     summary = _project_summary(capsys)
     reader = PdfReader(str(memo_pdf))
     assert 1 <= len(reader.pages) <= 5
-    words = set("\n".join(p.extract_text() for p in reader.pages).split())
-    for key, *_ in shown():
-        assert format_figure(format_of(f"base.{key}"), summary[key]) in words, key
+    text = f" {' '.join(chr(10).join(p.extract_text() for p in reader.pages).split())} "
+    for key, *_ in shown():  # (a figure may be words: "55.10 trillion")
+        assert f" {format_figure(format_of(f'base.{key}'), summary[key])} " in text, key
     stamp = json.loads(reader.attachments[STAMP_FILE][0])
     assert stamp["summary"] == summary
     code, out = _verify(capsys, memo_pdf)

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+import econ
 from econ.cli import main
 from econ.memo.verify import _Figures
 
@@ -178,3 +179,18 @@ def test_a_tranche_s_rate_and_a_monte_carlo_draw_of_the_rate_move_it():
     assert _rate_notes(memo)["cases"].startswith("P10, p50 and p90 move a loan's interest rate")
     spec["distributions"] = {"utilization.share": "uniform(0.6,0.8)"}
     assert _rate_notes(compute(seed, {}, [], montecarlo=spec))["cases"] is None
+
+
+def test_the_memo_writes_a_token_count_in_words():
+    """The memo wrote the seed's output over the horizon as "5.51e+13", where the app's tile
+    reads "55.10 trillion": one rule (econ.labels.count_in_words) for both."""
+    from econ.labels import count_in_words
+    from econ.memo.figures import figure_text
+    from econ.ui.fmt import format_value
+
+    assert [count_in_words(v) for v in (999_999, 1e6, 5.5101e13, 5.5101e16, 2.5e18)] == [
+        "999,999", "1.00 million", "55.10 trillion", "55.10 quadrillion", "2.50 quintillion"
+    ]  # fmt: skip
+    tokens = econ.project(econ.load_scenario(SEED)).metrics["tokens_total"][0]
+    shown = figure_text("base.tokens_total", tokens)
+    assert shown == f"{tokens / 1e12:,.2f} trillion" == format_value(tokens, "tokens")

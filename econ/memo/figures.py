@@ -13,8 +13,11 @@ import math
 from collections.abc import Mapping
 
 from econ.engine import SUMMARY_COLUMNS
+from econ.labels import count_in_words
 
 Row = tuple[str, str, str, str]
+WORDS = "words"
+"""The format of a count written in words (econ.labels.count_in_words: "55.10 trillion")."""
 
 HEADLINES: tuple[Row, ...] = (
     ("lcot_usd_per_mtok", "Levelized cost per million output tokens", "USD/Mtok", "{:,.4f}"),
@@ -47,7 +50,7 @@ HEADLINES: tuple[Row, ...] = (
     ("input_token_revenue_usd_total", "Revenue from uncached input tokens", "USD", "{:,.0f}"),
     ("cached_input_token_revenue_usd_total", "Revenue from cached input tokens", "USD", "{:,.0f}"),
     ("ebitda_usd_total", "EBITDA over the horizon", "USD", "{:,.0f}"),
-    ("tokens_total", "Output tokens over the horizon", "tokens", "{:,.4g}"),
+    ("tokens_total", "Output tokens over the horizon", "tokens", WORDS),
 )
 """Every figure the memo's headline table can show, in the order shown."""
 
@@ -136,6 +139,8 @@ def format_figure(fmt: str, value) -> str:
     """The text a figure is shown as; n/a for an undefined metric."""
     if value is None or (isinstance(value, float) and not math.isfinite(value)):
         return "n/a"
+    if fmt == WORDS:
+        return count_in_words(value)
     return fmt.format(value)
 
 

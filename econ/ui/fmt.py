@@ -14,7 +14,15 @@ from collections.abc import Mapping
 
 # The tables live in econ.labels (shared with the workbook); re-exported for the app's pages.
 from econ.labels import COLUMNS as COLUMNS
-from econ.labels import SUMMARY_METRICS, column_label, label_with_unit, metric_kind, summary_label
+from econ.labels import COUNT_WORDS as COUNT_WORDS
+from econ.labels import (
+    SUMMARY_METRICS,
+    column_label,
+    count_in_words,
+    label_with_unit,
+    metric_kind,
+    summary_label,
+)
 from econ.labels import humanize as humanize
 from econ.labels import short_number as short_number
 from econ.text import markdown_text
@@ -154,9 +162,6 @@ read by no one digit by digit; beyond it is a typo (1e23 tokens/s per GPU)."""
 HUGE_TOKENS = 1e21
 """The same for token counts, which a large fleet makes honestly huge (72,000 GB200s at the
 seed's rate serve 5.5e16 tokens in six years: "55.10 quadrillion"); from a thousand quintillion."""
-COUNT_WORDS = ((1e18, "quintillion"), (1e15, "quadrillion"), (1e12, "trillion"), (1e9, "billion"),
-               (1e6, "million"))  # fmt: skip
-"""Large counts in words, as the tiles and charts write them ("55.10 trillion")."""
 
 
 def compact(value: float) -> str:
@@ -193,10 +198,7 @@ def _format_value(value, kind: str, money: str = "USD") -> str:
     if kind == "count":
         return f"{value:,.0f}"
     if kind == "tokens":
-        for size, word in COUNT_WORDS:
-            if abs(value) >= size:
-                return f"{value / size:,.2f} {word}"
-        return f"{value:,.0f}"
+        return count_in_words(value)
     if kind == "decimal":
         return f"{value:,.1f}"
     if kind == "joules":
