@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 from test_library import SEED, SEED_NAME, _named, _old_library, econ, edited
+from test_library import _results as _execute  # a statement run as the library's owner
 from test_library_shared import _create_roles, _database, _owner_grants, _superuser, _team_sql
 
 from econ.library import open_library, store
@@ -28,18 +29,6 @@ TAMPERED = "gpu_count = 7272"
 
 def _sha256(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-def _execute(url: str, statement: str, **params) -> list:
-    """Run one statement on a library as its owner (the SQLite file's user; PostgreSQL's
-    superuser), as someone changing it behind econ's back would; the rows it returns."""
-    engine = sa.create_engine(url)
-    try:
-        with engine.begin() as conn:
-            result = conn.execute(sa.text(statement), params)
-            return result.all() if result.returns_rows else []
-    finally:
-        engine.dispose()
 
 
 def _gpu_change(capsys, old: str, new: str) -> float:
