@@ -166,6 +166,9 @@ emoji shortcode (`:smile:`, `:+1:`)."""
 _TYPOGRAPHIC = re.compile(r"(?:^|(?<=[\s\ufeff]))(?:<->|->|<-|--|>=|<=|~=)(?=\s|$)", re.MULTILINE)
 """What Streamlit's markdown turns into a symbol between spaces: "a -> b" into "a → b", "--"
 into an em dash, ">=" into "≥"."""
+_SHORTCODE = re.compile(r"\\:(?=[+-]?[\w/+-]*:)")
+"""An escaped colon that opens an icon (`:material/warning:`) or an emoji shortcode (`:smile:`,
+`:+1:`): the plugins that draw them read past the escape, and a word joiner keeps them apart."""
 WORD_JOINER = "\u2060"
 """An invisible character that keeps a web or mail address, a directive or an emoji shortcode
 in text from becoming a link, a style or a picture."""
@@ -179,10 +182,10 @@ def markdown_text(text: Any, *, line: bool = False) -> str:
 
     Markdown's characters are escaped with a backslash (an underscore inside a word, such as a
     field's path, needs none; a colon where a directive, an icon or an emoji shortcode could
-    start), and an invisible word joiner goes into "https:", "www." and "@", after such a colon
-    and between the two characters of an arrow: GitHub-flavoured markdown turns such addresses
-    into links even when escaped, and Streamlit reads icons, emoji and arrows in the text an
-    escape leaves. A line starting "- " stays a list item (the app's own lists of messages).
+    start), and an invisible word joiner goes into "https:", "www." and "@", after a colon
+    that opens an icon or an emoji shortcode, and between the two characters of an arrow:
+    GitHub-flavoured markdown turns such addresses into links even when escaped, and Streamlit
+    reads icons, emoji and arrows in the text an escape leaves. A line starting "- " stays a list item (the app's own lists of messages).
     Control characters and bidirectional overrides are written as escapes first (`printable`):
     a browser shows no terminal escape, but an override reorders what follows it. `line=True`,
     for a table cell or a heading: one line, line feeds and tabs written as escapes too
@@ -197,9 +200,11 @@ def markdown_text(text: Any, *, line: bool = False) -> str:
     out = _SCHEME.sub(lambda m: m.group(1) + WORD_JOINER, out)
     out = _WWW.sub(lambda m: m.group(1) + WORD_JOINER, out)
     out = _AT.sub(WORD_JOINER + "@", out)
-    # escaped, a colon starts no directive (a name, a label and {attributes} are text); the
-    # joiner, which the plugins that draw icons and emoji read past the escape, keeps them apart
-    return _DIRECTIVE.sub("\\:" + WORD_JOINER, out)
+    # escaped, a colon starts no directive (a name, a label and {attributes} are text); where it
+    # opens an icon or an emoji, which their plugins read past the escape, a joiner follows (only
+    # there: text copied from the app, such as library:NAME@2, keeps no invisible character)
+    out = _DIRECTIVE.sub(lambda m: "\\:", out)
+    return _SHORTCODE.sub(lambda m: "\\:" + WORD_JOINER, out)
 
 
 def listed(items: Iterable[Any], limit: int = LISTED_LIMIT) -> str:

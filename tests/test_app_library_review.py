@@ -5,7 +5,7 @@ formula-like text neutralized only in what the tables download as CSV."""
 from __future__ import annotations
 
 from streamlit import dataframe_util
-from test_app_library import SEED_NAME, by_label, library_page, library_url  # noqa: F401
+from test_app_library import SEED_NAME, by_label, library_page, library_url, literal_text  # noqa: F401
 from test_library import SEED
 
 from econ.library import Ref, open_library
@@ -38,7 +38,7 @@ def test_another_scenario_starts_at_its_newest_version(library_url):  # noqa: F8
     assert not at.exception, at.exception
     assert [by_label(at.selectbox, k).value for k in ("Version", "Old", "New")] == [3, 2, 3]
     by_label(at.button, "Load into the editor").click().run()
-    assert [s.value for s in at.success] == [
+    assert [literal_text(s.value) for s in at.success] == [
         f"Loaded library:{OTHER}@3; the other pages now show it."
     ]
     assert at.session_state[state.DATA]["fleet"]["gpu_count"] == 360
