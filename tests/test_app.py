@@ -449,6 +449,58 @@ def test_compare_reports_an_invalid_current_scenario(app: AppTest):
 # --- risk -----------------------------------------------------------------------------------------
 
 
+HELD_OUTPUTS = ("npv_usd", "covenant_breach_months", "first_breach_month")
+"""`econ montecarlo --hold-debt`'s outputs beside NPV: the loan's breach figures."""
+
+
+def starting_distributions(base: Scenario) -> dict[str, str]:
+    """The Risk page's starting Monte Carlo rows as docs/app.md states them, built here: the
+    scenario's own value as the mode, the price decline -0.15 and +0.30 (within 0 to 0.95),
+    utilization -0.15 and +0.10 (within 0 to 1), throughput -20% and +25%; every number in
+    full (repr), as `econ montecarlo --dist` would be typed from the scenario's values."""
+    decline = base.market.price_decline_annual
+    share = base.utilization.share
+    tokens = base.throughput.tokens_per_s_per_gpu
+    return {
+        "market.price_decline_annual": (
+            f"pert({max(0.0, decline - 0.15)!r}, {decline!r}, {min(0.95, decline + 0.3)!r})"
+        ),
+        "utilization.share": f"uniform({max(0.0, share - 0.15)!r}, {min(1.0, share + 0.1)!r})",
+        "throughput.tokens_per_s_per_gpu": (
+            f"triangular({tokens * 0.8!r}, {tokens!r}, {tokens * 1.25!r})"
+        ),
+    }
+
+
+@pytest.mark.parametrize(
+    "overrides",
+    [{}, {"market.price_decline_annual": 0.325, "throughput.tokens_per_s_per_gpu": 1234.567891}],
+)
+def test_the_starting_distributions_keep_the_scenarios_values(overrides):
+    """Each starting row draws around the scenario's own value, not a rounding of it: a decline
+    of 0.325 is the mode (the rows once wrote "0.33"), 1,234.567891 tokens/s stays whole."""
+    from econ.analysis.distributions import parse_distribution
+    from econ.ui import risk
+    from econ.ui.pages.risk import default_distributions
+
+    base = load_scenario(SEED, overrides)
+    rows = default_distributions(base, risk.numeric_paths(base)).to_dict("records")
+    shown = {
+        (r["path"], k): v
+        for r in rows
+        for k, v in parse_distribution(r["distribution"]).params().items()
+    }
+    wanted = {
+        (p, k): v
+        for p, text in starting_distributions(base).items()
+        for k, v in parse_distribution(text).params().items()
+    }
+    assert shown == pytest.approx(wanted, rel=1e-12, abs=0)
+    decline, tokens = "market.price_decline_annual", "throughput.tokens_per_s_per_gpu"
+    assert shown[decline, "mode"] == base.market.price_decline_annual
+    assert shown[tokens, "mode"] == base.throughput.tokens_per_s_per_gpu
+
+
 def test_monte_carlo_runs_on_demand_with_the_library_figures(app: AppTest):
     from econ.analysis import montecarlo
 
@@ -458,12 +510,8 @@ def test_monte_carlo_runs_on_demand_with_the_library_figures(app: AppTest):
     assert not app.exception
     assert not errors(app), errors(app)
     base = load_scenario(SEED)
-    dists = {
-        "market.price_decline_annual": "pert(0.15, 0.30, 0.60)",
-        "utilization.share": "uniform(0.55, 0.80)",
-        "throughput.tokens_per_s_per_gpu": "triangular(3894.16, 4867.7, 6084.62)",
-    }
-    expected = montecarlo(base, dists, 500, seed=0).summary.risk["probability_of_loss"]
+    run = montecarlo(base, starting_distributions(base), 500, seed=0)
+    expected = run.summary.risk["probability_of_loss"]
     assert metric(app, "Probability of loss (NPV < 0)") == f"{expected:.1%}"
 
 
@@ -476,16 +524,52 @@ def test_monte_carlo_holding_the_base_loan_shows_the_breach_probability(app: App
     widget(app.button, "Run the Monte Carlo").click().run()
     assert not app.exception
     assert not errors(app), errors(app)
-    dists = {
-        "market.price_decline_annual": "pert(0.15, 0.30, 0.60)",
-        "utilization.share": "uniform(0.55, 0.80)",
-        "throughput.tokens_per_s_per_gpu": "triangular(3894.16, 4867.7, 6084.62)",
-    }
-    outputs = ("npv_usd", "covenant_breach_months", "first_breach_month")
-    held = montecarlo(load_scenario(SEED), dists, 300, seed=0, outputs=outputs, hold_debt=True)
+    base = load_scenario(SEED)
+    held = montecarlo(
+        base, starting_distributions(base), 300, seed=0, outputs=HELD_OUTPUTS, hold_debt=True
+    )
     expected = held.summary.covenant_breach_probability
     assert metric(app, "Probability of a covenant breach") == f"{expected:.1%}"
     assert any("Every scenario holds" in i.value for i in app.info), [i.value for i in app.info]
+
+
+def test_the_monte_carlo_summary_is_the_command_lines_to_the_cent(app: AppTest):
+    """The screenshot's run (the seed, its loan held, 2,000 draws, seed 0): every figure the
+    page shows is econ.analysis.montecarlo's (what `econ montecarlo --hold-debt` prints) on the
+    scenario's own distributions, to the cent. The starting rows once rounded the throughput's
+    +25% (6,084.625 tokens/s per GPU) to 6084.62, which moved the mean by 1.58 USD."""
+    from econ.analysis import montecarlo
+    from econ.ui.fmt import format_value
+
+    go(app, "risk")
+    widget(app.toggle, "Hold the base case's loan").set_value(True).run()
+    widget(app.button, "Run the Monte Carlo").click().run()
+    assert not app.exception and not errors(app), errors(app)
+    base = load_scenario(SEED)
+    expected = montecarlo(
+        base, starting_distributions(base), 2000, seed=0, outputs=HELD_OUTPUTS, hold_debt=True
+    ).summary
+    summary = app.session_state["econ.mc_result"][2]
+
+    def usd(s) -> dict[str, float]:
+        """The run's money figures to the cent: NPV's mean, deviation and quantiles, value at
+        risk and expected shortfall."""
+        m = s.metrics["npv_usd"]
+        out = {"mean": m.mean, "std": m.std}
+        out |= {f"p{round(q * 100)}": v for q, v in m.quantiles.items()}
+        out |= {k: v for k, v in s.risk.items() if k.endswith("_usd")}
+        return {k: round(float(v), 2) for k, v in out.items()}
+
+    want = usd(expected)
+    assert len(want) == 9 and usd(summary) == want
+    assert summary.risk["probability_of_loss"] == expected.risk["probability_of_loss"]
+    assert summary.covenant_breach_probability == expected.covenant_breach_probability
+    shown = dict(app.dataframe[-1].value.to_numpy().tolist())
+    assert shown["Mean"] == format_value(want["mean"], "usd")
+    assert shown["P5"] == format_value(want["p5"], "usd")
+    assert metric(app, "Expected shortfall, 95% [USD]") == format_value(
+        want["expected_shortfall_95_usd"], "usd"
+    )
 
 
 def test_the_risk_page_shows_the_price_cushion_of_the_loan_held(app: AppTest):

@@ -74,32 +74,32 @@ def _display(values: pd.Series, output: str, money: str) -> tuple[pd.Series, str
     return values, ",.4g", metric_label(output)
 
 
+def _spelled(value: float) -> str:
+    """A distribution's number as typed: 12 significant digits, the float's last-digit noise
+    dropped (4867.7 x 0.8 is 3894.1600000000003) but nothing rounded that a scenario states:
+    6084.625, not "6084.62"; a decline of 0.325, not "0.33"."""
+    return f"{value:.12g}"
+
+
 def default_distributions(base, paths: list[str]) -> pd.DataFrame:
-    """Starting rows of the Monte Carlo table: ranges around the base values."""
+    """Starting rows of the Monte Carlo table: ranges around the base values, each row's mode
+    the scenario's own value and its ends the stated offsets from it, all written in full (the
+    table shows the numbers the run draws from, and `econ montecarlo --dist` with the same text
+    draws the same)."""
     rows = []
     decline = base.market.price_decline_annual
     if "market.price_decline_annual" in paths:
-        rows.append(
-            (
-                "market.price_decline_annual",
-                f"pert({max(0.0, decline - 0.15):.2f}, {decline:.2f}, {min(0.95, decline + 0.3):.2f})",
-            )
-        )
+        ends = (max(0.0, decline - 0.15), decline, min(0.95, decline + 0.3))
+        rows.append(("market.price_decline_annual", f"pert({', '.join(map(_spelled, ends))})"))
     share = base.utilization.share
     if "utilization.share" in paths:
-        rows.append(
-            (
-                "utilization.share",
-                f"uniform({max(0.0, share - 0.15):.2f}, {min(1.0, share + 0.1):.2f})",
-            )
-        )
+        ends = (max(0.0, share - 0.15), min(1.0, share + 0.1))
+        rows.append(("utilization.share", f"uniform({', '.join(map(_spelled, ends))})"))
     tokens = base.throughput.tokens_per_s_per_gpu
     if "throughput.tokens_per_s_per_gpu" in paths:
+        ends = (tokens * 0.8, tokens, tokens * 1.25)
         rows.append(
-            (
-                "throughput.tokens_per_s_per_gpu",
-                f"triangular({tokens * 0.8:.6g}, {tokens:.6g}, {tokens * 1.25:.6g})",
-            )
+            ("throughput.tokens_per_s_per_gpu", f"triangular({', '.join(map(_spelled, ends))})")
         )
     return pd.DataFrame(rows, columns=["path", "distribution"])
 
@@ -379,7 +379,11 @@ def montecarlo_section(current, paths: list[str], money: str, hold: bool) -> Non
                 failed = False
     if MONTECARLO not in ss:
         st.caption(
-            "Give distributions and run. The same seed gives the same draws as `econ montecarlo`."
+            "Give distributions and run. The rows start around the scenario's own values, "
+            "written in full. A row is `econ montecarlo`'s `--dist PATH=DISTRIBUTION` as "
+            "written here: on the same scenario, the same distributions, count, seed and "
+            "sampling (and the loan toggle as `--hold-debt`) give the same draws and figures as "
+            "the command line."
         )
         return
     stored, rows, summary, fan, seconds, held, ran = ss[MONTECARLO]
