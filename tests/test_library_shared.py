@@ -19,7 +19,7 @@ from conftest import ROOT
 from test_library import HALL, SEED, SEED_NAME, _old_library, econ, edited, saved_author
 
 from econ.library import LibraryError, hide_credentials, open_library
-from econ.library.store import _prepare, _read_text
+from econ.library.store import _prepare, read_scenario_text
 from econ.scenario import ScenarioError
 
 DOCS = ROOT / "docs" / "library.md"
@@ -86,7 +86,7 @@ def test_an_import_waits_for_a_save_under_way_and_compares_with_it(
         try:
             with open_library(postgres_url) as library:
                 library.upgrade()  # (the library exists: its first write is not rehearsed)
-                item = _prepare(_read_text(other), str(other))
+                item = _prepare(read_scenario_text(other), str(other))
 
                 def run(conn):
                     library._insert(conn, item, "bob's save", [], "bob")

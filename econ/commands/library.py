@@ -218,11 +218,11 @@ def _saved(args, info, verb: str) -> int:
 
 
 def _save(args) -> int:
-    from econ.library.store import _read_text  # (the file read as Library.save_file reads it)
+    from econ.library.store import read_scenario_text  # (as Library.save_file reads the file)
 
     notes = []
     with _open(args, create=True) as library:
-        header, text = _split_header(_read_text(args.file))
+        header, text = _split_header(read_scenario_text(args.file))
         base, implicit = args.base, None
         if header is not None and args.base is None and not args.new:
             if header.name == _scenario_name(text):

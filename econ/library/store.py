@@ -542,7 +542,7 @@ class Library:
     ) -> SavedVersion:
         """Save a scenario file's text exactly as a new version of the scenario's `name`."""
         return self.save_text(
-            _read_text(path),
+            read_scenario_text(path),
             origin=str(path),
             message=message,
             tags=tags,
@@ -925,7 +925,7 @@ class Library:
         if not files:
             raise LibraryError(f"{folder}: no *.toml files; expected a folder of scenario files")
         _refuse_links_out(files, folder)
-        prepared = [(_prepare(_read_text(p), str(p)), p) for p in files]
+        prepared = [(_prepare(read_scenario_text(p), str(p)), p) for p in files]
         names: dict[str, tuple[_Prepared, Path]] = {}
         for item, path in prepared:
             if item.name in names:  # (names are compared in NFC: 'Å' is one name, however typed)
@@ -2110,7 +2110,7 @@ def _holds_exactly(path: Path, data: bytes) -> bool | None:
         return handle.read(len(data) + 1) == data
 
 
-def _read_text(path: str | os.PathLike) -> str:
+def read_scenario_text(path: str | os.PathLike) -> str:
     """A scenario file's text, read by the reader of `econ validate` (econ.scenario.io.read_toml),
     whose errors name the file: missing, a folder, a device or FIFO, larger than 1 MB, not UTF-8,
     empty, bad TOML, nested too deeply. A UTF-8 byte-order mark is accepted and not kept: it marks
