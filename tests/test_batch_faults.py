@@ -68,14 +68,26 @@ def chunk_files(folder: Path) -> list[Path]:
     return list(folder.glob("*.parquet")) if folder.exists() else []
 
 
+def command_line(p) -> str:
+    """A process's command line, "" where it has ended meanwhile (the pool starts and ends
+    short-lived helpers while a test lists its processes)."""
+    try:
+        return " ".join(p.cmdline())
+    except psutil.NoSuchProcess:
+        return ""
+
+
 def family(pid: int) -> tuple[list, list]:
     """(every descendant, the pool's workers): the resource tracker and the forkserver are the
     parent's children, the workers the forkserver's."""
     everyone = psutil.Process(pid).children(recursive=True)
-    workers = [
-        p for p in everyone
-        if p.ppid() != pid and "forkserver" in " ".join(p.cmdline())
-    ]  # fmt: skip
+    workers = []
+    for p in everyone:
+        try:
+            if p.ppid() != pid and "forkserver" in command_line(p):
+                workers.append(p)
+        except psutil.NoSuchProcess:  # (ended meanwhile)
+            pass
     return everyone, workers
 
 
@@ -139,7 +151,7 @@ def test_workers_forkserver_and_resource_tracker_end_when_the_parent_is_killed(
     tmp_path, started
 ):
     proc, chunks, stderr, everyone, workers = run_until_workers_compute(tmp_path, started)
-    kinds = " ".join(" ".join(p.cmdline()) for p in everyone)
+    kinds = " ".join(command_line(p) for p in everyone)
     assert "resource_tracker" in kinds and "forkserver" in kinds and len(workers) == 2
     proc.send_signal(signal.SIGKILL)
     proc.wait(timeout=60)
@@ -477,7 +489,7 @@ def test_a_chunk_dask_gives_up_on_is_the_worker_loss_of_the_process_engine(tmp_p
     def workers():
         return [
             p for p in psutil.Process(proc.pid).children()
-            if "spawn_main" in " ".join(p.cmdline())
+            if "spawn_main" in command_line(p)
         ]  # fmt: skip
 
     wait_for(lambda: len(workers()) == 2 and chunk_files(chunks), "a finished chunk")
