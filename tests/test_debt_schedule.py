@@ -191,6 +191,32 @@ def test_the_annual_dscr_counts_only_the_months_with_debt_service():
     assert row["closing_balance_usd"] == 0
 
 
+def _by_hand(principal, service, ebitda, dscr, fee=0.0) -> pd.DataFrame:
+    """A 13-month monthly frame of a 1,200 loan at no interest (months 0-12), repaid by
+    `principal`, with `service` and `fee` (commitment fees) as given: the lines
+    debt_schedule_table reads."""
+    months = np.arange(13)
+    return pd.DataFrame(
+        {
+            "scenario": "hand",
+            "month": months,
+            "date": pd.date_range("2026-04-01", periods=13, freq="MS"),
+            "debt_balance_usd": 1200.0 - np.cumsum(principal),
+            "principal_usd": principal,
+            "interest_usd": fee,
+            "cash_interest_usd": 0.0,
+            "commitment_fee_usd": fee,
+            "debt_service_usd": service,
+            "ebitda_usd": np.where(months == 0, 0.0, ebitda),
+            "tax_usd": 0.0,
+            "depreciation_usd": 0.0,
+            "impairment_usd": 0.0,
+            "dscr": np.where(months == 0, np.nan, dscr),
+            "llcr": np.nan,
+        }
+    )
+
+
 def test_a_balloon_is_principal_outside_the_service():
     """A 1,200 loan at no interest, 50 a month over months 1-12 and the 600 left repaid in month
     12 as a balloon, which the debt service leaves out (a lender refinances it; Yescombe 2014,
@@ -198,25 +224,7 @@ def test_a_balloon_is_principal_outside_the_service():
     months = np.arange(13)
     scheduled = np.where(months >= 1, 50.0, 0.0)
     principal = scheduled + np.where(months == 12, 600.0, 0.0)
-    frame = pd.DataFrame(
-        {
-            "scenario": "hand",
-            "month": months,
-            "date": pd.date_range("2026-04-01", periods=13, freq="MS"),
-            "debt_balance_usd": 1200.0 - np.cumsum(principal),
-            "principal_usd": principal,
-            "interest_usd": 0.0,
-            "cash_interest_usd": 0.0,
-            "commitment_fee_usd": 0.0,
-            "debt_service_usd": scheduled,
-            "ebitda_usd": np.where(months == 0, 0.0, 100.0),
-            "tax_usd": 0.0,
-            "depreciation_usd": 0.0,
-            "impairment_usd": 0.0,
-            "dscr": np.where(months == 0, np.nan, 2.0),
-            "llcr": np.nan,
-        }
-    )
+    frame = _by_hand(principal, scheduled, ebitda=100.0, dscr=2.0)
     row = debt_schedule_table(frame, "asset").iloc[0]
     assert (row["principal_usd"], row["debt_service_usd"]) == (1200.0, 600.0)
     assert row["principal_outside_service_usd"] == 600.0
@@ -254,25 +262,8 @@ def test_commitment_fees_are_in_the_service_and_never_make_the_outside_negative(
     months = np.arange(13)
     principal = np.where(months >= 1, 100.0, 0.0)
     fee = np.where((months >= 1) & (months <= 6), 3.0, 0.0)
-    frame = pd.DataFrame(
-        {
-            "scenario": "hand",
-            "month": months,
-            "date": pd.date_range("2026-04-01", periods=13, freq="MS"),
-            "debt_balance_usd": 1200.0 - np.cumsum(principal),
-            "principal_usd": principal,
-            "interest_usd": fee,
-            "cash_interest_usd": 0.0,
-            "commitment_fee_usd": fee,
-            "debt_service_usd": principal + fee,
-            "ebitda_usd": np.where(months == 0, 0.0, 150.0),
-            "tax_usd": 0.0,
-            "depreciation_usd": 0.0,
-            "impairment_usd": 0.0,
-            "dscr": np.where(months == 0, np.nan, 150.0 / (principal + fee + (months == 0))),
-            "llcr": np.nan,
-        }
-    )
+    dscr = 150.0 / (principal + fee + (months == 0))
+    frame = _by_hand(principal, principal + fee, ebitda=150.0, dscr=dscr, fee=fee)
     row = debt_schedule_table(frame, "asset").iloc[0]
     assert (row["cash_interest_usd"], row["commitment_fee_usd"]) == (0.0, 18.0)
     assert (row["principal_usd"], row["debt_service_usd"]) == (1200.0, 1218.0)
