@@ -230,3 +230,88 @@ def test_library_list_lines_up_wide_names(library_url, tmp_path, capsys):
     assert rc == 0 and len(lines) == 4
     # 'GPU集群' is 7 columns (3 + 2 x 2), the widest name: version starts at 9 on every line
     assert {columns(line)[0] for line in lines} == {9}
+
+
+# --- import reads show's first line as save does ----------------------------------------------
+
+
+def test_import_of_an_unedited_copy_show_wrote_is_unchanged(library_url, tmp_path, capsys):
+    """The line is show's, not the scenario's: import stores (and compares) the text after it,
+    as save does; it used to store the line too, so an unedited copy read as changed."""
+    econ(capsys, "library", "save", SEED)
+    folder = tmp_path / "team"
+    folder.mkdir()
+    shown(capsys, SEED_NAME, folder / "seed.toml")
+    rc, out, err = econ(capsys, "library", "import", folder, "--format", "json")
+    assert rc == 0 and err == "", err
+    assert json.loads(out)["unchanged"] == [str(folder / "seed.toml")]
+
+
+def test_import_update_of_a_stale_copy_is_refused(library_url, tmp_path, capsys, monkeypatch):
+    """ada shows version 1 into the team's folder and edits it; bob saves version 2 meanwhile;
+    ada's `import --update` used to store version 3 over bob's, exit 0, his change undone."""
+    econ(capsys, "library", "save", SEED)
+    folder = tmp_path / "team"
+    folder.mkdir()
+    copy = folder / "seed.toml"
+    shown(capsys, SEED_NAME, copy)
+    copy.write_text(copy.read_text().replace("gpu_count = 72", "gpu_count = 144"))
+    monkeypatch.setenv("ECON_AUTHOR", "bob")
+    assert (
+        econ(capsys, "library", "save", edited(tmp_path, "share = 0.7\n", "share = 0.75\n"))[0] == 0
+    )
+    monkeypatch.setenv("ECON_AUTHOR", "ada")
+    rc, out, err = econ(capsys, "library", "import", folder, "--update")
+    assert rc == 3 and out == ""
+    assert re.search(
+        rf"{re.escape(str(copy))}: its first line '{re.escape(HEADER_1.strip())}': "
+        rf"'{SEED_NAME}' is now at version 2 \(saved by 'bob( \(role \w+\))?' at ",
+        err,
+    )
+    assert f"expected the line to name {SEED_NAME}@2, once the changes since version 1" in err
+    assert err.rstrip().endswith("nothing was imported") and "--base" not in err
+    with open_library(library_url) as library:
+        assert [v.version for v in library.history(SEED_NAME)] == [1, 2]
+    # merged and the line moved on: imported as version 3, the line not stored
+    merged = copy.read_text().replace("share = 0.7\n", "share = 0.75\n")
+    copy.write_text(merged.replace(f"{SEED_NAME}@1", f"{SEED_NAME}@2", 1))
+    rc, out, err = econ(capsys, "library", "import", folder, "--update", "--format", "json")
+    assert rc == 0 and err == "" and json.loads(out)["updated"] == [str(copy)], err
+    with open_library(library_url) as library:
+        assert library.get(Ref(SEED_NAME, 3)).text == merged.removeprefix(HEADER_1)
+
+
+def test_import_notes_a_first_line_of_another_scenario_and_an_unchecked_update(
+    library_url, tmp_path, capsys, monkeypatch
+):
+    econ(capsys, "library", "save", SEED)
+    folder = tmp_path / "team"
+    folder.mkdir()
+    fork = folder / "fork.toml"
+    text = shown(capsys, SEED_NAME, fork)
+    fork.write_text(text.replace(f'name = "{SEED_NAME}"', 'name = "fork"'))
+    plain = edited(folder, "gpu_count = 72", "gpu_count = 144", name="plain.toml")
+    monkeypatch.setenv("ECON_AUTHOR", "bob")
+    rc, out, err = econ(capsys, "library", "import", folder, "--update", "--format", "json")
+    assert rc == 0, err
+    assert json.loads(out) == {  # (stdout: the JSON alone; the notes are on stderr)
+        "added": [str(fork)],
+        "updated": [str(plain)],
+        "unchanged": [],
+        "restored": [],
+    }
+    notes = err.splitlines()
+    assert notes[0] == (
+        f"note: {fork}: its first line names {SEED_NAME}@1, not this file's scenario; imported "
+        "with no base"
+    )
+    assert notes[1].startswith(f"note: {plain} names no version it was edited from, and the ")
+    assert f"`econ library diff {SEED_NAME}@1 {SEED_NAME}@2` shows what this import undid" in err
+    with open_library(library_url) as library:  # (the Python API gives the same notes)
+        assert library.get(Ref("fork", 1)).text.startswith("# The seed case")
+        edited(folder, "gpu_count = 72", "gpu_count = 216", name="plain.toml")
+        assert (
+            library.import_folder(folder, update=True, author="cy")
+            .notes[1]
+            .startswith(f"note: {plain} names no version")
+        )

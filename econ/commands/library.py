@@ -21,18 +21,14 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import re
 import sys
 import unicodedata
 
 from econ.commands import Number, add_format
-from econ.library import LibraryError, Ref, default_path, parse_ref
+from econ.library import HEADER, LibraryError, default_path, parse_ref, split_header
 from econ.text import printable
 
 EXIT_OK = 0
-HEADER = "# econ library: "
-"""How the first line `show` writes starts: `# econ library: NAME@V`, V the version shown."""
-_HEADER_LINE = re.compile(r"# econ library: ([^@\r\n]+)@([0-9]{1,12})[ \t]*\r?\n")
 MESSAGE_HELP = "what changed and why (default: none)"
 AUTHOR_HELP = (
     "who saves (default: ECON_AUTHOR, else the PostgreSQL role connected, or on SQLite the login "
@@ -218,20 +214,18 @@ def _saved(args, info, verb: str) -> int:
 
 
 def _save(args) -> int:
-    from econ.library.store import read_scenario_text  # (as Library.save_file reads the file)
+    # (the file read as Library.save_file reads it)
+    from econ.library.store import other_header_note, read_scenario_text
 
     notes = []
     with _open(args, create=True) as library:
-        header, text = _split_header(read_scenario_text(args.file))
+        header, text = split_header(read_scenario_text(args.file))
         base, implicit = args.base, None
         if header is not None and args.base is None and not args.new:
             if header.name == _scenario_name(text):
                 base = implicit = header.version
             else:
-                notes.append(
-                    f"note: {args.file}: its first line names {header}, not this file's "
-                    "scenario; saved with no --base"
-                )
+                notes.append(other_header_note(args.file, header, "saved with no --base"))
         try:
             info = library.save_text(
                 text,
@@ -250,22 +244,12 @@ def _save(args) -> int:
                 "which `econ library show` wrote: the version the file was edited from. A --base N "
                 "given on the command line is used instead)"
             ) from None
-        if base is None and not args.new:
-            notes += _unchecked(library, info, args.file)
+        if base is None and not args.new and (note := library.unchecked_note(info, args.file)):
+            notes.append(note)
     _saved(args, info, "saved")
     for note in notes:
         print(_printable(note), file=sys.stderr)
     return EXIT_OK
-
-
-def _split_header(text: str) -> tuple[Ref | None, str]:
-    """(NAME@V of a first line `# econ library: NAME@V`, or None; the text after that line).
-    The line is `show`'s, not the scenario's: the text after it is what a save stores, so a file
-    `show` wrote and saved unedited stores the version's text exactly."""
-    match = _HEADER_LINE.match(text)
-    if match is None:
-        return None, text
-    return Ref(match.group(1), int(match.group(2))), text[match.end() :]
 
 
 def _scenario_name(text: str) -> str | None:
@@ -274,24 +258,6 @@ def _scenario_name(text: str) -> str | None:
 
     name = tomllib.loads(text).get("name")
     return unicodedata.normalize("NFC", name) if isinstance(name, str) else None
-
-
-def _unchecked(library, info, path: str) -> list[str]:
-    """A note for a save made with no base over a version another author saved: econ cannot
-    tell whether the file held that version's changes (a save is never refused for that)."""
-    if info.parent_version is None:
-        return []
-    parent = library.get(Ref(info.name, info.parent_version)).info
-    if parent.author == info.author:
-        return []
-    before, now = f"{info.name}@{parent.version}", f"{info.name}@{info.version}"
-    return [
-        f"note: {path} names no version it was edited from, and the version this save follows, "
-        f"{before}, was saved by {parent.author!r} at {parent.created_utc}: if this file did not "
-        f"start from it, {library.suggest('diff', before, now)} shows what this save undid "
-        f"and {library.suggest('restore', before)} brings it back (a save of a file "
-        "`econ library show` wrote, or with --base N, is refused instead)"
-    ]
 
 
 def _version_rows(infos, *, with_name: bool) -> str:
@@ -510,7 +476,10 @@ def _import(args) -> int:
         "unchanged": report.unchanged,
         "restored": report.restored,  # (of the updated: a deleted scenario brought back)
     }
-    return _report(args, payload)
+    code = _report(args, payload)
+    for note in report.notes:  # (on stderr: the JSON on stdout stays as it is)
+        print(_printable(note), file=sys.stderr)
+    return code
 
 
 def _delete(args) -> int:

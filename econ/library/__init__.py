@@ -141,6 +141,22 @@ class Ref:
         return self.name if self.version is None else f"{self.name}@{self.version}"
 
 
+HEADER = "# econ library: "
+"""How the first line `econ library show` writes starts: `# econ library: NAME@V`, V the version
+shown. `save` and `import` read it as the version the file was edited from."""
+_HEADER_LINE = re.compile(r"# econ library: ([^@\r\n]+)@([0-9]{1,12})[ \t]*\r?\n")
+
+
+def split_header(text: str) -> tuple[Ref | None, str]:
+    """(NAME@V of a first line `# econ library: NAME@V`, or None; the text after that line).
+    The line is `show`'s, not the scenario's: the text after it is what a save or an import
+    stores, so a file `show` wrote and stored unedited stores the version's text exactly."""
+    match = _HEADER_LINE.match(text)
+    if match is None:
+        return None, text
+    return Ref(match.group(1), int(match.group(2))), text[match.end() :]
+
+
 def parse_ref(text: str, *, need_version: bool = False) -> Ref:
     """Parse NAME[@VERSION] (a leading library: is allowed); VERSION is a whole number >= 1."""
     body = text.removeprefix(PREFIX)
@@ -187,6 +203,7 @@ def load_library_scenario(
 
 __all__ = [
     "ENV_VAR",
+    "HEADER",
     "PREFIX",
     "LibraryError",
     "Ref",
@@ -197,5 +214,6 @@ __all__ = [
     "open_library",
     "parse_ref",
     "resolve_url",
+    "split_header",
     "using_url",
 ]

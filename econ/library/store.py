@@ -46,12 +46,14 @@ from sqlalchemy.dialects import postgresql, sqlite
 
 from econ import __version__
 from econ.library import (
+    HEADER,
     LibraryError,
     Ref,
     command_line,
     default_path,
     hide_credentials,
     resolve_url,
+    split_header,
 )
 from econ.library.tables import (
     NAME_LENGTH,
@@ -160,6 +162,9 @@ class ImportReport:
     unchanged: list[str] = field(default_factory=list)
     restored: list[str] = field(default_factory=list)
     """Files among `updated` whose save brought a deleted scenario back (as a save says)."""
+    notes: list[str] = field(default_factory=list)
+    """What the import could not check, for the user (econ library import prints them on
+    stderr): a first line naming another scenario, an update over another author's version."""
 
 
 @dataclass(frozen=True)
@@ -917,7 +922,13 @@ class Library:
     ) -> ImportReport:
         """Save each FOLDER/*.toml: new names as version 1; a text equal to a stored version is
         skipped; a changed text is refused unless `update` (then it is saved as a new version).
-        All files are checked first and saved in one transaction: all or nothing."""
+        All files are checked first and saved in one transaction: all or nothing.
+
+        A first line `# econ library: NAME@V` (what `econ library show` writes) is read as save
+        reads it: the text after it is stored, and V is the version the file was edited from,
+        so that an update is refused, nothing imported, when NAME has a newer version than V
+        (someone saved meanwhile). A changed file without the line is saved over whatever is
+        newest, with a note (`notes`) when another author saved that version."""
         folder = Path(folder)
         if not folder.is_dir():
             raise LibraryError(f"{folder}: not a folder; expected a folder of TOML scenario files")
@@ -925,7 +936,15 @@ class Library:
         if not files:
             raise LibraryError(f"{folder}: no *.toml files; expected a folder of scenario files")
         _refuse_links_out(files, folder)
-        prepared = [(_prepare(read_scenario_text(p), str(p)), p) for p in files]
+        prepared, bases, notes = [], {}, []
+        for path in files:
+            header, text = split_header(read_scenario_text(path))
+            item = _prepare(text, str(path))
+            prepared.append((item, path))
+            if header is not None and header.name == item.name:
+                bases[str(path)] = header.version
+            elif header is not None:
+                notes.append(other_header_note(path, header, "imported with no base"))
         names: dict[str, tuple[_Prepared, Path]] = {}
         for item, path in prepared:
             if item.name in names:  # (names are compared in NFC: 'Å' is one name, however typed)
@@ -969,14 +988,45 @@ class Library:
                     + "; nothing was imported (re-run with --update to save them as new versions)"
                 )
             todo = set(report.added) | set(report.updated)
+            saved = []
             for item, path in prepared:
                 if str(path) in todo:
                     note = message or f"imported from {path.name}"
-                    if self._insert(conn, item, note, [], who).undeleted:
+                    base = bases.get(str(path)) if str(path) in report.updated else None
+                    info = self._insert(
+                        conn, item, note, [], who, base=base, origin=str(path), line=True
+                    )
+                    if info.undeleted:
                         report.restored.append(str(path))
-            return report
+                    if str(path) in report.updated and base is None:
+                        saved.append((info, str(path)))
+            return report, saved
 
-        return self._transaction(run, "importing")
+        report, saved = self._transaction(run, "importing")
+        report.notes = notes + [
+            n for info, path in saved if (n := self.unchecked_note(info, path, "import"))
+        ]
+        return report
+
+    def unchecked_note(self, info: SavedVersion, origin: str, verb: str = "save") -> str | None:
+        """A note for `info`, a version stored (by a `verb`: save, import) from the file `origin`
+        with no base over a version another author saved, else None: econ cannot tell whether
+        the file held that version's changes (a save or an import is never refused for that),
+        so the note names the version followed and how to see and undo what the new one did."""
+        if info.parent_version is None:
+            return None
+        parent = self.get(Ref(info.name, info.parent_version)).info
+        if parent.author == info.author:
+            return None
+        before, now = f"{info.name}@{parent.version}", f"{info.name}@{info.version}"
+        return (
+            f"note: {origin} names no version it was edited from, and the version this {verb} "
+            f"follows, {before}, was saved by {parent.author!r} at {parent.created_utc}: if this "
+            f"file did not start from it, {self.suggest('diff', before, now)} shows what this "
+            f"{verb} undid and {self.suggest('restore', before)} brings it back (a file whose "
+            f"first line is '{HEADER}NAME@V', as `econ library show` writes, or a save with "
+            "--base V, is refused instead when V is no longer the newest version)"
+        )
 
     # --- internals ----------------------------------------------------------------------------
 
@@ -1066,8 +1116,20 @@ class Library:
                 )
 
     def _insert(
-        self, conn, item: _Prepared, message, tag_list, author, *, base=None, new=False, origin=""
+        self,
+        conn,
+        item: _Prepared,
+        message,
+        tag_list,
+        author,
+        *,
+        base=None,
+        new=False,
+        origin="",
+        line=False,
     ) -> SavedVersion:
+        """Store `item` as its name's next version (`base`: the version it was edited from, or None;
+        `line`: that base is the file's first line, read by an import, not a --base)."""
         now = _now()
         row = self._lock_scenario(conn, item)
         if new and row.deleted_utc is None:  # checked under the row's lock
@@ -1086,7 +1148,7 @@ class Library:
             sa.select(sa.func.max(versions.c.version)).where(versions.c.scenario_id == row.id)
         )
         if base is not None and latest != base:  # checked under the row's lock
-            self._refuse_stale(conn, row.id, item.name, base, latest, origin)
+            self._refuse_stale(conn, row.id, item.name, base, latest, origin, line=line)
         values = {
             "scenario_id": row.id,
             "version": (latest or 0) + 1,
@@ -1159,23 +1221,30 @@ class Library:
             f"library does not hold ({self.suggest('show', name)} shows it); nothing was saved"
         )
 
-    def _refuse_stale(self, conn, scenario_id, name, base: int, latest: int | None, origin):
-        if latest is None:
+    def _refuse_stale(
+        self, conn, scenario_id, name, base: int, latest: int | None, origin, *, line=False
+    ):
+        """LibraryError: `base` is not the newest version (`line`: the base is the first line an
+        import read, '# econ library: NAME@V', not a save's --base)."""
+        given = f"its first line '{HEADER}{name}@{base}'" if line else f"--base {base}"
+        outcome = "nothing was imported" if line else "nothing was saved"
+        if latest is None:  # (an import reads no base for a name the library does not hold)
             raise LibraryError(
-                f"{origin}: --base {base}: {name!r} has no version in library {self.display}; "
-                "expected no --base for a new name; nothing was saved"
+                f"{origin}: {given}: {name!r} has no version in library {self.display}; "
+                f"expected no --base for a new name; {outcome}"
             )
         if base > latest:
             raise LibraryError(
-                f"{origin}: --base {base}: {name!r} has no version {base} (its newest is "
-                f"{latest}); expected the version this file was edited from; nothing was saved"
+                f"{origin}: {given}: {name!r} has no version {base} (its newest is "
+                f"{latest}); expected the version this file was edited from; {outcome}"
             )
+        fix = f"the line to name {name}@{latest}" if line else f"--base {latest}"
         raise LibraryError(
-            f"{origin}: --base {base}: {name!r} is now at version {latest} "
-            f"({self._newest_by(conn, scenario_id, latest)}); expected --base {latest}, once the "
+            f"{origin}: {given}: {name!r} is now at version {latest} "
+            f"({self._newest_by(conn, scenario_id, latest)}); expected {fix}, once the "
             f"changes since version {base} are in this file "
             f"({self.suggest('diff', f'{name}@{base}', f'{name}@{latest}')} shows them); "
-            "nothing was saved"
+            f"{outcome}"
         )
 
     def _scenario(self, conn, name: str, *, lock: bool = False):
@@ -2123,6 +2192,13 @@ def read_scenario_text(path: str | os.PathLike) -> str:
         raise LibraryError(f"{path}: cannot be read ({exc.strerror})") from None
     except UnicodeDecodeError as exc:  # (changed since read_toml read it)
         raise ScenarioError(path, "", None, f"not UTF-8 text ({exc.reason})") from None
+
+
+def other_header_note(origin, header: Ref, done: str) -> str:
+    """The note for a file whose first line `# econ library: NAME@V` names another scenario than
+    the file's `name` (a copy to be stored under a new name): the line is no base; `done` says
+    what was done instead ('saved with no --base')."""
+    return f"note: {origin}: its first line names {header}, not this file's scenario; {done}"
 
 
 def _refuse_links_out(files: Sequence[Path], folder: Path) -> None:
