@@ -2,7 +2,9 @@
 
 This module owns the impairment indicator (a fall in a market price past a threshold), the two
 tests, and the book schedule after an impairment: the month, the loss, the new depreciation and
-carrying amount. Cash-flow inputs (what the asset will earn, its fair value) come from the caller.
+carrying amount. Cash-flow inputs (what the asset will earn, its fair value) come from the caller;
+the measures of the cash flows still to come count a disposal from the end of its own month on,
+so the test of the month of a sale recovers its proceeds.
 
 * **US GAAP, two steps** (ASC 360-10-35-17): when an indicator exists, the carrying amount is not
   recoverable if it exceeds the undiscounted cash flows the asset is expected to generate over its
@@ -124,40 +126,58 @@ def price_drop_trigger(price, threshold, in_service_month=1):
     return (months >= s[:, None]) & (p <= (1.0 - th)[:, None] * reference[:, None])
 
 
-def remaining_undiscounted_usd(cash_flow_usd):
-    """Undiscounted cash flows after each month to the end of the array [USD, array (n, T)].
-
-    ``U_m = Σ_{j>m} cf_j``: the recoverability measure of ASC 360-10-35-17 at the end of month
-    ``m``. Include the disposal proceeds in the last month of use.
-    """
+def _flows(cash_flow_usd, disposal_usd):
+    """The operating cash flows and disposal proceeds as arrays (n, T) [USD]."""
     cf = _money(cash_flow_usd, "cash_flow_usd")
     if cf.ndim != 2:
         raise ImpairmentError(f"cash_flow_usd must be an array (n, T), got shape {cf.shape}")
-    total = remaining_sum_months(cf)
-    return total - cf
+    if disposal_usd is None:
+        return cf, np.zeros(cf.shape)
+    return cf, _money(disposal_usd, "disposal_usd", cf.shape)
 
 
-def remaining_present_value_usd(cash_flow_usd, rate_monthly):
-    """Present value at the end of each month of the cash flows after it [USD, array (n, T)].
+def remaining_undiscounted_usd(cash_flow_usd, disposal_usd=None):
+    """Undiscounted cash flows still to come at the end of each month [USD, array (n, T)].
 
-    ``V_m = Σ_{j>m} cf_j (1 + i)^-(j - m)``, computed backwards as ``V_m = (V_{m+1} + cf_{m+1}) /
-    (1 + i)``: value in use (IAS 36.30-31) or a discounted-cash-flow fair value (ASC 820-10-55-5).
+    ``U_m = Σ_{j>m} cf_j + Σ_{j>=m} d_j``: the recoverability measure of ASC 360-10-35-17 at the
+    end of month ``m``, after that month's operating cash flow. Disposal proceeds ``d`` are
+    received when the asset is sold at the end of their month, after that month's test, so the
+    test of the sale month still counts them: the remaining use ends in the disposal (35-17,
+    35-29). Without them the sale month's test would find nothing to recover and write the
+    asset off, only for the sale to book its whole price as a gain.
 
     Parameters
     ----------
-    cash_flow_usd : array (n, T)  [USD]
-    rate_monthly : array (n,)  discount rate [1/month, > -1]
+    cash_flow_usd : array (n, T)  operating cash flows of each month [USD]
+    disposal_usd : array (n, T), optional  proceeds of the disposal in the month of the sale [USD]
     """
-    cf = _money(cash_flow_usd, "cash_flow_usd")
-    if cf.ndim != 2:
-        raise ImpairmentError(f"cash_flow_usd must be an array (n, T), got shape {cf.shape}")
+    cf, disposal = _flows(cash_flow_usd, disposal_usd)
+    return remaining_sum_months(cf) - cf + remaining_sum_months(disposal)
+
+
+def remaining_present_value_usd(cash_flow_usd, rate_monthly, disposal_usd=None):
+    """Present value at the end of each month of the cash flows still to come [USD, array (n, T)].
+
+    ``V_m = Σ_{j>m} cf_j (1 + i)^-(j - m) + Σ_{j>=m} d_j (1 + i)^-(j - m)``, computed backwards
+    as ``V_m = (V_{m+1} + cf_{m+1}) / (1 + i) + d_m``: value in use (IAS 36.30-31, with the net
+    disposal proceeds of 36.39(c) and 36.52) or a discounted-cash-flow fair value (ASC
+    820-10-55-5). Disposal proceeds count from the end of their own month on, as in
+    `remaining_undiscounted_usd`.
+
+    Parameters
+    ----------
+    cash_flow_usd : array (n, T)  operating cash flows of each month [USD]
+    rate_monthly : array (n,)  discount rate [1/month, > -1]
+    disposal_usd : array (n, T), optional  proceeds of the disposal in the month of the sale [USD]
+    """
+    cf, disposal = _flows(cash_flow_usd, disposal_usd)
     n, t = cf.shape
     i = np.broadcast_to(np.asarray(rate_monthly, dtype=float), (n,))
     if np.any(~(i > -1)):
         raise ImpairmentError(f"rate_monthly = {float(i[~(i > -1)][0]):g}: expected above -1")
-    value = np.zeros((n, t))
+    value = disposal.copy()  # the last month's value: its own disposal
     for m in range(t - 2, -1, -1):  # a loop over months, vectorized over scenarios
-        value[:, m] = (value[:, m + 1] + cf[:, m + 1]) / (1.0 + i)
+        value[:, m] += (value[:, m + 1] + cf[:, m + 1]) / (1.0 + i)
     return value
 
 
@@ -245,6 +265,7 @@ def impair(
     undiscounted_usd=None,
     value_in_use_usd=None,
     costs_of_disposal_usd=0.0,
+    sold_at_carrying=None,
 ) -> ImpairmentResult:
     """Apply US GAAP or IFRS impairment tests month by month to a book schedule.
 
@@ -256,6 +277,8 @@ def impair(
       recoverable amount ``max(fair value - costs of disposal, value in use)`` it is written down
       to it. In months without the indicator, after an impairment, a loss is reversed as far as
       the recoverable amount allows, up to the carrying amount without impairment.
+    * Neither standard changes the carrying amount in a month of ``sold_at_carrying``: a sale at
+      the carrying amount recovers it exactly, so there is nothing to write down or reverse.
 
     Parameters
     ----------
@@ -268,6 +291,7 @@ def impair(
     undiscounted_usd : array (n, T)  undiscounted remaining cash flows (US GAAP rows) [USD]
     value_in_use_usd : array (n, T)  present value of remaining cash flows (IFRS rows) [USD]
     costs_of_disposal_usd : array (n, T) or (n,)  costs to sell (IFRS) [USD]
+    sold_at_carrying : bool array (n, T), optional  the month of a sale at the carrying amount
 
     Returns
     -------
@@ -306,6 +330,9 @@ def impair(
     )
     costs = _money(costs_of_disposal_usd, "costs_of_disposal_usd")
     costs = np.broadcast_to(costs if costs.ndim != 1 else costs[:, None], (n, t))
+    kept = np.zeros((n, t), dtype=bool)
+    if sold_at_carrying is not None:
+        kept = np.broadcast_to(np.asarray(sold_at_carrying, dtype=bool), (n, t))
 
     base = cumsum_months(dep)
     carrying0 = cost[:, None] - base  # without impairment
@@ -323,12 +350,12 @@ def impair(
             room = c0 - s
             before = rho + k * room
             fv = fair[rows, m]
-            test = trig[rows, m]
+            test = trig[rows, m] & ~kept[rows, m]
             # IFRS: the loss (> 0) or reversal (< 0) of IAS 36 as ifrs_loss defines it.
             ifrs_change = ifrs_loss(before, fv - costs[rows, m], in_use[rows, m], c0)
             gaap_loss = (before > fv) & (before > undiscounted[rows, m])
             loss = test & np.where(is_ifrs, ifrs_change > 0, gaap_loss)
-            reverse = is_ifrs & ~test & impaired & (ifrs_change < 0)
+            reverse = is_ifrs & ~test & ~kept[rows, m] & impaired & (ifrs_change < 0)
             target = np.where(is_ifrs, before - ifrs_change, fv)
             target = np.maximum(target, 0.0)
             event = loss | reverse

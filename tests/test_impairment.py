@@ -149,18 +149,76 @@ def test_rows_mix_standards_and_only_triggered_rows_change():
 
 
 def test_remaining_cash_flow_measures_against_brute_force():
+    # U_m = sum_{j>m} cf_j + sum_{j>=m} d_j and V_m the same discounted to the end of month m:
+    # a disposal at the end of month j still counts in month j's test (ASC 360-10-35-29;
+    # IAS 36.39(c)), a month's own operating cash flow does not.
     rng = np.random.default_rng(3)
     cf = rng.normal(10, 5, (3, 20))
+    disposal = np.zeros((3, 20))
+    disposal[[0, 1, 2], [19, 11, 0]] = [50.0, 70.0, 30.0]
     rate = np.array([0.0, 0.01, 0.05])
-    pv = imp.remaining_present_value_usd(cf, rate)
-    und = imp.remaining_undiscounted_usd(cf)
-    for i in range(3):
-        for m in range(20):
-            later = cf[i, m + 1 :]
-            assert und[i, m] == pytest.approx(later.sum())
-            assert pv[i, m] == pytest.approx(
-                (later / (1 + rate[i]) ** np.arange(1, later.size + 1)).sum()
-            )
+    for d in (None, disposal):
+        pv = imp.remaining_present_value_usd(cf, rate, d)
+        und = imp.remaining_undiscounted_usd(cf, d)
+        sold = np.zeros((3, 20)) if d is None else d
+        for i in range(3):
+            for m in range(20):
+                later = cf[i, m + 1 :]
+                gone = sold[i, m:]
+                assert und[i, m] == pytest.approx(later.sum() + gone.sum())
+                assert pv[i, m] == pytest.approx(
+                    (later / (1 + rate[i]) ** np.arange(1, later.size + 1)).sum()
+                    + (gone / (1 + rate[i]) ** np.arange(gone.size)).sum()
+                )
+    # in the sale month the measures are the proceeds themselves
+    assert imp.remaining_undiscounted_usd(cf, disposal)[1, 11] == pytest.approx(
+        70.0 + cf[1, 12:].sum()
+    )
+    assert imp.remaining_present_value_usd(cf, rate, disposal)[0, 19] == 50.0
+
+
+def test_a_sale_month_test_recovers_the_proceeds():
+    # Kieso's equipment (see test_us_gaap_two_step_textbook_example) sold for 650,000 at the end
+    # of the month it is tested, carrying 600,000: the recoverability test counts the sale, so no
+    # loss, and the sale books the 50,000 gain. Sold for 525,000 instead: written down to the
+    # proceeds, its fair value then (loss 75,000), and no gain.
+    schedule = np.zeros((2, 3))
+    trigger = np.array([[False, False, True]] * 2)
+    disposal = np.zeros((2, 3))
+    disposal[:, 2] = [650_000.0, 525_000.0]
+    flows = np.zeros((2, 3))
+    out = imp.impair(
+        schedule,
+        [600_000.0] * 2,
+        [0.0] * 2,
+        "us_gaap",
+        trigger,
+        disposal,
+        imp.remaining_undiscounted_usd(flows, disposal),
+    )
+    assert out.impairment_usd[:, 2].tolist() == [0.0, 75_000.0]
+    assert out.carrying_amount_usd[:, 2].tolist() == [600_000.0, 525_000.0]
+
+
+def test_a_sale_at_the_carrying_amount_is_neither_impaired_nor_reversed():
+    # Row 0 (US GAAP) has the indicator in its sale month; row 1 (IFRS), impaired in month 2,
+    # would reverse in month 4 as its recoverable amount recovers. Sold at the carrying amount in
+    # those months, neither changes: the proceeds recover the carrying amount exactly.
+    schedule = np.full((2, 6), 100.0)
+    trigger = np.zeros((2, 6), dtype=bool)
+    trigger[0, 3] = trigger[1, 2] = True
+    fair = np.full((2, 6), 1_000.0)
+    fair[0, 3] = 0.0
+    fair[1, 2:4] = [300.0, 0.0]  # no reversal before month 4
+    sold = np.zeros((2, 6), dtype=bool)
+    sold[0, 3] = sold[1, 4] = True
+    args = ([1_000.0] * 2, [0.0] * 2, ["us_gaap", "ifrs"], trigger, fair, fair, fair)
+    free = imp.impair(schedule, *args)
+    assert free.impairment_usd[0, 3] > 0 and free.impairment_usd[1, 4] < 0
+    kept = imp.impair(schedule, *args, sold_at_carrying=sold)
+    assert kept.impairment_usd[0].tolist() == [0.0] * 6
+    assert kept.impairment_usd[1, 2] == free.impairment_usd[1, 2] > 0
+    assert kept.impairment_usd[1, 4] == 0.0
 
 
 def test_price_drop_trigger_from_the_in_service_month():
@@ -239,3 +297,7 @@ def test_bad_input():
         imp.remaining_present_value_usd(np.ones((1, 5)), -2.0)
     with pytest.raises(ImpairmentError, match="finite"):
         imp.remaining_undiscounted_usd(np.array([[1.0, np.nan]]))
+    with pytest.raises(ImpairmentError, match=r"disposal_usd must have shape \(1, 5\)"):
+        imp.remaining_undiscounted_usd(np.ones((1, 5)), np.ones((2, 5)))
+    with pytest.raises(ImpairmentError, match="disposal_usd must hold finite"):
+        imp.remaining_present_value_usd(np.ones((1, 2)), 0.01, np.array([[0.0, np.inf]]))
