@@ -1297,8 +1297,10 @@ def _impairment_rows(
 ):
     """Impairment of the book value where a price drop triggers a test (ASC 360 / IAS 36).
 
-    With a resale table the cash flows end in its resale proceeds, and fair value may be the
-    resale value (fair_value_source 'resale_value': hardware cost x share at the age)."""
+    The test's cash flows are the row's EBITDA while held and its sale at retirement (at the sale
+    value, with a resale table at its resale proceeds, else at the salvage value), counted by the
+    sale month's test too. Fair value may be the resale value (fair_value_source 'resale_value':
+    hardware cost x share at the age)."""
     n = b.rows
     impairment = np.zeros_like(book)
     impairment_month = np.full(n, -1)
@@ -1323,13 +1325,21 @@ def _impairment_rows(
         np.isnan(sale_share), b["depreciation.salvage_share"][tested], sale_share
     )
     expected_sale_usd = expected_sale * cost_t
+    at_book_value = np.isnan(sale_share)  # sold at the carrying amount (dep.sale_proceeds_usd)
     if resale is not None:
         resold = resale.proceeds_usd(fleet.held)[tested]
         expected_sale_usd = np.where(np.isnan(resold), expected_sale_usd, resold)
-    flows = since(ebitda())[tested] * (m <= held[:, None]) + np.where(
-        m == held[:, None], expected_sale_usd[:, None], 0.0
+        at_book_value &= np.isnan(resold)
+    # The cash flows: each month's EBITDA while held, and the sale at the end of the retirement
+    # month, which that month's test still counts (econ.impairment.remaining_undiscounted_usd).
+    # Before it, a sale at book value is expected to fetch the salvage value; in its month it
+    # fetches the carrying amount, which leaves nothing to impair or reverse.
+    sold = m == held[:, None]
+    flows = since(ebitda())[tested] * (m <= held[:, None])
+    disposal = np.where(sold, expected_sale_usd[:, None], 0.0)
+    value_in_use = impairment_mod.remaining_present_value_usd(
+        flows, monthly_rate(discount[tested]), disposal
     )
-    value_in_use = impairment_mod.remaining_present_value_usd(flows, monthly_rate(discount[tested]))
     source = _choice(b, "depreciation.impairment.fair_value_source")[tested]
     fair_value = np.where(
         (source == "market_value")[:, None],
@@ -1342,6 +1352,10 @@ def _impairment_rows(
             resale_mod.resale_value_usd(resale.hardware_usd[tested], resale.share[tested]),
             fair_value,
         )
+    # In the month of the sale the asset's fair value is the price it is sold for, the exit price
+    # of ASC 820-10-35-3 (the discounted cash flows are that price already): a market-value table
+    # that says less would impair more than the sale then gives back as a gain.
+    fair_value = np.where(sold, disposal, fair_value)
     result = impairment_mod.impair(
         book[tested],
         cost_t,
@@ -1349,10 +1363,11 @@ def _impairment_rows(
         _choice(b, "depreciation.impairment.standard")[tested],
         trigger,
         fair_value,
-        undiscounted_usd=impairment_mod.remaining_undiscounted_usd(flows),
+        undiscounted_usd=impairment_mod.remaining_undiscounted_usd(flows, disposal),
         value_in_use_usd=value_in_use,
         costs_of_disposal_usd=b["depreciation.impairment.costs_of_disposal_share"][tested, None]
         * fair_value,
+        sold_at_carrying=sold & at_book_value[:, None],
     )
     book[tested] = result.depreciation_usd
     impairment[tested] = result.impairment_usd

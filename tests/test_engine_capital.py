@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as hs
 
 from econ import load_scenario, project
 from econ.scenario import apply_overrides, validate_dict
@@ -109,6 +111,158 @@ def test_impairment_when_token_prices_collapse():
     assert total == pytest.approx(10000.0, rel=1e-9)
     # Impairment is not deductible when booked: cash tax uses the tax schedule.
     assert m.tax_depreciation_usd.sum() == pytest.approx(10000.0)
+
+
+SEED = SCENARIOS / "deepseek-r1-gb200-nvl72.toml"
+
+
+def seed_lines(name="seed", **changes):
+    """The seed case's monthly lines as arrays, with `changes` (dotted names) applied."""
+    scenario = load_scenario(SEED, {"name": name, **changes})
+    frame = project(scenario).monthly.loc[name]
+    return {column: frame[column].to_numpy() for column in frame.columns}
+
+
+def two_step_impairment(m, threshold, standard, discount_annual, proceeds=None):
+    """Each month's impairment by the tests of ASC 360-10-35-17 and IAS 36.59, rebuilt from the
+    projection's own monthly lines (one fleet bought in month 0, in service from month 1).
+
+    The indicator (ASC 360-10-35-21(a), IAS 36.12): the token price, output token revenue per
+    token, at most (1 - threshold) of month 1's. The carrying amount before a month's test: cost
+    less the depreciation through that month and the impairment before it. The cash flows still
+    to come at the end of month t: the EBITDA of months t+1 to the sale month and the sale's
+    proceeds, which the sale month's own test still counts (ASC 360-10-35-29; IAS 36.39(c));
+    fair value is their present value at the discount rate. US GAAP: a loss only where the
+    carrying amount exceeds the undiscounted sum, down to fair value. IFRS: down to the
+    recoverable amount, max(fair value - costs of disposal (none), value in use) = that present
+    value (IAS 36.18); no reversal arises, as the price never recovers (asserted). `proceeds`:
+    the sale's expected price where it is not the one booked (a sale at book value).
+    """
+    price = m["output_token_revenue_usd"] / np.where(m["tokens"] > 0, m["tokens"], np.nan)
+    sale = int(np.flatnonzero(m["disposal_usd"])[0])
+    trigger = np.zeros(sale + 1, dtype=bool)
+    trigger[1:] = price[1 : sale + 1] <= (1.0 - threshold) * price[1]
+    first = int(np.argmax(trigger))
+    assert trigger[first:].all()  # no month without the indicator after it: no reversal
+    proceeds = m["disposal_usd"][sale] if proceeds is None else proceeds
+    i = (1.0 + discount_annual) ** (1.0 / 12.0) - 1.0
+    cost = m["capex_usd"].sum()
+    expected = np.zeros(sale + 1)
+    for t in np.flatnonzero(trigger):
+        carrying = cost - m["depreciation_usd"][: t + 1].sum() - m["impairment_usd"][:t].sum()
+        later = np.arange(t + 1, sale + 1)
+        undiscounted = m["ebitda_usd"][later].sum() + proceeds
+        v = 1.0 / (1.0 + i)
+        fair = (m["ebitda_usd"][later] * v ** (later - t)).sum() + proceeds * v ** (sale - t)
+        if standard == "us_gaap":
+            expected[t] = carrying - fair if carrying > undiscounted and carrying > fair else 0.0
+        else:
+            expected[t] = max(carrying - fair, 0.0)
+    return expected, sale
+
+
+@pytest.mark.parametrize("standard", ["us_gaap", "ifrs"])
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {"depreciation.life_years": 8.0},  # sold at the horizon, month 72, before the book life
+        {"fleet.retire_month": 48},  # sold in month 48, with a 6-year life
+    ],
+    ids=["horizon", "retire_month"],
+)
+def test_impairment_counts_the_sale_in_its_month(changes, standard):
+    # An outside tax review (the seed case, threshold 0.5, sale at 30% of cost): the sale month's
+    # test left the proceeds out, wrote the GPUs down to 0 and booked the whole price as a gain
+    # (435,317.11 of impairment and 1,060,680 of gain in month 72; 918,011.76 and 1,060,680 in
+    # month 48). Counting them: no impairment, gains of 625,362.89 and 142,668.24.
+    m = seed_lines(
+        **changes,
+        **{
+            "depreciation.sale_value_share": 0.3,
+            "depreciation.impairment": {"price_drop_threshold": 0.5, "standard": standard},
+        },
+    )
+    expected, sale = two_step_impairment(m, 0.5, standard, 0.12)
+    assert expected[sale] == 0.0 and expected[:sale].any()
+    np.testing.assert_allclose(m["impairment_usd"][: sale + 1], expected, rtol=0, atol=0.005)
+    assert m["impairment_usd"][sale + 1 :].sum() == 0.0
+    carrying = m["capex_usd"].sum() - (m["depreciation_usd"] + m["impairment_usd"]).sum()
+    assert m["gain_on_disposal_usd"][sale] == pytest.approx(
+        m["disposal_usd"][sale] - carrying, abs=0.005
+    )
+
+
+def test_a_sale_at_book_value_is_not_impaired_in_its_month():
+    # Sold at book value (no sale_value_share): the proceeds are the carrying amount, so the
+    # sale month's test has nothing to write down. Before, it wrote the GPUs down to 0 (the
+    # salvage value counted nowhere in that month) and sold them for that: 368,461 USD of cash
+    # lost here. The earlier tests expect the sale to fetch the salvage value, 10% of cost.
+    m = seed_lines(
+        **{
+            "fleet.retire_month": 48,
+            "depreciation.salvage_share": 0.1,
+            "depreciation.impairment": {"price_drop_threshold": 0.5},
+        }
+    )
+    salvage = 0.1 * m["capex_usd"].sum()
+    expected, sale = two_step_impairment(m, 0.5, "us_gaap", 0.12, proceeds=salvage)
+    assert sale == 48 and m["impairment_usd"][48] == 0.0 and expected[47] > 0.0
+    np.testing.assert_allclose(m["impairment_usd"][:48], expected[:48], rtol=0, atol=0.005)
+    carrying = m["capex_usd"].sum() - (m["depreciation_usd"] + m["impairment_usd"])[:49].sum()
+    assert carrying > 0.0
+    assert m["disposal_usd"][48] == pytest.approx(carrying, abs=0.005)
+    assert m["gain_on_disposal_usd"][48] == 0.0
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    sale_share=hs.floats(0.0, 0.9),
+    threshold=hs.floats(0.2, 0.8),
+    retire=hs.sampled_from([None, 30, 48, 60]),
+    standard=hs.sampled_from(["us_gaap", "ifrs"]),
+    source=hs.sampled_from(["discounted_cash_flows", "market_value"]),
+    market_share=hs.floats(0.0, 0.9),
+    life_years=hs.sampled_from([6.0, 8.0]),
+)
+# the outside review's case, and a market value that falls to 0 in the sale month
+@example(0.3, 0.5, None, "us_gaap", "discounted_cash_flows", 0.9, 8.0)
+@example(0.3, 0.5, 48, "us_gaap", "market_value", 0.0, 6.0)
+def test_impairment_in_the_sale_month_never_exceeds_carrying_less_proceeds(
+    sale_share, threshold, retire, standard, source, market_share, life_years
+):
+    # The sale month's loss is at most carrying amount - proceeds, and an impairment only moves
+    # profit between months and between impairment and gain: net income over the horizon is that
+    # of the same case without the test (a fixed sale price; no LTV cap on book value, which
+    # would size the debt by the book). The market value stays high until the sale month and
+    # then falls to `market_share` of cost, below the sale price or above it.
+    sale = retire or 72
+    changes = {
+        "depreciation.life_years": life_years,
+        "depreciation.sale_value_share": sale_share,
+        "depreciation.market_value_table": [
+            {"month": 0, "share": 1.0},
+            {"month": sale - 1, "share": 0.9},
+            {"month": sale, "share": market_share},
+        ],
+        "financing.max_ltv": None,
+    }
+    if retire is not None:
+        changes["fleet.retire_month"] = retire
+    test = {"price_drop_threshold": threshold, "standard": standard, "fair_value_source": source}
+    scenarios = [
+        load_scenario(SEED, {**changes, "name": "tested", "depreciation.impairment": test}),
+        load_scenario(SEED, {**changes, "name": "untested"}),
+    ]
+    result = project(scenarios)
+    m = result.monthly.loc["tested"]
+    cost = m.capex_usd.sum()
+    before = (
+        cost - m.depreciation_usd.iloc[: sale + 1].sum() - m.impairment_usd.iloc[:sale].sum()
+    )
+    proceeds = sale_share * cost
+    assert m.impairment_usd.iloc[sale] <= max(before - proceeds, 0.0) + 0.005
+    totals = result.summary.net_income_usd_total
+    assert totals["tested"] == pytest.approx(totals["untested"], rel=1e-12, abs=0.01)
 
 
 def test_capital_stack_scenario():
