@@ -17,9 +17,14 @@ Shapes and conventions
   the months it covers, with a fractional last month when the life is not a whole number of
   months. This is what the spreadsheet's VDB returns for fractional periods (the covered share of
   each period), so ``VDB(cost, salvage, life, a/12, (a+1)/12)`` equals the declining-balance
-  schedule of month ``a``. MACRS year ``k`` (whose half-year or mid-quarter convention is already
-  in the IRS percentages) is spread evenly over the 12 months of recovery year ``k``, counted from
-  the in-service month; a bonus share is deducted in the in-service month.
+  schedule of month ``a``.
+* **MACRS follows tax years** (IRS Pub 946 ch. 4): the table's year-``k`` percentage is the
+  deduction of the ``k``-th tax year, the one holding the in-service month being the first (its
+  half-year or mid-quarter convention is what makes that year partial). Tax years are econ.tax's,
+  12-month blocks of projection months from month 1 (month 0 joins the first), located by the
+  projection month of the purchase (``purchase_month``). A tax year's deduction is spread evenly
+  over its months in service: from the in-service month to the year's end in the first, all 12
+  later. A bonus share is deducted in the in-service month.
 * Bad arguments raise :class:`DepreciationError` (an :class:`econ.errors.InputError`) naming the
   argument, the row, the value received and what was expected.
 
@@ -46,6 +51,7 @@ import numpy as np
 from econ import excel
 from econ.arrays import cumsum_months, snap_to_zero
 from econ.errors import InputError
+from econ.tax import tax_year_index
 from econ.units import MONTHS_PER_YEAR
 
 __all__ = [
@@ -65,6 +71,8 @@ __all__ = [
     "fixed_declining_balance",
     "macrs_gds",
     "macrs_percent",
+    "macrs_quarter",
+    "refuse_mid_quarter_mismatch",
     "schedule",
     "schedule_mixed",
     "straight_line",
@@ -628,14 +636,21 @@ def macrs_gds(
     bonus_share=0.0,
     in_service_month=1,
     tables=None,
+    purchase_month=0,
 ):
     """MACRS GDS tax depreciation by month from the IRS tables, with bonus [USD, array (n, T)].
 
     ``bonus_share · cost`` is deducted in the in-service month (special depreciation allowance,
-    IRC §168(k)); recovery year ``k`` then deducts ``(1 - bonus_share) · cost · percent_k / 100``
-    from the published table (Pub 946 Table A-1 for the half-year convention, A-2 to A-5 for the
-    mid-quarter convention of quarters 1-4), spread evenly over the 12 months of that year counted
-    from the in-service month. Salvage value is ignored, as MACRS requires.
+    IRC §168(k)); the ``k``-th tax year from the one holding the in-service month then deducts
+    ``(1 - bonus_share) · cost · percent_k / 100`` from the published table (Pub 946 Table A-1
+    for the half-year convention, A-2 to A-5 for the mid-quarter convention of quarters 1-4), as
+    Pub 946 applies the percentages: to tax years, the convention accounting for the partial
+    first year. Each tax year's deduction is spread evenly over its months in service: from the
+    in-service month to the end of the first tax year, the 12 months of each later one. Tax years
+    are econ.tax's (months 1-12 of the projection, 13-24, ...; month 0 joins the first); month 0
+    of the schedule is projection month ``purchase_month``. A mid-quarter convention must name
+    the quarter of the tax year the property is placed in service (`macrs_quarter`); another is
+    refused. Salvage value is ignored, as MACRS requires.
 
     Parameters
     ----------
@@ -647,25 +662,115 @@ def macrs_gds(
     in_service_month : array (n,)  [month index], default 1
     tables : dict  (recovery_years, convention) -> percentages, as from
         econ.catalog.macrs_gds_tables() (this module reads no file)
+    purchase_month : array (n,)  projection month of the schedule's month 0, which places the
+        tax years [month index >= 0], default 0
 
     References
     ----------
-    IRS Publication 946 (2024), ch. 3 (special depreciation allowance), ch. 4 and Tables A-1 to
-    A-5; IRC §168(b), (c), (d), (k).
+    IRS Publication 946 (2024), ch. 3 (special depreciation allowance), ch. 4 ("Which Convention
+    Applies?", "Using the MACRS Percentage Tables": the table's year is the tax year) and Tables
+    A-1 to A-5; IRC §168(b), (c), (d), (k).
     """
     cost = np.atleast_1d(np.asarray(cost_usd, dtype=float))
     n = cost.shape[0]
     _check_cost(cost)
     s = _rows(in_service_month, n, "in_service_month")
     _check_in_service(s)
+    purchase = _rows(purchase_month, n, "purchase_month")
+    _check_purchase(purchase)
     bonus = _rows(bonus_share, n, "bonus_share")
     _refuse(~((bonus >= 0) & (bonus <= 1)), "bonus_share", bonus, "a share from 0 to 1")
     years = _rows(recovery_years, n, "recovery_years", dtype=object)
     conv = _rows(convention, n, "convention", dtype=object)
-    return _macrs_gds(cost, s.astype(np.int64), _months(months), years, conv, bonus, tables)
+    refuse_mid_quarter_mismatch(conv, s, purchase)
+    return _macrs_gds(
+        cost,
+        s.astype(np.int64),
+        _months(months),
+        years,
+        conv,
+        bonus,
+        tables,
+        purchase.astype(np.int64),
+    )
 
 
-def _macrs_gds(cost, s, months, years, conv, bonus, tables):
+def _check_purchase(purchase: np.ndarray) -> None:
+    _refuse(
+        ~(purchase >= 0) | (purchase != np.rint(purchase)),
+        "purchase_month",
+        purchase,
+        "a whole projection month of at least 0",
+    )
+
+
+def _months_before_in_service(in_service_month, purchase_month) -> np.ndarray:
+    """Months of its tax year before the in-service month, 0 to 11 [months, array (n,)].
+
+    The in-service month is projection month ``purchase_month + in_service_month`` (>= 1); tax
+    year ``y`` (0-based) holds projection months ``12y+1 .. 12y+12`` (econ.tax).
+    """
+    month = np.asarray(purchase_month, dtype=np.int64) + np.asarray(in_service_month, np.int64)
+    return month - 1 - MONTHS_PER_YEAR * tax_year_index(month)
+
+
+def macrs_quarter(in_service_month, purchase_month=0) -> np.ndarray:
+    """Quarter of its tax year in which the property is placed in service, 1 to 4 [array (n,)].
+
+    The quarter names the mid-quarter table (IRS Pub 946 Tables A-2 to A-5): months 1-3 of the
+    tax year are quarter 1, 4-6 quarter 2, and so on (econ.tax's tax years).
+
+    Parameters
+    ----------
+    in_service_month : array (n,)  months since purchase [month index >= 1]
+    purchase_month : array (n,)  projection month of the purchase [month index >= 0]
+    """
+    return _months_before_in_service(in_service_month, purchase_month) // 3 + 1
+
+
+def refuse_mid_quarter_mismatch(
+    convention, in_service_month, purchase_month=0, field="convention", where=None
+) -> None:
+    """Refuse a mid-quarter convention whose quarter is not the one the property is placed in
+    service in (IRS Pub 946: the property placed in service in quarter q of the tax year takes
+    Table A-(q+1)); the half-year convention applies in any quarter.
+
+    Which convention applies (the 40% test of Pub 946 ch. 4) is the caller's choice; the quarter
+    is a fact of the in-service month, so a contradiction is an input error, not a choice.
+
+    Parameters
+    ----------
+    convention : array (n,) of str  names of MACRS_CONVENTIONS
+    in_service_month, purchase_month : array (n,)  as for `macrs_quarter`
+    field : str  the field named in the message
+    where : callable row -> str, optional  text naming the row (a scenario, a vintage) that
+        starts the message; default: the row number when there are several
+    """
+    conv = np.atleast_1d(np.asarray(convention, dtype=object))
+    n = conv.shape[0]
+    s = np.broadcast_to(np.asarray(in_service_month, dtype=np.int64), (n,))
+    purchase = np.broadcast_to(np.asarray(purchase_month, dtype=np.int64), (n,))
+    quarter = macrs_quarter(s, purchase)
+    expected = np.array([f"mid-quarter Q{q}" for q in quarter.tolist()], dtype=object)
+    # (an unknown name is left to macrs_percent, which lists the tables)
+    mid = np.array([c != "half-year" and c in MACRS_CONVENTIONS for c in conv.tolist()], bool)
+    bad = np.flatnonzero(mid & (conv != expected))
+    if not bad.size:
+        return
+    row = int(bad[0])
+    month = int(purchase[row] + s[row])
+    prefix = where(row) if where is not None else (f"scenario row {row}: " if n > 1 else "")
+    raise DepreciationError(
+        f"{prefix}{field} = {conv[row]!r}: expected {expected[row]!r} or 'half-year': placed in "
+        f"service in month {month}, month "
+        f"{int(_months_before_in_service(s[row], purchase[row])) + 1} of tax year "
+        f"{int(tax_year_index(month)) + 1} (12-month blocks from month 1), it is in quarter "
+        f"{int(quarter[row])}, and IRS Pub 946 takes the mid-quarter table of the quarter placed "
+        "in service (Tables A-2 to A-5)"
+    )
+
+
+def _macrs_gds(cost, s, months, years, conv, bonus, tables, purchase):
     tables = _need_tables(tables)
     n = cost.shape[0]
     keys = list(zip(years.tolist(), conv.tolist(), strict=True))
@@ -677,7 +782,10 @@ def _macrs_gds(cost, s, months, years, conv, bonus, tables):
         table[rows, : len(pct)] = pct
     annual = (cost * (1.0 - bonus))[:, None] * table / 100.0
     ages = _ages(months, s)
-    out = _spread(annual, ages, np.full(n, MONTHS_PER_YEAR * width))
+    # Table year k is the k-th tax year: the first holds the months from the in-service month to
+    # its end (DB's short first period in _spread), each later one 12 months.
+    before = _months_before_in_service(s, purchase)
+    out = _spread(annual, ages, MONTHS_PER_YEAR * width - before, before)
     out += np.where(ages == 0, (cost * bonus)[:, None], 0.0)
     return out
 
@@ -839,6 +947,8 @@ class MethodSettings:
     life_years : useful life [years] (all but macrs_gds and custom)
     salvage_share : residual value as a share of cost [fraction, 0 <= share <= 1]
     in_service_month : first month depreciated [month index >= 1]
+    purchase_month : projection month of the schedule's month 0, which places the tax years of
+        macrs_gds [month index >= 0]
     factor, switch_to_straight_line : declining_balance
     first_year_months : fixed_declining_balance, months in the first period [1..12]
     recovery_years, convention, bonus_share : macrs_gds
@@ -852,6 +962,7 @@ class MethodSettings:
     life_years: Any = 6.0
     salvage_share: Any = 0.0
     in_service_month: Any = 1
+    purchase_month: Any = 0
     factor: Any = 2.0
     switch_to_straight_line: Any = True
     first_year_months: Any = 12
@@ -972,6 +1083,7 @@ def _schedule(settings, cost, share, m, usage, value_curve, tables):
             settings.bonus_share,
             settings.in_service_month,
             tables,
+            settings.purchase_month,
         )
     if method == "custom":
         depreciation = custom(

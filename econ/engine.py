@@ -1249,6 +1249,8 @@ def _depreciation_rows(b, months, fleet: _Fleet, cost, in_service, curves, since
     if "economic" in used:
         for side, path in (("book", "depreciation"), ("tax", "depreciation.tax")):
             value[side] = _pick_curve(curves, _choice(b, f"{path}.value_source"))
+    book_params = _method_params(b, "depreciation", "book")
+    _refuse_mid_quarter(b, "depreciation", book_method, book_params, in_service, fleet.purchase)
     book = dep.schedule_mixed(
         book_method,
         cost,
@@ -1257,12 +1259,16 @@ def _depreciation_rows(b, months, fleet: _Fleet, cost, in_service, curves, since
         value_curve=value["book"],
         tables=tables,
         in_service_month=in_service,
-        **_method_params(b, "depreciation", "book"),
+        purchase_month=fleet.purchase,
+        **book_params,
     )
     tax_dep = book.copy()
     own = np.flatnonzero(tax_method != "book")
     if own.size:
         params = _method_params(b, "depreciation.tax", "tax")
+        _refuse_mid_quarter(
+            b, "depreciation.tax", tax_method, params, in_service, fleet.purchase, own
+        )
         tax_dep[own] = dep.schedule_mixed(
             tax_method[own],
             cost[own],
@@ -1271,9 +1277,34 @@ def _depreciation_rows(b, months, fleet: _Fleet, cost, in_service, curves, since
             value_curve=None if value["tax"] is None else value["tax"][own],
             tables=tables,
             in_service_month=in_service[own],
+            purchase_month=fleet.purchase[own],
             **{k: np.asarray(v)[own] for k, v in params.items()},
         )
     return book, tax_dep, own
+
+
+def _refuse_mid_quarter(b, path, method, params, in_service, purchase, rows=None):
+    """Refuse, naming the scenario and vintage, a MACRS mid-quarter convention that is not the
+    quarter of the tax year its GPUs enter service in (econ.depreciation refuses it too, by row
+    number only). `method` and `params` hold every row; `rows` are those to check (all)."""
+    rows = np.arange(b.rows) if rows is None else rows
+    chosen = rows[method[rows] == "macrs_gds"]
+    if not chosen.size:
+        return
+    several = np.bincount(b.row_scenario, minlength=b.n) > 1
+
+    def where(i):
+        scenario = b.row_scenario[chosen[i]]
+        vintage = f" (vintage {b.row_names[chosen[i]]})" if several[scenario] else ""
+        return f"scenario '{b.names[scenario]}'{vintage}: "
+
+    dep.refuse_mid_quarter_mismatch(
+        np.asarray(params["convention"])[chosen],
+        in_service[chosen],
+        purchase[chosen],
+        field=f"{path}.convention",
+        where=where,
+    )
 
 
 def _pick_curve(curves, names):

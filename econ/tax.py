@@ -24,6 +24,16 @@ def tax_years(months: int) -> int:
     return max(1, -(-(months - 1) // MONTHS_PER_YEAR))
 
 
+def tax_year_index(month):
+    """Tax year of each month, 0-based [array like `month`]: months 0-12 are year 0 (the first),
+    months 12y+1 .. 12y+12 year y.
+
+    >>> tax_year_index([0, 1, 12, 13, 24, 25]).tolist()
+    [0, 0, 0, 1, 1, 2]
+    """
+    return np.maximum((np.asarray(month, dtype=np.int64) - 1) // MONTHS_PER_YEAR, 0)
+
+
 def annual_sums(monthly):
     """Sum of each tax year's months [same unit, array (n, Y)].
 
@@ -156,7 +166,7 @@ def year_to_date(cumulative):
     """
     cumulative = np.asarray(cumulative, dtype=float)
     months = cumulative.shape[1]
-    year_start = np.maximum((np.arange(months) - 1) // MONTHS_PER_YEAR, 0) * MONTHS_PER_YEAR
+    year_start = tax_year_index(np.arange(months)) * MONTHS_PER_YEAR
     before = np.where(year_start > 0, cumulative[:, year_start], 0.0)
     return cumulative - before
 

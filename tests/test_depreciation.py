@@ -265,19 +265,129 @@ def test_macrs_tables_agree_with_the_200db_method(years, convention, fraction):
     )
 
 
-@pytest.mark.parametrize("convention", dep.MACRS_CONVENTIONS)
+def _pub946_percent(years: int, convention: str) -> np.ndarray:
+    """A table's percentages read from the shipped CSV itself (not through econ.catalog)."""
+    rows = [
+        r
+        for r in _read_table(MODELS / "macrs_gds_tables.csv")
+        if r["convention"] == convention and int(r["recovery_years"]) == years
+    ]
+    return np.array([float(r["percent"]) for r in sorted(rows, key=lambda r: int(r["year"]))])
+
+
+def _tax_year_sums(monthly: np.ndarray, purchase_month: int = 0) -> np.ndarray:
+    """Sums over econ's tax years of a schedule whose month 0 is projection month
+    `purchase_month`: projection months 0-12 are tax year 1, 12y+1 .. 12y+12 tax year y+1."""
+    calendar = np.concatenate([np.zeros(purchase_month), monthly])
+    month = np.arange(calendar.size)
+    return np.bincount(np.where(month == 0, 0, (month - 1) // 12), weights=calendar)
+
+
+def _quarter(projection_month: int) -> int:
+    """Quarter of its tax year of a projection month >= 1 (months 1-3 of the year: 1, ...)."""
+    return (projection_month - 1) % 12 // 3 + 1
+
+
+# (convention, in-service month, purchase month): the in-service month is projection month
+# purchase + in-service; the mid-quarter ones in the quarter they name.
+TAX_YEAR_CASES = [
+    ("half-year", 1, 0),
+    ("half-year", 7, 0),
+    ("half-year", 12, 0),
+    ("half-year", 13, 0),
+    ("half-year", 1, 18),  # a refresh vintage bought in month 18: in service in month 19
+    ("half-year", 4, 30),
+    ("mid-quarter Q1", 3, 0),
+    ("mid-quarter Q1", 2, 11),  # month 13: the first month of tax year 2
+    ("mid-quarter Q2", 4, 0),
+    ("mid-quarter Q3", 9, 0),
+    ("mid-quarter Q4", 10, 0),
+    ("mid-quarter Q4", 12, 0),
+    ("mid-quarter Q4", 5, 29),  # month 34: the 10th month of tax year 3
+]
+
+
+@pytest.mark.parametrize("convention, in_service, purchase", TAX_YEAR_CASES)
 @pytest.mark.parametrize("years", dep.MACRS_RECOVERY_YEARS)
-def test_macrs_schedule_is_cost_times_the_table(years, convention):
+def test_macrs_table_year_k_is_the_kth_tax_year(years, convention, in_service, purchase):
+    # IRS Pub 946 ch. 4: the table's year-k percentage is the deduction of the k-th tax year,
+    # the tax year holding the placed-in-service date being year 1 (its convention makes it
+    # partial). econ's tax years: projection months 1-12, 13-24, ... (month 0 joins the first).
     cost = 3_535_600.0
-    pct = dep.macrs_percent(years, convention, tables=TABLES)
-    for s in (1, 4):
-        months = np.arange(s + 12 * len(pct) + 6)
-        x = dep.macrs_gds([cost], months, years, convention, 0.0, s, tables=TABLES)[0]
-        np.testing.assert_allclose(annual(x, s)[: len(pct)], cost * pct / 100.0, rtol=0, atol=1e-6)
-        assert x.sum() == pytest.approx(cost, abs=1e-6)
-        assert x[:s].sum() == 0.0
-        # Each recovery year is spread evenly over its 12 months.
-        np.testing.assert_allclose(x[s : s + 12], cost * pct[0] / 1200.0)
+    pct = _pub946_percent(years, convention)
+    service = purchase + in_service  # projection month placed in service
+    first = (service - 1) // 12  # its tax year, 0-based
+    months = np.arange(in_service + 12 * (len(pct) + 1))
+    x = dep.macrs_gds([cost], months, years, convention, 0.0, in_service, TABLES, purchase)[0]
+    expected = np.zeros(first + len(pct) + 2)
+    expected[first : first + len(pct)] = cost * pct / 100.0
+    sums = _tax_year_sums(x, purchase)
+    np.testing.assert_allclose(sums, expected[: sums.size], rtol=0, atol=1e-6)
+    assert x[:in_service].sum() == 0.0  # nothing before the asset is placed in service
+    assert x.sum() == pytest.approx(cost, rel=1e-12)
+    # The first tax year's deduction is spread evenly over its months in service, from the
+    # in-service month to the year's end; each later one over its 12 months.
+    in_first = 12 * (first + 1) - service + 1
+    np.testing.assert_allclose(x[in_service : in_service + in_first], expected[first] / in_first)
+    later = x[in_service + in_first : in_service + in_first + 12]
+    np.testing.assert_allclose(later, expected[first + 1] / 12.0)
+
+
+def test_macrs_pub946_examples_by_tax_year():
+    # 1,000,000 of 5-year property placed in service in month 7 (the 7th month of tax year 1),
+    # half-year: Table A-1 gives 20.00, 32.00, 19.20, 11.52, 11.52, 5.76 % of the basis in
+    # tax years 1-6 and nothing in a 7th (econ gave 10, 26, 25.6, 15.36, 11.52, 8.64, 2.88 %
+    # when it counted recovery years from the in-service month).
+    cost, months = 1_000_000.0, np.arange(90)
+    x = dep.macrs_gds([cost], months, 5, "half-year", 0.0, 7, TABLES)[0]
+    a1 = _pub946_percent(5, "half-year")
+    np.testing.assert_array_equal(a1, [20.00, 32.00, 19.20, 11.52, 11.52, 5.76])
+    np.testing.assert_allclose(_tax_year_sums(x)[:8], [*(cost * a1 / 100), 0.0, 0.0], atol=1e-6)
+    np.testing.assert_allclose(x[7:13], cost * 0.20 / 6)  # 20% over months 7-12
+    # Placed in service in month 10 (quarter 4 of tax year 1), mid-quarter: Table A-5 gives
+    # 5.00 and 38.00 %: 50,000 and 380,000 in tax years 1 and 2 (econ gave 12,500, 132,500).
+    x = dep.macrs_gds([cost], months, 5, "mid-quarter Q4", 0.0, 10, TABLES)[0]
+    a5 = _pub946_percent(5, "mid-quarter Q4")
+    assert a5[:2].tolist() == [5.00, 38.00]
+    np.testing.assert_allclose(_tax_year_sums(x)[:7], [*(cost * a5 / 100), 0.0], atol=1e-6)
+    # In quarter 1 the same property takes Table A-2: 35 % in tax year 1.
+    x = dep.macrs_gds([cost], months, 5, "mid-quarter Q1", 0.0, 1, TABLES)[0]
+    a2 = _pub946_percent(5, "mid-quarter Q1")
+    assert a2[0] == 35.00
+    assert _tax_year_sums(x)[0] == pytest.approx(cost * 0.35, rel=1e-12)
+
+
+@pytest.mark.parametrize(
+    "convention, in_service, purchase, quarter",
+    [
+        ("mid-quarter Q4", 1, 0, 1),
+        ("mid-quarter Q1", 4, 0, 2),
+        ("mid-quarter Q3", 12, 0, 4),
+        ("mid-quarter Q4", 1, 18, 3),  # projection month 19: the 7th of tax year 2
+    ],
+)
+def test_a_mid_quarter_table_must_be_the_in_service_quarter(
+    convention, in_service, purchase, quarter
+):
+    assert quarter == _quarter(purchase + in_service)
+    assert dep.macrs_quarter(in_service, purchase) == quarter
+    with pytest.raises(DepreciationError) as err:
+        dep.macrs_gds([1000.0], np.arange(90), 5, convention, 0.0, in_service, TABLES, purchase)
+    message = str(err.value)
+    assert message.startswith(f"convention = '{convention}': expected 'mid-quarter Q{quarter}'")
+    assert f"placed in service in month {purchase + in_service}, month " in message
+    assert f"it is in quarter {quarter}," in message
+    # The half-year convention applies in any quarter (the 40% test is the scenario's choice).
+    dep.macrs_gds([1000.0], np.arange(90), 5, "half-year", 0.0, in_service, TABLES, purchase)
+
+
+def test_a_mid_quarter_mismatch_names_the_row_of_several():
+    with pytest.raises(DepreciationError, match=r"^scenario row 1: convention = 'mid-quarter Q2'"):
+        dep.macrs_gds(
+            [1.0, 1.0], np.arange(90), 5, ["mid-quarter Q1", "mid-quarter Q2"], 0.0, 1, TABLES
+        )
+    with pytest.raises(DepreciationError, match="purchase_month = -1: expected a whole"):
+        dep.macrs_gds([1.0], np.arange(90), 5, "half-year", 0.0, 1, TABLES, -1)
 
 
 def test_macrs_bonus_in_service_month_then_table_on_the_rest():
@@ -291,12 +401,15 @@ def test_macrs_bonus_in_service_month_then_table_on_the_rest():
 
 def test_macrs_rows_may_use_different_tables():
     x = dep.macrs_gds(
-        [100.0, 100.0], np.arange(120), [3, 7], ["half-year", "mid-quarter Q4"], tables=TABLES
+        [100.0, 100.0],
+        np.arange(120),
+        [3, 7],
+        ["half-year", "mid-quarter Q4"],
+        in_service_month=[1, 10],
+        tables=TABLES,
     )
-    np.testing.assert_allclose(annual(x[0:1])[:4], [33.33, 44.45, 14.81, 7.41])
-    np.testing.assert_allclose(
-        annual(x[1:2])[:8], dep.macrs_percent(7, "mid-quarter Q4", tables=TABLES)
-    )
+    np.testing.assert_allclose(_tax_year_sums(x[0])[:4], [33.33, 44.45, 14.81, 7.41])
+    np.testing.assert_allclose(_tax_year_sums(x[1])[:8], _pub946_percent(7, "mid-quarter Q4"))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -566,17 +679,30 @@ def test_custom_sums_to_the_base(percent, start):
 
 @given(
     years=st.sampled_from(dep.MACRS_RECOVERY_YEARS),
-    convention=st.sampled_from(dep.MACRS_CONVENTIONS),
+    mid_quarter=st.booleans(),
     bonus=st.floats(0, 1),
     cost=st.floats(0, 1e9),
+    in_service=st.integers(1, 40),
+    purchase=st.integers(0, 40),
 )
 @SETTINGS
-def test_macrs_sums_to_cost(years, convention, bonus, cost):
-    x = dep.macrs_gds(
-        [cost], np.arange(12 * (years + 1) + 2), years, convention, bonus, tables=TABLES
-    )
+def test_macrs_tax_years_hold_the_table(years, mid_quarter, bonus, cost, in_service, purchase):
+    # Whatever the months: each tax year from the in-service one deducts cost x its table
+    # percentage (bonus in the first), the whole schedule the basis, nothing before service.
+    service = purchase + in_service
+    convention = f"mid-quarter Q{_quarter(service)}" if mid_quarter else "half-year"
+    pct = _pub946_percent(years, convention)
+    months = np.arange(in_service + 12 * (years + 2))
+    x = dep.macrs_gds([cost], months, years, convention, bonus, in_service, TABLES, purchase)[0]
+    first = (service - 1) // 12
+    expected = np.zeros(first + years + 4)
+    expected[first : first + len(pct)] = (1 - bonus) * cost * pct / 100.0
+    expected[first] += bonus * cost
+    sums = _tax_year_sums(x, purchase)
+    np.testing.assert_allclose(sums, expected[: sums.size], rtol=1e-12, atol=1e-6)
     assert x.sum() == pytest.approx(cost, rel=1e-12, abs=1e-6)
     assert (x >= 0).all()
+    assert not x[:in_service].any()
 
 
 def test_in_service_month_shifts_the_schedule():
@@ -852,6 +978,25 @@ def test_cli_book_tax_and_deferred_tax_by_year(capsys):
     assert len(out["monthly"]) == 73
 
 
+@pytest.mark.parametrize(
+    "convention, in_service", [("half-year", 7), ("mid-quarter Q4", 10), ("mid-quarter Q2", 17)]
+)
+def test_cli_macrs_by_tax_year(capsys, convention, in_service):
+    # The command's years are econ's tax years (months 1-12, 13-24, ...): the k-th from the one
+    # the asset is placed in service in takes the table's year k (IRS Pub 946).
+    argv = ["--cost", "1000000", "--tax-method", "macrs_gds", "--convention", convention]
+    argv += ["--in-service-month", str(in_service), "--by", "year", "--format", "json"]
+    assert cli_main(["depreciation", *argv]) == 0
+    years = json.loads(capsys.readouterr().out)["yearly"]
+    tax = np.array([y["tax_depreciation_usd"] for y in years])
+    first = (in_service - 1) // 12
+    pct = _pub946_percent(5, convention)
+    expected = np.zeros(tax.size)
+    expected[first : first + pct.size] = 10_000.0 * pct
+    np.testing.assert_allclose(tax, expected, rtol=0, atol=1e-6)
+    assert years[-1]["tax_basis_usd"] == 0.0
+
+
 def test_cli_table_and_csv(capsys):
     assert cli_main(["depreciation", "--cost", "1000", "--life-years", "2", "--by", "year"]) == 0
     text = capsys.readouterr().out
@@ -1032,6 +1177,11 @@ def test_cli_usage_whose_total_overflows_is_refused_naming_usage(capsys):
         (  # it was accepted and sold for 0: a loss of the whole book value, with exit 0
             ["--cost", "100", "--retirement-month", "4", "--sale-value", "-5"],
             r"--sale-value = -5.0: expected proceeds of at least 0 \[USD\]",
+        ),
+        (  # it was accepted and took Table A-5's 5% for a month-1 asset, not A-2's 35%
+            ["--cost", "100", "--tax-method", "macrs_gds", "--convention", "mid-quarter Q4"],
+            r"convention = 'mid-quarter Q4': expected 'mid-quarter Q1' or 'half-year': placed "
+            r"in service in month 1, month 1 of tax year 1",
         ),
     ],
 )

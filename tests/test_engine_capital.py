@@ -325,3 +325,46 @@ def test_closed_form_loan_equals_the_general_stack(monkeypatch, quote, term):
     for key in fast.metrics:
         assert np.allclose(fast.metrics[key], general.metrics[key], rtol=1e-9, atol=1e-9, equal_nan=True), key
     assert fast.warnings == general.warnings
+
+
+def test_a_refresh_vintage_takes_the_macrs_table_by_tax_year():
+    # The GB300 vintage of the refresh scenario is bought in month 18 and placed in service in
+    # month 19, the 7th month of tax year 2 (months 13-24): IRS Pub 946 Table A-1 deducts 20%
+    # of its basis in tax year 2 and 32% in tax year 3 (econ gave it 10% in tax year 2 when it
+    # counted recovery years from the in-service month). The H200s retire in month 18.
+    scenario = load_scenario(
+        SCENARIOS / "h200-fleet-gb300-refresh.toml", {"depreciation.tax.method": "macrs_gds"}
+    )
+    m = project(scenario).monthly.loc[scenario.name]
+    basis = m.capex_usd.iloc[18]  # the vintage's capex, paid in its purchase month
+    assert basis == pytest.approx(720 * (3_000_000.0 / 72 + 4200.0 + 1750.0))
+    tax = m.tax_depreciation_usd.to_numpy()
+    np.testing.assert_allclose(tax[19:25], 0.20 * basis / 6)  # spread over its months in service
+    assert tax[25:37].sum() == pytest.approx(0.32 * basis, rel=1e-12)
+    assert tax[37:49].sum() == pytest.approx(0.192 * basis, rel=1e-12)
+
+
+def test_a_mid_quarter_convention_of_another_quarter_is_refused_by_name():
+    from econ.errors import InputError
+
+    tax = {"method": "macrs_gds", "recovery_years": 5, "convention": "mid-quarter Q4"}
+    with pytest.raises(
+        InputError,
+        match=r"^scenario 'small': depreciation\.tax\.convention = 'mid-quarter Q4': expected "
+        r"'mid-quarter Q1' or 'half-year': placed in service in month 1, month 1 of tax year 1",
+    ):
+        project(small(**{"depreciation.tax": tax}))
+    # With the GPUs in service from month 10 (quarter 4 of tax year 1) it is Table A-5's year.
+    m = project(small(**{"depreciation.tax": tax, "fleet.service_start_month": 10})).monthly
+    assert m.tax_depreciation_usd.iloc[:13].sum() == pytest.approx(0.05 * 10000.0, rel=1e-12)
+    refresh = load_scenario(
+        SCENARIOS / "h200-fleet-gb300-refresh.toml",
+        {"depreciation.tax.method": "macrs_gds", "depreciation.tax.convention": "mid-quarter Q1"},
+    )
+    with pytest.raises(
+        InputError,
+        match=r"scenario 'h200-fleet-gb300-refresh' \(vintage gb300\): depreciation\.tax\."
+        r"convention = 'mid-quarter Q1': expected 'mid-quarter Q3' or 'half-year': placed in "
+        r"service in month 19, month 7 of tax year 2",
+    ):
+        project(refresh)
