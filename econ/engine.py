@@ -1011,6 +1011,13 @@ def _debt_share_rate_monthly(b: ScenarioBatch):
     return np.where(effective, monthly_rate(rate), nominal_monthly_rate(rate))
 
 
+def _last_month(mask, none: int = -1) -> np.ndarray:
+    """Each row's last month where `mask` (n, T) holds, `none` where it never does [month index,
+    int (n,)]."""
+    end = mask.shape[1] - 1
+    return np.where(mask.any(axis=1), end - np.argmax(mask[:, ::-1], axis=1), none)
+
+
 def _operating_costs(b: ScenarioBatch, months, fleet: _Fleet, capex_row, revenue) -> _Costs:
     # Power: the nameplate figure on the IT boundary, or measured energy per token where given.
     nameplate_kw = power_mod.it_kw_per_gpu(
@@ -1041,20 +1048,22 @@ def _operating_costs(b: ScenarioBatch, months, fleet: _Fleet, capex_row, revenue
             b["power.time_of_day_factor"],
         ),
     )
-    # Staff run the site from its opening (opex.site_open_month, or the first GPUs in service) to
-    # the horizon, so they are charged once, on a scenario's first row.
+    # Staff run the fleet: paid from the site's opening (opex.site_open_month, or the first GPUs in
+    # service) to the last month any of its rows (the fleet or a vintage) is in service, so not
+    # after the whole fleet is retired; charged once, on a scenario's first row.
     m = months[None, :]
     first = np.flatnonzero(fleet.first_row)
     open_given = b["opex.site_open_month"][first]
     site_open = np.where(
         np.isnan(open_given), np.minimum.reduceat(fleet.start, first), open_given
     ).astype(np.int64)
-    is_open = (m >= site_open[fleet.scenario][:, None]) & (
-        m <= b.horizon_months[fleet.scenario][:, None]
+    last = np.minimum(
+        _last_month(np.logical_or.reduceat(fleet.service, first, axis=0)), b.horizon_months
     )
+    staffed = (m >= site_open[fleet.scenario][:, None]) & (m <= last[fleet.scenario][:, None])
     opex = opex_mod.opex_usd_per_month(
         b["opex.staff_usd_per_month"],
-        is_open & fleet.first_row[:, None],
+        staffed & fleet.first_row[:, None],
         b["opex.maintenance_share_of_capex_annual"],
         b["opex.insurance_share_of_capex_annual"],
         capex_row,
@@ -2160,7 +2169,8 @@ def _late_troubles(ledger: _Ledger) -> tuple[dict[str, np.ndarray], dict[str, tu
     flag (months, first month, figures...), each (n,), computed on the flagged scenarios only:
     a loan larger than its collateral (peak LTV, months the collateral is worth nothing), a loan
     life cover below 1 (the lowest), interest the service leaves unpaid (the sum [USD], the
-    lowest interest cover), and EBITDA negative after the first month it was positive (its sum)."""
+    lowest interest cover), EBITDA negative in months with GPUs in service after the first month
+    it was positive (its sum), and site costs paid after the last GPU is retired (their sum)."""
     n = len(ledger.capex_total)
     flags: dict[str, np.ndarray] = {}
     facts: dict[str, tuple] = {}
@@ -2224,12 +2234,23 @@ def _late_troubles(ledger: _Ledger) -> tuple[dict[str, np.ndarray], dict[str, tu
         )
     ebitda = ledger.ebitda
     positive = ebitda > 0
+    months = np.arange(ebitda.shape[1])[None, :]
     since = np.where(positive.any(axis=1), np.argmax(positive, axis=1), ebitda.shape[1])
-    after = np.arange(ebitda.shape[1])[None, :] > since[:, None]
+    # Only months with GPUs in service: retiring earlier stops the fleet's losses, not the costs
+    # of a site kept while none serves (a colocation contract, an owned hall).
+    serving = ledger.lines["gpus_in_service"] > 0
     note(
         "ebitda_negative_late",
-        after & (ebitda < -HALF_CENT_USD) & ledger.active,
+        (months > since[:, None]) & (ebitda < -HALF_CENT_USD) & ledger.active & serving,
         lambda rows, sub: np.where(sub, ebitda[rows], 0.0).sum(axis=1),
+    )
+    last = _last_month(serving, none=months.shape[1] - 1)  # (no GPU ever: no month after)
+    facility = ledger.facility
+    note(
+        "site_after_fleet",
+        (months > last[:, None]) & (facility > HALF_CENT_USD) & ledger.active,
+        lambda rows, sub: np.where(sub, facility[rows], 0.0).sum(axis=1),
+        lambda rows, sub: last[rows],
     )
     for key in ("loan_over_collateral", "sold_while_owed", "llcr_below_1", "interest_deferred"):
         flags.setdefault(key, np.zeros(n, bool))
@@ -3020,6 +3041,7 @@ def _warnings(flags, ctx, n) -> list[list[str]]:
             "all): the GPUs cost more to run than they earn then; an earlier "
             "fleet.retire_month would stop the loss"
         ).format(*_fact(ctx, "ebitda_negative_late", i)),
+        "site_after_fleet": lambda i: _site_after_fleet_message(ctx, i),
         "interest_deferred": lambda i: _deferred_message(ctx, i),
         "dscr_below_1": lambda i: (
             f"debt service not covered in {_months(ctx['months_below_1'][i])} "
@@ -3104,6 +3126,22 @@ BREAKEVEN_HOLDS_SIZED_DEBT = (
     "(at another price the sizing would give another debt)"
 )
 """The clause of the sizing warning on the break-even's debt (the memo shows it beside it)."""
+
+
+def _site_after_fleet_message(ctx, i) -> str:
+    months, first, total, last = _fact(ctx, "site_after_fleet", i)
+    what = (
+        "the owned hall's maintenance is"
+        if ctx["owned"][i]
+        else "the colocation contract (facility.contracted_kw) is"
+    )
+    return (
+        f"the site costs {total:,.0f} USD in {months} after the last GPU is retired in month "
+        f"{last:.0f} (from month {first} to the horizon, month {ctx['horizon'][i]}): {what} "
+        "paid whether GPUs serve or not, while the fleet's staff and power and the GPUs' "
+        f"insurance, maintenance and software stop with it; horizon_months = {last:.0f} ends "
+        "the projection with the fleet"
+    )
 
 
 def _deferred_message(ctx, i) -> str:

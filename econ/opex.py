@@ -14,7 +14,7 @@ def _col(values):
 
 def opex_usd_per_month(
     staff_usd_per_month,
-    site_open,
+    staffed,
     maintenance_share_of_capex_annual,
     insurance_share_of_capex_annual,
     capex_usd,
@@ -26,18 +26,20 @@ def opex_usd_per_month(
 ):
     """Monthly operating cost of a fleet [USD/month, array (n, T)].
 
-        opex_m = S * open_m + K / 12 * (s_maint * [m >= m_0 + W] + s_ins) * service_m + N_m * w
+        opex_m = S * staffed_m + K / 12 * (s_maint * [m >= m_0 + W] + s_ins) * service_m + N_m * w
 
-    Staff S are paid while the site is open; maintenance and insurance are annual shares of the
-    capitalized cost K (a nominal annual rate, charged as a twelfth each month in service); software
-    w is paid per GPU in service N_m. Maintenance starts when the vendor's warranty of W months,
-    counted from the first month in service m_0, has run out: repairs under warranty cost the
-    owner nothing, and a support contract is bought after it (W = 0: from the first month).
+    Staff S are paid in the months given (the engine's: from the site's opening to the fleet's
+    last month in service, so not once every GPU is retired); maintenance and insurance are annual
+    shares of the capitalized cost K (a nominal annual rate, charged as a twelfth each month in
+    service); software w is paid per GPU in service N_m. Maintenance starts when the vendor's
+    warranty of W months, counted from the first month in service m_0, has run out: repairs under
+    warranty cost the owner nothing, and a support contract is bought after it (W = 0: from the
+    first month).
 
     Parameters
     ----------
     staff_usd_per_month : array (n,)  [USD/month]
-    site_open, in_service : bool arrays (n, T)  months the site is open, months the GPUs serve
+    staffed, in_service : bool arrays (n, T)  months the staff are paid, months the GPUs serve
     maintenance_share_of_capex_annual, insurance_share_of_capex_annual : arrays (n,)  [fraction/year]
     capex_usd : array (n,)  capitalized cost of the GPUs [USD]
     gpus_in_service : array (n, T)  [GPUs]
@@ -51,9 +53,7 @@ def opex_usd_per_month(
     insurance = np.asarray(insurance_share_of_capex_annual, dtype=float)
     warranty = np.broadcast_to(np.asarray(warranty_months, dtype=float), maintenance.shape)
     capex = np.asarray(capex_usd, dtype=float)
-    cost = _col(staff_usd_per_month) * site_open + gpus_in_service * _col(
-        software_usd_per_gpu_month
-    )
+    cost = _col(staff_usd_per_month) * staffed + gpus_in_service * _col(software_usd_per_gpu_month)
     covered = (warranty > 0) & (maintenance > 0)
     if not covered.any():  # maintenance from the first month in service: one share
         return cost + _col(nominal_monthly_rate(maintenance + insurance) * capex) * in_service

@@ -14,6 +14,7 @@ from econ.errors import InputError
 from econ.lease import RENTER_COSTS, lease_vs_own_of_projection
 from econ.units import HOURS_PER_MONTH, monthly_rate
 from tests.conftest import SCENARIOS
+from tests.test_retired_fleet_costs import seed_monthly_fleet_cost_usd
 
 SEED = next(p for p in SCENARIOS if p.stem == "deepseek-r1-gb200-nvl72")
 MACRS = next(p for p in SCENARIOS if p.stem == "deepseek-r1-gb200-nvl72-macrs")
@@ -243,16 +244,19 @@ def test_a_retired_fleet_stops_paying_rent():
     # upfront, the renter paying opex). Rent is paid for months 1-36 only: 72 GPUs x 4 USD x 730 h
     # = 210,240 USD a month, after tax (1 - 0.21), discounted at i = 1.12^(1/12) - 1:
     # 0.79 x 210,240 x (1 - 1.12^-3) / i = 5,044,931 USD (annuity of 36 payments in arrears).
-    # The renter also pays the owner's opex line (site staff stays to the horizon):
-    # 5,305,925 in all, where the whole horizon's rent gave 8,896,807.
+    # The renter also pays the owner's opex line, staff and insurance for the same 36 months
+    # (they stop with the fleet; 5,305,925 while staff stayed to the horizon): 5,244,437 in all,
+    # where the whole horizon's rent gave 8,896,807.
     scenario = load_scenario(SEED, {"fleet.retire_month": 36})
     projection, r = command_terms(scenario, upfront_share=0.0)
     i = 1.12 ** (1 / 12) - 1
-    rent = 0.79 * 72 * 4.0 * 730 * (1 - 1.12**-3) / i
+    annuity = (1 - 1.12**-3) / i
+    rent = 0.79 * 72 * 4.0 * 730 * annuity
     assert rent == pytest.approx(5_044_931, abs=1.0)
-    opex = present_value(0.79 * projection.lines["opex_usd"], scenario)
+    opex = 0.79 * seed_monthly_fleet_cost_usd(scenario) * annuity
+    assert opex == pytest.approx(present_value(0.79 * projection.lines["opex_usd"], scenario))
     assert r["pv_cost_lease_usd"][0] == pytest.approx(rent + opex, rel=1e-12)
-    assert r["pv_cost_lease_usd"][0] == pytest.approx(5_305_925, abs=1.0)
+    assert r["pv_cost_lease_usd"][0] == pytest.approx(5_244_437, abs=1.0)
     # the break-even rent recovers the owner's cost over 36 months of GPU-hours, not 72
     assert r["breakeven_usd_per_gpu_hour"][0] == pytest.approx(2.1605, abs=5e-5)
 

@@ -68,9 +68,10 @@ def test_vintages_sum_to_the_fleet():
     for column in OPERATING:
         combined = monthly.loc["old", column].to_numpy() + monthly.loc["new", column].to_numpy()
         if column in ("opex_usd", "ebitda_usd"):
-            # Staff are a site cost, charged once for the fleet: remove the second charge. Alone,
-            # the new GPUs' site opens with their first month of service (month 30), issue 16.
-            staff = np.where(np.arange(49) >= 30, 10000.0, 0.0)
+            # Staff are charged once for the fleet, from its first month in service to its last
+            # (the old GPUs serve months 1-30, the new from 30): remove the second charge. Alone,
+            # the old GPUs' staff stop after month 30, the new ones' start in month 30 (issue 16).
+            staff = np.where(np.arange(49) == 30, 10000.0, 0.0)
             combined = combined + (-staff if column == "opex_usd" else staff)
         assert np.allclose(
             monthly.loc["hall", column].to_numpy(), combined, rtol=1e-12, atol=1e-6
