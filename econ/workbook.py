@@ -1211,7 +1211,8 @@ _service_start = IF(
     ISBLANK(Name("fleet.service_start_month")), purchase + 1, Name("fleet.service_start_month")
 )
 _serving = AND(ge(month, _service_start), le(month, retire))
-# The site runs from its opening: opex.site_open_month, or the first month in service.
+# The site runs from its opening: opex.site_open_month, or the first month in service (its staff
+# are paid to fleet.retire_month, the last month a GPU serves: econ.engine).
 _open = IF(
     ge(
         month,
@@ -1433,7 +1434,7 @@ SPECS: tuple[Spec, ...] = (
     ),
     line(
         "opex_usd",
-        Name("opex.staff_usd_per_month") * _open
+        Name("opex.staff_usd_per_month") * _open * IF(le(month, retire), 1, 0)
         + (
             Name("opex.maintenance_share_of_capex_annual")
             * IF(ge(month, _service_start + Name("opex.warranty_months")), 1, 0)
