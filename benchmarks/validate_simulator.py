@@ -36,6 +36,7 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from econ.hardware import get_hardware  # noqa: E402
 from econ.llms import get_llm  # noqa: E402
 from econ.throughput import calibration as cal  # noqa: E402
 from econ.throughput import errorbands as eb  # noqa: E402
@@ -300,6 +301,9 @@ def round_section(errors: pd.DataFrame) -> list[str]:
             f"{_pct(q05)} to {_pct(q95)} |"
         )
 
+    calibrated_generations = sorted(
+        {get_hardware(h).generation for h in test.loc[test["calibrated_pair"], "hardware"]}
+    )
     lines = [
         f"## Out of sample: fit on rounds up to v6.0, predict {eb.TEST_ROUND}",
         "",
@@ -317,12 +321,23 @@ def round_section(errors: pd.DataFrame) -> list[str]:
         "shipped coefficients), are stored in `models/calibration/out_of_sample_errors.csv` and "
         "give every prediction its error band (`econ.throughput.errorbands`): the prediction times "
         "the 5th to 95th percentiles of measured / predicted, from the by-round errors of "
-        "calibrated pairs for a pair the shipped fit saw, and from every error outside calibrated "
-        "pairs (by round and leave one system out) otherwise, which the prediction then says. `econ throughput simulate` prints the band "
-        "and a Monte Carlo input (`--dist throughput.tokens_per_s_per_gpu=lognormal(mu, sigma)` "
-        "with mu = ln(predicted) + median ln r and sigma = IQR(ln r) / 1.349, or, in its JSON, "
-        "the empirical `discrete(...)` of every observed error, which keeps the heavy tail); a "
-        "scenario with simulated throughput carries the band in its warnings.",
+        "calibrated pairs for a pair the shipped fit saw whose hardware generation is among "
+        f"theirs ({', '.join(calibrated_generations)}), and from every error outside calibrated "
+        "pairs (by round and leave one system out) otherwise, which the prediction then says "
+        "along with the checks and hardware its band rests on. A pair with its own MLPerf "
+        "results is then checked against them: a prediction of an MLPerf scenario's workload "
+        "against that scenario's target (the best per-GPU result of its latest round), any other "
+        "against each target of the pair (measured / this table's calibrated prediction); where "
+        "such a ratio falls outside the sample's percentiles, the band is widened to reach it and "
+        "a warning names the measured figure and the miss (the targets it widens are listed "
+        "under the per-target table). An operating point on more "
+        "GPUs than the pair's calibration rows is flagged as extrapolated, with the figure "
+        "limited to their GPU count. `econ throughput simulate` prints the band and a Monte "
+        "Carlo input (`--dist throughput.tokens_per_s_per_gpu=lognormal(mu, sigma)`, the "
+        "lognormal whose 5th and 95th percentiles are the band's ends: mu = (ln low + ln high) "
+        "/ 2, sigma = (ln high - ln low) / (2 x 1.6449); or, in its JSON, the empirical "
+        "`discrete(...)` of every observed error, which keeps the heavy tail); a scenario with "
+        "simulated throughput carries the band and its warnings.",
         "",
         "| check | predictions | median abs. error | 5th-95th percentile of the error |",
         "|---|---:|---:|---:|",
@@ -394,6 +409,25 @@ def model_section() -> list[str]:
     return lines
 
 
+def widened_sentence(frame: pd.DataFrame) -> str:
+    """Which targets' bands (at the calibrated prediction, with the target as the check) are
+    widened to reach the measured figure: the pairs the sample's errors do not cover."""
+    widened = []
+    for _, r in frame.sort_values(["hardware", "model", "scenario"]).iterrows():
+        band = eb.error_band(r.hardware, r.model, float(r.calibrated), scenario=r.scenario)
+        if band.widened:
+            widened.append(
+                f"{r.hardware} {r.model} {r.scenario} ({band.sample_ends[0]:,.0f}-"
+                f"{band.sample_ends[1]:,.0f} widened to {band.low:,.0f}-{band.high:,.0f})"
+            )
+    return (
+        f"Error bands widened to the measured figure at the calibrated prediction ({len(widened)} "
+        f"of {len(frame)} targets, each with a warning): " + "; ".join(widened) + "."
+        if widened
+        else "No target's band needs widening to reach its measured figure."
+    )
+
+
 def write_report(frame: pd.DataFrame, fits: dict, errors: pd.DataFrame) -> str:
     rows = cal.load_rows()
 
@@ -463,6 +497,12 @@ def write_report(frame: pd.DataFrame, fits: dict, errors: pd.DataFrame) -> str:
         *round_section(errors),
         "## Per target",
         "",
+        "The calibrated column is what `econ throughput simulate --hardware H --model M "
+        "--scenario S --max-gpus N` prints with N the submission's GPU count (the round's best "
+        "result's system): the fit, this table and the command search the same layouts on the "
+        f"same {cal.CALIBRATION_POINTS}-point concurrency grid. Without `--max-gpus` the "
+        "command searches larger instances too and flags a layout beyond the calibration rows.",
+        "",
         "| hardware | model | scenario | round | measured tok/s/GPU | roofline | calibrated | error | "
         "leave-one-out | error |",
         "|---|---|---|---|---:|---:|---:|---:|---:|---:|",
@@ -473,6 +513,7 @@ def write_report(frame: pd.DataFrame, fits: dict, errors: pd.DataFrame) -> str:
             f"{r.roofline:,.0f} | {r.calibrated:,.0f} | {_pct(r.err_calibrated)} | {r.loso:,.0f} | "
             f"{_pct(r.err_loso)} |"
         )
+    lines += ["", widened_sentence(frame)]
     worst = frame.reindex(frame["err_calibrated"].abs().sort_values(ascending=False).index).head(6)
     lines += ["", "## Worst calibrated cases", ""]
     for _, r in worst.iterrows():

@@ -143,28 +143,38 @@ def test_quantiles_follow_the_linear_definition():
             "ratio": [1.0, 2.0, 3.0, 4.0, 5.0],
         }
     )
-    band = eb.error_band("gb200-nvl72", "deepseek-r1", 100.0, errors=errors)
+    # the sample's band alone: the pair's own MLPerf results (measured / predicted 0.95 to 1.12,
+    # below this sample's 1.2) would widen it
+    band = eb.error_band("gb200-nvl72", "deepseek-r1", 100.0, errors=errors, own_results=False)
     assert band.quantiles == pytest.approx({0.05: 120.0, 0.25: 200.0, 0.5: 300.0, 0.75: 400.0,
                                             0.95: 480.0})  # fmt: skip
     with pytest.raises(eb.ErrorBandError, match="a band needs 5"):
         eb.error_band("gb200-nvl72", "deepseek-r1", 100.0, errors=errors.head(4))
+    widened = eb.error_band("gb200-nvl72", "deepseek-r1", 100.0, errors=errors)
+    assert widened.widened and widened.quantiles[0.5] == 300.0 and widened.high == 480.0
+    assert widened.low < 120.0
+    assert widened.low == pytest.approx(100.0 * min(r.ratio for r in widened.pair))
     with pytest.raises(eb.ErrorBandError, match="positive number"):
         eb.error_band("gb200-nvl72", "deepseek-r1", float("nan"), errors=errors)
 
 
 def test_band_as_monte_carlo_input(capsys):
+    from scipy import stats
+
     band = eb.error_band("gb200-nvl72", "deepseek-r1", 4867.7)
     mu, sigma = band.lognormal()
-    logs = np.log(band.ratios)
-    assert mu == pytest.approx(np.log(4867.7) + np.median(logs))
-    q25, q75 = np.quantile(logs, [0.25, 0.75])
-    assert sigma == pytest.approx((q75 - q25) / 1.349)
+    # the lognormal's 5th and 95th percentiles are the band's ends
+    ends = stats.lognorm(s=sigma, scale=np.exp(mu)).ppf([0.05, 0.95])
+    assert list(ends) == pytest.approx([band.low, band.high], rel=1e-12)
     lognormal = parse_distribution(band.montecarlo_lognormal(), "throughput.tokens_per_s_per_gpu")
-    assert float(lognormal.ppf(np.array([0.5]))[0]) == pytest.approx(np.exp(mu), rel=1e-5)
+    assert list(lognormal.ppf(np.array([0.05, 0.95]))) == pytest.approx(
+        [band.low, band.high], rel=1e-7
+    )
     empirical = parse_distribution(band.montecarlo_empirical(), "throughput.tokens_per_s_per_gpu")
     low, high = empirical.support()
-    assert low == pytest.approx(4867.7 * min(band.ratios), rel=1e-5)
-    assert high == pytest.approx(4867.7 * max(band.ratios), rel=1e-5)
+    ratios = [*band.ratios, *(r.ratio for r in band.pair)]
+    assert low == pytest.approx(4867.7 * min(ratios), rel=1e-5)
+    assert high == pytest.approx(4867.7 * max(ratios), rel=1e-5)
     dist = f"throughput.tokens_per_s_per_gpu={band.montecarlo_lognormal()}"
     args = ["montecarlo", str(SEED), "--dist", dist, "-n", "64", "--seed", "1", "--format", "json"]
     assert main(args) == 0

@@ -92,7 +92,9 @@ def register_throughput(throughput_subparsers) -> None:
     s.add_argument(
         "--points",
         type=Number(int, what="a number", ge=2),
-        help="concurrency points (default 64, the simulator's)",
+        help="concurrency points (default 64, the simulator's) of the printed curve; the "
+        "operating point is searched on the 40-point grid the calibration was fitted and "
+        "validated on",
     )
     add_format(s)
     s.add_argument("--out", metavar="PATH", help="write the curve as CSV")
@@ -315,18 +317,14 @@ def cmd_simulate(args) -> int:
             **common,
         )
         max_gpus = args.max_gpus
-    point = sim.operating_point(
-        hw,
-        llm,
-        precision,
-        tpot_limit_s=req["tpot_limit_s"],
-        ttft_limit_s=req["ttft_limit_s"],
-        max_gpus=max_gpus,
-        efficiency=req["efficiency"],
-        disaggregated=args.disaggregated,
-        points=args.points,
+    search = {
+        "tpot_limit_s": req["tpot_limit_s"],
+        "ttft_limit_s": req["ttft_limit_s"],
+        "efficiency": req["efficiency"],
+        "disaggregated": args.disaggregated,
         **common,
-    )
+    }
+    point = sim.operating_point(hw, llm, precision, max_gpus=max_gpus, **search)
     light = sim.speed_of_light(
         hw,
         llm,
@@ -358,14 +356,9 @@ def cmd_simulate(args) -> int:
         "error_band": None,
     }
     if req["efficiency"] is None:  # the band is of the calibrated coefficients' predictions
-        band = errorbands.error_band(hw.key, llm.key, float(point.tokens_per_s_per_gpu))
+        band, warnings = calibrated_band(hw, llm, precision, point, search)
         result["error_band"] = band.as_dict()
-        if not band.calibrated_pair:
-            result["warnings"].append(
-                f"{llm.key} on {hw.key} is outside the calibrated hardware x model pairs: the "
-                f"coefficients never saw this model on this hardware (median out-of-sample error "
-                f"{band.median_abs_error:.0%})"
-            )
+        result["warnings"] += warnings
     if args.format == "json":
         result["curve"] = curve.points.to_dict(orient="records")
         print(json.dumps(_json_safe(result), indent=2, allow_nan=False))
@@ -375,6 +368,46 @@ def cmd_simulate(args) -> int:
     else:
         print(_simulate_table(result, curve))
     return EXIT_OK
+
+
+def calibrated_band(hw, llm, precision, point, search: dict):
+    """The band of a prediction by the calibrated coefficients and its warnings: a pair outside
+    the calibrated ones, the pair's own MLPerf miss, a layout larger than the calibration's."""
+    scenario = errorbands.mlperf_scenario(
+        hw.key,
+        llm.key,
+        precision,
+        **{k: search[k] for k in ("input_tokens", "output_tokens", "tpot_limit_s", "ttft_limit_s")},
+        draft_tokens=search["draft_tokens"],
+        accepted_tokens=search["accepted_tokens"],
+    )
+    band = errorbands.error_band(
+        hw.key, llm.key, float(point.tokens_per_s_per_gpu), scenario=scenario
+    )
+    warnings = []
+    if not band.calibrated_pair:
+        warnings.append(
+            f"{llm.key} on {hw.key} is outside the calibrated hardware x model pairs: the "
+            f"coefficients never saw this model on this hardware (median out-of-sample error "
+            f"{band.median_abs_error:.0%})"
+        )
+    warnings += band.warnings
+    layout = errorbands.layout_warning(
+        hw.key,
+        llm.key,
+        point.instance_gpus,
+        point.tensor_parallel,
+        lambda gpus: (
+            sim.operating_point(
+                hw, llm, precision, max_gpus=gpus, strict=False, **search
+            ).tokens_per_s_per_gpu
+        ),
+        scenario,
+    )
+    if layout:
+        gpus = errorbands.calibrated_gpus(hw.key, llm.key, scenario)[0]
+        warnings.append(f"{layout} (--max-gpus {gpus})")
+    return band, warnings
 
 
 def _limit_text(value, scale, unit) -> str:
@@ -433,14 +466,17 @@ def _band_lines(band: dict | None) -> list[str]:
     if band is None:
         return ["error band:      none (bands are of the calibrated coefficients' predictions)"]
     q = band["quantiles_tokens_per_s_per_gpu"]
-    pair = "calibrated pair" if band["calibrated_pair"] else "OUTSIDE the calibrated pairs"
+    widened = (
+        ", widened to this pair's own MLPerf result (see the warnings)" if band["widened"] else ""
+    )
     return [
         f"error band:      {q['p05']:,.0f} to {q['p95']:,.0f} tokens/s per GPU (5th-95th "
-        f"percentile, median {q['p50']:,.0f}); {pair}, median out-of-sample error "
-        f"{band['median_abs_error']:.1%} over {band['predictions']} predictions ({band['basis']})",
+        f"percentile, median {q['p50']:,.0f}{widened}); {band['label']}, median out-of-sample "
+        f"error {band['median_abs_error']:.1%} over {band['predictions']} predictions "
+        f"({band['basis']})",
         "Monte Carlo:     --dist throughput.tokens_per_s_per_gpu="
-        f"{band['montecarlo_dist_lognormal']} (the empirical band: --format json, "
-        "montecarlo_dist_empirical)",
+        f"{band['montecarlo_dist_lognormal']} (5th and 95th percentiles at the band's ends; "
+        "the empirical band: --format json, montecarlo_dist_empirical)",
     ]
 
 

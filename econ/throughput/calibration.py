@@ -42,6 +42,7 @@ from econ.throughput.efficiency import (
 from econ.throughput.simulator import (
     DEFAULT_POINTS,
     FITTED_FIELDS,
+    SEARCH_POINTS,
     SPEED_OF_LIGHT,
     best_under_slo,
     concurrency_grid,
@@ -55,8 +56,9 @@ from econ.throughput.simulator import (
 SCENARIOS = ("Offline", "Server", "Interactive")
 MODEL_ROUNDS = 3
 """Alternations of the per-hardware fits and the per-model efficiencies in a full calibration."""
-CALIBRATION_POINTS = 40
-"""Concurrency points per layout in the fit (the edge of the SLO is interpolated between them)."""
+CALIBRATION_POINTS = SEARCH_POINTS
+"""Concurrency points per layout in the fit (the edge of the SLO is interpolated between them):
+the simulator's operating-point search uses the same grid, so the CLI prints the fitted figures."""
 DATA_SIGMA_LOG = 0.10
 """Scatter assumed for a measured per-GPU figure (about 10%), which weighs data against priors."""
 

@@ -12,22 +12,36 @@ Two checks predict MLPerf results the coefficients were never fitted on (docs/si
 Each prediction's error is the ratio r = measured / predicted. `benchmarks/validate_simulator.py`
 writes them to models/calibration/out_of_sample_errors.csv. A prediction for a hardware x model
 pair the calibration data holds (a *calibrated pair*) takes its band from the by-round errors of
-calibrated pairs; any other prediction from the errors outside calibrated pairs (by round on
-pairs the fit never saw, and every leave-one-system-out prediction), and says so. The band is
-the predicted value times the 5th to 95th percentiles of r (linear interpolation between order
-statistics, Hyndman and Fan 1996, definition 7, numpy's default). As a Monte Carlo input it is
-either the empirical distribution (every observed r, equal weights) or a lognormal with
-mu = ln(predicted) + median(ln r) and sigma = IQR(ln r) / 1.349 (the interquartile range of a
-normal distribution is 1.349 sigma), which is robust to the few large misses but thinner-tailed
-than the data.
+calibrated pairs, provided its hardware's generation is among theirs (they are all of Blackwell
+parts today); any other prediction, a calibrated pair of another generation included, from the
+errors outside calibrated pairs (by round on pairs the fit never saw, and every
+leave-one-system-out prediction), and says so. The band is the predicted value times the 5th to
+95th percentiles of r (linear interpolation between order statistics, Hyndman and Fan 1996,
+definition 7, numpy's default), its provenance the checks and hardware of those predictions.
+
+A pair with its own MLPerf results is then checked against them: a prediction of an MLPerf
+scenario's workload against that scenario's calibration target (the best per-GPU result of the
+latest round), any other against every target of the pair (measured / the shipped coefficients'
+prediction at MLPerf's workload, the validation's "calibrated" figure). Where such a ratio falls
+outside the sample's 5th-95th percentiles the band is widened to reach it and a warning names the
+measured figure and the miss: a sample of other pairs' errors says nothing about a pair the model
+is known to miss.
+
+As a Monte Carlo input the band is a lognormal whose 5th and 95th percentiles are the band's ends,
+mu = (ln low + ln high) / 2 and sigma = (ln high - ln low) / (2 z_0.95) with z_0.95 = 1.6449 (its
+median is the geometric mean of the ends, not the sample's median), or the empirical
+distribution (the prediction times every observed r of the sample and of the pair's own results,
+equal weights), which keeps the heavy tail.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from statistics import NormalDist
 
 import numpy as np
 import pandas as pd
@@ -41,8 +55,11 @@ TEST_ROUND = "v6.1"
 BY_ROUND = "by round"
 LEAVE_ONE_OUT = "leave one system out"
 BAND_QUANTILES = (0.05, 0.25, 0.5, 0.75, 0.95)
-NORMAL_IQR = 1.349
-"""Interquartile range of a standard normal distribution: 2 x 0.6745."""
+Z_95 = NormalDist().inv_cdf(BAND_QUANTILES[-1])
+"""95th percentile of a standard normal distribution, 1.6449: the band's ends are the lognormal's
+5th and 95th percentiles."""
+CALIBRATED_SAMPLE = "calibrated pairs"
+OUTSIDE_SAMPLE = "outside calibrated pairs"
 ERROR_COLUMNS = (
     "check", "round", "hardware", "model", "scenario", "calibrated_pair", "measured",
     "predicted", "ratio",
@@ -113,7 +130,7 @@ def calibrated_pairs() -> set[tuple[str, str]]:
     """(hardware, model) pairs the stored coefficients were fitted on."""
     from econ.throughput import calibration as cal
 
-    return _fitted_pairs(cal.calibration_targets(cal.load_rows()), cal.load_all_efficiencies())
+    return _fitted_pairs(shipped_targets(), cal.load_all_efficiencies())
 
 
 def out_of_sample_errors(test_round: str = TEST_ROUND) -> pd.DataFrame:
@@ -196,35 +213,292 @@ def load_errors(path: str | Path | None = None) -> pd.DataFrame:
     return _load(str(path), stamp).copy()
 
 
+def _sample(calibrated_pair: bool, errors: pd.DataFrame) -> pd.DataFrame:
+    """The out-of-sample predictions a band is drawn from: by-round errors of calibrated pairs, or
+    every error outside them."""
+    pick = errors["calibrated_pair"] == calibrated_pair
+    if calibrated_pair:
+        pick &= errors["check"] == BY_ROUND
+    sample = errors.loc[pick]
+    if len(sample) < 5:
+        raise ErrorBandError(
+            f"only {len(sample)} out-of-sample errors for "
+            f"{'calibrated' if calibrated_pair else 'uncalibrated'} pairs; a band needs 5"
+        )
+    return sample
+
+
 def band_ratios(calibrated_pair: bool, errors: pd.DataFrame | None = None) -> np.ndarray:
     """measured / predicted of the out-of-sample predictions a band is drawn from [ratio (n,)]:
     by-round errors of calibrated pairs, or every error outside them."""
     errors = load_errors() if errors is None else errors
-    pick = errors["calibrated_pair"] == calibrated_pair
-    if calibrated_pair:
-        pick &= errors["check"] == BY_ROUND
-    ratios = errors.loc[pick, "ratio"].to_numpy(dtype=float)
-    if len(ratios) < 5:
-        raise ErrorBandError(
-            f"only {len(ratios)} out-of-sample errors for "
-            f"{'calibrated' if calibrated_pair else 'uncalibrated'} pairs; a band needs 5"
+    return _sample(calibrated_pair, errors)["ratio"].to_numpy(dtype=float)
+
+
+def _generations(hardware) -> list[str]:
+    from econ.hardware import get_hardware
+
+    return sorted({get_hardware(h).generation for h in hardware})
+
+
+def _basis(sample: pd.DataFrame) -> str:
+    """Which predictions a band rests on: checks, rounds and hardware."""
+    parts = []
+    for check, part in sample.groupby("check", sort=False):
+        hardware = sorted(set(part["hardware"]))
+        where = f"{', '.join(hardware)} ({', '.join(_generations(hardware))})"
+        if check == BY_ROUND:
+            rounds = ", ".join(sorted(set(part["round"])))
+            kind = (
+                "calibrated pairs" if part["calibrated_pair"].all() else "pairs the fit never saw"
+            )
+            parts.append(
+                f"{len(part)} of MLPerf {rounds} predicted by coefficients fitted on earlier "
+                f"rounds, on {kind} of {where}"
+            )
+        else:
+            parts.append(f"{len(part)} {check} on {where}")
+    return "; ".join(parts)
+
+
+# --- the pair's own results ----------------------------------------------------------------------
+
+
+@lru_cache(maxsize=2)
+def _shipped_targets(path: str, stamp: float) -> pd.DataFrame:
+    from econ.throughput import calibration as cal
+
+    return cal.calibration_targets(cal.load_rows(path))
+
+
+def shipped_targets() -> pd.DataFrame:
+    """The calibration targets of the shipped MLPerf rows (models/calibration/mlperf_rows.csv):
+    the best per-GPU result of the latest round per hardware, model and scenario."""
+    from econ.throughput import calibration as cal
+
+    path = cal.rows_path()
+    return _shipped_targets(str(path), path.stat().st_mtime if path.is_file() else 0.0).copy()
+
+
+@dataclass(frozen=True)
+class PairResult:
+    """One MLPerf result of the predicted pair and the prediction it is compared with.
+
+    Attributes
+    ----------
+    scenario, round, submitter : the calibration target's MLPerf scenario, round and submitter
+    gpus : its system's accelerator count [GPUs]
+    measured : its per-GPU result [tokens/s/GPU]
+    predicted : the prediction compared with it [tokens/s/GPU]: the one at hand when it is of
+        the same MLPerf workload (`direct`), else the shipped coefficients' at MLPerf's workload
+    direct : whether `predicted` is the prediction at hand
+    """
+
+    scenario: str
+    round: str
+    submitter: str
+    gpus: int
+    measured: float
+    predicted: float
+    direct: bool
+
+    @property
+    def ratio(self) -> float:
+        """measured / predicted [ratio]."""
+        return self.measured / self.predicted
+
+    def text(self) -> str:
+        miss = self.predicted / self.measured - 1.0
+        where = (
+            f"this prediction, {self.predicted:,.0f},"
+            if self.direct
+            else (
+                f"the shipped coefficients' prediction at MLPerf's workload, {self.predicted:,.0f},"
+            )
         )
-    return ratios
+        return (
+            f"MLPerf {self.round} {self.scenario} measured {self.measured:,.0f} tokens/s per GPU "
+            f"({self.submitter}, {self.gpus} GPUs) and {where} is {abs(miss):.0%} "
+            f"{'above' if miss > 0 else 'below'} it"
+        )
+
+    def as_dict(self) -> dict:
+        return {
+            "scenario": self.scenario,
+            "round": self.round,
+            "submitter": self.submitter,
+            "gpus": self.gpus,
+            "measured_tokens_per_s_per_gpu": self.measured,
+            "predicted_tokens_per_s_per_gpu": self.predicted,
+            "direct": self.direct,
+            "ratio": self.ratio,
+        }
+
+
+def pair_results(
+    hardware: str, model: str, predicted: float | None = None, scenario: str | None = None
+) -> tuple[PairResult, ...]:
+    """The pair's own MLPerf results and the predictions they check.
+
+    With `scenario` (a prediction of that MLPerf scenario's workload, see `mlperf_scenario`) and
+    a calibration target of it: that target against `predicted`. Otherwise every target of the
+    pair against the shipped coefficients' prediction at MLPerf's workload and layouts up to the
+    submission's GPU count (what docs/simulator.md lists as "calibrated"). Empty for a pair
+    without MLPerf results."""
+    from econ.throughput import calibration as cal
+
+    targets = shipped_targets()
+    pair = targets[(targets["hardware"] == hardware) & (targets["model"] == model)]
+    if scenario is not None and predicted is not None and (pair["scenario"] == scenario).any():
+        pair = pair[pair["scenario"] == scenario]
+        against, direct = np.array([float(predicted)]), True
+    elif len(pair):
+        against = cal.PredictionBatch.build(pair).predict(
+            cal.efficiency_by_row(pair, cal.load_all_efficiencies())
+        )
+        direct = False
+    else:
+        return ()
+    return tuple(
+        PairResult(
+            r.scenario,
+            r.round,
+            str(r.submitter),
+            int(r.accelerator_count),
+            float(r.measured),
+            float(p),
+            direct,
+        )  # fmt: skip
+        for r, p in zip(pair.itertuples(index=False), against, strict=True)
+        if np.isfinite(p) and p > 0
+    )
+
+
+def mlperf_scenario(
+    hardware: str,
+    model: str,
+    precision: str,
+    *,
+    input_tokens: float,
+    output_tokens: float,
+    tpot_limit_s: float | None,
+    ttft_limit_s: float | None,
+    draft_tokens: int = 0,
+    accepted_tokens: float = 1.0,
+    scenario: str | None = None,
+) -> str | None:
+    """The MLPerf scenario ("Offline", "Server", "Interactive") whose workload a simulation
+    reproduces: its mean lengths, p99 limits (None = none) and speculation, at the hardware's
+    default precision, which the calibration assumes the submissions ran. Only then is the pair's
+    result of that scenario a direct check of the prediction. `scenario` restricts the search to
+    one; None when nothing matches."""
+    from econ.hardware import get_hardware
+    from econ.throughput import calibration as cal
+
+    if precision != get_hardware(hardware).default_precision:
+        return None
+    workloads = cal.load_workloads().get(model, {})
+    names = [scenario.strip().capitalize()] if scenario else list(workloads)
+    asked = (
+        input_tokens, output_tokens, math.inf if tpot_limit_s is None else tpot_limit_s,
+        math.inf if ttft_limit_s is None else ttft_limit_s, draft_tokens, accepted_tokens,
+    )  # fmt: skip
+    for name in names:
+        w = workloads.get(name)
+        if w is None:
+            continue
+        expected = (
+            w.input_tokens, w.output_tokens, w.tpot_limit_s, w.ttft_limit_s, w.draft_tokens,
+            w.accepted_tokens,
+        )  # fmt: skip
+        if all(
+            a == b or math.isclose(a, b, rel_tol=1e-9) for a, b in zip(asked, expected, strict=True)
+        ):
+            return name
+    return None
+
+
+def _latest_round_rows(hardware: str, model: str, result: PairResult) -> pd.DataFrame:
+    """Every available result of the pair's scenario in the target's round (shipped rows)."""
+    from econ.throughput import calibration as cal
+
+    rows = cal.load_rows()
+    return rows[
+        (rows["hardware"] == hardware)
+        & (rows["model"] == model)
+        & (rows["scenario"] == result.scenario)
+        & (rows["round"] == result.round)
+        & (rows["availability"] == "available")
+    ]
+
+
+def calibrated_gpus(
+    hardware: str, model: str, scenario: str | None = None
+) -> tuple[int, str] | None:
+    """Most GPUs of a calibration target, which the fit and the validation searched layouts up
+    to, and whose target(s) those are: the pair's target of `scenario` (a prediction of that
+    MLPerf workload), else every target of the pair, else of the hardware; None for hardware
+    without any."""
+    targets = shipped_targets()
+    mine = targets[targets["hardware"] == hardware]
+    pair = mine[mine["model"] == model]
+    same = pair[pair["scenario"] == scenario]
+    for rows, whose in (
+        (same, f"the calibration row of {model} {scenario} on {hardware} uses"),
+        (pair, f"the calibration rows of {model} on {hardware} use"),
+        (mine, f"the calibration rows of {hardware} use"),
+    ):
+        if len(rows):
+            return int(rows["accelerator_count"].max()), whose
+    return None
+
+
+def layout_warning(
+    hardware: str,
+    model: str,
+    instance_gpus: int,
+    tensor_parallel: int,
+    within: Callable[[int], float],
+    scenario: str | None = None,
+) -> str | None:
+    """A warning when an operating point's instance is larger than the calibration targets'
+    (`calibrated_gpus`): the fit and the validation never searched such layouts. `within(n)` is
+    the same search limited to n GPUs [tokens/s/GPU], quoted beside it (for an MLPerf scenario's
+    workload, the figure docs/simulator.md validates)."""
+    limit = calibrated_gpus(hardware, model, scenario)
+    if limit is None or instance_gpus <= limit[0]:
+        return None
+    gpus, whose = limit
+    return (
+        f"extrapolated beyond the calibrated layouts: {whose} at most {gpus} GPUs and this "
+        f"operating point {instance_gpus} (tp {tensor_parallel}); limited to {gpus} GPUs the "
+        f"simulator predicts {within(gpus):,.0f} tokens/s per GPU"
+    )
+
+
+# --- the band ------------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
 class ErrorBand:
-    """A prediction's band from out-of-sample errors.
+    """A prediction's band from out-of-sample errors and the pair's own results.
 
     Attributes
     ----------
     predicted : the simulator's figure [tokens/s/GPU]
     calibrated_pair : whether the hardware x model pair is in the calibration data
-    quantiles : {0.05: ..., 0.95: ...} of predicted x r [tokens/s/GPU]
-    median_abs_error : median |1/r - 1|, the error of the prediction relative to the measurement
+    quantiles : {0.05: ..., 0.95: ...} of predicted x r [tokens/s/GPU]; the 5th and 95th are the
+        band's ends, widened to the pair's own results where these fall outside
+    median_abs_error : median |1/r - 1| of the sample, the error of a prediction relative to its
+        measurement
     predictions : how many out-of-sample predictions the band rests on
-    basis : which checks they come from
-    ratios : the observed r [ratio (n,)]
+    basis : which checks, rounds and hardware they come from
+    ratios : the observed r of the sample [ratio (n,)]
+    sample : CALIBRATED_SAMPLE or OUTSIDE_SAMPLE, the errors the band is drawn from
+    sample_ends : the sample's 5th and 95th percentiles before any widening [tokens/s/GPU]
+    pair : the pair's own MLPerf results the band was checked against
+    warnings : what the band's user must hear (the pair's miss, a generation the sample lacks,
+        results of the round below the band)
     """
 
     predicted: float
@@ -234,6 +508,10 @@ class ErrorBand:
     predictions: int
     basis: str
     ratios: tuple[float, ...]
+    sample: str = CALIBRATED_SAMPLE
+    sample_ends: tuple[float, float] = (math.nan, math.nan)
+    pair: tuple[PairResult, ...] = ()
+    warnings: tuple[str, ...] = ()
 
     @property
     def low(self) -> float:
@@ -243,32 +521,59 @@ class ErrorBand:
     def high(self) -> float:
         return self.quantiles[BAND_QUANTILES[-1]]
 
+    @property
+    def widened(self) -> bool:
+        """Whether the pair's own results moved an end of the band beyond the sample's."""
+        return self.low < self.sample_ends[0] or self.high > self.sample_ends[1]
+
+    @property
+    def label(self) -> str:
+        """Short: which pair and which sample."""
+        if not self.calibrated_pair:
+            return "OUTSIDE the calibrated pairs"
+        if self.sample == CALIBRATED_SAMPLE:
+            return "calibrated pair"
+        return "calibrated pair of a generation the calibrated-pair errors lack (wider band)"
+
     def lognormal(self) -> tuple[float, float]:
-        """(mu, sigma) of ln(throughput): ln(predicted) + median ln r, IQR(ln r) / 1.349."""
-        logs = np.log(np.asarray(self.ratios))
-        q25, q50, q75 = np.quantile(logs, [0.25, 0.5, 0.75])
-        return math.log(self.predicted) + float(q50), float(q75 - q25) / NORMAL_IQR
+        """(mu, sigma) of ln(throughput) whose 5th and 95th percentiles are the band's ends:
+        mu = (ln low + ln high) / 2, sigma = (ln high - ln low) / (2 z_0.95)."""
+        low, high = math.log(self.low), math.log(self.high)
+        return (low + high) / 2.0, (high - low) / (2.0 * Z_95)
 
     def montecarlo_lognormal(self) -> str:
         """`--dist` text of the lognormal fit (econ.analysis.distributions syntax)."""
         mu, sigma = self.lognormal()
-        return f"lognormal({mu:.6g}, {sigma:.6g})"
+        return f"lognormal({mu:.9g}, {sigma:.9g})"
 
     def montecarlo_empirical(self) -> str:
-        """`--dist` text of the empirical band: predicted x each observed r, equal weights."""
-        values = sorted(self.predicted * r for r in self.ratios)
+        """`--dist` text of the empirical band: predicted x each observed r of the sample and of
+        the pair's own results, equal weights."""
+        ratios = (*self.ratios, *(r.ratio for r in self.pair))
+        values = sorted(self.predicted * r for r in ratios)
         return "discrete(" + ", ".join(f"{v:.6g}" for v in values) + ")"
 
     def description(self) -> str:
-        where = (
-            "a calibrated hardware x model pair"
-            if self.calibrated_pair
-            else "OUTSIDE the calibrated hardware x model pairs"
+        if not self.calibrated_pair:
+            where = "OUTSIDE the calibrated hardware x model pairs"
+        elif self.sample == CALIBRATED_SAMPLE:
+            where = "a calibrated hardware x model pair"
+        else:
+            where = (
+                "a calibrated hardware x model pair of a generation the calibrated-pair errors "
+                "lack, so the band of the predictions outside calibrated pairs"
+            )
+        widened = (
+            f"; widened from {self.sample_ends[0]:,.0f} to {self.sample_ends[1]:,.0f} to reach "
+            "this pair's own MLPerf result"
+            if self.widened
+            else ""
         )
         return (
             f"out-of-sample error band (5th-95th percentile): {self.low:,.0f} to {self.high:,.0f} "
             f"tokens/s per GPU around {self.predicted:,.0f}; {where}: median error "
             f"{self.median_abs_error:.1%} over {self.predictions} predictions ({self.basis})"
+            + widened
         )
 
     def as_dict(self) -> dict:
@@ -276,12 +581,18 @@ class ErrorBand:
         return {
             "predicted_tokens_per_s_per_gpu": self.predicted,
             "calibrated_pair": self.calibrated_pair,
+            "label": self.label,
             "quantiles_tokens_per_s_per_gpu": {
                 f"p{round(q * 100):02d}": v for q, v in self.quantiles.items()
             },  # fmt: skip
+            "sample": self.sample,
+            "sample_p05_p95_tokens_per_s_per_gpu": list(self.sample_ends),
+            "widened": self.widened,
             "median_abs_error": self.median_abs_error,
             "predictions": self.predictions,
             "basis": self.basis,
+            "pair_results": [r.as_dict() for r in self.pair],
+            "warnings": list(self.warnings),
             "lognormal_mu": mu,
             "lognormal_sigma": sigma,
             "montecarlo_dist_lognormal": self.montecarlo_lognormal(),
@@ -290,47 +601,107 @@ class ErrorBand:
 
 
 def error_band(
-    hardware: str, model: str, tokens_per_s_per_gpu: float, errors: pd.DataFrame | None = None
+    hardware: str,
+    model: str,
+    tokens_per_s_per_gpu: float,
+    errors: pd.DataFrame | None = None,
+    *,
+    scenario: str | None = None,
+    own_results: bool = True,
 ) -> ErrorBand:
-    """The band of a calibrated prediction of `model` on `hardware` [tokens/s/GPU]."""
+    """The band of a calibrated prediction of `model` on `hardware` [tokens/s/GPU].
+
+    `scenario`: the MLPerf scenario whose workload the prediction reproduces (`mlperf_scenario`),
+    whose result then checks it directly. `own_results` False leaves the pair's own results out
+    (the sample's band alone)."""
     if not (tokens_per_s_per_gpu > 0 and math.isfinite(tokens_per_s_per_gpu)):
         raise ErrorBandError(
             f"predicted throughput {tokens_per_s_per_gpu!r}: expected a positive number of "
             "tokens/s per GPU"
         )
+    from econ.hardware import get_hardware
+
+    predicted = float(tokens_per_s_per_gpu)
     in_pair = (hardware, model) in calibrated_pairs()
     errors = load_errors() if errors is None else errors
-    ratios = band_ratios(in_pair, errors)
-    values = tokens_per_s_per_gpu * np.quantile(ratios, BAND_QUANTILES)
-    rounds = ", ".join(sorted(set(errors.loc[errors["check"] == BY_ROUND, "round"])))
-    basis = (
-        f"MLPerf {rounds} predicted by coefficients fitted on earlier rounds"
-        if in_pair
-        else f"MLPerf {rounds} on pairs the fit never saw, and leave one system out"
-    )
+    warnings = []
+    use_calibrated = in_pair
+    if in_pair:
+        generation = get_hardware(hardware).generation
+        covered = _generations(_sample(True, errors)["hardware"])
+        if generation not in covered:
+            use_calibrated = False
+            warnings.append(
+                f"{model} on {hardware} is a calibrated pair, but the out-of-sample errors of "
+                f"calibrated pairs are all of {', '.join(covered)} hardware, not {generation}: "
+                "its band is the wider one of the predictions outside calibrated pairs"
+            )
+    sample = _sample(use_calibrated, errors)
+    ratios = sample["ratio"].to_numpy(dtype=float)
+    values = predicted * np.quantile(ratios, BAND_QUANTILES)
+    ends = (float(values[0]), float(values[-1]))
+    own = pair_results(hardware, model, predicted, scenario) if own_results else ()
+    values[0] = min([values[0], *(predicted * r.ratio for r in own)])
+    values[-1] = max([values[-1], *(predicted * r.ratio for r in own)])
+    for r in own:
+        if not ends[0] <= predicted * r.ratio <= ends[1]:
+            advice = (
+                "; where the workload is MLPerf's, the measured figure is the better input "
+                "(throughput.measured, an MLPerf catalog row)"
+                if r.direct
+                else ""
+            )
+            warnings.append(
+                f"the simulator misses {model} on {hardware}: {r.text()}; the band is widened "
+                f"from {ends[0]:,.0f}-{ends[1]:,.0f} to reach it{advice}"
+            )
+    direct = [r for r in own if r.direct]
+    if direct:
+        rows = _latest_round_rows(hardware, model, direct[0])["per_accelerator"].astype(float)
+        below = rows[rows < values[0] * (1.0 - 1e-9)]  # the best, the band's end, is not below
+        if len(below):
+            warnings.append(
+                f"{len(below)} of {len(rows)} MLPerf {direct[0].round} {direct[0].scenario} "
+                f"results of {model} on {hardware} lie below the band (lowest {below.min():,.0f} "
+                "tokens/s per GPU): the band is of the best result of a round, which the fit's "
+                "targets are; less tuned stacks reach less"
+            )
     return ErrorBand(
-        predicted=float(tokens_per_s_per_gpu),
+        predicted=predicted,
         calibrated_pair=in_pair,
         quantiles={q: float(v) for q, v in zip(BAND_QUANTILES, values, strict=True)},
         median_abs_error=float(np.median(np.abs(1.0 / ratios - 1.0))),
         predictions=len(ratios),
-        basis=basis,
+        basis=_basis(sample),
         ratios=tuple(float(r) for r in ratios),
+        sample=CALIBRATED_SAMPLE if use_calibrated else OUTSIDE_SAMPLE,
+        sample_ends=ends,
+        pair=own,
+        warnings=tuple(warnings),
     )
 
 
 __all__ = [
     "BAND_QUANTILES",
     "BY_ROUND",
+    "CALIBRATED_SAMPLE",
     "ErrorBand",
     "ErrorBandError",
     "LEAVE_ONE_OUT",
+    "OUTSIDE_SAMPLE",
+    "PairResult",
     "TEST_ROUND",
+    "Z_95",
     "band_ratios",
+    "calibrated_gpus",
     "calibrated_pairs",
     "error_band",
     "errors_path",
+    "layout_warning",
     "load_errors",
+    "mlperf_scenario",
     "out_of_sample_errors",
+    "pair_results",
     "round_targets",
+    "shipped_targets",
 ]

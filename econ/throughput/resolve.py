@@ -221,8 +221,8 @@ def input_ratio_at(point) -> tuple[float | None, str]:
 
 def _simulated(simulated: dict, slo: ServiceLevel, hardware: str) -> ResolvedThroughput:
     from econ.throughput import calibration as cal
+    from econ.throughput import errorbands as eb
     from econ.throughput import simulator as sim
-    from econ.throughput.errorbands import error_band
 
     where = "throughput.simulated"
     try:
@@ -260,8 +260,27 @@ def _simulated(simulated: dict, slo: ServiceLevel, hardware: str) -> ResolvedThr
     if provenance.get("efficiency") != "calibrated" or source.startswith("transferred"):
         warnings.append(f"the simulator's coefficients for {hw.key} {precision}: {source}")
     tps = float(point.tokens_per_s_per_gpu)
-    band = error_band(hw.key, llm.key, tps)
+    try:
+        scenario = eb.mlperf_scenario(hw.key, llm.key, precision, **workload)
+        band = eb.error_band(hw.key, llm.key, tps, scenario=scenario)
+        layout = eb.layout_warning(
+            hw.key,
+            llm.key,
+            point.instance_gpus,
+            point.tensor_parallel,
+            lambda gpus: (
+                sim.operating_point(
+                    hw, llm, precision, max_gpus=gpus, strict=False, **workload
+                ).tokens_per_s_per_gpu
+            ),
+            scenario,
+        )
+    except InputError as exc:
+        raise ThroughputSourceError(f"{where}: {exc}") from None
     warnings.append(band.description())
+    warnings += band.warnings
+    if layout:
+        warnings.append(layout)
     warnings.append(
         f"speed of light {ceiling:,.0f} tokens/s per GPU at this SLO: software gains are capped "
         f"there, {float(sim.headroom_to_speed_of_light(tps, ceiling)):.0%} above today's "

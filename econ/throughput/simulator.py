@@ -53,6 +53,11 @@ P99_OVER_MEAN_EXPONENTIAL = math.log(100.0)
 """p99 / mean of an exponential distribution, ln 100 = 4.61, used for the queueing wait's tail."""
 MAX_LENGTH_TOKENS = 10_000_000
 DEFAULT_POINTS = 64
+"""Concurrency points per layout of a drawn curve or envelope."""
+SEARCH_POINTS = 40
+"""Concurrency points per layout of the operating-point search: the grid the calibration was
+fitted on and the validation (docs/simulator.md) predicts on, so that `operating_point` gives the
+figures of that table; the SLO edge is interpolated between the two grid points around it."""
 HGX_SCALEOUT_NODES = 8
 """Largest multi-node instance the envelope considers on 8-GPU boards [nodes]."""
 
@@ -909,7 +914,13 @@ class LayoutPoint:
 
 def best_point(env: Envelope) -> LayoutPoint:
     """Highest tokens/s per GPU whose p99 TPOT and TTFT meet the limits; `meets_slo` False and the
-    point of largest margin (the closest to meeting them) when none does."""
+    point of largest margin (the closest to meeting them) when none does.
+
+    The point is `best_under_slo`'s, the fit's and the validation's: at the SLO edge its
+    throughput is interpolated linearly in the margin between the last grid point that meets the
+    limits and the first that does not, and its latencies, tokens/s per user and concurrency
+    geometrically with the same fraction (the grid is geometric in concurrency; a binding limit
+    that holds at both points is then met exactly)."""
     m = _broadcast_metrics(env)
     fits = m["fits"].astype(bool)
     values, pos = best_under_slo(m["output_tokens_per_s_per_gpu"], env.margin, fits)
@@ -917,27 +928,19 @@ def best_point(env: Envelope) -> LayoutPoint:
     if np.isfinite(values[k]):
         lo = int(math.floor(pos[k]))
         hi = min(lo + 1, env.concurrency.shape[1] - 1)
-        c = _feasible_edge(env, k, env.concurrency[k, lo], env.concurrency[k, hi])
+        frac = float(pos[k]) - lo
+
+        def at(values_k):
+            a, b = float(values_k[lo]), float(values_k[hi])
+            return a if frac == 0.0 else a * (b / a) ** frac
+
         g, tp = env.configs[k]
-        o = env.options
-        pt = serve(
-            env.system,
-            c,
-            env.input_tokens,
-            env.output_tokens,
-            tp,
-            g,
-            env.efficiency,
-            disaggregated=o["disaggregated"],
-            draft_tokens=o["draft_tokens"],
-            accepted_tokens=o["accepted_tokens"],
-        )
         return LayoutPoint(
-            tokens_per_s_per_gpu=float(pt["output_tokens_per_s_per_gpu"]),
-            tokens_per_s_per_user=float(pt["tokens_per_s_per_user"]),
-            tpot_s_p99=float(pt["tpot_s_p99"]),
-            ttft_s_p99=float(pt["ttft_s_p99"]),
-            concurrency=float(c),
+            tokens_per_s_per_gpu=float(values[k]),
+            tokens_per_s_per_user=at(m["tokens_per_s_per_user"][k]),
+            tpot_s_p99=at(m["tpot_s_p99"][k]),
+            ttft_s_p99=at(m["ttft_s_p99"][k]),
+            concurrency=at(env.concurrency[k]),
             instance_gpus=int(g),
             tensor_parallel=int(tp),
             meets_slo=True,
@@ -956,30 +959,6 @@ def best_point(env: Envelope) -> LayoutPoint:
     )
 
 
-def _feasible_edge(env: Envelope, k: int, c_lo: float, c_hi: float, steps: int = 30) -> float:
-    """Largest concurrency in [c_lo, c_hi] of layout k that meets the SLO and fits (bisection in
-    log concurrency; c_lo is feasible)."""
-    g, tp = env.configs[k]
-    o = env.options
-    for _ in range(steps if c_hi > c_lo else 0):
-        mid = math.sqrt(c_lo * c_hi)
-        m = serve(
-            env.system,
-            mid,
-            env.input_tokens,
-            env.output_tokens,
-            tp,
-            g,
-            env.efficiency,
-            disaggregated=o["disaggregated"],
-            draft_tokens=o["draft_tokens"],
-            accepted_tokens=o["accepted_tokens"],
-        )
-        ok = bool(m["fits"]) and float(slo_margin(m, o["tpot_limit_s"], o["ttft_limit_s"])) >= 0
-        c_lo, c_hi = (mid, c_hi) if ok else (c_lo, mid)
-    return c_lo
-
-
 def operating_point(
     hardware: str | Hardware,
     model: str | LLM,
@@ -994,12 +973,17 @@ def operating_point(
     disaggregated: bool = False,
     draft_tokens: int = 0,
     accepted_tokens: float = 1.0,
-    points: int = DEFAULT_POINTS,
+    points: int = SEARCH_POINTS,
     strict: bool = True,
 ) -> LayoutPoint:
     """Most tokens/s per GPU over layouts and concurrency with p99 TPOT and TTFT within the limits
     (None = no limit, as in MLPerf Offline). With `strict`, an SLO that no layout meets raises
-    SimulatorError naming the closest point; otherwise that point returns with meets_slo False."""
+    SimulatorError naming the closest point; otherwise that point returns with meets_slo False.
+
+    The search is the calibration's (`calibration.PredictionBatch`): `points` concurrency values
+    per layout (default SEARCH_POINTS, the fit's grid) and the SLO edge interpolated between
+    them, so with `max_gpus` set to a submission's GPU count it gives the validated figure of
+    docs/simulator.md."""
     hw, llm, p = resolve(hardware, model, precision)
     _check_lengths(input_tokens, output_tokens)
     _check_speculation(draft_tokens, accepted_tokens)

@@ -505,9 +505,10 @@ def simulation(
     max_gpus: int | None,
 ) -> dict[str, Any]:
     """Simulated envelope, its SLO operating point, the speed of light (econ.throughput.simulator)
-    and the operating point's out-of-sample error band (econ.throughput.errorbands)."""
+    and the operating point's out-of-sample error band with its warnings (the pair's own MLPerf
+    miss, a layout beyond the calibrated ones; econ.throughput.errorbands)."""
+    from econ.throughput import errorbands as eb
     from econ.throughput import simulator as sim
-    from econ.throughput.errorbands import error_band
 
     common = {"input_tokens": input_tokens, "output_tokens": output_tokens}
     envelope = sim.simulate_envelope(hardware, model, precision, max_gpus=max_gpus, **common)
@@ -531,11 +532,30 @@ def simulation(
         **common,
     )
     tps = float(point.tokens_per_s_per_gpu)
-    band = error_band(hardware, model, tps) if tps > 0 else None
+    warnings = list(envelope.warnings)
+    band = None
+    if tps > 0:
+        limits = {"tpot_limit_s": tpot_limit_s, "ttft_limit_s": ttft_limit_s}
+        hw, llm, p = sim.resolve(hardware, model, precision)
+        scenario = eb.mlperf_scenario(hw.key, llm.key, p, **common, **limits)
+        band = eb.error_band(hw.key, llm.key, tps, scenario=scenario)
+        layout = eb.layout_warning(
+            hw.key,
+            llm.key,
+            point.instance_gpus,
+            point.tensor_parallel,
+            lambda gpus: (
+                sim.operating_point(
+                    hw, llm, p, max_gpus=gpus, strict=False, **limits, **common
+                ).tokens_per_s_per_gpu
+            ),
+            scenario,
+        )
+        warnings += [*band.warnings, *([layout] if layout else [])]
     return {
         "points": envelope.points,
         "provenance": dict(envelope.provenance),
-        "warnings": list(envelope.warnings),
+        "warnings": warnings,
         "error_band": None if band is None else band.as_dict(),
         "point": point.as_dict(),
         "speed_of_light": float(light),
