@@ -541,7 +541,8 @@ def write_report(frame: pd.DataFrame, fits: dict, errors: pd.DataFrame) -> str:
                 f"{eff.communication:.2f} | {eff.tpot_tail:.2f} |"
             )
     lines += model_section()
-    lines += ["", MODEL_NOTES.strip(), "", cal.METHOD_NOTES.strip(), ""]
+    method = cal.method_notes(cal.calibration_targets(rows)).strip()
+    lines += ["", MODEL_NOTES.strip(), "", method, ""]
     text = "\n".join(lines)
     REPORT.parent.mkdir(parents=True, exist_ok=True)
     REPORT.write_text(text)

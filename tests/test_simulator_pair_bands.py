@@ -309,3 +309,30 @@ def test_simulate_help_names_the_search_grid(capsys, monkeypatch):
     with pytest.raises(SystemExit):
         main(["throughput", "simulate", "--help"])
     assert f"searched on the {sim.SEARCH_POINTS}-point grid" in capsys.readouterr().out
+
+
+# --- calibration: in sample, under-determined ----------------------------------------------------
+
+
+def test_calibrate_labels_its_error_in_sample_and_warns_of_an_under_determined_fit(
+    tmp_path, capsys
+):
+    args = ["throughput", "calibrate", "--hardware", "mi325x", "--out-dir", str(tmp_path)]
+    assert main([*args, "--starts", "1"]) == 0
+    out, err = capsys.readouterr()
+    assert "in-sample median abs error" in out and "in-sample: each fit's error" in out
+    shipped = cal.calibration_targets(cal.load_rows())
+    mine = shipped[shipped.hardware == "mi325x"]
+    coefficients = len(sim.FITTED_FIELDS)
+    assert len(mine) < 2 * coefficients
+    assert f"{len(mine)} calibration targets for {coefficients} fitted coefficients" in err
+    assert "under-determined" in err
+    assert f"models other than {', '.join(sorted(set(mine['model'])))} are unreliable" in err
+    enough = pd.concat([mine] * 4)
+    assert cal.fit_caveat("mi325x", enough) is None
+
+
+def test_the_docs_method_notes_are_the_generated_ones():
+    notes = cal.method_notes(cal.calibration_targets(cal.load_rows())).strip()
+    assert notes in DOC.read_text()
+    assert f"against\n  {len(sim.FITTED_FIELDS)} coefficients" in notes

@@ -498,13 +498,25 @@ def cmd_calibrate(args) -> int:
             "overwrite them"
         )
     written = cal.calibrate(args.hardware, rows=rows, directory=directory, starts=args.starts)
-    table = [["hardware", "precision", "source", "rows", "median abs error"]]
+    table = [["hardware", "precision", "source", "rows", "in-sample median abs error"]]
     for key, tables in written.items():
         for precision, t in tables.items():
             table.append(
                 [key, precision, t["source"], str(t["rows"]), f"{t['median_abs_error']:.1%}"]
             )
     print(_table(table))
+    print(
+        "in-sample: each fit's error on its own rows; docs/simulator.md gives the out-of-sample "
+        "errors (a round ahead, and each hardware predicted by its sibling's fit)"
+    )
+    targets = cal.calibration_targets(cal.load_rows() if rows is None else rows)
+    fitted = [
+        k for k, tables in written.items() if any(t["source"] == "fit" for t in tables.values())
+    ]
+    for key in fitted:
+        caveat = cal.fit_caveat(key, targets)
+        if caveat:
+            print(f"warning: {caveat}", file=sys.stderr)
     missing = sorted(set(keys) - set(written))
     for key in missing:
         print(

@@ -89,6 +89,10 @@ BOUNDS = {
     "tpot_tail": (1.0, 4.0),
 }
 
+MIN_TARGETS_PER_COEFFICIENT = 2
+"""Calibration targets per fitted coefficient below which a fit is called under-determined: the
+usual rule of thumb for a least-squares fit whose coefficients the data should pin down."""
+
 METHOD_NOTES = """
 ## Method and limits
 
@@ -98,9 +102,14 @@ METHOD_NOTES = """
   rounds ran, and FP4 on MI355X (assumed: its v6.1 rows do not state the precision); KV cache in
   FP8.
 - Fit: per hardware, the coefficients in log space with Gaussian priors, soft-L1 loss, bounds and
-  four starts (`econ throughput calibrate`). Few targets per hardware (3-15) against eight
-  coefficients: the priors carry the coefficients the data does not pin down, so an in-sample error
-  says little on its own. The leave-one-system-out column predicts each hardware with its sibling's
+  four starts (`econ throughput calibrate`). Few targets per hardware ({rows}) against
+  {coefficients} coefficients: every fit is under-determined by the rule of at least
+  {per_coefficient} targets per coefficient, which `econ throughput calibrate` warns of. The priors carry the
+  coefficients the data does not pin down, a refit of one hardware alone can land on quite
+  different coefficients that match its rows as well, and the error that command prints is in
+  sample (the fit's own rows), which says little on its own; predictions for models outside a
+  hardware's rows rest on those priors and are unreliable (the out-of-sample checks above
+  measure them). The leave-one-system-out column predicts each hardware with its sibling's
   coefficients (a fit that never saw it): that is the error to expect for hardware without
   measurements. The per-model efficiencies are fitted on every hardware's rows, the left-out
   one's included, so that column is slightly optimistic for them.
@@ -718,6 +727,36 @@ def _model_tables(fitted_rows, predicted, model_eff, data_note, today) -> dict[s
     return tables
 
 
+def method_notes(targets: pd.DataFrame) -> str:
+    """METHOD_NOTES with the targets per hardware and the coefficients of the fit filled in."""
+    counts = targets.groupby("hardware").size()
+    return METHOD_NOTES.format(
+        rows=f"{counts.min()}-{counts.max()}" if len(counts) else "none",
+        coefficients=len(FITTED_FIELDS),
+        per_coefficient=MIN_TARGETS_PER_COEFFICIENT,
+    )
+
+
+def fit_caveat(key: str, targets: pd.DataFrame) -> str | None:
+    """A warning when the fit of hardware `key` has fewer targets than
+    MIN_TARGETS_PER_COEFFICIENT per fitted coefficient (None otherwise): the priors then set
+    what the rows do not pin down, and models outside its rows are predicted from them."""
+    mine = targets[targets["hardware"] == key]
+    needed = MIN_TARGETS_PER_COEFFICIENT * len(FITTED_FIELDS)
+    if len(mine) >= needed:
+        return None
+    models = ", ".join(sorted(set(mine["model"])))
+    return (
+        f"{key}: {len(mine)} calibration targets for {len(FITTED_FIELDS)} fitted coefficients "
+        f"(fewer than {needed}, {MIN_TARGETS_PER_COEFFICIENT} per coefficient): the fit is "
+        "under-determined. The priors set what these rows do not pin down, another start or a "
+        "refit of this hardware alone can land on quite different coefficients that match the "
+        "rows as well, its median error is in sample (these rows), and its predictions for "
+        f"models other than {models} are unreliable (docs/simulator.md gives the out-of-sample "
+        "errors)"
+    )
+
+
 __all__ = [
     "CalibrationError",
     "Efficiency",
@@ -728,7 +767,9 @@ __all__ = [
     "calibrate",
     "calibration_targets",
     "efficiency_by_row",
+    "fit_caveat",
     "fit_targets",
+    "method_notes",
     "save_model_efficiencies",
     "update_model_efficiencies",
     "with_model_efficiencies",
