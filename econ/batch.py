@@ -312,13 +312,7 @@ class ScenarioBatch:
                     f"column {path} has {got}; expected {n:,} (one per scenario) or a single "
                     "value for all"
                 )
-        fixed = [p for p in SERIES_COMPILED if p in columns]
-        if fixed and any(row.market.rental_series for row in scenario.expand()):
-            raise InputError(
-                f"{fixed[0]} cannot be varied in a batch of a scenario priced from "
-                f"market.rental_series: the series is turned into prices when the scenario is "
-                f"compiled; expected one scenario per value, or {BAND_PATH} for its error band"
-            )
+        refuse_series_compiled(scenario, columns)
         if RESALE_BAND_PATH in columns and not scenario.market.has_resale:
             raise InputError(
                 f"{RESALE_BAND_PATH} is varied but scenario '{scenario.name}' gives no resale "
@@ -340,22 +334,28 @@ class ScenarioBatch:
         one = cls.from_scenarios(scenario)
         per = one.rows
         cols = {path: np.tile(values, n) for path, values in one.columns.items()}
+        series_contract = one.extras.get("market.series_contract_usd_per_gpu_hour")
+        if series_contract is not None:  # the file's own prices: the series' is set below
+            cols[CONTRACT_PATH] = np.tile(
+                [row.market.contract_usd_per_gpu_hour for row in scenario.expand()], n
+            )
         for path, values in columns.items():
             values = np.repeat(values.astype(cols[path].dtype, copy=False), per)
             taken = np.tile(scenario.takes_own_value(path), n) if per > 1 else True
             cols[path] = np.where(taken, values, cols[path])
         extras = {k: np.tile(v, (n,) + (1,) * (v.ndim - 1)) for k, v in one.extras.items()}
-        band = columns.get(BAND_PATH)
-        if band is not None and "market.rental_table_log_sd" in extras:
-            # The series' extrapolated prices move with the sampled band, as compiled ones do.
+        if series_contract is not None:
+            # The series' extrapolated prices move with a sampled band, as compiled ones do, and
+            # so does a first contract priced from them (a row's own contract price does not).
             shift = cols[BAND_PATH] - np.tile(one.columns[BAND_PATH], n)
             extras["market.rental_table_usd_per_gpu_hour"] = extras[
                 "market.rental_table_usd_per_gpu_hour"
             ] * np.exp(shift[:, None] * np.nan_to_num(extras["market.rental_table_log_sd"]))
-            if "market.contract_usd_per_gpu_hour" not in columns:  # a sampled price stays as is
-                cols["market.contract_usd_per_gpu_hour"] = cols[
-                    "market.contract_usd_per_gpu_hour"
-                ] * np.exp(shift * extras["market.contract_log_sd"])
+            cols[CONTRACT_PATH] = contract_from_series(
+                cols[CONTRACT_PATH],
+                extras["market.series_contract_usd_per_gpu_hour"]
+                * np.exp(shift * extras["market.contract_log_sd"]),
+            )
         horizon = np.repeat(one.horizon_months, n)
         if "horizon_months" in columns or "depreciation.life_years" in columns:
             first = np.arange(n) * per
@@ -547,6 +547,7 @@ def _given_columns(columns) -> dict[str, ArrayLike]:
 
 
 BAND_PATH = "market.rental_series_band_sigmas"
+CONTRACT_PATH = "market.contract_usd_per_gpu_hour"
 SERIES_COMPILED = (
     "market.rental_series_term_months",
     "market.rental_decline_annual",
@@ -555,12 +556,27 @@ SERIES_COMPILED = (
 """Fields a rental series is compiled with, so a batch cannot vary them column by column."""
 
 
+def refuse_series_compiled(scenario: Scenario, paths: Iterable[str]) -> None:
+    """Refuse a batch column of a field a rental series is compiled with (SERIES_COMPILED), on
+    a scenario priced from market.rental_series: the column would change nothing."""
+    fixed = [p for p in SERIES_COMPILED if p in paths]
+    if fixed and scenario.market.rental_series is not None:
+        raise InputError(
+            f"{fixed[0]} cannot be varied in a batch of a scenario priced from "
+            f"market.rental_series: the series is turned into prices when the scenario is "
+            f"compiled; expected one scenario per value, or {BAND_PATH} for its error band"
+        )
+
+
 def _rental_series(rows, items, row_scenario, columns, market) -> list[tuple[str, ...]]:
     """Rows whose market names a rental index series get its points (and the decay beyond them)
     as their rental table, in place of the compiled one; returns each row's warnings.
 
-    Adds extras market.rental_table_log_sd (the s.e. of ln price at each table point) and
-    market.contract_log_sd, so a sampled band moves the extrapolated prices (`repeat`).
+    Adds extras market.rental_table_log_sd (the s.e. of ln price at each table point), and
+    market.series_contract_usd_per_gpu_hour (the series' month-1 price, NaN for a row without a
+    series) with its market.contract_log_sd: a row that gives no contract price of its own
+    (market.contract_usd_per_gpu_hour 0) has its first contract at that price, and a sampled
+    band moves the extrapolated prices and that price (`repeat`).
     """
     warnings: list[tuple[str, ...]] = [() for _ in rows]
     if all(row.market.rental_series is None for row in rows):
@@ -585,6 +601,7 @@ def _rental_series(rows, items, row_scenario, columns, market) -> list[tuple[str
         market[key] = np.full((len(rows), width), np.nan)
         market[key][:, : old.shape[1]] = old
     market["rental_table_log_sd"] = np.full((len(rows), width), np.nan)
+    market["series_contract_usd_per_gpu_hour"] = np.full(len(rows), np.nan)
     market["contract_log_sd"] = np.zeros(len(rows))
     for i, series in resolved.items():
         k = series.months.size
@@ -593,10 +610,20 @@ def _rental_series(rows, items, row_scenario, columns, market) -> list[tuple[str
         market["rental_table_months"][i, :k] = series.months
         market["rental_table_usd_per_gpu_hour"][i, :k] = series.prices
         market["rental_table_log_sd"][i, :k] = series.log_sd
-        if series.contract_usd_per_gpu_hour is not None:
-            columns["market.contract_usd_per_gpu_hour"][i] = series.contract_usd_per_gpu_hour
-            market["contract_log_sd"][i] = series.contract_log_sd
+        market["series_contract_usd_per_gpu_hour"][i] = series.month1_usd_per_gpu_hour
+        market["contract_log_sd"][i] = series.month1_log_sd
+    price = columns[CONTRACT_PATH]
+    price[:] = contract_from_series(price, market["series_contract_usd_per_gpu_hour"])
     return warnings
+
+
+def contract_from_series(contract_usd_per_gpu_hour, series_usd_per_gpu_hour) -> np.ndarray:
+    """The first contract's price of each row [USD/GPU-hour]: the row's own, or where it gives
+    none (0) and names a rental series, the series' month-1 price (NaN for rows without one),
+    as `econ.scenario.market_models.Market` reads a scenario priced from a series."""
+    series = np.asarray(series_usd_per_gpu_hour, dtype=float)
+    own = np.asarray(contract_usd_per_gpu_hour, dtype=float)
+    return np.where(np.isfinite(series) & (own <= 0), series, own)
 
 
 def _input_ratio(row: Scenario, resolved, columns, i: int) -> tuple[str, ...]:

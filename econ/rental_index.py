@@ -595,8 +595,9 @@ class ResolvedSeries:
         up to the horizon [month, USD/GPU-hour]
     log_sd : array (k,)  residual s.e. of ln price at each point: 0 at the series' own points,
         the fit's s at the extrapolated ones (what rental_series_band_sigmas multiplies)
-    contract_usd_per_gpu_hour : the month-1 price, when the first contract's price comes from it
-    contract_log_sd : log_sd of that price
+    month1_usd_per_gpu_hour : the price in month 1, the first contract's where the scenario
+        gives no contract price (whatever its contract share: a batch may vary the share)
+    month1_log_sd : log_sd of that price
     """
 
     curve: Curve
@@ -604,8 +605,8 @@ class ResolvedSeries:
     months: np.ndarray
     prices: np.ndarray
     log_sd: np.ndarray
-    contract_usd_per_gpu_hour: float | None
-    contract_log_sd: float
+    month1_usd_per_gpu_hour: float
+    month1_log_sd: float
     warning: str
 
 
@@ -672,10 +673,8 @@ def resolve_series(market, hardware: str, start_date: dt.date, horizon_months: i
     months = np.concatenate([own_months, beyond])
     prices = np.concatenate([curve.prices, extended * math.exp(z * sigma)])
     log_sd = np.concatenate([np.zeros(own_months.size), np.full(beyond.size, sigma)])
-    contract, contract_sd = None, 0.0
-    if market.contract_share > 0 and market.contract_usd_per_gpu_hour <= 0:
-        contract = float(table_price_path(months[None, :], prices[None, :], np.array([1]))[0, 0])
-        contract_sd = sigma if 1 in beyond else 0.0
+    month1 = float(table_price_path(months[None, :], prices[None, :], np.array([1]))[0, 0])
+    month1_sd = sigma if 1 in beyond else 0.0
     kind = "on-demand" if term == 0 else f"{term}-month contracts"
     if beyond.size:
         band = (
@@ -699,7 +698,7 @@ def resolve_series(market, hardware: str, start_date: dt.date, horizon_months: i
         f"{last.date}; "
         + tail
     )
-    return ResolvedSeries(curve, fit, months, prices, log_sd, contract, contract_sd, warning)
+    return ResolvedSeries(curve, fit, months, prices, log_sd, month1, month1_sd, warning)
 
 
 __all__ = [

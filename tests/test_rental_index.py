@@ -706,13 +706,21 @@ def test_series_prices_the_rental_line_as_the_equivalent_hand_table(exact_index)
     assert "extrapolated beyond 2026-05-01" in warning and "floor fit" in warning
 
 
-def test_band_shifts_extrapolated_prices_and_monte_carlo_columns_do_the_same(tmp_path, monkeypatch):
+@pytest.fixture
+def noisy_index(tmp_path, monkeypatch):
+    """An index whose H200 on-demand curve scatters about P = 1.2 + 3 e^(-0.7 t): a fit with an
+    error band, its last point 2026-05-01 (month 0 of MARKET's start)."""
     noisy = [1.0, 1.03, 0.98, 1.02, 0.99, 1.01]
     body = "".join(
         f"{d},Pub/Noisy,H200,0,{(1.2 + 3.0 * math.exp(-0.7 * t)) * e:.12f},test\n"
         for (d, t), e in zip(_dated_ages(), noisy, strict=True)
     )
-    monkeypatch.setattr(ri, "catalog_path", lambda: _write(tmp_path, body))
+    path = _write(tmp_path, body)
+    monkeypatch.setattr(ri, "catalog_path", lambda: path)
+    return path
+
+
+def test_band_shifts_extrapolated_prices_and_monte_carlo_columns_do_the_same(noisy_index):
     overrides = [*MARKET[:3], "market.contract_share=0", 'market.rental_series="Pub/Noisy"']
     base = load_scenario(BASE, overrides)
     high = load_scenario(BASE, [*overrides, "market.rental_series_band_sigmas=1.6448536269514722"])
@@ -735,6 +743,109 @@ def test_band_shifts_extrapolated_prices_and_monte_carlo_columns_do_the_same(tmp
         project(high).summary.iloc[0]["revenue_usd_total"]
         > project(base).summary.iloc[0]["revenue_usd_total"]
     )
+
+
+PRICED_FROM_SERIES = [  # the first contract at the series' month-1 price: no contract price
+    *MARKET,
+    "market.contract_usd_per_gpu_hour=0",
+    'market.rental_series="Pub/Noisy"',
+]
+
+
+def _sweep_rows(capsys, *args) -> list[dict]:
+    """The scenarios of `econ sweep BASE --set PRICED_FROM_SERIES... ARGS --format json`."""
+    sets = [a for o in PRICED_FROM_SERIES for a in ("--set", o)]
+    assert main(["sweep", str(BASE), *sets, *args, "--format", "json"]) == 0
+    return json.loads(capsys.readouterr().out)["scenarios"]
+
+
+@pytest.mark.parametrize(
+    "grid",
+    [
+        "market.rental_series_band_sigmas=-1.6448536269514722,0,1.6448536269514722",
+        "utilization.share=0.5,0.7",
+        "market.contract_share=0,0.3,1",
+        "market.contract_usd_per_gpu_hour=0,2.5",  # 0: the series' price, as a file's 0 is
+    ],
+)
+def test_a_sweep_of_a_scenario_priced_from_a_series_equals_its_projections(
+    noisy_index, capsys, grid
+):
+    path, values = grid.split("=")
+    rows = _sweep_rows(capsys, "--grid", grid)
+    assert len(rows) == len(values.split(","))
+    for row, value in zip(rows, values.split(","), strict=True):
+        ref = project(load_scenario(BASE, [*PRICED_FROM_SERIES, f"{path}={value}"]))
+        for key in ("npv_usd", "revenue_usd_total", "ebitda_usd_total"):
+            assert row["summary"][key] == pytest.approx(float(ref.metrics[key][0]), abs=0.005)
+    # the band moves the first contract too: month 1 is beyond the series' last point
+    if path == "market.rental_series_band_sigmas":
+        revenues = [r["summary"]["revenue_usd_total"] for r in rows]
+        assert revenues[0] < revenues[1] < revenues[2]
+
+
+def test_a_batch_of_a_scenario_priced_from_a_series_takes_the_series_contract_price(noisy_index):
+    base = load_scenario(BASE, [*PRICED_FROM_SERIES[:3], "market.contract_share=0",
+                                *PRICED_FROM_SERIES[4:]])  # fmt: skip
+    columns = {
+        "market.contract_share": [0.4, 0.4, 1.0],
+        "market.rental_series_band_sigmas": [0.0, 1.5, -2.0],
+        "market.contract_usd_per_gpu_hour": [0.0, 0.0, 3.1],
+    }
+    batch = project(ScenarioBatch.repeat(base, 3, columns))
+    for i in range(3):
+        overrides = [f"{path}={values[i]!r}" for path, values in columns.items()]
+        ref = project(load_scenario(BASE, [*PRICED_FROM_SERIES, *overrides])).monthly
+        got = batch.lines["contract_revenue_usd"][i]
+        np.testing.assert_allclose(got, ref["contract_revenue_usd"].to_numpy(), atol=0.005)
+        assert got[1] > 0
+    # the first contract at the month-1 price of the series' table as compiled at that band
+    compiled = ScenarioBatch.from_scenarios(
+        load_scenario(BASE, [*PRICED_FROM_SERIES, "market.rental_series_band_sigmas=1.5"])
+    )
+    months = compiled.extras["market.rental_table_months"][0]
+    prices = compiled.extras["market.rental_table_usd_per_gpu_hour"][0]
+    from econ.market import table_price_path
+
+    month1 = table_price_path(months[None, :], prices[None, :], np.array([1]))[0, 0]
+    assert compiled["market.contract_usd_per_gpu_hour"][0] == pytest.approx(month1, rel=1e-12)
+
+
+def test_a_batch_of_what_the_series_is_compiled_with_is_refused_before_it_runs(
+    noisy_index, capsys
+):
+    sets = [a for o in PRICED_FROM_SERIES for a in ("--set", o)]
+    grid = ["--grid", "market.rental_decline_annual=0.2,0.3"]
+    assert main(["sweep", str(BASE), *sets, *grid]) == 3
+    err = capsys.readouterr().err
+    assert "market.rental_decline_annual cannot be varied" in err
+    assert "market.rental_series_band_sigmas for its error band" in err
+    assert "contract_usd_per_gpu_hour" not in err and "Traceback" not in err
+
+
+def test_the_monte_carlo_command_market_show_suggests_runs(tmp_path, capsys):
+    """docs/market.md: `econ market show` suggests a --dist; on a scenario whose first contract
+    is priced from the series it runs (it was refused as a contract without a price)."""
+    assert main(["market", "show", "SemiAnalysis/RentalIndex", "--gpu", "H100", "--term", "12"]) == 0
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("Monte Carlo:"))
+    dist = line.split("--dist", 1)[1].strip()
+    scenario = tmp_path / "sa.toml"
+    text = (ROOT / "docs" / "market.md").read_text()
+    market = text.split("## A scenario priced from a series")[1].split("```toml")[1]
+    market = market.split("```")[0]
+    scenario.write_text(
+        'schema_version = 1\nname = "sa"\nstart_date = 2026-01-01\nhorizon_months = 48\n'
+        "[throughput]\ntokens_per_s_per_gpu = 1000.0\n[utilization]\nshare = 0.8\n"
+        "[capex]\ngpu_price_usd = 25000.0\n[depreciation]\nlife_years = 4.0\n"
+        + market.replace("[fleet]\n", "[fleet]\ngpu_count = 100\n")
+    )
+    for decline in ([], ["--set", "market.rental_decline_annual=0", "--set",
+                         "market.rental_floor_usd_per_gpu_hour=0"]):  # fmt: skip
+        args = ["montecarlo", str(scenario), *decline, "--dist", dist, "-n", "64"]
+        assert main([*args, "--format", "json"]) == 0, capsys.readouterr().err
+        assert "revenue_usd_total" in capsys.readouterr().out
+    assert main(["sensitivity", str(scenario), "--range",
+                 "market.rental_series_band_sigmas=-1.645,1.645"]) == 0  # fmt: skip
 
 
 def test_series_with_one_point_needs_a_decline_and_uses_it(capsys):

@@ -9,8 +9,9 @@ module applies the same rules to whole columns at once:
 - kinds: integer fields take whole numbers, choice fields take one of their names, only optional
   fields (`capex.gpu_price_usd`, `horizon_months`, ...) take "absent" (NaN);
 - the cross-field rules that overrides can break: exactly one of the two capex prices; a price for
-  contracted GPUs; input token prices with the input tokens per output token they need; ramps,
-  throughput steps, purchase and retirement months within the horizon;
+  contracted GPUs (or a rental series that prices them); input token prices with the input tokens
+  per output token they need; ramps, throughput steps, purchase and retirement months within the
+  horizon; no column of a field a rental series is compiled with;
 - and, as a backstop for rules added to the models later, full pydantic validation of a sample of
   rows (`validate_rows`).
 
@@ -30,7 +31,7 @@ from functools import cache
 import numpy as np
 from pydantic import BaseModel, ValidationError
 
-from econ.batch import check_scenario, field_kinds
+from econ.batch import check_scenario, field_kinds, refuse_series_compiled
 from econ.errors import InputError
 from econ.scenario.errors import shortened
 from econ.scenario.models import Scenario
@@ -410,6 +411,7 @@ def check_rules(
     check_scenario(base, what="base")
     if not columns:
         return
+    refuse_series_compiled(base, columns)
 
     def col(path: str) -> np.ndarray:
         if path in columns:
@@ -432,8 +434,8 @@ def check_rules(
         ),
     )
     share, price = col("market.contract_share"), col("market.contract_usd_per_gpu_hour")
-    fail(
-        (share > 0) & (price <= 0),
+    fail(  # a scenario priced from a rental series has its first contract at the series' price
+        (share > 0) & (price <= 0) & (base.market.rental_series is None),
         lambda r: (
             f"market.contract_share = {share[r]:g} but market.contract_usd_per_gpu_hour = "
             f"{price[r]:g}; expected a price above 0 for contracted GPUs"
