@@ -2920,6 +2920,7 @@ def _vintage_table(
             "purchase_month": b["fleet.purchase_month"].astype(int),
             "retire_month": retire,
             "gpu_count": gpu_count.astype(int),
+            "rack_count": gpu_count / b["fleet.gpus_per_rack"],
             "capex_usd": rows["capex_usd"].sum(axis=1),
             "tokens": rows["tokens"].sum(axis=1),
             "revenue_usd": revenue.sum(axis=1),

@@ -451,24 +451,94 @@ def _ebitda_by_year(projection: Projection) -> pd.Series:
     return monthly.groupby(_years(months)).sum()
 
 
+def capacity_avoided(gpus, racks, capex_usd, tokens_base, tokens_gain) -> dict[str, np.ndarray]:
+    """What the base case would buy in addition to serve the gain case's tokens, per row.
+
+    A row is a fleet bought at once (a scenario without vintages, or one vintage of one): its
+    GPUs serve only its own tokens, so each row is scaled by its own change in tokens, and a
+    scenario's figure is the sum over its rows (`value_metrics`).
+
+    Parameters
+    ----------
+    gpus, racks : arrays (k,)  GPUs and racks the row buys [GPUs, racks]
+    capex_usd : array (k,)  what the row's GPUs cost [USD]
+    tokens_base, tokens_gain : arrays (k,)  the row's tokens over the horizon without and with
+        the gain [tokens]
+
+    Returns
+    -------
+    dict of arrays (k,): gpus_avoided, racks_avoided, capex_avoided_usd. For a gain the row's
+    figures times (tokens_gain / tokens_base - 1); for a loss, minus them times
+    (tokens_base / tokens_gain - 1), what the case with the loss needs to make up the base's
+    tokens; NaN where the row serves no tokens without the gain.
+    """
+    tokens_b = np.asarray(tokens_base, dtype=float)
+    tokens_g = np.asarray(tokens_gain, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(tokens_b > 0, tokens_g / tokens_b, np.nan)
+        # a gain: what the base would buy to match it; a loss: minus what it costs to make up
+        more = np.where(ratio >= 1.0, ratio - 1.0, 1.0 - 1.0 / ratio)
+    return {
+        "gpus_avoided": np.asarray(gpus, dtype=float) * more,
+        "racks_avoided": np.asarray(racks, dtype=float) * more,
+        "capex_avoided_usd": np.asarray(capex_usd, dtype=float) * more,
+    }
+
+
+def _avoided_by_vintage(base: Projection, gain: Projection):
+    """`capacity_avoided` summed over each scenario's vintages [arrays (n,)], and which
+    scenarios the projections hold vintage rows of (a joined projection may hold some only);
+    None when they hold none at all. A row of the base case meets the gain case's row of the
+    same vintage in the scenario at the same position (their names differ)."""
+    if base.vintages is None or gain.vintages is None:
+        return None
+
+    def by_position(projection: Projection) -> pd.DataFrame:
+        position = {name: i for i, name in enumerate(projection.names)}
+        frame = projection.vintages
+        scenario = [position[s] for s in frame.index.get_level_values("scenario")]
+        vintage = frame.index.get_level_values("vintage")
+        return frame.set_index(pd.MultiIndex.from_arrays([scenario, vintage]))
+
+    rows = by_position(base)
+    per_row = capacity_avoided(
+        rows["gpu_count"].to_numpy(),
+        rows["rack_count"].to_numpy(),
+        rows["capex_usd"].to_numpy(),
+        rows["tokens"].to_numpy(),
+        by_position(gain)["tokens"].reindex(rows.index).to_numpy(),
+    )
+    scenario = rows.index.get_level_values(0).to_numpy()
+    held = np.zeros(len(base.names), dtype=bool)
+    held[scenario] = True
+    summed = {}
+    for key, values in per_row.items():
+        total = np.zeros(len(base.names))
+        np.add.at(total, scenario, values)  # a vintage's NaN makes its scenario's sum NaN
+        summed[key] = total
+    return summed, held
+
+
 def value_metrics(base: Projection, gain: Projection) -> dict[str, np.ndarray]:
     """What the gain is worth, per scenario row [arrays (n,)].
 
     Keys
     ----
-    npv_usd_fleet, npv_usd_per_gpu, npv_usd_per_rack : NPV change [USD]; per rack over the racks
-        of every vintage (the base case's `rack_count`)
+    npv_usd_fleet, npv_usd_per_gpu, npv_usd_per_rack : NPV change [USD]; per GPU and per rack
+        over the GPUs and racks of every vintage (the base case's `gpu_count`, `rack_count`)
     gpus_per_rack : GPUs per rack, over every vintage's racks [GPUs/rack]
     lcot_change_usd_per_mtok, lcot_change_share : change in levelized cost [USD/Mtok, fraction]
     tokens_change_share : change in tokens over the horizon [fraction]
     irr_project_change : change in project IRR [fraction/year]
     payback_change_months : change in payback [months]
-    gpus_avoided, racks_avoided : GPUs (racks) the base case would need in addition to serve the
-        gain case's tokens over the horizon, N * (tokens_gain / tokens_base - 1); for a loss
-        (fewer tokens with the steps), minus the GPUs the case with the loss needs in addition
-        to serve the base case's tokens, -N * (tokens_base / tokens_gain - 1) [GPUs, racks]
-    capex_avoided_usd : gpus_avoided * capex per GPU [USD]
-    capex_per_gpu_usd : [USD/GPU]
+    gpus_avoided, racks_avoided, capex_avoided_usd : GPUs, racks and capex the base case would
+        need in addition to serve the gain case's tokens over the horizon, N * (tokens_gain /
+        tokens_base - 1); for a loss (fewer tokens with the steps), minus what the case with
+        the loss needs in addition to serve the base case's tokens, -N * (tokens_base /
+        tokens_gain - 1) [GPUs, racks, USD]. With vintages, the sum of each vintage's own
+        (`capacity_avoided`): its GPUs, racks and capex scaled by its own change in tokens, as
+        generations in service at different times serve different tokens
+    capex_per_gpu_usd : capex over every vintage's GPUs [USD/GPU]
     """
     gpus, racks = base.metrics["gpu_count"], base.metrics["rack_count"]
     per_rack = gpus / racks
@@ -478,10 +548,12 @@ def value_metrics(base: Projection, gain: Projection) -> dict[str, np.ndarray]:
     with np.errstate(divide="ignore", invalid="ignore"):
         tokens_ratio = np.where(tokens_b > 0, tokens_g / tokens_b, np.nan)
         lcot_share = np.where(lcot_b > 0, lcot_g / lcot_b - 1.0, np.nan)
-        # a gain: what the base would buy to match it; a loss: minus what it costs to make up
-        more = np.where(tokens_ratio >= 1.0, tokens_ratio - 1.0, 1.0 - 1.0 / tokens_ratio)
     capex_per_gpu = base.metrics["capex_usd_total"] / gpus
-    gpus_avoided = gpus * more
+    avoided = capacity_avoided(gpus, racks, base.metrics["capex_usd_total"], tokens_b, tokens_g)
+    by_vintage = _avoided_by_vintage(base, gain)
+    if by_vintage is not None:  # scenarios without vintage rows keep the fleet's figures
+        summed, held = by_vintage
+        avoided = {key: np.where(held, summed[key], values) for key, values in avoided.items()}
     return {
         "npv_usd_fleet": npv,
         "npv_usd_per_gpu": npv / gpus,
@@ -493,10 +565,10 @@ def value_metrics(base: Projection, gain: Projection) -> dict[str, np.ndarray]:
         "irr_project_change": gain.metrics["irr_project_annual"]
         - base.metrics["irr_project_annual"],
         "payback_change_months": gain.metrics["payback_months"] - base.metrics["payback_months"],
-        "gpus_avoided": gpus_avoided,
-        "racks_avoided": gpus_avoided / per_rack,
+        "gpus_avoided": avoided["gpus_avoided"],
+        "racks_avoided": avoided["racks_avoided"],
         "capex_per_gpu_usd": capex_per_gpu,
-        "capex_avoided_usd": gpus_avoided * capex_per_gpu,
+        "capex_avoided_usd": avoided["capex_avoided_usd"],
     }
 
 
@@ -782,6 +854,7 @@ __all__ = [
     "value_gain",
     "value_grid",
     "value_metrics",
+    "capacity_avoided",
     "with_steps",
     "with_throughput",
     "without_gains",

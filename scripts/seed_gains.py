@@ -380,7 +380,9 @@ def render(a: dict) -> str:
         "Levelized cost per million output tokens (PV of all costs incl. capex over PV of tokens) "
         "does not depend on the token price; it falls by the gain's share of discounted tokens. "
         "GPUs not bought: the extra GPUs the rack would need without the gain to serve the same "
-        "tokens over its life, N × (tokens with / tokens without − 1).",
+        "tokens over its life, N × (tokens with / tokens without − 1); a scenario with vintages "
+        "(generations in service at different times) sums that over its vintages, each with its "
+        "own GPUs, racks, capex and change in tokens (`econ.gains.capacity_avoided`).",
         "",
         table(
             [

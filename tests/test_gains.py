@@ -453,7 +453,55 @@ def test_per_rack_figures_count_the_racks_of_every_vintage():
     assert result.gain["rack_count"] == 42 and result.gain["gpu_count"] == 1744
     assert value["gpus_per_rack"] == pytest.approx(1744 / 42, rel=1e-15)
     assert value["npv_usd_per_rack"] == pytest.approx(result.delta["npv_usd"] / 42, rel=1e-12)
-    assert value["racks_avoided"] == pytest.approx(value["gpus_avoided"] * 42 / 1744, rel=1e-12)
+
+
+REFRESH = ROOT / "models" / "scenarios" / "h200-fleet-gb300-refresh.toml"
+
+
+def test_gpus_and_capex_avoided_scale_each_vintage_by_its_own_tokens():
+    """The H200s (months 0-18) and the GB300s (from month 18) are never in service together: a
+    step at 2026-03 (month 14) adds +20% to 5 of the H200s' 18 months (14 to 18) and to all of
+    the GB300s'.
+    All 1,744 GPUs times the fleet-wide change in tokens overstated the GPUs not bought."""
+    refresh = load_scenario(REFRESH)
+    step = parse_step("2026-03:+20%", refresh.start_date, refresh.horizon)
+    result = value_gain(with_steps(refresh, [step]))
+    base = project(without_gains(with_steps(refresh, [step]))).vintages
+    gain = project(with_steps(refresh, [step])).vintages
+    # from the file: GPUs, racks and price per GPU (system / GPUs + networking + installation)
+    fleets = {
+        "base": (1024, 1024 / 32, 310000.0 / 8 + 6500.0 + 1750.0),
+        "gb300": (720, 720 / 72, 3000000.0 / 72 + 4200.0 + 1750.0),
+    }
+    gpus = racks = capex = 0.0
+    for vintage, (count, rack_count, price) in fleets.items():
+        change = gain["tokens"].xs(vintage, level="vintage").iloc[0] / (
+            base["tokens"].xs(vintage, level="vintage").iloc[0]
+        ) - 1.0
+        gpus += count * change
+        racks += rack_count * change
+        capex += count * price * change
+    h200_change = gain["tokens"].iloc[0] / base["tokens"].iloc[0] - 1.0
+    assert h200_change == pytest.approx(0.2 * 5 / 18, rel=1e-9)  # a flat fleet: 5 of 18 months
+    value = result.value
+    assert value["gpus_avoided"] == pytest.approx(gpus, rel=1e-12)
+    assert value["racks_avoided"] == pytest.approx(racks, rel=1e-12)
+    assert value["capex_avoided_usd"] == pytest.approx(capex, rel=1e-9)
+    fleet_wide = 1744 * result.value["tokens_change_share"]  # what it had said
+    assert value["gpus_avoided"] < 0.7 * fleet_wide
+    # the CLI prints the domain module's figures
+    text = json.dumps(result.to_json()["value"])
+    assert json.loads(text)["gpus_avoided"] == pytest.approx(gpus, rel=1e-12)
+
+
+def test_the_gains_command_prints_the_vintages_gpus_not_bought(capsys):
+    assert main(["gains", str(REFRESH), "--step", "2026-03:+20%", "--format", "json"]) == 0
+    printed = json.loads(capsys.readouterr().out)["value"]
+    refresh = load_scenario(REFRESH)
+    step = parse_step("2026-03:+20%", refresh.start_date, refresh.horizon)
+    value = value_gain(with_steps(refresh, [step])).value
+    for key in ("gpus_avoided", "racks_avoided", "capex_avoided_usd"):
+        assert printed[key] == pytest.approx(value[key], rel=1e-12)
 
 
 def test_a_grid_over_gpus_per_rack_values_each_row_with_its_own_racks():
