@@ -826,7 +826,8 @@ def test_a_batch_of_what_the_series_is_compiled_with_is_refused_before_it_runs(
 def test_the_monte_carlo_command_market_show_suggests_runs(tmp_path, capsys):
     """docs/market.md: `econ market show` suggests a --dist; on a scenario whose first contract
     is priced from the series it runs (it was refused as a contract without a price)."""
-    assert main(["market", "show", "SemiAnalysis/RentalIndex", "--gpu", "H100", "--term", "12"]) == 0
+    show = ["market", "show", "SemiAnalysis/RentalIndex", "--gpu", "H100", "--term", "12"]
+    assert main(show) == 0
     line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("Monte Carlo:"))
     dist = line.split("--dist", 1)[1].strip()
     scenario = tmp_path / "sa.toml"
