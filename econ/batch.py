@@ -167,7 +167,13 @@ class ScenarioBatch:
         market = compile_market([row.market for row in rows], starts)
         series_warnings = _rental_series(rows, items, row_scenario, columns, market)
         resale_warnings = _resale_tables(rows, items, row_scenario, market)
-        series_warnings = [(*a, *b) for a, b in zip(series_warnings, resale_warnings, strict=True)]
+        first_rows = np.r_[True, row_scenario[1:] != row_scenario[:-1]]
+        series_warnings = [
+            (*(table_warnings(row.market, row.start_date, row.horizon) if first else ()), *a, *b)
+            for row, first, a, b in zip(
+                rows, first_rows, series_warnings, resale_warnings, strict=True
+            )
+        ]
         extras = {
             "financing.balance_schedule": balance_schedule_table(
                 [row.financing.balance_schedule for row in rows]
@@ -372,7 +378,9 @@ class ScenarioBatch:
             row_scenario=np.repeat(np.arange(n), per),
             row_names=np.tile(one.row_names, n),
             extras=extras,
-            row_warnings=_catalog_rows(scenario, one.row_warnings * n, cols, columns),
+            row_warnings=_catalog_rows(
+                scenario, _horizon_rows(scenario, one, horizon, per), cols, columns
+            ),
             stack=tuple(
                 {
                     k: np.repeat(v, n, axis=0) if isinstance(v, np.ndarray) else v
@@ -566,6 +574,87 @@ def refuse_series_compiled(scenario: Scenario, paths: Iterable[str]) -> None:
             f"market.rental_series: the series is turned into prices when the scenario is "
             f"compiled; expected one scenario per value, or {BAND_PATH} for its error band"
         )
+
+
+TABLES = (
+    ("price_table", "price_usd_per_mtok", "USD/Mtok"),
+    ("rental_table", "price_usd_per_gpu_hour", "USD/GPU-hour"),
+)
+"""The market's price tables: (field, price field of a point, unit)."""
+
+
+def table_warnings(market, start_date: dt.date, horizon_months: int) -> tuple[str, ...]:
+    """Where a market price table does not span months 1 to the horizon, the price it holds flat
+    before its first point or after its last (`econ.market.table_price_path` holds them), as
+    the warning of a rental series says how that series is extended."""
+    from econ.labels import counted
+    from econ.scenario.gain_models import table_months
+
+    out = []
+    for name, price_field, unit in TABLES:
+        points = getattr(market, name)
+        if not points:
+            continue
+        months = table_months(points, start_date)
+        first, last = points[0], points[-1]
+        first_price = f"{getattr(first, price_field):,.4g} {unit}"
+        last_price = f"{getattr(last, price_field):,.4g} {unit}"
+        months_of = f"all {counted(horizon_months, 'month')} of the projection"
+
+        def at(point, month: int) -> str:
+            return f"month {month}" if point.date is None else f"{point.date} (month {month})"
+
+        def the(count: int) -> str:
+            return "the month" if count == 1 else f"the {counted(count, 'month')}"
+
+        if months[-1] < 1:
+            out.append(
+                f"market.{name}: every point is dated before month 1, its last at "
+                f"{at(last, months[-1])}; its last price {last_price} is held for {months_of}"
+            )
+        elif months[0] > horizon_months:
+            out.append(
+                f"market.{name}: every point is dated after the horizon (month {horizon_months}), "
+                f"its first at {at(first, months[0])}; its first price {first_price} is held "
+                f"for {months_of}"
+            )
+        else:
+            held = []
+            before = months[0] - 1  # whole months (days are ignored)
+            if before > 0:
+                held.append(
+                    f"starts at {at(first, months[0])}; its first price {first_price} is held "
+                    f"for {the(before)} before it"
+                )
+            after = horizon_months - months[-1]
+            if after > 0:
+                held.append(
+                    f"ends at {at(last, months[-1])}; its last price {last_price} is held for "
+                    f"{the(after)} to the horizon"
+                )
+            if held:
+                out.append(f"market.{name} " + "; it ".join(held))
+    return tuple(out)
+
+
+def _horizon_rows(scenario: Scenario, one: ScenarioBatch, horizon, per: int) -> list:
+    """The repeated rows' warnings, with the table warnings (`table_warnings`) of each row's own
+    horizon where a batch varies it: the base's would otherwise count the wrong months."""
+    rows = list(one.row_warnings) * len(horizon)
+    market = scenario.market
+    if not (market.price_table or market.rental_table):
+        return rows
+    base = table_warnings(market, scenario.start_date, scenario.horizon)
+    found = {scenario.horizon: base}
+    for i, months in enumerate(horizon.tolist()):
+        if months not in found:
+            found[months] = table_warnings(market, scenario.start_date, months)
+        if found[months] != base:  # a scenario's first row holds its table warnings
+            warnings = rows[i * per]
+            at = next((k for k, w in enumerate(warnings) if w in base), 0)
+            kept = [w for w in warnings if w not in base]
+            rows[i * per] = (*kept[:at], *found[months], *kept[at:])
+    return rows
 
 
 def _rental_series(rows, items, row_scenario, columns, market) -> list[tuple[str, ...]]:

@@ -475,9 +475,11 @@ def test_gpus_and_capex_avoided_scale_each_vintage_by_its_own_tokens():
     }
     gpus = racks = capex = 0.0
     for vintage, (count, rack_count, price) in fleets.items():
-        change = gain["tokens"].xs(vintage, level="vintage").iloc[0] / (
-            base["tokens"].xs(vintage, level="vintage").iloc[0]
-        ) - 1.0
+        change = (
+            gain["tokens"].xs(vintage, level="vintage").iloc[0]
+            / (base["tokens"].xs(vintage, level="vintage").iloc[0])
+            - 1.0
+        )
         gpus += count * change
         racks += rack_count * change
         capex += count * price * change

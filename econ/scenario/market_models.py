@@ -33,7 +33,7 @@ from collections.abc import Sequence
 from typing import Any, Literal
 
 import numpy as np
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, field_validator, model_serializer, model_validator
 
 from econ.scenario.gain_models import check_time_order, table_months
 from econ.scenario.section import Section as _Section
@@ -339,6 +339,20 @@ class Market(_Section):
     def _resale_in_order(cls, table):
         check_resale_table(table)
         return table
+
+    @model_serializer(mode="wrap")
+    def _without_replaced_prices(self, handler) -> dict[str, Any]:
+        """The section's data without the month-1 price a table replaces, where the file does
+        not give it: its default would read back as given beside the table, and be refused
+        (every sweep, Monte Carlo and gains analysis of a scenario priced by a table was)."""
+        data = handler(self)
+        for table, price in (
+            ("price_table", "price_usd_per_mtok"),
+            ("rental_table", "rental_usd_per_gpu_hour"),
+        ):
+            if getattr(self, table) and price not in self.model_fields_set:
+                data.pop(price, None)
+        return data
 
     @property
     def has_resale(self) -> bool:
