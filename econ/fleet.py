@@ -18,6 +18,7 @@ import pandas as pd
 
 from econ.engine import project
 from econ.errors import InputError
+from econ.scenario.io import validate_dict
 from econ.scenario.models import MAX_GPUS, Scenario
 from econ.units import KW_PER_MW
 
@@ -124,13 +125,15 @@ def refresh_scenarios(
         )
     others = [v for v in scenario.vintages if v.name != vintage]
     base = scenario.model_dump(exclude={"sources"})
-    keep = Scenario.model_validate(
+    file = scenario.source_file  # the cases' errors name the scenario's file
+    keep = validate_dict(
         {
             **base,
             "name": f"{scenario.name}/keep",
             "fleet": {**base["fleet"], "retire_month": None},
             "vintages": [v.model_dump() for v in others],
-        }
+        },
+        file,
     )
     cases = []
     for k in candidates:  # building inputs, not projecting: one small scenario per month
@@ -143,7 +146,7 @@ def refresh_scenarios(
             "fleet": {**base["fleet"], "retire_month": int(k)},
             "vintages": [v.model_dump() for v in others] + [moved.model_dump()],
         }
-        cases.append(Scenario.model_validate(data))
+        cases.append(validate_dict(data, file))
     return keep, cases, candidates, new_gpus
 
 

@@ -8,6 +8,7 @@ import pytest
 
 from econ import load_scenario, project
 from econ.cli import main
+from econ.errors import InputError
 from econ.fleet import RefreshError, gpus_for_power, refresh_analysis
 from econ.scenario import apply_overrides, read_toml, validate_dict
 from tests.conftest import ROOT
@@ -143,3 +144,18 @@ def test_the_cli_says_the_warnings_on_stderr_and_in_json(capsys):
     main(["refresh", str(FILE), "--vintage", "gb300", "--to-month", "20", "--format", "json"])
     payload = json.loads(capsys.readouterr().out)
     assert payload["warnings"][0].startswith("the old fleet's sale in month 18")
+
+
+def test_an_error_projecting_the_refresh_cases_names_the_file_as_econ_project_does(capsys):
+    """The refresh cases were built without the scenario's file, so an error found while
+    compiling them (here: a resale series without the H200) named no file."""
+    resale = ["--set", 'market.resale_series="GLRI/ResidualGuide"']
+    assert main(["project", str(FILE), *resale]) == 3
+    said = capsys.readouterr().err
+    assert said.startswith(f"error: {FILE}: market.resale_series: ")
+    assert main(["refresh", str(FILE), "--vintage", "gb300", *resale]) == 3
+    assert capsys.readouterr().err == said
+    scenario = load_scenario(FILE, {"market.resale_series": "GLRI/ResidualGuide"})
+    with pytest.raises(InputError) as found:
+        refresh_analysis(scenario, "gb300", months=[18])
+    assert str(found.value).startswith(f"{FILE}: market.resale_series")
