@@ -180,11 +180,37 @@ def refresh_analysis(
         best_month=int(candidates[best]),
         npv_keep_usd=float(metrics["npv_usd"][0]),
         npv_best_usd=float(npv.max()),
-        warnings=refresh_warnings(
-            scenario, cases[best], int(candidates[best]), result.lines["disposal_usd"][1 + best],
-            new_gpus, power_mw,
-        ),
+        warnings=tuple(filter(None, (
+            early_warning(scenario, vintage, candidates, int(candidates[best])),
+            *refresh_warnings(
+                scenario, cases[best], int(candidates[best]),
+                result.lines["disposal_usd"][1 + best], new_gpus, power_mw,
+            ),
+        ))),
     )  # fmt: skip
+
+
+def early_warning(scenario: Scenario, vintage: str, candidates, best_month: int) -> str | None:
+    """Where candidate months come before the vintage's purchase month in the file, which the
+    refresh takes as when the new generation becomes available (`earliest_month`): those cases
+    buy GPUs that cannot yet be had. None where every candidate is at or after it."""
+    available = earliest_month(scenario, vintage)
+    early = np.sort(np.asarray(candidates, dtype=int)[np.asarray(candidates) < available])
+    if not early.size:
+        return None
+    first, last = int(early[0]), int(early[-1])
+    if early.size == 1:
+        months = f"refresh month {first} is"
+    elif early.size == last - first + 1:
+        months = f"refresh months {first} to {last} are"
+    else:
+        months = f"{early.size} refresh months, {first} to {last}, are"
+    best = f" (the best month, {best_month}, is one of them)" if best_month < available else ""
+    return (
+        f"{months} before month {available}, the purchase month of vintage '{vintage}' in the "
+        f"file, taken as when its GPUs become available: those cases buy them before they can "
+        f"be had{best}; expected candidate months from {available} (the default)"
+    )
 
 
 def refresh_warnings(

@@ -159,3 +159,29 @@ def test_an_error_projecting_the_refresh_cases_names_the_file_as_econ_project_do
     with pytest.raises(InputError) as found:
         refresh_analysis(scenario, "gb300", months=[18])
     assert str(found.value).startswith(f"{FILE}: market.resale_series")
+
+
+def test_candidate_months_before_the_vintages_purchase_month_are_warned_about(capsys):
+    """`--from-month 5` bought the GB300s 13 months before the file's purchase month, which the
+    refresh takes as when they become available (docs/methodology.md), without a word."""
+    available = read_toml(FILE)["vintages"][0]["fleet"]["purchase_month"]
+    args = ["refresh", str(FILE), "--vintage", "gb300", "--from-month", "5", "--to-month", "20"]
+    assert main([*args, "--format", "json"]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    assert payload["best_month"] < available
+    assert payload["warnings"][0] == (
+        f"refresh months 5 to {available - 1} are before month {available}, the purchase month "
+        "of vintage 'gb300' in the file, taken as when its GPUs become available: those cases "
+        f"buy them before they can be had (the best month, {payload['best_month']}, is one of "
+        f"them); expected candidate months from {available} (the default)"
+    )
+    assert main(args) == 0
+    assert capsys.readouterr().err.startswith(f"warning: refresh months 5 to {available - 1} are")
+    scenario = load_scenario(FILE)
+    one = refresh_analysis(scenario, "gb300", months=[available + 6, available - 6])
+    assert one.warnings[0].startswith(f"refresh month {available - 6} is before month {available}")
+    assert "the best month" not in one.warnings[0] or one.best_month < available
+    gaps = refresh_analysis(scenario, "gb300", months=[3, 9, available + 2])
+    assert gaps.warnings[0].startswith(f"2 refresh months, 3 to 9, are before month {available}")
+    for months in (None, [available, available + 1]):  # the default starts at the purchase month
+        assert not [w for w in refresh_analysis(scenario, "gb300", months).warnings if "before" in w]

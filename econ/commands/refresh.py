@@ -25,7 +25,10 @@ def register(subparsers) -> None:
         help="IT power envelope [MW]; default the installed fleet's",
     )
     p.add_argument(
-        "--from-month", type=_MONTH, help="first candidate month (default: the vintage's)"
+        "--from-month",
+        type=_MONTH,
+        help="first candidate month (default: the vintage's purchase month, taken as when it "
+        "becomes available; earlier months are warned of)",
     )
     p.add_argument("--to-month", type=_MONTH, help="last candidate month (default: horizon - 1)")
     add_overrides(
