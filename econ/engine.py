@@ -2010,6 +2010,19 @@ def _warning_source(
                 row: _roots_text(rates[a:b], directions[a:b])
                 for row, a, b in zip(rows.tolist(), ends[:-1], ends[1:], strict=True)
             }
+            # why the flows without a root in the range have none (_no_irr_message)
+            empty = np.array([k for k, roots in enumerate(found) if len(roots) == 0], dtype=int)
+            context[f"irr_outside_{side}"] = dict(
+                zip(
+                    rows[empty].tolist(),
+                    zip(
+                        metrics_mod.sign_changes(flows[empty]).tolist(),
+                        metrics_mod.single_root_annual(flows[empty]).tolist(),
+                        strict=True,
+                    ),
+                    strict=True,
+                )
+            )
         out = _warnings(flags, _Listed(context), b.n)
         # A row is named only where its scenario has several (its fleet and vintages), so that a
         # scenario's warnings read the same whatever other scenarios share its batch.
@@ -3080,8 +3093,8 @@ def _no_irr_message(side: str, ctx, i) -> str:
     falling = int(ctx["irr_falling"][side][i])
     if roots == NO_ROOTS and falling == 0:
         return (
-            f"{side} cash flows have no internal rate of return in {IRR_RANGE_TEXT} (no sign "
-            f"change or no root): {key} is null"
+            f"{side} cash flows have no internal rate of return in {IRR_RANGE_TEXT}"
+            f"{_why_no_root(ctx[f'irr_outside_{side}'][i])}: {key} is null"
         )
     several = (
         f"{side} cash flows change sign more than once; " if ctx["irr_several"][side][i] else ""
@@ -3101,6 +3114,25 @@ def _no_irr_message(side: str, ctx, i) -> str:
         f"{several}{key} is null: {count} in {IRR_RANGE_TEXT} make{'s' if falling == 0 else ''} the NPV "
         f"fall through zero as the rate rises (roots found, NPV as the rate rises: "
         f"{roots}); judge by npv_usd and mirr_{side}_annual"
+    )
+
+
+def _why_no_root(outside: tuple[int, float]) -> str:
+    """Why flows have no root in IRR_RANGE_ANNUAL, from their sign changes and the one root of
+    flows that change sign once (`metrics.single_root_annual`): above the range, or below it."""
+    changes, rate = outside
+    if changes == 0:
+        return ": they never change sign"
+    if changes > 1:
+        return ": they change sign more than once, but no rate in it zeroes their NPV"
+    lower, upper = metrics_mod.IRR_RANGE_ANNUAL
+    if not math.isfinite(rate):  # (the solver found no rate: said without a figure)
+        return ": they change sign once, so their one rate lies outside it"
+    monthly = (1.0 + rate) ** (1 / 12) - 1.0
+    where = f"above the {upper:+,.0%} cap" if rate >= upper else f"below {lower:.0%}"
+    return (
+        f": they change sign once, and their one rate, {rate * 100:+,.4g}% a year "
+        f"({monthly:.2%} a month), is {where}"  # 4 figures: past them a rate is noise
     )
 
 

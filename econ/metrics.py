@@ -14,7 +14,13 @@ import numpy as np
 
 from econ import tax
 from econ.arrays import cumsum_months
-from econ.excel import investment_irr_batch, irr_roots_batch, roots_in_cells
+from econ.excel import (
+    investment_irr_batch,
+    irr_batch,
+    irr_roots_batch,
+    roots_in_cells,
+    several_sign_changes,
+)
 from econ.units import HALF_CENT_USD, TOKENS_PER_MTOK, annual_rate, monthly_rate, power_path
 
 IRR_RANGE_ANNUAL = (-0.99, 10.0)
@@ -120,6 +126,31 @@ def unique_irr_annual(cash_flow):
     found["against_npv"], found["flows_sum"] = against, total
     found["falling_annual"] = annual_rate(rate)
     return found
+
+
+def sign_changes(cash_flow) -> np.ndarray:
+    """How often each row's flows change sign, zeros skipped: 0, 1, or 2 for more than once
+    [int (n,)]."""
+    flows = np.atleast_2d(np.asarray(cash_flow, dtype=float))
+    both = (flows > 0).any(axis=1) & (flows < 0).any(axis=1)
+    return np.where(both, np.where(several_sign_changes(flows), 2, 1), 0)
+
+
+def single_root_annual(cash_flow) -> np.ndarray:
+    """Each row's one IRR where its flows change sign exactly once, wherever it lies (inside
+    IRR_RANGE_ANNUAL or not): such flows have exactly one rate above -100% that zeroes their NPV
+    (Descartes' rule of signs), found by `econ.excel.irr_batch` on the monthly flows and
+    annualized; NaN for the other rows [fraction/year (n,)].
+
+    Says why a row has no IRR in the range: its one root lies above the range (31.95% a month,
+    +2,680% a year) or below it.
+    """
+    flows = np.atleast_2d(np.asarray(cash_flow, dtype=float))
+    out = np.full(flows.shape[0], np.nan)
+    once = sign_changes(flows) == 1
+    if once.any():
+        out[once] = annual_rate(irr_batch(flows[once], 0.01))
+    return out
 
 
 def irr_roots_annual(cash_flow, cells=None) -> list[np.ndarray]:

@@ -447,3 +447,55 @@ def test_a_bad_range_is_refused():
         excel.investment_irr_batch([[-1.0, 2.0]], 0.1, 1.0)
     with pytest.raises(excel.ExcelFunctionError, match="upper = -0.5"):
         excel.irr_roots_batch([[-1.0, 2.0]], -0.9, -0.5)
+
+
+# ---------------------------------------------------------------------------------------------
+# why an IRR is null where no root lies in the range
+
+
+def test_the_one_root_of_flows_that_change_sign_once_is_found_outside_the_range():
+    # a GB200 rack's equity priced from CCIR's tier-1 rental: -1,081,408 USD, then +389,038 a
+    # month for 72 months; numpy-financial's root of the same flows is the reference
+    above = np.r_[-1_081_408.0, np.full(72, 389_038.0)]
+    below = np.r_[-1_000.0, np.full(12, 1.0), np.zeros(60)]  # a fraction of the outlay back
+    several = np.r_[-1.0, 3.0, -2.5, np.zeros(70)]
+    flows = np.vstack([above, below, -above[::-1], np.ones(73), several])
+    assert metrics.sign_changes(flows).tolist() == [1, 1, 1, 0, 2]
+    found = metrics.single_root_annual(flows)
+    for row, rate in zip(flows[:3], found[:3], strict=True):
+        assert rate == pytest.approx((1 + npf.irr(row)) ** 12 - 1, rel=1e-9)
+    assert found[0] > metrics.IRR_RANGE_ANNUAL[1] and found[1] < metrics.IRR_RANGE_ANNUAL[0]
+    assert np.isnan(found[3:]).all()
+    assert np.isnan(metrics.unique_irr_annual(flows[:2])["irr_annual"]).all()
+
+
+def test_a_null_irr_says_its_one_root_is_above_the_cap():
+    """It said "no sign change or no root" of flows that change sign once, with their root at
+    31.95% a month, above the +1,000% a year cap."""
+    scenario = load_scenario(
+        SEED, {"market.rental_series": "CCIR/CRI-T1IF", "market.spot_sells": "gpu_hours"}
+    )
+    result = project(scenario)
+    flows = result.lines["cash_flow_equity_usd"][0]
+    assert metrics.sign_changes(flows[None, :])[0] == 1
+    monthly = npf.irr(flows)
+    annual = (1 + monthly) ** 12 - 1
+    assert annual > 10.0 and np.isnan(result.metrics["irr_equity_annual"][0])
+    said = [w for w in result.warnings[0] if "equity cash flows have no internal rate" in w]
+    assert said == [
+        "equity cash flows have no internal rate of return in (-99%, +1,000%) a year: they change "
+        f"sign once, and their one rate, {annual * 100:+,.4g}% a year ({monthly:.2%} a month), is "
+        "above the +1,000% cap: irr_equity_annual is null"
+    ]
+    assert f"({monthly:.2%} a month)" == "(31.95% a month)"  # the review's figure
+
+
+def test_a_null_irr_of_flows_of_one_sign_says_they_never_change_sign():
+    scenario = overridden(SEED, {"market.price_usd_per_mtok": 0.0})  # no revenue: all outflows
+    result = project(scenario)
+    flows = result.lines["cash_flow_project_usd"][0]
+    assert (flows <= 0).all()
+    assert (
+        "project cash flows have no internal rate of return in (-99%, +1,000%) a year: they never "
+        "change sign: irr_project_annual is null"
+    ) in result.warnings[0]
