@@ -589,3 +589,24 @@ def test_varying_the_band_of_a_scenario_without_a_table_is_refused(tmp_path, cap
     args = ["montecarlo", str(path), "--dist", "market.resale_band=uniform(-1, 1)", "-n", "8"]
     assert main(args) == 3  # the sampler's own check of the draws against the scenario model
     assert "no resale_value_table or resale_series" in capsys.readouterr().err
+
+
+def test_the_docs_say_glri_pages_disagree_and_quote_the_shipped_curve_as_it_is():
+    """docs/market.md describes the source's quality: the shipped GLRI H100 curve is its
+    calculator's, and its other pages give 65-75% (its residual page) or 70% (its index table)
+    at 24 months. The figures it quotes for the shipped curve are those of the shipped file."""
+    curve = rx.find_curve(rx.load_catalog(), "GLRI/ResidualGuide", "H100")
+    ranges = [
+        f"{round(low * 100)}-{round(high * 100)}%"
+        for low, high in zip(curve.shares("share_low")[:3], curve.shares("share_high")[:3])
+    ]
+    doc = " ".join((ROOT / "docs" / "market.md").read_text().split())
+    said = doc[doc.index("**GLRI's own pages contradict each other**") :]
+    said = said[: said.index("Cross-checks of the level")]
+    assert (
+        f"It is the depreciation calculator's ({', '.join(ranges)} of MSRP at 12, 24 and 36" in said
+    )
+    assert '"typically stay at 65-75% after 24 months"' in said
+    assert "85% at 12 and 70% at 24 months" in said
+    high_at_24 = curve.shares("share_high")[list(curve.ages).index(24)]
+    assert f"even `resale_band = 1`, {round(high_at_24 * 100)}% at 24 months" in said
