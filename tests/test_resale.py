@@ -598,7 +598,9 @@ def test_the_docs_say_glri_pages_disagree_and_quote_the_shipped_curve_as_it_is()
     curve = rx.find_curve(rx.load_catalog(), "GLRI/ResidualGuide", "H100")
     ranges = [
         f"{round(low * 100)}-{round(high * 100)}%"
-        for low, high in zip(curve.shares("share_low")[:3], curve.shares("share_high")[:3])
+        for low, high in zip(
+            curve.shares("share_low")[:3], curve.shares("share_high")[:3], strict=True
+        )
     ]
     doc = " ".join((ROOT / "docs" / "market.md").read_text().split())
     said = doc[doc.index("**GLRI's own pages contradict each other**") :]
