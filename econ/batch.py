@@ -349,7 +349,21 @@ class ScenarioBatch:
             values = np.repeat(values.astype(cols[path].dtype, copy=False), per)
             taken = np.tile(scenario.takes_own_value(path), n) if per > 1 else True
             cols[path] = np.where(taken, values, cols[path])
-        extras = {k: np.tile(v, (n,) + (1,) * (v.ndim - 1)) for k, v in one.extras.items()}
+        horizon = np.repeat(one.horizon_months, n)
+        if "horizon_months" in columns or "depreciation.life_years" in columns:
+            first = np.arange(n) * per
+            life_months = np.maximum(1, np.rint(cols["depreciation.life_years"][first] * 12))
+            explicit = cols["horizon_months"][first]
+            horizon = np.where(np.isnan(explicit), life_months, explicit).astype(np.int64)
+        extras = dict(one.extras)
+        if series_contract is not None and horizon.max() > scenario.horizon:
+            # A series is compiled up to the horizon: a longer one takes its prices that far
+            # (at integer months the table's values do not depend on how far it goes).
+            longest = scenario.model_copy(update={"horizon_months": int(horizon.max())})
+            extras.update(
+                {k: v for k, v in cls.from_scenarios(longest).extras.items() if k in SERIES_KEYS}
+            )
+        extras = {k: np.tile(v, (n,) + (1,) * (v.ndim - 1)) for k, v in extras.items()}
         if series_contract is not None:
             # The series' extrapolated prices move with a sampled band, as compiled ones do, and
             # so does a first contract priced from them (a row's own contract price does not).
@@ -362,12 +376,6 @@ class ScenarioBatch:
                 extras["market.series_contract_usd_per_gpu_hour"]
                 * np.exp(shift * extras["market.contract_log_sd"]),
             )
-        horizon = np.repeat(one.horizon_months, n)
-        if "horizon_months" in columns or "depreciation.life_years" in columns:
-            first = np.arange(n) * per
-            life_months = np.maximum(1, np.rint(cols["depreciation.life_years"][first] * 12))
-            explicit = cols["horizon_months"][first]
-            horizon = np.where(np.isnan(explicit), life_months, explicit).astype(np.int64)
         return cls(
             names=np.array([f"{scenario.name}#{i}" for i in range(n)], dtype=object),
             start_dates=np.repeat(one.start_dates, n),
@@ -562,6 +570,12 @@ SERIES_COMPILED = (
     "market.rental_floor_usd_per_gpu_hour",
 )
 """Fields a rental series is compiled with, so a batch cannot vary them column by column."""
+SERIES_KEYS = (
+    "market.rental_table_months",
+    "market.rental_table_usd_per_gpu_hour",
+    "market.rental_table_log_sd",
+)
+"""Extras of a row's rental table compiled from its series (`_rental_series`)."""
 
 
 def refuse_series_compiled(scenario: Scenario, paths: Iterable[str]) -> None:

@@ -766,6 +766,7 @@ def _sweep_rows(capsys, *args) -> list[dict]:
         "utilization.share=0.5,0.7",
         "market.contract_share=0,0.3,1",
         "market.contract_usd_per_gpu_hour=0,2.5",  # 0: the series' price, as a file's 0 is
+        "horizon_months=24,36,60",  # compiled to 36: a longer horizon held its last price flat
     ],
 )
 def test_a_sweep_of_a_scenario_priced_from_a_series_equals_its_projections(
