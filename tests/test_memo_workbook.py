@@ -140,6 +140,31 @@ def test_a_forged_cell_of_any_figure_sheet_fails(book, tmp_path, capsys, sheet, 
     assert f"{sheet}.{column} {where}: shown 123" in out, out
 
 
+@pytest.mark.parametrize(
+    ("state", "words"),
+    [("veryHidden", "very hidden (not even listed by Unhide"), ("hidden", "hidden (Unhide")],
+)
+def test_a_sheet_hidden_after_the_export_fails(book, tmp_path, capsys, state, words):
+    """econ writes every sheet visible: a Debt sheet set to hidden or veryHidden (its figures
+    out of sight, still read by the formulas) passed as "ok" before; it is named."""
+    edited = tmp_path / f"{state}.xlsx"
+    hits = []
+
+    def edit(name, data):
+        if name == "xl/workbook.xml":
+            pattern = rb'(<sheet name="Debt"[^>]*?state=")visible"'
+            changed = re.sub(pattern, rb"\g<1>" + state.encode() + b'"', data)
+            hits.append(changed != data)
+            return changed
+        return data
+
+    _rewrite(book, edited, edit)
+    assert hits == [True]
+    code, out = _verify(capsys, edited)
+    assert code == 1, out
+    assert f"Debt: the sheet is {words}" in out and "econ writes it visible" in out
+
+
 def test_edited_embedded_scenario_fails(book, tmp_path, capsys):
     edited = tmp_path / "scenario.xlsx"
     old, new = b"price_usd_per_kwh = 0.0806", b"price_usd_per_kwh = 0.0906"

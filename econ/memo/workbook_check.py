@@ -10,7 +10,8 @@ sheet's header row, every cell of the Annual, Depreciation, Debt and Debt schedu
 Monthly's working columns (REBUILT_SHEETS), and every text cell of the Summary (labels, units,
 keys, the reasons of figures that are n/a), Assumptions (units, descriptions, sources, provenance,
 live), Notes and Charts sheets, with Assumptions' derived figures and constants; and every cell's
-type, formula and number format, the defined names and the conditional formats' number formats
+type, formula and number format, the defined names, the conditional formats' number formats and
+each sheet's state (a sheet hidden or very hidden after the export is named)
 (`_compare_cells`): what Excel computes and shows when it opens the file (it recalculates on
 load), not only the results cached in it. Not checked: the charts themselves, other styles (fonts,
 fills, hidden rows), cell notes, data validation and the document properties. A difference is
@@ -710,15 +711,38 @@ def _compare_cells(data: bytes, book, rows: dict[str, dict[int, int]], report: R
         report.differences.append(f"{DAMAGED}: its formulas cannot be read")
         return
     try:
-        report.checked += 2
+        report.checked += 3
         _compare_names(shown, book, rows, report)
         _compare_conditional_formats(shown, book, report)
+        _compare_sheet_states(shown, book, report)
         for ws in book.worksheets:
             if ws.title in shown.sheetnames:
                 report.checked += 1
                 _compare_sheet_cells(shown[ws.title], ws, rows.get(ws.title), report)
     finally:
         shown.close()
+
+
+SHEET_STATES = {
+    "visible": "visible",
+    "hidden": "hidden (Unhide shows it again)",
+    "veryHidden": "very hidden (not even listed by Unhide: only a macro or an XML edit shows it)",
+}
+"""A sheet's state (ECMA-376 Part 1, 18.18.68 ST_SheetState) in words."""
+
+
+def _compare_sheet_states(shown, book, report: Report) -> None:
+    """Each sheet's state against the one econ writes (visible): a sheet hidden after the
+    export keeps its figures out of sight while the workbook still reads them."""
+    for ws in book.worksheets:
+        if ws.title not in shown.sheetnames:
+            continue  # (listed with the sheets)
+        got, want = str(shown[ws.title].sheet_state), str(ws.sheet_state)
+        if got != want:
+            report.differences.append(
+                f"{ws.title}: the sheet is {SHEET_STATES.get(got, shortened(got))}; econ writes "
+                f"it {SHEET_STATES.get(want, want)}"
+            )
 
 
 def _compare_sheet_cells(shown, ws, rows: dict[int, int] | None, report: Report) -> None:
