@@ -143,6 +143,110 @@ COLUMNS: dict[str, str] = {
 }
 """Monthly column -> short label (USD columns carry the unit in the axis title)."""
 
+FLAG_UNIT = "1 or 0"
+"""The unit of a flag column: 1 where it holds, else 0."""
+COLUMN_NOTES: dict[str, tuple[str, str]] = {
+    "scenario": ("", "the scenario's name"),
+    "month": ("month index", "months since month 0, the purchase month"),
+    "date": ("date", "the month's date: month 0 is the scenario's start_date"),
+    "gpus_in_service": ("GPUs", "GPUs serving in the month (the deployment ramp included)"),
+    "tokens": ("tokens", "output tokens produced in the month by every GPU in service"),
+    "input_tokens": (
+        "tokens",
+        "input (prompt) tokens sent with the output tokens; blank where the workload's input "
+        "tokens per output token are unknown",
+    ),
+    "revenue_usd": ("USD", "revenue: tokens, GPU-hour contracts and spot rentals"),
+    "token_revenue_usd": ("USD", "revenue of tokens of every kind (output, input, cached)"),
+    "output_token_revenue_usd": ("USD", "revenue of output tokens"),
+    "input_token_revenue_usd": ("USD", "revenue of input tokens not served from a cache"),
+    "cached_input_token_revenue_usd": ("USD", "revenue of input tokens served from a cache"),
+    "contract_revenue_usd": ("USD", "GPU-hours sold under contract (market.contract_share)"),
+    "spot_revenue_usd": ("USD", "GPU-hours rented on the spot market"),
+    "power_usd": ("USD", "the electricity bill: IT power drawn x PUE x hours x price"),
+    "facility_usd": ("USD", "colocation rent, or an owned hall's running costs"),
+    "opex_usd": ("USD", "staff, maintenance, insurance, software and SG&A"),
+    "capex_usd": ("USD", "capital expenditure paid in the month"),
+    "disposal_usd": ("USD", "sale proceeds when the GPUs retire"),
+    "gain_on_disposal_usd": ("USD", "the sale's gain over the carrying amount (a loss negative)"),
+    "depreciation_usd": ("USD", "book depreciation"),
+    "impairment_usd": ("USD", "impairment loss (ASC 360)"),
+    "tax_depreciation_usd": ("USD", "tax depreciation (depreciation.tax)"),
+    "tax_gain_on_disposal_usd": (
+        "USD",
+        "the sale's gain over the tax basis: taxed (depreciation recapture, IRC §1245) or, a "
+        "loss, deducted",
+    ),
+    "interest_usd": ("USD", "interest expense: cash interest plus amortized fees and discount"),
+    "cash_interest_usd": ("USD", "interest and coupons paid"),
+    "principal_usd": ("USD", "principal repaid, balloons and the last month's settlement included"),
+    "debt_service_usd": (
+        "USD",
+        "cash interest + commitment fees + scheduled principal (balloons and the last month's "
+        "settlement left out): what the DSCR covers",
+    ),
+    "tax_usd": ("USD", "income tax paid, in cash (financing.tax_payment)"),
+    "deferred_tax_usd": (
+        "USD",
+        "deferred tax expense (ASC 740): the change in the deferred tax liability; negative a "
+        "benefit",
+    ),
+    "deferred_tax_liability_usd": (
+        "USD",
+        "deferred tax liability at month end, the deferred tax expense to date: the tax on the "
+        "book carrying amount less the tax basis, less that on the losses carried forward; "
+        "negative a deferred tax asset (ASC 740)",
+    ),
+    "ebitda_usd": ("USD", "revenue - power - facility - opex"),
+    "net_income_usd": (
+        "USD",
+        "EBITDA - depreciation - impairment - interest + gain on disposal - current and deferred "
+        "tax expense",
+    ),
+    "cash_flow_project_usd": ("USD", "EBITDA - capex + sale proceeds - tax paid"),
+    "cash_flow_equity_usd": (
+        "USD",
+        "project cash flow + debt drawn - cash interest - commitment fees - principal",
+    ),
+    "debt_balance_usd": ("USD", "debt outstanding at month end"),
+    "dscr": (
+        "x",
+        "cash available for debt service (EBITDA - tax paid) / debt service, in a month with "
+        "debt service (blank otherwise)",
+    ),
+    "llcr": (
+        "x",
+        "PV at the debt's rate of the cash available for debt service of the later months of "
+        "the loan's life / debt outstanding at month end (blank with none outstanding)",
+    ),
+    "ltv": (
+        "fraction",
+        "debt outstanding / the collateral, the GPUs' book value (their resale value with a "
+        "resale table); blank where the collateral is worth nothing",
+    ),
+    "covenant_breach": (
+        FLAG_UNIT,
+        "1 in a month with any covenant breach: the DSCR on its test window below its floor, "
+        "the LLCR below its floor, or the LTV above its ceiling with debt outstanding",
+    ),
+    "current_tax_usd": (
+        "USD",
+        "current tax expense: tax on the month's taxable income, the year's change in losses "
+        "carried forward taken in its last month",
+    ),
+    "capitalized_interest_usd": (
+        "USD",
+        "loan interest of the construction period, added to the GPUs' cost instead of expensed",
+    ),
+    "commitment_fee_usd": (
+        "USD",
+        "a capital stack's fees on undrawn commitments (0 for financing.debt_share's loan)",
+    ),
+}
+"""Column of the monthly schedule (and its index) -> (unit, meaning): what the workbook's Notes
+sheet and its header notes say of each engine column (econ.engine.MONTHLY_COLUMNS; the
+workbook's own working columns are described where the workbook defines them)."""
+
 _WORDS = {
     "sga": "SG&A",
     "us": "US",
@@ -182,6 +286,8 @@ _WORDS = {
     "osl": "OSL",
     "atm": "ATM",
     "id": "ID",
+    "cfads": "CFADS",
+    "pv": "PV",
 }
 
 
@@ -307,6 +413,14 @@ def column_label(name: str) -> str:
     return COLUMNS.get(name, humanize(name.removesuffix("_usd")))
 
 
+def column_unit(name: str) -> str:
+    """The unit of a column: COLUMN_NOTES', else read off its name as a summary metric's
+    (`_usd` -> USD, `_kw` -> kW, a ratio -> x; summary_label)."""
+    if name in COLUMN_NOTES:
+        return COLUMN_NOTES[name][0]
+    return summary_label(name)[1]
+
+
 def label_with_unit(name: str) -> str:
     """The label and, when it has one, the unit in brackets: "NPV [USD]"."""
     label, unit = summary_label(name)
@@ -315,6 +429,9 @@ def label_with_unit(name: str) -> str:
 
 __all__ = [
     "COLUMNS",
+    "COLUMN_NOTES",
+    "FLAG_UNIT",
+    "column_unit",
     "SUMMARY_METRICS",
     "column_label",
     "counted",

@@ -34,9 +34,11 @@ validation holds it at its value, and derived figures none of whose inputs is li
 values, so no formula combines a changed input with values of the exported one; an input econ
 refuses to change (with the scenario's other inputs) is grey too, and a derived figure no formula
 reads is its value. Live inputs are validated against their fields' bounds and choices, and the
-Summary's check rows (CHECKS) flag, red, two inputs econ takes one at a time and a held loan above
-the capex. Figures that cannot follow an edit (payback,
-break-even, covenant breaches over a trailing window) are grey with a note: at the exported inputs.
+Summary's check rows (CHECKS) flag, red, two inputs econ takes one at a time, a held loan above
+the capex and months outside the horizon. The covenant rows (breach months, first breach, months
+of headroom, minimum LLCR) and payback are formulas over the schedules' flags; a figure that
+cannot follow an edit (the break-even price, which econ solves for) is grey italic with a note:
+as exported, re-run econ after changing inputs.
 
 Cached values. openpyxl writes formulas without results, and a reader that does not recalculate
 (pandas, many viewers, previews) would see empty cells. The results are known exactly (they are the
@@ -83,7 +85,14 @@ from econ.engine import (
 )
 from econ.errors import InputError
 from econ.excel import irr_batch
-from econ.labels import column_label, summary_label
+from econ.labels import (
+    COLUMN_NOTES,
+    COLUMNS,
+    FLAG_UNIT,
+    column_label,
+    column_unit,
+    summary_label,
+)
 from econ.provenance import CREATED_FIELD, Stamp
 from econ.reporting import check_projected, flat_summary, make_stamp
 from econ.scenario.io import OVERRIDDEN
@@ -311,6 +320,8 @@ _FUNCTIONS: dict[str, Callable] = {
     "INT": lambda x: np.floor(np.asarray(x, dtype=float)),
     "ABS": lambda x: np.abs(np.asarray(x, dtype=float)),
     "ISBLANK": _is_blank,
+    # (an empty text, a formula's blank, evaluates to NaN: not a number)
+    "ISNUMBER": lambda x: ~np.isnan(np.asarray(x, dtype=float)),
     # Spreadsheet semantics (payments at period ends), from econ.excel.
     "PMT": lambda rate, nper, pv: excel.pmt(rate, nper, pv),
     "FV": lambda rate, nper, payment, pv: excel.fv(rate, nper, payment, pv),
@@ -366,6 +377,14 @@ def INT(x):  # noqa: N802
 
 def ISBLANK(x):  # noqa: N802
     return Call("ISBLANK", x)
+
+
+def ISNUMBER(x):  # noqa: N802
+    return Call("ISNUMBER", x)
+
+
+def OR(*args):  # noqa: N802
+    return Call("OR", *args)
 
 
 class _Bin(Expr):
@@ -628,6 +647,87 @@ class _Aggregate(Expr):
         if self.function == "MIN":
             return float(finite.min()) if finite.size else 0.0
         raise ValueError(self.function)
+
+
+class _Remaining(Expr):
+    """On a row-aligned sheet: a column summed over the rows after this one to the end of the
+    scenario's block (its later months); 0 on the block's last row."""
+
+    def __init__(self, sheet: str, column: str):
+        self.sheet, self.column = sheet, column
+
+    def refs(self):
+        return {(self.sheet, self.column)}
+
+    def render(self, ctx):
+        r1 = ctx.block(self.sheet)[1]
+        if ctx.row >= r1:
+            return "0"
+        letter = ctx.letter(self.sheet, self.column)
+        return f"SUM({ctx.cell(self.sheet, self.column, row=ctx.row + 1)}:${letter}${r1})"
+
+    def evaluate(self, env):
+        values = np.asarray(env.column(self.sheet, self.column), dtype=float)
+        later = np.cumsum(values[::-1])[::-1]
+        return np.concatenate([later[1:], [0.0]])
+
+
+class _LastMonthAbove(Expr):
+    """The last month of the scenario's block in which a column exceeds `threshold`, 0 where
+    none does (a scalar): SUMPRODUCT(MAX((values > threshold) * months))."""
+
+    def __init__(self, sheet: str, column: str, threshold: float):
+        self.sheet, self.column, self.threshold = sheet, column, float(threshold)
+
+    def refs(self):
+        return {(self.sheet, self.column), (self.sheet, "month")}
+
+    def render(self, ctx):
+        values, months = ctx.range(self.sheet, self.column), ctx.range(self.sheet, "month")
+        return f"SUMPRODUCT(MAX(({values}>{_number_text(self.threshold)})*{months}))"
+
+    def evaluate(self, env):
+        values = np.asarray(env.column(self.sheet, self.column), dtype=float)
+        months = np.asarray(env.column(self.sheet, "month"), dtype=float)
+        return float(np.max(np.where(values > self.threshold, months, 0.0)))
+
+
+class _FirstFlagged(Expr):
+    """The position (1 for the block's first row, month 0) of the first row of the scenario's
+    block whose flag column is 1: MATCH(1, range, 0); guard it where no row is (#N/A)."""
+
+    def __init__(self, sheet: str, column: str):
+        self.sheet, self.column = sheet, column
+
+    def refs(self):
+        return {(self.sheet, self.column)}
+
+    def render(self, ctx):
+        return f"MATCH(1,{ctx.range(self.sheet, self.column)},0)"
+
+    def evaluate(self, env):
+        flags = np.asarray(env.column(self.sheet, self.column), dtype=float) == 1
+        return float(np.argmax(flags) + 1) if flags.any() else np.nan
+
+
+class _At(Expr):
+    """A column of the scenario's block at a position (1 for its first row): INDEX(range, k)."""
+
+    def __init__(self, sheet: str, column: str, position: Expr):
+        self.sheet, self.column, self.position = sheet, column, position
+
+    def children(self):
+        return (self.position,)
+
+    def refs(self):
+        return {(self.sheet, self.column)} | self.position.refs()
+
+    def render(self, ctx):
+        return f"INDEX({ctx.range(self.sheet, self.column)},{self.position.render(ctx)})"
+
+    def evaluate(self, env):
+        values = np.asarray(env.column(self.sheet, self.column), dtype=float)
+        return float(values[int(self.position.evaluate(env)) - 1])
 
 
 class _SignedSum(Expr):
@@ -1036,6 +1136,7 @@ class Spec:
     helper: bool = False
     values: Callable[[_Info], np.ndarray | None] | None = None
     label: str = ""
+    unit: str = ""  # (where econ.labels.column_unit cannot read it off the name)
 
 
 def _single_fleet(info: _Info) -> bool:
@@ -1180,14 +1281,16 @@ def line(name: str, *formulas, sheet: str = "Monthly") -> Spec:
     return Spec(sheet, name, _candidates(formulas), engine=name)
 
 
-def helper(sheet: str, name: str, *formulas, values=None, label: str = "") -> Spec:
+def helper(sheet: str, name: str, *formulas, values=None, label: str = "", unit: str = "") -> Spec:
     """A working column, written only where a formula needs it."""
-    return Spec(sheet, name, _candidates(formulas), helper=True, values=values, label=label)
+    return Spec(
+        sheet, name, _candidates(formulas), helper=True, values=values, label=label, unit=unit
+    )
 
 
-def view(sheet: str, name: str, formula: Expr, label: str = "") -> Spec:
+def view(sheet: str, name: str, formula: Expr, label: str = "", unit: str = "") -> Spec:
     """A column shown on a sheet for reading (regroups or accumulates checked lines)."""
-    return Spec(sheet, name, _candidates((formula,)), label=label)
+    return Spec(sheet, name, _candidates((formula,)), label=label, unit=unit)
 
 
 _fleet_capex = Name("calc.fleet_capex_usd")
@@ -1296,9 +1399,62 @@ def _cumulative(name: str) -> Running:
     return Running("SUM", M, name)
 
 
+TAX_EXPENSE = ("current_tax_usd", "deferred_tax_usd")
+"""The income statement's tax expense (ASC 740), current and deferred, as Annual shows it."""
+DEBT_OWED_USD = 1e-6
+"""Debt service or a balance above this is owed (econ.capital.coverage_ratios) [USD]."""
+_dscr_floor, _dscr_test = Name("financing.covenants.dscr_floor"), Cell("Debt", "dscr_test")
+_book_value = Cell("Depreciation", "book_value_usd")
+
+
+def _covenants_are(llcr: bool, ltv: bool) -> Gate:
+    """Whether the scenario has an LLCR floor (`llcr`) and an LTV ceiling (`ltv`), or not."""
+
+    def gate(info: _Info) -> bool:
+        floor = _attr(info.scenario, "financing.covenants.llcr_floor")
+        ceiling = _attr(info.scenario, "financing.covenants.ltv_ceiling")
+        return (floor is not None) == llcr and (ceiling is not None) == ltv
+
+    return gate
+
+
+def _covenant_breach(llcr: bool, ltv: bool) -> Expr:
+    """1 in a month with any covenant breach (econ.capital.coverage_ratios): the DSCR test
+    (Debt!dscr_breach), the LLCR below its floor from the first test month, the LTV above its
+    ceiling (or debt owed against no collateral) while debt is outstanding. The LLCR and LTV
+    tests are written only where the scenario has them, so that a blank floor or ceiling is
+    read by no formula (typing one needs a new export)."""
+    dscr = Cell("Debt", "dscr_breach")
+    if not (llcr or ltv):
+        return dscr
+    parts = [eq(dscr, 1)]
+    if llcr:
+        ratio = mcol("llcr")
+        tested = AND(ge(month, _first_test), lt(ratio, Name("financing.covenants.llcr_floor")))
+        parts.append(eq(IF(ISNUMBER(ratio), IF(tested, 1, 0), 0), 1))
+    if ltv:
+        ratio = mcol("ltv")
+        above = IF(ISNUMBER(ratio), IF(gt(ratio, Name("financing.covenants.ltv_ceiling")), 1, 0), 1)
+        parts.append(eq(IF(gt(mcol("debt_balance_usd"), DEBT_OWED_USD), above, 0), 1))
+    return IF(OR(*parts), 1, 0)
+
+
 SPECS: tuple[Spec, ...] = (
-    helper(M, "tax_year", IF(eq(month, 0), 1, INT((month - 1) / 12) + 1)),
-    helper(M, "in_service", IF(_serving, 1, 0)),
+    helper(
+        M,
+        "tax_year",
+        IF(eq(month, 0), 1, INT((month - 1) / 12) + 1),
+        label="the month's tax year (asset year): year y is months 12y-11..12y, year 1 with "
+        "month 0",
+        unit="year",
+    ),
+    helper(
+        M,
+        "in_service",
+        IF(_serving, 1, 0),
+        label="1 in a month the GPUs serve (from the service start to fleet.retire_month)",
+        unit=FLAG_UNIT,
+    ),
     # Fleet and throughput (econ.market.utilization_path, econ.engine).
     line(
         "gpus_in_service",
@@ -1313,12 +1469,22 @@ SPECS: tuple[Spec, ...] = (
         * in_service,
         Name("utilization.share") * _ramp(Name("utilization.ramp_months")) * in_service,
         label="share of hours serving",
+        unit="fraction",
     ),
-    helper(M, "throughput_multiplier", values=_throughput_multiplier),
+    helper(
+        M,
+        "throughput_multiplier",
+        values=_throughput_multiplier,
+        label="the software-gain trajectory: tokens per GPU relative to "
+        "throughput.tokens_per_s_per_gpu (the engine's values)",
+        unit="x",
+    ),
     helper(
         M,
         "tokens_per_s_per_gpu",
         Name("throughput.tokens_per_s_per_gpu") * mcol("throughput_multiplier"),
+        label="output tokens per second per GPU while serving, software gains included",
+        unit="tokens/s/GPU",
     ),
     line("tokens", _gpus * mcol("tokens_per_s_per_gpu") * _util * Name("const.seconds_per_month")),
     # Revenue (econ.market.token_price_usd_per_mtok, rental_price_usd_per_gpu_hour, revenue_by_source).
@@ -1327,6 +1493,7 @@ SPECS: tuple[Spec, ...] = (
         "token_price_usd_per_mtok",
         Name("market.price_usd_per_mtok")
         * (1 - Name("market.price_decline_annual")) ** (MAX(month - 1, 0) / 12),
+        label="output token price, declining at market.price_decline_annual from month 1",
     ),
     helper(
         M,
@@ -1334,11 +1501,13 @@ SPECS: tuple[Spec, ...] = (
         Name("market.rental_floor_usd_per_gpu_hour")
         + (Name("market.rental_usd_per_gpu_hour") - Name("market.rental_floor_usd_per_gpu_hour"))
         * (1 - Name("market.rental_decline_annual")) ** (MAX(month - 1, 0) / 12),
+        label="spot GPU-hour price, declining towards its floor",
     ),
     helper(
         M,
         "input_price_usd_per_mtok",
         Name("market.input_price_usd_per_mtok") * (1 - _input_decline) ** (MAX(month - 1, 0) / 12),
+        label="input token price (not cached)",
     ),
     helper(
         M,
@@ -1349,6 +1518,7 @@ SPECS: tuple[Spec, ...] = (
             Name("market.cached_input_price_usd_per_mtok")
             * (1 - _cached_decline) ** (MAX(month - 1, 0) / 12),
         ),
+        label="cached input token price (the input price where none is given)",
     ),
     line(
         "input_tokens",
@@ -1406,6 +1576,8 @@ SPECS: tuple[Spec, ...] = (
         Name("power.price_usd_per_kwh")
         * _after_month_1(Name("power.escalation_annual"))
         * Name("power.time_of_day_factor"),
+        label="electricity price, escalating from month 1, times the time-of-day factor",
+        unit="USD/kWh",
     ),
     helper(
         M,
@@ -1453,8 +1625,20 @@ SPECS: tuple[Spec, ...] = (
     # Capex, depreciation (straight line as a formula; other methods as a schedule per USD of
     # cost), impairment and sale at book value or at a share of cost (econ.depreciation).
     line("capex_usd", IF(eq(month, purchase), _fleet_capex, 0)),
-    helper("Depreciation", "book_share_of_capex", values=_share_of_capex("depreciation_usd")),
-    helper("Depreciation", "tax_share_of_capex", values=_share_of_capex("tax_depreciation_usd")),
+    helper(
+        "Depreciation",
+        "book_share_of_capex",
+        values=_share_of_capex("depreciation_usd"),
+        label="book depreciation per USD of the fleet's capex (the engine's schedule)",
+        unit="USD/USD of capex",
+    ),
+    helper(
+        "Depreciation",
+        "tax_share_of_capex",
+        values=_share_of_capex("tax_depreciation_usd"),
+        label="tax depreciation per USD of the fleet's capex (the engine's schedule)",
+        unit="USD/USD of capex",
+    ),
     line(
         "depreciation_usd",
         when(
@@ -1537,6 +1721,7 @@ SPECS: tuple[Spec, ...] = (
         "Debt",
         "scheduled_principal_usd",
         IF(ge(since, 1), Prev("Debt", "scheduled_balance_usd") - _scheduled, 0),
+        label="principal due on the amortization schedule (the debt service's)",
     ),
     helper(
         "Debt",
@@ -1571,19 +1756,38 @@ SPECS: tuple[Spec, ...] = (
         mcol("cash_interest_usd") + mcol("commitment_fee_usd") + mcol("principal_usd"),
     ),
     # After the loan's service lines: a draw is a formula only where they are (`_frozen_draws`).
-    helper("Debt", "draws_usd", IF(eq(month, purchase), _debt, 0), values=_frozen_draws),
+    helper(
+        "Debt",
+        "draws_usd",
+        IF(eq(month, purchase), _debt, 0),
+        values=_frozen_draws,
+        label="debt drawn (a sized loan's as econ sized it, held)",
+    ),
     # Tax per tax year with losses carried forward (econ.tax), spread over the year's months.
     helper(
-        M, "taxable_income_usd", mcol("ebitda_usd") - _tax_dep - mcol("interest_usd") + _tax_gain
+        M,
+        "taxable_income_usd",
+        mcol("ebitda_usd") - _tax_dep - mcol("interest_usd") + _tax_gain,
+        label="taxable income: EBITDA - tax depreciation - interest + tax gain on disposal",
     ),
     helper(
         "Annual",
         "months_in_year",
         MIN(12, MAX(0, Name("calc.horizon_months") - 12 * (Cell("Annual", "tax_year") - 1))),
+        label="months of the year after month 0 (the last year may be short)",
+        unit="months",
     ),
-    helper("Annual", "taxable_income_usd", _SumIf("taxable_income_usd")),
     helper(
-        "Annual", "cumulative_taxable_income_usd", Running("SUM", "Annual", "taxable_income_usd")
+        "Annual",
+        "taxable_income_usd",
+        _SumIf("taxable_income_usd"),
+        label="the year's taxable income",
+    ),
+    helper(
+        "Annual",
+        "cumulative_taxable_income_usd",
+        Running("SUM", "Annual", "taxable_income_usd"),
+        label="taxable income to the year's end",
     ),
     helper(
         "Annual",
@@ -1601,17 +1805,28 @@ SPECS: tuple[Spec, ...] = (
         ),
         label="taxable income less the losses carried forward it may absorb",
     ),
-    helper("Annual", "tax_due_usd", Cell("Annual", "income_taxed_usd") * _tax_rate),
+    helper(
+        "Annual",
+        "tax_due_usd",
+        Cell("Annual", "income_taxed_usd") * _tax_rate,
+        label="the year's tax: the income taxed x financing.tax_rate",
+    ),
     helper(
         "Annual",
         "loss_change_usd",
         Cell("Annual", "loss_carried_forward_usd") - Prev("Annual", "loss_carried_forward_usd"),
+        label="the change of the losses carried forward over the year",
     ),
     # Tax paid (econ.tax.tax_payments_usd): never before the first taxable income (a month whose
     # cumulative taxable income is positive, or, with a loss limit below 1, whose income so far in
     # its tax year is); quarterly estimates in the months they are due (4, 6, 9 and 12 of the
     # tax year, econ.tax.INSTALLMENT_MONTHS), or monthly in equal parts.
-    helper(M, "cumulative_taxable_usd", _cumulative("taxable_income_usd")),
+    helper(
+        M,
+        "cumulative_taxable_usd",
+        _cumulative("taxable_income_usd"),
+        label="taxable income since month 0",
+    ),
     helper(
         M,
         "taxable_so_far",
@@ -1635,7 +1850,9 @@ SPECS: tuple[Spec, ...] = (
             1,
             0,
         ),
-        label="taxable income so far (cumulative, or in the tax year with a loss limit below 1)",
+        label="1 from the first taxable income (cumulative, or in the tax year with a loss limit "
+        "below 1): tax is paid from then on",
+        unit=FLAG_UNIT,
     ),
     helper(
         M,
@@ -1655,10 +1872,22 @@ SPECS: tuple[Spec, ...] = (
             1,
             0,
         ),
-        label="a month the year's tax is paid in",
+        label="1 in a month the year's tax is paid in",
+        unit=FLAG_UNIT,
     ),
-    helper("Annual", "installments", _SumIf("tax_installment")),
-    helper("Annual", "tax_due_to_date_usd", Running("SUM", "Annual", "tax_due_usd")),
+    helper(
+        "Annual",
+        "installments",
+        _SumIf("tax_installment"),
+        label="months the year's tax is paid in (it is paid in equal parts)",
+        unit="months",
+    ),
+    helper(
+        "Annual",
+        "tax_due_to_date_usd",
+        Running("SUM", "Annual", "tax_due_usd"),
+        label="tax due to the year's end (the annual schedule settles it)",
+    ),
     line(
         "tax_usd",
         IF(
@@ -1675,7 +1904,8 @@ SPECS: tuple[Spec, ...] = (
         M,
         "year_end",
         IF(eq(month, MIN(12 * mcol("tax_year"), _horizon)), 1, 0),
-        label="last month of a tax year",
+        label="1 in the last month of a tax year",
+        unit=FLAG_UNIT,
     ),
     line(
         "current_tax_usd",
@@ -1736,6 +1966,7 @@ SPECS: tuple[Spec, ...] = (
         - 1,
         label="monthly rates from -99% to +1,000% a year, one a row, at which the NPV is scanned "
         "for the IRR rule (several rates falling through zero: no IRR)",
+        unit="1/month",
     ),
     *(
         helper(M, f"npv_scan_{name}", _ScanNpv(name), label="NPV at this row's irr_scan_rate")
@@ -1747,6 +1978,7 @@ SPECS: tuple[Spec, ...] = (
             f"sign_{name}",
             _LastSign(name),
             label="sign of the last flow beyond half a cent, to count the sign changes (IRR)",
+            unit="-1, 0 or 1",
         )
         for name in ("cash_flow_project_usd", "cash_flow_equity_usd")
     ),
@@ -1763,6 +1995,7 @@ SPECS: tuple[Spec, ...] = (
         "discount_factor",
         (1 + Name("calc.discount_rate_monthly")) ** -month,
         label="(1 + monthly discount rate)^-month",
+        unit="1",
     ),
     # Views: the schedules regrouped for reading, as formulas over Monthly.
     *(
@@ -1787,12 +2020,14 @@ SPECS: tuple[Spec, ...] = (
         label="the DSCR the covenant tests: cash available for debt service over debt service, "
         "each summed over the trailing financing.covenants.test_months (from "
         "financing.covenants.first_test_month on)",
+        unit="x",
     ),
     Spec(
         "Debt",
         "dscr_floor",
         _candidates((when(_has_dscr_floor, Name("financing.covenants.dscr_floor")),)),
         label="the covenants' DSCR floor (financing.covenants.dscr_floor), for the DSCR chart",
+        unit="x",
     ),
     *(
         view(M, f"cumulative_{name}", _cumulative(name), f"running sum of {name}, for the chart")
@@ -1847,15 +2082,94 @@ SPECS: tuple[Spec, ...] = (
         - Cell("Annual", "impairment_usd"),
         "EBIT: EBITDA - depreciation - impairment (econ.engine.annual_table)",
     ),
+    # The year's income statement reconciles: EBIT + gain on disposal - interest - current tax
+    # - deferred tax = net income (tax expense, ASC 740); tax_usd is the tax paid, in cash.
+    *(view("Annual", name, _SumIf(name)) for name in ("gain_on_disposal_usd", "interest_usd")),
+    # (a year whose tax expense is 0 in exact arithmetic sums to +-1e-10: 0, not a red -$0.00)
+    *(view("Annual", name, _snapped(_SumIf(name))) for name in TAX_EXPENSE),
     *(
         view("Annual", name, _SumIf(name))
-        for name in (
-            "interest_usd",
-            "tax_usd",
-            "net_income_usd",
-            "cash_flow_project_usd",
-            "cash_flow_equity_usd",
-        )
+        for name in ("net_income_usd", "tax_usd", "cash_flow_project_usd", "cash_flow_equity_usd")
+    ),
+    # Covenant tests (econ.capital.coverage_ratios): the DSCR test's breaches and the months of
+    # debt service before the first, the LLCR and LTV, and any breach, so that the Summary's
+    # covenant rows are formulas over them.
+    helper(
+        "Debt",
+        "dscr_breach",
+        IF(
+            ISBLANK(_dscr_floor),
+            0,
+            IF(ISNUMBER(_dscr_test), IF(lt(_dscr_test, _dscr_floor), 1, 0), 0),
+        ),
+        label="1 in a month whose tested DSCR (dscr_test) is below financing.covenants.dscr_floor",
+        unit=FLAG_UNIT,
+    ),
+    helper(
+        "Debt",
+        "headroom_month",
+        IF(AND(ISNUMBER(Cell("Debt", "dscr")), eq(Running("SUM", "Debt", "dscr_breach"), 0)), 1, 0),
+        label="1 in a month of debt service before the DSCR covenant's first breach "
+        "(months_of_headroom counts them)",
+        unit=FLAG_UNIT,
+    ),
+    helper(
+        "Debt",
+        "cfads_pv_usd",
+        when(
+            lambda info: not _attr(info.scenario, "financing.tranches", ()),
+            IF(
+                le(month, MIN(_LastMonthAbove(M, "debt_balance_usd", DEBT_OWED_USD) + 1, _horizon)),
+                (mcol("ebitda_usd") - mcol("tax_usd")) * (1 + _loan_rate) ** -month,
+                0,
+            ),
+        ),
+        label="cash available for debt service (EBITDA - tax paid) discounted to month 0 at the "
+        "loan's monthly rate, to the month after the last with debt outstanding: what the LLCR "
+        "sums over the later months",
+    ),
+    line(
+        "llcr",
+        when(
+            lambda info: not _attr(info.scenario, "financing.tranches", ()),
+            IF(
+                gt(mcol("debt_balance_usd"), DEBT_OWED_USD),
+                _Remaining("Debt", "cfads_pv_usd")
+                / (1 + _loan_rate) ** -month
+                / mcol("debt_balance_usd"),
+                Text(""),
+            ),
+        ),
+    ),
+    # (the collateral is the book value: not a resale table's value, nor capitalized interest)
+    line(
+        "ltv",
+        when(
+            lambda info: not _sells_at_resale(info),
+            IF(
+                ge(_book_value, units.HALF_CENT_USD),
+                mcol("debt_balance_usd") / _book_value,
+                Text(""),
+            ),
+        ),
+    ),
+    line(
+        "covenant_breach",
+        *(
+            when(_covenants_are(llcr, ltv), _covenant_breach(llcr, ltv))
+            for llcr in (False, True)
+            for ltv in (False, True)
+        ),
+    ),
+    # Payback (econ.metrics.payback): the first month from month 1 whose cumulative project cash
+    # flow is at least 0.
+    helper(
+        M,
+        "payback_reached",
+        IF(AND(ge(month, 1), ge(mcol("cumulative_cash_flow_project_usd"), 0)), 1, 0),
+        label="1 in a month from month 1 whose cumulative project cash flow is at least 0 "
+        "(payback_months interpolates within the first)",
+        unit=FLAG_UNIT,
     ),
 )
 
@@ -1968,9 +2282,14 @@ CONSTANTS = (
 
 @dataclass
 class SummarySpec:
+    """A Summary row's formula, checked against the engine's metric. `needs` are the columns it
+    reads that must be formulas: over the engine's values of a line (a capital stack's LLCR)
+    the row would follow no change, so it is written as the engine's value instead."""
+
     name: str
     formula: Expr
     engine: Callable[[Projection, int], float | None]
+    needs: tuple[tuple[str, str], ...] = ()
 
 
 def _metric(name: str) -> Callable[[Projection, int], float | None]:
@@ -2248,6 +2567,7 @@ def _derived_summary_specs(scenario: Scenario, equity_share: Expr) -> list[Summa
             _metric("dscr_headroom"),
         )
     )
+    specs += _covenant_specs(floor)
     if not _attr(scenario, "financing.tranches", ()):  # one term loan: its own rate
         specs += [
             SummarySpec(
@@ -2258,6 +2578,74 @@ def _derived_summary_specs(scenario: Scenario, equity_share: Expr) -> list[Summa
             SummarySpec("debt_usd_total", debt, _metric("debt_usd_total")),
         ]
     return specs
+
+
+def _unknown(metric: str) -> str:
+    """What a formula cell shows where the engine reports `metric` as null: its reason, as
+    econ.undefined words it."""
+    from econ.undefined import REASONS
+
+    return f"n/a: {REASONS[metric]}"
+
+
+def _covenant_specs(floor: Expr) -> list[SummarySpec]:
+    """The covenant rows and payback as formulas over the schedules' live columns: months with
+    any breach and the first (Monthly!covenant_breach), the months of debt service before the
+    DSCR test first fails (Debt!headroom_month), the lowest LLCR (Monthly!llcr) and the payback
+    month (econ.metrics.payback: the first month from month 1 whose cumulative project cash flow
+    is at least 0, less the part of it the flow needed: -cumulative before / the month's flow)."""
+    breaches = _Aggregate("SUM", "covenant_breach")
+    reached = _FirstFlagged(M, "payback_reached")
+    flow = _At(M, "cash_flow_project_usd", reached)
+    before = _At(M, "cumulative_cash_flow_project_usd", reached - 1)
+    return [
+        SummarySpec(
+            "covenant_breach_months",
+            breaches,
+            _metric("covenant_breach_months"),
+            needs=((M, "covenant_breach"),),
+        ),
+        SummarySpec(
+            "first_breach_month",
+            _Guard(
+                eq(breaches, 0),
+                _unknown("first_breach_month"),
+                _FirstFlagged(M, "covenant_breach") - 1,
+            ),
+            _metric("first_breach_month"),
+            needs=((M, "covenant_breach"),),
+        ),
+        SummarySpec(
+            "months_of_headroom",
+            _Guard(
+                ISBLANK(floor),
+                "n/a: no DSCR covenant",
+                _Guard(
+                    eq(_Aggregate("COUNT", "dscr"), 0),
+                    "n/a: no debt service",
+                    _Aggregate("SUM", "headroom_month", sheet="Debt"),
+                ),
+            ),
+            _metric("months_of_headroom"),
+        ),
+        SummarySpec(
+            "min_llcr",
+            _Guard(
+                eq(_Aggregate("COUNT", "llcr"), 0), _unknown("min_llcr"), _Aggregate("MIN", "llcr")
+            ),
+            _metric("min_llcr"),
+            needs=((M, "llcr"),),
+        ),
+        SummarySpec(
+            "payback_months",
+            _Guard(
+                eq(_Aggregate("SUM", "payback_reached"), 0),
+                _unknown("payback_months"),
+                reached - 2 + IF(gt(flow, 0), -before / flow, 1),
+            ),
+            _metric("payback_months"),
+        ),
+    ]
 
 
 # --- Inputs of a scenario --------------------------------------------------------------------------
@@ -2572,7 +2960,10 @@ def _resolve_summary(
         engine_value = spec.engine(projection, k)
         if engine_value is None:  # a metric the engine no longer reports
             continue
+        as_values = [key for key in spec.needs if result.modes.get(key) != "formula"]
         try:
+            if as_values:
+                raise Missing(f"reads {as_values[0][0]}!{as_values[0][1]}, written as values")
             with np.errstate(all="ignore"):
                 value = spec.formula.evaluate(env)
         except Missing:
@@ -3131,8 +3522,11 @@ DATE = "yyyy-mm-dd"
 def number_format(name: str, unit: str = "") -> str:
     """Display format of a column or input by its name and unit: USD with cents, prices (per
     million tokens, GPU-hour, kWh) with four decimals, coverage ratios as `0.00x`, rates, shares
-    and utilization as percentages, counts, months and flags as whole numbers."""
+    and utilization as percentages, counts and months as whole numbers, flags (0 or 1, a sign
+    -1, 0 or 1) plainly."""
     lowered = name.casefold()
+    if lowered in FLAGS:  # (before the suffixes: sign_cash_flow_project_usd is no money)
+        return FLAG
     if lowered.endswith("_usd_per_mtok") or unit == "USD per million tokens":
         return CURRENCY_PER_MTOK
     if "usd_per_gpu_hour" in lowered or lowered.endswith("_usd_per_kwh"):
@@ -3141,6 +3535,8 @@ def number_format(name: str, unit: str = "") -> str:
         return CURRENCY
     if "dscr" in lowered or "llcr" in lowered or lowered in _RATIOS:
         return RATIO
+    if unit.startswith("ratio") and not lowered.endswith(("multiplier", "factor")):
+        return DECIMAL  # (a factor a year, market.price_fall_factor_annual: not a rate)
     if lowered.endswith(
         ("_annual", "_share", "_rate", "_monthly", "ltv", "utilization")
     ) or unit in (
@@ -3150,7 +3546,9 @@ def number_format(name: str, unit: str = "") -> str:
         "1/month",
     ):
         return PERCENT
-    if lowered in ("tokens", "tokens_total") or lowered.endswith(("tokens_per_s_per_mw",)):
+    if lowered in ("tokens", "input_tokens", "tokens_total") or lowered.endswith(
+        ("tokens_per_s_per_mw",)
+    ):
         return THOUSANDS
     if lowered.endswith(("multiplier", "factor", "share_of_capex")):
         return FACTOR
@@ -3159,23 +3557,54 @@ def number_format(name: str, unit: str = "") -> str:
     return DECIMAL
 
 
+def _input_format(path: str, unit: str, values: Sequence) -> str:
+    """Display format of an input (every scenario's value of it): whole numbers for fields that
+    take them (counts, months, a step's month: `fleet.gpus_per_rack` shows 72, not 72.00),
+    else by its name and unit (`number_format`)."""
+    from econ.batch import field_kinds
+
+    given = [v for v in values if v is not None]
+    whole = given and all(isinstance(v, int) and not isinstance(v, bool) for v in given)
+    if whole or (not given and field_kinds().get(path, ("",))[0] == "int"):
+        return WHOLE
+    return number_format(path, unit)
+
+
+PERCENT_UNITS = {
+    "fraction": "%",
+    "fraction of cost": "% of cost",
+    "1/year": "%/year",
+    "fraction/year": "%/year",
+    "1/month": "%/month",
+}
+"""A rate's or share's unit as a percentage format shows it (0.095 shown as 9.50%)."""
+
+
+def shown_unit(unit: str, fmt: str) -> str:
+    """The unit as the cell's format shows the figure: a fraction (or a rate per year, "1/year")
+    shown as a percentage is in "%" ("%/year"), so that the unit and the figure agree."""
+    return PERCENT_UNITS.get(unit, unit) if fmt == PERCENT else unit
+
+
 PRICE = '"$"#,##0.0000'
 WHOLE = "#,##0"
+FLAG = "0"
 _RATIOS = ("moic_equity", "profitability_index")
-_WHOLE = (
-    "month",
-    "tax_year",
-    "months_in_year",
-    "installments",
+_WHOLE = ("month", "tax_year", "months_in_year", "installments")
+"""Columns of whole numbers: months and counts."""
+FLAGS = (
     "in_service",
     "year_end",
     "taxable_so_far",
     "tax_installment",
     "covenant_breach",
+    "dscr_breach",
+    "headroom_month",
+    "payback_reached",
     "sign_cash_flow_project_usd",
     "sign_cash_flow_equity_usd",
 )
-"""Columns of whole numbers: months, counts and 0/1 flags."""
+"""Columns of flags: 1 where something holds, else 0 (a sign: -1, 0 or 1), shown plainly."""
 _SUMMARY_FORMATS = {
     "usd_per_mtok": CURRENCY_PER_MTOK,
     "pct": PERCENT,
@@ -3217,7 +3646,9 @@ def _put_text(ws, row: int, column: int, value: str):
 
 def _put_value(ws, row: int, column: int, value, fmt: str | None = None):
     cell = ws.cell(row=row, column=column)
-    if value is None:
+    if value is None:  # (formatted all the same: a figure typed in later shows as its kind)
+        if fmt:
+            cell.number_format = fmt
         return cell
     if isinstance(value, str):
         return _put_text(ws, row, column, value)
@@ -3258,11 +3689,26 @@ class _Cache:
         return cell
 
 
+AS_EXPORTED = "as exported: re-run econ after changing inputs"
+"""How a figure that does not recalculate is marked (its note starts so; Notes' legend)."""
 AT_EXPORT = (
-    "At the exported inputs (grey): the engine's values, which do not recalculate when an "
-    "input changes here; econ project gives them for other inputs."
+    f"{AS_EXPORTED.capitalize()}. The engine's value at the exported inputs (grey, italic): it "
+    "does not recalculate when an input changes here; econ project gives it for other inputs."
 )
 """The note on cells written as the engine's values."""
+WARNINGS_AT_EXPORT = (
+    f"{AS_EXPORTED.capitalize()}. The engine's warnings at the exported inputs (grey, italic): "
+    "they do not follow an input changed here; econ project gives them for other inputs."
+)
+_EXPORTED_FONT = Font(italic=True, color="595959")
+
+
+def _exported(cell):
+    """Style a figure written as the engine's value, which no input changed here moves: grey
+    fill, grey italic (the Notes sheet's legend)."""
+    cell.fill = _VALUE_FILL
+    cell.font = _EXPORTED_FONT
+    return cell
 
 
 def _note(text: str):
@@ -3296,7 +3742,7 @@ def _write_debt_schedule(ws, projection: Projection, scenarios) -> None:
         _put_text(ws, row, 1, str(name))
         _put_value(ws, row, 2, year, "0")
         for j, (column, fmt) in enumerate(zip(DEBT_SCHEDULE, formats, strict=True), start=3):
-            _put_value(ws, row, j, values[column], fmt).fill = _VALUE_FILL
+            _exported(_put_value(ws, row, j, values[column], fmt))
 
 
 def _header(ws, names: Sequence[str], widths: Mapping[str, float] | None = None):
@@ -3349,7 +3795,7 @@ def build_workbook(
                 if s.sheet == "Depreciation" and present("Depreciation", s.name)
             )
         ),
-        "Annual": ["scenario", "tax_year"]
+        "Annual": ["scenario", "tax_year", *TAX_YEAR_DATES]
         + list(
             dict.fromkeys(
                 s.name for s in SPECS if s.sheet == "Annual" and present("Annual", s.name)
@@ -3392,21 +3838,26 @@ def build_workbook(
         ws = sheets[sheet_name]
         _header(ws, columns[sheet_name])
         ws.freeze_panes = "D2" if sheet_name == M else "C2"
+        exported: dict[int, str] = {}  # column -> why it is written as values (a scenario's)
         for k in range(n):
             r0, r1 = blocks[k][sheet_name]
             res = resolved[k]
             name = str(projection.names[k])
             start = np.datetime64(projection.start_dates[k], "M")
+            horizon = int(horizons[k])
             for i, r in enumerate(range(r0, r1 + 1)):
                 _put_text(ws, r, 1, name)
                 if sheet_name == "Annual":
                     _put_value(ws, r, 2, i + 1, "0")
+                    for j, first_or_last in enumerate(tax_year_months(i + 1, horizon), start=3):
+                        day = (start + np.timedelta64(first_or_last, "M")).astype("datetime64[D]")
+                        _put_value(ws, r, j, day.item()).number_format = MONTH_DATE
                 else:
                     _put_value(ws, r, 2, i, "0")
                 if sheet_name == M:
                     day = (start + np.timedelta64(i, "M")).astype("datetime64[D]").item()
                     _put_value(ws, r, 3, day)
-            first_data = 4 if sheet_name == M else 3
+            first_data = {M: 4, "Annual": 3 + len(TAX_YEAR_DATES)}.get(sheet_name, 3)
             for j, column in enumerate(columns[sheet_name][first_data - 1 :], start=first_data):
                 key = (sheet_name, column)
                 mode = res.modes.get(key, "absent")
@@ -3421,25 +3872,74 @@ def build_workbook(
                         cache.put(ws, r, j, expr.render(ctx), _as_cached(values[i]), fmt)
                 else:
                     for i, r in enumerate(range(r0, r1 + 1)):
-                        cell = _put_value(ws, r, j, values[i], fmt)
-                        cell.fill = _VALUE_FILL
-                    header = ws.cell(row=1, column=j)
-                    if header.comment is None:
+                        _exported(_put_value(ws, r, j, values[i], fmt))
+                    if j not in exported:
                         why = dict(res.notes).get(column, "")
                         why = why.removeprefix("values: ") or _VALUE_SCHEDULES.get(column, "")
-                        header.comment = _note(AT_EXPORT + (f" Why: {why}." if why else ""))
+                        exported[j] = AT_EXPORT + (f" Why: {why}." if why else "")
+        # Each header's note says what the column holds, with its unit (and why it is values).
+        for j, column in enumerate(columns[sheet_name], start=1):
+            text = column_note(sheet_name, column)
+            ws.cell(row=1, column=j).comment = _note(
+                text + (f"\n\n{exported[j]}" if j in exported else "")
+            )
 
     _write_summary(sheets["Summary"], summary_frame, resolved, layout, cache, projection)
-    _write_charts(sheets["Charts"], sheets, layout, projection)
+    _write_charts(sheets["Charts"], sheets, layout, projection, resolved)
     _write_debt_schedule(sheets["Debt schedule"], projection, scenarios)
     labels = [
-        (f"{s.sheet}!{s.name}", s.label)
-        for s in SPECS
-        if s.label and s.name in columns.get(s.sheet, ())
+        (f"{sheet}!{name}", column_note(sheet, name))
+        for sheet in (M, "Annual", "Depreciation", "Debt")
+        for name in columns[sheet]
     ]
     _write_notes(sheets["Notes"], projection, resolved, stamp, labels, scenarios)
     _set_properties(wb, stamp)
     return wb, cache, resolved
+
+
+_SPECS_BY_KEY = {(spec.sheet, spec.name): spec for spec in reversed(SPECS)}
+"""Each column's Spec (its first, where several candidates' Specs share a column)."""
+_INDEX_NOTES = {
+    ("Annual", "tax_year"): (
+        "year",
+        "tax year (asset year) k: months 12k-11..12k, year 1 with month 0; the last year ends "
+        "at the horizon",
+    ),
+    ("Annual", "first_month"): ("month", "the date of the tax year's first month"),
+    ("Annual", "last_month"): ("month", "the date of the tax year's last month"),
+}
+
+
+def column_note(sheet: str, name: str) -> str:
+    """What a column of a schedule sheet holds, as the Notes sheet and its header's note say it:
+    "Label [unit]: meaning". The engine's columns (and the views of them) are described by
+    econ.labels.COLUMN_NOTES, the workbook's own columns by their Spec's label and unit; a
+    tax year's sum says so."""
+    spec = _SPECS_BY_KEY.get((sheet, name))
+    unit, meaning = _INDEX_NOTES.get((sheet, name), ("", ""))
+    own = spec is not None and spec.label and spec.label != "from Monthly"
+    if not meaning and name in COLUMN_NOTES and not own:
+        unit, meaning = COLUMN_NOTES[name]
+        if sheet == "Annual" and spec is not None:
+            meaning = f"{meaning} (summed over the tax year's months)"
+    elif not meaning:
+        unit, meaning = (spec.unit if spec else "") or column_unit(name), spec.label if spec else ""
+    unit = shown_unit(unit, number_format(name))
+    label = (COLUMNS.get(name) or summary_label(name)[0]).strip()  # (its unit apart)
+    return f"{label}{f' [{unit}]' if unit else ''}: {meaning or 'see the column name'}"
+
+
+TAX_YEAR_DATES = ("first_month", "last_month")
+"""Annual's columns dating each tax year: its first and its last month (year 1 from month 0,
+the purchase month, to month 12; the last year ends at the horizon), as the months' dates."""
+MONTH_DATE = "yyyy-mm"
+
+
+def tax_year_months(year: int, horizon: int) -> tuple[int, int]:
+    """The first and last month of tax year `year` (asset year: months 12y-11..12y, year 1 with
+    month 0; the last ends at the horizon), as Projection.annual groups them."""
+    first = 0 if year == 1 else units.MONTHS_PER_YEAR * (year - 1) + 1
+    return first, min(units.MONTHS_PER_YEAR * year, horizon)
 
 
 def _as_cached(value):
@@ -3486,20 +3986,21 @@ def _write_assumptions(wb, ws, scenarios, resolved, names, cache: _Cache) -> Non
             rows[path].values[k] = value
             rows[path].sources[k] = source
             rows[path].flags[k] = provenance_flag(source, path in explicit)
-    checks = _Validations(ws)
+    checks = _Validations(ws, names, resolved)
     r = 2
     for path, item in rows.items():
+        fmt = _input_format(path, item.unit, item.values)
         _put_text(ws, r, 1, path)
-        _put_text(ws, r, 2, item.unit)
+        _put_text(ws, r, 2, shown_unit(item.unit, fmt))
         _put_text(ws, r, 3, item.description)
         for k in range(n):
             j = _assumption_column(k)
-            cell = _put_value(ws, r, j, item.values[k], number_format(path, item.unit))
+            cell = _put_value(ws, r, j, item.values[k], fmt)
             live = path in resolved[k].live
             reason = resolved[k].not_live.get(path, NOT_READ)
             if live:
                 cell.font = _INPUT_FONT
-                checks.bounds(cell, path)
+                checks.bounds(cell, path, k)
             else:
                 cell.fill = _VALUE_FILL
                 checks.locked(cell, path, item.values[k], reason)
@@ -3544,7 +4045,7 @@ def _write_assumptions(wb, ws, scenarios, resolved, names, cache: _Cache) -> Non
     for key, expr, unit, description in DERIVED:
         row_of = derived_rows[key]
         _put_text(ws, row_of, 1, key)
-        _put_text(ws, row_of, 2, unit)
+        _put_text(ws, row_of, 2, shown_unit(unit, number_format(key, unit)))
         _put_text(ws, row_of, 3, description)
         for k in range(n):
             if key not in resolved[k].derived:
@@ -3553,8 +4054,7 @@ def _write_assumptions(wb, ws, scenarios, resolved, names, cache: _Cache) -> Non
             value = resolved[k].env.inputs[key]
             fmt = number_format(key, unit)
             if key in resolved[k].frozen_derived:  # its inputs are not live: a value
-                cell = _put_value(ws, row_of, j, value, fmt)
-                cell.fill = _VALUE_FILL
+                cell = _exported(_put_value(ws, row_of, j, value, fmt))
                 reason = resolved[k].not_live[key]
                 checks.locked(cell, key, value, reason)
                 _put_text(ws, row_of, j + 3, f"no: {reason}")
@@ -3577,20 +4077,61 @@ VALIDATION_TEXT = 255
 """Characters of a data validation's message (Excel's limit; a title holds 32)."""
 
 
+HORIZON_BOUNDS: dict[str, tuple[Expr | None, Expr | None, str]] = {
+    "fleet.purchase_month": (None, _horizon - 1, "before the horizon's last month"),
+    "fleet.retire_month": (purchase + 1, _horizon, "after the purchase, within the horizon"),
+    "fleet.service_start_month": (
+        purchase + 1,
+        retire,
+        "after the purchase, no later than the retirement (calc.retire_month)",
+    ),
+    "fleet.deployment_ramp_months": (None, _horizon, "within the horizon"),
+    "utilization.ramp_months": (None, _horizon, "within the horizon"),
+    "depreciation.in_service_month": (
+        None,
+        retire - purchase,
+        "no later than the GPUs retire, in months after the purchase",
+    ),
+}
+"""Bounds econ's scenario validation puts on an input by other inputs and the horizon
+(econ.scenario.models: _check_service_window, _check_depreciation_start, _fits_horizon): (low,
+high, in words), formulas over the named cells, so a live purchase month moves them."""
+
+
 class _Validations:
     """Data validation of the Assumptions inputs: a live input within its field's bounds
     (econ.scenario.section.field_bounds; whole numbers for counts and months, a list for a
-    choice), an input that is not live held at its value; each with a message naming the field
-    and what it takes. Cells of one rule share one DataValidation."""
+    choice) and those the scenario's validation sets by other inputs and the horizon
+    (HORIZON_BOUNDS), an input that is not live held at its value; each with a message naming
+    the field and what it takes. Cells of one rule share one DataValidation."""
 
-    def __init__(self, ws):
+    def __init__(self, ws, names: Sequence[Mapping[str, str]] = (), resolved: Sequence = ()):
         self.ws = ws
+        self.names, self.resolved = names, resolved
         self.rules: dict[tuple, list[str]] = {}
+        self.pending: list[tuple] = []  # (cell, path, scenario): bounded when all are named
 
     def _add(self, cell, rule: tuple) -> None:
         self.rules.setdefault(rule, []).append(cell.coordinate)
 
-    def bounds(self, cell, path: str) -> None:
+    def _limit(self, expr: Expr | None, k: int) -> tuple[str, float] | None:
+        """A HORIZON_BOUNDS bound of scenario k: (formula over its names, value at export), or
+        None where a name it reads is not written."""
+        if expr is None or k >= len(self.names):
+            return None
+        layout = _Layout(letters={}, blocks=[{}] * len(self.names), names=list(self.names))
+        try:
+            text = expr.render(_Ctx(layout, k, "Assumptions", 0))
+            value = float(expr.evaluate(self.resolved[k].env))
+        except (KeyError, Missing, TypeError, ValueError):
+            return None
+        return text, value
+
+    def bounds(self, cell, path: str, k: int = 0) -> None:
+        """Hold a live input to its bounds (written by `write`, once every cell is named)."""
+        self.pending.append((cell, path, k))
+
+    def _bounds(self, cell, path: str, k: int) -> None:
         from econ.batch import field_kinds
         from econ.scenario.section import field_bounds
 
@@ -3626,16 +4167,30 @@ class _Validations:
             parts.append(f"at most {bounds['le']:,g}")
         if "lt" in bounds:
             parts.append(f"below {bounds['lt']:,g}")
+        low_text = None if low is None else _number_text(low)
+        high_text = None if high is None else _number_text(high)
+        by_others = HORIZON_BOUNDS.get(path)
+        if by_others is not None:
+            below, above = self._limit(by_others[0], k), self._limit(by_others[1], k)
+            if below is not None:
+                low_text = below[0] if low is None else f"MAX({low_text},{below[0]})"
+            if above is not None:
+                high_text = above[0] if high is None else f"MIN({high_text},{above[0]})"
+            if below is not None and above is not None:
+                parts.append(f"{by_others[2]} ({below[1]:,g} to {above[1]:,g} as exported)")
+            elif below is not None or above is not None:
+                side, value = ("from", below[1]) if below is not None else ("up to", above[1])
+                parts.append(f"{by_others[2]} ({side} {value:,g} as exported)")
         text = f"{path}: {what}" + (f", {' and '.join(parts)}" if parts else "")
         text += " (or blank)" if optional else ""
         text += "; econ refuses other values"
         kind = "whole" if whole else "decimal"
-        if low is not None and high is not None:
-            rule = (kind, "between", _number_text(low), _number_text(high))
-        elif low is not None:
-            rule = (kind, "greaterThanOrEqual", _number_text(low), None)
-        elif high is not None:
-            rule = (kind, "lessThanOrEqual", _number_text(high), None)
+        if low_text is not None and high_text is not None:
+            rule = (kind, "between", low_text, high_text)
+        elif low_text is not None:
+            rule = (kind, "greaterThanOrEqual", low_text, None)
+        elif high_text is not None:
+            rule = (kind, "lessThanOrEqual", high_text, None)
         else:
             rule = (kind, "between", "-1E+307", "1E+307")
         self._add(cell, (*rule, optional, text, "stop"))
@@ -3652,6 +4207,9 @@ class _Validations:
 
     def write(self) -> None:
         from openpyxl.worksheet.datavalidation import DataValidation
+
+        for cell, path, k in self.pending:
+            self._bounds(cell, path, k)
 
         for (kind, operator, first, second, blank, text, style), cells in self.rules.items():
             check = DataValidation(
@@ -3753,10 +4311,47 @@ CHECKS: tuple[tuple[str, str, Expr], ...] = (
             Text(CHECK_OK),
         ),
     ),
+    (
+        "check.months_within_horizon",
+        "Check: months within the horizon",
+        IF(
+            OR(
+                ge(purchase, _horizon),
+                le(retire, purchase),
+                gt(retire, _horizon),
+                gt(Name("depreciation.in_service_month"), retire - purchase),
+                gt(Name("fleet.deployment_ramp_months"), _horizon),
+                gt(Name("utilization.ramp_months"), _horizon),
+                eq(
+                    IF(
+                        ISBLANK(Name("fleet.service_start_month")),
+                        0,
+                        IF(
+                            OR(
+                                le(Name("fleet.service_start_month"), purchase),
+                                gt(Name("fleet.service_start_month"), retire),
+                            ),
+                            1,
+                            0,
+                        ),
+                    ),
+                    1,
+                ),
+            ),
+            Text(
+                "econ refuses these inputs: the purchase before the horizon's end, "
+                "fleet.retire_month (and fleet.service_start_month) after the purchase and "
+                "within the horizon, depreciation.in_service_month no later than the GPUs "
+                "retire (in months after the purchase), the ramps within the horizon"
+            ),
+            Text(CHECK_OK),
+        ),
+    ),
 )
 """Rows below the Summary's warnings (key, label, formula): each shows CHECK_OK, or, red, what is
 wrong with the inputs typed here: two inputs econ takes one at a time, or a loan held as exported
-that a live change leaves larger than the capex."""
+that a live change leaves larger than the capex, or months outside the horizon (HORIZON_BOUNDS:
+data validation refuses them where they are typed, not where they are pasted)."""
 _CHECK_FILL = PatternFill("solid", fgColor="FFC7CE")
 _CHECK_FONT = Font(color="9C0006")
 
@@ -3802,8 +4397,7 @@ def _write_summary(ws, frame, resolved, layout, cache: _Cache, projection: Proje
                 cell = _put_text(ws, r, j, _null_text(key, projection.warnings[k]))
             else:
                 cell = _put_value(ws, r, j, value, fmt)
-            cell.fill = _VALUE_FILL
-            cell.comment = _note(AT_EXPORT)
+            _exported(cell).comment = _note(AT_EXPORT)
     r = SUMMARY_FIRST_ROW + len(layout.summary_rows)
     if "warnings" in frame.columns:
         _put_text(ws, r, 1, "Warnings")
@@ -3812,6 +4406,7 @@ def _write_summary(ws, frame, resolved, layout, cache: _Cache, projection: Proje
             text = frame["warnings"].iloc[k]
             cell = _put_text(ws, r, 3 + k, "" if text is None else str(text))
             cell.alignment = Alignment(wrap_text=True, vertical="top")
+            _exported(cell).comment = _note(WARNINGS_AT_EXPORT)
         r += 1
     _write_checks(ws, r, resolved, layout, cache)
 
@@ -3934,45 +4529,68 @@ def _line_chart(title: str, y_title: str, y_format: str, parts, layout: _Layout,
     return chart
 
 
-def _service_rows(projection: Projection, k: int, block: tuple[int, int]) -> tuple[int, int] | None:
-    """Rows of the months with a DSCR (debt service): outside them the DSCR cells hold an empty
-    text, which spreadsheets plot as 0, so the DSCR chart covers only these months."""
-    if "dscr" not in projection.lines:
+def _defined_rows(values, block: tuple[int, int]) -> tuple[int, int] | None:
+    """Rows of a block from the first to the last month where a ratio is defined (debt service;
+    a covenant test): outside them the ratio cells hold an empty text, which spreadsheets plot
+    as 0, so a ratio chart covers only these months."""
+    if values is None:
         return None
-    horizon = int(projection.horizon_months[k])
-    defined = np.flatnonzero(~np.isnan(np.asarray(projection.lines["dscr"][k, : horizon + 1])))
+    defined = np.flatnonzero(~np.isnan(np.asarray(values, dtype=float)))
     if defined.size == 0:
         return None
     return block[0] + int(defined[0]), block[0] + int(defined[-1])
 
 
-def _write_charts(ws, sheets, layout: _Layout, projection: Projection) -> None:
+def _dscr_chart(projection: Projection, k: int, resolved: _Resolved, layout: _Layout, sheets):
+    """The DSCR chart: the DSCR the covenant tests (Debt!dscr_test, over its trailing window
+    from its first test month) against the covenant's floor, over the tested months; the
+    monthly DSCR where the scenario has no DSCR covenant (or no test is written). (None, why)
+    where there is nothing to chart."""
+    block = layout.blocks[k][M]
+    nothing = "no debt service: no DSCR to chart"
+    tested = resolved.modes.get(("Debt", "dscr_test"), "absent") != "absent"
+    if tested and ("Debt", "dscr_floor") in resolved.modes:
+        rows = _defined_rows(resolved.values.get(("Debt", "dscr_test")), block)
+        parts = [
+            ("Debt", "dscr_test", DSCR_TESTED),
+            ("Debt", "dscr_floor", "Covenant DSCR floor"),
+        ]
+        title = "Tested DSCR and the covenant floor"
+        if rows is None and np.any(~np.isnan(resolved.values.get(("Debt", "dscr"), [np.nan]))):
+            nothing = "no month with debt service is tested by the DSCR covenant: no DSCR to chart"
+    else:
+        horizon = int(projection.horizon_months[k])
+        lines = projection.lines.get("dscr")
+        rows = None if lines is None else _defined_rows(lines[k, : horizon + 1], block)
+        parts, title = [("Debt", "dscr", "DSCR")], "DSCR (no DSCR covenant)"
+    if rows is None:
+        return None, nothing
+    chart = _line_chart(title, "x", RATIO, parts, layout, rows, sheets)
+    return chart, "DSCR: not in this workbook (written without the scenarios)"
+
+
+DSCR_TESTED = "DSCR tested (trailing test window)"
+"""The DSCR chart's series of Debt!dscr_test: the ratio the covenant compares with its floor."""
+
+
+def _write_charts(ws, sheets, layout: _Layout, projection: Projection, resolved) -> None:
     """Per scenario, three charts over the workbook's own cells, so they follow a changed input:
-    revenue against costs per tax year, DSCR with the covenant floor, cumulative cash flow. A
-    chart with nothing to show (no debt service; a workbook written without the scenarios, whose
-    sheets lack the charted lines) is replaced by a sentence saying so."""
+    revenue against costs per tax year, the tested DSCR with the covenant floor, cumulative cash
+    flow. A chart with nothing to show (no debt service; a workbook written without the
+    scenarios, whose sheets lack the charted lines) is replaced by a sentence saying so."""
     ws.column_dimensions["A"].width = 12
     cash = [
         (M, "cumulative_cash_flow_project_usd", "Project"),
         (M, "cumulative_cash_flow_equity_usd", "Equity"),
     ]
-    dscr = [("Debt", "dscr", "DSCR"), ("Debt", "dscr_floor", "Covenant DSCR floor")]
     missing = "not in this workbook (written without the scenarios)"
     for k, name in enumerate(projection.names):
         top = 1 + k * CHART_ROWS
         _put_text(ws, top, 1, str(name)).font = _SECTION_FONT
         months = layout.blocks[k][M]
-        service = _service_rows(projection, k, months)
         slots = [
             (_revenue_chart(sheets, layout, k), f"revenue and costs per tax year: {missing}"),
-            (
-                None
-                if service is None
-                else _line_chart(
-                    "DSCR and the covenant floor", "x", RATIO, dscr, layout, service, sheets
-                ),
-                "no debt service: no DSCR to chart" if service is None else f"DSCR: {missing}",
-            ),
+            _dscr_chart(projection, k, resolved[k], layout, sheets),
             (
                 _line_chart("Cumulative cash flow", "USD", THOUSANDS, cash, layout, months, sheets),
                 f"cumulative cash flow: {missing}",
@@ -4024,17 +4642,27 @@ def _write_notes(
             "legend",
             "",
             "blue",
-            "live inputs (Assumptions, live = yes): change one and every figure that depends on "
-            "it in econ recalculates as econ gives it (a sized loan held as exported)",
+            "live inputs (Assumptions, live = yes): change one and every formula (black) "
+            "recalculates as econ gives it (a sized loan held as exported); a figure in grey "
+            f"italic does not: {AS_EXPORTED}",
         ),
         ("legend", "", "black", "formulas: change a live input and they recalculate"),
         (
             "legend",
             "",
-            "grey fill",
-            "the engine's values at the exported inputs: they do not recalculate; on Assumptions, "
-            "inputs that are not live (the live column says why: edit them in econ and export "
-            "again) and derived figures written as their values",
+            "grey italic",
+            f"{AS_EXPORTED}: the engine's values at the exported inputs, which do not "
+            "recalculate (each Summary figure so has a note saying it, each column so a note on "
+            "its header, and the Debt schedule sheet one on A1): Summary rows no formula gives "
+            "(the break-even price, which econ solves for), the warnings, schedule columns "
+            "written as values, derived figures written as their values",
+        ),
+        (
+            "legend",
+            "",
+            "grey",
+            "inputs that are not live (Assumptions, live = no: and why): held at their value by "
+            "data validation; edit them in econ and export again",
         ),
         (
             "legend",

@@ -285,8 +285,9 @@ def _changed(scenario, path: str, value, loan):
 def test_every_live_input_moves_the_figures_as_the_engine(path):
     """For each input written live (blue), a small change (econ.workbook._changed_values: 0.1%,
     one month, another choice, a value for a blank) recalculated in the workbook's formulas
-    gives the engine's NPV, levelized cost, net income and minimum DSCR to 1e-6 relative (the
-    engine with the exported loan held where it is sized); IRRs to 1e-6 or both null. A change
+    gives the engine's NPV, levelized cost, net income, minimum DSCR and the covenant rows and
+    payback to 1e-6 relative (the engine with the exported loan held where it is sized); IRRs
+    to 1e-6 or both null. A change
     econ refuses alone (a price per GPU beside a price per system) is not compared."""
     scenario = econ.load_scenario(path)
     projection = econ.project(scenario)
@@ -304,11 +305,20 @@ def test_every_live_input_moves_the_figures_as_the_engine(path):
     cases = [case.model_copy(update={"name": f"case {i}"}) for i, (_, _, case) in enumerate(runs)]
     engine = econ.project(cases).metrics
     failures = []
+    # the covenant rows and payback where they are formulas (a capital stack's LLCR is values)
+    covenants = [
+        metric
+        for metric in ("covenant_breach_months", "first_breach_month", "months_of_headroom")
+        + ("min_llcr", "payback_months")
+        if resolved.summary[metric][0] == "formula"
+    ]
+    assert len(covenants) >= 4
     for i, (key, value, _) in enumerate(runs):
         shown = workbook._recalculate(resolved, {key: value})
         for metric in ("npv_usd", "lcot_usd_per_mtok", "net_income_usd_total", "min_dscr") + (
             "irr_project_annual",
             "irr_equity_annual",
+            *covenants,
         ):
             expected, got = float(engine[metric][i]), shown.get(metric)
             if isinstance(got, str):
@@ -337,20 +347,30 @@ def shipped():
 
 
 def test_b6_figures_at_the_exported_inputs_are_grey_and_say_so(shipped):
-    """Covenant breach months, payback, break-even and the trailing DSCR headroom cannot follow
-    an edit: grey, with a note; the horizon is not live; the Debt schedule is values, noted."""
+    """The break-even price cannot follow an edit (econ solves for it): grey italic, with a note
+    to re-run econ; the covenant rows and payback, values so before, are formulas
+    (tests/test_workbook_covenants.py); the horizon is not live; the Debt schedule is values,
+    noted."""
     book = shipped["sized"]
     cells = summary_cells(book["Summary"])
-    for key in ("covenant_breach_months", "payback_months", "breakeven_price_usd_per_mtok"):
-        cell = cells[key][0]
-        assert cell.data_type != "f" and cell.fill.fgColor.rgb.endswith(GREY), key
-        assert "At the exported inputs" in cell.comment.text, key
-    for key in ("npv_usd", "min_dscr", "irr_equity_annual"):
+    cell = cells["breakeven_price_usd_per_mtok"][0]
+    assert cell.data_type != "f" and cell.fill.fgColor.rgb.endswith(GREY) and cell.font.i
+    assert cell.comment.text.startswith("As exported: re-run econ after changing inputs")
+    for key in (
+        "npv_usd",
+        "min_dscr",
+        "irr_equity_annual",
+        "covenant_breach_months",
+        "first_breach_month",
+        "months_of_headroom",
+        "min_llcr",
+        "payback_months",
+    ):
         assert cells[key][0].data_type == "f" and cells[key][0].comment is None, key
     _not_live(book, "horizon_months", "no formula of this workbook reads it")
     schedule = book["Debt schedule"]
-    assert "At the exported inputs" in schedule["A1"].comment.text
-    assert schedule["D2"].fill.fgColor.rgb.endswith(GREY)
+    assert schedule["A1"].comment.text.startswith("As exported: re-run econ")
+    assert schedule["D2"].fill.fgColor.rgb.endswith(GREY) and schedule["D2"].font.i
 
 
 def test_d_live_inputs_are_held_to_the_scenarios_bounds_and_choices(shipped):
@@ -387,7 +407,7 @@ def test_e_formats_of_counts_months_shares_ratios_and_money(shipped):
     monthly = book["Monthly"]
     header = {c.value: c.column for c in monthly[1]}
     assert monthly.cell(row=10, column=header["utilization"]).number_format == "0.00%"
-    assert monthly.cell(row=10, column=header["covenant_breach"]).number_format == "#,##0"
+    assert monthly.cell(row=10, column=header["covenant_breach"]).number_format == "0"  # a flag
     assert _input_cell(book, "fleet.gpu_count").number_format == "#,##0"
 
 

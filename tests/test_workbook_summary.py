@@ -221,10 +221,14 @@ def test_charts_refer_to_the_workbooks_own_cells(seed):
     assert [s.tx.v for s in revenue.series] == [
         labels.column_label(c) for c in workbook.REVENUE_COSTS
     ]
+    # the DSCR the covenant tests against its floor, over the months tested (the seed tests
+    # every month with debt service, on its trailing 12 months)
+    assert scenario.financing.covenants.first_test_month is None
     dscr_rows = econ.project(scenario).monthly["dscr"].notna().to_numpy().nonzero()[0]
     first, last = 2 + int(dscr_rows[0]), 2 + int(dscr_rows[-1])
-    assert _refs(dscr) == [ref(debt, "dscr", first, last), ref(debt, "dscr_floor", first, last)]
-    assert [s.tx.v for s in dscr.series] == ["DSCR", "Covenant DSCR floor"]
+    tested = [ref(debt, "dscr_test", first, last), ref(debt, "dscr_floor", first, last)]
+    assert _refs(dscr) == tested
+    assert [s.tx.v for s in dscr.series] == [workbook.DSCR_TESTED, "Covenant DSCR floor"]
     last_month = 2 + scenario.horizon
     assert _refs(cash) == [
         ref(monthly, "cumulative_cash_flow_project_usd", 2, last_month),
