@@ -3716,7 +3716,8 @@ def _note(text: str):
     from openpyxl.comments import Comment
 
     note = Comment(_text(text), "econ")
-    note.width, note.height = 300, 120
+    # tall enough for the text (about 45 characters a line of 16 pixels at this width)
+    note.width, note.height = 300, max(120, 16 * (len(note.text) // 45 + 3))
     return note
 
 
