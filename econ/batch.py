@@ -24,7 +24,13 @@ from pydantic import BaseModel
 
 from econ.errors import InputError
 from econ.financing import balance_schedule_table
-from econ.scenario.depreciation_models import compile_policies
+from econ.scenario.depreciation_models import (
+    METHOD_INPUTS,
+    compile_policies,
+    inputs_without_effect,
+    no_effect_warnings,
+    policy_inputs,
+)
 from econ.scenario.financing_models import compile_tranches
 from econ.scenario.gain_models import compile_throughput
 from econ.scenario.market_models import compile_market
@@ -185,6 +191,7 @@ class ScenarioBatch:
         }
         # Measured and simulated sources become a number here, once per distinct source.
         row_warnings = []
+        unused = no_effect_warnings([row.depreciation for row in rows])
         # per hardware, rack cooling, GPU count and power section (sections are frozen)
         hardware_warnings: dict[tuple, tuple[str, ...]] = {}
         for i, row in enumerate(rows):
@@ -218,7 +225,7 @@ class ScenarioBatch:
             history_warnings = (*hardware_warnings[key], *history_warnings)
             if borrowed[i]:
                 history_warnings = (borrowed[i], *history_warnings)
-            history_warnings = (*series_warnings[i], *history_warnings)
+            history_warnings = (*series_warnings[i], *history_warnings, *unused[i])
             if resolved is None:
                 row_warnings.append(history_warnings)
                 continue
@@ -386,8 +393,11 @@ class ScenarioBatch:
             row_scenario=np.repeat(np.arange(n), per),
             row_names=np.tile(one.row_names, n),
             extras=extras,
-            row_warnings=_catalog_rows(
-                scenario, _horizon_rows(scenario, one, horizon, per), cols, columns
+            row_warnings=_method_input_rows(
+                scenario,
+                _catalog_rows(scenario, _horizon_rows(scenario, one, horizon, per), cols, columns),
+                cols,
+                columns,
             ),
             stack=tuple(
                 {
@@ -397,6 +407,36 @@ class ScenarioBatch:
                 for t in one.stack
             ),
         )
+
+
+METHOD_INPUT_PATHS = tuple(
+    f"depreciation.{side}{name}" for side in ("", "tax.") for name in ("method", *METHOD_INPUTS)
+)
+"""Paths `econ.scenario.depreciation_models.inputs_without_effect` reads."""
+
+
+def _method_input_rows(scenario: Scenario, row_warnings: list, cols, columns) -> list:
+    """Each row's warnings with those of depreciation inputs of no effect (a tax bonus share
+    under the tax method "book") from its own values where a batch varies what they read."""
+    varied = [p for p in METHOD_INPUT_PATHS if p in columns]
+    if not varied:
+        return row_warnings
+    policies = [row.depreciation for row in scenario.expand()]
+    old = no_effect_warnings(policies)
+    n = len(row_warnings) // len(policies)
+    values = {k: np.tile(v, n) for k, v in policy_inputs(policies).items()}
+    kinds = field_kinds()
+    for path in varied:
+        column = cols[path]
+        if kinds[path][0] == "choice":  # codes to names (-1, a section left out: None)
+            column = np.array(kinds[path][1] + (None,), dtype=object)[column.astype(np.int64)]
+        values[path.removeprefix("depreciation.")] = column
+    new = inputs_without_effect(values)
+    out = []
+    for r, warnings in enumerate(row_warnings):
+        base = old[r % len(policies)]
+        out.append((*[w for w in warnings if w not in base], *new[r]))
+    return out
 
 
 CATALOG_PATHS = (

@@ -424,17 +424,22 @@ def _cmd_validate(args) -> int:
             commands.say_error(in_file(exc, name))
         else:
             from econ.racks import catalog_warnings
+            from econ.scenario.depreciation_models import no_effect_warnings
             from econ.text import printable
 
             defaults = scenario.default_sections
             note = f"; defaults for {', '.join(defaults)}" if defaults else ""
             print(printable(f"{name}: ok ({scenario.name}, {scenario.horizon} months{note})"))
             # the fleet and each vintage, as projected
-            for row, borrowed in zip(scenario.expand(), scenario.borrowed_figures(), strict=True):
+            rows = scenario.expand()
+            unused = no_effect_warnings([row.depreciation for row in rows])
+            for row, borrowed, no_effect in zip(
+                rows, scenario.borrowed_figures(), unused, strict=True
+            ):
                 found = catalog_warnings(
                     row.fleet.hardware, row.facility.rack_cooling, row.fleet.gpu_count, row.power
                 )
-                found = (borrowed, *found) if borrowed else found
+                found = (*((borrowed,) if borrowed else ()), *found, *no_effect)
                 commands.say_warnings(f"warning [{row.name}]: {warning}" for warning in found)
     return EXIT_INVALID if failed else EXIT_OK
 

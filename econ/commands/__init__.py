@@ -234,8 +234,13 @@ class Number:
 
     def __call__(self, text: str):
         value = self.kind(text)  # not a number: argparse's usage error
-        finite = self.kind is int or math.isfinite(value)
-        if not finite or not within_bounds(value, self.bounds()):
+        if not (self.kind is int or math.isfinite(value)):
+            expected = self.expected()
+            finite = "a finite number"
+            raise OptionValueError(
+                repr(value), expected if expected == finite else f"{finite} ({expected})"
+            )
+        if not within_bounds(value, self.bounds()):
             raise OptionValueError(repr(value), self.expected())
         return value
 

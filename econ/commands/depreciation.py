@@ -13,6 +13,7 @@ import csv
 import io
 import json
 import math
+import re
 import sys
 from typing import TYPE_CHECKING
 
@@ -61,6 +62,7 @@ _FLAGS = {
     "life_years": "--life-years",
     "salvage_share": "--salvage-share",
     "factor": "--factor",
+    "switch_to_straight_line": "--no-switch",
     "first_year_months": "--first-year-months",
     "custom_percent": "--custom-percent",
     "change_month": "--change-month",
@@ -178,7 +180,12 @@ def register(subparsers) -> None:
         help="macrs_gds: bonus depreciation share of cost (0-1)",
     )
     p.add_argument("--tax-custom-percent", metavar="P1,P2,...", help="tax custom percentages")
-    p.add_argument("--tax-rate", type=Number(), default=0.21, help="income tax rate (default 0.21)")
+    p.add_argument(
+        "--tax-rate",
+        type=Number(field="models:Financing.tax_rate", what="a rate", unit=" [fraction]"),
+        default=0.21,
+        help="income tax rate (default 0.21)",
+    )
     p.add_argument(
         "--months",
         type=Number(int, field=_MONTHS, what="a number of months", ge=1),
@@ -274,23 +281,96 @@ def _policy(args) -> DepreciationPolicy:
         "market_value_table": _value_table(args.value_table),
     }
     try:
-        return DepreciationPolicy.model_validate(data)
+        policy = DepreciationPolicy.model_validate(data)
     except pydantic.ValidationError as exc:
-        raise dep.DepreciationError(_validation_message(exc)) from None
+        raise dep.DepreciationError(_validation_message(exc, args)) from None
+    _refuse_without_effect(args, policy)
+    return policy
 
 
-def _validation_message(exc: ValidationError) -> str:
+def _validation_message(exc: ValidationError, args) -> str:
+    flags = dict(_FLAGS)
+    if args.tax_life_years is None:  # the tax method took the book life
+        flags["tax.life_years"] = "--life-years"
     messages = []
     for err in exc.errors(include_url=False):
         path = ".".join(str(p) for p in err["loc"])
-        flag = _FLAGS.get(path, path)
-        text = err["msg"].removeprefix("Value error, ")
+        if path == "tax.life_years" and args.tax_life_years is None:
+            continue  # the book life, refused under --life-years
+        flag = flags.get(path, path)
+        text = _flagged(err["msg"].removeprefix("Value error, "), path, flags)
         value = err.get("input")
         if flag and not isinstance(value, dict):
             messages.append(f"{flag} = {value!r}: {text}")
         else:
             messages.append(text)
     return "; ".join(messages)
+
+
+_FIELD = re.compile(
+    r"^((?:tax\.)?method)\b|(?<![\w.-])(?<!value_source )((?:tax\.)?[a-z]+(?:_[a-z]+)+)\b"
+)
+"""A field's name in a model's message ("change_life_years", "tax.change_month", "method" where
+it begins), not a value ("value_source market_value_table" names the source)."""
+
+
+def _flagged(text: str, where: str, flags: dict[str, str] = _FLAGS) -> str:
+    """A model's message with the fields it names as the options that set them (`flags`);
+    `where` is the section the message came from ("tax" for [depreciation.tax], else the
+    policy)."""
+    prefix = "tax." if where.split(".")[0] == "tax" else ""
+
+    def flag(match: re.Match) -> str:
+        name = match.group(1) or match.group(2)
+        key = name if name.startswith("tax.") else prefix + name
+        return flags.get(key, name)
+
+    return _FIELD.sub(flag, text)
+
+
+_SIDE_INPUTS = {
+    "--usage": ("units_of_production", "usage"),
+    "--value-table": ("economic", "value_table"),
+}
+"""Options either side's method reads, with that method: data, not a method's field."""
+
+
+def _refuse_without_effect(args, policy: DepreciationPolicy) -> None:
+    """Refuse options the chosen methods do not read (`--bonus-share` with --tax-method book):
+    the schedules would be printed without them, as if they had been applied."""
+    from econ.scenario.depreciation_models import inputs_without_effect
+
+    values = {
+        "method": [policy.method],
+        "tax.method": [policy.tax.method],
+        "factor": [args.factor],
+        "switch_to_straight_line": [not args.no_switch],
+        "first_year_months": [args.first_year_months],
+        "custom_percent": [policy.custom_percent],
+        "lifetime_usage": [args.lifetime_usage],
+        "tax.factor": [args.tax_factor],
+        "tax.recovery_years": [args.recovery_years],
+        "tax.convention": [args.convention],
+        "tax.bonus_share": [args.bonus_share],
+        "tax.custom_percent": [policy.tax.custom_percent],
+    }
+    if args.tax_life_years is not None:
+        values["tax.life_years"] = [args.tax_life_years]
+    columns = {}
+    for key, (value,) in values.items():
+        columns[key] = np.empty(1, dtype=object)  # (a tuple stays one element)
+        columns[key][0] = value
+    messages = inputs_without_effect(columns, _FLAGS)[0]
+    for flag, (method, attribute) in _SIDE_INPUTS.items():
+        given = getattr(args, attribute)
+        if given is not None and method not in (policy.method, policy.tax.method):
+            messages.append(
+                f"{flag} = {given!r} has no effect: neither --method ({policy.method}) nor "
+                f"--tax-method ({policy.tax.method}) is {method}; give one of them {method} to "
+                "use it, or leave it out"
+            )
+    if messages:
+        raise dep.DepreciationError("; ".join(messages))
 
 
 def method_settings(method: DepreciationMethod, in_service_month: int) -> dep.MethodSettings:

@@ -15,7 +15,7 @@ beyond units).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal, get_args
 
 import numpy as np
@@ -55,6 +55,9 @@ MacrsConvention = Literal[
 
 SHORTEST_LIFE_YEARS = 1 / MONTHS_PER_YEAR
 """A useful life shorter than the engine's month is a slip (months written as years, a typo)."""
+MONTH_TOLERANCE = 1e-12
+"""Relative distance from 1/12 within which a life is one month: 0.0833333333333333 (1/12 to 16
+digits) is 1/12 written out, 3e-17 below the float nearest it."""
 
 METHOD_NAMES: tuple[str, ...] = get_args(MethodName)
 TAX_METHOD_NAMES: tuple[str, ...] = get_args(TaxMethodName)
@@ -175,12 +178,14 @@ class DepreciationMethod(_Section):
     @classmethod
     def _at_least_a_month(cls, value: Any) -> Any:
         # before the field's bound, whose own words would be "greater than or equal to 0.0833..."
-        if isinstance(value, (int, float)) and not isinstance(value, bool) and (
-            value < SHORTEST_LIFE_YEARS
-        ):
+        if not isinstance(value, (int, float)) or isinstance(value, bool):
+            return value
+        if math.isclose(value, SHORTEST_LIFE_YEARS, rel_tol=MONTH_TOLERANCE):
+            return SHORTEST_LIFE_YEARS  # 1/12 written to 16 digits is one month
+        if value < SHORTEST_LIFE_YEARS:
             raise ValueError(
-                "expected a useful life of at least one month (1/12 = 0.0833 years); a life is "
-                "given in years"
+                f"expected a useful life of at least one month (1/12 = {SHORTEST_LIFE_YEARS!r} "
+                "years); a life is given in years"
             )
         return value
 
@@ -219,14 +224,20 @@ class DepreciationMethod(_Section):
                 "fixed_declining_balance (the spreadsheet's DB periods are years)"
             )
         if (self.change_month is None) != (self.change_life_years is None):
+            got = (
+                f"change_month = {self.change_month} and no change_life_years"
+                if self.change_life_years is None
+                else f"change_life_years = {self.change_life_years:g} and no change_month"
+            )
             raise ValueError(
-                "a change of estimate needs both change_month and change_life_years, got "
-                f"change_month={self.change_month}, change_life_years={self.change_life_years}"
+                f"a change of estimate needs both change_month and change_life_years; got {got}; "
+                "expected both (the first month on the new life and the new useful life "
+                "[years]) or neither"
             )
         if self.change_month is not None and method not in CHANGE_OF_ESTIMATE_METHODS:
             raise ValueError(
-                f"a change of useful life does not apply to {method}; it applies to "
-                + ", ".join(CHANGE_OF_ESTIMATE_METHODS)
+                f"a change of useful life does not apply to {method}; expected one of the "
+                "methods it applies to: " + ", ".join(CHANGE_OF_ESTIMATE_METHODS)
             )
         return self
 
@@ -353,7 +364,9 @@ class DepreciationPolicy(DepreciationMethod):
                 if method.change_life_years <= elapsed:
                     raise ValueError(
                         f"{prefix}change_life_years is {method.change_life_years:g}, not longer "
-                        f"than the {elapsed:g} years already in service at the change"
+                        f"than the {elapsed:g} years already in service at the change; "
+                        f"expected a new life of more than {elapsed:g} years, counted from the "
+                        "in-service month"
                     )
             uses_table = method.method == "economic" and method.value_source == "market_value_table"
             if uses_table and not self.market_value_table:
@@ -387,6 +400,152 @@ class DepreciationPolicy(DepreciationMethod):
 
 Depreciation = DepreciationPolicy
 """Drop-in name for the scenario's ``depreciation`` section."""
+
+
+# ---------------------------------------------------------------------------------------------
+# inputs with no effect
+# ---------------------------------------------------------------------------------------------
+
+_LIFE_METHODS = (
+    "straight_line",
+    "declining_balance",
+    "fixed_declining_balance",
+    "sum_of_years_digits",
+    "units_of_production",
+    "economic",
+)
+METHOD_INPUTS: dict[str, tuple[str, ...]] = {
+    "life_years": _LIFE_METHODS,
+    "salvage_share": (*_LIFE_METHODS, "custom"),
+    "factor": ("declining_balance",),
+    "switch_to_straight_line": ("declining_balance",),
+    "first_year_months": ("fixed_declining_balance",),
+    "usage_driver": ("units_of_production",),
+    "lifetime_usage": ("units_of_production",),
+    "recovery_years": ("macrs_gds",),
+    "convention": ("macrs_gds",),
+    "bonus_share": ("macrs_gds",),
+    "value_source": ("economic",),
+    "custom_percent": ("custom",),
+}
+"""The methods that read each method input (econ.depreciation.MethodSettings); the others ignore
+it. The tax method "book" reads none of the tax section's: the book schedule is taxed."""
+
+_PURPOSE = {"bonus_share": "for bonus depreciation (IRC §168(k))"}
+"""What choosing the method that reads an input gives, where "to use it" says too little."""
+
+_LIFE_FROM = {
+    ("macrs_gds", "life_years"): "recovery_years",
+    ("custom", "life_years"): "custom_percent",
+}
+"""The input that gives the life of a method that reads no life_years."""
+
+BOOK_READ_ELSEWHERE = ("life_years",)
+"""Book inputs read beyond the method: the book life sets the default horizon and the sale before
+the end of the life (never without effect)."""
+
+
+def inputs_without_effect(
+    values: Mapping[str, np.ndarray], flags: Mapping[str, str] | None = None
+) -> list[list[str]]:
+    """Per row, a warning for each depreciation input set away from its default that the row's
+    method does not read, e.g. "depreciation.tax.bonus_share = 1.0 has no effect: ...".
+
+    `values` maps ``method``, ``tax.method`` and each METHOD_INPUTS name, bare (the book side) or
+    as ``tax.NAME``, to an array (rows,): names for choices, NaN or None for an absent optional
+    value, tuples for ``custom_percent`` (`policy_inputs`; a batch's columns). Names missing from
+    it are not checked. `flags` names the inputs by command-line option instead of dotted path
+    (``{"tax.bonus_share": "--bonus-share", ...}``). Vectorized over rows; only the flagged rows'
+    messages are written.
+    """
+    rows = len(values["method"])
+    out: list[list[str]] = [[] for _ in range(rows)]
+    for side in ("", "tax."):
+        methods = np.asarray(values[f"{side}method"], dtype=object)
+        for name, readers in METHOD_INPUTS.items():
+            key = side + name
+            if key not in values or (not side and name in BOOK_READ_ELSEWHERE):
+                continue
+            column = values[key]
+            read = np.zeros(rows, dtype=bool)
+            for method in readers:
+                read |= methods == method
+            unused = _set(column, DepreciationMethod.model_fields[name].default) & ~read
+            for r in np.flatnonzero(unused).tolist():
+                out[r].append(_no_effect_message(key, column[r], side, methods[r], flags))
+    return out
+
+
+def _set(column, default) -> np.ndarray:
+    """Rows (bool) whose value differs from the field's default (a default stands for "not
+    given": a scenario saved by econ writes every field)."""
+    column = np.asarray(column)
+    if default is None:
+        if column.dtype.kind == "f":
+            return ~np.isnan(column)
+        return np.array([v is not None for v in column], dtype=bool)
+    if isinstance(default, tuple):
+        return np.array([len(v) > 0 for v in column], dtype=bool)
+    return np.asarray(column != default, dtype=bool)
+
+
+def _no_effect_message(key: str, value, side: str, method: str, flags=None) -> str:
+    name = key.removeprefix(side)
+    readers = METHOD_INPUTS[name]
+    label = (lambda k: flags[k]) if flags else (lambda k: f"depreciation.{k}")  # noqa: E731
+    method_path = label(f"{side}method")
+    if flags:  # an option as typed: "--tax-method macrs_gds", a switch by its name alone
+        given = label(key) if isinstance(value, bool) else f"{label(key)} = {toml_text(value)}"
+        choose = f"give {method_path}"
+        one = readers[0]
+    else:
+        given = f"{label(key)} = {toml_text(value)}"
+        choose = f"set {method_path}"
+        one = f"= {readers[0]!r}"
+    if method == "book":
+        why = f"{method_path} is 'book' (the book schedule is taxed)"
+    elif (method, name) in _LIFE_FROM:
+        why = f"{method_path} is {method!r}, whose life is {label(side + _LIFE_FROM[method, name])}"
+    else:
+        why = f"{method_path} is {method!r}, which does not read it"
+    if len(readers) == 1:
+        fix = f"{choose} {one} {_PURPOSE.get(name, 'to use it')}"
+    else:
+        fix = f"{choose} {'' if flags else 'to '}one of {', '.join(readers)} to use it"
+    return f"{given} has no effect: {why}; {fix}, or leave it out"
+
+
+def toml_text(value) -> str:
+    """A value as a message quotes it: numbers as written (1.0, 5), text quoted, lists
+    bracketed, switches true or false."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (tuple, list)):
+        return "[" + ", ".join(toml_text(v) for v in value) + "]"
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
+        return f"{value:.1f}"
+    if isinstance(value, float):
+        return repr(value)
+    return repr(value) if isinstance(value, str) else str(value)
+
+
+def policy_inputs(policies: Sequence[DepreciationPolicy]) -> dict[str, np.ndarray]:
+    """The values `inputs_without_effect` reads, of n policies, as object arrays (n,)."""
+    out = {}
+    for side in ("", "tax."):
+        for name in ("method", *METHOD_INPUTS):
+            column = np.empty(len(policies), dtype=object)  # (tuples stay one element each)
+            for row, policy in enumerate(policies):
+                column[row] = getattr(policy.tax if side else policy, name)
+            out[side + name] = column
+    return out
+
+
+def no_effect_warnings(policies: Sequence[DepreciationPolicy]) -> list[list[str]]:
+    """Per policy, the warnings of `inputs_without_effect`."""
+    return inputs_without_effect(policy_inputs(policies))
 
 
 # ---------------------------------------------------------------------------------------------
