@@ -58,11 +58,14 @@ class DeferredTax:
         deferred tax asset
     expense_usd : deferred tax expense of the month, the change in the liability; negative is a
         deferred tax benefit
+    losses_unused_usd : array (n,) or None  tax losses carried forward and still unused after the
+        last month (deferred_tax_with_losses; None where losses are not counted)
     """
 
     temporary_difference_usd: np.ndarray
     liability_usd: np.ndarray
     expense_usd: np.ndarray
+    losses_unused_usd: np.ndarray | None = None
 
 
 def _monthly(x, name: str, shape=None, finite=True) -> np.ndarray:
@@ -207,7 +210,8 @@ def deferred_tax_with_losses(
     Returns
     -------
     current_tax_expense_usd : array (n, T)
-    DeferredTax  (temporary difference, net liability, deferred expense; arrays (n, T))
+    DeferredTax  (temporary difference, net liability, deferred expense; arrays (n, T); the
+        losses still unused after the last year, (n,))
     """
     # Amounts that overflowed (inf, NaN from extreme inputs) pass through: the engine names the
     # metrics they make undefined (econ.undefined).
@@ -236,4 +240,5 @@ def deferred_tax_with_losses(
         va = np.maximum(rate * nol - reversing, 0.0) * (code == 1)[:, None]
         np.add.at(deferred, (rows, year_end), np.diff(va, axis=1, prepend=0.0))
     # (a liability that is 0 in exact arithmetic is 0, not 3e-10 USD)
-    return current, DeferredTax(difference, snap_to_zero(cumsum_months(deferred)), deferred)
+    liability = snap_to_zero(cumsum_months(deferred))
+    return current, DeferredTax(difference, liability, deferred, nol[:, -1])

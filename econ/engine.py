@@ -857,6 +857,10 @@ def _fleet(b: ScenarioBatch, months) -> _Fleet:
     )
 
 
+REVENUE_SOURCES = ("token_usd", "contract_usd", "spot_rental_usd")
+"""The keys of _Revenue.by_source that sum to a row's revenue (token revenue of every kind)."""
+
+
 @dataclass(frozen=True)
 class _Revenue:
     """Revenue: price paths and each row's revenue by source (rows, T+1)."""
@@ -1075,9 +1079,7 @@ def _operating_costs(b: ScenarioBatch, months, fleet: _Fleet, capex_row, revenue
     )
     sga = b["opex.sga_share_of_revenue"]
     if np.any(sga > 0):
-        revenue_row = sum(
-            revenue.by_source[k] for k in ("token_usd", "contract_usd", "spot_rental_usd")
-        )
+        revenue_row = sum(revenue.by_source[k] for k in REVENUE_SOURCES)
         opex = opex + opex_mod.sga_usd_per_month(revenue_row, sga)
     return _Costs(nameplate_kw, kw_per_gpu, measured_energy, it_drawn_kw, power, opex, site_open)
 
@@ -1142,6 +1144,7 @@ class _Capital:
     impairment_loss: np.ndarray
     carrying_at_sale: np.ndarray
     resale: _Resale | None = None
+    revenue_undepreciated: np.ndarray | None = None  # (rows,) earned before depreciation [USD]
 
 
 @dataclass(frozen=True)
@@ -1239,7 +1242,22 @@ def _capital_rows(b, months, fleet: _Fleet, cost, revenue: _Revenue, ebitda, dis
         impairment_loss=impairment.loss_usd,
         carrying_at_sale=carrying_at_sale,
         resale=resale,
+        revenue_undepreciated=_undepreciated(b, months, fleet, revenue),
     )
+
+
+def _undepreciated(b, months, fleet: _Fleet, revenue: _Revenue) -> np.ndarray:
+    """Revenue each row earns in service before depreciation starts [USD, (rows,)]: non-zero
+    where depreciation.in_service_month falls after the service start (computed for those
+    rows alone)."""
+    out = np.zeros(b.rows)
+    late = np.flatnonzero(b["depreciation.in_service_month"] > fleet.start - fleet.purchase)
+    if late.size:
+        first = fleet.purchase[late] + b["depreciation.in_service_month"][late]
+        before = fleet.service[late] & (months[None, :] < first[:, None])
+        earned = sum(revenue.by_source[k][late] for k in REVENUE_SOURCES)
+        out[late] = np.where(before, earned, 0.0).sum(axis=1)
+    return out
 
 
 def _depreciation_rows(b, months, fleet: _Fleet, cost, in_service, curves, since):
@@ -1968,6 +1986,7 @@ def _warning_source(
         "fast_gains": (b["throughput.gain_rate_annual"] > GAIN_RATE_WARN_ANNUAL)
         & (b["throughput.trajectory"] != TRAJECTORIES.index("table")),
         "large_steps": context["steps_factor"] > STEPS_WARN_FACTOR,
+        "depreciated_late": context["depreciation_start"] > fleet.start,
     }
     sc = fleet.scenario
     # The flows of the scenarios whose IRR warnings list roots, cut now: the closure below must
@@ -2079,6 +2098,12 @@ def _scenario_flags(b, ledger: _Ledger, metrics, facts, context, first) -> dict[
         "over_contract": ~np.isnan(contracted_kw) & (context["peak_it_kw"] > contracted_kw + 1e-9),
         "site_value_at_horizon": context["site_value_end"] > HALF_CENT_USD,
         "owned_without_maintenance": context["owned"] & (context["maintenance_share"] == 0),
+        "losses_unused": (context["losses_unused"] > HALF_CENT_USD)
+        & (ledger.tax_rate > 0)
+        & (
+            b["financing.tax_valuation_allowance"][first]
+            == deferred_tax_mod.VALUATION_ALLOWANCES.index("none")
+        ),
     }
 
 
@@ -2105,6 +2130,11 @@ def _warning_context(b, ledger: _Ledger, facts, fleet: _Fleet, costs: _Costs, ca
         "life_months": b["depreciation.life_years"] * MONTHS_PER_YEAR,
         "retire": fleet.retire,
         "purchase": fleet.purchase,
+        "start": fleet.start,
+        "depreciation_start": fleet.purchase + b["depreciation.in_service_month"],
+        "revenue_undepreciated": capital.revenue_undepreciated,
+        "losses_unused": ledger.deferred.losses_unused_usd,
+        "tax_rate": ledger.tax_rate,
         "held": fleet.held,
         "carrying_at_sale": capital.carrying_at_sale,
         "impairment_month": capital.impairment_month,
@@ -2892,6 +2922,17 @@ ROW_MESSAGES = {
         f"{c['impairment_loss'][r]:,.0f} USD writes the GPUs down, and depreciation continues "
         "from the lower carrying amount"
     ),
+    "depreciated_late": lambda c, r: (
+        f"depreciation.in_service_month = {c['depreciation_start'][r] - c['purchase'][r]:.0f} "
+        f"starts depreciation in month {c['depreciation_start'][r]:.0f}, but the GPUs serve from "
+        f"month {c['start'][r]}: in the "
+        f"{_months(int(c['depreciation_start'][r] - c['start'][r]))} before, they earn "
+        f"{c['revenue_undepreciated'][r]:,.0f} USD of revenue with no depreciation against it; "
+        "an asset is depreciated from when it is available for use (IAS 16.55; placed in "
+        "service, IRS Pub 946): expected depreciation.in_service_month at most "
+        f"{c['start'][r] - c['purchase'][r]} (months from the purchase to the first month of "
+        "service)"
+    ),
 }
 
 
@@ -3028,6 +3069,18 @@ def _warnings(flags, ctx, n) -> list[list[str]]:
             "nothing to run beyond its power; expected the share of its capex spent on it a year"
         ),
         "loan_over_collateral": lambda i: _over_collateral_message(ctx, i),
+        "losses_unused": lambda i: (
+            f"{ctx['losses_unused'][i]:,.0f} USD of tax losses are still unused at the horizon "
+            f"(month {ctx['horizon'][i]}): with financing.tax_valuation_allowance = 'none', net "
+            "income keeps their deferred tax asset, "
+            f"{ctx['losses_unused'][i] * ctx['tax_rate'][i]:,.0f} USD at the "
+            f"{ctx['tax_rate'][i] * 100:g}% tax rate, as if taxable income beyond the projection "
+            "(a group's) will absorb them; a stand-alone fleet projected to end with unused "
+            "losses needs a valuation allowance assessed (ASC 740-10-30-5(e)): "
+            "financing.tax_valuation_allowance = 'beyond_reversing_liabilities' recognizes the "
+            "asset only up to the deferred tax liabilities whose reversal absorbs the losses "
+            "(the cash flows give unused losses no value either way)"
+        ),
         "loan_cut_to_capex": lambda i: (
             f"financing.debt_usd of {ctx['loan_usd'][i]:,.0f} USD is more than the capex of "
             f"{ctx['capex_total'][i]:,.0f} USD: the loan drawn is the capex"
