@@ -20,7 +20,7 @@ SCENARIOS = sorted((ROOT / "models" / "scenarios").glob("*.toml"))
 SEED = ROOT / "models" / "scenarios" / "deepseek-r1-gb200-nvl72.toml"
 REFRESH = ROOT / "models" / "scenarios" / "h200-fleet-gb300-refresh.toml"
 NO_EFFECT = "has no effect"
-BONUS = ["depreciation.tax.bonus_share=1.0", 'depreciation.tax.convention="mid-quarter Q4"']
+BONUS = ["depreciation.tax.bonus_share=1.0", 'depreciation.tax.convention="mid-quarter Q1"']
 
 
 @pytest.fixture
@@ -53,7 +53,7 @@ def test_tax_inputs_under_the_book_tax_method_are_named_with_the_fix():
     assert given.summary["npv_usd"].iloc[0] == seed.summary["npv_usd"].iloc[0]
     found = warnings_with(NO_EFFECT, given.warnings[0])
     assert found == [
-        "depreciation.tax.convention = 'mid-quarter Q4' has no effect: depreciation.tax.method is "
+        "depreciation.tax.convention = 'mid-quarter Q1' has no effect: depreciation.tax.method is "
         "'book' (the book schedule is taxed); set depreciation.tax.method = 'macrs_gds' to use "
         "it, or leave it out",
         "depreciation.tax.bonus_share = 1.0 has no effect: depreciation.tax.method is 'book' (the "
