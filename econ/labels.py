@@ -1,5 +1,6 @@
-"""Labels and units of the summary metrics and monthly columns, for every reader: the app, the
-workbook's Summary sheet and charts.
+"""Labels and units of the summary metrics, monthly columns and scenario inputs, for every reader:
+the app, the workbook's Summary sheet and charts, the memo; and the projection's warnings in those
+labels' words (`readable_warning`).
 
 One table (`SUMMARY_METRICS`: key -> label, unit, format kind) and one fallback for keys that are not
 in it: a metric the engine adds later is labelled from its name (`npv_usd_per_mw` -> "NPV per MW",
@@ -11,6 +12,7 @@ so new outputs appear readable everywhere without a change here. No numbers are 
 from __future__ import annotations
 
 import math
+import re
 
 SUMMARY_METRICS: dict[str, tuple[str, str, str]] = {
     "lcot_usd_per_mtok": ("Levelized cost", "USD/M tokens", "usd_per_mtok"),
@@ -408,6 +410,109 @@ def plain_number(value: float) -> str:
     return f"{value:,.6g}"
 
 
+_UNIT_WORDS = ("months", "years", "annual", "kw", "mw", "m2", "s")
+"""Last words of a field's name its unit says already (`life_years` [years] is "Life")."""
+
+
+def field_unit(name: str, kind: str, unit: str) -> tuple[str, float]:
+    """The unit a scenario field's label shows and the factor from its stored value to the shown
+    one: a fraction as a percentage ("%", "%/year": 100), "1" as none.
+
+    Parameters
+    ----------
+    name : str  the field's name (`share`, `price_decline_annual`)
+    kind : str  float, int, numbers, choice, ... (econ.ui.form's kinds of field)
+    unit : str  the unit its description ends with in brackets ("fraction", "USD/GPU")
+    """
+    if kind == "choice" and unit and unit != "1":
+        return unit, 1.0
+    if kind not in ("float", "int", "numbers"):
+        return "", 1.0
+    if unit == "1":
+        unit = ""
+    fraction = unit.startswith("fraction") or unit == "1/year"
+    if not unit and kind == "float" and ("share" in name or name.endswith("rate")):
+        fraction = True
+    if fraction and kind == "float":
+        per_year = "year" in unit or name.endswith("_annual")
+        return ("%/year" if per_year else "%"), 100.0
+    return unit, 1.0
+
+
+def field_label(name: str, unit: str) -> str:
+    """A scenario field's label: its name in words and its unit, the unit left out where the
+    words already say it ("Racks", "Tokens per s per GPU") and percent shown as %."""
+    words = name.split("_")
+    if "usd" in words[1:]:
+        words = words[: words.index("usd", 1)]
+    elif len(words) > 1 and words[-1] in _UNIT_WORDS:
+        words = words[:-1]
+    if unit == "percent":
+        unit = "%"
+        words = words[:-1] if len(words) > 1 and words[-1] == "percent" else words
+    text = humanize("_".join(words))
+    said = text.lower().replace(" per ", "/")
+    if unit and (said == unit.lower() or said.endswith(" " + unit.lower())):
+        return text
+    return f"{text} [{unit}]" if unit else text
+
+
+def input_label(path: str, unit: str = "") -> str:
+    """A scenario input's label by its dotted path: its sections in words, then the field's label
+    with `unit` (`field_unit`): "Capex › Installation [USD/GPU]" for
+    capex.installation_usd_per_gpu, as the app's form labels it."""
+    *sections, name = path.split(".")
+    return " › ".join([humanize(part) for part in sections] + [field_label(name, unit)])
+
+
+_SUMMARY_KEY = re.compile(
+    r"(?<![\w.])("
+    + "|".join(sorted(map(re.escape, SUMMARY_METRICS), key=len, reverse=True))
+    + r")(?!\w|\.\w)"
+)
+_SIZING_CODE = re.compile(r" \(debt_sizing_constraint = \d\)")
+
+
+CONSTRAINT_WORDS = {
+    "none": "none",
+    "debt_share": "the debt share of capex",
+    "dscr": "the minimum DSCR",
+    "ltv": "the maximum loan-to-value",
+}
+"""The debt sizing's binding constraints (econ.financing.SIZING_CONSTRAINTS) in words."""
+_CONSTRAINT = re.compile(r"binding constraint: (none|debt_share|dscr|ltv)\b")
+_NULL = re.compile(r"\b(is|are) null\b")
+INPUT_WORDS = {
+    "(market.resale_*)": "(the Market section's resale value table or resale series)",
+    "cost_usd_per_mtok_by_component": "cost per million tokens by component",
+}
+"""Engine names of a group of inputs or an object of the summary, as the app words them."""
+
+
+def readable_warning(text: str) -> str:
+    """A projection warning in the words of a reader of the app or the memo: summary keys by
+    their labels ("judge it with npv_usd" -> "judge it with NPV"; a label with a comma in
+    quotes), "is null" as the tiles write it ("is n/a"), the debt sizing's binding constraint in
+    words ("debt_share" -> "the debt share of capex"); the CLI and files keep the engine's words
+    (tests/test_warning_texts.py), the keys being the names of their columns."""
+
+    def label(match) -> str:
+        name = summary_label(match.group(1))[0].strip()
+        return f"“{name}”" if "," in name else name
+
+    text = _SUMMARY_KEY.sub(label, _SIZING_CODE.sub("", text))
+    text = _CONSTRAINT.sub(lambda m: f"binding constraint: {CONSTRAINT_WORDS[m.group(1)]}", text)
+    text = _NULL.sub(lambda m: f"{m.group(1)} n/a", text)  # as the tiles write an undefined one
+    for engine, app in INPUT_WORDS.items():
+        text = text.replace(engine, app)
+    first = text.split(" ", 1)[0]
+    # an input's path ("facility.rack_cooling is ...") or a hardware key ("gb200-nvl72: ...")
+    # as it is written
+    if "." in first or "_" in first or "-" in first or any(c.isdigit() for c in first):
+        return text
+    return text[:1].upper() + text[1:]
+
+
 def column_label(name: str) -> str:
     """Short label of a monthly column ("Power"; USD columns carry the unit elsewhere)."""
     return COLUMNS.get(name, humanize(name.removesuffix("_usd")))
@@ -430,14 +535,20 @@ def label_with_unit(name: str) -> str:
 __all__ = [
     "COLUMNS",
     "COLUMN_NOTES",
+    "CONSTRAINT_WORDS",
     "FLAG_UNIT",
+    "INPUT_WORDS",
     "column_unit",
     "SUMMARY_METRICS",
     "column_label",
     "counted",
+    "field_label",
+    "field_unit",
+    "input_label",
     "short_number",
     "humanize",
     "label_with_unit",
     "metric_kind",
+    "readable_warning",
     "summary_label",
 ]

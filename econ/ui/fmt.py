@@ -14,16 +14,18 @@ from collections.abc import Mapping
 
 # The tables live in econ.labels (shared with the workbook); re-exported for the app's pages.
 from econ.labels import COLUMNS as COLUMNS
+from econ.labels import CONSTRAINT_WORDS as CONSTRAINT_WORDS
 from econ.labels import COUNT_WORDS as COUNT_WORDS
+from econ.labels import INPUT_WORDS as INPUT_WORDS
 from econ.labels import (
     SUMMARY_METRICS,
     column_label,
     count_in_words,
     label_with_unit,
     metric_kind,
-    summary_label,
 )
 from econ.labels import humanize as humanize
+from econ.labels import readable_warning as readable_warning
 from econ.labels import short_number as short_number
 from econ.text import markdown_text
 
@@ -67,54 +69,6 @@ def irr_note(name: str, summary: Mapping) -> str | None:
         if name in warning and ("is null" in warning or "change sign" in warning):
             return readable_warning(warning)
     return None
-
-
-_SUMMARY_KEY = re.compile(
-    r"(?<![\w.])("
-    + "|".join(sorted(map(re.escape, SUMMARY_METRICS), key=len, reverse=True))
-    + r")(?!\w|\.\w)"
-)
-_SIZING_CODE = re.compile(r" \(debt_sizing_constraint = \d\)")
-
-
-CONSTRAINT_WORDS = {
-    "none": "none",
-    "debt_share": "the debt share of capex",
-    "dscr": "the minimum DSCR",
-    "ltv": "the maximum loan-to-value",
-}
-"""The debt sizing's binding constraints (econ.financing.SIZING_CONSTRAINTS) in words."""
-_CONSTRAINT = re.compile(r"binding constraint: (none|debt_share|dscr|ltv)\b")
-_NULL = re.compile(r"\b(is|are) null\b")
-INPUT_WORDS = {
-    "(market.resale_*)": "(the Market section's resale value table or resale series)",
-    "cost_usd_per_mtok_by_component": "cost per million tokens by component",
-}
-"""Engine names of a group of inputs or an object of the summary, as the app words them."""
-
-
-def readable_warning(text: str) -> str:
-    """A projection warning in the app's words: summary keys by their labels ("judge it with
-    npv_usd" -> "judge it with NPV"; a label with a comma in quotes), "is null" as the tiles
-    write it ("is n/a"), the debt sizing's binding constraint in words ("debt_share" -> "the
-    debt share of capex"); the CLI and files keep the engine's words (tests/test_warning_texts.py),
-    the keys being the names of their columns."""
-
-    def label(match) -> str:
-        name = summary_label(match.group(1))[0].strip()
-        return f"“{name}”" if "," in name else name
-
-    text = _SUMMARY_KEY.sub(label, _SIZING_CODE.sub("", text))
-    text = _CONSTRAINT.sub(lambda m: f"binding constraint: {CONSTRAINT_WORDS[m.group(1)]}", text)
-    text = _NULL.sub(lambda m: f"{m.group(1)} n/a", text)  # as the tiles write an undefined one
-    for engine, app in INPUT_WORDS.items():
-        text = text.replace(engine, app)
-    first = text.split(" ", 1)[0]
-    # an input's path ("facility.rack_cooling is ...") or a hardware key ("gb200-nvl72: ...")
-    # as it is written
-    if "." in first or "_" in first or "-" in first or any(c.isdigit() for c in first):
-        return text
-    return text[:1].upper() + text[1:]
 
 
 SEVERE = ("covenant breached", "debt service not covered", "the debt outlives the projection")

@@ -29,6 +29,7 @@ import tomli_w
 from pydantic import BaseModel
 from pydantic_core import PydanticUndefined
 
+from econ.labels import field_label, field_unit, input_label
 from econ.scenario.errors import QUOTED_LIMIT, BoundError, shortened
 from econ.scenario.io import cited_change
 from econ.ui import state
@@ -120,40 +121,10 @@ def _kind(annotation) -> tuple[str, tuple, Any]:
 
 
 def unit_and_scale(name: str, kind: str, description: str) -> tuple[str, float]:
-    """Unit shown in the label, and the factor from stored to shown value (fractions as %)."""
+    """Unit shown in the label, and the factor from stored to shown value (fractions as %): the
+    description's last bracketed unit as econ.labels.field_unit shows it."""
     found = _UNIT.findall(description)
-    unit = found[-1].strip() if found else ""
-    if kind == "choice" and unit and unit != "1":
-        return unit, 1.0
-    if kind not in ("float", "int", "numbers"):
-        return "", 1.0
-    if unit == "1":
-        unit = ""
-    fraction = unit.startswith("fraction") or unit == "1/year"
-    if not unit and kind == "float" and ("share" in name or name.endswith("rate")):
-        fraction = True
-    if fraction and kind == "float":
-        per_year = "year" in unit or name.endswith("_annual")
-        return ("%/year" if per_year else "%"), 100.0
-    return unit, 1.0
-
-
-def label_of(name: str, unit: str) -> str:
-    """The form's label: the field's name in words and its unit, the unit left out where the
-    words already say it ("Racks", "Tokens per s per GPU") and percent shown as %."""
-    words = name.split("_")
-    if "usd" in words[1:]:
-        words = words[: words.index("usd", 1)]
-    elif len(words) > 1 and words[-1] in ("months", "years", "annual", "kw", "mw", "m2", "s"):
-        words = words[:-1]
-    if unit == "percent":
-        unit = "%"
-        words = words[:-1] if len(words) > 1 and words[-1] == "percent" else words
-    text = humanize("_".join(words))
-    said = text.lower().replace(" per ", "/")
-    if unit and (said == unit.lower() or said.endswith(" " + unit.lower())):
-        return text
-    return f"{text} [{unit}]" if unit else text
+    return field_unit(name, kind, found[-1].strip() if found else "")
 
 
 def _groups(fields: list[FieldInfo]) -> list[FieldInfo]:
@@ -196,7 +167,7 @@ def fields_of(model: type[BaseModel], prefix: str = "") -> tuple[FieldInfo, ...]
             children = fields_of(item, path + ".")
         elif kind == "table":
             children = fields_of(item, "")
-        label = label_of(name, unit) if kind != "section" else humanize(name)
+        label = field_label(name, unit) if kind != "section" else humanize(name)
         values = typing.get_args(annotation)[1:] if kind == "mapping" else ()
         text_values = all(v is str for v in values)
         fields.append(
@@ -238,12 +209,12 @@ def find(path: str, model: type[BaseModel] | None = None) -> FieldInfo | None:
 def path_label(path: str) -> str:
     """A field's label for tables and charts: its section and the form's label with the unit
     ("Utilization › Share [%]"); the dotted path when the form does not know it."""
-    parts = path.split(".")
     f = find(path)
     if f is None:
         return path
-    sections = [find(".".join(parts[: i + 1])) for i in range(len(parts) - 1)]
-    return " › ".join([s.label for s in sections if s is not None] + [f.label])
+    if f.kind == "section":
+        return " › ".join(humanize(part) for part in path.split("."))
+    return input_label(path, f.unit)  # (the memo's Key assumptions label inputs alike)
 
 
 def stored_path_label(path: str) -> str:
