@@ -90,8 +90,9 @@ class Fleet(Section):
     retire_month: int | None = Field(
         None,
         ge=1,
-        description="Last month in service; the GPUs are sold at book value then and their loan "
-        "repaid. Default: the end of the horizon [month]",
+        description="Last month in service; the GPUs are sold at its end (at book value unless "
+        "depreciation.sale_value_share or a resale table prices them). The sale does not repay "
+        "the loan: its schedule runs on to its term. Default: the end of the horizon [month]",
     )
 
     @model_validator(mode="before")
