@@ -467,13 +467,17 @@ def test_an_override_replaces_the_source_of_the_value_it_replaces():
     cheap = load_scenario(SEED, {"market.price_usd_per_mtok": 0.2})
     assert cheap.sources["market.price_usd_per_mtok"] == f"overridden (was: 0.3261; source: {old})"
     assert load_scenario(SEED, ["market.price_usd_per_mtok=0.2"]).sources == cheap.sources
-    # other sources stay; an override to the file's own value, or of the name, cites nothing
+    # other sources stay; an override to the file's own value cites nothing
     assert {k: v for k, v in cheap.sources.items() if k != "market.price_usd_per_mtok"} == {
         k: v for k, v in seed.sources.items() if k != "market.price_usd_per_mtok"
     }
-    assert load_scenario(SEED, {"market.price_usd_per_mtok": 0.3261, "name": "x"}).sources == (
-        seed.sources
-    )
+    assert load_scenario(SEED, {"market.price_usd_per_mtok": 0.3261}).sources == seed.sources
+    # a new name is cited as any field is: a renamed scenario says what it was (the memo and the
+    # workbook showed "no source" beside the new name), and so is a new description
+    renamed = load_scenario(SEED, {"name": "x"})
+    assert renamed.sources == {**seed.sources, "name": f"overridden (was: {seed.name})"}
+    described = load_scenario(SEED, {"description": "mine"})
+    assert described.sources["description"] == f"overridden (was: {seed.description[:77]}...)"
     # a field the file left to its default; a source given with the override is kept
     grown = load_scenario(SEED, {"financing.covenants": {"test_months": 6}})
     assert grown.sources["financing.covenants.test_months"].startswith(

@@ -517,17 +517,16 @@ def apply_overrides(
             was += f", the default {shown_value(default)}"
         if not isinstance(result.get("sources"), dict):
             result["sources"] = {}
-        result["sources"][path] = cited_change(
-            OVERRIDDEN, was, _source_at(path, given_sources)
-        )
+        result["sources"][path] = cited_change(OVERRIDDEN, was, source_at(path, given_sources))
     return result
 
 
 OVERRIDDEN = "overridden"
 """How a [sources] entry of a field set by an override begins (`cited_change`)."""
-UNCITED = frozenset({"name", "description", "schema_version"})
-"""Fields an override sets without a [sources] entry: they name or describe the scenario, or
-say its format, and are not inputs of the projection."""
+UNCITED = frozenset({"schema_version"})
+"""Fields an override sets without a [sources] entry: the file format's version, not an input
+of the projection. A name or description set by an override is cited as any field is, so a
+renamed scenario says it was renamed, and from what (the memo and the workbook show it)."""
 _UNSET = object()
 
 
@@ -586,7 +585,7 @@ def get_path(data: Mapping[str, Any], path: str, default: Any = _UNSET) -> Any:
     return node
 
 
-def _source_at(path: str, sources: Mapping[str, Any]) -> str | None:
+def source_at(path: str, sources: Mapping[str, Any]) -> str | None:
     """The source of a path's value: its own [sources] entry, or its nearest section's."""
     parts = path.split(".")
     for end in range(len(parts), 0, -1):
