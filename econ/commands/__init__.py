@@ -61,6 +61,24 @@ def check_distinct_names(files: Sequence[str], scenarios: Sequence) -> None:
             )
 
 
+class LazyHelp(str):
+    """A help string whose `%(NAME)s` fields are read from a library module only when argparse
+    prints the help, as LazyChoices does for choices: `loaders` maps NAME to a function giving
+    its text (`LazyHelp("... (default: %(cases)s)", cases=lambda: build.default_cases_text())`),
+    so the help says what the library does without the parser importing it."""
+
+    _loaders: dict[str, Callable[[], str]]
+
+    def __new__(cls, template: str, **loaders: Callable[[], str]) -> LazyHelp:
+        text = super().__new__(cls, template)
+        text._loaders = loaders
+        return text
+
+    def __mod__(self, params):
+        values = {name: load() for name, load in self._loaders.items()}
+        return str(self) % {**params, **values}
+
+
 class lazy:  # noqa: N801 - stands in for a module name, e.g. `sim = lazy("...simulator")`
     """A module imported on first attribute access, so `sim.simulate_curve(...)` reads as usual."""
 

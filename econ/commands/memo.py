@@ -13,8 +13,10 @@ import argparse
 import sys
 from pathlib import Path
 
-from econ.commands import Number, add_overrides, say_warnings
+from econ.commands import LazyHelp, Number, add_overrides, lazy, say_warnings
 from econ.errors import InputError
+
+build = lazy("econ.memo.build")
 
 EXIT_OK, EXIT_DIFFERS = 0, 1
 SUFFIXES = (".html", ".htm", ".pdf")
@@ -24,7 +26,7 @@ def register(subparsers) -> None:
     m = subparsers.add_parser(
         "memo",
         help="write the investment memo of a scenario (HTML or PDF)",
-        description="One to four pages for a credit or investment committee: the ask, headline "
+        description="One to five pages for a credit or investment committee: the ask, headline "
         "figures, cases, DSCR chart, waterfalls, tornado, sources, warnings and a stamp that "
         "`econ verify` recomputes.",
     )
@@ -36,9 +38,12 @@ def register(subparsers) -> None:
         action="append",
         default=[],
         metavar="NAME=PATH=VALUE[;PATH=VALUE]",
-        help="a named case by overrides of the scenario, e.g. "
-        "'downside=market.price_usd_per_mtok=0.25;utilization.share=0.6'; repeat for several "
-        "(default: downside and upside at the token price 20%% lower and higher)",
+        help=LazyHelp(
+            "a named case by overrides of the scenario, e.g. "
+            "'downside=market.price_usd_per_mtok=0.25;utilization.share=0.6'; repeat for several "
+            "(default, those the scenario can take: %(default_cases)s)",
+            default_cases=lambda: build.default_cases_text(),
+        ),
     )
     add_overrides(m, "override a field of the scenario itself (TOML value)")
     m.add_argument(
@@ -46,7 +51,7 @@ def register(subparsers) -> None:
         type=Number(int, what="a number of draws", ge=1),
         metavar="N",
         help="add P10/P50/P90 cases: percentiles of each figure over N Monte Carlo draws of the "
-        "--dist distributions (instead of the default downside and upside)",
+        "--dist distributions (instead of the default cases)",
     )
     m.add_argument(
         "--dist",

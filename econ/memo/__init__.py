@@ -1,4 +1,4 @@
-"""The investment memo: a one-to-four page document for a credit or investment committee (the
+"""The investment memo: a one-to-five page document for a credit or investment committee (the
 ask, headline figures, cases, DSCR chart, waterfalls, tornado, sources, warnings, a stamp), written
 as HTML or PDF, and `verify`, which recomputes every figure a memo or workbook shows.
 

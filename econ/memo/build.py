@@ -71,6 +71,24 @@ RATE_RISE = 0.02
 """Default rate-up case: the loan's rate 200 basis points higher (a floating rate's rise, or a
 refinancing at a dearer rate), the loan held."""
 
+DEFAULT_CASES: tuple[tuple[str, str], ...] = (
+    ("downside", f"the month-1 token price {DEFAULT_CASE_SHARE:.0%} lower"),
+    ("upside", f"the month-1 token price {DEFAULT_CASE_SHARE:.0%} higher"),
+    ("low-utilization", f"the share of hours serving {UTILIZATION_CUT * 100:g} points lower"),
+    ("faster-decline", f"the token price's annual decline {DECLINE_RISE * 100:g} points higher"),
+    ("rate-up", f"the loan's rate {RATE_RISE * 1e4:g} basis points higher"),
+    ("combined", "the downside's price with the lower utilization and the faster decline"),
+)
+"""The default cases (`default_cases`), in the memo's order, with what each changes: `econ memo
+--help` lists them from here (`default_cases_text`)."""
+
+
+def default_cases_text() -> str:
+    """The default cases as `econ memo --help` names them: "downside (the month-1 token price
+    20% lower), upside (...), ..."."""
+    return ", ".join(f"{name} ({words})" for name, words in DEFAULT_CASES)
+
+
 PERCENTILES = (10, 50, 90)
 """Monte Carlo cases: these percentiles of each metric over the draws (each metric apart)."""
 MAX_DRAWS = 100_000
@@ -174,11 +192,12 @@ def case_on_curve(name: str, overrides: Sequence[str], scenario: Scenario) -> st
 
 
 def default_cases(scenario: Scenario) -> dict[str, list[str]]:
-    """The cases a credit committee asks for, those the scenario can take: `downside` and
-    `upside` (the month-1 token price DEFAULT_CASE_SHARE lower and higher), `low-utilization`
-    (UTILIZATION_CUT), `faster-decline` (DECLINE_RISE), `rate-up` (RATE_RISE on
-    financing.debt_share's loan) and `combined` (the downside's price with the lower utilization
-    and the faster decline). Each holds the base case's loan where the base sizes one."""
+    """The cases a credit committee asks for (DEFAULT_CASES), those the scenario can take:
+    `downside` and `upside` (the month-1 token price DEFAULT_CASE_SHARE lower and higher),
+    `low-utilization` (UTILIZATION_CUT), `faster-decline` (DECLINE_RISE), `rate-up` (RATE_RISE
+    on financing.debt_share's loan) and `combined` (the downside's price with the lower
+    utilization and the faster decline). Each holds the base case's loan where the base sizes
+    one."""
     market, fin = scenario.market, scenario.financing
     elsewhere = scenario.set_elsewhere()  # (a measured throughput, tranches, a history)
     price = market.price_usd_per_mtok
@@ -210,7 +229,8 @@ def default_cases(scenario: Scenario) -> dict[str, list[str]]:
         cases["rate-up"] = [f"financing.debt_rate_annual={rate!r}"]
     if len(combined) > 1:
         cases["combined"] = combined
-    return cases
+    # in DEFAULT_CASES' order, and only those it names: `econ memo --help` lists them from there
+    return {name: cases[name] for name, _ in DEFAULT_CASES if name in cases}
 
 
 LOAN_RATE_PATH = "financing.debt_rate_annual"
