@@ -7,6 +7,7 @@ stamp or scenario was edited must fail `econ verify` (exit 1, naming the figure)
 
 from __future__ import annotations
 
+import html as html_module
 import json
 import re
 import shutil
@@ -131,7 +132,7 @@ def test_the_tornado_says_what_an_end_rests_on_as_the_cli_does(memo_html):
     cli = tornado(seed, percent_ranges(seed, paths, 10.0), ("npv_usd",)).table
     [note] = cli.loc[cli.input == "depreciation.life_years", "note"]
     assert note == "at high, the remaining book value is assumed sold at book value"
-    assert f'<p class="note"><code>depreciation.life_years</code>: {note}.</p>' in text
+    assert f'<p class="note">Depreciation › Life [years]: {note}.</p>' in text
     assert "tied" not in text and "share rank" not in text  # the chart's equal bars say so
 
 
@@ -153,8 +154,20 @@ def test_html_shows_cases_tornado_sources_warnings(memo_html, capsys):
     assert text.count("<svg") >= 4  # DSCR, cost waterfall, cash waterfall, tornado
     assert "covenant floor 1.20x" in text  # the DSCR chart's rule
     assert "CoreWeave GPU useful life 6 years" in text  # a [sources] entry
-    for warning in _project_summary(capsys)["warnings"]:
-        assert warning in text.replace("&#39;", "'")
+    # every warning in the Warnings section, in readable words (the app's: summary keys by
+    # their labels), but the line saying no covenant is breached, which is beside its figure
+    from econ.labels import readable_warning
+    from econ.memo.render import NO_BREACH
+
+    shown = text.split('<section id="warnings">')[1].split("</section>")[0]
+    shown = html_module.unescape(shown)
+    warnings = _project_summary(capsys)["warnings"]
+    assert NO_BREACH in warnings and "covenant is breached" not in shown
+    for warning in warnings:
+        if warning != NO_BREACH:
+            assert readable_warning(warning) in shown, warning
+    assert "npv_usd" not in shown and "irr_project_annual" not in shown
+    assert "first_breach_month" not in shown
 
 
 def test_memo_verifies(memo_html, capsys):
@@ -187,7 +200,7 @@ def test_a_residual_value_no_input_gives_is_listed_among_the_key_assumptions():
     memo = compute(refresh, {}, tornado_inputs=[])
     row = _assumptions(memo)[-1]
     sold = memo.monthly["disposal_usd"].sum()
-    assert row["path"] == "residual value" and row["value"] == f"{sold:,.0f} USD"
+    assert row["label"] == "Residual value" and row["value"] == f"{sold:,.0f} USD"
     assert sold > 32_614_400 and row["source"].startswith("none given")
     # a sale value given, or a resale curve: the residual has an input, no row
     valued = load_scenario(
@@ -195,10 +208,10 @@ def test_a_residual_value_no_input_gives_is_listed_among_the_key_assumptions():
         {"depreciation.sale_value_share": 0.4},
     )
     memo = compute(valued, {}, tornado_inputs=[])
-    assert all(r["path"] != "residual value" for r in _assumptions(memo))
+    assert all(r["label"] != "Residual value" for r in _assumptions(memo))
     # the seed is fully depreciated when its horizon ends: nothing is sold, no row
     memo = compute(load_scenario(SEED), {}, tornado_inputs=[])
-    assert all(r["path"] != "residual value" for r in _assumptions(memo))
+    assert all(r["label"] != "Residual value" for r in _assumptions(memo))
 
 
 def test_the_ask_states_each_tranche_s_terms_and_a_loan_s_draws():
@@ -715,9 +728,14 @@ def test_an_irr_warning_stands_beside_the_irr_not_the_mirr_it_points_to():
         "rate ...; judge it with npv_usd and mirr_project_annual",
         "mirr_equity_annual is null: no equity cash flow is positive",
     ]
-    assert _row_notes(warnings, "irr_project_annual") == warnings[:1]
-    assert _row_notes(warnings, "mirr_project_annual") == []
-    assert _row_notes(warnings, "mirr_equity_annual") == warnings[1:]
+    assert _row_notes(warnings, "irr_project_annual", raw=True) == warnings[:1]
+    assert _row_notes(warnings, "mirr_project_annual", raw=True) == []
+    assert _row_notes(warnings, "mirr_equity_annual", raw=True) == warnings[1:]
+    # shown in the app's words (econ.labels.readable_warning), not the engine's keys
+    assert _row_notes(warnings, "irr_project_annual") == [
+        "Project cash flows change sign more than once (...): Project IRR is the only rate ...; "
+        "judge it with NPV and Project MIRR"
+    ]
 
 
 def test_interest_added_to_the_loan_and_the_break_even_s_debt_stand_beside_their_figures():
@@ -733,7 +751,7 @@ def test_interest_added_to_the_loan_and_the_break_even_s_debt_stand_beside_their
     assert len(dscr_notes) == 1 and "is added to the loan rather than paid" in dscr_notes[0]
     assert "interest cover (CFADS / interest) is as low as 0.07x" in dscr_notes[0]
     assert _row_notes(warnings, "breakeven_price_usd_per_mtok", breakeven) == [
-        "holds this debt as sized at the scenario's own token price (at another price the sizing "
+        "Holds this debt as sized at the scenario's own token price (at another price the sizing "
         "would give another debt)"
     ]
     # a loan given as a share is not sized: no note on the break-even, none on the DSCR
@@ -1049,9 +1067,15 @@ def test_a_finance_review_s_memo_findings():
     refresh = compute(
         load_scenario(scenarios / "h200-fleet-gb300-refresh.toml"), {}, tornado_inputs=[]
     )
+    # (the hardware by its catalog name; the H200s sold in month 18 with the loan still owed)
+    monthly = refresh.monthly.set_index("month")
+    owed = monthly.loc[18, "debt_balance_usd"]
+    assert owed > 0 and monthly.loc[19, "gpus_in_service"] < monthly.loc[18, "gpus_in_service"]
     assert dict(_ask(refresh))["Fleet"] == (
-        "1,024 GPUs of h200-sxm (32 racks of 32); then 720 GPUs of gb300-nvl72 (10 racks of 72) "
-        "bought in month 18"
+        "1,024 NVIDIA H200 SXM GPUs (32 racks of 32), in service to month 18 of 72, then sold "
+        f"(the sale does not prepay the loan: {owed:,.0f} USD is still owed then, its service "
+        "running on to its term, paid from the equity cash flow); then 720 NVIDIA GB300 (NVL72 "
+        "rack) GPUs (10 racks of 72) bought in month 18, held to the projection's end (month 72)"
     )
     summary = refresh.summary
     assert summary["npv_usd_per_rack"] == pytest.approx(summary["npv_usd"] / 42, rel=1e-12)

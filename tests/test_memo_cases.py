@@ -91,7 +91,9 @@ def test_the_notes_stand_under_the_tables_where_a_rate_moves(memo_html):
     ) in cases
     assert "Cash flows, NPV, IRR, payback" in cases and "Ruback" in cases
     assert "The equity pays the interest: the Equity IRR row shows what the rate costs it" in cases
-    assert "financing.debt_rate_annual: a higher rate raises the NPV, as the note under" in tornado
+    assert "Financing › Debt rate [%/year]: a higher rate raises the NPV, as the note under" in (
+        tornado
+    )
 
 
 def test_the_memo_with_its_notes_verifies_and_a_note_cut_or_a_figure_edited_fails(

@@ -21,7 +21,7 @@ import pandas as pd
 
 from econ import engine
 from econ.errors import InputError
-from econ.labels import counted, plain_number
+from econ.labels import counted, field_unit, input_label, plain_number, readable_warning
 from econ.memo.build import Memo
 from econ.memo.figures import (
     BREACH_PRICE,
@@ -33,6 +33,9 @@ from econ.memo.figures import (
     format_figure,
     shown,
 )
+from econ.scenario.io import OVERRIDDEN, source_at
+from econ.scenario.section import NONE_WORD
+from econ.undefined import REASONS
 
 STAMP_ID = "econ-stamp"
 STAMP_FILE = "econ-stamp.json"
@@ -86,9 +89,13 @@ def charts(memo: Memo) -> dict[str, str]:
     out = {}
     monthly = memo.monthly
     if "debt_balance_usd" in monthly and monthly["debt_balance_usd"].abs().sum() > 0:
-        floor = memo.scenario.financing.covenants.dscr_floor
-        chart = ui.debt_and_dscr(monthly, CHART_MONEY, floor)
-        out["dscr"] = _svg(chart.properties(width=CHART_WIDTH, height=170))
+        covenants = memo.scenario.financing.covenants
+        window = _test_window(memo)
+        if window:
+            monthly = monthly.assign(dscr_test=tested_dscr(monthly, memo.scenario))
+        chart = ui.debt_and_dscr(monthly, CHART_MONEY, covenants.dscr_floor, window)
+        # (a legend above the plot where two lines are drawn: the plot is lower by its height)
+        out["dscr"] = _svg(chart.properties(width=CHART_WIDTH, height=150 if window else 170))
     parts = memo.summary.get("cost_usd_per_mtok_by_component") or {}
     cost = ui.waterfall(
         {k.capitalize(): (v or 0.0) for k, v in parts.items()},
@@ -115,6 +122,42 @@ def charts(memo: Memo) -> dict[str, str]:
         chart = ui.tornado(shown_rows, memo.tornado["swing_pct"], f"NPV [{CHART_MONEY}]", ",.2f")
         out["tornado"] = _svg(chart.properties(width=CHART_WIDTH - 200, height=18 * len(rows)))
     return out
+
+
+def _test_window(memo: Memo) -> int | None:
+    """The trailing months the DSCR covenant sums (the chart draws that test beside each month's
+    own DSCR), or None where no DSCR covenant is tested or it tests each month alone."""
+    covenants = memo.scenario.financing.covenants
+    if covenants.dscr_floor is None or covenants.test_months <= 1:
+        return None
+    return covenants.test_months
+
+
+def tested_dscr(monthly: pd.DataFrame, scenario) -> np.ndarray:
+    """The DSCR the covenant tests each month [x]: CFADS (EBITDA less the income tax paid) over
+    debt service, each summed over the trailing `financing.covenants.test_months` (fewer in the
+    first months), NaN in months without debt service or before `first_test_month`: the
+    engine's own test (econ.capital.coverage_ratios, `dscr_test`), whose lowest value less the
+    floor is the summary's dscr_headroom."""
+    from econ.capital import coverage_ratios
+
+    covenants = scenario.financing.covenants
+
+    def row(column: str) -> np.ndarray:
+        return monthly[column].to_numpy(dtype=float)[None, :]
+
+    first = covenants.first_test_month
+    ratios = coverage_ratios(
+        row("ebitda_usd") - row("tax_usd"),
+        row("debt_service_usd"),
+        row("debt_balance_usd"),
+        np.zeros(1),  # (the LLCR's discount rate: the DSCR needs none)
+        last_month=np.array([scenario.horizon_months]),
+        dscr_floor=np.array([covenants.dscr_floor or np.nan]),
+        test_months=covenants.test_months if covenants.dscr_floor is not None else 1,
+        first_test_month=np.array([np.nan if first is None else first]),
+    )
+    return ratios["dscr_test"][0]
 
 
 CASH_PARTS = (
@@ -145,23 +188,88 @@ def cash_waterfall(monthly: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["driver", "value"])
 
 
-def _row_notes(warnings, key: str, value=None) -> list[str]:
-    """The warnings shown beside one headline figure. A return figure: those whose first return
-    key is `key` (an IRR's warning ends "judge it with npv_usd and mirr_...": it belongs to the
-    IRR, not the MIRR). The minimum DSCR: interest added to the loan (the DSCR counts the service
-    paid, so the note says how thin the interest cover is). The break-even price: why it is
-    n/a where it is, else the debt it holds, where the debt is sized."""
+NO_BREACH = f"first_breach_month is null: {REASONS['first_breach_month']}"
+"""The engine's line for a scenario whose covenants hold: not a warning. The memo says it beside
+the first month in breach, where covenants are shown, and leaves it out of the warnings."""
+
+
+def _row_notes(
+    warnings, key: str, value=None, tested: bool = False, raw: bool = False
+) -> list[str]:
+    """The warnings shown beside one headline figure, in readable words (readable_warning). A
+    return figure: those whose first return key is `key` (an IRR's warning ends "judge it with
+    npv_usd and mirr_...": it belongs to the IRR, not the MIRR). The minimum DSCR: interest added
+    to the loan (the DSCR counts the service paid, so the note says how thin the interest cover
+    is). The break-even price: why it is n/a where it is, else the debt it holds, where the debt
+    is sized. The first month in breach: that no covenant is, where one is `tested`. `raw`: in
+    the engine's words."""
     if key in RETURN_KEYS:
         pattern = re.compile(r"\b(" + "|".join(RETURN_KEYS) + r")\b")
-        return [w for w in warnings if (m := pattern.search(w)) and m.group(1) == key]
-    if key == "min_dscr":
-        return [w for w in warnings if w.startswith(engine.INTEREST_DEFERRED)]
-    if key == "breakeven_price_usd_per_mtok":
+        notes = [w for w in warnings if (m := pattern.search(w)) and m.group(1) == key]
+    elif key == "min_dscr":
+        notes = [w for w in warnings if w.startswith(engine.INTEREST_DEFERRED)]
+    elif key == "breakeven_price_usd_per_mtok":
         if value is None or not math.isfinite(value):
-            return [w for w in warnings if f"{key} is null" in w]
-        held = any(engine.BREAKEVEN_HOLDS_SIZED_DEBT in w for w in warnings)
-        return [engine.BREAKEVEN_HOLDS_SIZED_DEBT.removeprefix(key + " ")] if held else []
-    return []
+            notes = [w for w in warnings if f"{key} is null" in w]
+        else:
+            held = any(engine.BREAKEVEN_HOLDS_SIZED_DEBT in w for w in warnings)
+            notes = [engine.BREAKEVEN_HOLDS_SIZED_DEBT.removeprefix(key + " ")] if held else []
+    elif key == "first_breach_month":
+        notes = [NO_BREACH.partition(": ")[2]] if tested and NO_BREACH in warnings else []
+    else:
+        notes = []
+    return notes if raw else [readable_warning(note) for note in notes]
+
+
+def _shown_warnings(warnings) -> list[str]:
+    """The projection's warnings as the memo lists them: in readable words (the app's:
+    econ.labels.readable_warning), without the line saying no covenant is breached (NO_BREACH),
+    which is no warning."""
+    return [readable_warning(w) for w in warnings if w != NO_BREACH]
+
+
+SEVERAL_ROOTS = re.compile(
+    r"^\w+ cash flows change sign more than once \(roots found, NPV as the rate rises: "
+    r"(?P<roots>(?:[^()]|\([^()]*\))*)\): \w+ is the only rate in "
+)
+"""An IRR reported beside other roots (engine._several_signs_message): its roots, so that a
+cases table footnote says them in a line and the rule once (CASE_ROOTS_RULE)."""
+CASE_ROOTS_RULE = (
+    f"Where NPV is zero at several rates, the IRR shown is the only one in {engine.IRR_RANGE_TEXT} "
+    "at which it falls through zero as the rate rises (docs/methodology.md, IRR: which root is "
+    "reported): judge such a case by its NPV and MIRR."
+)
+
+
+def _case_notes(memo: Memo, cases: list[str]) -> tuple[dict[str, list[int]], list[str], str | None]:
+    """The footnotes of the cases table: a return figure shown in a case whose warnings speak of
+    it, as the headline shows the base case's beside it: an IRR whose NPV is zero at other rates
+    too in a line naming them, the rule said once after the notes (CASE_ROOTS_RULE); not one
+    whose flows change sign more than once with one root in the range, unique there. Returns
+    the footnotes' numbers by figure key (`<case>.<metric>`), their texts in order, and the rule
+    where a note needs it."""
+    labels = {key: label for key, label, *_ in case_rows()}
+    numbers: dict[str, list[int]] = {}
+    notes: list[str] = []
+    several = False
+    for key in (k for k in labels if k in RETURN_KEYS):
+        for name in cases:
+            summary = memo.summary if name == "base" else memo.cases[name]["summary"]
+            value = memo.figures[f"{name}.{key}"]
+            if value is None:  # (n/a shows no rate to read wrongly)
+                continue
+            for warning in _row_notes(summary.get("warnings") or (), key, value, raw=True):
+                roots = SEVERAL_ROOTS.match(warning)
+                if roots and "), " not in roots["roots"]:
+                    continue  # (the one root found: the rate is unique in the range)
+                if roots:
+                    several = True
+                    note = f"NPV is zero at {roots['roots']} a year"
+                else:
+                    note = readable_warning(warning)
+                notes.append(f"{name}, {labels[key]}: {note}")
+                numbers.setdefault(f"{name}.{key}", []).append(len(notes))
+    return numbers, notes, CASE_ROOTS_RULE if several else None
 
 
 def _definitions(memo: Memo) -> list[tuple[str, str]]:
@@ -171,6 +279,12 @@ def _definitions(memo: Memo) -> list[tuple[str, str]]:
     fin = memo.scenario.financing
     covenants = fin.covenants
     window = covenants.test_months
+    words = {"dscr_floor": "DSCR floor", "test_months": "test window"}
+    defaults = [
+        words.get(row["path"].rsplit(".", 1)[1], row["label"])
+        for row in _covenant_rows(memo)
+        if row["source"] == COVENANT_DEFAULT
+    ]
     tests = []
     if covenants.dscr_floor is not None:
         tests.append(
@@ -197,6 +311,13 @@ def _definitions(memo: Memo) -> list[tuple[str, str]]:
         )
         + ". DSCR headroom is the lowest DSCR test less its floor; a month that fails any test "
         "is in breach."
+        + (
+            f" The {_listed(defaults)} "
+            + ("is econ's default" if len(defaults) == 1 else "are econ's defaults")
+            + ", not a term sheet's (Key assumptions)."
+            if defaults
+            else ""
+        )
         if tests
         else "None: the scenario sets no covenant floor (dscr_floor = none)."
     )
@@ -283,7 +404,8 @@ def _rate_notes(memo: Memo) -> dict[str, str | None]:
     inputs = [r["input"] for r in memo.tornado["rows"] if rate_input(r["input"], memo.scenario)]
     tornado = None
     if inputs:
-        tornado = f"{_listed(inputs)}: " + (
+        names = [input_name(path, _value_at(memo.scenario, path)) for path in inputs]
+        tornado = f"{_listed(names)}: " + (
             "a higher rate raises the NPV, as the note under the cases table says."
             if cases
             else f"a loan's interest rate: {RATE_TAX_SHIELD}. The equity pays the interest: a "
@@ -401,19 +523,45 @@ def _draws(memo: Memo) -> str:
     return f"; drawn with the capex: {listed}"
 
 
-def _fleet_text(s) -> str:
-    """'1,024 GPUs of h200-sxm (32 racks of 32)', each vintage after the first with the month
-    it is bought; a rack partly filled as '1.50 racks'."""
+def _fleet_text(memo: Memo) -> str:
+    """'1,024 NVIDIA H200 SXM GPUs (32 racks of 32), held to the projection's end (month 60)':
+    the hardware by its catalog name (its key where the catalog has none), each vintage after the
+    first with the month it is bought, a rack partly filled as '1.50 racks', and how long each is
+    held (`_held`)."""
+    from econ.hardware import load_hardware_catalog
+
+    names = {key: hardware.name for key, hardware in load_hardware_catalog().items()}
+    s = memo.scenario
     parts = []
     for i, one in enumerate(s.expand()):
         fleet = one.fleet
         racks = fleet.gpu_count / fleet.gpus_per_rack
         count = counted(racks, "rack") if racks.is_integer() else f"{racks:,.2f} racks"
         parts.append(
-            f"{fleet.gpu_count:,} GPUs of {fleet.hardware} ({count} of {fleet.gpus_per_rack})"
+            f"{fleet.gpu_count:,} {names.get(fleet.hardware, fleet.hardware)} GPUs ({count} of "
+            f"{fleet.gpus_per_rack})"
             + (f" bought in month {fleet.purchase_month}" if i else "")
+            + _held(memo, fleet.retire_month)
         )
     return "; then ".join(parts)
+
+
+def _held(memo: Memo, retire_month: int | None) -> str:
+    """How long GPUs are held, from `fleet.retire_month`: to the projection's end, or to their
+    last month in service, when they are sold; the sale does not prepay the loan (the engine
+    models no mandatory prepayment: docs/financing.md), so what is still owed then is said."""
+    horizon = memo.scenario.horizon_months
+    if retire_month is None or retire_month >= horizon:
+        return f", held to the projection's end (month {horizon})"
+    text = f", in service to month {retire_month} of {horizon}, then sold"
+    months = memo.monthly["month"].to_numpy()
+    owed = memo.monthly["debt_balance_usd"].to_numpy(dtype=float)[months == retire_month]
+    if owed.size and owed[0] > 0.5:
+        text += (
+            f" (the sale does not prepay the loan: {owed[0]:,.0f} USD is still owed then, "
+            "its service running on to its term, paid from the equity cash flow)"
+        )
+    return text
 
 
 def _ask(memo: Memo) -> list[tuple[str, str]]:
@@ -449,7 +597,7 @@ def _ask(memo: Memo) -> list[tuple[str, str]]:
     else:
         debt = "all equity"
     return [
-        ("Fleet", _fleet_text(s)),
+        ("Fleet", _fleet_text(memo)),
         ("Capex", format_figure("{:,.0f} USD", memo.summary.get("capex_usd_total"))),
         ("Financing", debt),
         (
@@ -470,8 +618,10 @@ def input_text(path: str, value) -> str:
     digits wrote 3,100,000 as 3.1e+06). Other units are in the field's name (_usd, _years)."""
     from econ.library.diff import unit_of
 
+    if value is None:
+        return NONE_WORD  # (as a scenario file writes an unset value)
     if isinstance(value, tuple | list):
-        return f"{len(value)} entries"
+        return counted(len(value), "entry", "entries")
     if isinstance(value, bool) or not isinstance(value, int | float):
         return str(value)
     unit = unit_of(path) or ""
@@ -480,18 +630,111 @@ def input_text(path: str, value) -> str:
     return plain_number(value)
 
 
-def _assumptions(memo: Memo) -> list[dict]:
-    """Every input the scenario names a source for, with its value, then the sources' text."""
+def _value_at(scenario, path: str):
+    node: object = scenario
+    for part in path.split("."):
+        node = getattr(node, part, None)
+    return node
+
+
+def input_name(path: str, value) -> str:
+    """An input's label as the memo shows it: econ.labels.input_label, its unit that of the
+    field's description as the app's form shows it (a fraction as "%": its value is shown as a
+    percentage), e.g. "Capex › Installation [USD/GPU]" for capex.installation_usd_per_gpu."""
+    from econ.library.diff import unit_of
+
+    kind = ""
+    if isinstance(value, float):
+        kind = "float"
+    elif isinstance(value, int) and not isinstance(value, bool):
+        kind = "int"
+    unit, _ = field_unit(path.rsplit(".", 1)[-1], kind, unit_of(path) or "")
+    return input_label(path, unit)
+
+
+COVENANTS = "financing.covenants"
+COVENANT_TERMS = ("dscr_floor", "test_months", "first_test_month", "llcr_floor", "ltv_ceiling")
+"""The covenant's terms Key assumptions lists (those set, or cited: a DSCR floor always, its
+window where there is one): they decide the months in breach and the price cushion."""
+
+
+COVENANT_DEFAULT = "default: econ's, with no source (a loan agreement's term sheet sets it)"
+UNSOURCED = "no source: set in the scenario, which names none for it"
+"""Key assumptions' provenance of a covenant term without a source, at econ's default or not
+(the embedded scenario writes every field, so a default spelled out in the file reads as one)."""
+
+
+def _covenant_rows(memo: Memo) -> list[dict]:
+    """Key assumptions' rows of the covenant's terms, where there is debt (or the scenario names
+    a source for them), each with its provenance: the source the scenario names for it or its
+    section, else econ's default or a value given without a source."""
+    s = memo.scenario
+    cited = any(p == COVENANTS or p.startswith(COVENANTS + ".") for p in s.sources)
+    if not memo.summary.get("debt_usd") and not cited:
+        return []
+    covenants = s.financing.covenants
     rows = []
-    for path, source in sorted(memo.scenario.sources.items()):
-        node: object = memo.scenario
-        for part in path.split("."):
-            node = getattr(node, part, None)
-        rows.append({"path": path, "value": input_text(path, node), "source": source})
+    for term in COVENANT_TERMS:
+        value, path = getattr(covenants, term), f"{COVENANTS}.{term}"
+        unused = value is None and term != "dscr_floor"
+        unused |= term == "test_months" and covenants.dscr_floor is None  # (no DSCR test)
+        if unused and path not in s.sources:
+            continue
+        source = source_at(path, s.sources)
+        if source is None:
+            default = type(covenants).model_fields[term].get_default()
+            source = COVENANT_DEFAULT if value == default else UNSOURCED
+        rows.append(
+            {
+                "path": path,
+                "label": input_name(path, value),
+                "value": input_text(path, value),
+                "source": source,
+            }
+        )
+    return rows
+
+
+def _assumptions(memo: Memo) -> list[dict]:
+    """Every input the scenario names a source for, by label and path, with its value and the
+    source's text; the covenant's terms with their provenance (`_covenant_rows`); then the
+    residual value where none is given."""
+    rows = []
+    for path, source in memo.scenario.sources.items():
+        if path == COVENANTS or path.startswith(COVENANTS + "."):
+            continue  # (in the covenant's rows, by term)
+        node = _value_at(memo.scenario, path)
+        rows.append(
+            {
+                "path": path,
+                "label": input_name(path, node),
+                "value": input_text(path, node),
+                "source": source,
+            }
+        )
+    rows = sorted(rows + _covenant_rows(memo), key=lambda row: row["path"])
     residual = _residual_at_book(memo)
     if residual is not None:
         rows.append(residual)
     return rows
+
+
+def _description_note(memo: Memo) -> str | None:
+    """The note under the description where overrides changed the scenario (`--set`: [sources]
+    entries "overridden (...)") but not its description: the description is the file's, and
+    may not say what the overrides changed (a renamed scenario, a fleet retired early)."""
+    sources = memo.scenario.sources
+    if sources.get("description", "").startswith(OVERRIDDEN + " ("):
+        return None
+    changed = [p for p, source in sorted(sources.items()) if source.startswith(OVERRIDDEN + " (")]
+    if not changed:
+        return None
+    names = [input_name(p, _value_at(memo.scenario, p)) for p in changed]
+    return (
+        "This description is the scenario file's, written before the "
+        f"{counted(len(names), 'override')} listed under Key assumptions ({'; '.join(names)}): "
+        "it may not describe them."
+    )
 
 
 def _residual_at_book(memo: Memo) -> dict | None:
@@ -507,7 +750,8 @@ def _residual_at_book(memo: Memo) -> dict | None:
         return None
     salvage = any(row.depreciation.salvage_share for row in s.expand())
     return {
-        "path": "residual value",
+        "path": "",
+        "label": "Residual value",
         "value": f"{sold:,.0f} USD",
         "source": "none given: what is on the books when retired, or still held when the "
         "projection ends (the GPUs, and a site's build-out or liquid retrofit), is assumed sold "
@@ -529,6 +773,8 @@ def html(memo: Memo) -> str:
         undefined=jinja2.StrictUndefined,
     )
     warnings = memo.summary.get("warnings", [])
+    # a covenant is tested where its months in breach are a figure (econ.memo.build._figure)
+    tested = memo.figures.get("base.covenant_breach_months") is not None
     headline = [
         {
             "key": key,
@@ -536,11 +782,12 @@ def html(memo: Memo) -> str:
             "unit": unit,
             "text": figure_text(f"base.{key}", memo.figures[f"base.{key}"]),
             "value": _value_attr(memo.figures[f"base.{key}"]),
-            "notes": _row_notes(warnings, key, memo.figures[f"base.{key}"]),
+            "notes": _row_notes(warnings, key, memo.figures[f"base.{key}"], tested),
         }
         for key, label, unit, _fmt in shown(summary=memo.summary)
     ]
     cases = ["base", *memo.cases]
+    footnotes, case_notes, roots_rule = _case_notes(memo, cases)
     case_table = []
     for key, label, unit, _fmt in case_rows():
         cells = []
@@ -553,12 +800,14 @@ def html(memo: Memo) -> str:
                     "value": _value_attr(value),
                     # the base case's cells repeat the headline figure: verify checks them alike
                     "verify": name != "base",
+                    "notes": ",".join(map(str, footnotes.get(f"{name}.{key}", ()))),
                 }
             )
         case_table.append({"label": label, "unit": unit, "cells": cells})
     tornado_rows = [
         {
             "input": row["input"],
+            "label": input_name(row["input"], row["low"]),
             "low": input_text(row["input"], row["low"]),
             "high": input_text(row["input"], row["high"]),
             "note": row.get("note", ""),
@@ -594,11 +843,15 @@ def html(memo: Memo) -> str:
         held=_held_loan(memo),
         rate_notes=_rate_notes(memo),
         case_table=case_table,
+        case_notes=case_notes,
+        roots_rule=roots_rule,
         tornado_rows=tornado_rows,
         tornado=memo.tornado,
         charts=charts(memo),
+        dscr_window=_test_window(memo),
         assumptions=_assumptions(memo),
-        warnings=warnings,
+        description_note=_description_note(memo),
+        warnings=_shown_warnings(warnings),
     )
 
 

@@ -323,16 +323,30 @@ def zero_line(label: str = "zero") -> alt.Chart:
     return rule(0.0, label, dash=(1, 0), colour=ZERO_COLOUR, size=1)
 
 
+DSCR_MONTH_COLOUR = "#b9b9b9"
+"""A month's own DSCR beside the tested one: lighter, read against the tested line."""
+
+
 def debt_and_dscr(
-    monthly: pd.DataFrame, money_unit: str, dscr_floor: float | None = None
+    monthly: pd.DataFrame,
+    money_unit: str,
+    dscr_floor: float | None = None,
+    test_months: int | None = None,
 ) -> alt.LayerChart:
     """Debt balance at month end (area, left axis) and DSCR (line, right axis), with the
     covenant's DSCR floor as a dashed rule when the scenario has one.
 
     `monthly` holds date, debt_balance_usd [USD] and dscr [x]; money is scaled to `money_unit`.
+    With `test_months`, it also holds dscr_test [x], the ratio the covenant tests (CFADS and debt
+    service summed over the trailing `test_months`): that is the line the floor is read against,
+    each month's own DSCR drawn beside it, lighter, both named in a legend.
     """
     fmt = usd_format(money_unit)
-    debt = money(monthly[["date", "debt_balance_usd", "dscr"]], ["debt_balance_usd"], money_unit)
+    columns = ["date", "debt_balance_usd", "dscr", *(["dscr_test"] if test_months else [])]
+    debt = money(monthly[columns], ["debt_balance_usd"], money_unit)
+    tips = [alt.Tooltip("dscr:Q", title="DSCR", format=".2f")]
+    if test_months:
+        tips.append(alt.Tooltip("dscr_test:Q", title="DSCR tested", format=".2f"))
     balance = (
         alt.Chart(debt)
         .mark_area(opacity=0.5)
@@ -346,15 +360,35 @@ def debt_and_dscr(
             tooltip=[
                 alt.Tooltip("date:T", title="Month"),
                 alt.Tooltip("debt_balance_usd:Q", title="Debt balance", format=fmt),
-                alt.Tooltip("dscr:Q", title="DSCR", format=".2f"),
+                *tips,
             ],
         )
     )
-    coverage = alt.Chart(debt.dropna(subset=["dscr"])).mark_line(
-        color="#e45756", point=alt.OverlayMarkDef(color="#e45756")
-    )
     dscr_y = alt.Y("dscr:Q", title="DSCR [x]", axis=alt.Axis(format=".2f"))
-    dscr = coverage.encode(x="date:T", y=dscr_y)
+    if test_months:
+        lines = {
+            "dscr_test": f"DSCR tested (trailing {test_months} months)",
+            "dscr": "DSCR of the month",
+        }
+        colour = alt.Color(
+            "line:N",
+            scale=alt.Scale(domain=list(lines.values()), range=["#e45756", DSCR_MONTH_COLOUR]),
+            legend=alt.Legend(title=None, orient="top"),
+        )
+        y = alt.Y("ratio:Q", title="DSCR [x]", axis=alt.Axis(format=".2f"))
+        layers = []
+        for column in ("dscr", "dscr_test"):  # (the tested line drawn over the month's)
+            one = debt[["date", column]].dropna().rename(columns={column: "ratio"})
+            one = one.assign(line=lines[column])
+            layers.append(
+                alt.Chart(one).mark_line(point=True).encode(x="date:T", y=y, color=colour)
+            )
+        dscr = alt.layer(*layers)
+    else:
+        coverage = alt.Chart(debt.dropna(subset=["dscr"])).mark_line(
+            color="#e45756", point=alt.OverlayMarkDef(color="#e45756")
+        )
+        dscr = coverage.encode(x="date:T", y=dscr_y)
     if dscr_floor is not None:
         dscr = alt.layer(dscr, rule(dscr_floor, f"covenant floor {dscr_floor:.2f}x"))
     return alt.layer(balance, dscr).resolve_scale(y="independent")
