@@ -253,11 +253,9 @@ class Number:
     def __call__(self, text: str):
         value = self.kind(text)  # not a number: argparse's usage error
         if not (self.kind is int or math.isfinite(value)):
-            expected = self.expected()
-            finite = "a finite number"
-            raise OptionValueError(
-                repr(value), expected if expected == finite else f"{finite} ({expected})"
-            )
+            expected = self.expected()  # (said to be finite, unless it says so already)
+            finite = expected if "finite" in expected else f"a finite number ({expected})"
+            raise OptionValueError(repr(value), finite)
         if not within_bounds(value, self.bounds()):
             raise OptionValueError(repr(value), self.expected())
         return value
