@@ -85,6 +85,28 @@ MAX_SOURCE_BYTES = 256 * 1024 * 1024
 exports of long runs tens of megabytes; a device or a runaway file stops here."""
 
 
+MAX_POINTS_PER_FILE = 10_000
+"""Most points (CSV rows, JSON records) one result file may hold: a benchmark sweep has tens
+to thousands of load levels (MLPerf Endpoints caps a curve at 32 points); more is a per-request
+or generated table, refused before it is parsed (a 47 MB CSV of 1.3 million rows took minutes
+and gigabytes to read)."""
+
+
+def too_many_points(src: SourceFile, what: str, where: str) -> CurveError:
+    """The refusal of a file holding more than MAX_POINTS_PER_FILE `what` ("data rows",
+    "records"), counted up to `where` (the first one over), without reading on."""
+    return src.error(
+        f"more than {MAX_POINTS_PER_FILE:,} {what} (counted to {where}); expected a curve of at "
+        f"most {MAX_POINTS_PER_FILE:,} points, one per load level (a benchmark sweep has tens to "
+        "thousands): import the sweep's summary, or split the file"
+    )
+
+
+def lines_in(text: str) -> int:
+    """How many lines `text` has (a last line without its line end counts)."""
+    return text.count("\n") + (bool(text) and not text.endswith("\n"))
+
+
 SOURCE_EXPECTED = "a benchmark result file"
 """What a result file an importer reads is expected to be, in its refusals."""
 
@@ -223,7 +245,13 @@ def json_records(src: SourceFile) -> Records:
                     "expected one JSON object, a list of objects or JSON Lines"
                 ) from None
             lines.append(number)
+            if len(records) > MAX_POINTS_PER_FILE:
+                where = f"line {number:,} of the file's {lines_in(src.text):,}"
+                raise too_many_points(src, "JSON Lines records", where) from None
         data = records
+    if isinstance(data, list) and len(data) > MAX_POINTS_PER_FILE:
+        where = f"record {MAX_POINTS_PER_FILE + 1:,} of {len(data):,}"
+        raise too_many_points(src, "records in the JSON list", where)
     items = Records(data if isinstance(data, list) else [data])
     items.lines = lines
     if not items:
@@ -693,28 +721,35 @@ def check_plausible(frame: pd.DataFrame, src: SourceFile, labels: list[str]) -> 
     def values(column: str) -> np.ndarray:
         return frame[column].to_numpy(dtype=float)
 
+    def first(mask: np.ndarray) -> int | None:
+        return int(np.flatnonzero(mask)[0]) if mask.any() else None
+
     gpus = values("gpu_count")
-    for i, n in enumerate(gpus):
-        if not math.isnan(n) and not (float(n).is_integer() and 1 <= n <= MAX_GPU_COUNT):
-            raise refuse(
-                i, "gpu_count", n, f"expected a whole number of GPUs from 1 to {MAX_GPU_COUNT:,}"
-            )
+    whole = np.isnan(gpus) | ((gpus == np.floor(gpus)) & (gpus >= 1) & (gpus <= MAX_GPU_COUNT))
+    if (i := first(~whole)) is not None:
+        raise refuse(
+            i, "gpu_count", gpus[i], f"expected a whole number of GPUs from 1 to {MAX_GPU_COUNT:,}"
+        )
     completed = values("completed_requests")
-    for i, n in enumerate(completed):
-        if not math.isnan(n) and not (n >= 1 and float(n).is_integer()):
-            raise refuse(
-                i, "completed_requests", n, "expected a whole number of at least 1 request"
-            )
-        if 1 <= n < 10:
-            warnings.append(f"{labels[i]}: only {n:g} completed requests; the statistics are noisy")
+    counted_ok = np.isnan(completed) | (
+        np.isfinite(completed) & (completed >= 1) & (completed == np.floor(completed))
+    )
+    if (i := first(~counted_ok)) is not None:
+        raise refuse(
+            i, "completed_requests", completed[i], "expected a whole number of at least 1 request"
+        )
+    for i in np.flatnonzero((completed >= 1) & (completed < 10)):
+        warnings.append(
+            f"{labels[i]}: only {completed[i]:g} completed requests; the statistics are noisy"
+        )
     for metric in ("ttft_s", "tpot_s", "e2e_s"):
         for stat in LATENCY_STATS_ALL:
             column = f"{metric}_{stat}"
             if column not in frame:
                 continue
-            for i, v in enumerate(values(column)):
-                if v > MAX_LATENCY_S:
-                    raise refuse(i, column, v, f"expected a latency below {MAX_LATENCY_S:g} s")
+            latency = values(column)
+            if (i := first(latency > MAX_LATENCY_S)) is not None:
+                raise refuse(i, column, latency[i], f"expected a latency below {MAX_LATENCY_S:g} s")
         if metric == "e2e_s":
             continue
         for low, high in itertools.combinations(PERCENTILE_ORDER, 2):
@@ -725,17 +760,28 @@ def check_plausible(frame: pd.DataFrame, src: SourceFile, labels: list[str]) -> 
                     f"{metric}_{low} ({a[i]:.6g} s); percentiles must not decrease "
                     "(p50 <= p90 <= p95 <= p99)"
                 )
-    for i, v in enumerate(values("tokens_per_s_per_user")):
-        if v > MAX_TOKENS_PER_S_PER_USER:
-            raise refuse(
-                i,
-                "tokens_per_s_per_user",
-                v,
-                f"expected at most {MAX_TOKENS_PER_S_PER_USER:g} tokens/s (TPOT of 1 us)",
-            )
+    user = values("tokens_per_s_per_user")
+    if (i := first(user > MAX_TOKENS_PER_S_PER_USER)) is not None:
+        raise refuse(
+            i,
+            "tokens_per_s_per_user",
+            user[i],
+            f"expected at most {MAX_TOKENS_PER_S_PER_USER:g} tokens/s (TPOT of 1 us)",
+        )
     per_gpu, system = values("output_tokens_per_s_per_gpu"), values("output_tokens_per_s")
-    for i in range(len(frame)):
-        ceiling, basis = ceiling_for(str(frame["hardware"].iloc[i]), str(frame["model"].iloc[i]))
+    ceilings, bases = _ceilings(frame)
+    count_or_most = np.where(gpus >= 1, gpus, MAX_GPU_COUNT)
+    bounds = INPUT_CEILING_FACTOR * ceilings * count_or_most
+    inputs, totals = values("input_tokens_per_s"), values("total_tokens_per_s")
+    over = (
+        (per_gpu > ceilings)
+        | (np.isnan(per_gpu) & (system > ceilings * MAX_GPU_COUNT))
+        | (inputs > bounds)
+        | (totals > bounds)
+    )
+    if over.any():  # the first point out of bounds, with the first bound it breaks
+        i = int(np.flatnonzero(over)[0])
+        ceiling, basis, bound = ceilings[i], bases[i], bounds[i]
         if per_gpu[i] > ceiling:
             raise refuse(
                 i,
@@ -751,31 +797,43 @@ def check_plausible(frame: pd.DataFrame, src: SourceFile, labels: list[str]) -> 
                 f"even {MAX_GPU_COUNT:,} GPUs at {ceiling:,.0f} tokens/s each ({basis}) cannot "
                 "produce it",
             )
-        for column in ("input_tokens_per_s", "total_tokens_per_s"):
-            v = frame[column].iloc[i]
-            bound = INPUT_CEILING_FACTOR * ceiling * (gpus[i] if gpus[i] >= 1 else MAX_GPU_COUNT)
-            if v > bound:
-                raise refuse(
-                    i,
-                    column,
-                    v,
-                    f"expected at most {bound:.3g} tokens/s ({basis}, x10 for prefill)",
-                )
-        unusual = min(UNUSUAL_TOKENS_PER_S_PER_GPU, UNUSUAL_SHARE_OF_CEILING * ceiling)
-        if per_gpu[i] > unusual:
+        column, v = (
+            ("input_tokens_per_s", inputs[i])
+            if inputs[i] > bound
+            else ("total_tokens_per_s", totals[i])
+        )
+        raise refuse(
+            i, column, v, f"expected at most {bound:.3g} tokens/s ({basis}, x10 for prefill)"
+        )
+    unusual = np.minimum(UNUSUAL_TOKENS_PER_S_PER_GPU, UNUSUAL_SHARE_OF_CEILING * ceilings)
+    high, large = per_gpu > unusual, gpus > 10_000
+    for i in np.flatnonzero(high | large):
+        if high[i]:
             warnings.append(
                 f"{labels[i]}: {per_gpu[i]:,.0f} output tokens/s per GPU is unusually high (above "
-                f"{unusual:,.0f}; ceiling {ceiling:,.0f} from {basis}); check the GPU count"
+                f"{unusual[i]:,.0f}; ceiling {ceilings[i]:,.0f} from {bases[i]}); check the GPU "
+                "count"
             )
-        if gpus[i] > 10_000:
+        if large[i]:
             warnings.append(f"{labels[i]}: {gpus[i]:,.0f} GPUs is an unusually large system")
     ttft, tpot = values("ttft_s_mean"), values("tpot_s_mean")
-    for i in range(len(frame)):
+    for i in np.flatnonzero((ttft > 600) | (tpot > 5)):
         if ttft[i] > 600:
             warnings.append(f"{labels[i]}: mean TTFT {ttft[i]:.4g} s is unusually long")
         if tpot[i] > 5:
             warnings.append(f"{labels[i]}: mean TPOT {tpot[i]:.4g} s is unusually long")
     return warnings
+
+
+def _ceilings(frame: pd.DataFrame) -> tuple[np.ndarray, list[str]]:
+    """Each point's per-GPU output ceiling and its basis (`ceiling_for`), looked up once per
+    distinct hardware and model pair: a file's points share one or a few."""
+    pairs = list(zip(frame["hardware"].astype(str), frame["model"].astype(str), strict=True))
+    found = {pair: ceiling_for(*pair) for pair in dict.fromkeys(pairs)}
+    return (
+        np.array([found[pair][0] for pair in pairs], dtype=float),
+        [found[pair][1] for pair in pairs],
+    )
 
 
 def _check_duplicates(
@@ -850,14 +908,25 @@ def latency_unit_findings(points: pd.DataFrame) -> list[tuple[int, str, float]]:
     tpots, ttfts = present("tpot_s"), present("ttft_s")
     output = points["output_tokens_per_s"].to_numpy(dtype=float)
     conc = points["concurrency"].to_numpy(dtype=float)
-    for i in range(len(points)):
+    # The rows that may hold a finding, at array speed (the Little bound with a margin for the
+    # rounding of another order of operations); only those are then read one by one
+    candidate = np.zeros(len(points), dtype=bool)
+    smallest = np.full(len(points), np.nan)
+    for _, t in tpots:
+        candidate |= (t < TPOT_S_MIN) | (t > TPOT_S_MAX)
+        smallest = np.fmin(smallest, np.where(t > 0, t, np.nan))
+    for _, f in ttfts:
+        candidate |= (f < TTFT_S_MIN) | (f > TTFT_S_MAX)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        candidate |= output * smallest / conc > LITTLE_RATIO_MAX * (1 - 1e-9)
+    for i in np.flatnonzero(candidate):
         found = _range_finding(
             [(word, v[i]) for word, v in tpots], [(word, v[i]) for word, v in ttfts]
         )
         if found is None:
             found = _little_finding(output[i], conc[i], [(word, v[i]) for word, v in tpots])
         if found is not None:
-            findings.append((i, *found))
+            findings.append((int(i), *found))
     return findings
 
 

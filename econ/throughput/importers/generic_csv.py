@@ -32,6 +32,7 @@ from econ.throughput.curve import (
     Curve,
 )
 from econ.throughput.importers._common import (
+    MAX_POINTS_PER_FILE,
     MS_PER_S,
     NS_PER_S,
     PER_GPU_TOLERANCE,
@@ -43,7 +44,9 @@ from econ.throughput.importers._common import (
     apply_gpu_count,
     finish_curve,
     latency_unit_findings,
+    lines_in,
     number,
+    too_many_points,
 )
 
 UNIT_PER_S = {"s": 1.0, "sec": 1.0, "ms": MS_PER_S, "us": US_PER_S, "ns": NS_PER_S}
@@ -112,14 +115,20 @@ def looks_like(text: str) -> bool:
 
 
 def _rows(src: SourceFile) -> list[list[str]]:
-    """The CSV's records; one that is not well-formed CSV (a field over the csv module's size
-    limit) is refused with the line it starts on."""
+    """The CSV's records that hold a cell (the header and the data rows); one that is not
+    well-formed CSV (a field over the csv module's size limit) is refused with the line it starts
+    on, and a file of more than MAX_POINTS_PER_FILE data rows as soon as one more is read."""
     reader = csv.reader(io.StringIO(src.text))
     rows, end = [], 0
     try:
         for row in reader:
-            rows.append(row)
             end = reader.line_num
+            if not any(c.strip() for c in row):
+                continue
+            if len(rows) > MAX_POINTS_PER_FILE:  # the header and MAX_POINTS_PER_FILE rows read
+                where = f"line {end:,} of the file's {lines_in(src.text):,}"
+                raise too_many_points(src, "data rows", where)
+            rows.append(row)
     except csv.Error as exc:
         raise src.error(
             f"line {end + 1}: not a well-formed CSV record ({exc}); expected comma-separated "
@@ -129,7 +138,7 @@ def _rows(src: SourceFile) -> list[list[str]]:
 
 
 def parse(src: SourceFile, gpu_count: float | None = None) -> Curve:
-    rows = [r for r in _rows(src) if any(c.strip() for c in r)]
+    rows = _rows(src)
     if len(rows) < 2:
         raise src.error("the CSV has a header but no data rows")
     header = rows[0]

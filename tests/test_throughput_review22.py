@@ -1,0 +1,98 @@
+"""Throughput importers: defects an outside infrastructure review found (review 22). A CSV of
+any length read row by row with a per-point catalog lookup (minutes and gigabytes for 1.3 million
+rows); an MLPerf Endpoints curve whose reading rules were lost on a CSV round trip, and mixed
+per-user definitions merged without a word; old SGLang files without input and total rates; a
+LoadGen summary marked VALID beside a p99 above its own limit; v6.1 catalog rows without their
+latency limits; vague refusals; a 100,000-character model name carried through. Real samples are
+read where they lie (../shared/data/samples); edited copies and small files are written here.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from econ.throughput.importers import (
+    CurveError,
+    import_file,
+)
+from econ.throughput.importers._common import MAX_POINTS_PER_FILE
+from tests.conftest import SHARED_DATA
+
+SAMPLES = SHARED_DATA / "samples"
+ENDPOINTS_RUN = (
+    SAMPLES
+    / "mlperf-endpoints"
+    / "v6.1-nvidia-vr-nvl72x72-deepseek-r1-Server-performance-result_summary.json"
+)
+LLMD = SAMPLES / "vllm" / "nerdalert-llmd-llama3.2-3b-l40s-results.jsonl"
+VLLM_RUN = SAMPLES / "vllm" / "er0080-vllm-bench-sweep-v0.25.1-opt125m-run0.json"
+SGLANG_OLD = SAMPLES / "sglang" / "datacrunch-h200-llama3.3-70b-online.jsonl"
+SGLANG_NEW = (
+    SAMPLES / "sglang" / "bowenwan6-sglang-dev-qwen3vl8b-image-conc1-with-server_info.jsonl"
+)
+SERVER_SUMMARY = (
+    SAMPLES / "mlperf" / "v4.1-nvidia-h200x8-trt-llama2-70b-99-Server-mlperf_log_summary.txt"
+)
+NS_PER_MS = 1e6
+
+
+def curve_rows(count: int) -> str:
+    """A generic curve CSV of `count` plausible rows (8 GPUs, 1 token/s more per row)."""
+    rows = [f"{i},{i}.0,0.1,0.05,8" for i in range(1, count + 1)]
+    return "\n".join(["concurrency,output_tokens_per_s,ttft_s_p99,tpot_s_p99,gpu_count", *rows])
+
+
+# --- 1. a row cap, refused before the file is read through; checks at array speed -------------
+
+
+def test_a_csv_over_the_row_cap_is_refused_before_its_rows_are_read(tmp_path: Path):
+    # a cell that is not a number stands after the cap: the refusal is the cap's, read no further
+    text = curve_rows(MAX_POINTS_PER_FILE + 1) + "\nabc,1.0,0.1,0.05,8\n" + "1,2,3,4,5\n" * 20
+    path = tmp_path / "sweep.csv"
+    path.write_text(text)
+    with pytest.raises(CurveError) as info:
+        import_file(path)
+    message = str(info.value)
+    lines = text.count("\n")
+    assert message.startswith(f"{path}: more than 10,000 data rows")
+    assert f"counted to line 10,002 of the file's {lines:,}" in message
+    assert "at most 10,000 points" in message and "abc" not in message
+
+
+def test_a_csv_at_the_row_cap_imports(tmp_path: Path):
+    path = tmp_path / "sweep.csv"
+    path.write_text(curve_rows(MAX_POINTS_PER_FILE) + "\n\n\n")  # blank lines are not rows
+    points = import_file(path).points
+    assert len(points) == MAX_POINTS_PER_FILE
+    assert points["output_tokens_per_s_per_gpu"].iloc[-1] == MAX_POINTS_PER_FILE / 8
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("{}\n" * (MAX_POINTS_PER_FILE + 1), "more than 10,000 JSON Lines records (counted to line "
+         "10,001 of the file's 10,001)"),
+        ("[" + ",".join(["{}"] * (MAX_POINTS_PER_FILE + 5)) + "]", "more than 10,000 records in "
+         "the JSON list (counted to record 10,001 of 10,005)"),
+    ],
+)  # fmt: skip
+def test_json_records_over_the_cap_are_refused(tmp_path: Path, text: str, expected: str):
+    path = tmp_path / "runs.json"
+    path.write_text(text)
+    with pytest.raises(CurveError, match=re.escape(expected)):
+        import_file(path)
+
+
+def test_the_first_point_out_of_bounds_is_named_with_the_bound_it_breaks(tmp_path: Path):
+    # line 3 breaks the input bound (10 x 1e7 tokens/s per GPU x 1 GPU), line 4 the per-GPU
+    # ceiling of an unknown model (1e7); the first line is named, as a row-by-row check did
+    path = tmp_path / "c.csv"
+    path.write_text(
+        "concurrency,output_tokens_per_s,input_tokens_per_s,gpu_count\n"
+        "1,10,10,1\n2,20,2e8,1\n3,2e7,30,1\n"
+    )
+    with pytest.raises(CurveError, match=r"line 3: input_tokens_per_s is 2e\+08; expected at most"):
+        import_file(path)
