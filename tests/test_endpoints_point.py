@@ -229,8 +229,10 @@ def test_the_curve_csv_keeps_the_endpoints_columns(curve, tmp_path, capsys):
         "tokens_per_s_per_user_by_concurrency",
     ):
         assert list(again.points[column]) == pytest.approx(list(curve.points[column]))
-    # a CSV no longer says it is an Endpoints curve: the step reading is asked for
-    step = operating_point(again, latency_limits={"ttft_s_p90": 1.0}, reading="step")
+    # the CSV keeps the reading rules: read back, the curve is still read in steps
+    assert again.provenance["curve_reading"] == "step"
+    step = operating_point(again, latency_limits={"ttft_s_p90": 1.0})
+    assert not step.interpolated
     assert (
         step.to_dict()["values"]
         == operating_point(curve, latency_limits={"ttft_s_p90": 1.0}).to_dict()["values"]

@@ -9,17 +9,23 @@ read where they lie (../shared/data/samples); edited copies and small files are 
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
 import pytest
 
+from econ.cli import main
 from econ.throughput.importers import (
     CurveError,
     import_file,
+    import_files,
+    write_curve_csv,
 )
 from econ.throughput.importers._common import MAX_POINTS_PER_FILE
-from tests.conftest import SHARED_DATA
+from econ.throughput.operating_point import operating_point
+from tests.conftest import SHARED_DATA, needs_shared_data
+from tests.endpoints_tree import build_submission
 
 SAMPLES = SHARED_DATA / "samples"
 ENDPOINTS_RUN = (
@@ -96,3 +102,73 @@ def test_the_first_point_out_of_bounds_is_named_with_the_bound_it_breaks(tmp_pat
     )
     with pytest.raises(CurveError, match=r"line 3: input_tokens_per_s is 2e\+08; expected at most"):
         import_file(path)
+
+
+# --- 2. MLPerf Endpoints curves keep their reading rules through a CSV -------------------------
+
+
+@needs_shared_data
+def test_an_endpoints_run_keeps_its_rules_and_columns_through_the_curve_csv(tmp_path: Path):
+    summary = json.loads(ENDPOINTS_RUN.read_text())
+    original = import_file(ENDPOINTS_RUN)
+    again = import_file(write_curve_csv(original, tmp_path / "run.csv"))
+    for key, value in {
+        "curve_reading": "step",
+        "tokens_per_s_per_user_definition": "MLPerf Endpoints v1.0: 1000 / TPOT p90 [ms]",
+        "throughput_window": "legacy_loadgen_window_duration_ns",
+    }.items():
+        assert original.provenance[key] == again.provenance[key] == value
+    point = again.points.iloc[0]
+    assert point["achieved_request_rate_per_s"] == pytest.approx(summary["qps"], rel=1e-12)
+    latency = summary["latency"]["percentiles"]
+    for stat, key in (("p50", "50.0"), ("p90", "90.0"), ("p95", "95.0"), ("p99", "99.0")):
+        assert point[f"e2e_s_{stat}"] == pytest.approx(latency[key] / 1e9, rel=1e-12)
+    tpot_p90_ms = summary["tpot"]["percentiles"]["90.0"] / NS_PER_MS
+    assert point["tokens_per_s_per_user"] == pytest.approx(1000 / tpot_p90_ms, rel=1e-12)
+
+
+def test_a_submission_keeps_its_power_basis_and_step_reading_through_the_curve_csv(
+    tmp_path: Path,
+):
+    tree = build_submission(tmp_path / "submission")
+    original = import_file(tree)
+    path = tmp_path / "rt.csv"
+    assert main(["throughput", "import", str(tree), "--out", str(path)]) == 0
+    again = import_file(path)
+    for key in (
+        "curve_reading",
+        "tokens_per_s_per_user_definition",
+        "throughput_window",
+        "power_basis",
+    ):
+        assert again.provenance[key] == original.provenance[key]
+    assert (
+        again.provenance["power_basis"] == "provisioned (MLPerf Endpoints Appendix E), not measured"
+    )
+    limits = {"ttft_s_p90": 1.0}
+    assert (
+        operating_point(again, latency_limits=limits).to_dict()["values"]
+        == (operating_point(original, latency_limits=limits).to_dict()["values"])
+    )
+
+
+def test_a_curve_reading_other_than_step_or_interpolate_is_refused(tmp_path: Path):
+    path = tmp_path / "c.csv"
+    path.write_text("concurrency,output_tokens_per_s,curve_reading\n1,10,step\n2,20,stairs\n")
+    with pytest.raises(CurveError, match="line 3, column 'curve_reading': 'stairs'; expected one "
+                       "of interpolate, step"):  # fmt: skip
+        import_file(path)
+
+
+@needs_shared_data
+def test_endpoints_and_vllm_merged_are_warned_of_their_per_user_definitions():
+    merged = import_files([ENDPOINTS_RUN, LLMD])
+    (warning,) = [w for w in merged.warnings if "define tokens/s per user differently" in w]
+    assert (
+        f"MLPerf Endpoints v1.0: 1000 / TPOT p90 [ms] in {ENDPOINTS_RUN.name}" in warning
+        and f"1 / mean TPOT (every tool but MLPerf Endpoints) in {LLMD.name}" in warning
+        and "not comparable on one frontier" in warning
+    )
+    assert "curve_reading" not in merged.provenance  # vLLM's points are interpolated
+    same = import_files([LLMD, VLLM_RUN])
+    assert not [w for w in same.warnings if "per user differently" in w]

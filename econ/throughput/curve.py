@@ -48,6 +48,15 @@ MLPerf Endpoints curves (importers.mlperf_endpoints) also fill:
 | provisioned_power_kw | provisioned (TDP-based, Appendix E) power of the system, not measured [kW] |
 | output_tokens_per_s_per_kw_provisioned | output_tokens_per_s / provisioned_power_kw [tokens/s/kW] |
 | j_per_output_token_provisioned | provisioned power / output_tokens_per_s [J/token] |
+| achieved_request_rate_per_s | completed requests / s the client achieved (its `qps`) [1/s] |
+| e2e_s_p50, e2e_s_p90, e2e_s_p95 | request latency percentiles [s] |
+| curve_reading | "step": read between points as steps, not interpolated (the Endpoints rules) |
+| tokens_per_s_per_user_definition | which per-user speed `tokens_per_s_per_user` holds; "" = 1 / mean TPOT |
+| throughput_window | the window output_tokens_per_s counts over (`duration_ns` or the LoadGen one) |
+| power_basis | what the power columns are (provisioned, not measured) |
+
+These four text columns also stand in `provenance` when every point shares them, so a curve
+written as CSV and read back keeps them (`SHARED_PROVENANCE_COLUMNS`).
 """
 
 from __future__ import annotations
@@ -76,6 +85,9 @@ CURVE_COLUMNS = (
 NUMERIC_OPTIONAL_COLUMNS = (
     "input_tokens_per_s",
     "e2e_s_mean",
+    "e2e_s_p50",
+    "e2e_s_p90",
+    "e2e_s_p95",
     "e2e_s_p99",
     "duration_s",
     "completed_requests",
@@ -87,7 +99,17 @@ NUMERIC_OPTIONAL_COLUMNS = (
     "provisioned_power_kw",
     "output_tokens_per_s_per_kw_provisioned",
     "j_per_output_token_provisioned",
+    "achieved_request_rate_per_s",
 )
+CURVE_READINGS = ("interpolate", "step")
+"""How a curve is read between its measured points (`curve_reading`)."""
+SHARED_PROVENANCE_COLUMNS = (
+    "curve_reading",
+    "tokens_per_s_per_user_definition",
+    "throughput_window",
+    "power_basis",
+)
+"""Point columns that say how a curve's figures are to be read; also provenance keys."""
 TEXT_OPTIONAL_COLUMNS = (
     "workload",
     "config",
@@ -99,6 +121,7 @@ TEXT_OPTIONAL_COLUMNS = (
     "hardware",
     "precision",
     "warnings",
+    *SHARED_PROVENANCE_COLUMNS,
 )
 OPTIONAL_COLUMNS = NUMERIC_OPTIONAL_COLUMNS + TEXT_OPTIONAL_COLUMNS
 
@@ -115,6 +138,21 @@ def with_all_columns(points: pd.DataFrame) -> pd.DataFrame:
         frame[name] = frame[name].fillna("").astype(str) if name in frame else ""
     known = list(CURVE_COLUMNS + OPTIONAL_COLUMNS)
     return frame[known + [c for c in frame.columns if c not in known]].reset_index(drop=True)
+
+
+def shared_provenance(points: pd.DataFrame) -> dict[str, str]:
+    """The SHARED_PROVENANCE_COLUMNS every point fills, as provenance: `curve_reading` when all
+    points share one, the others as their distinct values joined by "; " (as a merged curve's
+    `model`); a column some point leaves empty says nothing about the curve."""
+    shared = {}
+    for column in SHARED_PROVENANCE_COLUMNS:
+        values = points[column].fillna("").astype(str) if column in points else pd.Series([""])
+        distinct = sorted(set(values))
+        if not distinct or "" in distinct:
+            continue
+        if column != "curve_reading" or len(distinct) == 1:
+            shared[column] = "; ".join(distinct)
+    return shared
 
 
 @dataclass(frozen=True)

@@ -37,7 +37,13 @@ import pandas as pd
 
 from econ.errors import InputError
 from econ.labels import counted
-from econ.throughput.curve import LATENCY_STATS, Curve, pareto_frontier, with_all_columns
+from econ.throughput.curve import (
+    CURVE_READINGS,
+    LATENCY_STATS,
+    Curve,
+    pareto_frontier,
+    with_all_columns,
+)
 from econ.units import SECONDS_PER_HOUR, TOKENS_PER_MTOK
 
 LATENCY_COLUMNS = (
@@ -70,7 +76,7 @@ PROVISIONED_COLUMNS = (
 """Provisioned-power figures of MLPerf Endpoints curves, recomputed at the operating point."""
 EXTRA_COLUMNS = ("tokens_per_s_per_user_p90", "tokens_per_s_per_user_by_concurrency")
 """Other columns some curves carry, read at the operating point when present."""
-READINGS = ("interpolate", "step")
+READINGS = CURVE_READINGS
 _REL_TOL = 1e-9
 
 

@@ -35,8 +35,14 @@ import pandas as pd
 from econ.errors import InputError
 from econ.files import atomic_write
 from econ.labels import counted
-from econ.text import neutralize
-from econ.throughput.curve import CURVE_COLUMNS, OPTIONAL_COLUMNS, Curve, with_all_columns
+from econ.text import clipped, listed, neutralize
+from econ.throughput.curve import (
+    CURVE_COLUMNS,
+    OPTIONAL_COLUMNS,
+    Curve,
+    shared_provenance,
+    with_all_columns,
+)
 from econ.throughput.importers import (
     bench_serving,
     genai_perf,
@@ -289,6 +295,7 @@ def import_files(
                 f"the files describe different {plural} ({'; '.join(distinct)}); an operating "
                 f"point must be taken within one {column}"
             )
+    warnings.extend(_per_user_definitions(points))
     key = points[["model", "hardware", "workload", "config"]].copy()
     key["concurrency"] = points["concurrency"].fillna(-1.0)
     key["rate"] = points["request_rate_per_s"].fillna(-1.0)
@@ -311,10 +318,32 @@ def import_files(
         "precision": "; ".join(sorted({v for v in points["precision"] if v})),
         "format": "; ".join(sorted({c.provenance["format"] for c in curves})),
     }
-    readings = {c.provenance.get("curve_reading") for c in curves}
-    if len(readings) == 1 and None not in readings:  # e.g. several Endpoints runs: still steps
-        provenance["curve_reading"] = readings.pop()
+    provenance |= shared_provenance(points)  # e.g. several Endpoints runs: still steps
     return Curve(points=points, provenance=provenance, warnings=tuple(dict.fromkeys(warnings)))
+
+
+DEFAULT_PER_USER_DEFINITION = "1 / mean TPOT (every tool but MLPerf Endpoints)"
+"""The per-user speed of a point whose `tokens_per_s_per_user_definition` is empty."""
+
+
+def _per_user_definitions(points: pd.DataFrame) -> list[str]:
+    """A warning when the merged files define tokens/s per user differently (MLPerf Endpoints
+    v1.0: 1000 / TPOT p90, lower than 1 / mean TPOT by 20% on the VR-NVL72 run): their points
+    are not comparable on one frontier without a correction (docs/throughput.md §1)."""
+    definitions = points["tokens_per_s_per_user_definition"].replace(
+        "", DEFAULT_PER_USER_DEFINITION
+    )
+    if definitions.nunique() < 2:
+        return []
+    files = points.groupby(definitions, sort=True)["source_file"].agg(
+        lambda names: listed(dict.fromkeys(names))
+    )
+    found = "; ".join(f"{clipped(definition)} in {names}" for definition, names in files.items())
+    return [
+        f"the files define tokens/s per user differently ({found}); their points are not "
+        "comparable on one frontier: convert one definition to the other (e.g. from the TPOT "
+        "columns) before reading an operating point across them"
+    ]
 
 
 def load_curve(path: str | os.PathLike, fmt: str = "auto", gpu_count: float | None = None) -> Curve:

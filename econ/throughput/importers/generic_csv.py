@@ -11,7 +11,10 @@ Columns (case-insensitive; spaces or dashes count as underscores):
   when the values fit one unit alone (the choice is stated); otherwise it is an error;
 - labels and provenance: `workload`, `config`, `model`, `hardware`, `precision`, `tool`,
   `tool_version`, `source_file`, `file_sha256`, `warnings` (the point's own, joined by " | "),
-  `curve_warnings` (the curve's other warnings, in any row; econ writes them in the first).
+  `curve_warnings` (the curve's other warnings, in any row; econ writes them in the first);
+- reading rules (`curve.SHARED_PROVENANCE_COLUMNS`): `curve_reading` (`step` or `interpolate`),
+  `tokens_per_s_per_user_definition`, `throughput_window`, `power_basis`; filled in every row
+  they are the curve's provenance too (an MLPerf Endpoints curve read back stays a step curve).
 A CSV written by `econ throughput import --out` is a generic CSV and keeps its provenance columns.
 """
 
@@ -27,9 +30,11 @@ import pandas as pd
 from econ.text import listed
 from econ.throughput.curve import (
     CURVE_COLUMNS,
+    CURVE_READINGS,
     NUMERIC_OPTIONAL_COLUMNS,
     TEXT_OPTIONAL_COLUMNS,
     Curve,
+    shared_provenance,
 )
 from econ.throughput.importers._common import (
     MAX_POINTS_PER_FILE,
@@ -194,6 +199,11 @@ def parse(src: SourceFile, gpu_count: float | None = None) -> Curve:
             record[f"{metric}_s_{stat}"] = value / UNIT_PER_S[unit] if unit else value
         for index, key in text_cols.items():
             record[key] = row[index].strip()
+        if record.get("curve_reading", "") not in ("", *CURVE_READINGS):
+            raise src.error(
+                f"line {line}, column 'curve_reading': {record['curve_reading'][:40]!r}; "
+                f"expected one of {', '.join(CURVE_READINGS)}, or an empty cell (interpolate)"
+            )
         records.append(record)
     _resolve_missing_units(records, latency_cols, header, src, prov)
     stated = sorted({u for _, _, u in latency_cols.values() if u})
@@ -215,10 +225,9 @@ def parse(src: SourceFile, gpu_count: float | None = None) -> Curve:
     curve = finish_curve(
         records, src, prov, labels=labels, repeats="error", keep_point_provenance=True
     )
-    if not carried:
-        return curve
+    provenance = curve.provenance | shared_provenance(curve.points)  # econ's CSV keeps them
     warnings = tuple(dict.fromkeys((*carried, *curve.warnings)))
-    return Curve(points=curve.points, provenance=curve.provenance, warnings=warnings)
+    return Curve(points=curve.points, provenance=provenance, warnings=warnings)
 
 
 USER_SPEED_FACTOR = 2.0

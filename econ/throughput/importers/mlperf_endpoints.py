@@ -81,6 +81,7 @@ PER_USER_DEFINITIONS = {
     "v0.7": "MLPerf Endpoints v0.7: system tokens/s / concurrency",
 }
 STATES = ("complete", "interrupted")
+POWER_BASIS = "provisioned (MLPerf Endpoints Appendix E), not measured"
 # §4.5.2's overhead on the major components, by Appendix E's `cooling`.
 OVERHEAD_FRACTION = {"liquid": 0.30, "air": 0.50}
 W_PER_KW = 1000.0
@@ -469,6 +470,7 @@ def summary_point(
         "output_tokens_per_s_loadgen_window": loadgen,
         "output_tokens_per_s_full_duration": full,
         "throughput_window": window_name,
+        "curve_reading": "step",  # the rules draw the curve as steps between measured points
         "duration_s": window_s,
         "completed_requests": completed,
         "failed_requests": 0.0 if math.isnan(failed) else failed,
@@ -515,6 +517,7 @@ def _per_user(records: list[dict], per_user: str, where: str) -> None:
                 + ("; choose the v1.0 definition" if per_user == "v0.7" else "")
             )
         record["tokens_per_s_per_user"] = value
+        record["tokens_per_s_per_user_definition"] = PER_USER_DEFINITIONS[per_user]
 
 
 def _run_context(path: Path) -> tuple[str, str, str, Path | None]:
@@ -895,6 +898,7 @@ def import_submission(
             power_w / W_PER_KW
         )
         record["j_per_output_token_provisioned"] = power_w / record["output_tokens_per_s"]
+        record["power_basis"] = POWER_BASIS
         if math.isnan(power_w):
             warnings.append(f"{label}: {basis}")
         else:
@@ -934,7 +938,7 @@ def import_submission(
         file_sha256=src.sha256,
         throughput_window="; ".join(sorted({r["throughput_window"] for r in records})),
         tokens_per_s_per_user_definition=PER_USER_DEFINITIONS[per_user],
-        power_basis="provisioned (MLPerf Endpoints Appendix E), not measured",
+        power_basis=POWER_BASIS,
         curve_reading="step",
         points=len(records),
     )
