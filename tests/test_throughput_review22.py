@@ -13,6 +13,7 @@ import json
 import re
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from econ.cli import main
@@ -172,3 +173,41 @@ def test_endpoints_and_vllm_merged_are_warned_of_their_per_user_definitions():
     assert "curve_reading" not in merged.provenance  # vLLM's points are interpolated
     same = import_files([LLMD, VLLM_RUN])
     assert not [w for w in same.warnings if "per user differently" in w]
+
+
+# --- 3. old SGLang files: input and total rates from the token counts --------------------------
+
+
+@needs_shared_data
+def test_old_sglang_rates_come_from_total_input_tokens_over_duration():
+    records = [json.loads(line) for line in SGLANG_OLD.read_text().splitlines()]
+    assert "input_throughput" not in records[0] and "total_throughput" not in records[0]
+    curve = import_file(SGLANG_OLD)
+    for record, (_, point) in zip(records, curve.points.iterrows(), strict=True):
+        inputs = record["total_input_tokens"] / record["duration"]
+        assert point["input_tokens_per_s"] == pytest.approx(inputs, rel=1e-12)
+        assert point["total_tokens_per_s"] == pytest.approx(
+            inputs + record["output_throughput"], rel=1e-12
+        )
+    first = curve.points.iloc[0]  # 152,612 / 298.37 s; + 537.41 output tokens/s
+    assert round(first["input_tokens_per_s"], 1) == 511.5
+    assert round(first["total_tokens_per_s"], 1) == 1048.9
+    assert any("total_input_tokens / duration" in n for n in curve.provenance["notes"])
+
+
+@needs_shared_data
+def test_the_new_sglang_schema_keeps_its_own_rates():
+    record = json.loads(SGLANG_NEW.read_text().splitlines()[0])
+    point = import_file(SGLANG_NEW).points.iloc[0]
+    assert point["input_tokens_per_s"] == pytest.approx(record["input_throughput"])
+    assert point["total_tokens_per_s"] == pytest.approx(record["total_throughput"])
+
+
+@needs_shared_data
+def test_no_input_rate_when_the_output_rate_is_not_over_the_same_duration(tmp_path: Path):
+    record = json.loads(SGLANG_OLD.read_text().splitlines()[0])
+    record["duration"] *= 1.5  # total_output_tokens / duration no longer the output rate
+    path = tmp_path / "run.jsonl"
+    path.write_text(json.dumps(record) + "\n")
+    point = import_file(path).points.iloc[0]
+    assert pd.isna(point["input_tokens_per_s"]) and pd.isna(point["total_tokens_per_s"])

@@ -31,6 +31,9 @@ from econ.throughput.importers._common import (
     number,
 )
 
+SAME_WINDOW_TOLERANCE = 0.01
+"""Relative gap allowed between total_output_tokens / duration and output_throughput for the
+input rate to be derived over the same window (the file prints both unrounded)."""
 STAT_KEYS = {"mean": "mean", "p50": "median", "p90": "p90", "p95": "p95", "p99": "p99"}
 E2E_NAMES = ("e2el", "e2e_latency", "latency")
 
@@ -223,6 +226,8 @@ def parse(src: SourceFile, gpu_count: float | None = None) -> Curve:
             record, ["total_token_throughput", "total_throughput"]
         )
         out["input_tokens_per_s"] = first_number(record, ["input_throughput"])
+        if math.isnan(out["total_tokens_per_s"]) and math.isnan(out["input_tokens_per_s"]):
+            out["input_tokens_per_s"] = _input_rate(record, out["output_tokens_per_s"], prov)
         out["request_rate_per_s"] = number(
             record.get("request_rate"), allow_inf=True, field="request_rate"
         )
@@ -284,6 +289,27 @@ def parse(src: SourceFile, gpu_count: float | None = None) -> Curve:
         prov.warnings.append(f"the file does not record the {prov.tool.split()[0]} version")
     apply_gpu_count(rows, src, prov, gpu_count)
     return finish_curve(rows, src, prov, labels=labels, repeats="warn")
+
+
+def _input_rate(record: dict, output_tokens_per_s: float, prov: Provenance) -> float:
+    """Input tokens/s of a run that writes neither an input nor a total rate (old SGLang files):
+    total_input_tokens / duration, the tools' own formula for input_throughput, used only when
+    total_output_tokens / duration gives the file's output_throughput (within 1%: the same
+    window); NaN otherwise."""
+    duration = number(record.get("duration"), field="duration")
+    inputs = number(record.get("total_input_tokens"), field="total_input_tokens")
+    outputs = number(record.get("total_output_tokens"), field="total_output_tokens")
+    if not (duration > 0 and inputs >= 0 and outputs > 0 and output_tokens_per_s > 0):
+        return math.nan
+    if abs(outputs / duration / output_tokens_per_s - 1) > SAME_WINDOW_TOLERANCE:
+        return math.nan
+    note = (
+        "input tokens/s = total_input_tokens / duration where the file gives no input or total "
+        "rate (its output_throughput is total_output_tokens / duration)"
+    )
+    if note not in prov.notes:
+        prov.notes.append(note)
+    return inputs / duration
 
 
 def _server_gpus(info: dict) -> float:
