@@ -513,6 +513,16 @@ def readable_warning(text: str) -> str:
     return text[:1].upper() + text[1:]
 
 
+def apart(value: float, limit: float) -> tuple[str, str]:
+    """A value and its limit with the digits that tell them apart (4 significant, up to 12):
+    50.001 against 50 is not '50 (limit 50)'."""
+    for digits in range(4, 13):
+        shown = f"{value:.{digits}g}", f"{limit:.{digits}g}"
+        if shown[0] != shown[1]:
+            break
+    return shown
+
+
 def column_label(name: str) -> str:
     """Short label of a monthly column ("Power"; USD columns carry the unit elsewhere)."""
     return COLUMNS.get(name, humanize(name.removesuffix("_usd")))

@@ -211,3 +211,54 @@ def test_no_input_rate_when_the_output_rate_is_not_over_the_same_duration(tmp_pa
     path.write_text(json.dumps(record) + "\n")
     point = import_file(path).points.iloc[0]
     assert pd.isna(point["input_tokens_per_s"]) and pd.isna(point["total_tokens_per_s"])
+
+
+# --- 4. a LoadGen summary whose own p99 breaks its stated limit --------------------------------
+
+
+def summary_ns(text: str, label: str) -> int:
+    return int(re.search(rf"^{re.escape(label)}\s*: (\d+)", text, re.M | re.I)[1])
+
+
+@needs_shared_data
+@pytest.mark.parametrize(
+    ("limit", "p99_label", "what"),
+    [
+        ("tpot_latency (ns)", "99.00 percentile time to output token (ns)", "time per output token"),
+        ("ttft_latency (ns)", "99.00 percentile first token latency (ns)", "first token latency"),
+    ],
+)  # fmt: skip
+def test_a_valid_summary_whose_p99_breaks_its_own_limit_is_refused(
+    tmp_path: Path, limit: str, p99_label: str, what: str
+):
+    text = SERVER_SUMMARY.read_text()
+    p99 = summary_ns(text, p99_label)
+    below = p99 - 1  # LoadGen: a p99 above the limit (even by 1 ns) fails PerfConstraintsMet
+    edited = re.sub(rf"{re.escape(limit)}: \d+", f"{limit}: {below}", text)
+    path = tmp_path / "mlperf_log_summary.txt"
+    path.write_text(edited)
+    assert "Result is : VALID" in edited
+    with pytest.raises(CurveError) as info:
+        import_file(path)
+    message = str(info.value)
+    # the digits that tell the two apart: 146.040006 ms above a limit of 146.040005 ms
+    assert message.startswith(f"{path}: the 99th percentile {what} is {p99 / 1e6:.9g} ms")
+    assert f"limit of {below / 1e6:.9g} ms" in message
+    assert "yet the log says the run is VALID" in message and "INVALID" in message
+    # a p99 exactly at its limit meets it
+    path.write_text(re.sub(rf"{re.escape(limit)}: \d+", f"{limit}: {p99}", text))
+    assert len(import_file(path).points) == 1
+
+
+@needs_shared_data
+def test_the_reviewers_interactive_limits_on_a_server_run_are_refused(tmp_path: Path):
+    text = SERVER_SUMMARY.read_text()
+    text = re.sub(r"ttft_latency \(ns\): \d+", "ttft_latency (ns): 450000000", text)
+    text = re.sub(r"tpot_latency \(ns\): \d+", "tpot_latency (ns): 40000000", text)
+    path = tmp_path / "mlperf_log_summary.txt"
+    path.write_text(text)
+    with pytest.raises(CurveError, match="first token latency is 452.7 ms, above its ttft_latency "
+                       "limit of 450 ms and the 99th percentile time per output token is 146 ms, "
+                       "above its tpot_latency limit of 40 ms"):  # fmt: skip
+        import_file(path)
+    assert import_file(SERVER_SUMMARY).points["tpot_s_p99"].iloc[0] < 0.2  # the real run: met

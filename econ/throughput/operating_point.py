@@ -36,7 +36,7 @@ import numpy as np
 import pandas as pd
 
 from econ.errors import InputError
-from econ.labels import counted
+from econ.labels import apart, counted
 from econ.throughput.curve import (
     CURVE_READINGS,
     LATENCY_STATS,
@@ -629,16 +629,6 @@ def _breaks(name: str, value: float, limit: float) -> bool:
     return value > limit + _REL_TOL * abs(limit)
 
 
-def _apart(value: float, limit: float) -> tuple[str, str]:
-    """A value and its limit with the digits that tell them apart (4 significant, up to 12):
-    50.001 against 50 is not '50 (limit 50)'."""
-    for digits in range(4, 13):
-        shown = f"{value:.{digits}g}", f"{limit:.{digits}g}"
-        if shown[0] != shown[1]:
-            break
-    return shown
-
-
 def _step_binding(next_point: pd.Series, limits: dict[str, float]) -> str:
     """The limits the next measured point (more throughput) breaks, which stop the step reading."""
     broken = [
@@ -677,7 +667,7 @@ def _no_point(points, limits) -> NoFeasiblePointError:
     broken = [
         f"{name} not reported"
         if math.isnan(float(row[name]))
-        else "{} = {} (limit {})".format(name, *_apart(float(row[name]), limit))
+        else "{} = {} (limit {})".format(name, *apart(float(row[name]), limit))
         for name, limit in limits.items()
         if _breaks(name, float(row[name]), limit)
     ] or [  # not reached while feasibility and this check share _breaks; never an empty list

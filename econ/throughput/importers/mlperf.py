@@ -22,11 +22,13 @@ import re
 from pathlib import Path
 
 from econ.files import read_regular
+from econ.labels import apart
 from econ.strict_json import OverlongNumberError, load_json
 from econ.text import shortened
 from econ.throughput.curve import Curve
 from econ.throughput.importers._common import (
     MAX_SOURCE_BYTES,
+    MS_PER_S,
     NS_PER_S,
     CurveError,
     NotANumberError,
@@ -42,6 +44,7 @@ from econ.throughput.importers._common import (
 )
 
 MLLOG = ":::MLLOG"
+NS_PER_MS = NS_PER_S / MS_PER_S
 PERCENTILES = {"p50": "50.00", "p90": "90.00", "p95": "95.00", "p99": "99.00"}
 SCENARIOS = ("Server", "Offline", "Interactive", "SingleStream", "MultiStream")
 # LoadGen <= 5.x prints "Time to Output Token", 6.x "Time per Output Token"
@@ -172,6 +175,35 @@ def _server_or_interactive(family: str, tpot_limit_ns: float, prov: Provenance) 
     return "Server"
 
 
+def _check_limits_met(
+    out: dict, src: SourceFile, validity: str, ttft_limit_ns: float, tpot_limit_ns: float
+) -> None:
+    """Refuse a Server (or Interactive) log whose own p99 TTFT or TPOT is above the limit it
+    states: LoadGen marks such a run INVALID (PerformanceSummary::PerfConstraintsMet compares
+    the 99th percentiles with ttft_latency and tpot_latency: "TTFT/TPOT constrain not met"), so
+    a log that says VALID, or nothing, beside them was edited or has another run's limits."""
+    broken = []
+    for metric, what, limit_ns in (
+        ("ttft", "first token latency", ttft_limit_ns),
+        ("tpot", "time per output token", tpot_limit_ns),
+    ):
+        p99_s = out.get(f"{metric}_s_p99", math.nan)
+        if limit_ns > 0 and p99_s > limit_ns / NS_PER_S:
+            value, limit = apart(p99_s * MS_PER_S, limit_ns / NS_PER_MS)
+            broken.append(
+                f"the 99th percentile {what} is {value} ms, above its {metric}_latency limit of "
+                f"{limit} ms"
+            )
+    if broken:
+        said = f"says the run is {validity}" if validity else "does not say the run is INVALID"
+        raise src.error(
+            f"{' and '.join(broken)}, yet the log {said}: LoadGen marks a run whose p99 breaks "
+            "a limit INVALID (performance constraints not met), so the log was edited or states "
+            "another run's limits; expected a VALID run whose p99 latencies meet the limits it "
+            "states"
+        )
+
+
 def _finish(
     out: dict,
     src: SourceFile,
@@ -190,6 +222,8 @@ def _finish(
         )
     if not validity:
         prov.warnings.append("the log does not say whether the run was VALID")
+    if scenario.lower() in ("server", "interactive"):
+        _check_limits_met(out, src, validity, ttft_limit_ns, tpot_limit_ns)
     platform, path_benchmark, path_scenario, submission = results_path(src.path)
     if path_scenario and path_scenario.lower() != scenario.lower():
         if not (path_scenario == "Interactive" and scenario.lower() == "server"):
