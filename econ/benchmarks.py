@@ -116,7 +116,39 @@ def _summary_rows(rows: pd.DataFrame) -> pd.DataFrame:
         "v6.1 summary.json row: benchmark_family, accuracy_target, platform, host_count and "
         "inferred_flag read from benchmark and source at load time"
     )
+    limits = _round_limits(out)
+    out["ttft_limit_ms"], out["tpot_limit_ms"] = limits["ttft"], limits["tpot"]
+    out.loc[limits["ttft"].notna(), "notes"] += (
+        f"; ttft_limit_ms and tpot_limit_ms from {CONSTRAINTS_FILE} (its rounds_observed lists "
+        "this round)"
+    )
     return out
+
+
+def _round_limits(rows: pd.DataFrame) -> pd.DataFrame:
+    """Each row's p99 TTFT and TPOT limits [ms] (columns `ttft`, `tpot`) from the latency
+    constraints of its benchmark family and scenario, where their `rounds_observed` lists the
+    row's round (the limits were read from that round's LoadGen logs); NaN elsewhere: a limit
+    is not carried into a round its source does not cover."""
+    table = latency_constraints()
+    observed = {
+        (family, str(scenario).split()[0], round_.strip()): (ttft, tpot)
+        for family, scenario, rounds, ttft, tpot in table[
+            [
+                "benchmark_family",
+                "scenario",
+                "rounds_observed",
+                "ttft_p99_limit_ms",
+                "tpot_p99_limit_ms",
+            ]
+        ].itertuples(index=False)
+        for round_ in str(rounds).split(";")
+    }
+    found = [
+        observed.get(key, (np.nan, np.nan))
+        for key in zip(rows["benchmark_family"], rows["scenario"], rows["round"], strict=True)
+    ]
+    return pd.DataFrame(found, columns=["ttft", "tpot"], index=rows.index, dtype=float)
 
 
 @lru_cache(maxsize=4)

@@ -16,6 +16,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from econ.benchmarks import load_catalog
 from econ.cli import main
 from econ.throughput.importers import (
     CurveError,
@@ -262,3 +263,29 @@ def test_the_reviewers_interactive_limits_on_a_server_run_are_refused(tmp_path: 
                        "above its tpot_latency limit of 40 ms"):  # fmt: skip
         import_file(path)
     assert import_file(SERVER_SUMMARY).points["tpot_s_p99"].iloc[0] < 0.2  # the real run: met
+
+
+# --- 5. v6.1 catalog rows carry the limits their source states ---------------------------------
+
+
+@needs_shared_data
+def test_v61_rows_take_the_limits_the_constraints_table_states_for_v61(capsys):
+    constraints = pd.read_csv(SHARED_DATA / "mlperf_latency_constraints.csv")
+    stated = constraints[constraints["rounds_observed"].str.split(";").map(lambda r: "v6.1" in r)]
+    assert list(zip(stated["benchmark_family"], stated["scenario"], strict=True)) == [
+        ("deepseek-r1", "Server")
+    ]
+    catalog = load_catalog()
+    v61 = catalog[catalog["round"] == "v6.1"]
+    server = (v61["benchmark_family"] == "deepseek-r1") & (v61["scenario"] == "Server")
+    assert server.sum() == 33
+    assert (v61.loc[server, "ttft_limit_ms"] == stated["ttft_p99_limit_ms"].iloc[0]).all()
+    assert (v61.loc[server, "tpot_limit_ms"] == stated["tpot_p99_limit_ms"].iloc[0]).all()
+    assert v61.loc[~server, ["ttft_limit_ms", "tpot_limit_ms"]].isna().all().all()
+    # the headline rows' measured p99s meet them
+    measured = v61[server & v61["tpot_p99_ms"].notna()]
+    assert len(measured) and (measured["tpot_p99_ms"] <= measured["tpot_limit_ms"]).all()
+    assert main(["benchmarks", "show", "v6.1-48ef0995"]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"^ttft_limit_ms\s+2000(\.0)?$", out, re.M)
+    assert re.search(r"^tpot_limit_ms\s+80(\.0)?$", out, re.M)
