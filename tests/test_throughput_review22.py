@@ -289,3 +289,62 @@ def test_v61_rows_take_the_limits_the_constraints_table_states_for_v61(capsys):
     out = capsys.readouterr().out
     assert re.search(r"^ttft_limit_ms\s+2000(\.0)?$", out, re.M)
     assert re.search(r"^tpot_limit_ms\s+80(\.0)?$", out, re.M)
+
+
+# --- 6. refusals that say what the file is -----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("content", "kind"),
+    [("null", "null"), ('"abc"', "a string of 3 characters"), ("12", "a number"),
+     ("-1.5e3\n", "a number"), ("true", "a boolean")],
+)  # fmt: skip
+def test_json_holding_one_value_is_said_to_be_json(tmp_path: Path, content: str, kind: str):
+    path = tmp_path / "x.json"
+    path.write_text(content)
+    expected = f"{path}: JSON, but {kind} where an object or a list of results was expected"
+    for fmt in ("auto", "vllm"):
+        with pytest.raises(CurveError, match=re.escape(expected)):
+            import_file(path, fmt)
+
+
+def test_a_list_of_numbers_names_the_record(tmp_path: Path):
+    path = tmp_path / "x.json"
+    path.write_text("[12]")
+    with pytest.raises(CurveError, match="record 1 is a number, expected an object of results"):
+        import_file(path)
+
+
+def test_a_file_of_only_a_byte_order_mark_is_empty(tmp_path: Path):
+    path = tmp_path / "bom.csv"
+    path.write_bytes(b"\xef\xbb\xbf")
+    with pytest.raises(CurveError, match="the file is empty .a byte-order mark and nothing else."):
+        import_file(path)
+
+
+@needs_shared_data
+@pytest.mark.parametrize("depth", [5_000, 1_200])
+def test_nesting_too_deep_is_refused_with_its_depth(tmp_path: Path, depth: int):
+    record = json.loads(LLMD.read_text().splitlines()[0])
+    record["server"] = "{LEVELS}"
+    nested = "[" * (depth - 1) + "]" * (depth - 1)  # under the record's own level
+    path = tmp_path / "run.jsonl"
+    path.write_text(json.dumps(record).replace('"{LEVELS}"', nested) + "\n")
+    with pytest.raises(CurveError) as info:
+        import_file(path)
+    assert f"nested too deeply to parse: {depth:,} levels of objects and lists" in str(info.value)
+    assert "thousands" not in str(info.value)
+
+
+def test_the_depth_counts_no_bracket_inside_a_string(tmp_path: Path):
+    path = tmp_path / "run.json"
+    path.write_text('{"a": "[[[[\\"[[{{", "b": ' + "[" * 3_000 + "]" * 3_000 + "}")
+    with pytest.raises(CurveError, match="3,001 levels"):
+        import_file(path)
+
+
+def test_a_submission_system_desc_points_to_the_submission_folder(tmp_path: Path):
+    desc = next(build_submission(tmp_path / "sub").glob("results/*/*/r*/system_desc.json"))
+    with pytest.raises(CurveError, match="an MLPerf Endpoints system_desc.json, not a result.*the "
+                       "submission folder .*result_summary.json with --gpus N"):  # fmt: skip
+        import_file(desc)

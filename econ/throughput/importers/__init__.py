@@ -35,6 +35,7 @@ import pandas as pd
 from econ.errors import InputError
 from econ.files import atomic_write
 from econ.labels import counted
+from econ.strict_json import load_json
 from econ.text import clipped, listed, neutralize
 from econ.throughput.curve import (
     CURVE_COLUMNS,
@@ -64,6 +65,7 @@ from econ.throughput.importers._common import (
     latency_unit_findings,
     opened,
     read_source,
+    scalar_json,
 )
 
 Parser = Callable[[SourceFile, float | None], Curve]
@@ -113,6 +115,12 @@ def detect_format(src: SourceFile) -> str:
         return "trtllm-bench"
     if mlperf_endpoints.looks_like_text(text):
         return "mlperf-endpoints"
+    if mlperf_endpoints.looks_like_report(text):
+        raise src.error(
+            "the MLPerf Endpoints client's report.txt, a summary for people (rounded, in ms); "
+            "expected the run's performance/result_summary.json beside it, which holds the same "
+            "figures in full (or the submission folder)"
+        )
     if _looks_like_toml(text):  # before JSON: a TOML table header starts with "[" too
         raise src.error(
             "a TOML file, not a serving benchmark's result; expected a "
@@ -129,6 +137,20 @@ def detect_format(src: SourceFile) -> str:
             return "trtllm-bench-json"
         if bench_serving.looks_like(first):
             return "sglang" if bench_serving.is_sglang(first) else "vllm"
+        if mlperf.looks_like_system(first):
+            raise src.error(
+                "an MLPerf system description (systems/<Platform>.json), not a result: it gives "
+                "the GPU count (number_of_nodes x accelerators_per_node), which the importers "
+                "read from it beside a result under the submission's results/<Platform>/ folder; "
+                "expected the result file (mlperf_log_summary.txt, mlperf_log_detail.txt or "
+                "performance/result_summary.json), with --gpus N when it lies elsewhere"
+            )
+        if mlperf_endpoints.looks_like_system_desc(first):
+            raise src.error(
+                "an MLPerf Endpoints system_desc.json, not a result: it describes the system of a "
+                "submission point; expected the submission folder (results/<system>/<model>/r<N>/"
+                "), which is read with it, or the point's result_summary.json with --gpus N"
+            )
         # The message counts keys and names the formats, never the file's content (it may not
         # be the user's): the count tells an empty or tiny object from another tool's result.
         shape = (
@@ -141,6 +163,13 @@ def detect_format(src: SourceFile) -> str:
             "importer recognizes its fields; expected a result file of one of: "
             f"{', '.join(FORMATS)}"
         )
+    if text[:1] in '"-0123456789tfnNI':  # JSON holding one value (null, "abc", 12)?
+        try:
+            value = load_json(text)
+        except (ValueError, RecursionError):
+            pass
+        else:
+            raise src.error(scalar_json(value))
     if genai_perf.looks_like_csv(text):
         header = text.splitlines()[0].lower()
         return "aiperf-csv" if ",sum," in header or ",p1," in header else "genai-perf-csv"

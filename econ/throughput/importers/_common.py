@@ -17,6 +17,7 @@ import json
 import math
 import re
 import string
+import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -145,6 +146,11 @@ def read_source(path: str | Path) -> SourceFile:
         raise CurveError(
             f"{path}: not a UTF-8 text file (byte {exc.start}); expected JSON, CSV or a text report"
         ) from None
+    if not text.strip():
+        raise CurveError(
+            f"{path}: the file is empty (a byte-order mark and nothing else); expected a "
+            "benchmark result"
+        )
     if "\x00" in text:
         raise CurveError(f"{path}: binary content; expected JSON, CSV or a text report")
     return SourceFile(path=path, text=text, sha256=hashlib.sha256(raw).hexdigest())
@@ -190,10 +196,43 @@ def _loads(src: SourceFile, text: str, where: str = ""):
         place = ", ".join(p for p in (where, f"field {field!r}" if field else "") if p)
         raise src.error(f"{place or 'a value'} is {exc.value}; {EXPECTED_FINITE}") from None
     except RecursionError:
-        raise src.error(
-            "the JSON is nested too deeply to parse (thousands of levels); expected benchmark "
-            "result objects"
-        ) from None
+        raise src.error(f"{too_deep(text)}; expected benchmark result objects") from None
+
+
+_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
+
+
+def nesting_depth(text: str) -> int:
+    """How many levels of objects and lists a JSON text opens at most (brackets inside strings
+    not counted), at array speed: read only for a refusal, on texts of any size."""
+    codes = np.frombuffer(_JSON_STRING.sub("", text).encode(), dtype=np.uint8)
+    opens = (codes == ord("{")) | (codes == ord("["))
+    closes = (codes == ord("}")) | (codes == ord("]"))
+    return int(np.cumsum(opens.astype(np.int64) - closes).max(initial=0))
+
+
+def too_deep(text: str) -> str:
+    """Why a JSON text the parser gave up on (RecursionError) is refused: its real depth and
+    the parser's limit, Python's recursion limit less the calls already under way."""
+    return (
+        f"the JSON is nested too deeply to parse: {nesting_depth(text):,} levels of objects and "
+        f"lists, and the parser stops short of {sys.getrecursionlimit():,} levels (Python's "
+        "recursion limit); a benchmark result nests fewer than 10"
+    )
+
+
+def json_kind(value) -> str:
+    """What a JSON value is, in words, without its content: 'a number', 'a string of 3
+    characters', 'null', 'a boolean', 'a list', 'an object'."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return f"a string of {len(value):,} characters"
+    return "a list" if isinstance(value, list) else "an object"
 
 
 class Records(list):
@@ -252,6 +291,8 @@ def json_records(src: SourceFile) -> Records:
     if isinstance(data, list) and len(data) > MAX_POINTS_PER_FILE:
         where = f"record {MAX_POINTS_PER_FILE + 1:,} of {len(data):,}"
         raise too_many_points(src, "records in the JSON list", where)
+    if not isinstance(data, list | dict):
+        raise src.error(scalar_json(data))
     items = Records(data if isinstance(data, list) else [data])
     items.lines = lines
     if not items:
@@ -259,10 +300,17 @@ def json_records(src: SourceFile) -> Records:
     for index, item in enumerate(items):
         if not isinstance(item, dict):
             raise src.error(
-                f"{items.where(index)} is a JSON {type(item).__name__}, expected an object of "
-                "results"
+                f"{items.where(index)} is {json_kind(item)}, expected an object of results"
             )
     return items
+
+
+def scalar_json(value) -> str:
+    """The refusal of a file that is valid JSON holding a single value, not objects."""
+    return (
+        f"JSON, but {json_kind(value)} where an object or a list of results was expected "
+        "(a benchmark result file holds one JSON object, a list of them or JSON Lines)"
+    )
 
 
 MISSING_MARKERS = ("", "null", "none", "n/a", "na", "nan", "-")

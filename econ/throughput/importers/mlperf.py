@@ -61,6 +61,11 @@ def looks_like_summary(text: str) -> bool:
     return "MLPerf Results Summary" in text[:2000]
 
 
+def looks_like_system(record: dict) -> bool:
+    """A submission's system description (`systems/<Platform>.json`), not a result."""
+    return "accelerators_per_node" in record and "system_name" in record
+
+
 def looks_like_detail(text: str) -> bool:
     return text.lstrip().startswith(MLLOG) or f"\n{MLLOG}" in text[:5000]
 

@@ -54,8 +54,10 @@ from econ.throughput.importers._common import (
     apply_gpu_count,
     description_not_used,
     finish_curve,
+    json_kind,
     label_pairs,
     read_source,
+    too_deep,
 )
 
 SUMMARY_NAME = "result_summary.json"
@@ -131,17 +133,14 @@ def loads_json(text: str, where: str) -> dict:
             f"{exc.msg}; expected one JSON object"
         ) from None
     except RecursionError:
-        raise EndpointsError(
-            f"{where}: the JSON is nested too deeply to be a result file; expected one JSON "
-            "object of a few levels"
-        ) from None
+        raise EndpointsError(f"{where}: {too_deep(text)}; expected one JSON object") from None
     except ValueError as exc:
         raise EndpointsError(
             f"{where}: {exc} in the JSON; expected finite numbers (NaN and Infinity are not "
             "measurements)"
         ) from None
     if not isinstance(data, dict):
-        raise EndpointsError(f"{where}: the JSON is a {type(data).__name__}; expected an object")
+        raise EndpointsError(f"{where}: the JSON is {json_kind(data)}; expected an object")
     return data
 
 
@@ -331,6 +330,17 @@ def looks_like(record: Mapping) -> bool:
     return "n_samples_issued" in record and (
         "output_sequence_lengths" in record or "tpot" in record or "ttft" in record
     )
+
+
+def looks_like_report(text: str) -> bool:
+    """The endpoint client's `report.txt` (its summary for people, in ms), not its result."""
+    head = text.lstrip()[:2000]
+    return head.startswith("-") and "Summary" in head and "Total samples issued:" in head
+
+
+def looks_like_system_desc(record: Mapping) -> bool:
+    """A submission's `system_desc.json` (node types, accelerators per node), not a result."""
+    return "node_types" in record and "n_samples_issued" not in record
 
 
 def looks_like_text(text: str) -> bool:
