@@ -24,7 +24,7 @@ from econ.throughput.importers import (
     import_files,
     write_curve_csv,
 )
-from econ.throughput.importers._common import MAX_POINTS_PER_FILE
+from econ.throughput.importers._common import MAX_NAME_CHARS, MAX_POINTS_PER_FILE
 from econ.throughput.operating_point import operating_point
 from tests.conftest import SHARED_DATA, needs_shared_data
 from tests.endpoints_tree import build_submission
@@ -348,3 +348,33 @@ def test_a_submission_system_desc_points_to_the_submission_folder(tmp_path: Path
     with pytest.raises(CurveError, match="an MLPerf Endpoints system_desc.json, not a result.*the "
                        "submission folder .*result_summary.json with --gpus N"):  # fmt: skip
         import_file(desc)
+
+
+# --- 7. names longer than any real one ---------------------------------------------------------
+
+
+@needs_shared_data
+def test_a_model_name_over_the_limit_is_refused_without_quoting_it(tmp_path: Path):
+    run = json.loads(VLLM_RUN.read_text())
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(dict(run, model_id="m" * 100_000)))
+    with pytest.raises(CurveError) as info:
+        import_file(path)
+    message = str(info.value)
+    assert message == (
+        f"{path}: the run: the model name is 100,000 characters long; expected at most "
+        f"{MAX_NAME_CHARS:,} (a Hugging Face model id is at most 96)"
+    )
+
+
+@needs_shared_data
+def test_a_long_model_name_is_clipped_in_the_import_table_and_kept_in_json(tmp_path, capsys):
+    run = json.loads(VLLM_RUN.read_text())
+    path = tmp_path / "run.json"
+    name = "m" * MAX_NAME_CHARS
+    path.write_text(json.dumps(dict(run, model_id=name)))
+    assert main(["throughput", "import", str(path)]) == 0
+    header = capsys.readouterr().out.splitlines()[0]
+    assert f"model: {'m' * 80}... (1,000 characters);" in header and "m" * 81 not in header
+    assert main(["throughput", "import", str(path), "--show", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["provenance"]["model"] == name

@@ -15,7 +15,7 @@ import sys
 from econ import strict_json  # standard library only
 from econ.commands import LazyChoices, Number, add_format, lazy, say_warnings
 from econ.errors import InputError
-from econ.text import printable
+from econ.text import clipped, printable
 
 importers = lazy("econ.throughput.importers")  # pandas and the parsers load when a command runs
 operating = lazy("econ.throughput.operating_point")
@@ -242,7 +242,13 @@ def _cmd_import(args) -> int:
 def _provenance_text(prov: dict) -> str:
     keys = ("format", "tool", "tool_version", "model", "hardware", "precision", "gpu_count_basis")
     keys += ("throughput_window", "tokens_per_s_per_user_definition", "power_basis")
-    parts = [f"{k}: {printable(prov.get(k) or '-', line=True)}" for k in keys if k in prov]
+    names = ("tool", "tool_version", "model", "hardware", "precision")  # from the file: clipped
+    parts = [
+        f"{k}: {clipped(value) if k in names else printable(value, line=True)}"
+        for k in keys
+        if k in prov
+        for value in [prov.get(k) or "-"]
+    ]
     parts.append(f"sha256: {str(prov.get('file_sha256', ''))[:16]}...")
     return "; ".join(parts)
 

@@ -1103,6 +1103,7 @@ def finish_curve(
     ):
         keep = (frame[column] != "") & keep_point_provenance
         frame[column] = frame[column].where(keep, value)
+    _check_name_lengths(frame, src, labels)
     point_warnings = frame["warnings"].fillna("")
     frame["warnings"] = _point_warnings(point_warnings, warnings, labels)
     provenance = {
@@ -1123,6 +1124,26 @@ def finish_curve(
         provenance=provenance,
         warnings=tuple(dict.fromkeys(warnings + sorted(carried))),
     )
+
+
+MAX_NAME_CHARS = 1_000
+"""Longest model, hardware, precision, tool or version name a file may give [characters]: a
+Hugging Face model id is at most 96, MLPerf platform names a few dozen. As the MLPerf Endpoints
+descriptors' names and the generic CSV's headers, a longer one is refused, not cut."""
+NAME_COLUMNS = ("model", "hardware", "precision", "tool", "tool_version")
+
+
+def _check_name_lengths(frame: pd.DataFrame, src: SourceFile, labels: list[str]) -> None:
+    """Refuse a point whose name (NAME_COLUMNS) is longer than MAX_NAME_CHARS."""
+    for column in NAME_COLUMNS:
+        lengths = frame[column].str.len().to_numpy()
+        over = np.flatnonzero(lengths > MAX_NAME_CHARS)
+        if over.size:
+            i = int(over[0])
+            raise src.error(
+                f"{labels[i]}: the {column} name is {int(lengths[i]):,} characters long; "
+                f"expected at most {MAX_NAME_CHARS:,} (a Hugging Face model id is at most 96)"
+            )
 
 
 POINT_WARNING_SEPARATOR = " | "

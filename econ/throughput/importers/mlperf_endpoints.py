@@ -47,6 +47,7 @@ from econ import strict_json
 from econ.files import ZIP_METHODS, zip_member_refusal
 from econ.throughput.curve import Curve
 from econ.throughput.importers._common import (
+    MAX_NAME_CHARS,
     NS_PER_S,
     CurveError,
     Provenance,
@@ -66,7 +67,7 @@ SYSTEM_DESC_NAME = "system_desc.json"
 SYSTEM_POWER_NAME = "system_power.json"
 MAX_FILE_BYTES = 64 * 1024 * 1024
 """Largest descriptor or summary read [bytes]; the real ones are kilobytes (histograms included)."""
-MAX_TEXT_CHARS = 1_000
+MAX_TEXT_CHARS = MAX_NAME_CHARS
 """Longest name or label read from a descriptor [characters]; the real ones are a few dozen."""
 MAX_POINTS = 512
 """Most measurement points read from one tree (the rules cap a curve at 32 points)."""
