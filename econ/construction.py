@@ -75,15 +75,8 @@ def construction_loan(draws_usd, rate_monthly, service_start_month, term_months,
     n, months = draws.shape
     rate = np.asarray(rate_monthly, dtype=float)
     start = np.asarray(service_start_month, dtype=np.int64)
-    m = np.arange(months)[None, :]
-    building = m < start[:, None]
-    # Compounded to the end of month s-1 and back: the balance in month m < s is
-    # sum_{j<=m} d_j (1+r)^(m-j), i.e. (1+r)^m * cumulative sum of d_j (1+r)^-j.
-    growth = np.power.outer(1.0 + rate, np.arange(months, dtype=float))
-    balance_built = growth * np.cumsum(np.where(building, draws, 0.0) / growth, axis=1)
-    balance_built = np.where(building, balance_built, 0.0)
-    opening_built = np.concatenate([np.zeros((n, 1)), balance_built[:, :-1]], axis=1)
-    capitalized = np.where(building & (m >= 1), opening_built * rate[:, None], 0.0)
+    building = np.arange(months)[None, :] < start[:, None]
+    balance_built, capitalized = _built(draws, rate, start)
     owed = balance_built[np.arange(n), start - 1]
     # Amortization from month s: a level-payment loan of B_{s-1} drawn in month s-1, shifted.
     shift = start - 1
@@ -104,6 +97,39 @@ def construction_loan(draws_usd, rate_monthly, service_start_month, term_months,
         balance_usd=balance,
         capitalized_total_usd=capitalized.sum(axis=1),
     )
+
+
+def _built(draws, rate, start):
+    """The balance (n, T) while building (months before `start`, 0 after) and the interest
+    capitalized each month (n, T) of a loan drawn `draws` (n, T) at monthly `rate` (n,)."""
+    n, months = draws.shape
+    m = np.arange(months)[None, :]
+    building = m < start[:, None]
+    # Compounded to the end of month s-1 and back: the balance in month m < s is
+    # sum_{j<=m} d_j (1+r)^(m-j), i.e. (1+r)^m * cumulative sum of d_j (1+r)^-j.
+    growth = np.power.outer(1.0 + rate, np.arange(months, dtype=float))
+    balance = growth * np.cumsum(np.where(building, draws, 0.0) / growth, axis=1)
+    balance = np.where(building, balance, 0.0)
+    opening = np.concatenate([np.zeros((n, 1)), balance[:, :-1]], axis=1)
+    return balance, np.where(building & (m >= 1), opening * rate[:, None], 0.0)
+
+
+def capitalized_interest_usd(draws_usd, rate_monthly, service_start_month):
+    """Interest capitalized on some of a construction loan's draws [USD, array (n,)].
+
+    The loan's balance is linear in its draws, so the interest `construction_loan` capitalizes
+    is the sum of what each asset's draws accrue: this gives one asset's share (an owned hall
+    paid in month 0, say), to be added to that asset's cost and depreciated over its own life.
+
+    Parameters
+    ----------
+    draws_usd : array (n, T)  the asset's draws on the loan [USD]
+    rate_monthly : array (n,)  [1/month]
+    service_start_month : int array (n,)  s >= 1 [month index]
+    """
+    draws = np.asarray(draws_usd, dtype=float)
+    start = np.asarray(service_start_month, dtype=np.int64)
+    return _built(draws, np.asarray(rate_monthly, dtype=float), start)[1].sum(axis=1)
 
 
 def _delay(values, shift):

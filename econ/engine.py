@@ -706,7 +706,6 @@ def _project(b: ScenarioBatch, monthly: bool = True) -> Projection:
     fleet = _fleet(b, months)
     revenue = _revenue(b, months, fleet)
     capex_row, capex = _capex(b, fleet, months)
-    built = _construction_loan(b, months, fleet, capex)
     costs = _operating_costs(b, months, fleet, capex_row, revenue)
     rows = {
         "gpus_in_service": fleet.gpus,
@@ -732,13 +731,16 @@ def _project(b: ScenarioBatch, monthly: bool = True) -> Projection:
     }
     to = _Scenarios(np.arange(b.n) if b.one_row_per_scenario else np.flatnonzero(fleet.first_row))
     site = _site(b, months, rows, to, costs.site_open)
+    built, site_interest = _construction_loan(b, months, fleet, capex, site.capex_usd)
+    if np.any(site_interest):  # the site's share of the interest is part of its cost
+        site = _site(b, months, rows, to, costs.site_open, site_interest)
     if not b.one_row_per_scenario:  # (one row: the site's figures are the row's)
         rows["facility_usd"] = _row_facility(rows, site, to, fleet.scenario)
     capital = _capital_rows(
         b,
         months,
         fleet,
-        capex_row if built is None else capex_row + built.capitalized_total_usd,
+        capex_row if built is None else capex_row + built.capitalized_total_usd - site_interest,
         revenue,
         lambda: _row_ebitda(rows, site, to, fleet.scenario),
         b["financing.discount_rate_annual"],
@@ -975,24 +977,33 @@ def _capex(b: ScenarioBatch, fleet: _Fleet, months):
     return capex_row, paid
 
 
-def _construction_loan(b: ScenarioBatch, months, fleet: _Fleet, capex):
+def _construction_loan(b: ScenarioBatch, months, fleet: _Fleet, capex, site_capex):
     """financing.debt_share's loan drawn with the capex payments, its interest capitalized until
-    service starts (econ.construction), where a scenario has a construction period; else None.
+    service starts (econ.construction), where a scenario has a construction period; else None;
+    and the part of that interest accrued on the site's capex (n,), 0 without one.
 
+    The loan funds the site's capex (an owned hall, a liquid retrofit, paid in month 0) in the
+    same share as the GPUs', as the loan of a scenario without a construction period does, so
+    the interest on the site's draws is capitalized into the site's cost, not the GPUs'.
     Only the debt_share loan of a scenario without vintages has one (the scenario models refuse
-    a construction period with tranches or vintages)."""
+    a construction period with tranches or vintages), so rows are scenarios here."""
     built = (fleet.start > fleet.purchase + 1) | np.any(capex[:, 1:] > 0, axis=1)
     if b.stack or not b.one_row_per_scenario or not built.any():
-        return None
+        return None, 0.0
     from econ import construction
 
-    return construction.construction_loan(
-        capex * _column(_loan_share(b, slice(None), capex.sum(axis=1))),
-        _debt_share_rate_monthly(b),
+    share = _column(_loan_share(b, slice(None), capex.sum(axis=1) + site_capex.sum(axis=1)))
+    rate = _debt_share_rate_monthly(b)
+    loan = construction.construction_loan(
+        (capex + site_capex) * share,
+        rate,
         fleet.start,
         b["financing.debt_term_months"],
         b.horizon_months,
     )
+    if not np.any(site_capex):
+        return loan, 0.0
+    return loan, construction.capitalized_interest_usd(site_capex * share, rate, fleet.start)
 
 
 @dataclass(frozen=True)
@@ -1101,9 +1112,9 @@ class _Scenarios:
         return np.asarray(x)[self.first]
 
 
-def _site(b: ScenarioBatch, months, rows, to: _Scenarios, open_month):
+def _site(b: ScenarioBatch, months, rows, to: _Scenarios, open_month, capitalized_interest=0.0):
     """The site (facility) belongs to the scenario: its costs from the rows' summed IT load, from
-    the month it opens."""
+    the month it opens; `capitalized_interest` (n,) is construction-loan interest on its capex."""
     return facility_mod.facility_costs(
         mode=to.at_first(b["facility.mode"]),
         months=months,
@@ -1112,6 +1123,7 @@ def _site(b: ScenarioBatch, months, rows, to: _Scenarios, open_month):
         drawn_it_kw=to.lines(rows["it_drawn_kw"]),
         racks=to.lines(rows["racks_in_service"]).max(axis=1),
         open_month=open_month,
+        capitalized_interest_usd=capitalized_interest,
         **{name: to.at_first(b[f"facility.{name}"]) for name in FACILITY_INPUTS},
     )
 

@@ -6,8 +6,10 @@ This module owns:
   whether or not it is drawn, draw above the contract is billed as overage, and the unused part is
   stranded capacity;
 - an owned facility: capex per MW of critical (IT) load (Cushman & Wakefield's unit), straight-line
-  depreciation over the facility's own 15-20-year life, maintenance as a share of its capex;
-- the capex of retrofitting liquid cooling into an air-cooled (legacy) hall, per rack;
+  depreciation over the facility's own 15-20-year life from the site's opening, maintenance as a
+  share of its capex;
+- the capex of retrofitting liquid cooling into an air-cooled (legacy) hall, per rack, written
+  off by the horizon in a rented hall (a tenant's improvement);
 - the hall's limits: maximum kW per rack and cooling type, checked with errors that say which rack
   failed and why.
 
@@ -370,13 +372,18 @@ def facility_costs(
     liquid_retrofit_usd_per_rack,
     retrofit_life_years,
     open_month=1,
+    capitalized_interest_usd=0.0,
 ) -> FacilityCosts:
     """Facility line items for colocation or an owned hall, plus any liquid retrofit.
 
     Colocation (mode 0): rent = `colocation_usd_per_month` on the contracted kW.
     Owned (mode 1): capex = critical MW * USD/MW in month 0, straight-line depreciation over the
-    facility life from month 1, maintenance = share * capex / 12 per month. A liquid retrofit (either
-    mode) is capitalized in month 0 and depreciated over its own life.
+    facility life from the month the site opens (placed in service, ASC 360-10-35-4),
+    maintenance = share * capex / 12 per month from then. A liquid retrofit (either mode) is
+    capitalized in month 0 and depreciated from the opening over its own life; in a colocation
+    hall, a tenant's improvement to a site it does not own, over at most the months from the
+    opening to the horizon (the shorter of its life and the lease, ASC 842-20-35-12; the contract
+    runs to the horizon), so none of it is left at the horizon to count as sold.
 
     Parameters
     ----------
@@ -397,7 +404,11 @@ def facility_costs(
     liquid_retrofit_usd_per_rack : array (n,)  [USD/rack]
     retrofit_life_years : array (n,)  [years]
     open_month : int array (n,) or int  month the site opens: contracted kW and an owned hall's
-        maintenance are charged from it (default 1) [month index]
+        maintenance are charged from it and the site's capex depreciated from it (default 1)
+        [month index]
+    capitalized_interest_usd : array (n,) or float  construction-loan interest capitalized on
+        the site's capex (econ.construction), added to the cost of the hall and the retrofit in
+        proportion to their capex (both paid in month 0) [USD]
     """
     months = np.asarray(months)
     m = months[None, :]
@@ -432,12 +443,22 @@ def facility_costs(
         racks, liquid_retrofit_usd_per_rack, rack_cooling, hall_cooling
     )
     capex_total = build + retrofit
+    open_at = np.broadcast_to(np.asarray(open_month), np.shape(capex_total))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        interest = np.where(capex_total > 0, capitalized_interest_usd / capex_total, 0.0)
+    cost = 1.0 + interest  # the site's cost per USD of its capex
+    # A tenant's retrofit is amortized by the horizon, where the colocation contract ends.
+    to_horizon = np.maximum(np.asarray(horizon_months) - open_at + 1, 1) / MONTHS_PER_YEAR
+    retrofit_life = np.where(
+        owned, retrofit_life_years, np.minimum(retrofit_life_years, to_horizon)
+    )
     depreciation = np.zeros(shape)
     if np.any(capex_total != 0):
         depreciation = (
-            straight_line_usd_per_month(build, life_years, months)
-            + straight_line_usd_per_month(retrofit, retrofit_life_years, months)
+            straight_line_usd_per_month(build * cost, life_years, months, open_at)
+            + straight_line_usd_per_month(retrofit * cost, retrofit_life, months, open_at)
         ) * active
+
     def capacity():
         built_kw = np.where(owned_col, _per_scenario(critical) * service, contracted)
         return (
@@ -449,7 +470,7 @@ def facility_costs(
         facility_usd=np.where(owned_col, maintenance, rent) if owned.any() else rent,
         capex_usd=np.where(m == 0, _per_scenario(capex_total), 0.0),
         depreciation_usd=depreciation,
-        book_value_end_usd=book_value_usd(capex_total, depreciation),
+        book_value_end_usd=book_value_usd(capex_total * cost, depreciation),
         _capacity=capacity,
     )
 

@@ -222,3 +222,57 @@ def test_tax_expense_is_rate_times_book_income_with_construction():
     assert m.tax_depreciation_usd.sum() == pytest.approx(
         10000.0 + m.capitalized_interest_usd.sum(), rel=1e-12
     )
+
+
+OWNED_HALL = {
+    "facility.mode": "owned",
+    "facility.colo_usd_per_kw_month": 0.0,
+    "facility.capex_usd_per_mw": 5e6,  # 1 GPU at 1 kW: a 5,000 USD hall, paid in month 0
+    "facility.life_years": 20.0,
+}
+
+
+def test_the_owned_hall_is_in_the_construction_loan():
+    # An infrastructure review: with a construction period the debt_share loan funded the GPUs
+    # alone (60% of the GPUs' capex instead of 60% of GPUs and hall), and its interest ignored
+    # the hall. The loan is now drawn on both; the interest on each one's draws is capitalized
+    # into that asset's cost (ASC 835-20-30-2) and depreciated over that asset's life.
+    gpu, hall, share, s = 10_000.0, 1.0 / 1000 * 5e6, 0.6, 7
+    r = RATE_ANNUAL / 12
+    result = project(built(start=s, **OWNED_HALL))
+    summary, m = result.summary.iloc[0], result.monthly.loc["small"]
+    assert summary.debt_usd == pytest.approx(share * (gpu + hall), rel=1e-12)
+    no_construction = project(built(start=1, **OWNED_HALL)).summary.iloc[0]
+    assert no_construction.debt_usd == pytest.approx(summary.debt_usd, rel=1e-12)
+    gpu_interest = share * gpu * ((1 + r) ** (s - 1) - 1)
+    hall_interest = share * hall * ((1 + r) ** (s - 1) - 1)
+    assert m.capitalized_interest_usd.sum() == pytest.approx(
+        gpu_interest + hall_interest, rel=1e-12
+    )
+    assert m.principal_usd.sum() == pytest.approx(
+        share * (gpu + hall) + gpu_interest + hall_interest, rel=1e-12
+    )
+    # The GPUs (1-year life) and the hall (20 years) depreciate from the first month in service.
+    assert m.depreciation_usd.iloc[:s].sum() == 0
+    assert m.depreciation_usd.iloc[s] == pytest.approx(
+        (gpu + gpu_interest) / 12 + (hall + hall_interest) / 240, rel=1e-12
+    )
+    # At the horizon (24) the GPUs are written off and the hall counts at its book value.
+    assert m.disposal_usd.iloc[24] == pytest.approx(
+        (hall + hall_interest) * (1 - (24 - s + 1) / 240), rel=1e-12
+    )
+
+
+def test_the_hall_depreciates_from_the_sites_opening():
+    # The hall is placed in service when the site opens (ASC 360-10-35-4): the first month in
+    # service by default, or opex.site_open_month. It depreciated from month 1 before.
+    hall = 1.0 / 1000 * 5e6
+    for changes, opened in (({}, 7), ({"opex.site_open_month": 4}, 4)):
+        m = project(built(start=7, debt_share=0.0, **OWNED_HALL, **changes)).monthly.loc["small"]
+        assert m.depreciation_usd.iloc[:opened].sum() == 0
+        assert m.depreciation_usd.iloc[opened:7].tolist() == pytest.approx(
+            [hall / 240] * (7 - opened), rel=1e-12
+        )
+        assert m.disposal_usd.iloc[24] == pytest.approx(
+            hall * (1 - (24 - opened + 1) / 240), rel=1e-12
+        )

@@ -134,7 +134,9 @@ def test_a_ddtl_drawn_in_steps_pays_its_commitment_fees():
     [
         # reviewer's repro at --price 3.7: printed 446,494,215 (break-even 2.7776)
         ("hall-10mw-hgx-b200-air", 446_494_215, 447_504_258, 2.7843),
-        ("hall-10mw-gb300-nvl72-liquid", 323_722_911, 324_420_097, None),
+        # (its retrofit written off by the horizon since a facilities review, a tenant's
+        # improvement: 323,722,911 and 324,420,097 while it counted as sold at book value)
+        ("hall-10mw-gb300-nvl72-liquid", 324_858_295, 325_555_956, None),
     ],
 )
 def test_deferred_interest_of_a_sculpted_loan_is_no_draw(stem, reviewed, fixed, breakeven):
