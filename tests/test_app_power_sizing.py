@@ -24,7 +24,7 @@ def test_a_pue_or_hall_limit_outside_the_scenario_bounds_is_an_error_in_the_page
     widget(app.number_input, "PUE").set_value(None).run()
     widget(app.number_input, "Hall limit per rack [kW]").set_value(0.0).run()
     assert not app.exception
-    found = [e for e in errors(app) if "expected a limit above 0 kW per rack" in e]
+    found = [e for e in errors(app) if "expected a limit above 0 and at most 2000 kW per rack" in e]
     assert found and "--" not in found[0], errors(app)
 
 

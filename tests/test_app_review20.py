@@ -423,8 +423,8 @@ SNAKE = re.compile(r"\b[a-z]+_[a-z_]+\b|--[a-z]")
         (
             "Hall limit per rack [kW]",
             0.0,
-            "Sizing: the hall limit per rack = 0: expected a limit above 0 kW per rack; empty the "
-            "box for a hall without a limit",
+            "Sizing: the hall limit per rack = 0: expected a limit above 0 and at most 2000 kW per "
+            "rack; empty the box for a hall without a limit",
         ),
         ("Hall limit per rack [kW]", 20.0, "(raise the hall limit per rack, e.g. a liquid-cooled"),
     ],

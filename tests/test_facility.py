@@ -447,3 +447,173 @@ def test_the_sites_value_at_the_horizon_and_an_owned_hall_without_upkeep_are_sai
     seed = project(load_scenario(ROOT / "models" / "scenarios" / "deepseek-r1-gb200-nvl72.toml"))
     assert not any(w.startswith("the site's book value") for w in seed.warnings[0])
 
+
+# --- An owned hall's capacity, and the rack figures (an infrastructure review) -----------------
+
+HALL = "hall-10mw-gb300-nvl72-liquid.toml"
+OWNED = {
+    "facility.mode": "owned",
+    "facility.colo_usd_per_kw_month": 0.0,
+    "facility.hall_cooling": "liquid",
+}
+
+
+def _scenario_file(name):
+    from tests.conftest import ROOT
+
+    return ROOT / "models" / "scenarios" / name
+
+
+def _refused(path, overrides) -> str:
+    from econ import load_scenario
+    from econ.scenario import ScenarioError
+
+    with pytest.raises(ScenarioError) as info:
+        load_scenario(path, overrides)
+    return str(info.value)
+
+
+def _it_kw(gpus, kw_per_gpu):
+    return f"{gpus * kw_per_gpu:,.2f}".rstrip("0").rstrip(".")
+
+
+@pytest.mark.parametrize(("critical_kw", "racks"), [(1.0, 75), (10_000.0, 150)])
+def test_an_owned_hall_below_the_fleets_it_load_is_refused(critical_kw, racks):
+    # A 1 kW hall ran 5,400 GPUs (NPV 51.96 M -> 108.04 M USD as the hall's capex fell to
+    # 11,700 USD), and a 10,000 kW hall 150 racks drawing 19,800 kW; both exited 0.
+    from econ import load_scenario
+
+    path = _scenario_file(HALL)
+    base = load_scenario(path)
+    gpus, kw_per_gpu = racks * base.fleet.gpus_per_rack, base.power.kw_per_gpu
+    overrides = {**OWNED, "facility.critical_kw": critical_kw, "fleet.racks": racks}
+    overrides["fleet.gpu_count"] = gpus
+    message = _refused(path, overrides)
+    assert HALL in message
+    assert (
+        f"facility.critical_kw = {critical_kw:,g} kW is below the fleet's full-load IT power of "
+        f"{_it_kw(gpus, kw_per_gpu)} kW ({gpus:,} GPUs x {kw_per_gpu:g} kW per GPU); expected "
+        "at least the fleet's IT load"
+    ) in message
+
+
+def test_a_hall_built_for_the_fleet_is_the_default_hall():
+    from econ import load_scenario, project
+
+    path = _scenario_file(HALL)
+    base = load_scenario(path)
+    it_kw = base.fleet.gpu_count * base.power.kw_per_gpu
+    default = project(load_scenario(path, OWNED)).summary.iloc[0]
+    given = project(load_scenario(path, {**OWNED, "facility.critical_kw": it_kw}))
+    assert given.summary.npv_usd.iloc[0] == pytest.approx(default.npv_usd, rel=1e-12)
+    larger = project(load_scenario(path, {**OWNED, "facility.critical_kw": 2 * it_kw}))
+    hall_capex = it_kw / 1000 * CUSHMAN_2025
+    assert larger.summary.capex_usd_total.iloc[0] == pytest.approx(
+        default.capex_usd_total + hall_capex, rel=1e-12
+    )
+
+
+def test_the_hall_holds_the_peak_of_the_fleet_and_its_vintages():
+    # The H200 fleet retired at 20 and the GB300 vintage bought at 18 (in service from 19) share
+    # months 19-20: the hall must hold both.
+    path = _scenario_file("h200-fleet-gb300-refresh.toml")
+    owned = {"facility.mode": "owned", "facility.colo_usd_per_kw_month": 0.0}
+    both = 1024 * 1.37 + 720 * 1.8333
+    message = _refused(path, {**owned, "fleet.retire_month": 20, "facility.critical_kw": 1500.0})
+    assert (
+        f"facility.critical_kw = 1,500 kW is below the fleet's full-load IT power of "
+        f"{_it_kw(1, both)} kW (the fleet and its vintages in month 19: base 1,024 GPUs x 1.37 kW "
+        "per GPU, gb300 720 GPUs x 1.8333 kW per GPU); expected at least the fleet's IT load"
+    ) in message
+    from econ import load_scenario
+
+    load_scenario(path, {**owned, "fleet.retire_month": 20, "facility.critical_kw": both})
+    # retired at 18, the peak is the H200s' alone
+    load_scenario(path, {**owned, "facility.critical_kw": 1024 * 1.37})
+
+
+@settings(max_examples=12, deadline=None)
+@given(
+    retire=st.integers(2, 40),
+    purchase=st.integers(1, 40),
+    ramp=st.integers(0, 12),
+    base_ramp=st.integers(0, 6),
+)
+def test_the_hall_checked_is_the_hall_the_engine_builds(retire, purchase, ramp, base_ramp):
+    # The default hall (facility.critical_kw unset) is built for the peak of the IT load the
+    # engine counts month by month; the check refuses a hall just below that and accepts it.
+    import tomllib
+
+    from econ import project
+    from econ.scenario import ScenarioError, apply_overrides, validate_dict
+
+    data = tomllib.loads(_scenario_file("h200-fleet-gb300-refresh.toml").read_text())
+    data["vintages"][0]["fleet"].update(purchase_month=purchase, deployment_ramp_months=ramp)
+    changes = {"fleet.retire_month": retire, "fleet.deployment_ramp_months": base_ramp}
+    changes |= {"financing.size_to_min_dscr": None, "financing.max_ltv": None}
+    owned = {"facility.mode": "owned", "facility.colo_usd_per_kw_month": 0.0}
+    owned["facility.capex_usd_per_mw"] = 1000.0  # 1 USD per kW: the hall's capex is its kW
+    rented = project(validate_dict(apply_overrides(data, changes))).summary.iloc[0]
+    built = project(validate_dict(apply_overrides(data, changes | owned))).summary.iloc[0]
+    peak_kw = built.capex_usd_total - rented.capex_usd_total
+    validate_dict(apply_overrides(data, changes | owned | {"facility.critical_kw": peak_kw}))
+    with pytest.raises(ScenarioError, match="expected at least the fleet's IT load"):
+        below = {"facility.critical_kw": peak_kw - 0.01}
+        validate_dict(apply_overrides(data, changes | owned | below))
+
+
+def test_econ_validate_refuses_a_hall_below_the_fleet(tmp_path, capsys):
+    from econ import cli
+
+    text = _scenario_file(HALL).read_text()
+    text = text.replace("colo_usd_per_kw_month = 194.95", 'mode = "owned"\ncritical_kw = 10000.0')
+    text = text.replace('hall_cooling = "air_retrofit_liquid"', 'hall_cooling = "liquid"')
+    for before, after in (("racks = 75", "racks = 150"), ("gpu_count = 5400", "gpu_count = 10800")):
+        text = text.replace(before, after)
+    path = tmp_path / "big-hall.toml"
+    path.write_text(text)
+    assert cli.main(["validate", str(path)]) == 3
+    err = capsys.readouterr().err
+    assert "big-hall.toml" in err and "facility.critical_kw = 10,000 kW" in err
+    assert f"{_it_kw(10_800, 1.8333)} kW" in err and "Traceback" not in err
+
+
+def test_critical_kw_in_a_colocation_hall_is_refused():
+    # It was ignored: the NPV did not move with facility.critical_kw = 1.
+    message = _refused(_scenario_file(HALL), {"facility.critical_kw": 1.0})
+    assert (
+        "critical_kw (1 kW) is an owned hall's capacity but mode is 'colocation', where it "
+        "changes nothing; expected contracted_kw"
+    ) in message
+    with pytest.raises(ValidationError, match="expected contracted_kw"):
+        Facility(critical_kw=500.0)
+
+
+def test_a_rack_figure_that_contradicts_the_gpus_power_is_refused():
+    # 20 kW for 72 GPUs at 1.8333 kW (132 kW) passed a 30 kW hall.
+    message = _refused(
+        _scenario_file(HALL),
+        {"facility.kw_per_rack": 20.0, "facility.hall_max_kw_per_rack": 30.0},
+    )
+    assert (
+        f"facility.kw_per_rack = 20 kW but a rack of 72 GPUs x 1.8333 kW per GPU draws "
+        f"{_it_kw(72, 1.8333)} kW (-85%); expected the rack's IT power within 20% of it"
+    ) in message
+    power = Power(kw_per_gpu=1.87)
+    liquid = {"rack_cooling": "liquid", "hall_cooling": "liquid"}
+    # the physical GB200 NVL72 rack, 120 kW against 72 x 1.87 = 134.64 kW: 11% below, accepted
+    check_fleet_in_hall(72, 72, power, Facility(kw_per_rack=120.0, **liquid), "gb200-nvl72")
+    for kw in (72 * 1.87 * 0.79, 72 * 1.87 * 1.21):
+        with pytest.raises(ValueError, match="expected the rack's IT power within 20%"):
+            check_fleet_in_hall(72, 72, power, Facility(kw_per_rack=kw, **liquid))
+
+
+@pytest.mark.parametrize("field", ["kw_per_rack", "hall_max_kw_per_rack"])
+@pytest.mark.parametrize("value", [5000.0, 1e9])
+def test_rack_power_beyond_any_rack_is_refused(field, value):
+    from econ.scenario.power_models import MAX_KW_PER_RACK
+
+    message = _refused(_scenario_file(HALL), {f"facility.{field}": value})
+    assert f"facility.{field} = " in message
+    assert f"{value:,g} kW per rack is more than {MAX_KW_PER_RACK:,g} kW per rack" in message
+    Facility(**{field: MAX_KW_PER_RACK, "rack_cooling": "liquid", "hall_cooling": "liquid"})

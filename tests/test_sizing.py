@@ -498,11 +498,16 @@ def test_cli_table(capsys):
         ),
         (
             ["--hardware", "gb300-nvl72", "--hall-max-kw-per-rack", "0"],
-            "--hall-max-kw-per-rack = 0: expected a limit above 0 kW per rack",
+            "--hall-max-kw-per-rack = 0: expected a limit above 0 and at most 2000 kW per rack",
         ),
         (
             ["--hardware", "gb300-nvl72", "--hall-max-kw-per-rack", "-1"],
-            "--hall-max-kw-per-rack = -1: expected a limit above 0 kW per rack",
+            "--hall-max-kw-per-rack = -1: expected a limit above 0 and at most 2000 kW per rack",
+        ),
+        # no rack is near 1e9 kW (econ.scenario.power_models.MAX_KW_PER_RACK)
+        (
+            ["--hardware", "gb300-nvl72", "--hall-max-kw-per-rack", "1e9"],
+            "--hall-max-kw-per-rack = 1e+09: expected a limit above 0 and at most 2000 kW per rack",
         ),
         (["--hardware", "h200-sxm", "--budget-usd", "1e8"], "--capex-usd-per-rack"),
         (["--hardware", "nope"], "expected one of b200-sxm"),
@@ -585,7 +590,7 @@ def test_size_takes_the_scenario_bounds():
     from econ.scenario.section import field_bounds
 
     assert field_bounds(Power, "pue") == {"ge": 1.0, "le": 3.0}
-    assert field_bounds(Facility, "hall_max_kw_per_rack") == {"gt": 0}
+    assert field_bounds(Facility, "hall_max_kw_per_rack") == {"gt": 0, "le": 2000.0}
     assert size(mw=10.0, hardware="gb300-nvl72", pue=3.0)["pue"] == 3.0  # the bound is inside
     with pytest.raises(InputError, match="as power.pue takes in a scenario file"):
         size(mw=10.0, hardware="gb300-nvl72", pue=3.01)

@@ -27,7 +27,13 @@ from econ.scenario.financing_models import (
 )
 from econ.scenario.gain_models import Throughput
 from econ.scenario.market_models import Market, Utilization
-from econ.scenario.power_models import Facility, Power, check_fleet_in_hall
+from econ.scenario.power_models import (
+    Facility,
+    Power,
+    check_fleet_in_hall,
+    check_hall_capacity,
+    it_kw_per_gpu,
+)
 from econ.scenario.section import PRINTABLE, Section
 from econ.strict_json import beyond_float
 
@@ -504,7 +510,9 @@ class Scenario(Section):
                 raise ValueError(
                     f"sources names {shortened(path)}, which is not a field of the scenario"
                 )
-        self.expand()  # validates every vintage as a scenario of its own
+        rows = self.expand()  # validates every vintage as a scenario of its own
+        if self.facility.mode == "owned" and self.facility.critical_kw is not None:
+            check_hall_capacity(self.facility, *_peak_it_load(rows, horizon))
         return self
 
     def expand(self) -> tuple[Scenario, ...]:
@@ -656,6 +664,34 @@ def _check_dates(start: dt.date, horizon: int) -> None:
             f"{last // 12}-{last % 12 + 1:02d}; expected a start_date whose last month falls in "
             f"{LATEST_YEAR} at the latest (spreadsheets show no later date)"
         )
+
+
+def _peak_it_load(rows: tuple[Scenario, ...], horizon: int):
+    """The month the fleet and its vintages (`rows`, from Scenario.expand) draw the most IT power
+    at full load, and each row's (name, GPUs in service, IT kW per GPU) then: every row in
+    service from its first month of service to its retirement, its GPUs entering service
+    linearly over fleet.deployment_ramp_months, as the engine counts them."""
+
+    def in_service(fleet: Fleet, month: int) -> float:
+        start = fleet.service_start_month
+        start = fleet.purchase_month + 1 if start is None else start
+        retire = horizon if fleet.retire_month is None else fleet.retire_month
+        if not start <= month <= retire:
+            return 0.0
+        ramp = fleet.deployment_ramp_months
+        return fleet.gpu_count * (min(1.0, (month - start + 1) / ramp) if ramp else 1.0)
+
+    kw_per_gpu = [it_kw_per_gpu(row.power) for row in rows]
+    gpus = [[in_service(row.fleet, m) for row in rows] for m in range(horizon + 1)]
+    month = max(
+        range(horizon + 1),
+        key=lambda m: sum(g * k for g, k in zip(gpus[m], kw_per_gpu, strict=True)),
+    )
+    names = [row.name.rpartition("/")[2] for row in rows]
+    loads = [
+        (name, count, kw) for name, count, kw in zip(names, gpus[month], kw_per_gpu, strict=True)
+    ]
+    return [load for load in loads if load[1] > 0] or loads[:1], month
 
 
 def _check_service_window(fleet: Fleet, horizon: int, where: str) -> None:

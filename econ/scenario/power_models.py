@@ -102,6 +102,23 @@ NVL72: 132 kW / 72 = 1.83 kW with its host share) and room for the utility-meter
 a larger figure is a typo or a system's power entered as a GPU's."""
 
 
+MAX_KW_PER_RACK = 2000.0
+"""The largest IT power per rack a scenario takes, as a rack's figure or a hall's limit [kW/rack]:
+above the densest racks announced, NVIDIA's Rubin Ultra NVL576 "Kyber" rack at up to 600 kW
+(GTC 2025; Tom's Hardware, 2025-03) and the 1.2-1.3 MW TrendForce expects of later systems
+(via cloudnews.tech, 2025), and 15 times today's densest (GB300 NVL72, 132 kW, models/racks.toml).
+No source gives a ceiling, so this is a sanity bound: a larger figure is a typo, a hall's or a
+row's power entered as a rack's, or a "no limit" that is written by leaving the field out."""
+
+KW_PER_RACK_DEPARTURE = 0.2
+"""How far facility.kw_per_rack may depart from GPUs per rack x IT kW per GPU [fraction]. The
+physical rack can differ from that product by its share of networking outside the rack: 11% in
+models/racks.toml (GB200 NVL72, 120 kW against 72 x 1.87 = 134.64 kW); 20%, the tolerance
+econ.racks gives a power figure against the rack catalog's, leaves room for it. Further off, the
+rack figure describes another rack than the fleet's GPUs make, and it would decide the hall's
+kW-per-rack check in their place."""
+
+
 class Power(Section):
     """Power drawn by the GPUs and its price."""
 
@@ -311,8 +328,9 @@ class Facility(Section):
     critical_kw: float | None = Field(
         None,
         gt=0,
-        description="Critical (IT) capacity of an owned facility; default: the fleet's full-load "
-        "IT power [kW]",
+        description="Critical (IT) capacity of an owned facility (mode 'owned' only), at least "
+        "the most IT power the fleet and its vintages draw at full load; default: that "
+        "power [kW]",
     )
     life_years: float = Field(
         20.0, ge=1, le=50, description="Useful life of an owned facility (15-20 typical) [years]"
@@ -338,17 +356,26 @@ class Facility(Section):
         "(Morgan Stanley via secondary, 2025: 50,000 per GB300 NVL72 rack) [USD/rack]",
     )
     retrofit_life_years: float = Field(
-        15.0, ge=1, le=50, description="Depreciation life of a liquid retrofit [years]"
+        15.0,
+        ge=1,
+        le=50,
+        description="Depreciation life of a liquid retrofit; in a colocation hall at most the "
+        "months from the site's opening to the horizon (a tenant's improvement, ASC 842-20-35-12) "
+        "[years]",
     )
     kw_per_rack: float | None = Field(
         None,
         gt=0,
-        description="Rack IT power at full load; default: GPUs per rack x IT kW per GPU [kW/rack]",
+        le=MAX_KW_PER_RACK,
+        description="Rack IT power at full load, within 20% of GPUs per rack x IT kW per GPU; "
+        "default: that product [kW/rack]",
     )
     hall_max_kw_per_rack: float | None = Field(
         None,
         gt=0,
-        description="The hall's limit per rack (legacy air halls 15-20); none = no limit [kW/rack]",
+        le=MAX_KW_PER_RACK,
+        description="The hall's limit per rack (legacy air halls 15-20), at most 2,000; none = "
+        "no limit [kW/rack]",
     )
     m2_per_rack: float = Field(
         2.5,
@@ -372,6 +399,24 @@ class Facility(Section):
     def _escalation_as_fraction(cls, value):
         return _escalation(value, "the colocation price")
 
+    @field_validator("kw_per_rack", "hall_max_kw_per_rack", mode="before")
+    @classmethod
+    def _rack_power_bounded(cls, value, info):
+        if _number(value) and value > MAX_KW_PER_RACK:
+            why = "above the densest rack announced (about 600 kW to 1.3 MW)"
+            expected = (
+                "a hall's limit in kW per rack, or none (leave it out) for a hall without one"
+                if info.field_name == "hall_max_kw_per_rack"
+                else "a rack's IT power in kW"
+            )
+            raise BoundError(
+                f"{value:,g} kW per rack is more than {MAX_KW_PER_RACK:,g} kW per rack, {why}; "
+                f"expected {expected}",
+                ("le", MAX_KW_PER_RACK),
+                why,
+            )
+        return value
+
     @model_validator(mode="after")
     def _consistent(self) -> Facility:
         if self.mode == "owned" and self.colo_usd_per_kw_month > 0:
@@ -382,6 +427,12 @@ class Facility(Section):
         if self.mode == "owned" and self.contracted_kw is not None:
             raise ValueError(
                 "contracted_kw is a colocation term but mode is 'owned'; expected critical_kw"
+            )
+        if self.mode == "colocation" and self.critical_kw is not None:
+            raise ValueError(
+                f"critical_kw ({self.critical_kw:,g} kW) is an owned hall's capacity but mode is "
+                "'colocation', where it changes nothing; expected contracted_kw (the capacity "
+                "the colocation contract bills) or mode 'owned'"
             )
         if self.rack_cooling == "liquid" and self.hall_cooling == "air":
             raise ValueError(
@@ -448,6 +499,8 @@ def check_fleet_in_hall(
         if beyond_float(count):
             raise ValueError(f"{name} = {integer_shown(count)}: {EXPECTED_FINITE}")
     limit = facility.hall_max_kw_per_rack
+    if facility.kw_per_rack is not None:
+        _check_rack_figure(facility.kw_per_rack, gpus_per_rack, it_kw_per_gpu(power))
     if limit is not None and facility.kw_per_rack is not None:
         kw_rack, figure = facility.kw_per_rack, "facility.kw_per_rack"
     elif limit is not None:
@@ -469,7 +522,61 @@ def check_fleet_in_hall(
         )
 
 
+def _check_rack_figure(kw_per_rack: float, gpus_per_rack: int, kw_per_gpu: float) -> None:
+    """Refuse a facility.kw_per_rack more than KW_PER_RACK_DEPARTURE from GPUs per rack x IT kW
+    per GPU: it would decide the hall's kW-per-rack check for a rack the fleet does not have."""
+    from_gpus = gpus_per_rack * kw_per_gpu
+    departure = kw_per_rack / from_gpus - 1.0
+    if abs(departure) <= KW_PER_RACK_DEPARTURE:
+        return
+    raise ValueError(
+        f"facility.kw_per_rack = {kw_per_rack:,g} kW but a rack of {gpus_per_rack:,} GPUs x "
+        f"{kw_per_gpu:g} kW per GPU draws {_kw(from_gpus)} kW ({departure:+.0%}); expected the "
+        f"rack's IT power within {KW_PER_RACK_DEPARTURE:.0%} of it (a physical rack can differ "
+        "by its share of networking outside the rack), or no kw_per_rack"
+    )
+
+
+def _kw(value: float) -> str:
+    """A power in a message: thousands separated, at most 2 decimals (9,899.82; 132) [kW]."""
+    return f"{value:,.2f}".rstrip("0").rstrip(".")
+
+
+def check_hall_capacity(
+    facility: Facility, loads: list[tuple[str, float, float]], month: int
+) -> None:
+    """Refuse an owned hall whose facility.critical_kw is below the most IT power its fleet (and
+    vintages) draws at full load in any month: the hall's critical capacity feeds every rack at
+    full load, as facility.floor_m2 holds every rack.
+
+    Parameters
+    ----------
+    facility : the scenario's [facility]
+    loads : (name, GPUs in service, IT kW per GPU at full load) of the fleet and each vintage in
+        the month of the peak [-, GPUs, kW/GPU]
+    month : int  the month of the peak [month index]
+    """
+    critical = facility.critical_kw
+    peak = sum(gpus * kw_per_gpu for _, gpus, kw_per_gpu in loads)
+    # (within half the message's last digit, 5 W: the figure it shows is accepted)
+    if facility.mode != "owned" or critical is None or critical >= peak - 0.005:
+        return
+    terms = [f"{gpus:,.6g} GPUs x {kw_per_gpu:g} kW per GPU" for _, gpus, kw_per_gpu in loads]
+    if len(loads) == 1:
+        load = terms[0]
+    else:
+        rows = ", ".join(f"{name} {term}" for (name, *_), term in zip(loads, terms, strict=True))
+        load = f"the fleet and its vintages in month {month}: {rows}"
+    raise ValueError(
+        f"facility.critical_kw = {critical:,g} kW is below the fleet's full-load IT power of "
+        f"{_kw(peak)} kW ({load}); expected at least the fleet's IT load (the hall's critical "
+        "capacity feeds every rack at full load), or no critical_kw (a hall built for that load)"
+    )
+
+
 __all__ = [
+    "KW_PER_RACK_DEPARTURE",
+    "MAX_KW_PER_RACK",
     "Facility",
     "FacilityMode",
     "HallCooling",
@@ -477,6 +584,7 @@ __all__ = [
     "PowerBoundary",
     "RackCooling",
     "check_fleet_in_hall",
+    "check_hall_capacity",
     "it_kw_per_gpu",
     "weighted_price_factor",
 ]
