@@ -1,7 +1,8 @@
 """Rack figures per hardware key (models/racks.toml) and the sizing of a hall for one of them.
 
-The library side of `econ size`: `load_racks` reads the rack catalog with its sources, `size` sizes a
-hall from a power budget with econ.sizing and returns a JSON-ready result.
+The library side of `econ size`: `load_racks` reads and checks the rack catalog with its sources,
+`size` sizes a hall from a power budget, or the hall a number of GPUs needs, with econ.sizing and
+returns a JSON-ready result.
 """
 
 from __future__ import annotations
@@ -16,10 +17,12 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from econ.bounds import bounds_words, within_bounds
 from econ.catalog import models_dir
 from econ.errors import InputError
-from econ.facility import HallLimitError
-from econ.sizing import LIMITS, size_hall
+from econ.facility import HALL_COOLING, HallLimitError
+from econ.sizing import LIMITS, hall_for_gpus, size_hall
+from econ.strict_json import FLOAT_MAX
 
 if TYPE_CHECKING:
     from econ.scenario.power_models import Power
@@ -36,6 +39,18 @@ MIN_UNITS_PER_SYSTEM = 4
 MAX_SYSTEMS_PER_RACK = RACK_UNITS // MIN_UNITS_PER_SYSTEM
 """The most 8-GPU systems `size --systems-per-rack` takes: 12 in a 48U rack at 4U each. The rack
 catalog gives no height per system, so this bounds every hardware rather than fitting one."""
+MAX_KW_PER_RACK = 1_400.0
+"""The largest rack power econ takes, in the catalog or as a hall's limit [kW/rack]: ten times the
+140 kW upper end of GB300 NVL72's 120-140 kW (models/reference_figures.csv), the densest rack in the
+catalog; a larger figure is a typo (as MAX_KW_PER_GPU bounds a GPU's)."""
+MAX_GPUS_PER_RACK = 720
+"""The most GPUs a catalog rack holds: ten times the 72 of an NVL72, the largest in the catalog."""
+MAX_M2_PER_RACK = 28.0
+"""The most white space a catalog rack takes [m²]: ten times the 2.8 m² upper end of the industry
+estimate of 25-30 sq ft per rack including aisles (models/racks.toml m2_per_rack)."""
+MAX_USD_PER_RACK = 50e6
+"""The highest price per rack, or per rack's liquid retrofit, the catalog takes [USD]: ten times
+the 5 million some quote for a GB200 NVL72 rack (models/reference_figures.csv)."""
 
 
 class RackCatalogError(InputError):
@@ -56,6 +71,7 @@ class RackSpec:
     kw_per_gpu_definition: str
     cooling: str
     m2_per_rack: float
+    network_kw_per_rack: float = 0.0
     kw_per_system: float | None = None
     capex_usd_per_rack: float | None = None
     liquid_cooling_usd_per_rack: float | None = None
@@ -63,18 +79,11 @@ class RackSpec:
 
     @property
     def it_kw_per_rack(self) -> float:
-        """What a placed rack adds to the hall's IT load [kW/rack]: the physical rack, or its GPUs
-        at the all-in figure where that is higher.
-
-        An all-in figure per GPU can carry a share of networking outside the rack (GB200 NVL72:
-        SemiAnalysis 1.87 kW x 72 = 134.64 kW against the 120 kW rack), which the hall feeds too.
-        Only a chip_plus_host figure is compared: a chip_only one leaves out the host and a
-        utility_meter one carries PUE."""
-        if self.kw_per_gpu_definition != "chip_plus_host":
-            return self.kw_per_rack
-        # rounded so that 1.87 x 72 reads 134.64, not 134.64000000000001
-        all_in = round(self.kw_per_gpu_all_in * self.gpus_per_rack, 9)
-        return all_in if all_in > self.kw_per_rack else self.kw_per_rack
+        """What a placed rack adds to the hall's IT load [kW/rack]: the physical rack and its share
+        of the scale-out network outside it (models/racks.toml network_kw_per_rack), the one
+        boundary of every rack in the catalog (GB200 NVL72: 120 + 14.64 = 134.64 kW)."""
+        # rounded so that 40.8 + 6.52 reads 47.32, not 47.319999999999993
+        return round(self.kw_per_rack + self.network_kw_per_rack, 9)
 
 
 @dataclass(frozen=True)
@@ -97,6 +106,7 @@ _REQUIRED = {
     "systems_per_rack": int,
     "gpus_per_rack": int,
     "kw_per_rack": float,
+    "network_kw_per_rack": float,
     "kw_per_gpu_all_in": float,
     "kw_per_gpu_definition": str,
     "cooling": str,
@@ -104,6 +114,42 @@ _REQUIRED = {
 }
 _OPTIONAL = ("kw_per_system", "capex_usd_per_rack", "liquid_cooling_usd_per_rack")
 _DEFINITIONS = ("chip_plus_host", "chip_only", "utility_meter")
+
+
+def _bounds() -> dict[str, tuple[dict[str, float], str]]:
+    """Each numeric catalog field's bounds and unit: finite, positive (a rack's network share may
+    be 0), and no larger than a figure ten times today's densest (the MAX_ constants above)."""
+    from econ.scenario.power_models import MAX_KW_PER_GPU
+
+    kw = ({"gt": 0, "le": MAX_KW_PER_RACK}, " kW")
+    return {
+        "gpus_per_system": ({"ge": 1, "le": MAX_GPUS_PER_RACK}, " GPUs"),
+        "systems_per_rack": ({"ge": 1, "le": MAX_SYSTEMS_PER_RACK}, " systems"),
+        "gpus_per_rack": ({"ge": 1, "le": MAX_GPUS_PER_RACK}, " GPUs"),
+        "kw_per_rack": kw,
+        "kw_per_system": kw,
+        "legacy_max_kw_per_rack": kw,
+        "max_kw_per_rack": kw,
+        "network_kw_per_rack": ({"ge": 0, "le": MAX_KW_PER_RACK}, " kW"),
+        "kw_per_gpu_all_in": ({"gt": 0, "le": MAX_KW_PER_GPU}, " kW per GPU"),
+        "m2_per_rack": ({"gt": 0, "le": MAX_M2_PER_RACK}, " m²"),
+        "capex_usd_per_rack": ({"gt": 0, "le": MAX_USD_PER_RACK}, " USD"),
+        "liquid_cooling_usd_per_rack": ({"gt": 0, "le": MAX_USD_PER_RACK}, " USD"),
+    }
+
+
+def _checked_number(where: str, name: str, value, kind: type = float) -> float | int:
+    """`value` of catalog field `name` if it is a finite number of `kind` within the field's
+    bounds; else RackCatalogError naming the file, rack, field, value and what was expected."""
+    bounds, unit = _bounds()[name]
+    number_words = "a whole number" if kind is int else "a number"
+    words = f"{number_words} {bounds_words(bounds, '{:,g}'.format)}{unit}"
+    number = isinstance(value, int | float) and not isinstance(value, bool)
+    if kind is int and isinstance(value, float):
+        number = False
+    if not number or not math.isfinite(value) or not within_bounds(value, bounds):
+        raise RackCatalogError(f"{where}.{name} = {value!r}: expected {words}")
+    return value if kind is int else float(value)
 
 
 def load_racks(path: str | Path | None = None) -> RackCatalog:
@@ -126,18 +172,38 @@ def _load_racks(path: str) -> RackCatalog:
     for key, row in data.get("racks", {}).items():
         racks[key] = _rack(path, key, row)
     halls = data.get("halls", {})
-    for cooling in COOLING:
-        pue = halls.get(cooling, {}).get("pue")
-        if not isinstance(pue, int | float) or pue < 1:
-            raise RackCatalogError(
-                f"{path}: halls.{cooling}.pue = {pue!r}: expected a PUE of at least 1"
-            )
-    limit = halls["air"].get("legacy_max_kw_per_rack")
-    if limit is not None and (not isinstance(limit, int | float) or limit <= 0):
+    for cooling in HALL_COOLING:
+        _hall_pue(path, cooling, halls.get(cooling, {}).get("pue"))
+    air = halls["air"]
+    for name in ("legacy_max_kw_per_rack", "max_kw_per_rack"):
+        limit = air.get(name)
+        if limit is not None:
+            _checked_number(f"{path}: halls.air", name, limit)
+            if not air.get("sources", {}).get(name):
+                raise RackCatalogError(f"{path}: halls.air.sources: expected a source for {name}")
+    legacy, most = air.get("legacy_max_kw_per_rack"), air.get("max_kw_per_rack")
+    if legacy is not None and most is not None and legacy > most:
         raise RackCatalogError(
-            f"{path}: halls.air.legacy_max_kw_per_rack = {limit!r}: expected a limit above 0 kW"
+            f"{path}: halls.air.legacy_max_kw_per_rack = {legacy!r}: expected at most "
+            f"halls.air.max_kw_per_rack = {most!r} kW (the common limit of legacy air halls "
+            "cannot exceed the densest rack air cools)"
         )
     return RackCatalog(racks=racks, halls=halls)
+
+
+def _hall_pue(path: Path, cooling: str, pue) -> None:
+    """RackCatalogError unless a hall's PUE is a finite number within the bounds a scenario file
+    takes for power.pue (econ.scenario: the same bounds, not a copy of them)."""
+    from econ.scenario.power_models import Power
+    from econ.scenario.section import field_bounds
+
+    bounds = field_bounds(Power, "pue")
+    number = isinstance(pue, int | float) and not isinstance(pue, bool)
+    if not number or not math.isfinite(pue) or not within_bounds(pue, bounds):
+        raise RackCatalogError(
+            f"{path}: halls.{cooling}.pue = {pue!r}: expected a PUE {bounds_words(bounds)}, as "
+            "power.pue takes in a scenario file"
+        )
 
 
 def cooling_warning(hardware: str, rack_cooling: str, catalog: RackCatalog | None = None):
@@ -192,32 +258,56 @@ def air_density_warning(
     hall_max_kw_per_rack: float | None = None,
     catalog: RackCatalog | None = None,
 ) -> str | None:
-    """A warning where an air-cooled hall gets a rack denser than air halls commonly cool
-    (models/racks.toml halls.air.legacy_max_kw_per_rack), else None.
+    """A warning where an air-cooled hall gets a rack denser than air cools, else None.
 
-    A warning, not a refusal: air halls with containment or rear-door heat exchangers cool more
-    (NVIDIA's own air-cooled B300 layout puts about 56 kW in a rack), so the catalog's figure is
-    the common limit, not a physical one. A hall limit given (`hall_max_kw_per_rack`) says what
-    this hall takes, and is enforced instead; a liquid hall or a liquid retrofit is not air.
+    Two figures of models/racks.toml halls.air, each with its source. Above max_kw_per_rack (58
+    kW: NVIDIA's air-cooled DGX B300 layout, about 56 kW in a rack, the densest air-cooled rack
+    a maker's reference layout describes) the warning stands whatever hall limit is given: a
+    limit says what the hall's power feed takes, not that air cools the rack. Above
+    legacy_max_kw_per_rack (20 kW, what air halls commonly cool) it warns unless a hall limit
+    (`hall_max_kw_per_rack`) says what this hall takes, which is then enforced instead. Warnings,
+    not refusals: neither figure is a physical limit. A liquid hall or a liquid retrofit is not
+    air.
     """
-    if hall_cooling != "air" or hall_max_kw_per_rack is not None:
+    if hall_cooling != "air":
         return None
-    halls = (catalog or load_racks()).halls
-    limit = halls["air"].get("legacy_max_kw_per_rack")
-    if limit is None or rack.kw_per_rack <= limit:
+    air = (catalog or load_racks()).halls["air"]
+    sources = air.get("sources", {})
+    most = air.get("max_kw_per_rack")
+    if most is not None and rack.kw_per_rack > most:
+        given = (
+            f"; the hall limit of {hall_max_kw_per_rack:g} kW per rack given says what the hall "
+            "feeds, not that air cools the rack"
+            if hall_max_kw_per_rack is not None
+            else ""
+        )
+        return (
+            f"{rack.key}: a {rack.kw_per_rack:g} kW rack in an air-cooled hall, above the "
+            f"{most:g} kW of the densest air-cooled rack a maker's reference layout describes "
+            f"(models/racks.toml halls.air.max_kw_per_rack: {sources.get('max_kw_per_rack', '')})"
+            f"{given}; expected a liquid-cooled hall or fewer systems per rack (command line: "
+            f"--cooling liquid{_systems_that_fit(rack, most)})"
+        )
+    limit = air.get("legacy_max_kw_per_rack")
+    if hall_max_kw_per_rack is not None or limit is None or rack.kw_per_rack <= limit:
         return None
-    source = halls["air"].get("sources", {}).get("legacy_max_kw_per_rack", "")
-    fits = ""
-    if rack.kw_per_system is not None and rack.kw_per_system <= limit:
-        systems = int(limit // rack.kw_per_system + 1e-9)
-        fits = f", or --systems-per-rack {systems}"
+    source = sources.get("legacy_max_kw_per_rack", "")
     return (
         f"{rack.key}: a {rack.kw_per_rack:g} kW rack in an air-cooled hall, above the "
         f"{limit:g} kW per rack that air halls commonly cool (models/racks.toml "
         f"halls.air.legacy_max_kw_per_rack{': ' + source if source else ''}); expected a hall "
         f"rated for it (containment, rear-door heat exchangers: give its limit per rack) or a "
-        f"liquid-cooled hall (command line: --hall-max-kw-per-rack{fits})"
+        f"liquid-cooled hall (command line: --hall-max-kw-per-rack"
+        f"{_systems_that_fit(rack, limit)})"
     )
+
+
+def _systems_that_fit(rack: RackSpec, limit_kw: float) -> str:
+    """', or --systems-per-rack N' with the most of the rack's 8-GPU systems within `limit_kw`,
+    or '' (a rack-scale system, or one system above it)."""
+    if rack.kw_per_system is None or rack.kw_per_system > limit_kw:
+        return ""
+    return f", or --systems-per-rack {int(limit_kw // rack.kw_per_system + 1e-9)}"
 
 
 def density_kw_per_rack(
@@ -310,8 +400,9 @@ def whole_systems_warning(
 
 POWER_DEPARTURE = 0.2
 """How far a scenario's IT power per GPU may depart from the rack catalog's before a warning
-[fraction]. The ready-made cases' sourced figures are within 5% of it (the B200 hall's 14.3 kW
-system maximum / 8 = 1.7875 kW against the all-in 1.71)."""
+[fraction]. The ready-made cases' sourced figures are within 15% of it (gpt-oss-120b-b200's
+SemiAnalysis all-in 1.71 kW, a typical load, against the catalog's 1.99125: the DGX B200 maximum
+and its share of the scale-out network)."""
 
 
 def power_warning(
@@ -332,7 +423,8 @@ def power_warning(
     return (
         f"power.kw_per_gpu gives {it_kw_per_gpu:g} kW of IT load per GPU, "
         f"{abs(departure):.0%} {'below' if departure < 0 else 'above'} the {expected:g} kW the "
-        f"rack catalog gives {hardware} (GPU with its share of the host; {source}): the power "
+        f"rack catalog gives {hardware} (GPU with its share of the host and of the scale-out "
+        f"network; {source}): the power "
         "bill and the colocation rent both scale with it; expected a figure near the catalog's "
         "unless measured on this fleet"
     )
@@ -364,17 +456,15 @@ def _rack(path: Path, key: str, row: dict) -> RackSpec:
     values = {}
     for name, kind in _REQUIRED.items():
         value = row.get(name)
-        ok = isinstance(value, kind) or (kind is float and isinstance(value, int))
-        if not ok or isinstance(value, bool):
-            raise RackCatalogError(f"{where}.{name} = {value!r}: expected a {kind.__name__}")
-        if kind is not str and value <= 0:
-            raise RackCatalogError(f"{where}.{name} = {value!r}: expected a value above 0")
-        values[name] = float(value) if kind is float else value
+        if kind is str:
+            if not isinstance(value, str):
+                raise RackCatalogError(f"{where}.{name} = {value!r}: expected a str")
+            values[name] = value
+        else:
+            values[name] = _checked_number(where, name, value, kind)
     for name in _OPTIONAL:
         value = row.get(name)
-        if value is not None and (not isinstance(value, int | float) or value <= 0):
-            raise RackCatalogError(f"{where}.{name} = {value!r}: expected a number above 0")
-        values[name] = None if value is None else float(value)
+        values[name] = None if value is None else _checked_number(where, name, value)
     if values["cooling"] not in COOLING:
         raise RackCatalogError(
             f"{where}.cooling = {values['cooling']!r}: expected one of {', '.join(COOLING)}"
@@ -396,13 +486,38 @@ def _rack(path: Path, key: str, row: dict) -> RackSpec:
             f"{where}.kw_per_rack = {values['kw_per_rack']}: expected kw_per_system x "
             f"systems_per_rack = {values['kw_per_system'] * values['systems_per_rack']:g}"
         )
+    if values["kw_per_gpu_definition"] == "chip_plus_host":
+        _check_boundary(where, values)
     sources = row.get("sources", {})
-    unsourced = [n for n in ("kw_per_rack", "cooling", "m2_per_rack") if n not in sources] + [
+    required = ("kw_per_rack", "network_kw_per_rack", "kw_per_gpu_all_in", "cooling", "m2_per_rack")
+    unsourced = [n for n in required if n not in sources] + [
         n for n in _OPTIONAL if values[n] is not None and n not in sources
     ]
     if unsourced:
         raise RackCatalogError(f"{where}.sources: expected a source for {', '.join(unsourced)}")
     return RackSpec(key=key, sources=dict(sources), **values)
+
+
+BOUNDARY_ROUNDING = 1e-4
+"""How far below the rack's IT load per GPU a catalog's kw_per_gpu_all_in may be [fraction]: the
+figure written to a few decimals, rounded down (GB300 NVL72: 146.64 / 72 = 2.036667 as 2.03666)."""
+
+
+def _check_boundary(where: str, values: dict) -> None:
+    """RackCatalogError unless kw_per_gpu_all_in is the rack's IT load per GPU, (kw_per_rack +
+    network_kw_per_rack) / gpus_per_rack, at most BOUNDARY_ROUNDING below it and never above: the
+    one boundary of the catalog, so that a hall sized on the racks is not overdrawn by a fleet
+    billed at the figure per GPU."""
+    per_gpu = (values["kw_per_rack"] + values["network_kw_per_rack"]) / values["gpus_per_rack"]
+    given = values["kw_per_gpu_all_in"]
+    if per_gpu * (1 - BOUNDARY_ROUNDING) <= given <= per_gpu * (1 + 1e-12):
+        return
+    raise RackCatalogError(
+        f"{where}.kw_per_gpu_all_in = {given!r}: expected (kw_per_rack + network_kw_per_rack) / "
+        f"gpus_per_rack = ({values['kw_per_rack']:g} + {values['network_kw_per_rack']:g}) / "
+        f"{values['gpus_per_rack']} = {per_gpu:.6g} kW per GPU (rounded down at most "
+        f"{BOUNDARY_ROUNDING:.2%}), the boundary every rack in the catalog is on"
+    )
 
 
 _SYSTEMS_IN_NAME = re.compile(r",?\s*\d+\s+systems?\s+per\s+rack", re.I)
@@ -418,8 +533,8 @@ def rack_name(name: str, systems: int) -> str:
 
 
 def with_systems_per_rack(rack: RackSpec, systems: int) -> RackSpec:
-    """The same hardware with another number of systems per rack (power, price and the name's
-    systems count follow it)."""
+    """The same hardware with another number of systems per rack (power, the network share, price
+    and the name's systems count follow it; the figure per GPU stays)."""
     if rack.kw_per_system is None:
         raise RackCatalogError(
             f"{rack.key} is a rack-scale system ({rack.gpus_per_rack} GPUs per rack); expected "
@@ -434,6 +549,7 @@ def with_systems_per_rack(rack: RackSpec, systems: int) -> RackSpec:
         systems_per_rack=systems,
         gpus_per_rack=rack.gpus_per_system * systems,
         kw_per_rack=rack.kw_per_system * systems,
+        network_kw_per_rack=rack.network_kw_per_rack * scale,
         capex_usd_per_rack=None
         if rack.capex_usd_per_rack is None
         else rack.capex_usd_per_rack * scale,
@@ -441,6 +557,10 @@ def with_systems_per_rack(rack: RackSpec, systems: int) -> RackSpec:
             **rack.sources,
             "systems_per_rack": f"--systems-per-rack {systems}",
             "kw_per_rack": f"derived: {systems} x {rack.kw_per_system:g} kW (kw_per_system)",
+            "network_kw_per_rack": f"derived: {systems} / {rack.systems_per_rack} of the "
+            f"catalog's {rack.network_kw_per_rack:g} kW ("
+            + rack.sources.get("network_kw_per_rack", "models/racks.toml")
+            + ")",
             **(
                 {}
                 if rack.capex_usd_per_rack is None
@@ -455,28 +575,37 @@ def with_systems_per_rack(rack: RackSpec, systems: int) -> RackSpec:
     )
 
 
-def size(
-    *,
-    mw: float,
+@dataclass(frozen=True)
+class _Hall:
+    """A hall `size` sizes, as its options and the catalog set it up: the rack (with any systems
+    per rack), the hall's cooling and PUE, the price per rack and what the limit is checked on."""
+
+    rack: RackSpec
+    hall_cooling: str
+    pue: float
+    pue_source: str
+    price_per_rack: float  # NaN where not priced [USD]
+    retrofit_per_rack: float  # [USD]
+    figure: str  # which figure the hall's limit is checked against, for its refusal
+
+
+def _hall(
+    catalog: RackCatalog,
     hardware: str,
-    basis: str = "it",
-    cooling: str | None = None,
-    retrofit_liquid: bool = False,
-    pue: float | None = None,
-    hall_max_kw_per_rack: float | None = None,
-    floor_m2: float | None = None,
-    budget_usd: float | None = None,
-    capex_usd_per_rack: float | None = None,
-    facility_usd_per_mw: float = 0.0,
-    systems_per_rack: int | None = None,
-    catalog: RackCatalog | None = None,
-) -> dict:
-    """Size one hall; returns the JSON-ready result (the CLI's `--format json`)."""
-    catalog = catalog or load_racks()
+    cooling: str | None,
+    retrofit_liquid: bool,
+    pue: float | None,
+    hall_max_kw_per_rack: float | None,
+    capex_usd_per_rack: float | None,
+    facility_usd_per_mw: float,
+    systems_per_rack: int | None,
+) -> _Hall:
+    """The hall both directions of `size` size, or InputError naming the option and what it
+    takes."""
     rack = catalog.get(hardware)
-    source = "models/racks.toml kw_per_rack"  # what the hall's limit is checked against
+    figure = "models/racks.toml kw_per_rack"
     if systems_per_rack is not None and systems_per_rack != rack.systems_per_rack:
-        source = f"models/racks.toml kw_per_system x {systems_per_rack}"
+        figure = f"models/racks.toml kw_per_system x {systems_per_rack}"
     if systems_per_rack is not None:
         if rack.kw_per_system is not None and systems_per_rack > MAX_SYSTEMS_PER_RACK:
             raise InputError(
@@ -494,15 +623,12 @@ def size(
         )
     hall_cooling = "air_retrofit_liquid" if retrofit_liquid else hall
     if pue is None:
-        pue, pue_source = catalog.halls[hall]["pue"], f"racks.toml halls.{hall}.pue"
+        pue, pue_source = catalog.halls[hall_cooling]["pue"], f"racks.toml halls.{hall_cooling}.pue"
     else:
         pue_source = "--pue"
     given = (
-        ("--mw", mw),
         ("--pue", pue),
         ("--facility-usd-per-mw", facility_usd_per_mw),
-        ("--floor-m2", floor_m2),
-        ("--budget-usd", budget_usd),
         ("--capex-usd-per-rack", capex_usd_per_rack),
         ("--hall-max-kw-per-rack", hall_max_kw_per_rack),
     )
@@ -520,11 +646,13 @@ def size(
             " kW per rack",
             "; leave the option out for a hall without a limit",
         )
-    if mw > MAX_MW:  # far beyond any hall; past ~1e305 the arithmetic overflows
-        raise InputError(
-            f"--mw = {mw:g}: expected a power budget of at most {MAX_MW:,.0f} MW (1 TW, more than "
-            "every data centre in the world draws together)"
-        )
+        if hall_max_kw_per_rack > MAX_KW_PER_RACK:
+            raise InputError(
+                f"--hall-max-kw-per-rack = {hall_max_kw_per_rack:g}: expected a limit of at most "
+                f"{MAX_KW_PER_RACK:,.0f} kW per rack, ten times the 140 kW of the densest rack "
+                "in the catalog (GB300 NVL72, 120-140 kW); leave the option out for a hall "
+                "without a limit"
+            )
     if facility_usd_per_mw < 0:
         raise InputError(
             f"--facility-usd-per-mw = {facility_usd_per_mw:g}: expected 0 or more (negative "
@@ -533,11 +661,6 @@ def size(
     if capex_usd_per_rack is not None and capex_usd_per_rack <= 0:
         raise InputError(f"--capex-usd-per-rack = {capex_usd_per_rack:g}: expected a price above 0")
     price = capex_usd_per_rack if capex_usd_per_rack is not None else rack.capex_usd_per_rack
-    if budget_usd is not None and price is None:
-        raise RackCatalogError(
-            f"--budget-usd needs a price per rack, and models/racks.toml has no "
-            f"capex_usd_per_rack for {hardware}; expected --capex-usd-per-rack"
-        )
     retrofit_per_rack = 0.0
     if retrofit_liquid:
         if rack.liquid_cooling_usd_per_rack is None:
@@ -546,7 +669,153 @@ def size(
                 "one to price --retrofit-liquid"
             )
         retrofit_per_rack = rack.liquid_cooling_usd_per_rack
-    per_rack = np.nan if price is None else price + retrofit_per_rack
+    return _Hall(
+        rack=rack,
+        hall_cooling=hall_cooling,
+        pue=pue,
+        pue_source=pue_source,
+        price_per_rack=np.nan if price is None else price + retrofit_per_rack,
+        retrofit_per_rack=retrofit_per_rack,
+        figure=figure,
+    )
+
+
+def _hall_warnings(hall: _Hall, hall_max_kw_per_rack: float | None, catalog) -> list[str]:
+    """The warnings of both directions of `size`: what the rack adds to the hall beyond itself (its
+    network share, which the power counts and the hall's limit does not), a rack air does not
+    cool, air-cooled racks in a liquid hall, figures that rest on assumptions."""
+    rack = hall.rack
+    found = [
+        f"{rack.key}: {rack.kw_per_rack:g} kW in the rack, {rack.it_kw_per_rack:g} kW with its "
+        f"share of the scale-out network ({rack.network_kw_per_rack:g} kW, models/racks.toml "
+        f"network_kw_per_rack): the power counts {rack.it_kw_per_rack:g} kW per rack, the hall's "
+        f"kW-per-rack limit is checked against the {rack.kw_per_rack:g} kW rack"
+        if rack.network_kw_per_rack
+        else None,
+        air_density_warning(rack, hall.hall_cooling, hall_max_kw_per_rack, catalog),
+        hall_cooling_warning(rack, hall.hall_cooling, hall.pue_source, catalog),
+    ]
+    assumed = sorted(k for k, v in rack.sources.items() if "assumption" in v)
+    if assumed:
+        found.append(f"{rack.key}: {', '.join(assumed)} rest on assumptions (see sources)")
+    return [w for w in found if w]
+
+
+def _rack_json(hall: _Hall) -> dict:
+    rack = hall.rack
+    return {
+        "name": rack.name,
+        "gpus_per_rack": rack.gpus_per_rack,
+        "systems_per_rack": rack.systems_per_rack,
+        "kw_per_rack": rack.kw_per_rack,
+        "network_kw_per_rack": rack.network_kw_per_rack,
+        "it_kw_per_rack": rack.it_kw_per_rack,
+        "kw_per_gpu_all_in": rack.kw_per_gpu_all_in,
+        "kw_per_gpu_definition": rack.kw_per_gpu_definition,
+        "cooling": rack.cooling,
+        "m2_per_rack": rack.m2_per_rack,
+        "capex_usd_per_rack": _number(hall.price_per_rack),
+        "sources": rack.sources,
+    }
+
+
+def size(
+    *,
+    hardware: str,
+    mw: float | None = None,
+    gpus: float | None = None,
+    basis: str = "it",
+    cooling: str | None = None,
+    retrofit_liquid: bool = False,
+    pue: float | None = None,
+    hall_max_kw_per_rack: float | None = None,
+    floor_m2: float | None = None,
+    budget_usd: float | None = None,
+    capex_usd_per_rack: float | None = None,
+    facility_usd_per_mw: float = 0.0,
+    systems_per_rack: int | None = None,
+    catalog: RackCatalog | None = None,
+) -> dict:
+    """Size one hall from its power budget (`mw`), or the hall a fleet of `gpus` needs (one of the
+    two); returns the JSON-ready result (the CLI's `--format json`). Both directions count the
+    same rack figures (`RackSpec.it_kw_per_rack`) and PUE with econ.sizing's one formula."""
+    if (mw is None) == (gpus is None):
+        given = "both" if mw is not None else "neither"
+        raise InputError(
+            f"{given} of --mw and --gpus given; expected one: a power budget (--mw) to fill, or "
+            "a number of GPUs (--gpus) to house"
+        )
+    catalog = catalog or load_racks()
+    hall = _hall(
+        catalog,
+        hardware,
+        cooling,
+        retrofit_liquid,
+        pue,
+        hall_max_kw_per_rack,
+        capex_usd_per_rack,
+        facility_usd_per_mw,
+        systems_per_rack,
+    )
+    if gpus is not None:
+        for option, value in (("--floor-m2", floor_m2), ("--budget-usd", budget_usd)):
+            if value is not None:
+                raise InputError(
+                    f"{option} limits a hall sized from its power budget (--mw); with --gpus the "
+                    "floor space and capex the racks need are given instead"
+                )
+        return _size_for_gpus(
+            gpus, hardware, hall, hall_max_kw_per_rack, facility_usd_per_mw, catalog
+        )
+    return _size_for_mw(
+        mw,
+        hardware,
+        hall,
+        basis,
+        hall_max_kw_per_rack,
+        floor_m2,
+        budget_usd,
+        capex_usd_per_rack,
+        facility_usd_per_mw,
+        catalog,
+    )
+
+
+def _size_for_mw(
+    mw,
+    hardware,
+    hall: _Hall,
+    basis,
+    hall_max_kw_per_rack,
+    floor_m2,
+    budget_usd,
+    capex_usd_per_rack,
+    facility_usd_per_mw,
+    catalog,
+) -> dict:
+    rack, pue = hall.rack, hall.pue
+    given = (
+        ("--mw", mw),
+        ("--pue", pue),
+        ("--facility-usd-per-mw", facility_usd_per_mw),
+        ("--floor-m2", floor_m2),
+        ("--budget-usd", budget_usd),
+        ("--capex-usd-per-rack", capex_usd_per_rack),
+        ("--hall-max-kw-per-rack", hall_max_kw_per_rack),
+    )
+    for name, value in given[:1] + given[3:5]:  # the others: _hall
+        if value is not None and not math.isfinite(value):
+            raise InputError(f"{name} = {value}: expected a finite number")
+    if mw > MAX_MW:  # far beyond any hall; past ~1e305 the arithmetic overflows
+        raise InputError(
+            f"--mw = {mw:g}: expected a power budget of at most {MAX_MW:,.0f} MW (1 TW, more than "
+            "every data centre in the world draws together)"
+        )
+    if budget_usd is not None and np.isnan(hall.price_per_rack):
+        raise RackCatalogError(
+            f"--budget-usd needs a price per rack, and models/racks.toml has no "
+            f"capex_usd_per_rack for {hardware}; expected --capex-usd-per-rack"
+        )
     it_mw_hall = mw if basis == "it" else mw / pue
     fixed = facility_usd_per_mw * it_mw_hall
 
@@ -563,22 +832,15 @@ def size(
                 m2_per_rack=rack.m2_per_rack,
                 floor_m2=np.inf if floor_m2 is None else floor_m2,
                 capex_budget_usd=np.inf if budget_usd is None else budget_usd,
-                capex_usd_per_rack=per_rack,
+                capex_usd_per_rack=hall.price_per_rack,
                 fixed_capex_usd=fixed,
                 hall_max_kw_per_rack=hall_max,
                 rack_cooling=rack.cooling,
-                hall_cooling=hall_cooling,
-                figures=[
-                    physical_rack_figure(hardware, source, rack.kw_per_rack, rack.it_kw_per_rack)
-                ],
+                hall_cooling=hall.hall_cooling,
+                figures=[_figure(hall, hardware)],
             )
     except HallLimitError as exc:
-        hint = (
-            "--cooling liquid, or --retrofit-liquid for an air hall"
-            if rack.cooling == "liquid" and hall == "air"
-            else "a higher --hall-max-kw-per-rack, or fewer --systems-per-rack"
-        )
-        raise HallLimitError(f"{hardware}: {exc} (command line: {hint})") from exc
+        raise _hall_refusal(exc, hardware, hall) from exc
     _refuse_overflow(sized, fixed, given)
     one = lambda a: _number(np.asarray(a)[0])  # noqa: E731
     racks = one(sized.racks)
@@ -588,50 +850,23 @@ def size(
             f"--mw {mw:g} is read as IT (critical) load; the meter sees {mw * pue:,g} MW at PUE "
             f"{pue:g} (use --basis utility for a grid connection)"
         )
-    if rack.it_kw_per_rack != rack.kw_per_rack:
-        warnings.append(
-            f"{hardware}: {rack.kw_per_rack:g} kW in the rack, {rack.it_kw_per_rack:g} kW with its "
-            f"share of networking ({rack.gpus_per_rack} GPUs x {rack.kw_per_gpu_all_in:g} kW "
-            f"all-in): the power budget counts {rack.it_kw_per_rack:g} kW per rack, the hall's "
-            f"kW-per-rack limit is checked against the {rack.kw_per_rack:g} kW rack"
-        )
-    for note in (
-        air_density_warning(rack, hall_cooling, hall_max_kw_per_rack, catalog),
-        hall_cooling_warning(rack, hall_cooling, pue_source, catalog),
-    ):
-        if note:
-            warnings.append(note)
-    assumed = sorted(k for k, v in rack.sources.items() if "assumption" in v)
-    if assumed:
-        warnings.append(f"{hardware}: {', '.join(assumed)} rest on assumptions (see sources)")
+    warnings += _hall_warnings(hall, hall_max_kw_per_rack, catalog)
     return {
         "hardware": hardware,
         "power_mw": mw,
         "power_basis": basis,
         "pue": pue,
-        "pue_source": pue_source,
-        "hall_cooling": hall_cooling,
+        "pue_source": hall.pue_source,
+        "hall_cooling": hall.hall_cooling,
         "hall_max_kw_per_rack": hall_max_kw_per_rack,
-        "rack": {
-            "name": rack.name,
-            "gpus_per_rack": rack.gpus_per_rack,
-            "systems_per_rack": rack.systems_per_rack,
-            "kw_per_rack": rack.kw_per_rack,
-            "it_kw_per_rack": rack.it_kw_per_rack,
-            "kw_per_gpu_all_in": rack.kw_per_gpu_all_in,
-            "kw_per_gpu_definition": rack.kw_per_gpu_definition,
-            "cooling": rack.cooling,
-            "m2_per_rack": rack.m2_per_rack,
-            "capex_usd_per_rack": _number(per_rack),
-            "sources": rack.sources,
-        },
+        "rack": _rack_json(hall),
         "racks": racks,
         "gpus": one(sized.gpus),
         "it_kw": one(sized.it_kw),
         "utility_kw": one(sized.utility_kw),
         "floor_m2": one(sized.floor_m2),
         "capex_usd": one(sized.capex_usd),
-        "retrofit_capex_usd": racks * retrofit_per_rack,
+        "retrofit_capex_usd": racks * hall.retrofit_per_rack,
         "fixed_capex_usd": fixed,
         "binding_limit": str(sized.binding_limit[0]),
         "binding_limits": [k for k in LIMITS if float(sized.racks_by_limit[k][0]) == racks],
@@ -646,6 +881,108 @@ def size(
         },
         "warnings": warnings,
     }
+
+
+def _size_for_gpus(gpus, hardware, hall: _Hall, hall_max_kw_per_rack, facility_usd_per_mw, catalog):
+    """`size` for a fleet: whole racks for `gpus` GPUs (rounded up, and said so), their power at
+    the meter, floor and capex (econ.sizing.hall_for_gpus)."""
+    rack = hall.rack
+    whole = (
+        isinstance(gpus, int | float)
+        and not isinstance(gpus, bool)
+        and abs(gpus) <= FLOAT_MAX
+        and math.isfinite(gpus)
+        and gpus >= 1
+        and float(gpus).is_integer()
+    )
+    if not whole:
+        shown = f"{gpus:g}" if isinstance(gpus, float) else repr(gpus)
+        raise InputError(f"--gpus = {shown}: expected a whole number of GPUs of at least 1")
+    gpus = int(gpus)
+    # the racks' IT MW, bounded as --mw is: past ~1e305 GPUs the arithmetic overflows
+    it_mw = math.ceil(gpus / rack.gpus_per_rack) * rack.it_kw_per_rack / 1000.0
+    if it_mw > MAX_MW:
+        shown = f"{gpus:,}" if gpus < 1e15 else f"{gpus:.6g}"
+        raise InputError(
+            f"--gpus = {shown}: {rack.key} racks for them draw {it_mw:,.6g} MW of IT load; "
+            f"expected GPUs within {MAX_MW:,.0f} MW (1 TW, more than every data centre in the "
+            "world draws together)"
+        )
+    hall_max = np.inf if hall_max_kw_per_rack is None else hall_max_kw_per_rack
+    try:
+        with np.errstate(over="ignore", invalid="ignore"):
+            need = hall_for_gpus(
+                gpus,
+                pue=hall.pue,
+                kw_per_rack=rack.kw_per_rack,
+                it_kw_per_rack=rack.it_kw_per_rack,
+                gpus_per_rack=rack.gpus_per_rack,
+                m2_per_rack=rack.m2_per_rack,
+                capex_usd_per_rack=hall.price_per_rack,
+                facility_usd_per_mw=facility_usd_per_mw,
+                hall_max_kw_per_rack=hall_max,
+                rack_cooling=rack.cooling,
+                hall_cooling=hall.hall_cooling,
+                figures=[_figure(hall, hardware)],
+            )
+    except HallLimitError as exc:
+        raise _hall_refusal(exc, hardware, hall) from exc
+    one = lambda a: _number(np.asarray(a)[0])  # noqa: E731
+    racks, spare = one(need.racks), one(need.spare_gpus)
+    for what, value in (
+        ("capex [USD]", need.capex_usd[0]),
+        ("facility build", need.fixed_capex_usd[0]),
+    ):
+        if np.isinf(value):
+            raise InputError(
+                f"the {what} overflows floating point (beyond 1.8e308) for {gpus:,} GPUs; "
+                "expected inputs whose products stay finite (a price of a real rack or hall)"
+            )
+    warnings = []
+    if spare:
+        warnings.append(
+            f"--gpus {gpus:,} is not a whole number of {hardware} racks ({rack.gpus_per_rack} "
+            f"GPUs each): rounded up to {racks:,} racks, which hold {one(need.gpus):,} GPUs "
+            f"({spare:,} positions more than asked, drawing power as full racks)"
+        )
+    warnings += _hall_warnings(hall, hall_max_kw_per_rack, catalog)
+    return {
+        "hardware": hardware,
+        "gpus_requested": gpus,
+        "pue": hall.pue,
+        "pue_source": hall.pue_source,
+        "hall_cooling": hall.hall_cooling,
+        "hall_max_kw_per_rack": hall_max_kw_per_rack,
+        "rack": _rack_json(hall),
+        "racks": racks,
+        "gpus": one(need.gpus),
+        "spare_gpus": spare,
+        "it_kw": one(need.it_kw),
+        "utility_kw": one(need.utility_kw),
+        "it_mw": one(need.it_kw / 1000.0),
+        "utility_mw": one(need.utility_kw / 1000.0),
+        "floor_m2": one(need.floor_m2),
+        "capex_usd": one(need.capex_usd),
+        "retrofit_capex_usd": racks * hall.retrofit_per_rack,
+        "fixed_capex_usd": one(need.fixed_capex_usd),
+        "warnings": warnings,
+    }
+
+
+def _figure(hall: _Hall, hardware: str) -> str:
+    rack = hall.rack
+    return physical_rack_figure(hardware, hall.figure, rack.kw_per_rack, rack.it_kw_per_rack)
+
+
+def _hall_refusal(exc: HallLimitError, hardware: str, hall: _Hall) -> HallLimitError:
+    """A hall's refusal of the rack with the options that change it."""
+    rack = hall.rack
+    hint = (
+        "--cooling liquid, or --retrofit-liquid for an air hall"
+        if rack.cooling == "liquid" and hall.hall_cooling == "air"
+        else "a higher --hall-max-kw-per-rack, or fewer --systems-per-rack"
+    )
+    return HallLimitError(f"{hardware}: {exc} (command line: {hint})")
 
 
 def _within_field_bounds(

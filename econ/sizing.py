@@ -1,10 +1,13 @@
-"""Sizing a hall from its power budget: how many racks and GPUs fit, which limit binds, what is left.
+"""Sizing a hall from its power budget: how many racks and GPUs fit, which limit binds, what is
+left; and the other way, the hall a number of GPUs needs.
 
 Three limits can bind: power (MW of IT load, or MW at the utility meter divided by PUE), floor space
 (m² of white space at m² per rack including aisles), and a capex budget (racks at their price, after
 any fixed facility build cost). The number of racks is the smallest of the three; the others leave
 stranded capacity. A rack the hall cannot take (above its kW-per-rack limit, or liquid-cooled in an
 air-only hall) is refused with a message, never silently placed; so is a budget too small for one rack.
+`hall_for_gpus` goes from GPUs to whole racks (rounded up) and their power with the same formula
+(`placed_power_kw`), so a hall sized for the power those racks draw places the same racks.
 
 Vectorized over a leading scenario axis: every argument broadcasts to (n,).
 """
@@ -16,6 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from econ.arrays import snap_to_zero
+from econ.density import racks_in_service
 from econ.errors import InputError
 from econ.facility import HALL_COOLING, RACK_COOLING, check_racks_fit_hall
 from econ.units import KW_PER_MW
@@ -103,6 +107,24 @@ def it_budget_kw(power_mw, pue, power_basis="it"):
     return np.where(utility, kw / np.asarray(pue, float), kw)
 
 
+def placed_power_kw(racks, it_kw_per_rack, pue):
+    """Full-load power of the racks placed, IT and at the utility meter [kW]:
+
+        P_IT = racks * kW_rack;   P_meter = P_IT * PUE   (The Green Grid, White Paper #49)
+
+    The one formula both ways: `size_hall` (a power budget in, racks out) and `hall_for_gpus`
+    (GPUs in, the power their racks need out).
+
+    Parameters
+    ----------
+    racks : array (n,)  [racks]
+    it_kw_per_rack : array (n,)  IT load a placed rack adds to the hall [kW/rack]
+    pue : array (n,)  [ratio]
+    """
+    it_kw = np.asarray(racks, float) * np.asarray(it_kw_per_rack, float)
+    return it_kw, it_kw * np.asarray(pue, float)
+
+
 def racks_within(budget, per_rack):
     """Whole racks a budget allows: floor(budget / per_rack); inf where the budget is inf [racks].
 
@@ -148,9 +170,9 @@ def size_hall(
     at the meter.
 
     kW_rack in the power limit and the power drawn is `it_kw_per_rack` where given: what a placed rack
-    adds to the hall's IT load, which can exceed the rack itself (an all-in figure per GPU carrying
-    a share of networking outside the rack: GB200 NVL72 72 x 1.87 = 134.64 kW against the 120 kW
-    rack). The hall's kW-per-rack limit is a density limit and is checked against `kw_per_rack`, the
+    adds to the hall's IT load, which exceeds the rack itself by its share of the scale-out network
+    outside it (models/racks.toml: GB200 NVL72 120 + 14.64 = 134.64 kW, 72 x the all-in 1.87 kW).
+    The hall's kW-per-rack limit is a density limit and is checked against `kw_per_rack`, the
     physical rack.
 
     Parameters
@@ -206,24 +228,7 @@ def size_hall(
     label = _labeller(names, n)
 
     _require(mw > 0, mw, "power budget", "MW", "a power budget above 0", label)
-    _require(pue_ >= 1.0, pue_, "PUE", "", _PUE_EXPECTED, label)
-    _require(kw_rack > 0, kw_rack, "kW per rack", "kW", "a rack power above 0", label)
-    _require(
-        it_rack >= kw_rack,
-        it_rack,
-        "IT kW per rack",
-        "kW",
-        "at least the rack's own kW per rack (the rack plus its share of the hall's IT load)",
-        label,
-    )
-    _require(
-        (gpus_rack >= 1) & (gpus_rack == np.floor(gpus_rack)),
-        gpus_rack,
-        "GPUs per rack",
-        "",
-        "a whole number of at least 1",
-        label,
-    )
+    _check_racks(pue_, kw_rack, it_rack, gpus_rack, label)
     floor_given = np.isfinite(floor)
     budget_given = np.isfinite(budget)
     _require(~floor_given | (floor >= 0), floor, "floor space", "m²", "0 or more", label)
@@ -245,16 +250,7 @@ def size_hall(
         label,
     )
 
-    rack_codes = _codes(rack_cooling, RACK_COOLING, "rack cooling", n)
-    hall_codes = _codes(hall_cooling, HALL_COOLING, "hall cooling", n)
-    check_racks_fit_hall(
-        kw_rack,
-        np.where(np.isnan(hall_max), np.inf, hall_max),
-        rack_codes,
-        hall_codes,
-        names=list(names) if names is not None else None,
-        figures=figures,
-    )
+    _check_hall(kw_rack, hall_max, rack_cooling, hall_cooling, names, figures, n)
 
     it_budget = it_budget_kw(mw, pue_, basis)
     by_limit = {
@@ -283,7 +279,7 @@ def size_hall(
             label,
         )
 
-    it_kw = racks * it_rack
+    it_kw, utility_kw = placed_power_kw(racks, it_rack, pue_)
     capex = np.where(budget_given | np.isfinite(per_rack), racks * per_rack + fixed, np.nan)
     # An exact fit leaves 0 in exact arithmetic and +-1e-12 in floating point (10 MW at the meter
     # / PUE 1.1 is 9,090.909... kW): residues within _EPS of the limit read 0, never -2.8e-14 kW.
@@ -294,7 +290,7 @@ def size_hall(
         racks=racks,
         gpus=racks * gpus_rack,
         it_kw=it_kw,
-        utility_kw=it_kw * pue_,
+        utility_kw=utility_kw,
         floor_m2=racks * m2_rack,
         capex_usd=capex,
         binding_limit=binding,
@@ -306,6 +302,155 @@ def size_hall(
         stranded_floor_m2=np.where(floor_given, stranded_floor, np.nan),
         stranded_budget_usd=np.where(budget_given, stranded_budget, np.nan),
         power_basis=np.array(POWER_BASES, dtype=object)[basis],
+    )
+
+
+@dataclass(frozen=True)
+class FleetHall:
+    """The hall a number of GPUs needs: whole racks, their power, floor and capex. Arrays (n,).
+
+    Attributes
+    ----------
+    racks : whole racks, ceil(GPUs / GPUs per rack) [racks]
+    gpus : GPU positions in them, racks * GPUs per rack [GPUs]
+    spare_gpus : positions beyond the GPUs asked for, 0 for a whole number of racks [GPUs]
+    it_kw, utility_kw : full-load power of the racks (`placed_power_kw`), IT and at the meter [kW]
+    floor_m2 : white space the racks take; NaN without m² per rack [m²]
+    capex_usd : racks at their price plus the facility build; NaN without a price [USD]
+    fixed_capex_usd : the facility build, USD per MW x the racks' IT MW [USD]
+    """
+
+    racks: np.ndarray
+    gpus: np.ndarray
+    spare_gpus: np.ndarray
+    it_kw: np.ndarray
+    utility_kw: np.ndarray
+    floor_m2: np.ndarray
+    capex_usd: np.ndarray
+    fixed_capex_usd: np.ndarray
+
+
+def hall_for_gpus(
+    gpus,
+    *,
+    pue,
+    kw_per_rack,
+    gpus_per_rack,
+    it_kw_per_rack=None,
+    m2_per_rack=np.nan,
+    capex_usd_per_rack=np.nan,
+    facility_usd_per_mw=0.0,
+    hall_max_kw_per_rack=np.inf,
+    rack_cooling=None,
+    hall_cooling=None,
+    names=None,
+    figures=None,
+) -> FleetHall:
+    """The racks, power, floor and capex a number of GPUs needs: `size_hall` the other way.
+
+    racks = ceil(N / GPUs_rack)   (a part-filled rack takes a whole one: econ.density)
+    P_IT, P_meter = placed_power_kw(racks, kW_rack, PUE);   capex = racks * C_rack + F
+
+    with F = USD/MW x P_IT / 1000, the build of a hall for the racks' IT load. `size_hall` with
+    P_IT as its IT budget places the same racks, and a power budget sized so holds at least N
+    GPUs: the two directions agree to the rack.
+
+    Parameters
+    ----------
+    gpus : array (n,)  GPUs to place, a whole number of at least 1 [GPUs]
+    pue, kw_per_rack, gpus_per_rack, it_kw_per_rack, m2_per_rack, hall_max_kw_per_rack,
+    rack_cooling, hall_cooling, names, figures : as `size_hall`
+    capex_usd_per_rack : array (n,)  NaN = not priced [USD/rack]
+    facility_usd_per_mw : array (n,)  owned build per MW of critical IT load [USD/MW]
+
+    Raises
+    ------
+    HallLimitError  a rack above the hall's limit, or a liquid rack in an air-only hall
+    SizingError  invalid figures
+    """
+    arrays = np.broadcast_arrays(
+        *(
+            np.atleast_1d(np.asarray(a, float))
+            for a in (
+                gpus,
+                pue,
+                kw_per_rack,
+                gpus_per_rack,
+                m2_per_rack,
+                capex_usd_per_rack,
+                facility_usd_per_mw,
+                hall_max_kw_per_rack,
+                kw_per_rack if it_kw_per_rack is None else it_kw_per_rack,
+            )
+        )
+    )
+    (wanted, pue_, kw_rack, gpus_rack, m2_rack, per_rack, usd_per_mw, hall_max, it_rack) = arrays
+    n = wanted.shape[0]
+    label = _labeller(names, n)
+    _require(
+        np.isfinite(wanted) & (wanted >= 1) & (wanted == np.floor(wanted)),
+        wanted,
+        "GPUs",
+        "",
+        "a whole number of GPUs of at least 1",
+        label,
+    )
+    _check_racks(pue_, kw_rack, it_rack, gpus_rack, label)
+    _require(
+        np.isfinite(usd_per_mw) & (usd_per_mw >= 0),
+        usd_per_mw,
+        "facility build",
+        "USD/MW",
+        "0 or more",
+        label,
+    )
+    _check_hall(kw_rack, hall_max, rack_cooling, hall_cooling, names, figures, n)
+    racks = racks_in_service(wanted, gpus_rack)
+    it_kw, utility_kw = placed_power_kw(racks, it_rack, pue_)
+    fixed = usd_per_mw * it_kw / KW_PER_MW
+    return FleetHall(
+        racks=racks,
+        gpus=racks * gpus_rack,
+        spare_gpus=racks * gpus_rack - wanted,
+        it_kw=it_kw,
+        utility_kw=utility_kw,
+        floor_m2=racks * m2_rack,
+        capex_usd=racks * per_rack + fixed,
+        fixed_capex_usd=fixed,
+    )
+
+
+def _check_racks(pue, kw_rack, it_rack, gpus_rack, label) -> None:
+    """SizingError where a PUE or a rack's figures cannot size a hall (both directions)."""
+    _require(pue >= 1.0, pue, "PUE", "", _PUE_EXPECTED, label)
+    _require(kw_rack > 0, kw_rack, "kW per rack", "kW", "a rack power above 0", label)
+    _require(
+        it_rack >= kw_rack,
+        it_rack,
+        "IT kW per rack",
+        "kW",
+        "at least the rack's own kW per rack (the rack plus its share of the hall's IT load)",
+        label,
+    )
+    _require(
+        (gpus_rack >= 1) & (gpus_rack == np.floor(gpus_rack)),
+        gpus_rack,
+        "GPUs per rack",
+        "",
+        "a whole number of at least 1",
+        label,
+    )
+
+
+def _check_hall(kw_rack, hall_max, rack_cooling, hall_cooling, names, figures, n) -> None:
+    """HallLimitError where the hall cannot take the rack (econ.facility.check_racks_fit_hall)."""
+    check_racks_fit_hall(
+        kw_rack,
+        np.where(np.isnan(hall_max), np.inf, hall_max),
+        _codes(rack_cooling, RACK_COOLING, "rack cooling", n),
+        _codes(hall_cooling, HALL_COOLING, "hall cooling", n),
+        names=list(names) if names is not None else None,
+        figures=figures,
     )
 
 
@@ -403,9 +548,12 @@ def _raise_no_rack(
 __all__ = [
     "LIMITS",
     "POWER_BASES",
+    "FleetHall",
     "Sizing",
     "SizingError",
+    "hall_for_gpus",
     "it_budget_kw",
+    "placed_power_kw",
     "racks_within",
     "size_hall",
 ]

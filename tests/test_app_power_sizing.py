@@ -78,7 +78,8 @@ def test_using_a_fleet_of_other_hardware_sets_its_catalog_figures_and_names_what
     data = app.session_state[state.DATA]
     assert data["fleet"]["hardware"] == "h100-sxm" and data["fleet"]["gpu_count"] == gpus
     assert data["facility"]["rack_cooling"] == "air" and data["facility"]["hall_cooling"] == "air"
-    assert data["power"]["pue"] == 1.3 and data["power"]["kw_per_gpu"] == 1.37
+    # the catalog's H100 figure: (40.8 kW rack + 6.52 kW network share) / 32 GPUs
+    assert data["power"]["pue"] == 1.3 and data["power"]["kw_per_gpu"] == 1.47875
     assert data["capex"]["gpu_price_usd"] == 1_254_000 / 32
     assert data["capex"].get("system_price_usd") is None
     source = data["sources"]["power.kw_per_gpu"]

@@ -127,22 +127,55 @@ GB200_ALL_IN_KW = 1.87  # SemiAnalysis all-in per GPU, with a share of networkin
 SEED = ROOT / "models" / "scenarios" / "deepseek-r1-gb200-nvl72.toml"
 
 
+# GB200 NVL72's network share, the one source that separates it from the rack: SemiAnalysis'
+# all-in 1.87 kW x 72 GPUs - the 120 kW rack = 14.64 kW, 0.20333 kW per GPU.
+NETWORK_KW_PER_GPU = (GB200_ALL_IN_KW * 72 - GB200_RACK_KW) / 72
+
+
 @pytest.mark.parametrize(
-    ("hardware", "it_kw_per_rack"),
+    ("hardware", "rack_kw", "network_kw"),
     [
-        ("gb200-nvl72", 134.64),  # 72 x 1.87 above the 120 kW rack
-        ("h100-sxm", 43.84),  # 32 x 1.37 above the 40.8 kW rack (4 x DGX H100 10.2 kW)
-        ("gb300-nvl72", 132.0),  # 72 x 1.8333 = 131.9976, below the rack
-        ("b200-sxm", 28.6),  # 16 x 1.71 = 27.36, below the 2 x 14.3 kW rack
-        ("b300-sxm", 58.0),  # derived from the rack: equal
-        ("h200-sxm", 43.84),  # H100's 32 x 1.37: the same chip power and system
-        ("mi355x", 66.88),
+        # rack-scale: 72 GPUs x 0.20333 = 14.64 kW
+        ("gb200-nvl72", 120.0, 14.64),
+        ("gb300-nvl72", 132.0, 14.64),  # 800 Gb/s per GPU, counted per GPU (racks.toml)
+        # 8-GPU systems: 8 x 0.20333 = 1.6267 rounded up to 1.63 kW a system
+        ("b200-sxm", 2 * 14.3, 2 * 1.63),
+        ("b300-sxm", 4 * 14.5, 4 * 1.63),
+        ("h100-sxm", 4 * 10.2, 4 * 1.63),
+        ("h200-sxm", 4 * 10.2, 4 * 1.63),
+        ("mi355x", 4 * (8 * 2.09 - 1.63), 4 * 1.63),  # the all-in figure less the network
     ],
 )
-def test_it_kw_per_rack_is_the_rack_or_its_all_in_gpus(hardware, it_kw_per_rack):
+def test_every_rack_is_the_rack_and_its_share_of_the_network(hardware, rack_kw, network_kw):
+    # A facilities review: GB200 counted 14.64 kW of network outside the rack (1.87 x 72 against
+    # 120 kW) and GB300 none, so 10 MW placed 75 GB300 racks of 132 kW and 74 GB200 of 120 kW.
     rack = load_racks().get(hardware)
-    assert rack.it_kw_per_rack == pytest.approx(it_kw_per_rack, abs=1e-9)
-    assert rack.it_kw_per_rack >= rack.kw_per_rack
+    assert rack.kw_per_rack == pytest.approx(rack_kw)
+    assert rack.network_kw_per_rack == pytest.approx(network_kw)
+    assert rack.it_kw_per_rack == pytest.approx(rack_kw + network_kw, abs=1e-9)
+    # the same allowance per GPU everywhere, rounded up to 10 W a system at most
+    per_gpu = NETWORK_KW_PER_GPU * rack.gpus_per_rack
+    assert per_gpu - 1e-9 <= rack.network_kw_per_rack <= per_gpu + 0.01 * rack.systems_per_rack
+    # the figure per GPU is the rack's IT load per GPU, rounded down at most 0.01%
+    it_per_gpu = (rack_kw + network_kw) / rack.gpus_per_rack
+    assert it_per_gpu * (1 - 1e-4) <= rack.kw_per_gpu_all_in <= it_per_gpu * (1 + 1e-12)
+
+
+def test_a_denser_rack_of_as_many_gpus_fills_a_hall_with_no_more_racks():
+    # The review's figures: GB300 NVL72 draws 132 kW to GB200's 120 and has twice its scale-out
+    # bandwidth, yet took 75 racks of 10 MW to GB200's 74. By hand: 10,000 / 146.64 = 68.2 -> 68
+    # racks, 4,896 GPUs; 10,000 / 134.64 = 74.3 -> 74 racks.
+    gb300, gb200 = size(mw=10.0, hardware="gb300-nvl72"), size(mw=10.0, hardware="gb200-nvl72")
+    assert (gb300["racks"], gb300["gpus"]) == (68, 4896)
+    assert gb300["it_kw"] == pytest.approx(68 * (132.0 + 14.64))
+    assert gb200["racks"] == 74
+    catalog = load_racks().racks
+    for a in catalog.values():
+        for b in catalog.values():
+            if a.gpus_per_rack == b.gpus_per_rack and a.kw_per_rack > b.kw_per_rack:
+                assert (
+                    size(mw=10.0, hardware=a.key)["racks"] <= size(mw=10.0, hardware=b.key)["racks"]
+                ), (a.key, b.key)
 
 
 def test_size_hall_counts_the_it_load_for_power_and_the_rack_for_density():
@@ -177,23 +210,32 @@ def test_a_sized_hall_draws_at_most_its_mw_at_the_all_in_figure(hardware):
     assert result["rack"]["it_kw_per_rack"] == rack.it_kw_per_rack
 
 
-def test_size_states_both_rack_figures_where_they_differ(capsys):
+def test_size_states_both_rack_figures(capsys):
     result = size(mw=10.0, hardware="gb200-nvl72")
     assert (result["racks"], result["gpus"]) == (74, 5328)  # 83 racks, 5,976 GPUs before
     assert result["it_kw"] == pytest.approx(9963.36)
     assert result["rack"]["kw_per_rack"] == 120.0
+    assert result["rack"]["network_kw_per_rack"] == pytest.approx(14.64)
     assert result["rack"]["it_kw_per_rack"] == pytest.approx(134.64)
     assert main(["size", "--mw", "10", "--hardware", "gb200-nvl72"]) == 0
     out = capsys.readouterr().out
-    assert "120 kW in the rack, 134.64 kW with its share of networking" in out
-    assert "120 kW per rack (134.64 kW with its share of networking)" in out  # the header
+    head = out.splitlines()[0]  # the header says both, and a note what each is for
+    assert "120 kW per rack (134.64 kW with its share of the scale-out network)" in head
+    assert (
+        "gb200-nvl72: 120 kW in the rack, 134.64 kW with its share of the scale-out network "
+        "(14.64 kW, models/racks.toml network_kw_per_rack): the power counts 134.64 kW per rack, "
+        "the hall's kW-per-rack limit is checked against the 120 kW rack"
+    ) in out
     assert "9,963.4" in out
-    assert main(["size", "--mw", "10", "--hardware", "gb300-nvl72"]) == 0
-    assert "share of networking" not in capsys.readouterr().out  # one figure: no note
-    # The legacy-hall H100 example of docs/power.md: 10.2 kW racks at 8 x 1.37 = 10.96 kW each.
+    # The legacy-hall H100 example of docs/power.md: 10.2 kW systems and their 1.63 kW share of
+    # the network, 11.83 kW a rack; floor(10,000 / 11.83) = 845 racks.
     legacy = size(mw=10.0, hardware="h100-sxm", systems_per_rack=1, hall_max_kw_per_rack=20.0)
-    assert (legacy["racks"], legacy["gpus"]) == (912, 7296)  # 980 racks, 7,840 GPUs before
-    assert legacy["it_kw"] == pytest.approx(9995.52)
+    assert (legacy["racks"], legacy["gpus"]) == (845, 6760)  # 912 and 980 racks before
+    assert legacy["it_kw"] == pytest.approx(845 * 11.83)
+    assert legacy["rack"]["network_kw_per_rack"] == pytest.approx(1.63)
+    assert legacy["rack"]["sources"]["network_kw_per_rack"].startswith(
+        "derived: 1 / 4 of the catalog's 6.52 kW"
+    )
 
 
 @pytest.mark.parametrize(("limit", "fits"), [(125.0, True), (134.0, True), (115.0, False)])
@@ -366,7 +408,9 @@ def test_rack_catalog_loads_and_is_consistent():
     for rack in catalog.racks.values():
         assert rack.kw_per_gpu_definition in ("chip_only", "chip_plus_host", "utility_meter")
         assert rack.gpus_per_rack == rack.gpus_per_system * rack.systems_per_rack
+        assert rack.sources["network_kw_per_rack"] and rack.sources["kw_per_gpu_all_in"]
     assert catalog.halls["liquid"]["pue"] == 1.1 and catalog.halls["air"]["pue"] == 1.3
+    assert catalog.halls["air_retrofit_liquid"]["pue"] == 1.3
 
 
 def _reference(shared_data) -> dict[str, str]:
@@ -382,12 +426,18 @@ def test_rack_figures_match_the_reference_data(shared_data):
     assert racks["b200-sxm"].kw_per_system == float(ref["DGX B200 system maximum power"])
     assert racks["b300-sxm"].kw_per_system == float(ref["DGX B300 system power"])
     assert racks["h100-sxm"].kw_per_system == float(ref["DGX H100/H200 system maximum power"])
-    assert racks["h100-sxm"].kw_per_gpu_all_in == float(
-        ref["All-in power per GPU H100 (chip + host share)"]
+    gb200_all_in = float(ref["All-in power per GPU GB200 (chip + host share)"])
+    assert racks["gb200-nvl72"].kw_per_gpu_all_in == gb200_all_in
+    gb200_rack = float(ref["GB200 NVL72 rack power"])
+    assert racks["gb200-nvl72"].network_kw_per_rack == pytest.approx(gb200_all_in * 72 - gb200_rack)
+    assert racks["mi355x"].kw_per_gpu_all_in == float(
+        ref["All-in power per GPU MI355X (chip + host share)"]
     )
-    assert racks["gb200-nvl72"].kw_per_gpu_all_in == float(
-        ref["All-in power per GPU GB200 (chip + host share)"]
-    )
+    # SemiAnalysis' typical all-in figures are below the rack maximum and its network share
+    for key, item in (("h100-sxm", "H100"), ("b200-sxm", "B200")):
+        published = float(ref[f"All-in power per GPU {item} (chip + host share)"])
+        assert published < racks[key].kw_per_gpu_all_in
+        assert str(published) in racks[key].sources["kw_per_gpu_all_in"]
     assert racks["gb300-nvl72"].capex_usd_per_rack == float(ref["GB300 NVL72 rack"])
     assert racks["gb300-nvl72"].liquid_cooling_usd_per_rack == float(
         ref["Liquid cooling per GB300 NVL72 rack"]
@@ -403,7 +453,7 @@ def test_bad_catalog_names_file_and_field(tmp_path):
         'cooling = "air"\nm2_per_rack = 2.5\n'
     )
     with pytest.raises(
-        RackCatalogError, match=r"racks.x.kw_per_rack = -3.0: expected a value above"
+        RackCatalogError, match=r"racks.x.kw_per_rack = -3.0: expected a number above 0 and at"
     ):
         load_racks(bad)
     with pytest.raises(RackCatalogError, match="not found"):
@@ -445,7 +495,14 @@ def test_size_with_retrofit_counts_its_capex():
     # Each rack costs 3.0 M + 50,000 retrofit; 100 M / 3.05 M = 32 racks.
     assert result["racks"] == 32 and result["binding_limit"] == "budget"
     assert result["retrofit_capex_usd"] == pytest.approx(32 * 50_000)
-    assert result["pue"] == 1.3  # the air hall's PUE, racks.toml
+    # the retrofitted hall's own PUE in racks.toml, with its source
+    assert (result["pue"], result["pue_source"]) == (
+        1.3,
+        "racks.toml halls.air_retrofit_liquid.pue",
+    )
+    assert (
+        "chillers and air handlers" in load_racks().halls["air_retrofit_liquid"]["sources"]["pue"]
+    )
 
 
 # --- The command line -------------------------------------------------------------------------
@@ -469,8 +526,9 @@ def test_cli_json(capsys):
     out = json.loads(capsys.readouterr().out)
     for key in ("racks", "gpus", "it_kw", "utility_kw", "binding_limit", "stranded"):
         assert key in out
-    assert (out["racks"], out["gpus"], out["binding_limit"]) == (68, 4896, "power")
-    assert out["utility_kw"] == pytest.approx(9873.6)
+    # 10,000 / 1.1 = 9,090.9 kW of IT; / 146.64 = 61.99 -> 61 racks
+    assert (out["racks"], out["gpus"], out["binding_limit"]) == (61, 4392, "power")
+    assert out["utility_kw"] == pytest.approx(61 * 146.64 * 1.1)
     assert out["rack"]["sources"]["kw_per_rack"].startswith("GB300 NVL72 rack power 132 kW")
 
 
@@ -538,7 +596,7 @@ def test_cli_bad_input_exits_3(capsys, argv, expected):
 def test_the_largest_power_budget_sizes_finitely(capsys):
     assert main(["size", "--mw", "1e6", "--hardware", "gb300-nvl72", "--format", "json"]) == 0
     result = json.loads(capsys.readouterr().out)
-    assert result["racks"] == 7_575_757  # floor(1e9 kW / 132 kW)
+    assert result["racks"] == 6_819_421  # floor(1e9 kW / 146.64 kW)
 
 
 def test_an_air_cooled_rack_of_liquid_only_hardware_is_warned_of():
@@ -574,9 +632,9 @@ def test_the_gb200_rack_power_is_labelled_by_the_sources_that_state_it():
 
 
 def test_an_exact_fit_strands_exactly_nothing(capsys):
-    # 14.52 MW at the meter / PUE 1.1 = 13,200 kW = 100 GB300 racks of 132 kW exactly; floating
-    # point left -1.8e-12 kW stranded (and -2.0e-12 kW at the meter) in the JSON.
-    argv = ["size", "--mw", "14.52", "--basis", "utility", "--hardware", "gb300-nvl72"]
+    # 16.1304 MW at the meter / PUE 1.1 = 14,664 kW = 100 GB300 racks of 146.64 kW exactly;
+    # floating point left -1.8e-12 kW stranded (and -2.0e-12 kW at the meter) in the JSON.
+    argv = ["size", "--mw", "16.1304", "--basis", "utility", "--hardware", "gb300-nvl72"]
     assert main([*argv, "--floor-m2", "250", "--budget-usd", "3e8", "--format", "json"]) == 0
     result = json.loads(capsys.readouterr().out)
     assert result["racks"] == 100
@@ -619,6 +677,247 @@ def test_an_air_hall_warns_of_a_rack_above_the_catalogs_air_limit(capsys):
     )
     for result in quiet:
         assert not any("air-cooled hall" in w for w in result["warnings"]), result["warnings"]
+
+
+def test_air_cooled_racks_above_what_air_cools_are_warned_of_whatever_the_hall_limit(capsys):
+    # An infrastructure review: --hall-max-kw-per-rack 1e6 placed 57 air-cooled B300 racks of
+    # 12 systems (174 kW) with no warning, where NVIDIA's air-cooled B300 layout is about 56 kW.
+    air = load_racks().halls["air"]
+    assert air["max_kw_per_rack"] == 4 * 14.5  # four DGX B300, the catalog's b300-sxm rack
+    assert "~56 kW per rack" in air["sources"]["max_kw_per_rack"]
+    argv = ["size", "--mw", "10", "--hardware", "b300-sxm", "--systems-per-rack", "12"]
+    assert main([*argv, "--hall-max-kw-per-rack", "1e6"]) == 3  # bounded now
+    err = capsys.readouterr().err
+    assert "--hall-max-kw-per-rack = 1e+06: expected a limit of at most 1,400 kW per rack" in err
+    assert "Traceback" not in err
+    dense = size(mw=10.0, hardware="b300-sxm", systems_per_rack=12, hall_max_kw_per_rack=200.0)[
+        "warnings"
+    ]
+    (note,) = [w for w in dense if "air-cooled hall" in w]
+    assert note.startswith("b300-sxm: a 174 kW rack in an air-cooled hall, above the 58 kW")
+    assert "the hall limit of 200 kW per rack given says what the hall feeds" in note
+    assert "--cooling liquid, or --systems-per-rack 4" in note
+    unlimited = size(mw=10.0, hardware="b300-sxm", systems_per_rack=12)["warnings"]
+    assert any("a 174 kW rack in an air-cooled hall, above the 58 kW" in w for w in unlimited)
+    # at the ceiling, a hall rated for the rack takes it quietly; liquid halls are not air
+    for quiet in (
+        size(mw=10.0, hardware="b300-sxm", hall_max_kw_per_rack=60.0),
+        size(mw=10.0, hardware="b300-sxm", systems_per_rack=12, cooling="liquid", pue=1.3),
+    ):
+        assert not any("air-cooled hall" in w for w in quiet["warnings"]), quiet["warnings"]
+    assert size(mw=10.0, hardware="gb300-nvl72", hall_max_kw_per_rack=1400.0)["racks"] == 68
+
+
+def _catalog_with(tmp_path, old: str, new: str):
+    text = (ROOT / "models" / "racks.toml").read_text(encoding="utf-8")
+    assert old in text, old
+    path = tmp_path / "racks.toml"
+    path.write_text(text.replace(old, new, 1), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "expected"),
+    [
+        # a review: nan and a 13,200 kW rack loaded, and size() failed later with "kW per rack
+        # is nan kW", naming neither file nor field
+        (
+            "kw_per_rack = 132.0\n",
+            "kw_per_rack = nan\n",
+            "racks.gb300-nvl72.kw_per_rack = nan: expected a number above 0 and at most 1,400 kW",
+        ),
+        (
+            "kw_per_rack = 132.0\n",
+            "kw_per_rack = 13200.0\n",
+            "racks.gb300-nvl72.kw_per_rack = 13200.0: expected a number above 0 and at most 1,400",
+        ),
+        (
+            "kw_per_rack = 132.0\n",
+            "kw_per_rack = inf\n",
+            "racks.gb300-nvl72.kw_per_rack = inf: expected a number above 0",
+        ),
+        (
+            "network_kw_per_rack = 14.64\n",
+            "network_kw_per_rack = -1.0\n",
+            "racks.gb300-nvl72.network_kw_per_rack = -1.0: expected a number from 0 to 1,400 kW",
+        ),
+        (
+            "network_kw_per_rack = 14.64\nkw_per_gpu_all_in = 2.03666\n",
+            "kw_per_gpu_all_in = 2.03666\n",
+            "racks.gb300-nvl72.network_kw_per_rack = None: expected a number",
+        ),
+        (
+            "kw_per_gpu_all_in = 2.03666\n",
+            "kw_per_gpu_all_in = 1.8333\n",
+            "racks.gb300-nvl72.kw_per_gpu_all_in = 1.8333: expected (kw_per_rack + "
+            "network_kw_per_rack) / gpus_per_rack = (132 + 14.64) / 72 = 2.03667 kW per GPU",
+        ),
+        (
+            "m2_per_rack = 2.5\n",
+            "m2_per_rack = 250.0\n",
+            "racks.gb300-nvl72.m2_per_rack = 250.0: expected a number above 0 and at most 28 m²",
+        ),
+        (
+            "capex_usd_per_rack = 3000000.0\n",
+            "capex_usd_per_rack = 1e300\n",
+            "racks.gb300-nvl72.capex_usd_per_rack = 1e+300: expected a number above 0 and at most",
+        ),
+        (
+            "gpus_per_system = 72\n",
+            "gpus_per_system = 72.0\n",
+            "racks.gb300-nvl72.gpus_per_system = 72.0: expected a whole number from 1 to 720 GPUs",
+        ),
+        (
+            "[halls.liquid]\npue = 1.1\n",
+            "[halls.liquid]\npue = nan\n",
+            "halls.liquid.pue = nan: expected a PUE from 1 to 3, as power.pue takes",
+        ),
+        (
+            "[halls.air_retrofit_liquid]\npue = 1.3\n",
+            "[halls.air_retrofit_liquid]\npue = 30.0\n",
+            "halls.air_retrofit_liquid.pue = 30.0: expected a PUE from 1 to 3",
+        ),
+        (
+            "max_kw_per_rack = 58.0\n",
+            "max_kw_per_rack = 10.0\n",
+            "halls.air.legacy_max_kw_per_rack = 20.0: expected at most halls.air.max_kw_per_rack",
+        ),
+    ],
+)
+def test_a_bad_catalog_figure_is_refused_on_load_naming_file_rack_field_and_value(
+    tmp_path, capsys, old, new, expected
+):
+    path = _catalog_with(tmp_path, old, new)
+    with pytest.raises(RackCatalogError) as info:
+        load_racks(path)
+    message = str(info.value)
+    assert message.startswith(str(path)) and expected in message, message
+
+
+def test_the_shipped_catalog_is_within_its_bounds():
+    # every figure of models/racks.toml passes the checks a bad one fails (above), and no rack
+    # is denser than the bound a hall's limit takes
+    from econ.racks import MAX_KW_PER_RACK
+
+    for rack in load_racks().racks.values():
+        assert 0 < rack.kw_per_rack < rack.it_kw_per_rack <= MAX_KW_PER_RACK / 9
+
+
+# --- The other way: the hall a number of GPUs needs (econ size --gpus) ------------------------
+
+
+@pytest.mark.parametrize(
+    ("hardware", "gpus", "racks", "it_kw_per_rack", "pue"),
+    [
+        # by hand from models/racks.toml: ceil(GPUs / GPUs per rack) racks of rack + network kW
+        ("gb300-nvl72", 5000, 70, 132.0 + 14.64, 1.1),  # 5,000 / 72 = 69.4 -> 70
+        ("gb300-nvl72", 72, 1, 132.0 + 14.64, 1.1),
+        ("gb200-nvl72", 1, 1, 120.0 + 14.64, 1.1),
+        ("b200-sxm", 100, 7, 28.6 + 3.26, 1.3),  # 100 / 16 = 6.25 -> 7
+        ("h100-sxm", 1024, 32, 40.8 + 6.52, 1.3),  # 1,024 / 32 = 32 exactly
+    ],
+)
+def test_gpus_in_racks_and_power_out(hardware, gpus, racks, it_kw_per_rack, pue):
+    result = size(gpus=gpus, hardware=hardware)
+    rack = load_racks().get(hardware)
+    assert result["racks"] == racks
+    assert result["gpus"] == racks * rack.gpus_per_rack
+    assert result["spare_gpus"] == racks * rack.gpus_per_rack - gpus
+    assert result["it_kw"] == pytest.approx(racks * it_kw_per_rack)
+    assert result["utility_kw"] == pytest.approx(racks * it_kw_per_rack * pue)
+    assert result["utility_mw"] == pytest.approx(racks * it_kw_per_rack * pue / 1000)
+    assert result["floor_m2"] == pytest.approx(racks * 2.5)
+    assert result["pue"] == pue
+    rounded = [w for w in result["warnings"] if "not a whole number of" in w]
+    assert bool(rounded) == (gpus % rack.gpus_per_rack != 0)
+
+
+def test_gpus_not_filling_racks_are_rounded_up_and_said_so(capsys):
+    argv = ["size", "--gpus", "100", "--hardware", "gb300-nvl72"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[0].endswith("for 100 GPUs")
+    assert (
+        "warning: --gpus 100 is not a whole number of gb300-nvl72 racks (72 GPUs each): rounded "
+        "up to 2 racks, which hold 144 GPUs (44 positions more than asked" in out
+    )
+    assert "Utility power [MW]                0.323" in out  # 2 x 146.64 x 1.1 = 322.6 kW
+    assert main([*argv, "--format", "json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert (result["gpus_requested"], result["racks"], result["spare_gpus"]) == (100, 2, 44)
+
+
+def test_gpus_with_a_retrofit_and_a_build_price_the_hall():
+    result = size(
+        gpus=720,
+        hardware="gb300-nvl72",
+        cooling="air",
+        retrofit_liquid=True,
+        facility_usd_per_mw=11.7e6,
+    )
+    # 10 racks of 146.64 kW = 1.4664 MW of IT; 10 x (3.0 M + 50,000) + 1.4664 x 11.7 M
+    assert result["racks"] == 10 and result["pue"] == 1.3
+    assert result["fixed_capex_usd"] == pytest.approx(1.4664 * 11.7e6)
+    assert result["capex_usd"] == pytest.approx(10 * 3.05e6 + 1.4664 * 11.7e6)
+    assert result["retrofit_capex_usd"] == pytest.approx(10 * 50_000)
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (["--gpus", "0"], "--gpus = 0: expected a whole number of GPUs of at least 1"),
+        (["--gpus", "-72"], "--gpus = -72: expected a whole number of GPUs of at least 1"),
+        (["--gpus", "72.5"], "--gpus = 72.5: expected a whole number of GPUs of at least 1"),
+        (["--gpus", "nan"], "--gpus = nan: expected a finite number"),
+        (["--gpus", "inf"], "--gpus = inf: expected a finite number"),
+        (["--gpus", "1e300"], "--gpus = 1e+300: gb300-nvl72 racks for them draw"),
+        (["--gpus", "72", "--floor-m2", "100"], "--floor-m2 limits a hall sized from its power"),
+        (["--gpus", "72", "--budget-usd", "1e9"], "--budget-usd limits a hall sized from its"),
+        (["--gpus", "72", "--basis", "utility"], "--basis says what --mw measures"),
+        (["--gpus", "72", "--hall-max-kw-per-rack", "100"], "above the hall's limit of 100 kW"),
+        (["--gpus", "72", "--cooling", "air"], "--retrofit-liquid"),
+    ],
+)
+def test_bad_gpus_input_exits_3(capsys, argv, expected):
+    assert main(["size", "--hardware", "gb300-nvl72", *argv]) == 3
+    err = capsys.readouterr().err
+    assert expected in err and "Traceback" not in err
+
+
+def test_gpus_and_mw_are_one_or_the_other(capsys):
+    with pytest.raises(SystemExit) as both:
+        main(["size", "--hardware", "gb300-nvl72", "--gpus", "72", "--mw", "1"])
+    assert both.value.code == 2
+    assert "not allowed with argument" in capsys.readouterr().err
+    with pytest.raises(InputError, match="neither of --mw and --gpus given; expected one"):
+        size(hardware="gb300-nvl72")
+    with pytest.raises(InputError, match="both of --mw and --gpus given"):
+        size(hardware="gb300-nvl72", mw=1.0, gpus=72)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    hardware=st.sampled_from(sorted(load_racks().racks)),
+    mw=st.floats(0.5, 500.0),  # at least one rack of each at PUE 3
+    gpus=st.integers(1, 200_000),
+    pue=st.floats(1.0, 3.0),
+)
+def test_mw_and_gpus_round_trip_within_one_rack(hardware, mw, gpus, pue):
+    # Sized from a power budget, the GPUs placed need exactly those racks and no more power.
+    forward = size(mw=mw, hardware=hardware, cooling="liquid", pue=pue, basis="utility")
+    if forward["racks"]:
+        back = size(gpus=forward["gpus"], hardware=hardware, cooling="liquid", pue=pue)
+        assert back["racks"] == forward["racks"] and back["spare_gpus"] == 0
+        assert back["it_kw"] == pytest.approx(forward["it_kw"])
+        assert back["utility_kw"] <= mw * 1000 * (1 + 1e-9)
+    # GPUs in, racks out; that power as a budget places the same racks, holding every GPU, and
+    # one rack less would not hold them
+    need = size(gpus=gpus, hardware=hardware, cooling="liquid", pue=pue)
+    again = size(
+        mw=need["utility_kw"] / 1000, hardware=hardware, cooling="liquid", pue=pue, basis="utility"
+    )
+    assert again["racks"] == need["racks"] and again["gpus"] >= gpus
+    assert (need["racks"] - 1) * need["rack"]["gpus_per_rack"] < gpus
 
 
 def test_more_systems_than_a_rack_holds_are_refused(capsys):
@@ -697,24 +996,27 @@ def test_a_gpu_count_that_is_not_whole_systems_is_warned_of(capsys, tmp_path):
 
 def test_a_sized_fleet_of_other_hardware_brings_its_catalog_figures():
     # The review's case: B200 air racks used on the GB300 hall kept its liquid retrofit, the
-    # GB300 price per GPU and 1.8333 kW per GPU.
+    # GB300 price per GPU and kW per GPU.
     from econ import load_scenario
     from econ.racks import sized_fleet_fields
 
     hall = load_scenario(ROOT / "models" / "scenarios" / "hall-10mw-gb300-nvl72-liquid.toml")
     fields, stays = sized_fleet_fields(size(mw=10.0, hardware="b200-sxm"), hall)
-    assert fields["fleet.hardware"] == "b200-sxm" and fields["fleet.gpu_count"] == 5584
+    # floor(10,000 / 31.86) = 313 racks of 16; (28.6 + 3.26) / 16 = 1.99125 kW per GPU
+    assert fields["fleet.hardware"] == "b200-sxm" and fields["fleet.gpu_count"] == 5008
     assert fields["facility.rack_cooling"] == "air" and fields["facility.hall_cooling"] == "air"
-    assert fields["power.kw_per_gpu"] == 1.71 and fields["power.pue"] == 1.3
+    assert fields["power.kw_per_gpu"] == 1.99125
+    assert "power.pue" not in fields and hall.power.pue == 1.3  # the air hall's, as before
     assert fields["capex.gpu_price_usd"] == 1_000_000 / 16
     assert any(s.startswith("throughput.tokens_per_s_per_gpu (of gb300-nvl72)") for s in stays)
     loaded = hall.model_dump()
     for path, value in fields.items():
         section, name = path.split(".")
         loaded[section][name] = value
-    assert type(hall).model_validate(loaded).fleet.gpu_count == 5584  # a valid scenario
-    same, nothing = sized_fleet_fields(size(mw=10.0, hardware="gb300-nvl72"), hall)
-    assert same == {"fleet.racks": None} and nothing == ()  # 75 racks of 72: the same fleet
+    assert type(hall).model_validate(loaded).fleet.gpu_count == 5008  # a valid scenario
+    sized = size(mw=10.0, hardware="gb300-nvl72", cooling="air", retrofit_liquid=True)
+    same, nothing = sized_fleet_fields(sized, hall)
+    assert same == {"fleet.racks": None} and nothing == ()  # 68 racks of 72: the same fleet
 
     b200_hall = load_scenario(ROOT / "models" / "scenarios" / "hall-10mw-hgx-b200-air.toml")
     _, stays = sized_fleet_fields(size(mw=10.0, hardware="gb300-nvl72"), b200_hall)
@@ -728,12 +1030,14 @@ def test_a_power_per_gpu_far_from_the_catalogs_is_warned_of(capsys, tmp_path):
     from econ.racks import POWER_DEPARTURE, power_warning
     from econ.scenario.power_models import MAX_KW_PER_GPU, Power, host_share_warning
 
+    # 1.4 / 2.03666 - 1 = -31%
     assert power_warning("gb300-nvl72", 1.4).startswith(
-        "power.kw_per_gpu gives 1.4 kW of IT load per GPU, 24% below the 1.8333 kW the rack "
-        "catalog gives gb300-nvl72 (GPU with its share of the host; derived: 132 kW / 72 GPUs"
+        "power.kw_per_gpu gives 1.4 kW of IT load per GPU, 31% below the 2.03666 kW the rack "
+        "catalog gives gb300-nvl72 (GPU with its share of the host and of the scale-out network; "
+        "derived: (132 kW rack"
     )
-    assert "25% above" in power_warning("gb300-nvl72", 1.8333 * 1.25)
-    edge = 1.8333 * (1 + POWER_DEPARTURE) * (1 - 1e-12)
+    assert "25% above" in power_warning("gb300-nvl72", 2.03666 * 1.25)
+    edge = 2.03666 * (1 + POWER_DEPARTURE) * (1 - 1e-12)
     assert power_warning("gb300-nvl72", edge) is None
     assert power_warning("my-own-asic", 9.0) is None
     assert host_share_warning(Power(kw_per_gpu=1.4, kw_per_gpu_definition="chip_only")) == (
@@ -753,7 +1057,7 @@ def test_a_power_per_gpu_far_from_the_catalogs_is_warned_of(capsys, tmp_path):
         said = project(load_scenario(path), monthly=False).warnings[0]
         assert not any(w.startswith("power.kw_per_gpu") for w in said), path.name
     typo = tmp_path / "typo.toml"
-    typo.write_text(hall.read_text().replace("kw_per_gpu = 1.8333", "kw_per_gpu = 18333.0", 1))
+    typo.write_text(hall.read_text().replace("kw_per_gpu = 2.03666", "kw_per_gpu = 18333.0", 1))
     assert main(["validate", str(typo)]) == 3
     err = capsys.readouterr().err
     assert "power.kw_per_gpu = 18333.0" in err and f"{MAX_KW_PER_GPU:g}" in err
@@ -763,12 +1067,12 @@ def test_h200_racks_count_the_power_the_h200_cases_bill():
     # A CLI review: racks.toml gave H200 10.2 kW / 8 = 1.275 kW per GPU while both H200 cases
     # bill the H100-class all-in 1.37 (the same 700 W chip in the same DGX system), so a 10 MW
     # hall sized for H200 placed 7,840 GPUs that drew 7,840 x 1.37 = 10,741 kW. By hand: a rack of
-    # 4 systems adds 32 x 1.37 = 43.84 kW; floor(10,000 / 43.84) = 228 racks, 7,296 GPUs.
+    # 4 systems adds 40.8 + 6.52 = 47.32 kW; floor(10,000 / 47.32) = 211 racks, 6,752 GPUs.
     from econ import load_scenario
     from econ.scenario.power_models import it_kw_per_gpu
 
     h200 = size(mw=10.0, hardware="h200-sxm")
-    assert (h200["racks"], h200["gpus"]) == (228, 7296)
+    assert (h200["racks"], h200["gpus"]) == (211, 6752)
     assert h200["gpus"] == size(mw=10.0, hardware="h100-sxm")["gpus"]
     for name in ("llama2-70b-h200", "h200-fleet-gb300-refresh"):
         case = load_scenario(ROOT / "models" / "scenarios" / f"{name}.toml")
@@ -784,15 +1088,15 @@ def test_a_kept_power_figure_above_the_budgets_is_named():
     llama = load_scenario(ROOT / "models" / "scenarios" / "llama2-70b-h200.toml")
     sized = size(mw=10.0, hardware="h200-sxm")
     _, stays = sized_fleet_fields(sized, llama)
-    assert not any(s.startswith("power.kw_per_gpu") for s in stays)  # 1.37: as counted
+    assert not any(s.startswith("power.kw_per_gpu") for s in stays)  # 1.37: below 1.47875
     hotter = llama.model_copy(update={"power": llama.power.model_copy(update={"kw_per_gpu": 1.5})})
     _, stays = sized_fleet_fields(sized, hotter)
     (note,) = [s for s in stays if s.startswith("power.kw_per_gpu")]
-    # 7,296 x 1.5 = 10,944 kW; 1.5 / 1.37 - 1 = 9.5%
-    assert "the 7,296 GPUs draw 10,944 kW of IT load, 9.5% more" in note
+    # 6,752 x 1.5 = 10,128 kW; 1.5 / 1.47875 - 1 = 1.4%
+    assert "the 6,752 GPUs draw 10,128 kW of IT load, 1.4% more" in note
     b200_hall = load_scenario(ROOT / "models" / "scenarios" / "hall-10mw-hgx-b200-air.toml")
     _, stays = sized_fleet_fields(size(mw=10.0, hardware="b200-sxm"), b200_hall)
-    assert not any(s.startswith("power.kw_per_gpu") for s in stays)  # 1.7875: the system maximum
+    assert not any(s.startswith("power.kw_per_gpu") for s in stays)  # 1.99125: as counted
 
 
 def test_a_rack_of_other_systems_cites_its_own_derivation():
@@ -818,3 +1122,40 @@ def test_a_budget_a_cent_short_of_a_rack_is_worded_to_the_cent():
         size(mw=10.0, hardware="gb300-nvl72", budget_usd=2_999_999.99)
     with pytest.raises(SizingError, match=r"capex budget of 1e\+300 USD does not cover"):
         size(mw=10.0, hardware="gb300-nvl72", budget_usd=1e300, facility_usd_per_mw=1e300)
+
+
+def _power_page() -> str:
+    return (ROOT / "docs" / "power.md").read_text(encoding="utf-8")
+
+
+def test_the_sizing_table_of_docs_power_md_is_what_econ_size_prints(capsys):
+    # The page's table quotes commands and their figures; a change of the catalog must move both.
+    page = _power_page()
+    table = page[page.index("| command | racks | GPUs |") :].split("\n\n")[0].splitlines()[2:]
+    assert len(table) >= 8
+    for line in table:
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        argv = re.match(r"`econ (size [^`]*)`", cells[0]).group(1).split()
+        assert main([*argv, "--format", "json"]) == 0
+        result = json.loads(capsys.readouterr().out)
+        racks, gpus, it_kw, utility_kw = (float(c.replace(",", "")) for c in cells[1:5])
+        assert (racks, gpus) == (result["racks"], result["gpus"]), line
+        assert it_kw == pytest.approx(result["it_kw"], abs=0.05), line
+        assert utility_kw == pytest.approx(result["utility_kw"], abs=0.05), line
+        assert cells[5] == result["binding_limit"], line
+        stranded = float(cells[6].replace(",", ""))
+        assert stranded == pytest.approx(result["stranded"]["it_kw"], abs=0.05), line
+
+
+def test_the_gpus_example_of_docs_power_md_is_what_econ_size_prints():
+    page = " ".join(_power_page().split())
+    result = size(gpus=5000, hardware="gb300-nvl72")
+    said = (
+        f"needs {result['racks']} racks, {result['gpus']:,} GPU positions "
+        f"({result['spare_gpus']} spare), {result['it_kw']:,.1f} kW of IT load, "
+        f"{result['utility_mw']:.2f} MW at the meter at PUE {result['pue']:g}, "
+        f"{result['floor_m2']:g} m²"
+    )
+    assert said in page
+    (rounded,) = [w for w in result["warnings"] if "rounded up" in w]
+    assert f'("{rounded}")' in page

@@ -1,8 +1,8 @@
-"""`econ size`: how many racks and GPUs of a hardware type fit a hall's power, floor and budget.
+"""`econ size`: how many racks and GPUs of a hardware type fit a hall's power, floor and budget, or
+the racks and power a number of GPUs needs.
 
-Reads rack figures from models/racks.toml (with their sources), calls econ.sizing.size_hall and prints
-a table or JSON. Holds no formulas beyond picking defaults (the hall's PUE by cooling type) and
-scaling an 8-GPU system rack to another number of systems per rack.
+Reads rack figures from models/racks.toml (with their sources) through econ.racks.size, which calls
+econ.sizing (size_hall, hall_for_gpus), and prints a table or JSON. Holds no formulas.
 """
 
 from __future__ import annotations
@@ -19,24 +19,33 @@ racks = lazy("econ.racks")  # the rack catalog loads when the command runs
 def register(subparsers) -> None:
     p = subparsers.add_parser(
         "size",
-        help="racks and GPUs that fit a hall's power budget, floor space and capex budget",
+        help="racks and GPUs that fit a hall's power budget, floor space and capex budget, or "
+        "the racks and power a number of GPUs needs",
         description="Size a hall: racks and GPUs that fit a power budget (and optionally floor "
-        "space and a capex budget), the limit that binds and the stranded capacity. Rack figures "
-        "come from models/racks.toml.",
+        "space and a capex budget), the limit that binds and the stranded capacity; or, with "
+        "--gpus, the whole racks a fleet needs and the IT and utility power they draw. Rack "
+        "figures come from models/racks.toml: the rack and its share of the scale-out network.",
         **examples(
             "econ size --mw 10 --hardware gb300-nvl72",
             "econ size --mw 10 --basis utility --hardware b200-sxm --floor-m2 600 --format json",
             "econ size --mw 10 --hardware h100-sxm --systems-per-rack 1 "
             "--hall-max-kw-per-rack 20 --cooling air",
+            "econ size --gpus 5000 --hardware gb300-nvl72",
         ),
     )
-    p.add_argument("--mw", type=Number(), required=True, help="power budget [MW]")
+    wanted = p.add_mutually_exclusive_group(required=True)
+    wanted.add_argument("--mw", type=Number(), help="power budget [MW]")
+    wanted.add_argument(
+        "--gpus",
+        type=Number(),  # a whole number of at least 1: econ.racks, which says why
+        help="GPUs to house: the whole racks they need (rounded up) and their IT and utility "
+        "power, the other way round from --mw [GPUs]",
+    )
     p.add_argument(
         "--basis",
         choices=POWER_BASES,
-        default="it",
         help="what --mw measures: it (critical IT load, the usual data-centre rating) "
-        "or utility (at the meter, IT x PUE); default %(default)s",
+        "or utility (at the meter, IT x PUE); default it",
     )
     p.add_argument("--hardware", required=True, help="hardware key, e.g. gb300-nvl72")
     p.add_argument(
@@ -79,10 +88,18 @@ def register(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.gpus is not None and args.basis is not None:
+        from econ.errors import InputError
+
+        raise InputError(
+            "--basis says what --mw measures; with --gpus both the IT and the utility power the "
+            "racks draw are given: expected --basis only with --mw"
+        )
     result = racks.size(
         mw=args.mw,
+        gpus=args.gpus,
         hardware=args.hardware,
-        basis=args.basis,
+        basis=args.basis or "it",
         cooling=args.cooling,
         retrofit_liquid=args.retrofit_liquid,
         pue=args.pue,
@@ -120,20 +137,43 @@ _ROWS = (
 )
 
 
+_GPU_ROWS = (
+    ("gpus_requested", "GPUs asked for", "{:,.0f}"),
+    ("racks", "Racks", "{:,.0f}"),
+    ("gpus", "GPU positions", "{:,.0f}"),
+    ("spare_gpus", "  of which spare", "{:,.0f}"),
+    ("it_kw", "IT power [kW]", "{:,.1f}"),
+    ("utility_kw", "Utility power [kW]", "{:,.1f}"),
+    ("it_mw", "IT power [MW]", "{:,.3f}"),
+    ("utility_mw", "Utility power [MW]", "{:,.3f}"),
+    ("floor_m2", "Floor space [m²]", "{:,.1f}"),
+    ("capex_usd", "Capex [USD]", "{:,.0f}"),
+    ("retrofit_capex_usd", "  of which liquid retrofit [USD]", "{:,.0f}"),
+    ("fixed_capex_usd", "  of which facility build [USD]", "{:,.0f}"),
+)
+
+
 def format_table(result: dict) -> str:
     rack = result["rack"]
     it_kw = rack.get("it_kw_per_rack", rack["kw_per_rack"])
     networking = (
-        f" ({it_kw:g} kW with its share of networking)" if it_kw != rack["kw_per_rack"] else ""
+        f" ({it_kw:g} kW with its share of the scale-out network)"
+        if it_kw != rack["kw_per_rack"]
+        else ""
+    )
+    fleet = "gpus_requested" in result
+    wanted = (
+        f"for {result['gpus_requested']:,} GPUs"
+        if fleet
+        else f"budget {result['power_mw']:g} MW ({result['power_basis']})"
     )
     head = (
         f"{result['hardware']} ({rack['name']}): {rack['gpus_per_rack']} GPUs and "
         f"{rack['kw_per_rack']:g} kW per rack{networking}, {rack['cooling']}-cooled; hall "
-        f"{result['hall_cooling']}, PUE {result['pue']:g}; budget {result['power_mw']:g} MW "
-        f"({result['power_basis']})"
+        f"{result['hall_cooling']}, PUE {result['pue']:g}; {wanted}"
     )
     rows = []
-    for key, label, fmt in _ROWS:
+    for key, label, fmt in _GPU_ROWS if fleet else _ROWS:
         value = result
         for part in key.split("."):
             value = value[part]
