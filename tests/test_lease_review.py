@@ -132,11 +132,12 @@ def test_a_ddtl_drawn_in_steps_pays_its_commitment_fees():
 @pytest.mark.parametrize(
     ("stem", "reviewed", "fixed", "breakeven"),
     [
-        # reviewer's repro at --price 3.7: printed 446,494,215 (break-even 2.7776)
-        ("hall-10mw-hgx-b200-air", 446_494_215, 447_504_258, 2.7843),
-        # (its retrofit written off by the horizon since a facilities review, a tenant's
-        # improvement: 323,722,911 and 324,420,097 while it counted as sold at book value)
-        ("hall-10mw-gb300-nvl72-liquid", 324_858_295, 325_555_956, None),
+        # reviewer's repro at --price 3.7: printed 446,494,215 (break-even 2.7776) for the halls
+        # of 5,584 and 5,400 GPUs; the figures below are of the halls sized with their share of
+        # the scale-out network (5,008 and 4,896 GPUs, the GB300 one at PUE 1.3), the old
+        # formula's beside the fixed one's
+        ("hall-10mw-hgx-b200-air", 410_474_953, 411_372_623, 2.8589),
+        ("hall-10mw-gb300-nvl72-liquid", 306_193_867, 306_864_973, None),
     ],
 )
 def test_deferred_interest_of_a_sculpted_loan_is_no_draw(stem, reviewed, fixed, breakeven):

@@ -465,7 +465,8 @@ def test_c_a_check_row_flags_what_econ_would_refuse_or_the_loan_left_above_capex
 ):
     """The Summary's check rows are "ok" as exported; LibreOffice recalculating a change shows
     the check it fails, red: the 10 MW hall with 960 GPUs instead of 5,584 held its sized loan
-    of 141.0M USD against 67.4M USD of capex (209%) without a word."""
+    of 141.0M USD against 67.4M USD of capex (209%) without a word (the hall of 5,008 GPUs sized
+    with its network share holds 119.0M, 176%)."""
     written, _, recalculated = books[case]
     keys = [key for key, _, _ in workbook.CHECKS]
     assert all(_summary(written)[key] == workbook.CHECK_OK for key in keys)
@@ -473,7 +474,7 @@ def test_c_a_check_row_flags_what_econ_would_refuse_or_the_loan_left_above_capex
     assert str(shown[check]).startswith(says), shown[check]
     assert all(shown[key] == workbook.CHECK_OK for key in keys if key != check)
     if case == "c1_fewer_gpus":  # the held loan against the smaller fleet's capex
-        assert shown["debt_usd"] > 2 * shown["capex_usd_total"]
+        assert shown["debt_usd"] > 1.7 * shown["capex_usd_total"]
     rules = load_workbook(written)["Summary"].conditional_formatting
     assert any(r.dxf.fill.fgColor.rgb.endswith("FFC7CE") for cf in rules for r in cf.rules)
 
