@@ -21,6 +21,7 @@ from econ.bounds import bounds_words, within_bounds
 from econ.catalog import models_dir
 from econ.errors import InputError
 from econ.facility import HALL_COOLING, HallLimitError
+from econ.scenario.power_models import MAX_KW_PER_RACK  # (one bound: catalog, scenario, size)
 from econ.sizing import LIMITS, hall_for_gpus, size_hall
 from econ.strict_json import FLOAT_MAX
 
@@ -39,10 +40,6 @@ MIN_UNITS_PER_SYSTEM = 4
 MAX_SYSTEMS_PER_RACK = RACK_UNITS // MIN_UNITS_PER_SYSTEM
 """The most 8-GPU systems `size --systems-per-rack` takes: 12 in a 48U rack at 4U each. The rack
 catalog gives no height per system, so this bounds every hardware rather than fitting one."""
-MAX_KW_PER_RACK = 1_400.0
-"""The largest rack power econ takes, in the catalog or as a hall's limit [kW/rack]: ten times the
-140 kW upper end of GB300 NVL72's 120-140 kW (models/reference_figures.csv), the densest rack in the
-catalog; a larger figure is a typo (as MAX_KW_PER_GPU bounds a GPU's)."""
 MAX_GPUS_PER_RACK = 720
 """The most GPUs a catalog rack holds: ten times the 72 of an NVL72, the largest in the catalog."""
 MAX_M2_PER_RACK = 28.0
@@ -646,13 +643,6 @@ def _hall(
             " kW per rack",
             "; leave the option out for a hall without a limit",
         )
-        if hall_max_kw_per_rack > MAX_KW_PER_RACK:
-            raise InputError(
-                f"--hall-max-kw-per-rack = {hall_max_kw_per_rack:g}: expected a limit of at most "
-                f"{MAX_KW_PER_RACK:,.0f} kW per rack, ten times the 140 kW of the densest rack "
-                "in the catalog (GB300 NVL72, 120-140 kW); leave the option out for a hall "
-                "without a limit"
-            )
     if facility_usd_per_mw < 0:
         raise InputError(
             f"--facility-usd-per-mw = {facility_usd_per_mw:g}: expected 0 or more (negative "

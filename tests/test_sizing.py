@@ -688,7 +688,7 @@ def test_air_cooled_racks_above_what_air_cools_are_warned_of_whatever_the_hall_l
     argv = ["size", "--mw", "10", "--hardware", "b300-sxm", "--systems-per-rack", "12"]
     assert main([*argv, "--hall-max-kw-per-rack", "1e6"]) == 3  # bounded now
     err = capsys.readouterr().err
-    assert "--hall-max-kw-per-rack = 1e+06: expected a limit of at most 1,400 kW per rack" in err
+    assert "--hall-max-kw-per-rack = 1e+06: expected a limit above 0 and at most 2000 kW" in err
     assert "Traceback" not in err
     dense = size(mw=10.0, hardware="b300-sxm", systems_per_rack=12, hall_max_kw_per_rack=200.0)[
         "warnings"
@@ -705,7 +705,7 @@ def test_air_cooled_racks_above_what_air_cools_are_warned_of_whatever_the_hall_l
         size(mw=10.0, hardware="b300-sxm", systems_per_rack=12, cooling="liquid", pue=1.3),
     ):
         assert not any("air-cooled hall" in w for w in quiet["warnings"]), quiet["warnings"]
-    assert size(mw=10.0, hardware="gb300-nvl72", hall_max_kw_per_rack=1400.0)["racks"] == 68
+    assert size(mw=10.0, hardware="gb300-nvl72", hall_max_kw_per_rack=2000.0)["racks"] == 68
 
 
 def _catalog_with(tmp_path, old: str, new: str):
@@ -724,7 +724,7 @@ def _catalog_with(tmp_path, old: str, new: str):
         (
             "kw_per_rack = 132.0\n",
             "kw_per_rack = nan\n",
-            "racks.gb300-nvl72.kw_per_rack = nan: expected a number above 0 and at most 1,400 kW",
+            "racks.gb300-nvl72.kw_per_rack = nan: expected a number above 0 and at most 2,000 kW",
         ),
         (
             "kw_per_rack = 132.0\n",
