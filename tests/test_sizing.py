@@ -729,7 +729,8 @@ def _catalog_with(tmp_path, old: str, new: str):
         (
             "kw_per_rack = 132.0\n",
             "kw_per_rack = 13200.0\n",
-            "racks.gb300-nvl72.kw_per_rack = 13200.0: expected a number above 0 and at most 1,400",
+            "racks.gb300-nvl72.kw_per_rack = 13200.0: expected a number above 0 and at most "
+            "2,000 kW",
         ),
         (
             "kw_per_rack = 132.0\n",
@@ -739,7 +740,7 @@ def _catalog_with(tmp_path, old: str, new: str):
         (
             "network_kw_per_rack = 14.64\n",
             "network_kw_per_rack = -1.0\n",
-            "racks.gb300-nvl72.network_kw_per_rack = -1.0: expected a number from 0 to 1,400 kW",
+            "racks.gb300-nvl72.network_kw_per_rack = -1.0: expected a number from 0 to 2,000 kW",
         ),
         (
             "network_kw_per_rack = 14.64\nkw_per_gpu_all_in = 2.03666\n",
