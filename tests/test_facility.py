@@ -3,6 +3,7 @@ hall limits, and the [facility] scenario section."""
 
 from __future__ import annotations
 
+import math
 import typing
 
 import numpy as np
@@ -440,9 +441,15 @@ def test_the_sites_value_at_the_horizon_and_an_owned_hall_without_upkeep_are_sai
     assert not any(w.startswith("the site's book value") for w in short.warnings[0])
     # the shipped case rents its hall: its retrofit, a tenant's improvement, is written off by
     # the horizon (it counted 2,500,000 USD, 1,552,303 of the NPV, before an infrastructure
-    # review), so nothing is counted nor said
+    # review), so nothing is counted nor said. Nothing is less than half a cent, the bound the
+    # warning uses: on 68 racks cost less its 60 months of depreciation leaves 4.66e-10 USD of
+    # floating-point residue (0.0 on 75). econ.depreciation.book_value snaps such residues
+    # (econ.arrays.snap_to_zero); econ.facility.book_value_usd does not yet, so the test allows
+    # them rather than pin a residue.
+    from econ.units import HALF_CENT_USD
+
     shipped = project(load_scenario(hall))
-    assert shipped.monthly.disposal_usd.iloc[-1] == 0
+    assert abs(shipped.monthly.disposal_usd.iloc[-1]) < HALF_CENT_USD
     assert not any(w.startswith("the site's book value") for w in shipped.warnings[0])
     seed = project(load_scenario(ROOT / "models" / "scenarios" / "deepseek-r1-gb200-nvl72.toml"))
     assert not any(w.startswith("the site's book value") for w in seed.warnings[0])
@@ -480,7 +487,8 @@ def _it_kw(gpus, kw_per_gpu):
 @pytest.mark.parametrize(("critical_kw", "racks"), [(1.0, 75), (10_000.0, 150)])
 def test_an_owned_hall_below_the_fleets_it_load_is_refused(critical_kw, racks):
     # A 1 kW hall ran 5,400 GPUs (NPV 51.96 M -> 108.04 M USD as the hall's capex fell to
-    # 11,700 USD), and a 10,000 kW hall 150 racks drawing 19,800 kW; both exited 0.
+    # 11,700 USD), and a 10,000 kW hall 150 racks drawing 19,800 kW (at the 1.8333 kW per GPU
+    # of the case then); both exited 0.
     from econ import load_scenario
 
     path = _scenario_file(HALL)
@@ -563,19 +571,31 @@ def test_the_hall_checked_is_the_hall_the_engine_builds(retire, purchase, ramp, 
 
 
 def test_econ_validate_refuses_a_hall_below_the_fleet(tmp_path, capsys):
-    from econ import cli
+    # The case owned, in a hall built for its own fleet (whole kW), filled with twice the racks:
+    # from the scenario's figures, so it holds whatever the catalog sizes the case to.
+    import re
 
+    from econ import cli, load_scenario
+
+    base = load_scenario(_scenario_file(HALL))
+    critical_kw = math.ceil(base.fleet.gpu_count * base.power.kw_per_gpu)
+    racks = 2 * base.fleet.racks
+    gpus = racks * base.fleet.gpus_per_rack
     text = _scenario_file(HALL).read_text()
-    text = text.replace("colo_usd_per_kw_month = 194.95", 'mode = "owned"\ncritical_kw = 10000.0')
-    text = text.replace('hall_cooling = "air_retrofit_liquid"', 'hall_cooling = "liquid"')
-    for before, after in (("racks = 75", "racks = 150"), ("gpu_count = 5400", "gpu_count = 10800")):
-        text = text.replace(before, after)
+    for pattern, line in (
+        (r"^colo_usd_per_kw_month = .*$", f'mode = "owned"\ncritical_kw = {critical_kw:.1f}'),
+        (r"^hall_cooling = .*$", 'hall_cooling = "liquid"'),
+        (r"^racks = .*$", f"racks = {racks}"),
+        (r"^gpu_count = .*$", f"gpu_count = {gpus}"),
+    ):
+        text, count = re.subn(pattern, line, text, flags=re.M)
+        assert count == 1, pattern
     path = tmp_path / "big-hall.toml"
     path.write_text(text)
     assert cli.main(["validate", str(path)]) == 3
     err = capsys.readouterr().err
-    assert "big-hall.toml" in err and "facility.critical_kw = 10,000 kW" in err
-    assert f"{_it_kw(10_800, 1.8333)} kW" in err and "Traceback" not in err
+    assert "big-hall.toml" in err and f"facility.critical_kw = {critical_kw:,} kW" in err
+    assert f"{_it_kw(gpus, base.power.kw_per_gpu)} kW" in err and "Traceback" not in err
 
 
 def test_critical_kw_in_a_colocation_hall_is_refused():
@@ -590,14 +610,18 @@ def test_critical_kw_in_a_colocation_hall_is_refused():
 
 
 def test_a_rack_figure_that_contradicts_the_gpus_power_is_refused():
-    # 20 kW for 72 GPUs at 1.8333 kW (132 kW) passed a 30 kW hall.
-    message = _refused(
-        _scenario_file(HALL),
-        {"facility.kw_per_rack": 20.0, "facility.hall_max_kw_per_rack": 30.0},
-    )
+    # 20 kW for 72 GPUs at 1.8333 kW (132 kW, the case's figure then) passed a 30 kW hall.
+    from econ import load_scenario
+
+    path = _scenario_file(HALL)
+    base = load_scenario(path)
+    gpus, kw_per_gpu = base.fleet.gpus_per_rack, base.power.kw_per_gpu
+    message = _refused(path, {"facility.kw_per_rack": 20.0, "facility.hall_max_kw_per_rack": 30.0})
+    below = round(100 * (20.0 / (gpus * kw_per_gpu) - 1))  # -86% at 72 x 2.03666 = 146.64 kW
     assert (
-        f"facility.kw_per_rack = 20 kW but a rack of 72 GPUs x 1.8333 kW per GPU draws "
-        f"{_it_kw(72, 1.8333)} kW (-85%); expected the rack's IT power within 20% of it"
+        f"facility.kw_per_rack = 20 kW but a rack of {gpus} GPUs x {kw_per_gpu:g} kW per GPU "
+        f"draws {_it_kw(gpus, kw_per_gpu)} kW ({below:+d}%); expected the rack's IT power within "
+        "20% of it"
     ) in message
     power = Power(kw_per_gpu=1.87)
     liquid = {"rack_cooling": "liquid", "hall_cooling": "liquid"}
