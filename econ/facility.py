@@ -26,6 +26,7 @@ from functools import cached_property
 
 import numpy as np
 
+from econ.arrays import snap_to_zero
 from econ.errors import InputError
 from econ.units import KW_PER_MW, MONTHS_PER_YEAR, annual_growth_factor
 
@@ -168,14 +169,15 @@ def straight_line_usd_per_month(cost_usd, life_years, months, first_month=1):
 
 
 def book_value_usd(cost_usd, depreciation_usd):
-    """Net book value after a depreciation schedule [USD]: cost - sum of depreciation.
+    """Net book value after a depreciation schedule [USD]: cost - sum of depreciation, a float
+    residue within half a cent of 0 (a retrofit written off by the horizon) snapped to 0.
 
     Parameters
     ----------
     cost_usd : array (n,)  [USD]
     depreciation_usd : array (n, T)  depreciation of the months elapsed [USD/month]
     """
-    return np.asarray(cost_usd, float) - np.asarray(depreciation_usd, float).sum(axis=-1)
+    return snap_to_zero(np.asarray(cost_usd, float) - np.asarray(depreciation_usd, float).sum(-1))
 
 
 def maintenance_usd_per_month(capex_usd, share_annual, escalation_annual, months, service):

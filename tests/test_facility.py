@@ -441,15 +441,11 @@ def test_the_sites_value_at_the_horizon_and_an_owned_hall_without_upkeep_are_sai
     assert not any(w.startswith("the site's book value") for w in short.warnings[0])
     # the shipped case rents its hall: its retrofit, a tenant's improvement, is written off by
     # the horizon (it counted 2,500,000 USD, 1,552,303 of the NPV, before an infrastructure
-    # review), so nothing is counted nor said. Nothing is less than half a cent, the bound the
-    # warning uses: on 68 racks cost less its 60 months of depreciation leaves 4.66e-10 USD of
-    # floating-point residue (0.0 on 75). econ.depreciation.book_value snaps such residues
-    # (econ.arrays.snap_to_zero); econ.facility.book_value_usd does not yet, so the test allows
-    # them rather than pin a residue.
-    from econ.units import HALF_CENT_USD
-
+    # review), so nothing is counted nor said: exactly 0 (on 68 racks cost less its 60 months
+    # of depreciation left 4.66e-10 USD of floating-point residue, which econ.facility's
+    # book_value_usd now snaps as econ.depreciation's book value does: econ.arrays.snap_to_zero)
     shipped = project(load_scenario(hall))
-    assert abs(shipped.monthly.disposal_usd.iloc[-1]) < HALF_CENT_USD
+    assert shipped.monthly.disposal_usd.iloc[-1] == 0
     assert not any(w.startswith("the site's book value") for w in shipped.warnings[0])
     seed = project(load_scenario(ROOT / "models" / "scenarios" / "deepseek-r1-gb200-nvl72.toml"))
     assert not any(w.startswith("the site's book value") for w in seed.warnings[0])
