@@ -636,7 +636,10 @@ def test_holding_the_loan_while_drawing_its_terms_names_the_toggle_not_a_flag(ap
 
 @pytest.mark.parametrize(
     ("label", "value", "reason"),
-    [("Scenarios", 0, "expected a whole number from 1"), ("Seed", -1, "Seed = -1")],
+    [
+        ("Scenarios", 0, "“Scenarios”: 0 is below 1; expected a whole number from 1 to 100,000"),
+        ("Seed", -1, "“Seed”: -1 is below 0; expected a whole number from 0 to 9,007,"),
+    ],
 )
 def test_monte_carlo_parameters_out_of_range_show_st_error(app: AppTest, label, value, reason):
     go(app, "risk")

@@ -262,16 +262,18 @@ def share_box(page_path: str, params: dict[str, str]) -> None:
 
 STYLE = """
 <style>
-/* Metric tiles: values and labels wrap instead of being cut ("257,300,…"), shrink on narrow
-   screens, and columns of tiles wrap to the next line when a tile would be narrower than 150 px;
-   on narrow screens the open sidebar overlays the page instead of squeezing it. */
+/* Metric tiles: values, labels and changes wrap instead of being cut ("257,300,…"), shrink on
+   narrow screens, and columns of tiles wrap to the next line when a tile would be narrower than
+   150 px; on narrow screens the open sidebar overlays the page instead of squeezing it. */
 [data-testid="stMetricValue"] .stMarkdownEllipsis, [data-testid="stMetricLabel"] .stMarkdownEllipsis,
+[data-testid="stMetricDelta"] .stMarkdownEllipsis,
 [data-testid="stMetricValue"] > div, [data-testid="stMetricLabel"] > div {
   overflow: visible !important; text-overflow: clip !important; white-space: normal !important;
 }
-[data-testid="stMetricValue"] p, [data-testid="stMetricLabel"] p {
+[data-testid="stMetricValue"] p, [data-testid="stMetricLabel"] p, [data-testid="stMetricDelta"] p {
   white-space: normal !important; overflow-wrap: anywhere;
 }
+[data-testid="stMetricDelta"] { height: auto !important; }
 [data-testid="stMetricValue"] { font-size: clamp(1.15rem, 0.9rem + 1.2vw, 2.1rem); line-height: 1.15; }
 [data-testid="stHorizontalBlock"]:has(> [data-testid="stColumn"] [data-testid="stMetric"]) {
   flex-wrap: wrap;
@@ -397,9 +399,10 @@ def whole_number_input(
     """A number box for a whole number: its value as an int; None when empty, or when refused
     with a message under the box naming it ("“Step month”: 2.5 is not a whole number; expected
     a whole number"), also when outside `within` (checked here, not by the box, so that 0 is
-    refused in words rather than left at the box's minimum). A decimal box that shows no
-    decimals, as the scenario form's: Streamlit's whole-number box reads "1e12" as 1
-    (econ.ui.form.whole_number)."""
+    refused in words rather than left at the box's minimum; every refusal then names the range:
+    "“Seed”: 1e+20 is beyond 9,007,199,254,740,991, ...; expected a whole number from 0 to
+    9,007,199,254,740,991"). A decimal box that shows no decimals, as the scenario form's:
+    Streamlit's whole-number box reads "1e12" as 1 (econ.ui.form.whole_number)."""
     value = where.number_input(
         label,
         value=None,
@@ -412,17 +415,26 @@ def whole_number_input(
     )
     if value is None:
         return None
+    expected = "a whole number"
+    if within is not None:
+        expected = f"a whole number from {within[0]:,} to {within[1]:,}"
     try:
         number = whole_number(value)
         if within is not None and not within[0] <= number <= within[1]:
             past = f"below {within[0]:,}" if number < within[0] else f"above {within[1]:,}"
-            raise ValueError(
-                f"{number:,} is {past}; expected a whole number from {within[0]:,} to {within[1]:,}"
-            )
+            raise ValueError(f"{number:,} is {past}; expected {expected}")
     except ValueError as exc:
-        where.error(literal(f"“{label}”: {exc}"), icon=":material/error:")
+        # whole_number's own "expected ..." gives way to the box's range
+        said = str(exc).rsplit("; expected ", 1)[0]
+        where.error(literal(f"“{label}”: {said}; expected {expected}"), icon=":material/error:")
         return None
     return number
+
+
+def refused(key: str, value) -> bool:
+    """True when a `whole_number_input` box holds a value it refused (its message is under it),
+    False when it is empty or taken."""
+    return value is None and st.session_state.get(key) is not None
 
 
 def set_kept(key: str, value) -> None:

@@ -298,21 +298,25 @@ def montecarlo_section(current, paths: list[str], money: str, hold: bool) -> Non
         ss[MC_TABLE] = edited.reset_index(drop=True)
         st.rerun()
     cols = st.columns(4)
+    # the ranges are checked by whole_number_input, not by the boxes: a box's own maximum made
+    # the browser drop 1e20 without a word and the run went ahead with the seed before it
+    n_key, seed_key = common.keep("econ.mc_n", 2000), common.keep("econ.mc_seed", 0)
     n = common.whole_number_input(
         cols[0],
         "Scenarios",
         step=1000,
-        key=common.keep("econ.mc_n", 2000),
+        within=(1, risk.MAX_SCENARIOS),
+        key=n_key,
         help=f"1 to {risk.MAX_SCENARIOS:,}",
     )
     grouped_caption(cols[0], n, "scenarios", integer=True)
     seed = common.whole_number_input(
         cols[1],
         "Seed",
-        max_value=MAX_SEED,
-        key=common.keep("econ.mc_seed", 0),
-        help=f"0 to {MAX_SEED:,}, the largest whole number a browser holds exactly (a larger one "
-        "typed here is not taken: the run names the seed it used)",
+        within=(0, MAX_SEED),
+        key=seed_key,
+        help=f"0 to {MAX_SEED:,}, the largest whole number a browser holds exactly (a larger "
+        "one is refused; the run names the seed it used)",
     )
     sampling = cols[2].selectbox(
         "Sampling",
@@ -327,13 +331,16 @@ def montecarlo_section(current, paths: list[str], money: str, hold: bool) -> Non
     failed = False
     if st.button("Run the Monte Carlo", icon=":material/play_arrow:"):
         failed = True  # until the run's results are stored
-        problems = []
-        if n is None or not 1 <= int(n) <= risk.MAX_SCENARIOS:
-            problems.append(
-                f"Scenarios = {n}: expected a whole number from 1 to {risk.MAX_SCENARIOS:,}"
+        # a box that refused its value says so under it; an empty one is named here
+        problems = [
+            f"“{label}” is empty; expected a whole number from {low:,} to {high:,}"
+            for label, key, value, low, high in (
+                ("Scenarios", n_key, n, 1, risk.MAX_SCENARIOS),
+                ("Seed", seed_key, seed, 0, MAX_SEED),
             )
-        if seed is None or int(seed) < 0:
-            problems.append(f"Seed = {seed}: expected a whole number of 0 or more")
+            if value is None and not common.refused(key, value)
+        ]
+        blocked = common.refused(n_key, n) or common.refused(seed_key, seed)
         distributions = _mc_rows()
         if not distributions:
             problems.append("Give at least one input with a distribution")
@@ -341,7 +348,7 @@ def montecarlo_section(current, paths: list[str], money: str, hold: bool) -> Non
             f"{stored_path_label(path)}: {risk.FILE_REFUSED}"
             for path in risk.file_distributions(distributions)
         ]
-        if problems:
+        if problems or blocked:
             for problem in problems:
                 st.error(literal(problem), icon=":material/error:")
         else:
@@ -401,8 +408,7 @@ def montecarlo_section(current, paths: list[str], money: str, hold: bool) -> Non
     if len(rows) < FEW_DRAWS:
         st.warning(
             f"Only {counted(len(rows), 'scenario')}: quantiles, value at risk and the "
-            "probability of loss from so few draws say little. (The Scenarios box reads a "
-            "number typed as 1e5 as 1: type 100000.)",
+            "probability of loss from so few draws say little.",
             icon=":material/warning:",
         )
     _held_info(held)
@@ -574,7 +580,9 @@ def _axis(where, name: str, paths: list[str], default: str, scenario):
     stored = float(node) if isinstance(node, int | float) else 0.0
     # +-20% of the scenario's value, within the field's bounds (a share at most 100%)
     defaults = [v * scale for v in risk.field_clipped(path, stored * 0.8, stored * 1.2)]
-    c = where.columns(3)
+    # from and to get twice the room of steps: in thirds of a third of the page their values
+    # were cut at 1440 px ("56.(" for 56.00)
+    c = where.columns([2, 2, 1])
     integer = f is not None and f.kind == "int"
     # the boxes show as many decimals as the field's values need (a token price to 4), and the
     # defaults are rounded to them: the grid is computed at the values the boxes show
@@ -607,14 +615,14 @@ def data_table_section(current, paths: list[str], money: str, hold: bool) -> Non
         "inputs, the others kept; projected as one batch (econ.analysis sweep)."
     )
     ss = st.session_state
-    left, right, out = st.columns([2, 2, 1])
+    left, right = st.columns(2)  # each axis half the page; the output on a row of its own
     row_path, row_shown, row_values = _axis(
         left, "Row", paths, "utilization.share", current.scenario
     )
     col_path, col_shown, col_values = _axis(
         right, "Column", paths, "market.price_usd_per_mtok", current.scenario
     )
-    output = out.selectbox(
+    output = st.columns(2)[0].selectbox(
         "Output",
         OUTPUTS,
         format_func=_output_label,

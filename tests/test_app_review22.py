@@ -1,0 +1,106 @@
+"""The twenty-second review of the app (its report's items by number), through Streamlit's
+AppTest; what needs a browser is in tests/test_browser_review22.py.
+"""
+
+from __future__ import annotations
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from econ.ui.pages import risk as risk_page
+from tests.test_app import errors, go, widget
+from tests.test_app_review2 import open_app
+
+MONTECARLO = risk_page.MONTECARLO
+
+
+@pytest.fixture
+def app() -> AppTest:
+    return open_app()
+
+
+def run_monte_carlo(at: AppTest) -> None:
+    widget(at.button, "Run the Monte Carlo").click().run()
+    assert not at.exception, at.exception
+
+
+# --- 1. a seed beyond 2^53 - 1 is refused, and nothing runs ---------------------------------------
+
+MAX_SEED_TEXT = f"{2**53 - 1:,}"  # 9,007,199,254,740,991: JavaScript's Number.MAX_SAFE_INTEGER
+
+
+@pytest.mark.parametrize(
+    ("typed", "value"),
+    [(1e20, "1e+20"), (float(2**53), "9.0072e+15")],  # 9007199254740993 typed: 2^53 in a browser
+)
+def test_a_seed_beyond_what_a_browser_holds_is_refused_and_nothing_runs(app: AppTest, typed, value):
+    go(app, "risk")
+    widget(app.number_input, "Seed").set_value(typed).run()
+    said = (
+        f"“Seed”: {value} is beyond {MAX_SEED_TEXT}, the largest whole number a box holds "
+        f"exactly; expected a whole number from 0 to {MAX_SEED_TEXT}"
+    )
+    assert errors(app) == [said]
+    run_monte_carlo(app)
+    assert errors(app) == [said]  # once, under the box
+    assert MONTECARLO not in app.session_state  # not run with another seed
+
+
+def test_the_largest_seed_a_browser_holds_runs_and_is_named(app: AppTest):
+    go(app, "risk")
+    widget(app.number_input, "Scenarios").set_value(100).run()
+    widget(app.number_input, "Seed").set_value(float(2**53 - 1)).run()
+    run_monte_carlo(app)
+    assert not errors(app), errors(app)
+    assert app.session_state[MONTECARLO][6][2] == 2**53 - 1
+    assert any(f"seed {2**53 - 1}," in c.value for c in app.caption)
+
+
+# --- 5. no stale hint under a small run -----------------------------------------------------------
+
+
+def test_a_small_run_is_warned_of_without_the_stale_exponent_hint(app: AppTest):
+    go(app, "risk")
+    widget(app.number_input, "Scenarios").set_value(50).run()
+    run_monte_carlo(app)
+    few = [w.value for w in app.warning if "Only 50 scenarios" in w.value]
+    assert few == [
+        "Only 50 scenarios: quantiles, value at risk and the probability of loss from so few "
+        "draws say little."
+    ]
+    widget(app.number_input, "Scenarios").set_value(1e3).run()  # "1e3" typed: 1,000 scenarios
+    run_monte_carlo(app)
+    assert len(app.session_state[MONTECARLO][1]) == 1000
+
+
+# --- 6. one clear error for a fraction of a scenario, no "None" -----------------------------------
+
+
+@pytest.mark.parametrize(
+    ("label", "typed", "said"),
+    [
+        (
+            "Scenarios",
+            2.5,
+            "“Scenarios”: 2.5 is not a whole number; expected a whole number from 1 to 100,000",
+        ),
+        (
+            "Scenarios",
+            100_001,
+            "“Scenarios”: 100,001 is above 100,000; expected a whole number from 1 to 100,000",
+        ),
+        (
+            "Scenarios",
+            None,
+            "“Scenarios” is empty; expected a whole number from 1 to 100,000",
+        ),
+        ("Seed", None, f"“Seed” is empty; expected a whole number from 0 to {MAX_SEED_TEXT}"),
+    ],
+)
+def test_a_monte_carlo_box_it_cannot_take_gives_one_error(app: AppTest, label, typed, said):
+    go(app, "risk")
+    widget(app.number_input, label).set_value(typed).run()
+    run_monte_carlo(app)
+    assert errors(app) == [said]
+    assert not any("None" in e for e in errors(app))
+    assert MONTECARLO not in app.session_state
