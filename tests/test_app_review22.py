@@ -7,7 +7,10 @@ from __future__ import annotations
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from econ.catalog import DEFAULT_SCENARIO, ready_made_scenarios
+from econ.scenario import read_toml
 from econ.ui.pages import risk as risk_page
+from tests.conftest import ROOT
 from tests.test_app import errors, go, widget
 from tests.test_app_review2 import open_app
 
@@ -104,3 +107,45 @@ def test_a_monte_carlo_box_it_cannot_take_gives_one_error(app: AppTest, label, t
     assert errors(app) == [said]
     assert not any("None" in e for e in errors(app))
     assert MONTECARLO not in app.session_state
+
+
+# --- 2. the Scenario page runs `econ validate`'s check of the measured curve file ----------------
+
+SEED_TEXT = (ROOT / "models" / "scenarios" / f"{DEFAULT_SCENARIO}.toml").read_text()
+
+
+def with_curve(curve: str) -> str:
+    return SEED_TEXT + f'\n[throughput.measured]\ncurve = "{curve}"\n'
+
+
+@pytest.mark.parametrize("curve", ["<script>alert(1)</script>.csv", "gone.csv"])
+def test_a_missing_measured_curve_is_not_valid_as_econ_validate_says(curve, tmp_path, capsys):
+    from econ.cli import main
+
+    file = tmp_path / "mine.toml"
+    file.write_text(with_curve(curve))
+    assert main(["validate", str(file)]) == 3
+    said = capsys.readouterr().err
+    assert f"throughput.measured: {tmp_path / curve}: no such file" in said, said
+
+    at = open_app(None, "scenario")
+    at.get("file_uploader")[0].upload("mine.toml", file.read_bytes(), "application/toml").run()
+    assert not at.exception
+    assert not [s.value for s in at.success if "is valid" in s.value]
+    reason = f"Throughput › Measured › Curve: models/scenarios/{curve}: no such file"
+    assert f"The scenario is not valid:\n\n{reason}" in errors(at), errors(at)
+    go(at, "results")  # the same reason, before any projection
+    assert any(reason in e for e in errors(at)) and not [e for e in errors(at) if "Projection" in e]
+
+
+def test_a_link_to_a_missing_curve_in_a_vintage_names_the_vintage():
+    from econ.ui import state
+
+    data = read_toml(ready_made_scenarios()[DEFAULT_SCENARIO])
+    vintage = {"name": "later", "fleet": {"gpu_count": 72, "purchase_month": 12}}
+    vintage["throughput"] = {"measured": {"curve": "gone.csv"}}
+    checked = state.validate({**data, "vintages": [vintage]})
+    assert not checked.ok
+    assert checked.message == (
+        "Vintages › later › Throughput › Measured › Curve: models/scenarios/gone.csv: no such file"
+    )

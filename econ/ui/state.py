@@ -389,7 +389,36 @@ def validate(data: Mapping, raw_errors: Mapping[str, str] | None = None) -> Vali
         return Validation(None, f"{type(exc).__name__}: {exc}", {"": [str(exc)]})
     if raw_errors:
         return Validation(None, "\n".join(kept_as_typed(raw_errors)), errors)
+    unopened = measured_file_problem(scenario)
+    if unopened is not None:
+        path, message = unopened
+        return Validation(None, message, {path: [message]})
     return Validation(scenario)
+
+
+MEASURED_CURVE = "throughput.measured.curve"
+
+
+def measured_file_problem(scenario: Scenario) -> tuple[str, str] | None:
+    """`econ validate`'s check of a valid scenario's measured curve files (its fleet's and each
+    vintage's, `econ.throughput.resolve.check_measured_file`: missing, unreadable, not a file it
+    can open, too large; the content is read when projecting): the field path and the message of
+    the first that fails, in the form's words, else None."""
+    from econ.throughput.resolve import MEASURED, ThroughputSourceError, check_measured_file
+    from econ.ui.compute import app_text
+    from econ.ui.form import path_label
+
+    for index, row in enumerate(scenario.expand()):
+        try:
+            check_measured_file(row.throughput)
+        except ThroughputSourceError as exc:
+            detail = app_text(str(exc).removeprefix(f"{MEASURED}: "))
+            label = path_label(MEASURED_CURVE)
+            if index == 0:
+                return MEASURED_CURVE, f"{label}: {detail}"
+            vintage = scenario.vintages[index - 1].name
+            return "vintages", f"Vintages › {vintage} › {label}: {detail}"
+    return None
 
 
 def kept_as_typed(raw_errors: Mapping[str, str] | None) -> list[str]:
