@@ -109,7 +109,7 @@ def test_a_monte_carlo_box_it_cannot_take_gives_one_error(app: AppTest, label, t
     assert MONTECARLO not in app.session_state
 
 
-# --- 2. the Scenario page runs `econ validate`'s check of the measured curve file ----------------
+# --- 2. the Scenario page runs `econ validate`'s check of the measured curve file -----------------
 
 SEED_TEXT = (ROOT / "models" / "scenarios" / f"{DEFAULT_SCENARIO}.toml").read_text()
 
@@ -149,3 +149,30 @@ def test_a_link_to_a_missing_curve_in_a_vintage_names_the_vintage():
     assert checked.message == (
         "Vintages › later › Throughput › Measured › Curve: models/scenarios/gone.csv: no such file"
     )
+
+
+# --- 3. what a link may make the server open (README, docs/app.md) --------------------------------
+
+
+def seed_with_curve(curve: str) -> dict:
+    data = read_toml(ready_made_scenarios()[DEFAULT_SCENARIO])
+    return {**data, "throughput": {**data["throughput"], "measured": {"curve": curve}}}
+
+
+@pytest.mark.parametrize("curve", ["../../README.md", "/etc/hostname", "/nowhere/x.csv"])
+def test_a_path_leaving_models_is_refused_whether_or_not_it_exists(curve):
+    from econ.ui import state
+
+    checked = state.validate(seed_with_curve(curve))
+    assert not checked.ok
+    assert checked.message == (
+        f"throughput.measured.curve = {curve!r}: a path in a scenario must stay inside "
+        f"{state.APP_PATHS}"
+    )
+
+
+def test_a_path_inside_models_is_opened_as_econ_validate_opens_it():
+    from econ.ui import state
+
+    assert (ROOT / "models" / "benchmarks" / "mlperf_inference_v6.1.csv").is_file()
+    assert state.validate(seed_with_curve("../benchmarks/mlperf_inference_v6.1.csv")).ok
