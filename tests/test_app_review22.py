@@ -176,3 +176,46 @@ def test_a_path_inside_models_is_opened_as_econ_validate_opens_it():
 
     assert (ROOT / "models" / "benchmarks" / "mlperf_inference_v6.1.csv").is_file()
     assert state.validate(seed_with_curve("../benchmarks/mlperf_inference_v6.1.csv")).ok
+
+
+# --- 7. the gains page's warnings by the tiles' labels, ids found in the app -------------------------
+
+STEPS_BOX = "Try other steps instead (one per line: WHEN:GAIN or WHEN:GAIN:LABEL)"
+
+
+def test_figures_a_huge_step_leaves_undefined_are_named_by_their_labels(app: AppTest):
+    from econ.gains import VALUE_KEYS
+    from econ.labels import SUMMARY_METRICS
+    from econ.ui.pages.gains import VALUE_LABELS
+    from tests.test_app import shown
+
+    assert set(VALUE_KEYS) <= set(VALUE_LABELS)  # every figure the library may call n/a
+    go(app, "gains")
+    widget(app.text_area, STEPS_BOX).set_value("5:1e308").run()
+    assert not app.exception
+    warned = [shown(w.value) for w in app.warning if "are n/a" in w.value]
+    assert warned == [
+        "“NPV of the gain, fleet”, NPV of the gain per GPU, NPV of the gain per rack, Change in "
+        "levelized cost [%], Change in tokens, GPUs not bought for the same tokens, Racks not "
+        "bought for the same tokens, Capex avoided are n/a: the gain case's NPV, Output over the "
+        "horizon, Levelized cost are n/a (see its warnings)"
+    ]
+    keys = {*VALUE_KEYS, *SUMMARY_METRICS}
+    assert not [w.value for w in app.warning if any(k in w.value.split() for k in keys)]
+
+
+def test_an_unknown_catalog_id_points_to_where_the_app_lists_the_ids(app: AppTest):
+    from econ.ui.pages.throughput import CATALOG_COLUMNS
+
+    go(app, "gains")
+    widget(app.text_input, "Or a step from two catalog rows: earlier row id").set_value("bogus")
+    widget(app.text_input, "later row id").set_value("v6.1-48ef0995").run()
+    assert not app.exception
+    assert errors(app) == [
+        "Step from the catalog: no catalog row has id 'bogus'; find ids in the Row ID column of "
+        "the Throughput page's Benchmark catalog (ids look like v4.0-ad62d2be)"
+    ]
+    assert CATALOG_COLUMNS["id"] == "Row ID"
+    assert not [w.help for w in app.text_input if "econ " in (w.help or "")]
+    go(app, "throughput")
+    assert [t.label for t in app.tabs][0] == "Benchmark catalog"

@@ -31,6 +31,8 @@ MAX_UPLOAD_BYTES = 5 * 1024 * 1024
 GPUS_BOX = 'the "GPUs that served it" box above the chart'
 HOLD_LOAN_BOX = '"Hold the base case\'s loan"'
 """The Risk page's control for `hold_debt`, as messages name it."""
+CATALOG_IDS = "find ids in the Row ID column of the Throughput page's Benchmark catalog"
+"""Where the app lists the MLPerf catalog's row ids (`econ benchmarks list` on the command line)."""
 _COMMAND_LINE = (
     ("import it with the GPU count (--gpus N)", f"type the GPU count in {GPUS_BOX}"),
     ("pass the GPU count explicitly (--gpus) if that is wrong", f"correct it in {GPUS_BOX}"),
@@ -40,6 +42,7 @@ _COMMAND_LINE = (
     ("(step reading, --step)", '(step reading: "Interpolate" off, MLPerf Endpoints files)'),
     ("leave out --hold-debt", f"turn off {HOLD_LOAN_BOX}"),
     ("(--interpolate reads between them)", '("Interpolate (not official)" reads between them)'),
+    ("find ids with `econ benchmarks list`", CATALOG_IDS),
 )
 _SLO_NAME = r"(?:(ttft|tpot|itl|e2e)_s_([a-z0-9]+)|(tokens_per_s_per_user))"
 _NUMBER = r"-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?"

@@ -6,6 +6,7 @@ holds margin under token price deflation, the gain an asset needs to earn its co
 from __future__ import annotations
 
 import functools
+import re
 
 import numpy as np
 import pandas as pd
@@ -20,6 +21,7 @@ from econ.ui.fmt import (
     literal,
     metric_kind,
     metric_label,
+    readable_warning,
     scaled_money,
 )
 
@@ -38,6 +40,33 @@ VALUE_ROWS = (
     ("gpus_avoided", "GPUs not bought for the same tokens [GPUs]", "decimal"),
     ("capex_avoided_usd", "Capex avoided [USD]", "usd"),
 )
+_BARE = [label.rsplit(" [", 1)[0] for _, label, _ in VALUE_ROWS]
+VALUE_LABELS = {
+    # without the unit, unless two tiles share the rest ("Change in levelized cost [%]")
+    **{
+        key: bare if _BARE.count(bare) == 1 else label
+        for (key, label, _), bare in zip(VALUE_ROWS, _BARE, strict=True)
+    },
+    "racks_avoided": "Racks not bought for the same tokens",  # not a tile (GPUs are)
+}
+"""The gain's figures by the tiles' labels, for the warnings that name them."""
+_VALUE_KEY = re.compile(
+    r"(?<![\w.])(" + "|".join(sorted(map(re.escape, VALUE_LABELS), key=len, reverse=True)) + r")\b"
+)
+
+
+def gain_warning(text: str) -> str:
+    """A warning of the gain's valuation in the app's words: the gain's figures by the tiles'
+    labels ("npv_usd_fleet" -> "“NPV of the gain, fleet”", a label with a comma in quotes, as
+    `readable_warning` writes one), then the cases' summary keys by theirs."""
+
+    def label(match: re.Match) -> str:
+        name = VALUE_LABELS[match.group(1)]
+        return f"“{name}”" if "," in name else name
+
+    return readable_warning(_VALUE_KEY.sub(label, text))
+
+
 STATUS = {
     "solved": "",
     "met_at_lower_bound": "met even at the lowest gain tried",
@@ -229,8 +258,9 @@ def render() -> None:
         "Or a step from two catalog rows: earlier row id",
         key=common.keep(FROM_ROW, ""),
         placeholder="v6.0-6f6e7f09",
-        help="Ids from the throughput page's catalog or `econ benchmarks list`; the step is the "
-        "later row's per-GPU throughput over the earlier's, in the month the later was published.",
+        help="Ids from the Row ID column of the Throughput page's Benchmark catalog; the step is "
+        "the later row's per-GPU throughput over the earlier's, in the month the later was "
+        "published.",
     )
     to_id = cols[1].text_input(
         "later row id", key=common.keep(TO_ROW, ""), placeholder="v6.1-48ef0995"
@@ -256,7 +286,7 @@ def render() -> None:
     if result is None:
         return
     for warning in [*caveats, *result.warnings]:
-        st.warning(literal(warning), icon=":material/warning:")
+        st.warning(literal(gain_warning(warning)), icon=":material/warning:")
     value_section(result, money)
 
     monthly = compute.attempt(lambda: compute.gain_monthly(current.text, steps), "Gain trajectory")
