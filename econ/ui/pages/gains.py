@@ -285,8 +285,9 @@ def render() -> None:
     result = compute.attempt(lambda: compute.gain_value(current.text, steps), "Value of the gains")
     if result is None:
         return
-    for warning in [*caveats, *result.warnings]:
-        st.warning(literal(gain_warning(warning)), icon=":material/warning:")
+    # the catalog's caveats as written; the valuation's warnings in the app's words
+    for warning in [*caveats, *map(gain_warning, result.warnings)]:
+        st.warning(literal(warning), icon=":material/warning:")
     value_section(result, money)
 
     monthly = compute.attempt(lambda: compute.gain_monthly(current.text, steps), "Gain trajectory")
