@@ -412,6 +412,14 @@ def plain_number(value: float) -> str:
 
 _UNIT_WORDS = ("months", "years", "annual", "kw", "mw", "m2", "s")
 """Last words of a field's name its unit says already (`life_years` [years] is "Life")."""
+SHOWN_UNITS = {"USD per million tokens": "USD/M tokens", "tokens/s/GPU": "tokens/s per GPU"}
+"""Units of the scenario's descriptions as econ writes them everywhere else (the tiles'
+"Levelized cost [USD/M tokens]", the sidebar's "Output tokens/s per GPU"): labels, tables,
+charts and validation messages all take the field's shown unit."""
+FIELD_LABELS = {"throughput.tokens_per_s_per_gpu": "Output tokens/s per GPU"}
+"""Labels a field's name does not give, by path: the app's sidebar, Scenario and Risk pages and
+the memo read them here."""
+_PER_S_PER_GPU = re.compile(r"\b([Tt])okens per s per GPU\b")
 
 
 def field_unit(name: str, kind: str, unit: str) -> tuple[str, float]:
@@ -424,6 +432,7 @@ def field_unit(name: str, kind: str, unit: str) -> tuple[str, float]:
     kind : str  float, int, numbers, choice, ... (econ.ui.form's kinds of field)
     unit : str  the unit its description ends with in brackets ("fraction", "USD/GPU")
     """
+    unit = SHOWN_UNITS.get(unit, unit)
     if kind == "choice" and unit and unit != "1":
         return unit, 1.0
     if kind not in ("float", "int", "numbers"):
@@ -441,7 +450,7 @@ def field_unit(name: str, kind: str, unit: str) -> tuple[str, float]:
 
 def field_label(name: str, unit: str) -> str:
     """A scenario field's label: its name in words and its unit, the unit left out where the
-    words already say it ("Racks", "Tokens per s per GPU") and percent shown as %."""
+    words already say it ("Racks", "Measured tokens/s per GPU") and percent shown as %."""
     words = name.split("_")
     if "usd" in words[1:]:
         words = words[: words.index("usd", 1)]
@@ -451,6 +460,8 @@ def field_label(name: str, unit: str) -> str:
         unit = "%"
         words = words[:-1] if len(words) > 1 and words[-1] == "percent" else words
     text = humanize("_".join(words))
+    if unit == SHOWN_UNITS["tokens/s/GPU"]:  # the words say the unit: in its symbols
+        return _PER_S_PER_GPU.sub(r"\1okens/s per GPU", text)
     said = text.lower().replace(" per ", "/")
     if unit and (said == unit.lower() or said.endswith(" " + unit.lower())):
         return text
@@ -462,7 +473,9 @@ def input_label(path: str, unit: str = "") -> str:
     with `unit` (`field_unit`): "Capex › Installation [USD/GPU]" for
     capex.installation_usd_per_gpu, as the app's form labels it."""
     *sections, name = path.split(".")
-    return " › ".join([humanize(part) for part in sections] + [field_label(name, unit)])
+    return " › ".join(
+        [humanize(part) for part in sections] + [FIELD_LABELS.get(path, field_label(name, unit))]
+    )
 
 
 _SUMMARY_KEY = re.compile(

@@ -95,7 +95,7 @@ def test_every_page_loads_on_the_default_scenario(app: AppTest, page: str):
 def test_every_page_reports_an_invalid_scenario_with_st_error(app: AppTest, page: str):
     widget(app.sidebar.number_input, "Token price, month 1 [USD/M tokens]").set_value(-1.0).run()
     go(app, page)
-    assert any("Market › Price [USD per million tokens]" in e for e in errors(app)), errors(app)
+    assert any("Market › Price [USD/M tokens]" in e for e in errors(app)), errors(app)
     # the value the user typed is still there
     assert widget(app.sidebar.number_input, "Token price, month 1 [USD/M tokens]").value == -1.0
 
@@ -130,7 +130,7 @@ def test_changing_an_input_changes_the_metric_to_the_library_value(app: AppTest)
 def test_invalid_input_shows_error_and_keeps_the_value(app: AppTest):
     widget(app.sidebar.number_input, "Token price, month 1 [USD/M tokens]").set_value(-1.0).run()
     assert not app.exception
-    assert "Market › Price [USD per million tokens]" in errors(app)[0]
+    assert "Market › Price [USD/M tokens]" in errors(app)[0]
     assert widget(app.sidebar.number_input, "Token price, month 1 [USD/M tokens]").value == -1.0
     # fixing it brings the results back
     widget(app.sidebar.number_input, "Token price, month 1 [USD/M tokens]").set_value(0.5).run()
@@ -809,7 +809,8 @@ def test_labels_give_the_unit_once():
     # The unit in brackets unless the words already say it; percent as %.
     assert find("depreciation.custom_percent").label == "Custom [%]"
     assert find("fleet.racks").label == "Racks"
-    assert find("throughput.tokens_per_s_per_gpu").label == "Tokens per s per GPU"
+    assert find("throughput.tokens_per_s_per_gpu").label == "Output tokens/s per GPU"
+    assert find("power.measured_tokens_per_s_per_gpu").label == "Measured tokens/s per GPU"
     assert find("power.kw_per_gpu").label == "kW per GPU"
     assert find("capex.gpu_price_usd").label == "GPU price [USD/GPU]"
     assert find("horizon_months").label == "Horizon [months]"

@@ -168,8 +168,8 @@ def test_validation_problems_are_listed_one_a_line():
     lines = state.validate(data).message.splitlines()
     assert lines == [
         "- Utilization › Share [%]: 150 % is above 100 % (expected at most 100 %)",
-        "- Market › Price [USD per million tokens]: -1 USD per million tokens is below 0 USD per "
-        "million tokens (expected at least 0 USD per million tokens)",
+        "- Market › Price [USD/M tokens]: -1 USD/M tokens is below 0 USD/M tokens (expected at "
+        "least 0 USD/M tokens)",
     ]
 
 

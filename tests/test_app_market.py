@@ -418,7 +418,7 @@ def test_an_invalid_scenario_a_series_cannot_fix_is_sent_to_the_scenario_page():
     edits = {"market": {**GPU_HOUR_EDITS["market"], "price_usd_per_mtok": -1.0}}
     at = market_page(H200.stem, edits)
     assert not at.exception
-    assert any("Market › Price [USD per million tokens]" in e for e in errors(at))  # app-wide
+    assert any("Market › Price [USD/M tokens]" in e for e in errors(at))  # app-wide
     assert any("problems a rental series does not fix" in i.value for i in at.info)
     assert not any(b.label == "Use this series" for b in at.button)
     assert legend(chart(at)[0])  # the index is still shown

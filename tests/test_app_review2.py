@@ -123,7 +123,7 @@ def test_using_a_simulated_figure_cites_it_and_lists_it_in_the_description():
     assert source.startswith("edited in the app on ")
     assert "from the Throughput page: simulated: gpt-oss-120b on b200-sxm" in source
     assert "(was: 11,232.04 tokens/s" in source and "Nebius" in source
-    assert "Throughput › Tokens per s per GPU" in data["description"]
+    assert "Throughput › Output tokens/s per GPU" in data["description"]
 
 
 # --- 11. edit citations write money with separators ----------------------------------------------

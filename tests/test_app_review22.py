@@ -219,3 +219,64 @@ def test_an_unknown_catalog_id_points_to_where_the_app_lists_the_ids(app: AppTes
     assert not [w.help for w in app.text_input if "econ " in (w.help or "")]
     go(app, "throughput")
     assert [t.label for t in app.tabs][0] == "Benchmark catalog"
+
+
+# --- 8. one label per field, one unit per quantity ---------------------------------------------------
+
+
+def every_field():
+    from econ.scenario import Scenario
+    from econ.ui.form import fields_of
+
+    pending = list(fields_of(Scenario))
+    while pending:
+        f = pending.pop()
+        pending += f.children
+        yield f
+
+
+def test_every_field_writes_its_units_as_the_tiles_and_the_sidebar_do():
+    from econ.labels import SUMMARY_METRICS
+
+    assert SUMMARY_METRICS["lcot_usd_per_mtok"][1] == "USD/M tokens"  # the tiles' unit
+    units = {f.path: f.unit for f in every_field()}
+    assert units["market.price_usd_per_mtok"] == "USD/M tokens"
+    assert units["throughput.tokens_per_s_per_gpu"] == "tokens/s per GPU"
+    labels = " ".join(f.label for f in every_field())
+    assert "per million" not in labels and "tokens/s/GPU" not in labels
+    assert "per s per GPU" not in labels
+
+
+def test_the_sidebar_levers_carry_the_form_s_label_or_unit():
+    from econ.ui.common import MAIN_INPUTS
+    from econ.ui.form import find
+
+    for path, label in MAIN_INPUTS:
+        f = find(path)
+        unit = label.rsplit("[", 1)[1].rstrip("]") if label.endswith("]") else None
+        # a lever's unit is its field's; one without brackets is the form's label or unit
+        named = (f.label, f.label.split(" [")[0], f.unit)
+        assert unit == f.unit if unit else label in named, (path, label)
+
+
+def test_the_risk_page_names_throughput_and_prices_as_the_sidebar_does(app: AppTest):
+    from econ.ui.form import path_label, stored_path_label
+
+    go(app, "risk")
+    inputs = widget(app.multiselect, "Inputs")
+    sidebar = [w.label for w in app.sidebar.number_input]
+    assert "Output tokens/s per GPU" in sidebar and "Token price, month 1 [USD/M tokens]" in sidebar
+    shown = list(inputs.options)  # as the box shows them
+    assert "Throughput › Output tokens/s per GPU" in shown, shown
+    assert "Market › Price [USD/M tokens]" in shown, shown
+    assert stored_path_label("throughput.tokens_per_s_per_gpu") == (
+        path_label("throughput.tokens_per_s_per_gpu")
+    )
+
+
+def test_a_validation_message_writes_usd_per_million_tokens_as_the_tiles_do(app: AppTest):
+    widget(app.sidebar.number_input, "Token price, month 1 [USD/M tokens]").set_value(-1.0).run()
+    assert (
+        "Market › Price [USD/M tokens]: -1 USD/M tokens is below 0 USD/M tokens (expected at "
+        "least 0 USD/M tokens)"
+    ) in " ".join(errors(app))

@@ -16,6 +16,7 @@ from econ.scenario import Scenario, ScenarioError
 from econ.text import neutralize
 from econ.ui import compute, state
 from econ.ui.fmt import COUNT_WORDS, MONEY_SCALES, header, literal
+from econ.labels import FIELD_LABELS
 from econ.ui.form import Form, find, whole_number
 
 VALIDATION = "econ.validation"
@@ -23,7 +24,7 @@ VALIDATION = "econ.validation"
 MAIN_INPUTS = (
     ("fleet.racks", "Racks"),
     ("fleet.gpu_count", "GPUs"),
-    ("throughput.tokens_per_s_per_gpu", "Output tokens/s per GPU"),
+    ("throughput.tokens_per_s_per_gpu", FIELD_LABELS["throughput.tokens_per_s_per_gpu"]),
     ("utilization.share", "Utilization [%]"),
     ("depreciation.life_years", "Useful life [years]"),
     ("power.price_usd_per_kwh", "Electricity [USD/kWh]"),
@@ -34,7 +35,8 @@ MAIN_INPUTS = (
     ("financing.debt_rate_annual", "Loan rate [%/year]"),
     ("financing.discount_rate_annual", "Discount rate [%/year]"),
 )
-"""The levers an operator moves most (the Scenario page edits every field)."""
+"""The levers an operator moves most (the Scenario page edits every field), in the form's units
+(tests/test_app_review22.py); the throughput's label is the form's own."""
 
 STACK_SETS = ("financing.debt_share", "financing.debt_rate_annual")
 """Levers a capital stack (financing.tranches) replaces: its tranches set the debt and its cost,

@@ -29,7 +29,7 @@ import tomli_w
 from pydantic import BaseModel
 from pydantic_core import PydanticUndefined
 
-from econ.labels import field_label, field_unit, input_label
+from econ.labels import FIELD_LABELS, field_label, field_unit, input_label
 from econ.scenario.errors import QUOTED_LIMIT, BoundError, shortened
 from econ.scenario.io import cited_change
 from econ.ui import state
@@ -168,6 +168,7 @@ def fields_of(model: type[BaseModel], prefix: str = "") -> tuple[FieldInfo, ...]
         elif kind == "table":
             children = fields_of(item, "")
         label = field_label(name, unit) if kind != "section" else humanize(name)
+        label = FIELD_LABELS.get(path, label)
         values = typing.get_args(annotation)[1:] if kind == "mapping" else ()
         text_values = all(v is str for v in values)
         fields.append(
