@@ -502,6 +502,15 @@ INPUT_WORDS = {
 """Engine names of a group of inputs or an object of the summary, as the app words them."""
 
 
+def null_reason(name: str, summary) -> str | None:
+    """Why a summary metric is n/a, in the app's words: the warning that names its key (every
+    null's does, econ.undefined), one that calls it null first; None when none names it."""
+    named = re.compile(rf"(?<![\w.]){re.escape(name)}(?!\w)")
+    found = [w for w in summary.get("warnings") or () if named.search(w)]
+    found.sort(key=lambda w: not _NULL.search(w))
+    return readable_warning(found[0]) if found else None
+
+
 def readable_warning(text: str) -> str:
     """A projection warning in the words of a reader of the app or the memo: summary keys by
     their labels ("judge it with npv_usd" -> "judge it with NPV"; a label with a comma in
@@ -572,6 +581,7 @@ __all__ = [
     "humanize",
     "label_with_unit",
     "metric_kind",
+    "null_reason",
     "readable_warning",
     "summary_label",
 ]

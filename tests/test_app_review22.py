@@ -13,6 +13,7 @@ from econ.ui.pages import risk as risk_page
 from tests.conftest import ROOT
 from tests.test_app import errors, go, widget
 from tests.test_app_review2 import open_app
+from tests.test_app_review3 import downloads  # noqa: F401 - the download spy fixture
 
 MONTECARLO = risk_page.MONTECARLO
 
@@ -280,3 +281,49 @@ def test_a_validation_message_writes_usd_per_million_tokens_as_the_tiles_do(app:
         "Market › Price [USD/M tokens]: -1 USD/M tokens is below 0 USD/M tokens (expected at "
         "least 0 USD/M tokens)"
     ) in " ".join(errors(app))
+
+
+# --- 9. the comparison workbook: payback to one decimal, n/a cells with their reason ---------------
+
+
+def test_the_comparison_workbook_writes_payback_as_the_app_and_n_a_with_its_reason(downloads):
+    import io
+
+    from openpyxl import load_workbook
+
+    import econ
+    from econ.ui.fmt import readable_warning
+
+    at = open_app(None, "compare")
+    widget(at.multiselect, at.multiselect[0].label).set_value(
+        ["current scenario", "gpt-oss-120b-b200"]
+    ).run()
+    assert not at.exception and not errors(at), errors(at)
+    sheet = load_workbook(io.BytesIO(downloads["Download the comparison (workbook)"]))["Results"]
+    header = [c.value for c in sheet[1]]
+    rows = {row[1].value: row for row in sheet.iter_rows(min_row=2)}
+    seed = econ.project(econ.load_scenario(ready_made_scenarios()[DEFAULT_SCENARIO]))
+    other = econ.project(econ.load_scenario(ready_made_scenarios()["gpt-oss-120b-b200"]))
+    seed_payback = seed.summary.iloc[0].payback_months
+    other_summary = other.summary_records()[0]["summary"]
+    current = rows["payback_months"][header.index(f"{DEFAULT_SCENARIO} (current)")]
+    assert current.value == pytest.approx(seed_payback)  # 35.36...
+    assert current.number_format == "#,##0.0"  # shown 35.4, as the app and the CLI write it
+    assert other_summary["payback_months"] is None
+    # the reason the engine gives, in the app's words ("payback_months" -> "Payback")
+    said = [w for w in other_summary["warnings"] if "payback_months" in w]
+    assert rows["payback_months"][header.index("gpt-oss-120b-b200")].value == (
+        readable_warning(said[0])
+    )
+    assert "Payback" in readable_warning(said[0]) and "payback_months" not in sheet_text(sheet)
+    change = rows["payback_months"][
+        header.index(f"gpt-oss-120b-b200 - {DEFAULT_SCENARIO} (current)")
+    ]
+    assert change.value == "n/a"
+    assert rows["npv_usd"][header.index("gpt-oss-120b-b200")].value == pytest.approx(
+        other_summary["npv_usd"]
+    )
+
+
+def sheet_text(sheet) -> str:
+    return " ".join(str(c.value) for row in sheet.iter_rows(min_row=2) for c in row[2:])

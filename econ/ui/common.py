@@ -12,11 +12,11 @@ from dataclasses import dataclass
 
 import streamlit as st
 
+from econ.labels import FIELD_LABELS
 from econ.scenario import Scenario, ScenarioError
 from econ.text import neutralize
 from econ.ui import compute, state
 from econ.ui.fmt import COUNT_WORDS, MONEY_SCALES, header, literal
-from econ.labels import FIELD_LABELS
 from econ.ui.form import Form, find, whole_number
 
 VALIDATION = "econ.validation"

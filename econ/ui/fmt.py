@@ -25,6 +25,7 @@ from econ.labels import (
     metric_kind,
 )
 from econ.labels import humanize as humanize
+from econ.labels import null_reason as null_reason
 from econ.labels import readable_warning as readable_warning
 from econ.labels import short_number as short_number
 from econ.text import markdown_text

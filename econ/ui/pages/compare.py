@@ -17,9 +17,11 @@ from econ.ui.fmt import (
     format_change,
     format_metric,
     humanize,
+    is_missing,
     literal,
     metric_kind,
     metric_label,
+    null_reason,
     number_format,
     readable_warning,
 )
@@ -164,10 +166,40 @@ def difference(value, base):
     return 0.0 if abs(change) <= 1e-9 * max(abs(float(value)), abs(float(base))) else change
 
 
+MONTHS_FORMAT = "#,##0.0"
+"""Months in the comparison workbook as the app writes them (econ.ui.fmt: payback 35.4, not 35)."""
+
+
+def workbook_format(key: str) -> str:
+    """A Results row's number format: econ's workbook's for the metric, months to one decimal."""
+    from econ.workbook import number_format
+
+    return MONTHS_FORMAT if metric_kind(key) == "months" else number_format(key)
+
+
+def with_reasons(raw: list[dict], summaries: list, labels: list[str]) -> pd.DataFrame:
+    """The Results rows for the workbook: a metric that is n/a for a scenario gets the reason the
+    app gives ("Payback is n/a: the cumulative project cash flow never turns positive ..."),
+    its differences "n/a", rather than an empty cell."""
+    rows = []
+    for row in raw:
+        out = dict(row)
+        for label, summary in zip(labels, summaries, strict=True):
+            if is_missing(row[label]):
+                out[label] = null_reason(row["key"], summary) or "n/a"
+        for label in labels[1:]:
+            column = f"{label} - {labels[0]}"
+            if column in row and is_missing(row[column]):
+                out[column] = "n/a"
+        rows.append(out)
+    return pd.DataFrame(rows)
+
+
 def workbook_bytes(results: pd.DataFrame, inputs: pd.DataFrame) -> bytes:
     """The comparison as an Excel workbook: Results (a row per metric: its label with unit, its
     key, each scenario's number and the differences from the base, formatted by the metric as
-    econ's workbook formats it: percentages, USD, USD per million tokens) and Inputs (numbers in
+    econ's workbook formats it: percentages, USD, USD per million tokens; months to one decimal,
+    as the app shows them; an n/a cell holds its reason, `with_reasons`) and Inputs (numbers in
     the unit of their label). Text the user controls (scenario names head the columns) is
     neutralized as in the CSV (econ.export) and every text cell, header or not, is stored as text,
     never as a formula."""
@@ -176,7 +208,6 @@ def workbook_bytes(results: pd.DataFrame, inputs: pd.DataFrame) -> bytes:
     from openpyxl.utils import get_column_letter
 
     from econ.export import safe_text
-    from econ.workbook import number_format
 
     buffer = io.BytesIO()
     with pd.ExcelWriter(buffer, engine="openpyxl") as writer:
@@ -187,7 +218,7 @@ def workbook_bytes(results: pd.DataFrame, inputs: pd.DataFrame) -> bytes:
         first = 1 + sum(1 for c in results.columns if c in ("metric", "key"))
         for r, key in enumerate(keys, start=2):
             for c in range(first, len(results.columns) + 1):
-                sheet.cell(r, c).number_format = number_format(str(key))
+                sheet.cell(r, c).number_format = workbook_format(str(key))
         for ws, frame in ((sheet, results), (writer.sheets["Inputs"], inputs)):
             for row in ws.iter_rows():  # headers included: every text cell stays text
                 for cell in row:
@@ -199,7 +230,9 @@ def workbook_bytes(results: pd.DataFrame, inputs: pd.DataFrame) -> bytes:
     return buffer.getvalue()
 
 
-def export_buttons(results: pd.DataFrame, inputs: pd.DataFrame) -> None:
+def export_buttons(results: pd.DataFrame, inputs: pd.DataFrame, book: pd.DataFrame) -> None:
+    """The comparison's downloads: `results` (numbers, empty where n/a) and `inputs` as CSV,
+    `book` (the results with the reasons for n/a) and `inputs` as a workbook."""
     from econ.export import csv_text
 
     # one row that wraps, each button as wide as its label (in three equal columns the
@@ -216,7 +249,7 @@ def export_buttons(results: pd.DataFrame, inputs: pd.DataFrame) -> None:
         )
     row.download_button(
         "Download the comparison (workbook)",
-        workbook_bytes(results, inputs),
+        workbook_bytes(book, inputs),
         file_name="comparison.xlsx",
         mime="application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
         icon=":material/table_view:",
@@ -371,7 +404,11 @@ def render() -> None:
         width="stretch",
         height=min(600, common.table_height(len(shown))),
     )
-    export_buttons(pd.DataFrame(raw), column(2).assign(path=paths))
+    export_buttons(
+        pd.DataFrame(raw),
+        column(2).assign(path=paths),
+        with_reasons(raw, result["summaries"], labels),
+    )
     with st.expander("Sources of the inputs", icon=":material/menu_book:"):
         sources = sorted(set().union(*(s.sources for s in scenarios)))
         common.table(
