@@ -179,7 +179,7 @@ def test_a_path_inside_models_is_opened_as_econ_validate_opens_it():
     assert state.validate(seed_with_curve("../benchmarks/mlperf_inference_v6.1.csv")).ok
 
 
-# --- 7. the gains page's warnings by the tiles' labels, ids found in the app -------------------------
+# --- 7. the gains page's warnings by the tiles' labels, ids found in the app ----------------------
 
 STEPS_BOX = "Try other steps instead (one per line: WHEN:GAIN or WHEN:GAIN:LABEL)"
 
@@ -222,7 +222,7 @@ def test_an_unknown_catalog_id_points_to_where_the_app_lists_the_ids(app: AppTes
     assert [t.label for t in app.tabs][0] == "Benchmark catalog"
 
 
-# --- 8. one label per field, one unit per quantity ---------------------------------------------------
+# --- 8. one label per field, one unit per quantity ------------------------------------------------
 
 
 def every_field():
@@ -283,7 +283,7 @@ def test_a_validation_message_writes_usd_per_million_tokens_as_the_tiles_do(app:
     ) in " ".join(errors(app))
 
 
-# --- 9. the comparison workbook: payback to one decimal, n/a cells with their reason ---------------
+# --- 9. the comparison workbook: payback to one decimal, n/a cells with their reason --------------
 
 
 def test_the_comparison_workbook_writes_payback_as_the_app_and_n_a_with_its_reason(downloads):
