@@ -327,3 +327,76 @@ def test_the_comparison_workbook_writes_payback_as_the_app_and_n_a_with_its_reas
 
 def sheet_text(sheet) -> str:
     return " ".join(str(c.value) for row in sheet.iter_rows(min_row=2) for c in row[2:])
+
+
+# --- 12. a value refused where it was typed is kept in the link, and refused when opened ---------
+
+
+def link_edits(at: AppTest) -> dict:
+    from econ.ui import state
+
+    edits = at.query_params.get("edits")
+    edits = edits[0] if isinstance(edits, list) else edits
+    return state.decode(edits) if edits else {}
+
+
+def reopened(at: AppTest, page: str | None = None) -> AppTest:
+    from tests.test_app_links import opened
+
+    edits = at.query_params.get("edits")
+    return opened(edits[0] if isinstance(edits, list) else edits, page=page)
+
+
+@pytest.mark.parametrize(
+    ("label", "typed", "path", "stored", "said"),
+    [
+        (
+            "GPUs",
+            2.5,
+            ("fleet", "gpu_count"),
+            2.5,
+            "Fleet › GPU count [GPUs]: 2.5 is not a whole number; expected a whole number",
+        ),
+        (
+            "GPUs",
+            1e30,
+            ("fleet", "gpu_count"),
+            1e30,
+            "Fleet › GPU count [GPUs]: 1e+30 is beyond 9,007,199,254,740,991, the largest whole "
+            "number a box holds exactly; expected a smaller number",
+        ),
+        (
+            "Utilization [%]",
+            -10.0,
+            ("utilization", "share"),
+            -0.1,
+            "Utilization › Share [%]: -10 % is below 0 % (expected at least 0 %)",
+        ),
+    ],
+)
+def test_an_invalid_sidebar_value_is_kept_in_the_link_and_refused_when_opened(
+    app: AppTest, label, typed, path, stored, said
+):
+    widget(app.sidebar.number_input, label).set_value(typed).run()
+    assert not app.exception
+    assert any(said in e for e in errors(app)), errors(app)
+    edits = link_edits(app)
+    assert edits[path[0]][path[1]] == pytest.approx(stored)  # not the base's 72 GPUs or 70 %
+    shared = reopened(app)
+    assert any(said in e for e in errors(shared)), errors(shared)  # the same words
+    assert link_edits(shared) == edits  # and the same link
+
+
+def test_toml_that_does_not_parse_is_kept_in_the_link_as_typed():
+    at = open_app(None, "scenario")
+    box = [w for w in at.text_area if w.label == "Tranches (TOML)"][0]
+    box.set_value("[[tranches]\nname = 'x'").run()
+    assert not at.exception
+    said = [e for e in errors(at) if "\n\nFinancing › Tranches: not valid TOML: " in e]
+    assert said, errors(at)
+    assert link_edits(at)["financing"]["tranches"] == "[[tranches]\nname = 'x'"
+    shared = reopened(at, page="scenario")
+    assert [w.value for w in shared.text_area if w.label == "Tranches (TOML)"] == [
+        "[[tranches]\nname = 'x'"
+    ]
+    assert said[0] in errors(shared), errors(shared)

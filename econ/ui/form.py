@@ -747,7 +747,9 @@ class Form:
             self._seed(key, "" if stored is None else stored)
             where.text_input(label, key=key, help=self.help(f), on_change=_commit_widget, args=args)
         elif f.kind == "numbers":
-            self._seed(key, self.raw[f.path][0] if f.path in self.raw else numbers_text(stored))
+            # text kept as typed: in this session, or from a link (`state.typed_edits`)
+            typed = stored if isinstance(stored, str) else numbers_text(stored)
+            self._seed(key, self.raw[f.path][0] if f.path in self.raw else typed)
             where.text_input(
                 label + " (numbers separated by commas)",
                 key=key,
@@ -784,7 +786,9 @@ class Form:
                 args=(key, f.path),
             )
             return
-        self._seed(key, self.raw[f.path][0] if f.path in self.raw else toml_of(f.name, stored))
+        # text kept as typed: in this session, or from a link (`state.typed_edits`)
+        typed = stored if isinstance(stored, str) else toml_of(f.name, stored)
+        self._seed(key, self.raw[f.path][0] if f.path in self.raw else typed)
         where.text_area(
             label + " (TOML)",
             key=key,

@@ -365,6 +365,9 @@ def validate(data: Mapping, raw_errors: Mapping[str, str] | None = None) -> Vali
                 message = shown if shown and not unknown else expected_message(err)
                 if not (unknown or shown):  # the fields it names by the form's labels (a
                     message = app_message(path, message)  # bound's own words name none)
+                typed = as_typed_message(path, given)
+                if typed is not None:  # as refused where it was typed (a link carries it)
+                    shown, message = typed, typed
                 errors.setdefault(path, []).append(message)
                 # named as the form labels it; a section's or list's value is never quoted whole
                 name = path_label(path) if find(path) is not None else path
@@ -418,6 +421,28 @@ def measured_file_problem(scenario: Scenario) -> tuple[str, str] | None:
                 return MEASURED_CURVE, f"{label}: {detail}"
             vintage = scenario.vintages[index - 1].name
             return "vintages", f"Vintages › {vintage} › {label}: {detail}"
+    return None
+
+
+def as_typed_message(path: str, given: Any) -> str | None:
+    """The message a value had where it was typed, for one that a link or a file holds in its
+    place: a number a whole-number box refuses (2.5, 1e30: econ.ui.form.whole_number's words),
+    text in a list or TOML field that does not parse (the parser's words); else None, and the
+    models' own message stands."""
+    from econ.ui.form import find, parse_numbers, parse_toml_field, whole_number
+
+    f = find(path)
+    try:
+        if f is None:
+            return None
+        if f.kind == "int" and isinstance(given, float):
+            whole_number(given)
+        elif f.kind == "numbers" and isinstance(given, str):
+            parse_numbers(given)
+        elif f.kind == "toml" and isinstance(given, str):
+            parse_toml_field(f.name, given, f)
+    except ValueError as exc:
+        return str(exc)
     return None
 
 
@@ -748,6 +773,9 @@ def link_params() -> dict[str, str]:
     else:
         params = {}
         changes = ss[DATA]
+    typed = typed_edits(ss.get(RAW, {}))
+    if typed:  # a value refused where it was typed travels too, and is refused when opened
+        changes = merge(changes, typed)
     if changes:
         try:
             text = encode(changes)
@@ -757,6 +785,25 @@ def link_params() -> dict[str, str]:
         if text and len(text) <= MAX_LINK_CHARS:
             params["edits"] = text
     return params
+
+
+def typed_edits(raw: Mapping[str, tuple[str, str]]) -> dict:
+    """The values kept as typed (`RAW`: 2.5 or 1e30 in a whole-number box, "seventy", TOML that
+    does not parse) as link edits: a number as the number typed (in the stored unit: a percent
+    box's 150 as 1.5), anything else as its text. Opened, each is refused with the message it
+    had where it was typed (`validate`), so a link holds what its page shows, valid or not."""
+    from econ.ui.form import _is_number, find, parse_value
+
+    out: dict = {}
+    for path, (text, _error) in raw.items():
+        f = find(path)
+        value: Any = text
+        if f is not None and f.kind in ("float", "int"):
+            number = parse_value(text)
+            if _is_number(number):
+                value = number / f.scale if f.scale != 1 else number
+        set_path(out, path, value)
+    return out
 
 
 def share_url(page_path: str, params: Mapping[str, str], url: str | None = None) -> str:

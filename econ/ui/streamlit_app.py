@@ -31,10 +31,16 @@ PAGES = (
 )
 
 
+PAGE_ICON = "🧮"
+"""The browser tab's icon (tests/test_browser_review22.py: no request leaves the app's host)."""
+
+
 def main() -> None:
     st.set_page_config(
         page_title="econ: GPU inference economics",
-        page_icon=":material/memory:",
+        # an emoji, drawn by the browser as a data: URL; a ":material/...:" icon made every page
+        # load fetch its SVG from fonts.gstatic.com (a third-party request, failing air-gapped)
+        page_icon=PAGE_ICON,
         layout="wide",
         initial_sidebar_state="auto",
     )
