@@ -5,6 +5,7 @@ AppTest; what needs a browser is in tests/test_browser_review22.py.
 from __future__ import annotations
 
 import pytest
+import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from econ.catalog import DEFAULT_SCENARIO, ready_made_scenarios
@@ -286,7 +287,9 @@ def test_a_validation_message_writes_usd_per_million_tokens_as_the_tiles_do(app:
 # --- 9. the comparison workbook: payback to one decimal, n/a cells with their reason --------------
 
 
-def test_the_comparison_workbook_writes_payback_as_the_app_and_n_a_with_its_reason(downloads):
+def test_the_comparison_workbook_writes_payback_as_the_app_and_n_a_with_its_reason(
+    downloads,  # noqa: F811 - the fixture imported above
+):
     import io
 
     from openpyxl import load_workbook
@@ -400,3 +403,51 @@ def test_toml_that_does_not_parse_is_kept_in_the_link_as_typed():
         "[[tranches]\nname = 'x'"
     ]
     assert said[0] in errors(shared), errors(shared)
+
+
+# --- 13. an edited scenario's downloads are named apart from the unedited one's --------------------
+
+
+@pytest.fixture
+def file_names(monkeypatch) -> dict[str, tuple[str, bytes]]:
+    """Each download button of a run, by label: the file name it offers and its bytes."""
+    from streamlit.elements.widgets import button
+
+    captured: dict[str, tuple[str, bytes]] = {}
+    original = button.ButtonMixin.download_button
+
+    def spy(self, label, data, *args, **kwargs):
+        captured[label] = (
+            kwargs.get("file_name"),
+            data.encode() if isinstance(data, str) else data,
+        )
+        return original(self, label, data, *args, **kwargs)
+
+    monkeypatch.setattr(button.ButtonMixin, "download_button", spy)
+    # st.download_button is the main area's method, bound before the patch
+    monkeypatch.setattr(st, "download_button", lambda *a, **k: spy(st._main, *a, **k))
+    return captured
+
+
+def test_an_edited_scenario_s_downloads_carry_edited_and_the_start_of_its_stamp(file_names):
+    import csv
+    import io
+
+    at = open_app(None, "export")
+    names = {name for name, _ in file_names.values()}
+    assert {f"{DEFAULT_SCENARIO}.toml", f"{DEFAULT_SCENARIO}.xlsx"} <= names, names
+
+    widget(at.sidebar.number_input, "Utilization [%]").set_value(80.0).run()
+    file_names.clear()
+    go(at, "export")
+    assert not errors(at), errors(at)
+    summary_name, summary = next(v for v in file_names.values() if v[0].endswith(".summary.csv"))
+    stamped = next(csv.DictReader(io.StringIO(summary.decode())))["scenario_sha256"]
+    stem = f"{DEFAULT_SCENARIO}-edited-{stamped[:8]}"  # the hash stamped inside the file
+    assert summary_name == f"{stem}.summary.csv"
+    names = {name for name, _ in file_names.values()}
+    assert {f"{stem}.toml", f"{stem}.xlsx", f"{stem}.csv", f"{stem}.json"} <= names, names
+    assert not any(n.startswith(f"{DEFAULT_SCENARIO}.") for n in names)
+    assert any(f"named {stem}" in c.value for c in at.caption)
+    go(at, "scenario")
+    assert file_names["Download TOML"][0] == f"{stem}.toml"

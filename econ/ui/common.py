@@ -433,6 +433,24 @@ def whole_number_input(
     return number
 
 
+EDITED_SUFFIX = "-edited-"
+"""What an edited scenario's downloads carry after its name, before the start of its SHA-256."""
+
+
+def export_stem(scenario: Scenario) -> str:
+    """The start of the current scenario's download names: its name, and when it is edited
+    (`state.edited`) "-edited-" and the first 8 hex digits of its SHA-256, the hash stamped in
+    the files (`econ.provenance.scenario_sha256`): "deepseek-r1-gb200-nvl72-edited-3f2a1b9c", so
+    that an edited scenario's files neither overwrite nor pass for the unedited one's, and two
+    sets of edits differ."""
+    from econ.provenance import scenario_sha256
+
+    stem = compute.file_stem(scenario.name)
+    if state.edited():
+        stem += EDITED_SUFFIX + scenario_sha256(scenario)[:8]
+    return stem
+
+
 def refused(key: str, value) -> bool:
     """True when a `whole_number_input` box holds a value it refused (its message is under it),
     False when it is empty or taken."""

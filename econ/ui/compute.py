@@ -220,9 +220,16 @@ def projections(texts: tuple[str, ...]) -> dict[str, Any]:
     }
 
 
+def file_stem(name: str) -> str:
+    """A scenario's name as the start of a file name: letters, digits and "._-" kept, any other
+    character "_" ("scenario" for an empty name)."""
+    return "".join(c if c.isalnum() or c in "._-" else "_" for c in name) or "scenario"
+
+
 @st.cache_data(max_entries=8, show_spinner=False)
-def export_bytes(text: str, kind: str) -> dict[str, bytes]:
-    """The projection as econ.export writes it in `kind` (csv, parquet, xlsx, json): name -> bytes.
+def export_bytes(text: str, kind: str, stem: str | None = None) -> dict[str, bytes]:
+    """The projection as econ.export writes it in `kind` (csv, parquet, xlsx, json): name -> bytes,
+    each file named `stem` (default: the scenario's name) and its kind's suffix.
 
     Nothing touches the disk: econ.export.output_payloads builds the files in memory.
     """
@@ -230,7 +237,7 @@ def export_bytes(text: str, kind: str) -> dict[str, bytes]:
 
     scenario = loads(text)
     result = project(scenario)
-    stem = "".join(c if c.isalnum() or c in "._-" else "_" for c in scenario.name) or "scenario"
+    stem = stem or file_stem(scenario.name)
     try:
         from econ.export import output_payloads
     except ImportError:  # an econ.export without in-memory payloads: write to a temporary folder
@@ -244,16 +251,17 @@ def export_bytes(text: str, kind: str) -> dict[str, bytes]:
 
 
 @st.cache_data(max_entries=4, show_spinner=False)
-def memo_bytes(text: str, pdf: bool) -> dict[str, bytes]:
+def memo_bytes(text: str, pdf: bool, stem: str | None = None) -> dict[str, bytes]:
     """The investment memo of the scenario as `econ memo` writes it: name -> bytes (HTML, and
-    PDF when `pdf` and a Chromium is installed). Nothing touches the disk but Chromium's folder."""
+    PDF when `pdf` and a Chromium is installed), named `stem` (default: the scenario's name) and
+    "-memo". Nothing touches the disk but Chromium's folder."""
     from econ.memo import render
     from econ.memo.build import build_memo
 
     scenario = loads(text)
     memo = build_memo(scenario)
     html = render.html(memo)
-    stem = "".join(c if c.isalnum() or c in "._-" else "_" for c in scenario.name) or "scenario"
+    stem = stem or file_stem(scenario.name)
     files = {f"{stem}-memo.html": html.encode("utf-8")}
     if pdf and render.chromium() is not None:
         files[f"{stem}-memo.pdf"] = render.pdf(html, memo.stamp)

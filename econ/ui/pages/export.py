@@ -29,6 +29,7 @@ def render() -> None:
     if current is None:
         return
     scenario = current.scenario
+    stem = common.export_stem(scenario)
     st.caption(
         f"**{literal(scenario.name)}**. Every table carries the econ version and the scenario's "
         "SHA-256 (of its inputs as canonical JSON, not of the TOML file's bytes: comments and "
@@ -39,17 +40,22 @@ def render() -> None:
         st.download_button(
             "Download the scenario (TOML)",
             dumps(scenario),
-            file_name=f"{scenario.name}.toml",
+            file_name=f"{stem}.toml",
             mime="application/toml",
             icon=":material/description:",
             on_click="ignore",
         )
-    memo(current)
+    if stem != compute.file_stem(scenario.name):
+        st.caption(
+            f"Edited: the files are named {literal(stem)}, after the scenario and the start of "
+            "its SHA-256, so that they do not replace the unedited scenario's."
+        )
+    memo(current, stem)
     for kind, label, icon, mime, what in FORMATS:
         with st.container(border=True):
             st.markdown(f"**{label}**: {what}")
             files = compute.attempt(
-                lambda k=kind: compute.export_bytes(current.text, k),
+                lambda k=kind: compute.export_bytes(current.text, k, stem),
                 f"{label} export",
                 busy=f"Writing the {label}...",
             )
@@ -72,7 +78,7 @@ MEMO = "econ.export.memo"
 MEMO_MIME = {".html": "text/html", ".pdf": "application/pdf"}
 
 
-def memo(current) -> None:
+def memo(current, stem: str) -> None:
     """The investment memo, built on request (it projects the cases and the tornado)."""
     from econ.memo.render import chromium
 
@@ -87,13 +93,13 @@ def memo(current) -> None:
         ss = st.session_state
         if st.button("Prepare the memo", icon=":material/article:", key="econ.export.memo_go"):
             files = compute.attempt(
-                lambda: compute.memo_bytes(current.text, has_pdf),
+                lambda: compute.memo_bytes(current.text, has_pdf, stem),
                 "Investment memo",
                 busy="Projecting the cases and the tornado, writing the memo...",
             )
             if files is not None:
                 ss[MEMO] = (current.text, files)
-        if MEMO not in ss or ss[MEMO][0] != current.text:
+        if MEMO not in ss or ss[MEMO][0] != current.text:  # (the text fixes the stem too)
             return
         files = ss[MEMO][1]
         cols = st.columns(len(files))

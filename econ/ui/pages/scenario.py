@@ -197,7 +197,7 @@ def render() -> None:
                 st.download_button(
                     "Download TOML",
                     dumps(v.scenario),
-                    file_name=f"{v.scenario.name}.toml",
+                    file_name=f"{common.export_stem(v.scenario)}.toml",
                     mime="application/toml",
                     icon=":material/download:",
                     width="stretch",
