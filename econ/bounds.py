@@ -23,6 +23,13 @@ def within_bounds(value: float, bounds: dict[str, float]) -> bool:
     return all(_BOUND_TESTS[bound](value, limit) for bound, limit in bounds.items())
 
 
+def bound_text(bound: float) -> str:
+    """A bound as a message reads it: 100,000,000 rather than 1e+08, 0.5 as 0.5, 600 as 600."""
+    if float(bound).is_integer() and abs(bound) < 1e15:
+        return f"{int(bound):,}" if abs(bound) >= 100_000 else f"{int(bound)}"
+    return f"{bound:g}"
+
+
 def bounds_words(bounds: dict[str, float], number: Callable[[float], str] = "{:g}".format) -> str:
     """The bounds as a message says them: 'from 1 to 3', 'from 0 to below 1', 'above 0', 'at
     least 0 and at most 5'; `number` writes each bound."""

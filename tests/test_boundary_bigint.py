@@ -195,6 +195,117 @@ def test_numbers_are_shown_by_their_leading_digits():
     assert digits_shown("1_234" + "0" * 5000) == "1.23e+5003 (an integer of 5,004 digits)"
 
 
+# --- floats past a 64-bit integer in a whole-number field ----------------------------------------
+
+
+def _integer_fields(model=None, prefix="") -> list[tuple[str, type, str]]:
+    """(dotted path, section model, field) of every whole-number field reached through single
+    sections (not lists) from the Scenario: where a float of 1e20 goes into it."""
+    import typing
+
+    from pydantic import BaseModel
+
+    from econ.scenario.models import Scenario
+
+    found = []
+    model = model or Scenario
+    for name, info in model.model_fields.items():
+        args = [a for a in typing.get_args(info.annotation) if a is not type(None)]
+        inner = args[0] if len(args) == 1 else info.annotation
+        if inner is int:
+            found.append((f"{prefix}{name}", model, name))
+        elif isinstance(inner, type) and issubclass(inner, BaseModel):
+            found += _integer_fields(inner, f"{prefix}{name}.")
+    return found
+
+
+def _seed_with_value(path: str, value) -> dict:
+    data = read_toml(SEED)
+    *sections, name = path.split(".")
+    node = data
+    for section in sections:
+        node = node.setdefault(section, {})
+    node[name] = value
+    return data
+
+
+def _bound_numbers(model, name: str) -> list[str]:
+    """The field's bounds as a message writes them, read off the model's own Field arguments
+    (pydantic's metadata): 100,000,000 with separators; 2**63 where there is no upper bound."""
+    bounds = {}
+    for item in model.model_fields[name].metadata:
+        for key in ("ge", "gt", "le", "lt"):
+            if getattr(item, key, None) is not None:
+                bounds[key] = getattr(item, key)
+    if "le" not in bounds and "lt" not in bounds:
+        bounds["lt"] = "9.22337e+18"
+    return [f"{b:,}" if isinstance(b, int) and b >= 100_000 else str(b) for b in bounds.values()]
+
+
+INTEGER_FIELDS = [f for f in _integer_fields() if f[0] != "schema_version"]
+"""(schema_version is read by econ.scenario.migrations first, in words of its own)"""
+
+
+def test_the_scenario_has_whole_number_fields_of_each_kind():
+    paths = [p for p, _, _ in INTEGER_FIELDS]
+    assert {"fleet.gpu_count", "horizon_months", "fleet.purchase_month"} <= set(paths), paths
+    assert "financing.covenants.test_months" in paths and len(paths) > 15, paths
+
+
+@pytest.mark.parametrize(
+    ("path", "model", "name"), INTEGER_FIELDS, ids=[p for p, _, _ in INTEGER_FIELDS]
+)
+@pytest.mark.parametrize("value", [1e20, -1e308])
+def test_a_float_past_any_whole_number_is_refused_with_the_field_s_bounds(path, model, name, value):
+    """Found by review: fleet.gpu_count = 1e20 was refused in pydantic's words, "Unable to
+    parse input string as an integer, exceeded maximum size" (of a number that is no string,
+    with no bound), where 1e18 named the bound: pydantic reads no float past 2**63 into an int."""
+    with pytest.raises(ScenarioError) as info:
+        validate_dict(_seed_with_value(path, value), file="big.toml")
+    message = str(info.value)
+    line = next((x for x in message.splitlines() if f"{path} = {value:g}: " in x), None)
+    assert line is not None, message
+    assert "too large in size for a whole number" in line, line
+    expected = line.split("expected a whole number ", 1)[1]
+    assert all(f" {number}" in f" {expected}" for number in _bound_numbers(model, name)), line
+    assert "Unable to parse" not in message and "input string" not in message
+
+
+def test_a_float_past_any_whole_number_on_the_command_line_names_the_bound(capsys):
+    from econ.scenario.models import MAX_GPUS
+
+    code, out, err = run(capsys, "project", str(SEED), "--set", "fleet.gpu_count=1e20")
+    assert code == 3 and not out and "Traceback" not in err, err
+    assert f"{SEED}: fleet.gpu_count = 1e+20: too large in size for a whole number" in err, err
+    assert f"expected a whole number from 1 to {MAX_GPUS:,}" in err, err
+    assert "Unable to parse" not in err
+
+
+def test_a_float_past_any_whole_number_in_a_list_or_a_vintage_is_named():
+    data = read_toml(SEED)
+    data["capex"]["payments"] = [{"month": 1e20, "share": 1.0}]
+    with pytest.raises(ScenarioError, match=r"capex.payments\[0\].month = 1e\+20: too large") as e:
+        validate_dict(data)
+    assert "expected a whole number from 0 to 600" in str(e.value)
+    data = read_toml(ROOT / "models" / "scenarios" / "h200-fleet-gb300-refresh.toml")
+    data["vintages"][0]["fleet"]["gpu_count"] = 1e308
+    with pytest.raises(
+        ScenarioError, match=r"vintages\[0\] \(gb300\): fleet.gpu_count = 1e\+308: too"
+    ):
+        validate_dict(data)
+
+
+def test_the_app_names_the_bound_of_a_link_s_huge_float():
+    """The app's validation of a link's edits ({"fleet": {"gpu_count": 1e308}})."""
+    from econ.ui import state
+
+    data = state.merge(read_toml(SEED), {"fleet": {"gpu_count": 1e308}})
+    message = state.validate(data).message
+    assert "GPU count" in message and "1e+308" in message, message
+    assert "expected a whole number from 1 to 100,000,000" in message, message
+    assert "Unable to parse" not in message
+
+
 # --- benchmark JSON -------------------------------------------------------------------------------
 
 

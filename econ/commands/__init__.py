@@ -15,7 +15,7 @@ import math
 from collections.abc import Callable, Iterable, Sequence
 from types import ModuleType
 
-from econ.bounds import BOUND_WORDS, bounds_words, within_bounds
+from econ.bounds import BOUND_WORDS, bound_text, bounds_words, within_bounds
 from econ.errors import InputError
 
 EXAMPLES_HEADING = "examples:"
@@ -181,13 +181,6 @@ def say_error(error: BaseException | str) -> None:
     print(f"error: {printable(error)}", file=sys.stderr)
 
 
-def _text(bound: float) -> str:
-    """A bound as the help reads it: 100,000,000 rather than 1e+08, 0.5 as 0.5."""
-    if float(bound).is_integer() and abs(bound) < 1e15:
-        return f"{int(bound):,}" if abs(bound) >= 100_000 else f"{int(bound)}"
-    return f"{bound:g}"
-
-
 class OptionValueError(Exception):
     """A number that an option's `Number` type refused. econ.cli's parser turns it into an
     InputError naming the option (exit 3): the text is a number, but not one the option takes.
@@ -245,7 +238,7 @@ class Number:
         if self._expected:
             return self._expected
         bounds = self.bounds()
-        words = f"{self.what} {bounds_words(bounds, _text)}" if bounds else "a finite number"
+        words = f"{self.what} {bounds_words(bounds, bound_text)}" if bounds else "a finite number"
         if self.kind is int:
             words = words.replace("a number", "a whole number", 1)
         return words + self.unit

@@ -21,6 +21,7 @@ from typing import Any
 import tomli_w
 from pydantic import BaseModel, ValidationError
 
+from econ.bounds import bound_text, bounds_words
 from econ.errors import InputError
 from econ.files import ReadError, atomic_write, read_regular
 from econ.scenario.errors import ScenarioError
@@ -33,7 +34,7 @@ from econ.scenario.models import (
     set_elsewhere_message,
 )
 from econ.scenario.paths import resolve_paths
-from econ.scenario.section import FIELD_ERRORS, NONE_WORD, none_word_fields
+from econ.scenario.section import FIELD_ERRORS, NONE_WORD, field_bounds, none_word_fields
 from econ.strict_json import (
     EXPECTED_FINITE,
     digit_limit,
@@ -112,7 +113,32 @@ def expected_message(err: Mapping[str, Any]) -> str:
     if given is None and err["type"] in NUMBER_TYPES:
         # a number field left empty (a form's box, a null in JSON), not a wrong number
         return EMPTY_NUMBER
+    if err["type"] == "int_parsing_size":  # pydantic's "Unable to parse input string ..."
+        return _beyond_integers(err["loc"])
     return err["msg"].removeprefix("Value error, ")
+
+
+INTEGER_SIZE = 2**63
+"""The size from which pydantic reads no number as a whole number (a 64-bit integer): a float
+such as 1e20 in a whole-number field is refused there before the field's own bounds."""
+
+
+def _beyond_integers(loc: Iterable[Any]) -> str:
+    """What a whole-number field given a number past INTEGER_SIZE (1e20, 1e308) expected: the
+    field's bounds, and the size; pydantic said "Unable to parse input string as an integer,
+    exceeded maximum size", of a number that is no string, with no bound."""
+    parts, holder = _walk(loc)
+    name = parts[-1] if parts else None
+    bounds = {}
+    if holder is not None and isinstance(name, str) and name in holder.model_fields:
+        bounds = dict(field_bounds(holder, name))
+    size = f"below {bound_text(INTEGER_SIZE)} in size"
+    reason = "too large in size for a whole number"
+    if {"le", "lt"} & set(bounds):
+        reason += f" (econ reads them {size})"
+    else:
+        bounds["lt"] = INTEGER_SIZE
+    return f"{reason}; expected a whole number {bounds_words(bounds, bound_text)}"
 
 
 def _kind_of(value: Any) -> str:
