@@ -560,7 +560,7 @@ def format_table(projection: Projection) -> str:
                 value = summary["cost_usd_per_mtok_by_component"][key.split(":", 1)[1]]
             else:
                 value = summary[key]
-            row.append("n/a" if value is None else fmt.format(value))
+            row.append("n/a" if value is None else table_cell(fmt, value))
         rows.append(row)
     widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
     lines = []
@@ -572,6 +572,26 @@ def format_table(projection: Projection) -> str:
         if j == 0:
             lines.append("  ".join("-" * w for w in widths))
     return "\n".join(lines + warning_lines(records))
+
+
+LONG_CELL = len("999,999,999,999")
+"""A cell longer than this may hold a figure the app writes short (econ.ui.fmt.HUGE)."""
+
+
+def table_cell(fmt: str, value: float) -> str:
+    """A table cell in its row's format, or from a trillion on in the app's short form
+    (econ.ui.fmt.compact): an NPV of 203 digits stretched its column across the screen."""
+    text = fmt.format(value)
+    if len(text) <= LONG_CELL:  # the app's formats load only for a cell this long
+        return text
+    from econ.ui.fmt import HUGE, compact
+
+    percent = fmt.endswith("%}")
+    shown = value * 100 if percent else value
+    if abs(shown) < HUGE:
+        return text
+    sign = "+" if "+" in fmt and shown > 0 else ""
+    return sign + compact(shown) + ("%" if percent else "")
 
 
 def warning_lines(records) -> list[str]:

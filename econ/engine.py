@@ -45,7 +45,7 @@ from econ.scenario.financing_models import MAX_MONTHS
 from econ.scenario.gain_models import GAIN_RATE_WARN_ANNUAL, STEPS_WARN_FACTOR, TRAJECTORIES
 from econ.scenario.models import CONSTRUCTION_SIZING, Scenario
 from econ.throughput.trajectory import throughput_multiplier
-from econ.undefined import explain, mask_infinite
+from econ.undefined import OVERFLOW, explain, mask_infinite
 from econ.units import (
     HALF_CENT_USD,
     HOURS_PER_MONTH,
@@ -1721,10 +1721,15 @@ def _summary_metrics(b: ScenarioBatch, ledger: _Ledger, to: _Scenarios, fleet, c
         **_debt_metrics(ledger),
         **_cost_per_gpu_hour(pv, lines["gpus_in_service"], pv_parts),
     }
+    # A null break-even where the token price does move the NPV is no "fully contracted": the
+    # figures are past what floats hold (an overflow, or costs lost in the revenue's rounding).
+    price_effect = pv(lines["spot_units"])  # NPV per USD/Mtok of price, before tax
     facts.update(
         pv_tokens=pv_tokens,
         no_input_ratio=np.isnan(pv_input_tokens) & (pv_tokens > 0),
         negative_breakeven=negative_breakeven,
+        breakeven_unresolved=np.isnan(breakeven) & ~(price_effect <= 0),
+        breakeven_overflow=~(np.isfinite(price_effect) & np.isfinite(npv)),
         payback=payback,
     )
     return metrics, components, facts
@@ -2091,7 +2096,9 @@ def _scenario_flags(b, ledger: _Ledger, metrics, facts, context, first) -> dict[
         "no_payback": np.isnan(metrics["payback_months"]),
         "payback_undone": ~np.isnan(facts["payback"].undone_month),
         "no_breakeven": np.isnan(metrics["breakeven_price_usd_per_mtok"])
-        & ~facts["negative_breakeven"],
+        & ~facts["negative_breakeven"]
+        & ~facts["breakeven_unresolved"],
+        "breakeven_unresolved": facts["breakeven_unresolved"],
         "breakeven_negative": facts["negative_breakeven"],
         "no_debt": stack.metrics["debt_usd"] <= 0,
         "dscr_below_1": coverage["min_dscr"] < 1.0,
@@ -2173,6 +2180,10 @@ def _warning_context(b, ledger: _Ledger, facts, fleet: _Fleet, costs: _Costs, ca
         "input_revenue": (
             ledger.lines["input_token_revenue_usd"] + ledger.lines["cached_input_token_revenue_usd"]
         ).any(axis=1),
+        "breakeven_overflow": facts["breakeven_overflow"],
+        "revenue_total": ledger.revenue.sum(axis=1),
+        "costs_total": ledger.capex_total
+        + (ledger.lines["power_usd"] + ledger.facility + ledger.lines["opex_usd"]).sum(axis=1),
         "resale_collateral": np.zeros(b.n, bool)
         if capital.resale is None
         else capital.resale.has[first],
@@ -2998,6 +3009,33 @@ def _vintage_table(
     ).set_index(["scenario", "vintage"])
 
 
+PRECISION_RATIO = 1e15
+"""Revenue this many times the costs and more holds them in the last of the about 16
+significant digits of a float: a break-even price not found then is beyond its precision."""
+
+
+def _unresolved_breakeven_message(ctx, i) -> str:
+    """Why the break-even price is null where the token price moves the NPV: the figures
+    overflow floating point, or the revenue is so much larger than the costs that they vanish in
+    its rounding and the price (near 0) is not resolved; else the search found no root."""
+    if ctx["breakeven_overflow"][i]:
+        return f"breakeven_price_usd_per_mtok is null: {OVERFLOW}"
+    revenue, costs = float(ctx["revenue_total"][i]), float(ctx["costs_total"][i])
+    if costs > 0 and revenue >= PRECISION_RATIO * costs:
+        return (
+            f"no break-even token price is found: revenue of {revenue:.4g} USD is "
+            f"{revenue / costs:.3g} times the costs ({costs:,.0f} USD of capex, power, facility "
+            "and opex), past the about 16 significant digits a floating-point number holds: the "
+            "costs vanish in its rounding and the price that sets the NPV to zero, near 0, "
+            "cannot be resolved; breakeven_price_usd_per_mtok is null (check the scenario's "
+            "extreme values)"
+        )
+    return (
+        "no token price is found that sets the NPV to zero (the search did not converge): "
+        "breakeven_price_usd_per_mtok is null"
+    )
+
+
 @lru_cache(maxsize=4096)
 def _months(count) -> str:
     """'1 month', '23 months' (a batch's warnings quote few distinct counts: each worded once)."""
@@ -3035,6 +3073,7 @@ def _warnings(flags, ctx, n) -> list[list[str]]:
             "token price does not affect NPV (fully contracted or no tokens): "
             "breakeven_price_usd_per_mtok is null"
         ),
+        "breakeven_unresolved": lambda i: _unresolved_breakeven_message(ctx, i),
         "breakeven_negative": lambda i: (
             "NPV is positive at a zero token price: "
             + (

@@ -499,3 +499,77 @@ def test_a_null_irr_of_flows_of_one_sign_says_they_never_change_sign():
         "project cash flows have no internal rate of return in (-99%, +1,000%) a year: they never "
         "change sign: irr_project_annual is null"
     ) in result.warnings[0]
+
+
+# ---------------------------------------------------------------------------------------------
+# a break-even price not found for figures past what floats hold
+# ---------------------------------------------------------------------------------------------
+
+
+def _breakeven_warnings(summary) -> list[str]:
+    return [w for w in summary.warnings if w.count("breakeven_price_usd_per_mtok is null")]
+
+
+@pytest.mark.parametrize("rate", [1e200, 1e300])
+def test_a_breakeven_lost_in_the_revenue_s_rounding_says_so(rate):
+    """Found by review: throughputs of 1e200 and 1e300 tokens/s per GPU warned "token price does
+    not affect NPV (fully contracted or no tokens)", where the price does move it: the revenue
+    is past 1e16 times the costs, which vanish in its rounding (a float holds about 16 digits),
+    and the price (near 0) is not resolved. (Nothing overflows: the revenue is 1.5e203 USD.)"""
+    s = project(load_scenario(SEED, {"throughput.tokens_per_s_per_gpu": rate})).summary.iloc[0]
+    assert np.isnan(s.breakeven_price_usd_per_mtok)
+    said = _breakeven_warnings(s)
+    assert len(said) == 1 and "fully contracted" not in said[0], s.warnings
+    assert f"revenue of {s.revenue_usd_total:.4g} USD is " in said[0], said
+    # the costs: what the revenue less EBITDA would be, each summed on its own
+    monthly = project(load_scenario(SEED)).monthly
+    costs = s.capex_usd_total + monthly[["power_usd", "facility_usd", "opex_usd"]].sum().sum()
+    assert f"times the costs ({costs:,.0f} USD of capex, power, facility and opex)" in said[0]
+    assert f"{s.revenue_usd_total / costs:.3g} times" in said[0]
+    assert "16 significant digits" in said[0] and "cannot be resolved" in said[0]
+
+
+def test_a_breakeven_of_a_revenue_that_overflows_names_the_overflow():
+    s = project(load_scenario(SEED, {"throughput.tokens_per_s_per_gpu": 1e303})).summary.iloc[0]
+    said = _breakeven_warnings(s)
+    assert said == [
+        "breakeven_price_usd_per_mtok is null: the inputs overflow floating point (a value too "
+        "large or too small for the arithmetic to stay finite); check the scenario's extreme "
+        "values"
+    ], s.warnings
+
+
+def test_a_fully_contracted_fleet_still_says_the_price_does_not_move_the_npv():
+    contracted = {"market.contract_share": 1.0, "market.contract_usd_per_gpu_hour": 2.0}
+    s = project(load_scenario(SEED, contracted)).summary.iloc[0]
+    assert np.isnan(s.breakeven_price_usd_per_mtok)
+    assert any(
+        w.startswith("token price does not affect NPV (fully contracted or no tokens)")
+        for w in s.warnings
+    ), s.warnings
+    assert not any("16 significant digits" in w for w in s.warnings)
+
+
+def test_the_table_writes_a_figure_past_a_trillion_short(capsys):
+    """Found by review: the table printed the NPV of 1e200 tokens/s per GPU with 203 digits,
+    stretching its column; it is written as the app writes it (econ.ui.fmt: from 1e12 on, 4
+    significant digits), percentages and signs kept, figures below a trillion in full."""
+    import json
+
+    from econ.cli import main, table_cell
+    from econ.ui.fmt import format_value
+
+    args = ["project", str(SEED), "--set", "throughput.tokens_per_s_per_gpu=1e200"]
+    assert main([*args, "--format", "json"]) == 0
+    summary = json.loads(capsys.readouterr().out)["scenarios"][0]["summary"]
+    assert main(args) == 0
+    table = capsys.readouterr().out
+    rows = {line.rsplit("  ", 1)[0].strip(): line.split()[-1] for line in table.splitlines()}
+    assert rows["NPV [USD]"] == format_value(summary["npv_usd"], "usd") == "9.698e+202"
+    assert rows["Project MIRR [%/year]"] == f"{summary['mirr_project_annual'] * 100:.4g}%"
+    assert rows["DSCR headroom over the covenant [x]"] == f"+{summary['dscr_headroom']:.4g}"
+    assert rows["Capex [USD]"] == "3,535,600"
+    assert max(len(line) for line in table.splitlines() if not line.startswith("warning")) < 90
+    assert table_cell("{:,.0f}", 999_999_999_999.0) == "999,999,999,999"
+    assert table_cell("{:.2%}", 1e10) == "1e+12%"
+    assert table_cell("{:.2%}", 1e9) == "100000000000.00%"  # below a trillion percent

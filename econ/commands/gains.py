@@ -151,7 +151,9 @@ def _fmt(fmt: str, value) -> str:
     """A figure, or n/a where it is undefined (None, NaN or infinite; the warnings say why)."""
     if value is None or not math.isfinite(float(value)):
         return "n/a"
-    return fmt.format(value)
+    from econ.cli import table_cell
+
+    return table_cell(fmt, value)
 
 
 def _step_gain(gain: float) -> str:
