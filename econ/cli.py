@@ -314,7 +314,7 @@ def _parser(features: bool = True) -> argparse.ArgumentParser:
             "--set market.price_usd_per_mtok=0.4 --format json",
         ),
     )
-    p.add_argument("files", nargs="+", metavar="FILE", help="scenario TOML files")
+    p.add_argument("files", nargs="+", metavar="FILE", help=commands.SCENARIO_FILES_HELP)
     add_overrides(
         p,
         "override a field by dotted path (TOML value; repeat for several), e.g. "
@@ -336,7 +336,7 @@ def _parser(features: bool = True) -> argparse.ArgumentParser:
         help="check scenario files without projecting them",
         **examples("econ validate models/scenarios/*.toml"),
     )
-    v.add_argument("files", nargs="+", metavar="FILE", help="scenario TOML files")
+    v.add_argument("files", nargs="+", metavar="FILE", help=commands.SCENARIO_FILES_HELP)
     v.set_defaults(run=_cmd_validate)
 
     s = subparsers.add_parser(
@@ -372,7 +372,7 @@ def _cmd_project(args) -> int:
     from econ.engine import project
     from econ.scenario import load_scenario
 
-    scenarios = [load_scenario(f, args.overrides) for f in args.files]
+    scenarios = [load_scenario(commands.scenario_path(f), args.overrides) for f in args.files]
     commands.check_distinct_names(args.files, scenarios)
     projection = project(scenarios)
     if args.out or args.format != "table":  # the writers load only for files, JSON and CSV
@@ -411,7 +411,7 @@ def _cmd_validate(args) -> int:
     failed = 0
     for name in args.files:
         try:
-            scenario = load_scenario(name)
+            scenario = load_scenario(commands.scenario_path(name))
             for row in scenario.expand():  # a file `project` could not open fails here too
                 check_measured_file(row.throughput)
         except ScenarioError as exc:

@@ -726,3 +726,66 @@ def test_each_help_example_works_when_pasted(example, capsys, monkeypatch):
         )
     assert main(argv) == 0, capsys.readouterr().err
     assert capsys.readouterr().out.strip()
+
+
+# --- a ready-made scenario's name wherever a scenario is taken ------------------------------------
+
+READY = "deepseek-r1-gb200-nvl72"
+REFRESH = "h200-fleet-gb300-refresh"
+TAKING_A_SCENARIO = {  # (arguments, the file it writes, or None for standard output)
+    "project": (["project", READY, "--format", "json"], None),
+    "validate": (["validate", READY], None),
+    "export": (["export", READY, "--json", "out.json"], "out.json"),
+    "gains": (["gains", READY, "--format", "json"], None),
+    "lease-vs-own": (["lease-vs-own", READY, "--price", "4", "--term-months", "36"], None),
+    "sweep": (["sweep", READY, "--grid", "depreciation.life_years=4,5"], None),
+    "refresh": (["refresh", REFRESH, "--vintage", "gb300", "--format", "json"], None),
+    "memo": (["memo", READY, "--out", "memo.html"], "memo.html"),
+    "library save": (["--library", "sqlite:///lib.db", "library", "save", READY], None),
+}
+
+
+@pytest.mark.parametrize(
+    ("argv", "written"), TAKING_A_SCENARIO.values(), ids=TAKING_A_SCENARIO.keys()
+)
+def test_every_command_taking_a_scenario_takes_a_ready_made_name(
+    argv, written, tmp_path, monkeypatch, capsys
+):
+    """Found by review: `econ project deepseek-r1-gb200-nvl72` said "file not found" where
+    `econ export deepseek-r1-gb200-nvl72` read the ready-made scenario; every command reads
+    its argument as export does (econ.commands.scenario_path)."""
+    monkeypatch.chdir(tmp_path)  # no file of that name here
+    assert main(argv) == 0, capsys.readouterr().err
+    out, err = capsys.readouterr()
+    assert "file not found" not in err and "Traceback" not in err
+    text = out + ((tmp_path / written).read_text(encoding="utf-8") if written else "")
+    assert (REFRESH if REFRESH in argv else READY) in text, text[:2000]
+
+
+def test_a_ready_made_name_projects_as_its_file(tmp_path, monkeypatch, capsys):
+    by_path = _summary(capsys, "project", str(SEED), "--format", "json")
+    monkeypatch.chdir(tmp_path)
+    assert _summary(capsys, "project", READY, "--format", "json") == by_path
+
+
+def test_a_file_of_a_ready_made_name_in_the_working_folder_wins(tmp_path, monkeypatch, capsys):
+    mine = SEED.read_text(encoding="utf-8").replace(f'name = "{READY}"', 'name = "mine"', 1)
+    (tmp_path / READY).write_text(mine, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    assert _summary(capsys, "project", READY, "--format", "json")["name"] == "mine"
+    assert main(["export", READY, "--json", "mine.json"]) == 0
+    written = json.loads((tmp_path / "mine.json").read_text(encoding="utf-8"))
+    assert written["scenarios"][0]["name"] == "mine"
+
+
+@pytest.mark.parametrize("name", ["deepseek-r1-gb200-nvl73", f"{READY}.toml", f"x/{READY}"])
+def test_a_name_that_is_no_ready_made_one_is_a_missing_file(name, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert main(["project", name]) == 3
+    err = capsys.readouterr().err
+    assert f"{name}: file not found" in err and "Traceback" not in err, err
+
+
+def _summary(capsys, *argv: str) -> dict:
+    assert main(list(argv)) == 0
+    return json.loads(capsys.readouterr().out)["scenarios"][0]

@@ -12,7 +12,9 @@ from __future__ import annotations
 import argparse
 import importlib
 import math
+import os
 from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
 from types import ModuleType
 
 from econ.bounds import BOUND_WORDS, bound_text, bounds_words, within_bounds
@@ -37,6 +39,26 @@ def examples(*commands: str) -> dict:
     they work when pasted there."""
     lines = "\n".join(f"  {command}" for command in commands)
     return {"epilog": f"{EXAMPLES_HEADING}\n{lines}", "formatter_class": _KeepExamples}
+
+
+SCENARIO_HELP = "scenario TOML file, the name of a ready-made one, or library:NAME[@VERSION]"
+"""What a command's scenario argument takes (`scenario_path`)."""
+SCENARIO_FILES_HELP = "scenario TOML files, names of ready-made ones, or library:NAME[@VERSION]"
+"""The same for several scenarios."""
+
+
+def scenario_path(name: str) -> str | os.PathLike:
+    """The scenario a command's argument names: a file, or `library:NAME[@VERSION]`, as given;
+    a bare name that is no file here (no folder, no suffix) is the ready-made scenario of that
+    name (models/scenarios/NAME.toml), so a file of that name in the working folder wins. Every
+    command that takes a scenario reads its argument so (`econ project deepseek-r1-gb200-nvl72`
+    as `econ export deepseek-r1-gb200-nvl72`)."""
+    path = Path(name)
+    if str(name).startswith("library:") or path.exists() or path.suffix:
+        return name
+    from econ.catalog import ready_made_scenarios
+
+    return ready_made_scenarios().get(str(name), name)
 
 
 def check_distinct_names(files: Sequence[str], scenarios: Sequence) -> None:

@@ -20,7 +20,15 @@ from pathlib import Path
 import numpy as np
 
 from econ import strict_json
-from econ.commands import Number, add_format, add_overrides, say_error, say_warnings
+from econ.commands import (
+    SCENARIO_HELP,
+    Number,
+    add_format,
+    add_overrides,
+    say_error,
+    say_warnings,
+    scenario_path,
+)
 from econ.errors import InputError
 from econ.labels import counted
 
@@ -29,7 +37,7 @@ EXIT_OK, EXIT_INVALID, EXIT_INTERRUPTED, EXIT_TERMINATED = 0, 3, 130, 143
 
 def register(subparsers) -> None:
     def common(p):
-        p.add_argument("scenario", metavar="SCENARIO", help="base scenario TOML file")
+        p.add_argument("scenario", metavar="SCENARIO", help="base scenario: " + SCENARIO_HELP)
         add_overrides(p, "override a field of the base scenario (TOML value)", dest="set_values")
         p.add_argument(
             "--engine",
@@ -229,7 +237,7 @@ def argparse_bool():
 def _base(args):
     from econ.scenario import load_scenario
 
-    return load_scenario(args.scenario, args.set_values)
+    return load_scenario(scenario_path(args.scenario), args.set_values)
 
 
 def _not_also_set(args, varied, option: str) -> None:

@@ -16,9 +16,8 @@ written (existing file without --force, missing folder, full disk, permissions).
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
-from econ.commands import add_overrides, check_distinct_names
+from econ.commands import SCENARIO_HELP, add_overrides, check_distinct_names, scenario_path
 
 EXIT_OK, EXIT_USAGE = 0, 2
 FORMAT_OPTIONS = ("xlsx", "csv", "parquet", "json")
@@ -37,7 +36,7 @@ def register(subparsers) -> None:
         "files",
         nargs="+",
         metavar="SCENARIO",
-        help="scenario TOML file, or the name of a ready-made scenario",
+        help=SCENARIO_HELP,
     )
     add_overrides(
         p,
@@ -55,16 +54,6 @@ def register(subparsers) -> None:
     p.add_argument("--json", metavar="PATH", help="summary metrics as JSON")
     p.add_argument("--force", action="store_true", help="overwrite existing output files")
     p.set_defaults(run=run)
-
-
-def scenario_path(name: str) -> Path:
-    """The file of a scenario argument: a path, or a ready-made scenario's name."""
-    from econ.catalog import ready_made_scenarios
-
-    path = Path(name)
-    if path.exists() or path.suffix:
-        return path
-    return ready_made_scenarios().get(name, path)
 
 
 def run(args) -> int:

@@ -11,7 +11,7 @@ import sys
 
 import numpy as np
 
-from econ.commands import Number, add_format, add_overrides
+from econ.commands import SCENARIO_HELP, Number, add_format, add_overrides, scenario_path
 from econ.errors import InputError
 from econ.financing import DAY_COUNTS, REPAYMENTS
 from econ.lease import RENTER_COSTS  # numpy only; the engine loads in the command
@@ -120,7 +120,7 @@ def register(subparsers) -> None:
         "scenario's debt, power, facility, opex, residual value, after tax) and of renting the "
         "same GPUs for the horizon, with the break-even rental price.",
     )
-    lease.add_argument("file", metavar="FILE", help="scenario TOML file")
+    lease.add_argument("file", metavar="FILE", help=SCENARIO_HELP)
     add_overrides(
         lease,
         "override a field of the scenario by dotted path (TOML value; repeat for several)",
@@ -343,7 +343,7 @@ def _cmd_lease_vs_own(args) -> int:
         0 <= args.upfront_share <= 1, "--upfront-share", args.upfront_share, "a share in [0, 1]"
     )
     renter = _renter_costs(args.renter_pays)
-    scenario = load_scenario(args.file, args.overrides)
+    scenario = load_scenario(scenario_path(args.file), args.overrides)
     if scenario.vintages:
         names = ", ".join(v.name for v in scenario.vintages)
         raise InputError(

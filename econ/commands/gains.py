@@ -17,7 +17,7 @@ import math
 import sys
 from typing import TYPE_CHECKING
 
-from econ.commands import add_format, add_overrides, say_warnings
+from econ.commands import SCENARIO_HELP, add_format, add_overrides, say_warnings, scenario_path
 from econ.files import atomic_write  # standard library only
 
 if TYPE_CHECKING:  # the work loads when the command runs (econ/commands/__init__.py)
@@ -44,7 +44,7 @@ def register(subparsers) -> None:
         description="Value the software gains of a scenario against the same scenario without "
         "them. With --step, the given steps replace the scenario's steps.",
     )
-    p.add_argument("file", metavar="SCENARIO", help="scenario TOML file")
+    p.add_argument("file", metavar="SCENARIO", help=SCENARIO_HELP)
     p.add_argument(
         "--step",
         dest="steps",
@@ -82,7 +82,7 @@ def run(args: argparse.Namespace) -> int:
     from econ.gains import GainsError, parse_step, step_from_catalog, value_gain, with_steps
     from econ.scenario import load_scenario
 
-    scenario = load_scenario(args.file, args.overrides)
+    scenario = load_scenario(scenario_path(args.file), args.overrides)
     if args.step_at and not args.step_from_catalog:
         raise GainsError("--step-at dates a --step-from-catalog step; give --step-from-catalog")
     caveats: list[str] = []

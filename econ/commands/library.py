@@ -24,7 +24,7 @@ import math
 import sys
 import unicodedata
 
-from econ.commands import Number, add_format
+from econ.commands import SCENARIO_HELP, Number, add_format, scenario_path
 from econ.library import HEADER, LibraryError, default_path, parse_ref, split_header
 from econ.text import printable
 
@@ -60,7 +60,7 @@ def register(subparsers) -> None:
         return sub
 
     s = add("save", "save a scenario file as a new version of its name", _save)
-    s.add_argument("file", metavar="FILE", help="scenario TOML file")
+    s.add_argument("file", metavar="FILE", help=SCENARIO_HELP)
     s.add_argument("--message", "-m", default="", help=MESSAGE_HELP)
     s.add_argument(
         "--tag",
@@ -218,18 +218,19 @@ def _save(args) -> int:
     from econ.library.store import other_header_note, read_scenario_text
 
     notes = []
+    file = str(scenario_path(args.file))  # a ready-made scenario's name too
     with _open(args, create=True) as library:
-        header, text = split_header(read_scenario_text(args.file))
+        header, text = split_header(read_scenario_text(file))
         base, implicit = args.base, None
         if header is not None and args.base is None and not args.new:
             if header.name == _scenario_name(text):
                 base = implicit = header.version
             else:
-                notes.append(other_header_note(args.file, header, "saved with no --base"))
+                notes.append(other_header_note(file, header, "saved with no --base"))
         try:
             info = library.save_text(
                 text,
-                origin=args.file,
+                origin=file,
                 message=args.message,
                 tags=args.tags,
                 author=args.author,
@@ -244,7 +245,7 @@ def _save(args) -> int:
                 "which `econ library show` wrote: the version the file was edited from. A --base N "
                 "given on the command line is used instead)"
             ) from None
-        if base is None and not args.new and (note := library.unchecked_note(info, args.file)):
+        if base is None and not args.new and (note := library.unchecked_note(info, file)):
             notes.append(note)
     _saved(args, info, "saved")
     for note in notes:

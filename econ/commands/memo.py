@@ -13,7 +13,15 @@ import argparse
 import sys
 from pathlib import Path
 
-from econ.commands import LazyHelp, Number, add_overrides, lazy, say_warnings
+from econ.commands import (
+    SCENARIO_HELP,
+    LazyHelp,
+    Number,
+    add_overrides,
+    lazy,
+    say_warnings,
+    scenario_path,
+)
 from econ.errors import InputError
 
 build = lazy("econ.memo.build")
@@ -30,7 +38,7 @@ def register(subparsers) -> None:
         "figures, cases, DSCR chart, waterfalls, tornado, sources, warnings and a stamp that "
         "`econ verify` recomputes.",
     )
-    m.add_argument("file", metavar="SCENARIO", help="scenario TOML file or library:NAME[@VERSION]")
+    m.add_argument("file", metavar="SCENARIO", help=SCENARIO_HELP)
     m.add_argument("--out", required=True, metavar="FILE", help="memo.html or memo.pdf")
     m.add_argument(
         "--case",
@@ -106,7 +114,7 @@ def run_memo(args: argparse.Namespace) -> int:
         raise render.RenderError(render.NO_CHROMIUM)
     cases = dict(parse_case(text) for text in args.cases) if args.cases else None
     montecarlo = parse_montecarlo(args.montecarlo, args.dists, args.seed)
-    scenario = load_scenario(args.file, args.overrides)
+    scenario = load_scenario(scenario_path(args.file), args.overrides)
     memo = build_memo(scenario, cases, montecarlo=montecarlo)
     text = render.html(memo)
     data = render.pdf(text, memo.stamp) if as_pdf else text

@@ -5,7 +5,14 @@ from __future__ import annotations
 import json
 
 from econ import strict_json  # standard library only
-from econ.commands import Number, add_format, add_overrides, say_warnings
+from econ.commands import (
+    SCENARIO_HELP,
+    Number,
+    add_format,
+    add_overrides,
+    say_warnings,
+    scenario_path,
+)
 
 _MONTH = Number(int, field="financing_models:RateStep.month", what="a month")
 
@@ -16,7 +23,9 @@ def register(subparsers) -> None:
         help="when to replace the scenario's GPUs with one of its vintages (NPV by refresh month)",
     )
     p.add_argument(
-        "file", metavar="FILE", help="scenario TOML file with the new generation as a vintage"
+        "file",
+        metavar="FILE",
+        help="scenario with the new generation as a vintage (" + SCENARIO_HELP + ")",
     )
     p.add_argument("--vintage", required=True, help="name of the vintage that replaces the fleet")
     p.add_argument(
@@ -43,7 +52,7 @@ def run(args) -> int:
     from econ.fleet import earliest_month, refresh_analysis
     from econ.scenario import load_scenario
 
-    scenario = load_scenario(args.file, args.overrides)
+    scenario = load_scenario(scenario_path(args.file), args.overrides)
     months = None
     if args.from_month is not None or args.to_month is not None:
         first = args.from_month
