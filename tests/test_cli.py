@@ -789,3 +789,93 @@ def test_a_name_that_is_no_ready_made_one_is_a_missing_file(name, tmp_path, monk
 def _summary(capsys, *argv: str) -> dict:
     assert main(list(argv)) == 0
     return json.loads(capsys.readouterr().out)["scenarios"][0]
+
+
+# --- econ validate refuses the MACRS mid-quarter table of another quarter, as econ project does ----
+
+MACRS = ROOT / "models" / "scenarios" / "deepseek-r1-gb200-nvl72-macrs.toml"
+REFRESH_FILE = ROOT / "models" / "scenarios" / "h200-fleet-gb300-refresh.toml"
+LEVEL_DEBT = {  # no debt sizing: econ project sizes no debt with a construction period yet
+    "financing.size_to_min_dscr": None,
+    "financing.max_ltv": None,
+    "financing.repayment": "level_payment",
+}
+
+
+def _quarter(month: int) -> int:
+    """The quarter of its 12-month tax year (from month 1) a projection month falls in."""
+    return (month - 1) % 12 // 3 + 1
+
+
+MID_QUARTER_CASES = {
+    # (file, overrides, projection month placed in service, field, row named, convention)
+    "tax Q4 in month 1": (MACRS, {}, 1, "depreciation.tax.convention", "", "mid-quarter Q4"),
+    "tax Q1 in month 1": (MACRS, {}, 1, "depreciation.tax.convention", "", "mid-quarter Q1"),
+    "tax Q1 served from month 5": (
+        MACRS,
+        {**LEVEL_DEBT, "fleet.service_start_month": 5},
+        5,
+        "depreciation.tax.convention",
+        "",
+        "mid-quarter Q1",
+    ),
+    "tax Q2 served from month 5": (
+        MACRS,
+        {**LEVEL_DEBT, "fleet.service_start_month": 5},
+        5,
+        "depreciation.tax.convention",
+        "",
+        "mid-quarter Q2",
+    ),
+    "book Q3 in month 1": (
+        SEED,
+        {"depreciation.method": "macrs_gds", "depreciation.recovery_years": 5},
+        1,
+        "depreciation.convention",
+        "",
+        "mid-quarter Q3",
+    ),
+    "a vintage bought in month 18": (
+        REFRESH_FILE,
+        {"depreciation.tax.method": "macrs_gds"},
+        19,
+        "depreciation.tax.convention",
+        " (vintage gb300)",
+        "mid-quarter Q1",
+    ),
+}
+
+
+@pytest.mark.parametrize(
+    ("source", "overrides", "month", "field", "row", "convention"),
+    MID_QUARTER_CASES.values(),
+    ids=MID_QUARTER_CASES.keys(),
+)
+def test_validate_refuses_a_mid_quarter_table_as_project_does(
+    source, overrides, month, field, row, convention, tmp_path, capsys
+):
+    """Found by review: econ validate passed depreciation.tax.convention = 'mid-quarter Q4' for
+    GPUs in service in month 1 (quarter 1), which econ project refuses; validate calls the same
+    check (econ.depreciation.refuse_mid_quarter_mismatch), in the same words, exit 3."""
+    from econ.scenario import load_scenario
+    from econ.scenario.io import dumps
+
+    scenario = load_scenario(source, {**overrides, field: convention})
+    path = tmp_path / "case.toml"
+    path.write_text(dumps(scenario), encoding="utf-8")
+    validated = main(["validate", str(path)])
+    said = capsys.readouterr()
+    projected = main(["project", str(path), "--format", "json"])
+    project_err = capsys.readouterr().err
+    expected = f"mid-quarter Q{_quarter(month)}"
+    if convention == expected:
+        assert validated == projected == 0, said.err + project_err
+        assert f"{path}: ok" in said.out
+        return
+    assert validated == projected == 3 and "ok" not in said.out
+    assert "Traceback" not in said.err
+    assert said.err == project_err  # the same message, naming the file, the row and the field
+    assert said.err.startswith(
+        f"error: {path}: scenario '{scenario.name}'{row}: {field} = '{convention}': "
+        f"expected '{expected}' or 'half-year': placed in service in month {month}, "
+    ), said.err
