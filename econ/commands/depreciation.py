@@ -483,6 +483,8 @@ def _schedules(args) -> dict[str, np.ndarray]:
         settings = method_settings(method, s)
         usage = _usage(args, months, method.method == "units_of_production")
         tables = catalog.macrs_gds_tables() if method.method == "macrs_gds" else None
+        if side == "tax" and tables is not None:  # (econ.depreciation's refusal, by its option)
+            dep.refuse_mid_quarter_mismatch(method.convention, s, field="--convention")
         lines[side] = dep.schedule(
             settings, cost, months, usage=usage, value_curve=value, tables=tables, exact_end=True
         )
