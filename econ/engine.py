@@ -2181,13 +2181,21 @@ def _warning_context(b, ledger: _Ledger, facts, fleet: _Fleet, costs: _Costs, ca
             ledger.lines["input_token_revenue_usd"] + ledger.lines["cached_input_token_revenue_usd"]
         ).any(axis=1),
         "breakeven_overflow": facts["breakeven_overflow"],
-        "revenue_total": ledger.revenue.sum(axis=1),
-        "costs_total": ledger.capex_total
-        + (ledger.lines["power_usd"] + ledger.facility + ledger.lines["opex_usd"]).sum(axis=1),
+        **_breakeven_figures(ledger, facts["breakeven_unresolved"]),
         "resale_collateral": np.zeros(b.n, bool)
         if capital.resale is None
         else capital.resale.has[first],
     }
+
+
+def _breakeven_figures(ledger: _Ledger, unresolved) -> dict[str, np.ndarray]:
+    """The revenue and the costs (capex, power, facility, opex) over the horizon (n,) that the
+    warning of a break-even price not found quotes; summed only for a batch that has one."""
+    if not unresolved.any():
+        return {}
+    lines = ledger.lines
+    costs = (lines["power_usd"] + ledger.facility + lines["opex_usd"]).sum(axis=1)
+    return {"revenue_total": ledger.revenue.sum(axis=1), "costs_total": ledger.capex_total + costs}
 
 
 def _site_context(b, ledger: _Ledger, site, first) -> dict[str, np.ndarray]:
