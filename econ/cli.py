@@ -605,16 +605,16 @@ def format_table(projection: Projection) -> str:
 
 
 LONG_CELL = len("999,999,999,999")
-"""A cell longer than this may hold a figure the app writes short (econ.ui.fmt.HUGE)."""
+"""A cell longer than this may hold a figure the app writes short (econ.labels.HUGE)."""
 
 
 def table_cell(fmt: str, value: float) -> str:
     """A table cell in its row's format, or from a trillion on in the app's short form
-    (econ.ui.fmt.compact): an NPV of 203 digits stretched its column across the screen."""
+    (econ.labels.compact): an NPV of 203 digits stretched its column across the screen."""
     text = fmt.format(value)
-    if len(text) <= LONG_CELL:  # the app's formats load only for a cell this long
+    if len(text) <= LONG_CELL:  # the labels load only for a cell this long
         return text
-    from econ.ui.fmt import HUGE, compact
+    from econ.labels import HUGE, compact
 
     percent = fmt.endswith("%}")
     shown = value * 100 if percent else value

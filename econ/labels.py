@@ -378,6 +378,18 @@ def duration(years: float) -> str:
     return f"{years:.1f} years"
 
 
+HUGE = 1e12
+"""From this size (a trillion: no project's NPV, no cover ratio) a figure on a tile or in a table
+is written in exponent form ("3.805e+19"): a 20-digit NPV wraps its tile over three lines and is
+read by no one digit by digit; beyond it is a typo (1e23 tokens/s per GPU)."""
+
+
+def compact(value: float) -> str:
+    """A huge figure in 4 significant digits and exponent form: 38051075456631373824 ->
+    "3.805e+19" (the app's tiles and tables, the command line's tables from HUGE on)."""
+    return f"{value:.4g}"
+
+
 def short_number(value: float) -> str:
     """A number in a plain table: 4 significant digits, and whole units with separators from
     1,000 on (0.2609, 33.94, 5,631, 1,000 for 999.96), never in exponent form above 1,000."""
@@ -569,8 +581,10 @@ __all__ = [
     "COLUMN_NOTES",
     "CONSTRAINT_WORDS",
     "FLAG_UNIT",
+    "HUGE",
     "INPUT_WORDS",
     "column_unit",
+    "compact",
     "SUMMARY_METRICS",
     "column_label",
     "counted",

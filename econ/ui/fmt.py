@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from econ.labels import COLUMNS as COLUMNS
 from econ.labels import CONSTRAINT_WORDS as CONSTRAINT_WORDS
 from econ.labels import COUNT_WORDS as COUNT_WORDS
+from econ.labels import HUGE as HUGE
 from econ.labels import INPUT_WORDS as INPUT_WORDS
 from econ.labels import (
     SUMMARY_METRICS,
@@ -24,6 +25,7 @@ from econ.labels import (
     label_with_unit,
     metric_kind,
 )
+from econ.labels import compact as compact
 from econ.labels import humanize as humanize
 from econ.labels import null_reason as null_reason
 from econ.labels import readable_warning as readable_warning
@@ -110,19 +112,9 @@ def _is_zero_text(text: str) -> bool:
     return not any(c in "123456789" for c in text.split("e")[0])
 
 
-HUGE = 1e12
-"""From this size (a trillion: no project's NPV, no cover ratio) a figure on a tile or in a table
-is written in exponent form ("3.805e+19"): a 20-digit NPV wraps its tile over three lines and is
-read by no one digit by digit; beyond it is a typo (1e23 tokens/s per GPU)."""
 HUGE_TOKENS = 1e21
 """The same for token counts, which a large fleet makes honestly huge (72,000 GB200s at the
 seed's rate serve 5.5e16 tokens in six years: "55.10 quadrillion"); from a thousand quintillion."""
-
-
-def compact(value: float) -> str:
-    """A huge figure in 4 significant digits and exponent form: 38051075456631373824 ->
-    "3.805e+19"."""
-    return f"{value:.4g}"
 
 
 def _format_value(value, kind: str, money: str = "USD") -> str:
