@@ -373,17 +373,7 @@ def cmd_simulate(args) -> int:
 def calibrated_band(hw, llm, precision, point, search: dict):
     """The band of a prediction by the calibrated coefficients and its warnings: a pair outside
     the calibrated ones, the pair's own MLPerf miss, a layout larger than the calibration's."""
-    scenario = errorbands.mlperf_scenario(
-        hw.key,
-        llm.key,
-        precision,
-        **{k: search[k] for k in ("input_tokens", "output_tokens", "tpot_limit_s", "ttft_limit_s")},
-        draft_tokens=search["draft_tokens"],
-        accepted_tokens=search["accepted_tokens"],
-    )
-    band = errorbands.error_band(
-        hw.key, llm.key, float(point.tokens_per_s_per_gpu), scenario=scenario
-    )
+    band, layout, scenario = errorbands.simulated_band(hw, llm, precision, point, search)
     warnings = []
     if not band.calibrated_pair:
         warnings.append(
@@ -392,18 +382,6 @@ def calibrated_band(hw, llm, precision, point, search: dict):
             f"{band.median_abs_error:.0%})"
         )
     warnings += band.warnings
-    layout = errorbands.layout_warning(
-        hw.key,
-        llm.key,
-        point.instance_gpus,
-        point.tensor_parallel,
-        lambda gpus: (
-            sim.operating_point(
-                hw, llm, precision, max_gpus=gpus, strict=False, **search
-            ).tokens_per_s_per_gpu
-        ),
-        scenario,
-    )
     if layout:
         gpus = errorbands.calibrated_gpus(hw.key, llm.key, scenario)[0]
         warnings.append(f"{layout} (--max-gpus {gpus})")

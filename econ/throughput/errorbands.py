@@ -600,6 +600,45 @@ class ErrorBand:
         }
 
 
+_SCENARIO_KEYS = (
+    "input_tokens",
+    "output_tokens",
+    "tpot_limit_s",
+    "ttft_limit_s",
+    "draft_tokens",
+    "accepted_tokens",
+)
+"""The operating point's arguments that say which MLPerf scenario's workload it reproduces."""
+
+
+def simulated_band(hw, llm, precision: str, point, search: dict):
+    """(band, layout warning or None, MLPerf scenario or None) of the simulator's operating
+    `point` of `llm` on `hw`, found with the keyword arguments `search` (lengths, latency limits,
+    draft tokens, efficiency...; not max_gpus): the band checked against the pair's own MLPerf
+    results where the workload is a scenario's, and the warning of a layout larger than the
+    calibration rows'. `econ throughput simulate`, a scenario's throughput.simulated and the
+    app's Throughput page report these."""
+    from econ.throughput import simulator as sim
+
+    scenario = mlperf_scenario(
+        hw.key, llm.key, precision, **{k: search[k] for k in _SCENARIO_KEYS if k in search}
+    )
+    band = error_band(hw.key, llm.key, float(point.tokens_per_s_per_gpu), scenario=scenario)
+    layout = layout_warning(
+        hw.key,
+        llm.key,
+        point.instance_gpus,
+        point.tensor_parallel,
+        lambda gpus: (
+            sim.operating_point(
+                hw, llm, precision, max_gpus=gpus, strict=False, **search
+            ).tokens_per_s_per_gpu
+        ),
+        scenario,
+    )
+    return band, layout, scenario
+
+
 def error_band(
     hardware: str,
     model: str,
@@ -698,6 +737,7 @@ __all__ = [
     "error_band",
     "errors_path",
     "layout_warning",
+    "simulated_band",
     "load_errors",
     "mlperf_scenario",
     "out_of_sample_errors",

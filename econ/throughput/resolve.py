@@ -261,20 +261,7 @@ def _simulated(simulated: dict, slo: ServiceLevel, hardware: str) -> ResolvedThr
         warnings.append(f"the simulator's coefficients for {hw.key} {precision}: {source}")
     tps = float(point.tokens_per_s_per_gpu)
     try:
-        scenario = eb.mlperf_scenario(hw.key, llm.key, precision, **workload)
-        band = eb.error_band(hw.key, llm.key, tps, scenario=scenario)
-        layout = eb.layout_warning(
-            hw.key,
-            llm.key,
-            point.instance_gpus,
-            point.tensor_parallel,
-            lambda gpus: (
-                sim.operating_point(
-                    hw, llm, precision, max_gpus=gpus, strict=False, **workload
-                ).tokens_per_s_per_gpu
-            ),
-            scenario,
-        )
+        band, layout, _ = eb.simulated_band(hw, llm, precision, point, workload)
     except InputError as exc:
         raise ThroughputSourceError(f"{where}: {exc}") from None
     warnings.append(band.description())

@@ -548,20 +548,7 @@ def simulation(
     if tps > 0:
         limits = {"tpot_limit_s": tpot_limit_s, "ttft_limit_s": ttft_limit_s}
         hw, llm, p = sim.resolve(hardware, model, precision)
-        scenario = eb.mlperf_scenario(hw.key, llm.key, p, **common, **limits)
-        band = eb.error_band(hw.key, llm.key, tps, scenario=scenario)
-        layout = eb.layout_warning(
-            hw.key,
-            llm.key,
-            point.instance_gpus,
-            point.tensor_parallel,
-            lambda gpus: (
-                sim.operating_point(
-                    hw, llm, p, max_gpus=gpus, strict=False, **limits, **common
-                ).tokens_per_s_per_gpu
-            ),
-            scenario,
-        )
+        band, layout, _ = eb.simulated_band(hw, llm, p, point, {**limits, **common})
         warnings += [*band.warnings, *([layout] if layout else [])]
     return {
         "points": envelope.points,
