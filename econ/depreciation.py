@@ -1,8 +1,9 @@
 """Depreciation schedules, monthly and vectorized over a leading scenario axis.
 
 This module owns the depreciation methods (book and tax), their registry, how annual methods are
-prorated to months, the change of estimate (a new useful life from a given month), retirement and
-disposal, and the IRS MACRS GDS percentage tables it reads from ``models/``.
+prorated to months, assets placed in service in batches, the change of estimate (a new useful life
+from a given month), retirement and disposal, and the IRS MACRS GDS percentage tables it reads
+from ``models/``.
 
 Shapes and conventions
 ----------------------
@@ -25,6 +26,9 @@ Shapes and conventions
   projection month of the purchase (``purchase_month``). A tax year's deduction is spread evenly
   over its months in service: from the in-service month to the year's end in the first, all 12
   later. A bonus share is deducted in the in-service month.
+* **Assets placed in service in batches** (a fleet's deployment ramp, :func:`schedule_batches`):
+  each batch, a share of the cost, is depreciated from its own in-service month, and the
+  schedule is the sum of the batches'.
 * Bad arguments raise :class:`DepreciationError` (an :class:`econ.errors.InputError`) naming the
   argument, the row, the value received and what was expected.
 
@@ -74,6 +78,7 @@ __all__ = [
     "macrs_quarter",
     "refuse_mid_quarter_mismatch",
     "schedule",
+    "schedule_batches",
     "schedule_mixed",
     "straight_line",
     "straight_line_monthly",
@@ -1173,12 +1178,7 @@ def schedule_mixed(
         )
     m = _months(months)
     out = np.zeros((n, m.size)) if len(distinct) != 1 else None
-
-    def take(value, rows):
-        if value is None or rows is None:
-            return value
-        arr = np.asarray(value)
-        return arr[rows] if arr.ndim >= 1 and arr.shape[0] == n else value
+    take = lambda value, rows: _take(value, rows, n)  # noqa: E731
 
     for name in distinct:
         rows = None if len(distinct) == 1 else np.flatnonzero(names == name)  # None: all
@@ -1199,6 +1199,129 @@ def schedule_mixed(
             return schedule_rows
         out[rows] = schedule_rows
     return out
+
+
+def _take(value, rows, n: int):
+    """The rows `rows` of a per-scenario argument (leading axis n); others as they are."""
+    if value is None or rows is None:
+        return value
+    arr = np.asarray(value)
+    return arr[rows] if arr.ndim >= 1 and arr.shape[0] == n else value
+
+
+def schedule_batches(
+    method,
+    cost_usd,
+    months,
+    shares,
+    in_service_month,
+    usage=None,
+    value_curve=None,
+    tables=None,
+    **params,
+) -> np.ndarray:
+    """Monthly depreciation of assets placed in service in batches [USD, array (n, T)].
+
+    A fleet deployed over several months (a deployment ramp) is depreciated batch by batch:
+    batch ``j``, a share ``shares[:, j]`` of the cost, is depreciated by its row's method from
+    its own in-service month ``in_service_month[:, j]``, as an asset is from when it is
+    available for use (IAS 16.55; ASC 360: over its useful life, from placement in service) or,
+    for tax, placed in service (IRS Pub 946 ch. 1 and 4; IRC §168). The schedule is the sum of the batches' schedules, each the schedule of the
+    whole cost scaled by the batch's share (every method is linear in the cost):
+
+        D_m = sum_j shares_j · schedule(cost, in_service_month = s_j)_m
+
+    so the whole fleet's base is depreciated once every batch's life has run, and nothing of a
+    batch before its month. What each method takes from the batch's month:
+
+    * macrs_gds: the batch's bonus share in its own in-service month, its tax years from the
+      one holding it. A mid-quarter convention (which must name the first batch's quarter:
+      :func:`refuse_mid_quarter_mismatch`) applies to every batch, each with the table of the
+      quarter it is placed in service in (Pub 946: under the mid-quarter convention, property
+      is treated as placed in service at the midpoint of its own quarter); whether the 40% test
+      calls for it, in each tax year the batches span, is the caller's choice.
+    * a change of estimate (``change_month``): a later batch placed in service at or after the
+      change month is depreciated over the new life (``change_life_years``) from its own month;
+      one placed in service before it changes there, as the first does.
+    * units_of_production: ``usage`` is the usage of the whole cost (all of the fleet, e.g. the
+      GPUs in service scaled up to the fleet), each batch's window from its own month.
+    * economic: each batch follows the value curve from the month before its own month.
+
+    Batches placed in service after the last month given add nothing to the months shown. A
+    single batch holding the whole cost (``shares`` of one column of 1) is
+    :func:`schedule_mixed` exactly.
+
+    Parameters
+    ----------
+    method : array (n,) of str  method of each row (names of METHODS)
+    cost_usd : array (n,)  the whole cost [USD]
+    months : array (T,)  month indices 0..T-1 (0 = purchase month)
+    shares : array (n, J)  share of the cost placed in service in each batch, each row summing
+        to at most 1 [fraction]
+    in_service_month : array (n, J)  each batch's first month depreciated [month index >= 1]
+    usage, value_curve, tables : as for :func:`schedule_mixed`
+    **params : the other MethodSettings fields, as for :func:`schedule_mixed`
+    """
+    cost = np.atleast_1d(np.asarray(cost_usd, dtype=float))
+    n = cost.shape[0]
+    share = np.asarray(shares, dtype=float)
+    starts = np.asarray(in_service_month)
+    if share.ndim != 2 or share.shape[0] != n or starts.shape != share.shape:
+        raise DepreciationError(
+            f"shares {share.shape} and in_service_month {starts.shape} must both have shape "
+            f"({n}, batches): one column per batch, one row per scenario"
+        )
+    _refuse(~((share >= 0) & (share <= 1)), "shares", share, "shares of the cost from 0 to 1")
+    m = _months(months)
+    if share.shape[1] == 1 and np.all(share == 1.0):
+        return schedule_mixed(
+            method, cost, m, usage, value_curve, tables, in_service_month=starts[:, 0], **params
+        )
+    names = _rows(method, n, "method", dtype=object)
+    out = np.zeros((n, m.size))
+    for j in range(share.shape[1]):  # a loop over batches (ramp months), not over rows
+        rows = np.flatnonzero((share[:, j] > 0) & (starts[:, j] <= m[-1]))
+        if not rows.size:
+            continue
+        s = starts[rows, j]
+        kwargs = {k: _take(v, rows, n) for k, v in params.items()}
+        if j:  # (the first batch is the asset's own start: its inputs are checked as given)
+            kwargs = _later_batch(kwargs, s, rows.size)
+        out[rows] += share[rows, j, None] * schedule_mixed(
+            names[rows],
+            cost[rows],
+            m,
+            _take(usage, rows, n),
+            _take(value_curve, rows, n),
+            tables,
+            in_service_month=s,
+            **kwargs,
+        )
+    return out
+
+
+def _later_batch(params: dict, in_service: np.ndarray, n: int) -> dict:
+    """A later batch's method inputs (`schedule_batches`): the mid-quarter table of its own
+    quarter, and the new life where the estimate changed before it entered service."""
+    params, default = dict(params), MethodSettings()
+    if "convention" in params:
+        given = _rows(params["convention"], n, "convention", dtype=object)
+        purchase = params.get("purchase_month", default.purchase_month)
+        purchase = _rows(purchase, n, "purchase_month", dtype=np.int64)
+        quarter = macrs_quarter(in_service, purchase)
+        mid = np.array([c != "half-year" and c in MACRS_CONVENTIONS for c in given.tolist()])
+        own = np.array([f"mid-quarter Q{q}" for q in quarter.tolist()], dtype=object)
+        params["convention"] = np.where(mid, own, given)
+    if "change_month" in params:
+        change = _rows(params["change_month"], n, "change_month")
+        before = (change > 0) & (change <= in_service)
+        if before.any():
+            new_life = params.get("change_life_years", default.change_life_years)
+            life = _rows(params.get("life_years", default.life_years), n, "life_years")
+            new_life = _rows(new_life, n, "change_life_years")
+            params["life_years"] = np.where(before, new_life, life)
+            params["change_month"] = np.where(before, 0, change)
+    return params
 
 
 def _refuse_change(settings: MethodSettings, n: int, method: str) -> None:

@@ -1157,6 +1157,7 @@ class _Capital:
     carrying_at_sale: np.ndarray
     resale: _Resale | None = None
     revenue_undepreciated: np.ndarray | None = None  # (rows,) earned before depreciation [USD]
+    batches: _Batches | None = None  # the GPUs by the month they enter service
 
 
 @dataclass(frozen=True)
@@ -1199,10 +1200,10 @@ def _capital_rows(b, months, fleet: _Fleet, cost, revenue: _Revenue, ebitda, dis
     """
     purchase, held = fleet.purchase, fleet.held
     since = lambda x: _advance(x, purchase)  # noqa: E731
-    # Depreciation starts when the GPUs serve, after any construction period (months since purchase).
-    in_service = np.maximum(b["depreciation.in_service_month"], fleet.start - purchase).astype(
-        np.int64
-    )
+    # Depreciation starts when the GPUs serve, after any construction period (months since
+    # purchase); under a deployment ramp each month's GPUs from their own month (_ramp_batches).
+    batches = _ramp_batches(b, fleet)
+    in_service = batches.in_service[:, 0]
     value_table = dep.value_share_from_table(
         b.extras["market_value_months"], b.extras["market_value_shares"], months
     )
@@ -1214,7 +1215,7 @@ def _capital_rows(b, months, fleet: _Fleet, cost, revenue: _Revenue, ebitda, dis
     resale = _resale_rows(b, months, fleet)
     if resale is not None:
         curves["resale_value"] = resale.share
-    book, tax_dep, own = _depreciation_rows(b, months, fleet, cost, in_service, curves, since)
+    book, tax_dep, own = _depreciation_rows(b, months, fleet, cost, batches, curves, since)
     impairment = _impairment_rows(
         b, months, fleet, cost, book, in_service, curves, since, ebitda, discount_annual, resale
     )
@@ -1255,6 +1256,7 @@ def _capital_rows(b, months, fleet: _Fleet, cost, revenue: _Revenue, ebitda, dis
         carrying_at_sale=carrying_at_sale,
         resale=resale,
         revenue_undepreciated=_undepreciated(b, months, fleet, revenue),
+        batches=batches,
     )
 
 
@@ -1272,14 +1274,59 @@ def _undepreciated(b, months, fleet: _Fleet, revenue: _Revenue) -> np.ndarray:
     return out
 
 
-def _depreciation_rows(b, months, fleet: _Fleet, cost, in_service, curves, since):
-    """Book and tax schedules on months since purchase, and the rows whose tax method is their own."""
+@dataclass(frozen=True)
+class _Batches:
+    """The GPUs of each row by the month they enter service (its deployment ramp's months)."""
+
+    shares: np.ndarray  # (rows, J) share of the fleet entering service in ramp month j
+    in_service: np.ndarray  # int (rows, J) its first month depreciated, months since purchase
+
+    @property
+    def ramped(self) -> bool:
+        """Whether some row's GPUs enter service in more than one month."""
+        return self.shares.shape[1] > 1
+
+    def last_in_service(self, held) -> np.ndarray:
+        """The first month depreciated of each row's last GPUs to serve (rows,): its last batch
+        depreciated by its retirement, `held` months after purchase (the first always is)."""
+        served = (self.shares > 0) & (self.in_service <= np.asarray(held)[:, None])
+        last = self.shares.shape[1] - 1 - np.argmax(served[:, ::-1], axis=1)
+        return self.in_service[np.arange(self.shares.shape[0]), last]
+
+
+def _ramp_batches(b: ScenarioBatch, fleet: _Fleet) -> _Batches:
+    """Each row's GPUs by the month they enter service, and when each batch is depreciated from.
+
+    The ramp is the fleet's (econ.market.utilization_path over fleet.deployment_ramp_months,
+    from the service start, as _fleet counts GPUs in service): batch j holds the GPUs that enter
+    service in its j-th month of service, and is depreciated from then, or from
+    depreciation.in_service_month where that is later (an asset is depreciated from when it is
+    available for use, ASC 360 / IAS 16.55, placed in service for tax, IRS Pub 946). Without a
+    ramp every row has one batch, the whole fleet."""
+    ramp = b["fleet.deployment_ramp_months"]
+    width = max(1, math.ceil(float(ramp.max(initial=0.0))))
+    path = market.utilization_path(np.ones(b.rows), ramp, np.zeros(b.rows), np.arange(width + 1))
+    entering = _column(fleet.start - fleet.purchase) + np.arange(width)[None, :]
+    in_service = np.maximum(_column(b["depreciation.in_service_month"]), entering)
+    return _Batches(np.diff(path, axis=1), in_service.astype(np.int64))
+
+
+def _depreciation_rows(b, months, fleet: _Fleet, cost, batches: _Batches, curves, since):
+    """Book and tax schedules on months since purchase, and the rows whose tax method is their own.
+
+    Each row's GPUs are depreciated batch by batch, each from the month it enters service
+    (econ.depreciation.schedule_batches); a row without a ramp is one batch."""
     book_method = _choice(b, "depreciation.method")
     tax_method = _choice(b, "depreciation.tax.method")
     used = set(book_method.tolist()) | set(tax_method.tolist())
     usage = {"book": None, "tax": None}
     if "units_of_production" in used:
-        tokens_since, hours_since = since(fleet.tokens), since(fleet.gpus * HOURS_PER_MONTH)
+        tokens, hours = fleet.tokens, fleet.gpus * HOURS_PER_MONTH
+        if batches.ramped:  # each batch's usage is a share of the whole fleet's
+            with np.errstate(divide="ignore", invalid="ignore"):
+                whole = np.where(fleet.gpus > 0, _column(fleet.gpu_count) / fleet.gpus, 0.0)
+            tokens, hours = tokens * whole, hours * whole
+        tokens_since, hours_since = since(tokens), since(hours)
         for side, path in (("book", "depreciation"), ("tax", "depreciation.tax")):
             by_tokens = _choice(b, f"{path}.usage_driver") == "tokens"
             usage[side] = np.where(by_tokens[:, None], tokens_since, hours_since)
@@ -1288,16 +1335,18 @@ def _depreciation_rows(b, months, fleet: _Fleet, cost, in_service, curves, since
     if "economic" in used:
         for side, path in (("book", "depreciation"), ("tax", "depreciation.tax")):
             value[side] = _pick_curve(curves, _choice(b, f"{path}.value_source"))
+    in_service = batches.in_service[:, 0]
     book_params = _method_params(b, "depreciation", "book")
     _refuse_mid_quarter(b, "depreciation", book_method, book_params, in_service, fleet.purchase)
-    book = dep.schedule_mixed(
+    book = dep.schedule_batches(
         book_method,
         cost,
         months,
+        batches.shares,
+        batches.in_service,
         usage=usage["book"],
         value_curve=value["book"],
         tables=tables,
-        in_service_month=in_service,
         purchase_month=fleet.purchase,
         **book_params,
     )
@@ -1308,14 +1357,15 @@ def _depreciation_rows(b, months, fleet: _Fleet, cost, in_service, curves, since
         _refuse_mid_quarter(
             b, "depreciation.tax", tax_method, params, in_service, fleet.purchase, own
         )
-        tax_dep[own] = dep.schedule_mixed(
+        tax_dep[own] = dep.schedule_batches(
             tax_method[own],
             cost[own],
             months,
+            batches.shares[own],
+            batches.in_service[own],
             usage=None if usage["tax"] is None else usage["tax"][own],
             value_curve=None if value["tax"] is None else value["tax"][own],
             tables=tables,
-            in_service_month=in_service[own],
             purchase_month=fleet.purchase[own],
             **{k: np.asarray(v)[own] for k, v in params.items()},
         )
@@ -1992,8 +2042,11 @@ def _warning_source(
     )
     flags = _scenario_flags(b, ledger, metrics, facts, context, first) | late_flags
     row_flags = {
+        # (a ramp's last GPUs reach the end of their life as many months later as they entered)
         "sold_before_life": (
-            fleet.held < np.ceil(b["depreciation.life_years"] * MONTHS_PER_YEAR - 1e-9)
+            fleet.held
+            < np.ceil(b["depreciation.life_years"] * MONTHS_PER_YEAR - 1e-9)
+            + context["ramp_depreciated"]
         )
         & np.isnan(b["depreciation.sale_value_share"])
         & (True if capital.resale is None else ~capital.resale.has),
@@ -2151,6 +2204,11 @@ def _warning_context(b, ledger: _Ledger, facts, fleet: _Fleet, costs: _Costs, ca
         "purchase": fleet.purchase,
         "start": fleet.start,
         "depreciation_start": fleet.purchase + b["depreciation.in_service_month"],
+        # the month the last GPUs of a deployment ramp are depreciated from, and the months
+        # after the first's (rows,)
+        "last_depreciated": fleet.purchase + capital.batches.last_in_service(fleet.held),
+        "ramp_depreciated": capital.batches.last_in_service(fleet.held)
+        - capital.batches.in_service[:, 0],
         "revenue_undepreciated": capital.revenue_undepreciated,
         "losses_unused": ledger.deferred.losses_unused_usd,
         "tax_rate": ledger.tax_rate,
@@ -2930,8 +2988,13 @@ ROW_MESSAGES = {
     "sold_before_life": lambda c, r: (
         f"sold in month {c['retire'][r]}"
         + (f" at {c['held'][r]} months old" if c["purchase"][r] > 0 else "")
-        + f", before the end of its useful life of {c['life_months'][r]:g} months: the "
-        "remaining book value "
+        + f", before the end of its useful life of {c['life_months'][r]:g} months"
+        + (
+            f" for the GPUs depreciated last, from month {c['last_depreciated'][r]}"
+            if c["ramp_depreciated"][r] > 0
+            else ""
+        )
+        + ": the remaining book value "
         f"{c['carrying_at_sale'][r]:,.0f} USD is assumed sold at book value"
     ),
     "fast_gains": lambda c, r: (

@@ -289,7 +289,8 @@ def test_invariants(changes):
     life = changes["depreciation.life_years"] * 12
     capex = s.capex_usd_total
     salvage = changes["depreciation.salvage_share"] * capex
-    if changes["horizon_months"] >= life:
+    # (a deployment ramp's last GPUs are depreciated from the ramp's last month)
+    if changes["horizon_months"] >= life + max(changes["fleet.deployment_ramp_months"] - 1, 0):
         assert m.depreciation_usd.sum() == pytest.approx(capex - salvage, rel=1e-9)
         # Amounts within half a cent of zero are zero (units.HALF_CENT_USD): a salvage of
         # 5e-6 USD is disposed of as 0.
