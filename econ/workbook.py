@@ -1347,6 +1347,26 @@ def _snapped(amount: Expr) -> Expr:
 
 
 _depreciated_from = Name("calc.depreciation_start_month")
+_life_months = Name("calc.life_months")
+_life_fraction = _life_months - INT(_life_months)  # a fractional last month's share
+
+
+def _depreciated_share(months_since_purchase: Expr) -> Expr:
+    """Share of the fleet depreciated from this month or before (months since purchase): the
+    GPUs in service by then under fleet.deployment_ramp_months (counted from the service start,
+    as the engine counts them), none before calc.depreciation_start_month. Each month's GPUs are
+    depreciated from the month they enter service (econ.engine._ramp_batches), so straight-line
+    depreciation in month t is base / L x (this share at t less its value at t - L, linear
+    between months where L is fractional): the GPUs within their life."""
+    ramp = Name("fleet.deployment_ramp_months")
+    months_in_service = months_since_purchase - (_service_start - purchase) + 1
+    return IF(
+        ge(months_since_purchase, _depreciated_from),
+        IF(gt(ramp, 0), MIN(1, months_in_service / MAX(ramp, 1)), 1),
+        0,
+    )
+
+
 _horizon = Name("calc.horizon_months")
 # The annual schedule (econ.tax._annual_pay_month): year y's tax in month 12 y + the delay (its
 # return's due month), or in the last month for the years whose month falls at or after it.
@@ -1644,10 +1664,14 @@ SPECS: tuple[Spec, ...] = (
         when(
             _all(_method_is("depreciation.method", "straight_line"), _single_fleet),
             IF(
-                AND(ge(since, _depreciated_from), le(month, retire)),
+                le(month, retire),
                 (_fleet_capex - Name("calc.salvage_usd"))
-                / Name("calc.life_months")
-                * MAX(0, MIN(1, Name("calc.life_months") - (since - _depreciated_from))),
+                / _life_months
+                * (
+                    _depreciated_share(since)
+                    - (1 - _life_fraction) * _depreciated_share(since - INT(_life_months))
+                    - _life_fraction * _depreciated_share(since - INT(_life_months) - 1)
+                ),
                 0,
             ),
         ),

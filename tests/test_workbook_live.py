@@ -43,6 +43,7 @@ LIQUID = ROOT / "models" / "scenarios" / "hall-10mw-gb300-nvl72-liquid.toml"
 AIR = ROOT / "models" / "scenarios" / "hall-10mw-hgx-b200-air.toml"
 GPT_OSS = ROOT / "models" / "scenarios" / "gpt-oss-120b-b200.toml"
 STACK = ROOT / "models" / "scenarios" / "deepseek-r1-gb200-nvl72-capital-stack.toml"
+LLAMA = ROOT / "models" / "scenarios" / "llama2-70b-h200.toml"
 GREY = "EDEDED"
 
 CASES = {
@@ -53,7 +54,12 @@ CASES = {
     "a3_sale_share": (SEED, LEVEL_LOAN, {"depreciation.sale_value_share": 0.3}),
     "a3_in_service": (SEED, LEVEL_LOAN, {"depreciation.in_service_month": 3}),
     "a4_sized_rate": (SEED, {}, {"financing.debt_rate_annual": 0.12}),
-    "b5_null_then_rate": (AIR, {}, {"market.price_usd_per_mtok": 0.1408 * 1.3}),
+    # (all racks in service from month 1: with the shipped 3-month ramp the IRR is -49% a year)
+    "b5_null_then_rate": (
+        AIR,
+        {"fleet.deployment_ramp_months": 0},
+        {"market.price_usd_per_mtok": 0.1408 * 1.3},
+    ),
     "b5_beyond_bound": (SEED, {}, {"market.price_usd_per_mtok": 0.8}),
     # inputs typed as econ refuses them, and a held loan left above a smaller fleet's capex
     "c1_fewer_gpus": (AIR, {}, {"fleet.gpu_count": 960}),
@@ -63,6 +69,8 @@ CASES = {
         {"financing.debt_share": 0.5, "financing.debt_usd": 1_000_000.0},
     ),
     "c3_both_prices": (GPT_OSS, {}, {"capex.gpu_price_usd": 30_000.0}),
+    # each month's GPUs of a deployment ramp depreciated from their own month, the ramp changed
+    "ramp_longer": (LLAMA, {}, {"fleet.deployment_ramp_months": 4}),
 }
 """The review's cases. The LibreOffice subset of the property: one live input per section of the
 seed as shipped (its loan sized and held), in SUBSET."""
@@ -217,6 +225,23 @@ def test_a3_the_sale_share_and_the_in_service_month_are_live(books, case, path):
     assert str(_input_cell(book, path).font.color.rgb).endswith("0000FF")
 
 
+def test_a_ramped_fleets_depreciation_is_live_over_its_ramp(books):
+    """llama2-70b-h200's GPUs enter service over 2 months and each month's are depreciated from
+    it: the straight-line depreciation is a formula of the ramp, and a ramp of 4 months typed in
+    the workbook recalculates in LibreOffice as econ gives it (a quarter of the fleet's monthly
+    depreciation in month 1), with every other formula."""
+    written, changed, recalculated = books["ramp_longer"]
+    scenario = held(LLAMA, {}, CASES["ramp_longer"][2])
+    assert compare_with_engine(changed, recalculated, [scenario]) > 2000
+    book = load_workbook(written)
+    assert _input_cell(book, "fleet.deployment_ramp_months", "live").value == "yes"
+    sheet = book["Monthly"]
+    column = [c.value for c in sheet[1]].index("depreciation_usd") + 1
+    assert sheet.cell(row=3, column=column).data_type == "f"  # month 1: a formula
+    cost = econ.project(scenario).metrics["capex_usd_total"][0]
+    assert _monthly(recalculated, "depreciation_usd")[1] == pytest.approx(cost / 60 / 4, rel=1e-9)
+
+
 def test_a3_inputs_no_formula_follows_are_not_live_and_say_why(books):
     book = load_workbook(books["a3_sale_share"][0])
     for path in ("depreciation.change_month", "depreciation.change_life_years", "horizon_months"):
@@ -238,11 +263,13 @@ def test_a4_the_sized_loans_rate_is_live_over_the_held_balances(books):
 
 
 def test_b5_an_irr_the_engine_reported_null_follows_a_change(books):
-    """The air hall's equity IRR is null at export (no rate in range): the cell is a live
-    formula of the IRR rule, and with a dearer token it shows the rate econ gives."""
+    """The air hall's equity IRR, all racks serving from month 1, is null at export (no rate in
+    range): the cell is a live formula of the IRR rule, and with a dearer token it shows the
+    rate econ gives."""
     written, _, recalculated = books["b5_null_then_rate"]
     assert str(_summary(written)["irr_equity_annual"]).startswith("n/a")
-    scenario = held(AIR, {}, CASES["b5_null_then_rate"][2])
+    _, overrides, changes = CASES["b5_null_then_rate"]
+    scenario = held(AIR, overrides, changes)
     expected = econ.project(scenario).metrics["irr_equity_annual"][0]
     assert not math.isnan(expected)
     assert _summary(recalculated)["irr_equity_annual"] == pytest.approx(expected, rel=1e-9)
