@@ -98,28 +98,36 @@ def test_llama2_h200_depreciates_the_64_gpus_in_service_in_month_1():
 
 
 def test_gb300_hall_depreciates_a_third_of_the_racks_in_month_1():
-    """75 racks over a 3-month ramp: 1,800, 3,600, 5,400 GPUs in months 1-3. The GPUs'
-    depreciation is each third's from its month; the liquid retrofit's (the site's, from the
-    hall's opening) is the same with or without the ramp."""
-    ramped = project(load_scenario(LIQUID))
+    """The shipped hall over its ramp (3 months: a third of its GPUs a month): the GPUs in
+    service and each batch's depreciation from its own month follow from the file's GPU count,
+    capex per GPU, life and ramp. The liquid retrofit's (the site's, from the hall's opening) is
+    the same with or without the ramp."""
+    scenario = load_scenario(LIQUID)
+    ramped = project(scenario)
     flat = project(load_scenario(LIQUID, {"fleet.deployment_ramp_months": 0}))
+    fleet, capex = scenario.fleet, scenario.capex
+    ramp, count = fleet.deployment_ramp_months, fleet.gpu_count
     gpus = ramped.lines["gpus_in_service"][0]
-    assert gpus[:4].tolist() == [0, 1800, 3600, 5400]
-    gpu_cost = 5400 * (3_000_000 / 72 + 4200 + 1750)  # the file's capex per GPU
+    in_service = [count * min(1.0, m / ramp) for m in range(ramp + 2)]
+    np.testing.assert_allclose(gpus[: ramp + 2], in_service, rtol=1e-12)
+    per_gpu = (
+        capex.system_price_usd / capex.gpus_per_system
+        + capex.networking_usd_per_gpu
+        + capex.installation_usd_per_gpu
+    )
+    gpu_cost = count * per_gpu  # the file's capex per GPU
+    life = scenario.depreciation.life_years * 12
     batches = ramp_batches(gpus)
-    assert batches == [
-        (pytest.approx(1 / 3), 1),
-        (pytest.approx(1 / 3), 2),
-        (pytest.approx(1 / 3), 3),
-    ]
+    assert batches == [(pytest.approx(1 / ramp), m) for m in range(1, ramp + 1)]
     for line in ("depreciation_usd", "tax_depreciation_usd"):
         moved = ramped.lines[line][0] - flat.lines[line][0]
-        expected = straight_line_batches(gpu_cost, 60.0, batches, 61) - straight_line_batches(
-            gpu_cost, 60.0, [(1.0, 1)], 61
+        months = len(gpus)
+        expected = straight_line_batches(gpu_cost, life, batches, months) - straight_line_batches(
+            gpu_cost, life, [(1.0, 1)], months
         )
         np.testing.assert_allclose(moved, expected, rtol=1e-9, atol=1e-6)
-    site = flat.lines["depreciation_usd"][0][1] - gpu_cost / 60
-    assert ramped.lines["depreciation_usd"][0][1] == pytest.approx(gpu_cost / 60 / 3 + site)
+    site = flat.lines["depreciation_usd"][0][1] - gpu_cost / life
+    assert ramped.lines["depreciation_usd"][0][1] == pytest.approx(gpu_cost / life / ramp + site)
 
 
 @pytest.mark.parametrize("bonus", [1.0, 0.4])

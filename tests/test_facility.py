@@ -444,8 +444,18 @@ def test_the_sites_value_at_the_horizon_and_an_owned_hall_without_upkeep_are_sai
     # review), so nothing is counted nor said: exactly 0 (on 68 racks cost less its 60 months
     # of depreciation left 4.66e-10 USD of floating-point residue, which econ.facility's
     # book_value_usd now snaps as econ.depreciation's book value does: econ.arrays.snap_to_zero)
+    # The last month's disposal also sells the GPUs' book value: the ramp's last batch, in
+    # service from month 3, has life left at the horizon (depreciation by in-service batch). The
+    # site's part is the disposal less that of the same hall without a retrofit (a liquid hall:
+    # the same GPUs, depreciated alike), and the retrofit's depreciation is its whole capex.
     shipped = project(load_scenario(hall))
-    assert shipped.monthly.disposal_usd.iloc[-1] == 0
+    bare = project(load_scenario(hall, {"facility.hall_cooling": "liquid"}))
+    assert bare.monthly.disposal_usd.iloc[-1] > 0  # the GPUs' book value
+    assert shipped.monthly.disposal_usd.iloc[-1] - bare.monthly.disposal_usd.iloc[-1] == 0
+    racks = scenario.fleet.gpu_count / scenario.fleet.gpus_per_rack
+    retrofit = scenario.facility.liquid_retrofit_usd_per_rack * racks
+    written_off = shipped.monthly.depreciation_usd.sum() - bare.monthly.depreciation_usd.sum()
+    assert written_off == pytest.approx(retrofit, rel=1e-12)
     assert not any(w.startswith("the site's book value") for w in shipped.warnings[0])
     seed = project(load_scenario(ROOT / "models" / "scenarios" / "deepseek-r1-gb200-nvl72.toml"))
     assert not any(w.startswith("the site's book value") for w in seed.warnings[0])

@@ -135,11 +135,14 @@ def test_a_ddtl_drawn_in_steps_pays_its_commitment_fees():
         # reviewer's repro at --price 3.7: printed 446,494,215 (break-even 2.7776) for the halls
         # of 5,584 and 5,400 GPUs; the figures below are of the halls sized with their share of
         # the scale-out network (5,008 and 4,896 GPUs, the GB300 one at PUE 1.3), the old
-        # formula's beside the fixed one's
-        ("hall-10mw-hgx-b200-air", 410_474_953, 411_372_623, 2.8589),
+        # formula's beside the fixed one's; each ramp month's GPUs depreciated from the month
+        # they enter service (410,474,953, 411,372,623 and 2.8589 while every GPU was
+        # depreciated from month 1)
+        ("hall-10mw-hgx-b200-air", 408_068_524, 408_959_322, 2.8410),
         # (its retrofit written off by the horizon since a facilities review, a tenant's
-        # improvement: 306,193,867 and 306,864,973 while it counted as sold at book value)
-        ("hall-10mw-gb300-nvl72-liquid", 307_223_187, 307_894_703, None),
+        # improvement: 306,193,867 and 306,864,973 while it counted as sold at book value;
+        # 307,223,187 and 307,894,703 before depreciation by in-service batch)
+        ("hall-10mw-gb300-nvl72-liquid", 305_611_001, 306_281_235, None),
     ],
 )
 def test_deferred_interest_of_a_sculpted_loan_is_no_draw(stem, reviewed, fixed, breakeven):
