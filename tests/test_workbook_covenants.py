@@ -25,12 +25,9 @@ from econ.scenario import ScenarioError
 from tests.test_workbook import (
     LEVEL_LOAN,
     SEED,
-    _with_input,
-    build,
     compare_with_engine,
-    recalculate,
 )
-from tests.test_workbook_live import _summary, held
+from tests.test_workbook_live import _summary, exported_changed_recalculated, held
 
 COVENANTS = {
     **LEVEL_LOAN,
@@ -68,18 +65,7 @@ def books(tmp_path_factory):
     if shutil.which("soffice") is None:
         pytest.skip("LibreOffice (soffice) is not installed; `make test` installs it")
     folder = tmp_path_factory.mktemp("covenants")
-    out = {}
-    for name, (path, overrides, changes) in CASES.items():
-        written = folder / f"{name}_written.xlsx"
-        build([econ.load_scenario(path, overrides)], written)
-        changed, source = folder / f"{name}.xlsx", written
-        for key, value in changes.items():
-            _with_input(source, changed, key, value)
-            source = changed
-        out[name] = (written, changed, folder / "lo" / changed.name)
-    (folder / "lo").mkdir()
-    recalculate([changed for _, changed, _ in out.values()], folder / "lo")
-    return out
+    return exported_changed_recalculated(folder, CASES)
 
 
 def _engine(name: str) -> dict[str, float]:

@@ -109,6 +109,13 @@ def books(tmp_path_factory):
     cases = dict(CASES) | {
         f"subset_{key}": (SEED, {}, {key: value}) for key, value in SUBSET.items()
     }
+    return exported_changed_recalculated(folder, cases)
+
+
+def exported_changed_recalculated(folder, cases) -> dict:
+    """{name: (written, changed, recalculated)} of `cases` ({name: (path, overrides, changes)}):
+    each exported into `folder`, its named inputs changed, all recalculated in one LibreOffice
+    run (folder/lo)."""
     out = {}
     for name, (path, overrides, changes) in cases.items():
         written = folder / f"{name}_written.xlsx"
