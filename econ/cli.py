@@ -405,21 +405,20 @@ def _cmd_project(args) -> int:
 
 
 def _cmd_validate(args) -> int:
-    from econ.depreciation import DepreciationError
+    from econ.engine import project
     from econ.scenario import ScenarioError, load_scenario
-    from econ.throughput.resolve import ThroughputSourceError, check_measured_file
 
     failed = 0
     for name in args.files:
         try:
             scenario = load_scenario(commands.scenario_path(name))
-            for row in scenario.expand():  # a file `project` could not open fails here too
-                check_measured_file(row.throughput)
-            _refuse_mid_quarter(scenario)
+            # What `project` would refuse is refused here too: a curve file's content, a price
+            # table, a MACRS convention of the wrong quarter... (the summary only: a few ms).
+            project(scenario, monthly=False)
         except ScenarioError as exc:
             failed += 1
             commands.say_error(exc)
-        except (ThroughputSourceError, DepreciationError) as exc:  # as `project` names them
+        except InputError as exc:  # as `project` names them
             from econ.batch import in_file
 
             failed += 1
@@ -444,34 +443,6 @@ def _cmd_validate(args) -> int:
                 found = (*((borrowed,) if borrowed else ()), *found, *no_effect)
                 commands.say_warnings(f"warning [{row.name}]: {warning}" for warning in found)
     return EXIT_INVALID if failed else EXIT_OK
-
-
-def _refuse_mid_quarter(scenario) -> None:
-    """DepreciationError where a MACRS mid-quarter convention names another quarter than the one
-    the GPUs enter service in, worded as the projection refuses it (econ.depreciation's check, on
-    the book method of the fleet and each vintage, then on their tax method)."""
-    from econ import depreciation as dep
-
-    rows = scenario.expand()
-    names = ["base", *(vintage.name for vintage in scenario.vintages)]
-    for path in ("depreciation", "depreciation.tax"):
-        for row, vintage in zip(rows, names, strict=True):
-            method = row.depreciation if path == "depreciation" else row.depreciation.tax
-            if method.method != "macrs_gds":
-                continue
-            fleet = row.fleet
-            start = fleet.service_start_month
-            start = fleet.purchase_month + 1 if start is None else start
-            # depreciated from when the GPUs serve, after any construction (as the engine does)
-            in_service = max(row.depreciation.in_service_month, start - fleet.purchase_month)
-            named = f" (vintage {vintage})" if len(rows) > 1 else ""
-            dep.refuse_mid_quarter_mismatch(
-                method.convention,
-                in_service,
-                fleet.purchase_month,
-                field=f"{path}.convention",
-                where=lambda _, named=named: f"scenario '{scenario.name}'{named}: ",
-            )
 
 
 def _cmd_schema(args) -> int:

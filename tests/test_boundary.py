@@ -672,11 +672,25 @@ def test_validate_fails_on_a_curve_file_it_may_not_read(capsys, scenario_dir):
     assert code == 3 and "curve.csv: cannot be read (Permission denied)" in err
 
 
-def test_validate_passes_a_readable_curve_file_and_a_submission_folder(capsys, scenario_dir):
-    (scenario_dir / "tree").mkdir()  # read as an MLPerf Endpoints submission tree: its files
-    for curve in ("curve.csv", "tree"):  # are checked when it is imported (project)
-        code, out, err = run(capsys, "validate", str(_scenario_with_curve(scenario_dir, curve)))
-        assert code == 0 and ": ok (" in out, err
+def test_validate_passes_a_real_curve_file(capsys, scenario_dir):
+    code, out, err = run(capsys, "validate", str(_scenario_with_curve(scenario_dir, "curve.csv")))
+    assert code == 0 and ": ok (" in out, err
+
+
+@pytest.mark.parametrize("curve", ["tree", "wrong.csv"])
+def test_validate_reads_a_curve_file_as_project_does(capsys, scenario_dir, curve):
+    # validate opened the file but did not read it: an empty submission folder and a CSV that
+    # is no benchmark's output passed validate ("ok") and failed at projection
+    if curve == "tree":
+        (scenario_dir / "tree").mkdir()
+    else:
+        (scenario_dir / curve).write_text("a,b\n1,2\n", encoding="utf-8")
+    path = _scenario_with_curve(scenario_dir, curve)
+    code, out, validated = run(capsys, "validate", str(path))
+    assert code == 3 and out == "" and "Traceback" not in validated
+    code, _, projected = run(capsys, "project", str(path))
+    assert code == 3 and projected == validated
+    assert validated.startswith(f"error: {path}: throughput.measured: {scenario_dir}/{curve}: ")
 
 
 def test_throughput_import_refuses_a_fifo_a_folder_and_an_oversized_file(

@@ -129,7 +129,8 @@ MEASURED = "throughput.measured"
 def check_measured_file(section: Throughput) -> None:
     """ThroughputSourceError when the measured curve file of `section` cannot be opened as the
     projection opens it (missing, unreadable, a FIFO or a device, over its size limit), in the
-    projection's words, without importing it: `econ validate`'s check of the file."""
+    projection's words, without importing it: the app's check of a form (the content is read
+    when projecting, and by `econ validate`, which projects)."""
     if section.measured is None or not section.measured.curve:
         return
     from econ.throughput.importers import check_file

@@ -403,7 +403,7 @@ MEASURED_CURVE = "throughput.measured.curve"
 
 
 def measured_file_problem(scenario: Scenario) -> tuple[str, str] | None:
-    """`econ validate`'s check of a valid scenario's measured curve files (its fleet's and each
+    """The check of a valid scenario's measured curve files (its fleet's and each
     vintage's, `econ.throughput.resolve.check_measured_file`: missing, unreadable, not a file it
     can open, too large; the content is read when projecting): the field path and the message of
     the first that fails, in the form's words, else None."""
