@@ -43,6 +43,11 @@ def embeddable(scenario: Scenario) -> Scenario:
     sources = data.setdefault("sources", {})
     base = _freeze_curve(rows[0], data["throughput"])
     if base is not None:
+        # The file's own sources (its curve's, its format's...) name fields the embedded scenario
+        # no longer has: they are kept, in the source of the figures read from the file.
+        given = [f"{k}: {sources.pop(k)}" for k in list(sources) if _in_measured(k)]
+        if given:
+            base["throughput.tokens_per_s_per_gpu"] += f"; as the scenario gave {'; '.join(given)}"
         sources.update(base)
     for i, vintage in enumerate(data.get("vintages", ())):
         # Each vintage that reads a curve (its own, or the scenario's at its own SLO) is given
@@ -81,6 +86,11 @@ def curve_names(scenario: Scenario) -> list[str]:
     from pathlib import Path
 
     return [Path(path).name for path in curve_paths(scenario)]
+
+
+def _in_measured(path: str) -> bool:
+    """Whether a [sources] key names the measured section or one of its fields."""
+    return path.split(".")[:2] == ["throughput", "measured"]
 
 
 def _freeze_curve(row: Scenario, section: dict) -> dict[str, str] | None:
