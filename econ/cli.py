@@ -376,26 +376,23 @@ def _cmd_project(args) -> int:
     commands.check_distinct_names(args.files, scenarios)
     projection = project(scenarios)
     if args.out or args.format != "table":  # the writers load only for files, JSON and CSV
-        from econ.export import (
-            csv_text,
-            make_stamp,
-            projection_json,
-            stamped_summary,
-            write_projection,
-        )
+        from econ.embedding import embedded_stamp, named_by_file
+        from econ.export import csv_text, projection_json, stamped_summary, write_projection
 
         # Stamped like every output: version, scenario hashes, catalog versions, creation time
-        # (one stamp for the files and stdout).
-        st = make_stamp(projection, scenarios)
+        # (one stamp for the files and stdout). JSON and CSV on stdout are the files' text:
+        # warnings name a curve file by its file name, not by this machine's folder.
+        st = embedded_stamp(projection, scenarios)
+        shared = named_by_file(projection, scenarios)
     if args.out:
         written = write_projection(
             projection, args.out, overwrite=args.force, scenarios=scenarios, created=st.created_utc
         )
         print("wrote " + ", ".join(str(p) for p in written), file=sys.stderr)
     if args.format == "json":
-        sys.stdout.write(projection_json(projection, st))
+        sys.stdout.write(projection_json(shared, st))
     elif args.format == "csv":  # the summary file's table: the same columns, provenance included
-        sys.stdout.write(csv_text(stamped_summary(projection, st)))
+        sys.stdout.write(csv_text(stamped_summary(shared, st)))
         commands.say_warnings(warning_lines(projection.summary_records()))
     elif not args.out:
         print(format_table(projection))

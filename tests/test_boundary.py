@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import resource
 import shutil
 import subprocess
@@ -767,3 +768,41 @@ def test_read_regular_checks_again_after_opening_and_never_waits(tmp_path, monke
         files.read_regular(tmp_path, 100, "a file")
     with pytest.raises(files.ReadError, match="/dev/null: not a regular file but a character"):
         files.read_regular("/dev/null", 100, "a file")
+
+
+@pytest.mark.parametrize("fmt", ["json", "csv"])
+def test_project_on_stdout_names_no_folder_of_the_machine(capsys, scenario_dir, fmt):
+    # --format json/csv on stdout (redirected to share) named the curve by this machine's folder
+    # in its warnings, where the --out file of the same projection names it by its file name
+    path = _scenario_with_curve(scenario_dir, "curve.csv")
+    code, out, _ = run(capsys, "project", str(path), "--format", fmt)
+    assert code == 0 and "curve.csv" in out and str(scenario_dir) not in out
+    written = scenario_dir / f"p.{fmt}"
+    code, _, _ = run(capsys, "project", str(path), "--out", str(written))
+    file_text = (written.with_name(f"p.summary.{fmt}") if fmt == "csv" else written).read_text()
+
+    def stable(text):  # the creation time differs between the two runs
+        return re.sub(r"\d{4}-\d\d-\d\dT[\d:.]+Z?", "T", text)
+
+    assert code == 0 and stable(out) == stable(file_text)
+
+
+def test_a_source_given_for_the_curve_travels_with_its_figures(capsys, scenario_dir):
+    # A [sources] line for throughput.measured.curve (the curve's origin, or `--set`'s record
+    # "overridden") made every file econ writes refuse the scenario: the embedded scenario, its
+    # curve resolved to figures, named a field it no longer had
+    from econ.embedding import embeddable
+    from econ.scenario import load_scenario
+
+    path = _scenario_with_curve(scenario_dir, "curve.csv")
+    text = path.read_text(encoding="utf-8")
+    text = text.replace("[sources]\n", '[sources]\n"throughput.measured" = "vLLM run, rack 12"\n')
+    path.write_text(text, encoding="utf-8")
+    code, _, err = run(capsys, "project", str(path), "--out", str(scenario_dir / "p.json"))
+    assert code == 0, err
+    sources = embeddable(load_scenario(path)).sources
+    assert not [key for key in sources if key.startswith("throughput.measured")]
+    said = sources["throughput.tokens_per_s_per_gpu"]
+    assert said.startswith("measured curve curve.csv (SHA-256 ")
+    assert "throughput.measured: vLLM run, rack 12" in said
+    assert "throughput.measured.curve: overridden (was: not set)" in said
