@@ -393,11 +393,11 @@ def _cmd_project(args) -> int:
         sys.stdout.write(projection_json(shared, st))
     elif args.format == "csv":  # the summary file's table: the same columns, provenance included
         sys.stdout.write(csv_text(stamped_summary(shared, st)))
-        commands.say_warnings(warning_lines(projection.summary_records()))
+        commands.say_warnings(commands.warning_lines(projection.summary_records()))
     elif not args.out:
         print(format_table(projection))
     else:  # the files hold the warnings too; covenant breaches must not pass unseen
-        commands.say_warnings(warning_lines(projection.summary_records()))
+        commands.say_warnings(commands.warning_lines(projection.summary_records()))
     return EXIT_OK
 
 
@@ -569,7 +569,7 @@ def format_table(projection: Projection) -> str:
         lines.append("  ".join(cells).rstrip())
         if j == 0:
             lines.append("  ".join("-" * w for w in widths))
-    return "\n".join(lines + warning_lines(records))
+    return "\n".join(lines + commands.warning_lines(records))
 
 
 LONG_CELL = len("999,999,999,999")
@@ -591,17 +591,6 @@ def table_cell(fmt: str, value: float) -> str:
     sign = "+" if "+" in fmt and shown > 0 else ""
     return sign + compact(shown) + ("%" if percent else "")
 
-
-def warning_lines(records) -> list[str]:
-    """Each scenario's warnings, one line each: "warning [NAME]: ...", `printable` (a warning may
-    quote text of a file: a benchmark file's column names)."""
-    from econ.text import printable
-
-    return [
-        printable(f"warning [{record['name']}]: {warning}")
-        for record in records
-        for warning in record["summary"]["warnings"]
-    ]
 
 
 if __name__ == "__main__":

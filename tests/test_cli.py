@@ -879,3 +879,15 @@ def test_validate_refuses_a_mid_quarter_table_as_project_does(
         f"error: {path}: scenario '{scenario.name}'{row}: {field} = '{convention}': "
         f"expected '{expected}' or 'half-year': placed in service in month {month}, "
     ), said.err
+
+
+def test_export_prints_the_warnings_project_prints(run, tmp_path):
+    # econ export wrote the files and said nothing of a covenant breach or a null figure, where
+    # `econ project --out` of the same scenario prints its warnings on stderr
+    sets = ("--set", "financing.covenants.dscr_floor=1.5")
+    exported = run("export", str(SEED), *sets, "--json", str(tmp_path / "e.json"))
+    projected = run("project", str(SEED), *sets, "--out", str(tmp_path / "p.json"))
+    assert exported.returncode == projected.returncode == 0
+    warned = [line for line in exported.stderr.splitlines() if line.startswith("warning [")]
+    assert any("covenant" in line for line in warned)
+    assert warned == [line for line in projected.stderr.splitlines() if line.startswith("warn")]

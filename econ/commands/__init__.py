@@ -177,6 +177,18 @@ class _SetOnce(argparse._AppendAction):
         super().__call__(parser, namespace, values, option_string)
 
 
+def warning_lines(records) -> list[str]:
+    """Each scenario's warnings, one line each: "warning [NAME]: ...", `printable` (a warning may
+    quote text of a file: a benchmark file's column names)."""
+    from econ.text import printable
+
+    return [
+        printable(f"warning [{record['name']}]: {warning}")
+        for record in records
+        for warning in record["summary"]["warnings"]
+    ]
+
+
 def say_warnings(lines: Iterable[str]) -> None:
     """Print warnings on stderr, one per line, worded as the command's table words them
     (`warning [NAME]: ...`, `warning: ...`), `printable`: a warning may quote text of a file

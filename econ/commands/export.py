@@ -17,7 +17,14 @@ from __future__ import annotations
 
 import sys
 
-from econ.commands import SCENARIO_HELP, add_overrides, check_distinct_names, scenario_path
+from econ.commands import (
+    SCENARIO_HELP,
+    add_overrides,
+    check_distinct_names,
+    say_warnings,
+    scenario_path,
+    warning_lines,
+)
 
 EXIT_OK, EXIT_USAGE = 0, 2
 FORMAT_OPTIONS = ("xlsx", "csv", "parquet", "json")
@@ -73,4 +80,6 @@ def run(args) -> int:
     projection = project(scenarios)
     written = write_outputs(projection, targets, overwrite=args.force, scenarios=scenarios)
     print("wrote " + ", ".join(str(p) for p in written), file=sys.stderr)
+    # as `econ project --out` does: a covenant breach or a null figure must not pass unseen
+    say_warnings(warning_lines(projection.summary_records()))
     return EXIT_OK
