@@ -656,6 +656,15 @@ def test_a_field_set_twice_is_a_usage_error(run, command):
     assert ok.returncode == 0
 
 
+@pytest.mark.parametrize("command", [("project",), ("sweep", "--grid", "power.pue=1.2,1.3")])
+def test_a_set_with_no_value_is_a_usage_error(run, command):
+    # `--set utilization.share` exited 3 as if the scenario file were invalid, naming the file
+    name, *rest = command
+    result = run(name, str(SEED), *rest, "--set", "utilization.share")
+    assert result.returncode == 2 and str(SEED) not in result.stderr
+    assert "--set 'utilization.share' gives no value; expected PATH=VALUE" in result.stderr
+
+
 @pytest.mark.parametrize(
     ("argv", "usage"),
     [

@@ -681,3 +681,13 @@ def test_the_help_names_the_default_outputs(capsys):
         main(["sensitivity", "--help"])
     shown = " ".join(capsys.readouterr().out.split())
     assert f"(default: {', '.join(DEFAULT_OUTPUTS)})" in shown
+
+
+@pytest.mark.parametrize(("pct", "warned"), [("0.1", True), ("1", False), ("10", False)])
+def test_cli_warns_of_a_pct_typed_as_a_fraction(capsys, pct, warned):
+    # every rate of a scenario is a fraction, --pct a percent: --pct 0.1 ran +-0.1% in silence
+    args = ["--vary", "utilization.share", "--pct", pct, "--output", "npv_usd"]
+    assert main(["sensitivity", str(SEED_FILE), *args]) == 0
+    err = capsys.readouterr().err
+    said = "warning: --pct 0.1 varies each input by +-0.1%, not +-10%; for +-10% give --pct 10"
+    assert (said in err) is warned and ("--pct" in err) is warned

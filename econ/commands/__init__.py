@@ -167,10 +167,16 @@ def add_overrides(parser, help: str, dest: str = "overrides") -> None:
 
 
 class _SetOnce(argparse._AppendAction):
-    """argparse's `append` for --set, refusing a path given twice: the last value would
-    silently win (`--set utilization.share=0.5 --set utilization.share=0.6` projected 0.6)."""
+    """argparse's `append` for --set, refusing a path given twice (the last value would
+    silently win: `--set utilization.share=0.5 --set utilization.share=0.6` projected 0.6) and
+    one with no `=VALUE`: both usage errors."""
 
     def __call__(self, parser, namespace, values, option_string=None):
+        if "=" not in values:  # a usage error (exit 2), before any file is read
+            parser.error(
+                f"{option_string} {values!r} gives no value; expected PATH=VALUE, such as "
+                f"{option_string} utilization.share=0.7"
+            )
         path = values.split("=", 1)[0].strip()
         if path in (v.split("=", 1)[0].strip() for v in getattr(namespace, self.dest) or ()):
             parser.error(f"{option_string} {path} is given twice; expected each field once")

@@ -170,7 +170,7 @@ def register(subparsers) -> None:
         "--pct",
         type=Number(what="a percentage", gt=0),
         default=10.0,
-        help="+- percent for --vary (default %(default)g)",
+        help="+- percent for --vary, in percent: 10 is +-10%% (default %(default)g)",
     )
     t.add_argument(
         "--dist",
@@ -681,6 +681,13 @@ def _cmd_sensitivity(args) -> int:
     # One input, one option: a path given twice is refused, never silently replaced.
     given = [("--range", sa.parse_ranges(args.range))]
     if args.vary:
+        if args.pct < 1:  # every rate in a scenario is a fraction; this one option is a percent
+            say_warnings(
+                [
+                    f"warning: --pct {args.pct:g} varies each input by +-{args.pct:g}%, not "
+                    f"+-{args.pct:.0%}; for +-{args.pct:.0%} give --pct {args.pct * 100:g}"
+                ]
+            )
         varied = sa.percent_ranges(base, args.vary, args.pct)
         for path, pair in varied.items():  # a range past the field's bounds, in the options' words
             try:
