@@ -80,7 +80,10 @@ class ValuePoint(_Section):
 
     month: int = Field(..., ge=0, le=600, description="Month (0 = purchase month) [month index]")
     share: float = Field(
-        ..., ge=0, le=1, description="Market value at the end of that month as a share of cost"
+        ...,
+        ge=0,
+        le=1,
+        description="Market value at the end of that month as a share of cost [fraction]",
     )
 
 
