@@ -14,6 +14,7 @@ disposal), then per scenario the ledger (`_ledger`: financing, tax, cash flows) 
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
@@ -24,7 +25,7 @@ import numpy as np
 
 from econ import capex as capex_mod
 from econ import capital as capital_mod
-from econ import cashflow, catalog, density, market, memory, strict_json, tax
+from econ import cashflow, catalog, density, market, memory, strict_json, tax, tranche_tables
 from econ import deferred_tax as deferred_tax_mod
 from econ import depreciation as dep
 from econ import facility as facility_mod
@@ -234,6 +235,8 @@ class Projection:
     scenarios : the Scenarios projected, in order, where the batch was built from them
         (`project([a, b])`); empty for a batch of columns (`ScenarioBatch.repeat`). The writers
         check the scenarios they are given against these (econ.reporting.check_projected).
+    tranche_arrays : the capital-stack tranches' own schedules (econ.tranche_tables), a part
+        per chunk with tranches, kept with the monthly lines: `tranches`, `tranche_summary`
     """
 
     names: np.ndarray
@@ -252,6 +255,7 @@ class Projection:
     """whether warning_source's warnings already name every null (a join of chunks, each
     explained): explaining them again would add nothing, at some cost per scenario"""
     scenarios: tuple = field(default=(), repr=False)
+    tranche_arrays: tuple[tranche_tables.TrancheArrays, ...] = field(default=(), repr=False)
 
     overflowed: dict[str, np.ndarray] = field(default_factory=dict, init=False, repr=False)
     _yearly: dict[str, pd.DataFrame] = field(default_factory=dict, init=False, repr=False)
@@ -356,6 +360,41 @@ class Projection:
         frame = pd.DataFrame(values, index=index, columns=list(MONTHLY_COLUMNS), copy=False)
         frame.insert(0, "date", dates)
         return frame
+
+    @property
+    def tranches(self) -> pd.DataFrame:
+        """Each capital-stack tranche's monthly lines, indexed by (scenario, tranche, month), each
+        scenario to its own horizon: `kind` (the tranche's type), `date`, and the lines of
+        econ.tranche_tables.TRANCHE_COLUMNS (econ.capital's own schedules of each tranche, which
+        the monthly schedule's debt lines add up). Only scenarios with `financing.tranches` have
+        rows: financing.debt_share's loan is the monthly schedule's debt lines.
+
+        Built on first use and kept; each access is a shallow copy (see the class)."""
+        return self._tranche_frames[0].copy(deep=False)
+
+    @property
+    def tranche_summary(self) -> pd.DataFrame:
+        """One row per scenario and tranche (as `tranches`): `kind`, then the figures of
+        econ.tranche_tables.TRANCHE_METRICS: amount, effective rate, the lines summed over the
+        horizon, the peak balance, and a convertible's settlement (month, share price,
+        converted, shares) or an equity tranche's shares."""
+        return self._tranche_frames[1].copy(deep=False)
+
+    @property
+    def tranche_counts(self) -> np.ndarray:
+        """How many capital-stack tranches each scenario has (int (n,)): the rows per month it
+        has in `tranches` (0 without `financing.tranches`, or where the monthly lines were not
+        kept)."""
+        counts = np.zeros(len(self), np.int64)
+        for part in self.tranche_arrays:
+            counts[part.first : part.first + len(part.names)] += part.counts()
+        return counts
+
+    @cached_property
+    def _tranche_frames(self) -> tuple[pd.DataFrame, pd.DataFrame]:
+        if not self.lines:
+            raise ValueError("this projection kept only its summary (project(..., monthly=False))")
+        return tranche_tables.tranche_frames(self.tranche_arrays)
 
     @property
     def annual(self) -> pd.DataFrame:
@@ -623,21 +662,48 @@ allocator's rounding): 100,000 seed scenarios of 73 months peaked at 7.2 GB (res
 `.monthly` and `.summary` built), counted 7.4 GB, 8.9 GB with the margin."""
 
 
-def monthly_memory_bytes(n: int, months: int) -> int:
+TRANCHE_ARRAYS = 12
+"""Arrays a capital-stack tranche keeps for `Projection.tranches`, each as long as the later of
+the horizon and its maturity: 47 for the 4 tranches of the capital-stack scenario (measured), its
+other lines sharing one array of zeros."""
+TRANCHE_FRAME_ARRAYS = 6
+"""8-byte arrays per tranche and month of the horizon that `Projection.tranches` holds or builds
+beside its lines: its kind and date columns, its index's codes, and the positions it is built
+from."""
+
+
+def monthly_memory_bytes(n: int, months: int, tranches: int = 0, tranche_months: int = 0) -> int:
     """Memory a projection of n scenarios of `months` months (month 0 included) with its monthly
-    lines takes once its `monthly` and `summary` frames are built [bytes], margin included.
+    lines takes once its `monthly`, `summary` and tranche frames are built [bytes], margin
+    included.
 
     Per scenario and month: the lines (MONTHLY_COPIES copies of MONTHLY_COLUMNS, 8 bytes each),
     the monthly frame (MONTHLY_COLUMNS again, and MONTHLY_FRAME_ARRAYS more); per scenario, its
-    summary row (SUMMARY_SCENARIO_BYTES).
+    summary row (SUMMARY_SCENARIO_BYTES); with a capital stack of `tranches` tranches, their
+    lines (TRANCHE_ARRAYS over `tranche_months`, the months they are scheduled for, each to the
+    later of the horizon and its maturity) and the `tranches` frame (its lines and
+    TRANCHE_FRAME_ARRAYS per tranche and month).
     """
-    return math.ceil(_monthly_bytes_per_scenario(months) * n)
+    return math.ceil(_monthly_bytes_per_scenario(months, tranches, tranche_months) * n)
 
 
-def _monthly_bytes_per_scenario(months: int) -> float:
+def _monthly_bytes_per_scenario(months: int, tranches: int = 0, tranche_months: int = 0) -> float:
     """`monthly_memory_bytes` of one scenario, unrounded [bytes]."""
     per_month = 8 * ((MONTHLY_COPIES + 1) * len(MONTHLY_COLUMNS) + MONTHLY_FRAME_ARRAYS)
-    return MONTHLY_MEMORY_MARGIN * (per_month * months + SUMMARY_SCENARIO_BYTES)
+    per_tranche_month = 8 * (len(tranche_tables.TRANCHE_LINES) + TRANCHE_FRAME_ARRAYS)
+    kept = 8 * TRANCHE_ARRAYS * tranche_months + per_tranche_month * tranches * months
+    return MONTHLY_MEMORY_MARGIN * (per_month * months + kept + SUMMARY_SCENARIO_BYTES)
+
+
+def _tranche_months(batch: ScenarioBatch, months: int) -> int:
+    """Months of the schedules of a batch's tranches, each to the later of `months` and its
+    maturity."""
+    total = 0
+    for spec in batch.stack:
+        maturity = np.asarray(spec.get("maturity_month", np.nan), dtype=float)
+        last = np.nanmax(maturity, initial=0.0) if maturity.size else 0.0
+        total += max(months, int(min(last, MAX_MONTHS)) + 1)
+    return total
 
 
 def _check_monthly_size(batch: ScenarioBatch) -> None:
@@ -647,12 +713,13 @@ def _check_monthly_size(batch: ScenarioBatch) -> None:
     if batch.n == 0:
         return
     months = int(np.max(batch.horizon_months)) + 1
-    need = monthly_memory_bytes(batch.n, months)
+    tranches = (len(batch.stack), _tranche_months(batch, months))
+    need = monthly_memory_bytes(batch.n, months, *tranches)
     have = memory.physical_bytes()
     if have is not None and need > have:
         from econ.files import size_text
 
-        fit = math.floor(have / _monthly_bytes_per_scenario(months))
+        fit = math.floor(have / _monthly_bytes_per_scenario(months, *tranches))
         raise InputError(
             f"the monthly lines of {batch.n:,} scenarios of up to {months} months, with their "
             f"monthly and summary frames, would take about {size_text(need)} "
@@ -674,6 +741,7 @@ def _join(parts: list[Projection]) -> Projection:
         return np.pad(array, ((0, 0), (0, len(months) - array.shape[1])), constant_values=fill)
 
     vintages = [p.vintages for p in parts if p.vintages is not None]
+    starts = itertools.accumulate([len(p) for p in parts[:-1]], initial=0)  # each part's first
     joined = Projection(
         names=np.concatenate([p.names for p in parts]),
         months=months,
@@ -690,6 +758,11 @@ def _join(parts: list[Projection]) -> Projection:
         vintages=pd.concat(vintages) if vintages else None,
         warning_source=lambda: [w for p in parts for w in p.warnings],
         explained=True,
+        tranche_arrays=tuple(
+            arrays.moved(first)
+            for first, p in zip(starts, parts, strict=True)
+            for arrays in p.tranche_arrays
+        ),
     )
     # The parts stay alive for their warnings (built on first use), but their lines are joined:
     # kept, they held a second copy of every monthly line for as long as the projection lived.
@@ -757,6 +830,11 @@ def _project(b: ScenarioBatch, monthly: bool = True) -> Projection:
     warning_source = _with_no_resale(
         _warning_source(b, ledger, metrics, facts, fleet, costs, capital, site), no_table
     )
+    tranches = None  # the tranches' own lines, laid out when asked for (econ.tranche_tables)
+    if monthly and b.stack:
+        tranches = tranche_tables.tranche_arrays(
+            b.names, b.start_dates, horizon, ledger.stack, b.stack
+        )
     vintage_table = None
     if not b.one_row_per_scenario:
         vintage_table = _vintage_table(
@@ -772,6 +850,7 @@ def _project(b: ScenarioBatch, monthly: bool = True) -> Projection:
         components=components,
         vintages=vintage_table,
         warning_source=warning_source,
+        tranche_arrays=() if tranches is None else (tranches,),
     )
 
 
@@ -2603,8 +2682,23 @@ def _with_rows(stack, part, rows):
         stack,
         lines={k: np.array(v) for k, v in stack.lines.items()},
         metrics={k: np.array(v) for k, v in stack.metrics.items()},
+        tranches={
+            name: {k: np.array(v) for k, v in lines.items()}
+            for name, lines in stack.tranches.items()
+        },
+        tranche_metrics={
+            name: {k: np.array(v) for k, v in metrics.items()}
+            for name, metrics in stack.tranche_metrics.items()
+        },
     )
     _put_rows(merged, part, rows)
+    # The tranches' own lines too, so that they still add up to the stack's (a tranche the part
+    # has not is one those scenarios do not draw).
+    for group, missing in (("tranches", 0.0), ("tranche_metrics", np.nan)):
+        for name, own in getattr(merged, group).items():
+            given = getattr(part, group).get(name, {})
+            for key, target in own.items():
+                target[rows] = given.get(key, missing)
     return merged
 
 
