@@ -4,8 +4,8 @@ Sheets: Summary (one metric per row: label and unit from econ.labels, a value pe
 summary key), Charts (revenue against costs, DSCR with the covenant floor, cumulative cash flow, over
 the sheets' own cells), Assumptions (every input with unit, value, source and provenance flag, each a
 defined name; then derived figures and constants), Monthly (the engine's schedule), Annual (tax
-years), Depreciation, Debt, Debt schedule and Notes (provenance, warnings, which lines are values and
-why).
+years), Depreciation, Debt, Debt schedule, Tranches and Tranche summary (a capital stack's
+tranches, as values) and Notes (provenance, warnings, which lines are values and why).
 
 Live formulas. The main lines (tokens, revenue, power, facility, opex, capex, depreciation, sale,
 interest, principal, tax with losses carried forward, EBITDA, net income, cash flows, DSCR) are
@@ -115,6 +115,8 @@ SHEETS = (
     "Depreciation",
     "Debt",
     "Debt schedule",
+    "Tranches",
+    "Tranche summary",
     "Notes",
 )
 ROW_SHEETS = ("Monthly", "Depreciation", "Debt")
@@ -3770,6 +3772,72 @@ def _write_debt_schedule(ws, projection: Projection, scenarios) -> None:
             _exported(_put_value(ws, row, j, values[column], fmt))
 
 
+TRANCHE_KEYS = {
+    "scenario": "Scenario",
+    "tranche": "Tranche",
+    "kind": "Kind",
+    "month": "Month",
+    "date": "Date",
+}
+"""The tranche sheets' leading columns (econ.engine.Projection.tranches' index, kind and date)
+and their headers."""
+NO_TRANCHES = (
+    " No scenario of this workbook has capital-stack tranches (financing.tranches): its debt, "
+    "if any, is financing.debt_share's loan, on the Monthly and Debt sheets."
+)
+
+
+def _write_tranche_sheets(monthly_ws, summary_ws, projection: Projection) -> None:
+    """Each capital-stack tranche's monthly lines (Projection.tranches, long: a row per scenario,
+    tranche and month) and its summary (Projection.tranche_summary), as values at the exported
+    inputs, headers labelled with units (econ.tranche_tables); empty, but for the headers, where
+    no scenario has tranches."""
+    from econ.tranche_tables import TRANCHE_COLUMNS, TRANCHE_METRICS
+
+    empty = not projection.tranche_counts.any()
+    for ws, frame, described, what in (
+        (
+            monthly_ws,
+            projection.tranches,
+            TRANCHE_COLUMNS,
+            "Each tranche's monthly lines, from econ's schedule of the tranche (econ.capital): "
+            "summed over a scenario's tranches they give the debt lines of the Monthly and Debt "
+            "sheets.",
+        ),
+        (
+            summary_ws,
+            projection.tranche_summary,
+            TRANCHE_METRICS,
+            "Each tranche's summary: econ's figures of the tranche (effective rate, a "
+            "convertible's settlement) and its lines summed over the horizon.",
+        ),
+    ):
+        frame = frame.reset_index()
+        keys = [k for k in TRANCHE_KEYS if k in frame.columns]
+        _header(ws, [TRANCHE_KEYS[k] for k in keys] + [described[k][0] for k in described])
+        ws.cell(row=1, column=1).comment = _note(
+            f"{what} {AT_EXPORT}{NO_TRANCHES if empty else ''}"
+        )
+        for j, key in enumerate(described, start=len(keys) + 1):
+            label, meaning = described[key]
+            ws.cell(row=1, column=j).comment = _note(f"{label}: {meaning}.")
+        ws.freeze_panes = f"{get_column_letter(len(keys) + 1)}2"
+        formats = [FLAG if k == "converted" else number_format(k) for k in described]
+        columns = [frame[k].tolist() for k in keys] + [frame[k].to_numpy() for k in described]
+        for i in range(len(frame)):
+            r = i + 2
+            for j, key in enumerate(keys, start=1):
+                value = columns[j - 1][i]
+                if key == "month":
+                    _put_value(ws, r, j, value, "0")
+                elif key == "date":
+                    _put_value(ws, r, j, value.date())
+                else:
+                    _put_text(ws, r, j, str(value))
+            for j, fmt in enumerate(formats, start=len(keys) + 1):
+                _exported(_put_value(ws, r, j, columns[j - 1][i], fmt))
+
+
 def _header(ws, names: Sequence[str], widths: Mapping[str, float] | None = None):
     for j, name in enumerate(names, start=1):
         cell = _put_text(ws, 1, j, name)
@@ -3792,6 +3860,13 @@ def build_workbook(
         raise WorkbookError(
             f"{n} scenarios make {int((horizons + 1).sum()):,} monthly rows, more than a workbook "
             f"should hold ({MAX_ROWS:,}); expected fewer scenarios, or write Parquet instead"
+        )
+    tranche_rows = int((projection.tranche_counts * (horizons + 1)).sum())
+    if tranche_rows + 1 > MAX_ROWS:
+        raise WorkbookError(
+            f"{n} scenarios make {tranche_rows:,} rows of their capital stacks' tranches (a row "
+            f"per tranche and month), more than a workbook should hold ({MAX_ROWS:,}); expected "
+            "fewer scenarios, or write Parquet instead"
         )
     resolved = [
         _resolve(projection, k, None if scenarios is None else scenarios[k]) for k in range(n)
@@ -3912,6 +3987,7 @@ def build_workbook(
     _write_summary(sheets["Summary"], summary_frame, resolved, layout, cache, projection)
     _write_charts(sheets["Charts"], sheets, layout, projection, resolved)
     _write_debt_schedule(sheets["Debt schedule"], projection, scenarios)
+    _write_tranche_sheets(sheets["Tranches"], sheets["Tranche summary"], projection)
     labels = [
         (f"{sheet}!{name}", column_note(sheet, name))
         for sheet in (M, "Annual", "Depreciation", "Debt")
@@ -4678,9 +4754,10 @@ def _write_notes(
             "grey italic",
             f"{AS_EXPORTED}: the engine's values at the exported inputs, which do not "
             "recalculate (each Summary figure so has a note saying it, each column so a note on "
-            "its header, and the Debt schedule sheet one on A1): Summary rows no formula gives "
-            "(the break-even price, which econ solves for), the warnings, schedule columns "
-            "written as values, derived figures written as their values",
+            "its header, and the Debt schedule and tranche sheets one on A1): Summary rows no "
+            "formula gives (the break-even price, which econ solves for), the warnings, schedule "
+            "columns written as values, derived figures written as their values, a capital "
+            "stack's tranches",
         ),
         (
             "legend",

@@ -167,6 +167,8 @@ def test_xlsx_path_writes_the_workbook(tmp_path: Path, seed):
         "Depreciation",
         "Debt",
         "Debt schedule",
+        "Tranches",
+        "Tranche summary",
         "Notes",
     ]
 

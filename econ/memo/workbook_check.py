@@ -6,17 +6,18 @@ projection; the inputs shown on Assumptions with the embedded scenarios; the sta
 catalogs and scenario hashes too, and the form of its texts (creation time, hashes, version) as
 the memo's. Everything else is compared with the workbook econ writes again from those scenarios,
 stamped with the same creation time (`_compare_rebuilt`): the sheets and their order, every
-sheet's header row, every cell of the Annual, Depreciation, Debt and Debt schedule sheets and
-Monthly's working columns (REBUILT_SHEETS), and every text cell of the Summary (labels, units,
-keys, the reasons of figures that are n/a), Assumptions (units, descriptions, sources, provenance,
-live), Notes and Charts sheets, with Assumptions' derived figures and constants; and every cell's
-type, formula and number format, the defined names, the conditional formats' number formats and
-each sheet's state (a sheet hidden or very hidden after the export is named)
-(`_compare_cells`): what Excel computes and shows when it opens the file (it recalculates on
-load), not only the results cached in it. Not checked: the charts themselves, other styles (fonts,
-fills, hidden rows), cell notes, data validation and the document properties. A difference is
-named by sheet, column, scenario and period and the sheet's row (`Monthly.revenue_usd of seed,
-month 1 (sheet row 3)`), or by cell (`Summary!A12`).
+sheet's header row, every cell of the Annual, Depreciation, Debt, Debt schedule, Tranches and
+Tranche summary sheets and Monthly's working columns (REBUILT_SHEETS), and every text cell of
+the Summary (labels, units, keys, the reasons of figures that are n/a), Assumptions (units,
+descriptions, sources, provenance, live), Notes and Charts sheets, with Assumptions' derived
+figures and constants; and every cell's type, formula and number format, the defined names, the
+conditional formats' number formats and each sheet's state (a sheet hidden or very hidden after
+the export is named) (`_compare_cells`): what Excel computes and shows when it opens the file
+(it recalculates on load), not only the results cached in it. Not checked: the charts
+themselves, other styles (fonts, fills, hidden rows), cell notes, data validation and the
+document properties. A difference is named by sheet, column, scenario and period and the sheet's
+row (`Monthly.revenue_usd of seed, month 1 (sheet row 3)`; a tranche sheet's names the tranche
+too), or by cell (`Summary!A12`).
 
 Tolerance. A figure agrees with the recomputed one within WORKBOOK_TOLERANCE of its column's
 largest magnitude (at least 1); a figure the sheet shows in cents (econ.workbook.CURRENCY) within
@@ -449,7 +450,15 @@ def _check_stamp_forms(path: Path, prov: dict, hashes: dict) -> None:
                 )
 
 
-REBUILT_SHEETS = ("Monthly", "Annual", "Depreciation", "Debt", "Debt schedule")
+REBUILT_SHEETS = (
+    "Monthly",
+    "Annual",
+    "Depreciation",
+    "Debt",
+    "Debt schedule",
+    "Tranches",
+    "Tranche summary",
+)
 """Sheets compared, cell by cell, with the workbook econ writes again from the embedded scenarios
 (Monthly: its working columns; the engine's columns are compared with the projection)."""
 _ROW_KEYS = {
@@ -458,8 +467,15 @@ _ROW_KEYS = {
     "Debt": ("scenario", "month", "month"),
     "Annual": ("scenario", "tax_year", "tax year"),
     "Debt schedule": ("Scenario", "Asset year", "asset year"),
+    "Tranches": ("Scenario", "Month", "month"),
+    "Tranche summary": ("Scenario", "", ""),
 }
-"""Per sheet: the columns naming a row's scenario and period, and the period's name."""
+"""Per sheet: the columns naming a row's scenario and period, and the period's name (a tranche
+sheet's row names its tranche too)."""
+
+
+_KEYED_SHEETS = ("Monthly", "Annual", "Depreciation", "Debt")
+"""Sheets whose headers are keys (`revenue_usd`); the others' are labels with units."""
 
 
 def _column_letter(j: int) -> str:
@@ -477,6 +493,8 @@ def _row_of(sheet: str, frame: pd.DataFrame):
         parts = []
         if scenario in frame.columns and k < len(frame):
             parts.append(f" of {frame[scenario].iloc[k]}")
+        if "Tranche" in frame.columns and k < len(frame):
+            parts.append(f", tranche {frame['Tranche'].iloc[k]}")
         if (
             period in frame.columns
             and k < len(frame)
@@ -515,7 +533,7 @@ def _compare_rebuilt(
         if name in REBUILT_SHEETS:
             skip = engine_columns - {"scenario", "month"} if name == "Monthly" else set()
             columns = [c for c in expected.columns if c in shown.columns and c not in skip]
-            money = _in_cents if name != "Debt schedule" else _labelled_in_cents
+            money = _in_cents if name in _KEYED_SHEETS else _labelled_in_cents
             _compare_frame(
                 shown[columns], expected[columns], report, _row_of(name, expected), money
             )
