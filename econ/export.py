@@ -141,6 +141,32 @@ def stamped_tables(projection: Projection, st: Stamp) -> tuple[pd.DataFrame, pd.
     return monthly, stamped_summary(projection, st)
 
 
+def has_tranches(projection: Projection) -> bool:
+    """Whether a scenario of the projection has capital-stack tranches (`financing.tranches`)."""
+    return bool(projection.tranche_counts.any())
+
+
+def stamped_tranche_tables(projection: Projection, st: Stamp) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Each tranche's monthly lines and its summary (`Projection.tranches`, `tranche_summary`)
+    with the provenance columns appended: `scenario`, `tranche`, `kind`, then `month` and `date`
+    and the lines (econ.tranche_tables.TRANCHE_COLUMNS), or the summary's figures
+    (TRANCHE_METRICS). Scenarios without tranches have no rows."""
+    counts = projection.tranche_counts
+    horizons = np.asarray(projection.horizon_months, dtype=int)
+    tables = []
+    for frame, rows in (
+        (projection.tranches, counts * (horizons + 1)),
+        (projection.tranche_summary, counts),
+    ):
+        frame = frame.reset_index()
+        first = ["scenario", "tranche", "kind"]
+        frame = frame[first + [c for c in frame.columns if c not in first]]
+        for name, values in _stamp_values(st, rows.tolist()).items():
+            frame[name] = values
+        tables.append(frame)
+    return tables[0], tables[1]
+
+
 def stamped_summary(projection: Projection, st: Stamp) -> pd.DataFrame:
     """The flat summary with the provenance columns appended, ending with `created_utc`: the
     summary file's table, and `econ project --format csv`'s."""
@@ -237,6 +263,17 @@ def output_paths(path: str | os.PathLike) -> tuple[Path, Path | None]:
     return path, path.with_name(f"{path.stem}.summary{path.suffix}")
 
 
+def tranche_paths(path: str | os.PathLike) -> tuple[Path, Path] | None:
+    """Where a capital stack's tranche tables go for a CSV or Parquet --out path: each tranche's
+    monthly lines in `<stem>.tranches<suffix>`, their summary in `<stem>.tranches.summary<suffix>`
+    (an Excel workbook holds them as sheets; JSON, the summary metrics, has none)."""
+    path = Path(path)
+    if output_kind(path) in ("xlsx", "json"):
+        return None
+    stem = f"{path.stem}.tranches"
+    return path.with_name(f"{stem}{path.suffix}"), path.with_name(f"{stem}.summary{path.suffix}")
+
+
 # --- Public writers -------------------------------------------------------------------------------
 
 
@@ -250,8 +287,10 @@ def output_payloads(
     """Files to write for `targets` (format -> path; formats: csv, parquet, xlsx, json).
 
     CSV and Parquet write the monthly schedule to the path and the summary beside it
-    (`<stem>.summary<suffix>`). All outputs share one stamp. Where a scenario reads a measured
-    curve file no output names a folder of this machine: the tables (CSV, Parquet, JSON) hold
+    (`<stem>.summary<suffix>`), and where a scenario has capital-stack tranches, each tranche's
+    monthly lines and their summary (`tranche_paths`). All outputs share one stamp. Where a
+    scenario reads a measured curve file no output names a folder of this machine: the tables
+    (CSV, Parquet, JSON) hold
     the projection as made, its warnings (the curve's caveats among them) naming the file by its
     name (econ.embedding.named_by_file); the workbook holds the scenario as
     econ.embedding.embeddable gives it (the curve resolved to its figures and named by file name
@@ -268,9 +307,13 @@ def output_payloads(
     tables: dict[str, pd.DataFrame] = {}
 
     def table(which: str) -> pd.DataFrame:
-        if not tables:
+        if which not in tables and which.startswith("tranche"):
+            tables["tranches"], tables["tranche_summary"] = stamped_tranche_tables(written, st)
+        elif which not in tables:
             tables["monthly"], tables["summary"] = stamped_tables(written, st)
         return tables[which]
+
+    tranches = has_tranches(written)
 
     payloads: dict[Path, Callable[[], bytes]] = {}
     for kind, target in targets.items():
@@ -289,12 +332,17 @@ def output_payloads(
                 f"{monthly_path}: expected a file name ending in .{kind} for the {kind} output, "
                 f"got '{monthly_path.suffix}'"
             )
-        if kind == "csv":
-            payloads[monthly_path] = lambda: csv_text(table("monthly")).encode("utf-8")
-            payloads[summary_path] = lambda: csv_text(table("summary")).encode("utf-8")
-        elif kind == "parquet":
-            payloads[monthly_path] = lambda: parquet_bytes(table("monthly"), st)
-            payloads[summary_path] = lambda: parquet_bytes(table("summary"), st)
+        if kind in ("csv", "parquet"):
+            files = {monthly_path: "monthly", summary_path: "summary"}
+            if tranches:
+                tables_of = ("tranches", "tranche_summary")
+                files.update(zip(tranche_paths(target), tables_of, strict=True))
+            for path, which in files.items():
+                payloads[path] = (
+                    (lambda which=which: csv_text(table(which)).encode("utf-8"))
+                    if kind == "csv"
+                    else (lambda which=which: parquet_bytes(table(which), st))
+                )
         elif kind == "json":
             payloads[monthly_path] = lambda: projection_json(written, st).encode("utf-8")
         else:
@@ -359,6 +407,7 @@ __all__ = [
     "ExportError",
     "csv_text",
     "flat_summary",
+    "has_tranches",
     "make_stamp",
     "numbers_as_float",
     "output_kind",
@@ -367,6 +416,8 @@ __all__ = [
     "projection_json",
     "stamped_summary",
     "stamped_tables",
+    "stamped_tranche_tables",
+    "tranche_paths",
     "write_outputs",
     "write_projection",
 ]
