@@ -1,0 +1,73 @@
+"""Defects an outside data scientist's review of `econ sweep`, `econ montecarlo` and `econ
+sensitivity` found (round 23): each test fails on the code before its fix."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from econ import load_scenario
+from econ.analysis.stats import CONSTANT_BIN_RELATIVE, SummaryAccumulator, summarize_chunk
+from econ.cli import main
+from tests.conftest import ROOT
+
+SCENARIOS = ROOT / "models" / "scenarios"
+SEED = SCENARIOS / "deepseek-r1-gb200-nvl72.toml"
+HALL = SCENARIOS / "hall-10mw-gb300-nvl72-liquid.toml"
+
+
+@pytest.fixture(scope="module")
+def base():
+    return load_scenario(SEED)
+
+
+# --- 2, 8: a constant output --------------------------------------------------------------------
+
+
+def _summary(values: np.ndarray, exact: bool):
+    """The summary of one output `values` computed in three sampling blocks, as a run makes it."""
+    n = len(values)
+    blocks = np.array([0, n // 3, 2 * n // 3])
+    accumulator = SummaryAccumulator(n)
+    accumulator.add(summarize_chunk({"tokens_total": values}, 0, n, blocks, exact))
+    return accumulator.result()
+
+
+@pytest.mark.parametrize("exact", [True, False])
+@pytest.mark.parametrize("value", [1e19, 5.6e15, 7634810245405824.0, 0.1, 0.0, -2.5])
+def test_a_constant_output_has_std_0_and_one_bin_around_its_value(value, exact):
+    """np.histogram of a constant 1e19 or 5.6e15 raised "Too many bins for data range" (its
+    fallback range v +- 0.5 rounds to v above 2^52): a traceback after all the run's work."""
+    summary = _summary(np.full(20, value), exact)
+    metric = summary.metrics["tokens_total"]
+    assert metric.std == 0.0  # 0.1 in three blocks merged to m2 = 3.9e-33: std 1.4e-17
+    assert metric.minimum == metric.maximum == value
+    counts, edges = summary.histograms["tokens_total"]
+    assert list(counts) == [20]
+    half = abs(value) * CONSTANT_BIN_RELATIVE if value else 0.5
+    # a sketch's bin is around its bucket's value, within its relative accuracy (1e-4) of value
+    np.testing.assert_allclose(edges, [value - half, value + half], rtol=1e-9 if exact else 2e-4)
+    assert edges[0] < value < edges[1]
+
+
+@pytest.mark.parametrize("value", [5.6e15, 1e19])
+def test_a_nearly_constant_output_keeps_its_spread_and_every_value_in_its_bins(value):
+    # two neighbouring doubles: too close for 60 bins of finite width, not equal
+    values = np.array([value, np.nextafter(value, np.inf)] * 10)
+    summary = _summary(values, exact=True)
+    metric = summary.metrics["tokens_total"]
+    assert metric.std > 0
+    counts, edges = summary.histograms["tokens_total"]
+    assert counts.sum() == 20 and edges[0] == values.min() and edges[-1] == values.max()
+
+
+def test_montecarlo_of_an_output_that_no_draw_moves_ends_with_its_summary(tmp_path, capsys):
+    # tokens_total of the 10 MW hall does not depend on the token price: 7.6e15 in every draw
+    out = tmp_path / "r.parquet"
+    args = ["montecarlo", str(HALL), "-n", "20", "--out", str(out), "--report", str(tmp_path / "r")]
+    code = main([*args, "--dist", "market.price_usd_per_mtok=triangular(0.2,0.3,0.45)"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    row = next(line for line in captured.out.splitlines() if line.startswith("tokens_total"))
+    assert row.split()[4] == "0"  # the std column
+    assert out.exists() and not (tmp_path / "r.parquet.chunks").exists()
