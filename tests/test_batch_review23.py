@@ -3,10 +3,20 @@ sensitivity` found (round 23): each test fails on the code before its fix."""
 
 from __future__ import annotations
 
+import io
+
 import numpy as np
+import pandas as pd
 import pytest
 
 from econ import load_scenario
+from econ.analysis.sensitivity import (
+    SWING_FINITE,
+    SWING_NONE,
+    SWING_UNDEFINED,
+    SWING_UNDEFINED_BOTH,
+    tornado_ranks,
+)
 from econ.analysis.stats import CONSTANT_BIN_RELATIVE, SummaryAccumulator, summarize_chunk
 from econ.cli import main
 from tests.conftest import ROOT
@@ -71,3 +81,32 @@ def test_montecarlo_of_an_output_that_no_draw_moves_ends_with_its_summary(tmp_pa
     row = next(line for line in captured.out.splitlines() if line.startswith("tokens_total"))
     assert row.split()[4] == "0"  # the std column
     assert out.exists() and not (tmp_path / "r.parquet.chunks").exists()
+
+
+# --- 5: a tornado input undefined at both ends --------------------------------------------------
+
+
+def test_an_input_undefined_at_both_ends_ranks_after_those_undefined_at_one(capsys):
+    """The capital stack's equity IRR is undefined at the base and at both ends of the discount
+    rate, which does not enter it: the discount rate ranked 1, "undefined at low and high",
+    above the inputs that give the IRR a value at their high end."""
+    kinds = [SWING_UNDEFINED_BOTH, SWING_NONE, SWING_UNDEFINED, SWING_FINITE, SWING_UNDEFINED]
+    order, ranks = tornado_ranks(np.array([np.nan, 0.0, np.nan, 3.0, np.nan]), np.array(kinds))
+    assert list(order) == [3, 2, 4, 0, 1] and list(ranks) == [1, 2, 3, 4, 5]
+
+    args = ["sensitivity", str(SCENARIOS / "deepseek-r1-gb200-nvl72-capital-stack.toml")]
+    args += ["--vary", "market.price_usd_per_mtok", "--vary", "utilization.share"]
+    args += ["--range", "financing.discount_rate_annual=0.08,0.16"]
+    assert main([*args, "--output", "irr_equity_annual", "--format", "csv"]) == 0
+    table = pd.read_csv(io.StringIO(capsys.readouterr().out))
+    assert list(table["input"]) == [
+        "market.price_usd_per_mtok",
+        "utilization.share",
+        "financing.discount_rate_annual",
+    ]
+    assert list(table["rank"]) == [1, 2, 3]
+    assert table["note"].tolist() == [
+        "undefined at low",
+        "undefined at low",
+        "undefined at low and high",
+    ]

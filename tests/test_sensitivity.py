@@ -15,6 +15,9 @@ from econ import load_scenario, project
 from econ.analysis.distributions import Uniform
 from econ.analysis.sampling import SamplingError
 from econ.analysis.sensitivity import (
+    SWING_FINITE,
+    SWING_NONE,
+    SWING_UNDEFINED,
     analyze_function,
     ishigami,
     ishigami_indices,
@@ -579,7 +582,10 @@ def test_equal_swings_share_a_rank_in_the_order_given():
 def test_tied_ranks_keep_the_other_rules():
     # finite, finite (tied), undefined, no effect, undefined, no effect, finite
     swings = np.array([5.0, 5.0, np.nan, 0.0, np.nan, 1e-12, 2.0])
-    kinds = np.array([0, 0, 1, 2, 1, 2, 0])
+    kinds = np.array(
+        [SWING_FINITE, SWING_FINITE, SWING_UNDEFINED, SWING_NONE]
+        + [SWING_UNDEFINED, SWING_NONE, SWING_FINITE]
+    )
     order, ranks = tornado_ranks(swings, kinds)
     assert list(order) == [0, 1, 6, 2, 4, 3, 5]
     # undefined swings rank apart, after every finite one; inputs with no effect tie, last

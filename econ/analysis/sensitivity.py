@@ -81,16 +81,18 @@ revenue) give swings equal but for the engine's last bits (1.4e-15 relative on t
 whose order is noise; 1e-9 is far above that and far below any difference worth a rank (the
 bound `UNMOVED_RELATIVE` puts on "no effect")."""
 
-SWING_FINITE, SWING_UNDEFINED, SWING_NONE = 0, 1, 2
+SWING_FINITE, SWING_UNDEFINED, SWING_UNDEFINED_BOTH, SWING_NONE = 0, 1, 2, 3
 """Kinds of tornado swing, in rank order: a finite swing that moves the output, an output
-undefined at an end (no swing), an input with no effect."""
+undefined at one end (no swing, but a value at the other end), an output undefined at both
+ends (nothing measured: it says nothing of the input's effect), an input with no effect."""
 
 
 def tornado_ranks(swings: np.ndarray, kinds: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Order and ranks of one output's tornado inputs, given in the inputs' order.
 
-    Finite swings come first, largest first; then the inputs whose output is undefined at an end,
-    in the order given; then those with no effect. Ties share a rank, the smallest of their
+    Finite swings come first, largest first; then the inputs whose output is undefined at one
+    end, then those whose output is undefined at both, each in the order given; then those with
+    no effect. Ties share a rank, the smallest of their
     places ("1, 1, 1, 4"), and keep the order given: finite swings within `TIE_RELATIVE` of the
     largest swing of the output from the first (largest) swing of their group, and all inputs
     with no effect.
@@ -98,7 +100,7 @@ def tornado_ranks(swings: np.ndarray, kinds: np.ndarray) -> tuple[np.ndarray, np
     Parameters
     ----------
     swings : array (d,)  |y(high) - y(low)| [output units], NaN where undefined
-    kinds : int array (d,)  SWING_FINITE, SWING_UNDEFINED or SWING_NONE
+    kinds : int array (d,)  SWING_FINITE, SWING_UNDEFINED, SWING_UNDEFINED_BOTH or SWING_NONE
 
     Returns
     -------
@@ -114,7 +116,8 @@ def tornado_ranks(swings: np.ndarray, kinds: np.ndarray) -> tuple[np.ndarray, np
             groups[-1].append(i)
         else:
             groups.append([i])
-    groups += [[i] for i in np.flatnonzero(kinds == SWING_UNDEFINED).tolist()]
+    for kind in (SWING_UNDEFINED, SWING_UNDEFINED_BOTH):
+        groups += [[i] for i in np.flatnonzero(kinds == kind).tolist()]
     flat = np.flatnonzero(kinds == SWING_NONE).tolist()
     groups += [flat] if flat else []
     order, ranks = [], []
@@ -545,7 +548,8 @@ def tornado(
     rank and note; rows sorted by output then rank (`tornado_ranks`). Rank 1 is the largest
     swing; swings equal within `TIE_RELATIVE` share a rank, noted "tied", in the order the
     inputs were given; an input whose output is undefined (NaN) at an end has no swing and ranks
-    after every finite swing, noted "undefined at low" (high, or both); an input that leaves the
+    after every finite swing, noted "undefined at low" (high), and one undefined at both ends
+    after those, noted "undefined at low and high" (nothing measured); an input that leaves the
     output as it was (its swing 0, up to the engine's last bits) ranks last, noted "no effect": a
     flat input never heads a tornado whose other inputs make the output undefined. An end that
     sells the GPUs before the end of their useful life, at book value, where the base does not
@@ -687,6 +691,8 @@ NO_EFFECT = "no effect"
 
 
 def _swing_kind(y_low: float, y_high: float) -> int:
+    if not (np.isfinite(y_low) or np.isfinite(y_high)):
+        return SWING_UNDEFINED_BOTH
     if not (np.isfinite(y_low) and np.isfinite(y_high)):
         return SWING_UNDEFINED
     if _unmoved(np.array([y_low, y_high], dtype=float)):
@@ -697,7 +703,7 @@ def _swing_kind(y_low: float, y_high: float) -> int:
 def _swing_note(y_low: float, y_high: float) -> str:
     """'' for a finite swing that moves the output, else why the swing does not rank by size."""
     kind = _swing_kind(y_low, y_high)
-    if kind == SWING_UNDEFINED:
+    if kind in (SWING_UNDEFINED, SWING_UNDEFINED_BOTH):
         undefined = [end for end, y in (("low", y_low), ("high", y_high)) if not np.isfinite(y)]
         return f"undefined at {' and '.join(undefined)}"
     return NO_EFFECT if kind == SWING_NONE else ""
