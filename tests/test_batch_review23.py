@@ -110,3 +110,22 @@ def test_an_input_undefined_at_both_ends_ranks_after_those_undefined_at_one(caps
         "undefined at low",
         "undefined at low and high",
     ]
+
+
+# --- 8: schema_version is not an input ----------------------------------------------------------
+
+
+def test_schema_version_is_neither_offered_nor_varied(base, capsys):
+    from econ.analysis.validation import BatchInputError, field_specs
+    from econ.batch import ScenarioBatch
+
+    assert "schema_version" not in field_specs()
+    refused = "'schema_version' is the scenario file's format version, not an input"
+    assert main(["sweep", str(SEED), "--grid", "schema_version=1"]) == 3
+    assert refused in capsys.readouterr().err
+    assert main(["sweep", str(SEED), "--grid", "xyz=0.5"]) == 3
+    assert "schema_version" not in capsys.readouterr().err  # no longer listed as a field
+    args = ["sensitivity", str(SEED), "--range", "schema_version=1,1"]
+    assert main(args) == 3 and refused in capsys.readouterr().err
+    with pytest.raises(BatchInputError, match=refused):
+        ScenarioBatch.repeat(base, 2, {"schema_version": 1})

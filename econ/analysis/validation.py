@@ -97,11 +97,18 @@ def _g(value: float) -> str:
     return f"{value:g}"
 
 
+NOT_INPUTS = {"schema_version": "is the scenario file's format version, not an input"}
+"""Numeric scenario fields that no batch varies, and why (`--grid schema_version=1` ran)."""
+
+
 @cache
 def field_specs() -> dict[str, FieldSpec]:
-    """Dotted path -> FieldSpec for every numeric batch column (`econ.batch.field_kinds`)."""
+    """Dotted path -> FieldSpec for every numeric batch column (`econ.batch.field_kinds`), but
+    the fields that are not inputs (NOT_INPUTS)."""
     specs = {}
     for path, (kind, choices) in field_kinds().items():
+        if path in NOT_INPUTS:
+            continue
         info = _field_info(path)
         bounds = {}
         for item in info.metadata:
@@ -142,6 +149,11 @@ def resolve_path(path: str, what: str = "field") -> FieldSpec:
         return specs[path]
     close = difflib.get_close_matches(path, list(specs), n=3, cutoff=0.6)
     hint = f"did you mean {' or '.join(close)}? " if close else ""
+    if path in NOT_INPUTS:
+        raise BatchInputError(
+            f"{what} {shortened(path)} {NOT_INPUTS[path]}; expected a numeric input such as "
+            "utilization.share (docs/inputs.md lists the fields)"
+        )
     if _is_scenario_field(path):
         reason = "is a scenario field but not a numeric one (batches override numbers and choices)"
     else:
@@ -607,11 +619,10 @@ def check_columns(
 
     `sample_rows` rows, spread evenly over the n rows, also go through the pydantic models.
     """
-    specs = field_specs()
     where = {"source": source, "row_label": row_label, "row_offset": row_offset}
     columns = prepare_columns(base, columns)
     for path, values in columns.items():
-        check_values(specs[path], np.asarray(values), **where)
+        check_values(resolve_path(path, what="column"), np.asarray(values), **where)
     check_rules(base, columns, n, **where)
     if sample_rows and n:
         rows = np.unique(np.linspace(0, n - 1, min(sample_rows, n)).astype(int))
