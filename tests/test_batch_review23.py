@@ -129,3 +129,56 @@ def test_schema_version_is_neither_offered_nor_varied(base, capsys):
     assert main(args) == 3 and refused in capsys.readouterr().err
     with pytest.raises(BatchInputError, match=refused):
         ScenarioBatch.repeat(base, 2, {"schema_version": 1})
+
+
+# --- 7: -n 1e6, the chunk size recorded, Sobol's 2^m -------------------------------------------
+
+DIST = ["--dist", "utilization.share=uniform(0.5,0.9)"]
+
+
+def test_a_whole_number_written_as_a_float_is_refused_with_how_to_write_it(capsys):
+    assert main(["montecarlo", str(SEED), "-n", "1e6", *DIST]) == 3
+    assert "-n = '1e6': expected a whole number >= 1 (write 1000000)" in capsys.readouterr().err
+    args = ["sensitivity", str(SEED), "--method", "sobol", "-n", "1024.0", *DIST]
+    assert main(args) == 3
+    assert "expected a whole number >= 2 (write 1024)" in capsys.readouterr().err
+    for text in ("0.5", "1e400", "-1e3", "ten"):  # no whole number to suggest
+        assert main(["montecarlo", str(SEED), "-n", text, *DIST]) == 3
+        assert "(write" not in capsys.readouterr().err
+
+
+def test_the_run_records_the_chunk_size_it_used_and_the_one_asked(base, tmp_path, capsys):
+    from econ.analysis import montecarlo
+    from econ.analysis.output import read_rows_metadata
+
+    out = tmp_path / "r.csv"
+    args = ["montecarlo", str(SEED), "-n", "5000", *DIST, "--chunk-size", "100"]
+    assert main([*args, "--out", str(out), "--output", "npv_usd"]) == 0
+    assert "--chunk-size 100 is rounded up to 4,096 rows" in capsys.readouterr().err
+    metadata = read_rows_metadata(out)
+    # 5,000 rows in chunks of 100 would be 50 files; the run made 2 of whole 4,096-row blocks
+    assert (metadata["chunk_size"], metadata["chunk_size_asked"]) == (4096, 100)
+    run = montecarlo(base, {"utilization.share": "uniform(0.5,0.9)"}, 10, chunk_size=8192)
+    assert run.metadata["chunk_size"] == 8192 and "chunk_size_asked" not in run.metadata
+
+
+def test_a_sobol_run_of_other_than_2_to_the_m_points_says_so(base, capsys):
+    from econ.analysis import montecarlo, sobol
+
+    dist = {"utilization.share": "uniform(0.5,0.9)"}
+    run = montecarlo(base, dist, 1000, sampling="sobol", outputs="npv_usd")
+    assert run.notes == [
+        "sobol sampling of 1,000 scenarios, not a power of 2: Sobol points are balanced only in "
+        "runs of 2^m, such as 512 or 1,024"
+    ]
+    for n, sampling in ((1024, "sobol"), (1000, "random")):
+        assert montecarlo(base, dist, n, sampling=sampling, outputs="npv_usd").notes == []
+    assert sobol(base, dist, 96, outputs=["npv_usd"], resamples=0).run.notes == [
+        "sobol sampling of 96 base samples, not a power of 2: Sobol points are balanced only in "
+        "runs of 2^m, such as 64 or 128"
+    ]
+    args = ["montecarlo", str(SEED), "-n", "100", "--sampling", "sobol-plain", *DIST]
+    assert main([*args, "--output", "npv_usd"]) == 0
+    assert "note: sobol-plain sampling of 100 scenarios, not a power of 2" in (
+        capsys.readouterr().err
+    )

@@ -38,6 +38,7 @@ from econ.analysis.sampling import (
     check_seed,
     iman_conover,
     random_unit,
+    sobol_balance_note,
     sobol_unit,
 )
 from econ.analysis.validation import (
@@ -358,6 +359,10 @@ class MonteCarlo(Job):
 
     def input_paths(self):
         return self.plan_.paths
+
+    def notes(self):
+        note = sobol_balance_note(self.n, self.plan_.sampling)
+        return [note] if note else []
 
 
 def montecarlo(

@@ -200,6 +200,11 @@ class Job:
         """The field paths the job varies (the input columns of its rows)."""
         return ()
 
+    def notes(self) -> list[str]:
+        """What the run says of its plan before it runs (a Sobol run of other than 2^m points):
+        the first of its `notes`."""
+        return []
+
     def metadata(self, chunk_size: int) -> dict:
         plan = self.plan()
         digest = scenario_hash(self.base)
@@ -368,6 +373,12 @@ class ChunkBounds(Sequence):
         self.blocks = 0 if self.n <= 0 else max(1, self.n // self.block_size)
         self.per = max(1, -(-chunk_size // self.block_size))
         self.count = -(-self.blocks // self.per)
+
+    @property
+    def rows_per_chunk(self) -> int:
+        """Rows of every chunk but the last: the chunk size asked, rounded up to whole sampling
+        blocks (what a run records as its `chunk_size`)."""
+        return self.per * self.block_size
 
     def __len__(self) -> int:
         return self.count
@@ -629,7 +640,11 @@ def run(
         job, held = hold_job(job)
     check_size(job, keep_rows)
     bounds = chunk_bounds(job, chunk_size)
-    metadata = job.metadata(chunk_size)
+    metadata = job.metadata(bounds.rows_per_chunk)  # the chunks run, not the size asked
+    if bounds.rows_per_chunk != chunk_size:
+        metadata["chunk_size_asked"] = chunk_size
+    if job.notes():
+        metadata["notes"] = job.notes()
     # The hash `econ project` and library stamps give the base scenario, to join outputs on
     # (scenario_hash, of the TOML text of the scenario run, held loan included, names the chunks).
     from econ.provenance import scenario_sha256

@@ -110,6 +110,19 @@ def sobol_unit(seed: int, start: int, stop: int, d: int, scramble: bool = True) 
     return points
 
 
+def sobol_balance_note(n: int, sampling: str, what: str = "scenarios") -> str | None:
+    """A run's note where it draws a number of Sobol points that is not a power of 2: the
+    sequence's balance (every dyadic box of the unit cube holding its share of the points) holds
+    for the first 2^m points only, so the draws of other runs are less even than Sobol's."""
+    if not sampling.startswith("sobol") or n < 1 or n & (n - 1) == 0:
+        return None
+    below = 1 << (n.bit_length() - 1)
+    return (
+        f"{sampling} sampling of {n:,} {what}, not a power of 2: Sobol points are balanced "
+        f"only in runs of 2^m, such as {below:,} or {2 * below:,}"
+    )
+
+
 def normal_scores(n: int) -> np.ndarray:
     """Van der Waerden scores ndtri(i / (n + 1)), i = 1..n (Iman & Conover 1982, section 3)."""
     from scipy import special

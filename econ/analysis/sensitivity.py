@@ -46,6 +46,7 @@ from econ.analysis.sampling import (
     block_generator,
     check_seed,
     random_unit,
+    sobol_balance_note,
     sobol_unit,
 )
 from econ.analysis.validation import (
@@ -363,6 +364,10 @@ class SaltelliJob(Job):
 
     def input_paths(self):
         return tuple(self.dists)
+
+    def notes(self):
+        note = sobol_balance_note(self.n_base, self.sampling, "base samples")
+        return [note] if note else []
 
     def inputs(self, start, stop):
         unit = saltelli_unit(self.seed, self.n_base, len(self.dists), self.sampling, start, stop)

@@ -326,10 +326,24 @@ def _int(name: str, text: str, minimum: int = 1) -> int:
     try:
         value = int(str(text).replace("_", ""))
     except ValueError:
-        raise InputError(f"{name} = {text!r}: expected a whole number >= {minimum}") from None
+        raise InputError(
+            f"{name} = {text!r}: expected a whole number >= {minimum}" + _whole_hint(text, minimum)
+        ) from None
     if value < minimum:
         raise InputError(f"{name} = {value}: expected a whole number >= {minimum}")
     return value
+
+
+def _whole_hint(text: str, minimum: int) -> str:
+    """How to write a whole number given in a float's form ("1e6", "1000.0"), where it is one
+    the option takes."""
+    try:
+        number = float(str(text).replace("_", ""))
+    except ValueError:
+        return ""
+    if not (np.isfinite(number) and number.is_integer() and number >= minimum):
+        return ""
+    return f" (write {int(number)})"
 
 
 def _run_options(args, out_rows: bool) -> dict:
@@ -393,10 +407,12 @@ def _say_held(result) -> None:
 def _say_chunk_size(chunk_size: int | None, job) -> None:
     """A --chunk-size that is not whole sampling blocks is rounded up to them: said on stderr,
     where the run used 4,096 rows per chunk for --chunk-size 100 unsaid."""
+    from econ.analysis.runner import ChunkBounds
+
     block = job.block_size
     if chunk_size is None or chunk_size % block == 0 or job.n <= chunk_size:
         return
-    rows = -(-chunk_size // block) * block
+    rows = ChunkBounds(job.n, block, chunk_size).rows_per_chunk
     say_warnings(
         [
             f"note: --chunk-size {chunk_size:,} is rounded up to {rows:,} rows, whole sampling "
