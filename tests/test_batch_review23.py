@@ -4,6 +4,7 @@ sensitivity` found (round 23): each test fails on the code before its fix."""
 from __future__ import annotations
 
 import io
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -182,3 +183,36 @@ def test_a_sobol_run_of_other_than_2_to_the_m_points_says_so(base, capsys):
     assert "note: sobol-plain sampling of 100 scenarios, not a power of 2" in (
         capsys.readouterr().err
     )
+
+
+# --- 6: a chunk folder that cannot be created --------------------------------------------------
+
+
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs Linux's /proc")
+def test_a_chunk_folder_that_cannot_be_created_is_not_read_as_a_full_disk(base, capsys):
+    """statvfs of /proc says 0 bytes free: --chunks /proc/x was "the disk is full"."""
+    from econ.analysis import montecarlo
+    from econ.files import WriteError
+
+    args = ["montecarlo", str(SEED), "-n", "100", *DIST, "--chunks", "/proc/econ-x"]
+    assert main(args) == 3
+    err = capsys.readouterr().err
+    assert "/proc/econ-x: cannot create the folder" in err and "disk is full" not in err
+    with pytest.raises(WriteError, match="cannot create the folder"):
+        montecarlo(base, {"utilization.share": "uniform(0.5,0.9)"}, 10, store="/proc/econ-x")
+
+
+def test_the_check_of_a_new_chunk_folder_leaves_none_behind_when_the_run_is_refused(
+    base, tmp_path, monkeypatch
+):
+    import shutil
+    from collections import namedtuple
+
+    from econ.analysis import montecarlo
+    from econ.errors import InputError
+
+    usage = namedtuple("usage", "total used free")
+    monkeypatch.setattr(shutil, "disk_usage", lambda path: usage(10**6, 10**6, 1000))
+    with pytest.raises(InputError, match="more than the 1000 bytes free"):
+        montecarlo(base, {"utilization.share": "uniform(0.5,0.9)"}, 100, store=tmp_path / "ck")
+    assert list(tmp_path.iterdir()) == []

@@ -516,12 +516,20 @@ def check_space(
     chunk files of ANNOUNCE_BYTES or more are announced there, once. Where the bound of
     `chunk_files_bound` fits and says nothing, nothing is projected; otherwise the files are
     measured (`chunk_files_bytes`). Chunk files already in the folder (a run resumed) count as
-    written."""
+    written. A missing folder that cannot be created is refused as such (WriteError), before
+    the free space of a disk it would never be on is read: `/proc/x` read as a full disk."""
+    import os
     import shutil
 
-    from econ.files import size_text
+    from econ.files import make_folder, size_text
 
     folder = Path(store)
+    try:
+        missing = not os.path.lexists(folder) and folder.parent.is_dir()
+    except (OSError, ValueError):  # (the chunk store names the folder and what is wrong)
+        missing = False
+    if missing:
+        make_folder(folder).rmdir()  # made by the chunk store once the run is accepted
     try:
         where = folder if folder.is_dir() else folder.parent
         free = shutil.disk_usage(where).free
