@@ -216,3 +216,77 @@ def test_the_check_of_a_new_chunk_folder_leaves_none_behind_when_the_run_is_refu
     with pytest.raises(InputError, match="more than the 1000 bytes free"):
         montecarlo(base, {"utilization.share": "uniform(0.5,0.9)"}, 100, store=tmp_path / "ck")
     assert list(tmp_path.iterdir()) == []
+
+
+# --- 1: --out never deletes what econ did not write ---------------------------------------------
+
+COMMANDS = {
+    "sweep": ["sweep", str(SEED), "--grid", "utilization.share=0.5,0.6"],
+    "montecarlo": ["montecarlo", str(SEED), "-n", "100", *DIST, "--output", "npv_usd"],
+    "sensitivity": ["sensitivity", str(SEED), "--vary", "utilization.share", "--output", "npv_usd"],
+}
+
+
+def _user_folder(folder: Path) -> None:
+    (folder / "sub").mkdir(parents=True)
+    (folder / "notes.txt").write_text("important")
+    (folder / "sub" / "data.csv").write_text("a,b\n")
+
+
+def _tree(folder: Path) -> list[str]:
+    return sorted(str(p.relative_to(folder)) for p in folder.rglob("*"))
+
+
+@pytest.mark.parametrize("command", list(COMMANDS))
+def test_out_refuses_a_chunk_folder_of_the_users_files_and_keeps_them(command, tmp_path, capsys):
+    """--out r.parquet ran in r.parquet.chunks and then removed it with everything in it (exit
+    0): a user's notes.txt and sub/ were gone."""
+    out, folder = tmp_path / "r.parquet", tmp_path / "r.parquet.chunks"
+    _user_folder(folder)
+    for force in ([], ["--force"]):
+        assert main([*COMMANDS[command], "--out", str(out), *force]) == 3
+        err = capsys.readouterr().err
+        assert (
+            f"{folder}, a folder that exists and holds files econ did not write (notes.txt, sub)"
+            in err
+            and "--chunks DIR" in err
+        )
+        assert _tree(folder) == ["notes.txt", "sub", "sub/data.csv"] and not out.exists()
+
+
+def test_out_removes_only_what_the_run_wrote_in_its_chunk_folder(tmp_path, capsys):
+    args, out = COMMANDS["montecarlo"], tmp_path / "r.parquet"
+    folder = tmp_path / "r.parquet.chunks"
+    # a folder econ makes is removed with its files
+    assert main([*args, "--out", str(out)]) == 0
+    assert out.exists() and not folder.exists()
+    # an empty folder made by someone else is used, and left (empty) as it was
+    out.unlink()
+    folder.mkdir()
+    assert main([*args, "--out", str(out)]) == 0
+    assert out.exists() and folder.is_dir() and _tree(folder) == []
+    # a run's chunk folder (kept by --chunks here, as a stopped run keeps it) with a user's file
+    # put beside its chunk files: the rerun resumes from it and removes its files, not the user's
+    out.unlink()
+    folder.rmdir()
+    assert main([*args, "--chunks", str(folder)]) == 0
+    (folder / "notes.txt").write_text("important")
+    capsys.readouterr()
+    assert main([*args, "--out", str(out)]) == 0
+    assert "resumed: reused 1 finished chunk of 1" in capsys.readouterr().err
+    assert out.exists() and _tree(folder) == ["notes.txt"]
+
+
+def test_discard_leaves_the_files_of_others(tmp_path):
+    from econ.analysis.chunks import ChunkStore
+
+    store = ChunkStore(tmp_path / "ck", {"fingerprint": "a"})
+    for index in range(3):
+        store.write(index, index, index + 1, {"x": np.zeros(1)}, {})
+    (tmp_path / "ck" / "mine.txt").write_text("kept")
+    store.discard(2)  # a run of two chunks: chunk 2 is not its own
+    assert _tree(tmp_path / "ck") == ["chunk-000002.parquet", "mine.txt"]
+    made = ChunkStore(tmp_path / "new", {"fingerprint": "b"})
+    made.write(0, 0, 1, {"x": np.zeros(1)}, {})
+    made.discard(1)
+    assert not (tmp_path / "new").exists()

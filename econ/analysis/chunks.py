@@ -10,6 +10,7 @@ the caller asks to start over.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import os
@@ -104,10 +105,12 @@ class ChunkStore:
             raise ChunkStoreError(
                 f"{self.directory}: folder {self.directory.parent} does not exist"
             )
+        made = not self.directory.exists()
         make_folder(self.directory)
         # Chunk files are written without a scan of the folder each; a killed run's are removed here.
         remove_stale_temporaries(self.directory, r"chunk-[0-9]{6}\.parquet", time.time())
         manifest = self.directory / MANIFEST
+        previous = {}
         if manifest.exists():
             try:
                 previous = json.loads(manifest.read_text())
@@ -136,6 +139,22 @@ class ChunkStore:
                 )
             self.clear()
         atomic_write(manifest, json.dumps(self.metadata, indent=2, default=str), overwrite=True)
+        # econ made the folder, for this run or for an earlier one whose manifest it held
+        self.made = made or "fingerprint" in previous
+
+    def discard(self, count: int) -> None:
+        """Delete what the run wrote: its chunk files (indices below `count`) and its manifest,
+        then the folder where econ made it (`made`) and nothing else is left in it. Never a
+        file econ did not write: `econ montecarlo --out r.parquet` removed r.parquet.chunks with
+        everything in it, a user's files too. A file that cannot be removed is left."""
+        for index in self.indices(count):
+            with contextlib.suppress(OSError):
+                self.path(index).unlink()
+        with contextlib.suppress(OSError):
+            (self.directory / MANIFEST).unlink()
+        if self.made:
+            with contextlib.suppress(OSError):  # not empty: files that are not the run's
+                self.directory.rmdir()
 
     def path(self, index: int) -> Path:
         return self.directory / f"chunk-{index:06d}.parquet"

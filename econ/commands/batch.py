@@ -377,13 +377,32 @@ def _run_options(args, out_rows: bool) -> dict:
 def _check_chunk_folder(out: str, store: str) -> None:
     """Refuse an --out whose chunk folder (FILE.chunks, which the user did not name) cannot be
     created beside it, naming the output: created and removed again, so a run refused later
-    leaves no empty folder behind."""
+    leaves no empty folder behind. An existing FILE.chunks is taken only where it is econ's (its
+    manifest, which the chunk store checks against the run), or empty: a folder of other files
+    is refused, since econ removes the chunk folder of --out after the run."""
     import os
 
+    from econ.analysis.chunks import MANIFEST
     from econ.files import reason
 
+    if os.path.isdir(store):
+        try:
+            names = sorted(os.listdir(store))
+        except OSError:
+            return  # the chunk store names what is wrong with it
+        if MANIFEST in names or all(_is_chunk_file(name) for name in names):
+            return  # a run to resume, or chunk files the chunk store refuses without --force
+        from econ.text import listed
+
+        others = [name for name in names if not _is_chunk_file(name)]
+        raise InputError(
+            f"{out}: its chunk files would go to {store}, a folder that exists and holds files "
+            f"econ did not write ({listed(others, 5)}); expected no such folder, an empty one "
+            "or one of econ's (it removes its chunk files after the run): move it away, or keep "
+            "the chunk files in a folder of your choice with --chunks DIR"
+        )
     if os.path.lexists(store):
-        return  # a folder to resume from, or something the chunk store names and refuses
+        return  # something the chunk store names and refuses
     try:
         os.mkdir(store)
     except OSError as exc:
@@ -393,6 +412,10 @@ def _check_chunk_folder(out: str, store: str) -> None:
             "--out, or keep the chunk files elsewhere with --chunks DIR"
         ) from None
     os.rmdir(store)
+
+
+def _is_chunk_file(name: str) -> bool:
+    return name.startswith("chunk-") and name.endswith(".parquet")
 
 
 def _say_held(result) -> None:
@@ -494,10 +517,12 @@ def _finish_out(args, result, store_given: bool) -> None:
             + ("" if store_given else f", or delete {folder}")
         ) from None
     if result.store is not None and not store_given:
-        import shutil
+        result.store.discard(result.chunks)  # what the run wrote there, nothing else
+    _say_wrote(written)
 
-        shutil.rmtree(result.store.directory, ignore_errors=True)
-    print("wrote " + ", ".join(str(p) for p in written), file=sys.stderr)
+
+def _say_wrote(paths) -> None:
+    print("wrote " + ", ".join(str(p) for p in paths), file=sys.stderr)
 
 
 def _cmd_sweep(args) -> int:
