@@ -290,3 +290,19 @@ def test_discard_leaves_the_files_of_others(tmp_path):
     made.write(0, 0, 1, {"x": np.zeros(1)}, {})
     made.discard(1)
     assert not (tmp_path / "new").exists()
+
+
+# --- 4: --report's files are announced ----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("command", "chart"),
+    [("sweep", "histogram"), ("montecarlo", "histogram"), ("sensitivity", "tornado")],
+)
+def test_report_files_are_announced_as_out_files_are(command, chart, tmp_path, capsys):
+    prefix, out = tmp_path / "rep", tmp_path / "r.csv"
+    assert main([*COMMANDS[command], "--report", str(prefix), "--out", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert f"wrote {out}, {tmp_path / 'r.meta.json'}\n" in err
+    assert f"wrote {prefix}.md, {prefix}-{chart}.png\n" in err
+    assert Path(f"{prefix}.md").exists() and Path(f"{prefix}-{chart}.png").exists()

@@ -554,7 +554,9 @@ def _cmd_sweep(args) -> int:
         from econ.analysis.report import sweep_report
 
         key = ["name", *inputs, "npv_usd", "lcot_usd_per_mtok", "irr_project_annual"]
-        sweep_report(rows, result.metadata, args.report, overwrite=args.force, columns=key)
+        _say_wrote(
+            sweep_report(rows, result.metadata, args.report, overwrite=args.force, columns=key)
+        )
     if args.format == "json":
         print(strict_json.dumps(sweep_json(result, inputs), indent=2))
     elif args.format == "csv":
@@ -660,7 +662,7 @@ def _cmd_montecarlo(args) -> int:
     if args.report:
         from econ.analysis.report import montecarlo_report
 
-        montecarlo_report(summary, result.metadata, args.report, overwrite=args.force)
+        _say_wrote(montecarlo_report(summary, result.metadata, args.report, overwrite=args.force))
     from econ.analysis.report import summary_frame
 
     frame = summary_frame(summary)
@@ -770,7 +772,7 @@ def _cmd_sensitivity(args) -> int:
     if args.report:
         from econ.analysis.report import sensitivity_report
 
-        sensitivity_report(result, args.report, overwrite=args.force)
+        _say_wrote(sensitivity_report(result, args.report, overwrite=args.force))
     table = result.table
     n_base = result.run.job.n_base if args.method == "sobol" else None
     if args.format == "json":
