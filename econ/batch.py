@@ -22,6 +22,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 from pydantic import BaseModel
 
+from econ import memory
 from econ.errors import InputError
 from econ.financing import balance_schedule_table
 from econ.scenario.depreciation_models import (
@@ -326,6 +327,7 @@ class ScenarioBatch:
                     "value for all"
                 )
         refuse_series_compiled(scenario, columns)
+        one = check_repeat_size(scenario, n)  # before any array of n rows is made
         if RESALE_BAND_PATH in columns and not scenario.market.has_resale:
             raise InputError(
                 f"{RESALE_BAND_PATH} is varied but scenario '{scenario.name}' gives no resale "
@@ -344,7 +346,6 @@ class ScenarioBatch:
         )
         if validate:
             check_columns(scenario, columns, n)
-        one = cls.from_scenarios(scenario)
         per = one.rows
         cols = {path: np.tile(values, n) for path, values in one.columns.items()}
         series_contract = one.extras.get("market.series_contract_usd_per_gpu_hour")
@@ -407,6 +408,43 @@ class ScenarioBatch:
                 for t in one.stack
             ),
         )
+
+
+REPEAT_ADVICE = (
+    "build it in parts (a repeat of each slice of the columns, projected with monthly=False "
+    "and joined), or run it with econ.analysis (sweep, montecarlo), which runs in chunks"
+)
+"""What to do instead of a `repeat` batch too large to hold."""
+
+
+def check_repeat_size(
+    scenario: Scenario, n: int, subject: str = "a batch", advice: str = REPEAT_ADVICE
+) -> ScenarioBatch:
+    """Refuse a `ScenarioBatch.repeat` of n scenarios whose arrays would take more than
+    econ.memory.MAX_BATCH_BYTES, before they are made (`econ.memory.check_batch_memory`: 10^9
+    scenarios grew to 22 GB and were killed with no message); returns the scenario as a batch
+    of one, whose arrays are measured (`repeat` builds on it).
+
+    Per scenario: every array of its rows (columns, extras, throughput steps, the capital
+    stack's, row bookkeeping) and its name `NAME#i`, a Python string.
+    """
+    one = ScenarioBatch.from_scenarios(scenario)
+    arrays = [
+        *one.columns.values(),
+        *one.extras.values(),
+        one.step_months,
+        one.step_gains,
+        one.horizon_months,
+        one.start_dates,
+        one.row_scenario,
+        one.row_names,
+        *(v for tranche in one.stack for v in tranche.values() if isinstance(v, np.ndarray)),
+    ]
+    per_scenario = sum(a.nbytes for a in arrays) + 8 * (1 + one.rows)  # + name, row warnings
+    per_scenario += sys.getsizeof(f"{scenario.name}#{n}")
+    subject = f"{subject} of {n:,} scenarios of '{scenario.name}' ({per_scenario:,} bytes each)"
+    memory.check_batch_memory(subject, n, per_scenario, "scenarios", advice)
+    return one
 
 
 METHOD_INPUT_PATHS = tuple(

@@ -1,4 +1,4 @@
-"""Process memory settings for large batches.
+"""Process memory settings and limits for large batches.
 
 A projection chunk allocates and frees a few hundred (4096, 73) float arrays of 2.4 MB each. By
 default glibc maps each such array fresh from the kernel (its mmap threshold starts at 128 kB
@@ -17,6 +17,8 @@ import ctypes
 import ctypes.util
 import os
 
+from econ.errors import InputError
+
 MMAP_THRESHOLD_BYTES = 32 << 20
 """Blocks below this come from the heap (glibc's largest allowed value on 64-bit)."""
 TRIM_THRESHOLD_BYTES = 512 << 20
@@ -27,6 +29,26 @@ ENV_SWITCH = "ECON_KEEP_FREED_MEMORY"
 _M_TRIM_THRESHOLD = -1  # glibc's mallopt parameter numbers (malloc.h)
 _M_MMAP_THRESHOLD = -3
 _done: bool | None = None
+
+
+MAX_BATCH_BYTES = 2_000_000_000
+"""Most memory [bytes] a batch held whole may take: the rows a run keeps in memory
+(econ.analysis.runner.check_size: about 1.3 million sweep rows) and a `ScenarioBatch.repeat`
+batch (about 1.3 million scenarios of one row each). Larger runs go in chunks."""
+
+
+def check_batch_memory(subject: str, n: int, item_bytes: float, items: str, advice: str) -> None:
+    """Refuse, before anything is allocated, n items of `item_bytes` each beyond
+    MAX_BATCH_BYTES: InputError "{subject} would take about 15.4 GB in memory; expected at most
+    2 GB (about 129,870 such {items}): {advice}" (a 10^9-scenario batch grew to 22 GB and was
+    killed by the kernel's out-of-memory killer, with no message)."""
+    size = n * item_bytes
+    if size > MAX_BATCH_BYTES:
+        most = int(MAX_BATCH_BYTES // item_bytes)
+        raise InputError(
+            f"{subject} would take about {size / 1e9:,.1f} GB in memory; expected at most "
+            f"{MAX_BATCH_BYTES / 1e9:g} GB (about {most:,} such {items}): {advice}"
+        )
 
 
 def physical_bytes() -> int | None:

@@ -306,3 +306,58 @@ def test_report_files_are_announced_as_out_files_are(command, chart, tmp_path, c
     assert f"wrote {out}, {tmp_path / 'r.meta.json'}\n" in err
     assert f"wrote {prefix}.md, {prefix}-{chart}.png\n" in err
     assert Path(f"{prefix}.md").exists() and Path(f"{prefix}-{chart}.png").exists()
+
+
+# --- 3: ScenarioBatch.repeat's memory ------------------------------------------------------------
+
+
+def _allocating(*args, **kwargs):
+    raise AssertionError("the batch's arrays were being made")
+
+
+def test_repeat_refuses_a_batch_beyond_its_memory_before_making_it(base, monkeypatch):
+    """ScenarioBatch.repeat(base, 10**9, ...) grew to 22 GB and was killed by the kernel."""
+    import tracemalloc
+
+    from econ.analysis import validation
+    from econ.batch import ScenarioBatch, check_repeat_size
+    from econ.errors import InputError
+    from econ.memory import MAX_BATCH_BYTES
+
+    # the columns are prepared first thing after the checks: the refusal comes before
+    monkeypatch.setattr(validation, "prepare_columns", _allocating)
+    tracemalloc.start()
+    try:
+        with pytest.raises(InputError) as refused:
+            ScenarioBatch.repeat(base, 10**9, {"utilization.share": 0.5})
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 5_000_000
+    message = str(refused.value)
+    assert message.startswith(f"a batch of 1,000,000,000 scenarios of '{base.name}' (")
+    assert "GB in memory; expected at most 2 GB (about " in message
+    assert "run it with econ.analysis (sweep, montecarlo), which runs in chunks" in message
+    # the bytes per scenario are those of a batch built: 1,000 scenarios of the seed
+    monkeypatch.undo()
+    tracemalloc.start()
+    try:
+        batch = ScenarioBatch.repeat(base, 1000, {"utilization.share": 0.5})
+        held = tracemalloc.get_traced_memory()[0]
+    finally:
+        tracemalloc.stop()
+    per = int(message.split("' (")[1].split(" bytes each")[0].replace(",", ""))
+    assert batch.n == 1000 and per == pytest.approx(held / 1000, rel=0.1)
+    assert "such scenarios): " in message and f"{MAX_BATCH_BYTES // per:,}" in message
+    check_repeat_size(base, MAX_BATCH_BYTES // per)  # a batch at the limit is taken
+
+
+def test_a_chunk_too_large_to_hold_is_refused_before_the_run(monkeypatch, capsys):
+    from econ.analysis import runner
+
+    monkeypatch.setattr(runner, "run_chunk", _allocating)
+    args = ["montecarlo", str(SEED), "-n", "3000000", *DIST, "--chunk-size", "2000000"]
+    assert main(args) == 3
+    err = capsys.readouterr().err
+    assert "error: a chunk of 2,002,944 scenarios of 'deepseek-r1-gb200-nvl72' (" in err
+    assert "expected at most 2 GB" in err and "give a smaller chunk size (--chunk-size" in err

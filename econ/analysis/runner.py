@@ -25,11 +25,12 @@ from econ.analysis.chunks import ChunkStore
 from econ.analysis.executors import Executor, ExecutorError, SerialExecutor
 from econ.analysis.stats import REPR_OUTPUTS, RunSummary, SummaryAccumulator, summarize_chunk
 from econ.analysis.validation import field_specs
-from econ.batch import ScenarioBatch, check_scenario
+from econ.batch import ScenarioBatch, check_repeat_size, check_scenario
 from econ.engine import COMPONENTS, project
 from econ.errors import InputError
 from econ.files import WriteError
 from econ.labels import counted
+from econ.memory import MAX_BATCH_BYTES, check_batch_memory
 from econ.provenance import CREATED_FIELD, creation_time
 from econ.scenario.io import OVERRIDDEN, dumps
 from econ.scenario.models import Scenario
@@ -40,9 +41,10 @@ EXACT_LIMIT = 1_000_000
 """Largest run whose quantiles are exact (all values kept); above it a sketch is used."""
 MAX_SCENARIOS = 10_000_000_000
 """Most scenarios one run takes (10^10: some 70 hours on one core, docs/batch.md "Limits")."""
-MAX_ROW_BYTES = 2_000_000_000
+MAX_ROW_BYTES = MAX_BATCH_BYTES
 """Most memory [bytes] the rows of a run that keeps them in memory may take (about 1.3 million
-sweep rows): larger runs write their rows to a file chunk by chunk instead."""
+sweep rows; econ.memory.MAX_BATCH_BYTES): larger runs write their rows to a file chunk by chunk
+instead."""
 SCENARIOS_PER_S_PER_CORE = 40_000
 """Throughput of one core [scenarios/s] (benchmarks/bench_batch.py), for the time a refused
 run would have taken."""
@@ -424,14 +426,8 @@ def check_size(job: Job, keep_rows: bool) -> None:
             f"{took} on one core): run fewer scenarios, or split the run"
         )
     if keep_rows:
-        size = n * row_bytes(job)
-        if size > MAX_ROW_BYTES:
-            most = MAX_ROW_BYTES // row_bytes(job)
-            raise InputError(
-                f"{_what(job)} has {n:,} scenarios, whose rows would take about "
-                f"{size / 1e9:,.1f} GB in memory; expected at most {MAX_ROW_BYTES / 1e9:g} GB "
-                f"(about {most:,} such rows): {_advice(job)}"
-            )
+        subject = f"{_what(job)} has {n:,} scenarios, whose rows"
+        check_batch_memory(subject, n, row_bytes(job), "rows", _advice(job))
 
 
 def _what(job: Job) -> str:
@@ -648,6 +644,14 @@ def run(
         job, held = hold_job(job)
     check_size(job, keep_rows)
     bounds = chunk_bounds(job, chunk_size)
+    # each chunk is one ScenarioBatch.repeat, refused there beyond its memory: here, not mid-run
+    check_repeat_size(
+        job.base,
+        min(job.n, bounds.rows_per_chunk),
+        "a chunk",
+        f"give a smaller chunk size (--chunk-size; chunk_size= from Python; the default is "
+        f"{DEFAULT_CHUNK_SIZE:,})",
+    )
     metadata = job.metadata(bounds.rows_per_chunk)  # the chunks run, not the size asked
     if bounds.rows_per_chunk != chunk_size:
         metadata["chunk_size_asked"] = chunk_size
