@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 BOUND_WORDS = {"ge": "at least", "gt": "above", "le": "at most", "lt": "below"}
+PAST_WORDS = {"ge": "below", "gt": "not above", "le": "above", "lt": "not below"}
+"""How a value past each bound is said: 0 is below a bound `ge` 1, 0 is not above one `gt` 0."""
 _BOUND_TESTS = {
     "ge": lambda x, b: x >= b,
     "gt": lambda x, b: x > b,
@@ -28,6 +30,32 @@ def bound_text(bound: float) -> str:
     if float(bound).is_integer() and abs(bound) < 1e15:
         return f"{int(bound):,}" if abs(bound) >= 100_000 else f"{int(bound)}"
     return f"{bound:g}"
+
+
+def number_text(value: float) -> str:
+    """A value a message names: whole numbers as `bound_text` writes them (100,000,001; 1e+20),
+    others in full (1.0000001, not 1: the value given, not a rounding of it)."""
+    return bound_text(value) if float(value).is_integer() else repr(float(value))
+
+
+def past_bound(value: str, bound: str, limit: str) -> str:
+    """A value past a bound, as every message of econ says it: "0 months is below 1 month", "2 is
+    above 1"; `value` and `limit` as written, `bound` one of ge, gt, le, lt."""
+    return f"{value} is {PAST_WORDS[bound]} {limit}"
+
+
+def expected_within(
+    bounds: dict[str, float], what: str = "a number", unit: str = "", whole: bool = False
+) -> str:
+    """What a number within `bounds` is expected to be, as options and scenario fields say it:
+    "a rate from 0 to 1 [1/year]", "a whole number from 1 to 600 [months]"; `what` names the
+    number ("a number" becomes "a whole number" when `whole`) and `unit` follows as written
+    (" [USD]", " (1 = 100%)"); "a finite number" without bounds."""
+    if not bounds:
+        return "a finite number" + unit
+    if whole:
+        what = what.replace("a number", "a whole number", 1)
+    return f"{what} {bounds_words(bounds, bound_text)}{unit}"
 
 
 def bounds_words(bounds: dict[str, float], number: Callable[[float], str] = "{:g}".format) -> str:

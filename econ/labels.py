@@ -434,6 +434,35 @@ the memo read them here."""
 _PER_S_PER_GPU = re.compile(r"\b([Tt])okens per s per GPU\b")
 
 
+_BRACKETED = re.compile(r"\[([^\[\]]+)\]")
+
+
+def description_unit(description: str | None) -> str:
+    """The unit a scenario field's description ends with in brackets ("Loan term ... [months]":
+    "months"), "" where it gives none; the app's labels and econ's messages read it here."""
+    found = _BRACKETED.findall(description or "")
+    return found[-1].strip() if found else ""
+
+
+def stored_number(name: str, unit: str, whole: bool = False) -> tuple[str, str]:
+    """How a message names the number a scenario field stores, and its unit, as its file and
+    `--set` take it (not as the app shows it): ("a fraction", " (1 = 100%)") for a fraction,
+    ("a yearly rate", " (1 = 100% a year)") for a fraction a year, ("a number", " [months]")
+    otherwise ("" for a number with no unit); `field_unit` decides which fields are fractions.
+
+    Parameters
+    ----------
+    name : str  the field's name (`share`, `debt_rate_annual`)
+    unit : str  the unit its description ends with (`description_unit`)
+    whole : bool  whether the field takes whole numbers only
+    """
+    shown, scale = field_unit(name, "int" if whole else "float", unit)
+    if scale == 100:
+        yearly = shown.endswith("/year")
+        return ("a yearly rate", " (1 = 100% a year)") if yearly else ("a fraction", " (1 = 100%)")
+    return "a number", f" [{shown}]" if shown else ""
+
+
 def field_unit(name: str, kind: str, unit: str) -> tuple[str, float]:
     """The unit a scenario field's label shows and the factor from its stored value to the shown
     one: a fraction as a percentage ("%", "%/year": 100), "1" as none.

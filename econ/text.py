@@ -216,6 +216,37 @@ def listed(items: Iterable[Any], limit: int = LISTED_LIMIT) -> str:
     return f"{shown} ... and {more:,} more" if more > 0 else shown
 
 
+CLOSE_RATIO = 0.6
+"""How alike (difflib's ratio, 0 to 1) a valid name must be to one misspelt to be suggested:
+difflib.get_close_matches' own cutoff."""
+CLOSEST_MARGIN = 0.1
+"""How far below the closest name another may rate and still be suggested with it: a slip of a
+letter (utilization.shar) rates its field 0.97 and the section's other fields, which share the
+prefix, 0.7 or less; they are not suggested."""
+CLOSE_LENGTH = 200
+"""Characters of a misspelt name compared at most (difflib takes time quadratic in them)."""
+
+
+def closest_names(name: str, valid: Iterable[str], n: int = 3) -> list[str]:
+    """The names in `valid` clearly close to a misspelt `name`, closest first, at most `n`: those
+    rated at least CLOSE_RATIO and within CLOSEST_MARGIN of the closest; none where no name is
+    close, or where `name` is longer than CLOSE_LENGTH characters."""
+    import difflib
+
+    if len(name) > CLOSE_LENGTH:
+        return []
+    rated = [(difflib.SequenceMatcher(None, name, v).ratio(), v) for v in dict.fromkeys(valid)]
+    rated = sorted((r for r in rated if r[0] >= CLOSE_RATIO), key=lambda r: -r[0])
+    return [v for ratio, v in rated[:n] if ratio >= rated[0][0] - CLOSEST_MARGIN]
+
+
+def did_you_mean(name: str, valid: Iterable[str]) -> str:
+    """The hint "did you mean 'gpu_count'? " (or two, three names joined by "or") for the
+    `closest_names` to `name`; "" where none is close."""
+    close = closest_names(name, valid)
+    return f"did you mean {' or '.join(repr(c) for c in close)}? " if close else ""
+
+
 __all__ = [
     "BIDI_CONTROLS",
     "FORMULA_PREFIXES",
@@ -226,8 +257,10 @@ __all__ = [
     "TERMINAL_CONTROLS",
     "WORD_JOINER",
     "clipped",
+    "closest_names",
     "control_character",
     "control_kind",
+    "did_you_mean",
     "listed",
     "looks_like_formula",
     "markdown_text",

@@ -619,7 +619,8 @@ def test_summary_json_is_plain_json():
         ),
         ({"fleet.gpu_count": "uniform(4, 12)"}, "takes whole numbers"),
         ({"financing.debt_rate_quote": "discrete(nominal, fixed)"}, "'fixed' is not a choice"),
-        ({"utilization.shar": "uniform(0, 1)"}, "did you mean utilization.share"),
+        # the closest field alone, not every field of the section (econ.text.closest_names)
+        ({"utilization.shar": "uniform(0, 1)"}, r"did you mean utilization.share\? expected"),
         ({"name": "uniform(0, 1)"}, "not a numeric one"),
         ({"capex.gpu_price_usd": "uniform(-5, 10)"}, "expected a number > 0"),
     ],

@@ -20,7 +20,6 @@ Every error names the field path, the row and the value, and what was expected.
 
 from __future__ import annotations
 
-import difflib
 import math
 import types
 import typing
@@ -36,6 +35,7 @@ from econ.errors import InputError
 from econ.scenario.errors import shortened
 from econ.scenario.models import Scenario
 from econ.scenario.section import NONE_WORD
+from econ.text import closest_names
 
 PRICE_PATHS = ("capex.gpu_price_usd", "capex.system_price_usd")
 """Alternative capex prices: a batch that overrides one of them clears the other."""
@@ -147,7 +147,7 @@ def resolve_path(path: str, what: str = "field") -> FieldSpec:
     specs = field_specs()
     if path in specs:
         return specs[path]
-    close = difflib.get_close_matches(path, list(specs), n=3, cutoff=0.6)
+    close = closest_names(path, specs)  # utilization.share for utilization.shar, not its siblings
     hint = f"did you mean {' or '.join(close)}? " if close else ""
     if path in NOT_INPUTS:
         raise BatchInputError(

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from types import ModuleType
 
-from econ.bounds import BOUND_WORDS, bound_text, bounds_words, within_bounds
+from econ.bounds import BOUND_WORDS, expected_within, within_bounds
 from econ.errors import InputError
 
 EXAMPLES_HEADING = "examples:"
@@ -277,11 +277,7 @@ class Number:
     def expected(self) -> str:
         if self._expected:
             return self._expected
-        bounds = self.bounds()
-        words = f"{self.what} {bounds_words(bounds, bound_text)}" if bounds else "a finite number"
-        if self.kind is int:
-            words = words.replace("a number", "a whole number", 1)
-        return words + self.unit
+        return expected_within(self.bounds(), self.what, self.unit, whole=self.kind is int)
 
     def __call__(self, text: str):
         value = self.kind(text)  # not a number: argparse's usage error

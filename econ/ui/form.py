@@ -29,7 +29,8 @@ import tomli_w
 from pydantic import BaseModel
 from pydantic_core import PydanticUndefined
 
-from econ.labels import FIELD_LABELS, field_label, field_unit, input_label
+from econ.bounds import BOUND_WORDS, past_bound
+from econ.labels import FIELD_LABELS, description_unit, field_label, field_unit, input_label
 from econ.scenario.errors import QUOTED_LIMIT, BoundError, shortened
 from econ.scenario.io import cited_change
 from econ.ui import state
@@ -39,7 +40,6 @@ SCALAR_KINDS = ("float", "int", "bool", "choice", "text", "date")
 HIDDEN = ("schema_version",)
 """Fields the editor does not show (the file format version is not an input)."""
 
-_UNIT = re.compile(r"\[([^\[\]]+)\]")
 _GROUP_SPLIT = re.compile(r",\s*|\s+or\s+|\s+and\s+")
 
 
@@ -123,8 +123,7 @@ def _kind(annotation) -> tuple[str, tuple, Any]:
 def unit_and_scale(name: str, kind: str, description: str) -> tuple[str, float]:
     """Unit shown in the label, and the factor from stored to shown value (fractions as %): the
     description's last bracketed unit as econ.labels.field_unit shows it."""
-    found = _UNIT.findall(description)
-    return field_unit(name, kind, found[-1].strip() if found else "")
+    return field_unit(name, kind, description_unit(description))
 
 
 def _groups(fields: list[FieldInfo]) -> list[FieldInfo]:
@@ -243,12 +242,6 @@ _BOUNDS = {
     "greater_than": "gt",
 }
 """pydantic's bound errors -> the bound's key in their context."""
-_BOUND_WORDS = {
-    "le": ("above", "at most"),
-    "lt": ("not below", "below"),
-    "ge": ("below", "at least"),
-    "gt": ("not above", "above"),
-}
 
 
 def unit_message(path: str, error: Mapping) -> str | None:
@@ -269,14 +262,14 @@ def unit_message(path: str, error: Mapping) -> str | None:
     else:
         key = _BOUNDS.get(str(error.get("type")), "")
         bound = context.get(key)
-    if key not in _BOUND_WORDS or not _is_number(bound):
+    if key not in BOUND_WORDS or not _is_number(bound):
         return None
-    is_past, expected = _BOUND_WORDS[key]
     value, limit = _shown(to_widget(f, error["input"])), _shown(to_widget(f, bound))
     value, limit = _with_unit(value, f.unit), _with_unit(limit, f.unit)
+    past, expected = past_bound(value, key, limit), f"{BOUND_WORDS[key]} {limit}"
     if reason:
-        return f"{value} is {is_past} {limit} ({reason}); expected {expected} {limit}"
-    return f"{value} is {is_past} {limit} (expected {expected} {limit})"
+        return f"{past} ({reason}); expected {expected}"
+    return f"{past} (expected {expected})"
 
 
 def _with_unit(number: str, unit: str) -> str:
