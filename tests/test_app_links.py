@@ -383,8 +383,7 @@ def test_a_long_quoted_value_reaches_the_message_patterns_cut(monkeypatch):
     "message",
     [
         "unknown depreciation method 'macrs'; valid methods: straight_line, economic",
-        "tranche 'senior': give exactly one of amount_usd and share_of_capex, got "
-        "amount_usd=None, share_of_capex=None",
+        "tranche 'senior': give exactly one of amount_usd and share_of_capex; neither is given",
         "the scenario's name isn't 'x'",
         'hardware "it\'s" is not in the catalog',
         "a path ending in 'C:\\\\' and an unclosed ' quote",
@@ -393,6 +392,22 @@ def test_a_long_quoted_value_reaches_the_message_patterns_cut(monkeypatch):
 )
 def test_quoted_values_shortened_leaves_ordinary_messages_alone(message):
     assert form.quoted_values_shortened(message) == message
+
+
+def test_exactly_one_of_two_fields_is_said_by_the_form_s_labels():
+    """The section's words (econ.scenario.section.exactly_one) in the form's: its labels, and
+    the values in the form's units."""
+    from econ.scenario.section import exactly_one
+
+    both = exactly_one({"gpu_price_usd": 40_000.0, "system_price_usd": 3_100_000.0})
+    neither = exactly_one({"gpu_price_usd": None, "system_price_usd": None})
+    labels = "“Capex › GPU price [USD/GPU]” and “Capex › System price [USD]”"
+    assert form.app_message("capex", both) == (
+        f"{labels} are both given (40,000 USD/GPU and 3,100,000 USD); give exactly one: clear "
+        "one of them"
+    )
+    said = form.app_message("capex", neither)
+    assert said == f"{labels} are both empty; give exactly one of them"
 
 
 def test_quoted_values_shortened_cuts_each_long_value_as_scenario_errors_do():

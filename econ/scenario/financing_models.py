@@ -25,7 +25,7 @@ from pydantic import (
     model_validator,
 )
 
-from econ.scenario.section import Section
+from econ.scenario.section import Section, exactly_one
 
 MAX_MONTHS = 600
 
@@ -153,10 +153,8 @@ class _Tranche(Section):
     @model_validator(mode="after")
     def _one_amount(self):
         if self._amount_required() and (self.amount_usd is None) == (self.share_of_capex is None):
-            raise ValueError(
-                f"tranche '{self.name}': give exactly one of amount_usd and share_of_capex, got "
-                f"amount_usd={self.amount_usd}, share_of_capex={self.share_of_capex}"
-            )
+            amounts = {"amount_usd": self.amount_usd, "share_of_capex": self.share_of_capex}
+            raise ValueError(f"tranche '{self.name}': {exactly_one(amounts)}")
         return self
 
     def _amount_required(self) -> bool:

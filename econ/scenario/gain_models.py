@@ -28,6 +28,7 @@ from pydantic import Field, field_validator, model_validator
 
 from econ.scenario.errors import BoundError
 from econ.scenario.section import Section as _Section
+from econ.scenario.section import exactly_one
 
 TRAJECTORIES = ("compound", "logistic", "table")
 """Trajectory choices; their order is the integer code in a ScenarioBatch column (as in
@@ -100,9 +101,7 @@ class TrajectoryPoint(_Section):
     @model_validator(mode="after")
     def _month_or_date(self) -> TrajectoryPoint:
         if (self.month is None) == (self.date is None):
-            raise ValueError(
-                f"give exactly one of month and date, got month={self.month}, date={self.date}"
-            )
+            raise ValueError(exactly_one({"month": self.month, "date": self.date}))
         return self
 
 
@@ -139,12 +138,9 @@ class MeasuredThroughput(_Section):
 
     @model_validator(mode="after")
     def _one_source(self) -> MeasuredThroughput:
-        given = [name for name in ("curve", "catalog_id", "catalog_query") if getattr(self, name)]
-        if len(given) != 1:
-            raise ValueError(
-                "give exactly one of curve, catalog_id and catalog_query, got "
-                + (", ".join(given) if given else "none")
-            )
+        given = {n: getattr(self, n) or None for n in ("curve", "catalog_id", "catalog_query")}
+        if sum(value is not None for value in given.values()) != 1:
+            raise ValueError(exactly_one(given))
         return self
 
 

@@ -37,6 +37,7 @@ from pydantic import Field, field_validator, model_serializer, model_validator
 
 from econ.scenario.gain_models import check_time_order, table_months
 from econ.scenario.section import Section as _Section
+from econ.scenario.section import exactly_one
 
 SPOT_SELLS = ("tokens", "gpu_hours")
 """What uncontracted capacity sells; the order is the integer code in a ScenarioBatch column."""
@@ -54,9 +55,7 @@ class _Point(_Section):
     @model_validator(mode="after")
     def _month_or_date(self):
         if (self.month is None) == (self.date is None):
-            raise ValueError(
-                f"give exactly one of month and date, got month={self.month}, date={self.date}"
-            )
+            raise ValueError(exactly_one({"month": self.month, "date": self.date}))
         return self
 
 

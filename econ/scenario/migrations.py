@@ -76,6 +76,11 @@ def file_version(data: Mapping[str, Any], file: str | os.PathLike | None = None)
     return version
 
 
+def _versions(first: int, last: int) -> str:
+    """The schema versions from `first` to `last` as a message says them: "1", "from 1 to 3"."""
+    return f"{first}" if first == last else f"from {first} to {last}"
+
+
 def migrate(
     data: Mapping[str, Any],
     file: str | os.PathLike | None = None,
@@ -106,9 +111,11 @@ def migrate(
         step = steps.get(version)
         if step is None and version < FIRST_VERSION:
             raise _error(
-                file, version, f"below {FIRST_VERSION}, the first version; expected "
-                f"schema_version from {FIRST_VERSION} to {target}",
-            )  # fmt: skip
+                file,
+                version,
+                f"below {FIRST_VERSION}, the first version; expected schema_version "
+                + _versions(FIRST_VERSION, target),
+            )
         if step is None:
             known = ", ".join(f"{k} -> {k + 1}" for k in sorted(steps)) or "none"
             raise _error(

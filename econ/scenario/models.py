@@ -34,7 +34,7 @@ from econ.scenario.power_models import (
     check_hall_capacity,
     it_kw_per_gpu,
 )
-from econ.scenario.section import PRINTABLE, Section
+from econ.scenario.section import PRINTABLE, Section, exactly_one
 from econ.strict_json import beyond_float
 
 SCHEMA_VERSION = 1
@@ -176,8 +176,9 @@ class Capex(Section):
     def _one_price(self) -> Capex:
         if (self.gpu_price_usd is None) == (self.system_price_usd is None):
             raise ValueError(
-                "give exactly one of gpu_price_usd and system_price_usd, got "
-                f"gpu_price_usd={self.gpu_price_usd}, system_price_usd={self.system_price_usd}"
+                exactly_one(
+                    {"gpu_price_usd": self.gpu_price_usd, "system_price_usd": self.system_price_usd}
+                )
             )
         months = [p.month for p in self.payments]
         if any(b <= a for a, b in zip(months, months[1:], strict=False)):

@@ -18,6 +18,7 @@ beyond the float range would overflow there (a traceback) instead of being refus
 
 from __future__ import annotations
 
+import datetime as dt
 import types
 import typing
 from functools import cache
@@ -26,8 +27,9 @@ from typing import ClassVar
 from pydantic import BaseModel, ConfigDict, model_validator
 from pydantic_core import PydanticCustomError
 
+from econ.bounds import number_text
 from econ.strict_json import EXPECTED_FINITE, first_beyond_float, integer_shown
-from econ.text import control_character, control_kind
+from econ.text import clipped, control_character, control_kind
 
 NUMBER_AS_TEXT = "number_as_text"
 BOOLEAN_AS_NUMBER = "boolean_as_number"
@@ -266,6 +268,34 @@ class Section(BaseModel):
         return data
 
 
+def exactly_one(values: dict[str, typing.Any]) -> str:
+    """What a section says when not exactly one of some fields is given (a field is given unless
+    None): "give exactly one of month and date; neither is given", "give exactly one of
+    gpu_price_usd and system_price_usd; both are given (gpu_price_usd=40000,
+    system_price_usd=3,100,000)", "give exactly one of curve, catalog_id and catalog_query;
+    curve and catalog_id are given". Values are shown where all those given are numbers, dates
+    or words (the app's form reads them, econ.ui.form.app_message)."""
+    names = list(values)
+    given = [name for name in names if values[name] is not None]
+    listed = ", ".join(names[:-1]) + f" and {names[-1]}"
+    if not given:
+        told = "neither is given" if len(names) == 2 else "none is given"
+    else:
+        which = "both" if len(given) == len(names) == 2 else " and ".join(given)
+        told = f"{which} are given"
+        if all(isinstance(values[n], int | float | str | dt.date) for n in given):
+            told += " (" + ", ".join(f"{n}={_shown(values[n])}" for n in given) + ")"
+    return f"give exactly one of {listed}; {told}"
+
+
+def _shown(value: typing.Any) -> str:
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, int | float):
+        return number_text(value)
+    return value.isoformat() if isinstance(value, dt.date) else clipped(value)
+
+
 def _reads_as_number(text: str) -> bool:
     """Whether quoted text holds a number ("0.7", "3e6"), not words ("seventy")."""
     try:
@@ -290,6 +320,7 @@ __all__ = [
     "check_name",
     "control_character",
     "control_problem",
+    "exactly_one",
     "field_bounds",
     "none_word_fields",
 ]

@@ -291,7 +291,10 @@ def _shown(number: float) -> str:
     return f"{number:,.6g}"
 
 
-_EXACTLY_ONE = re.compile(r"give exactly one of (\w+) and (\w+), got (.*)$", re.DOTALL)
+# econ.scenario.section.exactly_one's words, the values given in brackets
+_EXACTLY_ONE = re.compile(
+    r"give exactly one of (\w+) and (\w+); (?:both are given \((.*)\)|neither is given)$", re.DOTALL
+)
 # a name with an underscore, or of letters only, then its value. The part before the first
 # underscore holds none, so a failed match backtracks once over the name, not once per underscore
 # (`[a-z0-9_]*_[a-z0-9_]*` took seconds on a 60,000-character "a_a_..." from a link).
@@ -393,7 +396,8 @@ def app_message(path: str, message: str) -> str:
     if one:
         first, second = _named(section, one.group(1)), _named(section, one.group(2))
         if first is not None and second is not None:
-            got = dict((m.group(1), m.group(3)) for m in _NAMED_VALUE.finditer(one.group(3)))
+            both = one.group(3) or ""
+            got = dict((m.group(1), m.group(3)) for m in _NAMED_VALUE.finditer(both))
             values = [got.get(f.name, "") for f in (first, second)]
             labels = f"“{path_label(first.path)}” and “{path_label(second.path)}”"
             if all(v and v != "None" for v in values):
