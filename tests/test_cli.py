@@ -236,7 +236,7 @@ BAD = {
     "wrong type": ('[capex]\ngpu_price_usd = "a lot"\n', "capex.gpu_price_usd = 'a lot'"),
     "negative price": (
         "[capex]\ngpu_price_usd = -100.0\n",
-        "capex.gpu_price_usd = -100.0: Input should be greater than 0",
+        "capex.gpu_price_usd = -100.0: -100 is not above 0; expected a number above 0 [USD/GPU]",
     ),
     "zero price": ("[capex]\ngpu_price_usd = 0\n", "capex.gpu_price_usd = 0"),
     "life of zero": (
@@ -275,10 +275,29 @@ def test_missing_file_and_bad_set_path(run):
     bad_path = run("project", str(SEED), "--set", "capex.gpu_prise=1")
     assert bad_path.returncode == 3
     assert (
-        "capex.gpu_prise: no field 'gpu_prise' in capex; expected one of: gpu_price_usd"
-        in bad_path.stderr
+        "error: --set capex.gpu_prise=1 (over deepseek-r1-gb200-nvl72.toml): no field 'gpu_prise' "
+        "in capex; did you mean 'gpu_price_usd' or 'gpus_per_system'? expected one of: "
+        "gpu_price_usd" in bad_path.stderr
     )
     assert "Traceback" not in bad_path.stderr + missing.stderr
+
+
+@pytest.mark.parametrize("command", [("project",), ("sweep", "--grid", "power.pue=1.2,1.3")])
+def test_a_value_past_a_bound_given_by_set_is_named_as_the_command_line_s(run, command):
+    """It said "error: .../deepseek-r1-gb200-nvl72.toml: utilization.share = 2: Input should be
+    less than or equal to 1": pydantic's words, the value blamed on the file."""
+    name, *options = command
+    done = run(name, str(SEED), *options, "--set", "utilization.share=2")
+    assert done.returncode == 3
+    assert done.stderr.strip() == (
+        "error: --set utilization.share=2 (over deepseek-r1-gb200-nvl72.toml): 2 is above 1; "
+        "expected a fraction from 0 to 1 (1 = 100%)"
+    )
+    done = run(name, str(SEED), *options, "--set", "financing.debt_term_months=0")
+    assert done.stderr.strip().endswith(
+        "(over deepseek-r1-gb200-nvl72.toml): 0 is below 1; expected a whole number from 1 to "
+        "600 [months]"
+    )
 
 
 def test_bad_output_path_and_format(tmp_path: Path, run):
@@ -322,7 +341,9 @@ def test_set_with_a_boolean_for_a_number_exits_3_naming_it(run, setting):
     path, value = setting.split("=")
     done = run("project", str(SEED), "--set", setting)
     assert done.returncode == 3 and "Traceback" not in done.stderr
-    assert f"{path}: {value} is a boolean; expected the number" in done.stderr
+    assert f"--set {setting} (over {SEED.name}): {value} is a boolean; expected the number" in (
+        done.stderr
+    )
 
 
 def test_an_input_refused_only_while_projecting_names_its_file(run):

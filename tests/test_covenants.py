@@ -316,10 +316,10 @@ def test_a_later_first_test_never_sizes_less_debt(first, window, seed_):
 @pytest.mark.parametrize(
     ("value", "expected"),
     [
-        (0, "greater than or equal to 1"),
-        (-12, "greater than or equal to 1"),
-        (601, "less than or equal to 600"),
-        (12.5, "valid integer"),
+        (0, "0 is below 1; expected a whole number from 1 to 600"),
+        (-12, "-12 is below 1; expected a whole number from 1 to 600"),
+        (601, "601 is above 600; expected a whole number from 1 to 600"),
+        (12.5, "12.5 is not a whole number; expected a whole number from 1 to 600"),
         ("12", "a number written as text"),
     ],
 )

@@ -644,6 +644,6 @@ def test_rack_power_beyond_any_rack_is_refused(field, value):
     from econ.scenario.power_models import MAX_KW_PER_RACK
 
     message = _refused(_scenario_file(HALL), {f"facility.{field}": value})
-    assert f"facility.{field} = " in message
+    assert f"overrides['facility.{field}'] = {value!r} (over hall-10mw-" in message
     assert f"{value:,g} kW per rack is more than {MAX_KW_PER_RACK:,g} kW per rack" in message
     Facility(**{field: MAX_KW_PER_RACK, "rack_cooling": "liquid", "hall_cooling": "liquid"})

@@ -149,9 +149,12 @@ def test_a_loan_as_an_amount_and_as_a_share_are_one_loan(seed):
 @pytest.mark.parametrize(
     ("value", "expected"),
     [
-        ("-5", "financing.debt_usd = -5: Input should be greater than or equal to 0"),
-        ("inf", "financing.debt_usd = inf: expected a finite number"),
-        ('"3e6"', "financing.debt_usd = '3e6': a number written as text"),
+        ("-5", "--set financing.debt_usd=-5 (over deepseek-r1-gb200-nvl72.toml): -5 is below 0; "
+         "expected a number at least 0 [USD]"),
+        ("inf", "--set financing.debt_usd=inf (over deepseek-r1-gb200-nvl72.toml): expected a "
+         "finite number"),
+        ('"3e6"', '--set financing.debt_usd="3e6" (over deepseek-r1-gb200-nvl72.toml): a number '
+         "written as text"),
     ],
 )
 def test_a_bad_loan_amount_names_the_file_the_field_and_the_value(value, expected, capsys):

@@ -126,9 +126,9 @@ def test_the_engine_charges_maintenance_after_each_fleets_warranty():
 @pytest.mark.parametrize(
     ("value", "expected"),
     [
-        (-1, "greater than or equal to 0"),
-        (601, "less than or equal to 600"),
-        (36.5, "valid integer"),
+        (-1, "-1 is below 0; expected a whole number from 0 to 600 [months]"),
+        (601, "601 is above 600; expected a whole number from 0 to 600 [months]"),
+        (36.5, "36.5 is not a whole number; expected a whole number from 0 to 600 [months]"),
         ("36", "a number written as text"),
     ],
 )

@@ -40,18 +40,21 @@ def test_defaults_validate():
 @pytest.mark.parametrize(
     ("path", "value", "expected"),
     [
-        ("capex.gpu_price_usd", -5.0, "greater than 0"),
+        ("capex.gpu_price_usd", -5.0, "-5 is not above 0; expected a number above 0 [USD/GPU]"),
         ("depreciation.life_years", 0, "at least one month (1/12 = 0.08333333333333333 years)"),
         ("depreciation.life_years", 1e-9, "at least one month"),
         ("depreciation.change_life_years", 0.05, "at least one month"),
         ("depreciation.tax.life_years", -3.0, "at least one month"),
-        ("depreciation.life_years", 30.5, "less than or equal to 30"),
-        ("utilization.share", 1.2, "less than or equal to 1"),
+        ("depreciation.life_years", 30.5, "30.5 is above 30; expected a number from 0.0833333 "),
+        ("depreciation.life_years", 30.5, "to 30 [years]"),
+        ("utilization.share", 1.2, "1.2 is above 1; expected a fraction from 0 to 1 (1 = 100%)"),
         ("power.pue", 0.9, "greater than or equal to 1"),
-        ("market.price_usd_per_mtok", -1, "greater than or equal to 0"),
-        ("fleet.gpu_count", 0, "greater than or equal to 1"),
-        ("fleet.gpu_count", 2.5, "valid integer"),
-        ("financing.debt_rate_quote", "monthly", "'nominal' or 'effective'"),
+        ("market.price_usd_per_mtok", -1, "-1 is below 0; expected a number at least 0 [USD/M"),
+        ("financing.debt_rate_annual", 1.5, "a yearly rate from 0 to 1 (1 = 100% a year)"),
+        ("financing.debt_term_months", 0, "0 is below 1; expected a whole number from 1 to 600"),
+        ("fleet.gpu_count", 0, "0 is below 1; expected a whole number from 1 to 100,000,000 "),
+        ("fleet.gpu_count", 2.5, "2.5 is not a whole number; expected a whole number from 1 to"),
+        ("financing.debt_rate_quote", "monthly", ": expected 'nominal' or 'effective'"),
     ],
 )
 def test_bad_values_name_field_value_and_expectation(path, value, expected):
@@ -128,13 +131,16 @@ def test_unknown_key_lists_valid_names():
     data = {**BASE, "capex": {"gpu_price_usd": 1.0, "gpu_prise_usd": 2.0}}
     with pytest.raises(
         ScenarioError,
-        match=r"capex.gpu_prise_usd = 2.0: unknown field; expected one of: gpu_price_usd",
+        match=r"capex.gpu_prise_usd = 2.0: unknown field; did you mean 'gpu_price_usd'\? "
+        "expected one of: gpu_price_usd, system_price_usd",
     ):
         validate_dict(data, file="s.toml")
 
 
 def test_unknown_section():
-    with pytest.raises(ScenarioError, match=r"capexx: unknown field; expected one of: .*capex"):
+    with pytest.raises(
+        ScenarioError, match=r"capexx: unknown field; did you mean 'capex'\? expected one of: .*op"
+    ):
         validate_dict({**BASE, "capexx": {}}, file="s.toml")
 
 
@@ -214,10 +220,14 @@ def test_overrides_apply_before_validation(tmp_path: Path):
     assert scenario.name == "x"
     assert scenario.throughput.steps[0].gain == pytest.approx(0.198)
     with pytest.raises(
-        ScenarioError, match=r"capex.gpu_prise: no field 'gpu_prise' in capex; expected one of"
+        ScenarioError,
+        match=r"^--set capex.gpu_prise=1 \(over s.toml\): no field 'gpu_prise' in capex; did you "
+        r"mean 'gpu_price_usd' or 'gpus_per_system'\? expected one of",
     ):
         load_scenario(path, ["capex.gpu_prise=1"])
-    with pytest.raises(ScenarioError, match=f"{path.name}: capex.gpu_price_usd = -1"):
+    with pytest.raises(
+        ScenarioError, match=r"^--set capex.gpu_price_usd=-1 \(over s.toml\): -1 is not above 0;"
+    ):
         load_scenario(path, ["capex.gpu_price_usd=-1"])
     with pytest.raises(ScenarioError, match="path=value"):
         load_scenario(path, ["capex.gpu_price_usd"])
@@ -444,7 +454,9 @@ def test_a_table_for_a_section_merges_into_it_as_dotted_paths_do(given, dotted):
 def test_a_table_for_a_section_checks_each_field_and_a_table_field_is_replaced():
     with pytest.raises(
         ScenarioError,
-        match=r"financing\.discount_rate: no field 'discount_rate' in financing; expected one of",
+        match=r"^overrides\['financing'\] = \{'discount_rate': 0.08\} \(over deepseek-r1-gb200-"
+        r"nvl72.toml\): financing\.discount_rate: no field 'discount_rate' in financing; did you "
+        r"mean 'discount_rate_annual'\? expected one of",
     ):
         load_scenario(SEED, {"financing": {"discount_rate": 0.08}})
     with pytest.raises(ScenarioError, match=r"financing\.discount_rate_annual = 8"):
@@ -511,8 +523,8 @@ def test_a_vintage_field_is_named_with_its_value_as_a_top_level_one_is():
     data["vintages"][0]["power"]["kw_per_gpux"] = 1.8
     said = _refused(data)
     assert said.startswith(
-        "s.toml: vintages[0] (gb300): power.kw_per_gpux = 1.8: unknown field; expected one of: "
-        "kw_per_gpu, "
+        "s.toml: vintages[0] (gb300): power.kw_per_gpux = 1.8: unknown field; did you mean "
+        "'kw_per_gpu'? expected one of: kw_per_gpu, "
     ), said
 
 
@@ -529,8 +541,221 @@ def test_a_tranche_field_is_named_without_pydantic_s_union_tag():
         "default"
     )
     assert lines[1].startswith(
-        "financing.tranches[1].copuon_annual = 0.0925: unknown field; expected one of: name, "
+        "financing.tranches[1].copuon_annual = 0.0925: unknown field; did you mean "
+        "'coupon_annual'? expected one of: name, "
     ) and "coupon_annual" in lines[1]
+
+
+def _bounded_fields(model=Scenario, prefix=""):
+    """(dotted path, bound, limit) of every bound a number field reachable by a dotted path
+    declares (`field_bounds`, as pydantic reads them)."""
+    import typing
+
+    from econ.scenario.models import model_of
+    from econ.scenario.section import field_bounds
+
+    for name, info in model.model_fields.items():
+        if typing.get_origin(info.annotation) in (tuple, list, dict):
+            continue
+        section = model_of(info.annotation)
+        if section is not None:
+            yield from _bounded_fields(section, f"{prefix}{name}.")
+        else:
+            for bound, limit in field_bounds(model, name).items():
+                yield f"{prefix}{name}", bound, limit
+
+
+@pytest.mark.parametrize(("path", "bound", "limit"), list(_bounded_fields()))
+def test_every_bound_of_every_field_is_said_in_econ_s_words(path, bound, limit):
+    """A number past a bound was refused in pydantic's words: "utilization.share = 2: Input
+    should be less than or equal to 1", without the field's unit or its other bound."""
+    from econ.bounds import number_text, past_bound
+
+    from pydantic import ValidationError
+
+    from econ.scenario.io import BOUND_TYPES
+
+    past = {"ge": limit - 1, "gt": limit, "le": limit + 1, "lt": limit}[bound]
+    data = with_change(path, past)
+    said = _refused(data)
+    assert f"{path} = {past!r}: " in said and "Input should" not in said
+    with pytest.raises(ValidationError) as raw:
+        Scenario.model_validate(data)
+    if path != "schema_version" and raw.value.errors()[0]["type"] in BOUND_TYPES:
+        # (not a field's own validator, which says what its bound stands for: a PUE below 1)
+        words = past_bound(number_text(past), bound, number_text(limit))
+        assert f"{path} = {past!r}: {words}; expected " in said
+
+
+@pytest.mark.parametrize(
+    ("path", "value", "expected"),
+    [
+        ("utilization.share", 2, "2 is above 1; expected a fraction from 0 to 1 (1 = 100%)"),
+        (
+            "financing.debt_term_months",
+            0,
+            "0 is below 1; expected a whole number from 1 to 600 [months]",
+        ),
+        (
+            "market.price_decline_annual",
+            1,
+            "1 is not below 1; expected a yearly rate from 0 to below 1 (1 = 100% a year)",
+        ),
+        ("capex.gpu_price_usd", 0, "0 is not above 0; expected a number above 0 [USD/GPU]"),
+        (
+            "market.price_usd_per_mtok",
+            -0.5,
+            "-0.5 is below 0; expected a number at least 0 [USD/M tokens]",
+        ),
+        ("depreciation.factor", 11, "11 is above 10; expected a number above 0 and at most 10"),
+        (
+            "fleet.gpu_count",
+            100_000_001,
+            "100,000,001 is above 100,000,000; expected a whole number from 1 to 100,000,000 "
+            "[GPUs]",
+        ),
+        ("utilization.share", 1.0000001, "1.0000001 is above 1; expected a fraction from 0 to 1 "
+         "(1 = 100%)"),
+    ],
+)
+def test_a_bound_is_said_with_the_field_s_unit_and_all_its_bounds(path, value, expected):
+    assert _refused(with_change(path, value)) == f"s.toml: {path} = {value!r}: {expected}"
+
+
+def test_a_value_given_by_set_is_named_as_the_command_line_s_and_the_file_s_as_the_file_s(
+    tmp_path: Path,
+):
+    """A value given by --set was blamed on the file: "FILE: utilization.share = 2: ..."."""
+    path = tmp_path / "s.toml"
+    path.write_text(dumps(validate_dict(BASE)))
+    expected = "2 is above 1; expected a fraction from 0 to 1 (1 = 100%)"
+    with pytest.raises(ScenarioError) as info:
+        load_scenario(path, ["utilization.share=2"])
+    assert str(info.value) == f"--set utilization.share=2 (over s.toml): {expected}"
+    assert info.value.file == str(path) and info.value.path == "utilization.share"
+    with pytest.raises(ScenarioError) as info:  # from Python: as Python spells it
+        load_scenario(path, {"utilization.share": 2})
+    assert str(info.value) == f"overrides['utilization.share'] = 2 (over s.toml): {expected}"
+    with pytest.raises(ScenarioError) as info:  # a table: the field inside it named
+        load_scenario(path, ["utilization={share=2, ramp_months=3}"])
+    assert str(info.value) == (
+        f"--set utilization={{share=2, ramp_months=3}} (over s.toml): utilization.share = 2: "
+        f"{expected}"
+    )
+    # the file's own value is still the file's, beside an override's
+    path.write_text(tomli_w.dumps(apply_overrides(BASE, {"fleet.gpu_count": 0})))
+    with pytest.raises(ScenarioError) as info:
+        load_scenario(path, ["utilization.share=2"])
+    lines = str(info.value).split("\n  ")
+    assert lines[0] == (
+        f"{path}: fleet.gpu_count = 0: 0 is below 1; expected a whole number from 1 to "
+        "100,000,000 [GPUs]"
+    )
+    assert lines[1] == f"--set utilization.share=2: {expected}"
+    # a schema_version given on the command line, as TOML writes a boolean
+    with pytest.raises(ScenarioError) as info:
+        load_scenario(SEED, ["schema_version=true"])
+    assert str(info.value) == (
+        "--set schema_version=true (over deepseek-r1-gb200-nvl72.toml): expected a whole number "
+        "such as 1"
+    )
+
+
+def test_a_boolean_is_quoted_as_toml_writes_it():
+    """schema_version = true was quoted "schema_version = True", Python's word."""
+    said = _refused({**BASE, "schema_version": True})
+    assert said == "s.toml: schema_version = true: expected a whole number such as 1"
+
+
+def test_exactly_one_of_two_fields_says_neither_or_both_in_words():
+    """It said "got gpu_price_usd=None, system_price_usd=None", Python's None."""
+    said = _refused({**BASE, "capex": {}})
+    assert said == (
+        "s.toml: capex: give exactly one of gpu_price_usd and system_price_usd; neither is given"
+    )
+    said = _refused({**BASE, "capex": {"gpu_price_usd": 40000.0, "system_price_usd": 3.1e6}})
+    assert said.endswith(
+        "; both are given (gpu_price_usd=40000, system_price_usd=3,100,000)"
+    )
+    data = _shipped("deepseek-r1-gb200-nvl72-capital-stack")
+    data["financing"]["tranches"][1].pop("share_of_capex")
+    assert _refused(data) == (
+        "s.toml: financing.tranches[1]: tranche 'senior_notes': give exactly one of amount_usd "
+        "and share_of_capex; neither is given"
+    )
+
+
+def _floating(curve: dict) -> str:
+    data = _shipped("deepseek-r1-gb200-nvl72-capital-stack")
+    data["financing"]["tranches"][0]["floating"]["curve"] = curve
+    return _refused(data)
+
+
+def test_a_floating_rate_curve_is_named_as_the_file_spells_it():
+    """The curve's kind ("table", "stepped") stood in the path as a field would:
+    ...floating.curve.table.points[0].rate_annual; an unknown field in it listed no names."""
+    where = "s.toml: financing.tranches[0].floating.curve"
+    point = {"date": "2026-01-01", "rate_annual": -0.5}
+    assert _floating({"kind": "table", "points": [point]}) == (
+        f"{where}.points[0].rate_annual = -0.5: -0.5 is below -0.05; expected a yearly rate from "
+        "-0.05 to 0.5 (1 = 100% a year)"
+    )
+    steps = [{"month": 5, "rate_annual": 0.04}, {"month": 3, "rate_annual": 0.03}]
+    said = _floating({"kind": "stepped", "steps": steps})
+    assert said.startswith(f"{where}.steps = [") and "strictly increasing month order" in said
+    assert _floating({"kind": "table", "points": [], "pointz": []}).startswith(
+        f"{where}.points"
+    )
+    said = _floating({"kind": "table", "points": [point | {"rate_annual": 0.04}], "pointz": []})
+    assert said == (
+        f"{where}.pointz = []: unknown field; did you mean 'points'? expected one of: kind, points"
+    )
+    assert _floating({"rate_annual": 0.6}).startswith(f"{where}.rate_annual = 0.6: 0.6 is above")
+    assert _floating({"kind": "weird"}) == (
+        f"{where}: kind is 'weird'; expected one of: 'flat', 'stepped', 'table'"
+    )
+    data = _shipped("deepseek-r1-gb200-nvl72-capital-stack")
+    del data["financing"]["tranches"][1]["type"]
+    assert _refused(data) == (
+        "s.toml: financing.tranches[1]: no type given; expected one of: 'term_loan', "
+        "'delayed_draw_term_loan', 'senior_notes', 'convertible_notes', 'equity'"
+    )
+
+
+@pytest.mark.parametrize(
+    ("table", "key", "mean"),
+    [
+        ("fleet", "gpu_cout", "did you mean 'gpu_count'? expected one of: hardware, gpu_count, "),
+        ("utilization", "shar", "did you mean 'share'? expected one of: share, ramp_months, "),
+        ("market", "price_usd_per_token", "did you mean 'price_usd_per_mtok'? expected one of: "),
+        ("fleet", "colour", "expected one of: hardware, gpu_count, "),
+    ],
+)
+def test_an_unknown_field_names_the_closest_first(table, key, mean):
+    """The closest name, where one is clearly close, then the valid names; not every sibling
+    of a shared prefix (utilization.shar suggested all three utilization fields)."""
+    data = _shipped("deepseek-r1-gb200-nvl72")
+    data[table][key] = 1
+    assert _refused(data).startswith(f"s.toml: {table}.{key} = 1: unknown field; {mean}")
+    with pytest.raises(ScenarioError) as info:
+        load_scenario(SEED, [f"{table}.{key}=1"])
+    assert str(info.value).startswith(
+        f"--set {table}.{key}=1 (over deepseek-r1-gb200-nvl72.toml): no field '{key}' in "
+        f"{table}; {mean}"
+    )
+
+
+def test_closest_names_keeps_only_those_clearly_close():
+    from econ.text import closest_names
+
+    fields = ["utilization.share", "utilization.ramp_months", "utilization.churn_annual"]
+    assert closest_names("utilization.shar", fields) == ["utilization.share"]
+    assert closest_names("gpu_prise", ["gpu_price_usd", "gpus_per_system", "payments"]) == [
+        "gpu_price_usd",
+        "gpus_per_system",
+    ]  # difflib rates them 0.73 and 0.67: both a slip away
+    assert closest_names("zzz", fields) == []
+    assert closest_names("x" * 10_000, ["x"]) == []  # not compared: quadratic in its length
 
 
 def test_a_date_with_a_time_and_an_array_of_tables_are_said_as_toml_writes_them():

@@ -344,7 +344,7 @@ def test_sweep_overrides_names_with_controls_are_refused_as_scenario_names_are(
     # in the words a scenario's own name is refused with (`--set name=...`)
     seed = run("project", SEED, "--set", f"name={json.dumps(name)}")
     assert seed.returncode == 3
-    expected = seed.stderr.split(f"name = {name!r}: ", 1)[1]
+    expected = seed.stderr.split(f" (over {SEED.name}): ", 1)[1]
     assert expected.startswith(f"a control character ({char}) at character {position}; ") or (
         expected.startswith(f"a bidirectional control character ({char}) at character {position}")
     )

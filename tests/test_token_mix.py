@@ -363,13 +363,17 @@ def test_engine_rejects_an_unchecked_negative_price():
 @pytest.mark.parametrize(
     ("changes", "field", "expected"),
     [
-        ({"market.input_price_usd_per_mtok": -1.0}, "market.input_price_usd_per_mtok", "greater"),
-        ({"market.cached_input_price_usd_per_mtok": -0.5}, "cached_input_price", "greater"),
-        ({"market.cache_hit_share": 1.5}, "market.cache_hit_share", "less than or equal to 1"),
+        (
+            {"market.input_price_usd_per_mtok": -1.0},
+            "market.input_price_usd_per_mtok",
+            "-1 is below 0; expected a number at least 0 [USD/M tokens]",
+        ),
+        ({"market.cached_input_price_usd_per_mtok": -0.5}, "cached_input_price", "-0.5 is below 0"),
+        ({"market.cache_hit_share": 1.5}, "market.cache_hit_share", "1.5 is above 1; expected"),
         ({"market.cache_hit_share": math.nan}, "market.cache_hit_share", "finite"),
         ({"market.input_price_usd_per_mtok": math.inf}, "input_price_usd_per_mtok", "finite"),
-        ({"market.input_price_decline_annual": 1.0}, "input_price_decline_annual", "less than 1"),
-        ({"throughput.input_tokens_per_output_token": -2.0}, "input_tokens_per_output", "greater"),
+        ({"market.input_price_decline_annual": 1.0}, "input_price_decline_annual", "not below 1"),
+        ({"throughput.input_tokens_per_output_token": -2.0}, "input_tokens_per_output", "-2 is "),
         ({"throughput.input_tokens_per_output_token": 0.0}, "is 0", "above 0"),
         (
             {"throughput.input_tokens_per_output_token": None},
@@ -398,7 +402,7 @@ def test_bad_token_mix_is_named(changes, field, expected):
 @pytest.mark.parametrize(
     ("throughput", "market", "named"),
     [
-        ("", "cache_hit_share = 1.5", ("market.cache_hit_share", "1.5", "less than or equal")),
+        ("", "cache_hit_share = 1.5", ("market.cache_hit_share = 1.5: 1.5 is above 1; expected",)),
         ("", "cache_hit_share = nan", ("market.cache_hit_share", "finite")),
         ("", "input_price_usd_per_mtok = -2.5", ("input_price_usd_per_mtok", "-2.5")),
         (

@@ -4,35 +4,80 @@ scenario files can all raise it without importing each other)."""
 from __future__ import annotations
 
 import os
-from typing import Any
+from pathlib import PurePath
+from typing import Any, NamedTuple
 
 from econ.errors import InputError
+from econ.strict_json import integer_shown
 from econ.text import PATH_LIMIT, QUOTED_LIMIT, clipped, printable, shortened
 
 FIELD_PATH_LIMIT = 200
 """Characters of a field path a message quotes (the longest of econ's is under 60)."""
 
 
+class Given(NamedTuple):
+    """A value given over a scenario file rather than by it: the override's field path and how
+    it was written ("--set utilization.share=2")."""
+
+    path: str
+    text: str
+
+
 class ScenarioError(InputError):
     """Invalid scenario input; names the file, the field path, the value and what was expected.
 
-    The message is for a terminal: the file's name and the field path (a table key of the file,
-    a column of an overrides CSV) are written `clipped` and the value `shortened`: a control
-    character in any of them is written as an escape (\\x1b), a name of 100,000 characters is
-    cut, saying how long it was; the whole message is `printable`."""
+    A value an override gave (`given`) is named as the override, over the file's name: "--set
+    utilization.share=2 (over deepseek-r1-gb200-nvl72.toml): 2 is above 1; ...", and the field
+    path only where it lies inside the value given (a table or list set whole).
 
-    def __init__(self, file: str | os.PathLike | None, path: str, value: Any, expected: str):
+    The message is for a terminal: the file's name and the field path (a table key of the file,
+    a column of an overrides CSV) are written `clipped` and the value `shortened` (true and
+    false as TOML writes them): a control character in any of them is written as an escape
+    (\\x1b), a name of 100,000 characters is cut, saying how long it was; the whole message is
+    `printable`."""
+
+    def __init__(
+        self,
+        file: str | os.PathLike | None,
+        path: str,
+        value: Any,
+        expected: str,
+        given: Given | None = None,
+    ):
         self.file = str(file) if file is not None else None
         self.path = path
         self.value = value
         self.expected = expected
+        self.given = given
         where = f"{clipped(self.file, limit=PATH_LIMIT)}: " if self.file else ""
+        if given is not None:
+            over = f" (over {clipped(_file_name(self.file))})" if self.file else ""
+            where = f"{given.text}{over}: "  # (cut where it was made: `set_given`)
+            if path == given.path:  # the override's text names the field and the value
+                path, value = "", None
         shown = clipped(path, limit=FIELD_PATH_LIMIT)
         if value is not None:
-            field = f"{shown} = {shortened(value)}: "
+            field = f"{shown} = {value_text(value)}: "
         else:
             field = f"{shown}: " if path else ""
         super().__init__(printable(f"{where}{field}{expected}"))
+
+
+def _file_name(file: str) -> str:
+    """A scenario file by its name, the file the override is applied to being the command's
+    own (deepseek-r1-gb200-nvl72.toml); a library version by its label (library:NAME@3)."""
+    return file if file.startswith("library:") else PurePath(file).name
+
+
+def value_text(value: Any) -> str:
+    """A value as a message quotes it: `shortened` (text quoted, cut), true and false as TOML
+    and the scenario file write them, not Python's True and False, an integer of thousands of
+    digits by its leading ones (`integer_shown`: Python writes none past 4,300)."""
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, int) and value.bit_length() > 256:
+        return integer_shown(value)
+    return shortened(value)
 
 
 class BoundError(ValueError):
@@ -49,4 +94,4 @@ class BoundError(ValueError):
         self.reason = reason
 
 
-__all__ = ["QUOTED_LIMIT", "BoundError", "ScenarioError", "shortened"]
+__all__ = ["QUOTED_LIMIT", "BoundError", "Given", "ScenarioError", "shortened", "value_text"]

@@ -19,12 +19,20 @@ from pathlib import Path
 from typing import Any
 
 import tomli_w
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, Tag, ValidationError
+from pydantic.fields import FieldInfo
 
-from econ.bounds import bound_text, bounds_words
+from econ.bounds import bound_text, expected_within, number_text, past_bound
 from econ.errors import InputError
 from econ.files import ReadError, atomic_write, read_regular
-from econ.scenario.errors import ScenarioError
+from econ.labels import counted, description_unit, stored_number
+from econ.scenario.errors import (
+    FIELD_PATH_LIMIT,
+    Given,
+    ScenarioError,
+    shortened,
+    value_text,
+)
 from econ.scenario.migrations import migrate
 from econ.scenario.models import (
     REQUIRED_SECTIONS,
@@ -41,39 +49,90 @@ from econ.strict_json import (
     first_beyond_float,
     integer_shown,
 )
-from econ.text import clipped
+from econ.text import clipped, did_you_mean
 
 
 def _walk(loc: Iterable[Any]) -> tuple[list[Any], type[BaseModel] | None]:
     """A pydantic error location as the file spells it, without pydantic's own parts (a
     validator's "function-after", the tag of a tagged union: tranches[1].senior_notes.coupon_annual
-    is the file's tranches[1].coupon_annual), and the section model holding its last field
-    (None where the walk leaves the sections)."""
+    is the file's tranches[1].coupon_annual, floating.curve.table.points the file's
+    floating.curve.points), and the section model holding its last field (None where the walk
+    leaves the sections)."""
     parts: list[Any] = []
     models: tuple[type[BaseModel], ...] = (Scenario,)
     holder: type[BaseModel] | None = Scenario
+    tags: dict[Any, type[BaseModel]] = {}
     for item in loc:
         if isinstance(item, int):
             parts.append(item)
             continue
         if str(item).startswith("function-"):
             continue
-        tagged = {_tag(m): m for m in models} if len(models) > 1 else {}
-        if item in tagged:  # the union member pydantic chose: no part of the file
-            models = (tagged[item],)
+        if len(models) > 1 and item in tags:  # the union member pydantic chose: no part of the file
+            models = (tags[item],)
             continue
         parts.append(item)
         holder = models[0] if len(models) == 1 else None
         field = holder.model_fields.get(str(item)) if holder is not None else None
         models = _models_in(field.annotation) if field is not None else ()
+        tags = _field_tags(field) if field is not None else {}
     return parts, holder
 
 
-def _tag(model: type[BaseModel]) -> Any:
-    """The value of a tagged union member's `type` field (its Literal), or None."""
-    field = model.model_fields.get("type")
-    args = typing.get_args(field.annotation) if field is not None else ()
-    return args[0] if len(args) == 1 else None
+def _field_tags(field: FieldInfo) -> dict[Any, type[BaseModel]]:
+    """The members of the tagged unions a field holds, by the tag pydantic names each with in an
+    error's location, as the models declare them: a member's `Tag` (the floating rate's curve:
+    "flat", "stepped", "table"), or the value of the union's discriminator field (a tranche's
+    `type`: "term_loan", "senior_notes", ...)."""
+    named = (getattr(item, "discriminator", None) for item in (field, *field.metadata))
+    return _union_tags(field.annotation, next((n for n in named if isinstance(n, str)), None))
+
+
+def _union_tags(annotation: Any, discriminator: str | None) -> dict[Any, type[BaseModel]]:
+    if typing.get_origin(annotation) is typing.Annotated:
+        inner, *extra = typing.get_args(annotation)
+        for item in extra:
+            if isinstance(item, Tag):
+                model = model_of(inner)
+                return {item.tag: model} if model is not None else {}
+            named = getattr(item, "discriminator", None)  # Field(discriminator=...) in a tuple
+            discriminator = named if isinstance(named, str) else discriminator
+        return _union_tags(inner, discriminator)
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        field = annotation.model_fields.get(discriminator) if discriminator else None
+        return dict.fromkeys(typing.get_args(field.annotation) if field else (), annotation)
+    tags: dict[Any, type[BaseModel]] = {}
+    for arg in typing.get_args(annotation):
+        tags.update(_union_tags(arg, discriminator))
+    return tags
+
+
+def _tag_message(loc: Iterable[Any], tag: Any) -> str:
+    """What a table of a tagged union (a tranche, a floating rate's curve) given an unknown kind,
+    or none, expected: the field that tells the kinds apart and its values ("type is 'loan';
+    expected one of: 'term_loan', ..."), where pydantic named its discriminator function
+    ("Input tag 'x' found using _curve_kind() does not match any of the expected tags")."""
+    parts, holder = _walk(loc)
+    names = [part for part in parts if isinstance(part, str)]
+    field = holder.model_fields.get(names[-1]) if holder is not None and names else None
+    tags = _field_tags(field) if field is not None else {}
+    first = next(iter(tags.values()), None)
+    telling = [  # the field whose value each kind of table names itself by
+        name
+        for name in (first.model_fields if first is not None else ())
+        if all(tag in _literal_values(model, name) for tag, model in tags.items())
+    ]
+    name = telling[0] if telling else "the kind"
+    kinds = "expected one of: " + ", ".join(repr(t) for t in tags) if tags else "check the kind"
+    if tag is None:
+        return f"no {name} given; {kinds}"
+    return f"{name} is {value_text(tag)}; {kinds}"
+
+
+def _literal_values(model: type[BaseModel], name: str) -> tuple[Any, ...]:
+    """The values a Literal field of `model` takes (("term_loan",)); () for any other field."""
+    field = model.model_fields.get(name)
+    return typing.get_args(field.annotation) if field is not None else ()
 
 
 def _models_in(annotation) -> tuple[type[BaseModel], ...]:
@@ -93,7 +152,9 @@ def _format_loc(loc: Iterable[Any]) -> str:
 def expected_message(err: Mapping[str, Any]) -> str:
     """What a pydantic error expected, in words; an unknown field lists the valid names."""
     if err["type"] == "extra_forbidden":
-        return "unknown field; " + _valid_names_hint(err["loc"])
+        parts, model = _walk(err["loc"])
+        unknown = str(parts[-1]) if parts else ""
+        return "unknown field; " + (_names_hint(unknown, model) if model else "check the spelling")
     if err["type"] == "missing":  # pydantic's "Field required"
         return "missing; expected this field, which has no default"
     if err["type"] == "date_from_datetime_inexact":
@@ -113,9 +174,86 @@ def expected_message(err: Mapping[str, Any]) -> str:
     if given is None and err["type"] in NUMBER_TYPES:
         # a number field left empty (a form's box, a null in JSON), not a wrong number
         return EMPTY_NUMBER
+    lengths = LENGTH_WORDS.get(err["type"])
+    if lengths:  # pydantic's "Tuple should have at least 1 item after validation, not 0"
+        return _length_words(err, *lengths)
+    if err["type"] in ("union_tag_invalid", "union_tag_not_found"):
+        return _tag_message(err["loc"], (err.get("ctx") or {}).get("tag"))
     if err["type"] == "int_parsing_size":  # pydantic's "Unable to parse input string ..."
         return _beyond_integers(err["loc"])
-    return err["msg"].removeprefix("Value error, ")
+    bound = BOUND_TYPES.get(err["type"])
+    limit = (err.get("ctx") or {}).get(bound)
+    if bound and _is_number(given) and _is_number(limit):
+        return _past_bound(err["loc"], bound, limit, given)
+    if err["type"] == "int_from_float" and _is_number(given):
+        bounds, what, unit, _ = _number_field(err["loc"])
+        expected = expected_within(bounds, what, unit, whole=True)
+        return f"{number_text(given)} is not a whole number; expected {expected}"
+    message = err["msg"].removeprefix("Value error, ")
+    if message.startswith("Input should be "):  # pydantic's words for what it expected
+        return "expected " + message.removeprefix("Input should be ")
+    return message
+
+
+LENGTH_WORDS = {
+    "too_short": ("item", "at least", "min_length"),
+    "too_long": ("item", "at most", "max_length"),
+    "string_too_short": ("character", "at least", "min_length"),
+    "string_too_long": ("character", "at most", "max_length"),
+}
+"""pydantic's error types of a list or a text too short or too long: what it counts, the bound's
+words and its key in the error's context."""
+
+
+def _length_words(err: Mapping[str, Any], noun: str, words: str, key: str) -> str:
+    """A list or a text of a length past its bound: "0 items; expected at least 1 item", "empty;
+    expected at least 1 character"."""
+    limit = (err.get("ctx") or {}).get(key, 0)
+    given = err.get("input")
+    length = len(given) if isinstance(given, str | list | tuple) else None
+    if length is None:
+        return f"expected {words} {counted(limit, noun)}"
+    said = "empty" if length == 0 else counted(length, noun)
+    return f"{said}; expected {words} {counted(limit, noun)}"
+
+
+BOUND_TYPES = {
+    "greater_than": "gt",
+    "greater_than_equal": "ge",
+    "less_than": "lt",
+    "less_than_equal": "le",
+}
+"""pydantic's error types of a number past a field's bound, by the bound (its context's key)."""
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _number_field(loc: Iterable[Any]) -> tuple[dict[str, float], str, str, bool]:
+    """The bounds a number field at an error's location declares, how a message names the number
+    it takes and its unit (`econ.labels.stored_number`: "a fraction", " (1 = 100%)"), read from
+    the field's model and description, and whether it takes whole numbers only; for a number in
+    a list, those of the list's field."""
+    parts, holder = _walk(loc)
+    names = [part for part in parts if isinstance(part, str)]
+    info = holder.model_fields.get(names[-1]) if holder is not None and names else None
+    if info is None:
+        return {}, "a number", "", False
+    whole = int in (info.annotation, *typing.get_args(info.annotation))
+    what, unit = stored_number(names[-1], description_unit(info.description), whole)
+    return dict(field_bounds(holder, names[-1])), what, unit, whole
+
+
+def _past_bound(loc: Iterable[Any], bound: str, limit: float, given: float) -> str:
+    """A number past a field's bound, in econ's words with the field's unit and all its bounds:
+    "2 is above 1; expected a fraction from 0 to 1 (1 = 100%)", "0 is below 1; expected a whole
+    number from 1 to 600 [months]" (pydantic said "Input should be less than or equal to 1")."""
+    bounds, what, unit, whole = _number_field(loc)
+    if bounds.get(bound) != limit:  # a bound of a list's items, not the field's own
+        bounds = {bound: limit}
+    past = past_bound(number_text(given), bound, number_text(limit))
+    return f"{past}; expected {expected_within(bounds, what, unit, whole=whole)}"
 
 
 INTEGER_SIZE = 2**63
@@ -127,18 +265,14 @@ def _beyond_integers(loc: Iterable[Any]) -> str:
     """What a whole-number field given a number past INTEGER_SIZE (1e20, 1e308) expected: the
     field's bounds, and the size; pydantic said "Unable to parse input string as an integer,
     exceeded maximum size", of a number that is no string, with no bound."""
-    parts, holder = _walk(loc)
-    name = parts[-1] if parts else None
-    bounds = {}
-    if holder is not None and isinstance(name, str) and name in holder.model_fields:
-        bounds = dict(field_bounds(holder, name))
+    bounds, what, unit, _ = _number_field(loc)
     size = f"below {bound_text(INTEGER_SIZE)} in size"
     reason = "too large in size for a whole number"
     if {"le", "lt"} & set(bounds):
         reason += f" (econ reads them {size})"
     else:
         bounds["lt"] = INTEGER_SIZE
-    return f"{reason}; expected a whole number {bounds_words(bounds, bound_text)}"
+    return f"{reason}; expected {expected_within(bounds, what, unit, whole=True)}"
 
 
 def _kind_of(value: Any) -> str:
@@ -166,7 +300,11 @@ class _Unquoted(str):
 def _described(exc: ValidationError, where: str = "") -> Iterator[tuple[str, Any, str]]:
     """(field path, value, what was expected) of each of pydantic's errors; a vintage's own
     errors (VintageError) worded alike, after `where` the vintage is ("vintages[0] (gb300): ")."""
-    for err in exc.errors(include_url=False):
+    errors = exc.errors(include_url=False)
+    inside = {tuple(err["loc"][:n]) for err in errors for n in range(len(err["loc"]))}
+    for err in errors:
+        if err["type"] == "too_short" and tuple(err["loc"]) in inside:
+            continue  # a list whose items were refused: pydantic counts none valid, not 0 given
         vintage = (err.get("ctx") or {}).get("error")
         if isinstance(vintage, VintageError):
             yield from _described(vintage.error, f"{vintage.where}: ")
@@ -184,33 +322,69 @@ def _described(exc: ValidationError, where: str = "") -> Iterator[tuple[str, Any
         yield f"{where}{path}".removesuffix(": "), value, expected_message(err)
 
 
-def _errors_from_validation(exc: ValidationError, file: str | os.PathLike | None) -> ScenarioError:
+def _errors_from_validation(
+    exc: ValidationError, file: str | os.PathLike | None, given_at: Mapping[str, Given]
+) -> ScenarioError:
+    """One ScenarioError of pydantic's errors, one a line, the file named on the first; an error
+    in a value an override set (`given_at`: `_overridden`) is named as the override's."""
     messages = []
     first = None
     for path, value, expected in _described(exc):
-        error = ScenarioError(file, path, value, expected)
+        given = _given_at(path, given_at)
+        error = ScenarioError(file, path, value, expected, given)
         first = first or error
         messages.append(
-            str(error) if not messages else str(ScenarioError(None, path, value, expected))
+            str(error) if not messages else str(ScenarioError(None, path, value, expected, given))
         )
-    combined = ScenarioError(first.file, first.path, first.value, first.expected)
+    combined = ScenarioError(first.file, first.path, first.value, first.expected, first.given)
     combined.args = ("\n  ".join(messages),)
     return combined
 
 
-def _valid_names_hint(loc: Iterable[Any]) -> str:
-    model = _walk(loc)[1]
-    if model is None:
-        return "check the spelling"
-    return "expected one of: " + ", ".join(model.model_fields)
+def _names_hint(name: str, model: type[BaseModel]) -> str:
+    """What a section expected in place of an unknown field `name`: the closest of its fields
+    first, where one is clearly close ("did you mean 'gpu_count'? "), then all of them."""
+    names = model.model_fields
+    return f"{did_you_mean(name, names)}expected one of: {', '.join(names)}"
 
 
-def validate_dict(data: Mapping[str, Any], file: str | os.PathLike | None = None) -> Scenario:
-    """Validate a plain dict (as read from TOML) into a Scenario, or raise ScenarioError."""
+def _overridden(
+    overrides: Mapping[str, Any] | Iterable[str] | None, file: str | os.PathLike | None
+) -> dict[str, Given]:
+    """How each field path the overrides set was given (`given_overrides`, by `_given_leaves`)."""
+    if not overrides:
+        return {}
+    leaves = _given_leaves(given_overrides(overrides, file), file)
+    return {path: given for path, _, given in leaves if given is not None}
+
+
+def _given_at(path: str, given_at: Mapping[str, Given]) -> Given | None:
+    """The override that set the value at `path`: set at the path itself or at a table or list
+    holding it (the longest such path)."""
+    while path:
+        if path in given_at:
+            return given_at[path]
+        path = path[: max(path.rfind("."), path.rfind("["), 0)]
+    return None
+
+
+def validate_dict(
+    data: Mapping[str, Any],
+    file: str | os.PathLike | None = None,
+    overrides: Mapping[str, Any] | Iterable[str] | None = None,
+) -> Scenario:
+    """Validate a plain dict (as read from TOML) into a Scenario, or raise ScenarioError naming
+    `file`, or, for a value one of the `overrides` applied to `data` gave, that override
+    ("--set utilization.share=2 (over FILE)")."""
     try:
         scenario = Scenario.model_validate(migrate(data, file))
     except ValidationError as exc:
-        raise _errors_from_validation(exc, file) from None
+        raise _errors_from_validation(exc, file, _overridden(overrides, file)) from None
+    except ScenarioError as exc:  # a schema_version an override gave: named as it
+        given = _given_at(exc.path, _overridden(overrides, file))
+        if given is None:
+            raise
+        raise ScenarioError(exc.file, exc.path, exc.value, exc.expected, given) from None
     except RecursionError:
         raise ScenarioError(file, "", None, "nested too deeply; expected a scenario") from None
     scenario._file = None if file is None else str(file)
@@ -291,14 +465,16 @@ def parse_toml(content: bytes | str, file: str | os.PathLike | None = None) -> d
     return data
 
 
-def refuse_beyond_float(data: Any, file: str | os.PathLike | None = None, root: str = "") -> None:
+def refuse_beyond_float(
+    data: Any, file: str | os.PathLike | None = None, root: str = "", given: Given | None = None
+) -> None:
     """ScenarioError naming the first integer in `data` larger than any float (10**400, a
     hexadecimal literal of a thousand digits): refused where TOML text becomes numbers, before an
     override's copy or a migration meets it (the sections refuse it too, for data from elsewhere).
-    `root` is the path of `data` itself (an override's field)."""
+    `root` is the path of `data` itself (an override's field, `given` as it was written)."""
     found = first_beyond_float(data, root)
     if found:
-        raise ScenarioError(file, found[0], integer_shown(found[1]), EXPECTED_FINITE)
+        raise ScenarioError(file, found[0], integer_shown(found[1]), EXPECTED_FINITE, given)
 
 
 _TOO_LONG = f"an integer of more than {sys.get_int_max_str_digits():,} digits"
@@ -407,7 +583,7 @@ def load_scenario(
     if overrides:
         data = apply_overrides(data, overrides, file=path)
     resolve_paths(data, Path(path).parent, allow_paths, file=path)
-    scenario = validate_dict(data, file=path)
+    scenario = validate_dict(data, file=path, overrides=overrides)
     if overrides:
         refuse_set_elsewhere(scenario, overrides, file=path)
     check_complete(data, path)
@@ -463,12 +639,15 @@ def check_complete(data: Mapping[str, Any], file: str | os.PathLike | None) -> N
         )
 
 
-def parse_override(text: str, file: str | os.PathLike | None = None) -> tuple[str, Any]:
+def parse_override(
+    text: str, file: str | os.PathLike | None = None, given: Given | None = None
+) -> tuple[str, Any]:
     """Parse "path=value" with the value in TOML syntax; bare words are taken as strings. An
     integer larger than any float (or of more digits than Python reads) is refused with
-    ScenarioError naming the path (and `file`, the scenario it is applied to)."""
+    ScenarioError naming the path (and `file`, the scenario it is applied to; `given`, the
+    override as it was written, `set_given`)."""
     if "=" not in text:
-        raise ScenarioError(file, text, None, "expected an override of the form path=value")
+        raise ScenarioError(file, text, None, "expected an override of the form path=value", given)
     path, raw = (s.strip() for s in text.split("=", 1))
     source = f"v = {raw}"
     try:
@@ -476,13 +655,40 @@ def parse_override(text: str, file: str | os.PathLike | None = None) -> tuple[st
     except tomllib.TOMLDecodeError:
         value = raw
     except RecursionError:
-        raise ScenarioError(file, path, None, "value nested too deeply") from None
+        raise ScenarioError(file, path, None, "value nested too deeply", given) from None
     except ValueError as exc:
         if not digit_limit(exc):
             raise
-        raise ScenarioError(file, path, None, f"{_TOO_LONG}; {EXPECTED_FINITE}") from None
-    refuse_beyond_float(value, file, root=path)
+        raise ScenarioError(file, path, None, f"{_TOO_LONG}; {EXPECTED_FINITE}", given) from None
+    refuse_beyond_float(value, file, root=path, given=given)
     return path, value
+
+
+def set_given(text: str) -> Given:
+    """An override written "path=value" as the command line's `--set` gives it: named so by
+    the messages of the values it sets, not by the scenario file's name alone (its value cut
+    as a message quotes one, `clipped`: a number of 5,000 digits is not written whole)."""
+    path, given, raw = (part.strip() for part in text.partition("="))
+    return Given(path, f"--set {clipped(path, FIELD_PATH_LIMIT)}{given}{clipped(raw)}")
+
+
+def given_overrides(
+    overrides: Mapping[str, Any] | Iterable[str], file: str | os.PathLike | None = None
+) -> list[tuple[str, Any, Given]]:
+    """The (dotted path, value, how it was given) of each override: a "path=value" string as
+    `--set path=value`, an item of a mapping as `overrides['path'] = value` (Python's spelling,
+    `load_scenario(path, {...})`)."""
+    found = []
+    if isinstance(overrides, Mapping):
+        for path, value in overrides.items():
+            key = shortened(path, FIELD_PATH_LIMIT)
+            found.append((path, value, Given(path, f"overrides[{key}] = {value_text(value)}")))
+        return found
+    for text in overrides:
+        given = set_given(text)
+        path, value = parse_override(text, file, given)
+        found.append((path, value, given))
+    return found
 
 
 def apply_overrides(
@@ -500,11 +706,8 @@ def apply_overrides(
     place of the source of the value it replaces, unless the overrides give that entry
     themselves (`sources.<path>`).
     """
-    if isinstance(overrides, Mapping):
-        items = overrides.items()
-    else:
-        items = (parse_override(text, file) for text in overrides)
     refuse_beyond_float(data, file)  # (json.dumps refuses an integer of 4,300 digits and more)
+    items = given_overrides(overrides, file)
     try:
         result = json.loads(json.dumps(data, default=str))  # deep copy of plain TOML data
     except RecursionError:
@@ -513,8 +716,8 @@ def apply_overrides(
     given_sources = dict(sources)  # the file's, before any override
     cited: set[str] = set()  # the sources the overrides give themselves
     before: dict[str, Any] = {}  # each path set: its value before the first override of it
-    for path, value in override_leaves(items, file):
-        refuse_beyond_float(value, file, root=path)
+    for path, value, given in _given_leaves(items, file):
+        refuse_beyond_float(value, file, root=path, given=given)
         if path == "sources" or path.startswith("sources."):
             cited.add(path)
             if path == "sources":
@@ -527,7 +730,9 @@ def apply_overrides(
         for part in parents:
             node = node.setdefault(part, {})
             if not isinstance(node, dict):
-                raise ScenarioError(file, path, node, "cannot set a field inside a non-table value")
+                raise ScenarioError(
+                    file, path, node, "cannot set a field inside a non-table value", given
+                )
         before.setdefault(path, node.get(leaf, _UNSET))
         node[leaf] = value
     if "sources" in cited:
@@ -626,15 +831,21 @@ def override_leaves(items: Iterable[tuple[str, Any]], file=None) -> list[tuple[s
     a table given for a section is the fields it names, one pair each (and so on down), so that
     it merges into the section as dotted paths do, where the whole section was replaced before
     (`{"financing": {"discount_rate_annual": 0.08}}` set the debt share to its default 0)."""
-    leaves: list[tuple[str, Any]] = []
-    pending = list(items)[::-1]
+    return [(path, value) for path, value, _ in _given_leaves(items, file)]
+
+
+def _given_leaves(items: Iterable[tuple], file=None) -> list[tuple[str, Any, Given | None]]:
+    """`override_leaves` of (path, value) or (path, value, how it was given) items, each leaf
+    with the override it came from (a table's fields with the table's `--set`)."""
+    leaves: list[tuple[str, Any, Given | None]] = []
+    pending = [(*item, None)[:3] for item in items][::-1]
     while pending:
-        path, value = pending.pop()
-        section = check_path(path, file=file)
+        path, value, given = pending.pop()
+        section = check_path(path, file=file, given=given)
         if section is not None and isinstance(value, Mapping):
-            pending.extend((f"{path}.{key}", sub) for key, sub in reversed(value.items()))
+            pending.extend((f"{path}.{key}", sub, given) for key, sub in reversed(value.items()))
         else:
-            leaves.append((path, value))
+            leaves.append((path, value, given))
     return leaves
 
 
@@ -645,32 +856,31 @@ def refuse_set_elsewhere(
 ) -> None:
     """ScenarioError for an override of a field the scenario takes from another input
     (`Scenario.set_elsewhere`), which would otherwise be ignored without a word."""
-    items = overrides.items() if isinstance(overrides, Mapping) else map(parse_override, overrides)
     elsewhere = scenario.set_elsewhere()
-    for path, value in override_leaves(items, file):
+    for path, value, given in _given_leaves(given_overrides(overrides, file), file):
         if path in elsewhere:
-            raise ScenarioError(file, path, value, set_elsewhere_message(path, elsewhere[path]))
+            message = set_elsewhere_message(path, elsewhere[path])
+            raise ScenarioError(file, path, value, message, given)
 
 
-def check_path(path: str, file: str | os.PathLike | None = None) -> type[BaseModel] | None:
-    """Raise ScenarioError unless `path` names a field of Scenario (listing the valid names);
-    return the section model the path names, or None for a field that holds a value (a number,
-    text, a list or a table such as `sources`)."""
+def check_path(
+    path: str, file: str | os.PathLike | None = None, given: Given | None = None
+) -> type[BaseModel] | None:
+    """Raise ScenarioError unless `path` names a field of Scenario (the closest names first,
+    `did_you_mean`, then the valid names; `given`: the override that names it); return the
+    section model the path names, or None for a field that holds a value (a number, text, a list
+    or a table such as `sources`)."""
     model: type[BaseModel] | None = Scenario
     parts = path.split(".")
     if parts[0] == "sources" and len(parts) > 1:  # sources is a table keyed by field path
         return None
     for i, part in enumerate(parts):
         if model is None:
-            raise ScenarioError(file, path, None, f"'{parts[i - 1]}' has no sub-fields")
+            raise ScenarioError(file, path, None, f"'{parts[i - 1]}' has no sub-fields", given)
         if part not in model.model_fields:
             where = ".".join(parts[:i]) or "the scenario"
-            raise ScenarioError(
-                file,
-                path,
-                None,
-                f"no field '{part}' in {where}; expected one of: " + ", ".join(model.model_fields),
-            )
+            message = f"no field '{clipped(part)}' in {where}; {_names_hint(part, model)}"
+            raise ScenarioError(file, path, None, message, given)
         annotation = model.model_fields[part].annotation
         # Lists and tables (throughput.steps, sources) are set whole, in TOML syntax.
         nested = typing.get_origin(annotation) not in (tuple, list, dict)
