@@ -27,13 +27,12 @@ import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from econ.catalog import models_dir
+from econ.catalog import catalog_cache, models_dir
 from econ.errors import InputError
 from econ.labels import plain_number
 from econ.throughput.curve import Curve, with_all_columns
@@ -151,7 +150,7 @@ def _round_limits(rows: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(found, columns=["ttft", "tpot"], index=rows.index, dtype=float)
 
 
-@lru_cache(maxsize=4)
+@catalog_cache(maxsize=4)
 def _load(directory: str) -> pd.DataFrame:
     accelerators = _read(ACCELERATORS_FILE).set_index("accelerator")
     rounds = _read(ROUNDS_FILE).set_index("round")

@@ -1,11 +1,22 @@
-"""Where the data the product ships lives (models/), and the ready-made scenarios in it."""
+"""Where the data the product ships lives (models/), the ready-made scenarios in it, and the caches
+of what econ reads from it.
+
+Data read from models/ (the hardware and model catalogs, the MLPerf rows, the racks, the MACRS
+tables, and what is computed from them) is cached in-process by the loaders (`catalog_cache`), and
+read again once models/ has changed: `catalog_signature`, which `econ.provenance.catalog_versions`
+(the catalog versions a result is stamped and cached under) computes, empties every such cache
+when the files' sizes or modification times differ from those the cached data was read under. A
+result keyed by catalog_versions() is thus computed from the files that version names, in a
+long-running process (the app) too.
+"""
 
 from __future__ import annotations
 
 import csv
+import functools
 import os
 import tomllib
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -20,6 +31,91 @@ def models_dir() -> Path:
     """The models/ folder: $ECON_MODELS_DIR, else the one beside the econ package."""
     override = os.environ.get("ECON_MODELS_DIR")
     return Path(override) if override else Path(__file__).resolve().parents[1] / "models"
+
+
+IGNORED_NAMES = ("__pycache__", ".DS_Store")
+"""Entries of models/ that are no catalog (besides hidden ones, whose names start with '.')."""
+
+_CACHES: list[Any] = []
+"""The lru caches of every `catalog_cache` function, emptied together when models/ changes."""
+_SIGNATURE_SEEN: tuple | None = None
+"""The signature of models/ the cached catalog data was read under (None: none read yet)."""
+_GENERATION = 0
+"""How many times models/ was seen to change: part of every `catalog_cache` key, so that data a
+call read before a change (in another thread) is never served after it."""
+
+
+def catalog_cache(maxsize: int) -> Callable[[Callable], Callable]:
+    """functools.lru_cache(maxsize) for a function whose result is read from models/, or computed
+    from what is read there: registered, so that `catalog_signature` empties it when models/
+    changes. The data is then read again on its next use, never served from before the change."""
+
+    def decorate(function: Callable) -> Callable:
+        @lru_cache(maxsize=maxsize)
+        def by_generation(generation: int, *args: Any, **kwargs: Any) -> Any:
+            return function(*args, **kwargs)
+
+        @functools.wraps(function)
+        def cached(*args: Any, **kwargs: Any) -> Any:
+            return by_generation(_GENERATION, *args, **kwargs)
+
+        cached.cache_clear = by_generation.cache_clear  # type: ignore[attr-defined]
+        _CACHES.append(by_generation)
+        return cached
+
+    return decorate
+
+
+def catalog_entries(base: Path) -> list[tuple[str, list[Path]]]:
+    """The catalogs of a models/ folder: each top-level entry's name and its files, sorted (a
+    folder: every file below it; a file: itself). Hidden files and folders (a name starting with
+    '.') and caches (`IGNORED_NAMES`) below `base` are skipped, whatever the folders above it are
+    called (an installation under ~/.local or a .venv is read as any other)."""
+    entries = []
+    for entry in sorted(base.iterdir()):
+        if _ignored([entry.name]):
+            continue
+        if entry.is_dir():
+            files = sorted(
+                p
+                for p in entry.rglob("*")
+                if p.is_file() and not _ignored(p.relative_to(base).parts)
+            )
+        else:
+            files = [entry]
+        entries.append((entry.name, files))
+    return entries
+
+
+def _ignored(parts: Iterable[str]) -> bool:
+    return any(part.startswith(".") or part in IGNORED_NAMES for part in parts)
+
+
+def catalog_signature(
+    root: str | os.PathLike | None = None, entries: list[tuple[str, list[Path]]] | None = None
+) -> tuple:
+    """What tells one state of a models/ folder (default `models_dir()`) from another without
+    reading its files: the folder's resolved path, then each catalog file's path, size and
+    modification time [ns] (`catalog_entries`, or the `entries` already listed). For the
+    models/ folder econ reads, a signature other than the last one seen empties every
+    `catalog_cache`: the data is read again from the files as they are now."""
+    global _SIGNATURE_SEEN, _GENERATION
+    base = Path(root) if root is not None else models_dir()
+    if not base.is_dir():
+        return (str(base),)
+    listed = catalog_entries(base) if entries is None else entries
+    signature: list[tuple | str] = [str(base.resolve())]
+    for _, files in listed:
+        for path in files:
+            stat = path.stat()
+            signature.append((str(path), stat.st_size, stat.st_mtime_ns))
+    key = tuple(signature)
+    if key != _SIGNATURE_SEEN and base.resolve() == models_dir().resolve():
+        _GENERATION += 1
+        _SIGNATURE_SEEN = key
+        for cached in _CACHES:
+            cached.cache_clear()
+    return key
 
 
 MACRS_TABLE_FILE = "macrs_gds_tables.csv"
@@ -42,7 +138,7 @@ def macrs_gds_tables(path: str | os.PathLike | None = None) -> dict[tuple[int, s
     return _read_macrs(str(models_dir() / MACRS_TABLE_FILE if path is None else path))
 
 
-@lru_cache(maxsize=4)
+@catalog_cache(maxsize=4)
 def _read_macrs(path: str) -> dict[tuple[int, str], np.ndarray]:
     from econ.depreciation import DepreciationError  # (econ.depreciation imports no catalog)
 

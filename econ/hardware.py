@@ -15,13 +15,12 @@ lowest it runs natively (FP4 on Blackwell and MI355X, FP8 on Hopper and MI300X/M
 
 from __future__ import annotations
 
-from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from econ.catalog import load_toml_table, models_dir
+from econ.catalog import catalog_cache, load_toml_table, models_dir
 from econ.errors import InputError
 
 Precision = Literal["bf16", "fp8", "fp4"]
@@ -168,7 +167,7 @@ def load_hardware_catalog(path: str | Path | None = None) -> dict[str, Hardware]
     return dict(_load(str(_catalog_path(path))))
 
 
-@lru_cache(maxsize=8)
+@catalog_cache(maxsize=8)
 def _load(path: str) -> tuple[tuple[str, Hardware], ...]:
     entries = load_toml_table(
         path, "hardware", lambda key, fields: Hardware(key=key, **fields), HardwareError, "hardware"
@@ -210,7 +209,7 @@ def unknown_key_warning(key: str, path: str | Path | None = None) -> str | None:
     )
 
 
-@lru_cache(maxsize=8)
+@catalog_cache(maxsize=8)
 def _keys(path: str) -> list[str]:
     """The catalog's keys, read without building its entries (a projection's check of its
     hardware key should not cost the catalog's validation); an unreadable catalog has none."""

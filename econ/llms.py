@@ -9,13 +9,12 @@ per token at a precision, and attention FLOPs per context token.
 
 from __future__ import annotations
 
-from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from econ.catalog import load_toml_table, models_dir
+from econ.catalog import catalog_cache, load_toml_table, models_dir
 from econ.errors import InputError
 from econ.hardware import (
     KV_BYTES_PER_ELEMENT,
@@ -181,7 +180,7 @@ def load_llm_catalog(path: str | Path | None = None) -> dict[str, LLM]:
     return dict(_load(str(_catalog_path(path))))
 
 
-@lru_cache(maxsize=8)
+@catalog_cache(maxsize=8)
 def _load(path: str) -> tuple[tuple[str, LLM], ...]:
     return load_toml_table(
         path, "llms", lambda key, fields: LLM(key=key, **fields), LLMError, "model"

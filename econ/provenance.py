@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from econ import __version__
-from econ.catalog import models_dir
+from econ.catalog import catalog_entries, catalog_signature, models_dir
 from econ.errors import InputError
 from econ.scenario.models import Scenario
 
@@ -36,8 +36,6 @@ CREATED_FIELD = "created_utc"
 CATALOG_HASH_CHARS = 16
 """Hex digits kept of a catalog's SHA-256 (64 bits: collisions are not a practical concern for
 telling catalog versions apart, and the stamp stays short enough for a CSV column)."""
-
-IGNORED_NAMES = ("__pycache__", ".DS_Store")
 
 
 class ProvenanceError(InputError):
@@ -76,31 +74,17 @@ def catalog_versions(root: str | os.PathLike | None = None) -> dict[str, str]:
     """Version of each data catalog under models/: entry name -> first 16 hex of its SHA-256.
 
     A folder's hash covers every file below it (relative path and content, in sorted order); a
-    file's covers its content. Hidden files and caches are skipped. The result is cached while no
-    file's size or modification time changes. An absent folder gives an empty dict.
+    file's covers its content. Hidden files and caches are skipped (`econ.catalog.catalog_entries`).
+    The result is cached while no file's size or modification time changes
+    (`econ.catalog.catalog_signature`), and a change makes econ read the catalogs again: the
+    data cached from models/ is then dropped, so what is computed next is computed from the files
+    these versions name. An absent folder gives an empty dict.
     """
     base = Path(root) if root is not None else models_dir()
     if not base.is_dir():
         return {}
-    entries: list[tuple[str, list[Path]]] = []
-    signature: list[tuple] = [str(base.resolve())]
-    for entry in sorted(base.iterdir()):
-        if entry.name.startswith(".") or entry.name in IGNORED_NAMES:
-            continue
-        if entry.is_dir():
-            files = sorted(
-                p
-                for p in entry.rglob("*")
-                if p.is_file()
-                and not any(part.startswith(".") or part in IGNORED_NAMES for part in p.parts)
-            )
-        else:
-            files = [entry]
-        entries.append((entry.name, files))
-        for p in files:
-            stat = p.stat()
-            signature.append((str(p), stat.st_size, stat.st_mtime_ns))
-    key = tuple(signature)
+    entries = catalog_entries(base)
+    key = catalog_signature(base, entries)
     if key in _CATALOG_CACHE:
         return dict(_CATALOG_CACHE[key])
     versions = {}

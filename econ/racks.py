@@ -11,14 +11,13 @@ import math
 import re
 import tomllib
 from dataclasses import dataclass, field, replace
-from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from econ.bounds import bounds_words, within_bounds
-from econ.catalog import models_dir
+from econ.catalog import catalog_cache, models_dir
 from econ.errors import InputError
 from econ.facility import HALL_COOLING, HallLimitError
 from econ.scenario.power_models import MAX_KW_PER_RACK  # (one bound: catalog, scenario, size)
@@ -152,11 +151,12 @@ def _checked_number(where: str, name: str, value, kind: type = float) -> float |
 def load_racks(path: str | Path | None = None) -> RackCatalog:
     """Read and check models/racks.toml (or `path`); errors name the file, key and field.
 
-    Read once per path and process (as the hardware catalog): callers must not change it."""
+    Read once per path (as the hardware catalog), and again once models/ has changed
+    (econ.catalog.catalog_cache): callers must not change it."""
     return _load_racks(str(Path(path) if path is not None else models_dir() / "racks.toml"))
 
 
-@lru_cache(maxsize=8)
+@catalog_cache(maxsize=8)
 def _load_racks(path: str) -> RackCatalog:
     path = Path(path)
     try:

@@ -38,11 +38,11 @@ import math
 import os
 import re
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
 
+from econ.catalog import catalog_cache
 from econ.errors import InputError
 from econ.index_files import (
     DATE_EXPECTED,
@@ -200,7 +200,7 @@ def load_catalog(path: str | os.PathLike | None = None) -> tuple[IndexPoint, ...
     return _cached(str(target), modified_stamp(target))
 
 
-@lru_cache(maxsize=8)
+@catalog_cache(maxsize=8)
 def _cached(path: str, stamp) -> tuple[IndexPoint, ...]:
     return read_index(path)
 

@@ -80,6 +80,42 @@ def test_catalog_versions(tmp_path: Path):
     assert provenance.catalog_versions(tmp_path / "absent") == {}
 
 
+def test_catalogs_under_a_hidden_folder_are_versioned(tmp_path: Path):
+    """Found by review: files were skipped when any folder of their absolute path started with
+    '.', so a models/ folder installed under ~/.local or a .venv hashed every folder catalog as
+    empty, and the results cached under that version outlived any change to the MLPerf rows."""
+    base = tmp_path / ".venv" / "models"
+    (base / "benchmarks" / ".git").mkdir(parents=True)
+    (base / "benchmarks" / "rows.csv").write_bytes(b"a,1\n")
+    (base / "benchmarks" / ".git" / "HEAD").write_bytes(b"ignored")  # hidden below models/
+    file_hash = hashlib.sha256(b"a,1\n").hexdigest()
+    recipe = hashlib.sha256(f"benchmarks/rows.csv\0{file_hash}\n".encode()).hexdigest()[:16]
+    assert provenance.catalog_versions(base) == {"benchmarks": recipe}
+
+
+def test_catalog_data_is_read_again_once_the_catalog_version_changes(tmp_path, monkeypatch):
+    """The loaders' caches (econ.catalog.catalog_cache) follow the signature catalog_versions
+    reads: a changed models/ is read again, not served from what was read before."""
+    import shutil
+
+    from econ.hardware import get_hardware
+
+    models = tmp_path / "models"
+    shutil.copytree(ROOT / "models", models)
+    monkeypatch.setenv("ECON_MODELS_DIR", str(models))
+    catalog = models / "hardware.toml"
+    before = provenance.catalog_versions()
+    power = get_hardware("gb200-nvl72").gpu_tdp_w
+    text = catalog.read_text()
+    line = f"gpu_tdp_w = {power:g}"
+    start = text.index("[hardware.gb200-nvl72]")
+    at = text.index(line, start)
+    catalog.write_text(text[:at] + f"gpu_tdp_w = {power + 1:g}" + text[at + len(line) :])
+    assert get_hardware("gb200-nvl72").gpu_tdp_w == power  # read once: the catalog is not re-read
+    assert provenance.catalog_versions()["hardware.toml"] != before["hardware.toml"]
+    assert get_hardware("gb200-nvl72").gpu_tdp_w == power + 1  # read again under the new version
+
+
 def test_shipped_catalogs_are_versioned():
     versions = provenance.catalog_versions()
     for name in ("scenarios", "benchmarks"):

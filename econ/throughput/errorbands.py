@@ -39,14 +39,13 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 from statistics import NormalDist
 
 import numpy as np
 import pandas as pd
 
-from econ.catalog import models_dir
+from econ.catalog import catalog_cache, models_dir
 from econ.errors import InputError
 from econ.files import read_noted_csv
 
@@ -186,7 +185,7 @@ def out_of_sample_errors(test_round: str = TEST_ROUND) -> pd.DataFrame:
 # --- reading them and making bands ---------------------------------------------------------------
 
 
-@lru_cache(maxsize=4)
+@catalog_cache(maxsize=4)
 def _load(path: str, stamp: float) -> pd.DataFrame:
     try:
         frame = read_noted_csv(path)
@@ -264,7 +263,7 @@ def _basis(sample: pd.DataFrame) -> str:
 # --- the pair's own results ----------------------------------------------------------------------
 
 
-@lru_cache(maxsize=2)
+@catalog_cache(maxsize=2)
 def _shipped_targets(path: str, stamp: float) -> pd.DataFrame:
     from econ.throughput import calibration as cal
 

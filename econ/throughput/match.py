@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from functools import cache
 from typing import TYPE_CHECKING
 
+from econ.catalog import catalog_cache
 from econ.text import clipped
 
 if TYPE_CHECKING:  # `econ project` of a scenario with a measured curve loads no pandas
@@ -27,7 +27,7 @@ def _norm(text: object) -> str:
     return re.sub(r"[^a-z0-9]", "", str(text or "").lower())
 
 
-@cache
+@catalog_cache(maxsize=1)
 def _hardware_chips() -> tuple[tuple[str, str], ...]:
     """(chip, hardware key) pairs, longest chip first (gb200 before b200)."""
     from econ.hardware import load_hardware_catalog
@@ -36,7 +36,7 @@ def _hardware_chips() -> tuple[tuple[str, str], ...]:
     return tuple(sorted(pairs, key=lambda p: -len(p[0])))
 
 
-@cache
+@catalog_cache(maxsize=1)
 def _model_keys() -> tuple[str, ...]:
     """Model keys of econ's LLM catalog, longest first (llama3.1-405b before llama3.1-8b)."""
     from econ.llms import load_llm_catalog

@@ -7,6 +7,8 @@ source and SLO (results are cached), so the engine only ever sees a number per r
 The cache key holds the source as written and, for a curve file, the file's identity and version
 as the file system states it (device, inode, size, modification and change times in ns): a file
 edited or replaced in a long-running process (the app) is read again, not served from the cache.
+The cache is emptied, as every cache of catalog data is, once models/ has changed (its MLPerf
+rows, hardware and model catalogs: econ.catalog.catalog_cache).
 The SHA-256 of the content a curve was last resolved from (the importer's) is kept for the
 projection's provenance stamp (`curve_sha256`).
 """
@@ -18,9 +20,9 @@ import math
 import os
 import re
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 
+from econ.catalog import catalog_cache
 from econ.errors import InputError
 from econ.scenario.gain_models import ServiceLevel, Throughput
 from econ.throughput.match import curve_mismatches, served_model
@@ -113,7 +115,7 @@ def curve_sha256(path: str) -> str:
         return ""
 
 
-@lru_cache(maxsize=256)
+@catalog_cache(maxsize=256)
 def _resolve(key: str) -> ResolvedThroughput:
     spec = json.loads(key)
     slo = ServiceLevel.model_validate(spec["slo"])
@@ -301,7 +303,7 @@ def resolve_history(section: Throughput, hardware: str) -> FittedRate | None:
     return _history(json.dumps({**section.history.model_dump(), "fleet": hardware}, sort_keys=True))
 
 
-@lru_cache(maxsize=64)
+@catalog_cache(maxsize=64)
 def _history(key: str) -> FittedRate:
     from econ.throughput.history import gain_history
 

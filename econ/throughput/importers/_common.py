@@ -20,12 +20,12 @@ import string
 import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from econ.catalog import catalog_cache
 from econ.errors import InputError
 from econ.files import ReadError, check_regular, read_failure, read_regular
 from econ.labels import counted
@@ -705,7 +705,7 @@ def catalog_model(text: str) -> str:
     return ""
 
 
-@lru_cache(maxsize=64)
+@catalog_cache(maxsize=64)
 def catalog_ceiling(hardware_key: str, model_key: str) -> float:
     """The largest speed of light of a catalog hardware/model pair over short to long requests,
     with and without ideal speculative decoding (7 drafts, all accepted) [tokens/s/GPU].
