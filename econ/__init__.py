@@ -13,9 +13,15 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import time
 from typing import TYPE_CHECKING
 
 __version__ = "0.1.0"
+
+_IMPORTED_NS = time.time_ns()
+"""When this process imported econ [ns since 1970]: every econ module it runs was read from disk
+after this, so a source file modified since may not be the code running
+(econ.library.store.engine_version)."""
 
 _EXPORTS = {
     "Projection": "econ.engine",

@@ -213,6 +213,44 @@ def test_the_library_page_names_no_server_path_or_password(tmp_path, monkeypatch
     assert any(said in t for t in texts), texts
 
 
+def test_the_library_page_tells_a_refused_login_from_a_server_that_does_not_answer(
+    postgres_socket, monkeypatch
+):
+    """Found by review: with a wrong password in ECON_LIBRARY the page said only "cannot be used
+    as asked just now; the server's log says why" (the driver's message names the server's
+    socket file, which the page does not show), as it did for a server that does not answer."""
+    from test_library import PASSWORD, PASSWORD_ROLE, password_url
+
+    wrong = password_url(postgres_socket, "wrong-Pw")
+    for url, said in (
+        (
+            wrong,
+            "the app's library: opening failed: the database server refused the login "
+            "(password authentication failed)",
+        ),
+        (
+            "postgresql+psycopg://ada:s3cret@127.0.0.1:1/econ",
+            "the app's library: opening failed: cannot reach the database server: it does not "
+            "answer (connection refused",
+        ),
+    ):
+        monkeypatch.setenv("ECON_LIBRARY", url)
+        texts = [literal_text(t) for t in _page_texts(library_page())]
+        assert any(said in t for t in texts), texts
+        for text in texts:
+            assert "server's log" not in text
+            for hidden in (
+                "wrong-Pw",
+                PASSWORD,
+                PASSWORD_ROLE,
+                "s3cret",
+                str(postgres_socket),
+                "127.0.0.1",
+                "postgresql",
+            ):
+                assert hidden not in text, text
+
+
 def literal_text(text: str) -> str:
     """Text as the page wrote it, without the escapes `econ.ui.fmt.literal` adds."""
     return text.replace("\\", "").replace("\u2060", "")

@@ -6,6 +6,8 @@ from __future__ import annotations
 import hashlib
 import json
 import multiprocessing
+import os
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -130,6 +132,34 @@ def test_list_filters_by_tag_hardware_and_model(library_url, tmp_path, capsys):
     assert names("--model", "no-such-model") == []
 
 
+CATALOG_ROW = "v6.0-6f6e7f09"
+"""The MLPerf row the seed's throughput comes from (CoreWeave GB200 NVL72, deepseek-r1 Server,
+311,531 tokens/s on 64 GPUs: models/benchmarks/mlperf_inference_llm.csv)."""
+
+
+def measured_seed(name: str = SEED_NAME) -> str:
+    """The seed's text with its throughput read from its MLPerf catalog row, under `name`."""
+    text = SEED.read_text().replace(f'name = "{SEED_NAME}"', f'name = "{name}"', 1)
+    fixed = "tokens_per_s_per_gpu = 4867.7\n"
+    assert fixed in text
+    return text.replace(fixed, f'measured = {{ catalog_id = "{CATALOG_ROW}" }}\n', 1)
+
+
+def test_the_model_key_of_a_catalog_id_is_its_rows_model(library_url, tmp_path, capsys):
+    """Found by review: a scenario whose throughput named its MLPerf row by catalog_id got no
+    model key unless its name held one (only catalog_query.model and the name were read)."""
+    path = tmp_path / "row.toml"
+    path.write_text(measured_seed("row-plan"))
+    rc, out, err = econ(capsys, "library", "save", path, "--format", "json")
+    assert rc == 0 and json.loads(out)["model"] == "deepseek-r1", err
+    rc, out, _ = econ(capsys, "library", "list", "--model", "deepseek-r1", "--format", "json")
+    assert [s["name"] for s in json.loads(out)["scenarios"]] == ["row-plan"]
+    # an id the catalog lacks gives no key (the save is not refused: projecting it is)
+    path.write_text(measured_seed("row-plan").replace(CATALOG_ROW, "v6.0-00000000"))
+    rc, out, err = econ(capsys, "library", "save", path, "--format", "json")
+    assert rc == 0 and json.loads(out)["model"] is None, err
+
+
 def test_unit_comes_from_the_field_description():
     assert unit_of("fleet.gpu_count") == "GPUs"
     assert unit_of("capex.system_price_usd") == "USD"
@@ -179,9 +209,7 @@ def test_diff_lists_changed_inputs_with_units_and_every_metric(library_url, tmp_
     assert rc == 0 and "fleet.gpu_count" in out and "GPUs" in out
 
 
-def test_diff_shows_a_category_code_old_and_new_without_a_difference(
-    library_url, tmp_path, capsys
-):
+def test_diff_shows_a_category_code_old_and_new_without_a_difference(library_url, tmp_path, capsys):
     """Found by review: debt_sizing_constraint 1 -> 3 (debt share -> LTV) printed a change of 2,
     a difference of two codes (econ.engine.CODED_METRICS)."""
     capped = edited(tmp_path, "max_ltv = 0.7", "max_ltv = 0.3")
@@ -434,7 +462,10 @@ def test_export_then_import_into_another_library(library_url, tmp_path, capsys):
     folder.mkdir()
     rc, out, _ = econ(capsys, "library", "export", folder, "--format", "json")
     assert rc == 0 and len(json.loads(out)["written"]) == 2
-    assert (folder / f"{SEED_NAME}.toml").read_bytes() == SEED.read_bytes()
+    # the version's text exactly, after show's first line naming it
+    assert (folder / f"{SEED_NAME}.toml").read_text() == show_line(f"{SEED_NAME}@1") + (
+        SEED.read_text()
+    )
     # exporting again changes nothing; a file edited by hand is not overwritten without --force
     assert (
         json.loads(econ(capsys, "library", "export", folder, "--format", "json")[1])["written"]
@@ -702,6 +733,84 @@ def test_sources_hash_changes_with_any_source_file(tmp_path):
     assert store.sources_sha256(tmp_path) != before
 
 
+def test_a_summary_is_computed_from_the_catalogs_it_is_cached_under(
+    library_url, tmp_path, monkeypatch
+):
+    """Found by review: the catalog data was cached in-process by path only, so a long-running
+    process (the app) kept projecting with the MLPerf rows it had read first after models/
+    changed, and cached those summaries under the new catalog version, served to everyone."""
+    models = tmp_path / "models"
+    shutil.copytree(ROOT / "models", models)
+    monkeypatch.setenv("ECON_MODELS_DIR", str(models))
+    rows = models / "benchmarks" / "mlperf_inference_llm.csv"
+    seed_row = ",311531.0,4867.6719,"  # the row's system result and per-GPU figure
+    assert rows.read_text().count(seed_row) == 1
+    with open_library() as library:
+        library.save_text(measured_seed())
+        before = library.summary(Ref(SEED_NAME, 1))
+        # the row's result halved, as a corrected catalog would: same size, a new mtime
+        rows.write_text(rows.read_text().replace(seed_row, ",155765.5,2433.8359,"))
+        after = library.summary(Ref(SEED_NAME, 1))
+        again = library.summary(Ref(SEED_NAME, 1))
+    # what a process started after the change computes (nothing cached, nothing read before)
+    env = {**os.environ, "ECON_MODELS_DIR": str(models), "PYTHONPATH": str(ROOT)}
+    fresh = subprocess.run(
+        [sys.executable, "-m", "econ", "project", f"library:{SEED_NAME}@1", "--format", "json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        check=True,
+    )
+    expected = json.loads(fresh.stdout)["scenarios"][0]["summary"]
+    assert after["npv_usd"] == expected["npv_usd"] != before["npv_usd"]
+    assert after == again == expected
+    assert _results(library_url, "SELECT count(*) FROM results") == [(2,)]  # one per catalog
+
+
+def test_no_result_is_cached_when_the_code_running_may_not_be_the_files(library_url, monkeypatch):
+    """Found by review: the engine version hashes the package's files when first asked, so a
+    process started before an upgrade labelled its old code's results with the new code's hash.
+    Here every source file is newer than the process's import of econ (as after `git pull` under
+    a running app): a summary is projected, and the cache neither read nor written."""
+    import econ as package
+
+    columns = ["scenario_sha256", "econ_version", "catalog_sha256", "summary_json"]
+    with open_library() as library:
+        library.save_file(SEED)
+        expected = library.summary(Ref(SEED_NAME, 1))
+        (row,) = _results(library_url, f"SELECT {', '.join(columns)} FROM results")
+        key = dict(zip(columns[:3], row[:3], strict=True))
+        # a row under the files' engine version, holding a summary they did not compute
+        faked = json.dumps({**json.loads(row[3]), "npv_usd": 123.0}, sort_keys=True)
+        _results(
+            library_url,
+            "UPDATE results SET summary_json = :text, summary_sha256 = :check",
+            text=faked,
+            check=store.summary_sha256(key, faked),
+        )
+        monkeypatch.setattr(package, "_IMPORTED_NS", 0, raising=False)
+        assert library.summary(Ref(SEED_NAME, 1)) == expected  # not the row's
+        _results(library_url, "DELETE FROM results")
+        assert library.summary(Ref(SEED_NAME, 1)) == expected
+        assert store.engine_version() is None
+    assert _results(library_url, "SELECT count(*) FROM results") == [(0,)]
+
+
+def test_the_source_hash_is_withheld_for_a_file_modified_after_the_import(tmp_path):
+    (tmp_path / "pkg").mkdir()
+    engine = tmp_path / "pkg" / "engine.py"
+    engine.write_text("RATE = 1\n")
+    (tmp_path / "top.py").write_text("")
+    for path in (engine, tmp_path / "top.py"):
+        os.utime(path, ns=(10**18, 10**18))  # 2001-09-09
+    imported = 10**18 + 1
+    assert store.package_sha256(tmp_path, imported) == store.sources_sha256(tmp_path)
+    os.utime(engine, ns=(imported, imported))  # written when (or after) the process read it
+    assert store.package_sha256(tmp_path, imported) is None
+    assert store.package_sha256(tmp_path, imported + 1) == store.sources_sha256(tmp_path)
+
+
 @pytest.mark.parametrize(
     "damage",
     [
@@ -837,7 +946,7 @@ def test_unreachable_server_and_missing_database_exit_3(postgres_socket, tmp_pat
     rc, _, err = econ(
         capsys, "library", "list", "--library", f"postgresql+psycopg://postgres@/db?host={tmp_path}"
     )
-    assert rc == 3 and "cannot reach or use the database server" in err
+    assert rc == 3 and "cannot reach the database server: it does not answer (no server " in err
     rc, _, err = econ(
         capsys,
         "library",
@@ -846,6 +955,72 @@ def test_unreachable_server_and_missing_database_exit_3(postgres_socket, tmp_pat
         f"postgresql+psycopg://postgres@/nodb?host={postgres_socket}",
     )
     assert rc == 3 and "nodb" in err
+    assert "the database server holds no database of the name the library URL gives" in err
+
+
+PASSWORD_ROLE, PASSWORD = "econ_pw", "right-Pw-1"
+"""A role the test server admits by its password (scram-sha-256), where others log in on trust."""
+
+
+def password_url(postgres_socket: Path, password: str, database: str = "postgres") -> str:
+    """The URL of PASSWORD_ROLE with `password`: its line is put first in the server's
+    pg_hba.conf (once), and the server reloaded until it asks that role for its password."""
+    import time
+
+    import psycopg
+
+    with psycopg.connect(
+        host=str(postgres_socket), user="postgres", dbname="postgres", autocommit=True
+    ) as conn:
+        if not conn.execute(
+            "SELECT 1 FROM pg_roles WHERE rolname = %s", (PASSWORD_ROLE,)
+        ).fetchone():
+            conn.execute(f"CREATE ROLE {PASSWORD_ROLE} LOGIN PASSWORD '{PASSWORD}'")
+        hba = Path(conn.execute("SHOW hba_file").fetchone()[0])
+        line = f"local all {PASSWORD_ROLE} scram-sha-256\n"
+        if line not in hba.read_text():
+            hba.write_text(line + hba.read_text())
+            conn.execute("SELECT pg_reload_conf()")
+    deadline = time.monotonic() + 30
+    while True:  # (the server reloads its configuration in the background)
+        try:
+            psycopg.connect(
+                host=str(postgres_socket),
+                user=PASSWORD_ROLE,
+                dbname="postgres",
+                password="not-" + PASSWORD,
+            ).close()
+        except psycopg.OperationalError:
+            break
+        assert time.monotonic() < deadline, "the server never asked for the password"
+        time.sleep(0.05)
+    return f"postgresql+psycopg://{PASSWORD_ROLE}:{password}@/{database}?host={postgres_socket}"
+
+
+def test_a_refused_login_is_told_from_a_server_that_does_not_answer(
+    postgres_socket, tmp_path, capsys
+):
+    """Found by review: a wrong password, a server that does not answer and a missing database
+    all said "cannot reach or use the database server" with the driver's text, which names the
+    server's socket file (so the app could only say "the server's log says why")."""
+    assert (
+        econ(capsys, "library", "list", "--library", password_url(postgres_socket, PASSWORD))[0]
+        == 0
+    )
+    for url, said in (
+        (password_url(postgres_socket, "wrong-Pw"), "(password authentication failed)"),
+        (f"postgresql+psycopg://no_such_role@/postgres?host={postgres_socket}", "(no such role)"),
+    ):
+        rc, _, err = econ(capsys, "library", "list", "--library", url)
+        assert rc == 3 and "Traceback" not in err
+        assert f"opening failed: the database server refused the login {said}; nothing " in err
+        assert "Expected the user and password of a role the server admits" in err
+        assert "wrong-Pw" not in err and ".s.PGSQL" not in err
+    rc, _, err = econ(
+        capsys, "library", "list", "--library", "postgresql+psycopg://u:p@127.0.0.1:1/econ"
+    )
+    assert rc == 3 and "cannot reach the database server: it does not answer (connection " in err
+    assert "refused the login" not in err
 
 
 def test_corrupt_file_is_left_untouched(tmp_path, capsys):
@@ -946,9 +1121,7 @@ def full_disk(tmp_path):
         subprocess.run(["umount", str(folder)], check=False)
 
 
-def test_a_failed_first_save_on_a_full_disk_leaves_no_file_nor_journal(
-    full_disk, tmp_path, capsys
-):
+def test_a_failed_first_save_on_a_full_disk_leaves_no_file_nor_journal(full_disk, tmp_path, capsys):
     """Found by review: a large first save onto a full disk left new.db and new.db-journal: the
     journal made the read-only check of the file fail, and the file was kept."""
     big = tmp_path / "big.toml"
@@ -1042,19 +1215,19 @@ def test_an_old_library_is_upgraded_by_a_writer_never_by_a_read(library_url, cap
     # a command that only reads writes nothing, not even an upgrade: it says who upgrades
     for argv in (["list"], ["show", SEED_NAME], ["history", SEED_NAME]):
         rc, _, err = econ(capsys, "library", *argv)
-        assert rc == 3 and "is at library revision 0001, older than the revision 0003" in err
+        assert rc == 3 and "is at library revision 0001, older than the revision 0004" in err
         assert "upgraded first by a user allowed to change its tables" in err
         assert "`econ library upgrade`" in err and "Traceback" not in err
     assert econ(capsys, "project", f"library:{SEED_NAME}")[0] == 3
     assert _revision_of(library_url) == "0001"
     if writer == "upgrade":
         rc, out, _ = econ(capsys, "library", "upgrade")
-        assert rc == 0 and "upgraded library" in out and "from revision 0001 to 0003" in out
+        assert rc == 0 and "upgraded library" in out and "from revision 0001 to 0004" in out
         rc, out, _ = econ(capsys, "library", "upgrade", "--format", "json")
-        assert json.loads(out)["previous_revision"] == json.loads(out)["revision"] == "0003"
+        assert json.loads(out)["previous_revision"] == json.loads(out)["revision"] == "0004"
     else:
         assert econ(capsys, "library", "save", HALL)[0] == 0
-    assert _revision_of(library_url) == "0003"
+    assert _revision_of(library_url) == "0004"
     rc, out, _ = econ(capsys, "library", "list", "--hardware", "gb200-nvl72", "--format", "json")
     assert rc == 0
     [row] = json.loads(out)["scenarios"]
@@ -1068,6 +1241,33 @@ def test_an_old_library_is_upgraded_by_a_writer_never_by_a_read(library_url, cap
     assert out == show_line(f"{SEED_NAME}@1") + SEED.read_text()
     assert econ(capsys, "library", "save", SEED)[0] == 0
     assert summary_of(capsys, f"library:{SEED_NAME}@1") == summary_of(capsys, SEED)
+
+
+def test_an_upgrade_gives_no_keys_to_a_text_that_is_no_scenario_today(library_url, capsys):
+    """Found by review: revision 0002 filled the keys of an old version holding only `name` and
+    `schema_version` (saved before sections were required) from the defaults it validated on:
+    generic-gpu, and a model read from its name; docs/library.md says such a text keeps none."""
+    _old_library(library_url)
+    stub = 'name = "llama2-70b-h200"\nschema_version = 1\n'
+    _results(
+        library_url,
+        "INSERT INTO scenarios (id, name, created_utc) VALUES (2, 'llama2-70b-h200', :t)",
+        t="2025-01-02 03:04:05",
+    )
+    _results(
+        library_url,
+        "INSERT INTO versions (id, scenario_id, version, toml_text, text_sha256, "
+        "scenario_sha256, schema_version, author, message, created_utc) VALUES "
+        "(2, 2, 1, :text, :sha256, 'y', 1, 'bob', 'old', :t)",
+        text=stub,
+        sha256=hashlib.sha256(stub.encode()).hexdigest(),
+        t="2025-01-02 03:04:05",
+    )
+    assert econ(capsys, "library", "upgrade")[0] == 0
+    keys = _results(library_url, "SELECT scenario_id, hardware, model FROM versions ORDER BY 1")
+    assert keys == [(1, "gb200-nvl72", "deepseek-r1"), (2, None, None)]
+    assert store.scenario_keys(stub) is None
+    assert store.scenario_keys(SEED.read_text()) == ("gb200-nvl72", "deepseek-r1")
 
 
 def test_a_library_from_a_newer_econ_is_refused(library_url, capsys):
@@ -1169,7 +1369,7 @@ def test_processes_opening_an_old_library_at_once_migrate_it_once(library_url):
     engine = sa.create_engine(library_url)
     with engine.connect() as conn:
         assert conn.execute(sa.text("SELECT version_num FROM econ_library_revision")).all() == [
-            ("0003",)
+            ("0004",)
         ]
         hardware = conn.scalar(sa.text("SELECT hardware FROM versions"))
     engine.dispose()
@@ -1254,7 +1454,8 @@ def test_export_compares_a_huge_file_without_reading_it(library_url, tmp_path, c
     assert huge.stat().st_size == 64 * 2**30
     rc, err = _export_within(capsys, folder, "--force")
     out = econ(capsys, "library", "show", SEED_NAME, "--format", "json")[1]
-    assert rc == 0 and huge.read_bytes() == json.loads(out)["toml"].encode()
+    assert rc == 0
+    assert huge.read_text() == show_line(f"{SEED_NAME}@1") + json.loads(out)["toml"]
     # a stored text is never larger than a scenario file econ reads (1 MB), from the API neither
     with open_library() as library, pytest.raises(ScenarioError, match="larger than 1 MB"):
         library.save_text("#" * 2**20 + "\n" + SEED.read_text())
@@ -1305,7 +1506,7 @@ def test_export_creates_a_missing_folder_and_removes_it_when_writing_fails(
     assert rc == 0, err
     assert json.loads(out)["written"] == [f"out/team-scenarios/{SEED_NAME}.toml"]
     assert (tmp_path / "out" / "team-scenarios" / f"{SEED_NAME}.toml").read_text() == (
-        SEED.read_text()
+        show_line(f"{SEED_NAME}@1") + SEED.read_text()
     )
     # a file in the way is named, and nothing made
     (tmp_path / "plain").write_text("")

@@ -93,6 +93,24 @@ def test_an_explicit_base_that_is_stale_is_refused_even_with_a_current_first_lin
     assert rc == 3 and "--base 1:" in err and "first line" not in err
 
 
+@pytest.mark.parametrize("number", ["7", "2147483648", "999999999999"])
+def test_a_first_line_naming_a_version_beyond_the_newest_says_which_is(
+    library_url, tmp_path, capsys, number
+):
+    """Found by review: '# econ library: NAME@999999999999' (past the versions column's range)
+    said "expected a version number, 1, 2, ..."; it is a number, of no version stored."""
+    econ(capsys, "library", "save", SEED)
+    copy = tmp_path / "copy.toml"
+    copy.write_text(f"# econ library: {SEED_NAME}@{number}\n" + SEED.read_text())
+    for argv in (["save", copy], ["save", SEED, "--base", number]):
+        rc, _, err = econ(capsys, "library", *argv)
+        assert rc == 3 and "Traceback" not in err
+        assert f"--base {number}: '{SEED_NAME}' has no version {number} (its newest is 1)" in err
+        assert "expected a version number" not in err
+    with open_library(library_url) as library:
+        assert [v.version for v in library.history(SEED_NAME)] == [1]
+
+
 def test_a_first_line_naming_another_scenario_is_no_base(library_url, tmp_path, capsys):
     """A copy saved under a new name (a fork): the line names where it came from, not a
     version of the new name."""
@@ -315,3 +333,68 @@ def test_import_notes_a_first_line_of_another_scenario_and_an_unchecked_update(
             .notes[1]
             .startswith(f"note: {plain} names no version")
         )
+
+
+# --- export writes show's first line, which import reads -------------------------------------
+
+
+def test_an_edited_export_of_an_older_version_is_refused_by_import_update(
+    library_url, tmp_path, capsys, monkeypatch
+):
+    """Found by review: export wrote the texts without '# econ library: NAME@V', so ada's export,
+    edited while bob saved a version, was imported with --update over bob's version (exit 0),
+    his change undone; a copy `show` wrote was refused."""
+    econ(capsys, "library", "save", SEED)
+    folder = tmp_path / "team"
+    assert econ(capsys, "library", "export", folder)[0] == 0
+    exported = folder / f"{SEED_NAME}.toml"
+    assert exported.read_text() == HEADER_1 + SEED.read_text()
+    # unedited, it is the stored version: nothing to import, nothing to write again
+    rc, out, err = econ(capsys, "library", "import", folder, "--update", "--format", "json")
+    assert rc == 0 and json.loads(out)["unchanged"] == [str(exported)], err
+    rc, out, _ = econ(capsys, "library", "export", folder, "--format", "json")
+    assert rc == 0 and json.loads(out) == {"written": [], "unchanged": [str(exported)]}
+    # ada edits her export; bob saves version 2 meanwhile; her --update is refused
+    exported.write_text(exported.read_text().replace("gpu_count = 72", "gpu_count = 144"))
+    monkeypatch.setenv("ECON_AUTHOR", "bob")
+    bob = edited(tmp_path, "share = 0.7\n", "share = 0.75\n")
+    assert econ(capsys, "library", "save", bob)[0] == 0
+    monkeypatch.setenv("ECON_AUTHOR", "ada")
+    rc, out, err = econ(capsys, "library", "import", folder, "--update")
+    assert rc == 3 and out == "" and "Traceback" not in err
+    assert (
+        f"{exported}: its first line '{HEADER_1.strip()}': '{SEED_NAME}' is now at version 2" in err
+    )
+    assert err.rstrip().endswith("nothing was imported")
+    with open_library(library_url) as library:
+        assert [v.version for v in library.history(SEED_NAME)] == [1, 2]
+
+
+def test_an_export_written_without_the_first_line_only_gets_the_line(library_url, tmp_path, capsys):
+    """A folder exported before export wrote the line holds each text alone: the next export
+    adds the line (without --force), and changes nothing else; an edited file is still refused."""
+    econ(capsys, "library", "save", SEED)
+    econ(capsys, "library", "save", edited(tmp_path, SEED_NAME, "other-plan", name="o.toml"))
+    folder = tmp_path / "team"
+    folder.mkdir()
+    kept, changed = folder / f"{SEED_NAME}.toml", folder / "other-plan.toml"
+    kept.write_bytes(SEED.read_bytes())
+    changed.write_text(SEED.read_text().replace(SEED_NAME, "other-plan").replace("72", "73"))
+    rc, _, err = econ(capsys, "library", "export", folder)
+    assert (
+        rc == 3
+        and f"refusing to overwrite files whose content differs from the library: {changed};" in err
+    )
+    assert kept.read_bytes() == SEED.read_bytes()  # nothing written
+    changed.unlink()
+    rc, out, err = econ(capsys, "library", "export", folder, "--format", "json")
+    assert rc == 0 and sorted(json.loads(out)["written"]) == sorted([str(changed), str(kept)])
+    assert kept.read_text() == HEADER_1 + SEED.read_text()
+
+
+def test_export_writes_no_first_line_for_a_name_the_line_cannot_hold():
+    from econ.library.store import export_text
+
+    assert export_text("a-plan", 3, "x = 1\n") == "# econ library: a-plan@3\nx = 1\n"
+    for name in ("team@q3", "line\nbreak", "esc\x1b[2J"):  # stored before names were checked
+        assert export_text(name, 3, "x = 1\n") == "x = 1\n"

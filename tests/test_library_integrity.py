@@ -21,7 +21,9 @@ from test_library import SEED, SEED_NAME, _named, _old_library, econ, edited
 from test_library import _results as _execute  # a statement run as the library's owner
 from test_library_shared import _create_roles, _database, _owner_grants, _superuser, _team_sql
 
-from econ.library import open_library, store
+from econ.library import Ref, open_library, store
+from econ.library.store import project_summary
+from econ.provenance import catalog_versions, scenario_sha256
 
 TAMPERED = "gpu_count = 7272"
 """What the tampering below writes into a stored text (no message may quote it)."""
@@ -151,17 +153,145 @@ def test_a_member_does_every_operation_and_cannot_change_what_is_stored(
     ):
         _member_may_not(socket, database, statement)
 
-    # a result the owner changes by hand: bob recomputes it (and may not replace it) ...
-    _execute(as_role("econ_owner"), "UPDATE results SET summary_json = '{\"gpu_count\": 1}'")
+    # a result the owner changes by hand: the server records the owner as its writer (bob's
+    # rows are the owner's now); bob recomputes it (and may not replace it: he caches his own) ...
+    faked = '{"gpu_count": 1}'
+    _execute(as_role("econ_owner"), "UPDATE results SET summary_json = :faked", faked=faked)
     rc, out, err = run("bob", "diff", f"{SEED_NAME}@1", f"{SEED_NAME}@2", "--format", "json")
     assert rc == 0 and json.loads(out)["metrics"]["gpu_count"]["change"] == 72, err
-    left = _execute(as_role("econ_owner"), "SELECT summary_json FROM results")
-    assert {row[0] for row in left} == {'{"gpu_count": 1}'}
-    # ... and the owner's own diff replaces it with the summary recomputed
+    read = "SELECT written_by, summary_json FROM results ORDER BY written_by, summary_json"
+    left = _execute(as_role("econ_owner"), read)
+    assert [(who, text == faked) for who, text in left] == [
+        ("bob", False),
+        ("bob", False),
+        ("econ_owner", True),
+        ("econ_owner", True),
+    ]
+    # ... and the owner's own diff replaces its rows with the summaries recomputed
     rc, out, err = run("econ_owner", "diff", f"{SEED_NAME}@1", f"{SEED_NAME}@2")
     assert rc == 0, err
-    left = _execute(as_role("econ_owner"), "SELECT summary_json FROM results")
-    assert all(json.loads(row[0])["gpu_count"] in (72, 144) for row in left)
+    left = _execute(as_role("econ_owner"), read)
+    assert all(json.loads(text)["gpu_count"] in (72, 144) for _, text in left)
+
+
+def _team(postgres_url, postgres_socket, capsys):
+    """A library of the seed saved by econ_owner, the documented grants given: (the URL of a
+    role, econ run as a role)."""
+    import psycopg
+
+    database, socket = _database(postgres_url), postgres_socket
+    _create_roles(socket, database)
+
+    def as_role(role: str) -> str:
+        return f"postgresql+psycopg://{role}@/{database}?host={socket}"
+
+    def run(role: str, *argv):
+        return econ(capsys, "library", *argv, "--library", as_role(role))
+
+    assert run("econ_owner", "save", SEED)[0] == 0
+    with psycopg.connect(host=str(socket), user="econ_owner", dbname=database) as conn:
+        for statement in _owner_grants():
+            conn.execute(statement)
+    return as_role, run
+
+
+def test_a_member_cannot_plant_a_result_that_others_are_served(
+    postgres_url, postgres_socket, capsys, monkeypatch
+):
+    """Found by review: a member may INSERT into results and summary_sha256 is a public formula,
+    so bob inserted a well-formed summary (NPV 99,999,999) for a key nobody had cached, and every
+    reader's `diff` and the app's Library page showed it. The server now records who wrote a row
+    (results.written_by, set by a trigger to current_user: migration 0004), and a reader trusts
+    only the rows of the library's owner and its own."""
+    monkeypatch.delenv("ECON_AUTHOR", raising=False)
+    as_role, run = _team(postgres_url, postgres_socket, capsys)
+    with open_library(as_role("bob"), create=False) as library:
+        scenario = library.load(Ref(SEED_NAME, 1))
+        true_npv = project_summary(scenario)["npv_usd"]
+    # the key any member can compute (docs/library.md, "What it keeps")
+    catalogs = json.dumps(catalog_versions(), sort_keys=True).encode()
+    key = {
+        "scenario_sha256": scenario_sha256(scenario),
+        "econ_version": store.engine_version(),
+        "catalog_sha256": hashlib.sha256(catalogs).hexdigest(),
+    }
+    forged = {**project_summary(scenario), "npv_usd": 99_999_999.0}
+    text = json.dumps(forged, sort_keys=True)
+    plant = (
+        "INSERT INTO results (scenario_sha256, econ_version, catalog_sha256, summary_json, "
+        "summary_sha256, created_utc) VALUES (:scenario_sha256, :econ_version, :catalog_sha256, "
+        ":text, :check, now())"
+    )
+    _execute(as_role("bob"), plant, **key, text=text, check=store.summary_sha256(key, text))
+
+    def npv(role: str) -> float:
+        rc, out, err = run(role, "diff", f"{SEED_NAME}@1", f"{SEED_NAME}@1", "--format", "json")
+        assert rc == 0, err
+        return json.loads(out)["metrics"]["npv_usd"]["new"]
+
+    assert npv("carol") == npv("econ_owner") == true_npv  # a reader, the owner
+    # the server writes down who inserted a row, whatever the statement says
+    impersonate = plant.replace("created_utc)", "created_utc, written_by)").replace(
+        "now())", "now(), 'econ_owner')"
+    )
+    other = {**key, "scenario_sha256": "0" * 64}
+    _execute(
+        as_role("bob"), impersonate, **other, text=text, check=store.summary_sha256(other, text)
+    )
+    rows = _execute(
+        as_role("econ_owner"), "SELECT scenario_sha256, written_by FROM results ORDER BY 1, 2"
+    )
+    assert rows == sorted(
+        [("0" * 64, "bob"), (key["scenario_sha256"], "bob"), (key["scenario_sha256"], "econ_owner")]
+    )
+    assert npv("carol") == true_npv
+    # (bob is served his own row: he fooled only himself)
+    assert npv("bob") == 99_999_999.0
+
+
+def test_a_reader_never_asks_to_write_a_result(postgres_url, postgres_socket, capsys):
+    """Found by review: a role granted SELECT alone made every diff try to INSERT into results;
+    PostgreSQL logged "permission denied for table results" and the statement each time."""
+    as_role, run = _team(postgres_url, postgres_socket, capsys)
+    log = postgres_socket / "log"
+    before = log.read_text(errors="replace").count("permission denied for table results")
+    rc, out, err = run("carol", "diff", f"{SEED_NAME}@1", f"{SEED_NAME}@1", "--format", "json")
+    assert rc == 0 and json.loads(out)["metrics"], err
+    assert _execute(as_role("econ_owner"), "SELECT count(*) FROM results") == [(0,)]
+    after = log.read_text(errors="replace").count("permission denied for table results")
+    assert after == before
+
+
+def test_an_upgrade_keeps_the_grants_on_results(postgres_url, postgres_socket, capsys):
+    """Revision 0004 alters the results table (it does not make it anew): a member's grants on
+    it still hold after the owner upgrades, and the member's results are cached as its own."""
+    from alembic import command
+
+    from econ.library.store import _alembic_config
+
+    database, socket = _database(postgres_url), postgres_socket
+    _create_roles(socket, database)
+    owner = f"postgresql+psycopg://econ_owner@/{database}?host={socket}"
+    _old_library(owner)
+    engine = sa.create_engine(owner)
+    with engine.begin() as conn:
+        config = _alembic_config()
+        config.attributes["connection"] = conn
+        command.upgrade(config, "0003")
+    engine.dispose()
+    import psycopg
+
+    with psycopg.connect(host=str(socket), user="econ_owner", dbname=database) as conn:
+        for statement in _owner_grants():
+            conn.execute(statement)
+    rc, out, _ = econ(capsys, "library", "upgrade", "--library", owner)
+    assert rc == 0 and "from revision 0003 to 0004" in out
+    bob = owner.replace("econ_owner@", "bob@")
+    rc, _, err = econ(
+        capsys, "library", "diff", f"{SEED_NAME}@1", f"{SEED_NAME}@1", "--library", bob
+    )
+    assert rc == 0, err
+    assert _execute(owner, "SELECT written_by FROM results") == [("bob",)]
 
 
 # --- 1b. a version's text changed behind econ's back is refused at every read -------------------
@@ -283,7 +413,7 @@ def test_an_upgrade_drops_the_results_cached_without_a_hash(library_url, capsys)
         )
     engine.dispose()
     rc, out, _ = econ(capsys, "library", "upgrade")
-    assert rc == 0 and "from revision 0002 to 0003" in out
+    assert rc == 0 and "from revision 0002 to 0004" in out
     assert _execute(library_url, "SELECT count(*) FROM results") == [(0,)]
     assert econ(capsys, "library", "diff", f"{SEED_NAME}@1", f"{SEED_NAME}@1")[0] == 0
     assert _execute(library_url, "SELECT count(summary_sha256) FROM results") == [(1,)]

@@ -227,7 +227,7 @@ def test_a_team_with_the_documented_grants(postgres_url, postgres_socket, tmp_pa
 
     # the owner creates the tables, as the docs say
     rc, out, _ = run("econ_owner", "library", "upgrade")
-    assert rc == 0 and "created library" in out and "at revision 0003" in out
+    assert rc == 0 and "created library" in out and "at revision 0004" in out
     assert run("econ_owner", "library", "save", SEED, "--author", "ada")[0] == 0
     # before the grants: PostgreSQL's reason and what to ask the owner for
     rc, _, err = run("bob", "library", "list")
@@ -277,7 +277,7 @@ def test_only_the_owner_upgrades_an_old_library(postgres_url, postgres_socket, c
     url = f"postgresql+psycopg://bob@/{database}?host={postgres_socket}"
     # bob's read writes nothing: it says who upgrades the library
     rc, _, err = econ(capsys, "library", "list", "--library", url)
-    assert rc == 3 and "is at library revision 0001, older than the revision 0003" in err
+    assert rc == 3 and "is at library revision 0001, older than the revision 0004" in err
     assert "(on PostgreSQL, the role that owns them): `econ library upgrade --library '" in err
     # bob's save would upgrade it, which only the owner may
     rc, _, err = econ(capsys, "library", "save", SEED, "--library", url)
@@ -333,7 +333,7 @@ def test_reads_of_an_empty_database_write_nothing(
     with _superuser(postgres_socket, database) as conn:
         conn.execute("GRANT SELECT ON ALL TABLES IN SCHEMA public TO reader")
     rc, _, err = econ(capsys, "library", "list", "--library", url)
-    assert rc == 3 and "at library revision 0001, older than the revision 0003" in err
+    assert rc == 3 and "at library revision 0001, older than the revision 0004" in err
     assert "`econ library upgrade --library " in err and "permission denied" not in err
     with _superuser(postgres_socket, database) as conn:
         assert conn.execute("SELECT version_num FROM econ_library_revision").fetchone()[0] == "0001"
@@ -660,6 +660,11 @@ def test_a_suggested_command_withholds_a_password(postgres_url, tmp_path, capsys
     assert rc == 3 and SECRET not in err
     assert f"`econ library diff --library URL {SEED_NAME}@1 {SEED_NAME}@2`" in err
     assert "(URL: the --library URL you gave, not shown as it holds a password)" in err
+    # a note naming two commands says so once (found by review: twice in one message)
+    rc, _, err = econ(capsys, "library", "save", ada, "--library", url, "--author", "bob")
+    assert rc == 0 and err.startswith("note: ") and SECRET not in err
+    assert f"`econ library restore --library URL {SEED_NAME}@2` brings it back" in err
+    assert err.count("(URL: the --library URL you gave, not shown as it holds a password)") == 1
 
 
 def test_concurrent_saves_of_look_alike_new_names_store_one(library_url, tmp_path, monkeypatch):

@@ -12,8 +12,9 @@ The library is `--library URL`, else ECON_LIBRARY, else the per-user SQLite file
 command calls econ.library and prints a table or JSON (`--format json`). Exit 3 on a bad library,
 name, version or file, with the reason and nothing changed.
 
-`show` writes a first line naming the version (`# econ library: NAME@V`); `save` reads that line
-as the version the file was edited from (an implicit --base) and stores the file's text after it.
+`show` and `export` write a first line naming the version (`# econ library: NAME@V`); `save` and
+`import` read that line as the version the file was edited from (an implicit --base) and store the
+file's text after it.
 """
 
 from __future__ import annotations
@@ -115,7 +116,12 @@ def register(subparsers) -> None:
     t.add_argument("ref", metavar="NAME@VERSION", help="the version to label")
     t.add_argument("tags", metavar="TAG", nargs="+", help="labels, e.g. board-2026q3")
 
-    e = add("export", "write each scenario's newest version to DIR/NAME.toml", _export)
+    e = add(
+        "export",
+        "write each scenario's newest version to DIR/NAME.toml, after a first line "
+        "'# econ library: NAME@V' that `import` and `save` read as the version it came from",
+        _export,
+    )
     e.add_argument("folder", metavar="DIR", help="folder to write to")
     e.add_argument("--force", action="store_true", help="overwrite files that differ")
 

@@ -183,24 +183,74 @@ class _Prepared:
     """Why the name may not be a new name (`name_problem`); a name already stored is kept."""
 
 
+@dataclass(frozen=True)
+class _ResultsAccess:
+    """What a user may do with a library's results cache (`Library.summary`)."""
+
+    me: str
+    """results.written_by of this user's rows: the PostgreSQL role (current_user); '' on SQLite."""
+    trusted: tuple[str, ...] | None
+    """The writers whose rows are read: this role and the library's owner (the owner of the
+    results table) on PostgreSQL; None on SQLite: every row."""
+    insert: bool
+    update: bool
+
+
+_PG_RESULTS_ACCESS = sa.text(
+    "SELECT current_user AS me, pg_get_userbyid(c.relowner) AS owner, "
+    "has_table_privilege(c.oid, 'INSERT') AS can_insert, "
+    "has_table_privilege(c.oid, 'UPDATE') AS can_update "
+    "FROM pg_class c WHERE c.oid = 'results'::regclass"
+)
+"""Who this role is, who owns the results table, and whether this role may INSERT into it and
+UPDATE it (the table as econ's queries name it, through the search path)."""
+
+
+def _result_key(scenario) -> dict[str, str] | None:
+    """The results key of a scenario now: its hash, the engine version, the catalogs' hash
+    (None when the engine version cannot be told: `engine_version`)."""
+    from econ.provenance import catalog_versions, scenario_sha256
+
+    engine = engine_version()
+    if engine is None:
+        return None
+    catalogs = json.dumps(catalog_versions(), sort_keys=True)
+    return {
+        "scenario_sha256": scenario_sha256(scenario),
+        "econ_version": engine,
+        "catalog_sha256": hashlib.sha256(catalogs.encode()).hexdigest(),
+    }
+
+
 def scenario_keys(text: str) -> tuple[str, str | None] | None:
-    """(hardware, model) of a scenario text, or None when the text does not validate today."""
+    """(hardware, model) of a scenario text, or None when the text is no scenario today: it does
+    not validate (migrated first, as a stored text is when used), or lacks a required section
+    (a text of only `name` and `schema_version`, saved before sections were required, would
+    validate on defaults that describe no fleet: generic-gpu)."""
     try:
-        scenario = validate_dict(parse_toml(text))
+        data = migrate(parse_toml(text))
+        scenario = validate_dict(data)
+        check_complete(data, None)
     except ValueError:
         return None
     return scenario.fleet.hardware, _model_key(scenario)
 
 
 def _model_key(scenario) -> str | None:
-    """The LLM a scenario serves: named by its simulated, history or measured-catalog throughput,
-    else the longest catalog model key that starts the scenario's name or follows a '-' in it."""
+    """The LLM a scenario serves: named by its simulated, history or measured-catalog throughput
+    (a catalog_query's model, or the model of the MLPerf row a catalog_id names), else the longest
+    catalog model key that starts the scenario's name or follows a '-' in it."""
     throughput = scenario.throughput
     for section in (throughput.simulated, throughput.history):
         if section is not None:
             return section.model
-    if throughput.measured is not None and throughput.measured.catalog_query.get("model"):
-        return str(throughput.measured.catalog_query["model"])
+    measured = throughput.measured
+    if measured is not None and measured.catalog_query.get("model"):
+        return str(measured.catalog_query["model"])
+    if measured is not None and measured.catalog_id:
+        family = _catalog_model(measured.catalog_id)
+        if family:
+            return family
     from econ.llms import load_llm_catalog
 
     name = scenario.name.lower()
@@ -208,6 +258,18 @@ def _model_key(scenario) -> str | None:
         key for key in load_llm_catalog() if re.search(rf"(^|-){re.escape(key.lower())}(-|$)", name)
     ]
     return max(found, key=len) if found else None
+
+
+def _catalog_model(catalog_id: str) -> str | None:
+    """The model (benchmark family: deepseek-r1, llama2-70b, ...) of the MLPerf catalog row an
+    id names; None for an id the catalog lacks (refused when the scenario is projected)."""
+    from econ.benchmarks import get_row
+    from econ.errors import InputError
+
+    try:
+        return str(get_row(catalog_id)["benchmark_family"] or "") or None
+    except InputError:
+        return None
 
 
 def file_paths(data: Mapping[str, Any]) -> list[tuple[str, str]]:
@@ -504,6 +566,7 @@ class Library:
         self._role = target.role  # (None: libpq's default, the login name)
         self._file = target.file
         self._lock_timeout_s = PG_LOCK_TIMEOUT_S if timeout_s is None else timeout_s
+        self._access: _ResultsAccess | None = None  # asked on the first summary
         if self.missing_file is not None:
             self._read_as_empty()
             return
@@ -798,63 +861,123 @@ class Library:
 
     def summary(self, ref: Ref) -> dict[str, Any]:
         """Summary metrics of a stored version (econ.engine), cached by scenario hash, engine
-        version (`engine_version`: econ's version and a hash of its source) and catalog version;
-        a cache miss projects the stored text, as does a cached row that is not a summary of
-        today's metrics (damaged, or written by other code) or whose summary_sha256 does not
-        bind its summary to its key (`summary_sha256`: changed by hand, copied from another
-        key): it is replaced where this user may UPDATE results (SQLite; on PostgreSQL the
-        library's owner), else recomputed each time."""
-        from econ.provenance import catalog_versions, scenario_sha256
+        version (`engine_version`: econ's version and a hash of its source), catalog version
+        (econ.provenance.catalog_versions) and the role that wrote the row (results.written_by).
 
+        Only rows this user can trust are read: on PostgreSQL those the library's owner or this
+        role wrote (the server records the writer, migration 0004), so that a member cannot plant
+        a summary for others; on SQLite, a file without roles, every row. A miss projects the
+        stored text, as does a row that is not a summary of today's metrics (damaged, or written
+        by other code) or whose summary_sha256 does not bind its summary to its key
+        (`summary_sha256`: changed by hand, copied from another key); this user's own row is
+        then replaced where it may UPDATE results (SQLite; on PostgreSQL the library's owner),
+        else recomputed each time. What it may do is asked once per Library (`_results_access`):
+        a user who may not INSERT into results (a role granted SELECT alone) never tries to.
+
+        The catalog version is taken before projecting (which makes econ read again the catalog
+        data of a models/ folder that changed: econ.catalog.catalog_signature) and again after:
+        a summary is cached only under the catalogs it was computed from, and only when the
+        code running is the code its engine version names (`engine_version` is None otherwise).
+        """
         scenario = self.load(ref)
-        catalogs = json.dumps(catalog_versions(), sort_keys=True)
-        key = {
-            "scenario_sha256": scenario_sha256(scenario),
-            "econ_version": engine_version(),
-            "catalog_sha256": hashlib.sha256(catalogs.encode()).hexdigest(),
-        }
-        where = sa.and_(*(results.c[k] == v for k, v in key.items()))
-        found = None
+        summary: dict[str, Any] = {}
+        for _ in range(WRITE_ATTEMPTS):
+            key = _result_key(scenario)
+            if key is None:  # the code running may not be the files' code: no cache at all
+                return project_summary(scenario)
+            access = self._results_access()
+            cached, mine = self._cached_result(key, access)
+            if cached is not None:
+                return cached
+            summary = project_summary(scenario)
+            if _result_key(scenario) == key:  # (no catalog changed while projecting)
+                self._cache_result(key, summary, access, mine)
+                return summary
+        return summary  # (models/ changed under every attempt: computed, not cached)
+
+    def _results_access(self) -> _ResultsAccess:
+        """What this user may do with the results cache, asked once (`_ResultsAccess`)."""
+        if self._access is None:
+            access = _ResultsAccess(me="", trusted=None, insert=True, update=True)
+            if self._engine.dialect.name == "postgresql":
+                # (not asked: nothing cached is read, nothing is written)
+                access = _ResultsAccess(me="", trusted=(), insert=False, update=False)
+                with contextlib.suppress(LibraryError), self._guard("reading"):
+                    with self._engine.connect() as conn:
+                        row = conn.execute(_PG_RESULTS_ACCESS).one()
+                    access = _ResultsAccess(
+                        me=row.me,
+                        trusted=tuple(dict.fromkeys([row.me, row.owner])),
+                        insert=bool(row.can_insert),
+                        update=bool(row.can_update),
+                    )
+            self._access = access
+        return self._access
+
+    def _cached_result(self, key: Mapping[str, str], access: _ResultsAccess):
+        """(the cached summary of `key` this user can trust, or None; this user's own row, or
+        None): the own row is read first, and is the one a recomputed summary replaces."""
+        query = sa.select(
+            results.c.summary_json, results.c.summary_sha256, results.c.written_by
+        ).where(*(results.c[k] == v for k, v in key.items()))
+        if access.trusted is not None:
+            query = query.where(results.c.written_by.in_(access.trusted))
+        rows: list = []
         # The cache is only a cache: a library this user may read but not write (a read-only
         # file, a role granted SELECT alone) still gives every summary, recomputed each time.
         with contextlib.suppress(LibraryError), self._guard("reading"):
             with self._engine.connect() as conn:
-                found = conn.execute(
-                    sa.select(results.c.summary_json, results.c.summary_sha256).where(where)
-                ).first()
-            if found is not None and found.summary_sha256 == summary_sha256(
-                key, found.summary_json
-            ):
-                cached = _cached_summary(found.summary_json)
+                rows = sorted(conn.execute(query).all(), key=lambda r: r.written_by != access.me)
+        mine = next((r for r in rows if r.written_by == access.me), None)
+        for row in rows:
+            if row.summary_sha256 == summary_sha256(key, row.summary_json):
+                cached = _cached_summary(row.summary_json)
                 if cached is not None:
-                    return cached
-        summary = project_summary(scenario)
+                    return cached, mine
+        return None, mine
+
+    def _cache_result(self, key, summary, access: _ResultsAccess, mine) -> None:
+        """Store `summary` as this user's row of `key`: replace the own row that failed its
+        check where this user may UPDATE results, insert one where there is none and it may
+        INSERT; nothing is tried that the server would refuse (and log)."""
+        if not (access.update if mine is not None else access.insert):
+            return
         text = json.dumps(summary, sort_keys=True, allow_nan=False)
-        check = summary_sha256(key, text)
+        values = {
+            "summary_json": text,
+            "summary_sha256": summary_sha256(key, text),
+            "created_utc": _now(),
+        }
+        own = {**key, "written_by": access.me}
 
         def store(conn):
-            values = {"summary_json": text, "summary_sha256": check, "created_utc": _now()}
-            if found is not None:  # a row that failed its check: UPDATE, which members lack
-                conn.execute(results.update().where(where).values(**values))
+            if mine is not None:  # a row that failed its check: UPDATE, which members lack
+                conn.execute(
+                    results.update()
+                    .where(*(results.c[k] == v for k, v in own.items()))
+                    .values(**values)
+                )
                 return
             # DO NOTHING, not DO UPDATE (which PostgreSQL refuses without UPDATE on results,
-            # conflict or not): a row another user cached meanwhile is checked when it is read
+            # conflict or not): a row this role cached meanwhile is checked when it is read
             conn.execute(
                 _dialect_insert(conn, results)
-                .values(**key, **values)
-                .on_conflict_do_nothing(index_elements=list(key))
+                .values(**own, **values)
+                .on_conflict_do_nothing(index_elements=list(own))
             )
 
         with contextlib.suppress(LibraryError):
             self._transaction(store, "caching a result")
-        return summary
 
     # --- folders ------------------------------------------------------------------------------
 
     def export(self, folder: str | os.PathLike, *, force: bool = False) -> dict[str, list[str]]:
-        """Write each scenario's newest version as FOLDER/<name>.toml (its text exactly).
+        """Write each scenario's newest version as FOLDER/<name>.toml: its first line
+        `# econ library: NAME@V` (`export_text`: what `show` writes, which `save` and `import`
+        read as the version the file was edited from), then its text exactly.
 
-        A file that exists with other content is refused unless `force`; one that is not a
+        A file that exists with other content is refused unless `force` (one holding the same
+        text under another first line, or none, has its line rewritten); one that is not a
         regular file (a symbolic link, a FIFO, a device) is refused even so, unread. All files
         are checked before any is written, and written all or none (temporary files renamed
         into place once every one is written: a full disk leaves the folder as it was). A missing
@@ -880,16 +1003,20 @@ class Library:
         for info in self.list():
             stem = _file_stem(info.name, seen)
             text = self.get(Ref(info.name, info.version)).text
-            plan.append((folder / f"{stem}.toml", text.encode("utf-8")))
+            plan.append((folder / f"{stem}.toml", export_text(info.name, info.version, text), text))
         report: dict[str, list[str]] = {"written": [], "unchanged": []}
-        conflicts, todo = [], {}
-        for path, data in plan:
-            same = _holds_exactly(path, data)
-            if same:
+        conflicts, todo, relined = [], {}, False
+        for path, written, text in plan:
+            data = written.encode("utf-8")
+            held = _held(path, data, text.encode("utf-8"))
+            if held == "same":
                 report["unchanged"].append(str(path))
                 continue
-            if same is False and not force:
+            # a file holding this text under another first line (an older export, or one
+            # written before export wrote the line) only has its line brought up to date
+            if held == "other" and not force:
                 conflicts.append(str(path))
+            relined = relined or held == "text"
             todo[path] = data
         if conflicts:
             raise LibraryError(
@@ -900,10 +1027,11 @@ class Library:
             )
         # all files or none: each is written to a temporary file beside it, and only when every
         # one is written are they renamed into place (econ.files.write_files); a file that
-        # appears meanwhile is not overwritten unless --force
+        # appears meanwhile is not overwritten unless --force, or unless files whose first line
+        # is brought up to date are replaced in the same write
         made = _make_folder(folder) if todo else []
         try:
-            write_files(todo, overwrite=force)
+            write_files(todo, overwrite=force or relined)
         except BaseException:
             for path in reversed(made):  # (only empty ones: nothing else is removed)
                 with contextlib.suppress(OSError):
@@ -1023,9 +1151,9 @@ class Library:
             f"note: {origin} names no version it was edited from, and the version this {verb} "
             f"follows, {before}, was saved by {parent.author!r} at {parent.created_utc}: if this "
             f"file did not start from it, {self.suggest('diff', before, now)} shows what this "
-            f"{verb} undid and {self.suggest('restore', before)} brings it back (a file whose "
-            f"first line is '{HEADER}NAME@V', as `econ library show` writes, or a save with "
-            "--base V, is refused instead when V is no longer the newest version)"
+            f"{verb} undid and {self.suggest('restore', before, note=False)} brings it back (a "
+            f"file whose first line is '{HEADER}NAME@V', as `econ library show` writes, or a "
+            "save with --base V, is refused instead when V is no longer the newest version)"
         )
 
     # --- internals ----------------------------------------------------------------------------
@@ -1543,33 +1671,61 @@ ENGINE_HASH_CHARS = 40
 """Hex digits of the source hash in `engine_version` (with the version, within the column's 64)."""
 
 
-def engine_version() -> str:
+def engine_version() -> str | None:
     """The results cache's engine key: econ's version and a hash of the package's Python source
     (`sources_sha256`), e.g. 0.1.0+3f2a...: the version alone is not bumped by every change of
-    the engine, and teammates running other code must not read each other's results."""
-    return f"{__version__}+{_package_sha256()[:ENGINE_HASH_CHARS]}"
+    the engine, and teammates running other code must not read each other's results.
+
+    None when a source file of the package was modified after this process imported econ (an
+    upgrade or a `git pull` under a running app, a file dated in the future): the code running
+    may then be older than the files, and their hash would label its results as theirs, so its
+    results are neither read from the cache nor written to it (`package_sha256`)."""
+    digest = _package_sha256()
+    return None if digest is None else f"{__version__}+{digest[:ENGINE_HASH_CHARS]}"
 
 
-@functools.cache
-def _package_sha256() -> str:
-    """`sources_sha256` of the econ package, computed once per process."""
+def _package_sha256() -> str | None:
+    """`package_sha256` of the econ package, against the time this process imported it."""
     import econ
 
-    return sources_sha256(Path(econ.__file__).parent)
+    return package_sha256(Path(econ.__file__).parent, econ._IMPORTED_NS)
+
+
+_SOURCE_HASHES: dict[tuple, str] = {}
+
+
+def package_sha256(folder: Path, since_ns: int) -> str | None:
+    """`sources_sha256` of `folder`, or None when one of its *.py files was modified at or after
+    `since_ns` [ns since 1970] (when the process read the package: the file may not be the code
+    running). Hashed again only when a file's size or modification time changes."""
+    signature = []
+    for path in _source_files(folder):
+        stat = path.stat()
+        if stat.st_mtime_ns >= since_ns:
+            return None
+        signature.append((path.relative_to(folder).as_posix(), stat.st_size, stat.st_mtime_ns))
+    key = (str(folder), *signature)
+    if key not in _SOURCE_HASHES:
+        _SOURCE_HASHES.clear()
+        _SOURCE_HASHES[key] = sources_sha256(folder)
+    return _SOURCE_HASHES[key]
+
+
+def _source_files(folder: Path) -> list[Path]:
+    """Every *.py file below `folder` (caches skipped), in path order."""
+    return sorted(
+        (p for p in folder.rglob("*.py") if "__pycache__" not in p.parts and p.is_file()),
+        key=lambda p: p.relative_to(folder).as_posix(),
+    )
 
 
 def sources_sha256(folder: Path) -> str:
     """SHA-256 over every *.py file below `folder` (caches skipped): each one's path relative to
     `folder` and content, in path order."""
     digest = hashlib.sha256()
-    files = sorted(
-        p.relative_to(folder).as_posix()
-        for p in folder.rglob("*.py")
-        if "__pycache__" not in p.parts and p.is_file()
-    )
-    for relative in files:
-        digest.update(f"{relative}\0".encode())
-        digest.update(hashlib.sha256((folder / relative).read_bytes()).digest())
+    for path in _source_files(folder):
+        digest.update(f"{path.relative_to(folder).as_posix()}\0".encode())
+        digest.update(hashlib.sha256(path.read_bytes()).digest())
     return digest.hexdigest()
 
 
@@ -2031,11 +2187,76 @@ def _describe_raw(
             f"{where}: {doing} failed: {cause} ({detail}); nothing was changed. Expected {expected}"
         )
     if isinstance(exc, sa.exc.OperationalError | sa.exc.InterfaceError):
+        failure = _connection_failure(detail)
+        if failure is not None:
+            cause, expected = failure
+            return f"{where}: {doing} failed: {cause}; nothing was changed. Expected {expected}"
         return (
             f"{where}: {doing} failed: cannot reach or use the database server ({detail}); "
             "nothing was changed. Expected a running PostgreSQL server that accepts this user"
         )
     return f"{where}: {doing} failed: {detail}; nothing was changed"
+
+
+_SERVER_AT = re.compile(
+    r"^(?:connection failed: |connection is bad: )?connection to server "
+    r"(?:on socket \"[^\"]*\"|at \"[^\"]*\"(?: \([^)]*\))?, port \d+) failed: "
+)
+"""How libpq starts a failed connection's message: where it tried (the server's socket file or
+host and address), which a message of econ's does not repeat (the app may not show it)."""
+_REFUSED_LOGIN = (
+    ("password authentication failed", "password authentication failed"),
+    ("no password supplied", "no password was given"),
+    ("authentication failed", "authentication failed"),
+    ("pg_hba.conf", "the server's pg_hba.conf admits no such connection"),
+    ("is not permitted to log in", "the role may not log in"),
+    ("role", "no such role"),  # role "x" does not exist
+)
+"""A login the server refused: (what its message says, said without the user's name)."""
+_NO_ANSWER = (
+    ("connection refused", "connection refused: nothing listens at the host and port"),
+    ("no such file or directory", "no server socket in that folder"),
+    ("timeout expired", "no answer in time"),
+    ("timed out", "no answer in time"),
+    ("failed to resolve host", "the host name is not known"),
+    ("could not translate host name", "the host name is not known"),
+    ("network is unreachable", "the network is unreachable"),
+    ("no route to host", "no route to the host"),
+)
+"""A server that did not answer: (what the driver's message says, what econ says)."""
+
+
+def _connection_failure(detail: str) -> tuple[str, str] | None:
+    """(cause, what was expected) of a PostgreSQL connection that failed, told apart without
+    naming where the server is or who logged in (the app shows the message to visitors who may
+    not know either): a login the server refused (a wrong password, no such role, pg_hba.conf),
+    a database it does not hold, a server that does not answer; None for any other failure."""
+    reason = _SERVER_AT.sub("", detail.removeprefix("connection failed: "))
+    low = reason.lower()
+    if "fatal:" in low:
+        said = low.split("fatal:", 1)[1].strip()
+        if "database" in said and "does not exist" in said:
+            return (
+                "the database server holds no database of the name the library URL gives",
+                "the database named in the library URL, created on that server (CREATE "
+                'DATABASE; docs/library.md, "A team on PostgreSQL")',
+            )
+        for words, why in _REFUSED_LOGIN:
+            if words in said and (words != "role" or "does not exist" in said):
+                return (
+                    f"the database server refused the login ({why})",
+                    "the user and password of a role the server admits, given in the library "
+                    "URL, the .pgpass file or PGPASSWORD",
+                )
+        return None
+    for words, why in _NO_ANSWER:
+        if words in low:
+            return (
+                f"cannot reach the database server: it does not answer ({why})",
+                "a running PostgreSQL server at the host and port (or socket folder) the "
+                "library URL names",
+            )
+    return None
 
 
 def _unwritable_file(where: str, doing: str, detail: str, file: Path | None, code: str) -> str:
@@ -2136,9 +2357,29 @@ def _make_folder(folder: Path) -> list[Path]:
     return made
 
 
-def _holds_exactly(path: Path, data: bytes) -> bool | None:
-    """Whether the regular file `path` holds exactly `data` (None: no such file), read without
-    following a symbolic link or blocking on a FIFO, and never more than len(data) + 1 bytes.
+def export_text(name: str, version: int, text: str) -> str:
+    """What `export` writes for version `version` of `name`: the first line `show` writes,
+    `# econ library: NAME@V`, then the stored text exactly, so that an export edited and imported
+    with --update (or saved) is refused when NAME has a newer version than V, as a copy `show`
+    wrote is (`split_header`). A name the line cannot carry (one holding '@' or a character that
+    is not printable, stored before names were checked) gets the text alone."""
+    line = f"{HEADER}{name}@{version}\n"
+    if name.isprintable() and split_header(line + text) == (Ref(name, version), text):
+        return line + text
+    return text
+
+
+_HEADER_BYTES = len(HEADER) + 4 * NAME_LENGTH + len("@999999999999\r\n")
+"""The most bytes a first line `# econ library: NAME@V` takes (a name of NAME_LENGTH characters
+of up to 4 bytes of UTF-8)."""
+
+
+def _held(path: Path, data: bytes, text: bytes) -> str | None:
+    """What the regular file `path` holds against what export would write there: None (no such
+    file), "same" (exactly `data`), "text" (the stored `text` under another first line
+    `# econ library: ...`, or under none), "other". Read without following a symbolic link or
+    blocking on a FIFO, and never more than the longest of those, plus one byte; a file of
+    another size is not read.
 
     LibraryError naming the file for anything but a regular file (a link, a FIFO, a device, a
     folder): export neither reads nor replaces those."""
@@ -2174,9 +2415,18 @@ def _holds_exactly(path: Path, data: bytes) -> bool | None:
                 f"{path}: replaced while econ read it; nothing was written. Expected a regular "
                 "scenario file; run export again"
             )
-        if info.st_size != len(data):  # a regular file's size is known without reading it
-            return False
-        return handle.read(len(data) + 1) == data
+        longest = max(len(data), len(text) + _HEADER_BYTES)
+        # a regular file's size is known without reading it
+        if info.st_size != len(data) and not len(text) <= info.st_size <= longest:
+            return "other"
+        content = handle.read(longest + 1)
+    if content == data:
+        return "same"
+    try:
+        _, after = split_header(content.decode("utf-8"))
+    except UnicodeDecodeError:
+        return "other"
+    return "text" if after.encode("utf-8") == text else "other"
 
 
 def read_scenario_text(path: str | os.PathLike) -> str:
@@ -2347,7 +2597,7 @@ def _check_base(base: Any, new: Any) -> None:
             f"base = {shortened(base)} ({type(base).__name__}): expected a version number, an "
             "int 1, 2, ... (the version the text was edited from), or None"
         )
-    if not 1 <= base <= MAX_VERSION:
+    if base < 1:  # (a number beyond every stored version is "no version N", under the lock)
         raise LibraryError(f"--base {base}: expected a version number, 1, 2, ...")
     if new:
         raise LibraryError(

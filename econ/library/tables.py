@@ -10,9 +10,12 @@ what the queries use. A change here needs a new migration (and a test that upgra
   version it was saved over (parent), and the hardware and model keys for `list`.
 - tags: labels on a version (e.g. board-2026q3).
 - results: summaries cached by scenario hash, engine version (column econ_version: econ's version
-  and a hash of its source, econ.library.store.engine_version) and catalog version, each with a
-  SHA-256 binding its summary to that key (summary_sha256, econ.library.store.summary_sha256),
-  checked when it is read; any row can be dropped and recomputed from the stored text.
+  and a hash of its source, econ.library.store.engine_version), catalog version and the role that
+  wrote them (written_by: on PostgreSQL set by the server to current_user, whatever the INSERT
+  says, migration 0004; '' on SQLite), each with a SHA-256 binding its summary to that key
+  (summary_sha256, econ.library.store.summary_sha256), checked when it is read; a reader on
+  PostgreSQL reads only the rows of the library's owner and its own; any row can be dropped and
+  recomputed from the stored text.
 """
 
 from __future__ import annotations
@@ -71,4 +74,5 @@ results = sa.Table(
     sa.Column("created_utc", sa.DateTime(timezone=True), nullable=False),
     # null in no row econ writes: a row without it (or with another) is recomputed on reading
     sa.Column("summary_sha256", sa.String(64), nullable=True),
+    sa.Column("written_by", sa.String(NAME_LENGTH), primary_key=True, server_default=""),
 )
