@@ -35,6 +35,7 @@ from econ.financing import (
     choice_codes,
     common_row,
     coupon_schedule,
+    covenant_test_months,
     effective_interest,
     floating_rate_annual,
     index_rate_annual,
@@ -1185,7 +1186,10 @@ def coverage_ratios(
 
     DSCR_m = CFADS_m / DS_m, in months with debt service. The covenant is tested on the trailing
     ``test_months`` (as loan agreements test "last twelve months" or quarterly ratios):
-    sum of CFADS / sum of debt service over months m-w+1..m.
+    sum of CFADS / sum of debt service over months m-w+1..m, in every month of the loan's life
+    whose window holds debt service (`econ.financing.covenant_test_months`: with semi-annual
+    coupons, the months between coupons too), so that a breach is counted by the month whenever
+    the payments fall.
 
     LLCR_m = PV_m(CFADS over months m+1..E) / B_m, with B_m the debt outstanding at the end of
     month m, E the last month any debt is outstanding (or the scenario's last month, if sooner),
@@ -1210,10 +1214,12 @@ def coverage_ratios(
     Returns
     -------
     dict
-        (n, T): ``dscr``, ``dscr_test``, ``llcr`` [x] (NaN where undefined), ``dscr_breach``,
-        ``llcr_breach``, ``ltv_breach`` [bool]; (n,): ``min_dscr``, ``min_dscr_test`` (the
-        lowest ratio the covenant tests, on its trailing window), ``min_llcr`` [x],
-        ``breach_months`` (months with any breach), ``first_breach_month`` (NaN: none).
+        (n, T): ``dscr``, ``dscr_test``, ``llcr`` [x] (NaN where undefined), ``dscr_tested``
+        (the months the DSCR covenant tests), ``dscr_breach``, ``llcr_breach``, ``ltv_breach``
+        [bool]; (n,): ``min_dscr``, ``min_dscr_test`` (the lowest ratio the covenant tests, on
+        its trailing window), ``min_llcr`` [x], ``breach_months`` (months with any breach),
+        ``first_breach_month`` (NaN: none), ``last_dscr_month`` and ``last_llcr_month`` (the
+        last month each ratio is defined to test, whatever the first test month; NaN: none).
 
     References
     ----------
@@ -1228,20 +1234,23 @@ def coverage_ratios(
     m = np.arange(T)[None, :]
     last = np.full(n, T - 1) if last_month is None else np.broadcast_to(last_month, (n,))
     live = m <= np.asarray(last)[:, None]
-    owed = (service > 1e-6) & live
+    owed = (service > OWED_USD) & live
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
         dscr = np.where(owed, cfads / service, np.nan)
     windows = np.maximum(np.broadcast_to(np.asarray(test_months, dtype=np.int64), (n,)), 1)
+    in_life = (lambda x: x) if live.all() else (lambda x: np.where(live, x, 0.0))
+    testable = covenant_test_months(
+        in_life(service), in_life(balance), windows, owed_usd=OWED_USD
+    ) & live
     if (windows == 1).all():  # a one-month window is the month itself
         dscr_test = dscr
     else:
-        in_life = (lambda x: x) if live.all() else (lambda x: np.where(live, x, 0.0))
         window_cfads = trailing_sum_rows(in_life(cfads), windows)
         window_service = trailing_sum_rows(in_life(service), windows)
         with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
-            dscr_test = np.where(owed, window_cfads / window_service, np.nan)
+            dscr_test = np.where(testable, window_cfads / window_service, np.nan)
 
-    outstanding = (balance > 1e-6) & live
+    outstanding = (balance > OWED_USD) & live
     end = np.where(outstanding.any(axis=1), T - 1 - np.argmax(outstanding[:, ::-1], axis=1), -1)
     # The last month with debt outstanding is followed by its repayment month.
     end = np.minimum(end + 1, np.asarray(last))
@@ -1253,12 +1262,13 @@ def coverage_ratios(
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
         llcr = np.where(outstanding, later / discount / balance, np.nan)
 
-    tested_llcr = llcr  # (a facility's first test date: no test before it)
+    tested_llcr, tested = llcr, testable  # (a facility's first test date: no test before it)
     first = np.nan_to_num(np.asarray(first_test_month, dtype=float), nan=0.0)
     if first_test_month is not None and np.any(first > 0):
         untested = m < np.broadcast_to(first, (n,))[:, None]
         dscr_test = np.where(untested, np.nan, dscr_test)
         tested_llcr = np.where(untested, np.nan, llcr)
+        tested = testable & ~untested
 
     def breach(ratio, floor):
         floor = None if floor is None else np.broadcast_to(np.asarray(floor, dtype=float), (n,))
@@ -1277,6 +1287,7 @@ def coverage_ratios(
         "dscr": dscr,
         "dscr_test": dscr_test,
         "llcr": llcr,
+        "dscr_tested": tested,
         "dscr_breach": dscr_breach,
         "llcr_breach": llcr_breach,
         "ltv_breach": ltv_breach,
@@ -1285,7 +1296,19 @@ def coverage_ratios(
         "min_llcr": _nanmin(llcr),
         "breach_months": either.sum(axis=1),
         "first_breach_month": np.where(either.any(axis=1), np.argmax(either, axis=1), np.nan),
+        "last_dscr_month": _last_month(testable),
+        "last_llcr_month": _last_month(outstanding),
     }
+
+
+OWED_USD = 1e-6
+"""Debt service or a balance above this is owed, and tested [USD] (`coverage_ratios`)."""
+
+
+def _last_month(flags):
+    """The last month flagged in each row (n,), NaN where none is."""
+    T = flags.shape[1]
+    return np.where(flags.any(axis=1), T - 1 - np.argmax(flags[:, ::-1], axis=1), np.nan)
 
 
 def loan_to_value(balance_usd, value_usd, ltv_ceiling=None):

@@ -2009,28 +2009,30 @@ def _debt_metrics(ledger: _Ledger) -> dict[str, np.ndarray]:
 
     dscr_headroom = the lowest DSCR the covenant tests (on its trailing test window, as the
     breach) - its floor, so that it is negative exactly where the DSCR covenant is breached; with
-    a one-month window it is min_dscr - the floor. months_of_headroom counts months of debt
-    service, from the first, before the covenant's DSCR (on its trailing test window) first falls
-    below the floor: all months of debt service where it never does, 0 where the first test
-    fails. Both are NaN where there is no debt service or no DSCR covenant.
+    a one-month window it is min_dscr - the floor. months_of_headroom counts the months the
+    covenant tests (econ.financing.covenant_test_months, from its first test month) before its
+    DSCR first falls below the floor: all of them where it never does, 0 where the first test
+    fails; a month before the first test date is no headroom, as it is no test. Both are NaN
+    where the covenant tests no month: no debt service, no DSCR covenant, or a first test month
+    after the loan's last month to test (a warning says so, `covenants_untested`).
     """
     stack, coverage = ledger.stack, ledger.coverage
     debt = stack.metrics["debt_usd"]
     sized = stack.metrics.get("debt_sizing_constraint")
     constraint = np.where(debt > 0, 1.0, 0.0) if sized is None else sized.astype(float)
     floor = ledger.covenants[0]
-    owed = (stack.lines["debt_service_usd"] > 1e-6) & ledger.active
-    serviced = owed.any(axis=1) & ~np.isnan(floor)
+    tested = coverage["dscr_tested"]
+    measured = tested.any(axis=1) & ~np.isnan(floor)
     # (the DSCR test's own first breach: an LLCR or LTV covenant may be breached sooner)
     dscr_breach = coverage["dscr_breach"]
-    first = np.where(dscr_breach.any(axis=1), np.argmax(dscr_breach, axis=1), owed.shape[1])
-    before = np.arange(owed.shape[1])[None, :] < first[:, None]
-    months = (owed & before).sum(axis=1)
+    first = np.where(dscr_breach.any(axis=1), np.argmax(dscr_breach, axis=1), tested.shape[1])
+    before = np.arange(tested.shape[1])[None, :] < first[:, None]
+    months = (tested & before).sum(axis=1)
     return {
         "debt_usd_total": debt,
         "debt_sizing_constraint": constraint,
-        "dscr_headroom": np.where(serviced, coverage["min_dscr_test"] - floor, np.nan),
-        "months_of_headroom": np.where(serviced, months, np.nan),
+        "dscr_headroom": np.where(measured, coverage["min_dscr_test"] - floor, np.nan),
+        "months_of_headroom": np.where(measured, months, np.nan),
     }
 
 
@@ -2235,6 +2237,7 @@ def _scenario_flags(b, ledger: _Ledger, metrics, facts, context, first) -> dict[
         "no_debt": stack.metrics["debt_usd"] <= 0,
         "dscr_below_1": coverage["min_dscr"] < 1.0,
         "covenant_breach": coverage["breach_months"] > 0,
+        "covenants_untested": _untested(ledger.covenants, context).any(axis=0),
         "irr_project_not_unique": ~np.isnan(irr_project) & irr["project"]["several_sign_changes"],
         "irr_equity_not_unique": ~np.isnan(irr_equity) & irr["equity"]["several_sign_changes"],
         "no_input_ratio": facts["no_input_ratio"],
@@ -2278,6 +2281,9 @@ def _warning_context(b, ledger: _Ledger, facts, fleet: _Fleet, costs: _Costs, ca
             name: coverage[f"{name}_breach"].sum(axis=1) for name in ("dscr", "llcr", "ltv")
         },
         "test_months": b["financing.covenants.test_months"][first],
+        "first_test_month": b["financing.covenants.first_test_month"][first],
+        "last_dscr_month": coverage["last_dscr_month"],
+        "last_llcr_month": coverage["last_llcr_month"],
         "life_months": b["depreciation.life_years"] * MONTHS_PER_YEAR,
         "retire": fleet.retire,
         "purchase": fleet.purchase,
@@ -3261,6 +3267,7 @@ def _warnings(flags, ctx, n) -> list[list[str]]:
             f"{ctx['contracted_kw'][i]:,.0f} kW: the excess is billed at the overage rate"
         ),
         "covenant_breach": lambda i: _breach_message(ctx, i),
+        "covenants_untested": lambda i: _untested_message(ctx, i),
         "debt_settled_at_end": lambda i: (
             f"the debt outlives the projection: {ctx['settled_at_end'][i]:,.0f} USD is repaid in "
             "the last month"
@@ -3478,6 +3485,42 @@ def _breach_message(ctx, i) -> str:
     return (
         f"covenant breached in {_months(ctx['breach_months'][i])}, first in month "
         f"{ctx['first_breach_month'][i]:.0f}: " + "; ".join(which)
+    )
+
+
+def _untested(covenants, ctx) -> np.ndarray:
+    """(2, n) bool: whether the DSCR covenant (row 0) and the LLCR covenant (row 1) are set but
+    never tested, their first test month after the last month each could test."""
+    first = ctx["first_test_month"]
+    with np.errstate(invalid="ignore"):  # (NaN: no covenant, no first test, or no debt)
+        return np.array(
+            [
+                ~np.isnan(covenants[0]) & (first > ctx["last_dscr_month"]),
+                ~np.isnan(covenants[1]) & (first > ctx["last_llcr_month"]),
+            ]
+        )
+
+
+def _untested_message(ctx, i) -> str:
+    """A first test month after the loan's last month to test: which covenants it leaves
+    untested, and the figures that count or measure nothing then."""
+    first = ctx["first_test_month"][i]
+    # (as _untested, on this scenario's figures: NaN compares False)
+    dscr, llcr = (
+        not math.isnan(ctx["covenants"][k][i]) and first > ctx[f"last_{name}_month"][i]
+        for k, name in ((0, "dscr"), (1, "llcr"))
+    )
+    last = max(ctx["last_dscr_month"][i] if dscr else -1, ctx["last_llcr_month"][i] if llcr else -1)
+    which = " and ".join(name for name, off in (("DSCR", dscr), ("LLCR", llcr)) if off)
+    one = not (dscr and llcr)
+    return (
+        f"financing.covenants.first_test_month is {first:.0f}, after month "
+        f"{last:.0f}, the last month with debt service or debt outstanding to test (the "
+        f"projection ends in month {ctx['horizon'][i]}): the {which} "
+        f"{'covenant is' if one else 'covenants are'} never tested, so covenant_breach_months "
+        f"and first_breach_month count none of {'its' if one else 'their'} breaches"
+        + (", and dscr_headroom and months_of_headroom are null" if dscr else "")
+        + f"; expected a first test month within the loan's life (at most month {last:.0f})"
     )
 
 

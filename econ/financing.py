@@ -646,8 +646,11 @@ def cfads_net_of_shortfalls(cfads_usd):
     A month with negative CFADS leaves a shortfall that the following months make up before any of
     their CFADS counts toward debt service (as a debt service reserve is replenished first):
     A_m = max(0, CFADS_m - S_(m-1)), S_m = max(0, S_(m-1) - CFADS_m), S_0 = 0. Debt service of
-    A_m / target then keeps both the monthly DSCR and every trailing-window DSCR that ends in a
-    month with debt service at or above the target.
+    A_m / target then keeps the monthly DSCR, and every trailing-window DSCR ending in a month
+    with debt service, at or above the target: over a window, sum CFADS = sum A + S_before - S_m,
+    and S_m = 0 where A_m > 0. A window ending in a month still making up a shortfall (S_m > 0,
+    no service) can fall below it; the covenant tests such a window too
+    (`covenant_test_months`), and `size_debt` sizes the loan to it.
 
     Parameters
     ----------
@@ -823,6 +826,55 @@ SIZING_TIE = 1e-12
 """Relative gap within which two sizing limits are one (`size_debt`'s binding constraint)."""
 
 
+def covenant_test_months(
+    service_usd, balance_usd, test_months=1, first_test_month=None, owed_usd=0.0
+) -> np.ndarray:
+    """The months a DSCR covenant tests (n, T) [bool]: each month of the loan's life (debt
+    service paid in it, or debt outstanding at its start) whose trailing window of
+    ``test_months`` holds debt service, from ``first_test_month`` on.
+
+    A trailing-window ratio (a facility's "last twelve months" test) is defined in every such
+    month whether or not a payment falls in the month itself, so breaches are counted by the
+    month and do not depend on when the coupons fall: notes paying semi-annual coupons are
+    tested each month on the coupons of their window, as a loan paying monthly is. With a
+    one-month window the tested months are the months with debt service. Months after the loan
+    is repaid are not tested (no covenant outlives its loan), nor months whose window holds no
+    service. The covenant test (`econ.capital.coverage_ratios`) and the sizing to it
+    (`size_debt`) both take their months from here.
+
+    Parameters
+    ----------
+    service_usd : array (n, T)  debt service by month, month 0 first [USD, or USD per USD]
+    balance_usd : array (n, T)  debt outstanding at month end [same unit]
+    test_months : int or array (n,)  the covenant's trailing window [months]
+    first_test_month : array (n,), optional  the first month tested (a facility's first test
+        date); NaN or None: from month 0 [month index]
+    owed_usd : amounts above it are owed [same unit] (the covenant test: 1e-6 USD; the sizing,
+        per USD of debt: 0)
+
+    Returns
+    -------
+    array (n, T) of bool
+
+    References
+    ----------
+    Yescombe, E. R., *Principles of Project Finance*, 2nd ed. (2014), §12.3 (cover ratios
+    calculated for each calculation period over the debt's life); Gatti (2018), section 5.6.
+    """
+    service = np.asarray(service_usd, dtype=float)
+    balance = np.asarray(balance_usd, dtype=float)
+    n, T = service.shape
+    owed = service > owed_usd
+    opening = np.concatenate([np.zeros((n, 1)), balance[:, :-1]], axis=1)
+    windows = np.maximum(np.broadcast_to(np.asarray(test_months, dtype=np.int64), (n,)), 1)
+    held = owed if (windows == 1).all() else trailing_sum_rows(service, windows) > owed_usd
+    tested = held & (owed | (opening > owed_usd))
+    if first_test_month is not None:
+        first = np.broadcast_to(np.asarray(first_test_month, dtype=float), (n,))
+        tested &= np.arange(T)[None, :] >= np.nan_to_num(first, nan=0.0)[:, None]
+    return tested
+
+
 def size_debt(
     cfads_usd,
     service_per_usd,
@@ -839,8 +891,9 @@ def size_debt(
     A loan's service and balance scale with its amount D, so each limit gives D in closed form:
 
     - DSCR: CFADS_m >= DSCR* x D x s_m in every month m with service s_m > 0, and the same over
-      every trailing window of ``test_months`` ending in such a month from ``first_test_month``
-      on (the covenant test), so
+      the trailing window of ``test_months`` in every month the covenant tests
+      (`covenant_test_months`: each month of the loan's life whose window holds service, from
+      ``first_test_month`` on), so
       D_dscr = min_m min(CFADS_m / (DSCR* s_m), sum_w CFADS / (DSCR* sum_w s)), at least 0;
     - LTV: D x b_m <= LTV_max x V_m in every month with a balance b_m > 0 per USD, against the
       collateral value V (the GPUs' book value): D_ltv = min_m LTV_max V_m / b_m;
@@ -885,12 +938,9 @@ def size_debt(
     owed = service > 0
     window_cfads = trailing_sum_rows(cfads, test_months)
     window_service = trailing_sum_rows(service, test_months)
+    tested = covenant_test_months(service, balance_per_usd, test_months, first_test_month)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         by_month = np.where(owed, cfads / (target * service), np.inf)
-        tested = owed & (window_service > 0)
-        if first_test_month is not None:
-            first = np.broadcast_to(np.asarray(first_test_month, dtype=float), (n,))
-            tested &= np.arange(cfads.shape[1])[None, :] >= np.nan_to_num(first, nan=0.0)[:, None]
         by_window = np.where(tested, window_cfads / (target * window_service), np.inf)
     d_dscr = np.maximum(np.minimum(by_month, by_window).min(axis=1, initial=np.inf), 0.0)
     d_dscr = np.where(np.isnan(target[:, 0]), np.inf, d_dscr)
@@ -936,6 +986,7 @@ __all__ = [
     "choice_codes",
     "common_row",
     "coupon_schedule",
+    "covenant_test_months",
     "effective_interest",
     "floating_rate_annual",
     "index_rate_annual",

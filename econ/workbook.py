@@ -73,7 +73,7 @@ from openpyxl.utils import column_index_from_string, get_column_letter
 from openpyxl.workbook.defined_name import DefinedName
 from pydantic import BaseModel
 
-from econ import excel, tax, units
+from econ import capital, excel, tax, units
 from econ.arrays import snap_to_zero
 from econ.embedding import embedded, embedded_stamp
 from econ.engine import (
@@ -1423,7 +1423,7 @@ def _cumulative(name: str) -> Running:
 
 TAX_EXPENSE = ("current_tax_usd", "deferred_tax_usd")
 """The income statement's tax expense (ASC 740), current and deferred, as Annual shows it."""
-DEBT_OWED_USD = 1e-6
+DEBT_OWED_USD = capital.OWED_USD
 """Debt service or a balance above this is owed (econ.capital.coverage_ratios) [USD]."""
 _dscr_floor, _dscr_test = Name("financing.covenants.dscr_floor"), Cell("Debt", "dscr_test")
 _book_value = Cell("Depreciation", "book_value_usd")
@@ -2034,18 +2034,28 @@ SPECS: tuple[Spec, ...] = (
             "dscr",
         )
     ),
+    # Tested in each month of the loan's life (service in it, or debt owed at its start) whose
+    # window holds debt service (econ.financing.covenant_test_months), between coupons too.
     helper(
         "Debt",
         "dscr_test",
         IF(
-            AND(gt(mcol("debt_service_usd"), 1e-6), ge(month, _first_test)),
+            AND(
+                gt(_Trailing("debt_service_usd", _window), DEBT_OWED_USD),
+                OR(
+                    gt(mcol("debt_service_usd"), DEBT_OWED_USD),
+                    gt(Prev(M, "debt_balance_usd"), DEBT_OWED_USD),
+                ),
+                ge(month, _first_test),
+            ),
             (_Trailing("ebitda_usd", _window) - _Trailing("tax_usd", _window))
             / _Trailing("debt_service_usd", _window),
             Text(""),
         ),
         label="the DSCR the covenant tests: cash available for debt service over debt service, "
-        "each summed over the trailing financing.covenants.test_months (from "
-        "financing.covenants.first_test_month on)",
+        "each summed over the trailing financing.covenants.test_months, in each month of the "
+        "loan's life whose window holds debt service (from financing.covenants.first_test_month "
+        "on)",
         unit="x",
     ),
     Spec(
@@ -2134,8 +2144,8 @@ SPECS: tuple[Spec, ...] = (
     helper(
         "Debt",
         "headroom_month",
-        IF(AND(ISNUMBER(Cell("Debt", "dscr")), eq(Running("SUM", "Debt", "dscr_breach"), 0)), 1, 0),
-        label="1 in a month of debt service before the DSCR covenant's first breach "
+        IF(AND(ISNUMBER(_dscr_test), eq(Running("SUM", "Debt", "dscr_breach"), 0)), 1, 0),
+        label="1 in a month the DSCR covenant tests (dscr_test) before its first breach "
         "(months_of_headroom counts them)",
         unit=FLAG_UNIT,
     ),
@@ -2580,10 +2590,9 @@ def _derived_summary_specs(scenario: Scenario, equity_share: Expr) -> list[Summa
             Cell("Summary", "min_dscr") - floor,
         )
     else:
-        tested = _Aggregate("COUNT", "dscr_test", sheet="Debt")
         headroom = _Guard(
-            eq(tested, 0),
-            "n/a: no debt service",
+            eq(_TESTED, 0),
+            UNTESTED,
             _Aggregate("MIN", "dscr_test", sheet="Debt") - floor,
         )
     specs.append(
@@ -2604,6 +2613,15 @@ def _derived_summary_specs(scenario: Scenario, equity_share: Expr) -> list[Summa
             SummarySpec("debt_usd_total", debt, _metric("debt_usd_total")),
         ]
     return specs
+
+
+_TESTED = _Aggregate("COUNT", "dscr_test", sheet="Debt")
+"""The months the DSCR covenant tests (Debt!dscr_test holds a number)."""
+UNTESTED = (
+    "n/a: the DSCR covenant tests no month (no debt service, or a first test month after the "
+    "loan's last month to test)"
+)
+"""What the DSCR headroom cells show where the covenant tests no month."""
 
 
 def _unknown(metric: str) -> str:
@@ -2646,11 +2664,7 @@ def _covenant_specs(floor: Expr) -> list[SummarySpec]:
             _Guard(
                 ISBLANK(floor),
                 "n/a: no DSCR covenant",
-                _Guard(
-                    eq(_Aggregate("COUNT", "dscr"), 0),
-                    "n/a: no debt service",
-                    _Aggregate("SUM", "headroom_month", sheet="Debt"),
-                ),
+                _Guard(eq(_TESTED, 0), UNTESTED, _Aggregate("SUM", "headroom_month", sheet="Debt")),
             ),
             _metric("months_of_headroom"),
         ),

@@ -337,3 +337,177 @@ def test_a_bad_first_test_month_is_refused_naming_the_field(value, expected, tmp
     err = capsys.readouterr().err
     assert "financing.covenants.first_test_month" in err and expected in err
     assert "Traceback" not in err
+
+
+STACK = ROOT / "models" / "scenarios" / "deepseek-r1-gb200-nvl72-capital-stack.toml"
+
+
+def _tested_by_hand(monthly: pd.DataFrame, window: int) -> tuple[np.ndarray, np.ndarray]:
+    """The months a trailing-window DSCR covenant tests and the ratio there, from the monthly
+    lines alone (pandas rolling sums): each month of the loan's life (debt service in it, or
+    debt owed at its start) whose window holds debt service."""
+    cfads = monthly["ebitda_usd"] - monthly["tax_usd"]
+    service = monthly["debt_service_usd"]
+    opening = monthly["debt_balance_usd"].shift(1, fill_value=0.0)
+    held = service.rolling(window, min_periods=1).sum()
+    tested = (held > 1e-6) & ((service > 1e-6) | (opening > 1e-6))
+    ratio = cfads.rolling(window, min_periods=1).sum() / held
+    return tested.to_numpy(), ratio.to_numpy()
+
+
+def test_notes_are_tested_between_their_coupons():
+    """Found by a lender's review: the capital stack's notes pay coupons every six months, and
+    the 12-month DSCR below 1.20x in every month from 40 to 72 was a breach only in the months
+    with a coupon (23 months: 40-60, 66, 72). A trailing window is a ratio in every month of
+    the loan's life whose window holds debt service: each such month below the floor is a
+    breach, whenever the coupons fall."""
+    result = project(load_scenario(STACK))
+    monthly = result.monthly.reset_index()
+    tested, ratio = _tested_by_hand(monthly, 12)
+    expected = tested & (ratio < 1.2)
+    breach = monthly["covenant_breach"].to_numpy().astype(bool)
+    assert breach.tolist() == expected.tolist()
+    months = monthly["month"].to_numpy()
+    no_coupon = monthly["debt_service_usd"].to_numpy() <= 1e-6
+    assert (breach & no_coupon).any()  # (months 61-65 and 67-71)
+    summary = result.summary.iloc[0]
+    assert summary["covenant_breach_months"] == expected.sum() > 23
+    assert summary["first_breach_month"] == months[expected][0]
+    assert summary["months_of_headroom"] == (tested & (months < months[expected][0])).sum()
+    assert summary["dscr_headroom"] == pytest.approx(np.nanmin(ratio[tested]) - 1.2, rel=1e-12)
+
+
+def test_coverage_ratios_test_each_month_of_the_loan_whose_window_holds_service():
+    """Semi-annual coupons of 6 on 100 drawn in month 0, repaid with the coupon of month 12: a
+    6-month window is tested from month 6 (the first window with a coupon) to month 12; months
+    1-5 hold no coupon in their window, and month 13 comes after the loan is repaid, though its
+    window still holds month 12's coupon. A one-month window tests the coupon months only."""
+    from econ.capital import coverage_ratios
+
+    T = 16
+    service = np.zeros((1, T))
+    service[0, [6, 12]] = 6.0
+    balance = np.where(np.arange(T) < 12, 100.0, 0.0)[None, :]
+    cfads = np.full((1, T), 1.5)  # 9 a window against 6 of service: 1.5x
+    out = coverage_ratios(cfads, service, balance, 0.0, dscr_floor=1.6, test_months=6)
+    assert np.flatnonzero(out["dscr_tested"][0]).tolist() == list(range(6, 13))
+    assert np.flatnonzero(out["dscr_breach"][0]).tolist() == list(range(6, 13))
+    np.testing.assert_allclose(out["dscr_test"][0, 6:13], 1.5)
+    assert out["last_dscr_month"][0] == 12 and out["last_llcr_month"][0] == 11
+    monthly = coverage_ratios(cfads, service, balance, 0.0, dscr_floor=1.6, test_months=1)
+    assert np.flatnonzero(monthly["dscr_breach"][0]).tolist() == [6, 12]
+
+
+def test_notes_are_sized_to_the_windows_between_their_coupons():
+    """Coupons of 5% of the amount in months 6 and 12, a 6-month covenant at 1.25x: the cash
+    flow dips in months 7-9, between the coupons. The window ending in month 9 (months 4-9)
+    holds 10 + 10 + 100 - 30 - 30 - 30 = 30 USD against the month-6 coupon, so the notes can be
+    at most 30 / (1.25 x 0.05) = 480 USD; sized on the coupon months' windows alone they were
+    1,600 (month 6's own 100 / (1.25 x 0.05))."""
+    from econ.financing import size_debt
+
+    cfads = np.array([[0.0, 10, 10, 10, 10, 10, 100, -30, -30, -30, 50, 50, 100]])
+    m = np.arange(13)
+    service = np.where(np.isin(m, [6, 12]), 0.05, 0.0)[None, :]
+    balance = np.where(m < 12, 1.0, 0.0)[None, :]  # (the bullet in month 12 is no service)
+    debt, code = size_debt(cfads, service, balance, np.array([1.25]), np.array([1e6]), 6)
+    assert debt[0] == pytest.approx(30 / (1.25 * 0.05), rel=1e-12) and code[0] == 2
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    seed_=st.integers(0, 2**31),
+    window=st.sampled_from([1, 3, 6, 12]),
+    target=st.floats(1.05, 2.0),
+)
+def test_a_loan_sized_to_a_dscr_is_not_in_breach_of_it(seed_, window, target):
+    """Sizing and testing follow one rule (econ.financing.covenant_test_months): notes with
+    semi-annual coupons sized to a DSCR target pass a covenant at that floor in every month
+    tested, between coupons too; any larger amount breaches it, or the monthly DSCR the sizing
+    also holds at the target in each month with service."""
+    from econ.capital import coverage_ratios
+    from econ.financing import size_debt
+
+    rng = np.random.default_rng(seed_)
+    T = 49
+    cfads = rng.uniform(-2e5, 1e6, (1, T)) * np.linspace(1.0, 0.2, T)  # [USD]
+    m = np.arange(T)
+    service = np.where((m > 0) & (m % 6 == 0), 0.045, 0.0)[None, :]  # 9% a year, per USD
+    balance = np.where(m < 48, 1.0, 0.0)[None, :]  # the bullet at 48 is no debt service
+    debt, code = size_debt(cfads, service, balance, np.array([target]), np.array([1e9]), window)
+
+    def breaches(amount, floor):
+        lines = (amount * service, amount * balance)
+        out = coverage_ratios(cfads, *lines, 0.0, dscr_floor=floor, test_months=window)
+        return out["dscr_breach"].any(), (out["dscr"] < floor[0]).any()
+
+    assert breaches(debt[0], np.array([target * (1 - 1e-9)])) == (False, False)
+    if debt[0] > 0 and code[0] == 2:  # (sized by the DSCR: a larger loan breaches)
+        assert any(breaches(debt[0] * 1.001, np.array([target])))
+
+
+def test_a_first_test_after_the_horizon_is_said_and_measures_nothing():
+    """Found by a lender's review: first_test_month = 73 (or 600) on the 72-month capital stack
+    switched the DSCR covenant off in silence: no breach, "no covenant is breached", the DSCR
+    headroom null for want of "debt service or a DSCR covenant", and 62 months of headroom,
+    though no month was tested."""
+    for first in (73, 600):
+        result = project(load_scenario(STACK, {"financing.covenants.first_test_month": first}))
+        summary = result.summary.iloc[0]
+        assert summary["covenant_breach_months"] == 0
+        for key in ("first_breach_month", "dscr_headroom", "months_of_headroom"):
+            assert pd.isna(summary[key]), key
+        warnings = result.warnings[0]
+        said = [w for w in warnings if w.startswith("financing.covenants.first_test_month")]
+        assert said == [
+            f"financing.covenants.first_test_month is {first}, after month 72, the last month "
+            "with debt service or debt outstanding to test (the projection ends in month 72): "
+            "the DSCR covenant is never tested, so covenant_breach_months and first_breach_month "
+            "count none of its breaches, and dscr_headroom and months_of_headroom are null; "
+            "expected a first test month within the loan's life (at most month 72)"
+        ]
+        assert not any("no covenant is breached" in w for w in warnings)
+        assert not any("no debt service or no DSCR covenant" in w for w in warnings)
+
+
+def test_a_first_test_after_the_last_month_with_debt_service_is_said():
+    """The seed's loan is repaid in month 60 of 72: a first test in month 61 tests nothing, and
+    the warning names month 60; with an LLCR floor too, both covenants are named."""
+    plain = project(seed()).monthly.reset_index()
+    last = int(plain["month"][plain["debt_service_usd"] > 1e-6].max())
+    result = project(seed(**{"financing.covenants.first_test_month": last + 1}))
+    said = [w for w in result.warnings[0] if "first_test_month" in w]
+    assert len(said) == 1 and f"after month {last}, the last month" in said[0]
+    assert "ends in month 72" in said[0] and "the DSCR covenant is never tested" in said[0]
+    both = project(
+        seed(
+            **{
+                "financing.covenants.first_test_month": last + 1,
+                "financing.covenants.llcr_floor": 1.1,
+            }
+        )
+    )
+    said = [w for w in both.warnings[0] if "first_test_month" in w]
+    assert "the DSCR and LLCR covenants are never tested" in said[0]
+    # tested in its last month: no warning
+    once = project(seed(**{"financing.covenants.first_test_month": last}))
+    assert not any("first_test_month" in w for w in once.warnings[0])
+    assert once.summary.iloc[0]["months_of_headroom"] in (0, 1)
+
+
+def test_months_before_the_first_test_are_no_headroom():
+    """months_of_headroom counts the months the covenant tests before its first breach: with a
+    first test in month 24, the months of debt service before it are not headroom."""
+    first = 24
+    result = project(seed(**{"financing.covenants.first_test_month": first}))
+    monthly = result.monthly.reset_index()
+    tested, ratio = _tested_by_hand(monthly, 12)
+    months = monthly["month"].to_numpy()
+    tested = tested & (months >= first)
+    breach = months[tested & (ratio < 1.2)][0]
+    assert result.summary.iloc[0]["months_of_headroom"] == (tested & (months < breach)).sum()
+    assert result.summary.iloc[0]["first_breach_month"] == breach
+    # from month 24 to the same first breach: 23 fewer months of headroom than from month 1
+    plain = project(seed()).summary.iloc[0]
+    assert plain["first_breach_month"] == breach
+    assert plain["months_of_headroom"] == (tested & (months < breach)).sum() + first - 1

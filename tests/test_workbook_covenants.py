@@ -27,7 +27,7 @@ from tests.test_workbook import (
     SEED,
     compare_with_engine,
 )
-from tests.test_workbook_live import _summary, exported_changed_recalculated, held
+from tests.test_workbook_live import STACK, _summary, exported_changed_recalculated, held
 
 COVENANTS = {
     **LEVEL_LOAN,
@@ -47,6 +47,9 @@ CASES = {
     "ltv_ceiling": (SEED, COVENANTS, {"financing.covenants.ltv_ceiling": 0.55}),
     "llcr_floor": (SEED, COVENANTS, {"financing.covenants.llcr_floor": 0.5, "power.pue": 1.3}),
     "retire_80": (SEED, {}, {"fleet.retire_month": 80}),
+    # the capital stack's notes pay coupons twice a year: tested between them too
+    "stack_floor_1_1": (STACK, {}, {"financing.covenants.dscr_floor": 1.1}),
+    "stack_untested": (STACK, {}, {"financing.covenants.first_test_month": 73}),
 }
 ROWS = (
     "covenant_breach_months",
@@ -126,6 +129,30 @@ def test_some_months_in_breach_and_some_of_headroom(books, name):
     assert 0 < shown["covenant_breach_months"] < np.count_nonzero(~np.isnan(tested))
     for key in ("first_breach_month", "months_of_headroom", "covenant_breach_months"):
         assert shown[key] == expected[key], key
+
+
+def test_the_stacks_notes_are_tested_between_coupons_in_the_workbook(books):
+    """The capital stack's covenant rows after the floor is typed as 1.1x and recalculated:
+    the breaches counted off the workbook's own tested DSCR, months without a coupon among
+    them, as econ counts them; a first test month after the horizon tests no month, and the
+    headroom cells say so."""
+    _, _, recalculated = books["stack_floor_1_1"]
+    shown, expected = _summary(recalculated), _engine("stack_floor_1_1")
+    tested = _tested(recalculated)
+    below = np.flatnonzero(tested < 1.1)
+    service = load_workbook(recalculated, data_only=True)["Debt"]
+    header = [c.value for c in service[1]]
+    j = header.index("debt_service_usd")
+    paid = np.array([r[j] for r in service.iter_rows(min_row=2, values_only=True)], dtype=float)
+    assert (paid[below] <= 1e-6).any()  # a month between coupons is in breach
+    assert shown["covenant_breach_months"] == below.size == expected["covenant_breach_months"]
+    assert shown["first_breach_month"] == below[0] == expected["first_breach_month"]
+    assert shown["months_of_headroom"] == expected["months_of_headroom"]
+    untested = _summary(books["stack_untested"][2])
+    assert untested["covenant_breach_months"] == 0
+    for key in ("months_of_headroom", "dscr_headroom", "first_breach_month"):
+        assert isinstance(untested[key], str) and untested[key].startswith("n/a: "), key
+    assert untested["months_of_headroom"] == workbook.UNTESTED
 
 
 def test_payback_follows_the_token_price(books):

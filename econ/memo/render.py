@@ -136,7 +136,8 @@ def _test_window(memo: Memo) -> int | None:
 def tested_dscr(monthly: pd.DataFrame, scenario) -> np.ndarray:
     """The DSCR the covenant tests each month [x]: CFADS (EBITDA less the income tax paid) over
     debt service, each summed over the trailing `financing.covenants.test_months` (fewer in the
-    first months), NaN in months without debt service or before `first_test_month`: the
+    first months), NaN in months the covenant does not test (outside the loan's life, or whose
+    window holds no debt service) or before `first_test_month`: the
     engine's own test (econ.capital.coverage_ratios, `dscr_test`), whose lowest value less the
     floor is the summary's dscr_headroom."""
     from econ.capital import coverage_ratios
@@ -301,7 +302,7 @@ def _definitions(memo: Memo) -> list[tuple[str, str]]:
     if covenants.ltv_ceiling is not None:
         tests.append(f"the loan-to-value at or below {covenants.ltv_ceiling:.0%}")
     covenant = (
-        "Tested every month with debt service: "
+        "Tested in every month of the loan's life whose test window holds debt service: "
         + "; ".join(tests)
         + (
             f". The DSCR and LLCR tests start in month {covenants.first_test_month} (the "

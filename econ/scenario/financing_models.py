@@ -455,9 +455,10 @@ class Covenants(Section):
         ge=1,
         le=600,
         description="First month the DSCR and LLCR covenants are tested, as a facility's first "
-        "test date (e.g. 12: the end of the first full year of a 12-month test); none: every "
-        "month with debt service, the first windows holding the months since month 0 (LTV is "
-        "tested from the first month either way) [month index]",
+        "test date (e.g. 12: the end of the first full year of a 12-month test); none: from the "
+        "first month whose window holds debt service, the first windows holding the months since "
+        "month 0 (LTV is tested from the first month either way); after the loan's last month "
+        "to test, the covenants are never tested (a warning says so) [month index]",
     )
 
 
