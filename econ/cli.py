@@ -425,9 +425,14 @@ def _cmd_validate(args) -> int:
             from econ.scenario.depreciation_models import no_effect_warnings
             from econ.text import printable
 
+            from econ.financing import dscr_floor_warning
+
             defaults = scenario.default_sections
             note = f"; defaults for {', '.join(defaults)}" if defaults else ""
             print(printable(f"{name}: ok ({scenario.name}, {scenario.horizon} months{note})"))
+            low_floor = dscr_floor_warning(scenario.financing.covenants.dscr_floor)
+            if low_floor:  # (the scenario's covenant: said once, not per vintage)
+                commands.say_warnings([f"warning [{scenario.name}]: {low_floor}"])
             # the fleet and each vintage, as projected
             rows = scenario.expand()
             unused = no_effect_warnings([row.depreciation for row in rows])

@@ -2238,6 +2238,7 @@ def _scenario_flags(b, ledger: _Ledger, metrics, facts, context, first) -> dict[
         "dscr_below_1": coverage["min_dscr"] < 1.0,
         "covenant_breach": coverage["breach_months"] > 0,
         "covenants_untested": _untested(ledger.covenants, context).any(axis=0),
+        "dscr_floor_below_1": ledger.covenants[0] < 1.0,  # (NaN: no covenant, False)
         "irr_project_not_unique": ~np.isnan(irr_project) & irr["project"]["several_sign_changes"],
         "irr_equity_not_unique": ~np.isnan(irr_equity) & irr["equity"]["several_sign_changes"],
         "no_input_ratio": facts["no_input_ratio"],
@@ -3268,6 +3269,7 @@ def _warnings(flags, ctx, n) -> list[list[str]]:
         ),
         "covenant_breach": lambda i: _breach_message(ctx, i),
         "covenants_untested": lambda i: _untested_message(ctx, i),
+        "dscr_floor_below_1": lambda i: financing_mod.dscr_floor_warning(ctx["covenants"][0][i]),
         "debt_settled_at_end": lambda i: (
             f"the debt outlives the projection: {ctx['settled_at_end'][i]:,.0f} USD is repaid in "
             "the last month"

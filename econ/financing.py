@@ -616,6 +616,26 @@ def _bisect_margin(end_value, rows, tolerance):
     return np.where(bracketed, 0.5 * (lo + hi), np.nan)
 
 
+DSCR_FLOOR_TYPICAL = (1.20, 1.25)
+"""The DSCR covenant floors of GPU-backed loans [x] (models/reference_figures.csv, "Typical DSCR
+covenant floor": 1.20-1.25x, a cash trap near 1.15x; secondary, 2025)."""
+
+
+def dscr_floor_warning(floor) -> str | None:
+    """What a DSCR covenant floor below 1.0x means, or None for a floor of 1.0x or more (or none).
+
+    Below 1.0x the covenant passes months whose cash flow does not cover their debt service: a
+    typing slip (0.5 for 1.5) or a floor no lender sets."""
+    if floor is None or not floor < 1.0:  # (NaN: no covenant)
+        return None
+    low, high = DSCR_FLOOR_TYPICAL
+    return (
+        f"financing.covenants.dscr_floor is {floor:g}x, below 1.0x: the covenant passes months "
+        "whose cash flow does not cover their debt service; lenders' floors are typically "
+        f"{low:.2f}-{high:.2f}x (models/reference_figures.csv)"
+    )
+
+
 SIZING_CONSTRAINTS = ("none", "debt_share", "dscr", "ltv")
 """What limits a sized loan; the index of a name is its code in the summary's
 `debt_sizing_constraint` (0: no debt sized, 1: the debt_share cap on gearing, 2: the minimum DSCR,
@@ -977,6 +997,7 @@ def _row(x, n, default):
 __all__ = [
     "BALANCE_SCHEDULE_MAX_MONTHS",
     "DAY_COUNTS",
+    "DSCR_FLOOR_TYPICAL",
     "INTERPOLATIONS",
     "REPAYMENTS",
     "balance_schedule_error",
@@ -987,6 +1008,7 @@ __all__ = [
     "common_row",
     "coupon_schedule",
     "covenant_test_months",
+    "dscr_floor_warning",
     "effective_interest",
     "floating_rate_annual",
     "index_rate_annual",

@@ -511,3 +511,43 @@ def test_months_before_the_first_test_are_no_headroom():
     plain = project(seed()).summary.iloc[0]
     assert plain["first_breach_month"] == breach
     assert plain["months_of_headroom"] == (tested & (months < breach)).sum() + first - 1
+
+
+def test_a_dscr_floor_below_1_is_warned_of_in_project_and_validate(tmp_path, capsys):
+    """Found by a lender's review: dscr_floor = 0.5 passed without comment, a covenant that
+    passes months whose cash flow does not cover their service. `econ project` and `econ
+    validate` say so, naming the field, its value and the typical floors of
+    models/reference_figures.csv; each row of a sweep over the floor is judged on its own."""
+    import csv
+
+    import tomli_w
+
+    from econ.analysis.sweeps import sweep
+    from econ.cli import main
+    from econ.financing import DSCR_FLOOR_TYPICAL
+    from econ.scenario import read_toml
+
+    with open(ROOT / "models" / "reference_figures.csv", newline="", encoding="utf-8") as f:
+        row = next(r for r in csv.DictReader(f) if r["item"] == "Typical DSCR covenant floor")
+    assert tuple(float(x) for x in row["value"].split("-")) == DSCR_FLOOR_TYPICAL
+    expected = (
+        "financing.covenants.dscr_floor is 0.5x, below 1.0x: the covenant passes months whose "
+        "cash flow does not cover their debt service; lenders' floors are typically 1.20-1.25x "
+        "(models/reference_figures.csv)"
+    )
+    low = project(load_scenario(STACK, {"financing.covenants.dscr_floor": 0.5}), monthly=False)
+    assert [w for w in low.warnings[0] if "dscr_floor is" in w] == [expected]
+    for floor in (1.0, 1.2, "none"):
+        fine = load_scenario(STACK, {"financing.covenants.dscr_floor": floor})
+        assert not any("dscr_floor is" in w for w in project(fine, monthly=False).warnings[0])
+    rows = sweep(seed(), grid={"financing.covenants.dscr_floor": [0.5, 1.2]}).rows
+    said = ["dscr_floor is 0.5x" in w for w in rows["warnings"]]  # (one text a row)
+    assert said == [True, False]
+
+    data = read_toml(STACK)
+    data["financing"]["covenants"]["dscr_floor"] = 0.5
+    path = tmp_path / "low.toml"
+    path.write_text(tomli_w.dumps(data))
+    assert main(["validate", str(path)]) == 0
+    err = capsys.readouterr().err
+    assert f"warning [{data['name']}]: {expected}" in err.splitlines()
