@@ -239,6 +239,9 @@ def stack_schedule(
     Returns
     -------
     StackSchedule
+        Its lines are the tranches' totals (LINES), with ``equity_funding_usd``,
+        ``financing_cash_flow_usd`` and ``proceeds_above_uses_usd`` (debt proceeds received to
+        date above the capex, fees and capped calls paid to date, where positive [USD]).
 
     Raises
     ------
@@ -325,6 +328,10 @@ def stack_schedule(
 
     lines = {line: total(line, list(out)) for line in LINES}
     lines["equity_funding_usd"] = total("equity_issued_usd", equity_names) + needed
+    # Debt proceeds received to date above the uses paid to date: cash borrowed ahead of the
+    # capex it finances (a note issued at close on a later vintage's capex), which the equity
+    # cash flow receives until that capex is spent (econ.engine warns of it).
+    lines["proceeds_above_uses_usd"] = np.maximum(cumsum_months(sources - uses), 0.0)
     lines["financing_cash_flow_usd"] = (
         lines["proceeds_usd"]
         - lines["fees_usd"]
@@ -1239,9 +1246,9 @@ def coverage_ratios(
         dscr = np.where(owed, cfads / service, np.nan)
     windows = np.maximum(np.broadcast_to(np.asarray(test_months, dtype=np.int64), (n,)), 1)
     in_life = (lambda x: x) if live.all() else (lambda x: np.where(live, x, 0.0))
-    testable = covenant_test_months(
-        in_life(service), in_life(balance), windows, owed_usd=OWED_USD
-    ) & live
+    testable = (
+        covenant_test_months(in_life(service), in_life(balance), windows, owed_usd=OWED_USD) & live
+    )
     if (windows == 1).all():  # a one-month window is the month itself
         dscr_test = dscr
     else:

@@ -421,11 +421,10 @@ def _cmd_validate(args) -> int:
             failed += 1
             commands.say_error(in_file(exc, name))
         else:
+            from econ.financing import dscr_floor_warning
             from econ.racks import catalog_warnings
             from econ.scenario.depreciation_models import no_effect_warnings
             from econ.text import printable
-
-            from econ.financing import dscr_floor_warning
 
             defaults = scenario.default_sections
             note = f"; defaults for {', '.join(defaults)}" if defaults else ""

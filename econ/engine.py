@@ -34,7 +34,7 @@ from econ import metrics as metrics_mod
 from econ import opex as opex_mod
 from econ import power as power_mod
 from econ import resale as resale_mod
-from econ.arrays import cumsum_months, snap_to_zero
+from econ.arrays import cumsum_months, remaining_sum_months, snap_to_zero
 from econ.batch import ScenarioBatch, field_kinds, in_file
 from econ.capital import stack_schedule
 from econ.errors import InputError
@@ -2450,6 +2450,24 @@ def _late_troubles(ledger: _Ledger) -> tuple[dict[str, np.ndarray], dict[str, tu
             lambda rows, sub: deferred[rows].sum(axis=1),
             lowest_cover,
         )
+    ahead = lines.get("proceeds_above_uses_usd")
+    if ahead is not None and (ahead > HALF_CENT_USD).any():
+        # capex still to be paid after the month: the surplus then is borrowed ahead of it
+        later = remaining_sum_months(ledger.capex) - ledger.capex
+
+        def capex_next(rows, sub):
+            start = np.argmax(sub, axis=1)
+            after = (ledger.capex[rows] > HALF_CENT_USD) & (
+                np.arange(ledger.capex.shape[1])[None, :] > start[:, None]
+            )
+            return np.argmax(after, axis=1)
+
+        note(
+            "proceeds_ahead_of_capex",
+            (ahead > HALF_CENT_USD) & (later > HALF_CENT_USD),
+            lambda rows, sub: ahead[rows, np.argmax(sub, axis=1)],
+            capex_next,
+        )
     ebitda = ledger.ebitda
     positive = ebitda > 0
     months = np.arange(ebitda.shape[1])[None, :]
@@ -2470,7 +2488,13 @@ def _late_troubles(ledger: _Ledger) -> tuple[dict[str, np.ndarray], dict[str, tu
         lambda rows, sub: np.where(sub, facility[rows], 0.0).sum(axis=1),
         lambda rows, sub: last[rows],
     )
-    for key in ("loan_over_collateral", "sold_while_owed", "llcr_below_1", "interest_deferred"):
+    for key in (
+        "loan_over_collateral",
+        "sold_while_owed",
+        "llcr_below_1",
+        "interest_deferred",
+        "proceeds_ahead_of_capex",
+    ):
         flags.setdefault(key, np.zeros(n, bool))
     return flags, facts
 
@@ -3317,6 +3341,15 @@ def _warnings(flags, ctx, n) -> list[list[str]]:
             if ctx["capex_total"][i] > 0
             else f"the debt raised, {ctx['debt_usd'][i]:,.0f} USD, finances no capex"
         ),
+        "proceeds_ahead_of_capex": lambda i: (
+            "the debt raised exceeds the capex, fees and capped calls paid to date in {}, first "
+            "in month {}: {:,.0f} USD of debt proceeds above the uses to date goes to equity "
+            "then (cash_flow_equity_usd), a distribution of borrowed money that equity pays back "
+            "when the later capex is spent (from month {:.0f}); a tranche given as a share of "
+            "capex is issued at its issue_month on the whole projection's capex: an issue_month "
+            "at the later purchase, a tranche of its own for it, or a delayed-draw loan (drawn "
+            "with the capex) keeps the borrowed cash out of the equity's returns"
+        ).format(*_fact(ctx, "proceeds_ahead_of_capex", i)),
         "sold_while_owed": lambda i: (
             "GPUs are sold with debt outstanding in {}, first in month {} ({:,.0f} USD of "
             "proceeds, {:,.0f} USD of debt): the loan is not prepaid from the proceeds, which go "

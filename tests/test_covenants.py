@@ -551,3 +551,53 @@ def test_a_dscr_floor_below_1_is_warned_of_in_project_and_validate(tmp_path, cap
     assert main(["validate", str(path)]) == 0
     err = capsys.readouterr().err
     assert f"warning [{data['name']}]: {expected}" in err.splitlines()
+
+
+def _stack_with_a_second_rack():
+    """The capital stack with a second rack bought in month 6 (the review's case)."""
+    from econ.scenario import scenario_to_dict, validate_dict
+
+    data = scenario_to_dict(load_scenario(STACK))
+    data["vintages"] = [
+        {
+            "name": "second",
+            "fleet": {
+                "hardware": "gb200-nvl72",
+                "gpu_count": 72,
+                "gpus_per_rack": 72,
+                "purchase_month": 6,
+            },
+            "capex": {
+                "system_price_usd": 3_100_000.0,
+                "gpus_per_system": 72,
+                "networking_usd_per_gpu": 4_300.0,
+                "installation_usd_per_gpu": 1_750.0,
+            },
+        }
+    ]
+    return validate_dict(data)
+
+
+def test_debt_raised_ahead_of_a_later_vintages_capex_is_said():
+    """Found by a lender's review: with a second rack bought in month 6, the notes and
+    convertibles (shares of capex, issued at close) are issued on both racks' capex in month 0,
+    and what exceeds month 0's uses went to equity as a distribution of borrowed money with no
+    word. The warning gives the month, the amount (the month-0 equity cash flow: no equity is
+    issued then) and the month the later capex is spent; the stack alone, whose capex is all in
+    month 0, has none."""
+    result = project(_stack_with_a_second_rack())
+    monthly = result.monthly.reset_index()
+    surplus = monthly["cash_flow_equity_usd"].iloc[0]
+    capex = monthly["capex_usd"].to_numpy()
+    later = int(np.flatnonzero(capex[1:] > 0)[0]) + 1
+    assert surplus > 300_000 and later == 6
+    said = [w for w in result.warnings[0] if w.startswith("the debt raised exceeds")]
+    assert len(said) == 1
+    assert said[0].startswith(
+        f"the debt raised exceeds the capex, fees and capped calls paid to date in 6 months, "
+        f"first in month 0: {surplus:,.0f} USD of debt proceeds above the uses to date goes to "
+        f"equity then (cash_flow_equity_usd), a distribution of borrowed money that equity pays "
+        f"back when the later capex is spent (from month {later})"
+    )
+    alone = project(load_scenario(STACK), monthly=False).warnings[0]
+    assert not any(w.startswith("the debt raised exceeds") for w in alone)
