@@ -374,7 +374,8 @@ def _checked_schedule_inputs(draw_profile, months, capex_usd, last_month):
 
 def _stack_metrics(lines, out, out_metrics, debt_names, equity_specs, equity_cost_annual, tax_rate):
     """The stack's metrics (n,) each, and its balance-weighted rate line (set in `lines`): debt
-    drawn and its cost (drawn-weighted effective yields), equity, WACC after tax, shares."""
+    drawn and its cost (drawn-weighted effective yields), equity and its cost (the WACC's k_e),
+    WACC after tax, shares."""
     n, T = lines["balance_usd"].shape
     zeros = np.zeros((n, T))
     equity_names = [s["name"] for s in equity_specs]
@@ -406,6 +407,7 @@ def _stack_metrics(lines, out, out_metrics, debt_names, equity_specs, equity_cos
         "debt_usd": drawn.sum(axis=1),
         "equity_usd": equity_usd,
         "cost_of_debt_annual": cost_of_debt,
+        "cost_of_equity_annual": equity_cost,
         "debt_rate_monthly": debt_rate_monthly,
         "wacc_after_tax_annual": wacc,
         "conversion_shares": _sum_lines(out, debt_names, "shares_issued", n),

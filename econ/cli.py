@@ -516,6 +516,7 @@ _SUMMARY_ROWS = (
     ("revenue_usd_total", "{:,.0f}"),
     ("ebitda_usd_total", "{:,.0f}"),
     ("npv_usd", "{:,.0f}"),
+    ("npv_equity_usd", "{:,.0f}"),
     ("irr_project_annual", "{:.2%}"),
     ("irr_equity_annual", "{:.2%}"),
     ("mirr_project_annual", "{:.2%}"),

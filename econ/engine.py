@@ -195,6 +195,7 @@ SUMMARY_COLUMNS = (
     *(f"{kind}_revenue_usd_total" for kind in TOKEN_KINDS),
     *resale_mod.SPREAD_KEYS,
     "rack_count",
+    "npv_equity_usd",
 )
 
 CODED_METRICS = {"debt_sizing_constraint": financing_mod.SIZING_CONSTRAINTS}
@@ -1914,8 +1915,14 @@ def _returns(b: ScenarioBatch, ledger: _Ledger, pv):
             ("equity", ledger.cash_flow_equity),
         )
     }
+    # The equity's flows at the equity's own required return (the WACC's k_e: the equity
+    # tranches' required_return_annual, else the discount rate).
+    equity_factors = metrics_mod.discount_factors(
+        stack.metrics["cost_of_equity_annual"], np.arange(ledger.discount.shape[1])
+    )
     returns = {
         "npv_usd": pv(ledger.cash_flow_project),
+        "npv_equity_usd": metrics_mod.present_value(ledger.cash_flow_equity, equity_factors),
         "irr_project_annual": project_irr["irr_annual"],
         "irr_equity_annual": np.where(equity_counted, np.nan, equity_irr["irr_annual"]),
         "moic_equity": np.where(equity_too_thin, np.nan, equity["moic"]),
@@ -2311,6 +2318,7 @@ def _warning_context(b, ledger: _Ledger, facts, fleet: _Fleet, costs: _Costs, ca
         "gain_rate": b["throughput.gain_rate_annual"],
         "steps_factor": np.prod(1.0 + b.step_gains, axis=1),
         "settled_at_end": stack.lines["settlement_usd"].sum(axis=1),
+        "cost_of_equity": stack.metrics["cost_of_equity_annual"],
         "irr_falling": {side: irr[side]["falling"] for side in irr},
         "irr_several": {side: irr[side]["several_sign_changes"] for side in irr},
         "irr_against_npv": {side: irr[side]["against_npv"] for side in irr},
@@ -2960,6 +2968,7 @@ def _loan_metrics(debt_usd, rate_monthly, capex_usd, tax_rate, discount_annual):
         "debt_usd": debt_usd,
         "equity_usd": equity_usd,
         "cost_of_debt_annual": np.where(debt_usd > 0, cost_of_debt, np.nan),
+        "cost_of_equity_annual": np.broadcast_to(discount_annual, debt_usd.shape).astype(float),
         "debt_rate_monthly": np.where(debt_usd > 0, rate_monthly, np.nan),
         "wacc_after_tax_annual": capital_mod.wacc_after_tax(
             debt_usd[:, None], cost_of_debt[:, None], equity_usd, discount_annual, tax_rate
@@ -3418,13 +3427,13 @@ def _no_irr_message(side: str, ctx, i) -> str:
             f"{total:,.0f} USD (the NPV at 0%): the NPV rises through zero between them, so "
             f"against a hurdle rate there the IRR would {'accept' if rate > 0 else 'reject'} "
             f"what the NPV {'rejects' if rate > 0 else 'accepts'} (roots found, NPV as the rate "
-            f"rises: {roots}); judge by npv_usd and mirr_{side}_annual"
+            f"rises: {roots}); judge by {_judge_by(side, ctx, i)}"
         )
     count = "no rate" if falling == 0 else f"{falling} rates"
     return (
         f"{several}{key} is null: {count} in {IRR_RANGE_TEXT} make{'s' if falling == 0 else ''} the NPV "
         f"fall through zero as the rate rises (roots found, NPV as the rate rises: "
-        f"{roots}); judge by npv_usd and mirr_{side}_annual"
+        f"{roots}); judge by {_judge_by(side, ctx, i)}"
     )
 
 
@@ -3453,8 +3462,18 @@ def _several_signs_message(side: str, ctx, i) -> str:
         f"{side} cash flows change sign more than once (roots found, NPV as the rate rises: "
         f"{ctx[f'irr_roots_text_{side}'][i]}): irr_{side}_annual is the only rate in "
         f"{IRR_RANGE_TEXT} at which the NPV falls through zero as the rate rises; judge it "
-        f"with npv_usd and mirr_{side}_annual"
+        f"with {_judge_by(side, ctx, i)}"
     )
+
+
+def _judge_by(side: str, ctx, i) -> str:
+    """The figures that answer the question an IRR cannot: for the project its NPV and MIRR; for
+    the equity its flows' NPV at its own cost, since npv_usd is the project's and the equity
+    MIRR finances the contributions at the cost of debt, so that it can disagree with that NPV
+    (docs/methodology.md, "IRR: which root is reported")."""
+    if side == "project":
+        return "npv_usd and mirr_project_annual"
+    return f"npv_equity_usd (at the {ctx['cost_of_equity'][i]:.2%} cost of equity)"
 
 
 def _fact(ctx, key: str, i) -> tuple:

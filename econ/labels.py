@@ -27,6 +27,7 @@ SUMMARY_METRICS: dict[str, tuple[str, str, str]] = {
     ),
     "breakeven_price_usd_per_mtok": ("Break-even price", "USD/M tokens", "usd_per_mtok"),
     "npv_usd": ("NPV", "USD", "usd"),
+    "npv_equity_usd": ("Equity NPV", "USD", "usd"),
     "npv_usd_per_rack": ("NPV per rack", "USD", "usd"),
     "npv_usd_per_gpu": ("NPV per GPU", "USD", "usd"),
     "irr_project_annual": ("Project IRR", "%/year", "pct"),
@@ -81,7 +82,7 @@ SUMMARY_METRICS: dict[str, tuple[str, str, str]] = {
     "debt_usd_total": ("Debt", "USD", "usd"),
     "debt_sizing_constraint": ("Debt sized by (0 none, 1 debt share, 2 DSCR, 3 LTV)", "", "count"),
     "dscr_headroom": ("DSCR headroom over the covenant", "x", "ratio"),
-    "months_of_headroom": ("Debt service within the covenant", "months", "count"),
+    "months_of_headroom": ("Months tested within the covenant", "months", "count"),
     "rental_earnings_usd_per_gpu_year": (
         "Rental earnings, first year in service",
         "USD/GPU-year",

@@ -23,6 +23,7 @@ REASONS: dict[str, str] = {
     "input_tokens_total": "the input tokens per output token are unknown "
     "(throughput.input_tokens_per_output_token)",
     "npv_usd": "the project cash flows could not be discounted",
+    "npv_equity_usd": "the equity cash flows could not be discounted",
     "npv_usd_per_gpu": "no GPUs, or no NPV",
     "npv_usd_per_rack": "no racks, or no NPV",
     "irr_project_annual": "the project cash flows have no internal rate of return",

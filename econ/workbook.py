@@ -944,7 +944,8 @@ IRR_NOT_FOUND = (
 """What an IRR cell shows where no guess finds a rate that counts."""
 IRR_SEVERAL = (
     "n/a: several rates in -99%..+1,000% a year make the NPV fall through zero (a scan of the "
-    "rates, irr_scan_rate), so none is the IRR; judge by NPV and MIRR"
+    "rates, irr_scan_rate), so none is the IRR; judge by NPV and MIRR (an equity IRR by the "
+    "equity NPV, at the cost of equity)"
 )
 IRR_NONE_SCANNED = (
     "n/a: no rate in -99%..+1,000% a year makes the NPV fall through zero (a scan of the "
@@ -953,7 +954,7 @@ IRR_NONE_SCANNED = (
 IRR_AGAINST_NPV = (
     "n/a: the one rate at which the NPV falls through zero lies on the other side of 0% from the "
     "NPV at 0% (the flows' sum), so against a hurdle rate between them it would contradict the "
-    "NPV; judge by NPV and MIRR"
+    "NPV; judge by NPV and MIRR (an equity IRR by the equity NPV, at the cost of equity)"
 )
 IRR_NO_SIGN_CHANGE = "n/a: the cash flows do not change sign, so no rate makes the NPV zero"
 
@@ -2605,6 +2606,13 @@ def _derived_summary_specs(scenario: Scenario, equity_share: Expr) -> list[Summa
     specs += _covenant_specs(floor)
     if not _attr(scenario, "financing.tranches", ()):  # one term loan: its own rate
         specs += [
+            # (no equity tranche states a required return: the cost of equity is the discount
+            # rate, as the WACC takes it)
+            SummarySpec(
+                "npv_equity_usd",
+                _PresentValue("cash_flow_equity_usd"),
+                _metric("npv_equity_usd"),
+            ),
             SummarySpec(
                 "cost_of_debt_annual",
                 _Guard(le(debt, 0), "n/a: no debt", (1 + Name("calc.loan_rate_monthly")) ** 12 - 1),

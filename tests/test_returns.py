@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from econ import excel, load_scenario, metrics, project
-from econ.scenario import apply_overrides, validate_dict
+from econ.scenario import apply_overrides, scenario_to_dict, validate_dict
 from econ.scenario.io import read_toml
 from tests.conftest import ROOT
 from tests.test_engine import small
@@ -573,3 +573,47 @@ def test_the_table_writes_a_figure_past_a_trillion_short(capsys):
     assert table_cell("{:,.0f}", 999_999_999_999.0) == "999,999,999,999"
     assert table_cell("{:.2%}", 1e10) == "1e+12%"
     assert table_cell("{:.2%}", 1e9) == "100000000000.00%"  # below a trillion percent
+
+
+STACK = ROOT / "models" / "scenarios" / "deepseek-r1-gb200-nvl72-capital-stack.toml"
+
+
+def _pv_at(flows: np.ndarray, rate_annual: float) -> float:
+    """PV of monthly flows, month 0 undiscounted, (1 + r)^(-m/12) (methodology, section 4)."""
+    return float(flows @ (1.0 + rate_annual) ** (-np.arange(flows.size) / 12.0))
+
+
+def test_equity_npv_is_the_equity_flows_at_the_cost_of_equity():
+    """npv_equity_usd: the equity cash flow's NPV at the WACC's cost of equity, the equity
+    tranches' required_return_annual (15% in the capital stack), else the discount rate (the
+    seed, which has no tranches: 12%). Against numpy-financial's NPV of the monthly flows."""
+    stack = project(load_scenario(STACK))
+    s, flows = stack.summary.iloc[0], stack.monthly.cash_flow_equity_usd.to_numpy()
+    assert s.npv_equity_usd == pytest.approx(_pv_at(flows, 0.15), rel=1e-10)
+    monthly = (1.15) ** (1 / 12) - 1
+    assert s.npv_equity_usd == pytest.approx(npf.npv(monthly, flows), rel=1e-10)
+    seed = project(load_scenario(SEED))
+    flows = seed.monthly.cash_flow_equity_usd.to_numpy()
+    assert seed.summary.iloc[0].npv_equity_usd == pytest.approx(_pv_at(flows, 0.12), rel=1e-10)
+    data = scenario_to_dict(load_scenario(STACK))
+    (equity,) = [t for t in data["financing"]["tranches"] if t["type"] == "equity"]
+    equity["required_return_annual"] = 0.12
+    cheaper = project(validate_dict(data), monthly=False)
+    assert cheaper.metrics["npv_equity_usd"][0] == pytest.approx(
+        _pv_at(stack.monthly.cash_flow_equity_usd.to_numpy(), 0.12), rel=1e-10
+    )
+
+
+def test_the_equity_irrs_warning_points_to_the_equitys_own_figures():
+    """Found by a lender's review: the capital stack's null equity IRR said "judge by npv_usd and
+    mirr_equity_annual", but npv_usd is the project's NPV (-145,972 USD) and the equity MIRR
+    (11.30%) finances the contributions at the cost of debt: the equity flows' NPV at the 12%
+    discount rate is +208,777 USD, at the 15% cost of equity +293,817. The warning names the
+    equity's NPV at its cost of equity (docs/methodology.md says why the MIRR can disagree)."""
+    s = project(load_scenario(STACK)).summary.iloc[0]
+    (warning,) = [w for w in s.warnings if w.startswith("equity cash flows")]
+    assert "npv_usd" not in warning.replace("npv_equity_usd", "")
+    assert warning.endswith("judge by npv_equity_usd (at the 15.00% cost of equity)")
+    assert s.npv_equity_usd > 0 > s.npv_usd and s.mirr_equity_annual < 0.15
+    (project_warning,) = [w for w in s.warnings if w.startswith("project cash flows")]
+    assert project_warning.endswith("judge it with npv_usd and mirr_project_annual")

@@ -302,7 +302,7 @@ def _definitions(memo: Memo) -> list[tuple[str, str]]:
     if covenants.ltv_ceiling is not None:
         tests.append(f"the loan-to-value at or below {covenants.ltv_ceiling:.0%}")
     covenant = (
-        "Tested in every month of the loan's life whose test window holds debt service: "
+        "Tested in each month of the loan: "
         + "; ".join(tests)
         + (
             f". The DSCR and LLCR tests start in month {covenants.first_test_month} (the "
