@@ -3343,7 +3343,9 @@ def _accepted_change(scenario: Scenario, key: str, values: Sequence) -> tuple[An
             first = first or str(exc)
             continue
         return value, ""
+    # (the reason without the values tried: "...; both are given (gpu_price_usd=0.5, ...)")
     why = first.split(": ", 1)[-1].split(", got ")[0] if first else "it is refused"
+    why = re.sub(r" \([^()]*=[^()]*\)$", "", why)
     return None, _shorten(
         f"econ refuses this scenario with it changed ({why}): edit it in econ and export again",
         VALIDATION_TEXT - len(f"{key} is not live in this workbook: "),
