@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
@@ -207,6 +207,19 @@ def markdown_text(text: Any, *, line: bool = False) -> str:
     return _SHORTCODE.sub(lambda m: "\\:" + WORD_JOINER, out)
 
 
+PROBLEM_LINES_LIMIT = 20
+"""Problems a message lists one a line at most: a file of 20,000 unknown keys printed 20,000 lines
+(3.5 MB) on the command line and in the app."""
+
+
+def problem_lines(lines: Sequence[str], limit: int = PROBLEM_LINES_LIMIT) -> list[str]:
+    """The first `limit` of a message's problems, one a line, then how many more there are."""
+    more = len(lines) - limit
+    if more <= 0:
+        return list(lines)
+    return [*lines[:limit], f"... and {more:,} more problem{'s' if more > 1 else ''} (fix these first)"]
+
+
 def listed(items: Iterable[Any], limit: int = LISTED_LIMIT) -> str:
     """The items, comma-separated, each `clipped`: the first `limit`, then how many more
     ("c0, c1, ..., c9 ... and 999,990 more")."""
@@ -253,6 +266,7 @@ __all__ = [
     "FORMULA_SIGNS",
     "LISTED_LIMIT",
     "PATH_LIMIT",
+    "PROBLEM_LINES_LIMIT",
     "QUOTED_LIMIT",
     "TERMINAL_CONTROLS",
     "WORD_JOINER",
@@ -266,6 +280,7 @@ __all__ = [
     "markdown_text",
     "neutralize",
     "printable",
+    "problem_lines",
     "restore",
     "shortened",
 ]

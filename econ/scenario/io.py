@@ -49,7 +49,7 @@ from econ.strict_json import (
     first_beyond_float,
     integer_shown,
 )
-from econ.text import clipped, did_you_mean
+from econ.text import clipped, did_you_mean, problem_lines
 
 
 def _walk(loc: Iterable[Any]) -> tuple[list[Any], type[BaseModel] | None]:
@@ -337,7 +337,7 @@ def _errors_from_validation(
             str(error) if not messages else str(ScenarioError(None, path, value, expected, given))
         )
     combined = ScenarioError(first.file, first.path, first.value, first.expected, first.given)
-    combined.args = ("\n  ".join(messages),)
+    combined.args = ("\n  ".join(problem_lines(messages)),)
     return combined
 
 

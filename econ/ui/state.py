@@ -47,6 +47,7 @@ from econ.scenario.io import (
 )
 from econ.scenario.io import get_path as _get_path
 from econ.scenario.paths import resolve_paths
+from econ.text import problem_lines
 
 LOG = logging.getLogger("econ.ui")
 
@@ -384,7 +385,7 @@ def validate(data: Mapping, raw_errors: Mapping[str, str] | None = None) -> Vali
         except Exception as detail:  # noqa: BLE001 - any failure is reported, never raised
             errors.setdefault("", []).append(str(detail))
         kept = kept_as_typed(raw_errors)
-        lines = listed + kept if listed or kept else [str(exc)]
+        lines = problem_lines(listed + kept) if listed or kept else [str(exc)]
         # one problem a line, in the units the fields are shown in
         text = lines[0] if len(lines) == 1 else "\n".join(f"- {line}" for line in lines)
         return Validation(None, text, errors)
