@@ -118,6 +118,13 @@ def catalog_signature(
     return key
 
 
+def catalog_generation() -> int:
+    """How many times this process has seen models/ change (its signature taken now): a cache
+    kept outside econ's (the app's `st.cache_data`) is stale once this number moves."""
+    catalog_signature()
+    return _GENERATION
+
+
 MACRS_TABLE_FILE = "macrs_gds_tables.csv"
 """IRS MACRS GDS percentage tables in models/ (Pub 946 Tables A-1 to A-5, with their sources)."""
 

@@ -184,6 +184,24 @@ def failed(
 # --- projections ------------------------------------------------------------------------------------
 
 
+_GENERATION_SEEN: int | None = None
+"""The catalog generation (econ.catalog.catalog_generation) the app's cached figures are of."""
+
+
+def drop_stale_caches() -> None:
+    """Empty the app's caches (`st.cache_data`: projections, workbooks, memos, the catalog table)
+    once models/ has changed since they were filled: a server left running while new MLPerf rows
+    arrive (a `git pull`) would show figures of the old catalogs, as econ's own caches would
+    without econ.catalog.catalog_cache. Called on every run (a stat of each catalog file)."""
+    global _GENERATION_SEEN
+    from econ.catalog import catalog_generation
+
+    generation = catalog_generation()
+    if _GENERATION_SEEN is not None and generation != _GENERATION_SEEN:
+        st.cache_data.clear()
+    _GENERATION_SEEN = generation
+
+
 @st.cache_data(max_entries=64, show_spinner=False)
 def projection(text: str) -> dict[str, Any]:
     """One scenario (TOML text) projected: summary (JSON-ready), monthly frame, vintages frame."""

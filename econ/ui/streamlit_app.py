@@ -11,7 +11,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from econ.ui import common, form, state
+from econ.ui import common, compute, form, state
 
 PAGES_DIR = Path(__file__).resolve().parent / "pages"
 
@@ -45,6 +45,7 @@ def main() -> None:
         initial_sidebar_state="auto",
     )
     st.session_state["econ.run"] = object()  # marks this run: validation is computed once per run
+    compute.drop_stale_caches()  # figures of catalogs since changed are not shown
     state.ensure()
     form.settle_commits()  # before anything reads the scenario
     common.style()
