@@ -347,6 +347,30 @@ def size_text(size: int) -> str:
     return f"{size} bytes"
 
 
+def _under(path: Path, folder: Path) -> bool:
+    return path == folder or folder in path.parents
+
+
+def inside_folders(
+    path: str | os.PathLike, folders: Iterable[str | os.PathLike], *, resolved: bool = True
+) -> bool:
+    """Whether `path` lies inside one of `folders`, as written (made absolute, `..` folded) and,
+    unless `resolved` is False, also with symbolic links resolved (the path's and the folders').
+
+    The one check of every file a scenario or a result file leads econ to open
+    (`econ.scenario.paths.resolve_inside`, the importers' `companion_refusal`). It reads no file,
+    and its answer does not depend on whether `path` exists, so a refusal tells nothing about
+    the files of the machine."""
+    lexical = Path(os.path.abspath(path))
+    roots = [Path(os.path.abspath(f)) for f in folders]
+    if not any(_under(lexical, root) for root in roots):
+        return False
+    if not resolved:
+        return True
+    real = Path(os.path.realpath(lexical))
+    return any(_under(real, Path(os.path.realpath(root))) for root in roots)
+
+
 def _check_regular(
     path: str | os.PathLike, info: os.stat_result, limit: int, expected: str
 ) -> None:
@@ -490,6 +514,7 @@ __all__ = [
     "check_regular",
     "check_targets",
     "file_mode",
+    "inside_folders",
     "make_folder",
     "read_failure",
     "read_regular",

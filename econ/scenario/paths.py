@@ -5,7 +5,13 @@ so a path inside it (today `throughput.measured.curve`, in the scenario and in e
 resolved against the scenario file's own folder and must stay inside it or inside a folder the user
 allowed on purpose (`econ --allow-paths DIR`). The check is lexical first and then on the resolved
 path (symlinks), and its answer never depends on whether the file exists, so a refusal tells nothing
-about the server's files.
+about the server's files (`econ.files.inside_folders`, which also confines the files an importer
+opens beside a curve: `econ.throughput.resolve.curve_reach`).
+
+Only file paths are confined: `load_scenario` calls `resolve_paths`. `econ.scenario.loads` and
+`validate_dict` take data that is already the caller's and use a path as given (what
+`load_scenario` resolved is absolute, and `loads(dumps(s))` must give `s`); confine text from
+someone else with `resolve_paths(data, folder)` before `validate_dict` (docs/inputs.md).
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from econ.files import inside_folders
 from econ.scenario.errors import ScenarioError
 
 # Folders the command-line user allowed with --allow-paths, for every scenario loaded in this context.
@@ -56,10 +63,6 @@ def path_fields(data: dict[str, Any]) -> list[tuple[str, dict[str, Any], str]]:
     return found
 
 
-def _inside(path: Path, folder: Path) -> bool:
-    return path == folder or folder in path.parents
-
-
 def resolve_inside(
     value: str,
     folder: Path,
@@ -83,15 +86,10 @@ def resolve_inside(
         raise ScenarioError(file, field, value.replace("\x00", "\\0"),
                             "a path may not contain a NUL byte")
     lexical = Path(os.path.normpath(os.path.join(os.path.abspath(folder), value)))
-    real = Path(os.path.realpath(lexical))
-    roots = [Path(os.path.abspath(a)) for a in allowed]
-    real_roots = [Path(os.path.realpath(a)) for a in roots]
-    if not any(_inside(lexical, r) for r in roots) or not any(
-        _inside(real, r) for r in real_roots
-    ):
+    if not inside_folders(lexical, allowed):
         where = where or (
-            ", ".join(str(r) for r in roots) + "; econ opens no file outside the scenario's folder "
-            "unless you allow that folder (econ --allow-paths DIR ...)"
+            ", ".join(os.path.abspath(a) for a in allowed) + "; econ opens no file outside the "
+            "scenario's folder unless you allow that folder (econ --allow-paths DIR ...)"
         )
         raise ScenarioError(file, field, value, f"a path in a scenario must stay inside {where}")
     return str(lexical)

@@ -79,11 +79,26 @@ def resolve_throughput(
             "curve_file": _file_version(section.measured.curve)
             if section.measured is not None and section.measured.curve
             else None,
+            "reach": curve_reach(section.measured.curve)
+            if section.measured is not None and section.measured.curve
+            else None,
         },
         sort_keys=True,
         default=str,
     )
     return _resolve(key)
+
+
+def curve_reach(curve: str) -> list[str]:
+    """The folders an importer may open files in beside a scenario's measured curve file (an
+    MLPerf system description): the curve's own folder and those of --allow-paths
+    (`econ.scenario.paths.allowed_folders`), never more than the curve path itself could name.
+    A submission's `systems/<Platform>.json` above the curve's folder is read only when such a
+    folder holds it; a file named on the command line reaches its whole submission
+    (`econ.throughput.importers._common.result_reach`)."""
+    from econ.scenario.paths import allowed_folders
+
+    return [os.path.dirname(os.path.abspath(curve)), *map(str, allowed_folders())]
 
 
 def _file_version(path: str) -> list[int] | None:
@@ -120,7 +135,7 @@ def _resolve(key: str) -> ResolvedThroughput:
     spec = json.loads(key)
     slo = ServiceLevel.model_validate(spec["slo"])
     if spec["measured"] is not None:
-        return _measured(spec["measured"], slo, spec["hardware"], spec["model"])
+        return _measured(spec["measured"], slo, spec["hardware"], spec["model"], spec["reach"])
     return _simulated(spec["simulated"], slo, spec["hardware"])
 
 
@@ -144,16 +159,20 @@ def check_measured_file(section: Throughput) -> None:
 
 
 def _measured(
-    measured: dict, slo: ServiceLevel, hardware: str, model: str | None
+    measured: dict, slo: ServiceLevel, hardware: str, model: str | None, reach: list[str] | None
 ) -> ResolvedThroughput:
     from econ.benchmarks import catalog_curve
     from econ.throughput.importers import import_files
+    from econ.throughput.importers._common import NOT_READ
     from econ.throughput.operating_point import operating_point
 
     where = MEASURED
+    curve = None
     try:
         if measured["curve"]:
-            curve = import_files([Path(measured["curve"])], measured["format"], measured["gpus"])
+            curve = import_files(
+                [Path(measured["curve"])], measured["format"], measured["gpus"], within=reach
+            )
             source = f"measured curve {measured['curve']}"
         else:
             query = measured["catalog_id"] or dict(measured["catalog_query"])
@@ -168,7 +187,10 @@ def _measured(
             workload=measured["workload"] or None,
         )
     except InputError as exc:
-        hint = " (set throughput.measured.gpus)" if "GPU count" in str(exc) else ""
+        hint = ""
+        if "GPU count" in str(exc):  # (and why no system description gave it, where one did not)
+            unread = [w for w in getattr(curve, "warnings", ()) if w.startswith(NOT_READ)]
+            hint = f" (set throughput.measured.gpus{''.join(f'; {w}' for w in unread)})"
         raise ThroughputSourceError(f"{where}: {exc}{hint}") from None
     fit = _curve_fit(curve, measured["curve"], hardware, model) if measured["curve"] else []
     said = (*fit, *curve.warnings, *getattr(point, "warnings", ()))

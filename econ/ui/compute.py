@@ -451,9 +451,12 @@ def curve_model(path: str, fmt: str = "auto") -> str:
     catalog key where one matches; "" when it states none or cannot be read."""
     from econ.throughput.importers import import_files
     from econ.throughput.match import model_key_of, stated
+    from econ.throughput.resolve import curve_reach
 
     try:
-        found = import_files([path], fmt or "auto", None, allow_incomplete=True)
+        found = import_files(
+            [path], fmt or "auto", None, allow_incomplete=True, within=curve_reach(path)
+        )
     except Exception:  # noqa: BLE001 - a default for a select box, never an error of its own
         return ""
     model = stated(found.provenance, found.points, "model")

@@ -234,11 +234,16 @@ def import_file(
     gpu_count: float | None = None,
     *,
     allow_incomplete: bool = False,
+    within: Iterable[str | os.PathLike] | None = None,
 ) -> Curve:
     """One file as a Curve. `fmt` is a name from FORMATS or "auto" (detect from the content).
 
     `gpu_count` overrides the GPU count the file states or implies [GPUs]. A folder is read as an
     MLPerf Endpoints submission tree. `allow_incomplete` imports an interrupted Endpoints run.
+    `within`: the folders an importer may open other files in beside a result file (an MLPerf
+    system description); default `_common.result_reach(path)`: the submission folder of a path
+    through `results/<Platform>/<benchmark>/<scenario>/`, else the file's own folder. Links
+    beside a result are never followed. A folder is read inside itself alone.
     """
     kind = _read_as(path, fmt)
     if kind == "folder":
@@ -250,7 +255,7 @@ def import_file(
         )
     if kind == "zip":
         return _zipped_submission(path, gpu_count, allow_incomplete)
-    src = read_source(path)
+    src = read_source(path, within=within)
     if fmt == "auto":
         fmt = detect_format(src)
     try:
@@ -295,16 +300,22 @@ def import_files(
     gpu_count: float | None = None,
     *,
     allow_incomplete: bool = False,
+    within: Iterable[str | os.PathLike] | None = None,
 ) -> Curve:
     """Several files merged into one Curve (points in file order, provenance per point).
 
     The same file given twice is an error; repeated load levels across files are kept as repeat
-    runs with a warning; mixing models or hardware is allowed but warned about.
+    runs with a warning; mixing models or hardware is allowed but warned about. `within` as in
+    `import_file`, for every file.
     """
     paths = list(paths)
     if not paths:
         raise CurveError("no input files given")
-    curves = [import_file(p, fmt, gpu_count, allow_incomplete=allow_incomplete) for p in paths]
+    within = None if within is None else tuple(within)
+    curves = [
+        import_file(p, fmt, gpu_count, allow_incomplete=allow_incomplete, within=within)
+        for p in paths
+    ]
     if len(curves) == 1:
         return curves[0]
     hashes = [c.provenance["file_sha256"] for c in curves]

@@ -27,7 +27,7 @@ import pandas as pd
 
 from econ.catalog import catalog_cache
 from econ.errors import InputError
-from econ.files import ReadError, check_regular, read_failure, read_regular
+from econ.files import ReadError, check_regular, inside_folders, read_failure, read_regular
 from econ.labels import counted
 from econ.strict_json import EXPECTED_FINITE, OverlongNumberError, integer_shown, load_json
 from econ.throughput.curve import Curve, with_all_columns
@@ -67,11 +67,14 @@ class LatencyUnitError(CurveError):
 
 @dataclass(frozen=True)
 class SourceFile:
-    """One input file: where it is, its text and its SHA-256."""
+    """One input file: where it is, its text and its SHA-256, and the folders an importer may
+    open other files in beside it (`within`, checked by `companion_refusal`; `read_source` gives
+    `result_reach(path)` unless told otherwise)."""
 
     path: Path
     text: str
     sha256: str
+    within: tuple[Path, ...] = ()
 
     @property
     def name(self) -> str:
@@ -133,11 +136,21 @@ def check_source(path: str | Path) -> None:
     opened(Path(path), MAX_SOURCE_BYTES, SOURCE_EXPECTED, read=False)
 
 
-def read_source(path: str | Path) -> SourceFile:
+def read_source(
+    path: str | Path,
+    *,
+    within: Iterable[str | Path] | None = None,
+    limit: int | None = None,
+    expected: str = SOURCE_EXPECTED,
+) -> SourceFile:
     """Read a file as UTF-8 text and hash its bytes; an empty or binary file is an error, and so
-    is anything but a regular file of at most MAX_SOURCE_BYTES (a FIFO, a device, a folder)."""
+    is anything but a regular file of at most `limit` bytes (default MAX_SOURCE_BYTES; a FIFO, a
+    device, a folder).
+
+    `within`: the folders an importer may open other files in beside this one (default:
+    `result_reach(path)`, the reach of a file its user named)."""
     path = Path(path)
-    raw = opened(path, MAX_SOURCE_BYTES, SOURCE_EXPECTED)
+    raw = opened(path, MAX_SOURCE_BYTES if limit is None else limit, expected)
     if not raw.strip():
         raise CurveError(f"{path}: the file is empty; expected a benchmark result")
     try:
@@ -153,7 +166,54 @@ def read_source(path: str | Path) -> SourceFile:
         )
     if "\x00" in text:
         raise CurveError(f"{path}: binary content; expected JSON, CSV or a text report")
-    return SourceFile(path=path, text=text, sha256=hashlib.sha256(raw).hexdigest())
+    reach = result_reach(path) if within is None else tuple(Path(f) for f in within)
+    return SourceFile(path, text, hashlib.sha256(raw).hexdigest(), reach)
+
+
+def results_folder_index(parts: tuple[str, ...]) -> int:
+    """Index in a path's `parts` of the innermost `results` folder followed by at least three more
+    parts (an MLPerf submission's `results/<Platform>/<benchmark>/<scenario>/...`), or -1."""
+    for i in range(len(parts) - 4, 0, -1):
+        if parts[i] == "results":
+            return i
+    return -1
+
+
+def result_reach(path: str | Path) -> tuple[Path, ...]:
+    """Where an importer may open files beside a result file its user named (`econ throughput
+    import FILE`, `import_file` in Python): the submission folder that holds the `results/`
+    folder the path runs through (whose `systems/<Platform>.json` describes the system), else
+    the file's own folder. A scenario's curve reaches less: `econ.throughput.resolve`."""
+    parts = Path(path).absolute().parts
+    i = results_folder_index(parts)
+    return (Path(*parts[:i]) if i > 0 else Path(path).absolute().parent,)
+
+
+NOT_READ = "system description not read"
+"""How a warning begins that names a system description an importer did not open, and why."""
+
+
+def companion_refusal(src: SourceFile, path: Path) -> str:
+    """Why an importer does not open `path`, a file it would read beside the result `src` (a
+    system description), or "" where it may: `path` must lie inside `src.within`, as written and
+    with links resolved, and not be a symbolic link. A path outside is not looked at at all, so
+    the answer says nothing of what lies there (`econ.files.inside_folders`)."""
+    outside = (
+        f"{path} lies outside {', '.join(map(str, src.within))}, where econ reads files "
+        f"beside {src.path.name}: not opened (a scenario's curve reaches its own folder and the "
+        "folders of econ --allow-paths DIR)"
+        if src.within
+        else f"{path}: not opened (econ reads no file beside {src.path.name} here)"
+    )
+    if not inside_folders(path, src.within, resolved=False):
+        return outside
+    try:
+        link = path.is_symlink()
+    except OSError:
+        link = False
+    if link:
+        return f"{path} is a symbolic link: not followed (econ follows no link beside a result)"
+    return "" if inside_folders(path, src.within) else outside
 
 
 def require_line_end(src: SourceFile, what: str, separator: str = ":") -> None:

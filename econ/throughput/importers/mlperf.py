@@ -21,7 +21,7 @@ import math
 import re
 from pathlib import Path
 
-from econ.files import read_regular
+from econ.files import inside_folders, read_regular
 from econ.labels import apart
 from econ.strict_json import OverlongNumberError, load_json
 from econ.text import shortened
@@ -29,18 +29,21 @@ from econ.throughput.curve import Curve
 from econ.throughput.importers._common import (
     MAX_SOURCE_BYTES,
     MS_PER_S,
+    NOT_READ,
     NS_PER_S,
     CurveError,
     NotANumberError,
     Provenance,
     SourceFile,
     apply_gpu_count,
+    companion_refusal,
     description_not_used,
     finish_curve,
     first_number,
     gpu_count_from_text,
     label_pairs,
     number,
+    results_folder_index,
 )
 
 MLLOG = ":::MLLOG"
@@ -120,21 +123,29 @@ def results_path(path: Path) -> tuple[str, str, str, Path | None]:
     """(platform, benchmark, scenario, submission folder) from a submission path
     `.../results/<Platform>/<benchmark>/<scenario>/...`; "" where the path does not say."""
     parts = path.absolute().parts
-    for i in range(len(parts) - 1, -1, -1):
-        if parts[i] == "results" and len(parts) > i + 3:
-            scenario = next((s for s in SCENARIOS if s.lower() == parts[i + 3].lower()), "")
-            return parts[i + 1], parts[i + 2], scenario, Path(*parts[:i])
-    return "", "", "", None
+    i = results_folder_index(parts)
+    if i < 0:
+        return "", "", "", None
+    scenario = next((s for s in SCENARIOS if s.lower() == parts[i + 3].lower()), "")
+    return parts[i + 1], parts[i + 2], scenario, Path(*parts[:i])
 
 
 def system_gpu_count(
-    submission: Path | None, platform: str, folder: Path
-) -> tuple[float, str, str]:
+    src: SourceFile, submission: Path | None, platform: str
+) -> tuple[float, str, str, list[str]]:
     """GPUs and accelerator name from the system description JSON: `<submission>/systems/
-    <Platform>.json` or a system JSON beside the log (Σ number_of_nodes x accelerators_per_node)."""
+    <Platform>.json` or a system JSON beside the log (Σ number_of_nodes x accelerators_per_node),
+    and why candidates were not opened (outside `src.within`, or links: `companion_refusal`)."""
     candidates = [submission / "systems" / f"{platform}.json"] if submission and platform else []
-    candidates += sorted(folder.glob("*system*.json"))
+    folder = src.path.parent
+    if inside_folders(folder, src.within):
+        candidates += sorted(folder.glob("*system*.json"))
+    skipped = []
     for candidate in candidates:
+        refusal = companion_refusal(src, candidate)
+        if refusal:
+            skipped.append(f"{NOT_READ}: {refusal}")
+            continue
         try:  # (a FIFO, a device or a file over the limit is no system description: skipped)
             raw = read_regular(candidate, MAX_SOURCE_BYTES, "a system description (JSON)")
             data = load_json(raw.decode("utf-8-sig"))
@@ -149,8 +160,8 @@ def system_gpu_count(
             raise NotANumberError(f"{candidate} (the system description): {exc}") from None
         count = (1.0 if math.isnan(nodes) else nodes) * per_node
         if count > 0:
-            return count, str(candidate), str(data.get("accelerator_model_name") or "")
-    return math.nan, "", ""
+            return count, str(candidate), str(data.get("accelerator_model_name") or ""), skipped
+    return math.nan, "", "", skipped
 
 
 def _server_or_interactive(family: str, tpot_limit_ns: float, prov: Provenance) -> str:
@@ -279,12 +290,13 @@ def _finish(
     # the system description is read with --gpus too: a count that differs is then warned of;
     # with the count given, one that cannot be read is only warned of
     try:
-        count, where, accelerator = system_gpu_count(submission, platform, src.path.parent)
+        count, where, accelerator, skipped = system_gpu_count(src, submission, platform)
     except CurveError as exc:
         if gpu_count is None:
             raise
         prov.warnings.append(description_not_used(exc))
-        count, where, accelerator = math.nan, "", ""
+        count, where, accelerator, skipped = math.nan, "", "", []
+    prov.warnings.extend(skipped)
     if not math.isnan(count):
         out["gpu_count"] = count
         prov.gpu_count_basis = f"system description {where}"

@@ -44,15 +44,17 @@ from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
 
 from econ import strict_json
-from econ.files import ZIP_METHODS, zip_member_refusal
+from econ.files import ZIP_METHODS, inside_folders, zip_member_refusal
 from econ.throughput.curve import Curve
 from econ.throughput.importers._common import (
     MAX_NAME_CHARS,
+    NOT_READ,
     NS_PER_S,
     CurveError,
     Provenance,
     SourceFile,
     apply_gpu_count,
+    companion_refusal,
     description_not_used,
     finish_curve,
     json_kind,
@@ -534,11 +536,11 @@ def _per_user(records: list[dict], per_user: str, where: str) -> None:
 def _run_context(path: Path) -> tuple[str, str, str, Path | None]:
     """(platform, benchmark, scenario, systems JSON) from the MLPerf Inference results layout
     `<submitter>/results/<Platform>/<benchmark>/<scenario>/performance/result_summary.json`, whose
-    `<submitter>/systems/<Platform>.json` describes the system."""
+    `<submitter>/systems/<Platform>.json` describes the system (whether or not it exists)."""
     parts = path.absolute().parts
     if len(parts) >= 7 and parts[-2] == "performance" and parts[-6] == "results":
         systems = Path(*parts[:-6]) / "systems" / f"{parts[-5]}.json"
-        return parts[-5], parts[-4], parts[-3], systems if systems.is_file() else None
+        return parts[-5], parts[-4], parts[-3], systems
     return "", "", "", None
 
 
@@ -573,7 +575,11 @@ def parse(
     prov.latency_unit = "ns (the endpoint client's unit)"
     hardware, model, scenario, systems = _run_context(src.path)
     prov.hardware, prov.model = hardware, model
-    if systems is not None:  # read with --gpus too: a count that differs is then warned of
+    refusal = companion_refusal(src, systems) if systems is not None else ""
+    if refusal:  # (decided before the file is looked for: nothing is said of what is there)
+        prov.warnings.append(f"{NOT_READ}: {refusal}")
+    if not refusal and systems is not None and systems.is_file():
+        # read with --gpus too: a count that differs is then warned of
         try:
             record["gpu_count"], name = _systems_gpu_count(systems)
         except CurveError as exc:
@@ -795,7 +801,7 @@ def find_points(root: Path) -> list[Path]:
 
 def _system_power(root: Path, system_dir: Path) -> tuple[float, str]:
     """(provisioned W, basis) from `system_dir/system_power.json`, read only inside `root`."""
-    if system_dir != root and root not in system_dir.parents:
+    if not inside_folders(system_dir, [root]):
         return math.nan, (
             f"{SYSTEM_POWER_NAME} would lie outside the folder given; import results/<system>/ "
             "or above to include provisioned power"
