@@ -4,8 +4,10 @@ Every writer of econ (projections, workbooks, curves, batch rows and their `.met
 chunk files, saved scenarios) goes through `write_files`:
 
 - the targets are checked first, all of them, before anything is written: the folder exists, the
-  target is not a folder, the name is one the file system can hold, and an existing file is refused
-  unless `overwrite` (so a refused write leaves every file as it was);
+  name is one the file system can hold, what is at the target (if anything) is a regular file (a
+  folder, a symbolic link, a FIFO, a device or a socket is never replaced, `overwrite` or not:
+  `--out /dev/stdout --force` would put a file in place of the link), and an existing file is
+  refused unless `overwrite` (so a refused write leaves every file as it was);
 - each file is written to a temporary file beside it (`.<name>.<random>.tmp`), flushed and
   fsync'ed, then all are renamed over their targets; a failure midway (full disk, permissions, a
   read-only file system, an exception, Ctrl-C) removes the temporary files and the files this call
@@ -154,16 +156,38 @@ def check_targets(
             if not path.parent.is_dir():
                 what = "is not a folder" if path.parent.exists() else "does not exist"
                 raise _cannot(path, f"folder {path.parent} {what}")
-            if path.is_dir():
-                raise WriteError(f"{path}: is a folder; expected a file path")
-            if path.exists():
-                existing.append(str(path))
+            info = _target_info(path)
         except OSError as exc:  # e.g. a name longer than the file system allows
             raise _cannot(path, reason(exc)) from None
+        if info is not None:
+            _refuse_unusual_target(path, info)
+            existing.append(str(path))
     if existing and not overwrite:
         verb = "exists" if len(existing) == 1 else "exist"
         raise WriteError(f"{', '.join(existing)} {verb}; {advice}")
     return paths
+
+
+def _target_info(path: Path) -> os.stat_result | None:
+    """What is at `path` itself (a symbolic link, not what it points to), or None: nothing."""
+    try:
+        return os.lstat(path)
+    except FileNotFoundError:
+        return None
+
+
+def _refuse_unusual_target(path: Path, info: os.stat_result) -> None:
+    """WriteError unless what is at `path` is a regular file: a write renames its temporary file
+    over the target, which would replace a symbolic link (to /dev/stdout, to a file elsewhere), a
+    FIFO, a device or a socket with a regular file, whatever --force says."""
+    if stat.S_ISDIR(info.st_mode):
+        raise WriteError(f"{path}: is a folder; expected a file path")
+    if not stat.S_ISREG(info.st_mode):
+        raise WriteError(
+            f"{path}: is {file_kind(info.st_mode)}, not a regular file; econ replaces only "
+            f"regular files, even with --force {FROM_PYTHON}: remove it first, or write to "
+            "another path"
+        )
 
 
 def make_folder(path: str | os.PathLike, parents: bool = False) -> Path:
@@ -301,8 +325,11 @@ def write_files(
                 os.fsync(fd)
         for path, tmp, _ in open_files:
             current = path
-            if not overwrite and path.exists():  # appeared while writing
-                raise WriteError(f"{path} exists; {advice}")
+            info = _target_info(path)  # (what appeared or changed while writing)
+            if info is not None:
+                _refuse_unusual_target(path, info)
+                if not overwrite:
+                    raise WriteError(f"{path} exists; {advice}")
             os.replace(tmp, path)
             renamed.append(path)
     except BaseException as exc:
@@ -332,11 +359,18 @@ def _write_payload(handle: BinaryIO, payload: bytes) -> None:
 
 
 _KINDS = (
+    (stat.S_ISLNK, "a symbolic link"),
     (stat.S_ISFIFO, "a FIFO (named pipe)"),
     (stat.S_ISCHR, "a character device"),
     (stat.S_ISBLK, "a block device"),
     (stat.S_ISSOCK, "a socket"),
 )
+
+
+def file_kind(mode: int) -> str:
+    """What a file of `mode` (st_mode of lstat) is that is neither a regular file nor a folder,
+    in words: "a symbolic link", "a FIFO (named pipe)", "a character device", ..."""
+    return next((name for test, name in _KINDS if test(mode)), "a special file")
 
 
 def size_text(size: int) -> str:
@@ -379,11 +413,10 @@ def _check_regular(
     if stat.S_ISDIR(info.st_mode):
         raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), os.fspath(path))
     if not stat.S_ISREG(info.st_mode):
-        kind = next((name for test, name in _KINDS if test(info.st_mode)), "a special file")
         raise ReadError(
             path,
-            f"not a regular file but {kind}; expected {expected}, a regular file of at most "
-            f"{size_text(limit)}",
+            f"not a regular file but {file_kind(info.st_mode)}; expected {expected}, a regular "
+            f"file of at most {size_text(limit)}",
         )
     if info.st_size > limit:
         raise ReadError(path, f"larger than {size_text(limit)}; expected {expected}")
@@ -513,6 +546,7 @@ __all__ = [
     "atomic_write",
     "check_regular",
     "check_targets",
+    "file_kind",
     "file_mode",
     "inside_folders",
     "make_folder",

@@ -8,13 +8,14 @@ scenario's name are said as such.
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 from pathlib import Path
 
 import pytest
 
-from econ import load_scenario
+from econ import files, load_scenario
 from econ.cli import main
 from econ.scenario.paths import allow_paths
 from econ.throughput.importers import import_file
@@ -151,3 +152,45 @@ def test_an_endpoints_result_reads_its_systems_json_only_within_reach(tmp_path):
     systems.symlink_to(tmp_path / "tree" / "results/system_a/gpt-oss-120b/r4/system_desc.json")
     curve = import_file(summary, gpu_count=4)
     assert any(f"{systems} is a symbolic link: not followed" in w for w in curve.warnings)
+
+
+# --- 2. outputs replace regular files only --------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("kind", "said"),
+    [("link", "a symbolic link"), ("dangling", "a symbolic link"), ("fifo", "a FIFO (named pipe)")],
+)
+def test_force_never_replaces_what_is_not_a_regular_file(capsys, tmp_path, kind, said):
+    target, kept = tmp_path / "out.csv", tmp_path / "kept.csv"
+    kept.write_text("kept\n")
+    if kind == "link":
+        target.symlink_to(kept)
+    elif kind == "dangling":
+        target.symlink_to(tmp_path / "absent.csv")
+    else:
+        os.mkfifo(target)
+    before = os.lstat(target).st_mode
+    for force in ([], ["--force"]):
+        code, _, err = run(capsys, "project", str(SEED), "--out", str(target), *force)
+        assert code == 3 and f"{target}: is {said}, not a regular file" in err, err
+        assert os.lstat(target).st_mode == before and kept.read_text() == "kept\n"
+    assert not (tmp_path / "absent.csv").exists()
+
+
+def test_a_link_put_in_place_while_writing_is_not_replaced(tmp_path, monkeypatch):
+    target, kept = tmp_path / "out.csv", tmp_path / "kept.csv"
+    kept.write_text("kept\n")
+    target.write_text("old\n")
+    write = files._write_payload
+
+    def swap(handle, payload):  # the target becomes a link between the check and the rename
+        target.unlink()
+        target.symlink_to(kept)
+        write(handle, payload)
+
+    monkeypatch.setattr(files, "_write_payload", swap)
+    with pytest.raises(files.WriteError, match="out.csv: is a symbolic link, not a regular file"):
+        files.atomic_write(target, "new\n", overwrite=True)
+    assert target.is_symlink() and kept.read_text() == "kept\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["kept.csv", "out.csv"]  # no temporary
