@@ -7,10 +7,13 @@ scenario's name are said as such.
 
 from __future__ import annotations
 
+import io
 import json
 import os
+import random
 import re
 import shutil
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -18,11 +21,13 @@ import pytest
 from econ import files, load_scenario
 from econ.cli import main
 from econ.scenario.paths import allow_paths
-from econ.throughput.importers import import_file
+from econ.throughput.importers import CurveError, import_file, import_files
+from econ.throughput.importers.mlperf_endpoints import MAX_FILE_BYTES, MAX_YAML_DEPTH
 from econ.throughput.resolve import resolve_throughput
 from tests import test_app
 from tests.conftest import ROOT
 from tests.endpoints_tree import build_submission
+from tests.test_app import errors, upload_curve
 
 SEED = ROOT / "models" / "scenarios" / "deepseek-r1-gb200-nvl72.toml"
 LOG = ROOT / "tests" / "data" / "throughput" / "mlperf_log_summary_server_8gpu.txt"
@@ -194,3 +199,79 @@ def test_a_link_put_in_place_while_writing_is_not_replaced(tmp_path, monkeypatch
         files.atomic_write(target, "new\n", overwrite=True)
     assert target.is_symlink() and kept.read_text() == "kept\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["kept.csv", "out.csv"]  # no temporary
+
+
+# --- 3. MLPerf Endpoints files are bounded before they are parsed: size, YAML depth ---------------
+
+
+def empty_objects(size: int) -> bytes:
+    """JSON of about `size` bytes: a list of empty objects with random spaces between them (which
+    compress some 10 times, far from the zip-bomb ratio, as the reviewer's 2.5 MB zip did)."""
+    draw = random.Random(23)
+    parts, length = [], 0
+    while length < size:
+        part = "{}" + " " * draw.randrange(4) + ","
+        parts.append(part)
+        length += len(part)
+    return ('{"pad": [' + "".join(parts) + "{}]}").encode()
+
+
+def test_an_oversized_result_summary_in_a_tree_or_a_zip_is_refused_unparsed(capsys, tmp_path):
+    root = build_submission(tmp_path / "submission")
+    member = "results/system_a/gpt-oss-120b/r4/result_summary.json"
+    padded = empty_objects(3 * MAX_FILE_BYTES // 2)
+    (root / member).write_bytes(padded)
+    limit = f"is larger than the {files.size_text(MAX_FILE_BYTES)} a result summary or descriptor"
+    with pytest.raises(CurveError, match=rf"{member}: 1\.5 MB {limit}.*before it is parsed"):
+        import_files([root])
+    archive = tmp_path / "sub.zip"
+    with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as out:
+        for path in sorted(root.rglob("*")):
+            if path.is_file():
+                out.write(path, path.relative_to(root).as_posix())
+    code, _, err = run(capsys, "throughput", "import", str(archive))
+    assert code == 3 and f"{archive}: {member}: 1.5 MB {limit}" in err, err
+
+
+def test_an_oversized_result_summary_alone_is_refused_unparsed(tmp_path):
+    tree = build_submission(tmp_path / "tree")
+    data = json.loads((tree / "results/system_a/gpt-oss-120b/r4/result_summary.json").read_text())
+    path = tmp_path / "result_summary.json"
+    path.write_text(json.dumps({**data, "pad": [{}] * (MAX_FILE_BYTES // 3)}))
+    size = files.size_text(path.stat().st_size)  # 1.3 MB
+    with pytest.raises(CurveError, match=rf"result_summary.json: {size} is larger than the 1 MB"):
+        import_file(path)
+
+
+def test_an_oversized_zip_member_is_refused_in_the_app(app, tmp_path):
+    root = build_submission(tmp_path / "submission")
+    (root / "results/system_a/gpt-oss-120b/r4/result_summary.json").write_bytes(
+        empty_objects(3 * MAX_FILE_BYTES // 2)
+    )
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for path in sorted(root.rglob("*")):
+            if path.is_file():
+                archive.write(path, path.relative_to(root).as_posix())
+    upload_curve(app, "sub.zip", buffer.getvalue())
+    assert any("result_summary.json: 1.5 MB is larger than the 1 MB" in e for e in errors(app))
+
+
+def test_a_point_yaml_nested_past_the_limit_is_said_to_be(tmp_path):
+    root = build_submission(tmp_path / "submission")
+    point = root / "results/system_a/gpt-oss-120b/r4/point.yaml"
+    base = point.read_text()
+    lists = MAX_YAML_DEPTH - 1  # the file's mapping is the first level
+    point.write_text(base + "x: " + "[" * lists + "]" * lists + "\n")
+    import_files([root])  # at the limit: read
+    point.write_text(base + "x: " + "[" * (lists + 1) + "]" * (lists + 1) + "\n")
+    line = base.count("\n") + 1
+    with pytest.raises(
+        CurveError,
+        match=rf"point.yaml: the YAML nests more than {MAX_YAML_DEPTH} levels of mappings and "
+        rf"lists \(at line {line} column",
+    ):
+        import_files([root])
+    point.write_text(base + "x: " + "[" * 5000 + "]" * 5000 + "\n")  # past the parser's limit
+    with pytest.raises(CurveError, match=f"nests more than {MAX_YAML_DEPTH} levels"):
+        import_files([root])

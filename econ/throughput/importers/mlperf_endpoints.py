@@ -44,7 +44,7 @@ from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
 
 from econ import strict_json
-from econ.files import ZIP_METHODS, inside_folders, zip_member_refusal
+from econ.files import ZIP_METHODS, inside_folders, size_text, zip_member_refusal
 from econ.throughput.curve import Curve
 from econ.throughput.importers._common import (
     MAX_NAME_CHARS,
@@ -67,8 +67,12 @@ SUMMARY_NAME = "result_summary.json"
 POINT_NAME = "point.yaml"
 SYSTEM_DESC_NAME = "system_desc.json"
 SYSTEM_POWER_NAME = "system_power.json"
-MAX_FILE_BYTES = 64 * 1024 * 1024
-"""Largest descriptor or summary read [bytes]; the real ones are kilobytes (histograms included)."""
+MAX_FILE_BYTES = 1024 * 1024
+"""Largest result summary or descriptor read [bytes] (`result_summary.json`, `point.yaml`,
+`system_desc.json`, `system_power.json`, a systems JSON): the real ones are 1 to 16 kB (the v6.1
+VR-NVL72 `result_summary.json`, histograms included, is 15 kB). Checked before parsing: JSON of
+nothing but empty objects grows some 25 times once parsed (64 MB of `[{},{},...]`, which a zip
+of 2.5 MB holds, took 1.6 GB)."""
 MAX_TEXT_CHARS = MAX_NAME_CHARS
 """Longest name or label read from a descriptor [characters]; the real ones are a few dozen."""
 MAX_POINTS = 512
@@ -102,6 +106,10 @@ _STAGING_PREFIX = ".econ-unzip-"
 _STAGING_RANDOM = 8  # characters tempfile.mkdtemp adds to the prefix
 _POINT_DIR = re.compile(r"^r(\d+)$")
 _REL_TOL = 1e-5  # the fixtures round stated figures to 4 decimals
+
+
+DESCRIPTOR_EXPECTED = "an MLPerf Endpoints result summary or descriptor"
+"""What a file `_read` reads is expected to be, in the refusal of one that grew past the limit."""
 
 
 class EndpointsError(CurveError):
@@ -147,21 +155,34 @@ def loads_json(text: str, where: str) -> dict:
     return data
 
 
+def _refuse_large(path: Path, size: int) -> None:
+    """EndpointsError naming the file, its size and MAX_FILE_BYTES when it is over the limit."""
+    if size > MAX_FILE_BYTES:
+        raise EndpointsError(
+            f"{path}: {size_text(size)} is larger than the {size_text(MAX_FILE_BYTES)} a result "
+            "summary or descriptor can be (the real ones are a few kB); refused before it is "
+            "parsed"
+        )
+
+
 def _read(path: Path) -> tuple[str, str]:
     """(UTF-8 text, SHA-256 of the bytes) of a file that is not a link and not too large."""
     if path.is_symlink():
         raise EndpointsError(f"{path}: is a symbolic link; links are not followed")
-    if path.is_file() and path.stat().st_size > MAX_FILE_BYTES:
-        raise EndpointsError(
-            f"{path}: {path.stat().st_size / 1e6:.1f} MB is larger than the "
-            f"{MAX_FILE_BYTES / 1e6:.0f} MB a result or descriptor file can be"
-        )
-    src = read_source(path)
+    if path.is_file():
+        _refuse_large(path, path.stat().st_size)
+    src = read_source(path, limit=MAX_FILE_BYTES, expected=DESCRIPTOR_EXPECTED)
     return src.text, src.sha256
 
 
 def load_json(path: Path) -> dict:
     return loads_json(_read(path)[0], str(path))
+
+
+MAX_YAML_DEPTH = 32
+"""Most levels of mappings and lists a point.yaml may nest (the real ones nest 3: the file's
+mapping, `runtime_settings`, `runtime_settings.runtime`); deeper is refused before the parser's
+recursion runs out."""
 
 
 class _AliasRefused(Exception):
@@ -172,16 +193,29 @@ class _AliasRefused(Exception):
         self.mark = mark
 
 
+class _TooDeep(_AliasRefused):
+    """A node nested deeper than MAX_YAML_DEPTH; `mark` is where it starts."""
+
+
 def _alias_free_loader():
-    """yaml.SafeLoader refusing aliases: a short file nesting aliases expands to gigabytes (the
-    "billion laughs"), and no descriptor needs one."""
+    """yaml.SafeLoader refusing aliases (a short file nesting aliases expands to gigabytes, the
+    "billion laughs", and no descriptor needs one) and nodes nested more than MAX_YAML_DEPTH
+    levels (each level is a recursive call of the composer)."""
     import yaml
 
     class AliasFreeLoader(yaml.SafeLoader):
+        depth = 0
+
         def compose_node(self, parent, index):
             if self.check_event(yaml.AliasEvent):
                 raise _AliasRefused(self.peek_event().start_mark)
-            return super().compose_node(parent, index)
+            if self.depth >= MAX_YAML_DEPTH:
+                raise _TooDeep(self.peek_event().start_mark)
+            self.depth += 1
+            try:
+                return super().compose_node(parent, index)
+            finally:
+                self.depth -= 1
 
     return AliasFreeLoader
 
@@ -193,6 +227,12 @@ def load_yaml(path: Path) -> dict:
     text = _read(path)[0]
     try:
         data = yaml.load(text, Loader=_alias_free_loader())  # a SafeLoader subclass
+    except _TooDeep as exc:
+        raise EndpointsError(
+            f"{path}: the YAML nests more than {MAX_YAML_DEPTH} levels of mappings and lists (at "
+            f"line {exc.mark.line + 1} column {exc.mark.column + 1}); expected a point.yaml "
+            "mapping, which nests 3"
+        ) from None
     except _AliasRefused as exc:
         raise EndpointsError(
             f"{path}: YAML aliases are not allowed (an alias at line {exc.mark.line + 1} column "
@@ -565,6 +605,8 @@ def parse(
 ) -> Curve:
     """One endpoint-client run (`performance/result_summary.json`) as a one-point Curve."""
     where = str(src.path)
+    if len(src.text) > MAX_FILE_BYTES:  # (characters: at most its bytes, counted only if over)
+        _refuse_large(src.path, len(src.text.encode("utf-8")))
     data = loads_json(src.text, where)
     record, warnings, notes = summary_point(
         data, where, window=window, allow_incomplete=allow_incomplete
