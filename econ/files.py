@@ -482,21 +482,31 @@ def read_regular(path: str | os.PathLike, limit: int, expected: str) -> bytes:
 
 
 _WIDE_ROW = re.compile(r"Expected (\d+) fields in line (\d+), saw (\d+)")
+MAX_TABLE_BYTES = 64 * 1024 * 1024
+"""Bytes of a table econ reads whole into memory (a sweep's override table, the column of an
+`empirical(FILE)` distribution; CSV or Parquet), as of a market index: a million rows of a few
+fields. Checked before reading (`check_regular`): a CSV read as text takes several times its
+size in memory, and a 2 GB file took 4.4 GB before it was refused."""
 
 
-def read_csv_table(path: str | os.PathLike):
-    """A CSV file as a pandas DataFrame of text: its first line names the columns, each later
-    line is a row. A row with more fields than the header is a ReadError naming the line.
+def read_csv_table(path: str | os.PathLike, expected: str = "a CSV table"):
+    """A CSV file of at most MAX_TABLE_BYTES (`read_regular`: ReadError naming the file beyond,
+    or for a FIFO or a device) as a pandas DataFrame of text: its first line names the columns,
+    each later line is a row. A row with more fields than the header is a ReadError naming the
+    line.
 
     Read with its header as such, pandas would take such a row's extra first field as the row's
     index and move every value one column left (0.6,0.3,9 under two columns read as 0.3 and 9);
     read as plain lines, the parser refuses a line wider than the first. Other parser errors
     pass to the caller. Blank lines are skipped, as pandas skips them.
     """
+    import io
+
     import pandas as pd
 
+    content = read_regular(path, MAX_TABLE_BYTES, expected)
     try:
-        frame = pd.read_csv(path, dtype=str, keep_default_na=False, header=None)
+        frame = pd.read_csv(io.BytesIO(content), dtype=str, keep_default_na=False, header=None)
     except pd.errors.ParserError as exc:
         wide = _WIDE_ROW.search(str(exc))
         if not wide:
@@ -540,6 +550,7 @@ def atomic_write(
 
 
 __all__ = [
+    "MAX_TABLE_BYTES",
     "ReadError",
     "Stream",
     "WriteError",

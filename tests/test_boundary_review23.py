@@ -12,14 +12,20 @@ import json
 import os
 import random
 import re
+import resource
 import shutil
+import subprocess
+import sys
 import zipfile
 from pathlib import Path
 
 import pytest
 
 from econ import files, load_scenario
+from econ.analysis.distributions import DistributionError, read_column
+from econ.analysis.sweeps import read_table
 from econ.cli import main
+from econ.errors import InputError
 from econ.scenario.paths import allow_paths
 from econ.throughput.importers import CurveError, import_file, import_files
 from econ.throughput.importers.mlperf_endpoints import MAX_FILE_BYTES, MAX_YAML_DEPTH
@@ -275,3 +281,46 @@ def test_a_point_yaml_nested_past_the_limit_is_said_to_be(tmp_path):
     point.write_text(base + "x: " + "[" * 5000 + "]" * 5000 + "\n")  # past the parser's limit
     with pytest.raises(CurveError, match=f"nests more than {MAX_YAML_DEPTH} levels"):
         import_files([root])
+
+
+# --- 4. sweep and distribution tables are bounded before they are read ----------------------------
+
+
+def sparse(path: Path, size: int = 2 * 1024**3) -> Path:
+    with path.open("wb") as handle:
+        handle.truncate(size)  # a sparse file: nothing is written
+    return path
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["sweep", "deepseek-r1-gb200-nvl72", "--overrides"], "a CSV or Parquet override table"),
+        (["montecarlo", "deepseek-r1-gb200-nvl72", "--dist"], "a CSV or Parquet file of values"),
+    ],
+)
+def test_a_2_gb_table_is_refused_before_it_is_read(tmp_path, args, expected):
+    """In a subprocess held to 2 GB of address space: reading the file would fail, not swap."""
+    big = sparse(tmp_path / "big.csv")
+    value = str(big) if args[0] == "sweep" else f"utilization.share=empirical({big})"
+
+    def limit_memory():
+        resource.setrlimit(resource.RLIMIT_AS, (2_000_000_000, 2_000_000_000))
+
+    done = subprocess.run(
+        [sys.executable, "-m", "econ", *args, value],
+        capture_output=True, text=True, timeout=120, preexec_fn=limit_memory, cwd=ROOT,
+    )  # fmt: skip
+    assert done.returncode == 3, done.stderr[-500:]
+    assert f"{big}: larger than 64 MB; expected {expected}" in done.stderr
+
+
+def test_a_2_gb_parquet_table_is_refused_before_it_is_read(tmp_path):
+    big = sparse(tmp_path / "big.parquet")
+    with pytest.raises(InputError, match=r"big.parquet: larger than 64 MB; expected a CSV or Par"):
+        read_table(big)
+    with pytest.raises(DistributionError, match=r"big.parquet: larger than 64 MB; expected a CSV"):
+        read_column(big, "x")
+    small = tmp_path / "small.csv"
+    small.write_text("x\n0.5\n0.7\n")
+    assert read_column(small, "x").tolist() == [0.5, 0.7]

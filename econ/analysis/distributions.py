@@ -776,15 +776,17 @@ def read_column(file: Path, column: str) -> np.ndarray:
     """Finite numbers of one column of a CSV or Parquet file (errors name file, column, row)."""
     import pandas as pd
 
-    from econ.files import ReadError, read_csv_table
+    from econ.files import MAX_TABLE_BYTES, ReadError, check_regular, read_csv_table
 
     if not file.is_file():
         raise DistributionError(f"{file}: file not found")
+    expected = "a CSV or Parquet file of values"
     try:
+        check_regular(file, MAX_TABLE_BYTES, expected)  # (read whole: its size first)
         if file.suffix.lower() == ".parquet":
             frame = pd.read_parquet(file)
         else:  # (a row wider than the header would read the next column's values)
-            frame = read_csv_table(file)
+            frame = read_csv_table(file, expected)
     except ReadError as exc:
         raise DistributionError(str(exc)) from None
     except Exception as exc:  # noqa: BLE001 - any reader failure is a bad input file

@@ -27,7 +27,7 @@ from econ.analysis.validation import (
     resolve_path,
 )
 from econ.batch import check_scenario
-from econ.files import ReadError, read_csv_table
+from econ.files import MAX_TABLE_BYTES, ReadError, check_regular, read_csv_table, read_failure
 from econ.scenario.io import parse_override
 from econ.scenario.models import Scenario
 from econ.scenario.section import control_problem
@@ -276,6 +276,9 @@ def parse_grid(items: Sequence[str]) -> dict[str, list]:
     return grid
 
 
+TABLE_EXPECTED = "a CSV or Parquet override table"
+
+
 def read_table(path: str | os.PathLike) -> pd.DataFrame:
     """An override table from CSV or Parquet (errors name the file)."""
     path = Path(path)
@@ -284,6 +287,10 @@ def read_table(path: str | os.PathLike) -> pd.DataFrame:
             "a folder" if path.is_dir() else "not a regular file" if path.exists() else "not found"
         )
         raise BatchInputError(f"{path}: {found}; expected a CSV or Parquet override table file")
+    try:  # (a table is read whole: its size is checked first, as read_csv_table checks it)
+        check_regular(path, MAX_TABLE_BYTES, TABLE_EXPECTED)
+    except (ReadError, OSError) as exc:
+        raise BatchInputError(read_failure(path, exc, TABLE_EXPECTED)) from None
     try:
         if path.suffix.lower() == ".parquet":
             frame = pd.read_parquet(path)
@@ -308,7 +315,7 @@ def read_table(path: str | os.PathLike) -> pd.DataFrame:
     if frame is not None:
         return frame
     try:
-        return read_csv_table(path)  # (refuses a row wider than the header, naming its line)
+        return read_csv_table(path, TABLE_EXPECTED)  # (refuses a row wider than the header)
     except ReadError as exc:
         raise BatchInputError(str(exc)) from None
     except Exception as exc:  # noqa: BLE001 - any parser failure is a bad input file
