@@ -428,7 +428,8 @@ def _cmd_validate(args) -> int:
 
             defaults = scenario.default_sections
             note = f"; defaults for {', '.join(defaults)}" if defaults else ""
-            print(printable(f"{name}: ok ({scenario.name}, {scenario.horizon} months{note})"))
+            said = f"{name}: ok ({scenario.name}, {scenario.horizon} months{note})"
+            print(printable(said, line=True))  # (a name's invisible characters escaped)
             low_floor = dscr_floor_warning(scenario.financing.covenants.dscr_floor)
             if low_floor:  # (the scenario's covenant: said once, not per vintage)
                 commands.say_warnings([f"warning [{scenario.name}]: {low_floor}"])

@@ -324,3 +324,28 @@ def test_a_2_gb_parquet_table_is_refused_before_it_is_read(tmp_path):
     small = tmp_path / "small.csv"
     small.write_text("x\n0.5\n0.7\n")
     assert read_column(small, "x").tolist() == [0.5, 0.7]
+
+
+# --- 6. messages ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("column", ["ttft_s_p99", "request_rate_per_s"])
+def test_a_number_beyond_the_float_range_is_said_to_be(tmp_path, column):
+    path = tmp_path / "curve.csv"
+    path.write_text(f"concurrency,output_tokens_per_s,gpu_count,{column}\n1,100,1,1e400\n")
+    with pytest.raises(
+        CurveError,
+        match=rf"line 2, column '{column}': '1e400' is too large for a float \(beyond the "
+        r"largest a double holds\); expected a finite number \(at most about 1.8e308",
+    ):
+        import_file(path)
+    path.write_text("concurrency,output_tokens_per_s,gpu_count,request_rate_per_s\n1,100,1,inf\n")
+    assert import_file(path).points["request_rate_per_s"].iloc[0] == float("inf")  # all at once
+
+
+def test_validate_shows_an_invisible_character_of_a_name_escaped(capsys, tmp_path):
+    path = tmp_path / "s.toml"
+    path.write_text(SEED.read_text().replace('name = "', 'name = "\u200b=1+1 ', 1))
+    code, out, _ = run(capsys, "validate", str(path))
+    assert code == 0 and "\u200b" not in out
+    assert f"{path}: ok (\\u200b=1+1 deepseek-r1-gb200-nvl72, " in out

@@ -382,6 +382,14 @@ class NotANumberError(CurveError):
     """A field that is present but does not hold a number ("abc", true, "8,2")."""
 
 
+class BeyondFloatError(NotANumberError):
+    """A number too large for a float (a double): "1e400", an integer of 400 digits."""
+
+
+_INFINITY_WORDS = re.compile(r"[+-]?(inf|infinity)", re.I)
+"""How a value that means infinity is written (what float() reads as one on purpose)."""
+
+
 def _shown(value, width: int = 40) -> str:
     text = repr(value)
     return text if len(text) <= width else text[: width - 3] + "..."
@@ -417,16 +425,20 @@ def number(value, *, allow_inf: bool = False, field: str = "") -> float:
             out = float(text)
         except ValueError:
             raise NotANumberError(f"{where} is {_shown(value)}; expected a number") from None
+        if math.isinf(out) and not _INFINITY_WORDS.fullmatch(text):  # "1e400" overflows
+            raise BeyondFloatError(f"{where} is {_shown(value)}, {TOO_LARGE}")
     else:
         try:
             out = float(value)
         except OverflowError:
-            raise NotANumberError(
-                f"{where} is {integer_shown(value)}, too large for a float; {EXPECTED_FINITE}"
-            ) from None
+            raise BeyondFloatError(f"{where} is {integer_shown(value)}, {TOO_LARGE}") from None
     if math.isinf(out) and not allow_inf:
         raise NotANumberError(f"{where} is {_shown(value)} (infinite); expected a finite number")
     return out
+
+
+TOO_LARGE = f"too large for a float (beyond the largest a double holds); {EXPECTED_FINITE}"
+"""Why a number beyond the float range is refused, after the value: "'1e400' is ..."."""
 
 
 def first_number(record: Mapping, keys: Iterable[str], scale: float = 1.0, **kw) -> float:

@@ -42,7 +42,9 @@ from econ.throughput.importers._common import (
     NS_PER_S,
     PER_GPU_TOLERANCE,
     POINT_WARNING_SEPARATOR,
+    TOO_LARGE,
     US_PER_S,
+    BeyondFloatError,
     NotANumberError,
     Provenance,
     SourceFile,
@@ -270,6 +272,8 @@ def _contradictions(records: list[dict], labels: list[str]) -> list[str]:
 def _cell_number(src: SourceFile, line: int, column: str, cell: str, allow_inf: bool) -> float:
     try:
         return number(cell, allow_inf=allow_inf)
+    except BeyondFloatError:
+        raise src.error(f"line {line}, column {column!r}: {cell[:40]!r} is {TOO_LARGE}") from None
     except NotANumberError:
         raise src.error(
             f"line {line}, column {column!r}: {cell[:40]!r} is not a number; expected a number "
