@@ -375,7 +375,11 @@ def validate_dict(
 ) -> Scenario:
     """Validate a plain dict (as read from TOML) into a Scenario, or raise ScenarioError naming
     `file`, or, for a value one of the `overrides` applied to `data` gave, that override
-    ("--set utilization.share=2 (over FILE)")."""
+    ("--set utilization.share=2 (over FILE)").
+
+    File paths in `data` (throughput.measured.curve) are taken as given, not confined to a
+    folder: for text from someone else, call econ.scenario.paths.resolve_paths(data, FOLDER)
+    first, as `load_scenario` does (docs/inputs.md, "Files a scenario may name")."""
     try:
         scenario = Scenario.model_validate(migrate(data, file))
     except ValidationError as exc:
@@ -925,7 +929,9 @@ def dumps(scenario: Scenario) -> str:
 
 
 def loads(text: str, file: str | os.PathLike | None = None) -> Scenario:
-    """Validate a scenario from TOML text."""
+    """Validate a scenario from TOML text. Its file paths are taken as given (`validate_dict`):
+    a service reading text from others parses it (`parse_toml`), confines its paths
+    (econ.scenario.paths.resolve_paths) and then validates it."""
     return validate_dict(parse_toml(text, file), file=file)
 
 
