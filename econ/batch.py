@@ -25,6 +25,7 @@ from pydantic import BaseModel
 from econ import memory
 from econ.errors import InputError
 from econ.financing import balance_schedule_table
+from econ.plausibility import reference_code
 from econ.scenario.depreciation_models import (
     METHOD_INPUTS,
     compile_policies,
@@ -181,6 +182,9 @@ class ScenarioBatch:
                 rows, first_rows, series_warnings, resale_warnings, strict=True
             )
         ]
+        # a fixed throughput's MLPerf reference (econ.plausibility), set below; -1: measured or
+        # simulated
+        references = np.full(len(rows), -1, dtype=np.int64)
         extras = {
             "financing.balance_schedule": balance_schedule_table(
                 [row.financing.balance_schedule for row in rows]
@@ -189,6 +193,7 @@ class ScenarioBatch:
             **compile_policies([row.depreciation for row in rows]),
             **{f"throughput.{k}": v for k, v in throughput.items()},
             **{f"market.{k}": v for k, v in market.items()},
+            "throughput.catalog_reference": references,
         }
         # Measured and simulated sources become a number here, once per distinct source.
         row_warnings = []
@@ -228,6 +233,7 @@ class ScenarioBatch:
                 history_warnings = (borrowed[i], *history_warnings)
             history_warnings = (*series_warnings[i], *history_warnings, *unused[i])
             if resolved is None:
+                references[i] = reference_code(row.fleet.hardware)
                 row_warnings.append(history_warnings)
                 continue
             columns["throughput.tokens_per_s_per_gpu"][i] = resolved.tokens_per_s_per_gpu

@@ -27,23 +27,25 @@ import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from econ.catalog import catalog_cache, models_dir
+from econ.catalog import (
+    ACCELERATORS_FILE,
+    CLAIMS_FILE,
+    RESULTS_FILE,
+    V61_FILE,
+    benchmarks_dir,
+    catalog_cache,
+)
 from econ.errors import InputError
 from econ.labels import plain_number
 from econ.throughput.curve import Curve, with_all_columns
 
-RESULTS_FILE = "mlperf_inference_llm.csv"
-V61_FILE = "mlperf_inference_v6.1.csv"
-CLAIMS_FILE = "vendor_claims.csv"
 PUBLISHED = "published result"
 VENDOR_CLAIM = "vendor claim"
 CONSTRAINTS_FILE = "mlperf_latency_constraints.csv"
-ACCELERATORS_FILE = "accelerators.csv"
 ROUNDS_FILE = "rounds.csv"
 ID_FIELDS = (
     "round", "submitter", "system_name", "division", "benchmark", "scenario", "platform",
@@ -64,10 +66,6 @@ RELATIVE_TOLERANCE = 1e-3  # the catalog rounds per-accelerator figures to ~7 si
 
 class CatalogError(InputError):
     """A catalog query that cannot be answered (unknown id, ambiguous filter, unusable row)."""
-
-
-def benchmarks_dir() -> Path:
-    return models_dir() / "benchmarks"
 
 
 def _read(name: str) -> pd.DataFrame:

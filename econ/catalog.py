@@ -125,6 +125,20 @@ def catalog_generation() -> int:
     return _GENERATION
 
 
+def benchmarks_dir() -> Path:
+    """models/benchmarks: the MLPerf catalog (econ.benchmarks reads it with pandas, and
+    econ.plausibility its best figure per hardware with the csv module)."""
+    return models_dir() / "benchmarks"
+
+
+RESULTS_FILE = "mlperf_inference_llm.csv"
+V61_FILE = "mlperf_inference_v6.1.csv"
+CLAIMS_FILE = "vendor_claims.csv"
+ACCELERATORS_FILE = "accelerators.csv"
+"""Files of models/benchmarks: MLPerf results v4.0-v6.0, v6.1's summary rows, vendor claims, and
+the accelerator names each maps to a hardware key."""
+
+
 MACRS_TABLE_FILE = "macrs_gds_tables.csv"
 """IRS MACRS GDS percentage tables in models/ (Pub 946 Tables A-1 to A-5, with their sources)."""
 

@@ -25,7 +25,17 @@ import numpy as np
 
 from econ import capex as capex_mod
 from econ import capital as capital_mod
-from econ import cashflow, catalog, density, market, memory, strict_json, tax, tranche_tables
+from econ import (
+    cashflow,
+    catalog,
+    density,
+    market,
+    memory,
+    plausibility,
+    strict_json,
+    tax,
+    tranche_tables,
+)
 from econ import deferred_tax as deferred_tax_mod
 from econ import depreciation as dep
 from econ import facility as facility_mod
@@ -2201,6 +2211,9 @@ def _warning_source(
                 )
             )
         out = _warnings(flags, _Listed(context), b.n)
+        implausible_rows, implausible_sites = plausibility.input_warnings(b)
+        for i, messages in enumerate(implausible_sites):
+            out[i].extend(messages)
         # A row is named only where its scenario has several (its fleet and vintages), so that a
         # scenario's warnings read the same whatever other scenarios share its batch.
         several = (np.bincount(sc, minlength=b.n)[sc] > 1).tolist()
@@ -2209,6 +2222,8 @@ def _warning_source(
         for key, rows_flagged in row_flags.items():
             for r in np.flatnonzero(rows_flagged).tolist():
                 out[scenario[r]].append(prefix(r) + ROW_MESSAGES[key](context, r))
+        for r, messages in enumerate(implausible_rows):
+            out[scenario[r]].extend(prefix(r) + w for w in messages)
         for r, messages in enumerate(b.row_warnings):
             if messages:
                 out[scenario[r]].extend(prefix(r) + w for w in messages)

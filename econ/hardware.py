@@ -209,6 +209,11 @@ def unknown_key_warning(key: str, path: str | Path | None = None) -> str | None:
     )
 
 
+def catalog_keys(path: str | Path | None = None) -> tuple[str, ...]:
+    """The hardware catalog's keys, in file order, read without building its entries."""
+    return tuple(_keys(str(_catalog_path(path))))
+
+
 @catalog_cache(maxsize=8)
 def _keys(path: str) -> list[str]:
     """The catalog's keys, read without building its entries (a projection's check of its

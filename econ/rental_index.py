@@ -55,6 +55,7 @@ from econ.index_files import (
     read_text,
 )
 from econ.labels import counted, duration
+from econ.plausibility import MAX_PLAUSIBLE_USD_PER_GPU_HOUR  # (an index point's bound too)
 from econ.text import neutralize, restore
 
 COLUMNS = ("date", "series", "gpu", "term_months", "usd_per_gpu_hour", "source")
@@ -65,11 +66,6 @@ SERIES_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$"
 
 GPU_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"
 MAX_TERM_MONTHS = 120
-MAX_PLAUSIBLE_USD_PER_GPU_HOUR = 100.0
-"""Price above which an index point is warned about [USD/GPU-hour]: over 7 times the highest
-shipped quote (CCIR's tier-1 GB200 rate, 13.52, 2026-05-13) and 12 times the 2023 peak of H100
-rentals (above 8); a figure above it is most likely a price per node-hour of several GPUs, per
-month or in cents (docs/market.md)."""
 DAYS_PER_YEAR = 365.25
 BAND_Z = 1.6448536269514722
 """Standard normal 95th percentile: the band's low and high are exp(-/+ z s) times the mid."""

@@ -42,6 +42,13 @@ scarcity-priced market clears at, so a time-averaged price cannot exceed it. A p
 a price per MWh typed as per kWh (80 for 0.08)."""
 
 
+CBRE_COLO_USD_PER_KW_MONTH = 184.06
+"""Colocation price per kW of IT capacity per month, North America, 250-500 kW requirements
+(CBRE, North America Data Center Trends H2 2024; models/reference_figures.csv) [USD/kW-month]:
+the figure facility.colo_usd_per_kw_month's description cites, and the centre of the band
+econ.plausibility warns outside of."""
+
+
 MAX_ESCALATION_ANNUAL = 1.0
 """The largest annual escalation a scenario takes [fraction/year]: a price doubling every year of
 the horizon (32x in five years). Above it is a percent typed as a whole number (3 for 3%)."""
@@ -298,7 +305,7 @@ class Facility(Section):
         0.0,
         ge=0,
         description="Colocation price per contracted kW of IT capacity [USD/kW-month] "
-        "(CBRE North America H2 2024: 184.06)",
+        f"(CBRE North America H2 2024: {CBRE_COLO_USD_PER_KW_MONTH:g})",
     )
     escalation_annual: float = Field(
         0.0,

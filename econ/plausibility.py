@@ -1,0 +1,368 @@
+"""Inputs a scenario takes but no deployment has: the bands econ's warnings hold them to, each from
+the data econ ships (models/), and the warnings, each naming the slip that most likely made the
+figure (a price per token typed per million tokens, a monthly rent typed per hour, a price per MW
+typed per kW, a load in W typed in kW, milliseconds typed as seconds).
+
+A figure outside its band may still be right (a market may yet get there), so these are warnings;
+what is physically impossible is refused by the scenario models (econ.scenario). Other checks of
+the same kind live beside the inputs they read: the rack and hardware catalogs' in
+`econ.racks.catalog_warnings`, software gains' in econ.scenario.gain_models (STEPS_WARN_FACTOR).
+
+`input_warnings(batch)` reads a ScenarioBatch's columns, so each row of a sweep or Monte Carlo
+run is checked on its own values; econ.engine adds them to every projection's warnings.
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from econ.catalog import (
+    ACCELERATORS_FILE,
+    CLAIMS_FILE,
+    RESULTS_FILE,
+    V61_FILE,
+    benchmarks_dir,
+    catalog_cache,
+)
+from econ.labels import plain_number
+from econ.scenario.power_models import CBRE_COLO_USD_PER_KW_MONTH
+
+if TYPE_CHECKING:
+    from econ.batch import ScenarioBatch
+
+HOURS_PER_MONTH = 730.0
+"""Hours in an average month, 8,760 / 12 [h]: a monthly GPU rent over it is a price per hour."""
+
+# --- the bands ------------------------------------------------------------------------------------
+
+MIN_PLAUSIBLE_USD_PER_MTOK = 0.01
+"""The lowest output-token price taken without a warning [USD per million tokens]: a fourteenth of
+the lowest price a ready-made scenario derives (0.1408, a B200 serving gpt-oss-120b that earns the
+3-year B200 rental of 3.70 USD/GPU-hour, models/scenarios/gpt-oss-120b-b200.toml) and a
+fifty-third of the cost of serving DeepSeek-R1 on H200 (0.53, models/reference_figures.csv). A
+price per token (6e-07 for 0.6) or per thousand tokens (0.0006) typed here falls below it."""
+MAX_PLAUSIBLE_USD_PER_MTOK = 100.0
+"""The highest output-token price taken without a warning [USD per million tokens]: 189 times the
+cost of serving DeepSeek-R1 on H200 (0.53, models/reference_figures.csv), 307 times the highest
+price a ready-made scenario derives (0.3261, a GB200 earning the 3-year GB200 rental of 4.00
+USD/GPU-hour) and ten times the list price of a frontier model's output tokens (GPT-4o, 10.00;
+docs/market.md). A price per billion tokens typed here is 1,000 times the price per million."""
+MIN_PLAUSIBLE_USD_PER_GPU_HOUR = 0.1
+"""The lowest GPU-hour rental price taken without a warning [USD/GPU-hour]: a seventeenth of the
+lowest price of the rental index econ ships (1.70, SemiAnalysis's one-year H100 rental, 2025-10,
+models/market/rental_index.csv). A price per GPU-minute typed here falls below it."""
+MAX_PLAUSIBLE_USD_PER_GPU_HOUR = 100.0
+"""The highest GPU-hour rental price taken without a warning [USD/GPU-hour]: over 7 times the
+highest price of the rental index econ ships (CCIR's tier-1 GB200 rate, 13.52, 2026-05-13) and 12
+times the 2023 peak of H100 rentals (above 8, models/reference_figures.csv); a figure above it is
+most likely a price per month, per node of several GPUs or in cents (docs/market.md)."""
+COLO_WARN_FACTOR = 10.0
+"""How far from CBRE's colocation price (CBRE_COLO_USD_PER_KW_MONTH, 184.06 USD/kW-month) a price
+may be before it is warned of [ratio]: 18.41 to 1,840.60 USD/kW-month. CBRE's other figures
+econ ships are within 20% of it (North America H2 2025: 194.95; global average 2025-Q1: 217.30;
+models/reference_figures.csv); a price per MW-month is 1,000 times, one per W-month a thousandth
+and one per kW-year 12 times the price per kW-month."""
+CONTRACTED_KW_WARN_FACTOR = 10.0
+"""How many times the fleet's full-load IT power a colocation contract may be before it is warned
+of [ratio]: a contract below the load is billed at the overage rate and warned of by the engine;
+one ten times above it pays for nine idle tenths, or is a figure in W typed in kW (1,000 times)."""
+THROUGHPUT_WARN_FACTOR = 3.0
+"""How many times the most output tokens/s per GPU of any MLPerf result in econ's catalog on the
+same hardware (`best_measured`) a fixed throughput may be before it is warned of [ratio]: the
+largest same-hardware gain in the MLPerf history is 3.02x a year apart (STEPS_WARN_FACTOR's
+reason). The importers refuse a measured figure above the simulator's speed of light; the
+simulator takes half a second to import, too long for every projection."""
+LOWEST_BEST_TOKENS_PER_S_PER_GPU = 5_000.0
+"""At or below the `best_measured` figure of every hardware (the lowest is MI300X's 6,667; a test
+holds it so) [tokens/s/GPU]: a fixed throughput up to THROUGHPUT_WARN_FACTOR times it cannot be
+warned of, so it is checked without reading the catalog (some 20 ms of every projection)."""
+MAX_PLAUSIBLE_TPOT_P99_S = 1.0
+"""The longest p99 time per output token taken without a warning [s]: five times the loosest
+TPOT p99 limit of an MLPerf Inference LLM benchmark (200 ms, llama2-70b and mixtral-8x7b Server;
+models/benchmarks/mlperf_latency_constraints.csv). 80 typed for 80 ms is 80 s, no limit at all."""
+MAX_PLAUSIBLE_TTFT_P99_S = 60.0
+"""The longest p99 time to first token taken without a warning [s]: ten times the loosest TTFT p99
+limit of an MLPerf Inference LLM benchmark (6,000 ms, llama3.1-405b Server;
+models/benchmarks/mlperf_latency_constraints.csv)."""
+
+RENTAL_PRICES = (
+    ("market.contract_usd_per_gpu_hour", "contract"),
+    ("market.rental_usd_per_gpu_hour", "market rental"),
+    ("market.rental_floor_usd_per_gpu_hour", "rental floor"),
+)
+"""The GPU-hour prices held to the rental band (0, their default, is a price not given)."""
+
+
+# --- the MLPerf catalog's best figure per hardware --------------------------------------------------
+
+_SUFFIX = re.compile(r"-99(\.9)?$")
+
+
+def best_measured() -> dict[str, tuple[float, str]]:
+    """The most output tokens/s per GPU of any result in econ's MLPerf catalog, per hardware key
+    ("" for any hardware, mapped or not), and what it is ("mixtral-8x7b Offline, v4.1, ...").
+
+    The figures of `econ.benchmarks.load_catalog` (result / accelerator_count of its tokens/s
+    rows; a test holds the two to each other), read with the csv module: a projection checks its
+    throughput against them, and `econ project` does not load pandas."""
+    return _best_measured(str(benchmarks_dir()))
+
+
+@catalog_cache(maxsize=4)
+def _best_measured(benchmarks: str) -> dict[str, tuple[float, str]]:
+    folder = Path(benchmarks)
+    with open(folder / ACCELERATORS_FILE, newline="", encoding="utf-8") as fh:
+        keys = {row["accelerator"]: row["hardware_key"] for row in csv.DictReader(fh)}
+    best: dict[str, tuple[float, str]] = {}
+    for name in (RESULTS_FILE, V61_FILE, CLAIMS_FILE):
+        with open(folder / name, newline="", encoding="utf-8") as fh:
+            for row in csv.DictReader(fh):
+                if row["metric_unit"].lower() != "tokens/s":
+                    continue
+                try:
+                    value = float(row["result"]) / float(row["accelerator_count"])
+                except (ValueError, ZeroDivisionError):
+                    continue
+                if not np.isfinite(value) or value <= 0:
+                    continue
+                family = row.get("benchmark_family") or _SUFFIX.sub("", row["benchmark"])
+                what = f"{family} {row['scenario']}, {row['round']}, {row['submitter']}"
+                for key in {keys.get(row["accelerator"], ""), ""}:
+                    if value > best.get(key, (0.0, ""))[0]:
+                        best[key] = (value, what)
+    return best
+
+
+def reference_keys() -> tuple[str, ...]:
+    """ "" and the hardware catalog's keys (models/hardware.toml): a fixed throughput's code into
+    it is the extra "throughput.catalog_reference" of a ScenarioBatch (0 for a key outside the
+    catalog), read without the MLPerf catalog, which is read only for a figure that may be
+    warned of (LOWEST_BEST_TOKENS_PER_S_PER_GPU)."""
+    from econ.hardware import catalog_keys
+
+    return ("", *catalog_keys())
+
+
+def reference_code(hardware: str) -> int:
+    """`hardware`'s code into `reference_keys` (0, any hardware, for a key outside the catalog)."""
+    keys = reference_keys()
+    return keys.index(hardware) if hardware in keys else 0
+
+
+def reference(hardware: str) -> tuple[float, str, str]:
+    """The MLPerf figure a fixed throughput on `hardware` is held to: (tokens/s per GPU, what it
+    is, the hardware it was measured on: `hardware`, or "" for the catalog's best on any
+    hardware where `hardware` has no MLPerf result)."""
+    found = best_measured()
+    key = hardware if hardware in found else ""
+    return (*found[key], key)
+
+
+# --- the warnings ---------------------------------------------------------------------------------
+
+
+def _slips(value: float, low: float, high: float, unit: str, readings) -> str:
+    """The readings (what, factor, note) of `value` that put it inside [low, high], in words:
+    "a price per month (2 USD/GPU-hour at 730 hours a month) or in cents (14.6 USD/GPU-hour)"."""
+    return " or ".join(
+        f"{what} ({plain_number(value * factor)} {unit}{note})"
+        for what, factor, note in readings
+        if low <= value * factor <= high
+    )
+
+
+def token_price_message(value: float) -> str:
+    low, high = MIN_PLAUSIBLE_USD_PER_MTOK, MAX_PLAUSIBLE_USD_PER_MTOK
+    if value < low:
+        side = f"below {low:g}, a fourteenth of the lowest price a ready-made scenario derives"
+        readings = (("a price per token", 1e6, ""), ("a price per thousand tokens", 1e3, ""))
+    else:
+        side = (
+            f"above {high:g}, 189 times the cost of serving DeepSeek-R1 on H200 (0.53, "
+            "models/reference_figures.csv) and ten times GPT-4o's list price for output tokens "
+            "(10.00, OpenAI API pricing)"
+        )
+        readings = (("a price per billion tokens", 1e-3, ""),)
+    slip = _slips(value, low, high, "USD per million", readings)
+    return (
+        f"market.price_usd_per_mtok = {plain_number(value)} USD per million output tokens is "
+        f"{side}; expected a price per million tokens" + (f": was it {slip}?" if slip else "")
+    )
+
+
+def rental_price_message(path: str, value: float) -> str:
+    low, high = MIN_PLAUSIBLE_USD_PER_GPU_HOUR, MAX_PLAUSIBLE_USD_PER_GPU_HOUR
+    if value < low:
+        side = (
+            f"below {low:g}, a seventeenth of the lowest price of the rental index econ ships "
+            "(1.70, one-year H100)"
+        )
+        readings = (("a price per GPU-minute", 60.0, ""),)
+    else:
+        side = (
+            f"above {high:g}, over 7 times the highest price of the rental index econ ships "
+            "(13.52, CCIR's tier-1 GB200 rate)"
+        )
+        readings = (
+            ("a price per month", 1 / HOURS_PER_MONTH, f" at {HOURS_PER_MONTH:g} hours a month"),
+            ("a price per 8-GPU node", 1 / 8, ""),
+            ("a price in cents", 1 / 100, ""),
+        )
+    slip = _slips(value, low, high, "USD/GPU-hour", readings)
+    return (
+        f"{path} = {plain_number(value)} USD/GPU-hour is {side}; expected a price per GPU-hour "
+        "in USD" + (f": was it {slip}?" if slip else "")
+    )
+
+
+def throughput_message(value: float, hardware: str) -> str:
+    best, what, measured_on = reference(hardware)
+    on = f"on {measured_on}" if measured_on else "on any hardware"
+    return (
+        f"throughput.tokens_per_s_per_gpu = {plain_number(value)} is {value / best:,.1f} times "
+        f"the most output tokens/s per GPU of any MLPerf result in econ's catalog {on} "
+        f"({best:,.0f}: {what}); more than {THROUGHPUT_WARN_FACTOR:g} times is beyond the "
+        "largest same-hardware gain in the MLPerf history (3.02x a year apart): expected output "
+        "tokens per second per GPU (a system's or a rack's figure divided by its GPUs)"
+    )
+
+
+def slo_message(path: str, value: float, limit: float, loosest_ms: float) -> str:
+    return (
+        f"{path} = {plain_number(value)} s is above {limit:g} s, "
+        f"{limit * 1000 / loosest_ms:g} times the loosest p99 limit of an MLPerf Inference LLM "
+        f"benchmark ({loosest_ms:,.0f} ms, models/benchmarks/mlperf_latency_constraints.csv): "
+        f"the limit is in seconds, so {plain_number(value)} s barely limits anything; was it "
+        f"{plain_number(value)} ms ({plain_number(value / 1000)} s)?"
+    )
+
+
+def colo_price_message(value: float) -> str:
+    low = CBRE_COLO_USD_PER_KW_MONTH / COLO_WARN_FACTOR
+    high = CBRE_COLO_USD_PER_KW_MONTH * COLO_WARN_FACTOR
+    if value < low:
+        side = f"below {low:,.2f}, a tenth of"
+        readings = (("a price per W-month", 1e3, ""),)
+    else:
+        side = f"above {high:,.2f}, ten times"
+        readings = (("a price per MW-month", 1e-3, ""), ("a price per kW-year", 1 / 12, ""))
+    slip = _slips(value, low, high, "USD/kW-month", readings)
+    return (
+        f"facility.colo_usd_per_kw_month = {plain_number(value)} USD/kW-month is {side} "
+        f"CBRE's {CBRE_COLO_USD_PER_KW_MONTH:g} (North America, 250-500 kW, H2 2024); expected a "
+        "price per kW of IT capacity per month" + (f": was it {slip}?" if slip else "")
+    )
+
+
+FREE_COLOCATION = (
+    "facility.mode is 'colocation' and facility.colo_usd_per_kw_month is 0 (its default): the "
+    "racks' hall costs nothing, no rent and no build; expected the price per kW of IT capacity "
+    f"per month, e.g. CBRE's {CBRE_COLO_USD_PER_KW_MONTH:g} (North America, 250-500 kW, H2 "
+    "2024), or mode 'owned' with the hall's capex"
+)
+
+
+def contracted_message(contracted_kw: float, load_kw: float, several: bool) -> str:
+    whose = "the fleet and its vintages, all in service at once" if several else "the fleet"
+    in_kw = contracted_kw / 1000
+    hint = (
+        f"; was it {plain_number(contracted_kw)} W ({plain_number(in_kw)} kW)?"
+        if load_kw / 2 <= in_kw <= CONTRACTED_KW_WARN_FACTOR * load_kw
+        else ""
+    )
+    return (
+        f"facility.contracted_kw = {plain_number(contracted_kw)} kW is "
+        f"{contracted_kw / load_kw:,.1f} times the full-load IT power of {whose} "
+        f"({plain_number(load_kw)} kW): every contracted kW is billed each month, drawn or not; "
+        f"expected the contract in kW{hint}"
+    )
+
+
+def _first_rows(b: ScenarioBatch) -> np.ndarray:
+    return np.flatnonzero(np.r_[True, b.row_scenario[1:] != b.row_scenario[:-1]])
+
+
+def _outside(values: np.ndarray, low: float, high: float) -> np.ndarray:
+    return (values > 0) & ((values < low) | (values > high))
+
+
+def input_warnings(b: ScenarioBatch) -> tuple[list[list[str]], list[list[str]]]:
+    """The warnings of the batch's implausible inputs: (per row: prices, throughput and SLO of a
+    fleet or vintage; per scenario: its facility). Flags are computed on whole columns, and only
+    the flagged rows' messages are written."""
+    from econ.facility import FACILITY_MODES
+    from econ.power import it_kw_per_gpu
+
+    rows: list[list[str]] = [[] for _ in range(b.rows)]
+    sites: list[list[str]] = [[] for _ in range(b.n)]
+
+    def add(out, mask, message) -> None:
+        for r in np.flatnonzero(mask).tolist():
+            out[r].append(message(r))
+
+    price = b["market.price_usd_per_mtok"]
+    add(
+        rows,
+        _outside(price, MIN_PLAUSIBLE_USD_PER_MTOK, MAX_PLAUSIBLE_USD_PER_MTOK),
+        lambda r: token_price_message(float(price[r])),
+    )
+    for path, _ in RENTAL_PRICES:
+        values = b[path]
+        add(
+            rows,
+            _outside(values, MIN_PLAUSIBLE_USD_PER_GPU_HOUR, MAX_PLAUSIBLE_USD_PER_GPU_HOUR),
+            lambda r, path=path, values=values: rental_price_message(path, float(values[r])),
+        )
+    code = b.extras.get("throughput.catalog_reference")
+    tokens = b["throughput.tokens_per_s_per_gpu"]
+    if code is not None and np.any(
+        (code >= 0) & (tokens > THROUGHPUT_WARN_FACTOR * LOWEST_BEST_TOKENS_PER_S_PER_GPU)
+    ):
+        keys = reference_keys()
+        best = np.array([reference(k)[0] for k in keys])
+        fixed = code >= 0
+        limit = np.where(fixed, best[np.where(fixed, code, 0)], np.inf)
+        add(
+            rows,
+            tokens > THROUGHPUT_WARN_FACTOR * limit,
+            lambda r: throughput_message(float(tokens[r]), keys[int(code[r])]),
+        )
+    for path, limit, loosest_ms in (
+        ("throughput.slo.tpot_p99_s", MAX_PLAUSIBLE_TPOT_P99_S, 200.0),
+        ("throughput.slo.ttft_p99_s", MAX_PLAUSIBLE_TTFT_P99_S, 6000.0),
+    ):
+        values = b[path]
+        add(
+            rows,
+            values > limit,
+            lambda r, p=path, v=values, x=limit, ms=loosest_ms: slo_message(p, float(v[r]), x, ms),
+        )
+
+    first = _first_rows(b)
+    colocation = b["facility.mode"][first] == FACILITY_MODES.index("colocation")
+    colo = b["facility.colo_usd_per_kw_month"][first]
+    add(sites, colocation & (colo == 0), lambda i: FREE_COLOCATION)
+    low = CBRE_COLO_USD_PER_KW_MONTH / COLO_WARN_FACTOR
+    high = CBRE_COLO_USD_PER_KW_MONTH * COLO_WARN_FACTOR
+    add(sites, colocation & _outside(colo, low, high), lambda i: colo_price_message(float(colo[i])))
+    contracted = b["facility.contracted_kw"][first]
+    if np.isfinite(contracted).any():
+        per_gpu = it_kw_per_gpu(
+            b["power.kw_per_gpu"],
+            b["power.kw_per_gpu_definition"],
+            b["power.host_overhead_share"],
+            b["power.pue"],
+        )
+        load = np.add.reduceat(b["fleet.gpu_count"] * per_gpu, first)
+        several = np.diff(np.r_[first, b.rows]) > 1
+        add(
+            sites,
+            colocation & (contracted > CONTRACTED_KW_WARN_FACTOR * load),
+            lambda i: contracted_message(float(contracted[i]), float(load[i]), bool(several[i])),
+        )
+    return rows, sites

@@ -1,0 +1,228 @@
+"""Implausible inputs (econ.plausibility): unit slips the scenario models take, warned of with the
+reading that would fit, each band held to the data econ ships (models/)."""
+
+from __future__ import annotations
+
+import csv
+
+import pandas as pd
+import pytest
+
+from econ import load_scenario, project
+from econ import plausibility as pl
+from econ.batch import ScenarioBatch
+from econ.catalog import ready_made_scenarios
+from econ.scenario import apply_overrides, scenario_to_dict, validate_dict
+from econ.scenario.power_models import CBRE_COLO_USD_PER_KW_MONTH
+from tests.conftest import ROOT
+
+LLAMA = ROOT / "models" / "scenarios" / "llama2-70b-h200.toml"
+REFERENCE = ROOT / "models" / "reference_figures.csv"
+
+
+def _warnings(overrides: dict, path=LLAMA) -> list[str]:
+    return project(load_scenario(path, overrides), monthly=False).warnings[0]
+
+
+def _about(prefix: str, warnings: list[str]) -> list[str]:
+    return [w for w in warnings if w.startswith(prefix)]
+
+
+def _reference(item: str) -> float:
+    with open(REFERENCE, newline="", encoding="utf-8") as fh:
+        (value,) = [row["value"] for row in csv.DictReader(fh) if row["item"] == item]
+    return float(value)
+
+
+def test_no_ready_made_scenario_is_implausible():
+    for name, path in ready_made_scenarios().items():
+        scenario = load_scenario(path)
+        rows, sites = pl.input_warnings(ScenarioBatch.from_scenarios(scenario))
+        assert not any(rows) and not any(sites), name
+
+
+# --- token price ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("price", "reading", "meant"),
+    [
+        (600.0, "a price per billion tokens", 600.0 / 1000),
+        (6e-7, "a price per token", 6e-7 * 1e6),
+        (0.0006, "a price per thousand tokens", 0.0006 * 1000),
+    ],
+)
+def test_a_token_price_in_another_unit_is_warned_of_with_its_reading(price, reading, meant):
+    (warning,) = _about(
+        "market.price_usd_per_mtok", _warnings({"market.price_usd_per_mtok": price})
+    )
+    assert f"was it {reading} ({meant:g} USD per million)?" in warning
+
+
+def test_the_token_price_band_is_drawn_from_the_prices_econ_ships():
+    cost = _reference("DeepSeek-R1 FP8 on H200 cost")  # 0.53 USD per million tokens
+    prices = [load_scenario(p).market.price_usd_per_mtok for p in ready_made_scenarios().values()]
+    # the docstrings' "a fourteenth" and "189 times" (and "307 times" the highest ready-made)
+    assert pl.MIN_PLAUSIBLE_USD_PER_MTOK * 14 <= min(prices) < pl.MIN_PLAUSIBLE_USD_PER_MTOK * 15
+    assert round(pl.MAX_PLAUSIBLE_USD_PER_MTOK / cost) == 189
+    assert round(pl.MAX_PLAUSIBLE_USD_PER_MTOK / max(prices)) == 307
+    gpt4o = "GPT-4o at USD 2.50 input, 1.25 cached input and 10.00"
+    assert gpt4o in " ".join((ROOT / "docs" / "market.md").read_text().split())
+    # tokens given away are a choice, not a slip
+    assert not _about("market.price_usd_per_mtok", _warnings({"market.price_usd_per_mtok": 0}))
+
+
+def test_each_row_of_a_sweep_is_checked_on_its_own_price_and_throughput():
+    batch = ScenarioBatch.repeat(
+        load_scenario(LLAMA),
+        3,
+        {
+            "market.price_usd_per_mtok": [0.3, 600.0, 0.3],
+            "throughput.tokens_per_s_per_gpu": [4000.0, 4000.0, 2_700_700.0],
+        },
+    )
+    warnings = project(batch, monthly=False).warnings
+    price = [bool(_about("market.price_usd_per_mtok", w)) for w in warnings]
+    tokens = [bool(_about("throughput.tokens_per_s_per_gpu", w)) for w in warnings]
+    assert price == [False, True, False] and tokens == [False, False, True]
+
+
+# --- GPU-hour prices ------------------------------------------------------------------------------
+
+
+def test_a_monthly_rent_typed_as_hourly_is_warned_of():
+    overrides = {"market.contract_share": 1, "market.contract_usd_per_gpu_hour": 1460}
+    (warning,) = _about("market.contract_usd_per_gpu_hour", _warnings(overrides))
+    hourly = 1460 / (8760 / 12)  # 730 hours in an average month
+    assert f"was it a price per month ({hourly:g} USD/GPU-hour at 730 hours a month)" in warning
+    market = {"market.rental_usd_per_gpu_hour": 2.9, "market.rental_floor_usd_per_gpu_hour": 0.05}
+    (low,) = _about("market.rental_floor_usd_per_gpu_hour", _warnings(market))
+    assert f"was it a price per GPU-minute ({0.05 * 60:g} USD/GPU-hour)?" in low
+    assert not _about("market.rental_usd_per_gpu_hour", _warnings(market))
+
+
+def test_the_rental_band_is_drawn_from_the_rental_index_econ_ships():
+    from econ.rental_index import MAX_PLAUSIBLE_USD_PER_GPU_HOUR, load_catalog
+
+    prices = [p.usd_per_gpu_hour for p in load_catalog()]
+    assert MAX_PLAUSIBLE_USD_PER_GPU_HOUR is pl.MAX_PLAUSIBLE_USD_PER_GPU_HOUR  # one bound
+    assert max(prices) == 13.52 and pl.MAX_PLAUSIBLE_USD_PER_GPU_HOUR > 7 * max(prices)
+    assert min(prices) == 1.70
+    assert round(min(prices) / pl.MIN_PLAUSIBLE_USD_PER_GPU_HOUR) == 17
+
+
+# --- throughput -----------------------------------------------------------------------------------
+
+
+def test_a_fixed_throughput_far_above_the_catalogs_best_is_warned_of():
+    overrides = {"fleet.hardware": "h100-sxm", "throughput.tokens_per_s_per_gpu": 2_700_700}
+    (warning,) = _about("throughput.tokens_per_s_per_gpu", _warnings(overrides))
+    catalog = _catalog_best()
+    assert f"{2_700_700 / catalog['h100-sxm']:,.1f} times" in warning
+    assert f"on h100-sxm ({catalog['h100-sxm']:,.0f}:" in warning
+    just_below = {**overrides, "throughput.tokens_per_s_per_gpu": 3 * catalog["h100-sxm"] * 0.999}
+    assert not _about("throughput.tokens_per_s_per_gpu", _warnings(just_below))
+    own = {**overrides, "fleet.hardware": "my-gpu"}
+    (warning,) = _about("throughput.tokens_per_s_per_gpu", _warnings(own))
+    assert f"on any hardware ({catalog['']:,.0f}:" in warning
+
+
+def _catalog_best() -> dict[str, float]:
+    from econ.benchmarks import load_catalog
+
+    rows = load_catalog().dropna(subset=["tokens_per_s_per_gpu"])
+    best = rows.groupby("hardware_key")["tokens_per_s_per_gpu"].max().to_dict()
+    best[""] = float(rows["tokens_per_s_per_gpu"].max())  # any hardware
+    return best
+
+
+def test_the_catalogs_best_read_without_pandas_is_the_catalogs():
+    found = {key: value for key, (value, _) in pl.best_measured().items()}
+    expected = _catalog_best()
+    assert found.keys() == expected.keys()
+    for key, value in expected.items():
+        assert found[key] == pytest.approx(value, rel=1e-12), key
+    lowest = min(v for k, v in found.items() if k)
+    assert pl.LOWEST_BEST_TOKENS_PER_S_PER_GPU <= lowest
+
+
+def test_a_measured_throughput_is_not_held_to_the_catalog():
+    measured = validate_dict(
+        apply_overrides(
+            {"name": "s", "horizon_months": 24, "capex": {"gpu_price_usd": 40000.0}},
+            {
+                "fleet.hardware": "gb200-nvl72",
+                "throughput.measured": {"catalog_id": "v6.0-6f6e7f09"},
+            },
+        )
+    )
+    fixed = load_scenario(LLAMA)
+    codes = ScenarioBatch.from_scenarios([measured, fixed]).extras["throughput.catalog_reference"]
+    assert codes[0] == -1 and pl.reference_keys()[codes[1]] == "h200-sxm"
+
+
+# --- SLO ------------------------------------------------------------------------------------------
+
+
+def test_an_slo_in_milliseconds_is_warned_of():
+    limits = pd.read_csv(ROOT / "models" / "benchmarks" / "mlperf_latency_constraints.csv")
+    assert pl.MAX_PLAUSIBLE_TPOT_P99_S == 5 * limits["tpot_p99_limit_ms"].max() / 1000
+    assert pl.MAX_PLAUSIBLE_TTFT_P99_S == 10 * limits["ttft_p99_limit_ms"].max() / 1000
+    warnings = _warnings({"throughput.slo.tpot_p99_s": 80, "throughput.slo.ttft_p99_s": 2000})
+    (tpot,) = _about("throughput.slo.tpot_p99_s", warnings)
+    (ttft,) = _about("throughput.slo.ttft_p99_s", warnings)
+    assert tpot.endswith("was it 80 ms (0.08 s)?") and ttft.endswith("was it 2,000 ms (2 s)?")
+    fine = _warnings({"throughput.slo.tpot_p99_s": 0.2, "throughput.slo.ttft_p99_s": 6})
+    assert not _about("throughput.slo", fine)
+
+
+# --- facility -------------------------------------------------------------------------------------
+
+
+def test_a_colocation_price_per_mw_is_warned_of_and_cbres_figures_are_inside():
+    assert _reference("Colocation price North America 250-500 kW") == CBRE_COLO_USD_PER_KW_MONTH
+    for item in ("Colocation price North America", "Colocation price global average"):
+        assert _reference(item) / CBRE_COLO_USD_PER_KW_MONTH < 1.2
+    (warning,) = _about(
+        "facility.colo_usd_per_kw_month", _warnings({"facility.colo_usd_per_kw_month": 150000})
+    )
+    assert "was it a price per MW-month (150 USD/kW-month)?" in warning
+    yearly = _warnings({"facility.colo_usd_per_kw_month": 184.06 * 12})
+    (warning,) = _about("facility.colo_usd_per_kw_month", yearly)
+    assert "was it a price per kW-year (184.06 USD/kW-month)?" in warning
+
+
+def test_a_colocation_hall_at_no_price_is_warned_of():
+    data = scenario_to_dict(load_scenario(LLAMA))
+    data["facility"] = {"mode": "colocation"}
+    warnings = project(validate_dict(data), monthly=False).warnings[0]
+    (warning,) = [w for w in warnings if w.startswith("facility.mode is 'colocation'")]
+    assert "facility.colo_usd_per_kw_month is 0" in warning and "CBRE's 184.06" in warning
+    owned = {"mode": "owned", "maintenance_share_of_capex_annual": 0.01}
+    data["facility"] = owned
+    assert not [
+        w
+        for w in project(validate_dict(data), monthly=False).warnings[0]
+        if w.startswith("facility.mode is 'colocation'")
+    ]
+
+
+def test_a_contract_in_watts_is_warned_of():
+    scenario = load_scenario(LLAMA)
+    load_kw = scenario.fleet.gpu_count * scenario.power.kw_per_gpu  # chip plus host share
+    (warning,) = _about("facility.contracted_kw", _warnings({"facility.contracted_kw": 701440}))
+    assert f"{701440 / load_kw:,.1f} times the full-load IT power of the fleet" in warning
+    assert warning.endswith("was it 701,440 W (701.44 kW)?")
+    assert not _about("facility.contracted_kw", _warnings({"facility.contracted_kw": 9 * load_kw}))
+
+
+def test_docs_quote_the_warnings():
+    doc = " ".join((ROOT / "docs" / "inputs.md").read_text().split())
+    for overrides, prefix in (
+        ({"market.price_usd_per_mtok": 600}, "market.price_usd_per_mtok"),
+        ({"facility.colo_usd_per_kw_month": 150000}, "facility.colo_usd_per_kw_month"),
+        ({"facility.contracted_kw": 701440}, "facility.contracted_kw"),
+        ({"throughput.slo.tpot_p99_s": 80}, "throughput.slo.tpot_p99_s"),
+    ):
+        (warning,) = _about(prefix, _warnings(overrides))
+        assert warning in doc, prefix
