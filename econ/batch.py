@@ -25,7 +25,7 @@ from pydantic import BaseModel
 from econ import memory
 from econ.errors import InputError
 from econ.financing import balance_schedule_table
-from econ.plausibility import reference_code
+from econ.plausibility import rack_size_warnings, reference_code
 from econ.scenario.depreciation_models import (
     METHOD_INPUTS,
     compile_policies,
@@ -159,6 +159,7 @@ class ScenarioBatch:
         expanded = [s.expand() for s in items]
         rows = [row for group in expanded for row in group]
         borrowed = [warning for s in items for warning in s.borrowed_figures()]
+        rack_sizes = [warning for s in items for warning in rack_size_warnings(s)]
         row_scenario = np.repeat(np.arange(len(items)), [len(g) for g in expanded])
         columns = {}
         for path, (kind, choices) in field_kinds().items():
@@ -229,6 +230,8 @@ class ScenarioBatch:
 
                 hardware_warnings[key] = catalog_warnings(*key)
             history_warnings = (*hardware_warnings[key], *history_warnings)
+            if rack_sizes[i]:
+                history_warnings = (rack_sizes[i], *history_warnings)
             if borrowed[i]:
                 history_warnings = (borrowed[i], *history_warnings)
             history_warnings = (*series_warnings[i], *history_warnings, *unused[i])
@@ -402,7 +405,12 @@ class ScenarioBatch:
             extras=extras,
             row_warnings=_method_input_rows(
                 scenario,
-                _catalog_rows(scenario, _horizon_rows(scenario, one, horizon, per), cols, columns),
+                _catalog_rows(
+                    scenario,
+                    _rack_size_rows(scenario, _horizon_rows(scenario, one, horizon, per), columns),
+                    cols,
+                    columns,
+                ),
                 cols,
                 columns,
             ),
@@ -451,6 +459,16 @@ def check_repeat_size(
     subject = f"{subject} of {n:,} scenarios of '{scenario.name}' ({per_scenario:,} bytes each)"
     memory.check_batch_memory(subject, n, per_scenario, "scenarios", advice)
     return one
+
+
+def _rack_size_rows(scenario: Scenario, row_warnings: list, columns) -> list:
+    """The rows' warnings without that of fleet.gpus_per_rack not given
+    (`econ.plausibility.rack_size_warnings`) where the batch varies it: each row then has its
+    own value, which a vintage that gives none takes."""
+    if "fleet.gpus_per_rack" not in columns:
+        return row_warnings
+    given = {w for w in rack_size_warnings(scenario) if w}
+    return [tuple(w for w in warnings if w not in given) for warnings in row_warnings]
 
 
 METHOD_INPUT_PATHS = tuple(

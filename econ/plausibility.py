@@ -28,12 +28,14 @@ from econ.catalog import (
     V61_FILE,
     benchmarks_dir,
     catalog_cache,
+    models_dir,
 )
 from econ.labels import plain_number
 from econ.scenario.power_models import CBRE_COLO_USD_PER_KW_MONTH
 
 if TYPE_CHECKING:
     from econ.batch import ScenarioBatch
+    from econ.scenario import Scenario
 
 HOURS_PER_MONTH = 730.0
 """Hours in an average month, 8,760 / 12 [h]: a monthly GPU rent over it is a price per hour."""
@@ -366,3 +368,46 @@ def input_warnings(b: ScenarioBatch) -> tuple[list[list[str]], list[list[str]]]:
             lambda i: contracted_message(float(contracted[i]), float(load[i]), bool(several[i])),
         )
     return rows, sites
+
+
+def rack_size_warnings(scenario: Scenario) -> tuple[str | None, ...]:
+    """For each row of `scenario.expand()`, a warning where fleet.gpus_per_rack is not given for
+    the row's hardware (the default 72, or a vintage on other hardware taking the scenario's) and
+    the rack catalog (models/racks.toml) holds another number of that hardware's GPUs per rack:
+    racks, revenue per rack-year and fleet.racks would count racks of the wrong size; else None.
+
+    A warning rather than the catalog's figure as the default: a file that gives fleet.racks
+    without gpus_per_rack would then buy other GPUs than it does today, without a word."""
+    from econ.racks import load_racks
+
+    racks = load_racks(models_dir() / "racks.toml").racks
+    own = scenario.fleet
+    own_given = "gpus_per_rack" in own.model_fields_set
+    out: list[str | None] = []
+    for i, row in enumerate(scenario.expand()):
+        if i == 0:
+            given, source = own_given, "the default"
+        else:
+            vintage = scenario.vintages[i - 1].fleet
+            same = vintage.get("hardware", own.hardware) == own.hardware
+            given = "gpus_per_rack" in vintage or (same and own_given)
+            source = f"the scenario's fleet ({own.hardware})" if own_given else "the default"
+        rack = racks.get(row.fleet.hardware)
+        per_rack = row.fleet.gpus_per_rack
+        if given or rack is None or rack.gpus_per_rack == per_rack:
+            out.append(None)
+            continue
+        racks_given = (
+            f"; fleet.racks = {row.fleet.racks:,} buys {row.fleet.gpu_count:,} GPUs at {per_rack} "
+            f"a rack, {row.fleet.racks * rack.gpus_per_rack:,} in the catalog's racks"
+            if row.fleet.racks is not None
+            else ""
+        )
+        out.append(
+            f"fleet.gpus_per_rack is not given: {per_rack} GPUs per rack from {source}, but "
+            f"models/racks.toml gives {row.fleet.hardware} racks of {rack.gpus_per_rack} GPUs "
+            f"({rack.name}); racks and revenue per rack-year count racks of {per_rack}"
+            f"{racks_given}; expected fleet.gpus_per_rack = {rack.gpus_per_rack} (or the racks "
+            "of this site)"
+        )
+    return tuple(out)

@@ -17,6 +17,7 @@ from econ.scenario.power_models import CBRE_COLO_USD_PER_KW_MONTH
 from tests.conftest import ROOT
 
 LLAMA = ROOT / "models" / "scenarios" / "llama2-70b-h200.toml"
+REFRESH = ROOT / "models" / "scenarios" / "h200-fleet-gb300-refresh.toml"
 REFERENCE = ROOT / "models" / "reference_figures.csv"
 
 
@@ -39,6 +40,7 @@ def test_no_ready_made_scenario_is_implausible():
         scenario = load_scenario(path)
         rows, sites = pl.input_warnings(ScenarioBatch.from_scenarios(scenario))
         assert not any(rows) and not any(sites), name
+        assert not any(pl.rack_size_warnings(scenario)), name
 
 
 # --- token price ----------------------------------------------------------------------------------
@@ -214,6 +216,42 @@ def test_a_contract_in_watts_is_warned_of():
     assert f"{701440 / load_kw:,.1f} times the full-load IT power of the fleet" in warning
     assert warning.endswith("was it 701,440 W (701.44 kW)?")
     assert not _about("facility.contracted_kw", _warnings({"facility.contracted_kw": 9 * load_kw}))
+
+
+# --- GPUs per rack --------------------------------------------------------------------------------
+
+
+def test_a_rack_size_left_at_its_default_is_warned_of_with_the_catalogs():
+    from econ.racks import load_racks
+
+    catalog = load_racks().get("h200-sxm").gpus_per_rack
+    data = scenario_to_dict(load_scenario(LLAMA))
+    del data["fleet"]["gpus_per_rack"]
+    data["fleet"].pop("gpu_count")
+    data["fleet"]["racks"] = 4
+    (warning,) = [
+        w
+        for w in project(validate_dict(data), monthly=False).warnings[0]
+        if w.startswith("fleet.gpus_per_rack")
+    ]
+    assert f"h200-sxm racks of {catalog} GPUs" in warning
+    assert f"fleet.racks = 4 buys {4 * 72} GPUs at 72 a rack, {4 * catalog} in the catalog's" in (
+        warning
+    )
+    data["fleet"]["gpu_count"] = data["fleet"].pop("racks") * 72
+    scenario = validate_dict(data)
+    assert any("fleet.gpus_per_rack" in w for w in project(scenario, monthly=False).warnings[0])
+    swept = ScenarioBatch.repeat(scenario, 2, {"fleet.gpus_per_rack": [16, 32]})
+    assert not any("fleet.gpus_per_rack" in w for row in swept.row_warnings for w in row)
+
+
+def test_a_vintage_on_other_hardware_taking_the_fleets_rack_size_is_warned_of():
+    data = scenario_to_dict(load_scenario(REFRESH))
+    del data["vintages"][0]["fleet"]["gpus_per_rack"]
+    found = pl.rack_size_warnings(validate_dict(data))
+    assert found[0] is None
+    assert "32 GPUs per rack from the scenario's fleet (h200-sxm)" in found[1]
+    assert "gb300-nvl72 racks of 72 GPUs" in found[1]
 
 
 def test_docs_quote_the_warnings():
