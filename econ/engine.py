@@ -1204,17 +1204,24 @@ class _Scenarios:
 
 def _site(b: ScenarioBatch, months, rows, to: _Scenarios, open_month, capitalized_interest=0.0):
     """The site (facility) belongs to the scenario: its costs from the rows' summed IT load, from
-    the month it opens; `capitalized_interest` (n,) is construction-loan interest on its capex."""
+    the month it opens; `capitalized_interest` (n,) is construction-loan interest on its capex.
+
+    Rack cooling is each row's (a vintage may give its own): the site holds liquid-cooled racks
+    where any row has them, and a liquid retrofit is for the most liquid-cooled racks in service
+    at once."""
+    cooling = b["facility.rack_cooling"]
+    liquid = cooling == facility_mod.RACK_COOLING.index("liquid")
     return facility_mod.facility_costs(
         mode=to.at_first(b["facility.mode"]),
         months=months,
         horizon_months=b.horizon_months,
         nameplate_it_kw=to.lines(rows["it_kw"]),
         drawn_it_kw=to.lines(rows["it_drawn_kw"]),
-        racks=to.lines(rows["racks_in_service"]).max(axis=1),
+        racks=to.lines(rows["racks_in_service"] * liquid[:, None]).max(axis=1),
         open_month=open_month,
         capitalized_interest_usd=capitalized_interest,
         **{name: to.at_first(b[f"facility.{name}"]) for name in FACILITY_INPUTS},
+        rack_cooling=np.maximum.reduceat(cooling, to.first),
     )
 
 
@@ -2538,12 +2545,12 @@ FACILITY_INPUTS = (
     "capex_usd_per_mw",
     "life_years",
     "maintenance_share_of_capex_annual",
-    "rack_cooling",
     "hall_cooling",
     "liquid_retrofit_usd_per_rack",
     "retrofit_life_years",
 )
-"""Facility fields passed to econ.facility.facility_costs under their own names."""
+"""Facility fields passed to econ.facility.facility_costs under their own names, read on each
+scenario's first row (rack_cooling is each row's: `_site`)."""
 
 
 def _column(values):

@@ -5,8 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from econ import project
+from econ import load_scenario, project
+from econ.cli import main
 from econ.scenario import ScenarioError, apply_overrides, validate_dict
+from tests.conftest import ROOT
+
+LLAMA = ROOT / "models" / "scenarios" / "llama2-70b-h200.toml"
+REFRESH = ROOT / "models" / "scenarios" / "h200-fleet-gb300-refresh.toml"
 
 BASE = {
     "name": "hall",
@@ -225,3 +230,49 @@ def test_the_projection_and_validate_carry_the_warning(tmp_path, capsys):
     assert main(["validate", str(file)]) == 0
     err = capsys.readouterr().err.splitlines()
     assert f"warning [hall/gb300]: {said.removeprefix('[gb300] ')}" in err
+
+
+# --- a vintage's own rack cooling -----------------------------------------------------------------
+
+
+def test_the_refresh_scenario_validates_without_a_warning(capsys):
+    # Its H200 racks (air) and GB300 NVL72 racks (liquid) share one liquid hall: each row gives
+    # its racks' cooling, and `econ validate` warned of the H200 racks counted as liquid before.
+    assert main(["validate", str(REFRESH)]) == 0
+    assert "warning" not in capsys.readouterr().err
+    rows = load_scenario(REFRESH).expand()
+    assert [row.facility.rack_cooling for row in rows] == ["air", "liquid"]
+    warnings = project(load_scenario(REFRESH), monthly=False).warnings[0]
+    assert not any("rack_cooling" in w for w in warnings)
+
+
+def test_a_vintage_gives_its_racks_cooling_alone():
+    vintage = {**NEW, "facility": {"colo_usd_per_kw_month": 100.0}}
+    with pytest.raises(ScenarioError, match="'colo_usd_per_kw_month' is a field of the site"):
+        validate_dict({**BASE, "vintages": [vintage]})
+    liquid = {**NEW, "facility": {"rack_cooling": "liquid"}}
+    with pytest.raises(ScenarioError, match="rack_cooling is 'liquid' but hall_cooling is 'air'"):
+        validate_dict({**BASE, "vintages": [liquid]})
+
+
+def test_a_single_fleet_of_air_racks_counted_as_liquid_is_still_warned_of():
+    liquid = {"facility.rack_cooling": "liquid", "facility.hall_cooling": "liquid"}
+    warnings = project(load_scenario(LLAMA, liquid), monthly=False).warnings[0]
+    assert any(
+        w.startswith("facility.rack_cooling is 'liquid' but h200-sxm racks are air-cooled")
+        for w in warnings
+    )
+
+
+def test_a_retrofit_is_priced_on_the_liquid_cooled_racks_alone():
+    def capex(hall: str) -> float:
+        scenario = load_scenario(REFRESH, {"facility.hall_cooling": hall})
+        return float(project(scenario).monthly["capex_usd"].sum())
+
+    scenario = load_scenario(REFRESH)
+    gb300 = scenario.expand()[1].fleet
+    racks = gb300.gpu_count / gb300.gpus_per_rack  # 10; the H200 fleet's 32 racks are air-cooled
+    retrofit = racks * scenario.facility.liquid_retrofit_usd_per_rack
+    assert capex("air_retrofit_liquid") - capex("liquid") == pytest.approx(retrofit, abs=1e-6)
+    # a vintage sweep of the scenario's rack cooling leaves the vintage's own
+    assert scenario.takes_own_value("facility.rack_cooling") == (True, False)

@@ -14,6 +14,7 @@ from pydantic import (
     Field,
     PrivateAttr,
     ValidationError,
+    field_validator,
     model_validator,
 )
 
@@ -368,7 +369,19 @@ class Financing(Section):
         return CapitalStack(tranches=self.tranches, covenants=self.covenants)
 
 
-VINTAGE_SECTIONS = ("fleet", "throughput", "utilization", "capex", "depreciation", "power")
+VINTAGE_SECTIONS = (
+    "fleet",
+    "throughput",
+    "utilization",
+    "capex",
+    "depreciation",
+    "power",
+    "facility",
+)
+VINTAGE_FACILITY_FIELDS = ("rack_cooling",)
+"""The [facility] fields a vintage may give: its racks' own cooling (GB300 NVL72 racks on liquid
+beside air-cooled H200 racks). The hall, its cooling, price and contract are the site's, one for
+the scenario."""
 
 
 class Vintage(Section):
@@ -393,6 +406,23 @@ class Vintage(Section):
         {}, description="Fields of [depreciation] for this vintage"
     )
     power: dict[str, Any] = Field({}, description="Fields of [power] for this vintage")
+    facility: dict[str, Any] = Field(
+        {},
+        description="Fields of [facility] for this vintage: rack_cooling alone, how its racks "
+        "are cooled where they differ from the scenario's (the hall is the site's)",
+    )
+
+    @field_validator("facility")
+    @classmethod
+    def _racks_only(cls, given: dict[str, Any]) -> dict[str, Any]:
+        other = [name for name in given if name not in VINTAGE_FACILITY_FIELDS]
+        if other:
+            raise ValueError(
+                f"{shortened(other[0])} is a field of the site: a vintage's [facility] takes "
+                f"{', '.join(VINTAGE_FACILITY_FIELDS)} alone (its racks' cooling); expected the "
+                "hall, its cooling, price and contract in the scenario's [facility]"
+            )
+        return given
 
 
 SECTIONS = (
