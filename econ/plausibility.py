@@ -30,7 +30,8 @@ from econ.catalog import (
     catalog_cache,
     models_dir,
 )
-from econ.labels import plain_number
+from econ.errors import InputError
+from econ.labels import HUGE, compact, plain_number
 from econ.scenario.power_models import CBRE_COLO_USD_PER_KW_MONTH
 
 if TYPE_CHECKING:
@@ -93,9 +94,9 @@ limit of an MLPerf Inference LLM benchmark (6,000 ms, llama3.1-405b Server;
 models/benchmarks/mlperf_latency_constraints.csv)."""
 
 RENTAL_PRICES = (
-    ("market.contract_usd_per_gpu_hour", "contract"),
-    ("market.rental_usd_per_gpu_hour", "market rental"),
-    ("market.rental_floor_usd_per_gpu_hour", "rental floor"),
+    "market.contract_usd_per_gpu_hour",
+    "market.rental_usd_per_gpu_hour",
+    "market.rental_floor_usd_per_gpu_hour",
 )
 """The GPU-hour prices held to the rental band (0, their default, is a price not given)."""
 
@@ -103,6 +104,19 @@ RENTAL_PRICES = (
 # --- the MLPerf catalog's best figure per hardware --------------------------------------------------
 
 _SUFFIX = re.compile(r"-99(\.9)?$")
+
+
+def _rows(folder: Path, name: str) -> list[dict[str, str]]:
+    """The rows of a file of models/benchmarks; InputError naming it where it cannot be read."""
+    path = folder / name
+    try:
+        with open(path, newline="", encoding="utf-8") as fh:
+            return list(csv.DictReader(fh))
+    except (OSError, UnicodeDecodeError, csv.Error) as exc:
+        raise InputError(
+            f"{path}: the MLPerf catalog cannot be read ({type(exc).__name__}); expected the "
+            "files econ ships in models/benchmarks"
+        ) from None
 
 
 def best_measured() -> dict[str, tuple[float, str]]:
@@ -118,31 +132,30 @@ def best_measured() -> dict[str, tuple[float, str]]:
 @catalog_cache(maxsize=4)
 def _best_measured(benchmarks: str) -> dict[str, tuple[float, str]]:
     folder = Path(benchmarks)
-    with open(folder / ACCELERATORS_FILE, newline="", encoding="utf-8") as fh:
-        keys = {row["accelerator"]: row["hardware_key"] for row in csv.DictReader(fh)}
+    keys = {row["accelerator"]: row["hardware_key"] for row in _rows(folder, ACCELERATORS_FILE)}
     best: dict[str, tuple[float, str]] = {}
     for name in (RESULTS_FILE, V61_FILE, CLAIMS_FILE):
-        with open(folder / name, newline="", encoding="utf-8") as fh:
-            for row in csv.DictReader(fh):
-                if row["metric_unit"].lower() != "tokens/s":
-                    continue
-                try:
-                    value = float(row["result"]) / float(row["accelerator_count"])
-                except (ValueError, ZeroDivisionError):
-                    continue
-                if not np.isfinite(value) or value <= 0:
-                    continue
-                family = row.get("benchmark_family") or _SUFFIX.sub("", row["benchmark"])
-                what = f"{family} {row['scenario']}, {row['round']}, {row['submitter']}"
-                for key in {keys.get(row["accelerator"], ""), ""}:
-                    if value > best.get(key, (0.0, ""))[0]:
-                        best[key] = (value, what)
+        for row in _rows(folder, name):
+            if row["metric_unit"].lower() != "tokens/s":
+                continue
+            try:
+                value = float(row["result"]) / float(row["accelerator_count"])
+            except (ValueError, ZeroDivisionError):
+                continue
+            if not np.isfinite(value) or value <= 0:
+                continue
+            family = row.get("benchmark_family") or _SUFFIX.sub("", row["benchmark"])
+            what = f"{family} {row['scenario']}, {row['round']}, {row['submitter']}"
+            for key in {keys.get(row["accelerator"], ""), ""}:
+                if value > best.get(key, (0.0, ""))[0]:
+                    best[key] = (value, what)
     return best
 
 
 def reference_keys() -> tuple[str, ...]:
-    """ "" and the hardware catalog's keys (models/hardware.toml): a fixed throughput's code into
-    it is the extra "throughput.catalog_reference" of a ScenarioBatch (0 for a key outside the
+    """The hardware catalog's keys (models/hardware.toml) after "", any hardware: a fixed
+    throughput's code into them is the extra "throughput.catalog_reference" of a ScenarioBatch
+    (0 for a key outside the
     catalog), read without the MLPerf catalog, which is read only for a figure that may be
     warned of (LOWEST_BEST_TOKENS_PER_S_PER_GPU)."""
     from econ.hardware import catalog_keys
@@ -168,11 +181,22 @@ def reference(hardware: str) -> tuple[float, str, str]:
 # --- the warnings ---------------------------------------------------------------------------------
 
 
+def _figure(value: float) -> str:
+    """A figure as given (`plain_number`), or in exponent form from HUGE on: a typo's 1e23
+    tokens/s is read by no one digit by digit, and the app's tiles and captions show none so."""
+    return compact(value) if abs(value) >= HUGE else plain_number(value)
+
+
+def _times(ratio: float) -> str:
+    """How many times: 241.4, 4,000.0, 6.085e+18."""
+    return compact(ratio) if ratio >= HUGE else f"{ratio:,.1f}"
+
+
 def _slips(value: float, low: float, high: float, unit: str, readings) -> str:
     """The readings (what, factor, note) of `value` that put it inside [low, high], in words:
     "a price per month (2 USD/GPU-hour at 730 hours a month) or in cents (14.6 USD/GPU-hour)"."""
     return " or ".join(
-        f"{what} ({plain_number(value * factor)} {unit}{note})"
+        f"{what} ({_figure(value * factor)} {unit}{note})"
         for what, factor, note in readings
         if low <= value * factor <= high
     )
@@ -192,7 +216,7 @@ def token_price_message(value: float) -> str:
         readings = (("a price per billion tokens", 1e-3, ""),)
     slip = _slips(value, low, high, "USD per million", readings)
     return (
-        f"market.price_usd_per_mtok = {plain_number(value)} USD per million output tokens is "
+        f"market.price_usd_per_mtok = {_figure(value)} USD per million output tokens is "
         f"{side}; expected a price per million tokens" + (f": was it {slip}?" if slip else "")
     )
 
@@ -217,7 +241,7 @@ def rental_price_message(path: str, value: float) -> str:
         )
     slip = _slips(value, low, high, "USD/GPU-hour", readings)
     return (
-        f"{path} = {plain_number(value)} USD/GPU-hour is {side}; expected a price per GPU-hour "
+        f"{path} = {_figure(value)} USD/GPU-hour is {side}; expected a price per GPU-hour "
         "in USD" + (f": was it {slip}?" if slip else "")
     )
 
@@ -226,7 +250,7 @@ def throughput_message(value: float, hardware: str) -> str:
     best, what, measured_on = reference(hardware)
     on = f"on {measured_on}" if measured_on else "on any hardware"
     return (
-        f"throughput.tokens_per_s_per_gpu = {plain_number(value)} is {value / best:,.1f} times "
+        f"throughput.tokens_per_s_per_gpu = {_figure(value)} is {_times(value / best)} times "
         f"the most output tokens/s per GPU of any MLPerf result in econ's catalog {on} "
         f"({best:,.0f}: {what}); more than {THROUGHPUT_WARN_FACTOR:g} times is beyond the "
         "largest same-hardware gain in the MLPerf history (3.02x a year apart): expected output "
@@ -236,11 +260,11 @@ def throughput_message(value: float, hardware: str) -> str:
 
 def slo_message(path: str, value: float, limit: float, loosest_ms: float) -> str:
     return (
-        f"{path} = {plain_number(value)} s is above {limit:g} s, "
+        f"{path} = {_figure(value)} s is above {limit:g} s, "
         f"{limit * 1000 / loosest_ms:g} times the loosest p99 limit of an MLPerf Inference LLM "
         f"benchmark ({loosest_ms:,.0f} ms, models/benchmarks/mlperf_latency_constraints.csv): "
-        f"the limit is in seconds, so {plain_number(value)} s barely limits anything; was it "
-        f"{plain_number(value)} ms ({plain_number(value / 1000)} s)?"
+        f"the limit is in seconds, so {_figure(value)} s barely limits anything; was it "
+        f"{_figure(value)} ms ({_figure(value / 1000)} s)?"
     )
 
 
@@ -255,7 +279,7 @@ def colo_price_message(value: float) -> str:
         readings = (("a price per MW-month", 1e-3, ""), ("a price per kW-year", 1 / 12, ""))
     slip = _slips(value, low, high, "USD/kW-month", readings)
     return (
-        f"facility.colo_usd_per_kw_month = {plain_number(value)} USD/kW-month is {side} "
+        f"facility.colo_usd_per_kw_month = {_figure(value)} USD/kW-month is {side} "
         f"CBRE's {CBRE_COLO_USD_PER_KW_MONTH:g} (North America, 250-500 kW, H2 2024); expected a "
         "price per kW of IT capacity per month" + (f": was it {slip}?" if slip else "")
     )
@@ -273,14 +297,14 @@ def contracted_message(contracted_kw: float, load_kw: float, several: bool) -> s
     whose = "the fleet and its vintages, all in service at once" if several else "the fleet"
     in_kw = contracted_kw / 1000
     hint = (
-        f"; was it {plain_number(contracted_kw)} W ({plain_number(in_kw)} kW)?"
+        f"; was it {_figure(contracted_kw)} W ({_figure(in_kw)} kW)?"
         if load_kw / 2 <= in_kw <= CONTRACTED_KW_WARN_FACTOR * load_kw
         else ""
     )
     return (
-        f"facility.contracted_kw = {plain_number(contracted_kw)} kW is "
-        f"{contracted_kw / load_kw:,.1f} times the full-load IT power of {whose} "
-        f"({plain_number(load_kw)} kW): every contracted kW is billed each month, drawn or not; "
+        f"facility.contracted_kw = {_figure(contracted_kw)} kW is "
+        f"{_times(contracted_kw / load_kw)} times the full-load IT power of {whose} "
+        f"({_figure(load_kw)} kW): every contracted kW is billed each month, drawn or not; "
         f"expected the contract in kW{hint}"
     )
 
@@ -313,7 +337,7 @@ def input_warnings(b: ScenarioBatch) -> tuple[list[list[str]], list[list[str]]]:
         _outside(price, MIN_PLAUSIBLE_USD_PER_MTOK, MAX_PLAUSIBLE_USD_PER_MTOK),
         lambda r: token_price_message(float(price[r])),
     )
-    for path, _ in RENTAL_PRICES:
+    for path in RENTAL_PRICES:
         values = b[path]
         add(
             rows,
