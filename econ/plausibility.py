@@ -9,7 +9,8 @@ the same kind live beside the inputs they read: the rack and hardware catalogs' 
 `econ.racks.catalog_warnings`, software gains' in econ.scenario.gain_models (STEPS_WARN_FACTOR).
 
 `input_warnings(batch)` reads a ScenarioBatch's columns, so each row of a sweep or Monte Carlo
-run is checked on its own values; econ.engine adds them to every projection's warnings.
+run is checked on its own values; econ.engine adds them to every projection's warnings, and
+econ.batch those of `rack_size_warnings`. `scenario_warnings(scenario)` gives both, row by row.
 """
 
 from __future__ import annotations
@@ -392,6 +393,20 @@ def input_warnings(b: ScenarioBatch) -> tuple[list[list[str]], list[list[str]]]:
             lambda i: contracted_message(float(contracted[i]), float(load[i]), bool(several[i])),
         )
     return rows, sites
+
+
+def scenario_warnings(scenario: Scenario) -> tuple[tuple[str, ...], ...]:
+    """For each row of `scenario.expand()`, the warnings of this module a projection of the
+    scenario gives it (those of its facility on the first row, the fleet's): for a caller that
+    lists a scenario's warnings row by row without projecting it, as `econ validate` does."""
+    from econ.batch import ScenarioBatch
+
+    rows, (site,) = input_warnings(ScenarioBatch.from_scenarios(scenario))
+    sizes = rack_size_warnings(scenario)
+    return tuple(
+        (*(site if r == 0 else ()), *found, *((size,) if size else ()))
+        for r, (found, size) in enumerate(zip(rows, sizes, strict=True))
+    )
 
 
 def rack_size_warnings(scenario: Scenario) -> tuple[str | None, ...]:

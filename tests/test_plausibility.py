@@ -264,3 +264,22 @@ def test_docs_quote_the_warnings():
     ):
         (warning,) = _about(prefix, _warnings(overrides))
         assert warning in doc, prefix
+
+
+def test_a_scenarios_warnings_row_by_row_are_the_projections():
+    data = scenario_to_dict(load_scenario(REFRESH))
+    data["market"]["price_usd_per_mtok"] = 600.0
+    data["facility"]["contracted_kw"] = 1e7
+    del data["vintages"][0]["fleet"]["gpus_per_rack"]
+    scenario = validate_dict(data)
+    base, gb300 = pl.scenario_warnings(scenario)
+    assert [w.split(" =")[0] for w in base] == [
+        "facility.contracted_kw",
+        "market.price_usd_per_mtok",
+    ]
+    assert [w.split(" ")[0] for w in gb300] == ["market.price_usd_per_mtok", "fleet.gpus_per_rack"]
+    projected = project(scenario, monthly=False).warnings[0]
+    for w in base:
+        assert w in projected or f"[base] {w}" in projected
+    for w in gb300:
+        assert f"[gb300] {w}" in projected
