@@ -102,7 +102,7 @@ RENTAL_PRICES = (
 """The GPU-hour prices held to the rental band (0, their default, is a price not given)."""
 
 
-# --- the MLPerf catalog's best figure per hardware --------------------------------------------------
+# --- the MLPerf catalog's best figure per hardware ------------------------------------------------
 
 _SUFFIX = re.compile(r"-99(\.9)?$")
 
