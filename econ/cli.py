@@ -422,6 +422,7 @@ def _cmd_validate(args) -> int:
             commands.say_error(in_file(exc, name))
         else:
             from econ.financing import dscr_floor_warning
+            from econ.plausibility import scenario_warnings
             from econ.racks import catalog_warnings
             from econ.scenario.depreciation_models import no_effect_warnings
             from econ.text import printable
@@ -436,13 +437,14 @@ def _cmd_validate(args) -> int:
             # the fleet and each vintage, as projected
             rows = scenario.expand()
             unused = no_effect_warnings([row.depreciation for row in rows])
-            for row, borrowed, no_effect in zip(
-                rows, scenario.borrowed_figures(), unused, strict=True
+            slips = scenario_warnings(scenario)  # an input's likely unit slip
+            for row, borrowed, no_effect, slip in zip(
+                rows, scenario.borrowed_figures(), unused, slips, strict=True
             ):
                 found = catalog_warnings(
                     row.fleet.hardware, row.facility.rack_cooling, row.fleet.gpu_count, row.power
                 )
-                found = (*((borrowed,) if borrowed else ()), *found, *no_effect)
+                found = (*((borrowed,) if borrowed else ()), *found, *no_effect, *slip)
                 commands.say_warnings(f"warning [{row.name}]: {warning}" for warning in found)
     return EXIT_INVALID if failed else EXIT_OK
 

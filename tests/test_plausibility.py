@@ -283,3 +283,20 @@ def test_a_scenarios_warnings_row_by_row_are_the_projections():
         assert w in projected or f"[base] {w}" in projected
     for w in gb300:
         assert f"[gb300] {w}" in projected
+
+
+def test_validate_warns_of_the_slips_the_projection_warns_of(tmp_path, capsys):
+    # econ validate listed the catalog's, borrowed figures' and unused inputs' warnings only
+    from econ.cli import main
+    from econ.scenario import save_scenario
+
+    data = scenario_to_dict(load_scenario(REFRESH))
+    data["market"]["price_usd_per_mtok"] = 600.0
+    del data["vintages"][0]["fleet"]["gpus_per_rack"]
+    path = save_scenario(validate_dict(data), tmp_path / "refresh.toml")
+    assert main(["validate", str(path)]) == 0
+    err = capsys.readouterr().err
+    name = data["name"]
+    assert f"warning [{name}/base]: market.price_usd_per_mtok = 600 USD per million" in err
+    assert f"warning [{name}/gb300]: market.price_usd_per_mtok = 600 USD per million" in err
+    assert f"warning [{name}/gb300]: fleet.gpus_per_rack is not given" in err
