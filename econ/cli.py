@@ -393,11 +393,11 @@ def _cmd_project(args) -> int:
         sys.stdout.write(projection_json(shared, st))
     elif args.format == "csv":  # the summary file's table: the same columns, provenance included
         sys.stdout.write(csv_text(stamped_summary(shared, st)))
-        commands.say_warnings(commands.warning_lines(projection.summary_records()))
+        commands.say_warnings(commands.warning_lines(shared.summary_records()))
     elif not args.out:
         print(format_table(projection))
     else:  # the files hold the warnings too; covenant breaches must not pass unseen
-        commands.say_warnings(commands.warning_lines(projection.summary_records()))
+        commands.say_warnings(commands.warning_lines(shared.summary_records()))
     return EXIT_OK
 
 

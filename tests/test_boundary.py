@@ -806,3 +806,21 @@ def test_a_source_given_for_the_curve_travels_with_its_figures(capsys, scenario_
     assert said.startswith("measured curve curve.csv (SHA-256 ")
     assert "throughput.measured: vLLM run, rack 12" in said
     assert "throughput.measured.curve: overridden (was: not set)" in said
+
+
+def test_a_curve_scenarios_outputs_join_on_one_hash_and_name_no_folder(capsys, scenario_dir):
+    # A sweep's metadata hashed the scenario as read, `econ project` its outputs the scenario
+    # as embedded (the curve resolved), so the two no longer joined; and `--format csv` and
+    # `--out` printed warnings naming this machine's folder on stderr
+    path = _scenario_with_curve(scenario_dir, "curve.csv")
+    code, out, err = run(capsys, "project", str(path), "--format", "json")
+    assert code == 0, err
+    projected = json.loads(out)["provenance"]["scenarios"][0]["sha256"]
+    grid = ("--grid", "utilization.share=0.5,0.6", "--format", "json")
+    code, out, err = run(capsys, "sweep", str(path), *grid)
+    assert code == 0, err
+    assert json.loads(out)["metadata"]["scenario_sha256"] == projected
+    for args in (("--format", "csv"), ("--out", str(scenario_dir / "p.csv"))):
+        code, _, err = run(capsys, "project", str(path), *args)
+        warned = "\n".join(line for line in err.splitlines() if line.startswith("warning"))
+        assert code == 0 and "curve.csv" in warned and str(scenario_dir) not in warned, err

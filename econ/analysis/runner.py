@@ -658,10 +658,12 @@ def run(
     if job.notes():
         metadata["notes"] = job.notes()
     # The hash `econ project` and library stamps give the base scenario, to join outputs on
-    # (scenario_hash, of the TOML text of the scenario run, held loan included, names the chunks).
+    # (scenario_hash, of the TOML text of the scenario run, held loan included, names the chunks):
+    # of the scenario as written files embed it, a measured curve resolved to its figures.
+    from econ.embedding import embeddable
     from econ.provenance import scenario_sha256
 
-    metadata["scenario_sha256"] = scenario_sha256(given)
+    metadata["scenario_sha256"] = scenario_sha256(embeddable(given))
     if held is not None:
         metadata["held_loan"] = held
     engine = executor.describe()
