@@ -14,7 +14,9 @@ This module owns the table outputs; econ.files owns how they reach the disk:
 - Safe writes (econ.files.write_files): all outputs of one call are written to temporary files,
   flushed and renamed together; an existing file is kept unless `overwrite`; a failure (full disk,
   permissions, an exception midway) removes the temporary files and raises ExportError (exit 3 on
-  the command line) naming the file and the reason.
+  the command line) naming the file and the reason. The tranche tables an earlier output of the
+  same name left beside a schedule that has none are removed with it (`stale_paths`), so that the
+  files of one output are all of one run.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ import numpy as np
 
 from econ import strict_json
 from econ.embedding import embedded_stamp, named_by_file
-from econ.files import WriteError, write_files
+from econ.files import WriteError, Written, write_files
 from econ.provenance import CREATED_FIELD, Stamp, format_catalogs
 from econ.reporting import flat_summary, make_stamp
 from econ.scenario.models import Scenario
@@ -359,8 +361,13 @@ def write_outputs(
     scenarios: Sequence[Scenario] | None = None,
     seed: int | None = None,
     created=None,
-) -> list[Path]:
+) -> Written:
     """Write several formats of one projection at once, all-or-nothing. Returns the paths written.
+
+    A CSV or Parquet output of a projection without tranches writes no tranche tables; those an
+    earlier output of the same name left (`stale_paths`) are refused as existing files are, and
+    removed with `overwrite` (in the returned list's `removed`): otherwise a capital stack's
+    tranche files would stay beside a schedule that has none.
 
     Parameters
     ----------
@@ -373,7 +380,24 @@ def write_outputs(
     created : creation time to stamp (default now)
     """
     payloads = output_payloads(projection, targets, scenarios, seed=seed, created=created)
-    return write_files(payloads, overwrite=overwrite)
+    return write_files(payloads, overwrite=overwrite, remove=stale_paths(targets, payloads))
+
+
+def stale_paths(
+    targets: Mapping[str, str | os.PathLike], payloads: Iterable[str | os.PathLike]
+) -> list[Path]:
+    """The files an earlier output of these `targets` may have left that these `payloads` (the
+    files of this output, `output_payloads`) do not replace: the tranche tables beside a CSV or
+    Parquet target (`tranche_paths`) where this projection has none. Only these names, never
+    anything else beside the target."""
+    written = {Path(p) for p in payloads}
+    return [
+        path
+        for kind, target in targets.items()
+        if kind in ("csv", "parquet")
+        for path in tranche_paths(target)
+        if path not in written
+    ]
 
 
 def write_projection(
@@ -384,10 +408,12 @@ def write_projection(
     scenarios: Sequence[Scenario] | None = None,
     seed: int | None = None,
     created=None,
-) -> list[Path]:
+) -> Written:
     """Write the monthly schedule and the summary to `path` (.csv, .parquet, .xlsx or .json).
 
     Refuses to overwrite existing files unless `overwrite`; the files are written atomically.
+    As `write_outputs`, removes with `overwrite` the tranche tables of an earlier output of this
+    name that this one has none of.
     An .xlsx path gets the full workbook (econ.workbook) with live formulas when `scenarios` are
     given. Returns the paths written.
     """
@@ -417,6 +443,7 @@ __all__ = [
     "stamped_summary",
     "stamped_tables",
     "stamped_tranche_tables",
+    "stale_paths",
     "tranche_paths",
     "write_outputs",
     "write_projection",

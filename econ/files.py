@@ -140,12 +140,16 @@ OVERWRITE_ADVICE = f"{FORCE_ADVICE} {FROM_PYTHON}"
 
 
 def check_targets(
-    paths: Iterable[str | os.PathLike], overwrite: bool = False, advice: str = OVERWRITE_ADVICE
+    paths: Iterable[str | os.PathLike],
+    overwrite: bool = False,
+    advice: str = OVERWRITE_ADVICE,
+    stale: Iterable[str | os.PathLike] = (),
 ) -> list[Path]:
     """Check that every path can be written (folder, name, existing file); returns them as Paths.
 
     Raises WriteError naming the first path that cannot, before anything is written; `advice`
-    ends the refusal of an existing file.
+    ends the refusal of an existing file. `stale`: files of another output of this name that
+    the write removes (`write_files`), refused as existing files are unless `overwrite`.
     """
     paths = [Path(p) for p in paths]
     existing = []
@@ -162,10 +166,54 @@ def check_targets(
         if info is not None:
             _refuse_unusual_target(path, info)
             existing.append(str(path))
+    stale = stale_files(stale)
+    if stale and not overwrite:
+        raise WriteError(_stale_refusal(existing, stale, advice))
     if existing and not overwrite:
-        verb = "exists" if len(existing) == 1 else "exist"
-        raise WriteError(f"{', '.join(existing)} {verb}; {advice}")
+        raise WriteError(f"{_listed(existing)}; {advice}")
     return paths
+
+
+def _listed(paths: Iterable[str | os.PathLike]) -> str:
+    """The paths and the verb: "a.csv exists", "a.csv, a.summary.csv exist"."""
+    names = [str(p) for p in paths]
+    return f"{', '.join(names)} {'exists' if len(names) == 1 else 'exist'}"
+
+
+def stale_files(paths: Iterable[str | os.PathLike]) -> list[Path]:
+    """Those of `paths` that are regular files (by lstat: not what a link points to): the files
+    of another output of a name that a write removes. Anything else there (a folder, a link, a
+    FIFO) is no file econ wrote, and is left alone."""
+    found = []
+    for path in map(Path, paths):
+        try:
+            info = _target_info(path)
+        except (OSError, ValueError):  # a name the file system cannot hold: nothing is there
+            continue
+        if info is not None and stat.S_ISREG(info.st_mode):
+            found.append(path)
+    return found
+
+
+def _stale_refusal(existing: list[str], stale: list[Path], advice: str) -> str:
+    """The refusal of a write that would remove `stale` files: "r.tranches.csv exists, from
+    another output of this name; --force replaces it", after the targets that exist."""
+    before = f"{_listed(existing)}; " if existing else ""
+    them = "it" if len(stale) + len(existing) == 1 else "them"
+    python = f" {FROM_PYTHON}" if FROM_PYTHON in advice else ""
+    return (
+        f"{before}{_listed(stale)}, from another output of this name; --force replaces "
+        f"{them}{python}"
+    )
+
+
+class Written(list):
+    """The paths a write wrote, in order (a list of Paths); `removed`: the files of another
+    output of the same name it removed (`write_files`' `remove`), for the command to say so."""
+
+    def __init__(self, written: Iterable[Path] = (), removed: Iterable[Path] = ()):
+        super().__init__(written)
+        self.removed = list(removed)
 
 
 def _target_info(path: Path) -> os.stat_result | None:
@@ -276,7 +324,8 @@ def write_files(
     sync: bool = True,
     clean: bool = True,
     advice: str = OVERWRITE_ADVICE,
-) -> list[Path]:
+    remove: Iterable[str | os.PathLike] = (),
+) -> Written:
     """Write several files all-or-nothing: temporary files, flushed, then renamed over the targets.
 
     Parameters
@@ -289,13 +338,21 @@ def write_files(
     clean : first remove stale temporary files of these targets left by a killed run
     advice : how the refusal of an existing file says to overwrite it (FORCE_ADVICE where only
         a command writes it)
+    remove : files of an earlier output of the same name that this one does not write (a
+        capital stack's tranche tables beside a schedule that has none): those that are regular
+        files are refused as existing targets are ("r.tranches.csv exists, from another output
+        of this name; --force replaces it"), and with `overwrite` removed once every target is
+        in place, so that the output's files are all of one run; nothing else is removed
 
-    Returns the paths written. Raises WriteError for existing files without `overwrite`, missing
-    folders, names too long and OS errors (full disk, permissions, read-only file system), naming
-    the file and the reason; any other exception propagates after the same clean-up.
+    Returns the paths written (`Written`: the files removed in its `removed`). Raises WriteError
+    for existing files without `overwrite`, missing folders, names too long and OS errors (full
+    disk, permissions, read-only file system), naming the file and the reason; any other
+    exception propagates after the same clean-up.
     """
     started = time.time()
-    paths = check_targets(payloads, overwrite, advice)
+    targets = {Path(t) for t in payloads}
+    remove = [Path(p) for p in remove if Path(p) not in targets]  # (a target is replaced)
+    paths = check_targets(payloads, overwrite, advice, stale=remove)
     items = list(zip(paths, payloads.values(), strict=True))
     if clean:
         for path in paths:
@@ -348,7 +405,28 @@ def write_files(
                 handle.close()
             except OSError:
                 pass  # the data is already written and fsync'ed, or the write failed above
-    return renamed
+    return Written(renamed, _remove_stale(remove, renamed))
+
+
+def _remove_stale(paths: list[Path], written: list[Path]) -> list[Path]:
+    """Remove those of `paths` that are regular files now (`stale_files`), once `written` are in
+    place; the paths removed. A file that cannot be removed is a WriteError saying what was
+    written and what is left."""
+    removed = []
+    for path in stale_files(paths):
+        try:
+            os.unlink(path)
+        except FileNotFoundError:
+            continue
+        except OSError as exc:
+            were = "was" if len(written) == 1 else "were"
+            raise WriteError(
+                f"{path}: cannot remove it: {reason(exc)}; {', '.join(map(str, written))} "
+                f"{were} written, and {path} is left from another output of this name: remove "
+                "it before reading them together"
+            ) from None
+        removed.append(path)
+    return removed
 
 
 def _write_payload(handle: BinaryIO, payload: bytes) -> None:
@@ -554,6 +632,7 @@ __all__ = [
     "ReadError",
     "Stream",
     "WriteError",
+    "Written",
     "atomic_write",
     "check_regular",
     "check_targets",
@@ -566,5 +645,6 @@ __all__ = [
     "reason",
     "remove_stale_temporaries",
     "size_text",
+    "stale_files",
     "write_files",
 ]

@@ -280,6 +280,38 @@ def test_unwritable_paths(tmp_path: Path, monkeypatch, seed):
         write_projection(projection, tmp_path / "x.json", scenarios=[scenario])
 
 
+def test_a_stale_file_is_removed_only_once_every_target_is_in_place(tmp_path: Path, monkeypatch):
+    """`remove`: a file of an earlier output of the name, kept when the write fails, and named
+    with what was written when it cannot be removed."""
+    target, stale = tmp_path / "a.csv", tmp_path / "a.tranches.csv"
+    stale.write_text("earlier")
+
+    def full(handle, payload):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(files, "_write_payload", full)
+        with pytest.raises(ExportError, match="the disk is full"):
+            write_files({target: b"new"}, overwrite=True, remove=[stale])
+    assert stale.read_text() == "earlier" and not target.exists()
+
+    def denied(path, *args, **kwargs):
+        raise PermissionError(errno.EACCES, "Permission denied")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(files.os, "unlink", denied)
+        with pytest.raises(ExportError) as info:
+            write_files({target: b"new"}, overwrite=True, remove=[stale])
+    assert str(info.value) == (
+        f"{stale}: cannot remove it: permission denied; {target} was written, and {stale} is "
+        "left from another output of this name: remove it before reading them together"
+    )
+    assert target.read_text() == "new" and stale.read_text() == "earlier"
+    written = write_files({target: b"newer"}, overwrite=True, remove=[stale, target])
+    assert written == [target] and written.removed == [stale] and not stale.exists()
+    assert target.read_text() == "newer"  # a target named in `remove` too is written, not removed
+
+
 def test_written_files_are_ordinary_files(tmp_path: Path):
     import os
 

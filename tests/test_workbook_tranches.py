@@ -16,7 +16,8 @@ import pytest
 from econ import engine, load_scenario, project
 from econ.capital import stack_schedule
 from econ.cli import main
-from econ.export import STAMP_COLUMNS
+from econ.export import STAMP_COLUMNS, write_outputs
+from econ.files import FROM_PYTHON, WriteError
 from econ.tranche_tables import TRANCHE_COLUMNS, TRANCHE_LINES, TRANCHE_METRICS
 from econ.units import HALF_CENT_USD, MONTHS_PER_YEAR
 from econ.workbook import SHEETS
@@ -236,6 +237,101 @@ def test_a_scenario_without_tranches_writes_no_tranche_file(tmp_path, suffix):
     out = tmp_path / f"seed{suffix}"
     assert main(["project", str(SEED), "--out", str(out)]) == 0
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted([out.name, f"seed.summary{suffix}"])
+
+
+def _outputs(command: str, scenario, out, *force: str) -> list[str]:
+    """`econ project SCENARIO --out OUT` or `econ export SCENARIO --csv|--parquet OUT`."""
+    if command == "project":
+        return ["project", str(scenario), "--out", str(out), *force]
+    return ["export", str(scenario), f"--{out.suffix[1:]}", str(out), *force]
+
+
+@pytest.mark.parametrize("command", ["project", "export"])
+@pytest.mark.parametrize("suffix", [".csv", ".parquet"])
+def test_force_removes_the_tranche_files_of_an_earlier_output(tmp_path, suffix, command, capsys):
+    """A review: the capital stack's tranche files stayed beside the seed's schedule that
+    replaced its own with --force, read as the seed's by whoever opens the folder."""
+    out = tmp_path / f"r{suffix}"
+    tranche_files = [tmp_path / f"r.tranches{suffix}", tmp_path / f"r.tranches.summary{suffix}"]
+    assert main(_outputs(command, STACK, out)) == 0
+    assert all(p.is_file() for p in tranche_files)
+    capsys.readouterr()
+    assert main(_outputs(command, SEED, out, "--force")) == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([out.name, f"r.summary{suffix}"])
+    err = capsys.readouterr().err
+    if command == "export":  # (econ project's --out says it once econ.cli calls say_wrote)
+        assert f"removed {tranche_files[0]}, {tranche_files[1]} (from another output" in err
+
+
+@pytest.mark.parametrize("command", ["project", "export"])
+def test_without_force_the_tranche_files_of_an_earlier_output_are_refused(
+    tmp_path, command, capsys
+):
+    out = tmp_path / "r.csv"
+    assert main(_outputs(command, STACK, out)) == 0
+    (tmp_path / "r.csv").unlink()
+    (tmp_path / "r.summary.csv").unlink()
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    capsys.readouterr()
+    assert main(_outputs(command, SEED, out)) == 3
+    err = capsys.readouterr().err
+    tranche_files = f"{tmp_path / 'r.tranches.csv'}, {tmp_path / 'r.tranches.summary.csv'}"
+    assert f"{tranche_files} exist, from another output of this name; --force replaces them" in err
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before  # nothing written
+
+
+def test_the_refusal_names_the_schedule_and_the_tranche_files_of_an_earlier_output(tmp_path):
+    out = tmp_path / "r.csv"
+    assert main(["project", str(STACK), "--out", str(out)]) == 0
+    seed = load_scenario(SEED)
+    with pytest.raises(WriteError) as refused:
+        write_outputs(project(seed), {"csv": out}, scenarios=[seed])
+    assert str(refused.value) == (
+        f"{out}, {tmp_path / 'r.summary.csv'} exist; {tmp_path / 'r.tranches.csv'}, "
+        f"{tmp_path / 'r.tranches.summary.csv'} exist, from another output of this name; "
+        f"--force replaces them {FROM_PYTHON}"
+    )
+    written = write_outputs(project(seed), {"csv": out}, overwrite=True, scenarios=[seed])
+    assert written == [out, tmp_path / "r.summary.csv"]
+    assert written.removed == [tmp_path / "r.tranches.csv", tmp_path / "r.tranches.summary.csv"]
+
+
+def test_only_the_tranche_files_of_this_output_are_removed(tmp_path):
+    """Nothing but a regular file of the two names beside this output: not a folder or a link
+    of such a name, nor the tranche files of another output or of another suffix."""
+    seed = load_scenario(SEED)
+    kept = {
+        "r.tranches.summary.csv": "folder",  # a folder: not a file of ours
+        "r.tranches.csv": "link",  # a link to another file: neither it nor its target
+        "target.csv": "file",
+        "r.tranches.parquet": "file",
+        "q.tranches.csv": "file",
+        "r.tranches.csv.bak": "file",
+        "r.csv.tranches.csv": "file",
+    }
+    for name, kind in kept.items():
+        if kind == "folder":
+            (tmp_path / name).mkdir()
+        elif kind == "link":
+            (tmp_path / name).symlink_to(tmp_path / "target.csv")
+        else:
+            (tmp_path / name).write_text("mine")
+    out = tmp_path / "r.csv"
+    written = write_outputs(project(seed), {"csv": out}, scenarios=[seed])
+    assert written.removed == []
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([*kept, "r.csv", "r.summary.csv"])
+    assert (tmp_path / "r.tranches.csv").is_symlink()
+    assert (tmp_path / "target.csv").read_text() == "mine"
+
+
+def test_an_earlier_output_s_tranche_files_are_replaced_not_removed_by_a_stack(tmp_path):
+    """An output with tranches of its own writes its tranche files over the earlier ones."""
+    out = tmp_path / "r.parquet"
+    assert main(["project", str(STACK), "--out", str(out)]) == 0
+    stack = load_scenario(STACK)
+    written = write_outputs(project(stack), {"parquet": out}, overwrite=True, scenarios=[stack])
+    assert written.removed == []
+    assert len(written) == 4
 
 
 def test_projection_tables_without_tranches_summary_only_and_in_chunks(monkeypatch):

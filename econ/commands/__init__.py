@@ -211,6 +211,20 @@ def say_warnings(lines: Iterable[str]) -> None:
         print(printable(line), file=sys.stderr)
 
 
+def say_wrote(written: Iterable[os.PathLike]) -> None:
+    """Print on stderr the files a command wrote ("wrote r.csv, r.summary.csv") and, where the
+    write removed the files an earlier output of that name left and this one does not replace
+    (`econ.files.Written.removed`: a capital stack's tranche tables), those too ("removed
+    r.tranches.csv, r.tranches.summary.csv (from another output of this name)")."""
+    import sys
+
+    print("wrote " + ", ".join(str(p) for p in written), file=sys.stderr)
+    removed = getattr(written, "removed", ())
+    if removed:
+        listed = ", ".join(str(p) for p in removed)
+        print(f"removed {listed} (from another output of this name)", file=sys.stderr)
+
+
 def say_error(error: BaseException | str) -> None:
     """Print an error on stderr as `error: MESSAGE`, `printable`: the message may quote a file's
     keys, a column name, a file name (each message escapes what it quotes; this is the net)."""
