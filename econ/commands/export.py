@@ -22,6 +22,7 @@ from econ.commands import (
     add_overrides,
     check_distinct_names,
     say_warnings,
+    say_wrote,
     scenario_path,
     warning_lines,
 )
@@ -50,17 +51,27 @@ def register(subparsers) -> None:
         "override a field by dotted path (TOML value), e.g. market.price_usd_per_mtok=0.5",
     )
     p.add_argument("--xlsx", metavar="PATH", help="Excel workbook with live formulas")
+    p.add_argument("--csv", metavar="PATH", help=_beside("monthly schedule CSV", ".csv"))
     p.add_argument(
-        "--csv", metavar="PATH", help="monthly schedule CSV (summary beside it: <stem>.summary.csv)"
-    )
-    p.add_argument(
-        "--parquet",
-        metavar="PATH",
-        help="monthly schedule Parquet (summary beside it: <stem>.summary.parquet)",
+        "--parquet", metavar="PATH", help=_beside("monthly schedule Parquet", ".parquet")
     )
     p.add_argument("--json", metavar="PATH", help="summary metrics as JSON")
-    p.add_argument("--force", action="store_true", help="overwrite existing output files")
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="overwrite existing output files, and remove the tranche files an earlier output "
+        "of the same name left where these scenarios have no tranches",
+    )
     p.set_defaults(run=run)
+
+
+def _beside(what: str, suffix: str) -> str:
+    """An option's help for a table output and the files written beside it."""
+    return (
+        f"{what}; beside it the summary (<stem>.summary{suffix}) and, for scenarios with a "
+        f"capital stack's tranches, each tranche's monthly lines (<stem>.tranches{suffix}) and "
+        f"their summary (<stem>.tranches.summary{suffix})"
+    )
 
 
 def run(args) -> int:
@@ -78,8 +89,7 @@ def run(args) -> int:
     scenarios = [load_scenario(scenario_path(f), args.overrides) for f in args.files]
     check_distinct_names(args.files, scenarios)
     projection = project(scenarios)
-    written = write_outputs(projection, targets, overwrite=args.force, scenarios=scenarios)
-    print("wrote " + ", ".join(str(p) for p in written), file=sys.stderr)
+    say_wrote(write_outputs(projection, targets, overwrite=args.force, scenarios=scenarios))
     # as `econ project --out` does: a covenant breach or a null figure must not pass unseen
     say_warnings(warning_lines(projection.summary_records()))
     return EXIT_OK
