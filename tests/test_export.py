@@ -326,6 +326,16 @@ def test_written_files_are_ordinary_files(tmp_path: Path):
 # --- econ export -----------------------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("suffix", [".csv", ".parquet"])
+def test_export_help_names_every_file_written_beside_a_table(suffix, capsys):
+    """It named the summary alone; a capital stack writes its tranche tables there too."""
+    with pytest.raises(SystemExit):
+        main(["export", "--help"])
+    shown = " ".join(capsys.readouterr().out.split())  # (argparse wraps the help)
+    for name in ("summary", "tranches", "tranches.summary"):
+        assert f"(<stem>.{name}{suffix})" in shown
+
+
 def test_cli_export_writes_every_format(tmp_path: Path, capsys):
     targets = ["--xlsx", "a.xlsx", "--csv", "a.csv", "--parquet", "a.parquet", "--json", "a.json"]
     args = [str(tmp_path / t) if t.startswith("a.") else t for t in targets]
