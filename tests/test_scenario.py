@@ -667,6 +667,38 @@ def test_a_boolean_is_quoted_as_toml_writes_it():
     assert said == "s.toml: schema_version = true: expected a whole number such as 1"
 
 
+def test_a_section_refused_whole_names_the_sets_inside_it_not_the_file_s_folder(tmp_path: Path):
+    """A review: `--set capex.gpu_price_usd=40000` over the seed (which gives the system price)
+    was blamed on the file, by the server path of the ready-made scenario: "/work/.../
+    deepseek-r1-gb200-nvl72.toml: capex: give exactly one of ...". The section's rule refuses
+    the section, above the field the override set."""
+    over = "(over deepseek-r1-gb200-nvl72.toml)"
+    with pytest.raises(ScenarioError) as info:
+        load_scenario(SEED, ["capex.gpu_price_usd=40000", "utilization.share=0.5"])
+    assert str(info.value) == (
+        f"--set capex.gpu_price_usd=40000 {over}: capex: give exactly one of gpu_price_usd and "
+        "system_price_usd; both are given (gpu_price_usd=40000, system_price_usd=3,100,000)"
+    )
+    assert info.value.path == "capex" and info.value.given.path == "capex.gpu_price_usd"
+    with pytest.raises(ScenarioError) as info:  # every override inside the section, in order
+        load_scenario(SEED, ["fleet.racks=2", "market.price_usd_per_mtok=1", "fleet.gpu_count=100"])
+    assert str(info.value) == (
+        f"--set fleet.racks=2, --set fleet.gpu_count=100 {over}: fleet: gpu_count is 100 but "
+        "racks x gpus_per_rack is 2 x 72 = 144 GPUs; give one of them, or both consistently"
+    )
+    with pytest.raises(ScenarioError) as info:  # from Python, as Python spells it
+        load_scenario(SEED, {"fleet.racks": 2})
+    assert str(info.value).startswith(f"overrides['fleet.racks'] = 2 {over}: fleet: gpu_count")
+    # a section the file got wrong itself stays the file's, beside overrides of other sections
+    path = tmp_path / "s.toml"
+    both = {"gpu_price_usd": 1.0, "system_price_usd": 2.0}
+    path.write_text(tomli_w.dumps({**BASE, "capex": both}))
+    with pytest.raises(ScenarioError) as info:
+        load_scenario(path, ["utilization.share=0.5"])
+    assert str(info.value).startswith(f"{path}: capex: give exactly one of")
+    assert info.value.given is None
+
+
 def test_exactly_one_of_two_fields_says_neither_or_both_in_words():
     """It said "got gpu_price_usd=None, system_price_usd=None", Python's None."""
     said = _refused({**BASE, "capex": {}})

@@ -360,12 +360,24 @@ def _overridden(
 
 def _given_at(path: str, given_at: Mapping[str, Given]) -> Given | None:
     """The override that set the value at `path`: set at the path itself or at a table or list
-    holding it (the longest such path)."""
-    while path:
-        if path in given_at:
-            return given_at[path]
-        path = path[: max(path.rfind("."), path.rfind("["), 0)]
-    return None
+    holding it (the longest such path); else, for a section or table refused as a whole (its
+    fields' rule: "capex: give exactly one of ..."), the overrides that set fields inside it,
+    all of them ("--set capex.gpu_price_usd=40000, --set capex.system_price_usd=1"). A refusal
+    of the whole scenario (path "") is not laid on them: any field may be at fault."""
+    at = path
+    while at:
+        if at in given_at:
+            return given_at[at]
+        at = at[: max(at.rfind("."), at.rfind("["), 0)]
+    inside = [
+        given
+        for field, given in given_at.items()
+        if path and field.startswith((f"{path}.", f"{path}["))
+    ]
+    if not inside:
+        return None
+    texts = dict.fromkeys(given.text for given in inside)  # (a table's fields: one --set)
+    return Given(inside[0].path, ", ".join(texts))
 
 
 def validate_dict(
