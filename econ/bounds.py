@@ -32,9 +32,14 @@ def bound_text(bound: float) -> str:
     return f"{bound:g}"
 
 
-def number_text(value: float) -> str:
+def number_text(value: float, grouped: bool = False) -> str:
     """A value a message names: whole numbers as `bound_text` writes them (100,000,001; 1e+20),
-    others in full (1.0000001, not 1: the value given, not a rounding of it)."""
+    others in full (1.0000001, not 1: the value given, not a rounding of it). `grouped`: every
+    number with its thousands grouped (40,000 as 3,100,000 is; 40,000.5), for a message that
+    names several numbers side by side in one format."""
+    if grouped:
+        value = float(value)
+        return f"{int(value):,}" if value.is_integer() and abs(value) < 1e15 else f"{value:,}"
     return bound_text(value) if float(value).is_integer() else repr(float(value))
 
 

@@ -408,6 +408,8 @@ def test_exactly_one_of_two_fields_is_said_by_the_form_s_labels():
     )
     said = form.app_message("capex", neither)
     assert said == f"{labels} are both empty; give exactly one of them"
+    cents = exactly_one({"gpu_price_usd": 40_000.25, "system_price_usd": 3_100_000.0})
+    assert "(40,000.25 USD/GPU and 3,100,000 USD)" in form.app_message("capex", cents)
 
 
 def test_quoted_values_shortened_cuts_each_long_value_as_scenario_errors_do():

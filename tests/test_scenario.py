@@ -677,7 +677,7 @@ def test_a_section_refused_whole_names_the_sets_inside_it_not_the_file_s_folder(
         load_scenario(SEED, ["capex.gpu_price_usd=40000", "utilization.share=0.5"])
     assert str(info.value) == (
         f"--set capex.gpu_price_usd=40000 {over}: capex: give exactly one of gpu_price_usd and "
-        "system_price_usd; both are given (gpu_price_usd=40000, system_price_usd=3,100,000)"
+        "system_price_usd; both are given (gpu_price_usd=40,000, system_price_usd=3,100,000)"
     )
     assert info.value.path == "capex" and info.value.given.path == "capex.gpu_price_usd"
     with pytest.raises(ScenarioError) as info:  # every override inside the section, in order
@@ -706,9 +706,11 @@ def test_exactly_one_of_two_fields_says_neither_or_both_in_words():
         "s.toml: capex: give exactly one of gpu_price_usd and system_price_usd; neither is given"
     )
     said = _refused({**BASE, "capex": {"gpu_price_usd": 40000.0, "system_price_usd": 3.1e6}})
-    assert said.endswith(
-        "; both are given (gpu_price_usd=40000, system_price_usd=3,100,000)"
+    assert said.endswith(  # one format for both numbers (it wrote 40000 beside 3,100,000)
+        "; both are given (gpu_price_usd=40,000, system_price_usd=3,100,000)"
     )
+    said = _refused({**BASE, "capex": {"gpu_price_usd": 40000.25, "system_price_usd": 3.1e6}})
+    assert said.endswith("(gpu_price_usd=40,000.25, system_price_usd=3,100,000)")  # in full
     data = _shipped("deepseek-r1-gb200-nvl72-capital-stack")
     data["financing"]["tranches"][1].pop("share_of_capex")
     assert _refused(data) == (

@@ -271,10 +271,11 @@ class Section(BaseModel):
 def exactly_one(values: dict[str, typing.Any]) -> str:
     """What a section says when not exactly one of some fields is given (a field is given unless
     None): "give exactly one of month and date; neither is given", "give exactly one of
-    gpu_price_usd and system_price_usd; both are given (gpu_price_usd=40000,
+    gpu_price_usd and system_price_usd; both are given (gpu_price_usd=40,000,
     system_price_usd=3,100,000)", "give exactly one of curve, catalog_id and catalog_query;
     curve and catalog_id are given". Values are shown where all those given are numbers, dates
-    or words (the app's form reads them, econ.ui.form.app_message)."""
+    or words, numbers all in one format, thousands grouped (`number_text`); the app's form
+    reads them (econ.ui.form.app_message)."""
     names = list(values)
     given = [name for name in names if values[name] is not None]
     listed = ", ".join(names[:-1]) + f" and {names[-1]}"
@@ -292,7 +293,7 @@ def _shown(value: typing.Any) -> str:
     if isinstance(value, bool):
         return str(value).lower()
     if isinstance(value, int | float):
-        return number_text(value)
+        return number_text(value, grouped=True)
     return value.isoformat() if isinstance(value, dt.date) else clipped(value)
 
 
