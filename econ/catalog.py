@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import csv
 import functools
+import itertools
 import os
+import threading
 import tomllib
 from collections.abc import Callable, Iterable
 from functools import lru_cache
@@ -40,6 +42,13 @@ _CACHES: list[Any] = []
 """The lru caches of every `catalog_cache` function, emptied together when models/ changes."""
 _SIGNATURE_SEEN: tuple | None = None
 """The signature of models/ the cached catalog data was read under (None: none read yet)."""
+_SIGNATURE_TICKET = -1
+"""The ticket (`_TICKETS`) of the newest look at models/ that gave `_SIGNATURE_SEEN`."""
+_TICKETS = itertools.count()
+"""Numbers each look at models/ in the order they start: a look that started before the one
+that gave `_SIGNATURE_SEEN` saw the folder as it was, and must not put that back."""
+_SIGNATURE_LOCK = threading.Lock()
+"""Held while `_SIGNATURE_SEEN`, `_SIGNATURE_TICKET` and `_GENERATION` change together."""
 _GENERATION = 0
 """How many times models/ was seen to change: part of every `catalog_cache` key, so that data a
 call read before a change (in another thread) is never served after it."""
@@ -98,11 +107,19 @@ def catalog_signature(
     reading its files: the folder's resolved path, then each catalog file's path, size and
     modification time [ns] (`catalog_entries`, or the `entries` already listed). For the
     models/ folder econ reads, a signature other than the last one seen empties every
-    `catalog_cache`: the data is read again from the files as they are now."""
-    global _SIGNATURE_SEEN, _GENERATION
+    `catalog_cache`: the data is read again from the files as they are now.
+
+    Safe in threads (the app's sessions): the signature seen, the generation and the caches
+    change together under a lock. A signature other than the one seen always empties the caches
+    (what it saw may be the newer state: never serve data from before a change), but becomes
+    the one seen only if its look started after the look that gave that one, so a thread that
+    looked at the files before a change and finishes after it cannot put back the older
+    signature (every later look would then count a change that is none)."""
+    global _SIGNATURE_SEEN, _SIGNATURE_TICKET, _GENERATION
     base = Path(root) if root is not None else models_dir()
     if not base.is_dir():
         return (str(base),)
+    ticket = next(_TICKETS)  # (before the files are looked at)
     listed = catalog_entries(base) if entries is None else entries
     signature: list[tuple | str] = [str(base.resolve())]
     for _, files in listed:
@@ -110,11 +127,15 @@ def catalog_signature(
             stat = path.stat()
             signature.append((str(path), stat.st_size, stat.st_mtime_ns))
     key = tuple(signature)
-    if key != _SIGNATURE_SEEN and base.resolve() == models_dir().resolve():
-        _GENERATION += 1
-        _SIGNATURE_SEEN = key
-        for cached in _CACHES:
-            cached.cache_clear()
+    if base.resolve() != models_dir().resolve():
+        return key
+    with _SIGNATURE_LOCK:
+        if key != _SIGNATURE_SEEN:
+            _GENERATION += 1
+            for cached in _CACHES:
+                cached.cache_clear()
+        if key == _SIGNATURE_SEEN or ticket > _SIGNATURE_TICKET:
+            _SIGNATURE_SEEN, _SIGNATURE_TICKET = key, max(ticket, _SIGNATURE_TICKET)
     return key
 
 

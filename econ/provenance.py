@@ -85,8 +85,9 @@ def catalog_versions(root: str | os.PathLike | None = None) -> dict[str, str]:
         return {}
     entries = catalog_entries(base)
     key = catalog_signature(base, entries)
-    if key in _CATALOG_CACHE:
-        return dict(_CATALOG_CACHE[key])
+    known = _CATALOG_CACHE.get(key)  # (one look: another thread may empty the cache after it)
+    if known is not None:
+        return dict(known)
     versions = {}
     for name, files in entries:
         digest = hashlib.sha256()

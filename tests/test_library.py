@@ -811,6 +811,38 @@ def test_the_source_hash_is_withheld_for_a_file_modified_after_the_import(tmp_pa
     assert store.package_sha256(tmp_path, imported + 1) == store.sources_sha256(tmp_path)
 
 
+def test_two_threads_hashing_sources_at_once_each_get_their_hash(tmp_path, monkeypatch):
+    """A review: a thread emptying the cache of source hashes between another's insert and its
+    read made that read a KeyError. Here thread B hashes its folder right as A stores its hash."""
+    import threading
+
+    folders = {name: tmp_path / name for name in ("a", "b")}
+    for name, folder in folders.items():
+        folder.mkdir()
+        (folder / "engine.py").write_text(f"NAME = {name!r}\n")
+        os.utime(folder / "engine.py", ns=(10**18, 10**18))  # 2001-09-09
+    after = 10**18 + 1  # (read before the import)
+    done: dict[str, str] = {}
+
+    def hash_b():
+        done["b"] = store.package_sha256(folders["b"], after)
+
+    class Interleaved(dict):
+        def __setitem__(self, key, value):
+            super().__setitem__(key, value)
+            if key[0] == str(folders["a"]):  # B runs now, as far as it can
+                other = threading.Thread(target=hash_b)
+                other.start()
+                other.join(0.5)  # (with the lock, B waits for A: 0.5 s, then A goes on)
+                self.thread = other
+
+    cache = Interleaved()
+    monkeypatch.setattr(store, "_SOURCE_HASHES", cache)
+    assert store.package_sha256(folders["a"], after) == store.sources_sha256(folders["a"])
+    cache.thread.join(10)
+    assert done["b"] == store.sources_sha256(folders["b"]) != store.sources_sha256(folders["a"])
+
+
 @pytest.mark.parametrize(
     "damage",
     [

@@ -7,6 +7,7 @@ import datetime as dt
 import hashlib
 import io
 import json
+import threading
 from pathlib import Path
 
 import pandas as pd
@@ -14,7 +15,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import econ
-from econ import provenance
+from econ import catalog, provenance
 from econ.export import write_outputs
 from econ.provenance import CREATED_FIELD, ProvenanceError
 from econ.scenario import loads
@@ -114,6 +115,87 @@ def test_catalog_data_is_read_again_once_the_catalog_version_changes(tmp_path, m
     assert get_hardware("gb200-nvl72").gpu_tdp_w == power  # read once: the catalog is not re-read
     assert provenance.catalog_versions()["hardware.toml"] != before["hardware.toml"]
     assert get_hardware("gb200-nvl72").gpu_tdp_w == power + 1  # read again under the new version
+
+
+def _look_in_a_thread(files) -> tuple[threading.Thread, list]:
+    """`catalog_signature` of models/ in a thread, over the catalog files `files` yields."""
+    seen: list = []
+    look = threading.Thread(
+        target=lambda: seen.append(catalog.catalog_signature(None, [("hardware.toml", files)]))
+    )
+    look.start()
+    return look, seen
+
+
+@pytest.fixture
+def one_catalog(tmp_path, monkeypatch) -> Path:
+    """A models/ folder of one catalog file, the one econ reads, its signature seen."""
+    monkeypatch.setenv("ECON_MODELS_DIR", str(tmp_path))
+    path = tmp_path / "hardware.toml"
+    path.write_text("a = 1\n")
+    catalog.catalog_signature()
+    return path
+
+
+def test_a_look_at_models_from_before_a_change_does_not_put_its_signature_back(one_catalog):
+    """A review: a thread that looked at models/ before a change and finished after a thread
+    that saw the change wrote its older signature over the newer one, so every later look
+    counted a change (and emptied every cache) again."""
+    looked, go = threading.Event(), threading.Event()
+
+    def files():
+        yield one_catalog  # (looked at: stat'ed, before the change)
+        looked.set()
+        assert go.wait(10)
+
+    look, seen = _look_in_a_thread(files())
+    assert looked.wait(10)
+    one_catalog.write_text("a = 22\n")  # a change another thread sees first
+    newer = catalog.catalog_signature()
+    go.set()
+    look.join(10)
+    assert seen[0] != newer  # the older look saw the file before the change
+    generation = catalog._GENERATION
+    assert catalog.catalog_signature() == newer
+    assert catalog.catalog_generation() == generation  # no change counted: there is none
+
+
+def test_a_look_that_sees_a_change_empties_the_caches_whatever_started_later(one_catalog):
+    """The other order: a look that started first but saw the change (a newer look, finished
+    before, saw the folder as it was) empties the caches: data from before is never served."""
+    started, go = threading.Event(), threading.Event()
+
+    def files():
+        started.set()
+        assert go.wait(10)
+        yield one_catalog  # (looked at after the change)
+
+    look, seen = _look_in_a_thread(files())
+    assert started.wait(10)
+    older = catalog.catalog_signature()  # started later, saw no change
+    generation = catalog._GENERATION
+    one_catalog.write_text("a = 22\n")
+    go.set()
+    look.join(10)
+    assert seen[0] != older
+    assert catalog._GENERATION == generation + 1
+
+
+def test_catalog_versions_emptied_by_another_thread_meanwhile_are_computed(
+    one_catalog, monkeypatch
+):
+    """The cache of catalog versions, emptied by another thread between the look that found
+    the versions there and the read of them, was a KeyError."""
+    versions = provenance.catalog_versions()
+
+    class EmptiedMeanwhile(dict):
+        def __contains__(self, key):
+            found = super().__contains__(key)
+            self.clear()  # (another thread's write of other versions)
+            return found
+
+    monkeypatch.setattr(provenance, "_CATALOG_CACHE", EmptiedMeanwhile(provenance._CATALOG_CACHE))
+    assert provenance.catalog_versions() == versions
 
 
 def test_shipped_catalogs_are_versioned():

@@ -35,6 +35,7 @@ import math
 import os
 import re
 import stat
+import threading
 import unicodedata
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
@@ -1692,6 +1693,8 @@ def _package_sha256() -> str | None:
 
 
 _SOURCE_HASHES: dict[tuple, str] = {}
+"""The last `sources_sha256` computed, by its files' signature (one entry: the package's)."""
+_SOURCE_HASHES_LOCK = threading.Lock()
 
 
 def package_sha256(folder: Path, since_ns: int) -> str | None:
@@ -1705,10 +1708,16 @@ def package_sha256(folder: Path, since_ns: int) -> str | None:
             return None
         signature.append((path.relative_to(folder).as_posix(), stat.st_size, stat.st_mtime_ns))
     key = (str(folder), *signature)
-    if key not in _SOURCE_HASHES:
-        _SOURCE_HASHES.clear()
-        _SOURCE_HASHES[key] = sources_sha256(folder)
-    return _SOURCE_HASHES[key]
+    # (safe in threads: the hash returned is the one looked up or computed here, never read
+    # back from the cache another thread may have emptied in between)
+    with _SOURCE_HASHES_LOCK:
+        digest = _SOURCE_HASHES.get(key)
+    if digest is None:
+        digest = sources_sha256(folder)
+        with _SOURCE_HASHES_LOCK:
+            _SOURCE_HASHES.clear()
+            _SOURCE_HASHES[key] = digest
+    return digest
 
 
 def _source_files(folder: Path) -> list[Path]:
