@@ -3564,15 +3564,16 @@ def _breach_message(ctx, i) -> str:
     )
 
 
-def _untested(covenants, ctx) -> np.ndarray:
+def _untested(covenants, ctx, i=slice(None)) -> np.ndarray:
     """(2, n) bool: whether the DSCR covenant (row 0) and the LLCR covenant (row 1) are set but
-    never tested, their first test month after the last month each could test."""
-    first = ctx["first_test_month"]
+    never tested, their first test month after the last month each could test; (2,) for the
+    scenario `i` alone, where given."""
+    first = ctx["first_test_month"][i]
     with np.errstate(invalid="ignore"):  # (NaN: no covenant, no first test, or no debt)
         return np.array(
             [
-                ~np.isnan(covenants[0]) & (first > ctx["last_dscr_month"]),
-                ~np.isnan(covenants[1]) & (first > ctx["last_llcr_month"]),
+                ~np.isnan(covenants[0][i]) & (first > ctx["last_dscr_month"][i]),
+                ~np.isnan(covenants[1][i]) & (first > ctx["last_llcr_month"][i]),
             ]
         )
 
@@ -3581,11 +3582,7 @@ def _untested_message(ctx, i) -> str:
     """A first test month after the loan's last month to test: which covenants it leaves
     untested, and the figures that count or measure nothing then."""
     first = ctx["first_test_month"][i]
-    # (as _untested, on this scenario's figures: NaN compares False)
-    dscr, llcr = (
-        not math.isnan(ctx["covenants"][k][i]) and first > ctx[f"last_{name}_month"][i]
-        for k, name in ((0, "dscr"), (1, "llcr"))
-    )
+    dscr, llcr = (bool(off) for off in _untested(ctx["covenants"], ctx, i))
     last = max(ctx["last_dscr_month"][i] if dscr else -1, ctx["last_llcr_month"][i] if llcr else -1)
     which = " and ".join(name for name, off in (("DSCR", dscr), ("LLCR", llcr)) if off)
     one = not (dscr and llcr)
