@@ -1248,14 +1248,22 @@ def coverage_ratios(
         dscr = np.where(owed, cfads / service, np.nan)
     windows = np.maximum(np.broadcast_to(np.asarray(test_months, dtype=np.int64), (n,)), 1)
     in_life = (lambda x: x) if live.all() else (lambda x: np.where(live, x, 0.0))
+    one_month = (windows == 1).all()  # a one-month window is the month itself
+    window_service = None if one_month else trailing_sum_rows(in_life(service), windows)
     testable = (
-        covenant_test_months(in_life(service), in_life(balance), windows, owed_usd=OWED_USD) & live
+        covenant_test_months(
+            in_life(service),
+            in_life(balance),
+            windows,
+            owed_usd=OWED_USD,
+            window_service_usd=window_service,
+        )
+        & live
     )
-    if (windows == 1).all():  # a one-month window is the month itself
+    if one_month:
         dscr_test = dscr
     else:
         window_cfads = trailing_sum_rows(in_life(cfads), windows)
-        window_service = trailing_sum_rows(in_life(service), windows)
         with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
             dscr_test = np.where(testable, window_cfads / window_service, np.nan)
 

@@ -847,7 +847,12 @@ SIZING_TIE = 1e-12
 
 
 def covenant_test_months(
-    service_usd, balance_usd, test_months=1, first_test_month=None, owed_usd=0.0
+    service_usd,
+    balance_usd,
+    test_months=1,
+    first_test_month=None,
+    owed_usd=0.0,
+    window_service_usd=None,
 ) -> np.ndarray:
     """The months a DSCR covenant tests (n, T) [bool]: each month of the loan's life (debt
     service paid in it, or debt outstanding at its start) whose trailing window of
@@ -871,6 +876,9 @@ def covenant_test_months(
         date); NaN or None: from month 0 [month index]
     owed_usd : amounts above it are owed [same unit] (the covenant test: 1e-6 USD; the sizing,
         per USD of debt: 0)
+    window_service_usd : array (n, T), optional  the service's trailing sums over
+        ``test_months``, `trailing_sum_rows(service_usd, test_months)`, where the caller has
+        them for its ratios (computed here otherwise) [same unit]
 
     Returns
     -------
@@ -887,7 +895,12 @@ def covenant_test_months(
     owed = service > owed_usd
     opening = np.concatenate([np.zeros((n, 1)), balance[:, :-1]], axis=1)
     windows = np.maximum(np.broadcast_to(np.asarray(test_months, dtype=np.int64), (n,)), 1)
-    held = owed if (windows == 1).all() else trailing_sum_rows(service, windows) > owed_usd
+    if (windows == 1).all():
+        held = owed
+    else:
+        if window_service_usd is None:
+            window_service_usd = trailing_sum_rows(service, windows)
+        held = np.asarray(window_service_usd, dtype=float) > owed_usd
     tested = held & (owed | (opening > owed_usd))
     if first_test_month is not None:
         first = np.broadcast_to(np.asarray(first_test_month, dtype=float), (n,))
@@ -958,7 +971,9 @@ def size_debt(
     owed = service > 0
     window_cfads = trailing_sum_rows(cfads, test_months)
     window_service = trailing_sum_rows(service, test_months)
-    tested = covenant_test_months(service, balance_per_usd, test_months, first_test_month)
+    tested = covenant_test_months(
+        service, balance_per_usd, test_months, first_test_month, window_service_usd=window_service
+    )
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         by_month = np.where(owed, cfads / (target * service), np.inf)
         by_window = np.where(tested, window_cfads / (target * window_service), np.inf)

@@ -446,6 +446,37 @@ def test_a_loan_sized_to_a_dscr_is_not_in_breach_of_it(seed_, window, target):
         assert any(breaches(debt[0] * 1.001, np.array([target])))
 
 
+def test_the_service_s_trailing_sums_are_computed_once_for_the_test_and_the_ratios(monkeypatch):
+    """The covenant's tested months and its window ratio read one trailing sum of the service
+    (it was summed twice: in covenant_test_months and again beside it), with the same months
+    and ratios as the sum computed inside."""
+    from econ import arrays, capital, financing
+
+    sums = []
+
+    def counted(x, windows):
+        sums.append(np.asarray(x).shape)
+        return arrays.trailing_sum_rows(x, windows)
+
+    rng = np.random.default_rng(7)
+    cfads = rng.uniform(-2e5, 1e6, (2, 49))
+    service = np.where(np.arange(49) % 6 == 0, 0.045, 0.0)[None, :].repeat(2, axis=0)
+    balance = np.where(np.arange(49) < 48, 1.0, 0.0)[None, :].repeat(2, axis=0)
+    window = np.array([12, 3])
+    tested = financing.covenant_test_months(service, balance, window)
+    given = financing.covenant_test_months(
+        service, balance, window, window_service_usd=arrays.trailing_sum_rows(service, window)
+    )
+    assert (tested == given).all() and tested.any() and not tested.all()
+    for module in (capital, financing):
+        monkeypatch.setattr(module, "trailing_sum_rows", counted)
+    financing.size_debt(cfads, service, balance, np.array([1.3, 1.3]), np.array([1e9, 1e9]), window)
+    assert len(sums) == 2  # CFADS and service, once each
+    sums.clear()
+    capital.coverage_ratios(cfads, 1e6 * service, 1e6 * balance, 0.0, test_months=window)
+    assert len(sums) == 2
+
+
 def test_a_first_test_after_the_horizon_is_said_and_measures_nothing():
     """Found by a lender's review: first_test_month = 73 (or 600) on the 72-month capital stack
     switched the DSCR covenant off in silence: no breach, "no covenant is breached", the DSCR
