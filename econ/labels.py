@@ -438,10 +438,16 @@ _PER_S_PER_GPU = re.compile(r"\b([Tt])okens per s per GPU\b")
 _BRACKETED = re.compile(r"\[([^\[\]]+)\]")
 
 
+def bracketed(description: str | None) -> list[str]:
+    """The words a description holds in square brackets, in order ("Price of one GPU [USD]":
+    ["USD"]): a scenario field's unit is the last of them."""
+    return _BRACKETED.findall(description or "")
+
+
 def description_unit(description: str | None) -> str:
     """The unit a scenario field's description ends with in brackets ("Loan term ... [months]":
     "months"), "" where it gives none; the app's labels and econ's messages read it here."""
-    found = _BRACKETED.findall(description or "")
+    found = bracketed(description)
     return found[-1].strip() if found else ""
 
 
@@ -613,6 +619,7 @@ __all__ = [
     "FLAG_UNIT",
     "HUGE",
     "INPUT_WORDS",
+    "bracketed",
     "column_unit",
     "compact",
     "SUMMARY_METRICS",

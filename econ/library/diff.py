@@ -15,9 +15,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from econ.labels import bracketed
 from econ.scenario import Scenario
-
-_UNIT = re.compile(r"\[([^\[\]]+)\]")
 
 METRIC_TOLERANCE = 1e-9
 """Relative change of a metric below which `differs` counts it as none: floating-point noise of
@@ -68,7 +67,7 @@ def unit_of(path: str, scenario: Scenario | None = None) -> str | None:
         candidates = _models_in(info.annotation)
         node = getattr(node, part, None)
     # The unit is the last bracketed word that is not a [section] of the scenario file.
-    units = [u for u in _UNIT.findall(description or "") if u not in Scenario.model_fields]
+    units = [u for u in bracketed(description) if u not in Scenario.model_fields]
     return units[-1] if units else None
 
 
