@@ -21,6 +21,7 @@ from typing import Any, Literal, get_args
 import numpy as np
 from pydantic import Field, field_validator, model_validator
 
+from econ.scenario.errors import toml_boolean
 from econ.scenario.section import Section as _Section
 from econ.units import MONTHS_PER_YEAR
 
@@ -524,7 +525,7 @@ def toml_text(value) -> str:
     if isinstance(value, np.generic):
         value = value.item()
     if isinstance(value, bool):
-        return "true" if value else "false"
+        return toml_boolean(value)
     if isinstance(value, (tuple, list)):
         return "[" + ", ".join(toml_text(v) for v in value) + "]"
     if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:

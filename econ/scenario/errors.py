@@ -69,12 +69,18 @@ def _file_name(file: str) -> str:
     return file if file.startswith("library:") else PurePath(file).name
 
 
+def toml_boolean(value: bool) -> str:
+    """A boolean as TOML and the scenario file write it: true or false, not Python's True and
+    False (every message, note and [sources] entry that quotes one writes it so)."""
+    return "true" if value else "false"
+
+
 def value_text(value: Any) -> str:
     """A value as a message quotes it: `shortened` (text quoted, cut), true and false as TOML
-    and the scenario file write them, not Python's True and False, an integer of thousands of
-    digits by its leading ones (`integer_shown`: Python writes none past 4,300)."""
+    and the scenario file write them (`toml_boolean`), an integer of thousands of digits by
+    its leading ones (`integer_shown`: Python writes none past 4,300)."""
     if isinstance(value, bool):
-        return str(value).lower()
+        return toml_boolean(value)
     if isinstance(value, int) and value.bit_length() > 256:
         return integer_shown(value)
     return shortened(value)
@@ -94,4 +100,12 @@ class BoundError(ValueError):
         self.reason = reason
 
 
-__all__ = ["QUOTED_LIMIT", "BoundError", "Given", "ScenarioError", "shortened", "value_text"]
+__all__ = [
+    "QUOTED_LIMIT",
+    "BoundError",
+    "Given",
+    "ScenarioError",
+    "shortened",
+    "toml_boolean",
+    "value_text",
+]

@@ -31,6 +31,7 @@ from econ.scenario.errors import (
     Given,
     ScenarioError,
     shortened,
+    toml_boolean,
     value_text,
 )
 from econ.scenario.migrations import migrate
@@ -792,7 +793,7 @@ def shown_value(value: Any, limit: int = 80) -> str:
     if value is _UNSET or value is None:
         return "not set"
     if isinstance(value, bool):
-        return "true" if value else "false"
+        return toml_boolean(value)
     if isinstance(value, float):
         return f"{value:.12g}"
     text = json.dumps(value, default=str) if isinstance(value, list | dict) else str(value)

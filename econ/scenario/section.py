@@ -28,6 +28,7 @@ from pydantic import BaseModel, ConfigDict, model_validator
 from pydantic_core import PydanticCustomError
 
 from econ.bounds import number_text
+from econ.scenario.errors import toml_boolean
 from econ.strict_json import EXPECTED_FINITE, first_beyond_float, integer_shown
 from econ.text import clipped, control_character, control_kind
 
@@ -228,7 +229,7 @@ class Section(BaseModel):
                         BOOLEAN_AS_NUMBER,
                         "{spelled} is a boolean; expected the number (or text) the field takes, "
                         "not true or false",
-                        {"field": found[0], "value": None, "spelled": str(found[1]).lower()},
+                        {"field": found[0], "value": None, "spelled": toml_boolean(found[1])},
                     )
         return data
 
@@ -291,7 +292,7 @@ def exactly_one(values: dict[str, typing.Any]) -> str:
 
 def _shown(value: typing.Any) -> str:
     if isinstance(value, bool):
-        return str(value).lower()
+        return toml_boolean(value)
     if isinstance(value, int | float):
         return number_text(value, grouped=True)
     return value.isoformat() if isinstance(value, dt.date) else clipped(value)
