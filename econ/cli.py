@@ -326,9 +326,16 @@ def _parser(features: bool = True) -> argparse.ArgumentParser:
         "--out",
         metavar="PATH",
         help="write the monthly schedule and summary (.csv, .parquet, .xlsx) or the JSON "
-        "summary (.json)",
+        "summary (.json); CSV and Parquet also write, for a capital stack's tranches, each "
+        "tranche's monthly lines (<stem>.tranches<suffix>) and their summary "
+        "(<stem>.tranches.summary<suffix>)",
     )
-    p.add_argument("--force", action="store_true", help="overwrite existing output files")
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="overwrite existing output files, and remove the tranche files an earlier output "
+        "of the same name left where these scenarios have no tranches",
+    )
     p.set_defaults(run=_cmd_project)
 
     v = subparsers.add_parser(
@@ -388,7 +395,7 @@ def _cmd_project(args) -> int:
         written = write_projection(
             projection, args.out, overwrite=args.force, scenarios=scenarios, created=st.created_utc
         )
-        print("wrote " + ", ".join(str(p) for p in written), file=sys.stderr)
+        commands.say_wrote(written)
     if args.format == "json":
         sys.stdout.write(projection_json(shared, st))
     elif args.format == "csv":  # the summary file's table: the same columns, provenance included

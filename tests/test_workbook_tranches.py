@@ -259,8 +259,7 @@ def test_force_removes_the_tranche_files_of_an_earlier_output(tmp_path, suffix, 
     assert main(_outputs(command, SEED, out, "--force")) == 0
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted([out.name, f"r.summary{suffix}"])
     err = capsys.readouterr().err
-    if command == "export":  # (econ project's --out says it once econ.cli calls say_wrote)
-        assert f"removed {tranche_files[0]}, {tranche_files[1]} (from another output" in err
+    assert f"removed {tranche_files[0]}, {tranche_files[1]} (from another output" in err
 
 
 @pytest.mark.parametrize("command", ["project", "export"])

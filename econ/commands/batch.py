@@ -27,6 +27,7 @@ from econ.commands import (
     add_overrides,
     say_error,
     say_warnings,
+    say_wrote,
     scenario_path,
 )
 from econ.errors import InputError
@@ -518,11 +519,7 @@ def _finish_out(args, result, store_given: bool) -> None:
         ) from None
     if result.store is not None and not store_given:
         result.store.discard(result.chunks)  # what the run wrote there, nothing else
-    _say_wrote(written)
-
-
-def _say_wrote(paths) -> None:
-    print("wrote " + ", ".join(str(p) for p in paths), file=sys.stderr)
+    say_wrote(written)
 
 
 def _cmd_sweep(args) -> int:
@@ -554,7 +551,7 @@ def _cmd_sweep(args) -> int:
         from econ.analysis.report import sweep_report
 
         key = ["name", *inputs, "npv_usd", "lcot_usd_per_mtok", "irr_project_annual"]
-        _say_wrote(
+        say_wrote(
             sweep_report(rows, result.metadata, args.report, overwrite=args.force, columns=key)
         )
     if args.format == "json":
@@ -662,7 +659,7 @@ def _cmd_montecarlo(args) -> int:
     if args.report:
         from econ.analysis.report import montecarlo_report
 
-        _say_wrote(montecarlo_report(summary, result.metadata, args.report, overwrite=args.force))
+        say_wrote(montecarlo_report(summary, result.metadata, args.report, overwrite=args.force))
     from econ.analysis.report import summary_frame
 
     frame = summary_frame(summary)
@@ -772,7 +769,7 @@ def _cmd_sensitivity(args) -> int:
     if args.report:
         from econ.analysis.report import sensitivity_report
 
-        _say_wrote(sensitivity_report(result, args.report, overwrite=args.force))
+        say_wrote(sensitivity_report(result, args.report, overwrite=args.force))
     table = result.table
     n_base = result.run.job.n_base if args.method == "sobol" else None
     if args.format == "json":
