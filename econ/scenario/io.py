@@ -663,8 +663,8 @@ def parse_override(
     integer larger than any float (or of more digits than Python reads) is refused with
     ScenarioError naming the path (and `file`, the scenario it is applied to; `given`, the
     override as it was written, `set_given`)."""
-    if "=" not in text:
-        raise ScenarioError(file, text, None, "expected an override of the form path=value", given)
+    if "=" not in text:  # (the text is the override: named as given, it would say so twice)
+        raise ScenarioError(file, text, None, "expected an override of the form path=value")
     path, raw = (s.strip() for s in text.split("=", 1))
     source = f"v = {raw}"
     try:
