@@ -685,10 +685,18 @@ def test_the_tornado_runs_and_a_bad_swing_is_refused(app: AppTest):
 
 def test_export_offers_every_format(app: AppTest):
     go(app, "export")
-    labels = [b.label for b in app.get("download_button")]
-    assert "Download the scenario (TOML)" in labels
-    for suffix in (".xlsx", ".csv", ".summary.csv", ".parquet", ".summary.parquet", ".json"):
-        assert any(label.endswith(suffix) for label in labels), (suffix, labels)
+    buttons = {b.label: b.proto.help for b in app.get("download_button")}
+    assert "Download the scenario (TOML)" in buttons
+    # each named by what it holds, its file named in its help
+    for label, suffix in (
+        ("Excel workbook", ".xlsx"),
+        ("Monthly schedule (CSV)", ".csv"),
+        ("Summary (CSV)", ".summary.csv"),
+        ("Monthly schedule (Parquet)", ".parquet"),
+        ("Summary (Parquet)", ".summary.parquet"),
+        ("Summary (JSON)", ".json"),
+    ):
+        assert buttons.get(label, "").endswith(f"{DEFAULT_SCENARIO}{suffix}"), (label, buttons)
     assert not errors(app)
 
 

@@ -65,10 +65,9 @@ def test_using_a_fleet_of_other_hardware_sets_its_catalog_figures_and_names_what
     per_gpu = 1_254_000 / 32 + 4300 + 1750  # the catalog's H100 rack price, the seed's per GPU
     capex = f"{gpus * per_gpu:,.0f}"
     assert test_app.metric(app, "Capex [USD]") == capex
+    priced = {"capex.gpu_price_usd": 1_254_000 / 32, "capex.system_price_usd": None}
     assert gpus * per_gpu == sum(
-        fleet_capex_parts(
-            load_scenario(test_app.SEED), gpus, {"capex.gpu_price_usd": 1_254_000 / 32}
-        ).values()
+        fleet_capex_parts(load_scenario(test_app.SEED, priced), gpus).values()
     )
     before = [w for w in warnings_of(app) if "Still the scenario's" in w]
     assert before and "throughput.tokens_per_s_per_gpu (of gb200-nvl72)" in before[0]

@@ -387,6 +387,23 @@ def keep(key: str, default=None) -> str:
     return key
 
 
+def follow(key: str, default, options: list | None = None) -> str:
+    """Key of a kept widget seeded with the scenario's own value (`default`; None for no
+    choice): the widget follows the scenario when that value changes (another scenario, a Use
+    that set it), and keeps the user's choice while it does not. With `options`, a kept value
+    that is not one of them gives way to the default (None where that is not one either)."""
+    ss = st.session_state
+    keep(key, default)
+    marker = key + ".for"
+    fits = options is None or default in options
+    if marker not in ss or ss[marker] != default:
+        ss[marker] = default
+        ss[key] = default if fits else None
+    elif options is not None and ss[key] is not None and ss[key] not in options:
+        ss[key] = default if fits else None
+    return key
+
+
 def whole_number_input(
     where,
     label: str,

@@ -31,7 +31,6 @@ from econ.catalog import DEFAULT_SCENARIO, models_dir, ready_made_scenarios
 from econ.scenario import (
     Scenario,
     ScenarioError,
-    dumps,
     parse_toml,
     read_toml,
     toml_ready,
@@ -657,8 +656,12 @@ def _defaults() -> Scenario:
 
 
 def scenario_text(scenario: Scenario) -> str:
-    """Canonical TOML text of a scenario: the cache key of every library call."""
-    return dumps(scenario)
+    """TOML text of a scenario as given: the fields its file, link or edits set, none of the
+    models' defaults (`model_dump(exclude_unset=True)`); the cache key of every library call and
+    the text of its downloads. Loading it gives the same scenario with the same fields given, so
+    what the library tells apart by them (the workbook's "default" and "no source", the rack
+    size warning) reads as for the file: `dumps` would write every default as given."""
+    return toml_text(scenario.model_dump(mode="python", exclude_unset=True))
 
 
 # --- shareable link -------------------------------------------------------------------------------

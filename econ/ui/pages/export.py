@@ -7,20 +7,39 @@ from __future__ import annotations
 
 import streamlit as st
 
-from econ.scenario import dumps
-from econ.ui import common, compute
+from econ.ui import common, compute, state
 from econ.ui.fmt import literal
 
 FORMATS = (
     ("xlsx", "Excel workbook", ":material/table_view:", "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
      "Summary, monthly schedule and assumptions; line items as live formulas over the assumptions"),
     ("csv", "CSV", ":material/csv:", "text/csv",
-     "The monthly schedule and, beside it, the summary (formula-like text neutralized)"),
+     "The monthly schedule and, beside it, the summary, and for a capital stack each tranche's "
+     "monthly lines and the tranche summary, one file each (formula-like text neutralized)"),
     ("parquet", "Parquet", ":material/database:", "application/vnd.apache.parquet",
-     "The monthly schedule and the summary, with the provenance stamp in the file metadata"),
+     "The monthly schedule and the summary, and for a capital stack each tranche's monthly lines "
+     "and the tranche summary, one file each, with the provenance stamp in the file metadata"),
     ("json", "JSON", ":material/data_object:", "application/json",
      "The summary metrics as `econ project --format json` prints them"),
 )  # fmt: skip
+
+CONTENTS = (
+    (".tranches.summary.", "Tranche summary"),
+    (".tranches.", "Tranches"),
+    (".summary.", "Summary"),
+)
+"""What a table file holds, by what econ.export puts between its stem and its suffix (longest
+first); the file named stem and suffix alone holds the monthly schedule."""
+
+
+def contents(name: str, stem: str, kind: str) -> str:
+    """What an export file holds, as its button says: "Monthly schedule", "Summary", "Tranches",
+    "Tranche summary" (the workbook is the "Excel workbook", the JSON the "Summary")."""
+    middle = name.removeprefix(stem)
+    for part, words in CONTENTS:
+        if middle.startswith(part):
+            return words
+    return {"xlsx": "Excel workbook", "json": "Summary"}.get(kind, "Monthly schedule")
 
 
 def render() -> None:
@@ -39,7 +58,7 @@ def render() -> None:
         st.markdown("**Scenario** (TOML): the inputs, to reload here or run with `econ project`")
         st.download_button(
             "Download the scenario (TOML)",
-            dumps(scenario),
+            state.scenario_text(scenario),
             file_name=f"{stem}.toml",
             mime="application/toml",
             icon=":material/description:",
@@ -61,17 +80,22 @@ def render() -> None:
             )
             if files is None:
                 continue
-            cols = st.columns(max(1, len(files)))
-            for col, (name, data) in zip(cols, files.items(), strict=True):
-                col.download_button(
-                    f"Download {literal(name)}",
+            # one row that wraps, each button as wide as its label and named by what its file
+            # holds (four buttons in equal columns were cut to "Download deepseek-r1-gb200-...")
+            row = st.container(horizontal=True)
+            for name, data in files.items():
+                what = contents(name, stem, kind)
+                row.download_button(
+                    what if kind == "xlsx" else f"{what} ({label})",
                     data,
                     file_name=name,
                     mime=mime,
                     icon=icon,
                     on_click="ignore",
                     key=f"econ.export.{name}",
+                    help=f"Downloads {literal(name)}",
                 )
+            st.caption("Files: " + ", ".join(literal(name) for name in files))
 
 
 MEMO = "econ.export.memo"
@@ -102,17 +126,20 @@ def memo(current, stem: str) -> None:
         if MEMO not in ss or ss[MEMO][0] != current.text:  # (the text fixes the stem too)
             return
         files = ss[MEMO][1]
-        cols = st.columns(len(files))
-        for col, (name, data) in zip(cols, files.items(), strict=True):
-            col.download_button(
-                f"Download {literal(name)}",
+        row = st.container(horizontal=True)
+        for name, data in files.items():
+            suffix = name[name.rindex(".") :]
+            row.download_button(
+                f"Memo ({suffix[1:].upper()})",
                 data,
                 file_name=name,
-                mime=MEMO_MIME[name[name.rindex(".") :]],
+                mime=MEMO_MIME[suffix],
                 icon=":material/download:",
                 on_click="ignore",
                 key=f"econ.export.{name}",
+                help=f"Downloads {literal(name)}",
             )
+        st.caption("Files: " + ", ".join(literal(name) for name in files))
 
 
 if __name__ == "__main__":

@@ -57,27 +57,75 @@ def density(current, money: str) -> None:
         common.table(readable(vintages, money), hide_index=True, width="stretch")
 
 
-def fleet_capex_parts(scenario, gpus: int, fields: dict | None = None) -> dict[str, float]:
-    """The scenario's capex for `gpus` GPUs by part [USD] (econ.capex, its prices per GPU): what
-    the Results page shows once the sized fleet is used, with the price per GPU that using it
-    sets (`fields`, econ.racks.sized_fleet_fields) where it sets one."""
+def fleet_capex_parts(scenario, gpus: int) -> dict[str, float]:
+    """The capex of `scenario` for `gpus` GPUs by part [USD]: the GPUs' at its prices per GPU
+    (econ.capex) and, where its hall is an air hall retrofitted for liquid racks, the retrofit of
+    the racks they fill (econ.facility.liquid_retrofit_capex_usd, the engine's own function, at
+    the scenario's price per rack)."""
     from econ.capex import hardware_usd_per_gpu
+    from econ.density import racks_in_service
+    from econ.facility import HALL_COOLING, RACK_COOLING, liquid_retrofit_capex_usd
 
-    c = scenario.capex
-    fields = fields or {}
-    if "capex.gpu_price_usd" in fields:
-        gpu_price, system = fields["capex.gpu_price_usd"], math.nan
-    else:
-        gpu_price = math.nan if c.gpu_price_usd is None else c.gpu_price_usd
-        system = math.nan if c.system_price_usd is None else c.system_price_usd
+    c, f = scenario.capex, scenario.facility
+    gpu_price = math.nan if c.gpu_price_usd is None else c.gpu_price_usd
+    system = math.nan if c.system_price_usd is None else c.system_price_usd
     hardware = float(hardware_usd_per_gpu(gpu_price, system, c.gpus_per_system))
-    return {
+    parts = {
         "hardware": gpus * hardware,
         "spares": gpus * hardware * c.spares_share,
         "networking": gpus * c.networking_usd_per_gpu,
         "storage": gpus * c.storage_usd_per_gpu,
         "installation": gpus * c.installation_usd_per_gpu,
     }
+    retrofit = float(
+        liquid_retrofit_capex_usd(
+            racks_in_service(gpus, scenario.fleet.gpus_per_rack),
+            f.liquid_retrofit_usd_per_rack,
+            RACK_COOLING.index(f.rack_cooling),
+            HALL_COOLING.index(f.hall_cooling),
+        )
+    )
+    if retrofit:
+        parts["liquid retrofit"] = retrofit
+    return parts
+
+
+def after_use(fields: dict) -> state.Validation:
+    """The scenario "Use N GPUs" would make (`fields` applied to the current one as
+    `_apply_sizing` applies them), validated as the sidebar validates the current one."""
+    import copy
+
+    data = copy.deepcopy(st.session_state[state.DATA])
+    for path, value in fields.items():
+        state.set_path(data, path, state.plain(value))
+    return state.validate(data)
+
+
+HALL_WORDS = {
+    "air": "air-cooled",
+    "liquid": "liquid-cooled",
+    "air_retrofit_liquid": "air-cooled, retrofitted for liquid racks",
+}
+"""The halls of econ.facility.HALL_COOLING in words."""
+
+
+def capex_after_use(after, gpus: int) -> tuple[float | None, dict[str, float]]:
+    """What Results shows as capex once the sized fleet is used (the engine's capex_usd_total of
+    the scenario `after_use` gives, projected), and its parts; the part the GPUs and a retrofit
+    do not explain (an owned hall's build, vintages, a construction loan's interest) as "other"."""
+    parts = fleet_capex_parts(after, gpus)
+    result = compute.attempt(
+        lambda: compute.projection(state.scenario_text(after)), "Capex with the sized fleet"
+    )
+    if result is None:
+        return None, parts
+    total = result["summary"]["capex_usd_total"]
+    if total is None:
+        return None, parts
+    other = total - sum(parts.values())
+    if abs(other) >= 0.005:
+        parts["other (an owned hall, vintages, construction interest)"] = other
+    return total, parts
 
 
 _OPTION_WORDS = {
@@ -184,11 +232,10 @@ def sizing(current, money: str) -> None:
     if not racks:
         return
     keys = list(racks)
-    hardware = current.scenario.fleet.hardware
+    scenario = current.scenario
+    hardware = scenario.fleet.hardware
     ss = st.session_state
-    key = common.keep("econ.size_hw", hardware if hardware in keys else keys[0])
-    if ss[key] not in keys:
-        ss[key] = keys[0]
+    key = common.follow("econ.size_hw", hardware if hardware in keys else keys[0], keys)
     cols = st.columns(4)
     chosen = cols[0].selectbox(
         "Hardware", keys, key=key, format_func=lambda k: f"{k} ({racks[k]['name']})"
@@ -206,15 +253,34 @@ def sizing(current, money: str) -> None:
         key=common.keep("econ.size_basis", "it"),
         format_func=lambda b: {"it": "IT load (critical)", "utility": "utility meter"}[b],
     )
+    # For the scenario's hardware the boxes start from its own hall (an air hall retrofitted for
+    # liquid racks is "Air" with the retrofit on) and PUE, the hall Use keeps; other hardware
+    # starts in its racks' own hall at the catalog's PUE, the hall Use sets with it.
+    own = chosen == hardware
+    own_hall = scenario.facility.hall_cooling
+    own_cooling = "air" if own_hall == "air_retrofit_liquid" else own_hall
     cooling = cols[3].selectbox(
         "Hall cooling",
         ["rack's own", "air", "liquid"],
-        key=common.keep("econ.size_cooling", "rack's own"),
+        key=common.follow("econ.size_cooling", own_cooling if own else "rack's own"),
         format_func=str.capitalize,
     )
+    rack_cooling = racks[chosen]["cooling"]
+    hall = rack_cooling if cooling == "rack's own" else cooling
+    from econ.racks import can_retrofit
+
+    retrofittable = can_retrofit(rack_cooling, hall)
+    retrofit_key = common.follow("econ.size_retrofit", own and own_hall == "air_retrofit_liquid")
+    sized_hall = "air_retrofit_liquid" if retrofittable and ss[retrofit_key] else hall
+    own_pue = scenario.power.pue if own and sized_hall == own_hall else None
     cols = st.columns(4)
     pue = cols[0].number_input(
-        "PUE", value=None, key=common.keep("econ.size_pue"), placeholder="by cooling"
+        "PUE",
+        value=None,
+        key=common.follow("econ.size_pue", own_pue),
+        placeholder="by cooling",
+        help="Empty: the rack catalog's PUE for the hall's cooling. It starts at the "
+        "scenario's PUE while the hardware and hall are the scenario's.",
     )
     limit = cols[1].number_input(
         "Hall limit per rack [kW]",
@@ -235,14 +301,9 @@ def sizing(current, money: str) -> None:
         placeholder="not limiting",
         step=1e6,
     )
-    rack_cooling = racks[chosen]["cooling"]
-    hall = rack_cooling if cooling == "rack's own" else cooling
-    from econ.racks import can_retrofit
-
-    retrofittable = can_retrofit(rack_cooling, hall)
     retrofit = st.toggle(
         "Retrofit liquid cooling in an air hall",
-        key=common.keep("econ.size_retrofit", False),
+        key=retrofit_key,
         disabled=not retrofittable,
         help="Liquid-cooled racks in an air hall, at the rack catalog's liquid retrofit price"
         + (
@@ -288,14 +349,17 @@ def sizing(current, money: str) -> None:
         border=True,
     )
     cols[3].metric("IT power used [kW]", f"{result['it_kw']:,.0f}", border=True)
-    parts = fleet_capex_parts(current.scenario, result["gpus"], fields)
+    after = after_use(fields)
+    refused = not after.ok
+    total, parts = (None, {}) if refused else capex_after_use(after.scenario, result["gpus"])
     old_price = chosen != old and "capex.gpu_price_usd" not in fields
     cols[4].metric(
         f"Capex at {old}'s price [{money}]" if old_price else f"Capex [{money}]",
-        format_value(sum(parts.values()), "usd", money),
+        "n/a" if total is None else format_value(total, "usd", money),
         border=True,
-        help="The scenario's capex with this fleet (what Results shows after Use): the GPUs "
-        "sized here times the price per GPU "
+        help="The scenario's capex with this fleet, what Results shows after Use (the "
+        "scenario projected with the fields Use sets): the GPUs sized here times the price "
+        "per GPU "
         + (
             f"the scenario gives for {old}: the rack catalog has no price for {chosen}"
             if old_price
@@ -303,7 +367,8 @@ def sizing(current, money: str) -> None:
             if chosen != old
             else "the scenario gives"
         )
-        + ", plus the scenario's networking, storage and installation per GPU",
+        + ", plus the scenario's networking, storage and installation per GPU and, in an air "
+        "hall retrofitted for liquid racks, the retrofit per rack",
     )
     limits = [
         {
@@ -331,16 +396,32 @@ def sizing(current, money: str) -> None:
         else f"The rack catalog's price, {format_value(result['capex_usd'], 'usd', money)} "
         f"{money}, is what the capex budget limit is checked against."
     )
-    st.caption(
-        "Capex: "
-        + ", ".join(f"{name} {format_value(v, 'usd', money)}" for name, v in parts.items())
-        + f" {money} (the scenario's prices per GPU). "
-        + catalog_price
-    )
+    if refused:
+        capex = (
+            "Capex: n/a, since the scenario this fleet would make is not valid: "
+            + literal(after.message)
+            + " "
+        )
+    else:
+        capex = (
+            "Capex: "
+            + ", ".join(f"{name} {format_value(v, 'usd', money)}" for name, v in parts.items())
+            + f" {money} (the scenario's prices per GPU and per rack, after Use). "
+        )
+    st.caption(capex + catalog_price)
     rack = result["rack"]
+    given = result["pue_source"] == "--pue"
+    pue_source = (
+        "the scenario's"
+        if given and result["pue"] == scenario.power.pue
+        else "the PUE box"
+        if given
+        else result["pue_source"]
+    )
     st.caption(
         f"{rack['name']}: {rack['gpus_per_rack']} GPUs and {rack['kw_per_rack']:g} kW per rack, "
-        f"{rack['cooling']}-cooled; PUE {result['pue']:g} ({result['pue_source']})."
+        f"{rack['cooling']}-cooled; hall {HALL_WORDS[result['hall_cooling']]}, PUE "
+        f"{result['pue']:g} ({pue_source})."
     )
     for warning in result["warnings"]:
         st.warning(readable_warning(page_words(warning)), icon=":material/warning:")

@@ -11,7 +11,7 @@ from functools import partial
 import streamlit as st
 
 from econ.files import size_text
-from econ.scenario import Scenario, ScenarioError, dumps
+from econ.scenario import Scenario, ScenarioError
 from econ.scenario.io import MAX_SCENARIO_BYTES
 from econ.ui import common, saving, state
 from econ.ui.fmt import humanize, literal
@@ -196,7 +196,7 @@ def render() -> None:
             if v.ok:
                 st.download_button(
                     "Download TOML",
-                    dumps(v.scenario),
+                    state.scenario_text(v.scenario),
                     file_name=f"{common.export_stem(v.scenario)}.toml",
                     mime="application/toml",
                     icon=":material/download:",

@@ -56,21 +56,6 @@ def _choice(key: str, options: list, default):
     return key
 
 
-def _follow(key: str, options: list, default):
-    """Seed a kept selectbox with the scenario's own value (`default`, None for no choice): the box
-    follows the scenario when that value changes (another scenario, another model), and keeps
-    the user's choice while it does not."""
-    ss = st.session_state
-    common.keep(key, default)
-    marker = key + ".for"
-    if marker not in ss or ss[marker] != default:
-        ss[marker] = default
-        ss[key] = default if default in options else None
-    elif ss[key] is not None and ss[key] not in options:
-        ss[key] = default if default in options else None
-    return key
-
-
 def own_model(scenario, frame: pd.DataFrame | None) -> tuple[str | None, str]:
     """The model the scenario says it serves, and where it says so (econ.ui.checks.stated_model;
     its measured curve file read for its model)."""
@@ -98,7 +83,7 @@ def model_box(where, scenario, frame, options: list, key: str, known: str):
         "Model",
         options,
         index=None,
-        key=_follow(key, options, wanted),
+        key=common.follow(key, wanted, options),
         placeholder="choose the scenario's model",
         format_func=_any_label,
         help=f"Starts on the scenario's model ({literal(wanted)}, from {said})"
@@ -310,7 +295,7 @@ def catalog_tab(scenario) -> None:
         "Row",
         ids,
         format_func=lambda i: labels.get(i, i) + (" (the scenario's)" if i == own else ""),
-        key=_follow("econ.cat_row", ids, own or ids[0]),
+        key=common.follow("econ.cat_row", own or ids[0], ids),
     )
     row = rows[rows["id"] == picked].iloc[0]
     with st.container(horizontal=True):
@@ -778,7 +763,7 @@ def simulated_tab(scenario) -> None:
         "Hardware",
         hardware_keys,
         index=None,
-        key=_follow("econ.sim_hw", hardware_keys, own_hw),
+        key=common.follow("econ.sim_hw", own_hw, hardware_keys),
         placeholder="choose hardware",
     )
     catalog = compute.attempt(compute.catalog, "The MLPerf catalog")

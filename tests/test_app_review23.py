@@ -1,0 +1,178 @@
+"""The twenty-third review of the app (its report's items by number), through Streamlit's
+AppTest; what needs a browser is in tests/test_browser_review23.py.
+"""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+from openpyxl import load_workbook
+from streamlit.testing.v1 import AppTest
+
+from econ import load_scenario, project
+from econ.catalog import DEFAULT_SCENARIO, ready_made_scenarios
+from econ.cli import main
+from tests.test_app import APP, errors, go, metric, widget
+from tests.test_app_review3 import downloads  # noqa: F401 - the download spy fixture
+
+HALL = "hall-10mw-gb300-nvl72-liquid"
+"""68 GB300 NVL72 racks in a 10 MW air hall retrofitted for liquid cooling, at PUE 1.3."""
+
+
+def open_scenario(name: str, page: str | None = None) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.query_params["scenario"] = name
+    at.run()
+    assert not at.exception, at.exception
+    return go(at, page) if page else at
+
+
+def caption_text(at: AppTest) -> str:
+    return "\n".join(c.value for c in at.caption)
+
+
+# --- 1. the capex of a sized fleet counts the liquid retrofit, as Results does --------------------
+
+
+def test_the_sized_capex_counts_the_liquid_retrofit_and_equals_results_after_use():
+    from econ.racks import size
+
+    at = open_scenario(HALL, "power")
+    # the scenario's own figures: 68 racks x 3,000,000 USD, and per GPU 4,200 networking and
+    # 1,750 installation, plus the retrofit `econ size --retrofit-liquid` prices per rack
+    sized = size(mw=10.0, hardware="gb300-nvl72", cooling="air", retrofit_liquid=True)
+    assert (sized["racks"], sized["gpus"], sized["retrofit_capex_usd"]) == (68, 4896, 3_400_000)
+    expected = 68 * 3_000_000 + 4896 * (4200 + 1750) + sized["retrofit_capex_usd"]
+    assert metric(at, "GPUs") == "4,896"
+    assert metric(at, "Capex [USD]") == f"{expected:,.0f}" == "236,531,200"
+    assert "liquid retrofit 3,400,000" in caption_text(at), caption_text(at)
+    # the ready-made scenario already is that fleet: the engine's capex is the same figure
+    engine = project(load_scenario(ready_made_scenarios()[HALL])).summary.iloc[0]
+    assert engine.capex_usd_total == expected
+    next(b for b in at.button if b.label.startswith("Use 4,896 GPUs")).click().run()
+    assert not at.exception
+    go(at, "results")
+    assert metric(at, "Capex [USD]") == "236,531,200"
+
+
+def test_a_retrofit_chosen_on_the_page_for_new_hardware_is_in_its_capex(app_seed: AppTest):
+    # the seed's GB200 liquid hall; GB300 racks sized into an air hall with a retrofit: Use sets
+    # the hall and the retrofit price per rack, so Results counts it and so must the page
+    at = app_seed
+    go(at, "power")
+    widget(at.selectbox, "Hardware").set_value("gb300-nvl72").run()
+    widget(at.selectbox, "Hall cooling").set_value("air").run()
+    widget(at.toggle, "Retrofit liquid cooling in an air hall").set_value(True).run()
+    assert not at.exception and not errors(at), errors(at)
+    shown = metric(at, "Capex [USD]")
+    assert "liquid retrofit" in caption_text(at)
+    next(b for b in at.button if b.label.startswith("Use ")).click().run()
+    go(at, "results")
+    assert metric(at, "Capex [USD]") == shown
+
+
+@pytest.fixture
+def app_seed() -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+# --- 2. the sizing starts from the scenario's own hall ------------------------------------------
+
+
+def test_the_sizing_starts_from_the_scenarios_hall_cooling_and_pue():
+    at = open_scenario(HALL, "power")
+    assert widget(at.selectbox, "Hall cooling").value == "air"
+    assert widget(at.toggle, "Retrofit liquid cooling in an air hall").value is True
+    assert widget(at.number_input, "PUE").value == 1.3  # the scenario's power.pue
+    said = [w.value for w in at.warning if "is read as IT (critical) load" in w.value]
+    assert said and "the meter sees 13 MW at PUE 1.3" in said[0], said
+    assert "hall air-cooled, retrofitted for liquid racks, PUE 1.3 (the scenario's)" in (
+        caption_text(at)
+    )
+
+
+def test_another_hall_on_the_page_takes_its_own_pue_and_the_scenarios_comes_back():
+    at = open_scenario(HALL, "power")
+    widget(at.selectbox, "Hall cooling").set_value("liquid").run()
+    assert widget(at.number_input, "PUE").value is None  # the catalog's for a liquid hall
+    assert "PUE 1.1 (racks.toml halls.liquid.pue)" in caption_text(at)
+    widget(at.selectbox, "Hall cooling").set_value("air").run()
+    assert widget(at.number_input, "PUE").value == 1.3
+
+
+def test_the_sizing_follows_a_switch_to_another_scenario(app_seed: AppTest):
+    at = app_seed
+    go(at, "power")
+    assert widget(at.selectbox, "Hall cooling").value == "liquid"  # the seed's hall
+    assert widget(at.number_input, "PUE").value == 1.1
+    widget(at.sidebar.selectbox, "Ready-made scenario").set_value(HALL).run()
+    go(at, "power")
+    assert widget(at.selectbox, "Hardware").value == "gb300-nvl72"
+    assert widget(at.selectbox, "Hall cooling").value == "air"
+    assert widget(at.toggle, "Retrofit liquid cooling in an air hall").value is True
+
+
+# --- 3. the app's workbook marks defaults as the command line's does ------------------------------
+
+
+def provenance(book: bytes | str) -> dict[str, str]:
+    sheet = load_workbook(io.BytesIO(book) if isinstance(book, bytes) else book)["Assumptions"]
+    rows = sheet.iter_rows(values_only=True)
+    header = next(rows)
+    at = header.index("provenance")
+    return {row[0]: row[at] for row in rows if row[0]}
+
+
+@pytest.mark.parametrize("name", [DEFAULT_SCENARIO, HALL])
+def test_the_apps_workbook_says_default_where_the_command_lines_does(
+    name,
+    tmp_path,
+    downloads,  # noqa: F811 - the fixture imported above
+):
+    out = tmp_path / f"{name}.xlsx"
+    assert main(["project", str(ready_made_scenarios()[name]), "--out", str(out)]) == 0
+    cli = provenance(str(out))
+    at = open_scenario(name, "export")
+    assert not errors(at), errors(at)
+    app = provenance(downloads["Excel workbook"])
+    assert list(app) == list(cli)
+    differ = {path: (cli[path], app[path]) for path in cli if cli[path] != app[path]}
+    assert not differ, differ
+    assert "default" in cli.values()  # the comparison has defaults to compare (71 in the seed's)
+
+
+def test_the_scenarios_text_gives_the_fields_the_file_gives():
+    from econ.scenario import loads
+    from econ.ui import state
+    from econ.workbook import _explicit_paths  # the fields the workbook counts as given
+
+    for path in ready_made_scenarios().values():
+        scenario = load_scenario(path)
+        again = loads(state.scenario_text(scenario))
+        assert again == scenario
+        assert _explicit_paths(again) == _explicit_paths(scenario), path
+
+
+# --- 4. the export buttons say what each file holds -----------------------------------------------
+
+
+def test_each_export_button_says_what_its_file_holds():
+    at = open_scenario("deepseek-r1-gb200-nvl72-capital-stack", "export")
+    assert not errors(at), errors(at)
+    stem = "deepseek-r1-gb200-nvl72-capital-stack"
+    helps = {b.label: b.proto.help for b in at.get("download_button")}
+    for kind, label in (("csv", "CSV"), ("parquet", "Parquet")):
+        for what, middle in (
+            ("Monthly schedule", ""),
+            ("Summary", ".summary"),
+            ("Tranches", ".tranches"),
+            ("Tranche summary", ".tranches.summary"),
+        ):
+            assert helps[f"{what} ({label})"] == f"Downloads {stem}{middle}.{kind}", helps
+    text = "\n".join(m.value for m in at.markdown)
+    assert text.count("each tranche's monthly lines and the tranche summary") == 2, text
+    assert f"Files: {stem}.csv, {stem}.summary.csv, {stem}.tranches.csv" in caption_text(at)
