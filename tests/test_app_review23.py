@@ -176,3 +176,21 @@ def test_each_export_button_says_what_its_file_holds():
     text = "\n".join(m.value for m in at.markdown)
     assert text.count("each tranche's monthly lines and the tranche summary") == 2, text
     assert f"Files: {stem}.csv, {stem}.summary.csv, {stem}.tranches.csv" in caption_text(at)
+
+
+# --- 5. the Equity NPV an equity IRR's note points to has a tile ---------------------------------
+
+
+def test_the_equity_npv_the_irr_note_names_is_a_tile_beside_the_equity_irr():
+    from econ.labels import label_with_unit
+
+    name = "deepseek-r1-gb200-nvl72-capital-stack"
+    at = open_scenario(name)
+    label = label_with_unit("npv_equity_usd")
+    assert label == "Equity NPV [USD]"
+    note = [m.proto.help for m in at.metric if m.label == "Equity IRR [%/year]"]
+    assert note and "judge by Equity NPV (at the 15.00% cost of equity)" in note[0], note
+    expected = project(load_scenario(ready_made_scenarios()[name])).summary.iloc[0]
+    assert metric(at, label) == f"{expected.npv_equity_usd:,.0f}"
+    labels = [m.label for m in at.metric]
+    assert labels.index(label) == labels.index("Equity MIRR [%/year]") + 1

@@ -50,6 +50,7 @@ HEADLINE = (
     "mirr_project_annual",
     "irr_equity_annual",
     "mirr_equity_annual",
+    "npv_equity_usd",  # what an equity IRR's note says to judge by, beside it
     "payback_months",
     "min_dscr",
     "profitability_index",
