@@ -194,3 +194,41 @@ def test_the_equity_npv_the_irr_note_names_is_a_tile_beside_the_equity_irr():
     assert metric(at, label) == f"{expected.npv_equity_usd:,.0f}"
     labels = [m.label for m in at.metric]
     assert labels.index(label) == labels.index("Equity MIRR [%/year]") + 1
+
+
+# --- 7. a useful life below a month, in the form's words -------------------------------------
+
+
+@pytest.mark.parametrize(("typed", "said"), [(0.0, "0 years"), (0.05, "0.05 years")])
+def test_a_useful_life_below_a_month_is_worded_as_other_bounds(app_seed: AppTest, typed, said):
+    at = app_seed
+    widget(at.sidebar.number_input, "Useful life [years]").set_value(typed).run()
+    assert not at.exception
+    told = f"{said} is below 1 month (0.0833 years); expected at least 1 month"
+    assert told in [e.value for e in at.sidebar.error], [e.value for e in at.sidebar.error]
+    assert any(f"› Life [years]: {told}" in e for e in errors(at)), errors(at)
+    assert not any("0.08333333" in e for e in errors(at))
+
+
+def test_a_useful_life_below_a_month_keeps_its_words_in_a_scenario_file():
+    from econ.scenario import ScenarioError, validate_dict
+
+    with pytest.raises(ScenarioError, match=r"at least one month \(1/12 = 0\.0833333333"):
+        validate_dict({"depreciation": {"life_years": 0}})
+
+
+# --- 8. letters typed in a number box never reach the app: its message says so -----------------
+
+
+def test_an_emptied_number_box_says_that_letters_typed_in_it_are_dropped(app_seed: AppTest):
+    # Chromium sends a number box's value or nothing: "abc" cannot be typed, "seventy" leaves
+    # the box empty (tests/test_browser_review23.py types them)
+    at = app_seed
+    widget(at.sidebar.number_input, "GPUs").set_value(None).run()
+    assert not at.exception
+    said = (
+        "empty; expected a number (a number box holds digits only: the browser drops letters "
+        "typed in it before the app sees them)"
+    )
+    assert said in [e.value for e in at.sidebar.error], [e.value for e in at.sidebar.error]
+    assert any(f"Fleet › GPU count [GPUs] is {said}" in e for e in errors(at)), errors(at)

@@ -21,7 +21,7 @@ from typing import Any, Literal, get_args
 import numpy as np
 from pydantic import Field, field_validator, model_validator
 
-from econ.scenario.errors import toml_boolean
+from econ.scenario.errors import BoundError, toml_boolean
 from econ.scenario.section import Section as _Section
 from econ.units import MONTHS_PER_YEAR
 
@@ -187,9 +187,11 @@ class DepreciationMethod(_Section):
         if math.isclose(value, SHORTEST_LIFE_YEARS, rel_tol=MONTH_TOLERANCE):
             return SHORTEST_LIFE_YEARS  # 1/12 written to 16 digits is one month
         if value < SHORTEST_LIFE_YEARS:
-            raise ValueError(
+            # a BoundError, so that a form says it in its own words ("0 years is below 1 month")
+            raise BoundError(
                 f"expected a useful life of at least one month (1/12 = {SHORTEST_LIFE_YEARS!r} "
-                "years); a life is given in years"
+                "years); a life is given in years",
+                ("ge", SHORTEST_LIFE_YEARS),
             )
         return value
 

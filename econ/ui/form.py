@@ -35,6 +35,7 @@ from econ.scenario.errors import QUOTED_LIMIT, BoundError, shortened
 from econ.scenario.io import cited_change
 from econ.ui import state
 from econ.ui.fmt import humanize, literal, number_format
+from econ.units import MONTHS_PER_YEAR
 
 SCALAR_KINDS = ("float", "int", "bool", "choice", "text", "date")
 HIDDEN = ("schema_version",)
@@ -266,10 +267,24 @@ def unit_message(path: str, error: Mapping) -> str | None:
         return None
     value, limit = _shown(to_widget(f, error["input"])), _shown(to_widget(f, bound))
     value, limit = _with_unit(value, f.unit), _with_unit(limit, f.unit)
+    months = _in_months(to_widget(f, bound), f.unit)
+    if months:  # a life's shortest, 1/12 year: "0 years is below 1 month (0.0833 years)"
+        past = past_bound(value, key, f"{months} ({to_widget(f, bound):.3g} {f.unit})")
+        return f"{past}; expected {BOUND_WORDS[key]} {months}"
     past, expected = past_bound(value, key, limit), f"{BOUND_WORDS[key]} {limit}"
     if reason:
         return f"{past} ({reason}); expected {expected}"
     return f"{past} (expected {expected})"
+
+
+def _in_months(years: float, unit: str) -> str:
+    """A bound in years that is a whole number of months but not of years, in months ("1
+    month" for 1/12 year, written 0.08333333333333333); "" for any other."""
+    if unit != "years" or float(years).is_integer():
+        return ""
+    months = years * MONTHS_PER_YEAR
+    whole = round(months)
+    return _with_unit(f"{whole:,}", "months") if math.isclose(months, whole) and whole else ""
 
 
 def _with_unit(number: str, unit: str) -> str:

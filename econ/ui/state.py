@@ -324,6 +324,14 @@ def validate_in_app(data: Mapping, file: str | None = None) -> Scenario:
     return validate_dict(data, file=file)
 
 
+EMPTY_BOX = (
+    f"{EMPTY_NUMBER} (a number box holds digits only: the browser drops letters typed in it "
+    "before the app sees them)"
+)
+"""An emptied number box: the browser sends the app no text of letters typed in a number box
+(its value is then empty), so that no message can quote them."""
+
+
 def validate(data: Mapping, raw_errors: Mapping[str, str] | None = None) -> Validation:
     """Validate a scenario dict with the scenario models; errors keyed by dotted field path."""
     errors: dict[str, list[str]] = {}
@@ -368,6 +376,8 @@ def validate(data: Mapping, raw_errors: Mapping[str, str] | None = None) -> Vali
                 typed = as_typed_message(path, given)
                 if typed is not None:  # as refused where it was typed (a link carries it)
                     shown, message = typed, typed
+                if given is None and message == EMPTY_NUMBER:
+                    message = EMPTY_BOX
                 errors.setdefault(path, []).append(message)
                 # named as the form labels it; a section's or list's value is never quoted whole
                 name = path_label(path) if find(path) is not None else path
