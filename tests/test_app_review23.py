@@ -13,6 +13,7 @@ from streamlit.testing.v1 import AppTest
 from econ import load_scenario, project
 from econ.catalog import DEFAULT_SCENARIO, ready_made_scenarios
 from econ.cli import main
+from tests.conftest import ROOT
 from tests.test_app import APP, errors, go, metric, widget
 from tests.test_app_review3 import downloads  # noqa: F401 - the download spy fixture
 
@@ -232,3 +233,34 @@ def test_an_emptied_number_box_says_that_letters_typed_in_it_are_dropped(app_see
     )
     assert said in [e.value for e in at.sidebar.error], [e.value for e in at.sidebar.error]
     assert any(f"Fleet › GPU count [GPUs] is {said}" in e for e in errors(at)), errors(at)
+
+
+# --- 11. a page whose import fails says why, without a server path -----------------------------
+
+
+def test_a_page_whose_import_fails_shows_why_without_a_server_path(app_seed, monkeypatch):
+    # a server running while econ's code changed: the Risk page imports a name econ's modules
+    # in memory lack
+    import econ.labels
+
+    at = app_seed
+    monkeypatch.delattr(econ.labels, "counted")
+    at.switch_page("econ/ui/pages/risk.py").run()
+    assert not at.exception, at.exception  # not Streamlit's traceback ("Ask Google")
+    said = [e for e in errors(at) if e.startswith("Showing this page failed (ImportError)")]
+    assert said and "cannot import name 'counted' from 'econ.labels'; " in said[0], errors(at)
+    assert "restart the server (econ app)" in said[0]
+    assert ".py" not in said[0] and "/" not in said[0].split("econ.labels")[1], said[0]
+
+
+def test_an_import_failure_names_no_server_file():
+    from econ.ui.compute import import_failure
+
+    with pytest.raises(ImportError) as caught:
+        from econ.files import NO_SUCH_NAME  # noqa: F401
+    assert str(ROOT) in str(caught.value)  # Python's message names the module's file
+    told = import_failure(caught.value, "Excel export")
+    assert told.startswith(
+        "Excel export failed (ImportError): cannot import name 'NO_SUCH_NAME' from 'econ.files'; "
+    )
+    assert str(ROOT) not in told and "files.py" not in told

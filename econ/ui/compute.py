@@ -165,7 +165,10 @@ def failed(
     from econ.ui.fmt import literal
 
     where = where if where is not None else st
-    if isinstance(exc, InputError):
+    if isinstance(exc, ImportError):
+        LOG.error("%s failed", what, exc_info=exc)
+        text = import_failure(exc, what)
+    elif isinstance(exc, InputError):
         text = f"{what}: {app_text(exc)}"
     elif isinstance(
         exc, ValueError | KeyError | OverflowError | ZeroDivisionError | FileNotFoundError
@@ -179,6 +182,22 @@ def failed(
             reason = f"{reason[:MAX_REASON_CHARS]}... ({len(reason):,} characters)"
         text = f"{what} failed ({type(exc).__name__}): {reason}"
     where.error(literal(words(text) if words is not None else text), icon=":material/error:")
+
+
+_MODULE_FILE = re.compile(r" \((?:/|[A-Za-z]:\\)[^()]*\)$")
+"""The file an ImportError names after its module ("(/srv/econ/files.py)"): a server path."""
+
+
+def import_failure(exc: ImportError, what: str) -> str:
+    """Why `what` failed on an import, without the server's path of the module: "Showing this
+    page failed (ImportError): cannot import name 'X' from 'econ.files'; econ's code changed while
+    this server ran, ...: restart the server (econ app) to load it". Python's message ends with the
+    module's file; the log keeps it."""
+    reason = _MODULE_FILE.sub("", app_text(exc))
+    return (
+        f"{what} failed ({type(exc).__name__}): {reason}; econ's code changed while this server "
+        "ran, or an installed package is missing: restart the server (econ app) to load it"
+    )
 
 
 # --- projections ------------------------------------------------------------------------------------

@@ -65,7 +65,12 @@ def main() -> None:
     common.notices()
     st.session_state[common.ROUTING] = True  # the page's script renders (common.run_page)
     try:
+        # the page script's own imports run here too: one that fails (econ's code changed while
+        # the server ran) is a reason on the page, never Streamlit's traceback; st.rerun and
+        # st.stop (BaseExceptions) pass through
         page.run()
+    except Exception as exc:  # noqa: BLE001 - a reason on the page, never a traceback
+        compute.failed(exc, "Showing this page")
     finally:
         st.session_state.pop(common.ROUTING, None)
     common.remember_all()
