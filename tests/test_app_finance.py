@@ -608,11 +608,14 @@ def test_warnings_read_in_labels_and_the_credit_ones_come_first():
         "(debt_sizing_constraint = 3); no debt because ..."
     )
     assert "debt_sizing_constraint" not in readable_warning(sized)
-    # dotted input paths are not summary keys (gpu_count is one; fleet.gpu_count an input)
-    assert "fleet.gpu_count" in readable_warning("x: set fleet.gpu_count lower")
+    # dotted input paths are not summary keys (gpu_count is one; fleet.gpu_count an input): the
+    # form's labels name them, as validation messages do
+    said = readable_warning("x: set fleet.gpu_count lower")
+    assert said == "X: set “Fleet › GPU count [GPUs]” lower", said
     assert readable_warning("judge it with npv_usd.") == "Judge it with NPV."  # a sentence's end
     path_first = "facility.rack_cooling is 'air' but gb200-nvl72 racks are liquid-cooled"
-    assert readable_warning(path_first) == path_first  # not "Facility.rack_cooling"
+    said = readable_warning(path_first)  # not "Facility.rack_cooling"
+    assert said == "“Facility › Rack cooling” is Air but gb200-nvl72 racks are liquid-cooled", said
     no_debt = "binding constraint: ltv; no debt because ... (its term is longer than the book life)"
     assert severe_first(["x", no_debt]) == ["x", no_debt]
     breach = "covenant breached in 23 months, first in month 40"

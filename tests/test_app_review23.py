@@ -264,3 +264,21 @@ def test_an_import_failure_names_no_server_file():
         "Excel export failed (ImportError): cannot import name 'NO_SUCH_NAME' from 'econ.files'; "
     )
     assert str(ROOT) not in told and "files.py" not in told
+
+
+# --- 9. Results' warnings name inputs by the form's labels ---------------------------------------
+
+
+def test_results_warnings_name_inputs_by_the_forms_labels(app_seed: AppTest):
+    from econ.ui.form import path_label
+
+    at = app_seed
+    engine = str(project(load_scenario(ready_made_scenarios()[DEFAULT_SCENARIO])).warnings)
+    assert "financing.tax_valuation_allowance = 'none'" in engine  # the engine's words
+    assert "fleet.retire_month" in engine
+    shown = "\n".join(w.value for w in at.warning)
+    valuation = path_label("financing.tax_valuation_allowance")
+    assert f"with “{valuation}” = None, net income keeps" in shown, shown
+    assert f"“{valuation}” = Beyond reversing liabilities recognizes" in shown, shown
+    assert f"an earlier “{path_label('fleet.retire_month')}” would stop the loss" in shown, shown
+    assert "financing.tax_valuation_allowance" not in shown and "fleet.retire_month" not in shown

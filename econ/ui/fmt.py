@@ -28,7 +28,7 @@ from econ.labels import (
 from econ.labels import compact as compact
 from econ.labels import humanize as humanize
 from econ.labels import null_reason as null_reason
-from econ.labels import readable_warning as readable_warning
+from econ.labels import readable_warning as engine_warning_words
 from econ.labels import short_number as short_number
 from econ.text import markdown_text
 
@@ -77,6 +77,15 @@ def irr_note(name: str, summary: Mapping) -> str | None:
 
 SEVERE = ("covenant breached", "debt service not covered", "the debt outlives the projection")
 """Words of the warnings a credit reader must see first (covenants, cover, unpaid debt)."""
+
+
+def readable_warning(text: str) -> str:
+    """A projection warning in the app's words: econ.labels.readable_warning (summary keys by
+    their labels, as the memo words them) and the scenario inputs it names by their paths by the
+    form's labels (econ.ui.form.field_words), as validation messages name them."""
+    from econ.ui.form import field_words  # (the form imports this module)
+
+    return field_words(engine_warning_words(text))
 
 
 def severe_first(warnings) -> list[str]:

@@ -218,6 +218,31 @@ def path_label(path: str) -> str:
     return input_label(path, f.unit)  # (the memo's Key assumptions label inputs alike)
 
 
+_INPUT_PATH = re.compile(
+    r"(?<![\w./-])([a-z][a-z0-9_]*(?:\.[a-z][a-z0-9_]*)+)(?![\w/-])(?:( = | is )'([a-z0-9_]+)')?"
+)
+"""A scenario input named by its dotted path in an engine's message, and a choice it quotes."""
+
+
+def field_words(text: str) -> str:
+    """An engine's message with the scenario inputs it names by their paths in the form's words,
+    as validation messages name them: "with financing.tax_valuation_allowance = 'none'" reads
+    "with “Financing › Tax valuation allowance” = None", "an earlier fleet.retire_month" reads "an
+    earlier “Fleet › Retire month”". Other dotted words (file names, summary keys) stay."""
+
+    def named(match: re.Match) -> str:
+        f = find(match.group(1))
+        if f is None or f.kind == "section":
+            return match.group(0)
+        told = f"“{path_label(f.path)}”"
+        said, choice = match.group(2, 3)
+        if choice is None:
+            return told
+        return f"{told}{said}{choice_label(choice) if choice in f.choices else repr(choice)}"
+
+    return _INPUT_PATH.sub(named, text)
+
+
 def stored_path_label(path: str) -> str:
     """`path_label` with the unit the value is stored and typed in where the form shows it
     scaled ("Utilization › Share [fraction]", not "[%]"): for tables whose cells hold stored
