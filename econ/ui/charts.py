@@ -54,11 +54,33 @@ def scenario_scale(labels) -> alt.Scale:
     return alt.Scale(domain=labels, range=colours)
 
 
+LABEL_CHARACTERS = 36
+"""Characters of a legend label's line: about 220 px, which a chart at a phone's 390 px holds."""
+WRAPPED_LABEL = (
+    f"split(trim(replace(datum.label, regexp('.{{1,{LABEL_CHARACTERS}}}(?:[ /·-]|$)', 'g'), "
+    "'$&\\n')), '\\n')"
+)
+"""A legend label broken into lines of at most LABEL_CHARACTERS at spaces, slashes, middle dots
+and hyphens (Vega draws an array as lines): a long scenario or series name wraps instead of
+running past the chart's edge, which cut it at a phone's width. A fixed count, not one from the
+chart's width: Vega lays the legend out once, before the width is known, and a label wrapped
+again afterwards ran into the next."""
+
+
+def wrapped_legend(**kwargs) -> alt.Legend:
+    """A legend whose labels wrap to the chart's width (WRAPPED_LABEL), never cut."""
+    # lines from the top down (a label's lines centred on its symbol would climb into the
+    # label above), the first level with the symbol
+    return alt.Legend(
+        labelLimit=0, labelExpr=WRAPPED_LABEL, labelBaseline="top", labelOffset=4, **kwargs
+    )
+
+
 def _legend(columns: int | None) -> alt.Legend:
     """A legend under the chart; one label a line when `columns` is 1 (long scenario names would
-    otherwise run past the chart's edge and be cut)."""
+    otherwise run past the chart's edge and be cut), wrapped to the chart's width."""
     extra = {"columns": columns} if columns else {}
-    return alt.Legend(orient="bottom", labelLimit=0, **extra)
+    return wrapped_legend(orient="bottom", **extra)
 
 
 def lines(

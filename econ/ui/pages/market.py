@@ -14,7 +14,7 @@ from pathlib import Path
 import streamlit as st
 
 from econ.scenario import ScenarioError
-from econ.ui import common, compute, state
+from econ.ui import charts, common, compute, state
 from econ.ui.fmt import format_value, literal
 
 GPUS = "econ.market_gpus"
@@ -347,10 +347,9 @@ def price_chart(points, fitted, bands, own):
         title="Line",
         sort=order,
         scale=alt.Scale(domain=order),
-        legend=alt.Legend(
+        legend=charts.wrapped_legend(
             orient="bottom",
-            columns=2,
-            labelLimit=480,
+            columns=1,
             symbolType="stroke",
             symbolOpacity=1,
             symbolStrokeWidth=3,
@@ -360,7 +359,7 @@ def price_chart(points, fitted, bands, own):
         "kind:N",
         title="Kind",
         scale=alt.Scale(domain=[PUBLISHED, FITTED, OWN_PATH], range=[[1, 0], [6, 4], [1, 3]]),
-        legend=alt.Legend(orient="top", labelLimit=400, symbolStrokeWidth=2),
+        legend=charts.wrapped_legend(orient="top", columns=1, symbolStrokeWidth=2),
     )
     y = alt.Y("price:Q", title="Price [USD/GPU-hour]", axis=alt.Axis(format=",.2f"))
     x = alt.X("date:T", title="Date")

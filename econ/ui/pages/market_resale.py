@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from econ.ui import common, compute, fmt
+from econ.ui import charts, common, compute, fmt
 
 SPREAD = (
     "rental_earnings_usd_per_gpu_year",
@@ -58,7 +58,7 @@ def resale_chart(frames):
         title="Curve",
         sort=order,
         scale=alt.Scale(domain=order),
-        legend=alt.Legend(orient="bottom", columns=2, labelLimit=400),
+        legend=charts.wrapped_legend(orient="bottom", columns=1),
     )
     x = alt.X("age_months:Q", title="Age [months]")
     title = "Resale value [share of the new price]"
