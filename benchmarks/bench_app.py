@@ -87,21 +87,23 @@ def main() -> None:
     cases = [
         (
             "Results page, utilization changed (new value)",
-            rerun_times(None, "Utilization [%]", fresh),
+            rerun_times(None, "Utilization › Share [%]", fresh),
         ),
         (
             "Results page, same two values alternating (cached projection)",
-            rerun_times(None, "Utilization [%]", [70.0 if i % 2 else 71.0 for i in range(n)]),
+            rerun_times(
+                None, "Utilization › Share [%]", [70.0 if i % 2 else 71.0 for i in range(n)]
+            ),
         ),
         (
             "Scenario page (every field's widget), utilization changed",
-            rerun_times("scenario", "Utilization [%]", [v + 0.11 for v in fresh]),
+            rerun_times("scenario", "Utilization › Share [%]", [v + 0.11 for v in fresh]),
         ),
         (
             "Software gains page, token price changed",
             rerun_times(
                 "gains",
-                "Token price, month 1 [USD/M tokens]",
+                "Market › Price [USD/M tokens]",
                 [0.30 + i * 0.0013 for i in range(max(5, n // 3))],
             ),
         ),

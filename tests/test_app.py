@@ -93,11 +93,11 @@ def test_every_page_loads_on_the_default_scenario(app: AppTest, page: str):
 
 @pytest.mark.parametrize("page", [name for name, _, _ in PAGES if name != "compare"])
 def test_every_page_reports_an_invalid_scenario_with_st_error(app: AppTest, page: str):
-    widget(app.sidebar.number_input, "Token price, month 1 [USD/M tokens]").set_value(-1.0).run()
+    widget(app.sidebar.number_input, "Market › Price [USD/M tokens]").set_value(-1.0).run()
     go(app, page)
     assert any("Market › Price [USD/M tokens]" in e for e in errors(app)), errors(app)
     # the value the user typed is still there
-    assert widget(app.sidebar.number_input, "Token price, month 1 [USD/M tokens]").value == -1.0
+    assert widget(app.sidebar.number_input, "Market › Price [USD/M tokens]").value == -1.0
 
 
 # --- results --------------------------------------------------------------------------------------
@@ -115,25 +115,25 @@ def test_results_show_the_library_values(app: AppTest):
 def test_changing_an_input_changes_the_metric_to_the_library_value(app: AppTest):
     lcot_before = metric(app, "Levelized cost [USD/M tokens]")
     npv_before = metric(app, "NPV [USD]")
-    widget(app.sidebar.number_input, "Useful life [years]").set_value(4.0).run()
+    widget(app.sidebar.number_input, "Depreciation › Life [years]").set_value(4.0).run()
     assert not app.exception
     expected = summary_of({"depreciation.life_years": 4.0})
     # A shorter book life moves tax, so NPV, but not the levelized cost of the same service life.
     assert metric(app, "NPV [USD]") == f"{expected.npv_usd:,.0f}" != npv_before
     assert metric(app, "Levelized cost [USD/M tokens]") == lcot_before
-    widget(app.sidebar.number_input, "Utilization [%]").set_value(90.0).run()
+    widget(app.sidebar.number_input, "Utilization › Share [%]").set_value(90.0).run()
     expected = summary_of({"depreciation.life_years": 4.0, "utilization.share": 0.9})
     assert metric(app, "Levelized cost [USD/M tokens]") == f"{expected.lcot_usd_per_mtok:.4f}"
     assert metric(app, "Levelized cost [USD/M tokens]") != lcot_before
 
 
 def test_invalid_input_shows_error_and_keeps_the_value(app: AppTest):
-    widget(app.sidebar.number_input, "Token price, month 1 [USD/M tokens]").set_value(-1.0).run()
+    widget(app.sidebar.number_input, "Market › Price [USD/M tokens]").set_value(-1.0).run()
     assert not app.exception
     assert "Market › Price [USD/M tokens]" in errors(app)[0]
-    assert widget(app.sidebar.number_input, "Token price, month 1 [USD/M tokens]").value == -1.0
+    assert widget(app.sidebar.number_input, "Market › Price [USD/M tokens]").value == -1.0
     # fixing it brings the results back
-    widget(app.sidebar.number_input, "Token price, month 1 [USD/M tokens]").set_value(0.5).run()
+    widget(app.sidebar.number_input, "Market › Price [USD/M tokens]").set_value(0.5).run()
     assert not errors(app)
     assert (
         metric(app, "NPV [USD]") == f"{summary_of({'market.price_usd_per_mtok': 0.5}).npv_usd:,.0f}"
@@ -161,23 +161,23 @@ def test_the_entry_that_econ_app_runs_builds_the_same_navigation():
 
 
 def test_the_scenario_survives_page_switches(app: AppTest):
-    widget(app.sidebar.number_input, "Utilization [%]").set_value(85.0).run()
+    widget(app.sidebar.number_input, "Utilization › Share [%]").set_value(85.0).run()
     go(app, "throughput")
     go(app, "results")
-    assert widget(app.sidebar.number_input, "Utilization [%]").value == 85.0
+    assert widget(app.sidebar.number_input, "Utilization › Share [%]").value == 85.0
     expected = summary_of({"utilization.share": 0.85})
     assert metric(app, "Levelized cost [USD/M tokens]") == f"{expected.lcot_usd_per_mtok:.4f}"
 
 
 def test_switching_scenarios_keeps_the_edits_in_the_session(app: AppTest):
-    widget(app.sidebar.number_input, "Utilization [%]").set_value(85.0).run()
+    widget(app.sidebar.number_input, "Utilization › Share [%]").set_value(85.0).run()
     other = next(n for n in sorted(ready_made_scenarios()) if n != DEFAULT_SCENARIO)
     app.sidebar.selectbox[0].set_value(other).run()
     assert not app.exception
     kept = f"{state.SAVED_PREFIX}{DEFAULT_SCENARIO} (edited)"
     assert kept in app.sidebar.selectbox[0].options
     app.sidebar.selectbox[0].set_value(kept).run()
-    assert widget(app.sidebar.number_input, "Utilization [%]").value == 85.0
+    assert widget(app.sidebar.number_input, "Utilization › Share [%]").value == 85.0
 
 
 # --- shareable link -------------------------------------------------------------------------------
@@ -191,7 +191,7 @@ def test_a_shared_link_restores_the_scenario():
     assert not at.exception
     expected = summary_of({"depreciation.life_years": 4.0})
     assert metric(at, "NPV [USD]") == f"{expected.npv_usd:,.0f}"
-    assert widget(at.sidebar.number_input, "Useful life [years]").value == 4.0
+    assert widget(at.sidebar.number_input, "Depreciation › Life [years]").value == 4.0
 
 
 @pytest.mark.parametrize(
@@ -307,12 +307,12 @@ def test_the_toml_editor_applies_text_and_reports_bad_toml(app: AppTest):
     area.set_value(area.value.replace("life_years = 6.0", "life_years = 5.0")).run()
     widget(app.button, "Apply the TOML").click().run()
     assert not app.exception
-    assert widget(app.sidebar.number_input, "Useful life [years]").value == 5.0
+    assert widget(app.sidebar.number_input, "Depreciation › Life [years]").value == 5.0
     area = widget(app.text_area, "The whole scenario as TOML")
     area.set_value("this is = not toml =").run()
     widget(app.button, "Apply the TOML").click().run()
     assert any("malformed TOML" in e for e in errors(app)), errors(app)
-    assert widget(app.sidebar.number_input, "Useful life [years]").value == 5.0
+    assert widget(app.sidebar.number_input, "Depreciation › Life [years]").value == 5.0
 
 
 # --- throughput -----------------------------------------------------------------------------------
@@ -344,9 +344,9 @@ def test_an_uploaded_benchmark_gives_the_library_operating_point(app: AppTest):
     widget(app.button, "Use 405.4 tokens/s per GPU in the scenario").click().run()
     go(app, "results")
     # the figure replaced the scenario's throughput
-    assert widget(app.sidebar.number_input, "Output tokens/s per GPU").value == pytest.approx(
-        expected.tokens_per_s_per_gpu
-    )
+    assert widget(
+        app.sidebar.number_input, "Throughput › Output tokens/s per GPU"
+    ).value == pytest.approx(expected.tokens_per_s_per_gpu)
 
 
 def test_an_slo_no_point_meets_shows_the_closest_point(app: AppTest):
@@ -441,7 +441,7 @@ def test_compare_projects_the_picked_scenarios(app: AppTest):
 
 
 def test_compare_reports_an_invalid_current_scenario(app: AppTest):
-    widget(app.sidebar.number_input, "Utilization [%]").set_value(150.0).run()
+    widget(app.sidebar.number_input, "Utilization › Share [%]").set_value(150.0).run()
     go(app, "compare")
     assert any("Utilization › Share [%]" in e for e in errors(app)), errors(app)
 

@@ -24,7 +24,11 @@ def warnings(at) -> list[str]:
 def test_a_run_that_empties_several_fields_is_undone_with_a_warning():
     at = open_app("deepseek-r1-gb200-nvl72")
     before = copy.deepcopy(at.session_state[state.DATA])
-    for label in ("GPUs", "Utilization [%]", "Electricity [USD/kWh]"):
+    for label in (
+        "Fleet › GPU count [GPUs]",
+        "Utilization › Share [%]",
+        "Power › Price [USD/kWh]",
+    ):
         widget(at.sidebar.number_input, label).set_value(None)
     at.run()
     assert not at.exception
@@ -32,7 +36,10 @@ def test_a_run_that_empties_several_fields_is_undone_with_a_warning():
     assert any("The browser sent 3 fields back empty at once" in w for w in warnings(at))
     assert not errors(at), errors(at)
     # the inputs are drawn anew with the scenario's values
-    assert widget(at.sidebar.number_input, "GPUs").value == before["fleet"]["gpu_count"]
+    assert (
+        widget(at.sidebar.number_input, "Fleet › GPU count [GPUs]").value
+        == before["fleet"]["gpu_count"]
+    )
     # the warning is said once
     at.run()
     assert not any(RESET_WARNING in w for w in warnings(at))
@@ -40,7 +47,7 @@ def test_a_run_that_empties_several_fields_is_undone_with_a_warning():
 
 def test_one_emptied_field_is_an_edit():
     at = open_app("deepseek-r1-gb200-nvl72")
-    widget(at.sidebar.number_input, "GPUs").set_value(None).run()
+    widget(at.sidebar.number_input, "Fleet › GPU count [GPUs]").set_value(None).run()
     assert not at.exception
     assert at.session_state[state.DATA]["fleet"]["gpu_count"] is None
     assert any("empty; expected a number" in e for e in errors(at)), errors(at)
@@ -50,9 +57,9 @@ def test_one_emptied_field_is_an_edit():
 def test_the_other_edits_of_an_undone_run_stay():
     at = open_app("deepseek-r1-gb200-nvl72")
     before = copy.deepcopy(at.session_state[state.DATA])
-    widget(at.sidebar.number_input, "GPUs").set_value(144)
-    widget(at.sidebar.number_input, "Utilization [%]").set_value(None)
-    widget(at.sidebar.number_input, "Loan rate [%/year]").set_value(None)
+    widget(at.sidebar.number_input, "Fleet › GPU count [GPUs]").set_value(144)
+    widget(at.sidebar.number_input, "Utilization › Share [%]").set_value(None)
+    widget(at.sidebar.number_input, "Financing › Debt rate [%/year]").set_value(None)
     at.run()
     data = at.session_state[state.DATA]
     assert data["fleet"]["gpu_count"] == 144  # the edit, cited as one
@@ -61,7 +68,7 @@ def test_the_other_edits_of_an_undone_run_stay():
     assert data["financing"] == before["financing"]
     assert data["sources"]["utilization.share"] == before["sources"]["utilization.share"]
     assert any("The browser sent 2 fields back empty at once" in w for w in warnings(at))
-    assert widget(at.sidebar.number_input, "GPUs").value == 144
+    assert widget(at.sidebar.number_input, "Fleet › GPU count [GPUs]").value == 144
 
 
 def test_toggles_turned_off_count_as_emptied():

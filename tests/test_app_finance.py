@@ -32,7 +32,7 @@ def test_share_url_points_at_the_page_shown_with_this_runs_parameters():
 def test_link_params_follow_the_edit_of_the_same_run():
     at = AppTest.from_file(APP, default_timeout=90)
     at.run()
-    widget(at.sidebar.number_input, "Utilization [%]").set_value(90.0).run()
+    widget(at.sidebar.number_input, "Utilization › Share [%]").set_value(90.0).run()
     assert not at.exception
     edits = at.query_params["edits"]
     edits = edits[0] if isinstance(edits, list) else edits
@@ -111,7 +111,7 @@ def test_tornado_swings_are_clipped_to_the_fields_bounds():
 
 
 def test_the_default_tornado_runs_above_83_percent_utilization_and_labels_by_form(app: AppTest):
-    widget(app.sidebar.number_input, "Utilization [%]").set_value(90.0).run()
+    widget(app.sidebar.number_input, "Utilization › Share [%]").set_value(90.0).run()
     app.switch_page("econ/ui/pages/risk.py").run()
     widget(app.button, "Run the tornado").click().run()
     assert not app.exception and not [e.value for e in app.error], [e.value for e in app.error]
@@ -134,8 +134,8 @@ def test_edited_inputs_are_cited_in_sources_of_the_downloaded_toml(app: AppTest)
     from econ.scenario import dumps
 
     original = app.session_state[state.BASE]["sources"]["utilization.share"]
-    widget(app.sidebar.number_input, "Utilization [%]").set_value(90.0).run()
-    widget(app.sidebar.number_input, "Debt share of capex [%]").set_value(50.0).run()
+    widget(app.sidebar.number_input, "Utilization › Share [%]").set_value(90.0).run()
+    widget(app.sidebar.number_input, "Financing › Debt share [%]").set_value(50.0).run()
     assert not app.exception
     scenario = state.validate(app.session_state[state.DATA]).scenario  # what Export downloads
     sources = tomllib.loads(dumps(scenario))["sources"]
@@ -145,7 +145,7 @@ def test_edited_inputs_are_cited_in_sources_of_the_downloaded_toml(app: AppTest)
     )
     assert sources["financing.debt_share"].startswith(f"edited in the app on {today} (was: 70 %")
     # back to the base value: the base's own source again
-    widget(app.sidebar.number_input, "Utilization [%]").set_value(70.0).run()
+    widget(app.sidebar.number_input, "Utilization › Share [%]").set_value(70.0).run()
     assert app.session_state[state.DATA]["sources"]["utilization.share"] == original
 
 
@@ -153,7 +153,7 @@ def test_edited_inputs_are_cited_in_sources_of_the_downloaded_toml(app: AppTest)
 
 
 def test_a_percent_field_out_of_bounds_is_reported_in_percent(app: AppTest):
-    widget(app.sidebar.number_input, "Utilization [%]").set_value(150.0).run()
+    widget(app.sidebar.number_input, "Utilization › Share [%]").set_value(150.0).run()
     assert not app.exception
     text = " ".join(errors(app))
     assert "150 % is above 100 %" in text and "less than or equal to 1" not in text
@@ -186,10 +186,10 @@ def test_a_count_out_of_bounds_is_written_in_full():
 
 
 def test_a_fraction_typed_into_a_percent_field_gets_a_did_you_mean(app: AppTest):
-    widget(app.sidebar.number_input, "Utilization [%]").set_value(0.7).run()
+    widget(app.sidebar.number_input, "Utilization › Share [%]").set_value(0.7).run()
     hints = [w.value for w in app.sidebar.warning]
     assert any("did you mean 70 %?" in h for h in hints), hints
-    widget(app.sidebar.number_input, "Utilization [%]").set_value(75.0).run()
+    widget(app.sidebar.number_input, "Utilization › Share [%]").set_value(75.0).run()
     assert not any("did you mean" in w.value for w in app.sidebar.warning)
 
 
@@ -281,9 +281,9 @@ def test_extreme_values_get_sanity_warnings_and_ordinary_ones_none():
 
 
 def test_the_sidebar_warns_of_fifty_million_gpus_and_the_power_page_of_a_huge_hall(app: AppTest):
-    widget(app.sidebar.number_input, "GPUs").set_value(50_000_000).run()
+    widget(app.sidebar.number_input, "Fleet › GPU count [GPUs]").set_value(50_000_000).run()
     assert any("50,000,000 GPUs" in w.value for w in app.sidebar.warning)
-    widget(app.sidebar.number_input, "GPUs").set_value(72).run()
+    widget(app.sidebar.number_input, "Fleet › GPU count [GPUs]").set_value(72).run()
     app.switch_page("econ/ui/pages/power.py").run()
     widget(app.number_input, "Power budget [MW]").set_value(100_000.0).run()
     assert not app.exception

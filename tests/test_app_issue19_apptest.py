@@ -23,8 +23,8 @@ app = test_app.app  # the AppTest fixture: the app run once on the default scena
 
 def test_the_downloaded_toml_description_names_the_edited_fields(app: AppTest):
     base = app.session_state[state.BASE]["description"]
-    widget(app.sidebar.number_input, "Utilization [%]").set_value(90.0).run()
-    widget(app.sidebar.number_input, "Debt share of capex [%]").set_value(50.0).run()
+    widget(app.sidebar.number_input, "Utilization › Share [%]").set_value(90.0).run()
+    widget(app.sidebar.number_input, "Financing › Debt share [%]").set_value(50.0).run()
     assert not app.exception
     scenario = state.validate(app.session_state[state.DATA]).scenario  # what Export downloads
     description = tomllib.loads(dumps(scenario))["description"]
@@ -37,13 +37,13 @@ def test_the_downloaded_toml_description_names_the_edited_fields(app: AppTest):
     )
     assert note in " ".join(shown(c.value) for c in app.sidebar.caption)  # the sidebar too
     # one edit undone: one field named; both undone: the base's description again
-    widget(app.sidebar.number_input, "Utilization [%]").set_value(70.0).run()
+    widget(app.sidebar.number_input, "Utilization › Share [%]").set_value(70.0).run()
     description = app.session_state[state.DATA]["description"]
     assert description == (
         f"{base} (Edited in the app on {today}: Financing › Debt share [%]; "
         "the text before describes the values before these edits.)"
     )
-    widget(app.sidebar.number_input, "Debt share of capex [%]").set_value(70.0).run()
+    widget(app.sidebar.number_input, "Financing › Debt share [%]").set_value(70.0).run()
     assert app.session_state[state.DATA]["description"] == base
     assert not state.diff(app.session_state[state.DATA], app.session_state[state.BASE])
 
@@ -157,11 +157,11 @@ def test_library_calls_run_under_a_spinner_named_for_the_step(monkeypatch):
 
 
 def test_large_numbers_are_repeated_with_thousands_separators_under_their_box(app: AppTest):
-    widget(app.sidebar.number_input, "GPUs").set_value(1_000_000).run()
+    widget(app.sidebar.number_input, "Fleet › GPU count [GPUs]").set_value(1_000_000).run()
     assert not app.exception
     captions = [c.value for c in app.sidebar.caption]
     assert "= 1,000,000 GPUs" in captions
-    widget(app.sidebar.number_input, "GPUs").set_value(72).run()
+    widget(app.sidebar.number_input, "Fleet › GPU count [GPUs]").set_value(72).run()
     assert not any(c.value.startswith("= ") for c in app.sidebar.caption)  # small: no repeat
 
 

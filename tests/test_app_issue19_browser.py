@@ -59,7 +59,7 @@ def test_the_sidebar_starts_collapsed_at_800_px_and_open_at_1440_px(server, brow
         f"() => document.querySelector('{SIDEBAR}').dataset.collapsed === 'false'",
         timeout=TIMEOUT_MS,
     )
-    utilization = narrow.get_by_role("spinbutton", name="Utilization [%]")
+    utilization = narrow.get_by_role("spinbutton", name="Utilization › Share [%]")
     utilization.fill("80.0")
     utilization.press("Enter")
     narrow.wait_for_function("() => location.search.includes('edits=')", timeout=TIMEOUT_MS)

@@ -144,15 +144,16 @@ def test_an_edit_citation_writes_money_with_separators_not_e_notation():
 def test_a_capital_stack_hides_the_debt_share_and_loan_rate_and_says_where_to_edit():
     at = open_app("deepseek-r1-gb200-nvl72-capital-stack")
     labels = [w.label for w in at.sidebar.number_input]
-    assert "Debt share of capex [%]" not in labels and "Loan rate [%/year]" not in labels
-    assert "Discount rate [%/year]" in labels
+    assert "Financing › Debt share [%]" not in labels
+    assert "Financing › Debt rate [%/year]" not in labels
+    assert "Financing › Discount rate [%/year]" in labels
     text = " ".join(c.value for c in at.sidebar.caption)
     assert "capital stack sets its financing" in text and "ddtl 55% of capex" in text
     assert "Financing tab" in text and "Tranches (TOML)" in text
     # a scenario without tranches keeps both levers
     at.sidebar.selectbox[0].set_value("deepseek-r1-gb200-nvl72").run()
     labels = [w.label for w in at.sidebar.number_input]
-    assert "Debt share of capex [%]" in labels and "Loan rate [%/year]" in labels
+    assert "Financing › Debt share [%]" in labels and "Financing › Debt rate [%/year]" in labels
 
 
 # --- 4. validation messages name the form's fields, never a section's dict ----------------------------

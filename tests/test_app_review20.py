@@ -126,9 +126,9 @@ def test_whole_number_boxes_read_exponents_as_numbers(app: AppTest):
     # Streamlit's whole-number box (data type INT) reads "1e12" as 1 in the browser: the app's
     # are decimal boxes (tests/test_browser_review20.py types it)
     boxes = whole_number_boxes(app)
-    assert [w.label for w in boxes] == ["GPUs"]
+    assert [w.label for w in boxes] == ["Fleet › GPU count [GPUs]"]
     assert all(w.proto.data_type == NumberInputProto.FLOAT for w in boxes)
-    widget(app.sidebar.number_input, "GPUs").set_value(1e12).run()
+    widget(app.sidebar.number_input, "Fleet › GPU count [GPUs]").set_value(1e12).run()
     assert not app.exception
     text = " ".join(errors(app))
     assert "1,000,000,000,000 GPUs is above 100,000,000 GPUs" in text, text
@@ -145,16 +145,16 @@ def test_every_whole_number_field_is_a_decimal_box_on_the_scenario_page():
 
 
 def test_a_fraction_in_a_whole_number_box_is_refused_and_kept_as_typed(app: AppTest):
-    widget(app.sidebar.number_input, "GPUs").set_value(2.5).run()
+    widget(app.sidebar.number_input, "Fleet › GPU count [GPUs]").set_value(2.5).run()
     assert not app.exception
     said = "Fleet › GPU count [GPUs]: 2.5 is not a whole number; expected a whole number"
     assert any(said in e for e in errors(app)), errors(app)
     assert app.session_state[state.DATA]["fleet"]["gpu_count"] == 72  # not cut to 2
-    kept = widget(app.sidebar.text_input, "GPUs (as typed)")
+    kept = widget(app.sidebar.text_input, "Fleet › GPU count [GPUs] (as typed)")
     assert kept.value == "2.5"
     kept.set_value("80").run()
     assert not errors(app), errors(app)
-    assert widget(app.sidebar.number_input, "GPUs").value == 80
+    assert widget(app.sidebar.number_input, "Fleet › GPU count [GPUs]").value == 80
 
 
 def test_a_number_beyond_what_a_box_holds_is_refused():
@@ -197,7 +197,7 @@ def test_every_cost_tile_is_lower_is_better():
 
 
 def test_a_rising_cost_per_gpu_hour_is_drawn_red(app: AppTest):
-    widget(app.sidebar.number_input, "Colocation [USD/kW-month]").set_value(250.0).run()
+    widget(app.sidebar.number_input, "Facility › Colocation [USD/kW-month]").set_value(250.0).run()
     assert not app.exception
     tiles = {m.label: m.proto for m in app.metric if m.proto.delta}
     label = results.metric_label("cost_usd_per_gpu_hour", "USD")
@@ -473,7 +473,7 @@ def test_an_absurd_throughput_is_warned_of_against_the_catalogs_highest(app: App
     from econ.benchmarks import load_catalog
 
     highest = load_catalog()["tokens_per_s_per_gpu"].max()  # (NaN rows skipped)
-    widget(app.sidebar.number_input, "Output tokens/s per GPU").set_value(1e23).run()
+    widget(app.sidebar.number_input, "Throughput › Output tokens/s per GPU").set_value(1e23).run()
     assert not app.exception
     said = " ".join(w.value for w in app.sidebar.warning)
     assert "1e+23 tokens/s per GPU is more than 10 times the highest per-GPU throughput" in said
@@ -532,8 +532,8 @@ def test_a_huge_escalation_is_not_written_out_in_full():
 
 
 def test_a_refused_number_in_an_emptied_box_is_the_one_problem_named(app: AppTest):
-    widget(app.sidebar.number_input, "GPUs").set_value(None).run()
-    widget(app.sidebar.number_input, "GPUs").set_value(1e21).run()
+    widget(app.sidebar.number_input, "Fleet › GPU count [GPUs]").set_value(None).run()
+    widget(app.sidebar.number_input, "Fleet › GPU count [GPUs]").set_value(1e21).run()
     said = [e for e in errors(app) if e.startswith("The scenario is not valid")]
     assert len(said) == 1 and "is empty" not in said[0], said
     assert "Fleet › GPU count [GPUs]: 1e+21 is beyond 9,007,199,254,740,991" in said[0], said

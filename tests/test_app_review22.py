@@ -249,16 +249,14 @@ def test_every_field_writes_its_units_as_the_tiles_and_the_sidebar_do():
     assert "per s per GPU" not in labels
 
 
-def test_the_sidebar_levers_carry_the_form_s_label_or_unit():
+def test_the_sidebar_levers_carry_the_form_s_label_and_unit():
     from econ.ui.common import MAIN_INPUTS
-    from econ.ui.form import find
+    from econ.ui.form import find, path_label
 
-    for path, label in MAIN_INPUTS:
+    for path in MAIN_INPUTS:
+        # each lever's label is the one name messages give it (tests/test_app_review23.py)
         f = find(path)
-        unit = label.rsplit("[", 1)[1].rstrip("]") if label.endswith("]") else None
-        # a lever's unit is its field's; one without brackets is the form's label or unit
-        named = (f.label, f.label.split(" [")[0], f.unit)
-        assert unit == f.unit if unit else label in named, (path, label)
+        assert path_label(path).endswith(f.label), (path, f.label)
 
 
 def test_the_risk_page_names_throughput_and_prices_as_the_sidebar_does(app: AppTest):
@@ -267,7 +265,8 @@ def test_the_risk_page_names_throughput_and_prices_as_the_sidebar_does(app: AppT
     go(app, "risk")
     inputs = widget(app.multiselect, "Inputs")
     sidebar = [w.label for w in app.sidebar.number_input]
-    assert "Output tokens/s per GPU" in sidebar and "Token price, month 1 [USD/M tokens]" in sidebar
+    assert "Throughput › Output tokens/s per GPU" in sidebar
+    assert "Market › Price [USD/M tokens]" in sidebar
     shown = list(inputs.options)  # as the box shows them
     assert "Throughput › Output tokens/s per GPU" in shown, shown
     assert "Market › Price [USD/M tokens]" in shown, shown
@@ -277,7 +276,7 @@ def test_the_risk_page_names_throughput_and_prices_as_the_sidebar_does(app: AppT
 
 
 def test_a_validation_message_writes_usd_per_million_tokens_as_the_tiles_do(app: AppTest):
-    widget(app.sidebar.number_input, "Token price, month 1 [USD/M tokens]").set_value(-1.0).run()
+    widget(app.sidebar.number_input, "Market › Price [USD/M tokens]").set_value(-1.0).run()
     assert (
         "Market › Price [USD/M tokens]: -1 USD/M tokens is below 0 USD/M tokens (expected at "
         "least 0 USD/M tokens)"
@@ -354,14 +353,14 @@ def reopened(at: AppTest, page: str | None = None) -> AppTest:
     ("label", "typed", "path", "stored", "said"),
     [
         (
-            "GPUs",
+            "Fleet › GPU count [GPUs]",
             2.5,
             ("fleet", "gpu_count"),
             2.5,
             "Fleet › GPU count [GPUs]: 2.5 is not a whole number; expected a whole number",
         ),
         (
-            "GPUs",
+            "Fleet › GPU count [GPUs]",
             1e30,
             ("fleet", "gpu_count"),
             1e30,
@@ -369,7 +368,7 @@ def reopened(at: AppTest, page: str | None = None) -> AppTest:
             "number a box holds exactly; expected a smaller number",
         ),
         (
-            "Utilization [%]",
+            "Utilization › Share [%]",
             -10.0,
             ("utilization", "share"),
             -0.1,
@@ -437,7 +436,7 @@ def test_an_edited_scenario_s_downloads_carry_edited_and_the_start_of_its_stamp(
     names = {name for name, _ in file_names.values()}
     assert {f"{DEFAULT_SCENARIO}.toml", f"{DEFAULT_SCENARIO}.xlsx"} <= names, names
 
-    widget(at.sidebar.number_input, "Utilization [%]").set_value(80.0).run()
+    widget(at.sidebar.number_input, "Utilization › Share [%]").set_value(80.0).run()
     file_names.clear()
     go(at, "export")
     assert not errors(at), errors(at)

@@ -203,7 +203,7 @@ def test_the_equity_npv_the_irr_note_names_is_a_tile_beside_the_equity_irr():
 @pytest.mark.parametrize(("typed", "said"), [(0.0, "0 years"), (0.05, "0.05 years")])
 def test_a_useful_life_below_a_month_is_worded_as_other_bounds(app_seed: AppTest, typed, said):
     at = app_seed
-    widget(at.sidebar.number_input, "Useful life [years]").set_value(typed).run()
+    widget(at.sidebar.number_input, "Depreciation › Life [years]").set_value(typed).run()
     assert not at.exception
     told = f"{said} is below 1 month (0.0833 years); expected at least 1 month"
     assert told in [e.value for e in at.sidebar.error], [e.value for e in at.sidebar.error]
@@ -225,7 +225,7 @@ def test_an_emptied_number_box_says_that_letters_typed_in_it_are_dropped(app_see
     # Chromium sends a number box's value or nothing: "abc" cannot be typed, "seventy" leaves
     # the box empty (tests/test_browser_review23.py types them)
     at = app_seed
-    widget(at.sidebar.number_input, "GPUs").set_value(None).run()
+    widget(at.sidebar.number_input, "Fleet › GPU count [GPUs]").set_value(None).run()
     assert not at.exception
     said = (
         "empty; expected a number (a number box holds digits only: the browser drops letters "
@@ -282,3 +282,25 @@ def test_results_warnings_name_inputs_by_the_forms_labels(app_seed: AppTest):
     assert f"“{valuation}” = Beyond reversing liabilities recognizes" in shown, shown
     assert f"an earlier “{path_label('fleet.retire_month')}” would stop the loss" in shown, shown
     assert "financing.tax_valuation_allowance" not in shown and "fleet.retire_month" not in shown
+
+
+# --- 10. one name per field: the sidebar's levers are named as messages name them ------------------
+
+
+def test_each_sidebar_lever_is_named_as_the_messages_name_its_field(app_seed: AppTest):
+    from econ.ui.common import MAIN_INPUTS
+    from econ.ui.form import path_label
+
+    at = app_seed
+    boxes = [w.label for w in at.sidebar.number_input]
+    shown = [p for p in MAIN_INPUTS if p != "fleet.racks"]  # (the seed gives GPUs, not racks)
+    assert boxes == [path_label(p) for p in shown], boxes
+    assert "Depreciation › Life [years]" in boxes and "Market › Price [USD/M tokens]" in boxes
+    for label, bad in (("Depreciation › Life [years]", 0.0), ("Market › Price [USD/M tokens]", -1)):
+        box = widget(at.sidebar.number_input, label)
+        before = box.value
+        box.set_value(bad).run()
+        # the page's message names the field as its box does
+        assert any(f"\n\n{label}: " in e for e in errors(at)), errors(at)
+        widget(at.sidebar.number_input, label).set_value(before).run()
+        assert not errors(at), errors(at)

@@ -161,7 +161,7 @@ def test_the_annual_pnl_in_million_usd_shows_small_amounts_with_4_decimals():
     assert scaled_money(2.5, "million USD") == "2.50" and scaled_money(0.0, "million USD") == "0.00"
     assert scaled_money(1436.4, "USD") == "1,436"
     at = open_app()
-    widget(at.sidebar.number_input, "Utilization [%]").set_value(65.0).run()
+    widget(at.sidebar.number_input, "Utilization › Share [%]").set_value(65.0).run()
     at.session_state["econ.money"] = "million USD"
     at.run()
     assert not at.exception
@@ -409,7 +409,7 @@ def test_a_loan_sized_to_zero_says_so_and_why():
     from tests.test_app import widget
 
     at = open_app()
-    widget(at.sidebar.number_input, "Utilization [%]").set_value(0.0).run()
+    widget(at.sidebar.number_input, "Utilization › Share [%]").set_value(0.0).run()
     assert not at.exception
     said = [shown(i.value) for i in at.info if "No balance and no DSCR" in i.value]
     assert said == [

@@ -90,7 +90,7 @@ def test_a_bad_curve_is_named_once_and_the_app_names_its_own_controls(app: AppTe
 
 
 def test_the_data_table_defaults_stay_within_the_field_and_keep_their_values(app: AppTest):
-    widget(app.sidebar.number_input, "Utilization [%]").set_value(90.0).run()
+    widget(app.sidebar.number_input, "Utilization › Share [%]").set_value(90.0).run()
     go(app, "risk")
     row = [w for w in app.number_input if w.label in ("from", "to")][:2]
     assert [w.value for w in row] == [72.0, 100.0]  # 90% +-20%, within 100%

@@ -59,7 +59,7 @@ def test_refresh_month_boxes_are_answered_in_their_own_words(app: AppTest):
 
 def test_gain_tiles_read_n_a_where_a_figure_is_undefined(app: AppTest):
     """At 0% utilization the base serves no tokens: the tiles read "+nan%"."""
-    widget(app.sidebar.number_input, "Utilization [%]").set_value(0.0).run()
+    widget(app.sidebar.number_input, "Utilization › Share [%]").set_value(0.0).run()
     go(app, "gains")
     tiles = {m.label: m.value for m in app.metric}
     shares = [v for k, v in tiles.items() if "Change in" in k]

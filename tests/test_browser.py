@@ -83,7 +83,7 @@ def test_change_an_input_see_the_metric_move_and_share_the_link(server: str, bro
     page = open_page(browser, server)
     before = metric_value(page, "Levelized cost")
     assert before not in ("", "n/a")
-    utilization = page.get_by_role("spinbutton", name="Utilization [%]")
+    utilization = page.get_by_role("spinbutton", name="Utilization › Share [%]")
     utilization.fill("90.0")
     utilization.press("Enter")
     wait_for_metric_change(page, "Levelized cost", before)
@@ -99,7 +99,7 @@ def test_change_an_input_see_the_metric_move_and_share_the_link(server: str, bro
     # (on a loaded machine the box can be drawn a moment after the metric: wait for its value)
     from playwright.sync_api import expect
 
-    box = shared.get_by_role("spinbutton", name="Utilization [%]")
+    box = shared.get_by_role("spinbutton", name="Utilization › Share [%]")
     expect(box).to_have_value("90.00", timeout=TIMEOUT_MS)
     assert metric_value(shared, "Levelized cost") == after
     shared.close()

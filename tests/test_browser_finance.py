@@ -32,7 +32,7 @@ def test_the_share_box_equals_the_address_bar_after_edits_and_page_switches(serv
     page.get_by_text("Display and sharing").click()
     settle(page)
     assert share_box(page) == page.url
-    utilization = page.get_by_role("spinbutton", name="Utilization [%]")
+    utilization = page.get_by_role("spinbutton", name="Utilization › Share [%]")
     utilization.fill("90.0")
     utilization.press("Enter")
     page.wait_for_function("() => location.search.includes('edits=')", timeout=TIMEOUT_MS)
@@ -104,7 +104,7 @@ def test_a_mismatched_curve_and_an_oversized_file_in_the_browser(server, browser
 
 def test_the_default_tornado_runs_at_90_percent_utilization(server, browser):
     page = open_page(browser, server)
-    utilization = page.get_by_role("spinbutton", name="Utilization [%]")
+    utilization = page.get_by_role("spinbutton", name="Utilization › Share [%]")
     utilization.fill("90.0")
     utilization.press("Enter")
     settle(page)

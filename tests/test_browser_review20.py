@@ -13,12 +13,12 @@ pytestmark = pytest.mark.browser
 
 def test_an_exponent_typed_into_a_whole_number_box_is_taken_whole(server, browser):  # noqa: F811
     page = open_page(browser, server)
-    box = page.get_by_role("spinbutton", name="GPUs", exact=True)
+    box = page.get_by_role("spinbutton", name="Fleet › GPU count [GPUs]", exact=True)
     box.fill("1e12")
     box.press("Enter")
     said = "1,000,000,000,000 GPUs is above 100,000,000 GPUs"
     page.get_by_text(said, exact=False).first.wait_for(timeout=TIMEOUT_MS)
     settle(page)
-    box = page.get_by_role("spinbutton", name="GPUs", exact=True)
+    box = page.get_by_role("spinbutton", name="Fleet › GPU count [GPUs]", exact=True)
     assert box.input_value() == "1000000000000"  # not 1
     page.close()

@@ -64,7 +64,7 @@ def test_a_gpu_count_refused_where_it_was_typed_stays_in_the_address_bar(
     browser,  # noqa: F811
 ):
     page = open_page(browser, server)
-    box = page.get_by_role("spinbutton", name="GPUs", exact=True)
+    box = page.get_by_role("spinbutton", name="Fleet › GPU count [GPUs]", exact=True)
     box.fill("2.5")
     box.press("Enter")
     said = "Fleet › GPU count [GPUs]: 2.5 is not a whole number"
@@ -80,6 +80,6 @@ def test_a_gpu_count_refused_where_it_was_typed_stays_in_the_address_bar(
     shared.goto(link)
     shared.get_by_text(said, exact=False).first.wait_for(timeout=TIMEOUT_MS)
     settle(shared)
-    kept = shared.get_by_role("textbox", name="GPUs (as typed)", exact=True)
+    kept = shared.get_by_role("textbox", name="Fleet › GPU count [GPUs] (as typed)", exact=True)
     assert kept.input_value() == "2.5"
     shared.close()

@@ -12,7 +12,7 @@ from tests.test_browser import TIMEOUT_MS, browser, server, settle  # noqa: F401
 
 pytestmark = pytest.mark.browser
 
-CHARTS = """() => [...document.querySelectorAll('[data-testid="stVegaLiteChart"]')].map(chart => {
+CHARTS = r"""() => [...document.querySelectorAll('[data-testid="stVegaLiteChart"]')].map(chart => {
     const svg = chart.querySelector('svg');
     const box = chart.getBoundingClientRect();
     const drawn = svg.getBoundingClientRect();
@@ -84,7 +84,7 @@ def test_letters_typed_in_a_number_box_never_reach_the_app_and_its_message_says_
     page.goto(server)
     page.get_by_text("Levelized cost [USD/M tokens]").wait_for(timeout=TIMEOUT_MS)
     settle(page)
-    box = page.get_by_role("spinbutton", name="GPUs", exact=True)
+    box = page.get_by_role("spinbutton", name="Fleet › GPU count [GPUs]", exact=True)
     box.click()
     box.press("Control+a")
     box.type(typed)

@@ -12,31 +12,31 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from econ.labels import FIELD_LABELS
 from econ.scenario import Scenario, ScenarioError
 from econ.text import neutralize
 from econ.ui import compute, state
 from econ.ui.fmt import COUNT_WORDS, MONEY_SCALES, header, literal
-from econ.ui.form import Form, find, whole_number
+from econ.ui.form import Form, find, path_label, whole_number
 
 VALIDATION = "econ.validation"
 
 MAIN_INPUTS = (
-    ("fleet.racks", "Racks"),
-    ("fleet.gpu_count", "GPUs"),
-    ("throughput.tokens_per_s_per_gpu", FIELD_LABELS["throughput.tokens_per_s_per_gpu"]),
-    ("utilization.share", "Utilization [%]"),
-    ("depreciation.life_years", "Useful life [years]"),
-    ("power.price_usd_per_kwh", "Electricity [USD/kWh]"),
-    ("facility.colo_usd_per_kw_month", "Colocation [USD/kW-month]"),
-    ("market.price_usd_per_mtok", "Token price, month 1 [USD/M tokens]"),
-    ("market.price_decline_annual", "Token price decline [%/year]"),
-    ("financing.debt_share", "Debt share of capex [%]"),
-    ("financing.debt_rate_annual", "Loan rate [%/year]"),
-    ("financing.discount_rate_annual", "Discount rate [%/year]"),
+    "fleet.racks",
+    "fleet.gpu_count",
+    "throughput.tokens_per_s_per_gpu",
+    "utilization.share",
+    "depreciation.life_years",
+    "power.price_usd_per_kwh",
+    "facility.colo_usd_per_kw_month",
+    "market.price_usd_per_mtok",
+    "market.price_decline_annual",
+    "financing.debt_share",
+    "financing.debt_rate_annual",
+    "financing.discount_rate_annual",
 )
-"""The levers an operator moves most (the Scenario page edits every field), in the form's units
-(tests/test_app_review22.py); the throughput's label is the form's own."""
+"""The levers an operator moves most (the Scenario page edits every field), each labelled as
+every message names it: its section and the form's label (`path_label`, "Depreciation › Life
+[years]"), the sidebar having no tab to say the section (tests/test_app_review23.py)."""
 
 STACK_SETS = ("financing.debt_share", "financing.debt_rate_annual")
 """Levers a capital stack (financing.tranches) replaces: its tranches set the debt and its cost,
@@ -213,7 +213,7 @@ def sidebar() -> None:
     form = Form("side", v.errors)
     racks_given = state.get_path(ss[state.DATA], "fleet.racks", None) is not None
     tranches = state.get_path(ss[state.DATA], "financing.tranches", None)
-    for path, label in MAIN_INPUTS:
+    for path in MAIN_INPUTS:
         if path == "fleet.racks" and not racks_given:
             continue
         if path == "fleet.gpu_count" and racks_given:
@@ -224,7 +224,7 @@ def sidebar() -> None:
             continue
         f = find(path)
         if f is not None:
-            form.widget(f, bar, label=label)
+            form.widget(f, bar, label=path_label(path))
 
     with bar.expander(
         "Display and sharing",
