@@ -200,7 +200,7 @@ def _load_version_1_and_edit() -> AppTest:
     widget(at.selectbox, "Version").select(1).run()
     widget(at.button, "Load into the editor").click().run()
     assert not at.exception, at.exception
-    price = next(n for n in at.sidebar.number_input if n.label.startswith("Token price"))
+    price = next(n for n in at.sidebar.number_input if n.label.startswith("Market › Price"))
     price.set_value(0.5).run()
     return at
 
@@ -392,7 +392,7 @@ def test_a_name_spelled_decomposed_in_its_file_is_the_stored_name(library_url):
 
 
 def _price(at: AppTest, value: float) -> None:
-    box = next(n for n in at.sidebar.number_input if n.label.startswith("Token price"))
+    box = next(n for n in at.sidebar.number_input if n.label.startswith("Market › Price"))
     box.set_value(value).run()
 
 
