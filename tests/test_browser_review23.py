@@ -74,7 +74,9 @@ def test_charts_fit_a_phone_with_their_legends_whole(server, browser, address, f
         assert name in labels, labels
 
 
-@pytest.mark.parametrize("typed", ["abc", "seventy"])
+# (letters only: "seventy" holds an "e", which a number box takes as an exponent's, leaving a
+# half-typed number whose commit depends on the browser's timing; it failed one CI run in two)
+@pytest.mark.parametrize("typed", ["abc", "xyz"])
 def test_letters_typed_in_a_number_box_never_reach_the_app_and_its_message_says_so(
     server,  # noqa: F811
     browser,  # noqa: F811
