@@ -569,10 +569,9 @@ def _bounded_fields(model=Scenario, prefix=""):
 def test_every_bound_of_every_field_is_said_in_econ_s_words(path, bound, limit):
     """A number past a bound was refused in pydantic's words: "utilization.share = 2: Input
     should be less than or equal to 1", without the field's unit or its other bound."""
-    from econ.bounds import number_text, past_bound
-
     from pydantic import ValidationError
 
+    from econ.bounds import number_text, past_bound
     from econ.scenario.io import BOUND_TYPES
 
     past = {"ge": limit - 1, "gt": limit, "le": limit + 1, "lt": limit}[bound]
@@ -669,8 +668,8 @@ def test_a_boolean_is_quoted_as_toml_writes_it():
 
 def test_a_section_refused_whole_names_the_sets_inside_it_not_the_file_s_folder(tmp_path: Path):
     """A review: `--set capex.gpu_price_usd=40000` over the seed (which gives the system price)
-    was blamed on the file, by the server path of the ready-made scenario: "/work/.../
-    deepseek-r1-gb200-nvl72.toml: capex: give exactly one of ...". The section's rule refuses
+    was blamed on the file, by the server's absolute path of the ready-made scenario
+    (".../deepseek-r1-gb200-nvl72.toml: capex: give exactly one of ..."). The section's rule refuses
     the section, above the field the override set."""
     over = "(over deepseek-r1-gb200-nvl72.toml)"
     with pytest.raises(ScenarioError) as info:
