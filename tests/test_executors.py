@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import logging
 import socket
 import time
 
@@ -884,3 +885,21 @@ def test_an_empty_scheduler_address_is_refused_not_a_local_cluster(engine, capsy
         )
     else:
         assert err == "error: a scheduler address needs --engine dask, got engine 'process'\n"
+
+
+def test_a_lost_cluster_leaves_distributed_quiet_for_the_rest_of_the_process():
+    """The closed client's background sender logged the closed connection with a traceback
+    after close() had returned and restored the levels: printed after the run's one-line error
+    (one CI run in many). Interrupted runs restore the levels; lost ones keep them quiet."""
+    parent, child = logging.getLogger("econtest"), logging.getLogger("econtest.batched")
+    child.setLevel(logging.INFO)
+    try:
+        with executors._quiet_logger("econtest"):
+            assert not child.isEnabledFor(logging.ERROR)
+        assert child.isEnabledFor(logging.INFO) and parent.level == logging.NOTSET
+        with executors._quiet_logger("econtest", restore=False):
+            pass
+        assert not child.isEnabledFor(logging.ERROR) and not parent.isEnabledFor(logging.ERROR)
+    finally:
+        parent.setLevel(logging.NOTSET)
+        child.setLevel(logging.NOTSET)

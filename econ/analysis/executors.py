@@ -431,9 +431,11 @@ class DaskExecutor(Executor):
     def close(self):
         super().close()
         # After a lost scheduler the client logs that it failed to reconnect as it closes:
-        # the run has said so in one line already.
+        # the run has said so in one line already. Its background sender can still log the
+        # closed connection, with a traceback, after close() returns (printed after the run's
+        # error line, one CI run in many): a lost cluster leaves distributed's log quiet.
         quiet = (
-            _quiet_logger("distributed")
+            _quiet_logger("distributed", restore=not self._lost)
             if self._interrupted or self._lost
             else contextlib.nullcontext()
         )
@@ -696,10 +698,10 @@ def _in_thread(func: Callable[[], Any], timeout_s: float) -> Any:
 
 
 @contextlib.contextmanager
-def _quiet_logger(name: str):
-    """Silence a library's log (all but critical) for the duration of the block: the logger
-    and those below it that set a level of their own (Dask's config sets one for
-    distributed.client)."""
+def _quiet_logger(name: str, restore: bool = True):
+    """Silence a library's log (all but critical) for the duration of the block (for the
+    rest of the process if not `restore`): the logger and those below it that set a level of
+    their own (Dask's config sets one for distributed.client)."""
     loggers = [logging.getLogger(name)] + [
         logging.getLogger(child)
         for child in list(logging.root.manager.loggerDict)
@@ -712,7 +714,8 @@ def _quiet_logger(name: str):
         yield
     finally:
         for logger, level in zip(loggers, levels, strict=True):
-            logger.setLevel(level)
+            if restore:
+                logger.setLevel(level)
 
 
 class _WorkerDeathFilter(logging.Filter):
