@@ -355,11 +355,13 @@ def lease_vs_own_of_projection(
     property is used), §1.263(a)-4(f) (the 12-month rule does not reach rent prepaid for longer)
     and 26 U.S.C. §467 (rent accrues over the periods it covers).
     """
+    renter_pays = tuple(renter_pays)
     unknown = [name for name in renter_pays if name not in RENTER_COSTS]
-    if unknown:
+    repeated = [x for i, x in enumerate(renter_pays) if x in renter_pays[:i]]
+    if unknown or repeated:
+        what = f"unknown cost {unknown[0]!r}" if unknown else f"{repeated[0]!r} given twice"
         raise InputError(
-            f"renter_pays: unknown cost {unknown[0]!r}; expected names from "
-            + ", ".join(RENTER_COSTS)
+            f"renter_pays: {what}; expected names from {', '.join(RENTER_COSTS)}, each once"
         )
     tax_rate = np.asarray(tax_rate, dtype=float)
     operating = lines["power_usd"] + lines["facility_usd"] + lines["opex_usd"]

@@ -146,6 +146,9 @@ def test_cli_lease_vs_own_table(capsys):
         (["--price", "-1"], "--price = -1.0"),
         (["--price", "2", "--upfront-share", "1.5"], "--upfront-share = 1.5"),
         (["--price", "2", "--renter-pays", "tax"], "unknown cost 'tax'; expected 'none' or"),
+        # a cost named twice would be charged twice: refused as an unknown one is
+        (["--price", "2", "--renter-pays", "power,power"], "'power,power': 'power' given twice"),
+        (["--price", "2", "--renter-pays", "opex, opex"], "'opex, opex': 'opex' given twice"),
         (["--price", "2", "--term-months", "0"], "--term-months = 0"),
     ],
 )

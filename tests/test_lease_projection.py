@@ -78,6 +78,8 @@ def test_the_command_prints_the_library_figures(capsys):
 def test_unknown_renter_cost_is_refused():
     with pytest.raises(InputError, match="renter_pays: unknown cost 'rent'; expected names"):
         compare(load_scenario(SEED), 1.0, renter_pays=("rent",))
+    with pytest.raises(InputError, match="renter_pays: 'power' given twice; expected names"):
+        compare(load_scenario(SEED), 1.0, renter_pays=("power", "opex", "power"))
 
 
 # --- The owner's tax: tax depreciation and the tax on the sale, not the book's ---------------

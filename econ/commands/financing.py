@@ -422,10 +422,12 @@ def _renter_costs(text: str) -> tuple[str, ...]:
         return ()
     names = tuple(part.strip() for part in text.split(",") if part.strip())
     unknown = [x for x in names if x not in RENTER_COSTS]
-    if unknown:
+    repeated = [x for i, x in enumerate(names) if x in names[:i]]
+    if unknown or repeated:
+        what = f"unknown cost {unknown[0]!r}" if unknown else f"{repeated[0]!r} given twice"
         raise InputError(
-            f"--renter-pays {text!r}: unknown cost {unknown[0]!r}; expected 'none' or a "
-            f"comma-separated list of: {', '.join(RENTER_COSTS)}"
+            f"--renter-pays {text!r}: {what}; expected 'none' or a comma-separated list of "
+            f"distinct costs from: {', '.join(RENTER_COSTS)}"
         )
     return names
 
