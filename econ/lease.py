@@ -296,7 +296,15 @@ def lease_vs_own(
 
 
 RENTER_COSTS = ("power", "facility", "opex")
-"""Operating costs a renter may still bear (monthly lines `<name>_usd` of a projection)."""
+"""Operating costs a renter may still bear (monthly lines `<name>_usd` of a projection; for opex
+the renter's part, `renter_opex_usd`)."""
+
+RENTER_OPEX = "staff, software per GPU and SG&A"
+"""The opex a renter bears: the opex line less the costs tied to the owner's capex."""
+
+OWNER_OPEX_SHARES = ("maintenance_share_of_capex_annual", "insurance_share_of_capex_annual")
+"""Opex fields (`[opex]`) charged as shares of the owner's capex: maintenance and insurance of the
+owner's hardware, the owner's costs, which the rent covers, not a renter's."""
 
 
 def lease_vs_own_of_projection(
@@ -308,6 +316,7 @@ def lease_vs_own_of_projection(
     discount_rate_annual,
     renter_pays=(),
     debt_discount_rate_annual=None,
+    renter_opex_usd=None,
 ):
     """Leasing the fleet of a projection against owning it as projected [dict of arrays (n,)].
 
@@ -318,7 +327,7 @@ def lease_vs_own_of_projection(
     sale's gain over the tax basis taxed (a loss deducted). Leasing rents the GPUs the owner has
     in service each month (`gpus_in_service`: its deployment ramp, service start and retirement),
     in contracts from the first month of service (`rent_paid_usd`), plus the operating costs in
-    `renter_pays`, all deductible: the operating costs when paid, the rent in the months it pays
+    `renter_pays` (for opex the renter's part, `renter_opex_usd`), all deductible: the operating costs when paid, the rent in the months it pays
     for (`rent_accrued_usd`), so prepaid rent is deducted over the months of its contract.
     Both are compared by `lease_vs_own` at the discount rate, compounded monthly; the owner's
     debt flows (minus the financing cash flow, less the tax saved on interest expense) at
@@ -341,6 +350,10 @@ def lease_vs_own_of_projection(
     renter_pays : names from RENTER_COSTS
     debt_discount_rate_annual : array (n,), optional  rate discounting the owner's debt flows;
         default: discount_rate_annual [fraction/year]
+    renter_opex_usd : array (n, T)  the opex a renter bears (RENTER_OPEX): the projection's
+        opex line less maintenance and insurance, shares of the owner's capex (OWNER_OPEX_SHARES)
+        that the rent covers; the same scenario's opex line with those shares at 0 [USD];
+        needed when renter_pays names opex
 
     Returns
     -------
@@ -363,6 +376,12 @@ def lease_vs_own_of_projection(
         raise InputError(
             f"renter_pays: {what}; expected names from {', '.join(RENTER_COSTS)}, each once"
         )
+    if "opex" in renter_pays and renter_opex_usd is None:
+        raise ValueError(
+            "renter_pays names opex: expected renter_opex_usd, the opex a renter bears "
+            f"({RENTER_OPEX}; not the owner's maintenance and insurance, shares of its capex)"
+        )
+    renter_lines = {**lines, "opex_usd": renter_opex_usd}
     tax_rate = np.asarray(tax_rate, dtype=float)
     operating = lines["power_usd"] + lines["facility_usd"] + lines["opex_usd"]
     # The debt's cash is the projection's own financing cash flow, the line the equity cash flow
@@ -390,7 +409,7 @@ def lease_vs_own_of_projection(
 
     # Rent is deducted for the months it pays for, prepaid rent as those months are served
     # (accrual method: economic performance as the property is used), not when it is paid.
-    kept = sum((lines[f"{c}_usd"] for c in renter_pays), np.zeros_like(own))
+    kept = sum((renter_lines[f"{c}_usd"] for c in renter_pays), np.zeros_like(own))
     price = price_usd_per_gpu_hour
     lease_after_tax = after_tax_cost_usd(
         rent(price) + kept, rent_accrued_usd(gpus, price) + kept, tax_rate
@@ -418,7 +437,9 @@ def _col(x):
 
 
 __all__ = [
+    "OWNER_OPEX_SHARES",
     "RENTER_COSTS",
+    "RENTER_OPEX",
     "after_tax_cost_of_debt_annual",
     "after_tax_cost_usd",
     "financing_cash_flow_usd",

@@ -10,6 +10,7 @@ import pytest
 
 from econ import load_scenario, project
 from econ.cli import main
+from econ.commands.financing import renter_opex_usd
 from econ.errors import InputError
 from econ.lease import RENTER_COSTS, lease_vs_own_of_projection
 from econ.units import HOURS_PER_MONTH, monthly_rate
@@ -24,6 +25,8 @@ def compare(scenario, price, **kw):
     projection = project(scenario)
     args = dict(term_months=12, upfront_share=0.0, renter_pays=RENTER_COSTS)
     args.update(kw)
+    if "opex" in args["renter_pays"]:
+        args.setdefault("renter_opex_usd", renter_opex_usd(scenario))
     return projection, lease_vs_own_of_projection(
         projection.lines,
         price,
@@ -34,20 +37,72 @@ def compare(scenario, price, **kw):
 
 
 def test_without_tax_discount_or_debt_the_advantage_is_capital_less_rent():
-    # The renter bears every operating cost, so they cancel: owning costs capex less the sale
-    # proceeds; leasing costs the rent, gpus x price x 730 h in each of the horizon's months.
+    # The renter bears every operating cost but the owner's insurance (1.6% of capex a year, a
+    # cost of the owner's hardware that the rent covers), so the others cancel: owning costs
+    # capex less the sale proceeds plus insurance; leasing costs the rent, gpus x price x 730 h
+    # in each of the horizon's months.
     scenario = load_scenario(SEED, {"financing.debt_share": 0.0})
     projection, r = compare(scenario, 2.0)
     lines, horizon = projection.lines, int(projection.horizon_months[0])
     capital = lines["capex_usd"].sum() - lines["disposal_usd"].sum()
+    insurance = (seed_monthly_fleet_cost_usd(scenario) - 3_600.0) * horizon
     rent = scenario.fleet.gpu_count * 2.0 * HOURS_PER_MONTH * horizon
     assert r["pv_cost_own_usd"][0] == pytest.approx(capital + lines["opex_usd"].sum()
                                                     + lines["power_usd"].sum()
                                                     + lines["facility_usd"].sum(), rel=1e-12)  # fmt: skip
-    assert r["lease_advantage_usd"][0] == pytest.approx(capital - rent, rel=1e-9)
-    # break-even rent recovers the capital over the horizon's GPU-hours
+    assert r["lease_advantage_usd"][0] == pytest.approx(capital + insurance - rent, rel=1e-9)
+    # break-even rent recovers the capital and insurance over the horizon's GPU-hours
     hours = scenario.fleet.gpu_count * HOURS_PER_MONTH * horizon
-    assert r["breakeven_usd_per_gpu_hour"][0] == pytest.approx(capital / hours, rel=1e-9)
+    assert r["breakeven_usd_per_gpu_hour"][0] == pytest.approx(
+        (capital + insurance) / hours, rel=1e-9
+    )
+
+
+def staff_after_tax_pv(months=72):
+    """The seed's opex a renter bears, by hand: staff of 3,600 USD a month (no software, no SG&A;
+    the insurance is the owner's) for months 1..`months`, after tax at 21%, discounted at 12% a
+    year compounded monthly: 0.79 x 3,600 x (1 - 1.12^(-months/12)) / i."""
+    i = 1.12 ** (1 / 12) - 1
+    return 0.79 * 3_600.0 * (1 - 1.12 ** (-months / 12)) / i
+
+
+def test_the_renter_does_not_pay_for_the_owners_hardware():
+    # Reviewer's case: with --renter-pays opex, doubling the owner's rack price (3.1 M to 6.2 M)
+    # raised the lease's cost through the insurance (1.6% of capex a year) in the opex line.
+    # Insuring and maintaining the hardware is the owner's, covered by the rent: the lease's PV
+    # is the rent's plus the staff's, whatever the capex. By hand, 36-month terms, no upfront:
+    # 0.79 x (210,240 + 3,600) x a72 = 8,783,686 USD.
+    leases = []
+    for price in (3_100_000.0, 6_200_000.0):
+        scenario = load_scenario(SEED, {"capex.system_price_usd": price})
+        _, r = command_terms(scenario, upfront_share=0.0)
+        leases.append(r["pv_cost_lease_usd"][0])
+    i = 1.12 ** (1 / 12) - 1
+    rent = 0.79 * 72 * 4.0 * 730 * (1 - 1.12**-6) / i
+    assert leases[0] == pytest.approx(rent + staff_after_tax_pv(), rel=1e-12)
+    assert leases[1] == pytest.approx(leases[0], rel=1e-15)
+    assert leases[0] == pytest.approx(8_783_686, abs=1.0)
+    # maintenance after a warranty is the owner's too
+    covered = {"opex.maintenance_share_of_capex_annual": 0.1, "opex.warranty_months": 36}
+    _, r = command_terms(load_scenario(SEED, covered), upfront_share=0.0)
+    assert r["pv_cost_lease_usd"][0] == pytest.approx(leases[0], rel=1e-15)
+    # software per GPU is the renter's: 72 GPUs x 100 USD a month more, after tax
+    _, r = command_terms(
+        load_scenario(SEED, {"opex.software_usd_per_gpu_month": 100.0}), upfront_share=0.0
+    )
+    extra = 0.79 * 7_200.0 * (1 - 1.12**-6) / i
+    assert r["pv_cost_lease_usd"][0] == pytest.approx(leases[0] + extra, rel=1e-12)
+
+
+def test_the_command_says_which_opex_the_renter_pays(capsys):
+    args = ["lease-vs-own", str(SEED), "--price", "4"]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "the renter's opex: staff, software per GPU and SG&A; the owner's insurance" in out
+    assert main([*args, "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["renter_opex"] == "staff, software per GPU and SG&A"
+    assert main([*args, "--renter-pays", "power", "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["renter_opex"] is None
 
 
 def test_at_the_break_even_price_leasing_and_owning_cost_the_same():
@@ -143,7 +198,12 @@ def test_the_owner_deducts_the_scenarios_tax_depreciation():
     expected = present_value(own_cash_usd(lines) - t * own_deductible_usd(lines), scenario)
     assert r["pv_cost_own_usd"][0] == pytest.approx(expected, rel=1e-12)
     assert r["pv_cost_own_usd"][0] == pytest.approx(4_486_438, abs=1.0)
-    assert r["breakeven_usd_per_gpu_hour"][0] == pytest.approx(1.8136, abs=5e-5)
+    # Break-even: (PV own - the staff the renter pays) / the lease per USD/GPU-hour (the prepaid
+    # lease at 4 USD, by hand, / 4): 1.8983 (1.8136 while the renter paid the insurance too).
+    per_price = prepaid_seed_lease_pv(0.25) / 4.0
+    breakeven = (r["pv_cost_own_usd"][0] - staff_after_tax_pv()) / per_price
+    assert r["breakeven_usd_per_gpu_hour"][0] == pytest.approx(breakeven, rel=1e-9)
+    assert breakeven == pytest.approx(1.8983, abs=5e-5)
 
 
 def test_macrs_is_cheaper_to_own_than_the_seed_by_the_value_of_its_tax_timing():
@@ -227,8 +287,12 @@ def test_with_book_tax_depreciation_and_a_sale_at_book_value_the_book_shield_is_
     assert r["pv_cost_own_usd"][0] == pytest.approx(expected, rel=1e-12)
     if not overrides:  # the seed's figures of `econ lease-vs-own`, before and after the fix
         assert r["pv_cost_own_usd"][0] == pytest.approx(4_678_754, abs=1.0)
-        # (1.9201 with the lease's prepaid rent deducted when paid)
-        assert r["breakeven_usd_per_gpu_hour"][0] == pytest.approx(1.8977, abs=5e-5)
+        # (1.9201 with the lease's prepaid rent deducted when paid; 1.8977 while the renter paid
+        # the owner's insurance too)
+        per_price = prepaid_seed_lease_pv(0.25) / 4.0
+        breakeven = (4_678_754 - staff_after_tax_pv()) / per_price
+        assert r["breakeven_usd_per_gpu_hour"][0] == pytest.approx(breakeven, abs=5e-5)
+        assert breakeven == pytest.approx(1.9825, abs=5e-5)
 
 
 # --- The rent follows the GPUs the owner has in service --------------------------------------
@@ -246,21 +310,23 @@ def test_a_retired_fleet_stops_paying_rent():
     # upfront, the renter paying opex). Rent is paid for months 1-36 only: 72 GPUs x 4 USD x 730 h
     # = 210,240 USD a month, after tax (1 - 0.21), discounted at i = 1.12^(1/12) - 1:
     # 0.79 x 210,240 x (1 - 1.12^-3) / i = 5,044,931 USD (annuity of 36 payments in arrears).
-    # The renter also pays the owner's opex line, staff and insurance for the same 36 months
-    # (they stop with the fleet; 5,305,925 while staff stayed to the horizon): 5,244,437 in all,
-    # where the whole horizon's rent gave 8,896,807.
+    # The renter also pays its opex, the staff (not the owner's insurance) for the same 36
+    # months (they stop with the fleet): 5,131,317 in all (5,244,437 with the insurance;
+    # 5,305,925 while staff stayed to the horizon), where the whole horizon's rent gave 8,896,807.
     scenario = load_scenario(SEED, {"fleet.retire_month": 36})
     projection, r = command_terms(scenario, upfront_share=0.0)
     i = 1.12 ** (1 / 12) - 1
     annuity = (1 - 1.12**-3) / i
     rent = 0.79 * 72 * 4.0 * 730 * annuity
     assert rent == pytest.approx(5_044_931, abs=1.0)
-    opex = 0.79 * seed_monthly_fleet_cost_usd(scenario) * annuity
-    assert opex == pytest.approx(present_value(0.79 * projection.lines["opex_usd"], scenario))
-    assert r["pv_cost_lease_usd"][0] == pytest.approx(rent + opex, rel=1e-12)
-    assert r["pv_cost_lease_usd"][0] == pytest.approx(5_244_437, abs=1.0)
-    # the break-even rent recovers the owner's cost over 36 months of GPU-hours, not 72
-    assert r["breakeven_usd_per_gpu_hour"][0] == pytest.approx(2.1605, abs=5e-5)
+    staff = staff_after_tax_pv(36)
+    assert r["pv_cost_lease_usd"][0] == pytest.approx(rent + staff, rel=1e-12)
+    assert r["pv_cost_lease_usd"][0] == pytest.approx(5_131_317, abs=1.0)
+    # the break-even rent recovers the owner's cost over 36 months of GPU-hours, not 72:
+    # (PV own - the staff) / (0.79 x 72 x 730 x the 36-month annuity factor)
+    breakeven = (r["pv_cost_own_usd"][0] - staff) / (rent / 4.0)
+    assert r["breakeven_usd_per_gpu_hour"][0] == pytest.approx(breakeven, rel=1e-9)
+    assert breakeven == pytest.approx(2.2502, abs=5e-5)  # 2.1605 with the insurance
 
 
 @pytest.mark.parametrize(
@@ -273,14 +339,17 @@ def test_a_retired_fleet_stops_paying_rent():
 )
 def test_the_rent_follows_the_gpus_in_service(overrides):
     # No tax, discount or upfront: the lease costs the rent of each month's GPUs in service
-    # (a ramp's fractions, nothing before service starts or after retirement) plus opex.
+    # (a ramp's fractions, nothing before service starts or after retirement) plus the staff,
+    # 3,600 USD a month from the first month with GPUs in service to the last (the seed's
+    # other opex is the owner's insurance).
     scenario = load_scenario(SEED, overrides)
     projection, r = compare(scenario, 2.0, renter_pays=("opex",))
     lines = projection.lines
     gpus = lines["gpus_in_service"][0]
     assert gpus.sum() < scenario.fleet.gpu_count * int(projection.horizon_months[0])
     rent = 2.0 * HOURS_PER_MONTH * gpus.sum()
-    assert r["pv_cost_lease_usd"][0] == pytest.approx(rent + lines["opex_usd"].sum(), rel=1e-12)
+    staff = 3_600.0 * np.count_nonzero(gpus)
+    assert r["pv_cost_lease_usd"][0] == pytest.approx(rent + staff, rel=1e-12)
 
 
 def test_the_first_contract_starts_with_service():

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from econ import load_scenario, project
 from econ.cli import main
+from econ.commands.financing import renter_opex_usd
 from econ.lease import after_tax_cost_of_debt_annual, lease_vs_own, lease_vs_own_of_projection
 from tests.conftest import SCENARIOS
 
@@ -45,6 +46,7 @@ def compare(scenario, price, term_months=36, upfront_share=0.0, renter_pays=("op
         np.array([scenario.financing.tax_rate]),
         np.array([scenario.financing.discount_rate_annual]),
         renter_pays=renter_pays,
+        renter_opex_usd=renter_opex_usd(scenario) if "opex" in renter_pays else None,
         **kw,
     )
     return projection, result
@@ -165,7 +167,15 @@ def test_deferred_interest_of_a_sculpted_loan_is_no_draw(stem, reviewed, fixed, 
     old = present_value(asset_cost_usd(lines, t) + old_debt_cost_usd(lines, t), scenario)
     assert old == pytest.approx(reviewed, abs=1.0)
     if breakeven is not None:
-        assert r["breakeven_usd_per_gpu_hour"][0] == pytest.approx(breakeven, abs=5e-5)
+        # the reviewed break-even charged the renter the owner's insurance and maintenance
+        # (shares of its capex, which the rent covers): now the rent recovers them too, by
+        # PV((1 - t) x those costs) / PV(the after-tax lease per USD/GPU-hour)
+        _, per_price = compare(scenario, 1.0, renter_pays=())
+        owners = (1 - t) * (lines["opex_usd"] - renter_opex_usd(scenario))
+        shift = present_value(owners, scenario) / per_price["pv_cost_lease_usd"][0]
+        assert shift > 0.05
+        got = r["breakeven_usd_per_gpu_hour"][0]
+        assert got == pytest.approx(breakeven + shift, abs=5e-5)
 
 
 # --- Properties: no debt, fees ------------------------------------------------------------------

@@ -14,7 +14,11 @@ import numpy as np
 from econ.commands import SCENARIO_HELP, Number, add_format, add_overrides, scenario_path
 from econ.errors import InputError
 from econ.financing import DAY_COUNTS, REPAYMENTS
-from econ.lease import RENTER_COSTS  # numpy only; the engine loads in the command
+from econ.lease import (  # numpy only; the engine loads in the command
+    OWNER_OPEX_SHARES,
+    RENTER_COSTS,
+    RENTER_OPEX,
+)
 from econ.units import MONTHS_PER_YEAR, monthly_rate
 
 EXIT_OK = 0
@@ -148,7 +152,8 @@ def register(subparsers) -> None:
         "--renter-pays",
         default="opex",
         help="costs the renter still bears, comma-separated from power,facility,opex, or 'none' "
-        "(default opex: the rent covers power and facility)",
+        "(default opex: the rent covers power and facility, and the owner's insurance and "
+        f"maintenance; the renter's opex is {RENTER_OPEX})",
     )
     lease.add_argument(
         "--discount-rate",
@@ -354,6 +359,7 @@ def _cmd_lease_vs_own(args) -> int:
             "GPUs as [fleet])"
         )
     projection = project(scenario)
+    renter_opex = renter_opex_usd(scenario) if "opex" in renter else None
     horizon = projection.horizon_months
     tax_rate = np.array([scenario.financing.tax_rate])
     annual = (
@@ -381,6 +387,7 @@ def _cmd_lease_vs_own(args) -> int:
             np.array([annual]),
             renter_pays=renter,
             debt_discount_rate_annual=np.array([debt_annual]),
+            renter_opex_usd=renter_opex,
         )
     _require(
         bool(np.isfinite(result["pv_cost_lease_usd"][0]))
@@ -400,6 +407,7 @@ def _cmd_lease_vs_own(args) -> int:
         "term_months": args.term_months,
         "upfront_share": args.upfront_share,
         "renter_pays": list(renter),
+        "renter_opex": RENTER_OPEX if "opex" in renter else None,
         "discount_rate_annual": annual,
         "discount_debt_at": args.discount_debt_at,
         "debt_discount_rate_annual": debt_annual,
@@ -415,6 +423,17 @@ def _cmd_lease_vs_own(args) -> int:
     else:
         print(_lease_table(record))
     return EXIT_OK
+
+
+def renter_opex_usd(scenario):
+    """The opex a renter of the scenario's GPUs bears [USD], array (1, T): the scenario's opex
+    line with the shares of capex (maintenance, insurance: OWNER_OPEX_SHARES) at 0, so staff,
+    software per GPU and SG&A. Insuring and maintaining the hardware is the owner's, paid from
+    the rent: charging the renter for it would raise the lease's cost with the owner's capex."""
+    from econ import project
+
+    opex = scenario.opex.model_copy(update=dict.fromkeys(OWNER_OPEX_SHARES, 0.0))
+    return project(scenario.model_copy(update={"opex": opex})).lines["opex_usd"]
 
 
 def _renter_costs(text: str) -> tuple[str, ...]:
@@ -454,8 +473,11 @@ def _lease_table(r: dict) -> str:
         f"{r['first_service_month']}-{r['last_service_month']} of {r['horizon_months']}; rent "
         f"{r['rent_usd_per_gpu_hour']:g} USD/GPU-hour, {r['term_months']}-month terms, "
         f"{r['upfront_share']:.0%} upfront; renter pays: {', '.join(r['renter_pays']) or 'none'}",
-        "",
     ]
+    if r["renter_opex"]:
+        out.append(f"(the renter's opex: {r['renter_opex']}; the owner's insurance and")
+        out.append("maintenance, shares of its capex, are in the rent)")
+    out.append("")
     out += [
         "  ".join(
             [row[0].ljust(widths[0])]
