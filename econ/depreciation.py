@@ -70,6 +70,7 @@ __all__ = [
     "book_value",
     "custom",
     "declining_balance",
+    "describe_method",
     "dispose",
     "economic",
     "fixed_declining_balance",
@@ -985,6 +986,26 @@ class MethodSettings:
                 f"unknown depreciation method {self.method!r}; valid methods: "
                 + ", ".join(METHOD_NAMES)
             )
+
+
+def describe_method(settings: MethodSettings) -> str:
+    """A schedule's method in words, for a report's note: MACRS with its property class,
+    convention, IRS table and bonus share ("MACRS GDS 5-year, half-year convention (IRS Pub 946
+    Table A-1), bonus 0%"); another method with its life and salvage share; a custom one with
+    its percentages."""
+    s = settings
+    if s.method == "macrs_gds":
+        table = MACRS_CONVENTIONS.index(s.convention) + 1  # Tables A-1 to A-5, in that order
+        return (
+            f"MACRS GDS {s.recovery_years:g}-year, {s.convention} convention (IRS Pub 946 Table "
+            f"A-{table}), bonus {100 * s.bonus_share:g}%"
+        )
+    if s.method == "custom":
+        return "custom percentages " + ", ".join(f"{p:g}" for p in s.custom_percent)
+    name = s.method.replace("_", " ")
+    if s.method == "declining_balance":
+        name += f" x{s.factor:g}" + ("" if s.switch_to_straight_line else ", no switch")
+    return f"{name} over {s.life_years:g} years, salvage {100 * s.salvage_share:g}%"
 
 
 def schedule(

@@ -302,6 +302,14 @@ the renter's part, `renter_opex_usd`)."""
 RENTER_OPEX = "staff, software per GPU and SG&A"
 """The opex a renter bears: the opex line less the costs tied to the owner's capex."""
 
+TAX_TIMING = (
+    "every deduction, the owner's and the renter's, saves tax at the tax rate in the month it "
+    "arises: no loss carry-forward, no limit on the losses used (financing.tax_loss_limit), no "
+    "payment schedule (financing.tax_payment), as lease-versus-buy analysis assumes; the tax of "
+    "econ project (tax_usd) has them"
+)
+"""The tax simplification of lease versus own (`after_tax_cost_usd`), as the reports state it."""
+
 OWNER_OPEX_SHARES = ("maintenance_share_of_capex_annual", "insurance_share_of_capex_annual")
 """Opex fields (`[opex]`) charged as shares of the owner's capex: maintenance and insurance of the
 owner's hardware, the owner's costs, which the rent covers, not a renter's."""
@@ -440,6 +448,7 @@ __all__ = [
     "OWNER_OPEX_SHARES",
     "RENTER_COSTS",
     "RENTER_OPEX",
+    "TAX_TIMING",
     "after_tax_cost_of_debt_annual",
     "after_tax_cost_usd",
     "financing_cash_flow_usd",

@@ -405,3 +405,31 @@ def test_fully_prepaid_rent():
     projection, r = command_terms(load_scenario(SEED), renter_pays=(), upfront_share=1.0)
     assert r["pv_cost_lease_usd"][0] == pytest.approx(prepaid_seed_lease_pv(1.0), rel=1e-12)
     assert r["pv_cost_lease_usd"][0] == pytest.approx(10_660_253, abs=1.0)
+
+
+# --- The table names its tax terms and says how it simplifies tax ----------------------------
+
+
+@pytest.mark.parametrize(
+    ("path", "depreciation"),
+    [
+        (SEED, "the book schedule, straight line over 6 years, salvage 0%"),
+        # IRS Pub 946 Appendix A: Table A-1 is the half-year convention's
+        (MACRS, "MACRS GDS 5-year, half-year convention (IRS Pub 946 Table A-1), bonus 100%"),
+    ],
+)
+def test_the_command_names_its_tax_terms(path, depreciation, capsys):
+    # A tax reviewer's finding: the owner's deductions are all used when they arise (no loss
+    # carry-forward, no 80% limit), unlike econ project's tax, and the table named neither the
+    # tax rate, the tax depreciation nor the discount rate.
+    args = ["lease-vs-own", str(path), "--price", "4", "--discount-rate", "0.1"]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "tax rate 21%; discount rate 10.00% a year" in out
+    assert f"tax depreciation: {depreciation}\n" in out
+    assert "no loss carry-forward, loss limit or payment schedule" in out
+    assert main([*args, "--format", "json"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert printed["tax_depreciation"] == depreciation
+    assert printed["tax_depreciation_method"] == load_scenario(path).depreciation.tax.method
+    assert "no loss carry-forward" in printed["tax_timing"]

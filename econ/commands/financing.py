@@ -18,6 +18,7 @@ from econ.lease import (  # numpy only; the engine loads in the command
     OWNER_OPEX_SHARES,
     RENTER_COSTS,
     RENTER_OPEX,
+    TAX_TIMING,
 )
 from econ.units import MONTHS_PER_YEAR, monthly_rate
 
@@ -397,6 +398,7 @@ def _cmd_lease_vs_own(args) -> int:
         "a smaller rent: the lease's present value overflows floating point [USD/GPU-hour]",
     )
     serving = np.flatnonzero(projection.lines["gpus_in_service"][0] > 0)
+    policy = scenario.depreciation
     record = {
         "scenario": scenario.name,
         "horizon_months": int(horizon[0]),
@@ -413,6 +415,9 @@ def _cmd_lease_vs_own(args) -> int:
         "debt_discount_rate_annual": debt_annual,
         "after_tax_cost_of_debt_annual": _number(cost_of_debt),
         "tax_rate": float(tax_rate[0]),
+        "tax_depreciation_method": policy.tax.method,
+        "tax_depreciation": _tax_depreciation(policy),
+        "tax_timing": TAX_TIMING,
         **{key: _number(value[0]) for key, value in result.items()},
     }
     if args.format == "json":
@@ -434,6 +439,15 @@ def renter_opex_usd(scenario):
 
     opex = scenario.opex.model_copy(update=dict.fromkeys(OWNER_OPEX_SHARES, 0.0))
     return project(scenario.model_copy(update={"opex": opex})).lines["opex_usd"]
+
+
+def _tax_depreciation(policy) -> str:
+    """The owner's tax depreciation in words (the book schedule's when tax.method is book)."""
+    from econ.commands.depreciation import method_settings
+    from econ.depreciation import describe_method
+
+    text = describe_method(method_settings(policy.tax_method, policy.in_service_month))
+    return f"the book schedule, {text}" if policy.tax.method == "book" else text
 
 
 def _renter_costs(text: str) -> tuple[str, ...]:
@@ -477,7 +491,14 @@ def _lease_table(r: dict) -> str:
     if r["renter_opex"]:
         out.append(f"(the renter's opex: {r['renter_opex']}; the owner's insurance and")
         out.append("maintenance, shares of its capex, are in the rent)")
-    out.append("")
+    out += [
+        f"tax rate {100 * r['tax_rate']:g}%; discount rate {r['discount_rate_annual']:.2%} a year",
+        f"tax depreciation: {r['tax_depreciation']}",
+        "(simplified: every deduction, the owner's and the renter's, saves tax at the tax rate",
+        "in the month it arises, with no loss carry-forward, loss limit or payment schedule, as",
+        "lease-versus-buy analysis assumes; econ project's tax_usd has them)",
+        "",
+    ]
     out += [
         "  ".join(
             [row[0].ljust(widths[0])]
