@@ -2331,6 +2331,10 @@ def _warning_context(b, ledger: _Ledger, facts, fleet: _Fleet, costs: _Costs, ca
         "carrying_at_sale": capital.carrying_at_sale,
         "impairment_month": capital.impairment_month,
         "impairment_loss": capital.impairment_loss,
+        # every write-down, not only the first: a test each month can write down again (rows,)
+        "impairment_months": (capital.lines["impairment_usd"] > 0).sum(axis=1),
+        "impairment_written_down": np.maximum(capital.lines["impairment_usd"], 0.0).sum(axis=1),
+        "impairment_reversed": np.maximum(-capital.lines["impairment_usd"], 0.0).sum(axis=1),
         "contracted_kw": b["facility.contracted_kw"][first],
         "loan_usd": b["financing.debt_usd"][first],
         "peak_it_kw": ledger.lines["it_kw"].max(axis=1),
@@ -3169,8 +3173,19 @@ ROW_MESSAGES = {
     ),
     "impaired": lambda c, r: (
         f"impaired in month {c['impairment_month'][r]}: a loss of "
-        f"{c['impairment_loss'][r]:,.0f} USD writes the GPUs down, and depreciation continues "
-        "from the lower carrying amount"
+        f"{c['impairment_loss'][r]:,.0f} USD writes the GPUs down"
+        + (
+            f", and {c['impairment_months'][r]} months in all have a write-down, "
+            f"{c['impairment_written_down'][r]:,.0f} USD in total"
+            if c["impairment_months"][r] > 1
+            else ""
+        )
+        + (
+            f" ({c['impairment_reversed'][r]:,.0f} USD of it reversed later)"
+            if c["impairment_reversed"][r] > 0
+            else ""
+        )
+        + "; depreciation continues from the lower carrying amount"
     ),
     "depreciated_late": lambda c, r: (
         f"depreciation.in_service_month = {c['depreciation_start'][r] - c['purchase'][r]:.0f} "

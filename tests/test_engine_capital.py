@@ -368,3 +368,24 @@ def test_a_mid_quarter_convention_of_another_quarter_is_refused_by_name():
         r"service in month 19, month 7 of tax year 2",
     ):
         project(refresh)
+
+
+def test_the_impairment_warning_counts_every_write_down():
+    # A controller's review: the seed with a 30% price-drop test and MACRS tax is written down in
+    # 28 months (2,304,287 USD), but the warning named only the first loss (869,308 USD in
+    # month 13). It now gives the first month, the months with a write-down and their total,
+    # counted here from the monthly impairment line.
+    overrides = {
+        "depreciation.impairment.price_drop_threshold": 0.3,
+        "depreciation.tax.method": "macrs_gds",
+    }
+    result = project(
+        load_scenario(ROOT / "models/scenarios/deepseek-r1-gb200-nvl72.toml", overrides)
+    )
+    line = result.lines["impairment_usd"][0]
+    written = line[line > 0]
+    first = int(np.flatnonzero(line > 0)[0])
+    assert written.size == 28 and written.sum() == pytest.approx(2_304_287, abs=1.0)
+    warning = next(w for w in result.warnings[0] if w.startswith("impaired in month"))
+    assert warning.startswith(f"impaired in month {first}: a loss of {written[0]:,.0f} USD")
+    assert f"{written.size} months in all have a write-down, {written.sum():,.0f} USD" in warning
