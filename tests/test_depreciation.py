@@ -1191,3 +1191,45 @@ def test_cli_bad_input_exits_3_with_the_message(capsys, argv, message):
     err = capsys.readouterr().err
     assert re.search(message, err), err
     assert "Traceback" not in err
+
+
+# --- The command names its methods, and a year cut short --------------------------------------
+
+
+def test_cli_names_its_methods_and_tax_rate(capsys):
+    # A reviewer's finding: the table named neither the MACRS class, its convention and table,
+    # the bonus share nor the tax rate. IRS Pub 946 Appendix A: Table A-1 is the half-year
+    # convention's, A-2 to A-5 the mid-quarter convention's by the quarter placed in service.
+    argv = ["depreciation", "--cost", "100000", "--tax-method", "macrs_gds", "--by", "year"]
+    assert cli_main(argv) == 0
+    out = capsys.readouterr().out
+    assert "book: straight line over 6 years, salvage 0%\n" in out
+    assert (
+        "tax: MACRS GDS 5-year, half-year convention (IRS Pub 946 Table A-1), bonus 0%, "
+        "tax rate 21%\n"
+    ) in out
+    argv += ["--convention", "mid-quarter Q4", "--bonus-share", "0.4", "--in-service-month", "10"]
+    assert cli_main([*argv, "--tax-rate", "0.25", "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["methods"] == {
+        "book": "straight line over 6 years, salvage 0%",
+        "tax": "MACRS GDS 5-year, mid-quarter Q4 convention (IRS Pub 946 Table A-5), bonus 40%",
+        "tax_rate": 0.25,
+    }
+    assert cli_main(["depreciation", "--cost", "1000", "--salvage", "100", "--by", "year"]) == 0
+    assert "tax: the book schedule (straight line over 6 years, salvage 10%)" in (
+        capsys.readouterr().out
+    )
+
+
+def test_cli_marks_a_year_cut_short(capsys):
+    # --months 20 shows months 0-20: year 1 is months 1-12, year 2 months 13-20, 8 of them.
+    argv = ["depreciation", "--cost", "100000", "--tax-method", "macrs_gds", "--months", "20"]
+    assert cli_main([*argv, "--by", "year"]) == 0
+    rows = capsys.readouterr().out.splitlines()
+    assert rows[-1].lstrip().startswith("2 (8 months) ")
+    assert rows[-2].lstrip().startswith("1 ")
+    assert cli_main([*argv, "--by", "year", "--format", "json"]) == 0
+    years = json.loads(capsys.readouterr().out)["yearly"]
+    assert [(y["year"], y["months"]) for y in years] == [(1, 12), (2, 20 - 12)]
+    # year 2's book depreciation: 8 months of 100,000 / 72
+    assert years[1]["book_depreciation_usd"] == pytest.approx(8 * 100_000 / 72, abs=1e-6)

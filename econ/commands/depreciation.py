@@ -47,6 +47,7 @@ MONTHLY_COLUMNS = (
 )
 YEARLY_COLUMNS = (
     "year",
+    "months",
     "book_depreciation_usd",
     "book_value_usd",
     "tax_depreciation_usd",
@@ -526,13 +527,29 @@ def _schedules(args) -> dict[str, np.ndarray]:
 
 
 def yearly(lines: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """Tax years of 12 months from month 1 (month 0 joins year 1), as econ.tax counts them."""
+    """Tax years of 12 months from month 1 (month 0 joins year 1), as econ.tax counts them;
+    `months`: the months of each year shown (fewer than 12 in a last year cut short)."""
     flows = ["book_depreciation_usd", "tax_depreciation_usd", "deferred_tax_expense_usd"]
     flows += [c for c in DISPOSAL_COLUMNS if c in lines]
     out = {name: tax_mod.annual_sums(lines[name][None, :])[0] for name in flows}
     for name in ("book_value_usd", "tax_basis_usd", "deferred_tax_liability_usd"):
         out[name] = tax_mod.year_end_values(lines[name][None, :])[0]
-    return {"year": np.arange(1, len(out[flows[0]]) + 1), **out}
+    year = np.arange(1, len(out[flows[0]]) + 1)
+    last = int(lines["month"][-1])
+    months = np.minimum(MONTHS_PER_YEAR * year, last) - MONTHS_PER_YEAR * (year - 1)
+    return {"year": year, "months": months, **out}
+
+
+def methods_text(args) -> dict:
+    """The book and tax methods in words, and the tax rate: what the schedules were computed
+    with (the tax side names MACRS's class, convention, IRS table and bonus share)."""
+    policy = _policy(args)
+    s = policy.in_service_month
+    book = dep.describe_method(method_settings(policy.book, s))
+    tax = dep.describe_method(method_settings(policy.tax_method, s))
+    if policy.tax.method == "book":
+        tax = f"the book schedule ({tax})"
+    return {"book": book, "tax": tax, "tax_rate": args.tax_rate}
 
 
 def _records(table: dict[str, np.ndarray], columns) -> list[dict]:
@@ -540,20 +557,32 @@ def _records(table: dict[str, np.ndarray], columns) -> list[dict]:
     return [
         # "+ 0.0" turns the -0.0 of a rounded tiny negative into 0.0.
         {
-            k: (int(table[k][i]) if k in ("month", "year") else round(float(table[k][i]), 6) + 0.0)
+            k: (
+                int(table[k][i])
+                if k in ("month", "year", "months")
+                else round(float(table[k][i]), 6) + 0.0
+            )
             for k in keys
         }
         for i in range(len(table[keys[0]]))
     ]
 
 
+def _period(record: dict, key: str) -> str:
+    """A row's month or year; a year of fewer than 12 months says so ("2 (8 months)")."""
+    if key == "year" and record.get("months", MONTHS_PER_YEAR) < MONTHS_PER_YEAR:
+        return f"{record['year']} ({record['months']} months)"
+    return str(record[key])
+
+
 def _format_table(title: str, records: list[dict]) -> str:
     if not records:
         return title
-    keys = list(records[0])
+    keys = [k for k in records[0] if k != "months"]  # (in the year's cell when not 12)
     header = [k.removesuffix("_usd") for k in keys]
     rows = [header] + [
-        [str(r[k]) if k in ("month", "year") else f"{r[k]:,.2f}" for k in keys] for r in records
+        [_period(r, k) if k in ("month", "year") else f"{r[k]:,.2f}" for k in keys]
+        for r in records
     ]
     widths = [max(len(row[i]) for row in rows) for i in range(len(keys))]
     lines = [title]
@@ -570,8 +599,10 @@ def run(args) -> int:
     year_cols = YEARLY_COLUMNS + tuple(c for c in DISPOSAL_COLUMNS if c in lines)
     monthly = _records(lines, monthly_cols)
     annual = _records(yearly(lines), year_cols)
+    methods = methods_text(args)
     if args.format == "json":
         payload = {"inputs": {k: v for k, v in vars(args).items() if k not in ("run", "format")}}
+        payload["methods"] = methods
         if args.by in ("year", "both"):
             payload["yearly"] = annual
         if args.by in ("month", "both"):
@@ -585,7 +616,10 @@ def run(args) -> int:
         writer.writerows(records)
         sys.stdout.write(buffer.getvalue())
     else:
-        parts = []
+        parts = [
+            f"book: {methods['book']}\n"
+            f"tax: {methods['tax']}, tax rate {100 * methods['tax_rate']:g}%"
+        ]
         if args.by in ("year", "both"):
             parts.append(_format_table("By year (12 months from month 1) [USD]", annual))
         if args.by in ("month", "both"):
