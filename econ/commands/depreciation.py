@@ -581,8 +581,7 @@ def _format_table(title: str, records: list[dict]) -> str:
     keys = [k for k in records[0] if k != "months"]  # (in the year's cell when not 12)
     header = [k.removesuffix("_usd") for k in keys]
     rows = [header] + [
-        [_period(r, k) if k in ("month", "year") else f"{r[k]:,.2f}" for k in keys]
-        for r in records
+        [_period(r, k) if k in ("month", "year") else f"{r[k]:,.2f}" for k in keys] for r in records
     ]
     widths = [max(len(row[i]) for row in rows) for i in range(len(keys))]
     lines = [title]
