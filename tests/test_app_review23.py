@@ -214,7 +214,8 @@ def test_a_useful_life_below_a_month_is_worded_as_other_bounds(app_seed: AppTest
 def test_a_useful_life_below_a_month_keeps_its_words_in_a_scenario_file():
     from econ.scenario import ScenarioError, validate_dict
 
-    with pytest.raises(ScenarioError, match=r"at least one month \(1/12 = 0\.0833333333"):
+    words = r"at least one month \(1/12 = 0\.0833333 years, rounded\)"
+    with pytest.raises(ScenarioError, match=words):
         validate_dict({"depreciation": {"life_years": 0}})
 
 

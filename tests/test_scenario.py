@@ -41,7 +41,7 @@ def test_defaults_validate():
     ("path", "value", "expected"),
     [
         ("capex.gpu_price_usd", -5.0, "-5 is not above 0; expected a number above 0 [USD/GPU]"),
-        ("depreciation.life_years", 0, "at least one month (1/12 = 0.08333333333333333 years)"),
+        ("depreciation.life_years", 0, "at least one month (1/12 = 0.0833333 years, rounded)"),
         ("depreciation.life_years", 1e-9, "at least one month"),
         ("depreciation.change_life_years", 0.05, "at least one month"),
         ("depreciation.tax.life_years", -3.0, "at least one month"),

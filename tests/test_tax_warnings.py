@@ -292,7 +292,7 @@ def test_a_case_that_uses_its_losses_is_not_warned():
         (  # the tax life is the book life here: one refusal, under the option given
             ["--life-years", "0", "--tax-method", "straight_line"],
             "error: --life-years = 0.0: expected a useful life of at least one month (1/12 = "
-            "0.08333333333333333 years); a life is given in years",
+            "0.0833333 years, rounded); a life is given in years",
         ),
         (  # the tax method's refusal of a life it took from the book names --life-years too
             ["--life-years", "2.5", "--tax-method", "fixed_declining_balance"],
@@ -324,10 +324,40 @@ def test_a_case_that_uses_its_losses_is_not_warned():
             "error: --tax-method custom needs --tax-custom-percent, the annual percentages "
             "summing to 100",
         ),
+        (  # --salvage is refused by its own name and range, not as the share it gives
+            ["--salvage", "1000000"],
+            "error: --salvage = 1e+06: expected a residual value from 0 to below the cost "
+            "(1e+06) [USD]",
+        ),
+        (  # the bounds of a scenario's salvage_share, in econ's words, not pydantic's
+            ["--salvage-share", "-0.1"],
+            "error: --salvage-share = -0.1: -0.1 is below 0; expected a fraction from 0 to below "
+            "1 (1 = 100%)",
+        ),
+        (  # an item of a list: the option as typed and the item's position
+            ["--method", "custom", "--custom-percent", "50,nan,50"],
+            "error: --custom-percent = '50,nan,50', value 2: not a number (NaN); expected a "
+            "finite number",
+        ),
+        (
+            ["--tax-method", "custom", "--tax-custom-percent", "50,inf,50"],
+            "error: --tax-custom-percent = '50,inf,50', value 2: expected a finite number (inf "
+            "written, or a number beyond 1.8e308 such as 1e400)",
+        ),
+        (
+            ["--method", "economic", "--value-table", "0:1,24:nan"],
+            "error: --value-table = '0:1,24:nan', pair 2 (share): not a number (NaN); expected a "
+            "finite number",
+        ),
+        (
+            ["--method", "economic", "--value-table", "0:1,-3:0.5"],
+            "error: --value-table = '0:1,-3:0.5', pair 2 (month): -3 is below 0; expected a whole "
+            "number from 0 to 600 [month index]",
+        ),
         (
             ["--life-years", "0.0833"],
             "error: --life-years = 0.0833: expected a useful life of at least one month (1/12 = "
-            "0.08333333333333333 years); a life is given in years",
+            "0.0833333 years, rounded); a life is given in years",
         ),
     ],
 )

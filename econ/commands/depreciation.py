@@ -239,10 +239,11 @@ def _policy(args) -> DepreciationPolicy:
         raise dep.DepreciationError(f"--cost = {args.cost:g}: expected a cost above 0 [USD]")
     share = args.salvage_share
     if args.salvage is not None:
-        if args.salvage < 0 or args.salvage > args.cost:
+        # (the share of cost it gives is below 1, as a scenario's salvage_share is)
+        if not 0 <= args.salvage < args.cost:
             raise dep.DepreciationError(
-                f"--salvage = {args.salvage:g}: expected a residual value from 0 to the cost "
-                f"({args.cost:g}) [USD]"
+                f"--salvage = {args.salvage:g}: expected a residual value from 0 to below the "
+                f"cost ({args.cost:g}) [USD]"
             )
         share = args.salvage / args.cost
     book = {
@@ -289,17 +290,39 @@ def _policy(args) -> DepreciationPolicy:
     return policy
 
 
+_LISTS = {
+    "custom_percent": "custom_percent",
+    "tax.custom_percent": "tax_custom_percent",
+    "market_value_table": "value_table",
+}
+"""Options given as a list (field path -> attribute of the parsed arguments): an error in one
+item names the option as typed and the item's position."""
+
+
 def _validation_message(exc: ValidationError, args) -> str:
+    from econ.scenario.io import expected_message  # a scenario field's bounds, in words
+
     flags = dict(_FLAGS)
     if args.tax_life_years is None:  # the tax method took the book life
         flags["tax.life_years"] = "--life-years"
     messages = []
     for err in exc.errors(include_url=False):
-        path = ".".join(str(p) for p in err["loc"])
+        loc = tuple(err["loc"])
+        path = ".".join(str(p) for p in loc)
         if path == "tax.life_years" and args.tax_life_years is None:
             continue  # the book life, refused under --life-years
+        # the words of a scenario file's refusal, found by the field's path in [depreciation]
+        words = expected_message({**err, "loc": ("depreciation", *loc)})
+        text = _flagged(words, path, flags)
+        index = next((i for i, part in enumerate(loc) if isinstance(part, int)), None)
+        listed = None if index is None else ".".join(str(p) for p in loc[:index])
+        if listed in _LISTS:  # one item of a list: the option as typed, the item's position
+            item = "pair" if listed == "market_value_table" else "value"
+            part = f" ({loc[index + 1]})" if len(loc) > index + 1 else ""
+            typed = getattr(args, _LISTS[listed])
+            messages.append(f"{flags[listed]} = {typed!r}, {item} {loc[index] + 1}{part}: {text}")
+            continue
         flag = flags.get(path, path)
-        text = _flagged(err["msg"].removeprefix("Value error, "), path, flags)
         value = err.get("input")
         if flag and not isinstance(value, dict):
             messages.append(f"{flag} = {value!r}: {text}")

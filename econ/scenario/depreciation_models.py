@@ -189,8 +189,10 @@ class DepreciationMethod(_Section):
         if value < SHORTEST_LIFE_YEARS:
             # a BoundError, so that a form says it in its own words ("0 years is below 1 month")
             raise BoundError(
-                f"expected a useful life of at least one month (1/12 = {SHORTEST_LIFE_YEARS!r} "
-                "years); a life is given in years",
+                # (:g, rounded: the bound's 17 digits read as noise; a life within
+                # MONTH_TOLERANCE of it is one month)
+                f"expected a useful life of at least one month (1/12 = {SHORTEST_LIFE_YEARS:g} "
+                "years, rounded); a life is given in years",
                 ("ge", SHORTEST_LIFE_YEARS),
             )
         return value
