@@ -379,6 +379,33 @@ def test_cli_loan_table(capsys):
     assert re.search(r"^\s+60\s.*\s0\.00\s", out, re.M)
 
 
+@pytest.mark.parametrize(
+    ("day_count", "years_per_month", "said"),
+    [
+        # ISDA 2006 Definitions §4.16: 30/360 counts 30 days a month over 360; Actual/360 the
+        # actual days (365/12 in an average month) over 360; Actual/365 (Fixed) over 365
+        ("30/360", 30 / 360, "rate x 30/360 a month"),
+        ("act/360", 365 / 12 / 360, "rate x (365/12)/360 a month"),
+        ("act/365", 365 / 12 / 365, "rate x (365/12)/365 = rate/12 a month"),
+    ],
+)
+def test_cli_loan_states_its_day_count(day_count, years_per_month, said, capsys):
+    # A controller's finding: the schedule did not say how interest accrues (30/360 by default).
+    args = ["loan", "--amount", "1e6", "--rate", "0.09", "--term-months", "12"]
+    args += ["--day-count", day_count]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert f"day count {day_count}: interest = {said}" in out
+    assert main([*args, "--format", "json"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert printed["day_count"]["day_count"] == day_count
+    assert printed["day_count"]["accrual"].startswith(said)
+    assert printed["day_count"]["accrual_years_per_month"] == pytest.approx(years_per_month)
+    # the first month's interest is the one stated: 1e6 x 9% x the year fraction
+    first = printed["schedule"][1]["interest_usd"]
+    assert first == pytest.approx(1e6 * 0.09 * years_per_month, rel=1e-12)
+
+
 def test_cli_loan_json_and_csv(capsys):
     args = ["loan", "--amount", "1e6", "--rate", "0.0925", "--term-months", "60"]
     assert main([*args, "--format", "json"]) == 0

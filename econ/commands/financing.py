@@ -178,6 +178,15 @@ def register(subparsers) -> None:
 # ---------------------------------------------------------------------------------------------
 
 
+DAY_COUNT_ACCRUAL = {
+    "30/360": "rate x 30/360 a month (12 months of 30 days, a 360-day year)",
+    "act/360": "rate x (365/12)/360 a month (months of 365/12 days, a 360-day year: 365/360 of "
+    "the rate a year)",
+    "act/365": "rate x (365/12)/365 = rate/12 a month (months of 365/12 days, a 365-day year)",
+}
+"""How interest accrues each month under econ.financing.DAY_COUNTS, in words."""
+
+
 def _cmd_loan(args) -> int:
     _require(args.amount > 0, "--amount", args.amount, "a principal above 0 [USD]")
     _require(args.term_months >= 1, "--term-months", args.term_months, "at least 1 month")
@@ -234,8 +243,14 @@ def _cmd_loan(args) -> int:
         args.amount,
         "a smaller principal: the schedule's figures overflow floating point [USD]",
     )
+    day_count = {
+        "day_count": args.day_count,
+        "accrual_years_per_month": DAY_COUNTS[args.day_count],
+        "accrual": DAY_COUNT_ACCRUAL[args.day_count],
+    }
     if args.format == "json":
-        print(json.dumps({"summary": summary, "schedule": rows}, indent=2, allow_nan=False))
+        payload = {"summary": summary, "day_count": day_count, "schedule": rows}
+        print(json.dumps(payload, indent=2, allow_nan=False))
     elif args.format == "csv":
         buffer = io.StringIO()
         writer = csv.DictWriter(buffer, fieldnames=list(rows[0]), lineterminator="\n")
@@ -243,7 +258,7 @@ def _cmd_loan(args) -> int:
         writer.writerows(rows)
         sys.stdout.write(buffer.getvalue())
     else:
-        print(_loan_table(rows, summary))
+        print(_loan_table(rows, summary, day_count))
     return EXIT_OK
 
 
@@ -302,7 +317,7 @@ def _loan_rows(lines) -> list[dict]:
     ]
 
 
-def _loan_table(rows, summary) -> str:
+def _loan_table(rows, summary, day_count) -> str:
     columns = [
         ("month", "month", "{:d}"),
         ("opening_balance_usd", "opening [USD]", "{:,.2f}"),
@@ -331,6 +346,7 @@ def _loan_table(rows, summary) -> str:
     out.append("(all-in: fees and issue discount included, at the monthly yield y of the cash the")
     out.append("borrower receives and pays; effective (1 + y)^12 - 1, nominal 12 y, the convention")
     out.append("of the contract rate and of an APR)")
+    out.append(f"day count {day_count['day_count']}: interest = {day_count['accrual']}")
     return "\n".join(out)
 
 
