@@ -315,6 +315,17 @@ OWNER_OPEX_SHARES = ("maintenance_share_of_capex_annual", "insurance_share_of_ca
 owner's hardware, the owner's costs, which the rent covers, not a renter's."""
 
 
+def renter_opex_usd(scenario):
+    """The opex a renter of the scenario's GPUs bears [USD], array (1, T): the scenario's opex
+    line with the shares of capex (maintenance, insurance: OWNER_OPEX_SHARES) at 0, so staff,
+    software per GPU and SG&A. Insuring and maintaining the hardware is the owner's, paid from
+    the rent: charging the renter for it would raise the lease's cost with the owner's capex."""
+    from econ import project
+
+    opex = scenario.opex.model_copy(update=dict.fromkeys(OWNER_OPEX_SHARES, 0.0))
+    return project(scenario.model_copy(update={"opex": opex})).lines["opex_usd"]
+
+
 def lease_vs_own_of_projection(
     lines,
     price_usd_per_gpu_hour,
@@ -459,4 +470,5 @@ __all__ = [
     "ownership_cost_usd",
     "rent_accrued_usd",
     "rent_paid_usd",
+    "renter_opex_usd",
 ]

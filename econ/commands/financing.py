@@ -15,10 +15,10 @@ from econ.commands import SCENARIO_HELP, Number, add_format, add_overrides, scen
 from econ.errors import InputError
 from econ.financing import DAY_COUNTS, REPAYMENTS
 from econ.lease import (  # numpy only; the engine loads in the command
-    OWNER_OPEX_SHARES,
     RENTER_COSTS,
     RENTER_OPEX,
     TAX_TIMING,
+    renter_opex_usd,
 )
 from econ.units import MONTHS_PER_YEAR, monthly_rate
 
@@ -444,17 +444,6 @@ def _cmd_lease_vs_own(args) -> int:
     else:
         print(_lease_table(record))
     return EXIT_OK
-
-
-def renter_opex_usd(scenario):
-    """The opex a renter of the scenario's GPUs bears [USD], array (1, T): the scenario's opex
-    line with the shares of capex (maintenance, insurance: OWNER_OPEX_SHARES) at 0, so staff,
-    software per GPU and SG&A. Insuring and maintaining the hardware is the owner's, paid from
-    the rent: charging the renter for it would raise the lease's cost with the owner's capex."""
-    from econ import project
-
-    opex = scenario.opex.model_copy(update=dict.fromkeys(OWNER_OPEX_SHARES, 0.0))
-    return project(scenario.model_copy(update={"opex": opex})).lines["opex_usd"]
 
 
 def _tax_depreciation(policy) -> str:
