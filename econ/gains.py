@@ -28,6 +28,7 @@ from econ import strict_json
 from econ.batch import ScenarioBatch
 from econ.engine import CODED_METRICS, Projection, project
 from econ.errors import InputError
+from econ.market import token_selling_share
 from econ.scenario import Scenario, apply_overrides, scenario_to_dict, validate_dict
 from econ.units import MONTHS_PER_YEAR, monthly_rate
 
@@ -367,7 +368,9 @@ def value_gain(gain_scenario: Scenario, base_scenario: Scenario | None = None) -
     base_p, gain_p = project(base_scenario), project(gain_scenario)
     bridge = npv_bridge(base_p, gain_p)
     base, gain = base_p.summary_records()[0]["summary"], gain_p.summary_records()[0]["summary"]
-    row = value_metrics(base_p, gain_p)
+    market = base_scenario.market
+    selling = token_selling_share(market.contract_share, market.spot_sells == "gpu_hours")
+    row = value_metrics(base_p, gain_p, selling)
     ebitda = pd.DataFrame(
         {
             "base_usd": _ebitda_by_year(base_p),
@@ -386,6 +389,9 @@ def value_gain(gain_scenario: Scenario, base_scenario: Scenario | None = None) -
             f"the NPV bridge has {bridge[OTHER_DRIVER][0]:,.2f} USD from cash-flow lines it does "
             "not know; the other drivers are exact"
         )
+    rented = rented_out_note(float(selling[0]), float(base_p.metrics["gpu_count"][0]), market)
+    if rented:
+        warnings.append(rented)
     undefined = undefined_value_note({k: v[0] for k, v in row.items()}, base, gain)
     if undefined:
         warnings.append(undefined)
@@ -402,6 +408,28 @@ def value_gain(gain_scenario: Scenario, base_scenario: Scenario | None = None) -
         ebitda_by_year=ebitda,
         steps=[s.model_dump(mode="json") for s in gain_scenario.throughput.steps],
         warnings=warnings,
+    )
+
+
+def rented_out_note(selling_share: float, gpu_count: float, market) -> str | None:
+    """The warning for a fleet partly or wholly rented out: a gain on the GPUs rented out earns
+    the operator nothing, so the GPUs, racks and capex avoided count only those selling tokens;
+    None when every GPU sells tokens."""
+    if selling_share >= 1.0:
+        return None
+    how = (
+        "spot capacity rents GPU-hours (market.spot_sells = 'gpu_hours')"
+        if market.spot_sells == "gpu_hours"
+        else ""
+    )
+    if market.contract_share > 0:
+        share = f"{market.contract_share * 100:.4g}%"
+        contract = f"{share} of the GPUs are rented under contract (market.contract_share)"
+        how = f"{contract} and {how}" if how else contract
+    return (
+        f"{how}: a throughput gain on GPUs rented out earns the operator nothing, so "
+        "gpus_avoided, racks_avoided and capex_avoided_usd count only the "
+        f"{selling_share * gpu_count:,.1f} of {gpu_count:,.0f} GPUs that sell tokens"
     )
 
 
@@ -519,8 +547,13 @@ def _avoided_by_vintage(base: Projection, gain: Projection):
     return summed, held
 
 
-def value_metrics(base: Projection, gain: Projection) -> dict[str, np.ndarray]:
+def value_metrics(base: Projection, gain: Projection, selling_share) -> dict[str, np.ndarray]:
     """What the gain is worth, per scenario row [arrays (n,)].
+
+    `selling_share` (n,) is the share of each scenario's GPUs that sell tokens
+    (`econ.market.token_selling_share`: 1 - market.contract_share, 0 where spot capacity rents
+    GPU-hours) [fraction]: a gain on GPUs rented out earns the operator nothing, so only the
+    GPUs selling tokens count in the GPUs, racks and capex avoided.
 
     Keys
     ----
@@ -532,12 +565,12 @@ def value_metrics(base: Projection, gain: Projection) -> dict[str, np.ndarray]:
     irr_project_change : change in project IRR [fraction/year]
     payback_change_months : change in payback [months]
     gpus_avoided, racks_avoided, capex_avoided_usd : GPUs, racks and capex the base case would
-        need in addition to serve the gain case's tokens over the horizon, N * (tokens_gain /
-        tokens_base - 1); for a loss (fewer tokens with the steps), minus what the case with
-        the loss needs in addition to serve the base case's tokens, -N * (tokens_base /
-        tokens_gain - 1) [GPUs, racks, USD]. With vintages, the sum of each vintage's own
-        (`capacity_avoided`): its GPUs, racks and capex scaled by its own change in tokens, as
-        generations in service at different times serve different tokens
+        need in addition to sell the gain case's tokens over the horizon, s * N * (tokens_gain /
+        tokens_base - 1) with s the selling share; for a loss (fewer tokens with the steps),
+        minus what the case with the loss needs in addition to sell the base case's tokens,
+        -s * N * (tokens_base / tokens_gain - 1) [GPUs, racks, USD]. With vintages, the sum of
+        each vintage's own (`capacity_avoided`): its GPUs, racks and capex scaled by its own
+        change in tokens, as generations in service at different times serve different tokens
     capex_per_gpu_usd : capex over every vintage's GPUs [USD/GPU]
     """
     gpus, racks = base.metrics["gpu_count"], base.metrics["rack_count"]
@@ -554,6 +587,9 @@ def value_metrics(base: Projection, gain: Projection) -> dict[str, np.ndarray]:
     if by_vintage is not None:  # scenarios without vintage rows keep the fleet's figures
         summed, held = by_vintage
         avoided = {key: np.where(held, summed[key], values) for key, values in avoided.items()}
+    # every vintage of a scenario sells tokens from the same share of its GPUs (its market's)
+    share = np.broadcast_to(np.asarray(selling_share, dtype=float), gpus.shape)
+    avoided = {key: share * values for key, values in avoided.items()}
     return {
         "npv_usd_fleet": npv,
         "npv_usd_per_gpu": npv / gpus,
@@ -606,14 +642,19 @@ def value_grid(
     cols = {k: np.asarray(v, dtype=float) for k, v in (columns or {}).items()}
     n = int(np.broadcast(*cols.values()).size) if cols else 1
     cols = {k: np.broadcast_to(v, (n,)).copy() for k, v in cols.items()}
-    base_p = project(ScenarioBatch.repeat(base_scenario, n, cols))
+    base_batch = ScenarioBatch.repeat(base_scenario, n, cols)
+    base_p = project(base_batch)
     gain_p = project(ScenarioBatch.repeat(gain_scenario, n, cols))
     bridge = npv_bridge(base_p, gain_p)
+    selling = np.empty(n)  # a scenario's rows (its vintages) share its market
+    selling[base_batch.row_scenario] = token_selling_share(
+        base_batch["market.contract_share"], base_batch.extras["market.spot_sells_gpu_hours"]
+    )
     frame = pd.DataFrame(cols)
     for key in ("lcot_usd_per_mtok", "npv_usd", "irr_project_annual", "payback_months"):
         frame[f"base_{key}"] = base_p.metrics[key]
         frame[f"gain_{key}"] = gain_p.metrics[key]
-    value = value_metrics(base_p, gain_p)
+    value = value_metrics(base_p, gain_p, selling)
     for key, values in value.items():
         frame[key] = values
     for driver, values in bridge.items():

@@ -450,6 +450,25 @@ def revenue_by_source(
     return {"token_usd": token, "contract_usd": contract, "spot_rental_usd": spot}
 
 
+def token_selling_share(contract_share, spot_sells_gpu_hours=False) -> np.ndarray:
+    """Share of the GPUs that sell tokens, the only ones a throughput gain earns on [fraction (n,)].
+
+        s = 1 - c        (0 where spot capacity sells GPU-hours)
+
+    as `revenue_by_source` prices them: contracted GPUs earn their hourly price, and spot
+    capacity that rents GPU-hours earns its hourly price, whatever tokens they serve.
+
+    Parameters
+    ----------
+    contract_share : array (n,)  share of GPUs under contract, 0-1 [fraction]
+    spot_sells_gpu_hours : bool array (n,)  True where spot capacity rents GPU-hours, not tokens
+    """
+    share = np.asarray(contract_share, dtype=float).reshape(-1)
+    _first_bad("contract_share", share, ~((share >= 0) & (share <= 1)), "a share in [0, 1]")
+    hours = np.broadcast_to(np.asarray(spot_sells_gpu_hours, dtype=bool), share.shape)
+    return np.where(hours, 0.0, 1.0 - share)
+
+
 __all__ = [
     "MarketError",
     "contract_price_path",
@@ -465,6 +484,7 @@ __all__ = [
     "table_price_path",
     "token_mix_revenue",
     "token_price_usd_per_mtok",
+    "token_selling_share",
     "utilization_path",
 ]
 

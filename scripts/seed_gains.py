@@ -382,7 +382,11 @@ def render(a: dict) -> str:
         "GPUs not bought: the extra GPUs the rack would need without the gain to serve the same "
         "tokens over its life, N × (tokens with / tokens without − 1); a scenario with vintages "
         "(generations in service at different times) sums that over its vintages, each with its "
-        "own GPUs, racks, capex and change in tokens (`econ.gains.capacity_avoided`).",
+        "own GPUs, racks, capex and change in tokens (`econ.gains.capacity_avoided`). Only the "
+        "GPUs that sell tokens count: a gain on GPUs rented out by the hour (market.contract_share, "
+        "or spot capacity with market.spot_sells = 'gpu_hours') earns the operator nothing, so N "
+        "is the fleet's GPUs times the selling share, 1 − contract_share (0 where spot capacity "
+        "rents GPU-hours; `econ.market.token_selling_share`), and a warning says so.",
         "",
         table(
             [

@@ -553,3 +553,57 @@ def test_the_gpus_a_gain_is_worth_change_sign_with_it(gain):
     result = value_gain(with_steps(load_scenario(SEED), [{"month": 5, "gain": gain}]))
     value = result.value["gpus_avoided"]
     assert np.sign(value) == np.sign(result.gain["tokens_total"] - result.base["tokens_total"])
+
+
+LLAMA = ROOT / "models" / "scenarios" / "llama2-70b-h200.toml"
+
+
+def test_gpus_avoided_count_only_the_gpus_selling_tokens():
+    """llama2-70b-h200 rents 80% of its 128 GPUs by the hour: `econ gains --step 2025-07:+30%`
+    said 35.9 GPUs and 1,715,028 USD of capex avoided, the gain applied to all 128 GPUs, when
+    the operator sells tokens from 25.6 (an outside review)."""
+    scenario = load_scenario(LLAMA)
+    step = parse_step("2025-07:+30%:vLLM", scenario.start_date, scenario.horizon)
+    result = value_gain(with_steps(scenario, [step]))
+    ratio = result.gain["tokens_total"] / result.base["tokens_total"]
+    selling = 128 * (1 - 0.8)  # the file's gpu_count and market.contract_share
+    assert result.value["gpus_avoided"] == pytest.approx(selling * (ratio - 1), rel=1e-12)
+    assert result.value["racks_avoided"] == pytest.approx(selling / 32 * (ratio - 1), rel=1e-12)
+    capex_per_gpu = result.base["capex_usd_total"] / 128
+    assert result.value["capex_avoided_usd"] == pytest.approx(
+        selling * (ratio - 1) * capex_per_gpu, rel=1e-12
+    )
+    assert any("count only the 25.6 of 128 GPUs that sell tokens" in w for w in result.warnings)
+
+
+def test_a_grid_over_the_contract_share_scales_the_gpus_avoided():
+    columns = {"market.contract_share": [0.0, 0.25, 1.0], "market.contract_usd_per_gpu_hour": 3.0}
+    grid = value_grid(load_scenario(SEED), columns)
+    fleet_wide = 72 * grid["tokens_change_share"].to_numpy()
+    assert grid["gpus_avoided"].to_numpy() == pytest.approx(
+        fleet_wide * np.array([1.0, 0.75, 0.0]), rel=1e-12
+    )
+
+
+def test_spot_capacity_renting_gpu_hours_avoids_no_gpus():
+    data = apply_overrides(
+        load_scenario(LLAMA).model_dump(mode="json"),
+        {"market.spot_sells": "gpu_hours", "market.rental_usd_per_gpu_hour": 2.5},
+    )
+    result = value_gain(with_steps(validate_dict(data), [{"month": 5, "gain": 0.3}]))
+    assert result.value["gpus_avoided"] == 0.0
+    assert result.value["capex_avoided_usd"] == 0.0
+    assert any("spot capacity rents GPU-hours" in w for w in result.warnings)
+
+
+def test_the_gains_command_and_its_json_agree_on_the_selling_gpus(capsys):
+    args = ["gains", str(LLAMA), "--step", "2025-07:+30%:vLLM"]
+    assert main([*args, "--format", "json"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    ratio = printed["gain"]["tokens_total"] / printed["base"]["tokens_total"]
+    assert printed["value"]["gpus_avoided"] == pytest.approx(25.6 * (ratio - 1), rel=1e-12)
+    assert main(args) == 0
+    table = capsys.readouterr()
+    row = next(line for line in table.out.splitlines() if line.startswith("GPUs not bought"))
+    assert row.split()[-1] == f"{25.6 * (ratio - 1):,.1f}"
+    assert "25.6 of 128 GPUs that sell tokens" in table.err
