@@ -37,7 +37,7 @@ import io
 import math
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -80,6 +80,9 @@ NEGLIGIBLE_SHARE = 1e-6
 """A floor fit whose floor, or whose premium's change over the points A (1 - e^(-k span)), is
 below this share of the lowest price is degenerate: the log-linear model (F = 0) or a constant."""
 INDEX_FILE = "rental_index.csv"
+JUMP_FACTOR = 5.0
+"""Consecutive points of a series this many times apart, or more, are warned of (read, not
+refused): the shipped series move by at most 38% between points."""
 
 
 class RentalIndexError(InputError):
@@ -94,6 +97,8 @@ class IndexPoint:
     term_months: int
     usd_per_gpu_hour: float
     source: str
+    line: int = field(default=0, compare=False, repr=False)
+    """the file's line the point was read from (0: not read from a file), for warnings"""
 
     @property
     def publisher(self) -> str:
@@ -174,20 +179,51 @@ def _point(name: str, line: int, cells: list[str]) -> IndexPoint:
     if not source:
         raise bad("source", source, "the publication (URL or name) and date the point comes from")
     # index_csv writes formula-like text behind an apostrophe; the copy reads back as it was
-    return IndexPoint(date, series, gpu.upper(), term, price, restore(source))
+    return IndexPoint(date, series, gpu.upper(), term, price, restore(source), line)
 
 
-def price_warnings(points, name: str = "<index>") -> list[str]:
-    """A warning for each point priced above MAX_PLAUSIBLE_USD_PER_GPU_HOUR (read, not refused:
-    a price per node-hour, per month or in cents is a number above 0 as well)."""
-    return [
-        f"{name}: {p.date} {p.series} {p.gpu} term {p.term_months} months: "
-        f"{p.usd_per_gpu_hour:.10g} USD/GPU-hour is above {MAX_PLAUSIBLE_USD_PER_GPU_HOUR:g} "
-        "(the highest published price econ ships is 13.52); expected a price per GPU-hour in "
-        "USD, not per node of several GPUs, per month or in cents"
-        for p in points
-        if p.usd_per_gpu_hour > MAX_PLAUSIBLE_USD_PER_GPU_HOUR
-    ]
+def price_warnings(points, name: str = "<index>", today: dt.date | None = None) -> list[str]:
+    """Warnings about points that are read, not refused, as they may be right: a price above
+    MAX_PLAUSIBLE_USD_PER_GPU_HOUR (a price per node-hour, per month or in cents is a number
+    above 0 as well), a price JUMP_FACTOR times or more above or below the series' point before
+    it (a typo such as 25 for 2.5), and a date after `today` (default: the computer's date)."""
+    today = today or dt.date.today()
+    warnings = []
+    before: dict[tuple[str, str, int], IndexPoint] = {}
+    for p in points:
+        where = f"{name}: {_line(p)}{p.date} {p.series} {p.gpu} term {p.term_months} months"
+        price = p.usd_per_gpu_hour
+        if price > MAX_PLAUSIBLE_USD_PER_GPU_HOUR:
+            warnings.append(
+                f"{where}: {price:.10g} USD/GPU-hour is above {MAX_PLAUSIBLE_USD_PER_GPU_HOUR:g} "
+                "(the highest published price econ ships is 13.52); expected a price per GPU-hour "
+                "in USD, not per node of several GPUs, per month or in cents"
+            )
+        key = (p.series, p.gpu, p.term_months)
+        last = before.get(key)
+        ratio = 1.0 if last is None else price / last.usd_per_gpu_hour
+        if max(ratio, 1.0 / ratio) >= JUMP_FACTOR:
+            times = f"{ratio:.3g} times" if ratio > 1 else f"1/{1.0 / ratio:.3g} of"
+            warnings.append(
+                f"{where}: {price:.10g} USD/GPU-hour is {times} the point before it "
+                f"({last.usd_per_gpu_hour:.10g} on {last.date}{_on_line(last)}); expected no "
+                f"jump of {JUMP_FACTOR:g}x or more between consecutive points (a mistyped price?)"
+            )
+        before[key] = p
+        if p.date > today:
+            warnings.append(
+                f"{where}: the date {p.date} is after today ({today}); expected the date the "
+                "price was published or quoted (a mistyped year?)"
+            )
+    return warnings
+
+
+def _line(point: IndexPoint) -> str:
+    return f"line {point.line}, " if point.line else ""
+
+
+def _on_line(point: IndexPoint) -> str:
+    return f", line {point.line}" if point.line else ""
 
 
 def load_catalog(path: str | os.PathLike | None = None) -> tuple[IndexPoint, ...]:
@@ -691,8 +727,7 @@ def resolve_series(market, hardware: str, start_date: dt.date, horizon_months: i
     warning = (
         f"rental price from index series {curve.series} (publisher {curve.publisher}), "
         f"{curve.gpu} {kind}: {counted(len(curve.points), 'point')} {curve.points[0].date} to "
-        f"{last.date}; "
-        + tail
+        f"{last.date}; " + tail
     )
     return ResolvedSeries(curve, fit, months, prices, log_sd, month1, month1_sd, warning)
 

@@ -485,12 +485,59 @@ def test_an_implausible_price_is_read_with_a_warning(tmp_path, capsys):
     path = _write(tmp_path, body)
     assert main(["market", "import", str(path)]) == 0  # warned, not refused
     err = capsys.readouterr().err
-    warned = [line for line in err.splitlines() if line.startswith("warning:")]
+    warned = [line for line in err.splitlines() if "USD/GPU-hour is above" in line]
     assert len(warned) == 1  # 100 is at the bound, not above it
     assert "2026-01-01 Pub/Idx H100 term 0 months: 3000 USD/GPU-hour is above 100" in warned[0]
     assert str(path) in warned[0] and "per node of several GPUs, per month or in cents" in err
     assert main(["market", "show", "Pub/Idx", "--index", str(path), "--format", "json"]) == 0
     assert "3000 USD/GPU-hour is above 100" in capsys.readouterr().err
+
+
+def test_a_mistyped_price_and_a_date_in_the_future_are_read_with_warnings(tmp_path, capsys):
+    """`econ market import` said "ok" of a price 10x its neighbours (25 among 2.8 and 2.4) and
+    of a date decades ahead (an outside review)."""
+    body = (
+        "2024-01-01,Syn/Typo,H100,0,3.0,s\n"  # line 2
+        "2024-03-01,Syn/Typo,H100,0,2.8,s\n"
+        "2024-04-30,Syn/Typo,H100,0,25,s\n"  # line 4
+        "2024-06-29,Syn/Typo,H100,0,2.4,s\n"
+        "2024-08-28,Syn/Typo,H100,0,0.48,s\n"  # 2.4 / 5: a fall of 5x exactly
+        "2024-09-28,Syn/Typo,H100,0,2.399,s\n"  # 0.48 * 4.998: under 5x
+        "2062-06-24,Syn/Typo,H100,0,2.3,s\n"  # line 8
+    )
+    path = _write(tmp_path, body)
+    assert main(["market", "import", str(path)]) == 0  # warned, not refused
+    out, err = capsys.readouterr()
+    assert "ok, 7 points" in out
+    warned = [line for line in err.splitlines() if line.startswith("warning:")]
+    assert warned == [
+        f"warning: {path}: line 4, 2024-04-30 Syn/Typo H100 term 0 months: 25 USD/GPU-hour is "
+        f"{25 / 2.8:.3g} times the point before it (2.8 on 2024-03-01, line 3); expected no jump "
+        "of 5x or more between consecutive points (a mistyped price?)",
+        f"warning: {path}: line 5, 2024-06-29 Syn/Typo H100 term 0 months: 2.4 USD/GPU-hour is "
+        f"1/{25 / 2.4:.3g} of the point before it (25 on 2024-04-30, line 4); expected no jump "
+        "of 5x or more between consecutive points (a mistyped price?)",
+        f"warning: {path}: line 6, 2024-08-28 Syn/Typo H100 term 0 months: 0.48 USD/GPU-hour is "
+        "1/5 of the point before it (2.4 on 2024-06-29, line 5); expected no jump of 5x or more "
+        "between consecutive points (a mistyped price?)",
+        f"warning: {path}: line 8, 2062-06-24 Syn/Typo H100 term 0 months: the date 2062-06-24 "
+        f"is after today ({dt.date.today()}); expected the date the price was published or "
+        "quoted (a mistyped year?)",
+    ]
+
+
+def test_only_points_of_the_same_series_gpu_and_term_are_compared_and_today_counts():
+    points = ri.parse_index(
+        HEADER
+        + "2026-01-01,Pub/A,H100,0,2.0,s\n"
+        + "2026-01-01,Pub/A,H100,12,20.0,s\n"  # another term
+        + "2026-01-01,Pub/A,H200,0,20.0,s\n"  # another gpu
+        + "2026-01-01,Pub/B,H100,0,20.0,s\n"  # another series
+        + "2026-02-01,Pub/A,H100,0,2.0,s\n"
+    )
+    assert ri.price_warnings(points, today=dt.date(2026, 2, 1)) == []
+    (later,) = ri.price_warnings(points, today=dt.date(2026, 1, 31))
+    assert later.startswith("<index>: line 6, 2026-02-01 Pub/A H100 term 0 months: the date")
 
 
 def test_the_price_bound_is_far_above_every_shipped_price():
