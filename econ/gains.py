@@ -43,6 +43,7 @@ COMPARED_METRICS = (
     "irr_equity_annual",
     "payback_months",
     "min_dscr",
+    "debt_usd_total",
     "revenue_usd_per_mw_year",
 )
 """Summary metrics shown without and with the gains, side by side (CLI and app)."""
@@ -89,6 +90,11 @@ drivers' absolute present values (floating-point rounding only)."""
 
 OTHER_DRIVER = "other cash-flow lines"
 """Bridge entry for an NPV change that no known line explains; present only when material."""
+
+FINANCING_DRIVER = "financing (loan re-sized)"
+"""Bridge entry for the NPV change from sizing the loan again on the gain case's cash flow (to a
+minimum DSCR, a maximum LTV, or sculpted): the tax its interest saves changes with the debt. The
+other drivers then hold the base case's loan (`npv_bridge`'s `held`)."""
 
 
 # --- building the cases -----------------------------------------------------------------------
@@ -244,7 +250,9 @@ def discount_factors(projection: Projection):
     return np.power(1.0 + rate[:, None], -projection.months[None, :].astype(float))
 
 
-def npv_bridge(base: Projection, gain: Projection) -> dict[str, np.ndarray]:
+def npv_bridge(
+    base: Projection, gain: Projection, held: Projection | None = None
+) -> dict[str, np.ndarray]:
     """NPV change from base to gain case by driver: the PV of the change in each line [USD (n,)].
 
         bridge_driver = sum_m v^m * s_driver * (line_gain,m - line_base,m)
@@ -254,7 +262,19 @@ def npv_bridge(base: Projection, gain: Projection) -> dict[str, np.ndarray]:
     against the engine's npv_usd: if a cash-flow line the bridge does not know moved the NPV, the
     unexplained part is reported as OTHER_DRIVER rather than lost. Rows of `base` and `gain` must be
     the same scenarios in the same order.
+
+    Where the gain case sizes its loan again (the base case's sized to its cash flow), `held` is
+    the gain case holding the base case's loan (econ.analysis.committed): the drivers are then
+    the change from base to held, and FINANCING_DRIVER is NPV_gain - NPV_held, what the re-sized
+    loan changes (the tax its interest saves); the drivers still add up to NPV_gain - NPV_base.
     """
+    if held is not None:
+        bridge = npv_bridge(base, held)
+        other = bridge.pop(OTHER_DRIVER, None)
+        bridge[FINANCING_DRIVER] = gain.metrics["npv_usd"] - held.metrics["npv_usd"]
+        if other is not None:
+            bridge[OTHER_DRIVER] = other
+        return bridge
     if base.lines["revenue_usd"].shape != gain.lines["revenue_usd"].shape:
         raise GainsError(
             f"base {base.lines['revenue_usd'].shape} and gain {gain.lines['revenue_usd'].shape} "
@@ -366,8 +386,9 @@ def value_gain(gain_scenario: Scenario, base_scenario: Scenario | None = None) -
     """
     base_scenario = base_scenario or without_gains(gain_scenario)
     base_p, gain_p = project(base_scenario), project(gain_scenario)
-    bridge = npv_bridge(base_p, gain_p)
     base, gain = base_p.summary_records()[0]["summary"], gain_p.summary_records()[0]["summary"]
+    held_p = _held_loan(base_scenario, gain_scenario, base_p, base, gain)
+    bridge = npv_bridge(base_p, gain_p, held_p)
     market = base_scenario.market
     selling = token_selling_share(market.contract_share, market.spot_sells == "gpu_hours")
     row = value_metrics(base_p, gain_p, selling)
@@ -409,6 +430,19 @@ def value_gain(gain_scenario: Scenario, base_scenario: Scenario | None = None) -
         steps=[s.model_dump(mode="json") for s in gain_scenario.throughput.steps],
         warnings=warnings,
     )
+
+
+def _held_loan(base_scenario, gain_scenario, base_p, base, gain) -> Projection | None:
+    """The gain case holding the base case's loan, where the gain case sizes another (the
+    base case's sized to its cash flow and the debts differ); else None."""
+    from econ.analysis.committed import committed_loan, hold
+
+    if base.get("debt_usd") == gain.get("debt_usd"):
+        return None
+    loan = committed_loan(base_scenario, base, base_p.lines["debt_balance_usd"][0])
+    if loan is None:
+        return None
+    return project(validate_dict(hold(scenario_to_dict(gain_scenario), loan)))
 
 
 def rented_out_note(selling_share: float, gpu_count: float, market) -> str | None:
@@ -878,6 +912,7 @@ def gain_to_earn_cost_of_capital(
 __all__ = [
     "BRIDGE_LINES",
     "COMPARED_METRICS",
+    "FINANCING_DRIVER",
     "OTHER_DRIVER",
     "GainSolution",
     "GainValue",

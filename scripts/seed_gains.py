@@ -541,7 +541,12 @@ def render(a: dict) -> str:
         "The NPV bridge: with v^m the monthly discount factor at the cost of capital and s = ±1 "
         "the sign of each line in the project cash flow (revenue − power − facility − opex − "
         "capex + disposal − tax), driver_k = Σ_m v^m · s_k · (line_k,with − line_k,without); the "
-        "drivers sum to NPV_with − NPV_without because the cash flow is exactly that signed sum.",
+        "drivers sum to NPV_with − NPV_without because the cash flow is exactly that signed sum. "
+        "Where the loan is sized to the cash flow (a minimum DSCR, a maximum LTV, or sculpted), "
+        "the case with the gain borrows another amount (the Debt row of `econ gains`): the "
+        "drivers are then taken against the case with the gain holding the case without's loan "
+        "(`econ.analysis.committed`), and *financing (loan re-sized)* = NPV_with − NPV_held is "
+        "what the re-sized loan changes, the tax its interest saves.",
         "",
     ]
     return "\n".join(lines)

@@ -607,3 +607,51 @@ def test_the_gains_command_and_its_json_agree_on_the_selling_gpus(capsys):
     row = next(line for line in table.out.splitlines() if line.startswith("GPUs not bought"))
     assert row.split()[-1] == f"{25.6 * (ratio - 1):,.1f}"
     assert "25.6 of 128 GPUs that sell tokens" in table.err
+
+
+def test_the_bridge_shows_the_re_sized_loan_as_its_own_driver():
+    """The seed sizes its loan to a DSCR: the base case borrows 2,072,085 USD, the gain case
+    2,474,920; the change in the tax its interest saves sat in the bridge's "tax" driver (an
+    outside review). The other drivers now hold the base case's loan, and the re-sized loan is
+    FINANCING_DRIVER."""
+    seed = load_scenario(SEED)
+    result = value_gain(seed)
+    drivers = {e["driver"]: e["npv_usd"] for e in result.bridge}
+    assert result.base["debt_usd"] != result.gain["debt_usd"]
+    assert math.fsum(drivers.values()) == pytest.approx(result.delta["npv_usd"], rel=1e-12)
+    # the gain case holding the base case's sculpted loan, by hand: its amount and balances
+    base = project(without_gains(seed))
+    debt = float(base.metrics["debt_usd"][0])
+    closing = base.lines["debt_balance_usd"][0][1:] / debt
+    end = int(np.flatnonzero(closing > 0)[-1]) + 2
+    data = seed.model_dump(mode="json")
+    financing = {
+        k: v
+        for k, v in data["financing"].items()
+        if k not in ("debt_share", "size_to_min_dscr", "max_ltv")
+    }
+    financing.update(
+        debt_usd=debt, repayment="balance_schedule", balance_schedule=closing[:end].tolist()
+    )
+    held = project(validate_dict({**data, "financing": financing}))
+    assert held.metrics["debt_usd"][0] == pytest.approx(debt, rel=1e-12)
+    assert drivers["financing (loan re-sized)"] == pytest.approx(
+        result.gain["npv_usd"] - held.metrics["npv_usd"][0], rel=1e-9
+    )
+    months = np.arange(base.lines["tax_usd"].shape[1])
+    v = 1.12 ** (-months / 12)  # the seed's 12% cost of capital, compounded monthly
+    tax = -np.dot(held.lines["tax_usd"][0] - base.lines["tax_usd"][0], v)
+    assert drivers["tax"] == pytest.approx(tax, rel=1e-9)
+    assert drivers["financing (loan re-sized)"] > 0  # more debt, more interest deducted
+
+
+def test_a_loan_not_sized_again_has_no_financing_driver():
+    result = value_gain(load_scenario(SEED, {"financing.debt_share": 0.0}))
+    assert "financing (loan re-sized)" not in {e["driver"] for e in result.bridge}
+
+
+def test_the_gains_table_shows_each_case_s_debt_and_the_financing_driver(capsys):
+    assert main(["gains", str(SEED)]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"^Debt \[USD\]\s+2,072,085\s+2,474,920\s+\+402,835$", out, re.M)
+    assert re.search(r"^financing \(loan re-sized\)\s+\+[\d,]+$", out, re.M)

@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from econ.gains import COMPARED_METRICS
+from econ.gains import COMPARED_METRICS, FINANCING_DRIVER
 from econ.ui import charts, common, compute
 from econ.ui.fmt import (
     format_change,
@@ -323,8 +323,17 @@ def render() -> None:
             bridge["value"] = charts.money(bridge, ["value"], money)["value"]
             bridge["driver"] = bridge["driver"].str.capitalize()
             charts.show(charts.bridge(bridge, f"Change in NPV [{money}]", charts.usd_format(money)))
+            resized = any(e["driver"] == FINANCING_DRIVER for e in result.bridge)
             st.caption(
                 "Present value of the change in each line; the bars sum to the change in NPV."
+                + (
+                    " The loan is sized to each case's cash flow, so the cases borrow different "
+                    "amounts (Debt, in the table below): the other bars hold the base case's "
+                    "loan, and Financing is what the re-sized loan changes (the tax its "
+                    "interest saves)."
+                    if resized
+                    else ""
+                )
             )
     left, right = st.columns(2)
     with left:
