@@ -28,6 +28,7 @@ from econ import strict_json
 from econ.batch import ScenarioBatch
 from econ.engine import CODED_METRICS, Projection, project
 from econ.errors import InputError
+from econ.index_files import DATE_EXPECTED, FIRST_DATE, LAST_DATE, cell_number, index_date
 from econ.market import token_selling_share
 from econ.scenario import Scenario, apply_overrides, scenario_to_dict, validate_dict
 from econ.units import MONTHS_PER_YEAR, monthly_rate
@@ -162,9 +163,16 @@ def parse_step(text: str, start_date: dt.date, horizon_months: int | None = None
     when, gain_text = match["when"], match["gain"]
     date = _DATE.match(when)
     if date:
-        year, month = int(date[1]), int(date[2])
-        if not 1 <= month <= 12:
-            raise GainsError(f"--step {text!r}: {when!r} is not a month; expected YYYY-MM")
+        # read as index files read dates (the month's first day where none is given), so that a
+        # month 13 or a day 99 is refused, not read as another day
+        year, month, day = int(date[1]), int(date[2]), int(date[3] or 1)
+        if index_date(f"{year:04d}-{month:02d}-{day:02d}") is None:
+            expected = (
+                DATE_EXPECTED
+                if date[3]
+                else f"a month YYYY-MM from {FIRST_DATE:%Y-%m} to {LAST_DATE:%Y-%m}"
+            )
+            raise GainsError(f"--step {text!r}: {when!r} is not a date; expected {expected}")
         months = (year - start_date.year) * MONTHS_PER_YEAR + (month - start_date.month)
     elif re.fullmatch(r"\d+", when):
         months = int(when)
@@ -172,8 +180,9 @@ def parse_step(text: str, start_date: dt.date, horizon_months: int | None = None
         raise GainsError(
             f"--step {text!r}: when {when!r} is neither a date (YYYY-MM) nor a month number"
         )
-    try:
-        gain = float(gain_text[:-1]) / 100.0 if gain_text.endswith("%") else float(gain_text)
+    try:  # cell_number: "1_5" is no number, as in index files (float() reads it as 15)
+        percent = gain_text.endswith("%")
+        gain = cell_number(gain_text[:-1]) / 100.0 if percent else cell_number(gain_text)
     except ValueError:
         raise GainsError(
             f"--step {text!r}: gain {gain_text!r} is not a number; expected e.g. +19.8% or 0.198"

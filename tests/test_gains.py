@@ -265,7 +265,12 @@ def test_parse_step(text, expected):
     ("text", "expected"),
     [
         ("2026-09", "WHEN:GAIN"),
-        ("2026-13:+5%", "not a month"),
+        ("2026-13:+5%", "'2026-13' is not a date; expected a month YYYY-MM from 2000-01"),
+        # an outside review: a day 99 was read as month 6 and 1_5% as +15% (float() reads it)
+        ("2026-10-99:+30%", "'2026-10-99' is not a date; expected a date YYYY-MM-DD from"),
+        ("2026-02-30:+30%", "'2026-02-30' is not a date"),
+        ("2026-10:1_5%", "gain '1_5%' is not a number"),
+        ("2026-10:0.1_5", "gain '0.1_5' is not a number"),
         ("soon:+5%", "neither a date"),
         ("2026-09:lots", "not a number"),
         ("2026-09:-100%", "at or below -100%"),
