@@ -141,13 +141,22 @@ def _check_order(name: str, line: int, point: ResalePoint, before: ResalePoint, 
             "strictly increasing ages within a curve",
         )
     for column in ("share", "share_low", "share_high"):
-        now, then = getattr(point, column), getattr(before, column)
-        if now is not None and then is not None and now > then:
+        # against the younger age's figure as used: a point without a range is its share at
+        # every band position, so a band rising past an age with no range between is refused
+        now, then = getattr(point, column), _used(before, column)
+        if now is not None and now > then:
+            said = "" if getattr(before, column) is not None else " (its share: no range given)"
             raise refuse(
                 column,
-                f"{now:g} is above the {then:g} of the younger age on",
+                f"{now:g} is above the {then:g}{said} of the younger age on",
                 "shares that do not rise with age (a used GPU does not gain value as it ages)",
             )
+
+
+def _used(point: ResalePoint, column: str) -> float:
+    """A point's share, low or high as the curve uses it: the share where no range is given."""
+    value = getattr(point, column)
+    return point.share if value is None else value
 
 
 def _point(name: str, line: int, cells: list[str]) -> ResalePoint:

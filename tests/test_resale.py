@@ -185,6 +185,26 @@ def test_bad_index_rows_exit_3_naming_line_and_column(tmp_path, capsys, body, li
     assert f"line {line}, column {column}" in err and "Traceback" not in err
 
 
+def test_a_band_rising_past_an_age_without_a_range_is_refused(tmp_path, capsys):
+    """12 months 0.6 (0.5-0.7), 24 months 0.45 with no range, 36 months 0.44 (0.40-0.60): the
+    curve's high is 0.7, 0.45, 0.60 as used (a point without a range is its share at every band
+    position), and the check compared 0.60 with 0.7 only (an outside review)."""
+    body = (
+        "A/B,H100,12,0.6,0.5,0.7,2026-01-01,x\n"
+        "A/B,H100,24,0.45,,,2026-01-01,x\n"
+        "A/B,H100,36,0.44,0.40,0.60,2026-01-01,x\n"
+    )
+    path = _index(tmp_path, body)
+    assert main(["market", "resale", "--index", str(path)]) == 3
+    assert (
+        "line 4, column share_high: 0.6 is above the 0.45 (its share: no range given) of the "
+        "younger age on line 3 of the same series A/B, gpu H100; expected shares that do not rise"
+    ) in capsys.readouterr().err
+    # a band within the share of the age with no range is read; so is a band that narrows to it
+    falling = body.replace("0.40,0.60", "0.40,0.45")
+    assert [p.share_high for p in rx.read_index(_index(tmp_path, falling))] == [0.7, None, 0.45]
+
+
 @pytest.mark.parametrize(
     ("cells", "column", "shown"),
     [
