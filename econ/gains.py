@@ -207,6 +207,41 @@ def parse_step(text: str, start_date: dt.date, horizon_months: int | None = None
     return {"month": months, "gain": gain, "label": (match["label"] or "").strip()}
 
 
+def gain_text(gain: float) -> str:
+    """A step's gain as a percentage ("+19.8%"), with as many more decimals as it takes not to
+    round a gain above -100% (no step may reach it) to "-100.0%"; as a fraction where the
+    percentage overflows."""
+    if not math.isfinite(gain * 100.0):
+        return f"{gain:+.3g} (a fraction)"
+    for decimals in range(1, 17):
+        text = f"{gain:+.{decimals}%}"
+        if gain <= -1.0 or float(text[:-1]) > -100.0:
+            return text
+    return f"{gain!r} (a fraction)"
+
+
+def trajectory_text(throughput) -> str:
+    """The gains of a throughput section besides its steps, in words, e.g. "+15.0%/year
+    compounding from month 1"; "" where it has none (econ.throughput.trajectory's models)."""
+    rate, decay = throughput.gain_rate_annual, throughput.rate_decay_annual
+    ceiling = throughput.ceiling_tokens_per_s_per_gpu
+    if throughput.history is not None:
+        text = "the compound rate of the platform's MLPerf history (throughput.history)"
+    elif throughput.trajectory == "table":
+        text = f"a table of {len(throughput.table)} throughput multipliers (throughput.table)"
+    elif throughput.trajectory == "logistic":
+        text = f"logistic from {rate:+.1%}/year from month 1, levelling off at the ceiling"
+    elif rate:
+        text = f"{rate:+.1%}/year compounding from month 1"
+        if decay:
+            text += f", the rate falling {decay:.1%} a year"
+    else:
+        text = ""
+    if ceiling is not None and (text or throughput.steps):
+        text += f"{', ' if text else ''}capped at {ceiling:,.6g} tokens/s per GPU"
+    return text
+
+
 def step_from_catalog(
     scenario: Scenario, from_id: str, to_id: str, when: str | None = None
 ) -> tuple[dict, list[str]]:
@@ -330,6 +365,7 @@ class GainValue:
     ebitda_by_year : DataFrame  year, base_usd, gain_usd, delta_usd (year 1 = months 0-12)
     steps : list of dict  the gain case's steps
     warnings : list of str  about the comparison itself (each case's own are in its summary)
+    trajectory : str  the gain case's gains besides its steps, in words (`trajectory_text`)
     """
 
     name: str
@@ -341,9 +377,11 @@ class GainValue:
     ebitda_by_year: pd.DataFrame
     steps: list[dict] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    trajectory: str = ""
 
     def to_json(self) -> dict:
-        """JSON-ready object: base, gain, delta, bridge, value, ebitda_by_year, steps."""
+        """JSON-ready object: base, gain, delta, bridge, value, ebitda_by_year, steps,
+        trajectory, warnings."""
         return {
             "name": self.name,
             "base": self.base,
@@ -356,6 +394,7 @@ class GainValue:
                 for row in self.ebitda_by_year.to_dict("records")
             ],
             "steps": self.steps,
+            "trajectory": self.trajectory,
             "warnings": self.warnings,
         }
 
@@ -438,6 +477,7 @@ def value_gain(gain_scenario: Scenario, base_scenario: Scenario | None = None) -
         ebitda_by_year=ebitda,
         steps=[s.model_dump(mode="json") for s in gain_scenario.throughput.steps],
         warnings=warnings,
+        trajectory=trajectory_text(gain_scenario.throughput),
     )
 
 
@@ -929,6 +969,7 @@ __all__ = [
     "bisect_increasing",
     "discount_factors",
     "gain_rate_to_hold_margin",
+    "gain_text",
     "gain_to_earn_cost_of_capital",
     "has_gains",
     "life_columns",
@@ -936,6 +977,7 @@ __all__ = [
     "parse_step",
     "solve_gain",
     "summary_delta",
+    "trajectory_text",
     "value_gain",
     "value_grid",
     "value_metrics",

@@ -660,3 +660,46 @@ def test_the_gains_table_shows_each_case_s_debt_and_the_financing_driver(capsys)
     out = capsys.readouterr().out
     assert re.search(r"^Debt \[USD\]\s+2,072,085\s+2,474,920\s+\+402,835$", out, re.M)
     assert re.search(r"^financing \(loan re-sized\)\s+\+[\d,]+$", out, re.M)
+
+
+@pytest.mark.parametrize(
+    ("gain", "shown"),
+    [
+        (0.198, "+19.8%"),
+        (-0.05, "-5.0%"),
+        (-0.9999999, "-99.99999%"),  # an outside review: shown as -100.0%, a refused value
+        (-0.9996, "-99.96%"),
+        (1e308, "+1e+308 (a fraction)"),
+    ],
+)
+def test_a_step_s_gain_is_never_rounded_to_a_refused_value(gain, shown):
+    from econ.gains import gain_text
+
+    assert gain_text(gain) == shown
+    if "fraction" not in shown:
+        assert float(shown[:-1]) / 100 > -1.0
+
+
+def test_the_header_names_a_gain_that_rounds_to_minus_100_with_its_digits(capsys):
+    assert main(["gains", str(SEED), "--step", "2026-10:-99.99999%"]) == 0
+    head = capsys.readouterr().out.splitlines()[0]
+    assert head == "Value of the gains of deepseek-r1-gb200-nvl72: -99.99999% at month 6"
+
+
+GPT_OSS = ROOT / "models" / "scenarios" / "gpt-oss-120b-b200.toml"
+
+
+def test_the_header_describes_a_continuous_gain_as_it_describes_steps(capsys):
+    """`econ gains gpt-oss-120b-b200.toml` (gain_rate_annual = 0.15, no steps) said nothing of
+    the gain it valued (an outside review)."""
+    assert main(["gains", str(GPT_OSS)]) == 0
+    head = capsys.readouterr().out.splitlines()[0]
+    assert head == "Value of the gains of gpt-oss-120b-b200: +15.0%/year compounding from month 1"
+    assert main(["gains", str(GPT_OSS), "--step", "2026-12:+10%", "--format", "json"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert printed["trajectory"] == "+15.0%/year compounding from month 1"
+    decaying = load_scenario(GPT_OSS, {"throughput.rate_decay_annual": 0.2})
+    assert value_gain(decaying).trajectory == (
+        "+15.0%/year compounding from month 1, the rate falling 20.0% a year"
+    )
+    assert value_gain(load_scenario(SEED)).trajectory == ""

@@ -156,22 +156,18 @@ def _fmt(fmt: str, value) -> str:
     return table_cell(fmt, value)
 
 
-def _step_gain(gain: float) -> str:
-    """A step's gain as a percentage, or as a fraction where the percentage would overflow."""
-    return f"{gain:+.1%}" if math.isfinite(gain * 100.0) else f"{gain:+.3g} (a fraction)"
-
-
 def format_table(result: GainValue) -> str:
     """Base, gain and change side by side; then what the gain is worth, the bridge, EBITDA by year."""
+    from econ.cli import summary_rows
+    from econ.gains import COMPARED_METRICS, gain_text
+
     steps = ", ".join(
-        f"{_step_gain(s['gain'])} at month {s['month']}"
-        + (f" ({s['label']})" if s["label"] else "")
+        f"{gain_text(s['gain'])} at month {s['month']}" + (f" ({s['label']})" if s["label"] else "")
         for s in result.steps
     )
-    lines = [f"Value of the gains of {result.name}" + (f": {steps}" if steps else "")]
+    gains = "; ".join(part for part in (steps, result.trajectory) if part)
+    lines = [f"Value of the gains of {result.name}" + (f": {gains}" if gains else "")]
     rows = [("metric", "base", "gain", "change")]
-    from econ.cli import summary_rows
-    from econ.gains import COMPARED_METRICS
 
     for key, label, fmt in (row for row in summary_rows() if row[0] in COMPARED_METRICS):
         change = result.delta.get(key)

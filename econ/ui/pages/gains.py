@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from econ.gains import COMPARED_METRICS, FINANCING_DRIVER
+from econ.gains import COMPARED_METRICS, FINANCING_DRIVER, gain_text, trajectory_text
 from econ.ui import charts, common, compute
 from econ.ui.fmt import (
     format_change,
@@ -219,16 +219,17 @@ def breakevens(current) -> None:
                 common.table(odd, hide_index=True)
 
 
-def _described(what: str, steps, rate: float) -> str:
+def _described(what: str, steps, throughput) -> str:
     rows = [s if isinstance(s, tuple) else (s.month, s.gain, s.label) for s in steps]
     listed = ", ".join(
-        f"{gain:+.1%} in month {month}" + (f" ({label})" if label else "")
+        f"{gain_text(gain)} in month {month}" + (f" ({label})" if label else "")
         for month, gain, label in rows
     )
+    trajectory = trajectory_text(throughput)
     return literal(
         f"{what}: "
         + (listed or "no steps")
-        + (f"; compound {rate:+.1%}/year" if rate else "")
+        + (f"; {trajectory}" if trajectory else "")
         + ". Valued against the same scenario without them."
     )
 
@@ -239,9 +240,10 @@ def render() -> None:
     if current is None:
         return
     scenario, money = current.scenario, common.money()
-    rate = scenario.throughput.gain_rate_annual
     caption = st.empty()  # filled once the steps being valued are known (typed or the scenario's)
-    caption.caption(_described("The scenario's gains", scenario.throughput.steps, rate))
+    caption.caption(
+        _described("The scenario's gains", scenario.throughput.steps, scenario.throughput)
+    )
     st.text_area(
         "Try other steps instead (one per line: WHEN:GAIN or WHEN:GAIN:LABEL)",
         key=common.keep(STEPS, ""),
@@ -281,7 +283,9 @@ def render() -> None:
         step, caveats = found
         steps = tuple(sorted((*(steps or ()), step)))
     if steps is not None:
-        caption.caption(_described("The gains valued (instead of the scenario's)", steps, rate))
+        caption.caption(
+            _described("The gains valued (instead of the scenario's)", steps, scenario.throughput)
+        )
     result = compute.attempt(lambda: compute.gain_value(current.text, steps), "Value of the gains")
     if result is None:
         return
