@@ -47,10 +47,12 @@ def price_path(price_decline_annual, months):
 
     Parameters
     ----------
-    price_decline_annual : array (n,)  annual fall of the price [fraction/year]
+    price_decline_annual : array (n,)  annual fall of the price, 0 <= d < 1 [fraction/year]
     months : array (T,)  month indices
     """
     d = np.asarray(price_decline_annual, dtype=float).reshape(-1)
+    # a decline of 1 or more gives no price (or NaN), a negative one a rising price
+    _first_bad("price_decline_annual", d, ~((d >= 0) & (d < 1)), "a decline in [0, 1)")
     return power_path(1.0 - d, np.maximum(np.asarray(months) - 1, 0) / 12.0)
 
 
@@ -221,10 +223,7 @@ def token_price_usd_per_mtok(
     price = np.asarray(price_usd_per_mtok, dtype=float).reshape(-1)
     decline = np.broadcast_to(np.asarray(price_decline_annual, dtype=float), price.shape)
     _first_bad("price_usd_per_mtok", price, ~(price >= 0), "a price of 0 or more")
-    _first_bad(
-        "price_decline_annual", decline, ~((decline >= 0) & (decline < 1)), "a decline in [0, 1)"
-    )
-    path = _col(price) * price_path(decline, months)
+    path = _col(price) * price_path(decline, months)  # (which checks the decline)
     if table_months is None:
         return path
     has_table = ~np.all(np.isnan(np.atleast_2d(np.asarray(table_months, dtype=float))), axis=1)

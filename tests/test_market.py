@@ -188,6 +188,10 @@ def test_utilization_never_exceeds_its_share(share, churn, ramp):
         (lambda: monotone_interpolate([[0.0, 1.0]], [[1.0]], MONTHS), "same shape"),
         (lambda: token_price_usd_per_mtok([-1.0], [0.1], MONTHS), "price of 0 or more"),
         (lambda: token_price_usd_per_mtok([1.0], [1.0], MONTHS), "decline in [0, 1)"),
+        # an outside review: price_path([1.5]) gave NaN with a RuntimeWarning, [-0.5] a rise
+        (lambda: price_path([1.5], range(4)), "price_decline_annual[0] = 1.5: expected a decl"),
+        (lambda: price_path([-0.5], range(4)), "price_decline_annual[0] = -0.5: expected a dec"),
+        (lambda: price_path([0.1, np.nan], range(4)), "price_decline_annual[1] = nan"),
         (lambda: rental_price_usd_per_gpu_hour([2.0], [0.1], [3.0], MONTHS), "floor between"),
         (lambda: rental_price_usd_per_gpu_hour([-1.0], [0.1], [0.0], MONTHS), "0 or more"),
         (lambda: utilization_path([1.2], [0], [0.0], MONTHS), "share in [0, 1]"),
