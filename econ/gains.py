@@ -719,7 +719,9 @@ def value_grid(
     Returns
     -------
     DataFrame, one row per grid point: the override columns, base_* and gain_* summary metrics,
-    the `value_metrics` and one `bridge_<driver>` column per driver [USD].
+    the `value_metrics` and one `bridge_<driver>` column per driver [USD]. Unlike `value_gain`'s,
+    the grid's bridge does not split off a re-sized loan (FINANCING_DRIVER): where the loan is
+    sized to each case's cash flow, bridge_tax holds the change in the tax its interest saves.
     """
     base_scenario = base_scenario or without_gains(gain_scenario)
     cols = {k: np.asarray(v, dtype=float) for k, v in (columns or {}).items()}
