@@ -393,6 +393,19 @@ def montecarlo_cases(scenario: Scenario, spec: Mapping, hold: bool = False) -> d
     return cases
 
 
+def _raises_debt(scenario: Scenario) -> bool:
+    """Whether the scenario raises debt: a loan it sizes (econ.analysis.committed.sizes_loan) may
+    be sized to 0 USD (a maximum LTV the book value leaves no room for), which a projection
+    tells; a loan given as a share or in USD is raised."""
+    from econ.analysis.committed import sizes_loan
+    from econ.engine import project
+
+    if not sizes_loan(scenario.financing):
+        return True
+    summary = project([scenario], monthly=False).summary_records()[0]["summary"]
+    return bool(summary.get("debt_usd"))
+
+
 def _summary(scenario: Scenario) -> tuple[dict, pd.DataFrame]:
     from econ.engine import project
 
@@ -491,6 +504,9 @@ def compute(
     if montecarlo is not None:
         case_results.update(montecarlo_cases(scenario, montecarlo, hold=loan is not None))
     paths = tornado_paths(scenario) if tornado_inputs is None else list(tornado_inputs)
+    if tornado_inputs is None and not summary.get("debt_usd"):
+        # a loan sized to 0 USD (a maximum LTV the book value leaves no room for): no rate moves
+        paths = [p for p in paths if p != LOAN_RATE_PATH]
     # Each end holds the base case's loan as the cases and the price cushion do.
     held = scenario
     if loan is not None:
@@ -522,6 +538,8 @@ def build_memo(
                 raise MemoError(problem)
     if cases is None:
         cases = {} if montecarlo is not None else default_cases(scenario)
+        if "rate-up" in cases and not _raises_debt(scenario):
+            del cases["rate-up"]  # (no loan to pay the higher rate)
     if len(cases) > MAX_CASES:
         raise MemoError(
             f"{len(cases)} cases (--case); a memo holds at most {MAX_CASES}, each a column of "

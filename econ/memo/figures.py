@@ -30,6 +30,7 @@ HEADLINES: tuple[Row, ...] = (
     ("cost_usd_per_gpu_hour", "Levelized cost per GPU-hour", "USD/GPU-h", "{:,.3f}"),
     ("breakeven_price_usd_per_mtok", "Break-even token price", "USD/Mtok", "{:,.4f}"),
     ("npv_usd", "NPV at the discount rate", "USD", "{:,.0f}"),
+    ("npv_equity_usd", "Equity NPV at the cost of equity", "USD", "{:,.0f}"),
     ("profitability_index", "Profitability index", "x", "{:,.2f}"),
     ("irr_project_annual", "Project IRR", "per year", "{:.2%}"),
     ("mirr_project_annual", "Project MIRR", "per year", "{:.2%}"),
@@ -61,6 +62,7 @@ CASE_KEYS = (
     "irr_project_annual",
     "mirr_project_annual",
     "irr_equity_annual",
+    "npv_equity_usd",
     "payback_months",
     "min_dscr",
     "dscr_headroom",
@@ -69,7 +71,8 @@ CASE_KEYS = (
 )
 """Headline keys shown for each case (base, downside, upside), same labels and formats. The
 equity IRR beside the project's: the project NPV and IRR count the tax saved on interest, so a
-case on a loan's rate moves them up; the equity IRR shows what the rate costs the equity."""
+case on a loan's rate moves them up; the equity IRR shows what the rate costs the equity, and the
+equity NPV judges the equity where its IRR is n/a (the engine's warning points to it)."""
 
 TORNADO_OUTPUT = "npv_usd"
 TORNADO_FORMAT = "{:,.0f}"

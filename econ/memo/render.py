@@ -195,7 +195,7 @@ the first month in breach, where covenants are shown, and leaves it out of the w
 
 
 def _row_notes(
-    warnings, key: str, value=None, tested: bool = False, raw: bool = False
+    warnings, key: str, value=None, tested: bool = False, raw: bool = False, debt: bool = True
 ) -> list[str]:
     """The warnings shown beside one headline figure, in readable words (readable_warning). A
     return figure: those whose first return key is `key` (an IRR's warning ends "judge it with
@@ -213,7 +213,7 @@ def _row_notes(
         if value is None or not math.isfinite(value):
             notes = [w for w in warnings if f"{key} is null" in w]
         else:
-            held = any(engine.BREAKEVEN_HOLDS_SIZED_DEBT in w for w in warnings)
+            held = debt and any(engine.BREAKEVEN_HOLDS_SIZED_DEBT in w for w in warnings)
             notes = [engine.BREAKEVEN_HOLDS_SIZED_DEBT.removeprefix(key + " ")] if held else []
     elif key == "first_breach_month":
         notes = [NO_BREACH.partition(": ")[2]] if tested and NO_BREACH in warnings else []
@@ -253,11 +253,19 @@ def _case_notes(memo: Memo, cases: list[str]) -> tuple[dict[str, list[int]], lis
     numbers: dict[str, list[int]] = {}
     notes: list[str] = []
     several = False
-    for key in (k for k in labels if k in RETURN_KEYS):
+    for key in labels:
         for name in cases:
             summary = memo.summary if name == "base" else memo.cases[name]["summary"]
             value = memo.figures[f"{name}.{key}"]
-            if value is None:  # (n/a shows no rate to read wrongly)
+            if value is None:
+                reason = _undefined_reason(summary, key)
+                note = f"{labels[key]} is n/a: {reason}" if reason else None
+                if note and note not in notes:
+                    notes.append(note)
+                if note:
+                    numbers.setdefault(f"{name}.{key}", []).append(notes.index(note) + 1)
+                continue
+            if key not in RETURN_KEYS:
                 continue
             for warning in _row_notes(summary.get("warnings") or (), key, value, raw=True):
                 roots = SEVERAL_ROOTS.match(warning)
@@ -271,6 +279,35 @@ def _case_notes(memo: Memo, cases: list[str]) -> tuple[dict[str, list[int]], lis
                 notes.append(f"{name}, {labels[key]}: {note}")
                 numbers.setdefault(f"{name}.{key}", []).append(len(notes))
     return numbers, notes, CASE_ROOTS_RULE if several else None
+
+
+NO_COVENANT_TESTED = (
+    "no covenant is tested (no debt, or neither a DSCR nor an LLCR floor: financing.covenants)"
+)
+"""Why the months in covenant breach are n/a (econ.memo.build._figure), which no warning says."""
+
+
+def _undefined_reason(summary, key: str) -> str | None:
+    """Why a summary's figure is n/a, in the engine's words (the warning that names it null, its
+    reason after "is null: "; an IRR's warning from the return policy whole) as the app says them
+    (readable_warning), or None where no warning says."""
+    warnings = [w for w in summary.get("warnings") or () if w != NO_BREACH]
+    if key == "covenant_breach_months" and summary.get(key) is not None:
+        return NO_COVENANT_TESTED  # (the engine's 0, shown n/a: no covenant is tested)
+    null = re.compile(rf"\b{re.escape(key)}( and [\w, ]+)? (is|are) null\b")
+    for warning in warnings:
+        found = null.search(warning)
+        if not found:
+            continue
+        said = warning
+        if warning[found.end() :].startswith(": "):  # "[what; ]KEY is null: why"
+            before = warning[: found.start()].rstrip(";: ")
+            said = (before + ": " if before else "") + warning[found.end() + 2 :]
+        elif found.end() == len(warning):
+            said = warning[: found.start()].rstrip(":; ")  # "why: KEY is null"
+        said = readable_warning(said).rstrip(".")
+        return said[:1].lower() + said[1:] if said[1:2].islower() else said
+    return REASONS.get(key)
 
 
 def _definitions(memo: Memo) -> list[tuple[str, str]]:
@@ -369,6 +406,11 @@ def _held_loan(memo) -> str | None:
     if not names:
         return None
     sculpted = memo.scenario.financing.repayment == "sculpted"
+    if not memo.summary.get("debt_usd"):
+        return (
+            f"{_listed(names).capitalize()} hold the base case's financing: its sizing raises no "
+            "debt, and the cases are not sized again, so they too are all equity."
+        )
     return (
         f"{_listed(names).capitalize()} hold the base case's loan: the debt sized there "
         f"({format_figure('{:,.0f}', memo.summary.get('debt_usd'))} USD) and its "
@@ -586,20 +628,26 @@ def _ask(memo: Memo) -> list[tuple[str, str]]:
         if fin.max_ltv:
             limits.append(f"a maximum LTV of {fin.max_ltv:.0%}")
         if limits or fin.repayment != "level_payment":
-            debt = (
+            sizing = (
                 f"up to {loan} debt at {_rate(fin.debt_rate_annual)} a year over "
                 f"{fin.debt_term_months} months, "
                 + fin.repayment.replace("_", " ")
                 + (f", sized to {' and '.join(limits)}" if limits else "")
-                + f": {format_figure('{:,.0f}', memo.summary.get('debt_usd'))} USD"
+            )
+            debt = (
+                f"{sizing}: {format_figure('{:,.0f}', memo.summary.get('debt_usd'))} USD"
                 + _repaid_by(memo)
+                if memo.summary.get("debt_usd")
+                else f"all equity: no debt raised (the sizing of {sizing} gives none)"
             )
         debt += _draws(memo)
     else:
         debt = "all equity"
+    residual = _residual_text(memo)
     return [
         ("Fleet", _fleet_text(memo)),
         ("Capex", format_figure("{:,.0f} USD", memo.summary.get("capex_usd_total"))),
+        *((("Residual value", residual),) if residual else ()),
         ("Financing", debt),
         (
             "Projection",
@@ -607,6 +655,33 @@ def _ask(memo: Memo) -> list[tuple[str, str]]:
             f"{_rate(fin.discount_rate_annual)} a year",
         ),
     ]
+
+
+def _residual_text(memo: Memo) -> str | None:
+    """The ask's residual value: the proceeds of what is sold at retirement or when the
+    projection ends, their present value at the discount rate (econ.metrics.discount_factors, as
+    the NPV discounts) and what of the NPV rests on them, and whether an input gives them or they
+    are the book value, with no source (`_residual_at_book`); None where nothing is sold."""
+    from econ.metrics import discount_factors
+
+    m = memo.monthly
+    sold = m["disposal_usd"].to_numpy(dtype=float)
+    if sold.sum() <= 0.5:
+        return None
+    rate = memo.scenario.financing.discount_rate_annual
+    factors = discount_factors(np.array([rate]), m["month"].to_numpy())[0]
+    present = float(sold @ factors)
+    npv = memo.summary.get("npv_usd")
+    text = f"{sold.sum():,.0f} USD from the sale of what is retired or held at the end"
+    if _residual_at_book(memo) is not None:
+        text += " at its book value, assumed with no source (Key assumptions)"
+    else:
+        text += ", at the value the scenario's resale input gives (Key assumptions)"
+    text += f"; present value {present:,.0f} USD at {_rate(rate)} a year"
+    if npv is not None and math.isfinite(npv):
+        share = f", {present / npv:.0%} of the NPV" if npv > 0 else ""
+        text += f"{share}: without it the NPV would be {npv - present:,.0f} USD, not {npv:,.0f}"
+    return text
 
 
 PERCENT_UNITS = {"fraction": "", "1/year": " a year", "fraction/year": " a year"}
@@ -690,26 +765,130 @@ def _covenant_rows(memo: Memo) -> list[dict]:
                 "path": path,
                 "label": input_name(path, value),
                 "value": input_text(path, value),
+                "number": _is_number(value),
                 "source": source,
             }
         )
     return rows
 
 
+WORDS_NOT_INPUTS = ("schema_version", "name", "description", "throughput.source")
+"""Fields of words about the scenario, not inputs to a figure: Key assumptions lists them only
+where [sources] cites them (a renamed scenario's "overridden (was: ...)")."""
+
+TAX_TERMS = (
+    "financing.tax_rate",
+    "financing.tax_payment",
+    "financing.tax_loss_limit",
+    "financing.tax_valuation_allowance",
+)
+"""Terms every projection's income tax applies, at econ's default or not: Key assumptions lists
+them whatever the scenario sets (the tax paid moves NPV, IRR and the DSCR)."""
+LOAN_ONLY_TERMS = (
+    "financing.debt_rate_annual",
+    "financing.debt_rate_quote",
+    "financing.debt_term_months",
+    "financing.repayment",
+)
+"""Terms of debt_share's loan that nothing reads where no debt is raised: Key assumptions leaves
+them out then (the debt share and the sizing limits, which say why none is, stay)."""
+
+DEFAULT_USED = "econ's default, with no source"
+"""Key assumptions' provenance of an input at econ's default that moves a headline figure."""
+
+
+def _default_of(path: str):
+    from econ.scenario.io import _UNSET, _default_at
+
+    try:
+        default = _default_at(path)
+    except (KeyError, AttributeError):
+        return _UNSET
+    return default
+
+
+def _is_default(path: str, value) -> bool:
+    from econ.scenario.io import _UNSET, same_value
+
+    default = _default_of(path)
+    return default is not _UNSET and same_value(value, default)
+
+
+def _section_fields(path: str, value) -> list[tuple[str, object]]:
+    """A cited input as Key assumptions lists it: a value as itself; a section (a settings group,
+    e.g. depreciation.tax) as its fields one a row, those its method reads where it is a
+    depreciation method (econ.scenario.depreciation_models.METHOD_INPUTS), unset ones left out."""
+    from pydantic import BaseModel
+
+    from econ.scenario.depreciation_models import METHOD_INPUTS
+
+    if not isinstance(value, BaseModel):
+        return [(path, value)]
+    method = getattr(value, "method", None)
+    out: list[tuple[str, object]] = []
+    for name in type(value).model_fields:
+        if method is not None and name in METHOD_INPUTS and method not in METHOD_INPUTS[name]:
+            continue  # (the method does not read it)
+        field = getattr(value, name)
+        if field is None or field == ():
+            continue
+        out.extend(_section_fields(f"{path}.{name}", field))
+    return out
+
+
+def _listed_inputs(memo: Memo) -> dict[str, object]:
+    """The inputs Key assumptions lists, by path, with their value: each the scenario's [sources]
+    names (a section by its fields), each it sets away from econ's default (a list, such as
+    throughput.steps or vintages, as one row), and the inputs at econ's default that move a
+    headline figure: those the tornado swings (`econ.memo.build.tornado_paths`), the fleet's
+    size and the tax terms (TAX_TERMS); the covenant's terms are `_covenant_rows`'. Where no
+    debt is raised, the loan's own terms (LOAN_ONLY_TERMS) are left out."""
+    from econ.memo.build import tornado_paths
+    from econ.workbook import scenario_inputs
+
+    s = memo.scenario
+    listed: dict[str, object] = {}
+    for path in s.sources:
+        listed.update(_section_fields(path, _value_at(s, path)))
+    for leaf, value in scenario_inputs(s):
+        path = leaf.split("[", 1)[0]  # (a list of tables is one input: its entries)
+        if path in listed or path in WORDS_NOT_INPUTS:
+            continue
+        if "[" in leaf or not _is_default(path, value):
+            listed[path] = _value_at(s, path)
+    for path in (*tornado_paths(s), "fleet.gpu_count", *TAX_TERMS):
+        listed.setdefault(path, _value_at(s, path))
+    maintenance = s.opex.maintenance_share_of_capex_annual
+    if maintenance:  # (the months maintenance waits for: a warranty of 0 charges it at once)
+        listed.setdefault("opex.warranty_months", s.opex.warranty_months)
+    covenants = [p for p in listed if p == COVENANTS or p.startswith(COVENANTS + ".")]
+    moot = LOAN_ONLY_TERMS if not memo.summary.get("debt_usd") and not s.financing.tranches else ()
+    for path in (*covenants, *moot):
+        listed.pop(path, None)
+    return listed
+
+
 def _assumptions(memo: Memo) -> list[dict]:
-    """Every input the scenario names a source for, by label and path, with its value and the
-    source's text; the covenant's terms with their provenance (`_covenant_rows`); then the
-    residual value where none is given."""
+    """The inputs that move a headline figure (`_listed_inputs`), by label and path, with their
+    value and provenance: the source the scenario names for it or its section, else "no source"
+    (set in the scenario without one: UNSOURCED) or econ's default (DEFAULT_USED); the covenant's
+    terms with theirs (`_covenant_rows`); then the residual value where none is given."""
+    s = memo.scenario
     rows = []
-    for path, source in memo.scenario.sources.items():
-        if path == COVENANTS or path.startswith(COVENANTS + "."):
-            continue  # (in the covenant's rows, by term)
-        node = _value_at(memo.scenario, path)
+    for path, value in sorted(_listed_inputs(memo).items()):
+        source = source_at(path, s.sources)
+        cited = _cited_section(path, s.sources)
+        if source is None:
+            source = DEFAULT_USED if _is_default(path, value) else UNSOURCED
+        elif cited and rows and _cited_section(rows[-1]["path"], s.sources) == cited:
+            # a section's fields, one a row: its source said once, on the first
+            source = f"as above ({input_name(cited, None)})"
         rows.append(
             {
                 "path": path,
-                "label": input_name(path, node),
-                "value": input_text(path, node),
+                "label": input_name(path, value),
+                "value": input_text(path, value),
+                "number": _is_number(value),
                 "source": source,
             }
         )
@@ -718,6 +897,21 @@ def _assumptions(memo: Memo) -> list[dict]:
     if residual is not None:
         rows.append(residual)
     return rows
+
+
+def _cited_section(path: str, sources) -> str | None:
+    """The section of `path` whose [sources] entry is its source (`source_at`), or None where
+    the path has its own entry or none."""
+    parts = path.split(".")
+    for end in range(len(parts) - 1, 0, -1):
+        if sources.get(".".join(parts[:end])):
+            return None if sources.get(path) else ".".join(parts[:end])
+    return None
+
+
+def _is_number(value) -> bool:
+    """Whether a Key assumptions value is shown as a number (right-aligned, never wrapped)."""
+    return value is None or (isinstance(value, int | float) and not isinstance(value, bool))
 
 
 def _description_note(memo: Memo) -> str | None:
@@ -754,6 +948,7 @@ def _residual_at_book(memo: Memo) -> dict | None:
         "path": "",
         "label": "Residual value",
         "value": f"{sold:,.0f} USD",
+        "number": True,
         "source": "none given: what is on the books when retired, or still held when the "
         "projection ends (the GPUs, and a site's build-out or liquid retrofit), is assumed sold "
         "at its book value"
@@ -783,7 +978,13 @@ def html(memo: Memo) -> str:
             "unit": unit,
             "text": figure_text(f"base.{key}", memo.figures[f"base.{key}"]),
             "value": _value_attr(memo.figures[f"base.{key}"]),
-            "notes": _row_notes(warnings, key, memo.figures[f"base.{key}"], tested),
+            "notes": _row_notes(
+                warnings,
+                key,
+                memo.figures[f"base.{key}"],
+                tested,
+                debt=bool(memo.summary.get("debt_usd")),
+            ),
         }
         for key, label, unit, _fmt in shown(summary=memo.summary)
     ]
