@@ -9,7 +9,8 @@ from its stamp: a reader sees what the browser draws, and a style rule, a script
 an image or a frame can draw a figure other than the text beside it, so anything econ does not
 write is a difference (listed by the tokens that differ: tags, words, styles, scripts, chart text).
 A PDF memo's pages must hold nothing drawn beyond their text that econ's print never holds (an
-annotation, a second content stream, an image: `_page_additions`). A workbook
+annotation, a second content stream, an image, a shape drawn over text already drawn, text drawn
+invisible: `_page_additions`). A workbook
 (econ.memo.workbook_check): its stamp, its Summary and Monthly sheets against a projection of the
 scenarios its Notes sheet embeds, and everything else (labels, units, headers, the other sheets,
 each cell's formula and number format) against the workbook econ writes again from them.
@@ -733,10 +734,29 @@ def _page_additions(reader) -> list[str]:
     for each kind on each page (the first ADDITIONS_SHOWN, then a count): annotations (a
     FreeText box, a stamp, a link, a form field: each draws over the page, and its text is not
     the page's), more than one content stream (one appended draws over the page), an image (a
-    picture of a figure pasted over it; the memo's charts are vectors, forms without images).
-    The page text compared does not see them."""
+    picture of a figure pasted over it; the memo's charts are vectors, forms without images),
+    a shape, image or shading painted over text already drawn (a white box over a figure:
+    `_Cover`), text drawn invisible. The page text compared does not see them."""
     out = []
     for n, page in enumerate(reader.pages, start=1):
+        cover = _Cover()
+        cover.walk(page.get_contents(), page.get("/Resources"), _IDENTITY, MAX_FORM_DEPTH)
+        if cover.covered:
+            runs = "a run" if cover.covered == 1 else f"{cover.covered:,} runs"
+            what, (x0, y0, x1, y1) = cover.first
+            out.append(
+                f"page {n}: {what} painted over {runs} of text drawn before it (the first at x "
+                f"{x0:,.0f} to {x1:,.0f}, y {y0:,.0f} to {y1:,.0f} pt from the page's lower left "
+                "corner): the text compared is there, out of a reader's sight; a memo econ "
+                "prints paints nothing over its text"
+            )
+        if cover.invisible:
+            runs = "a run" if cover.invisible == 1 else f"{cover.invisible:,} runs"
+            out.append(
+                f"page {n}: {runs} of text drawn invisible (text render mode 3 or 7: neither "
+                "filled nor stroked): a reader does not see the text compared; a memo econ "
+                "prints draws all its text"
+            )
         annotations = _resolved(page.get("/Annots")) or []
         if annotations:
             kinds = sorted({str(_resolved(a).get("/Subtype", "?")) for a in annotations})
@@ -761,6 +781,201 @@ def _page_additions(reader) -> list[str]:
     if len(out) > ADDITIONS_SHOWN:
         return [*out[:ADDITIONS_SHOWN], f"{len(out) - ADDITIONS_SHOWN:,} more additions to pages"]
     return out
+
+
+_IDENTITY = (1.0, 0.0, 0.0, 1.0, 0.0, 0.0)
+"""A PDF matrix [a b c d e f] (ISO 32000-1, 8.3.4): (x, y) -> (a x + c y + e, b x + d y + f)."""
+_NOWHERE = (-math.inf, -math.inf, math.inf, math.inf)
+"""A clip box (x0, y0, x1, y1) that clips nothing."""
+_UNIT = ((0.0, 0.0), (1.0, 0.0), (0.0, 1.0), (1.0, 1.0))
+"""The unit square an image fills (ISO 32000-1, 8.9.4)."""
+TEXT_POINTS = ((0.1, 0.1), (0.3, 0.3), (0.25, 0.6))
+"""Points of a run of text, in units of its font size from where it starts (along the baseline,
+up from it), that nothing painted after it may cover: inside the body of its first glyph (a
+digit is about 0.55 of the font size wide and 0.7 high). Chromium places each glyph or short run
+on its own, so each digit of a figure is a run."""
+_FILLS = frozenset((b"f", b"F", b"f*", b"B", b"B*", b"b", b"b*"))
+_STROKES = frozenset((b"S", b"s", b"B", b"B*", b"b", b"b*"))
+_SHOWS = frozenset((b"Tj", b"TJ", b"'", b'"'))
+_INVISIBLE_MODES = (3, 7)
+"""Text render modes that neither fill nor stroke the glyphs (ISO 32000-1, 9.3.6)."""
+_PAINTED = {
+    "fill": "a filled shape",
+    "stroke": "a stroked line",
+    b"sh": "a shading",
+    b"Do": "an image",
+    b"INLINE IMAGE": "an inline image",
+}
+
+
+def _times(m, n):
+    """The matrix m then n (m x n, as PDF concatenates them: a point goes through m first)."""
+    a0, a1, a2, a3, a4, a5 = m
+    b0, b1, b2, b3, b4, b5 = n
+    return (
+        a0 * b0 + a1 * b2,
+        a0 * b1 + a1 * b3,
+        a2 * b0 + a3 * b2,
+        a2 * b1 + a3 * b3,
+        a4 * b0 + a5 * b2 + b4,
+        a4 * b1 + a5 * b3 + b5,
+    )
+
+
+def _at(m, x: float, y: float) -> tuple[float, float]:
+    return (m[0] * x + m[2] * y + m[4], m[1] * x + m[3] * y + m[5])
+
+
+def _numbers(args, n: int) -> tuple[float, ...] | None:
+    """An operator's first n operands as finite numbers, None if they are not (a damaged
+    stream: the operator is passed over, as a viewer passes it)."""
+    try:
+        values = tuple(float(a) for a in list(args)[:n])
+    except (TypeError, ValueError):
+        return None
+    return values if len(values) == n and all(map(math.isfinite, values)) else None
+
+
+def _box(points) -> tuple[float, float, float, float]:
+    xs, ys = zip(*points, strict=True)
+    return (min(xs), min(ys), max(xs), max(ys))
+
+
+def _within(box, clip) -> tuple[float, float, float, float]:
+    return (max(box[0], clip[0]), max(box[1], clip[1]), min(box[2], clip[2]), min(box[3], clip[3]))
+
+
+class _Cover:
+    """A page's content (and the forms it draws) walked in the order it is painted: where each
+    run of text stands (TEXT_POINTS on the page), and whether anything painted after it (a
+    filled or stroked path, an image, a shading, within its bounding box and the clip's) covers
+    one of its points. Chromium paints each element's background before its text and nothing
+    over it (no memo of a ready-made scenario does: tests/test_memo.py); a box painted over a
+    figure hides it from a reader while its text stays in the page text compared. A bounding
+    box overstates a curve's or a slanted shape's area, never understates it."""
+
+    def __init__(self):
+        self.points: list[tuple[float, float, int]] = []  # x, y on the page; the run's number
+        self.runs = 0
+        self.covered = 0  # runs with a point under something painted after them
+        self.first: tuple[str, tuple] | None = None  # what covered the first run, its box
+        self.invisible = 0  # runs drawn in an invisible render mode
+        self._hit: set[int] = set()
+        self._array = None  # the points as an array, those up to the last painting
+
+    def _paint(self, what: str, box) -> None:
+        if not self.points or box[0] > box[2] or box[1] > box[3]:
+            return
+        import numpy as np
+
+        known = 0 if self._array is None else len(self._array)
+        if known < len(self.points):  # (only the points added since: a page paints hundreds)
+            added = np.asarray(self.points[known:], dtype=float)
+            self._array = added if self._array is None else np.concatenate([self._array, added])
+        points = self._array
+        inside = (
+            (points[:, 0] >= box[0])
+            & (points[:, 0] <= box[2])
+            & (points[:, 1] >= box[1])
+            & (points[:, 1] <= box[3])
+        )
+        runs = set(points[inside, 2].astype(int).tolist()) - self._hit
+        if runs:
+            self._hit |= runs
+            self.covered += len(runs)
+            if self.first is None:
+                self.first = (what, box)
+
+    def walk(self, content, resources, ctm, depth: int, seen: frozenset = frozenset()) -> None:
+        """Walk a content stream painted through `ctm`, forms within it `depth` levels deep
+        (`seen`: the forms being walked, by object number: a form drawing itself is not)."""
+        stack = []
+        width, clip, mode = 1.0, _NOWHERE, 0
+        text = line = _IDENTITY
+        size = leading = 0.0
+        path: list[tuple[float, float]] = []
+        clipping = False
+        for args, op in content.operations if content is not None else ():
+            if op == b"q":
+                stack.append((ctm, width, clip, mode))
+            elif op == b"Q":
+                ctm, width, clip, mode = stack.pop() if stack else (ctm, width, clip, mode)
+            elif op == b"cm" and (m := _numbers(args, 6)):
+                ctm = _times(m, ctm)
+            elif op == b"w" and (v := _numbers(args, 1)):
+                width = v[0]
+            elif op == b"Tr" and (v := _numbers(args, 1)):
+                mode = int(v[0])
+            elif op == b"Tf" and (v := _numbers(list(args)[1:], 1)):
+                size = v[0]
+            elif op == b"TL" and (v := _numbers(args, 1)):
+                leading = v[0]
+            elif op == b"BT":
+                text = line = _IDENTITY
+            elif op == b"Tm" and (m := _numbers(args, 6)):
+                text = line = m
+            elif op in (b"Td", b"TD") and (v := _numbers(args, 2)):
+                text = line = _times((1.0, 0.0, 0.0, 1.0, v[0], v[1]), line)
+                leading = -v[1] if op == b"TD" else leading
+            elif op in (b"T*", b"'", b'"'):
+                text = line = _times((1.0, 0.0, 0.0, 1.0, 0.0, -leading), line)
+            if op in _SHOWS:
+                self.runs += 1
+                self.invisible += mode in _INVISIBLE_MODES
+                glyphs = _times(_times((size, 0.0, 0.0, size, 0.0, 0.0), text), ctm)
+                self.points.extend((*_at(glyphs, x, y), self.runs) for x, y in TEXT_POINTS)
+            elif op in (b"m", b"l") and (v := _numbers(args, 2)):
+                path.append(_at(ctm, *v))
+            elif op in (b"c", b"v", b"y") and (v := _numbers(args, 6 if op == b"c" else 4)):
+                path.extend(_at(ctm, v[k], v[k + 1]) for k in range(0, len(v), 2))
+            elif op == b"re" and (v := _numbers(args, 4)):
+                x, y, w, h = v
+                path.extend(_at(ctm, *p) for p in ((x, y), (x + w, y), (x, y + h), (x + w, y + h)))
+            elif op in (b"W", b"W*"):
+                clipping = True
+            elif op in _FILLS or op in _STROKES or op == b"n":
+                if path and op != b"n":
+                    box = _box(path)
+                    if op in _STROKES:  # half the line's width, at the CTM's largest scale
+                        half = width / 2 * max(abs(ctm[0]) + abs(ctm[2]), abs(ctm[1]) + abs(ctm[3]))
+                        box = (box[0] - half, box[1] - half, box[2] + half, box[3] + half)
+                    kind = "fill" if op in _FILLS else "stroke"
+                    self._paint(_PAINTED[kind], _within(box, clip))
+                if path and clipping:  # (a clip applies from after the path is painted)
+                    clip = _within(_box(path), clip)
+                path, clipping = [], False
+            elif op == b"sh":
+                self._paint(_PAINTED[op], clip)
+            elif op == b"INLINE IMAGE":
+                self._paint(_PAINTED[op], _within(_box(_at(ctm, *p) for p in _UNIT), clip))
+            elif op == b"Do" and args:
+                self._draw(args[0], resources, ctm, clip, depth, seen)
+
+    def _draw(self, name, resources, ctm, clip, depth: int, seen: frozenset) -> None:
+        """An XObject: an image covers the unit square through the CTM; a form is walked
+        (through its /Matrix, with its resources or else the page's)."""
+        objects = _resolved(_resolved(resources).get("/XObject")) if resources is not None else None
+        item = (objects or {}).get(name)
+        target = _resolved(item)
+        if target is None:
+            return
+        subtype = target.get("/Subtype")
+        if subtype == "/Image":
+            self._paint(_PAINTED[b"Do"], _within(_box(_at(ctm, *p) for p in _UNIT), clip))
+            return
+        reference = (item.idnum, item.generation) if hasattr(item, "idnum") else id(target)
+        if subtype != "/Form" or depth <= 0 or reference in seen:
+            return
+        from pypdf.generic import ContentStream
+
+        matrix = _numbers(target.get("/Matrix", _IDENTITY), 6) or _IDENTITY
+        self.walk(
+            ContentStream(target, None),
+            target.get("/Resources", resources),
+            _times(matrix, ctm),
+            depth - 1,
+            seen | {reference},
+        )
 
 
 def _resolved(item):
