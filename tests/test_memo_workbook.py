@@ -526,7 +526,128 @@ def test_a_conditional_format_showing_other_digits_fails(book, tmp_path, capsys)
     _rewrite(book, edited, edit)
     code, out = _verify(capsys, edited)
     assert code == 1, out
-    assert "conditional formats: a cell shown in the number format '\"0.10\"' where a rule" in out
+    assert (
+        'Summary!C70:D73: a conditional format (expression: \'AND(C70<>"",C70<>"ok")\') shows '
+        "the cells with number format 0.10, font colour 9C0006, fill FFC7CE where it holds; econ "
+        "writes one showing them font colour 9C0006, fill FFC7CE there"
+    ) in out
+
+
+# Found by an outside review: a conditional format giving the Summary's values a white font (its
+# rule always true), or the NPV's row hidden, verified "ok" (only a conditional format's number
+# format and a sheet's state were compared). econ writes one conditional format (a failed check
+# red on pink) and hides no row or column.
+
+WHITE_FONT = b'<dxf><font><color rgb="FFFFFFFF"/></font></dxf>'
+
+
+def _white_values(name: str, data: bytes, summary: str) -> bytes:
+    """A second conditional format over the Summary's values, its style a white font."""
+    if name == "xl/styles.xml":
+        assert data.count(b'<dxfs count="1">') == 1
+        return data.replace(b'<dxfs count="1">', b'<dxfs count="2">' + WHITE_FONT)
+    if name == summary:  # (the white style is now the first: econ's moves to the second)
+        assert data.count(b'dxfId="0"') == 1
+        rule = b'<conditionalFormatting sqref="C2:D73"><cfRule type="expression" priority="1" '
+        rule += b'dxfId="0"><formula>TRUE</formula></cfRule></conditionalFormatting>'
+        data = data.replace(b'dxfId="0"', b'dxfId="1"')
+        return data.replace(b"<conditionalFormatting ", rule + b"<conditionalFormatting ", 1)
+    return data
+
+
+def _white_values_extension(name: str, data: bytes, summary: str) -> bytes:
+    """The same as Excel 2010 writes it: in the sheet's extLst, the style within the rule."""
+    if name != summary:
+        return data
+    ext = (
+        b'<extLst><ext uri="{78C0D931-6437-407d-A8EE-F0AAD7539E65}" xmlns:x14="http://schemas.'
+        b'microsoft.com/office/spreadsheetml/2009/9/main"><x14:conditionalFormattings>'
+        b'<x14:conditionalFormatting xmlns:xm="http://schemas.microsoft.com/office/excel/2006/'
+        b'main"><x14:cfRule type="expression" priority="2" id="{00000000-0000-0000-0000-00000000'
+        b'0001}"><xm:f>TRUE</xm:f><x14:dxf><font><color rgb="FFFFFFFF"/></font></x14:dxf>'
+        b"</x14:cfRule><xm:sqref>C2:D73</xm:sqref></x14:conditionalFormatting>"
+        b"</x14:conditionalFormattings></ext></extLst></worksheet>"
+    )
+    assert data.endswith(b"</worksheet>")
+    return data[: -len(b"</worksheet>")] + ext
+
+
+def _hide_npv_row(name: str, data: bytes, summary: str, row: int) -> bytes:
+    if name != summary:
+        return data
+    old = f'<row r="{row}">'.encode()
+    assert data.count(old) == 1
+    return data.replace(old, f'<row r="{row}" hidden="1">'.encode())
+
+
+def _low_npv_row(name: str, data: bytes, summary: str, row: int) -> bytes:
+    if name != summary:
+        return data
+    old = f'<row r="{row}">'.encode()
+    return data.replace(old, f'<row r="{row}" ht="0.5" customHeight="1">'.encode())
+
+
+def _hide_values_column(name: str, data: bytes, summary: str) -> bytes:
+    if name != summary:
+        return data
+    old = b'min="3" max="3" />'
+    assert data.count(old) == 1
+    return data.replace(old, b'min="3" max="3" hidden="1" />')
+
+
+def _rows_hidden_by_default(name: str, data: bytes, summary: str) -> bytes:
+    if name != summary:
+        return data
+    old = b'<sheetFormatPr baseColWidth="8" defaultRowHeight="15" />'
+    assert data.count(old) == 1
+    return data.replace(
+        old, b'<sheetFormatPr baseColWidth="8" defaultRowHeight="15" zeroHeight="1" />'
+    )
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (
+            _white_values,
+            "Summary!C2:D73: a conditional format (expression: 'TRUE') shows the cells with "
+            "font colour FFFFFF where it holds; econ writes none there",
+        ),
+        (
+            _white_values_extension,
+            "Summary!C2:D73: a conditional format (expression (Excel 2010 extension): 'TRUE') "
+            "shows the cells with a style of its own where it holds; econ writes none there",
+        ),
+        (
+            _hide_npv_row,
+            "Summary!{row}:{row}: row {row} hidden (or lower than 6 pt); econ writes it visible",
+        ),
+        (
+            _low_npv_row,
+            "Summary!{row}:{row}: row {row} hidden (or lower than 6 pt); econ writes it visible",
+        ),
+        (
+            _hide_values_column,
+            "Summary!C:C: column C hidden (or narrower than 1 character); econ writes it visible",
+        ),
+        (
+            _rows_hidden_by_default,
+            "Summary: every row without a height of its own is hidden (zeroHeight",
+        ),
+    ],
+)
+def test_a_figure_hidden_by_a_style_or_a_row_fails(book, tmp_path, capsys, edit, message):
+    import inspect
+
+    summary = _sheet_part(book, "Summary")
+    row = _npv_cell(book).row
+    extra = {"row": row} if "row" in inspect.signature(edit).parameters else {}
+    edited = tmp_path / "hidden.xlsx"
+    _rewrite(book, edited, lambda name, data: edit(name, data, summary, **extra))
+    code, out = _verify(capsys, edited)
+    assert code == 1, out
+    assert message.format(row=row) in out, out
+    assert out.count("\n") == 2, out  # (one difference: the figures themselves reproduce)
 
 
 def test_a_formula_edited_with_its_cached_result_kept_fails(book, tmp_path, capsys):

@@ -11,11 +11,12 @@ Tranche summary sheets and Monthly's working columns (REBUILT_SHEETS), and every
 the Summary (labels, units, keys, the reasons of figures that are n/a), Assumptions (units,
 descriptions, sources, provenance, live), Notes and Charts sheets, with Assumptions' derived
 figures and constants; and every cell's type, formula and number format, the defined names, the
-conditional formats' number formats and each sheet's state (a sheet hidden or very hidden after
-the export is named) (`_compare_cells`): what Excel computes and shows when it opens the file
-(it recalculates on load), not only the results cached in it. Not checked: the charts
-themselves, other styles (fonts, fills, hidden rows), cell notes, data validation and the
-document properties. A difference is named by sheet, column, scenario and period and the sheet's
+conditional formats (range, rule and what each shows: number format, font, fill, border), each
+sheet's state (a sheet hidden or very hidden after the export is named) and the rows and
+columns hidden or too low or narrow to read (`_compare_cells`): what Excel computes and shows
+when it opens the file (it recalculates on load), not only the results cached in it. Not
+checked: the charts themselves, the cells' own fonts and fills (a white font set on a cell),
+cell notes, data validation and the document properties. A difference is named by sheet, column, scenario and period and the sheet's
 row (`Monthly.revenue_usd of seed, month 1 (sheet row 3)`; a tranche sheet's names the tranche
 too), or by cell (`Summary!A12`).
 
@@ -99,6 +100,80 @@ _ROW_TAG = f"{_MAIN} row"
 """A sheet's row element as expat names it (namespace, space, name): the tag openpyxl reads."""
 _FORMULA_TAG, _VALUE_TAG = f"{_MAIN} f", f"{_MAIN} v"
 """A cell's formula and its cached result."""
+_COLUMN_TAG, _FORMAT_TAG = f"{_MAIN} col", f"{_MAIN} sheetFormatPr"
+"""A column's width and state, the sheet's default row height (ECMA-376 Part 1, 18.3.1.13,
+18.3.1.81)."""
+_RULE_NAMES = ("conditionalFormatting", "cfRule", "formula", "f", "sqref")
+"""A conditional format (its range), its rule and the rule's formula, by local name in any
+namespace: the main one's (18.3.1.18, 18.3.1.10) and Excel 2010's extension's (x14:cfRule with
+xm:f and xm:sqref, in the sheet's extLst), which Excel shows alike."""
+ROW_HEIGHT_MIN_PT = 6.0
+"""A row lower than this [pt] hides its figures as a hidden row does: about half the line of
+the 11-point font econ writes (econ writes every row at the default 15 pt)."""
+COLUMN_WIDTH_MIN = 1.0
+"""A column narrower than this [characters] hides its figures (econ's narrowest is 11)."""
+HIDDEN_KEPT = 1_000
+"""Ranges of hidden rows or columns, and conditional formats, kept of a sheet (the rest are
+counted): econ writes none hidden and one conditional format."""
+
+
+def _true(value) -> bool:
+    """An XML Schema boolean attribute (ECMA-376 writes 1 or true, LibreOffice true or false)."""
+    return str(value).strip().lower() in ("1", "true")
+
+
+def _below(value, limit: float) -> bool:
+    """Whether a height or width attribute is a number below `limit` (a text is not)."""
+    try:
+        return float(value) < limit
+    except (TypeError, ValueError):
+        return False
+
+
+class _Hides:
+    """What a sheet part hides, and its conditional formats, as its XML writes them (read by
+    `_Extent` as the part streams in): ranges of rows hidden or lower than ROW_HEIGHT_MIN_PT
+    and of columns hidden or narrower than COLUMN_WIDTH_MIN (the first HIDDEN_KEPT of each,
+    `more` counting the rest), whether rows are hidden by default (sheetFormatPr zeroHeight,
+    or a default height below the minimum), and each rule: [range, type, dxfId, formulas]."""
+
+    def __init__(self):
+        self.rows: list[list[int]] = []
+        self.columns: list[tuple[int, int]] = []
+        self.rows_by_default = False
+        self.rules: list[list] = []
+        self.more = 0
+
+    def _keep(self, items: list, item) -> None:
+        if len(items) < HIDDEN_KEPT:
+            items.append(item)
+        else:
+            self.more += 1
+
+    def row(self, number: int, attrs) -> None:
+        if not (_true(attrs.get("hidden")) or _below(attrs.get("ht"), ROW_HEIGHT_MIN_PT)):
+            return
+        if self.rows and self.rows[-1][1] == number - 1:  # (rows stream in order)
+            self.rows[-1][1] = number
+        else:
+            self._keep(self.rows, [number, number])
+
+    def column(self, attrs) -> None:
+        if _true(attrs.get("hidden")) or _below(attrs.get("width"), COLUMN_WIDTH_MIN):
+            first = _row_number(attrs.get("min"), 0) or 1
+            self._keep(self.columns, (first, _row_number(attrs.get("max"), 0) or first))
+
+    def default_rows(self, attrs) -> None:
+        self.rows_by_default = _true(attrs.get("zeroHeight")) or _below(
+            attrs.get("defaultRowHeight"), ROW_HEIGHT_MIN_PT
+        )
+
+    def rule(self, sqref: str, attrs, extension: bool) -> None:
+        kind = str(attrs.get("type", ""))
+        dxf = None if extension else attrs.get("dxfId")  # (an extension's holds its own style)
+        self._keep(
+            self.rules, [sqref, f"{kind} (Excel 2010 extension)" if extension else kind, dxf, []]
+        )
 
 
 def _number(value):
@@ -124,6 +199,7 @@ class _Extent:
         self.cells = 0  # spanned by the parts scanned so far
         self.uncalculated = 0  # formula cells without a calculated result
         self.first_uncalculated: tuple[str, str] | None = None  # (part, cell)
+        self.hides: dict[str, _Hides] = {}  # by part: what it hides, its conditional formats
 
     def _check(self, name: str, rows: int, columns: int) -> None:
         where = f"the part {shortened(name)}"
@@ -152,11 +228,29 @@ class _Extent:
         # the cell open: its formula, whether its result has text, its type (t), in its result
         formula = result = in_result = False
         kind = ""
+        hides = self.hides.setdefault(name, _Hides())
+        sqref = ""  # the conditional format open
+        opened = 0  # the rules kept before it
+        in_rule = False
+        rule_text: list[str] | None = None  # the text of a rule's formula or a range being read
 
         def start(tag, attrs):
             nonlocal rows, columns, row, column, depth, row_depth
-            nonlocal formula, result, in_result, kind
+            nonlocal formula, result, in_result, kind, sqref, opened, in_rule, rule_text
             depth += 1
+            if row_depth < 0:  # (outside a row: the columns, the formats, the rules)
+                local = tag.rpartition(" ")[2]
+                if tag == _COLUMN_TAG:
+                    hides.column(attrs)
+                elif tag == _FORMAT_TAG:
+                    hides.default_rows(attrs)
+                elif local == "conditionalFormatting":
+                    sqref, opened = str(attrs.get("sqref", "")), len(hides.rules)
+                elif local == "cfRule":
+                    hides.rule(sqref, attrs, extension=not tag.startswith(_MAIN))
+                    in_rule = True
+                elif local in _RULE_NAMES and (in_rule or local == "sqref"):
+                    rule_text = []
             if row_depth >= 0 and depth == row_depth + 2:  # a cell's child
                 formula = formula or tag == _FORMULA_TAG
                 in_result = tag == _VALUE_TAG
@@ -169,6 +263,7 @@ class _Extent:
                     raise _Refused(
                         f"{where} has a row numbered {shortened(str(attrs['r']))}; expected 1, 2, ..."
                     )
+                hides.row(row, attrs)
                 if row > rows:
                     rows = row
                     self._check(name, rows, columns)
@@ -191,7 +286,16 @@ class _Extent:
                     self._check(name, rows, columns)
 
         def end(tag):
-            nonlocal depth, row_depth, in_result
+            nonlocal depth, row_depth, in_result, in_rule, rule_text
+            local = tag.rpartition(" ")[2]
+            if rule_text is not None and local in _RULE_NAMES:
+                if local == "sqref":  # (an extension's range follows its rules)
+                    for rule in hides.rules[opened:]:
+                        rule[0] = "".join(rule_text)
+                elif hides.rules:
+                    hides.rules[-1][3].append("".join(rule_text))
+                rule_text = None
+            in_rule = in_rule and local != "cfRule"
             if depth == row_depth:
                 row_depth = -1
             elif row_depth >= 0 and depth == row_depth + 1 and formula and not result:
@@ -207,6 +311,8 @@ class _Extent:
             nonlocal result
             if in_result and data.strip():
                 result = True
+            if rule_text is not None:
+                rule_text.append(data)
 
         def doctype(*_):
             raise _Refused(f"{where} declares a DOCTYPE, which econ does not write")
@@ -247,13 +353,14 @@ DAMAGED = "a damaged workbook"
 EXPECTED = "expected a workbook written by econ (.xlsx)"
 
 
-def _check_package(path: Path, data: bytes) -> None:
+def _check_package(path: Path, data: bytes) -> _Extent:
     """NotAMemoError, before openpyxl reads a cell, for a package econ does not write: empty,
     not a readable zip (truncated), without a part a spreadsheet needs, too many parts, a part
     compressed otherwise, encrypted, expanding more than econ.files.MAX_ZIP_RATIO times, parts
     declaring more than MAX_WORKBOOK_BYTES in all, a sheet spanning more rows, columns or
     cells than econ writes (`_Extent`; the parts are read no further than they declare), or
-    formula cells without a calculated result."""
+    formula cells without a calculated result. Returns the extent read (what each part hides,
+    its conditional formats: `_Hides`)."""
     if not data:
         raise NotAMemoError(f"{path}: an empty file; {EXPECTED}")
     if not data.startswith(b"PK"):
@@ -318,6 +425,7 @@ def _check_package(path: Path, data: bytes) -> None:
             f"a result, the first {where}): it was saved by a program that does not calculate "
             "(such as openpyxl); open it in Excel or LibreOffice, save it and verify that file"
         )
+    return extent
 
 
 def read_sheets(data: bytes) -> dict[str, pd.DataFrame]:
@@ -336,10 +444,11 @@ def read_sheets(data: bytes) -> dict[str, pd.DataFrame]:
     return {name: frame.infer_objects() for name, frame in sheets.items()}
 
 
-def _read(path: Path) -> tuple[bytes, dict[str, pd.DataFrame]]:
-    """The workbook's bytes and its sheets (`read_sheets`), once the package is checked."""
+def _read(path: Path) -> tuple[bytes, dict[str, pd.DataFrame], dict[str, _Hides]]:
+    """The workbook's bytes, its sheets (`read_sheets`) and what each part hides (`_Hides`, by
+    part name), once the package is checked."""
     data = read_bounded(path, MAX_WORKBOOK_BYTES, "a workbook written by econ (.xlsx)")
-    _check_package(path, data)
+    hides = _check_package(path, data).hides
     try:
         sheets = read_sheets(data)
     except Exception:  # openpyxl and zipfile raise many types for a damaged package
@@ -351,7 +460,7 @@ def _read(path: Path) -> tuple[bytes, dict[str, pd.DataFrame]]:
         raise NotAMemoError(
             f"{path}: no {', '.join(missing)} sheet; expected a workbook written by econ"
         )
-    return data, sheets
+    return data, sheets, hides
 
 
 def verify_workbook(path: Path) -> Report:
@@ -361,7 +470,7 @@ def verify_workbook(path: Path) -> Report:
     from econ.scenario.io import loads, scenario_to_dict
     from econ.workbook import SCENARIO_TOML_ITEM, WorkbookError, read_summary
 
-    data, sheets = _read(path)
+    data, sheets, hides = _read(path)
     try:
         summary = read_summary(sheets["Summary"])
     except WorkbookError as exc:
@@ -430,7 +539,9 @@ def verify_workbook(path: Path) -> Report:
         sheets["Monthly"], monthly, report, _row_of("Monthly", sheets["Monthly"]), _in_cents
     )
     created = str(prov[CREATED_FIELD])
-    _compare_rebuilt(data, sheets, projection, scenarios, set(monthly.columns), created, report)
+    _compare_rebuilt(
+        data, sheets, hides, projection, scenarios, set(monthly.columns), created, report
+    )
     return report
 
 
@@ -507,12 +618,20 @@ def _row_of(sheet: str, frame: pd.DataFrame):
 
 
 def _compare_rebuilt(
-    data: bytes, sheets, projection, scenarios, engine_columns: set, created: str, report: Report
+    data: bytes,
+    sheets,
+    hides,
+    projection,
+    scenarios,
+    engine_columns: set,
+    created: str,
+    report: Report,
 ) -> None:
-    """The workbook (`data`, read as `sheets`) against the one econ writes again from the
-    embedded scenarios, stamped `created`: the sheets in order, every header row, every cell of
-    REBUILT_SHEETS (the cached results of its formulas and its values), the text of TEXT_SHEETS
-    (`_compare_text`), and every cell's formula, number format and type (`_compare_cells`)."""
+    """The workbook (`data`, read as `sheets`; `hides`: what its parts hide) against the one
+    econ writes again from the embedded scenarios, stamped `created`: the sheets in order, every
+    header row, every cell of REBUILT_SHEETS (the cached results of its formulas and its values),
+    the text of TEXT_SHEETS (`_compare_text`), every cell's formula, number format and type, the
+    conditional formats and the rows and columns hidden (`_compare_cells`)."""
     from econ.workbook import written_workbook
 
     book, rebuilt_data = written_workbook(projection, scenarios, created=created)
@@ -543,7 +662,7 @@ def _compare_rebuilt(
     if "Assumptions" in sheets and "Assumptions" in rebuilt:
         pairs, _ = _row_pairs("Assumptions", sheets["Assumptions"], rebuilt["Assumptions"])
         rows["Assumptions"] = {1: 1} | {i + 2: e + 2 for i, e in pairs}
-    _compare_cells(data, book, rows, report)
+    _compare_cells(data, book, rows, hides, report)
 
 
 TEXT_SHEETS = ("Summary", "Charts", "Assumptions", "Notes")
@@ -711,16 +830,18 @@ def _cell_form(cell) -> tuple[str | None, str | None, str] | None:
     return kind, formula, str(cell.number_format)
 
 
-def _compare_cells(data: bytes, book, rows: dict[str, dict[int, int]], report: Report) -> None:
+def _compare_cells(
+    data: bytes, book, rows: dict[str, dict[int, int]], hides: dict, report: Report
+) -> None:
     """Every cell of the workbook's bytes against `book`, the workbook econ writes again (as
     openpyxl holds it): its type (a number, text, a formula, ...), its formula and its number
     format, as Excel reads them when it recalculates and shows the figures (the cached results
     are compared elsewhere; a formula edited with its result kept, or a number format showing
     other digits, is seen only here), read once with openpyxl; also the defined names the
-    formulas read and the number formats of conditional formats. `rows` pairs a sheet's rows
-    with the rebuilt ones (file row -> rebuilt row) where they do not pair by position. What a
-    LibreOffice round trip rewrites without changing its meaning agrees (`_same_formula`,
-    `_format_key`)."""
+    formulas read, the conditional formats and the rows and columns hidden (`hides`: by part,
+    `_Hides`). `rows` pairs a sheet's rows with the rebuilt ones (file row -> rebuilt row) where
+    they do not pair by position. What a LibreOffice round trip rewrites without changing its
+    meaning agrees (`_same_formula`, `_format_key`, `_look`)."""
     from openpyxl import load_workbook
 
     try:
@@ -731,8 +852,13 @@ def _compare_cells(data: bytes, book, rows: dict[str, dict[int, int]], report: R
     try:
         report.checked += 3
         _compare_names(shown, book, rows, report)
-        _compare_conditional_formats(shown, book, report)
         _compare_sheet_states(shown, book, report)
+        by_title = _hides_by_title(data, hides)
+        for ws in book.worksheets:
+            if ws.title in by_title:
+                report.checked += 2
+                _compare_conditional_formats(ws, by_title[ws.title], shown, report)
+                _compare_hidden(ws, by_title[ws.title], report)
         for ws in book.worksheets:
             if ws.title in shown.sheetnames:
                 report.checked += 1
@@ -853,23 +979,219 @@ def _compare_names(shown, book, rows: dict[str, dict[int, int]], report: Report)
         )
 
 
-def _compare_conditional_formats(shown, book, report: Report) -> None:
-    """The number formats of the conditional formats (the styles part's differential styles,
-    which openpyxl holds as _differential_styles): one shows a cell otherwise where its rule
-    holds, whatever the cell's own format. econ's flag checks red, with no number format."""
+def _hides_by_title(data: bytes, hides: dict) -> dict:
+    """`_Hides` by sheet title (econ.workbook.sheet_parts), {} for a package that names its
+    sheets otherwise than econ writes them (its sheets are listed as differing already)."""
+    from econ.workbook import sheet_parts
 
-    def codes(workbook) -> set:
-        styles = workbook._differential_styles.dxf
-        return {_format_key(s.numFmt.formatCode) for s in styles if s.numFmt is not None}
+    try:
+        parts = sheet_parts(zipfile.ZipFile(io.BytesIO(data)))
+    except Exception:  # (a workbook part or relationship econ does not write)
+        return {}
+    return {title: hides[part] for title, part in parts.items() if part in hides}
 
-    written = codes(book)
-    for style in shown._differential_styles.dxf:
-        if style.numFmt is not None and _format_key(style.numFmt.formatCode) not in written:
-            code = shortened(style.numFmt.formatCode)
-            report.differences.append(
-                f"conditional formats: a cell shown in the number format {code} where a rule "
-                "holds; econ writes no number format in a conditional format"
+
+def _colour(color) -> str:
+    """A colour as a message names it: RRGGBB (the alpha Excel ignores dropped: openpyxl writes
+    00, LibreOffice FF), or a theme's or palette's number."""
+    if color is None:
+        return "none"
+    if color.type == "theme":
+        return f"theme colour {color.theme}" + (f" (tint {color.tint:g})" if color.tint else "")
+    if color.type == "indexed":
+        return f"palette colour {color.indexed}"
+    return str(color.rgb)[-6:].upper()
+
+
+_FONT_LOOKS = (
+    ("b", "bold"),
+    ("i", "italic"),
+    ("strike", "struck through"),
+    ("u", "underlined"),
+    ("sz", "font size"),
+    ("vertAlign", "font position"),
+    ("outline", "outlined"),
+    ("shadow", "shadowed"),
+    ("condense", "condensed"),
+    ("extend", "extended"),
+    ("name", "font"),
+)
+"""A differential style's font attributes (ECMA-376 Part 1, 18.8.22) and their names."""
+
+
+def _look(style) -> tuple[tuple[str, object], ...]:
+    """What a conditional format's style (a differential style, openpyxl's DifferentialStyle)
+    shows a cell as, in (what, how) pairs, the same however a program writes it: a number
+    format by `_format_key`, a colour without its alpha, a solid fill's colour as foreground
+    (econ, by openpyxl) or background (LibreOffice, as Excel reads a differential fill), an
+    attribute off or absent alike."""
+    if style is None:
+        return ()
+    out: list[tuple[str, object]] = []
+    if style.numFmt is not None:
+        out.append(("number format", _format_key(style.numFmt.formatCode)))
+    font = style.font
+    if font is not None:
+        if font.color is not None:
+            out.append(("font colour", _colour(font.color)))
+        out.extend(
+            (label, str(getattr(font, name)))
+            for name, label in _FONT_LOOKS
+            if getattr(font, name, None) not in (None, False)
+        )
+    fill = style.fill
+    if fill is not None:
+        kind = getattr(fill, "patternType", None) or "solid"
+        colours = [_colour(c) for c in (getattr(fill, "fgColor", None), fill.bgColor) if c]
+        given = [c for c in colours if c != "000000"] or colours[:1]
+        out.append(("fill", f"{kind} {' on '.join(given)}" if kind != "solid" else given[0]))
+    border = style.border
+    if border is not None:
+        sides = [
+            f"{name} {side.style}"
+            for name in ("left", "right", "top", "bottom", "diagonal")
+            if (side := getattr(border, name, None)) is not None and side.style
+        ]
+        if sides:
+            out.append(("border", ", ".join(sides)))
+    return tuple(out)
+
+
+def _look_text(look) -> str:
+    if not look:
+        return "no other style"
+    parts = []
+    for what, how in look:
+        if what == "number format":  # (as it shows: its text and codes, unquoted)
+            how = "".join(token for _, token in how)
+        parts.append(f"{what} {clipped(how)}" if how != "True" else what)
+    return ", ".join(parts)
+
+
+def _cells(sqref) -> str:
+    """A conditional format's range as written (`C70:C73 E2:E9`), without $ and in order."""
+    return " ".join(sorted(str(part).replace("$", "").upper() for part in str(sqref).split()))
+
+
+_KINDS_WITHOUT_STYLE = ("colorScale", "dataBar", "iconSet")
+"""Rules that draw without a differential style (ECMA-376 Part 1, 18.18.12 ST_CfType)."""
+_OWN_STYLE = (("a style of its own", "True"),)
+"""The look of a rule whose style is not one of the styles part's (an Excel 2010 extension's
+rule holds its own, which openpyxl does not read): it differs from econ's."""
+
+
+def _compare_conditional_formats(ws, hides: _Hides, shown, report: Report) -> None:
+    """The sheet's conditional formats (range, rule, formula and what its style shows: `_look`)
+    against those econ writes on it (`ws`, the rebuilt sheet): each rule shows the cells
+    otherwise where it holds, whatever their own style, so one econ does not write (a white font
+    over the figures, another number format) is listed by its range, and one econ writes that
+    is missing too. econ's one flags a failed check red (econ.workbook._write_checks)."""
+    written = [
+        (_cells(cf.sqref), rule.type, list(rule.formula or []), _look(rule.dxf))
+        for cf in ws.conditional_formatting
+        for rule in cf.rules
+    ]
+    styles = shown._differential_styles.dxf
+    listed = []
+    for sqref, kind, dxf, formulas in hides.rules:
+        try:
+            style = styles[int(dxf)] if dxf is not None else None
+        except (ValueError, IndexError):
+            style = None
+        look = _look(style) if dxf is not None or kind in _KINDS_WITHOUT_STYLE else _OWN_STYLE
+        rule = (_cells(sqref), kind, formulas, look)
+        match = next((w for w in written if _same_rule(rule, w)), None)
+        if match is not None:
+            written.remove(match)
+            continue
+        where = f"{ws.title}!{rule[0] or '(no range)'}"
+        condition = f"{kind}{': ' + shortened(' ; '.join(formulas)) if formulas else ''}"
+        there = [w for w in written if w[0] == rule[0]]
+        econ = (
+            f"econ writes one showing them {_look_text(there[0][3])} there"
+            if there
+            else "econ writes none there"
+        )
+        listed.append(
+            f"{where}: a conditional format ({condition}) shows the cells with "
+            f"{_look_text(rule[3])} where it holds; {econ}"
+        )
+    for sqref, kind, formulas, look in written:  # (econ's, not in the file)
+        listed.append(
+            f"{ws.title}!{sqref}: no conditional format; econ writes one ({kind}: "
+            f"{shortened(' ; '.join(formulas))}) showing the cells with {_look_text(look)}"
+        )
+    if hides.more:
+        listed.append(f"{ws.title}: {hides.more:,} more hidden ranges or conditional formats")
+    report.differences.extend(listed[:CELL_DIFFERENCES_SHOWN])
+    if len(listed) > CELL_DIFFERENCES_SHOWN:
+        report.differences.append(
+            f"{ws.title}: {len(listed) - CELL_DIFFERENCES_SHOWN:,} more conditional formats differ"
+        )
+
+
+def _same_rule(got, want) -> bool:
+    """Two conditional formats alike: range, type, look, and formulas by `_same_formula`."""
+    if got[0] != want[0] or got[1] != want[1] or got[3] != want[3] or len(got[2]) != len(want[2]):
+        return False
+    return all(_same_formula(f"={a}", f"={b}") for a, b in zip(got[2], want[2], strict=True))
+
+
+def _ranges(numbers: list[int]) -> list[list[int]]:
+    """Sorted numbers as [first, last] runs."""
+    out: list[list[int]] = []
+    for n in sorted(numbers):
+        if out and out[-1][1] == n - 1:
+            out[-1][1] = n
+        else:
+            out.append([n, n])
+    return out
+
+
+def _compare_hidden(ws, hides: _Hides, report: Report) -> None:
+    """Rows and columns the sheet hides (hidden, or too low or narrow to read: `_Hides`) that
+    econ does not hide on it (`ws`, the rebuilt sheet), by range (`Summary!12:12`): a figure
+    out of sight, which the formulas still read and verify still compares."""
+    low = lambda d, size, limit: d.hidden or (size is not None and size < limit)  # noqa: E731
+    rows = {
+        n
+        for n, d in ws.row_dimensions.items()
+        if low(d, d.ht if d.customHeight else None, ROW_HEIGHT_MIN_PT)
+    }
+    columns = set()
+    for d in ws.column_dimensions.values():
+        if low(d, d.width if d.customWidth else None, COLUMN_WIDTH_MIN):
+            columns.update(range(d.min or 1, (d.max or d.min or 1) + 1))
+    listed = []
+    if hides.rows_by_default and not ws.sheet_format.zeroHeight:
+        listed.append(
+            f"{ws.title}: every row without a height of its own is hidden (zeroHeight, or a "
+            "default row height too low to read); econ writes the rows visible"
+        )
+    for first, last in hides.rows:
+        for a, b in _ranges([n for n in range(first, last + 1) if n not in rows][:MAX_ROWS]):
+            what = f"row {a}" if a == b else f"rows {a} to {b}"
+            listed.append(
+                f"{ws.title}!{a}:{b}: {what} hidden (or lower than {ROW_HEIGHT_MIN_PT:g} pt); "
+                "econ writes it visible: its figures are out of sight, and still compared"
             )
+    for first, last in hides.columns:
+        for a, b in _ranges(
+            [n for n in range(first, min(last, MAX_COLUMNS) + 1) if n not in columns]
+        ):
+            x, y = _column_letter(a), _column_letter(b)
+            what = f"column {x}" if a == b else f"columns {x} to {y}"
+            listed.append(
+                f"{ws.title}!{x}:{y}: {what} hidden (or narrower than {COLUMN_WIDTH_MIN:g} "
+                "character); econ writes it visible: its figures are out of sight, and still "
+                "compared"
+            )
+    report.differences.extend(listed[:CELL_DIFFERENCES_SHOWN])
+    if len(listed) > CELL_DIFFERENCES_SHOWN:
+        report.differences.append(
+            f"{ws.title}: {len(listed) - CELL_DIFFERENCES_SHOWN:,} more ranges of rows or "
+            "columns hidden"
+        )
 
 
 def _differing(got: str, want: str, context: int = 12) -> tuple[str, str]:
