@@ -605,6 +605,7 @@ def _rows_hidden_by_default(name: str, data: bytes, summary: str) -> bytes:
     )
 
 
+@pytest.mark.filterwarnings("error::UserWarning")  # (openpyxl's, printed under the report)
 @pytest.mark.parametrize(
     ("edit", "message"),
     [

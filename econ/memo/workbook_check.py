@@ -39,10 +39,12 @@ line: there is no figure to compare.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import io
 import math
 import re
+import warnings
 import zipfile
 from pathlib import Path
 from xml.parsers import expat
@@ -444,13 +446,24 @@ def read_sheets(data: bytes) -> dict[str, pd.DataFrame]:
     return {name: frame.infer_objects() for name, frame in sheets.items()}
 
 
+@contextlib.contextmanager
+def _openpyxl_quiet():
+    """openpyxl's warnings silenced: it warns that it drops Excel 2010's extension rules (a
+    conditional format of its own), which `_check_package` reads from the XML itself and reports
+    as a difference; a warning on the terminal would only repeat it, in a library's words."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        yield
+
+
 def _read(path: Path) -> tuple[bytes, dict[str, pd.DataFrame], dict[str, _Hides]]:
     """The workbook's bytes, its sheets (`read_sheets`) and what each part hides (`_Hides`, by
     part name), once the package is checked."""
     data = read_bounded(path, MAX_WORKBOOK_BYTES, "a workbook written by econ (.xlsx)")
     hides = _check_package(path, data).hides
     try:
-        sheets = read_sheets(data)
+        with _openpyxl_quiet():
+            sheets = read_sheets(data)
     except Exception:  # openpyxl and zipfile raise many types for a damaged package
         raise NotAMemoError(
             f"{path}: {DAMAGED}: its parts cannot be read as a spreadsheet's; {EXPECTED}"
@@ -844,27 +857,28 @@ def _compare_cells(
     meaning agrees (`_same_formula`, `_format_key`, `_look`)."""
     from openpyxl import load_workbook
 
-    try:
-        shown = load_workbook(io.BytesIO(data), read_only=True, data_only=False)
-    except Exception:  # (read already as values: not expected)
-        report.differences.append(f"{DAMAGED}: its formulas cannot be read")
-        return
-    try:
-        report.checked += 3
-        _compare_names(shown, book, rows, report)
-        _compare_sheet_states(shown, book, report)
-        by_title = _hides_by_title(data, hides)
-        for ws in book.worksheets:
-            if ws.title in by_title:
-                report.checked += 2
-                _compare_conditional_formats(ws, by_title[ws.title], shown, report)
-                _compare_hidden(ws, by_title[ws.title], report)
-        for ws in book.worksheets:
-            if ws.title in shown.sheetnames:
-                report.checked += 1
-                _compare_sheet_cells(shown[ws.title], ws, rows.get(ws.title), report)
-    finally:
-        shown.close()
+    with _openpyxl_quiet():  # (a read-only workbook parses each sheet as its cells are read)
+        try:
+            shown = load_workbook(io.BytesIO(data), read_only=True, data_only=False)
+        except Exception:  # (read already as values: not expected)
+            report.differences.append(f"{DAMAGED}: its formulas cannot be read")
+            return
+        try:
+            report.checked += 3
+            _compare_names(shown, book, rows, report)
+            _compare_sheet_states(shown, book, report)
+            by_title = _hides_by_title(data, hides)
+            for ws in book.worksheets:
+                if ws.title in by_title:
+                    report.checked += 2
+                    _compare_conditional_formats(ws, by_title[ws.title], shown, report)
+                    _compare_hidden(ws, by_title[ws.title], report)
+            for ws in book.worksheets:
+                if ws.title in shown.sheetnames:
+                    report.checked += 1
+                    _compare_sheet_cells(shown[ws.title], ws, rows.get(ws.title), report)
+        finally:
+            shown.close()
 
 
 SHEET_STATES = {
