@@ -562,8 +562,10 @@ def test_generic_csv_unitless_latency_is_detected_and_stated(tmp_path: Path):
 
 
 def test_generic_csv_ambiguous_unit_is_refused(tmp_path: Path):
-    text = "output_tokens_per_s,gpu_count,ttft_p99\n100,1,0.4\n"
-    with pytest.raises(CurveError, match="no unit.*both seconds and milliseconds"):
+    # a TTFT of 20 is plausible as 20 s (a queue) and as 20 ms; 0.4 fits seconds only (0.4 ms
+    # is below the 1 ms a served LLM takes to its first token)
+    text = "output_tokens_per_s,gpu_count,ttft_p99\n100,1,20\n"
+    with pytest.raises(CurveError, match="no unit.*'ttft_p99' fit both seconds and milli"):
         import_file(write(tmp_path, "c.csv", text))
 
 

@@ -8,7 +8,8 @@ Columns (case-insensitive; spaces or dashes count as underscores):
 - latencies: a metric (`ttft`, `tpot`, `e2e`), a statistic (`mean`/`avg`, `p50`/`median`, `p90`,
   `p95`, `p99`) and a unit (`s`, `ms`, `us`, `ns`) in any order: `ttft_s_p99`, `ttft_ms_p99`,
   `tpot_p99_ms`, `p99_ttft_ms`, `ttft p99 [ms]`. A latency header without a unit is accepted only
-  when the values fit one unit alone (the choice is stated); otherwise it is an error;
+  when its values fit one unit alone, column by column (the choice is stated); otherwise it is an
+  error;
 - labels and provenance: `workload`, `config`, `model`, `hardware`, `precision`, `tool`,
   `tool_version`, `source_file`, `file_sha256`, `warnings` (the point's own, joined by " | "),
   `curve_warnings` (the curve's other warnings, in any row; econ writes them in the first);
@@ -209,9 +210,12 @@ def parse(src: SourceFile, gpu_count: float | None = None) -> Curve:
         records.append(record)
     _resolve_missing_units(records, latency_cols, header, src, prov)
     stated = sorted({u for _, _, u in latency_cols.values() if u})
+    detected = prov.latency_unit  # set by _resolve_missing_units when a header has no unit
     prov.latency_unit = (
-        f"stated in the headers ({', '.join(stated)})" if stated else prov.latency_unit or "none"
+        f"stated in the headers ({', '.join(stated)})" if stated else detected or "none"
     )
+    if stated and detected:
+        prov.latency_unit += f"; other columns {detected}"
     labels = [f"line {i}" for i in range(2, len(records) + 2)]
     for record in records:
         if "tool" in record and record["tool"]:
@@ -284,7 +288,10 @@ def _cell_number(src: SourceFile, line: int, column: str, cell: str, allow_inf: 
 def _resolve_missing_units(
     records, latency_cols, header, src: SourceFile, prov: Provenance
 ) -> None:
-    """Pick s or ms for latency headers without a unit, when only one is physically plausible."""
+    """Pick s or ms for each latency header without a unit, when only one is physically
+    plausible for that column's values. Each column is decided alone: TTFT and TPOT have
+    different ranges (a TTFT of 0.5 is plausible only as seconds, a TPOT of 60 only as
+    milliseconds) and files that mix the two units are common."""
     missing = {i: c for i, c in latency_cols.items() if not c[2]}
     if not missing:
         return
@@ -292,26 +299,41 @@ def _resolve_missing_units(
     for column in ("output_tokens_per_s", "concurrency"):
         if column not in frame:
             frame[column] = math.nan
-    fits = {}
-    for unit, scale in (("s", 1.0), ("ms", MS_PER_S)):
-        trial = frame.copy()
-        for metric, stat, _ in missing.values():
-            trial[f"{metric}_s_{stat}"] = frame[f"{metric}_s_{stat}"] / scale
-        fits[unit] = not latency_unit_findings(trial)
-    names = ", ".join(repr(header[i]) for i in missing)
-    if fits["s"] == fits["ms"]:
+    units: dict[int, str] = {}
+    unclear: list[str] = []
+    for index, (metric, stat, _) in missing.items():
+        column = f"{metric}_s_{stat}"
+        alone = frame[["output_tokens_per_s", "concurrency"]]  # Little's law for a TPOT
+        fits = [
+            unit
+            for unit, scale in (("s", 1.0), ("ms", MS_PER_S))
+            if not latency_unit_findings(alone.assign(**{column: frame[column] / scale}))
+        ]
+        if len(fits) == 1:
+            units[index] = fits[0]
+        else:
+            both = "both seconds and milliseconds" if fits else "neither seconds nor milliseconds"
+            unclear.append(f"{header[index]!r} fit {both}")
+    if unclear:
         raise src.error(
-            f"latency columns {names} have no unit and their values fit "
-            f"{'both seconds and milliseconds' if fits['s'] else 'neither seconds nor milliseconds'}"
-            "; put the unit in the header, e.g. ttft_s_p99 or tpot_ms_p99"
+            f"latency columns have no unit and the values of {'; '.join(unclear)}; put the unit "
+            "in the header, e.g. ttft_s_p99 or tpot_ms_p99"
         )
-    unit = "s" if fits["s"] else "ms"
-    scale = 1.0 if unit == "s" else MS_PER_S
     for record in records:
-        for metric, stat, _ in missing.values():
-            record[f"{metric}_s_{stat}"] = record[f"{metric}_s_{stat}"] / scale
-    prov.latency_unit = f"{unit} (detected: no unit in the headers)"
-    prov.warnings.append(
-        f"latency columns {names} have no unit; their values are plausible only as {unit}, so "
-        f"they were read as {unit}. Put the unit in the header to make this explicit"
-    )
+        for index, (metric, stat, _) in missing.items():
+            if units[index] == "ms":
+                record[f"{metric}_s_{stat}"] = record[f"{metric}_s_{stat}"] / MS_PER_S
+    by_unit = {u: [repr(header[i]) for i in units if units[i] == u] for u in ("s", "ms")}
+    detected = {u: names for u, names in by_unit.items() if names}
+    if len(detected) == 1:
+        prov.latency_unit = f"{next(iter(detected))} (detected: no unit in the headers)"
+    else:
+        prov.latency_unit = "s and ms (detected per column: no unit in the headers)"
+    for unit, names in detected.items():
+        one = len(names) == 1
+        prov.warnings.append(
+            f"latency column{'' if one else 's'} {', '.join(names)} "
+            f"{'has' if one else 'have'} no unit; {'its' if one else 'their'} values are "
+            f"plausible only as {unit}, so {'it was' if one else 'they were'} read as {unit}. "
+            "Put the unit in the header to make this explicit"
+        )
