@@ -38,7 +38,7 @@ from econ.scenario.gain_models import compile_throughput
 from econ.scenario.market_models import compile_market
 from econ.scenario.models import Scenario, set_elsewhere_message
 from econ.text import LISTED_LIMIT, listed
-from econ.throughput.resolve import resolve_history, resolve_throughput
+from econ.throughput.resolve import at_slo, resolve_history, resolve_throughput
 
 
 @cache
@@ -252,7 +252,7 @@ class ScenarioBatch:
             row_warnings.append(
                 (
                     f"throughput from {resolved.source}: {resolved.tokens_per_s_per_gpu:,.1f} "
-                    "tokens/s per GPU at the SLO",
+                    f"tokens/s per GPU {at_slo(row.throughput.slo)}",
                     *(f"throughput: {w}" for w in resolved.warnings),
                     *history_warnings,
                 )

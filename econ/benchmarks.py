@@ -61,6 +61,10 @@ EXACT_FILTERS = {
     "division": "division",
     "availability": "availability",
 }
+OFFLINE_CAVEAT = (
+    "Offline scenario: no latency bound; a latency-constrained service gets less than this"
+)
+"""The caveat on every MLPerf Offline figure (a catalog row, an imported LoadGen log)."""
 RELATIVE_TOLERANCE = 1e-3  # the catalog rounds per-accelerator figures to ~7 significant digits
 
 
@@ -450,9 +454,7 @@ def row_checks(
     if unit != "tokens/s":
         out.append(f"result is in {unit}, not tokens/s: not usable as a token throughput")
     if row.get("scenario_normalized") == "Offline":
-        out.append(
-            "Offline scenario: no latency bound; a latency-constrained service gets less than this"
-        )
+        out.append(OFFLINE_CAVEAT)
     return out
 
 

@@ -99,7 +99,7 @@ def _freeze_curve(row: Scenario, section: dict) -> dict[str, str] | None:
     by dotted path, or None where `row` reads no curve file."""
     from pathlib import Path
 
-    from econ.throughput.resolve import resolve_throughput
+    from econ.throughput.resolve import at_slo, resolve_throughput
 
     measured = row.throughput.measured
     if measured is None or not measured.curve:
@@ -119,7 +119,8 @@ def _freeze_curve(row: Scenario, section: dict) -> dict[str, str] | None:
     section["tokens_per_s_per_gpu"] = resolved.tokens_per_s_per_gpu
     out = {
         "throughput.tokens_per_s_per_gpu": (
-            f"{named}: {resolved.tokens_per_s_per_gpu:,.1f} tokens/s per GPU at the SLO{caveats}"
+            f"{named}: {resolved.tokens_per_s_per_gpu:,.1f} tokens/s per GPU "
+            f"{at_slo(row.throughput.slo)}{caveats}"
         )
     }
     ratio = resolved.input_tokens_per_output_token

@@ -13,10 +13,13 @@ from pathlib import Path
 
 import pytest
 
+from econ.benchmarks import OFFLINE_CAVEAT
 from econ.cli import main
+from econ.scenario.gain_models import ServiceLevel
 from econ.throughput.importers import CurveError, import_file
 from econ.throughput.operating_point import operating_point
-from tests.conftest import SHARED_DATA
+from econ.throughput.resolve import at_slo
+from tests.conftest import ROOT, SHARED_DATA
 
 SAMPLES = SHARED_DATA / "samples"
 
@@ -54,3 +57,48 @@ def test_the_same_ttft_column_alone_is_read_as_seconds_too(tmp_path: Path):
     path = tmp_path / "g2.csv"
     path.write_text("concurrency,output_tokens_per_s,gpu_count,ttft_p99\n1,100,8,0.5\n")
     assert import_file(path).points["ttft_s_p99"].tolist() == [0.5]
+
+
+# --- 2. an MLPerf Offline log: no latency bound, and no "at the SLO" without one ----------------
+
+OFFLINE = SAMPLES / "mlperf" / "v4.1-nvidia-h200x8-trt-llama2-70b-99-Offline-mlperf_log_summary.txt"
+
+
+def test_an_offline_log_carries_the_catalogs_caveat():
+    warnings = import_file(OFFLINE).warnings
+    # the words `econ benchmarks show` gives an Offline row, from one place
+    assert OFFLINE_CAVEAT in warnings
+    assert OFFLINE_CAVEAT.startswith("Offline scenario: no latency bound")
+
+
+def _offline_scenario(folder: Path) -> Path:
+    """The ready-made llama2-70b-h200 scenario reading the Offline log (copied beside it), as the
+    reviewer's scenario did, with no SLO."""
+    (folder / OFFLINE.name).write_bytes(OFFLINE.read_bytes())
+    text = (ROOT / "models" / "scenarios" / "llama2-70b-h200.toml").read_text()
+    text = text.replace(
+        "[throughput]\n", f'[throughput]\nmeasured = {{ curve = "{OFFLINE.name}" }}\n', 1
+    )
+    path = folder / "offline.toml"
+    path.write_text(text)
+    return path
+
+
+def test_a_scenario_on_an_offline_log_with_no_slo_is_not_said_to_be_at_the_slo(tmp_path: Path):
+    import econ
+
+    result = econ.project(econ.load_scenario(_offline_scenario(tmp_path)))
+    warnings = result.warnings[0]
+    figure = [w for w in warnings if w.startswith("throughput from measured curve")]
+    # 31,302.7 tokens/s (the log's 'Tokens per second') over the 8 GPUs of 'h200x8'
+    assert figure == [
+        f"throughput from measured curve {tmp_path / OFFLINE.name}: {31302.7 / 8:,.1f} tokens/s "
+        "per GPU with no latency limit (no SLO given)"
+    ]
+    assert f"throughput: {OFFLINE_CAVEAT}" in warnings
+
+
+def test_a_scenario_with_a_latency_limit_is_at_the_slo():
+    assert at_slo(ServiceLevel(tpot_p99_s=0.05)) == "at the SLO"
+    assert at_slo(ServiceLevel(latency_limits={"ttft_s_p95": 5.77})) == "at the SLO"
+    assert at_slo(ServiceLevel()) == "with no latency limit (no SLO given)"

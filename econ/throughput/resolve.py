@@ -89,6 +89,15 @@ def resolve_throughput(
     return _resolve(key)
 
 
+def at_slo(slo: ServiceLevel) -> str:
+    """How a resolved figure relates to the scenario's SLO: 'at the SLO', or, when
+    `throughput.slo` sets no limit, that none was applied (not "at the SLO")."""
+    limits = (slo.ttft_p99_s, slo.tpot_p99_s, slo.min_tokens_per_s_per_user)
+    if slo.latency_limits or any(limit is not None for limit in limits):
+        return "at the SLO"
+    return "with no latency limit (no SLO given)"
+
+
 def curve_reach(curve: str) -> list[str]:
     """The folders an importer may open files in beside a scenario's measured curve file (an
     MLPerf system description): the curve's own folder and those of --allow-paths

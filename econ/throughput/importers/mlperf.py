@@ -274,6 +274,9 @@ def _finish(
         for key in [k for k in out if k.startswith(("ttft_s_", "tpot_s_", "e2e_s_"))]:
             out[key] = math.nan
         prov.notes.append("Offline: one query holds every sample, so there is no latency figure")
+        from econ.benchmarks import OFFLINE_CAVEAT
+
+        prov.warnings.append(OFFLINE_CAVEAT)
     if scenario.lower() == "singlestream":
         out["concurrency"] = 1.0
     out["workload"] = label_pairs((("benchmark", model), ("scenario", scenario)))
