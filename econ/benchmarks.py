@@ -177,8 +177,10 @@ def _load(directory: str) -> pd.DataFrame:
     frame["generation"] = names.map(accelerators["generation"]).fillna("")
     published = frame["round"].map(rounds["published"])
     frame["published"] = published.fillna(frame["as_of"]).fillna("")
-    count = frame["accelerator_count"]
-    usable_count = count.where(count > 0)
+    # a dual-GPU board is one accelerator in MLPerf's count and two GPUs (accelerators.csv)
+    frame["gpus_per_accelerator"] = names.map(accelerators["gpus_per_accelerator"]).fillna(1.0)
+    frame["gpu_count"] = frame["accelerator_count"] * frame["gpus_per_accelerator"]
+    usable_count = frame["gpu_count"].where(frame["gpu_count"] > 0)
     frame["tokens_per_s_per_gpu"] = np.where(
         frame["metric_unit"] == "tokens/s", frame["result"] / usable_count, np.nan
     )
@@ -189,8 +191,9 @@ def _load(directory: str) -> pd.DataFrame:
 def load_catalog() -> pd.DataFrame:
     """Every catalog row with its source columns plus `id`, `kind` (published result or vendor
     claim), `catalog_file`, `hardware_key`, `generation`, `published` (round date; a claim's
-    `as_of`), `tokens_per_s_per_gpu` (result / accelerator_count, tokens/s rows only) and
-    `duplicate_of` (id of the 99 row a 99.9 row repeats)."""
+    `as_of`), `gpus_per_accelerator` (2 for a dual-GPU board, from accelerators.csv; else 1),
+    `gpu_count` (accelerator_count x gpus_per_accelerator), `tokens_per_s_per_gpu` (result /
+    gpu_count, tokens/s rows only) and `duplicate_of` (id of the 99 row a 99.9 row repeats)."""
     return _load(str(benchmarks_dir().resolve())).copy()
 
 
@@ -304,6 +307,19 @@ def get_row(row: str, catalog: pd.DataFrame | None = None) -> pd.Series:
     )
 
 
+def _gpus_per_accelerator(row: Mapping) -> float:
+    """GPUs on one of the row's accelerators (2 on a dual-GPU board); 1 when not stated."""
+    value = row.get("gpus_per_accelerator")
+    return 1.0 if _missing(value) else float(value)
+
+
+def _accelerator_note(row: Mapping) -> str:
+    """The accelerators.csv note of the row's accelerator ("" when it has none)."""
+    table = accelerators()
+    notes = table.loc[table["accelerator"] == row.get("accelerator"), "notes"].dropna()
+    return str(notes.iloc[0]) if len(notes) else ""
+
+
 def _system_name_count(name: str) -> float:
     match = re.search(r"\((\d+)x ", name or "")
     return float(match.group(1)) if match else math.nan
@@ -356,16 +372,27 @@ def row_checks(
     # (1) submitted vs derived per-GPU figure
     claim = row.get("kind") == VENDOR_CLAIM
     if not claim and not _missing(count) and count > 0 and unit == "tokens/s":
-        per_gpu = result / count
+        boards = _gpus_per_accelerator(row)
+        per_gpu = result / (count * boards)
+        if boards == 1:
+            divisor, why = f"{count:g} accelerators", ""
+        else:
+            divisor = f"{count * boards:g} GPUs"
+            why = (
+                f"; {count:g} accelerators of {boards:g} GPUs each, as accelerators.csv notes: "
+                f"{_accelerator_note(row)}"
+            )
         out.append(
             f"per-GPU figure derived, not submitted: {plain_number(result)} tokens/s system total / "
-            f"{count:g} accelerators = {per_gpu:,.1f} tokens/s per GPU (MLPerf reports systems)"
+            f"{divisor} = {per_gpu:,.1f} tokens/s per GPU (MLPerf reports systems{why})"
         )
-        listed = row.get("per_accelerator")
-        if not _missing(listed) and not math.isclose(listed, per_gpu, rel_tol=RELATIVE_TOLERANCE):
+        listed, per_accelerator = row.get("per_accelerator"), result / count
+        if not _missing(listed) and not math.isclose(
+            listed, per_accelerator, rel_tol=RELATIVE_TOLERANCE
+        ):
             out.append(
                 f"the catalog's per_accelerator {plain_number(listed)} differs from result / "
-                f"count {plain_number(per_gpu)}; the recomputed figure is used"
+                f"count {plain_number(per_accelerator)}; the recomputed figure is used"
             )
     # (2) availability
     availability = str(row.get("availability") or "")
@@ -476,7 +503,7 @@ def provenance(row: Mapping) -> dict:
 
     keys = (
         "id", "round", "published", "submitter", "system_name", "division", "availability",
-        "accelerator", "accelerator_count", "hardware_key", "generation", "benchmark",
+        "accelerator", "accelerator_count", "gpu_count", "hardware_key", "generation", "benchmark",
         "benchmark_family", "scenario", "scenario_normalized", "metric_unit", "result",
         "per_accelerator", "tokens_per_s_per_gpu", "ttft_p99_ms", "tpot_p99_ms", "ttft_limit_ms",
         "tpot_limit_ms", "software", "valid", "source", "duplicate_of", "notes", "kind",
@@ -489,6 +516,7 @@ def provenance(row: Mapping) -> dict:
         "unverified: announced system total / announced GPU count"
         if claim
         else "derived: result / accelerator_count"
+        + ("" if _gpus_per_accelerator(row) == 1 else " x GPUs per accelerator")
     )
     out["catalog_file"] = f"models/benchmarks/{row.get('catalog_file') or RESULTS_FILE}"
     return out
@@ -521,8 +549,8 @@ def catalog_throughput(
 ) -> tuple[float, dict, list[str]]:
     """(tokens_per_s_per_gpu, provenance, warnings) of one catalog row, by id or filters.
 
-    tokens_per_s_per_gpu = result / accelerator_count [output tokens/s/GPU], recomputed from the
-    submitted system total. `hardware` is the scenario's hardware key for the silicon check.
+    tokens_per_s_per_gpu = result / GPUs [output tokens/s/GPU], recomputed from the submitted
+    system total; GPUs = accelerator_count x GPUs per accelerator (2 on a dual-GPU board). `hardware` is the scenario's hardware key for the silicon check.
     Raises CatalogError for an unknown or ambiguous query and for rows that have no per-GPU
     token figure (other units, no accelerator count).
     """
@@ -539,7 +567,7 @@ def catalog_throughput(
             f"catalog row {row['id']} ({row['system_name']}) has no accelerator count "
             f"({count}); a per-GPU figure cannot be derived"
         )
-    value = float(row["result"] / count)
+    value = float(row["result"] / (count * _gpus_per_accelerator(row)))
     return value, provenance(row), row_checks(row, hardware=hardware, catalog=catalog)
 
 
@@ -688,7 +716,7 @@ def catalog_curve(query: str | Mapping, hardware: str | None = None) -> Curve:
     point = {
         "output_tokens_per_s": float(row["result"]),
         "output_tokens_per_s_per_gpu": value,
-        "gpu_count": float(row["accelerator_count"]),
+        "gpu_count": float(row["accelerator_count"] * _gpus_per_accelerator(row)),
         "ttft_s_p99": float(row["ttft_p99_ms"]) / 1000.0,
         "tpot_s_p99": float(row["tpot_p99_ms"]) / 1000.0,
         "ttft_s_p95": _float(row.get("ttft_p95_ms")) / 1000.0,

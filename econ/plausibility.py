@@ -124,8 +124,8 @@ def best_measured() -> dict[str, tuple[float, str]]:
     """The most output tokens/s per GPU of any result in econ's MLPerf catalog, per hardware key
     ("" for any hardware, mapped or not), and what it is ("mixtral-8x7b Offline, v4.1, ...").
 
-    The figures of `econ.benchmarks.load_catalog` (result / accelerator_count of its tokens/s
-    rows; a test holds the two to each other), read with the csv module: a projection checks its
+    The figures of `econ.benchmarks.load_catalog` (result / GPU count of its tokens/s rows; a
+    test holds the two to each other), read with the csv module: a projection checks its
     throughput against them, and `econ project` does not load pandas."""
     return _best_measured(str(benchmarks_dir()))
 
@@ -133,14 +133,18 @@ def best_measured() -> dict[str, tuple[float, str]]:
 @catalog_cache(maxsize=4)
 def _best_measured(benchmarks: str) -> dict[str, tuple[float, str]]:
     folder = Path(benchmarks)
-    keys = {row["accelerator"]: row["hardware_key"] for row in _rows(folder, ACCELERATORS_FILE)}
+    table = _rows(folder, ACCELERATORS_FILE)
+    keys = {row["accelerator"]: row["hardware_key"] for row in table}
+    # a dual-GPU board is one accelerator and two GPUs (load_catalog's gpu_count)
+    gpus = {row["accelerator"]: float(row.get("gpus_per_accelerator") or 1) for row in table}
     best: dict[str, tuple[float, str]] = {}
     for name in (RESULTS_FILE, V61_FILE, CLAIMS_FILE):
         for row in _rows(folder, name):
             if row["metric_unit"].lower() != "tokens/s":
                 continue
             try:
-                value = float(row["result"]) / float(row["accelerator_count"])
+                count = float(row["accelerator_count"]) * gpus.get(row["accelerator"], 1.0)
+                value = float(row["result"]) / count
             except (ValueError, ZeroDivisionError):
                 continue
             if not np.isfinite(value) or value <= 0:

@@ -68,7 +68,10 @@ def test_derived_per_gpu_figures_recomputed_from_system_totals(catalog):
     ]
     assert len(rows) > 1000
     recomputed = rows["result"] / rows["accelerator_count"]
-    assert np.allclose(rows["tokens_per_s_per_gpu"], recomputed, rtol=0, atol=0)
+    # a dual-GPU board (accelerators.csv) is one accelerator and two GPUs
+    gpus = rows["accelerator_count"] * rows["gpus_per_accelerator"]
+    assert np.allclose(rows["tokens_per_s_per_gpu"], rows["result"] / gpus, rtol=0, atol=0)
+    assert (rows["gpus_per_accelerator"] == 1).sum() == len(rows) - 14
     listed = rows["per_accelerator"]
     # the source lists per_accelerator rounded to 4 decimals
     assert (np.abs(listed - recomputed) <= 5e-5 + 1e-9).all(), "the source per_accelerator agrees"

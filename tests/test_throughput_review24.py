@@ -102,3 +102,41 @@ def test_a_scenario_with_a_latency_limit_is_at_the_slo():
     assert at_slo(ServiceLevel(tpot_p99_s=0.05)) == "at the SLO"
     assert at_slo(ServiceLevel(latency_limits={"ttft_s_p95": 5.77})) == "at the SLO"
     assert at_slo(ServiceLevel()) == "with no latency limit (no SLO given)"
+
+
+# --- 3. Arc Pro B60 Dual boards: two GPUs per accelerator ---------------------------------------
+
+B60_DUAL = "1-node-4x-BMG-Pro-B60-Dual"
+
+
+def test_a_dual_gpu_board_counts_two_gpus_without_editing_the_copied_values():
+    import pandas as pd
+
+    from econ.benchmarks import accelerators, catalog_throughput, load_catalog, row_checks
+
+    catalog = load_catalog()
+    rows = catalog[catalog["system_name"] == B60_DUAL]
+    source = pd.read_csv(SHARED_DATA / "mlperf_inference_llm.csv")
+    source = source[source["system_name"] == B60_DUAL]
+    assert len(rows) == len(source) == 14  # v5.1 and v6.0
+    # the copied source columns are unchanged: 4 accelerators, result / 4 per accelerator
+    assert sorted(rows["accelerator_count"]) == sorted(source["accelerator_count"]) == [4.0] * 14
+    assert sorted(rows["per_accelerator"]) == sorted(source["per_accelerator"])
+    # accelerators.csv: "two B60 GPUs per board", so 4 boards are 8 GPUs
+    table = accelerators().set_index("accelerator")
+    for name in set(rows["accelerator"]):
+        assert "two B60 GPUs per board" in table.loc[name, "notes"]
+    assert (rows["gpu_count"] == 8).all()
+    assert list(rows["tokens_per_s_per_gpu"]) == list(rows["result"] / 8)
+    row = catalog[catalog["id"] == "v6.0-929e6908"].iloc[0]
+    assert (row["system_name"], row["result"], row["scenario"]) == (B60_DUAL, 3270.66, "Offline")
+    value, prov, checks = catalog_throughput("v6.0-929e6908")
+    assert value == 3270.66 / 8 and prov["gpu_count"] == 8 and prov["accelerator_count"] == 4
+    assert prov["per_gpu_basis"] == "derived: result / accelerator_count x GPUs per accelerator"
+    (derived,) = [c for c in checks if c.startswith("per-GPU figure derived")]
+    assert f"3,270.66 tokens/s system total / 8 GPUs = {3270.66 / 8:,.1f} tokens/s" in derived
+    assert "4 accelerators of 2 GPUs each, as accelerators.csv notes: two B60 GPUs" in derived
+    assert not any("differs from result" in c for c in row_checks(row))
+    # a single-GPU card keeps the accelerator count (Intel's own 4x B60 system, same round)
+    single = catalog[catalog["system_name"] == "1-node-4x-BMG-B60"]
+    assert (single["gpu_count"] == single["accelerator_count"]).all() and len(single) > 0
