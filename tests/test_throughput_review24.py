@@ -140,3 +140,24 @@ def test_a_dual_gpu_board_counts_two_gpus_without_editing_the_copied_values():
     # a single-GPU card keeps the accelerator count (Intel's own 4x B60 system, same round)
     single = catalog[catalog["system_name"] == "1-node-4x-BMG-B60"]
     assert (single["gpu_count"] == single["accelerator_count"]).all() and len(single) > 0
+
+
+# --- 4. a LoadGen summary whose two throughput lines disagree ----------------------------------
+
+SERVER = SAMPLES / "mlperf" / "v4.1-nvidia-h200x8-trt-llama2-70b-99-Server-mlperf_log_summary.txt"
+
+
+def test_two_different_completed_tokens_lines_are_refused_naming_both(tmp_path: Path):
+    text = SERVER.read_text()
+    # the real summary prints the figure in both sections, equal
+    assert text.count("Completed tokens per second") == 2 and text.count("29228.22") == 2
+    assert import_file(SERVER).points["output_tokens_per_s"].iloc[0] == 29228.22
+    head, tail = text.rsplit("29228.22", 1)
+    path = tmp_path / "dup-h200x8-mlperf_log_summary.txt"
+    path.write_text(head + "31000.00" + tail)  # the Additional Stats line edited
+    with pytest.raises(CurveError) as info:
+        import_file(path)
+    assert str(info.value).startswith(
+        f"{path}: the 'Completed tokens per second' line is printed twice with different "
+        "values, '29228.22' and '31000.00'"
+    )

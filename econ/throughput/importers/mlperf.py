@@ -107,16 +107,50 @@ def not_finite(src: SourceFile, fields: dict, keys, kind: str, shown) -> None:
         )
 
 
-def _summary_fields(text: str) -> dict[str, str]:
+def _summary_fields(text: str) -> tuple[dict[str, str], dict[str, list[str]]]:
+    """The summary's `Key : value` lines by lower-case key (the first of each), and the values of
+    keys printed more than once ("Completed tokens per second" is, in both sections)."""
     fields: dict[str, str] = {}
+    repeats: dict[str, list[str]] = {}
     for line in text.splitlines():
         if ":" not in line:
             continue
         key, _, value = line.partition(":")
         key = re.sub(r"\s+", " ", key.strip().lstrip("*").strip()).lower()
-        if key and key not in fields:  # "Completed tokens per second" is printed twice
+        if key and key not in fields:
             fields[key] = value.strip()
-    return fields
+        elif key:
+            repeats.setdefault(key, [fields[key]]).append(value.strip())
+    return fields, repeats
+
+
+REPEAT_TOLERANCE = 1e-4
+"""Relative gap between two printings of one LoadGen figure beyond which they are two figures
+(both sections print it with the same precision: 29228.22 twice in the v4.1 Server sample)."""
+
+
+def _check_repeats(src: SourceFile, repeats: dict[str, list[str]], keys) -> None:
+    """Refuse a summary whose throughput line is printed twice with different values: LoadGen
+    prints one figure in both sections, so the log was edited or joins two runs, and neither
+    value can be taken as the run's."""
+    for key in keys:
+        values = repeats.get(key, [])
+        numbers = []
+        for value in values:
+            try:
+                numbers.append(number(value, field=key))
+            except NotANumberError:
+                numbers.append(math.nan)
+        if len(values) > 1 and not all(
+            math.isclose(n, numbers[0], rel_tol=REPEAT_TOLERANCE) for n in numbers[1:]
+        ):
+            shown = " and ".join(shortened(v) for v in values[:3])
+            times = "twice" if len(values) == 2 else f"{len(values):,} times"
+            raise src.error(
+                f"the {_label(key)} line is printed {times} with different values, {shown}; "
+                "LoadGen prints one figure in both sections, so the summary was edited or joins "
+                "two runs. Expected one run's mlperf_log_summary.txt"
+            )
 
 
 def results_path(path: Path) -> tuple[str, str, str, Path | None]:
@@ -325,7 +359,8 @@ def parse_summary(src: SourceFile, gpu_count: float | None = None) -> Curve:
                 f"no '{section}' section: the summary is truncated or not a LoadGen "
                 "mlperf_log_summary.txt"
             )
-    f = _summary_fields(src.text)
+    f, repeats = _summary_fields(src.text)
+    _check_repeats(src, repeats, TOKENS_PER_SECOND_LINES)
     prov = Provenance(tool="mlperf loadgen (summary)")
     prov.latency_unit = "ns (stated in the key names)"
     prov.warnings.append(
