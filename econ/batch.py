@@ -7,7 +7,6 @@ batch built from one base scenario, so a million scenarios never become a millio
 
 from __future__ import annotations
 
-import copy
 import datetime as dt
 import os
 import reprlib
@@ -23,7 +22,7 @@ from numpy.typing import ArrayLike
 from pydantic import BaseModel
 
 from econ import memory
-from econ.errors import InputError
+from econ.errors import InputError, in_file
 from econ.financing import balance_schedule_table
 from econ.plausibility import rack_size_warnings, reference_code
 from econ.scenario.depreciation_models import (
@@ -904,16 +903,6 @@ def compile_payments(capexes) -> dict[str, np.ndarray]:
         months[i, : len(schedule)] = [m for m, _ in schedule]
         shares[i, : len(schedule)] = [s for _, s in schedule]
     return {"capex.payment_months": months, "capex.payment_shares": shares}
-
-
-def in_file(exc: InputError, file: str | None) -> InputError:
-    """The same error with the scenario file it concerns in front of its message."""
-    message = str(exc)
-    if file is None or message.startswith(file):
-        return exc
-    named = copy.copy(exc)
-    named.args = (f"{file}: {message}",)
-    return named
 
 
 def _row_names(items: Sequence[Scenario]) -> list[str]:

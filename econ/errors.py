@@ -9,3 +9,16 @@ from __future__ import annotations
 
 class InputError(ValueError):
     """Invalid input (scenario, data file, argument value or output path)."""
+
+
+def in_file(exc: InputError, file: str | None) -> InputError:
+    """The same error (same class and attributes) with the file it concerns in front of its
+    message, as the importers name theirs; `exc` itself when it already starts with it."""
+    message = str(exc)
+    if file is None or message.startswith(file):
+        return exc
+    # (not copy.copy: it calls __init__ again, which an error with more arguments refuses)
+    named = type(exc).__new__(type(exc))
+    named.__dict__.update(exc.__dict__)
+    named.args = (f"{file}: {message}",)
+    return named

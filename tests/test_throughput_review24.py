@@ -161,3 +161,40 @@ def test_two_different_completed_tokens_lines_are_refused_naming_both(tmp_path: 
         f"{path}: the 'Completed tokens per second' line is printed twice with different "
         "values, '29228.22' and '31000.00'"
     )
+
+
+# --- 5. `throughput point` errors name the file; group labels quoted short ----------------------
+
+SGLANG_ONLINE = SAMPLES / "sglang" / "datacrunch-h200-llama3.3-70b-online.jsonl"
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        ([str(SGLANG_ONLINE)], "the curve mixes 2 model/hardware/workload groups"),
+        ([str(OFFLINE), "--ttft-p99-s", "1"], "the curve reports no ttft_s_p99 on its frontier"),
+    ],
+    ids=["groups", "no-statistic"],
+)
+def test_point_errors_name_the_file(arguments, message, capsys):
+    assert main(["throughput", "point", *arguments]) == 3
+    err = capsys.readouterr().err
+    assert f"error: {arguments[0]}: {message}" in err
+
+
+def test_point_without_a_gpu_count_names_the_file(tmp_path: Path, capsys):
+    path = tmp_path / "nogpus.csv"
+    path.write_text("concurrency,output_tokens_per_s\n1,100\n")
+    assert main(["throughput", "point", str(path)]) == 3
+    assert f"error: {path}: the curve has no per-GPU throughput" in capsys.readouterr().err
+
+
+def test_point_errors_quote_many_long_group_labels_short(tmp_path: Path, capsys):
+    rows = [f"1,100,8,{'w' * 500}{i}" for i in range(15)]
+    path = tmp_path / "groups.csv"
+    path.write_text("\n".join(["concurrency,output_tokens_per_s,gpu_count,workload", *rows]))
+    assert main(["throughput", "point", str(path)]) == 3
+    err = capsys.readouterr().err
+    assert f"error: {path}: the curve mixes 15 model/hardware/workload groups" in err
+    # each label cut to 80 characters of its repr (509 long), the first ten, then a count
+    assert "w" * 100 not in err and "(509 characters)" in err and "... and 5 more;" in err

@@ -14,7 +14,7 @@ import sys
 
 from econ import strict_json  # standard library only
 from econ.commands import LazyChoices, Number, add_format, lazy, say_warnings
-from econ.errors import InputError
+from econ.errors import InputError, in_file
 from econ.text import clipped, printable
 
 importers = lazy("econ.throughput.importers")  # pandas and the parsers load when a command runs
@@ -306,6 +306,13 @@ def _limits(args) -> dict:
     return limits
 
 
+def _files_named(files: list[str]) -> str:
+    """A curve's files as its errors name them (the paths given, as import errors do): all of
+    them up to three, else the first three and how many more."""
+    more = len(files) - 3
+    return ", ".join(files[:3]) + (f" and {more:,} more files" if more > 0 else "")
+
+
 def _cmd_point(args) -> int:
     latency_limits = _limits(args)  # checks every limit option before any file is read
     curve = importers.import_files(
@@ -313,15 +320,18 @@ def _cmd_point(args) -> int:
     )
     ttft = args.ttft_p99_s if args.ttft_p99_ms is None else args.ttft_p99_ms / 1000.0
     tpot = args.tpot_p99_s if args.tpot_p99_ms is None else args.tpot_p99_ms / 1000.0
-    point = operating.operating_point(
-        curve,
-        ttft_p99_s=ttft,
-        tpot_p99_s=tpot,
-        min_tokens_per_s_per_user=args.min_tokens_per_s_per_user,
-        latency_limits=latency_limits,
-        workload=args.workload,
-        reading=args.reading,
-    )
+    try:
+        point = operating.operating_point(
+            curve,
+            ttft_p99_s=ttft,
+            tpot_p99_s=tpot,
+            min_tokens_per_s_per_user=args.min_tokens_per_s_per_user,
+            latency_limits=latency_limits,
+            workload=args.workload,
+            reading=args.reading,
+        )
+    except InputError as exc:  # the curve's fault: named by its files, as import errors are
+        raise in_file(exc, _files_named(args.files)) from None
     data = point.to_dict()
     if args.usd_per_gpu_hour is not None:
         if not args.usd_per_gpu_hour > 0:

@@ -37,6 +37,7 @@ import pandas as pd
 
 from econ.errors import InputError
 from econ.labels import apart, counted
+from econ.text import LISTED_LIMIT, shortened
 from econ.throughput.curve import (
     CURVE_READINGS,
     LATENCY_STATS,
@@ -292,6 +293,14 @@ def group_labels(points: pd.DataFrame) -> pd.Series:
     return points["model"] + " | " + points["hardware"] + " | " + points["workload"]
 
 
+def _groups_shown(groups: list[str]) -> str:
+    """Group labels (text from the file) as a message quotes them: each cut short and escaped,
+    the first LISTED_LIMIT, then how many more."""
+    more = len(groups) - LISTED_LIMIT
+    shown = "; ".join(shortened(g) for g in groups[:LISTED_LIMIT])
+    return shown + (f" ... and {more:,} more" if more > 0 else "")
+
+
 def select_group(curve: Curve, workload: str | None = None) -> tuple[pd.DataFrame, str]:
     """The points of one model, hardware and workload; `workload` picks by substring."""
     points = with_all_columns(curve.points)
@@ -301,14 +310,14 @@ def select_group(curve: Curve, workload: str | None = None) -> tuple[pd.DataFram
         chosen = [g for g in groups if workload.lower() in g.lower()]
         if len(chosen) != 1:
             raise OperatingPointError(
-                f"workload {workload!r} matches {len(chosen)} of the curve's groups; expected "
-                f"exactly one of: {'; '.join(repr(g) for g in groups)}"
+                f"workload {shortened(workload)} matches {len(chosen)} of the curve's groups; "
+                f"expected exactly one of: {_groups_shown(groups)}"
             )
         groups = chosen
     if len(groups) > 1:
         raise OperatingPointError(
             f"the curve mixes {len(groups)} model/hardware/workload groups, which are not one "
-            f"curve: {'; '.join(repr(g) for g in groups)}; choose one (--workload TEXT)"
+            f"curve: {_groups_shown(groups)}; choose one (--workload TEXT)"
         )
     return points[labels == groups[0]], groups[0]
 
