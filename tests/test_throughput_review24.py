@@ -198,3 +198,35 @@ def test_point_errors_quote_many_long_group_labels_short(tmp_path: Path, capsys)
     assert f"error: {path}: the curve mixes 15 model/hardware/workload groups" in err
     # each label cut to 80 characters of its repr (509 long), the first ten, then a count
     assert "w" * 100 not in err and "(509 characters)" in err and "... and 5 more;" in err
+
+
+# --- 6. a NaN latency statistic in a vLLM JSON is refused as Infinity is -----------------------
+
+VLLM_SPEC = SAMPLES / "vllm" / "er0080-vllm-bench-serve-v0.25.1-speculative-qwen-fp8.json"
+
+
+@pytest.mark.parametrize("field", ["mean_tpot_ms", "p99_tpot_ms", "p99_ttft_ms"])
+@pytest.mark.parametrize("value", [float("nan"), float("inf")], ids=["NaN", "Infinity"])
+def test_a_non_finite_latency_statistic_is_refused_naming_the_field(tmp_path, field, value):
+    import json
+
+    record = json.loads(VLLM_SPEC.read_text())
+    assert import_file(VLLM_SPEC).points["tpot_s_p99"].iloc[0] == record["p99_tpot_ms"] / 1000
+    record[field] = value
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(record))  # Python's json writes the bare NaN / Infinity tokens
+    assert ("NaN" if value != value else "Infinity") in path.read_text()
+    with pytest.raises(CurveError, match=f"field '{field}' is .*expected a finite number"):
+        import_file(path)
+
+
+def test_a_statistic_left_out_or_null_is_still_not_measured(tmp_path):
+    import json
+
+    record = json.loads(VLLM_SPEC.read_text())
+    record["p99_tpot_ms"] = None
+    del record["mean_tpot_ms"]
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(record))
+    points = import_file(path).points
+    assert points["tpot_s_p99"].isna().all() and points["tpot_s_mean"].isna().all()

@@ -397,13 +397,16 @@ def _shown(value, width: int = 40) -> str:
     return text if len(text) <= width else text[: width - 3] + "..."
 
 
-def number(value, *, allow_inf: bool = False, field: str = "") -> float:
+def number(
+    value, *, allow_inf: bool = False, allow_nan: bool = True, field: str = ""
+) -> float:
     """A JSON/text value as float. None and the MISSING_MARKERS are NaN (not measured).
 
     Anything else that is not a number raises NotANumberError naming `field`: booleans, lists,
     objects, words, and commas other than thousands separators between groups of three digits
     ("5,494.07" is 5494.07; "8,2" is refused: a decimal comma is never guessed). Infinity is
-    refused unless `allow_inf` (a request rate of "all at once").
+    refused unless `allow_inf` (a request rate of "all at once"); a JSON NaN (a float, not null
+    or a missing key) unless `allow_nan`: where Infinity is a broken measurement, so is NaN.
     """
     where = f"field {field!r}" if field else "a value"
     if value is None:
@@ -436,6 +439,11 @@ def number(value, *, allow_inf: bool = False, field: str = "") -> float:
             raise BeyondFloatError(f"{where} is {integer_shown(value)}, {TOO_LARGE}") from None
     if math.isinf(out) and not allow_inf:
         raise NotANumberError(f"{where} is {_shown(value)} (infinite); expected a finite number")
+    if math.isnan(out) and not allow_nan and not isinstance(value, str):
+        raise NotANumberError(
+            f"{where} is NaN (not a number); expected a finite number (null or no key when not "
+            "measured)"
+        )
     return out
 
 

@@ -94,7 +94,9 @@ def model_name(model_id: str) -> str:
 
 def _stats(record: dict, metric: str, scale: float = MS_PER_S) -> dict[str, float]:
     return {
-        stat: first_number(record, [f"{key}_{metric}_ms"], scale) for stat, key in STAT_KEYS.items()
+        # a NaN statistic is refused as Infinity is, not read as "not measured"
+        stat: first_number(record, [f"{key}_{metric}_ms"], scale, allow_nan=False)
+        for stat, key in STAT_KEYS.items()
     }
 
 
