@@ -9,6 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+MAX_GPU_COUNT = 100_000
+"""Largest GPU count accepted for one measured system [GPUs]; the largest MLPerf systems hold a
+few hundred and the largest clusters a few hundred thousand, none of which one benchmark serves.
+(Here, not in the importers, so that the `--gpus` option of `econ throughput` checks it while the
+parser is built.)"""
+
 BOUND_WORDS = {"ge": "at least", "gt": "above", "le": "at most", "lt": "below"}
 PAST_WORDS = {"ge": "below", "gt": "not above", "le": "above", "lt": "not below"}
 """How a value past each bound is said: 0 is below a bound `ge` 1, 0 is not above one `gt` 0."""

@@ -230,3 +230,24 @@ def test_a_statistic_left_out_or_null_is_still_not_measured(tmp_path):
     path.write_text(json.dumps(record))
     points = import_file(path).points
     assert points["tpot_s_p99"].isna().all() and points["tpot_s_mean"].isna().all()
+
+
+# --- 7. `--gpus` is checked as the option's value, not blamed on the file -----------------------
+
+
+@pytest.mark.parametrize("action", ["import", "point"])
+@pytest.mark.parametrize(
+    ("given", "shown"), [("2.5", "2.5"), ("0", "0"), ("-8", "-8"), ("100001", "100001")]
+)
+def test_a_gpu_count_that_is_not_one_is_the_options_error(action, given, shown, capsys):
+    assert main(["throughput", action, str(VLLM_SPEC), "--gpus", given]) == 3
+    err = capsys.readouterr().err
+    assert err.startswith(
+        f"error: --gpus = {shown}: expected a whole number of GPUs from 1 to 100,000"
+    )
+    assert str(VLLM_SPEC) not in err
+
+
+def test_a_whole_gpu_count_is_taken(capsys):
+    assert main(["throughput", "import", str(VLLM_SPEC), "--gpus", "8.0", "--show", "json"]) == 0
+    assert '"gpu_count": 8' in capsys.readouterr().out

@@ -253,7 +253,8 @@ class Number:
     and `lt`, or `field="module:Model.name"` for the bounds a scenario section declares for a
     field (`econ.scenario.<module>`, read when the option is given, so start-up stays light);
     `what` and `unit` word the expectation, e.g. "a rate from 0 to 1 [1/year]" (or `expected`
-    says it all). Finite bounds
+    says it all). `whole` takes any number but refuses one that is not whole as out of bounds
+    (exit 3, naming the option: "--gpus = 2.5"), and returns it as int. Finite bounds
     also keep the computation inside floating point (1e308 USD overflows a loan schedule).
     """
 
@@ -265,6 +266,7 @@ class Number:
         what: str = "a number",
         unit: str = "",
         expected: str | None = None,
+        whole: bool = False,
         **bounds: float,
     ) -> None:
         unknown = set(bounds) - set(BOUND_WORDS)
@@ -273,6 +275,7 @@ class Number:
         self.kind, self.field, self.what, self.unit = kind, field, what, unit
         self._expected = expected
         self._bounds = bounds
+        self.whole = whole
         self.__name__ = kind.__name__  # argparse's "invalid float value: 'x'"
 
     def bounds(self) -> dict[str, float]:
@@ -291,7 +294,8 @@ class Number:
     def expected(self) -> str:
         if self._expected:
             return self._expected
-        return expected_within(self.bounds(), self.what, self.unit, whole=self.kind is int)
+        whole = self.kind is int or self.whole
+        return expected_within(self.bounds(), self.what, self.unit, whole=whole)
 
     def __call__(self, text: str):
         value = self.kind(text)  # not a number: argparse's usage error
@@ -299,9 +303,10 @@ class Number:
             expected = self.expected()  # (said to be finite, unless it says so already)
             finite = expected if "finite" in expected else f"a finite number ({expected})"
             raise OptionValueError(repr(value), finite)
-        if not within_bounds(value, self.bounds()):
-            raise OptionValueError(repr(value), self.expected())
-        return value
+        whole = self.whole and float(value).is_integer()
+        if not within_bounds(value, self.bounds()) or (self.whole and not whole):
+            raise OptionValueError(repr(int(value) if whole else value), self.expected())
+        return int(value) if self.whole else value
 
     def __repr__(self) -> str:
         return f"Number({self.kind.__name__}, {self.expected()!r})"

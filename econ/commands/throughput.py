@@ -13,6 +13,7 @@ import math
 import sys
 
 from econ import strict_json  # standard library only
+from econ.bounds import MAX_GPU_COUNT
 from econ.commands import LazyChoices, Number, add_format, lazy, say_warnings
 from econ.errors import InputError, in_file
 from econ.text import clipped, printable
@@ -34,6 +35,10 @@ POINT_COLUMNS = (
     ("output_tokens_mean", "OSL", "{:,.0f}"),
 )
 
+
+RUN_GPUS = Number(what="a number of GPUs", whole=True, ge=1, le=MAX_GPU_COUNT)
+"""`--gpus` of import and point: a whole number from 1 to MAX_GPU_COUNT, as the importers take
+it, refused as the option's value (exit 3, naming --gpus), never as the file's."""
 
 ALLOW_INCOMPLETE_HELP = "import an interrupted MLPerf Endpoints run (state interrupted) anyway"
 ENDPOINT_COLUMNS = (
@@ -93,7 +98,7 @@ def register(commands) -> None:
         metavar="FORMAT",
         help="input format: %(choices)s (default %(default)s)",
     )
-    p.add_argument("--gpus", type=Number(), help="GPUs that served the run (overrides the file)")
+    p.add_argument("--gpus", type=RUN_GPUS, help="GPUs that served the run (overrides the file)")
     p.add_argument("--allow-incomplete", action="store_true", help=ALLOW_INCOMPLETE_HELP)
     p.add_argument("--out", metavar="CURVE.csv", help="write the curve as CSV")
     p.add_argument("--force", action="store_true", help="overwrite --out if it exists")
@@ -114,7 +119,7 @@ def register(commands) -> None:
         metavar="FORMAT",
         help="input format: %(choices)s (default %(default)s)",
     )
-    q.add_argument("--gpus", type=Number(), help="GPUs that served the run (overrides the file)")
+    q.add_argument("--gpus", type=RUN_GPUS, help="GPUs that served the run (overrides the file)")
     q.add_argument("--allow-incomplete", action="store_true", help=ALLOW_INCOMPLETE_HELP)
     ttft = q.add_mutually_exclusive_group()
     ttft.add_argument(

@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from econ.bounds import MAX_GPU_COUNT
 from econ.catalog import catalog_cache
 from econ.errors import InputError
 from econ.files import ReadError, check_regular, inside_folders, read_failure, read_regular
@@ -475,9 +476,6 @@ _COUNT_PATTERNS = (
 )  # fmt: skip
 MAX_COUNT_TEXT_CHARS = 256
 """Characters of a name or metadata text read for a GPU count [characters]."""
-MAX_GPU_COUNT = 100_000
-"""Largest GPU count accepted for one measured system [GPUs]; the largest MLPerf systems hold a
-few hundred and the largest clusters a few hundred thousand, none of which one benchmark serves."""
 
 
 def _is_cpu(match: re.Match) -> bool:
