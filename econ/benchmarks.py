@@ -307,6 +307,18 @@ def get_row(row: str, catalog: pd.DataFrame | None = None) -> pd.Series:
     )
 
 
+def inferred_caveat(scenario: str) -> str:
+    """What MLPerf's `inferred` flag (1) says, and no more: the results summary sets it when the
+    scenario a result is listed under is not the `effective_scenario` its performance log
+    records (mlcommons/inference tools/submission/submission_checker/results.py)."""
+    why = " (LoadGen logs an Interactive run as Server)" if scenario == "Interactive" else ""
+    return (
+        f"MLPerf's results summary flags this row as inferred: the scenario it is listed under "
+        f"({scenario}) is not the one its performance log records{why}; the flag does not say "
+        "how the figure was obtained"
+    )
+
+
 def _gpus_per_accelerator(row: Mapping) -> float:
     """GPUs on one of the row's accelerators (2 on a dual-GPU board); 1 when not stated."""
     value = row.get("gpus_per_accelerator")
@@ -472,7 +484,7 @@ def row_checks(
         out.append(f"{count:g} GPUs is not a whole number of 72-GPU NVL72 racks")
     # other flags
     if row.get("inferred_flag") == 1:
-        out.append("MLPerf marks this result as inferred (not measured in its own run)")
+        out.append(inferred_caveat(str(row.get("scenario_normalized") or row.get("scenario"))))
     text = f"{row.get('system_name', '')} {row.get('notes', '')}"
     if "MaxQ" in text:
         out.append("power-capped (MaxQ) submission: throughput below the same system's MaxP run")

@@ -251,3 +251,26 @@ def test_a_gpu_count_that_is_not_one_is_the_options_error(action, given, shown, 
 def test_a_whole_gpu_count_is_taken(capsys):
     assert main(["throughput", "import", str(VLLM_SPEC), "--gpus", "8.0", "--show", "json"]) == 0
     assert '"gpu_count": 8' in capsys.readouterr().out
+
+
+# --- 8. MLPerf's inferred flag said as what it is -----------------------------------------------
+
+
+def test_the_inferred_flag_says_only_what_mlperf_sets_it_for():
+    from econ.benchmarks import get_row, load_catalog, row_checks
+
+    row = get_row("v6.1-ff14b795")
+    # the v6.1 summary.json row as copied: 'inferred 1' beside number_of_nodes
+    assert "number_of_nodes 18; inferred 1" in row["source"] and row["inferred_flag"] == 1
+    checks = row_checks(row)
+    assert (
+        "MLPerf's results summary flags this row as inferred: the scenario it is listed under "
+        "(Server) is not the one its performance log records; the flag does not say how the "
+        "figure was obtained"
+    ) in checks
+    assert not any("not measured" in c for c in checks)
+    catalog = load_catalog()
+    interactive = catalog[
+        (catalog["inferred_flag"] == 1) & (catalog["scenario_normalized"] == "Interactive")
+    ].iloc[0]
+    assert any("(LoadGen logs an Interactive run as Server)" in c for c in row_checks(interactive))
