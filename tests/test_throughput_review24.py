@@ -274,3 +274,58 @@ def test_the_inferred_flag_says_only_what_mlperf_sets_it_for():
         (catalog["inferred_flag"] == 1) & (catalog["scenario_normalized"] == "Interactive")
     ].iloc[0]
     assert any("(LoadGen logs an Interactive run as Server)" in c for c in row_checks(interactive))
+
+
+# --- 9. a file of several serving configurations narrowed to one --------------------------------
+
+LLMD = SAMPLES / "vllm" / "nerdalert-llmd-llama3.2-3b-l40s-results.jsonl"
+
+
+def _best_per_gpu(deployment: str) -> float:
+    """The highest output rate of one deployment's runs over the 4 L40S of 'gpu: 4xNVIDIA_L40S',
+    read from the file here."""
+    import json
+
+    runs = [json.loads(line) for line in LLMD.read_text().splitlines() if line.strip()]
+    assert {r["gpu"] for r in runs} == {"4xNVIDIA_L40S"}
+    return max(r["output_throughput"] for r in runs if r["deployment"] == deployment) / 4
+
+
+@pytest.mark.parametrize("deployment", ["no-features", "base", "kvcache"])
+def test_a_serving_configuration_narrows_the_curve(deployment):
+    point = operating_point(import_file(LLMD), workload=deployment)
+    assert point.tokens_per_s_per_gpu == pytest.approx(_best_per_gpu(deployment), rel=1e-12)
+    assert f"deployment={deployment}," in point.group
+    assert point.group.startswith("meta-llama/Llama-3.2-3B-Instruct | NVIDIA L40S | ")
+
+
+def test_a_text_of_the_group_label_still_takes_every_configuration():
+    point = operating_point(import_file(LLMD), workload="input_len=1000")
+    best = max(_best_per_gpu(d) for d in ("no-features", "base", "kvcache"))
+    assert point.tokens_per_s_per_gpu == pytest.approx(best, rel=1e-12)
+    assert "deployment=" not in point.group
+
+
+def test_a_text_of_nothing_lists_the_groups_and_the_configurations():
+    from econ.throughput.operating_point import OperatingPointError
+
+    with pytest.raises(OperatingPointError) as info:
+        operating_point(import_file(LLMD), workload="no-such-thing")
+    message = str(info.value)
+    assert message.startswith("workload 'no-such-thing' matches 0 of the curve's groups")
+    assert "(or of a serving configuration: " in message and "deployment=kvcache" in message
+
+
+def test_a_scenario_reads_one_configuration(tmp_path: Path):
+    import econ
+
+    (tmp_path / LLMD.name).write_bytes(LLMD.read_bytes())
+    text = (ROOT / "models" / "scenarios" / "llama2-70b-h200.toml").read_text()
+    measured = f'measured = {{ curve = "{LLMD.name}", workload = "base" }}'
+    path = tmp_path / "llmd.toml"
+    path.write_text(text.replace("[throughput]\n", f"[throughput]\n{measured}\n", 1))
+    warnings = econ.project(econ.load_scenario(path)).warnings[0]
+    assert (
+        f"throughput from measured curve {tmp_path / LLMD.name}: {_best_per_gpu('base'):,.1f} "
+        "tokens/s per GPU with no latency limit (no SLO given)"
+    ) in warnings

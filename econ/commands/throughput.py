@@ -174,7 +174,10 @@ def register(commands) -> None:
         help="other latency limit, e.g. ttft_s_p95=5.77 (%(columns)s)",
     )
     limit.columns = LazyChoices(lambda: operating.LATENCY_COLUMNS)  # for %(columns)s in the help
-    q.add_argument("--workload", help="pick one model/hardware/workload group (substring)")
+    q.add_argument(
+        "--workload",
+        help="pick one model/hardware/workload group, or serving configuration (substring)",
+    )
     q.add_argument(
         "--usd-per-gpu-hour",
         type=Number(what="a price", gt=0),

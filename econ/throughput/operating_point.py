@@ -302,24 +302,35 @@ def _groups_shown(groups: list[str]) -> str:
 
 
 def select_group(curve: Curve, workload: str | None = None) -> tuple[pd.DataFrame, str]:
-    """The points of one model, hardware and workload; `workload` picks by substring."""
+    """The points of one model, hardware and workload; `workload` picks by substring of that
+    group label or of a point's serving configuration (`config`: a file of several deployments,
+    such as llm-d's no-features / base / kvcache runs, is narrowed to one of them)."""
     points = with_all_columns(curve.points)
     labels = group_labels(points)
-    groups = list(dict.fromkeys(labels))
     if workload is not None:
-        chosen = [g for g in groups if workload.lower() in g.lower()]
-        if len(chosen) != 1:
+        text = workload.lower()
+        configs = points["config"].fillna("").astype(str)
+        in_config = configs.str.lower().str.contains(text, regex=False)
+        chosen = labels.str.lower().str.contains(text, regex=False) | in_config
+        groups = list(dict.fromkeys(labels[chosen]))
+        if len(groups) != 1:
+            named = list(dict.fromkeys(configs[configs != ""]))
             raise OperatingPointError(
-                f"workload {shortened(workload)} matches {len(chosen)} of the curve's groups; "
-                f"expected exactly one of: {_groups_shown(groups)}"
+                f"workload {shortened(workload)} matches {len(groups)} of the curve's groups; "
+                f"expected a text of exactly one of: {_groups_shown(list(dict.fromkeys(labels)))}"
+                + (f" (or of a serving configuration: {_groups_shown(named)})" if named else "")
             )
-        groups = chosen
+        group = groups[0]
+        if in_config[chosen].all():  # narrowed to the configurations named: they join the label
+            group = f"{group} | {'; '.join(dict.fromkeys(configs[chosen]))}"
+        return points[chosen], group
+    groups = list(dict.fromkeys(labels))
     if len(groups) > 1:
         raise OperatingPointError(
             f"the curve mixes {len(groups)} model/hardware/workload groups, which are not one "
             f"curve: {_groups_shown(groups)}; choose one (--workload TEXT)"
         )
-    return points[labels == groups[0]], groups[0]
+    return points, groups[0]
 
 
 def _frontier(points: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
