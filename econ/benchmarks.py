@@ -562,7 +562,8 @@ def catalog_throughput(
     """(tokens_per_s_per_gpu, provenance, warnings) of one catalog row, by id or filters.
 
     tokens_per_s_per_gpu = result / GPUs [output tokens/s/GPU], recomputed from the submitted
-    system total; GPUs = accelerator_count x GPUs per accelerator (2 on a dual-GPU board). `hardware` is the scenario's hardware key for the silicon check.
+    system total; GPUs = accelerator_count x GPUs per accelerator (2 on a dual-GPU board).
+    `hardware` is the scenario's hardware key for the silicon check.
     Raises CatalogError for an unknown or ambiguous query and for rows that have no per-GPU
     token figure (other units, no accelerator count).
     """
