@@ -329,3 +329,30 @@ def test_a_scenario_reads_one_configuration(tmp_path: Path):
         f"throughput from measured curve {tmp_path / LLMD.name}: {_best_per_gpu('base'):,.1f} "
         "tokens/s per GPU with no latency limit (no SLO given)"
     ) in warnings
+
+
+def test_a_file_of_per_gpu_rates_without_a_count_says_only_the_system_total_is_unknown(
+    tmp_path: Path,
+):
+    """A file giving tokens/s per GPU and no GPU count was told "per-GPU throughput is unknown
+    (pass --gpus N)" while the curve offered its per-GPU figure, and the app said to type a
+    count that changes nothing a scenario reads."""
+    from econ.ui.compute import app_text
+
+    per_gpu = tmp_path / "pergpu.csv"
+    per_gpu.write_text("output_tokens_per_s_per_gpu,concurrency\n1000,1\n2000,2\n")
+    curve = import_file(per_gpu)
+    assert list(curve.points["output_tokens_per_s_per_gpu"]) == [1000.0, 2000.0]
+    (said,) = [w for w in curve.warnings if "GPUs served the run" in w]
+    assert said == (
+        "the file gives the output rate per GPU but not how many GPUs served the run: the "
+        "system's total rate is unknown (pass --gpus N to have it)"
+    )
+    assert app_text(said).endswith(
+        '(type the GPU count in the "GPUs that served it" box above the chart to have it)'
+    )
+    system = tmp_path / "system.csv"
+    system.write_text("output_tokens_per_s,concurrency\n1000,1\n2000,2\n")
+    assert any(
+        "per-GPU throughput is unknown (pass --gpus N)" in w for w in import_file(system).warnings
+    )

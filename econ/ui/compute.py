@@ -38,6 +38,7 @@ _COMMAND_LINE = (
     ("pass the GPU count explicitly (--gpus) if that is wrong", f"correct it in {GPUS_BOX}"),
     ("pass --gpus N if wrong", f"correct it in {GPUS_BOX}"),
     ("(pass --gpus N)", f"(type the GPU count in {GPUS_BOX})"),
+    ("(pass --gpus N to have it)", f"(type the GPU count in {GPUS_BOX} to have it)"),
     ("GPU count (--gpus)", "GPU count"),
     ("(step reading, --step)", '(step reading: "Interpolate" off, MLPerf Endpoints files)'),
     ("leave out --hold-debt", f"turn off {HOLD_LOAN_BOX}"),

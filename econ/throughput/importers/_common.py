@@ -624,6 +624,12 @@ def apply_gpu_count(
         )
         return
     prov.gpu_count_basis = "unknown"
+    if all(r.get("output_tokens_per_s_per_gpu", math.nan) > 0 for r in records):
+        prov.warnings.append(  # (the per-GPU rate is what a scenario reads: nothing is missing)
+            "the file gives the output rate per GPU but not how many GPUs served the run: the "
+            "system's total rate is unknown (pass --gpus N to have it)"
+        )
+        return
     prov.warnings.append(
         "the file does not say how many GPUs served the run: per-GPU throughput is unknown "
         "(pass --gpus N)"
