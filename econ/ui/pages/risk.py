@@ -209,11 +209,12 @@ def tornado_section(current, paths: list[str], money: str, hold: bool) -> None:
                 )
             if result is not None:
                 held = result.run.metadata.get("held_loan")
-                ss[TORNADO] = ((current.text, hold), pct, result.table, bounded, held)
+                notes = result.run.notes
+                ss[TORNADO] = ((current.text, hold), pct, result.table, bounded, held, notes)
     if TORNADO not in ss:
         st.caption("Pick inputs and run: each is set to its low and high value, the others kept.")
         return
-    stored, swing, table, (ranges, clipped), held = ss[TORNADO]
+    stored, swing, table, (ranges, clipped), held, notes = ss[TORNADO]
     _held_info(held)
     if clipped:
         st.info(
@@ -233,6 +234,22 @@ def tornado_section(current, paths: list[str], money: str, hold: bool) -> None:
     scale_rows["output_base"], _, _ = _display(rows["output_base"], output, money)
     charts.show(charts.tornado(scale_rows, swing, title, fmt))
     st.caption("Bars run from the base result (rule) to the result with the input low and high.")
+    _tornado_notes(rows, notes)
+
+
+def _tornado_notes(rows: pd.DataFrame, notes: list[str]) -> None:
+    """Under the chart, the notes `econ sensitivity --method tornado` prints: each input's of
+    the output shown (its table's `note`: an end that sells the GPUs at book value, a tie, no
+    effect, undefined at an end) and the run's (`note: ...` lines: ties, inputs that move no
+    output, a base that sells at book value), in econ.analysis.sensitivity's words."""
+    lines = [f"{path_label(i)}: {n}" for i, n in zip(rows["input"], rows["note"]) if n]
+    lines += notes
+    if lines:
+        st.info(
+            "Notes, as `econ sensitivity` prints them:\n"
+            + "\n".join(f"- {literal(line)}" for line in lines),
+            icon=":material/info:",
+        )
 
 
 def _mc_rows() -> dict[str, str]:

@@ -1,0 +1,52 @@
+"""The twenty-fourth review of the app (its report's items by number), through Streamlit's
+AppTest; what needs a browser is in tests/test_browser_review24.py.
+"""
+
+from __future__ import annotations
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from econ import load_scenario
+from econ.catalog import DEFAULT_SCENARIO, ready_made_scenarios
+from econ.ui.form import path_label
+from tests.test_app import APP, errors, go, shown, widget
+
+SEED = ready_made_scenarios()[DEFAULT_SCENARIO]
+
+
+@pytest.fixture
+def app() -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def infos(at: AppTest) -> str:
+    return "\n".join(shown(i.value) for i in at.info)
+
+
+# --- 1. the tornado's notes, as `econ sensitivity` prints them, under its chart -------------------
+
+
+def test_the_tornado_shows_the_notes_the_command_line_prints(app: AppTest):
+    from econ.analysis import tornado
+    from econ.analysis.sensitivity import percent_ranges
+
+    go(app, "risk")
+    widget(app.button, "Run the tornado").click().run()
+    assert not app.exception and not errors(app), errors(app)
+    inputs = app.session_state["econ.tornado_result"][2]["input"].unique().tolist()
+    base = load_scenario(SEED)
+    # the command line's run: `econ sensitivity SEED --method tornado --vary ... --pct 20`
+    run = tornado(base, percent_ranges(base, inputs, 20.0), outputs=("npv_usd",))
+    notes = [(i, n) for i, n in zip(run.table["input"], run.table["note"], strict=True) if n]
+    # a longer life sells the GPUs at book value at the horizon: the +20% NPV rests on it
+    assert ("depreciation.life_years", "at high, the remaining book value is assumed sold at "
+            "book value") in notes
+    text = infos(app)
+    for path, note in notes:
+        assert f"{path_label(path)}: {note}" in text, text
+    for note in run.run.notes:  # the run's `note:` lines (here: the tied inputs of npv_usd)
+        assert note in text, text
