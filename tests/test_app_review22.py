@@ -195,7 +195,10 @@ def test_figures_a_huge_step_leaves_undefined_are_named_by_their_labels(app: App
     go(app, "gains")
     widget(app.text_area, STEPS_BOX).set_value("5:1e308").run()
     assert not app.exception
-    warned = [shown(w.value) for w in app.warning if "are n/a" in w.value]
+    # (the cases' own warnings, a list in a box of their own, may say "are n/a" too)
+    warned = [
+        shown(w.value) for w in app.warning if "are n/a" in w.value and not w.value.startswith("- ")
+    ]
     assert warned == [
         "“NPV of the gain, fleet”, NPV of the gain per GPU, NPV of the gain per rack, Change in "
         "levelized cost [%], Change in tokens, GPUs not bought for the same tokens, Racks not "

@@ -50,3 +50,31 @@ def test_the_tornado_shows_the_notes_the_command_line_prints(app: AppTest):
         assert f"{path_label(path)}: {note}" in text, text
     for note in run.run.notes:  # the run's `note:` lines (here: the tied inputs of npv_usd)
         assert note in text, text
+
+
+# --- 2. the gains page shows the base and gain cases' own warnings --------------------------------
+
+
+def test_the_gains_page_shows_each_cases_warnings_labelled_as_the_command_line_does(
+    app: AppTest, capsys
+):
+    from econ.cli import main
+    from econ.ui.fmt import readable_warning
+
+    go(app, "gains")
+    assert not errors(app), errors(app)
+    warnings = "\n".join(shown(w.value) for w in app.warning)
+    assert main(["gains", DEFAULT_SCENARIO]) == 0
+    printed = capsys.readouterr()
+    cli = [
+        line.split(": ", 1)
+        for line in (printed.out + printed.err).splitlines()
+        if line.startswith("warning [")
+    ]
+    # the tile's "n/a" change in payback: the base case never pays back, and the CLI says so
+    assert ["warning [base]", "cumulative project cash flow never turns positive within the "
+            "horizon: payback_months is null"] in cli
+    assert {case for case, _ in cli} == {"warning [base]", "warning [gain]"}
+    for case, text in cli:
+        label = {"warning [base]": "Base case", "warning [gain]": "Gain case"}[case]
+        assert f"{label}: {readable_warning(text)}" in warnings, (label, text)

@@ -23,6 +23,7 @@ from econ.ui.fmt import (
     metric_label,
     readable_warning,
     scaled_money,
+    severe_first,
 )
 
 STEPS = "econ.gain_steps"
@@ -65,6 +66,22 @@ def gain_warning(text: str) -> str:
         return f"“{name}”" if "," in name else name
 
     return readable_warning(_VALUE_KEY.sub(label, text))
+
+
+CASES = {"base": "Base case", "gain": "Gain case"}
+"""How the warnings of the projections without and with the gains are labelled."""
+
+
+def case_warnings(result) -> list[str]:
+    """The warnings of the projections without the gains and with them, each labelled with its
+    case ("Base case: ...", "Gain case: ...", as `econ gains` prints "warning [base]: ..."),
+    severe ones first, in the app's words: a figure on the tiles, such as the change in
+    payback, may be n/a because a case's own figure is null, and they say why."""
+    return [
+        f"{label}: {readable_warning(warning)}"
+        for case, label in CASES.items()
+        for warning in severe_first(getattr(result, case)["warnings"])
+    ]
 
 
 STATUS = {
@@ -292,6 +309,9 @@ def render() -> None:
     # the catalog's caveats as written; the valuation's warnings in the app's words
     for warning in [*caveats, *map(gain_warning, result.warnings)]:
         st.warning(literal(warning), icon=":material/warning:")
+    cases = case_warnings(result)
+    if cases:  # the projections' own, as `econ gains` prints them ("warning [base]: ...")
+        st.warning("\n".join(f"- {literal(w)}" for w in cases), icon=":material/warning:")
     value_section(result, money)
 
     monthly = compute.attempt(lambda: compute.gain_monthly(current.text, steps), "Gain trajectory")
