@@ -389,7 +389,10 @@ def test_a_bad_index_file_is_refused_naming_the_line_and_column(case):
     [
         (b"\xff\xfe\x00\x01garbage", "not UTF-8 text"),
         (b"", "the file is empty"),
-        (HEADER.encode() + b"x" * (1024 * 1024 + 1), "larger than the 1 MB limit"),
+        (
+            HEADER.encode() + b"x" * (1024 * 1024 + 1),
+            "larger than the 1 MB (1,048,576 bytes) limit",
+        ),
     ],
 )
 def test_an_unreadable_or_too_large_index_file_is_refused(content, reason):

@@ -252,7 +252,19 @@ def test_each_upload_box_shows_the_limit_the_app_applies(page, limit_mb):
     at = open_app(None, page)
     boxes = at.get("file_uploader")
     assert boxes
-    assert [b.proto.max_upload_size_mb for b in boxes] == [limit_mb] * len(boxes)
+    # in its label; the box itself takes what the server takes, so that a larger file reaches
+    # the app, which names it and the limit (the twenty-fourth review, item 3)
+    assert all(f"({limit_mb} MB at most)" in b.proto.label for b in boxes)
+    import tomllib
+
+    from tests.conftest import ROOT
+
+    config = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())
+    server_mb = config["server"]["maxUploadSize"]
+    assert server_mb > 5 * limit_mb  # room for a file well above the box's own limit
+    assert [(b.proto.max_upload_size_mb, list(b.proto.type)) for b in boxes] == [
+        (server_mb, [])
+    ] * len(boxes)
 
 
 # --- 13. the debt schedule writes n/a, not None ---------------------------------------------------------

@@ -10,6 +10,7 @@ from streamlit.testing.v1 import AppTest
 from econ import load_scenario
 from econ.catalog import DEFAULT_SCENARIO, ready_made_scenarios
 from econ.ui.form import path_label
+from econ.ui.state import BASE_NAME
 from tests.test_app import APP, errors, go, shown, widget
 
 SEED = ready_made_scenarios()[DEFAULT_SCENARIO]
@@ -43,8 +44,10 @@ def test_the_tornado_shows_the_notes_the_command_line_prints(app: AppTest):
     run = tornado(base, percent_ranges(base, inputs, 20.0), outputs=("npv_usd",))
     notes = [(i, n) for i, n in zip(run.table["input"], run.table["note"], strict=True) if n]
     # a longer life sells the GPUs at book value at the horizon: the +20% NPV rests on it
-    assert ("depreciation.life_years", "at high, the remaining book value is assumed sold at "
-            "book value") in notes
+    assert (
+        "depreciation.life_years",
+        "at high, the remaining book value is assumed sold at book value",
+    ) in notes
     text = infos(app)
     for path, note in notes:
         assert f"{path_label(path)}: {note}" in text, text
@@ -72,9 +75,57 @@ def test_the_gains_page_shows_each_cases_warnings_labelled_as_the_command_line_d
         if line.startswith("warning [")
     ]
     # the tile's "n/a" change in payback: the base case never pays back, and the CLI says so
-    assert ["warning [base]", "cumulative project cash flow never turns positive within the "
-            "horizon: payback_months is null"] in cli
+    assert [
+        "warning [base]",
+        "cumulative project cash flow never turns positive within the "
+        "horizon: payback_months is null",
+    ] in cli
     assert {case for case, _ in cli} == {"warning [base]", "warning [gain]"}
     for case, text in cli:
         label = {"warning [base]": "Base case", "warning [gain]": "Gain case"}[case]
         assert f"{label}: {readable_warning(text)}" in warnings, (label, text)
+
+
+# --- 3. a file of the wrong type or too large is refused by the app, with a message --------------
+
+
+@pytest.mark.parametrize(
+    ("page", "name", "said"),
+    [
+        (
+            "scenario",
+            "seed.json",
+            "seed.json: a .json file; expected .toml (scenario files); nothing was read. The "
+            "current scenario is unchanged.",
+        ),
+        (
+            "market",
+            "index.json",
+            "index.json: a .json file; expected .csv or .txt (rental index files); nothing was "
+            "read",
+        ),
+        ("scenario", "seed", "seed: a file without a suffix; expected .toml (scenario files)"),
+    ],
+)
+def test_a_file_of_a_type_the_box_does_not_read_is_refused_naming_it(app, page, name, said):
+    go(app, page)
+    # a scenario's text: what a box's `type` left to the browser, the app now checks itself
+    app.get("file_uploader")[0].upload(name, SEED.read_bytes(), "application/json").run()
+    assert not app.exception
+    assert any(said in e for e in errors(app)), errors(app)
+    if page == "scenario":
+        assert app.session_state[BASE_NAME] == DEFAULT_SCENARIO  # the current one kept
+
+
+def test_an_upload_just_over_the_limit_names_its_size_and_the_limit(app: AppTest):
+    go(app, "scenario")
+    content = SEED.read_bytes() + b"#" * (1024 * 1024)  # 1 MB (1,048,576 bytes) and the seed's
+    app.get("file_uploader")[0].upload("big.toml", content, "application/toml").run()
+    # in bytes, where in MB to one decimal it would read "1.0 MB is larger than the 1 MB limit"
+    said = (
+        f"big.toml: {len(content):,} bytes is larger than the 1 MB (1,048,576 bytes) limit for "
+        "scenario files; nothing was read. The current scenario is unchanged."
+    )
+    assert said in errors(app), errors(app)
+    app.get("file_uploader")[0].upload("big.toml", b"#" * (3 << 20), "application/toml").run()
+    assert any(e.startswith("big.toml: 3 MB is larger than the 1 MB limit") for e in errors(app))

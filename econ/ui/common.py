@@ -288,6 +288,9 @@ STYLE = """
 [data-testid="stSidebarUserContent"] [data-testid="stElementContainer"]:has(.econ-narrow) {
   display: none;
 }
+/* Upload boxes: Streamlit's line under the button states the server's upload limit, not the
+   box's; each box's label states its own, which the page checks (upload_problem). */
+[data-testid="stFileUploaderDropzoneInstructions"] { display: none !important; }
 /* Print (any page): no sidebar, header or toolbar; the page full width; tiles, charts and tables
    not cut across pages. */
 @media print {
@@ -587,12 +590,33 @@ def table_height(rows: int) -> int:
 
 
 def upload_limit_mb(limit_bytes: int | None = None) -> int:
-    """An upload limit in the whole MB (1,048,576 bytes) an upload box takes: the benchmark
+    """An upload limit in whole MB (1,048,576 bytes), as a box's label states it: the benchmark
     files' unless `limit_bytes` is given."""
     limit = compute.MAX_UPLOAD_BYTES if limit_bytes is None else limit_bytes
     return max(1, limit // (1024 * 1024))
 
 
-# Each upload box is given the app's own limit for its files (max_upload_size), so the size it
-# shows ("Limit 1MB per file") is the one the app applies and the browser refuses a larger file
-# before sending it; the server still checks the size (a client may skip the browser's check).
+def upload_problem(file, limit_bytes: int, what: str, suffixes: tuple[str, ...] = ()) -> str | None:
+    """Why the app does not read an uploaded file, naming it: larger than its box's limit, or
+    (where `suffixes` are given, e.g. (".toml",)) not of a type the box reads; None if neither.
+
+    The boxes leave both checks to the app: a box given its own limit or types (max_upload_size,
+    type) has the browser refuse a file unsent, marked only by a red "!" whose tooltip says why,
+    while the page keeps showing the last file read. Each box takes what the server takes
+    (server.maxUploadSize in .streamlit/config.toml), and the page says in an st.error what is
+    wrong with the file."""
+    from pathlib import Path
+
+    from econ.files import size_text
+
+    name = Path(file.name).name
+    suffix = Path(name).suffix.lower()
+    if suffixes and suffix not in suffixes:
+        kind = f"a {suffix} file" if suffix else "a file without a suffix"
+        return f"{name}: {kind}; expected {' or '.join(suffixes)} ({what}); nothing was read"
+    if file.size > limit_bytes:
+        size, limit = size_text(file.size), size_text(limit_bytes)
+        if float(size.split()[0]) <= float(limit.split()[0]):  # "1.0 MB" over "1 MB": in bytes
+            size, limit = f"{file.size:,} bytes", f"{limit} ({limit_bytes:,} bytes)"
+        return f"{name}: {size} is larger than the {limit} limit for {what}; nothing was read"
+    return None

@@ -161,13 +161,11 @@ def _index_uploaded() -> None:
     if file is None:
         return
     name = Path(file.name).name
-    content = file.getvalue()
-    if len(content) > MAX_INDEX_BYTES:
-        ss[UPLOAD_ERROR] = (
-            f"{name}: {len(content) / 1e6:.1f} MB is larger than the "
-            f"{MAX_INDEX_BYTES // (1024 * 1024)} MB limit for rental index files; nothing was read"
-        )
+    problem = common.upload_problem(file, MAX_INDEX_BYTES, "rental index files", (".csv", ".txt"))
+    if problem:
+        ss[UPLOAD_ERROR] = problem
         return
+    content = file.getvalue()
     if not content.strip():
         ss[UPLOAD_ERROR] = f"{name}: the file is empty; expected a rental index CSV"
         return
@@ -187,10 +185,8 @@ def index_curves() -> dict:
     with st.expander("Your own index file", icon=":material/upload_file:"):
         st.file_uploader(
             f"Rental index CSV ({MAX_INDEX_BYTES // (1024 * 1024)} MB at most)",
-            type=["csv", "txt"],
             key=UPLOAD,
             on_change=_index_uploaded,
-            max_upload_size=common.upload_limit_mb(MAX_INDEX_BYTES),
             help="One dated point a row, with the header date, series, gpu, term_months, "
             "usd_per_gpu_hour, source (series as PUBLISHER/INDEX, term 0 = on-demand), checked "
             "as `econ market import` checks it. It is shown beside the shipped index; a "

@@ -42,14 +42,12 @@ def _uploaded() -> None:
     file = ss.get(UPLOAD)
     if file is None:
         return
+    problem = common.upload_problem(file, MAX_SCENARIO_BYTES, "scenario files", (".toml",))
+    if problem:
+        ss[UPLOAD_ERROR] = f"{problem}. The current scenario is unchanged."
+        return
     content = file.getvalue()
-    problem = None
-    if len(content) > MAX_SCENARIO_BYTES:
-        problem = (
-            f"{len(content) / 1e6:.1f} MB is larger than the {size_text(MAX_SCENARIO_BYTES)} "
-            "limit for scenario files"
-        )
-    elif not content.strip():
+    if not content.strip():
         problem = "the file is empty; expected a TOML scenario"
     else:
         try:
@@ -163,13 +161,11 @@ def render() -> None:
         up, actions = st.columns([3, 2])
         with up:
             st.file_uploader(
-                "Start from a TOML scenario file",
-                type=["toml"],
+                f"Start from a TOML scenario file ({size_text(MAX_SCENARIO_BYTES)} at most)",
                 key=UPLOAD,
                 on_change=_uploaded,
-                max_upload_size=common.upload_limit_mb(MAX_SCENARIO_BYTES),
-                help="A scenario file as written by `econ` or by the Download button (1 MB at "
-                "most). Invalid files load too, so you can fix them here.",
+                help="A scenario file (.toml) as written by `econ` or by the Download button. "
+                "Invalid files load too, so you can fix them here.",
             )
             if UPLOAD_ERROR in ss:
                 st.error(literal(ss.pop(UPLOAD_ERROR)), icon=":material/error:")

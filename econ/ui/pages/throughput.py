@@ -320,15 +320,12 @@ def _curve_uploaded() -> None:
     file = ss.get(CURVE_UPLOAD)
     if file is None:
         return
-    content = file.getvalue()
-    if len(content) > compute.MAX_UPLOAD_BYTES:
+    problem = common.upload_problem(file, compute.MAX_UPLOAD_BYTES, "benchmark files")
+    if problem:
         ss.pop(CURVE_FILE, None)  # no message of an earlier file stays beside this one
-        ss[CURVE_ERROR] = (
-            f"{file.name}: {len(content) / 1e6:.1f} MB is larger than the "
-            f"{common.upload_limit_mb()} MB limit for benchmark files; nothing was read"
-        )
+        ss[CURVE_ERROR] = problem
         return
-    ss[CURVE_FILE] = (file.name, content)
+    ss[CURVE_FILE] = (file.name, file.getvalue())
     _clear_gpus()
 
 
@@ -524,14 +521,13 @@ def slo_inputs(scenario, prefix: str):
 def measured_tab(scenario) -> None:
     ss = st.session_state
     st.file_uploader(
-        "Benchmark output file",
+        f"Benchmark output file ({common.upload_limit_mb()} MB at most)",
         key=CURVE_UPLOAD,
         on_change=_curve_uploaded,
-        max_upload_size=common.upload_limit_mb(),
         help="vLLM / SGLang bench_serving JSON(L), GenAI-Perf or AIPerf export (JSON or CSV), "
         "MLPerf LoadGen summary or detail log, MLPerf Endpoints result_summary.json (or a .zip of "
         "a submission tree), InferenceX JSON, trtllm-bench report, or a generic CSV with units "
-        f"in the headers; {common.upload_limit_mb()} MB at most.",
+        "in the headers.",
     )
     if CURVE_ERROR in ss:
         st.error(literal(ss.pop(CURVE_ERROR)), icon=":material/error:")
