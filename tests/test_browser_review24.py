@@ -8,9 +8,13 @@ from __future__ import annotations
 
 import pytest
 
+from econ.catalog import DEFAULT_SCENARIO
 from tests.test_browser import TIMEOUT_MS, browser, open_page, server, settle  # noqa: F401
 
 pytestmark = pytest.mark.browser
+
+OTHER = "llama2-70b-h200"
+"""A ready-made scenario other than the default, for a link to name."""
 
 
 def go(page, title: str) -> None:
@@ -51,4 +55,23 @@ def test_a_file_too_large_or_of_the_wrong_type_gets_the_apps_message(
     # no file the browser refused unsent: Streamlit's red mark and its tooltip's reason
     assert page.locator('[data-testid="stFileUploaderFileErrorMessage"]').count() == 0
     assert "or smaller" not in page.inner_text("body")
+    page.close()
+
+
+# --- 4. /results is the landing page, as / is -----------------------------------------------------
+
+
+def test_the_landing_pages_own_address_opens_it_with_its_scenario(server, browser):  # noqa: F811
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    page.goto(f"{server.rstrip('/')}/results?scenario={OTHER}")
+    page.get_by_role("heading", name="Results", exact=True).wait_for(timeout=TIMEOUT_MS)
+    settle(page)
+    page.wait_for_timeout(1000)  # a dialog comes after the first run
+    body = page.inner_text("body")
+    assert "Page not found" not in body and "not found" not in body.lower(), body[:400]
+    assert OTHER in body and DEFAULT_SCENARIO not in page.url  # the link's scenario, kept
+    assert f"scenario={OTHER}" in page.url
+    # the navigation marks Results as the page shown, and lists each page once
+    active = page.locator('[data-testid="stSidebarNav"] a[aria-current="page"]').all_inner_texts()
+    assert [text.split("\n")[-1] for text in active] == ["Results"], active
     page.close()

@@ -31,6 +31,9 @@ PAGES = (
 )
 
 
+LANDING_NAME = "home"
+"""The name the landing page reserves (Streamlit serves it at /; /home opens it too)."""
+
 PAGE_ICON = "🧮"
 """The browser tab's icon (tests/test_browser_review22.py: no request leaves the app's host)."""
 
@@ -54,13 +57,15 @@ def main() -> None:
             PAGES_DIR / f"{stem}.py",
             title=title,
             icon=icon,
-            url_path=stem,
+            # the landing page is served at / and reserves a name of its own: its stem is the
+            # hidden alias's (_landing_alias), which a default page's name would clash with
+            url_path=LANDING_NAME if i == 0 else stem,
             default=(i == 0),
         )
         for i, (stem, title, icon) in enumerate(PAGES)
     ]
     common.PAGES = {stem: page for (stem, _, _), page in zip(PAGES, pages, strict=True)}
-    page = st.navigation(pages)
+    page = st.navigation([*pages, _landing_alias(pages[0])])
     common.sidebar()
     common.notices()
     st.session_state[common.ROUTING] = True  # the page's script renders (common.run_page)
@@ -75,6 +80,20 @@ def main() -> None:
         st.session_state.pop(common.ROUTING, None)
     common.remember_all()
     common.share_box(page.url_path, state.sync_link())
+
+
+def _landing_alias(landing) -> st.Page:
+    """A page hidden from the navigation at the landing page's stem (/results): Streamlit serves
+    the landing page at / (and its reserved LANDING_NAME) only, and /results?scenario=... opened
+    a "Page not found" dialog. The alias moves to the landing page, the address's parameters kept (the scenario it
+    names is already loaded: state.ensure reads them before the navigation)."""
+    stem = PAGES[0][0]
+
+    def landing_page() -> None:
+        params = {key: st.query_params.get_all(key) for key in st.query_params}
+        st.switch_page(landing, query_params=params)
+
+    return st.Page(landing_page, title=PAGES[0][1], url_path=stem, visibility="hidden")
 
 
 if __name__ == "__main__":
