@@ -242,7 +242,7 @@ def _tornado_notes(rows: pd.DataFrame, notes: list[str]) -> None:
     the output shown (its table's `note`: an end that sells the GPUs at book value, a tie, no
     effect, undefined at an end) and the run's (`note: ...` lines: ties, inputs that move no
     output, a base that sells at book value), in econ.analysis.sensitivity's words."""
-    lines = [f"{path_label(i)}: {n}" for i, n in zip(rows["input"], rows["note"]) if n]
+    lines = [f"{path_label(i)}: {n}" for i, n in zip(rows["input"], rows["note"], strict=True) if n]
     lines += notes
     if lines:
         st.info(
