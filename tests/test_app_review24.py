@@ -9,6 +9,7 @@ from streamlit.testing.v1 import AppTest
 
 from econ import load_scenario
 from econ.catalog import DEFAULT_SCENARIO, ready_made_scenarios
+from econ.ui import state
 from econ.ui.form import path_label
 from econ.ui.state import BASE_NAME
 from tests.test_app import APP, errors, go, shown, widget
@@ -129,3 +130,58 @@ def test_an_upload_just_over_the_limit_names_its_size_and_the_limit(app: AppTest
     assert said in errors(app), errors(app)
     app.get("file_uploader")[0].upload("big.toml", b"#" * (3 << 20), "application/toml").run()
     assert any(e.startswith("big.toml: 3 MB is larger than the 1 MB limit") for e in errors(app))
+
+
+# --- 5. saves and restores from the app carry the author typed in the session -----------------------
+
+
+@pytest.fixture
+def library_url(tmp_path, monkeypatch):
+    url = f"sqlite:///{tmp_path / 'library.db'}"
+    monkeypatch.setenv("ECON_LIBRARY", url)
+    monkeypatch.delenv("ECON_AUTHOR", raising=False)
+    return url
+
+
+def test_the_author_box_names_who_saves_and_restores_and_is_kept_across_pages(app, library_url):
+    from econ.library import open_library
+    from econ.library.store import login_name
+
+    go(app, "scenario")
+    box = widget(app.text_input, "Author")
+    assert box.value == "" and box.proto.placeholder == login_name()  # the server's account
+    widget(app.button, "Save to library").click().run()  # empty: as before the box
+    widget(app.text_input, "Author").input("ada").run()
+    app.session_state[state.DATA]["fleet"]["gpu_count"] = 144
+    app.run()
+    widget(app.button, "Save to library").click().run()
+    assert not app.exception and not errors(app), errors(app)
+    go(app, "library")
+    assert widget(app.text_input, "Author").value == "ada"  # kept from the Scenario page
+    widget(app.text_input, "Author").input("  bob ").run()
+    widget(app.text_input, "Message").input("three racks")
+    app.session_state[state.DATA]["fleet"]["gpu_count"] = 216
+    widget(app.button, "Save as a new version").click().run()
+    widget(app.selectbox, "Version").set_value(1).run()
+    widget(app.button, "Restore as newest").click().run()
+    assert not app.exception and not errors(app), errors(app)
+    with open_library(library_url) as library:
+        history = library.history(DEFAULT_SCENARIO)
+    assert [(v.version, v.author) for v in history] == [
+        (1, login_name()),
+        (2, "ada"),
+        (3, "bob"),
+        (4, "bob"),
+    ]
+
+
+def test_an_author_the_library_refuses_is_an_error_and_nothing_is_saved(app, library_url):
+    from econ.library import open_library
+
+    go(app, "scenario")
+    widget(app.text_input, "Author").input("x" * 300).run()
+    widget(app.button, "Save to library").click().run()
+    assert not app.exception
+    assert any("author" in e and "expected a name of 1 to" in e for e in errors(app)), errors(app)
+    with open_library(library_url) as library:
+        assert library.list() == []

@@ -27,6 +27,10 @@ from econ.ui.fmt import literal
 CONFLICT = "econ.library_conflict"
 """The stale save waiting for the user's answer: Stale's fields as a dict."""
 
+AUTHOR = "econ.library_author"
+"""The name a save or restore records as its author, from the author boxes (kept in the
+session)."""
+
 LOG = logging.getLogger("econ.ui")
 
 UNSAYABLE = (
@@ -149,6 +153,49 @@ def _stale(base: int | None, newest) -> Stale:
     return stale
 
 
+def default_author() -> str:
+    """Who the library records when the author box is empty: ECON_AUTHOR, else the account the
+    server runs under (econ.library.store.given_author, login_name); on PostgreSQL the role
+    connected, beside a name given."""
+    from econ.library import LibraryError
+    from econ.library.store import given_author, login_name
+
+    try:
+        return given_author() or login_name()
+    except LibraryError:  # an ECON_AUTHOR the library refuses: a save says why
+        return login_name()
+
+
+def author_box(page: str) -> None:
+    """The author box of a page that saves to the library: one name for the session, empty for
+    the server's account, as before the box (a shared app's saves were all credited to that one
+    account, and their authors could not be told apart).
+
+    Each page's box has a key of its own (`page`), seeded from the session's name (AUTHOR) and
+    writing to it: two boxes of one key on two pages lost the name at a page switch, the new
+    page's box starting empty while the old one's state was still in the session."""
+    ss = st.session_state
+    key = f"{AUTHOR}.{page}"
+    if key not in ss:
+        ss[key] = ss.get(AUTHOR, "")
+    default = default_author()
+    st.text_input(
+        "Author",
+        key=key,
+        on_change=lambda: ss.__setitem__(AUTHOR, ss[key]),
+        placeholder=default,
+        help="Recorded as the author of what you save or restore in the library (its History "
+        f"shows it). Empty: {default}, the server's own account (on a PostgreSQL library, the "
+        "database role the app connects as, which is kept beside a name given here).",
+    )
+
+
+def author() -> str | None:
+    """The author box's name, or None (the library's default) when it is empty."""
+    given = st.session_state.get(AUTHOR)
+    return given.strip() if isinstance(given, str) and given.strip() else None
+
+
 def save(
     library,
     data: dict,
@@ -181,6 +228,7 @@ def save(
             origin="the current scenario",
             message=message,
             tags=list(tags),
+            author=author(),
             base=base,
             new=newest is None,  # refused if a colleague saves the name in between
         )
@@ -230,4 +278,4 @@ def show_stale(diff_where: str, on_anyway: Callable[[], None] | None = None, key
     )
 
 
-__all__ = ["CONFLICT", "Stale", "pending", "save", "show_stale"]
+__all__ = ["AUTHOR", "CONFLICT", "Stale", "author", "author_box", "pending", "save", "show_stale"]

@@ -102,6 +102,7 @@ def _save_section() -> None:
             return
         st.text_input("Message", key=MESSAGE, placeholder="what changed and why")
         st.text_input("Tags", key=TAGS, placeholder="comma separated, e.g. board-2026q3")
+        saving.author_box("library")
         st.button("Save as a new version", on_click=_save, icon=":material/save:")
         if SAVE_ERROR in st.session_state:
             st.error(literal(st.session_state.pop(SAVE_ERROR)), icon=":material/error:")
@@ -119,7 +120,7 @@ def _version_actions(library, name: str, numbers: list[int]) -> None:
         st.session_state[DONE] = f"Loaded {stored.label}; the other pages now show it."
         st.rerun()
     if right.button("Restore as newest", icon=":material/history:"):
-        info = library.restore(Ref(name, version))
+        info = library.restore(Ref(name, version), author=saving.author())
         st.session_state[DONE] = f"Restored version {version} of {name} as version {info.version}."
         st.rerun()
 

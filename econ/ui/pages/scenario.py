@@ -177,6 +177,7 @@ def render() -> None:
                 help="Every save is a new version of the scenario's name in the scenario "
                 "library, never overwritten (the Library page shows its history).",
             )
+            saving.author_box("scenario")
             a, b = st.columns(2)
             a.button("Save to library", on_click=_save, icon=":material/save:", width="stretch")
             b.button(
