@@ -47,6 +47,10 @@ estimate of 25-30 sq ft per rack including aisles (models/racks.toml m2_per_rack
 MAX_USD_PER_RACK = 50e6
 """The highest price per rack, or per rack's liquid retrofit, the catalog takes [USD]: ten times
 the 5 million some quote for a GB200 NVL72 rack (models/reference_figures.csv)."""
+MAX_USD_PER_GPU = 1e6
+"""The highest network or installation price per GPU the catalog and `size` take [USD]: about ten
+times the 47,000-52,000 USD all-in capex of an H100 with its InfiniBand fabric
+(models/reference_figures.csv)."""
 
 
 class RackCatalogError(InputError):
@@ -71,6 +75,8 @@ class RackSpec:
     kw_per_system: float | None = None
     capex_usd_per_rack: float | None = None
     liquid_cooling_usd_per_rack: float | None = None
+    networking_usd_per_gpu: float | None = None
+    installation_usd_per_gpu: float | None = None
     sources: dict[str, str] = field(default_factory=dict)
 
     @property
@@ -108,7 +114,13 @@ _REQUIRED = {
     "cooling": str,
     "m2_per_rack": float,
 }
-_OPTIONAL = ("kw_per_system", "capex_usd_per_rack", "liquid_cooling_usd_per_rack")
+_OPTIONAL = (
+    "kw_per_system",
+    "capex_usd_per_rack",
+    "liquid_cooling_usd_per_rack",
+    "networking_usd_per_gpu",
+    "installation_usd_per_gpu",
+)
 _DEFINITIONS = ("chip_plus_host", "chip_only", "utility_meter")
 
 
@@ -131,6 +143,8 @@ def _bounds() -> dict[str, tuple[dict[str, float], str]]:
         "m2_per_rack": ({"gt": 0, "le": MAX_M2_PER_RACK}, " m²"),
         "capex_usd_per_rack": ({"gt": 0, "le": MAX_USD_PER_RACK}, " USD"),
         "liquid_cooling_usd_per_rack": ({"gt": 0, "le": MAX_USD_PER_RACK}, " USD"),
+        "networking_usd_per_gpu": ({"ge": 0, "le": MAX_USD_PER_GPU}, " USD per GPU"),
+        "installation_usd_per_gpu": ({"ge": 0, "le": MAX_USD_PER_GPU}, " USD per GPU"),
     }
 
 
@@ -581,9 +595,30 @@ class _Hall:
     hall_cooling: str
     pue: float
     pue_source: str
-    price_per_rack: float  # NaN where not priced [USD]
+    price_per_rack: float  # all-in per placed rack (`capex_per_rack`); NaN where not priced [USD]
     retrofit_per_rack: float  # [USD]
     figure: str  # which figure the hall's limit is checked against, for its refusal
+    rack_price: float = math.nan  # the rack and any retrofit, as priced [USD]
+    networking_per_gpu: float = 0.0  # [USD/GPU]
+    installation_per_gpu: float = 0.0  # [USD/GPU]
+    capex_sources: dict[str, str] = field(default_factory=dict)  # what each price is, its source
+    max_load_share: float = 1.0  # share of the IT budget the racks may draw at full load
+
+
+def capex_per_rack(
+    rack_usd: float,
+    retrofit_usd_per_rack: float,
+    gpus_per_rack: float,
+    networking_usd_per_gpu: float,
+    installation_usd_per_gpu: float,
+) -> float:
+    """What one placed rack costs [USD/rack]: the rack, its liquid retrofit, and per GPU the
+    scale-out network and the installation, as a scenario's capex section prices a fleet:
+
+        C_rack = rack + retrofit + GPUs_rack * (networking + installation)
+    """
+    per_gpu = networking_usd_per_gpu + installation_usd_per_gpu
+    return rack_usd + retrofit_usd_per_rack + gpus_per_rack * per_gpu
 
 
 def _hall(
@@ -596,6 +631,9 @@ def _hall(
     capex_usd_per_rack: float | None,
     facility_usd_per_mw: float,
     systems_per_rack: int | None,
+    networking_usd_per_gpu: float | None = None,
+    installation_usd_per_gpu: float | None = None,
+    max_load_share: float = 1.0,
 ) -> _Hall:
     """The hall both directions of `size` size, or InputError naming the option and what it
     takes."""
@@ -650,7 +688,18 @@ def _hall(
         )
     if capex_usd_per_rack is not None and capex_usd_per_rack <= 0:
         raise InputError(f"--capex-usd-per-rack = {capex_usd_per_rack:g}: expected a price above 0")
+    if not (math.isfinite(max_load_share) and 0 < max_load_share <= 1):
+        raise InputError(
+            f"--max-load-share = {max_load_share:g}: expected a share above 0 and at most 1 (the "
+            "share of the usable IT capacity the racks may draw at full load; planners fill "
+            "halls to 0.8-0.9)"
+        )
     price = capex_usd_per_rack if capex_usd_per_rack is not None else rack.capex_usd_per_rack
+    price_source = (
+        "--capex-usd-per-rack"
+        if capex_usd_per_rack is not None
+        else rack.sources.get("capex_usd_per_rack", "models/racks.toml")
+    )
     retrofit_per_rack = 0.0
     if retrofit_liquid:
         if rack.liquid_cooling_usd_per_rack is None:
@@ -659,15 +708,62 @@ def _hall(
                 "one to price --retrofit-liquid"
             )
         retrofit_per_rack = rack.liquid_cooling_usd_per_rack
+        retrofit_source = rack.sources.get("liquid_cooling_usd_per_rack", "models/racks.toml")
+        price_source = (
+            f"rack {_usd_words(price)} ({price_source}) + liquid retrofit "
+            f"{_usd_words(retrofit_per_rack)} ({retrofit_source})"
+            if price is not None
+            else price_source
+        )
+    sources = {"capex_usd_per_rack": price_source}
+    per_gpu = {}
+    for name, given in (
+        ("networking_usd_per_gpu", networking_usd_per_gpu),
+        ("installation_usd_per_gpu", installation_usd_per_gpu),
+    ):
+        option = "--" + name.replace("_", "-")
+        if given is not None:
+            if not (math.isfinite(given) and 0 <= given <= MAX_USD_PER_GPU):
+                raise InputError(
+                    f"{option} = {given:g}: expected a price from 0 to {MAX_USD_PER_GPU:,.0f} USD "
+                    "per GPU"
+                )
+            per_gpu[name], sources[name] = given, option
+        elif getattr(rack, name) is not None:
+            per_gpu[name], sources[name] = getattr(rack, name), rack.sources[name]
+        else:
+            per_gpu[name] = 0.0
+            sources[name] = (
+                f"{_NOT_COUNTED}models/racks.toml has no {name} for {hardware} ({option})"
+            )
+    networking, installation = (
+        per_gpu["networking_usd_per_gpu"],
+        per_gpu["installation_usd_per_gpu"],
+    )
+    rack_price = np.nan if price is None else price + retrofit_per_rack
     return _Hall(
         rack=rack,
         hall_cooling=hall_cooling,
         pue=pue,
         pue_source=pue_source,
-        price_per_rack=np.nan if price is None else price + retrofit_per_rack,
+        price_per_rack=capex_per_rack(
+            rack_price, 0.0, rack.gpus_per_rack, networking, installation
+        ),
         retrofit_per_rack=retrofit_per_rack,
         figure=figure,
+        rack_price=rack_price,
+        networking_per_gpu=networking,
+        installation_per_gpu=installation,
+        capex_sources=sources,
+        max_load_share=max_load_share,
     )
+
+
+_NOT_COUNTED = "not counted: "
+
+
+def _usd_words(value: float) -> str:
+    return f"USD {value:,.0f}"
 
 
 def _hall_warnings(hall: _Hall, hall_max_kw_per_rack: float | None, catalog) -> list[str]:
@@ -684,8 +780,10 @@ def _hall_warnings(hall: _Hall, hall_max_kw_per_rack: float | None, catalog) -> 
         else None,
         air_density_warning(rack, hall.hall_cooling, hall_max_kw_per_rack, catalog),
         hall_cooling_warning(rack, hall.hall_cooling, hall.pue_source, catalog),
+        *_capex_warning(hall, rack.key),
     ]
-    assumed = sorted(k for k, v in rack.sources.items() if "assumption" in v)
+    sources = {**rack.sources, **hall.capex_sources}  # a price given on the command line: its own
+    assumed = sorted(k for k, v in sources.items() if "assumption" in v)
     if assumed:
         found.append(f"{rack.key}: {', '.join(assumed)} rest on assumptions (see sources)")
     return [w for w in found if w]
@@ -704,9 +802,61 @@ def _rack_json(hall: _Hall) -> dict:
         "kw_per_gpu_definition": rack.kw_per_gpu_definition,
         "cooling": rack.cooling,
         "m2_per_rack": rack.m2_per_rack,
-        "capex_usd_per_rack": _number(hall.price_per_rack),
-        "sources": rack.sources,
+        "capex_usd_per_rack": _number(hall.rack_price),
+        "networking_usd_per_gpu": hall.networking_per_gpu,
+        "installation_usd_per_gpu": hall.installation_per_gpu,
+        "capex_usd_per_placed_rack": _number(hall.price_per_rack),
+        "sources": {**rack.sources, **hall.capex_sources},
     }
+
+
+def _capex_parts(hall: _Hall, racks: float, gpus: float, fixed_usd: float) -> dict:
+    """The parts of `size`'s capex and what it includes, in words (the table's row, JSON's
+    `capex_includes`): the racks, any retrofit, and per GPU the network and installation."""
+    priced = not math.isnan(hall.price_per_rack)
+    parts = ["racks"]
+    if hall.retrofit_per_rack:
+        parts.append(f"liquid retrofit ({hall.retrofit_per_rack:,.0f} USD per rack)")
+    for what, per_gpu in (
+        ("scale-out network", hall.networking_per_gpu),
+        ("installation", hall.installation_per_gpu),
+    ):
+        if per_gpu:
+            parts.append(f"{what} ({per_gpu:,.0f} USD per GPU)")
+    if fixed_usd:
+        parts.append("facility build")
+    return {
+        "retrofit_capex_usd": racks * hall.retrofit_per_rack,
+        "networking_capex_usd": gpus * hall.networking_per_gpu if priced else None,
+        "installation_capex_usd": gpus * hall.installation_per_gpu if priced else None,
+        "capex_includes": parts if priced else [],
+    }
+
+
+def _capex_warning(hall: _Hall, hardware: str) -> list[str]:
+    """A warning where the capex leaves out the scale-out network or the installation (no
+    catalog figure, no option): the hall's capex would then read low beside a projection's."""
+    if math.isnan(hall.price_per_rack):
+        return []
+    # a 0 given on the command line is the user's, not a figure left out
+    missing = [
+        name
+        for name in ("networking_usd_per_gpu", "installation_usd_per_gpu")
+        if hall.capex_sources[name].startswith(_NOT_COUNTED)
+    ]
+    if not missing:
+        return []
+    options = " and ".join("--" + name.replace("_", "-") for name in missing)
+    words = {
+        "networking_usd_per_gpu": "scale-out network",
+        "installation_usd_per_gpu": "installation",
+    }
+    only = "racks only" if len(missing) == 2 else "no " + words[missing[0]]
+    return [
+        f"capex counts {only}: models/racks.toml has no {' or '.join(missing)} for {hardware}, "
+        f"which a scenario's capex section charges per GPU; expected {options} to count "
+        f"{'them' if len(missing) == 2 else 'it'}"
+    ]
 
 
 def size(
@@ -724,6 +874,9 @@ def size(
     capex_usd_per_rack: float | None = None,
     facility_usd_per_mw: float = 0.0,
     systems_per_rack: int | None = None,
+    networking_usd_per_gpu: float | None = None,
+    installation_usd_per_gpu: float | None = None,
+    max_load_share: float = 1.0,
     catalog: RackCatalog | None = None,
 ) -> dict:
     """Size one hall from its power budget (`mw`), or the hall a fleet of `gpus` needs (one of the
@@ -746,6 +899,9 @@ def size(
         capex_usd_per_rack,
         facility_usd_per_mw,
         systems_per_rack,
+        networking_usd_per_gpu,
+        installation_usd_per_gpu,
+        max_load_share,
     )
     if gpus is not None:
         for option, value in (("--floor-m2", floor_m2), ("--budget-usd", budget_usd)):
@@ -828,6 +984,7 @@ def _size_for_mw(
                 rack_cooling=rack.cooling,
                 hall_cooling=hall.hall_cooling,
                 figures=[_figure(hall, hardware)],
+                max_load_share=hall.max_load_share,
             )
     except HallLimitError as exc:
         raise _hall_refusal(exc, hardware, hall) from exc
@@ -845,6 +1002,8 @@ def _size_for_mw(
         "hardware": hardware,
         "power_mw": mw,
         "power_basis": basis,
+        "sizing_basis": sizing_basis(hall.max_load_share),
+        "max_load_share": hall.max_load_share,
         "pue": pue,
         "pue_source": hall.pue_source,
         "hall_cooling": hall.hall_cooling,
@@ -856,13 +1015,14 @@ def _size_for_mw(
         "utility_kw": one(sized.utility_kw),
         "floor_m2": one(sized.floor_m2),
         "capex_usd": one(sized.capex_usd),
-        "retrofit_capex_usd": racks * hall.retrofit_per_rack,
+        **_capex_parts(hall, racks, one(sized.gpus), fixed),
         "fixed_capex_usd": fixed,
         "binding_limit": str(sized.binding_limit[0]),
         "binding_limits": [k for k in LIMITS if float(sized.racks_by_limit[k][0]) == racks],
         "racks_by_limit": {k: one(v) for k, v in sized.racks_by_limit.items()},
         "it_budget_kw": one(sized.it_budget_kw),
         "utility_budget_kw": one(sized.utility_budget_kw),
+        "headroom_it_kw": one(sized.it_budget_kw * (1.0 - hall.max_load_share)),
         "stranded": {
             "it_kw": one(sized.stranded_it_kw),
             "utility_kw": one(sized.stranded_utility_kw),
@@ -914,6 +1074,7 @@ def _size_for_gpus(gpus, hardware, hall: _Hall, hall_max_kw_per_rack, facility_u
                 rack_cooling=rack.cooling,
                 hall_cooling=hall.hall_cooling,
                 figures=[_figure(hall, hardware)],
+                max_load_share=hall.max_load_share,
             )
     except HallLimitError as exc:
         raise _hall_refusal(exc, hardware, hall) from exc
@@ -939,6 +1100,8 @@ def _size_for_gpus(gpus, hardware, hall: _Hall, hall_max_kw_per_rack, facility_u
     return {
         "hardware": hardware,
         "gpus_requested": gpus,
+        "sizing_basis": sizing_basis(hall.max_load_share),
+        "max_load_share": hall.max_load_share,
         "pue": hall.pue,
         "pue_source": hall.pue_source,
         "hall_cooling": hall.hall_cooling,
@@ -951,12 +1114,28 @@ def _size_for_gpus(gpus, hardware, hall: _Hall, hall_max_kw_per_rack, facility_u
         "utility_kw": one(need.utility_kw),
         "it_mw": one(need.it_kw / 1000.0),
         "utility_mw": one(need.utility_kw / 1000.0),
+        "hall_it_mw": one(need.hall_it_kw / 1000.0),
         "floor_m2": one(need.floor_m2),
         "capex_usd": one(need.capex_usd),
-        "retrofit_capex_usd": racks * hall.retrofit_per_rack,
+        **_capex_parts(hall, racks, one(need.gpus), one(need.fixed_capex_usd)),
         "fixed_capex_usd": one(need.fixed_capex_usd),
         "warnings": warnings,
     }
+
+
+def sizing_basis(max_load_share: float) -> str:
+    """What `size`'s power figures mean, in words: the budget is usable critical IT capacity,
+    each rack counted at its maximum draw, loaded to `max_load_share` of it."""
+    load = (
+        "loaded to 100% of it (--max-load-share 1; planners fill halls to 0.8-0.9)"
+        if max_load_share == 1
+        else f"loaded to {max_load_share:.0%} of it (--max-load-share {max_load_share:g}), the "
+        "rest kept as headroom"
+    )
+    return (
+        "power is usable critical IT capacity, after the hall's N+1 or 2N redundancy, with every "
+        f"rack at its maximum draw at once, {load}"
+    )
 
 
 def _figure(hall: _Hall, hardware: str) -> str:

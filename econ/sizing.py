@@ -9,6 +9,10 @@ air-only hall) is refused with a message, never silently placed; so is a budget 
 `hall_for_gpus` goes from GPUs to whole racks (rounded up) and their power with the same formula
 (`placed_power_kw`), so a hall sized for the power those racks draw places the same racks.
 
+The power budget is usable critical IT capacity: what the hall feeds after its N+1 or 2N
+redundancy, with no derating beyond it. Every rack is counted at its maximum draw, all at once;
+`max_load_share` keeps headroom by loading only that share of the budget (1 = all of it).
+
 Vectorized over a leading scenario axis: every argument broadcasts to (n,).
 """
 
@@ -53,7 +57,8 @@ class Sizing:
     binding_limit : str array  'power', 'floor' or 'budget'
     racks_by_limit : {limit: array (n,)}  racks each limit alone allows (inf where not given)
     it_budget_kw, utility_budget_kw : the power budget on both bases [kW]
-    stranded_it_kw, stranded_utility_kw : power budget not used [kW]
+    stranded_it_kw, stranded_utility_kw : power budget not used, below the share the racks may
+        load (`max_load_share` of size_hall; the headroom above it is kept, not stranded) [kW]
     stranded_floor_m2 : [m²]
     stranded_budget_usd : [USD]
     power_basis : str array  'it' or 'utility', as the budget was given
@@ -158,15 +163,19 @@ def size_hall(
     names=None,
     it_kw_per_rack=None,
     figures=None,
+    max_load_share=1.0,
 ) -> Sizing:
     """Racks and GPUs that fit a power budget, floor space and capex budget.
 
-    racks = min( floor(P_IT / kW_rack), floor(A / a_rack), floor((B - F) / C_rack) )
+    racks = min( floor(s * P_IT / kW_rack), floor(A / a_rack), floor((B - F) / C_rack) )
 
-    with P_IT the IT budget (`it_budget_kw`), A the floor space and a_rack the white space per rack
-    (aisles included), B the capex budget, F a fixed facility cost (e.g. an owned build at USD/MW of
-    critical load, Cushman & Wakefield 2025) and C_rack the capex per rack (hardware plus any
-    per-rack liquid retrofit). Placed racks draw racks * kW_rack of IT power and racks * kW_rack * PUE
+    with P_IT the IT budget (`it_budget_kw`): usable critical IT capacity, after the hall's
+    N+1 or 2N redundancy, which every rack may draw at its maximum at once; s the share of it
+    the racks may load (1 = all of it; planners leave headroom and fill 80-90%), A the floor space
+    and a_rack the white space per rack (aisles included), B the capex budget, F a fixed facility
+    cost (e.g. an owned build at USD/MW of critical load, Cushman & Wakefield 2025) and C_rack the
+    capex per rack (hardware, any per-rack liquid retrofit, and per GPU what a caller adds:
+    econ.racks.capex_per_rack). Placed racks draw racks * kW_rack of IT power and racks * kW_rack * PUE
     at the meter.
 
     kW_rack in the power limit and the power drawn is `it_kw_per_rack` where given: what a placed rack
@@ -196,6 +205,8 @@ def size_hall(
         limit and the power drawn; default `kw_per_rack` [kW/rack]
     figures : sequence of str, optional  which figure each row's `kw_per_rack` is, named where
         a rack is above the hall's limit (econ.facility.over_limit_message)
+    max_load_share : array (n,)  share of the IT budget the racks may draw at full load, in
+        (0, 1] [ratio]
 
     Raises
     ------
@@ -217,18 +228,21 @@ def size_hall(
                 fixed_capex_usd,
                 hall_max_kw_per_rack,
                 kw_per_rack if it_kw_per_rack is None else it_kw_per_rack,
+                max_load_share,
             )
         )
     )
     (mw, pue_, kw_rack, gpus_rack, m2_rack, floor, budget, per_rack, fixed, hall_max, it_rack) = (
-        arrays
+        arrays[:-1]
     )
+    share = arrays[-1]
     n = mw.shape[0]
     basis = np.broadcast_to(_basis_codes(power_basis), (n,))
     label = _labeller(names, n)
 
     _require(mw > 0, mw, "power budget", "MW", "a power budget above 0", label)
     _check_racks(pue_, kw_rack, it_rack, gpus_rack, label)
+    _check_share(share, label)
     floor_given = np.isfinite(floor)
     budget_given = np.isfinite(budget)
     _require(~floor_given | (floor >= 0), floor, "floor space", "m²", "0 or more", label)
@@ -253,8 +267,9 @@ def size_hall(
     _check_hall(kw_rack, hall_max, rack_cooling, hall_cooling, names, figures, n)
 
     it_budget = it_budget_kw(mw, pue_, basis)
+    loadable = it_budget * share
     by_limit = {
-        "power": racks_within(it_budget, it_rack),
+        "power": racks_within(loadable, it_rack),
         "floor": racks_within(np.where(floor_given, floor, np.inf), m2_rack),
         "budget": racks_within(np.where(budget_given, budget - fixed, np.inf), per_rack),
     }
@@ -266,7 +281,7 @@ def size_hall(
         _raise_no_rack(
             racks,
             binding,
-            it_budget,
+            loadable,
             basis,
             mw,
             it_rack,
@@ -283,7 +298,7 @@ def size_hall(
     capex = np.where(budget_given | np.isfinite(per_rack), racks * per_rack + fixed, np.nan)
     # An exact fit leaves 0 in exact arithmetic and +-1e-12 in floating point (10 MW at the meter
     # / PUE 1.1 is 9,090.909... kW): residues within _EPS of the limit read 0, never -2.8e-14 kW.
-    stranded_it = _snapped(it_budget - it_kw, it_budget)
+    stranded_it = _snapped(loadable - it_kw, loadable)
     stranded_floor = _snapped(floor - racks * m2_rack, floor)
     stranded_budget = _snapped(budget - fixed - racks * per_rack, budget)
     return Sizing(
@@ -317,7 +332,8 @@ class FleetHall:
     it_kw, utility_kw : full-load power of the racks (`placed_power_kw`), IT and at the meter [kW]
     floor_m2 : white space the racks take; NaN without m² per rack [m²]
     capex_usd : racks at their price plus the facility build; NaN without a price [USD]
-    fixed_capex_usd : the facility build, USD per MW x the racks' IT MW [USD]
+    fixed_capex_usd : the facility build, USD per MW x the hall's IT MW [USD]
+    hall_it_kw : the usable critical IT capacity the racks need, their IT kW / max load share [kW]
     """
 
     racks: np.ndarray
@@ -328,6 +344,7 @@ class FleetHall:
     floor_m2: np.ndarray
     capex_usd: np.ndarray
     fixed_capex_usd: np.ndarray
+    hall_it_kw: np.ndarray
 
 
 def hall_for_gpus(
@@ -345,14 +362,17 @@ def hall_for_gpus(
     hall_cooling=None,
     names=None,
     figures=None,
+    max_load_share=1.0,
 ) -> FleetHall:
     """The racks, power, floor and capex a number of GPUs needs: `size_hall` the other way.
 
     racks = ceil(N / GPUs_rack)   (a part-filled rack takes a whole one: econ.density)
-    P_IT, P_meter = placed_power_kw(racks, kW_rack, PUE);   capex = racks * C_rack + F
+    P_IT, P_meter = placed_power_kw(racks, kW_rack, PUE);   P_hall = P_IT / s
+    capex = racks * C_rack + F
 
-    with F = USD/MW x P_IT / 1000, the build of a hall for the racks' IT load. `size_hall` with
-    P_IT as its IT budget places the same racks, and a power budget sized so holds at least N
+    with s the max load share (size_hall) and F = USD/MW x P_hall / 1000, the build of a hall for
+    the racks' IT load and its headroom. `size_hall` with P_hall as its IT budget places the
+    same racks, and a power budget sized so holds at least N
     GPUs: the two directions agree to the rack.
 
     Parameters
@@ -362,6 +382,7 @@ def hall_for_gpus(
     rack_cooling, hall_cooling, names, figures : as `size_hall`
     capex_usd_per_rack : array (n,)  NaN = not priced [USD/rack]
     facility_usd_per_mw : array (n,)  owned build per MW of critical IT load [USD/MW]
+    max_load_share : array (n,)  as `size_hall` [ratio]
 
     Raises
     ------
@@ -381,10 +402,14 @@ def hall_for_gpus(
                 facility_usd_per_mw,
                 hall_max_kw_per_rack,
                 kw_per_rack if it_kw_per_rack is None else it_kw_per_rack,
+                max_load_share,
             )
         )
     )
-    (wanted, pue_, kw_rack, gpus_rack, m2_rack, per_rack, usd_per_mw, hall_max, it_rack) = arrays
+    (wanted, pue_, kw_rack, gpus_rack, m2_rack, per_rack, usd_per_mw, hall_max, it_rack) = arrays[
+        :-1
+    ]
+    share = arrays[-1]
     n = wanted.shape[0]
     label = _labeller(names, n)
     _require(
@@ -396,6 +421,7 @@ def hall_for_gpus(
         label,
     )
     _check_racks(pue_, kw_rack, it_rack, gpus_rack, label)
+    _check_share(share, label)
     _require(
         np.isfinite(usd_per_mw) & (usd_per_mw >= 0),
         usd_per_mw,
@@ -407,7 +433,8 @@ def hall_for_gpus(
     _check_hall(kw_rack, hall_max, rack_cooling, hall_cooling, names, figures, n)
     racks = racks_in_service(wanted, gpus_rack)
     it_kw, utility_kw = placed_power_kw(racks, it_rack, pue_)
-    fixed = usd_per_mw * it_kw / KW_PER_MW
+    hall_it_kw = it_kw / share
+    fixed = usd_per_mw * hall_it_kw / KW_PER_MW
     return FleetHall(
         racks=racks,
         gpus=racks * gpus_rack,
@@ -417,6 +444,7 @@ def hall_for_gpus(
         floor_m2=racks * m2_rack,
         capex_usd=racks * per_rack + fixed,
         fixed_capex_usd=fixed,
+        hall_it_kw=hall_it_kw,
     )
 
 
@@ -438,6 +466,18 @@ def _check_racks(pue, kw_rack, it_rack, gpus_rack, label) -> None:
         "GPUs per rack",
         "",
         "a whole number of at least 1",
+        label,
+    )
+
+
+def _check_share(share, label) -> None:
+    """SizingError where a load share is not in (0, 1]."""
+    _require(
+        (share > 0) & (share <= 1),
+        share,
+        "max load share",
+        "",
+        "a share of the IT capacity above 0 and at most 1",
         label,
     )
 

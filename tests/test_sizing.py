@@ -492,9 +492,10 @@ def test_size_with_retrofit_counts_its_capex():
     result = size(
         mw=10.0, hardware="gb300-nvl72", cooling="air", retrofit_liquid=True, budget_usd=100e6
     )
-    # Each rack costs 3.0 M + 50,000 retrofit; 100 M / 3.05 M = 32 racks.
-    assert result["racks"] == 32 and result["binding_limit"] == "budget"
-    assert result["retrofit_capex_usd"] == pytest.approx(32 * 50_000)
+    # Each rack costs 3.0 M + 50,000 retrofit + 72 GPUs x (4,200 network + 1,750 installation)
+    # = 3,478,400; 100 M / 3,478,400 = 28.7 racks.
+    assert result["racks"] == 28 and result["binding_limit"] == "budget"
+    assert result["retrofit_capex_usd"] == pytest.approx(28 * 50_000)
     # the retrofitted hall's own PUE in racks.toml, with its source
     assert (result["pue"], result["pue_source"]) == (
         1.3,
@@ -635,6 +636,7 @@ def test_an_exact_fit_strands_exactly_nothing(capsys):
     # 16.1304 MW at the meter / PUE 1.1 = 14,664 kW = 100 GB300 racks of 146.64 kW exactly;
     # floating point left -1.8e-12 kW stranded (and -2.0e-12 kW at the meter) in the JSON.
     argv = ["size", "--mw", "16.1304", "--basis", "utility", "--hardware", "gb300-nvl72"]
+    argv += ["--networking-usd-per-gpu", "0", "--installation-usd-per-gpu", "0"]  # 3e8: 100 racks
     assert main([*argv, "--floor-m2", "250", "--budget-usd", "3e8", "--format", "json"]) == 0
     result = json.loads(capsys.readouterr().out)
     assert result["racks"] == 100
@@ -842,7 +844,7 @@ def test_gpus_not_filling_racks_are_rounded_up_and_said_so(capsys):
         "warning: --gpus 100 is not a whole number of gb300-nvl72 racks (72 GPUs each): rounded "
         "up to 2 racks, which hold 144 GPUs (44 positions more than asked" in out
     )
-    assert "Utility power [MW]                0.323" in out  # 2 x 146.64 x 1.1 = 322.6 kW
+    assert "Utility power [MW]                  0.323" in out  # 2 x 146.64 x 1.1 = 322.6 kW
     assert main([*argv, "--format", "json"]) == 0
     result = json.loads(capsys.readouterr().out)
     assert (result["gpus_requested"], result["racks"], result["spare_gpus"]) == (100, 2, 44)
@@ -856,10 +858,11 @@ def test_gpus_with_a_retrofit_and_a_build_price_the_hall():
         retrofit_liquid=True,
         facility_usd_per_mw=11.7e6,
     )
-    # 10 racks of 146.64 kW = 1.4664 MW of IT; 10 x (3.0 M + 50,000) + 1.4664 x 11.7 M
+    # 10 racks of 146.64 kW = 1.4664 MW of IT; 10 x (3.0 M + 50,000) + 720 GPUs x (4,200 network
+    # + 1,750 installation) + 1.4664 x 11.7 M
     assert result["racks"] == 10 and result["pue"] == 1.3
     assert result["fixed_capex_usd"] == pytest.approx(1.4664 * 11.7e6)
-    assert result["capex_usd"] == pytest.approx(10 * 3.05e6 + 1.4664 * 11.7e6)
+    assert result["capex_usd"] == pytest.approx(10 * 3.05e6 + 720 * 5_950 + 1.4664 * 11.7e6)
     assert result["retrofit_capex_usd"] == pytest.approx(10 * 50_000)
 
 
@@ -1120,7 +1123,13 @@ def test_a_budget_a_cent_short_of_a_rack_is_worded_to_the_cent():
         match=r"leaves 2,999,999\.99 USD for racks, below the cost "
         r"of one rack \(3,000,000\.00 USD\)",
     ):
-        size(mw=10.0, hardware="gb300-nvl72", budget_usd=2_999_999.99)
+        size(
+            mw=10.0,
+            hardware="gb300-nvl72",
+            budget_usd=2_999_999.99,
+            networking_usd_per_gpu=0.0,
+            installation_usd_per_gpu=0.0,
+        )
     with pytest.raises(SizingError, match=r"capex budget of 1e\+300 USD does not cover"):
         size(mw=10.0, hardware="gb300-nvl72", budget_usd=1e300, facility_usd_per_mw=1e300)
 
@@ -1160,3 +1169,118 @@ def test_the_gpus_example_of_docs_power_md_is_what_econ_size_prints():
     assert said in page
     (rounded,) = [w for w in result["warnings"] if "rounded up" in w]
     assert f'("{rounded}")' in page
+
+
+# --- Capex per GPU, load share, credits (an infrastructure review, round 24) -------------------
+
+
+HALL_GB300 = ROOT / "models" / "scenarios" / "hall-10mw-gb300-nvl72-liquid.toml"
+
+
+def test_a_budget_of_the_projected_capex_places_the_projected_racks():
+    # A review: --budget-usd 236,531,200, what `econ project` charges the 68-rack GB300 hall
+    # (racks, retrofit, and per GPU 4,200 network + 1,750 installation), placed 77 racks: size's
+    # capex counted the racks and the retrofit only.
+    from econ.engine import project
+    from econ.scenario import load_scenario
+
+    scenario = load_scenario(HALL_GB300)
+    engine = project(scenario, monthly=False).summary.iloc[0]
+    budget = float(engine.capex_usd_total)
+    result = size(
+        mw=20.0,
+        hardware="gb300-nvl72",
+        cooling="air",
+        retrofit_liquid=True,
+        budget_usd=budget,
+        networking_usd_per_gpu=scenario.capex.networking_usd_per_gpu,
+        installation_usd_per_gpu=scenario.capex.installation_usd_per_gpu,
+    )
+    assert (result["racks"], result["gpus"]) == (scenario.fleet.racks, scenario.fleet.gpu_count)
+    assert result["binding_limit"] == "budget"
+    assert result["capex_usd"] == pytest.approx(budget, abs=0.01)
+    parts = ("retrofit_capex_usd", "networking_capex_usd", "installation_capex_usd")
+    assert result["networking_capex_usd"] == 4896 * scenario.capex.networking_usd_per_gpu
+    assert result["installation_capex_usd"] == 4896 * scenario.capex.installation_usd_per_gpu
+    assert sum(result[p] for p in parts) + 68 * 3_000_000 == pytest.approx(budget, abs=0.01)
+    assert result["capex_includes"][0] == "racks"
+    assert "scale-out network (4,200 USD per GPU)" in result["capex_includes"]
+    # the catalog's own per-GPU figures are the ready-made hall's: the default gives the same
+    default = size(
+        mw=20.0, hardware="gb300-nvl72", cooling="air", retrofit_liquid=True, budget_usd=budget
+    )
+    assert default["racks"] == 68 and default["capex_usd"] == result["capex_usd"]
+
+
+def test_the_catalogs_capex_per_gpu_is_the_ready_made_scenarios(shared_data):
+    from econ.scenario import load_scenario
+
+    racks = load_racks().racks
+    installation = float(_reference(shared_data)["Installation and integration"])
+    for key, name in (
+        ("gb300-nvl72", "hall-10mw-gb300-nvl72-liquid"),
+        ("gb200-nvl72", "deepseek-r1-gb200-nvl72"),
+        ("b200-sxm", "hall-10mw-hgx-b200-air"),
+    ):
+        capex = load_scenario(ROOT / "models" / "scenarios" / f"{name}.toml").capex
+        assert racks[key].networking_usd_per_gpu == capex.networking_usd_per_gpu, key
+        assert racks[key].installation_usd_per_gpu == capex.installation_usd_per_gpu, key
+    assert all(r.installation_usd_per_gpu == installation for r in racks.values())
+
+
+def test_a_rack_without_a_network_price_says_its_capex_is_racks_only(capsys):
+    argv = ["size", "--mw", "10", "--hardware", "b300-sxm", "--capex-usd-per-rack", "2e6"]
+    argv += ["--installation-usd-per-gpu", "0"]
+    assert main([*argv, "--format", "json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["capex_includes"] == ["racks"]
+    assert result["capex_usd"] == result["racks"] * 2e6
+    (note,) = [w for w in result["warnings"] if w.startswith("capex counts")]
+    assert note.startswith(
+        "capex counts no scale-out network: models/racks.toml has no networking_usd_per_gpu for "
+        "b300-sxm"
+    )
+    assert note.endswith("expected --networking-usd-per-gpu to count it")
+    assert main(argv) == 0
+    assert "  includes                          racks only" in capsys.readouterr().out
+    given = size(mw=10.0, hardware="b300-sxm", capex_usd_per_rack=2e6, networking_usd_per_gpu=500)
+    assert not any(w.startswith("capex counts") for w in given["warnings"])
+    assert given["rack"]["sources"]["networking_usd_per_gpu"] == "--networking-usd-per-gpu"
+    with pytest.raises(InputError, match="--networking-usd-per-gpu = -1: expected a price from 0"):
+        size(mw=10.0, hardware="b300-sxm", networking_usd_per_gpu=-1.0)
+
+
+def test_a_load_share_keeps_headroom_both_ways():
+    # 10 MW loaded to 85%: floor(8,500 / 146.64) = 57 racks, 1,500 kW of headroom kept
+    result = size(mw=10.0, hardware="gb300-nvl72", max_load_share=0.85)
+    assert result["racks"] == math.floor(8_500 / 146.64) == 57
+    assert result["headroom_it_kw"] == pytest.approx(1_500.0)
+    assert result["stranded"]["it_kw"] == pytest.approx(8_500 - 57 * 146.64)
+    assert "N+1 or 2N redundancy" in result["sizing_basis"]
+    assert "loaded to 85% of it (--max-load-share 0.85)" in result["sizing_basis"]
+    assert "loaded to 100% of it" in size(mw=10.0, hardware="gb300-nvl72")["sizing_basis"]
+    # the other way: 57 racks' IT load over 0.85 is the hall they need, and its build
+    fleet = size(gpus=57 * 72, hardware="gb300-nvl72", max_load_share=0.85, facility_usd_per_mw=1e7)
+    assert fleet["hall_it_mw"] == pytest.approx(57 * 146.64 / 0.85 / 1000)
+    assert fleet["fixed_capex_usd"] == pytest.approx(fleet["hall_it_mw"] * 1e7)
+    again = size(mw=fleet["hall_it_mw"], hardware="gb300-nvl72", max_load_share=0.85)
+    assert again["racks"] == 57
+    for bad in (0.0, 1.2, float("nan")):
+        with pytest.raises(InputError, match="--max-load-share"):
+            size(mw=10.0, hardware="gb300-nvl72", max_load_share=bad)
+
+
+def test_a_price_given_or_with_a_retrofit_is_credited_to_what_it_is():
+    # A review: --capex-usd-per-rack 2,500,000 was credited to "GB300 NVL72 rack USD 3.0 million,
+    # Bizety"; with a retrofit, 3,050,000 was credited to the same source.
+    catalog = load_racks().get("gb300-nvl72").sources
+    given = size(mw=10.0, hardware="gb300-nvl72", capex_usd_per_rack=2_500_000)["rack"]
+    assert given["capex_usd_per_rack"] == 2_500_000
+    assert given["sources"]["capex_usd_per_rack"] == "--capex-usd-per-rack"
+    retrofit = size(mw=10.0, hardware="gb300-nvl72", cooling="air", retrofit_liquid=True)["rack"]
+    assert retrofit["capex_usd_per_rack"] == 3_050_000
+    assert retrofit["sources"]["capex_usd_per_rack"] == (
+        f"rack USD 3,000,000 ({catalog['capex_usd_per_rack']}) + liquid retrofit USD 50,000 "
+        f"({catalog['liquid_cooling_usd_per_rack']})"
+    )
+    assert retrofit["capex_usd_per_placed_rack"] == 3_050_000 + 72 * (4_200 + 1_750)

@@ -24,7 +24,11 @@ def register(subparsers) -> None:
         description="Size a hall: racks and GPUs that fit a power budget (and optionally floor "
         "space and a capex budget), the limit that binds and the stranded capacity; or, with "
         "--gpus, the whole racks a fleet needs and the IT and utility power they draw. Rack "
-        "figures come from models/racks.toml: the rack and its share of the scale-out network.",
+        "figures come from models/racks.toml: the rack and its share of the scale-out network. "
+        "The power budget is usable critical IT capacity (after the hall's N+1 or 2N "
+        "redundancy), every rack counted at its maximum draw at once, loaded to "
+        "--max-load-share of it (default 1). Capex: the racks, any liquid retrofit, and per GPU "
+        "the scale-out network and installation (models/racks.toml, or the options).",
         **examples(
             "econ size --mw 10 --hardware gb300-nvl72",
             "econ size --mw 10 --basis utility --hardware b200-sxm --floor-m2 600 --format json",
@@ -34,7 +38,12 @@ def register(subparsers) -> None:
         ),
     )
     wanted = p.add_mutually_exclusive_group(required=True)
-    wanted.add_argument("--mw", type=Number(), help="power budget [MW]")
+    wanted.add_argument(
+        "--mw",
+        type=Number(),
+        help="power budget: usable critical IT capacity after N+1/2N redundancy (or, with "
+        "--basis utility, power at the meter) [MW]",
+    )
     wanted.add_argument(
         "--gpus",
         type=Number(),  # a whole number of at least 1: econ.racks, which says why
@@ -70,6 +79,25 @@ def register(subparsers) -> None:
     p.add_argument("--budget-usd", type=Number(), help="capex budget [USD]")
     p.add_argument(
         "--capex-usd-per-rack", type=Number(), help="price per rack; default: from racks.toml"
+    )
+    p.add_argument(
+        "--networking-usd-per-gpu",
+        type=Number(),
+        help="scale-out network (switches, optics, cables) per GPU placed, added to the capex; "
+        "default: from racks.toml, 0 where it has none [USD/GPU]",
+    )
+    p.add_argument(
+        "--installation-usd-per-gpu",
+        type=Number(),
+        help="installation and integration per GPU placed, added to the capex; default: from "
+        "racks.toml, 0 where it has none [USD/GPU]",
+    )
+    p.add_argument(
+        "--max-load-share",
+        type=Number(),
+        default=1.0,
+        help="share of the IT capacity the racks may draw at full load, the rest kept as "
+        "headroom; default 1 (all of it); planners fill halls to 0.8-0.9",
     )
     p.add_argument(
         "--facility-usd-per-mw",
@@ -109,6 +137,9 @@ def run(args: argparse.Namespace) -> int:
         capex_usd_per_rack=args.capex_usd_per_rack,
         facility_usd_per_mw=args.facility_usd_per_mw,
         systems_per_rack=args.systems_per_rack,
+        networking_usd_per_gpu=args.networking_usd_per_gpu,
+        installation_usd_per_gpu=args.installation_usd_per_gpu,
+        max_load_share=args.max_load_share,
     )
     if args.format == "json":
         print(json.dumps(result, indent=2, allow_nan=False))
@@ -125,8 +156,12 @@ _ROWS = (
     ("utility_kw", "Utility power [kW]", "{:,.1f}"),
     ("floor_m2", "Floor space [m²]", "{:,.1f}"),
     ("capex_usd", "Capex [USD]", "{:,.0f}"),
+    ("capex_includes", "  includes", "{}"),
     ("retrofit_capex_usd", "  of which liquid retrofit [USD]", "{:,.0f}"),
+    ("networking_capex_usd", "  of which scale-out network [USD]", "{:,.0f}"),
+    ("installation_capex_usd", "  of which installation [USD]", "{:,.0f}"),
     ("fixed_capex_usd", "  of which facility build [USD]", "{:,.0f}"),
+    ("headroom_it_kw", "Headroom kept [kW IT]", "{:,.1f}"),
     ("racks_by_limit.power", "Racks the power allows", "{:,.0f}"),
     ("racks_by_limit.floor", "Racks the floor allows", "{:,.0f}"),
     ("racks_by_limit.budget", "Racks the budget allows", "{:,.0f}"),
@@ -146,9 +181,13 @@ _GPU_ROWS = (
     ("utility_kw", "Utility power [kW]", "{:,.1f}"),
     ("it_mw", "IT power [MW]", "{:,.3f}"),
     ("utility_mw", "Utility power [MW]", "{:,.3f}"),
+    ("hall_it_mw", "Hall IT capacity needed [MW]", "{:,.3f}"),
     ("floor_m2", "Floor space [m²]", "{:,.1f}"),
     ("capex_usd", "Capex [USD]", "{:,.0f}"),
+    ("capex_includes", "  includes", "{}"),
     ("retrofit_capex_usd", "  of which liquid retrofit [USD]", "{:,.0f}"),
+    ("networking_capex_usd", "  of which scale-out network [USD]", "{:,.0f}"),
+    ("installation_capex_usd", "  of which installation [USD]", "{:,.0f}"),
     ("fixed_capex_usd", "  of which facility build [USD]", "{:,.0f}"),
 )
 
@@ -177,11 +216,16 @@ def format_table(result: dict) -> str:
         value = result
         for part in key.split("."):
             value = value[part]
+        if key == "capex_includes":
+            value = "n/a" if not value else "racks only" if value == ["racks"] else value
         if isinstance(value, list):
             value = ", ".join(value)
+        if key in ("headroom_it_kw", "hall_it_mw") and result["max_load_share"] == 1:
+            continue  # no headroom kept: the hall's capacity is the racks' power
         missing = "no limit" if key.startswith("racks_by_limit") else "n/a"
         rows.append((label, missing if value is None else fmt.format(value)))
     width = max(len(label) for label, _ in rows)
-    lines = [head, ""] + [f"{label.ljust(width)}  {value}" for label, value in rows]
+    basis = f"Basis: {result['sizing_basis']}"
+    lines = [head, basis, ""] + [f"{label.ljust(width)}  {value}" for label, value in rows]
     lines += [f"warning: {w}" for w in result["warnings"]]
     return "\n".join(lines)
