@@ -24,7 +24,7 @@ from pydantic import BaseModel
 from econ import memory
 from econ.errors import InputError, in_file
 from econ.financing import balance_schedule_table
-from econ.plausibility import rack_size_warnings, reference_code
+from econ.plausibility import rack_fit_warnings, rack_size_warnings, reference_code
 from econ.scenario.depreciation_models import (
     METHOD_INPUTS,
     compile_policies,
@@ -159,6 +159,7 @@ class ScenarioBatch:
         rows = [row for group in expanded for row in group]
         borrowed = [warning for s in items for warning in s.borrowed_figures()]
         rack_sizes = [warning for s in items for warning in rack_size_warnings(s)]
+        rack_fits = [found for s in items for found in rack_fit_warnings(s)]
         row_scenario = np.repeat(np.arange(len(items)), [len(g) for g in expanded])
         columns = {}
         for path, (kind, choices) in field_kinds().items():
@@ -229,6 +230,7 @@ class ScenarioBatch:
 
                 hardware_warnings[key] = catalog_warnings(*key)
             history_warnings = (*hardware_warnings[key], *history_warnings)
+            history_warnings = (*rack_fits[i], *history_warnings)
             if rack_sizes[i]:
                 history_warnings = (rack_sizes[i], *history_warnings)
             if borrowed[i]:
@@ -461,12 +463,18 @@ def check_repeat_size(
 
 
 def _rack_size_rows(scenario: Scenario, row_warnings: list, columns) -> list:
-    """The rows' warnings without that of fleet.gpus_per_rack not given
-    (`econ.plausibility.rack_size_warnings`) where the batch varies it: each row then has its
-    own value, which a vintage that gives none takes."""
-    if "fleet.gpus_per_rack" not in columns:
+    """The rows' warnings without those of fleet.gpus_per_rack (not given, or contradicting the
+    rack catalog: `econ.plausibility.rack_size_warnings`, `rack_fit_warnings`) where the batch
+    varies what they read: each row then has its own value, which a vintage that gives none
+    takes."""
+    fit_paths = ("facility.hall_cooling", "facility.hall_max_kw_per_rack")
+    given = set()
+    if "fleet.gpus_per_rack" in columns:
+        given = {w for w in rack_size_warnings(scenario) if w}
+    if "fleet.gpus_per_rack" in columns or any(p in columns for p in fit_paths):
+        given |= {w for found in rack_fit_warnings(scenario) for w in found}
+    if not given:
         return row_warnings
-    given = {w for w in rack_size_warnings(scenario) if w}
     return [tuple(w for w in warnings if w not in given) for warnings in row_warnings]
 
 

@@ -407,9 +407,34 @@ def scenario_warnings(scenario: Scenario) -> tuple[tuple[str, ...], ...]:
 
     rows, (site,) = input_warnings(ScenarioBatch.from_scenarios(scenario))
     sizes = rack_size_warnings(scenario)
+    fits = rack_fit_warnings(scenario)
     return tuple(
-        (*(site if r == 0 else ()), *found, *((size,) if size else ()))
-        for r, (found, size) in enumerate(zip(rows, sizes, strict=True))
+        (*(site if r == 0 else ()), *found, *((size,) if size else ()), *fit)
+        for r, (found, size, fit) in enumerate(zip(rows, sizes, fits, strict=True))
+    )
+
+
+def rack_fit_warnings(scenario: Scenario) -> tuple[tuple[str, ...], ...]:
+    """For each row of `scenario.expand()`, what its fleet.gpus_per_rack contradicts in the rack
+    catalog, with the bounds and warnings of `econ size` (econ.racks.rack_fit_warnings): a
+    rack-scale system split or doubled, part of a system, more systems than a rack holds, an
+    air-cooled rack above the densest air cools."""
+    from econ.racks import load_racks
+    from econ.racks import rack_fit_warnings as fit
+
+    catalog = load_racks(models_dir() / "racks.toml")
+    # a row whose size is not given has `rack_size_warnings`' word on it, the catalog's size
+    return tuple(
+        ()
+        if not_given
+        else fit(
+            row.fleet.hardware,
+            row.fleet.gpus_per_rack,
+            row.facility.hall_cooling,
+            row.facility.hall_max_kw_per_rack,
+            catalog,
+        )
+        for row, not_given in zip(scenario.expand(), rack_size_warnings(scenario), strict=True)
     )
 
 

@@ -268,6 +268,7 @@ def air_density_warning(
     hall_cooling: str,
     hall_max_kw_per_rack: float | None = None,
     catalog: RackCatalog | None = None,
+    scenario: bool = False,
 ) -> str | None:
     """A warning where an air-cooled hall gets a rack denser than air cools, else None.
 
@@ -278,7 +279,9 @@ def air_density_warning(
     legacy_max_kw_per_rack (20 kW, what air halls commonly cool) it warns unless a hall limit
     (`hall_max_kw_per_rack`) says what this hall takes, which is then enforced instead. Warnings,
     not refusals: neither figure is a physical limit. A liquid hall or a liquid retrofit is not
-    air.
+    air. For a scenario's rack (`scenario`, `rack_fit_warnings`) only the first applies, with the
+    scenario's fields as the remedy: the ready-made air halls hold 40.8 kW racks at 20 kW's
+    common limit by design.
     """
     if hall_cooling != "air":
         return None
@@ -296,9 +299,16 @@ def air_density_warning(
             f"{rack.key}: a {rack.kw_per_rack:g} kW rack in an air-cooled hall, above the "
             f"{most:g} kW of the densest air-cooled rack a maker's reference layout describes "
             f"(models/racks.toml halls.air.max_kw_per_rack: {sources.get('max_kw_per_rack', '')})"
-            f"{given}; expected a liquid-cooled hall or fewer systems per rack (command line: "
-            f"--cooling liquid{_systems_that_fit(rack, most)})"
+            f"{given}; expected a liquid-cooled hall or fewer systems per rack ("
+            + (
+                f"facility.hall_cooling = 'liquid'{_systems_that_fit(rack, most, scenario)}"
+                if scenario
+                else f"command line: --cooling liquid{_systems_that_fit(rack, most)}"
+            )
+            + ")"
         )
+    if scenario:
+        return None
     limit = air.get("legacy_max_kw_per_rack")
     if hall_max_kw_per_rack is not None or limit is None or rack.kw_per_rack <= limit:
         return None
@@ -313,12 +323,70 @@ def air_density_warning(
     )
 
 
-def _systems_that_fit(rack: RackSpec, limit_kw: float) -> str:
-    """', or --systems-per-rack N' with the most of the rack's 8-GPU systems within `limit_kw`,
-    or '' (a rack-scale system, or one system above it)."""
+def _systems_that_fit(rack: RackSpec, limit_kw: float, scenario: bool = False) -> str:
+    """', or --systems-per-rack N' (a scenario's: ', or fleet.gpus_per_rack = G') with the most of
+    the rack's 8-GPU systems within `limit_kw`, or '' (a rack-scale system, or one system above
+    it)."""
     if rack.kw_per_system is None or rack.kw_per_system > limit_kw:
         return ""
-    return f", or --systems-per-rack {int(limit_kw // rack.kw_per_system + 1e-9)}"
+    systems = int(limit_kw // rack.kw_per_system + 1e-9)
+    if scenario:
+        return f", or fleet.gpus_per_rack = {systems * rack.gpus_per_system}"
+    return f", or --systems-per-rack {systems}"
+
+
+def too_many_systems(systems: int) -> str | None:
+    """Why `systems` 8-GPU systems do not fit one rack, or None: the bound `size
+    --systems-per-rack` refuses and a scenario's fleet.gpus_per_rack is warned at."""
+    if systems <= MAX_SYSTEMS_PER_RACK:
+        return None
+    return (
+        f"{systems} systems take at least {systems * MIN_UNITS_PER_SYSTEM}U at "
+        f"{MIN_UNITS_PER_SYSTEM}U each (the most compact 8-GPU servers), more than a "
+        f"{RACK_UNITS}U rack, the tallest in common use; expected at most {MAX_SYSTEMS_PER_RACK}"
+    )
+
+
+def rack_fit_warnings(
+    hardware: str,
+    gpus_per_rack: int,
+    hall_cooling: str,
+    hall_max_kw_per_rack: float | None = None,
+    catalog: RackCatalog | None = None,
+) -> tuple[str, ...]:
+    """What a scenario's fleet.gpus_per_rack contradicts in the rack catalog, as `econ size`
+    bounds and warns of it (warnings: the scenario is projected): a rack-scale system split or
+    doubled, a rack of part of a system, more systems than a rack holds (`too_many_systems`), an
+    air-cooled rack above the densest air cools (`air_density_warning`). None for hardware
+    without rack figures."""
+    rack = (catalog or load_racks()).racks.get(hardware)
+    if rack is None or (gpus_per_rack == rack.gpus_per_rack and rack.kw_per_system is None):
+        return ()
+    given = f"fleet.gpus_per_rack = {gpus_per_rack:,}"
+    if rack.kw_per_system is None:
+        return (
+            f"{given}, but {hardware} is a rack-scale system of {rack.gpus_per_rack} GPUs per "
+            f"rack ({rack.name}, models/racks.toml): it is not split across racks nor two put in "
+            f"one; racks, power per rack and revenue per rack-year count racks of "
+            f"{gpus_per_rack:,}; expected fleet.gpus_per_rack = {rack.gpus_per_rack}",
+        )
+    size = rack.gpus_per_system
+    if gpus_per_rack % size:
+        return (
+            f"{given} is not a whole number of {hardware} systems ({size} GPUs each, "
+            f"models/racks.toml gpus_per_system); expected a multiple of {size}",
+        )
+    systems = gpus_per_rack // size
+    found = []
+    too_many = too_many_systems(systems)
+    if too_many:
+        found.append(f"{given} is {systems} {hardware} systems of {size} GPUs: {too_many}")
+    dense = air_density_warning(
+        with_systems_per_rack(rack, systems), hall_cooling, hall_max_kw_per_rack, catalog, True
+    )
+    if dense:
+        found.append(f"{given}: {dense}")
+    return tuple(found)
 
 
 def density_kw_per_rack(
@@ -642,13 +710,9 @@ def _hall(
     if systems_per_rack is not None and systems_per_rack != rack.systems_per_rack:
         figure = f"models/racks.toml kw_per_system x {systems_per_rack}"
     if systems_per_rack is not None:
-        if rack.kw_per_system is not None and systems_per_rack > MAX_SYSTEMS_PER_RACK:
-            raise InputError(
-                f"--systems-per-rack = {systems_per_rack}: {systems_per_rack} systems take at "
-                f"least {systems_per_rack * MIN_UNITS_PER_SYSTEM}U at {MIN_UNITS_PER_SYSTEM}U each "
-                f"(the most compact 8-GPU servers), more than a {RACK_UNITS}U rack, the tallest in "
-                f"common use; expected at most {MAX_SYSTEMS_PER_RACK}"
-            )
+        too_many = too_many_systems(systems_per_rack)
+        if rack.kw_per_system is not None and too_many:
+            raise InputError(f"--systems-per-rack = {systems_per_rack}: {too_many}")
         rack = with_systems_per_rack(rack, systems_per_rack)
     hall = cooling or rack.cooling
     if retrofit_liquid and not can_retrofit(rack.cooling, hall):

@@ -245,6 +245,78 @@ def test_a_rack_size_left_at_its_default_is_warned_of_with_the_catalogs():
     assert not any("fleet.gpus_per_rack" in w for row in swept.row_warnings for w in row)
 
 
+HALL_B200 = ROOT / "models" / "scenarios" / "hall-10mw-hgx-b200-air.toml"
+HALL_GB300 = ROOT / "models" / "scenarios" / "hall-10mw-gb300-nvl72-liquid.toml"
+
+
+def _with_rack(path, gpus_per_rack: int, **facility):
+    data = scenario_to_dict(load_scenario(path))
+    data["fleet"].pop("racks", None)
+    data["fleet"]["gpus_per_rack"] = gpus_per_rack
+    data["fleet"]["gpu_count"] = gpus_per_rack * 10
+    data["facility"].update(facility)
+    return validate_dict(data)
+
+
+def test_a_rack_econ_size_bounds_or_warns_of_is_warned_of_in_project_and_validate():
+    # An infrastructure review: 128 B200 per air-cooled rack (16 systems, 228.8 kW) and a GB300
+    # NVL72 split or doubled were projected without a word, while `econ size` refuses more than
+    # 12 systems per rack and warns above the 58 kW densest air-cooled rack.
+    from econ.racks import MAX_SYSTEMS_PER_RACK, load_racks, size
+
+    catalog = load_racks()
+    b200 = catalog.get("b200-sxm")
+    densest = catalog.halls["air"]["max_kw_per_rack"]
+    assert 128 // b200.gpus_per_system > MAX_SYSTEMS_PER_RACK
+    assert 16 * b200.kw_per_system > densest  # 228.8 kW
+    scenario = _with_rack(HALL_B200, 128, hall_max_kw_per_rack=None)
+    (row,) = pl.scenario_warnings(scenario)
+    ours = [w for w in row if w.startswith("fleet.gpus_per_rack = 128")]
+    assert len(ours) == 2
+    assert "16 b200-sxm systems of 8 GPUs: 16 systems take at least 64U" in ours[0]
+    assert "expected at most 12" in ours[0]
+    assert "a 228.8 kW rack in an air-cooled hall, above the 58 kW" in ours[1]
+    # 4 x 14.3 = 57.2 kW is within 58
+    assert ours[1].endswith("(facility.hall_cooling = 'liquid', or fleet.gpus_per_rack = 32)")
+    assert set(ours) <= set(project(scenario, monthly=False).warnings[0])
+    # the same words as `econ size` (one source): its refusal of 16 systems, its air warning
+    with pytest.raises(Exception, match="16 systems take at least 64U") as refused:
+        size(mw=10.0, hardware="b200-sxm", systems_per_rack=16)
+    assert str(refused.value).split(": ", 1)[1] in ours[0]
+    sized = size(mw=10.0, hardware="b200-sxm", systems_per_rack=12, hall_max_kw_per_rack=200.0)
+    said = next(w for w in sized["warnings"] if "densest air-cooled rack" in w)
+    same = "kW rack in an air-cooled hall, above the 58 kW of the densest air-cooled rack"
+    assert same in said and same in ours[1]
+    # a liquid hall takes the dense rack; 32 GPUs (4 systems, 57.2 kW) is within both
+    liquid = _with_rack(
+        HALL_B200, 128, hall_cooling="liquid", rack_cooling="liquid", hall_max_kw_per_rack=None
+    )
+    assert [w for w in pl.scenario_warnings(liquid)[0] if "fleet.gpus_per_rack" in w] == [ours[0]]
+    assert not any(
+        "fleet.gpus_per_rack" in w
+        for w in pl.scenario_warnings(_with_rack(HALL_B200, 32, hall_max_kw_per_rack=None))[0]
+    )
+    # part of a system
+    (part,) = [
+        w
+        for w in pl.scenario_warnings(_with_rack(HALL_B200, 12, hall_max_kw_per_rack=None))[0]
+        if "= 12" in w
+    ]
+    assert "is not a whole number of b200-sxm systems (8 GPUs each" in part
+    # a rack-scale system split or doubled
+    for per_rack in (144, 4):
+        (w,) = [
+            w
+            for w in pl.scenario_warnings(_with_rack(HALL_GB300, per_rack))[0]
+            if w.startswith("fleet.gpus_per_rack")
+        ]
+        assert f"= {per_rack}, but gb300-nvl72 is a rack-scale system of 72 GPUs per rack" in w
+        assert w.endswith("expected fleet.gpus_per_rack = 72")
+    # a sweep that varies the rack size gives each row its own and drops the base's warnings
+    swept = ScenarioBatch.repeat(scenario, 2, {"fleet.gpus_per_rack": [16, 32]})
+    assert not any("fleet.gpus_per_rack = 128" in w for row in swept.row_warnings for w in row)
+
+
 def test_a_vintage_on_other_hardware_taking_the_fleets_rack_size_is_warned_of():
     data = scenario_to_dict(load_scenario(REFRESH))
     del data["vintages"][0]["fleet"]["gpus_per_rack"]
