@@ -1284,3 +1284,21 @@ def test_a_price_given_or_with_a_retrofit_is_credited_to_what_it_is():
         f"({catalog['liquid_cooling_usd_per_rack']})"
     )
     assert retrofit["capex_usd_per_placed_rack"] == 3_050_000 + 72 * (4_200 + 1_750)
+
+
+def test_hardware_list_names_each_power_per_gpu_by_what_it_is(capsys):
+    # A review: "kW/GPU all-in" showed 1.71 for b200-sxm (SemiAnalysis, a typical load) while
+    # econ size counts 1.99125 (racks.toml: the rack's maximum and its network share).
+    from econ.hardware import load_hardware_catalog
+
+    assert main(["hardware", "list"]) == 0
+    out = capsys.readouterr().out
+    assert "kW/GPU all-in" not in out
+    assert "kW/GPU published" in out and "kW/GPU max+net" in out
+    (b200,) = [line.split() for line in out.splitlines() if line.startswith("b200-sxm ")]
+    published = load_hardware_catalog()["b200-sxm"].power.all_in_kw_per_gpu
+    assert [f"{published:g}", f"{load_racks().get('b200-sxm').kw_per_gpu_all_in:g}"] == b200[-3:-1]
+    assert main(["hardware", "list", "--format", "json"]) == 0
+    records = {r["key"]: r for r in json.loads(capsys.readouterr().out)}
+    assert records["b200-sxm"]["rack_kw_per_gpu_all_in"] == 1.99125
+    assert records["mi300x"]["rack_kw_per_gpu_all_in"] is None

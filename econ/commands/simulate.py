@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import math
 import sys
+import textwrap
 from pathlib import Path
 
 from econ import strict_json  # standard library only
@@ -138,13 +139,20 @@ def _table(rows: list[list[str]]) -> str:
 
 def cmd_hardware_list(args) -> int:
     from econ.hardware import load_hardware_catalog
+    from econ.racks import load_racks
 
     catalog = load_hardware_catalog()
+    racks = load_racks().racks
     calibrated = cal.load_all_efficiencies()
     if args.format == "json":
         out = []
         for key, hw in catalog.items():
             record = hw.model_dump()
+            # the figure `econ size` and the scenario warnings use: the rack's maximum with its
+            # share of the scale-out network (not power.all_in_kw_per_gpu, a published figure)
+            record["rack_kw_per_gpu_all_in"] = (
+                racks[key].kw_per_gpu_all_in if key in racks else None
+            )
             record["default_precision"] = hw.default_precision
             record["native_precisions"] = list(hw.native_precisions)
             record["calibration"] = {
@@ -162,7 +170,8 @@ def cmd_hardware_list(args) -> int:
             "BF16/FP8/FP4 TFLOP/s",
             "scale-up",
             "default",
-            "kW/GPU all-in",
+            "kW/GPU published",
+            "kW/GPU max+net",
             "calibration",
         ]
     ]
@@ -182,11 +191,21 @@ def cmd_hardware_list(args) -> int:
                 f"{hw.scaleup_domain_gpus} GPUs",
                 hw.default_precision,
                 f"{hw.power.all_in_kw_per_gpu:g}" if hw.power.all_in_kw_per_gpu else "-",
+                f"{racks[key].kw_per_gpu_all_in:g}" if key in racks else "-",
                 source.split(" (")[0],
             ]
         )
     print(_table(rows))
+    print(textwrap.fill(HARDWARE_POWER_NOTE, width=100))
     return EXIT_OK
+
+
+HARDWARE_POWER_NOTE = (
+    "kW/GPU published: models/hardware.toml power.all_in_kw_per_gpu, a published all-in figure "
+    "(SemiAnalysis: a typical load, GPU with its share of host and network). kW/GPU max+net: "
+    "models/racks.toml kw_per_gpu_all_in, the rack at its maximum with its share of the "
+    "scale-out network, what econ size and the scenario power warnings count."
+)
 
 
 def cmd_llms_list(args) -> int:
