@@ -94,12 +94,28 @@ class RackCatalog:
     halls: dict[str, dict]
 
     def get(self, key: str) -> RackSpec:
-        if key not in self.racks:
+        """The rack of hardware `key`, or RackCatalogError naming the keys: the one meant where
+        the key differs only in case or '_' for '-' (GB300_NVL72), the closest otherwise
+        (econ.text.did_you_mean, as scenario fields), and why where the hardware catalog knows
+        the key but the rack catalog has no power for it (mi300x)."""
+        if key in self.racks:
+            return self.racks[key]
+        from econ.hardware import catalog_keys
+        from econ.text import clipped, did_you_mean
+
+        expected = f"expected one of {', '.join(sorted(self.racks))}"
+        if key in catalog_keys():
             raise RackCatalogError(
-                f"hardware {key!r} has no rack figures in models/racks.toml; expected one of "
-                f"{', '.join(sorted(self.racks))}"
+                f"hardware {key!r} is in models/hardware.toml, but the rack catalog "
+                "(models/racks.toml) has no system or rack power for it: the reference data "
+                f"holds none; {expected}"
             )
-        return self.racks[key]
+        written = key.strip().lower().replace("_", "-")
+        hint = f"did you mean {written!r}? " if written in self.racks else ""
+        hint = hint or did_you_mean(written, self.racks)
+        raise RackCatalogError(
+            f"hardware {clipped(key)!r} has no rack figures in models/racks.toml; {hint}{expected}"
+        )
 
 
 _REQUIRED = {

@@ -1302,3 +1302,29 @@ def test_hardware_list_names_each_power_per_gpu_by_what_it_is(capsys):
     records = {r["key"]: r for r in json.loads(capsys.readouterr().out)}
     assert records["b200-sxm"]["rack_kw_per_gpu_all_in"] == 1.99125
     assert records["mi300x"]["rack_kw_per_gpu_all_in"] is None
+
+
+@pytest.mark.parametrize(
+    ("hardware", "meant"),
+    [
+        ("gb300", "did you mean 'gb300-nvl72' or 'b300-sxm'? "),
+        ("GB300-NVL72", "did you mean 'gb300-nvl72'? "),
+        ("gb300_nvl72", "did you mean 'gb300-nvl72'? "),
+        ("b200", "did you mean 'b200-sxm'? "),
+    ],
+)
+def test_a_hardware_key_misspelt_gets_a_did_you_mean(hardware, meant, capsys):
+    # A review: `econ size --hardware gb300` listed the keys with no hint, as scenarios give one.
+    assert main(["size", "--mw", "10", "--hardware", hardware]) == 3
+    err = capsys.readouterr().err
+    assert f"hardware {hardware!r} has no rack figures in models/racks.toml; {meant}expected" in err
+
+
+def test_a_key_of_the_hardware_catalog_without_rack_figures_says_why(capsys):
+    from econ.hardware import catalog_keys
+
+    assert "mi300x" in catalog_keys() and "mi300x" not in load_racks().racks
+    assert main(["size", "--mw", "10", "--hardware", "mi300x"]) == 3
+    err = capsys.readouterr().err
+    assert "hardware 'mi300x' is in models/hardware.toml, but the rack catalog" in err
+    assert "has no system or rack power for it" in err and "did you mean" not in err
