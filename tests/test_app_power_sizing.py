@@ -98,3 +98,13 @@ def test_hardware_without_a_catalog_price_labels_the_capex_by_the_price_it_uses(
     assert "Capex at gb200-nvl72's price [USD]" in labels and "Capex [USD]" not in labels
     left = [w for w in warnings_of(app) if "Still the scenario's" in w]
     assert left and "the rack catalog has no price for b300-sxm" in left[0]
+
+
+def test_the_budget_caption_says_what_the_capex_it_checks_includes(app):
+    """`econ size` now counts the scale-out network and installation per GPU: the caption
+    called the whole capex "the rack catalog's price"."""
+    go(app, "power")
+    assert not app.exception
+    (caption,) = [c.value for c in app.caption if "capex budget limit" in c.value]
+    assert "The rack catalog's price" not in caption
+    assert "racks, scale-out network (" in caption and "installation (1,750 USD per GPU)" in caption

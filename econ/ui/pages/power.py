@@ -393,8 +393,9 @@ def sizing(current, money: str) -> None:
     catalog_price = (
         f"The rack catalog has no price for {chosen}: no capex budget limit can be checked for it."
         if is_missing(result.get("capex_usd"))
-        else f"The rack catalog's price, {format_value(result['capex_usd'], 'usd', money)} "
-        f"{money}, is what the capex budget limit is checked against."
+        else f"The capex, {format_value(result['capex_usd'], 'usd', money)} {money} "
+        f"({', '.join(result.get('capex_includes') or ['racks'])}, at the rack catalog's "
+        "prices), is what the capex budget limit is checked against."
     )
     if refused:
         capex = (
