@@ -9,7 +9,7 @@ Columns (case-insensitive; spaces or dashes count as underscores):
   `p95`, `p99`) and a unit (`s`, `ms`, `us`, `ns`) in any order: `ttft_s_p99`, `ttft_ms_p99`,
   `tpot_p99_ms`, `p99_ttft_ms`, `ttft p99 [ms]`. A latency header without a unit is accepted only
   when its values fit one unit alone, column by column (the choice is stated); otherwise it is an
-  error;
+  error. A latency column with every cell empty was not measured and needs no unit;
 - labels and provenance: `workload`, `config`, `model`, `hardware`, `precision`, `tool`,
   `tool_version`, `source_file`, `file_sha256`, `warnings` (the point's own, joined by " | "),
   `curve_warnings` (the curve's other warnings, in any row; econ writes them in the first);
@@ -291,11 +291,16 @@ def _resolve_missing_units(
     """Pick s or ms for each latency header without a unit, when only one is physically
     plausible for that column's values. Each column is decided alone: TTFT and TPOT have
     different ranges (a TTFT of 0.5 is plausible only as seconds, a TPOT of 60 only as
-    milliseconds) and files that mix the two units are common."""
-    missing = {i: c for i, c in latency_cols.items() if not c[2]}
+    milliseconds) and files that mix the two units are common. A column with no values (every
+    cell empty) was not measured and needs no unit."""
+    frame = pd.DataFrame.from_records(records)
+    missing = {
+        i: c
+        for i, c in latency_cols.items()
+        if not c[2] and frame[f"{c[0]}_s_{c[1]}"].notna().any()
+    }
     if not missing:
         return
-    frame = pd.DataFrame.from_records(records)
     for column in ("output_tokens_per_s", "concurrency"):
         if column not in frame:
             frame[column] = math.nan

@@ -1,0 +1,62 @@
+"""Bounds and text that an outside security review of review 24's changes found unchecked: an
+empty unit-less latency column that refused a generic CSV; NaN read as "not measured" in
+vLLM/SGLang JSON; long text quoted in full in messages and tables; a throughput step of
++1e308%; look-alike digits and underscores read as numbers; a price jump of 1e620 said as
+"inf times" (and one that underflows to 0, a ZeroDivisionError).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from econ.cli import main
+from econ.commands import Number
+from econ.gains import GainsError, parse_step
+from econ.index_files import cell_number
+from econ.rental_index import parse_index, price_warnings
+from econ.scenario import load_scenario, scenario_to_dict, validate_dict
+from econ.scenario.errors import ScenarioError
+from econ.throughput.importers import CurveError, import_file
+from tests.conftest import ROOT, SHARED_DATA
+
+SCENARIO = ROOT / "models" / "scenarios" / "llama2-70b-h200.toml"
+VLLM_SPEC = (
+    SHARED_DATA / "samples" / "vllm" / "er0080-vllm-bench-serve-v0.25.1-speculative-qwen-fp8.json"
+)
+LONG = 100_000
+START = dt.date(2026, 4, 1)  # month 1 is 2026-05
+
+
+def _lines(text: str) -> list[int]:
+    return [len(line) for line in text.splitlines()]
+
+
+# --- 1. a unit-less latency column with no values needs no unit --------------------------------
+
+
+def test_an_empty_unitless_latency_column_does_not_refuse_the_file(tmp_path: Path):
+    path = tmp_path / "empty.csv"
+    path.write_text(
+        "concurrency,output_tokens_per_s,gpu_count,ttft_p99,tpot_p99\n"
+        "1,100,8,,0.02\n2,180,8,,0.025\n"
+    )
+    curve = import_file(path)  # refused: "the values of 'ttft_p99' fit both seconds and ms"
+    assert curve.points["ttft_s_p99"].isna().all()  # not measured
+    # the TPOT column alone is decided: 0.02 ms a token is below any served model's
+    assert curve.points["tpot_s_p99"].tolist() == [0.02, 0.025]
+    assert not any("ttft_p99" in w for w in curve.warnings)
+    assert curve.provenance["latency_unit"] == "s (detected: no unit in the headers)"
+
+
+def test_a_file_whose_unitless_latency_columns_are_all_empty_states_no_unit(tmp_path: Path):
+    path = tmp_path / "none.csv"
+    path.write_text("concurrency,output_tokens_per_s,gpu_count,ttft_p99\n1,100,8,\n")
+    curve = import_file(path)
+    assert curve.points["ttft_s_p99"].isna().all()
+    assert curve.provenance["latency_unit"] == "none"
+
