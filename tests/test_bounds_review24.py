@@ -60,3 +60,41 @@ def test_a_file_whose_unitless_latency_columns_are_all_empty_states_no_unit(tmp_
     assert curve.points["ttft_s_p99"].isna().all()
     assert curve.provenance["latency_unit"] == "none"
 
+
+# --- 2. a NaN in a vLLM/SGLang result is refused, naming the key --------------------------------
+
+
+def _vllm(tmp_path: Path, **changes) -> Path:
+    record = json.loads(VLLM_SPEC.read_text())
+    record.update(changes)
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(record))  # Python's json writes a float NaN as the bare token
+    return path
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [
+        ("p99_tpot_ms", "NaN"),  # the text, read as "not measured" while "Infinity" was refused
+        ("p99_tpot_ms", " nan "),
+        ("max_concurrency", float("nan")),  # concurrency became NaN: a request-rate run
+        ("max_concurrency", "NaN"),
+        ("output_throughput", float("nan")),
+        ("duration", float("nan")),
+    ],
+)
+def test_a_nan_is_refused_naming_the_key(tmp_path: Path, key, value):
+    with pytest.raises(CurveError, match=f"field '{key}' is NaN .*expected a finite number"):
+        import_file(_vllm(tmp_path, **{key: value}))
+
+
+@pytest.mark.parametrize("key", ["p99_tpot_ms", "max_concurrency"])
+def test_infinity_is_refused_there_as_before(tmp_path: Path, key):
+    with pytest.raises(CurveError, match=f"field '{key}' is 'Infinity' .*finite"):
+        import_file(_vllm(tmp_path, **{key: "Infinity"}))
+
+
+def test_null_and_the_other_missing_markers_are_still_not_measured(tmp_path: Path):
+    points = import_file(_vllm(tmp_path, p99_tpot_ms="n/a", max_concurrency=None)).points
+    assert points["tpot_s_p99"].isna().all() and points["concurrency"].isna().all()
+

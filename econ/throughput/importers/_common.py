@@ -406,8 +406,9 @@ def number(
     Anything else that is not a number raises NotANumberError naming `field`: booleans, lists,
     objects, words, and commas other than thousands separators between groups of three digits
     ("5,494.07" is 5494.07; "8,2" is refused: a decimal comma is never guessed). Infinity is
-    refused unless `allow_inf` (a request rate of "all at once"); a JSON NaN (a float, not null
-    or a missing key) unless `allow_nan`: where Infinity is a broken measurement, so is NaN.
+    refused unless `allow_inf` (a request rate of "all at once"); NaN, a JSON NaN or the text
+    "NaN" (not null, a missing key or another of the MISSING_MARKERS), unless `allow_nan`: where
+    Infinity is a broken measurement, so is NaN.
     """
     where = f"field {field!r}" if field else "a value"
     if value is None:
@@ -418,7 +419,7 @@ def number(
         )
     if isinstance(value, str):
         text = value.strip()
-        if text.lower() in MISSING_MARKERS:
+        if text.lower() in MISSING_MARKERS and (allow_nan or text.lower() != "nan"):
             return math.nan
         if "," in text:
             if not _THOUSANDS.match(text):
@@ -440,7 +441,7 @@ def number(
             raise BeyondFloatError(f"{where} is {integer_shown(value)}, {TOO_LARGE}") from None
     if math.isinf(out) and not allow_inf:
         raise NotANumberError(f"{where} is {_shown(value)} (infinite); expected a finite number")
-    if math.isnan(out) and not allow_nan and not isinstance(value, str):
+    if math.isnan(out) and not allow_nan:
         raise NotANumberError(
             f"{where} is NaN (not a number); expected a finite number (null or no key when not "
             "measured)"

@@ -55,6 +55,13 @@ KNOWN_KEYS = {
 STAT_KEY = re.compile(r"^(mean|median|std|p\d+(?:\.\d+)?)_[a-z0-9_]+_ms$")
 
 
+def _measured(value, **kw) -> float:
+    """`number` with NaN refused, naming the field, as Infinity is: both tools write null or
+    leave a key out for what they did not measure, so a NaN (JSON's bare token or the text
+    "NaN") is a broken measurement, not an absent one."""
+    return number(value, allow_nan=False, **kw)
+
+
 def is_sglang(record: dict) -> bool:
     return (
         "server_info" in record
@@ -106,14 +113,16 @@ def _from_arrays(record: dict, out: dict, prov: Provenance, label: str) -> None:
     Old vLLM builds counted requests that produced no token with TTFT 0.0 in the statistics;
     the arrays let us drop them and fill percentiles the file did not print.
     """
-    ttfts = np.asarray([number(v, field="ttfts[]") for v in record.get("ttfts") or []], dtype=float)
+    ttfts = np.asarray(
+        [_measured(v, field="ttfts[]") for v in record.get("ttfts") or []], dtype=float
+    )
     lens = np.asarray(
-        [number(v, field="output_lens[]") for v in record.get("output_lens") or []], dtype=float
+        [_measured(v, field="output_lens[]") for v in record.get("output_lens") or []], dtype=float
     )
     errors = record.get("errors") or [""] * len(ttfts)
     if len(ttfts) == 0 or len(lens) != len(ttfts):
         return
-    mean_ms = first_number(record, ["mean_ttft_ms"])
+    mean_ms = first_number(record, ["mean_ttft_ms"], allow_nan=False)
     if not math.isnan(mean_ms) and np.isfinite(ttfts).all() and ttfts.mean() > 0:
         ratio = mean_ms / ttfts.mean()
         if abs(ratio - MS_PER_S) / MS_PER_S < 0.02:
@@ -150,7 +159,7 @@ def _from_arrays(record: dict, out: dict, prov: Provenance, label: str) -> None:
     if len(itls) == len(lens):
         tpot = np.asarray(
             [
-                sum(number(x, field="itls[]") for x in gaps) / scale / (n - 1)
+                sum(_measured(x, field="itls[]") for x in gaps) / scale / (n - 1)
                 for gaps, n, good in zip(itls, lens, ok, strict=True)
                 if good and n > 1 and gaps
             ],
@@ -182,11 +191,11 @@ def parse(src: SourceFile, gpu_count: float | None = None) -> Curve:
                 "output-token rate), so there is no throughput to import; expected the key the "
                 "tool writes in every result"
             )
-        completed = number(record.get("completed"), field="completed")
-        failed = number(record.get("failed"), field="failed")
+        completed = _measured(record.get("completed"), field="completed")
+        failed = _measured(record.get("failed"), field="failed")
         if completed == 0 or (
             math.isnan(completed)
-            and number(record["output_throughput"], field="output_throughput") == 0
+            and _measured(record["output_throughput"], field="output_throughput") == 0
         ):
             raise src.error(
                 f"{label}: every request failed (completed {record.get('completed')}, failed "
@@ -221,26 +230,26 @@ def parse(src: SourceFile, gpu_count: float | None = None) -> Curve:
         if "ttfts" in record:
             _from_arrays(record, out, prov, label)
         n = completed if completed > 0 else math.nan
-        out["output_tokens_per_s"] = number(
+        out["output_tokens_per_s"] = _measured(
             record.get("output_throughput"), field="output_throughput"
         )
         out["total_tokens_per_s"] = first_number(
-            record, ["total_token_throughput", "total_throughput"]
+            record, ["total_token_throughput", "total_throughput"], allow_nan=False
         )
-        out["input_tokens_per_s"] = first_number(record, ["input_throughput"])
+        out["input_tokens_per_s"] = first_number(record, ["input_throughput"], allow_nan=False)
         if math.isnan(out["total_tokens_per_s"]) and math.isnan(out["input_tokens_per_s"]):
             out["input_tokens_per_s"] = _input_rate(record, out["output_tokens_per_s"], prov)
-        out["request_rate_per_s"] = number(
+        out["request_rate_per_s"] = _measured(
             record.get("request_rate"), allow_inf=True, field="request_rate"
         )
-        out["concurrency"] = number(record.get("max_concurrency"), field="max_concurrency")
-        out["duration_s"] = number(record.get("duration"), field="duration")
+        out["concurrency"] = _measured(record.get("max_concurrency"), field="max_concurrency")
+        out["duration_s"] = _measured(record.get("duration"), field="duration")
         out["completed_requests"] = completed
         out["input_tokens_mean"] = (
-            number(record.get("total_input_tokens"), field="total_input_tokens") / n
+            _measured(record.get("total_input_tokens"), field="total_input_tokens") / n
         )
         out["output_tokens_mean"] = (
-            number(record.get("total_output_tokens"), field="total_output_tokens") / n
+            _measured(record.get("total_output_tokens"), field="total_output_tokens") / n
         )
         info = record.get("server_info") if isinstance(record.get("server_info"), dict) else {}
         out["model"] = model_name(
@@ -298,9 +307,9 @@ def _input_rate(record: dict, output_tokens_per_s: float, prov: Provenance) -> f
     total_input_tokens / duration, the tools' own formula for input_throughput, used only when
     total_output_tokens / duration gives the file's output_throughput (within 1%: the same
     window); NaN otherwise."""
-    duration = number(record.get("duration"), field="duration")
-    inputs = number(record.get("total_input_tokens"), field="total_input_tokens")
-    outputs = number(record.get("total_output_tokens"), field="total_output_tokens")
+    duration = _measured(record.get("duration"), field="duration")
+    inputs = _measured(record.get("total_input_tokens"), field="total_input_tokens")
+    outputs = _measured(record.get("total_output_tokens"), field="total_output_tokens")
     if not (duration > 0 and inputs >= 0 and outputs > 0 and output_tokens_per_s > 0):
         return math.nan
     if abs(outputs / duration / output_tokens_per_s - 1) > SAME_WINDOW_TOLERANCE:
@@ -315,9 +324,9 @@ def _input_rate(record: dict, output_tokens_per_s: float, prov: Provenance) -> f
 
 
 def _server_gpus(info: dict) -> float:
-    tp = number(info.get("tp_size"), field="server_info.tp_size")
-    dp = number(info.get("dp_size"), field="server_info.dp_size")
-    pp = number(info.get("pp_size"), field="server_info.pp_size")
+    tp = _measured(info.get("tp_size"), field="server_info.tp_size")
+    dp = _measured(info.get("dp_size"), field="server_info.dp_size")
+    pp = _measured(info.get("pp_size"), field="server_info.pp_size")
     dp = 1.0 if info.get("enable_dp_attention") or not dp > 0 else dp  # DP attention shares TP GPUs
     count = tp * dp * (pp if pp > 0 else 1.0)
     return count if count > 0 else 0.0
