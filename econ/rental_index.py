@@ -56,7 +56,7 @@ from econ.index_files import (
 )
 from econ.labels import counted, duration
 from econ.plausibility import MAX_PLAUSIBLE_USD_PER_GPU_HOUR  # (an index point's bound too)
-from econ.text import neutralize, restore
+from econ.text import clipped, neutralize, restore
 
 COLUMNS = ("date", "series", "gpu", "term_months", "usd_per_gpu_hour", "source")
 """Columns of an index file, in order."""
@@ -83,6 +83,9 @@ INDEX_FILE = "rental_index.csv"
 JUMP_FACTOR = 5.0
 """Consecutive points of a series this many times apart, or more, are warned of (read, not
 refused): the shipped series move by at most 38% between points."""
+JUMP_SHOWN_DIGITS = 6
+"""A jump of up to 10^6 times is said in figures (25 times, 1/10 of); a larger one as its power
+of ten ("about 1e+620 times": 1e300 after 1e-320, whose ratio a float does not hold)."""
 
 
 class RentalIndexError(InputError):
@@ -191,7 +194,10 @@ def price_warnings(points, name: str = "<index>", today: dt.date | None = None) 
     warnings = []
     before: dict[tuple[str, str, int], IndexPoint] = {}
     for p in points:
-        where = f"{name}: {_line(p)}{p.date} {p.series} {p.gpu} term {p.term_months} months"
+        where = (
+            f"{name}: {_line(p)}{p.date} {clipped(p.series)} {clipped(p.gpu)} "
+            f"term {p.term_months} months"
+        )
         price = p.usd_per_gpu_hour
         if price > MAX_PLAUSIBLE_USD_PER_GPU_HOUR:
             warnings.append(
@@ -201,9 +207,9 @@ def price_warnings(points, name: str = "<index>", today: dt.date | None = None) 
             )
         key = (p.series, p.gpu, p.term_months)
         last = before.get(key)
-        ratio = 1.0 if last is None else price / last.usd_per_gpu_hour
-        if max(ratio, 1.0 / ratio) >= JUMP_FACTOR:
-            times = f"{ratio:.3g} times" if ratio > 1 else f"1/{1.0 / ratio:.3g} of"
+        ratio = 1.0 if last is None else price / last.usd_per_gpu_hour  # 0 when it underflows
+        if ratio == 0 or max(ratio, 1.0 / ratio) >= JUMP_FACTOR:
+            times = _jump_text(ratio, price, last.usd_per_gpu_hour)
             warnings.append(
                 f"{where}: {price:.10g} USD/GPU-hour is {times} the point before it "
                 f"({last.usd_per_gpu_hour:.10g} on {last.date}{_on_line(last)}); expected no "
@@ -216,6 +222,16 @@ def price_warnings(points, name: str = "<index>", today: dt.date | None = None) 
                 "price was published or quoted (a mistyped year?)"
             )
     return warnings
+
+
+def _jump_text(ratio: float, price: float, before: float) -> str:
+    """`price`, `ratio` times the price `before` it, as a warning says it: "12.5 times", "1/10
+    of", beyond JUMP_SHOWN_DIGITS either way "about 1e+620 times", "about 1e-320 times" (in
+    powers of ten: the ratio of 1e300 to 1e-320 is beyond a float, its logarithm is not)."""
+    digits = math.log10(price) - math.log10(before)
+    if abs(digits) > JUMP_SHOWN_DIGITS:
+        return f"about 1e{digits:+.0f} times"
+    return f"{ratio:.3g} times" if ratio > 1 else f"1/{1.0 / ratio:.3g} of"
 
 
 def _line(point: IndexPoint) -> str:

@@ -98,3 +98,55 @@ def test_null_and_the_other_missing_markers_are_still_not_measured(tmp_path: Pat
     points = import_file(_vllm(tmp_path, p99_tpot_ms="n/a", max_concurrency=None)).points
     assert points["tpot_s_p99"].isna().all() and points["concurrency"].isna().all()
 
+
+# --- 3. long text is cut in messages and tables ----------------------------------------------
+
+
+def test_market_import_cuts_a_long_series_name_in_its_warnings_and_summary(tmp_path, capsys):
+    series = "Pub/X" + "S" * LONG
+    path = tmp_path / "long.csv"
+    path.write_text(
+        "date,series,gpu,term_months,usd_per_gpu_hour,source\n"
+        f"2025-01-01,{series},H100,0,2.0,a\n"
+        f"2025-02-01,{series},H100,0,25,b\n"  # a jump of 12.5x
+        f"2099-01-01,{series},H100,0,2.5,c\n"  # a jump, and a date after today
+    )
+    assert main(["market", "import", str(path)]) == 0
+    out, err = capsys.readouterr()
+    assert len(err.splitlines()) == 3 and max(_lines(err) + _lines(out)) < 400
+    assert all(f"({len(series):,} characters) H100 term 0 months: " in w for w in err.splitlines())
+    assert f"({len(series):,} characters) H100 terms 0 months: 3 points" in out
+
+
+# --- 6. a jump between extreme prices is said in powers of ten ------------------------------------
+
+
+def _index(*prices: str):
+    body = "".join(
+        f"2025-0{month}-01,Pub/X,H100,0,{price},src\n" for month, price in enumerate(prices, 1)
+    )
+    return parse_index("date,series,gpu,term_months,usd_per_gpu_hour,source\n" + body, "t.csv")
+
+
+def test_extreme_jumps_are_said_as_powers_of_ten():
+    points = _index("2.0", "1e-320", "1e300")
+    # log10(1e-320 / 2) = -320.3 and log10(1e300 / 1e-320) = 620, beyond any float ratio
+    assert points[1].usd_per_gpu_hour / 2.0 > 0 and 1e300 / points[1].usd_per_gpu_hour == math.inf
+    warned = [w for w in price_warnings(points, "t.csv", START) if "point before it" in w]
+    assert "USD/GPU-hour is about 1e-320 times the point before it (2 on 2025-01-01" in warned[0]
+    assert "USD/GPU-hour is about 1e+620 times the point before it (9.9" in warned[1]
+    assert not any("inf" in w for w in warned)
+
+
+def test_a_ratio_that_underflows_to_zero_is_warned_of():
+    points = _index("1e300", "1e-320")
+    assert points[1].usd_per_gpu_hour / points[0].usd_per_gpu_hour == 0.0  # ZeroDivisionError
+    [warned] = [w for w in price_warnings(points, "t.csv", START) if "point before it" in w]
+    assert "is about 1e-620 times the point before it" in warned
+
+
+def test_a_jump_within_a_million_times_is_said_in_figures():
+    points = _index("2.0", "2e6", "2.0")
+    warned = [w for w in price_warnings(points, "t.csv", START) if "point before it" in w]
+    assert "is 1e+06 times the point before it" in warned[0]
+    assert "is 1/1e+06 of the point before it" in warned[1]

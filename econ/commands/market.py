@@ -17,7 +17,7 @@ from __future__ import annotations
 import sys
 
 from econ.commands import Number, add_format
-from econ.text import printable
+from econ.text import clipped, printable
 
 
 def register(subparsers) -> None:
@@ -420,7 +420,8 @@ def cmd_import(args) -> int:
     for r in rows:
         terms = ",".join(str(t) for t in r["terms_months"])
         line = (
-            f"  {r['series']} {r['gpu']} terms {terms} months: {counted(r['points'], 'point')} "
+            f"  {clipped(r['series'])} {clipped(r['gpu'])} terms {terms} months: "
+            f"{counted(r['points'], 'point')} "
             f"{r['first_date']} to {r['last_date']}"
         )
         print(printable(line))
