@@ -102,6 +102,17 @@ def test_null_and_the_other_missing_markers_are_still_not_measured(tmp_path: Pat
 # --- 3. long text is cut in messages and tables ----------------------------------------------
 
 
+def test_a_long_renter_pays_is_quoted_short_once(capsys):
+    given = "power," + "x" * LONG
+    assert main(["lease-vs-own", str(SCENARIO), "--price", "2", "--renter-pays", given]) == 3
+    err = capsys.readouterr().err
+    # 200,135 characters before: the value quoted whole, twice
+    assert len(err) < 400, len(err)
+    assert err.startswith("error: --renter-pays 'power,xxx")
+    assert f"({len(given) + 2:,} characters): unknown cost 'xxx" in err  # repr's quotes
+    assert "expected 'none' or a comma-separated list of distinct costs from: power" in err
+
+
 def test_market_import_cuts_a_long_series_name_in_its_warnings_and_summary(tmp_path, capsys):
     series = "Pub/X" + "S" * LONG
     path = tmp_path / "long.csv"
@@ -116,6 +127,21 @@ def test_market_import_cuts_a_long_series_name_in_its_warnings_and_summary(tmp_p
     assert len(err.splitlines()) == 3 and max(_lines(err) + _lines(out)) < 400
     assert all(f"({len(series):,} characters) H100 term 0 months: " in w for w in err.splitlines())
     assert f"({len(series):,} characters) H100 terms 0 months: 3 points" in out
+
+
+def test_a_long_config_is_cut_in_the_operating_point_table(tmp_path, capsys):
+    config = "c" * LONG
+    path = tmp_path / "long.csv"
+    path.write_text(
+        "concurrency,output_tokens_per_s,gpu_count,ttft_s_p99,tpot_s_p99,workload,config\n"
+        f"1,100,8,0.5,0.02,w,{config}\n"
+    )
+    # --workload picks by configuration too, and the group row names the configuration
+    assert main(["throughput", "point", str(path), "--workload", "ccc"]) == 0
+    out = capsys.readouterr().out
+    assert max(_lines(out)) < 200, max(_lines(out))  # every row was padded to 100,000
+    group = next(line for line in out.splitlines() if line.startswith("group"))
+    assert group.endswith(f"{'c' * 10}... ({len(config) + 10:,} characters)")
 
 
 # --- 6. a jump between extreme prices is said in powers of ten ------------------------------------

@@ -20,6 +20,7 @@ from econ.lease import (  # numpy only; the engine loads in the command
     TAX_TIMING,
     renter_opex_usd,
 )
+from econ.text import shortened
 from econ.units import MONTHS_PER_YEAR, monthly_rate
 
 EXIT_OK = 0
@@ -462,10 +463,14 @@ def _renter_costs(text: str) -> tuple[str, ...]:
     unknown = [x for x in names if x not in RENTER_COSTS]
     repeated = [x for i, x in enumerate(names) if x in names[:i]]
     if unknown or repeated:
-        what = f"unknown cost {unknown[0]!r}" if unknown else f"{repeated[0]!r} given twice"
+        what = (
+            f"unknown cost {shortened(unknown[0])}"
+            if unknown
+            else f"{shortened(repeated[0])} given twice"
+        )
         raise InputError(
-            f"--renter-pays {text!r}: {what}; expected 'none' or a comma-separated list of "
-            f"distinct costs from: {', '.join(RENTER_COSTS)}"
+            f"--renter-pays {shortened(text)}: {what}; expected 'none' or a comma-separated "
+            f"list of distinct costs from: {', '.join(RENTER_COSTS)}"
         )
     return names
 

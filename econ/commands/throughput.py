@@ -52,8 +52,10 @@ ENDPOINT_COLUMNS = (
 
 def table(header: list[str], rows: list[list[str]]) -> str:
     """Left-aligned first column, right-aligned others, a rule under the header; each cell one
-    printable line (a benchmark file's model, workload or config may hold escape sequences)."""
-    shown = [[printable(c, line=True) for c in row] for row in [header, *rows]]
+    printable line (a benchmark file's model, workload or config may hold escape sequences),
+    cut to QUOTED_LIMIT characters (`clipped`: a config of 100,000 characters padded every row
+    to its width)."""
+    shown = [[clipped(c) for c in row] for row in [header, *rows]]
     widths = [max(len(r[i]) for r in shown) for i in range(len(header))]
     lines = []
     for j, row in enumerate(shown):
