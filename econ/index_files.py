@@ -43,9 +43,12 @@ _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 def cell_number(text: str, kind: type = float):
     """A cell's number as a spreadsheet or a CSV writes it ("2.5", "-3", "1e3"); ValueError for
-    anything else, such as the underscores Python's float() and int() read ("2_5" is 25)."""
+    anything else, such as the underscores Python's float() and int() read ("2_5" is 25) and
+    digits other than ASCII ones, which they read too (full-width "２５", Arabic-Indic "٢٥")."""
     if "_" in text:
         raise ValueError(f"{text!r} holds an underscore")
+    if not text.isascii():
+        raise ValueError(f"{text!r} holds a character other than ASCII digits, signs and letters")
     return kind(text)
 
 

@@ -144,6 +144,42 @@ def test_a_long_config_is_cut_in_the_operating_point_table(tmp_path, capsys):
     assert group.endswith(f"{'c' * 10}... ({len(config) + 10:,} characters)")
 
 
+# --- 5. ASCII digits only, no underscores, and the value as typed --------------------------------
+
+
+@pytest.mark.parametrize("text", ["8_0", "８０", "٨٠", "1_000.5"])
+def test_a_number_option_takes_ascii_digits_without_underscores(text):
+    assert float(text) in (80.0, 1000.5)  # what float() reads
+    with pytest.raises(ValueError):
+        cell_number(text)
+    with pytest.raises(ValueError):  # argparse's usage error (exit 2)
+        Number(ge=1)(text)
+    assert Number(ge=1)("80") == 80.0 and Number(int, ge=1)(" 80 ") == 80
+
+
+def test_a_gpu_count_with_an_underscore_is_a_usage_error(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["throughput", "import", str(VLLM_SPEC), "--gpus", "8_0"])
+    assert exit_.value.code == 2  # it read 80 GPUs
+    assert "argument --gpus: invalid float value: '8_0'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("given", "shown"), [("1e-400", "1e-400"), ("2.50", "2.50")])
+def test_a_refused_option_value_is_named_as_typed(given, shown, capsys):
+    assert float(given) in (0.0, 2.5)  # "--gpus = 0" before: the float 1e-400 rounds to
+    assert main(["throughput", "import", str(VLLM_SPEC), "--gpus", given]) == 3
+    assert capsys.readouterr().err.startswith(
+        f"error: --gpus = {shown}: expected a whole number of GPUs from 1 to 100,000"
+    )
+
+
+def test_a_long_option_value_is_cut(capsys):
+    given = "1" * 500  # 1e499: not finite
+    assert main(["throughput", "import", str(VLLM_SPEC), "--gpus", given]) == 3
+    err = capsys.readouterr().err
+    assert f"--gpus = {'1' * 80}... (500 characters): expected a finite number" in err
+
+
 # --- 6. a jump between extreme prices is said in powers of ten ------------------------------------
 
 

@@ -1176,7 +1176,7 @@ def test_cli_usage_whose_total_overflows_is_refused_naming_usage(capsys):
         (["--cost", "100", "--method", "units_of_production"], r"needs --usage"),
         (  # it was accepted and sold for 0: a loss of the whole book value, with exit 0
             ["--cost", "100", "--retirement-month", "4", "--sale-value", "-5"],
-            r"--sale-value = -5.0: expected proceeds of at least 0 \[USD\]",
+            r"--sale-value = -5: expected proceeds of at least 0 \[USD\]",
         ),
         (  # it was accepted and took Table A-5's 5% for a month-1 asset, not A-2's 35%
             ["--cost", "100", "--tax-method", "macrs_gds", "--convention", "mid-quarter Q4"],

@@ -447,7 +447,7 @@ def test_cli_floating_loan_with_fee(capsys):
 @pytest.mark.parametrize(
     ("extra", "message"),
     [
-        (["--amount", "-5", "--rate", "0.1", "--term-months", "12"], "--amount = -5.0"),
+        (["--amount", "-5", "--rate", "0.1", "--term-months", "12"], "--amount = -5:"),
         (["--amount", "5", "--rate", "-0.1", "--term-months", "12"], "--rate = -0.1: expected"),
         (["--amount", "5", "--rate", "0.1", "--term-months", "0"], "--term-months = 0"),
         # options the repayment type does not use were silently ignored

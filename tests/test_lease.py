@@ -143,7 +143,7 @@ def test_cli_lease_vs_own_table(capsys):
 @pytest.mark.parametrize(
     ("extra", "message"),
     [
-        (["--price", "-1"], "--price = -1.0"),
+        (["--price", "-1"], "--price = -1:"),  # as typed
         (["--price", "2", "--upfront-share", "1.5"], "--upfront-share = 1.5"),
         (["--price", "2", "--renter-pays", "tax"], "unknown cost 'tax'; expected 'none' or"),
         # a cost named twice would be charged twice: refused as an unknown one is

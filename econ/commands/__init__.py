@@ -19,6 +19,7 @@ from types import ModuleType
 
 from econ.bounds import BOUND_WORDS, expected_within, within_bounds
 from econ.errors import InputError
+from econ.text import clipped
 
 EXAMPLES_HEADING = "examples:"
 
@@ -248,8 +249,11 @@ class OptionValueError(Exception):
 class Number:
     """argparse type: a finite float (or a whole number, `kind=int`) within bounds.
 
-    Text that is not a number stays argparse's usage error (exit 2); NaN, infinity and numbers
-    out of bounds raise OptionValueError (exit 3, naming the option). Bounds are `ge`, `gt`, `le`
+    Text that is not a number stays argparse's usage error (exit 2), and a number is written as
+    index files write one (`econ.index_files.cell_number`): ASCII digits, no underscore (float()
+    reads "8_0" as 80, "٨٠" and "８０" too). NaN, infinity and numbers out of bounds raise
+    OptionValueError (exit 3, naming the option and the value as typed: "1e-400", not the 0 it
+    rounds to). Bounds are `ge`, `gt`, `le`
     and `lt`, or `field="module:Model.name"` for the bounds a scenario section declares for a
     field (`econ.scenario.<module>`, read when the option is given, so start-up stays light);
     `what` and `unit` word the expectation, e.g. "a rate from 0 to 1 [1/year]" (or `expected`
@@ -298,14 +302,17 @@ class Number:
         return expected_within(self.bounds(), self.what, self.unit, whole=whole)
 
     def __call__(self, text: str):
-        value = self.kind(text)  # not a number: argparse's usage error
+        from econ.index_files import cell_number
+
+        value = cell_number(text, self.kind)  # not a number: argparse's usage error
+        typed = clipped(text.strip())
         if not (self.kind is int or math.isfinite(value)):
             expected = self.expected()  # (said to be finite, unless it says so already)
             finite = expected if "finite" in expected else f"a finite number ({expected})"
-            raise OptionValueError(repr(value), finite)
+            raise OptionValueError(typed, finite)
         whole = self.whole and float(value).is_integer()
         if not within_bounds(value, self.bounds()) or (self.whole and not whole):
-            raise OptionValueError(repr(int(value) if whole else value), self.expected())
+            raise OptionValueError(typed, self.expected())
         return int(value) if self.whole else value
 
     def __repr__(self) -> str:
