@@ -26,11 +26,15 @@ import pandas as pd
 
 from econ import strict_json
 from econ.batch import ScenarioBatch
+from econ.bounds import within_bounds
 from econ.engine import CODED_METRICS, Projection, project
 from econ.errors import InputError
 from econ.index_files import DATE_EXPECTED, FIRST_DATE, LAST_DATE, cell_number, index_date
 from econ.market import token_selling_share
 from econ.scenario import Scenario, apply_overrides, scenario_to_dict, validate_dict
+from econ.scenario.gain_models import MAX_STEP_LABEL_CHARS, GainStep
+from econ.scenario.section import field_bounds
+from econ.text import shortened
 from econ.units import MONTHS_PER_YEAR, monthly_rate
 
 COMPARED_METRICS = (
@@ -142,24 +146,25 @@ def has_gains(scenario: Scenario) -> bool:
 
 
 _STEP = re.compile(r"^\s*(?P<when>[^:]+?)\s*:\s*(?P<gain>[^:]+?)\s*(?::(?P<label>.*))?$")
-_DATE = re.compile(r"^(\d{4})-(\d{1,2})(?:-(\d{1,2}))?$")
+_DATE = re.compile(r"^([0-9]{4})-([0-9]{1,2})(?:-([0-9]{1,2}))?$")  # \d takes "２０２５" too
 
 
 def parse_step(text: str, start_date: dt.date, horizon_months: int | None = None) -> dict:
     """Read a step written WHEN:GAIN[:LABEL], e.g. "2026-02:+19.8%" or "5:0.198:v6.1".
 
     WHEN is a date (YYYY-MM or YYYY-MM-DD; the month after the scenario's start_date month is month 1)
-    or a month number. GAIN is a fraction (0.198) or a percentage (+19.8%).
+    or a month number. GAIN is a fraction (0.198) or a percentage (+19.8%), within GainStep's
+    bounds (above -100%, at most +10,000%); LABEL is at most MAX_STEP_LABEL_CHARS characters.
+    Digits are ASCII ones, as in index files: float() and int() read "２０２５" and "٠.١" too.
 
     Returns
     -------
     dict with month [month], gain [fraction] and label
     """
+    step = f"--step {shortened(text)}"
     match = _STEP.match(text)
     if not match:
-        raise GainsError(
-            f"--step {text!r}: expected WHEN:GAIN[:LABEL], e.g. 2026-02:+19.8% or 5:0.198"
-        )
+        raise GainsError(f"{step}: expected WHEN:GAIN[:LABEL], e.g. 2026-02:+19.8% or 5:0.198")
     when, gain_text = match["when"], match["gain"]
     date = _DATE.match(when)
     if date:
@@ -172,39 +177,54 @@ def parse_step(text: str, start_date: dt.date, horizon_months: int | None = None
                 if date[3]
                 else f"a month YYYY-MM from {FIRST_DATE:%Y-%m} to {LAST_DATE:%Y-%m}"
             )
-            raise GainsError(f"--step {text!r}: {when!r} is not a date; expected {expected}")
+            raise GainsError(f"{step}: {when!r} is not a date; expected {expected}")
         months = (year - start_date.year) * MONTHS_PER_YEAR + (month - start_date.month)
-    elif re.fullmatch(r"\d+", when):
+    elif re.fullmatch(r"[0-9]+", when):
+        longest = field_bounds(Scenario, "horizon_months")["le"]
+        if len(when.lstrip("0")) > len(str(longest)):  # (int() refuses 4,300 digits and more)
+            raise GainsError(
+                f"{step}: month {shortened(when)} is beyond any horizon (at most {longest} "
+                "months); expected a month within the projection"
+            )
         months = int(when)
     else:
         raise GainsError(
-            f"--step {text!r}: when {when!r} is neither a date (YYYY-MM) nor a month number"
+            f"{step}: when {shortened(when)} is neither a date (YYYY-MM) nor a month number"
         )
     try:  # cell_number: "1_5" is no number, as in index files (float() reads it as 15)
         percent = gain_text.endswith("%")
         gain = cell_number(gain_text[:-1]) / 100.0 if percent else cell_number(gain_text)
     except ValueError:
         raise GainsError(
-            f"--step {text!r}: gain {gain_text!r} is not a number; expected e.g. +19.8% or 0.198"
+            f"{step}: gain {shortened(gain_text)} is not a number; expected e.g. +19.8% or 0.198"
         ) from None
-    if not gain > -1.0 or not math.isfinite(gain):
+    bounds = field_bounds(GainStep, "gain")
+    if not math.isfinite(gain) or not within_bounds(gain, bounds):
+        low, high = f"{bounds['gt']:+.0%}", f"{bounds['le']:+,.0%}"
+        past = f"at or below {low}" if not gain > bounds["gt"] else f"above {high}"
         raise GainsError(
-            f"--step {text!r}: gain {gain_text} is at or below -100% (or not finite); expected a "
-            "gain above -100%"
+            f"{step}: gain {shortened(gain_text)} is {past} (or not finite); expected a gain "
+            f"above {low} and at most {high}"
+        )
+    label = (match["label"] or "").strip()
+    if len(label) > MAX_STEP_LABEL_CHARS:
+        raise GainsError(
+            f"{step}: the label is {len(label):,} characters long; expected a label of at most "
+            f"{MAX_STEP_LABEL_CHARS} (e.g. a release name)"
         )
     first = _add_months(start_date, 1)
     if months < 1:
         raise GainsError(
-            f"--step {text!r}: {when} is month {months}, before the first service month "
+            f"{step}: {when} is month {months}, before the first service month "
             f"({first:%Y-%m}, month 1); expected a later date"
         )
     if horizon_months is not None and months > horizon_months:
         last = _add_months(start_date, horizon_months)
         raise GainsError(
-            f"--step {text!r}: {when} is month {months}, beyond the horizon of {horizon_months} "
+            f"{step}: {when} is month {months}, beyond the horizon of {horizon_months} "
             f"months (last month {last:%Y-%m}); expected a date within the projection"
         )
-    return {"month": months, "gain": gain, "label": (match["label"] or "").strip()}
+    return {"month": months, "gain": gain, "label": label}
 
 
 def gain_text(gain: float) -> str:

@@ -21,6 +21,7 @@ from econ.index_files import cell_number
 from econ.rental_index import parse_index, price_warnings
 from econ.scenario import load_scenario, scenario_to_dict, validate_dict
 from econ.scenario.errors import ScenarioError
+from econ.scenario.gain_models import MAX_STEP_GAIN, MAX_STEP_LABEL_CHARS
 from econ.throughput.importers import CurveError, import_file
 from tests.conftest import ROOT, SHARED_DATA
 
@@ -129,6 +130,21 @@ def test_market_import_cuts_a_long_series_name_in_its_warnings_and_summary(tmp_p
     assert f"({len(series):,} characters) H100 terms 0 months: 3 points" in out
 
 
+def test_a_steps_label_is_at_most_200_characters(capsys):
+    label = "v" * MAX_STEP_LABEL_CHARS
+    assert parse_step(f"5:0.1:{label}", START, 72)["label"] == label
+    with pytest.raises(GainsError, match="the label is 201 characters long; expected a label of"):
+        parse_step(f"5:0.1:{label}v", START, 72)
+    assert main(["gains", str(SCENARIO), "--step", f"5:0.1:{'x' * LONG}"]) == 3
+    err = capsys.readouterr().err
+    assert len(err) < 400 and "the label is 100,000 characters long" in err
+    # a scenario file's steps take the same bound
+    data = scenario_to_dict(load_scenario(SCENARIO))
+    data["throughput"]["steps"] = [{"month": 5, "gain": 0.1, "label": label + "v"}]
+    with pytest.raises(ScenarioError, match="201 characters; expected at most 200 characters"):
+        validate_dict(data)
+
+
 def test_a_long_config_is_cut_in_the_operating_point_table(tmp_path, capsys):
     config = "c" * LONG
     path = tmp_path / "long.csv"
@@ -144,7 +160,49 @@ def test_a_long_config_is_cut_in_the_operating_point_table(tmp_path, capsys):
     assert group.endswith(f"{'c' * 10}... ({len(config) + 10:,} characters)")
 
 
+# --- 4. a step's gain is at most +10,000% --------------------------------------------------------
+
+
+def test_a_steps_gain_is_bounded_above(capsys):
+    assert MAX_STEP_GAIN == 100.0  # +10,000%: 101 times the throughput before the step
+    assert parse_step("5:10000%", START, 72)["gain"] == MAX_STEP_GAIN
+    for text in ("5:10000.001%", "5:100.001", "5:1e308%"):
+        with pytest.raises(GainsError, match="is above \\+10,000% .*at most \\+10,000%"):
+            parse_step(text, START, 72)
+    assert main(["gains", str(SCENARIO), "--step", "5:1e308%"]) == 3  # exit 0 before, all n/a
+    assert capsys.readouterr().err == (
+        "error: --step '5:1e308%': gain '1e308%' is above +10,000% (or not finite); expected a "
+        "gain above -100% and at most +10,000%\n"
+    )
+    data = scenario_to_dict(load_scenario(SCENARIO))
+    data["throughput"]["steps"] = [{"month": 5, "gain": 100.5}]
+    with pytest.raises(ScenarioError, match=r"steps\[0\].gain = 100.5: 100.5 is above 100; "):
+        validate_dict(data)
+
+
+def test_a_month_number_of_thousands_of_digits_is_beyond_any_horizon(capsys):
+    # int() refuses 4,300 digits and more: a traceback before
+    assert main(["gains", str(SCENARIO), "--step", f"{'1' * 5000}:0.1"]) == 3
+    err = capsys.readouterr().err
+    assert "is beyond any horizon (at most 600 months)" in err and len(err) < 400
+
+
 # --- 5. ASCII digits only, no underscores, and the value as typed --------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("２０２５-06:0.1", "'２０２５-06' is neither a date"),  # read as +10% at month 5
+        ("2025-06:٠.١", "gain '٠.١' is not a number"),  # Arabic-Indic 0.1
+        ("٥:0.1", "is neither a date"),
+        ("5:1_0%", "gain '1_0%' is not a number"),
+    ],
+)
+def test_a_step_takes_ascii_digits_only(text, expected):
+    assert float("٠.١") == 0.1 and int("２０２５") == 2025  # what Python reads them as
+    with pytest.raises(GainsError, match=expected):
+        parse_step(text, dt.date(2025, 1, 1), 72)
 
 
 @pytest.mark.parametrize("text", ["8_0", "８０", "٨٠", "1_000.5"])

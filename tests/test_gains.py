@@ -32,6 +32,7 @@ from econ.gains import (
     without_gains,
 )
 from econ.scenario import apply_overrides, validate_dict
+from econ.scenario.gain_models import MAX_STEP_GAIN
 from econ.throughput.trajectory import rate_to_hold_revenue
 from tests.conftest import ROOT
 
@@ -330,13 +331,19 @@ def test_cli_step_replaces_the_scenarios_steps(capsys):
     assert later["delta"]["npv_usd"] < seed["delta"]["npv_usd"]
 
 
+# 160 steps of the largest gain a step takes, 101x each: 101^160 = 10^320.7 overflows a float
+OVERFLOWING_STEPS = [arg for _ in range(160) for arg in ("--step", "5:100")]
+
+
 def test_a_gain_that_overflows_reports_n_a_with_the_reason(capsys):
-    # +1e308 per step used to print "+inf%" and "nan" in the table
-    assert main(["gains", str(SEED), "--step", "5:1e308"]) == 0
+    # +1e308 in one step used to print "+inf%" and "nan" in the table; one step is bounded now
+    # (+10,000%), but steps that multiply beyond the float range still reach the n/a reasons
+    assert 160 * math.log10(101) > math.log10(np.finfo(float).max)
+    assert main(["gains", str(SEED), *OVERFLOWING_STEPS]) == 0
     out, err = capsys.readouterr()
     figures = "\n".join(line for line in out.splitlines() if not line.startswith("warning"))
     assert not re.search(r"(?<![a-z])[+-]?(inf|nan)(?![a-z])", figures), figures
-    assert "+1e+308 (a fraction) at month 5" in out
+    assert "+10000.0% at month 5, +10000.0% at month 5" in out
     worth = out.split("what the gain is worth")[1].split("NPV bridge")[0]
     assert "NPV of the gain per GPU [USD]" in worth and worth.count("n/a") >= 6
     # tokens overflowed to inf: the cost per token is unknown, not 0.0000 (-100%)
@@ -344,7 +351,7 @@ def test_a_gain_that_overflows_reports_n_a_with_the_reason(capsys):
     assert lcot_line.split()[-2:] == ["n/a", "n/a"], lcot_line
     assert "-100.00%" not in worth
     assert "npv_usd_per_gpu" in err and "are n/a: the gain case's npv_usd" in err
-    assert main(["gains", str(SEED), "--step", "5:1e308", "--format", "json"]) == 0
+    assert main(["gains", str(SEED), *OVERFLOWING_STEPS, "--format", "json"]) == 0
 
     def refuse(token):
         raise AssertionError(f"non-strict JSON token {token}")
@@ -523,10 +530,11 @@ def test_a_grid_over_gpus_per_rack_values_each_row_with_its_own_racks():
 
 
 @pytest.mark.parametrize(
-    ("gain", "warned"), [(0.198, False), (2.0, False), (2.5, True), (1e6, True)]
+    ("gain", "warned"), [(0.198, False), (2.0, False), (2.5, True), (MAX_STEP_GAIN, True)]
 )
 def test_steps_beyond_any_measured_gain_are_warned_of(gain, warned):
-    """`econ gains --step 5:1e6` valued a millionfold throughput (3.4 trillion USD) in silence."""
+    """`econ gains --step 5:1e6` valued a millionfold throughput (3.4 trillion USD) in silence
+    (refused now: a step gains at most MAX_STEP_GAIN; the largest one is warned of)."""
     result = project(with_steps(load_scenario(SEED), [{"month": 5, "gain": gain}]))
     said = [w for w in result.warnings[0] if w.startswith("throughput.steps multiply")]
     assert bool(said) == warned

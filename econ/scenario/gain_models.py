@@ -54,6 +54,16 @@ largest gain on the same silicon in the MLPerf history (models/benchmarks) is 3.
 and its largest one-off jump 2.78x, half a year apart (v5.1 to v6.0 on B200); a step of 1e6 (a
 percentage typed as a fraction's number) is far above."""
 
+MAX_STEP_GAIN = 100.0
+"""The largest gain of one throughput step (+10,000%, 101 times the throughput before it)
+[fraction]. The largest one-off jump in the MLPerf history is 2.78x (see STEPS_WARN_FACTOR,
+which warns from 3x); a bound 36 times above it still takes any percentage typed as a fraction's
+number (19.8 for +19.8% is +1,980%, warned), and keeps the projection's figures finite: a step
+of +1e308% made every figure n/a."""
+MAX_STEP_LABEL_CHARS = 200
+"""Characters of a step's label (a release name, "v6.1 serving stack"): it heads `econ gains`
+and a memo's table, where 100,000 characters are no label."""
+
 STEP_PADDING_MONTH = 10**6
 """Month held by unused step slots (beyond any horizon), as in econ.batch."""
 
@@ -72,10 +82,15 @@ class GainStep(_Section):
     gain: float = Field(
         ...,
         gt=-1.0,
+        le=MAX_STEP_GAIN,
         description="Relative change in tokens/s per GPU at full rollout, e.g. 0.198 for +19.8%; "
-        "above -1 (-100%) [fraction]",
+        "above -1 (-100%) and at most 100 (+10,000%) [fraction]",
     )
-    label: str = Field("", description="What the step is, e.g. a software release")
+    label: str = Field(
+        "",
+        max_length=MAX_STEP_LABEL_CHARS,
+        description="What the step is, e.g. a software release (at most 200 characters)",
+    )
     ramp_months: int = Field(
         0,
         ge=0,
