@@ -321,6 +321,13 @@ def _parser(features: bool = True) -> argparse.ArgumentParser:
         "capex.system_price_usd=2900000, or to price per GPU instead "
         "capex.system_price_usd=none with capex.gpu_price_usd=35000",
     )
+    p.add_argument(
+        "--hold-debt",
+        action="store_true",
+        help="hold the loan sized for each scenario as written (before --set), instead of "
+        "sizing it again for the overrides: as `econ sweep --hold-debt` and an edited workbook "
+        "hold it",
+    )
     add_format(p)
     p.add_argument(
         "--out",
@@ -377,9 +384,8 @@ def _parser(features: bool = True) -> argparse.ArgumentParser:
 
 def _cmd_project(args) -> int:
     from econ.engine import project
-    from econ.scenario import load_scenario
 
-    scenarios = [load_scenario(commands.scenario_path(f), args.overrides) for f in args.files]
+    scenarios = [_scenario(f, args.overrides, args.hold_debt) for f in args.files]
     commands.check_distinct_names(args.files, scenarios)
     projection = project(scenarios)
     if args.out or args.format != "table":  # the writers load only for files, JSON and CSV
@@ -406,6 +412,27 @@ def _cmd_project(args) -> int:
     else:  # the files hold the warnings too; covenant breaches must not pass unseen
         commands.say_warnings(commands.warning_lines(shared.summary_records()))
     return EXIT_OK
+
+
+def _scenario(file: str, overrides: Sequence[str], hold_debt: bool):
+    """The scenario of `file` with its overrides; with `hold_debt`, holding the loan sized for
+    the scenario as written (`econ.analysis.committed.held_loan`, as `econ sweep --hold-debt`
+    holds its base case's), what is held said on stderr."""
+    from econ.scenario import load_scenario
+
+    path = commands.scenario_path(file)
+    scenario = load_scenario(path, overrides)
+    if not hold_debt:
+        return scenario
+    from econ.analysis.committed import held_loan, holding, loan_terms
+
+    base = load_scenario(path) if overrides else scenario
+    varied = loan_terms(item.split("=", 1)[0].strip() for item in overrides)
+    loan, held = held_loan(base, varied, who="the projection", whose="its")
+    commands.say_warnings([f"held loan: {held['note']}"])
+    if loan is None:
+        return scenario
+    return holding(scenario, loan, f"{scenario.name} holding {base.name}'s loan")
 
 
 def _cmd_validate(args) -> int:

@@ -3741,14 +3741,24 @@ class _Cache:
 
 AS_EXPORTED = "as exported: re-run econ after changing inputs"
 """How a figure that does not recalculate is marked (its note starts so; Notes' legend)."""
+REPRODUCED = "econ project SCENARIO --hold-debt --set PATH=VALUE"
+"""The command that gives what this workbook gives for an input changed here: SCENARIO is the
+Notes sheet's scenario_toml saved as a file, and --hold-debt holds a sized loan as exported, as
+the workbook does (without it, econ sizes the loan again for the new inputs)."""
+REPRODUCED_WHERE = (
+    "SCENARIO: the Notes sheet's scenario_toml saved as a file; --hold-debt keeps a sized loan "
+    "as exported, as this workbook does"
+)
 AT_EXPORT = (
     f"{AS_EXPORTED.capitalize()}. The engine's value at the exported inputs (grey, italic): it "
-    "does not recalculate when an input changes here; econ project gives it for other inputs."
+    f"does not recalculate when an input changes here; {REPRODUCED} gives it for other inputs "
+    f"({REPRODUCED_WHERE})."
 )
 """The note on cells written as the engine's values."""
 WARNINGS_AT_EXPORT = (
     f"{AS_EXPORTED.capitalize()}. The engine's warnings at the exported inputs (grey, italic): "
-    "they do not follow an input changed here; econ project gives them for other inputs."
+    f"they do not follow an input changed here; {REPRODUCED} gives them for other inputs "
+    f"({REPRODUCED_WHERE})."
 )
 _EXPORTED_FONT = Font(italic=True, color="595959")
 
@@ -4083,6 +4093,11 @@ def _assumption_column(k: int, column: str = "value") -> int:
     return 4 + len(PER_SCENARIO) * k + PER_SCENARIO.index(column)
 
 
+def _live_text(path: str) -> str:
+    """The `live` cell of a live input: yes, and the command that gives a change of it."""
+    return f"yes: {REPRODUCED.replace('PATH', path)} gives a change made here"
+
+
 def _write_assumptions(wb, ws, scenarios, resolved, names, cache: _Cache) -> None:
     n = len(resolved)
     header = ["input", "unit", "description"]
@@ -4131,7 +4146,7 @@ def _write_assumptions(wb, ws, scenarios, resolved, names, cache: _Cache) -> Non
                 checks.locked(cell, path, item.values[k], reason)
             _put_text(ws, r, j + 1, item.sources[k])
             _put_text(ws, r, j + 2, item.flags[k])
-            _put_text(ws, r, j + 3, "yes" if live else f"no: {reason}")
+            _put_text(ws, r, j + 3, _live_text(path) if live else f"no: {reason}")
             _define(wb, names[k], taken, path, k, n, f"Assumptions!${get_column_letter(j)}${r}")
         r += 1
 
@@ -4768,7 +4783,7 @@ def _write_notes(
             "",
             "blue",
             "live inputs (Assumptions, live = yes): change one and every formula (black) "
-            "recalculates as econ gives it (a sized loan held as exported); a figure in grey "
+            f"recalculates as {REPRODUCED} gives it ({REPRODUCED_WHERE}); a figure in grey "
             f"italic does not: {AS_EXPORTED}",
         ),
         ("legend", "", "black", "formulas: change a live input and they recalculate"),

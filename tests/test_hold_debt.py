@@ -15,6 +15,7 @@ from econ.analysis.sweeps import GridSweep, sweep
 from econ.analysis.validation import BatchInputError
 from econ.cli import main
 from econ.scenario import apply_overrides, scenario_to_dict, validate_dict
+from econ.scenario.io import dumps
 from tests.conftest import ROOT
 from tests.test_debt_sizing import covenant_dscr_low
 
@@ -359,3 +360,39 @@ def test_the_memo_says_when_the_base_case_itself_is_in_breach():
     above = price / stack.market.price_usd_per_mtok - 1
     assert above > 0
     assert f"{above:.1%} above the base case&#39;s 0.3261, which is in breach" in text
+
+
+def _project_json(capsys, *args: str) -> tuple[int, dict, str]:
+    code = main(["project", *args, "--format", "json"])
+    out, err = capsys.readouterr()
+    return code, (json.loads(out)["scenarios"][0]["summary"] if code == 0 else {}), err
+
+
+def test_project_hold_debt_is_the_sweeps_held_case(seed, capsys, tmp_path):
+    """`econ project --hold-debt --set` holds the loan sized for the scenario as written, as
+    `econ sweep --hold-debt` does (the same rows), where plain --set sizes it again."""
+    price = "market.price_usd_per_mtok"
+    rows = sweep(seed, grid={price: [0.25]}, hold_debt=True).rows.iloc[0]
+    code, held, err = _project_json(capsys, str(SEED), "--hold-debt", "--set", f"{price}=0.25")
+    assert code == 0
+    assert err.startswith("held loan: the projection holds deepseek-r1-gb200-nvl72's sized loan")
+    for key in ("debt_usd", "min_dscr", "npv_usd", "cost_of_debt_annual", "covenant_breach_months"):
+        assert held[key] == pytest.approx(rows[key], rel=1e-12), key
+    assert held["debt_usd"] == pytest.approx(project([seed]).metrics["debt_usd"][0], rel=1e-12)
+    _, sized, _ = _project_json(capsys, str(SEED), "--set", f"{price}=0.25")
+    assert sized["debt_usd"] < held["debt_usd"] and sized["min_dscr"] > held["min_dscr"]
+    # no loan sized: nothing held, and said
+    level = tmp_path / "level.toml"
+    level.write_text(dumps(load_scenario(SEED, LEVEL_50)), encoding="utf-8")
+    code, given, err = _project_json(capsys, str(level), "--hold-debt", "--set", f"{price}=0.25")
+    assert code == 0 and err.startswith("held loan: no loan to hold")
+    assert given == _project_json(capsys, str(level), "--set", f"{price}=0.25")[1]
+    code = main(["project", str(SEED), "--hold-debt", "--set", "financing.debt_share=0.5"])
+    assert code == 3 and "loan's own terms (financing.debt_share)" in capsys.readouterr().err
+
+
+LEVEL_50 = {
+    "financing.size_to_min_dscr": None,
+    "financing.max_ltv": None,
+    "financing.repayment": "level_payment",
+}

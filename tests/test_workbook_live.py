@@ -19,6 +19,7 @@ import math
 import shutil
 
 import numpy as np
+import pandas as pd
 import pytest
 from openpyxl import load_workbook
 
@@ -109,6 +110,7 @@ def books(tmp_path_factory):
     cases = dict(CASES) | {
         f"subset_{key}": (SEED, {}, {key: value}) for key, value in SUBSET.items()
     }
+    cases["named_command"] = (SEED, {}, {"market.price_usd_per_mtok": 0.25})
     return exported_changed_recalculated(folder, cases)
 
 
@@ -228,7 +230,7 @@ def test_a3_the_sale_share_and_the_in_service_month_are_live(books, case, path):
     scenario = econ.load_scenario(SEED, {**LEVEL_LOAN, **changes})
     assert compare_with_engine(changed, recalculated, [scenario]) > 2000
     book = load_workbook(written)
-    assert _input_cell(book, path, "live").value == "yes"
+    assert _input_cell(book, path, "live").value.startswith("yes: ")
     assert str(_input_cell(book, path).font.color.rgb).endswith("0000FF")
 
 
@@ -241,7 +243,7 @@ def test_a_ramped_fleets_depreciation_is_live_over_its_ramp(books):
     scenario = held(LLAMA, {}, CASES["ramp_longer"][2])
     assert compare_with_engine(changed, recalculated, [scenario]) > 2000
     book = load_workbook(written)
-    assert _input_cell(book, "fleet.deployment_ramp_months", "live").value == "yes"
+    assert _input_cell(book, "fleet.deployment_ramp_months", "live").value.startswith("yes: ")
     sheet = book["Monthly"]
     column = [c.value for c in sheet[1]].index("depreciation_usd") + 1
     assert sheet.cell(row=3, column=column).data_type == "f"  # month 1: a formula
@@ -297,7 +299,41 @@ def test_libreoffice_follows_one_live_input_per_section(books, path):
     one live input per section changed; every formula cell against the engine."""
     written, changed, recalculated = books[f"subset_{path}"]
     assert compare_with_engine(changed, recalculated, [held(SEED, {}, {path: SUBSET[path]})])
-    assert _input_cell(load_workbook(written), path, "live").value == "yes"
+    assert _input_cell(load_workbook(written), path, "live").value.startswith("yes: ")
+
+
+def test_an_edit_matches_the_command_the_workbook_names(books, tmp_path, capsys):
+    """The seed's loan is sized: at 0.25 USD/M tokens the workbook keeps the exported loan
+    (min DSCR -40.23), where `econ project --set` sizes another (1.30). The price's live cell
+    names the command that gives the edit, and the grey notes name it too: run as written (the
+    Notes sheet's scenario saved as SCENARIO), it gives every formula row LibreOffice shows."""
+    from econ.cli import main
+
+    written, _, recalculated = books["named_command"]
+    book = load_workbook(written)
+    live = _input_cell(book, "market.price_usd_per_mtok", "live").value
+    command = live.removeprefix("yes: ").removesuffix(" gives a change made here").split()
+    assert command == (
+        "econ project SCENARIO --hold-debt --set market.price_usd_per_mtok=VALUE".split()
+    )
+    notes = book["Notes"]
+    toml = next(r[3] for r in notes.iter_rows(values_only=True) if r[2] == "scenario_toml")
+    scenario = tmp_path / "scenario.toml"
+    scenario.write_text(toml, encoding="utf-8")
+    args = [str(scenario) if a == "SCENARIO" else a.replace("VALUE", "0.25") for a in command[1:]]
+    assert main([*args, "--format", "csv"]) == 0  # the flat summary: the Summary sheet's keys
+    engine = pd.read_csv(io.StringIO(capsys.readouterr().out), comment="#").iloc[0]
+    shown, cells = _summary(recalculated), summary_cells(book["Summary"])
+    compared = 0
+    for key, (cell,) in cells.items():
+        if cell.data_type != "f" or not isinstance(shown[key], int | float):
+            if cell.data_type != "f" and cell.comment is not None:
+                assert workbook.REPRODUCED in cell.comment.text, key
+            continue
+        assert shown[key] == pytest.approx(engine[key], rel=1e-9, abs=1e-6), key
+        compared += 1
+    assert compared > 40
+    assert engine["min_dscr"] == pytest.approx(-40.23, abs=0.005)
 
 
 # --- Property: every live input of every ready-made scenario --------------------------------------

@@ -153,11 +153,36 @@ def hold_job(job):
         (a sentence), and where a loan is held ``debt_usd``, ``repayment`` and,
         for a sculpted loan, ``schedule_months``.
     """
+    base = job.base
+    loan, held = held_loan(base, loan_terms(job.inputs(0, min(job.n, 1))))
+    if loan is None:
+        return job, held
+    return _with_base(job, holding(base, loan, f"{base.name} holding its loan")), held
+
+
+def holding(scenario, loan: Mapping, where: str):
+    """The scenario (validated) with the loan fields of `committed_loan` put in; BatchInputError
+    where it refuses them (`where` names the scenario in the message)."""
     from econ.analysis.validation import BatchInputError
     from econ.scenario import ScenarioError, scenario_to_dict, validate_dict
 
-    base = job.base
-    varied = loan_terms(job.inputs(0, min(job.n, 1)))
+    try:
+        return validate_dict(hold(scenario_to_dict(scenario), loan), file=where)
+    except ScenarioError as exc:
+        raise BatchInputError(f"holding the base case's loan: {exc}") from None
+
+
+def held_loan(
+    base, varied: Sequence[str], who: str = "every scenario", whose: str = "each scenario's"
+) -> tuple[dict | None, dict]:
+    """The fields that hold `base`'s sized loan (None where it sizes none) and a note of what
+    is held (`hold_job`'s ``held``), for cases that set the inputs `varied`; `who` and `whose`
+    name the cases in the note ("every scenario", "each scenario's").
+
+    Raises BatchInputError where `varied` holds the loan's own terms (`loan_terms`), or the
+    sized loan cannot be held (a sculpted loan not repaid within the horizon)."""
+    from econ.analysis.validation import BatchInputError
+
     if varied:
         raise BatchInputError(
             f"holding the base case's loan, a run cannot vary the loan's own terms "
@@ -172,31 +197,25 @@ def hold_job(job):
         else:
             given = f"debt_share ({financing.debt_share:.1%}) of its own capex"
         note = (
-            f"no loan to hold: {base.name} sizes no loan, and every scenario borrows its {given} "
+            f"no loan to hold: {base.name} sizes no loan, and {who} borrows its {given} "
             "as given, as it would without holding a loan"
         )
-        return job, {"note": note}
+        return None, {"note": note}
     summary, loan = sized_loan(base)
     if loan is None:
         raise BatchInputError(
             f"holding the base case's loan: {base.name}'s sculpted loan is not repaid within its "
             "horizon, so there are no closing balances to hold: leave out --hold-debt"
         )
-    data = hold(scenario_to_dict(base), loan)
-    try:
-        held_base = validate_dict(data, file=f"{base.name} holding its loan")
-    except ScenarioError as exc:
-        raise BatchInputError(f"holding the base case's loan: {exc}") from None
     debt = float(summary["debt_usd"])
     if financing.tranches:
         held = {"debt_usd": debt, "tranches": [t["name"] for t in loan["tranches"]]}
         held["note"] = (
-            f"every scenario holds {base.name}'s sized capital stack ({debt:,.0f} USD of debt): "
+            f"{who} holds {base.name}'s sized capital stack ({debt:,.0f} USD of debt): "
             "each debt tranche scaled as the sizing scaled it (a tranche given as a share of "
-            "capex keeps that share of each scenario's own capex); each scenario's DSCR is that "
-            "stack's cover"
+            f"capex keeps that share of {whose} own capex); {whose} DSCR is that stack's cover"
         )
-        return _with_base(job, held_base), held
+        return loan, held
     held = {"debt_usd": debt}
     if "balance_schedule" in loan:
         held["repayment"] = "balance_schedule"
@@ -209,10 +228,10 @@ def hold_job(job):
             "balance_schedule": "on its financing.balance_schedule",
         }[financing.repayment]
     held["note"] = (
-        f"every scenario holds {base.name}'s sized loan: {debt:,.0f} USD whatever its capex (at "
-        f"most its capex), {how}; each scenario's DSCR is that loan's cover"
+        f"{who} holds {base.name}'s sized loan: {debt:,.0f} USD whatever its capex (at "
+        f"most its capex), {how}; {whose} DSCR is that loan's cover"
     )
-    return _with_base(job, held_base), held
+    return loan, held
 
 
 BREACH_PRICE_SPAN = 4.0
@@ -307,6 +326,8 @@ __all__ = [
     "covenant_breach_price",
     "hold",
     "hold_job",
+    "held_loan",
+    "holding",
     "holds",
     "loan_terms",
     "sized_loan",
