@@ -4746,8 +4746,22 @@ def _write_charts(ws, sheets, layout: _Layout, projection: Projection, resolved)
 
 SCENARIO_TOML_ITEM = "scenario_toml"
 """Notes item holding each scenario's TOML, so `econ verify` can recompute the workbook."""
-MAX_CELL_CHARS = 32_767
+MAX_CELL_CHARS = TEXT_LIMIT
 """Most characters a spreadsheet cell holds (Excel's limit)."""
+
+
+def toml_pieces(text: str, limit: int = MAX_CELL_CHARS) -> list[str]:
+    """A scenario's TOML in pieces a cell holds (at most `limit` characters), each ending at a
+    line's end where one falls within the limit (a longer line is cut where the limit falls):
+    the Notes sheet's consecutive `scenario_toml` rows of one scenario, which `econ verify`
+    joins. A table of 700 prices has 48,648 characters; one cell held a note saying so, and
+    `econ verify` refused the workbook as holding malformed TOML."""
+    pieces = []
+    while len(text) > limit:
+        end = text.rfind("\n", 0, limit) + 1 or limit
+        pieces.append(text[:end])
+        text = text[end:]
+    return [*pieces, text]
 
 
 def _write_notes(
@@ -4766,10 +4780,8 @@ def _write_notes(
     for scenario in scenarios or ():
         from econ.scenario.io import dumps
 
-        text = dumps(scenario)
-        if len(text) > MAX_CELL_CHARS:
-            text = f"(the scenario's TOML has {len(text):,} characters, more than a cell holds)"
-        rows.append(("scenario", scenario.name, SCENARIO_TOML_ITEM, text))
+        for piece in toml_pieces(dumps(scenario)):
+            rows.append(("scenario", scenario.name, SCENARIO_TOML_ITEM, piece))
     for k, name in enumerate(projection.names):
         for warning in projection.warnings[k]:
             rows.append(("warning", str(name), "", warning))
@@ -5012,6 +5024,7 @@ __all__ = [
     "number_format",
     "provenance_flag",
     "read_summary",
+    "toml_pieces",
     "sheet_parts",
     "workbook_bytes",
     "written_workbook",

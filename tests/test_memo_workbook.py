@@ -1072,3 +1072,49 @@ def test_workbook_bytes_embeds_a_measured_curve(tmp_path, capsys):
             assert str(folder).encode() not in archive.read(name), name
     code, out = _verify(capsys, book)
     assert code == 0, out
+
+
+def test_a_scenario_longer_than_a_cell_is_embedded_in_pieces_and_verifies(tmp_path, capsys):
+    """A monthly token price table of 700 points makes a TOML longer than a cell holds (32,767
+    characters): the Notes sheet holds it in consecutive scenario_toml rows, each within the
+    limit and ending at a line's end, and `econ verify` joins them (it said the embedded
+    scenario was malformed TOML, and the sheet held a note in its place)."""
+    import tomllib
+
+    from econ.scenario import validate_dict
+    from econ.scenario.io import dumps
+    from econ.workbook import MAX_CELL_CHARS, toml_pieces
+
+    data = tomllib.loads(SEEDS[0].read_text(encoding="utf-8"))
+    data |= {"name": "long-table", "horizon_months": 120}
+    del data["market"]["price_usd_per_mtok"], data["market"]["price_decline_annual"]
+    data["market"]["price_table"] = [
+        {"month": m, "price_usd_per_mtok": 0.31 * 0.99**m} for m in range(700)
+    ]
+    text = dumps(validate_dict(data))
+    assert len(text) > MAX_CELL_CHARS
+    scenario, path = tmp_path / "long.toml", tmp_path / "long.xlsx"
+    scenario.write_text(text, encoding="utf-8")
+    assert main(["export", str(scenario), "--xlsx", str(path)]) == 0
+    notes = load_workbook(path)["Notes"]
+    pieces = [r[3] for r in notes.iter_rows(values_only=True) if r[2] == "scenario_toml"]
+    assert len(pieces) == 2 and "".join(pieces) == text
+    assert all(len(p) <= MAX_CELL_CHARS and p.endswith("\n") for p in pieces)
+    code, out = _verify(capsys, path)
+    assert code == 0 and " ok, " in out, out
+    # a line longer than the limit is cut where the limit falls
+    assert toml_pieces("ab\ncdefgh\ni", limit=4) == ["ab\n", "cdef", "gh\ni"]
+
+
+def test_a_long_name_edited_into_the_notes_is_quoted_short(book, tmp_path, capsys):
+    """A scenario's name is at most 200 characters; one of 40,000 edited into the Notes sheet
+    (its TOML and its scenario column) is refused in a message of a few hundred characters,
+    where it was quoted whole (37 KB)."""
+    edited = tmp_path / "long_name.xlsx"
+    long = b"x" * 40_000
+    seed = b"deepseek-r1-gb200-nvl72"
+    _rewrite(book, edited, lambda name, data: data.replace(seed, long))
+    code, out = _verify(capsys, edited)
+    assert code == 3 and "Traceback" not in out
+    assert "at most 200 characters" in out and "(40,000 characters)" in out
+    assert len(out) < 1_000, len(out)

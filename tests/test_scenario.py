@@ -65,6 +65,17 @@ def test_bad_values_name_field_value_and_expectation(path, value, expected):
     assert expected in message
 
 
+def test_a_name_is_at_most_200_characters_and_a_longer_one_is_quoted_short():
+    assert validate_dict({**BASE, "name": "n" * 200}).name == "n" * 200
+    with pytest.raises(ScenarioError) as info:
+        validate_dict({**BASE, "name": "n" * 33_001}, file="s.toml")
+    message = str(info.value)
+    assert message.endswith(
+        "(33,003 characters): 33,001 characters; expected at most 200 characters"
+    )
+    assert len(message) < 200
+
+
 @pytest.mark.parametrize("value", ["cheap", "310000", "1e3"])
 def test_a_number_written_as_text_is_refused_not_read(value):
     # pydantic would read "310000" as the number; in TOML a quoted value is text

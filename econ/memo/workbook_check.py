@@ -500,7 +500,10 @@ def verify_workbook(path: Path) -> Report:
     rows = list(zip(notes["section"], notes["scenario"], notes["item"], notes["text"], strict=True))
     prov = {item: text for section, _, item, text in rows if section == "provenance"}
     hashes = {name: text for s, name, item, text in rows if item == "scenario_sha256"}
-    tomls = [(name, text) for s, name, item, text in rows if item == SCENARIO_TOML_ITEM]
+    tomls: dict[str, str] = {}  # a long TOML is in consecutive rows (econ.workbook.toml_pieces)
+    for _, name, item, text in rows:
+        if item == SCENARIO_TOML_ITEM:
+            tomls[name] = tomls.get(name, "") + str(text)
     if "econ_version" not in prov:
         raise NotAMemoError(f"{path}: no econ stamp in the Notes sheet; expected an econ workbook")
     if not tomls:
@@ -517,20 +520,21 @@ def verify_workbook(path: Path) -> Report:
         if stamped != version:
             out.append(f"catalogs.{name}: stamped {stamped or 'none'}, now {version}")
     scenarios = []
-    for name, text in tomls:
+    for name, text in tomls.items():
+        shown = clipped(name)  # (a name edited in the sheet may be any length)
         try:
-            scenario = loads(str(text), file=f"{path} (scenario {name})")
+            scenario = loads(text, file=f"{path} (scenario {shown})")
             refuse_files(scenario_to_dict(scenario), str(path))
         except ScenarioError as exc:
             raise InputError(
-                f"{path}: the embedded scenario {name} no longer validates with econ "
+                f"{path}: the embedded scenario {shown} no longer validates with econ "
                 f"{__version__}: {exc}"
             ) from None
         report.checked += 1
         sha = scenario_sha256(scenario)
         if sha != str(hashes.get(name, "")):
             out.append(
-                f"{name}.scenario_sha256: stamped {hashes.get(name) or 'none'}, the embedded "
+                f"{shown}.scenario_sha256: stamped {hashes.get(name) or 'none'}, the embedded "
                 f"scenario hashes to {sha} (the scenario was changed)"
             )
         scenarios.append(scenario)
@@ -563,7 +567,9 @@ def _check_stamp_forms(path: Path, prov: dict, hashes: dict) -> None:
     memo's): NotAMemoError naming the Notes row and what was expected otherwise."""
     for key, form, expected in STAMP_TEXT_FORMS:
         if key == "scenario_sha256":
-            values = [(f"scenario_sha256 of {name}", text) for name, text in hashes.items()]
+            values = [
+                (f"scenario_sha256 of {clipped(name)}", text) for name, text in hashes.items()
+            ]
         else:
             values = [(key, prov.get(key, ""))]
         for where, value in values:

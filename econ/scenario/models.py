@@ -444,11 +444,20 @@ REQUIRED_SECTIONS = ("fleet", "throughput", "capex", "market")
 defaults that describe no real fleet."""
 
 
+NAME_MAX_CHARS = 200
+"""Most characters of a scenario's name: it heads tables, sheets and messages (a name of 33,000
+characters was cut in the workbook's cells and quoted whole in `econ verify`'s message); the
+scenario library's name column holds as many (econ.library.tables.NAME_LENGTH)."""
+
+
 class Scenario(Section):
     MULTILINE = frozenset({"description"})
     schema_version: int = Field(SCHEMA_VERSION, ge=1, le=SCHEMA_VERSION, description="File format")
     name: str = Field(
-        "scenario", min_length=1, description=f"Short name shown in outputs ({PRINTABLE})"
+        "scenario",
+        min_length=1,
+        max_length=NAME_MAX_CHARS,
+        description=f"Short name shown in outputs ({PRINTABLE})",
     )
     description: str = Field("", description="What the scenario represents")
     start_date: dt.date = Field(
