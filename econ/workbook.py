@@ -73,7 +73,7 @@ from openpyxl.utils import column_index_from_string, get_column_letter
 from openpyxl.workbook.defined_name import DefinedName
 from pydantic import BaseModel
 
-from econ import capital, excel, tax, units
+from econ import capital, density, excel, tax, units
 from econ.arrays import snap_to_zero
 from econ.embedding import embedded, embedded_stamp
 from econ.engine import (
@@ -649,6 +649,33 @@ class _Aggregate(Expr):
         if self.function == "MIN":
             return float(finite.min()) if finite.size else 0.0
         raise ValueError(self.function)
+
+
+class _RackPositions(Expr):
+    """Rack positions summed over a block: each month's GPUs in service over the GPUs per rack,
+    rounded up, as econ.density.racks_in_service (-INT(tol - x) is ceil(x - tol) for any x)."""
+
+    TOLERANCE = 1e-9
+
+    def __init__(self, column: str, per_rack: Expr):
+        self.column, self.per_rack = column, per_rack
+
+    def children(self):
+        return (self.per_rack,)
+
+    def refs(self):
+        return {("Monthly", self.column)} | self.per_rack.refs()
+
+    def render(self, ctx):
+        return (
+            f"SUMPRODUCT(-INT({_number_text(self.TOLERANCE)}-{ctx.range('Monthly', self.column)}"
+            f"/{self.per_rack.render(ctx)}))"
+        )
+
+    def evaluate(self, env):
+        values = np.nan_to_num(np.asarray(env.column("Monthly", self.column), dtype=float))
+        per_rack = self.per_rack.evaluate(env)
+        return float(np.sum(-np.floor(self.TOLERANCE - values / per_rack)))
 
 
 class _Remaining(Expr):
@@ -2528,6 +2555,7 @@ def _summary_specs(projection: Projection, k: int, scenario: Scenario) -> list[S
             _metric("min_dscr"),
         ),
         SummarySpec("gpu_count", Name("fleet.gpu_count"), _metric("gpu_count")),
+        *_density_specs(),
         *_derived_summary_specs(scenario, equity_share),
         SummarySpec(
             "discount_rate_annual",
@@ -2538,6 +2566,55 @@ def _summary_specs(projection: Projection, k: int, scenario: Scenario) -> list[S
 
 
 _COMPONENT_NAMES = ("depreciation", "financing", "power", "facility", "opex")
+
+
+NO_SERVICE = "n/a: no GPU is in service"
+
+
+def _density_specs() -> list[SummarySpec]:
+    """The density rows (econ.density.density_metrics) and the rack count, as ratios of the live
+    totals over the capacity in service summed over the months (GPUs in service times the
+    full-load IT kW per GPU; rack positions, `_RackPositions`), so that they follow an input
+    changed here; each is checked against the engine like the rest (a fleet of vintages keeps
+    the engine's values)."""
+    gpus, per_rack = Name("fleet.gpu_count"), Name("fleet.gpus_per_rack")
+    kw_per_gpu, pue = Name("calc.it_kw_per_gpu"), Name("power.pue")
+    months = Name("const.months_per_year")
+    tokens, revenue = Cell("Summary", "tokens_total"), Cell("Summary", "revenue_usd_total")
+    gpu_months = _Aggregate("SUM", "gpus_in_service")
+    mw_years = gpu_months * kw_per_gpu / months / units.KW_PER_MW
+    rack_years = _RackPositions("gpus_in_service", per_rack) / months
+    mw_seconds = mw_years * months * Name("const.seconds_per_month")
+    it_joules = (
+        _Aggregate("SUM", "it_drawn_kw") * Name("const.hours_per_month") * density.JOULES_PER_KWH
+    )
+    m2_per_rack = Name("facility.m2_per_rack")
+
+    def in_service(value: Expr) -> Expr:
+        return _Guard(le(gpu_months, 0), NO_SERVICE, value)
+
+    def per_token(value: Expr) -> Expr:
+        return _Guard(le(tokens, 0), NO_TOKENS, value)
+
+    rows = {
+        "rack_count": gpus / per_rack,
+        "tokens_per_s_per_mw": Name("throughput.tokens_per_s_per_gpu")
+        * units.KW_PER_MW
+        / kw_per_gpu,
+        "tokens_per_s_per_mw_it": in_service(tokens / mw_seconds),
+        "tokens_per_s_per_mw_utility": in_service(tokens / (mw_seconds * pue)),
+        "revenue_usd_per_mw_year": in_service(revenue / mw_years),
+        "revenue_usd_per_mw_year_utility": in_service(revenue / (mw_years * pue)),
+        "revenue_usd_per_rack_year": in_service(revenue / rack_years),
+        "revenue_usd_per_m2_year": _Guard(
+            ISBLANK(m2_per_rack),
+            "n/a: facility.m2_per_rack is not given",
+            in_service(revenue / (rack_years * m2_per_rack)),
+        ),
+        "joules_per_token_it": per_token(it_joules / tokens),
+        "joules_per_token_utility": per_token(it_joules * pue / tokens),
+    }
+    return [SummarySpec(key, formula, _metric(key)) for key, formula in rows.items()]
 
 
 def _derived_summary_specs(scenario: Scenario, equity_share: Expr) -> list[SummarySpec]:
@@ -2620,7 +2697,31 @@ def _derived_summary_specs(scenario: Scenario, equity_share: Expr) -> list[Summa
             ),
             SummarySpec("debt_usd_total", debt, _metric("debt_usd_total")),
         ]
+    else:
+        rate = _equity_rate_monthly(scenario)
+        if rate is not None:
+            specs.append(
+                SummarySpec(
+                    "npv_equity_usd", _Npv("cash_flow_equity_usd", rate), _metric("npv_equity_usd")
+                )
+            )
     return specs
+
+
+def _equity_rate_monthly(scenario: Scenario) -> Expr | None:
+    """A capital stack's cost of equity, monthly, as econ.capital takes it: the required return
+    the equity tranches state (weighted by what each issues), else the discount rate; None where
+    they state several returns, whose weights the formulas do not model."""
+    returns = {
+        tranche.required_return_annual
+        for tranche in _attr(scenario, "financing.tranches", ())
+        if tranche.type == "equity" and tranche.required_return_annual is not None
+    }
+    if not returns:
+        return Name("calc.discount_rate_monthly")
+    if len(returns) > 1:
+        return None
+    return (1 + Num(returns.pop())) ** (1 / Name("const.months_per_year")) - 1
 
 
 _TESTED = _Aggregate("COUNT", "dscr_test", sheet="Debt")

@@ -111,6 +111,8 @@ def books(tmp_path_factory):
         f"subset_{key}": (SEED, {}, {key: value}) for key, value in SUBSET.items()
     }
     cases["named_command"] = (SEED, {}, {"market.price_usd_per_mtok": 0.25})
+    cases["two_racks"] = (SEED, {}, {"fleet.gpu_count": 144})
+    cases["stack_price"] = (STACK, {}, {"market.price_usd_per_mtok": 0.4})
     return exported_changed_recalculated(folder, cases)
 
 
@@ -334,6 +336,51 @@ def test_an_edit_matches_the_command_the_workbook_names(books, tmp_path, capsys)
         compared += 1
     assert compared > 40
     assert engine["min_dscr"] == pytest.approx(-40.23, abs=0.005)
+
+
+DENSITY_ROWS = (
+    "rack_count",
+    "tokens_per_s_per_mw",
+    "tokens_per_s_per_mw_it",
+    "tokens_per_s_per_mw_utility",
+    "revenue_usd_per_mw_year",
+    "revenue_usd_per_mw_year_utility",
+    "revenue_usd_per_rack_year",
+    "revenue_usd_per_m2_year",
+    "joules_per_token_it",
+    "joules_per_token_utility",
+)
+
+
+def test_the_density_rows_and_the_rack_count_follow_the_fleet(books):
+    """Revenue per MW-, rack- and m2-year, tokens per second per MW, joules per token and the
+    rack count are formulas over the live rows: 144 GPUs of 72 a rack are 2 racks, and each row
+    is econ's (they stayed the exported values: rack_count 1)."""
+    written, _, recalculated = books["two_racks"]
+    cells = summary_cells(load_workbook(written)["Summary"])
+    shown = _summary(recalculated)
+    engine = econ.project(held(SEED, {}, {"fleet.gpu_count": 144})).metrics
+    assert shown["rack_count"] == 2
+    for key in DENSITY_ROWS:
+        assert cells[key][0].data_type == "f", key
+        assert shown[key] == pytest.approx(engine[key][0], rel=1e-9), key
+    assert shown["revenue_usd_per_rack_year"] == pytest.approx(
+        shown["revenue_usd_total"] / (2 * 72 / 12), rel=1e-12
+    )
+
+
+def test_a_capital_stacks_equity_npv_follows_an_edit_at_the_cost_of_equity(books):
+    """The capital stack's equity NPV is a formula: the equity cash flow discounted monthly at
+    the equity tranche's required return (15% a year), as econ discounts it; at 0.4 USD/M
+    tokens it is econ's (it stayed the exported value beside a live equity IRR)."""
+    written, _, recalculated = books["stack_price"]
+    cell = summary_cells(load_workbook(written)["Summary"])["npv_equity_usd"][0]
+    assert cell.data_type == "f" and "(1+0.15)^(1/const_months_per_year)-1" in cell.value
+    projection = econ.project(held(STACK, {}, {"market.price_usd_per_mtok": 0.4}))
+    flows = projection.lines["cash_flow_equity_usd"][0]
+    by_hand = np.sum(flows / 1.15 ** (np.arange(flows.size) / 12))
+    assert projection.metrics["npv_equity_usd"][0] == pytest.approx(by_hand, rel=1e-12)
+    assert _summary(recalculated)["npv_equity_usd"] == pytest.approx(by_hand, rel=1e-9)
 
 
 # --- Property: every live input of every ready-made scenario --------------------------------------
