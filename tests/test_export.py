@@ -373,3 +373,24 @@ def test_cli_export_errors(tmp_path: Path, monkeypatch, capsys):
     err = capsys.readouterr().err
     assert "the disk is full" in err and "Traceback" not in err
     assert _leftovers(tmp_path) == []
+
+
+def test_cli_export_takes_out_with_the_format_by_its_suffix(tmp_path: Path, capsys):
+    """`econ export --out x.xlsx` was "unrecognized arguments" where `econ project --out x.xlsx`
+    writes the workbook: --out chooses the format by the suffix (econ.export.output_kind), as the
+    option of that format does."""
+    by_out, by_option = tmp_path / "out.xlsx", tmp_path / "option.xlsx"
+    assert main(["export", str(SEED), "--out", str(by_out)]) == 0
+    assert main(["export", str(SEED), "--xlsx", str(by_option)]) == 0
+    from openpyxl import load_workbook
+
+    assert load_workbook(by_out).sheetnames == load_workbook(by_option).sheetnames
+    csv_and_json = ["--out", str(tmp_path / "a.csv"), "--json", str(tmp_path / "a.json")]
+    assert main(["export", str(SEED), *csv_and_json]) == 0
+    assert sorted(p.name for p in tmp_path.glob("a.*")) == ["a.csv", "a.json", "a.summary.csv"]
+    capsys.readouterr()
+    assert main(["export", str(SEED), "--out", str(tmp_path / "b.xlsx"), "--xlsx", "c.xlsx"]) == 2
+    assert "both ask for the xlsx output" in capsys.readouterr().err
+    assert main(["export", str(SEED), "--out", str(tmp_path / "b.txt")]) == 3
+    err = capsys.readouterr().err
+    assert "unknown output format '.txt'" in err and "Traceback" not in err

@@ -7,6 +7,7 @@ provenance stamps. No formulas live here.
     econ export models/scenarios/deepseek-r1-gb200-nvl72.toml --xlsx seed.xlsx
     econ export deepseek-r1-gb200-nvl72 --xlsx seed.xlsx --csv seed.csv --json seed.json --force
     econ export SCENARIO --set market.price_usd_per_mtok=0.5 --parquet out.parquet
+    econ export SCENARIO --out seed.xlsx      (the format by the suffix, as `econ project --out`)
 
 A bare name that is not a file is looked up among the ready-made scenarios (models/scenarios).
 Exit codes: 0 written, 2 no output asked for, 3 invalid scenario or an output that cannot be
@@ -57,6 +58,12 @@ def register(subparsers) -> None:
     )
     p.add_argument("--json", metavar="PATH", help="summary metrics as JSON")
     p.add_argument(
+        "--out",
+        metavar="PATH",
+        help="as `econ project --out`: the format chosen by the suffix (.xlsx, .csv, .parquet, "
+        ".json), as the option of that format",
+    )
+    p.add_argument(
         "--force",
         action="store_true",
         help="overwrite existing output files, and remove the tranche files an earlier output "
@@ -76,13 +83,24 @@ def _beside(what: str, suffix: str) -> str:
 
 def run(args) -> int:
     from econ.engine import project
-    from econ.export import write_outputs
+    from econ.export import output_kind, write_outputs
     from econ.scenario import load_scenario
 
     targets = {kind: getattr(args, kind) for kind in FORMAT_OPTIONS if getattr(args, kind)}
+    if args.out:
+        kind = output_kind(args.out)  # (ExportError, exit 3, for an unknown suffix)
+        if kind in targets:
+            print(
+                f"error: --out {args.out} and --{kind} {targets[kind]} both ask for the {kind} "
+                "output; expected one path per format",
+                file=sys.stderr,
+            )
+            return EXIT_USAGE
+        targets[kind] = args.out
     if not targets:
         print(
-            "error: nothing to write; give at least one of --xlsx, --csv, --parquet, --json",
+            "error: nothing to write; give at least one of --xlsx, --csv, --parquet, --json "
+            "(or --out PATH, the format by its suffix)",
             file=sys.stderr,
         )
         return EXIT_USAGE
