@@ -20,7 +20,9 @@ that is not a number, a PDF or workbook that cannot be read) is NotAMemoError: e
 file and what was expected; a memo in the right form whose figures or text differ is exit 1.
 So is a file larger than econ writes (MAX_MEMO_BYTES; a workbook: econ.memo.workbook_check), or
 a stamp with more cases or tornado inputs than `econ memo` writes: each is projected again, and
-the file is refused before that work.
+the file is refused before that work; and a PDF whose pages cost more to walk than any memo
+econ prints (`_Budget`: forms drawing forms, content streams decoding to many MB), read after
+its stamp.
 """
 
 from __future__ import annotations
@@ -677,6 +679,9 @@ def verify_pdf(path: Path) -> Report:
     pypdf_log = logging.getLogger("pypdf")  # (its modules' loggers take its level)
     level = pypdf_log.level
     pypdf_log.setLevel(logging.CRITICAL + 1)
+    damaged = (
+        f"{path}: not a readable PDF: damaged or not a PDF; expected a memo written by `econ memo`"
+    )
     try:
         reader = PdfReader(io.BytesIO(data))
         attachments = reader.attachments
@@ -687,16 +692,24 @@ def verify_pdf(path: Path) -> Report:
         text = info
         if render.STAMP_FILE in attachments:
             text = attachments[render.STAMP_FILE][0].decode("utf-8")
-        pages = "\n".join(page.extract_text() or "" for page in reader.pages)
-        additions = _page_additions(reader)
     except Exception:  # pypdf raises many types (and its limits') for a damaged file
+        pypdf_log.setLevel(level)
+        raise NotAMemoError(damaged) from None
+    try:  # (a file without econ's stamp is refused before its pages are read)
+        stamp = _load_stamp(text, str(path))
+        additions = _page_additions(reader)  # (bounded: before pypdf's text walks the pages)
+        pages = "\n".join(page.extract_text() or "" for page in reader.pages)
+    except NotAMemoError:
+        raise
+    except _TooMuch as exc:
         raise NotAMemoError(
-            f"{path}: not a readable PDF: damaged or not a PDF; expected a memo written by "
-            "`econ memo`"
+            f"{path}: its pages hold {exc}; a memo econ prints holds far less: expected a memo "
+            "written by `econ memo`"
         ) from None
+    except Exception:
+        raise NotAMemoError(damaged) from None
     finally:
         pypdf_log.setLevel(level)
-    stamp = _load_stamp(text, str(path))
     report = Report(str(path), "memo (PDF)")
     if info is not None and info != text:
         report.differences.append(
@@ -737,10 +750,13 @@ def _page_additions(reader) -> list[str]:
     picture of a figure pasted over it; the memo's charts are vectors, forms without images),
     a shape, image or shading painted over text already drawn (a white box over a figure:
     `_Cover`), text drawn invisible. The page text compared does not see them."""
+    budget = _Budget()
     out = []
     for n, page in enumerate(reader.pages, start=1):
-        cover = _Cover()
-        cover.walk(page.get_contents(), page.get("/Resources"), _IDENTITY, MAX_FORM_DEPTH)
+        cover = _Cover(budget, _numbers(page.mediabox, 4) or _NOWHERE)
+        content = budget.decoded(page.get_contents)
+        operations = [] if content is None else budget.operations(content, ("page", n))
+        cover.walk(operations, page.get("/Resources"), _IDENTITY, MAX_FORM_DEPTH)
         if cover.covered:
             runs = "a run" if cover.covered == 1 else f"{cover.covered:,} runs"
             what, (x0, y0, x1, y1) = cover.first
@@ -750,13 +766,22 @@ def _page_additions(reader) -> list[str]:
                 "corner): the text compared is there, out of a reader's sight; a memo econ "
                 "prints paints nothing over its text"
             )
-        if cover.invisible:
-            runs = "a run" if cover.invisible == 1 else f"{cover.invisible:,} runs"
-            out.append(
-                f"page {n}: {runs} of text drawn invisible (text render mode 3 or 7: neither "
-                "filled nor stroked): a reader does not see the text compared; a memo econ "
-                "prints draws all its text"
-            )
+        hidden = (
+            (
+                cover.invisible,
+                "drawn invisible (text render mode 3 or 7: neither filled nor stroked)",
+            ),
+            (cover.off_page, "drawn outside the page (its media box)"),
+            (cover.clipped, "drawn outside the clipping path"),
+            (cover.tiny, f"drawn smaller than {MIN_TEXT_PT:g} pt"),
+        )
+        for count, how in hidden:
+            if count:
+                runs = "a run" if count == 1 else f"{count:,} runs"
+                out.append(
+                    f"page {n}: {runs} of text {how}: a reader does not see the text "
+                    "compared; a memo econ prints draws all its text where it can be read"
+                )
         annotations = _resolved(page.get("/Annots")) or []
         if annotations:
             kinds = sorted({str(_resolved(a).get("/Subtype", "?")) for a in annotations})
@@ -845,6 +870,110 @@ def _within(box, clip) -> tuple[float, float, float, float]:
     return (max(box[0], clip[0]), max(box[1], clip[1]), min(box[2], clip[2]), min(box[3], clip[3]))
 
 
+# The limits of walking a PDF memo's pages (`_Budget`): past one the file is refused, not a memo
+# econ writes. The memos of the ready-made scenarios (4 to 6 pages, measured when these were
+# set) decode to at most 0.7 MB of content holding 127,000 operators and operands, draw 1 form,
+# walk 46,000 operators and 17,600 runs of text, and test 1,800 points against what is painted:
+# each limit is several times that.
+MAX_CONTENT_BYTES = 4 * 2**20
+"""Bytes the content streams of a PDF memo's pages and forms decode to, all together (a stream
+of 1 MB of spaces compresses to 1 kB)."""
+MAX_CONTENT_TOKENS = 500_000
+"""Operators and operands parsed from those streams, all together (pypdf's
+stream_parsing_work_maximum_count, given what is left of it for each stream)."""
+MAX_FORMS_DRAWN = 1_000
+"""Forms drawn in a document, counting a form each time it is drawn (also from within another
+form)."""
+MAX_OPERATORS = 400_000
+"""Operators walked in a document, counting a form's each time it is drawn."""
+MAX_TEXT_RUNS = 100_000
+"""Runs of text shown in a document."""
+MAX_PAINT_CHECKS = 2_000_000
+"""Points of text tested against what is painted after them (`_Cover._paint`), all together,
+counting each square of GRID_PT looked in as one."""
+GRID_PT = 16.0
+"""Side, in points of the page, of the squares the points of text are filed under: a painting
+is tested against the points in the squares it touches, not against all."""
+_BUDGET = {
+    "content_bytes": ("MAX_CONTENT_BYTES", "bytes of content streams decoded"),
+    "tokens": ("MAX_CONTENT_TOKENS", "operators and operands in content streams"),
+    "forms": ("MAX_FORMS_DRAWN", "forms drawn"),
+    "operators": ("MAX_OPERATORS", "drawing operators"),
+    "runs": ("MAX_TEXT_RUNS", "runs of text"),
+    "checks": ("MAX_PAINT_CHECKS", "points of text tested against what is painted over them"),
+}
+
+
+class _TooMuch(Exception):
+    """A document's pages cost more to walk than any memo econ prints (_Budget)."""
+
+
+@dataclass
+class _Budget:
+    """What walking a document's pages has cost so far, and the forms' operators, each form
+    parsed once (by object number). Past a limit (_BUDGET): _TooMuch, saying which. Forms drawn
+    within forms multiply (a form drawing the next 4 times, 8 levels deep, is drawn 4^8 times;
+    its PDF is 2 kB), and so does testing each painting against every run of text before it:
+    Chromium prints a memo with few forms, one level deep, and a few thousand runs."""
+
+    content_bytes: int = 0
+    tokens: int = 0
+    forms: int = 0
+    operators: int = 0
+    runs: int = 0
+    checks: int = 0
+    parsed: dict = field(default_factory=dict)
+
+    def spend(self, what: str, amount: int = 1) -> None:
+        spent = getattr(self, what) + amount
+        setattr(self, what, spent)
+        name, text = _BUDGET[what]
+        limit = globals()[name]
+        if spent > limit:
+            raise _TooMuch(f"more than {limit:,} {text} (econ.memo.verify.{name})")
+
+    def decoded(self, decode):
+        """decode(), a stream decoded by pypdf, its output held to what is left of
+        MAX_CONTENT_BYTES (pypdf's own limit is 75 MB a stream)."""
+        from pypdf import apply_configuration
+        from pypdf.errors import LimitReachedError
+
+        left = max(1, MAX_CONTENT_BYTES - self.content_bytes)
+        try:
+            with apply_configuration(zlib_maximum_output_length=left):
+                return decode()
+        except LimitReachedError:
+            self.spend("content_bytes", left + 1)
+            raise
+
+    def operations(self, stream, reference) -> list:
+        """A content stream's operators (a page's, or a form's by `reference`), decoded and
+        parsed once for the document."""
+        if reference not in self.parsed:
+            from pypdf import apply_configuration
+            from pypdf.errors import LimitReachedError
+            from pypdf.generic import ContentStream
+
+            content = stream
+            if not isinstance(stream, ContentStream):
+                content = self.decoded(lambda: ContentStream(stream, None))
+            self.spend("content_bytes", len(content.get_data()))
+            left = max(0, MAX_CONTENT_TOKENS - self.tokens)
+            try:
+                with apply_configuration(stream_parsing_work_maximum_count=left):
+                    operations = content.operations
+            except LimitReachedError:
+                self.spend("tokens", left + 1)
+            self.spend("tokens", sum(len(args) + 1 for args, _ in operations))
+            self.parsed[reference] = operations
+        return self.parsed[reference]
+
+
+MIN_TEXT_PT = 2.0
+"""Smallest height and width, in points of the page, of a run's font size (through its text and
+current matrices) a reader can see; the smallest a memo prints is 4.5 pt (a table of 12 cases)."""
+
+
 class _Cover:
     """A page's content (and the forms it draws) walked in the order it is painted: where each
     run of text stands (TEXT_POINTS on the page), and whether anything painted after it (a
@@ -852,50 +981,92 @@ class _Cover:
     one of its points. Chromium paints each element's background before its text and nothing
     over it (no memo of a ready-made scenario does: tests/test_memo.py); a box painted over a
     figure hides it from a reader while its text stays in the page text compared. A bounding
-    box overstates a curve's or a slanted shape's area, never understates it."""
+    box overstates a curve's or a slanted shape's area, never understates it. Also counted, runs
+    a reader cannot see for where or how they are drawn: invisible (render mode 3 or 7), with no
+    point on the page (`page_box`) or in the clip (its bounding box), or smaller than
+    MIN_TEXT_PT. Not seen: text in the colour of what lies under it, a glyph drawn as another
+    (a font's own), text under a shape drawn before it in a colour of its own."""
 
-    def __init__(self):
-        self.points: list[tuple[float, float, int]] = []  # x, y on the page; the run's number
+    def __init__(self, budget: _Budget, page_box=_NOWHERE):
+        self.budget = budget
+        self.page_box = page_box
         self.runs = 0
         self.covered = 0  # runs with a point under something painted after them
         self.first: tuple[str, tuple] | None = None  # what covered the first run, its box
         self.invisible = 0  # runs drawn in an invisible render mode
+        self.off_page = 0  # runs drawn outside the page
+        self.clipped = 0  # runs drawn outside the clip
+        self.tiny = 0  # runs drawn too small to read
         self._hit: set[int] = set()
-        self._array = None  # the points as an array, those up to the last painting
+        self._cells: dict[tuple[int, int], list] = {}  # square -> [(x, y, run)], not yet hit
+        self._extent = (math.inf, math.inf, -math.inf, -math.inf)  # of the points filed
+
+    def _show(self, glyphs, mode: int, clip) -> None:
+        """A run of text drawn through `glyphs` (its font size, text and current matrices)."""
+        self.budget.spend("runs")
+        self.runs += 1
+        points = [_at(glyphs, x, y) for x, y in TEXT_POINTS]
+        if mode in _INVISIBLE_MODES:
+            self.invisible += 1
+        elif not any(_inside(p, self.page_box) for p in points):
+            self.off_page += 1
+        elif not any(_inside(p, clip) for p in points):  # (Chromium clips a glyph at an edge)
+            self.clipped += 1
+        elif min(math.hypot(glyphs[0], glyphs[1]), math.hypot(glyphs[2], glyphs[3])) < (
+            MIN_TEXT_PT
+        ):
+            self.tiny += 1
+        for x, y in points:
+            if math.isfinite(x) and math.isfinite(y):
+                key = (math.floor(x / GRID_PT), math.floor(y / GRID_PT))
+                self._cells.setdefault(key, []).append((x, y, self.runs))
+                e = self._extent
+                self._extent = (min(e[0], x), min(e[1], y), max(e[2], x), max(e[3], y))
 
     def _paint(self, what: str, box) -> None:
-        if not self.points or box[0] > box[2] or box[1] > box[3]:
+        x0, y0, x1, y1 = _within(box, self._extent)
+        if x0 > x1 or y0 > y1:  # (nothing filed, or nothing filed there)
             return
-        import numpy as np
-
-        known = 0 if self._array is None else len(self._array)
-        if known < len(self.points):  # (only the points added since: a page paints hundreds)
-            added = np.asarray(self.points[known:], dtype=float)
-            self._array = added if self._array is None else np.concatenate([self._array, added])
-        points = self._array
-        inside = (
-            (points[:, 0] >= box[0])
-            & (points[:, 0] <= box[2])
-            & (points[:, 1] >= box[1])
-            & (points[:, 1] <= box[3])
-        )
-        runs = set(points[inside, 2].astype(int).tolist()) - self._hit
+        i0, i1 = math.floor(x0 / GRID_PT), math.floor(x1 / GRID_PT)
+        j0, j1 = math.floor(y0 / GRID_PT), math.floor(y1 / GRID_PT)
+        cells = self._cells
+        if (i1 - i0 + 1) * (j1 - j0 + 1) <= len(cells):
+            self.budget.spend("checks", (i1 - i0 + 1) * (j1 - j0 + 1))
+            keys = [(i, j) for i in range(i0, i1 + 1) for j in range(j0, j1 + 1)]
+            keys = [key for key in keys if key in cells]
+        else:
+            self.budget.spend("checks", len(cells))
+            keys = [key for key in cells if i0 <= key[0] <= i1 and j0 <= key[1] <= j1]
+        runs = set()
+        for key in keys:  # (a point covered once is taken out: its run is counted)
+            points = cells[key]
+            self.budget.spend("checks", len(points))
+            kept = [p for p in points if not (x0 <= p[0] <= x1 and y0 <= p[1] <= y1)]
+            if len(kept) < len(points):
+                runs.update(p[2] for p in points if x0 <= p[0] <= x1 and y0 <= p[1] <= y1)
+                if kept:
+                    cells[key] = kept
+                else:
+                    del cells[key]
+        runs -= self._hit
         if runs:
             self._hit |= runs
             self.covered += len(runs)
             if self.first is None:
                 self.first = (what, box)
 
-    def walk(self, content, resources, ctm, depth: int, seen: frozenset = frozenset()) -> None:
-        """Walk a content stream painted through `ctm`, forms within it `depth` levels deep
-        (`seen`: the forms being walked, by object number: a form drawing itself is not)."""
+    def walk(self, operations, resources, ctm, depth: int, seen: frozenset = frozenset()) -> None:
+        """Walk a content stream's operators painted through `ctm`, forms within it `depth`
+        levels deep (`seen`: the forms being walked, by object number: a form drawing itself is
+        not)."""
+        self.budget.spend("operators", len(operations))
         stack = []
         width, clip, mode = 1.0, _NOWHERE, 0
         text = line = _IDENTITY
         size = leading = 0.0
         path: list[tuple[float, float]] = []
         clipping = False
-        for args, op in content.operations if content is not None else ():
+        for args, op in operations:
             if op == b"q":
                 stack.append((ctm, width, clip, mode))
             elif op == b"Q":
@@ -920,10 +1091,7 @@ class _Cover:
             elif op in (b"T*", b"'", b'"'):
                 text = line = _times((1.0, 0.0, 0.0, 1.0, 0.0, -leading), line)
             if op in _SHOWS:
-                self.runs += 1
-                self.invisible += mode in _INVISIBLE_MODES
-                glyphs = _times(_times((size, 0.0, 0.0, size, 0.0, 0.0), text), ctm)
-                self.points.extend((*_at(glyphs, x, y), self.runs) for x, y in TEXT_POINTS)
+                self._show(_times(_times((size, 0.0, 0.0, size, 0.0, 0.0), text), ctm), mode, clip)
             elif op in (b"m", b"l") and (v := _numbers(args, 2)):
                 path.append(_at(ctm, *v))
             elif op in (b"c", b"v", b"y") and (v := _numbers(args, 6 if op == b"c" else 4)):
@@ -966,16 +1134,19 @@ class _Cover:
         reference = (item.idnum, item.generation) if hasattr(item, "idnum") else id(target)
         if subtype != "/Form" or depth <= 0 or reference in seen:
             return
-        from pypdf.generic import ContentStream
-
+        self.budget.spend("forms")
         matrix = _numbers(target.get("/Matrix", _IDENTITY), 6) or _IDENTITY
         self.walk(
-            ContentStream(target, None),
+            self.budget.operations(target, reference),
             target.get("/Resources", resources),
             _times(matrix, ctm),
             depth - 1,
             seen | {reference},
         )
+
+
+def _inside(point, box) -> bool:
+    return box[0] <= point[0] <= box[2] and box[1] <= point[1] <= box[3]
 
 
 def _resolved(item):
