@@ -335,18 +335,19 @@ class _Extent:
 
 def _row_number(text: str | None, previous: int) -> int | None:
     """A row's number as openpyxl reads its r (a whole number, also written as a float), the
-    previous one's plus 1 without; None for another r (openpyxl refuses it)."""
+    previous one's plus 1 without; None for another r (openpyxl refuses it) and for one below 1
+    (ECMA-376 Part 1, 18.3.1.73: a sheet's rows are numbered from 1)."""
     if text is None:
         return previous + 1
     try:
-        return int(text)
+        number = int(text)
     except ValueError:
-        pass
-    try:
-        value = float(text)
-    except ValueError:
-        return None
-    return int(value) if value.is_integer() else None
+        try:
+            value = float(text)
+        except ValueError:
+            return None
+        number = int(value) if value.is_integer() else None
+    return number if number is not None and number >= 1 else None
 
 
 REQUIRED_PARTS = ("[Content_Types].xml", "xl/workbook.xml")
@@ -1124,8 +1125,8 @@ def _compare_conditional_formats(ws, hides: _Hides, shown, report: Report) -> No
         if match is not None:
             written.remove(match)
             continue
-        where = f"{ws.title}!{rule[0] or '(no range)'}"
-        condition = f"{kind}{': ' + shortened(' ; '.join(formulas)) if formulas else ''}"
+        where = f"{ws.title}!{clipped(rule[0]) if rule[0] else '(no range)'}"  # (the file's)
+        condition = f"{clipped(kind)}{': ' + shortened(' ; '.join(formulas)) if formulas else ''}"
         there = [w for w in written if w[0] == rule[0]]
         econ = (
             f"econ writes one showing them {_look_text(there[0][3])} there"
