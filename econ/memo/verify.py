@@ -753,7 +753,8 @@ def _page_additions(reader) -> list[str]:
     budget = _Budget()
     out = []
     for n, page in enumerate(reader.pages, start=1):
-        cover = _Cover(budget, _numbers(page.mediabox, 4) or _NOWHERE)
+        box = _numbers(page.mediabox, 4)  # (its corners in either order)
+        cover = _Cover(budget, _box([box[:2], box[2:]]) if box else _NOWHERE)
         content = budget.decoded(page.get_contents)
         operations = [] if content is None else budget.operations(content, ("page", n))
         cover.walk(operations, page.get("/Resources"), _IDENTITY, MAX_FORM_DEPTH)
