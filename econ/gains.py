@@ -165,7 +165,7 @@ def parse_step(text: str, start_date: dt.date, horizon_months: int | None = None
     match = _STEP.match(text)
     if not match:
         raise GainsError(f"{step}: expected WHEN:GAIN[:LABEL], e.g. 2026-02:+19.8% or 5:0.198")
-    when, gain_text = match["when"], match["gain"]
+    when, written = match["when"], match["gain"]
     date = _DATE.match(when)
     if date:
         # read as index files read dates (the month's first day where none is given), so that a
@@ -192,18 +192,18 @@ def parse_step(text: str, start_date: dt.date, horizon_months: int | None = None
             f"{step}: when {shortened(when)} is neither a date (YYYY-MM) nor a month number"
         )
     try:  # cell_number: "1_5" is no number, as in index files (float() reads it as 15)
-        percent = gain_text.endswith("%")
-        gain = cell_number(gain_text[:-1]) / 100.0 if percent else cell_number(gain_text)
+        percent = written.endswith("%")
+        gain = cell_number(written[:-1]) / 100.0 if percent else cell_number(written)
     except ValueError:
         raise GainsError(
-            f"{step}: gain {shortened(gain_text)} is not a number; expected e.g. +19.8% or 0.198"
+            f"{step}: gain {shortened(written)} is not a number; expected e.g. +19.8% or 0.198"
         ) from None
     bounds = field_bounds(GainStep, "gain")
     if not math.isfinite(gain) or not within_bounds(gain, bounds):
         low, high = f"{bounds['gt']:+.0%}", f"{bounds['le']:+,.0%}"
         past = f"at or below {low}" if not gain > bounds["gt"] else f"above {high}"
         raise GainsError(
-            f"{step}: gain {shortened(gain_text)} is {past} (or not finite); expected a gain "
+            f"{step}: gain {shortened(written)} is {past} (or not finite); expected a gain "
             f"above {low} and at most {high}"
         )
     label = (match["label"] or "").strip()

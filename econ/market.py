@@ -417,17 +417,15 @@ def revenue_by_source(
     -------
     dict with "token_usd", "contract_usd", "spot_rental_usd": arrays (n, T) [USD/month]
     """
+    selling = token_selling_share(contract_share, spot_sells_gpu_hours)  # (checks the share)
     share = np.asarray(contract_share, dtype=float).reshape(-1)
-    _first_bad("contract_share", share, ~((share >= 0) & (share <= 1)), "a share in [0, 1]")
     c = share[:, None]
     spot_hours = np.broadcast_to(np.asarray(spot_sells_gpu_hours, dtype=bool), share.shape)[:, None]
     contract_price = np.asarray(contract_price_usd_per_gpu_hour, dtype=float)
     if contract_price.ndim == 1:
         contract_price = contract_price[:, None]
-    token = (1.0 - c) * tokens * token_price_usd_per_mtok / TOKENS_PER_MTOK
+    token = selling[:, None] * tokens * token_price_usd_per_mtok / TOKENS_PER_MTOK
     any_spot_hours = np.any(spot_hours)
-    if any_spot_hours:
-        token = np.where(spot_hours, 0.0, token)
     if any_spot_hours and spot_rental_usd_per_gpu_hour is None:
         raise MarketError(
             "spot_sells_gpu_hours is set but no spot_rental_usd_per_gpu_hour was given: expected "

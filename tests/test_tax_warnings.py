@@ -354,6 +354,12 @@ def test_a_case_that_uses_its_losses_is_not_warned():
             "error: --value-table = '0:1,-3:0.5', pair 2 (month): -3 is below 0; expected a whole "
             "number from 0 to 600 [month index]",
         ),
+        (  # a long list is quoted cut (it was quoted whole: 15,098 characters)
+            ["--method", "custom", "--custom-percent=-5," + ",".join(["1"] * 3000)],
+            "error: --custom-percent = (-5.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, "
+            "1.0, 1.0, 1.0, 1.0, 1.0... (15,006 characters): --custom-percent holds -5.0; expected "
+            "percentages of at least 0",
+        ),
         (
             ["--life-years", "0.0833"],
             "error: --life-years = 0.0833: expected a useful life of at least one month (1/12 = "

@@ -21,6 +21,7 @@ import numpy as np
 
 from econ import depreciation as dep  # numpy only: its method names are in the help
 from econ.commands import Number, add_format, lazy
+from econ.text import shortened
 from econ.units import MONTHS_PER_YEAR
 
 if TYPE_CHECKING:
@@ -296,7 +297,7 @@ _LISTS = {
     "market_value_table": "value_table",
 }
 """Options given as a list (field path -> attribute of the parsed arguments): an error in one
-item names the option as typed and the item's position."""
+item names the option as typed (cut to 80 characters) and the item's position."""
 
 
 def _validation_message(exc: ValidationError, args) -> str:
@@ -319,13 +320,13 @@ def _validation_message(exc: ValidationError, args) -> str:
         if listed in _LISTS:  # one item of a list: the option as typed, the item's position
             item = "pair" if listed == "market_value_table" else "value"
             part = f" ({loc[index + 1]})" if len(loc) > index + 1 else ""
-            typed = getattr(args, _LISTS[listed])
-            messages.append(f"{flags[listed]} = {typed!r}, {item} {loc[index] + 1}{part}: {text}")
+            typed = shortened(getattr(args, _LISTS[listed]))  # (a list may be long)
+            messages.append(f"{flags[listed]} = {typed}, {item} {loc[index] + 1}{part}: {text}")
             continue
         flag = flags.get(path, path)
         value = err.get("input")
         if flag and not isinstance(value, dict):
-            messages.append(f"{flag} = {value!r}: {text}")
+            messages.append(f"{flag} = {shortened(value)}: {text}")
         else:
             messages.append(text)
     return "; ".join(messages)
