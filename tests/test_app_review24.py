@@ -185,3 +185,22 @@ def test_an_author_the_library_refuses_is_an_error_and_nothing_is_saved(app, lib
     assert any("author" in e and "expected a name of 1 to" in e for e in errors(app)), errors(app)
     with open_library(library_url) as library:
         assert library.list() == []
+
+
+def test_an_upload_over_its_limit_is_said_in_the_unit_each_size_reads_best():
+    """A 2 MB file over a 512 kB limit was said as '2,097,152 bytes is larger than the 512 kB
+    (524,288 bytes) limit': the check compared 2 (MB) with 512 (kB). Bytes are kept for a size
+    that reads as the limit in the same unit ('1.0 MB' over '1 MB')."""
+    from types import SimpleNamespace
+
+    from econ.ui.common import upload_problem
+
+    big = SimpleNamespace(name="a.csv", size=2 * 2**20)
+    assert upload_problem(big, 512 * 2**10, "x") == (
+        "a.csv: 2 MB is larger than the 512 kB limit for x; nothing was read"
+    )
+    just_over = SimpleNamespace(name="b.toml", size=2**20 + 10)
+    assert upload_problem(just_over, 2**20, "scenario files") == (
+        "b.toml: 1,048,586 bytes is larger than the 1 MB (1,048,576 bytes) limit for scenario "
+        "files; nothing was read"
+    )

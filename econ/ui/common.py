@@ -616,7 +616,9 @@ def upload_problem(file, limit_bytes: int, what: str, suffixes: tuple[str, ...] 
         return f"{name}: {kind}; expected {' or '.join(suffixes)} ({what}); nothing was read"
     if file.size > limit_bytes:
         size, limit = size_text(file.size), size_text(limit_bytes)
-        if float(size.split()[0]) <= float(limit.split()[0]):  # "1.0 MB" over "1 MB": in bytes
+        (size_number, size_unit), (limit_number, limit_unit) = size.split(), limit.split()
+        if size_unit == limit_unit and float(size_number) <= float(limit_number):
+            # "1.0 MB" over "1 MB" reads as no more: in bytes (numbers in one unit compared)
             size, limit = f"{file.size:,} bytes", f"{limit} ({limit_bytes:,} bytes)"
         return f"{name}: {size} is larger than the {limit} limit for {what}; nothing was read"
     return None
