@@ -39,6 +39,14 @@ ACT/360 (the SOFR loan convention) accrues 365/12 actual days per average month 
 year, so a quoted rate costs 365/360 times as much per year as under 30/360 (ISDA 2006
 Definitions, section 4.16)."""
 
+DAY_COUNT_ACCRUAL = {
+    "30/360": "rate x 30/360 a month (12 months of 30 days, a 360-day year)",
+    "act/360": "rate x (365/12)/360 a month (months of 365/12 days, a 360-day year: 365/360 of "
+    "the rate a year)",
+    "act/365": "rate x (365/12)/365 = rate/12 a month (months of 365/12 days, a 365-day year)",
+}
+"""How interest accrues each month under each of DAY_COUNTS, in words."""
+
 INTERPOLATIONS = ("step", "linear")
 """How an index curve fills months between its knots: hold the last knot, or interpolate."""
 
@@ -1011,6 +1019,7 @@ def _row(x, n, default):
 
 __all__ = [
     "BALANCE_SCHEDULE_MAX_MONTHS",
+    "DAY_COUNT_ACCRUAL",
     "DAY_COUNTS",
     "DSCR_FLOOR_TYPICAL",
     "INTERPOLATIONS",

@@ -527,3 +527,14 @@ def test_the_engine_s_draws_sum_to_the_debt_raised():
         debt = result.summary.iloc[0]["debt_usd"]
         assert draws.sum() == pytest.approx(debt, rel=1e-12), name
         assert np.all(draws > -0.005), name  # no negative draw
+
+
+def test_every_day_count_has_its_accrual_in_words_with_its_year_fraction():
+    """`econ loan` states its day count from DAY_COUNT_ACCRUAL: a convention added to DAY_COUNTS
+    without words would fail there; each text's fraction is the convention's own."""
+    from econ.financing import DAY_COUNT_ACCRUAL, DAY_COUNTS
+
+    assert set(DAY_COUNT_ACCRUAL) == set(DAY_COUNTS)
+    written = {"30/360": 30 / 360, "act/360": (365 / 12) / 360, "act/365": (365 / 12) / 365}
+    for name, words in DAY_COUNT_ACCRUAL.items():
+        assert words.startswith("rate x ") and DAY_COUNTS[name] == pytest.approx(written[name])

@@ -13,7 +13,7 @@ import numpy as np
 
 from econ.commands import SCENARIO_HELP, Number, add_format, add_overrides, scenario_path
 from econ.errors import InputError
-from econ.financing import DAY_COUNTS, REPAYMENTS
+from econ.financing import DAY_COUNT_ACCRUAL, DAY_COUNTS, REPAYMENTS
 from econ.lease import (  # numpy only; the engine loads in the command
     RENTER_COSTS,
     RENTER_OPEX,
@@ -177,15 +177,6 @@ def register(subparsers) -> None:
 # ---------------------------------------------------------------------------------------------
 # econ loan
 # ---------------------------------------------------------------------------------------------
-
-
-DAY_COUNT_ACCRUAL = {
-    "30/360": "rate x 30/360 a month (12 months of 30 days, a 360-day year)",
-    "act/360": "rate x (365/12)/360 a month (months of 365/12 days, a 360-day year: 365/360 of "
-    "the rate a year)",
-    "act/365": "rate x (365/12)/365 = rate/12 a month (months of 365/12 days, a 365-day year)",
-}
-"""How interest accrues each month under econ.financing.DAY_COUNTS, in words."""
 
 
 def _cmd_loan(args) -> int:
