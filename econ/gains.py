@@ -504,14 +504,14 @@ def value_gain(gain_scenario: Scenario, base_scenario: Scenario | None = None) -
 def _held_loan(base_scenario, gain_scenario, base_p, base, gain) -> Projection | None:
     """The gain case holding the base case's loan, where the gain case sizes another (the
     base case's sized to its cash flow and the debts differ); else None."""
-    from econ.analysis.committed import committed_loan, hold
+    from econ.analysis.committed import committed_loan, holding
 
     if base.get("debt_usd") == gain.get("debt_usd"):
         return None
     loan = committed_loan(base_scenario, base, base_p.lines["debt_balance_usd"][0])
     if loan is None:
         return None
-    return project(validate_dict(hold(scenario_to_dict(gain_scenario), loan)))
+    return project(holding(gain_scenario, loan, "the gain case"))
 
 
 def rented_out_note(selling_share: float, gpu_count: float, market) -> str | None:
