@@ -220,7 +220,7 @@ def test_the_ask_states_the_residual_value_its_present_value_and_its_share_of_np
     # independently: (1 + r)^(-m/12), monthly compounding of the annual discount rate
     present = float((sold * 1.12 ** (-monthly["month"].to_numpy() / 12)).sum())
     npv = memo.summary["npv_usd"]
-    row = re.search(r"Residual value (.*?) Financing", text).group(1)
+    row = " ".join(re.search(r"Residual value (.*?) Financing", text).group(1).split())
     assert f"{sold.sum():,.0f} USD" in row and "at its book value" in row
     assert "no source" in row
     assert f"present value {present:,.0f} USD" in row
@@ -268,3 +268,39 @@ def test_each_table_header_is_a_thead(stack):
     for section in ("cases", "tornado", "assumptions"):
         part = document.split(f'<section id="{section}">', 1)[1].split("</section>", 1)[0]
         assert "<thead>" in part, section
+
+
+def test_the_npv_without_the_residual_counts_the_tax_on_the_sale(tmp_path):
+    """MACRS over 48 months: the GPUs are sold at book value, all of it a gain over the tax
+    basis; with nothing sold that tax is gone too, so the NPV is not NPV - PV(proceeds)."""
+    from econ.analysis.committed import committed_loan, hold
+    from econ.engine import project
+    from econ.memo.verify import verify_html
+    from econ.scenario.io import dumps, parse_toml, validate_dict
+
+    memo = _memo(MACRS, "horizon_months=48")
+    monthly = memo.monthly
+    assert monthly["tax_gain_on_disposal_usd"].sum() > 0
+    # independently: the scenario with the sale at 0, holding the loan as sized (as the cases)
+    balance = monthly["debt_balance_usd"].to_numpy()
+    data = parse_toml(
+        dumps(load_scenario(MACRS, ["horizon_months=48", "depreciation.sale_value_share=0"])), "x"
+    )
+    data = hold(data, committed_loan(memo.scenario, memo.summary, balance))
+    unsold = float(project([validate_dict(data, file="x")]).metrics["npv_usd"][0])
+    sold = monthly["disposal_usd"].to_numpy(dtype=float)
+    present = float((sold * 1.12 ** (-monthly["month"].to_numpy() / 12)).sum())
+    npv = memo.summary["npv_usd"]
+    assert abs(unsold - (npv - present)) > 100_000  # (the tax on the gain: the old text's error)
+    document = html(memo)
+    row = " ".join(re.search(r"Residual value (.*?) Financing", _text(document)).group(1).split())
+    assert f"present value {present:,.0f} USD at 12.00% a year, before tax" in row
+    assert f"the NPV would be {unsold:,.0f} USD, not {npv:,.0f}" in row
+    assert f"{npv - present:,.0f}" not in row
+    # a figure `econ verify` recomputes
+    out = tmp_path / "memo.html"
+    out.write_text(document, encoding="utf-8")
+    report = verify_html(out)
+    assert report.differences == [] and report.checked > 0
+    out.write_text(document.replace(f">{unsold:,.0f}<", ">1<"), encoding="utf-8")
+    assert any("npv_without_sale_usd" in d for d in verify_html(out).differences)

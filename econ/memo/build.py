@@ -15,7 +15,7 @@ import pandas as pd
 
 from econ import __version__
 from econ.errors import InputError
-from econ.memo.figures import BREACH_PRICE, TORNADO_OUTPUT, case_rows, shown
+from econ.memo.figures import BREACH_PRICE, RESIDUAL_NPV, TORNADO_OUTPUT, case_rows, shown
 from econ.provenance import catalog_versions, creation_time, scenario_sha256
 from econ.scenario.errors import shortened
 from econ.scenario.io import (
@@ -290,6 +290,44 @@ def with_overrides(
     return validate_dict(data, file=where)
 
 
+def without_sale(
+    scenario: Scenario, scenario_toml: str, loan: Mapping | None = None
+) -> Scenario | None:
+    """The scenario with its GPUs sold for nothing when retired or when the projection ends
+    (`depreciation.sale_value_share` 0 in it and in each vintage, its resale table dropped), the
+    base case's loan held where `loan` is given, as the cases hold it: its NPV is the memo's
+    without the residual value, the tax on the sale's gain over its tax basis included. A site's
+    build-out is still sold at its book value (no input prices it). None where an impairment
+    test reads the resale table: dropping it would change the impairment too."""
+    from econ.analysis.committed import hold
+
+    if scenario.market.has_resale and any(
+        "resale_value"
+        in (
+            row.depreciation.impairment.trigger_price,
+            row.depreciation.impairment.fair_value_source,
+        )
+        for row in scenario.expand()
+    ):
+        return None
+    where = "the projection without the sale"
+    data = parse_toml(scenario_toml, where)
+    market = dict(data.get("market", {}))
+    for name in ("resale_value_table", "resale_series", "resale_series_gpu"):
+        market.pop(name, None)
+    data["market"] = market
+    data["depreciation"] = {**data.get("depreciation", {}), "sale_value_share": 0.0}
+    data["vintages"] = [
+        {**v, "depreciation": {**v["depreciation"], "sale_value_share": 0.0}}
+        if "depreciation" in v
+        else v
+        for v in data.get("vintages", [])
+    ]
+    if loan is not None:
+        data = hold(data, loan)
+    return validate_dict(data, file=where)
+
+
 def case_files(base: Mapping, data: dict, origin: str | None, where: str) -> None:
     """Resolve in `data` each file path a case sets (`throughput.measured.curve`, also in a
     vintage) as `--set` resolves it (econ.scenario.paths): against the folder of the scenario's
@@ -515,6 +553,10 @@ def compute(
     figures = figures_of(summary, case_results, tornado)
     if breach is not None:
         figures[f"base.{BREACH_PRICE[0]}"] = breach["price_usd_per_mtok"]
+    if monthly["disposal_usd"].sum() > 0.5:  # (the ask's residual value row: render)
+        unsold = without_sale(scenario, text, loan)
+        if unsold is not None:
+            figures[f"base.{RESIDUAL_NPV[0]}"] = _figure(_summary(unsold)[0], "npv_usd")
     return Memo(scenario, text, summary, monthly, case_results, tornado, figures, breach=breach)
 
 

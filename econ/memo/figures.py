@@ -123,6 +123,15 @@ memo, not an engine metric, shown in the ask beside the financing. It is shown r
 0.144232 the text reads 0.1443, not 0.1442): "below this price a covenant is breached" must not
 name a price that is itself in breach."""
 
+RESIDUAL_NPV: Row = (
+    "npv_without_sale_usd",
+    "NPV with nothing sold at retirement or at the projection's end",
+    "USD",
+    "{:,.0f}",
+)
+"""The NPV without the residual value (`econ.memo.build.without_sale`): a figure of the memo, not
+an engine metric, shown in the ask's residual value row where something is sold."""
+
 ROUNDED_UP = (BREACH_PRICE[0],)
 """Figures shown rounded up to their last decimal, toward the side a lender can rely on."""
 
@@ -132,7 +141,7 @@ def format_of(figure_key: str) -> str:
     if figure_key.startswith("tornado."):
         return TORNADO_FORMAT
     metric = figure_key.split(".", 1)[1]
-    for key, _label, _unit, fmt in (*HEADLINES, BREACH_PRICE):
+    for key, _label, _unit, fmt in (*HEADLINES, BREACH_PRICE, RESIDUAL_NPV):
         if key == metric:
             return fmt
     raise KeyError(figure_key)

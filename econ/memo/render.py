@@ -25,6 +25,7 @@ from econ.labels import counted, field_unit, input_label, plain_number, readable
 from econ.memo.build import Memo
 from econ.memo.figures import (
     BREACH_PRICE,
+    RESIDUAL_NPV,
     RETURN_KEYS,
     breach_price_text,
     case_rows,
@@ -657,11 +658,15 @@ def _ask(memo: Memo) -> list[tuple[str, str]]:
     ]
 
 
-def _residual_text(memo: Memo) -> str | None:
+def _residual_text(memo: Memo):
     """The ask's residual value: the proceeds of what is sold at retirement or when the
-    projection ends, their present value at the discount rate (econ.metrics.discount_factors, as
-    the NPV discounts) and what of the NPV rests on them, and whether an input gives them or they
-    are the book value, with no source (`_residual_at_book`); None where nothing is sold."""
+    projection ends, their pre-tax present value at the discount rate
+    (econ.metrics.discount_factors, as the NPV discounts), whether an input gives them or they
+    are the book value, with no source (`_residual_at_book`), and the NPV without them: that of
+    the projection with nothing sold (`econ.memo.build.without_sale`, the tax on the sale's gain
+    counted), a verified figure (markup). None where nothing is sold."""
+    from markupsafe import Markup, escape
+
     from econ.metrics import discount_factors
 
     m = memo.monthly
@@ -677,11 +682,22 @@ def _residual_text(memo: Memo) -> str | None:
         text += " at its book value, assumed with no source (Key assumptions)"
     else:
         text += ", at the value the scenario's resale input gives (Key assumptions)"
-    text += f"; present value {present:,.0f} USD at {_rate(rate)} a year"
-    if npv is not None and math.isfinite(npv):
-        share = f", {present / npv:.0%} of the NPV" if npv > 0 else ""
-        text += f"{share}: without it the NPV would be {npv - present:,.0f} USD, not {npv:,.0f}"
-    return text
+    text += f"; present value {present:,.0f} USD at {_rate(rate)} a year, before tax"
+    if npv is not None and math.isfinite(npv) and npv > 0:
+        text += f", {present / npv:.0%} of the NPV"
+    key = f"base.{RESIDUAL_NPV[0]}"
+    if key not in memo.figures or npv is None or not math.isfinite(npv):
+        return text
+    unsold = memo.figures[key]
+    words = (
+        "; with the GPUs sold for nothing (the tax on the sale's gain over its tax basis "
+        + ("gone, the loan held as sized" if memo.breach and memo.breach["holds_loan"] else "gone")
+        + ") the NPV would be "
+    )
+    span = Markup('<span class="figure" data-key="{}" data-value="{}">{}</span>').format(
+        key, _value_attr(unsold), figure_text(key, unsold)
+    )
+    return escape(text + words) + span + escape(f" USD, not {npv:,.0f}")
 
 
 PERCENT_UNITS = {"fraction": "", "1/year": " a year", "fraction/year": " a year"}
