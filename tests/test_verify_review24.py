@@ -216,6 +216,10 @@ def test_a_stream_bomb_with_a_memo_stamp_exits_3(tmp_path, capsys, stamp_text, m
         (b"q 0.001 0 0 0.001 0 0 cm BT /F1 10 Tf 100 100 Td (1) Tj ET Q", "smaller than 2 pt"),
         # a glyph reaching past the clip's edge (Chromium clips text so): not listed
         (b"q 0 0 101.5 800 re W n BT /F1 10 Tf 100 100 Td (1) Tj ET Q", None),
+        # the font size and leading are the graphics state's: Q restores 12 pt and 14 pt
+        (b"BT /F1 12 Tf ET q BT /F1 1 Tf ET Q BT 100 500 Td (1) Tj ET", None),
+        (b"BT /F1 12 Tf 14 TL ET q BT 10000 TL ET Q BT 100 500 Td T* (1) Tj ET", None),
+        (b"BT /F1 12 Tf ET q BT /F1 1 Tf ET Q q BT /F1 1 Tf 100 500 Td (1) Tj ET Q", "smaller"),
     ],
 )
 def test_text_off_the_page_clipped_away_or_tiny_is_listed(content, message):

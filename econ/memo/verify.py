@@ -1068,10 +1068,11 @@ class _Cover:
         path: list[tuple[float, float]] = []
         clipping = False
         for args, op in operations:
+            # (the text state's font size, leading and render mode are the graphics state's)
             if op == b"q":
-                stack.append((ctm, width, clip, mode))
-            elif op == b"Q":
-                ctm, width, clip, mode = stack.pop() if stack else (ctm, width, clip, mode)
+                stack.append((ctm, width, clip, mode, size, leading))
+            elif op == b"Q" and stack:
+                ctm, width, clip, mode, size, leading = stack.pop()
             elif op == b"cm" and (m := _numbers(args, 6)):
                 ctm = _times(m, ctm)
             elif op == b"w" and (v := _numbers(args, 1)):
