@@ -832,3 +832,15 @@ def test_a_key_or_table_given_twice_is_named():
     assert str(info.value).endswith(
         "; a table given twice: expected each [table] once, its keys together"
     )
+
+
+def test_is_default_tells_econs_default_from_a_set_value():
+    """The memo's Key assumptions marks an input "econ's default" by this rule (one rule for the
+    covenant's terms and the other inputs)."""
+    from econ.scenario.io import is_default
+
+    assert is_default("financing.covenants.dscr_floor", 1.2)
+    assert not is_default("financing.covenants.dscr_floor", 1.3)
+    assert is_default("financing.tax_payment", "quarterly")
+    assert not is_default("fleet.gpu_count", 144)
+    assert not is_default("no_such.field", 1)

@@ -34,7 +34,7 @@ from econ.memo.figures import (
     format_figure,
     shown,
 )
-from econ.scenario.io import OVERRIDDEN, source_at
+from econ.scenario.io import OVERRIDDEN, is_default, source_at
 from econ.scenario.section import NONE_WORD
 from econ.undefined import REASONS
 
@@ -774,8 +774,7 @@ def _covenant_rows(memo: Memo) -> list[dict]:
             continue
         source = source_at(path, s.sources)
         if source is None:
-            default = type(covenants).model_fields[term].get_default()
-            source = COVENANT_DEFAULT if value == default else UNSOURCED
+            source = COVENANT_DEFAULT if is_default(path, value) else UNSOURCED
         rows.append(
             {
                 "path": path,
@@ -811,23 +810,6 @@ them out then (the debt share and the sizing limits, which say why none is, stay
 
 DEFAULT_USED = "econ's default, with no source"
 """Key assumptions' provenance of an input at econ's default that moves a headline figure."""
-
-
-def _default_of(path: str):
-    from econ.scenario.io import _UNSET, _default_at
-
-    try:
-        default = _default_at(path)
-    except (KeyError, AttributeError):
-        return _UNSET
-    return default
-
-
-def _is_default(path: str, value) -> bool:
-    from econ.scenario.io import _UNSET, same_value
-
-    default = _default_of(path)
-    return default is not _UNSET and same_value(value, default)
 
 
 def _section_fields(path: str, value) -> list[tuple[str, object]]:
@@ -870,7 +852,7 @@ def _listed_inputs(memo: Memo) -> dict[str, object]:
         path = leaf.split("[", 1)[0]  # (a list of tables is one input: its entries)
         if path in listed or path in WORDS_NOT_INPUTS:
             continue
-        if "[" in leaf or not _is_default(path, value):
+        if "[" in leaf or not is_default(path, value):
             listed[path] = _value_at(s, path)
     for path in (*tornado_paths(s), "fleet.gpu_count", *TAX_TERMS):
         listed.setdefault(path, _value_at(s, path))
@@ -895,7 +877,7 @@ def _assumptions(memo: Memo) -> list[dict]:
         source = source_at(path, s.sources)
         cited = _cited_section(path, s.sources)
         if source is None:
-            source = DEFAULT_USED if _is_default(path, value) else UNSOURCED
+            source = DEFAULT_USED if is_default(path, value) else UNSOURCED
         elif cited and rows and _cited_section(rows[-1]["path"], s.sources) == cited:
             # a section's fields, one a row: its source said once, on the first
             source = f"as above ({input_name(cited, None)})"

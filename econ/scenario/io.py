@@ -822,6 +822,16 @@ def _default_at(path: str) -> Any:
     return info.get_default(call_default_factory=True)
 
 
+def is_default(path: str, value: Any) -> bool:
+    """Whether `value` is econ's default for the field at a dotted path (`same_value`); False
+    for a required field, or a path that names no field of a scenario."""
+    try:
+        default = _default_at(path)
+    except (KeyError, AttributeError):  # (a path through a list, or past a leaf)
+        return False
+    return default is not _UNSET and same_value(value, default)
+
+
 def get_path(data: Mapping[str, Any], path: str, default: Any = _UNSET) -> Any:
     """The value at a dotted path of nested tables (plain scenario data), or `default` where a
     part is absent."""
