@@ -827,7 +827,11 @@ def _hall(
         pue=pue,
         pue_source=pue_source,
         price_per_rack=capex_per_rack(
-            rack_price, 0.0, rack.gpus_per_rack, networking, installation
+            np.nan if price is None else price,
+            retrofit_per_rack,
+            rack.gpus_per_rack,
+            networking,
+            installation,
         ),
         retrofit_per_rack=retrofit_per_rack,
         figure=figure,
