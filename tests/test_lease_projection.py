@@ -427,7 +427,7 @@ def test_the_command_names_its_tax_terms(path, depreciation, capsys):
     out = capsys.readouterr().out
     assert "tax rate 21%; discount rate 10.00% a year" in out
     assert f"tax depreciation: {depreciation}\n" in out
-    assert "no loss carry-forward, loss limit or payment schedule" in out
+    assert "no loss carry-forward, no limit on the losses used" in out
     assert main([*args, "--format", "json"]) == 0
     printed = json.loads(capsys.readouterr().out)
     assert printed["tax_depreciation"] == depreciation

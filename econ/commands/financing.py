@@ -8,6 +8,7 @@ import csv
 import io
 import json
 import sys
+import textwrap
 
 import numpy as np
 
@@ -495,9 +496,7 @@ def _lease_table(r: dict) -> str:
     out += [
         f"tax rate {100 * r['tax_rate']:g}%; discount rate {r['discount_rate_annual']:.2%} a year",
         f"tax depreciation: {r['tax_depreciation']}",
-        "(simplified: every deduction, the owner's and the renter's, saves tax at the tax rate",
-        "in the month it arises, with no loss carry-forward, loss limit or payment schedule, as",
-        "lease-versus-buy analysis assumes; econ project's tax_usd has them)",
+        *textwrap.wrap(f"(simplified: {TAX_TIMING})", width=96),
         "",
     ]
     out += [
