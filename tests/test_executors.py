@@ -903,3 +903,29 @@ def test_a_lost_cluster_leaves_distributed_quiet_for_the_rest_of_the_process():
     finally:
         parent.setLevel(logging.NOTSET)
         child.setLevel(logging.NOTSET)
+
+
+def test_the_closed_connection_traceback_of_a_lost_scheduler_is_dropped_while_a_run_is_open():
+    """The client's background sender logged "Batched Comm Closed" with a traceback the moment
+    the scheduler went, before the run's own one-line error (a CI run in many); a Dask run
+    installs this filter for its life, and a second install needs a second removal."""
+    assert executors._CLOSED_COMM.messages == (("distributed.batched", "Batched Comm Closed"),)
+    # (a filter of its own: a Dask run of another test may hold the process's one installed)
+    closed = executors._MessageFilter(executors._CLOSED_COMM.messages)
+    logger = logging.getLogger("distributed.batched")
+
+    def record(name: str, msg: str) -> logging.LogRecord:
+        return logging.LogRecord(name, logging.INFO, "batched.py", 122, msg, ("<TCP>",), None)
+
+    assert not closed.filter(record("distributed.batched", "Batched Comm Closed %r"))
+    assert closed.filter(record("distributed.batched", "another message %r"))
+    assert closed.filter(record("distributed.client", "Batched Comm Closed %r"))
+    try:
+        closed.install()
+        closed.install()
+        closed.remove()
+        assert closed in logger.filters
+        closed.remove()
+        assert closed not in logger.filters
+    finally:
+        logger.removeFilter(closed)

@@ -258,6 +258,7 @@ class DaskExecutor(Executor):
             # CancelledError"; close() quiets the workers first, but a worker can cancel before
             # that reaches it. Only our own workers, and only that logger, from the start.
             self._client.run(_quiet_cancellations)
+        _CLOSED_COMM.install()
         self._distributed = distributed
         self._timeout_s = timeout_s
         self._interrupted = False
@@ -429,6 +430,8 @@ class DaskExecutor(Executor):
         )
 
     def close(self):
+        if self.closed:  # (closed already: its log filters are removed once)
+            return
         super().close()
         # After a lost scheduler the client logs that it failed to reconnect as it closes:
         # the run has said so in one line already. Its background sender can still log the
@@ -451,6 +454,7 @@ class DaskExecutor(Executor):
             if self._cluster is not None:
                 self._cluster.close()
                 _WORKER_DEATH.remove()
+        _CLOSED_COMM.remove()
 
 
 WORKER_CHECK_S = 1.0
@@ -718,44 +722,51 @@ def _quiet_logger(name: str, restore: bool = True):
                 logger.setLevel(level)
 
 
-class _WorkerDeathFilter(logging.Filter):
-    """Drops what the local cluster's scheduler and nannies (in this process) log of a worker
-    that died: Dask's "Task ... marked as failed because N workers died while trying to run it"
-    (the run's WorkerLostError says it) and the nanny's "Restarting worker". Installed once
-    per process however many local clusters run, and removed with the last."""
+class _MessageFilter(logging.Filter):
+    """Drops the records of `messages` ((logger, start of the message) pairs), which a run
+    reports itself in one line. Installed once per process however many executors use it, and
+    removed with the last."""
 
-    MESSAGES = (
-        ("distributed.scheduler", "Task %s marked as failed because %d workers died"),
-        ("distributed.nanny", "Restarting worker"),
-    )
-
-    def __init__(self):
+    def __init__(self, messages: tuple[tuple[str, str], ...]):
         super().__init__()
+        self.messages = messages
         self.users = 0
         self.lock = threading.Lock()
 
     def filter(self, record: logging.LogRecord) -> bool:
         text = str(record.msg)
         return not any(
-            record.name == name and text.startswith(start) for name, start in self.MESSAGES
+            record.name == name and text.startswith(start) for name, start in self.messages
         )
 
     def install(self) -> None:
         with self.lock:
             self.users += 1
             if self.users == 1:
-                for name, _ in self.MESSAGES:
+                for name, _ in self.messages:
                     logging.getLogger(name).addFilter(self)
 
     def remove(self) -> None:
         with self.lock:
             self.users -= 1
             if self.users == 0:
-                for name, _ in self.MESSAGES:
+                for name, _ in self.messages:
                     logging.getLogger(name).removeFilter(self)
 
 
-_WORKER_DEATH = _WorkerDeathFilter()
+_WORKER_DEATH = _MessageFilter(
+    (
+        ("distributed.scheduler", "Task %s marked as failed because %d workers died"),
+        ("distributed.nanny", "Restarting worker"),
+    )
+)
+"""What the local cluster's scheduler and nannies (in this process) log of a worker that died:
+Dask's "Task ... marked as failed because N workers died while trying to run it" (the run's
+WorkerLostError says it) and the nanny's "Restarting worker"."""
+_CLOSED_COMM = _MessageFilter((("distributed.batched", "Batched Comm Closed"),))
+"""What the client's background sender logs, with a traceback, the moment its scheduler's
+connection closes: the run says it lost the scheduler, in one line (SchedulerLostError); the
+traceback came before that line in one CI run in many."""
 
 
 def _quiet_cancellations() -> None:
