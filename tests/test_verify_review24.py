@@ -17,7 +17,7 @@ from econ.cli import main
 from econ.memo import render, verify
 from econ.memo.build import build_memo
 from econ.scenario import load_scenario
-from tests.test_memo_workbook import _rewrite, _sheet_part
+from tests.test_memo_workbook import _rewrite, _sheet_part, _verify
 
 ROOT = Path(__file__).resolve().parents[1]
 SEED = ROOT / "models" / "scenarios" / "llama2-70b-h200.toml"
@@ -87,13 +87,6 @@ def _stamped(data: bytes, stamp_text: str, path: Path) -> Path:
     with path.open("wb") as handle:
         writer.write(handle)
     return path
-
-
-def _verify(capsys, path: Path) -> tuple[int, str]:
-    capsys.readouterr()
-    code = main(["verify", str(path)])
-    captured = capsys.readouterr()
-    return code, captured.out + captured.err
 
 
 # 1. Forms drawing forms: each form parsed once, the drawings counted document-wide
