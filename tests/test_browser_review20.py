@@ -5,6 +5,7 @@ digits), so 1e12 GPUs silently became 1; the app's whole-number boxes are decima
 from __future__ import annotations
 
 import pytest
+from playwright.sync_api import expect
 
 from tests.test_browser import TIMEOUT_MS, browser, open_page, server, settle  # noqa: F401
 
@@ -20,5 +21,5 @@ def test_an_exponent_typed_into_a_whole_number_box_is_taken_whole(server, browse
     page.get_by_text(said, exact=False).first.wait_for(timeout=TIMEOUT_MS)
     settle(page)
     box = page.get_by_role("spinbutton", name="Fleet › GPU count [GPUs]", exact=True)
-    assert box.input_value() == "1000000000000"  # not 1
+    expect(box).to_have_value("1000000000000", timeout=TIMEOUT_MS)  # not 1
     page.close()

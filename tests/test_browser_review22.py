@@ -10,6 +10,7 @@ from __future__ import annotations
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
+from playwright.sync_api import expect
 
 from econ.ui import state
 from econ.ui.streamlit_app import PAGES
@@ -81,5 +82,7 @@ def test_a_gpu_count_refused_where_it_was_typed_stays_in_the_address_bar(
     shared.get_by_text(said, exact=False).first.wait_for(timeout=TIMEOUT_MS)
     settle(shared)
     kept = shared.get_by_role("textbox", name="Fleet › GPU count [GPUs] (as typed)", exact=True)
-    assert kept.input_value() == "2.5"
+    # the box can be drawn a moment before its value on a loaded machine (a CI run read ""):
+    # wait for the value; one that never comes still fails
+    expect(kept).to_have_value("2.5", timeout=TIMEOUT_MS)
     shared.close()
