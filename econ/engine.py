@@ -2189,34 +2189,7 @@ def _warning_source(
         irr_rows[side] = (rows, flows[rows], scanned, cells)
 
     def warnings() -> list[list[str]]:
-        # The roots the IRR warnings list, found for the flagged scenarios only, all at once.
-        for side, (rows, flows, scanned, cells) in irr_rows.items():
-            found = metrics_mod.irr_roots_annual(flows, cells)
-            scan = np.flatnonzero(~scanned)
-            for k, pairs in zip(scan, metrics_mod.irr_roots_annual(flows[scan]), strict=True):
-                found[k] = pairs
-            # worded from two lists of every rate and direction, converted at once (a call per
-            # row costs more, and a list per root keeps the garbage collector busy)
-            pairs = np.concatenate(found) if found else np.empty((0, 2))
-            rates, directions = pairs[:, 0].tolist(), pairs[:, 1].tolist()
-            ends = np.cumsum([0] + [len(roots) for roots in found]).tolist()
-            context[f"irr_roots_text_{side}"] = {
-                row: _roots_text(rates[a:b], directions[a:b])
-                for row, a, b in zip(rows.tolist(), ends[:-1], ends[1:], strict=True)
-            }
-            # why the flows without a root in the range have none (_no_irr_message)
-            empty = np.array([k for k, roots in enumerate(found) if len(roots) == 0], dtype=int)
-            context[f"irr_outside_{side}"] = dict(
-                zip(
-                    rows[empty].tolist(),
-                    zip(
-                        metrics_mod.sign_changes(flows[empty]).tolist(),
-                        metrics_mod.single_root_annual(flows[empty]).tolist(),
-                        strict=True,
-                    ),
-                    strict=True,
-                )
-            )
+        _irr_root_context(irr_rows, context)
         out = _warnings(flags, _Listed(context), b.n)
         implausible_rows, implausible_sites = plausibility.input_warnings(b)
         for i, messages in enumerate(implausible_sites):
@@ -2237,6 +2210,39 @@ def _warning_source(
         return out
 
     return warnings
+
+
+def _irr_root_context(irr_rows, context) -> None:
+    """The roots the IRR warnings list (`context["irr_roots_text_<side>"]`) and why flows without
+    a root in the range have none (`irr_outside_<side>`), found for the flagged scenarios only,
+    all at once; `irr_rows`: side -> (rows, their flows, scanned?, cells) (`_warning_source`)."""
+    for side, (rows, flows, scanned, cells) in irr_rows.items():
+        found = metrics_mod.irr_roots_annual(flows, cells)
+        scan = np.flatnonzero(~scanned)
+        for k, pairs in zip(scan, metrics_mod.irr_roots_annual(flows[scan]), strict=True):
+            found[k] = pairs
+        # worded from two lists of every rate and direction, converted at once (a call per
+        # row costs more, and a list per root keeps the garbage collector busy)
+        pairs = np.concatenate(found) if found else np.empty((0, 2))
+        rates, directions = pairs[:, 0].tolist(), pairs[:, 1].tolist()
+        ends = np.cumsum([0] + [len(roots) for roots in found]).tolist()
+        context[f"irr_roots_text_{side}"] = {
+            row: _roots_text(rates[a:b], directions[a:b])
+            for row, a, b in zip(rows.tolist(), ends[:-1], ends[1:], strict=True)
+        }
+        # why the flows without a root in the range have none (_no_irr_message)
+        empty = np.array([k for k, roots in enumerate(found) if len(roots) == 0], dtype=int)
+        context[f"irr_outside_{side}"] = dict(
+            zip(
+                rows[empty].tolist(),
+                zip(
+                    metrics_mod.sign_changes(flows[empty]).tolist(),
+                    metrics_mod.single_root_annual(flows[empty]).tolist(),
+                    strict=True,
+                ),
+                strict=True,
+            )
+        )
 
 
 def _scenario_flags(b, ledger: _Ledger, metrics, facts, context, first) -> dict[str, np.ndarray]:
@@ -2436,6 +2442,41 @@ def _late_troubles(ledger: _Ledger) -> tuple[dict[str, np.ndarray], dict[str, tu
         columns = (sub.sum(axis=1), np.argmax(sub, axis=1), *(f(rows, sub) for f in figures))
         facts[key] = tuple(_scatter(n, rows, c) for c in columns)
 
+    _debt_troubles(ledger, note)
+    ebitda = ledger.ebitda
+    positive = ebitda > 0
+    months = np.arange(ebitda.shape[1])[None, :]
+    since = np.where(positive.any(axis=1), np.argmax(positive, axis=1), ebitda.shape[1])
+    # Only months with GPUs in service: retiring earlier stops the fleet's losses, not the costs
+    # of a site kept while none serves (a colocation contract, an owned hall).
+    serving = ledger.lines["gpus_in_service"] > 0
+    note(
+        "ebitda_negative_late",
+        (months > since[:, None]) & (ebitda < -HALF_CENT_USD) & ledger.active & serving,
+        lambda rows, sub: np.where(sub, ebitda[rows], 0.0).sum(axis=1),
+    )
+    last = _last_month(serving, none=months.shape[1] - 1)  # (no GPU ever: no month after)
+    facility = ledger.facility
+    note(
+        "site_after_fleet",
+        (months > last[:, None]) & (facility > HALF_CENT_USD) & ledger.active,
+        lambda rows, sub: np.where(sub, facility[rows], 0.0).sum(axis=1),
+        lambda rows, sub: last[rows],
+    )
+    for key in (
+        "loan_over_collateral",
+        "sold_while_owed",
+        "llcr_below_1",
+        "interest_deferred",
+        "proceeds_ahead_of_capex",
+    ):
+        flags.setdefault(key, np.zeros(n, bool))
+    return flags, facts
+
+
+def _debt_troubles(ledger: _Ledger, note) -> None:
+    """`_late_troubles` of the debt: a loan larger than its collateral, GPUs sold while it is
+    owed, a loan life cover below 1, interest deferred, debt proceeds ahead of the capex."""
     lines = ledger.stack.lines
     balance = lines["balance_usd"]
     owed = balance > HALF_CENT_USD
@@ -2502,35 +2543,6 @@ def _late_troubles(ledger: _Ledger) -> tuple[dict[str, np.ndarray], dict[str, tu
             lambda rows, sub: ahead[rows, np.argmax(sub, axis=1)],
             capex_next,
         )
-    ebitda = ledger.ebitda
-    positive = ebitda > 0
-    months = np.arange(ebitda.shape[1])[None, :]
-    since = np.where(positive.any(axis=1), np.argmax(positive, axis=1), ebitda.shape[1])
-    # Only months with GPUs in service: retiring earlier stops the fleet's losses, not the costs
-    # of a site kept while none serves (a colocation contract, an owned hall).
-    serving = ledger.lines["gpus_in_service"] > 0
-    note(
-        "ebitda_negative_late",
-        (months > since[:, None]) & (ebitda < -HALF_CENT_USD) & ledger.active & serving,
-        lambda rows, sub: np.where(sub, ebitda[rows], 0.0).sum(axis=1),
-    )
-    last = _last_month(serving, none=months.shape[1] - 1)  # (no GPU ever: no month after)
-    facility = ledger.facility
-    note(
-        "site_after_fleet",
-        (months > last[:, None]) & (facility > HALF_CENT_USD) & ledger.active,
-        lambda rows, sub: np.where(sub, facility[rows], 0.0).sum(axis=1),
-        lambda rows, sub: last[rows],
-    )
-    for key in (
-        "loan_over_collateral",
-        "sold_while_owed",
-        "llcr_below_1",
-        "interest_deferred",
-        "proceeds_ahead_of_capex",
-    ):
-        flags.setdefault(key, np.zeros(n, bool))
-    return flags, facts
 
 
 def _scatter(n: int, rows, values) -> np.ndarray:
@@ -3287,7 +3299,15 @@ def _months(count) -> str:
 def _warnings(flags, ctx, n) -> list[list[str]]:
     """Per-scenario warnings from flag arrays; only flagged rows are formatted."""
     out: list[list[str]] = [[] for _ in range(n)]
-    messages = {
+    for key, message in (_figure_messages(ctx) | _ledger_messages(ctx)).items():
+        for i in np.flatnonzero(flags[key]).tolist():
+            out[i].append(message(i))
+    return out
+
+
+def _figure_messages(ctx) -> dict:
+    """Why a summary figure is null or means less than it says: flag -> message(row)."""
+    return {
         "no_tokens": lambda i: (
             "no tokens are produced (utilization or throughput is 0): "
             "lcot_usd_per_mtok and its components are null"
@@ -3337,6 +3357,13 @@ def _warnings(flags, ctx, n) -> list[list[str]]:
             f"peak IT load of {ctx['peak_it_kw'][i]:,.0f} kW exceeds the contracted "
             f"{ctx['contracted_kw'][i]:,.0f} kW: the excess is billed at the overage rate"
         ),
+    }
+
+
+def _ledger_messages(ctx) -> dict:
+    """What the monthly lines show and the summary does not (covenants, the debt's sizing and
+    service, the site, tax losses): flag -> message(row)."""
+    return {
         "covenant_breach": lambda i: _breach_message(ctx, i),
         "covenants_untested": lambda i: _untested_message(ctx, i),
         "dscr_floor_below_1": lambda i: financing_mod.dscr_floor_warning(ctx["covenants"][0][i]),
@@ -3419,10 +3446,6 @@ def _warnings(flags, ctx, n) -> list[list[str]]:
             f"(min DSCR {ctx['min_dscr'][i]:.2f})"
         ),
     }
-    for key, message in messages.items():
-        for i in np.flatnonzero(flags[key]).tolist():
-            out[i].append(message(i))
-    return out
 
 
 IRR_RANGE_TEXT = "(-99%, +1,000%) a year"
