@@ -741,6 +741,70 @@ def _hall(
         pue, pue_source = catalog.halls[hall_cooling]["pue"], f"racks.toml halls.{hall_cooling}.pue"
     else:
         pue_source = "--pue"
+    _check_hall_options(
+        pue,
+        pue_source,
+        facility_usd_per_mw,
+        capex_usd_per_rack,
+        hall_max_kw_per_rack,
+        max_load_share,
+    )
+    price = capex_usd_per_rack if capex_usd_per_rack is not None else rack.capex_usd_per_rack
+    price_source = (
+        "--capex-usd-per-rack"
+        if capex_usd_per_rack is not None
+        else rack.sources.get("capex_usd_per_rack", "models/racks.toml")
+    )
+    retrofit_per_rack = 0.0
+    if retrofit_liquid:
+        if rack.liquid_cooling_usd_per_rack is None:
+            raise RackCatalogError(
+                f"models/racks.toml has no liquid_cooling_usd_per_rack for {hardware}; expected "
+                "one to price --retrofit-liquid"
+            )
+        retrofit_per_rack = rack.liquid_cooling_usd_per_rack
+        retrofit_source = rack.sources.get("liquid_cooling_usd_per_rack", "models/racks.toml")
+        price_source = (
+            f"rack {_usd_words(price)} ({price_source}) + liquid retrofit "
+            f"{_usd_words(retrofit_per_rack)} ({retrofit_source})"
+            if price is not None
+            else price_source
+        )
+    sources = {"capex_usd_per_rack": price_source}
+    per_gpu = _per_gpu_prices(
+        rack, hardware, networking_usd_per_gpu, installation_usd_per_gpu, sources
+    )
+    networking, installation = (
+        per_gpu["networking_usd_per_gpu"],
+        per_gpu["installation_usd_per_gpu"],
+    )
+    rack_price = np.nan if price is None else price + retrofit_per_rack
+    return _Hall(
+        rack=rack,
+        hall_cooling=hall_cooling,
+        pue=pue,
+        pue_source=pue_source,
+        price_per_rack=capex_per_rack(
+            np.nan if price is None else price,
+            retrofit_per_rack,
+            rack.gpus_per_rack,
+            networking,
+            installation,
+        ),
+        retrofit_per_rack=retrofit_per_rack,
+        figure=figure,
+        rack_price=rack_price,
+        networking_per_gpu=networking,
+        installation_per_gpu=installation,
+        capex_sources=sources,
+        max_load_share=max_load_share,
+    )
+
+
+def _check_hall_options(
+    pue, pue_source, facility_usd_per_mw, capex_usd_per_rack, hall_max_kw_per_rack, max_load_share
+) -> None:
+    """InputError naming the first of `size`'s hall options outside what it takes."""
     given = (
         ("--pue", pue),
         ("--facility-usd-per-mw", facility_usd_per_mw),
@@ -774,28 +838,11 @@ def _hall(
             "share of the usable IT capacity the racks may draw at full load; planners fill "
             "halls to 0.8-0.9)"
         )
-    price = capex_usd_per_rack if capex_usd_per_rack is not None else rack.capex_usd_per_rack
-    price_source = (
-        "--capex-usd-per-rack"
-        if capex_usd_per_rack is not None
-        else rack.sources.get("capex_usd_per_rack", "models/racks.toml")
-    )
-    retrofit_per_rack = 0.0
-    if retrofit_liquid:
-        if rack.liquid_cooling_usd_per_rack is None:
-            raise RackCatalogError(
-                f"models/racks.toml has no liquid_cooling_usd_per_rack for {hardware}; expected "
-                "one to price --retrofit-liquid"
-            )
-        retrofit_per_rack = rack.liquid_cooling_usd_per_rack
-        retrofit_source = rack.sources.get("liquid_cooling_usd_per_rack", "models/racks.toml")
-        price_source = (
-            f"rack {_usd_words(price)} ({price_source}) + liquid retrofit "
-            f"{_usd_words(retrofit_per_rack)} ({retrofit_source})"
-            if price is not None
-            else price_source
-        )
-    sources = {"capex_usd_per_rack": price_source}
+
+
+def _per_gpu_prices(rack, hardware, networking_usd_per_gpu, installation_usd_per_gpu, sources):
+    """The scale-out network and installation prices per GPU (given, else the catalog's, else 0
+    and said not counted), their sources added to `sources`."""
     per_gpu = {}
     for name, given in (
         ("networking_usd_per_gpu", networking_usd_per_gpu),
@@ -816,31 +863,7 @@ def _hall(
             sources[name] = (
                 f"{_NOT_COUNTED}models/racks.toml has no {name} for {hardware} ({option})"
             )
-    networking, installation = (
-        per_gpu["networking_usd_per_gpu"],
-        per_gpu["installation_usd_per_gpu"],
-    )
-    rack_price = np.nan if price is None else price + retrofit_per_rack
-    return _Hall(
-        rack=rack,
-        hall_cooling=hall_cooling,
-        pue=pue,
-        pue_source=pue_source,
-        price_per_rack=capex_per_rack(
-            np.nan if price is None else price,
-            retrofit_per_rack,
-            rack.gpus_per_rack,
-            networking,
-            installation,
-        ),
-        retrofit_per_rack=retrofit_per_rack,
-        figure=figure,
-        rack_price=rack_price,
-        networking_per_gpu=networking,
-        installation_per_gpu=installation,
-        capex_sources=sources,
-        max_load_share=max_load_share,
-    )
+    return per_gpu
 
 
 _NOT_COUNTED = "not counted: "
