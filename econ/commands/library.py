@@ -97,8 +97,8 @@ def register(subparsers) -> None:
 
     sh = add(
         "show",
-        "print a stored version's TOML as saved (control characters escaped), after a first line "
-        "'# econ library: NAME@V' that `save` reads as --base V",
+        "print a stored version's TOML as saved (control characters but CRLF line ends escaped), "
+        "after a first line '# econ library: NAME@V' that `save` reads as --base V",
         _show,
     )
     sh.add_argument("ref", metavar="NAME[@VERSION]", help="scenario and version (default: newest)")
@@ -332,7 +332,10 @@ def _show(args) -> int:
         _json({**stored.info.to_json(), "toml": stored.text})
     else:  # (a comment may hold a C1 control or a bidirectional override; JSON has the text)
         name = _printable(stored.info.name)  # (one line, whatever an old stored name holds)
-        sys.stdout.write(printable(f"{HEADER}{name}@{stored.info.version}\n{stored.text}"))
+        text = f"{HEADER}{name}@{stored.info.version}\n{stored.text}"
+        # a CRLF is a line end, written as stored: a file saved with CRLF line ends shows as a
+        # file TOML reads, which saved back unedited keeps its text_sha256; a CR alone is escaped
+        sys.stdout.write("\r\n".join(printable(line) for line in text.split("\r\n")))
     return EXIT_OK
 
 
