@@ -498,6 +498,12 @@ def _cmd_app(args) -> int:
     command += ["--server.address", args.host]
     # From the project folder, so Streamlit reads .streamlit/config.toml (theme, upload limit).
     folder = Path(__file__).resolve().parents[1]
+    # --library reaches the app as the ECON_LIBRARY it reads, in the environment: on the
+    # command line a password in the URL would show to anyone who runs `ps`
+    if args.library is not None:
+        from econ.library import ENV_VAR
+
+        os.environ[ENV_VAR] = args.library
     if os.name != "posix":
         return subprocess.call(command, cwd=folder)
     # Streamlit replaces this process (same pid), so a signal that stops `econ app` (SIGTERM
