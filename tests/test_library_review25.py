@@ -72,3 +72,51 @@ def test_show_still_escapes_a_carriage_return_that_ends_no_line(tmp_path, capsys
     rc, out, err = econ(capsys, "library", "show", LLAMA_NAME)
     assert rc == 0, err
     assert "\\rX\r\n" in out and "\rX" not in out
+
+
+# --- 2. econ app --library URL ---------------------------------------------------------------------
+
+
+class Executed(Exception):
+    """What `econ app` ran instead of replacing the test process with Streamlit."""
+
+
+@pytest.mark.parametrize("where", ["before", "after"])
+def test_econ_app_hands_its_library_to_the_app_out_of_sight(
+    where, postgres_url, capsys, monkeypatch
+):
+    """The review: `econ --library URL app` and `econ app --library URL` opened the default
+    library, the URL silently ignored. The app gets it as ECON_LIBRARY, in its environment:
+    never on its command line, which `ps` shows every user of the machine (a password)."""
+    from streamlit.testing.v1 import AppTest
+
+    from econ import cli
+
+    secret = "Pw-review25"
+    url = postgres_url.replace("postgres@", f"postgres:{secret}@")  # (the test server trusts)
+    with open_library(url) as library:
+        library.save_file(LLAMA)
+    seen = {}
+
+    def execv(path, argv):
+        seen.update(argv=list(argv), environ=dict(cli.os.environ))
+        raise Executed
+
+    monkeypatch.setattr(cli.os, "execv", execv)
+    monkeypatch.setattr(cli.os, "chdir", lambda folder: None)
+    monkeypatch.setenv("ECON_LIBRARY", f"sqlite:///{ROOT / 'no-such-folder' / 'library.db'}")
+    argv = ["--library", url, "app"] if where == "before" else ["app", "--library", url]
+    with pytest.raises(Executed):
+        cli.main(argv)
+    assert seen["environ"]["ECON_LIBRARY"] == url
+    assert not any(secret in part for part in seen["argv"])
+
+    # the app started with that environment reads that library
+    monkeypatch.setenv("ECON_LIBRARY", seen["environ"]["ECON_LIBRARY"])
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    at.run()
+    at.switch_page("econ/ui/pages/library.py").run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert "a PostgreSQL database" in " ".join(c.value for c in at.caption)
+    frames = [f.value for f in at.dataframe]
+    assert any(LLAMA_NAME in set(f.get("name", [])) for f in frames), frames
