@@ -206,10 +206,11 @@ def say_warnings(lines: Iterable[str]) -> None:
     """
     import sys
 
+    from econ.library import hide_credentials
     from econ.text import printable
 
     for line in lines:
-        print(printable(line), file=sys.stderr)
+        print(printable(hide_credentials(line)), file=sys.stderr)
 
 
 def say_wrote(written: Iterable[os.PathLike]) -> None:
@@ -228,12 +229,15 @@ def say_wrote(written: Iterable[os.PathLike]) -> None:
 
 def say_error(error: BaseException | str) -> None:
     """Print an error on stderr as `error: MESSAGE`, `printable`: the message may quote a file's
-    keys, a column name, a file name (each message escapes what it quotes; this is the net)."""
+    keys, a column name, a file name (each message escapes what it quotes; this is the net); and
+    with any password it quotes hidden (`econ.library.hide_credentials`): a library URL typed
+    where a name or a file belongs is quoted back as the name or file not found."""
     import sys
 
+    from econ.library import hide_credentials
     from econ.text import printable
 
-    print(f"error: {printable(error)}", file=sys.stderr)
+    print(f"error: {printable(hide_credentials(str(error)))}", file=sys.stderr)
 
 
 class OptionValueError(Exception):

@@ -33,9 +33,10 @@ PREFIX = "library:"
 
 ENV_VAR = "ECON_LIBRARY"
 
-_USERINFO_PASSWORD = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://[^\s:/?#@]*:)\S*@")
+_USERINFO_PASSWORD = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*:/{1,2}[^\s:/?#@]*:)\S*@")
 """SCHEME://USER:PASSWORD@: the password runs to the last '@' before a blank, so that one holding an
-unescaped '@' or '/' is hidden whole."""
+unescaped '@' or '/' is hidden whole; also after one slash, as a URL typed where a file belongs
+is quoted back as a path (which writes '//' as '/')."""
 _QUERY_PASSWORD = re.compile(r"(password=)[^&#\s]*?(?=[:'\"),;.]*(?:[&#\s]|$))", re.IGNORECASE)
 """?password=... (and sslpassword=...), which libpq also reads from a URL's query: up to the next
 parameter or blank, leaving the punctuation of the message that follows a URL at its end
