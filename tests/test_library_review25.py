@@ -14,7 +14,7 @@ import pytest
 from conftest import ROOT
 from test_library import econ
 
-from econ.library import Ref, open_library
+from econ.library import LibraryError, Ref, open_library
 
 LLAMA = ROOT / "models" / "scenarios" / "llama2-70b-h200.toml"
 LLAMA_NAME = "llama2-70b-h200"
@@ -170,3 +170,49 @@ def test_hide_credentials_reads_a_url_quoted_as_a_path(text, shown):
     from econ.library import hide_credentials
 
     assert hide_credentials(text).startswith(shown)
+
+
+# --- 4. a read behind a table lock waits as long as a save, then says why ---------------------------
+
+
+def test_a_read_behind_a_table_lock_stops_waiting(postgres_url, postgres_socket, capsys):
+    """The review: `library list` waited 75 s behind a session's LOCK TABLE (until it ended)
+    where a save stops after 30 s with a clear message."""
+    import threading
+    import time
+
+    import psycopg
+    import sqlalchemy as sa
+
+    with open_library(postgres_url) as library:
+        library.save_file(LLAMA)
+    database = sa.engine.make_url(postgres_url).database
+    held, release = threading.Event(), threading.Event()
+
+    def hold():  # a session holding a table lock in an open transaction
+        with psycopg.connect(
+            host=str(postgres_socket), user="postgres", dbname=database, autocommit=True
+        ) as conn:
+            with conn.transaction():
+                conn.execute("LOCK TABLE versions")  # (ACCESS EXCLUSIVE: reads wait for it)
+                held.set()
+                release.wait(20)  # (the old code waited for it, then read)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    try:
+        assert held.wait(30)
+        started = time.monotonic()
+        with open_library(postgres_url, timeout_s=0.5, create=False) as library:
+            with pytest.raises(LibraryError) as caught:
+                library.list()
+        waited = time.monotonic() - started
+    finally:
+        release.set()
+        holder.join(60)
+    message = str(caught.value)
+    assert "reading failed: another session holds a lock on the library's tables" in message
+    assert "did not finish within 0.5 s" in message and "LOCK TABLE" in message
+    assert waited < 15
+    with open_library(postgres_url, create=False) as library:  # and once it is released
+        assert [i.name for i in library.list()] == [LLAMA_NAME]

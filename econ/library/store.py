@@ -1878,10 +1878,10 @@ def _make_engine(text: str, source: str, timeout_s: float | None, create: bool =
 
         @sa.event.listens_for(engine, "begin")
         def _begin(conn):
-            # A save waits this long for another's row lock (or an upgrade's advisory lock),
+            # A save waits this long for another's row lock (or an upgrade's advisory lock), and
+            # a read for a table another session locked (an upgrade altering it, LOCK TABLE),
             # then fails naming the cause, rather than hanging on a stuck session.
-            if conn.get_execution_options().get(_WRITE):
-                conn.exec_driver_sql(f"SET LOCAL lock_timeout = {lock_timeout_ms}")
+            conn.exec_driver_sql(f"SET LOCAL lock_timeout = {lock_timeout_ms}")
 
         return _Target(display, lambda: engine, role=url.username)
     url_shown = hide_credentials(url.render_as_string(hide_password=True))
@@ -2134,15 +2134,15 @@ def _describe_raw(
             "nothing was changed. Try again when the other econ finishes"
         )
     if code == "55P03" or "lock timeout" in low:
-        holder = (
-            "another econ is upgrading the library"
-            if doing == "opening"
-            else "another save holds the scenario (or one of the scenarios) being written"
-        )
+        holder = {
+            "opening": "another econ is upgrading the library",
+            "reading": "another session holds a lock on the library's tables that a read waits "
+            "for (an upgrade altering them, or a LOCK TABLE, ALTER TABLE or VACUUM FULL)",
+        }.get(doing, "another save holds the scenario (or one of the scenarios) being written")
         return (
             f"{where}: {doing} failed: {holder} and did not finish within {lock_timeout_s:g} s; "
-            "nothing was changed. Try again when the other econ finishes (a session left open "
-            "in a transaction holds its locks until it ends)"
+            "nothing was changed. Try again when the other session finishes (a session left "
+            "open in a transaction holds its locks until it ends)"
         )
     if code == "42501" or "permission denied" in low or "must be owner" in low:
         if "schema" in low:
