@@ -216,3 +216,42 @@ def test_a_read_behind_a_table_lock_stops_waiting(postgres_url, postgres_socket,
     assert waited < 15
     with open_library(postgres_url, create=False) as library:  # and once it is released
         assert [i.name for i in library.list()] == [LLAMA_NAME]
+
+
+# --- 5. the app's Author box names who a save records, on PostgreSQL the role -----------------------
+
+
+def test_the_author_placeholder_is_what_a_save_records_on_postgresql(
+    postgres_url, postgres_socket, monkeypatch
+):
+    """The review: on PostgreSQL the placeholder showed the server's login account (root)
+    while a save was recorded as the database role (bob)."""
+    import psycopg
+    import sqlalchemy as sa
+    from test_app_library import SEED_NAME, by_label, library_page, save
+
+    from econ.library.store import login_name
+
+    role = "r25_bob"
+    database = sa.engine.make_url(postgres_url).database
+    with psycopg.connect(
+        host=str(postgres_socket), user="postgres", dbname="postgres", autocommit=True
+    ) as conn:
+        if not conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (role,)).fetchone():
+            conn.execute(f"CREATE ROLE {role} LOGIN")
+        conn.execute(f'ALTER DATABASE "{database}" OWNER TO {role}')  # (it creates the tables)
+    url = f"postgresql+psycopg://{role}@/{database}?host={postgres_socket}"
+    monkeypatch.setenv("ECON_LIBRARY", url)
+    monkeypatch.delenv("ECON_AUTHOR", raising=False)
+    assert login_name() != role
+
+    at = library_page()
+    assert by_label(at.text_input, "Author").proto.placeholder == role
+    save(at, "first")
+    monkeypatch.setenv("ECON_AUTHOR", "ada")  # a name given: stored with the role beside it
+    at.run()
+    assert by_label(at.text_input, "Author").proto.placeholder == f"ada (role {role})"
+    save(at, "second")
+    with open_library(url) as library:
+        authors = [v.author for v in library.history(SEED_NAME)]
+    assert authors == [role, f"ada (role {role})"]  # what the placeholders said

@@ -597,6 +597,17 @@ class Library:
             self._transaction(lambda conn: None, "creating the library")
         return self.opened_revision, _head_revision()
 
+    def recorded_author(self, author: str | None = None) -> str:
+        """Who a save, restore or delete given `author` (None: ECON_AUTHOR, else none) records
+        as its author, as `_author` records it: on PostgreSQL the server is asked which role
+        this library connects as (the URL's user, else libpq's PGUSER or the login name)."""
+        given = given_author(author)
+        # (a database that holds no library yet is read through an empty stand-in: the role is
+        # the server's, asked through the library's own engine)
+        engine = self._engine if self._file is not None else self._connect()
+        with self._guard("reading"), engine.connect() as conn:
+            return self._author(conn, given)
+
     # --- writing ------------------------------------------------------------------------------
 
     def save_file(

@@ -154,16 +154,31 @@ def _stale(base: int | None, newest) -> Stale:
 
 
 def default_author() -> str:
-    """Who the library records when the author box is empty: ECON_AUTHOR, else the account the
-    server runs under (econ.library.store.given_author, login_name); on PostgreSQL the role
-    connected, beside a name given."""
-    from econ.library import LibraryError
+    """Who the library records when the author box is empty (Library.recorded_author):
+    ECON_AUTHOR, else on SQLite the account the server runs under; on PostgreSQL the database
+    role the app connects as, beside ECON_AUTHOR where that is given ('ada (role bob)')."""
+    import os
+
+    from econ.library import LibraryError, resolve_url
     from econ.library.store import given_author, login_name
 
     try:
-        return given_author() or login_name()
-    except LibraryError:  # an ECON_AUTHOR the library refuses: a save says why
-        return login_name()
+        return _recorded_author(resolve_url()[0], os.environ.get("ECON_AUTHOR"))
+    except LibraryError:  # (a library that cannot be opened, an ECON_AUTHOR refused: the page
+        try:  # and a save say why)
+            return given_author() or login_name()
+        except LibraryError:
+            return login_name()
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def _recorded_author(url: str, given: str | None) -> str:
+    """Library.recorded_author of the library at `url`, asked once per URL and ECON_AUTHOR (the
+    role a URL connects as does not change while the server runs; a failure is not cached)."""
+    from econ.library import open_library
+
+    with open_library(url, create=False) as library:
+        return library.recorded_author(given)
 
 
 def author_box(page: str) -> None:
@@ -185,8 +200,9 @@ def author_box(page: str) -> None:
         on_change=lambda: ss.__setitem__(AUTHOR, ss[key]),
         placeholder=default,
         help="Recorded as the author of what you save or restore in the library (its History "
-        f"shows it). Empty: {default}, the server's own account (on a PostgreSQL library, the "
-        "database role the app connects as, which is kept beside a name given here).",
+        f"shows it). Empty: {default}, as the library records it (ECON_AUTHOR, else the "
+        "server's own account; on a PostgreSQL library, the database role the app connects "
+        "as, which is also kept beside a name given here).",
     )
 
 
