@@ -144,9 +144,7 @@ TYPED_URL = "postgresql+psycopg://bob:bobpw-25@127.0.0.1:55432/econ"
         ["project", f"library:{TYPED_URL}"],
     ],
 )
-def test_a_url_typed_as_a_name_or_file_is_quoted_without_its_password(
-    argv, library_url, capsys
-):
+def test_a_url_typed_as_a_name_or_file_is_quoted_without_its_password(argv, library_url, capsys):
     """The review: each of these printed the URL with its password (a file path writes its
     '//' as '/', which the password's pattern did not read as a URL)."""
     with open_library() as library:
@@ -255,3 +253,154 @@ def test_the_author_placeholder_is_what_a_save_records_on_postgresql(
     with open_library(url) as library:
         authors = [v.author for v in library.history(SEED_NAME)]
     assert authors == [role, f"ada (role {role})"]  # what the placeholders said
+
+
+# --- 6. the words of a few refusals -----------------------------------------------------------------
+
+
+def test_a_missing_password_points_to_where_a_password_is_given(
+    postgres_socket, tmp_path, capsys, monkeypatch
+):
+    """The review: libpq's "fe_sendauth: no password supplied" was "cannot reach or use the
+    database server ... Expected a running PostgreSQL server that accepts this user"."""
+    from test_library import PASSWORD_ROLE, password_url
+
+    from econ.library.store import hide_location
+
+    password_url(postgres_socket, "x")  # (the role, asked for its password by the server)
+    monkeypatch.delenv("PGPASSWORD", raising=False)
+    monkeypatch.setenv("PGPASSFILE", str(tmp_path / "no-pgpass"))
+    url = f"postgresql+psycopg://{PASSWORD_ROLE}@/postgres?host={postgres_socket}"
+    rc, _, err = econ(capsys, "library", "list", "--library", url)
+    assert rc == 3 and "Traceback" not in err
+    assert (
+        "opening failed: the database server refused the login (it asks for a password, and "
+        "none was given); nothing was changed. Expected the role's password: in the library URL"
+    ) in err
+    assert "in PGPASSWORD, or in the .pgpass file" in err
+    assert "cannot reach or use" not in err
+    # the app shows it as it is (no path or URL left once the library is named)
+    assert hide_location(err.removeprefix("error: ").strip(), url) is not None
+
+
+def test_a_sqlite_file_holding_only_a_view_is_not_made_a_library(tmp_path, capsys):
+    import sqlite3
+
+    path = tmp_path / "other.db"
+    with sqlite3.connect(path) as conn:
+        conn.execute("CREATE VIEW sales AS SELECT 1 AS amount")
+    for argv in (["list"], ["save", LLAMA]):
+        rc, _, err = econ(capsys, "library", *argv, "--library", f"sqlite:///{path}")
+        assert rc == 3 and "is a database but not an econ library (it has view sales)" in err
+    with sqlite3.connect(path) as conn:
+        names = [r[0] for r in conn.execute("SELECT name FROM sqlite_master")]
+    assert names == ["sales"]
+
+
+@pytest.mark.parametrize(
+    ("statements", "held"),
+    [
+        (["CREATE VIEW sales AS SELECT 1 AS amount"], "view sales"),
+        (
+            ["CREATE SCHEMA billing", "CREATE TABLE billing.orders (id int)"],
+            "table billing.orders",
+        ),
+        (
+            ["CREATE TABLE invoices (id int)", "CREATE VIEW v AS SELECT 1"],
+            "tables invoices, view v",
+        ),
+    ],
+)
+def test_a_database_holding_views_or_other_schemas_is_not_made_a_library(
+    statements, held, postgres_url, postgres_socket, capsys
+):
+    """The review: only the tables of schema public were looked at, so econ added its tables
+    beside a database's views and other schemas' tables."""
+    import psycopg
+    import sqlalchemy as sa
+
+    database = sa.engine.make_url(postgres_url).database
+    with psycopg.connect(
+        host=str(postgres_socket), user="postgres", dbname=database, autocommit=True
+    ) as conn:
+        for statement in statements:
+            conn.execute(statement)
+    for argv in (["list"], ["save", LLAMA]):
+        rc, _, err = econ(capsys, "library", *argv, "--library", postgres_url)
+        assert rc == 3 and f"is a database but not an econ library (it has {held})" in err, err
+    with psycopg.connect(host=str(postgres_socket), user="postgres", dbname=database) as conn:
+        tables = conn.execute(
+            "SELECT count(*) FROM pg_tables WHERE tablename = 'econ_library_revision'"
+        ).fetchone()[0]
+    assert tables == 0  # nothing created
+
+
+def test_an_extensions_views_are_not_the_databases_own(postgres_url, postgres_socket, capsys):
+    """pg_stat_statements puts two views in schema public: a database with only an extension's
+    objects is still empty to econ."""
+    import psycopg
+    import sqlalchemy as sa
+
+    database = sa.engine.make_url(postgres_url).database
+    with psycopg.connect(
+        host=str(postgres_socket), user="postgres", dbname=database, autocommit=True
+    ) as conn:
+        if not conn.execute(
+            "SELECT 1 FROM pg_available_extensions WHERE name = 'pg_stat_statements'"
+        ).fetchone():
+            pytest.skip("pg_stat_statements is not installed with this PostgreSQL")
+        conn.execute("CREATE EXTENSION pg_stat_statements")
+    rc, _, err = econ(capsys, "library", "save", LLAMA, "--library", postgres_url)
+    assert rc == 0, err
+
+
+def test_an_unknown_revision_is_not_called_a_newer_econs(library_url, capsys):
+    """The review: a revision econ never wrote ('zzzz') was "written by a newer econ"."""
+    import sqlalchemy as sa
+
+    assert econ(capsys, "library", "save", LLAMA)[0] == 0
+    engine = sa.create_engine(library_url)
+    with engine.begin() as conn:
+        conn.execute(sa.text("UPDATE econ_library_revision SET version_num = 'zzzz'"))
+    engine.dispose()
+    for argv in (["list"], ["save", LLAMA]):
+        rc, _, err = econ(capsys, "library", *argv)
+        assert rc == 3 and "written by a newer econ" not in err, err
+        assert "econ_library_revision holds 'zzzz', which is not a library revision econ " in err
+        assert "knows 0001 to 0004" in err and "restore the library from a backup" in err
+
+
+def test_a_members_save_on_an_older_library_names_the_owners_upgrade(
+    postgres_url, postgres_socket, capsys
+):
+    """The review: a member's save on a library whose revision row lags its tables (here set
+    back to 0003 by hand) asked for GRANTs the member already had: the save upgrades the
+    library first, which only the owner of its tables may."""
+    import psycopg
+    import sqlalchemy as sa
+    from test_library_shared import _create_roles, _owner_grants
+
+    database = sa.engine.make_url(postgres_url).database
+    _create_roles(postgres_socket, database)
+
+    def as_role(role: str) -> str:
+        return f"postgresql+psycopg://{role}@/{database}?host={postgres_socket}"
+
+    assert econ(capsys, "library", "save", LLAMA, "--library", as_role("econ_owner"))[0] == 0
+    with psycopg.connect(host=str(postgres_socket), user="econ_owner", dbname=database) as conn:
+        for statement in _owner_grants():
+            conn.execute(statement)
+    assert econ(capsys, "library", "save", LLAMA, "--library", as_role("bob"))[0] == 0
+    with psycopg.connect(host=str(postgres_socket), user="econ_owner", dbname=database) as conn:
+        conn.execute("UPDATE econ_library_revision SET version_num = '0003'")
+
+    rc, _, err = econ(capsys, "library", "save", LLAMA, "--library", as_role("bob"))
+    assert rc == 3 and "Traceback" not in err
+    assert "opening failed: permission denied for table results" in err
+    assert "ask them for `GRANT" not in err
+    assert (
+        "Expected the library's owner (the role that created its tables) to open it first with "
+        "this econ, which upgrades the tables (it is at library revision 0003, older than the "
+        "revision 0004 econ "
+    ) in err
+    assert "`econ library upgrade --library " in err and "as the role that owns them" in err

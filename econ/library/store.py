@@ -82,6 +82,7 @@ from econ.scenario.io import (
 )
 from econ.scenario.migrations import file_version, migrate
 from econ.scenario.section import check_name
+from econ.text import listed
 
 REVISION_TABLE = "econ_library_revision"
 """Alembic's version table, named for econ so it cannot clash with another tool's."""
@@ -1553,10 +1554,19 @@ class Library:
             exc.args = (f"{exc}; econ removed the library file it had just created ({path})",)
 
     @contextlib.contextmanager
-    def _guard(self, doing: str) -> Iterator[None]:
+    def _guard(self, doing: str, upgrading: str | None = None) -> Iterator[None]:
+        """Database failures as LibraryError (`_describe`); `upgrading`: the revision of a
+        library being upgraded, whose upgrade only the owner of its tables may make."""
         try:
             yield
         except sa.exc.SQLAlchemyError as exc:
+            owner = None
+            if upgrading is not None:
+                owner = (
+                    f"it is at library revision {upgrading}, older than the revision "
+                    f"{_head_revision()} econ {__version__} writes, and its upgrade changes its "
+                    f"tables: {self.suggest('upgrade')}, as the role that owns them"
+                )
             message = _describe(
                 exc,
                 self.display,
@@ -1564,6 +1574,7 @@ class Library:
                 role=self._role,
                 lock_timeout_s=self._lock_timeout_s,
                 file=self._file,
+                upgrading=owner,
             )
             raise _DatabaseFailure(message) from None
 
@@ -1575,7 +1586,7 @@ class Library:
         head = _head_revision()
         with self._guard("opening"):
             with self._engine.connect() as conn:
-                current, tables = _revision(conn)
+                current, tables, others = _revision(conn)
                 # the tables are listed again after the revision is read: a migration another
                 # process commits in between has then made both, never the revision alone
                 if current == head:
@@ -1592,7 +1603,7 @@ class Library:
                         "backup, or point --library / ECON_LIBRARY at another library"
                     )
                 return
-            if current is None and not tables:  # an empty database (or SQLite file)
+            if current is None and not tables and not others:  # an empty database (or file)
                 store = self._engine
                 self._read_as_empty()
                 if self._create:
@@ -1600,7 +1611,7 @@ class Library:
                 else:
                     store.dispose()
                 return
-            self._refuse_unusable(current, tables)
+            self._refuse_unusable(current, tables, others)
             if not self._create:
                 raise LibraryError(
                     f"library {self.display} is at library revision {current}, older than the "
@@ -1609,7 +1620,7 @@ class Library:
                     "first by a user allowed to change its tables (on PostgreSQL, the role that "
                     f"owns them): {self.suggest('upgrade')} (a save upgrades it too)"
                 )
-            with self._write() as conn:
+            with self._guard("opening", upgrading=current), self._write() as conn:
                 self._upgrade(conn)
 
     def _upgrade(self, conn) -> None:
@@ -1621,28 +1632,40 @@ class Library:
 
         if conn.dialect.name == "postgresql":
             conn.execute(sa.text("SELECT pg_advisory_xact_lock(:k)"), {"k": _PG_LOCK_KEY})
-        current, tables = _revision(conn)
-        self._refuse_unusable(current, tables)
+        current, tables, others = _revision(conn)
+        self._refuse_unusable(current, tables, others)
         if current != _head_revision():
             config = _alembic_config()
             config.attributes["connection"] = conn
             command.upgrade(config, "head")
 
-    def _refuse_unusable(self, current: str | None, tables: set[str]) -> None:
-        """LibraryError for a database holding tables but no econ library, or a library
-        written by a newer econ."""
-        if current is None and tables:
+    def _refuse_unusable(self, current: str | None, tables: set[str], others: list[str]):
+        """LibraryError for a database holding tables or views (`others`) but no econ library,
+        or a library at a revision this econ does not know (a newer econ's, or none econ
+        wrote)."""
+        if current is None and (tables or others):
+            named = sorted(tables)
+            held = [f"tables {named[0]}", *named[1:]] if named else []
             raise LibraryError(
                 f"library {self.display} is a database but not an econ library (it has "
-                f"tables {', '.join(sorted(tables)[:5])}); nothing was changed. Expected "
-                "an econ library, a new file or an empty database"
+                f"{listed([*held, *others], limit=5)}); nothing was changed. Expected an econ "
+                "library, a new file or an empty database"
             )
-        if current is not None and current not in _known_revisions():
+        if current is None or current in _known_revisions():
+            return
+        head = _head_revision()
+        if re.fullmatch(r"[0-9]{4}", current) and current > head:  # (numbered as econ numbers)
             raise LibraryError(
                 f"library {self.display} was written by a newer econ (library revision "
-                f"{current}; econ {__version__} knows up to {_head_revision()}); nothing was "
-                "changed. Upgrade econ to use it"
+                f"{current}; econ {__version__} knows up to {head}); nothing was changed. "
+                "Upgrade econ to use it"
             )
+        raise LibraryError(
+            f"library {self.display}: {REVISION_TABLE} holds {shortened(current)}, which is not "
+            f"a library revision econ knows (econ {__version__} knows 0001 to {head}, and a "
+            f"newer econ numbers its revisions on from there); nothing was changed. Expected the "
+            "revision econ wrote there: restore the library from a backup"
+        )
 
 
 def project_summary(scenario) -> dict[str, Any]:
@@ -1773,15 +1796,49 @@ def _alembic_config():
     return config
 
 
-def _revision(conn) -> tuple[str | None, set[str]]:
-    """(current Alembic revision or None, every table in the database)."""
+def _revision(conn) -> tuple[str | None, set[str], list[str]]:
+    """(current Alembic revision or None, every table of the schema econ's tables are in, and
+    with no revision the other objects the database holds (`_other_relations`): a database
+    holding any of them is not empty)."""
     from alembic.runtime.migration import MigrationContext
 
     names = set(sa.inspect(conn).get_table_names())
     if REVISION_TABLE not in names:
-        return None, names
+        return None, names, _other_relations(conn)
     context = MigrationContext.configure(conn, opts={"version_table": REVISION_TABLE})
-    return context.get_current_revision(), names
+    return context.get_current_revision(), names, []
+
+
+_PG_RELATIONS = sa.text(
+    "SELECT n.nspname = current_schema() AS here, n.nspname AS schema, c.relname AS name, "
+    "c.relkind AS kind FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+    "WHERE c.relkind IN ('r', 'p', 'v', 'm', 'f') "
+    "AND n.nspname NOT IN ('pg_catalog', 'information_schema') AND n.nspname NOT LIKE 'pg\\_%' "
+    "AND NOT EXISTS (SELECT 1 FROM pg_depend d WHERE d.classid = 'pg_class'::regclass "
+    "AND d.objid = c.oid AND d.deptype = 'e')"
+)
+"""A PostgreSQL database's tables, views, materialized views and foreign tables in every
+schema but the system's, without those an extension made (pg_stat_statements' views)."""
+_PG_KINDS = {
+    "r": "table",
+    "p": "table",
+    "v": "view",
+    "m": "materialized view",
+    "f": "foreign table",
+}
+
+
+def _other_relations(conn) -> list[str]:
+    """What a database holds besides the tables of the schema econ's tables go in, each named
+    with its kind, sorted: views there ('view v_sales'), and on PostgreSQL the tables and views
+    of other schemas ('table billing.orders'), extensions' objects aside."""
+    if conn.dialect.name != "postgresql":
+        return [f"view {name}" for name in sorted(sa.inspect(conn).get_view_names())]
+    return sorted(
+        f"{_PG_KINDS[row.kind]} {row.name if row.here else f'{row.schema}.{row.name}'}"
+        for row in conn.execute(_PG_RELATIONS)
+        if not (row.here and _PG_KINDS[row.kind] == "table")  # (the caller's `tables`)
+    )
 
 
 def _dialect_insert(conn, table):
@@ -2123,15 +2180,25 @@ def _describe(
     role: str | None = None,
     lock_timeout_s: float = PG_LOCK_TIMEOUT_S,
     file: Path | None = None,
+    upgrading: str | None = None,
 ) -> str:
     """The message of a database failure: what failed, why, and what was expected (any password
     the driver quotes hidden). `file`: a SQLite library's file, whose folder and disk a message
-    about writing it names."""
-    return hide_credentials(_describe_raw(exc, display, doing, role, lock_timeout_s, file))
+    about writing it names. `upgrading`: said of a permission refused while an older library was
+    being upgraded (which its owner makes, whatever a member is granted)."""
+    return hide_credentials(
+        _describe_raw(exc, display, doing, role, lock_timeout_s, file, upgrading)
+    )
 
 
 def _describe_raw(
-    exc, display: str, doing: str, role: str | None, lock_timeout_s: float, file: Path | None
+    exc,
+    display: str,
+    doing: str,
+    role: str | None,
+    lock_timeout_s: float,
+    file: Path | None,
+    upgrading: str | None = None,
 ) -> str:
     original = getattr(exc, "orig", None) or exc
     detail = (str(original).strip().splitlines() or [type(original).__name__])[0]
@@ -2156,17 +2223,17 @@ def _describe_raw(
             "open in a transaction holds its locks until it ends)"
         )
     if code == "42501" or "permission denied" in low or "must be owner" in low:
-        if "schema" in low:
+        if upgrading is not None or "must be owner" in low:
+            expected = (
+                "the library's owner (the role that created its tables) to open it first with "
+                "this econ, which upgrades the tables" + (f" ({upgrading})" if upgrading else "")
+            )
+        elif "schema" in low:
             expected = (
                 "a role that may create tables in the database to open the library first: its "
                 "owner after an econ upgrade; for a new library, the database's owner (from "
                 "PostgreSQL 15 no other role may create tables in schema public unless granted "
                 f"`GRANT CREATE ON SCHEMA public TO {role}`)"
-            )
-        elif "must be owner" in low:
-            expected = (
-                "the library's owner (the role that created its tables) to open it first with "
-                "this econ, which upgrades the tables"
             )
         else:
             expected = (
@@ -2253,6 +2320,13 @@ def _connection_failure(detail: str) -> tuple[str, str] | None:
     a database it does not hold, a server that does not answer; None for any other failure."""
     reason = _SERVER_AT.sub("", detail.removeprefix("connection failed: "))
     low = reason.lower()
+    if "no password supplied" in low and "fatal:" not in low:  # (libpq's fe_sendauth: ...)
+        return (
+            "the database server refused the login (it asks for a password, and none was given)",
+            "the role's password: in the library URL (USER:PASSWORD@HOST, an '@' in it "
+            "written %40), in PGPASSWORD, or in the .pgpass file of the home folder (or "
+            "PGPASSFILE's), a line HOST:PORT:DATABASE:USER:PASSWORD",
+        )
     if "fatal:" in low:
         said = low.split("fatal:", 1)[1].strip()
         if "database" in said and "does not exist" in said:
