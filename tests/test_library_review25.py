@@ -404,3 +404,20 @@ def test_a_members_save_on_an_older_library_names_the_owners_upgrade(
         "revision 0004 econ "
     ) in err
     assert "`econ library upgrade --library " in err and "as the role that owns them" in err
+
+
+def test_the_author_placeholder_of_a_library_that_cannot_be_opened(monkeypatch):
+    """No library to ask (a server that does not answer): ECON_AUTHOR, as before, asked once."""
+    import econ.library
+    from econ.ui import saving
+
+    monkeypatch.setenv("ECON_LIBRARY", "postgresql+psycopg://bob@127.0.0.1:1/econ")
+    monkeypatch.setenv("ECON_AUTHOR", "ada")
+    opened, open_library = [], econ.library.open_library
+    monkeypatch.setattr(
+        econ.library, "open_library", lambda *a, **k: opened.append(a) or open_library(*a, **k)
+    )
+    saving._recorded_author.clear()
+    assert saving.default_author() == "ada"
+    assert saving.default_author() == "ada"
+    assert len(opened) == 1  # the failure is kept: a later rerun does not wait for the server

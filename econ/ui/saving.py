@@ -156,29 +156,38 @@ def _stale(base: int | None, newest) -> Stale:
 def default_author() -> str:
     """Who the library records when the author box is empty (Library.recorded_author):
     ECON_AUTHOR, else on SQLite the account the server runs under; on PostgreSQL the database
-    role the app connects as, beside ECON_AUTHOR where that is given ('ada (role bob)')."""
+    role the app connects as, beside ECON_AUTHOR where that is given ('ada (role bob)'). Where
+    the library cannot be opened (the page and a save say why): ECON_AUTHOR, else the account."""
     import os
 
     from econ.library import LibraryError, resolve_url
     from econ.library.store import given_author, login_name
 
+    recorded = _recorded_author(resolve_url()[0], os.environ.get("ECON_AUTHOR"))
+    if recorded is not None:
+        return recorded
     try:
-        return _recorded_author(resolve_url()[0], os.environ.get("ECON_AUTHOR"))
-    except LibraryError:  # (a library that cannot be opened, an ECON_AUTHOR refused: the page
-        try:  # and a save say why)
-            return given_author() or login_name()
-        except LibraryError:
-            return login_name()
+        return given_author() or login_name()
+    except LibraryError:  # (an ECON_AUTHOR the library refuses)
+        return login_name()
 
 
-@st.cache_data(max_entries=8, show_spinner=False)
-def _recorded_author(url: str, given: str | None) -> str:
-    """Library.recorded_author of the library at `url`, asked once per URL and ECON_AUTHOR (the
-    role a URL connects as does not change while the server runs; a failure is not cached)."""
-    from econ.library import open_library
+AUTHOR_TTL_S = 300
+"""How long the app keeps what a library records as the author [s]: a server that does not
+answer is not waited for at every rerun of a page with an author box."""
 
-    with open_library(url, create=False) as library:
-        return library.recorded_author(given)
+
+@st.cache_data(max_entries=8, ttl=AUTHOR_TTL_S, show_spinner=False)
+def _recorded_author(url: str, given: str | None) -> str | None:
+    """Library.recorded_author of the library at `url` (None where it cannot be opened), asked
+    once per URL and ECON_AUTHOR in AUTHOR_TTL_S."""
+    from econ.library import LibraryError, open_library
+
+    try:
+        with open_library(url, create=False) as library:
+            return library.recorded_author(given)
+    except LibraryError:
+        return None
 
 
 def author_box(page: str) -> None:
