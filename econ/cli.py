@@ -493,6 +493,7 @@ def _cmd_schema(args) -> int:
 
 
 def _cmd_app(args) -> int:
+    _check_listening(args.host, args.port)
     app = Path(__file__).with_name("ui") / "streamlit_app.py"
     command = [sys.executable, "-m", "streamlit", "run", str(app), "--server.port", str(args.port)]
     command += ["--server.address", args.host]
@@ -513,6 +514,63 @@ def _cmd_app(args) -> int:
     os.chdir(folder)
     os.execv(sys.executable, command)
     return EXIT_OK  # not reached
+
+
+def _check_listening(host: str, port: int) -> None:
+    """InputError (exit 3) unless Streamlit can listen on `host`:`port`, found by binding a
+    socket there for a moment as Streamlit binds its own (IPv6 for an address with a colon,
+    SO_REUSEADDR on POSIX). Streamlit took an empty host for every interface without a word,
+    and an address that does not resolve or is not this machine's, or a port in use, ended in a
+    traceback or a log line with exit 1, which the CLI keeps for "a figure does not reproduce"."""
+    import errno
+    import socket
+
+    from econ.files import reason
+    from econ.text import clipped
+
+    if host.startswith("unix://"):  # Streamlit's socket file: no address, no port to check
+        return
+    named = f"--host {clipped(host)!r}"
+    expected = (
+        f"expected an address of this machine, such as {APP_HOST} (this machine only, the "
+        "default) or 0.0.0.0 (every interface, on purpose)"
+    )
+    if not host.strip():
+        raise InputError(f"{named}: an empty address listens on every interface; {expected}")
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    try:
+        with socket.socket(family, socket.SOCK_STREAM) as probe:
+            if os.name != "nt":  # as Streamlit: a port left in TIME_WAIT is free
+                probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            probe.bind((host, port))
+    except socket.gaierror as exc:
+        raise InputError(
+            f"{named}: no such address or host name ({exc.strerror}); {expected}"
+        ) from None
+    except OSError as exc:
+        if exc.errno == errno.EADDRINUSE:
+            raise InputError(
+                f"--port {port}: already in use on {clipped(host)} (another program listens "
+                f"there); expected a free port, such as --port {_free_port(family, host)}"
+            ) from None
+        if exc.errno == errno.EADDRNOTAVAIL:
+            raise InputError(f"{named}: not an address of this machine; {expected}") from None
+        why = reason(exc)
+        if exc.errno in (errno.EACCES, errno.EPERM) and port < 1024:
+            why += ": ports below 1024 need privileges"
+        raise InputError(
+            f"{named} --port {port}: cannot listen there ({why}); {expected}, on a port this "
+            "user may listen on"
+        ) from None
+
+
+def _free_port(family: int, host: str) -> int:
+    """A port free on `host` now, for the message about a busy one."""
+    import socket
+
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.bind((host, 0))
+        return probe.getsockname()[1]
 
 
 @cache

@@ -46,18 +46,19 @@ def _option(argv, name):
 
 
 def test_econ_app_listens_on_localhost_by_default(executed):
+    port = _free_port()  # `econ app` refuses a port in use before it starts Streamlit
     with pytest.raises(Executed):
-        cli.main(["app", "--port", "8600"])
+        cli.main(["app", "--port", str(port)])
     argv = executed["argv"]
     assert argv[:4] == [sys.executable, "-m", "streamlit", "run"]
     assert _option(argv, "--server.address") == "127.0.0.1"
-    assert _option(argv, "--server.port") == "8600"
+    assert _option(argv, "--server.port") == str(port)
     assert executed["cwd"] == str(ROOT)  # where .streamlit/config.toml is read
 
 
 def test_econ_app_host_opens_it_on_purpose(executed):
     with pytest.raises(Executed):
-        cli.main(["app", "--host", "0.0.0.0"])
+        cli.main(["app", "--host", "0.0.0.0", "--port", str(_free_port())])
     assert _option(executed["argv"], "--server.address") == "0.0.0.0"
 
 

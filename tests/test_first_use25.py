@@ -1,0 +1,143 @@
+"""Review 25, a first-time user's: `econ app`'s host and port, a benchmark file given as a
+scenario, a local NAME.toml beside a ready-made NAME, a misspelt or missing command, the table's
+debt sizing in words, and doc figures that had gone stale (each recomputed here)."""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import errno
+import io
+import json
+import re
+import socket
+import subprocess
+
+import numpy as np
+import pytest
+
+from econ import cli, load_scenario, project
+from econ.cli import main
+from tests.conftest import ROOT
+
+SCENARIOS = ROOT / "models" / "scenarios"
+SEED = SCENARIOS / "deepseek-r1-gb200-nvl72.toml"
+READY = "deepseek-r1-gb200-nvl72"
+DOCS = ROOT / "docs"
+
+
+@pytest.fixture
+def run(capsys):
+    """`econ ARGS...` in this process: a CompletedProcess-like result with the exit code."""
+
+    def call(*args: str) -> subprocess.CompletedProcess:
+        capsys.readouterr()
+        try:
+            code = main(list(args))
+        except SystemExit as exc:  # argparse's usage errors
+            code = exc.code if isinstance(exc.code, int) else 2
+        out, err = capsys.readouterr()
+        return subprocess.CompletedProcess(["econ", *args], code, out, err)
+
+    return call
+
+
+def page(name: str) -> str:
+    """A docs page (or the README) with its line breaks as spaces, as a sentence reads."""
+    path = ROOT / name if name == "README.md" else DOCS / name
+    return " ".join(path.read_text(encoding="utf-8").split())
+
+
+# --- 1. econ app refuses a host or port it cannot listen on, before starting Streamlit ------------
+
+
+class Started(Exception):
+    pass
+
+
+@pytest.fixture
+def started(monkeypatch):
+    """What `econ app` would run; Started where it would replace this process with Streamlit."""
+    seen = {}
+
+    def execv(path, argv):
+        seen.update(argv=list(argv))
+        raise Started
+
+    monkeypatch.setattr(cli.os, "execv", execv)
+    monkeypatch.setattr(cli.os, "chdir", lambda folder: None)
+    return seen
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.mark.parametrize(
+    ("host", "said"),
+    [
+        ("", "--host '': an empty address listens on every interface"),
+        (" ", "--host ' ': an empty address listens on every interface"),
+        # no IPv4 address has a part above 255: a name, which does not resolve
+        ("999.1.1.1", "--host '999.1.1.1': no such address or host name"),
+        # TEST-NET-1 (RFC 5737): documentation addresses, assigned to no machine
+        ("192.0.2.1", "--host '192.0.2.1': not an address of this machine"),
+    ],
+)
+def test_a_host_the_app_cannot_listen_on_is_refused(run, started, host, said):
+    # An empty host listened on 0.0.0.0 without a word ("URL: http://:8628"); the others ended
+    # in a traceback with exit 1, the code of a figure `econ verify` cannot reproduce.
+    done = run("app", "--host", host, "--port", str(_free_port()))
+    assert done.returncode == 3 and "Traceback" not in done.stderr
+    assert done.stderr.startswith(f"error: {said}"), done.stderr
+    assert "expected an address of this machine, such as 127.0.0.1" in done.stderr
+    assert "0.0.0.0 (every interface, on purpose)" in done.stderr
+    assert len(done.stderr.splitlines()) == 1
+    assert "argv" not in started  # Streamlit never started
+
+
+def test_a_port_in_use_is_refused_naming_a_free_one(run, started):
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        done = run("app", "--port", str(port))
+    assert done.returncode == 3 and "argv" not in started
+    said = re.fullmatch(
+        rf"error: --port {port}: already in use on 127\.0\.0\.1 \(another program listens "
+        r"there\); expected a free port, such as --port (\d+)\n",
+        done.stderr,
+    )
+    assert said, done.stderr
+    with socket.socket() as probe:  # the port suggested was free
+        probe.bind(("127.0.0.1", int(said.group(1))))
+
+
+def test_a_port_this_user_may_not_listen_on_says_why(run, started, monkeypatch):
+    # (as root every port binds: the refusal an ordinary user meets, made here)
+    def bind(self, address):
+        raise PermissionError(errno.EACCES, "Permission denied")
+
+    monkeypatch.setattr(socket.socket, "bind", bind)
+    done = run("app", "--port", "80")
+    assert done.returncode == 3 and "argv" not in started
+    assert done.stderr.startswith(
+        "error: --host '127.0.0.1' --port 80: cannot listen there (permission denied: ports "
+        "below 1024 need privileges); expected an address of this machine"
+    )
+
+
+@pytest.mark.parametrize("host", ["0.0.0.0", "localhost", "::1"])
+def test_an_address_of_this_machine_still_starts_the_app(started, host):
+    if host == "::1" and not socket.has_ipv6:
+        pytest.skip("no IPv6")
+    port = str(_free_port())
+    with pytest.raises(Started):
+        main(["app", "--host", host, "--port", port])
+    argv = started["argv"]
+    assert argv[argv.index("--server.address") + 1] == host
+    assert argv[argv.index("--server.port") + 1] == port
+
+
