@@ -274,11 +274,41 @@ class _Parser(argparse.ArgumentParser):
             option = max(action.option_strings, key=len, default=action.metavar or action.dest)
             raise InputError(f"{option} = {exc.text}: expected {exc.expected}") from None
 
+    def _check_value(self, action, value):
+        # A misspelt command or choice names the closest ones first ("econ projcet": did you
+        # mean 'project'?), then all of them as argparse does.
+        if action.choices is not None and value not in action.choices:
+            from econ.text import did_you_mean
+
+            hint = did_you_mean(str(value), map(str, action.choices))
+            if hint:
+                choices = ", ".join(map(repr, action.choices))
+                message = f"invalid choice: {value!r} ({hint}choose from {choices})"
+                raise argparse.ArgumentError(action, message)
+        super()._check_value(action, value)
+
     def error(self, message: str):
         # argparse quotes arguments back ("unrecognized arguments: --library URL"): no password
         from econ.library import hide_credentials
 
+        action = self._missing_action(message)
+        if action is not None:  # `econ throughput` alone: its help, as `econ` alone prints
+            self.print_help(sys.stderr)
+            names = list(action.choices)
+            listed = f"{', '.join(names[:-1])} or {names[-1]}" if len(names) > 1 else names[0]
+            article = "an" if action.metavar[0] in "AEIOU" else "a"
+            self.exit(2, f"{self.prog}: error: expected {article} {action.metavar}: {listed}\n")
         super().error(hide_credentials(message))
+
+    def _missing_action(self, message: str):
+        """The subcommands' action `message` says is missing (`econ market` without one), else
+        None."""
+        for action in self._actions:
+            if isinstance(action, argparse._SubParsersAction) and action.required:
+                missing = message.partition("the following arguments are required: ")[2]
+                if action.metavar in missing.split(", "):
+                    return action
+        return None
 
 
 def _parser(features: bool = True) -> argparse.ArgumentParser:

@@ -141,3 +141,48 @@ def test_an_address_of_this_machine_still_starts_the_app(started, host):
     assert argv[argv.index("--server.port") + 1] == port
 
 
+# --- 2. the command line: a misspelt command or choice, a command without its action --------------
+
+
+def _actions(command: str) -> list[str]:
+    """The actions of `econ COMMAND`, from the parser itself."""
+    parser = cli._parser()
+    (commands,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    sub = commands.choices[command]
+    (actions,) = [a for a in sub._actions if isinstance(a, argparse._SubParsersAction)]
+    return list(actions.choices)
+
+
+@pytest.mark.parametrize(
+    ("argv", "typed", "meant"),
+    [
+        (["projcet", READY], "projcet", "project"),
+        (["market", "lst"], "lst", "list"),
+        (["project", READY, "--format", "jsn"], "jsn", "json"),
+    ],
+)
+def test_a_misspelt_choice_suggests_the_closest(run, argv, typed, meant):
+    done = run(*argv)
+    assert done.returncode == 2
+    assert f"invalid choice: {typed!r} (did you mean {meant!r}? choose from " in done.stderr
+
+
+def test_a_choice_close_to_none_lists_them_as_argparse_does(run):
+    done = run("frobnicate")
+    assert done.returncode == 2 and "did you mean" not in done.stderr
+    assert "invalid choice: 'frobnicate' (choose from 'project', " in done.stderr
+
+
+@pytest.mark.parametrize("command", ["throughput", "market", "library", "benchmarks"])
+def test_a_command_without_its_action_lists_them(run, command):
+    # It said only "the following arguments are required: ACTION".
+    done = run(command)
+    assert done.returncode == 2
+    names = _actions(command)
+    listed = f"{', '.join(names[:-1])} or {names[-1]}"
+    last = done.stderr.splitlines()[-1]
+    assert re.fullmatch(rf"econ {command}: error: expected an? (ACTION|COMMAND): {listed}", last)
+    assert all(name in done.stderr for name in names)  # the help above gives each its line
+    assert done.stderr.startswith(f"usage: econ {command}")
+
+
