@@ -186,3 +186,42 @@ def test_a_command_without_its_action_lists_them(run, command):
     assert done.stderr.startswith(f"usage: econ {command}")
 
 
+# --- 3. a benchmark file given where a scenario goes ----------------------------------------------
+
+DATA = ROOT / "tests" / "data" / "throughput"
+
+
+@pytest.mark.parametrize(
+    ("file", "kind"),
+    [
+        ("generic_curve_hand_example.csv", "generic curve CSV with units in the headers"),
+        ("vllm_old_with_arrays.json", "vLLM benchmark_serving / vllm bench serve result JSON"),
+        ("sglang_bench_serving.jsonl", "SGLang bench_serving JSONL"),
+    ],
+)
+@pytest.mark.parametrize("command", ["project", "validate"])
+def test_a_benchmark_file_given_as_a_scenario_is_named_as_one(run, file, kind, command):
+    from econ.throughput.importers import FORMATS, detect_format
+    from econ.throughput.importers._common import read_source
+
+    path = DATA / file
+    assert FORMATS[detect_format(read_source(path))][0] == kind  # as `throughput import` reads it
+    done = run(command, str(path))
+    assert done.returncode == 3 and "Traceback" not in done.stderr
+    assert "malformed TOML" not in done.stderr  # it said "Expected '=' after a key ..."
+    assert done.stderr == (
+        f"error: {path}: a benchmark result ({kind}), not a scenario: a scenario is a TOML file "
+        "(econ schema describes its fields); name this file in a scenario's "
+        "throughput.measured.curve (relative to the scenario's folder), or read it with "
+        f"`econ throughput import {path} --out curve.csv`\n"
+    )
+
+
+def test_a_malformed_scenario_is_still_malformed_toml(run, tmp_path):
+    bad = tmp_path / "bad.toml"
+    bad.write_text('name = "x"\nfleet = [\n', encoding="utf-8")
+    done = run("project", str(bad))
+    assert done.returncode == 3 and "malformed TOML" in done.stderr
+    assert "benchmark result" not in done.stderr
+
+

@@ -237,7 +237,42 @@ def say_error(error: BaseException | str) -> None:
     from econ.library import hide_credentials
     from econ.text import printable
 
-    print(f"error: {printable(hide_credentials(str(error)))}", file=sys.stderr)
+    print(f"error: {printable(hide_credentials(str(_what_it_is(error))))}", file=sys.stderr)
+
+
+def _what_it_is(error: BaseException | str) -> BaseException | str:
+    """For a scenario file that is no TOML but a benchmark result (`econ project run.csv`), what
+    the file is and where it goes, in place of the TOML parser's complaint about its first line;
+    `error` as it is otherwise. The file is recognized as `econ throughput import` recognizes
+    one (`detect_format`), and only its format is named, never its content."""
+    import sys
+
+    # A ScenarioError exists only once its module is loaded: an error of a command that reads
+    # no scenario does not load the scenario package for this.
+    errors = sys.modules.get("econ.scenario.errors")
+    if errors is None or not isinstance(error, errors.ScenarioError):
+        return error
+    file = error.file
+    if not (error.expected.startswith("malformed TOML") and file and os.path.isfile(file)):
+        return error
+    from econ.throughput.importers import FORMATS, detect_format
+    from econ.throughput.importers._common import read_source
+
+    try:
+        kind = FORMATS[detect_format(read_source(file))][0]
+    except (InputError, OSError, ValueError, RecursionError):  # none: the TOML parser's words
+        return error
+    import shlex
+
+    from econ.text import PATH_LIMIT
+
+    shown = clipped(file, limit=PATH_LIMIT)
+    command = f"econ throughput import {shlex.quote(shown)} --out curve.csv"
+    return (
+        f"{shown}: a benchmark result ({kind}), not a scenario: a scenario is a TOML file (econ "
+        "schema describes its fields); name this file in a scenario's throughput.measured.curve "
+        f"(relative to the scenario's folder), or read it with `{command}`"
+    )
 
 
 class OptionValueError(Exception):
