@@ -225,3 +225,37 @@ def test_a_malformed_scenario_is_still_malformed_toml(run, tmp_path):
     assert "benchmark result" not in done.stderr
 
 
+# --- 4. NAME.toml in the working folder beside a ready-made NAME ----------------------------------
+
+
+def test_a_local_name_toml_is_not_read_for_the_name_and_a_note_says_so(run, tmp_path, monkeypatch):
+    mine = SEED.read_text(encoding="utf-8").replace(f'name = "{READY}"', 'name = "mine"', 1)
+    (tmp_path / f"{READY}.toml").write_text(mine, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    done = run("project", READY, "--format", "json")
+    assert done.returncode == 0
+    assert json.loads(done.stdout)["scenarios"][0]["name"] == READY  # the ready-made one
+    assert done.stderr.splitlines()[0] == (
+        f"note: {READY} is the ready-made scenario {SEED}, not ./{READY}.toml in this folder; "
+        f"give ./{READY}.toml to read that one"
+    )
+    local = run("project", f"./{READY}.toml", "--format", "json")
+    assert json.loads(local.stdout)["scenarios"][0]["name"] == "mine"
+    assert "note:" not in local.stderr
+
+
+def test_no_note_without_a_local_name_toml(run, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    done = run("validate", READY)
+    assert done.returncode == 0 and "note:" not in done.stderr
+
+
+def test_the_readme_says_which_file_a_name_reads():
+    text = page("README.md")
+    assert "a file of that name in the working folder first" not in text
+    assert (
+        "A file named exactly NAME in the working folder is read instead of the ready-made one; "
+        "NAME.toml there is not (a note on stderr says so): give `./NAME.toml` to read it."
+    ) in text
+
+

@@ -51,7 +51,8 @@ SCENARIO_FILES_HELP = "scenario TOML files, names of ready-made ones, or library
 def scenario_path(name: str) -> str | os.PathLike:
     """The scenario a command's argument names: a file, or `library:NAME[@VERSION]`, as given;
     a bare name that is no file here (no folder, no suffix) is the ready-made scenario of that
-    name (models/scenarios/NAME.toml), so a file of that name in the working folder wins. Every
+    name (models/scenarios/NAME.toml), so a file named NAME in the working folder wins; NAME.toml
+    there does not, and a note on stderr says which was read and how to read the other. Every
     command that takes a scenario reads its argument so (`econ project deepseek-r1-gb200-nvl72`
     as `econ export deepseek-r1-gb200-nvl72`)."""
     path = Path(name)
@@ -59,7 +60,21 @@ def scenario_path(name: str) -> str | os.PathLike:
         return name
     from econ.catalog import ready_made_scenarios
 
-    return ready_made_scenarios().get(str(name), name)
+    found = ready_made_scenarios().get(str(name))
+    if found is None:
+        return name
+    if path.with_name(f"{path.name}.toml").is_file():
+        import sys
+
+        from econ.text import printable
+
+        local = f"./{name}.toml"
+        note = (
+            f"note: {name} is the ready-made scenario {found}, not {local} in this folder; "
+            f"give {local} to read that one"
+        )
+        print(printable(note, line=True), file=sys.stderr)
+    return found
 
 
 def check_distinct_names(files: Sequence[str], scenarios: Sequence) -> None:
