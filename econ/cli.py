@@ -603,6 +603,11 @@ def _free_port(family: int, host: str) -> int:
         return probe.getsockname()[1]
 
 
+CODE_NAME = "name"
+"""The format of a row whose value is a category's code (econ.engine.CODED_METRICS): the table
+writes the category's name ("minimum DSCR"), where JSON and CSV keep the code."""
+
+
 @cache
 def summary_rows() -> tuple[tuple[str, str, str], ...]:
     """Summary metrics as table rows: (key, label with unit, format); other commands pick from it.
@@ -615,7 +620,10 @@ def summary_rows() -> tuple[tuple[str, str, str], ...]:
 
     rows = []
     for key, fmt in _SUMMARY_ROWS:
-        rows.append((key, label_with_unit(key), fmt))
+        label = label_with_unit(key)
+        if fmt == CODE_NAME:  # no legend of the codes: the cells give the names
+            label = label.split(" (", 1)[0]
+        rows.append((key, label, fmt))
         if key == "lcot_usd_per_mtok":
             rows += [
                 (f"component:{c}", label_with_unit(f"cost_usd_per_mtok_{c}"), fmt)
@@ -662,7 +670,7 @@ _SUMMARY_ROWS = (
     ("covenant_breach_months", "{:.0f}"),
     ("first_breach_month", "{:.0f}"),
     ("debt_usd_total", "{:,.0f}"),
-    ("debt_sizing_constraint", "{:.0f}"),
+    ("debt_sizing_constraint", CODE_NAME),
     ("cost_usd_per_gpu_hour", "{:,.4f}"),
     ("tokens_per_s_per_mw", "{:,.0f}"),
     ("revenue_usd_per_mw_year", "{:,.0f}"),
@@ -694,7 +702,7 @@ def format_table(projection: Projection) -> str:
                 value = summary["cost_usd_per_mtok_by_component"][key.split(":", 1)[1]]
             else:
                 value = summary[key]
-            row.append("n/a" if value is None else table_cell(fmt, value))
+            row.append("n/a" if value is None else _cell(key, fmt, value))
         rows.append(row)
     widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
     lines = []
@@ -706,6 +714,18 @@ def format_table(projection: Projection) -> str:
         if j == 0:
             lines.append("  ".join("-" * w for w in widths))
     return "\n".join(lines + commands.warning_lines(records))
+
+
+def _cell(key: str, fmt: str, value: float) -> str:
+    """A table cell: a category's name in words for a coded metric (the words of the app's
+    warnings, econ.labels.CONSTRAINT_WORDS), else `table_cell`."""
+    if fmt != CODE_NAME:
+        return table_cell(fmt, value)
+    from econ.engine import CODED_METRICS
+    from econ.labels import CONSTRAINT_WORDS
+
+    name = CODED_METRICS[key][int(value)]
+    return CONSTRAINT_WORDS.get(name, name).removeprefix("the ")
 
 
 LONG_CELL = len("999,999,999,999")

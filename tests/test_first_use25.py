@@ -259,3 +259,25 @@ def test_the_readme_says_which_file_a_name_reads():
     ) in text
 
 
+# --- 5. the table says what sized the debt in words; JSON and CSV keep the code -------------------
+
+
+def test_the_table_says_what_sized_the_debt_in_words(run):
+    from econ.engine import CODED_METRICS
+    from econ.labels import CONSTRAINT_WORDS
+
+    names = ["deepseek-r1-gb200-nvl72", "hall-10mw-hgx-b200-air", "gpt-oss-120b-b200"]
+    table = run("project", *names).stdout
+    as_json = json.loads(run("project", *names, "--format", "json").stdout)
+    codes = [s["summary"]["debt_sizing_constraint"] for s in as_json["scenarios"]]
+    assert codes == [1, 2, 0]  # JSON keeps the code (a contract)
+    words = [
+        CONSTRAINT_WORDS[CODED_METRICS["debt_sizing_constraint"][c]].removeprefix("the ")
+        for c in codes
+    ]
+    (row,) = [line for line in table.splitlines() if line.startswith("Debt sized by")]
+    assert re.split(r"\s{2,}", row) == ["Debt sized by", *words]  # no "(0 none, 1 ...)" legend
+    rows = csv.DictReader(io.StringIO(run("project", names[1], "--format", "csv").stdout))
+    assert next(rows)["debt_sizing_constraint"] == "2.0"  # the CSV keeps it too
+
+
