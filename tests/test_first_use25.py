@@ -281,3 +281,119 @@ def test_the_table_says_what_sized_the_debt_in_words(run):
     assert next(rows)["debt_sizing_constraint"] == "2.0"  # the CSV keeps it too
 
 
+# --- 6. doc figures as the commands print them today ----------------------------------------------
+
+
+def test_methodology_quotes_the_seeds_tax_expense_under_each_schedule():
+    text = page("methodology.md")
+    expense = {}
+    for schedule in ("quarterly", "annual", "monthly"):
+        scenario = load_scenario(SEED, {"financing.tax_payment": schedule})
+        monthly = project(scenario).monthly
+        expense[schedule] = (monthly["current_tax_usd"] + monthly["deferred_tax_usd"]).sum()
+    quoted = (
+        f"{expense['quarterly']:,.0f} USD with `quarterly`, {expense['annual']:,.0f} with "
+        f"`annual` and {expense['monthly']:,.0f} with `monthly`"
+    )
+    assert quoted in text  # it said 81,262 with `annual`
+
+
+def test_methodology_says_the_macrs_seed_is_retired_at_60_only_with_the_override():
+    macrs = SCENARIOS / "deepseek-r1-gb200-nvl72-macrs.toml"
+    assert load_scenario(macrs).fleet.retire_month is None  # the file keeps its GPUs to 72
+    retired = project(load_scenario(macrs, {"fleet.retire_month": 60})).summary.iloc[0]
+    text = page("methodology.md")
+    said = (
+        "retired at month 60 of 72 with `--set fleet.retire_month=60`, as the file keeps its "
+        f"GPUs to month 72, pays 60 × 3,600 USD of staff, and its NPV, {retired['npv_usd']:,.0f} "
+        "USD"
+    )
+    assert said in text
+
+
+def _lease_figures(stem: str, price: float, upfront: float) -> dict[str, str]:
+    """What `econ lease-vs-own` gives for a ready-made scenario at 36-month terms, with the
+    figures the reviewed debt flows gave (tests/test_lease_review.py's by-hand lines)."""
+    from tests.test_lease_review import (
+        asset_cost_usd,
+        compare,
+        old_debt_cost_usd,
+        present_value,
+    )
+
+    scenario = load_scenario(SCENARIOS / f"{stem}.toml")
+    projection, result = compare(scenario, price, upfront_share=upfront)
+    lines, t = projection.lines, scenario.financing.tax_rate
+    own = result["pv_cost_own_usd"][0]
+    old = present_value(asset_cost_usd(lines, t) + old_debt_cost_usd(lines, t), scenario)
+    # p* = (PV(own) - PV((1 - t) renter's costs)) / PV(paid - t rent at a price of 1): a cost
+    # of owning lower by d moves it by d / PV(the lease at 1 USD/GPU-hour, no renter's costs)
+    _, per_price = compare(scenario, 1.0, upfront_share=upfront, renter_pays=())
+    breakeven = result["breakeven_usd_per_gpu_hour"][0]
+    old_breakeven = breakeven - (own - old) / per_price["pv_cost_lease_usd"][0]
+    return {
+        "own": f"{own:,.0f}",
+        "old": f"{old:,.0f}",
+        "breakeven": f"{breakeven:.4f}",
+        "old_breakeven": f"{old_breakeven:.4f}",
+    }
+
+
+def test_financing_quotes_lease_versus_own_as_the_command_gives_it(run):
+    text = page("financing.md")
+    stack = _lease_figures("deepseek-r1-gb200-nvl72-capital-stack", 4.0, 0.25)
+    assert (
+        f"costs {stack['own']} USD to own, and those flows gave {stack['old']}" in text
+        and f"(break-even {stack['breakeven']} USD/GPU-hour, {stack['old_breakeven']} with those "
+        "flows)"
+        in text
+    )
+    b200 = _lease_figures("hall-10mw-hgx-b200-air", 3.7, 0.0)
+    assert (
+        f"costs {b200['own']} to own, {b200['old']} with those flows (break-even "
+        f"{b200['breakeven']}, {b200['old_breakeven']} with them)" in text
+    )
+    gb300 = _lease_figures("hall-10mw-gb300-nvl72-liquid", 3.7, 0.0)
+    assert f"the GB300 hall {gb300['own']}, {gb300['old']} with them" in text
+    # the command prints the same break-even at the sentence's options (its defaults otherwise)
+    done = run("lease-vs-own", "hall-10mw-hgx-b200-air", "--price", "3.7")
+    assert f"break-even rent: {b200['breakeven']} USD/GPU-hour" in done.stdout
+
+
+def _deferred_warning(stem: str) -> str:
+    warnings = project(load_scenario(SCENARIOS / f"{stem}.toml")).warnings[0]
+    (warning,) = [w for w in warnings if w.startswith("the debt service falls short")]
+    return warning
+
+
+def test_financing_and_memo_quote_the_halls_first_month_as_the_warnings_give_it():
+    gb300 = _deferred_warning("hall-10mw-gb300-nvl72-liquid")
+    assert "(first in month 1)" in gb300
+    cover = re.search(r"interest cover \(CFADS / interest\) is as low as ([\d.]+x)", gb300)
+    b200 = _deferred_warning("hall-10mw-hgx-b200-air")
+    assert "(first in month 1)" in b200 and "interest cover" not in b200
+    assert "the cash flow available for debt service is negative" in b200
+    financing, memo = page("financing.md"), page("memo.md")
+    assert f"(the 10 MW GB300 hall's first month: {cover.group(1)})" in financing
+    assert "the warning says that instead (the 10 MW B200 hall's first month)" in financing
+    assert f"{cover.group(1)} in the 10 MW GB300 hall's month 1" in memo
+    assert "0.73x" not in financing and "0.07x" not in financing + memo  # the old figures
+
+
+def test_financing_says_where_the_seeds_sculpted_dscr_is_higher():
+    projection = project(load_scenario(SEED))
+    monthly = projection.monthly
+    lowest = projection.summary["min_dscr"].iloc[0]
+    dscr = monthly["dscr"].to_numpy()
+    taxed = (monthly["tax_usd"].to_numpy() > 0) & ~np.isnan(dscr)
+    untaxed = (monthly["tax_usd"].to_numpy() == 0) & ~np.isnan(dscr)
+    assert np.allclose(dscr[untaxed], lowest, rtol=1e-9)  # PV(A) / D in every other month
+    assert dscr[taxed].min() > lowest  # higher, not lower, where the tax is paid
+    said = (
+        f"its DSCR is {lowest:.4f} against a target of 1.30, its `min_dscr`; in the months a "
+        "quarterly tax installment is paid it is higher, "
+        f"{dscr[taxed].min():.2f}x to {dscr[taxed].max():.2f}x"
+    )
+    assert said in page("financing.md")
+
+
