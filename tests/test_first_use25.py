@@ -397,3 +397,21 @@ def test_financing_says_where_the_seeds_sculpted_dscr_is_higher():
     assert said in page("financing.md")
 
 
+# --- 7. the README's documentation links ----------------------------------------------------------
+
+
+def test_methodology_and_the_readme_link_the_exports_and_spreadsheet_pages():
+    methodology = (DOCS / "methodology.md").read_text(encoding="utf-8")
+    assert "](exports.md)" in methodology and "](excel.md)" in methodology
+    documentation = (ROOT / "README.md").read_text(encoding="utf-8").split("## Documentation")[1]
+    documentation = documentation.split("\n## ")[0]
+    assert "](docs/exports.md)" in documentation and "](docs/excel.md)" in documentation
+
+
+# --- 8. the glossary ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("term", ["SOFR", "Sobol indices", "Morris screening", "Pareto frontier"])
+def test_the_glossary_defines_the_terms_the_docs_use(term):
+    rows = (DOCS / "glossary.md").read_text(encoding="utf-8").splitlines()
+    assert any(row.startswith(f"| {term} | ") for row in rows), term
