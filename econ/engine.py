@@ -2140,12 +2140,14 @@ def _warning_source(
     """Flags (cheap, now) and a function formatting each scenario's warnings (on first use)."""
     first = np.flatnonzero(fleet.first_row)
     late_flags, late = _late_troubles(ledger)
+    stack_flags, stack_facts = _stack_troubles(b, ledger)
     context = (
         _warning_context(b, ledger, facts, fleet, costs, capital, first)
         | _site_context(b, ledger, site, first)
         | late
+        | stack_facts
     )
-    flags = _scenario_flags(b, ledger, metrics, facts, context, first) | late_flags
+    flags = _scenario_flags(b, ledger, metrics, facts, context, first) | late_flags | stack_flags
     row_flags = {
         # (a ramp's last GPUs reach the end of their life as many months later as they entered)
         "sold_before_life": (
@@ -2543,6 +2545,37 @@ def _debt_troubles(ledger: _Ledger, note) -> None:
             lambda rows, sub: ahead[rows, np.argmax(sub, axis=1)],
             capex_next,
         )
+
+
+def _stack_troubles(b, ledger: _Ledger) -> tuple[dict[str, np.ndarray], dict[str, tuple]]:
+    """What a capital stack's tranches do that no summary figure says: flags (n,) and the facts
+    their warnings quote, a tuple per tranche of its name and arrays (n,): convertible notes
+    settled in shares, whose value the equity cash flows never pay (`conversions`: converted?,
+    month, net shares, capped-call shares, share price then, face paid in shares, conversion
+    value above the face)."""
+    stack = ledger.stack
+    n = len(ledger.capex_total)
+    conversions = []
+    for name, metrics in stack.tranche_metrics.items():
+        if "converted" not in metrics or not np.any(metrics["converted"] > 0):
+            continue
+        price = metrics["share_price_at_settlement_usd"]
+        conversions.append(
+            (
+                name,
+                metrics["converted"] > 0,
+                metrics["settlement_month"],
+                metrics["net_shares"],
+                metrics["capped_call_shares"],
+                price,
+                stack.tranches[name]["converted_usd"].sum(axis=1),
+                metrics["gross_shares"] * price,
+            )
+        )
+    flags = {"notes_converted": np.zeros(n, bool)}
+    for conversion in conversions:
+        flags["notes_converted"] |= conversion[1]
+    return flags, {"conversions": tuple(conversions)}
 
 
 def _scatter(n: int, rows, values) -> np.ndarray:
@@ -3441,6 +3474,7 @@ def _ledger_messages(ctx) -> dict:
         ).format(*_fact(ctx, "ebitda_negative_late", i)),
         "site_after_fleet": lambda i: _site_after_fleet_message(ctx, i),
         "interest_deferred": lambda i: _deferred_message(ctx, i),
+        "notes_converted": lambda i: _conversion_message(ctx, i),
         "dscr_below_1": lambda i: (
             f"debt service not covered in {_months(ctx['months_below_1'][i])} "
             f"(min DSCR {ctx['min_dscr'][i]:.2f})"
@@ -3564,6 +3598,32 @@ def _site_after_fleet_message(ctx, i) -> str:
         "paid whether GPUs serve or not, while the fleet's staff and power and the GPUs' "
         f"insurance, maintenance and software stop with it; horizon_months = {last:.0f} ends "
         "the projection with the fleet"
+    )
+
+
+def _conversion_message(ctx, i) -> str:
+    """Convertible notes settled in shares: each tranche's month, shares and their value, and
+    what the equity's returns leave out (docs/financing.md, "Convertible notes")."""
+    parts = []
+    for name, converts, month, net, hedge, price, face, above in ctx["conversions"]:
+        if not converts[i]:
+            continue
+        hedged = f" (net of the capped call's {hedge[i]:,.0f})" if hedge[i] > 0 else ""
+        settled = (
+            f"physical settlement: its {face[i]:,.0f} USD face is repaid in shares, not cash"
+            if face[i] > 0
+            else f"net-share settlement: its face is repaid in cash and the {above[i]:,.0f} USD "
+            "of conversion value above it in shares"
+        )
+        parts.append(
+            f"the convertible notes '{name}' convert in month {month[i]:.0f}: {net[i]:,.0f} "
+            f"shares issued{hedged}, worth {net[i] * price[i]:,.0f} USD at the share price of "
+            f"{price[i]:,.2f} USD then ({settled})"
+        )
+    return (
+        "; ".join(parts) + ": irr_equity_annual, npv_equity_usd and moic_equity are the returns "
+        "of the equity before that dilution (the converted value is paid in shares, not cash, "
+        "so the equity cash flows never pay it)"
     )
 
 
