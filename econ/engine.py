@@ -2552,7 +2552,8 @@ def _stack_troubles(b, ledger: _Ledger) -> tuple[dict[str, np.ndarray], dict[str
     their warnings quote, a tuple per tranche of its name and arrays (n,): convertible notes
     settled in shares, whose value the equity cash flows never pay (`conversions`: converted?,
     month, net shares, capped-call shares, share price then, face paid in shares, conversion
-    value above the face)."""
+    value above the face); a floating rate below 0, index + spread with no floor
+    (`negative_rates`: below 0?, months, the first, the lowest rate)."""
     stack = ledger.stack
     n = len(ledger.capex_total)
     conversions = []
@@ -2572,10 +2573,24 @@ def _stack_troubles(b, ledger: _Ledger) -> tuple[dict[str, np.ndarray], dict[str
                 metrics["gross_shares"] * price,
             )
         )
-    flags = {"notes_converted": np.zeros(n, bool)}
+    negative_rates = []
+    for name, lines in stack.tranches.items():
+        rate = lines.get("rate_annual")
+        if rate is None or not np.any(rate < 0.0):  # (NaN outside its months: not below 0)
+            continue
+        months, first, lowest = financing_mod.negative_rate_months(rate)
+        # (a scenario of the batch without the tranche has its terms at an amount of 0)
+        lent = stack.tranche_metrics[name]["amount_usd"] > 0
+        negative_rates.append((name, (months > 0) & lent, months, first, lowest))
+    flags = {
+        "notes_converted": np.zeros(n, bool),
+        "negative_rate": np.zeros(n, bool),
+    }
     for conversion in conversions:
         flags["notes_converted"] |= conversion[1]
-    return flags, {"conversions": tuple(conversions)}
+    for negative in negative_rates:
+        flags["negative_rate"] |= negative[1]
+    return flags, {"conversions": tuple(conversions), "negative_rates": tuple(negative_rates)}
 
 
 def _scatter(n: int, rows, values) -> np.ndarray:
@@ -3475,6 +3490,13 @@ def _ledger_messages(ctx) -> dict:
         "site_after_fleet": lambda i: _site_after_fleet_message(ctx, i),
         "interest_deferred": lambda i: _deferred_message(ctx, i),
         "notes_converted": lambda i: _conversion_message(ctx, i),
+        "negative_rate": lambda i: "; ".join(
+            financing_mod.negative_rate_warning(
+                f"tranche '{name}'", months[i], first[i], lowest[i], "floating.floor_annual = 0"
+            )
+            for name, below, months, first, lowest in ctx["negative_rates"]
+            if below[i]
+        ),
         "dscr_below_1": lambda i: (
             f"debt service not covered in {_months(ctx['months_below_1'][i])} "
             f"(min DSCR {ctx['min_dscr'][i]:.2f})"

@@ -243,6 +243,42 @@ def floating_rate_annual(index_annual, spread_annual, floor_annual=None):
     return np.where(np.isnan(floor), index, np.maximum(index, floor)) + spread
 
 
+def negative_rate_months(rate_annual):
+    """The months a loan's contractual rate is below 0 (a floating rate whose index plus spread
+    is negative with no floor): their count, the first, and the lowest rate, each (n,).
+
+    Parameters
+    ----------
+    rate_annual : array (n, T)  contractual rate, NaN outside the loan's months [1/year]
+
+    Returns
+    -------
+    months : array (n,) of int  months with a negative rate
+    first : array (n,) of int  the first of them (0 where none)
+    lowest : array (n,)  the lowest rate [1/year] (NaN where none is negative)
+    """
+    rate = np.asarray(rate_annual, dtype=float)
+    with np.errstate(invalid="ignore"):  # (NaN: no rate that month)
+        negative = rate < 0.0
+    lowest = np.where(negative, rate, np.inf).min(axis=1)
+    lowest = np.where(negative.any(axis=1), lowest, np.nan)
+    return negative.sum(axis=1), np.argmax(negative, axis=1), lowest
+
+
+def negative_rate_warning(loan: str, months: int, first: int, lowest: float, floor: str) -> str:
+    """What a negative all-in floating rate means, for `loan` (how the message names it) with
+    `months` months below 0 from month `first`, the lowest rate `lowest` [1/year], and `floor`
+    the setting that floors its index at 0 ("floating.floor_annual = 0", "--floor 0")."""
+    count = f"{months} month" if months == 1 else f"{months} months"
+    return (
+        f"{loan}: the all-in floating rate (index + spread) is below 0 in {count}, first in month "
+        f"{first} (lowest {lowest:.2%} a year): the interest is negative, paid to the borrower, "
+        "while a negative fixed rate is refused; credit agreements floor the benchmark at 0 "
+        f"(LSTA model provisions: \"but not less than the Floor\"), and {floor} keeps the rate "
+        "at or above the spread"
+    )
+
+
 def loan_schedule(
     draws_usd,
     rate_monthly,

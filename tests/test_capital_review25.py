@@ -4,6 +4,8 @@ ratio, equity outside the tranches), messages naming the field, and bounds on ab
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from econ import load_scenario, project
@@ -72,3 +74,66 @@ def test_a_net_share_conversion_is_said_with_the_value_above_the_face():
 def test_notes_repaid_in_cash_are_not_said_to_convert():
     warnings = warnings_of(stack_with(convertible("physical", 0.0), PRICED_EQUITY))
     assert not [w for w in warnings if "convert in month" in w], warnings
+
+
+# 2. A negative all-in floating rate is said (the index may be negative, as EURIBOR was) --------
+
+
+def floating_loan(curve: dict, spread: float, floor: float | None = None) -> dict:
+    floating = {"spread_annual": spread, "curve": curve}
+    if floor is not None:
+        floating["floor_annual"] = floor
+    return {
+        "type": "term_loan",
+        "name": "a",
+        "amount_usd": 1e6,
+        "maturity_month": 40,
+        "floating": floating,
+    }
+
+
+def test_a_negative_floating_rate_is_said_with_its_first_month_and_lowest_rate():
+    flat = {"kind": "flat", "rate_annual": -0.05}
+    warnings = warnings_of(stack_with(floating_loan(flat, 0.0)))
+    said = [w for w in warnings if "below 0" in w]
+    # A term loan issued in month 0 and due in month 40 accrues in months 1-40, each at -5% + 0.
+    assert said == [
+        "tranche 'a': the all-in floating rate (index + spread) is below 0 in 40 months, first "
+        "in month 1 (lowest -5.00% a year): the interest is negative, paid to the borrower, while "
+        "a negative fixed rate is refused; credit agreements floor the benchmark at 0 (LSTA model "
+        'provisions: "but not less than the Floor"), and floating.floor_annual = 0 keeps the '
+        "rate at or above the spread"
+    ], warnings
+    stepped = {
+        "kind": "stepped",
+        "steps": [{"month": 0, "rate_annual": 0.01}, {"month": 12, "rate_annual": -0.03}],
+    }
+    said = [w for w in warnings_of(stack_with(floating_loan(stepped, 0.01))) if "below 0" in w]
+    # 1% + 1% to month 11, then -3% + 1% = -2% in months 12-40 (29 months)
+    assert len(said) == 1 and "below 0 in 29 months, first in month 12 (lowest -2.00%" in said[0]
+    floored = warnings_of(stack_with(floating_loan(flat, 0.0, floor=0.0)))
+    assert not [w for w in floored if "below 0" in w]
+
+
+def test_econ_loan_says_a_negative_floating_rate_and_still_runs(capsys):
+    from econ.cli import main
+
+    args = ["loan", "--amount", "1e6", "--sofr", "-0.05", "--spread", "0", "--term-months", "12"]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert (
+        "warning: loan: the all-in floating rate (index + spread) is below 0 in 12 months, first "
+        "in month 1 (lowest -5.00% a year)" in out
+    )
+    assert "--floor 0 keeps the rate at or above the spread" in out
+    assert main([*args, "--format", "json"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert len(printed["warnings"]) == 1 and "below 0 in 12 months" in printed["warnings"][0]
+    # the negative index is still taken: 1e6 x -5% x 30/360 in month 1
+    assert printed["schedule"][1]["interest_usd"] == pytest.approx(-1e6 * 0.05 / 12)
+    assert main([*args, "--format", "csv"]) == 0
+    done = capsys.readouterr()
+    assert "below 0" not in done.out and "warning: loan: the all-in floating rate" in done.err
+    assert main([*args, "--floor", "0", "--format", "json"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert printed["warnings"] == [] and printed["schedule"][1]["interest_usd"] == 0.0

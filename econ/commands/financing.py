@@ -12,9 +12,22 @@ import textwrap
 
 import numpy as np
 
-from econ.commands import SCENARIO_HELP, Number, add_format, add_overrides, scenario_path
+from econ.commands import (
+    SCENARIO_HELP,
+    Number,
+    add_format,
+    add_overrides,
+    say_warnings,
+    scenario_path,
+)
 from econ.errors import InputError
-from econ.financing import DAY_COUNT_ACCRUAL, DAY_COUNTS, REPAYMENTS
+from econ.financing import (
+    DAY_COUNT_ACCRUAL,
+    DAY_COUNTS,
+    REPAYMENTS,
+    negative_rate_months,
+    negative_rate_warning,
+)
 from econ.lease import (  # numpy only; the engine loads in the command
     RENTER_COSTS,
     RENTER_OPEX,
@@ -219,6 +232,7 @@ def _cmd_loan(args) -> int:
         # All-in (fees and discount included): the monthly yield y of the cash received and paid,
         # quoted effective, (1 + y)^12 - 1, and nominal, 12 y (the APR's convention).
         effective = float(stack.tranche_metrics["loan"]["effective_rate_annual"][0])
+        warnings = _loan_warnings(lines)
         summary = {
             "amount_usd": args.amount,
             "first_payment_usd": rows[1]["payment_usd"] if len(rows) > 1 else 0.0,
@@ -243,16 +257,28 @@ def _cmd_loan(args) -> int:
     }
     if args.format == "json":
         payload = {"summary": summary, "day_count": day_count, "schedule": rows}
-        print(json.dumps(payload, indent=2, allow_nan=False))
+        print(json.dumps({**payload, "warnings": warnings}, indent=2, allow_nan=False))
     elif args.format == "csv":
         buffer = io.StringIO()
         writer = csv.DictWriter(buffer, fieldnames=list(rows[0]), lineterminator="\n")
         writer.writeheader()
         writer.writerows(rows)
         sys.stdout.write(buffer.getvalue())
+        say_warnings(f"warning: {w}" for w in warnings)  # (stdout holds the data alone)
     else:
         print(_loan_table(rows, summary, day_count))
+        for warning in warnings:
+            print(f"warning: {warning}")
     return EXIT_OK
+
+
+def _loan_warnings(lines) -> list[str]:
+    """What the schedule shows that a reader may not expect: a floating rate below 0 (an index
+    below minus the spread, with no floor), which a scenario file's tranche is warned of too."""
+    months, first, lowest = negative_rate_months(lines["rate_annual"])
+    if not months[0]:
+        return []
+    return [negative_rate_warning("loan", int(months[0]), int(first[0]), lowest[0], "--floor 0")]
 
 
 def _check_loan_terms(args) -> None:
