@@ -137,3 +137,36 @@ def test_econ_loan_says_a_negative_floating_rate_and_still_runs(capsys):
     assert main([*args, "--floor", "0", "--format", "json"]) == 0
     printed = json.loads(capsys.readouterr().out)
     assert printed["warnings"] == [] and printed["schedule"][1]["interest_usd"] == 0.0
+
+
+# 3. econ loan refuses a spread or floor beside a fixed rate, as a scenario file does -----------
+
+
+@pytest.mark.parametrize(
+    ("extra", "named"),
+    [
+        (["--spread", "0.03", "--floor", "0.08"], "--spread = 0.03 and --floor = 0.08"),
+        (["--spread", "0.03"], "--spread = 0.03"),
+        (["--floor", "0"], "--floor = 0.0"),
+    ],
+)
+def test_econ_loan_refuses_a_spread_or_floor_with_a_fixed_rate(extra, named, capsys):
+    from econ.cli import main
+
+    args = ["loan", "--amount", "1e6", "--rate", "0.05", "--term-months", "12", *extra]
+    assert main(args) == 3
+    done = capsys.readouterr()
+    assert done.out == "" and "Traceback" not in done.err
+    assert done.err.startswith(
+        f"error: {named} with --rate = 0.05: expected no --spread or --floor with a fixed --rate "
+        "(a fixed rate takes no spread or floor"
+    ), done.err
+
+
+def test_econ_loan_spread_defaults_to_0_on_a_floating_rate(capsys):
+    from econ.cli import main
+
+    args = ["loan", "--amount", "1e6", "--sofr", "0.048", "--term-months", "12", "--format"]
+    assert main([*args, "json"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert printed["schedule"][1]["interest_usd"] == pytest.approx(1e6 * 0.048 / 12)

@@ -83,12 +83,11 @@ def register(subparsers) -> None:
     rate.add_argument("--rate", type=_LOAN_RATE, help="fixed annual rate, e.g. 0.0925 [1/year]")
     rate.add_argument("--sofr", type=_SOFR, help="flat index rate for a floating loan [1/year]")
     loan.add_argument(
-        "--spread",
-        type=_SPREAD,
-        default=0.0,
-        help="margin over --sofr (default %(default)g) [1/year]",
+        "--spread", type=_SPREAD, help="margin over --sofr (default 0); not with --rate [1/year]"
     )
-    loan.add_argument("--floor", type=_FLOOR, help="floor on the index [1/year]")
+    loan.add_argument(
+        "--floor", type=_FLOOR, help="floor on the --sofr index; not with --rate [1/year]"
+    )
     loan.add_argument("--term-months", type=_MATURITY, required=True, help="maturity [months]")
     loan.add_argument(
         "--type",
@@ -217,7 +216,7 @@ def _cmd_loan(args) -> int:
         spec.update(
             index_months=[0.0],
             index_rates_annual=[args.sofr],
-            spread_annual=args.spread,
+            spread_annual=0.0 if args.spread is None else args.spread,
             floor_annual=np.nan if args.floor is None else args.floor,
         )
     T = args.term_months + 1
@@ -282,8 +281,17 @@ def _loan_warnings(lines) -> list[str]:
 
 
 def _check_loan_terms(args) -> None:
-    """The repayment options a scenario file's loan refuses, refused here too: one that the
-    repayment type does not use, and an interest-only period that leaves nothing to amortize."""
+    """The options a scenario file's loan refuses, refused here too: a spread or floor beside a
+    fixed rate, a repayment option that the repayment type does not use, and an interest-only
+    period that leaves nothing to amortize."""
+    floating = {"--spread": args.spread, "--floor": args.floor}
+    given = [f"{option} = {value!r}" for option, value in floating.items() if value is not None]
+    if args.rate is not None and given:
+        raise InputError(
+            f"{' and '.join(given)} with --rate = {args.rate!r}: expected no --spread or --floor "
+            "with a fixed --rate (a fixed rate takes no spread or floor: they apply to the index "
+            "of a floating rate, --sofr)"
+        )
     _require(
         args.balloon_share == 0 or args.type == "balloon",
         "--balloon-share",
