@@ -2318,6 +2318,7 @@ def _warning_context(b, ledger: _Ledger, facts, fleet: _Fleet, costs: _Costs, ca
         "breaches": {
             name: coverage[f"{name}_breach"].sum(axis=1) for name in ("dscr", "llcr", "ltv")
         },
+        "first_breaches": _first_breaches(ledger),
         "test_months": b["financing.covenants.test_months"][first],
         "first_test_month": b["financing.covenants.first_test_month"][first],
         "last_dscr_month": coverage["last_dscr_month"],
@@ -2372,6 +2373,29 @@ def _warning_context(b, ledger: _Ledger, facts, fleet: _Fleet, costs: _Costs, ca
         if capital.resale is None
         else capital.resale.has[first],
     }
+
+
+def _first_breaches(ledger: _Ledger) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Each covenant test's first breach month and the ratio it tested then, (n,) each: the DSCR
+    on its trailing window (`dscr_test`), the LLCR, the LTV (NaN: collateral worth nothing);
+    month 0 and NaN where the test is not breached."""
+    coverage = ledger.coverage
+    out = {}
+    for name, ratio in (("dscr", "dscr_test"), ("llcr", "llcr"), ("ltv", None)):
+        breach = coverage[f"{name}_breach"]
+        first = np.argmax(breach, axis=1)
+        hit = breach.any(axis=1)
+        if not hit.any():
+            out[name] = (first, np.full(len(first), np.nan))
+            continue
+        if ratio is None:  # (the collateral is computed only where an LTV test is breached)
+            balance = ledger.stack.lines["balance_usd"]
+            line = capital_mod.loan_to_value(balance, ledger.collateral())[0]
+        else:
+            line = coverage[ratio]
+        tested = np.take_along_axis(line, first[:, None], axis=1)[:, 0]
+        out[name] = (first, np.where(hit, tested, np.nan))
+    return out
 
 
 def _breakeven_figures(ledger: _Ledger, unresolved) -> dict[str, np.ndarray]:
@@ -3674,7 +3698,7 @@ def _breach_message(ctx, i) -> str:
         "ltv": f"loan-to-value above its {ltv_ceiling[i]:.0%} ceiling",
     }
     which = [
-        f"{text} in {_months(breaches[name][i])}"
+        f"{text} in {_months(breaches[name][i])} ({_first_breach_text(name, ctx, i)})"
         for name, text in tests.items()
         if breaches[name][i] > 0
     ]
@@ -3682,6 +3706,17 @@ def _breach_message(ctx, i) -> str:
         f"covenant breached in {_months(ctx['breach_months'][i])}, first in month "
         f"{ctx['first_breach_month'][i]:.0f}: " + "; ".join(which)
     )
+
+
+def _first_breach_text(name: str, ctx, i) -> str:
+    """A covenant test's first breach and the ratio it tested then: "first in month 40, at
+    1.149x"; an LTV as a percentage, or the collateral worth nothing."""
+    month, ratio = (x[i] for x in ctx["first_breaches"][name])
+    if name != "ltv":
+        return f"first in month {month}, at {ratio:.3f}x"
+    if math.isnan(ratio):
+        return f"first in month {month}, with the collateral worth nothing"
+    return f"first in month {month}, at {ratio:.1%}"
 
 
 def _untested(covenants, ctx, i=slice(None)) -> np.ndarray:

@@ -170,3 +170,58 @@ def test_econ_loan_spread_defaults_to_0_on_a_floating_rate(capsys):
     assert main([*args, "json"]) == 0
     printed = json.loads(capsys.readouterr().out)
     assert printed["schedule"][1]["interest_usd"] == pytest.approx(1e6 * 0.048 / 12)
+
+
+# 4. The covenant breach warning gives the ratio each test tested in its first breach month -----
+
+
+SEED = ROOT / "models" / "scenarios" / "deepseek-r1-gb200-nvl72.toml"
+
+
+def breach_warning(result) -> str:
+    return next(w for w in result.warnings[0] if w.startswith("covenant breached"))
+
+
+def test_the_dscr_breach_gives_the_tested_ratio_in_its_first_month():
+    result = project(load_scenario(STACK))
+    monthly = result.monthly.loc[result.names[0]]
+    # The 12-month test by hand from the monthly lines: (EBITDA - tax) over debt service, each
+    # summed over months 29-40 (the workbook's Debt!dscr_test agrees: 1.149x).
+    window = monthly.loc[29:40]
+    tested = (window.ebitda_usd - window.tax_usd).sum() / window.debt_service_usd.sum()
+    assert f"{tested:.3f}" == "1.149"
+    assert breach_warning(result) == (
+        "covenant breached in 33 months, first in month 40: DSCR below its 1.20x floor over the "
+        "12-month test window in 33 months (first in month 40, at 1.149x)"
+    )
+
+
+def test_the_llcr_and_ltv_breaches_give_their_ratios_in_their_first_months():
+    covenants = {
+        "financing.covenants.dscr_floor": "none",
+        "financing.covenants.llcr_floor": 1.5,
+        "financing.covenants.ltv_ceiling": 0.55,
+    }
+    scenario = load_scenario(
+        SEED,
+        {
+            "financing.size_to_min_dscr": None,
+            "financing.max_ltv": None,
+            "financing.repayment": "level_payment",
+            "financing.debt_share": 0.6,
+            **covenants,
+        },
+    )
+    result = project(scenario)
+    monthly = result.monthly.loc[result.names[0]]
+    owed = monthly.debt_balance_usd > 1e-6
+    llcr_first = monthly.index[owed & (monthly.llcr < 1.5)][0]
+    ltv_first = monthly.index[owed & (monthly.ltv > 0.55)][0]
+    warning = breach_warning(result)
+    llcr = monthly.llcr[llcr_first]
+    ltv = monthly.ltv[ltv_first]
+    assert "LLCR below its 1.50x floor in " in warning
+    assert f"(first in month {llcr_first}, at {llcr:.3f}x)" in warning
+    # the loan of 60% of capex over the GPUs' cost at close: 60.0%
+    assert ltv_first == 0 and f"(first in month 0, at {ltv:.1%})" in warning
+    assert f"{ltv:.1%}" == "60.0%"
