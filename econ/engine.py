@@ -116,6 +116,7 @@ MONTHLY_COLUMNS = (
     "current_tax_usd",
     "capitalized_interest_usd",
     "commitment_fee_usd",
+    "dscr_test",
 )
 """Monthly line items (docs/glossary.md names them; `scenario`, `month` and `date` index them).
 
@@ -133,13 +134,15 @@ deferred_tax_usd the deferred tax expense (ASC 740); capitalized_interest_usd is
 the construction period, added to the GPUs' cost instead of expensed. cash_interest_usd is the
 interest and coupons paid and commitment_fee_usd a capital stack's fees on undrawn commitments
 (0 for financing.debt_share's loan): debt_service_usd = cash_interest_usd + commitment_fee_usd +
-the scheduled principal (econ.capital). Lines added later go last, so that the workbook's Monthly
-columns keep their letters."""
+the scheduled principal (econ.capital). dscr_test is the DSCR the covenant tests, on its trailing
+financing.covenants.test_months window (NaN in months it does not test, and throughout without a
+DSCR covenant). Lines added later go
+last, so that the workbook's Monthly columns keep their letters."""
 
 BALANCE_LINES = ("debt_balance_usd", "deferred_tax_liability_usd", "gpus_in_service")
 """Monthly lines that are levels at month end, not flows: yearly figures take the year's last."""
 
-RATIO_LINES = ("dscr", "llcr", "ltv")
+RATIO_LINES = ("dscr", "llcr", "ltv", "dscr_test")
 """Monthly lines that are ratios: undefined (NaN, null) where there is nothing to divide."""
 
 DENSITY_COLUMNS = (
@@ -2131,6 +2134,10 @@ def _monthly_lines(ledger: _Ledger) -> dict[str, np.ndarray]:
         "capitalized_interest_usd": capitalized,
         # (financing.debt_share's loan has no commitment: no fee line)
         "commitment_fee_usd": debt.get("commitment_fee_usd", np.zeros_like(ledger.current_tax)),
+        # (without a DSCR covenant nothing is tested: coverage_ratios' dscr_test is then dscr)
+        "dscr_test": np.where(
+            np.isnan(ledger.covenants[0])[:, None], np.nan, coverage["dscr_test"]
+        ),
     }
 
 

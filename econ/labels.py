@@ -143,6 +143,7 @@ COLUMNS: dict[str, str] = {
     "cash_flow_equity_usd": "Equity cash flow",
     "debt_balance_usd": "Debt balance",
     "dscr": "DSCR",
+    "dscr_test": "DSCR tested",
 }
 """Monthly column -> short label (USD columns carry the unit in the axis title)."""
 
@@ -244,6 +245,13 @@ COLUMN_NOTES: dict[str, tuple[str, str]] = {
     "commitment_fee_usd": (
         "USD",
         "a capital stack's fees on undrawn commitments (0 for financing.debt_share's loan)",
+    ),
+    "dscr_test": (
+        "x",
+        "the DSCR the covenant tests: cash available for debt service over debt service, each "
+        "summed over the trailing financing.covenants.test_months, in each month of the loan's "
+        "life whose window holds debt service, from financing.covenants.first_test_month on "
+        "(blank in months not tested, and throughout without a DSCR covenant)",
     ),
 }
 """Column of the monthly schedule (and its index) -> (unit, meaning): what the workbook's Notes

@@ -2086,6 +2086,7 @@ SPECS: tuple[Spec, ...] = (
         "on)",
         unit="x",
     ),
+    line("dscr_test", IF(ISBLANK(_dscr_floor), Text(""), Cell("Debt", "dscr_test"))),
     Spec(
         "Debt",
         "dscr_floor",

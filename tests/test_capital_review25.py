@@ -225,3 +225,41 @@ def test_the_llcr_and_ltv_breaches_give_their_ratios_in_their_first_months():
     # the loan of 60% of capex over the GPUs' cost at close: 60.0%
     assert ltv_first == 0 and f"(first in month 0, at {ltv:.1%})" in warning
     assert f"{ltv:.1%}" == "60.0%"
+
+
+@pytest.mark.parametrize(
+    ("path", "overrides"),
+    [
+        (STACK, {}),
+        (SEED, {}),
+        (SEED, {"financing.covenants.dscr_floor": "none"}),
+        (SEED, {"financing.covenants.first_test_month": 12}),
+    ],
+)
+def test_the_tested_dscr_is_a_monthly_line_and_a_workbook_formula(path, overrides):
+    """The ratio the DSCR covenant tests is exported as `dscr_test` (CSV, Parquet, JSON, the
+    workbook's Monthly sheet, as a formula over Debt!dscr_test): recomputed here by hand from
+    the monthly lines, in the months the covenant tests."""
+    from econ.workbook import formula_report
+
+    scenario = load_scenario(path, overrides)
+    projection = project(scenario)
+    monthly = projection.monthly.loc[scenario.name]
+    covenants = scenario.financing.covenants
+    if covenants.dscr_floor is None:
+        assert monthly.dscr_test.isna().all()
+    else:
+        window = covenants.test_months
+        cfads = (monthly.ebitda_usd - monthly.tax_usd).rolling(window, min_periods=1).sum()
+        service = monthly.debt_service_usd.rolling(window, min_periods=1).sum()
+        tested = monthly.dscr_test.notna()
+        assert tested.any()
+        by_hand = (cfads / service)[tested]
+        assert monthly.dscr_test[tested].to_numpy() == pytest.approx(by_hand.to_numpy(), 1e-12)
+        # tested: from the first test month, in the loan's life with service in the window
+        first = covenants.first_test_month or 0
+        assert monthly.index[tested].min() >= max(first, 1)
+        assert (service[tested] > 0).all()
+    report = formula_report(projection, [scenario])[0]
+    assert "dscr_test" in report["formulas"]
+    assert not [v for v in report["values"] if v.startswith("dscr_test")]
