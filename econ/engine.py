@@ -2584,7 +2584,9 @@ def _stack_troubles(b, ledger: _Ledger) -> tuple[dict[str, np.ndarray], dict[str
     settled in shares, whose value the equity cash flows never pay (`conversions`: converted?,
     month, net shares, capped-call shares, share price then, face paid in shares, conversion
     value above the face); a floating rate below 0, index + spread with no floor
-    (`negative_rates`: below 0?, months, the first, the lowest rate)."""
+    (`negative_rates`: below 0?, months, the first, the lowest rate); equity tranches that issue
+    shares with no share price to count them (`unpriced_equity`: unpriced?, USD issued), which
+    leaves dilution_shares null."""
     stack = ledger.stack
     n = len(ledger.capex_total)
     conversions = []
@@ -2613,15 +2615,28 @@ def _stack_troubles(b, ledger: _Ledger) -> tuple[dict[str, np.ndarray], dict[str
         # (a scenario of the batch without the tranche has its terms at an amount of 0)
         lent = stack.tranche_metrics[name]["amount_usd"] > 0
         negative_rates.append((name, (months > 0) & lent, months, first, lowest))
+    unpriced = []
+    for name, metrics in stack.tranche_metrics.items():
+        if "shares" in metrics:  # an equity tranche: its shares are NaN without a share price
+            issued = metrics["amount_usd"]
+            unpriced.append((name, np.isnan(metrics["shares"]) & (issued > 0), issued))
     flags = {
         "notes_converted": np.zeros(n, bool),
         "negative_rate": np.zeros(n, bool),
+        "shares_unpriced": np.zeros(n, bool),
     }
     for conversion in conversions:
         flags["notes_converted"] |= conversion[1]
     for negative in negative_rates:
         flags["negative_rate"] |= negative[1]
-    return flags, {"conversions": tuple(conversions), "negative_rates": tuple(negative_rates)}
+    for equity in unpriced:
+        flags["shares_unpriced"] |= equity[1]
+    return flags, {
+        "conversions": tuple(conversions),
+        "negative_rates": tuple(negative_rates),
+        "unpriced_equity": tuple(unpriced),
+        "conversion_shares": stack.metrics.get("conversion_shares", np.zeros(n)),
+    }
 
 
 def _scatter(n: int, rows, values) -> np.ndarray:
@@ -3521,6 +3536,7 @@ def _ledger_messages(ctx) -> dict:
         "site_after_fleet": lambda i: _site_after_fleet_message(ctx, i),
         "interest_deferred": lambda i: _deferred_message(ctx, i),
         "notes_converted": lambda i: _conversion_message(ctx, i),
+        "shares_unpriced": lambda i: _unpriced_shares_message(ctx, i),
         "negative_rate": lambda i: "; ".join(
             financing_mod.negative_rate_warning(
                 f"tranche '{name}'", months[i], first[i], lowest[i], "floating.floor_annual = 0"
@@ -3677,6 +3693,32 @@ def _conversion_message(ctx, i) -> str:
         "; ".join(parts) + ": irr_equity_annual, npv_equity_usd and moic_equity are the returns "
         "of the equity before that dilution (the converted value is paid in shares, not cash, "
         "so the equity cash flows never pay it)"
+    )
+
+
+def _unpriced_shares_message(ctx, i) -> str:
+    """Why dilution_shares is null: the equity tranches that issue shares with no share price,
+    and the conversion shares counted without them."""
+    named = [
+        f"'{name}' ({issued[i]:,.0f} USD)"
+        for name, flagged, issued in ctx["unpriced_equity"]
+        if flagged[i]
+    ]
+    converted = ctx["conversion_shares"][i]
+    which = (
+        f"the equity tranche {named[0]} issues"
+        if len(named) == 1
+        else f"the equity tranches {' and '.join(named)} issue"
+    )
+    return (
+        f"dilution_shares is null: {which} shares with no share price to count them by "
+        f"({'its' if len(named) == 1 else 'their'} reference_share_price_usd is not set)"
+        + (
+            f"; the convertible notes' conversion alone issues {converted:,.2f} shares (net of "
+            "capped calls)"
+            if converted > 0
+            else ""
+        )
     )
 
 

@@ -36,8 +36,8 @@ REASONS: dict[str, str] = {
     "first_breach_month": "no covenant is breached",
     "cost_of_debt_annual": "there is no debt, so no cost of debt",
     "wacc_after_tax_annual": "the capital has no cost to weigh (no debt and no equity cost)",
-    "dilution_shares": "no convertible notes convert into shares (or their equity has no share "
-    "price)",
+    "dilution_shares": "an equity tranche issues shares with no share price to count them by "
+    "(its reference_share_price_usd is not set)",
     "accounting_cost_usd_per_mtok": "no tokens are served",
     "tokens_per_s_per_mw": "the fleet draws no power",
     "tokens_per_s_per_mw_it": "the fleet draws no IT power",

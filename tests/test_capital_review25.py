@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 
+import pandas as pd
 import pytest
 
 from econ import load_scenario, project
@@ -263,3 +264,26 @@ def test_the_tested_dscr_is_a_monthly_line_and_a_workbook_formula(path, override
     report = formula_report(projection, [scenario])[0]
     assert "dscr_test" in report["formulas"]
     assert not [v for v in report["values"] if v.startswith("dscr_test")]
+
+
+# 5. dilution_shares null: the true reason ------------------------------------------------------
+
+
+def test_dilution_shares_null_names_the_equity_tranche_without_a_share_price():
+    unpriced = {"type": "equity", "name": "e"}
+    projection = project(stack_with(convertible("net_share", 0.5), unpriced), monthly=False)
+    summary = projection.summary.iloc[0]
+    assert pd.isna(summary["dilution_shares"])
+    said = [w for w in summary["warnings"] if "dilution_shares" in w]
+    # The notes convert (net share: 1.5e6 x (337.5/125 - 1) / 337.5 = 7,555.56 shares); the
+    # equity funds the capex the notes do not, 3,535,600 - 1,500,000 = 2,035,600 USD, at no price.
+    assert said == [
+        "dilution_shares is null: the equity tranche 'e' (2,035,600 USD) issues shares with no "
+        "share price to count them by (its reference_share_price_usd is not set); the "
+        "convertible notes' conversion alone issues 7,555.56 shares (net of capped calls)"
+    ], summary["warnings"]
+    assert not [w for w in summary["warnings"] if "no convertible notes convert" in w]
+    priced = project(stack_with(convertible("net_share", 0.5), PRICED_EQUITY), monthly=False)
+    # priced at 100 USD: 20,356 shares of equity and the conversion's 7,555.56
+    dilution = priced.summary.iloc[0]["dilution_shares"]
+    assert dilution == pytest.approx(2_035_600 / 100 + 1.5e6 * (337.5 / 125 - 1) / 337.5)
