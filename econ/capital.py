@@ -59,6 +59,7 @@ ISSUANCES = ("upfront", "at_the_market")
 
 SPEC_FIELDS: dict[str, object] = {
     "name": None,
+    "path": None,
     "amount_usd": np.nan,
     "share_of_capex": np.nan,
     "issue_month": 0.0,
@@ -97,7 +98,8 @@ SPEC_FIELDS: dict[str, object] = {
     "atm_commission_share": 0.0,
 }
 """Fields of a tranche mapping and their defaults (NaN: not given). Besides these, `type` (one of
-TRANCHE_TYPES) is required. Units: `_usd` [USD], `_month(s)` [month index / months], `_annual`
+TRANCHE_TYPES) is required. `path` says where a message finds the tranche (a scenario file's
+"financing.tranches[0]"); without it, messages name it "tranche 'NAME'". Units: `_usd` [USD], `_month(s)` [month index / months], `_annual`
 [1/year], `_share` [fraction]. `index_months`/`index_rates_annual`/`draw_months`/`draw_shares` are
 arrays (k,) or (n, k) padded with +inf months (index) or share 0 (draws)."""
 
@@ -499,7 +501,7 @@ def _debt_tranche(spec, capex, profile, last, price_path, T, blank):
         scheduled = None
         accrued = schedule["accrued_usd"]
         base_rate, guess = 0.0, spec["coupon_annual"] / MONTHS_PER_YEAR
-    _check_draws_fit(spec["name"], draws, last)
+    _check_draws_fit(_tranche_text(spec), draws, last)
 
     discounted = spec["issue_discount_share"].any()
     discount = draws * spec["issue_discount_share"][:, None] if discounted else None
@@ -808,11 +810,7 @@ def _delayed_draws(spec, commitment, profile):
     outside = (draws > 0) & ~window
     if outside.any():
         row, month = np.argwhere(outside)[0]
-        end = np.broadcast_to(window_end, (n, 1))[row, 0]
-        raise InputError(
-            f"tranche '{spec['name']}': draw in month {month} (scenario {row}) is outside the "
-            f"availability period, months {spec['issue_month'][row]:g} to {end:g}"
-        )
+        _outside_availability(spec, row, month, np.broadcast_to(window_end, (n, 1))[row, 0], n)
     # Nothing is undrawn outside the availability period: the months after it stay 0.
     open_months = slice(0, int(min(L - 1, max(np.max(window_end), -1.0))) + 1)
     window, m = window[:, open_months], m[:, open_months]
@@ -824,6 +822,32 @@ def _delayed_draws(spec, commitment, profile):
         window & (m > issue), np.maximum(undrawn_before, 0.0) * fee_rate, 0.0
     )
     return draws, fee
+
+
+def _outside_availability(spec, row, month, end, n) -> None:
+    """Refuse a delayed-draw loan's draw in `month`, outside its availability period (scenario
+    `row` of n; `end` its last month): an explicit draw, or the default draw with the capex."""
+    where = _tranche_text(spec) + (f" (scenario {row})" if n > 1 else "")
+    issue = spec["issue_month"][row]
+    window = f"the availability period, months {issue:g} to {end:g}"
+    if spec["draw_months"] is not None:
+        raise InputError(f"{where}: draw in month {month} is outside {window}")
+    given = f"issue_month {issue:g}"
+    if not np.isnan(spec["availability_months"][row]):
+        given += f", availability_months {spec['availability_months'][row]:g}"
+    raise InputError(
+        f"{where} (delayed_draw_term_loan): it has no draw_schedule, so it draws with the capex "
+        f"as it is spent, and capex spent in month {month} is outside {window} ({given}); "
+        "expected a draw_schedule of draws within those months, or an issue_month and "
+        "availability_months that cover the months the capex is spent"
+    )
+
+
+def _tranche_text(spec) -> str:
+    """How a message names a tranche: by its place in the scenario file where it has one
+    ("financing.tranches[0] 'ddtl'"), else "tranche 'ddtl'"."""
+    path = spec.get("path")
+    return f"{path} '{spec['name']}'" if path else f"tranche '{spec['name']}'"
 
 
 def _loan_rate_annual(spec, L):
@@ -851,15 +875,16 @@ def _amount(spec, capex):
     )
 
 
-def _check_draws_fit(name, draws, last):
+def _check_draws_fit(where, draws, last):
     after = int(last.min()) + 1  # months before it are within every scenario's horizon
     late = (draws[:, after:] > 0) & (np.arange(after, draws.shape[1])[None, :] > last[:, None])
     if late.any():
         row, month = np.argwhere(late)[0]
         month += after
+        scenario = f" of scenario {row}" if draws.shape[0] > 1 else ""
         raise InputError(
-            f"tranche '{name}': draw schedule beyond the horizon: draw in month {month} of "
-            f"scenario {row}, after its last month {last[row]}"
+            f"{where}: draw schedule beyond the horizon: draw in month {month}{scenario}, after "
+            f"its last month {last[row]}"
         )
 
 
@@ -883,9 +908,9 @@ def _normalize(spec: Mapping, index: int, n: int) -> dict:
             + ", ".join(sorted(SPEC_FIELDS))
         )
     name = str(spec.get("name") or f"{kind}_{index}")
-    out: dict = {"type": kind, "name": name}
+    out: dict = {"type": kind, "name": name, "path": spec.get("path")}
     for key, default in SPEC_FIELDS.items():
-        if key == "name":
+        if key in ("name", "path"):
             continue
         value = spec.get(key, default)
         where = f"tranche '{name}'.{key}"

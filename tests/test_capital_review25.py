@@ -287,3 +287,103 @@ def test_dilution_shares_null_names_the_equity_tranche_without_a_share_price():
     # priced at 100 USD: 20,356 shares of equity and the conversion's 7,555.56
     dilution = priced.summary.iloc[0]["dilution_shares"]
     assert dilution == pytest.approx(2_035_600 / 100 + 1.5e6 * (337.5 / 125 - 1) / 337.5)
+
+
+# 6. Messages that name the field, in the file's words -------------------------------------------
+
+
+DDTL_NOT_DRAWN = {
+    "type": "delayed_draw_term_loan",
+    "name": "a",
+    "amount_usd": 1e6,
+    "rate_annual": 0.05,
+    "maturity_month": 40,
+    "issue_month": 5,
+    "availability_months": 3,
+    "commitment_fee_annual": 0.01,
+}
+
+
+def test_a_ddtl_whose_default_draw_misses_its_availability_names_the_field_and_the_cure():
+    from econ.errors import InputError
+
+    with pytest.raises(InputError) as caught:
+        project(stack_with(DDTL_NOT_DRAWN))
+    # the capex is all spent in month 0, before the availability period of months 5 to 5 + 3
+    assert str(caught.value).endswith(
+        "financing.tranches[0] 'a' (delayed_draw_term_loan): it has no draw_schedule, so it "
+        "draws with the capex as it is spent, and capex spent in month 0 is outside the "
+        "availability period, months 5 to 8 (issue_month 5, availability_months 3); expected a "
+        "draw_schedule of draws within those months, or an issue_month and availability_months "
+        "that cover the months the capex is spent"
+    )
+    drawn = {**DDTL_NOT_DRAWN, "draw_schedule": [{"month": 5, "share": 1.0}]}
+    assert project(stack_with(drawn), monthly=False).summary.iloc[0]["debt_usd_total"] == 1e6
+
+
+def test_econ_project_names_the_file_and_the_tranche_without_the_scenario_row(capsys):
+    from econ.cli import main
+
+    tranche = "{type='delayed_draw_term_loan', name='a', amount_usd=1e6, rate_annual=0.05, "
+    tranche += "maturity_month=40, issue_month=5, availability_months=3}"
+    assert main(["project", str(STACK), "--set", f"financing.tranches=[{tranche}]"]) == 3
+    err = capsys.readouterr().err
+    assert err.startswith(
+        f"error: {STACK}: financing.tranches[0] 'a' (delayed_draw_term_loan): it has no "
+        "draw_schedule"
+    ), err
+    assert "(scenario 0)" not in err and "Traceback" not in err
+
+
+def test_notes_issued_after_the_horizon_are_not_said_to_have_a_draw_schedule():
+    from econ.scenario import ScenarioError
+
+    notes = {
+        "type": "senior_notes",
+        "name": "a",
+        "amount_usd": 1e6,
+        "coupon_annual": 0.05,
+        "issue_month": 100,
+        "maturity_month": 120,
+    }
+    with pytest.raises(ScenarioError) as caught:
+        stack_with(notes)
+    said = str(caught.value)
+    assert "draw schedule" not in said
+    assert said.endswith(
+        "financing.tranches[0] 'a': issue_month 100 is after the horizon of 72 months: the "
+        "senior notes would be issued after the projection ends; expected an issue_month of at "
+        "most 72"
+    ), said
+
+
+@pytest.mark.parametrize(
+    ("tranches", "expected"),
+    [
+        (
+            "ddtl",
+            "financing.tranches = 'ddtl': text, not a list of tables; expected "
+            "[[financing.tranches]] tables (or an inline list of tables, [{...}, {...}])",
+        ),
+        (
+            [1, 2],
+            "financing.tranches[0] = 1: a number, not a table; expected each item of "
+            "financing.tranches to be a table, written [[financing.tranches]] (or {...} in an "
+            "inline list)\n  financing.tranches[1] = 2: a number, not a table; expected each item "
+            "of financing.tranches to be a table, written [[financing.tranches]] (or {...} in an "
+            "inline list)",
+        ),
+    ],
+)
+def test_tranches_that_are_no_tables_are_said_in_the_files_words(tranches, expected):
+    import tomllib
+
+    from econ.scenario import ScenarioError, validate_dict
+
+    data = tomllib.loads(STACK.read_text())
+    data["financing"]["tranches"] = tranches
+    with pytest.raises(ScenarioError) as caught:
+        validate_dict(data, "s.toml")
+    said = str(caught.value)
+    assert "valid tuple" not in said and "valid dictionary" not in said
+    assert said == f"s.toml: {expected}", said

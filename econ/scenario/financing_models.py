@@ -501,16 +501,20 @@ def check_stack_fits_horizon(stack: CapitalStack, horizon_months: int) -> None:
     the horizon are valid: what is owed then is repaid in the last month.
     """
     for i, tranche in enumerate(stack.tranches):
+        where = f"financing.tranches[{i}] '{tranche.name}'"
         if tranche.issue_month > horizon_months:
+            done = "drawn" if isinstance(tranche, _Loan) else "issued"
             raise ValueError(
-                f"tranches[{i}] '{tranche.name}': draw schedule beyond the horizon: issue_month "
-                f"{tranche.issue_month} is after the horizon of {horizon_months} months"
+                f"{where}: issue_month {tranche.issue_month} is after the horizon of "
+                f"{horizon_months} months: the {tranche.type.replace('_', ' ')} would be {done} "
+                f"after the projection ends; expected an issue_month of at most {horizon_months}"
             )
         for step in getattr(tranche, "draw_schedule", ()):
             if step.month > horizon_months:
                 raise ValueError(
-                    f"tranches[{i}] '{tranche.name}': draw schedule beyond the horizon: draw in "
-                    f"month {step.month}, after the horizon of {horizon_months} months"
+                    f"{where}: draw schedule beyond the horizon: draw in month {step.month}, after "
+                    f"the horizon of {horizon_months} months; expected draws in months up to "
+                    f"{horizon_months}"
                 )
 
 
@@ -529,7 +533,8 @@ def compile_tranches(stacks: Sequence[CapitalStack], start_dates: Sequence[dt.da
     """Tranche mappings for econ.capital.stack_schedule from the stacks of n scenarios.
 
     Tranches are matched across scenarios by (name, type); a scenario without one gets an amount
-    of 0 for it. Numeric fields become arrays (n,), choices arrays of names, curves and draw
+    of 0 for it. `path` places it in the files for messages ("financing.tranches[0]", without the
+    index where the scenarios list it in different places). Numeric fields become arrays (n,), choices arrays of names, curves and draw
     schedules arrays (n, k) padded with +inf months.
 
     Parameters
@@ -539,12 +544,16 @@ def compile_tranches(stacks: Sequence[CapitalStack], start_dates: Sequence[dt.da
     """
     n = len(stacks)
     slots: dict[tuple[str, str], list] = {}
+    places: dict[tuple[str, str], set[int]] = {}  # where each tranche is in its scenarios' files
     for row, stack in enumerate(stacks):
-        for tranche in stack.tranches:
+        for place, tranche in enumerate(stack.tranches):
             slots.setdefault((tranche.name, tranche.type), [None] * n)[row] = tranche
+            places.setdefault((tranche.name, tranche.type), set()).add(place)
     specs = []
     for (name, kind), rows in slots.items():
-        spec: dict = {"type": kind, "name": name}
+        (place, *others) = places[(name, kind)]
+        path = "financing.tranches" + ("" if others else f"[{place}]")
+        spec: dict = {"type": kind, "name": name, "path": path}
         fields = [_fields(t, start_dates[i]) if t is not None else None for i, t in enumerate(rows)]
         template = next(f for f in fields if f is not None)
         for key, value in template.items():

@@ -150,6 +150,22 @@ def _format_loc(loc: Iterable[Any]) -> str:
     return "".join(parts)
 
 
+def _tables_at(loc: Iterable[Any]) -> str | None:
+    """The path of the list of tables (an array of tables, [[financing.tranches]]) at an error's
+    location or holding the item there ("financing.tranches"); None where the field there holds
+    no tables."""
+    parts, holder = _walk(loc)
+    names = [part for part in parts if isinstance(part, str)]
+    field = holder.model_fields.get(names[-1]) if holder is not None and names else None
+    if field is None or typing.get_origin(field.annotation) not in (tuple, list):
+        return None
+    if not _models_in(field.annotation):
+        return None
+    while parts and isinstance(parts[-1], int):  # (an item: the list's own path)
+        parts = parts[:-1]
+    return _format_loc(parts)
+
+
 def expected_message(err: Mapping[str, Any]) -> str:
     """What a pydantic error expected, in words; an unknown field lists the valid names."""
     if err["type"] == "extra_forbidden":
@@ -160,6 +176,20 @@ def expected_message(err: Mapping[str, Any]) -> str:
         return "missing; expected this field, which has no default"
     if err["type"] == "date_from_datetime_inexact":
         return "a date with a time of day; expected a date alone (YYYY-MM-DD)"
+    tables = _tables_at(err["loc"])
+    if tables and err["type"] in ("tuple_type", "list_type"):  # pydantic's "a valid tuple"
+        return (
+            f"{_kind_of(err.get('input'))}, not a list of tables; expected [[{tables}]] tables "
+            "(or an inline list of tables, [{...}, {...}])"
+        )
+    item = bool(err["loc"]) and isinstance(err["loc"][-1], int)
+    if tables and item and err["type"] in ("model_type", "model_attributes_type", "dict_type"):
+        # an item of the list that is no table (pydantic's "a valid dictionary or object to
+        # extract fields from")
+        return (
+            f"{_kind_of(err.get('input'))}, not a table; expected each item of {tables} to be a "
+            f"table, written [[{tables}]] (or {{...}} in an inline list)"
+        )
     if err["type"] == "model_type" and isinstance(err.get("input"), list):
         table = _format_loc(err["loc"])
         return f"an array of tables ([[{table}]]); expected one table ([{table}])"
