@@ -387,3 +387,66 @@ def test_tranches_that_are_no_tables_are_said_in_the_files_words(tranches, expec
     said = str(caught.value)
     assert "valid tuple" not in said and "valid dictionary" not in said
     assert said == f"s.toml: {expected}", said
+
+
+# 7. Bounds on absurd amounts and conversion prices ----------------------------------------------
+
+
+def notes(amount: float) -> dict:
+    return {
+        "type": "senior_notes",
+        "name": "n",
+        "amount_usd": amount,
+        "coupon_annual": 0.09,
+        "maturity_month": 63,
+    }
+
+
+def test_a_tranche_amount_past_the_bound_is_refused_naming_it():
+    from econ.scenario import ScenarioError
+    from econ.scenario.financing_models import MAX_TRANCHE_USD
+
+    with pytest.raises(ScenarioError) as caught:
+        stack_with(notes(1e300))
+    assert (
+        "financing.tranches[0].amount_usd = 1e+300: 1e+300 is above 10,000,000,000,000; expected "
+        "a number above 0 and at most 10,000,000,000,000 [USD]" in str(caught.value)
+    )
+    # the bound: 100,000,000 GPUs (the most a scenario takes) at 100,000 USD each
+    from econ.scenario.models import MAX_GPUS
+
+    assert MAX_TRANCHE_USD == MAX_GPUS * 100_000
+    assert stack_with(notes(MAX_TRANCHE_USD)).financing.tranches[0].amount_usd == 1e13
+
+
+def test_econ_loan_takes_the_tranche_amount_bound(capsys):
+    from econ.cli import main
+
+    assert main(["loan", "--amount", "1e14", "--rate", "0.05", "--term-months", "12"]) == 3
+    err = capsys.readouterr().err
+    assert "--amount = 1e14: expected a principal above 0 and at most 10,000,000,000,000" in err
+
+
+@pytest.mark.parametrize(
+    ("price", "premium"),
+    [(1e-9, "-100.00%"), (99.99, "-0.01%"), (600.01, "+500.01%"), (1e9, "+999999900.00%")],
+)
+def test_a_conversion_price_off_the_premiums_is_refused(price, premium):
+    from econ.scenario import ScenarioError
+
+    terms = {**convertible("physical", 0.5), "conversion_price_usd": price}
+    del terms["conversion_premium"]
+    with pytest.raises(ScenarioError) as caught:
+        stack_with(terms, PRICED_EQUITY)
+    assert (
+        f"tranche 'c': conversion_price_usd {price:g} USD is a premium of {premium} over the "
+        "reference share price of 100 USD; expected a conversion price from 100 to 600 USD (a "
+        "premium of 0 to 500%, as conversion_premium takes)" in str(caught.value)
+    ), str(caught.value)
+
+
+@pytest.mark.parametrize("price", [100.0, 125.0, 600.0])
+def test_a_conversion_price_at_the_premiums_conversion_premium_takes_is_accepted(price):
+    terms = {**convertible("physical", 0.5), "conversion_price_usd": price}
+    del terms["conversion_premium"]
+    assert stack_with(terms, PRICED_EQUITY).financing.tranches[0].conversion_price() == price

@@ -28,6 +28,14 @@ from pydantic import (
 from econ.scenario.section import Section, exactly_one
 
 MAX_MONTHS = 600
+MAX_TRANCHE_USD = 1e13
+"""Largest amount of a tranche [USD]: the capex of the most GPUs a scenario takes (100,000,000,
+econ.scenario.models.MAX_GPUS) at 100,000 USD each, twice the seed's 49,106 USD of capex per
+GB200 GPU (3,535,600 USD for 72). Above it no financing is meant: 1e300 ran and printed figures of
+150 digits."""
+MAX_CONVERSION_PREMIUM = 5.0
+"""Largest conversion premium over the reference share price [fraction]: +500%, a conversion
+price 6 times the share price at issue (convertibles are issued at premiums of about 15-100%)."""
 
 
 # ---------------------------------------------------------------------------------------------
@@ -141,7 +149,10 @@ class FloatingRate(Section):
 class _Tranche(Section):
     name: str = Field(..., min_length=1, description="Tranche name, unique within the stack")
     amount_usd: float | None = Field(
-        None, gt=0, description="Amount (commitment or face); or give share_of_capex [USD]"
+        None,
+        gt=0,
+        le=MAX_TRANCHE_USD,
+        description="Amount (commitment or face); or give share_of_capex [USD]",
     )
     share_of_capex: float | None = Field(
         None, gt=0, le=1, description="Amount as a share of capex; or give amount_usd [fraction]"
@@ -324,12 +335,15 @@ class ConvertibleNotes(SeniorNotes):
         None, gt=0, description="Share price at issue, the reference for premiums [USD/share]"
     )
     conversion_price_usd: float | None = Field(
-        None, gt=0, description="Conversion price; or give conversion_premium [USD/share]"
+        None,
+        gt=0,
+        description="Conversion price, 1 to 6 times reference_share_price_usd (a premium of 0 "
+        "to 500%, as conversion_premium takes); or give conversion_premium [USD/share]",
     )
     conversion_premium: float | None = Field(
         None,
         ge=0,
-        le=5,
+        le=MAX_CONVERSION_PREMIUM,
         description="Conversion price as a premium over the reference share price, e.g. 0.25 "
         "[fraction]",
     )
@@ -366,6 +380,7 @@ class ConvertibleNotes(SeniorNotes):
                 f"tranche '{self.name}': reference_share_price_usd is needed for the share price "
                 "path that decides conversion"
             )
+        self._check_conversion_price()
         if self.capped_call_cost_share > 0 and self.capped_call_cap_premium is None:
             raise ValueError(
                 f"tranche '{self.name}': a capped call needs capped_call_cap_premium (its cap)"
@@ -377,6 +392,24 @@ class ConvertibleNotes(SeniorNotes):
                 f"price {self.conversion_price():g} USD"
             )
         return self
+
+    def _check_conversion_price(self) -> None:
+        """A conversion price given in USD at the premiums conversion_premium takes: one far
+        below the share price at issue converts the notes into absurdly many shares (1e-9 USD
+        issued 1e15 shares without a word)."""
+        price, reference = self.conversion_price_usd, self.reference_share_price_usd
+        if price is None:
+            return
+        highest = reference * (1.0 + MAX_CONVERSION_PREMIUM)
+        if reference <= price <= highest * (1.0 + 1e-12):  # (the bound's own rounding passes)
+            return
+        raise ValueError(
+            f"tranche '{self.name}': conversion_price_usd {price:g} USD is a premium of "
+            f"{price / reference - 1.0:+.2%} over the reference share price of {reference:g} "
+            f"USD; expected a conversion price from {reference:g} to {highest:g} USD (a premium "
+            f"of 0 to {MAX_CONVERSION_PREMIUM:.0%}, as conversion_premium takes), convertible "
+            "notes being issued at a premium over the share price"
+        )
 
     def conversion_price(self) -> float:
         """Conversion price [USD/share]."""
