@@ -2631,12 +2631,31 @@ def _stack_troubles(b, ledger: _Ledger) -> tuple[dict[str, np.ndarray], dict[str
         flags["negative_rate"] |= negative[1]
     for equity in unpriced:
         flags["shares_unpriced"] |= equity[1]
+    outside = _equity_outside_tranches(b, stack, n)
+    flags["equity_outside_tranches"] = outside[0]
     return flags, {
         "conversions": tuple(conversions),
         "negative_rates": tuple(negative_rates),
         "unpriced_equity": tuple(unpriced),
         "conversion_shares": stack.metrics.get("conversion_shares", np.zeros(n)),
+        "equity_outside_tranches": outside[1:],
     }
+
+
+def _equity_outside_tranches(b, stack, n) -> tuple[np.ndarray, ...]:
+    """Scenarios (n,) whose tranches (`financing.tranches`) leave part of the capex, fees and
+    capped calls to equity outside them, no tranche funding the remainder; and the figures
+    their warning quotes (n,): what the tranches raise, and that remainder [USD]."""
+    given = np.zeros(n, bool)
+    for spec in b.stack:
+        given |= tranche_tables.present_rows(spec, n)
+    if not given.any():  # (financing.debt_share's loan in closed form has no equity lines)
+        return given, np.zeros(n), np.zeros(n)
+    lines = stack.lines
+    issued = lines["equity_issued_usd"].sum(axis=1)
+    rest = lines["equity_funding_usd"].sum(axis=1) - issued
+    raised = lines["proceeds_usd"].sum(axis=1) + issued
+    return given & (rest > HALF_CENT_USD), raised, rest
 
 
 def _scatter(n: int, rows, values) -> np.ndarray:
@@ -3537,6 +3556,17 @@ def _ledger_messages(ctx) -> dict:
         "interest_deferred": lambda i: _deferred_message(ctx, i),
         "notes_converted": lambda i: _conversion_message(ctx, i),
         "shares_unpriced": lambda i: _unpriced_shares_message(ctx, i),
+        "equity_outside_tranches": lambda i: (
+            "the tranches (financing.tranches) raise {:,.0f} USD, debt proceeds and equity "
+            "issued, for a capex of {:,.0f} USD: the other {:,.0f} USD of the capex, fees and "
+            "capped calls is equity raised outside the tranches (equity_funding_usd), with no "
+            "shares counted for it; an equity tranche without amount_usd or share_of_capex "
+            "funds the remainder as a tranche"
+        ).format(
+            ctx["equity_outside_tranches"][0][i],
+            ctx["capex_total"][i],
+            ctx["equity_outside_tranches"][1][i],
+        ),
         "negative_rate": lambda i: "; ".join(
             financing_mod.negative_rate_warning(
                 f"tranche '{name}'", months[i], first[i], lowest[i], "floating.floor_annual = 0"

@@ -450,3 +450,29 @@ def test_a_conversion_price_at_the_premiums_conversion_premium_takes_is_accepted
     terms = {**convertible("physical", 0.5), "conversion_price_usd": price}
     del terms["conversion_premium"]
     assert stack_with(terms, PRICED_EQUITY).financing.tranches[0].conversion_price() == price
+
+
+# 8. Equity raised outside the tranches is said --------------------------------------------------
+
+
+def test_a_stack_funding_part_of_the_capex_says_the_rest_is_equity_outside_it():
+    capex = load_scenario(STACK).capex  # the scenario's capex: 3,100,000 + 72 x (4,300 + 1,750)
+    total = capex.system_price_usd + 72 * (capex.networking_usd_per_gpu + 1750.0)
+    assert total == 3_535_600.0
+    small = {"type": "equity", "name": "e", "amount_usd": 100.0}
+    said = [w for w in warnings_of(stack_with(small)) if "outside the tranches" in w]
+    assert said == [
+        "the tranches (financing.tranches) raise 100 USD, debt proceeds and equity issued, for "
+        "a capex of 3,535,600 USD: the other 3,535,500 USD of the capex, fees and capped calls "
+        "is equity raised outside the tranches (equity_funding_usd), with no shares counted for "
+        "it; an equity tranche without amount_usd or share_of_capex funds the remainder as a "
+        "tranche"
+    ]
+    # notes for half the capex, no equity tranche: the other half is equity outside them
+    half = {**notes(0.0), "share_of_capex": 0.5}
+    del half["amount_usd"]
+    said = [w for w in warnings_of(stack_with(half)) if "outside the tranches" in w]
+    assert len(said) == 1 and "raise 1,767,800 USD" in said[0] and "other 1,767,800 USD" in said[0]
+    # an equity tranche funding the remainder, or no tranches at all: nothing to say
+    assert not [w for w in warnings_of(load_scenario(STACK)) if "outside the tranches" in w]
+    assert not [w for w in warnings_of(load_scenario(SEED)) if "outside the tranches" in w]
