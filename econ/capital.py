@@ -99,8 +99,8 @@ SPEC_FIELDS: dict[str, object] = {
 }
 """Fields of a tranche mapping and their defaults (NaN: not given). Besides these, `type` (one of
 TRANCHE_TYPES) is required. `path` says where a message finds the tranche (a scenario file's
-"financing.tranches[0]"); without it, messages name it "tranche 'NAME'". Units: `_usd` [USD], `_month(s)` [month index / months], `_annual`
-[1/year], `_share` [fraction]. `index_months`/`index_rates_annual`/`draw_months`/`draw_shares` are
+"financing.tranches[0]"); without it, messages name it "tranche 'NAME'". Units: `_usd` [USD],
+`_month(s)` [month index / months], `_annual` [1/year], `_share` [fraction]. `index_months`/`index_rates_annual`/`draw_months`/`draw_shares` are
 arrays (k,) or (n, k) padded with +inf months (index) or share 0 (draws)."""
 
 _CATEGORIES = {

@@ -3412,7 +3412,8 @@ def _months(count) -> str:
 def _warnings(flags, ctx, n) -> list[list[str]]:
     """Per-scenario warnings from flag arrays; only flagged rows are formatted."""
     out: list[list[str]] = [[] for _ in range(n)]
-    for key, message in (_figure_messages(ctx) | _ledger_messages(ctx)).items():
+    messages = _figure_messages(ctx) | _ledger_messages(ctx) | _stack_messages(ctx)
+    for key, message in messages.items():
         for i in np.flatnonzero(flags[key]).tolist():
             out[i].append(message(i))
     return out
@@ -3554,6 +3555,17 @@ def _ledger_messages(ctx) -> dict:
         ).format(*_fact(ctx, "ebitda_negative_late", i)),
         "site_after_fleet": lambda i: _site_after_fleet_message(ctx, i),
         "interest_deferred": lambda i: _deferred_message(ctx, i),
+        "dscr_below_1": lambda i: (
+            f"debt service not covered in {_months(ctx['months_below_1'][i])} "
+            f"(min DSCR {ctx['min_dscr'][i]:.2f})"
+        ),
+    }
+
+
+def _stack_messages(ctx) -> dict:
+    """What a capital stack's tranches do that no summary figure says (`_stack_troubles`):
+    flag -> message(row)."""
+    return {
         "notes_converted": lambda i: _conversion_message(ctx, i),
         "shares_unpriced": lambda i: _unpriced_shares_message(ctx, i),
         "equity_outside_tranches": lambda i: (
@@ -3573,10 +3585,6 @@ def _ledger_messages(ctx) -> dict:
             )
             for name, below, months, first, lowest in ctx["negative_rates"]
             if below[i]
-        ),
-        "dscr_below_1": lambda i: (
-            f"debt service not covered in {_months(ctx['months_below_1'][i])} "
-            f"(min DSCR {ctx['min_dscr'][i]:.2f})"
         ),
     }
 

@@ -567,8 +567,8 @@ def compile_tranches(stacks: Sequence[CapitalStack], start_dates: Sequence[dt.da
 
     Tranches are matched across scenarios by (name, type); a scenario without one gets an amount
     of 0 for it. `path` places it in the files for messages ("financing.tranches[0]", without the
-    index where the scenarios list it in different places). Numeric fields become arrays (n,), choices arrays of names, curves and draw
-    schedules arrays (n, k) padded with +inf months.
+    index where the scenarios list it in different places). Numeric fields become arrays (n,),
+    choices arrays of names, curves and draw schedules arrays (n, k) padded with +inf months.
 
     Parameters
     ----------
