@@ -3768,6 +3768,13 @@ def _deferred_message(ctx, i) -> str:
         + (
             "the DSCR counts the service paid, so interest cover (CFADS / interest) is as low "
             f"as {cover:.2f}x"
+            + (
+                ": the cash flow covers the interest; the sculpted service, shaped to the cash "
+                "flow before financing (EBITDA less the tax due with no interest deducted), is "
+                "what falls below it"
+                if cover >= 1
+                else ""
+            )
             if cover >= 0
             else "the cash flow available for debt service is negative in some of those months "
             "(the DSCR, counting the service paid, does not show it)"
