@@ -476,3 +476,15 @@ def test_a_stack_funding_part_of_the_capex_says_the_rest_is_equity_outside_it():
     # an equity tranche funding the remainder, or no tranches at all: nothing to say
     assert not [w for w in warnings_of(load_scenario(STACK)) if "outside the tranches" in w]
     assert not [w for w in warnings_of(load_scenario(SEED)) if "outside the tranches" in w]
+
+
+def test_the_app_shows_the_tested_dscr_as_it_shows_the_months_dscr():
+    """The monthly table's new dscr_test column: 2 decimals and n/a where untested, like dscr."""
+    import pandas as pd
+
+    from econ.ui.fmt import readable
+
+    table = pd.DataFrame({"dscr": [1.14912, float("nan")], "dscr_test": [1.14912, float("nan")]})
+    html = readable(table).to_html()
+    assert html.count(">1.15<") == 2 and html.count(">n/a<") == 2
+    assert "1.149" not in html

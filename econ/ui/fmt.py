@@ -193,6 +193,7 @@ def format_metric(name: str, summary: Mapping, money: str = "USD") -> str:
 
 COLUMN_FORMATS = {
     "dscr": lambda v: "n/a" if is_missing(v) else f"{v:.2f}",
+    "dscr_test": lambda v: "n/a" if is_missing(v) else f"{v:.2f}",
     "llcr": lambda v: "n/a" if is_missing(v) else f"{v:.2f}",
     "ltv": lambda v: "n/a" if is_missing(v) else f"{v:.1%}",
     "covenant_breach": lambda v: "n/a" if is_missing(v) else ("yes" if v else "no"),
