@@ -14,12 +14,14 @@ at row 40,960 draws points 40,960 onwards.
 
 from __future__ import annotations
 
+import re
 import warnings
 
 import numpy as np
 
 from econ.blas import one_blas_thread
 from econ.errors import InputError
+from econ.text import shortened
 
 SAMPLINGS = ("random", "sobol", "sobol-plain")
 """random: pseudo-random points; sobol: Sobol sequence with linear matrix scrambling and a
@@ -37,15 +39,26 @@ class SamplingError(InputError):
     """A sampling plan that cannot be drawn (bad seed, size, correlation matrix)."""
 
 
+MAX_SEED = 2**53 - 1
+"""The largest root seed: the largest whole number a double, JSON readers (JavaScript's
+Number.MAX_SAFE_INTEGER) and the app's Seed box hold exactly, so a seed written to a run's
+metadata reads back as the seed run (the app's own bound, econ.ui.pages.risk.MAX_SEED)."""
+
+
 def check_seed(seed) -> int:
-    """The seed as a non-negative int, or SamplingError naming the value."""
-    if isinstance(seed, bool) or not isinstance(seed, int | np.integer):
-        if isinstance(seed, str) and seed.strip().lstrip("+").isdigit():
+    """The seed as an int from 0 to MAX_SEED, or SamplingError naming the value."""
+    expected = f"expected a non-negative integer up to {MAX_SEED:,} (2^53 - 1)"
+    if isinstance(seed, str) and re.fullmatch(r"\+?[0-9]+", seed.strip()):
+        digits = seed.strip().lstrip("+").lstrip("0") or "0"
+        if len(digits) <= len(str(MAX_SEED)):  # (int() refuses texts of over 4,300 digits)
+            return check_seed(int(digits))
+        shown = digits if len(digits) <= 40 else f"{digits[:40]}... ({len(digits):,} digits)"
+        raise SamplingError(f"seed = {shown}: {expected}")
+    if isinstance(seed, int | np.integer) and not isinstance(seed, bool):
+        if 0 <= seed <= MAX_SEED:
             return int(seed)
-        raise SamplingError(f"seed = {seed!r}: expected a non-negative integer")
-    if seed < 0:
-        raise SamplingError(f"seed = {seed}: expected a non-negative integer")
-    return int(seed)
+        seed = int(seed)
+    raise SamplingError(f"seed = {shortened(seed)}: {expected}")
 
 
 def block_starts(n: int, block_size: int) -> np.ndarray:

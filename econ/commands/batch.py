@@ -131,7 +131,7 @@ def register(subparsers) -> None:
         "--seed",
         default="0",
         metavar="S",
-        help="root seed, a whole number >= 0 (default %(default)s)",
+        help="root seed, a whole number from 0 to 2^53 - 1 (default %(default)s)",
     )
     m.add_argument(
         "--sampling",
@@ -204,7 +204,7 @@ def register(subparsers) -> None:
         "--seed",
         default="0",
         metavar="S",
-        help="root seed, a whole number >= 0 (default %(default)s)",
+        help="root seed, a whole number from 0 to 2^53 - 1 (default %(default)s)",
     )
     t.add_argument(
         "--sampling",
@@ -740,6 +740,10 @@ def _cmd_sensitivity(args) -> int:
     inputs = sa.combine_inputs(*given)
     _not_also_set(args, inputs, "/".join(option for option, chosen in given if chosen))
     options = _run_options(args, out_rows=bool(args.out))
+    if args.method != "tornado":  # before any executor starts (a tornado draws nothing)
+        from econ.analysis.sampling import check_seed
+
+        seed = check_seed(args.seed)
 
     def analyse(executor):
         if args.method == "tornado":
@@ -747,14 +751,14 @@ def _cmd_sensitivity(args) -> int:
         if args.method == "sobol":
             n = _int("-n", args.n, 2)
             return sa.sobol(
-                base, inputs, n, args.seed, args.sampling, outputs, executor=executor, **options
+                base, inputs, n, seed, args.sampling, outputs, executor=executor, **options
             )
         return sa.morris(
             base,
             inputs,
             args.trajectories,
             args.levels,
-            args.seed,
+            seed,
             outputs,
             executor=executor,
             **options,

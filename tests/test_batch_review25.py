@@ -1,0 +1,85 @@
+"""Defects an outside data scientist's review of `econ sweep`, `econ montecarlo` and `econ
+sensitivity` found (round 25): each test fails on the code before its fix."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from econ import load_scenario
+from econ.cli import main
+from tests.conftest import ROOT
+
+SCENARIOS = ROOT / "models" / "scenarios"
+SEED = SCENARIOS / "deepseek-r1-gb200-nvl72.toml"
+DIST = ["--dist", "utilization.share=uniform(0.5,0.9)"]
+
+
+@pytest.fixture(scope="module")
+def base():
+    return load_scenario(SEED)
+
+
+# --- 2: the seed is bounded by what the app and JSON readers hold exactly -----------------------
+
+LARGEST_SEED = 9_007_199_254_740_991  # JavaScript's Number.MAX_SAFE_INTEGER, 2^53 - 1 (ECMA-262)
+
+
+@pytest.mark.parametrize("seed", [2**53, 2**64, "1" * 101, "9" * 5000])
+def test_a_seed_beyond_2_53_is_refused(seed):
+    """2^64 and a 101-digit seed were taken, and a run's JSON metadata held a 50-digit number
+    that a browser or a JSON reader rounds; a 5,000-digit text was Python's ValueError."""
+    from econ.analysis.sampling import SamplingError, check_seed
+
+    with pytest.raises(
+        SamplingError,
+        match=r"expected a non-negative integer up to "
+        r"9,007,199,254,740,991 \(2\^53 - 1\)",
+    ):
+        check_seed(seed)
+
+
+def test_the_largest_seed_is_taken_and_is_the_apps():
+    from econ.analysis.sampling import MAX_SEED, check_seed
+
+    assert MAX_SEED == LARGEST_SEED == float(2**53) - 1  # a double holds it exactly
+    assert check_seed(str(LARGEST_SEED)) == check_seed(LARGEST_SEED) == LARGEST_SEED
+    assert check_seed("+0007") == 7
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["montecarlo", str(SEED), "-n", "10", *DIST],
+        ["sensitivity", str(SEED), "--method", "sobol", "-n", "8", *DIST],
+        ["sensitivity", str(SEED), "--method", "morris", "--trajectories", "2", *DIST],
+    ],
+    ids=["montecarlo", "sobol", "morris"],
+)
+def test_the_commands_refuse_a_seed_beyond_2_53(command, capsys):
+    assert main([*command, "--seed", str(2**64)]) == 3
+    err = capsys.readouterr().err
+    assert err == (
+        "error: seed = 18446744073709551616: expected a non-negative integer up to "
+        "9,007,199,254,740,991 (2^53 - 1)\n"
+    )
+
+
+def test_the_python_api_refuses_a_seed_beyond_2_53(base):
+    from econ.analysis import montecarlo, morris, sobol
+    from econ.analysis.sampling import SamplingError
+
+    dists = {"utilization.share": "uniform(0.5,0.9)"}
+    with pytest.raises(SamplingError, match="up to 9,007,199,254,740,991"):
+        montecarlo(base, dists, 10, seed=2**53)
+    with pytest.raises(SamplingError, match="up to 9,007,199,254,740,991"):
+        sobol(base, {"utilization.share": (0.5, 0.9)}, 8, seed=2**53)
+    with pytest.raises(SamplingError, match="up to 9,007,199,254,740,991"):
+        morris(base, {"utilization.share": (0.5, 0.9)}, 2, seed=2**53)
+
+
+def test_the_largest_seed_runs_and_is_written_as_given(capsys):
+    args = ["montecarlo", str(SEED), "-n", "8", *DIST, "--output", "npv_usd"]
+    assert main([*args, "--seed", str(LARGEST_SEED), "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["metadata"]["seed"] == LARGEST_SEED
