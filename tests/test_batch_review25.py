@@ -83,3 +83,50 @@ def test_the_largest_seed_runs_and_is_written_as_given(capsys):
     args = ["montecarlo", str(SEED), "-n", "8", *DIST, "--output", "npv_usd"]
     assert main([*args, "--seed", str(LARGEST_SEED), "--format", "json"]) == 0
     assert json.loads(capsys.readouterr().out)["metadata"]["seed"] == LARGEST_SEED
+
+
+# --- 6: local workers are bounded by the CPUs ----------------------------------------------------
+
+
+@pytest.fixture
+def two_cpus(monkeypatch):
+    from econ.analysis import executors
+
+    monkeypatch.setattr(executors, "usable_cpus", lambda: 2)
+
+
+@pytest.mark.parametrize("engine", ["process", "dask"])
+def test_an_absurd_worker_count_is_refused_before_any_worker_starts(engine, two_cpus, capsys):
+    """--workers 100000 was taken, and the pool set out to start 100,000 processes."""
+    args = ["montecarlo", str(SEED), "-n", "10", *DIST, "--engine", engine]
+    assert main([*args, "--workers", "100000"]) == 3
+    assert capsys.readouterr().err == (
+        "error: workers = 100,000: expected at most 8 (4 per CPU; this process may use 2 CPUs): "
+        "each worker is a process of its own, and workers beyond the CPUs make a run no faster; "
+        "for more, run a Dask cluster over several machines (--scheduler ADDRESS)\n"
+    )
+    assert main([*args, "--workers", "9"]) == 3
+    assert "workers = 9: expected at most 8" in capsys.readouterr().err
+
+
+def test_more_workers_than_cpus_get_a_note(two_cpus, capsys):
+    from econ.analysis import make_executor
+
+    with make_executor("process", workers=3) as executor:
+        assert executor.workers == 3
+    assert capsys.readouterr().err == (
+        "note: 3 workers share this process's 2 CPUs: the run is no faster than with 2, and "
+        "each worker takes memory of its own\n"
+    )
+    with make_executor("process", workers=2), make_executor("process"):
+        pass
+    assert capsys.readouterr().err == ""
+
+
+def test_usable_cpus_follows_the_affinity_mask():
+    import os
+
+    from econ.analysis.executors import _workers, usable_cpus
+
+    assert usable_cpus() == len(os.sched_getaffinity(0)) >= 1
+    assert _workers(None) == usable_cpus()

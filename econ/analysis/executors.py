@@ -809,12 +809,48 @@ background work is taken from the computation: with these settings two workers o
 measured 84-88% scaling efficiency against 80-82% without (benchmarks/bench_batch.py)."""
 
 
-def _workers(workers: int | None) -> int:
-    if workers is None:
+MAX_WORKERS_PER_CPU = 4
+"""Local worker processes (process engine, a local Dask cluster) allowed per CPU this process may
+use: each is a process with memory of its own, and a batch is CPU-bound, so workers beyond the
+CPUs make no run faster (`--workers 100000` was taken)."""
+
+
+def usable_cpus() -> int:
+    """The CPUs this process may run on (its affinity mask, where the system has one: a
+    container or `taskset` may allow fewer than the machine's), at least 1."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # (no affinity call on macOS, Windows)
         return max(1, os.cpu_count() or 1)
+
+
+def _workers(workers: int | None) -> int:
+    """The number of local worker processes: `workers`, or by default one per usable CPU;
+    ExecutorError for a count that is not a whole number from 1 to MAX_WORKERS_PER_CPU per CPU."""
+    cpus = usable_cpus()
+    if workers is None:
+        return cpus
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
         raise ExecutorError(f"workers = {workers!r}: expected a positive integer")
+    if workers > MAX_WORKERS_PER_CPU * cpus:
+        raise ExecutorError(
+            f"workers = {workers:,}: expected at most {MAX_WORKERS_PER_CPU * cpus:,} "
+            f"({MAX_WORKERS_PER_CPU} per CPU; this process may use {counted(cpus, 'CPU')}): "
+            "each worker is a process of its own, and workers beyond the CPUs make a run no "
+            "faster; for more, run a Dask cluster over several machines (--scheduler ADDRESS)"
+        )
     return workers
+
+
+def _say_shared_cpus(workers: int | None) -> None:
+    """A note on stderr where more local workers are asked for than there are CPUs to run them."""
+    cpus = usable_cpus()
+    if workers is not None and workers > cpus:
+        print(
+            f"note: {workers} workers share this process's {counted(cpus, 'CPU')}: the run is "
+            f"no faster than with {cpus}, and each worker takes memory of its own",
+            file=sys.stderr,
+        )
 
 
 def _import_distributed():
@@ -911,7 +947,8 @@ def make_executor(
 ) -> Executor:
     """An executor by name: "serial", "process" (local processes) or "dask".
 
-    `workers` applies to process and local Dask runs (default: the machine's cores); `scheduler`
+    `workers` applies to process and local Dask runs (default: one per CPU this process may use,
+    `usable_cpus`; at most MAX_WORKERS_PER_CPU per CPU, a note on stderr above one); `scheduler`
     (dask only) connects to an existing cluster instead of starting one (its own workers: a
     `workers` given beside it is ignored, with a note), failing after `timeout_s` (default
     CONNECT_TIMEOUT_S) when it cannot be reached, does not answer as a Dask scheduler or has no
@@ -933,6 +970,9 @@ def make_executor(
         if workers not in (None, 1):
             print("note: the serial engine uses one worker; --workers is ignored", file=sys.stderr)
         return SerialExecutor()
+    if scheduler is None:  # local workers: refused beyond the limit before any starts
+        _workers(workers)
+        _say_shared_cpus(workers)
     if engine == "process":
         return ProcessExecutor(workers)
     if scheduler is not None and workers is not None:
