@@ -130,3 +130,35 @@ def test_usable_cpus_follows_the_affinity_mask():
 
     assert usable_cpus() == len(os.sched_getaffinity(0)) >= 1
     assert _workers(None) == usable_cpus()
+
+
+# --- 3: --force discards another run's chunks and reuses this run's, and says so ----------------
+
+MC_CHUNKED = ["montecarlo", str(SEED), "-n", "8192", "--chunk-size", "4096", *DIST, "--no-progress"]
+
+
+def test_force_reuses_the_chunks_of_the_same_run_and_says_so(tmp_path, capsys):
+    """The help said "discard old chunks"; a run with --force reused them ("resumed: reused 2
+    finished chunks") without a word of why."""
+    with pytest.raises(SystemExit):
+        main(["montecarlo", "--help"])
+    help_text = capsys.readouterr().out
+    assert "discard old chunks" not in help_text
+    assert "this run's own finished chunks are reused" in " ".join(help_text.split())
+
+    chunks = tmp_path / "ck"
+    args = [*MC_CHUNKED, "--chunks", str(chunks), "--format", "json"]
+    assert main(args) == 0
+    first = json.loads(capsys.readouterr().out)
+    assert main([*args, "--force"]) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["metrics"] == first["metrics"]
+    assert captured.err == (
+        f"resumed: reused 2 finished chunks of 2 from {chunks}, computed 0; --force discards "
+        "only another run's chunk files, and these are this run's (same scenario, plan, seed, "
+        f"size and econ version): delete {chunks} to recompute them\n"
+    )
+    assert main([*args, "--seed", "1", "--force"]) == 0  # another run's: discarded, recomputed
+    captured = capsys.readouterr()
+    assert "resumed" not in captured.err
+    assert json.loads(captured.out)["metadata"]["seed"] == 1

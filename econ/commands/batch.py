@@ -71,7 +71,12 @@ def register(subparsers) -> None:
         p.add_argument("--out", metavar="FILE", help="write one row per scenario (.parquet, .csv)")
         add_format(p)
         p.add_argument("--report", metavar="PREFIX", help="write PREFIX.md and a PNG chart")
-        p.add_argument("--force", action="store_true", help="overwrite outputs, discard old chunks")
+        p.add_argument(
+            "--force",
+            action="store_true",
+            help="overwrite --out and --report files, and discard a chunk folder's files of another "
+            "run; this run's own finished chunks are reused (delete the folder to recompute them)",
+        )
         p.add_argument(
             "--hold-debt",
             action="store_true",
@@ -445,14 +450,22 @@ def _say_chunk_size(chunk_size: int | None, job) -> None:
     )
 
 
-def _say_resumed(result) -> None:
+def _say_resumed(result, force: bool) -> None:
     """How many chunks a rerun took from the chunk files of an earlier one (a run stopped, or
-    one run again), on stderr."""
+    one run again), on stderr. With --force, that they are this run's: --force discards only
+    another run's, and this run's are the bits a recomputation would give."""
     if result.resumed:
         computed = result.chunks - result.resumed
+        kept = (
+            f"; --force discards only another run's chunk files, and these are this run's "
+            f"(same scenario, plan, seed, size and econ version): delete "
+            f"{result.store.directory} to recompute them"
+            if force
+            else ""
+        )
         print(
             f"resumed: reused {counted(result.resumed, 'finished chunk')} of {result.chunks:,} "
-            f"from {result.store.directory}, computed {computed:,}",
+            f"from {result.store.directory}, computed {computed:,}{kept}",
             file=sys.stderr,
         )
 
@@ -541,7 +554,7 @@ def _cmd_sweep(args) -> int:
     )
     if isinstance(result, int):
         return result
-    _say_resumed(result)
+    _say_resumed(result, args.force)
     _finish_out(args, result, args.chunks is not None)
     _say_held(result)
     rows = result.kept_rows  # None where --out streamed them to the file
@@ -652,7 +665,7 @@ def _cmd_montecarlo(args) -> int:
     )
     if isinstance(result, int):
         return result
-    _say_resumed(result)
+    _say_resumed(result, args.force)
     _finish_out(args, result, args.chunks is not None)
     _say_held(result)
     summary = result.summary
@@ -767,7 +780,7 @@ def _cmd_sensitivity(args) -> int:
     result = _run_on_executor(args, options["store"], analyse)
     if isinstance(result, int):
         return result
-    _say_resumed(result.run)
+    _say_resumed(result.run, args.force)
     _finish_out(args, result.run, args.chunks is not None)
     _say_held(result.run)
     if args.report:
