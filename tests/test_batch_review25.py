@@ -162,3 +162,74 @@ def test_force_reuses_the_chunks_of_the_same_run_and_says_so(tmp_path, capsys):
     captured = capsys.readouterr()
     assert "resumed" not in captured.err
     assert json.loads(captured.out)["metadata"]["seed"] == 1
+
+
+# --- 4: Ctrl-C or SIGTERM while --out is written ------------------------------------------------
+
+
+def _stopped_while_writing(monkeypatch, stop) -> None:
+    """The --out write is stopped by `stop()` after its first chunk's rows are in the file."""
+    from econ.analysis import output
+
+    real = output._frames
+
+    def frames(result):
+        for k, frame in enumerate(real(result)):
+            if k == 1:
+                stop()
+            yield frame
+
+    monkeypatch.setattr(output, "_frames", frames)
+
+
+def _sigterm():
+    """What SIGTERM does in the process now: the handler installed, or the default (the process
+    ends; raised here as a plain interrupt, so the test fails rather than the test run ending)."""
+    import signal
+
+    handler = signal.getsignal(signal.SIGTERM)
+    if callable(handler):
+        handler(signal.SIGTERM, None)
+    raise KeyboardInterrupt
+
+
+@pytest.mark.parametrize(
+    ("stop", "said", "code"),
+    [
+        (lambda: (_ for _ in ()).throw(KeyboardInterrupt), "interrupted", 130),
+        (_sigterm, "terminated (SIGTERM)", 143),
+    ],
+    ids=["ctrl-c", "sigterm"],
+)
+@pytest.mark.parametrize("store_given", [False, True])
+@pytest.mark.filterwarnings("error::pytest.PytestUnraisableExceptionWarning")  # a writer's __del__
+def test_a_stopped_out_write_says_the_chunks_are_kept_and_writes_no_half_file(
+    stop, said, code, store_given, tmp_path, monkeypatch, capsys
+):
+    """Ctrl-C during the write said only "interrupted (Ctrl-C)"; SIGTERM ended the process with
+    nothing said."""
+    out = tmp_path / "mc.parquet"
+    folder = tmp_path / "ck" if store_given else tmp_path / "mc.parquet.chunks"
+    extra = ["--chunks", str(folder)] if store_given else []
+    _stopped_while_writing(monkeypatch, stop)
+    assert main([*MC_CHUNKED, "--out", str(out), *extra]) == code
+    size = _size_of(folder)
+    assert capsys.readouterr().err == (
+        f"{said} while writing {out}: nothing was written; the run's 2 chunk files ({size}) are "
+        f"kept in {folder}: rerun the same command to write {out} from them"
+        + ("" if store_given else f", or delete {folder}")
+        + "\n"
+    )
+    assert sorted(p.name for p in tmp_path.iterdir()) == [folder.name]  # no half file
+    monkeypatch.undo()
+    assert main([*MC_CHUNKED, "--out", str(out), *extra]) == 0
+    assert capsys.readouterr().err.startswith("resumed: reused 2 finished chunks of 2")
+    import pyarrow.parquet as pq
+
+    assert pq.read_metadata(out).num_rows == 8192
+
+
+def _size_of(folder) -> str:
+    from econ.files import size_text
+
+    return size_text(sum(p.stat().st_size for p in folder.glob("chunk-*.parquet")))

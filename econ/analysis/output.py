@@ -10,6 +10,7 @@ replace an existing file unless asked, and are renamed into place together (atom
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from pathlib import Path
@@ -75,11 +76,19 @@ def write_rows(result: RunResult, path: str | os.PathLike, overwrite: bool = Fal
             import pyarrow.parquet as pq
 
             writer = None
-            for frame in frames:
-                table = to_arrow({c: frame[c].to_numpy() for c in frame.columns}, metadata)
-                if writer is None:
-                    writer = pq.ParquetWriter(handle, table.schema)
-                writer.write_table(table.cast(writer.schema))
+            try:
+                for frame in frames:
+                    table = to_arrow({c: frame[c].to_numpy() for c in frame.columns}, metadata)
+                    if writer is None:
+                        writer = pq.ParquetWriter(handle, table.schema)
+                    writer.write_table(table.cast(writer.schema))
+            except BaseException:
+                # Closed while the file is open (it is removed after): left to the garbage
+                # collector, the writer closed a closed file and printed "Exception ignored".
+                if writer is not None:
+                    with contextlib.suppress(Exception):
+                        writer.close()
+                raise
             writer.close()
 
         return write_files({files[0]: Stream(rows)}, overwrite=overwrite)

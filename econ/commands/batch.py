@@ -510,29 +510,50 @@ def _chunk_not_written(exc, args) -> int:
     return EXIT_INVALID
 
 
-def _finish_out(args, result, store_given: bool) -> None:
+def _finish_out(args, result, store_given: bool) -> int | None:
+    """Write --out from the run's rows or chunk files; None once written, or the exit code of a
+    write stopped by Ctrl-C or SIGTERM (said with what is kept, as a stopped run says it)."""
     from econ.analysis.output import write_rows
-    from econ.files import WriteError, size_text
+    from econ.files import WriteError
 
     if not args.out:
-        return
+        return None
     try:
-        written = write_rows(result, args.out, overwrite=args.force)
+        with _terminate_as_interrupt():
+            written = write_rows(result, args.out, overwrite=args.force)
+    except KeyboardInterrupt as exc:
+        said, code = _stopped(exc)
+        kept = (
+            _kept_for_out(args, result, store_given)
+            if result.store is not None
+            else ("rerun the same command")
+        )
+        print(f"{said} while writing {args.out}: nothing was written; {kept}", file=sys.stderr)
+        return code
     except WriteError as exc:
         if result.store is None:
             raise
-        folder = result.store.directory
-        files = list(folder.glob("chunk-*.parquet"))
-        size = size_text(sum(f.stat().st_size for f in files))
-        raise WriteError(
-            f"{exc}; the run's {counted(len(files), 'chunk file')} ({size}) "
-            f"{'is' if len(files) == 1 else 'are'} kept in "
-            f"{folder}: rerun the same command to write {args.out} from them"
-            + ("" if store_given else f", or delete {folder}")
-        ) from None
+        raise WriteError(f"{exc}; {_kept_for_out(args, result, store_given)}") from None
     if result.store is not None and not store_given:
         result.store.discard(result.chunks)  # what the run wrote there, nothing else
     say_wrote(written)
+    return None
+
+
+def _kept_for_out(args, result, store_given: bool) -> str:
+    """The chunk files kept for --out after its write failed or was stopped, and the rerun that
+    writes it from them."""
+    from econ.files import size_text
+
+    folder = result.store.directory
+    files = list(folder.glob("chunk-*.parquet"))
+    size = size_text(sum(f.stat().st_size for f in files))
+    return (
+        f"the run's {counted(len(files), 'chunk file')} ({size}) "
+        f"{'is' if len(files) == 1 else 'are'} kept in "
+        f"{folder}: rerun the same command to write {args.out} from them"
+        + ("" if store_given else f", or delete {folder}")
+    )
 
 
 def _cmd_sweep(args) -> int:
@@ -555,7 +576,9 @@ def _cmd_sweep(args) -> int:
     if isinstance(result, int):
         return result
     _say_resumed(result, args.force)
-    _finish_out(args, result, args.chunks is not None)
+    code = _finish_out(args, result, args.chunks is not None)
+    if code is not None:
+        return code
     _say_held(result)
     rows = result.kept_rows  # None where --out streamed them to the file
     job = result.job
@@ -666,7 +689,9 @@ def _cmd_montecarlo(args) -> int:
     if isinstance(result, int):
         return result
     _say_resumed(result, args.force)
-    _finish_out(args, result, args.chunks is not None)
+    code = _finish_out(args, result, args.chunks is not None)
+    if code is not None:
+        return code
     _say_held(result)
     summary = result.summary
     if args.report:
@@ -781,7 +806,9 @@ def _cmd_sensitivity(args) -> int:
     if isinstance(result, int):
         return result
     _say_resumed(result.run, args.force)
-    _finish_out(args, result.run, args.chunks is not None)
+    code = _finish_out(args, result.run, args.chunks is not None)
+    if code is not None:
+        return code
     _say_held(result.run)
     if args.report:
         from econ.analysis.report import sensitivity_report
