@@ -3,6 +3,7 @@ sensitivity` found (round 25): each test fails on the code before its fix."""
 
 from __future__ import annotations
 
+import io
 import json
 
 import pytest
@@ -233,3 +234,58 @@ def _size_of(folder) -> str:
     from econ.files import size_text
 
     return size_text(sum(p.stat().st_size for p in folder.glob("chunk-*.parquet")))
+
+
+# --- 5: integer fields are written as whole numbers in JSON and CSV -----------------------------
+
+GPU_GRID = ["sweep", str(SEED), "--grid", "fleet.gpu_count=72,144"]
+
+
+def test_a_sweep_over_an_integer_field_writes_it_as_whole_numbers_in_json(capsys):
+    """ "inputs": {"fleet.gpu_count": 72.0} and "grid": [72.0, 144.0], where the tornado's JSON
+    wrote 72 (fleet.gpu_count is an int field of the scenario: econ.scenario.models)."""
+    assert main([*GPU_GRID, "--format", "json"]) == 0
+    text = capsys.readouterr().out
+    data = json.loads(text)
+    inputs = [s["inputs"]["fleet.gpu_count"] for s in data["scenarios"]]
+    grid = data["metadata"]["plan"]["grid"]["fleet.gpu_count"]
+    assert inputs == grid == [72, 144]
+    assert all(type(v) is int for v in [*inputs, *grid])  # (72 == 72.0 in Python)
+    assert "72.0" not in text and "144.0" not in text
+
+
+def test_an_optional_integer_field_left_unset_is_null_in_the_grid(capsys):
+    assert main(["sweep", str(SEED), "--grid", "horizon_months=60,none", "--format", "json"]) == 0
+    grid = json.loads(capsys.readouterr().out)["metadata"]["plan"]["grid"]["horizon_months"]
+    assert grid == [60, None] and type(grid[0]) is int
+
+
+def test_a_sweep_over_an_integer_field_writes_it_as_whole_numbers_in_csv(tmp_path, capsys):
+    import pandas as pd
+    import pyarrow.parquet as pq
+
+    assert main([*GPU_GRID, "--format", "csv"]) == 0
+    printed = pd.read_csv(io.StringIO(capsys.readouterr().out), dtype=str)
+    assert printed["fleet.gpu_count"].tolist() == ["72", "144"]  # as written, not 72.0
+    assert main([*GPU_GRID, "--out", str(tmp_path / "r.csv")]) == 0
+    written = pd.read_csv(tmp_path / "r.csv")
+    assert written["fleet.gpu_count"].dtype.kind == "i"  # read back as integers
+    assert written["fleet.gpu_count"].tolist() == [72, 144]
+    # Parquet keeps float64 for every numeric column (docs/exports.md: one dataset across runs)
+    assert main([*GPU_GRID, "--out", str(tmp_path / "r.parquet")]) == 0
+    field = pq.read_schema(tmp_path / "r.parquet").field("fleet.gpu_count")
+    assert str(field.type) == "double"
+
+
+def test_rows_csv_writes_an_unset_optional_integer_as_an_empty_field():
+    import numpy as np
+    import pandas as pd
+
+    from econ.analysis.output import rows_csv_text, whole_number_columns
+
+    frame = pd.DataFrame(
+        {"fleet.racks": [1.0, np.nan], "utilization.share": [0.5, 0.6], "npv_usd": [3.0, -2.5]}
+    )
+    assert whole_number_columns(frame.columns) == ["fleet.racks"]
+    assert rows_csv_text(frame) == ("fleet.racks,utilization.share,npv_usd\n1,0.5,3.0\n,0.6,-2.5\n")
+    assert frame["fleet.racks"].dtype == float  # the caller's frame is left as it was

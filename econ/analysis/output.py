@@ -95,7 +95,7 @@ def write_rows(result: RunResult, path: str | os.PathLike, overwrite: bool = Fal
 
     def rows(handle) -> None:
         for k, frame in enumerate(frames):
-            text = csv_text(frame)
+            text = rows_csv_text(frame)
             handle.write((text if k == 0 else text.split("\n", 1)[1]).encode("utf-8"))
 
     payloads = {
@@ -122,6 +122,29 @@ def _tidy(frame: pd.DataFrame) -> pd.DataFrame:
         if frame[name].dtype == object:
             frame[name] = frame[name].astype(str)
     return frame
+
+
+def whole_number_columns(columns) -> list[str]:
+    """The columns of batch rows that are integer scenario fields (`fleet.gpu_count`): float64
+    in the rows and in Parquet, whose numeric columns are float64 whatever their values
+    (docs/exports.md), and whole numbers in JSON and CSV (72, where they read 72.0)."""
+    from econ.analysis.validation import field_specs
+
+    specs = field_specs()
+    return [c for c in columns if c in specs and specs[c].kind == "int"]
+
+
+def rows_csv_text(frame: pd.DataFrame) -> str:
+    """CSV of batch rows (`econ.export.csv_text`), integer fields written as whole numbers (72,
+    not 72.0; empty where a row leaves an optional one unset)."""
+    columns = whole_number_columns(frame.columns)
+    if columns:
+        frame = frame.copy()
+        for name in columns:
+            values = frame[name].to_numpy(dtype=float)
+            if np.all(np.isnan(values) | (np.abs(values) < 2**53) & (values == np.round(values))):
+                frame[name] = pd.array(values, dtype="Int64")  # NaN as <NA>: an empty field
+    return csv_text(frame)
 
 
 def read_rows_metadata(path: str | os.PathLike) -> dict:

@@ -108,6 +108,8 @@ class GridSweep(Job):
                 p: (
                     [specs[p].choices[int(i)] for i in v]
                     if specs[p].kind == "choice"
+                    else [x if math.isnan(x) else int(x) for x in v.tolist()]  # 72, not 72.0
+                    if specs[p].kind == "int"
                     else v.tolist()
                 )
                 for p, v in self.axes.items()

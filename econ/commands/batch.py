@@ -558,9 +558,8 @@ def _kept_for_out(args, result, store_given: bool) -> str:
 
 def _cmd_sweep(args) -> int:
     sweeps = _module("sweeps")
-    from econ.analysis.output import format_frame
+    from econ.analysis.output import format_frame, rows_csv_text
     from econ.analysis.runner import run
-    from econ.export import csv_text
 
     base = _base(args)
     options = _run_options(args, out_rows=True)
@@ -593,7 +592,7 @@ def _cmd_sweep(args) -> int:
     if args.format == "json":
         print(strict_json.dumps(sweep_json(result, inputs), indent=2))
     elif args.format == "csv":
-        sys.stdout.write(csv_text(rows))
+        sys.stdout.write(rows_csv_text(rows))
     elif rows is not None and (not args.out or len(rows) <= 50):
         loan = ["min_dscr", "covenant_breach_months"] if args.hold_debt else []
         shown = rows[
@@ -617,10 +616,12 @@ def _cmd_sweep(args) -> int:
 
 
 def sweep_json(result, inputs) -> dict:
+    from econ.analysis.output import whole_number_columns
     from econ.analysis.runner import WARNING_SEPARATOR
     from econ.engine import COMPONENTS, SUMMARY_COLUMNS
 
     rows = result.rows
+    whole = set(whole_number_columns(inputs))  # 72 GPUs, not 72.0
     records = []
     # The keys in the order of `econ project --format json` (outputs it lacks after them); an
     # input that is also a summary key (horizon_months) is both.
@@ -645,7 +646,7 @@ def sweep_json(result, inputs) -> dict:
         records.append(
             {
                 "name": row["name"],
-                "inputs": {k: _json_value(row[k]) for k in inputs},
+                "inputs": {k: _json_value(row[k], k in whole) for k in inputs},
                 "summary": summary,
             }
         )
@@ -656,9 +657,12 @@ def sweep_json(result, inputs) -> dict:
     }
 
 
-def _json_value(value):
+def _json_value(value, whole: bool = False):
+    """A value of the rows as JSON takes it: None for NaN, an int for a whole-number field's."""
     if isinstance(value, float | np.floating):
-        return None if not np.isfinite(value) else float(value)
+        if not np.isfinite(value):
+            return None
+        return int(value) if whole and float(value).is_integer() else float(value)
     if isinstance(value, np.integer):
         return int(value)
     return value
