@@ -289,3 +289,167 @@ def test_rows_csv_writes_an_unset_optional_integer_as_an_empty_field():
     assert whole_number_columns(frame.columns) == ["fleet.racks"]
     assert rows_csv_text(frame) == ("fleet.racks,utilization.share,npv_usd\n1,0.5,3.0\n,0.6,-2.5\n")
     assert frame["fleet.racks"].dtype == float  # the caller's frame is left as it was
+
+
+# --- 1: the --out file's disk is checked before the run, and a write it cannot take says why -----
+
+MC_OUT = [*MC_CHUNKED[:3], "12288", *MC_CHUNKED[4:]]  # three chunks of 4,096
+
+
+def _chunk_bytes(tmp_path) -> int:
+    """The bytes of the run's chunk files, written by the run itself (a folder of their own)."""
+    probe = tmp_path / "probe"
+    assert main([*MC_OUT, "--chunks", str(probe), "--format", "json"]) == 0
+    return sum(p.stat().st_size for p in probe.glob("chunk-*.parquet"))
+
+
+def _free(monkeypatch, free: int, only=None) -> None:
+    """The disk of every folder has `free` bytes free; or, with `only`, that folder is on a
+    disk of its own with `free` bytes free."""
+    import dataclasses
+    import shutil
+
+    from econ.analysis import runner
+
+    if only is None:
+        real_usage = shutil.disk_usage
+        monkeypatch.setattr(shutil, "disk_usage", lambda p: real_usage(p)._replace(free=free))
+        return
+    real = runner._disk
+
+    def disk(folder):
+        found = real(folder)
+        return dataclasses.replace(found, free=free, device=-1) if folder == only else found
+
+    monkeypatch.setattr(runner, "_disk", disk)
+
+
+def test_an_out_file_that_would_not_fit_beside_its_chunk_files_is_refused(
+    tmp_path, monkeypatch, capsys
+):
+    """The chunk files alone were checked: 300,000 scenarios on a 40 MB disk ran 16 s, then
+    the --out file (about as large as the chunk files) found the disk full, and a rerun could
+    never succeed (the chunk files it is written from filled the disk)."""
+    size = _chunk_bytes(tmp_path)
+    capsys.readouterr()
+    free = size * 3 // 2  # room for the chunk files, not for them and the Parquet file
+    _free(monkeypatch, free)
+    out = tmp_path / "mc.parquet"
+    assert main([*MC_OUT, "--out", str(out)]) == 3
+    err = capsys.readouterr().err
+    assert err.startswith(
+        f"error: the Monte Carlo run writes its 12,288 rows to chunk files in {out}.chunks: about "
+    )
+    assert f" bytes per row), and then to {out} from them, about " in err
+    assert ", on the same disk: " in err and " in all, more than the " in err
+    assert "free on that disk; free some space, put --out or the chunk files (--chunks DIR) " in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["probe"]  # nothing run, nothing left
+
+
+def test_an_out_file_on_another_disk_is_checked_before_the_run(tmp_path, monkeypatch, capsys):
+    """With --chunks on another disk the --out disk was not checked: on a 64 kB disk every row
+    was computed before the write failed."""
+    (tmp_path / "small").mkdir()
+    out, chunks = tmp_path / "small" / "mc.parquet", tmp_path / "ck"
+    _free(monkeypatch, 65_536, only=out.parent)
+    assert main([*MC_OUT, "--chunks", str(chunks), "--out", str(out)]) == 3
+    err = capsys.readouterr().err
+    assert err.startswith(
+        f"error: the Monte Carlo run writes its 12,288 rows to {out} after the run, from its "
+        f"chunk files in {chunks} (on another disk): about "
+    )
+    assert err.endswith(
+        " kB, more than the 64.0 kB free on that disk; free some space there, give --out a file "
+        "on another disk (out_file= from Python), or run fewer scenarios\n"
+    )
+    assert not chunks.exists()  # refused before any chunk ran
+
+
+def test_a_rerun_whose_out_file_cannot_fit_beside_its_chunk_files_is_refused(
+    tmp_path, monkeypatch, capsys
+):
+    size = _chunk_bytes(tmp_path)
+    capsys.readouterr()
+    chunks = tmp_path / "probe"
+    _free(monkeypatch, size // 2)
+    out = tmp_path / "mc.parquet"
+    assert main([*MC_OUT, "--chunks", str(chunks), "--out", str(out)]) == 3
+    err = capsys.readouterr().err
+    assert err.startswith(
+        f"error: the Monte Carlo run writes its 12,288 rows to {out} after the run, from its "
+        f"chunk files in {chunks} (all written, on the same disk): about "
+    )
+    assert not out.exists()
+
+
+def test_the_python_api_checks_the_out_files_disk(base, tmp_path, monkeypatch):
+    from econ.analysis import montecarlo
+    from econ.errors import InputError
+
+    (tmp_path / "small").mkdir()
+    _free(monkeypatch, 1000, only=tmp_path / "small")
+    dists = {"utilization.share": "uniform(0.5,0.9)"}
+    with pytest.raises(InputError, match=r"more than the 1000 bytes free on that disk; "):
+        montecarlo(base, dists, 4096, store=tmp_path / "ck", out_file=tmp_path / "small" / "mc.csv")
+
+
+@pytest.mark.parametrize("store_given", [False, True])
+def test_an_out_file_the_disk_cannot_take_says_how_much_it_needs(
+    store_given, tmp_path, monkeypatch, capsys
+):
+    """The advice was "rerun the same command to write mc.parquet from them", which fails the
+    same way while the chunk files fill the disk."""
+    import shutil
+
+    from econ.analysis import output
+    from econ.files import WriteError
+
+    out = tmp_path / "mc.parquet"
+    folder = tmp_path / "ck" if store_given else tmp_path / "mc.parquet.chunks"
+    real = shutil.disk_usage
+
+    def full(payloads, overwrite=False):  # the disk fills during the run, by others' files
+        monkeypatch.setattr(shutil, "disk_usage", lambda p: real(p)._replace(free=1000))
+        raise WriteError(
+            f"{out}: cannot write it: the disk is full (no space left on device); nothing was "
+            "written"
+        )
+
+    monkeypatch.setattr(output, "write_files", full)
+    extra = ["--chunks", str(folder)] if store_given else []
+    assert main([*MC_OUT, "--out", str(out), *extra]) == 3
+    err = capsys.readouterr().err
+    files = sorted(folder.glob("chunk-*.parquet"))
+    size = sum(p.stat().st_size for p in files)  # a Parquet --out takes about as much
+    from econ.analysis.runner import _compared_sizes
+    from econ.files import size_text
+
+    need, free = _compared_sizes(size, 1000)
+    elsewhere = (
+        "rerun it with --out on another disk (the chunk files are reused)"
+        if store_given
+        else f"write it on another disk from them: rerun it with --chunks {folder} --out "
+        f"OTHER_DISK/mc.parquet (the chunk files are reused; delete {folder} after)"
+    )
+    assert err == (
+        f"error: {out}: cannot write it: the disk is full (no space left on device); nothing was "
+        f"written; {out} needs about {need}, more than the {free} free on its disk; the run's 3 "
+        f"chunk files ({size_text(size)}) are kept in {folder}, on the same disk: free at least "
+        f"{size_text(size - 1000)} more there and rerun the same command, or {elsewhere}\n"
+    )
+    assert len(files) == 3 and not out.exists()
+
+
+def test_the_csv_out_file_estimate_is_near_the_file_written(base, tmp_path):
+    """A CSV rows file takes about twice its chunk files (numbers as text): its estimate is
+    measured from the run's own rows, written as the file writes them."""
+    from econ.analysis import montecarlo
+    from econ.analysis.output import rows_file_bytes, write_rows
+
+    dists = {"utilization.share": "uniform(0.5,0.9)", "fleet.gpu_count": "discrete(72,144)"}
+    result = montecarlo(base, dists, 12_288, store=tmp_path / "ck", chunk_size=4096)
+    written = write_rows(result, tmp_path / "mc.csv")
+    size = sum(p.stat().st_size for p in written)
+    assert 0.9 < rows_file_bytes(result, tmp_path / "mc.csv") / size < 1.1
+    chunks = sum(p.stat().st_size for p in (tmp_path / "ck").glob("chunk-*.parquet"))
+    assert size > 1.5 * chunks

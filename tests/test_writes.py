@@ -96,12 +96,9 @@ def read_only(tmp_path: Path):
     subprocess.run(["umount", "-l", str(folder)], check=False)
 
 
-@pytest.fixture
-def full_disk(tmp_path: Path):
-    folder = tmp_path / "full"
-    folder.mkdir()
-    _mount(folder, "size=64k")
-    fd = os.open(folder / "filler", os.O_WRONLY | os.O_CREAT)
+def _fill(folder: Path) -> None:
+    """Fill the disk of `folder` to the last byte (a file `filler`)."""
+    fd = os.open(folder / "filler", os.O_WRONLY | os.O_CREAT | os.O_APPEND)
     try:
         while True:
             os.write(fd, b"\0" * 4096)
@@ -109,6 +106,14 @@ def full_disk(tmp_path: Path):
         assert exc.errno == errno.ENOSPC
     finally:
         os.close(fd)
+
+
+@pytest.fixture
+def full_disk(tmp_path: Path):
+    folder = tmp_path / "full"
+    folder.mkdir()
+    _mount(folder, "size=64k")
+    _fill(folder)
     yield folder
     subprocess.run(["umount", "-l", str(folder)], check=False)
 
@@ -145,14 +150,38 @@ def test_full_disk(command, full_disk: Path, capsys):
         assert not any(p.name.endswith(".tmp") for p in chunks.iterdir())
 
 
-def test_full_disk_at_the_final_write_of_a_run(full_disk: Path, tmp_path: Path, capsys):
+def test_full_disk_at_the_final_write_of_a_run(
+    full_disk: Path, tmp_path: Path, capsys, monkeypatch
+):
     # The chunks go to a disk with room; only the rows file and its sidecar hit the full disk.
+    # Full before the run, it is refused then, with nothing computed (round 25: the run ran and
+    # then failed to write)...
     chunks = tmp_path / "chunks"
     argv = [*MC, "--chunks", str(chunks), "--out", str(full_disk / "rows.csv")]
     code, err = _run(argv, capsys)
     assert code == 3 and "Traceback" not in err
+    assert err.startswith(f"error: the Monte Carlo run writes its 64 rows to {full_disk}/rows.csv")
+    assert "and the disk is full (no space left on device)" in err
+    assert not chunks.exists() and _names(full_disk) == ["filler"]
+    # ... and filled during the run (by another program), the write fails with nothing written
+    # and says how much room the file needs.
+    from econ.analysis import output
+
+    (full_disk / "filler").unlink()
+    real = output.write_rows
+
+    def write_rows(*args, **kwargs):
+        _fill(full_disk)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(output, "write_rows", write_rows)
+    code, err = _run(argv, capsys)
+    assert code == 3 and "Traceback" not in err
     assert f"{full_disk / 'rows.csv'}: cannot write it: the disk is full" in err
+    assert f"; {full_disk / 'rows.csv'} needs about " in err and ", and its disk is full; " in err
+    assert "rerun it with --out on another disk (the chunk files are reused)" in err
     assert _names(full_disk) == ["filler"]  # neither the rows nor rows.meta.json
+    monkeypatch.undo()
     (full_disk / "filler").unlink()
     assert main(argv) == 0  # the same command, rerun with room, resumes from its chunks
     assert _names(full_disk) == ["rows.csv", "rows.meta.json"]

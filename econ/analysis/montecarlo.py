@@ -392,7 +392,8 @@ def montecarlo(
         too (so the summary has the probability of a covenant breach), as `econ montecarlo
         --hold-debt` has
     keep_rows : also return one row per scenario (inputs and outputs)
-    run_options : executor, chunk_size, store, progress, exact_limit, overwrite, hold_debt
+    run_options : executor, chunk_size, store, progress, exact_limit, overwrite, hold_debt,
+        out_file
     """
     check_scenario(base, what="base")
     if not isinstance(distributions, Mapping):

@@ -108,15 +108,16 @@ def write_rows(result: RunResult, path: str | os.PathLike, overwrite: bool = Fal
 def _frames(result: RunResult):
     """Row frames in scenario order: from memory, or chunk by chunk from the chunk files."""
     if result.kept_rows is not None:
-        yield _tidy(result.kept_rows)
+        yield tidy_rows(result.kept_rows)
         return
     if result.store is None:
         raise OutputError("the run kept no rows to write (run it with rows or a chunk folder)")
     for table in result.store.iter_tables(result.chunks):
-        yield _tidy(table.to_pandas())
+        yield tidy_rows(table.to_pandas())
 
 
-def _tidy(frame: pd.DataFrame) -> pd.DataFrame:
+def tidy_rows(frame: pd.DataFrame) -> pd.DataFrame:
+    """Rows as they are written: text columns (names, warnings) as str."""
     frame = frame.copy()
     for name in frame.columns:
         if frame[name].dtype == object:
@@ -145,6 +146,28 @@ def rows_csv_text(frame: pd.DataFrame) -> str:
             if np.all(np.isnan(values) | (np.abs(values) < 2**53) & (values == np.round(values))):
                 frame[name] = pd.array(values, dtype="Int64")  # NaN as <NA>: an empty field
     return csv_text(frame)
+
+
+def csv_rows_bytes(frame: pd.DataFrame, n: int, metadata) -> int:
+    """Estimated size [bytes] of a CSV rows file of `n` rows like those of `frame` (a sample of
+    the run's, `tidy_rows`), with its metadata sidecar: the bytes of the sample's CSV text whole
+    and half give the bytes per row and the header's."""
+    from econ.analysis.runner import writer_sizes
+
+    count = len(frame)
+    per_row, header = writer_sizes(lambda k: len(rows_csv_text(frame.iloc[:k]).encode()), count)
+    sidecar = len(json.dumps(dict(metadata), indent=2, default=str).encode())
+    return int(header + n * per_row + sidecar)
+
+
+def rows_file_bytes(result: RunResult, path: str | os.PathLike) -> int:
+    """Estimated size [bytes] of the rows file `path` of a run with chunk files: for Parquet,
+    their total (the same writer, a row group a chunk); for CSV, from the first chunk's rows."""
+    files = [result.store.path(i) for i in range(result.chunks)]
+    if Path(path).suffix.lower() == ".parquet":
+        return sum(f.stat().st_size for f in files if f.exists())
+    first = tidy_rows(next(result.store.iter_tables(1)).to_pandas())
+    return csv_rows_bytes(first, result.job.n, result.metadata)
 
 
 def read_rows_metadata(path: str | os.PathLike) -> dict:

@@ -16,6 +16,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -463,11 +464,67 @@ FILE_BYTES = 65_536
 """Bytes of a chunk file beyond its rows and metadata (footer, schema, page headers), at most."""
 
 
+CSV_NUMBER_BYTES = 25
+"""Most bytes of a number in a CSV rows file: the longest shortest-round-trip form of a double
+("-2.2250738585072014e-308", 24 characters) and its comma."""
+
+
 def chunk_files_bound(job: Job, bounds: ChunkBounds, metadata: Mapping) -> int:
     """An upper bound of a run's chunk files [bytes], from the row's memory (`row_bytes`: 8 per
     number, 1 kB of a sweep row's text) and each file's metadata, with nothing projected."""
     stamp = len(json.dumps(dict(metadata), default=str).encode()) + 100  # + engine, chunk range
     return job.n * row_bytes(job) + len(bounds) * (stamp + FILE_BYTES)
+
+
+def out_file_bound(job: Job, bounds: ChunkBounds, metadata: Mapping, out_file) -> int:
+    """An upper bound of the rows file `out_file` [bytes] (`econ.analysis.output.write_rows`),
+    with nothing projected: a Parquet one as the chunk files it is written from; a CSV one at
+    CSV_NUMBER_BYTES a number, the text and the metadata sidecar."""
+    if Path(out_file).suffix.lower() == ".parquet":
+        return chunk_files_bound(job, bounds, metadata)
+    numbers = 1 + len(job.input_paths()) + len(job.outputs)
+    text = ROW_TEXT_BYTES if job.with_warnings else 0
+    sidecar = len(json.dumps(dict(metadata), indent=2, default=str).encode())
+    return job.n * (CSV_NUMBER_BYTES * numbers + text) + sidecar + FILE_BYTES
+
+
+def _sample_rows(job: Job) -> tuple[dict[str, np.ndarray], int]:
+    """The rows of the run's first SAMPLE_ROWS scenarios (whole sampling blocks), projected."""
+    start, stop, blocks = ChunkBounds(job.n, job.block_size, SAMPLE_ROWS)[0]
+    task = ChunkTask(job.view(start, stop), 0, start, stop, blocks, True, False, True)
+    return run_chunk(task).rows, stop - start
+
+
+def writer_sizes(size, count: int) -> tuple[float, float]:
+    """Bytes per row and per file of a writer whose file of the sample's first k rows takes
+    `size(k)` bytes: from the sample whole and half."""
+    half = max(1, count // 2)
+    whole = size(count)
+    per_row = (whole - size(half)) / (count - half) if count > half else float(whole)
+    per_row = max(per_row, 1.0)
+    return per_row, max(0.0, whole - count * per_row)
+
+
+def _chunk_files_total(
+    job: Job, bounds: ChunkBounds, metadata: Mapping, rows, count: int
+) -> tuple[int, float]:
+    """Size of the run's chunk files [bytes] and their bytes per row, from the sample `rows`
+    (its first `count` rows) written as a run writes chunk files (their writer, its metadata)."""
+    import io
+
+    import pyarrow.parquet as pq
+
+    from econ.analysis.chunks import to_arrow
+
+    stamp = {**metadata, "chunk": [len(bounds), job.n, job.n]}
+
+    def size(k: int) -> int:
+        buffer = io.BytesIO()
+        pq.write_table(to_arrow({c: v[:k] for c, v in rows.items()}, stamp), buffer)
+        return buffer.tell()
+
+    per_row, per_file = writer_sizes(size, count)
+    return int(len(bounds) * per_file + job.n * per_row), per_row
 
 
 def chunk_files_bytes(job: Job, bounds: ChunkBounds, metadata: Mapping) -> tuple[int, float]:
@@ -478,44 +535,54 @@ def chunk_files_bytes(job: Job, bounds: ChunkBounds, metadata: Mapping) -> tuple
     row, the rest the bytes per file. Outputs that repeat across scenarios compress, so a
     sweep's row takes 70-260 bytes rather than the 8 per number it holds in memory.
     """
-    import io
+    return _chunk_files_total(job, bounds, metadata, *_sample_rows(job))
 
-    import pyarrow.parquet as pq
 
-    from econ.analysis.chunks import to_arrow
+def _out_file_bytes(job: Job, rows, count: int, metadata: Mapping, out_file, chunks: int) -> int:
+    """Estimated size of the rows file `out_file` [bytes], from the sample `rows`: a Parquet file
+    about as large as the chunk files it is written from (`chunks` bytes: the same writer, one
+    row group a chunk), a CSV file as the sample's CSV text (`output.csv_rows_bytes`)."""
+    if Path(out_file).suffix.lower() == ".parquet":
+        return chunks
+    from econ.analysis.output import csv_rows_bytes, tidy_rows
 
-    start, stop, blocks = ChunkBounds(job.n, job.block_size, SAMPLE_ROWS)[0]
-    task = ChunkTask(job.view(start, stop), 0, start, stop, blocks, True, False, True)
-    rows = run_chunk(task).rows
-    count = stop - start
-    half = max(1, count // 2)
-    stamp = {**metadata, "chunk": [len(bounds), job.n, job.n]}
+    return csv_rows_bytes(tidy_rows(pd.DataFrame(rows)), job.n, metadata)
 
-    def size(k: int) -> int:
-        buffer = io.BytesIO()
-        pq.write_table(to_arrow({c: v[:k] for c, v in rows.items()}, stamp), buffer)
-        return buffer.tell()
 
-    whole = size(count)
-    per_row = (whole - size(half)) / (count - half) if count > half else float(whole)
-    per_row = max(per_row, 1.0)
-    per_file = max(0.0, whole - count * per_row)
-    return int(len(bounds) * per_file + job.n * per_row), per_row
+@dataclass(frozen=True)
+class _Disk:
+    """The disk of a folder files go to: its free bytes and its device number."""
+
+    free: int
+    device: int
+
+
+def _disk(folder: Path) -> _Disk:
+    import os
+    import shutil
+
+    return _Disk(shutil.disk_usage(folder).free, os.stat(folder).st_dev)
 
 
 def check_space(
-    job: Job, bounds: ChunkBounds, metadata: Mapping, store: str | Path, announce: bool
+    job: Job,
+    bounds: ChunkBounds,
+    metadata: Mapping,
+    store: str | Path,
+    announce: bool,
+    out_file: str | Path | None = None,
 ) -> None:
     """Refuse a run whose chunk files would not fit in the free space of the chunk folder's
     disk, naming both sizes (a 10^9-row sweep's files take 100-250 GB, and the disk would fill
-    hours into the run). With `announce` and stderr not a terminal (no progress bar shows),
-    chunk files of ANNOUNCE_BYTES or more are announced there, once. Where the bound of
-    `chunk_files_bound` fits and says nothing, nothing is projected; otherwise the files are
-    measured (`chunk_files_bytes`). Chunk files already in the folder (a run resumed) count as
-    written. A missing folder that cannot be created is refused as such (WriteError), before
-    the free space of a disk it would never be on is read: `/proc/x` read as a full disk."""
+    hours into the run); with `out_file`, the rows file written from them after the run too,
+    on its own disk or beside them on the same one (both are there while it is written). With
+    `announce` and stderr not a terminal (no progress bar shows), chunk files of ANNOUNCE_BYTES
+    or more are announced there, once. Where the bounds (`chunk_files_bound`, `out_file_bound`)
+    fit and say nothing, nothing is projected; otherwise the files are measured
+    (`chunk_files_bytes`). Chunk files already in the folder (a run resumed) count as written.
+    A missing folder that cannot be created is refused as such (WriteError), before the free
+    space of a disk it would never be on is read: `/proc/x` read as a full disk."""
     import os
-    import shutil
 
     from econ.files import make_folder, size_text
 
@@ -527,38 +594,103 @@ def check_space(
     if missing:
         make_folder(folder).rmdir()  # made by the chunk store once the run is accepted
     try:
-        where = folder if folder.is_dir() else folder.parent
-        free = shutil.disk_usage(where).free
+        disk = _disk(folder if folder.is_dir() else folder.parent)
         written = 0
         if folder.is_dir():
             written = sum(p.stat().st_size for p in folder.glob("chunk-*.parquet"))
     except OSError:
         return  # the chunk store says what is wrong with the folder
+    out_disk = None
+    if out_file is not None:
+        try:
+            out_disk = _disk(Path(out_file).absolute().parent)
+        except OSError:
+            pass  # the writer says what is wrong with the output's folder
     announce = announce and not sys.stderr.isatty()
     bound = chunk_files_bound(job, bounds, metadata) - written
-    if bound <= free and not (announce and bound >= ANNOUNCE_BYTES):
+    out_bound = out_file_bound(job, bounds, metadata, out_file) if out_disk else 0
+    if not _short(disk, bound, out_disk, out_bound) and not (announce and bound >= ANNOUNCE_BYTES):
         return
-    total, per_row = chunk_files_bytes(job, bounds, metadata)
+    rows, count = _sample_rows(job)
+    total, per_row = _chunk_files_total(job, bounds, metadata, rows, count)
     need = max(0, total - written)
-    if need > free:
-        need_text, free_text = _compared_sizes(need, free)
-        room = (
-            f"more than the {free_text} free on that disk"
-            if free
-            else "and the disk is full (no space left on device)"
-        )
-        raise InputError(
-            f"{_what(job)} writes its {job.n:,} rows to chunk files in {folder}: about "
-            f"{need_text} ({per_row:,.0f} bytes per row), {room}; free some space, keep "
-            "the chunk files on another disk (--chunks DIR; store= from Python), or run fewer "
-            "scenarios"
-        )
+    out_need = 0
+    if out_disk is not None:
+        out_need = _out_file_bytes(job, rows, count, metadata, out_file, total)
+    short = _short(disk, need, out_disk, out_need)
+    if short is not None:
+        needs = _Need(need, written, per_row, out_need)
+        raise InputError(_space_refusal(job, folder, out_file, short, disk, out_disk, needs))
     if announce and need >= ANNOUNCE_BYTES:
         print(
             f"{_what(job)} writes its {job.n:,} rows to chunk files in {folder}: about "
-            f"{size_text(need)} ({size_text(free)} free)",
+            f"{size_text(need)} ({size_text(disk.free)} free)",
             file=sys.stderr,
         )
+
+
+def _short(disk: _Disk, need: int, out_disk: _Disk | None, out_need: int) -> str | None:
+    """Which disk is short of space: "chunks", "both" (the chunk files and the rows file on one
+    disk), "out", or None where everything fits."""
+    if out_disk is not None and out_disk.device == disk.device:
+        return "both" if need + out_need > disk.free else None
+    if need > disk.free:
+        return "chunks"
+    if out_disk is not None and out_need > out_disk.free:
+        return "out"
+    return None
+
+
+class _Need(NamedTuple):
+    """What a run's files need [bytes]: its chunk files still to write, those written already
+    (a run resumed), their bytes per row, and the rows file (--out) written from them."""
+
+    chunks: int
+    written: int
+    per_row: float
+    out: int
+
+
+def _space_refusal(job, folder, out_file, short, disk, out_disk, need: _Need) -> str:
+    """The refusal of a run whose files would not fit, naming each size and the space free."""
+    from econ.files import size_text
+
+    rows = f"{_what(job)} writes its {job.n:,} rows"
+    if short == "out" or (short == "both" and need.chunks == 0):  # (a finished run's kept)
+        need_text, free_text = _compared_sizes(need.out, out_disk.free)
+        where = "on another disk" if short == "out" else "all written, on the same disk"
+        return (
+            f"{rows} to {out_file} after the run, from its chunk files in {folder} ({where}): "
+            f"about {need_text}, {_room(free_text, out_disk.free)}; free some space there, give "
+            "--out a file on another disk (out_file= from Python), or run fewer scenarios"
+        )
+    more = " more" if need.written else ""
+    detail = f"{need.per_row:,.0f} bytes per row" + (
+        f"; {size_text(need.written)} written already" if need.written else ""
+    )
+    chunks = f"{rows} to chunk files in {folder}: about "
+    if short == "chunks":
+        need_text, free_text = _compared_sizes(need.chunks, disk.free)
+        return (
+            f"{chunks}{need_text}{more} ({detail}), {_room(free_text, disk.free)}; free some "
+            "space, keep the chunk files on another disk (--chunks DIR; store= from Python), or "
+            "run fewer scenarios"
+        )
+    need_text, free_text = _compared_sizes(need.chunks + need.out, disk.free)
+    return (
+        f"{chunks}{size_text(need.chunks)}{more} ({detail}), and then to {out_file} from them, "
+        f"about {size_text(need.out)}, on the same disk: {need_text} in all, "
+        f"{_room(free_text, disk.free)}; free some space, put --out or the chunk files "
+        "(--chunks DIR) on another disk (out_file=, store= from Python), or run fewer scenarios"
+    )
+
+
+def _room(free_text: str, free: int) -> str:
+    return (
+        f"more than the {free_text} free on that disk"
+        if free
+        else "and the disk is full (no space left on device)"
+    )
 
 
 def _compared_sizes(larger: int, smaller: int) -> tuple[str, str]:
@@ -608,6 +740,7 @@ def run(
     progress: bool = False,
     overwrite: bool = False,
     hold_debt: bool = False,
+    out_file: str | Path | None = None,
 ) -> RunResult:
     """Run a job in chunks through an executor.
 
@@ -624,6 +757,9 @@ def run(
     overwrite : let `store` discard the chunks of a different run
     hold_debt : every scenario holds the base case's sized loan instead of sizing its own
         (`econ.analysis.committed.hold_job`); the metadata's ``held_loan`` says what is held
+    out_file : the rows file to be written from the chunk files after the run
+        (`econ.analysis.output.write_rows`; the CLI's --out): with `store`, its disk is
+        checked for room before the run, beside the chunk files'. The run does not write it.
     """
     began = time.perf_counter()
     check_scenario(job.base, what="base")
@@ -668,7 +804,9 @@ def run(
         metadata["held_loan"] = held
     engine = executor.describe()
     if store is not None:
-        check_space(job, bounds, {**metadata, "engine": engine}, store, announce=not progress)
+        check_space(
+            job, bounds, {**metadata, "engine": engine}, store, not progress, out_file=out_file
+        )
     chunk_store = ChunkStore(store, metadata, overwrite=overwrite) if store is not None else None
     exact = job.n <= exact_limit
     metadata["engine"] = engine

@@ -377,6 +377,7 @@ def _run_options(args, out_rows: bool) -> dict:
         "progress": _progress(args),
         "overwrite": args.force,
         "hold_debt": args.hold_debt,
+        "out_file": args.out,  # its disk checked for room before the run, as the chunks' is
     }
 
 
@@ -526,34 +527,75 @@ def _finish_out(args, result, store_given: bool) -> int | None:
         kept = (
             _kept_for_out(args, result, store_given)
             if result.store is not None
-            else ("rerun the same command")
+            else "rerun the same command"
         )
         print(f"{said} while writing {args.out}: nothing was written; {kept}", file=sys.stderr)
         return code
     except WriteError as exc:
         if result.store is None:
             raise
-        raise WriteError(f"{exc}; {_kept_for_out(args, result, store_given)}") from None
+        short = _out_short_of_space(args, result, store_given)
+        raise WriteError(f"{exc}; {short or _kept_for_out(args, result, store_given)}") from None
     if result.store is not None and not store_given:
         result.store.discard(result.chunks)  # what the run wrote there, nothing else
     say_wrote(written)
     return None
 
 
-def _kept_for_out(args, result, store_given: bool) -> str:
-    """The chunk files kept for --out after its write failed or was stopped, and the rerun that
-    writes it from them."""
+def _out_short_of_space(args, result, store_given: bool) -> str | None:
+    """Where --out could not be written and its disk has less room than the file needs, the
+    sizes and what to do: a rerun as it was would fail the same way (the chunk files it is
+    written from fill the disk they share with it). None where the room would do."""
+    import os
+    import shutil
+
+    from econ.analysis.output import rows_file_bytes
+    from econ.analysis.runner import _compared_sizes
     from econ.files import size_text
 
     folder = result.store.directory
+    out = Path(args.out)
+    try:
+        need = rows_file_bytes(result, out)
+        free = shutil.disk_usage(out.absolute().parent).free
+        same = os.stat(out.absolute().parent).st_dev == os.stat(folder).st_dev
+    except (OSError, StopIteration):
+        return None
+    if need <= free:
+        return None
+    kept = _chunk_files_kept(folder) + (", on the same disk" if same else "")
+    elsewhere = (
+        "rerun it with --out on another disk (the chunk files are reused)"
+        if store_given
+        else f"write it on another disk from them: rerun it with --chunks {folder} --out "
+        f"OTHER_DISK/{out.name} (the chunk files are reused; delete {folder} after)"
+    )
+    need_text, free_text = _compared_sizes(need, free)
+    room = f"more than the {free_text} free on its disk" if free else "and its disk is full"
+    return (
+        f"{out} needs about {need_text}, {room}; {kept}: "
+        f"free at least {size_text(need - free)} more there and rerun the same command, or "
+        f"{elsewhere}"
+    )
+
+
+def _kept_for_out(args, result, store_given: bool) -> str:
+    """The chunk files kept for --out after its write failed or was stopped, and the rerun that
+    writes it from them."""
+    folder = result.store.directory
+    return f"{_chunk_files_kept(folder)}: rerun the same command to write {args.out} from them" + (
+        "" if store_given else f", or delete {folder}"
+    )
+
+
+def _chunk_files_kept(folder: Path) -> str:
+    """ "the run's 5 chunk files (2.0 MB) are kept in FOLDER"."""
+    from econ.files import size_text
+
     files = list(folder.glob("chunk-*.parquet"))
     size = size_text(sum(f.stat().st_size for f in files))
-    return (
-        f"the run's {counted(len(files), 'chunk file')} ({size}) "
-        f"{'is' if len(files) == 1 else 'are'} kept in "
-        f"{folder}: rerun the same command to write {args.out} from them"
-        + ("" if store_given else f", or delete {folder}")
-    )
+    are = "is" if len(files) == 1 else "are"
+    return f"the run's {counted(len(files), 'chunk file')} ({size}) {are} kept in {folder}"
 
 
 def _cmd_sweep(args) -> int:
