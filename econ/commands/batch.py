@@ -74,8 +74,9 @@ def register(subparsers) -> None:
         p.add_argument(
             "--force",
             action="store_true",
-            help="overwrite --out and --report files, and discard a chunk folder's files of another "
-            "run; this run's own finished chunks are reused (delete the folder to recompute them)",
+            help="overwrite --out and --report files, and discard a chunk folder's files of "
+            "another run; this run's own finished chunks are reused (delete the folder to "
+            "recompute them)",
         )
         p.add_argument(
             "--hold-debt",
