@@ -42,7 +42,7 @@ class SamplingError(InputError):
 MAX_SEED = 2**53 - 1
 """The largest root seed: the largest whole number a double, JSON readers (JavaScript's
 Number.MAX_SAFE_INTEGER) and the app's Seed box hold exactly, so a seed written to a run's
-metadata reads back as the seed run (the app's own bound, econ.ui.pages.risk.MAX_SEED)."""
+metadata reads back as the seed run (the app's Seed box takes the same)."""
 
 
 def check_seed(seed) -> int:

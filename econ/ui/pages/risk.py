@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from econ.analysis.sampling import MAX_SEED  # a browser holds whole numbers up to it
 from econ.labels import counted
 from econ.ui import charts, common, compute, risk
 from econ.ui.fmt import (
@@ -264,8 +265,6 @@ def _mc_rows() -> dict[str, str]:
     return out
 
 
-MAX_SEED = 2**53 - 1
-"""The largest seed the Seed box takes: a browser's number holds whole numbers exactly up to it."""
 FEW_DRAWS = 100
 """Fewer Monte Carlo scenarios than this get a warning that their statistics say little."""
 
