@@ -595,8 +595,156 @@ def read_csv_table(path: str | os.PathLike, expected: str = "a CSV table"):
             f"line {line} has {seen} fields; expected {columns}, one per column of the header "
             "(a value holding a comma is quoted)",
         ) from None
+    _check_values(path, len(frame) - 1, len(frame.columns), expected)
     frame.columns = list(frame.iloc[0])
     return frame.iloc[1:].reset_index(drop=True)
+
+
+MAX_TABLE_VALUES = 10_000_000
+"""Values (rows times the columns read) of a table econ reads whole (`read_csv_table`,
+`read_parquet_table`): a million rows of ten fields, about what MAX_TABLE_BYTES of CSV holds at
+6 or 7 bytes a value and its comma (`0.6125,`). The size of a file does not bound what it holds
+once read: a 64 MB CSV of 33,554,372 one-character rows took 3.4 GB and 20 s of `econ sweep`
+before the sweep's size was refused, and a 218 kB Parquet file holding one constant column of
+50,000,000 rows 5.4 GB and 35 s."""
+TEXT_BATCH_ROWS = 1_024
+"""Rows per batch of the text of a table read to count it, where its pages are not dictionaries."""
+
+
+def _check_values(path: str | os.PathLike, rows: int, columns: int, expected: str) -> None:
+    """ReadError unless rows times columns is at most MAX_TABLE_VALUES."""
+    if rows * columns > MAX_TABLE_VALUES:
+        raise ReadError(
+            path,
+            f"{rows:,} rows of {columns:,} column{'s' if columns != 1 else ''} are "
+            f"{rows * columns:,} values; expected at most {MAX_TABLE_VALUES:,} (a million rows "
+            f"of ten columns) in {expected}",
+        )
+
+
+def read_parquet_table(
+    path: str | os.PathLike,
+    expected: str = "a Parquet table",
+    select: Callable[[list[str]], Iterable[str]] | None = None,
+):
+    """The columns of a Parquet file of at most MAX_TABLE_BYTES as a pandas DataFrame, as
+    `pandas.read_parquet` reads them: all, or those `select` returns given the file's column
+    names (it may raise, e.g. for a column the file lacks).
+
+    Parquet compresses and encodes its columns, so a small file can hold far more than its size
+    (a million rows of one repeated value take a few bytes). From the file's footer,
+    before any column is read, a ReadError naming the file refuses more than MAX_TABLE_VALUES
+    values (rows times the columns read), a nested column (a list, a record or a map: a row may
+    hold any number of values) and columns read larger than MAX_TABLE_BYTES uncompressed. The
+    text of the columns read (strings, bytes) is then counted, read as dictionaries where it is
+    stored as one (each distinct text once: a long text in every row is stored once but read
+    once a row), batch by batch otherwise, and more than MAX_TABLE_BYTES of it is refused,
+    before the columns are read for the DataFrame.
+    """
+    import pandas as pd
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    check_regular(path, MAX_TABLE_BYTES, expected)
+    with pq.ParquetFile(path) as file:
+        meta, schema = file.metadata, file.schema_arrow
+        names = list(schema.names)
+        chosen = set(names if select is None else select(names))
+        fields = [field for field in schema if field.name in chosen]
+        _check_values(path, meta.num_rows, len(fields), expected)
+        for k, field in enumerate(schema, start=1):  # (named by position, not by its text)
+            if field.name in chosen and pa.types.is_nested(field.type):
+                raise ReadError(
+                    path,
+                    f"column {k} holds lists or records; expected {expected} of one value per "
+                    "row and column",
+                )
+        leaves = [  # a column of the top level is a leaf of the same path and name
+            i
+            for i in range(meta.num_columns)
+            if meta.schema.column(i).path in chosen
+            and meta.schema.column(i).name == meta.schema.column(i).path
+        ]
+        stored = sum(
+            meta.row_group(g).column(i).total_uncompressed_size
+            for g in range(meta.num_row_groups)
+            for i in leaves
+        )
+        if stored > MAX_TABLE_BYTES:
+            raise ReadError(
+                path,
+                f"its columns read are {size_text(stored)} uncompressed; expected at most "
+                f"{size_text(MAX_TABLE_BYTES)} uncompressed in {expected}",
+            )
+    text = [field.name for field in fields if _is_text(field.type)]
+    if text:
+        size = _text_bytes(path, text, meta.num_rows, schema)
+        if size > MAX_TABLE_BYTES:
+            raise ReadError(
+                path,
+                f"the text of its columns read is more than {size_text(MAX_TABLE_BYTES)} once "
+                f"read (a text is stored once and read once a row); expected at most "
+                f"{size_text(MAX_TABLE_BYTES)} of text in {expected}",
+            )
+    columns = None if select is None else [name for name in names if name in chosen]
+    return pd.read_parquet(path, columns=columns)
+
+
+def _is_text(kind) -> bool:
+    """Whether values of the arrow type `kind` take a size of their own (strings, bytes)."""
+    import pyarrow as pa
+
+    if pa.types.is_dictionary(kind):
+        kind = kind.value_type
+    return not (
+        pa.types.is_boolean(kind)
+        or pa.types.is_integer(kind)
+        or pa.types.is_floating(kind)
+        or pa.types.is_decimal(kind)
+        or pa.types.is_temporal(kind)
+        or pa.types.is_null(kind)
+    )
+
+
+def _text_bytes(path: str | os.PathLike, names: list[str], rows: int, schema) -> int:
+    """Bytes of the text of columns `names` once read (up to a little past MAX_TABLE_BYTES: the
+    count stops there)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    fixed = [n for n in names if pa.types.is_fixed_size_binary(schema.field(n).type)]
+    size = sum(rows * schema.field(n).type.byte_width for n in fixed)
+    names = [n for n in names if n not in fixed]
+    if size > MAX_TABLE_BYTES or not names:
+        return size
+    try:  # (a dictionary is read as such: each distinct text once, and an index a row)
+        with pq.ParquetFile(path, read_dictionary=names) as file:
+            return size + _counted(file.iter_batches(columns=names), MAX_TABLE_BYTES - size)
+    except (NotImplementedError, OSError):
+        # delta-encoded text, which arrow reads as text only (it says so as an OSError; an error
+        # of the file itself comes again below)
+        with pq.ParquetFile(path) as file:
+            batches = file.iter_batches(batch_size=TEXT_BATCH_ROWS, columns=names)
+            return size + _counted(batches, MAX_TABLE_BYTES - size)
+
+
+def _counted(batches, limit: int) -> int:
+    """Bytes of the values of `batches` (string, binary or dictionary columns), counted until
+    they pass `limit`."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    size = 0
+    for batch in batches:
+        for column in batch.columns:
+            if isinstance(column, pa.DictionaryArray):
+                lengths = pc.binary_length(column.dictionary).take(column.indices)
+            else:
+                lengths = pc.binary_length(column)
+            size += pc.sum(lengths).as_py() or 0
+        if size > limit:
+            break
+    return size
 
 
 def read_noted_csv(path: str | os.PathLike):
@@ -629,6 +777,7 @@ def atomic_write(
 
 __all__ = [
     "MAX_TABLE_BYTES",
+    "MAX_TABLE_VALUES",
     "ReadError",
     "Stream",
     "WriteError",
@@ -641,6 +790,7 @@ __all__ = [
     "inside_folders",
     "make_folder",
     "read_failure",
+    "read_parquet_table",
     "read_regular",
     "reason",
     "remove_stale_temporaries",

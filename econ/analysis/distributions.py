@@ -776,29 +776,42 @@ def read_column(file: Path, column: str) -> np.ndarray:
     """Finite numbers of one column of a CSV or Parquet file (errors name file, column, row)."""
     import pandas as pd
 
-    from econ.files import MAX_TABLE_BYTES, ReadError, check_regular, read_csv_table
+    from econ.files import (
+        MAX_TABLE_BYTES,
+        ReadError,
+        check_regular,
+        read_csv_table,
+        read_parquet_table,
+    )
 
     if not file.is_file():
         raise DistributionError(f"{file}: file not found")
     expected = "a CSV or Parquet file of values"
+
+    def present(names) -> list[str]:
+        # (the messages name the file, the column and the row, never what the file holds)
+        if column not in names:
+            raise DistributionError(
+                f"{file}: no column '{column}' among its {len(names)}; expected a CSV or "
+                "Parquet file with that column (or give it: empirical(FILE, COLUMN))"
+            )
+        return [column]
+
     try:
         check_regular(file, MAX_TABLE_BYTES, expected)  # (read whole: its size first)
-        if file.suffix.lower() == ".parquet":
-            frame = pd.read_parquet(file)
+        if file.suffix.lower() == ".parquet":  # (that column only, its values counted first)
+            frame = read_parquet_table(file, expected, present)
         else:  # (a row wider than the header would read the next column's values)
             frame = read_csv_table(file, expected)
+            present(frame.columns)
+    except DistributionError:
+        raise
     except ReadError as exc:
         raise DistributionError(str(exc)) from None
     except Exception as exc:  # noqa: BLE001 - any reader failure is a bad input file
         raise DistributionError(
             f"{file}: cannot be read as CSV or Parquet ({type(exc).__name__})"
         ) from None
-    # (the messages name the file, the column and the row, never what the file holds)
-    if column not in frame.columns:
-        raise DistributionError(
-            f"{file}: no column '{column}' among its {len(frame.columns)}; expected a CSV or "
-            "Parquet file with that column (or give it: empirical(FILE, COLUMN))"
-        )
     values = pd.to_numeric(frame[column], errors="coerce").to_numpy(dtype=float)
     bad = ~np.isfinite(values)
     if bad.any():

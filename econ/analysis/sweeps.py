@@ -27,7 +27,14 @@ from econ.analysis.validation import (
     resolve_path,
 )
 from econ.batch import check_scenario
-from econ.files import MAX_TABLE_BYTES, ReadError, check_regular, read_csv_table, read_failure
+from econ.files import (
+    MAX_TABLE_BYTES,
+    ReadError,
+    check_regular,
+    read_csv_table,
+    read_failure,
+    read_parquet_table,
+)
 from econ.scenario.io import parse_override
 from econ.scenario.models import Scenario
 from econ.scenario.section import control_problem
@@ -294,18 +301,24 @@ def read_table(path: str | os.PathLike) -> pd.DataFrame:
     except (ReadError, OSError) as exc:
         raise BatchInputError(read_failure(path, exc, TABLE_EXPECTED)) from None
     try:
-        if path.suffix.lower() == ".parquet":
-            frame = pd.read_parquet(path)
-            header = [str(c) for c in frame.columns]
-        else:
-            # pandas renames a repeated header (x, x.1): read the header as written first
-            import csv
+        if path.suffix.lower() == ".parquet":  # (its values are counted before they are read)
+            return read_parquet_table(path, TABLE_EXPECTED, lambda names: _once(path, names))
+        # pandas renames a repeated header (x, x.1): read the header as written first
+        import csv
 
-            with open(path, newline="", encoding="utf-8-sig", errors="replace") as file:
-                header = [c.strip() for c in next(csv.reader(file), [])]
-            frame = None
+        with open(path, newline="", encoding="utf-8-sig", errors="replace") as file:
+            _once(path, [c.strip() for c in next(csv.reader(file), [])])
+        return read_csv_table(path, TABLE_EXPECTED)  # (refuses a row wider than the header)
+    except BatchInputError:
+        raise
+    except ReadError as exc:
+        raise BatchInputError(str(exc)) from None
     except Exception as exc:  # noqa: BLE001 - any parser failure is a bad input file
         raise BatchInputError(f"{path}: cannot be read as a table ({exc})") from None
+
+
+def _once(path: Path, header: list[str]) -> list[str]:
+    """The columns of a table, refusing one named twice."""
     seen: dict[str, int] = {}
     for k, name in enumerate(header, start=1):
         if name in seen:
@@ -314,14 +327,7 @@ def read_table(path: str | os.PathLike) -> pd.DataFrame:
                 "each field path once"
             )
         seen[name] = k
-    if frame is not None:
-        return frame
-    try:
-        return read_csv_table(path, TABLE_EXPECTED)  # (refuses a row wider than the header)
-    except ReadError as exc:
-        raise BatchInputError(str(exc)) from None
-    except Exception as exc:  # noqa: BLE001 - any parser failure is a bad input file
-        raise BatchInputError(f"{path}: cannot be read as a table ({exc})") from None
+    return header
 
 
 def sweep_job(
