@@ -9,18 +9,24 @@ few megabytes, and a refusal is shown to come before the read (pandas' reader is
 
 from __future__ import annotations
 
+import io
+import tracemalloc
 from pathlib import Path
 
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from econ import files
 from econ.analysis.distributions import DistributionError, read_column
 from econ.analysis.sweeps import read_table
 from econ.analysis.validation import BatchInputError
 from econ.cli import main
+from econ.throughput.importers import CurveError, import_file
+from econ.throughput.importers._common import MAX_POINTS_PER_FILE, file_lines, lines_of
 from tests.conftest import ROOT
 
 SEED = ROOT / "models" / "scenarios" / "deepseek-r1-gb200-nvl72.toml"
@@ -176,3 +182,58 @@ def test_a_table_within_the_limits_reads_as_pandas_reads_it(tmp_path, reads):
 def test_the_table_limit_is_documented():
     inputs = " ".join((ROOT / "docs" / "inputs.md").read_text().split())
     assert f"{files.MAX_TABLE_VALUES:,} values (`econ.files.MAX_TABLE_VALUES`" in inputs
+
+
+# --- 2. benchmark files: points counted as they are read -------------------------------------
+
+
+LINE_TEXT = st.text(st.sampled_from("ab,{}\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029 "), max_size=40)
+
+
+@given(LINE_TEXT)
+def test_lines_of_gives_the_lines_splitlines_gives(text):
+    assert list(lines_of(text)) == text.splitlines()
+
+
+@given(LINE_TEXT)
+def test_file_lines_gives_the_lines_a_text_stream_gives(text):
+    assert list(file_lines(text)) == io.StringIO(text).readlines()
+
+
+def peak_bytes(path: Path, refusal: str) -> int:
+    """Most memory Python held at once [bytes] while importing `path`, refused with `refusal`."""
+    tracemalloc.start()
+    try:
+        with pytest.raises(CurveError, match=refusal):
+            import_file(path)
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "refusal"),
+    [
+        ("list.json", "[" + ",".join(["{}"] * 700_000) + "]", "records in the JSON list"),
+        ("lines.jsonl", "{}\n" * 700_000, "JSON Lines records"),
+        ("sweep.csv", "concurrency,output_tokens_per_s_per_gpu\n" + "1,1\n" * 350_000, "data rows"),
+        ("rows.csv", "1,1\n" * 350_000, "no importer recognizes"),
+    ],
+)
+def test_a_file_of_too_many_points_is_refused_without_parsing_it_whole(
+    tmp_path, name, text, refusal
+):
+    """Its bytes and its text are held (2 times its size); the rest is read a point at a time.
+    Parsed or split into lines whole, these took 16 to 25 times their size (an 84 MB CSV 1.68
+    GB, a 180 MB JSON list 4.74 GB)."""
+    path = tmp_path / name
+    path.write_text(text)
+    assert peak_bytes(path, refusal) < 3 * path.stat().st_size
+
+
+def test_a_json_list_is_refused_at_its_10_001st_record_however_long(tmp_path):
+    # what follows the first 10,001 records is not read: not even whether it is JSON
+    path = tmp_path / "runs.json"
+    path.write_text("[" + "{}, " * (MAX_POINTS_PER_FILE + 1) + "not JSON at all")
+    with pytest.raises(CurveError, match=r"counted to record 10,001, at character 40,002 of"):
+        import_file(path)

@@ -83,8 +83,10 @@ def test_a_csv_at_the_row_cap_imports(tmp_path: Path):
     [
         ("{}\n" * (MAX_POINTS_PER_FILE + 1), "more than 10,000 JSON Lines records (counted to line "
          "10,001 of the file's 10,001)"),
+        # (record 10,001 starts after "[" and 10,000 "{}," at character 30,002 of 1 + 10,005
+        # "{}" + 10,004 "," + 1: the list is not read through, so its length is in characters)
         ("[" + ",".join(["{}"] * (MAX_POINTS_PER_FILE + 5)) + "]", "more than 10,000 records in "
-         "the JSON list (counted to record 10,001 of 10,005)"),
+         "the JSON list (counted to record 10,001, at character 30,002 of the file's 30,016)"),
     ],
 )  # fmt: skip
 def test_json_records_over_the_cap_are_refused(tmp_path: Path, text: str, expected: str):

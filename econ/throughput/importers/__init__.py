@@ -63,6 +63,7 @@ from econ.throughput.importers._common import (
     check_source,
     json_records,
     latency_unit_findings,
+    lines_of,
     opened,
     read_source,
     scalar_json,
@@ -171,11 +172,11 @@ def detect_format(src: SourceFile) -> str:
         else:
             raise src.error(scalar_json(value))
     if genai_perf.looks_like_csv(text):
-        header = text.splitlines()[0].lower()
+        header = next(lines_of(text), "").lower()
         return "aiperf-csv" if ",sum," in header or ",p1," in header else "genai-perf-csv"
     if generic_csv.looks_like(text):
         return "generic-csv"
-    if "," in (text.splitlines()[0] if text else ""):
+    if "," in next(lines_of(text), ""):
         raise src.error(generic_csv.REQUIRED_COLUMNS_MESSAGE)
     raise src.error(
         "unrecognized format: not JSON, CSV, a LoadGen log or a trtllm-bench report; "
@@ -186,7 +187,7 @@ def detect_format(src: SourceFile) -> str:
 def _looks_like_toml(text: str) -> bool:
     """Whether the first line that is neither blank nor a comment is a TOML table header or a
     `key = value` (as econ's scenarios and curves; no benchmark's CSV, YAML or log starts so)."""
-    lines = (line.strip() for line in text.splitlines())
+    lines = (line.strip() for line in lines_of(text))
     first = next((line for line in lines if line and not line.startswith("#")), "")
     if re.match(r"[\w.\-\"]+\s*=\s*\S", first):
         return True

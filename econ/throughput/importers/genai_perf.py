@@ -63,7 +63,7 @@ def looks_like_json(record: dict) -> bool:
 
 
 def looks_like_csv(text: str) -> bool:
-    return text.lstrip().lower().startswith("metric,")
+    return text.lstrip()[:7].lower() == "metric,"  # (not the whole text in lower case)
 
 
 def _seconds(metric: dict | None, stat: str, src: SourceFile, name: str) -> float:

@@ -22,7 +22,6 @@ A CSV written by `econ throughput import --out` is a generic CSV and keeps its p
 from __future__ import annotations
 
 import csv
-import io
 import math
 import re
 
@@ -50,9 +49,11 @@ from econ.throughput.importers._common import (
     Provenance,
     SourceFile,
     apply_gpu_count,
+    file_lines,
     finish_curve,
     latency_unit_findings,
     lines_in,
+    lines_of,
     number,
     too_many_points,
 )
@@ -114,7 +115,7 @@ def latency_column(header: str) -> tuple[str, str, str] | None:
 
 
 def looks_like(text: str) -> bool:
-    first = text.lstrip().splitlines()[0] if text.strip() else ""
+    first = next(lines_of(text.lstrip()), "")
     try:
         headers = {_norm(h) for h in next(csv.reader([first]), [])}
     except csv.Error:  # e.g. a field over the csv module's size limit: not a curve header
@@ -126,7 +127,7 @@ def _rows(src: SourceFile) -> list[list[str]]:
     """The CSV's records that hold a cell (the header and the data rows); one that is not
     well-formed CSV (a field over the csv module's size limit) is refused with the line it starts
     on, and a file of more than MAX_POINTS_PER_FILE data rows as soon as one more is read."""
-    reader = csv.reader(io.StringIO(src.text))
+    reader = csv.reader(file_lines(src.text))  # (line by line: a count that stops reads no more)
     rows, end = [], 0
     try:
         for row in reader:
