@@ -21,10 +21,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from econ import files
-from econ.analysis.distributions import DistributionError, read_column
+from econ.analysis.distributions import DistributionError, parse_distribution, read_column
 from econ.analysis.sweeps import read_table
 from econ.analysis.validation import BatchInputError
 from econ.cli import main
+from econ.text import QUOTED_LIMIT
 from econ.throughput.importers import CurveError, import_file
 from econ.throughput.importers._common import MAX_POINTS_PER_FILE, file_lines, lines_of
 from tests.conftest import ROOT
@@ -237,3 +238,44 @@ def test_a_json_list_is_refused_at_its_10_001st_record_however_long(tmp_path):
     path.write_text("[" + "{}, " * (MAX_POINTS_PER_FILE + 1) + "not JSON at all")
     with pytest.raises(CurveError, match=r"counted to record 10,001, at character 40,002 of"):
         import_file(path)
+
+
+# --- 3. a distribution's text in messages ----------------------------------------------------
+
+
+def test_a_distribution_is_quoted_cut_to_80_characters():
+    text = "triangular(" + ",".join(["1"] * 50_000) + ")"
+    with pytest.raises(DistributionError) as info:
+        parse_distribution(text, path=PATH, files=False)  # (as a memo's stamp is read)
+    message = str(info.value)
+    assert message.startswith(f"{PATH}={text[:QUOTED_LIMIT]}... ({len(text):,} characters): ")
+    assert message.endswith("expected at most 3 arguments (low, mode, high), got 50000")
+
+
+@pytest.mark.parametrize(
+    ("text", "quoted"),
+    [
+        ("triangular(1, 2, " + "x" * 1_000 + ")", "high = " + repr("x" * 1_000)),
+        ("normal(0, 1, " + "k" * 1_000 + "=3)", "unknown argument " + repr("k" * 1_000)),
+        ("normal(" + "k" * 1_000 + "=1, " + "k" * 1_000 + "=2)", "argument " + repr("k" * 1_000)),
+        ("g" * 1_000 + "(1, 2)", "unknown distribution " + repr("g" * 1_000)),
+        ("discrete(" + "a" * 1_000 + ", " + "a" * 1_000 + ")", "value " + repr("a" * 1_000)),
+        (
+            "discrete(1:-1, " + ", ".join(f"{v}:1" for v in range(2, 400)) + ")",
+            "got " + repr([-1.0] + [1.0] * 398),
+        ),
+    ],
+)
+def test_an_argument_is_quoted_cut_to_80_characters(text, quoted):
+    with pytest.raises(DistributionError) as info:
+        parse_distribution(text, path=PATH)
+    message = str(info.value)
+    assert len(message) < 500, message[:600]
+    assert quoted[:QUOTED_LIMIT] in message and quoted not in message
+
+
+def test_econ_montecarlo_prints_a_long_distribution_cut(capsys):
+    text = "triangular(" + ",".join(["1"] * 50_000) + ")"
+    assert main(["montecarlo", str(SEED), "-n", "10", "--dist", f"{PATH}={text}"]) == 3
+    err = capsys.readouterr().err
+    assert f"({len(text):,} characters)" in err and len(err) < 400, err[:500]

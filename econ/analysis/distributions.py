@@ -28,6 +28,7 @@ from typing import ClassVar
 import numpy as np
 
 from econ.errors import InputError
+from econ.text import clipped, shortened
 
 
 def _special():
@@ -485,7 +486,9 @@ class Discrete(Distribution):
                 )
         probs = np.asarray(self.probs, dtype=float)
         if (probs < 0).any():
-            raise DistributionError(f"{self}: expected probabilities >= 0, got {list(self.probs)}")
+            raise DistributionError(
+                f"{self}: expected probabilities >= 0, got {shortened(list(self.probs))}"
+            )
         if abs(probs.sum() - 1.0) > DISCRETE_SUM_TOLERANCE:
             raise DistributionError(
                 f"{self}: probabilities sum to {float(probs.sum())!r}; expected them to sum to 1 "
@@ -629,7 +632,7 @@ def parse_distribution(
     files : whether `empirical(FILE)` may open a file; False where the text comes from someone
         else (a memo's stamp), so that it cannot make econ read this machine's files
     """
-    where = f"{path}={text}" if path else text
+    where = f"{clipped(path)}={clipped(text)}" if path else clipped(text)  # (a value cut to 80)
     match = _CALL.match(text)
     if not match:
         raise DistributionError(
@@ -638,7 +641,8 @@ def parse_distribution(
     name, body = match.group(1).lower(), match.group(2)
     if name not in PARSERS:
         raise DistributionError(
-            f"{where}: unknown distribution '{name}'; expected one of: " + ", ".join(PARSERS)
+            f"{where}: unknown distribution {shortened(name)}; expected one of: "
+            + ", ".join(PARSERS)
         )
     args = [a.strip() for a in body.split(",")] if body.strip() else []
     if name == "empirical" and not files:
@@ -659,7 +663,7 @@ def _split(args: list[str], names: tuple[str, ...], optional: tuple[str, ...] = 
         if "=" in arg:
             key, value = (s.strip() for s in arg.split("=", 1))
             if key.lower() in keywords:  # the last one would silently win
-                raise DistributionError(f"argument '{key.lower()}' given twice")
+                raise DistributionError(f"argument {shortened(key.lower())} given twice")
             keywords[key.lower()] = value
         elif keywords:
             raise DistributionError("positional arguments must come before keyword arguments")
@@ -674,9 +678,11 @@ def _split(args: list[str], names: tuple[str, ...], optional: tuple[str, ...] = 
     values = dict(zip(allowed, positional, strict=False))
     for key, value in keywords.items():
         if key not in allowed:
-            raise DistributionError(f"unknown argument '{key}'; expected: {', '.join(allowed)}")
+            raise DistributionError(
+                f"unknown argument {shortened(key)}; expected: {', '.join(allowed)}"
+            )
         if key in values:
-            raise DistributionError(f"argument '{key}' given twice")
+            raise DistributionError(f"argument {shortened(key)} given twice")
         values[key] = value
     missing = [n for n in names if n not in values]
     if missing:
@@ -692,7 +698,7 @@ def _number(key: str, text: str) -> float:
     try:
         value = float(text)
     except ValueError:
-        raise DistributionError(f"{key} = {text!r}; expected a number") from None
+        raise DistributionError(f"{key} = {shortened(text)}; expected a number") from None
     return value
 
 
@@ -739,8 +745,8 @@ def _discrete(args, path, base_dir):
         value = _value(value.strip())
         if value in values:  # (weights say how likely a value is, not repeats)
             raise DistributionError(
-                f"value {value!r} given twice; expected each value once, with a probability "
-                "(V:P) to make it more likely"
+                f"value {shortened(value)} given twice; expected each value once, with a "
+                "probability (V:P) to make it more likely"
             )
         values.append(value)
         if prob:
