@@ -1,9 +1,23 @@
 """econ: GPU inference economics, from tokens per second to cost per token and asset-life value.
 
-Public API (re-exports only):
+Public API (the names below load on first use):
 
-- load_scenario(path, overrides=None) -> Scenario
-- project(scenario | [scenarios] | ScenarioBatch) -> Projection (.summary, .monthly)
+- load_scenario(path, overrides=None) -> Scenario: a TOML scenario file, a ready-made scenario
+  by name ("deepseek-r1-gb200-nvl72", as the CLI takes it; econ.catalog.ready_made_scenarios()
+  lists them) or `library:NAME[@VERSION]`; overrides by dotted path ({"utilization.share": 0.8})
+- save_scenario(scenario, path, overwrite=False): the scenario as a TOML file
+- project(scenario | [scenarios] | ScenarioBatch, monthly=True) -> Projection: `.summary` (one
+  row per scenario), `.monthly` (by scenario and month), `.annual` / `.yearly("calendar")`,
+  `.warnings` (units in the names; keys in docs/glossary.md); it pickles
+- Scenario (the validated pydantic model), ScenarioBatch (scenarios as numpy columns:
+  ScenarioBatch.repeat(base, n, {path: values}))
+- InputError: what every bad input raises, a ValueError whose message names the value and what
+  was expected; ScenarioError (a scenario file or override) is one of them
+
+Beside them: econ.scenario.validate_dict(data) (a dict of a scenario's fields -> Scenario, or
+ScenarioError), econ.export.write_projection(projection, path) (CSV, Parquet, Excel, JSON),
+econ.analysis (sweep, montecarlo, tornado, sobol, morris). docs/architecture.md, "The Python
+API", says more.
 
 The names load on first use (PEP 562), so `import econ` and a CLI command that needs none of them
 (`econ --help`) do not pay for pandas, the pydantic models and the engine.
@@ -24,6 +38,7 @@ after this, so a source file modified since may not be the code running
 (econ.library.store.engine_version)."""
 
 _EXPORTS = {
+    "InputError": "econ.errors",
     "Projection": "econ.engine",
     "project": "econ.engine",
     "ScenarioBatch": "econ.batch",
@@ -34,6 +49,7 @@ _EXPORTS = {
 }
 
 __all__ = [
+    "InputError",
     "Projection",
     "Scenario",
     "ScenarioBatch",
@@ -47,6 +63,7 @@ __all__ = [
 if TYPE_CHECKING:
     from econ.batch import ScenarioBatch
     from econ.engine import Projection, project
+    from econ.errors import InputError
     from econ.scenario import Scenario, ScenarioError, load_scenario, save_scenario
 
 

@@ -224,6 +224,17 @@ MIN_EQUITY_SHARE_FOR_IRR = 0.05
 are arithmetic, not information (the 10,000% IRR error of GPU-cloud models)."""
 
 
+class MonthlyNotKeptError(InputError):
+    """`Projection.monthly`, `.yearly()` or `.tranches` of a projection made with
+    `monthly=False`, which kept its summary only."""
+
+
+MONTHLY_NOT_KEPT = (
+    "this projection kept only its summary (project(..., monthly=False)); project the scenarios "
+    "with monthly=True (the default) for the monthly lines"
+)
+
+
 @dataclass(eq=False)
 class Projection:
     """Result of a projection: monthly arrays (n, T+1) and summary arrays (n,).
@@ -301,6 +312,21 @@ class Projection:
             return found
         return explain(found, self.metrics, self.overflowed, self.components)
 
+    def __getstate__(self) -> dict:
+        """What pickle keeps (a result back from a process pool, a cache on disk): the warnings
+        formatted, in place of the function that formats them (a closure over the chunk's
+        ledger, which pickle refuses), and none of the frames built from the arrays (`summary`,
+        `monthly`, `yearly()`, `tranches`: rebuilt from them on first use, they would only
+        double the bytes). An unpickled projection gives the same frames and warnings."""
+        state = dict(self.__dict__)
+        state["warnings"] = self.warnings
+        state["warning_source"] = None
+        state["explained"] = True
+        state["_yearly"] = {}
+        for name in ("_summary", "_monthly", "_tranche_frames"):
+            state.pop(name, None)
+        return state
+
     def __len__(self) -> int:
         return len(self.names)
 
@@ -345,7 +371,7 @@ class Projection:
 
         Built on first use and kept; each access is a shallow copy (see the class)."""
         if not self.lines:
-            raise ValueError("this projection kept only its summary (project(..., monthly=False))")
+            raise MonthlyNotKeptError(MONTHLY_NOT_KEPT)
         return self._monthly.copy(deep=False)
 
     @cached_property
@@ -407,7 +433,7 @@ class Projection:
     @cached_property
     def _tranche_frames(self) -> tuple[pd.DataFrame, pd.DataFrame]:
         if not self.lines:
-            raise ValueError("this projection kept only its summary (project(..., monthly=False))")
+            raise MonthlyNotKeptError(MONTHLY_NOT_KEPT)
         return tranche_tables.tranche_frames(self.tranche_arrays)
 
     @property
@@ -600,11 +626,35 @@ def project(
 ) -> Projection:
     """Project scenarios month by month and summarize them.
 
-    Accepts one Scenario, several, or a ScenarioBatch; one scenario is a batch of one. Large
-    batches are projected in chunks of CHUNK_SCENARIOS and joined. With `monthly=False` only the
-    summary is kept (memory grows with scenarios, not scenarios x months), as for sweeps and
-    Monte Carlo; `.monthly` then raises.
+    Accepts one Scenario, several (distinct names: they key the frames), or a ScenarioBatch; one
+    scenario is a batch of one. Large batches are projected in chunks of CHUNK_SCENARIOS and
+    joined. With `monthly=False` only the summary is kept (memory grows with scenarios, not
+    scenarios x months), as for sweeps and Monte Carlo; `.monthly` then raises
+    MonthlyNotKeptError. Bad input raises econ.InputError (a ValueError) saying what was
+    expected.
+
+    The Projection returned holds pandas frames, built on first use:
+
+    - `.summary`: one row per scenario (indexed by name), a float column per summary metric,
+      its unit in its name (`npv_usd` [USD], `lcot_usd_per_mtok` [USD per million output
+      tokens], `irr_project_annual` [fraction a year, 0.12 for 12%], `payback_months`
+      [months]); NaN where undefined, the reason in the row's `warnings`.
+    - `.monthly`: the monthly lines by (scenario, month), month 0 the purchase month, each line
+      for that month (`revenue_usd`, `ebitda_usd`, `cash_flow_project_usd` [USD]; `tokens`
+      [output tokens]; `dscr` [x]) and its `date`.
+    - `.annual`: the monthly lines by (scenario, asset year), flows summed and balances at
+      year end, with `ebit_usd`; `.yearly("calendar")` by calendar year.
+    - `.warnings`: one list of messages per scenario.
+
+    docs/glossary.md defines every summary key with its unit ("Summary keys") and the monthly
+    lines (its first table); docs/methodology.md gives the formulas. A Projection pickles (a result
+    back from a process pool), its warnings formatted.
     """
+    if not isinstance(monthly, bool | np.bool_):
+        raise InputError(
+            f"monthly = {monthly!r}: expected True (keep the monthly lines) or False (the "
+            "summary only)"
+        )
     batch = (
         scenarios
         if isinstance(scenarios, ScenarioBatch)
@@ -3920,6 +3970,7 @@ __all__ = [
     "COMPONENTS",
     "MONTHLY_COLUMNS",
     "SUMMARY_COLUMNS",
+    "MonthlyNotKeptError",
     "Projection",
     "ScenarioBatch",
     "project",
