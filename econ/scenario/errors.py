@@ -4,6 +4,7 @@ scenario files can all raise it without importing each other)."""
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import PurePath
 from typing import Any, NamedTuple
 
@@ -69,6 +70,16 @@ def _file_name(file: str) -> str:
     return file if file.startswith("library:") else PurePath(file).name
 
 
+def is_boolean(value: Any) -> bool:
+    """True or false, Python's or numpy's (np.bool_, what a comparison of arrays gives, is no
+    bool subclass: pydantic reads it as 1 or 0 where a number goes). numpy is not imported for
+    this: a numpy boolean exists only if numpy was."""
+    if isinstance(value, bool):
+        return True
+    np = sys.modules.get("numpy")
+    return np is not None and isinstance(value, np.bool_)
+
+
 def toml_boolean(value: bool) -> str:
     """A boolean as TOML and the scenario file write it: true or false, not Python's True and
     False (every message, note and [sources] entry that quotes one writes it so)."""
@@ -79,7 +90,7 @@ def value_text(value: Any) -> str:
     """A value as a message quotes it: `shortened` (text quoted, cut), true and false as TOML
     and the scenario file write them (`toml_boolean`), an integer of thousands of digits by
     its leading ones (`integer_shown`: Python writes none past 4,300)."""
-    if isinstance(value, bool):
+    if is_boolean(value):
         return toml_boolean(value)
     if isinstance(value, int) and value.bit_length() > 256:
         return integer_shown(value)
@@ -105,6 +116,7 @@ __all__ = [
     "BoundError",
     "Given",
     "ScenarioError",
+    "is_boolean",
     "shortened",
     "toml_boolean",
     "value_text",

@@ -30,6 +30,7 @@ from econ.scenario.errors import (
     FIELD_PATH_LIMIT,
     Given,
     ScenarioError,
+    is_boolean,
     shortened,
     toml_boolean,
     value_text,
@@ -308,7 +309,7 @@ def _beyond_integers(loc: Iterable[Any]) -> str:
 
 def _kind_of(value: Any) -> str:
     """What a value that is not a table is, in words: "text", "a number", "a boolean"."""
-    if isinstance(value, bool):
+    if is_boolean(value):
         return "a boolean"
     if isinstance(value, int | float):
         return "a number"

@@ -28,7 +28,7 @@ from pydantic import BaseModel, ConfigDict, model_validator
 from pydantic_core import PydanticCustomError
 
 from econ.bounds import number_text
-from econ.scenario.errors import toml_boolean
+from econ.scenario.errors import is_boolean, toml_boolean
 from econ.strict_json import EXPECTED_FINITE, first_beyond_float, integer_shown
 from econ.text import clipped, control_character, control_kind
 
@@ -161,8 +161,8 @@ def _boolean_fields(model: type[BaseModel]) -> frozenset[str]:
 def _first_boolean(name: str, value) -> tuple[str, bool] | None:
     """The first true or false in a field's given value, itself or in its lists, as (field,
     value); a table inside is a section, which checks its own fields."""
-    if isinstance(value, bool):
-        return name, value
+    if is_boolean(value):
+        return name, bool(value)
     if isinstance(value, list | tuple):
         for i, item in enumerate(value):
             found = _first_boolean(f"{name}[{i}]", item)
