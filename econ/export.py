@@ -298,7 +298,12 @@ def output_payloads(
     econ.embedding.embeddable gives it (the curve resolved to its figures and named by file name
     and SHA-256), which `econ verify` recomputes without the file; the stamp hashes that scenario
     and lists the curve files read (econ.embedding.embedded_stamp).
+
+    `scenarios` default to those the projection was made from (`Projection.scenarios`), where
+    it was made from Scenarios (`project([a, b])`; a batch of columns has none).
     """
+    if scenarios is None and projection.scenarios:
+        scenarios = projection.scenarios
     if scenarios is not None:
         scenarios = list(scenarios)
         st = embedded_stamp(projection, scenarios, seed=seed, created=created)
@@ -375,7 +380,8 @@ def write_outputs(
     overwrite : replace existing files (otherwise ExportError before anything is written)
     scenarios : the validated scenarios the projection was made from, in order; they give the
         workbook its Assumptions sheet and live formulas, and every output its scenario hashes.
-        Without them the workbook holds values only.
+        Default: `projection.scenarios`. Without any (a `ScenarioBatch.repeat` batch's
+        projection) the workbook holds values only.
     seed : random seed to stamp where the projection is random
     created : creation time to stamp (default now)
     """
@@ -414,8 +420,10 @@ def write_projection(
     Refuses to overwrite existing files unless `overwrite`; the files are written atomically.
     As `write_outputs`, removes with `overwrite` the tranche tables of an earlier output of this
     name that this one has none of.
-    An .xlsx path gets the full workbook (econ.workbook) with live formulas when `scenarios` are
-    given. Returns the paths written.
+    An .xlsx path gets the full workbook (econ.workbook) with live formulas and the Assumptions
+    sheet from `scenarios`, by default the projection's own (`projection.scenarios`: those of
+    `project([a, b])`); a projection of a `ScenarioBatch.repeat` batch has none, and its
+    workbook holds values only. Returns the paths written.
     """
     return write_outputs(
         projection,
