@@ -1,7 +1,9 @@
 """Short reports of batch runs: a Markdown table plus a PNG chart (histogram or tornado).
 
 matplotlib is optional and imported only here, when a report is asked for; without it the
-report fails with a message saying how to install it. Charts use the Agg backend (no display).
+report fails with a message saying how to install it. Charts are drawn on a matplotlib Figure,
+not through pyplot: a report chooses no backend (a notebook's own is left as it is) and shows
+nothing; savefig renders the PNG.
 
 Every text a report writes goes through `cell` (econ.text.markdown_text, one line): names
 come from files others wrote (an override table's names, a scenario's name), and in a
@@ -25,16 +27,20 @@ from econ.files import atomic_write, check_targets
 from econ.text import markdown_text
 
 
-def _pyplot():
+def _figure(width_in: float, height_in: float):
+    """A matplotlib Figure of that size [inches] and its one Axes, drawn without pyplot: no
+    backend is chosen or switched (a notebook's plt.show() keeps its own) and no figure is
+    registered with pyplot's manager, so nothing needs closing; savefig renders the PNG with Agg
+    all the same."""
     try:
-        matplotlib = importlib.import_module("matplotlib")
+        figure = importlib.import_module("matplotlib.figure")
     except ImportError as exc:
         raise OutputError(
             f"reports need the optional package matplotlib ({exc}); install it with: "
             "pip install 'econ[report]'"
         ) from None
-    matplotlib.use("Agg")
-    return importlib.import_module("matplotlib.pyplot")
+    fig = figure.Figure(figsize=(width_in, height_in))
+    return fig, fig.subplots()
 
 
 def report_targets(prefix: str | os.PathLike, overwrite: bool, chart: str) -> tuple[Path, Path]:
@@ -168,9 +174,8 @@ def montecarlo_report(
 
 
 def _histogram(summary: RunSummary, metadata: dict, metric: str, png: Path) -> None:
-    plt = _pyplot()
     counts, edges = summary.histograms[metric]
-    fig, ax = plt.subplots(figsize=(7, 4))
+    fig, ax = _figure(7, 4)
     ax.stairs(counts, edges, fill=True, alpha=0.6)
     stats = summary.metrics[metric]
     for q in (0.05, 0.5, 0.95):
@@ -185,7 +190,6 @@ def _histogram(summary: RunSummary, metadata: dict, metric: str, png: Path) -> N
     # as typed: matplotlib reads text between two $ as maths ("$\\foo$" was a traceback)
     ax.set_title(f"{metadata.get('scenario', '')}: {summary.n:,} scenarios", parse_math=False)
     _save(fig, png)
-    plt.close(fig)
 
 
 def sensitivity_report(result, prefix: str | os.PathLike, overwrite: bool = False) -> list[Path]:
@@ -193,11 +197,10 @@ def sensitivity_report(result, prefix: str | os.PathLike, overwrite: bool = Fals
     Sobol index bars or Morris mu* against sigma."""
     chart = {"tornado": "tornado", "sobol": "sobol", "morris": "morris"}[result.method]
     md, png = report_targets(prefix, overwrite, chart)
-    plt = _pyplot()
     table = result.table
     output = table["output"].iloc[0]
     part = table[table["output"] == output]
-    fig, ax = plt.subplots(figsize=(7, 0.5 * len(part) + 1.5))
+    fig, ax = _figure(7, 0.5 * len(part) + 1.5)
     if result.method == "tornado":
         base = float(part["output_base"].iloc[0])
         part = part.iloc[::-1]
@@ -227,7 +230,6 @@ def sensitivity_report(result, prefix: str | os.PathLike, overwrite: bool = Fals
         ax.set_ylabel("sigma")
     ax.set_title(f"{result.method}: {output}")
     _save(fig, png)
-    plt.close(fig)
     meta = result.run.metadata
     text = "\n".join(
         [
@@ -259,15 +261,13 @@ def sweep_report(
 ) -> list[Path]:
     """Markdown table of a sweep (at most 200 rows) and a histogram of `metric` over it."""
     md, png = report_targets(prefix, overwrite, "histogram")
-    plt = _pyplot()
     values = rows[metric].to_numpy(dtype=float)
     values = values[np.isfinite(values)]
-    fig, ax = plt.subplots(figsize=(7, 4))
+    fig, ax = _figure(7, 4)
     ax.hist(values, bins=min(60, max(5, len(values) // 5)))
     ax.set_xlabel(metric)
     ax.set_ylabel("scenarios")
     _save(fig, png)
-    plt.close(fig)
     shown = rows[columns] if columns else rows
     text = "\n".join(
         [
