@@ -309,6 +309,8 @@ def import_files(
     runs with a warning; mixing models or hardware is allowed but warned about. `within` as in
     `import_file`, for every file.
     """
+    if isinstance(paths, str | bytes | os.PathLike):  # (list() would give its characters)
+        raise CurveError(f"paths is one path, {paths!r}; expected a list of paths: [{paths!r}]")
     paths = list(paths)
     if not paths:
         raise CurveError("no input files given")
