@@ -214,6 +214,17 @@ def ready_made_scenarios() -> dict[str, Path]:
     return {p.stem: p for p in sorted((models_dir() / "scenarios").glob("*.toml"))}
 
 
+def ready_made_path(name: str | os.PathLike) -> Path | None:
+    """The ready-made scenario a bare name names (models/scenarios/NAME.toml), as every command
+    and econ.load_scenario read a scenario argument: None for `library:NAME`, for a path that
+    exists (a file named NAME in the working folder wins), for a name with a suffix (NAME.toml
+    is a file's name, never the ready-made one's) and for a name no ready-made scenario has."""
+    path = Path(name)
+    if str(name).startswith("library:") or path.suffix or path.exists():
+        return None
+    return ready_made_scenarios().get(str(name))
+
+
 def validation_problems(exc: ValidationError) -> str:
     """Pydantic errors as 'field: message (got value)', one per problem, values cut short."""
     parts = []

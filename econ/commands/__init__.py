@@ -55,14 +55,12 @@ def scenario_path(name: str) -> str | os.PathLike:
     there does not, and a note on stderr says which was read and how to read the other. Every
     command that takes a scenario reads its argument so (`econ project deepseek-r1-gb200-nvl72`
     as `econ export deepseek-r1-gb200-nvl72`)."""
-    path = Path(name)
-    if str(name).startswith("library:") or path.exists() or path.suffix:
-        return name
-    from econ.catalog import ready_made_scenarios
+    from econ.catalog import ready_made_path
 
-    found = ready_made_scenarios().get(str(name))
+    found = ready_made_path(name)
     if found is None:
         return name
+    path = Path(name)
     if path.with_name(f"{path.name}.toml").is_file():
         import sys
 

@@ -615,7 +615,9 @@ def load_scenario(
 
     Parameters
     ----------
-    path : path of a TOML scenario file
+    path : path of a TOML scenario file, or the name of a ready-made scenario
+        ("deepseek-r1-gb200-nvl72": models/scenarios/NAME.toml, as the CLI reads it; a file of
+        that exact name, no suffix, wins; econ.catalog.ready_made_scenarios() lists them)
     overrides : mapping of dotted path to value, or strings "path=value" (value in TOML syntax)
     allow_paths : folders besides the scenario's own that paths inside it may point into
         (see `econ.scenario.paths`; the CLI's --allow-paths)
@@ -627,6 +629,9 @@ def load_scenario(
         from econ.library import load_library_scenario  # the database layer loads only here
 
         return load_library_scenario(str(path), overrides)
+    from econ.catalog import ready_made_path
+
+    path = ready_made_path(path) or path
     data = read_toml(path)
     if overrides:
         data = apply_overrides(data, overrides, file=path)
