@@ -625,7 +625,7 @@ def _scenario_hint(value) -> str:
         return f" (econ.load_scenario({str(value)!r}) reads a scenario file)"
     if isinstance(value, Mapping):
         return (
-            " (econ.Scenario.model_validate(data) checks a dict of a scenario's fields; "
+            " (econ.scenario.validate_dict(data) checks a dict of a scenario's fields; "
             "econ.load_scenario(path, overrides) applies dotted-path changes to a file)"
         )
     if _is_frame(value):

@@ -112,11 +112,6 @@ def test_validate_dict_gives_the_scenario_or_econs_error():
         econ.scenario.validate_dict(data)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the hint is written in econ/batch.py (_scenario_hint), outside this change: it "
-    "should name econ.scenario.validate_dict(data) instead of econ.Scenario.model_validate(data)",
-)
 def test_the_advice_for_a_dict_names_a_function_that_raises_econs_error():
     with pytest.raises(InputError) as caught:
         econ.project({"name": "x"})
