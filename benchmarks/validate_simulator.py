@@ -132,7 +132,10 @@ def refresh_rows() -> Path:
     path = cal.rows_path()
     header = (
         "# MLPerf Inference datacenter LLM rows used to calibrate the simulator; copied from "
-        "../shared/data/mlperf_inference_llm.csv (v4.0-v6.0) and mlperf_inference_v6.1.csv (v6.1; "
+        "../shared/data/mlperf_inference_llm.csv (v4.0-v6.0; its scenario_normalized is the "
+        "scenario column here, so v5.0's llama2-70b-interactive rows, submitted as Server, read "
+        "Interactive, and their Offline rows, repeats of llama2-70b Offline runs, are left out) "
+        "and mlperf_inference_v6.1.csv (v6.1; "
         "no valid, latency limit or software columns there) by benchmarks/validate_simulator.py "
         f"--refresh-rows on {dt.date.today().isoformat()}. Columns hardware and model map "
         "accelerator and benchmark_family to catalog keys; source holds each row's MLCommons "
@@ -315,8 +318,11 @@ def round_section(errors: pd.DataFrame) -> list[str]:
         "catalog's closed, available rows) per hardware, model and scenario, which measures the "
         "error of predicting one round ahead: what the shipped coefficients can be expected to "
         "show on the next round. A calibrated pair is a hardware x model pair the fit that made "
-        f"the prediction saw; no round before {eb.TEST_ROUND} has an MI355X row, so all of its "
-        "pairs are outside here (the shipped fit has them). These errors, with the "
+        f"the prediction saw; the catalog has no MI355X row before {eb.TEST_ROUND}, so all of "
+        "its pairs are outside here (the shipped fit has them); it holds v5.1 and v6.0 only in "
+        "part (AMD reports MI355X results in both rounds: `models/benchmarks/rounds.csv`, "
+        "`known_gaps`), so this says what the catalog lacks, not that none was submitted. "
+        "These errors, with the "
         "leave-one-system-out ones (the shipped calibration targets predicted by the sibling's "
         "shipped coefficients), are stored in `models/calibration/out_of_sample_errors.csv` and "
         "give every prediction its error band (`econ.throughput.errorbands`): the prediction times "
@@ -374,8 +380,9 @@ def round_section(errors: pd.DataFrame) -> list[str]:
         + (
             " All of them over-predict a mixture-of-experts model: the model efficiency is one "
             "factor across hardware, and MoE serving stacks differ most between submitters and "
-            f"hardware (no round before {eb.TEST_ROUND} has an AMD gpt-oss-120b or DeepSeek-R1 "
-            "row)."
+            f"hardware (the catalog has no AMD gpt-oss-120b or DeepSeek-R1 row before "
+            f"{eb.TEST_ROUND}; it holds v6.0 only in part, and AMD reports MI355X gpt-oss-120b "
+            "results in that round)."
             if all(r.err > 0 and get_llm(r.model).is_moe for _, r in worst.iterrows())
             else ""
         ),

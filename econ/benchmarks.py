@@ -212,6 +212,17 @@ def _duplicates(frame: pd.DataFrame) -> pd.Series:
     return merged.set_index("index")["_base"].reindex(frame.index).fillna("")
 
 
+def known_gaps() -> dict[str, str]:
+    """Rounds the catalog holds only in part, each with what is known to be missing (rounds.csv
+    `known_gaps`): the reference data the v5.1 and v6.0 rows were copied from lacks some
+    submitters' results, so a result absent from the catalog may still have been published."""
+    rounds = _read(ROUNDS_FILE)
+    if "known_gaps" not in rounds:
+        return {}
+    gaps = rounds["known_gaps"].fillna("").astype(str)
+    return {str(r): g for r, g in zip(rounds["round"], gaps, strict=True) if g.strip()}
+
+
 def latency_constraints() -> pd.DataFrame:
     """MLPerf TTFT/TPOT p99 limits [ms] and median output tokens per sample, per workload."""
     return _read(CONSTRAINTS_FILE)
@@ -332,6 +343,12 @@ def _accelerator_note(row: Mapping) -> str:
     return str(notes.iloc[0]) if len(notes) else ""
 
 
+def mixed_accelerators(name) -> bool:
+    """Whether an accelerator name lists more than one chip ("H200 + MI350X", "MI300X (x32),
+    MI325X (x16)"): the system's per-GPU figure then averages two chips."""
+    return isinstance(name, str) and bool(re.search(r",| \+ | and ", name))
+
+
 def _system_name_count(name: str) -> float:
     match = re.search(r"\((\d+)x ", name or "")
     return float(match.group(1)) if match else math.nan
@@ -427,7 +444,7 @@ def row_checks(
         out.append("no accelerator named (CPU-only or unknown system): no per-GPU figure")
     elif not generation:
         out.append(f"accelerator {accelerator!r} is not in accelerators.csv: generation unknown")
-    elif re.search(r",| \+ | and ", accelerator):
+    elif mixed_accelerators(accelerator):
         out.append(f"mixed accelerators ({accelerator}): the per-GPU figure averages two chips")
     if hardware:
         wanted = generation_of(hardware)

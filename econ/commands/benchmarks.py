@@ -45,7 +45,12 @@ def register(commands) -> None:
     p.add_argument("--scenario", help="Server, Offline or Interactive")
     p.add_argument("--division", help="closed or open")
     p.add_argument("--availability", help="available, preview or rdi")
-    p.add_argument("--gpus", type=Number(what="a number", gt=0), help="accelerator count")
+    p.add_argument(
+        "--gpus",
+        type=Number(what="a number", gt=0),
+        help="accelerator count, as MLPerf counts them (the table's Accel. column; a dual-GPU "
+        "board is one)",
+    )
     p.add_argument(
         "--no-duplicates", action="store_true", help="hide 99.9 rows that repeat a 99 row"
     )
@@ -83,6 +88,7 @@ def _cmd_list(args) -> int:
     if args.no_duplicates:
         rows = rows[rows["duplicate_of"] == ""]
     total = len(rows)
+    gaps = _partial_rounds(args.round)
     if args.limit is not None:
         rows = rows.head(args.limit)
     if args.format == "csv":
@@ -91,10 +97,11 @@ def _cmd_list(args) -> int:
         sys.stdout.write(csv_text(rows))
     elif args.format == "json":
         records = rows.astype(object).where(rows.notna(), None).to_dict("records")
-        print(json.dumps({"count": total, "rows": records}, indent=2, allow_nan=False, default=str))
+        data = {"count": total, "rows": records, "partial_rounds": gaps}
+        print(json.dumps(data, indent=2, allow_nan=False, default=str))
     else:
-        header = ["id", "round", "submitter", "div", "avail", "accelerator", "GPUs", "benchmark",
-                  "scenario", "result", "unit", "tok/s/GPU", "flags"]  # fmt: skip
+        header = ["id", "round", "submitter", "div", "avail", "accelerator", "Accel.",
+                  "benchmark", "scenario", "result", "unit", "tok/s/GPU", "flags"]  # fmt: skip
         body = []
         for r in rows.itertuples():
             flags = "".join(
@@ -106,6 +113,8 @@ def _cmd_list(args) -> int:
                     ("O", r.division == "open"),
                     ("D", bool(r.duplicate_of)),
                     ("I", r.inferred_flag == 1),
+                    ("M", bench.mixed_accelerators(r.accelerator)),
+                    ("B", r.gpus_per_accelerator > 1),
                 )
                 if on
             )
@@ -127,10 +136,43 @@ def _cmd_list(args) -> int:
             f"{total} row{'' if total == 1 else 's'}"
             + (f" (showing {len(rows)})" if len(rows) < total else "")
             + "; flags: C vendor claim (no result file), P preview, R RDI (research, development or "
-            "internal), O open division, D 99.9 row repeating a 99 row, I inferred",
+            "internal), O open division, D 99.9 row repeating a 99 row, I inferred, M mixed "
+            "accelerators (tok/s/GPU averages two chips), B boards of several GPUs (tok/s/GPU "
+            "divides by Accel. x GPUs per board); Accel.: accelerators as MLPerf counts them",
             file=sys.stderr,
         )
+        for note in _gap_notes(gaps, total):
+            print(note, file=sys.stderr)
     return 0
+
+
+def _partial_rounds(round_filter: str | None) -> dict[str, str]:
+    """The rounds the catalog holds only in part among those a list spans (`--round`'s, else
+    all), with what is known to be missing (econ.benchmarks.known_gaps)."""
+    gaps = bench.known_gaps()
+    if not round_filter:
+        return gaps
+    return {r: gap for r, gap in gaps.items() if r.lower() == round_filter.lower()}
+
+
+def _gap_notes(gaps: dict[str, str], total: int) -> list[str]:
+    """The notes under a list that spans a round the catalog holds only in part: a result not
+    listed may still have been published (with no row matching, that is said first)."""
+    if not gaps:
+        return []
+    rounds = " and ".join(gaps)
+    if total == 0:
+        which = "a round" if len(gaps) == 1 else "rounds"
+        what = f"no row matches in {rounds}, {which} the catalog holds only in part"
+    else:
+        what = f"the catalog holds {rounds} only in part"
+    notes = [
+        f"note: {what} (some submitters' results are missing): a result not listed may still "
+        "have been published"
+    ]
+    if len(gaps) == 1:
+        notes += [f"note: {r}: {gap}" for r, gap in gaps.items()]
+    return notes
 
 
 def _cmd_show(args) -> int:

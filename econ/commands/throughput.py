@@ -425,7 +425,7 @@ def _cmd_history(args) -> int:
          f"{r['tokens_per_s_per_gpu']:,.1f}"]
         for r in data["points"]
     ]  # fmt: skip
-    print(table(["round", "published", "submitter", "GPUs", "id", "tok/s/GPU"], rows))
+    print(table(["round", "published", "submitter", "Accel.", "id", "tok/s/GPU"], rows))
     for step in history.steps:
         print(f"step {step['label']} ({step['date']}): {step['gain']:+.1%}")
     low, high = history.rate_annual_low, history.rate_annual_high

@@ -125,13 +125,15 @@ METHOD_NOTES = """
   v6.0 with 14 times fewer active parameters, so what is missing is per-token software cost of
   that model's stack, which coefficients shared by every model on a hardware cannot hold.
 - Input lengths are estimates (see `models/calibration/mlperf_workloads.toml`); output lengths are
-  the medians observed in loadgen logs. Latencies are modelled as means with a fixed p99/mean factor
-  for TPOT (fitted, prior 1.3) and an exponential tail for the TTFT queueing wait.
+  means: per run, result / completed samples per second from its loadgen log, and the median of
+  those over submissions (`mlperf_latency_constraints.csv`, whose column calls it a median).
+  Latencies are modelled as means with a fixed p99/mean factor for TPOT (fitted, prior 1.3) and an
+  exponential tail for the TTFT queueing wait.
 - Not modelled: pipeline parallelism, CPU/host limits, power capping, prefix caching, and
   kernel quality per hardware x model pair (one set of coefficients per hardware and one
   efficiency per model; a model whose stack is much less tuned on one vendor's hardware, such as
-  gpt-oss-120b and DeepSeek-R1 on AMD MI300X/MI355X, which only a few v6.1 submissions cover, is
-  the main source of the remaining misses).
+  gpt-oss-120b and DeepSeek-R1 on AMD MI300X/MI355X, which only a few v6.1 rows of the catalog
+  cover (it lacks AMD's v6.0 results), is the main source of the remaining misses).
 """
 
 
