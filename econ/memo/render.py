@@ -700,25 +700,34 @@ def _residual_text(memo: Memo):
     return escape(text + words) + span + escape(f" USD, not {npv:,.0f}")
 
 
-PERCENT_UNITS = {"fraction": "", "1/year": " a year", "fraction/year": " a year"}
-"""Units of fractions, shown as percentages, and what follows the percentage."""
+def _shown_unit(path: str, value) -> tuple[str, float]:
+    """The unit an input's label shows and the factor from its value to the shown one
+    (econ.labels.field_unit of the field's description unit): one rule for the label and the
+    value, so a field labelled [%] is always shown as a percentage ("fraction of cost" too)."""
+    from econ.library.diff import unit_of
+
+    kind = ""
+    if isinstance(value, float):
+        kind = "float"
+    elif isinstance(value, int) and not isinstance(value, bool):
+        kind = "int"
+    return field_unit(path.rsplit(".", 1)[-1], kind, unit_of(path) or "")
 
 
 def input_text(path: str, value) -> str:
     """An input's value as the memo shows it: a fraction as a percentage, as the Ask states
     rates (0.1075 of unit 1/year is '10.75% a year'), a large amount whole (6 significant
-    digits wrote 3,100,000 as 3.1e+06). Other units are in the field's name (_usd, _years)."""
-    from econ.library.diff import unit_of
-
+    digits wrote 3,100,000 as 3.1e+06). Other units are in the field's name (_usd, _years).
+    A value is a percentage exactly where its label says [%] or [%/year] (`_shown_unit`)."""
     if value is None:
         return NONE_WORD  # (as a scenario file writes an unset value)
     if isinstance(value, tuple | list):
         return counted(len(value), "entry", "entries")
     if isinstance(value, bool) or not isinstance(value, int | float):
         return str(value)
-    unit = unit_of(path) or ""
-    if unit in PERCENT_UNITS:
-        return _rate(value) + PERCENT_UNITS[unit]
+    unit, scale = _shown_unit(path, value)
+    if scale == 100:
+        return _rate(value) + (" a year" if unit.endswith("/year") else "")
     return plain_number(value)
 
 
@@ -733,15 +742,7 @@ def input_name(path: str, value) -> str:
     """An input's label as the memo shows it: econ.labels.input_label, its unit that of the
     field's description as the app's form shows it (a fraction as "%": its value is shown as a
     percentage), e.g. "Capex › Installation [USD/GPU]" for capex.installation_usd_per_gpu."""
-    from econ.library.diff import unit_of
-
-    kind = ""
-    if isinstance(value, float):
-        kind = "float"
-    elif isinstance(value, int) and not isinstance(value, bool):
-        kind = "int"
-    unit, _ = field_unit(path.rsplit(".", 1)[-1], kind, unit_of(path) or "")
-    return input_label(path, unit)
+    return input_label(path, _shown_unit(path, value)[0])
 
 
 COVENANTS = "financing.covenants"
