@@ -157,13 +157,24 @@ def test_the_covenant_s_terms_are_key_assumptions_with_their_provenance(seed_mem
     covenant = dict(_definitions(seed_memo))["Covenant"]
     assert covenant.endswith("The DSCR floor and test window are econ's defaults, not a term "
                              "sheet's (Key assumptions).")  # fmt: skip
-    # the stack cites the section: each term takes its source, and the section is not dumped
+    # the stack cites its DSCR floor and its test window apart: each term takes its own source
+    # (review 25: the window carried the floor's, the section's)
     rows = _covenant_rows(stack_memo)
-    cited = stack_memo.scenario.sources["financing.covenants"]
-    assert all(r["source"] == cited for r in rows.values()) and len(rows) == 2
+    for term in ("dscr_floor", "test_months"):
+        cited = stack_memo.scenario.sources[f"financing.covenants.{term}"]
+        assert rows[f"financing.covenants.{term}"]["source"] == cited
+    # a scenario citing the section: each term takes its source, and the section is not dumped
     from econ.memo.render import _assumptions
 
-    assert all(r["path"] != "financing.covenants" for r in _assumptions(stack_memo))
+    data = scenario_to_dict(stack_memo.scenario)
+    data["sources"] = {
+        **{k: v for k, v in data["sources"].items() if not k.startswith("financing.covenants")},
+        "financing.covenants": "a term sheet",
+    }
+    section = build_memo(validate_dict(data), cases={})
+    rows = _covenant_rows(section)
+    assert all(r["source"] == "a term sheet" for r in rows.values()) and len(rows) == 2
+    assert all(r["path"] != "financing.covenants" for r in _assumptions(section))
     # an override says so; a value given without a source says that
     seed = load_scenario(SEED, {"financing.covenants.dscr_floor": 1.25})
     rows = _covenant_rows(build_memo(seed, cases={}))

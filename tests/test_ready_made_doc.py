@@ -140,16 +140,16 @@ def test_the_retrofit_sensitivity_is_the_engines():
 
 
 def test_the_opex_comparison_is_the_engines_under_the_settings_it_names():
-    """The seed's NPV without and with the peer model's staff and insurance, with its old debt
+    """The seed's NPV without and with its assumed staff and insurance, with its old debt
     (70% in level payments, not sized), at monthly and at quarterly tax payments, as quoted."""
     from econ.scenario import read_toml, validate_dict
 
     text = " ".join(PAGE.read_text().split())
     quoted = re.search(
-        r"the seed's NPV falls from (\S+) to (\S+) USD with its old debt \(70% of capex in level "
-        r"payments, not sized\) and its income tax paid monthly \(`financing.tax_payment = "
-        r"\"monthly\"`\).*? With the scenario's own quarterly tax payments \(the default\) the "
-        r"same comparison reads (\S+) to (\S+) USD",
+        r"With the seed's old debt \(70% of capex in level payments, not sized\) and its income "
+        r"tax paid monthly \(`financing.tax_payment = \"monthly\"`\), the same inputs took its NPV "
+        r"from (\S+) to (\S+) USD; with the scenario's own quarterly tax payments \(the default\) "
+        r"that comparison reads (\S+) to (\S+) USD",
         text,
     )
     assert quoted, "the opex comparison sentence moved or changed shape"
