@@ -165,7 +165,7 @@ def cmd_hardware_list(args) -> int:
         [
             "key",
             "name",
-            "HBM GB",
+            "HBM GB usable",
             "TB/s",
             "BF16/FP8/FP4 TFLOP/s",
             "scale-up",
