@@ -248,7 +248,8 @@ def test_assumptions_show_unit_value_source_and_flag(seed_file: Path):
     assert rows.loc["capex.system_price_usd", "provenance"] == "sourced"
     assert rows.loc["utilization.share", "provenance"] == "assumption"
     assert rows.loc["market.price_usd_per_mtok", "provenance"] == "derived"
-    assert rows.loc["opex.staff_usd_per_month", "provenance"] == "sourced"
+    # an assumption of econ's own, its arithmetic stated (no published source backs it)
+    assert rows.loc["opex.staff_usd_per_month", "provenance"] == "assumption"
     assert rows.loc["power.escalation_annual", "provenance"] == "assumption"  # a flat price
     assert rows.loc["facility.m2_per_rack", "provenance"] == "default"
     steps_source = rows.loc["throughput.steps[0].gain", "source"]
