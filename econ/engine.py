@@ -1366,18 +1366,32 @@ def _capital_rows(b, months, fleet: _Fleet, cost, revenue: _Revenue, ebitda, dis
     if resale is not None:
         curves["resale_value"] = resale.share
     book, tax_dep, own = _depreciation_rows(b, months, fleet, cost, batches, curves, since)
-    impairment = _impairment_rows(
-        b, months, fleet, cost, book, in_service, curves, since, ebitda, discount_annual, resale
-    )
-    book = impairment.depreciation_usd
-    # Sale when the row retires: at book value, at the given share of cost, or at the resale
-    # value of its hardware at its age then.
-    carrying = dep.book_value(cost, book, impairment.impairment_usd)
-    carrying_at_sale = carrying[np.arange(b.rows), held]
+    # Sale when the row retires: at the given share of cost, at the resale value of its hardware
+    # at its age then, or else at book value: the carrying amount the schedule gives then before
+    # any impairment, so that an accounting test never changes the cash the sale brings (the
+    # disposal books a gain over the written-down amount instead; docs/depreciation.md).
+    rows = np.arange(b.rows)
+    carrying_at_sale = dep.book_value(cost, book)[rows, held]
     sale_value = b["depreciation.sale_value_share"] * cost
     if resale is not None:
         sale_value = np.where(resale.has, resale.proceeds_usd(held), sale_value)
     sale = dep.sale_proceeds_usd(carrying_at_sale, sale_value)
+    impairment = _impairment_rows(
+        b,
+        months,
+        fleet,
+        cost,
+        book,
+        in_service,
+        curves,
+        since,
+        ebitda,
+        discount_annual,
+        sale,
+        resale,
+    )
+    book = impairment.depreciation_usd
+    carrying = dep.book_value(cost, book, impairment.impairment_usd)
     booked = dep.dispose(
         book, cost, months, held, sale, impairment.impairment_usd, in_service, carrying
     )
@@ -1530,25 +1544,75 @@ def _refuse_mid_quarter(b, path, method, params, in_service, purchase, rows=None
     chosen = rows[method[rows] == "macrs_gds"]
     if not chosen.size:
         return
-    several = np.bincount(b.row_scenario, minlength=b.n) > 1
-
-    def where(i):
-        scenario = b.row_scenario[chosen[i]]
-        vintage = f" (vintage {b.row_names[chosen[i]]})" if several[scenario] else ""
-        return f"scenario '{b.names[scenario]}'{vintage}: "
-
+    naming = _naming(b)
     dep.refuse_mid_quarter_mismatch(
         np.asarray(params["convention"])[chosen],
         in_service[chosen],
         purchase[chosen],
         field=f"{path}.convention",
-        where=where,
+        where=lambda i: naming(chosen[i]),
     )
 
 
+def _naming(b):
+    """A function giving the words that start a refusal for a row: "scenario 'NAME': ", with the
+    vintage's name where the scenario has several rows."""
+    several = np.bincount(b.row_scenario, minlength=b.n) > 1
+
+    def where(row):
+        scenario = b.row_scenario[row]
+        vintage = f" (vintage {b.row_names[row]})" if several[scenario] else ""
+        return f"scenario '{b.names[scenario]}'{vintage}: "
+
+    return where
+
+
 def _pick_curve(curves, names):
-    """Each row's curve (rows, T+1) from the curve named in `names` (rows,)."""
+    """Each row's curve (rows, T+1) from the curve named in `names` (rows,).
+
+    A name with no curve is a programming error (a caller's name that differs from the key, or
+    a curve not built): it raises a KeyError rather than give those rows a curve of zeros."""
+    missing = sorted(set(np.asarray(names).tolist()) - set(curves))
+    if missing:
+        raise KeyError(f"no price curve named {missing}; the curves are {sorted(curves)}")
     return np.select([(names == name)[:, None] for name in curves], list(curves.values()))
+
+
+TRIGGER_CURVES = {"market_value": "market_value_table"}
+"""depreciation.impairment.trigger_price names whose curve `_capital_rows` keys otherwise."""
+
+_TRIGGER_PRICES = {
+    "token_price": ("token price", "market.price_usd_per_mtok or market.price_table"),
+    "rental_price": (
+        "GPU-rental price",
+        "market.rental_usd_per_gpu_hour, market.rental_table or market.rental_series",
+    ),
+    "market_value": ("market value", "depreciation.market_value_table"),
+    "resale_value": ("resale value", "market.resale_value_table or market.resale_series"),
+}
+"""Each trigger price's words and the fields that give it, for `_refuse_no_trigger_price`."""
+
+
+def _refuse_no_trigger_price(b, tested, price, in_service, purchase):
+    """Refuse a trigger price of 0 in the in-service month: a price of 0 cannot fall, and every
+    month would be at or below the threshold, so the test would run and write down every month
+    (ASC 360-10-35-21(a) and IAS 36.12 look for a fall in a price the scenario gives).
+    `price` (tested rows, T+1) and `in_service` are on months since purchase."""
+    reference = price[np.arange(tested.size), in_service]
+    bad = np.flatnonzero(~(reference > 0))
+    if not bad.size:
+        return
+    i = int(bad[0])
+    name = str(_choice(b, "depreciation.impairment.trigger_price")[tested[i]])
+    words, fields = _TRIGGER_PRICES[name]
+    others = ", ".join(k for k in _TRIGGER_PRICES if k != name)
+    raise InputError(
+        f"{_naming(b)(int(tested[i]))}depreciation.impairment.trigger_price = '{name}', but the "
+        f"{words} is {float(reference[i]):g} in the in-service month (month "
+        f"{int(purchase[i] + in_service[i])}): a price of 0 cannot fall, and the test would run "
+        f"every month; expected a {words} the scenario gives ({fields}) or another "
+        f"trigger_price ({others})"
+    )
 
 
 @dataclass(frozen=True)
@@ -1563,14 +1627,14 @@ class _Impairment:
 
 
 def _impairment_rows(
-    b, months, fleet, cost, book, in_service, curves, since, ebitda, discount, resale=None
+    b, months, fleet, cost, book, in_service, curves, since, ebitda, discount, sale, resale=None
 ):
     """Impairment of the book value where a price drop triggers a test (ASC 360 / IAS 36).
 
-    The test's cash flows are the row's EBITDA while held and its sale at retirement (at the sale
-    value, with a resale table at its resale proceeds, else at the salvage value), counted by the
-    sale month's test too. Fair value may be the resale value (fair_value_source 'resale_value':
-    hardware cost x share at the age)."""
+    The test's cash flows are the row's EBITDA while held and its sale at retirement, `sale`
+    (rows,) [USD]: the proceeds the projection books (at the sale value, at the resale proceeds,
+    or at book value before impairment), counted by the sale month's test too. Fair value may
+    be the resale value (fair_value_source 'resale_value': hardware cost x share at the age)."""
     n = b.rows
     impairment = np.zeros_like(book)
     impairment_month = np.full(n, -1)
@@ -1584,29 +1648,21 @@ def _impairment_rows(
     book = book.copy()
     held, purchase = fleet.held[tested], fleet.purchase[tested]
     cost_t = cost[tested]
-    price = _pick_curve(
-        {k: v[tested] for k, v in curves.items()},
-        _choice(b, "depreciation.impairment.trigger_price")[tested],
-    )
+    trigger_price = _choice(b, "depreciation.impairment.trigger_price")[tested]
+    for name, curve in TRIGGER_CURVES.items():
+        trigger_price = np.where(trigger_price == name, curve, trigger_price)
+    price = _pick_curve({k: v[tested] for k, v in curves.items()}, trigger_price)
+    _refuse_no_trigger_price(b, tested, price, in_service[tested], purchase)
     trigger = impairment_mod.price_drop_trigger(price, threshold[tested], in_service[tested])
     m = np.asarray(months)[None, :]
-    sale_share = b["depreciation.sale_value_share"][tested]
-    expected_sale = np.where(
-        np.isnan(sale_share), b["depreciation.salvage_share"][tested], sale_share
-    )
-    expected_sale_usd = expected_sale * cost_t
-    at_book_value = np.isnan(sale_share)  # sold at the carrying amount (dep.sale_proceeds_usd)
-    if resale is not None:
-        resold = resale.proceeds_usd(fleet.held)[tested]
-        expected_sale_usd = np.where(np.isnan(resold), expected_sale_usd, resold)
-        at_book_value &= np.isnan(resold)
     # The cash flows: each month's EBITDA while held, and the sale at the end of the retirement
     # month, which that month's test still counts (econ.impairment.remaining_undiscounted_usd).
-    # Before it, a sale at book value is expected to fetch the salvage value; in its month it
-    # fetches the carrying amount, which leaves nothing to impair or reverse.
+    # The sale is the projection's own (ASC 360-10-35-30: the test's estimates agree with the
+    # entity's projections; IAS 36.33): a sale at book value fetches the book value before
+    # impairment, which the schedule fixes at the purchase, so no test depends on itself.
     sold = m == held[:, None]
     flows = since(ebitda())[tested] * (m <= held[:, None])
-    disposal = np.where(sold, expected_sale_usd[:, None], 0.0)
+    disposal = np.where(sold, sale[tested, None], 0.0)
     value_in_use = impairment_mod.remaining_present_value_usd(
         flows, monthly_rate(discount[tested]), disposal
     )
@@ -1637,7 +1693,6 @@ def _impairment_rows(
         value_in_use_usd=value_in_use,
         costs_of_disposal_usd=b["depreciation.impairment.costs_of_disposal_share"][tested, None]
         * fair_value,
-        sold_at_carrying=sold & at_book_value[:, None],
     )
     book[tested] = result.depreciation_usd
     impairment[tested] = result.impairment_usd
@@ -3331,6 +3386,12 @@ ROW_MESSAGES = {
         )
         + ": the remaining book value "
         f"{c['carrying_at_sale'][r]:,.0f} USD is assumed sold at book value"
+        + (
+            " (the book value before the impairment: the write-down moves no cash, and the sale "
+            "books it back as a gain)"
+            if c["impairment_month"][r] >= 0
+            else ""
+        )
     ),
     "fast_gains": lambda c, r: (
         f"throughput.gain_rate_annual = {c['gain_rate'][r]:+.0%} a year more than doubles "

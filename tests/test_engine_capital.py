@@ -123,7 +123,7 @@ def seed_lines(name="seed", **changes):
     return {column: frame[column].to_numpy() for column in frame.columns}
 
 
-def two_step_impairment(m, threshold, standard, discount_annual, proceeds=None):
+def two_step_impairment(m, threshold, standard, discount_annual, proceeds=None, trigger=None):
     """Each month's impairment by the tests of ASC 360-10-35-17 and IAS 36.59, rebuilt from the
     projection's own monthly lines (one fleet bought in month 0, in service from month 1).
 
@@ -136,12 +136,14 @@ def two_step_impairment(m, threshold, standard, discount_annual, proceeds=None):
     carrying amount exceeds the undiscounted sum, down to fair value. IFRS: down to the
     recoverable amount, max(fair value - costs of disposal (none), value in use) = that present
     value (IAS 36.18); no reversal arises, as the price never recovers (asserted). `proceeds`:
-    the sale's expected price where it is not the one booked (a sale at book value).
+    the sale's expected price where it is not the one booked. `trigger`: the months with the
+    indicator where another price than the token price gives it (bool, months 0 to the sale).
     """
-    price = m["output_token_revenue_usd"] / np.where(m["tokens"] > 0, m["tokens"], np.nan)
     sale = int(np.flatnonzero(m["disposal_usd"])[0])
-    trigger = np.zeros(sale + 1, dtype=bool)
-    trigger[1:] = price[1 : sale + 1] <= (1.0 - threshold) * price[1]
+    if trigger is None:
+        price = m["output_token_revenue_usd"] / np.where(m["tokens"] > 0, m["tokens"], np.nan)
+        trigger = np.zeros(sale + 1, dtype=bool)
+        trigger[1:] = price[1 : sale + 1] <= (1.0 - threshold) * price[1]
     first = int(np.argmax(trigger))
     assert trigger[first:].all()  # no month without the indicator after it: no reversal
     proceeds = m["disposal_usd"][sale] if proceeds is None else proceeds
@@ -193,10 +195,13 @@ def test_impairment_counts_the_sale_in_its_month(changes, standard):
 
 
 def test_a_sale_at_book_value_is_not_impaired_in_its_month():
-    # Sold at book value (no sale_value_share): the proceeds are the carrying amount, so the
-    # sale month's test has nothing to write down. Before, it wrote the GPUs down to 0 (the
-    # salvage value counted nowhere in that month) and sold them for that: 368,461 USD of cash
-    # lost here. The earlier tests expect the sale to fetch the salvage value, 10% of cost.
+    # Sold at book value (no sale_value_share): the GPUs fetch the book value the schedule gives
+    # in the sale month before any impairment, 40% of cost after 48 of 72 months with a 10%
+    # salvage value (1 - 0.9 x 48/72), so an accounting test never changes the cash (a
+    # controller's review, item 2: the sale fetched the written-down amount, here nothing). The
+    # tests before it count that sale too (ASC 360-10-35-30: the test's cash flows are the
+    # projection's); the sale month's has nothing to write down, and the sale books what was
+    # written down as a gain.
     m = seed_lines(
         **{
             "fleet.retire_month": 48,
@@ -204,14 +209,15 @@ def test_a_sale_at_book_value_is_not_impaired_in_its_month():
             "depreciation.impairment": {"price_drop_threshold": 0.5},
         }
     )
-    salvage = 0.1 * m["capex_usd"].sum()
-    expected, sale = two_step_impairment(m, 0.5, "us_gaap", 0.12, proceeds=salvage)
-    assert sale == 48 and m["impairment_usd"][48] == 0.0 and expected[47] > 0.0
+    cost = m["capex_usd"].sum()
+    price = cost * (1.0 - 0.9 * 48 / 72)
+    expected, sale = two_step_impairment(m, 0.5, "us_gaap", 0.12, proceeds=price)
+    assert sale == 48 and m["impairment_usd"][48] == 0.0 and expected[:48].sum() > 0.0
     np.testing.assert_allclose(m["impairment_usd"][:48], expected[:48], rtol=0, atol=0.005)
-    carrying = m["capex_usd"].sum() - (m["depreciation_usd"] + m["impairment_usd"])[:49].sum()
-    assert carrying > 0.0
-    assert m["disposal_usd"][48] == pytest.approx(carrying, abs=0.005)
-    assert m["gain_on_disposal_usd"][48] == 0.0
+    carrying = cost - (m["depreciation_usd"] + m["impairment_usd"])[:49].sum()
+    assert 0.0 < carrying < price
+    assert m["disposal_usd"][48] == pytest.approx(price, abs=0.005)
+    assert m["gain_on_disposal_usd"][48] == pytest.approx(price - carrying, abs=0.005)
 
 
 @settings(max_examples=30, deadline=None)

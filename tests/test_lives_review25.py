@@ -1,0 +1,210 @@
+"""A controller's review of book lives, impairment and disposal (review 25).
+
+1. The 'market_value' trigger read no curve (the engine looked it up under another name, and
+   the look-up gave 0, so the test ran every month whatever its threshold); a 'rental_price'
+   trigger where the scenario has no rental price did the same.
+2. The impairment test moved cash: a sale at book value fetched the written-down amount.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from econ import load_scenario, project
+from econ.errors import InputError
+from tests.conftest import ROOT
+from tests.test_engine_capital import SEED, seed_lines, two_step_impairment
+
+REFRESH = ROOT / "models" / "scenarios" / "h200-fleet-gb300-refresh.toml"
+
+
+# --- 1. the market-value trigger reads the market value table -----------------------------------
+
+
+def market_value_trigger(table, threshold):
+    """The indicator of ASC 360-10-35-21(a) / IAS 36.12 on the market value table alone: months
+    1..72 whose share (linear between the table's points, flat after the last) is at most
+    (1 - threshold) times month 1's (the in-service month's)."""
+    months, shares = zip(*table, strict=True)
+    share = np.interp(np.arange(73), months, shares)
+    trigger = share <= (1.0 - threshold) * share[1]
+    trigger[0] = False
+    return trigger
+
+
+@pytest.mark.parametrize("standard", ["us_gaap", "ifrs"])
+def test_the_market_value_trigger_follows_its_threshold(standard):
+    # The review: a table from 1.0 to 0.95 over 72 months with a 30% threshold impaired the
+    # seed from month 7, 2,350,549 USD in all; thresholds 0.3 and 0.99 gave the same. The
+    # table never falls 30% below month 1's share, so no month triggers and nothing is impaired.
+    flat = [(0, 1.0), (72, 0.95)]
+    assert not market_value_trigger(flat, 0.3).any()
+    for threshold in (0.3, 0.99):
+        m = seed_lines(
+            **{
+                "depreciation.market_value_table": [{"month": a, "share": s} for a, s in flat],
+                "depreciation.impairment": {
+                    "price_drop_threshold": threshold,
+                    "trigger_price": "market_value",
+                    "standard": standard,
+                },
+            }
+        )
+        assert not m["impairment_usd"].any(), threshold
+    # A table falling to 5% of cost: a 30% fall from month 1's share (1 - 0.95/72) is reached
+    # in month 24 (1 - 0.95 m/72 <= 0.7 (1 - 0.95/72) from m = 23.44), a 99% fall never. Each
+    # month's loss is the two steps' rebuilt from the monthly lines on that indicator (an
+    # 8-year life, so that the GPUs are sold in month 72 for a quarter of their cost).
+    falling = [(0, 1.0), (72, 0.05)]
+    trigger = market_value_trigger(falling, 0.3)
+    assert int(np.argmax(trigger)) == 24 and trigger[24:].all()
+    lines = {}
+    for threshold in (0.3, 0.99):
+        lines[threshold] = seed_lines(
+            **{
+                "depreciation.life_years": 8.0,
+                "depreciation.market_value_table": [{"month": a, "share": s} for a, s in falling],
+                "depreciation.impairment": {
+                    "price_drop_threshold": threshold,
+                    "trigger_price": "market_value",
+                    "standard": standard,
+                },
+            }
+        )
+    assert not lines[0.99]["impairment_usd"].any()
+    m = lines[0.3]
+    expected, sale = two_step_impairment(m, 0.3, standard, 0.12, trigger=trigger)
+    assert sale == 72 and expected.any() and not expected[:24].any()
+    np.testing.assert_allclose(m["impairment_usd"], expected, rtol=0, atol=0.005)
+
+
+def test_a_rental_trigger_without_a_rental_price_is_refused(capsys):
+    # The seed sells tokens and gives no rental price (0 USD/GPU-hour): a 'rental_price' trigger
+    # fired every month and wrote 2,350,549 USD off. A price of 0 cannot fall: refused, as a
+    # 'market_value' trigger without a market value table is.
+    from econ.cli import main
+
+    scenario = load_scenario(
+        SEED,
+        {
+            "depreciation.impairment.price_drop_threshold": 0.3,
+            "depreciation.impairment.trigger_price": "rental_price",
+        },
+    )
+    with pytest.raises(
+        InputError,
+        match=r"deepseek-r1-gb200-nvl72\.toml: scenario 'deepseek-r1-gb200-nvl72': "
+        r"depreciation\.impairment\.trigger_price = 'rental_price', but the GPU-rental price "
+        r"is 0 in the in-service month \(month 1\): a price of 0 cannot fall, .* expected a GPU-rental price the scenario gives "
+        r"\(market\.rental_usd_per_gpu_hour, market\.rental_table or market\.rental_series\)",
+    ):
+        project(scenario)
+    code = main(
+        [
+            "project",
+            str(SEED),
+            "--set",
+            "depreciation.impairment.price_drop_threshold=0.3",
+            "--set",
+            'depreciation.impairment.trigger_price="rental_price"',
+        ]
+    )
+    err = capsys.readouterr().err
+    assert code == 3 and "Traceback" not in err
+    assert "deepseek-r1-gb200-nvl72.toml" in err and "trigger_price = 'rental_price'" in err
+    # With a rental price the same trigger is tested (a 35% decline a year to a floor of 1.00
+    # from 4.00 falls 30% below month 1's price within the six years).
+    rented = load_scenario(
+        SEED,
+        {
+            "depreciation.impairment.price_drop_threshold": 0.3,
+            "depreciation.impairment.trigger_price": "rental_price",
+            "market.rental_usd_per_gpu_hour": 4.0,
+            "market.rental_decline_annual": 0.35,
+            "market.rental_floor_usd_per_gpu_hour": 1.0,
+        },
+    )
+    assert project(rented).summary.iloc[0].impairment_usd_total >= 0.0
+
+
+def test_a_curve_the_engine_does_not_have_is_a_programming_error():
+    from econ.engine import _pick_curve
+
+    curves = {"token_price": np.ones((2, 3)), "market_value_table": np.full((2, 3), 0.5)}
+    picked = _pick_curve(curves, np.array(["token_price", "market_value_table"]))
+    np.testing.assert_array_equal(picked, [[1.0, 1.0, 1.0], [0.5, 0.5, 0.5]])
+    with pytest.raises(KeyError, match=r"no price curve named \['market_value'\]"):
+        _pick_curve(curves, np.array(["token_price", "market_value"]))
+
+
+# --- 2. an impairment test moves no cash ---------------------------------------------------------
+
+
+def test_a_sale_at_book_value_fetches_the_book_value_before_impairment():
+    # The review: the seed all equity with an 8-year life is sold at the horizon, month 72, at
+    # book value: 72/96 of the cost depreciated, so a quarter of it, 883,900 USD. With a 30%
+    # price-drop test the sale fetched the written-down amount, 0, and the NPV fell from
+    # +135,675 to -312,136 USD. The sale now fetches the same book value (before impairment);
+    # the disposal books a gain over the written-down amount, so the cash flows, the tax and
+    # net income over the horizon are those of the case without the test (ASC 360-10-35-17 and
+    # IAS 36.59 measure a loss; neither moves cash).
+    changes = {"financing.debt_share": 0.0, "depreciation.life_years": 8.0}
+    scenarios = [
+        load_scenario(SEED, {**changes, "name": "untested"}),
+        load_scenario(
+            SEED,
+            {
+                **changes,
+                "name": "tested",
+                "depreciation.impairment.price_drop_threshold": 0.3,
+            },
+        ),
+    ]
+    result = project(scenarios)
+    s = result.summary
+    tested, untested = result.monthly.loc["tested"], result.monthly.loc["untested"]
+    cost = tested.capex_usd.sum()
+    assert cost == pytest.approx(72 * (3_100_000 / 72 + 4300 + 1750), abs=1e-6)
+    assert s.impairment_usd_total["tested"] > 0.0
+    assert tested.disposal_usd.iloc[72] == pytest.approx(cost / 4, abs=0.005)
+    assert tested.disposal_usd.iloc[72] == pytest.approx(883_900.0, abs=0.005)
+    for line in ("cash_flow_project_usd", "tax_usd", "disposal_usd"):
+        np.testing.assert_allclose(tested[line], untested[line], rtol=0, atol=1e-6)
+    assert s.npv_usd["tested"] == pytest.approx(s.npv_usd["untested"], abs=1e-6)
+    assert s.npv_usd["tested"] == pytest.approx(135_675, abs=1.0)
+    assert s.net_income_usd_total["tested"] == pytest.approx(
+        s.net_income_usd_total["untested"], abs=0.01
+    )
+    carrying = cost - (tested.depreciation_usd + tested.impairment_usd).sum()
+    assert tested.gain_on_disposal_usd.iloc[72] == pytest.approx(cost / 4 - carrying, abs=0.005)
+    warning = next(w for w in result.warnings[1] if w.startswith("sold in month 72"))
+    assert "883,900 USD is assumed sold at book value (the book value before the impairment" in (
+        warning
+    )
+
+
+def test_the_refresh_month_does_not_move_with_an_impairment_test():
+    # The review: `econ refresh h200-fleet-gb300-refresh --vintage gb300` refreshes in month 18
+    # (+28.6M USD); with a 30% price-drop test it moved to month 71, as the H200s kept longer
+    # were written down and sold for the written-down amount. With the debt sized without a cap
+    # on the book value (an LTV on book value is a term of the loan an impairment does change,
+    # docs/depreciation.md) every refresh month's NPV is the same with the test as without.
+    from econ.fleet import refresh_analysis
+
+    runs = [
+        refresh_analysis(
+            load_scenario(
+                REFRESH,
+                {
+                    "financing.max_ltv": None,
+                    "depreciation.impairment.price_drop_threshold": threshold,
+                },
+            ),
+            "gb300",
+        )
+        for threshold in (None, 0.3)
+    ]
+    assert runs[0].best_month == runs[1].best_month == 18
+    np.testing.assert_allclose(runs[1].table.npv_usd, runs[0].table.npv_usd, rtol=0, atol=1e-6)
+    assert runs[1].npv_keep_usd == pytest.approx(runs[0].npv_keep_usd, abs=1e-6)
