@@ -214,7 +214,8 @@ def test_a_useful_life_below_a_month_is_worded_as_other_bounds(app_seed: AppTest
 def test_a_useful_life_below_a_month_keeps_its_words_in_a_scenario_file():
     from econ.scenario import ScenarioError, validate_dict
 
-    words = r"at least one month \(1/12 = 0\.0833333 years, rounded\)"
+    # (it offered 0.0833333 years, a life it refuses: a controller's review 25, item 6)
+    words = r"at least one month \(1/12 year: 0\.0833333333333333 to 16 digits, or 0\.0834 "
     with pytest.raises(ScenarioError, match=words):
         validate_dict({"depreciation": {"life_years": 0}})
 

@@ -1044,8 +1044,8 @@ def test_cli_retirement_in_month_0_is_refused_naming_the_first_month_allowed(cap
     captured = capsys.readouterr()
     assert captured.out == ""
     assert captured.err.strip() == (
-        "error: --retirement-month = 0: expected a month at or after the in-service month "
-        "(1; month 0 is the purchase month, before service)"
+        "error: --retirement-month = 0: expected a month from 1 to 600 at or after the "
+        "in-service month (month 0 is the purchase month, before service)"
     )
     # The first month allowed: 6-year straight line takes 1e6 / 72 = 13,888.89 in month 1, so
     # the sale at book value brings 1e6 - 13,888.89 = 986,111.11, no gain, book value 0 after.

@@ -126,8 +126,8 @@ def test_an_envelope_larger_than_the_fleet_says_the_gain_holds_an_expansion():
     ("args", "said"),
     [
         (["--from-month", "30", "--to-month", "20"], "--from-month 30 is after --to-month, 20"),
-        (["--from-month", "72"], "--from-month 72 is after the last month (the horizon - 1), 71"),
-        (["--to-month", "100"], "refresh month 72 is outside 1..71"),
+        (["--from-month", "72"], "--from-month = 72: expected a month from 1 to 71 (the horizon"),
+        (["--to-month", "100"], "--to-month = 100: expected a month from 1 to 71 (the horizon"),
     ],
 )
 def test_a_bad_month_range_names_what_is_wrong(args, said, capsys):

@@ -208,3 +208,69 @@ def test_the_refresh_month_does_not_move_with_an_impairment_test():
     assert runs[0].best_month == runs[1].best_month == 18
     np.testing.assert_allclose(runs[1].table.npv_usd, runs[0].table.npv_usd, rtol=0, atol=1e-6)
     assert runs[1].npv_keep_usd == pytest.approx(runs[0].npv_keep_usd, abs=1e-6)
+
+
+# --- 6. messages that name the option and the value typed, and offer values taken --------------
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["--to-month", "100"], "--to-month = 100: expected a month from 1 to 71 (the horizon is "),
+        (["--to-month", "72"], "--to-month = 72: expected a month from 1 to 71 (the horizon is "),
+        (["--from-month", "0"], "--from-month = 0: expected a month from 1 to 600"),
+        (["--from-month", "-1"], "--from-month = -1: expected a month from 1 to 600"),
+    ],
+)
+def test_a_refresh_month_out_of_range_is_named_by_its_option(args, said, capsys):
+    # They said "refresh month 72 is outside 1..71" for --to-month 100 (a month not typed, no
+    # option named), and "expected a month from 0 to 600" for -1, though 0 is then refused.
+    from econ.cli import main
+
+    assert main(["refresh", str(REFRESH), "--vintage", "gb300", *args]) == 3
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {said}") and err.count("\n") == 1, err
+    # the month the message offers is one the command takes (a refresh from month 1 or to 71)
+    taken = (
+        ["--to-month", "71"] if "--to-month" in args else ["--from-month", "1", "--to-month", "2"]
+    )
+    assert main(["refresh", str(REFRESH), "--vintage", "gb300", *taken, "--format", "json"]) == 0
+
+
+@pytest.mark.parametrize("option", ["--retirement-month", "--in-service-month", "--change-month"])
+def test_a_depreciation_month_below_1_is_told_the_months_taken(option, capsys):
+    from econ.cli import main
+
+    extra = ["--change-life-years", "5"] if option == "--change-month" else []
+    for month in ("-2", "0"):
+        assert main(["depreciation", "--cost", "1e6", option, month, *extra]) == 3
+        err = capsys.readouterr().err
+        assert err.startswith(f"error: {option} = {month}: expected a month from 1 to 600"), err
+        assert "from 0" not in err
+
+
+def test_the_shortest_life_message_offers_lives_it_takes():
+    # It offered "1/12 = 0.0833333 years, rounded", which it then refused: each life the message
+    # names now validates, and one month's (1/12) depreciation comes out of it.
+    import re
+
+    from econ.scenario import ScenarioError, validate_dict
+
+    with pytest.raises(ScenarioError) as refused:
+        validate_dict({"depreciation": {"life_years": 0.0833333}})
+    offered = re.search(r"1/12 year: ([0-9.]+) to 16 digits, or ([0-9.]+) or more", str(refused))
+    assert offered is not None, str(refused.value)
+    for life in offered.groups():
+        assert float(life) >= 1 / 12 - 1e-15
+        scenario = validate_dict({"depreciation": {"life_years": float(life)}})
+        assert scenario.depreciation.life_years == pytest.approx(float(life), rel=1e-12)
+
+
+def test_a_salvage_above_the_cost_is_said_in_full(capsys):
+    from econ.cli import main
+
+    assert main(["depreciation", "--cost", "3535612", "--salvage", "3535613"]) == 3
+    assert capsys.readouterr().err.strip() == (
+        "error: --salvage = 3,535,613: expected a residual value from 0 to below the cost "
+        "(3,535,612) [USD]"
+    )

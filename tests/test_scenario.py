@@ -42,7 +42,8 @@ def test_defaults_validate():
     ("path", "value", "expected"),
     [
         ("capex.gpu_price_usd", -5.0, "-5 is not above 0; expected a number above 0 [USD/GPU]"),
-        ("depreciation.life_years", 0, "at least one month (1/12 = 0.0833333 years, rounded)"),
+        ("depreciation.life_years", 0, "at least one month (1/12 year: 0.0833333333333333 to"),
+        ("depreciation.life_years", 0, "16 digits, or 0.0834 or more)"),
         ("depreciation.life_years", 1e-9, "at least one month"),
         ("depreciation.change_life_years", 0.05, "at least one month"),
         ("depreciation.tax.life_years", -3.0, "at least one month"),

@@ -291,8 +291,9 @@ def test_a_case_that_uses_its_losses_is_not_warned():
     [
         (  # the tax life is the book life here: one refusal, under the option given
             ["--life-years", "0", "--tax-method", "straight_line"],
-            "error: --life-years = 0.0: expected a useful life of at least one month (1/12 = "
-            "0.0833333 years, rounded); a life is given in years",
+            "error: --life-years = 0.0: expected a useful life of at least one month "
+            "(1/12 year: 0.0833333333333333 to 16 digits, or 0.0834 or more); a life is given "
+            "in years",
         ),
         (  # the tax method's refusal of a life it took from the book names --life-years too
             ["--life-years", "2.5", "--tax-method", "fixed_declining_balance"],
@@ -326,8 +327,8 @@ def test_a_case_that_uses_its_losses_is_not_warned():
         ),
         (  # --salvage is refused by its own name and range, not as the share it gives
             ["--salvage", "1000000"],
-            "error: --salvage = 1e+06: expected a residual value from 0 to below the cost "
-            "(1e+06) [USD]",
+            "error: --salvage = 1,000,000: expected a residual value from 0 to below the cost "
+            "(1,000,000) [USD]",
         ),
         (  # the bounds of a scenario's salvage_share, in econ's words, not pydantic's
             ["--salvage-share", "-0.1"],
@@ -362,8 +363,9 @@ def test_a_case_that_uses_its_losses_is_not_warned():
         ),
         (
             ["--life-years", "0.0833"],
-            "error: --life-years = 0.0833: expected a useful life of at least one month (1/12 = "
-            "0.0833333 years, rounded); a life is given in years",
+            "error: --life-years = 0.0833: expected a useful life of at least one month "
+            "(1/12 year: 0.0833333333333333 to 16 digits, or 0.0834 or more); a life is given "
+            "in years",
         ),
     ],
 )

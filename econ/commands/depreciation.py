@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from econ import depreciation as dep  # numpy only: its method names are in the help
+from econ.bounds import number_text
 from econ.commands import Number, add_format, lazy
 from econ.text import shortened
 from econ.units import MONTHS_PER_YEAR
@@ -34,7 +35,16 @@ tax_mod = lazy("econ.tax")
 catalog = lazy("econ.catalog")  # reads the pydantic-checked MACRS tables
 
 _MONTHS = "financing_models:RateStep.month"  # months 0..600, as a scenario file takes them
-_MONTH = Number(int, field=_MONTHS, what="a month")
+# From month 1: month 0 is the purchase month, in which nothing is placed in service, changed or
+# sold (each is refused there), so the words never offer it.
+_MONTH = Number(int, field=_MONTHS, ge=1, what="a month")
+_SALE_MONTH = Number(
+    int,
+    field=_MONTHS,
+    ge=1,
+    what="a month",
+    unit=" at or after the in-service month (month 0 is the purchase month, before service)",
+)
 
 MONTHLY_COLUMNS = (
     "month",
@@ -144,7 +154,7 @@ def register(subparsers) -> None:
     )
     p.add_argument("--change-life-years", type=Number(), help="change of estimate: new useful life")
     p.add_argument(
-        "--retirement-month", type=_MONTH, help="sell the asset at the end of this month"
+        "--retirement-month", type=_SALE_MONTH, help="sell the asset at the end of this month"
     )
     p.add_argument(
         "--sale-value",
@@ -242,9 +252,11 @@ def _policy(args) -> DepreciationPolicy:
     if args.salvage is not None:
         # (the share of cost it gives is below 1, as a scenario's salvage_share is)
         if not 0 <= args.salvage < args.cost:
+            # (in full: 3,535,613 above a cost of 3,535,612 read 3.53561e+06 against itself)
+            salvage, cost = (number_text(x, grouped=True) for x in (args.salvage, args.cost))
             raise dep.DepreciationError(
-                f"--salvage = {args.salvage:g}: expected a residual value from 0 to below the "
-                f"cost ({args.cost:g}) [USD]"
+                f"--salvage = {salvage}: expected a residual value from 0 to below the cost "
+                f"({cost}) [USD]"
             )
         share = args.salvage / args.cost
     book = {

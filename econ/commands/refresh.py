@@ -14,7 +14,9 @@ from econ.commands import (
     scenario_path,
 )
 
-_MONTH = Number(int, field="financing_models:RateStep.month", what="a month")
+# (a refresh month is from 1: in month 0 the old fleet has not served; the horizon's bound is
+# checked once the scenario is read, naming the option)
+_MONTH = Number(int, field="financing_models:RateStep.month", ge=1, what="a month")
 
 
 def register(subparsers) -> None:
@@ -48,11 +50,25 @@ def register(subparsers) -> None:
     p.set_defaults(run=run)
 
 
+def _check_months(args, horizon: int) -> None:
+    """Refuse --from-month or --to-month outside the months a refresh can fall in, by name."""
+    from econ.fleet import RefreshError
+
+    for option, month in (("--from-month", args.from_month), ("--to-month", args.to_month)):
+        if month is not None and not 1 <= month <= horizon - 1:
+            raise RefreshError(
+                f"{option} = {month}: expected a month from 1 to {horizon - 1} (the horizon is "
+                f"{horizon} months: the old fleet serves before the refresh month, the new one "
+                "after)"
+            )
+
+
 def run(args) -> int:
     from econ.fleet import earliest_month, refresh_analysis
     from econ.scenario import load_scenario
 
     scenario = load_scenario(scenario_path(args.file), args.overrides)
+    _check_months(args, scenario.horizon)
     months = None
     if args.from_month is not None or args.to_month is not None:
         first = args.from_month

@@ -59,6 +59,8 @@ SHORTEST_LIFE_YEARS = 1 / MONTHS_PER_YEAR
 MONTH_TOLERANCE = 1e-12
 """Relative distance from 1/12 within which a life is one month: 0.0833333333333333 (1/12 to 16
 digits) is 1/12 written out, 3e-17 below the float nearest it."""
+_SHORTEST_LIFE_UP = math.ceil(SHORTEST_LIFE_YEARS * 1e4) / 1e4
+"""The shortest life rounded up to 4 digits (0.0834), a value a message can offer [years]."""
 
 METHOD_NAMES: tuple[str, ...] = get_args(MethodName)
 TAX_METHOD_NAMES: tuple[str, ...] = get_args(TaxMethodName)
@@ -189,10 +191,12 @@ class DepreciationMethod(_Section):
         if value < SHORTEST_LIFE_YEARS:
             # a BoundError, so that a form says it in its own words ("0 years is below 1 month")
             raise BoundError(
-                # (:g, rounded: the bound's 17 digits read as noise; a life within
-                # MONTH_TOLERANCE of it is one month)
-                f"expected a useful life of at least one month (1/12 = {SHORTEST_LIFE_YEARS:g} "
-                "years, rounded); a life is given in years",
+                # Values it takes: 1/12 to 16 digits (within MONTH_TOLERANCE of the bound, one
+                # month), or the bound rounded up to 4 digits; its 17 digits read as noise, and
+                # rounded down (0.0833333, :g) it is a value refused.
+                f"expected a useful life of at least one month (1/12 year: "
+                f"{SHORTEST_LIFE_YEARS:.16f} to 16 digits, or {_SHORTEST_LIFE_UP:g} or more); "
+                "a life is given in years",
                 ("ge", SHORTEST_LIFE_YEARS),
             )
         return value
