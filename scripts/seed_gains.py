@@ -21,6 +21,7 @@ import numpy as np
 from econ import ScenarioBatch, load_scenario, project
 from econ.files import atomic_write
 from econ.gains import (
+    FINANCING_DRIVER,
     gain_rate_to_hold_margin,
     gain_to_earn_cost_of_capital,
     life_columns,
@@ -125,6 +126,11 @@ def analyse() -> dict:
             "depreciation.life_years": np.array(LIVES, dtype=float),
         },
     )
+    # ... and what moves it: each book life's NPV bridge, and the debt each one's base case takes
+    book_values = [
+        value_gain(load_scenario(SEED, {"horizon_months": 72, "depreciation.life_years": life}))
+        for life in LIVES
+    ]
 
     six = {**life_columns([6.0, 6.0, 6.0]), "market.price_decline_annual": list(DEFLATIONS)}
     base_p = project(ScenarioBatch.repeat(base, 3, six))
@@ -144,8 +150,42 @@ def analyse() -> dict:
         "hold": hold,
         "headline": value_gain(seed),
         "book_only": book_only,
+        "book_bridges": [{e["driver"]: e["npv_usd"] for e in g.bridge} for g in book_values],
+        "book_debt": [g.base["debt_usd"] for g in book_values],
         "turn": turn,
     }
+
+
+def _book_life_drivers(bridges: list[dict], debt: list[float]) -> str:
+    """What moves the gain's value between book lives, in words from each life's NPV bridge
+    (`econ.gains.npv_bridge`): the drivers that differ, by life, and the base case's debt."""
+    lives = ", ".join(f"{life}" for life in LIVES)
+    drivers = [d for d in bridges[-1] if d not in bridges[0]] + list(bridges[0])
+    differ = [
+        d
+        for d in dict.fromkeys(drivers)
+        if max(b.get(d, 0.0) for b in bridges) - min(b.get(d, 0.0) for b in bridges) >= 500.0
+    ]
+    same = [d for d in bridges[0] if d not in differ and abs(bridges[0][d]) >= 500.0]
+    shown = lambda b, d: k_usd(b[d], True) + "k" if d in b else "none"  # noqa: E731
+    parts = [f"{d} {', '.join(shown(b, d) for b in bridges)}" for d in differ]
+    text = (
+        f"The bridge of the {lives}-year lives: "
+        + "; ".join(parts)
+        + " USD"
+        + (f", with {', '.join(same)} the same for every life" if same else "")
+        + "."
+    )
+    if FINANCING_DRIVER in differ:
+        borrowed = ", ".join(k_usd(x) + "k" if round(x) else "none" for x in debt)
+        text += (
+            " The loan is sized to the DSCR and to the LTV on the GPUs' book value, so the book "
+            f"life sets how much debt there is (the base case's: {borrowed} USD), and the loan "
+            "the gain case sizes again moves the value with it. The tax is the tax on the "
+            "gain's earnings, which the book life moves between years where tax depreciation "
+            "follows the book, as the seed's does."
+        )
+    return text
 
 
 def render(a: dict) -> str:
@@ -359,10 +399,11 @@ def render(a: dict) -> str:
         "first two years whatever the life.",
         "",
         f"Changing only the book life (six years of service at 30% deflation and 12%, depreciated "
-        f"over {', '.join(str(L) for L in LIVES)} years) moves the value of the gain only "
-        "through the timing of tax: "
+        f"over {', '.join(str(L) for L in LIVES)} years) moves the value of the gain: "
         + ", ".join(k_usd(x, True) + "k" for x in book["npv_usd_per_rack"])
-        + " USD per rack; the cost per token does not change at all.",
+        + " USD per rack. "
+        + _book_life_drivers(a["book_bridges"], a["book_debt"])
+        + " The cost per token does not change at all.",
         "",
         "## 2. NPV per rack without → with the gain",
         "",

@@ -92,7 +92,7 @@ def render() -> str:
         "",
         "## What it shows",
         "",
-        *_what_it_shows(summary, ebit, annual, cost, years, _npv_without_debt()),
+        *_what_it_shows(summary, ebit, annual, cost, years, _npv_without_debt(), _beyond()),
         "",
     ]
     return "\n".join(lines)
@@ -114,7 +114,34 @@ def _npv_without_debt() -> dict[str, float]:
     return dict(project(scenarios).summary["npv_usd"])
 
 
-def _what_it_shows(summary, ebit, annual, cost, years, npv_no_debt) -> list[str]:
+BEYOND = ROOT / "models" / "scenarios" / "llama2-70b-h200.toml"
+"""A case whose horizon (60 months) a 6-year life outlasts, against its own 5-year life."""
+
+
+def _beyond() -> dict:
+    """llama2-70b-h200 with no debt under its 5-year life and a 6-year one that runs past its
+    60-month horizon: NPV, LCOT and the sale at the horizon (at book value) of each."""
+    lives = (5, 6)
+    scenarios = [
+        load_scenario(
+            BEYOND,
+            {"depreciation.life_years": life, "name": f"{life}", "financing.debt_share": 0.0},
+        )
+        for life in lives
+    ]
+    result = project(scenarios)
+    s = result.summary
+    sale = result.lines["disposal_usd"].sum(axis=1)
+    return {
+        "horizon": int(s["horizon_months"].iloc[0]),
+        "lives": lives,
+        "npv": list(s["npv_usd"]),
+        "lcot": list(s["lcot_usd_per_mtok"]),
+        "sale": list(sale),
+    }
+
+
+def _what_it_shows(summary, ebit, annual, cost, years, npv_no_debt, beyond) -> list[str]:
     """The page's conclusions, each worded from the figures so that it stays true."""
     names = [f"{life}-year life" for life in LIVES]
     k = lambda usd: f"{usd / 1e3:,.0f}k USD"  # noqa: E731
@@ -150,8 +177,28 @@ def _what_it_shows(summary, ebit, annual, cost, years, npv_no_debt) -> list[str]
         f"- The accounting cost per token follows depreciation and interest: in year {first} the "
         f"{highest}'s is the highest ({year_one[highest]:.4f} USD per million tokens; "
         + ", ".join(f"{n} {year_one[n]:.4f}" for n in names if n != highest)
-        + "). The levelized cost is the same for every life: it counts the cash spent on the GPUs "
-        "when it is spent, and discounts it, so no accounting policy changes it."
+        + ")."
+    )
+    lcot = [summary.loc[n, "lcot_usd_per_mtok"] for n in names]
+    horizon = int(summary["horizon_months"].iloc[0])
+    if max(lcot) - min(lcot) < 1e-12:
+        out[-1] += (
+            " The levelized cost is the same for every life here: it counts the cash spent on "
+            "the GPUs when it is spent, and discounts it, and every life ends within the "
+            f"{horizon} months, so the GPUs are fully depreciated when they are sold at book "
+            "value at the horizon and no policy changes the cash."
+        )
+    short_life, long_life = (f"{life}-year life" for life in beyond["lives"])
+    out[-1] += (
+        " A book life beyond the horizon does change it where no sale price is given: the GPUs "
+        "are then sold at the horizon for the book value left, so the longer the life runs past "
+        f"it, the more cash the sale brings. `llama2-70b-h200` ({beyond['horizon']}-month horizon, no debt) "
+        f"sells for {beyond['sale'][0]:,.0f} USD with its {short_life} and "
+        f"{beyond['sale'][1]:,.0f} USD with a {long_life}: NPV {beyond['npv'][0]:,.0f} against "
+        f"{beyond['npv'][1]:,.0f} USD, LCOT {beyond['lcot'][0]:.4f} against "
+        f"{beyond['lcot'][1]:.4f} USD per million tokens. A sale price "
+        "(`depreciation.sale_value_share`) or a resale table (`market.resale_value_table`) keeps "
+        "the sale from following the book life."
     )
     npv = {n: summary.loc[n, "npv_usd"] for n in names}
     irr = {n: summary.loc[n, "irr_project_annual"] for n in names}

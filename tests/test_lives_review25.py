@@ -274,3 +274,59 @@ def test_a_salvage_above_the_cost_is_said_in_full(capsys):
         "error: --salvage = 3,535,613: expected a residual value from 0 to below the cost "
         "(3,535,612) [USD]"
     )
+
+
+# --- 4-5. what the book life moves: docs/lives.md and docs/gains.md ------------------------------
+
+
+def test_a_book_life_beyond_the_horizon_changes_the_levelized_cost():
+    # docs/lives.md said flatly that no accounting policy changes the levelized cost; it holds
+    # only where every life ends by the horizon. llama2-70b-h200 (60 months, no debt, half its
+    # GPUs in service from month 1 and half from month 2) sold at book value at the horizon:
+    # with a 5-year life the second half has 1 of its 60 months left, cost / 120; with a
+    # 6-year life the halves have 12 and 13 of 72 months left, cost x 25/144. The cash of that
+    # sale moves NPV and LCOT, which the page now says with the figures.
+    file = ROOT / "models" / "scenarios" / "llama2-70b-h200.toml"
+    scenarios = [
+        load_scenario(file, {"name": f"{life}", "financing.debt_share": 0.0,
+                             "depreciation.life_years": life})
+        for life in (5.0, 6.0)
+    ]  # fmt: skip
+    result = project(scenarios)
+    cost = result.summary.capex_usd_total.iloc[0]
+    sale = result.lines["disposal_usd"][:, 60]
+    np.testing.assert_allclose(sale, [cost / 120, cost * 25 / 144], rtol=1e-12)
+    s = result.summary
+    assert s.npv_usd.iloc[1] > s.npv_usd.iloc[0]
+    assert s.lcot_usd_per_mtok.iloc[1] < s.lcot_usd_per_mtok.iloc[0]
+    page = (ROOT / "docs" / "lives.md").read_text()
+    assert "so no accounting policy changes it" not in page
+    figures = (
+        f"sells for {sale[0]:,.0f} USD with its 5-year life and {sale[1]:,.0f} USD with a 6-year "
+        f"life: NPV {s.npv_usd.iloc[0]:,.0f} against {s.npv_usd.iloc[1]:,.0f} USD, LCOT "
+        f"{s.lcot_usd_per_mtok.iloc[0]:.4f} against {s.lcot_usd_per_mtok.iloc[1]:.4f} USD"
+    )
+    assert figures in page, figures
+    # (the review's figures)
+    assert (round(s.npv_usd.iloc[0]), round(s.npv_usd.iloc[1])) == (1_729_816, 2_191_173)
+
+
+def test_the_gains_page_says_the_loan_moves_the_value_between_book_lives():
+    # docs/gains.md said the book life moves the gain's value "only through the timing of tax";
+    # between 4 and 5 years it is all the loan: the 4-year life's book value falls too fast for
+    # the LTV to allow debt. The difference of the values, each an NPV difference of two
+    # projections, is the bridge's financing entry of the 5-year life.
+    from econ.gains import FINANCING_DRIVER, value_gain
+
+    values = {
+        life: value_gain(load_scenario(SEED, {"depreciation.life_years": life}))
+        for life in (4.0, 5.0)
+    }
+    npv = {life: g.gain["npv_usd"] - g.base["npv_usd"] for life, g in values.items()}
+    bridge = {life: {e["driver"]: e["npv_usd"] for e in g.bridge} for life, g in values.items()}
+    assert values[4.0].base["debt_usd"] == 0.0 and FINANCING_DRIVER not in bridge[4.0]
+    assert npv[5.0] - npv[4.0] == pytest.approx(bridge[5.0][FINANCING_DRIVER], abs=1.0)
+    assert bridge[5.0][FINANCING_DRIVER] == pytest.approx(13_207, abs=1.0)
+    page = (ROOT / "docs" / "gains.md").read_text()
+    assert "only through the timing of tax" not in page
+    assert "financing (loan re-sized) none, +13k, +17k" in page
