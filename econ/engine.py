@@ -474,7 +474,9 @@ def annual_table(monthly: pd.DataFrame, years: str = "asset") -> pd.DataFrame:
     """Yearly totals of a monthly schedule indexed by (scenario, year), with an EBIT row.
 
     Flows are summed; balances (debt, deferred tax) are taken at year end; ratios are left out.
-    ebit_usd = EBITDA - depreciation - impairment (earnings before interest and tax).
+    ebit_usd = EBITDA - depreciation - impairment + gain on disposal (earnings before interest
+    and tax: operating income, in which ASC 360-10-45-5 reports a gain or loss on the sale of a
+    long-lived asset).
 
     Parameters
     ----------
@@ -498,7 +500,10 @@ def annual_table(monthly: pd.DataFrame, years: str = "asset") -> pd.DataFrame:
         if name in annual:
             annual[name] = grouped[name].last()
     annual["ebit_usd"] = (
-        annual["ebitda_usd"] - annual["depreciation_usd"] - annual["impairment_usd"]
+        annual["ebitda_usd"]
+        - annual["depreciation_usd"]
+        - annual["impairment_usd"]
+        + annual["gain_on_disposal_usd"]
     )
     return annual
 
@@ -1992,10 +1997,15 @@ def _summary_metrics(b: ScenarioBatch, ledger: _Ledger, to: _Scenarios, fleet, c
 
 def _totals(ledger: _Ledger) -> dict[str, np.ndarray]:
     """Sums over the horizon (n,): tokens, revenue, EBITDA, EBIT, net income, impairment, and the
-    accounting cost per token (costs as booked, interest included, undiscounted)."""
+    accounting cost per token (costs as booked, interest included, undiscounted).
+
+    EBIT and the accounting cost count the gain or loss on disposal with depreciation and
+    impairment: the capital consumed is the carrying amount given up less what the sale brings
+    (ASC 360-10-45-5 reports the gain or loss in operating income; IAS 16.68 in profit)."""
     lines = ledger.lines
     tokens = lines["tokens"].sum(axis=1)
-    booked = lines["power_usd"] + ledger.facility + lines["opex_usd"] + ledger.consumed
+    consumed = ledger.consumed - lines["gain_usd"]
+    booked = lines["power_usd"] + ledger.facility + lines["opex_usd"] + consumed
     return {
         "tokens_total": tokens,
         "input_tokens_total": lines["input_tokens"].sum(axis=1),
@@ -2005,7 +2015,7 @@ def _totals(ledger: _Ledger) -> dict[str, np.ndarray]:
             for kind in TOKEN_KINDS
         },
         "ebitda_usd_total": ledger.ebitda.sum(axis=1),
-        "ebit_usd_total": (ledger.ebitda - ledger.consumed).sum(axis=1),
+        "ebit_usd_total": (ledger.ebitda - consumed).sum(axis=1),
         "net_income_usd_total": ledger.net_income.sum(axis=1),
         "accounting_cost_usd_per_mtok": metrics_mod.cost_usd_per_mtok(
             (booked + ledger.stack.lines["interest_expense_usd"]).sum(axis=1), tokens

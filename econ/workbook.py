@@ -1714,7 +1714,8 @@ SPECS: tuple[Spec, ...] = (
         _fleet_capex * Cell("Depreciation", "tax_share_of_capex"),
     ),
     # Sold at book value, or at depreciation.sale_value_share of cost where that is filled in
-    # (a resale table's sale is not written as a formula: its sale is values).
+    # (a resale table's sale is not written as a formula: its sale is values; so is a sale at
+    # book value after an impairment, which fetches the book value before it).
     line(
         "disposal_usd",
         when(
@@ -2139,17 +2140,20 @@ SPECS: tuple[Spec, ...] = (
             "impairment_usd",
         )
     ),
+    # The year's income statement reconciles: EBIT (with the gain on disposal, which ASC
+    # 360-10-45-5 reports in operating income) - interest - current tax - deferred tax = net
+    # income (tax expense, ASC 740); tax_usd is the tax paid, in cash.
+    view("Annual", "gain_on_disposal_usd", _SumIf("gain_on_disposal_usd")),
     view(
         "Annual",
         "ebit_usd",
         Cell("Annual", "ebitda_usd")
         - Cell("Annual", "depreciation_usd")
-        - Cell("Annual", "impairment_usd"),
-        "EBIT: EBITDA - depreciation - impairment (econ.engine.annual_table)",
+        - Cell("Annual", "impairment_usd")
+        + Cell("Annual", "gain_on_disposal_usd"),
+        "EBIT: EBITDA - depreciation - impairment + gain on disposal (econ.engine.annual_table)",
     ),
-    # The year's income statement reconciles: EBIT + gain on disposal - interest - current tax
-    # - deferred tax = net income (tax expense, ASC 740); tax_usd is the tax paid, in cash.
-    *(view("Annual", name, _SumIf(name)) for name in ("gain_on_disposal_usd", "interest_usd")),
+    view("Annual", "interest_usd", _SumIf("interest_usd")),
     # (a year whose tax expense is 0 in exact arithmetic sums to +-1e-10: 0, not a red -$0.00)
     *(view("Annual", name, _snapped(_SumIf(name))) for name in TAX_EXPENSE),
     *(
@@ -2639,7 +2643,8 @@ def _derived_summary_specs(scenario: Scenario, equity_share: Expr) -> list[Summa
             "ebit_usd_total",
             _Aggregate("SUM", "ebitda_usd")
             - _Aggregate("SUM", "depreciation_usd")
-            - _Aggregate("SUM", "impairment_usd"),
+            - _Aggregate("SUM", "impairment_usd")
+            + _Aggregate("SUM", "gain_on_disposal_usd"),
             _metric("ebit_usd_total"),
         ),
         SummarySpec(

@@ -40,7 +40,7 @@ def render() -> str:
         "|---:|" + "---:|" * len(LIVES),
     ]
     years = sorted(set(annual.index.get_level_values("year")))
-    ebit = annual["ebitda_usd"] - annual["depreciation_usd"] - annual["impairment_usd"]
+    ebit = annual["ebit_usd"]
     for year in years:
         cells = [f"{ebit.loc[(f'{life}-year life', year)] / 1e3:+,.0f}" for life in LIVES]
         lines.append(f"| {year} | " + " | ".join(cells) + " |")
@@ -64,6 +64,7 @@ def render() -> str:
             + annual["opex_usd"]
             + annual["depreciation_usd"]
             + annual["impairment_usd"]
+            - annual["gain_on_disposal_usd"]
             + annual["interest_usd"]
         )
         / annual["tokens"]

@@ -330,3 +330,99 @@ def test_the_gains_page_says_the_loan_moves_the_value_between_book_lives():
     page = (ROOT / "docs" / "gains.md").read_text()
     assert "only through the timing of tax" not in page
     assert "financing (loan re-sized) none, +13k, +17k" in page
+
+
+# --- 3. EBIT and the accounting cost count the gain or loss on disposal --------------------------
+
+MACRS_SEED = ROOT / "models" / "scenarios" / "deepseek-r1-gb200-nvl72-macrs.toml"
+RETIRED_36 = {"fleet.retire_month": 36, "depreciation.sale_value_share": 0.3}
+
+
+def test_ebit_and_the_accounting_cost_count_the_loss_on_disposal():
+    # The review: the MACRS seed retired at month 36 and sold for 30% of its cost, half of it
+    # still on the books (6-year straight line), books a loss of 0.3 C - C/2 = -707,120 USD.
+    # EBIT (operating income, where ASC 360-10-45-5 reports a gain or loss on the sale of a
+    # long-lived asset) was 2,165,574 USD and the accounting cost 0.1330 USD per million tokens,
+    # both without it; with it 1,458,454 and 0.1589.
+    scenario = load_scenario(MACRS_SEED, RETIRED_36)
+    result = project(scenario)
+    m = result.monthly.loc[scenario.name]
+    s = result.summary.iloc[0]
+    cost = m.capex_usd.sum()
+    loss = 0.3 * cost - cost / 2
+    assert loss == pytest.approx(-707_120.0, abs=0.005)
+    assert m.gain_on_disposal_usd.sum() == pytest.approx(loss, abs=0.005)
+    ebit = m.ebitda_usd.sum() - m.depreciation_usd.sum() - m.impairment_usd.sum() + loss
+    assert s.ebit_usd_total == pytest.approx(ebit, abs=0.01)
+    assert s.ebit_usd_total == pytest.approx(1_458_454, abs=1.0)
+    booked = (
+        m.power_usd + m.facility_usd + m.opex_usd + m.depreciation_usd + m.impairment_usd
+    ).sum() - loss
+    accounting = (booked + m.interest_usd.sum()) / m.tokens.sum() * 1e6
+    assert s.accounting_cost_usd_per_mtok == pytest.approx(accounting, rel=1e-12)
+    assert round(s.accounting_cost_usd_per_mtok, 4) == 0.1589
+    # Each year's EBIT reconciles to its net income: EBIT - interest - tax expense.
+    annual = result.annual.loc[scenario.name]
+    np.testing.assert_allclose(
+        annual.ebit_usd - annual.interest_usd - annual.current_tax_usd - annual.deferred_tax_usd,
+        annual.net_income_usd,
+        rtol=0,
+        atol=1e-6,
+    )
+    assert annual.ebit_usd.sum() == pytest.approx(ebit, abs=0.01)
+
+
+def test_the_workbook_ebit_counts_the_gain_after_libreoffice_recalculates(tmp_path):
+    # The Summary's EBIT and the Annual sheet's are live formulas: LibreOffice recalculates them
+    # to the engine's figures with the loss on disposal in them, and again after the sale price
+    # is changed in the workbook (to 50% of cost: a loss of 0.5 C - C/2 = 0).
+    import shutil
+
+    from openpyxl import load_workbook
+
+    from tests.test_workbook import LEVEL_LOAN, _with_input, build, recalculate
+    from tests.workbook_helpers import summary_cell
+
+    if shutil.which("soffice") is None:
+        pytest.skip("LibreOffice (soffice) is not installed; `make test` installs it")
+    sold = load_scenario(SEED, {**LEVEL_LOAN, **RETIRED_36})
+    written = tmp_path / "sold.xlsx"
+    build([sold], written)
+    changed = tmp_path / "sold_at_half.xlsx"
+    _with_input(written, changed, "depreciation.sale_value_share", 0.5)
+    out = tmp_path / "recalculated"
+    out.mkdir()
+    recalculate([written, changed], out)
+    at_half = load_scenario(
+        SEED, {**LEVEL_LOAN, **RETIRED_36, "depreciation.sale_value_share": 0.5}
+    )
+    ebits = []
+    for file, scenario in ((written, sold), (changed, at_half)):
+        result = project(scenario)
+        m = result.monthly.loc[scenario.name]
+        expected = (
+            m.ebitda_usd.sum()
+            - m.depreciation_usd.sum()
+            - m.impairment_usd.sum()
+            + m.gain_on_disposal_usd.sum()
+        )
+        book = load_workbook(out / file.name, data_only=True)
+        cell = summary_cell(book["Summary"], "ebit_usd_total")
+        assert cell.value == pytest.approx(expected, rel=1e-9), file.name
+        ebits.append(cell.value)
+        assert cell.value == pytest.approx(result.summary.ebit_usd_total.iloc[0], rel=1e-9)
+        sheet = book["Annual"]
+        header = [c.value for c in sheet[1]]
+        column = header.index("ebit_usd")
+        years = [row[column].value for row in sheet.iter_rows(min_row=2) if row[0].value]
+        annual = result.annual.loc[scenario.name].ebit_usd.to_numpy()
+        np.testing.assert_allclose(years, annual, rtol=1e-9, atol=1e-6)
+    assert ebits[1] - ebits[0] == pytest.approx(0.2 * sold_cost(sold), rel=1e-9)
+    # a live formula: EBITDA - depreciation - impairment + gain, four sums over the Monthly sheet
+    formula = str(summary_cell(load_workbook(written)["Summary"], "ebit_usd_total").value)
+    assert formula.startswith("=SUM(") and formula.count("SUM(") == 4, formula
+
+
+def sold_cost(scenario) -> float:
+    """The scenario's capex [USD]: what a share of cost prices the sale from."""
+    return float(project(scenario).summary.capex_usd_total.iloc[0])
