@@ -193,7 +193,8 @@ def _what_it_shows(summary, ebit, annual, cost, years, npv_no_debt, beyond) -> l
     out[-1] += (
         " A book life beyond the horizon does change it where no sale price is given: the GPUs "
         "are then sold at the horizon for the book value left, so the longer the life runs past "
-        f"it, the more cash the sale brings. `llama2-70b-h200` ({beyond['horizon']}-month horizon, no debt) "
+        "it, the more cash the sale brings. "
+        f"`llama2-70b-h200` ({beyond['horizon']}-month horizon, no debt) "
         f"sells for {beyond['sale'][0]:,.0f} USD with its {short_life} and "
         f"{beyond['sale'][1]:,.0f} USD with a {long_life}: NPV {beyond['npv'][0]:,.0f} against "
         f"{beyond['npv'][1]:,.0f} USD, LCOT {beyond['lcot'][0]:.4f} against "

@@ -96,7 +96,8 @@ def test_a_rental_trigger_without_a_rental_price_is_refused(capsys):
         InputError,
         match=r"deepseek-r1-gb200-nvl72\.toml: scenario 'deepseek-r1-gb200-nvl72': "
         r"depreciation\.impairment\.trigger_price = 'rental_price', but the GPU-rental price "
-        r"is 0 in the in-service month \(month 1\): a price of 0 cannot fall, .* expected a GPU-rental price the scenario gives "
+        r"is 0 in the in-service month \(month 1\): a price of 0 cannot fall, .* expected a "
+        r"GPU-rental price the scenario gives "
         r"\(market\.rental_usd_per_gpu_hour, market\.rental_table or market\.rental_series\)",
     ):
         project(scenario)
