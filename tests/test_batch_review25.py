@@ -111,16 +111,22 @@ def test_an_absurd_worker_count_is_refused_before_any_worker_starts(engine, two_
 
 
 def test_more_workers_than_cpus_get_a_note(two_cpus, capsys):
-    from econ.analysis import make_executor
+    import warnings
 
-    with make_executor("process", workers=3) as executor:
+    from econ.analysis import make_executor
+    from econ.analysis.executors import ExecutorNote
+
+    # from Python a warning (ExecutorNote); the CLI prints it as a `note: ...` line
+    with pytest.warns(ExecutorNote) as said, make_executor("process", workers=3) as executor:
         assert executor.workers == 3
-    assert capsys.readouterr().err == (
-        "note: 3 workers share this process's 2 CPUs: the run is no faster than with 2, and "
-        "each worker takes memory of its own\n"
-    )
-    with make_executor("process", workers=2), make_executor("process"):
-        pass
+    assert [str(w.message) for w in said] == [
+        "3 workers share this process's 2 CPUs: the run is no faster than with 2, and each "
+        "worker takes memory of its own"
+    ]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ExecutorNote)
+        with make_executor("process", workers=2), make_executor("process"):
+            pass
     assert capsys.readouterr().err == ""
 
 

@@ -427,16 +427,22 @@ def test_a_connection_timeout_must_be_a_positive_number(timeout_s):
 
 
 def test_workers_beside_a_scheduler_are_noted_as_ignored(capsys):
+    from econ.analysis.executors import ExecutorNote
+
     pytest.importorskip("distributed")
     with socket.socket() as s:  # a port nobody listens on
         s.bind(("127.0.0.1", 0))
         address = f"tcp://127.0.0.1:{s.getsockname()[1]}"
-    with pytest.raises(ExecutorError):
-        make_executor("dask", workers=4, scheduler=address, timeout_s=1)
-    assert capsys.readouterr().err == (
-        f"note: the Dask cluster at {address} runs the workers connected to it; --workers is "
-        "ignored\n"
+    note = (
+        f"the Dask cluster at {address} runs the workers connected to it; --workers "
+        "(workers= from Python) is ignored"
     )
+    # from Python a warning (ExecutorNote), which the CLI prints as a note line (tests of
+    # econ.commands.batch in test_api_review25b.py)
+    with pytest.warns(ExecutorNote) as said, pytest.raises(ExecutorError):
+        make_executor("dask", workers=4, scheduler=address, timeout_s=1)
+    assert [str(w.message) for w in said] == [note]
+    assert capsys.readouterr().err == ""
 
 
 # --- chunk files and resume -----------------------------------------------------------------

@@ -24,7 +24,8 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+import warnings
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
@@ -49,6 +50,18 @@ class WorkerLostError(ExecutorError):
 class SchedulerLostError(WorkerLostError):
     """The connection to the Dask scheduler was lost in the middle of a run (the scheduler
     stopped, or the network failed)."""
+
+
+class ExecutorNote(UserWarning):
+    """What `make_executor` says of the workers asked for: an option it ignores, or more local
+    workers than CPUs. From Python a warning (`warnings.simplefilter("ignore", ExecutorNote)`
+    silences it); the CLI prints it as a `note: ...` line."""
+
+
+def _note(text: str, stacklevel: int = 3) -> None:
+    """Warn ExecutorNote `text`, naming the line that called make_executor (`stacklevel` counts
+    the calls between it and this)."""
+    warnings.warn(text, ExecutorNote, stacklevel=stacklevel)
 
 
 class Executor:
@@ -843,13 +856,14 @@ def _workers(workers: int | None) -> int:
 
 
 def _say_shared_cpus(workers: int | None) -> None:
-    """A note on stderr where more local workers are asked for than there are CPUs to run them."""
+    """A note (ExecutorNote) where more local workers are asked for than there are CPUs to run
+    them."""
     cpus = usable_cpus()
     if workers is not None and workers > cpus:
-        print(
-            f"note: {workers} workers share this process's {counted(cpus, 'CPU')}: the run is "
-            f"no faster than with {cpus}, and each worker takes memory of its own",
-            file=sys.stderr,
+        _note(
+            f"{workers} workers share this process's {counted(cpus, 'CPU')}: the run is no "
+            f"faster than with {cpus}, and each worker takes memory of its own",
+            stacklevel=4,
         )
 
 
@@ -939,6 +953,9 @@ def _is_main_test(test) -> bool:
     return len(names) == 1 and len(texts) == 1
 
 
+IGNORED_WORKERS = "--workers (workers= from Python) is ignored"
+
+
 def make_executor(
     engine: str = "serial",
     workers: int | None = None,
@@ -948,11 +965,11 @@ def make_executor(
     """An executor by name: "serial", "process" (local processes) or "dask".
 
     `workers` applies to process and local Dask runs (default: one per CPU this process may use,
-    `usable_cpus`; at most MAX_WORKERS_PER_CPU per CPU, a note on stderr above one); `scheduler`
-    (dask only) connects to an existing cluster instead of starting one (its own workers: a
-    `workers` given beside it is ignored, with a note), failing after `timeout_s` (default
+    `usable_cpus`; at most MAX_WORKERS_PER_CPU per CPU, a note above one); `scheduler` (dask
+    only) connects to an existing cluster instead of starting one (its own workers: a `workers`
+    given beside it is ignored, with a note), failing after `timeout_s` (default
     CONNECT_TIMEOUT_S) when it cannot be reached, does not answer as a Dask scheduler or has no
-    worker.
+    worker. The notes are ExecutorNote warnings, which the CLI prints as `note: ...` lines.
     """
     if engine not in ENGINES:
         raise ExecutorError(f"engine = {engine!r}: expected one of: " + ", ".join(ENGINES))
@@ -968,7 +985,7 @@ def make_executor(
         _refuse_unguarded_start(engine)
     if engine == "serial":
         if workers not in (None, 1):
-            print("note: the serial engine uses one worker; --workers is ignored", file=sys.stderr)
+            _note(f"the serial engine uses one worker; {IGNORED_WORKERS}")
         return SerialExecutor()
     if scheduler is None:  # local workers: refused beyond the limit before any starts
         _workers(workers)
@@ -976,9 +993,7 @@ def make_executor(
     if engine == "process":
         return ProcessExecutor(workers)
     if scheduler is not None and workers is not None:
-        print(
-            f"note: the Dask cluster at {scheduler} runs the workers connected to it; "
-            "--workers is ignored",
-            file=sys.stderr,
+        _note(
+            f"the Dask cluster at {scheduler} runs the workers connected to it; {IGNORED_WORKERS}"
         )
     return DaskExecutor(workers, scheduler, timeout_s)

@@ -296,12 +296,12 @@ def _run_on_executor(args, store, call):
     """`call(executor)` on the run's executor, SIGTERM taken as Ctrl-C; its result, or the exit
     code of a run stopped (said in one line, naming the chunks kept), a worker lost or a chunk
     the disk did not take."""
-    from econ.analysis.executors import WorkerLostError, make_executor
+    from econ.analysis.executors import WorkerLostError
     from econ.analysis.runner import ChunkWriteError
 
     with _terminate_as_interrupt():
         try:
-            executor = make_executor(args.engine, args.workers, args.scheduler)
+            executor = _make_executor(args)
         except KeyboardInterrupt as exc:
             # a Dask scheduler slow to answer, a local cluster starting
             where = (
@@ -323,6 +323,27 @@ def _run_on_executor(args, store, call):
                 return _worker_lost(exc, store)
             except ChunkWriteError as exc:
                 return _chunk_not_written(exc, args)
+
+
+def _make_executor(args):
+    """The run's executor; what make_executor notes (ExecutorNote: --workers ignored, workers
+    beyond the CPUs) printed as `note: ...` lines on stderr, before any error it raises. Other
+    warnings are passed on as they came."""
+    import warnings
+
+    from econ.analysis.executors import ExecutorNote, make_executor
+
+    caught: list[warnings.WarningMessage] = []
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", ExecutorNote)
+            return make_executor(args.engine, args.workers, args.scheduler)
+    finally:
+        for said in caught:
+            if issubclass(said.category, ExecutorNote):
+                say_warnings([f"note: {said.message}"])
+            else:
+                warnings.warn_explicit(said.message, said.category, said.filename, said.lineno)
 
 
 def _progress(args) -> bool:
