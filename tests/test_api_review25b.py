@@ -164,3 +164,63 @@ def test_other_warnings_pass_through_the_cli_as_they_came(monkeypatch):
     options = types.SimpleNamespace(engine="serial", workers=None, scheduler=None)
     with pytest.warns(RuntimeWarning, match="something else"):
         commands._make_executor(options)
+
+
+# --- 3: a run's notes from Python are the CLI's ---------------------------------------------------
+
+
+def test_a_chunk_size_rounded_up_is_in_the_runs_notes(base, capsys):
+    """montecarlo(..., chunk_size=100) ran chunks of 4,096 rows with `notes == []`: only the
+    CLI said so, and only the metadata's chunk_size / chunk_size_asked recorded it."""
+    from econ.analysis import montecarlo
+    from econ.analysis.montecarlo import BLOCK_SIZE
+
+    rows = -(-100 // BLOCK_SIZE) * BLOCK_SIZE  # whole sampling blocks: 1 block of 4,096
+    note = (
+        f"--chunk-size 100 (chunk_size= from Python) is rounded up to {rows:,} rows, whole "
+        f"sampling blocks of {BLOCK_SIZE:,} rows, so that the draws do not depend on the chunk size"
+    )
+    run = montecarlo(base, DIST, 5000, chunk_size=100, outputs="npv_usd")
+    assert run.notes == [note] == run.metadata["notes"]
+    assert (run.metadata["chunk_size"], run.metadata["chunk_size_asked"]) == (rows, 100)
+    assert "; 1 note (.notes); " in repr(run)
+    # whole blocks, or one chunk that holds the run whatever its size: nothing to say
+    for size, n in ((BLOCK_SIZE, 5000), (100, 100)):
+        assert montecarlo(base, DIST, n, chunk_size=size, outputs="npv_usd").notes == []
+    # the command line prints the note from the run's notes, once
+    args = ["montecarlo", str(SEED), "-n", "5000", *CLI_DIST, "--output", "npv_usd"]
+    assert main([*args, "--format", "csv", "--chunk-size", "100"]) == 0
+    assert capsys.readouterr().err == f"note: {note}\n"
+
+
+def test_the_held_loan_is_in_the_runs_notes(base, capsys):
+    """hold_debt=True said what loan it held only in metadata["held_loan"]; repr said 0 notes."""
+    from econ.analysis import montecarlo
+    from econ.analysis.runner import HELD_NOTE
+
+    dist = {"market.price_usd_per_mtok": "uniform(0.15,0.45)"}
+    run = montecarlo(base, dist, 300, hold_debt=True, outputs="npv_usd")
+    held = run.metadata["held_loan"]["note"]
+    assert held.startswith("every scenario holds deepseek-r1-gb200-nvl72's sized loan: ")
+    assert HELD_NOTE == "held loan: "
+    assert run.notes == [f"held loan: {held}"] == run.metadata["notes"]
+    assert "; 1 note (.notes); " in repr(run)
+    # the command line prints it as it did, once, from the run's notes
+    args = ["montecarlo", str(SEED), "--dist", "market.price_usd_per_mtok=uniform(0.15,0.45)"]
+    assert main([*args, "-n", "300", "--hold-debt", "--output", "npv_usd", "--format", "csv"]) == 0
+    assert capsys.readouterr().err == f"held loan: {held}\n"
+
+
+def test_the_held_loan_comes_before_the_other_notes(base, capsys):
+    from econ.analysis import montecarlo
+
+    dist = {"market.price_usd_per_mtok": "uniform(0.15,0.45)"}
+    run = montecarlo(base, dist, 5000, hold_debt=True, chunk_size=100, outputs="npv_usd")
+    assert [note.split(" ", 2)[:2] for note in run.notes] == [
+        ["held", "loan:"],
+        ["--chunk-size", "100"],
+    ]
+    args = ["montecarlo", str(SEED), "--dist", "market.price_usd_per_mtok=uniform(0.15,0.45)"]
+    args += ["-n", "5000", "--hold-debt", "--output", "npv_usd", "--format", "csv"]
+    assert main([*args, "--chunk-size", "100"]) == 0
+    assert capsys.readouterr().err.splitlines() == [run.notes[0], f"note: {run.notes[1]}"]

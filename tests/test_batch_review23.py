@@ -155,7 +155,9 @@ def test_the_run_records_the_chunk_size_it_used_and_the_one_asked(base, tmp_path
     out = tmp_path / "r.csv"
     args = ["montecarlo", str(SEED), "-n", "5000", *DIST, "--chunk-size", "100"]
     assert main([*args, "--out", str(out), "--output", "npv_usd"]) == 0
-    assert "--chunk-size 100 is rounded up to 4,096 rows" in capsys.readouterr().err
+    assert "--chunk-size 100 (chunk_size= from Python) is rounded up to 4,096 rows" in (
+        capsys.readouterr().err
+    )
     metadata = read_rows_metadata(out)
     # 5,000 rows in chunks of 100 would be 50 files; the run made 2 of whole 4,096-row blocks
     assert (metadata["chunk_size"], metadata["chunk_size_asked"]) == (4096, 100)

@@ -866,8 +866,9 @@ def test_a_chunk_size_rounded_up_to_whole_sampling_blocks_is_said(capsys):
     args += ["--dist", "utilization.share=uniform(0.5,0.9)", "--format", "csv"]
     assert main([*args, "--chunk-size", "100"]) == 0
     assert capsys.readouterr().err == (
-        f"note: --chunk-size 100 is rounded up to {BLOCK_SIZE:,} rows, whole sampling blocks of "
-        f"{BLOCK_SIZE:,} rows, so that the draws do not depend on the chunk size\n"
+        f"note: --chunk-size 100 (chunk_size= from Python) is rounded up to {BLOCK_SIZE:,} rows, "
+        f"whole sampling blocks of {BLOCK_SIZE:,} rows, so that the draws do not depend on the "
+        "chunk size\n"
     )
     assert main([*args, "--chunk-size", str(BLOCK_SIZE + 1)]) == 0
     assert f"rounded up to {2 * BLOCK_SIZE:,} rows" in capsys.readouterr().err

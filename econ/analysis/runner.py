@@ -77,6 +77,10 @@ def default_outputs(hold_debt: bool = False) -> tuple[str, ...]:
     return MAIN_OUTPUTS + (LOAN_STRESS_OUTPUTS if hold_debt else ())
 
 
+HELD_NOTE = "held loan: "
+"""The start of the note (`RunResult.notes`) saying what loan a run holds (`hold_debt`), which
+the CLI prints as it is, where it prints the others as `note: ...`."""
+
 WARNING_SEPARATOR = "\n"
 """Between the warnings of one row in its `warnings` cell (no warning holds a line break)."""
 
@@ -337,9 +341,11 @@ class RunResult:
 
     @property
     def notes(self) -> list[str]:
-        """What the run found worth saying about its inputs (an input that moves no output,
-        tied tornado swings, GPUs sold at book value): the lines the CLI prints as `note: ...`,
-        kept in `metadata["notes"]`."""
+        """What the run found worth saying about its inputs and options: the loan it holds
+        (hold_debt, starting HELD_NOTE), a chunk size rounded up to whole sampling blocks, a
+        Sobol run of other than 2^m points, an input that moves no output, tied tornado swings,
+        GPUs sold at book value. The lines the CLI prints (`held loan: ...`, `note: ...`), kept
+        in `metadata["notes"]`."""
         return list(self.metadata.get("notes", []))
 
     def __repr__(self) -> str:
@@ -398,6 +404,20 @@ class ChunkBounds(Sequence):
         start = first * self.block_size
         stop = self.n if last == self.blocks else last * self.block_size
         return start, stop, range(start, last * self.block_size, self.block_size)
+
+
+def chunk_size_notes(job: Job, chunk_size: int, bounds: ChunkBounds) -> list[str]:
+    """The note of a chunk size that is not whole sampling blocks, rounded up to them (where
+    the run has more rows than the size asked): the run used 4,096 rows per chunk for
+    chunk_size=100 unsaid."""
+    rows = bounds.rows_per_chunk
+    if rows == chunk_size or job.n <= chunk_size:
+        return []
+    return [
+        f"--chunk-size {chunk_size:,} (chunk_size= from Python) is rounded up to {rows:,} rows, "
+        f"whole sampling blocks of {job.block_size:,} rows, so that the draws do not depend on "
+        "the chunk size"
+    ]
 
 
 def chunk_bounds(job: Job, chunk_size: int) -> ChunkBounds:
@@ -748,7 +768,7 @@ def run(
     ----------
     job : the scenarios to run
     executor : where chunks run (default: serially in this process)
-    chunk_size : rows per chunk, rounded up to whole sampling blocks
+    chunk_size : rows per chunk, rounded up to whole sampling blocks (said in the notes)
     store : chunk folder; finished chunks are written there and reused by a rerun
     keep_rows : return one row per scenario (inputs and outputs) as a DataFrame
     summarize : return streaming summary statistics of the outputs
@@ -756,7 +776,8 @@ def run(
     progress : show a progress bar on stderr
     overwrite : let `store` discard the chunks of a different run
     hold_debt : every scenario holds the base case's sized loan instead of sizing its own
-        (`econ.analysis.committed.hold_job`); the metadata's ``held_loan`` says what is held
+        (`econ.analysis.committed.hold_job`); the metadata's ``held_loan`` says what is held,
+        and the first of the result's `notes` says it in a sentence
     out_file : the rows file to be written from the chunk files after the run
         (`econ.analysis.output.write_rows`; the CLI's --out): with `store`, its disk is
         checked for room before the run, beside the chunk files'. The run does not write it.
@@ -791,8 +812,13 @@ def run(
     metadata = job.metadata(bounds.rows_per_chunk)  # the chunks run, not the size asked
     if bounds.rows_per_chunk != chunk_size:
         metadata["chunk_size_asked"] = chunk_size
-    if job.notes():
-        metadata["notes"] = job.notes()
+    notes = [
+        *([f"{HELD_NOTE}{held['note']}"] if held is not None else []),
+        *chunk_size_notes(job, chunk_size, bounds),
+        *job.notes(),
+    ]
+    if notes:
+        metadata["notes"] = notes
     # The hash `econ project` and library stamps give the base scenario, to join outputs on
     # (scenario_hash, of the TOML text of the scenario run, held loan included, names the chunks):
     # of the scenario as written files embed it, a measured curve resolved to its figures.

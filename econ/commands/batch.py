@@ -447,30 +447,13 @@ def _is_chunk_file(name: str) -> bool:
     return name.startswith("chunk-") and name.endswith(".parquet")
 
 
-def _say_held(result) -> None:
-    """What --hold-debt held, and the run's notes (an input that moves no output), on stderr
-    (the metadata of --out and --format json has them too)."""
-    held = result.metadata.get("held_loan")
-    if held is not None:
-        say_warnings([f"held loan: {held['note']}"])
-    say_warnings(f"note: {note}" for note in result.metadata.get("notes", []))
+def _say_notes(result) -> None:
+    """The run's notes (`result.notes`) on stderr: what --hold-debt held (`held loan: ...`),
+    then each other as `note: ...` (a chunk size rounded up, an input that moves no output); the
+    metadata of --out and --format json has them too."""
+    from econ.analysis.runner import HELD_NOTE
 
-
-def _say_chunk_size(chunk_size: int | None, job) -> None:
-    """A --chunk-size that is not whole sampling blocks is rounded up to them: said on stderr,
-    where the run used 4,096 rows per chunk for --chunk-size 100 unsaid."""
-    from econ.analysis.runner import ChunkBounds
-
-    block = job.block_size
-    if chunk_size is None or chunk_size % block == 0 or job.n <= chunk_size:
-        return
-    rows = ChunkBounds(job.n, block, chunk_size).rows_per_chunk
-    say_warnings(
-        [
-            f"note: --chunk-size {chunk_size:,} is rounded up to {rows:,} rows, whole sampling "
-            f"blocks of {block:,} rows, so that the draws do not depend on the chunk size"
-        ]
-    )
+    say_warnings(note if note.startswith(HELD_NOTE) else f"note: {note}" for note in result.notes)
 
 
 def _say_resumed(result, force: bool) -> None:
@@ -642,7 +625,7 @@ def _cmd_sweep(args) -> int:
     code = _finish_out(args, result, args.chunks is not None)
     if code is not None:
         return code
-    _say_held(result)
+    _say_notes(result)
     rows = result.kept_rows  # None where --out streamed them to the file
     job = result.job
     inputs = list(job.axes if isinstance(job, sweeps.GridSweep) else job.columns)
@@ -748,7 +731,6 @@ def _cmd_montecarlo(args) -> int:
     plan = mc.MonteCarloPlan(dists, n, seed, args.sampling, correlation, outputs=tuple(outputs))
     job = mc.MonteCarlo(base, plan)
     options = _run_options(args, out_rows=bool(args.out))
-    _say_chunk_size(args.chunk_size, job)
     result = _run_on_executor(
         args,
         options["store"],
@@ -760,7 +742,7 @@ def _cmd_montecarlo(args) -> int:
     code = _finish_out(args, result, args.chunks is not None)
     if code is not None:
         return code
-    _say_held(result)
+    _say_notes(result)
     summary = result.summary
     if args.report:
         from econ.analysis.report import montecarlo_report
@@ -877,7 +859,7 @@ def _cmd_sensitivity(args) -> int:
     code = _finish_out(args, result.run, args.chunks is not None)
     if code is not None:
         return code
-    _say_held(result.run)
+    _say_notes(result.run)
     if args.report:
         from econ.analysis.report import sensitivity_report
 
