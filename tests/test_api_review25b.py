@@ -224,3 +224,73 @@ def test_the_held_loan_comes_before_the_other_notes(base, capsys):
     args += ["-n", "5000", "--hold-debt", "--output", "npv_usd", "--format", "csv"]
     assert main([*args, "--chunk-size", "100"]) == 0
     assert capsys.readouterr().err.splitlines() == [run.notes[0], f"note: {run.notes[1]}"]
+
+
+# --- 4: a script read from standard input gets one clear error -----------------------------------
+
+STDIN_SCRIPT = """\
+from econ.analysis import make_executor
+if __name__ == "__main__":
+    with make_executor({engine!r}, workers=1) as executor:
+        print(list(executor.map_unordered(abs, [-3])))
+"""
+
+
+def python(args, tmp_path, stdin=None):
+    return subprocess.run(
+        [sys.executable, *args], input=stdin, cwd=tmp_path, capture_output=True, text=True,
+        timeout=120, env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("engine", ["process", "dask"])
+def test_a_script_read_from_stdin_gets_one_clear_error(tmp_path, engine):
+    """`python - <<EOF` with make_executor("process") failed as WorkerLostError "a worker
+    process ... was killed or ran out of memory" (each worker tried to run '<stdin>' again),
+    and with "dask" as RuntimeError "Nanny failed to start" after a traceback per worker."""
+    if engine == "dask":
+        pytest.importorskip("distributed")
+    done = python(["-"], tmp_path, STDIN_SCRIPT.format(engine=engine))
+    assert done.returncode == 1
+    assert done.stdout == ""
+    assert done.stderr.strip().splitlines()[-1] == (
+        f"econ.analysis.executors.ExecutorError: make_executor({engine!r}) is called from a "
+        f"script read from standard input: the {engine} engine starts its workers by running the "
+        "main script again, and only a script saved in a file can be; save it to a file, with "
+        'the code that runs the batch under `if __name__ == "__main__":` (docs/batch.md, '
+        'Python API), or use the serial engine (make_executor("serial"))'
+    )
+    for text in ("No such file", "killed", "Nanny", "<stdin>'"):
+        assert text not in done.stderr
+
+
+def test_python_c_and_python_m_still_start_their_workers(tmp_path):
+    """A main module without a file (`python -c`, the REPL, a notebook) and one imported by name
+    (`python -m`) run nothing again in the workers: they are not refused."""
+    code = STDIN_SCRIPT.format(engine="process")
+    done = python(["-c", code], tmp_path)
+    assert (done.returncode, done.stdout) == (0, "[3]\n"), done.stderr
+    (tmp_path / "batch_module.py").write_text(code)
+    done = python(["-m", "batch_module"], tmp_path)
+    assert (done.returncode, done.stdout) == (0, "[3]\n"), done.stderr
+
+
+def test_a_notebooks_main_module_is_not_refused(monkeypatch):
+    """A notebook's (ipykernel's) __main__ has neither a file nor a module spec, as `python -c`;
+    one whose file is gone is refused as standard input is."""
+    from econ.analysis import executors, make_executor
+
+    notebook = types.ModuleType("__main__")
+    notebook.__spec__ = None
+    monkeypatch.setitem(sys.modules, "__main__", notebook)
+    assert executors._unrunnable_main() is None
+    with make_executor("process", workers=1) as executor:
+        assert list(executor.map_unordered(abs, [-3])) == [3]
+    gone = str(ROOT / "no-such-script.py")
+    notebook.__file__ = gone
+    with pytest.raises(
+        executors.ExecutorError, match=f"called from {gone}, which no longer exists"
+    ):
+        make_executor("process", workers=1)
+    notebook.__file__ = "<stdin>"
+    assert executors._unrunnable_main() == "a script read from standard input"

@@ -895,6 +895,17 @@ def _refuse_unguarded_start(engine: str) -> None:
             f"the {engine} engine was started by a worker process while it was importing the "
             f"main script: put the code that runs the batch under `{guard}`"
         )
+    script = _unrunnable_main()
+    if script is not None:
+        # Each worker failed to run it ("No such file or directory: '.../<stdin>'"): the
+        # process engine said a worker was killed or ran out of memory, Dask "Nanny failed to
+        # start", after a traceback per worker.
+        raise ExecutorError(
+            f"make_executor({engine!r}) is called from {script}: the {engine} engine starts its "
+            "workers by running the main script again, and only a script saved in a file can "
+            f"be; save it to a file, with the code that runs the batch under `{guard}` "
+            '(docs/batch.md, Python API), or use the serial engine (make_executor("serial"))'
+        )
     where = _unguarded_main_line()
     if where is not None:
         raise ExecutorError(
@@ -903,6 +914,29 @@ def _refuse_unguarded_start(engine: str) -> None:
             f"and each would start workers of its own; put the code that runs the batch under "
             f"`{guard}` (docs/batch.md, Python API), or run it in a notebook"
         )
+
+
+def _unrunnable_main() -> str | None:
+    """The main script, where the workers would have to run it again and cannot: "a script read
+    from standard input" (`python - < x.py`, `python - <<EOF`), or a script file that no longer
+    exists. None where they can, or run nothing again (a script file, `python -m`, `python -c`,
+    the REPL, a notebook: a main module without a file is not run again). Found as
+    multiprocessing finds the file it runs (`multiprocessing.spawn.get_preparation_data`)."""
+    main = sys.modules.get("__main__")
+    if getattr(getattr(main, "__spec__", None), "name", None) is not None:
+        return None  # imported again by its name
+    path = getattr(main, "__file__", None)
+    if not isinstance(path, str):
+        return None
+    if os.path.splitext(os.path.basename(path))[0] == "ipython":
+        return None  # (multiprocessing runs IPython's own script in no worker)
+    original = multiprocessing.process.ORIGINAL_DIR
+    full = path if os.path.isabs(path) or original is None else os.path.join(original, path)
+    if os.path.isfile(os.path.normpath(full)):
+        return None
+    if path == "<stdin>":
+        return "a script read from standard input"
+    return f"{path}, which no longer exists"
 
 
 def _unguarded_main_line() -> str | None:
