@@ -294,3 +294,32 @@ def test_a_notebooks_main_module_is_not_refused(monkeypatch):
         make_executor("process", workers=1)
     notebook.__file__ = "<stdin>"
     assert executors._unrunnable_main() == "a script read from standard input"
+
+
+# --- 5: the environment of a local Dask cluster is put back at close -----------------------------
+
+STARTED = ("MALLOC_ARENA_MAX", "OMP_NUM_THREADS", "__DASK_PARENT_PID")
+
+
+def test_closing_a_local_cluster_puts_back_the_environment(monkeypatch):
+    """After `with make_executor("dask", workers=2): ...`, os.environ kept MALLOC_ARENA_MAX=1
+    (econ's), Dask's OMP/MKL/OPENBLAS_NUM_THREADS=1 and PYTHONHASHSEED."""
+    pytest.importorskip("distributed")
+    from econ.analysis import make_executor
+
+    for name in STARTED:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("PYTHONHASHSEED", "0")  # Dask's nanny replaces 0 with its own seed
+    monkeypatch.setenv("MKL_NUM_THREADS", "3")  # one the caller set: Dask keeps it
+    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "4")
+    with make_executor("dask", workers=1):
+        inside = {name: os.environ.get(name) for name in (*STARTED, "PYTHONHASHSEED")}
+        # set by the caller while the cluster runs: theirs, left as it is
+        os.environ["OPENBLAS_NUM_THREADS"] = "2"
+    assert inside["MALLOC_ARENA_MAX"] == "1" and inside["OMP_NUM_THREADS"] == "1"
+    assert inside["__DASK_PARENT_PID"] == str(os.getpid())
+    assert inside["PYTHONHASHSEED"] not in (None, "0")
+    assert {name: os.environ.get(name) for name in STARTED} == dict.fromkeys(STARTED)
+    assert os.environ["PYTHONHASHSEED"] == "0"
+    assert os.environ["MKL_NUM_THREADS"] == "3"
+    assert os.environ["OPENBLAS_NUM_THREADS"] == "2"

@@ -235,6 +235,7 @@ class DaskExecutor(Executor):
             raise ExecutorError(f"timeout_s = {timeout_s!r}: expected a positive number of seconds")
         self.scheduler = scheduler
         self._cluster = None
+        self._environ: dict[str, tuple[str | None, str]] = {}
         if scheduler is not None:
             self._client, self.workers = _connect(distributed, scheduler, timeout_s)
         else:
@@ -251,18 +252,26 @@ class DaskExecutor(Executor):
             environ.pop("MALLOC_TRIM_THRESHOLD_", None)
             environ.setdefault("MALLOC_ARENA_MAX", "1")
             settings = {"distributed.nanny.pre-spawn-environ": environ, **QUIET_CLUSTER}
-            with dask.config.set(settings), _sigint_ignored():
-                self._cluster = distributed.LocalCluster(
-                    n_workers=self.workers,
-                    threads_per_worker=1,
-                    processes=True,
-                    # No dashboard; its HTTP server (health routes) still starts, and with
-                    # dashboard_address=None it takes port 8787 or warns that a second cluster
-                    # found it taken (dask/distributed#8136): a free port on this host instead.
-                    dashboard_address="127.0.0.1:0",
-                    scheduler_kwargs={"dashboard": False},
-                    host="127.0.0.1",
-                )
+            # The nannies put their pre-spawn environment (the variables above, Dask's
+            # PYTHONHASHSEED) into this process's os.environ before they start a worker, and
+            # leave it there: put back at close() (`_environ_changes`).
+            before = dict(os.environ)
+            try:
+                with dask.config.set(settings), _sigint_ignored():
+                    self._cluster = distributed.LocalCluster(
+                        n_workers=self.workers,
+                        threads_per_worker=1,
+                        processes=True,
+                        # No dashboard; its HTTP server (health routes) still starts, and with
+                        # dashboard_address=None it takes port 8787 or warns that a second
+                        # cluster found it taken (dask/distributed#8136): a free port on this
+                        # host instead.
+                        dashboard_address="127.0.0.1:0",
+                        scheduler_kwargs={"dashboard": False},
+                        host="127.0.0.1",
+                    )
+            finally:
+                self._environ = _environ_changes(before)
             self._client = distributed.Client(self._cluster, set_as_default=False)
             # This process runs the cluster's scheduler and nannies: a worker that dies logs
             # here, and the run reports that itself, in one line (WorkerLostError).
@@ -467,7 +476,30 @@ class DaskExecutor(Executor):
             if self._cluster is not None:
                 self._cluster.close()
                 _WORKER_DEATH.remove()
+                _restore_environ(self._environ)
         _CLOSED_COMM.remove()
+
+
+def _environ_changes(before: Mapping[str, str]) -> dict[str, tuple[str | None, str]]:
+    """The variables of os.environ set since `before` (added or changed): name -> (its value
+    before, None where it had none; its value now)."""
+    return {
+        name: (before.get(name), value)
+        for name, value in os.environ.items()
+        if before.get(name) != value
+    }
+
+
+def _restore_environ(changes: Mapping[str, tuple[str | None, str]]) -> None:
+    """Put back the variables of `changes` (`_environ_changes`) as they were, each only where it
+    still holds the value set then: one the caller has set since is theirs."""
+    for name, (before, value) in changes.items():
+        if os.environ.get(name) != value:
+            continue
+        if before is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = before
 
 
 WORKER_CHECK_S = 1.0
