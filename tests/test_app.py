@@ -607,6 +607,11 @@ def test_the_tornado_and_data_table_hold_the_base_loan_when_asked(app: AppTest):
     ).table.set_index("input")["output_low"]
     assert shown.to_dict() == pytest.approx(held.to_dict())
     assert min(shown) < 1.0  # a 20% lower input breaks the committed loan's cover
+    # the held loan is said above the results, not again among the tornado's notes (the run's
+    # notes begin with it: "held loan: every scenario holds ...")
+    said = [t.value for t in [*app.info, *app.caption, *app.markdown]]
+    assert not any("held loan: every scenario holds" in t.lower() for t in said)
+    assert any(t.startswith("Every scenario holds") for t in said)
     cells = app.session_state["econ.data_table"][4]
     debt = project(base).summary.iloc[0].debt_usd
     assert cells.attrs["held_loan"]["debt_usd"] == pytest.approx(debt)

@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from econ.analysis.runner import HELD_NOTE
 from econ.analysis.sampling import MAX_SEED  # a browser holds whole numbers up to it
 from econ.labels import counted
 from econ.ui import charts, common, compute, risk
@@ -210,7 +211,8 @@ def tornado_section(current, paths: list[str], money: str, hold: bool) -> None:
                 )
             if result is not None:
                 held = result.run.metadata.get("held_loan")
-                notes = result.run.notes
+                # the held loan's note is _held_info's, shown once
+                notes = [n for n in result.run.notes if not n.startswith(HELD_NOTE)]
                 ss[TORNADO] = ((current.text, hold), pct, result.table, bounded, held, notes)
     if TORNADO not in ss:
         st.caption("Pick inputs and run: each is set to its low and high value, the others kept.")
