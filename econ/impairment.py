@@ -265,7 +265,6 @@ def impair(
     undiscounted_usd=None,
     value_in_use_usd=None,
     costs_of_disposal_usd=0.0,
-    sold_at_carrying=None,
 ) -> ImpairmentResult:
     """Apply US GAAP or IFRS impairment tests month by month to a book schedule.
 
@@ -277,8 +276,6 @@ def impair(
       recoverable amount ``max(fair value - costs of disposal, value in use)`` it is written down
       to it. In months without the indicator, after an impairment, a loss is reversed as far as
       the recoverable amount allows, up to the carrying amount without impairment.
-    * Neither standard changes the carrying amount in a month of ``sold_at_carrying``: a sale at
-      the carrying amount recovers it exactly, so there is nothing to write down or reverse.
 
     Parameters
     ----------
@@ -291,7 +288,6 @@ def impair(
     undiscounted_usd : array (n, T)  undiscounted remaining cash flows (US GAAP rows) [USD]
     value_in_use_usd : array (n, T)  present value of remaining cash flows (IFRS rows) [USD]
     costs_of_disposal_usd : array (n, T) or (n,)  costs to sell (IFRS) [USD]
-    sold_at_carrying : bool array (n, T), optional  the month of a sale at the carrying amount
 
     Returns
     -------
@@ -330,9 +326,6 @@ def impair(
     )
     costs = _money(costs_of_disposal_usd, "costs_of_disposal_usd")
     costs = np.broadcast_to(costs if costs.ndim != 1 else costs[:, None], (n, t))
-    kept = np.zeros((n, t), dtype=bool)
-    if sold_at_carrying is not None:
-        kept = np.broadcast_to(np.asarray(sold_at_carrying, dtype=bool), (n, t))
 
     base = cumsum_months(dep)
     carrying0 = cost[:, None] - base  # without impairment
@@ -350,12 +343,12 @@ def impair(
             room = c0 - s
             before = rho + k * room
             fv = fair[rows, m]
-            test = trig[rows, m] & ~kept[rows, m]
+            test = trig[rows, m]
             # IFRS: the loss (> 0) or reversal (< 0) of IAS 36 as ifrs_loss defines it.
             ifrs_change = ifrs_loss(before, fv - costs[rows, m], in_use[rows, m], c0)
             gaap_loss = (before > fv) & (before > undiscounted[rows, m])
             loss = test & np.where(is_ifrs, ifrs_change > 0, gaap_loss)
-            reverse = is_ifrs & ~test & ~kept[rows, m] & impaired & (ifrs_change < 0)
+            reverse = is_ifrs & ~test & impaired & (ifrs_change < 0)
             target = np.where(is_ifrs, before - ifrs_change, fv)
             target = np.maximum(target, 0.0)
             event = loss | reverse

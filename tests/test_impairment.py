@@ -200,27 +200,6 @@ def test_a_sale_month_test_recovers_the_proceeds():
     assert out.carrying_amount_usd[:, 2].tolist() == [600_000.0, 525_000.0]
 
 
-def test_a_sale_at_the_carrying_amount_is_neither_impaired_nor_reversed():
-    # Row 0 (US GAAP) has the indicator in its sale month; row 1 (IFRS), impaired in month 2,
-    # would reverse in month 4 as its recoverable amount recovers. Sold at the carrying amount in
-    # those months, neither changes: the proceeds recover the carrying amount exactly.
-    schedule = np.full((2, 6), 100.0)
-    trigger = np.zeros((2, 6), dtype=bool)
-    trigger[0, 3] = trigger[1, 2] = True
-    fair = np.full((2, 6), 1_000.0)
-    fair[0, 3] = 0.0
-    fair[1, 2:4] = [300.0, 0.0]  # no reversal before month 4
-    sold = np.zeros((2, 6), dtype=bool)
-    sold[0, 3] = sold[1, 4] = True
-    args = ([1_000.0] * 2, [0.0] * 2, ["us_gaap", "ifrs"], trigger, fair, fair, fair)
-    free = imp.impair(schedule, *args)
-    assert free.impairment_usd[0, 3] > 0 and free.impairment_usd[1, 4] < 0
-    kept = imp.impair(schedule, *args, sold_at_carrying=sold)
-    assert kept.impairment_usd[0].tolist() == [0.0] * 6
-    assert kept.impairment_usd[1, 2] == free.impairment_usd[1, 2] > 0
-    assert kept.impairment_usd[1, 4] == 0.0
-
-
 def test_price_drop_trigger_from_the_in_service_month():
     price = np.array([[5.0, 1.0, 0.8, 0.7, 0.69, 0.9], [1.0, 1.0, 1.0, 0.5, 0.5, 0.5]])
     out = imp.price_drop_trigger(price, [0.3, 0.5], in_service_month=[1, 2])
