@@ -209,7 +209,7 @@ def test_repeat_prices_per_gpu_instead_as_a_sweep_does():
     "given, message",
     [  # each was an AttributeError: 'str' object has no attribute 'expand', or similar
         ("file", r"got str '.*\.toml'; expected a Scenario, a list of Scenarios or a "),
-        ("dict", r"got a dict; expected a Scenario.*Scenario\.model_validate\(data\)"),
+        ("dict", r"got a dict; expected a Scenario.*econ\.scenario\.validate_dict\(data\)"),
         ("frame", r"got a DataFrame; expected a Scenario.*table=frame"),
         ("list", r"item 1 is str '.*\.toml'; expected a Scenario \(econ\.load_scenario\("),
     ],
