@@ -126,11 +126,8 @@ class ScenarioBatch:
     def __repr__(self) -> str:
         # The dataclass repr printed every column and row warning: 413,642 characters for
         # ScenarioBatch.repeat(base, 100_000), flooding a notebook cell.
-        from econ.engine import REPR_NAMES  # (the engine imports this module)
-        from econ.labels import counted
+        from econ.labels import counted, first_names
 
-        shown = ", ".join(repr(str(name)) for name in self.names[:REPR_NAMES])
-        more = f", ... ({self.n - REPR_NAMES:,} more)" if self.n > REPR_NAMES else ""
         horizon = ""
         if self.n:
             low, high = int(self.horizon_months.min()), int(self.horizon_months.max())
@@ -138,7 +135,7 @@ class ScenarioBatch:
             horizon = f", horizon {span}"
         return (
             f"<ScenarioBatch: {counted(self.n, 'scenario')}, {counted(self.rows, 'row')}"
-            f"{horizon}; [{shown}{more}]; {counted(len(self.columns), 'column')}; "
+            f"{horizon}; [{first_names(self.names, self.n)}]; {counted(len(self.columns), 'column')}; "
             "see .names, .columns, .row_warnings>"
         )
 

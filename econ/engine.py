@@ -49,7 +49,7 @@ from econ.batch import ScenarioBatch, field_kinds, in_file
 from econ.capital import stack_schedule
 from econ.errors import InputError
 from econ.financing import level_payment_schedule
-from econ.labels import counted
+from econ.labels import counted, first_names
 from econ.memory import keep_freed_memory
 from econ.scenario.depreciation_models import METHOD_ARRAY_FIELDS
 from econ.scenario.financing_models import MAX_MONTHS
@@ -216,9 +216,6 @@ CODED_METRICS = {"debt_sizing_constraint": financing_mod.SIZING_CONSTRAINTS}
 names, by code. A difference of two codes means nothing (econ.gains.summary_delta leaves them
 out)."""
 
-REPR_NAMES = 3
-"""How many scenario names repr(Projection) shows."""
-
 MIN_EQUITY_SHARE_FOR_IRR = 0.05
 """Below this equity share of capex an equity IRR is reported as null: returns on almost no equity
 are arithmetic, not information (the 10,000% IRR error of GPU-cloud models)."""
@@ -294,12 +291,11 @@ class Projection:
     def __repr__(self) -> str:
         # The dataclass repr printed every array (tens of thousands of characters for one
         # scenario), flooding a notebook cell.
-        shown = ", ".join(repr(str(name)) for name in self.names[:REPR_NAMES])
-        more = f", ... ({len(self) - REPR_NAMES} more)" if len(self) > REPR_NAMES else ""
         kept = "monthly lines" if self.lines else "summary only (monthly=False)"
         return (
             f"<Projection: {counted(len(self), 'scenario')}, months 0-{int(self.months[-1])}, "
-            f"{kept}; [{shown}{more}]; see .summary, .monthly, .yearly(), .warnings, .metrics>"
+            f"{kept}; [{first_names(self.names, len(self))}]; "
+            "see .summary, .monthly, .yearly(), .warnings, .metrics>"
         )
 
     @cached_property

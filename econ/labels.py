@@ -378,6 +378,16 @@ def counted(count, noun: str, plural: str | None = None) -> str:
     return f"{int(count):,} {word}"
 
 
+REPR_NAMES = 3
+"""How many scenario names the repr of a Projection or a ScenarioBatch shows."""
+
+
+def first_names(names, total: int) -> str:
+    """"'a', 'b', 'c', ... (97 more)": the first REPR_NAMES of `total` names, for a repr."""
+    shown = ", ".join(repr(str(name)) for name in list(names[:REPR_NAMES]))
+    return shown + (f", ... ({total - REPR_NAMES:,} more)" if total > REPR_NAMES else "")
+
+
 def duration(years: float) -> str:
     """'6 weeks', '7 months', '4.3 years': a length of time in the unit that reads best."""
     if years < 0.25:
