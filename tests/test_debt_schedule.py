@@ -134,6 +134,7 @@ def test_a_hand_worked_schedule():
             "tax_usd": np.where(months == 0, 0.0, 10.0),
             "depreciation_usd": 0.0,
             "impairment_usd": 0.0,
+            "gain_on_disposal_usd": 0.0,
             "dscr": np.where(months == 0, np.nan, 150.0 / np.maximum(service, 1.0)),
             "llcr": np.where(balance > 0, 1.5, np.nan),
         }
@@ -178,6 +179,7 @@ def test_the_annual_dscr_counts_only_the_months_with_debt_service():
             "tax_usd": 0.0,
             "depreciation_usd": 0.0,
             "impairment_usd": 0.0,
+            "gain_on_disposal_usd": 0.0,
             "dscr": np.where(principal > 0, cfads / np.maximum(principal, 1.0), np.nan),
             "llcr": np.nan,
         }
@@ -211,6 +213,7 @@ def _by_hand(principal, service, ebitda, dscr, fee=0.0) -> pd.DataFrame:
             "tax_usd": 0.0,
             "depreciation_usd": 0.0,
             "impairment_usd": 0.0,
+            "gain_on_disposal_usd": 0.0,
             "dscr": np.where(months == 0, np.nan, dscr),
             "llcr": np.nan,
         }
