@@ -11,7 +11,7 @@ import pytest
 
 from tests import test_browser
 from tests.conftest import ROOT
-from tests.test_browser import TIMEOUT_MS, open_page, settle
+from tests.test_browser import TIMEOUT_MS, open_page, open_tab, settle
 
 browser = test_browser.browser  # the module-scoped Chromium and server fixtures of test_browser
 server = test_browser.server
@@ -78,7 +78,7 @@ def test_a_mismatched_curve_and_an_oversized_file_in_the_browser(server, browser
     page.locator('[data-testid="stSidebarNav"] a', has_text="Throughput").click()
     page.get_by_role("heading", name="Throughput").wait_for(timeout=TIMEOUT_MS)
     settle(page)
-    page.get_by_role("tab", name="Measured curve").click()
+    open_tab(page, "Measured curve")
     page.locator('input[type="file"]').first.set_input_files(str(curve))
     page.get_by_text("This curve is not of the scenario's model and hardware").wait_for(
         timeout=TIMEOUT_MS

@@ -9,7 +9,14 @@ from __future__ import annotations
 import pytest
 
 from econ.catalog import DEFAULT_SCENARIO
-from tests.test_browser import TIMEOUT_MS, browser, open_page, server, settle  # noqa: F401
+from tests.test_browser import (  # noqa: F401
+    TIMEOUT_MS,
+    browser,
+    open_page,
+    open_tab,
+    server,
+    settle,
+)
 
 pytestmark = pytest.mark.browser
 
@@ -48,7 +55,7 @@ def test_a_file_too_large_or_of_the_wrong_type_gets_the_apps_message(
     page = open_page(browser, server)
     go(page, title)
     if title == "Throughput":
-        page.get_by_role("tab", name="Measured curve").click()
+        open_tab(page, "Measured curve")
     page.locator('input[type="file"]').first.set_input_files(str(path))
     page.locator('[data-testid="stAlert"]', has_text=said).wait_for(timeout=TIMEOUT_MS)
     settle(page)
