@@ -168,7 +168,11 @@ def _load(directory: str) -> pd.DataFrame:
         ),
     ]
     frame = pd.concat(parts, ignore_index=True)
-    frame.insert(0, "id", [row_id(r) for r in frame.to_dict("records")])
+    # rows of the identifying columns only: the whole frame's to_dict("records") took half the load
+    fields = [name for name in (*ID_FIELDS, "kind") if name in frame.columns]
+    columns = zip(*(frame[f].tolist() for f in fields), strict=True)
+    rows = (dict(zip(fields, values, strict=True)) for values in columns)
+    frame.insert(0, "id", [row_id(row) for row in rows])
     if frame["id"].duplicated().any():
         dup = frame.loc[frame["id"].duplicated(), "id"].iloc[0]
         raise CatalogError(f"{benchmarks_dir()}: two catalog rows share id {dup}")

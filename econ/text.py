@@ -33,6 +33,7 @@ line and the scenario errors all use it.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections.abc import Iterable, Sequence
@@ -88,10 +89,18 @@ def control_character(text: str, allowed: str = "") -> tuple[int, str] | None:
     """The first control character of `text` not in `allowed` (a C0 control, DEL, a C1 control,
     one of BIDI_CONTROLS) and its 1-based position, or None: what scenario sections and market
     index files refuse in text."""
-    for position, char in enumerate(text, start=1):
-        if (unicodedata.category(char) == "Cc" or char in BIDI_CONTROLS) and char not in allowed:
-            return position, char
-    return None
+    found = _controls(allowed).search(text)
+    return None if found is None else (found.start() + 1, found.group())
+
+
+@functools.cache
+def _controls(allowed: str) -> re.Pattern:
+    """A pattern of the characters `control_character` looks for but those in `allowed`: Unicode's
+    Cc category is exactly U+0000-U+001F and U+007F-U+009F."""
+    chars = "".join(chr(c) for c in (*range(0x20), *range(0x7F, 0xA0))) + "".join(
+        sorted(BIDI_CONTROLS)
+    )
+    return re.compile("[" + re.escape("".join(c for c in chars if c not in allowed)) + "]")
 
 
 def control_kind(char: str) -> str:
@@ -217,7 +226,10 @@ def problem_lines(lines: Sequence[str], limit: int = PROBLEM_LINES_LIMIT) -> lis
     more = len(lines) - limit
     if more <= 0:
         return list(lines)
-    return [*lines[:limit], f"... and {more:,} more problem{'s' if more > 1 else ''} (fix these first)"]
+    return [
+        *lines[:limit],
+        f"... and {more:,} more problem{'s' if more > 1 else ''} (fix these first)",
+    ]
 
 
 def listed(items: Iterable[Any], limit: int = LISTED_LIMIT) -> str:

@@ -13,13 +13,21 @@ from __future__ import annotations
 
 import json
 import subprocess
+import unicodedata
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from econ.cli import main
-from econ.text import TERMINAL_CONTROLS, clipped, listed, printable
+from econ.text import (
+    BIDI_CONTROLS,
+    TERMINAL_CONTROLS,
+    clipped,
+    control_character,
+    listed,
+    printable,
+)
 from tests.conftest import ROOT
 
 SEED = ROOT / "models" / "scenarios" / "deepseek-r1-gb200-nvl72.toml"
@@ -156,9 +164,7 @@ def test_sources_naming_no_field_quotes_the_key_escaped_and_short(run, tmp_path)
 
 
 def test_a_name_with_a_bidirectional_override_is_refused(run, tmp_path):
-    path = seed_with(
-        tmp_path, 'name = "deepseek-r1-gb200-nvl72"', 'name = "safe-\\u202egnp.exe"'
-    )
+    path = seed_with(tmp_path, 'name = "deepseek-r1-gb200-nvl72"', 'name = "safe-\\u202egnp.exe"')
     result = run("validate", path)
     assert result.returncode == 3 and no_raw(result.stderr)
     assert "name = 'safe-\\u202egnp.exe': a bidirectional control character" in result.stderr
@@ -212,7 +218,7 @@ def test_vllm_model_id_is_escaped(run, tmp_path):
 
 def test_ignored_columns_of_a_scenario_curve_are_escaped(run, tmp_path):
     (tmp_path / "curve.csv").write_bytes(
-        b'concurrency,output_tokens_per_s,gpu_count,tpot_ms_p99,ttft_s_p99,'
+        b"concurrency,output_tokens_per_s,gpu_count,tpot_ms_p99,ttft_s_p99,"
         b'"junk\x1b]0;PWNED\x07\x1b[2J"\n1,90,2,12,0.1,1\n4,300,2,15,0.15,1\n'
     )
     scenario = seed_with(
@@ -433,3 +439,17 @@ def test_a_long_library_name_is_cut(run, library):
     result = run("project", "library:" + "a" * 100_000)
     assert result.returncode == 3 and len(result.stderr) < 2_000
     assert "(100,002 characters)" in result.stderr
+
+
+def test_control_character_finds_exactly_the_controls_it_names():
+    """Every character of the Basic Multilingual Plane and the astral ones around the private use
+    planes: found alone and after text (1-based position) exactly when Unicode calls it a
+    control (Cc) or it is a bidirectional control, and never when `allowed` names it."""
+    for code in (*range(0x10000), *range(0xE0000, 0xE0080), 0x10FFFF):
+        char = chr(code)
+        control = unicodedata.category(char) == "Cc" or char in BIDI_CONTROLS
+        assert control_character(char) == ((1, char) if control else None), hex(code)
+        assert control_character("ab" + char + "\x1b") == ((3, char) if control else (4, "\x1b"))
+        assert control_character(char, allowed=char) is None
+    assert control_character("a\tb\nc", "\n\t") is None
+    assert control_character("a\tb\nc\r", "\n\t") == (6, "\r")
