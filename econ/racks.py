@@ -415,10 +415,15 @@ def density_kw_per_rack(
 
     The limit is what a rack position can feed and cool, so it applies to the physical rack. A
     scenario's power per GPU can carry a share of networking outside the rack (GB200 NVL72:
-    72 x 1.87 kW = 134.64 kW against the 120 kW rack): where the hardware's rack is in the catalog
+    72 x 1.87 kW = 134.64 kW against the 120 kW rack). Where the hardware's rack is in the catalog
     with the same GPUs per rack (or, for hardware sold as systems, a whole number of systems, as
-    `econ size --systems-per-rack`) and its kw_per_rack is lower, that rack is checked, as
-    `econ size` checks it; otherwise GPUs per rack x IT kW per GPU. Energy keeps the per-GPU figure.
+    `econ size --systems-per-rack`), that share and no more is taken off: up to the rack's IT load
+    with its network share (`RackSpec.it_kw_per_rack`) the catalog's rack is checked, as `econ
+    size` checks it; above it, GPUs per rack x IT kW per GPU less the rack's network share
+    (network_kw_per_rack), so that a power per GPU above the catalog's is checked, not absorbed
+    into the catalog's rack (B200: 16 x 2.35 kW = 37.6 kW, 34.34 kW without its 3.26 kW share,
+    against a 30 kW hall). Otherwise GPUs per rack x IT kW per GPU. Energy keeps the per-GPU
+    figure.
 
     Parameters
     ----------
@@ -437,15 +442,24 @@ def density_kw_per_rack(
         systems = gpus_per_rack // rack.gpus_per_system
         rack = with_systems_per_rack(rack, systems)
         figure = f"models/racks.toml kw_per_system x {systems}"
-    if (
-        rack is not None
-        and rack.gpus_per_rack == gpus_per_rack
-        and kw_per_rack_from_gpus > rack.kw_per_rack
-    ):
+    from_gpus = f"{gpus_per_rack} GPUs x IT kW per GPU"
+    if rack is None or rack.gpus_per_rack != gpus_per_rack:
+        return kw_per_rack_from_gpus, from_gpus
+    # (1e-9: 72 x 1.87 is 134.64000000000001, the catalog's own figure)
+    if kw_per_rack_from_gpus > rack.it_kw_per_rack * (1 + 1e-9):
+        # rounded as it_kw_per_rack is: 37.6 - 3.26 reads 34.34
+        kw = round(kw_per_rack_from_gpus - rack.network_kw_per_rack, 9)
+        return kw, (
+            f"{from_gpus} = {kw_per_rack_from_gpus:g} kW, less the {hardware} rack's "
+            f"{rack.network_kw_per_rack:g} kW share of the scale-out network outside it, "
+            f"models/racks.toml network_kw_per_rack; the catalog's rack draws "
+            f"{rack.kw_per_rack:g} kW"
+        )
+    if kw_per_rack_from_gpus > rack.kw_per_rack:
         return rack.kw_per_rack, physical_rack_figure(
             hardware, figure, rack.kw_per_rack, kw_per_rack_from_gpus
         )
-    return kw_per_rack_from_gpus, f"{gpus_per_rack} GPUs x IT kW per GPU"
+    return kw_per_rack_from_gpus, from_gpus
 
 
 def physical_rack_figure(

@@ -499,7 +499,8 @@ def check_fleet_in_hall(
     from gpus_per_rack x IT kW per GPU unless facility.kw_per_rack is given, exceeds
     hall_max_kw_per_rack, or when the racks need more than facility.floor_m2. Where that product
     exceeds the catalog's physical rack of the same `hardware` (a per-GPU figure with a share of
-    networking outside the rack), the physical rack is checked (econ.racks.density_kw_per_rack).
+    networking outside the rack), that share and no more is taken off: the physical rack up to
+    the rack with its share, the product less the share above (econ.racks.density_kw_per_rack).
     """
     # (the sections refuse such a count first; the float division below would overflow on it)
     for name, count in (("fleet.gpu_count", gpu_count), ("fleet.gpus_per_rack", gpus_per_rack)):

@@ -1,0 +1,86 @@
+"""Review 26 of power and sizing (a data-centre engineer): a power per GPU above the catalog's
+checked against the hall's kW-per-rack limit, NVIDIA's GB200 design figure cited, the air-cooled
+rack warning in any hall, the utility basis named, spare systems of `econ size --gpus` said, a
+refusal's hints that apply, and the figures docs/power.md quotes."""
+
+from __future__ import annotations
+
+import pytest
+
+from econ import load_scenario
+from econ.cli import main
+from econ.racks import density_kw_per_rack, load_racks
+from econ.scenario import ScenarioError
+from tests.conftest import ROOT
+
+SCENARIOS = ROOT / "models" / "scenarios"
+HALL_B200 = SCENARIOS / "hall-10mw-hgx-b200-air.toml"  # b200-sxm, 16 GPUs a rack, 30 kW limit
+HALL_GB300 = SCENARIOS / "hall-10mw-gb300-nvl72-liquid.toml"
+SEED = SCENARIOS / "deepseek-r1-gb200-nvl72.toml"  # gb200-nvl72 at 1.87 kW per GPU
+
+
+def _page(name: str = "power.md") -> str:
+    return " ".join((ROOT / "docs" / name).read_text(encoding="utf-8").split())
+
+
+# --- 1. A power per GPU above the catalog's is checked against the hall's limit --------------
+
+
+@pytest.mark.parametrize(
+    ("path", "overrides", "checked", "limit"),
+    [
+        # 16 x 2.35 = 37.6 kW, 18% above the catalog's 1.99125 (no power warning either)
+        (HALL_B200, {"power.kw_per_gpu": 2.35}, 37.6 - 3.26, 30),
+        (HALL_B200, {"power.kw_per_gpu": 20.0}, 320 - 3.26, 30),  # a 320 kW rack
+        (
+            HALL_GB300,
+            {"power.kw_per_gpu": 2.4, "facility.hall_max_kw_per_rack": 140.0},
+            72 * 2.4 - 14.64,
+            140,
+        ),
+    ],
+)
+def test_a_power_per_gpu_above_the_catalogs_is_checked_against_the_hall(
+    path, overrides, checked, limit
+):
+    # Before, a product above the catalog's rack checked the catalog's rack (28.6 or 132 kW), so
+    # every such scenario passed its hall; the same figures on hardware without catalog racks
+    # (mi300x) were refused.
+    with pytest.raises(ScenarioError) as refused:
+        load_scenario(path, overrides)
+    said = str(refused.value)
+    assert f"a rack draws {checked:g} kW" in said, said
+    assert "less the" in said and "share of the scale-out network outside it" in said
+    assert f"above the hall's limit of {limit} kW per rack" in said
+
+
+def test_the_cli_refuses_the_review_case_with_exit_3(capsys):
+    argv = ["project", str(HALL_B200), "--set", "power.kw_per_gpu=2.35"]
+    assert main(argv) == 3
+    err = " ".join(capsys.readouterr().err.split())
+    assert (
+        "a rack draws 34.34 kW (16 GPUs x IT kW per GPU = 37.6 kW, less the b200-sxm rack's" in err
+    )
+    assert "Traceback" not in err
+    # the page quotes the refusal
+    assert err.split("hall-10mw-hgx-b200-air.toml: ")[1].split("; expected")[0] in _page()
+
+
+def test_the_network_share_and_no_more_is_taken_off():
+    # Up to the rack with its network share the catalog's rack is checked (the seed's 134.64 kW
+    # against a 125 kW hall still fits, as `econ size`); above it the figure rises with the
+    # power, without a step where the fallback ends.
+    load_scenario(SEED, {"facility.hall_max_kw_per_rack": 125.0})
+    rack = load_racks().get("gb200-nvl72")
+    products = [120.0 + 0.5 * i for i in range(80)]  # 120 to 159.5 kW
+    checked = [density_kw_per_rack("gb200-nvl72", 72, p)[0] for p in products]
+    assert all(b >= a for a, b in zip(checked, checked[1:], strict=False))
+    steps = [b - a for a, b in zip(checked, checked[1:], strict=False)]
+    assert max(steps) <= 0.5 + 1e-9  # continuous: no jump at 134.64 kW
+    for product, kw in zip(products, checked, strict=True):
+        assert kw == pytest.approx(max(rack.kw_per_rack, product - rack.network_kw_per_rack))
+    assert density_kw_per_rack("gb200-nvl72", 72, 72 * 1.87)[0] == 120.0
+    # a whole number of 8-GPU systems: the scaled rack and its scaled share
+    assert density_kw_per_rack("b200-sxm", 8, 8 * 2.35)[0] == pytest.approx(8 * 2.35 - 1.63)
+    # hardware without catalog racks: the product
+    assert density_kw_per_rack("mi300x", 16, 37.6) == (37.6, "16 GPUs x IT kW per GPU")
