@@ -483,7 +483,7 @@ def _rack_size_rows(scenario: Scenario, row_warnings: list, columns) -> list:
     rack catalog: `econ.plausibility.rack_size_warnings`, `rack_fit_warnings`) where the batch
     varies what they read: each row then has its own value, which a vintage that gives none
     takes."""
-    fit_paths = ("facility.hall_cooling", "facility.hall_max_kw_per_rack")
+    fit_paths = ("facility.hall_cooling", "facility.hall_max_kw_per_rack", "facility.rack_cooling")
     given = set()
     if "fleet.gpus_per_rack" in columns:
         given = {w for w in rack_size_warnings(scenario) if w}

@@ -433,6 +433,7 @@ def rack_fit_warnings(scenario: Scenario) -> tuple[tuple[str, ...], ...]:
             row.facility.hall_cooling,
             row.facility.hall_max_kw_per_rack,
             catalog,
+            row.facility.rack_cooling,
         )
         for row, not_given in zip(scenario.expand(), rack_size_warnings(scenario), strict=True)
     )

@@ -286,44 +286,61 @@ def air_density_warning(
     catalog: RackCatalog | None = None,
     scenario: bool = False,
 ) -> str | None:
-    """A warning where an air-cooled hall gets a rack denser than air cools, else None.
+    """A warning where an air-cooled rack is denser than air cools, else None.
 
     Two figures of models/racks.toml halls.air, each with its source. Above max_kw_per_rack (58
     kW: NVIDIA's air-cooled DGX B300 layout, about 56 kW in a rack, the densest air-cooled rack
-    a maker's reference layout describes) the warning stands whatever hall limit is given: a
-    limit says what the hall's power feed takes, not that air cools the rack. Above
-    legacy_max_kw_per_rack (20 kW, what air halls commonly cool) it warns unless a hall limit
-    (`hall_max_kw_per_rack`) says what this hall takes, which is then enforced instead. Warnings,
-    not refusals: neither figure is a physical limit. A liquid hall or a liquid retrofit is not
-    air. For a scenario's rack (`scenario`, `rack_fit_warnings`) only the first applies, with the
-    scenario's fields as the remedy: the ready-made air halls hold 40.8 kW racks at 20 kW's
-    common limit by design.
+    a maker's reference layout describes) the warning stands whatever hall limit is given (a
+    limit says what the hall's power feed takes, not that air cools the rack) and in any hall: a
+    liquid hall's water reaches liquid-cooled racks, while an air-cooled server's heat leaves in
+    air, so the remedy is fewer systems per rack, or a liquid-cooled variant of the server, not
+    another hall. Above legacy_max_kw_per_rack (20 kW, what air halls commonly cool) it warns, in
+    an air hall only, unless a hall limit (`hall_max_kw_per_rack`) says what this hall takes,
+    which is then enforced instead. Warnings, not refusals: neither figure is a physical limit. A
+    liquid-cooled rack gets neither. For a scenario's rack (`scenario`, `rack_fit_warnings`) only
+    the first applies, with the scenario's fields as the remedy: the ready-made air halls hold
+    40.8 kW racks at 20 kW's common limit by design.
     """
-    if hall_cooling != "air":
+    if rack.cooling != "air":
         return None
     air = (catalog or load_racks()).halls["air"]
     sources = air.get("sources", {})
     most = air.get("max_kw_per_rack")
     if most is not None and rack.kw_per_rack > most:
-        given = (
-            f"; the hall limit of {hall_max_kw_per_rack:g} kW per rack given says what the hall "
-            "feeds, not that air cools the rack"
-            if hall_max_kw_per_rack is not None
+        if hall_cooling == "air":
+            where = f"a {rack.kw_per_rack:g} kW rack in an air-cooled hall"
+            why = (
+                f"; the hall limit of {hall_max_kw_per_rack:g} kW per rack given says what the "
+                "hall feeds, not that air cools the rack"
+                if hall_max_kw_per_rack is not None
+                else ""
+            )
+        else:
+            where = (
+                f"a {rack.kw_per_rack:g} kW air-cooled rack in "
+                f"{_HALL_WORDS.get(hall_cooling, hall_cooling)}"
+            )
+            why = (
+                "; the hall's water cools liquid-cooled racks, not air-cooled servers, whose "
+                "heat still leaves in air"
+            )
+        fit = _systems_that_fit(rack, most, scenario).removeprefix(", or ")
+        # the catalog holds no liquid-cooled variant of an air-cooled server; a scenario can
+        # state one (cooling_warning then asks for its price and power)
+        remedy = (
+            f" ({fit + ', or ' if fit else ''}facility.rack_cooling = 'liquid' in a liquid-cooled "
+            "hall for a liquid-cooled variant of the server)"
+            if scenario
+            else f" (command line: {fit})"
+            if fit
             else ""
         )
         return (
-            f"{rack.key}: a {rack.kw_per_rack:g} kW rack in an air-cooled hall, above the "
-            f"{most:g} kW of the densest air-cooled rack a maker's reference layout describes "
-            f"(models/racks.toml halls.air.max_kw_per_rack: {sources.get('max_kw_per_rack', '')})"
-            f"{given}; expected a liquid-cooled hall or fewer systems per rack ("
-            + (
-                f"facility.hall_cooling = 'liquid'{_systems_that_fit(rack, most, scenario)}"
-                if scenario
-                else f"command line: --cooling liquid{_systems_that_fit(rack, most)}"
-            )
-            + ")"
+            f"{rack.key}: {where}, above the {most:g} kW of the densest air-cooled rack a maker's "
+            "reference layout describes (models/racks.toml halls.air.max_kw_per_rack: "
+            f"{sources.get('max_kw_per_rack', '')}){why}; expected fewer systems per rack{remedy}"
         )
-    if scenario:
+    if scenario or hall_cooling != "air":
         return None
     limit = air.get("legacy_max_kw_per_rack")
     if hall_max_kw_per_rack is not None or limit is None or rack.kw_per_rack <= limit:
@@ -337,6 +354,13 @@ def air_density_warning(
         f"liquid-cooled hall (command line: --hall-max-kw-per-rack"
         f"{_systems_that_fit(rack, limit)})"
     )
+
+
+_HALL_WORDS = {
+    "liquid": "a liquid-cooled hall",
+    "air_retrofit_liquid": "an air hall retrofitted for liquid racks",
+}
+"""How `air_density_warning` names a hall with facility water."""
 
 
 def _systems_that_fit(rack: RackSpec, limit_kw: float, scenario: bool = False) -> str:
@@ -369,15 +393,19 @@ def rack_fit_warnings(
     hall_cooling: str,
     hall_max_kw_per_rack: float | None = None,
     catalog: RackCatalog | None = None,
+    rack_cooling: str | None = None,
 ) -> tuple[str, ...]:
     """What a scenario's fleet.gpus_per_rack contradicts in the rack catalog, as `econ size`
     bounds and warns of it (warnings: the scenario is projected): a rack-scale system split or
     doubled, a rack of part of a system, more systems than a rack holds (`too_many_systems`), an
-    air-cooled rack above the densest air cools (`air_density_warning`). None for hardware
-    without rack figures."""
+    air-cooled rack above the densest air cools (`air_density_warning`; `rack_cooling`, the
+    scenario's facility.rack_cooling, says whether its racks are air-cooled, the catalog's
+    cooling where not given). None for hardware without rack figures."""
     rack = (catalog or load_racks()).racks.get(hardware)
     if rack is None or (gpus_per_rack == rack.gpus_per_rack and rack.kw_per_system is None):
         return ()
+    if rack_cooling is not None:
+        rack = replace(rack, cooling=rack_cooling)
     given = f"fleet.gpus_per_rack = {gpus_per_rack:,}"
     if rack.kw_per_system is None:
         return (

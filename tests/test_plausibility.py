@@ -277,7 +277,10 @@ def test_a_rack_econ_size_bounds_or_warns_of_is_warned_of_in_project_and_validat
     assert "expected at most 12" in ours[0]
     assert "a 228.8 kW rack in an air-cooled hall, above the 58 kW" in ours[1]
     # 4 x 14.3 = 57.2 kW is within 58
-    assert ours[1].endswith("(facility.hall_cooling = 'liquid', or fleet.gpus_per_rack = 32)")
+    assert ours[1].endswith(
+        "expected fewer systems per rack (fleet.gpus_per_rack = 32, or facility.rack_cooling = "
+        "'liquid' in a liquid-cooled hall for a liquid-cooled variant of the server)"
+    )
     assert set(ours) <= set(project(scenario, monthly=False).warnings[0])
     # the same words as `econ size` (one source): its refusal of 16 systems, its air warning
     with pytest.raises(Exception, match="16 systems take at least 64U") as refused:

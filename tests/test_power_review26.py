@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import pytest
 
-from econ import load_scenario
+from econ import load_scenario, project
+from econ import plausibility as pl
 from econ.cli import main
-from econ.racks import density_kw_per_rack, load_racks
-from econ.scenario import ScenarioError
+from econ.racks import density_kw_per_rack, load_racks, size
+from econ.scenario import ScenarioError, scenario_to_dict, validate_dict
 from tests.conftest import ROOT
 
 SCENARIOS = ROOT / "models" / "scenarios"
@@ -84,3 +85,59 @@ def test_the_network_share_and_no_more_is_taken_off():
     assert density_kw_per_rack("b200-sxm", 8, 8 * 2.35)[0] == pytest.approx(8 * 2.35 - 1.63)
     # hardware without catalog racks: the product
     assert density_kw_per_rack("mi300x", 16, 37.6) == (37.6, "16 GPUs x IT kW per GPU")
+
+
+# --- 3. An air-cooled rack denser than air cools, in any hall ------------------------------------
+
+
+def test_a_liquid_hall_keeps_the_warning_for_air_cooled_racks(capsys):
+    # The warning advised --cooling liquid, which silenced it: 51 air-cooled racks of 174 kW
+    # were then placed without a word.
+    args = {"mw": 10.0, "hardware": "b300-sxm", "systems_per_rack": 12}
+    air = size(**args, hall_max_kw_per_rack=200.0)["warnings"]
+    (note,) = [w for w in air if "densest air-cooled rack" in w]
+    assert "--cooling liquid" not in note
+    assert note.endswith("expected fewer systems per rack (command line: --systems-per-rack 4)")
+    liquid = size(**args, hall_max_kw_per_rack=200.0, cooling="liquid")
+    assert liquid["racks"] == 51
+    (note,) = [w for w in liquid["warnings"] if "densest air-cooled rack" in w]
+    assert note.startswith("b300-sxm: a 174 kW air-cooled rack in a liquid-cooled hall, above the")
+    assert "the hall's water cools liquid-cooled racks, not air-cooled servers" in note
+    assert note.endswith("expected fewer systems per rack (command line: --systems-per-rack 4)")
+    argv = ["size", "--mw", "10", "--hardware", "b300-sxm", "--systems-per-rack", "12"]
+    assert main([*argv, "--hall-max-kw-per-rack", "200", "--cooling", "liquid"]) == 0
+    assert "a 174 kW air-cooled rack in a liquid-cooled hall" in capsys.readouterr().out
+    # the remedy works; a liquid-cooled rack and the 20 kW legacy figure stay out of liquid halls
+    for quiet in (
+        size(mw=10.0, hardware="b300-sxm", cooling="liquid", pue=1.3),  # 58 kW, 4 systems
+        size(mw=10.0, hardware="h100-sxm", cooling="liquid", pue=1.3),  # 40.8 kW
+        size(mw=10.0, hardware="gb300-nvl72"),
+    ):
+        assert not any("densest air-cooled rack" in w for w in quiet["warnings"])
+        assert not any("commonly cool" in w for w in quiet["warnings"])
+
+
+def _with_rack(path, gpus_per_rack: int, **facility):
+    data = scenario_to_dict(load_scenario(path))
+    data["fleet"].pop("racks", None)
+    data["fleet"]["gpus_per_rack"] = gpus_per_rack
+    data["fleet"]["gpu_count"] = gpus_per_rack * 10
+    data["facility"].update(facility)
+    return validate_dict(data)
+
+
+def test_a_scenarios_air_cooled_rack_in_a_liquid_hall_is_warned_of_unless_stated_liquid():
+    liquid_hall = {"hall_cooling": "liquid", "hall_max_kw_per_rack": None}
+    # 12 B200 systems, 171.6 kW of air-cooled servers in a liquid hall
+    air = _with_rack(HALL_B200, 96, rack_cooling="air", **liquid_hall)
+    (row,) = pl.scenario_warnings(air)
+    (note,) = [w for w in row if "densest air-cooled rack" in w]
+    assert "b200-sxm: a 171.6 kW air-cooled rack in a liquid-cooled hall" in note
+    assert note.endswith(
+        "expected fewer systems per rack (fleet.gpus_per_rack = 32, or facility.rack_cooling = "
+        "'liquid' in a liquid-cooled hall for a liquid-cooled variant of the server)"
+    )
+    assert note in project(air, monthly=False).warnings[0]
+    # a liquid-cooled variant stated by the scenario is not an air-cooled rack
+    stated = _with_rack(HALL_B200, 96, rack_cooling="liquid", **liquid_hall)
+    assert not any("densest air-cooled rack" in w for w in pl.scenario_warnings(stated)[0])
