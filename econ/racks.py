@@ -1151,7 +1151,7 @@ def _size_for_mw(
         "hardware": hardware,
         "power_mw": mw,
         "power_basis": basis,
-        "sizing_basis": sizing_basis(hall.max_load_share),
+        "sizing_basis": sizing_basis(hall.max_load_share, basis),
         "max_load_share": hall.max_load_share,
         "pue": pue,
         "pue_source": hall.pue_source,
@@ -1272,19 +1272,23 @@ def _size_for_gpus(gpus, hardware, hall: _Hall, hall_max_kw_per_rack, facility_u
     }
 
 
-def sizing_basis(max_load_share: float) -> str:
-    """What `size`'s power figures mean, in words: the budget is usable critical IT capacity,
-    each rack counted at its maximum draw, loaded to `max_load_share` of it."""
+def sizing_basis(max_load_share: float, basis: str = "it") -> str:
+    """What `size`'s power figures mean, in words: the budget is usable critical IT capacity (or,
+    `basis` "utility", the power at the meter, of which the racks get the part PUE leaves), each
+    rack counted at its maximum draw, loaded to `max_load_share` of it."""
     load = (
         "loaded to 100% of it (--max-load-share 1; planners fill halls to 0.8-0.9)"
         if max_load_share == 1
         else f"loaded to {max_load_share:.0%} of it (--max-load-share {max_load_share:g}), the "
         "rest kept as headroom"
     )
-    return (
-        "power is usable critical IT capacity, after the hall's N+1 or 2N redundancy, with every "
-        f"rack at its maximum draw at once, {load}"
+    power = (
+        "power is the supply at the meter (--basis utility), power / PUE of it usable critical "
+        "IT capacity for the racks"
+        if basis == "utility"
+        else "power is usable critical IT capacity, after the hall's N+1 or 2N redundancy"
     )
+    return f"{power}, with every rack at its maximum draw at once, {load}"
 
 
 def _figure(hall: _Hall, hardware: str) -> str:

@@ -141,3 +141,21 @@ def test_a_scenarios_air_cooled_rack_in_a_liquid_hall_is_warned_of_unless_stated
     # a liquid-cooled variant stated by the scenario is not an air-cooled rack
     stated = _with_rack(HALL_B200, 96, rack_cooling="liquid", **liquid_hall)
     assert not any("densest air-cooled rack" in w for w in pl.scenario_warnings(stated)[0])
+
+
+# --- 4. A utility budget is named as one ------------------------------------------------------
+
+
+def test_the_basis_line_says_a_utility_budget_is_at_the_meter(capsys):
+    result = size(mw=10.0, basis="utility", hardware="gb300-nvl72")
+    assert result["it_budget_kw"] == pytest.approx(10_000 / 1.1)
+    assert result["racks"] == 61
+    assert result["sizing_basis"].startswith(
+        "power is the supply at the meter (--basis utility), power / PUE of it usable critical "
+        "IT capacity for the racks, with every rack at its maximum draw at once"
+    )
+    assert "after the hall's N+1 or 2N redundancy" not in result["sizing_basis"]
+    assert main(["size", "--mw", "10", "--basis", "utility", "--hardware", "gb300-nvl72"]) == 0
+    assert capsys.readouterr().out.splitlines()[1] == f"Basis: {result['sizing_basis']}"
+    it = size(mw=10.0, hardware="gb300-nvl72")["sizing_basis"]
+    assert it.startswith("power is usable critical IT capacity, after the hall's N+1 or 2N")
