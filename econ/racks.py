@@ -1242,8 +1242,10 @@ def _size_for_gpus(gpus, hardware, hall: _Hall, hall_max_kw_per_rack, facility_u
     if spare:
         warnings.append(
             f"--gpus {gpus:,} is not a whole number of {hardware} racks ({rack.gpus_per_rack} "
-            f"GPUs each): rounded up to {racks:,} racks, which hold {one(need.gpus):,} GPUs "
-            f"({spare:,} positions more than asked, drawing power as full racks)"
+            f"GPUs each): rounded up to {_count(racks, 'rack')}, which "
+            f"hold{'s' if racks == 1 else ''} {one(need.gpus):,} GPUs "
+            f"({spare:,} positions more than asked, bought and drawing power as full racks)"
+            + _spare_systems(rack, gpus, spare)
         )
     warnings += _hall_warnings(hall, hall_max_kw_per_rack, catalog)
     return {
@@ -1270,6 +1272,31 @@ def _size_for_gpus(gpus, hardware, hall: _Hall, hall_max_kw_per_rack, facility_u
         "fixed_capex_usd": one(need.fixed_capex_usd),
         "warnings": warnings,
     }
+
+
+def _spare_systems(rack: RackSpec, gpus: int, spare_gpus: int) -> str:
+    """What `size --gpus` adds to its rounding warning where the spare positions hold whole 8-GPU
+    systems: capex and power count them as bought and running, and the systems per rack that
+    house the GPUs asked for without one ('' for a rack-scale system, bought by the rack, or
+    spare positions within one system)."""
+    spare = spare_gpus // rack.gpus_per_system
+    if rack.kw_per_system is None or not spare:
+        return ""
+    systems = -(-gpus // rack.gpus_per_system)
+    # the most systems per rack, up to the catalog's, that divide the systems asked for
+    fit = max(n for n in range(1, rack.systems_per_rack + 1) if systems % n == 0)
+    racks = systems // fit
+    return (
+        f"; the capex and the power count the {_count(spare, rack.key + ' system')} "
+        f"({spare * rack.gpus_per_system:,} GPUs) in those positions, which were not asked for; "
+        f"expected --systems-per-rack {fit} to buy only the {_count(systems, 'system')} asked "
+        f"for ({_count(racks, 'rack')} of {fit})"
+    )
+
+
+def _count(number: int, noun: str) -> str:
+    """'1 rack', '2 racks' (thousands separated)."""
+    return f"{number:,} {noun}{'' if number == 1 else 's'}"
 
 
 def sizing_basis(max_load_share: float, basis: str = "it") -> str:

@@ -159,3 +159,34 @@ def test_the_basis_line_says_a_utility_budget_is_at_the_meter(capsys):
     assert capsys.readouterr().out.splitlines()[1] == f"Basis: {result['sizing_basis']}"
     it = size(mw=10.0, hardware="gb300-nvl72")["sizing_basis"]
     assert it.startswith("power is usable critical IT capacity, after the hall's N+1 or 2N")
+
+
+# --- 5. Spare 8-GPU systems of `econ size --gpus` ------------------------------------------------
+
+
+def test_spare_systems_bought_to_fill_a_rack_are_said_and_the_option_named(capsys):
+    result = size(gpus=8, hardware="h100-sxm")
+    assert (result["racks"], result["gpus"], result["spare_gpus"]) == (1, 32, 24)
+    assert result["capex_usd"] == 1_518_000  # 4 systems, and network and installation for 32
+    (note,) = [w for w in result["warnings"] if "rounded up" in w]
+    assert "rounded up to 1 rack, which holds 32 GPUs" in note
+    assert (
+        "the capex and the power count the 3 h100-sxm systems (24 GPUs) in those positions, "
+        "which were not asked for; expected --systems-per-rack 1 to buy only the 1 system asked "
+        "for (1 rack of 1)"
+    ) in note
+    one = size(gpus=8, hardware="h100-sxm", systems_per_rack=1)
+    assert (one["racks"], one["spare_gpus"], one["capex_usd"]) == (1, 0, 379_500)
+    assert not any("rounded up" in w for w in one["warnings"])
+    # the most systems per rack, up to the catalog's four, that divide the systems asked for
+    six = size(gpus=48, hardware="h100-sxm")  # 6 systems: 2 racks of 4 hold 2 spare
+    assert "expected --systems-per-rack 3 to buy only the 6 systems asked for (2 racks of 3)" in (
+        " ".join(six["warnings"])
+    )
+    assert size(gpus=48, hardware="h100-sxm", systems_per_rack=3)["spare_gpus"] == 0
+    # a rack-scale system is bought by the rack: its rounding names no systems per rack
+    nvl = " ".join(size(gpus=100, hardware="gb300-nvl72")["warnings"])
+    assert "bought and drawing power as full racks" in nvl and "--systems-per-rack" not in nvl
+    # spare positions within one system are not whole systems
+    (within,) = [w for w in size(gpus=28, hardware="h100-sxm")["warnings"] if "rounded up" in w]
+    assert within.endswith("(4 positions more than asked, bought and drawing power as full racks)")
