@@ -1136,7 +1136,7 @@ def _size_for_mw(
                 max_load_share=hall.max_load_share,
             )
     except HallLimitError as exc:
-        raise _hall_refusal(exc, hardware, hall) from exc
+        raise _hall_refusal(exc, hardware, hall, hall_max_kw_per_rack) from exc
     _refuse_overflow(sized, fixed, given)
     one = lambda a: _number(np.asarray(a)[0])  # noqa: E731
     racks = one(sized.racks)
@@ -1226,7 +1226,7 @@ def _size_for_gpus(gpus, hardware, hall: _Hall, hall_max_kw_per_rack, facility_u
                 max_load_share=hall.max_load_share,
             )
     except HallLimitError as exc:
-        raise _hall_refusal(exc, hardware, hall) from exc
+        raise _hall_refusal(exc, hardware, hall, hall_max_kw_per_rack) from exc
     one = lambda a: _number(np.asarray(a)[0])  # noqa: E731
     racks, spare = one(need.racks), one(need.spare_gpus)
     for what, value in (
@@ -1323,13 +1323,17 @@ def _figure(hall: _Hall, hardware: str) -> str:
     return physical_rack_figure(hardware, hall.figure, rack.kw_per_rack, rack.it_kw_per_rack)
 
 
-def _hall_refusal(exc: HallLimitError, hardware: str, hall: _Hall) -> HallLimitError:
-    """A hall's refusal of the rack with the options that change it."""
+def _hall_refusal(
+    exc: HallLimitError, hardware: str, hall: _Hall, hall_max_kw_per_rack: float | None
+) -> HallLimitError:
+    """A hall's refusal of the rack with the options that change it: --systems-per-rack only for
+    hardware sold as 8-GPU systems (a rack-scale system refuses it), with the most that fit."""
     rack = hall.rack
+    fit = _systems_that_fit(rack, hall_max_kw_per_rack) if hall_max_kw_per_rack is not None else ""
     hint = (
         "--cooling liquid, or --retrofit-liquid for an air hall"
         if rack.cooling == "liquid" and hall.hall_cooling == "air"
-        else "a higher --hall-max-kw-per-rack, or fewer --systems-per-rack"
+        else f"a higher --hall-max-kw-per-rack{fit}"
     )
     return HallLimitError(f"{hardware}: {exc} (command line: {hint})")
 

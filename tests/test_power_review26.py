@@ -10,6 +10,7 @@ import pytest
 from econ import load_scenario, project
 from econ import plausibility as pl
 from econ.cli import main
+from econ.facility import HallLimitError
 from econ.racks import density_kw_per_rack, load_racks, size
 from econ.scenario import ScenarioError, scenario_to_dict, validate_dict
 from tests.conftest import ROOT
@@ -190,3 +191,21 @@ def test_spare_systems_bought_to_fill_a_rack_are_said_and_the_option_named(capsy
     # spare positions within one system are not whole systems
     (within,) = [w for w in size(gpus=28, hardware="h100-sxm")["warnings"] if "rounded up" in w]
     assert within.endswith("(4 positions more than asked, bought and drawing power as full racks)")
+
+
+# --- 6. A refusal suggests only what applies ----------------------------------------------------
+
+
+def test_a_refusal_suggests_systems_per_rack_only_where_it_applies():
+    with pytest.raises(HallLimitError) as gb200:
+        size(mw=10.0, hardware="gb200-nvl72", hall_max_kw_per_rack=115.0)
+    assert str(gb200.value).endswith("(command line: a higher --hall-max-kw-per-rack)")
+    with pytest.raises(HallLimitError) as h100:
+        size(mw=10.0, hardware="h100-sxm", hall_max_kw_per_rack=20.0)
+    said = str(h100.value)
+    assert said.endswith("(command line: a higher --hall-max-kw-per-rack, or --systems-per-rack 1)")
+    assert size(mw=10.0, hardware="h100-sxm", hall_max_kw_per_rack=20.0, systems_per_rack=1)
+    # no number of systems fits: only the limit
+    with pytest.raises(HallLimitError) as b200:
+        size(mw=10.0, hardware="b200-sxm", hall_max_kw_per_rack=10.0)
+    assert str(b200.value).endswith("(command line: a higher --hall-max-kw-per-rack)")
