@@ -5,6 +5,9 @@ refusal's hints that apply, and the figures docs/power.md quotes."""
 
 from __future__ import annotations
 
+import csv
+import math
+
 import pytest
 
 from econ import load_scenario, project
@@ -86,6 +89,61 @@ def test_the_network_share_and_no_more_is_taken_off():
     assert density_kw_per_rack("b200-sxm", 8, 8 * 2.35)[0] == pytest.approx(8 * 2.35 - 1.63)
     # hardware without catalog racks: the product
     assert density_kw_per_rack("mi300x", 16, 37.6) == (37.6, "16 GPUs x IT kW per GPU")
+
+
+# --- 2. NVIDIA's GB200 design figure, cited ------------------------------------------------------
+
+
+NVIDIA_GB200_RA = (
+    "docs.nvidia.com/dgx-superpod/reference-architecture-scalable-infrastructure-gb200/latest/"
+    "dgx-superpod-architecture.html"
+)
+
+
+def test_nvidias_gb200_design_figure_is_cited_and_the_false_statements_are_gone():
+    catalog = (ROOT / "models" / "racks.toml").read_text(encoding="utf-8")
+    flat = " ".join(line.lstrip("# ") for line in catalog.splitlines())
+    assert "No source gives it per rack" not in flat  # NVIDIA's page gives a figure per SU
+    assert "no NVIDIA document stating 120 kW" not in catalog
+    quote = "Each SU requires a Thermal Design Power (TDP) of 1.2 Megawatts (MW)"
+    assert quote in flat
+    rack = load_racks().get("gb200-nvl72")
+    assert quote in rack.sources["network_kw_per_rack"]
+    assert NVIDIA_GB200_RA in rack.sources["network_kw_per_rack"]
+    with open(ROOT / "models" / "reference_figures.csv", newline="", encoding="utf-8") as f:
+        rows = {r["item"]: r for r in csv.DictReader(f)}
+    row = rows["DGX SuperPOD GB200 scalable unit thermal design power"]
+    assert (row["value"], row["quality"]) == ("1.2", "primary")
+    assert quote in row["source"] and NVIDIA_GB200_RA in row["source"]
+    assert "8 DGX GB200 rack systems" in row["source"]
+    assert "no NVIDIA document stating 120 kW" not in rows["GB200 NVL72 rack power"]["source"]
+    page = _page()
+    assert "No source gives a rack's network power," not in page
+    assert quote in page and NVIDIA_GB200_RA in page
+
+
+def test_sizing_on_nvidias_figure_with_existing_options_is_what_the_docs_say():
+    # 1.2 MW / 8 racks = 150 kW a rack position; the default (unchanged) counts 134.64 kW
+    per_rack_kw = 1200.0 / 8
+    rack = load_racks().get("gb200-nvl72")
+    assert rack.it_kw_per_rack == 134.64  # the default every ready-made scenario is on
+    assert size(mw=10.0, hardware="gb200-nvl72")["racks"] == 74
+    share = round(rack.it_kw_per_rack / per_rack_kw, 4)
+    assert share == 0.8976
+    nvidia = size(mw=10.0, hardware="gb200-nvl72", max_load_share=share)
+    assert nvidia["racks"] == math.floor(10_000 / per_rack_kw) == 66
+    assert nvidia["headroom_it_kw"] == pytest.approx(1024.0)
+    assert size(mw=10.0, hardware="gb200-nvl72", max_load_share=0.9)["racks"] == 66
+    page = _page()
+    assert (
+        "`econ size --mw 10 --hardware gb200-nvl72 --max-load-share 0.8976` (134.64 / 150)" in page
+    )
+    assert "places 66 racks, ⌊10,000 / 150⌋, and reports the 1,024 kW kept" in page
+    # the catalog's header says the same
+    assert "`econ size --max-load-share 0.8976` (134.64 / 150) places 66 racks" in " ".join(
+        line.lstrip("# ")
+        for line in (ROOT / "models" / "racks.toml").read_text(encoding="utf-8").splitlines()
+    )
 
 
 # --- 3. An air-cooled rack denser than air cools, in any hall ------------------------------------
