@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import csv
 import math
+import re
 
 import pytest
 
@@ -267,3 +268,34 @@ def test_a_refusal_suggests_systems_per_rack_only_where_it_applies():
     with pytest.raises(HallLimitError) as b200:
         size(mw=10.0, hardware="b200-sxm", hall_max_kw_per_rack=10.0)
     assert str(b200.value).endswith("(command line: a higher --hall-max-kw-per-rack)")
+
+
+# --- 7. The figures docs/power.md quotes are what econ prints --------------------------------
+
+
+def test_the_b300_example_places_the_racks_the_page_says():
+    page = _page()
+    racks = size(mw=10.0, hardware="b300-sxm", systems_per_rack=12, hall_max_kw_per_rack=200.0)
+    found = re.search(r"--hall-max-kw-per-rack 200` places (\d+) racks of 174 kW", page)
+    assert found and int(found.group(1)) == racks["racks"] == 51
+    assert "57 racks of 174 kW" not in page
+
+
+def test_the_owned_hall_figures_of_the_page_are_the_projections():
+    overrides = {"facility.mode": "owned", "facility.colo_usd_per_kw_month": 0.0}
+    projection = project(load_scenario(HALL_GB300, overrides), monthly=False)
+    npv = projection.summary.npv_usd.iloc[0]
+    (note,) = [w for w in projection.warnings[0] if "book value at the horizon" in w]
+    value, of_npv = re.search(
+        r"horizon, ([\d,]+) USD .* as if sold at book value: ([\d,]+) USD of the NPV", note
+    ).groups()
+    page = _page()
+    assert (
+        f"counts {value} USD at month 60, 87.5 M of the hall and 2.27 M of its liquid retrofit, "
+        f"{of_npv} USD of its {round(npv):,} NPV"
+    ) in page
+    short = project(
+        load_scenario(HALL_GB300, {**overrides, "facility.life_years": 5}), monthly=False
+    )
+    said = re.search(r"gives −([\d.]+) M\)", page).group(1)
+    assert -float(said) == round(short.summary.npv_usd.iloc[0] / 1e6, 1)
