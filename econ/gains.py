@@ -32,9 +32,9 @@ from econ.errors import InputError
 from econ.index_files import DATE_EXPECTED, FIRST_DATE, LAST_DATE, cell_number, index_date
 from econ.market import token_selling_share
 from econ.scenario import Scenario, apply_overrides, scenario_to_dict, validate_dict
-from econ.scenario.gain_models import MAX_STEP_LABEL_CHARS, GainStep
+from econ.scenario.gain_models import MAX_STEP_LABEL_CHARS, NEUTRAL_GAINS, GainStep
 from econ.scenario.section import field_bounds
-from econ.text import shortened
+from econ.text import clipped, shortened
 from econ.units import MONTHS_PER_YEAR, monthly_rate
 
 COMPARED_METRICS = (
@@ -57,16 +57,6 @@ COMPARED_METRICS = (
 class GainsError(InputError):
     """Invalid input to a gains analysis (a step that cannot be read, a bad bracket, ...)."""
 
-
-NEUTRAL_GAINS: Mapping[str, Any] = {
-    "trajectory": "compound",
-    "gain_rate_annual": 0.0,
-    "rate_decay_annual": 0.0,
-    "table": [],
-    "steps": [],
-}
-"""Throughput fields that, set to these values, remove every software gain. Fields the scenario
-format does not have are skipped, so this works before and after the trajectory fields exist."""
 
 BRIDGE_LINES: tuple[tuple[str, str, float], ...] = (
     ("revenue", "revenue_usd", 1.0),
@@ -106,13 +96,28 @@ other drivers then hold the base case's loan (`npv_bridge`'s `held`)."""
 
 
 def without_gains(scenario: Scenario, name: str | None = None) -> Scenario:
-    """The same scenario with no software gains (no steps, no growth), validated."""
+    """The same scenario with no software gains, validated: no steps, no growth, no table and no
+    MLPerf history (NEUTRAL_GAINS), in its own [throughput] and in every vintage's.
+
+    A vintage's own gain fields replace the scenario's, so they are dropped (the vintage then
+    takes the scenario's, now neutral): a base case that kept them, or the history's fitted rate,
+    valued a growing fleet against itself."""
     data = scenario_to_dict(scenario)
     fields = type(scenario.throughput).model_fields
-    data["throughput"] = {
-        **data.get("throughput", {}),
-        **{k: v for k, v in NEUTRAL_GAINS.items() if k in fields},
-    }
+    neutral = {k: v for k, v in NEUTRAL_GAINS.items() if k in fields}
+    own = {k: v for k, v in data.get("throughput", {}).items() if k not in neutral}
+    data["throughput"] = {**own, **{k: v for k, v in neutral.items() if v is not None}}
+    for vintage in data.get("vintages", []):
+        for key in neutral:
+            vintage.get("throughput", {}).pop(key, None)
+    # the sources of a section removed (throughput.history.model) would name no field
+    gone = tuple(f"throughput.{k}" for k, v in neutral.items() if v is None)
+    if isinstance(data.get("sources"), dict):
+        data["sources"] = {
+            path: text
+            for path, text in data["sources"].items()
+            if not any(path == g or path.startswith(f"{g}.") for g in gone)
+        }
     data["name"] = name or f"{scenario.name} without gains"
     return validate_dict(data)
 
@@ -120,11 +125,36 @@ def without_gains(scenario: Scenario, name: str | None = None) -> Scenario:
 def with_steps(
     scenario: Scenario, steps: Sequence[Mapping[str, Any]], file: str | None = None
 ) -> Scenario:
-    """The scenario with its throughput steps replaced by `steps` ({month, gain, label, ...})."""
+    """The scenario with its throughput steps replaced by `steps` ({month, gain, label, ...}).
+
+    The steps replace those of the scenario's own fleet and those a vintage gives of its own
+    (`vintage_steps_replaced` says which): a step's month is a month of the projection, so the
+    steps reach the GPUs of every vintage in service in their months. A vintage's other gains
+    (its rate, table or history) stay."""
     data = apply_overrides(
         scenario_to_dict(scenario), {"throughput.steps": [dict(s) for s in steps]}, file=file
     )
+    for vintage in data.get("vintages", []):
+        vintage.get("throughput", {}).pop("steps", None)
     return validate_dict(data, file=file)
+
+
+def vintage_steps_replaced(scenario: Scenario) -> str | None:
+    """What `with_steps` replaces besides the scenario's own steps, for a warning: the steps the
+    scenario's vintages give of their own, by vintage; None where no vintage gives any."""
+    own = [
+        f"vintages[{i}] ({clipped(vintage.name)}): {steps_text(row.throughput.steps) or 'no steps'}"
+        for i, (vintage, row) in enumerate(
+            zip(scenario.vintages, scenario.expand()[1:], strict=True)
+        )
+        if "steps" in vintage.throughput
+    ]
+    if not own:
+        return None
+    return (
+        "the steps given replace the steps of every vintage too, and reach each vintage's GPUs "
+        f"in service in their months; replaced: {'; '.join(own)}"
+    )
 
 
 def with_throughput(scenario: Scenario, file: str | None = None, **fields: Any) -> Scenario:
@@ -140,9 +170,27 @@ def with_throughput(scenario: Scenario, file: str | None = None, **fields: Any) 
 
 
 def has_gains(scenario: Scenario) -> bool:
-    """True when the scenario's throughput changes over time."""
-    neutral = without_gains(scenario, name=scenario.name)
-    return neutral.throughput != scenario.throughput
+    """True when the throughput of the scenario's fleet or of any of its vintages changes over
+    time (steps, a rate, a table or MLPerf history)."""
+    return any(row.throughput != row.throughput.without_gains() for row in scenario.expand())
+
+
+def vintage_gains(scenario: Scenario) -> list[dict]:
+    """The gains the scenario's vintages give of their own ([vintages.throughput] steps, rate,
+    table or history, which replace the scenario's): {vintage, steps, trajectory} for each
+    vintage that gives any (`trajectory_text`), in the order of the file."""
+    out = []
+    rows = scenario.expand()[1:]
+    for vintage, row in zip(scenario.vintages, rows, strict=True):
+        if set(vintage.throughput) & set(NEUTRAL_GAINS):
+            out.append(
+                {
+                    "vintage": vintage.name,
+                    "steps": [s.model_dump(mode="json") for s in row.throughput.steps],
+                    "trajectory": trajectory_text(row.throughput),
+                }
+            )
+    return out
 
 
 _STEP = re.compile(r"^\s*(?P<when>[^:]+?)\s*:\s*(?P<gain>[^:]+?)\s*(?::(?P<label>.*))?$")
@@ -238,6 +286,24 @@ def gain_text(gain: float) -> str:
         if gain <= -1.0 or float(text[:-1]) > -100.0:
             return text
     return f"{gain!r} (a fraction)"
+
+
+def step_text(step: Mapping[str, Any] | GainStep) -> str:
+    """A step in words, e.g. "+19.8% at month 5 (v6.1)", with its rollout where it has one:
+    "+20.0% at month 5 rolled out over months 5 to 10" (a ramp of R months reaches the whole
+    fleet in month M + R - 1, econ.throughput.trajectory.step_multiplier)."""
+    if isinstance(step, GainStep):
+        step = step.model_dump()
+    month, ramp, label = step["month"], step.get("ramp_months", 0), step.get("label", "")
+    text = f"{gain_text(step['gain'])} at month {month}" + (f" ({label})" if label else "")
+    if ramp > 1:
+        text += f" rolled out over months {month} to {month + ramp - 1}"
+    return text
+
+
+def steps_text(steps: Sequence[Mapping[str, Any] | GainStep]) -> str:
+    """Steps in words, comma-separated (`step_text`); "" where there are none."""
+    return ", ".join(step_text(step) for step in steps)
 
 
 def trajectory_text(throughput) -> str:
@@ -386,6 +452,8 @@ class GainValue:
     steps : list of dict  the gain case's steps
     warnings : list of str  about the comparison itself (each case's own are in its summary)
     trajectory : str  the gain case's gains besides its steps, in words (`trajectory_text`)
+    vintage_gains : list of dict  the gains the gain case's vintages give of their own
+        (`vintage_gains`: vintage, steps, trajectory); the base case has none of them either
     """
 
     name: str
@@ -398,10 +466,11 @@ class GainValue:
     steps: list[dict] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     trajectory: str = ""
+    vintage_gains: list[dict] = field(default_factory=list)
 
     def to_json(self) -> dict:
         """JSON-ready object: base, gain, delta, bridge, value, ebitda_by_year, steps,
-        trajectory, warnings."""
+        trajectory, vintage_gains, warnings."""
         return {
             "name": self.name,
             "base": self.base,
@@ -415,6 +484,7 @@ class GainValue:
             ],
             "steps": self.steps,
             "trajectory": self.trajectory,
+            "vintage_gains": self.vintage_gains,
             "warnings": self.warnings,
         }
 
@@ -469,10 +539,9 @@ def value_gain(gain_scenario: Scenario, base_scenario: Scenario | None = None) -
     ebitda["delta_usd"] = ebitda["gain_usd"] - ebitda["base_usd"]
     ebitda = ebitda.rename_axis("year").reset_index()
     warnings = []
-    if base_scenario.throughput == gain_scenario.throughput:
-        warnings.append(
-            "the gain case has the same throughput as the base case: there is no gain to value"
-        )
+    same = no_gain_note(base_scenario, gain_scenario, base_p, gain_p)
+    if same:
+        warnings.append(same)
     if OTHER_DRIVER in bridge:
         warnings.append(
             f"the NPV bridge has {bridge[OTHER_DRIVER][0]:,.2f} USD from cash-flow lines it does "
@@ -498,6 +567,24 @@ def value_gain(gain_scenario: Scenario, base_scenario: Scenario | None = None) -
         steps=[s.model_dump(mode="json") for s in gain_scenario.throughput.steps],
         warnings=warnings,
         trajectory=trajectory_text(gain_scenario.throughput),
+        vintage_gains=vintage_gains(gain_scenario),
+    )
+
+
+def no_gain_note(base_scenario, gain_scenario, base_p, gain_p) -> str | None:
+    """The warning for a gain case whose throughput is the base case's in effect: the same
+    tokens in every month (so every figure the same), whether its sections are the same or its
+    gains change nothing (a step of 0%, or steps and growth only in months no GPU serves); None
+    where the gain case serves other tokens."""
+    if not np.array_equal(base_p.lines["tokens"], gain_p.lines["tokens"]):
+        return None
+    rows = zip(base_scenario.expand(), gain_scenario.expand(), strict=False)
+    if all(base.throughput == gain.throughput for base, gain in rows):
+        return "the gain case has the same throughput as the base case: there is no gain to value"
+    return (
+        "the gain case serves the same tokens as the base case in every month: its gains change "
+        "no GPU's throughput while it serves (a gain of 0%, or gains only in months with no GPU "
+        "in service), so there is no gain to value"
     )
 
 
@@ -862,17 +949,36 @@ def _solver(
         raise GainsError(f"variable = {variable!r}: expected one of: rate, step")
     if step_month is None or step_month < 1:
         raise GainsError(f"step_month = {step_month!r}: expected the month of the step, 1 or later")
-    steps = [s.model_dump() for s in scenario.throughput.steps]
-    slot = sum(1 for s in steps if s["month"] <= step_month)
-    steps.insert(slot, {"month": int(step_month), "gain": 0.0, "label": "solved step"})
-    batch = ScenarioBatch.repeat(with_steps(scenario, steps), n, columns)
+    step = {"month": int(step_month), "gain": 0.0, "label": "solved step"}
+    batch = ScenarioBatch.repeat(_with_step_added(scenario, step), n, columns)
+    # each row's steps are in month order, the solved one after those of its month (a vintage
+    # with steps of its own has it at another slot); unused slots hold a month beyond any
+    rows = np.arange(len(batch.step_months))
+    slots = (batch.step_months <= step_month).sum(axis=1) - 1
 
     def evaluate(x):
         gains = batch.step_gains.copy()
-        gains[:, slot] = _per_row(batch, x)
+        gains[rows, slots] = _per_row(batch, x)
         return project(dataclasses.replace(batch, step_gains=gains)).metrics[metric]
 
     return evaluate
+
+
+def _with_step_added(scenario: Scenario, step: Mapping[str, Any]) -> Scenario:
+    """The scenario with `step` added after the steps of its month, to its own fleet's steps
+    and to those of each vintage that gives steps of its own (which replace the fleet's), so
+    that it reaches the GPUs of every vintage as `with_steps`' steps do."""
+    data = scenario_to_dict(scenario)
+    sections = [data.setdefault("throughput", {})] + [
+        vintage["throughput"]
+        for vintage in data.get("vintages", [])
+        if "steps" in vintage.get("throughput", {})
+    ]
+    for section in sections:
+        steps = list(section.get("steps", []))
+        slot = sum(1 for s in steps if s["month"] <= step["month"])
+        section["steps"] = [*steps[:slot], dict(step), *steps[slot:]]
+    return validate_dict(data)
 
 
 def solve_gain(
@@ -995,14 +1101,19 @@ __all__ = [
     "gain_to_earn_cost_of_capital",
     "has_gains",
     "life_columns",
+    "no_gain_note",
     "npv_bridge",
     "parse_step",
     "solve_gain",
+    "step_text",
+    "steps_text",
     "summary_delta",
     "trajectory_text",
     "value_gain",
     "value_grid",
     "value_metrics",
+    "vintage_gains",
+    "vintage_steps_replaced",
     "capacity_avoided",
     "with_steps",
     "with_throughput",

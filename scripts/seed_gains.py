@@ -288,14 +288,19 @@ def render(a: dict) -> str:
     # Findings that the prose states, computed rather than asserted.
     flips = [g for g in grid if v["base_npv_usd"][index[g]] < 0 <= v["gain_npv_usd"][index[g]]]
     pairs = sorted({(g[2], g[1]) for g in flips})  # (deflation, cost of capital)
-    flip_cases = "; ".join(
-        f"{pct0(d)} deflation and {pct0(c)} cost of capital, with a life of "
-        + " or ".join(
-            ", ".join(str(g[0]) for g in sorted(flips) if (g[2], g[1]) == (d, c)).rsplit(", ", 1)
+    flip_cases = (
+        "; ".join(
+            f"{pct0(d)} deflation and {pct0(c)} cost of capital, with a life of "
+            + " or ".join(
+                ", ".join(str(g[0]) for g in sorted(flips) if (g[2], g[1]) == (d, c)).rsplit(
+                    ", ", 1
+                )
+            )
+            + " years"
+            for d, c in pairs
         )
-        + " years"
-        for d, c in pairs
-    ) or "none"
+        or "none"
+    )
     if headline_key in flips:
         seed_note = ""
     elif v["base_npv_usd"][hi] >= 0:
@@ -528,6 +533,26 @@ def render(a: dict) -> str:
         "value = value_gain(seed)  # .delta, .bridge, .value, .ebitda_by_year",
         "need = gain_to_earn_cost_of_capital(seed, [4, 6], price_decline_annual=[0.3, 0.3])",
         "```",
+        "",
+        "## What the case without the gain leaves out",
+        "",
+        "The case without the gain is the same scenario with no software gain of any kind "
+        "(`econ.gains.without_gains`): no steps, no compound rate or rate decay, no table and no "
+        "MLPerf history (`throughput.history`, which sets the compound rate), in the scenario's "
+        "`[throughput]` and in each vintage's `[vintages.throughput]`, whose own gains replace "
+        "the scenario's (a base case that kept either valued a growing fleet against itself, at "
+        "+0). The heading names every gain valued: the steps, each with its rollout where it "
+        'has one ("+20.0% at month 5 rolled out over months 5 to 10"), the trajectory, and '
+        "each vintage's own gains.",
+        "",
+        "`--step` (and `--step-from-catalog`) replaces the scenario's steps and those a vintage "
+        "gives of its own, with a warning naming the ones replaced: a step's month is a month "
+        "of the projection, so the steps reach the GPUs of every vintage in service in their "
+        "months (nothing for a vintage retired by then); a vintage's rate, table or history "
+        "stay. The file's own steps are dropped before it is validated, so a `--set` that "
+        "shortens the horizon before them does not refuse the run. Where the case with the "
+        "gains serves the same tokens as the case without them in every month (a step of 0%, "
+        "or gains only in months no GPU serves), a warning says there is no gain to value.",
         "",
         "## What to keep in mind",
         "",

@@ -538,13 +538,13 @@ def test_counts_are_scaled_in_words_as_the_tiles_do():
 
 def test_the_gains_caption_follows_the_steps_typed(app: AppTest):
     app.switch_page("econ/ui/pages/gains.py").run()
-    assert any("+19.8% in month 5" in c.value for c in app.caption)
+    assert any("+19.8% at month 5" in c.value for c in app.caption)
     widget(app.text_area, "Try other steps instead (one per line: WHEN:GAIN or WHEN:GAIN:LABEL)")
     app.text_area[0].set_value("12:+10%").run()
     assert not app.exception
     captions = [c.value for c in app.caption]
-    assert any("+10.0% in month 12" in c for c in captions), captions
-    assert not any("+19.8% in month 5" in c for c in captions)
+    assert any("+10.0% at month 12" in c for c in captions), captions
+    assert not any("+19.8% at month 5" in c for c in captions)
 
 
 def test_the_sizing_capex_is_the_one_results_shows_after_use(app: AppTest):

@@ -1,7 +1,8 @@
 """`econ gains`: what a software throughput gain is worth for a scenario, against the same without it.
 
-Thin: loads the scenario (with --set overrides), replaces its steps by --step ones if given, calls
-econ.gains.value_gain and prints a table, JSON or CSV. No formulas live here.
+Thin: loads the scenario (with --set overrides), replaces its steps by --step ones if given (those
+of every vintage too, `econ.gains.with_steps`), calls econ.gains.value_gain and prints a table,
+JSON or CSV. No formulas live here.
 
     econ gains models/scenarios/deepseek-r1-gb200-nvl72.toml
     econ gains SCENARIO --step 2026-09:+19.8% --set market.price_decline_annual=0.6 --format json
@@ -42,7 +43,9 @@ def register(subparsers) -> None:
         "gains",
         help="value a software throughput gain (NPV, LCOT, IRR, payback, bridge)",
         description="Value the software gains of a scenario against the same scenario without "
-        "them. With --step, the given steps replace the scenario's steps.",
+        "them (no steps, growth, table or MLPerf history, in any vintage either). With --step, "
+        "the given steps replace the scenario's steps, and those of every vintage: they reach "
+        "each vintage's GPUs in service in their months.",
     )
     p.add_argument("file", metavar="SCENARIO", help=SCENARIO_HELP)
     p.add_argument(
@@ -79,19 +82,34 @@ def register(subparsers) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from econ.export import csv_text
-    from econ.gains import GainsError, parse_step, step_from_catalog, value_gain, with_steps
+    from econ.gains import (
+        GainsError,
+        parse_step,
+        step_from_catalog,
+        value_gain,
+        vintage_steps_replaced,
+        with_steps,
+    )
     from econ.scenario import load_scenario
 
-    scenario = load_scenario(scenario_path(args.file), args.overrides)
     if args.step_at and not args.step_from_catalog:
         raise GainsError("--step-at dates a --step-from-catalog step; give --step-from-catalog")
+    replacing = bool(args.steps or args.step_from_catalog)
+    overrides = list(args.overrides)
+    if replacing:
+        # the file's steps, which the given ones replace, are dropped before it is validated:
+        # one beyond a horizon that --set shortens would refuse the run
+        overrides.append("throughput.steps=[]")
+    scenario = load_scenario(scenario_path(args.file), overrides)
     caveats: list[str] = []
-    if args.steps or args.step_from_catalog:
+    if replacing:
         steps = [parse_step(text, scenario.start_date, scenario.horizon) for text in args.steps]
         if args.step_from_catalog:
             step, caveats = step_from_catalog(scenario, *args.step_from_catalog, args.step_at)
             steps.append(step)
         steps.sort(key=lambda step: step["month"])
+        replaced = vintage_steps_replaced(scenario)
+        caveats = [*caveats, *([replaced] if replaced else [])]
         scenario = with_steps(scenario, steps, file=args.file)
     result = value_gain(scenario)
     result = dataclasses.replace(result, warnings=[*caveats, *result.warnings])
@@ -159,13 +177,17 @@ def _fmt(fmt: str, value) -> str:
 def format_table(result: GainValue) -> str:
     """Base, gain and change side by side; then what the gain is worth, the bridge, EBITDA by year."""
     from econ.cli import summary_rows
-    from econ.gains import COMPARED_METRICS, gain_text
+    from econ.gains import COMPARED_METRICS, steps_text
+    from econ.text import clipped
 
-    steps = ", ".join(
-        f"{gain_text(s['gain'])} at month {s['month']}" + (f" ({s['label']})" if s["label"] else "")
-        for s in result.steps
+    vintages = [
+        f"vintage {clipped(v['vintage'])}: "
+        + "; ".join(part for part in (steps_text(v["steps"]), v["trajectory"]) if part)
+        for v in result.vintage_gains
+    ]
+    gains = "; ".join(
+        part for part in (steps_text(result.steps), result.trajectory, *vintages) if part
     )
-    gains = "; ".join(part for part in (steps, result.trajectory) if part)
     lines = [f"Value of the gains of {result.name}" + (f": {gains}" if gains else "")]
     rows = [("metric", "base", "gain", "change")]
 

@@ -20,8 +20,9 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-from collections.abc import Sequence
-from typing import Literal
+from collections.abc import Mapping, Sequence
+from types import MappingProxyType
+from typing import Any, Literal
 
 import numpy as np
 from pydantic import Field, field_validator, model_validator
@@ -66,6 +67,20 @@ and a memo's table, where 100,000 characters are no label."""
 
 STEP_PADDING_MONTH = 10**6
 """Month held by unused step slots (beyond any horizon), as in econ.batch."""
+
+NEUTRAL_GAINS: Mapping[str, Any] = MappingProxyType(
+    {
+        "trajectory": "compound",
+        "gain_rate_annual": 0.0,
+        "rate_decay_annual": 0.0,
+        "table": (),
+        "steps": (),
+        "history": None,
+    }
+)
+"""[throughput] fields that, set to these values, remove every software gain: no growth, no
+table, no steps, and no MLPerf history (which sets the compound rate; None: not given). The
+ceiling stays: at or above today's throughput, it caps nothing without gains."""
 
 
 def months_after(start: dt.date, date: dt.date) -> int:
@@ -374,16 +389,9 @@ class Throughput(_Section):
         return self.ceiling_tokens_per_s_per_gpu / self.tokens_per_s_per_gpu
 
     def without_gains(self) -> Throughput:
-        """The same section with no software gains: compound at 0, no steps, no table."""
-        return self.model_copy(
-            update={
-                "trajectory": "compound",
-                "gain_rate_annual": 0.0,
-                "rate_decay_annual": 0.0,
-                "table": (),
-                "steps": (),
-            }
-        )
+        """The same section with no software gains (NEUTRAL_GAINS): compound at 0, no steps, no
+        table, no MLPerf history."""
+        return self.model_copy(update=dict(NEUTRAL_GAINS))
 
     def horizon_problems(self, horizon_months: int, start_date: dt.date | None = None) -> list[str]:
         """Messages for inputs that do not fit a horizon (for the Scenario-level validator).
@@ -460,6 +468,7 @@ def compile_throughput(
 
 
 __all__ = [
+    "NEUTRAL_GAINS",
     "STEP_PADDING_MONTH",
     "TRAJECTORIES",
     "GainStep",

@@ -12,7 +12,14 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from econ.gains import COMPARED_METRICS, FINANCING_DRIVER, gain_text, trajectory_text
+from econ.gains import (
+    COMPARED_METRICS,
+    FINANCING_DRIVER,
+    steps_text,
+    trajectory_text,
+    vintage_gains,
+    vintage_steps_replaced,
+)
 from econ.ui import charts, common, compute
 from econ.ui.fmt import (
     format_change,
@@ -236,17 +243,19 @@ def breakevens(current) -> None:
                 common.table(odd, hide_index=True)
 
 
-def _described(what: str, steps, throughput) -> str:
-    rows = [s if isinstance(s, tuple) else (s.month, s.gain, s.label) for s in steps]
-    listed = ", ".join(
-        f"{gain_text(gain)} in month {month}" + (f" ({label})" if label else "")
-        for month, gain, label in rows
-    )
-    trajectory = trajectory_text(throughput)
+def _described(what: str, steps, scenario, typed: bool = False) -> str:
+    """The gains valued in words: the steps (typed ones as (month, gain, label), or the
+    scenario's with their rollout), the trajectory, and each vintage's own gains (its steps,
+    unless typed steps replace them)."""
+    rows = [dict(zip(("month", "gain", "label"), s, strict=True)) if typed else s for s in steps]
+    parts = [steps_text(rows) or "no steps", trajectory_text(scenario.throughput)]
+    for vintage in vintage_gains(scenario):
+        own = [steps_text([] if typed else vintage["steps"]), vintage["trajectory"]]
+        if any(own):
+            parts.append(f"vintage {vintage['vintage']}: " + "; ".join(p for p in own if p))
     return literal(
         f"{what}: "
-        + (listed or "no steps")
-        + (f"; {trajectory}" if trajectory else "")
+        + "; ".join(part for part in parts if part)
         + ". Valued against the same scenario without them."
     )
 
@@ -258,9 +267,7 @@ def render() -> None:
         return
     scenario, money = current.scenario, common.money()
     caption = st.empty()  # filled once the steps being valued are known (typed or the scenario's)
-    caption.caption(
-        _described("The scenario's gains", scenario.throughput.steps, scenario.throughput)
-    )
+    caption.caption(_described("The scenario's gains", scenario.throughput.steps, scenario))
     st.text_area(
         "Try other steps instead (one per line: WHEN:GAIN or WHEN:GAIN:LABEL)",
         key=common.keep(STEPS, ""),
@@ -301,8 +308,10 @@ def render() -> None:
         steps = tuple(sorted((*(steps or ()), step)))
     if steps is not None:
         caption.caption(
-            _described("The gains valued (instead of the scenario's)", steps, scenario.throughput)
+            _described("The gains valued (instead of the scenario's)", steps, scenario, True)
         )
+        replaced = vintage_steps_replaced(scenario)
+        caveats = [*caveats, *([replaced] if replaced else [])]
     result = compute.attempt(lambda: compute.gain_value(current.text, steps), "Value of the gains")
     if result is None:
         return
