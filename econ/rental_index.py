@@ -185,42 +185,90 @@ def _point(name: str, line: int, cells: list[str]) -> IndexPoint:
     return IndexPoint(date, series, gpu.upper(), term, price, restore(source), line)
 
 
+POINT_WARNINGS_LIMIT = 3
+"""Points of a file warned of one by one for each reason (a price above the bound, a jump, a
+date after today); beyond, one warning counts them and names the first of them: a file of
+20,000 future-dated rows printed 20,002 lines."""
+
+
 def price_warnings(points, name: str = "<index>", today: dt.date | None = None) -> list[str]:
     """Warnings about points that are read, not refused, as they may be right: a price above
     MAX_PLAUSIBLE_USD_PER_GPU_HOUR (a price per node-hour, per month or in cents is a number
     above 0 as well), a price JUMP_FACTOR times or more above or below the series' point before
-    it (a typo such as 25 for 2.5), and a date after `today` (default: the computer's date)."""
+    it (a typo such as 25 for 2.5), and a date after `today` (default: the computer's date).
+
+    Each reason warns of up to POINT_WARNINGS_LIMIT points one by one, in file order; a reason
+    with more points gets one warning with their count and the first of them."""
     today = today or dt.date.today()
-    warnings = []
+    # for each reason, (where, what, in short) of each point warned of
+    high: list[tuple[str, str, str]] = []
+    jumps: list[tuple[str, str, str]] = []
+    later: list[tuple[str, str, str]] = []
     before: dict[tuple[str, str, int], IndexPoint] = {}
     for p in points:
         where = (
-            f"{name}: {_line(p)}{p.date} {clipped(p.series)} {clipped(p.gpu)} "
-            f"term {p.term_months} months"
+            f"{_line(p)}{p.date} {clipped(p.series)} {clipped(p.gpu)} term {p.term_months} months"
         )
         price = p.usd_per_gpu_hour
         if price > MAX_PLAUSIBLE_USD_PER_GPU_HOUR:
-            warnings.append(
-                f"{where}: {price:.10g} USD/GPU-hour is above {MAX_PLAUSIBLE_USD_PER_GPU_HOUR:g} "
-                "(the highest published price econ ships is 13.52); expected a price per GPU-hour "
-                "in USD, not per node of several GPUs, per month or in cents"
+            shown = f"{price:.10g} USD/GPU-hour"
+            high.append(
+                (
+                    where,
+                    f"{shown} is above {MAX_PLAUSIBLE_USD_PER_GPU_HOUR:g} (the highest published "
+                    "price econ ships is 13.52)",
+                    shown,
+                )
             )
         key = (p.series, p.gpu, p.term_months)
         last = before.get(key)
         ratio = 1.0 if last is None else price / last.usd_per_gpu_hour  # 0 when it underflows
         if ratio == 0 or max(ratio, 1.0 / ratio) >= JUMP_FACTOR:
             times = _jump_text(ratio, price, last.usd_per_gpu_hour)
-            warnings.append(
-                f"{where}: {price:.10g} USD/GPU-hour is {times} the point before it "
-                f"({last.usd_per_gpu_hour:.10g} on {last.date}{_on_line(last)}); expected no "
-                f"jump of {JUMP_FACTOR:g}x or more between consecutive points (a mistyped price?)"
+            jumps.append(
+                (
+                    where,
+                    f"{price:.10g} USD/GPU-hour is {times} the point before it "
+                    f"({last.usd_per_gpu_hour:.10g} on {last.date}{_on_line(last)})",
+                    f"{price:.10g} after {last.usd_per_gpu_hour:.10g}",
+                )
             )
         before[key] = p
         if p.date > today:
-            warnings.append(
-                f"{where}: the date {p.date} is after today ({today}); expected the date the "
-                "price was published or quoted (a mistyped year?)"
-            )
+            later.append((where, f"the date {p.date} is after today ({today})", ""))
+    reasons = (
+        (
+            high,
+            f"above {MAX_PLAUSIBLE_USD_PER_GPU_HOUR:g} USD/GPU-hour",
+            "expected a price per GPU-hour in USD, not per node of several GPUs, per month or "
+            "in cents",
+        ),
+        (
+            jumps,
+            f"{JUMP_FACTOR:g}x or more above or below the point before them",
+            f"expected no jump of {JUMP_FACTOR:g}x or more between consecutive points (a "
+            "mistyped price?)",
+        ),
+        (
+            later,
+            f"dated after today ({today})",
+            "expected the date the price was published or quoted (a mistyped year?)",
+        ),
+    )
+    warnings = []
+    for found, summary, expected in reasons:
+        if len(found) <= POINT_WARNINGS_LIMIT:
+            warnings += [f"{name}: {where}: {what}; {expected}" for where, what, _ in found]
+            continue
+        first = "; ".join(
+            where + (f": {short}" if short else "")
+            for where, _, short in found[:POINT_WARNINGS_LIMIT]
+        )
+        more = len(found) - POINT_WARNINGS_LIMIT
+        warnings.append(
+            f"{name}: {len(found):,} points are {summary}: {first} ... and {more:,} more; "
+            f"{expected}"
+        )
     return warnings
 
 
@@ -749,6 +797,7 @@ def resolve_series(market, hardware: str, start_date: dt.date, horizon_months: i
 
 
 __all__ = [
+    "POINT_WARNINGS_LIMIT",
     "BAND_Z",
     "COLUMNS",
     "Curve",

@@ -1,10 +1,11 @@
 """Review 26 (finance lead) of `econ gains` and `econ market import`: the base case leaves out the
 MLPerf history and the vintages' own gains, --step replaces every vintage's steps, the heading
-says a step's rollout, a gain that changes no tokens is warned of, and --step replaces the file's
-steps before the file is validated."""
+says a step's rollout, a gain that changes no tokens is warned of, --step replaces the file's
+steps before the file is validated, and future-dated index rows are warned of once."""
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 
 import pytest
@@ -22,6 +23,7 @@ from econ.gains import (
     with_steps,
     without_gains,
 )
+from econ.rental_index import POINT_WARNINGS_LIMIT, parse_index, price_warnings
 from econ.scenario import save_scenario, scenario_to_dict, validate_dict
 from tests.conftest import ROOT
 
@@ -203,3 +205,52 @@ def test_step_replaces_a_file_step_beyond_a_shortened_horizon(capsys):
     assert [(s["month"], s["gain"]) for s in steps] == [(3, 0.1)]
     assert main(args) == 3  # without --step the file's own step still counts
     assert "throughput.steps[0] at month 5 is beyond the horizon" in capsys.readouterr().err
+
+
+# --- 7. market import: future-dated rows warned of once -----------------------------------------
+
+HEADER = "date,series,gpu,term_months,usd_per_gpu_hour,source\n"
+
+
+def _future_rows(count: int) -> str:
+    first = dt.date(2030, 1, 1)
+    return HEADER + "".join(
+        f"{first + dt.timedelta(days=i)},Big/Daily,H100,0,5.0,s\n" for i in range(count)
+    )
+
+
+def test_many_future_dated_points_make_one_warning():
+    points = parse_index(_future_rows(20))
+    (warning,) = price_warnings(points, "big.csv", today=dt.date(2026, 12, 1))
+    assert warning == (
+        "big.csv: 20 points are dated after today (2026-12-01): line 2, 2030-01-01 Big/Daily "
+        "H100 term 0 months; line 3, 2030-01-02 Big/Daily H100 term 0 months; line 4, "
+        "2030-01-03 Big/Daily H100 term 0 months ... and 17 more; expected the date the price "
+        "was published or quoted (a mistyped year?)"
+    )
+    few = parse_index(_future_rows(POINT_WARNINGS_LIMIT))
+    assert len(price_warnings(few, "few.csv", today=dt.date(2026, 12, 1))) == POINT_WARNINGS_LIMIT
+
+
+def test_many_jumps_make_one_warning():
+    rows = "".join(
+        f"2024-{m:02d}-01,Syn/Typo,H100,0,{25 if m % 2 else 2.5},s\n" for m in range(1, 11)
+    )
+    (warning,) = price_warnings(parse_index(HEADER + rows), "t.csv", today=dt.date(2026, 1, 1))
+    assert warning.startswith(
+        "t.csv: 9 points are 5x or more above or below the point before them: line 3, "
+        "2024-02-01 Syn/Typo H100 term 0 months: 2.5 after 25; line 4,"
+    )
+    assert warning.endswith(
+        "... and 6 more; expected no jump of 5x or more between consecutive points (a mistyped "
+        "price?)"
+    )
+
+
+def test_market_import_of_a_long_future_file_prints_one_warning(tmp_path, capsys):
+    path = tmp_path / "future.csv"
+    path.write_text(_future_rows(2000))
+    assert main(["market", "import", str(path)]) == 0
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) == 1
+    assert "2,000 points are dated after today" in err and "... and 1,997 more" in err
