@@ -122,8 +122,7 @@ def _record_from_metrics(m: dict, src: SourceFile, prov: Provenance, streaming) 
     out["completed_requests"] = _value(m.get("request_count"), name="request_count")
     requests_per_s = _value(m.get("request_throughput"), name="request_throughput")
     if math.isnan(out["input_tokens_per_s"]) and math.isnan(out["total_tokens_per_s"]):
-        # GenAI-Perf has no input/total rate: requests/s x mean ISL (FORMATS.md)
-        out["input_tokens_per_s"] = requests_per_s * out["input_tokens_mean"]
+        out["input_tokens_per_s"] = _input_rate(out, requests_per_s)
     duration = m.get("benchmark_duration")
     out["duration_s"] = _seconds(duration, "avg", src, "benchmark_duration")
     if out["completed_requests"] == 0 or (requests_per_s == 0 and out["output_tokens_per_s"] == 0):
@@ -132,6 +131,18 @@ def _record_from_metrics(m: dict, src: SourceFile, prov: Provenance, streaming) 
             "measurement"
         )
     return out
+
+
+def _input_rate(out: dict, requests_per_s: float) -> float:
+    """Input tokens/s of a GenAI-Perf export, which has no input or total rate: output tokens/s x
+    mean ISL / mean OSL. GenAI-Perf divides the output tokens and the request count by one
+    duration, so this is requests/s x mean ISL, but its CSV prints requests/s to two decimals
+    (0.01 for 0.015, a third off); the output rate and the lengths keep 4 to 6 significant
+    digits. Requests/s x mean ISL only when the run has no mean output length."""
+    output_mean = out["output_tokens_mean"]
+    if output_mean > 0 and math.isfinite(out["output_tokens_per_s"]):
+        return out["output_tokens_per_s"] * out["input_tokens_mean"] / output_mean
+    return requests_per_s * out["input_tokens_mean"]
 
 
 def parse_json(src: SourceFile, gpu_count: float | None = None) -> Curve:
