@@ -94,6 +94,13 @@ MAX_PLAUSIBLE_TTFT_P99_S = 60.0
 limit of an MLPerf Inference LLM benchmark (6,000 ms, llama3.1-405b Server;
 models/benchmarks/mlperf_latency_constraints.csv)."""
 
+SLO_BANDS = {
+    "ttft": (MAX_PLAUSIBLE_TTFT_P99_S, 6000.0),
+    "tpot": (MAX_PLAUSIBLE_TPOT_P99_S, 200.0),
+}
+"""For each latency metric, the longest limit taken without a warning [s] and the loosest p99
+limit of an MLPerf Inference LLM benchmark it is reckoned from [ms]."""
+
 RENTAL_PRICES = (
     "market.contract_usd_per_gpu_hour",
     "market.rental_usd_per_gpu_hour",
@@ -273,6 +280,13 @@ def slo_message(path: str, value: float, limit: float, loosest_ms: float) -> str
     )
 
 
+def slo_warning(path: str, metric: str, value_s: float) -> str | None:
+    """The warning of a latency limit [s] of `metric` ('ttft' or 'tpot') above its SLO_BANDS
+    bound, named `path` (a scenario field or a command's option); None within it."""
+    limit, loosest_ms = SLO_BANDS[metric]
+    return slo_message(path, value_s, limit, loosest_ms) if value_s > limit else None
+
+
 def colo_price_message(value: float) -> str:
     low = CBRE_COLO_USD_PER_KW_MONTH / COLO_WARN_FACTOR
     high = CBRE_COLO_USD_PER_KW_MONTH * COLO_WARN_FACTOR
@@ -363,15 +377,13 @@ def input_warnings(b: ScenarioBatch) -> tuple[list[list[str]], list[list[str]]]:
             tokens > THROUGHPUT_WARN_FACTOR * limit,
             lambda r: throughput_message(float(tokens[r]), keys[int(code[r])]),
         )
-    for path, limit, loosest_ms in (
-        ("throughput.slo.tpot_p99_s", MAX_PLAUSIBLE_TPOT_P99_S, 200.0),
-        ("throughput.slo.ttft_p99_s", MAX_PLAUSIBLE_TTFT_P99_S, 6000.0),
-    ):
+    for metric in ("tpot", "ttft"):
+        path = f"throughput.slo.{metric}_p99_s"
         values = b[path]
         add(
             rows,
-            values > limit,
-            lambda r, p=path, v=values, x=limit, ms=loosest_ms: slo_message(p, float(v[r]), x, ms),
+            values > SLO_BANDS[metric][0],
+            lambda r, p=path, m=metric, v=values: slo_warning(p, m, float(v[r])),
         )
 
     first = _first_rows(b)

@@ -9,10 +9,12 @@ and small files are written here.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
+from econ.cli import main
 from econ.throughput.importers import import_file
 from tests.conftest import SHARED_DATA, needs_shared_data
 
@@ -73,3 +75,52 @@ def test_a_run_without_a_mean_output_length_falls_back_on_the_request_rate(tmp_p
     text = "\n".join(line for line in SLOW_RUN.splitlines() if "Output Sequence" not in line)
     path.write_text(text + "\n")
     assert import_file(path).points["input_tokens_per_s"].iloc[0] == pytest.approx(0.01 * 2000)
+
+
+# --- 2. throughput point: limits in seconds held to the scenario's SLO band --------------------
+
+CURVE = (
+    "concurrency,output_tokens_per_s,gpu_count,ttft_s_p95,ttft_s_p99,tpot_s_p99,"
+    "tokens_per_s_per_user\n"
+    "1,100,1,0.1,0.2,0.02,50\n4,300,1,0.4,0.5,0.04,25\n16,800,1,1.2,1.5,0.08,12.5\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "said"),
+    [
+        ("--tpot-p99-s", "80", "--tpot-p99-s = 80 s is above 1 s, 5 times the loosest p99 limit"),
+        ("--ttft-p99-s", "2000", "--ttft-p99-s = 2,000 s is above 60 s, 10 times the loosest"),
+        ("--ttft-p95-s", "100", "--ttft-p95-s = 100 s is above 60 s"),
+        ("--limit", "tpot_s_p99=5", "--limit tpot_s_p99 = 5 s is above 1 s"),
+    ],
+)
+def test_a_limit_in_seconds_beyond_the_slo_band_is_warned_of(
+    tmp_path: Path, capsys, option, value, said
+):
+    path = tmp_path / "curve.csv"
+    path.write_text(CURVE)
+    assert main(["throughput", "point", str(path), option, value]) == 0
+    err = capsys.readouterr().err
+    assert said in err
+    assert f"barely limits anything; was it {float(value.split('=')[-1]):,g} ms" in err
+
+
+def test_the_warning_is_the_scenarios_and_reaches_the_json(tmp_path: Path, capsys):
+    from econ.plausibility import slo_warning
+
+    path = tmp_path / "curve.csv"
+    path.write_text(CURVE)
+    main(["throughput", "point", str(path), "--tpot-p99-s", "80", "--format", "json"])
+    warnings = json.loads(capsys.readouterr().out)["warnings"]
+    assert warnings[0] == slo_warning("--tpot-p99-s", "tpot", 80.0)
+    assert slo_warning("throughput.slo.tpot_p99_s", "tpot", 80.0).startswith(
+        "throughput.slo.tpot_p99_s = 80 s is above 1 s"
+    )
+
+
+def test_limits_within_the_band_or_in_milliseconds_are_not_warned_of(tmp_path: Path, capsys):
+    path = tmp_path / "curve.csv"
+    path.write_text(CURVE)
+    main(["throughput", "point", str(path), "--tpot-p99-s", "0.05", "--ttft-p99-ms", "2000"])
+    assert "barely limits" not in capsys.readouterr().err

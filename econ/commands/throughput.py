@@ -8,6 +8,7 @@ econ.throughput.importers / operating_point / history, print or write.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import datetime as dt
 import math
 import sys
@@ -290,10 +291,18 @@ def _check_limit(option: str, value: float, unit: str) -> None:
         raise InputError(f"{option} = {value:g}: expected {_limit_expected(unit)}")
 
 
-def _limits(args) -> dict:
+def _limits(args) -> tuple[dict, tuple[str, ...]]:
+    """The latency limits of --limit and the p90/p95 options, checked; and the warnings of the
+    limits in seconds a scenario's throughput.slo would get (econ.plausibility: 80 typed in
+    --tpot-p99-s for 80 ms is 80 s, which limits nothing)."""
+    from econ.plausibility import SLO_BANDS, slo_warning
+
+    in_seconds = []  # (option, metric, value [s])
     for dest, option, unit in _LIMIT_OPTIONS:
         if getattr(args, dest) is not None:
             _check_limit(option, getattr(args, dest), unit)
+            if unit == "seconds":
+                in_seconds.append((option, option[2:6], getattr(args, dest)))
     limits = {}
     for text in args.limit:
         name, sep, value = text.partition("=")
@@ -304,6 +313,7 @@ def _limits(args) -> dict:
         except ValueError:
             raise InputError(f"--limit {text!r}: {value!r} is not a number of seconds") from None
         _check_limit(f"--limit {name.strip()}", limits[name.strip()], "seconds")
+        in_seconds.append((f"--limit {name.strip()}", name.strip()[:4], limits[name.strip()]))
     for name, value in (
         ("ttft_s_p90", args.ttft_p90_s),
         ("ttft_s_p95", args.ttft_p95_s),
@@ -313,7 +323,8 @@ def _limits(args) -> dict:
             if name in limits:
                 raise InputError(f"{name} is limited twice (by --limit and its own option)")
             limits[name] = value
-    return limits
+    warnings = (slo_warning(o, m, value) for o, m, value in in_seconds if m in SLO_BANDS)
+    return limits, tuple(w for w in warnings if w)
 
 
 def _files_named(files: list[str]) -> str:
@@ -324,7 +335,7 @@ def _files_named(files: list[str]) -> str:
 
 
 def _cmd_point(args) -> int:
-    latency_limits = _limits(args)  # checks every limit option before any file is read
+    latency_limits, limit_warnings = _limits(args)  # checked before any file is read
     curve = importers.import_files(
         args.files, args.input_format, args.gpus, allow_incomplete=args.allow_incomplete
     )
@@ -342,6 +353,7 @@ def _cmd_point(args) -> int:
         )
     except InputError as exc:  # the curve's fault: named by its files, as import errors are
         raise in_file(exc, _files_named(args.files)) from None
+    point = dataclasses.replace(point, warnings=(*limit_warnings, *point.warnings))
     data = point.to_dict()
     if args.usd_per_gpu_hour is not None:
         if not args.usd_per_gpu_hour > 0:
