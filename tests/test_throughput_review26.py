@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from econ.cli import main
-from econ.throughput.importers import import_file
+from econ.throughput.importers import CurveError, import_file
 from tests.conftest import SHARED_DATA, needs_shared_data
 
 SAMPLES = SHARED_DATA / "samples"
@@ -124,3 +124,44 @@ def test_limits_within_the_band_or_in_milliseconds_are_not_warned_of(tmp_path: P
     path.write_text(CURVE)
     main(["throughput", "point", str(path), "--tpot-p99-s", "0.05", "--ttft-p99-ms", "2000"])
     assert "barely limits" not in capsys.readouterr().err
+
+
+# --- 3. a forced format on its sibling tool's file ---------------------------------------------
+
+
+@needs_shared_data
+@pytest.mark.parametrize(
+    ("fmt", "path", "tool", "sibling"),
+    [
+        ("sglang", VLLM_RUN, "vllm bench serve", "vllm"),
+        ("vllm", SGLANG_RUN, "sglang.bench_serving", "sglang"),
+        (
+            "aiperf-json",
+            GENAI_PERF / "nim-llama3-8b-streaming-conc10_profile_export_genai_perf.json",
+            "genai-perf",
+            "genai-perf-json",
+        ),
+        (
+            "genai-perf-csv",
+            SAMPLES / "aiperf" / "mlx-qwen3-0.6b-conc4_profile_export_aiperf.csv",
+            "aiperf",
+            "aiperf-csv",
+        ),
+    ],
+)
+def test_a_format_forced_on_the_sibling_tools_file_is_refused(fmt, path, tool, sibling):
+    with pytest.raises(CurveError) as caught:
+        import_file(path, fmt)
+    message = str(caught.value)
+    assert f"format {fmt!r} was forced, but the file was written by {tool}" in message
+    assert f"or format {sibling!r} for this file" in message
+    assert import_file(path, sibling).provenance["format"] == sibling
+
+
+@needs_shared_data
+@pytest.mark.parametrize("fmt", ["genai-perf-json", "aiperf-json"])
+def test_a_genai_perf_format_on_another_tools_json_says_it_is_not_an_export(fmt, capsys):
+    assert main(["throughput", "import", "--format", fmt, str(VLLM_RUN)]) == 3
+    err = capsys.readouterr().err
+    assert "not a GenAI-Perf/AIPerf profile export" in err
+    assert "no output-token throughput" not in err

@@ -90,6 +90,18 @@ FORMATS: dict[str, tuple[str, Parser]] = {
     ),
 }
 ENDPOINTS_SUBMISSION = "mlperf-endpoints-submission"
+SIBLING_FORMATS = {
+    "vllm": ("vllm", "sglang"),
+    "sglang": ("sglang", "vllm"),
+    "genai-perf-json": ("genai-perf", "aiperf-json"),
+    "aiperf-json": ("aiperf", "genai-perf-json"),
+    "genai-perf-csv": ("genai-perf", "aiperf-csv"),
+    "aiperf-csv": ("aiperf", "genai-perf-csv"),
+}
+"""Formats whose importer reads its sibling's files too and tells the tool from the content:
+format -> (the first word of the tool it expects, the sibling's format). A format forced on the
+sibling's file is refused, not recorded beside the other tool ('format: sglang; tool: vllm bench
+serve')."""
 
 __all__ = [
     "FORMATS",
@@ -266,8 +278,21 @@ def import_file(
             curve = FORMATS[fmt][1](src, gpu_count)
     except NotANumberError as exc:  # raised where the field is read, without the file's name
         raise NotANumberError(f"{src.path}: {exc}") from None
+    _check_sibling(src, fmt, curve.provenance["tool"])
     provenance = dict(curve.provenance, format=fmt)
     return Curve(points=curve.points, provenance=provenance, warnings=curve.warnings)
+
+
+def _check_sibling(src: SourceFile, fmt: str, tool: str) -> None:
+    """CurveError when `fmt` was forced on a file of its sibling tool (SIBLING_FORMATS)."""
+    if fmt not in SIBLING_FORMATS:
+        return
+    expected, sibling = SIBLING_FORMATS[fmt]
+    if re.split(r"[ .]", tool, maxsplit=1)[0] != expected:
+        raise src.error(
+            f"format {fmt!r} was forced, but the file was written by {tool}; expected "
+            f"{FORMATS[fmt][0]}, or format {sibling!r} for this file ('auto' detects the tool)"
+        )
 
 
 def _zipped_submission(path, gpu_count, allow_incomplete) -> Curve:

@@ -150,6 +150,13 @@ def parse_json(src: SourceFile, gpu_count: float | None = None) -> Curve:
     if len(records) != 1:
         raise src.error(f"expected one profile export object, found {len(records)} records")
     data = records[0]
+    if not looks_like_json(data):
+        raise src.error(
+            "not a GenAI-Perf/AIPerf profile export: no 'aiperf_version' and no metric objects "
+            "('time_to_first_token' or 'request_latency' beside 'output_token_throughput', each "
+            "{unit, avg, ...}); expected profile_export_genai_perf.json or "
+            "profile_export_aiperf.json (or --format auto to detect the tool)"
+        )
     config = data.get("input_config") or {}
     aiperf = "aiperf_version" in data
     prov = Provenance(tool="aiperf" if aiperf else "genai-perf")
