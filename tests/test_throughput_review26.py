@@ -10,6 +10,8 @@ and small files are written here.
 from __future__ import annotations
 
 import json
+import math
+import re
 from pathlib import Path
 
 import pytest
@@ -165,3 +167,54 @@ def test_a_genai_perf_format_on_another_tools_json_says_it_is_not_an_export(fmt,
     err = capsys.readouterr().err
     assert "not a GenAI-Perf/AIPerf profile export" in err
     assert "no output-token throughput" not in err
+
+
+# --- 4. NaN latencies: refused where the tool never writes them -------------------------------
+
+
+@needs_shared_data
+@pytest.mark.parametrize("limit_ns", ["200000000", "40000000"])
+def test_a_nan_p99_tpot_in_a_loadgen_summary_is_refused(tmp_path: Path, limit_ns):
+    text = MLPERF.read_text()
+    text = text.replace(
+        "99.00 percentile time to output token (ns)   : 146040006",
+        "99.00 percentile time to output token (ns)   : nan",
+    )
+    text = text.replace("tpot_latency (ns): 200000000", f"tpot_latency (ns): {limit_ns}")
+    path = tmp_path / "mlperf_log_summary.txt"
+    path.write_text(text)
+    # with a 40 ms limit the NaN escaped the check of the limits and the run became Interactive
+    with pytest.raises(CurveError, match=re.escape(
+        "the '99.00 percentile time to output token (ns)' line holds 'nan', not a finite number"
+    )):  # fmt: skip
+        import_file(path, gpu_count=8)
+
+
+@needs_shared_data
+def test_a_nan_latency_record_in_a_loadgen_detail_log_is_refused(tmp_path: Path):
+    text = MLPERF_DETAIL.read_text()
+    edited = re.sub(
+        r'("key": "result_first_token_99.00_percentile_latency_ns", "value": )\d+', r'\1"nan"', text
+    )
+    assert edited != text
+    path = tmp_path / "mlperf_log_detail.txt"
+    path.write_text(edited)
+    with pytest.raises(CurveError, match="result_first_token_99.00_percentile_latency_ns' record"):
+        import_file(path, gpu_count=8)
+
+
+@pytest.mark.parametrize("column", ["ttft_s_p99", "tpot_ms_p99", "output_tokens_per_s"])
+def test_nan_text_in_any_numeric_cell_of_a_generic_csv_is_refused(tmp_path: Path, column):
+    header = ["concurrency", "output_tokens_per_s", "gpu_count", "ttft_s_p99", "tpot_ms_p99"]
+    second = {"concurrency": "2", "output_tokens_per_s": "180", "gpu_count": "1"}
+    second |= {"ttft_s_p99": "0.3", "tpot_ms_p99": "25", column: "NaN"}
+    path = tmp_path / "nan.csv"
+    path.write_text(f"{','.join(header)}\n1,100,1,0.2,20\n{','.join(second[c] for c in header)}\n")
+    with pytest.raises(CurveError, match=f"line 3, column '{column}': NaN; leave the cell empty"):
+        import_file(path)
+
+
+def test_an_empty_latency_cell_is_still_not_measured(tmp_path: Path):
+    path = tmp_path / "empty.csv"
+    path.write_text("concurrency,output_tokens_per_s,gpu_count,ttft_s_p99\n1,100,1,0.2\n2,180,1,\n")
+    assert math.isnan(import_file(path).points["ttft_s_p99"].iloc[1])

@@ -17,6 +17,7 @@ Columns (case-insensitive; spaces or dashes count as underscores):
   `tokens_per_s_per_user_definition`, `throughput_window`, `power_basis`; filled in every row
   they are the curve's provenance too (an MLPerf Endpoints curve read back stays a step curve).
 A CSV written by `econ throughput import --out` is a generic CSV and keeps its provenance columns.
+An empty numeric cell is a figure not measured; the text NaN in one is refused.
 """
 
 from __future__ import annotations
@@ -190,13 +191,7 @@ def parse(src: SourceFile, gpu_count: float | None = None) -> Curve:
         record: dict = {}
         for index, key in numeric_cols.items():
             cell = row[index].strip()
-            value = _cell_number(src, line, header[index], cell, key == "request_rate_per_s")
-            if cell.lower() == "nan":
-                raise src.error(
-                    f"line {line}, column {header[index]!r}: NaN; leave the cell empty when a "
-                    "value was not measured"
-                )
-            record[key] = value
+            record[key] = _cell_number(src, line, header[index], cell, key == "request_rate_per_s")
         for index, (metric, stat, unit) in latency_cols.items():
             cell = row[index].strip()
             value = _cell_number(src, line, header[index], cell, False)
@@ -275,6 +270,14 @@ def _contradictions(records: list[dict], labels: list[str]) -> list[str]:
 
 
 def _cell_number(src: SourceFile, line: int, column: str, cell: str, allow_inf: bool) -> float:
+    """A numeric cell's value; empty (or n/a, -, null) is NaN, not measured. The text NaN is
+    refused in every numeric column, latencies included: it is what a failed computation
+    prints, and read as not measured a latency would drop out of the SLO's checks unseen."""
+    if cell.lower() == "nan":
+        raise src.error(
+            f"line {line}, column {column!r}: NaN; leave the cell empty when a value was not "
+            "measured"
+        )
     try:
         return number(cell, allow_inf=allow_inf)
     except BeyondFloatError:

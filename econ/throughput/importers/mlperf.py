@@ -89,10 +89,20 @@ def _label(key: str) -> str:
     return repr(key[:1].upper() + key[1:])
 
 
-def not_finite(src: SourceFile, fields: dict, keys, kind: str, shown) -> None:
-    """Refuse a throughput line or record that is present but holds no finite number ('nan',
-    empty): it is not missing from the file, and saying so would send the user looking for a
-    line that is there."""
+THROUGHPUT_EXPECTED = "the run's measured tokens per second (a finite number)"
+LATENCY_EXPECTED = (
+    "a whole number of nanoseconds, as LoadGen writes every latency statistic (it has no 'not "
+    "measured'), so the log was edited or cut"
+)
+
+
+def not_finite(
+    src: SourceFile, fields: dict, keys, kind: str, shown, expected: str = THROUGHPUT_EXPECTED
+) -> None:
+    """Refuse a throughput or latency line or record that is present but holds no finite number
+    ('nan', empty): it is not missing from the file, and saying so would send the user looking
+    for a line that is there; a latency read as not measured would also skip the check of the
+    run's limits (`_check_limits_met`)."""
     for key in keys:
         if key not in fields:
             continue
@@ -101,10 +111,18 @@ def not_finite(src: SourceFile, fields: dict, keys, kind: str, shown) -> None:
             holds = "holds no value"
         else:
             holds = f"holds {shortened(raw)}, not a finite number"
-        raise src.error(
-            f"the {shown(key)} {kind} {holds}; expected the run's measured tokens per second "
-            "(a finite number)"
-        )
+        raise src.error(f"the {shown(key)} {kind} {holds}; expected {expected}")
+
+
+def latencies_s(src: SourceFile, fields: dict, keys: dict, kind: str, shown) -> dict:
+    """Each column's latency [s] from the first of its keys present (ns in the log), NaN when
+    none is; one present that holds no finite number is refused (`not_finite`)."""
+    out = {}
+    for column, names in keys.items():
+        out[column] = first_number(fields, names, NS_PER_S)
+        if math.isnan(out[column]):
+            not_finite(src, fields, names, kind, shown, LATENCY_EXPECTED)
+    return out
 
 
 def _summary_fields(text: str) -> tuple[dict[str, str], dict[str, list[str]]]:
@@ -402,17 +420,15 @@ def parse_summary(src: SourceFile, gpu_count: float | None = None) -> Curve:
             )
         )
     _check_repeats(src, repeats, TOKENS_PER_SECOND_LINES)  # (a first line of nan said above)
-    out["ttft_s_mean"] = first_number(f, ["mean first token latency (ns)"], NS_PER_S)
-    out["tpot_s_mean"] = first_number(f, [f"mean {n} (ns)" for n in TPOT_NAMES], NS_PER_S)
-    for stat, pct in PERCENTILES.items():
-        out[f"ttft_s_{stat}"] = first_number(
-            f, [f"{pct} percentile first token latency (ns)"], NS_PER_S
-        )
-        out[f"tpot_s_{stat}"] = first_number(
-            f, [f"{pct} percentile {n} (ns)" for n in TPOT_NAMES], NS_PER_S
-        )
-    out["e2e_s_mean"] = first_number(f, ["mean latency (ns)"], NS_PER_S)
-    out["e2e_s_p99"] = first_number(f, ["99.00 percentile latency (ns)"], NS_PER_S)
+    keys = {
+        "ttft_s_mean": ["mean first token latency (ns)"],
+        "tpot_s_mean": [f"mean {n} (ns)" for n in TPOT_NAMES],
+        **{f"ttft_s_{s}": [f"{p} percentile first token latency (ns)"] for s, p in PERCENTILES.items()},
+        **{f"tpot_s_{s}": [f"{p} percentile {n} (ns)" for n in TPOT_NAMES] for s, p in PERCENTILES.items()},
+        "e2e_s_mean": ["mean latency (ns)"],
+        "e2e_s_p99": ["99.00 percentile latency (ns)"],
+    }  # fmt: skip
+    out |= latencies_s(src, f, keys, "line", _label)
     return _finish(
         out,
         src,
@@ -468,21 +484,15 @@ def parse_detail(src: SourceFile, gpu_count: float | None = None) -> Curve:
     out["request_rate_per_s"] = first_number(
         values, ["result_scheduled_samples_per_sec", "requested_server_target_qps"]
     )
-    out["ttft_s_mean"] = first_number(values, ["result_first_token_mean_latency_ns"], NS_PER_S)
-    out["tpot_s_mean"] = first_number(
-        values,
-        ["result_time_to_output_token_mean", "result_time_per_output_token_mean"],
-        NS_PER_S,
-    )
-    for stat, pct in PERCENTILES.items():
-        out[f"ttft_s_{stat}"] = first_number(
-            values, [f"result_first_token_{pct}_percentile_latency_ns"], NS_PER_S
-        )
-        out[f"tpot_s_{stat}"] = first_number(
-            values, [f"result_time_per_output_token_{pct}_percentile_ns"], NS_PER_S
-        )
-    out["e2e_s_mean"] = first_number(values, ["result_mean_latency_ns"], NS_PER_S)
-    out["e2e_s_p99"] = first_number(values, ["result_99.00_percentile_latency_ns"], NS_PER_S)
+    keys = {
+        "ttft_s_mean": ["result_first_token_mean_latency_ns"],
+        "tpot_s_mean": ["result_time_to_output_token_mean", "result_time_per_output_token_mean"],
+        **{f"ttft_s_{s}": [f"result_first_token_{p}_percentile_latency_ns"] for s, p in PERCENTILES.items()},
+        **{f"tpot_s_{s}": [f"result_time_per_output_token_{p}_percentile_ns"] for s, p in PERCENTILES.items()},
+        "e2e_s_mean": ["result_mean_latency_ns"],
+        "e2e_s_p99": ["result_99.00_percentile_latency_ns"],
+    }  # fmt: skip
+    out |= latencies_s(src, values, keys, "record", repr)
     scenario = str(values.get("requested_scenario") or values.get("effective_scenario") or "")
     if not scenario:
         scenario = "Offline" if "result_scheduled_samples_per_sec" not in values else "Server"
