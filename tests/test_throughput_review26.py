@@ -14,10 +14,12 @@ import math
 import re
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from econ.cli import main
 from econ.throughput.importers import CurveError, import_file
+from econ.throughput.operating_point import interpolate_at, operating_point
 from tests.conftest import SHARED_DATA, needs_shared_data
 
 SAMPLES = SHARED_DATA / "samples"
@@ -218,3 +220,31 @@ def test_an_empty_latency_cell_is_still_not_measured(tmp_path: Path):
     path = tmp_path / "empty.csv"
     path.write_text("concurrency,output_tokens_per_s,gpu_count,ttft_s_p99\n1,100,1,0.2\n2,180,1,\n")
     assert math.isnan(import_file(path).points["ttft_s_p99"].iloc[1])
+
+
+# --- 5. a request rate between a measured rate and "all at once" -------------------------------
+
+
+def test_between_a_finite_and_an_infinite_value_is_not_known():
+    assert np.isnan(interpolate_at([30.0, math.inf], [0.5]))[0]
+    assert np.isnan(interpolate_at([math.inf, 30.0], [0.5]))[0]
+    # the knots themselves, and two "all at once" neighbours, keep their value
+    assert interpolate_at([30.0, math.inf, math.inf], [0.0, 1.0, 1.5, 2.0]).tolist() == [
+        30.0,
+        math.inf,
+        math.inf,
+        math.inf,
+    ]
+
+
+@needs_shared_data
+def test_the_llmd_point_between_30_per_s_and_all_at_once_names_both(capsys):
+    point = operating_point(import_file(LLMD), ttft_p99_s=0.5, tpot_p99_s=0.040)
+    assert point.tokens_per_s_per_gpu == pytest.approx(1637.47, abs=0.01)
+    assert math.isnan(point.values["request_rate_per_s"])
+    main(["throughput", "point", str(LLMD), "--ttft-p99-s", "0.5", "--tpot-p99-ms", "40"])
+    out = capsys.readouterr().out
+    assert re.search(r"request rate \[1/s\] +between 30/s and all at once\n", out)
+    main(["throughput", "point", str(LLMD), "--ttft-p99-s", "0.5", "--tpot-p99-ms", "40",
+          "--format", "json"])  # fmt: skip
+    assert json.loads(capsys.readouterr().out)["values"]["request_rate_per_s"] is None

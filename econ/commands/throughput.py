@@ -379,7 +379,7 @@ def _cmd_point(args) -> int:
             if not math.isnan(value := v[f"{column}_s_{stat}"]) or stat == "p99"
         ],
         ["concurrency", fmt(v["concurrency"], "{:,.2f}")],
-        ["request rate [1/s]", fmt(v["request_rate_per_s"], "{:,.3f}")],
+        ["request rate [1/s]", _request_rate_text(point, curve.points)],
         ["GPUs", fmt(v["gpu_count"], "{:g}")],
         *[
             [label, fmt(v[column], pattern)]
@@ -405,6 +405,17 @@ def _cmd_point(args) -> int:
     print(table(["operating point", "value"], rows))
     say_warnings(f"warning: {warning}" for warning in point.warnings)
     return 0
+
+
+def _request_rate_text(point, points) -> str:
+    """The point's request rate; between a measured rate and "all at once" (inf) it is not
+    known, and the two measured loads are named instead: 'between 30/s and all at once'."""
+    rate = point.values["request_rate_per_s"]
+    ends = [points.at[row, "request_rate_per_s"] for row in point.bracket]
+    if not (point.interpolated and math.isnan(rate) and any(map(math.isinf, ends))):
+        return fmt(rate, "{:,.3f}")
+    shown = ["all at once" if math.isinf(end) else fmt(end, "{:,.3g}/s") for end in ends]
+    return f"between {shown[0]} and {shown[1]}"
 
 
 def _cmd_history(args) -> int:

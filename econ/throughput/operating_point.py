@@ -177,6 +177,9 @@ def interpolate_at(values, position):
     ----------
     values : array (K,)  a column at the frontier points, ordered by throughput
     position : array (n,)  t in [0, K-1]; NaN gives NaN
+
+    Between a finite value and an infinite one (a request rate of 30/s and "all at once") the
+    value is not known: NaN, not inf.
     """
     v = np.asarray(values, dtype=float)
     t = np.asarray(position, dtype=float)
@@ -187,7 +190,8 @@ def interpolate_at(values, position):
         out = v[k0] + s * (v[k1] - v[k0])
     # exact knots and equal neighbours (incl. inf) must not be spoiled by NaN/inf arithmetic
     out = np.where((s == 0) | (v[k0] == v[k1]), v[k0], np.where(s == 1, v[k1], out))
-    return np.where(np.isnan(t), np.nan, out)
+    unknown = np.isinf(out) & (v[k0] != v[k1]) & (s > 0) & (s < 1)
+    return np.where(np.isnan(t) | unknown, np.nan, out)
 
 
 def cost_usd_per_mtok(usd_per_gpu_hour, tokens_per_s_per_gpu):
