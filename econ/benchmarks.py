@@ -442,8 +442,11 @@ def row_checks(
     elif availability.lower() != "available":
         out.append("availability category not recorded (Available vs Preview unknown)")
     # (3) silicon generation
-    generation, key = str(row.get("generation") or ""), str(row.get("hardware_key") or "")
-    accelerator = str(row.get("accelerator") or "")
+    # (an empty catalog cell is NaN, which str() made the accelerator 'nan')
+    generation, key, accelerator = (
+        "" if _missing(row.get(c)) else str(row.get(c))
+        for c in ("generation", "hardware_key", "accelerator")
+    )
     if not accelerator or generation == "CPU only":
         out.append("no accelerator named (CPU-only or unknown system): no per-GPU figure")
     elif not generation:

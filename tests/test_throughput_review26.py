@@ -248,3 +248,13 @@ def test_the_llmd_point_between_30_per_s_and_all_at_once_names_both(capsys):
     main(["throughput", "point", str(LLMD), "--ttft-p99-s", "0.5", "--tpot-p99-ms", "40",
           "--format", "json"])  # fmt: skip
     assert json.loads(capsys.readouterr().out)["values"]["request_rate_per_s"] is None
+
+
+# --- 6. a catalog row that names no accelerator ------------------------------------------------
+
+
+def test_a_cpu_only_row_is_said_to_name_no_accelerator(capsys):
+    assert main(["benchmarks", "show", "v4.1-b2737a41"]) == 0
+    out = capsys.readouterr().out
+    assert "check: no accelerator named (CPU-only or unknown system): no per-GPU figure" in out
+    assert "'nan'" not in out
