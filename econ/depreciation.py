@@ -73,7 +73,9 @@ __all__ = [
     "describe_method",
     "dispose",
     "economic",
+    "first_tax_year_usd",
     "fixed_declining_balance",
+    "half_year_in_last_quarter",
     "macrs_gds",
     "macrs_percent",
     "macrs_quarter",
@@ -774,6 +776,54 @@ def refuse_mid_quarter_mismatch(
         f"{int(quarter[row])}, and IRS Pub 946 takes the mid-quarter table of the quarter placed "
         "in service (Tables A-2 to A-5)"
     )
+
+
+def half_year_in_last_quarter(
+    convention, in_service_month, purchase_month=0, shares=None
+) -> np.ndarray:
+    """Where the half-year convention is chosen although all of the basis is placed in service
+    in the last quarter of its tax year [bool, array (n,)].
+
+    The mid-quarter convention applies to all the property placed in service in a tax year when
+    more than 40% of its depreciable basis is placed in service in the last three months of that
+    year (IRC §168(d)(3); IRS Pub 946 ch. 4, "Mid-quarter convention"). This module sees one
+    asset, not the taxpayer's other property of the year, so the test is not applied; but where
+    every batch of the asset is placed in service in quarter 4 of its tax year, the asset alone
+    would call for 'mid-quarter Q4' (Table A-5), which a caller should say.
+
+    Parameters
+    ----------
+    convention : array (n,) of str  names of MACRS_CONVENTIONS
+    in_service_month : array (n,) or (n, J)  each batch's in-service month, months since
+        purchase [month index >= 1]
+    purchase_month : array (n,)  as for `macrs_quarter`
+    shares : array (n, J), optional  share of the basis in each batch; batches of share 0 are
+        ignored; default: one batch, all of it
+    """
+    conv = np.atleast_1d(np.asarray(convention, dtype=object))
+    n = conv.shape[0]
+    starts = np.atleast_1d(np.asarray(in_service_month, dtype=np.int64))
+    if starts.ndim == 1:
+        starts = starts[:, None]
+    starts = np.broadcast_to(starts, (n, starts.shape[1]))
+    share = np.ones(starts.shape) if shares is None else np.asarray(shares, dtype=float)
+    purchase = np.broadcast_to(np.asarray(purchase_month, dtype=np.int64), (n,))[:, None]
+    placed = share > 0
+    last = (macrs_quarter(starts, purchase) == 4) | ~placed
+    return (conv == "half-year") & last.all(axis=1) & placed.any(axis=1)
+
+
+def first_tax_year_usd(depreciation_usd, in_service_month, purchase_month=0) -> np.ndarray:
+    """Deduction of the tax year holding the in-service month [USD, array (n,)].
+
+    `depreciation_usd` (n, T) on months since purchase (month 0 = projection month
+    ``purchase_month``); tax years are econ.tax's.
+    """
+    d = np.atleast_2d(np.asarray(depreciation_usd, dtype=float))
+    purchase = np.broadcast_to(np.asarray(purchase_month, dtype=np.int64), (d.shape[0],))
+    first = tax_year_index(purchase + np.asarray(in_service_month, dtype=np.int64))
+    year = tax_year_index(purchase[:, None] + np.arange(d.shape[1])[None, :])
+    return np.where(year == first[:, None], d, 0.0).sum(axis=1)
 
 
 def _macrs_gds(cost, s, months, years, conv, bonus, tables, purchase):

@@ -1309,6 +1309,9 @@ class _Capital:
     resale: _Resale | None = None
     revenue_undepreciated: np.ndarray | None = None  # (rows,) earned before depreciation [USD]
     batches: _Batches | None = None  # the GPUs by the month they enter service
+    # (rows, 2) first tax year's MACRS deduction, half-year and mid-quarter Q4 [USD]: NaN but
+    # where all GPUs enter service in quarter 4 under the half-year convention; None: no row
+    half_year_q4: np.ndarray | None = None
 
 
 @dataclass(frozen=True)
@@ -1366,7 +1369,9 @@ def _capital_rows(b, months, fleet: _Fleet, cost, revenue: _Revenue, ebitda, dis
     resale = _resale_rows(b, months, fleet)
     if resale is not None:
         curves["resale_value"] = resale.share
-    book, tax_dep, own = _depreciation_rows(b, months, fleet, cost, batches, curves, since)
+    book, tax_dep, own, quarter_4 = _depreciation_rows(
+        b, months, fleet, cost, batches, curves, since
+    )
     # Sale when the row retires: at the given share of cost, at the resale value of its hardware
     # at its age then, or else at book value: the carrying amount the schedule gives then before
     # any impairment, so that an accounting test never changes the cash the sale brings (the
@@ -1422,6 +1427,7 @@ def _capital_rows(b, months, fleet: _Fleet, cost, revenue: _Revenue, ebitda, dis
         resale=resale,
         revenue_undepreciated=_undepreciated(b, months, fleet, revenue),
         batches=batches,
+        half_year_q4=quarter_4,
     )
 
 
@@ -1534,7 +1540,51 @@ def _depreciation_rows(b, months, fleet: _Fleet, cost, batches: _Batches, curves
             purchase_month=fleet.purchase[own],
             **{k: np.asarray(v)[own] for k, v in params.items()},
         )
-    return book, tax_dep, own
+        quarter_4 = _half_year_last_quarter(
+            b, tax_method, params, own, fleet, cost, months, batches, tables, tax_dep
+        )
+    else:
+        quarter_4 = None
+    return book, tax_dep, own, quarter_4
+
+
+def _half_year_last_quarter(b, method, params, own, fleet, cost, months, batches, tables, taxed):
+    """The first tax year's MACRS deduction under the half-year convention the row chose and
+    under 'mid-quarter Q4', (rows, 2) [USD], NaN but where all of a row's GPUs are placed in
+    service in quarter 4 of their tax years (econ.depreciation.half_year_in_last_quarter) and
+    the two differ; None where no row is. For a warning: the 40% test (IRC §168(d)(3)) is the
+    scenario's choice, but GPUs alone in quarter 4 would fail it."""
+    rows = own[method[own] == "macrs_gds"]
+    rows = rows[
+        dep.half_year_in_last_quarter(
+            np.asarray(params["convention"])[rows],
+            batches.in_service[rows],
+            fleet.purchase[rows],
+            batches.shares[rows],
+        )
+    ]
+    if not rows.size:
+        return None
+    mid = dep.schedule_batches(
+        method[rows],
+        cost[rows],
+        months,
+        batches.shares[rows],
+        batches.in_service[rows],
+        tables=tables,
+        purchase_month=fleet.purchase[rows],
+        **{k: np.asarray(v)[rows] for k, v in params.items() if k != "convention"},
+        convention=np.full(rows.size, "mid-quarter Q4", dtype=object),
+    )
+    first = batches.in_service[rows, 0]
+    figures = np.stack(
+        [dep.first_tax_year_usd(d, first, fleet.purchase[rows]) for d in (taxed[rows], mid)],
+        axis=1,
+    )
+    out = np.full((b.rows, 2), np.nan)
+    differ = ~np.isclose(figures[:, 0], figures[:, 1])  # (all of it bonus: the same)
+    out[rows[differ]] = figures[differ]
+    return None if not differ.any() else out
 
 
 def _refuse_mid_quarter(b, path, method, params, in_service, purchase, rows=None):
@@ -2282,6 +2332,9 @@ def _warning_source(
         & (b["throughput.trajectory"] != TRAJECTORIES.index("table")),
         "large_steps": context["steps_factor"] > STEPS_WARN_FACTOR,
         "depreciated_late": context["depreciation_start"] > fleet.start,
+        "half_year_q4": (
+            False if capital.half_year_q4 is None else ~np.isnan(capital.half_year_q4[:, 0])
+        ),
     }
     sc = fleet.scenario
     # The flows of the scenarios whose IRR warnings list roots, cut now: the closure below must
@@ -2452,6 +2505,9 @@ def _warning_context(b, ledger: _Ledger, facts, fleet: _Fleet, costs: _Costs, ca
         "ramp_depreciated": capital.batches.last_in_service(fleet.held)
         - capital.batches.in_service[:, 0],
         "revenue_undepreciated": capital.revenue_undepreciated,
+        "half_year_q4": capital.half_year_q4,
+        "first_in_service": fleet.purchase + capital.batches.in_service[:, 0],
+        "ramped": (capital.batches.shares > 0).sum(axis=1) > 1,
         "losses_unused": ledger.deferred.losses_unused_usd,
         "tax_rate": ledger.tax_rate,
         "held": fleet.held,
@@ -3440,7 +3496,27 @@ ROW_MESSAGES = {
         f"{c['start'][r] - c['purchase'][r]} (months from the purchase to the first month of "
         "service)"
     ),
+    "half_year_q4": lambda c, r: _half_year_q4_message(c, r),
 }
+
+
+def _half_year_q4_message(c, r) -> str:
+    year = int(tax.tax_year_index(c["first_in_service"][r])) + 1
+    half, mid = c["half_year_q4"][r]
+    placed = (
+        "every batch of the deployment ramp is placed in service in quarter 4 of its tax year"
+        if c["ramped"][r]
+        else f"the GPUs are placed in service in month {c['first_in_service'][r]}, quarter 4 "
+        f"of tax year {year}"
+    )
+    return (
+        f"depreciation.tax.convention = 'half-year', but {placed} (12-month blocks from month "
+        "1): where they are more than 40% of the depreciable basis placed in service that year, "
+        "IRC §168(d)(3) requires the mid-quarter convention ('mid-quarter Q4', IRS Pub 946 "
+        f"Table A-5), which deducts {mid:,.0f} USD in tax year {year} instead of {half:,.0f} "
+        "USD: set depreciation.tax.convention = 'mid-quarter Q4' unless other property placed "
+        "in service that year keeps its quarter-4 share at or below 40%"
+    )
 
 
 def _delay(values, start_month):

@@ -15,13 +15,14 @@ import json
 import math
 import re
 import sys
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from econ import depreciation as dep  # numpy only: its method names are in the help
 from econ.bounds import number_text
-from econ.commands import Number, add_format, lazy
+from econ.commands import Number, add_format, lazy, say_warnings
 from econ.text import shortened
 from econ.units import MONTHS_PER_YEAR
 
@@ -588,6 +589,42 @@ def methods_text(args) -> dict:
     return {"book": book, "tax": tax, "tax_rate": args.tax_rate}
 
 
+def convention_warnings(args) -> list[str]:
+    """What the schedules may get wrong that the options do not refuse: the half-year
+    convention for an asset placed in service in the last quarter of its tax year, where the
+    40% test would call for the mid-quarter one (econ.depreciation.half_year_in_last_quarter),
+    with the first tax year's deduction under each."""
+    policy = _policy(args)
+    tax, s = policy.tax_method, policy.in_service_month
+    if tax.method != "macrs_gds" or not dep.half_year_in_last_quarter(tax.convention, s)[0]:
+        return []
+    year = int(tax_mod.tax_year_index(s)) + 1
+    months = np.arange(MONTHS_PER_YEAR * year + 1)  # (to the end of the first tax year)
+    settings = method_settings(tax, s)
+    half, mid = (
+        dep.first_tax_year_usd(
+            dep.schedule(
+                replace(settings, convention=convention),
+                np.array([args.cost]),
+                months,
+                tables=catalog.macrs_gds_tables(),
+            ),
+            s,
+        )[0]
+        for convention in ("half-year", "mid-quarter Q4")
+    )
+    if math.isclose(half, mid):  # (all of it bonus: the convention changes nothing)
+        return []
+    return [
+        f"--convention half-year: the asset is placed in service in month {s}, in quarter 4 of "
+        f"tax year {year} (12-month blocks from month 1); where it is more than 40% of the "
+        "depreciable basis placed in service that year, IRC §168(d)(3) requires the mid-quarter "
+        f"convention ('mid-quarter Q4', IRS Pub 946 Table A-5), which deducts {mid:,.0f} USD in "
+        f"tax year {year} instead of {half:,.0f} USD: give --convention 'mid-quarter Q4' unless "
+        "other property placed in service that year keeps its quarter-4 share at or below 40%"
+    ]
+
+
 def _records(table: dict[str, np.ndarray], columns) -> list[dict]:
     keys = [c for c in columns if c in table]
     return [
@@ -635,9 +672,11 @@ def run(args) -> int:
     monthly = _records(lines, monthly_cols)
     annual = _records(yearly(lines), year_cols)
     methods = methods_text(args)
+    warnings = convention_warnings(args)
     if args.format == "json":
         payload = {"inputs": {k: v for k, v in vars(args).items() if k not in ("run", "format")}}
         payload["methods"] = methods
+        payload["warnings"] = warnings
         if args.by in ("year", "both"):
             payload["yearly"] = annual
         if args.by in ("month", "both"):
@@ -660,4 +699,6 @@ def run(args) -> int:
         if args.by in ("month", "both"):
             parts.append(_format_table("By month [USD]", monthly))
         print("\n\n".join(parts))
+    if args.format != "json":  # (stdout holds the schedules alone)
+        say_warnings(f"warning: {w}" for w in warnings)
     return 0

@@ -1,0 +1,109 @@
+"""The outside tax director's review (26): the half-year convention for property placed in
+service in the last quarter of its tax year, a delayed purchase's debt-sizing refusal, and the
+end of `econ depreciation`'s table."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from econ import depreciation as dep
+from econ import load_scenario, project
+from econ.cli import main
+from tests.conftest import ROOT
+
+SEED = ROOT / "models" / "scenarios" / "deepseek-r1-gb200-nvl72.toml"
+MACRS = ROOT / "models" / "scenarios" / "deepseek-r1-gb200-nvl72-macrs.toml"
+# the debt as financing.debt_share's loan with level payments: allowed with capex after month 0
+LEVEL = [
+    "financing.size_to_min_dscr=none",
+    "financing.max_ltv=none",
+    'financing.repayment="level_payment"',
+]
+Q4 = "IRC §168(d)(3) requires the mid-quarter convention"
+
+
+@pytest.fixture
+def run(capsys):
+    """`econ ARGS...` in this process: (exit code, stdout, stderr)."""
+
+    def call(*args: str):
+        capsys.readouterr()
+        try:
+            code = main(list(args))
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else 2
+        out, err = capsys.readouterr()
+        return code, out, err
+
+    return call
+
+
+# --- 1. half-year convention, all of the basis placed in service in quarter 4 ----------------
+
+
+def test_quarter_4_under_half_year_is_found_batch_by_batch():
+    # months 10-12 of a tax year are its quarter 4 (econ.tax's 12-month blocks from month 1)
+    found = dep.half_year_in_last_quarter(
+        ["half-year", "half-year", "mid-quarter Q4", "half-year"], [10, 9, 10, 24]
+    )
+    assert found.tolist() == [True, False, False, True]
+    # a ramp: every batch with a share must be in quarter 4; a batch of share 0 does not count
+    ramp = dep.half_year_in_last_quarter(
+        ["half-year"] * 3,
+        [[10, 11, 13], [10, 11, 13], [7, 8, 9]],
+        purchase_month=[0, 0, 3],
+        shares=[[0.5, 0.5, 0.0], [0.4, 0.4, 0.2], [0.2, 0.4, 0.4]],
+    )
+    assert ramp.tolist() == [True, False, True]
+
+
+def test_first_tax_year_deduction_is_summed_over_its_tax_year():
+    monthly = np.ones((2, 30))
+    # purchase in month 0, service in month 10: tax year 1 is months 0-12 (13 months of 1)
+    # purchase in month 5, service in month 10 (projection month 15): tax year 2 is months 13-24
+    assert dep.first_tax_year_usd(monthly, [10, 10], [0, 5]).tolist() == [13.0, 12.0]
+
+
+def test_cli_warns_of_half_year_in_quarter_4_with_the_mid_quarter_deduction(run):
+    # Pub 946 Table A-1 year 1: 20%; Table A-5 (mid-quarter Q4) year 1: 5%
+    args = ["depreciation", "--cost", "1000000", "--tax-method", "macrs_gds", "--by", "year"]
+    code, out, err = run(*args, "--in-service-month", "10")
+    assert code == 0
+    assert "200,000.00" in out
+    assert err.startswith("warning: --convention half-year: the asset is placed in service in ")
+    assert "month 10, in quarter 4 of tax year 1" in err
+    assert "deducts 50,000 USD in tax year 1 instead of 200,000 USD" in err
+    code, out, err = run(*args, "--in-service-month", "10", "--format", "json")
+    assert len(json.loads(out)["warnings"]) == 1 and not err
+    # quarter 3, the mid-quarter convention chosen, or all of it bonus: nothing to say
+    assert run(*args, "--in-service-month", "9")[2] == ""
+    assert run(*args, "--in-service-month", "10", "--convention", "mid-quarter Q4")[2] == ""
+    assert run(*args, "--in-service-month", "10", "--bonus-share", "1")[2] == ""
+
+
+def test_projection_warns_of_half_year_in_quarter_4():
+    given = [
+        "fleet.purchase_month=3",
+        "fleet.service_start_month=10",
+        "depreciation.tax.bonus_share=0",
+        *LEVEL,
+    ]
+    found = [w for w in project(load_scenario(MACRS, given)).warnings[0] if Q4 in w]
+    assert len(found) == 1
+    assert found[0].startswith(
+        "depreciation.tax.convention = 'half-year', but the GPUs are placed in service in month "
+        "10, quarter 4 of tax year 1"
+    )
+    # the reviewer's figures: Table A-1 gives 734,328 USD in year 1, Table A-5 183,582 USD
+    assert "deducts 183,582 USD in tax year 1 instead of 734,328 USD" in found[0]
+    # a ramp over months 10-12 is all in quarter 4; one reaching month 13 is not
+    ramp = project(load_scenario(MACRS, [*given, "fleet.deployment_ramp_months=3"]))
+    assert any("every batch of the deployment ramp" in w for w in ramp.warnings[0])
+    later = project(load_scenario(MACRS, [*given, "fleet.deployment_ramp_months=4"]))
+    assert not any(Q4 in w for w in later.warnings[0])
+    # the mid-quarter convention chosen: no warning
+    chosen = project(load_scenario(MACRS, [*given, 'depreciation.tax.convention="mid-quarter Q4"']))
+    assert not any(Q4 in w for w in chosen.warnings[0])
