@@ -3084,6 +3084,30 @@ class _DebtSizing:
         )
 
 
+def _construction_sizing(b, row: int) -> str:
+    """Why `row`'s debt sizing is refused: its loan is econ.construction's, drawn with capex paid
+    after month 0 (a construction period, or a purchase after month 0), which is not sized."""
+    shares = b.extras["capex.payment_shares"][row]
+    scheduled = np.any(b.extras["capex.payment_months"][row][shares > 0] > 0)
+    if scheduled or not np.isnan(b["fleet.service_start_month"][row]):
+        return CONSTRUCTION_SIZING
+    sizing = CONSTRUCTION_SIZING.split(" is not available")[0]
+    purchase = int(b["fleet.purchase_month"][row])
+    if purchase > 0:
+        return (
+            f"{sizing} is not available with capex paid after month 0 yet: fleet.purchase_month "
+            f"= {purchase} pays it in month {purchase}, and a loan drawn after month 0 is the "
+            "construction loan (drawn with the capex, level payments from the service start), "
+            "which is not sized; give the debt as financing.debt_share with level payments, or "
+            "fleet.purchase_month = 0"
+        )
+    return (  # (another scenario of the batch draws its loan after month 0)
+        f"{sizing} is not available in a batch with a scenario whose capex is paid after month "
+        "0 (fleet.purchase_month, fleet.service_start_month or capex.payments) yet: project "
+        "it apart"
+    )
+
+
 def _sizing(
     b,
     first,
@@ -3117,7 +3141,7 @@ def _sizing(
         return None
     if construction:
         row = int(np.flatnonzero(~np.isnan(min_dscr) | ~np.isnan(max_ltv) | shaped)[0])
-        raise InputError(f"scenario '{b.names[row]}': {CONSTRUCTION_SIZING}")
+        raise InputError(f"scenario '{b.names[row]}': {_construction_sizing(b, row)}")
     book_depreciation, tax_depreciation = depreciation  # the scenario's, with the site's
     taxable = tax.income_before_tax_usd(ebitda, tax_depreciation, 0.0, lines["tax_gain_usd"])
     income_tax = _income_tax(

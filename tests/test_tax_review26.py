@@ -12,6 +12,7 @@ import pytest
 from econ import depreciation as dep
 from econ import load_scenario, project
 from econ.cli import main
+from econ.errors import InputError
 from tests.conftest import ROOT
 
 SEED = ROOT / "models" / "scenarios" / "deepseek-r1-gb200-nvl72.toml"
@@ -107,3 +108,19 @@ def test_projection_warns_of_half_year_in_quarter_4():
     # the mid-quarter convention chosen: no warning
     chosen = project(load_scenario(MACRS, [*given, 'depreciation.tax.convention="mid-quarter Q4"']))
     assert not any(Q4 in w for w in chosen.warnings[0])
+
+
+# --- 2. a delayed purchase's debt sizing --------------------------------------------------------
+
+
+def test_a_delayed_purchase_is_refused_debt_sizing_by_its_own_field():
+    with pytest.raises(InputError) as caught:
+        project(load_scenario(SEED, ["fleet.purchase_month=3"]))
+    message = str(caught.value)
+    assert "fleet.purchase_month = 3 pays it in month 3" in message
+    assert "fleet.service_start_month or capex.payments" not in message
+    # a construction period is still named as one
+    with pytest.raises(ValueError, match="construction period"):
+        load_scenario(SEED, ["fleet.service_start_month=3"])
+    # with level payments the delayed purchase projects
+    assert project(load_scenario(SEED, ["fleet.purchase_month=3", *LEVEL])).summary.shape[0] == 1
