@@ -124,3 +124,18 @@ def test_a_delayed_purchase_is_refused_debt_sizing_by_its_own_field():
         load_scenario(SEED, ["fleet.service_start_month=3"])
     # with level payments the delayed purchase projects
     assert project(load_scenario(SEED, ["fleet.purchase_month=3", *LEVEL])).summary.shape[0] == 1
+
+
+# --- 3. what depreciation.tax.method = 'book' still defers ---------------------------------------
+
+
+def test_the_book_tax_method_is_not_described_as_having_no_deferred_tax():
+    from econ.scenario.depreciation_models import TaxDepreciation
+
+    words = TaxDepreciation.model_fields["method"].description
+    assert "no deferred tax)" not in words
+    assert "unused tax losses and an impairment" in words
+    # the seed taxes the book schedule and still ends with a deferred tax asset (its losses)
+    seed = project(load_scenario(SEED))
+    assert seed.monthly["deferred_tax_liability_usd"].iloc[-1] < -200_000
+    assert "(no deferred tax)" not in (ROOT / "docs" / "fields.md").read_text(encoding="utf-8")

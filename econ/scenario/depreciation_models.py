@@ -48,7 +48,7 @@ TaxMethodName = Literal[
     "economic",
     "custom",
 ]
-"""Tax methods: "book" (the book schedule, no deferred tax) or a depreciation method."""
+"""Tax methods: "book" (the book schedule before impairment) or a depreciation method."""
 
 MacrsConvention = Literal[
     "half-year", "mid-quarter Q1", "mid-quarter Q2", "mid-quarter Q3", "mid-quarter Q4"
@@ -270,8 +270,9 @@ class TaxDepreciation(DepreciationMethod):
 
     method: TaxMethodName = Field(
         "book",
-        description="Tax depreciation method; book = the book schedule (no deferred tax); "
-        "macrs_gds for US federal tax",
+        description="Tax depreciation method; book = the book schedule before impairment (no "
+        "temporary difference from depreciation; unused tax losses and an impairment, deducted "
+        "for tax only at the sale, still make a deferred tax asset); macrs_gds for US federal tax",
     )
 
     @field_validator("method", mode="before")
