@@ -139,3 +139,36 @@ def test_the_book_tax_method_is_not_described_as_having_no_deferred_tax():
     seed = project(load_scenario(SEED))
     assert seed.monthly["deferred_tax_liability_usd"].iloc[-1] < -200_000
     assert "(no deferred tax)" not in (ROOT / "docs" / "fields.md").read_text(encoding="utf-8")
+
+
+# --- 4. the end of `econ depreciation`'s table --------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("options", "last_year"),
+    [
+        # book 5 years from month 7 ends in month 66, MACRS 5-year's 6th tax year in month 72
+        (["--in-service-month", "7", "--life-years", "5"], 6),
+        # MACRS 7-year from month 600 (tax year 50) ends with tax year 57, month 684
+        (
+            [
+                "--recovery-years",
+                "7",
+                "--in-service-month",
+                "600",
+                "--convention",
+                "mid-quarter Q4",
+            ],
+            57,
+        ),
+    ],
+)
+def test_the_table_ends_where_both_schedules_end(run, options, last_year):
+    code, out, _ = run(
+        "depreciation", "--cost", "1000000", "--tax-method", "macrs_gds", *options,
+        "--by", "year", "--format", "json",
+    )  # fmt: skip
+    years = json.loads(out)["yearly"]
+    assert code == 0
+    assert years[-1]["year"] == last_year and years[-1]["months"] == 12
+    assert years[-1]["tax_depreciation_usd"] > 0

@@ -438,10 +438,18 @@ def _horizon(policy: DepreciationPolicy, args) -> int:
         return args.months
     if args.retirement_month is not None:
         return args.retirement_month
-    return max(
-        policy.in_service_month - 1 + math.ceil(m.effective_life_years * MONTHS_PER_YEAR - 1e-9)
-        for m in (policy.book, policy.tax_method)
-    )
+    return max(_last_month(m, policy.in_service_month) for m in (policy.book, policy.tax_method))
+
+
+def _last_month(method: DepreciationMethod, in_service_month: int) -> int:
+    """The last month a method depreciates in: its life from the in-service month, or for MACRS
+    the end of the tax year its table ends in (its years are tax years: econ.tax's 12-month
+    blocks from month 1, the first holding the in-service month)."""
+    if method.method == "macrs_gds":
+        first = int(tax_mod.tax_year_index(in_service_month))
+        return MONTHS_PER_YEAR * (first + round(method.effective_life_years))
+    life_months = math.ceil(method.effective_life_years * MONTHS_PER_YEAR - 1e-9)
+    return in_service_month - 1 + life_months
 
 
 def _usage(args, months: np.ndarray, needed: bool) -> np.ndarray | None:
