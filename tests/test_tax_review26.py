@@ -172,3 +172,26 @@ def test_the_table_ends_where_both_schedules_end(run, options, last_year):
     assert code == 0
     assert years[-1]["year"] == last_year and years[-1]["months"] == 12
     assert years[-1]["tax_depreciation_usd"] > 0
+
+
+# --- 5. capitalized interest in the tax basis (documented, not changed) -------------------------
+
+
+def test_the_documented_effect_of_capitalized_interest_on_year_1_tax():
+    given = [
+        "fleet.purchase_month=3",
+        "fleet.service_start_month=10",
+        "depreciation.tax.bonus_share=0",
+        *LEVEL,
+    ]
+    monthly = project(load_scenario(MACRS, given)).monthly.droplevel(0)
+    interest = monthly["capitalized_interest_usd"]
+    assert interest[interest > 0].index.tolist() == [4, 5, 6, 7, 8, 9]
+    assert round(interest.sum()) == 136_042
+    # the interest is in the tax basis: Table A-1's 20% of capex + interest in tax year 1
+    basis = monthly["capex_usd"].sum() + interest.sum()
+    assert monthly["tax_depreciation_usd"].loc[:12].sum() == pytest.approx(0.2 * basis)
+    assert round(interest.sum() * (1 - 0.2)) == 108_834  # year 1 understated (docs)
+    assert round(interest.sum() * (1 - 0.05)) == 129_240  # under mid-quarter Q4 (Table A-5)
+    text = (ROOT / "docs" / "methodology.md").read_text(encoding="utf-8")
+    assert "136,042 USD of interest capitalized" in text and "108,834 or 129,240" in text
