@@ -452,7 +452,9 @@ class Projection:
             summary = {}
             for key in SUMMARY_COLUMNS:
                 if key == "cost_usd_per_mtok_by_component":
-                    summary[key] = {c: strict_json.number(self.components[c][i]) for c in COMPONENTS}
+                    summary[key] = {
+                        c: strict_json.number(self.components[c][i]) for c in COMPONENTS
+                    }
                 elif key == "warnings":
                     summary[key] = list(self.warnings[i])
                 else:
@@ -673,9 +675,7 @@ def project(
             else:
                 result = _join(
                     [
-                        _project(
-                            batch.slice(start, min(start + CHUNK_SCENARIOS, batch.n)), monthly
-                        )
+                        _project(batch.slice(start, min(start + CHUNK_SCENARIOS, batch.n)), monthly)
                         for start in range(0, batch.n, CHUNK_SCENARIOS)
                     ]
                 )
@@ -2491,6 +2491,14 @@ def _warning_context(b, ledger: _Ledger, facts, fleet: _Fleet, costs: _Costs, ca
         },
         "first_breaches": _first_breaches(ledger),
         "test_months": b["financing.covenants.test_months"][first],
+        # the DSCR test that sized the debt (financing.dscr_binding_test), and what it sums
+        "dscr_binding": {
+            key.removeprefix("dscr_binding_"): values
+            for key, values in stack.metrics.items()
+            if key.startswith("dscr_binding_")
+        },
+        "ebitda": ledger.ebitda,
+        "income_tax": ledger.income_tax,
         "first_test_month": b["financing.covenants.first_test_month"][first],
         "last_dscr_month": coverage["last_dscr_month"],
         "last_llcr_month": coverage["last_llcr_month"],
@@ -2958,7 +2966,6 @@ def _finance(b, first, horizon, months, capex, tax_rate, discount_annual, built=
             sizing.rows(rows),
         )
         _put_rows(stack, single, rows)
-        sized_rows = stack.metrics["debt_sizing_constraint"][rows].copy()
     if not specs:
         return stack
     given = stack.metrics["debt_usd"]
@@ -2987,10 +2994,12 @@ def _finance(b, first, horizon, months, capex, tax_rate, discount_annual, built=
                 spec["amount_usd"] = spec["amount_usd"] * scale
                 spec["share_of_capex"] = spec["share_of_capex"] * scale
         stack = schedule(scaled)
-    if sculpted.any():
-        _put_rows(stack, single, rows)
-        constraint[rows] = sized_rows
     stack.metrics["debt_sizing_constraint"] = constraint
+    stack.metrics.update(
+        _binding_metrics(sizing, per_usd["debt_service_usd"], per_usd["balance_usd"])
+    )
+    if sculpted.any():  # (their sizing metrics too)
+        _put_rows(stack, single, rows)
     return stack
 
 
@@ -3242,7 +3251,7 @@ def _single_loan(b, first, horizon, months, capex_usd, tax_rate, discount_annual
             b.extras["financing.balance_schedule"][first], rate_monthly, months, horizon
         )
     if sizing is not None:
-        debt_usd, constraint, sculpt = _size_single_loan(
+        debt_usd, sized, sculpt = _size_single_loan(
             sizing, debt_usd, rate_monthly, term, horizon, months, repayment, per_usd
         )
     parts = []  # (rows, (interest, paid, scheduled principal, balance, settlement)) in USD
@@ -3289,7 +3298,8 @@ def _single_loan(b, first, horizon, months, capex_usd, tax_rate, discount_annual
         lines["deferred_interest_usd"] = interest - paid
     metrics = _loan_metrics(debt_usd, rate_monthly, capex_usd, tax_rate, discount_annual)
     if sizing is not None:
-        metrics["debt_sizing_constraint"] = constraint
+        metrics["debt_sizing_constraint"] = sized.pop("constraint")
+        metrics.update(sized)
     return capital_mod.StackSchedule(lines=lines, tranches={}, metrics=metrics)
 
 
@@ -3369,7 +3379,21 @@ def _size_single_loan(sizing, cap_usd, rate_monthly, term, horizon, months, repa
         sizing.max_ltv,
         sizing.first_test_month,
     )
-    return debt, constraint, sculpt
+    return debt, {**_binding_metrics(sizing, service, balance), "constraint": constraint}, sculpt
+
+
+def _binding_metrics(sizing, service_per_usd, balance_per_usd) -> dict[str, np.ndarray]:
+    """The DSCR test that sized each scenario's debt (`financing.dscr_binding_test`), as the
+    StackSchedule metrics the sizing warning reads (n,) each."""
+    binding = financing_mod.dscr_binding_test(
+        sizing.cfads,
+        service_per_usd,
+        balance_per_usd,
+        sizing.min_dscr,
+        sizing.test_months,
+        sizing.first_test_month,
+    )
+    return {f"dscr_binding_{key}": np.asarray(value, float) for key, value in binding.items()}
 
 
 DEBT_SHARE_LOAN = "debt_share loan"
@@ -4077,7 +4101,7 @@ def _over_collateral_message(ctx, i) -> str:
 def _sizing_message(ctx, i) -> str:
     debt, capex = ctx["debt_usd"][i], ctx["capex_total"][i]
     min_dscr, max_ltv = ctx["size_to_min_dscr"][i], ctx["max_ltv"][i]
-    limits, constraint = _sizing_words(
+    limits, constraint, why = _sizing_words(
         None if math.isnan(min_dscr) else min_dscr,
         None if math.isnan(max_ltv) else max_ltv,
         ctx["resale_collateral"][i],
@@ -4085,13 +4109,19 @@ def _sizing_message(ctx, i) -> str:
         debt > 0,
     )
     share = debt / capex if capex > 0 else 0.0
-    return f"debt sized to {limits}: {debt:,.0f} USD ({share:.1%} of capex); {constraint}"
+    binding = _dscr_binding_words(ctx, i, debt > 0) if ctx["sizing_constraint"][i] == 2 else ""
+    return (
+        f"debt sized to {limits}: {debt:,.0f} USD ({share:.1%} of capex); {constraint}"
+        f"{binding or why}{BREAKEVEN_HOLDS_SIZED_DEBT}"
+    )
 
 
 @lru_cache(maxsize=1024)
-def _sizing_words(min_dscr, max_ltv, resale_collateral, code: int, has_debt) -> tuple[str, str]:
-    """The sizing warning's words around its figures: the limits the debt was sized to, and its
-    binding constraint (with why there is no debt). They follow from inputs a batch's scenarios
+def _sizing_words(
+    min_dscr, max_ltv, resale_collateral, code: int, has_debt
+) -> tuple[str, str, str]:
+    """The sizing warning's words around its figures: the limits the debt was sized to, its
+    binding constraint, and why there is no debt. They follow from inputs a batch's scenarios
     mostly share, so each set is worded once (`min_dscr`, `max_ltv`: None where not set)."""
     limits = []
     if min_dscr is not None:
@@ -4102,8 +4132,8 @@ def _sizing_words(min_dscr, max_ltv, resale_collateral, code: int, has_debt) -> 
     return (
         " and ".join(limits) or "the cash flow (sculpted)",
         f"binding constraint: {financing_mod.SIZING_CONSTRAINTS[code]} "
-        f"(debt_sizing_constraint = {code}); "
-        f"{_why_no_debt(code, has_debt, max_ltv, resale_collateral)}{BREAKEVEN_HOLDS_SIZED_DEBT}",
+        f"(debt_sizing_constraint = {code}); ",
+        _why_no_debt(code, has_debt, max_ltv, resale_collateral),
     )
 
 
@@ -4124,13 +4154,60 @@ def _why_no_debt(code: int, has_debt, max_ltv, resale_collateral) -> str:
             "outstanding (its term is longer than the book life); a financing.debt_term_months "
             "within the book life, or resale values as collateral (market.resale_*), allow debt; "
         )
-    if code == 2:
+    if code == 2:  # (where no DSCR test binds: `_dscr_binding_words` words the rest)
         return (
             "no debt because the cash flow available for debt service is 0 or negative in a "
             "month with debt service due (for a sculpted loan: in every month of the term, so "
             "nothing would repay it); "
         )
     return ""
+
+
+def _dscr_binding_words(ctx, i, has_debt) -> str:
+    """The DSCR test that sized the debt (`financing.dscr_binding_test`): the month or trailing
+    window it tests, and where it leaves no debt, that test's cash flow available for debt
+    service and its most negative month (EBITDA less the income tax paid then); "" where no
+    test binds (no month of service: `_why_no_debt` says so)."""
+    binding = ctx["dscr_binding"]
+    month = binding["month"][i] if binding else math.nan
+    if math.isnan(month):
+        return ""
+    end, window = int(month), int(binding["window_months"][i])
+    start = max(end - window + 1, 0)
+    if window > 1:
+        test = (
+            f"over the DSCR covenant's {window}-month window ending in month {end} (months "
+            f"{start} to {end})"
+        )
+    else:
+        test = f"in month {end}, with debt service due,"
+    if has_debt:  # (a month alone, tied with the others, is no news)
+        return f"the minimum DSCR binds {test}; " if window > 1 else ""
+    ebitda, tax_paid = (np.asarray(ctx[k][i][start : end + 1]) for k in ("ebitda", "income_tax"))
+    cfads = ebitda - tax_paid
+    worst = int(np.argmin(cfads))
+    text = f"no debt: the cash flow available for debt service {test} is {cfads.sum():,.0f} USD"
+    if window > 1:
+        text += ", and the covenant tests that window (it holds debt service)"
+    if window == 1:
+        text += f" (EBITDA {ebitda[0]:,.0f} less the income tax paid then, {tax_paid[0]:,.0f})"
+    elif cfads[worst] < 0:
+        text += (
+            f": month {start + worst}'s is {cfads[worst]:,.0f} (EBITDA {ebitda[worst]:,.0f} less "
+            f"the income tax paid then, {tax_paid[worst]:,.0f})"
+        )
+    if window > 1:
+        text += (
+            f"; a financing.covenants.first_test_month after month {end} leaves that window "
+            "untested"
+            + (
+                ", as does a 1-month window (financing.covenants.test_months = 1), month "
+                f"{end} having no debt service of its own"
+                if not binding["served"][i]
+                else ""
+            )
+        )
+    return text + "; "
 
 
 __all__ = [

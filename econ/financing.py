@@ -274,7 +274,7 @@ def negative_rate_warning(loan: str, months: int, first: int, lowest: float, flo
         f"{loan}: the all-in floating rate (index + spread) is below 0 in {count}, first in month "
         f"{first} (lowest {lowest:.2%} a year): the interest is negative, paid to the borrower, "
         "while a negative fixed rate is refused; credit agreements floor the benchmark at 0 "
-        f"(LSTA model provisions: \"but not less than the Floor\"), and {floor} keeps the rate "
+        f'(LSTA model provisions: "but not less than the Floor"), and {floor} keeps the rate '
         "at or above the spread"
     )
 
@@ -1013,14 +1013,9 @@ def size_debt(
     target = np.broadcast_to(np.asarray(min_dscr, dtype=float), (n,))[:, None]
     cap = np.array(np.broadcast_to(np.asarray(cap_usd, dtype=float), (n,)), dtype=float)
     owed = service > 0
-    window_cfads = trailing_sum_rows(cfads, test_months)
-    window_service = trailing_sum_rows(service, test_months)
-    tested = covenant_test_months(
-        service, balance_per_usd, test_months, first_test_month, window_service_usd=window_service
+    by_month, by_window = _dscr_limits(
+        cfads, service, balance_per_usd, target, test_months, first_test_month
     )
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        by_month = np.where(owed, cfads / (target * service), np.inf)
-        by_window = np.where(tested, window_cfads / (target * window_service), np.inf)
     d_dscr = np.maximum(np.minimum(by_month, by_window).min(axis=1, initial=np.inf), 0.0)
     d_dscr = np.where(np.isnan(target[:, 0]), np.inf, d_dscr)
     # A schedule with no service at all (sculpted to a cash flow that is never positive over
@@ -1040,6 +1035,67 @@ def size_debt(
     reached = debt * (1.0 + SIZING_TIE)
     constraint = np.select([cap <= 0, reached >= cap, reached >= d_dscr], [0, 1, 2], 3)
     return debt, constraint.astype(np.int64)
+
+
+def _dscr_limits(cfads, service, balance, target, test_months, first_test_month):
+    """The debt each DSCR test allows (n, T) each [USD]: each month's own, where it has
+    service (the rest inf), and its trailing window's, where the covenant tests it; `target`
+    (n, 1)."""
+    window_cfads = trailing_sum_rows(cfads, test_months)
+    window_service = trailing_sum_rows(service, test_months)
+    tested = covenant_test_months(
+        service, balance, test_months, first_test_month, window_service_usd=window_service
+    )
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        by_month = np.where(service > 0, cfads / (target * service), np.inf)
+        by_window = np.where(tested, window_cfads / (target * window_service), np.inf)
+    return by_month, by_window
+
+
+def dscr_binding_test(
+    cfads_usd, service_per_usd, balance_per_usd, min_dscr, test_months=1, first_test_month=None
+):
+    """The DSCR test that gives `size_debt`'s D_dscr: the month it ends in, its months, and
+    whether that month has service of its own (n,) each.
+
+    Parameters are `size_debt`'s. Returns ``month`` (the month tested, the first whose test
+    allows no debt where one does; NaN where no test limits the debt: no DSCR target, or no
+    month of service), ``window_months`` (``test_months`` where
+    the trailing window binds, allowing less debt than any month alone, beyond SIZING_TIE; 1
+    where a month alone does, or months and windows tie) and ``served`` (bool: service is due
+    in that month itself).
+    """
+    cfads = np.asarray(cfads_usd, dtype=float)
+    service = np.asarray(service_per_usd, dtype=float)
+    n, _ = cfads.shape
+    target = np.broadcast_to(np.asarray(min_dscr, dtype=float), (n,))[:, None]
+    by_month, by_window = _dscr_limits(
+        cfads, service, balance_per_usd, target, test_months, first_test_month
+    )
+    limit = np.where(
+        np.isnan(np.minimum(by_month, by_window)), np.inf, np.minimum(by_month, by_window)
+    )
+    rows = np.arange(n)
+    # Where a test allows no debt, the first such: any one of them leaves the loan at 0.
+    none = limit <= 0
+    month = np.where(none.any(axis=1), np.argmax(none, axis=1), np.argmin(limit, axis=1))
+    binds = np.isfinite(limit[rows, month]) & ~np.isnan(target[:, 0])
+    windows = np.broadcast_to(np.asarray(test_months, dtype=float), (n,))
+    # A window binds where it allows less than any month alone, beyond rounding (a loan sculpted
+    # to the CFADS ties every month and window: no one of them binds), or no debt where its
+    # month alone allows some.
+    lowest = by_month.min(axis=1, initial=np.inf)
+    gap = SIZING_TIE * np.maximum(np.abs(lowest), 1.0)
+    window = np.where(
+        none.any(axis=1),
+        by_month[rows, month] > 0,
+        by_window[rows, month] < lowest - gap,
+    )
+    return {
+        "month": np.where(binds, month, np.nan),
+        "window_months": np.where(window, np.maximum(windows, 1.0), 1.0),
+        "served": service[rows, month] > 0,
+    }
 
 
 def _col(x):
@@ -1068,6 +1124,7 @@ __all__ = [
     "common_row",
     "coupon_schedule",
     "covenant_test_months",
+    "dscr_binding_test",
     "dscr_floor_warning",
     "effective_interest",
     "floating_rate_annual",
