@@ -452,9 +452,11 @@ def test_a_case_larger_than_a_memo_takes_exits_3(tmp_path, capsys, case, message
 
 
 def test_a_case_at_the_limits_is_taken():
+    from econ.analysis.validation import field_specs
     from econ.memo.build import MAX_CASE_CHARS, MAX_CASE_OVERRIDES, MemoError, parse_case
 
-    items = ["utilization.share=0.6"] * MAX_CASE_OVERRIDES
+    # (each path once: a path given twice in a case is refused)
+    items = [f"{path}=1" for path in list(field_specs())[:MAX_CASE_OVERRIDES]]
     assert parse_case("full=" + ";".join(items)) == ("full", items)
     with pytest.raises(MemoError, match=f"at most {MAX_CASE_OVERRIDES} "):
         parse_case("over=" + ";".join([*items, "utilization.share=0.5"]))
@@ -758,7 +760,8 @@ def test_interest_added_to_the_loan_and_the_break_even_s_debt_stand_beside_their
         "Holds this debt as sized at the scenario's own token price (at another price the sizing "
         "would give another debt)"
     ]
-    # a loan given as a share is not sized: no note on the break-even, none on the DSCR
+    # a loan given as a share is not sized: no note on the break-even; beside the DSCR only
+    # that the service is not covered in some months (review 26), no interest added to the loan
     fixed = load_scenario(
         SEED,
         {
@@ -769,7 +772,7 @@ def test_interest_added_to_the_loan_and_the_break_even_s_debt_stand_beside_their
     )
     plain = project([fixed]).warnings[0]
     assert _row_notes(plain, "breakeven_price_usd_per_mtok") == []
-    assert _row_notes(plain, "min_dscr") == []
+    assert [note[:28] for note in _row_notes(plain, "min_dscr")] == ["Debt service not covered in "]
 
 
 def test_the_memo_defines_the_lender_s_figures_from_the_scenario(memo_html):
@@ -860,7 +863,9 @@ def test_pdf_with_a_forged_figure_that_also_stands_elsewhere_fails(memo_html, tm
     path.write_bytes(render.pdf(forged, stamp))
     code, out = _verify(capsys, path)
     assert code == 1, out
-    assert "shown '+1,234,567'" in out and f"the scenario gives '{true}'" in out
+    assert (
+        "shown '+1,234,567'" in out and f"the memo recomputed from its stamp reads '{true}'" in out
+    )
 
 
 def test_pdf_without_chromium_says_what_it_did_not_check(memo_pdf, capsys, monkeypatch):

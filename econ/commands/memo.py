@@ -34,7 +34,7 @@ def register(subparsers) -> None:
     m = subparsers.add_parser(
         "memo",
         help="write the investment memo of a scenario (HTML or PDF)",
-        description="One to five pages for a credit or investment committee: the ask, headline "
+        description="One to six pages for a credit or investment committee: the ask, headline "
         "figures, cases, DSCR chart, waterfalls, tornado, sources, warnings and a stamp that "
         "`econ verify` recomputes.",
     )
@@ -105,14 +105,14 @@ def _check_out(out: str, force: bool) -> Path:
 def run_memo(args: argparse.Namespace) -> int:
     from econ.files import atomic_write
     from econ.memo import render
-    from econ.memo.build import build_memo, parse_case, parse_montecarlo
+    from econ.memo.build import build_memo, parse_cases, parse_montecarlo
     from econ.scenario import load_scenario
 
     path = _check_out(args.out, args.force)  # before the work: a bad --out fails at once
     as_pdf = path.suffix.lower() == ".pdf"
     if as_pdf and render.chromium() is None:
         raise render.RenderError(render.NO_CHROMIUM)
-    cases = dict(parse_case(text) for text in args.cases) if args.cases else None
+    cases = parse_cases(args.cases)
     montecarlo = parse_montecarlo(args.montecarlo, args.dists, args.seed)
     scenario = load_scenario(scenario_path(args.file), args.overrides)
     memo = build_memo(scenario, cases, montecarlo=montecarlo)

@@ -7,6 +7,7 @@ No formulas: every figure comes from econ.engine.project and econ.analysis.torna
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -138,29 +139,76 @@ def case_too_long(name: str, chars: int) -> str | None:
     )
 
 
-def parse_case(text: str) -> tuple[str, list[str]]:
-    """`NAME=PATH=VALUE[;PATH=VALUE...]` into (name, ["PATH=VALUE", ...])."""
+CASE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*")
+"""A case's name, a column head of the cases table and a figure key's first part: ASCII letters,
+digits, - and _, not starting with - or _ (no letter of another script that reads like a Latin
+one, as a Cyrillic а in "bаse" does; no leading - that a spreadsheet reads as a formula)."""
+
+
+def case_name_problem(name: str) -> str | None:
+    """What makes `name` no case name `--case` takes (CASE_NAME; "base" in any case of letters,
+    the scenario itself), or None. `econ verify` holds a stamp's case names to the same rule."""
+    if name.lower() == "base":
+        return f"{shortened(name)} is the scenario itself (base); name the case otherwise"
+    if not CASE_NAME.fullmatch(name):
+        return (
+            f"case name {shortened(name)}: expected ASCII letters, digits, - and _, starting "
+            "with a letter or digit, e.g. downside"
+        )
+    return None
+
+
+def repeated_path(overrides: Sequence[str]) -> str | None:
+    """The first field path a case's overrides give twice (of which only the last would count),
+    or None."""
+    seen = set()
+    for item in overrides:
+        path = item.partition("=")[0].strip()
+        if path in seen:
+            return path
+        seen.add(path)
+    return None
+
+
+def parse_case(text: str, given: Sequence[str] = ()) -> tuple[str, list[str]]:
+    """`NAME=PATH=VALUE[;PATH=VALUE...]` into (name, ["PATH=VALUE", ...]); `given`: the names of
+    the cases before it, which it may not repeat."""
     name, _, rest = text.partition("=")
     name = name.strip()
     if len(text) > MAX_CASE_CHARS:  # (before splitting it: a pasted file is not a case)
         raise MemoError(f"--case: {case_too_long(name, len(text))}")
     items = [item.strip() for item in rest.split(";") if item.strip()]
-    if not name or not name.replace("-", "").replace("_", "").isalnum() or not items:
+    if not name or not items:
         raise MemoError(
             f"--case {shortened(text)}: expected NAME=PATH=VALUE[;PATH=VALUE...], e.g. "
             "downside=market.price_usd_per_mtok=0.25;utilization.share=0.6"
         )
+    problem = case_name_problem(name)
+    if problem:
+        raise MemoError(f"--case {shortened(text)}: {problem}")
     problem = case_too_large(name, items)
     if problem:
         raise MemoError(f"--case: {problem}")
-    if name == "base":
-        raise MemoError(
-            f"--case {shortened(text)}: 'base' is the scenario itself; name the case otherwise"
-        )
+    if name in given:
+        raise MemoError(f"--case {name} is given twice; expected each case name once")
     for item in items:
-        path, value = parse_override(item)
+        path, value = parse_override(item, file=f"--case {name}")
         check_path(path, file=f"--case {name}")
+    path = repeated_path(items)
+    if path:
+        raise MemoError(f"--case {name}: {path} is given twice; expected each path once in a case")
     return name, items
+
+
+def parse_cases(texts: Sequence[str]) -> dict[str, list[str]] | None:
+    """The cases of `--case` options by name (parse_case, each name once), None without any."""
+    if not texts:
+        return None
+    cases: dict[str, list[str]] = {}
+    for text in texts:
+        name, items = parse_case(text, cases)
+        cases[name] = items
+    return cases
 
 
 CURVE_FIELDS = ("throughput.measured", "throughput.slo", "vintages")
@@ -392,14 +440,43 @@ def parse_montecarlo(n: int | None, dists: Sequence[str], seed: int) -> dict | N
     return {"n": n, "seed": seed, "distributions": distributions}
 
 
+PAYBACK = "payback_months"
+"""A figure a draw lacks for one reason, that it never pays back within the horizon: such a draw
+pays back after the horizon, later than any draw that does, and counts as such."""
+
+
+def draw_percentiles(values, key: str) -> tuple[list[float | None], int]:
+    """The PERCENTILES of one figure over all the draws, and how many draws have it (finite).
+
+    A figure undefined in a draw (an IRR where the cash flows never turn, often a losing draw)
+    cannot be ranked: percentiles over the draws that have it would leave the others out and
+    flatter the figure, so where fewer than half the draws have it none is given (None), and
+    the memo says how many draws it has (render). The payback (PAYBACK) of a draw that never pays
+    back is beyond the horizon and is ranked last: a percentile that falls among those draws (or
+    between the last that pays back and them) is None, "beyond the horizon"."""
+    import numpy as np
+
+    finite = np.isfinite(values)
+    count = int(finite.sum())
+    if key == PAYBACK:
+        latest = float(values[finite].max()) if count else 0.0
+        # (the largest float: an interpolation toward it is past every payback in the horizon)
+        ranked = np.where(finite, values, np.finfo(float).max)
+        shown = [float(np.quantile(ranked, q / 100)) for q in PERCENTILES]
+        return [v if v <= latest and count else None for v in shown], count
+    if 2 * count < len(values) or not count:
+        return [None] * len(PERCENTILES), count
+    return [float(np.quantile(values[finite], q / 100)) for q in PERCENTILES], count
+
+
 def montecarlo_cases(scenario: Scenario, spec: Mapping, hold: bool = False) -> dict[str, dict]:
-    """P10, P50 and P90 of each case metric over the draws of `spec` (see parse_montecarlo).
+    """P10, P50 and P90 of each case metric over the draws of `spec` (see parse_montecarlo), as
+    draw_percentiles takes them; each case holds the number of draws and, by metric, how many of
+    them have it (`defined`), which the memo says beside a metric some draws lack.
 
     Where `hold` (the base case sizes a loan the other cases hold) and the draws leave the loan's
     terms alone, every draw holds that loan too (`econ.analysis.committed.hold_job`), so the
     percentiles of the DSCR are the proposed loan's cover, as in the named cases."""
-    import numpy as np
-
     from econ.analysis.committed import loan_terms
     from econ.analysis.montecarlo import montecarlo
 
@@ -414,17 +491,21 @@ def montecarlo_cases(scenario: Scenario, spec: Mapping, hold: bool = False) -> d
         keep_rows=True,
         hold_debt=holds,
     )
+    n = len(result.rows)
+    percentiles: dict[str, list[float | None]] = {}
+    defined: dict[str, int] = {}
+    for key in keys:
+        percentiles[key], defined[key] = draw_percentiles(
+            result.rows[key].to_numpy(dtype=float), key
+        )
     cases = {}
-    for q in PERCENTILES:
-        summary = {}
-        for key in keys:
-            values = result.rows[key].to_numpy(dtype=float)
-            values = values[np.isfinite(values)]
-            summary[key] = float(np.quantile(values, q / 100)) if len(values) else None
+    for i, q in enumerate(PERCENTILES):
         cases[f"p{q}"] = {
             "overrides": [],
-            "summary": summary,
+            "summary": {key: percentiles[key][i] for key in keys},
             "montecarlo": True,
+            "draws": n,
+            "defined": defined,
             "holds_loan": holds,
             "moves_rate": any(rate_input(path, scenario) for path in spec["distributions"]),
         }

@@ -22,7 +22,7 @@ import pandas as pd
 from econ import engine
 from econ.errors import InputError
 from econ.labels import counted, field_unit, input_label, plain_number, readable_warning
-from econ.memo.build import Memo
+from econ.memo.build import PAYBACK, Memo
 from econ.memo.figures import (
     BREACH_PRICE,
     RESIDUAL_NPV,
@@ -116,6 +116,8 @@ def charts(memo: Memo) -> dict[str, str]:
     if len(rows):
         scale = 1e6
         shown_rows = rows.assign(
+            # each input by its label, as the tornado table names it
+            input=[input_name(row["input"], row["low"]) for row in memo.tornado["rows"]],
             output_low=rows["output_low"] / scale,
             output_high=rows["output_high"] / scale,
             output_base=rows["output_base"] / scale,
@@ -195,6 +197,12 @@ NO_BREACH = f"first_breach_month is null: {REASONS['first_breach_month']}"
 the first month in breach, where covenants are shown, and leaves it out of the warnings."""
 
 
+NOT_COVERED = "debt service not covered in "
+"""The start of the engine's warning that the cash flow falls short of the debt service in some
+months (its `dscr_below_1`), which stands beside the minimum DSCR: where no covenant is tested,
+nothing else on the first page says so."""
+
+
 def _row_notes(
     warnings, key: str, value=None, tested: bool = False, raw: bool = False, debt: bool = True
 ) -> list[str]:
@@ -202,14 +210,14 @@ def _row_notes(
     return figure: those whose first return key is `key` (an IRR's warning ends "judge it with
     npv_usd and mirr_...": it belongs to the IRR, not the MIRR). The minimum DSCR: interest added
     to the loan (the DSCR counts the service paid, so the note says how thin the interest cover
-    is). The break-even price: why it is n/a where it is, else the debt it holds, where the debt
-    is sized. The first month in breach: that no covenant is, where one is `tested`. `raw`: in
-    the engine's words."""
+    is), and the months the debt service is not covered (NOT_COVERED). The break-even price:
+    why it is n/a where it is, else the debt it holds, where the debt is sized. The first month
+    in breach: that no covenant is, where one is `tested`. `raw`: in the engine's words."""
     if key in RETURN_KEYS:
         pattern = re.compile(r"\b(" + "|".join(RETURN_KEYS) + r")\b")
         notes = [w for w in warnings if (m := pattern.search(w)) and m.group(1) == key]
     elif key == "min_dscr":
-        notes = [w for w in warnings if w.startswith(engine.INTEREST_DEFERRED)]
+        notes = [w for w in warnings if w.startswith((engine.INTEREST_DEFERRED, NOT_COVERED))]
     elif key == "breakeven_price_usd_per_mtok":
         if value is None or not math.isfinite(value):
             notes = [w for w in warnings if f"{key} is null" in w]
@@ -258,6 +266,13 @@ def _case_notes(memo: Memo, cases: list[str]) -> tuple[dict[str, list[int]], lis
         for name in cases:
             summary = memo.summary if name == "base" else memo.cases[name]["summary"]
             value = memo.figures[f"{name}.{key}"]
+            drawn = None if name == "base" else _draws_note(memo.cases[name], key, memo)
+            if drawn:
+                note = f"{labels[key]}: {drawn}"
+                if note not in notes:
+                    notes.append(note)
+                numbers.setdefault(f"{name}.{key}", []).append(notes.index(note) + 1)
+                continue
             if value is None:
                 reason = _undefined_reason(summary, key)
                 note = f"{labels[key]} is n/a: {reason}" if reason else None
@@ -280,6 +295,29 @@ def _case_notes(memo: Memo, cases: list[str]) -> tuple[dict[str, list[int]], lis
                 notes.append(f"{name}, {labels[key]}: {note}")
                 numbers.setdefault(f"{name}.{key}", []).append(len(notes))
     return numbers, notes, CASE_ROOTS_RULE if several else None
+
+
+def _draws_note(case: dict, key: str, memo: Memo) -> str | None:
+    """How many draws of a Monte Carlo case (econ.memo.build.montecarlo_cases) have the figure
+    `key`, where some lack it, and what its percentiles then are (build.draw_percentiles); None
+    for a named case or a figure every draw has."""
+    if not case.get("montecarlo") or case["defined"][key] == case["draws"]:
+        return None
+    n, count = case["draws"], case["defined"][key]
+    if key == PAYBACK:
+        return (
+            f"{n - count:,} of {n:,} draws never pay back within the "
+            f"{memo.scenario.horizon_months}-month horizon: each counts as paying back after it, "
+            "so a percentile that falls among them is n/a (beyond the horizon)"
+        )
+    if not count:
+        return f"undefined in every one of the {n:,} draws"
+    if 2 * count < n:
+        return (
+            f"defined in only {count:,} of {n:,} draws, fewer than half: percentiles over those "
+            "alone would leave out the draws without it (often the losing ones), so none is given"
+        )
+    return f"percentiles over the {count:,} of {n:,} draws where it is defined"
 
 
 NO_COVENANT_TESTED = (

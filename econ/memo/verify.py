@@ -44,9 +44,11 @@ from econ.memo.build import (
     MAX_CASES,
     MEMO_FORMAT,
     TORNADO_CANDIDATES,
+    case_name_problem,
     case_too_large,
     compute,
     parse_montecarlo,
+    repeated_path,
 )
 from econ.memo.figures import TORNADO_OUTPUT, figure_text
 from econ.provenance import catalog_versions, scenario_sha256
@@ -228,12 +230,16 @@ def _tokens(html_text: str) -> list[tuple[str, str]]:
     return parser.tokens
 
 
+RECOMPUTED = "the memo recomputed from its stamp reads"
+"""What a passage of text is compared with: the memo rendered again from the stamp, its figures
+from the embedded scenario and its other texts (the creation time, the cases) from the stamp."""
+
 TEXT_DIFFERENCES_SHOWN = 20
 """Passages of text that differ listed one by one; the rest are counted."""
 
 
 def _compare_text(shown: list[str], expected: list[str], report: Report) -> None:
-    """Every word of a PDF's text against the memo the embedded scenario gives, in order: a figure,
+    """Every word of a PDF's text against the memo its stamp gives, in order: a figure,
     an input in Key assumptions, a sentence of the ask or a source edited anywhere (also where the
     same figure stands elsewhere unedited) is a difference, listed with the words before it."""
     import difflib
@@ -244,8 +250,8 @@ def _compare_text(shown: list[str], expected: list[str], report: Report) -> None
     for _, i1, i2, j1, j2 in passages[:TEXT_DIFFERENCES_SHOWN]:
         before = " ".join(expected[max(0, j1 - 6) : j1])
         report.differences.append(
-            f"text after {before!r}: shown {' '.join(shown[i1:i2]) or '(nothing)'!r}, the "
-            f"scenario gives {' '.join(expected[j1:j2]) or '(nothing)'!r}"
+            f"text after {before!r}: shown {' '.join(shown[i1:i2]) or '(nothing)'!r}, "
+            f"{RECOMPUTED} {' '.join(expected[j1:j2]) or '(nothing)'!r}"
         )
     if len(passages) > TEXT_DIFFERENCES_SHOWN:
         report.differences.append(
@@ -306,7 +312,7 @@ def _compare_document(shown: str, expected: str, stamp_as_written: bool, report:
         words_only = all(kind == "word" for kind, _ in a[i1:i2] + b[j1:j2])
         if words_only:  # (as the PDF's text is compared)
             report.differences.append(
-                f"text after {before!r}: shown {_passage(a[i1:i2])!r}, the scenario gives "
+                f"text after {before!r}: shown {_passage(a[i1:i2])!r}, {RECOMPUTED} "
                 f"{_passage(b[j1:j2])!r}"
             )
         else:
@@ -436,10 +442,11 @@ def _check_stamp(stamp: dict, file: str) -> None:
         )
     for name, case in cases.items():
         expect(
-            name != "base" and name.replace("-", "").replace("_", "").isalnum(),
+            case_name_problem(name) is None,
             "case name",
             name,
-            "letters, digits, - and _ (other than 'base'), as `econ memo --case` takes",
+            "ASCII letters, digits, - and _, starting with a letter or digit, other than 'base' "
+            "in any case, as `econ memo --case` takes",
         )
         expect(isinstance(case, dict), f"case {name}", case, "an object with overrides")
         overrides = case.get("overrides")
@@ -452,6 +459,12 @@ def _check_stamp(stamp: dict, file: str) -> None:
         too_large = case_too_large(name, overrides)
         if too_large:  # (as --case refuses it, before any case is projected again)
             raise NotAMemoError(f"{file}: the econ stamp's {too_large}")
+        repeated = repeated_path(overrides)
+        if repeated:  # (as --case refuses it: only the last would count)
+            raise NotAMemoError(
+                f"{file}: the econ stamp's case {name} gives {repeated} twice; expected each "
+                "path once in a case, as `econ memo --case` takes"
+            )
         expect(
             integer(case.get("position", 0)),
             f"case {name} position",
