@@ -923,6 +923,9 @@ def _compare_sheet_cells(shown, ws, rows: dict[int, int] | None, report: Report)
         if listed <= CELL_DIFFERENCES_SHOWN:
             report.differences.append(f"{ws.title}!{_column_letter(column)}{row}: {text}")
 
+    # every cell the sheet's XML holds: its <dimension> is a hint a reader trusts, so a cell
+    # written outside the rectangle it declares would not be read (nor seen here) without this
+    shown.reset_dimensions()
     for cells in shown.iter_rows():
         for cell in cells:
             got = _cell_form(cell)
