@@ -150,9 +150,16 @@ def drop_none(value: Any) -> Any:
     return value
 
 
+REMOVED = {"$removed": True}
+"""The edit of a field the base gives and the data no longer does (a line deleted in the TOML
+tab): the field is then the models' default. Not None, which `merge` keeps as the value an
+emptied box holds (refused as empty); no scenario field is a table with this key."""
+
+
 def diff(data: Mapping, base: Mapping) -> dict:
     """The entries of `data` that differ from `base` (tables compared key by key; values as
-    `same_value` compares them: a NaN the file gave is the NaN it still holds, not an edit)."""
+    `same_value` compares them: a NaN the file gave is the NaN it still holds, not an edit), and
+    REMOVED for each entry of `base` that `data` no longer has."""
     out = {}
     for key, value in data.items():
         if key not in base:
@@ -163,14 +170,20 @@ def diff(data: Mapping, base: Mapping) -> dict:
                 out[key] = inner
         elif not same_value(value, base[key]):
             out[key] = value
+    for key in base:
+        if key not in data:
+            out[key] = dict(REMOVED)
     return out
 
 
 def merge(base: Mapping, edits: Mapping) -> dict:
-    """`base` with `edits` applied table by table (a None edit clears the field)."""
+    """`base` with `edits` applied table by table (a None edit clears the field, as an emptied
+    box does; REMOVED takes it out, so that the models' default applies)."""
     out = copy.deepcopy(dict(base))
     for key, value in edits.items():
-        if isinstance(value, Mapping) and isinstance(out.get(key), Mapping):
+        if isinstance(value, Mapping) and dict(value) == REMOVED:
+            out.pop(key, None)
+        elif isinstance(value, Mapping) and isinstance(out.get(key), Mapping):
             out[key] = merge(out[key], value)
         else:
             out[key] = copy.deepcopy(value)

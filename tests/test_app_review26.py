@@ -1,0 +1,87 @@
+"""The twenty-sixth review of the app (its report's items by number), through Streamlit's
+AppTest.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from econ.catalog import DEFAULT_SCENARIO, ready_made_scenarios
+from econ.scenario import read_toml
+from econ.ui import state
+from tests.test_app import APP, errors, go, widget
+
+SEED = ready_made_scenarios()[DEFAULT_SCENARIO]
+
+
+@pytest.fixture
+def app() -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def opened(params: dict[str, str], page: str | None = None) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=120)
+    for key, value in params.items():
+        at.query_params[key] = value
+    at.run()
+    assert not at.exception, at.exception
+    if page:
+        go(at, page)
+    return at
+
+
+# --- 1. a field deleted in the TOML tab is an edit ------------------------------------------------
+
+
+def test_a_removed_field_is_an_edit_that_a_link_carries_and_merge_restores():
+    base = {"market": {"price_usd_per_mtok": 0.3, "price_decline_annual": 0.3}, "name": "x"}
+    data = {"market": {"price_usd_per_mtok": 0.3}, "name": "x"}
+    changes = state.diff(data, base)
+    assert changes == {"market": {"price_decline_annual": state.REMOVED}}
+    assert state.merge(base, state.decode(state.encode(changes))) == data
+    # an emptied box (None) stays what it was: a value the page refuses as empty
+    emptied = {"market": {"price_usd_per_mtok": None, "price_decline_annual": 0.3}, "name": "x"}
+    assert state.merge(base, state.diff(emptied, base)) == emptied
+
+
+def test_deleting_a_line_in_the_toml_tab_is_tracked_as_an_edit(app: AppTest):
+    go(app, "scenario")
+    area = widget(app.text_area, "The whole scenario as TOML")
+    text = re.sub(r"\nprice_decline_annual = [^\n]*", "", area.value, count=1)
+    assert text != area.value
+    area.set_value(text).run()
+    widget(app.button, "Apply the TOML").click().run()
+    assert not app.exception and not errors(app), errors(app)
+    assert "price_decline_annual" not in app.session_state[state.DATA]["market"]
+    assert any("(edited)" in c.value for c in app.caption)
+    assert not widget(app.button, "Reset edits").disabled
+    # the link carries the removal: a colleague opening it sees the same scenario
+    params = {k: app.query_params[k] for k in ("scenario", "edits")}
+    assert params["scenario"] == DEFAULT_SCENARIO
+    other = opened(params)
+    assert other.session_state[state.DATA] == app.session_state[state.DATA]
+    assert any("edited" in c.value for c in other.sidebar.caption)
+    # and Reset edits gives the field back
+    widget(app.button, "Reset edits").click().run()
+    market = app.session_state[state.DATA]["market"]
+    assert market["price_decline_annual"] == read_toml(SEED)["market"]["price_decline_annual"]
+    assert "edits" not in app.query_params
+
+
+def test_the_downloads_of_a_scenario_with_a_removed_field_are_named_edited(app: AppTest):
+    from econ.ui.common import EDITED_SUFFIX
+
+    go(app, "scenario")
+    area = widget(app.text_area, "The whole scenario as TOML")
+    area.set_value(re.sub(r"\nprice_decline_annual = [^\n]*", "", area.value, count=1)).run()
+    widget(app.button, "Apply the TOML").click().run()
+    go(app, "export")
+    assert not errors(app), errors(app)
+    names = " ".join(c.value for c in app.caption)
+    assert f"{DEFAULT_SCENARIO}{EDITED_SUFFIX}" in names, names
