@@ -85,3 +85,25 @@ def test_the_downloads_of_a_scenario_with_a_removed_field_are_named_edited(app: 
     assert not errors(app), errors(app)
     names = " ".join(c.value for c in app.caption)
     assert f"{DEFAULT_SCENARIO}{EDITED_SUFFIX}" in names, names
+
+
+# --- 2. a link to an uploaded scenario gives it whole, not as edits of an empty one --------------
+
+
+def test_a_link_to_an_uploaded_scenario_opens_it_unedited(app: AppTest):
+    go(app, "scenario")
+    content = SEED.read_text().replace(f'name = "{DEFAULT_SCENARIO}"', 'name = "my-upload"')
+    assert 'name = "my-upload"' in content
+    app.get("file_uploader")[0].upload("mine.toml", content.encode(), "application/toml").run()
+    assert not errors(app), errors(app)
+    assert "scenario" not in app.query_params and app.query_params["edits"]
+    sender = go(app, "results")
+    other = opened({"edits": app.query_params["edits"]}, page="results")
+    assert not errors(other), errors(other)
+    assert not any("edited" in c.value for c in other.sidebar.caption)
+    assert [m.value for m in other.metric] == [m.value for m in sender.metric]
+    go(other, "export")
+    go(sender, "export")
+    # the downloads are named from the scenario's own name, as the sender's are
+    assert [c.value for c in other.caption] == [c.value for c in sender.caption]
+    assert not any("edited" in c.value for c in other.caption)

@@ -626,10 +626,11 @@ def restore_link(name: str | None, edits: str | None) -> None:
             + ", ".join(names),
             part="scenario",
         )
-    base = read_toml(names[name]) if name else {}
-    changes = decode(edits) if edits else {}
-    data = merge(base, changes)
-    load_data(data, name if name else LINK_NAME, base=base)
+    if not name:  # a scenario given whole (an upload, a saved copy): not edits of an empty one
+        load_data(decode(edits) if edits else {}, LINK_NAME)
+        return
+    base = read_toml(names[name])
+    load_data(merge(base, decode(edits) if edits else {}), name, base=base)
 
 
 def _library_base(name: str) -> dict:
