@@ -107,3 +107,39 @@ def test_a_link_to_an_uploaded_scenario_opens_it_unedited(app: AppTest):
     # the downloads are named from the scenario's own name, as the sender's are
     assert [c.value for c in other.caption] == [c.value for c in sender.caption]
     assert not any("edited" in c.value for c in other.caption)
+
+
+# --- 3. a scenario without the sections `econ project` requires is refused ------------------------
+
+INCOMPLETE = "no [fleet] or [throughput] or [capex] or [market] table"
+
+
+def test_an_uploaded_scenario_without_its_sections_is_refused_as_the_command_line_does(
+    app: AppTest,
+):
+    go(app, "scenario")
+    app.get("file_uploader")[0].upload("only.toml", b'name = "onlyname"\n', "application/toml")
+    app.run()
+    assert not app.exception
+    assert not app.success, [s.value for s in app.success]
+    said = " ".join(errors(app))
+    assert INCOMPLETE in said and "Is the file complete?" in said, said
+    go(app, "results")
+    assert not app.metric
+    assert errors(app), "the Results page says why it shows no figures"
+
+
+def test_a_link_giving_only_a_name_is_refused(tmp_path, capsys):
+    from econ.cli import main
+
+    at = opened({"edits": state.encode({"name": "x"})}, page="scenario")
+    said = " ".join(errors(at))
+    assert INCOMPLETE in said, said
+    go(at, "results")
+    assert not at.metric
+    # the same words as `econ project` gives for the file
+    path = tmp_path / "x.toml"
+    path.write_text('name = "x"\n')
+    assert main(["project", str(path)]) == 3
+    refused = capsys.readouterr().err.strip().removeprefix(f"error: {path}: ")
+    assert refused in said, (refused, said)

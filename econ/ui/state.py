@@ -40,6 +40,7 @@ from econ.scenario.errors import shortened
 from econ.scenario.io import (
     EMPTY_NUMBER,
     MAX_NESTING,
+    check_complete,
     expected_message,
     same_value,
     too_deep,
@@ -325,12 +326,15 @@ def validate_in_app(data: Mapping, file: str | None = None) -> Scenario:
     """Validate scenario data that arrived in the app (link, upload, edits), or ScenarioError.
 
     Paths inside it resolve against the ready-made scenarios' folder and may point only into
-    models/: a link or an upload never makes the server open a file of its choosing.
+    models/: a link or an upload never makes the server open a file of its choosing. It must give
+    the sections `econ project` requires (`check_complete`): the app projects and exports no
+    scenario that the command line refuses.
     """
     huge = huge_integers(data)
     if huge:  # before validation, which cannot even compare such a number with a bound
         path, digits = huge[0]
         raise ScenarioError(file, path, None, huge_integer_message(digits))
+    check_complete(data, file)
     data = copy.deepcopy(dict(data))
     folder = models_dir()
     resolve_paths(data, folder / "scenarios", [folder], file=file, where=APP_PATHS)
