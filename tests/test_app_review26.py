@@ -4,7 +4,9 @@ AppTest.
 
 from __future__ import annotations
 
+import base64
 import re
+import zlib
 
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -143,3 +145,19 @@ def test_a_link_giving_only_a_name_is_refused(tmp_path, capsys):
     assert main(["project", str(path)]) == 3
     refused = capsys.readouterr().err.strip().removeprefix(f"error: {path}: ")
     assert refused in said, (refused, said)
+
+
+# --- 4. a link's integer too long to read is named as an upload's is -----------------------------
+
+
+def test_a_link_s_integer_of_5000_digits_is_named_not_called_unreadable():
+    text = '{"fleet":{"gpu_count":' + "9" * 5000 + "}}"  # as state.encode writes edits
+    edits = base64.urlsafe_b64encode(zlib.compress(text.encode(), 9)).decode().rstrip("=")
+    with pytest.raises(state.LinkError) as refused:
+        state.decode(edits)
+    assert str(refused.value) == (
+        "the shared link: fleet.gpu_count: an integer of 5,000 digits; " + state.FINITE
+    )
+    at = opened({"scenario": DEFAULT_SCENARIO, "edits": edits})
+    said = " ".join(errors(at))
+    assert "an integer of 5,000 digits" in said and state.UNREADABLE not in said, said

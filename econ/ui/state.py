@@ -257,23 +257,26 @@ def huge_integer_message(digits: int) -> str:
     return f"an integer of {digits:,} digits; {FINITE}"
 
 
+OVERLONG = f"an integer of more than 4,300 digits; {FINITE}"
+"""An integer Python refuses to read (more than 4,300 digits), where its field is not known."""
 _LONG_INTEGER = re.compile(r"(?<![\w.])[+-]?\d(?:_?\d){4000,}(?![\w.])")
-"""An integer literal of TOML text too long for Python to read (it refuses more than 4,300
-digits; a little shorter is matched too, all are beyond the float range)."""
+"""An integer literal of TOML (or JSON) text too long for Python to read (it refuses more than
+4,300 digits; a little shorter is matched too, all are beyond the float range)."""
 _MARK = "econ: an integer too long to read #"
 
 
-def _overlong_integer(text: str) -> tuple[str, int] | None:
-    """(field path, digits) of the first integer literal of TOML text too long to read, found by
-    reading the text again with each such literal replaced by a marked string; None when none
-    can be placed (the marked text does not read either)."""
+def _overlong_integer(text: str, loads=tomllib.loads) -> tuple[str, int] | None:
+    """(field path, digits) of the first integer literal of TOML text (JSON with `loads` =
+    json.loads) too long to read, found by reading the text again with each such literal
+    replaced by a marked string; None when none can be placed (the marked text does not read
+    either)."""
     literals = list(_LONG_INTEGER.finditer(text))
     if not literals:
         return None
     numbers = iter(range(len(literals)))
     marked = _LONG_INTEGER.sub(lambda _: f'"{_MARK}{next(numbers)}"', text)
     try:
-        data = tomllib.loads(marked)
+        data = loads(marked)
     except (tomllib.TOMLDecodeError, RecursionError, ValueError):
         return None
     found = []
@@ -306,7 +309,7 @@ def parse_scenario_text(content: bytes | str, file: str | None = None) -> dict:
     except ValueError as exc:
         if "integer string conversion" not in str(exc):
             raise
-        error = ScenarioError(file, "", None, f"an integer of more than 4,300 digits; {FINITE}")
+        error = ScenarioError(file, "", None, OVERLONG)
     text = content.decode("utf-8-sig") if isinstance(content, bytes) else content
     found = _overlong_integer(text.removeprefix("\ufeff"))
     if found is None:
@@ -738,7 +741,14 @@ def decode(text: str) -> dict:
     try:
         data = json.loads(json_text)
     except ValueError as exc:
-        raise _unreadable(exc) from None
+        if "integer string conversion" not in str(exc):
+            raise _unreadable(exc) from None
+        # readable edits with a number Python will not read: named as an upload's is
+        found = _overlong_integer(json_text, json.loads)
+        if found is None:
+            raise LinkError(OVERLONG, part="") from None
+        path, digits = found
+        raise LinkError(huge_integer_message(digits), part=path) from None
     if not isinstance(data, dict):
         raise LinkError(f"holds a {type(data).__name__}; expected a table of scenario fields")
     check_link_edits(data)
