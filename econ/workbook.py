@@ -3376,12 +3376,19 @@ def _inputs_moving_values(
     inputs = _inputs_of(scenario)
     changes = []
     for key in sorted(read - set(reasons)):
-        values = _changed_values(key, inputs.get(key), scenario) if key in kinds else []
-        accepted, refused = _accepted_change(scenario, key, values)
-        if refused:
-            reasons[key] = refused
-        elif values and not (kinds[key][0] == "choice" and inputs.get(key) is None):
-            changes.append((key, accepted))
+        # (a whole number is tried one and two away: a ramp of 1 month is no ramp in the engine,
+        # so 0 -> 1 moves nothing that 0 -> 2 moves)
+        whole = key in kinds and kinds[key][0] == "int" and inputs.get(key) is not None
+        for step in (1, 2) if whole else (1,):
+            values = _changed_values(key, inputs.get(key), scenario, step) if key in kinds else []
+            accepted, refused = _accepted_change(scenario, key, values)
+            if refused:
+                if step == 1:
+                    reasons[key] = refused
+                break
+            if values and not (kinds[key][0] == "choice" and inputs.get(key) is None):
+                if (key, accepted) not in changes:
+                    changes.append((key, accepted))
     if not changes:
         return reasons
     n = len(changes) + 1
@@ -3403,6 +3410,8 @@ def _inputs_moving_values(
         for run, change in zip(runs, [None, *changes], strict=True)
     ]
     for i, (key, _value) in enumerate(changes, start=1):
+        if key in reasons:  # (the first change tried that rules it out)
+            continue
         if runs[i] is None:
             reasons[key] = (
                 "econ cannot project this scenario with it changed (the scenario's other inputs "
@@ -3608,10 +3617,10 @@ def _field(path: str):
     return model, leaf
 
 
-def _changed_values(key: str, value, scenario: Scenario) -> list:
+def _changed_values(key: str, value, scenario: Scenario, step: int = 1) -> list:
     """Values near `value` to try for input `key` (econ accepts the first that validates):
-    a relative change of INPUT_CHANGE, one more or less for whole numbers, another choice; for
-    a blank input, a few values of the field's range."""
+    a relative change of INPUT_CHANGE, `step` more or less for whole numbers, another choice;
+    for a blank input, a few values of the field's range."""
     from econ.batch import field_kinds
     from econ.scenario.section import field_bounds
 
@@ -3640,7 +3649,7 @@ def _changed_values(key: str, value, scenario: Scenario) -> list:
             if key.endswith("retire_month"):
                 tries = [horizon - 1, *tries]
         else:
-            tries = [int(value) + 1, int(value) - 1]
+            tries = [int(value) + step, int(value) - step]
         return [x for x in dict.fromkeys(tries) if inside(x)]
     if kind == "float":
         if value is None:
