@@ -4256,7 +4256,7 @@ def _write_assumptions(wb, ws, scenarios, resolved, names, cache: _Cache) -> Non
             reason = resolved[k].not_live.get(path, NOT_READ)
             if live:
                 cell.font = _INPUT_FONT
-                checks.bounds(cell, path, k)
+                checks.bounds(cell, path, k, scenarios[k])
             else:
                 cell.fill = _VALUE_FILL
                 checks.locked(cell, path, item.values[k], reason)
@@ -4353,6 +4353,57 @@ HORIZON_BOUNDS: dict[str, tuple[Expr | None, Expr | None, str]] = {
 (econ.scenario.models: _check_service_window, _check_depreciation_start, _fits_horizon): (low,
 high, in words), formulas over the named cells, so a live purchase month moves them."""
 
+HALL_BOUNDED = (
+    "facility.kw_per_rack",
+    "fleet.gpu_count",
+    "fleet.gpus_per_rack",
+    "power.host_overhead_share",
+    "power.kw_per_gpu",
+)
+"""Inputs the hall bounds above (econ.scenario.power_models: check_fleet_in_hall, the rack's kW
+within facility.hall_max_kw_per_rack and the racks within facility.floor_m2;
+check_hall_capacity, the fleet's IT load within facility.critical_kw): their live cells are held
+to the largest value econ accepts with the other inputs as exported (`_largest_accepted`)."""
+
+
+def _largest_accepted(scenario: Scenario, path: str, whole: bool, high: float) -> float | None:
+    """The largest value of input `path` (HALL_BOUNDED) up to `high` (its field's bound) that
+    econ accepts with the scenario's other inputs as exported, or None where the hall sets no
+    such bound: found by bisection over econ's own validation, so that a cell holds no value
+    econ refuses (hall-10mw-hgx-b200-air: power.kw_per_gpu 2.1, a rack of 30.34 kW in a 30 kW
+    hall, recalculated while econ refuses it)."""
+    from econ.scenario import ScenarioError, scenario_to_dict, validate_dict
+    from econ.scenario.io import apply_overrides
+
+    facility = scenario.facility
+    limits = (facility.hall_max_kw_per_rack, facility.floor_m2, facility.critical_kw)
+    value = _inputs_of(scenario).get(path)
+    if path not in HALL_BOUNDED or all(x is None for x in limits) or not value or value < 0:
+        return None
+    data = scenario_to_dict(scenario)
+
+    def accepted(x: float) -> bool:
+        try:
+            validate_dict(apply_overrides(data, {path: int(x) if whole else x}))
+        except ScenarioError:
+            return False
+        return True
+
+    # (up to the field's bound, and no further than a million times the value: no hall's)
+    cap = min(high, float(value) * 1e6)
+    low = up = float(value)
+    while True:
+        up = min(up * 2, cap)
+        if not accepted(up):
+            break
+        if up >= cap:
+            return None
+        low = up
+    while (up - low > 1) if whole else (up - low > 1e-9 * up):
+        middle = (low + up) // 2 if whole else (low + up) / 2
+        low, up = (middle, up) if accepted(middle) else (low, middle)
+    return low
+
 
 class _Validations:
     """Data validation of the Assumptions inputs: a live input within its field's bounds
@@ -4383,11 +4434,11 @@ class _Validations:
             return None
         return text, value
 
-    def bounds(self, cell, path: str, k: int = 0) -> None:
+    def bounds(self, cell, path: str, k: int = 0, scenario: Scenario | None = None) -> None:
         """Hold a live input to its bounds (written by `write`, once every cell is named)."""
-        self.pending.append((cell, path, k))
+        self.pending.append((cell, path, k, scenario))
 
-    def _bounds(self, cell, path: str, k: int) -> None:
+    def _bounds(self, cell, path: str, k: int, scenario: Scenario | None) -> None:
         from econ.batch import field_kinds
         from econ.scenario.section import field_bounds
 
@@ -4437,6 +4488,13 @@ class _Validations:
             elif below is not None or above is not None:
                 side, value = ("from", below[1]) if below is not None else ("up to", above[1])
                 parts.append(f"{by_others[2]} ({side} {value:,g} as exported)")
+        high_value = math.inf if high is None else high
+        top = None if scenario is None else _largest_accepted(scenario, path, whole, high_value)
+        if top is not None:  # (below the field's bound; no HORIZON_BOUNDS input is HALL_BOUNDED)
+            high_text = _number_text(top)
+            parts.append(
+                f"up to {top:,g} beside the other inputs as exported (the most econ accepts)"
+            )
         text = f"{path}: {what}" + (f", {' and '.join(parts)}" if parts else "")
         text += " (or blank)" if optional else ""
         text += "; econ refuses other values"
@@ -4464,8 +4522,8 @@ class _Validations:
     def write(self) -> None:
         from openpyxl.worksheet.datavalidation import DataValidation
 
-        for cell, path, k in self.pending:
-            self._bounds(cell, path, k)
+        for cell, path, k, scenario in self.pending:
+            self._bounds(cell, path, k, scenario)
 
         for (kind, operator, first, second, blank, text, style), cells in self.rules.items():
             check = DataValidation(

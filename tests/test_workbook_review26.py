@@ -3,11 +3,15 @@ with them in econ (docs/exports.md, "Live inputs")."""
 
 from __future__ import annotations
 
+import io
+
 import pytest
+from openpyxl import load_workbook
 
 import econ
 from econ import workbook
 from tests.conftest import ROOT
+from tests.test_workbook import build
 
 SCENARIOS = ROOT / "models" / "scenarios"
 
@@ -51,3 +55,39 @@ def test_a_ramp_no_value_column_depends_on_stays_live():
     """The seed's formulas make its ramps: they stay live."""
     resolved = _resolved("deepseek-r1-gb200-nvl72", {})
     assert {"fleet.deployment_ramp_months", "utilization.ramp_months"} <= resolved.live
+
+
+def _validation_of(book, path: str):
+    sheet = book["Assumptions"]
+    row = next(r for r in range(2, sheet.max_row + 1) if sheet.cell(r, 1).value == path)
+    cell = sheet.cell(row, workbook._assumption_column(0))
+    return next(c for c in sheet.data_validations.dataValidation if cell.coordinate in c.sqref)
+
+
+def test_a_hall_bounds_the_power_per_gpu_and_the_gpus_per_rack():
+    """hall-10mw-hgx-b200-air with power.kw_per_gpu 2.1 (a rack of 16 x 2.1 - 3.26 = 30.34 kW
+    in a 30 kW hall) recalculated with every check "ok" while econ refuses it; its data validation
+    only held it to the field's 20 kW. The cell is now held to (30 + 3.26) / 16 = 2.07875, the
+    GPUs per rack to 16 (17 draws 33.8 kW), the largest econ accepts."""
+    from econ.scenario import ScenarioError, scenario_to_dict, validate_dict
+    from econ.scenario.io import apply_overrides
+
+    scenario = econ.load_scenario(SCENARIOS / "hall-10mw-hgx-b200-air.toml")
+    book = load_workbook(io.BytesIO(build([scenario])))
+    power = _validation_of(book, "power.kw_per_gpu")
+    top = float(power.formula2)
+    assert top == pytest.approx((30 + 3.26) / 16, rel=1e-8)
+    assert "up to 2.07875 beside the other inputs as exported" in power.error
+    data = scenario_to_dict(scenario)
+    validate_dict(apply_overrides(data, {"power.kw_per_gpu": top}))
+    with pytest.raises(ScenarioError, match="above the hall's limit"):
+        validate_dict(apply_overrides(data, {"power.kw_per_gpu": top * (1 + 1e-8)}))
+    racks = _validation_of(book, "fleet.gpus_per_rack")
+    assert (racks.type, racks.formula2) == ("whole", "16")
+    # (a scenario without a hall limit keeps the field's bounds)
+    seed = econ.load_scenario(SCENARIOS / "deepseek-r1-gb200-nvl72.toml")
+    assert seed.facility.hall_max_kw_per_rack is None
+    assert (
+        float(_validation_of(load_workbook(io.BytesIO(build([seed]))), "power.kw_per_gpu").formula2)
+        == 20
+    )
