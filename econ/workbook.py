@@ -4210,8 +4210,13 @@ def _assumption_column(k: int, column: str = "value") -> int:
 
 
 def _live_text(path: str) -> str:
-    """The `live` cell of a live input: yes, and the command that gives a change of it."""
-    return f"yes: {REPRODUCED.replace('PATH', path)} gives a change made here"
+    """The `live` cell of a live input: yes, and the command that gives a change of it; for one
+    of the loan's own terms (live only where no loan is sized, so there is none to hold), the
+    command without --hold-debt, which refuses a change of the loan's own terms."""
+    from econ.analysis.committed import loan_terms
+
+    command = REPRODUCED.replace(" --hold-debt", "") if loan_terms([path]) else REPRODUCED
+    return f"yes: {command.replace('PATH', path)} gives a change made here"
 
 
 def _write_assumptions(wb, ws, scenarios, resolved, names, cache: _Cache) -> None:

@@ -11,7 +11,7 @@ from openpyxl import load_workbook
 import econ
 from econ import workbook
 from tests.conftest import ROOT
-from tests.test_workbook import build
+from tests.test_workbook import LEVEL_LOAN, build
 
 SCENARIOS = ROOT / "models" / "scenarios"
 
@@ -91,3 +91,27 @@ def test_a_hall_bounds_the_power_per_gpu_and_the_gpus_per_rack():
         float(_validation_of(load_workbook(io.BytesIO(build([seed]))), "power.kw_per_gpu").formula2)
         == 20
     )
+
+
+def test_a_given_loans_terms_name_the_command_without_hold_debt(capsys):
+    """A loan that is not sized (the seed as a level-payment loan of its debt_share): its terms
+    are live and their cells named `econ project SCENARIO --hold-debt --set
+    financing.debt_share=VALUE`, which exits 3 (holding the base case's loan, a run cannot vary
+    the loan's own terms). They now name the command without --hold-debt; other inputs keep it."""
+    from econ.cli import main
+
+    seed = econ.load_scenario(SCENARIOS / "deepseek-r1-gb200-nvl72.toml", LEVEL_LOAN)
+    sheet = load_workbook(io.BytesIO(build([seed])))["Assumptions"]
+    live = workbook._assumption_column(0, "live")
+    text = {sheet.cell(r, 1).value: sheet.cell(r, live).value for r in range(2, sheet.max_row + 1)}
+    for path in ("financing.debt_share", "financing.debt_term_months"):
+        assert text[path] == (
+            f"yes: econ project SCENARIO --set {path}=VALUE gives a change made here"
+        )
+    assert text["market.price_usd_per_mtok"].startswith("yes: econ project SCENARIO --hold-debt")
+    path = str(SCENARIOS / "deepseek-r1-gb200-nvl72.toml")
+    sets = [x for k, v in LEVEL_LOAN.items() for x in ("--set", f"{k}={v or 'none'}")]
+    sets += ["--set", "financing.debt_share=0.5"]
+    assert main(["project", path, *sets, "--hold-debt"]) == 3
+    assert "cannot vary the loan's own terms" in capsys.readouterr().err
+    assert main(["project", path, *sets]) == 0
