@@ -16,8 +16,9 @@ from econ import plausibility as pl
 from econ.cli import main
 from econ.facility import HallLimitError
 from econ.racks import density_kw_per_rack, load_racks, size
-from econ.scenario import ScenarioError, scenario_to_dict, validate_dict
+from econ.scenario import ScenarioError
 from tests.conftest import ROOT
+from tests.test_plausibility import _with_rack
 
 SCENARIOS = ROOT / "models" / "scenarios"
 HALL_B200 = SCENARIOS / "hall-10mw-hgx-b200-air.toml"  # b200-sxm, 16 GPUs a rack, 30 kW limit
@@ -175,15 +176,6 @@ def test_a_liquid_hall_keeps_the_warning_for_air_cooled_racks(capsys):
     ):
         assert not any("densest air-cooled rack" in w for w in quiet["warnings"])
         assert not any("commonly cool" in w for w in quiet["warnings"])
-
-
-def _with_rack(path, gpus_per_rack: int, **facility):
-    data = scenario_to_dict(load_scenario(path))
-    data["fleet"].pop("racks", None)
-    data["fleet"]["gpus_per_rack"] = gpus_per_rack
-    data["fleet"]["gpu_count"] = gpus_per_rack * 10
-    data["facility"].update(facility)
-    return validate_dict(data)
 
 
 def test_a_scenarios_air_cooled_rack_in_a_liquid_hall_is_warned_of_unless_stated_liquid():
