@@ -290,6 +290,25 @@ def test_the_sidebar_warns_of_fifty_million_gpus_and_the_power_page_of_a_huge_ha
     assert any("100,000 MW" in w.value for w in app.warning)
 
 
+def test_the_sidebar_checks_inputs_after_the_page_shows_its_figures(monkeypatch):
+    """The input checks read the whole MLPerf catalog on a server's first run (0.1-0.2 s): the
+    sidebar leaves them a slot under the scenario's description, filled once the page is drawn."""
+    from econ.ui import checks, fmt
+
+    order = []
+    check, metric = checks.sanity_warnings, fmt.format_metric
+    monkeypatch.setattr(checks, "sanity_warnings", lambda s: order.append("check") or check(s))
+    monkeypatch.setattr(fmt, "format_metric", lambda *a: order.append("metric") or metric(*a))
+    at = AppTest.from_file(APP, default_timeout=90)
+    at.run()
+    assert not at.exception
+    assert order[0] == "metric" and order.count("check") == 1, order
+    widget(at.sidebar.number_input, "Fleet › GPU count [GPUs]").set_value(50_000_000).run()
+    nodes = list(at.sidebar)
+    warned = next(i for i, n in enumerate(nodes) if "50,000,000 GPUs" in getattr(n, "value", ""))
+    assert nodes[warned - 1].type == "caption", nodes  # under the scenario's description
+
+
 def test_the_liquid_retrofit_toggle_is_off_where_it_cannot_apply(app: AppTest):
     """GB200 NVL72 racks in their own (liquid) hall: nothing to retrofit, so the toggle is
     disabled and says why, instead of an error box naming a command-line flag."""

@@ -192,15 +192,9 @@ def sidebar() -> None:
     shown = v.scenario or state.shown()
     if v.ok:
         bar.caption(literal(shown.description or shown.name))
-        from econ.ui.checks import sanity_warnings
-
-        odd = sanity_warnings(shown)
-        if odd:
-            bar.warning(
-                "Check these inputs:\n" + "\n".join(f"- {w}" for w in odd),
-                icon=":material/report:",
-            )
+        ss[CHECKS_SLOT] = (bar.empty(), shown)  # input_checks fills it once the page is drawn
     else:
+        ss.pop(CHECKS_SLOT, None)
         count = sum(len(m) for m in v.errors.values()) or 1
         bar.error(
             f"{count} problem{'s' if count > 1 else ''} in the scenario; see the Scenario page.",
@@ -248,6 +242,24 @@ def sidebar() -> None:
 
 SHARE_OPEN = "econ.share_open"
 SHARE_SLOT = "econ.share_slot"
+CHECKS_SLOT = "econ.checks_slot"
+
+
+def input_checks() -> None:
+    """The sidebar's warnings on inputs no real deployment has, drawn in the slot the sidebar left
+    under the scenario's description. Called after the page: the first check reads the whole MLPerf
+    catalog (0.1-0.2 s), which the page's figures need not wait for."""
+    slot, shown = st.session_state.pop(CHECKS_SLOT, (None, None))
+    if slot is None:
+        return
+    from econ.ui.checks import sanity_warnings
+
+    odd = sanity_warnings(shown)
+    if odd:
+        slot.warning(
+            "Check these inputs:\n" + "\n".join(f"- {w}" for w in odd),
+            icon=":material/report:",
+        )
 
 
 def _keep_open() -> None:

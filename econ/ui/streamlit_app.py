@@ -78,6 +78,7 @@ def main() -> None:
         compute.failed(exc, "Showing this page")
     finally:
         st.session_state.pop(common.ROUTING, None)
+    common.input_checks()
     common.remember_all()
     common.share_box(page.url_path, state.sync_link())
 
