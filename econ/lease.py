@@ -117,13 +117,17 @@ def first_service_month(gpus_rented):
     return np.where(serving.any(axis=1), serving.argmax(axis=1), serving.shape[1])
 
 
-def ownership_cost_usd(capex_usd, financing_cash_flow_usd, operating_usd, residual_usd):
+def ownership_cost_usd(
+    capex_usd, financing_cash_flow_usd, operating_usd, residual_usd, settled_in_shares_usd=0.0
+):
     """Monthly cost of owning the GPUs with borrowed money, before tax [USD], array (n, T).
 
-    capex - financing cash flow + operating costs - residual value: the cash the owner's equity
-    puts in each month, revenue aside. The financing cash flow is the projection's own (signed,
-    cash in positive; `financing_cash_flow_usd`): debt drawn (proceeds net of issue discount)
-    less upfront and commitment fees, capped calls, cash interest and principal.
+    capex - financing cash flow + shares settling debt + operating costs - residual value: what
+    the owner's equity puts in each month, revenue aside. The financing cash flow is the
+    projection's own (signed, cash in positive; `financing_cash_flow_usd`): debt drawn (proceeds
+    net of issue discount) less upfront and commitment fees, capped calls, cash interest and
+    principal. Debt repaid in new shares is no cash, but the owner gives up what the shares are
+    worth (`shares_settling_debt_usd`).
 
     References
     ----------
@@ -133,6 +137,7 @@ def ownership_cost_usd(capex_usd, financing_cash_flow_usd, operating_usd, residu
     return (
         np.asarray(capex_usd, dtype=float)
         - np.asarray(financing_cash_flow_usd, dtype=float)
+        + np.asarray(settled_in_shares_usd, dtype=float)
         + np.asarray(operating_usd, dtype=float)
         - np.asarray(residual_usd, dtype=float)
     )
@@ -152,6 +157,43 @@ def financing_cash_flow_usd(cash_flow_equity_usd, cash_flow_project_usd):
     return np.asarray(cash_flow_equity_usd, dtype=float) - np.asarray(
         cash_flow_project_usd, dtype=float
     )
+
+
+def shares_settling_debt_usd(projection):
+    """What the shares that settle a projection's convertible notes are worth when issued, by
+    month [USD], array (n, T) over its months: the shares issued on conversion, net of a capped
+    call's, x the share price then, as the projection's warning quotes them ("2,200 shares
+    issued (net of the capped call's 629), worth 742,476 USD").
+
+    Physical settlement repays the face in these shares; net share settlement pays the face in
+    cash (in the financing cash flow) and only the conversion value above it in shares. Either
+    way the notes cost the owner the face plus the conversion value above it (above a capped
+    call's cap), whatever the settlement; the financing cash flow holds none of the shares,
+    which the equity cash flow never pays. 0 without convertible notes, or where they do not
+    convert.
+
+    Parameters
+    ----------
+    projection : econ.engine.Projection  with its monthly lines and capital-stack tranches
+
+    References
+    ----------
+    Hull, J. C., *Options, Futures, and Other Derivatives*, 10th ed., ch. 26.6 (a convertible's
+    holder receives the greater of the face and the conversion value); FASB ASC 260-10-45-40
+    (if-converted dilution).
+    """
+    n, T = np.shape(projection.lines["tokens"])
+    value = np.zeros((n, T))
+    for part in projection.tranche_arrays:
+        rows = slice(part.first, part.first + len(part.names))
+        for name, metrics in part.metrics.items():
+            if "net_shares" not in metrics:  # not convertible notes
+                continue
+            shares = part.lines[name]["shares_issued"][:, :T]
+            price = metrics["share_price_at_settlement_usd"][:, None]
+            # (the price is NaN in a scenario of the batch without the notes: no shares there)
+            value[rows, : shares.shape[1]] += np.where(shares != 0.0, shares * price, 0.0)
+    return value
 
 
 def after_tax_cost_of_debt_annual(cost_of_debt_annual, tax_rate):
@@ -235,7 +277,8 @@ def lease_vs_own(
     lease_other_cost_usd : array (n, T), optional  b_m: the lease's costs besides the rent (the
         operating costs the renter bears), after tax, for the break-even price [USD]
     own_debt_cost_usd : array (n, T), optional  the part of own_cost_usd that is the debt's:
-        minus the financing cash flow, less the tax saved on interest expense [USD]
+        minus the financing cash flow, plus the shares settling debt, less the tax saved on
+        interest expense [USD]
     debt_discount_rate_monthly : array (n,), optional  rate discounting own_debt_cost_usd;
         default: discount_rate_monthly [1/month]
 
@@ -336,12 +379,14 @@ def lease_vs_own_of_projection(
     renter_pays=(),
     debt_discount_rate_annual=None,
     renter_opex_usd=None,
+    settled_in_shares_usd=None,
 ):
     """Leasing the fleet of a projection against owning it as projected [dict of arrays (n,)].
 
     Owning costs capex less the projection's financing cash flow (`financing_cash_flow_usd`: debt
-    drawn less fees, capped calls, cash interest and principal), plus operating costs (power,
-    facility, opex) and less the sale proceeds, after tax with the scenario's tax depreciation
+    drawn less fees, capped calls, cash interest and principal), plus the shares that settle
+    convertible notes (`settled_in_shares_usd`), operating costs (power, facility, opex) and
+    less the sale proceeds, after tax with the scenario's tax depreciation
     (`depreciation.tax`, not the book's), interest expense and operating costs deductible and the
     sale's gain over the tax basis taxed (a loss deducted). Leasing rents the GPUs the owner has
     in service each month (`gpus_in_service`: its deployment ramp, service start and retirement),
@@ -349,7 +394,8 @@ def lease_vs_own_of_projection(
     `renter_pays` (for opex the renter's part, `renter_opex_usd`), all deductible: the operating costs when paid, the rent in the months it pays
     for (`rent_accrued_usd`), so prepaid rent is deducted over the months of its contract.
     Both are compared by `lease_vs_own` at the discount rate, compounded monthly; the owner's
-    debt flows (minus the financing cash flow, less the tax saved on interest expense) at
+    debt flows (minus the financing cash flow plus the shares settling debt, less the tax saved
+    on interest expense) at
     `debt_discount_rate_annual` where given (e.g. `after_tax_cost_of_debt_annual`), else at the
     discount rate too, where debt cheaper than the discount rate after tax lowers the cost of
     owning by the spread's present value.
@@ -373,6 +419,10 @@ def lease_vs_own_of_projection(
         opex line less maintenance and insurance, shares of the owner's capex (OWNER_OPEX_SHARES)
         that the rent covers; the same scenario's opex line with those shares at 0 [USD];
         needed when renter_pays names opex
+    settled_in_shares_usd : array (n, T), optional  what the shares settling convertible notes
+        are worth when issued (`shares_settling_debt_usd` of the projection) [USD]; needed where
+        notes convert: without it the face they repay in shares (physical settlement) and the
+        conversion value above the face cost the owner nothing
 
     Returns
     -------
@@ -408,7 +458,12 @@ def lease_vs_own_of_projection(
     financing = financing_cash_flow_usd(
         lines["cash_flow_equity_usd"], lines["cash_flow_project_usd"]
     )
-    own = ownership_cost_usd(lines["capex_usd"], financing, operating, lines["disposal_usd"])
+    # Notes repaid in shares: no cash, but the owner gives up the shares' value (the face and,
+    # physical or net share settled, the conversion value above it), a flow of the debt's.
+    settled = 0.0 if settled_in_shares_usd is None else np.asarray(settled_in_shares_usd, float)
+    own = ownership_cost_usd(
+        lines["capex_usd"], financing, operating, lines["disposal_usd"], settled
+    )
     # The owner's tax follows the tax books, not the financial statements: tax depreciation (MACRS,
     # bonus) and, on the sale, the gain over the tax basis taxed (recapture) or the loss deducted.
     own_deductible = (
@@ -418,7 +473,7 @@ def lease_vs_own_of_projection(
         - lines["tax_gain_on_disposal_usd"]
     )
     own_after_tax = after_tax_cost_usd(own, own_deductible, tax_rate)
-    debt_after_tax = after_tax_cost_usd(-financing, lines["interest_usd"], tax_rate)
+    debt_after_tax = after_tax_cost_usd(settled - financing, lines["interest_usd"], tax_rate)
 
     gpus = np.asarray(lines["gpus_in_service"], dtype=float)
     first = first_service_month(gpus)
@@ -471,4 +526,5 @@ __all__ = [
     "rent_accrued_usd",
     "rent_paid_usd",
     "renter_opex_usd",
+    "shares_settling_debt_usd",
 ]

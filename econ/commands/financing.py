@@ -33,6 +33,7 @@ from econ.lease import (  # numpy only; the engine loads in the command
     RENTER_OPEX,
     TAX_TIMING,
     renter_opex_usd,
+    shares_settling_debt_usd,
 )
 from econ.text import shortened
 from econ.units import MONTHS_PER_YEAR, monthly_rate
@@ -404,6 +405,7 @@ def _cmd_lease_vs_own(args) -> int:
         )
     projection = project(scenario)
     renter_opex = renter_opex_usd(scenario) if "opex" in renter else None
+    settled = shares_settling_debt_usd(projection)
     horizon = projection.horizon_months
     tax_rate = np.array([scenario.financing.tax_rate])
     annual = (
@@ -432,6 +434,7 @@ def _cmd_lease_vs_own(args) -> int:
             renter_pays=renter,
             debt_discount_rate_annual=np.array([debt_annual]),
             renter_opex_usd=renter_opex,
+            settled_in_shares_usd=settled,
         )
     _require(
         bool(np.isfinite(result["pv_cost_lease_usd"][0]))
@@ -461,15 +464,20 @@ def _cmd_lease_vs_own(args) -> int:
         "tax_depreciation_method": policy.tax.method,
         "tax_depreciation": _tax_depreciation(policy),
         "tax_timing": TAX_TIMING,
+        "settled_in_shares_usd": float(settled.sum()),
         **{key: _number(value[0]) for key, value in result.items()},
     }
     if args.format == "json":
+        from econ.embedding import named_by_file
         from econ.provenance import stamp
 
-        payload = {**stamp([scenario]).json_header(), **record}
+        # (as econ project's JSON: a curve file named by its file name, not this machine's path)
+        warnings = named_by_file(projection, [scenario]).warnings[0]
+        payload = {**stamp([scenario]).json_header(), **record, "warnings": list(warnings)}
         print(json.dumps(payload, indent=2, allow_nan=False))
     else:
         print(_lease_table(record))
+        say_warnings(f"warning [{scenario.name}]: {w}" for w in projection.warnings[0])
     return EXIT_OK
 
 
@@ -565,6 +573,13 @@ def _debt_note(r: dict) -> list[str]:
         f"{r['debt_discount_rate_annual']:.2%} a year, "
         + ("the after-tax cost of debt" if at_cost else "the discount rate"),
     ]
+    if r["settled_in_shares_usd"]:
+        out += [
+            "  with the shares that settle convertible notes, worth "
+            f"{r['settled_in_shares_usd']:,.0f} USD when issued",
+            "  (the face where settled physically, and the conversion value above it: a cost of",
+            "  owning that the financing cash flow, all cash, leaves out)",
+        ]
     if not at_cost:
         moves = "lowers" if r["discount_rate_annual"] > cost else "raises"
         out += [
