@@ -246,28 +246,36 @@ def lease_vs_own(
     lease_other_cost_usd=None,
     own_debt_cost_usd=None,
     debt_discount_rate_monthly=None,
+    own_fixed_cost_usd=None,
 ):
     """Present value and cost per million tokens of owning and of leasing the same capacity.
 
     PV_x = sum_m cost_x,m / (1 + r)^m (month 0 undiscounted); cost per million tokens
-    = PV_x / PV(tokens) * 1e6 (levelized, both discounted at r); advantage of leasing
+    = PV_x / PV(tokens) * 1e6 (levelized, tokens discounted at r); advantage of leasing
     = PV_own - PV_lease. Rent is linear in its price p: lease cost = a_m * p + b_m, so the
     break-even price is p* = (PV_own - PV(b)) / PV(a), from a and b alone: it does not depend on
     the price behind lease_cost_usd (subtracting PV(a) * p from PV_lease to find PV(b) would lose
     PV(b) to rounding at a large p).
 
-    The owner's debt flows (`own_debt_cost_usd`, a part of `own_cost_usd`) may be discounted at
-    a rate of their own, the after-tax cost of debt as lease-versus-buy analysis does: PV_own =
-    PV_r(own cost - debt part) + PV_debt-rate(debt part). Discounted at r, debt whose after-tax
-    cost is below r lowers PV_own by the spread's present value: a value of the rate chosen,
-    not of owning.
+    Lease-versus-buy analysis discounts the flows fixed by contract or by tax law, as safe as
+    the debt, at the after-tax cost of debt r_d (`debt_discount_rate_monthly`), and the others at
+    r: with r_d given, the owner's debt flows (`own_debt_cost_usd`) and its other fixed flows
+    (`own_fixed_cost_usd`: capex, the depreciation tax shield), and the rent after tax (the lease
+    cost less `lease_other_cost_usd`, all of it without), are discounted at r_d, the rest (the
+    operating costs of either, the sale) at r:
+
+        PV_own   = PV_r(own - debt - fixed) + PV_rd(debt + fixed)
+        PV_lease = PV_r(b) + PV_rd(lease - b),   p* = (PV_own - PV_r(b)) / PV_rd(a)
+
+    Without r_d all are discounted at r, where debt whose after-tax cost is below r lowers
+    PV_own by the spread's present value: a value of the rate chosen, not of owning.
 
     Parameters
     ----------
     tokens : array (n, T)  tokens produced (the same under both) [tokens]
     own_cost_usd : array (n, T)  costs of owning: capex less the financing cash flow (debt
-        drawn less fees, capped calls, interest and principal), operating costs, less residual
-        value, after tax [USD]
+        drawn less fees, capped calls, interest and principal), plus the shares settling debt,
+        operating costs, less residual value, after tax [USD]
     lease_cost_usd : array (n, T)  costs of leasing: rent and the costs the renter still bears,
         after tax [USD]
     discount_rate_monthly : array (n,)  [1/month]
@@ -279,8 +287,12 @@ def lease_vs_own(
     own_debt_cost_usd : array (n, T), optional  the part of own_cost_usd that is the debt's:
         minus the financing cash flow, plus the shares settling debt, less the tax saved on
         interest expense [USD]
-    debt_discount_rate_monthly : array (n,), optional  rate discounting own_debt_cost_usd;
-        default: discount_rate_monthly [1/month]
+    debt_discount_rate_monthly : array (n,), optional  r_d, the rate of the debt-like flows
+        (own_debt_cost_usd, own_fixed_cost_usd, the rent); default: none, all at
+        discount_rate_monthly [1/month]
+    own_fixed_cost_usd : array (n, T), optional  the owner's other flows fixed by contract or
+        by tax law, part of own_cost_usd: capex less the tax saved by its tax depreciation
+        [USD]; used with debt_discount_rate_monthly
 
     Returns
     -------
@@ -295,9 +307,11 @@ def lease_vs_own(
 
     References
     ----------
-    Brealey, Myers & Allen, *Principles of Corporate Finance*, 13th ed., ch. 25.5 (value of a
-    lease as the difference of present values); U.S. DOE/NREL, "Levelized cost of energy"
-    (levelized cost = PV of costs / PV of output), applied to tokens.
+    Brealey, Myers & Allen, *Principles of Corporate Finance*, 13th ed., ch. 25.4-25.5 (value
+    of a lease as the difference of present values; its debt-equivalent flows, the lease
+    payments and the depreciation tax shields given up, discounted at the after-tax borrowing
+    rate r_D (1 - T_c)); U.S. DOE/NREL, "Levelized cost of energy" (levelized cost = PV of
+    costs / PV of output), applied to tokens.
     """
     tokens = np.asarray(tokens, dtype=float)
     n, T = tokens.shape
@@ -309,24 +323,31 @@ def lease_vs_own(
 
     pv = discounting(discount_rate_monthly)
     pv_tokens = pv(tokens)
-    pv_own, pv_lease = pv(own_cost_usd), pv(lease_cost_usd)
+    own_cost_usd = np.asarray(own_cost_usd, dtype=float)
+    lease_cost_usd = np.asarray(lease_cost_usd, dtype=float)
+    debt = 0.0 if own_debt_cost_usd is None else np.asarray(own_debt_cost_usd, dtype=float)
+    if debt_discount_rate_monthly is None:
+        pv_safe = pv
+        pv_own, pv_lease = pv(own_cost_usd), pv(lease_cost_usd)
+    else:
+        pv_safe = discounting(debt_discount_rate_monthly)
+        fixed = 0.0 if own_fixed_cost_usd is None else np.asarray(own_fixed_cost_usd, float)
+        other = 0.0 if lease_other_cost_usd is None else np.asarray(lease_other_cost_usd, float)
+        safe = np.broadcast_to(debt + fixed, own_cost_usd.shape)
+        other = np.broadcast_to(other, lease_cost_usd.shape)
+        pv_own = pv(own_cost_usd - safe) + pv_safe(safe)
+        pv_lease = pv(other) + pv_safe(lease_cost_usd - other)
     extra = {}
     if own_debt_cost_usd is not None:
-        if debt_discount_rate_monthly is None:
-            pv_debt = pv(own_debt_cost_usd)
-        else:
-            pv_debt = discounting(debt_discount_rate_monthly)(own_debt_cost_usd)
-            own_cost_usd = np.asarray(own_cost_usd, dtype=float)
-            pv_own = pv(own_cost_usd - own_debt_cost_usd) + pv_debt
-        extra["pv_debt_flows_usd"] = pv_debt
+        extra["pv_debt_flows_usd"] = pv_safe(debt)
     with np.errstate(invalid="ignore", divide="ignore"):
         per_mtok = np.where(pv_tokens > 0, TOKENS_PER_MTOK / pv_tokens, np.nan)
     breakeven = np.full(n, np.nan)
     if lease_cost_per_price_usd is not None and lease_other_cost_usd is not None:
-        slope = pv(lease_cost_per_price_usd)
-        fixed = pv(lease_other_cost_usd)
+        slope = pv_safe(lease_cost_per_price_usd)
+        kept = pv(lease_other_cost_usd)
         with np.errstate(invalid="ignore", divide="ignore"):
-            breakeven = np.where(slope > 0, (pv_own - fixed) / slope, np.nan)
+            breakeven = np.where(slope > 0, (pv_own - kept) / slope, np.nan)
     return {
         "pv_cost_own_usd": pv_own,
         "pv_cost_lease_usd": pv_lease,
@@ -393,12 +414,15 @@ def lease_vs_own_of_projection(
     in contracts from the first month of service (`rent_paid_usd`), plus the operating costs in
     `renter_pays` (for opex the renter's part, `renter_opex_usd`), all deductible: the operating costs when paid, the rent in the months it pays
     for (`rent_accrued_usd`), so prepaid rent is deducted over the months of its contract.
-    Both are compared by `lease_vs_own` at the discount rate, compounded monthly; the owner's
-    debt flows (minus the financing cash flow plus the shares settling debt, less the tax saved
-    on interest expense) at
-    `debt_discount_rate_annual` where given (e.g. `after_tax_cost_of_debt_annual`), else at the
-    discount rate too, where debt cheaper than the discount rate after tax lowers the cost of
-    owning by the spread's present value.
+    Both are compared by `lease_vs_own` at the discount rate, compounded monthly. With
+    `debt_discount_rate_annual` (the after-tax cost of debt, `after_tax_cost_of_debt_annual`, as
+    lease-versus-buy analysis takes it), the flows fixed by contract or by tax law are discounted
+    at it instead: the owner's debt flows (minus the financing cash flow plus the shares settling
+    debt, less the tax saved on interest expense), its capex less the tax its tax depreciation
+    saves, and the rent after tax (paid less the tax saved on the rent accrued); the operating
+    costs of either, after tax, and the sale, less the tax on its gain, stay at the discount
+    rate. Without it, all are at the discount rate, where debt cheaper than the discount rate
+    after tax lowers the cost of owning by the spread's present value.
 
     The lines are one fleet's: a projection with vintages sums GPUs of several generations in
     `gpus_in_service`, which one rent per GPU-hour does not price.
@@ -413,8 +437,9 @@ def lease_vs_own_of_projection(
     tax_rate : array (n,)  [fraction]
     discount_rate_annual : array (n,)  [fraction/year]
     renter_pays : names from RENTER_COSTS
-    debt_discount_rate_annual : array (n,), optional  rate discounting the owner's debt flows;
-        default: discount_rate_annual [fraction/year]
+    debt_discount_rate_annual : array (n,), optional  rate discounting the flows fixed by
+        contract or tax law (the debt's, capex and its tax depreciation's tax saving, the rent
+        after tax); default: none, all at discount_rate_annual [fraction/year]
     renter_opex_usd : array (n, T)  the opex a renter bears (RENTER_OPEX): the projection's
         opex line less maintenance and insurance, shares of the owner's capex (OWNER_OPEX_SHARES)
         that the rent covers; the same scenario's opex line with those shares at 0 [USD];
@@ -430,7 +455,9 @@ def lease_vs_own_of_projection(
 
     References
     ----------
-    26 U.S.C. §168 (MACRS, bonus depreciation) and §1245 (gain on the sale of depreciated
+    Brealey, Myers & Allen, *Principles of Corporate Finance*, 13th ed., ch. 25.4-25.5 (the
+    lease's flows, its payments after tax and the depreciation tax shields given up, discounted
+    at the after-tax borrowing rate, being as safe as debt); 26 U.S.C. §168 (MACRS, bonus depreciation) and §1245 (gain on the sale of depreciated
     equipment taxed as ordinary income up to the depreciation taken); Brealey, Myers & Allen,
     *Principles of Corporate Finance*, 13th ed., ch. 25.5 (the owner's depreciation tax shield);
     Treas. Reg. §1.461-4(d)(3) (an accrual-method taxpayer's rent is incurred ratably as the
@@ -474,6 +501,10 @@ def lease_vs_own_of_projection(
     )
     own_after_tax = after_tax_cost_usd(own, own_deductible, tax_rate)
     debt_after_tax = after_tax_cost_usd(settled - financing, lines["interest_usd"], tax_rate)
+    # Fixed when the GPUs are bought: their price and the tax saving of their tax depreciation.
+    fixed_after_tax = after_tax_cost_usd(
+        lines["capex_usd"], lines["tax_depreciation_usd"], tax_rate
+    )
 
     gpus = np.asarray(lines["gpus_in_service"], dtype=float)
     first = first_service_month(gpus)
@@ -497,6 +528,7 @@ def lease_vs_own_of_projection(
         lease_cost_per_price_usd=per_price,
         lease_other_cost_usd=after_tax_cost_usd(kept, kept, tax_rate),
         own_debt_cost_usd=debt_after_tax,
+        own_fixed_cost_usd=fixed_after_tax,
         debt_discount_rate_monthly=(
             None
             if debt_discount_rate_annual is None

@@ -94,3 +94,139 @@ def test_the_projections_warnings_reach_the_reader(tmp_path, capsys):
     printed = lease_json(capsys, path, "--price", "4")
     assert printed["warnings"] == expected
     assert any("covenant breached" in w for w in printed["warnings"])
+
+
+# --- 2. At the after-tax cost of debt, every flow as safe as debt (Brealey, Myers & Allen) -----
+
+
+def hand_ledger():
+    """A small fleet by hand, months 0-6: 2 GPUs in service in months 1-6 bought for 1,000 USD
+    in month 0, depreciated for tax over 6 months, sold for 100 in month 6 (basis 0: all gain);
+    power 10, facility 5 and opex 3 USD a month; 600 USD borrowed in month 0, bullet, 1% a month
+    interest, repaid in month 6 (equity CF = project CF 0 + financing CF)."""
+    months = np.arange(7)
+    serving = (months >= 1).astype(float)
+    financing = np.where(months == 0, 600.0, -6.0 * serving)
+    financing[6] -= 600.0
+    one = {
+        "tokens": 1e6 * serving,
+        "gpus_in_service": 2.0 * serving,
+        "capex_usd": np.where(months == 0, 1_000.0, 0.0),
+        "tax_depreciation_usd": 1_000.0 / 6 * serving,
+        "disposal_usd": np.where(months == 6, 100.0, 0.0),
+        "tax_gain_on_disposal_usd": np.where(months == 6, 100.0, 0.0),
+        "power_usd": 10.0 * serving,
+        "facility_usd": 5.0 * serving,
+        "opex_usd": 3.0 * serving,
+        "interest_usd": 6.0 * serving,
+        "cash_flow_project_usd": np.zeros(7),
+        "cash_flow_equity_usd": financing,
+    }
+    return {name: line[None, :] for name, line in one.items()}
+
+
+def test_the_after_tax_cost_of_debt_discounts_the_lease_and_the_owners_fixed_flows():
+    # Brealey, Myers & Allen ch. 25.4-25.5: the lease's debt-equivalent flows (its payments
+    # after tax, the depreciation tax shields given up, the capex saved) at the after-tax
+    # borrowing rate, r_D (1 - T_c) = 1% x 0.75 a month; the operating costs and the sale at the
+    # discount rate, 12% a year. By hand, t = 25%, rent 0.5 USD/GPU-hour: 2 x 0.5 x 730 = 730
+    # USD a month in months 1-6, no upfront, the renter paying nothing else.
+    from econ.lease import lease_vs_own_of_projection
+
+    t, price = 0.25, 0.5
+    k = 1.0075**12 - 1  # the bullet loan's after-tax cost, annual
+    own_safe = own_risky = lease = per_price = debt = 0.0
+    for m in range(7):
+        at_debt, at_r = 1.0075**-m, 1.12 ** (-m / 12)
+        capex, shield = (1_000.0 if m == 0 else 0.0), (t * 1_000.0 / 6 if m else 0.0)
+        loan = -600.0 if m == 0 else 6.0 * (1 - t) + (600.0 if m == 6 else 0.0)
+        operating = (10.0 + 5.0 + 3.0) * (1 - t) if m else 0.0
+        sale = -100.0 * (1 - t) if m == 6 else 0.0  # proceeds less the tax on the gain
+        own_safe += (capex - shield + loan) * at_debt
+        own_risky += (operating + sale) * at_r
+        lease += (730.0 * (1 - t) if m else 0.0) * at_debt
+        per_price += (2 * 730.0 * (1 - t) if m else 0.0) * at_debt
+        debt += loan * at_debt
+    assert debt == pytest.approx(0.0, abs=1e-9)  # a bullet loan at its after-tax cost
+    r = lease_vs_own_of_projection(
+        hand_ledger(), price, 3, 0.0, [t], [0.12], debt_discount_rate_annual=[k]
+    )
+    assert r["pv_cost_own_usd"][0] == pytest.approx(own_safe + own_risky, rel=1e-12)
+    assert r["pv_cost_lease_usd"][0] == pytest.approx(lease, rel=1e-12)
+    assert r["breakeven_usd_per_gpu_hour"][0] == pytest.approx(
+        (own_safe + own_risky) / per_price, rel=1e-12
+    )
+    assert r["pv_debt_flows_usd"][0] == pytest.approx(0.0, abs=1e-9)
+    # without the rate every flow is discounted at 12%, the loan's included
+    r = lease_vs_own_of_projection(hand_ledger(), price, 3, 0.0, [t], [0.12])
+    everything = 0.0
+    for m in range(7):
+        flows = (1_000.0 if m == 0 else 0.0) - (t * 1_000.0 / 6 if m else 0.0)
+        flows += -600.0 if m == 0 else 6.0 * (1 - t) + (600.0 if m == 6 else 0.0)
+        flows += ((10.0 + 5.0 + 3.0) * (1 - t) if m else 0.0) - (75.0 if m == 6 else 0.0)
+        everything += flows * 1.12 ** (-m / 12)
+    assert r["pv_cost_own_usd"][0] == pytest.approx(everything, rel=1e-12)
+
+
+def seed_by_hand(price):
+    """The seed from its file's figures, not econ's lines (the reviewer's ledger): capex
+    3,100,000 + 72 x (4,300 + 1,750) = 3,535,600 USD in month 0, 72 GPUs in months 1-72, power
+    72 x 1.87 kW x PUE 1.1 x 730 h x 0.0806 USD/kWh, facility 72 x 1.87 kW x 194.95 USD/kW,
+    staff 3,600 and insurance 1.6% of capex a year, straight-line tax depreciation over 72
+    months; rent with 36-month terms, a quarter upfront (paid in months 0 and 36), the renter
+    paying the staff. Owning without the loan: at its after-tax cost the loan is worth nothing.
+    Capex, the depreciation tax shield and the rent after tax at r_D (1 - t) = (1 + 10.75%/12 x
+    0.79)^12 - 1 = 8.83%; the operating costs at 12%. Returns PV own, PV lease [USD]."""
+    t, m = 0.21, np.arange(73)
+    capex = 3_100_000.0 + 72 * (4_300.0 + 1_750.0)
+    gpus = np.where(m >= 1, 72.0, 0.0)
+    staff = np.where(m >= 1, 3_600.0, 0.0)
+    operating = gpus * 1.87 * 1.1 * 730 * 0.0806 + gpus * 1.87 * 194.95
+    operating += staff + np.where(m >= 1, capex * 0.016 / 12, 0.0)
+    at_debt = (1 + 0.1075 / 12 * (1 - t)) ** -m
+    at_r = 1.12 ** (-m / 12)
+    shield = t * np.where(m >= 1, capex / 72, 0.0)
+    own = capex - shield @ at_debt + (1 - t) * operating @ at_r
+    accrued = gpus * price * 730
+    paid = 0.75 * accrued
+    paid[0] += 0.25 * accrued[1:37].sum()
+    paid[36] += 0.25 * accrued[37:73].sum()
+    lease = (paid - t * accrued) @ at_debt + (1 - t) * staff @ at_r
+    return own, lease
+
+
+def test_the_seed_at_the_after_tax_cost_of_debt(capsys):
+    # Reviewer's figures, `--price 4 --upfront-share 0.25`: econ gave a break-even of 2.0255
+    # USD/GPU-hour, discounting only the loan at 8.83% (where it is worth nothing) and the rest,
+    # rent included, at 12%; Brealey, Myers & Allen's treatment gives 1.8816.
+    own, lease = seed_by_hand(4.0)
+    per_price = seed_by_hand(1.0)[1] - seed_by_hand(0.0)[1]
+    breakeven = (own - seed_by_hand(0.0)[1]) / per_price
+    assert breakeven == pytest.approx(1.8816, abs=5e-5)
+    args = [SEED, "--price", "4", "--upfront-share", "0.25"]
+    r = lease_json(capsys, *args, "--discount-debt-at", "after-tax-cost-of-debt")
+    assert r["pv_cost_own_usd"] == pytest.approx(own, rel=1e-9)
+    assert r["pv_cost_lease_usd"] == pytest.approx(lease, rel=1e-9)
+    assert r["breakeven_usd_per_gpu_hour"] == pytest.approx(breakeven, rel=1e-9)
+    assert round(own) == 4_733_058 and round(lease) == 9_895_094
+    # at the break-even rent, leasing costs what owning does
+    at = lease_json(
+        capsys, SEED, "--price", repr(float(breakeven)), "--upfront-share", "0.25",
+        "--discount-debt-at", "after-tax-cost-of-debt",
+    )  # fmt: skip
+    assert at["lease_advantage_usd"] == pytest.approx(0.0, abs=1e-6 * own)
+    # the default, every flow at 12%, the loan's included, is unchanged: 1.9825
+    assert lease_json(capsys, *args)["breakeven_usd_per_gpu_hour"] == pytest.approx(
+        1.9825, abs=5e-5
+    )
+
+
+def test_the_after_tax_cost_of_debt_needs_debt(capsys):
+    # Without debt there is no borrowing rate to discount the rent and capex at; the option
+    # used to fall back to the discount rate, silently.
+    args = ["lease-vs-own", str(SEED), "--price", "4", "--set", "financing.debt_share=0"]
+    assert main([*args, "--discount-debt-at", "after-tax-cost-of-debt"]) == 3
+    err = capsys.readouterr().err
+    assert "--discount-debt-at after-tax-cost-of-debt:" in err and "borrows nothing" in err
+    assert "--discount-debt-at discount-rate" in err and "Traceback" not in err
+    assert main(args) == 0

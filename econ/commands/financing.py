@@ -180,9 +180,12 @@ def register(subparsers) -> None:
         "--discount-debt-at",
         choices=DEBT_DISCOUNTS,
         default="discount-rate",
-        help="rate discounting the owner's debt flows (draws less fees, interest and principal, "
-        "and the tax saved on interest): the discount rate, or the debt's after-tax cost as "
-        "lease-versus-buy analysis does (Brealey, Myers & Allen ch. 25) (default %(default)s)",
+        help="rate discounting the flows as safe as debt: the owner's debt flows (draws less "
+        "fees, interest and principal, and the tax saved on interest), capex less the tax its "
+        "depreciation saves, and the rent after tax. The discount rate (the default: all flows "
+        "at it), or the debt's after-tax cost, as Brealey, Myers & Allen's lease-versus-buy "
+        "analysis does (ch. 25.4-25.5), the operating costs and the sale staying at the "
+        "discount rate; needs a scenario with debt (default %(default)s)",
     )
     add_format(lease, ("table", "json"))
     lease.set_defaults(run=_cmd_lease_vs_own)
@@ -418,9 +421,14 @@ def _cmd_lease_vs_own(args) -> int:
     cost_of_debt = float(
         after_tax_cost_of_debt_annual(projection.metrics["cost_of_debt_annual"], tax_rate)[0]
     )
-    at_cost_of_debt = args.discount_debt_at == "after-tax-cost-of-debt" and np.isfinite(
-        cost_of_debt
-    )
+    at_cost_of_debt = args.discount_debt_at == "after-tax-cost-of-debt"
+    if at_cost_of_debt and not np.isfinite(cost_of_debt):
+        raise InputError(
+            f"--discount-debt-at after-tax-cost-of-debt: {args.file} borrows nothing, so it has "
+            "no cost of debt to discount the flows as safe as debt at (capex, the tax its "
+            "depreciation saves, the rent); expected a scenario with debt (financing.debt_share "
+            "above 0 or a debt tranche), or --discount-debt-at discount-rate"
+        )
     debt_annual = cost_of_debt if at_cost_of_debt else annual
 
     with np.errstate(over="ignore", invalid="ignore"):  # an overflow is refused below
@@ -432,7 +440,7 @@ def _cmd_lease_vs_own(args) -> int:
             tax_rate,
             np.array([annual]),
             renter_pays=renter,
-            debt_discount_rate_annual=np.array([debt_annual]),
+            debt_discount_rate_annual=np.array([debt_annual]) if at_cost_of_debt else None,
             renter_opex_usd=renter_opex,
             settled_in_shares_usd=settled,
         )
@@ -580,7 +588,13 @@ def _debt_note(r: dict) -> list[str]:
             "  (the face where settled physically, and the conversion value above it: a cost of",
             "  owning that the financing cash flow, all cash, leaves out)",
         ]
-    if not at_cost:
+    if at_cost:
+        out += [
+            "  as the other flows as safe as debt (Brealey, Myers & Allen ch. 25.4-25.5): capex",
+            "  less the tax its depreciation saves, and the rent after tax; the operating costs",
+            "  and the sale at the discount rate",
+        ]
+    else:
         moves = "lowers" if r["discount_rate_annual"] > cost else "raises"
         out += [
             f"  the debt costs {cost:.2%} a year after tax: discounted at the discount rate,",
