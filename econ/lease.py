@@ -117,6 +117,28 @@ def first_service_month(gpus_rented):
     return np.where(serving.any(axis=1), serving.argmax(axis=1), serving.shape[1])
 
 
+def term_warning(term_months, first_month, last_month):
+    """Why a contract term longer than the months in service gives the figures of a shorter one
+    (a string), or None: rent is charged for the months with GPUs in service only
+    (`rent_paid_usd`), so one contract covers them all, cut at the last, and a term of that many
+    months or more gives the same figures.
+
+    Parameters
+    ----------
+    term_months : int  contract term [months]
+    first_month, last_month : int  first and last month with GPUs in service [month index]
+    """
+    served = int(last_month) - int(first_month) + 1
+    if int(term_months) <= served:
+        return None
+    return (
+        f"the {int(term_months)}-month term is longer than the {served} months the GPUs are in "
+        f"service (months {int(first_month)}-{int(last_month)}): the contract is cut at month "
+        f"{int(last_month)} and rent after it, which a lessee bound to the term would owe, is "
+        f"not counted, so any term from {served} months gives these figures"
+    )
+
+
 def ownership_cost_usd(
     capex_usd, financing_cash_flow_usd, operating_usd, residual_usd, settled_in_shares_usd=0.0
 ):
@@ -559,4 +581,5 @@ __all__ = [
     "rent_paid_usd",
     "renter_opex_usd",
     "shares_settling_debt_usd",
+    "term_warning",
 ]

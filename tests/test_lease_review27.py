@@ -230,3 +230,34 @@ def test_the_after_tax_cost_of_debt_needs_debt(capsys):
     assert "--discount-debt-at after-tax-cost-of-debt:" in err and "borrows nothing" in err
     assert "--discount-debt-at discount-rate" in err and "Traceback" not in err
     assert main(args) == 0
+
+
+# --- 3. A term longer than the service is said -------------------------------------------------
+
+
+def test_a_term_longer_than_the_service_is_warned_of(capsys):
+    # Reviewer's repro: --term-months 72, 100 and 600 gave the same figures, the header saying
+    # "600-month terms", with no word that rent after the 72 months of service is not counted.
+    said = "is longer than the 72 months the GPUs are in service (months 1-72)"
+    figures = {}
+    for term in ("72", "100", "600"):
+        assert main(["lease-vs-own", str(SEED), "--price", "4", "--term-months", term]) == 0
+        err = capsys.readouterr().err
+        assert (f"warning: the {term}-month term {said}" in err) == (term != "72")
+        printed = lease_json(capsys, SEED, "--price", "4", "--term-months", term)
+        figures[term] = printed["pv_cost_lease_usd"]
+        term_warnings = [w for w in printed["warnings"] if said in w]
+        assert len(term_warnings) == (term != "72")
+    assert figures["72"] == figures["100"] == figures["600"]
+    assert "rent after it, which a lessee bound to the term would owe, is not counted" in err
+
+
+def test_the_term_warning_names_the_months_in_service():
+    from econ.lease import term_warning
+
+    # the seed retired at month 36: 36 months in service, months 1-36
+    assert term_warning(36, 1, 36) is None
+    text = term_warning(48, 1, 36)
+    assert text.startswith("the 48-month term is longer than the 36 months the GPUs are in ")
+    assert "(months 1-36): the contract is cut at month 36" in text
+    assert "any term from 36 months gives these figures" in text

@@ -34,6 +34,7 @@ from econ.lease import (  # numpy only; the engine loads in the command
     TAX_TIMING,
     renter_opex_usd,
     shares_settling_debt_usd,
+    term_warning,
 )
 from econ.text import shortened
 from econ.units import MONTHS_PER_YEAR, monthly_rate
@@ -452,6 +453,7 @@ def _cmd_lease_vs_own(args) -> int:
         "a smaller rent: the lease's present value overflows floating point [USD/GPU-hour]",
     )
     serving = np.flatnonzero(projection.lines["gpus_in_service"][0] > 0)
+    term = term_warning(args.term_months, serving[0], serving[-1]) if serving.size else None
     policy = scenario.depreciation
     record = {
         "scenario": scenario.name,
@@ -480,12 +482,13 @@ def _cmd_lease_vs_own(args) -> int:
         from econ.provenance import stamp
 
         # (as econ project's JSON: a curve file named by its file name, not this machine's path)
-        warnings = named_by_file(projection, [scenario]).warnings[0]
-        payload = {**stamp([scenario]).json_header(), **record, "warnings": list(warnings)}
+        warnings = [*named_by_file(projection, [scenario]).warnings[0], *([term] if term else [])]
+        payload = {**stamp([scenario]).json_header(), **record, "warnings": warnings}
         print(json.dumps(payload, indent=2, allow_nan=False))
     else:
         print(_lease_table(record))
         say_warnings(f"warning [{scenario.name}]: {w}" for w in projection.warnings[0])
+        say_warnings([f"warning: {term}"] if term else [])
     return EXIT_OK
 
 
