@@ -261,3 +261,66 @@ def test_the_term_warning_names_the_months_in_service():
     assert text.startswith("the 48-month term is longer than the 36 months the GPUs are in ")
     assert "(months 1-36): the contract is cut at month 36" in text
     assert "any term from 36 months gives these figures" in text
+
+
+# --- 4. Loan options that contradict the repayment type are refused ----------------------------
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        # matured at month 24 of a 60-month term, silently
+        (
+            ["--type", "bullet", "--amortization-months", "24"],
+            "--amortization-months = 24: expected none with --type bullet, which repays the "
+            "whole amount at --term-months (60); for a bullet in month 24, give --term-months 24",
+        ),
+        (
+            ["--type", "bullet", "--amortization-months", "72"],
+            "--amortization-months = 72: expected none with --type bullet",
+        ),
+        # ran as a plain level loan, silently
+        (
+            ["--type", "balloon"],
+            "--type = 'balloon': expected --balloon-share above 0 with it, the share of the "
+            "amount left for the balloon (without one it is a level loan: --type level_payment)",
+        ),
+        (["--type", "balloon", "--balloon-share", "0"], "--type = 'balloon': expected"),
+    ],
+)
+def test_a_loan_option_the_repayment_does_not_use_is_refused(extra, message, capsys):
+    args = ["loan", "--amount", "1000", "--rate", "0.1", "--term-months", "60", *extra]
+    assert main(args) == 3
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+    assert err.count("\n") == 1  # one line
+
+
+def test_a_bullet_over_its_term_and_a_balloon_with_a_share_still_run(capsys):
+    base = ["loan", "--amount", "1000", "--rate", "0.1", "--term-months", "60", "--format", "json"]
+    assert main([*base, "--type", "bullet", "--amortization-months", "60"]) == 0
+    schedule = json.loads(capsys.readouterr().out)["schedule"]
+    assert [row["principal_usd"] for row in schedule[1:]] == pytest.approx([0.0] * 59 + [1000])
+    assert main([*base, "--type", "balloon", "--balloon-share", "0.3"]) == 0
+    assert json.loads(capsys.readouterr().out)["schedule"][-1]["principal_usd"] > 300.0
+
+
+def test_a_scenario_files_loan_refuses_them_too():
+    from pydantic import ValidationError
+
+    from econ.scenario.financing_models import DelayedDrawTermLoan, TermLoan
+
+    loan = {"name": "loan", "amount_usd": 1e6, "rate_annual": 0.1, "maturity_month": 60}
+    with pytest.raises(ValidationError, match="repayment = 'balloon' with balloon_share 0"):
+        TermLoan.model_validate({**loan, "repayment": "balloon"})
+    with pytest.raises(
+        ValidationError,
+        match="repayment = 'bullet' with amortization_months 24: expected none, a bullet repays "
+        "at maturity_month \\(60, 60 months after issue\\); for a bullet 24 months after issue, "
+        "set maturity_month to 24",
+    ):
+        TermLoan.model_validate({**loan, "repayment": "bullet", "amortization_months": 24})
+    TermLoan.model_validate({**loan, "repayment": "balloon", "balloon_share": 0.2})
+    TermLoan.model_validate({**loan, "repayment": "bullet", "amortization_months": 60})
+    # a delayed-draw loan's draws each repay their amortization period after they are drawn
+    DelayedDrawTermLoan.model_validate({**loan, "repayment": "bullet", "amortization_months": 24})

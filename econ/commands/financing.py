@@ -303,6 +303,24 @@ def _check_loan_terms(args) -> None:
         args.balloon_share,
         f"--type balloon with it, the repayment that leaves a balloon (--type is {args.type})",
     )
+    # A balloon with nothing left for it is a level loan, and a bullet's amortization period
+    # only moved its repayment before the term: both ran silently.
+    _require(
+        args.type != "balloon" or args.balloon_share > 0,
+        "--type",
+        args.type,
+        "--balloon-share above 0 with it, the share of the amount left for the balloon (without "
+        "one it is a level loan: --type level_payment)",
+    )
+    amortization = args.amortization_months
+    _require(
+        args.type != "bullet" or amortization in (None, args.term_months),
+        "--amortization-months",
+        amortization,
+        f"none with --type bullet, which repays the whole amount at --term-months "
+        f"({args.term_months}); for a bullet in month {amortization}, give --term-months "
+        f"{amortization}",
+    )
     if args.interest_only_months == 0:
         return
     _require(
@@ -319,7 +337,6 @@ def _check_loan_terms(args) -> None:
         f"fewer months than --term-months ({args.term_months}), to leave months to amortize; for "
         "interest only to maturity, use --type bullet",
     )
-    amortization = args.amortization_months
     _require(
         amortization is None or args.interest_only_months < amortization,
         "--interest-only-months",

@@ -240,6 +240,12 @@ class _Loan(_Debt):
                 f"tranche '{self.name}': balloon_share {self.balloon_share} is only used with "
                 f"repayment = 'balloon', got '{self.repayment}'"
             )
+        if self.repayment == "balloon" and self.balloon_share == 0:
+            raise ValueError(
+                f"tranche '{self.name}': repayment = 'balloon' with balloon_share 0: expected a "
+                "balloon_share above 0, the share of each draw left for the balloon (without one "
+                "it is a level loan: repayment = 'level_payment')"
+            )
         if self.interest_only_months and self.repayment != "interest_only_then_amortizing":
             raise ValueError(
                 f"tranche '{self.name}': interest_only_months is only used with repayment = "
@@ -258,6 +264,21 @@ class TermLoan(_Loan):
     """A loan drawn in full at closing."""
 
     type: Literal["term_loan"] = "term_loan"
+
+    @model_validator(mode="after")
+    def _bullet_at_maturity(self):
+        # Drawn once, at issue: a bullet's amortization_months would only move its repayment
+        # before maturity_month (a delayed-draw loan's draws each repay that long after drawn).
+        term = self.maturity_month - self.issue_month
+        if self.repayment == "bullet" and self.amortization_months not in (None, term):
+            raise ValueError(
+                f"tranche '{self.name}': repayment = 'bullet' with amortization_months "
+                f"{self.amortization_months}: expected none, a bullet repays at maturity_month "
+                f"({self.maturity_month}, {term} months after issue); for a bullet "
+                f"{self.amortization_months} months after issue, set maturity_month to "
+                f"{self.issue_month + self.amortization_months}"
+            )
+        return self
 
 
 class DrawStep(Section):
