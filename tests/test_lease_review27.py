@@ -324,3 +324,20 @@ def test_a_scenario_files_loan_refuses_them_too():
     TermLoan.model_validate({**loan, "repayment": "bullet", "amortization_months": 60})
     # a delayed-draw loan's draws each repay their amortization period after they are drawn
     DelayedDrawTermLoan.model_validate({**loan, "repayment": "bullet", "amortization_months": 24})
+
+
+# --- 5. An empty --renter-pays is refused; none is said so ---------------------------------------
+
+
+@pytest.mark.parametrize("value", ["", " , ", ",", "  "])
+def test_an_empty_renter_pays_is_refused(value, capsys):
+    # read as none (exit 0) before
+    assert main(["lease-vs-own", str(SEED), "--price", "4", "--renter-pays", value]) == 3
+    err = capsys.readouterr().err
+    assert f"--renter-pays {value!r}: no cost named; expected 'none' or a comma-separated" in err
+    assert "Traceback" not in err
+
+
+def test_none_still_means_the_rent_covers_everything(capsys):
+    for value in ("none", " None "):
+        assert lease_json(capsys, SEED, "--price", "4", "--renter-pays", value)["renter_pays"] == []

@@ -522,6 +522,11 @@ def _renter_costs(text: str) -> tuple[str, ...]:
     if text.strip().lower() == "none":
         return ()
     names = tuple(part.strip() for part in text.split(",") if part.strip())
+    if not names:  # (read as none before; none is said so)
+        raise InputError(
+            f"--renter-pays {shortened(text)}: no cost named; expected 'none' or a "
+            f"comma-separated list of distinct costs from: {', '.join(RENTER_COSTS)}"
+        )
     unknown = [x for x in names if x not in RENTER_COSTS]
     repeated = [x for i, x in enumerate(names) if x in names[:i]]
     if unknown or repeated:
