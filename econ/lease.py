@@ -434,8 +434,9 @@ def lease_vs_own_of_projection(
     sale's gain over the tax basis taxed (a loss deducted). Leasing rents the GPUs the owner has
     in service each month (`gpus_in_service`: its deployment ramp, service start and retirement),
     in contracts from the first month of service (`rent_paid_usd`), plus the operating costs in
-    `renter_pays` (for opex the renter's part, `renter_opex_usd`), all deductible: the operating costs when paid, the rent in the months it pays
-    for (`rent_accrued_usd`), so prepaid rent is deducted over the months of its contract.
+    `renter_pays` (for opex the renter's part, `renter_opex_usd`), all deductible: the operating
+    costs when paid, the rent in the months it pays for (`rent_accrued_usd`), so prepaid rent is
+    deducted over the months of its contract.
     Both are compared by `lease_vs_own` at the discount rate, compounded monthly. With
     `debt_discount_rate_annual` (the after-tax cost of debt, `after_tax_cost_of_debt_annual`, as
     lease-versus-buy analysis takes it), the flows fixed by contract or by tax law are discounted
@@ -479,9 +480,10 @@ def lease_vs_own_of_projection(
     ----------
     Brealey, Myers & Allen, *Principles of Corporate Finance*, 13th ed., ch. 25.4-25.5 (the
     lease's flows, its payments after tax and the depreciation tax shields given up, discounted
-    at the after-tax borrowing rate, being as safe as debt); 26 U.S.C. §168 (MACRS, bonus depreciation) and §1245 (gain on the sale of depreciated
-    equipment taxed as ordinary income up to the depreciation taken); Brealey, Myers & Allen,
-    *Principles of Corporate Finance*, 13th ed., ch. 25.5 (the owner's depreciation tax shield);
+    at the after-tax borrowing rate, being as safe as debt); 26 U.S.C. §168 (MACRS, bonus
+    depreciation) and §1245 (gain on the sale of depreciated equipment taxed as ordinary income
+    up to the depreciation taken); Brealey, Myers & Allen, *Principles of Corporate Finance*,
+    13th ed., ch. 25.5 (the owner's depreciation tax shield);
     Treas. Reg. §1.461-4(d)(3) (an accrual-method taxpayer's rent is incurred ratably as the
     property is used), §1.263(a)-4(f) (the 12-month rule does not reach rent prepaid for longer)
     and 26 U.S.C. §467 (rent accrues over the periods it covers).
