@@ -205,6 +205,32 @@ def test_a_nan_latency_record_in_a_loadgen_detail_log_is_refused(tmp_path: Path)
         import_file(path, gpu_count=8)
 
 
+@needs_shared_data
+@pytest.mark.parametrize(
+    ("sample", "metric", "stat"),
+    [
+        (GENAI_PERF / "nim-llama3-8b-streaming-conc10_profile_export_genai_perf.json",
+         "inter_token_latency", "avg"),
+        (GENAI_PERF / "nim-llama3-8b-streaming-conc10_profile_export_genai_perf.json",
+         "time_to_first_token", "p99"),
+        (SAMPLES / "aiperf" / "mlx-qwen3-0.6b-conc4_profile_export_aiperf.json",
+         "output_token_throughput", "avg"),
+    ],
+)  # fmt: skip
+def test_a_nan_statistic_in_a_genai_perf_or_aiperf_json_is_refused(
+    tmp_path: Path, sample, metric, stat
+):
+    """A NaN statistic (neither tool writes one: a metric without values is left out) was read
+    as not measured: a NaN ITL average imported with exit 0 and no word."""
+    data = json.loads(sample.read_text())
+    assert isinstance(data[metric][stat], int | float)
+    data[metric][stat] = math.nan
+    path = tmp_path / sample.name
+    path.write_text(json.dumps(data))  # Python's json writes the bare NaN token
+    with pytest.raises(CurveError, match=re.escape(f"field '{metric}.{stat}' is NaN")):
+        import_file(path)
+
+
 @pytest.mark.parametrize("column", ["ttft_s_p99", "tpot_ms_p99", "output_tokens_per_s"])
 def test_nan_text_in_any_numeric_cell_of_a_generic_csv_is_refused(tmp_path: Path, column):
     header = ["concurrency", "output_tokens_per_s", "gpu_count", "ttft_s_p99", "tpot_ms_p99"]

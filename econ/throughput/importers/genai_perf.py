@@ -74,13 +74,18 @@ def _seconds(metric: dict | None, stat: str, src: SourceFile, name: str) -> floa
         raise src.error(
             f"{name} has unit {metric.get('unit')!r}; expected one of {sorted(UNIT_PER_S)}"
         )
-    return number(metric.get(stat), field=f"{name}.{stat}") / UNIT_PER_S[unit]
+    return _number(metric, stat, name) / UNIT_PER_S[unit]
 
 
 def _value(metric, stat: str = "avg", name: str = "") -> float:
-    return (
-        number(metric.get(stat), field=f"{name}.{stat}") if isinstance(metric, dict) else math.nan
-    )
+    return _number(metric, stat, name) if isinstance(metric, dict) else math.nan
+
+
+def _number(metric: dict, stat: str, name: str) -> float:
+    """A statistic of a metric; a NaN refused as Infinity is (neither tool writes one: a
+    metric without values, such as ITL of one-token replies, is left out), null or no key
+    read as not measured."""
+    return number(metric.get(stat), allow_nan=False, field=f"{name}.{stat}")
 
 
 def _concurrency_from_name(name: str) -> float:
