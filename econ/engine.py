@@ -55,6 +55,7 @@ from econ.scenario.depreciation_models import METHOD_ARRAY_FIELDS
 from econ.scenario.financing_models import MAX_MONTHS
 from econ.scenario.gain_models import GAIN_RATE_WARN_ANNUAL, STEPS_WARN_FACTOR, TRAJECTORIES
 from econ.scenario.models import CONSTRUCTION_SIZING, Scenario
+from econ.text import single_line
 from econ.throughput.trajectory import throughput_multiplier
 from econ.undefined import OVERFLOW, explain, mask_infinite
 from econ.units import (
@@ -232,6 +233,22 @@ MONTHLY_NOT_KEPT = (
 )
 
 
+WARNING_SEPARATOR = "\n"
+"""Between a scenario's warnings where they share one cell: the summary's `warnings` column in CSV
+and Parquet (econ.reporting.flat_summary) and in a sweep's rows. No warning holds a line break
+(`Projection.warnings` writes one as an escape, econ.text.single_line), so the cell split at its
+line feeds gives the warnings back, one for one; many hold "; "."""
+
+
+def _one_line_each(warnings: list[list[str]]) -> list[list[str]]:
+    """`warnings` with every warning one line (econ.text.single_line): a warning may quote what a
+    file holds (a curve's caveats). Only the lists that change are copied."""
+    for k, found in enumerate(warnings):
+        if any("\n" in w or "\r" in w for w in found):
+            warnings[k] = [single_line(w) for w in found]
+    return warnings
+
+
 @dataclass(eq=False)
 class Projection:
     """Result of a projection: monthly arrays (n, T+1) and summary arrays (n,).
@@ -302,11 +319,12 @@ class Projection:
     def warnings(self) -> list[list[str]]:
         """Per-scenario warnings, formatted on first use (batch runs that keep only metrics skip it).
 
-        Every null metric is named in one of them, with its reason (econ.undefined)."""
+        Every null metric is named in one of them, with its reason (econ.undefined). Each is one
+        line (WARNING_SEPARATOR)."""
         found = self.warning_source() if self.warning_source else [[] for _ in self.names]
-        if self.explained:
-            return found
-        return explain(found, self.metrics, self.overflowed, self.components)
+        if not self.explained:
+            found = explain(found, self.metrics, self.overflowed, self.components)
+        return _one_line_each(list(found))
 
     def __getstate__(self) -> dict:
         """What pickle keeps (a result back from a process pool, a cache on disk): the warnings
@@ -4214,6 +4232,7 @@ __all__ = [
     "COMPONENTS",
     "MONTHLY_COLUMNS",
     "SUMMARY_COLUMNS",
+    "WARNING_SEPARATOR",
     "MonthlyNotKeptError",
     "Projection",
     "ScenarioBatch",

@@ -22,12 +22,15 @@ if TYPE_CHECKING:
 
 def flat_summary(projection: Projection) -> pd.DataFrame:
     """Summary with one column per scalar: object-valued metrics are spread into
-    `<metric>_<key>` columns (`cost_usd_per_mtok_<component>`), lists joined with "; ".
+    `<metric>_<key>` columns (`cost_usd_per_mtok_<component>`), lists one item a line
+    (econ.engine.WARNING_SEPARATOR: the warnings, one line each, split back at line feeds).
 
     Undefined metrics stay empty (None), never NaN strings. Metrics the engine adds later are
     written as they come.
     """
     import pandas as pd
+
+    from econ.engine import WARNING_SEPARATOR
 
     summary = projection.summary.copy()
     for name in list(summary.columns):
@@ -54,7 +57,7 @@ def flat_summary(projection: Projection) -> pd.DataFrame:
                 summary.insert(position + offset, column, part)
         elif values.map(lambda v: isinstance(v, list | tuple)).any():
             summary[name] = values.map(
-                lambda v: "; ".join(map(str, v)) if isinstance(v, list | tuple) else v
+                lambda v: WARNING_SEPARATOR.join(map(str, v)) if isinstance(v, list | tuple) else v
             )
     return summary.reset_index()
 
@@ -117,6 +120,4 @@ def _first_change(projected: Scenario, given: Scenario) -> str:
         return "its inputs differ"
     first = changes[0]
     more = f" and {len(changes) - 1} more" if len(changes) > 1 else ""
-    return (
-        f"{first['path']} is {first['new']!r} in it, {first['old']!r} in the projection{more}"
-    )
+    return f"{first['path']} is {first['new']!r} in it, {first['old']!r} in the projection{more}"

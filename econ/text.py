@@ -24,6 +24,9 @@ nothing. Messages name a value with `shortened` (repr, cut to QUOTED_LIMIT chara
 with `clipped` and a list of names with `listed` (the first few, then how many more), so that a
 file of a million columns does not make a message of megabytes.
 
+Cells: `single_line` writes a text's line feeds and carriage returns as escapes, so that texts
+joined one a line in one cell (a scenario's warnings) split back into exactly those texts.
+
 Markdown: `markdown_text` escapes text so that a markdown renderer (the app's Streamlit, a viewer
 of a `--report` file) shows it as typed, with no image, link, HTML, style or table cell made of it.
 
@@ -134,6 +137,15 @@ def printable(text: Any, *, line: bool = False) -> str:
             return text
         return "".join(c if c.isprintable() or c == " " else _escaped(c) for c in text)
     return TERMINAL_CONTROLS.sub(lambda match: _escaped(match.group()), text)
+
+
+def single_line(text: str) -> str:
+    """`text` as one line: line feeds and carriage returns written as Python escapes (`\\n`,
+    `\\r`), everything else as it is. A warning is one line (econ.engine.WARNING_SEPARATOR joins
+    a scenario's warnings in one cell), whatever a file it quotes holds."""
+    if "\n" not in text and "\r" not in text:
+        return text
+    return text.replace("\n", "\\n").replace("\r", "\\r")
 
 
 QUOTED_LIMIT = 80
@@ -295,4 +307,5 @@ __all__ = [
     "problem_lines",
     "restore",
     "shortened",
+    "single_line",
 ]

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 import econ
 from econ import export, files
 from econ.cli import main
+from econ.engine import WARNING_SEPARATOR
 from econ.export import (
     ExportError,
     csv_text,
@@ -26,8 +27,8 @@ from econ.export import (
     write_projection,
 )
 from econ.files import write_files
-from econ.text import FORMULA_PREFIXES, neutralize
-from tests.conftest import ROOT
+from econ.text import FORMULA_PREFIXES, neutralize, restore
+from tests.conftest import ROOT, SCENARIOS
 
 SEED = ROOT / "models" / "scenarios" / "deepseek-r1-gb200-nvl72.toml"
 HOSTILE = ["=cmd|'/c calc'!A1", "+1", "-1", "@SUM(1)", "\tx", "\rx", '=HYPERLINK("http://x")']
@@ -126,7 +127,41 @@ def test_flat_summary_adapts_to_new_metrics():
         "plain",
     ]
     assert frame["new_metric_by_kind_z"].tolist() == [None, 3.0]
-    assert frame["notes"].tolist() == ["one; two", ""]
+    assert frame["notes"].tolist() == ["one\ntwo", ""]
+
+
+def test_the_warnings_cell_splits_back_into_the_warnings(tmp_path: Path):
+    """The summary's `warnings` cell joined the warnings with "; ", which many hold: the seed's 7
+    warnings split into 13 pieces (found by review). One a line, no warning holding a line
+    break, every ready-made scenario's cell in CSV and Parquet splits back into its JSON list."""
+    import json
+
+    import pyarrow.parquet as pq
+
+    projection = econ.project([econ.load_scenario(path) for path in SCENARIOS])
+    names = ("csv", "parquet", "json")
+    write_outputs(projection, {kind: tmp_path / f"a.{kind}" for kind in names})
+    records = json.loads((tmp_path / "a.json").read_text())["scenarios"]
+    csv_cells = pd.read_csv(tmp_path / "a.summary.csv", keep_default_na=False)["warnings"]
+    parquet_cells = pq.read_table(tmp_path / "a.summary.parquet")["warnings"].to_pylist()
+    assert sum("; " in w for r in records for w in r["summary"]["warnings"]) > len(records)
+    for record, in_csv, in_parquet in zip(records, csv_cells, parquet_cells, strict=True):
+        expected = record["summary"]["warnings"]
+        assert expected and in_csv == in_parquet == "\n".join(expected)
+        assert restore(in_csv).split(WARNING_SEPARATOR) == expected, record["name"]
+
+
+def test_a_warning_is_one_line_whatever_a_file_holds():
+    """A warning quoting a file's text (a curve's caveat) keeps its line breaks as escapes, so
+    that the cell splits back into the warnings."""
+    from dataclasses import replace
+
+    batch = econ.ScenarioBatch.from_scenarios(econ.load_scenario(SEED))
+    quoted = "the curve's hardware is 'gb200\nnvl72\r'; not compared"
+    projection = econ.project(replace(batch, row_warnings=((quoted,),)))
+    assert "the curve's hardware is 'gb200\\nnvl72\\r'; not compared" in projection.warnings[0]
+    cell = flat_summary(projection)["warnings"][0]
+    assert cell.split(WARNING_SEPARATOR) == projection.warnings[0]
 
 
 def test_monthly_csv_has_every_engine_column_and_reads_back_exactly(tmp_path: Path, seed):

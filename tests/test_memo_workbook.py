@@ -48,6 +48,29 @@ def test_workbook_verifies(book, capsys):
     assert "workbook" in out
 
 
+def test_warnings_joined_as_before_verify_and_edited_ones_fail(book, tmp_path, capsys):
+    """The Summary's warnings are one a line (econ.engine.WARNING_SEPARATOR); a workbook written
+    before joined them by "; ", and verifies as it did: only an edited warning differs."""
+    from xml.sax.saxutils import escape
+
+    import econ
+
+    warnings = econ.project(econ.load_scenario(SEEDS[0])).warnings[0]
+    written = escape("\n".join(warnings)).encode()
+    for joined, expected in (("; ".join(warnings), 0), ("\n".join(warnings[1:]), 1)):
+        edited, hits = tmp_path / "warnings.xlsx", []
+
+        def edit(name, data, joined=joined, hits=hits):
+            hits.extend([name] * data.count(written))
+            return data.replace(written, escape(joined).encode())
+
+        _rewrite(book, edited, edit)
+        assert hits == ["xl/worksheets/sheet1.xml"]  # the Summary's cell alone
+        code, out = _verify(capsys, edited)
+        assert code == expected, out
+    assert "warnings differ" in out
+
+
 def test_workbook_of_the_old_summary_layout_exits_3(book, tmp_path, capsys):
     # A Summary sheet without the key column (the older layout: one wide row per scenario).
     edited = tmp_path / "wide.xlsx"

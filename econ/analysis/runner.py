@@ -27,7 +27,7 @@ from econ.analysis.executors import Executor, ExecutorError, SerialExecutor
 from econ.analysis.stats import REPR_OUTPUTS, RunSummary, SummaryAccumulator, summarize_chunk
 from econ.analysis.validation import field_specs
 from econ.batch import ScenarioBatch, check_repeat_size, check_scenario
-from econ.engine import COMPONENTS, project
+from econ.engine import COMPONENTS, WARNING_SEPARATOR, project
 from econ.errors import InputError
 from econ.files import WriteError
 from econ.labels import counted
@@ -80,9 +80,6 @@ def default_outputs(hold_debt: bool = False) -> tuple[str, ...]:
 HELD_NOTE = "held loan: "
 """The start of the note (`RunResult.notes`) saying what loan a run holds (`hold_debt`), which
 the CLI prints as it is, where it prints the others as `note: ...`."""
-
-WARNING_SEPARATOR = "\n"
-"""Between the warnings of one row in its `warnings` cell (no warning holds a line break)."""
 
 
 def output_names() -> tuple[str, ...]:
