@@ -11,8 +11,11 @@ and paragraph separators), zero-width and other format characters (zero-width sp
 joiner, soft hyphen, byte-order mark), control characters, and compatibility forms of the four
 signs (full-width `＝＋－＠`, small `﹦﹢﹣﹫`: compared after NFKC normalization). LibreOffice's CSV
 import with "trim spaces" turns `" =1+1"` into a formula; other readers trim or fold other
-characters. Such text gets a leading apostrophe; nothing else changes, so a reader that knows the
-convention removes one apostrophe to get the text back.
+characters. Such text gets a leading apostrophe, and so does text that would read as such text
+once written (apostrophes before formula-like text: `'=1` is written `''=1`, or it would be read
+back as `=1`, and a name `'=1` written as the name `=1` is); nothing else changes, so a reader
+that knows the convention removes one apostrophe to get the text back (`restore`), and no two
+texts are written alike.
 
 Terminals: text read from a file someone else wrote (a scenario's keys, a benchmark file's model
 name, a market index's source column, a file name) must not reach a terminal raw, where an
@@ -68,17 +71,26 @@ def looks_like_formula(text: str) -> bool:
     return False
 
 
+def _prefixed(text: str) -> bool:
+    """Whether `neutralize` prefixes `text`: formula-like once its leading apostrophes are dropped
+    (none: the formula-like text; some: text that would read as a neutralized one)."""
+    return looks_like_formula(text.lstrip("'"))
+
+
 def neutralize(value):
-    """`value` with a leading apostrophe when it is formula-like text; anything else unchanged."""
-    if isinstance(value, str) and looks_like_formula(value):
+    """`value` with a leading apostrophe when it is formula-like text, or apostrophes before
+    formula-like text (`'=1` is `''=1`: two texts are never written alike); anything else
+    unchanged."""
+    if isinstance(value, str) and _prefixed(value):
         return "'" + value
     return value
 
 
 def restore(text: str) -> str:
-    """The text `neutralize` was given: one leading apostrophe removed when what follows is
-    formula-like, so a reader of a file econ wrote gets back the text it read before writing."""
-    if text.startswith("'") and looks_like_formula(text[1:]):
+    """The text `neutralize` was given: one leading apostrophe removed when what follows it is
+    one `neutralize` prefixes, so a reader of a file econ wrote gets back the text it read before
+    writing (`restore(neutralize(t)) == t` for every text)."""
+    if text.startswith("'") and _prefixed(text[1:]):
         return text[1:]
     return text
 

@@ -82,6 +82,19 @@ def test_hostile_names_in_csv_outputs(tmp_path: Path, name: str):
         assert not any(cell.startswith(FORMULA_PREFIXES) for cell in text_cells)
 
 
+def test_names_that_differ_stay_apart_once_written(tmp_path: Path):
+    """`=1` and `'=1` were one key once neutralized, `'=1`: the monthly file had 146 rows under it
+    (found by review). Written apart (`''=1`), each reads back as its own name."""
+    scenarios = [econ.load_scenario(SEED, {"name": name}) for name in ("=1", "'=1")]
+    out = tmp_path / "x.csv"
+    write_outputs(econ.project(scenarios), {"csv": out}, scenarios=scenarios)
+    monthly = pd.read_csv(out, keep_default_na=False)
+    rows = monthly.groupby("scenario", sort=False).size()
+    assert rows.to_dict() == {"'=1": 73, "''=1": 73}
+    summary = pd.read_csv(tmp_path / "x.summary.csv", keep_default_na=False)
+    assert [restore(name) for name in summary["scenario"]] == ["=1", "'=1"]
+
+
 def _is_number(text: str) -> bool:
     try:
         float(text)

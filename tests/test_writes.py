@@ -477,17 +477,41 @@ def test_any_invisible_prefix_before_a_sign_is_neutralized(prefix, sign, rest):
 def test_neutralize_adds_one_apostrophe_or_nothing(text):
     out = neutralize(text)
     assert out in (text, "'" + text)
-    assert (out != text) == looks_like_formula(text)
+    assert (out != text) == looks_like_formula(text.lstrip("'"))
     assert not looks_like_formula(out)  # what is written never reads as a formula
 
 
-@settings(max_examples=200, deadline=None)
-@given(st.one_of(st.text(max_size=20), st.sampled_from([*HIDDEN.values(), *PLAIN, "'=1", "'"])))
+APOSTROPHES = ["'=1", "''=1", "' =1", "'\uff1d1", "'", "''", "'plain", "'=", "a'=1"]
+"""Text that starts as neutralized text does, or nearly."""
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.one_of(
+        st.text(max_size=20),
+        st.sampled_from([*HIDDEN.values(), *PLAIN, *APOSTROPHES]),
+        st.builds(
+            lambda n, rest: "'" * n + rest,
+            st.integers(1, 3),
+            st.one_of(st.text(max_size=8), st.sampled_from([*HIDDEN.values(), *PLAIN])),
+        ),
+    )
+)
 def test_restore_gives_back_what_neutralize_was_given(text):
-    # restore reads a file neutralize wrote: text it reads is written back to the same cell
-    assert neutralize(restore(neutralize(text))) == neutralize(text)
-    if not (text.startswith("'") and looks_like_formula(text[1:])):
-        assert restore(neutralize(text)) == text
+    # restore reads a file neutralize wrote: every text comes back as it was
+    assert restore(neutralize(text)) == text
+
+
+def test_no_two_texts_are_written_alike():
+    """`=1` and `'=1` were both written `'=1`: two scenarios of those names were one key of the
+    CSV (146 monthly rows under it; found by review), and `restore` gave `=1` for both. Text
+    that starts with apostrophes before formula-like text gets one more."""
+    assert neutralize("=1") == "'=1"
+    assert neutralize("'=1") == "''=1"
+    assert neutralize("''=1") == "'''=1"
+    assert neutralize("'plain") == "'plain" and neutralize("'") == "'"
+    texts = [*HIDDEN.values(), *PLAIN, *APOSTROPHES]
+    assert len({neutralize(t) for t in texts}) == len(set(texts))
 
 
 @pytest.mark.parametrize("name", HIDDEN.values(), ids=HIDDEN.keys())
