@@ -204,9 +204,10 @@ def numbers_as_float(values) -> np.ndarray | None:
     return np.array([np.nan if v is None else v for v in values.tolist()], dtype=float)
 
 
-def parquet_bytes(frame: pd.DataFrame, st: Stamp) -> bytes:
-    """Parquet file of a frame with the stamp in its schema metadata (keys `econ_*`); numbers
-    are float64 whatever their values (`numbers_as_float`)."""
+def parquet_bytes(frame: pd.DataFrame, st: Stamp, created: bool = True) -> bytes:
+    """Parquet file of a frame with the stamp in its schema metadata (keys `econ_*`; without
+    `econ_created_utc` where not `created`: the tranche tables, which a rerun writes byte for
+    byte as their CSV); numbers are float64 whatever their values (`numbers_as_float`)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -219,7 +220,10 @@ def parquet_bytes(frame: pd.DataFrame, st: Stamp) -> bytes:
         for i, column in floats.items():  # by position: labels may repeat
             frame.isetitem(i, column)
     table = pa.Table.from_pandas(frame, preserve_index=False)
-    metadata = {k.encode(): v.encode("utf-8") for k, v in st.metadata().items()}
+    stamped = st.metadata()
+    if not created:
+        del stamped[f"econ_{CREATED_FIELD}"]
+    metadata = {k.encode(): v.encode("utf-8") for k, v in stamped.items()}
     table = table.replace_schema_metadata({**(table.schema.metadata or {}), **metadata})
     buffer = io.BytesIO()
     pq.write_table(table, buffer)
@@ -348,7 +352,11 @@ def output_payloads(
                 payloads[path] = (
                     (lambda which=which: csv_text(table(which)).encode("utf-8"))
                     if kind == "csv"
-                    else (lambda which=which: parquet_bytes(table(which), st))
+                    else (
+                        lambda which=which: parquet_bytes(
+                            table(which), st, created=not which.startswith("tranche")
+                        )
+                    )
                 )
         elif kind == "json":
             payloads[monthly_path] = lambda: projection_json(written, st).encode("utf-8")
