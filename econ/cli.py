@@ -415,6 +415,10 @@ def _parser(features: bool = True) -> argparse.ArgumentParser:
 def _cmd_project(args) -> int:
     from econ.engine import project
 
+    if args.out is not None:  # checked before the projection; an empty path is no path left out
+        from econ.export import output_kind
+
+        output_kind(args.out, option="--out")
     scenarios = [_scenario(f, args.overrides, args.hold_debt) for f in args.files]
     commands.check_distinct_names(args.files, scenarios)
     projection = project(scenarios)
@@ -746,7 +750,6 @@ def table_cell(fmt: str, value: float) -> str:
         return text
     sign = "+" if "+" in fmt and shown > 0 else ""
     return sign + compact(shown) + ("%" if percent else "")
-
 
 
 if __name__ == "__main__":

@@ -242,19 +242,55 @@ def _is_folder(path: Path) -> bool:
         return False
 
 
-def output_kind(path: str | os.PathLike) -> str:
-    """Format of an output path from its suffix, or ExportError listing the known ones."""
-    path = Path(path)
-    kind = FORMATS.get(path.suffix.lower())
-    if kind is None and _is_folder(path):
+FOLDER_NAMES = ("", ".", "..")
+"""Last components of a path that name a folder, not a file: none (the path ends with a
+separator: `out/rep.json/`), the folder itself, its parent. pathlib drops the first two
+(`Path("out/rep.json/")` is `out/rep.json`), so the path is read as text before."""
+
+
+def output_kind(path: str | os.PathLike, kind: str | None = None, option: str | None = None) -> str:
+    """Format of an output path, by its suffix (FORMATS), or ExportError saying why the path
+    names no file of a format: an empty path, a folder (one that exists, or a path ending with a
+    separator), a name that is only a suffix (`.csv`), no suffix or an unknown one.
+
+    `kind`: the format asked for (`--csv PATH`), whose suffix the path must end in; `option`:
+    the command's option that gave the path, which the message starts with (`--csv '': an empty
+    path; expected a file path ending in .csv`).
+    """
+    text = os.fspath(path)
+    named = " ".join(filter(None, (option, text or "''")))
+    expected = "expected a file path ending in " + (
+        f".{kind}" if kind else "one of: " + ", ".join(FORMATS)
+    )
+    if not text:
+        raise ExportError(f"{named}: an empty path; {expected}")
+    path = Path(text)
+    if _is_folder(path):
+        example = path / f"projection.{kind or 'xlsx'}"
+        raise ExportError(f"{named}: is a folder; {expected}, such as {example}")
+    suffix = path.suffix.lower()
+    last = os.path.basename(text)
+    if last in FOLDER_NAMES:
+        fits = suffix in FORMATS and (kind is None or FORMATS[suffix] == kind)
         raise ExportError(
-            f"{path}: is a folder; expected a file path ending in one of: " + ", ".join(FORMATS)
+            f"{named}: names a folder (it ends with {last or os.sep!r}), and there is no folder "
+            f"{path}; {expected}" + (f", such as {path}" if fits else "")
         )
-    if kind is None:
+    if path.name.lower() in FORMATS:  # `.csv`: a hidden file's name, with no suffix
         raise ExportError(
-            f"{path}: unknown output format '{path.suffix}'; expected one of: " + ", ".join(FORMATS)
+            f"{named}: the file name is empty ({path.name!r} is the suffix alone); expected a "
+            f"name before the suffix, such as {path.with_name('projection' + path.name)}"
         )
-    return kind
+    found = FORMATS.get(suffix)
+    if kind is not None and found != kind:
+        got = f"'{path.suffix}'" if path.suffix else "no extension"
+        raise ExportError(
+            f"{named}: expected a file name ending in .{kind} for the {kind} output, got {got}"
+        )
+    if found is None:
+        what = f"unknown output format '{path.suffix}'" if path.suffix else "no extension"
+        raise ExportError(f"{named}: {what}; expected one of: " + ", ".join(FORMATS))
+    return found
 
 
 def output_paths(path: str | os.PathLike) -> tuple[Path, Path | None]:
@@ -332,17 +368,8 @@ def output_payloads(
             raise ExportError(
                 f"unknown output format '{kind}'; expected one of: csv, parquet, xlsx, json"
             )
-        if _is_folder(Path(target)):  # (a folder without the suffix reads as no format at all)
-            raise ExportError(
-                f"{target}: is a folder; expected a file path ending in .{kind}, such as "
-                f"{Path(target) / f'projection.{kind}'}"
-            )
+        output_kind(target, kind)
         monthly_path, summary_path = output_paths(target)
-        if output_kind(monthly_path) != kind:
-            raise ExportError(
-                f"{monthly_path}: expected a file name ending in .{kind} for the {kind} output, "
-                f"got '{monthly_path.suffix}'"
-            )
         if kind in ("csv", "parquet"):
             files = {monthly_path: "monthly", summary_path: "summary"}
             if tranches:

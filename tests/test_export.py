@@ -319,6 +319,10 @@ def test_unwritable_paths(tmp_path: Path, monkeypatch, seed):
         write_outputs(projection, {"xlsx": folder}, scenarios=[scenario])
     with pytest.raises(ExportError, match=re.escape(f"{folder}: is a folder; expected a file")):
         write_projection(projection, folder)
+    # a path ending with a separator names a folder, though pathlib drops it (found by review)
+    with pytest.raises(ExportError, match=r"x\.csv/: names a folder \(it ends with '/'\)"):
+        write_projection(projection, f"{folder}/x.csv/", scenarios=[scenario])
+    assert _leftovers(folder) == []
 
     def denied(*args, **kwargs):  # tests may run as root, where chmod does not deny anything
         raise PermissionError(errno.EACCES, "Permission denied")
@@ -420,6 +424,81 @@ def test_cli_export_errors(tmp_path: Path, monkeypatch, capsys):
     assert main(["export", str(SEED), "--xlsx", str(tmp_path / "x.xlsx")]) == 3
     err = capsys.readouterr().err
     assert "the disk is full" in err and "Traceback" not in err
+    assert _leftovers(tmp_path) == []
+
+
+OUTPUT_PATHS = [
+    # (command, option, path, message after "error: "); {d} is the test's folder
+    (
+        "export",
+        "--json",
+        "{d}/rep.json/",
+        "--json {d}/rep.json/: names a folder (it ends with '/'), and there is no folder "
+        "{d}/rep.json; expected a file path ending in .json, such as {d}/rep.json",
+    ),
+    (
+        "project",
+        "--out",
+        "{d}/x.csv/",
+        "--out {d}/x.csv/: names a folder (it ends with '/'), and there is no folder {d}/x.csv; "
+        "expected a file path ending in one of: .csv, .parquet, .xlsx, .json, such as {d}/x.csv",
+    ),
+    (
+        "export",
+        "--csv",
+        "{d}/missing/",
+        "--csv {d}/missing/: names a folder (it ends with '/'), and there is no folder "
+        "{d}/missing; expected a file path ending in .csv",
+    ),
+    (
+        "export",
+        "--csv",
+        "{d}/missing",
+        "--csv {d}/missing: expected a file name ending in .csv for the csv output, got no "
+        "extension",
+    ),
+    ("export", "--csv", "", "--csv '': an empty path; expected a file path ending in .csv"),
+    (
+        "project",
+        "--out",
+        "",
+        "--out '': an empty path; expected a file path ending in one of: .csv, .parquet, .xlsx, "
+        ".json",
+    ),
+    (
+        "export",
+        "--out",
+        "{d}/.csv",
+        "--out {d}/.csv: the file name is empty ('.csv' is the suffix alone); expected a name "
+        "before the suffix, such as {d}/projection.csv",
+    ),
+    (
+        "export",
+        "--json",
+        "{d}/.json",
+        "--json {d}/.json: the file name is empty ('.json' is the suffix alone); expected a name "
+        "before the suffix, such as {d}/projection.json",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("command", "option", "path", "said"),
+    OUTPUT_PATHS,
+    ids=[f"{c} {o} {p.replace('{d}', 'd') or repr(p)}" for c, o, p, _ in OUTPUT_PATHS],
+)
+def test_an_output_path_naming_no_file_is_refused_in_one_line(
+    tmp_path: Path, capsys, command, option, path, said
+):
+    """Found by review: `--json d/rep.json/` wrote the file rep.json (pathlib drops the slash);
+    `--csv d/missing/` said "unknown output format ''" though --csv names the format; `--csv ""`
+    was taken for no --csv ("nothing to write", exit 2) and `project --out ""` for no --out
+    (the table printed, exit 0); `--out .csv` said "unknown output format ''". Each is exit 3,
+    one line naming the option, and nothing is written."""
+    d = str(tmp_path)
+    assert main([command, str(SEED), option, path.format(d=d)]) == 3
+    captured = capsys.readouterr()
+    assert captured.err == f"error: {said.format(d=d)}\n" and captured.out == ""
     assert _leftovers(tmp_path) == []
 
 

@@ -11,7 +11,8 @@ provenance stamps. No formulas live here.
 
 A bare name that is not a file is looked up among the ready-made scenarios (models/scenarios).
 Exit codes: 0 written, 2 no output asked for, 3 invalid scenario or an output that cannot be
-written (existing file without --force, missing folder, full disk, permissions).
+written (a path naming no file of its format: empty, ending with "/", a folder, a suffix alone;
+an existing file without --force, missing folder, full disk, permissions).
 """
 
 from __future__ import annotations
@@ -86,9 +87,15 @@ def run(args) -> int:
     from econ.export import output_kind, write_outputs
     from econ.scenario import load_scenario
 
-    targets = {kind: getattr(args, kind) for kind in FORMAT_OPTIONS if getattr(args, kind)}
-    if args.out:
-        kind = output_kind(args.out)  # (ExportError, exit 3, for an unknown suffix)
+    # Each path checked before the projection (ExportError, exit 3, naming the option): an empty
+    # one is refused, not taken for an option not given.
+    targets = {}
+    for kind in FORMAT_OPTIONS:
+        if getattr(args, kind) is not None:
+            output_kind(getattr(args, kind), kind, option=f"--{kind}")
+            targets[kind] = getattr(args, kind)
+    if args.out is not None:
+        kind = output_kind(args.out, option="--out")
         if kind in targets:
             print(
                 f"error: --out {args.out} and --{kind} {targets[kind]} both ask for the {kind} "
