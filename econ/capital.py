@@ -144,7 +144,9 @@ fees, at-the-market commissions); commitment_fee_usd: fee on undrawn commitments
 premium of capped calls bought at issue; cash_interest_usd: interest and coupons paid;
 interest_expense_usd: interest expense (effective interest: cash interest + amortized discount and
 issuance costs, commitment fees, and the unamortized costs written off on early repayment);
-amortization_usd: its non-cash part; extinguishment_usd: the write-off; scheduled_principal_usd:
+amortization_usd: its non-cash part, interest expense - cash interest - commitment fees (amortized
+discount and issuance costs, the write-off, and coupons accrued less coupons paid: negative in a
+coupon month); extinguishment_usd: the write-off; scheduled_principal_usd:
 regular instalments; balloon_usd: bullet, balloon and maturity repayments; settlement_usd:
 repayment of what is still owed in the scenario's last month; principal_usd: all cash principal;
 converted_usd: face settled in shares; balance_usd: face owed at month end; carrying_usd: balance

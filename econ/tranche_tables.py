@@ -46,8 +46,11 @@ TRANCHE_COLUMNS: dict[str, tuple[str, str]] = {
         "commitment fees, and the unamortized costs written off on early repayment",
     ),
     "amortization_usd": (
-        "Amortized discount and costs [USD]",
-        "the non-cash part of the interest expense",
+        "Non-cash interest expense [USD]",
+        "the interest expense less cash interest and commitment fees: issue discount and "
+        "issuance costs amortized, the write-off on early repayment, and coupons accrued less "
+        "coupons paid (negative in a coupon month, which pays what earlier months accrued); "
+        "summed to a debt tranche's settlement, its issue discount and upfront fees",
     ),
     "extinguishment_usd": (
         "Write-off on repayment [USD]",

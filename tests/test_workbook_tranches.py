@@ -197,6 +197,26 @@ def test_econ_verify_checks_the_tranche_sheets(book, tmp_path, capsys):
     )
 
 
+def test_the_non_cash_line_is_labelled_as_what_it_holds():
+    """`amortization_usd` was labelled "Amortized discount and costs" but holds the interest
+    expense less cash interest and commitment fees, coupons accrued less paid included: the
+    senior notes' month 1 is 5,408.51 (their costs are 8,839.00 in all), a coupon month
+    -27,083.07 (found by review). The key stays; the label and its note say what it holds."""
+    label, meaning = TRANCHE_COLUMNS["amortization_usd"]
+    assert label == "Non-cash interest expense [USD]"
+    assert "coupons accrued less coupons paid" in meaning
+    assert TRANCHE_METRICS["amortization_usd_total"][0] == "Non-cash interest expense, total [USD]"
+    notes = project(load_scenario(STACK)).tranches.xs("senior_notes", level="tranche")
+    line = notes["amortization_usd"].to_numpy()
+    np.testing.assert_allclose(
+        line,
+        notes["interest_expense_usd"] - notes["cash_interest_usd"] - notes["commitment_fee_usd"],
+        atol=1e-9,
+    )
+    assert round(line[1], 2) == 5408.51 and round(line[6], 2) == -27083.07
+    assert abs(line.sum() - notes["fees_usd"].sum() - notes["discount_usd"].sum()) <= HALF_CENT_USD
+
+
 @pytest.mark.parametrize("suffix", [".csv", ".parquet"])
 def test_out_writes_the_tranche_tables_beside_the_schedule(tmp_path, suffix):
     out = tmp_path / f"stack{suffix}"
