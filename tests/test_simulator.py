@@ -408,6 +408,60 @@ def test_cli_simulate_json_scenario(capsys):
     assert out["curve"] and "output_tokens_per_s_per_gpu" in out["curve"][0]
 
 
+@pytest.mark.parametrize(
+    ("hardware", "model", "layout"),
+    [("h200-sxm", "llama2-70b", (8, 8)), ("gb200-nvl72", "deepseek-r1", (8, 8))],
+)
+def test_cli_simulate_fixed_layout_is_the_operating_points_too(hardware, model, layout, capsys):
+    """An infrastructure review: `--gpus 8 --tp 8` printed the 8-GPU curve (llama2-70b on H200:
+    at most 1,891 tokens/s per GPU) under an operating point of 4,316 on 1 GPU (tp 1), and
+    DeepSeek-R1 on GB200 "8 GPUs (tp 1)": the point, the speed of light and the error band with
+    its Monte Carlo input searched every layout up to --gpus."""
+    from econ.throughput.calibration import get_workload
+
+    gpus, tp = layout
+    argv = ["throughput", "simulate", "--hardware", hardware, "--model", model]
+    argv += ["--scenario", "server", "--gpus", str(gpus), "--tp", str(tp), "--format", "json"]
+    assert _run(argv) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert (out["instance_gpus"], out["tensor_parallel"]) == layout
+    assert {(p["instance_gpus"], p["tensor_parallel"]) for p in out["curve"]} == {layout}
+    assert out["tokens_per_s_per_gpu"] <= max(
+        p["output_tokens_per_s_per_gpu"] for p in out["curve"]
+    )
+    w = get_workload(model, "server")
+    workload = {
+        k: out[k] for k in ("input_tokens", "output_tokens", "tpot_limit_s", "ttft_limit_s")
+    } | {"draft_tokens": w.draft_tokens, "accepted_tokens": w.accepted_tokens}
+    point = sim.operating_point(hardware, model, gpus=gpus, tensor_parallel=tp, **workload)
+    light = sim.speed_of_light(hardware, model, gpus=gpus, tensor_parallel=tp, **workload)
+    assert out["tokens_per_s_per_gpu"] == pytest.approx(point.tokens_per_s_per_gpu, rel=1e-12)
+    assert out["speed_of_light_tokens_per_s_per_gpu"] == pytest.approx(light, rel=1e-12)
+    band = out["error_band"]
+    assert band["predicted_tokens_per_s_per_gpu"] == out["tokens_per_s_per_gpu"]
+    searched = sim.operating_point(hardware, model, max_gpus=gpus, **workload)
+    assert searched.instance_gpus != gpus or searched.tensor_parallel != tp  # what it said
+
+
+def test_cli_simulate_fixed_layout_beyond_the_calibration_names_the_search_without_it(capsys):
+    argv = ["throughput", "simulate", "--hardware", "h200-sxm", "--model", "llama2-70b"]
+    assert _run([*argv, "--scenario", "server", "--gpus", "16"]) == 0
+    out = capsys.readouterr().out
+    assert "on 16 GPUs (tp 16)" in out
+    assert "limited to 8 GPUs the simulator predicts 4,316 tokens/s per GPU (--max-gpus 8 " in out
+    assert out.count("(--max-gpus 8 without --gpus)") == 1
+
+
+def test_operating_point_on_a_fixed_layout_refuses_a_bad_one():
+    workload = {"input_tokens": 128, "output_tokens": 256}
+    with pytest.raises(sim.SimulatorError, match="positive divisor of gpus = 8, got 3"):
+        sim.operating_point("h200-sxm", "llama2-70b", gpus=8, tensor_parallel=3, **workload)
+    with pytest.raises(sim.SimulatorError, match="tensor_parallel needs gpus"):
+        sim.speed_of_light("h200-sxm", "llama2-70b", tensor_parallel=8, **workload)
+    with pytest.raises(sim.SimulatorError, match=r"^the layout of 8 GPUs \(tp 8\) of 'h200-sxm'"):
+        sim.operating_point("h200-sxm", "llama2-70b", gpus=8, tpot_limit_s=1e-4, **workload)
+
+
 def test_cli_simulate_table_and_out(tmp_path, capsys):
     target = tmp_path / "curve.csv"
     argv = [

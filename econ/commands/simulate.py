@@ -309,19 +309,20 @@ def cmd_simulate(args) -> int:
         "accepted_tokens": req["accepted_tokens"],
     }
     hw, llm, precision = req["hardware"], req["model"], req["precision"]
+    # --gpus fixes the layout of the curve, the operating point, the speed of light and the band
+    layout = {"gpus": args.gpus, "tensor_parallel": args.tp}
     if args.gpus is not None:
         curve = sim.simulate_curve(
             hw,
             llm,
             precision,
-            gpus=args.gpus,
-            tensor_parallel=args.tp,
             points=args.points,
             efficiency=req["efficiency"],
             disaggregated=args.disaggregated,
+            **layout,
             **common,
         )
-        max_gpus = args.gpus
+        max_gpus = None
     else:
         if args.tp is not None:
             raise sim.SimulatorError("--tp needs --gpus")
@@ -343,7 +344,7 @@ def cmd_simulate(args) -> int:
         "disaggregated": args.disaggregated,
         **common,
     }
-    point = sim.operating_point(hw, llm, precision, max_gpus=max_gpus, **search)
+    point = sim.operating_point(hw, llm, precision, max_gpus=max_gpus, **layout, **search)
     light = sim.speed_of_light(
         hw,
         llm,
@@ -351,6 +352,7 @@ def cmd_simulate(args) -> int:
         tpot_limit_s=req["tpot_limit_s"],
         ttft_limit_s=req["ttft_limit_s"],
         max_gpus=max_gpus,
+        **layout,
         **common,
     )
     if args.out:
@@ -375,7 +377,9 @@ def cmd_simulate(args) -> int:
         "error_band": None,
     }
     if req["efficiency"] is None:  # the band is of the calibrated coefficients' predictions
-        band, warnings = calibrated_band(hw, llm, precision, point, search)
+        band, warnings = calibrated_band(
+            hw, llm, precision, point, search, fixed=args.gpus is not None
+        )
         result["error_band"] = band.as_dict()
         result["warnings"] += warnings
     if args.format == "json":
@@ -389,9 +393,11 @@ def cmd_simulate(args) -> int:
     return EXIT_OK
 
 
-def calibrated_band(hw, llm, precision, point, search: dict):
+def calibrated_band(hw, llm, precision, point, search: dict, fixed: bool = False):
     """The band of a prediction by the calibrated coefficients and its warnings: a pair outside
-    the calibrated ones, the pair's own MLPerf miss, a layout larger than the calibration's."""
+    the calibrated ones, the pair's own MLPerf miss, a layout larger than the calibration's
+    (`fixed`: the point's layout was fixed by --gpus, which the search up to --max-gpus needs
+    dropped)."""
     band, layout, scenario = errorbands.simulated_band(hw, llm, precision, point, search)
     warnings = []
     if not band.calibrated_pair:
@@ -403,7 +409,7 @@ def calibrated_band(hw, llm, precision, point, search: dict):
     warnings += band.warnings
     if layout:
         gpus = errorbands.calibrated_gpus(hw.key, llm.key, scenario)[0]
-        warnings.append(f"{layout} (--max-gpus {gpus})")
+        warnings.append(f"{layout} (--max-gpus {gpus}{' without --gpus' if fixed else ''})")
     return band, warnings
 
 

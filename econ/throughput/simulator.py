@@ -508,6 +508,31 @@ def parallel_configs(model: LLM, hardware: Hardware, max_gpus: int | None = None
     return np.array(rows, dtype=float)
 
 
+def layout_configs(
+    model: LLM,
+    hardware: Hardware,
+    max_gpus: int | None = None,
+    *,
+    gpus: int | None = None,
+    tensor_parallel: int | None = None,
+) -> np.ndarray:
+    """The layouts a search covers: every layout up to `max_gpus` (`parallel_configs`), or the
+    one layout `gpus` fixes, with `tensor_parallel` (default `gpus` for dense models and 1,
+    attention data parallelism, for MoE models) [rows of (gpus, tensor-parallel degree)]."""
+    if gpus is None:
+        if tensor_parallel is not None:
+            raise SimulatorError("tensor_parallel needs gpus")
+        return parallel_configs(model, hardware, max_gpus)
+    if isinstance(gpus, bool) or not isinstance(gpus, int) or gpus < 1:
+        raise SimulatorError(f"gpus must be a positive integer, got {gpus!r}")
+    tp = tensor_parallel if tensor_parallel is not None else (1 if model.is_moe else gpus)
+    if isinstance(tp, bool) or not isinstance(tp, int) or tp < 1 or gpus % tp:
+        raise SimulatorError(
+            f"tensor parallel degree must be a positive divisor of gpus = {gpus}, got {tp!r}"
+        )
+    return np.array([[gpus, tp]], dtype=float)
+
+
 def concurrency_grid(capacity, points=DEFAULT_POINTS):
     """Geometric grid from 1 to each capacity [sequences], shape capacity.shape + (points,)."""
     cap = np.maximum(np.asarray(capacity, dtype=float), 1.0)
@@ -711,18 +736,7 @@ def simulate_curve(
     _check_lengths(input_tokens, output_tokens)
     _check_speculation(draft_tokens, accepted_tokens)
     eff, eff_info = _efficiency_for(hw, llm, p, efficiency)
-    configs = parallel_configs(llm, hw)
-    if gpus is not None:
-        if not isinstance(gpus, int) or gpus < 1:
-            raise SimulatorError(f"gpus must be a positive integer, got {gpus!r}")
-        tp = tensor_parallel if tensor_parallel is not None else (1 if llm.is_moe else gpus)
-        if not isinstance(tp, int) or tp < 1 or gpus % tp:
-            raise SimulatorError(
-                f"tensor parallel degree must be a positive divisor of gpus = {gpus}, got {tp!r}"
-            )
-        configs = np.array([[gpus, tp]], dtype=float)
-    elif tensor_parallel is not None:
-        raise SimulatorError("tensor_parallel needs gpus")
+    configs = layout_configs(llm, hw, gpus=gpus, tensor_parallel=tensor_parallel)
     _fit_error(hw, llm, p, configs, eff, float(input_tokens), float(output_tokens))
     system = system_arrays(hw, llm, p)
     isl, osl = float(input_tokens), float(output_tokens)
@@ -969,6 +983,8 @@ def operating_point(
     tpot_limit_s: float | None = None,
     ttft_limit_s: float | None = None,
     max_gpus: int | None = None,
+    gpus: int | None = None,
+    tensor_parallel: int | None = None,
     efficiency: Efficiency | None = None,
     disaggregated: bool = False,
     draft_tokens: int = 0,
@@ -983,14 +999,15 @@ def operating_point(
     The search is the calibration's (`calibration.PredictionBatch`): `points` concurrency values
     per layout (default SEARCH_POINTS, the fit's grid) and the SLO edge interpolated between
     them, so with `max_gpus` set to a submission's GPU count it gives the validated figure of
-    docs/simulator.md."""
+    docs/simulator.md. `gpus` (with `tensor_parallel`) fixes the layout instead, as
+    `simulate_curve` does: the point is then on that layout's curve (`layout_configs`)."""
     hw, llm, p = resolve(hardware, model, precision)
     _check_lengths(input_tokens, output_tokens)
     _check_speculation(draft_tokens, accepted_tokens)
     tpot = _check_limit("TPOT limit", tpot_limit_s)
     ttft = _check_limit("TTFT limit", ttft_limit_s)
     eff, _ = _efficiency_for(hw, llm, p, efficiency)
-    configs = parallel_configs(llm, hw, max_gpus)
+    configs = layout_configs(llm, hw, max_gpus, gpus=gpus, tensor_parallel=tensor_parallel)
     isl, osl = float(input_tokens), float(output_tokens)
     _fit_error(hw, llm, p, configs, eff, isl, osl)
     env = envelope_points(
@@ -1008,8 +1025,11 @@ def operating_point(
     )
     point = best_point(env)
     if strict and not point.meets_slo:
+        which = (
+            "no layout" if gpus is None else f"the layout of {gpus} GPUs (tp {int(configs[0, 1])})"
+        )
         raise SimulatorError(
-            f"no layout of {hw.key!r} serving {llm.key!r} at {p.upper()} meets p99 TPOT <= "
+            f"{which} of {hw.key!r} serving {llm.key!r} at {p.upper()} meets p99 TPOT <= "
             f"{_fmt_limit(tpot, 1000, 'ms')} and TTFT <= {_fmt_limit(ttft, 1, 's')}; the closest is "
             f"{point.instance_gpus} GPUs (tp {point.tensor_parallel}) at concurrency "
             f"{point.concurrency:,.0f}: TPOT {point.tpot_s_p99 * 1000:,.1f} ms, "
@@ -1042,6 +1062,8 @@ def speed_of_light(
     tpot_limit_s: float | None = None,
     ttft_limit_s: float | None = None,
     max_gpus: int | None = None,
+    gpus: int | None = None,
+    tensor_parallel: int | None = None,
     draft_tokens: int = 0,
     accepted_tokens: float = 1.0,
 ) -> float:
@@ -1049,7 +1071,8 @@ def speed_of_light(
 
     The same model with every efficiency at 1, no fixed overheads, no MoE imbalance, perfect overlap
     of memory and compute and no p99 tail: no serving stack can exceed it on this hardware at this
-    precision and these lengths. Raises SimulatorError when even the ideal misses the SLO.
+    precision and these lengths (on the layout `gpus` and `tensor_parallel` fix, where given: see
+    `operating_point`). Raises SimulatorError when even the ideal misses the SLO.
     """
     point = operating_point(
         hardware,
@@ -1060,6 +1083,8 @@ def speed_of_light(
         tpot_limit_s=tpot_limit_s,
         ttft_limit_s=ttft_limit_s,
         max_gpus=max_gpus,
+        gpus=gpus,
+        tensor_parallel=tensor_parallel,
         efficiency=SPEED_OF_LIGHT,
         draft_tokens=draft_tokens,
         accepted_tokens=accepted_tokens,
