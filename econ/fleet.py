@@ -20,6 +20,7 @@ from econ.engine import project
 from econ.errors import InputError
 from econ.scenario.io import validate_dict
 from econ.scenario.models import MAX_GPUS, Scenario
+from econ.scenario.power_models import it_kw_per_gpu
 from econ.units import KW_PER_MW
 
 
@@ -58,6 +59,12 @@ def gpus_for_power(power_kw: float, kw_per_gpu: float, gpus_per_rack: int) -> in
     """Whole racks of GPUs that fit an IT power envelope [GPUs]."""
     racks = int(np.floor(power_kw / (kw_per_gpu * gpus_per_rack) + 1e-9))
     return racks * gpus_per_rack
+
+
+def installed_it_kw(scenario: Scenario) -> float:
+    """The scenario's own fleet's full-load IT power: its GPUs x power.kw_per_gpu taken to the
+    IT boundary from power.kw_per_gpu_definition (`it_kw_per_gpu`) [kW]."""
+    return scenario.fleet.gpu_count * it_kw_per_gpu(scenario.power)
 
 
 def earliest_month(scenario: Scenario, vintage: str) -> int:
@@ -106,22 +113,21 @@ def refresh_scenarios(
             f"refresh month {int(repeated[0][repeated[1] > 1][0])} is given more than once; "
             "expected distinct months (each is one case, named by its month)"
         )
-    old = scenario.fleet
     new = scenario.expand()[1 + names.index(vintage)]
-    envelope_kw = (
-        power_mw * KW_PER_MW if power_mw is not None else old.gpu_count * scenario.power.kw_per_gpu
-    )
-    if not envelope_kw / new.power.kw_per_gpu <= MAX_GPUS:  # also NaN and infinity
+    # both fleets on the IT boundary (power.kw_per_gpu_definition), as the projection draws them
+    new_kw_per_gpu = it_kw_per_gpu(new.power)
+    envelope_kw = power_mw * KW_PER_MW if power_mw is not None else installed_it_kw(scenario)
+    if not envelope_kw / new_kw_per_gpu <= MAX_GPUS:  # also NaN and infinity
         raise RefreshError(
             f"an IT power envelope of {envelope_kw / KW_PER_MW:g} MW holds more than {MAX_GPUS:,} "
             f"'{vintage}' GPUs (fleet.gpu_count's bound); expected a smaller envelope"
         )
-    new_gpus = gpus_for_power(envelope_kw, new.power.kw_per_gpu, new.fleet.gpus_per_rack)
+    new_gpus = gpus_for_power(envelope_kw, new_kw_per_gpu, new.fleet.gpus_per_rack)
     if new_gpus < 1:
         raise RefreshError(
             f"an IT power envelope of {envelope_kw:,.0f} kW holds no whole rack of '{vintage}' "
-            f"({new.fleet.gpus_per_rack} GPUs x {new.power.kw_per_gpu:g} kW); expected at least "
-            f"{new.fleet.gpus_per_rack * new.power.kw_per_gpu:,.0f} kW"
+            f"({new.fleet.gpus_per_rack} GPUs x {new_kw_per_gpu:g} kW of IT load); expected at "
+            f"least {new.fleet.gpus_per_rack * new_kw_per_gpu:,.0f} kW"
         )
     others = [v for v in scenario.vintages if v.name != vintage]
     base = scenario.model_dump(exclude={"sources"})
@@ -241,7 +247,7 @@ def refresh_warnings(
             f"{'them' if all(at_book) else 'it'}; depreciation.sale_value_share = 0 values the "
             "refresh with nothing recovered"
         )
-    installed_kw = old.fleet.gpu_count * old.power.kw_per_gpu
+    installed_kw = installed_it_kw(old)
     if power_mw is not None and power_mw * KW_PER_MW > installed_kw * (1 + 1e-9):
         out.append(
             f"the envelope of {power_mw:g} MW is {power_mw * KW_PER_MW / installed_kw:,.1f}x the "
