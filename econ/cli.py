@@ -489,31 +489,17 @@ def _cmd_validate(args) -> int:
             failed += 1
             commands.say_error(in_file(exc, name))
         else:
-            from econ.financing import dscr_floor_warning
-            from econ.plausibility import scenario_warnings
-            from econ.racks import catalog_warnings
-            from econ.scenario.depreciation_models import no_effect_warnings
+            from econ.plausibility import validate_warnings
             from econ.text import printable
 
             defaults = scenario.default_sections
             note = f"; defaults for {', '.join(defaults)}" if defaults else ""
             said = f"{name}: ok ({scenario.name}, {scenario.horizon} months{note})"
             print(printable(said, line=True))  # (a name's invisible characters escaped)
-            low_floor = dscr_floor_warning(scenario.financing.covenants.dscr_floor)
-            if low_floor:  # (the scenario's covenant: said once, not per vintage)
-                commands.say_warnings([f"warning [{scenario.name}]: {low_floor}"])
-            # the fleet and each vintage, as projected
-            rows = scenario.expand()
-            unused = no_effect_warnings([row.depreciation for row in rows])
-            slips = scenario_warnings(scenario)  # an input's likely unit slip
-            for row, borrowed, no_effect, slip in zip(
-                rows, scenario.borrowed_figures(), unused, slips, strict=True
-            ):
-                found = catalog_warnings(
-                    row.fleet.hardware, row.facility.rack_cooling, row.fleet.gpu_count, row.power
-                )
-                found = (*((borrowed,) if borrowed else ()), *found, *no_effect, *slip)
-                commands.say_warnings(f"warning [{row.name}]: {warning}" for warning in found)
+            # the scenario's covenant once, then the fleet and each vintage, as projected
+            commands.say_warnings(
+                f"warning [{whose}]: {warning}" for whose, warning in validate_warnings(scenario)
+            )
     return EXIT_INVALID if failed else EXIT_OK
 
 

@@ -39,8 +39,9 @@ class Refresh:
         old fleet sells for in month k: its resale value at that age with a resale table)
     best_month : the k with the highest NPV
     npv_keep_usd, npv_best_usd : NPV of keeping the fleet, and of refreshing at best_month [USD]
-    warnings : what the answer rests on that no input priced (a sale at book value), and an
-        envelope that grows the fleet (`refresh_warnings`)
+    warnings : what the answer rests on that no input priced (a sale at book value), an
+        envelope that grows the fleet (`refresh_warnings`), and what `econ validate` warns of
+        the best case's inputs (`case_warnings`), each once
     """
 
     table: pd.DataFrame
@@ -186,14 +187,30 @@ def refresh_analysis(
         best_month=int(candidates[best]),
         npv_keep_usd=float(metrics["npv_usd"][0]),
         npv_best_usd=float(npv.max()),
-        warnings=tuple(filter(None, (
+        warnings=tuple(dict.fromkeys(filter(None, (  # (in order, each once)
             early_warning(scenario, vintage, candidates, int(candidates[best])),
             *refresh_warnings(
                 scenario, cases[best], int(candidates[best]),
                 result.lines["disposal_usd"][1 + best], new_gpus, power_mw,
             ),
-        ))),
+            *case_warnings(cases[best]),
+        )))),
     )  # fmt: skip
+
+
+def case_warnings(case: Scenario) -> tuple[str, ...]:
+    """What `econ validate` warns of a refresh case's inputs (`econ.plausibility.
+    validate_warnings`): of the scenario's own (a vintage that borrows the old fleet's power per
+    GPU, a rack size taken from the old fleet...) and of the refresh's (a GPU count sized to the
+    envelope that is not a whole number of systems). A row's are named as a projection names it:
+    [base] for the old fleet, [VINTAGE] for the new one."""
+    from econ.plausibility import validate_warnings  # the catalogs load only here
+
+    rows = f"{case.name}/"
+    return tuple(
+        warning if whose == case.name else f"[{whose.removeprefix(rows)}] {warning}"
+        for whose, warning in validate_warnings(case)
+    )
 
 
 def early_warning(scenario: Scenario, vintage: str, candidates, best_month: int) -> str | None:

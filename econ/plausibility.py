@@ -426,6 +426,33 @@ def scenario_warnings(scenario: Scenario) -> tuple[tuple[str, ...], ...]:
     )
 
 
+def validate_warnings(scenario: Scenario) -> tuple[tuple[str, str], ...]:
+    """What `econ validate` warns of a scenario's inputs, as (whose, warning): whose is the
+    scenario's name for a warning of the whole scenario (a DSCR covenant floor below 1.0x), else
+    the name of the row of `scenario.expand()` it is of (its fleet, a vintage). Per row: a
+    figure per GPU a vintage borrows from the fleet (`Scenario.borrowed_figures`), what the
+    catalogs contradict (`econ.racks.catalog_warnings`), depreciation inputs without effect and
+    this module's (`scenario_warnings`). `econ refresh` gives those of the case it picks."""
+    from econ.financing import dscr_floor_warning
+    from econ.racks import catalog_warnings
+    from econ.scenario.depreciation_models import no_effect_warnings
+
+    low_floor = dscr_floor_warning(scenario.financing.covenants.dscr_floor)
+    out = [(scenario.name, low_floor)] if low_floor else []
+    rows = scenario.expand()
+    unused = no_effect_warnings([row.depreciation for row in rows])
+    slips = scenario_warnings(scenario)
+    for row, borrowed, no_effect, slip in zip(
+        rows, scenario.borrowed_figures(), unused, slips, strict=True
+    ):
+        found = catalog_warnings(
+            row.fleet.hardware, row.facility.rack_cooling, row.fleet.gpu_count, row.power
+        )
+        found = (*((borrowed,) if borrowed else ()), *found, *no_effect, *slip)
+        out += [(row.name, warning) for warning in found]
+    return tuple(out)
+
+
 def rack_fit_warnings(scenario: Scenario) -> tuple[tuple[str, ...], ...]:
     """For each row of `scenario.expand()`, what its fleet.gpus_per_rack contradicts in the rack
     catalog, with the bounds and warnings of `econ size` (econ.racks.rack_fit_warnings): a

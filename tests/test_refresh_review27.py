@@ -10,8 +10,11 @@ inf; `econ size` said nothing of a retrofitted air hall's power distribution and
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
+from econ.cli import main
 from econ.fleet import RefreshError, refresh_analysis
 from econ.scenario import load_scenario, read_toml, validate_dict
 from tests.conftest import ROOT
@@ -77,3 +80,44 @@ def test_an_envelope_too_small_names_the_it_load_per_gpu():
     scenario = _with({}, {"kw_per_gpu": 1.8333 * 1.2, "kw_per_gpu_definition": "utility_meter"})
     with pytest.raises(RefreshError, match=r"\(72 GPUs x 1\.8333 kW of IT load\); expected at "):
         refresh_analysis(scenario, "gb300", power_mw=0.1)
+
+
+# --- 3. The scenario's own warnings ---------------------------------------------------------------
+
+
+def test_the_refresh_says_the_warnings_validate_gives_its_case():
+    """A GB300 vintage without a power section of its own takes the H200s' 1.37 kW, 33% below
+    the rack catalog's; without fleet.gpus_per_rack it takes the H200s' 32 and places 23 racks
+    of 32 (736 GPUs, not a whole number of NVL72 systems). `econ validate` and `econ project`
+    warned of both; the refresh, whose answer rests on them, said neither."""
+    data = read_toml(FILE)
+    del data["vintages"][0]["power"]
+    borrowed = refresh_analysis(validate_dict(data), "gb300", months=[18])
+    assert borrowed.table.new_gpu_count.iloc[0] == 1008  # 1,402.88 kW / (72 x 1.37 kW): 14 racks
+    said = borrowed.warnings[1:]
+    assert len(said) == 2
+    assert said[0].startswith("[gb300] this vintage runs on gb300-nvl72, not the scenario's")
+    assert said[1].startswith("[gb300] power.kw_per_gpu gives 1.37 kW of IT load per GPU, 33%")
+    data = read_toml(FILE)
+    del data["vintages"][0]["fleet"]["gpus_per_rack"]
+    unracked = refresh_analysis(validate_dict(data), "gb300", months=[18])
+    assert unracked.table.new_gpu_count.iloc[0] == 736
+    said = unracked.warnings[1:]
+    assert said[0].startswith("[gb300] fleet.gpu_count = 736 is not a whole number of gb300-nvl72")
+    assert said[1].startswith("[gb300] fleet.gpus_per_rack is not given: 32 GPUs per rack")
+    assert len(set(unracked.warnings)) == len(unracked.warnings)
+
+
+def test_the_cli_says_the_cases_warnings_on_stderr_and_in_json(tmp_path, capsys):
+    data = FILE.read_text().replace("[vintages.power]\nkw_per_gpu = 1.8333\n", "")
+    assert "[vintages.power]" not in data
+    path = tmp_path / "nopow.toml"
+    path.write_text(data)
+    args = ["refresh", str(path), "--vintage", "gb300", "--to-month", "18"]
+    assert main(args) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert err[1].startswith("warning: [gb300] this vintage runs on gb300-nvl72")
+    assert main([*args, "--format", "json"]) == 0
+    warnings = json.loads(capsys.readouterr().out)["warnings"]
+    assert warnings[1].startswith("[gb300] this vintage runs on gb300-nvl72")
+    assert len(warnings) == len(err) == 3
