@@ -74,6 +74,20 @@ def earliest_month(scenario: Scenario, vintage: str) -> int:
     return max(1, int(found[0].fleet.get("purchase_month", 1))) if found else 1
 
 
+def first_retire_month(scenario: Scenario) -> int:
+    """The first month the scenario's own fleet can retire in, and so be refreshed: its
+    fleet.service_start_month, by default the month after its fleet.purchase_month."""
+    fleet = scenario.fleet
+    start = fleet.service_start_month
+    return fleet.purchase_month + 1 if start is None else start
+
+
+def first_refresh_month(scenario: Scenario, vintage: str) -> int:
+    """The default first candidate month: the vintage's purchase month (`earliest_month`), or the
+    old fleet's first month (`first_retire_month`) where that is later."""
+    return max(earliest_month(scenario, vintage), first_retire_month(scenario))
+
+
 def refresh_scenarios(
     scenario: Scenario, vintage: str, months=None, power_mw: float | None = None
 ) -> tuple[Scenario, list[Scenario], np.ndarray, int]:
@@ -84,7 +98,8 @@ def refresh_scenarios(
     scenario : a scenario with a vintage named `vintage` (the new generation)
     vintage : name of the replacing vintage
     months : candidate refresh months; default every month from the vintage's purchase month in the
-        scenario (taken as the month it becomes available) to the horizon - 1
+        scenario (taken as the month it becomes available), or from the old fleet's first month
+        where that is later (`first_refresh_month`), to the horizon - 1
     power_mw : IT power envelope [MW]; default the installed fleet's full-load IT power. The new
         vintage is sized to whole racks within it.
     """
@@ -97,7 +112,7 @@ def refresh_scenarios(
     horizon = scenario.horizon
     replacement = scenario.vintages[names.index(vintage)]
     candidates = (
-        np.arange(earliest_month(scenario, vintage), horizon)
+        np.arange(first_refresh_month(scenario, vintage), horizon)
         if months is None
         else np.asarray(list(months), dtype=int)
     )
@@ -107,6 +122,13 @@ def refresh_scenarios(
         raise RefreshError(
             f"{said} 1..{horizon - 1}; expected refresh months in that range (the horizon is "
             f"{horizon} months: the old fleet serves before the refresh month, the new one after)"
+        )
+    first = first_retire_month(scenario)
+    if (candidates < first).any():
+        raise RefreshError(
+            f"refresh month {int(candidates[candidates < first][0])} is before month {first}, "
+            f"the first the old fleet can retire in ({first_retire_input(scenario)}); expected "
+            f"refresh months from {first}"
         )
     repeated = np.unique(candidates, return_counts=True)
     if (repeated[1] > 1).any():
@@ -155,6 +177,14 @@ def refresh_scenarios(
         }
         cases.append(validate_dict(data, file))
     return keep, cases, candidates, new_gpus
+
+
+def first_retire_input(scenario: Scenario) -> str:
+    """Which input `first_retire_month` comes from, with its value."""
+    fleet = scenario.fleet
+    if fleet.service_start_month is not None:
+        return f"fleet.service_start_month = {fleet.service_start_month}"
+    return f"the month after fleet.purchase_month = {fleet.purchase_month}"
 
 
 def refresh_analysis(

@@ -121,3 +121,32 @@ def test_the_cli_says_the_cases_warnings_on_stderr_and_in_json(tmp_path, capsys)
     warnings = json.loads(capsys.readouterr().out)["warnings"]
     assert warnings[1].startswith("[gb300] this vintage runs on gb300-nvl72")
     assert len(warnings) == len(err) == 3
+
+
+# --- 4. The default window starts after the old fleet's purchase ----------------------------------
+
+LATE = {"fleet.purchase_month": 24, "fleet.retire_month": 30}
+"""The H200s bought in month 24, after the GB300s' month 18."""
+
+
+def test_the_default_window_starts_after_the_old_fleets_purchase(capsys):
+    """It started at the vintage's month 18, and the case of month 18 was refused as the
+    scenario's: "fleet.retire_month is 18; expected a month after the purchase month (24)", a
+    month the user had not given (they gave 30)."""
+    result = refresh_analysis(load_scenario(FILE, LATE), "gb300")
+    assert result.table.index[0] == 25 and result.table.index[-1] == 71
+    overrides = [f"--set={k}={v}" for k, v in LATE.items()]
+    assert main(["refresh", str(FILE), "--vintage", "gb300", *overrides, "--to-month", "26"]) == 0
+    assert "refresh in month 25" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("option", ["--from-month", "--to-month"])
+def test_a_month_before_the_old_fleet_can_retire_is_refused_by_name(option, capsys):
+    overrides = [f"--set={k}={v}" for k, v in LATE.items()]
+    assert main(["refresh", str(FILE), "--vintage", "gb300", *overrides, option, "20"]) == 3
+    assert capsys.readouterr().err == (
+        f"error: {option} = 20: expected a month from 25, the first the old fleet can retire in "
+        "(the month after fleet.purchase_month = 24)\n"
+    )
+    with pytest.raises(RefreshError, match="refresh month 20 is before month 25, the first the"):
+        refresh_analysis(load_scenario(FILE, LATE), "gb300", months=[20, 30])

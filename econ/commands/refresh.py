@@ -39,7 +39,8 @@ def register(subparsers) -> None:
         "--from-month",
         type=_MONTH,
         help="first candidate month (default: the vintage's purchase month, taken as when it "
-        "becomes available; earlier months are warned of)",
+        "becomes available, or the old fleet's first month in service where that is later; "
+        "months before the vintage's purchase month are warned of)",
     )
     p.add_argument("--to-month", type=_MONTH, help="last candidate month (default: horizon - 1)")
     add_overrides(
@@ -50,10 +51,11 @@ def register(subparsers) -> None:
     p.set_defaults(run=run)
 
 
-def _check_months(args, horizon: int) -> None:
+def _check_months(args, scenario) -> None:
     """Refuse --from-month or --to-month outside the months a refresh can fall in, by name."""
-    from econ.fleet import RefreshError
+    from econ.fleet import RefreshError, first_retire_input, first_retire_month
 
+    horizon = scenario.horizon
     for option, month in (("--from-month", args.from_month), ("--to-month", args.to_month)):
         if month is not None and not 1 <= month <= horizon - 1:
             raise RefreshError(
@@ -61,19 +63,26 @@ def _check_months(args, horizon: int) -> None:
                 f"{horizon} months: the old fleet serves before the refresh month, the new one "
                 "after)"
             )
+    first = first_retire_month(scenario)
+    for option, month in (("--from-month", args.from_month), ("--to-month", args.to_month)):
+        if month is not None and month < first:
+            raise RefreshError(
+                f"{option} = {month}: expected a month from {first}, the first the old fleet "
+                f"can retire in ({first_retire_input(scenario)})"
+            )
 
 
 def run(args) -> int:
-    from econ.fleet import earliest_month, refresh_analysis
+    from econ.fleet import first_refresh_month, refresh_analysis
     from econ.scenario import load_scenario
 
     scenario = load_scenario(scenario_path(args.file), args.overrides)
-    _check_months(args, scenario.horizon)
+    _check_months(args, scenario)
     months = None
     if args.from_month is not None or args.to_month is not None:
         first = args.from_month
         if first is None:
-            first = earliest_month(scenario, args.vintage)
+            first = first_refresh_month(scenario, args.vintage)
         last = args.to_month if args.to_month is not None else scenario.horizon - 1
         if first > last:
             from econ.fleet import RefreshError
