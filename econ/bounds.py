@@ -61,9 +61,9 @@ def expected_within(
     """What a number within `bounds` is expected to be, as options and scenario fields say it:
     "a rate from 0 to 1 [1/year]", "a whole number from 1 to 600 [months]"; `what` names the
     number ("a number" becomes "a whole number" when `whole`) and `unit` follows as written
-    (" [USD]", " (1 = 100%)"); "a finite number" without bounds."""
+    (" [USD]", " (1 = 100%)"); "a finite number" without bounds ("a finite whole number")."""
     if not bounds:
-        return "a finite number" + unit
+        return ("a finite whole number" if whole else "a finite number") + unit
     if whole:
         what = what.replace("a number", "a whole number", 1)
     return f"{what} {bounds_words(bounds, bound_text)}{unit}"

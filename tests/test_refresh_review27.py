@@ -150,3 +150,42 @@ def test_a_month_before_the_old_fleet_can_retire_is_refused_by_name(option, caps
     )
     with pytest.raises(RefreshError, match="refresh month 20 is before month 25, the first the"):
         refresh_analysis(load_scenario(FILE, LATE), "gb300", months=[20, 30])
+
+
+# --- 5. Whole-number options given nan or inf -----------------------------------------------------
+
+SIM = ["throughput", "simulate", "--hardware", "h200-sxm", "--model", "llama2-70b"]
+
+
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (["refresh", str(FILE), "--vintage", "gb300", "--from-month", "nan"], "--from-month = nan"),
+        (["refresh", str(FILE), "--vintage", "gb300", "--to-month", "inf"], "--to-month = inf"),
+        (["size", "--hardware", "gb300-nvl72", "--systems-per-rack", "nan"], "--systems-per-rack"),
+        ([*SIM, "--scenario", "server", "--gpus", "nan"], "--gpus = nan"),
+        ([*SIM, "--scenario", "server", "--points", "nan"], "--points = nan"),
+        ([*SIM, "--scenario", "server", "--max-gpus", "inf"], "--max-gpus = inf"),
+        ([*SIM, "--scenario", "server", "--draft-tokens", "-inf"], "--draft-tokens = -inf"),
+        (["app", "--port", "nan"], "--port = nan"),
+    ],
+)
+def test_a_whole_number_option_given_nan_or_inf_exits_3_naming_it(argv, said, capsys):
+    """They exited 2 with argparse's "invalid int value: 'nan'", while docs/inputs.md says any
+    number option given nan or inf exits 3 naming the option."""
+    assert main(argv) == 3
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {said}") and "expected a finite" in err, err
+
+
+def test_a_whole_number_option_given_a_fraction_exits_3_and_text_stays_a_usage_error(capsys):
+    refresh = ["refresh", str(FILE), "--vintage", "gb300"]
+    assert main([*refresh, "--to-month", "20.5"]) == 3
+    assert capsys.readouterr().err == (
+        "error: --to-month = 20.5: expected a whole number (a month from 1 to 600)\n"
+    )
+    assert main([*refresh, "--to-month", "2e1", "--format", "json"]) == 0  # 20, as `whole` takes
+    assert json.loads(capsys.readouterr().out)["months"][-1]["refresh_month"] == 20
+    with pytest.raises(SystemExit) as usage:
+        main([*refresh, "--to-month", "abc"])
+    assert usage.value.code == 2

@@ -310,7 +310,8 @@ class Number:
     field (`econ.scenario.<module>`, read when the option is given, so start-up stays light);
     `what` and `unit` word the expectation, e.g. "a rate from 0 to 1 [1/year]" (or `expected`
     says it all). `whole` takes any number but refuses one that is not whole as out of bounds
-    (exit 3, naming the option: "--gpus = 2.5"), and returns it as int. Finite bounds
+    (exit 3, naming the option: "--gpus = 2.5"), and returns it as int; `kind=int` does the
+    same (NaN, infinity and 2.5 exit 3 there too, not argparse's "invalid int value"). Finite bounds
     also keep the computation inside floating point (1e308 USD overflows a loan schedule).
     """
 
@@ -356,16 +357,28 @@ class Number:
     def __call__(self, text: str):
         from econ.index_files import cell_number
 
-        value = cell_number(text, self.kind)  # not a number: argparse's usage error
+        whole_only = self.whole or self.kind is int
+        try:
+            value = cell_number(text, self.kind)  # not a number: argparse's usage error
+        except ValueError:
+            if self.kind is not int:
+                raise
+            # a whole-number option given nan, inf or 2.5: refused by name as `whole` refuses
+            # them (exit 3), and 1e3 taken as 1000
+            value = cell_number(text, float)
         typed = clipped(text.strip())
-        if not (self.kind is int or math.isfinite(value)):
+        if not math.isfinite(value):
             expected = self.expected()  # (said to be finite, unless it says so already)
             finite = expected if "finite" in expected else f"a finite number ({expected})"
             raise OptionValueError(typed, finite)
-        whole = self.whole and float(value).is_integer()
-        if not within_bounds(value, self.bounds()) or (self.whole and not whole):
+        if whole_only and not float(value).is_integer():
+            expected = self.expected()  # (said to be whole, unless it says so already)
+            raise OptionValueError(
+                typed, expected if "whole" in expected else f"a whole number ({expected})"
+            )
+        if not within_bounds(value, self.bounds()):
             raise OptionValueError(typed, self.expected())
-        return int(value) if self.whole else value
+        return int(value) if whole_only else value
 
     def __repr__(self) -> str:
         return f"Number({self.kind.__name__}, {self.expected()!r})"
