@@ -356,6 +356,38 @@ def air_density_warning(
     )
 
 
+def retrofit_power_warning(
+    rack: RackSpec,
+    hall_cooling: str,
+    hall_max_kw_per_rack: float | None = None,
+    catalog: RackCatalog | None = None,
+) -> str | None:
+    """A warning where a liquid retrofit puts racks denser than air halls are commonly built for
+    (models/racks.toml halls.air.legacy_max_kw_per_rack, 20 kW) in an air hall, else None.
+
+    The retrofit (liquid_cooling_usd_per_rack) brings water to the racks, not power: a 132 kW
+    GB300 NVL72 rack in such a hall needs its power distribution rebuilt too, which nothing
+    prices (docs/ready_made.md). As for an air-cooled rack above that figure
+    (`air_density_warning`), a hall limit given (`hall_max_kw_per_rack`) says what this hall
+    feeds, and is enforced instead."""
+    if hall_cooling != "air_retrofit_liquid" or hall_max_kw_per_rack is not None:
+        return None
+    air = (catalog or load_racks()).halls["air"]
+    limit = air.get("legacy_max_kw_per_rack")
+    if limit is None or rack.kw_per_rack <= limit:
+        return None
+    source = air.get("sources", {}).get("legacy_max_kw_per_rack", "")
+    return (
+        f"{rack.key}: a {rack.kw_per_rack:g} kW rack in an air hall retrofitted for liquid "
+        f"cooling, above the {limit:g} kW per rack air halls are commonly built for "
+        f"(models/racks.toml halls.air.legacy_max_kw_per_rack{': ' + source if source else ''}): "
+        "the retrofit brings water to the racks, not power, so the hall's power distribution "
+        "needs rebuilding for them, which the capex does not count; expected a hall rated for "
+        "the rack (command line: --hall-max-kw-per-rack) or that rebuild priced in "
+        "--facility-usd-per-mw"
+    )
+
+
 _HALL_WORDS = {
     "liquid": "a liquid-cooled hall",
     "air_retrofit_liquid": "an air hall retrofitted for liquid racks",
@@ -928,6 +960,7 @@ def _hall_warnings(hall: _Hall, hall_max_kw_per_rack: float | None, catalog) -> 
         if rack.network_kw_per_rack
         else None,
         air_density_warning(rack, hall.hall_cooling, hall_max_kw_per_rack, catalog),
+        retrofit_power_warning(rack, hall.hall_cooling, hall_max_kw_per_rack, catalog),
         hall_cooling_warning(rack, hall.hall_cooling, hall.pue_source, catalog),
         *_capex_warning(hall, rack.key),
     ]

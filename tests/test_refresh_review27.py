@@ -189,3 +189,29 @@ def test_a_whole_number_option_given_a_fraction_exits_3_and_text_stays_a_usage_e
     with pytest.raises(SystemExit) as usage:
         main([*refresh, "--to-month", "abc"])
     assert usage.value.code == 2
+
+
+# --- 6. A retrofitted air hall's power distribution -----------------------------------------------
+
+
+def test_liquid_racks_in_a_retrofitted_air_hall_warn_of_its_power_distribution(capsys):
+    """`econ size --cooling air --retrofit-liquid` placed 132 kW GB300 racks in an air hall
+    without a word of its power distribution, which docs/ready_made.md says such racks need
+    rebuilt (the air-cooled 28.6 kW B200 rack above 20 kW is warned of)."""
+    argv = ["size", "--mw", "10", "--hardware", "gb300-nvl72", "--cooling", "air"]
+    assert main([*argv, "--retrofit-liquid", "--format", "json"]) == 0
+    warnings = json.loads(capsys.readouterr().out)["warnings"]
+    said = [w for w in warnings if "retrofitted" in w]
+    assert len(said) == 1 and said[0].startswith(
+        "gb300-nvl72: a 132 kW rack in an air hall retrofitted for liquid cooling, above the 20 "
+        "kW per rack air halls are commonly built for (models/racks.toml "
+        "halls.air.legacy_max_kw_per_rack"
+    )
+    assert "power distribution needs rebuilding" in said[0]
+    # a hall limit given says what the hall feeds, and is enforced instead (as for air racks)
+    rated = [*argv, "--retrofit-liquid", "--hall-max-kw-per-rack", "140", "--format", "json"]
+    assert main(rated) == 0
+    assert not [w for w in json.loads(capsys.readouterr().out)["warnings"] if "retrofitted" in w]
+    liquid = ["size", "--mw", "10", "--hardware", "gb300-nvl72", "--format", "json"]
+    assert main(liquid) == 0
+    assert not [w for w in json.loads(capsys.readouterr().out)["warnings"] if "retrofitted" in w]
