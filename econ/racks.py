@@ -904,8 +904,13 @@ def _check_hall_options(
             f"--facility-usd-per-mw = {facility_usd_per_mw:g}: expected 0 or more (negative "
             "prices are not supported)"
         )
-    if capex_usd_per_rack is not None and capex_usd_per_rack <= 0:
-        raise InputError(f"--capex-usd-per-rack = {capex_usd_per_rack:g}: expected a price above 0")
+    if capex_usd_per_rack is not None and not 0 < capex_usd_per_rack <= MAX_USD_PER_RACK:
+        raise InputError(
+            f"--capex-usd-per-rack = {capex_usd_per_rack:g}: expected a price above 0 and at "
+            f"most {MAX_USD_PER_RACK:,.0f} USD per rack (MAX_USD_PER_RACK, the bound "
+            "models/racks.toml's capex_usd_per_rack takes: ten times the 5 million some quote "
+            "for a GB200 NVL72 rack)"
+        )
     if not (math.isfinite(max_load_share) and 0 < max_load_share <= 1):
         raise InputError(
             f"--max-load-share = {max_load_share:g}: expected a share above 0 and at most 1 (the "

@@ -215,3 +215,17 @@ def test_liquid_racks_in_a_retrofitted_air_hall_warn_of_its_power_distribution(c
     liquid = ["size", "--mw", "10", "--hardware", "gb300-nvl72", "--format", "json"]
     assert main(liquid) == 0
     assert not [w for w in json.loads(capsys.readouterr().out)["warnings"] if "retrofitted" in w]
+
+
+# --- 7. A price per rack beyond the catalog's bound -----------------------------------------------
+
+
+def test_a_price_per_rack_above_the_catalogs_bound_is_refused_with_it(capsys):
+    """`--capex-usd-per-rack 1e308 --budget-usd 1e308` exited 0 and printed a 309-digit capex."""
+    argv = ["size", "--mw", "10", "--hardware", "gb300-nvl72", "--budget-usd", "1e308"]
+    assert main([*argv, "--capex-usd-per-rack", "1e308"]) == 3
+    assert capsys.readouterr().err.startswith(
+        "error: --capex-usd-per-rack = 1e+308: expected a price above 0 and at most 50,000,000 "
+        "USD per rack (MAX_USD_PER_RACK, the bound models/racks.toml's capex_usd_per_rack takes"
+    )
+    assert main([*argv, "--capex-usd-per-rack", "5e7"]) == 0
