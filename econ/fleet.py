@@ -289,10 +289,12 @@ def refresh_warnings(
     if any(at_book):
         out.append(
             f"{' and '.join(filter(None, at_book))} {'are' if all(at_book) else 'is'} at book "
-            "value: no depreciation.sale_value_share or resale table (market.resale_*) prices "
+            "value: no resale table (market.resale_*) or depreciation.sale_value_share prices "
             f"{'them' if all(at_book) else 'it'}, and the refresh's NPV rests on "
-            f"{'them' if all(at_book) else 'it'}; depreciation.sale_value_share = 0 values the "
-            "refresh with nothing recovered"
+            f"{'them' if all(at_book) else 'it'}; a resale table prices a sale by the GPUs' age "
+            "in the refresh month, while depreciation.sale_value_share is a share of cost at any "
+            "age (the same proceeds in every refresh month); depreciation.sale_value_share = 0 "
+            "values the refresh with nothing recovered"
         )
     installed_kw = installed_it_kw(old)
     if power_mw is not None and power_mw * KW_PER_MW > installed_kw * (1 + 1e-9):

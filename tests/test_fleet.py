@@ -101,9 +101,12 @@ def test_a_refresh_at_book_value_says_its_answer_rests_on_the_sales():
     assert result.best_month == 18 and result.gain_usd > 0
     assert result.warnings == (
         f"the old fleet's sale in month 18 ({sold[18]:,.0f} USD) and the new fleet's at the "
-        f"horizon ({sold[-1]:,.0f} USD) are at book value: no depreciation.sale_value_share or "
-        "resale table (market.resale_*) prices them, and the refresh's NPV rests on them; "
-        "depreciation.sale_value_share = 0 values the refresh with nothing recovered",
+        f"horizon ({sold[-1]:,.0f} USD) are at book value: no resale table (market.resale_*) or "
+        "depreciation.sale_value_share prices them, and the refresh's NPV rests on them; a "
+        "resale table prices a sale by the GPUs' age in the refresh month, while "
+        "depreciation.sale_value_share is a share of cost at any age (the same proceeds in every "
+        "refresh month); depreciation.sale_value_share = 0 values the refresh with nothing "
+        "recovered",
     )
     nothing = load_scenario(FILE, {"depreciation.sale_value_share": 0.0})
     none_recovered = refresh_analysis(nothing, "gb300")

@@ -229,3 +229,21 @@ def test_a_price_per_rack_above_the_catalogs_bound_is_refused_with_it(capsys):
         "USD per rack (MAX_USD_PER_RACK, the bound models/racks.toml's capex_usd_per_rack takes"
     )
     assert main([*argv, "--capex-usd-per-rack", "5e7"]) == 0
+
+
+# --- 8. The book-value warning on a share of cost -------------------------------------------------
+
+
+def test_the_book_value_warning_says_a_sale_value_share_is_of_cost_at_any_age():
+    """The warning sent users to depreciation.sale_value_share to price the sale, while a share
+    of cost gives the same proceeds at any refresh month (24,064,000 USD at each of 18-71 at
+    0.4); a resale table prices the GPUs by their age."""
+    warning = refresh_analysis(load_scenario(FILE), "gb300", months=[18]).warnings[0]
+    assert (
+        "a resale table prices a sale by the GPUs' age in the refresh month, while "
+        "depreciation.sale_value_share is a share of cost at any age (the same proceeds in every "
+        "refresh month)"
+    ) in warning
+    shared = load_scenario(FILE, {"depreciation.sale_value_share": 0.4})
+    proceeds = refresh_analysis(shared, "gb300", months=[18, 40, 71]).table.sale_proceeds_usd
+    assert proceeds.nunique() == 1
