@@ -187,4 +187,6 @@ def test_candidate_months_before_the_vintages_purchase_month_are_warned_about(ca
     gaps = refresh_analysis(scenario, "gb300", months=[3, 9, available + 2])
     assert gaps.warnings[0].startswith(f"2 refresh months, 3 to 9, are before month {available}")
     for months in (None, [available, available + 1]):  # the default starts at the purchase month
-        assert not [w for w in refresh_analysis(scenario, "gb300", months).warnings if "before" in w]
+        assert not [
+            w for w in refresh_analysis(scenario, "gb300", months).warnings if "before" in w
+        ]
