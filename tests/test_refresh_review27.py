@@ -140,6 +140,17 @@ def test_the_default_window_starts_after_the_old_fleets_purchase(capsys):
     assert "refresh in month 25" in capsys.readouterr().out
 
 
+def test_the_apps_refresh_window_starts_where_the_commands_does():
+    """The Power page seeded its "From month" box with the vintage's month 18, which the
+    analysis then refused (the H200s are bought in month 24)."""
+    from econ.ui import compute
+    from econ.ui.state import scenario_text
+
+    text = scenario_text(load_scenario(FILE, LATE))
+    assert compute.earliest_refresh(text, "gb300") == 25
+    assert compute.earliest_refresh(FILE.read_text(), "gb300") == 18
+
+
 @pytest.mark.parametrize("option", ["--from-month", "--to-month"])
 def test_a_month_before_the_old_fleet_can_retire_is_refused_by_name(option, capsys):
     overrides = [f"--set={k}={v}" for k, v in LATE.items()]

@@ -649,6 +649,8 @@ def refresh(text: str, vintage: str, months: tuple[int, int] | None, power_mw: f
 
 @st.cache_data(max_entries=16, show_spinner=False)
 def earliest_refresh(text: str, vintage: str) -> int:
-    from econ.fleet import earliest_month
+    """The first refresh month the analysis takes by default (`econ refresh`'s): the vintage's
+    purchase month, or the old fleet's first month where that is later."""
+    from econ.fleet import first_refresh_month
 
-    return earliest_month(loads(text), vintage)
+    return first_refresh_month(loads(text), vintage)

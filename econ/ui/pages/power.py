@@ -484,7 +484,9 @@ def refresh(current, money: str) -> None:
     last = scenario.horizon - 1
     if first > last:
         st.error(
-            f"The vintage becomes available in month {first}, after the horizon's last month {last}."
+            f"The first month the fleet can be refreshed in, month {first} (the vintage's "
+            "purchase month, or the month after the old fleet's), is after the horizon's last "
+            f"month {last}."
         )
         return
     start = common.whole_number_input(
