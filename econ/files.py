@@ -131,6 +131,18 @@ def _cannot(path: Path, why: str) -> WriteError:
     return WriteError(f"{path}: cannot write it: {why}")
 
 
+def refuse_empty_path(
+    path: str | os.PathLike | None, option: str, argument: str, expected: str
+) -> None:
+    """Refuse an output path given empty (`--chunks ""`, an unset variable in a script): pathlib
+    reads "" as the current folder, so chunk files went there, and an empty --out was skipped
+    as if not given. `option` and `argument` name it on the command line and from Python."""
+    if isinstance(path, str) and not path.strip():
+        raise WriteError(
+            f"{option} {path!r} ({argument}= from Python) is an empty path; expected {expected}"
+        )
+
+
 FROM_PYTHON = "(overwrite=True from Python)"
 """After the CLI's --force in a refusal: the argument of write_projection, save_scenario,
 write_rows and the econ.analysis run options that does the same."""

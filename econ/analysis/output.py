@@ -21,7 +21,7 @@ import pandas as pd
 from econ.analysis.chunks import METADATA_KEY, to_arrow
 from econ.analysis.runner import RunResult
 from econ.export import csv_text
-from econ.files import Stream, WriteError, check_targets, write_files
+from econ.files import Stream, WriteError, check_targets, refuse_empty_path, write_files
 from econ.labels import short_number
 
 ROW_FORMATS = (".parquet", ".csv")
@@ -39,16 +39,17 @@ def meta_path(path: str | os.PathLike) -> Path:
 
 def output_files(path: str | os.PathLike) -> list[Path]:
     """Every file an --out path writes: the rows, and for CSV the `.meta.json` sidecar."""
+    expected = "a file named with one of: " + ", ".join(ROW_FORMATS)
+    refuse_empty_path(path, "--out", "path", expected)
+    given = os.fspath(path)
     path = Path(path)
-    if path.suffix.lower() not in ROW_FORMATS:
+    if path.suffix.lower() not in ROW_FORMATS or given.endswith(("/", os.sep)):
         what = (
-            "a folder" if path.is_dir()
+            "a folder" if path.is_dir() or given.endswith(("/", os.sep))
             else "no extension" if not path.suffix
             else f"unknown output format '{path.suffix}'"
         )  # fmt: skip
-        raise OutputError(
-            f"{path}: {what}; expected a file named with one of: " + ", ".join(ROW_FORMATS)
-        )
+        raise OutputError(f"{given}: {what}; expected {expected}")
     return [path] if path.suffix.lower() == ".parquet" else [path, meta_path(path)]
 
 

@@ -23,7 +23,7 @@ import pandas as pd
 
 from econ.analysis.output import OutputError, cell_text, risk_text
 from econ.analysis.stats import RunSummary, quantile_label
-from econ.files import atomic_write, check_targets
+from econ.files import atomic_write, check_targets, refuse_empty_path
 from econ.text import markdown_text
 
 
@@ -43,12 +43,27 @@ def _figure(width_in: float, height_in: float):
     return fig, fig.subplots()
 
 
+def _prefix_expected(example: str, chart: str) -> str:
+    return f"a file prefix, e.g. {example} for {example}.md and {example}-{chart}.png"
+
+
 def report_targets(prefix: str | os.PathLike, overwrite: bool, chart: str) -> tuple[Path, Path]:
     """The Markdown and PNG paths of a report (`PREFIX.md`, `PREFIX-<chart>.png`), checked as
-    econ.files checks every target: the command line calls it before a run starts."""
-    prefix = Path(prefix)
+    econ.files checks every target: the command line calls it before a run starts. A prefix that
+    is empty or names a folder (`.`, `..`, `sub/`, an existing folder) is refused."""
+    refuse_empty_path(prefix, "--report", "prefix", _prefix_expected("report", chart))
+    given = os.fspath(prefix)
+    prefix = Path(given)
     if prefix.suffix.lower() in (".md", ".png"):
-        prefix = prefix.with_suffix("")
+        prefix = prefix.with_suffix("")  # (".." of "..md")
+    # Path("sub/") is Path("sub"): the report went to sub.md beside the folder; "." was a
+    # ValueError traceback and ".." wrote "...md"
+    names = (os.path.basename(given), prefix.name)
+    if any(name in ("", ".", "..") for name in names) or os.path.isdir(given):
+        raise OutputError(
+            f"--report {given} (prefix= from Python) names a folder; expected "
+            + _prefix_expected(os.path.join(given, "report"), chart)
+        )
     md, png = prefix.with_suffix(".md"), prefix.with_name(f"{prefix.name}-{chart}.png")
     check_targets([md, png], overwrite)
     return md, png

@@ -725,6 +725,16 @@ def _compared_sizes(larger: int, smaller: int) -> tuple[str, str]:
     return size_text(larger), size_text(smaller)
 
 
+def check_store(store: str | Path | None) -> None:
+    """Refuse a chunk folder given as an empty path, which wrote the chunk files and their
+    manifest into the current folder (`--chunks ""`, an unset variable in a script)."""
+    from econ.files import refuse_empty_path
+
+    refuse_empty_path(
+        store, "--chunks", "store", "a folder for the chunk files (leave it out to keep none)"
+    )
+
+
 def check_run_options(options: Mapping, caller: str, set_here: Sequence[str] = ()) -> None:
     """InputError naming `caller` (montecarlo, sweep, ...) for an option `run` does not take, or
     one the caller sets itself, with the nearest valid name; Python's TypeError named `run()`,
@@ -781,6 +791,7 @@ def run(
     """
     began = time.perf_counter()
     check_scenario(job.base, what="base")
+    check_store(store)
     if executor is not None and not isinstance(executor, Executor):
         raise ExecutorError(
             f"executor is {type(executor).__module__}.{type(executor).__name__}; expected an "

@@ -376,14 +376,15 @@ def _whole_hint(text: str, minimum: int) -> str:
 
 def _run_options(args, out_rows: bool) -> dict:
     from econ.analysis.output import check_out
-    from econ.analysis.runner import DEFAULT_CHUNK_SIZE
+    from econ.analysis.runner import DEFAULT_CHUNK_SIZE, check_store
 
     store = args.chunks
-    if args.report:  # checked with --out before the run, so a refusal writes nothing
+    check_store(store)  # (an empty --out or --report is refused too, never skipped)
+    if args.report is not None:  # checked with --out before the run: a refusal writes nothing
         from econ.analysis.report import report_targets
 
         report_targets(args.report, args.force, getattr(args, "method", "histogram"))
-    if args.out:
+    if args.out is not None:
         check_out(args.out, args.force)
         if store is not None and Path(store).resolve() == Path(args.out).resolve():
             raise InputError(

@@ -1,0 +1,85 @@
+"""Defects an outside data scientist's review of `econ sweep`, `econ montecarlo` and `econ
+sensitivity` found (round 27): each test fails on the code before its fix."""
+
+from __future__ import annotations
+
+import pytest
+
+from econ import load_scenario
+from econ.cli import main
+from tests.conftest import ROOT
+
+SEED = ROOT / "models" / "scenarios" / "deepseek-r1-gb200-nvl72.toml"
+DIST = ["--dist", "utilization.share=uniform(0.5,0.9)"]
+COMMANDS = {
+    "sweep": ["sweep", str(SEED), "--grid", "market.price_usd_per_mtok=0.2,0.3"],
+    "montecarlo": ["montecarlo", str(SEED), "-n", "8", *DIST],
+    "sensitivity": ["sensitivity", str(SEED), "--range", "utilization.share=0.5,0.9"],
+}
+
+
+@pytest.fixture(scope="module")
+def base():
+    return load_scenario(SEED)
+
+
+# --- 1, 2, 3: an output path that is empty or names a folder -----------------------------------
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+@pytest.mark.parametrize("prefix", [".", "..", "/", "sub/", "sub"])
+def test_a_report_prefix_that_names_a_folder_is_refused(
+    command, prefix, tmp_path, monkeypatch, capsys
+):
+    """`--report .` and `--report /` were a ValueError traceback (exit 1); `--report sub/` wrote
+    sub.md beside the folder and `--report ..` a file named '...md'."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "sub").mkdir()
+    assert main([*COMMANDS[command], "--report", prefix]) == 3
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: --report {prefix} (prefix= from Python) names a folder; ")
+    assert "expected a file prefix, e.g. " in err and err.count("\n") == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["sub"]
+    assert not any((tmp_path / "sub").iterdir())
+
+
+@pytest.mark.parametrize(
+    ("option", "argument"), [("--report", "prefix"), ("--out", "path"), ("--chunks", "store")]
+)
+@pytest.mark.parametrize("command", COMMANDS)
+def test_an_empty_output_path_is_refused(command, option, argument, tmp_path, monkeypatch, capsys):
+    """`--chunks ""` wrote chunk-000000.parquet and manifest.json into the current folder, and
+    an empty --out or --report was skipped as if not given (exit 0, no file)."""
+    monkeypatch.chdir(tmp_path)
+    assert main([*COMMANDS[command], option, ""]) == 3
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {option} '' ({argument}= from Python) is an empty path; ")
+    assert err.count("\n") == 1
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_out_path_ending_in_a_slash_is_refused(tmp_path, monkeypatch, capsys):
+    """`--out x.csv/` wrote x.csv: pathlib drops the slash."""
+    monkeypatch.chdir(tmp_path)
+    assert main([*COMMANDS["montecarlo"], "--out", "x.csv/"]) == 3
+    assert capsys.readouterr().err.startswith("error: x.csv/: a folder; expected a file named")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_python_api_refuses_empty_paths_and_folder_prefixes(base, tmp_path, monkeypatch):
+    from econ.analysis import montecarlo
+    from econ.analysis.output import OutputError, write_rows
+    from econ.analysis.report import montecarlo_report
+    from econ.files import WriteError
+
+    monkeypatch.chdir(tmp_path)
+    dists = {"utilization.share": "uniform(0.5,0.9)"}
+    with pytest.raises(WriteError, match=r"^--chunks '' \(store= from Python\) is an empty path"):
+        montecarlo(base, dists, 8, store="")
+    result = montecarlo(base, dists, 8, keep_rows=True)
+    with pytest.raises(OutputError, match=r"^--out '' \(path= from Python\) is an empty path"):
+        write_rows(result, "")
+    for prefix in ("", ".", tmp_path):
+        with pytest.raises(OutputError, match="expected a file prefix"):
+            montecarlo_report(result.summary, result.metadata, prefix)
+    assert list(tmp_path.iterdir()) == []
