@@ -83,3 +83,70 @@ def test_the_python_api_refuses_empty_paths_and_folder_prefixes(base, tmp_path, 
         with pytest.raises(OutputError, match="expected a file prefix"):
             montecarlo_report(result.summary, result.metadata, prefix)
     assert list(tmp_path.iterdir()) == []
+
+
+# --- 4: nan is not "none" --------------------------------------------------------------------
+
+FLOOR = "financing.covenants.dscr_floor"  # optional: none removes the covenant
+SOBOL = ["sensitivity", str(SEED), "--method", "sobol", "-n", "8"]
+
+
+@pytest.mark.parametrize(
+    ("command", "said"),
+    [
+        (
+            ["sweep", str(SEED), "--grid", f"{FLOOR}=1.2,nan"],
+            f"grid {FLOOR}, value 2: {FLOOR} = nan: not a number (NaN); expected a number, or "
+            "none to leave the field empty",
+        ),
+        (
+            ["sensitivity", str(SEED), "--range", f"{FLOOR}=nan,1.3"],
+            f"range {FLOOR}=nan,1.3: LOW is nan; expected a number at both ends (a range "
+            "cannot leave the field empty)",
+        ),
+        (
+            [*SOBOL, "--range", f"{FLOOR}=1.2,nan"],
+            f"range {FLOOR}=1.2,nan: HIGH is nan; expected a number at both ends",
+        ),
+        (
+            ["sensitivity", str(SEED), "--range", f"{FLOOR}=none,1.3"],
+            f"range {FLOOR}=none,1.3: LOW is none; expected a number at both ends",
+        ),
+    ],
+    ids=["grid", "tornado-range", "sobol-range", "range-none"],
+)
+def test_nan_in_a_grid_or_a_range_is_refused_as_set_refuses_it(command, said, capsys):
+    """`--grid PATH=1.2,nan` read nan as none and removed the covenant without a word, and
+    `--range PATH=nan,1.3` ran, where `--set PATH=nan` and `discrete(1.2,nan)` are refused."""
+    assert main(command) == 3
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {said}") and err.count("\n") == 1
+
+
+def test_none_still_leaves_an_optional_field_empty_in_a_grid(base):
+    from econ.analysis import sweep
+
+    for empty in (None, "none"):
+        assert sweep(base, grid={FLOOR: [1.2, empty]}).rows[FLOOR].isna().tolist() == [False, True]
+
+
+def test_the_python_api_refuses_nan_in_a_grid_and_text_nan_in_a_table(base, tmp_path):
+    import numpy as np
+    import pandas as pd
+
+    from econ.analysis import sweep, tornado
+    from econ.analysis.validation import BatchInputError
+
+    with pytest.raises(BatchInputError, match=rf"grid {FLOOR}, value 2: .* not a number \(NaN\)"):
+        sweep(base, grid={FLOOR: [1.2, float("nan")]})
+    with pytest.raises(BatchInputError, match="HIGH is nan; expected a number at both ends"):
+        tornado(base, {FLOOR: (1.2, np.nan)})
+    table = tmp_path / "t.csv"
+    table.write_text(f"{FLOOR}\n1.2\nNaN\n")
+    with pytest.raises(BatchInputError, match=rf"t.csv, row 2: {FLOOR} = 'NaN': not a number"):
+        sweep(base, table=table)
+    # a table's missing cell (empty in the CSV, NaN in a DataFrame) still leaves it empty
+    table.write_text(f"name,{FLOOR}\na,1.2\nb,\n")
+    assert sweep(base, table=table).rows[FLOOR].isna().tolist() == [False, True]
+    frame = pd.DataFrame({FLOOR: [1.2, np.nan]})
+    assert sweep(base, table=frame).rows[FLOOR].isna().tolist() == [False, True]

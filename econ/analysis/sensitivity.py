@@ -461,10 +461,16 @@ def check_range(path: str, pair) -> np.ndarray:
         low, high = pair
     except (TypeError, ValueError):
         raise BatchInputError(f"range {path} = {pair!r}: expected (LOW, HIGH)") from None
+    shown = f"{path}={_show(low)},{_show(high)}"
+    for end, value in (("LOW", low), ("HIGH", high)):
+        if _no_value(value):  # `--range PATH=nan,1.3` was taken, its low end "no covenant"
+            raise BatchInputError(
+                f"range {shown}: {end} is {_show(value)}; expected a number at both ends (a "
+                "range cannot leave the field empty)"
+            )
     values = coerce_column(
         path, [low, high], source=f"range {path}", row_label="value", row_offset=1
     )
-    shown = f"{path}={_show(low)},{_show(high)}"
     if spec.kind == "choice":
         if values[0] == values[1]:
             raise BatchInputError(
@@ -478,6 +484,16 @@ def check_range(path: str, pair) -> np.ndarray:
     elif values[0] > values[1]:
         raise BatchInputError(f"range {shown}: LOW is above HIGH; expected LOW < HIGH")
     return values
+
+
+def _no_value(value) -> bool:
+    """None, NaN, or text that is empty, "none" or "nan": no end of a range."""
+    if value is None:
+        return True
+    if isinstance(value, str):
+        text = value.strip().lower()
+        return text in ("", "none") or text.lstrip("+-") == "nan"
+    return isinstance(value, float | np.floating) and bool(np.isnan(value))
 
 
 def _plan_value(value):

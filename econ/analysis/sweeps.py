@@ -74,7 +74,12 @@ class GridSweep(Job):
         self.base = check_scenario(base, what="base")
         self.axes = {
             path: coerce_column(
-                path, values, source=f"grid {path}", row_label="value", row_offset=1
+                path,
+                values,
+                source=f"grid {path}",
+                row_label="value",
+                row_offset=1,
+                nan_is_empty=False,  # none leaves the field empty, a NaN is refused
             )
             for path, values in grid.items()
         }

@@ -221,6 +221,7 @@ def coerce_column(
     source: str | None = None,
     row_label: str = "row",
     row_offset: int = 0,
+    nan_is_empty: bool = True,
 ) -> np.ndarray:
     """Turn raw values (numbers, numeric text, choice names) into a batch column and check it.
 
@@ -230,6 +231,9 @@ def coerce_column(
     values : one value per row; choice fields take the choice names (or their indices)
     source, row_label, row_offset : how errors name the input and its rows, e.g. "grid.csv",
         "row", 1 for rows numbered from 1
+    nan_is_empty : whether a float NaN leaves the field empty (a table's missing cell, as
+        pandas holds it); False for values typed one by one (a grid, a range), where None or
+        "none" does and NaN is refused. Text "nan" is refused either way.
 
     Returns
     -------
@@ -260,6 +264,7 @@ def coerce_column(
                 )
         return out
     numbers = _to_float(raw, path, where)
+    _refuse_nan(spec, raw, numbers, where, nan_is_empty)
     check_values(spec, numbers, source=source, row_label=row_label, row_offset=row_offset)
     return numbers
 
@@ -340,6 +345,29 @@ def _to_float(raw: np.ndarray, path: str, where) -> np.ndarray:
                 f"{where(row)}: {path} = {shortened(value)}: expected a number".lstrip(": ")
             ) from None
     return out
+
+
+def _refuse_nan(spec: FieldSpec, raw: np.ndarray, numbers: np.ndarray, where, nan_is_empty):
+    """Refuse a NaN that is not an empty cell: the text "nan" anywhere, and a float NaN where
+    `nan_is_empty` is False. An empty value is None, "", "none" (NONE_WORD) or, where
+    `nan_is_empty`, a float NaN: `--grid PATH=1.2,nan` removed an optional field (a DSCR
+    covenant) without a word, where `--set PATH=nan` is refused."""
+    empty = np.flatnonzero(np.isnan(numbers))
+    if not empty.size or (nan_is_empty and raw.dtype.kind == "f"):
+        return
+    for row in empty.tolist():
+        value = raw[row]
+        if value is None or (isinstance(value, float | np.floating) and nan_is_empty):
+            continue
+        if isinstance(value, str) and value.strip().lower() in ("", NONE_WORD):
+            continue
+        shown = shortened(value) if isinstance(value, str) else "nan"
+        expected = "a number" + (f", or {NONE_WORD} to leave the field empty" * spec.nullable)
+        raise BatchInputError(
+            f"{where(row)}: {spec.path} = {shown}: not a number (NaN); expected {expected}".lstrip(
+                ": "
+            )
+        )
 
 
 def check_values(
