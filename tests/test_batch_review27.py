@@ -150,3 +150,38 @@ def test_the_python_api_refuses_nan_in_a_grid_and_text_nan_in_a_table(base, tmp_
     assert sweep(base, table=table).rows[FLOOR].isna().tolist() == [False, True]
     frame = pd.DataFrame({FLOOR: [1.2, np.nan]})
     assert sweep(base, table=frame).rows[FLOOR].isna().tolist() == [False, True]
+
+
+# --- 5: the metadata files are strict JSON ---------------------------------------------------
+
+
+def _strict(text) -> dict:
+    """JSON as a strict reader (JavaScript's JSON.parse, jq) takes it: NaN and Infinity refused."""
+    import json
+
+    def refuse(token):
+        raise ValueError(f"{token} is not JSON")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+def test_run_metadata_of_a_grid_holding_none_is_strict_json(tmp_path, capsys):
+    """The CSV sidecar, the Parquet schema's metadata and the chunk folder's manifest held a bare
+    NaN for the grid's none, where stdout's JSON held null."""
+    import pyarrow.parquet as pq
+
+    grid = ["sweep", str(SEED), "--grid", f"{FLOOR}=1.2,none"]
+    ck = tmp_path / "ck"
+    assert main([*grid, "--out", str(tmp_path / "v.csv"), "--chunks", str(ck)]) == 0
+    assert main([*grid, "--out", str(tmp_path / "v.parquet")]) == 0
+    capsys.readouterr()
+    sidecar = _strict((tmp_path / "v.meta.json").read_text())
+    assert sidecar["plan"]["grid"][FLOOR] == [1.2, None]
+    parquet = _strict(pq.read_schema(tmp_path / "v.parquet").metadata[b"econ"])
+    assert parquet["plan"]["grid"][FLOOR] == [1.2, None]
+    assert _strict((ck / "manifest.json").read_text())["plan"]["grid"][FLOOR] == [1.2, None]
+    chunk = _strict(pq.read_schema(ck / "chunk-000000.parquet").metadata[b"econ"])
+    assert chunk["plan"]["grid"][FLOOR] == [1.2, None]
+    # the same run resumes from its chunk files (the run's identity is unchanged)
+    assert main([*grid, "--chunks", str(ck), "--format", "json"]) == 0
+    assert "resumed: reused 1 finished chunk of 1" in capsys.readouterr().err

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
+from econ import strict_json
 from econ.errors import InputError
 from econ.files import FROM_PYTHON, atomic_write, make_folder, reason, remove_stale_temporaries
 
@@ -49,7 +50,7 @@ PLAN_PARTS = {
 def run_differences(previous: Mapping, current: Mapping) -> list[str]:
     """What differs between the run a chunk folder holds and this one, in words, e.g.
     "plan: distributions of market.price_decline_annual" or "seed 42 in the folder, 7 now"."""
-    current = json.loads(json.dumps(current, default=str))  # as the manifest holds it
+    current = json.loads(strict_json.dumps(current, default=str))  # as the manifest holds it
     out = []
     for key, label in RUN_IDENTITY:
         old, new = previous.get(key), current.get(key)
@@ -138,7 +139,9 @@ class ChunkStore:
                     f"them; use --force to discard them {FROM_PYTHON}, or choose another folder"
                 )
             self.clear()
-        atomic_write(manifest, json.dumps(self.metadata, indent=2, default=str), overwrite=True)
+        atomic_write(
+            manifest, strict_json.dumps(self.metadata, indent=2, default=str), overwrite=True
+        )
         # econ made the folder, for this run or for an earlier one whose manifest it held
         self.made = made or "fingerprint" in previous
 
@@ -239,7 +242,7 @@ def to_arrow(rows: Mapping[str, np.ndarray], metadata: Mapping):
             values = values.tolist() if floats is None else floats
         arrays[name] = pa.array(values)
     table = pa.table(arrays)
-    payload = json.dumps(dict(metadata), default=str).encode()
+    payload = strict_json.dumps(dict(metadata), default=str).encode()
     return table.replace_schema_metadata({METADATA_KEY: payload})
 
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from econ import strict_json
 from econ.analysis.distributions import Discrete, Distribution, Empirical, parse_distribution
 from econ.analysis.runner import (
     MAIN_OUTPUTS,
@@ -428,4 +429,4 @@ def summary_json(result: RunResult) -> dict:
 
 
 def _jsonable(value):
-    return json.loads(json.dumps(value, default=str))
+    return json.loads(strict_json.dumps(value, default=str))

@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from econ import strict_json
 from econ.analysis.chunks import METADATA_KEY, to_arrow
 from econ.analysis.runner import RunResult
 from econ.export import csv_text
@@ -101,7 +102,7 @@ def write_rows(result: RunResult, path: str | os.PathLike, overwrite: bool = Fal
 
     payloads = {
         files[0]: Stream(rows),
-        files[1]: json.dumps(metadata, indent=2, default=str),
+        files[1]: strict_json.dumps(metadata, indent=2, default=str),
     }
     return write_files(payloads, overwrite=overwrite)
 
@@ -157,7 +158,7 @@ def csv_rows_bytes(frame: pd.DataFrame, n: int, metadata) -> int:
 
     count = len(frame)
     per_row, header = writer_sizes(lambda k: len(rows_csv_text(frame.iloc[:k]).encode()), count)
-    sidecar = len(json.dumps(dict(metadata), indent=2, default=str).encode())
+    sidecar = len(strict_json.dumps(dict(metadata), indent=2, default=str).encode())
     return int(header + n * per_row + sidecar)
 
 

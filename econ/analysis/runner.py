@@ -21,7 +21,7 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
-from econ import __version__
+from econ import __version__, strict_json
 from econ.analysis.chunks import ChunkStore
 from econ.analysis.executors import Executor, ExecutorError, SerialExecutor
 from econ.analysis.stats import REPR_OUTPUTS, RunSummary, SummaryAccumulator, summarize_chunk
@@ -221,6 +221,7 @@ class Job:
             "n": self.n,
             "chunk_size": chunk_size,
         }
+        # (hashed, never read: a grid's none stays NaN here, so earlier chunk folders resume)
         fingerprint = hashlib.sha256(
             json.dumps(identity, sort_keys=True, default=str).encode()
         ).hexdigest()
@@ -489,7 +490,8 @@ CSV_NUMBER_BYTES = 25
 def chunk_files_bound(job: Job, bounds: ChunkBounds, metadata: Mapping) -> int:
     """An upper bound of a run's chunk files [bytes], from the row's memory (`row_bytes`: 8 per
     number, 1 kB of a sweep row's text) and each file's metadata, with nothing projected."""
-    stamp = len(json.dumps(dict(metadata), default=str).encode()) + 100  # + engine, chunk range
+    # + 100 for the engine and the chunk range
+    stamp = len(strict_json.dumps(dict(metadata), default=str).encode()) + 100
     return job.n * row_bytes(job) + len(bounds) * (stamp + FILE_BYTES)
 
 
@@ -501,7 +503,7 @@ def out_file_bound(job: Job, bounds: ChunkBounds, metadata: Mapping, out_file) -
         return chunk_files_bound(job, bounds, metadata)
     numbers = 1 + len(job.input_paths()) + len(job.outputs)
     text = ROW_TEXT_BYTES if job.with_warnings else 0
-    sidecar = len(json.dumps(dict(metadata), indent=2, default=str).encode())
+    sidecar = len(strict_json.dumps(dict(metadata), indent=2, default=str).encode())
     return job.n * (CSV_NUMBER_BYTES * numbers + text) + sidecar + FILE_BYTES
 
 
