@@ -185,3 +185,42 @@ def test_run_metadata_of_a_grid_holding_none_is_strict_json(tmp_path, capsys):
     # the same run resumes from its chunk files (the run's identity is unchanged)
     assert main([*grid, "--chunks", str(ck), "--format", "json"]) == 0
     assert "resumed: reused 1 finished chunk of 1" in capsys.readouterr().err
+
+
+# --- 6: the tornado's footnotes and whole numbers ------------------------------------------
+
+
+def test_an_unset_base_input_is_not_said_to_be_an_undefined_output(capsys):
+    """The seed is priced per system: its capex.gpu_price_usd is unset, so the tornado's base
+    cell is n/a, and the footnote said npv_usd had no value at the sampled points, where every
+    NPV was there."""
+    gpu = ["--range", "capex.gpu_price_usd=38000,45000", "--output", "npv_usd"]
+    assert main(["sensitivity", str(SEED), *gpu]) == 0
+    out = capsys.readouterr().out
+    assert "has no value (null)" not in out
+    assert "base n/a: the base scenario leaves capex.gpu_price_usd unset" in out
+    # whole numbers grouped as the other figures are: 38,000, not 38000
+    row = next(line for line in out.splitlines() if line.startswith("capex.gpu_price_usd"))
+    assert row.split()[1:4] == ["38,000", "45,000", "n/a"]
+
+
+def test_an_undefined_output_is_still_said(capsys):
+    price = ["--range", "market.price_usd_per_mtok=0.2,0.4", "--output", "irr_project_annual"]
+    assert main(["sensitivity", str(SEED), *price]) == 0
+    assert "n/a: irr_project_annual has no value (null)" in capsys.readouterr().out
+
+
+def test_table_cells_group_whole_numbers():
+    import numpy as np
+
+    from econ.analysis.output import cell_text
+
+    assert [cell_text(v) for v in (38000, np.int64(3_100_000), 7, -12_345)] == [
+        "38,000",
+        "3,100,000",
+        "7",
+        "-12,345",
+    ]
+    assert cell_text(2**60) == f"{2**60:,}"  # exactly, not through a float
+    assert cell_text(np.int64(1234), "{:.1f}") == "1234.0"
+    assert cell_text(True) == "True"

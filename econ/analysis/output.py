@@ -219,11 +219,16 @@ def risk_text(key: str, value: float) -> str:
 
 def cell_text(value, fmt: str | None = None) -> str:
     """A table cell as the terminal and the Markdown reports write it: n/a for a missing value,
-    a number with its thousands grouped (econ.labels.short_number) unless `fmt` is given."""
+    a number with its thousands grouped (econ.labels.short_number; a whole number exactly, as
+    38,000) unless `fmt` is given."""
     if value is None or (isinstance(value, float | np.floating) and np.isnan(value)):
         return "n/a"
+    if isinstance(value, bool | np.bool_):
+        return str(value)
+    if isinstance(value, float | np.floating | int | np.integer) and fmt:
+        return fmt.format(value)
     if isinstance(value, float | np.floating):
-        if fmt:
-            return fmt.format(value)
         return short_number(value)  # 5,631 and 70,312 beside -102,283, not 7.031e+04
+    if isinstance(value, int | np.integer):
+        return f"{int(value):,}"  # a tornado's 38,000 beside a base of 3,100,000, not 38000
     return str(value)

@@ -64,6 +64,8 @@ DEFAULT_OUTPUTS = ("npv_usd", "lcot_usd_per_mtok", "irr_project_annual")
 ROWS_NEEDED = ("keep_rows", "summarize")
 """Run options the sensitivity methods set themselves: they read every row of their design."""
 METHODS = ("tornado", "sobol", "morris")
+INPUT_COLUMNS = ("low", "high", "base")
+"""The columns of a tornado's table that hold the input's values, not figures of the output."""
 RANDOM_BLOCK = 4096
 
 

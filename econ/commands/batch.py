@@ -777,9 +777,17 @@ def _cmd_montecarlo(args) -> int:
 def _missing_notes(name: str, part, n_base: int | None = None) -> list[str]:
     """Why a sensitivity figure of output `name` is n/a (empty in CSV), where one is. A Sobol
     output undefined at some point of the design (`used` below `n_base`) has no indices at all,
-    which the run's note says."""
-    if not part.select_dtypes("number").isna().to_numpy().any():
-        return []
+    which the run's note says. A tornado's input the base leaves unset has no `base` value,
+    which is not a figure of the output (the note said the output had no value)."""
+    from econ.analysis.sensitivity import INPUT_COLUMNS
+
+    notes = []
+    if "base" in part and part["base"].isna().any():
+        unset = ", ".join(part.loc[part["base"].isna(), "input"])
+        notes.append(f"base n/a: the base scenario leaves {unset} unset")
+    figures = part.drop(columns=[c for c in INPUT_COLUMNS if c in part])
+    if not figures.select_dtypes("number").isna().to_numpy().any():
+        return notes
     if n_base is not None and (part["used"] < n_base).any():
         return [
             f"n/a: {name} is undefined (null) at some points of the Sobol design, so it has no "
@@ -787,7 +795,8 @@ def _missing_notes(name: str, part, n_base: int | None = None) -> list[str]:
         ]
     return [
         f"n/a: {name} has no value (null) at the sampled points behind that figure; "
-        "econ project's warnings of such a scenario say why"
+        "econ project's warnings of such a scenario say why",
+        *notes,
     ]
 
 
