@@ -224,3 +224,50 @@ def test_table_cells_group_whole_numbers():
     assert cell_text(2**60) == f"{2**60:,}"  # exactly, not through a float
     assert cell_text(np.int64(1234), "{:.1f}") == "1234.0"
     assert cell_text(True) == "True"
+
+
+# --- 7: a --set value a distribution replaces is not recorded as run ---------------------------
+
+
+def _json_run(command, capsys) -> dict:
+    import json
+
+    assert main([*command, "--format", "json"]) == 0
+    return json.loads(capsys.readouterr().out)["metadata"]
+
+
+def test_a_set_value_the_draws_replace_is_marked_replaced_and_noted(capsys):
+    """metadata.overridden said 0.5 was the value run, where every draw was 0.6-0.9, and the
+    note that the draws replaced it went to stderr alone (metadata.notes null)."""
+    share = ["--set", "utilization.share=0.5", "--output", "npv_usd"]
+    dist = ["--dist", "utilization.share=uniform(0.6,0.9)"]
+    metadata = _json_run(["montecarlo", str(SEED), "-n", "8", *share, *dist], capsys)
+    assert metadata["overridden"]["utilization.share"]["replaced"] is True
+    assert metadata["overridden"]["utilization.share"]["value"] == 0.5
+    assert metadata["notes"] == [
+        "utilization.share is set by an override of the base (--set) and varied by the run: "
+        "the varied values replace the override in every scenario"
+    ]
+
+
+def test_a_tornado_runs_the_set_value_as_its_base(capsys):
+    """A tornado's scenario 0 is the base, at the --set value its range is around: not
+    replaced, and not said to be (the note said every scenario replaced it)."""
+    share = ["--set", "utilization.share=0.5", "--output", "npv_usd"]
+    command = ["sensitivity", str(SEED), *share, "--range", "utilization.share=0.6,0.9"]
+    metadata = _json_run(command, capsys)
+    assert "replaced" not in metadata["overridden"]["utilization.share"]
+    assert not metadata.get("notes")
+
+
+def test_the_python_api_marks_a_replaced_override(base):
+    from econ.analysis import montecarlo, sweep
+
+    set_base = load_scenario(SEED, {"utilization.share": 0.5, "market.price_usd_per_mtok": 0.3})
+    result = sweep(set_base, grid={"utilization.share": [0.6, 0.7]})
+    entries = result.metadata["overridden"]
+    assert entries["utilization.share"]["replaced"] is True
+    assert "replaced" not in entries["market.price_usd_per_mtok"]  # run as set
+    assert result.notes[0].startswith("utilization.share is set by an override of the base")
+    plain = montecarlo(base, {"utilization.share": "uniform(0.6,0.9)"}, 8)
+    assert plain.metadata["overridden"] == {} and plain.notes == []

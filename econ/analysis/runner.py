@@ -161,6 +161,8 @@ class Job:
     outputs : engine outputs kept per scenario
     seed : root seed (None when nothing is random)
     with_warnings : keep each scenario's warnings (sweeps)
+    runs_base : one scenario is the base as it is (a tornado's scenario 0), so a field an
+        override of the base sets is run at that value even where the job varies it
     """
 
     kind = "job"
@@ -170,6 +172,7 @@ class Job:
     outputs: tuple[str, ...] = MAIN_OUTPUTS
     seed: int | None = None
     with_warnings: bool = False
+    runs_base: bool = False
 
     def inputs(self, start: int, stop: int) -> dict[str, np.ndarray]:
         """Overrides of scenarios start..stop-1, checked by the job (econ.analysis.validation):
@@ -234,6 +237,27 @@ class Job:
             # every other output's stamp, fixed by $SOURCE_DATE_EPOCH like theirs.
             CREATED_FIELD: creation_time(),
         }
+
+
+def replaced_overrides(job: Job, metadata: dict) -> list[str]:
+    """Mark the base's overridden fields (`metadata["overridden"]`) that the job varies in every
+    scenario as ``"replaced": true``, and say so: their value was never run. `econ montecarlo
+    --set utilization.share=0.5 --dist 'utilization.share=uniform(0.6,0.9)'` recorded 0.5 as
+    the value run, and the note that the draws replaced it went to stderr alone. A tornado runs
+    its base (`runs_base`): there the override is the base value its ranges are around."""
+    given = metadata.get("overridden") or {}
+    paths = [p for p in job.input_paths() if p in given] if not job.runs_base else []
+    if not paths:
+        return []
+    metadata["overridden"] = {
+        p: {**entry, "replaced": True} if p in paths else entry for p, entry in given.items()
+    }
+    one = len(paths) == 1
+    return [
+        f"{', '.join(paths)} {'is' if one else 'are'} set by "
+        f"{'an override' if one else 'overrides'} of the base (--set) and varied by the run: "
+        f"the varied values replace the {'override' if one else 'overrides'} in every scenario"
+    ]
 
 
 def overridden(scenario: Scenario) -> dict[str, dict]:
@@ -824,6 +848,7 @@ def run(
         metadata["chunk_size_asked"] = chunk_size
     notes = [
         *([f"{HELD_NOTE}{held['note']}"] if held is not None else []),
+        *replaced_overrides(job, metadata),
         *chunk_size_notes(job, chunk_size, bounds),
         *job.notes(),
     ]

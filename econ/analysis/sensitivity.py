@@ -612,6 +612,7 @@ def tornado(
     }
     job = DesignJob("tornado", base, columns, outputs, plan, source="tornado")
     job.with_warnings = True  # for the ends that sell the GPUs at book value (`_book_sale`)
+    job.runs_base = True  # scenario 0
     result = run(job, **run_options)
     rows = result.rows
     sold = _book_sale(rows, d)

@@ -247,20 +247,6 @@ def _base(args):
     return load_scenario(scenario_path(args.scenario), args.set_values)
 
 
-def _not_also_set(args, varied, option: str) -> None:
-    """Say where `option` varies a path that --set fixes: the varied values replace the --set one
-    (which may be there for the base to validate, e.g. an input price beside a cached one)."""
-    fixed = {item.partition("=")[0].strip() for item in args.set_values or ()}
-    both = [path for path in varied if path in fixed]
-    if both:
-        say_warnings(
-            [
-                f"note: {', '.join(both)} is given by --set and varied by {option}: the varied "
-                "values replace the --set value in every scenario"
-            ]
-        )
-
-
 class Terminated(KeyboardInterrupt):
     """SIGTERM (a batch scheduler's or Kubernetes' stop), raised in the main thread while a
     batch command runs, so that it stops as Ctrl-C does: finished chunks kept and said."""
@@ -613,7 +599,6 @@ def _cmd_sweep(args) -> int:
     options = _run_options(args, out_rows=True)
     grid = sweeps.parse_grid(args.grid) if args.grid else None
     job = sweeps.sweep_job(base, grid=grid, table=args.table)
-    _not_also_set(args, job.input_paths(), "--grid" if grid else "--table")
     # Rows written with --out are streamed from the chunk files; they are kept in memory only
     # where they are printed or charted (checked against econ.analysis.runner.MAX_ROW_BYTES).
     keep = not args.out or args.format != "table" or bool(args.report) or job.n <= 50
@@ -726,7 +711,6 @@ def _cmd_montecarlo(args) -> int:
     n = _int("-n", args.n)
     seed = check_seed(args.seed)
     dists = mc.parse_dists(args.dist, base_dir=Path.cwd())
-    _not_also_set(args, dists, "--dist")
     correlation = mc.parse_correlations(args.corr, list(dists))
     outputs = args.output or default_outputs(args.hold_debt)
     plan = mc.MonteCarloPlan(dists, n, seed, args.sampling, correlation, outputs=tuple(outputs))
@@ -836,7 +820,6 @@ def _cmd_sensitivity(args) -> int:
     if args.dist:
         given.append(("--dist", mc.parse_dists(args.dist, base_dir=Path.cwd())))
     inputs = sa.combine_inputs(*given)
-    _not_also_set(args, inputs, "/".join(option for option, chosen in given if chosen))
     options = _run_options(args, out_rows=bool(args.out))
     if args.method != "tornado":  # before any executor starts (a tornado draws nothing)
         from econ.analysis.sampling import check_seed
