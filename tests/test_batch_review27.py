@@ -271,3 +271,34 @@ def test_the_python_api_marks_a_replaced_override(base):
     assert result.notes[0].startswith("utilization.share is set by an override of the base")
     plain = montecarlo(base, {"utilization.share": "uniform(0.6,0.9)"}, 8)
     assert plain.metadata["overridden"] == {} and plain.notes == []
+
+
+# --- 8: options a sensitivity method does not use are noted -----------------------------------
+
+
+def test_a_tornado_notes_the_sampling_options_it_ignores(capsys):
+    """-n, --seed, --sampling and --trajectories were silently ignored by a tornado."""
+    sampled = ["-n", "64", "--seed", "3", "--sampling", "random", "--trajectories", "5"]
+    assert main([*COMMANDS["sensitivity"], *sampled, "--pct", "5", "--output", "npv_usd"]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert err == [
+        "note: --method tornado ignores -n 64 (--method sobol), --seed 3 (--method sobol or "
+        "morris), --sampling random (--method sobol), --trajectories 5 (--method morris)",
+        "note: --pct 5 is ignored: it is the +-percent of --vary",
+    ]
+
+
+def test_sobol_and_morris_note_the_others_options_and_keep_their_defaults(capsys):
+    share = ["--range", "utilization.share=0.5,0.9", "--output", "npv_usd", "--format", "json"]
+    assert main(["sensitivity", str(SEED), "--method", "morris", "-n", "64", *share]) == 0
+    captured = capsys.readouterr()
+    assert captured.err == "note: --method morris ignores -n 64 (--method sobol)\n"
+    import json
+
+    plan = json.loads(captured.out)["metadata"]["plan"]
+    assert (plan["trajectories"], plan["levels"]) == (20, 4)
+    assert main(["sensitivity", str(SEED), "--method", "sobol", "-n", "8", *share]) == 0
+    captured = capsys.readouterr()
+    assert "ignores" not in captured.err
+    plan = json.loads(captured.out)["metadata"]["plan"]
+    assert (plan["n_base"], plan["seed"], plan["sampling"]) == (8, 0, "sobol")

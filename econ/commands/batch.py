@@ -176,8 +176,7 @@ def register(subparsers) -> None:
     t.add_argument(
         "--pct",
         type=Number(what="a percentage", gt=0),
-        default=10.0,
-        help="+- percent for --vary, in percent: 10 is +-10%% (default %(default)g)",
+        help="+- percent for --vary, in percent: 10 is +-10%% (default 10)",
     )
     t.add_argument(
         "--dist",
@@ -190,33 +189,28 @@ def register(subparsers) -> None:
         "-n",
         "--samples",
         dest="n",
-        default="1024",
         metavar="N",
-        help="Sobol base samples N (N (d + 2) runs; default %(default)s)",
+        help="Sobol base samples N (N (d + 2) runs; default 1024)",
     )
     t.add_argument(
         "--trajectories",
         type=Number(int, what="a number", ge=1),
-        default=20,
-        help="Morris trajectories (default %(default)s)",
+        help="Morris trajectories (default 20)",
     )
     t.add_argument(
         "--levels",
         type=Number(int, what="a number", ge=2),
-        default=4,
-        help="Morris grid levels (default %(default)s)",
+        help="Morris grid levels (default 4)",
     )
     t.add_argument(
         "--seed",
-        default="0",
         metavar="S",
-        help="root seed, a whole number from 0 to 2^53 - 1 (default %(default)s)",
+        help="root seed, a whole number from 0 to 2^53 - 1 (default 0)",
     )
     t.add_argument(
         "--sampling",
         choices=("random", "sobol", "sobol-plain"),
-        default="sobol",
-        help="how the samples are drawn: %(choices)s (default %(default)s)",
+        help="how the samples are drawn: %(choices)s (default sobol)",
     )
     t.add_argument(
         "--output",
@@ -792,10 +786,39 @@ def _seed_text(seed: int, plan) -> str:
     return f"seed {seed}, {plan.sampling} sampling"
 
 
+SENSITIVITY_OPTIONS = {
+    "n": ("-n", "1024", ("sobol",)),
+    "seed": ("--seed", "0", ("sobol", "morris")),
+    "sampling": ("--sampling", "sobol", ("sobol",)),
+    "trajectories": ("--trajectories", 20, ("morris",)),
+    "levels": ("--levels", 4, ("morris",)),
+}
+"""`econ sensitivity`'s sampling options by their dest: the option, its default and the methods
+that use it."""
+
+
+def _settle_sensitivity_options(args) -> None:
+    """Put the defaults of the options the user left out, noting on stderr those given that the
+    method does not use (a tornado samples nothing: -n, --seed and --sampling were silently
+    ignored), and --pct without --vary."""
+    ignored = []
+    for dest, (option, default, methods) in SENSITIVITY_OPTIONS.items():
+        value = getattr(args, dest)
+        if value is not None and args.method not in methods:
+            ignored.append(f"{option} {value} (--method {' or '.join(methods)})")
+        setattr(args, dest, default if value is None else value)
+    if ignored:
+        say_warnings([f"note: --method {args.method} ignores {', '.join(ignored)}"])
+    if args.pct is not None and not args.vary:
+        say_warnings([f"note: --pct {args.pct:g} is ignored: it is the +-percent of --vary"])
+    args.pct = 10.0 if args.pct is None else args.pct
+
+
 def _cmd_sensitivity(args) -> int:
     mc, sa = _module("montecarlo"), _module("sensitivity")
     from econ.analysis.sensitivity import DEFAULT_OUTPUTS
 
+    _settle_sensitivity_options(args)
     base = _base(args)
     outputs = tuple(args.output or DEFAULT_OUTPUTS)
     if args.method == "tornado" and args.dist:
