@@ -302,3 +302,39 @@ def test_sobol_and_morris_note_the_others_options_and_keep_their_defaults(capsys
     assert "ignores" not in captured.err
     plan = json.loads(captured.out)["metadata"]["plan"]
     assert (plan["n_base"], plan["seed"], plan["sampling"]) == (8, 0, "sobol")
+
+
+# --- 9: a grid point's error counts from 1 and names its values; IRR as a fraction ----------
+
+
+def test_a_cross_field_error_names_the_grid_point_counted_from_1_with_its_values(capsys):
+    """It said `grid, point 2: ...`, counted from 0 where a value's error counts from 1, naming
+    neither the point's fields nor their values."""
+    contract = ["--grid", "market.contract_share=0,0.5", "--grid", f"{FLOOR}=1.2,none"]
+    assert main(["sweep", str(SEED), *contract]) == 3
+    assert capsys.readouterr().err == (
+        f"error: grid, point 3 of 4 (market.contract_share=0.5, {FLOOR}=1.2): "
+        "market.contract_share = 0.5 but market.contract_usd_per_gpu_hour = 0; expected a price "
+        "above 0 for contracted GPUs\n"
+    )
+
+
+def test_the_python_api_names_the_grid_point_alike(base):
+    from econ.analysis import sweep
+    from econ.analysis.validation import BatchInputError
+
+    grid = {"fleet.gpu_count": [72, 144], "market.contract_share": [0.5]}
+    with pytest.raises(BatchInputError) as caught:
+        sweep(base, grid=grid)
+    assert str(caught.value).startswith(
+        "grid, point 1 of 2 (fleet.gpu_count=72, market.contract_share=0.5): "
+    )
+
+
+def test_the_sweep_table_writes_the_irr_as_a_fraction_as_the_other_tables(capsys):
+    """The sweep's table printed 8.14% where Monte Carlo, the tornado, the reports, CSV and JSON
+    write 0.08136 (docs/batch.md: a fraction a year)."""
+    assert main(["sweep", str(SEED), "--grid", "market.price_usd_per_mtok=0.3261"]) == 0
+    out = capsys.readouterr().out
+    row = out.splitlines()[2].split()
+    assert row[4] == "0.08136" and "%" not in out

@@ -198,7 +198,10 @@ def test_grid_values_are_checked_against_bounds_and_rules():
     with pytest.raises(BatchInputError, match="fleet.gpu_count = 'many': expected a number"):
         GridSweep(BASE, {"fleet.gpu_count": [8, "many"]})
     # 1-year life: the 36-month horizon follows the life, so a 24-month ramp no longer fits.
-    with pytest.raises(BatchInputError, match="point 1: utilization.ramp_months = 24 months"):
+    with pytest.raises(
+        BatchInputError,
+        match=r"point 2 of 2 \(depreciation.life_years=1\): utilization.ramp_months = 24 months",
+    ):
         GridSweep(
             BASE.model_copy(
                 update={"utilization": BASE.utilization.model_copy(update={"ramp_months": 24})}
@@ -342,7 +345,7 @@ def test_a_rule_over_a_whole_table_names_the_table_not_its_contents():
     with pytest.raises(BatchInputError) as info:
         sweep(base, grid={"financing.debt_usd": [1e6]})
     assert str(info.value) == (
-        "grid, point 0: financing: debt_usd is 1,000,000 and debt_share is 0.5 given; give the "
+        "grid, point 1 of 1 (financing.debt_usd=1000000): financing: debt_usd is 1,000,000 and debt_share is 0.5 given; give the "
         "term loan either as debt_usd (an amount) or as debt_share (a share of capex), and no "
         "tranches"
     )

@@ -25,6 +25,7 @@ from econ.analysis.validation import (
     coerce_column,
     refuse_quoted_number,
     resolve_path,
+    row_overrides,
 )
 from econ.batch import check_scenario
 from econ.files import (
@@ -37,7 +38,7 @@ from econ.files import (
 )
 from econ.scenario.io import parse_override
 from econ.scenario.models import Scenario
-from econ.scenario.section import control_problem
+from econ.scenario.section import NONE_WORD, control_problem
 from econ.text import shortened
 
 NAME_COLUMN = "name"
@@ -100,9 +101,23 @@ class GridSweep(Job):
     def _checked(self, start: int, stop: int) -> dict[str, np.ndarray]:
         columns = self._columns(start, stop)
         check_columns(
-            self.base, columns, stop - start, source="grid", row_label="point", row_offset=start
+            self.base,
+            columns,
+            stop - start,
+            source="grid",
+            row_label=lambda row: self.point_label(start + row),
         )
         return columns
+
+    def point_label(self, index: int) -> str:
+        """Grid point `index` (from 0) as messages name it: counted from 1, as the values of a
+        --grid are, with its values (`point 2 (market.contract_share=0.5, ...)`). A cross-field
+        error said `grid, point 2` counted from 0, naming neither field nor value."""
+        values = self._columns(index, index + 1)
+        shown = ", ".join(
+            f"{path}={_point_value(value)}" for path, value in row_overrides(values, 0).items()
+        )
+        return f"point {index + 1} of {self.n:,} ({shown})"
 
     def inputs(self, start, stop):
         return self._checked(start, stop)
@@ -128,6 +143,13 @@ class GridSweep(Job):
             },
             "outputs": list(self.outputs),
         }
+
+
+def _point_value(value) -> str:
+    """A grid value as --grid takes it: none for an empty field, 0.5, 72, a choice's name."""
+    if value is None:
+        return NONE_WORD
+    return f"{value:.15g}" if isinstance(value, float) else str(value)
 
 
 def _refuse_unprintable_names(names: np.ndarray, source: str, row_offset: int) -> None:

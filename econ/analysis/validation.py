@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 import types
 import typing
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import cache
 
@@ -193,10 +193,15 @@ def _is_scenario_field(path: str) -> bool:
     return True
 
 
-def _where(source: str | None, row: int | None, row_label: str, row_offset: int) -> str:
+RowLabel = str | Callable[[int], str]
+"""How messages name a row: a word numbered from `row_offset` ("row" gives "row 2"), or a
+function of the row's index (a grid point named by its values)."""
+
+
+def _where(source: str | None, row: int | None, row_label: RowLabel, row_offset: int) -> str:
     parts = [source] if source else []
     if row is not None:
-        parts.append(f"{row_label} {row + row_offset}")
+        parts.append(row_label(row) if callable(row_label) else f"{row_label} {row + row_offset}")
     return ", ".join(parts)
 
 
@@ -219,7 +224,7 @@ def coerce_column(
     values: Iterable | np.ndarray,
     *,
     source: str | None = None,
-    row_label: str = "row",
+    row_label: RowLabel = "row",
     row_offset: int = 0,
     nan_is_empty: bool = True,
 ) -> np.ndarray:
@@ -375,7 +380,7 @@ def check_values(
     values: np.ndarray,
     *,
     source: str | None = None,
-    row_label: str = "row",
+    row_label: RowLabel = "row",
     row_offset: int = 0,
 ) -> None:
     """Raise BatchInputError at the first row whose value the field does not accept."""
@@ -440,7 +445,7 @@ def check_rules(
     n: int,
     *,
     source: str | None = None,
-    row_label: str = "row",
+    row_label: RowLabel = "row",
     row_offset: int = 0,
 ) -> None:
     """Cross-field rules of the scenario models, on whole columns (base values where not given).
@@ -593,7 +598,7 @@ def validate_rows(
     rows: Iterable[int],
     *,
     source: str | None = None,
-    row_label: str = "row",
+    row_label: RowLabel = "row",
     row_offset: int = 0,
 ) -> None:
     """Full pydantic validation of some rows: the backstop for rules not mirrored above."""
@@ -639,7 +644,7 @@ def check_columns(
     n: int,
     *,
     source: str | None = None,
-    row_label: str = "row",
+    row_label: RowLabel = "row",
     row_offset: int = 0,
     sample_rows: int = 8,
 ) -> None:

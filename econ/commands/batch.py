@@ -636,7 +636,7 @@ def _cmd_sweep(args) -> int:
         print(
             format_frame(
                 shown,
-                {"irr_project_annual": "{:.2%}", "payback_months": "{:.1f}", "min_dscr": "{:.2f}"},
+                {"payback_months": "{:.1f}", "min_dscr": "{:.2f}"},
             )
         )
     return EXIT_OK
