@@ -46,6 +46,7 @@ from econ import power as power_mod
 from econ import resale as resale_mod
 from econ.arrays import cumsum_months, remaining_sum_months, snap_to_zero
 from econ.batch import ScenarioBatch, field_kinds, in_file
+from econ.bounds import number_text
 from econ.capital import stack_schedule
 from econ.errors import InputError
 from econ.financing import level_payment_schedule
@@ -2560,6 +2561,8 @@ def _warning_context(b, ledger: _Ledger, facts, fleet: _Fleet, costs: _Costs, ca
         "irr_flows_sum": {side: irr[side]["flows_sum"] for side in irr},
         "irr_falling_annual": {side: irr[side]["falling_annual"] for side in irr},
         "sizing_constraint": stack.metrics.get("debt_sizing_constraint"),
+        "ltv_binding_month": stack.metrics.get("ltv_binding_month"),
+        "impairment": ledger.impairment,  # each scenario's write-downs by month (n, T+1)
         "debt_usd": stack.metrics["debt_usd"],
         "capex_total": ledger.capex_total,
         "size_to_min_dscr": b["financing.size_to_min_dscr"][first],
@@ -3401,8 +3404,9 @@ def _size_single_loan(sizing, cap_usd, rate_monthly, term, horizon, months, repa
 
 
 def _binding_metrics(sizing, service_per_usd, balance_per_usd) -> dict[str, np.ndarray]:
-    """The DSCR test that sized each scenario's debt (`financing.dscr_binding_test`), as the
-    StackSchedule metrics the sizing warning reads (n,) each."""
+    """The DSCR test that sized each scenario's debt (`financing.dscr_binding_test`) and the
+    month the LTV limit binds in (`financing.ltv_binding_month`), as the StackSchedule metrics
+    the sizing warning reads (n,) each."""
     binding = financing_mod.dscr_binding_test(
         sizing.cfads,
         service_per_usd,
@@ -3411,7 +3415,15 @@ def _binding_metrics(sizing, service_per_usd, balance_per_usd) -> dict[str, np.n
         sizing.test_months,
         sizing.first_test_month,
     )
-    return {f"dscr_binding_{key}": np.asarray(value, float) for key, value in binding.items()}
+    ltv_month = (
+        np.full(len(sizing.max_ltv), np.nan)
+        if np.isnan(sizing.max_ltv).all()
+        else financing_mod.ltv_binding_month(balance_per_usd, sizing.value, sizing.max_ltv)
+    )
+    return {
+        **{f"dscr_binding_{key}": np.asarray(value, float) for key, value in binding.items()},
+        "ltv_binding_month": ltv_month,
+    }
 
 
 DEBT_SHARE_LOAN = "debt_share loan"
@@ -4045,13 +4057,15 @@ def _breach_message(ctx, i) -> str:
     """Months in breach, the first, and which covenant each test breached in how many months."""
     (dscr_floor, llcr_floor, ltv_ceiling), breaches = ctx["covenants"], ctx["breaches"]
     tests = {
-        "dscr": f"DSCR below its {dscr_floor[i]:.2f}x floor over the "
+        "dscr": f"DSCR below its {number_text(dscr_floor[i])}x floor over the "
         f"{ctx['test_months'][i]:.0f}-month test window",
-        "llcr": f"LLCR below its {llcr_floor[i]:.2f}x floor",
+        "llcr": f"LLCR below its {number_text(llcr_floor[i])}x floor",
         "ltv": f"loan-to-value above its {ltv_ceiling[i]:.0%} ceiling",
     }
+    floors = {"dscr": dscr_floor[i], "llcr": llcr_floor[i]}
     which = [
-        f"{text} in {_months(breaches[name][i])} ({_first_breach_text(name, ctx, i)})"
+        f"{text} in {_months(breaches[name][i])} "
+        f"({_first_breach_text(name, ctx, i, floors.get(name))})"
         for name, text in tests.items()
         if breaches[name][i] > 0
     ]
@@ -4061,15 +4075,26 @@ def _breach_message(ctx, i) -> str:
     )
 
 
-def _first_breach_text(name: str, ctx, i) -> str:
+def _first_breach_text(name: str, ctx, i, floor=None) -> str:
     """A covenant test's first breach and the ratio it tested then: "first in month 40, at
-    1.149x"; an LTV as a percentage, or the collateral worth nothing."""
+    1.149x", below its `floor` to as many decimals as show it below (1.363797x against 1.3638);
+    an LTV as a percentage, or the collateral worth nothing."""
     month, ratio = (x[i] for x in ctx["first_breaches"][name])
     if name != "ltv":
-        return f"first in month {month}, at {ratio:.3f}x"
+        return f"first in month {month}, at {_ratio_below(ratio, floor)}x"
     if math.isnan(ratio):
         return f"first in month {month}, with the collateral worth nothing"
     return f"first in month {month}, at {ratio:.1%}"
+
+
+def _ratio_below(ratio: float, floor: float, places: int = 3) -> str:
+    """A ratio that breaches its floor, to `places` decimals or as many more as it takes to read
+    below the floor (1.364 would read above a floor of 1.3638 it is below: 1.363797)."""
+    for more in range(places, places + 12):
+        text = f"{ratio:.{more}f}"
+        if not math.isfinite(ratio) or float(text) < floor:
+            return text
+    return repr(ratio)
 
 
 def _untested(covenants, ctx, i=slice(None)) -> np.ndarray:
@@ -4130,7 +4155,36 @@ def _sizing_message(ctx, i) -> str:
     binding = _dscr_binding_words(ctx, i, debt > 0) if ctx["sizing_constraint"][i] == 2 else ""
     return (
         f"debt sized to {limits}: {debt:,.0f} USD ({share:.1%} of capex); {constraint}"
-        f"{binding or why}{BREAKEVEN_HOLDS_SIZED_DEBT}"
+        f"{binding or _impaired_to_nothing(ctx, i, why)}{BREAKEVEN_HOLDS_SIZED_DEBT}"
+    )
+
+
+def _impaired_to_nothing(ctx, i, why: str) -> str:
+    """`why` there is no debt, or where the LTV limit left none because a write-down brought
+    the GPUs' book value to 0 while the loan would be owed: the month, and the write-downs to
+    then. `_why_no_debt` blames a term longer than the book life, which may not be so (a 60-month
+    loan on a 72-month life, the book value written down to 0 in month 50)."""
+    month = ctx["ltv_binding_month"]
+    if (
+        ctx["debt_usd"][i] > 0
+        or ctx["sizing_constraint"][i] != 3
+        or ctx["resale_collateral"][i]
+        or not ctx["max_ltv"][i] > 0
+        or month is None
+        or math.isnan(month[i])
+    ):
+        return why
+    end = int(month[i])
+    written = np.maximum(np.asarray(ctx["impairment"][i][: end + 1]), 0.0)
+    if not written[end] > 0:  # (the book value ran out as the depreciation ended)
+        return why
+    first = int(np.argmax(written > 0))
+    return (
+        f"no debt because impairment write-downs bring the GPUs' book value to 0 in month {end} "
+        f"while the loan would still be outstanding ({written.sum():,.0f} USD written down in "
+        f"{_months(int((written > 0).sum()))} from month {first}); a loan repaid by month "
+        f"{end} (financing.debt_term_months), or resale values as collateral (market.resale_*), "
+        "allow debt; "
     )
 
 
@@ -4156,7 +4210,8 @@ def _sizing_words(
 
 
 def _why_no_debt(code: int, has_debt, max_ltv, resale_collateral) -> str:
-    """Where a limit sized the loan to nothing: the reason, as financing.size_debt finds it."""
+    """Where a limit sized the loan to nothing: the reason, as financing.size_debt finds it
+    (where an impairment empties the collateral first, `_impaired_to_nothing` says so)."""
     if has_debt or code not in (2, 3):
         return ""
     if code == 3 and max_ltv == 0:

@@ -1023,18 +1023,42 @@ def size_debt(
     d_dscr = np.where(owed.any(axis=1), d_dscr, 0.0)
     d_ltv = np.full(n, np.inf)
     if value_usd is not None and max_ltv is not None:
-        ltv = np.broadcast_to(np.asarray(max_ltv, dtype=float), (n,))[:, None]
-        balance = np.asarray(balance_per_usd, dtype=float)
-        value = np.maximum(np.asarray(value_usd, dtype=float), 0.0)
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            by_value = np.where(balance > 0, ltv * value / balance, np.inf)
-        d_ltv = np.where(np.isnan(ltv[:, 0]), np.inf, by_value.min(axis=1, initial=np.inf))
+        ltv = np.broadcast_to(np.asarray(max_ltv, dtype=float), (n,))
+        by_value = _ltv_limits(balance_per_usd, value_usd, ltv)
+        d_ltv = np.where(np.isnan(ltv), np.inf, by_value.min(axis=1, initial=np.inf))
     debt = np.minimum(cap, np.minimum(d_dscr, d_ltv))
     # Ties, within rounding (a limit one ulp away in another batch's arithmetic), go to the cap,
     # then DSCR: the constraint named must not depend on which rows share the batch.
     reached = debt * (1.0 + SIZING_TIE)
     constraint = np.select([cap <= 0, reached >= cap, reached >= d_dscr], [0, 1, 2], 3)
     return debt, constraint.astype(np.int64)
+
+
+def _ltv_limits(balance_per_usd, value_usd, max_ltv):
+    """The debt each month's LTV test allows (n, T) [USD]: LTV_max V_m / b_m in the months with
+    a balance b_m > 0 per USD owed (the rest inf), against the collateral V floored at 0; NaN
+    in those months of a row with no limit (`max_ltv` NaN)."""
+    balance = np.asarray(balance_per_usd, dtype=float)
+    ltv = np.broadcast_to(np.asarray(max_ltv, dtype=float), (balance.shape[0],))[:, None]
+    value = np.maximum(np.asarray(value_usd, dtype=float), 0.0)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        return np.where(balance > 0, ltv * value / balance, np.inf)
+
+
+def ltv_binding_month(balance_per_usd, value_usd, max_ltv):
+    """The month whose LTV test gives `size_debt`'s D_ltv (n,) [month index]: the first that
+    allows no debt where one does (the collateral worth nothing while the loan is owed), else
+    the one that allows least; NaN where no month limits the debt (no LTV limit, or no balance).
+
+    Parameters are `size_debt`'s (`value_usd`, `max_ltv`: the collateral and the limit).
+    """
+    limit = _ltv_limits(balance_per_usd, value_usd, max_ltv)
+    n = limit.shape[0]
+    limited = np.where(np.isnan(limit), np.inf, limit)
+    none = limited <= 0
+    month = np.where(none.any(axis=1), np.argmax(none, axis=1), np.argmin(limited, axis=1))
+    binds = np.isfinite(limited[np.arange(n), month])
+    return np.where(binds, month, np.nan)
 
 
 def _dscr_limits(cfads, service, balance, target, test_months, first_test_month):
@@ -1132,6 +1156,7 @@ __all__ = [
     "level_payment_balance",
     "level_payment_schedule",
     "loan_schedule",
+    "ltv_binding_month",
     "scheduled_balance_loan",
     "sculpted_schedule",
     "size_debt",

@@ -192,7 +192,7 @@ def test_the_dscr_breach_gives_the_tested_ratio_in_its_first_month():
     tested = (window.ebitda_usd - window.tax_usd).sum() / window.debt_service_usd.sum()
     assert f"{tested:.3f}" == "1.149"
     assert breach_warning(result) == (
-        "covenant breached in 33 months, first in month 40: DSCR below its 1.20x floor over the "
+        "covenant breached in 33 months, first in month 40: DSCR below its 1.2x floor over the "
         "12-month test window in 33 months (first in month 40, at 1.149x)"
     )
 
@@ -221,7 +221,7 @@ def test_the_llcr_and_ltv_breaches_give_their_ratios_in_their_first_months():
     warning = breach_warning(result)
     llcr = monthly.llcr[llcr_first]
     ltv = monthly.ltv[ltv_first]
-    assert "LLCR below its 1.50x floor in " in warning
+    assert "LLCR below its 1.5x floor in " in warning
     assert f"(first in month {llcr_first}, at {llcr:.3f}x)" in warning
     # the loan of 60% of capex over the GPUs' cost at close: 60.0%
     assert ltv_first == 0 and f"(first in month 0, at {ltv:.1%})" in warning
