@@ -124,3 +124,119 @@ def test_ratio_below_takes_the_decimals_the_breach_needs():
     assert engine._ratio_below(1.363797, 1.3638) == "1.363797"
     assert engine._ratio_below(1.2999999999, 1.3) == "1.2999999999"
     assert engine._ratio_below(-np.inf, 1.2) == "-inf"
+
+
+# --- 3. the methodology's figures --------------------------------------------------------------
+
+OWNED_HALL = {
+    "facility.mode": "owned",
+    "facility.colo_usd_per_kw_month": 0.0,
+    "fleet.service_start_month": 2,
+    "financing.repayment": "level_payment",
+    "financing.size_to_min_dscr": None,
+    "financing.max_ltv": None,
+    "facility.maintenance_share_of_capex_annual": 0.02,
+    "fleet.deployment_ramp_months": 0,
+    "utilization.ramp_months": 0,
+}
+
+
+def test_the_owned_hall_figures_reproduce_from_the_ready_made_file():
+    file = SCENARIOS / "hall-10mw-gb300-nvl72-liquid.toml"
+    assert load_scenario(file).fleet.racks == 68
+    s = project(load_scenario(file, OWNED_HALL), monthly=False).summary.iloc[0]
+    assert s.debt_usd == pytest.approx(0.6 * s.capex_usd_total, rel=1e-12)
+    figures = (round(s.debt_usd), round(s.capex_usd_total), round(s.npv_usd))
+    assert figures == (211_918_561, 353_197_602, 35_686_067)
+    assert (
+        f"borrows {figures[0]:,} USD, 60% of the {figures[1]:,} USD of GPUs and hall, for an NPV "
+        f"of\n{figures[2]:,} USD"
+    ) in METHODOLOGY
+    assert "223.8 M" not in METHODOLOGY
+    # the page's command is these settings
+    command = METHODOLOGY.split("    econ project models/scenarios/hall-10mw-gb300")[1]
+    command = command.split("\n\n")[0]
+    for path in OWNED_HALL:
+        assert f"--set {path}=" in command or f"--set '{path}=" in command, path
+
+
+def test_the_raw_break_even_root_of_llama2_is_the_pages(monkeypatch):
+    roots = []
+    original = engine._breakeven
+
+    def kept(*args, **kwargs):
+        roots.append(original(*args, **kwargs))
+        return roots[-1]
+
+    monkeypatch.setattr(engine, "_breakeven", kept)
+    result = project(load_scenario(SCENARIOS / "llama2-70b-h200.toml"), monthly=False)
+    (root,) = roots[0]
+    assert np.isnan(result.metrics["breakeven_price_usd_per_mtok"][0])
+    assert f"is −{-root:.4f} USD/Mtok;" in METHODOLOGY and f"{root:.4f}" == "-0.2762"
+
+
+def test_the_sculpted_dscr_is_constant_outside_the_tax_installments():
+    m = project(load_scenario(SEED)).monthly.reset_index(drop=True)
+    taxed = m.tax_usd > 0
+    served = m.debt_service_usd > 0
+    assert taxed.sum() == 12
+    assert m.dscr[served & ~taxed].round(4).unique().tolist() == [1.3638]
+    low, high = m.dscr[taxed].min(), m.dscr[taxed].max()
+    assert (f"{low:.3f}", f"{high:.3f}") == ("1.432", "1.585")
+    assert "DSCR 1.3638 against 1.30 outside the 12\nmonths that pay an installment" in METHODOLOGY
+    assert "1.432 to 1.585 in them" in METHODOLOGY
+    assert "so the DSCR is PV(A) / D in every month" not in METHODOLOGY
+
+
+def test_the_null_irr_example_gives_the_equity_flows_the_projection_has():
+    scenario = load_scenario(
+        SEED, {"market.rental_series": "CCIR/CRI-T1IF", "market.spot_sells": "gpu_hours"}
+    )
+    flows = project(scenario).lines["cash_flow_equity_usd"][0]
+    values, counts = np.unique(flows[1:].round(0), return_counts=True)
+    assert round(flows[0]) == -1_081_408 and values[np.argmax(counts)] == 389_038
+    assert flows[1:].max().round(0) == 454_151 and len(values) > 2  # not one constant flow
+    text = " ".join(METHODOLOGY.split())
+    assert (
+        "−1,081,408 USD then +389,038 in most months, less in the months that pay a tax "
+        "installment and up to +454,151 once the loan is repaid"
+    ) in text
+
+
+def test_the_lives_page_says_llama2s_npvs_are_without_its_debt():
+    file = SCENARIOS / "llama2-70b-h200.toml"
+    assert load_scenario(file).financing.debt_share > 0
+    page = (ROOT / "docs" / "lives.md").read_text()
+    assert "(60-month horizon, no debt)" not in page
+    assert "with the debt its file gives taken out: `--set financing.debt_share=0`" in page
+
+
+def test_the_page_lists_the_rates_that_accrue_nominally():
+    text = " ".join(METHODOLOGY.split())
+    assert "The one exception is" not in text
+    for words in (
+        "`econ.units.nominal_monthly_rate`",
+        '`financing.debt_rate_quote = "nominal"`',
+        "`[[financing.tranches]]`",
+        "`opex.maintenance_share_of_capex_annual`",
+        "`facility.maintenance_share_of_capex_annual`",
+    ):
+        assert words in text, words
+    # maintenance and insurance: a twelfth of the annual share of capex a month
+    scenario = load_scenario(
+        SEED,
+        {
+            "opex.maintenance_share_of_capex_annual": 0.03,
+            "opex.insurance_share_of_capex_annual": 0.012,
+        },
+    )
+    bare = load_scenario(
+        SEED,
+        {
+            "opex.maintenance_share_of_capex_annual": 0.0,
+            "opex.insurance_share_of_capex_annual": 0.0,
+        },
+    )
+    with_costs, without = (project(s).monthly.opex_usd.to_numpy() for s in (scenario, bare))
+    capex = project(bare, monthly=False).summary.capex_usd_total.iloc[0]
+    assert (with_costs - without)[1] == pytest.approx(0.042 / 12 * capex, rel=1e-9)
