@@ -190,6 +190,10 @@ INJECTED = {
     "description": f"Plan {IMAGE} **Action required:** {LINK} https://evil.example/bare "
     "www.evil.example mail@evil.example <https://evil.example/auto> `code` $x$",
     "sources": {"market.price_usd_per_mtok": "[s](https://evil.example/source)"},
+    # (the Power page's sizing quoted it raw in its warnings: review 27)
+    "fleet": {
+        "hardware": f"gb200-nvl72 [Session expired: sign in again](https://evil.example/login) {IMAGE}"
+    },
 }
 INVALID = {
     "market": {"price_usd_per_mtok": f"{IMAGE} {LINK}"},
@@ -277,6 +281,19 @@ def test_a_name_description_and_source_from_a_link_are_shown_as_typed(page):
     assert_shown_as_typed(at)
     if page == "results":  # the description is there, as text
         assert any("evil.example/login" in t for t in markdown_texts(at._tree))
+
+
+def test_the_power_pages_sizing_warnings_show_the_scenarios_hardware_as_typed():
+    # Review 27: "Using this fleet sets ... Still the scenario's, describing {fleet.hardware}
+    # rather than ..." put a link's hardware in st.warning as markdown: a clickable "Session
+    # expired" link, and an image fetched from wherever it named.
+    at = opened(state.encode(INJECTED), page="power")
+    quoted = [w.value for w in at.warning if "Still the scenario's, describing" in w.value]
+    assert quoted and all("evil.example/login" in w for w in quoted), quoted
+    assert (
+        shown(quoted[0]).count(INJECTED["fleet"]["hardware"]) >= 2
+    )  # (and "of ...", "priced for ...")
+    assert_shown_as_typed(at)
 
 
 @pytest.mark.parametrize("page", ["results", "scenario", "library"])

@@ -219,7 +219,9 @@ def scaled_text(scenario, fields: dict) -> str:
 
 
 def _left_text(hardware: str, old: str, left) -> str:
-    return (
+    """What "Use N GPUs" leaves describing the old hardware, for st.warning: the hardware's names
+    come from the scenario (a link's `fleet.hardware` may hold markdown), so shown as typed."""
+    return literal(
         f"Still the scenario's, describing {old} rather than {hardware}: "
         + "; ".join(left)
         + ". Check them on the Scenario page."
@@ -354,14 +356,14 @@ def sizing(current, money: str) -> None:
     total, parts = (None, {}) if refused else capex_after_use(after.scenario, result["gpus"])
     old_price = chosen != old and "capex.gpu_price_usd" not in fields
     cols[4].metric(
-        f"Capex at {old}'s price [{money}]" if old_price else f"Capex [{money}]",
+        f"Capex at {literal(old)}'s price [{money}]" if old_price else f"Capex [{money}]",
         "n/a" if total is None else format_value(total, "usd", money),
         border=True,
         help="The scenario's capex with this fleet, what Results shows after Use (the "
         "scenario projected with the fields Use sets): the GPUs sized here times the price "
         "per GPU "
         + (
-            f"the scenario gives for {old}: the rack catalog has no price for {chosen}"
+            f"the scenario gives for {literal(old)}: the rack catalog has no price for {chosen}"
             if old_price
             else f"of {chosen} from the rack catalog"
             if chosen != old
@@ -425,17 +427,17 @@ def sizing(current, money: str) -> None:
         f"{result['pue']:g} ({pue_source})."
     )
     for warning in result["warnings"]:
-        st.warning(readable_warning(page_words(warning)), icon=":material/warning:")
+        st.warning(literal(readable_warning(page_words(warning))), icon=":material/warning:")
     done = st.session_state.pop(LEFT, None)  # what the last Use left: said once, after it
     if done and done[0] == old and done[1]:
         st.warning(_left_text(old, "the previous hardware", done[1]), icon=":material/warning:")
     sets = ", ".join(fields)
     scaled = scaled_text(current.scenario, fields)
     if scaled:
-        st.info(scaled, icon=":material/straighten:")
+        st.info(literal(scaled), icon=":material/straighten:")  # (tranche names: the scenario's)
     if stays:
         st.warning(
-            f"Using this fleet sets {sets}. " + _left_text(chosen, old, stays),
+            literal(f"Using this fleet sets {sets}. ") + _left_text(chosen, old, stays),
             icon=":material/warning:",
         )
     st.button(
