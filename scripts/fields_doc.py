@@ -31,7 +31,12 @@ if str(ROOT) not in sys.path:  # run as a script from anywhere: this checkout's 
 from econ.labels import FIELD_LABELS, SHOWN_UNITS, field_label, humanize, plain_number  # noqa: E402
 from econ.library.diff import unit_of  # noqa: E402
 from econ.scenario import Scenario  # noqa: E402
-from econ.scenario.models import REQUIRED_SECTIONS, SECTIONS, VINTAGE_SECTIONS  # noqa: E402
+from econ.scenario.models import (  # noqa: E402
+    MAX_VINTAGES,
+    REQUIRED_SECTIONS,
+    SECTIONS,
+    VINTAGE_SECTIONS,
+)
 from econ.scenario.section import NONE_WORD, field_bounds, none_word_fields  # noqa: E402
 
 TARGET = ROOT / "docs" / "fields.md"
@@ -375,7 +380,9 @@ _VINTAGES = (
     "Each of its tables (`"
     + "`, `".join(VINTAGE_SECTIONS)
     + "`) takes the fields of the scenario's section of the same name, listed above, "
-    "e.g. `vintages[].fleet.gpu_count` is a `fleet.gpu_count`."
+    "e.g. `vintages[].fleet.gpu_count` is a `fleet.gpu_count`. A scenario holds at most "
+    f"{MAX_VINTAGES} vintages (`econ.scenario.models.MAX_VINTAGES`): one GPU generation a year "
+    "over the longest horizon, 600 months."
 )
 
 
