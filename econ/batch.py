@@ -144,8 +144,9 @@ class ScenarioBatch:
 
     def slice(self, start: int, stop: int) -> ScenarioBatch:
         """Scenarios start..stop-1 (with all their rows) as a batch of their own."""
-        rows = np.flatnonzero((self.row_scenario >= start) & (self.row_scenario < stop))
-        take = slice(rows[0], rows[-1] + 1) if rows.size else slice(0, 0)
+        # (rows are in scenario order: a search, not a scan of every row for each of many chunks)
+        first, last = np.searchsorted(self.row_scenario, (start, stop))
+        take = slice(int(first), int(max(first, last)))
         return ScenarioBatch(
             names=self.names[start:stop],
             start_dates=self.start_dates[start:stop],

@@ -639,6 +639,13 @@ CHUNK_SCENARIOS = 4096
 in the CPU caches far more than a whole batch's would, which makes a large batch several times
 faster than one pass; 4,096 is as fast as 8,192 in one process and loses less to the other
 process when two share the caches, as two Dask workers do (measured, docs/benchmarks.md)."""
+CHUNK_ROW_MONTHS = CHUNK_SCENARIOS * 73
+"""Rows x months a chunk projects at most (a chunk holds one scenario at least): the arrays of
+CHUNK_SCENARIOS scenarios of one row over the seed's 73 months. Each vintage of a scenario is a
+row of its own and a longer horizon makes every row longer: a refresh of a scenario with 40
+vintages over 600 months, 600 cases of 41 rows in one chunk, took 5 GB (each (rows, months) array
+118 MB), where a chunk of this size holds some 80 to 350 MB of working arrays
+(`chunk_working_bytes`)."""
 KEEP_MEMORY_FROM_SCENARIOS = 1024
 """Batches this large switch on `econ.memory.keep_freed_memory` (once per process)."""
 
@@ -689,20 +696,37 @@ def project(
     # Overflow and 0/0 from extreme inputs become named nulls (econ.undefined), not console noise.
     try:
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-            if batch.n <= CHUNK_SCENARIOS:
+            bounds = chunk_bounds(batch)
+            if len(bounds) == 1:
                 result = _project(batch, monthly)
             else:
-                result = _join(
-                    [
-                        _project(batch.slice(start, min(start + CHUNK_SCENARIOS, batch.n)), monthly)
-                        for start in range(0, batch.n, CHUNK_SCENARIOS)
-                    ]
-                )
+                result = _join([_project(batch.slice(*chunk), monthly) for chunk in bounds])
     except InputError as exc:  # an input found wrong only while projecting: name its file
         raise in_file(exc, batch.source_file or _refused_file(batch, monthly)) from None
     if len(batch.scenarios) == batch.n:
         result.scenarios = tuple(batch.scenarios)
     return result
+
+
+def chunk_bounds(batch: ScenarioBatch) -> list[tuple[int, int]]:
+    """(start, stop) of the scenarios of each chunk a batch is projected in: whole scenarios, at
+    most CHUNK_SCENARIOS of them and at most CHUNK_ROW_MONTHS rows x months (the batch's longest
+    horizon), one scenario at least; [(0, n)] for a batch of one chunk."""
+    n = batch.n
+    months = int(np.max(batch.horizon_months)) + 1 if n else 1
+    rows_per_chunk = max(1, CHUNK_ROW_MONTHS // months)
+    if batch.one_row_per_scenario:
+        per = min(CHUNK_SCENARIOS, rows_per_chunk)
+        return [(start, min(start + per, n)) for start in range(0, n, per)] or [(0, 0)]
+    ends = np.cumsum(np.bincount(batch.row_scenario, minlength=n))  # rows up to each scenario
+    bounds, start = [], 0
+    while start < n:
+        before = int(ends[start - 1]) if start else 0
+        fit = int(np.searchsorted(ends, before + rows_per_chunk, side="right"))
+        stop = min(max(fit, start + 1), start + CHUNK_SCENARIOS, n)
+        bounds.append((start, stop))
+        start = stop
+    return bounds
 
 
 def _refused_file(batch: ScenarioBatch, monthly: bool) -> str | None:
@@ -790,28 +814,67 @@ def _tranche_months(batch: ScenarioBatch, months: int) -> int:
     return total
 
 
+ROW_MONTH_WORKING_BYTES = 260
+"""Memory the working arrays of a chunk take per row and month [bytes], freed once the chunk is
+projected: some 32 float arrays (rows, months). With SCENARIO_MONTH_WORKING_BYTES, fitted to the
+peaks of refresh batches over 601 months (tracemalloc, monthly=False): 201 cases of 11 rows took
+434 MB, 600 cases of 2 rows 494 MB; 4,096 seed scenarios of one row over 73 months took 152 MB
+(535 bytes a month)."""
+SCENARIO_MONTH_WORKING_BYTES = 920
+"""Memory the working arrays of a chunk take per scenario and month besides its rows' [bytes]
+(the site, the ledger, the loan's schedule: see ROW_MONTH_WORKING_BYTES)."""
+
+
+def chunk_rows(batch: ScenarioBatch, bounds: list[tuple[int, int]]) -> np.ndarray:
+    """Rows of each chunk of `bounds` (`chunk_bounds`): each vintage of a scenario is a row of
+    its own."""
+    if batch.one_row_per_scenario:
+        return np.array([stop - start for start, stop in bounds], dtype=np.int64)
+    starts = np.searchsorted(batch.row_scenario, [start for start, _ in bounds] + [batch.n])
+    return np.diff(starts)
+
+
+def chunk_working_bytes(batch: ScenarioBatch) -> tuple[int, int]:
+    """Memory the working arrays of a batch's largest chunk take while it is projected [bytes]
+    (ROW_MONTH_WORKING_BYTES per row and month, SCENARIO_MONTH_WORKING_BYTES per scenario and
+    month, over the batch's longest horizon), and that chunk's rows."""
+    if batch.n == 0:
+        return 0, 0
+    bounds = chunk_bounds(batch)
+    rows = chunk_rows(batch, bounds)
+    scenarios = np.array([stop - start for start, stop in bounds], dtype=np.int64)
+    per_month = ROW_MONTH_WORKING_BYTES * rows + SCENARIO_MONTH_WORKING_BYTES * scenarios
+    largest = int(np.argmax(per_month))
+    months = int(np.max(batch.horizon_months)) + 1
+    return int(per_month[largest]) * months, int(rows[largest])
+
+
 def _check_monthly_size(batch: ScenarioBatch) -> None:
     """Refuse monthly lines larger than this machine's memory, before projecting (1,000,000
     scenarios of 6 years take some 90 GB with their frames): the message says how to run such a
-    batch."""
+    batch. The count holds the monthly lines and frames of every scenario and the working arrays
+    of its largest chunk, which has a row for each scenario and each of its vintages
+    (`chunk_working_bytes`)."""
     if batch.n == 0:
         return
     months = int(np.max(batch.horizon_months)) + 1
     tranches = (len(batch.stack), _tranche_months(batch, months))
-    need = monthly_memory_bytes(batch.n, months, *tranches)
+    working, rows = chunk_working_bytes(batch)
+    need = monthly_memory_bytes(batch.n, months, *tranches) + working
     have = memory.physical_bytes()
     if have is not None and need > have:
         from econ.files import size_text
 
-        fit = math.floor(have / _monthly_bytes_per_scenario(months, *tranches))
+        fit = math.floor(max(0, have - working) / _monthly_bytes_per_scenario(months, *tranches))
         raise InputError(
             f"the monthly lines of {batch.n:,} scenarios of up to {months} months, with their "
-            f"monthly and summary frames, would take about {size_text(need)} "
-            f"({size_text(need // batch.n)} per scenario), more than this machine's "
-            f"{size_text(have)} of memory (about {fit:,} such scenarios fit); expected a batch "
-            "whose monthly lines fit: project(..., monthly=False) keeps the summary only (memory "
-            "grows with scenarios, not months), and econ.analysis (econ sweep, econ montecarlo) "
-            "runs large batches in chunks streamed to a file"
+            f"monthly and summary frames and the working arrays of a chunk of {rows:,} rows (a "
+            f"row for each scenario and each of its vintages), would take about "
+            f"{size_text(need)} ({size_text(need // batch.n)} per scenario), more than this "
+            f"machine's {size_text(have)} of memory (about {fit:,} such scenarios fit); expected "
+            "a batch whose monthly lines fit: project(..., monthly=False) keeps the summary only "
+            "(memory grows with scenarios, not months), and econ.analysis (econ sweep, econ "
+            "montecarlo) runs large batches in chunks streamed to a file"
         )
 
 

@@ -694,13 +694,14 @@ def test_monthly_lines_larger_than_memory_are_refused_before_projecting(monkeypa
     monkeypatch.setattr(engine, "CHUNK_SCENARIOS", 2)  # joined from chunks, as a large batch
     batch = _seed_batch(5)
     months = int(batch.horizon_months.max()) + 1
-    fits = engine.monthly_memory_bytes(4, months)
+    working = engine.chunk_working_bytes(batch)[0]  # a chunk of 2, being projected
+    fits = engine.monthly_memory_bytes(4, months) + working
     monkeypatch.setattr(memory, "physical_bytes", lambda: fits)
     with pytest.raises(InputError) as refused:
         project(batch)
     message = str(refused.value)
     assert "the monthly lines of 5 scenarios of up to 73 months" in message
-    assert f"about {size_text(engine.monthly_memory_bytes(5, months))}" in message
+    assert f"about {size_text(engine.monthly_memory_bytes(5, months) + working)}" in message
     assert "(about 4 such scenarios fit)" in message
     assert "project(..., monthly=False) keeps the summary only" in message
     assert len(project(batch, monthly=False)) == 5  # the summary alone still runs
