@@ -88,6 +88,39 @@ def first_refresh_month(scenario: Scenario, vintage: str) -> int:
     return max(earliest_month(scenario, vintage), first_retire_month(scenario))
 
 
+def candidate_months(scenario: Scenario, vintage: str, months=None) -> np.ndarray:
+    """The refresh months to project: `months` as given (checked by `refresh_scenarios`), by
+    default every month from `first_refresh_month` to the horizon - 1."""
+    if months is None:
+        return np.arange(first_refresh_month(scenario, vintage), scenario.horizon)
+    return np.asarray(list(months), dtype=int)
+
+
+@dataclass(frozen=True)
+class RefreshSize:
+    """What a refresh analysis projects: `cases` scenarios (the keep case and one per candidate
+    month) of up to `rows` rows each (the old fleet and every vintage), each row over `months`
+    months (the horizon and month 0)."""
+
+    cases: int
+    rows: int
+    months: int
+
+    @property
+    def row_months(self) -> int:
+        """Rows x months projected, which the time and memory of the analysis grow with: a
+        scenario of 10 vintages over 600 months has 600 cases of 11 rows over 601 months, 4.0
+        million."""
+        return self.cases * self.rows * self.months
+
+
+def refresh_size(scenario: Scenario, vintage: str, months=None) -> RefreshSize:
+    """The size of `refresh_analysis(scenario, vintage, months)`, counted before anything is
+    built (see refresh_scenarios for the arguments)."""
+    cases = 1 + candidate_months(scenario, vintage, months).size
+    return RefreshSize(cases, 1 + len(scenario.vintages), scenario.horizon + 1)
+
+
 def refresh_scenarios(
     scenario: Scenario, vintage: str, months=None, power_mw: float | None = None
 ) -> tuple[Scenario, list[Scenario], np.ndarray, int]:
@@ -111,11 +144,7 @@ def refresh_scenarios(
         )
     horizon = scenario.horizon
     replacement = scenario.vintages[names.index(vintage)]
-    candidates = (
-        np.arange(first_refresh_month(scenario, vintage), horizon)
-        if months is None
-        else np.asarray(list(months), dtype=int)
-    )
+    candidates = candidate_months(scenario, vintage, months)
     outside = candidates[(candidates < 1) | (candidates >= horizon)]
     if candidates.size == 0 or outside.size:
         said = f"refresh month {int(outside[0])} is outside" if outside.size else "no month in"

@@ -2,9 +2,10 @@
 
 `vintages` had no bound, and each is about 20 characters of a link: a 232-character link of 40
 vintages over 600 months made `econ refresh` take 84 s and 5 GB (each case projected all its rows
-at once), and 3,600 vintages took 20 s to validate. Now a scenario holds at most MAX_VINTAGES, and
-the engine projects chunks of whole scenarios bounded by rows x months and counts a chunk's rows
-in its memory guard.
+at once), the Power page ran that refresh as it opened, and 3,600 vintages took 20 s to validate.
+Now a scenario holds at most MAX_VINTAGES, the engine projects chunks of whole scenarios bounded by
+rows x months and counts a chunk's rows in its memory guard, and the Power page runs a refresh
+above REFRESH_ON_OPEN_ROW_MONTHS only when asked.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from econ.scenario import ScenarioError, read_toml, validate_dict
 from econ.scenario.models import MAX_VINTAGES
 from econ.ui import state
 from tests.conftest import ROOT
-from tests.test_app import errors
+from tests.test_app import errors, metric, shown, widget
 from tests.test_app_links import opened
 
 SEED = ROOT / "models" / "scenarios" / "deepseek-r1-gb200-nvl72.toml"
@@ -128,3 +129,50 @@ def test_the_monthly_memory_guard_counts_each_vintages_rows(monkeypatch):
     assert rows == 51 and working > 2**20
     monkeypatch.setattr(memory, "physical_bytes", lambda: lines + working)
     assert len(project(scenario).monthly) == 601
+
+
+# --- the Power page's refresh ---------------------------------------------------------------------
+
+
+def test_refresh_size_counts_the_cases_rows_and_months_before_building_them():
+    from econ.fleet import RefreshSize, refresh_scenarios, refresh_size
+
+    scenario = validate_dict(with_vintages(1, financing={"repayment": "level_payment"}))
+    assert refresh_size(scenario, "v0") == RefreshSize(cases=600, rows=2, months=601)
+    assert refresh_size(scenario, "v0").row_months == 721_200
+    assert refresh_size(scenario, "v0", range(10, 20)).cases == 11
+    ready = load_scenario(REFRESH)
+    keep, cases, _, _ = refresh_scenarios(ready, "gb300")
+    batch = ScenarioBatch.from_scenarios([keep, *cases])
+    size = refresh_size(ready, "gb300")
+    assert (size.cases, size.months) == (batch.n, int(batch.horizon_months.max()) + 1)
+    assert batch.rows <= size.cases * size.rows  # (the keep case has the old fleet alone)
+
+
+def test_the_power_page_runs_a_large_refresh_only_when_asked():
+    # A 116-character link (one vintage, 600 months) ran 600 cases as the page opened: 8 s and
+    # 730 MB of the server's each time; 10 vintages 27 s and 1.6 GB. Above the bound the page
+    # says what the refresh would project and waits for its button.
+    from econ.ui.pages.power import REFRESH_ON_OPEN_ROW_MONTHS
+
+    edits = {"horizon_months": 320, "financing": {"repayment": "level_payment"}}
+    edits["vintages"] = [{"name": "next"}]
+    at = opened(state.encode(edits), page="power")
+    asked = [shown(i.value) for i in at.info if "row-months" in i.value]
+    assert asked and "320 cases" in asked[0] and "205,440 row-months" in asked[0], asked
+    assert f"more than the {REFRESH_ON_OPEN_ROW_MONTHS:,}" in asked[0]
+    assert not [m for m in at.metric if m.label == "Best refresh month"]
+    widget(at.button, "Run the refresh analysis").click().run()
+    assert not at.exception, at.exception
+    assert metric(at, "Best refresh month")
+    at.run()  # another run of the page keeps it
+    assert metric(at, "Best refresh month")
+    assert not [i for i in at.info if "row-months" in i.value]
+
+
+def test_the_power_page_runs_a_small_refresh_as_it_opens():
+    at = opened(
+        state.encode({"name": "refresh"}), scenario="h200-fleet-gb300-refresh", page="power"
+    )
+    assert metric(at, "Best refresh month")
+    assert not [i for i in at.info if "row-months" in i.value]

@@ -648,6 +648,15 @@ def refresh(text: str, vintage: str, months: tuple[int, int] | None, power_mw: f
 
 
 @st.cache_data(max_entries=16, show_spinner=False)
+def refresh_size(text: str, vintage: str, months: tuple[int, int] | None):
+    """What `refresh` would project (econ.fleet.refresh_size), counted without projecting."""
+    from econ.fleet import refresh_size as size
+
+    span = None if months is None else range(months[0], months[1] + 1)
+    return size(loads(text), vintage, months=span)
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
 def earliest_refresh(text: str, vintage: str) -> int:
     """The first refresh month the analysis takes by default (`econ refresh`'s): the vintage's
     purchase month, or the old fleet's first month where that is later."""

@@ -461,6 +461,41 @@ def sizing(current, money: str) -> None:
     )
 
 
+REFRESH_ON_OPEN_ROW_MONTHS = 200_000
+"""Largest refresh analysis (econ.fleet.RefreshSize.row_months) the page runs as it opens; a
+larger one waits for its button. A shared link opens the page without a click, and the analysis'
+time and memory grow with its rows x months: a link of 116 characters (one vintage, 600 months:
+600 cases of 2 rows, 721,200 row-months) cost the server 8 s and 730 MB on each opening, one of
+10 vintages (4.0 million) 27 s and 1.6 GB. The ready-made h200-fleet-gb300-refresh has 8,030; a
+vintage over 20 years (240 months) 115,680."""
+REFRESH_ASKED = "econ.refresh_asked"
+"""Session key: the refresh (scenario text, vintage, months, envelope) whose button was pressed."""
+
+
+def _refresh_asked(text: str, vintage: str, months: tuple[int, int], mw, vintages: int) -> bool:
+    """Whether to run the refresh now: at most REFRESH_ON_OPEN_ROW_MONTHS at once, a larger one
+    once its button is pressed (kept for the same inputs while the page reruns)."""
+    size = compute.attempt(lambda: compute.refresh_size(text, vintage, months), "Refresh analysis")
+    if size is None:
+        return False
+    asked = (text, vintage, months, mw)
+    ss = st.session_state
+    if size.row_months <= REFRESH_ON_OPEN_ROW_MONTHS or ss.get(REFRESH_ASKED) == asked:
+        return True
+    st.info(
+        f"This refresh projects {size.cases:,} cases (keeping the fleet, and refreshing in each "
+        f"month from {months[0]} to {months[1]}) of up to {size.rows:,} rows (the fleet and its "
+        f"{vintages:,} vintage{'s' if vintages != 1 else ''}) over {size.months:,} months: "
+        f"{size.row_months:,} row-months, more than the {REFRESH_ON_OPEN_ROW_MONTHS:,} the page "
+        "projects as it opens. Narrow the months, or run it: the largest take minutes.",
+        icon=":material/hourglass:",
+    )
+    if not st.button("Run the refresh analysis", icon=":material/play_arrow:"):
+        return False
+    ss[REFRESH_ASKED] = asked
+    return True
+
+
 def refresh(current, money: str) -> None:
     scenario = current.scenario
     st.subheader("Fleet refresh")
@@ -519,9 +554,11 @@ def refresh(current, money: str) -> None:
     if wrong:
         st.error(wrong, icon=":material/error:")
         return
+    months = (int(start), int(stop))
+    if not _refresh_asked(current.text, vintage, months, mw, len(names)):
+        return
     result = compute.attempt(
-        lambda: compute.refresh(current.text, vintage, (int(start), int(stop)), mw),
-        "Refresh analysis",
+        lambda: compute.refresh(current.text, vintage, months, mw), "Refresh analysis"
     )
     if result is None:
         return
