@@ -56,7 +56,7 @@ from econ.scenario.depreciation_models import METHOD_ARRAY_FIELDS
 from econ.scenario.financing_models import MAX_MONTHS
 from econ.scenario.gain_models import GAIN_RATE_WARN_ANNUAL, STEPS_WARN_FACTOR, TRAJECTORIES
 from econ.scenario.models import CONSTRUCTION_SIZING, Scenario
-from econ.text import single_line
+from econ.text import WARNING_SEPARATOR, single_line
 from econ.throughput.trajectory import throughput_multiplier
 from econ.undefined import OVERFLOW, explain, mask_infinite
 from econ.units import (
@@ -232,13 +232,6 @@ MONTHLY_NOT_KEPT = (
     "this projection kept only its summary (project(..., monthly=False)); project the scenarios "
     "with monthly=True (the default) for the monthly lines"
 )
-
-
-WARNING_SEPARATOR = "\n"
-"""Between a scenario's warnings where they share one cell: the summary's `warnings` column in CSV
-and Parquet (econ.reporting.flat_summary) and in a sweep's rows. No warning holds a line break
-(`Projection.warnings` writes one as an escape, econ.text.single_line), so the cell split at its
-line feeds gives the warnings back, one for one; many hold "; "."""
 
 
 def _one_line_each(warnings: list[list[str]]) -> list[list[str]]:

@@ -23,14 +23,14 @@ if TYPE_CHECKING:
 def flat_summary(projection: Projection) -> pd.DataFrame:
     """Summary with one column per scalar: object-valued metrics are spread into
     `<metric>_<key>` columns (`cost_usd_per_mtok_<component>`), lists one item a line
-    (econ.engine.WARNING_SEPARATOR: the warnings, one line each, split back at line feeds).
+    (econ.text.WARNING_SEPARATOR: the warnings, one line each, split back at line feeds).
 
     Undefined metrics stay empty (None), never NaN strings. Metrics the engine adds later are
     written as they come.
     """
     import pandas as pd
 
-    from econ.engine import WARNING_SEPARATOR
+    from econ.text import WARNING_SEPARATOR
 
     summary = projection.summary.copy()
     for name in list(summary.columns):

@@ -151,10 +151,17 @@ def printable(text: Any, *, line: bool = False) -> str:
     return TERMINAL_CONTROLS.sub(lambda match: _escaped(match.group()), text)
 
 
+WARNING_SEPARATOR = "\n"
+"""Between a scenario's warnings where they share one cell: the summary's `warnings` column in CSV
+and Parquet (econ.reporting.flat_summary) and in a sweep's rows. No warning holds a line break
+(`econ.engine.Projection.warnings` writes one as an escape, `single_line`), so the cell split at
+its line feeds gives the warnings back, one for one; many hold "; "."""
+
+
 def single_line(text: str) -> str:
     """`text` as one line: line feeds and carriage returns written as Python escapes (`\\n`,
-    `\\r`), everything else as it is. A warning is one line (econ.engine.WARNING_SEPARATOR joins
-    a scenario's warnings in one cell), whatever a file it quotes holds."""
+    `\\r`), everything else as it is. A warning is one line (WARNING_SEPARATOR joins a scenario's
+    warnings in one cell), whatever a file it quotes holds."""
     if "\n" not in text and "\r" not in text:
         return text
     return text.replace("\n", "\\n").replace("\r", "\\r")
@@ -320,4 +327,5 @@ __all__ = [
     "restore",
     "shortened",
     "single_line",
+    "WARNING_SEPARATOR",
 ]

@@ -18,7 +18,6 @@ from hypothesis import strategies as st
 import econ
 from econ import export, files
 from econ.cli import main
-from econ.engine import WARNING_SEPARATOR
 from econ.export import (
     ExportError,
     csv_text,
@@ -27,7 +26,7 @@ from econ.export import (
     write_projection,
 )
 from econ.files import write_files
-from econ.text import FORMULA_PREFIXES, neutralize, restore
+from econ.text import FORMULA_PREFIXES, WARNING_SEPARATOR, neutralize, restore
 from tests.conftest import ROOT, SCENARIOS
 
 SEED = ROOT / "models" / "scenarios" / "deepseek-r1-gb200-nvl72.toml"

@@ -49,7 +49,7 @@ def test_workbook_verifies(book, capsys):
 
 
 def test_warnings_joined_as_before_verify_and_edited_ones_fail(book, tmp_path, capsys):
-    """The Summary's warnings are one a line (econ.engine.WARNING_SEPARATOR); a workbook written
+    """The Summary's warnings are one a line (econ.text.WARNING_SEPARATOR); a workbook written
     before joined them by "; ", and verifies as it did: only an edited warning differs."""
     from xml.sax.saxutils import escape
 

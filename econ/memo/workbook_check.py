@@ -54,7 +54,6 @@ import pandas as pd
 from openpyxl.utils.cell import CellCoordinatesException, coordinate_to_tuple
 
 from econ import __version__, units
-from econ.engine import WARNING_SEPARATOR
 from econ.errors import InputError
 from econ.files import size_text, zip_member_refusal
 from econ.memo.verify import (
@@ -66,7 +65,7 @@ from econ.memo.verify import (
 )
 from econ.provenance import CREATED_FIELD, catalog_versions, scenario_sha256
 from econ.scenario.errors import ScenarioError, shortened
-from econ.text import clipped
+from econ.text import WARNING_SEPARATOR, clipped
 from econ.workbook import MAX_ROWS
 
 WORKBOOK_TOLERANCE = 1e-12
