@@ -267,6 +267,31 @@ def _mc_rows() -> dict[str, str]:
     return out
 
 
+def _mc_table_problems() -> list[str]:
+    """What the distribution table says that _mc_rows would drop without a word: an input given
+    twice (the CLI refuses a repeated --dist) and a row with an input but no distribution."""
+    table = st.session_state.get(MC_TABLE)
+    if table is None:
+        return []
+    problems, seen = [], set()
+    for number, row in enumerate(table.to_dict("records"), 1):
+        path, dist = row.get("path"), row.get("distribution")
+        if not (isinstance(path, str) and path):
+            continue
+        if not (isinstance(dist, str) and dist.strip()):
+            problems.append(
+                f"Row {number}, {stored_path_label(path)}: the distribution is empty; "
+                "give one or delete the row"
+            )
+        elif path in seen:
+            problems.append(
+                f"{stored_path_label(path)} is given twice (row {number}); "
+                "expected one distribution per input"
+            )
+        seen.add(path)
+    return problems
+
+
 FEW_DRAWS = 100
 """Fewer Monte Carlo scenarios than this get a warning that their statistics say little."""
 
@@ -360,7 +385,8 @@ def montecarlo_section(current, paths: list[str], money: str, hold: bool) -> Non
         ]
         blocked = common.refused(n_key, n) or common.refused(seed_key, seed)
         distributions = _mc_rows()
-        if not distributions:
+        problems += _mc_table_problems()
+        if not distributions and not problems:
             problems.append("Give at least one input with a distribution")
         problems += [
             f"{stored_path_label(path)}: {risk.FILE_REFUSED}"
