@@ -32,3 +32,14 @@ def test_a_row_without_a_distribution_is_named_not_skipped():
     text = " ".join(errors(at))
     assert "Row 2, Market › Price" in text and "distribution is empty" in text, text
     assert "econ.mc_result" not in at.session_state
+
+
+def test_data_table_steps_out_of_range_are_refused_in_words_and_nothing_is_computed():
+    for steps, past in ((1, "below 2"), (51, "above 50")):
+        at = open_app(page="risk")
+        [w for w in at.number_input if w.label == "steps"][0].set_value(steps).run()
+        widget(at.button, "Compute the data table").click().run()
+        assert not at.exception
+        text = " ".join(errors(at))
+        assert f"“steps”: {steps} is {past}; expected a whole number from 2 to 50" in text, text
+        assert "econ.data_table" not in at.session_state

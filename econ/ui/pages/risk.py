@@ -606,6 +606,8 @@ def mc_words(paths) -> Callable[[str], str]:
 
 
 DATA_TABLE = "econ.data_table"
+MAX_STEPS = 50
+"""The most values an axis of the data table takes (2,500 cells in all)."""
 
 
 def _axis(where, name: str, paths: list[str], default: str, scenario):
@@ -644,9 +646,14 @@ def _axis(where, name: str, paths: list[str], default: str, scenario):
     )
     low = round(defaults[0], decimals) if low is None else low
     high = round(defaults[1], decimals) if high is None else high
+    # the range is checked by whole_number_input, not by the box: the box's own minimum and
+    # maximum made the browser drop 1 and 51 without a word
+    steps_key = common.keep(f"econ.dt_{name}_n.{path}", 5)
     steps = common.whole_number_input(
-        c[2], "steps", min_value=2, max_value=50, key=common.keep(f"econ.dt_{name}_n.{path}", 5)
+        c[2], "steps", within=(2, MAX_STEPS), key=steps_key, help=f"2 to {MAX_STEPS}"
     )
+    if common.refused(steps_key, steps):
+        return path, None, None  # its message is under the box
     steps = 5 if steps is None else steps
     shown = [float(f"{v:.10g}") for v in risk.axis_values(low, high, steps, integer)]
     return path, shown, [v / scale if scale != 1 else v for v in shown]
@@ -672,7 +679,11 @@ def data_table_section(current, paths: list[str], money: str, hold: bool) -> Non
         format_func=_output_label,
         key=common.keep("econ.dt_output", "npv_usd"),
     )
-    if st.button("Compute the data table", icon=":material/grid_on:"):
+    if (
+        st.button("Compute the data table", icon=":material/grid_on:")
+        and row_values is not None
+        and col_values is not None
+    ):
         table = compute.attempt(
             lambda: risk.data_table(
                 current.scenario, row_path, row_values, col_path, col_values, output, hold
