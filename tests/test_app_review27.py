@@ -43,3 +43,25 @@ def test_data_table_steps_out_of_range_are_refused_in_words_and_nothing_is_compu
         text = " ".join(errors(at))
         assert f"“steps”: {steps} is {past}; expected a whole number from 2 to 50" in text, text
         assert "econ.data_table" not in at.session_state
+
+
+def test_the_data_table_follows_a_new_scenario_value_and_computes_what_its_boxes_show():
+    at = open_app(page="risk")
+    widget(at.sidebar.number_input, "Market › Price [USD/M tokens]").set_value(0.35).run()
+    column = [w for w in at.number_input if w.label in ("from", "to")][2:]  # the column's
+    decimals = [int(w.proto.format[2:-1]) for w in column]
+    low, high = (round(w.value, d) for w, d in zip(column, decimals, strict=True))
+    assert (low, high) == (0.28, 0.42), (column[0].value, column[1].value)  # +-20% of 0.35
+    widget(at.button, "Compute the data table").click().run()
+    assert not at.exception
+    table = at.session_state["econ.data_table"][-1]
+    assert list(table.columns)[0] == low and list(table.columns)[-1] == high
+
+
+def test_a_typed_data_table_value_is_taken_to_the_decimals_its_box_shows():
+    at = open_app(page="risk")
+    column = [w for w in at.number_input if w.label in ("from", "to")][2:]
+    assert column[0].proto.format == "%.4f"
+    column[0].set_value(0.300049).run()
+    widget(at.button, "Compute the data table").click().run()
+    assert list(at.session_state["econ.data_table"][-1].columns)[0] == 0.3

@@ -634,18 +634,20 @@ def _axis(where, name: str, paths: list[str], default: str, scenario):
     # defaults are rounded to them: the grid is computed at the values the boxes show
     fmt = "%.0f" if integer else (box_format(f, node) if f is not None else "%.4f")
     decimals = int(fmt[2:-1])
-    # kept across page switches, as the page's other boxes are (an emptied box: the default)
-    low, high = (
-        c[k].number_input(
-            label,
-            value=None,
-            format=fmt,
-            key=common.keep(f"econ.dt_{name}_{end}.{path}", round(default, decimals)),
-        )
-        for k, label, end, default in ((0, "from", "lo", defaults[0]), (1, "to", "hi", defaults[1]))
-    )
-    low = round(defaults[0], decimals) if low is None else low
-    high = round(defaults[1], decimals) if high is None else high
+    # kept across page switches, as the page's other boxes are (an emptied box: the default);
+    # they start afresh at +-20% when the scenario's value changes (kept, the old range showed
+    # in the new value's format: 0.26 for the 0.2609 the grid ran at), and what is typed is
+    # taken to the decimals shown
+    ends = []
+    for box, label, end, default in (
+        (c[0], "from", "lo", defaults[0]),
+        (c[1], "to", "hi", defaults[1]),
+    ):
+        default = round(default, decimals)
+        key = common.follow(f"econ.dt_{name}_{end}.{path}", default)
+        value = box.number_input(label, value=None, format=fmt, key=key)
+        ends.append(default if value is None else round(value, decimals))
+    low, high = ends
     # the range is checked by whole_number_input, not by the box: the box's own minimum and
     # maximum made the browser drop 1 and 51 without a word
     steps_key = common.keep(f"econ.dt_{name}_n.{path}", 5)
