@@ -65,3 +65,18 @@ def test_a_typed_data_table_value_is_taken_to_the_decimals_its_box_shows():
     column[0].set_value(0.300049).run()
     widget(at.button, "Compute the data table").click().run()
     assert list(at.session_state["econ.data_table"][-1].columns)[0] == 0.3
+
+
+def test_sobol_sampling_of_other_than_a_power_of_2_is_noted_as_the_cli_notes_it():
+    from econ.analysis.sampling import sobol_balance_note
+
+    at = open_app(page="risk")
+    at.selectbox(key="econ.mc_sampling").set_value("sobol").run()
+    widget(at.number_input, "Scenarios").set_value(300).run()
+    widget(at.button, "Run the Monte Carlo").click().run()
+    assert not at.exception and not errors(at), errors(at)
+    text = " ".join(i.value for i in at.info)
+    assert sobol_balance_note(300, "sobol")[1:] in text, text
+    widget(at.number_input, "Scenarios").set_value(256).run()
+    widget(at.button, "Run the Monte Carlo").click().run()
+    assert "not a power of 2" not in " ".join(i.value for i in at.info)

@@ -14,7 +14,10 @@ import pandas as pd
 import streamlit as st
 
 from econ.analysis.runner import HELD_NOTE
-from econ.analysis.sampling import MAX_SEED  # a browser holds whole numbers up to it
+from econ.analysis.sampling import (  # a browser holds whole numbers up to MAX_SEED
+    MAX_SEED,
+    sobol_balance_note,
+)
 from econ.labels import counted
 from econ.ui import charts, common, compute, risk
 from econ.ui.fmt import (
@@ -449,6 +452,10 @@ def montecarlo_section(current, paths: list[str], money: str, hold: bool) -> Non
         )
     _stale(stored, current, hold)
     st.caption(f"{counted(len(rows), 'scenario')}, seed {ran[2]}, in {seconds:.2f} s.")
+    # as `econ montecarlo` notes it
+    balance = sobol_balance_note(len(rows), ran[3])
+    if balance is not None:
+        st.info(literal(balance[0].upper() + balance[1:] + "."), icon=":material/info:")
     if len(rows) < FEW_DRAWS:
         st.warning(
             f"Only {counted(len(rows), 'scenario')}: quantiles, value at risk and the "
