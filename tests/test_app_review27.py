@@ -80,3 +80,26 @@ def test_sobol_sampling_of_other_than_a_power_of_2_is_noted_as_the_cli_notes_it(
     widget(at.number_input, "Scenarios").set_value(256).run()
     widget(at.button, "Run the Monte Carlo").click().run()
     assert "not a power of 2" not in " ".join(i.value for i in at.info)
+
+
+def test_an_empty_swing_box_is_called_empty_not_none():
+    at = open_app(page="risk")
+    widget(at.number_input, "Swing [± %]").set_value(None).run()
+    widget(at.button, "Run the tornado").click().run()
+    text = " ".join(errors(at))
+    assert "“Swing [± %]” is empty; expected a percentage above 0" in text, text
+    assert "None" not in text
+
+
+def test_a_garbage_distribution_lists_only_what_the_app_takes():
+    at = _run_table([("utilization.share", "garbage")])
+    text = " ".join(errors(at))
+    assert "expected NAME(ARGS), one of: uniform(...)" in text, text
+    assert "empirical" not in text, text
+
+
+def test_undefined_scenarios_are_named_by_the_outputs_label():
+    at = _run_table([("market.price_usd_per_mtok", "uniform(1e307, 1e308)")])
+    text = " ".join(w.value for w in at.warning)
+    assert "200 scenarios: NPV" in text and "undefined (not counted)" in text, text
+    assert "npv_usd" not in text, text

@@ -224,6 +224,13 @@ def test_empirical_is_refused_where_files_are_not_allowed(tmp_path):
     with pytest.raises(DistributionError, match="reads a file on this machine"):
         parse_distribution(f"empirical({path}, price)", files=False)
     assert parse_distribution("uniform(0, 1)", files=False).ppf(np.array([0.5]))[0] == 0.5
+    # nor offered in the kinds a bad one is told to use
+    for text in ("garbage", "gamma(1, 2)"):
+        with pytest.raises(DistributionError) as caught:
+            parse_distribution(text, files=False)
+        assert "uniform" in str(caught.value) and "empirical" not in str(caught.value)
+        with pytest.raises(DistributionError, match="empirical"):
+            parse_distribution(text)
 
 
 @pytest.mark.parametrize(

@@ -634,15 +634,16 @@ def parse_distribution(
     """
     where = f"{clipped(path)}={clipped(text)}" if path else clipped(text)  # (a value cut to 80)
     match = _CALL.match(text)
+    # the kinds this source may give: not empirical where it may not read files
+    kinds = [n for n in PARSERS if files or n != "empirical"]
     if not match:
         raise DistributionError(
-            f"{where}: expected NAME(ARGS), one of: " + ", ".join(f"{n}(...)" for n in PARSERS)
+            f"{where}: expected NAME(ARGS), one of: " + ", ".join(f"{n}(...)" for n in kinds)
         )
     name, body = match.group(1).lower(), match.group(2)
     if name not in PARSERS:
         raise DistributionError(
-            f"{where}: unknown distribution {shortened(name)}; expected one of: "
-            + ", ".join(PARSERS)
+            f"{where}: unknown distribution {shortened(name)}; expected one of: " + ", ".join(kinds)
         )
     args = [a.strip() for a in body.split(",")] if body.strip() else []
     if name == "empirical" and not files:

@@ -142,9 +142,12 @@ def montecarlo(
     refused = file_distributions(distributions)
     if refused:  # the page says so first; this guards any other caller in the app
         raise BatchInputError(f"{', '.join(refused)}: {FILE_REFUSED}")
+    from econ.analysis.distributions import parse_distribution
+
     return run_montecarlo(
         base,
-        dict(distributions),
+        # parsed as from a visitor, whose messages list no empirical(...)
+        {p: parse_distribution(d, path=p, files=False) for p, d in distributions.items()},
         n,
         seed=seed,
         sampling=sampling,

@@ -198,7 +198,12 @@ def tornado_section(current, paths: list[str], money: str, hold: bool) -> None:
             st.error("Pick at least one input.", icon=":material/error:")
         elif pct is None or not 0 < pct < 100:
             st.error(
-                f"Swing = {pct}: expected a percentage above 0 and below 100.",
+                (
+                    "“Swing [± %]” is empty"
+                    if pct is None
+                    else f"“Swing [± %]”: {pct:g} is out of range"
+                )
+                + "; expected a percentage above 0 and below 100.",
                 icon=":material/error:",
             )
         else:
@@ -548,7 +553,10 @@ def montecarlo_section(current, paths: list[str], money: str, hold: bool) -> Non
             [{"statistic": k, title: format_value(v, kind, money)} for k, v in stats]
         )
         if metric.undefined:
-            st.warning(f"{metric.undefined:,} scenarios have no {output} (undefined, not counted).")
+            st.warning(
+                f"{counted(metric.undefined, 'scenario')}: {_output_label(output)} undefined "
+                "(not counted)."
+            )
         risk_figures = summary.risk or {}
         if risk_figures:
             # a row of its own across the page: in a narrower column the tiles broke their
