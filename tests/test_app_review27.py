@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pandas as pd
+import pytest
 
 from tests.test_app import errors, go, widget
 from tests.test_app_review2 import open_app
@@ -103,3 +104,16 @@ def test_undefined_scenarios_are_named_by_the_outputs_label():
     text = " ".join(w.value for w in at.warning)
     assert "200 scenarios: NPV" in text and "undefined (not counted)" in text, text
     assert "npv_usd" not in text, text
+
+
+def test_at_a_price_of_1e308_the_data_table_boxes_hold_its_range_not_the_old_one():
+    at = open_app(page="risk")
+    widget(at.sidebar.number_input, "Market › Price [USD/M tokens]").set_value(1e308).run()
+    column = [w for w in at.number_input if w.label in ("from", "to")][2:]
+    assert [w.proto.format for w in column] == ["%.0f", "%.0f"]
+    assert [w.value for w in column] == [round(0.8 * 1e308), round(1.2 * 1e308)]
+    widget(at.button, "Compute the data table").click().run()
+    assert not at.exception
+    table = at.session_state["econ.data_table"][-1]
+    ends = [list(table.columns)[0], list(table.columns)[-1]]
+    assert ends == pytest.approx([w.value for w in column], rel=1e-12)  # (10 digits kept)
