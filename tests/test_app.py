@@ -682,7 +682,10 @@ def test_the_tornado_runs_and_a_bad_swing_is_refused(app: AppTest):
     assert shown.to_dict() == pytest.approx(expected.table.set_index("input")["swing"].to_dict())
     widget(app.number_input, "Swing [± %]").set_value(150.0).run()
     widget(app.button, "Run the tornado").click().run()
-    assert any("Swing = 150" in e for e in errors(app)), errors(app)
+    assert any(
+        "“Swing [± %]”: 150 is out of range; expected a percentage above 0" in e
+        for e in errors(app)
+    ), errors(app)
 
 
 # --- export ---------------------------------------------------------------------------------------
