@@ -14,17 +14,12 @@ from streamlit.testing.v1 import AppTest
 from econ.catalog import DEFAULT_SCENARIO, ready_made_scenarios
 from econ.scenario import read_toml
 from econ.ui import state
+from tests import test_app_review24
 from tests.test_app import APP, errors, go, widget
 
 SEED = ready_made_scenarios()[DEFAULT_SCENARIO]
 
-
-@pytest.fixture
-def app() -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=120)
-    at.run()
-    assert not at.exception, at.exception
-    return at
+app = test_app_review24.app  # the app run once on the seed, 120 s a run
 
 
 def opened(params: dict[str, str], page: str | None = None) -> AppTest:
