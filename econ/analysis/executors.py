@@ -281,6 +281,7 @@ class DaskExecutor(Executor):
             # that reaches it. Only our own workers, and only that logger, from the start.
             self._client.run(_quiet_cancellations)
         _CLOSED_COMM.install()
+        _install_once(_SYNC_CANCEL_BUG)
         self._distributed = distributed
         self._timeout_s = timeout_s
         self._interrupted = False
@@ -812,6 +813,42 @@ _CLOSED_COMM = _MessageFilter((("distributed.batched", "Batched Comm Closed"),))
 """What the client's background sender logs, with a traceback, the moment its scheduler's
 connection closes: the run says it lost the scheduler, in one line (SchedulerLostError); the
 traceback came before that line in one CI run in many."""
+
+
+class _SyncCancelBug(logging.Filter):
+    """Drops the traceback distributed's `sync` makes its event loop log when Ctrl-C reaches
+    a waiting call before the call has started: the callback that should cancel it reads a
+    variable not yet set ("NameError: cannot access free variable 'future'", distributed
+    2026.8.0, `distributed/utils.py`, `sync.<locals>.cancel`). Tornado logs it from the loop's
+    thread, at any moment after the interrupt, so a run that answered Ctrl-C in one line
+    printed fourteen more below it (one CI run in many). Only that NameError from that
+    function is dropped; every other error of the loop is logged as before."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        if not isinstance(exc, NameError):
+            return True
+        frames = exc.__traceback__
+        while frames is not None and frames.tb_next is not None:
+            frames = frames.tb_next
+        code = frames.tb_frame.f_code if frames is not None else None
+        return not (
+            code is not None
+            and code.co_name == "cancel"
+            and code.co_filename.replace("\\", "/").endswith("distributed/utils.py")
+        )
+
+
+_SYNC_CANCEL_BUG = _SyncCancelBug()
+"""Installed on `tornado.application` by the first Dask executor and kept for the process: the
+record can come after the executor has closed."""
+
+
+def _install_once(log_filter: logging.Filter, logger: str = "tornado.application") -> None:
+    """Add `log_filter` to `logger` unless it is there already."""
+    target = logging.getLogger(logger)
+    if log_filter not in target.filters:
+        target.addFilter(log_filter)
 
 
 def _quiet_cancellations() -> None:
