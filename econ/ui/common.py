@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 import re
+import time
 import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -166,6 +167,28 @@ def _pick() -> None:
             state.load_ready_made(choice)
     except (ScenarioError, KeyError, tomllib.TOMLDecodeError) as exc:
         st.session_state["econ.pick_error"] = str(exc)
+
+
+PAINTED = "econ.painted"
+"""Set once a run of this session has finished (the router, after the page)."""
+FIRST_PAINT_S = 0.3
+"""Seconds a browser session's first run leaves the browser to draw the page's first figures
+before the rest of the page is computed (first_figures_drawn)."""
+
+
+def first_figures_drawn() -> None:
+    """Called by a page once its first figures are drawn (the Results page after its headline
+    tiles): on a browser session's first run, waits FIRST_PAINT_S.
+
+    That run's browser is still loading the code of each kind of element as it meets one, and
+    on a machine of two cores the rest of the page (charts, tables, the sidebar's checks: 1-2 s
+    of the server's work) competed with it for the processor, so the headline figures showed
+    0.4-2.5 s after the server had sent them. Left the processor first, the browser draws them
+    at once, and the whole page is drawn no later: the browser does that work either way
+    (measured by benchmarks/bench_cold.py; docs/app.md). No wait in AppTest or other runs
+    without a browser (st.context.url empty), nor after a session's first run."""
+    if st.context.url and not st.session_state.get(PAINTED):
+        time.sleep(FIRST_PAINT_S)
 
 
 def sidebar() -> None:

@@ -81,6 +81,7 @@ def main() -> None:
     common.input_checks()
     common.remember_all()
     common.share_box(page.url_path, state.sync_link())
+    st.session_state[common.PAINTED] = True
 
 
 def _landing_alias(landing) -> st.Page:

@@ -329,6 +329,7 @@ def render() -> None:
         else None
     )
     headline(summary, base, money, notes)
+    common.first_figures_drawn()
     # an IRR's note is under its tile already (irr_note): not again in the box
     notes = {irr_note(key, summary) for key in IRR_KEYS if key in HEADLINE}
     warnings = [w for w in summary.get("warnings", []) if readable_warning(w) not in notes]
