@@ -117,3 +117,26 @@ def test_at_a_price_of_1e308_the_data_table_boxes_hold_its_range_not_the_old_one
     table = at.session_state["econ.data_table"][-1]
     ends = [list(table.columns)[0], list(table.columns)[-1]]
     assert ends == pytest.approx([w.value for w in column], rel=1e-12)  # (10 digits kept)
+
+
+def test_the_fan_of_draws_no_month_defines_is_empty_without_numpy_warnings():
+    """Every draw undefined (a price near the float limit): numpy warned "All-NaN slice" from
+    the fan's quantiles; the months no draw defines now have no band, the others theirs."""
+    import warnings
+
+    import numpy as np
+
+    from econ.scenario import load_scenario
+    from econ.ui.risk import FAN_QUANTILES, fan
+    from tests.conftest import ROOT
+
+    base = load_scenario(ROOT / "models" / "scenarios" / "deepseek-r1-gb200-nvl72.toml")
+    rows = pd.DataFrame({"market.price_usd_per_mtok": [1e308, 2e307, 0.5, 0.6]})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        undefined = fan(base, rows.head(2), ["market.price_usd_per_mtok"], "cash_flow_project_usd")
+        mixed = fan(base, rows, ["market.price_usd_per_mtok"], "cash_flow_project_usd")
+    bands = [f"p{round(q * 100)}" for q in FAN_QUANTILES]
+    in_service = undefined["month"] >= 1
+    assert undefined.loc[in_service, bands].isna().all().all()
+    assert np.isfinite(mixed.loc[in_service, bands].to_numpy()).all()

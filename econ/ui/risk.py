@@ -173,7 +173,12 @@ def fan(base: Scenario, rows: pd.DataFrame, paths: Sequence[str], line: str) -> 
     batch = ScenarioBatch.repeat(base, len(sample), prepare_columns(base, columns))
     result = project(batch)
     cumulative = np.cumsum(np.asarray(result.lines[line], dtype=float), axis=1)
-    bands = np.nanquantile(cumulative, FAN_QUANTILES, axis=0)
+    # a month no draw defines (every value NaN: a price near the float limit overflows) has
+    # no band, and numpy is not asked for one (it warns "All-NaN slice")
+    bands = np.full((len(FAN_QUANTILES), cumulative.shape[1]), np.nan)
+    defined = ~np.isnan(cumulative).all(axis=0)
+    if defined.any():
+        bands[:, defined] = np.nanquantile(cumulative[:, defined], FAN_QUANTILES, axis=0)
     frame = pd.DataFrame({"month": result.months})
     for q, band in zip(FAN_QUANTILES, bands, strict=True):
         frame[f"p{round(q * 100)}"] = band
