@@ -3565,6 +3565,12 @@ def _factor_text(factor: float) -> str:
     return f"{factor:,.1f}x" if factor < 1e7 else f"{factor:.3g}x"
 
 
+def _usd_text(amount: float) -> str:
+    """A positive amount in whole USD, "under 1 USD" where that would read 0."""
+    text = f"{amount:,.0f}"
+    return "under 1 USD" if text == "0" else f"{text} USD"
+
+
 ROW_MESSAGES = {
     "measured_energy": lambda c, r: (
         f"power from measured energy, "
@@ -3613,7 +3619,7 @@ ROW_MESSAGES = {
             else ""
         )
         + (
-            f" ({c['impairment_reversed'][r]:,.0f} USD of it reversed later)"
+            f" ({_usd_text(c['impairment_reversed'][r])} of it reversed later)"
             if c["impairment_reversed"][r] > 0
             else ""
         )

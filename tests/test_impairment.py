@@ -280,3 +280,26 @@ def test_bad_input():
         imp.remaining_undiscounted_usd(np.ones((1, 5)), np.ones((2, 5)))
     with pytest.raises(ImpairmentError, match="disposal_usd must hold finite"):
         imp.remaining_present_value_usd(np.ones((1, 2)), 0.01, np.array([[0.0, np.inf]]))
+
+
+@pytest.mark.parametrize(
+    ("reversed_usd", "text"),
+    [
+        (0.3, "(under 1 USD of it reversed later)"),
+        (0.5, "(under 1 USD"),
+        (1_234.6, "(1,235 USD of"),
+    ],
+)
+def test_the_impaired_warning_never_says_0_usd_reversed(reversed_usd, text):
+    """A reversal under 0.5 USD read "(0 USD of it reversed later)"."""
+    from econ.engine import ROW_MESSAGES
+
+    context = {
+        "impairment_month": [12],
+        "impairment_loss": [1_000_000.0],
+        "impairment_months": [1],
+        "impairment_written_down": [1_000_000.0],
+        "impairment_reversed": [reversed_usd],
+    }
+    message = ROW_MESSAGES["impaired"](context, 0)
+    assert text in message and "(0 USD" not in message, message
