@@ -309,7 +309,6 @@ def test_an_uploaded_index_is_shown_beside_the_shipped_one():
     assert not any("Mine/Quotes" in o for o in options)
 
 
-
 def test_an_uploaded_price_above_the_plausible_bound_is_warned_of_as_the_cli_does():
     # `econ market import` warns of 3,000 USD/GPU-hour (a node-hour or a month, most likely);
     # the app read the same file with no word.
@@ -320,6 +319,7 @@ def test_an_uploaded_price_above_the_plausible_bound_is_warned_of_as_the_cli_doe
     assert "2026-04-01 Mine/Quotes H100 term 12 months: 3000 USD/GPU-hour" in warning
     upload(at, "quotes.csv", GOOD)
     assert not any("USD/GPU-hour is above" in w.value for w in at.warning)
+
 
 def test_an_uploaded_series_of_the_gpu_shown_is_shown_at_once():
     """The Series box kept its earlier pick, so a file's series of the GPU shown stayed off the
@@ -441,3 +441,30 @@ def test_a_series_that_prices_the_first_contract_is_not_told_to_price_it():
     assert at.session_state[state.DATA]["market"]["contract_usd_per_gpu_hour"] == 0.0
     assert not any(said in w.value for w in at.warning), [w.value for w in at.warning]
     assert not errors(at), errors(at)
+
+
+def test_the_decline_and_floor_boxes_follow_the_scenarios_fields_changed_elsewhere():
+    """The boxes kept the values they first showed: a rental decline changed to 10% on the
+    Scenario page still read 30 here, and "Use this series" wrote 30% back over it (review 28)."""
+    edits = {
+        "market": {
+            **GPU_HOUR_EDITS["market"],
+            "rental_decline_annual": 0.3,
+            "rental_floor_usd_per_gpu_hour": 1.2,
+        }
+    }
+    at = market_page(H200.stem, edits)
+    assert widget(at.number_input, "Decline beyond the last point [%/year]").value == 30.0
+    at.switch_page("econ/ui/pages/scenario.py").run()
+    widget(at.number_input, "Rental decline [%/year]").set_value(10.0).run()
+    widget(at.number_input, "Rental floor [USD/GPU-hour]").set_value(0.8).run()
+    at.switch_page(PAGE).run()
+    assert widget(at.number_input, "Decline beyond the last point [%/year]").value == 10.0
+    assert widget(at.number_input, "Floor [USD/GPU-hour]").value == 0.8
+    widget(at.selectbox, "Series, GPU and term").set_value(("CCIR/CRI-T2IF", "H200", 0)).run()
+    widget(at.number_input, "Floor [USD/GPU-hour]").set_value(0.5).run()  # a choice here stays
+    widget(at.button, "Use this series").click().run()
+    assert not errors(at), errors(at)
+    market = at.session_state[state.DATA]["market"]
+    assert market["rental_decline_annual"] == pytest.approx(0.1)
+    assert market["rental_floor_usd_per_gpu_hour"] == 0.5

@@ -644,7 +644,7 @@ def use_section(points) -> None:
         max_value=99.0,
         step=5.0,
         placeholder="the fitted decay",
-        key=common.keep(USE_DECLINE, _given(get("rental_decline_annual"), 100.0)),
+        key=common.follow(USE_DECLINE, _given(get("rental_decline_annual"), 100.0)),
         help="Empty (or 0) = the fitted decay of the series; otherwise the premium over the "
         "floor falls by this much a year after the series' last point (needed for a series of "
         "fewer than 3 points).",
@@ -655,7 +655,7 @@ def use_section(points) -> None:
         step=0.1,
         format="%.2f",
         placeholder="none",
-        key=common.keep(USE_FLOOR, _given(get("rental_floor_usd_per_gpu_hour"))),
+        key=common.follow(USE_FLOOR, _given(get("rental_floor_usd_per_gpu_hour"))),
         help="What the price declines towards (with a decline above 0), e.g. the hourly cost "
         "of ownership; at or below the series' last price. Empty (or 0): no floor.",
     )
