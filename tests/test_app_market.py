@@ -468,3 +468,20 @@ def test_the_decline_and_floor_boxes_follow_the_scenarios_fields_changed_elsewhe
     market = at.session_state[state.DATA]["market"]
     assert market["rental_decline_annual"] == pytest.approx(0.1)
     assert market["rental_floor_usd_per_gpu_hour"] == 0.5
+
+
+def test_a_rising_series_says_it_is_held_flat_as_econ_market_show_does():
+    """SemiAnalysis' 12-month H100 prices rise 84.7% a year; `econ market show` says the decline
+    is held at 0, the table said only "log-linear", 0.0% a year, as of a flat market (review 28)."""
+    at = market_page()
+    widget(at.multiselect, "GPU generation").set_value(["H100"]).run()
+    table = at.dataframe[0].value.set_index(["Series", "Term"])
+    row = table.loc[("SemiAnalysis/RentalIndex", "12-month contracts")]
+    curve = ri.curves(ri.load_catalog())[("SemiAnalysis/RentalIndex", "H100", 12)]
+    fit = ri.fit_decay(curve.years(curve.dates), curve.prices)
+    assert fit.decline_held_at_zero
+    said = f"log-linear, held flat: the prices rise {fit.trend_annual:+.1%} a year"
+    assert row["Decay fitted"] == said == "log-linear, held flat: the prices rise +84.7% a year"
+    assert row["Premium decline [%/year]"] == "0.0%"
+    falling = table.loc[("CCIR/CRI-T1IF", "on-demand"), "Decay fitted"]
+    assert falling == "log-linear"

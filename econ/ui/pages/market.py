@@ -416,6 +416,19 @@ def own_frame(paths, wanted: dict[str, str]):
     return pd.DataFrame(rows)
 
 
+def decay_label(fit) -> str:
+    """The fit's model, and where the prices rise what `econ market show` says of it: a rising
+    series is held flat (its 0.0% decline is not a flat market)."""
+    if fit is None:
+        return "too few points (3 needed)"
+    model = {"floor": "to a floor", "log-linear": "log-linear"}[fit.model]
+    if fit.decline_held_at_zero:
+        return f"{model}, held flat: the prices rise {fit.trend_annual:+.1%} a year"
+    if fit.trend_rate_annual > 0:
+        return f"{model}, though the prices rise {fit.trend_annual:+.1%} a year"
+    return model
+
+
 def curves_table(shown, fits):
     import pandas as pd
 
@@ -436,9 +449,7 @@ def curves_table(shown, fits):
                 "First": curve.points[0].date.isoformat(),
                 "Last": last.date.isoformat(),
                 "Last price [USD/GPU-hour]": usd_hour(last.usd_per_gpu_hour),
-                "Decay fitted": "too few points (3 needed)"
-                if fit is None
-                else {"floor": "to a floor", "log-linear": "log-linear"}[fit.model],
+                "Decay fitted": decay_label(fit),
                 "Premium decline [%/year]": ""
                 if fit is None
                 else format_value(fit.decline_annual, "pct"),  # never "-0.0%"
