@@ -237,7 +237,8 @@ def parse_step(text: str, start_date: dt.date, horizon_months: int | None = None
         months = int(when)
     else:
         raise GainsError(
-            f"{step}: when {shortened(when)} is neither a date (YYYY-MM) nor a month number"
+            f"{step}: when {shortened(when)} is neither a date (YYYY-MM) nor a month number; "
+            "expected e.g. 2026-02 or 5 (month 1 = the first service month)"
         )
     try:  # cell_number: "1_5" is no number, as in index files (float() reads it as 15)
         percent = written.endswith("%")

@@ -273,6 +273,8 @@ def test_parse_step(text, expected):
         ("2026-10:1_5%", "gain '1_5%' is not a number"),
         ("2026-10:0.1_5", "gain '0.1_5' is not a number"),
         ("soon:+5%", "neither a date"),
+        # review 28: a negative month was refused without saying what is expected
+        ("-3:+5%", "nor a month number; expected e.g. 2026-02 or 5 (month 1 = the first service"),
         ("2026-09:lots", "not a number"),
         ("2026-09:-100%", "at or below -100%"),
         ("2026-04:+5%", "before the first service month (2026-05, month 1)"),
