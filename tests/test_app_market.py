@@ -486,3 +486,20 @@ def test_a_rising_series_says_it_is_held_flat_as_econ_market_show_does():
     assert row["Premium decline [%/year]"] == "0.0%"
     falling = table.loc[("CCIR/CRI-T1IF", "on-demand"), "Decay fitted"]
     assert falling == "log-linear"
+
+
+def test_a_decline_above_99_percent_the_scenario_allows_is_shown_and_kept():
+    """The box stopped at 99%/year where the scenario takes any decline below 100%: a scenario's
+    99.5% read 0.00 and "Use this series" wrote 0, the fitted decay, over it (review 28)."""
+    edits = {"market": {**GPU_HOUR_EDITS["market"], "rental_decline_annual": 0.995}}
+    at = market_page(H200.stem, edits)
+    assert widget(at.number_input, "Decline beyond the last point [%/year]").value == 99.5
+    widget(at.selectbox, "Series, GPU and term").set_value(("CCIR/CRI-T2IF", "H200", 0)).run()
+    widget(at.button, "Use this series").click().run()
+    assert not errors(at), errors(at)
+    assert at.session_state[state.DATA]["market"]["rental_decline_annual"] == pytest.approx(0.995)
+    # 100% a year is the scenario's to refuse, in its words
+    widget(at.number_input, "Decline beyond the last point [%/year]").set_value(100.0).run()
+    (said,) = errors(at)
+    assert "“Rental decline [%/year]” = 1.0" in said and "expected a yearly rate" in said, said
+    assert not any(b.label == "Use this series" for b in at.button)

@@ -652,7 +652,6 @@ def use_section(points) -> None:
     decline = cols[1].number_input(
         "Decline beyond the last point [%/year]",
         min_value=0.0,
-        max_value=99.0,
         step=5.0,
         placeholder="the fitted decay",
         key=common.follow(USE_DECLINE, _given(get("rental_decline_annual"), 100.0)),
