@@ -156,13 +156,27 @@ def _rows(value, n: int, name: str, dtype=float) -> np.ndarray:
         ) from None
 
 
-def _refuse(bad, name: str, values, expected: str) -> None:
-    """Raise DepreciationError quoting the first row where ``bad`` holds."""
+def _refuse(bad, name: str, values, expected: str, column: str = "month", first: int = 0) -> None:
+    """Raise DepreciationError quoting the first place where ``bad`` holds.
+
+    ``bad`` of shape (n,) is located by its scenario row; of shape (n, K) by its row and its
+    column, named ``column`` and numbered from ``first`` (month 0 of an (n, T) schedule, year 1
+    of annual percentages). (The flat index was quoted as a scenario row before: a negative usage
+    in month 2 of one scenario read "usage = -2 (scenario row 2)".)
+    """
     bad = np.asarray(bad)
     if bad.any():
-        row = int(np.flatnonzero(bad.reshape(-1))[0])
-        value = np.broadcast_to(np.asarray(values), bad.shape).reshape(-1)[row]
-        where = f" (scenario row {row})" if bad.size > 1 else ""
+        flat = int(np.flatnonzero(bad.reshape(-1))[0])
+        value = np.broadcast_to(np.asarray(values), bad.shape).reshape(-1)[flat]
+        places = []
+        if bad.ndim == 2:
+            row, col = divmod(flat, bad.shape[1])
+            if bad.shape[0] > 1:
+                places.append(f"scenario row {row}")
+            places.append(f"{column} {first + col}")
+        elif bad.size > 1:
+            places.append(f"scenario row {flat}")
+        where = f" ({', '.join(places)})" if places else ""
         raise DepreciationError(f"{name} = {_fmt(value)}{where}: expected {expected}")
 
 
@@ -932,8 +946,22 @@ def value_share_from_table(table_months, table_shares, months) -> np.ndarray:
         raise DepreciationError(
             f"table_months {tm.shape} and table_shares {ts.shape} must have the same non-empty shape"
         )
-    _refuse(np.diff(tm, axis=1) < 0, "table_months", tm[:, 1:], "months in increasing order")
-    _refuse(~np.isfinite(ts) | (ts < 0), "table_shares", ts, "shares of at least 0")
+    _refuse(
+        np.diff(tm, axis=1) < 0,
+        "table_months",
+        tm[:, 1:],
+        "months in increasing order",
+        column="table point",
+        first=2,
+    )
+    _refuse(
+        ~np.isfinite(ts) | (ts < 0),
+        "table_shares",
+        ts,
+        "shares of at least 0",
+        column="table point",
+        first=1,
+    )
     m = _months(months).astype(float)
     return _interp_rows(np.broadcast_to(m, (tm.shape[0], m.size)), tm, ts)
 
@@ -968,7 +996,14 @@ def _percent(percent, n: int) -> np.ndarray:
         raise DepreciationError(
             f"custom_percent must have shape (K,) or ({n}, K), got {p.shape}"
         ) from None
-    _refuse(~np.isfinite(p) | (p < 0), "custom_percent", p, "percentages of at least 0")
+    _refuse(
+        ~np.isfinite(p) | (p < 0),
+        "custom_percent",
+        p,
+        "percentages of at least 0",
+        column="year",
+        first=1,
+    )
     total = p.sum(axis=1)
     _refuse(
         np.abs(total - 100.0) > 1e-6,
@@ -1342,7 +1377,14 @@ def schedule_batches(
             f"shares {share.shape} and in_service_month {starts.shape} must both have shape "
             f"({n}, batches): one column per batch, one row per scenario"
         )
-    _refuse(~((share >= 0) & (share <= 1)), "shares", share, "shares of the cost from 0 to 1")
+    _refuse(
+        ~((share >= 0) & (share <= 1)),
+        "shares",
+        share,
+        "shares of the cost from 0 to 1",
+        column="batch",
+        first=1,
+    )
     m = _months(months)
     if share.shape[1] == 1 and np.all(share == 1.0):
         return schedule_mixed(

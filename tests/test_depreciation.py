@@ -1140,6 +1140,51 @@ def test_cli_usage_whose_total_overflows_is_refused_naming_usage(capsys):
 
 
 @pytest.mark.parametrize(
+    "usage, where, value",
+    [
+        ("nan", "every month", "nan"),
+        ("inf", "every month", "inf"),
+        ("1,-2,3", "value 2 (month 2)", "-2.0"),
+        ("1,2,nan", "value 3 (month 3)", "nan"),
+    ],
+)
+def test_cli_usage_not_a_finite_amount_of_at_least_0_is_named(capsys, usage, where, value):
+    # NaN and inf were told "expected smaller usage figures: their total over the months
+    # overflows floating point"; a negative month was told "usage = -2 (scenario row 2)", the
+    # flat index of a one-scenario array read as a row, without the flag's name.
+    argv = ["--cost", "1e6", "--method", "units_of_production", f"--usage={usage}"]
+    assert cli_main(["depreciation", *argv]) == 3
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.strip() == (
+        f"error: --usage = {usage!r}, {where}: {value}; expected a finite usage of at least 0 "
+        "[tokens or GPU-hours]"
+    )
+
+
+def test_bad_value_of_a_monthly_array_is_located_by_row_and_month():
+    # The flat index of an (n, T) array was quoted as the scenario row: "scenario row 2" for
+    # month 2 of the only scenario, "scenario row 7" for month 2 of the second.
+    m = np.arange(5)
+    one = [[0.0, 1.0, -2.0, 1.0, 1.0]]
+    with pytest.raises(DepreciationError, match=r"^usage = -2 \(month 2\): expected"):
+        dep.units_of_production(1000.0, 0.0, one, m, 5.0)
+    two = [[0.0, 1.0, 1.0, 1.0, 1.0], one[0]]
+    with pytest.raises(DepreciationError, match=r"^usage = -2 \(scenario row 1, month 2\)"):
+        dep.units_of_production([1000.0, 1000.0], 0.0, two, m, 5.0)
+    with pytest.raises(DepreciationError, match=r"^custom_percent = -10 \(year 2\)"):
+        dep.custom([100.0], 0.0, [50.0, -10.0, 60.0], np.arange(30))
+    with pytest.raises(DepreciationError, match=r"^shares = 1.5 \(scenario row 1, batch 2\)"):
+        dep.schedule_batches(
+            "straight_line", [1.0, 1.0], m, [[0.5, 0.5], [0.5, 1.5]], [[1, 2], [1, 2]]
+        )
+    with pytest.raises(DepreciationError, match=r"^table_months = 12 \(table point 3\)"):
+        dep.value_share_from_table([0, 24, 12], [1.0, 0.5, 0.2], np.arange(30))
+    with pytest.raises(DepreciationError, match=r"^table_shares = -0.5 \(table point 2\)"):
+        dep.value_share_from_table([0, 12, 24], [1.0, -0.5, 0.2], np.arange(30))
+
+
+@pytest.mark.parametrize(
     "argv, message",
     [
         (["--cost", "-5"], r"--cost = -5"),

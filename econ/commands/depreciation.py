@@ -460,6 +460,13 @@ def _usage(args, months: np.ndarray, needed: bool) -> np.ndarray | None:
         raise dep.DepreciationError(
             "units_of_production needs --usage: usage of months 1, 2, ... (one value = every month)"
         )
+    for month, value in enumerate(values, start=1):
+        if not (math.isfinite(value) and value >= 0):  # (NaN was told "overflows")
+            where = f"value {month} (month {month})" if len(values) > 1 else "every month"
+            raise dep.DepreciationError(
+                f"--usage = {args.usage!r}, {where}: {value!r}; expected a finite usage of at "
+                "least 0 [tokens or GPU-hours]"
+            )
     usage = np.zeros(months.size)
     if len(values) == 1:
         usage[1:] = values[0]
