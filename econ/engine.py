@@ -1600,6 +1600,8 @@ def _depreciation_rows(b, months, fleet: _Fleet, cost, batches: _Batches, curves
     own = np.flatnonzero(tax_method != "book")
     if own.size:
         params = _method_params(b, "depreciation.tax", "tax")
+        # sold when held ends (at the latest at the horizon): Pub 946's year-of-disposal convention
+        params["disposal_month"] = fleet.held
         _refuse_mid_quarter(
             b, "depreciation.tax", tax_method, params, in_service, fleet.purchase, own
         )

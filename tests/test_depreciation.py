@@ -15,11 +15,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from econ import depreciation as dep
-from econ import excel
+from econ import excel, load_scenario, project
 from econ.catalog import macrs_gds_tables
 from econ.cli import main as cli_main
 from econ.depreciation import DepreciationError, MethodSettings
 from econ.errors import InputError
+from tests.conftest import ROOT
 
 TABLES = macrs_gds_tables()
 
@@ -1278,3 +1279,86 @@ def test_cli_marks_a_year_cut_short(capsys):
     assert [(y["year"], y["months"]) for y in years] == [(1, 12), (2, 20 - 12)]
     # year 2's book depreciation: 8 months of 100,000 / 72
     assert years[1]["book_depreciation_usd"] == pytest.approx(8 * 100_000 / 72, abs=1e-6)
+
+
+# --- MACRS year of disposal (IRS Pub 946 ch. 4) ---------------------------------------------
+
+
+def _macrs_disposed(r, convention="half-year", s=1, bonus=0.0, months=90):
+    return dep.macrs_gds(
+        [1_000_000.0],
+        np.arange(months),
+        5,
+        convention,
+        bonus,
+        in_service_month=s,
+        tables=TABLES,
+        disposal_month=r,
+    )[0]
+
+
+def test_macrs_half_year_disposal_deducts_half_the_years_amount():
+    """Pub 946 ch. 4 (half-year convention, year of disposal: half of the full year's
+    depreciation) with Table A-1, 5-year, year 3 = 19.20%: sold in month 27, 3 months into tax
+    year 3, the year deducts 1,000,000 x 19.20% / 2 = 96,000 USD (it was 48,000, prorated by
+    months held), spread over months 25-27; nothing after the sale."""
+    d = _macrs_disposed(27)
+    assert d[1:13].sum() == pytest.approx(200_000.0, abs=1e-6)  # A-1 year 1, 20.00%
+    assert d[13:25].sum() == pytest.approx(320_000.0, abs=1e-6)  # A-1 year 2, 32.00%
+    assert d[25:28] == pytest.approx([32_000.0] * 3, abs=1e-6)
+    assert not d[28:].any()
+    # In the table's last year (A-1 year 6, 5.76%, already half a year) the whole amount.
+    assert _macrs_disposed(64)[61:65].sum() == pytest.approx(57_600.0, abs=1e-6)
+    # Without a disposal (0), the schedule is the table's.
+    full = _macrs_disposed(0)
+    assert full.sum() == pytest.approx(1_000_000.0, abs=1e-6)
+    assert np.array_equal(full[:25], d[:25])
+
+
+def test_macrs_mid_quarter_disposal_takes_the_quarters_midpoint():
+    """Pub 946 ch. 4 (mid-quarter convention: disposed of at the midpoint of the quarter) with
+    Table A-5 (5-year, placed in service in quarter 4: 5.00, 38.00, 22.80, 13.68, 10.94, 9.58):
+    placed in service in month 11, sold in month 41 (quarter 2 of tax year 4): 13.68% x 4.5/12 =
+    51,300 USD; sold in month 64 (quarter 2 of year 6, the table's last, which recovers what is
+    left over the 10.5 months to the middle of quarter 4): 9.58% x 4.5/10.5 = 41,057.14 USD."""
+    d = _macrs_disposed(41, "mid-quarter Q4", s=11)
+    assert d[37:42].sum() == pytest.approx(51_300.0, abs=1e-6)
+    assert d[1:37].sum() == pytest.approx(50_000.0 + 380_000.0 + 228_000.0, abs=1e-6)
+    late = _macrs_disposed(64, "mid-quarter Q4", s=11)
+    assert late[61:65].sum() == pytest.approx(95_800.0 * 4.5 / 10.5, abs=1e-6)
+    assert not late[65:].any()
+
+
+def test_macrs_placed_in_service_and_disposed_of_in_one_tax_year_takes_nothing():
+    """Treas. Reg. §1.168(d)-1(b)(3)(ii) (no depreciation for property placed in service and
+    disposed of in the same taxable year) and §1.168(k)-2(g)(1)(i) (nor bonus): 100% bonus,
+    sold in month 6 of tax year 1, deducted the whole 1,000,000 USD before."""
+    assert not _macrs_disposed(6, bonus=1.0).any()
+    assert not _macrs_disposed(12, bonus=0.4).any()
+    assert _macrs_disposed(13, bonus=1.0)[1] == pytest.approx(1_000_000.0)
+
+
+def test_cli_macrs_sale_splits_depreciation_and_gain_as_the_return_does(capsys):
+    """Pub 946 ch. 4: 5-year half-year property of 1,000,000 USD sold for 400,000 in month 27
+    deducts 96,000 in tax year 3 and its tax basis is 384,000: a gain of 16,000 USD (IRC §1245
+    recapture); econ said 48,000 and a loss of 32,000. The year's taxable income is the same."""
+    argv = ["--cost", "1e6", "--tax-method", "macrs_gds", "--retirement-month", "27"]
+    argv += ["--sale-value", "400000", "--by", "year", "--format", "json"]
+    assert cli_main(["depreciation", *argv]) == 0
+    last = json.loads(capsys.readouterr().out)["yearly"][-1]
+    assert last["tax_depreciation_usd"] == pytest.approx(96_000.0, abs=1e-6)
+    assert last["tax_gain_usd"] == pytest.approx(16_000.0, abs=1e-6)
+    assert last["tax_basis_usd"] == 0.0
+
+
+def test_projection_sold_mid_recovery_takes_the_year_of_disposal_convention():
+    """Pub 946 ch. 4, Table A-1 (5-year, year 3 = 19.20%): the MACRS seed rack (3,535,600 USD)
+    without bonus, projected 27 months and sold then, deducts half of year 3's amount,
+    339,417.60 USD over months 25-27 (it deducted 169,708.80, 3 months of 12)."""
+    scenario = load_scenario(ROOT / "models" / "scenarios" / "deepseek-r1-gb200-nvl72-macrs.toml")
+    tax = scenario.depreciation.tax.model_copy(update={"bonus_share": 0.0})
+    depreciation = scenario.depreciation.model_copy(update={"tax": tax})
+    scenario = scenario.model_copy(update={"horizon_months": 27, "depreciation": depreciation})
+    taxed = np.asarray(project(scenario).lines["tax_depreciation_usd"])[0]
+    assert taxed[25:28] == pytest.approx([3_535_600 * 0.192 / 2 / 3] * 3, rel=1e-12)
+    assert taxed[:28].sum() == pytest.approx(3_535_600 * (0.20 + 0.32 + 0.096), rel=1e-12)

@@ -239,8 +239,10 @@ def test_compiled_policies_drive_mixed_schedules():
     book = {k.removeprefix("book."): v for k, v in arrays.items() if k.startswith("book.")}
     assert set(book) == {"method", "usage_driver", "value_source", *dm.METHOD_ARRAY_FIELDS}
     fields = set(dep.MethodSettings.__dataclass_fields__)
-    # (the two months place the schedule: the engine passes them, not the method's fields)
-    assert set(dm.METHOD_ARRAY_FIELDS) | {"method", "in_service_month", "purchase_month"} == fields
+    # (the three months place the schedule and its sale: the engine passes them, not the
+    # method's fields)
+    placed = {"method", "in_service_month", "purchase_month", "disposal_month"}
+    assert set(dm.METHOD_ARRAY_FIELDS) | placed == fields
     assert arrays["book.custom_percent"].shape == (5, 4)
     assert arrays["tax.is_book"].tolist() == [False, False, True, False, True]
     assert arrays["tax.method"].tolist()[2] == "custom"  # the book's method stands in

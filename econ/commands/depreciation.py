@@ -534,6 +534,8 @@ def _schedules(args) -> dict[str, np.ndarray]:
     lines = {}
     for side, method in (("book", policy.book), ("tax", policy.tax_method)):
         settings = method_settings(method, s)
+        if side == "tax" and args.retirement_month is not None:  # Pub 946's year of disposal
+            settings = replace(settings, disposal_month=args.retirement_month)
         usage = _usage(args, months, method.method == "units_of_production")
         tables = catalog.macrs_gds_tables() if method.method == "macrs_gds" else None
         if side == "tax" and tables is not None:  # (econ.depreciation's refusal, by its option)
