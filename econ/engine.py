@@ -1583,6 +1583,9 @@ def _depreciation_rows(b, months, fleet: _Fleet, cost, batches: _Batches, curves
             value[side] = _pick_curve(curves, _choice(b, f"{path}.value_source"))
     in_service = batches.in_service[:, 0]
     book_params = _method_params(b, "depreciation", "book")
+    # sold when held ends (at the latest at the horizon): a MACRS schedule, book or tax, takes
+    # Pub 946's year-of-disposal convention
+    book_params["disposal_month"] = fleet.held
     _refuse_mid_quarter(b, "depreciation", book_method, book_params, in_service, fleet.purchase)
     book = dep.schedule_batches(
         book_method,
@@ -1600,7 +1603,6 @@ def _depreciation_rows(b, months, fleet: _Fleet, cost, batches: _Batches, curves
     own = np.flatnonzero(tax_method != "book")
     if own.size:
         params = _method_params(b, "depreciation.tax", "tax")
-        # sold when held ends (at the latest at the horizon): Pub 946's year-of-disposal convention
         params["disposal_month"] = fleet.held
         _refuse_mid_quarter(
             b, "depreciation.tax", tax_method, params, in_service, fleet.purchase, own

@@ -1349,6 +1349,12 @@ def test_cli_macrs_sale_splits_depreciation_and_gain_as_the_return_does(capsys):
     assert last["tax_depreciation_usd"] == pytest.approx(96_000.0, abs=1e-6)
     assert last["tax_gain_usd"] == pytest.approx(16_000.0, abs=1e-6)
     assert last["tax_basis_usd"] == 0.0
+    # A book schedule on the MACRS tables, taxed as booked ("tax: the book schedule"), takes the
+    # same convention: the two stay equal.
+    argv[argv.index("--tax-method")] = "--method"
+    assert cli_main(["depreciation", *argv]) == 0
+    last = json.loads(capsys.readouterr().out)["yearly"][-1]
+    assert last["book_depreciation_usd"] == last["tax_depreciation_usd"] == pytest.approx(96_000.0)
 
 
 def test_projection_sold_mid_recovery_takes_the_year_of_disposal_convention():

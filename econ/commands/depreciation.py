@@ -534,7 +534,7 @@ def _schedules(args) -> dict[str, np.ndarray]:
     lines = {}
     for side, method in (("book", policy.book), ("tax", policy.tax_method)):
         settings = method_settings(method, s)
-        if side == "tax" and args.retirement_month is not None:  # Pub 946's year of disposal
+        if args.retirement_month is not None:  # (MACRS: Pub 946's year of disposal, both sides)
             settings = replace(settings, disposal_month=args.retirement_month)
         usage = _usage(args, months, method.method == "units_of_production")
         tables = catalog.macrs_gds_tables() if method.method == "macrs_gds" else None
