@@ -303,3 +303,27 @@ def test_the_impaired_warning_never_says_0_usd_reversed(reversed_usd, text):
     }
     message = ROW_MESSAGES["impaired"](context, 0)
     assert text in message and "(0 USD" not in message, message
+
+
+def test_a_us_gaap_write_down_at_the_end_of_the_life_is_never_negative():
+    """The seed on a 4-year book life with a 20% price-drop test: month 50's test (nothing left
+    to write down) booked -8.6e-10 USD, which US GAAP cannot (no reversals, ASC 360-10-35-20)
+    and the warning read as "(0 USD of it reversed later)"."""
+    import numpy as np
+
+    from econ.batch import ScenarioBatch
+    from econ.engine import project
+    from econ.scenario import load_scenario
+    from tests.conftest import ROOT
+
+    seed = load_scenario(ROOT / "models" / "scenarios" / "deepseek-r1-gb200-nvl72.toml")
+    assert seed.depreciation.impairment.standard == "us_gaap"
+    columns = {
+        "depreciation.impairment.price_drop_threshold": np.array([0.2]),
+        "depreciation.life_years": np.array([4.0]),
+    }
+    result = project(ScenarioBatch.repeat(seed, 1, columns))
+    impairment = result.lines["impairment_usd"][0]
+    assert impairment.max() > 0  # written down
+    assert impairment.min() >= 0.0, impairment[impairment < 0]
+    assert not any("reversed" in w for w in result.warnings[0])
