@@ -954,6 +954,7 @@ def _project(b: ScenarioBatch, monthly: bool = True) -> Projection:
         months,
         fleet,
         capex_row if built is None else capex_row + built.capitalized_total_usd - site_interest,
+        capex_row,
         revenue,
         lambda: _row_ebitda(rows, site, to, fleet.scenario),
         b["financing.discount_rate_annual"],
@@ -1420,8 +1421,12 @@ def _resale_rows(b: ScenarioBatch, months, fleet: _Fleet) -> _Resale | None:
     return _Resale(has, share, hardware * fleet.gpu_count)
 
 
-def _capital_rows(b, months, fleet: _Fleet, cost, revenue: _Revenue, ebitda, discount_annual):
+def _capital_rows(b, months, fleet: _Fleet, cost, paid, revenue: _Revenue, ebitda, discount_annual):
     """Book and tax depreciation, impairment and sale of each row's GPUs.
+
+    `cost` (rows,) is what is depreciated: `paid` (rows,), the capex, with any construction
+    interest capitalized into it. depreciation.sale_value_share prices the sale on `paid`: a
+    buyer pays a share of what the GPUs cost, not of the seller's construction-loan interest.
 
     Schedules run on months since purchase (econ.depreciation's month 0 is the purchase month)
     and are shifted to the calendar at the end; market curves and usage are shifted the other way.
@@ -1453,7 +1458,7 @@ def _capital_rows(b, months, fleet: _Fleet, cost, revenue: _Revenue, ebitda, dis
     # disposal books a gain over the written-down amount instead; docs/depreciation.md).
     rows = np.arange(b.rows)
     carrying_at_sale = dep.book_value(cost, book)[rows, held]
-    sale_value = b["depreciation.sale_value_share"] * cost
+    sale_value = b["depreciation.sale_value_share"] * paid
     if resale is not None:
         sale_value = np.where(resale.has, resale.proceeds_usd(held), sale_value)
     sale = dep.sale_proceeds_usd(carrying_at_sale, sale_value)

@@ -115,6 +115,34 @@ def test_equity_and_debt_draws_follow_the_payments():
     assert summary.debt_usd == pytest.approx(6000.0)
 
 
+def test_sale_value_share_prices_the_capex_not_the_capitalized_interest():
+    # A credit review (fix-construction-28): the sale at depreciation.sale_value_share of cost
+    # took the cost with the construction interest capitalized into it, so the cash the GPUs
+    # fetch rose with the loan's rate. Ledger: 6,000 drawn in month 0 at 1% a month, service
+    # from month 4: 6,000 (1.01^3 - 1) = 181.8060 capitalized; sold at the end of month 12 at
+    # 50% of the 10,000 paid = 5,000 (the old code: 50% of 10,181.806 = 5,090.903). The book
+    # value then: 10,181.806 less 9 of 12 months' straight line = 2,545.4515, a gain of
+    # 5,000 - 2,545.4515 = 2,454.5485.
+    m = project(
+        built(**{"fleet.retire_month": 12, "depreciation.sale_value_share": 0.5})
+    ).monthly.loc["small"]
+    capitalized = 6000.0 * (1.01**3 - 1)
+    assert m.capitalized_interest_usd.sum() == pytest.approx(181.806, abs=1e-9)
+    assert m.disposal_usd.iloc[12] == pytest.approx(5000.0, abs=1e-9)
+    book = (10000.0 + capitalized) * 3 / 12
+    assert m.gain_on_disposal_usd.iloc[12] == pytest.approx(5000.0 - book, abs=1e-9)
+    assert 5000.0 - book == pytest.approx(2454.5485, abs=1e-9)
+    # The same cash at any loan rate (before: 5,090.90 at 12% and 5,045.25 at 6%).
+    other = built(
+        **{
+            "fleet.retire_month": 12,
+            "depreciation.sale_value_share": 0.5,
+            "financing.debt_rate_annual": 0.06,
+        }
+    )
+    assert project(other).monthly.loc["small"].disposal_usd.iloc[12] == pytest.approx(5000.0)
+
+
 def test_default_service_start_is_the_month_after_purchase():
     default = project(scenario(**{"fleet.purchase_month": 2, "horizon_months": 24}))
     explicit = project(

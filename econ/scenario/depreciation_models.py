@@ -339,7 +339,8 @@ class DepreciationPolicy(DepreciationMethod):
         ge=0,
         le=1,
         description="Sale proceeds when the GPUs retire (fleet.retire_month, or the end of the "
-        "horizon) as a share of cost; default: the book value then (no gain or loss) [fraction]",
+        "horizon) as a share of the capex paid (not of construction interest capitalized into "
+        "the cost); default: the book value then (no gain or loss) [fraction]",
     )
     market_value_table: tuple[ValuePoint, ...] = Field(
         (),
