@@ -690,10 +690,15 @@ def project(
     try:
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
             bounds = chunk_bounds(batch)
+            apart = _construction_apart(batch)
+            if apart.any():
+                bounds = _runs(bounds, apart)
             if len(bounds) == 1:
                 result = _project(batch, monthly)
             else:
-                result = _join([_project(batch.slice(*chunk), monthly) for chunk in bounds])
+                result = _join(
+                    [_project(_chunk(batch, *chunk, apart), monthly) for chunk in bounds]
+                )
     except InputError as exc:  # an input found wrong only while projecting: name its file
         raise in_file(exc, batch.source_file or _refused_file(batch, monthly)) from None
     if len(batch.scenarios) == batch.n:
@@ -720,6 +725,43 @@ def chunk_bounds(batch: ScenarioBatch) -> list[tuple[int, int]]:
         bounds.append((start, stop))
         start = stop
     return bounds
+
+
+def _construction_apart(batch: ScenarioBatch) -> np.ndarray:
+    """Scenarios (bool (n,)) with a construction period (fleet.service_start_month, or
+    capex.payments after the purchase month) in a batch with a capital stack or vintages.
+
+    econ.construction's loan is built only in a batch of neither (_construction_loan), so there
+    such a scenario lost it: `econ project built.toml stack.toml` paid the loan's interest from
+    the first draw, capitalized none and depreciated the capex alone. Those scenarios have
+    neither (the scenario checks refuse both with a construction period), so they are projected
+    apart, without the stack (`_chunk`), as each would be on its own."""
+    if not batch.stack and batch.one_row_per_scenario:
+        return np.zeros(batch.n, bool)
+    shares = batch.extras["capex.payment_shares"]
+    later = np.nan_to_num(batch.extras["capex.payment_months"]) > 0
+    row = ~np.isnan(batch["fleet.service_start_month"]) | np.any((shares > 0) & later, axis=1)
+    rows = np.bincount(batch.row_scenario, minlength=batch.n)
+    flagged = np.bincount(batch.row_scenario, weights=row, minlength=batch.n) > 0
+    return flagged & (rows == 1)
+
+
+def _runs(bounds: list[tuple[int, int]], apart: np.ndarray) -> list[tuple[int, int]]:
+    """The chunks `bounds` cut where `apart` (bool (n,)) changes from a scenario to the next, so
+    that each chunk's scenarios are all apart or none are (in order: the join keeps it)."""
+    out = []
+    for start, stop in bounds:
+        cuts = start + 1 + np.flatnonzero(apart[start + 1 : stop] != apart[start : stop - 1])
+        edges = [start, *cuts.tolist(), stop]
+        out += list(zip(edges[:-1], edges[1:], strict=True))
+    return out
+
+
+def _chunk(batch: ScenarioBatch, start: int, stop: int, apart: np.ndarray) -> ScenarioBatch:
+    """Scenarios start..stop-1 of `batch`, without the capital stack where they are `apart`
+    (_construction_apart: none of them has a tranche)."""
+    part = batch.slice(start, stop)
+    return replace(part, stack=()) if apart[start] else part
 
 
 def _refused_file(batch: ScenarioBatch, monthly: bool) -> str | None:

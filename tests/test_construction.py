@@ -143,6 +143,46 @@ def test_sale_value_share_prices_the_capex_not_the_capitalized_interest():
     assert project(other).monthly.loc["small"].disposal_usd.iloc[12] == pytest.approx(5000.0)
 
 
+def test_construction_loan_kept_in_a_batch_with_a_capital_stack_or_vintages():
+    # A credit review (fix-construction-28): projected with a scenario that has tranches or
+    # vintages, a construction scenario lost its construction loan (interest paid from month 1,
+    # none capitalized, the capex alone depreciated); on the ready-made files its equity NPV
+    # went from -382,433.76 alone to -383,215.61 beside the capital-stack scenario. Ledger:
+    # 6,000 drawn in month 0 at 1% a month, service from month 4: 6,000 (1.01^3 - 1) = 181.806
+    # capitalized in months 1-3, then owed 6,181.806, no interest expense before month 4.
+    notes = {
+        "name": "notes",
+        "financing.debt_share": 0.0,
+        "financing.tranches": [
+            {
+                "type": "senior_notes",
+                "name": "n",
+                "share_of_capex": 0.2,
+                "coupon_annual": 0.09,
+                "maturity_month": 24,
+            }
+        ],
+        "horizon_months": 24,
+    }
+    vintages = {
+        "name": "vintages",
+        "horizon_months": 24,
+        "vintages": [{"name": "later", "fleet": {"purchase_month": 6}}],
+    }
+    alone = project(built()).summary.iloc[0]
+    for other in (notes, vintages):
+        result = project([scenario(**other), built(), scenario(**{**other, "name": "again"})])
+        m = result.monthly.loc["small"]
+        assert m.capitalized_interest_usd.sum() == pytest.approx(181.806, abs=1e-9)
+        assert m.interest_usd.iloc[:4].sum() == 0
+        assert m.debt_balance_usd.iloc[3] == pytest.approx(6181.806, abs=1e-9)
+        assert m.depreciation_usd.sum() == pytest.approx(10181.806, abs=1e-9)
+        s = result.summary.loc["small"]
+        assert s.npv_equity_usd == pytest.approx(alone.npv_equity_usd, rel=1e-12)
+        assert s.npv_usd == pytest.approx(alone.npv_usd, rel=1e-12)
+        assert result.summary.index.tolist() == [other["name"], "small", "again"]
+
+
 def test_default_service_start_is_the_month_after_purchase():
     default = project(scenario(**{"fleet.purchase_month": 2, "horizon_months": 24}))
     explicit = project(
