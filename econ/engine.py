@@ -728,19 +728,29 @@ def chunk_bounds(batch: ScenarioBatch) -> list[tuple[int, int]]:
 
 
 def _construction_apart(batch: ScenarioBatch) -> np.ndarray:
-    """Scenarios (bool (n,)) with a construction period (fleet.service_start_month, or
-    capex.payments after the purchase month) in a batch with a capital stack or vintages.
+    """Scenarios (bool (n,)) projected apart from the rest of their batch, as each would be on
+    its own: those with a construction period (fleet.service_start_month, or capex.payments
+    after the purchase month) in a batch with a capital stack or vintages; in a batch where
+    some scenario sizes or shapes its debt, those whose capex is paid after month 0.
 
     econ.construction's loan is built only in a batch of neither (_construction_loan), so there
     such a scenario lost it: `econ project built.toml stack.toml` paid the loan's interest from
     the first draw, capitalized none and depreciated the capex alone. Those scenarios have
     neither (the scenario checks refuse both with a construction period), so they are projected
-    apart, without the stack (`_chunk`), as each would be on its own."""
-    if not batch.stack and batch.one_row_per_scenario:
-        return np.zeros(batch.n, bool)
+    without the stack (`_chunk`). Beside a scenario that sizes its debt, that loan (not sized)
+    made _sizing refuse the whole batch ("project it apart")."""
     shares = batch.extras["capex.payment_shares"]
     later = np.nan_to_num(batch.extras["capex.payment_months"]) > 0
     row = ~np.isnan(batch["fleet.service_start_month"]) | np.any((shares > 0) & later, axis=1)
+    if not batch.stack and batch.one_row_per_scenario:
+        sizes = (
+            ~np.isnan(batch["financing.size_to_min_dscr"])
+            | ~np.isnan(batch["financing.max_ltv"])
+            | np.isin(batch["financing.repayment"], SHAPED)
+        )
+        if not sizes.any():
+            return np.zeros(batch.n, bool)
+        return row | (batch["fleet.purchase_month"] > 0)
     rows = np.bincount(batch.row_scenario, minlength=batch.n)
     flagged = np.bincount(batch.row_scenario, weights=row, minlength=batch.n) > 0
     return flagged & (rows == 1)
@@ -3229,19 +3239,15 @@ def _construction_sizing(b, row: int) -> str:
     if scheduled or not np.isnan(b["fleet.service_start_month"][row]):
         return CONSTRUCTION_SIZING
     sizing = CONSTRUCTION_SIZING.split(" is not available")[0]
+    # (a scenario whose capex is paid after month 0 is projected apart from those that size
+    # their debt, _construction_apart: the row refused is the one paying after month 0)
     purchase = int(b["fleet.purchase_month"][row])
-    if purchase > 0:
-        return (
-            f"{sizing} is not available with capex paid after month 0 yet: fleet.purchase_month "
-            f"= {purchase} pays it in month {purchase}, and a loan drawn after month 0 is the "
-            "construction loan (drawn with the capex, level payments from the service start), "
-            "which is not sized; give the debt as financing.debt_share with level payments, or "
-            "fleet.purchase_month = 0"
-        )
-    return (  # (another scenario of the batch draws its loan after month 0)
-        f"{sizing} is not available in a batch with a scenario whose capex is paid after month "
-        "0 (fleet.purchase_month, fleet.service_start_month or capex.payments) yet: project "
-        "it apart"
+    return (
+        f"{sizing} is not available with capex paid after month 0 yet: fleet.purchase_month "
+        f"= {purchase} pays it in month {purchase}, and a loan drawn after month 0 is the "
+        "construction loan (drawn with the capex, level payments from the service start), "
+        "which is not sized; give the debt as financing.debt_share with level payments, or "
+        "fleet.purchase_month = 0"
     )
 
 

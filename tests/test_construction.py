@@ -183,6 +183,41 @@ def test_construction_loan_kept_in_a_batch_with_a_capital_stack_or_vintages():
         assert result.summary.index.tolist() == [other["name"], "small", "again"]
 
 
+def test_construction_projected_apart_from_a_scenario_that_sizes_its_debt():
+    # `econ project built.toml deepseek-r1-gb200-nvl72.toml` (the seed sizes its debt to a
+    # DSCR) was refused: "not available in a batch with a scenario whose capex is paid after
+    # month 0 ... project it apart". econ now projects them apart itself; the figures are
+    # those of each alone (the construction ledger as in the test above: 181.806 capitalized).
+    sized = scenario(
+        **{
+            "name": "sized",
+            "horizon_months": 24,
+            "financing.debt_share": 0.6,
+            "financing.size_to_min_dscr": 1.3,
+        }
+    )
+    later = scenario(
+        **{
+            "name": "later",
+            "horizon_months": 24,
+            "fleet.purchase_month": 2,
+            "financing.debt_share": 0.6,
+        }
+    )
+    result = project([sized, built(), later, scenario(**{**SIZED_AGAIN, "name": "again"})])
+    assert result.summary.index.tolist() == ["sized", "small", "later", "again"]
+    m = result.monthly.loc["small"]
+    assert m.capitalized_interest_usd.sum() == pytest.approx(181.806, abs=1e-9)
+    for one in (sized, built(), later):
+        alone = project(one).summary.iloc[0]
+        together = result.summary.loc[one.name]
+        assert together.npv_equity_usd == pytest.approx(alone.npv_equity_usd, rel=1e-12)
+        assert together.debt_usd == pytest.approx(alone.debt_usd, rel=1e-12)
+
+
+SIZED_AGAIN = {"horizon_months": 24, "financing.debt_share": 0.6, "financing.max_ltv": 0.5}
+
+
 def test_default_service_start_is_the_month_after_purchase():
     default = project(scenario(**{"fleet.purchase_month": 2, "horizon_months": 24}))
     explicit = project(
