@@ -69,7 +69,7 @@ def test_save_load_diff_restore(library_url):
     frames = [f.value for f in at.dataframe]
     inputs = next(f for f in frames if "path" in f.columns)
     assert inputs.to_dict("records") == [
-        {"path": "fleet.gpu_count", "old": "72", "new": "144", "unit": "GPUs"}
+        {"input": "Fleet › GPU count [GPUs]", "old": "72", "new": "144", "path": "fleet.gpu_count"}
     ]
     metrics = next(f for f in frames if "metric" in f.columns).set_index("metric")
     # labelled and formatted as the Results page shows them (in the money setting)

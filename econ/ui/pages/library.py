@@ -13,7 +13,7 @@ import streamlit as st
 
 from econ.errors import InputError
 from econ.library import LibraryError, Ref, open_library, resolve_url
-from econ.library.diff import code_name, differs, input_changes, is_coded, metric_changes
+from econ.library.diff import code_name, differs, is_coded, metric_changes
 from econ.text import neutralize
 from econ.ui import common, saving, state
 from econ.ui.fmt import (
@@ -23,7 +23,9 @@ from econ.ui.fmt import (
     literal,
     metric_kind,
     metric_label,
+    number_format,
 )
+from econ.ui.pages.compare import inputs as shown_inputs
 
 MESSAGE, TAGS, SEARCH = "econ.library.message", "econ.library.tags", "econ.library.search"
 PICK, VERSION, OLD, NEW = (
@@ -34,6 +36,8 @@ PICK, VERSION, OLD, NEW = (
 )
 DONE = "econ.library.done"
 SAVE_ERROR = "econ.library.save_error"
+SAVED = "econ.library.saved"
+"""The name a save or a restore just made a version of: the page picks it, at its newest."""
 
 
 def _versions_frame(infos, *, with_name: bool) -> pd.DataFrame:
@@ -85,8 +89,18 @@ def _save(anyway: bool = False) -> None:
         return
     if not isinstance(info, saving.Stale):  # (a stale save is shown by the section, with a button)
         ss[DONE] = f"{saving.saved(info)}."
+        _show_newest(info.name)
         # (a callback: the boxes may be cleared) the next save says its own message and tags
         ss[MESSAGE], ss[TAGS] = "", ""
+
+
+def _show_newest(name: str) -> None:
+    """After a save or a restore of `name`: the page picks it, its version box and diff at the
+    newest version (keyed boxes keep an earlier choice however their options change)."""
+    ss = st.session_state
+    ss[SAVED] = name
+    for key in (VERSION, OLD, NEW):
+        ss.pop(f"{key}:{name}", None)
 
 
 def _save_section() -> None:
@@ -122,6 +136,7 @@ def _version_actions(library, name: str, numbers: list[int]) -> None:
     if right.button("Restore as newest", icon=":material/history:"):
         info = library.restore(Ref(name, version), author=saving.author())
         st.session_state[DONE] = f"Restored version {version} of {name} as version {info.version}."
+        _show_newest(info.name)
         st.rerun()
 
 
@@ -134,6 +149,28 @@ def _metric(key: str, money: str) -> tuple[str, str]:
     return metric_label(key, money), metric_kind(key)
 
 
+def _input_changes(old, new) -> pd.DataFrame:
+    """The inputs that differ between two scenarios, labelled with their units and written as
+    the form and the Compare page show them (a share of 0.7 as 70 [%]), with the dotted path
+    `econ library diff` names them by; a value not set reads "not set"."""
+    a, b = (shown_inputs(state.plain(s.model_dump())) for s in (old, new))
+    rows = []
+    for path in sorted(set(a) | set(b)):
+        label, old_text, old_value = a.get(path) or (b[path][0], "", None)
+        _, new_text, new_value = b.get(path) or (label, "", None)
+        if old_value == new_value and old_text == new_text:
+            continue
+        texts = [old_text, new_text]
+        if old_text == new_text:  # numbers alike to 6 digits: as typed, to 12
+            texts = [
+                number_format(v, 12) if isinstance(v, int | float) else t
+                for v, t in zip((old_value, new_value), texts, strict=True)
+            ]
+        old_text, new_text = (t or "not set" for t in texts)
+        rows.append({"input": label, "old": old_text, "new": new_text, "path": path})
+    return pd.DataFrame(rows, columns=["input", "old", "new", "path"])
+
+
 def _diff_section(library, name: str, numbers: list[int]) -> None:
     st.markdown("**Diff two versions**")
     left, right = st.columns(2)
@@ -141,13 +178,9 @@ def _diff_section(library, name: str, numbers: list[int]) -> None:
     old = left.selectbox("Old", numbers, index=max(0, len(numbers) - 2), key=f"{OLD}:{name}")
     new = right.selectbox("New", numbers, index=len(numbers) - 1, key=f"{NEW}:{name}")
     old_ref, new_ref = Ref(name, old), Ref(name, new)
-    inputs = input_changes(library.load(old_ref), library.load(new_ref))
-    if inputs:
-        # values of several types in a column (text, numbers): shown as text, which Arrow takes
-        frame = pd.DataFrame(inputs).astype({"old": str, "new": str})
-        common.table(
-            _as_stored(frame.replace("None", "not set")), hide_index=True, width="stretch"
-        )
+    frame = _input_changes(library.load(old_ref), library.load(new_ref))
+    if not frame.empty:
+        common.table(_as_stored(frame), hide_index=True, width="stretch")
     else:
         st.caption("No input differs.")
     with st.spinner(f"Projecting versions {old} and {new}..."):
@@ -214,7 +247,11 @@ def render() -> None:
                 hide_index=True,
                 width="stretch",
             )
-            name = st.selectbox("Scenario", [i.name for i in infos], key=PICK)
+            names = [i.name for i in infos]
+            if st.session_state.get(SAVED) in names:  # (one the search hides stays unpicked)
+                st.session_state[PICK] = st.session_state[SAVED]
+            st.session_state.pop(SAVED, None)
+            name = st.selectbox("Scenario", names, key=PICK)
             with st.spinner(f"Reading the history of {literal(name)}..."):
                 history = library.history(name)
             st.markdown(f"**History of {literal(name)}** (oldest first)")

@@ -1,0 +1,76 @@
+"""The Library page as a finance analyst uses it (review 28): a diff in the units of the inputs,
+the version boxes after a save or a restore, and names and values shown as typed."""
+
+from __future__ import annotations
+
+from test_app_library import SEED_NAME, by_label, library_page, save
+
+from econ.ui import state
+
+
+def inputs_frame(at):
+    return next(f.value for f in at.dataframe if "input" in f.value.columns)
+
+
+def test_the_diff_shows_inputs_in_the_units_the_form_shows(library_url):
+    """The diff showed a share as 0.7 and a rate as 0.1075 (stored fractions, unit "fraction"
+    and "1/year") where the Scenario page shows 70 % and 10.75 %/year; and a GPU count beside
+    them as 72.0."""
+    at = library_page()
+    save(at, "baseline")
+    data = at.session_state[state.DATA]
+    data["utilization"]["share"] = 0.8
+    data["financing"]["debt_rate_annual"] = 0.09
+    data["fleet"]["gpu_count"] = 144
+    at.run()
+    save(at, "busier, cheaper debt, two racks")
+    assert inputs_frame(at).to_dict("records") == [
+        {
+            "input": "Financing › Debt rate [%/year]",
+            "old": "10.75",
+            "new": "9",
+            "path": "financing.debt_rate_annual",
+        },
+        {"input": "Fleet › GPU count [GPUs]", "old": "72", "new": "144", "path": "fleet.gpu_count"},
+        {"input": "Utilization › Share [%]", "old": "70", "new": "80", "path": "utilization.share"},
+    ]
+
+
+def test_a_difference_below_six_digits_is_shown(library_url):
+    at = library_page()
+    save(at, "baseline")
+    at.session_state[state.DATA]["market"]["price_usd_per_mtok"] = 0.32610001
+    at.run()
+    save(at, "a hair dearer")
+    [row] = inputs_frame(at).to_dict("records")
+    assert (row["old"], row["new"]) == ("0.3261", "0.32610001")
+
+
+def test_after_a_save_the_version_box_shows_the_new_version(library_url):
+    """The Version box kept version 1 picked after version 2 was saved (a keyed box keeps its
+    choice), and the diff stayed at versions 1 and 2 after version 3."""
+    at = library_page()
+    save(at, "baseline")
+    for count in (144, 216):
+        at.session_state[state.DATA]["fleet"]["gpu_count"] = count
+        at.run()
+        save(at, f"{count} GPUs")
+    assert by_label(at.selectbox, "Version").value == 3
+    assert [by_label(at.selectbox, b).value for b in ("Old", "New")] == [2, 3]
+    # a restore is the newest version too
+    by_label(at.selectbox, "Version").select(1).run()
+    by_label(at.button, "Restore as newest").click().run()
+    assert not at.exception, at.exception
+    assert by_label(at.selectbox, "Version").value == 4
+    assert [by_label(at.selectbox, b).value for b in ("Old", "New")] == [3, 4]
+
+
+def test_a_save_under_another_name_picks_that_name(library_url):
+    at = library_page()
+    save(at, "baseline")
+    at.session_state[state.DATA]["name"] = "b-variant"
+    at.run()
+    save(at, "a variant")
+    assert by_label(at.selectbox, "Scenario").value == "b-variant"
+    assert by_label(at.selectbox, "Version").value == 1
+    assert SEED_NAME in by_label(at.selectbox, "Scenario").options
