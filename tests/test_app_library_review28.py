@@ -74,3 +74,26 @@ def test_a_save_under_another_name_picks_that_name(library_url):
     assert by_label(at.selectbox, "Scenario").value == "b-variant"
     assert by_label(at.selectbox, "Version").value == 1
     assert SEED_NAME in by_label(at.selectbox, "Scenario").options
+
+
+def test_a_refused_tag_is_named_not_hidden_as_a_location(library_url):
+    """A tag typed as `q3 </b>` was refused with a message the page withheld as one naming where
+    the library is ("/b>'" read as a path): the analyst was told the library cannot be used."""
+    at = library_page()
+    by_label(at.text_input, "Tags").input("q3 </b>")
+    save(at, "tagged")
+    [error] = at.error
+    assert "--tag 'q3 \\</b>': expected a label of letters" in error.value
+    assert "cannot be used" not in error.value
+    assert by_label(at.text_input, "Tags").value == "q3 </b>"  # kept, to correct
+    assert [i.value for i in at.info] == ["The library is empty."]
+
+
+def test_a_quoted_path_beside_a_typed_tag_is_still_withheld(tmp_path):
+    from econ.library.store import hide_location
+
+    url = f"sqlite:///{tmp_path / 'library.db'}"
+    text = "--tag 'q3 </b>': refused; see '/srv/other/secret.db'"
+    assert hide_location(text, url, ["q3 </b>"]) is None
+    assert hide_location("--tag 'q3 </b>': refused", url) is None
+    assert hide_location("--tag 'q3 </b>': refused", url, ["q3 </b>"]) is not None

@@ -2095,13 +2095,15 @@ _PATH_LEFT = re.compile(r"(?<![\w.:/~\\-])~?/[^\s/'\"]+|\b[A-Za-z]:\\")
 _IP_ADDRESS = re.compile(r"(?<![\w.])\d{1,3}(?:\.\d{1,3}){3}(?![\w.])|\[[0-9A-Fa-f:]+\]")
 
 
-def hide_location(text: str, url: str) -> str | None:
+def hide_location(text: str, url: str, typed: Iterable[str] = ()) -> str | None:
     """A library message (of the library at `url`) fit for someone who may not see where the
     library is: the app's visitors. Its URL, file, folder and server's host are named
     APP_LIBRARY (or the library file, its folder, the database server) and any password hidden.
 
     None where a URL or an absolute path is still left after that (a driver's message quoting
-    another form of it): the caller then shows a message of its own and logs this one.
+    another form of it): the caller then shows a message of its own and logs this one. `typed`:
+    texts the visitor typed (a tag, a name), which the message may quote back ('...') however
+    much they look like a path ("--tag 'q3 </b>'" holds "/b>'").
     """
     forms = _location_forms(url)
     out = text
@@ -2124,6 +2126,8 @@ def hide_location(text: str, url: str) -> str | None:
     masked = out.replace(_EXAMPLE_PATH, "").replace(_PATH_ADVICE, "")
     for example in _EXAMPLE_URLS:
         masked = masked.replace(example, "")
+    for said in typed:  # where the message quotes it (as typed, not a part of it)
+        masked = masked.replace(repr(said), "")
     if _URL_LEFT.search(masked) or _PATH_LEFT.search(masked):
         return None
     return out

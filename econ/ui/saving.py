@@ -39,16 +39,17 @@ UNSAYABLE = (
 )
 
 
-def library_message(error: Exception | str) -> str:
+def library_message(error: Exception | str, typed: Sequence[str] = ()) -> str:
     """A library error as the app shows it: the library named "the app's library", never by the
     URL, file or folder that locate it on the server, and no password (a visitor may not know
     where the server keeps its data). Where a location would still show, UNSAYABLE is shown and
-    the message goes to the server's log."""
+    the message goes to the server's log. `typed`: what the visitor typed (the scenario's name,
+    a tag), which the message may quote however much it looks like a path."""
     from econ.library import hide_credentials, resolve_url
     from econ.library.store import hide_location
 
     text = str(error)
-    shown = hide_location(text, resolve_url()[0])
+    shown = hide_location(text, resolve_url()[0], typed)
     if shown is None:
         LOG.warning("a library message not shown in the app: %s", hide_credentials(text))
         return UNSAYABLE

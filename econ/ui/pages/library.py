@@ -85,7 +85,8 @@ def _save(anyway: bool = False) -> None:
                 anyway=anyway,
             )
     except InputError as exc:
-        ss[SAVE_ERROR] = saving.library_message(exc)
+        typed = [ss[state.DATA].get("name") or "", *tags]
+        ss[SAVE_ERROR] = saving.library_message(exc, typed)
         return
     if not isinstance(info, saving.Stale):  # (a stale save is shown by the section, with a button)
         ss[DONE] = f"{saving.saved(info)}."

@@ -90,7 +90,7 @@ def _save(anyway: bool = False) -> None:
                 anyway=anyway,
             )
     except InputError as exc:
-        ss[SAVE_ERROR] = saving.library_message(exc)
+        ss[SAVE_ERROR] = saving.library_message(exc, [ss[state.DATA].get("name") or ""])
         return
     if isinstance(info, saving.Stale):
         return  # nothing saved: the page shows why, with a button to save anyway
