@@ -97,3 +97,23 @@ def test_a_quoted_path_beside_a_typed_tag_is_still_withheld(tmp_path):
     assert hide_location(text, url, ["q3 </b>"]) is None
     assert hide_location("--tag 'q3 </b>': refused", url) is None
     assert hide_location("--tag 'q3 </b>': refused", url, ["q3 </b>"]) is not None
+
+
+def test_a_floating_rate_curve_point_is_in_percent_with_its_unit():
+    """A floating rate curve's point (a union the form edits as TOML) was labelled "Rate
+    annual" with no unit and shown as stored, 0.043, in the Library page's diff and the Compare
+    page's inputs, beside tranche shares in % and spreads in %/year."""
+    from conftest import ROOT
+
+    from econ import load_scenario
+    from econ.ui.pages.compare import inputs
+
+    scenario = load_scenario(ROOT / "models" / "scenarios" / f"{SEED_NAME}-capital-stack.toml")
+    shown = inputs(state.plain(scenario.model_dump()))
+    label, text, number = shown["financing.tranches[0].floating.curve.points[0].rate_annual"]
+    assert (
+        label == "Financing › Tranches › ddtl › Floating › Curve › Points › row 1 › Rate [%/year]"
+    )
+    assert (text, number) == ("4.3", 4.3)
+    label, text, _ = shown["financing.tranches[0].floating.spread_annual"]
+    assert label.endswith("Spread [%/year]") and text == "2.25"  # as the form's own fields

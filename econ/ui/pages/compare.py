@@ -11,6 +11,7 @@ from typing import get_args
 import pandas as pd
 import streamlit as st
 
+from econ.labels import field_label, field_unit
 from econ.scenario import ScenarioError, parse_toml, read_toml
 from econ.ui import charts, common, compute, state
 from econ.ui.fmt import (
@@ -68,6 +69,21 @@ def _row_fields(path: str, row: dict) -> dict[str, FieldInfo]:
         return {}
     table = find(path)
     return {c.name: c for c in table.children} if table is not None else {}
+
+
+def _model_field(path: str, name: str, value) -> FieldInfo | None:
+    """A number the form has no field for (a floating rate curve's points, a field of a union
+    the form edits as TOML) as a field of its own, its unit from the model's description as
+    the form takes one (econ.library.diff.unit_of, econ.labels.field_unit): a point's
+    rate_annual of 0.043 in "Rate [%/year]" as 4.3, not 0.043 without a unit."""
+    from econ.library.diff import unit_of
+
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    kind = "int" if isinstance(value, int) else "float"
+    unit, scale = field_unit(name, kind, unit_of(path) or "")
+    label = field_label(name, unit)
+    return FieldInfo(path, name, kind, True, (), unit, scale, label, "", None)
 
 
 def _text(f: FieldInfo | None, value) -> str:
@@ -131,7 +147,7 @@ def inputs(
             name = path_label(child) if f is not None else " › ".join(filter(None, (label, key)))
             inner = None
         else:  # inside a table: its model's fields (a tranche's floating rate, say)
-            f = fields.get(key)
+            f = fields.get(key) or _model_field(child, key, item)
             name = f"{label} › {f.label if f is not None else humanize(key)}"
             inner = {c.name: c for c in f.children} if f is not None else {}
         if isinstance(item, dict) or _tables(item):
