@@ -117,3 +117,24 @@ def test_a_floating_rate_curve_point_is_in_percent_with_its_unit():
     assert (text, number) == ("4.3", 4.3)
     label, text, _ = shown["financing.tranches[0].floating.spread_annual"]
     assert label.endswith("Spread [%/year]") and text == "2.25"  # as the form's own fields
+
+
+def test_a_list_that_differs_beyond_six_digits_is_a_difference(library_url):
+    """A list of numbers is one text of 6-digit numbers: two schedules alike to 6 digits read as
+    no difference, which `econ library diff` lists."""
+    at = library_page()
+    at.session_state[state.DATA]["depreciation"]["method"] = "custom"
+    at.session_state[state.DATA]["depreciation"]["custom_percent"] = [40.0, 30.0, 20.0, 10.0]
+    at.run()
+    save(at, "custom schedule")
+    at.session_state[state.DATA]["depreciation"]["custom_percent"] = [
+        40.0000001,
+        29.9999999,
+        20.0,
+        10.0,
+    ]
+    at.run()
+    save(at, "a hair earlier")
+    [row] = inputs_frame(at).to_dict("records")
+    assert row["path"] == "depreciation.custom_percent"
+    assert (row["old"], row["new"]) == ("40, 30, 20, 10", "40.0000001, 29.9999999, 20, 10")

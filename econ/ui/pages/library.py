@@ -5,6 +5,7 @@ changes, restore one. The library is ECON_LIBRARY or the per-user SQLite file (d
 
 from __future__ import annotations
 
+import re
 import tomllib
 from functools import partial
 
@@ -25,6 +26,7 @@ from econ.ui.fmt import (
     metric_label,
     number_format,
 )
+from econ.ui.form import shown_value
 from econ.ui.pages.compare import inputs as shown_inputs
 
 MESSAGE, TAGS, SEARCH = "econ.library.message", "econ.library.tags", "econ.library.search"
@@ -153,23 +155,45 @@ def _metric(key: str, money: str) -> tuple[str, str]:
 def _input_changes(old, new) -> pd.DataFrame:
     """The inputs that differ between two scenarios, labelled with their units and written as
     the form and the Compare page show them (a share of 0.7 as 70 [%]), with the dotted path
-    `econ library diff` names them by; a value not set reads "not set"."""
-    a, b = (shown_inputs(state.plain(s.model_dump())) for s in (old, new))
+    `econ library diff` names them by; a value not set reads "not set". Values that differ
+    beyond the 6 digits shown are written to 12."""
+    dumps = [state.plain(s.model_dump()) for s in (old, new)]
+    a, b = (shown_inputs(d) for d in dumps)
     rows = []
     for path in sorted(set(a) | set(b)):
-        label, old_text, old_value = a.get(path) or (b[path][0], "", None)
-        _, new_text, new_value = b.get(path) or (label, "", None)
-        if old_value == new_value and old_text == new_text:
+        raw = [_at(d, path) for d in dumps]
+        if raw[0] == raw[1]:
             continue
-        texts = [old_text, new_text]
-        if old_text == new_text:  # numbers alike to 6 digits: as typed, to 12
-            texts = [
-                number_format(v, 12) if isinstance(v, int | float) else t
-                for v, t in zip((old_value, new_value), texts, strict=True)
-            ]
+        label = (a.get(path) or b[path])[0]
+        texts = [(shown.get(path) or (label, ""))[1] for shown in (a, b)]
+        if texts[0] == texts[1]:  # alike to the 6 digits shown
+            numbers = [(shown.get(path) or ("", "", None))[2] for shown in (a, b)]
+            texts = [_precise(path, v, n) for v, n in zip(raw, numbers, strict=True)]
         old_text, new_text = (t or "not set" for t in texts)
         rows.append({"input": label, "old": old_text, "new": new_text, "path": path})
     return pd.DataFrame(rows, columns=["input", "old", "new", "path"])
+
+
+def _at(data, path: str):
+    """The value at a dotted path of `shown_inputs` (a.b[0].c) in a plain scenario, or None."""
+    for part in re.findall(r"[^.\[\]]+|\[\d+\]", path):
+        if part.startswith("["):
+            index = int(part[1:-1])
+            data = data[index] if isinstance(data, list) and index < len(data) else None
+        else:
+            data = data.get(part) if isinstance(data, dict) else None
+    return data
+
+
+def _precise(path: str, value, number) -> str:
+    """A value in the unit the form shows to 12 digits: `number`, the value in that unit
+    (`shown_inputs`), or each number of a list."""
+    if isinstance(number, int | float) and not isinstance(number, bool):
+        return number_format(number, 12)
+    values = value if isinstance(value, list) else [value]
+    if not all(isinstance(v, int | float) and not isinstance(v, bool) for v in values):
+        return "" if value is None else str(value)
+    return ", ".join(number_format(shown_value(path, v), 12) for v in values)
 
 
 def _diff_section(library, name: str, numbers: list[int]) -> None:
