@@ -81,6 +81,22 @@ def go(at: AppTest, page: str) -> AppTest:
     return at
 
 
+EXPORT_KINDS = ("Excel workbook", "CSV", "Parquet", "JSON")
+"""The Export page's table formats, each built on request by its "Prepare the ..." button."""
+
+
+def prepare(at: AppTest, *kinds: str) -> AppTest:
+    """Click the Export page's "Prepare the KIND" buttons (default: every table format) that it
+    shows; a kind already prepared for this scenario shows none."""
+    for kind in kinds or EXPORT_KINDS:
+        for button in at.button:
+            if button.label == f"Prepare the {kind}":
+                button.click().run()
+                assert not at.exception, at.exception
+                break
+    return at
+
+
 # --- every page -----------------------------------------------------------------------------------
 
 
@@ -692,7 +708,7 @@ def test_the_tornado_runs_and_a_bad_swing_is_refused(app: AppTest):
 
 
 def test_export_offers_every_format(app: AppTest):
-    go(app, "export")
+    prepare(go(app, "export"))
     buttons = {b.label: b.proto.help for b in app.get("download_button")}
     assert "Download the scenario (TOML)" in buttons
     # each named by what it holds, its file named in its help
@@ -705,6 +721,49 @@ def test_export_offers_every_format(app: AppTest):
         ("Summary (JSON)", ".json"),
     ):
         assert buttons.get(label, "").endswith(f"{DEFAULT_SCENARIO}{suffix}"), (label, buttons)
+    assert not errors(app)
+
+
+def test_export_builds_each_file_on_request_once_and_never_for_another_scenario(
+    app: AppTest, monkeypatch
+):
+    from econ.ui import compute
+
+    built: list[tuple[str, str]] = []
+    export_bytes = compute.export_bytes
+
+    def counted(text, kind, stem=None):
+        built.append((kind, stem))
+        return export_bytes(text, kind, stem)
+
+    monkeypatch.setattr(compute, "export_bytes", counted)
+    go(app, "export")
+    # opening the page builds nothing but the TOML (a link to 50 vintages over 600 months cost
+    # every visitor 5 s and 100 MB for files nobody asked for)
+    assert built == []
+    assert [b.label for b in app.get("download_button")] == ["Download the scenario (TOML)"]
+    prepares = [b.label for b in app.button if b.label.startswith("Prepare the ")]
+    assert prepares == ["Prepare the memo"] + [f"Prepare the {k}" for k in EXPORT_KINDS]
+    prepare(app, "Excel workbook")
+    assert built == [("xlsx", DEFAULT_SCENARIO)]
+    helps = {b.label: b.proto.help for b in app.get("download_button")}
+    assert helps["Excel workbook"] == f"Downloads {DEFAULT_SCENARIO}.xlsx", helps
+    # kept for the session: a rerun, another page and back offer it without building it again
+    app.run()
+    assert "Prepare the Excel workbook" not in [b.label for b in app.button]
+    go(go(app, "results"), "export")
+    assert built == [("xlsx", DEFAULT_SCENARIO)]
+    assert "Excel workbook" in [b.label for b in app.get("download_button")]
+    # another scenario: the workbook of the one before is dropped, never offered
+    widget(app.sidebar.number_input, "Utilization › Share [%]").set_value(80.0).run()
+    go(app, "export")
+    assert "Excel workbook" not in [b.label for b in app.get("download_button")]
+    assert "econ.export.xlsx" not in app.session_state
+    prepare(app, "Excel workbook")
+    [(kind, stem)] = built[1:]
+    assert kind == "xlsx" and stem.startswith(f"{DEFAULT_SCENARIO}-edited-"), stem
+    helps = {b.label: b.proto.help for b in app.get("download_button")}
+    assert helps["Excel workbook"] == f"Downloads {stem}.xlsx", helps
     assert not errors(app)
 
 

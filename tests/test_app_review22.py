@@ -12,7 +12,7 @@ from econ.catalog import DEFAULT_SCENARIO, ready_made_scenarios
 from econ.scenario import read_toml
 from econ.ui.pages import risk as risk_page
 from tests.conftest import ROOT
-from tests.test_app import errors, go, widget
+from tests.test_app import errors, go, prepare, widget
 from tests.test_app_review2 import open_app
 from tests.test_app_review3 import downloads  # noqa: F401 - the download spy fixture
 
@@ -436,13 +436,13 @@ def test_an_edited_scenario_s_downloads_carry_edited_and_the_start_of_its_stamp(
     import csv
     import io
 
-    at = open_app(None, "export")
+    at = prepare(open_app(None, "export"))
     names = {name for name, _ in file_names.values()}
     assert {f"{DEFAULT_SCENARIO}.toml", f"{DEFAULT_SCENARIO}.xlsx"} <= names, names
 
     widget(at.sidebar.number_input, "Utilization › Share [%]").set_value(80.0).run()
     file_names.clear()
-    go(at, "export")
+    prepare(go(at, "export"))
     assert not errors(at), errors(at)
     summary_name, summary = next(v for v in file_names.values() if v[0].endswith(".summary.csv"))
     stamped = next(csv.DictReader(io.StringIO(summary.decode())))["scenario_sha256"]

@@ -14,7 +14,7 @@ from econ import load_scenario, project
 from econ.catalog import DEFAULT_SCENARIO, ready_made_scenarios
 from econ.cli import main
 from tests.conftest import ROOT
-from tests.test_app import APP, errors, go, metric, widget
+from tests.test_app import APP, errors, go, metric, prepare, widget
 from tests.test_app_review3 import downloads  # noqa: F401 - the download spy fixture
 
 HALL = "hall-10mw-gb300-nvl72-liquid"
@@ -137,7 +137,7 @@ def test_the_apps_workbook_says_default_where_the_command_lines_does(
     out = tmp_path / f"{name}.xlsx"
     assert main(["project", str(ready_made_scenarios()[name]), "--out", str(out)]) == 0
     cli = provenance(str(out))
-    at = open_scenario(name, "export")
+    at = prepare(open_scenario(name, "export"), "Excel workbook")
     assert not errors(at), errors(at)
     app = provenance(downloads["Excel workbook"])
     assert list(app) == list(cli)
@@ -162,7 +162,7 @@ def test_the_scenarios_text_gives_the_fields_the_file_gives():
 
 
 def test_each_export_button_says_what_its_file_holds():
-    at = open_scenario("deepseek-r1-gb200-nvl72-capital-stack", "export")
+    at = prepare(open_scenario("deepseek-r1-gb200-nvl72-capital-stack", "export"), "CSV", "Parquet")
     assert not errors(at), errors(at)
     stem = "deepseek-r1-gb200-nvl72-capital-stack"
     helps = {b.label: b.proto.help for b in at.get("download_button")}

@@ -15,7 +15,7 @@ from econ.catalog import DEFAULT_SCENARIO, ready_made_scenarios
 from econ.scenario import read_toml
 from econ.ui import state
 from tests import test_app_review24
-from tests.test_app import APP, errors, go, widget
+from tests.test_app import APP, errors, go, prepare, widget
 
 SEED = ready_made_scenarios()[DEFAULT_SCENARIO]
 
@@ -78,7 +78,7 @@ def test_the_downloads_of_a_scenario_with_a_removed_field_are_named_edited(app: 
     area = widget(app.text_area, "The whole scenario as TOML")
     area.set_value(re.sub(r"\nprice_decline_annual = [^\n]*", "", area.value, count=1)).run()
     widget(app.button, "Apply the TOML").click().run()
-    go(app, "export")
+    prepare(go(app, "export"))
     assert not errors(app), errors(app)
     names = " ".join(c.value for c in app.caption)
     assert f"{DEFAULT_SCENARIO}{EDITED_SUFFIX}" in names, names
@@ -99,8 +99,8 @@ def test_a_link_to_an_uploaded_scenario_opens_it_unedited(app: AppTest):
     assert not errors(other), errors(other)
     assert not any("edited" in c.value for c in other.sidebar.caption)
     assert [m.value for m in other.metric] == [m.value for m in sender.metric]
-    go(other, "export")
-    go(sender, "export")
+    prepare(go(other, "export"))
+    prepare(go(sender, "export"))
     # the downloads are named from the scenario's own name, as the sender's are
     assert [c.value for c in other.caption] == [c.value for c in sender.caption]
     assert not any("edited" in c.value for c in other.caption)

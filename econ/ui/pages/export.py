@@ -1,9 +1,14 @@
 """Export: the scenario as TOML, its projection as CSV, Parquet, JSON and an Excel workbook
 (econ.export: stamped with the econ version and the scenario's hash, formula-injection safe), and
 the investment memo (econ.memo: HTML, and PDF where a Chromium is installed).
+
+Only the TOML is written as the page opens; every other file is built when the visitor asks for it
+("Prepare ..."), kept for the session while the scenario is unchanged, and dropped once it changes.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 import streamlit as st
 
@@ -73,7 +78,11 @@ def render() -> None:
     for kind, label, icon, mime, what in FORMATS:
         with st.container(border=True):
             st.markdown(f"**{label}**: {what}")
-            files = compute.attempt(
+            files = prepared(
+                kind,
+                current.text,
+                f"Prepare the {label}",
+                icon,
                 lambda k=kind: compute.export_bytes(current.text, k, stem),
                 f"{label} export",
                 busy=f"Writing the {label}...",
@@ -98,7 +107,41 @@ def render() -> None:
             st.caption("Files: " + ", ".join(literal(name) for name in files))
 
 
-MEMO = "econ.export.memo"
+PREPARED = "econ.export.{}"
+"""Session key of the files of one kind built on request ("xlsx", "csv", "parquet", "json",
+"memo"): (the scenario's text, name -> bytes)."""
+
+
+def prepared(
+    kind: str,
+    text: str,
+    label: str,
+    icon: str,
+    build: Callable[[], dict[str, bytes]],
+    what: str,
+    busy: str,
+) -> dict[str, bytes] | None:
+    """The files of `kind` for the scenario `text` (name -> bytes), built by `build` when the
+    visitor clicks `label` and kept in the session; None until then, or when the build failed
+    (compute.attempt shows why).
+
+    Opening the page builds nothing: a link to the largest scenario (50 vintages over 600
+    months) cost every visitor 5 s and over 100 MB of the server's for files nobody had asked
+    for. Files of another scenario (the one before an edit) are dropped, never offered."""
+    ss = st.session_state
+    key = PREPARED.format(kind)
+    if key in ss and ss[key][0] != text:  # (the text fixes the stem too)
+        del ss[key]
+    if key not in ss:
+        if not st.button(label, icon=icon, key=f"{key}_go"):
+            return None
+        files = compute.attempt(build, what, busy=busy)
+        if files is None:
+            return None
+        ss[key] = (text, files)
+    return ss[key][1]
+
+
 MEMO_MIME = {".html": "text/html", ".pdf": "application/pdf"}
 
 
@@ -114,18 +157,17 @@ def memo(current, stem: str) -> None:
             "stamped so that `econ verify` recomputes every figure"
             + ("" if has_pdf else ". No Chromium here: HTML only")
         )
-        ss = st.session_state
-        if st.button("Prepare the memo", icon=":material/article:", key="econ.export.memo_go"):
-            files = compute.attempt(
-                lambda: compute.memo_bytes(current.text, has_pdf, stem),
-                "Investment memo",
-                busy="Projecting the cases and the tornado, writing the memo...",
-            )
-            if files is not None:
-                ss[MEMO] = (current.text, files)
-        if MEMO not in ss or ss[MEMO][0] != current.text:  # (the text fixes the stem too)
+        files = prepared(
+            "memo",
+            current.text,
+            "Prepare the memo",
+            ":material/article:",
+            lambda: compute.memo_bytes(current.text, has_pdf, stem),
+            "Investment memo",
+            busy="Projecting the cases and the tornado, writing the memo...",
+        )
+        if files is None:
             return
-        files = ss[MEMO][1]
         row = st.container(horizontal=True)
         for name, data in files.items():
             suffix = name[name.rindex(".") :]
