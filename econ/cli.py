@@ -676,6 +676,23 @@ _SUMMARY_ROWS = (
 """The table's metrics in order, each with its number format (the levelized cost's components,
 the token revenue by kind and the GPU-hour cost's components follow their total)."""
 
+CONSTRUCTION_ROWS = ("construction_interest_usd", "debt_at_conversion_usd")
+"""Rows the table adds after the debt's where a scenario capitalizes construction interest: the
+debt row is what is drawn, these what the lender is owed when service starts (elsewhere they are
+0 and the debt again, and left out)."""
+
+
+def _table_rows(records) -> list[tuple[str, str, str]]:
+    """summary_rows(), with CONSTRUCTION_ROWS after the debt's where a record capitalizes
+    construction interest."""
+    from econ.labels import label_with_unit
+
+    rows = list(summary_rows())
+    if any((r["summary"].get("construction_interest_usd") or 0) > 0 for r in records):
+        at = [key for key, _, _ in rows].index("debt_usd_total") + 1
+        rows[at:at] = [(key, label_with_unit(key), "{:,.0f}") for key in CONSTRUCTION_ROWS]
+    return rows
+
 
 def format_table(projection: Projection) -> str:
     """Metrics as rows, scenarios as columns, then each scenario's warnings."""
@@ -684,7 +701,7 @@ def format_table(projection: Projection) -> str:
     records = projection.summary_records()
     header = ["metric"] + [printable(r["name"], line=True) for r in records]
     rows = [header]
-    for key, label, fmt in summary_rows():
+    for key, label, fmt in _table_rows(records):
         row = [label]
         for record in records:
             summary = record["summary"]

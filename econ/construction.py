@@ -40,6 +40,8 @@ class ConstructionLoan:
     settlement_usd : the balance repaid in the last month, where the loan outlives the projection
     balance_usd : balance at the end of each month
     capitalized_total_usd : (n,) interest capitalized over the construction period
+    owed_at_service_usd : (n,) the balance when service starts (at the end of month s-1), which
+        the level payments amortize: the draws plus the interest capitalized on them
     """
 
     draws_usd: np.ndarray
@@ -49,6 +51,7 @@ class ConstructionLoan:
     settlement_usd: np.ndarray
     balance_usd: np.ndarray
     capitalized_total_usd: np.ndarray
+    owed_at_service_usd: np.ndarray
 
 
 def construction_loan(draws_usd, rate_monthly, service_start_month, term_months, last_month):
@@ -96,6 +99,7 @@ def construction_loan(draws_usd, rate_monthly, service_start_month, term_months,
         settlement_usd=settlement,
         balance_usd=balance,
         capitalized_total_usd=capitalized.sum(axis=1),
+        owed_at_service_usd=owed,
     )
 
 

@@ -200,6 +200,8 @@ SUMMARY_COLUMNS = (
     "mirr_equity_annual",
     "profitability_index",
     "debt_usd_total",
+    "construction_interest_usd",
+    "debt_at_conversion_usd",
     "debt_sizing_constraint",
     "dscr_headroom",
     "months_of_headroom",
@@ -2329,7 +2331,13 @@ def _spread_metrics(b: ScenarioBatch, fleet: _Fleet, spread):
 
 
 def _debt_metrics(ledger: _Ledger) -> dict[str, np.ndarray]:
-    """Debt drawn, what sized it, and the headroom under the DSCR covenant (n,) each.
+    """Debt drawn, what sized it, what is owed when service starts, and the headroom under the
+    DSCR covenant (n,) each.
+
+    construction_interest_usd is the loan interest capitalized during a construction period
+    (econ.construction: added to the balance, not paid) and debt_at_conversion_usd the balance
+    when service starts and the term repayment begins, the draws plus that interest: what the
+    lender is owed at conversion. Without a construction period they are 0 and the debt drawn.
 
     dscr_headroom = the lowest DSCR the covenant tests (on its trailing test window, as the
     breach) - its floor, so that it is negative exactly where the DSCR covenant is breached; with
@@ -2342,6 +2350,8 @@ def _debt_metrics(ledger: _Ledger) -> dict[str, np.ndarray]:
     """
     stack, coverage = ledger.stack, ledger.coverage
     debt = stack.metrics["debt_usd"]
+    # (only a construction loan, _built_loan, capitalizes interest and owes more than it drew)
+    capitalized = stack.metrics.get("construction_interest_usd", np.zeros_like(debt))
     sized = stack.metrics.get("debt_sizing_constraint")
     constraint = np.where(debt > 0, 1.0, 0.0) if sized is None else sized.astype(float)
     floor = ledger.covenants[0]
@@ -2354,6 +2364,8 @@ def _debt_metrics(ledger: _Ledger) -> dict[str, np.ndarray]:
     months = (tested & before).sum(axis=1)
     return {
         "debt_usd_total": debt,
+        "construction_interest_usd": capitalized,
+        "debt_at_conversion_usd": stack.metrics.get("debt_at_conversion_usd", debt),
         "debt_sizing_constraint": constraint,
         "dscr_headroom": np.where(measured, coverage["min_dscr_test"] - floor, np.nan),
         "months_of_headroom": np.where(measured, months, np.nan),
@@ -3480,6 +3492,8 @@ def _built_loan(b, built: construction.ConstructionLoan, capex, tax_rate, discou
     metrics = _loan_metrics(
         debt_usd, _debt_share_rate_monthly(b), capex.sum(axis=1), tax_rate, discount_annual
     )
+    metrics["construction_interest_usd"] = built.capitalized_total_usd
+    metrics["debt_at_conversion_usd"] = built.owed_at_service_usd
     return capital_mod.StackSchedule(lines=lines, tranches={}, metrics=metrics)
 
 

@@ -80,6 +80,8 @@ SUMMARY_METRICS: dict[str, tuple[str, str, str]] = {
     "mirr_equity_annual": ("Equity MIRR", "%/year", "pct"),
     "profitability_index": ("Profitability index", "x", "ratio"),
     "debt_usd_total": ("Debt", "USD", "usd"),
+    "construction_interest_usd": ("Interest capitalized during construction", "USD", "usd"),
+    "debt_at_conversion_usd": ("Debt owed when service starts", "USD", "usd"),
     "debt_sizing_constraint": ("Debt sized by (0 none, 1 debt share, 2 DSCR, 3 LTV)", "", "count"),
     "dscr_headroom": ("DSCR headroom over the covenant", "x", "ratio"),
     "months_of_headroom": ("Months tested within the covenant", "months", "count"),

@@ -2702,6 +2702,17 @@ def _derived_summary_specs(scenario: Scenario, equity_share: Expr) -> list[Summa
                 _metric("cost_of_debt_annual"),
             ),
             SummarySpec("debt_usd_total", debt, _metric("debt_usd_total")),
+            # (the interest a construction period capitalizes, written as values: IMPLICIT_LINES)
+            SummarySpec(
+                "construction_interest_usd",
+                _Aggregate("SUM", "capitalized_interest_usd"),
+                _metric("construction_interest_usd"),
+            ),
+            SummarySpec(
+                "debt_at_conversion_usd",
+                debt + Cell("Summary", "construction_interest_usd"),
+                _metric("debt_at_conversion_usd"),
+            ),
         ]
     else:
         rate = _equity_rate_monthly(scenario)
