@@ -148,9 +148,7 @@ def test_a_killed_worker_ends_the_run_with_exit_3_and_a_rerun_resumes(tmp_path, 
     assert rows["npv_usd"].notna().all()
 
 
-def test_workers_forkserver_and_resource_tracker_end_when_the_parent_is_killed(
-    tmp_path, started
-):
+def test_workers_forkserver_and_resource_tracker_end_when_the_parent_is_killed(tmp_path, started):
     proc, chunks, stderr, everyone, workers = run_until_workers_compute(tmp_path, started)
     kinds = " ".join(command_line(p) for p in everyone)
     assert "resource_tracker" in kinds and "forkserver" in kinds and len(workers) == 2
@@ -465,9 +463,7 @@ def test_a_run_whose_workers_are_all_gone_ends_within_the_timeout(tmp_path, star
     assert f"saved in {chunks}; rerun the same command to resume\n" in text
 
 
-def test_a_worker_lost_holding_a_finished_chunk_ends_the_run_within_the_timeout(
-    started, cluster
-):
+def test_a_worker_lost_holding_a_finished_chunk_ends_the_run_within_the_timeout(started, cluster):
     """Both chunks had finished (two workers, so both were in flight at once); the workers were
     killed after the first result was fetched, and fetching the second waited, with no limit,
     for a worker to compute it again (the CI run's 300 s timeout on the test above)."""
@@ -564,3 +560,27 @@ def test_a_chunk_dask_gives_up_on_is_the_worker_loss_of_the_process_engine(tmp_p
     )
     assert "Dask gave up on its chunk after 1 worker ended computing it" in text
     assert f"saved in {chunks}; rerun the same command to resume\n" in text
+
+
+def test_a_scheduler_that_stops_answering_mid_run_is_one_line_exit_3(tmp_path, started, cluster):
+    """A scheduler that keeps its connection open and never answers (stopped with SIGSTOP, as a
+    network that drops packets leaves it) held the run forever: asking it for its workers had
+    no time limit."""
+    scheduler, address, add_worker, workers = cluster
+    add_worker()
+    wait_for(lambda: workers() == 1, "the worker to connect", 120)
+    chunks = tmp_path / "chunks"
+    proc = start(dask_command(chunks, "--scheduler", address), tmp_path / "stderr.txt")
+    started.append(psutil.Process(proc.pid))
+    wait_for(lambda: chunk_files(chunks), "a finished chunk")
+    scheduler.send_signal(signal.SIGSTOP)
+    try:
+        assert proc.wait(timeout=120) == 3
+    finally:
+        scheduler.send_signal(signal.SIGCONT)
+    text = one_line_error((tmp_path / "stderr.txt").read_text())
+    assert text.startswith(
+        f"error: lost the connection to the Dask scheduler at {address} in the middle of the run"
+    )
+    assert "no answer for 10 s); the scheduler stopped or the network failed" in text
+    assert text.endswith("rerun the same command to resume\n")

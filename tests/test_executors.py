@@ -836,7 +836,7 @@ def test_an_out_file_the_disk_cannot_take_says_where_the_chunk_files_are_kept(
 
 
 def test_sizes_against_the_free_space_are_printed_so_that_they_compare():
-    """"about 2.0 MB ... more than the 2 MB free" read as no more than the free space."""
+    """ "about 2.0 MB ... more than the 2 MB free" read as no more than the free space."""
     from econ.analysis.runner import _compared_sizes
 
     assert _compared_sizes(2_140_000, 2 << 20) == ("2.04 MB", "2.00 MB")
@@ -862,6 +862,23 @@ def test_a_refused_port_is_said_as_such_without_waiting_for_the_timeout():
     assert str(got).startswith(
         f"cannot reach the Dask scheduler at {address}: connection refused (nothing listens on "
         f"port {port} of 127.0.0.1); expected a running Dask scheduler"
+    )
+
+
+def test_a_host_name_that_does_not_resolve_is_said_as_such_without_waiting():
+    """Dask's connect retried the name until the timeout, then said "nothing answered there as
+    a Dask scheduler does" (12 s at the default 10 s), as if a server were silent there."""
+    pytest.importorskip("distributed")
+    address = "tcp://no-such-host.invalid:8786"  # .invalid never resolves (RFC 2606)
+    got = _outcome(lambda: make_executor("dask", scheduler=address, timeout_s=600), guard_s=120)
+    assert isinstance(got, ExecutorError), got
+    assert str(got).startswith(
+        f"cannot reach the Dask scheduler at {address}: the host name 'no-such-host.invalid' "
+        "does not resolve ("
+    )
+    assert str(got).endswith(
+        "); expected a running Dask scheduler, e.g. started with `dask "
+        "scheduler`, and workers connected to it"
     )
 
 

@@ -386,10 +386,13 @@ class DaskExecutor(Executor):
             else "the scheduler of the local Dask cluster"
         )
 
-    def _scheduler_lost(self, in_flight: int) -> SchedulerLostError:
+    def _scheduler_lost(self, in_flight: int, silent: bool = False) -> SchedulerLostError:
+        """`silent`: the scheduler holds the connection open but has not answered for
+        `timeout_s` (a stopped process, a network that drops packets without closing it)."""
+        unanswered = f"; no answer for {self._timeout_s:g} s" if silent else ""
         return SchedulerLostError(
             f"lost the connection to {self._where()} in the middle of the run ("
-            f"{_in_flight(in_flight)}); the scheduler stopped or the network failed"
+            f"{_in_flight(in_flight)}{unanswered}); the scheduler stopped or the network failed"
         )
 
     def _check_client(self, in_flight: int) -> None:
@@ -403,7 +406,11 @@ class DaskExecutor(Executor):
         WorkerLostError once that is `timeout_s` ago."""
         self._check_client(in_flight)
         try:
-            workers = len(self._client.nthreads())
+            # Bounded: a scheduler that keeps its connection open and never answers (stopped
+            # with SIGSTOP, a network that drops packets) held this call, and the run, forever.
+            workers = len(self._client.nthreads(callback_timeout=self._timeout_s))
+        except TimeoutError:
+            raise self._scheduler_lost(in_flight, silent=True) from None
         except OSError:  # the comm closed (CommClosedError), the scheduler is gone
             raise self._scheduler_lost(in_flight) from None
         if workers:
@@ -567,8 +574,9 @@ def _check_address(address) -> None:
 def _refuse_closed_port(address: str, timeout_s: float) -> None:
     """ExecutorError at once where a TCP address refuses the connection (nothing listens on
     that port): Dask's own connect retries a refused port until its timeout, then says it
-    timed out. A connection that takes `timeout_s` is the probe's error too; any other failure
-    (a name that does not resolve) is left to the probe, which words it."""
+    timed out. A host name that does not resolve is refused at once too (Dask retried it until
+    the timeout, then said nothing answered there). A connection that takes `timeout_s` is the
+    probe's error too; any other failure is left to the probe, which words it."""
     import socket
 
     comm = importlib.import_module("distributed.comm")
@@ -586,6 +594,11 @@ def _refuse_closed_port(address: str, timeout_s: float) -> None:
         ) from None
     except TimeoutError:
         raise _connection_error(address, timeout_s, TimeoutError()) from None
+    except socket.gaierror as exc:
+        raise ExecutorError(
+            f"cannot reach the Dask scheduler at {address}: the host name {host!r} does not "
+            f"resolve ({exc.strerror}); {REACH_ADVICE}"
+        ) from None
     except OSError:
         return
 
