@@ -23,20 +23,51 @@ from econ.labels import (
     column_label,
     count_in_words,
     label_with_unit,
-    metric_kind,
+    summary_label,
 )
 from econ.labels import compact as compact
 from econ.labels import humanize as humanize
+from econ.labels import metric_kind as _engine_kind
 from econ.labels import null_reason as null_reason
 from econ.labels import readable_warning as engine_warning_words
 from econ.labels import short_number as short_number
 from econ.text import markdown_text
 
 MONEY_SCALES = {"USD": 1.0, "thousand USD": 1e3, "million USD": 1e6}
-"""Display scales for money in charts and tables (the numbers themselves stay in USD)."""
+"""Display scales for money in charts and tables (the numbers themselves stay in USD). They
+scale amounts (NPV, capex, revenue, debt), never an amount per unit (USD_PER_UNIT)."""
+
+USD_PER_UNIT = "usd_per_unit"
+"""Format kind of an amount per unit in whole USD (NPV per GPU, revenue per rack-year, rental
+earnings per GPU-year): a finance reader reads unit figures in USD whatever the "Money in" scale,
+as prices per M tokens or per GPU-hour (10,395 USD of NPV per GPU, never "0.01" million USD)."""
+
+
+def metric_kind(name: str) -> str:
+    """Format kind of a metric or column (econ.labels.metric_kind), USD_PER_UNIT for a USD
+    amount per unit (`_usd_per_` in its key, or a unit such as "USD/GPU-year")."""
+    kind = _engine_kind(name)
+    if kind == "usd" and ("_usd_per_" in name or "/" in summary_label(name)[1]):
+        return USD_PER_UNIT
+    return kind
+
+
+def _scaled(kind: str, money: str) -> float:
+    """The divisor of a value of `kind` shown with money in `money`: the scale for an amount,
+    1 for anything else (an amount per unit, a price, a share)."""
+    return MONEY_SCALES.get(money, 1.0) if kind == "usd" else 1.0
+
+
+def money_label(label: str, kind: str, money: str = "USD") -> str:
+    """A label with its unit in brackets as shown: "[USD" becomes "[million USD" for an amount
+    in that scale; an amount per unit keeps "[USD" ("NPV per GPU [USD]")."""
+    if _scaled(kind, money) == 1.0:
+        return label
+    return label.replace("[USD", f"[{money}")  # also "[USD/GPU-year]"
+
 
 METRICS: dict[str, tuple[str, str]] = {
-    name: (label_with_unit(name), kind) for name, (_, _, kind) in SUMMARY_METRICS.items()
+    name: (label_with_unit(name), metric_kind(name)) for name in SUMMARY_METRICS
 }
 """Summary metric -> (label with unit, format kind), from econ.labels (shared with the workbook).
 Others are labelled from their names."""
@@ -94,11 +125,8 @@ def severe_first(warnings) -> list[str]:
 
 
 def metric_label(name: str, money: str = "USD") -> str:
-    """Label with unit of a summary metric; money in the display scale."""
-    label = label_with_unit(name)
-    if money != "USD" and metric_kind(name) == "usd":
-        label = label.replace("[USD", f"[{money}")  # also "[USD/GPU-year]"
-    return label
+    """Label with unit of a summary metric; an amount in the display scale (money_label)."""
+    return money_label(label_with_unit(name), metric_kind(name), money)
 
 
 def is_missing(value) -> bool:
@@ -111,7 +139,7 @@ def format_value(value, kind: str, money: str = "USD") -> str:
     thousand or million USD that is at least 1 USD below zero: a loss of 1,137 USD reads
     "-0.0011" million USD, and a loss too small for 4 decimals "-0.0000", never "0.00"."""
     text = _format_value(value, kind, money)
-    if kind == "usd" and MONEY_SCALES.get(money, 1.0) != 1.0 and not is_missing(value):
+    if _scaled(kind, money) != 1.0 and not is_missing(value):
         if value <= -0.5:  # a loss in whole USD keeps its sign at any scale
             return text
     return text[1:] if text.startswith("-") and _is_zero_text(text) else text
@@ -133,12 +161,14 @@ def _format_value(value, kind: str, money: str = "USD") -> str:
     if isinstance(value, float) and math.isinf(value):
         return "∞" if value > 0 else "−∞"
     if isinstance(value, int | float) and not isinstance(value, bool):
-        shown = value / MONEY_SCALES.get(money, 1.0) if kind == "usd" else value
+        shown = value / _scaled(kind, money)
         shown = shown * 100 if kind == "pct" else shown
         if abs(shown) >= (HUGE_TOKENS if kind == "tokens" else HUGE):
             return compact(shown) + {"ratio": "x", "pct": "%"}.get(kind, "")
+    if kind == USD_PER_UNIT:
+        return f"{value:,.0f}"
     if kind == "usd":
-        scale = MONEY_SCALES.get(money, 1.0)
+        scale = _scaled(kind, money)
         if scale == 1.0:
             return f"{value:,.0f}"
         scaled = value / scale

@@ -22,12 +22,14 @@ from econ.gains import (
 )
 from econ.ui import charts, common, compute
 from econ.ui.fmt import (
+    USD_PER_UNIT,
     format_change,
     format_value,
     is_missing,
     literal,
     metric_kind,
     metric_label,
+    money_label,
     readable_warning,
     scaled_money,
     severe_first,
@@ -37,8 +39,8 @@ STEPS = "econ.gain_steps"
 FROM_ROW = "econ.gain_from_row"
 TO_ROW = "econ.gain_to_row"
 VALUE_ROWS = (
-    ("npv_usd_per_gpu", "NPV of the gain per GPU [USD]", "usd"),
-    ("npv_usd_per_rack", "NPV of the gain per rack [USD]", "usd"),
+    ("npv_usd_per_gpu", "NPV of the gain per GPU [USD]", USD_PER_UNIT),
+    ("npv_usd_per_rack", "NPV of the gain per rack [USD]", USD_PER_UNIT),
     ("npv_usd_fleet", "NPV of the gain, fleet [USD]", "usd"),
     ("lcot_change_usd_per_mtok", "Change in levelized cost [USD/M tokens]", "usd_per_mtok"),
     ("lcot_change_share", "Change in levelized cost [%]", "pct"),
@@ -116,7 +118,7 @@ def value_section(result, money: str) -> None:
             text = format_value(number, kind, money)  # n/a where undefined (None, NaN)
             if kind == "pct" and not is_missing(number):
                 text = f"{number:+.1%}" if "IRR" not in label else f"{number * 100:+.1f}"
-            col.metric(label.replace("[USD]", f"[{money}]"), text, border=True)
+            col.metric(money_label(label, kind, money), text, border=True)
 
 
 def compare_table(result, money: str) -> pd.DataFrame:

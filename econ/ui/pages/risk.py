@@ -22,6 +22,7 @@ from econ.labels import counted
 from econ.ui import charts, common, compute, risk
 from econ.ui.fmt import (
     MONEY_SCALES,
+    USD_PER_UNIT,
     format_value,
     literal,
     metric_kind,
@@ -74,6 +75,8 @@ def _display(values: pd.Series, output: str, money: str) -> tuple[pd.Series, str
     kind = metric_kind(output)
     if kind == "usd":
         return values / MONEY_SCALES[money], charts.usd_format(money), metric_label(output, money)
+    if kind == USD_PER_UNIT:  # per GPU, per rack: whole USD whatever the money scale
+        return values, charts.usd_format("USD"), metric_label(output)
     if kind == "pct":
         return values * 100, ",.1f", metric_label(output).replace("[%/year]", "[% per year]")
     return values, ",.4g", metric_label(output)
