@@ -254,7 +254,8 @@ def sidebar() -> None:
             list(MONEY_SCALES),
             key=state.MONEY,
             horizontal=True,
-            help="Scale of money in charts and tables (metrics stay in USD unless scaled here).",
+            help="Scale of amounts of money in charts and tables (NPV, capex, revenue, debt); "
+            "prices and amounts per unit (per GPU, per rack, per M tokens) stay in USD.",
         )
         st.caption(
             "The address bar holds this scenario (the ready-made base and your edits): copy it to "
