@@ -13,6 +13,8 @@ import contextlib
 import logging
 import operator
 import os
+import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -23,7 +25,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from econ import __version__
 from econ.analysis import executors
+from econ.sources import HASH_CHARS, short, sources_sha256
 from tests.conftest import ROOT
 
 psutil = pytest.importorskip("psutil")
@@ -373,8 +377,8 @@ def dask_process(args: list[str], log: Path, env: dict | None = None) -> subproc
 
 @pytest.fixture
 def cluster(tmp_path, started):
-    """A `dask scheduler` on a free port of this host; `add_worker(preload=None)` starts a
-    `dask worker` process (its nanny and worker) connected to it."""
+    """A `dask scheduler` on a free port of this host; `add_worker(preload=None, econ=None)`
+    starts a `dask worker` process (its nanny and worker) connected to it."""
     pytest.importorskip("distributed")
     address = f"tcp://127.0.0.1:{free_port()}"
     scheduler = dask_process(
@@ -385,10 +389,12 @@ def cluster(tmp_path, started):
     started.append(psutil.Process(scheduler.pid))
     groups = [scheduler.pid]  # each started in a session of its own: its pid is its group's
 
-    def add_worker(preload: Path | None = None) -> psutil.Process:
+    def add_worker(preload: Path | None = None, econ: Path | None = None) -> psutil.Process:
+        """`econ`: the folder holding the econ package the worker imports (ROOT's otherwise)."""
         args = ["worker", address, "--nthreads", "1", "--no-dashboard"]
         args += ["--preload", preload.stem] if preload else []
-        env = {"PYTHONPATH": f"{preload.parent}{os.pathsep}{ROOT}"} if preload else {}
+        path = [preload.parent] if preload else []
+        env = {"PYTHONPATH": os.pathsep.join(map(str, [*path, econ or ROOT]))}
         worker = dask_process(args, tmp_path / f"worker-{len(started)}.log", env)
         started.append(psutil.Process(worker.pid))
         groups.append(worker.pid)
@@ -435,6 +441,70 @@ def test_a_scheduler_lost_mid_run_is_one_line_exit_3_and_a_rerun_resumes(
     assert text.startswith(
         f"error: lost the connection to the Dask scheduler at {address} in the middle of the run"
     )
+    assert text.endswith(
+        f"; {kept} finished chunk{'s are' if kept > 1 else ' is'} saved in {chunks}; rerun the "
+        "same command to resume\n"
+    )
+
+
+def other_econ(tmp_path) -> Path:
+    """A folder holding a copy of econ with one file changed by a comment: other code (its
+    data catalogs are ROOT's, linked: the catalogs' versions are checked apart)."""
+    folder = tmp_path / "other"
+    shutil.copytree(ROOT / "econ", folder / "econ", ignore=shutil.ignore_patterns("__pycache__"))
+    (folder / "models").symlink_to(ROOT / "models", target_is_directory=True)
+    with open(folder / "econ" / "units.py", "a") as f:
+        f.write("# a worker's own change\n")
+    return folder
+
+
+def short_code(folder: Path) -> str:
+    """The fingerprint of the econ package in `folder` as a message shows it."""
+    return short(f"{__version__}+{sources_sha256(folder / 'econ')[:HASH_CHARS]}")
+
+
+def test_a_worker_running_other_econ_code_is_refused_before_it_computes(tmp_path, started, cluster):
+    """A worker whose econ differed from the client's computed every chunk with its own code,
+    and the run said nothing (its metadata names only econ_version, 0.1.0 at every commit)."""
+    scheduler, address, add_worker, workers = cluster
+    other = other_econ(tmp_path)
+    assert short_code(other) != short_code(ROOT)
+    add_worker(econ=other)
+    wait_for(lambda: workers() == 1, "the worker to connect", 120)
+    chunks = tmp_path / "chunks"
+    proc = start(dask_command(chunks, "--scheduler", address), tmp_path / "stderr.txt")
+    started.append(psutil.Process(proc.pid))
+    assert proc.wait(timeout=TIMEOUT_S) == 3
+    text = one_line_error((tmp_path / "stderr.txt").read_text())
+    worker, said = re.fullmatch(r"error: the Dask worker at (\S+) (.*)\n", text).groups()
+    assert re.fullmatch(r"tcp://127\.0\.0\.1:\d+", worker), worker
+    assert said == (
+        f"runs other econ code ({short_code(other)}) than this client ({short_code(ROOT)}): "
+        "workers must run the same econ as this client: install this econ on them, or run them "
+        f"with this checkout on PYTHONPATH; no chunk had finished (none is saved in {chunks}); "
+        "rerun the same command"
+    )
+    assert not chunk_files(chunks)
+
+
+def test_a_worker_joining_with_other_econ_code_ends_the_run_keeping_finished_chunks(
+    tmp_path, started, cluster
+):
+    """Each chunk is checked, not only the workers there at the start; the chunks that a
+    worker running this econ finished are kept, and a rerun on such workers resumes."""
+    scheduler, address, add_worker, workers = cluster
+    add_worker()
+    wait_for(lambda: workers() == 1, "the worker to connect", 120)
+    chunks = tmp_path / "chunks"
+    cmd = dask_command(chunks, "--scheduler", address)
+    proc = start(cmd, tmp_path / "stderr.txt")
+    started.append(psutil.Process(proc.pid))
+    wait_for(lambda: chunk_files(chunks), "a finished chunk")
+    add_worker(econ=other_econ(tmp_path))
+    assert proc.wait(timeout=TIMEOUT_S) == 3
+    text = one_line_error((tmp_path / "stderr.txt").read_text())
+    kept = len(chunk_files(chunks))
+    assert f"runs other econ code ({short_code(tmp_path / 'other')}) than this client" in text
     assert text.endswith(
         f"; {kept} finished chunk{'s are' if kept > 1 else ' is'} saved in {chunks}; rerun the "
         "same command to resume\n"

@@ -9,7 +9,10 @@ Dask (`dask.distributed`) is an optional dependency, imported only when the dask
 for. A scheduler that cannot be reached, does not answer, is not a Dask scheduler or has no
 worker raises ExecutorError within `timeout_s` (about twice that at worst), never hangs; so does
 a run whose scheduler is lost, whose workers are all gone for `timeout_s`, or whose chunk Dask
-gives up on (KilledWorker): a WorkerLostError, after which the finished chunks are kept.
+gives up on (KilledWorker): a WorkerLostError, after which the finished chunks are kept. A
+worker of a cluster of its own (`scheduler`) that runs other econ code than this process
+(`econ.sources.code_fingerprint`, checked by each chunk's task before it computes) ends the run
+with WorkerCodeError, the finished chunks kept alike.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from typing import Any
 
 from econ.errors import InputError
 from econ.labels import counted
+from econ.sources import code_fingerprint, short
 
 ENGINES = ("serial", "process", "dask")
 CONNECT_TIMEOUT_S = 10.0
@@ -50,6 +54,12 @@ class WorkerLostError(ExecutorError):
 class SchedulerLostError(WorkerLostError):
     """The connection to the Dask scheduler was lost in the middle of a run (the scheduler
     stopped, or the network failed)."""
+
+
+class WorkerCodeError(ExecutorError):
+    """A Dask worker runs other econ code than the client (another version, or the same version
+    changed): its chunks would be computed with that code. The run ends; the chunks finished by
+    workers running this client's code are kept."""
 
 
 class ExecutorNote(UserWarning):
@@ -236,7 +246,12 @@ class DaskExecutor(Executor):
         self.scheduler = scheduler
         self._cluster = None
         self._environ: dict[str, tuple[str | None, str]] = {}
+        # The code each chunk's worker must run (None: not checked). The workers of a local
+        # cluster are started here from this econ; those of a cluster of its own import
+        # whatever econ their machine has.
+        self._code: str | None = None
         if scheduler is not None:
+            self._code = _client_code()
             self._client, self.workers = _connect(distributed, scheduler, timeout_s)
         else:
             self.workers = _workers(workers)
@@ -301,7 +316,10 @@ class DaskExecutor(Executor):
         try:
             for task in tasks:
                 self._check_client(len(pending))
-                pending.add(self._client.submit(func, task, pure=False))
+                if self._code is None:
+                    pending.add(self._client.submit(func, task, pure=False))
+                else:
+                    pending.add(self._client.submit(_checked, self._code, func, task, pure=False))
                 if len(pending) >= limit:
                     done, pending = self._wait(pending)
                     yield from self._results(done, len(pending))
@@ -352,7 +370,20 @@ class DaskExecutor(Executor):
             except self._cancelled_errors() as exc:
                 raise self._cancelled(exc, in_flight) from None
             future.release()
-            yield result
+            yield result if self._code is None else self._checked_result(result)
+
+    def _checked_result(self, result):
+        """The chunk's result from `_checked`, or WorkerCodeError when its worker runs other
+        econ code (each chunk says so: a worker that joins in the middle of the run is checked
+        as the first were)."""
+        code, address, value = result
+        if code != self._code:
+            raise WorkerCodeError(
+                f"the Dask worker at {address} runs other econ code ({short(code)}) than this "
+                f"client ({short(self._code)}): workers must run the same econ as this client: "
+                "install this econ on them, or run them with this checkout on PYTHONPATH"
+            )
+        return value
 
     def _result(self, future, in_flight: int):
         """A finished future's result, fetched from the worker that holds it. A worker lost
@@ -486,6 +517,27 @@ class DaskExecutor(Executor):
                 _WORKER_DEATH.remove()
                 _restore_environ(self._environ)
         _CLOSED_COMM.remove()
+
+
+def _client_code() -> str:
+    """This process's `code_fingerprint`, which the workers of a cluster of its own must
+    match; ExecutorError when econ's files changed after this process imported econ."""
+    code = code_fingerprint()
+    if code is None:
+        raise ExecutorError(
+            "econ's source files changed after this process imported econ: the code it runs "
+            "cannot be named, so no Dask worker can be checked against it; start it again"
+        )
+    return code
+
+
+def _checked(expected: str, func: Callable[[Any], Any], task: Any) -> tuple:
+    """On a Dask worker: (its `code_fingerprint`, None, func(task)), or (its fingerprint, its
+    address, None) without running the task when the fingerprint is not `expected`."""
+    code = code_fingerprint()
+    if code != expected:
+        return code, importlib.import_module("distributed").get_worker().address, None
+    return code, None, func(task)
 
 
 def _environ_changes(before: Mapping[str, str]) -> dict[str, tuple[str | None, str]]:

@@ -35,6 +35,7 @@ from econ.memory import MAX_BATCH_BYTES, check_batch_memory
 from econ.provenance import CREATED_FIELD, creation_time
 from econ.scenario.io import OVERRIDDEN, dumps
 from econ.scenario.models import Scenario
+from econ.sources import code_fingerprint
 
 DEFAULT_CHUNK_SIZE = 16_384
 """Rows per chunk: 4 sampling blocks, 4 of the engine's own chunks (econ.engine.CHUNK_SCENARIOS)."""
@@ -233,6 +234,10 @@ class Job:
             "scenario": self.base.name,
             "overridden": overridden(self.base),
             "fingerprint": fingerprint,
+            # The code that ran (econ_version is 0.1.0 at every commit): the client's, which
+            # every Dask worker's is checked against. Not part of the fingerprint (the run's
+            # inputs): chunk folders resume as before.
+            "econ_code": code_fingerprint(),
             # Not part of the fingerprint: a resumed run is the same run. The key and form of
             # every other output's stamp, fixed by $SOURCE_DATE_EPOCH like theirs.
             CREATED_FIELD: creation_time(),

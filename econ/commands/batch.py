@@ -274,9 +274,9 @@ def _stopped(exc: KeyboardInterrupt) -> tuple[str, int]:
 
 def _run_on_executor(args, store, call):
     """`call(executor)` on the run's executor, SIGTERM taken as Ctrl-C; its result, or the exit
-    code of a run stopped (said in one line, naming the chunks kept), a worker lost or a chunk
-    the disk did not take."""
-    from econ.analysis.executors import WorkerLostError
+    code of a run stopped (said in one line, naming the chunks kept), a worker lost or running
+    other econ code, or a chunk the disk did not take."""
+    from econ.analysis.executors import WorkerCodeError, WorkerLostError
     from econ.analysis.runner import ChunkWriteError
 
     with _terminate_as_interrupt():
@@ -299,7 +299,7 @@ def _run_on_executor(args, store, call):
                 said, code = _stopped(exc)
                 print(f"{said}: {_resume(store)}", file=sys.stderr)
                 return code
-            except WorkerLostError as exc:
+            except (WorkerLostError, WorkerCodeError) as exc:
                 return _worker_lost(exc, store)
             except ChunkWriteError as exc:
                 return _chunk_not_written(exc, args)
