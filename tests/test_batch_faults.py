@@ -376,15 +376,19 @@ def dask_process(args: list[str], log: Path, env: dict | None = None) -> subproc
 
 
 @pytest.fixture
-def cluster(tmp_path, started):
+def cluster(request, tmp_path, started):
     """A `dask scheduler` on a free port of this host; `add_worker(preload=None, econ=None)`
-    starts a `dask worker` process (its nanny and worker) connected to it."""
+    starts a `dask worker` process (its nanny and worker) connected to it. Parametrized
+    indirectly, the parameter makes the folder of the econ the scheduler imports from
+    `tmp_path` (ROOT's otherwise)."""
     pytest.importorskip("distributed")
     address = f"tcp://127.0.0.1:{free_port()}"
+    make_econ = getattr(request, "param", None)
     scheduler = dask_process(
         ["scheduler", "--host", "127.0.0.1", "--port", address.rsplit(":", 1)[1],
          "--no-dashboard"],
         tmp_path / "scheduler.log",
+        {"PYTHONPATH": str(make_econ(tmp_path))} if make_econ else None,
     )  # fmt: skip
     started.append(psutil.Process(scheduler.pid))
     groups = [scheduler.pid]  # each started in a session of its own: its pid is its group's
@@ -508,6 +512,56 @@ def test_a_worker_joining_with_other_econ_code_ends_the_run_keeping_finished_chu
     assert text.endswith(
         f"; {kept} finished chunk{'s are' if kept > 1 else ' is'} saved in {chunks}; rerun the "
         "same command to resume\n"
+    )
+
+
+def econ_without_the_check(tmp_path) -> Path:
+    """A copy of econ from before the workers' code was checked: no `_checked` task."""
+    folder = other_econ(tmp_path)
+    module = folder / "econ" / "analysis" / "executors.py"
+    module.write_text(module.read_text().replace("def _checked(", "def _run_task("))
+    return folder
+
+
+def no_econ(tmp_path) -> Path:
+    """A folder whose sitecustomize makes econ unimportable (BLOCK_ECON)."""
+    folder = tmp_path / "no_econ"
+    folder.mkdir()
+    (folder / "sitecustomize.py").write_text(BLOCK_ECON)
+    return folder
+
+
+@pytest.mark.parametrize(
+    ("cluster", "cause"),
+    [
+        (
+            econ_without_the_check,
+            "Can't get attribute '_checked' on <module 'econ.analysis.executors' from "
+            "'{tmp_path}/other/econ/analysis/executors.py'>",
+        ),
+        (no_econ, "No module named 'econ'"),
+    ],
+    indirect=["cluster"],
+    ids=["older econ", "no econ"],
+)
+def test_a_scheduler_that_cannot_read_the_tasks_is_one_line_exit_3(
+    tmp_path, started, cluster, cause
+):
+    """A scheduler unpickles each task (distributed >= 2024): one whose econ lacks the task's
+    function (older, or none) made the run end in a 40-line traceback and exit 1."""
+    scheduler, address, add_worker, workers = cluster
+    add_worker()
+    wait_for(lambda: workers() == 1, "the worker to connect", 120)
+    chunks = tmp_path / "chunks"
+    proc = start(dask_command(chunks, "--scheduler", address), tmp_path / "stderr.txt")
+    started.append(psutil.Process(proc.pid))
+    assert proc.wait(timeout=TIMEOUT_S) == 3
+    text = one_line_error((tmp_path / "stderr.txt").read_text())
+    assert text == (
+        f"error: the Dask scheduler at {address} could not read the run's chunk tasks "
+        f"({cause.format(tmp_path=tmp_path)}): the scheduler and its workers must run the same "
+        "econ as this client: install this econ on them, or run them with this checkout on "
+        f"PYTHONPATH; no chunk had finished (none is saved in {chunks}); rerun the same command\n"
     )
 
 

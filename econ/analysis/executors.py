@@ -39,6 +39,11 @@ from econ.sources import code_fingerprint, short
 ENGINES = ("serial", "process", "dask")
 CONNECT_TIMEOUT_S = 10.0
 IN_FLIGHT_PER_WORKER = 2
+SAME_ECON = "install this econ on them, or run them with this checkout on PYTHONPATH"
+"""What to do when a Dask cluster runs other econ code than the client."""
+UNREAD_GRAPH = "Error during deserialization of the task graph"
+"""How a Dask scheduler's RuntimeError starts when it cannot unpickle a task (its message, as
+distributed 2024-2026 words it; the cause is the ImportError or AttributeError)."""
 
 
 class ExecutorError(InputError):
@@ -369,6 +374,10 @@ class DaskExecutor(Executor):
                 raise self._killed(exc, in_flight) from None
             except self._cancelled_errors() as exc:
                 raise self._cancelled(exc, in_flight) from None
+            except RuntimeError as exc:
+                if not str(exc).startswith(UNREAD_GRAPH):
+                    raise
+                raise self._unread(exc) from None
             future.release()
             yield result if self._code is None else self._checked_result(result)
 
@@ -381,7 +390,7 @@ class DaskExecutor(Executor):
             raise WorkerCodeError(
                 f"the Dask worker at {address} runs other econ code ({short(code)}) than this "
                 f"client ({short(self._code)}): workers must run the same econ as this client: "
-                "install this econ on them, or run them with this checkout on PYTHONPATH"
+                f"{SAME_ECON}"
             )
         return value
 
@@ -405,6 +414,15 @@ class DaskExecutor(Executor):
                 wait_s = min(2 * wait_s, 60.0)
                 continue
             return fetched[0] if fetched else future.result()
+
+    def _unread(self, exc: RuntimeError) -> WorkerCodeError:
+        """The error of a chunk task the scheduler could not unpickle: it imports other econ
+        code (one without this client's task functions), or none."""
+        cause = f" ({exc.__cause__})" if exc.__cause__ is not None else ""
+        return WorkerCodeError(
+            f"{self._where()} could not read the run's chunk tasks{cause}: the scheduler and "
+            f"its workers must run the same econ as this client: {SAME_ECON}"
+        )
 
     def _cancelled_errors(self) -> tuple[type, ...]:
         client = importlib.import_module("distributed.client")
