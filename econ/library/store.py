@@ -82,6 +82,7 @@ from econ.scenario.io import (
 )
 from econ.scenario.migrations import file_version, migrate
 from econ.scenario.section import check_name
+from econ.sources import source_files, sources_sha256
 from econ.text import listed
 
 REVISION_TABLE = "econ_library_revision"
@@ -1736,7 +1737,7 @@ def package_sha256(folder: Path, since_ns: int) -> str | None:
     `since_ns` [ns since 1970] (when the process read the package: the file may not be the code
     running). Hashed again only when a file's size or modification time changes."""
     signature = []
-    for path in _source_files(folder):
+    for path in source_files(folder):
         stat = path.stat()
         if stat.st_mtime_ns >= since_ns:
             return None
@@ -1752,24 +1753,6 @@ def package_sha256(folder: Path, since_ns: int) -> str | None:
             _SOURCE_HASHES.clear()
             _SOURCE_HASHES[key] = digest
     return digest
-
-
-def _source_files(folder: Path) -> list[Path]:
-    """Every *.py file below `folder` (caches skipped), in path order."""
-    return sorted(
-        (p for p in folder.rglob("*.py") if "__pycache__" not in p.parts and p.is_file()),
-        key=lambda p: p.relative_to(folder).as_posix(),
-    )
-
-
-def sources_sha256(folder: Path) -> str:
-    """SHA-256 over every *.py file below `folder` (caches skipped): each one's path relative to
-    `folder` and content, in path order."""
-    digest = hashlib.sha256()
-    for path in _source_files(folder):
-        digest.update(f"{path.relative_to(folder).as_posix()}\0".encode())
-        digest.update(hashlib.sha256(path.read_bytes()).digest())
-    return digest.hexdigest()
 
 
 @functools.cache
