@@ -224,6 +224,7 @@ def test_ctrl_c_before_a_dask_call_starts_logs_no_traceback(mode):
     done = subprocess.run(
         [sys.executable, "-c", SYNC_INTERRUPTED, mode],
         capture_output=True, text=True, timeout=TIMEOUT_S, cwd=ROOT,
+        preexec_fn=_interruptible,  # (CI's background shell leaves SIGINT ignored)
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     if mode == "filtered":
