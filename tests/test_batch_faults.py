@@ -428,16 +428,24 @@ def one_line_error(text: str) -> str:
     return text
 
 
+def start_on_one_worker(tmp_path, started, cluster):
+    """A Monte Carlo run on the test cluster (fixture `cluster`) with one worker, started once
+    the worker has connected: (the run's process, its chunks folder, the worker's process)."""
+    _, address, add_worker, workers = cluster
+    worker = add_worker()
+    wait_for(lambda: workers() == 1, "the worker to connect", 120)
+    chunks = tmp_path / "chunks"
+    proc = start(dask_command(chunks, "--scheduler", address), tmp_path / "stderr.txt")
+    started.append(psutil.Process(proc.pid))
+    return proc, chunks, worker
+
+
 def test_a_scheduler_lost_mid_run_is_one_line_exit_3_and_a_rerun_resumes(
     tmp_path, started, cluster
 ):
     """It was exit 1 and a 77-line traceback ending in FuturesCancelledError."""
     scheduler, address, add_worker, workers = cluster
-    add_worker()
-    wait_for(lambda: workers() == 1, "the worker to connect", 120)
-    chunks = tmp_path / "chunks"
-    proc = start(dask_command(chunks, "--scheduler", address), tmp_path / "stderr.txt")
-    started.append(psutil.Process(proc.pid))
+    proc, chunks, _ = start_on_one_worker(tmp_path, started, cluster)
     wait_for(lambda: chunk_files(chunks), "a finished chunk")
     scheduler.kill()
     assert proc.wait(timeout=TIMEOUT_S) == 3
@@ -498,12 +506,7 @@ def test_a_worker_joining_with_other_econ_code_ends_the_run_keeping_finished_chu
     """Each chunk is checked, not only the workers there at the start; the chunks that a
     worker running this econ finished are kept, and a rerun on such workers resumes."""
     scheduler, address, add_worker, workers = cluster
-    add_worker()
-    wait_for(lambda: workers() == 1, "the worker to connect", 120)
-    chunks = tmp_path / "chunks"
-    cmd = dask_command(chunks, "--scheduler", address)
-    proc = start(cmd, tmp_path / "stderr.txt")
-    started.append(psutil.Process(proc.pid))
+    proc, chunks, _ = start_on_one_worker(tmp_path, started, cluster)
     wait_for(lambda: chunk_files(chunks), "a finished chunk")
     add_worker(econ=other_econ(tmp_path))
     assert proc.wait(timeout=TIMEOUT_S) == 3
@@ -551,11 +554,7 @@ def test_a_scheduler_that_cannot_read_the_tasks_is_one_line_exit_3(
     """A scheduler unpickles each task (distributed >= 2024): one whose econ lacks the task's
     function (older, or none) made the run end in a 40-line traceback and exit 1."""
     scheduler, address, add_worker, workers = cluster
-    add_worker()
-    wait_for(lambda: workers() == 1, "the worker to connect", 120)
-    chunks = tmp_path / "chunks"
-    proc = start(dask_command(chunks, "--scheduler", address), tmp_path / "stderr.txt")
-    started.append(psutil.Process(proc.pid))
+    proc, chunks, _ = start_on_one_worker(tmp_path, started, cluster)
     assert proc.wait(timeout=TIMEOUT_S) == 3
     text = one_line_error((tmp_path / "stderr.txt").read_text())
     assert text == (
@@ -569,11 +568,7 @@ def test_a_scheduler_that_cannot_read_the_tasks_is_one_line_exit_3(
 def test_a_run_whose_workers_are_all_gone_ends_within_the_timeout(tmp_path, started, cluster):
     """It waited, silently, for a worker to appear."""
     scheduler, address, add_worker, workers = cluster
-    worker = add_worker()
-    wait_for(lambda: workers() == 1, "the worker to connect", 120)
-    chunks = tmp_path / "chunks"
-    proc = start(dask_command(chunks, "--scheduler", address), tmp_path / "stderr.txt")
-    started.append(psutil.Process(proc.pid))
+    proc, chunks, worker = start_on_one_worker(tmp_path, started, cluster)
     wait_for(lambda: chunk_files(chunks), "a finished chunk")
     family = [worker, *worker.children(recursive=True)]
     for p in family:
@@ -692,11 +687,7 @@ def test_a_scheduler_that_stops_answering_mid_run_is_one_line_exit_3(tmp_path, s
     network that drops packets leaves it) held the run forever: asking it for its workers had
     no time limit."""
     scheduler, address, add_worker, workers = cluster
-    add_worker()
-    wait_for(lambda: workers() == 1, "the worker to connect", 120)
-    chunks = tmp_path / "chunks"
-    proc = start(dask_command(chunks, "--scheduler", address), tmp_path / "stderr.txt")
-    started.append(psutil.Process(proc.pid))
+    proc, chunks, _ = start_on_one_worker(tmp_path, started, cluster)
     wait_for(lambda: chunk_files(chunks), "a finished chunk")
     scheduler.send_signal(signal.SIGSTOP)
     try:
