@@ -17,8 +17,13 @@ def in_file(exc: InputError, file: str | None) -> InputError:
     message = str(exc)
     if file is None or message.startswith(file):
         return exc
+    return with_message(exc, f"{file}: {message}")
+
+
+def with_message(exc: InputError, message: str) -> InputError:
+    """The same error (same class and attributes) with `message` as its message."""
     # (not copy.copy: it calls __init__ again, which an error with more arguments refuses)
     named = type(exc).__new__(type(exc))
     named.__dict__.update(exc.__dict__)
-    named.args = (f"{file}: {message}",)
+    named.args = (message,)
     return named

@@ -32,7 +32,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from econ.errors import InputError
+from econ.errors import InputError, in_file, with_message
 from econ.files import atomic_write
 from econ.labels import counted
 from econ.strict_json import load_json
@@ -269,18 +269,39 @@ def import_file(
     if kind == "zip":
         return _zipped_submission(path, gpu_count, allow_incomplete)
     src = read_source(path, within=within)
-    if fmt == "auto":
+    forced = fmt != "auto"
+    if not forced:
         fmt = detect_format(src)
     try:
         if fmt == "mlperf-endpoints":
             curve = mlperf_endpoints.parse(src, gpu_count, allow_incomplete=allow_incomplete)
         else:
             curve = FORMATS[fmt][1](src, gpu_count)
-    except NotANumberError as exc:  # raised where the field is read, without the file's name
-        raise NotANumberError(f"{src.path}: {exc}") from None
+    except CurveError as exc:
+        if isinstance(exc, NotANumberError):  # raised where the field is read, without the file
+            exc = in_file(exc, str(src.path))
+        raise _forced_on_another(exc, src, fmt) if forced else exc from None
     _check_sibling(src, fmt, curve.provenance["tool"])
     provenance = dict(curve.provenance, format=fmt)
     return Curve(points=curve.points, provenance=provenance, warnings=curve.warnings)
+
+
+def _forced_on_another(exc: CurveError, src: SourceFile, fmt: str) -> CurveError:
+    """The refusal of format `fmt`, forced on a file whose content another format reads, with
+    that format named: the refusal alone is in the forced format's words ("the detail log has
+    no result_* records: the run did not finish", "invalid or truncated JSON" of valid JSON
+    Lines), which blame a good file of another tool."""
+    try:
+        detected = detect_format(src)
+    except CurveError:  # no importer recognizes it: the refusal stands alone
+        return exc
+    if FORMATS[detected][1] is FORMATS[fmt][1]:  # the same parser (vllm, sglang) refused it
+        return exc
+    return with_message(
+        exc,
+        f"{exc}; format {fmt!r} was forced, but the content reads as {FORMATS[detected][0]}: "
+        f"format {detected!r} reads it ('auto' detects the tool)",
+    )
 
 
 def _check_sibling(src: SourceFile, fmt: str, tool: str) -> None:
@@ -362,6 +383,14 @@ def import_files(
             warnings.append(
                 f"the files describe different {plural} ({'; '.join(distinct)}); an operating "
                 f"point must be taken within one {column}"
+            )
+        elif distinct and (points[column] == "").any():
+            # the curve's provenance names the one that is recorded: not proof for the others
+            silent = dict.fromkeys(points.loc[points[column] == "", "source_file"])
+            warnings.append(
+                f"{listed(silent)} {'does' if len(silent) == 1 else 'do'} not record the "
+                f"{column} (the other files: {distinct[0]}), so its points may be of another "
+                f"{column}; an operating point must be taken within one {column}"
             )
     warnings.extend(_per_user_definitions(points))
     key = points[["model", "hardware", "workload", "config"]].copy()

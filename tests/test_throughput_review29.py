@@ -1,0 +1,99 @@
+"""Throughput importers on the real sample files: defects a new user found (review 29). A format
+forced on another tool's file was refused in the forced format's words only ("the run did not
+finish or the file is truncated" of a good summary log, "invalid or truncated JSON" of valid
+JSON Lines); files merged into one curve where one records the model and another does not were
+not warned of. Real samples are read where they lie (../shared/data/samples).
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from econ.cli import main
+from econ.throughput.importers import CurveError, import_file, import_files
+from tests.conftest import SHARED_DATA, needs_shared_data
+
+SAMPLES = SHARED_DATA / "samples"
+VLLM_RUN = SAMPLES / "vllm" / "er0080-vllm-bench-sweep-v0.25.1-opt125m-run0.json"
+SGLANG_RUN = SAMPLES / "sglang" / "datacrunch-h200-llama3.3-70b-online.jsonl"
+MLPERF = SAMPLES / "mlperf" / "v4.1-nvidia-h200x8-trt-llama2-70b-99-Server-mlperf_log_summary.txt"
+VLLM_ONE_LINE = (
+    SAMPLES / "vllm" / "inferencex-atom-qwen3.5-397b-fp8-mtp-tp4-conc64-8k1k-with-lens.json"
+)
+
+# --- 1. A format forced on another tool's file names the format that reads it ----------------
+
+
+@needs_shared_data
+@pytest.mark.parametrize(
+    ("path", "forced", "reads"),
+    [
+        # "the detail log has no result_* records: the run did not finish or ... truncated"
+        (MLPERF, "mlperf-detail", "mlperf-summary"),
+        # "invalid or truncated JSON at line 2 column 1: Extra data" of valid JSON Lines
+        (SGLANG_RUN, "mlperf-endpoints", "sglang"),
+        # "the CSV has a header but no data rows" of a one-line JSON result
+        (VLLM_ONE_LINE, "generic-csv", "vllm"),
+        (VLLM_RUN, "inferencex", "vllm"),
+    ],
+)
+def test_a_format_forced_on_another_tools_file_names_the_format_that_reads_it(path, forced, reads):
+    with pytest.raises(CurveError) as refused:
+        import_file(path, forced)
+    message = str(refused.value)
+    assert message.startswith(f"{path}: ")
+    assert f"format {forced!r} was forced" in message
+    assert f"format {reads!r} reads it" in message
+    assert import_file(path, reads).points["output_tokens_per_s"].iloc[0] > 0
+
+
+@needs_shared_data
+def test_the_cli_refusal_is_one_line_with_exit_3(capsys):
+    assert main(["throughput", "import", str(MLPERF), "--format", "mlperf-detail"]) == 3
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1
+    assert "Traceback" not in err
+    assert "format 'mlperf-summary' reads it" in err
+
+
+@needs_shared_data
+def test_a_bad_value_in_the_forced_formats_own_file_is_not_blamed_on_the_format(tmp_path):
+    run = json.loads(VLLM_RUN.read_text())
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(run | {"output_throughput": "fast"}))
+    for forced in ("vllm", "sglang"):  # (one parser reads both: the value, not the format)
+        with pytest.raises(CurveError) as refused:
+            import_file(path, forced)
+        assert "output_throughput" in str(refused.value)
+        assert "was forced" not in str(refused.value)
+
+
+def test_a_forced_format_on_a_file_no_importer_recognizes_keeps_its_refusal(tmp_path):
+    path = tmp_path / "notes.txt"
+    path.write_text("hello\n")
+    with pytest.raises(CurveError) as refused:
+        import_file(path, "mlperf-summary")
+    assert "was forced" not in str(refused.value)
+    assert "MLPerf Results Summary" in str(refused.value)
+
+
+# --- 2. Merged files of which only some record the model or hardware -------------------------
+
+
+@needs_shared_data
+def test_a_file_without_the_model_merged_with_one_that_names_it_is_warned_of():
+    curve = import_files([VLLM_RUN, SGLANG_RUN])
+    assert curve.provenance["model"] == "facebook/opt-125m"  # the vLLM file's, alone
+    assert (
+        f"{SGLANG_RUN.name} does not record the model (the other files: facebook/opt-125m), so "
+        "its points may be of another model; an operating point must be taken within one model"
+    ) in curve.warnings
+
+
+@needs_shared_data
+def test_files_that_all_name_their_model_are_not_warned_of_a_missing_one():
+    curve = import_files([VLLM_RUN, VLLM_ONE_LINE])
+    assert not [w for w in curve.warnings if "does not record the model" in w]
+    assert any("describe different models" in w for w in curve.warnings)
