@@ -97,3 +97,13 @@ def test_files_that_all_name_their_model_are_not_warned_of_a_missing_one():
     curve = import_files([VLLM_RUN, VLLM_ONE_LINE])
     assert not [w for w in curve.warnings if "does not record the model" in w]
     assert any("describe different models" in w for w in curve.warnings)
+
+
+# --- 3. The count of points written ------------------------------------------------------------
+
+
+@needs_shared_data
+def test_a_curve_of_one_point_is_written_as_one_point(tmp_path, capsys):
+    out = tmp_path / "curve.csv"
+    assert main(["throughput", "import", str(VLLM_RUN), "--out", str(out)]) == 0
+    assert f"wrote {out} (1 point)\n" in capsys.readouterr().err  # was "(1 points)"

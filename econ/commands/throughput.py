@@ -17,6 +17,7 @@ from econ import strict_json  # standard library only
 from econ.bounds import MAX_GPU_COUNT
 from econ.commands import LazyChoices, Number, add_format, lazy, say_warnings
 from econ.errors import InputError, in_file
+from econ.labels import counted
 from econ.text import clipped, printable
 
 importers = lazy("econ.throughput.importers")  # pandas and the parsers load when a command runs
@@ -215,7 +216,7 @@ def _cmd_import(args) -> int:
     )
     if args.out:
         path = importers.write_curve_csv(curve, args.out, overwrite=args.force)
-        print(f"wrote {path} ({len(curve.points)} points)", file=sys.stderr)
+        print(f"wrote {path} ({counted(len(curve.points), 'point')})", file=sys.stderr)
     if args.show == "json":
         records = curve.points.replace({math.inf: "inf"}).astype(object)
         records = records.where(records.notna(), None).to_dict("records")
