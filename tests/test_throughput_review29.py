@@ -14,6 +14,7 @@ import pytest
 from econ.cli import main
 from econ.throughput.importers import CurveError, import_file, import_files
 from tests.conftest import SHARED_DATA, needs_shared_data
+from tests.endpoints_tree import build_submission
 
 SAMPLES = SHARED_DATA / "samples"
 VLLM_RUN = SAMPLES / "vllm" / "er0080-vllm-bench-sweep-v0.25.1-opt125m-run0.json"
@@ -107,3 +108,23 @@ def test_a_curve_of_one_point_is_written_as_one_point(tmp_path, capsys):
     out = tmp_path / "curve.csv"
     assert main(["throughput", "import", str(VLLM_RUN), "--out", str(out)]) == 0
     assert f"wrote {out} (1 point)\n" in capsys.readouterr().err  # was "(1 points)"
+
+
+# --- 4. --format mlperf-endpoints on a submission folder ---------------------------------------
+
+
+def test_the_endpoints_format_forced_on_a_submission_folder_reads_the_folder(tmp_path, capsys):
+    tree = build_submission(tmp_path / "submission")
+    detected = import_file(tree)
+    forced = import_file(tree, "mlperf-endpoints")  # was "is a folder, expected a ... file"
+    assert forced.provenance["format"] == detected.provenance["format"]
+    assert forced.points["output_tokens_per_s"].tolist() == (
+        detected.points["output_tokens_per_s"].tolist()
+    )
+    assert main(["throughput", "import", str(tree), "--format", "mlperf-endpoints"]) == 0
+
+
+def test_another_format_forced_on_a_folder_is_still_refused(tmp_path):
+    tree = build_submission(tmp_path / "submission")
+    with pytest.raises(CurveError, match="is a folder"):
+        import_file(tree, "vllm")

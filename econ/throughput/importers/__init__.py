@@ -221,7 +221,8 @@ def _read_as(path: str | os.PathLike, fmt: str) -> str:
     tree), "zip" (one zipped) or "file" (a result file of one of FORMATS)."""
     if fmt not in ("auto", *FORMATS, ENDPOINTS_SUBMISSION):
         raise CurveError(f"unknown format {fmt!r}; expected 'auto' or one of: {', '.join(FORMATS)}")
-    if fmt in ("auto", ENDPOINTS_SUBMISSION):
+    # a folder or a zip is how an Endpoints submission comes, so that format reads it as one
+    if fmt in ("auto", "mlperf-endpoints", ENDPOINTS_SUBMISSION):
         if Path(path).is_dir():
             return "folder"
         if Path(path).suffix.lower() == ".zip":
